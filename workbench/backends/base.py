@@ -1,0 +1,122 @@
+"""The backend contract and the registry.
+
+A backend is created *inside a worker process* from a picklable :class:`BackendSpec`, prepared
+once, then asked to evaluate configs one at a time. In the main process the same spec resolves to
+a :class:`Target` (what is being tuned: its space, problem, identity and device), without
+touching a GPU, so the engine and GUI can plan a run before any worker starts.
+
+Backends report progress through ``phase``: ``phase("compile")`` before compiling and
+``phase("run")`` before running, so the pool applies the compile timeout and the run timeout to the
+right part of the work.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Mapping
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Measurement
+from workbench.core.space import Config, SearchSpace, Value
+
+PhaseCallback = Callable[[str], None]
+
+
+def _no_phase(_: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """Picklable recipe for a backend: its kind and its options.
+
+    Common options: ``kernel`` (template or benchmark name), ``problem`` (dict of overrides),
+    ``kernel_dirs`` (extra template folders), ``seed``. Per kind: ``replay`` -> ``path``;
+    ``sim`` -> ``gpu_model``, ``noise`` (bool); ``cuda`` -> ``device`` (int); ``python`` -> ``path``.
+    """
+
+    kind: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "options": dict(self.options)}
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a run tunes, as the main process sees it.
+
+    ``kernel``: name; ``kind``: ``template`` | ``python`` | ``recording``; ``space``: the valid
+    configs; ``problem``: resolved problem parameters; ``source_hash``: identity of the code being
+    tuned (results cached per hash + problem + config); ``default_config``: the reference config
+    measured first (None when the target has none); ``device``: description of what measures
+    (``name``, ``simulated`` bool, ``backend``, and per-backend facts).
+    """
+
+    kernel: str
+    kind: str
+    space: SearchSpace
+    problem: Mapping[str, Value]
+    source_hash: str
+    device: Mapping[str, Any]
+    default_config: Config | None = None
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class EvalLimits:
+    """Per-candidate limits. Timeouts are enforced by the pool; ``max_latency_ms`` lets a backend
+    abort timing early (status ``skipped``) when the first samples already exceed it by a margin."""
+
+    compile_timeout_s: float = 60.0
+    run_timeout_s: float = 10.0
+    max_latency_ms: float | None = None
+
+
+class Backend(ABC):
+    """Measures configs. Subclasses set ``kind`` and register in :data:`BACKENDS`."""
+
+    kind: ClassVar[str] = ""
+    simulated: ClassVar[bool] = False
+
+    def __init__(self, spec: BackendSpec) -> None:
+        self.spec = spec
+
+    @classmethod
+    @abstractmethod
+    def target(cls, spec: BackendSpec) -> Target:
+        """Resolve the spec to a target in the main process (no GPU work, may compile nothing)."""
+
+    def prepare(self) -> None:
+        """Once per worker, before the first ``evaluate`` (load modules, allocate, probe device)."""
+
+    @abstractmethod
+    def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = _no_phase) -> Measurement:
+        """Measure one config. Expected failures are returned as failed measurements, not raised."""
+
+    def close(self) -> None:
+        """Release resources (called when the worker exits normally)."""
+
+
+#: kind -> "module:Class", imported lazily so that ``cuda`` never loads CuPy unless chosen.
+BACKENDS: dict[str, str] = {
+    "python": "workbench.backends.python:PythonBackend",
+    "replay": "workbench.backends.replay:ReplayBackend",
+    "sim": "workbench.backends.sim:SimBackend",
+    "cuda": "workbench.backends.cuda:CudaBackend",
+}
+
+
+def backend_class(kind: str) -> type[Backend]:
+    """The backend class for a kind; a clear error for an unknown kind."""
+    if kind not in BACKENDS:
+        raise WorkbenchError(f"unknown backend {kind!r}; choose one of: {', '.join(sorted(BACKENDS))}")
+    module_name, _, class_name = BACKENDS[kind].partition(":")
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def create_backend(spec: BackendSpec) -> Backend:
+    """Instantiate the backend for a spec (inside a worker)."""
+    return backend_class(spec.kind)(spec)

@@ -1,0 +1,1 @@
+"""Pure-Python core: search space, measurements, objective, sessions. No Qt, no CuPy."""

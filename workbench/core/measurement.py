@@ -1,0 +1,130 @@
+"""Facts: what one evaluation of one config produced.
+
+Measurements and trials are immutable records. Everything derived from them (feasibility,
+score, ranking) lives in :mod:`workbench.core.objective` and is recomputed on demand, so changing
+constraints or weights never rewrites stored data.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Mapping
+
+from workbench.core.space import Config
+
+
+class Status(str, Enum):
+    """Outcome of one evaluation. Only ``ok`` trials carry meaningful timing metrics."""
+
+    OK = "ok"
+    COMPILE_ERROR = "compile_error"
+    LAUNCH_ERROR = "launch_error"
+    RUNTIME_ERROR = "runtime_error"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"
+    WRONG_RESULT = "wrong_result"
+    SKIPPED = "skipped"
+
+    @property
+    def failed(self) -> bool:
+        return self is not Status.OK
+
+
+# Canonical metric names. Backends may report others; these are the ones the views know about.
+LATENCY = "latency_ms"
+MEMORY = "memory_mb"
+QUALITY = "quality"
+THROUGHPUT = "throughput_gbs"
+GFLOPS = "gflops"
+
+#: Direction of each known metric: +1 when bigger is better, -1 when smaller is better.
+METRIC_DIRECTION: dict[str, int] = {
+    LATENCY: -1,
+    "latency_p20_ms": -1,
+    "latency_p80_ms": -1,
+    MEMORY: -1,
+    QUALITY: +1,
+    THROUGHPUT: +1,
+    "throughput": +1,
+    GFLOPS: +1,
+    "pct_of_peak": +1,
+    "registers": -1,
+    "smem_bytes": -1,
+    "spill_bytes": -1,
+    "occupancy": +1,
+    "power_w": -1,
+}
+
+
+def metric_direction(name: str) -> int:
+    """+1 if larger values of ``name`` are better, -1 otherwise (unknown metrics: smaller is better)."""
+    return METRIC_DIRECTION.get(name, -1)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Status plus raw metrics of one evaluation, and for failures the reason and full log.
+
+    ``message`` is one line (shown in tables); ``log`` is the full compiler or runtime output.
+    ``details`` holds structured, non-numeric facts (occupancy limiter, model terms, device).
+    """
+
+    status: Status
+    metrics: Mapping[str, float] = field(default_factory=dict)
+    message: str = ""
+    log: str = ""
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
+
+    def metric(self, name: str) -> float:
+        """The metric's value, or NaN when it was not reported."""
+        value = self.metrics.get(name)
+        return float(value) if value is not None else math.nan
+
+    @staticmethod
+    def failure(status: Status, message: str, log: str = "", **details: Any) -> "Measurement":
+        first = message.strip().splitlines()[0] if message.strip() else status.value
+        return Measurement(status=status, message=first, log=log or message, details=details)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"status": self.status.value, "metrics": dict(self.metrics)}
+        if self.message:
+            out["message"] = self.message
+        if self.log and self.log != self.message:
+            out["log"] = self.log
+        if self.details:
+            out["details"] = dict(self.details)
+        return out
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One evaluated config in a session: the config, its measurement, and where time went.
+
+    ``index`` is the evaluation order (0-based). ``timings`` holds wall-clock seconds per phase
+    (``compile_s``, ``verify_s``, ``benchmark_s``, ``total_s``); ``worker`` names the worker / device.
+    """
+
+    index: int
+    config: Config
+    measurement: Measurement
+    started_at: float = 0.0
+    finished_at: float = 0.0
+    timings: Mapping[str, float] = field(default_factory=dict)
+    worker: str = ""
+
+    @property
+    def status(self) -> Status:
+        return self.measurement.status
+
+    @property
+    def ok(self) -> bool:
+        return self.measurement.ok
+
+    def metric(self, name: str) -> float:
+        return self.measurement.metric(name)

@@ -1,0 +1,1 @@
+"""Execution: worker processes with timeouts, and the tuning loop that drives a strategy."""

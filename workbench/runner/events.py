@@ -1,0 +1,39 @@
+"""Plain events the engine emits. No Qt: the GUI bridges these to signals on its own thread."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from workbench.core.measurement import Trial
+from workbench.core.space import Config
+
+
+@dataclass(frozen=True)
+class TrialStarted:
+    config: Config
+    worker: str
+
+
+@dataclass(frozen=True)
+class TrialFinished:
+    trial: Trial
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int  # evaluations finished in this run
+    total: int | None  # evaluation budget (None when only a time limit applies)
+    failures: int
+    elapsed_s: float
+    eta_s: float | None
+    best_latency_ms: float | None
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    reason: str  # "budget", "time_limit", "exhausted", "stopped", "plateau", "error"
+    evaluations: int
+    message: str = ""
+
+
+Event = TrialStarted | TrialFinished | Progress | RunFinished

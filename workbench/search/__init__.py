@@ -1,0 +1,1 @@
+"""Search strategies behind one ask/tell interface (:mod:`workbench.search.base`)."""

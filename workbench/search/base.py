@@ -1,0 +1,116 @@
+"""The strategy contract: ``ask`` / ``tell``, seeded, no I/O, no knowledge of backends.
+
+The engine owns the loop. It asks a strategy for configs, drops the ones already measured,
+measures the rest, and tells the strategy the finished trials (frozen records). A strategy keeps
+its own ``numpy.random.Generator`` and never touches the global random state; its options are
+declared once in ``OPTIONS`` (name, default, description) and that declaration drives validation,
+the CLI help, the docs and the GUI's settings form.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping, Sequence
+
+import numpy as np
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Trial
+from workbench.core.space import Config, SearchSpace
+
+
+@dataclass(frozen=True)
+class Option:
+    """One declared strategy option."""
+
+    name: str
+    default: Any
+    description: str
+    choices: tuple[Any, ...] | None = None
+
+
+class Strategy(ABC):
+    """Base class of every search strategy.
+
+    Contract (checked by one set of contract tests over all strategies):
+    - deterministic for a given ``seed``; ``ask`` never returns configs that violate the space's
+      restrictions, never returns duplicates within one call, and avoids configs already told;
+    - ``ask(n)`` may return fewer than ``n`` configs (an empty list means: nothing left to propose);
+    - ``tell(trials)`` receives finished trials (ok or failed) in completion order;
+    - ``objective(trial) -> float`` (lower is better) is supplied by the engine so a strategy ranks
+      trials without knowing about constraints or weights; failed trials map to ``+inf``.
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    OPTIONS: ClassVar[tuple[Option, ...]] = ()
+    #: True when the strategy can use a batch of parallel evaluations productively.
+    batch_parallel: ClassVar[bool] = True
+
+    def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
+        self.space = space
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+        self.options = self.validate_options(options)
+        self.objective = lambda trial: trial.metric("latency_ms") if trial.ok else float("inf")
+        self.measured: set[str] = set()  # ids of configs already measured (told or known from the session)
+
+    @classmethod
+    def validate_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:
+        known = {o.name: o for o in cls.OPTIONS}
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise WorkbenchError(
+                f"strategy {cls.name!r} has no option {unknown[0]!r}; options: {', '.join(known) or 'none'}"
+            )
+        resolved = {o.name: o.default for o in cls.OPTIONS}
+        for key, value in options.items():
+            option = known[key]
+            if option.choices is not None and value not in option.choices:
+                raise WorkbenchError(f"strategy option {key}={value!r} must be one of {option.choices}")
+            if option.default is not None and not isinstance(value, type(option.default)):
+                try:
+                    value = type(option.default)(value)
+                except (TypeError, ValueError) as exc:
+                    raise WorkbenchError(f"strategy option {key}={value!r}: {exc}") from None
+            resolved[key] = value
+        return resolved
+
+    def warm_start(self, trials: Sequence[Trial]) -> None:
+        """Learn from trials measured before this strategy existed (a reopened session)."""
+        self.tell(trials)
+
+    @abstractmethod
+    def ask(self, n: int) -> list[Config]:
+        """Up to ``n`` new configs to measure."""
+
+    def tell(self, trials: Sequence[Trial]) -> None:
+        """Finished trials, ok or failed."""
+        for trial in trials:
+            self.measured.add(trial.config.id)
+
+    def state(self) -> dict[str, Any]:
+        """JSON-able state for saving with a session (default: nothing beyond seed and options)."""
+        return {}
+
+
+#: strategy name -> "module:Class", imported lazily.
+STRATEGIES: dict[str, str] = {
+    "grid": "workbench.search.grid:GridSearch",
+    "random": "workbench.search.random:RandomSearch",
+}
+
+DEFAULT_STRATEGY = "random"
+
+
+def strategy_class(name: str) -> type[Strategy]:
+    if name not in STRATEGIES:
+        raise WorkbenchError(f"unknown strategy {name!r}; choose one of: {', '.join(sorted(STRATEGIES))}")
+    module_name, _, class_name = STRATEGIES[name].partition(":")
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def create_strategy(name: str, space: SearchSpace, seed: int = 0, **options: Any) -> Strategy:
+    return strategy_class(name)(space, seed=seed, **options)
