@@ -126,6 +126,10 @@ class KernelTemplate:
     baseline: Callable[[Any, Mapping[str, Any], Problem], None] | None = None
     baseline_name: str = ""
     path: str = ""  # where the spec was loaded from
+    # Input arrays (names of ``in`` args) that the backend copies to the same-named ``__constant__``
+    # symbol of the module before launching, instead of passing them as pointer arguments; they
+    # still appear in ``make_inputs`` and ``reference``. (conv2d's filter lives in constant memory.)
+    constants: tuple[str, ...] = ()
 
     # --- derived behaviour (implemented with the template library) ---------------------------
     def space(self, problem: Problem | None = None) -> SearchSpace:
