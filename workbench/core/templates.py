@@ -126,9 +126,9 @@ class KernelTemplate:
     baseline: Callable[[Any, Mapping[str, Any], Problem], None] | None = None
     baseline_name: str = ""
     path: str = ""  # where the spec was loaded from
-    # Input arrays (names of ``in`` args) that the backend copies to the same-named ``__constant__``
-    # symbol of the module before launching, instead of passing them as pointer arguments; they
-    # still appear in ``make_inputs`` and ``reference``. (conv2d's filter lives in constant memory.)
+    # Inputs that live in ``__constant__`` memory: keys of ``make_inputs`` (NOT listed in ``args``,
+    # never passed as kernel arguments) whose arrays the backend copies to the module's
+    # same-named ``__constant__`` symbol before launching (conv2d's filter is ``d_filter``).
     constants: tuple[str, ...] = ()
 
     # --- derived behaviour (implemented with the template library) ---------------------------
