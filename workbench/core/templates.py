@@ -11,22 +11,43 @@ literals from their declared domain, rendered as ``#define`` lines in front of t
   so the source tests ``#if STRATEGY == STRATEGY_SHARED_TREE``.
 - every problem parameter ``n`` -> ``#define PROBLEM_N <value>``.
 
+Floats are written with ``repr`` (a double literal without an ``f`` suffix, finite only); slot
+names and identifier values must be C identifiers; two slots or values that would produce the same
+macro name are refused. Nothing else of the user's reaches the compiler, so a config can never
+inject code.
+
 Everything a backend needs beyond the source is a plain function of (problem, config), so the
 simulator, the CUDA backend and the exporters share one description of the kernel.
 """
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import hashlib
+import importlib.util
+import math
+import os
+import re
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from workbench.core.errors import TemplateError, WorkbenchError
 from workbench.core.space import Config, SearchSpace, Slot, Value
 
 Dim3 = tuple[int, int, int]
 Problem = Mapping[str, Value]
+
+#: Environment variable naming the folder of shipped templates (overrides the repository's ``kernels/``).
+KERNELS_DIR_ENV = "KERNEL_WORKBENCH_KERNELS_DIR"
+
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_ARG_KINDS = ("in", "out", "inout", "scratch", "scalar")
+_RESETS = ("poison", "zero", "input")
 
 
 @dataclass(frozen=True)
@@ -99,6 +120,10 @@ class KernelTemplate:
       flops it must do, for throughput and the roofline (config-independent on purpose).
     - ``baseline`` (optional): ``(cupy, device_inputs, problem) -> None`` running the library
       implementation of the same operation (``cupy.sum``, ``cupy.matmul``...); ``baseline_name``.
+
+    Added with the template library (all optional): ``problem_doc`` (param -> one line),
+    ``problem_limits`` (param -> (min, max), inclusive; integer params default to ``>= 1``),
+    ``source_path`` (the ``.cu`` file, filled in by :func:`load_templates`).
     """
 
     name: str
@@ -126,29 +151,382 @@ class KernelTemplate:
     baseline: Callable[[Any, Mapping[str, Any], Problem], None] | None = None
     baseline_name: str = ""
     path: str = ""  # where the spec was loaded from
-    # Inputs that live in ``__constant__`` memory: keys of ``make_inputs`` (NOT listed in ``args``,
-    # never passed as kernel arguments) whose arrays the backend copies to the module's
-    # same-named ``__constant__`` symbol before launching (conv2d's filter is ``d_filter``).
-    constants: tuple[str, ...] = ()
+    problem_doc: Mapping[str, str] = field(default_factory=dict)
+    problem_limits: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    source_path: str = ""  # the .cu file the source was read from
+    _spaces: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    # --- derived behaviour (implemented with the template library) ---------------------------
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "slots", tuple(self.slots))
+        object.__setattr__(self, "args", tuple(self.args))
+        object.__setattr__(self, "restrictions", tuple(self.restrictions))
+        object.__setattr__(self, "compile_options", tuple(self.compile_options))
+        object.__setattr__(self, "problem", dict(self.problem))
+        object.__setattr__(self, "small_problem", dict(self.small_problem or self.problem))
+        object.__setattr__(self, "default", dict(self.default))
+        _validate_static(self)
+        if self.default:  # the template's default config becomes the slots' defaults
+            slots = tuple(
+                dataclasses.replace(s, default=self.default[s.name]) if s.name in self.default else s
+                for s in self.slots
+            )
+            object.__setattr__(self, "slots", slots)
+
+    # --- derived behaviour ------------------------------------------------------------------------
     def space(self, problem: Problem | None = None) -> SearchSpace:
-        """The search space of this template for a problem (restrictions may read problem params)."""
-        raise NotImplementedError
+        """The search space of this template for a problem (restrictions may read problem params).
+
+        Spaces are cached per problem: counting valid configs is the expensive part and the
+        engine, the GUI and ``render`` ask for the same space many times.
+        """
+        params = self.resolve_problem(problem) if problem is not None else dict(self.problem)
+        key = _problem_key(params)
+        space = self._spaces.get(key)
+        if space is None:
+            space = SearchSpace(self.slots, self.restrictions, params=params)
+            if len(self._spaces) > 32:
+                self._spaces.clear()
+            self._spaces[key] = space
+        return space
+
+    def default_config(self, problem: Problem | None = None) -> Config | None:
+        """The author's default config, if it is valid for this problem."""
+        return self.space(problem).default_config()
 
     def resolve_problem(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Value]:
-        """Defaults with user overrides applied and type-checked (unknown names are an error)."""
-        raise NotImplementedError
+        """Defaults with user overrides applied and type-checked (unknown names are an error).
 
-    def render(self, config: Config, problem: Problem | None = None) -> str:
-        """The complete CUDA source for a config: ``#define`` block + template source."""
-        raise NotImplementedError
+        Strings (from a command line) are accepted when they spell a value of the default's type.
+        """
+        resolved = dict(self.problem)
+        for name, raw in (overrides or {}).items():
+            if name not in self.problem:
+                known = ", ".join(sorted(self.problem)) or "none"
+                raise WorkbenchError(f"{self.name}: unknown problem parameter {name!r} (known: {known})")
+            resolved[name] = _coerce_problem_value(self.name, name, raw, self.problem[name])
+        for name, value in resolved.items():
+            lo, hi = self.problem_limits.get(name, (1, math.inf) if _is_int(self.problem[name]) else (-math.inf, math.inf))
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and not lo <= value <= hi:
+                raise WorkbenchError(f"{self.name}: problem parameter {name}={value} is outside [{lo}, {hi}]")
+        return resolved
+
+    def defines(self, config: Config, problem: Problem | None = None) -> list[str]:
+        """The ``#define`` lines for a config and problem (see the module docstring for the rules)."""
+        params = self.resolve_problem(problem) if problem is not None else dict(self.problem)
+        lines: list[str] = []
+        for slot in self.slots:
+            macro = slot.name.upper()
+            value = config[slot.name]
+            if isinstance(value, str):
+                for index, choice in enumerate(slot.values):
+                    lines.append(f"#define {macro}_{str(choice).upper()} {index}")
+                lines.append(f"#define {macro} {slot.values.index(value)}")
+            else:
+                lines.append(f"#define {macro} {_literal(value, slot.name)}")
+        for name, value in params.items():
+            if isinstance(value, str):
+                raise TemplateError(f"{self.name}: problem parameter {name!r} must be a number or a bool")
+            lines.append(f"#define PROBLEM_{name.upper()} {_literal(value, name)}")
+        return lines
+
+    def render(self, config: Config | Mapping[str, Value], problem: Problem | None = None) -> str:
+        """The complete CUDA source for a config: ``#define`` block + template source.
+
+        The config is validated against the space first (domain and restrictions), so a value
+        outside the declared domain never reaches the compiler.
+        """
+        params = self.resolve_problem(problem)
+        valid = self.space(params).config(config)
+        head = [f"// {self.name}: config {valid.id}", *self.defines(valid, params)]
+        location = Path(self.source_path).name if self.source_path else f"{self.name}.cu"
+        head.append(f'#line 1 "{location}"')
+        return "\n".join(head) + "\n" + self.source
 
     def source_hash(self) -> str:
         """Hash of the template's source and spec file, so cached results die with edits."""
-        return hashlib.sha256(self.source.encode()).hexdigest()[:16]
+        digest = hashlib.sha256(self.source.encode())
+        digest.update(b"\0spec\0")
+        if self.path and os.path.isfile(self.path):
+            digest.update(Path(self.path).read_bytes())
+        return digest.hexdigest()[:16]
+
+    @property
+    def checked_outputs(self) -> tuple[str, ...]:
+        """Names of the outputs the reference checks (``out`` and ``inout`` args)."""
+        return tuple(a.name for a in self.args if a.kind in ("out", "inout"))
 
 
-def load_templates(*dirs: str) -> dict[str, KernelTemplate]:
-    """Load every template spec found in the given folders (default: the shipped ``kernels/``)."""
-    raise NotImplementedError
+# --- helpers for template specs ---------------------------------------------------------------------
+
+
+def read_cu(spec_file: str, filename: str | None = None) -> str:
+    """The CUDA source beside a spec module (``<stem>.cu`` unless ``filename`` is given).
+
+    Specs call ``read_cu(__file__)``; a missing file is a :class:`TemplateError` naming it.
+    """
+    spec = Path(spec_file)
+    cu = spec.with_name(filename) if filename else spec.with_suffix(".cu")
+    try:
+        return cu.read_text()
+    except OSError as exc:
+        raise TemplateError(f"{spec}: cannot read CUDA source {cu.name}: {exc.strerror}") from None
+
+
+def ceil_div(a: int, b: int) -> int:
+    """Integer ceiling of ``a / b`` for launch geometry."""
+    return -(-int(a) // int(b))
+
+
+def kernels_dir() -> Path:
+    """The folder of shipped templates: ``$KERNEL_WORKBENCH_KERNELS_DIR`` or the repository's ``kernels/``.
+
+    Found relative to this package (``workbench/core/templates.py`` -> ``<root>/kernels``), which is
+    where an editable install (``pip install -e .``) leaves it.
+    """
+    override = os.environ.get(KERNELS_DIR_ENV)
+    if override:
+        folder = Path(override).expanduser()
+    else:
+        folder = Path(__file__).resolve().parents[2] / "kernels"
+    if not folder.is_dir():
+        raise TemplateError(f"kernel template folder not found: {folder} (set {KERNELS_DIR_ENV})")
+    return folder
+
+
+def load_templates(*dirs: str | os.PathLike[str]) -> dict[str, KernelTemplate]:
+    """Load every template spec found in the given folders (default: the shipped ``kernels/``).
+
+    Every ``*.py`` in a folder is a spec unless its name starts with ``_``; a module that defines
+    ``SPACE`` and ``measure`` (a Python benchmark) instead of ``TEMPLATE`` is skipped here. A spec
+    that fails to import or to describe a valid template raises :class:`TemplateError` naming the
+    file and the problem. When two folders define the same name, the later folder wins (so a user
+    folder can override a shipped template).
+    """
+    folders = [Path(d) for d in dirs] if dirs else [kernels_dir()]
+    templates: dict[str, KernelTemplate] = {}
+    for folder in folders:
+        if not folder.is_dir():
+            raise TemplateError(f"kernel template folder not found: {folder}")
+        for spec_file in sorted(folder.glob("*.py")):
+            if spec_file.name.startswith("_"):
+                continue
+            template = load_template(spec_file)
+            if template is not None:
+                templates[template.name] = template
+    return templates
+
+
+def load_template(spec_file: str | os.PathLike[str]) -> KernelTemplate | None:
+    """Load one spec file; ``None`` for a Python benchmark module (``SPACE`` + ``measure``)."""
+    path = Path(spec_file).resolve()
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise TemplateError(f"{path}: cannot read: {exc.strerror}") from None
+    if _is_python_benchmark(path, text):
+        return None
+    module = _import_spec(path)
+    template = getattr(module, "TEMPLATE", None)
+    if not isinstance(template, KernelTemplate):
+        raise TemplateError(f"{path}: TEMPLATE must be a KernelTemplate, got {type(template).__name__}")
+    source_path = template.source_path or (str(path.with_suffix(".cu")) if path.with_suffix(".cu").is_file() else "")
+    return dataclasses.replace(template, path=str(path), source_path=source_path)
+
+
+# --- internals --------------------------------------------------------------------------------------
+
+
+def _is_python_benchmark(path: Path, text: str) -> bool:
+    """True when the module's top level defines SPACE and measure but no TEMPLATE (decided without running it)."""
+    try:
+        tree = ast.parse(text, filename=str(path))
+    except SyntaxError as exc:
+        raise TemplateError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    if "TEMPLATE" in names:
+        return False
+    if {"SPACE", "measure"} <= names:
+        return True
+    raise TemplateError(f"{path}: defines no TEMPLATE (a template spec) nor SPACE and measure (a benchmark)")
+
+
+def _import_spec(path: Path) -> Any:
+    module_name = "workbench_kernels_" + hashlib.sha1(str(path).encode()).hexdigest()[:10] + "." + path.stem
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise TemplateError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # dataclasses and pickling look modules up here
+    try:
+        spec.loader.exec_module(module)
+    except WorkbenchError as exc:
+        sys.modules.pop(module_name, None)
+        message = str(exc)
+        raise TemplateError(message if str(path) in message else f"{path}: {message}") from None
+    except Exception as exc:  # a broken spec must not take the caller down with a traceback
+        sys.modules.pop(module_name, None)
+        line = _spec_line(exc, path)
+        raise TemplateError(f"{path}{line}: {type(exc).__name__}: {exc}") from None
+    return module
+
+
+def _spec_line(exc: BaseException, path: Path) -> str:
+    tb = exc.__traceback__
+    line = ""
+    while tb is not None:
+        if Path(tb.tb_frame.f_code.co_filename).resolve() == path:
+            line = f":{tb.tb_lineno}"
+        tb = tb.tb_next
+    return line
+
+
+def _validate_static(t: KernelTemplate) -> None:
+    """Checks that need no search space: names, macro collisions, args, problem keys."""
+
+    def fail(problem: str) -> None:
+        raise TemplateError(f"template {t.name!r}: {problem}")
+
+    if not _C_IDENTIFIER.match(t.name or ""):
+        fail("name must be a C identifier")
+    if not _C_IDENTIFIER.match(t.entry or ""):
+        fail(f"entry {t.entry!r} must be a C identifier")
+    if not re.search(r"\b" + re.escape(t.entry) + r"\s*\(", t.source):
+        fail(f"entry function {t.entry!r} does not appear in the source")
+    macros: dict[str, str] = {}
+
+    def claim(macro: str, owner: str) -> None:
+        if macro in macros:
+            fail(f"{owner} and {macros[macro]} would both define {macro}")
+        macros[macro] = owner
+
+    for slot in t.slots:
+        if not _C_IDENTIFIER.match(slot.name):
+            fail(f"slot name {slot.name!r} must be a C identifier")
+        if slot.name.upper().startswith("PROBLEM_"):
+            fail(f"slot name {slot.name!r} must not start with problem_")
+        if not slot.values:
+            fail(f"slot {slot.name!r} has an empty domain")
+        claim(slot.name.upper(), f"slot {slot.name}")
+        for value in slot.values:
+            if isinstance(value, str):
+                if not _C_IDENTIFIER.match(value):
+                    fail(f"slot {slot.name!r}: value {value!r} must be a C identifier")
+                claim(f"{slot.name.upper()}_{value.upper()}", f"slot {slot.name} value {value}")
+            else:
+                _literal(value, slot.name, template=t.name)
+    for name, value in t.problem.items():
+        if not _C_IDENTIFIER.match(name):
+            fail(f"problem parameter {name!r} must be a C identifier")
+        if isinstance(value, str) or not isinstance(value, (int, float, bool)):
+            fail(f"problem parameter {name!r} must be a number or a bool")
+        claim(f"PROBLEM_{name.upper()}", f"problem parameter {name}")
+    if set(t.small_problem) != set(t.problem):
+        fail("small_problem must set exactly the problem parameters")
+    unknown_default = set(t.default) - {s.name for s in t.slots}
+    if unknown_default:
+        fail(f"default names unknown slots: {', '.join(sorted(unknown_default))}")
+    arg_names = set()
+    for arg in t.args:
+        if arg.name in arg_names:
+            fail(f"argument {arg.name!r} is declared twice")
+        arg_names.add(arg.name)
+        if arg.kind not in _ARG_KINDS:
+            fail(f"argument {arg.name!r}: kind must be one of {', '.join(_ARG_KINDS)}")
+        if arg.reset not in _RESETS:
+            fail(f"argument {arg.name!r}: reset must be one of {', '.join(_RESETS)}")
+        try:
+            np.dtype(arg.dtype)
+        except TypeError:
+            fail(f"argument {arg.name!r}: unknown dtype {arg.dtype!r}")
+        if arg.kind == "scalar" and arg.value is None:
+            fail(f"scalar argument {arg.name!r} needs value=")
+        if arg.kind != "scalar" and arg.shape is None:
+            fail(f"array argument {arg.name!r} needs shape=")
+    rtol, atol = t.tolerance
+    if rtol < 0 or atol < 0:
+        fail("tolerance must be non-negative")
+
+
+def _literal(value: Value, name: str, template: str = "") -> str:
+    """A C literal for a numeric or bool value (the only non-identifier text rendered into source)."""
+    where = f"template {template!r}: " if template else ""
+    if isinstance(value, (bool, np.bool_)):
+        return "1" if value else "0"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            raise TemplateError(f"{where}{name}: value {value!r} is not a finite number")
+        return repr(float(value))
+    raise TemplateError(f"{where}{name}: value {value!r} cannot be rendered as a C literal")
+
+
+def _is_int(value: Value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _coerce_problem_value(template: str, name: str, raw: Any, default: Value) -> Value:
+    """Check (and parse command-line text into) the type of the parameter's default."""
+    where = f"{template}: problem parameter {name}"
+    if isinstance(raw, np.generic):
+        raw = raw.item()
+    if isinstance(default, bool):
+        if isinstance(raw, bool):
+            return raw
+        if isinstance(raw, str) and raw.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
+            return raw.strip().lower() in ("true", "1", "yes")
+        raise WorkbenchError(f"{where} must be true or false, got {raw!r}")
+    if isinstance(default, int):
+        if isinstance(raw, bool):
+            raise WorkbenchError(f"{where} must be an integer, got {raw!r}")
+        if isinstance(raw, int):
+            return raw
+        if isinstance(raw, float) and raw.is_integer():
+            return int(raw)
+        if isinstance(raw, str):
+            try:
+                return int(raw.strip().replace("_", ""))
+            except ValueError:
+                pass
+        raise WorkbenchError(f"{where} must be an integer, got {raw!r}")
+    if isinstance(default, float):
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+            value = float(raw)
+        elif isinstance(raw, str):
+            try:
+                value = float(raw)
+            except ValueError:
+                raise WorkbenchError(f"{where} must be a number, got {raw!r}") from None
+        else:
+            raise WorkbenchError(f"{where} must be a number, got {raw!r}")
+        if not math.isfinite(value):
+            raise WorkbenchError(f"{where} must be finite, got {raw!r}")
+        return value
+    raise WorkbenchError(f"{where} has an unsupported type")
+
+
+def _problem_key(params: Mapping[str, Value]) -> str:
+    return repr(sorted((k, type(v).__name__, v) for k, v in params.items()))
+
+
+__all__ = [
+    "Arg",
+    "Dim3",
+    "KernelTemplate",
+    "Problem",
+    "WorkProfile",
+    "ceil_div",
+    "kernels_dir",
+    "load_template",
+    "load_templates",
+    "read_cu",
+]

@@ -1,0 +1,357 @@
+"""Offline CUDA compilation with NVRTC from pip: no toolkit, no GPU, no driver needed.
+
+``compile_cuda`` turns rendered source into a CUBIN for one architecture and reads what ptxas
+reports (registers, static shared memory, stack frame, spills, constant memory), so the simulator,
+``check-kernels`` and the GUI can show resource use without a device. Results are cached twice: an
+in-process LRU (identical rendered sources compile once per process) and a disk cache keyed by
+sha256(source, options, arch, NVRTC version), written atomically, so reruns skip compilation.
+
+The NVRTC binding (``cuda.bindings.nvrtc``) is imported inside :func:`compile_cuda`, never at module
+import, so ``workbench.core`` stays importable on machines without it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+import tempfile
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Sequence
+
+from workbench.core.errors import WorkbenchError
+
+#: Environment variable that moves the on-disk compile cache (tests point it at a temporary folder).
+CACHE_DIR_ENV = "KERNEL_WORKBENCH_CACHE_DIR"
+#: Bump when the cached record's layout or the parser changes, so stale entries are ignored.
+_CACHE_FORMAT = 1
+_MEMORY_CACHE_SIZE = 512
+_ARCH = re.compile(r"(sm|compute)_(\d+)([af]?)\Z")
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    """What compiling one source produced: the CUBIN (when ``ok``), the full log and ptxas's figures.
+
+    Resource figures describe the entry function (or the largest figure over all kernels when no
+    entry was named); they are 0 when ptxas did not report them (e.g. after a compile error).
+    ``compile_s`` is the time this call took (tiny for cache hits, where ``cached`` is True).
+    """
+
+    ok: bool
+    cubin: bytes
+    log: str
+    registers: int = 0
+    smem_bytes: int = 0
+    stack_bytes: int = 0
+    spill_store_bytes: int = 0
+    spill_load_bytes: int = 0
+    cmem_bytes: int = 0
+    barriers: int = 0
+    arch: str = "sm_90"
+    compile_s: float = 0.0
+    cached: bool = False
+    compiler_version: str = ""
+    key: str = ""
+
+    @property
+    def spill_bytes(self) -> int:
+        """Spill stores plus spill loads (the figure tables show)."""
+        return self.spill_store_bytes + self.spill_load_bytes
+
+    @property
+    def error(self) -> str:
+        """The first error line of the log (one line for tables), or "" when ``ok``."""
+        if self.ok:
+            return ""
+        return first_error_line(self.log)
+
+
+@dataclass(frozen=True)
+class KernelResources:
+    """ptxas's report for one entry function."""
+
+    name: str
+    registers: int = 0
+    smem_bytes: int = 0
+    stack_bytes: int = 0
+    spill_store_bytes: int = 0
+    spill_load_bytes: int = 0
+    cmem_bytes: int = 0
+    barriers: int = 0
+
+
+_FUNCTION = re.compile(r"(?:Compiling entry function|Function properties for)\s+'?([A-Za-z_$][\w$]*)'?")
+_STACK = re.compile(r"(\d+)\s+bytes stack frame,\s*(\d+)\s+bytes spill stores,\s*(\d+)\s+bytes spill loads")
+_REGS = re.compile(r"Used\s+(\d+)\s+registers")
+_SMEM = re.compile(r"(\d+)\s+bytes smem")
+_CMEM = re.compile(r"(\d+)\s+bytes cmem\[\d+\]")
+_BARRIERS = re.compile(r"used\s+(\d+)\s+barriers")
+
+
+def parse_ptxas_log(log: str) -> dict[str, KernelResources]:
+    """Per-function resources from ``ptxas -v`` output (as NVRTC returns it with ``-Xptxas=-v``).
+
+    Handles both the CUDA 12 layout (``Used 32 registers, used 1 barriers, 1024 bytes smem``) and
+    the older one that lists ``bytes cmem[N]`` banks (summed into ``cmem_bytes``).
+    """
+    found: dict[str, dict[str, int]] = {}
+    current: str | None = None
+    for line in log.splitlines():
+        match = _FUNCTION.search(line)
+        if match:
+            current = match.group(1)
+            found.setdefault(current, {})
+            continue
+        if current is None:
+            continue
+        figures = found[current]
+        stack = _STACK.search(line)
+        if stack:
+            figures["stack_bytes"] = int(stack.group(1))
+            figures["spill_store_bytes"] = int(stack.group(2))
+            figures["spill_load_bytes"] = int(stack.group(3))
+        regs = _REGS.search(line)
+        if regs:
+            figures["registers"] = int(regs.group(1))
+            smem = _SMEM.search(line)
+            figures["smem_bytes"] = int(smem.group(1)) if smem else 0
+            figures["cmem_bytes"] = sum(int(m) for m in _CMEM.findall(line))
+            barriers = _BARRIERS.search(line)
+            figures["barriers"] = int(barriers.group(1)) if barriers else 0
+    return {name: KernelResources(name=name, **figures) for name, figures in found.items()}
+
+
+def first_error_line(log: str) -> str:
+    """The first line that reports an error (falls back to the first non-empty line)."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    for line in lines:
+        if re.search(r"\berror\b", line, re.IGNORECASE):
+            return line
+    return lines[0] if lines else "compilation failed"
+
+
+def cache_dir() -> Path:
+    """Where CUBINs are cached: ``$KERNEL_WORKBENCH_CACHE_DIR`` or the user cache folder + ``/cubin``."""
+    override = os.environ.get(CACHE_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    import platformdirs  # light, but only needed when the disk cache is used
+
+    return Path(platformdirs.user_cache_dir("kernel-workbench")) / "cubin"
+
+
+def nvrtc_version() -> str:
+    """``"NVRTC 12.9"``; raises WorkbenchError when the NVRTC package is missing."""
+    nvrtc = _nvrtc()
+    result, major, minor = nvrtc.nvrtcVersion()
+    _check(nvrtc, result, "nvrtcVersion")
+    return f"NVRTC {major}.{minor}"
+
+
+def supported_archs() -> list[str]:
+    """The ``sm_XX`` targets this NVRTC can compile for."""
+    nvrtc = _nvrtc()
+    result, archs = nvrtc.nvrtcGetSupportedArchs()
+    _check(nvrtc, result, "nvrtcGetSupportedArchs")
+    return [f"sm_{a}" for a in archs]
+
+
+def compile_cuda(
+    source: str,
+    arch: str = "sm_90",
+    options: Sequence[str] = (),
+    name: str = "kernel.cu",
+    *,
+    entry: str | None = None,
+    use_cache: bool = True,
+) -> CompileResult:
+    """Compile CUDA C source to a CUBIN for ``arch`` with NVRTC and report ptxas's resource figures.
+
+    A compile error is not an exception: it returns ``ok=False`` with the full log (``.error`` is its
+    first error line). Bad arguments (an unknown arch) and a missing NVRTC raise WorkbenchError.
+    ``entry`` selects which kernel's figures to report when the source holds several.
+    """
+    if not _ARCH.match(arch):
+        raise WorkbenchError(f"unknown GPU architecture {arch!r}; expected e.g. sm_90")
+    version = nvrtc_version()
+    opts = _options(arch, options)
+    key = hashlib.sha256(
+        json.dumps([_CACHE_FORMAT, source, opts, arch, version, name], separators=(",", ":")).encode()
+    ).hexdigest()
+    started = time.perf_counter()
+    if use_cache:
+        hit = _memory_get(key) or _disk_get(key)
+        if hit is not None:
+            _memory_put(key, hit)
+            return _for_entry(replace(hit, cached=True, compile_s=time.perf_counter() - started), entry)
+    result = _compile(source, arch, opts, name, version, key)
+    result = replace(result, compile_s=time.perf_counter() - started)
+    if use_cache and result.key != _TRANSIENT:
+        _memory_put(key, result)
+        _disk_put(key, result)
+    return _for_entry(result, entry)
+
+
+# --- NVRTC ------------------------------------------------------------------------------------------
+
+_TRANSIENT = "transient"  # key of results that must not be cached
+
+
+def _nvrtc() -> Any:
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError:
+        raise WorkbenchError(
+            "NVRTC is not available: pip install 'cuda-bindings>=12.8,<13' 'nvidia-cuda-nvrtc-cu12>=12.8,<13'"
+        ) from None
+    return nvrtc
+
+
+def _check(nvrtc: Any, result: Any, what: str) -> None:
+    if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise WorkbenchError(f"{what} failed: {result.name if hasattr(result, 'name') else result}")
+
+
+def _options(arch: str, options: Sequence[str]) -> list[str]:
+    """Our fixed options first, then the template's; ``-arch``/``-Xptxas=-v`` are always ours."""
+    fixed = [f"-arch={arch}", "-Xptxas=-v", "-std=c++17"]
+    extra = [o for o in options if not o.startswith(("-arch", "--gpu-architecture"))]
+    return fixed + [o for o in extra if o not in fixed]
+
+
+def _compile(source: str, arch: str, opts: list[str], name: str, version: str, key: str) -> CompileResult:
+    nvrtc = _nvrtc()
+    try:
+        result, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    except RuntimeError as exc:  # the shared library could not be found or loaded
+        raise WorkbenchError(f"NVRTC could not be loaded: {exc}") from None
+    _check(nvrtc, result, "nvrtcCreateProgram")
+    try:
+        (status,) = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
+        log = _program_log(nvrtc, prog)
+        ok = status == nvrtc.nvrtcResult.NVRTC_SUCCESS
+        if not ok and status not in (
+            nvrtc.nvrtcResult.NVRTC_ERROR_COMPILATION,
+            nvrtc.nvrtcResult.NVRTC_ERROR_INVALID_OPTION,
+        ):
+            # Out of memory or an internal error: report it, but never cache it.
+            return CompileResult(False, b"", log or f"nvrtc: error: {status.name}", arch=arch, compiler_version=version, key=_TRANSIENT)
+        if not ok and not log.strip():
+            log = f"nvrtc: error: {status.name}"
+        cubin = _cubin(nvrtc, prog) if ok else b""
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    return CompileResult(ok=ok, cubin=cubin, log=log, arch=arch, compiler_version=version, key=key)
+
+
+def _program_log(nvrtc: Any, prog: Any) -> str:
+    result, size = nvrtc.nvrtcGetProgramLogSize(prog)
+    _check(nvrtc, result, "nvrtcGetProgramLogSize")
+    buffer = b" " * size
+    (result,) = nvrtc.nvrtcGetProgramLog(prog, buffer)
+    _check(nvrtc, result, "nvrtcGetProgramLog")
+    return buffer.rstrip(b"\0").decode(errors="replace")
+
+
+def _cubin(nvrtc: Any, prog: Any) -> bytes:
+    result, size = nvrtc.nvrtcGetCUBINSize(prog)
+    _check(nvrtc, result, "nvrtcGetCUBINSize")
+    buffer = b" " * size
+    (result,) = nvrtc.nvrtcGetCUBIN(prog, buffer)
+    _check(nvrtc, result, "nvrtcGetCUBIN")
+    return bytes(buffer)
+
+
+def _for_entry(result: CompileResult, entry: str | None) -> CompileResult:
+    """Fill the resource figures from the log, for ``entry`` (or the maxima over all kernels)."""
+    kernels = parse_ptxas_log(result.log)
+    if not kernels:
+        return result
+    if entry is not None and entry in kernels:
+        chosen = asdict(kernels[entry])
+        chosen.pop("name")
+    else:
+        fields = [f for f in asdict(next(iter(kernels.values()))) if f != "name"]
+        chosen = {f: max(getattr(k, f) for k in kernels.values()) for f in fields}
+    return replace(result, **chosen)
+
+
+# --- caches -----------------------------------------------------------------------------------------
+
+_memory: OrderedDict[str, CompileResult] = OrderedDict()
+_memory_lock = threading.Lock()
+
+
+def _memory_get(key: str) -> CompileResult | None:
+    with _memory_lock:
+        hit = _memory.get(key)
+        if hit is not None:
+            _memory.move_to_end(key)
+        return hit
+
+
+def _memory_put(key: str, result: CompileResult) -> None:
+    with _memory_lock:
+        _memory[key] = result
+        _memory.move_to_end(key)
+        while len(_memory) > _MEMORY_CACHE_SIZE:
+            _memory.popitem(last=False)
+
+
+def clear_memory_cache() -> None:
+    """Forget the in-process cache (tests use it to exercise the disk cache)."""
+    with _memory_lock:
+        _memory.clear()
+
+
+def _disk_get(key: str) -> CompileResult | None:
+    path = cache_dir() / f"{key}.json"
+    try:
+        record = json.loads(path.read_text())
+        if record.get("format") != _CACHE_FORMAT or record.get("key") != key:
+            return None
+        return CompileResult(
+            ok=bool(record["ok"]),
+            cubin=base64.b64decode(record["cubin"]),
+            log=str(record["log"]),
+            arch=str(record["arch"]),
+            compiler_version=str(record["compiler_version"]),
+            key=key,
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # missing, half-written by an old version, or corrupt: compile again
+
+
+def _disk_put(key: str, result: CompileResult) -> None:
+    """Write the record atomically (temporary file in the same folder, then rename)."""
+    folder = cache_dir()
+    record = {
+        "format": _CACHE_FORMAT,
+        "key": key,
+        "ok": result.ok,
+        "cubin": base64.b64encode(result.cubin).decode(),
+        "log": result.log,
+        "arch": result.arch,
+        "compiler_version": result.compiler_version,
+    }
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{key[:16]}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as handle:
+                json.dump(record, handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, folder / f"{key}.json")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        pass  # a read-only or full cache folder only costs recompilation
