@@ -13,4 +13,395 @@ Contract:
 - ``compile_restriction(text: str, known_names: Iterable[str]) -> Restriction``
 - ``Restriction.text``, ``Restriction.names`` (frozenset of names it reads),
   ``Restriction(values: Mapping[str, Value]) -> bool``.
+
+Evaluation follows Python semantics (``and``/``or`` return an operand, ``/`` is true division,
+``//`` and ``%`` floor). Arithmetic that cannot produce a sensible number (division by zero, an
+enormous power, a float overflow) makes :meth:`Restriction.__call__` return ``False``: the config
+is invalid, the search goes on. Arithmetic on text is a mistake in the restriction and raises
+:class:`RestrictionError` (at compile time when the kinds of the names are known).
 """
+
+from __future__ import annotations
+
+import ast
+import difflib
+import operator
+from typing import Any, Callable, Iterable, Mapping
+
+from workbench.core.errors import RestrictionError
+
+Value = int | float | bool | str
+Env = Mapping[str, Any]
+Node = Callable[[Env], Any]
+
+#: Names that may be called, and how many positional arguments each takes (min, max).
+CALLS: dict[str, tuple[int, int]] = {"min": (2, 64), "max": (2, 64), "abs": (1, 1)}
+#: Longest restriction text accepted (a restriction is a line, not a program).
+MAX_TEXT = 2000
+#: Deepest expression nesting accepted (keeps closure evaluation far from the recursion limit).
+MAX_DEPTH = 60
+#: Integer powers whose result would need more bits than this are refused (config invalid).
+MAX_POW_BITS = 4096
+
+#: Kinds used by the static check: a slot or parameter is ``"num"`` (int, float, bool) or ``"str"``.
+KIND_NUM = "num"
+KIND_STR = "str"
+KIND_ANY = "any"
+
+
+class EvaluationError(ArithmeticError):
+    """Arithmetic that has no sensible result for this config (the config is then invalid)."""
+
+
+def kind_of(value: Any) -> str:
+    """Static kind of a value: ``"str"`` for text, ``"num"`` for int/float/bool."""
+    return KIND_STR if isinstance(value, str) else KIND_NUM
+
+
+# --------------------------------------------------------------------------------------------
+# guarded operators
+
+
+def _num(value: Any, text: str) -> Any:
+    if isinstance(value, str):
+        raise RestrictionError(f'restriction "{text}": arithmetic on text ({value!r}) is not allowed')
+    return value
+
+
+def _pow(base: Any, exp: Any) -> Any:
+    if isinstance(base, int) and isinstance(exp, int) and exp > 0:
+        bits = abs(int(base)).bit_length()
+        if bits > 1 and (bits - 1) * exp > MAX_POW_BITS:
+            raise EvaluationError(f"{base} ** {exp} is too large")
+    elif isinstance(exp, (int, float)) and abs(exp) > 1e6 and abs(base) not in (0, 1):
+        # float powers overflow to OverflowError or underflow to 0: neither is meaningful
+        raise EvaluationError(f"{base} ** {exp} is too large")
+    result = base**exp
+    if isinstance(result, complex):  # negative base, fractional exponent
+        raise EvaluationError(f"{base} ** {exp} is not a real number")
+    return result
+
+
+_BINOPS: dict[type, tuple[Callable[[Any, Any], Any], str]] = {
+    ast.Add: (operator.add, "+"),
+    ast.Sub: (operator.sub, "-"),
+    ast.Mult: (operator.mul, "*"),
+    ast.Div: (operator.truediv, "/"),
+    ast.FloorDiv: (operator.floordiv, "//"),
+    ast.Mod: (operator.mod, "%"),
+    ast.Pow: (_pow, "**"),
+}
+
+_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+_CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+
+_REFUSED: dict[type, str] = {
+    ast.Attribute: "attribute access is not allowed",
+    ast.Subscript: "subscripts are not allowed",
+    ast.Lambda: "lambdas are not allowed",
+    ast.ListComp: "comprehensions are not allowed",
+    ast.SetComp: "comprehensions are not allowed",
+    ast.DictComp: "comprehensions are not allowed",
+    ast.GeneratorExp: "comprehensions are not allowed",
+    ast.NamedExpr: "assignment expressions (:=) are not allowed",
+    ast.JoinedStr: "f-strings are not allowed",
+    ast.FormattedValue: "f-strings are not allowed",
+    ast.Starred: "starred expressions are not allowed",
+    ast.Dict: "dict literals are not allowed",
+    ast.Set: "set literals are not allowed",
+    ast.Await: "await is not allowed",
+    ast.Yield: "yield is not allowed",
+    ast.YieldFrom: "yield is not allowed",
+    ast.Slice: "slices are not allowed",
+}
+
+
+class Restriction:
+    """A compiled restriction: call it with a mapping of names to values to get ``True``/``False``."""
+
+    __slots__ = ("text", "names", "_fn", "_known", "_kinds")
+
+    def __init__(
+        self, text: str, names: frozenset[str], fn: Node, known: tuple[str, ...], kinds: dict[str, str] | None
+    ) -> None:
+        self.text = text
+        self.names = names
+        self._fn = fn
+        self._known = known
+        self._kinds = kinds
+
+    def evaluate(self, values: Env) -> Any:
+        """The raw value of the expression (Python semantics); arithmetic errors propagate."""
+        try:
+            return self._fn(values)
+        except KeyError as exc:
+            raise RestrictionError(f'restriction "{self.text}": no value for {exc.args[0]!r}') from None
+        except TypeError as exc:
+            raise RestrictionError(f'restriction "{self.text}": {exc}') from None
+
+    def __call__(self, values: Env) -> bool:
+        """True when the values satisfy the restriction; arithmetic failures count as not satisfied."""
+        try:
+            return bool(self.evaluate(values))
+        except ArithmeticError:  # ZeroDivisionError, OverflowError, EvaluationError
+            return False
+
+    def __repr__(self) -> str:
+        return f"Restriction({self.text!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Restriction) and other.text == self.text and other._known == self._known
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __reduce__(self):  # closures do not pickle; recompile from the text instead
+        return (compile_restriction, (self.text, self._known, self._kinds))
+
+
+def compile_restriction(
+    text: str, known_names: Iterable[str], kinds: Mapping[str, str] | None = None
+) -> Restriction:
+    """Parse and check ``text`` and compile it to a :class:`Restriction`.
+
+    ``known_names`` are the slot and problem-parameter names it may read. ``kinds`` (optional,
+    name -> ``"num"`` or ``"str"``) enables the static check that refuses arithmetic on text and
+    ordering text against numbers before any config is evaluated.
+    """
+    if not isinstance(text, str):
+        raise RestrictionError(f"restriction {text!r}: a restriction must be text")
+    shown = text.strip()
+    if not shown:
+        raise RestrictionError("restriction is empty")
+    if len(shown) > MAX_TEXT:
+        raise RestrictionError(f'restriction "{shown[:40]}...": longer than {MAX_TEXT} characters')
+    if "\n" in shown or "\r" in shown:
+        raise RestrictionError(f'restriction "{shown.splitlines()[0]}...": must be a single line')
+    try:
+        tree = ast.parse(shown, mode="eval")
+    except SyntaxError as exc:
+        col = exc.offset or 1
+        snippet = shown[max(col - 1, 0) : col + 19] or "end of text"
+        raise RestrictionError(f'restriction "{shown}": syntax error: {exc.msg} (col {col}: {snippet})') from None
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise RestrictionError(f'restriction "{shown}": cannot be parsed ({type(exc).__name__})') from None
+    known = tuple(sorted(set(known_names)))
+    compiler = _Compiler(shown, frozenset(known), dict(kinds) if kinds is not None else None)
+    fn, _ = compiler.compile(tree.body, 0)
+    return Restriction(shown, frozenset(compiler.names), fn, known, dict(kinds) if kinds is not None else None)
+
+
+class _Compiler:
+    """Walks a parsed expression once: checks it against the whitelist and builds closures."""
+
+    def __init__(self, text: str, known: frozenset[str], kinds: dict[str, str] | None) -> None:
+        self.text = text
+        self.known = known
+        self.kinds = kinds
+        self.names: set[str] = set()
+
+    # -- errors ---------------------------------------------------------------------------------
+    def fail(self, node: ast.AST, problem: str, snippet: str | None = None) -> RestrictionError:
+        col = getattr(node, "col_offset", 0) + 1
+        if snippet is None:
+            snippet = ast.get_source_segment(self.text, node) or type(node).__name__
+        if len(snippet) > 40:
+            snippet = snippet[:37] + "..."
+        return RestrictionError(f'restriction "{self.text}": {problem} (col {col}: {snippet})')
+
+    # -- compilation ----------------------------------------------------------------------------
+    def compile(self, node: ast.AST, depth: int) -> tuple[Node, str]:
+        """Closure for ``node`` and its static kind (``num``, ``str`` or ``any``)."""
+        if depth > MAX_DEPTH:
+            raise self.fail(node, f"nested deeper than {MAX_DEPTH} levels")
+        method = getattr(self, "_" + type(node).__name__, None)
+        if method is None:
+            problem = _REFUSED.get(type(node), f"{type(node).__name__} expressions are not allowed")
+            if isinstance(node, ast.Compare):  # pragma: no cover - Compare has a method
+                problem = "comparison not allowed"
+            raise self.fail(node, problem)
+        return method(node, depth + 1)
+
+    def _Constant(self, node: ast.Constant, depth: int) -> tuple[Node, str]:
+        value = node.value
+        if isinstance(value, bool) or (isinstance(value, (int, float)) and not isinstance(value, complex)):
+            return (lambda env, v=value: v), KIND_NUM
+        if isinstance(value, str):
+            return (lambda env, v=value: v), KIND_STR
+        raise self.fail(node, f"only number, text and True/False literals are allowed, not {type(value).__name__}")
+
+    def _Name(self, node: ast.Name, depth: int) -> tuple[Node, str]:
+        name = node.id
+        if name not in self.known:
+            if name in CALLS:
+                raise self.fail(node, f"{name} may only be called, e.g. {name}(a, b)")
+            close = difflib.get_close_matches(name, sorted(self.known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            known = ", ".join(sorted(self.known)) or "none"
+            raise self.fail(node, f"unknown name {name!r}{hint} (known: {known})", name)
+        self.names.add(name)
+        kind = self.kinds.get(name, KIND_ANY) if self.kinds is not None else KIND_ANY
+        return operator.itemgetter(name), kind
+
+    def _UnaryOp(self, node: ast.UnaryOp, depth: int) -> tuple[Node, str]:
+        operand, kind = self.compile(node.operand, depth)
+        text = self.text
+        if isinstance(node.op, ast.Not):
+            return (lambda env: not operand(env)), KIND_NUM
+        if isinstance(node.op, (ast.USub, ast.UAdd)):
+            if kind == KIND_STR:
+                raise self.fail(node, "arithmetic on text is not allowed")
+            if isinstance(node.op, ast.USub):
+                return (lambda env: -_num(operand(env), text)), KIND_NUM
+            return (lambda env: +_num(operand(env), text)), KIND_NUM
+        raise self.fail(node, "bitwise operators are not allowed")
+
+    def _BinOp(self, node: ast.BinOp, depth: int) -> tuple[Node, str]:
+        entry = _BINOPS.get(type(node.op))
+        if entry is None:
+            raise self.fail(node, "only the operators + - * / // % ** are allowed")
+        op, symbol = entry
+        left, lkind = self.compile(node.left, depth)
+        right, rkind = self.compile(node.right, depth)
+        if KIND_STR in (lkind, rkind):
+            raise self.fail(node, f"arithmetic ({symbol}) on text is not allowed")
+        text = self.text
+        return (lambda env: op(_num(left(env), text), _num(right(env), text))), KIND_NUM
+
+    def _BoolOp(self, node: ast.BoolOp, depth: int) -> tuple[Node, str]:
+        parts = [self.compile(v, depth) for v in node.values]
+        fns = tuple(fn for fn, _ in parts)
+        kinds = {kind for _, kind in parts}
+        kind = kinds.pop() if len(kinds) == 1 else KIND_ANY
+        if isinstance(node.op, ast.And):
+
+            def and_(env: Env) -> Any:
+                value: Any = True
+                for fn in fns:
+                    value = fn(env)
+                    if not value:
+                        return value
+                return value
+
+            return and_, kind
+
+        def or_(env: Env) -> Any:
+            value: Any = False
+            for fn in fns:
+                value = fn(env)
+                if value:
+                    return value
+            return value
+
+        return or_, kind
+
+    def _IfExp(self, node: ast.IfExp, depth: int) -> tuple[Node, str]:
+        test, _ = self.compile(node.test, depth)
+        body, bkind = self.compile(node.body, depth)
+        orelse, okind = self.compile(node.orelse, depth)
+        kind = bkind if bkind == okind else KIND_ANY
+        return (lambda env: body(env) if test(env) else orelse(env)), kind
+
+    def _Call(self, node: ast.Call, depth: int) -> tuple[Node, str]:
+        func = node.func
+        if not isinstance(func, ast.Name) or func.id not in CALLS:
+            inner = node
+            probe: ast.AST = func
+            while isinstance(probe, (ast.Attribute, ast.Call, ast.Subscript)):
+                if isinstance(probe, ast.Call):
+                    inner = probe
+                    probe = probe.func
+                else:
+                    probe = probe.value
+            callee = ast.get_source_segment(self.text, inner.func) or "call"
+            raise self.fail(inner, "function calls other than min, max, abs are not allowed", f"{callee}(...)")
+        if node.keywords:
+            raise self.fail(node.keywords[0].value, f"{func.id}() takes no keyword arguments", f"{func.id}(...)")
+        low, high = CALLS[func.id]
+        if not low <= len(node.args) <= high:
+            want = "one argument" if low == high == 1 else f"at least {low} arguments"
+            raise self.fail(node, f"{func.id}() needs {want}", f"{func.id}(...)")
+        parts = [self.compile(arg, depth) for arg in node.args]
+        fns = tuple(fn for fn, _ in parts)
+        kinds = {kind for _, kind in parts}
+        text = self.text
+        if func.id == "abs":
+            if KIND_STR in kinds:
+                raise self.fail(node, "abs() of text is not allowed", "abs(...)")
+            only = fns[0]
+            return (lambda env: abs(_num(only(env), text))), KIND_NUM
+        if kinds == {KIND_NUM, KIND_STR}:
+            raise self.fail(node, f"{func.id}() mixes text and numbers", f"{func.id}(...)")
+        builtin = min if func.id == "min" else max
+        kind = kinds.pop() if len(kinds) == 1 else KIND_ANY
+        return (lambda env: builtin([fn(env) for fn in fns])), kind
+
+    def _Compare(self, node: ast.Compare, depth: int) -> tuple[Node, str]:
+        left, lkind = self.compile(node.left, depth)
+        steps: list[tuple[Callable[[Any, Any], bool], Node]] = []
+        for op, comparator in zip(node.ops, node.comparators):
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                raise self.fail(node, "'is' comparisons are not allowed; use == or !=")
+            if isinstance(op, (ast.In, ast.NotIn)):
+                right = self._literal_sequence(comparator)
+                rkind = KIND_ANY
+            else:
+                right, rkind = self.compile(comparator, depth)
+                if {lkind, rkind} == {KIND_NUM, KIND_STR}:
+                    if isinstance(op, _ORDERING):
+                        raise self.fail(node, "cannot order text against a number")
+                    raise self.fail(node, "compares text with a number (always unequal)")
+            steps.append((_CMPOPS[type(op)], right))
+            lkind = rkind
+        if len(steps) == 1:
+            (cmp, right), = steps
+            return (lambda env: cmp(left(env), right(env))), KIND_NUM
+
+        def chain(env: Env) -> bool:
+            a = left(env)
+            for cmp, right_fn in steps:
+                b = right_fn(env)
+                if not cmp(a, b):
+                    return False
+                a = b
+            return True
+
+        return chain, KIND_NUM
+
+    def _literal_sequence(self, node: ast.AST) -> Node:
+        """The right side of ``in``: a tuple or list of literals (possibly negated numbers)."""
+        if not isinstance(node, (ast.Tuple, ast.List)):
+            raise self.fail(node, "'in' needs a literal tuple or list on its right, e.g. x in (1, 2, 4)")
+        items: list[Any] = []
+        for elt in node.elts:
+            value: Any
+            if isinstance(elt, ast.Constant) and isinstance(elt.value, (int, float, str)):
+                value = elt.value
+            elif (
+                isinstance(elt, ast.UnaryOp)
+                and isinstance(elt.op, ast.USub)
+                and isinstance(elt.operand, ast.Constant)
+                and isinstance(elt.operand.value, (int, float))
+                and not isinstance(elt.operand.value, bool)
+            ):
+                value = -elt.operand.value
+            else:
+                raise self.fail(elt, "the list after 'in' may hold only number and text literals")
+            items.append(value)
+        frozen = tuple(items)
+        return lambda env: frozen
+
+    def _Tuple(self, node: ast.Tuple, depth: int) -> tuple[Node, str]:
+        raise self.fail(node, "tuples are only allowed after 'in'")
+
+    def _List(self, node: ast.List, depth: int) -> tuple[Node, str]:
+        raise self.fail(node, "lists are only allowed after 'in'")
