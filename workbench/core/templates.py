@@ -151,6 +151,10 @@ class KernelTemplate:
     baseline: Callable[[Any, Mapping[str, Any], Problem], None] | None = None
     baseline_name: str = ""
     path: str = ""  # where the spec was loaded from
+    # Inputs that live in ``__constant__`` memory: keys of ``make_inputs`` (NOT listed in ``args``,
+    # never passed as kernel arguments) whose arrays the backend copies to the module's
+    # same-named ``__constant__`` symbol before launching (conv2d's filter is ``d_filter``).
+    constants: tuple[str, ...] = ()
     problem_doc: Mapping[str, str] = field(default_factory=dict)
     problem_limits: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     source_path: str = ""  # the .cu file the source was read from
@@ -161,6 +165,7 @@ class KernelTemplate:
         object.__setattr__(self, "args", tuple(self.args))
         object.__setattr__(self, "restrictions", tuple(self.restrictions))
         object.__setattr__(self, "compile_options", tuple(self.compile_options))
+        object.__setattr__(self, "constants", tuple(self.constants))
         object.__setattr__(self, "problem", dict(self.problem))
         object.__setattr__(self, "small_problem", dict(self.small_problem or self.problem))
         object.__setattr__(self, "default", dict(self.default))
