@@ -13,4 +13,653 @@ Contract (implemented by the objective module; everything here is a pure functio
   ``n_feasible``, ``excluded_by`` (constraint label -> number of ok trials it excludes),
   ``most_excluding`` (label or None), ``pareto`` (indices on the latency/memory front),
   ``order`` (indices of feasible trials, best first), ``explain(i) -> str`` (why it won).
+
+Additions beyond the contract:
+
+- :class:`MetricTable`: a columnar cache of the trials' metrics (NumPy arrays, grown by doubling)
+  that the GUI appends to as trials arrive; ``rank(table, ...)`` then never walks Python objects,
+  which is what keeps a re-rank of 20,000 trials within a few milliseconds.
+- ``Ranking.pareto_feasible`` (the front over feasible trials only), ``Ranking.n_ok``,
+  ``Ranking.normalised`` (metric -> per-trial normalised value, 1.0 = best seen).
+- ``trial_cost(constraints, weights)``: a per-trial scalar (lower is better) for strategies.
+
+The score formula and the reasons for it are documented in ``docs/objective.md``.
 """
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import (
+    LATENCY,
+    MEMORY,
+    QUALITY,
+    THROUGHPUT,
+    Status,
+    Trial,
+    metric_direction,
+)
+
+OPS: tuple[str, ...] = ("<=", ">=")
+
+# metric name, comparison, number (with optional exponent), optional trailing unit word.
+_BOUND_RE = re.compile(
+    r"^\s*(?P<metric>[A-Za-z_][A-Za-z0-9_]*)\s*(?P<op><=|>=|=<|=>|<|>|==|=|!=)\s*"
+    r"(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>[A-Za-z/%]+)?\s*$"
+)
+
+#: Metrics the score uses when the user sets nothing: latency only (weight 1), others listed with 0
+#: so that the GUI shows a slider for each.
+DEFAULT_WEIGHTS: dict[str, float] = {LATENCY: 1.0, THROUGHPUT: 0.0, MEMORY: 0.0, QUALITY: 0.0}
+
+#: Words used by ``explain`` for the metrics people talk about.
+_NOUNS: dict[str, str] = {LATENCY: "latency", MEMORY: "memory", QUALITY: "quality", THROUGHPUT: "throughput"}
+
+
+def _number(value: Any, what: str) -> float:
+    """A finite float from user/file input, or a one-line WorkbenchError naming ``what``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            value = float(str(value).strip())
+        except ValueError:
+            raise WorkbenchError(f"{what}: {value!r} is not a number") from None
+    value = float(value)
+    if not math.isfinite(value):
+        raise WorkbenchError(f"{what}: {value!r} is not a finite number")
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# Constraints
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One constraint on one measured metric: ``metric <= value`` or ``metric >= value``.
+
+    A trial that did not report the metric does not satisfy the bound: a constraint the
+    workbench cannot check is not assumed to hold.
+    """
+
+    metric: str
+    op: str
+    value: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.metric, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.metric):
+            raise WorkbenchError(f"constraint metric {self.metric!r} is not a metric name")
+        if self.op not in OPS:
+            raise WorkbenchError(f"constraint operator {self.op!r} must be one of {', '.join(OPS)}")
+        object.__setattr__(self, "value", _number(self.value, f"constraint on {self.metric}"))
+
+    @staticmethod
+    def parse(text: str) -> "Bound":
+        """Parse ``"latency_ms <= 2"`` or ``"occupancy>=0.5"``.
+
+        A unit after the number is allowed only when it is the metric's own suffix
+        (``"memory_mb <= 512 MB"``, ``"throughput_gbs >= 900 GB/s"``); any other unit is refused
+        rather than silently ignored.
+
+        Only ``<=`` and ``>=`` are accepted (``=<`` and ``=>`` are read as those): a strict ``<``
+        means nothing different for measured floats, and saying so is clearer than guessing.
+        """
+        if not isinstance(text, str):
+            raise WorkbenchError(f"constraint {text!r} must be text like 'latency_ms <= 2'")
+        match = _BOUND_RE.match(text)
+        if match is None:
+            raise WorkbenchError(
+                f"constraint {text.strip()!r} is not of the form 'metric <= value' or 'metric >= value'"
+            )
+        op = {"=<": "<=", "=>": ">="}.get(match["op"], match["op"])
+        if op not in OPS:
+            raise WorkbenchError(f"constraint {text.strip()!r}: use <= or >= (not {match['op']})")
+        metric, unit = match["metric"], match["unit"]
+        if unit and not metric.lower().endswith("_" + unit.lower().replace("/", "")):
+            raise WorkbenchError(
+                f"constraint {text.strip()!r}: unit {unit!r} does not match {metric} (give the value in its own unit)"
+            )
+        return Bound(metric, op, float(match["value"]))
+
+    @property
+    def label(self) -> str:
+        """The text shown to people and used as the key of ``Ranking.excluded_by``."""
+        return f"{self.metric} {self.op} {self.value:g}"
+
+    def __str__(self) -> str:
+        return self.label
+
+    def satisfied(self, values: np.ndarray) -> np.ndarray:
+        """Boolean mask of values meeting the bound (NaN never does)."""
+        with np.errstate(invalid="ignore"):
+            return values <= self.value if self.op == "<=" else values >= self.value
+
+    def check(self, value: float) -> bool:
+        return bool(self.satisfied(np.asarray([value], dtype=float))[0])
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """Limits a config must meet to be recommended; the common three have their own fields."""
+
+    max_latency_ms: float | None = None
+    max_memory_mb: float | None = None
+    min_quality: float | None = None
+    extra: tuple[Bound, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("max_latency_ms", "max_memory_mb", "min_quality"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _number(value, name))
+        extra = []
+        for item in self.extra:
+            if isinstance(item, str):
+                item = Bound.parse(item)
+            elif isinstance(item, Mapping):
+                item = Bound(item.get("metric"), item.get("op"), item.get("value"))  # type: ignore[arg-type]
+            elif not isinstance(item, Bound):
+                raise WorkbenchError(f"constraint {item!r} is not a bound like 'latency_ms <= 2'")
+            extra.append(item)
+        object.__setattr__(self, "extra", tuple(extra))
+
+    def bounds(self) -> list[Bound]:
+        """Every constraint as a bound, named fields first."""
+        out: list[Bound] = []
+        if self.max_latency_ms is not None:
+            out.append(Bound(LATENCY, "<=", self.max_latency_ms))
+        if self.max_memory_mb is not None:
+            out.append(Bound(MEMORY, "<=", self.max_memory_mb))
+        if self.min_quality is not None:
+            out.append(Bound(QUALITY, ">=", self.min_quality))
+        out.extend(self.extra)
+        return out
+
+    def check_possible(self) -> None:
+        """Raise WorkbenchError when no measurement could ever meet these constraints."""
+        if self.max_latency_ms is not None and self.max_latency_ms <= 0:
+            raise WorkbenchError(f"max latency must be positive, got {self.max_latency_ms:g} ms")
+        if self.max_memory_mb is not None and self.max_memory_mb < 0:
+            raise WorkbenchError(f"max memory cannot be negative, got {self.max_memory_mb:g} MB")
+        if self.min_quality is not None and self.min_quality > 1:
+            raise WorkbenchError(f"min quality is at most 1 (exact result), got {self.min_quality:g}")
+        low: dict[str, Bound] = {}
+        high: dict[str, Bound] = {}
+        for bound in self.bounds():
+            if bound.op == "<=":
+                if metric_direction(bound.metric) < 0 and bound.value < 0:
+                    raise WorkbenchError(f"constraint {bound.label}: {bound.metric} cannot be negative")
+                if bound.metric not in high or bound.value < high[bound.metric].value:
+                    high[bound.metric] = bound
+            else:
+                if bound.metric not in low or bound.value > low[bound.metric].value:
+                    low[bound.metric] = bound
+        for metric, lower in low.items():
+            upper = high.get(metric)
+            if upper is not None and lower.value > upper.value:
+                raise WorkbenchError(f"constraints {lower.label} and {upper.label} cannot both hold")
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name in ("max_latency_ms", "max_memory_mb", "min_quality"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        if self.extra:
+            out["extra"] = [b.label for b in self.extra]
+        return out
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any] | None) -> "Constraints":
+        if data is None:
+            return Constraints()
+        if not isinstance(data, Mapping):
+            raise WorkbenchError(f"constraints must be an object, got {type(data).__name__}")
+        known = {"max_latency_ms", "max_memory_mb", "min_quality", "extra"}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise WorkbenchError(f"constraints: unknown field {unknown[0]!r} (known: {', '.join(sorted(known))})")
+        extra = data.get("extra", ())
+        if isinstance(extra, str) or not isinstance(extra, (list, tuple)):
+            raise WorkbenchError("constraints.extra must be a list of bounds like 'latency_ms <= 2'")
+        return Constraints(
+            max_latency_ms=data.get("max_latency_ms"),
+            max_memory_mb=data.get("max_memory_mb"),
+            min_quality=data.get("min_quality"),
+            extra=tuple(extra),
+        )
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Importance of each metric in the score (non-negative; only their ratios matter).
+
+    Metrics missing from ``values`` weigh 0. All-zero weights fall back to latency alone, so a
+    slider pulled to zero never leaves the view without a ranking.
+    """
+
+    values: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.values, Mapping):
+            raise WorkbenchError(f"weights must map metric names to numbers, got {type(self.values).__name__}")
+        clean: dict[str, float] = {}
+        for name, value in self.values.items():
+            if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise WorkbenchError(f"weight for {name!r}: not a metric name")
+            number = _number(value, f"weight for {name}")
+            if number < 0:
+                raise WorkbenchError(f"weight for {name} cannot be negative, got {number:g}")
+            clean[name] = number
+        object.__setattr__(self, "values", clean)
+
+    def active(self) -> dict[str, float]:
+        """The metrics that count, with positive weights (latency alone when all are zero)."""
+        active = {name: w for name, w in self.values.items() if w > 0}
+        return active or {LATENCY: 1.0}
+
+    def get(self, name: str) -> float:
+        return self.values.get(name, 0.0)
+
+    def with_weight(self, name: str, value: float) -> "Weights":
+        """A copy with one weight changed (what a slider does)."""
+        return Weights({**self.values, name: value})
+
+    def to_dict(self) -> dict[str, float]:
+        return dict(self.values)
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any] | None) -> "Weights":
+        if data is None:
+            return Weights()
+        if not isinstance(data, Mapping):
+            raise WorkbenchError(f"weights must be an object, got {type(data).__name__}")
+        return Weights(dict(data))
+
+
+# --------------------------------------------------------------------------------------------
+# Columnar metrics
+# --------------------------------------------------------------------------------------------
+
+
+class MetricTable:
+    """Trials as columns: ok mask, status, config ids and one float array per metric.
+
+    Built once from the trials and appended to as trials arrive (capacity doubles, so appending
+    is amortised O(1)); ranking reads only these arrays. Metrics missing from a trial are NaN; a
+    metric first seen late gets a column back-filled with NaN.
+    """
+
+    def __init__(self, capacity: int = 64) -> None:
+        self._cap = max(int(capacity), 1)
+        self._n = 0
+        self._ok = np.zeros(self._cap, dtype=bool)
+        self._index = np.zeros(self._cap, dtype=np.int64)
+        self._cols: dict[str, np.ndarray] = {}
+        self.ids: list[str] = []
+        self.statuses: list[Status] = []
+        self.messages: list[str] = []
+
+    @classmethod
+    def from_trials(cls, trials: Iterable[Trial]) -> "MetricTable":
+        trials = list(trials)
+        table = cls(capacity=max(len(trials), 64))
+        table.extend(trials)
+        return table
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _grow(self, need: int) -> None:
+        if need <= self._cap:
+            return
+        cap = self._cap
+        while cap < need:
+            cap *= 2
+        self._ok = np.concatenate([self._ok, np.zeros(cap - self._cap, dtype=bool)])
+        self._index = np.concatenate([self._index, np.zeros(cap - self._cap, dtype=np.int64)])
+        for name, col in self._cols.items():
+            self._cols[name] = np.concatenate([col, np.full(cap - self._cap, np.nan)])
+        self._cap = cap
+
+    def append(self, trial: Trial) -> None:
+        self.extend((trial,))
+
+    def extend(self, trials: Iterable[Trial]) -> None:
+        trials = list(trials)
+        if not trials:
+            return
+        start = self._n
+        self._grow(start + len(trials))
+        rows: dict[str, list[tuple[int, float]]] = {}
+        for offset, trial in enumerate(trials):
+            row = start + offset
+            measurement = trial.measurement
+            self._ok[row] = measurement.status is Status.OK
+            self._index[row] = trial.index
+            self.ids.append(trial.config.id)
+            self.statuses.append(measurement.status)
+            self.messages.append(measurement.message)
+            for name, value in measurement.metrics.items():
+                rows.setdefault(name, []).append((row, np.nan if value is None else value))
+        for name, pairs in rows.items():
+            col = self._cols.get(name)
+            if col is None:
+                col = self._cols[name] = np.full(self._cap, np.nan)
+            where, values = zip(*pairs)
+            col[list(where)] = np.asarray(values, dtype=float)
+        self._n = start + len(trials)
+
+    @property
+    def ok(self) -> np.ndarray:
+        return self._ok[: self._n]
+
+    @property
+    def index(self) -> np.ndarray:
+        """Each row's ``Trial.index``."""
+        return self._index[: self._n]
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(self._cols)
+
+    def column(self, name: str) -> np.ndarray:
+        """The metric's values (a read-only view; NaN where not reported)."""
+        col = self._cols.get(name)
+        if col is None:
+            return np.full(self._n, np.nan)
+        view = col[: self._n]
+        view.flags.writeable = False
+        return view
+
+    def position(self, config_id: str) -> int | None:
+        """Row of the first trial of a config id (None when not measured)."""
+        try:
+            return self.ids.index(config_id)
+        except ValueError:
+            return None
+
+
+# --------------------------------------------------------------------------------------------
+# Ranking
+# --------------------------------------------------------------------------------------------
+
+
+def normalise(values: np.ndarray, ok: np.ndarray, direction: int) -> np.ndarray:
+    """Each value as a fraction of the best ok value: 1.0 = best seen, towards 0 = worse.
+
+    Smaller-is-better: ``best / value``; larger-is-better: ``value / best``. Both are ratios, so
+    the result does not depend on units and two metrics can be averaged. Values are clipped at
+    0; when the best smaller-is-better value is 0 (zero spill bytes) the ratio is taken after
+    shifting by the smallest positive gap to it, so 0 scores 1 and that next value 0.5. NaN (not
+    reported) and failed trials give NaN. When no ok trial reports the metric, all NaN.
+    """
+    out = np.full(values.shape, np.nan)
+    usable = ok & np.isfinite(values)
+    if not usable.any():
+        return out
+    v = np.clip(values[usable], 0.0, None)
+    if direction < 0:
+        best = v.min()
+        shift = 0.0
+        if best <= 0:
+            gaps = v[v > best] - best
+            shift = gaps.min() if gaps.size else 1.0
+        out[usable] = (best + shift) / (v + shift)
+    else:
+        best = v.max()
+        out[usable] = v / best if best > 0 else 1.0
+    return out
+
+
+def pareto_front(latency: np.ndarray, memory: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Rows (sorted by latency) not dominated in (latency, memory), both smaller-is-better.
+
+    Rows without a latency are ignored; rows without memory count as memory-unknown and only the
+    fastest of them can be on the front (when no row reports memory, the front is the fastest).
+    """
+    rows = np.flatnonzero(mask & np.isfinite(latency))
+    if rows.size == 0:
+        return rows
+    lat = latency[rows]
+    mem = memory[rows]
+    mem = np.where(np.isfinite(mem), mem, np.inf)
+    order = np.lexsort((mem, lat))  # by latency, then memory
+    sorted_mem = mem[order]
+    running = np.minimum.accumulate(sorted_mem)
+    keep = np.empty(order.size, dtype=bool)
+    keep[0] = True
+    keep[1:] = sorted_mem[1:] < running[:-1]
+    return rows[order[keep]]
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+@dataclass
+class Ranking:
+    """What the views need, aligned with the trials (or table rows) that were ranked."""
+
+    table: MetricTable
+    constraints: Constraints
+    weights: dict[str, float]
+    feasible: np.ndarray
+    score: np.ndarray
+    normalised: dict[str, np.ndarray]
+    excluded_by: dict[str, int]
+    pareto: np.ndarray
+    pareto_feasible: np.ndarray
+    order: np.ndarray
+    default_row: int | None = None
+
+    @property
+    def n_ok(self) -> int:
+        return int(self.table.ok.sum())
+
+    @property
+    def n_feasible(self) -> int:
+        return int(self.order.size)
+
+    @property
+    def best(self) -> int | None:
+        return int(self.order[0]) if self.order.size else None
+
+    @property
+    def most_excluding(self) -> str | None:
+        """The constraint that rules out the most ok trials (None when none excludes any)."""
+        if not self.excluded_by:
+            return None
+        label, count = max(self.excluded_by.items(), key=lambda item: item[1])
+        return label if count > 0 else None
+
+    def rank_of(self, i: int) -> int | None:
+        """1-based position of row ``i`` among feasible trials (None when infeasible)."""
+        if not self.feasible[i]:
+            return None
+        return int(np.count_nonzero(self.score[self.order] > self.score[i])) + 1
+
+    def summary(self) -> str:
+        """One line for a status bar: the recommendation, or why there is none."""
+        if self.best is not None:
+            return f"recommended: {self.table.ids[self.best]} ({self.explain(self.best)})"
+        if self.n_ok == 0:
+            return f"no successful trials among {len(self.table)}"
+        return (
+            f"no feasible config among {self.n_ok} successful trials; "
+            f"{self.most_excluding} excludes {self.excluded_by[self.most_excluding]}"  # type: ignore[index]
+        )
+
+    def explain(self, i: int) -> str:
+        """One line saying why row ``i`` is where it is."""
+        i = int(i)
+        table = self.table
+        if not table.ok[i]:
+            status = table.statuses[i].value
+            message = table.messages[i]
+            return f"failed ({status}): {message}" if message and message != status else f"failed ({status})"
+        if not self.feasible[i]:
+            reasons = []
+            for bound in self.constraints.bounds():
+                value = table.column(bound.metric)[i]
+                if not bound.check(value):
+                    shown = "not reported" if math.isnan(value) else f"{value:.4g}"
+                    reasons.append(f"{bound.metric} {shown} violates {bound.label}")
+            return "infeasible: " + "; ".join(reasons)
+        n = self.n_feasible
+        position = self.rank_of(i) or 0
+        single = list(self.weights) if len(self.weights) == 1 else None
+        if single:
+            metric = single[0]
+            noun = _NOUNS.get(metric, metric)
+            adjective = "highest" if metric_direction(metric) > 0 else "lowest"
+            if position == 1:
+                text = f"{adjective} {noun} among {n} feasible configs"
+            else:
+                ratio = self._ratio(metric, self.best, i)  # type: ignore[arg-type]
+                text = f"{_ordinal(position)} {adjective} {noun} among {n} feasible configs"
+                if ratio is not None:
+                    word = "slower" if metric == LATENCY else "worse"
+                    if ratio < 1.1:
+                        text += f" ({(ratio - 1) * 100:.1f}% {word} than the best)"
+                    else:
+                        text += f" ({ratio:.2f}x {word} than the best)"
+        else:
+            parts = ", ".join(
+                f"{_NOUNS.get(m, m)} {self.normalised[m][i]:.2f}"
+                for m in self.weights
+                if not math.isnan(self.normalised[m][i])
+            )
+            word = "highest score" if position == 1 else f"{_ordinal(position)} highest score"
+            text = f"{word} {self.score[i]:.3f} among {n} feasible configs ({parts} of best)"
+        return text + self._versus_default(i)
+
+    def _ratio(self, metric: str, a: int, b: int) -> float | None:
+        """How many times better row ``a`` is than row ``b`` on ``metric`` (None if unknown)."""
+        col = self.table.column(metric)
+        va, vb = col[a], col[b]
+        if not (np.isfinite(va) and np.isfinite(vb)) or va <= 0 or vb <= 0:
+            return None
+        return float(vb / va) if metric_direction(metric) < 0 else float(va / vb)
+
+    def _versus_default(self, i: int) -> str:
+        d = self.default_row
+        if d is None:
+            return ""
+        if d == i or self.table.ids[d] == self.table.ids[i]:
+            return "; this is the default config"
+        if not self.table.ok[d]:
+            return f"; the default config failed ({self.table.statuses[d].value})"
+        ratio = self._ratio(LATENCY, i, d)
+        if ratio is None:
+            return ""
+        if ratio >= 1:
+            return f"; {ratio:.1f}x faster than the default"
+        return f"; {1 / ratio:.1f}x slower than the default"
+
+
+def rank(
+    trials: Sequence[Trial] | MetricTable,
+    constraints: Constraints | None = None,
+    weights: Weights | None = None,
+    *,
+    default: str | None = None,
+) -> Ranking:
+    """Feasibility, score, order, Pareto fronts and exclusion counts, all vectorised.
+
+    ``trials`` may be the trials themselves or a :class:`MetricTable` kept up to date by the
+    caller (the fast path for repeated re-ranking). ``default`` is the config id of the reference
+    config, used by ``explain`` to say how much faster the recommendation is. Rows map 1:1 to the
+    given trials, in order.
+    """
+    table = trials if isinstance(trials, MetricTable) else MetricTable.from_trials(trials)
+    constraints = constraints or Constraints()
+    weights = weights or Weights()
+    ok = table.ok
+    n = len(table)
+
+    feasible = ok.copy()
+    excluded_by: dict[str, int] = {}
+    for bound in constraints.bounds():
+        passes = bound.satisfied(table.column(bound.metric))
+        excluded_by[bound.label] = excluded_by.get(bound.label, 0) + int(np.count_nonzero(ok & ~passes))
+        feasible &= passes
+
+    active = weights.active()
+    normalised: dict[str, np.ndarray] = {}
+    total = np.zeros(n)
+    weight_sum = 0.0
+    for metric, w in active.items():
+        norm = normalise(table.column(metric), ok, metric_direction(metric))
+        normalised[metric] = norm
+        if np.isnan(norm).all():
+            continue  # nobody reports it: the term cannot discriminate, so it is left out
+        total += w * np.nan_to_num(norm, nan=0.0)
+        weight_sum += w
+    if weight_sum > 0:
+        score = np.where(ok, total / weight_sum, np.nan)
+    else:
+        score = np.full(n, np.nan)
+    # a feasible trial needs a score to be ordered; one without any weighted metric is not
+    feasible &= np.isfinite(score)
+
+    rows = np.flatnonzero(feasible)
+    # best first; ties broken by earlier evaluation (stable sort on the negated score)
+    order = rows[np.argsort(-score[rows], kind="stable")]
+
+    latency = table.column(LATENCY)
+    memory = table.column(MEMORY)
+    default_row = table.position(default) if default else None
+    return Ranking(
+        table=table,
+        constraints=constraints,
+        weights=active,
+        feasible=feasible,
+        score=score,
+        normalised=normalised,
+        excluded_by=excluded_by,
+        pareto=pareto_front(latency, memory, ok),
+        pareto_feasible=pareto_front(latency, memory, feasible),
+        order=order,
+        default_row=default_row,
+    )
+
+
+def trial_cost(constraints: Constraints | None = None, weights: Weights | None = None) -> Callable[[Trial], float]:
+    """A per-trial scalar for strategies (lower is better), stable as trials accumulate.
+
+    The ranking's score is relative to the best seen, which moves during a run; a strategy needs
+    a number that does not. With latency as the only weighted metric this is the latency itself;
+    otherwise it is the weighted mean of ``-direction * log(value)``, which orders configs like a
+    weighted geometric mean of the metric ratios (scale-free, like the score). Failed and
+    infeasible trials cost ``+inf``.
+    """
+    bounds = (constraints or Constraints()).bounds()
+    active = (weights or Weights()).active()
+    only_latency = list(active) == [LATENCY]
+    total_weight = sum(active.values())
+
+    def cost(trial: Trial) -> float:
+        if not trial.ok:
+            return math.inf
+        for bound in bounds:
+            if not bound.check(trial.metric(bound.metric)):
+                return math.inf
+        if only_latency:
+            value = trial.metric(LATENCY)
+            return value if math.isfinite(value) else math.inf
+        acc = 0.0
+        for metric, w in active.items():
+            value = trial.metric(metric)
+            if not math.isfinite(value) or value <= 0:
+                return math.inf
+            acc += w * -metric_direction(metric) * math.log(value)
+        return acc / total_weight
+
+    return cost

@@ -1,0 +1,300 @@
+"""Constraints, weights, score, Pareto front and recommendation (workbench.core.objective)."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Measurement, Status, Trial
+from workbench.core.objective import (
+    Bound,
+    Constraints,
+    MetricTable,
+    Weights,
+    normalise,
+    pareto_front,
+    rank,
+    trial_cost,
+)
+from workbench.core.space import Config
+
+
+def ok(index: int, **metrics: float) -> Trial:
+    return Trial(index, Config({"x": index}), Measurement(Status.OK, metrics))
+
+
+def failed(index: int, status: Status = Status.COMPILE_ERROR, message: str = "nvrtc: boom") -> Trial:
+    return Trial(index, Config({"x": index}), Measurement.failure(status, message))
+
+
+# --- Bound ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("latency_ms<=2", Bound("latency_ms", "<=", 2.0)),
+        ("  occupancy >= 0.5 ", Bound("occupancy", ">=", 0.5)),
+        ("memory_mb =< 1e3", Bound("memory_mb", "<=", 1000.0)),
+        ("memory_mb <= 512 MB", Bound("memory_mb", "<=", 512.0)),
+        ("throughput_gbs >= 900 GB/s", Bound("throughput_gbs", ">=", 900.0)),
+        ("power_w<=-.5", Bound("power_w", "<=", -0.5)),
+    ],
+)
+def test_bound_parse(text: str, expected: Bound) -> None:
+    assert Bound.parse(text) == expected
+    assert Bound.parse(expected.label) == expected
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("latency_ms < 2", "use <= or >="),
+        ("latency_ms == 2", "use <= or >="),
+        ("latency", "not of the form"),
+        ("2 >= latency_ms", "not of the form"),
+        ("latency_ms <= fast", "not of the form"),
+        ("memory_mb <= 2 GB", "unit 'GB' does not match"),
+        ("__import__('os') <= 1", "not of the form"),
+        ("", "not of the form"),
+    ],
+)
+def test_bound_parse_rejects_with_one_line(text: str, fragment: str) -> None:
+    with pytest.raises(WorkbenchError) as info:
+        Bound.parse(text)
+    assert fragment in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_bound_nan_never_satisfies() -> None:
+    b = Bound("latency_ms", "<=", 2)
+    assert b.satisfied(np.array([1.0, 2.0, 3.0, np.nan])).tolist() == [True, True, False, False]
+    assert Bound("quality", ">=", 0.9).satisfied(np.array([0.95, 0.5, np.nan])).tolist() == [True, False, False]
+
+
+# --- Constraints and weights ---------------------------------------------------------------------
+
+
+def test_constraints_bounds_and_round_trip() -> None:
+    c = Constraints(max_latency_ms=2, max_memory_mb=100, min_quality=0.99, extra=("occupancy >= 0.5",))
+    assert [b.label for b in c.bounds()] == [
+        "latency_ms <= 2",
+        "memory_mb <= 100",
+        "quality >= 0.99",
+        "occupancy >= 0.5",
+    ]
+    assert Constraints.from_dict(c.to_dict()) == c
+    assert Constraints.from_dict(None) == Constraints()
+    c.check_possible()
+
+
+@pytest.mark.parametrize(
+    "constraints, fragment",
+    [
+        (Constraints(min_quality=1.5), "min quality"),
+        (Constraints(max_latency_ms=-1), "max latency"),
+        (Constraints(max_memory_mb=-5), "max memory"),
+        (Constraints(max_latency_ms=1, extra=("latency_ms >= 2",)), "cannot both hold"),
+        (Constraints(extra=("registers <= -1",)), "cannot be negative"),
+    ],
+)
+def test_impossible_constraints(constraints: Constraints, fragment: str) -> None:
+    with pytest.raises(WorkbenchError, match=fragment):
+        constraints.check_possible()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{"max_latency_ms": "fast"}, {"max_latency_ms": float("nan")}, {"bogus": 1}, {"extra": "latency_ms<=1"}, [1]],
+)
+def test_constraints_from_bad_dict(data) -> None:
+    with pytest.raises(WorkbenchError):
+        Constraints.from_dict(data)
+
+
+def test_weights_defaults_and_validation() -> None:
+    w = Weights()
+    assert w.get("latency_ms") == 1.0 and w.get("memory_mb") == 0.0
+    assert w.active() == {"latency_ms": 1.0}
+    assert Weights({"latency_ms": 0, "memory_mb": 0}).active() == {"latency_ms": 1.0}
+    assert Weights.from_dict(w.with_weight("memory_mb", 2).to_dict()).active() == {"latency_ms": 1.0, "memory_mb": 2.0}
+    with pytest.raises(WorkbenchError, match="negative"):
+        Weights({"latency_ms": -1})
+    with pytest.raises(WorkbenchError, match="not a number"):
+        Weights({"latency_ms": "heavy"})
+
+
+# --- normalisation and score ---------------------------------------------------------------------
+
+
+def test_normalise_directions_and_zero_best() -> None:
+    ok_mask = np.array([True, True, True, False])
+    assert normalise(np.array([1.0, 2.0, 4.0, 0.5]), ok_mask, -1).tolist()[:3] == [1.0, 0.5, 0.25]
+    assert math.isnan(normalise(np.array([1.0, 2.0, 4.0, 0.5]), ok_mask, -1)[3])
+    assert normalise(np.array([100.0, 50.0, 25.0, 1e9]), ok_mask, +1).tolist()[:3] == [1.0, 0.5, 0.25]
+    # zero spills is best; the next value scores 0.5 after the shift
+    spills = normalise(np.array([0.0, 8.0, 24.0, 0.0]), ok_mask, -1)
+    assert spills.tolist()[:3] == [1.0, 0.5, 0.25]
+    assert np.isnan(normalise(np.array([np.nan] * 4), ok_mask, -1)).all()
+
+
+def test_latency_only_ranking_orders_by_latency() -> None:
+    trials = [ok(0, latency_ms=3.0), failed(1), ok(2, latency_ms=1.5), ok(3, latency_ms=6.0)]
+    r = rank(trials, Constraints(), Weights(), default=trials[0].config.id)
+    assert r.order.tolist() == [2, 0, 3]
+    assert r.best == 2 and r.n_feasible == 3 and r.n_ok == 3
+    assert math.isnan(r.score[1]) and not r.feasible[1]
+    assert r.score[2] == 1.0 and r.score[0] == pytest.approx(0.5)
+    assert r.explain(2) == "lowest latency among 3 feasible configs; 2.0x faster than the default"
+    assert r.explain(0).startswith("2nd lowest latency among 3 feasible configs (2.00x slower than the best)")
+    assert r.explain(0).endswith("this is the default config")
+    assert r.explain(1) == "failed (compile_error): nvrtc: boom"
+
+
+def test_weighted_score_trades_latency_for_memory() -> None:
+    trials = [ok(0, latency_ms=1.0, memory_mb=400.0), ok(1, latency_ms=1.25, memory_mb=100.0)]
+    assert rank(trials).best == 0
+    r = rank(trials, weights=Weights({"latency_ms": 1.0, "memory_mb": 1.0}))
+    # trial 0: (1 + 0.25)/2 = 0.625; trial 1: (0.8 + 1)/2 = 0.9
+    assert r.score.tolist() == pytest.approx([0.625, 0.9])
+    assert r.best == 1
+    assert "highest score 0.900 among 2 feasible configs" in r.explain(1)
+
+
+def test_trial_missing_a_weighted_metric_scores_zero_on_that_term() -> None:
+    trials = [ok(0, latency_ms=1.0, quality=1.0), ok(1, latency_ms=1.0)]
+    r = rank(trials, weights=Weights({"latency_ms": 1.0, "quality": 1.0}))
+    assert r.score.tolist() == pytest.approx([1.0, 0.5])
+    # a weighted metric nobody reports is left out rather than zeroing everyone
+    r = rank(trials, weights=Weights({"latency_ms": 1.0, "power_w": 3.0}))
+    assert r.score.tolist() == pytest.approx([1.0, 1.0])
+
+
+def test_constraints_feasibility_and_exclusion_counts() -> None:
+    trials = [
+        ok(0, latency_ms=1.0, memory_mb=500.0, quality=1.0),
+        ok(1, latency_ms=2.0, memory_mb=100.0, quality=0.5),
+        ok(2, latency_ms=3.0, memory_mb=100.0, quality=1.0),
+        ok(3, latency_ms=9.0, memory_mb=50.0),
+        failed(4),
+    ]
+    c = Constraints(max_latency_ms=5, max_memory_mb=200, min_quality=0.9)
+    r = rank(trials, c)
+    assert r.feasible.tolist() == [False, False, True, False, False]
+    assert r.best == 2 and r.n_feasible == 1
+    assert r.excluded_by == {"latency_ms <= 5": 1, "memory_mb <= 200": 1, "quality >= 0.9": 2}
+    assert r.most_excluding == "quality >= 0.9"
+    assert r.explain(3) == "infeasible: latency_ms 9 violates latency_ms <= 5; quality not reported violates quality >= 0.9"
+    nothing = rank(trials, Constraints(max_latency_ms=0.5))
+    assert nothing.best is None and nothing.n_feasible == 0
+    assert nothing.most_excluding == "latency_ms <= 0.5"
+    assert "no feasible config among 4 successful trials" in nothing.summary()
+
+
+def test_failed_trials_are_never_feasible_even_with_metrics() -> None:
+    bad = Trial(0, Config({"x": 0}), Measurement(Status.WRONG_RESULT, {"latency_ms": 0.1}))
+    r = rank([bad, ok(1, latency_ms=5.0)])
+    assert r.feasible.tolist() == [False, True]
+    assert r.best == 1
+    assert r.excluded_by == {}
+
+
+def test_pareto_front() -> None:
+    lat = np.array([1.0, 2.0, 3.0, 2.5, 4.0, np.nan])
+    mem = np.array([300.0, 200.0, 100.0, 250.0, 100.0, 1.0])
+    front = pareto_front(lat, mem, np.ones(6, dtype=bool))
+    assert front.tolist() == [0, 1, 2]
+    assert pareto_front(lat, np.full(6, np.nan), np.ones(6, dtype=bool)).tolist() == [0]
+    trials = [ok(i, latency_ms=float(a), memory_mb=float(b)) for i, (a, b) in enumerate(zip(lat[:5], mem[:5]))]
+    r = rank(trials, Constraints(max_memory_mb=250))
+    assert r.pareto.tolist() == [0, 1, 2]
+    assert r.pareto_feasible.tolist() == [1, 2]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.01, 100), st.floats(0, 1000)), min_size=1, max_size=40))
+def test_pareto_front_matches_brute_force(points) -> None:
+    lat = np.array([p[0] for p in points])
+    mem = np.array([p[1] for p in points])
+    front = set(pareto_front(lat, mem, np.ones(len(points), dtype=bool)).tolist())
+    for i in range(len(points)):
+        dominated = any(
+            lat[j] <= lat[i] and mem[j] <= mem[i] and (lat[j] < lat[i] or mem[j] < mem[i]) for j in range(len(points))
+        )
+        if dominated:
+            assert i not in front
+    # every non-dominated distinct point is represented on the front
+    for i in range(len(points)):
+        if not any(lat[j] <= lat[i] and mem[j] <= mem[i] and (lat[j], mem[j]) != (lat[i], mem[i]) for j in range(len(points))):
+            assert any((lat[j], mem[j]) == (lat[i], mem[i]) for j in front)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.floats(0.001, 1e4)), min_size=1, max_size=50), st.floats(0.001, 1e4))
+def test_ranking_properties(latencies, limit) -> None:
+    trials = [failed(i) if v is None else ok(i, latency_ms=v) for i, v in enumerate(latencies)]
+    r = rank(trials, Constraints(max_latency_ms=limit))
+    expected = [i for i, v in enumerate(latencies) if v is not None and v <= limit]
+    assert sorted(r.order.tolist()) == expected
+    assert r.n_feasible == len(expected)
+    if expected:
+        assert latencies[r.best] == min(latencies[i] for i in expected)
+        assert all(0 < r.score[i] <= 1 for i in expected)
+        assert np.all(np.diff(r.score[r.order]) <= 0)
+    else:
+        assert r.best is None
+    assert np.isnan(r.score[[i for i, v in enumerate(latencies) if v is None]]).all()
+
+
+def test_metric_table_appends_incrementally_and_matches_from_trials() -> None:
+    trials = [ok(i, latency_ms=float(i + 1)) for i in range(100)] + [failed(100)]
+    trials.append(ok(101, latency_ms=0.5, power_w=30.0))  # a metric first seen late
+    table = MetricTable(capacity=4)
+    for t in trials:
+        table.append(t)
+    whole = MetricTable.from_trials(trials)
+    assert len(table) == len(whole) == 102
+    for name in ("latency_ms", "power_w"):
+        np.testing.assert_array_equal(table.column(name), whole.column(name))
+    assert np.isnan(table.column("power_w")[:101]).all()
+    assert table.ok.tolist() == whole.ok.tolist()
+    assert rank(table).best == rank(trials).best == 101
+    assert table.position(trials[5].config.id) == 5 and table.position("nope") is None
+
+
+def test_rank_20k_trials_is_fast() -> None:
+    rng = np.random.default_rng(1)
+    trials = []
+    for i in range(20_000):
+        if i % 17 == 0:
+            trials.append(failed(i))
+        else:
+            metrics = rng.uniform([0.1, 10, 0.9, 100], [10, 1000, 1.0, 900])
+            trials.append(
+                ok(i, latency_ms=metrics[0], memory_mb=metrics[1], quality=metrics[2], throughput_gbs=metrics[3])
+            )
+    table = MetricTable.from_trials(trials)
+    c = Constraints(max_latency_ms=5, max_memory_mb=800, min_quality=0.95)
+    w = Weights({"latency_ms": 1, "memory_mb": 0.3, "throughput_gbs": 0.5, "quality": 0.1})
+    rank(table, c, w)
+    start = time.perf_counter()
+    for _ in range(10):
+        r = rank(table, c, w)
+    per_call = (time.perf_counter() - start) / 10
+    assert r.best is not None and r.n_feasible > 1000
+    assert per_call < 0.025, f"rank on 20k trials took {per_call * 1e3:.1f} ms"
+
+
+def test_trial_cost() -> None:
+    cost = trial_cost(Constraints(max_latency_ms=5))
+    assert cost(ok(0, latency_ms=2.0)) == 2.0
+    assert cost(ok(0, latency_ms=6.0)) == math.inf
+    assert cost(failed(1)) == math.inf
+    mixed = trial_cost(weights=Weights({"latency_ms": 1, "throughput_gbs": 1}))
+    assert mixed(ok(0, latency_ms=1.0, throughput_gbs=200.0)) < mixed(ok(1, latency_ms=1.0, throughput_gbs=100.0))
