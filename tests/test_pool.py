@@ -1,0 +1,233 @@
+"""Worker pool: real spawned subprocesses, per-phase timeouts, crashes recorded, nothing lost."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from workbench.backends.base import BackendSpec, EvalLimits
+from workbench.core.measurement import Status
+from workbench.core.space import Config
+from workbench.runner.pool import WorkerPool, WorkerStartupError, describe_exit
+
+FIXTURES = Path(__file__).parent / "fixtures"
+FAULTY = BackendSpec("python", {"path": str(FIXTURES / "faulty_bench.py")})
+TRIVIAL = BackendSpec("python", {"path": str(FIXTURES / "trivial_bench.py")})
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _drain(pool: WorkerPool) -> list:
+    out = []
+    while pool.busy:
+        out.extend(pool.results(timeout=10))
+    return out
+
+
+def test_every_fault_is_recorded_once_with_its_reason():
+    modes = ["ok", "hang", "segv", "exit3", "raise", "oom", "nolatency", "notadict"]
+    configs = [Config({"mode": m, "k": 0}) for m in modes] + [Config({"mode": "ok", "k": k}) for k in (1, 2)]
+    limits = EvalLimits(compile_timeout_s=5.0, run_timeout_s=0.5)
+    with WorkerPool(FAULTY, workers=2, limits=limits) as pool:
+        for config in configs:
+            pool.submit(config)
+        results = _drain(pool)
+        workers_started = pool.started_workers
+        assert pool.workers == 2  # every dead or killed worker was replaced
+    by_id = {}
+    for config, measurement, timings, worker in results:
+        assert config.id not in by_id, f"{config} reported twice"
+        by_id[config.id] = (config, measurement, timings, worker)
+    assert set(by_id) == {c.id for c in configs}
+    status = {c["mode"] + str(c["k"]): m for c, m, _, _ in by_id.values()}
+    assert status["ok0"].status is Status.OK and status["ok0"].metrics["latency_ms"] == 1.0
+    assert status["ok2"].metrics["latency_ms"] == 3.0
+    assert status["hang0"].status is Status.TIMEOUT
+    assert status["hang0"].message == "exceeded run timeout of 0.5 s"
+    assert status["segv0"].status is Status.CRASHED
+    assert status["segv0"].message == "worker died with signal 11 (SIGSEGV)"
+    assert status["exit30"].status is Status.CRASHED
+    assert status["exit30"].message == "worker exited with code 3"
+    assert status["raise0"].status is Status.RUNTIME_ERROR
+    assert status["raise0"].message == "ValueError: bad config k=0"
+    assert "Traceback" in status["raise0"].log and "faulty_bench.py" in status["raise0"].log
+    assert status["oom0"].status is Status.CRASHED
+    assert "out of memory" in status["oom0"].message
+    assert status["nolatency0"].status is Status.RUNTIME_ERROR
+    assert "latency_ms" in status["nolatency0"].message
+    assert status["notadict0"].status is Status.RUNTIME_ERROR
+    # hang, segv, exit3 and oom each cost a worker: 2 initial + 4 replacements
+    assert workers_started == 6
+
+
+def test_hung_worker_is_killed_within_timeout_plus_one_second():
+    limits = EvalLimits(run_timeout_s=0.5)
+    with WorkerPool(FAULTY, workers=1, limits=limits) as pool:
+        pool.submit(Config({"mode": "ok", "k": 0}))
+        _drain(pool)  # worker is up and warm
+        victim = pool._workers[0].process
+        started = time.monotonic()
+        pool.submit(Config({"mode": "hang", "k": 0}))
+        (config, measurement, timings, worker), = pool.results(timeout=10)
+        assert measurement.status is Status.TIMEOUT
+        assert 0.5 <= timings["total_s"] < 1.5
+        victim.join(2.0)
+        assert not victim.is_alive()
+        assert time.monotonic() - started < 1.5 + 0.5
+        # the replacement works
+        pool.submit(Config({"mode": "ok", "k": 1}))
+        (_, again, _, _), = _drain(pool)
+        assert again.ok
+
+
+def test_compile_timeout_applies_to_the_compile_phase(tmp_path):
+    bench = tmp_path / "phased_bench.py"
+    bench.write_text(
+        textwrap.dedent(
+            """
+            import time
+            SPACE = {"t": [0.0, 0.4]}
+            def measure(config):
+                time.sleep(config["t"])
+                return {"latency_ms": 1.0}
+            """
+        )
+    )
+    spec = BackendSpec("python", {"path": str(bench)})
+    # the python backend reports phase "run": only the run timeout applies
+    with WorkerPool(spec, workers=1, limits=EvalLimits(compile_timeout_s=0.1, run_timeout_s=2.0)) as pool:
+        pool.submit(Config({"t": 0.4}))
+        (_, measurement, timings, _), = _drain(pool)
+        assert measurement.ok
+        assert timings["benchmark_s"] >= 0.4 and timings["total_s"] >= timings["benchmark_s"]
+    with WorkerPool(spec, workers=1, limits=EvalLimits(compile_timeout_s=5.0, run_timeout_s=0.2)) as pool:
+        pool.submit(Config({"t": 0.4}))
+        (_, measurement, _, _), = _drain(pool)
+        assert measurement.status is Status.TIMEOUT
+        assert measurement.message == "exceeded run timeout of 0.2 s"
+
+
+def test_startup_failure_is_an_error_not_a_hang(tmp_path):
+    bench = tmp_path / "broken_bench.py"
+    bench.write_text("SPACE = {'x': [1]}\nraise RuntimeError('no device here')\n")
+    spec = BackendSpec("python", {"path": str(bench)})
+    with WorkerPool(spec, workers=2, limits=EvalLimits()) as pool:
+        pool.submit(Config({"x": 1}))
+        started = time.monotonic()
+        with pytest.raises(WorkerStartupError, match="no device here"):
+            while True:
+                pool.results(timeout=5)
+        assert time.monotonic() - started < 10
+
+
+def test_missing_benchmark_file_is_a_startup_error(tmp_path):
+    spec = BackendSpec("python", {"path": str(tmp_path / "nope.py")})
+    with WorkerPool(spec, workers=1, limits=EvalLimits()) as pool:
+        pool.submit(Config({"x": 1}))
+        with pytest.raises(WorkerStartupError, match="not found"):
+            pool.results(timeout=10)
+
+
+def test_idle_count_busy_and_queueing():
+    with WorkerPool(TRIVIAL, workers=2, limits=EvalLimits()) as pool:
+        assert pool.idle_count == 2 and not pool.busy
+        configs = [Config({"x": x, "y": 1, "mode": "a"}) for x in range(5)]
+        for config in configs:
+            pool.submit(config)
+        assert pool.idle_count == 0 and pool.busy and pool.in_flight == 5
+        results = list(pool)
+        assert sorted(c["x"] for c, *_ in results) == list(range(5))
+        assert {w for *_, w in results} <= {"worker-0", "worker-1"}
+        assert pool.results(timeout=0.01) == []
+        assert pool.idle_count == 2
+
+
+def test_on_start_names_the_worker():
+    seen = []
+    with WorkerPool(TRIVIAL, workers=1, limits=EvalLimits(), on_start=lambda c, w: seen.append((c["x"], w))) as pool:
+        for x in range(3):
+            pool.submit(Config({"x": x, "y": 1, "mode": "a"}))
+        _drain(pool)
+    assert seen == [(0, "worker-0"), (1, "worker-0"), (2, "worker-0")]
+
+
+def test_close_leaves_no_process_behind():
+    pool = WorkerPool(FAULTY, workers=2, limits=EvalLimits(run_timeout_s=30))
+    pool.submit(Config({"mode": "hang", "k": 0}))
+    pool.results(timeout=0.5)  # let it start hanging
+    processes = [w.process for w in pool._workers]
+    pool.close()
+    for process in processes:
+        assert not process.is_alive()
+
+
+def test_describe_exit():
+    assert describe_exit(-signal.SIGSEGV) == "worker died with signal 11 (SIGSEGV)"
+    assert describe_exit(3) == "worker exited with code 3"
+    assert describe_exit(-signal.SIGKILL).startswith("worker died with signal 9 (SIGKILL)")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
+def test_workers_die_with_their_parent(tmp_path):
+    """SIGKILL the process that owns a pool: its workers must not linger."""
+    pids = tmp_path / "pids"
+    driver = tmp_path / "driver.py"
+    driver.write_text(
+        textwrap.dedent(
+            f"""
+            import sys, time
+            sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
+            from workbench.backends.base import BackendSpec, EvalLimits
+            from workbench.core.space import Config
+            from workbench.runner.pool import WorkerPool
+            if __name__ == "__main__":
+                pool = WorkerPool(BackendSpec("python", {{"path": {str(FIXTURES / "faulty_bench.py")!r}}}), 2,
+                                  EvalLimits(run_timeout_s=60))
+                pool.submit(Config({{"mode": "hang", "k": 0}}))
+                pool.submit(Config({{"mode": "ok", "k": 0}}))
+                pool.results(timeout=30)
+                with open({str(pids)!r}, "w") as f:
+                    f.write(" ".join(str(w.process.pid) for w in pool._workers))
+                time.sleep(60)
+            """
+        )
+    )
+    proc = subprocess.Popen([sys.executable, str(driver)])
+    try:
+        deadline = time.monotonic() + 30
+        while not pids.exists() or not pids.read_text():
+            assert time.monotonic() < deadline, "driver never started its workers"
+            assert proc.poll() is None, "driver died"
+            time.sleep(0.05)
+        worker_pids = [int(p) for p in pids.read_text().split()]
+        assert len(worker_pids) == 2
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 3
+    alive = worker_pids
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in alive if _alive(p)]
+        time.sleep(0.05)
+    assert not alive, f"workers {alive} outlived their parent"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True

@@ -1,0 +1,174 @@
+"""The ``python`` backend: tune any Python benchmark, no GPU and no kernel template needed.
+
+The user writes a module (``options["path"]``) that defines:
+
+- ``SPACE``: slot name -> list of values (the domain, in order);
+- ``RESTRICTIONS`` (optional): list of restriction expressions (the safe language of ``core.expr``);
+- ``GROUPS`` (optional): slot name -> group (``launch``, ``memory``, ``compute``, ``reduction``);
+- ``PROBLEM`` (optional): problem parameters, visible to restrictions by name;
+- ``DEFAULT`` (optional): the reference config, measured first;
+- ``NAME`` (optional): what to call the benchmark (default: the file name);
+- ``measure(config: dict) -> dict``: metrics of one run; ``latency_ms`` is required, ``memory_mb``,
+  ``throughput``, ``quality`` and any other numbers are optional.
+
+The main process imports the module only to read the declarations (it is the user's own code);
+each worker imports it again by path and calls ``measure``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import math
+import numbers
+import os
+import platform
+import sys
+from types import ModuleType
+from typing import Any, Callable, Mapping
+
+from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import LATENCY, Measurement, Status
+from workbench.core.space import GROUPS, Config, SearchSpace, Slot
+
+
+def _path_of(spec: BackendSpec) -> str:
+    path = spec.options.get("path")
+    if not path:
+        raise WorkbenchError("python backend needs options.path: the benchmark module file")
+    path = os.path.abspath(os.path.expanduser(str(path)))
+    if not os.path.isfile(path):
+        raise WorkbenchError(f"python benchmark not found: {path}")
+    return path
+
+
+def load_module(path: str) -> ModuleType:
+    """Import a benchmark module from its file under a private name (never shadows real modules)."""
+    digest = hashlib.sha1(path.encode()).hexdigest()[:10]
+    name = f"_workbench_bench_{digest}"
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise WorkbenchError(f"cannot import python benchmark {path}: not a Python file")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module  # dataclasses and pickling inside the module look themselves up here
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - the user's module failing to import is bad input
+        del sys.modules[name]
+        raise WorkbenchError(f"python benchmark {path} failed to import: {type(exc).__name__}: {exc}") from exc
+    return module
+
+
+def _space_of(module: ModuleType, path: str) -> SearchSpace:
+    space = getattr(module, "SPACE", None)
+    if not isinstance(space, Mapping) or not space:
+        raise WorkbenchError(f"python benchmark {path} must define SPACE = {{slot name: [values...]}}")
+    groups = getattr(module, "GROUPS", {}) or {}
+    if not isinstance(groups, Mapping):
+        raise WorkbenchError(f"python benchmark {path}: GROUPS must be a dict slot name -> group")
+    unknown = sorted(set(groups) - set(space))
+    if unknown:
+        raise WorkbenchError(f"python benchmark {path}: GROUPS names unknown slot {unknown[0]!r}")
+    slots = []
+    for name, values in space.items():
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise WorkbenchError(f"python benchmark {path}: SPACE[{name!r}] must be a list of values")
+        group = groups.get(name, "launch")
+        if group not in GROUPS:
+            raise WorkbenchError(
+                f"python benchmark {path}: slot {name!r} has group {group!r}; choose one of {', '.join(GROUPS)}"
+            )
+        slots.append(Slot(name=str(name), values=tuple(values), group=group))
+    restrictions = getattr(module, "RESTRICTIONS", ()) or ()
+    if isinstance(restrictions, str) or not all(isinstance(r, str) for r in restrictions):
+        raise WorkbenchError(f"python benchmark {path}: RESTRICTIONS must be a list of expression strings")
+    problem = getattr(module, "PROBLEM", {}) or {}
+    if not isinstance(problem, Mapping):
+        raise WorkbenchError(f"python benchmark {path}: PROBLEM must be a dict")
+    return SearchSpace(slots, restrictions=tuple(restrictions), params=dict(problem))
+
+
+def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
+    """Split ``measure``'s dict into numeric metrics and other details, or say what is wrong."""
+    if not isinstance(result, Mapping):
+        return f"measure() must return a dict of metrics, got {type(result).__name__}"
+    if LATENCY not in result:
+        return f"measure() returned no {LATENCY!r} (got: {', '.join(map(str, result)) or 'nothing'})"
+    metrics: dict[str, float] = {}
+    details: dict[str, Any] = {}
+    for key, value in result.items():
+        if isinstance(value, numbers.Real):
+            metrics[str(key)] = float(value)
+        else:
+            details[str(key)] = value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+    latency = metrics.get(LATENCY)
+    if latency is None or not math.isfinite(latency) or latency < 0:
+        return f"measure() returned {LATENCY}={result[LATENCY]!r}; it must be a finite number >= 0"
+    return metrics, details
+
+
+class PythonBackend(Backend):
+    """Measures configs by calling the benchmark module's ``measure(config)``."""
+
+    kind = "python"
+    simulated = False
+
+    def __init__(self, spec: BackendSpec) -> None:
+        super().__init__(spec)
+        self._measure: Callable[[dict[str, Any]], Any] | None = None
+
+    @classmethod
+    def target(cls, spec: BackendSpec) -> Target:
+        path = _path_of(spec)
+        module = load_module(path)
+        space = _space_of(module, path)
+        if not callable(getattr(module, "measure", None)):
+            raise WorkbenchError(f"python benchmark {path} must define measure(config) -> dict")
+        with open(path, "rb") as handle:
+            source_hash = hashlib.sha256(handle.read()).hexdigest()[:16]
+        default = getattr(module, "DEFAULT", None)
+        default_config = space.config(default) if default else None
+        name = str(spec.options.get("kernel") or getattr(module, "NAME", "") or os.path.splitext(os.path.basename(path))[0])
+        doc = (module.__doc__ or "").strip()
+        return Target(
+            kernel=name,
+            kind="python",
+            space=space,
+            problem=dict(space.params),
+            source_hash=source_hash,
+            device={
+                "name": f"python on {platform.node() or 'host'}",
+                "simulated": False,
+                "backend": "python",
+                "path": path,
+            },
+            default_config=default_config,
+            description=doc.splitlines()[0] if doc else "",
+        )
+
+    def prepare(self) -> None:
+        module = load_module(_path_of(self.spec))
+        measure = getattr(module, "measure", None)
+        if not callable(measure):
+            raise WorkbenchError(f"python benchmark {module.__file__} must define measure(config) -> dict")
+        self._measure = measure
+
+    def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = _no_phase) -> Measurement:
+        if self._measure is None:
+            self.prepare()
+        assert self._measure is not None
+        phase("run")
+        try:
+            result = self._measure(dict(config))
+        except MemoryError:
+            raise  # the worker retires: its memory state cannot be trusted
+        except Exception as exc:  # noqa: BLE001 - the user's code failing is a recorded outcome
+            import traceback
+
+            return Measurement.failure(Status.RUNTIME_ERROR, f"{type(exc).__name__}: {exc}", log=traceback.format_exc())
+        parsed = _metrics_of(result)
+        if isinstance(parsed, str):
+            return Measurement.failure(Status.RUNTIME_ERROR, parsed)
+        metrics, details = parsed
+        return Measurement(status=Status.OK, metrics=metrics, details=details)

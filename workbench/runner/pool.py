@@ -1,0 +1,382 @@
+"""A pool of worker subprocesses with per-phase timeouts, crash recovery and no lost candidates.
+
+Every candidate submitted comes back exactly once from :meth:`WorkerPool.results`: measured by a
+worker, or recorded as ``timeout`` (the worker was killed and replaced) or ``crashed`` (the worker
+died and was replaced). The parent never blocks on a single worker: it waits on all connections,
+process sentinels and the earliest deadline at once, so one hung candidate delays nobody else.
+
+Workers are started with the *spawn* context (no inherited locks, threads or CUDA state) and load
+only the backend they need. Timeouts follow the backend's phases: the compile timeout while the
+backend reports ``phase("compile")``, the run timeout otherwise (including before the first phase
+report), each counted from the start of the current phase.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import Any, Callable, Iterator
+
+from workbench.backends.base import BackendSpec, EvalLimits
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Measurement, Status
+from workbench.core.space import Config
+from workbench.runner.worker import EXIT_AFTER_MEMORY_ERROR, worker_main
+
+#: One finished candidate: the config, its measurement, seconds per phase, and the worker's name.
+Result = tuple[Config, Measurement, dict[str, float], str]
+
+#: Seconds between SIGTERM and SIGKILL for a worker past its timeout.
+KILL_GRACE_S = 0.2
+
+
+class WorkerStartupError(WorkbenchError):
+    """A worker could not create or prepare its backend (bad options, missing device...)."""
+
+    def __init__(self, message: str, log: str = "") -> None:
+        super().__init__(message)
+        self.log = log
+
+
+@dataclass
+class _Job:
+    seq: int
+    config: Config
+    phase: str
+    phase_since: float  # time.monotonic() when the current phase began
+    dispatched: float = 0.0  # time.monotonic() when it was handed to the worker
+
+
+@dataclass
+class _Worker:
+    name: str
+    process: Any  # multiprocessing.process.BaseProcess
+    conn: Connection
+    started: float
+    ready: bool = False
+    retiring: bool = False  # reported a fatal result and exits by itself
+    failed_startup: bool = False
+    conn_open: bool = True
+    job: _Job | None = None
+
+
+def describe_exit(exitcode: int | None) -> str:
+    """Why a worker process ended, in words: ``worker died with signal 11 (SIGSEGV)``."""
+    if exitcode is None:
+        return "worker vanished"
+    if exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = "unknown signal"
+        hint = " (killed; possibly out of memory)" if -exitcode == signal.SIGKILL else ""
+        return f"worker died with signal {-exitcode} ({name}){hint}"
+    if exitcode == EXIT_AFTER_MEMORY_ERROR:
+        return "worker exited after running out of memory"
+    return f"worker exited with code {exitcode}"
+
+
+@dataclass
+class _Dying:
+    process: Any
+    kill_at: float
+    killed: bool = field(default=False)
+
+
+class WorkerPool:
+    """``workers`` backend processes built from ``spec``, evaluating submitted configs.
+
+    ``on_start(config, worker_name)`` (optional) is called in the caller's thread when a candidate
+    is handed to a worker. Use as a context manager, or call :meth:`close`. A pool is used from one
+    thread (the one that runs the tuning loop); on Linux, workers die with that thread's process.
+    """
+
+    def __init__(
+        self,
+        spec: BackendSpec,
+        workers: int = 1,
+        limits: EvalLimits = EvalLimits(),
+        on_start: Callable[[Config, str], None] | None = None,
+        start_timeout_s: float = 120.0,
+        kill_grace_s: float = KILL_GRACE_S,
+    ) -> None:
+        if workers < 1:
+            raise WorkbenchError(f"need at least one worker, got {workers}")
+        self.spec = spec
+        self.limits = limits
+        self.on_start = on_start
+        self.start_timeout_s = start_timeout_s
+        self.kill_grace_s = kill_grace_s
+        self._ctx = mp.get_context("spawn")
+        self._pending: deque[Config] = deque()
+        self._workers: list[_Worker] = []
+        self._dying: list[_Dying] = []
+        self._done: list[Result] = []
+        self._error: WorkerStartupError | None = None
+        self._seq = 0
+        self._closed = False
+        self.started_workers = 0  # processes started, replacements included
+        for index in range(workers):
+            self._start_worker(f"worker-{index}")
+
+    # --- public interface ----------------------------------------------------------------------
+    def submit(self, config: Config) -> None:
+        """Queue a config; it starts as soon as a worker is free."""
+        if self._closed:
+            raise WorkbenchError("the worker pool is closed")
+        self._pending.append(config)
+        self._dispatch()
+
+    @property
+    def in_flight(self) -> int:
+        """Candidates submitted and not yet returned by :meth:`results`."""
+        return len(self._pending) + sum(1 for w in self._workers if w.job) + len(self._done)
+
+    @property
+    def busy(self) -> bool:
+        return self.in_flight > 0
+
+    @property
+    def idle_count(self) -> int:
+        """How many more candidates would start right away (starting workers count as free)."""
+        free = sum(1 for w in self._workers if w.job is None and not w.retiring and not w.failed_startup)
+        return max(0, free - len(self._pending))
+
+    @property
+    def workers(self) -> int:
+        return len(self._workers)
+
+    @property
+    def error(self) -> WorkerStartupError | None:
+        return self._error
+
+    def results(self, timeout: float | None = None) -> list[Result]:
+        """Finished candidates, waiting up to ``timeout`` seconds (None: until one finishes).
+
+        Returns an empty list when nothing finished in time or nothing is in flight. Raises
+        :class:`WorkerStartupError` once a worker failed to start and no candidate is left running.
+        """
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self._done:
+                out, self._done = self._done, []
+                return out
+            running = any(w.job for w in self._workers)
+            if self._error is not None and not running:
+                self._pending.clear()
+                raise self._error
+            if not running and not self._pending:
+                return []
+            remaining = None if end is None else end - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                self._step(0.0)
+                out, self._done = self._done, []
+                return out
+            self._step(remaining)
+
+    def __iter__(self) -> Iterator[Result]:
+        """Yield results as they finish until nothing is in flight."""
+        while self.busy:
+            yield from self.results()
+
+    def close(self) -> None:
+        """Stop every worker (politely, then by force). Candidates still running are abandoned."""
+        if self._closed:
+            return
+        self._closed = True
+        for worker in self._workers:
+            if worker.conn_open:
+                try:
+                    worker.conn.send(("quit",))
+                except (OSError, ValueError):
+                    pass
+        end = time.monotonic() + 1.0
+        for worker in self._workers:
+            worker.process.join(max(0.0, end - time.monotonic()))
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join(1.0)
+            worker.conn.close()
+        for dying in self._dying:
+            if dying.process.is_alive():
+                dying.process.kill()
+            dying.process.join(1.0)
+        self._workers.clear()
+        self._dying.clear()
+        self._pending.clear()
+
+    def __enter__(self) -> "WorkerPool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # last resort; never leave processes behind
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+    # --- internals -----------------------------------------------------------------------------
+    def _start_worker(self, name: str) -> None:
+        parent_conn, child_conn = self._ctx.Pipe(duplex=True)
+        process = self._ctx.Process(
+            target=worker_main,
+            args=(child_conn, self.spec, self.limits, os.getpid()),
+            name=f"workbench-{name}",
+            daemon=True,
+        )
+        process.start()
+        child_conn.close()
+        self.started_workers += 1
+        self._workers.append(_Worker(name=name, process=process, conn=parent_conn, started=time.monotonic()))
+
+    def _timeout_for(self, phase: str) -> float:
+        return self.limits.compile_timeout_s if phase == "compile" else self.limits.run_timeout_s
+
+    def _next_deadline(self) -> float | None:
+        deadlines = [d.kill_at for d in self._dying if not d.killed]
+        for worker in self._workers:
+            if worker.job is not None:
+                deadlines.append(worker.job.phase_since + self._timeout_for(worker.job.phase))
+            elif not worker.ready and not worker.failed_startup:
+                deadlines.append(worker.started + self.start_timeout_s)
+        return min(deadlines) if deadlines else None
+
+    def _step(self, wait_s: float | None) -> None:
+        """Wait for one thing to happen (message, death or deadline) and handle everything due."""
+        deadline = self._next_deadline()
+        if deadline is not None:
+            until = max(0.0, deadline - time.monotonic())
+            wait_s = until if wait_s is None else min(wait_s, until)
+        waitables: list[Any] = [w.conn for w in self._workers if w.conn_open]
+        waitables += [w.process.sentinel for w in self._workers]
+        if waitables:
+            wait(waitables, timeout=wait_s)
+        elif wait_s:
+            time.sleep(min(wait_s, 0.05))
+        for worker in list(self._workers):
+            self._drain(worker)
+        for worker in list(self._workers):
+            if not worker.process.is_alive():
+                self._on_death(worker)
+        self._enforce_deadlines()
+        self._reap_dying()
+        self._dispatch()
+
+    def _drain(self, worker: _Worker) -> None:
+        while worker.conn_open:
+            try:
+                if not worker.conn.poll():
+                    return
+                message = worker.conn.recv()
+            except (EOFError, OSError):
+                worker.conn_open = False
+                return
+            self._handle(worker, message)
+
+    def _handle(self, worker: _Worker, message: tuple) -> None:
+        kind = message[0]
+        if kind == "ready":
+            worker.ready = True
+        elif kind == "startup_error":
+            worker.failed_startup = True
+            if self._error is None:
+                self._error = WorkerStartupError(
+                    f"{self.spec.kind} backend failed to start: {message[1]}", log=message[2]
+                )
+        elif kind == "phase":
+            _, seq, name, since = message
+            if worker.job is not None and worker.job.seq == seq:
+                worker.job.phase, worker.job.phase_since = name, since
+        elif kind in ("result", "fatal"):
+            _, seq, measurement, timings = message
+            if worker.job is not None and worker.job.seq == seq:
+                self._done.append((worker.job.config, measurement, dict(timings), worker.name))
+                worker.job = None
+            if kind == "fatal":
+                worker.retiring = True
+
+    def _finish_job(self, worker: _Worker, status: Status, reason: str) -> None:
+        job = worker.job
+        assert job is not None
+        now = time.monotonic()
+        timings = {"total_s": now - job.dispatched}
+        self._done.append((job.config, Measurement.failure(status, reason), timings, worker.name))
+        worker.job = None
+
+    def _on_death(self, worker: _Worker) -> None:
+        self._drain(worker)  # a result sent just before exiting still counts
+        worker.process.join(0)
+        reason = describe_exit(worker.process.exitcode)
+        if worker.job is not None:
+            self._finish_job(worker, Status.CRASHED, reason)
+        self._workers.remove(worker)
+        worker.conn.close()
+        if not worker.ready and not worker.failed_startup and self._error is None:
+            self._error = WorkerStartupError(f"{self.spec.kind} backend failed to start: {reason}")
+        if worker.ready and not self._closed:
+            self._start_worker(worker.name)
+
+    def _enforce_deadlines(self) -> None:
+        now = time.monotonic()
+        for worker in list(self._workers):
+            job = worker.job
+            if job is not None:
+                limit = self._timeout_for(job.phase)
+                if now - job.phase_since >= limit:
+                    self._finish_job(worker, Status.TIMEOUT, f"exceeded {job.phase} timeout of {float(limit)} s")
+                    self._kill(worker)
+            elif not worker.ready and not worker.failed_startup and now - worker.started >= self.start_timeout_s:
+                if self._error is None:
+                    self._error = WorkerStartupError(
+                        f"{self.spec.kind} backend did not start within {self.start_timeout_s:g} s"
+                    )
+                worker.failed_startup = True
+                self._kill(worker, replace=False)
+
+    def _kill(self, worker: _Worker, replace: bool = True) -> None:
+        """SIGTERM now, SIGKILL after the grace period (see :meth:`_reap_dying`); start a replacement."""
+        try:
+            worker.process.terminate()
+        except (OSError, ValueError):
+            pass
+        self._workers.remove(worker)
+        worker.conn.close()
+        self._dying.append(_Dying(worker.process, time.monotonic() + self.kill_grace_s))
+        if replace and not self._closed:
+            self._start_worker(worker.name)
+
+    def _reap_dying(self) -> None:
+        now = time.monotonic()
+        for dying in list(self._dying):
+            if not dying.process.is_alive():
+                dying.process.join(0)
+                self._dying.remove(dying)
+            elif not dying.killed and now >= dying.kill_at:
+                dying.process.kill()
+                dying.killed = True
+
+    def _dispatch(self) -> None:
+        for worker in self._workers:
+            if not self._pending:
+                return
+            if not worker.ready or worker.retiring or worker.job is not None or not worker.conn_open:
+                continue
+            config = self._pending.popleft()
+            self._seq += 1
+            try:
+                worker.conn.send(("eval", self._seq, config))
+            except (OSError, ValueError):
+                self._pending.appendleft(config)  # the worker died; its death is handled next step
+                worker.conn_open = False
+                continue
+            now = time.monotonic()
+            worker.job = _Job(self._seq, config, "run", now, now)
+            if self.on_start is not None:
+                self.on_start(config, worker.name)

@@ -1,0 +1,154 @@
+"""The worker process: build one backend, prepare it once, then evaluate configs sent over a pipe.
+
+Runs in a *spawned* subprocess, so a candidate that hangs, segfaults or exhausts memory takes
+down only this process; the pool in the parent records the candidate and starts a replacement.
+The module imports only the backend contract (no engine, no search, no Qt) so a worker starts fast.
+
+Wire protocol (tuples over one duplex ``multiprocessing`` connection):
+
+parent -> worker
+    ``("eval", seq, config)``           evaluate one config (limits were given at start)
+    ``("quit",)``                       close the backend and exit
+worker -> parent
+    ``("ready", info)``                 prepare() succeeded; ``info`` is a dict (pid)
+    ``("startup_error", message, log)`` backend creation or prepare() failed; the worker exits
+    ``("phase", seq, name, t)``         the backend entered phase ``name`` at ``time.monotonic() == t``
+    ``("result", seq, measurement, timings)``  finished; ``timings`` holds seconds per phase
+    ``("fatal", seq, measurement, timings)``   finished, but the worker is unusable and exits now
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from typing import Any
+
+from workbench.backends.base import BackendSpec, EvalLimits, create_backend
+from workbench.core.measurement import Measurement, Status
+
+#: phase name -> key of the trial timings dict it accumulates into.
+PHASE_TIMING_KEYS: dict[str, str] = {"compile": "compile_s", "verify": "verify_s", "run": "benchmark_s"}
+
+_PR_SET_PDEATHSIG = 1
+_WATCHDOG_PERIOD_S = 0.5
+#: exit code of a worker that gave up after MemoryError (its address space may be capped).
+EXIT_AFTER_MEMORY_ERROR = 86
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Make sure this worker never outlives the process that started it.
+
+    ``PR_SET_PDEATHSIG`` lets the kernel SIGKILL us when the parent dies (Linux only; note it fires
+    when the *thread* that spawned us exits). The watchdog thread covers other platforms and the
+    race where the parent died before ``prctl`` ran.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:
+        os._exit(0)
+
+    def watch() -> None:
+        while True:
+            time.sleep(_WATCHDOG_PERIOD_S)
+            if os.getppid() != parent_pid:
+                os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+
+
+class _PhaseClock:
+    """Forwards phase changes to the parent and accumulates the time spent in each phase."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.seq = -1
+        self.current: str | None = None
+        self.since = 0.0
+        self.timings: dict[str, float] = {}
+
+    def begin(self, seq: int) -> None:
+        self.seq, self.current, self.since, self.timings = seq, None, time.monotonic(), {}
+
+    def __call__(self, name: str) -> None:
+        now = time.monotonic()
+        self._close_current(now)
+        self.current, self.since = name, now
+        self.conn.send(("phase", self.seq, name, now))
+
+    def _close_current(self, now: float) -> None:
+        if self.current is not None:
+            key = PHASE_TIMING_KEYS.get(self.current, f"{self.current}_s")
+            self.timings[key] = self.timings.get(key, 0.0) + (now - self.since)
+
+    def finish(self, started: float) -> dict[str, float]:
+        now = time.monotonic()
+        self._close_current(now)
+        self.current = None
+        self.timings["total_s"] = now - started
+        return self.timings
+
+
+def _evaluate(backend: Any, config: Any, limits: EvalLimits, clock: _PhaseClock) -> tuple[str, Measurement]:
+    """One evaluation; returns the reply kind (``result`` or ``fatal``) and the measurement."""
+    try:
+        measurement = backend.evaluate(config, limits, clock)
+        if not isinstance(measurement, Measurement):
+            raise TypeError(f"backend returned {type(measurement).__name__}, expected Measurement")
+        return "result", measurement
+    except MemoryError as exc:
+        # The candidate exhausted memory; this process may hold a lowered address-space limit or a
+        # fragmented heap, so it reports and retires instead of serving the next candidate.
+        text = f"worker ran out of memory (MemoryError{': ' + str(exc) if str(exc) else ''})"
+        return "fatal", Measurement.failure(Status.CRASHED, text, log=traceback.format_exc())
+    except Exception as exc:  # noqa: BLE001 - any backend bug becomes a recorded runtime error
+        text = f"{type(exc).__name__}: {exc}"
+        return "result", Measurement.failure(Status.RUNTIME_ERROR, text, log=traceback.format_exc())
+
+
+def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: int) -> None:
+    """Entry point of a worker process (the target of ``multiprocessing.Process``)."""
+    _die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
+    try:
+        backend = create_backend(spec)
+        backend.prepare()
+    except BaseException as exc:  # noqa: BLE001 - report anything, then exit
+        message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        conn.send(("startup_error", message, traceback.format_exc()))
+        conn.close()
+        return
+    conn.send(("ready", {"pid": os.getpid()}))
+    clock = _PhaseClock(conn)
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            break
+        if message[0] != "eval":
+            break
+        _, seq, config = message
+        clock.begin(seq)
+        started = time.monotonic()
+        kind, measurement = _evaluate(backend, config, limits, clock)
+        timings = clock.finish(started)
+        try:
+            conn.send((kind, seq, measurement, timings))
+        except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable metric value
+            failure = Measurement.failure(Status.RUNTIME_ERROR, f"cannot return the measurement: {exc}")
+            conn.send((kind, seq, failure, timings))
+        if kind == "fatal":
+            conn.close()
+            os._exit(EXIT_AFTER_MEMORY_ERROR)
+    try:
+        backend.close()
+    finally:
+        conn.close()
