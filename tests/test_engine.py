@@ -1,0 +1,250 @@
+"""Tuning engine: the loop, budgets, dedupe, events, journal, faults, and control from other threads."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from workbench.backends.base import BackendSpec, EvalLimits
+from workbench.backends.python import PythonBackend
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Status
+from workbench.core.session import load_session
+from workbench.runner.engine import Engine, session_for_target
+from workbench.runner.events import Progress, RunFinished, TrialFinished, TrialStarted
+from workbench.search.grid import GridSearch
+from workbench.search.random import RandomSearch
+
+ROOT = Path(__file__).parent.parent
+FIXTURES = Path(__file__).parent / "fixtures"
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _spec(name: str) -> BackendSpec:
+    return BackendSpec("python", {"path": str(FIXTURES / f"{name}_bench.py")})
+
+
+def _setup(name: str, strategy=GridSearch, seed: int = 0):
+    spec = _spec(name)
+    target = PythonBackend.target(spec)
+    search = strategy(target.space, seed=seed)
+    return spec, target, session_for_target(target, spec, search), search
+
+
+def test_grid_run_measures_every_valid_config_once_default_first():
+    spec, target, session, search = _setup("trivial")
+    engine = Engine(session, search, spec, workers=2)
+    events = []
+    engine.subscribe(events.append)
+    sink = engine.event_queue()
+    finished = engine.run()
+    valid = list(target.space)
+    assert finished.reason == "exhausted"
+    assert finished.evaluations == len(valid) == len(session.trials)
+    ids = [t.config.id for t in session.trials]
+    assert sorted(ids) == sorted(c.id for c in valid)  # each exactly once
+    assert session.trials[0].config == target.default_config
+    assert [t.index for t in session.trials] == list(range(len(valid)))
+    assert all(t.ok and t.worker in ("worker-0", "worker-1") for t in session.trials)
+    best = min(session.trials, key=lambda t: t.metric("latency_ms"))
+    assert dict(best.config) == {"x": 6, "y": 4, "mode": "a"}
+    started = [e for e in events if isinstance(e, TrialStarted)]
+    done = [e for e in events if isinstance(e, TrialFinished)]
+    progress = [e for e in events if isinstance(e, Progress)]
+    assert len(started) == len(done) == len(valid)
+    assert progress[-1].done == len(valid) and progress[-1].best_latency_ms == 1.0
+    assert events[-1] == finished and isinstance(events[-1], RunFinished)
+    assert sink.qsize() == len(events)
+    assert session.strategy["name"] == "grid"
+
+
+def test_budget_counts_failures_and_eta_is_reported():
+    spec, target, session, search = _setup("faulty")
+    engine = Engine(session, search, spec, budget=5, limits=EvalLimits(run_timeout_s=0.5))
+    progress = []
+    engine.subscribe(lambda e: progress.append(e) if isinstance(e, Progress) else None)
+    finished = engine.run()
+    assert finished.reason == "budget" and finished.evaluations == 5 == len(session.trials)
+    assert engine.failures == sum(1 for t in session.trials if not t.ok) > 0
+    assert progress[-1].total == 5 and progress[-1].eta_s == 0.0
+    assert progress[0].eta_s is not None and progress[0].eta_s > 0
+
+
+def test_engine_records_every_fault_exactly_once():
+    spec, target, session, search = _setup("faulty")
+    engine = Engine(session, search, spec, workers=2, limits=EvalLimits(run_timeout_s=0.5))
+    started = time.monotonic()
+    finished = engine.run()
+    assert time.monotonic() - started < 20
+    assert finished.reason == "exhausted"
+    counts = Counter(t.config.id for t in session.trials)
+    assert set(counts.values()) == {1} and len(counts) == target.space.count()
+    status = {t.config["mode"]: t.status for t in session.trials if t.config["k"] == 0}
+    assert status == {
+        "ok": Status.OK,
+        "hang": Status.TIMEOUT,
+        "segv": Status.CRASHED,
+        "exit3": Status.CRASHED,
+        "raise": Status.RUNTIME_ERROR,
+        "oom": Status.CRASHED,
+        "nolatency": Status.RUNTIME_ERROR,
+        "notadict": Status.RUNTIME_ERROR,
+    }
+
+
+def test_second_run_skips_what_the_session_already_measured():
+    spec, target, session, search = _setup("trivial", RandomSearch, seed=3)
+    first = Engine(session, search, spec, budget=10).run()
+    assert first.evaluations == 10
+    measured = session.measured_ids()
+    # a fresh strategy with the same seed would propose the same configs: all must be skipped
+    again = RandomSearch(target.space, seed=3)
+    second = Engine(session, again, spec, budget=10).run()
+    assert second.evaluations == 10
+    ids = [t.config.id for t in session.trials]
+    assert len(ids) == len(set(ids)) == 20
+    assert measured < set(ids)
+    assert [t.index for t in session.trials] == list(range(20))
+
+
+def test_patience_stops_on_a_plateau():
+    spec, target, session, search = _setup("trivial", RandomSearch, seed=1)
+    finished = Engine(session, search, spec, patience=4).run()
+    assert finished.reason == "plateau"
+    scores = [t.metric("latency_ms") for t in session.trials]
+    best_at = scores.index(min(scores))
+    assert len(scores) - 1 - best_at == 4  # exactly `patience` evaluations after the best one
+    assert len(scores) < target.space.count()
+
+
+def test_time_limit(monkeypatch):
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
+    spec, target, session, search = _setup("slow")
+    started = time.monotonic()
+    finished = Engine(session, search, spec, time_limit_s=0.6).run()
+    assert finished.reason == "time_limit"
+    assert 0 < finished.evaluations < 30
+    assert time.monotonic() - started < 5
+
+
+def test_pause_resume_and_stop_from_another_thread(monkeypatch):
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.03")
+    spec, target, session, search = _setup("slow")
+    engine = Engine(session, search, spec, workers=2)
+    started: list = []
+    finished_trials: list = []
+    engine.subscribe(lambda e: started.append(e) if isinstance(e, TrialStarted) else None)
+    engine.subscribe(lambda e: finished_trials.append(e) if isinstance(e, TrialFinished) else None)
+    result: list[RunFinished] = []
+    thread = threading.Thread(target=lambda: result.append(engine.run()))
+    thread.start()
+    deadline = time.monotonic() + 20
+    while len(finished_trials) < 5:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    engine.pause()
+    assert engine.paused
+    time.sleep(0.3)  # in-flight candidates finish
+    frozen = len(started)
+    assert len(finished_trials) == frozen  # nothing left running while paused
+    time.sleep(0.3)
+    assert len(started) == frozen  # and nothing new started
+    engine.resume()
+    while len(finished_trials) < frozen + 5:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    engine.stop()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert result[0].reason == "stopped"
+    assert len(started) == len(finished_trials) == len(session.trials) == result[0].evaluations
+    assert len(session.trials) < target.space.count()
+
+
+def test_output_file_is_saved_and_journal_removed(tmp_path):
+    spec, target, session, search = _setup("trivial")
+    out = tmp_path / "run.json"
+    Engine(session, search, spec, budget=7, output=out).run()
+    assert out.is_file() and not Path(str(out) + ".journal").exists()
+    loaded = load_session(out)
+    assert [t.config.id for t in loaded.trials] == [t.config.id for t in session.trials]
+    assert loaded.trials[3].measurement.metrics == session.trials[3].measurement.metrics
+
+
+def test_startup_failure_ends_the_run_with_an_error(tmp_path):
+    bench = tmp_path / "bench.py"
+    bench.write_text("SPACE = {'x': [1, 2]}\ndef measure(c):\n    return {'latency_ms': 1.0}\n")
+    spec = BackendSpec("python", {"path": str(bench)})
+    target = PythonBackend.target(spec)
+    session = session_for_target(target, spec)
+    bench.write_text("raise ImportError('cannot find libfoo')\n")  # the workers will fail to import it
+    finished = Engine(session, GridSearch(target.space), spec).run()
+    assert finished.reason == "error"
+    assert "cannot find libfoo" in finished.message
+    assert session.trials == []
+
+
+def test_bad_engine_settings_are_one_line_errors():
+    spec, target, session, search = _setup("trivial")
+    for kwargs in ({"budget": 0}, {"time_limit_s": -1}, {"workers": 0}, {"patience": 0}):
+        with pytest.raises(WorkbenchError):
+            Engine(session, search, spec, **kwargs)
+
+
+DRIVER = """
+import sys
+sys.path.insert(0, {root!r})
+from workbench.backends.base import BackendSpec
+from workbench.backends.python import PythonBackend
+from workbench.runner.engine import Engine, session_for_target
+from workbench.search.grid import GridSearch
+
+if __name__ == "__main__":
+    spec = BackendSpec("python", {{"path": {bench!r}}})
+    target = PythonBackend.target(spec)
+    session = session_for_target(target, spec)
+    Engine(session, GridSearch(target.space), spec, workers=2, output={out!r}).run()
+"""
+
+
+def test_sigkill_mid_run_loses_no_finished_trial(tmp_path):
+    out = tmp_path / "killed.json"
+    journal = Path(str(out) + ".journal")
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER.format(root=str(ROOT), bench=str(FIXTURES / "slow_bench.py"), out=str(out)))
+    env = {**os.environ, "WORKBENCH_SLOW_S": "0.02"}
+    proc = subprocess.Popen([sys.executable, str(driver)], env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not journal.exists() or journal.read_text().count("\n") < 15:
+            assert proc.poll() is None, "the driver ended early"
+            assert time.monotonic() < deadline, "the run never got going"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    lines = [line for line in journal.read_text().splitlines() if line.strip()]
+    complete = []
+    for line in lines[1:]:
+        try:
+            complete.append(json.loads(line))
+        except json.JSONDecodeError:  # the trial being written when the kill came
+            pass
+    recovered = load_session(out)
+    assert len(recovered.trials) == len(complete) >= 14
+    assert [t.index for t in recovered.trials] == list(range(len(complete)))
+    assert all(t.ok for t in recovered.trials)
+    assert len({t.config.id for t in recovered.trials}) == len(complete)

@@ -1,0 +1,355 @@
+"""The tuning loop: ask the strategy, drop what is already measured, measure, record, tell, report.
+
+The engine owns the loop (strategies only answer ``ask`` / ``tell``), the budgets (evaluations and
+wall time), early stopping (space exhausted, patience), and pause / resume / stop from any thread.
+Every finished candidate is added to the session and, when an output path is set, appended to
+the session's journal before anything else happens, so a killed process loses nothing. Observers
+get plain events (:mod:`workbench.runner.events`) through callbacks or a ``queue.Queue``; the
+GUI bridges those to Qt signals on its own thread.
+"""
+
+from __future__ import annotations
+
+import math
+import queue
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from workbench.backends.base import BackendSpec, EvalLimits, Target
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Trial
+from workbench.core.space import Config
+from workbench.runner.events import Event, Progress, RunFinished, TrialFinished, TrialStarted
+from workbench.runner.pool import Result, WorkerPool
+from workbench.search.base import Strategy
+
+#: How often (seconds) the loop looks at pause / stop / time limit while candidates run.
+POLL_S = 0.05
+#: Consecutive ``ask`` rounds that propose only already-measured configs before giving up.
+MAX_DUPLICATE_ROUNDS = 50
+
+
+def session_for_target(target: Target, spec: BackendSpec, strategy: Strategy | None = None) -> Any:
+    """A new, empty session for a target (what the CLI and GUI start a fresh run with)."""
+    from workbench.core.session import Session
+
+    strategy_info: dict[str, Any] = {}
+    if strategy is not None:
+        strategy_info = {"name": strategy.name, "seed": strategy.seed, "options": dict(strategy.options)}
+    return Session(
+        kernel=target.kernel,
+        kind=target.kind,
+        source_hash=target.source_hash,
+        problem=dict(target.problem),
+        space=target.space,
+        backend=spec.to_dict(),
+        device=dict(target.device),
+        strategy=strategy_info,
+        default_config=target.default_config,
+    )
+
+
+def _journal_for(output: Path) -> Any:
+    from workbench.core.session import Journal
+
+    return Journal(output)
+
+
+class Engine:
+    """Runs one tuning session to a budget, a time limit, exhaustion, a plateau or a stop request.
+
+    ``budget``: evaluations in this run, failures included (None: unlimited). ``time_limit_s``:
+    wall time of this run, paused time excluded; no new candidate starts after it (running ones
+    finish or time out). ``patience``: stop after this many evaluations without a better
+    objective. ``output``: session file to keep up to date (saved at start and end, journaled
+    after every trial). Construct in any thread; :meth:`run` blocks the thread that calls it.
+    """
+
+    def __init__(
+        self,
+        session: Any,
+        strategy: Strategy,
+        backend_spec: BackendSpec,
+        budget: int | None = None,
+        time_limit_s: float | None = None,
+        workers: int = 1,
+        limits: EvalLimits = EvalLimits(),
+        patience: int | None = None,
+        output: str | Path | None = None,
+    ) -> None:
+        if budget is not None and budget < 1:
+            raise WorkbenchError(f"budget must be at least 1 evaluation, got {budget}")
+        if time_limit_s is not None and not time_limit_s > 0:
+            raise WorkbenchError(f"time limit must be positive, got {time_limit_s}")
+        if workers < 1:
+            raise WorkbenchError(f"workers must be at least 1, got {workers}")
+        if patience is not None and patience < 1:
+            raise WorkbenchError(f"patience must be at least 1 evaluation, got {patience}")
+        self.session = session
+        self.strategy = strategy
+        self.spec = backend_spec
+        self.budget = budget
+        self.time_limit_s = time_limit_s
+        self.workers = workers
+        self.limits = limits
+        self.patience = patience
+        self.output = Path(output) if output is not None else None
+        self._subscribers: list[Callable[[Event], None]] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._running = threading.Event()  # cleared while paused
+        self._running.set()
+        self._in_run = False
+        self.evaluations = 0
+        self.failures = 0
+        self.finished: RunFinished | None = None
+
+    # --- observers -----------------------------------------------------------------------------
+    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
+        """Call ``callback(event)`` (in the engine's thread) for every event; returns an unsubscriber."""
+        with self._lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def event_queue(self, maxsize: int = 0) -> "queue.Queue[Event]":
+        """A queue that receives every event from now on (for consumers that poll)."""
+        sink: queue.Queue[Event] = queue.Queue(maxsize)
+        self.subscribe(sink.put)
+        return sink
+
+    def _emit(self, event: Event) -> None:
+        with self._lock:
+            subscribers = list(self._subscribers)
+        for callback in subscribers:
+            callback(event)
+
+    # --- control (any thread) ------------------------------------------------------------------
+    def pause(self) -> None:
+        """Start no new candidates until :meth:`resume`; running ones finish and are recorded."""
+        self._running.clear()
+
+    def resume(self) -> None:
+        self._running.set()
+
+    def stop(self) -> None:
+        """End the run: no new candidates; running ones finish or time out, and are recorded."""
+        self._stop.set()
+        self._running.set()
+
+    @property
+    def paused(self) -> bool:
+        return not self._running.is_set()
+
+    # --- the loop ------------------------------------------------------------------------------
+    def run(self) -> RunFinished:
+        """Tune until a stop condition; returns (and emits) the :class:`RunFinished` event."""
+        if self._in_run:
+            raise WorkbenchError("this engine is already running")
+        self._in_run = True
+        try:
+            finished = self._run()
+        except WorkbenchError as exc:
+            finished = RunFinished("error", self.evaluations, str(exc))
+        except BaseException as exc:
+            self.finished = RunFinished("error", self.evaluations, f"{type(exc).__name__}: {exc}")
+            self._emit(self.finished)
+            raise
+        finally:
+            self._in_run = False
+        self.finished = finished
+        self._emit(finished)
+        return finished
+
+    def _run(self) -> RunFinished:
+        session, strategy = self.session, self.strategy
+        if session.trials and not strategy.measured:
+            strategy.warm_start(list(session.trials))
+        measured: set[str] = set(session.measured_ids())
+        strategy.measured.update(measured)
+        journal = None
+        if self.output is not None:  # the journal alone is enough to recover a killed run
+            journal = _journal_for(self.output)
+            journal.start(session)
+        try:
+            return self._loop(journal, measured)
+        finally:
+            if journal is not None:
+                journal.close()
+
+    def _loop(self, journal: Any, measured: set[str]) -> RunFinished:
+        session, strategy = self.session, self.strategy
+
+        self._t0 = time.monotonic()
+        self._paused_s = 0.0
+        self._best = min((strategy.objective(t) for t in session.trials), default=math.inf)
+        self._since_improvement = 0
+        self._best_latency = math.inf
+        self._next_index = session.next_index()
+        for trial in session.trials:
+            self._note_latency(trial)
+        in_flight: dict[str, Config] = {}
+        exhausted = False
+        reason: str | None = None
+        message = ""
+
+        def on_start(config: Config, worker: str) -> None:
+            self._emit(TrialStarted(config, worker))
+
+        with WorkerPool(self.spec, self.workers, self.limits, on_start=on_start) as pool:
+            default = session.default_config
+            if default is not None and default.id not in measured and session.space.is_valid(default):
+                if self.budget is None or self.budget > 0:
+                    in_flight[default.id] = default
+                    strategy.measured.add(default.id)
+                    pool.submit(default)
+            while True:
+                if reason is None:
+                    reason = self._stop_reason(exhausted and not in_flight)
+                if reason is not None and not in_flight:
+                    break
+                if reason is None and not self.paused:
+                    room = pool.idle_count
+                    if self.budget is not None:
+                        room = min(room, self.budget - self.evaluations - len(in_flight))
+                    if room > 0:
+                        configs = self._ask(room, measured, in_flight)
+                        for config in configs:
+                            in_flight[config.id] = config
+                            pool.submit(config)
+                        exhausted = not configs and not in_flight
+                        if exhausted:
+                            continue
+                if not in_flight:
+                    if pool.error is not None:  # no worker can start: stop instead of spinning
+                        reason, message = "error", str(pool.error)
+                    self._wait_paused()
+                    continue
+                try:
+                    results = pool.results(timeout=POLL_S)
+                except WorkbenchError as exc:  # a worker could not start: nothing more can run
+                    reason, message = "error", str(exc)
+                    in_flight.clear()
+                    continue
+                if results:
+                    self._record(results, measured, in_flight, journal)
+        if self.output is not None:
+            from workbench.core.session import save_session
+
+            self._save_strategy_state()
+            save_session(session, self.output)
+        else:
+            self._save_strategy_state()
+        return RunFinished(reason, self.evaluations, message or self._describe(reason))
+
+    def _stop_reason(self, exhausted: bool) -> str | None:
+        if self._stop.is_set():
+            return "stopped"
+        if self.budget is not None and self.evaluations >= self.budget:
+            return "budget"
+        if self.time_limit_s is not None and self._elapsed() >= self.time_limit_s:
+            return "time_limit"
+        if self.patience is not None and self._since_improvement >= self.patience:
+            return "plateau"
+        if exhausted:
+            return "exhausted"
+        return None
+
+    def _describe(self, reason: str) -> str:
+        return {
+            "stopped": "stopped on request",
+            "budget": f"evaluation budget of {self.budget} reached",
+            "time_limit": f"time limit of {self.time_limit_s:g} s reached" if self.time_limit_s else "time limit reached",
+            "plateau": f"no improvement in {self.patience} evaluations",
+            "exhausted": "the strategy has nothing left to propose",
+        }.get(reason, reason)
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self._t0 - self._paused_s
+
+    def _wait_paused(self) -> None:
+        """Nothing is running: sleep until resumed (or briefly, to re-check the stop conditions)."""
+        if self.paused:
+            started = time.monotonic()
+            self._running.wait(POLL_S)
+            self._paused_s += time.monotonic() - started
+
+    def _ask(self, n: int, measured: set[str], in_flight: dict[str, Config]) -> list[Config]:
+        """Up to ``n`` configs nobody has measured or is measuring; [] when the strategy is done."""
+        for _ in range(MAX_DUPLICATE_ROUNDS):
+            proposed = self.strategy.ask(n)
+            if not proposed:
+                return []
+            fresh: list[Config] = []
+            for config in proposed:
+                if config.id in measured or config.id in in_flight or config in fresh:
+                    self.strategy.measured.add(config.id)  # known: never propose it again
+                    continue
+                fresh.append(config)
+            if fresh:
+                return fresh
+        return []
+
+    def _record(self, results: list[Result], measured: set[str], in_flight: dict[str, Config], journal: Any) -> None:
+        now = time.time()
+        trials: list[Trial] = []
+        for config, measurement, timings, worker in results:
+            trial = Trial(
+                index=self._next_index,
+                config=config,
+                measurement=measurement,
+                started_at=now - timings.get("total_s", 0.0),
+                finished_at=now,
+                timings=timings,
+                worker=worker,
+            )
+            self.session.add(trial)
+            if journal is not None:
+                journal.append(trial)
+            in_flight.pop(config.id, None)
+            measured.add(config.id)
+            self.evaluations += 1
+            self.failures += int(measurement.status.failed)
+            score = self.strategy.objective(trial)
+            if score < self._best:
+                self._best, self._since_improvement = score, 0
+            else:
+                self._since_improvement += 1
+            self._note_latency(trial)
+            self._next_index += 1
+            trials.append(trial)
+            self._emit(TrialFinished(trial))
+        self.strategy.tell(trials)
+        self._emit(self._progress())
+
+    def _progress(self) -> Progress:
+        elapsed = self._elapsed()
+        done = self.evaluations
+        eta: float | None = None
+        if self.budget is not None and done > 0:
+            eta = elapsed / done * max(0, self.budget - done)
+        if self.time_limit_s is not None:
+            left = max(0.0, self.time_limit_s - elapsed)
+            eta = left if eta is None else min(eta, left)
+        best = self._best_latency if math.isfinite(self._best_latency) else None
+        return Progress(done, self.budget, self.failures, elapsed, eta, best)
+
+    def _note_latency(self, trial: Trial) -> None:
+        latency = trial.metric("latency_ms")
+        if trial.ok and math.isfinite(latency) and latency < self._best_latency:
+            self._best_latency = latency
+
+    def _save_strategy_state(self) -> None:
+        info = getattr(self.session, "strategy", None)
+        if isinstance(info, dict):
+            info.setdefault("name", self.strategy.name)
+            info.setdefault("seed", self.strategy.seed)
+            info["state"] = self.strategy.state()
+

@@ -1,0 +1,40 @@
+"""Grid search: every valid config, once, in the space's stable order.
+
+The baseline every other strategy is judged against, and the way to measure a small space
+completely. Configs already measured (told, or known from a reopened session) are skipped, so a
+resumed grid continues where it stopped.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from workbench.core.space import Config
+from workbench.search.base import Strategy
+
+
+class GridSearch(Strategy):
+    """Enumerates the valid configs in order (slot order, domain order, last slot fastest)."""
+
+    name = "grid"
+    description = "Every valid config in a fixed order; exhaustive and deterministic."
+    OPTIONS = ()
+
+    def __init__(self, space: Any, seed: int = 0, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
+        self._configs: Iterator[Config] = iter(space)
+        self._proposed = 0
+
+    def ask(self, n: int) -> list[Config]:
+        out: list[Config] = []
+        while len(out) < n:
+            config = next(self._configs, None)
+            if config is None:
+                break
+            self._proposed += 1
+            if config.id not in self.measured:
+                out.append(config)
+        return out
+
+    def state(self) -> dict[str, Any]:
+        return {"proposed": self._proposed}
