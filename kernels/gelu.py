@@ -1,0 +1,156 @@
+"""gelu: the tanh form of GELU over n floats, with a fast-math slot whose accuracy cost is emulated.
+
+Same memory-side slots as vector_add (block size, loads in flight, vector width, grid-stride),
+plus ``fast_math``: the precise path calls ``tanhf``; the fast path uses the hardware
+``tanh.approx.f32`` instruction (relative error about 2^-11). ``emulate`` reproduces both in
+float32 NumPy so the simulator's quality metric shows what fast math costs (about 7 digits
+against 3.5); the tolerance accepts both, so the trade is the tuner's to make.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from workbench.core.space import Config, Slot
+from workbench.core.templates import Arg, KernelTemplate, Problem, WorkProfile, ceil_div, read_cu
+
+K0 = 0.7978845608028654  # sqrt(2 / pi)
+K1 = 0.044715
+
+SLOTS = (
+    Slot("block_size", (64, 128, 256, 512, 1024), "launch", "threads per block"),
+    Slot("items_per_thread", (1, 2, 4, 8), "launch", "vectors each thread loads before computing (loads in flight)"),
+    Slot("grid_stride", (False, True), "launch", "a fixed grid loops over the data instead of covering it once"),
+    Slot("grid_blocks", (264, 528, 1056, 2112), "launch", "blocks launched in grid-stride mode"),
+    Slot("vector_width", (1, 2, 4), "memory", "floats per load/store: float, float2 or float4"),
+    Slot("fast_math", (False, True), "compute", "hardware tanh.approx (SFU) instead of precise tanhf"),
+)
+
+RESTRICTIONS = ("grid_stride or grid_blocks == 264",)
+
+
+def grid(problem: Problem, config: Config) -> tuple[int, int, int]:
+    vectors = int(problem["n"]) // int(config["vector_width"])
+    blocks = max(1, ceil_div(vectors, int(config["block_size"]) * int(config["items_per_thread"])))
+    if config["grid_stride"]:
+        blocks = min(blocks, int(config["grid_blocks"]))
+    return (blocks, 1, 1)
+
+
+def block(problem: Problem, config: Config) -> tuple[int, int, int]:
+    return (int(config["block_size"]), 1, 1)
+
+
+def make_inputs(problem: Problem, rng: np.random.Generator) -> dict[str, Any]:
+    # N(0, 2): most mass where GELU curves, tails where tanh saturates and cancellation bites.
+    return {"x": rng.normal(0.0, 2.0, int(problem["n"])).astype(np.float32)}
+
+
+def reference(inputs: Mapping[str, Any], problem: Problem) -> dict[str, np.ndarray]:
+    x = np.asarray(inputs["x"], dtype=np.float64)
+    return {"y": 0.5 * x * (1.0 + np.tanh(K0 * (x + K1 * x**3)))}
+
+
+def _f32(values: Any) -> np.ndarray:
+    return np.asarray(values, dtype=np.float32)
+
+
+def _tanh_approx(u: np.ndarray) -> np.ndarray:
+    """tanh.approx.f32: modelled as the exact tanh with its mantissa cut to 11 bits.
+
+    The PTX ISA bounds the instruction's relative error by about 2^-11; truncating the
+    significand to 11 bits gives errors of exactly that size and sign pattern (towards zero).
+    """
+    mantissa, exponent = np.frexp(np.tanh(u.astype(np.float64)))
+    return _f32(np.ldexp(np.trunc(mantissa * 2.0**11) / 2.0**11, exponent))
+
+
+def emulate(inputs: Mapping[str, Any], problem: Problem, config: Config) -> dict[str, np.ndarray]:
+    """The kernel's float32 arithmetic, step by step, for the config's math path."""
+    x = _f32(inputs["x"])
+    x3 = _f32(_f32(x * x) * x)
+    inner = _f32(np.float64(np.float32(K1)) * x3.astype(np.float64) + x.astype(np.float64))  # fmaf: one rounding
+    u = _f32(np.float32(K0) * inner)
+    t = _tanh_approx(u) if config["fast_math"] else np.tanh(u)  # float32 tanh: within a few ulp of tanhf
+    y = _f32(_f32(np.float32(0.5) * x) * _f32(np.float32(1.0) + t))
+    return {"y": y}
+
+
+def bytes_moved(problem: Problem) -> float:
+    return 8.0 * int(problem["n"])
+
+
+def flops(problem: Problem) -> float:
+    return 8.0 * int(problem["n"])  # x^3 (2), fma (2), scale (1), combine (3); tanh counted apart
+
+
+def profile(problem: Problem, config: Config) -> WorkProfile:
+    n = int(problem["n"])
+    width = int(config["vector_width"])
+    items = int(config["items_per_thread"])
+    fast = bool(config["fast_math"])
+    notes = [f"{4 * width} B per access, {items} loads in flight per thread"]
+    notes.append("tanh.approx.f32 on the SFU (~11 bits)" if fast else "precise tanhf (software sequence)")
+    return WorkProfile(
+        bytes_read=4.0 * n,
+        bytes_written=4.0 * n,
+        flops=8.0 * n,
+        access_bytes=4 * width,
+        coalescing=1.0,
+        work_per_thread=float(items * width),
+        transcendentals=float(n),
+        fast_math=fast,
+        notes=tuple(notes),
+    )
+
+
+_GELU: Any = None
+
+
+def baseline(cupy: Any, inputs: Mapping[str, Any], problem: Problem) -> None:
+    """The same formula as a CuPy ElementwiseKernel (precise tanhf)."""
+    global _GELU
+    if _GELU is None:
+        _GELU = cupy.ElementwiseKernel(
+            "float32 x", "float32 y",
+            f"y = 0.5f * x * (1.0f + tanhf({K0}f * (x + {K1}f * x * x * x)))",
+            "wb_gelu",
+        )
+    _GELU(inputs["x"], inputs["y"])
+
+
+TEMPLATE = KernelTemplate(
+    name="gelu",
+    title="GELU (tanh form)",
+    description="y = GELU(x) over n floats: memory-side slots plus fast-math intrinsics, with emulated accuracy.",
+    source=read_cu(__file__),
+    entry="gelu_forward",
+    slots=SLOTS,
+    restrictions=RESTRICTIONS,
+    args=(
+        Arg("x", "in", "float32", shape=lambda p: (int(p["n"]),)),
+        Arg("y", "out", "float32", shape=lambda p: (int(p["n"]),)),
+    ),
+    problem={"n": 1 << 24},
+    small_problem={"n": 8191},
+    problem_doc={"n": "number of elements"},
+    problem_limits={"n": (1, 1 << 30)},
+    default={
+        "block_size": 256, "items_per_thread": 1, "grid_stride": False, "grid_blocks": 264,
+        "vector_width": 1, "fast_math": False,
+    },
+    grid=grid,
+    block=block,
+    make_inputs=make_inputs,
+    reference=reference,
+    profile=profile,
+    emulate=emulate,
+    bytes_moved=bytes_moved,
+    flops=flops,
+    # Accepts the fast path: tanh.approx's 2^-11 error times |x| up to ~10 (both signs).
+    tolerance=(1e-3, 3e-3),
+    baseline=baseline,
+    baseline_name="cupy.ElementwiseKernel gelu",
+)
