@@ -1,0 +1,172 @@
+"""The python and replay backends: declarations, evaluation, errors, and faithful replay."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+import pytest
+
+from workbench.backends.base import BackendSpec, EvalLimits, create_backend
+from workbench.backends.python import PythonBackend
+from workbench.backends.replay import ReplayBackend
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Measurement, Status, Trial
+from workbench.core.session import Journal, save_session
+from workbench.core.space import Config
+from workbench.runner.engine import Engine, session_for_target
+from workbench.search.grid import GridSearch
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TRIVIAL = FIXTURES / "trivial_bench.py"
+FAULTY = FIXTURES / "faulty_bench.py"
+
+
+def _python(path: Path) -> BackendSpec:
+    return BackendSpec("python", {"path": str(path)})
+
+
+def test_python_target_reads_the_declarations():
+    target = PythonBackend.target(_python(TRIVIAL))
+    assert target.kernel == "trivial_bench" and target.kind == "python"
+    assert [s.name for s in target.space.slots] == ["x", "y", "mode"]
+    assert [s.group for s in target.space.slots] == ["launch", "memory", "compute"]
+    assert target.space.restrictions == ("x * y <= 40",)
+    assert dict(target.problem) == {"n": 1000}
+    assert target.default_config == Config({"x": 0, "y": 1, "mode": "a"})
+    assert target.source_hash == hashlib.sha256(TRIVIAL.read_bytes()).hexdigest()[:16]
+    assert target.device["simulated"] is False and target.device["backend"] == "python"
+
+
+def test_python_source_hash_follows_the_file(tmp_path):
+    bench = tmp_path / "b.py"
+    bench.write_text("SPACE = {'a': [1, 2]}\ndef measure(c):\n    return {'latency_ms': 1.0}\n")
+    first = PythonBackend.target(_python(bench)).source_hash
+    bench.write_text("SPACE = {'a': [1, 2]}\ndef measure(c):\n    return {'latency_ms': 2.0}\n")
+    assert PythonBackend.target(_python(bench)).source_hash != first
+
+
+@pytest.mark.parametrize(
+    "source, complaint",
+    [
+        ("def measure(c):\n    return {}\n", "must define SPACE"),
+        ("SPACE = {'a': [1]}\n", "must define measure"),
+        ("SPACE = {'a': [1]}\nGROUPS = {'a': 'gpu'}\ndef measure(c): pass\n", "group 'gpu'"),
+        ("SPACE = {'a': [1]}\nGROUPS = {'b': 'memory'}\ndef measure(c): pass\n", "unknown slot 'b'"),
+        ("SPACE = {'a': [1]}\nRESTRICTIONS = 'a > 0'\ndef measure(c): pass\n", "RESTRICTIONS"),
+        ("SPACE = {'a': [1]}\nRESTRICTIONS = ['__import__(\"os\")']\ndef measure(c): pass\n", "not allowed"),
+        ("1/0\n", "ZeroDivisionError"),
+    ],
+)
+def test_python_declaration_errors_are_one_line(tmp_path, source, complaint):
+    bench = tmp_path / "bad.py"
+    bench.write_text(source)
+    with pytest.raises(WorkbenchError, match=complaint) as info:
+        PythonBackend.target(_python(bench))
+    assert "\n" not in str(info.value)
+
+
+def test_python_missing_path():
+    with pytest.raises(WorkbenchError, match="options.path"):
+        PythonBackend.target(BackendSpec("python", {}))
+    with pytest.raises(WorkbenchError, match="not found"):
+        PythonBackend.target(_python(FIXTURES / "does_not_exist.py"))
+
+
+def test_python_evaluate_in_process_reports_phases_and_failures():
+    backend = create_backend(_python(FAULTY))
+    backend.prepare()
+    phases: list[str] = []
+    ok = backend.evaluate(Config({"mode": "ok", "k": 1}), EvalLimits(), phases.append)
+    assert ok.status is Status.OK and ok.metrics == {"latency_ms": 2.0, "memory_mb": 2.0}
+    assert phases == ["run"]
+    raised = backend.evaluate(Config({"mode": "raise", "k": 0}), EvalLimits())
+    assert raised.status is Status.RUNTIME_ERROR and raised.message == "ValueError: bad config k=0"
+    assert "Traceback" in raised.log
+    missing = backend.evaluate(Config({"mode": "nolatency", "k": 0}), EvalLimits())
+    assert missing.status is Status.RUNTIME_ERROR and "no 'latency_ms'" in missing.message
+
+
+def _recording(tmp_path: Path) -> tuple[Path, list[Trial]]:
+    """A small recorded session of the faulty benchmark, with ok and failed trials."""
+    spec = _python(FAULTY)
+    target = PythonBackend.target(spec)
+    session = session_for_target(target, spec)
+    session.device = {"name": "NVIDIA H100 80GB HBM3", "simulated": False}
+    backend = create_backend(spec)
+    backend.prepare()
+    configs = [Config({"mode": m, "k": 0}) for m in ("ok", "raise", "nolatency")] + [Config({"mode": "ok", "k": 2})]
+    for index, config in enumerate(configs):
+        session.add(Trial(index, config, backend.evaluate(config, EvalLimits())))
+    session.add(Trial(4, Config({"mode": "hang", "k": 0}), Measurement.failure(Status.TIMEOUT, "exceeded run timeout of 2.0 s")))
+    path = tmp_path / "recorded.json"
+    save_session(session, path)
+    return path, list(session.trials)
+
+
+def test_replay_space_is_the_recorded_points(tmp_path):
+    path, trials = _recording(tmp_path)
+    target = ReplayBackend.target(BackendSpec("replay", {"path": str(path)}))
+    assert target.kind == "recording" and target.kernel == "faulty_bench"
+    assert {c.id for c in target.space} == {t.config.id for t in trials}
+    assert target.space.count() == 5
+    assert target.device["replayed"] is True and target.device["name"] == "NVIDIA H100 80GB HBM3"
+
+
+def test_replay_returns_what_was_recorded(tmp_path):
+    path, trials = _recording(tmp_path)
+    backend = create_backend(BackendSpec("replay", {"path": str(path)}))
+    backend.prepare()
+    for trial in trials:
+        replayed = backend.evaluate(trial.config, EvalLimits())
+        assert replayed.status is trial.status
+        assert dict(replayed.metrics) == dict(trial.measurement.metrics)
+        assert replayed.message == trial.measurement.message
+    timeout = backend.evaluate(Config({"mode": "hang", "k": 0}), EvalLimits())
+    assert timeout.status is Status.TIMEOUT and timeout.message == "exceeded run timeout of 2.0 s"
+    unknown = backend.evaluate(Config({"mode": "ok", "k": 1}), EvalLimits())
+    assert unknown.status is Status.SKIPPED and unknown.message == "not in the recording"
+
+
+def test_replay_through_the_engine_reproduces_the_recording(tmp_path):
+    path, trials = _recording(tmp_path)
+    spec = BackendSpec("replay", {"path": str(path), "delay_s": 0.05})
+    target = ReplayBackend.target(spec)
+    session = session_for_target(target, spec)
+    started = time.monotonic()
+    finished = Engine(session, GridSearch(target.space), spec, workers=1).run()
+    assert finished.reason == "exhausted" and finished.evaluations == 5
+    assert time.monotonic() - started >= 5 * 0.05  # played back "as if live"
+    recorded = {t.config.id: t.measurement for t in trials}
+    for trial in session.trials:
+        assert trial.measurement.status is recorded[trial.config.id].status
+        assert dict(trial.measurement.metrics) == dict(recorded[trial.config.id].metrics)
+    assert session.device["replayed"] is True
+
+
+def test_replay_of_a_journal_only_recording(tmp_path):
+    path, trials = _recording(tmp_path)
+    from workbench.core.session import load_session
+
+    session = load_session(path)
+    live = tmp_path / "live.json"
+    journal = Journal(live)
+    journal.start(session)
+    journal.close()
+    assert not live.exists()
+    target = ReplayBackend.target(BackendSpec("replay", {"path": str(live)}))
+    assert target.space.count() == len(trials)
+
+
+def test_replay_errors(tmp_path):
+    with pytest.raises(WorkbenchError, match="options.path"):
+        ReplayBackend.target(BackendSpec("replay", {}))
+    with pytest.raises(WorkbenchError, match="not found"):
+        ReplayBackend.target(BackendSpec("replay", {"path": str(tmp_path / "none.json")}))
+    garbage = tmp_path / "garbage.json"
+    garbage.write_text("{not json")
+    with pytest.raises(WorkbenchError):
+        ReplayBackend.target(BackendSpec("replay", {"path": str(garbage)}))
+    with pytest.raises(WorkbenchError, match="delay_s"):
+        create_backend(BackendSpec("replay", {"path": str(garbage), "delay_s": -1}))

@@ -1,0 +1,130 @@
+"""The ``replay`` backend: answer from a recording instead of measuring.
+
+A recording is a workbench session file (or its journal) or a Kernel Tuner cache file. The space
+is exactly the set of recorded points, and evaluating a point returns what was recorded, failures
+included with their original reason, so strategies, the engine and the GUI can be exercised and
+compared on real data without a GPU. ``delay_s`` sleeps per evaluation, to play a recording back
+"as if live" in demos.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from typing import Any
+
+from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Measurement, Status
+from workbench.core.space import Config, SearchSpace, Slot
+
+_HEAD_BYTES = 65536
+
+
+def _path_of(spec: BackendSpec) -> str:
+    path = spec.options.get("path")
+    if not path:
+        raise WorkbenchError("replay backend needs options.path: a session or Kernel Tuner cache file")
+    path = os.path.abspath(os.path.expanduser(str(path)))
+    if not os.path.isfile(path) and not os.path.isfile(path + ".journal"):
+        raise WorkbenchError(f"recording not found: {path}")
+    return path
+
+
+def load_recording(path: str) -> Any:
+    """The recording as a :class:`~workbench.core.session.Session`, whichever format it is in."""
+    from workbench.core.session import FORMAT_NAME, load_session
+
+    head = ""
+    if os.path.isfile(path):
+        with open(path, "rb") as handle:
+            head = handle.read(_HEAD_BYTES).decode("utf-8", errors="replace")
+    if FORMAT_NAME in head or path.endswith(".journal") or not os.path.isfile(path):
+        return load_session(path)
+    if "tune_params_keys" in head or '"cache"' in head:
+        from workbench.core.interop import import_kt_cache
+
+        return import_kt_cache(path)
+    return load_session(path)  # neither: let the session loader say what is wrong
+
+
+def _slots_of(recording: Any, configs: list[Config]) -> tuple[Slot, ...]:
+    if recording.space is not None:
+        return tuple(recording.space.slots)
+    names = list(configs[0]) if configs else []
+    slots = []
+    for name in names:
+        values = sorted({c[name] for c in configs}, key=lambda v: (str(type(v)), v))
+        slots.append(Slot(name=name, values=tuple(values)))
+    return tuple(slots)
+
+
+def recorded_measurements(recording: Any) -> dict[str, Measurement]:
+    """Config id -> recorded measurement (the last one, when a config was recorded twice)."""
+    return {trial.config.id: trial.measurement for trial in recording.trials}
+
+
+class ReplayBackend(Backend):
+    """Returns recorded measurements; a config outside the recording is ``skipped``."""
+
+    kind = "replay"
+    simulated = True
+
+    def __init__(self, spec: BackendSpec) -> None:
+        super().__init__(spec)
+        self._recorded: dict[str, Measurement] | None = None
+        self.delay_s = float(spec.options.get("delay_s", 0.0) or 0.0)
+        if self.delay_s < 0:
+            raise WorkbenchError(f"replay delay_s must be >= 0, got {self.delay_s}")
+
+    @classmethod
+    def target(cls, spec: BackendSpec) -> Target:
+        path = _path_of(spec)
+        recording = load_recording(path)
+        if not recording.trials:
+            raise WorkbenchError(f"recording {path} holds no trials to replay")
+        points: list[Config] = []
+        seen: set[str] = set()
+        for trial in recording.trials:
+            if trial.config.id not in seen:
+                seen.add(trial.config.id)
+                points.append(trial.config)
+        space = SearchSpace.explicit(_slots_of(recording, points), points)
+        identity = hashlib.sha256()
+        for name in (path, path + ".journal"):
+            if os.path.isfile(name):
+                with open(name, "rb") as handle:
+                    identity.update(handle.read())
+        default = recording.default_config if recording.default_config is not None else None
+        if default is not None and default.id not in seen:
+            default = None
+        device = dict(recording.device or {})
+        device.update({"replayed": True, "backend": "replay", "recording": path})
+        device.setdefault("name", "recording")
+        device.setdefault("simulated", False)
+        return Target(
+            kernel=str(spec.options.get("kernel") or recording.kernel),
+            kind="recording",
+            space=space,
+            problem=dict(recording.problem),
+            source_hash=identity.hexdigest()[:16],
+            device=device,
+            default_config=default,
+            description=f"replay of {len(points)} recorded configs from {os.path.basename(path)}",
+        )
+
+    def prepare(self) -> None:
+        self._recorded = recorded_measurements(load_recording(_path_of(self.spec)))
+
+    def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = _no_phase) -> Measurement:
+        if self._recorded is None:
+            self.prepare()
+        assert self._recorded is not None
+        phase("run")
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        recorded = self._recorded.get(config.id)
+        if recorded is None:
+            return Measurement.failure(Status.SKIPPED, "not in the recording")
+        return recorded
