@@ -1,0 +1,477 @@
+"""The performance model: occupancy, launch limits and a latency prediction for one launch.
+
+Pure functions of (GpuSpec, WorkProfile, launch geometry, resource usage), cheap enough (tens of
+microseconds) for search strategies to rank or prune thousands of configs before measuring, the way
+Triton's ``perf_model`` + ``top_k`` does. Every factor that changes the result is returned as a named
+:class:`Term` so the GUI and ``show`` can say *why* ("limited by registers: 50% occupancy").
+
+The model, in one paragraph (details in ``docs/simulator.md``): the grid runs in waves of
+``active_blocks_per_sm x sm_count`` blocks. Within a wave, DRAM bandwidth follows Little's law
+(bytes in flight = resident threads x access width x independent loads per thread; the device
+needs ``bandwidth x latency`` bytes in flight to saturate), the FP32 rate follows how many
+independent warps each scheduler can issue from (occupancy x ILP), shared memory runs at 32 banks
+per clock divided by the bank-conflict degree. The slowest of these bounds the wave, the others
+add partially (imperfect overlap). The partial last wave is modelled with its own (smaller)
+parallelism, which is the tail effect. Atomics (throughput and same-address serialisation),
+barriers, register spills (local-memory traffic), serial phases and launch overhead add on top.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from workbench.core.gpus import GpuSpec
+from workbench.core.templates import WorkProfile
+
+# Model constants that are not per-GPU (sources and reasoning in docs/simulator.md).
+_SMOOTH_K = 6.0  # sharpness of the soft minimum min(x, 1) used for saturation curves
+_FMA_LATENCY_CYCLES = 6.0  # dependent FP32 latency plus the address/loop work around it
+_SMEM_WARPS_NEEDED = 12.0  # warp-instructions in flight per SM to hide ~30-cycle smem latency
+_L2_LATENCY_FRACTION = 0.4  # L2 hit latency relative to DRAM latency
+_L1_BYTES_PER_CLOCK = 64.0  # L2 -> SM bytes per clock per SM (caps a few busy SMs)
+_OVERLAP = 0.25  # share of the non-dominant pipe times that does not overlap with the dominant one
+_PRECISE_TRANSCENDENTAL_FLOPS = 24.0  # expf/tanhf without fast math: range reduction + polynomial
+_FAST_TRANSCENDENTAL_FLOPS = 2.0  # __expf: one multiply around the SFU ex2
+_SYNC_BASE_CYCLES = 20.0  # __syncthreads() cost for one warp
+_SYNC_PER_WARP_CYCLES = 4.0  # more warps -> longer wait for the slowest one
+_SHARED_ATOMIC_SAME_ADDR_CYCLES = 2.0  # shared-memory atomics to one address serialise
+_SPILL_DRAM_FRACTION = 0.25  # share of local-memory (spill) traffic that misses L1 and L2
+_SPILL_EFFICIENCY = 0.5  # spills are dependent, latency-bound accesses: half the L2 bandwidth
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """Resident blocks and warps per SM and what limits them (CUDA occupancy calculator rules).
+
+    ``limits`` gives the blocks per SM each resource alone would allow (``threads``, ``blocks``,
+    ``registers``, ``shared memory``); ``limiter`` is the one that binds.
+    """
+
+    fraction: float
+    active_blocks_per_sm: int
+    active_warps_per_sm: int
+    limiter: str
+    limits: Mapping[str, int] = field(default_factory=dict)
+
+    def explain(self) -> str:
+        return (
+            f"limited by {self.limiter}: {self.fraction:.0%} occupancy "
+            f"({self.active_blocks_per_sm} blocks, {self.active_warps_per_sm} warps per SM)"
+        )
+
+
+@dataclass(frozen=True)
+class Term:
+    """One named factor of a prediction. ``unit`` is ``ms`` for time terms, else what ``value`` is."""
+
+    name: str
+    value: float
+    explanation: str
+    unit: str = "ms"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "value": self.value, "unit": self.unit, "explanation": self.explanation}
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Predicted latency of one launch, its terms, and what bounds it.
+
+    ``bound`` is one of ``memory``, ``compute``, ``shared memory``, ``atomics``, ``latency``
+    (not enough parallelism to hide memory or pipeline latency), ``launch`` (overhead dominates),
+    ``serial``, or ``launch failure`` (the config cannot be resident: ``latency_ms`` is inf).
+    """
+
+    latency_ms: float
+    terms: tuple[Term, ...]
+    bound: str
+    occupancy: Occupancy
+
+    def term(self, name: str) -> Term | None:
+        for term in self.terms:
+            if term.name == name:
+                return term
+        return None
+
+    def explain(self) -> str:
+        """A few lines a person can read: the bound, then every term."""
+        lines = [f"{self.latency_ms:.4g} ms, {self.bound}-bound; {self.occupancy.explain()}"]
+        lines += [f"  {t.name}: {t.explanation}" for t in self.terms]
+        return "\n".join(lines)
+
+
+def _ceil_to(value: float, unit: int) -> int:
+    return int(math.ceil(value / unit) * unit) if unit > 0 else int(math.ceil(value))
+
+
+def _soft_min1(x: float) -> float:
+    """A smooth ``min(x, 1)``: linear for small x, saturating at 1 (0.89 at x = 1)."""
+    if x <= 0.0:
+        return 0.0
+    return x / (1.0 + x**_SMOOTH_K) ** (1.0 / _SMOOTH_K)
+
+
+def _prod(dims: Sequence[int]) -> int:
+    out = 1
+    for d in dims:
+        out *= int(d)
+    return out
+
+
+def occupancy(gpu: GpuSpec, threads_per_block: int, registers_per_thread: int, smem_per_block: int) -> Occupancy:
+    """Resident blocks per SM by the CUDA occupancy calculator rules.
+
+    Registers are allocated per warp in units of ``register_alloc_unit`` and warps in groups of
+    ``warp_alloc_granularity``; shared memory per block is rounded up to ``shared_alloc_unit`` after
+    adding the runtime's reserved ``shared_reserved_per_block``. A block that cannot be resident at
+    all gives ``active_blocks_per_sm == 0`` (the launch would fail; see :func:`launch_check`).
+    """
+    threads = int(threads_per_block)
+    if threads <= 0 or threads > gpu.max_threads_per_block:
+        return Occupancy(0.0, 0, 0, "threads", {"threads": 0})
+    warps = math.ceil(threads / gpu.warp_size)
+    limits: dict[str, int] = {
+        "threads": gpu.max_warps_per_sm // warps,
+        "blocks": gpu.max_blocks_per_sm,
+    }
+    regs = int(registers_per_thread)
+    if regs > 0:
+        regs_per_warp = _ceil_to(regs * gpu.warp_size, gpu.register_alloc_unit)
+        if regs > gpu.max_registers_per_thread or regs_per_warp * warps > gpu.max_registers_per_block:
+            limits["registers"] = 0
+        else:
+            warps_by_regs = gpu.registers_per_sm // regs_per_warp
+            warps_by_regs -= warps_by_regs % gpu.warp_alloc_granularity
+            limits["registers"] = warps_by_regs // warps
+    smem = int(smem_per_block)
+    if smem > gpu.shared_per_block_optin:
+        limits["shared memory"] = 0
+    else:
+        per_block = _ceil_to(smem + gpu.shared_reserved_per_block, gpu.shared_alloc_unit)
+        limits["shared memory"] = gpu.shared_per_sm // per_block if per_block > 0 else gpu.max_blocks_per_sm
+    active = min(limits.values())
+    limiter = next(name for name in ("threads", "blocks", "registers", "shared memory") if limits.get(name) == active)
+    active_warps = active * warps
+    return Occupancy(active_warps / gpu.max_warps_per_sm, active, active_warps, limiter, limits)
+
+
+def launch_check(
+    gpu: GpuSpec,
+    block: Sequence[int],
+    smem: int,
+    registers: int,
+    grid: Sequence[int] | None = None,
+) -> str | None:
+    """Why a real device would refuse this launch, worded like the CUDA error it would raise; None if fine.
+
+    Shared memory above the 48 KB default but within the opt-in maximum is accepted: backends opt
+    in (``cudaFuncAttributeMaxDynamicSharedMemorySize``) before launching.
+    """
+    dims = [int(d) for d in block] + [1] * (3 - len(block))
+    threads = _prod(dims)
+    if threads <= 0 or min(dims) <= 0:
+        return f"invalid configuration argument (block {dims[0]}x{dims[1]}x{dims[2]} has no threads)"
+    if threads > gpu.max_threads_per_block or dims[0] > 1024 or dims[1] > 1024 or dims[2] > 64:
+        return (
+            f"invalid configuration argument (block {dims[0]}x{dims[1]}x{dims[2]} = {threads} threads; "
+            f"the {gpu.name} allows at most {gpu.max_threads_per_block} per block, z <= 64)"
+        )
+    if grid is not None:
+        g = [int(d) for d in grid] + [1] * (3 - len(grid))
+        if min(g) <= 0 or g[0] > 2**31 - 1 or g[1] > 65535 or g[2] > 65535:
+            return f"invalid configuration argument (grid {g[0]}x{g[1]}x{g[2]} outside the device limits)"
+    if smem > gpu.shared_per_block_optin:
+        return (
+            f"invalid argument (shared memory per block {int(smem)} B exceeds the {gpu.name} maximum of "
+            f"{gpu.shared_per_block_optin} B)"
+        )
+    if registers > 0:
+        warps = math.ceil(threads / gpu.warp_size)
+        regs_per_warp = _ceil_to(int(registers) * gpu.warp_size, gpu.register_alloc_unit)
+        if registers > gpu.max_registers_per_thread or regs_per_warp * warps > gpu.max_registers_per_block:
+            return (
+                f"too many resources requested for launch ({int(registers)} registers x {threads} threads "
+                f"= {regs_per_warp * warps} > {gpu.max_registers_per_block} registers per block)"
+            )
+    return None
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.3g} B"
+
+
+@dataclass
+class _Wave:
+    """Pipe times of one wave of ``blocks`` blocks (seconds) and the saturation of each."""
+
+    dram: float
+    l2: float
+    compute: float
+    sfu: float
+    smem: float
+    mem_saturation: float
+    issue_saturation: float
+
+
+def predict(
+    gpu: GpuSpec,
+    profile: WorkProfile,
+    grid: Sequence[int],
+    block: Sequence[int],
+    resources: Mapping[str, Any],
+) -> Prediction:
+    """Predicted latency of one launch (plus ``profile.extra_launches``) on ``gpu``.
+
+    ``resources``: ``registers`` (per thread), ``smem_bytes`` (static + dynamic per block),
+    ``spill_store_bytes`` / ``spill_load_bytes`` (per thread, from ptxas), optional ``estimated``.
+    """
+    threads = _prod(block)
+    blocks = max(1, _prod(grid))
+    regs = int(resources.get("registers", 0) or 0)
+    smem = int(resources.get("smem_bytes", 0) or 0)
+    occ = occupancy(gpu, threads, regs, smem)
+    terms: list[Term] = [Term("occupancy", occ.fraction, occ.explain(), "fraction")]
+    if occ.active_blocks_per_sm == 0:
+        return Prediction(math.inf, tuple(terms), "launch failure", occ)
+
+    clk = gpu.clock_hz
+    warps_per_block = math.ceil(threads / gpu.warp_size)
+    total_threads = blocks * threads
+    coalescing = min(1.0, max(profile.coalescing, 1.0 / 32.0))
+    access = max(1, int(profile.access_bytes))
+    wpt = max(1.0, float(profile.work_per_thread))
+    reuse = min(max(profile.l2_reuse, 0.0), 1.0)
+
+    # --- traffic: what reaches DRAM and what the caches serve ------------------------------------
+    read_sectors = profile.bytes_read / coalescing
+    write_sectors = profile.bytes_written / coalescing
+    footprint = profile.bytes_read * (1.0 - reuse) + profile.bytes_written
+    # Benchmarks repeat the launch: a working set well inside L2 stays there between runs.
+    resident = min(1.0, max(0.0, (gpu.l2_bytes - footprint) / (0.5 * gpu.l2_bytes)))
+    dram_bytes = (read_sectors * (1.0 - reuse) + write_sectors) * (1.0 - resident)
+    cache_bytes = read_sectors + write_sectors  # everything passes through L2
+    spill_per_thread = float(resources.get("spill_store_bytes", 0) or 0) + float(resources.get("spill_load_bytes", 0) or 0)
+    spill_bytes = spill_per_thread * total_threads * wpt
+    if spill_bytes:
+        dram_bytes += spill_bytes * _SPILL_DRAM_FRACTION
+
+    loads_per_thread = profile.bytes_read / max(1.0, total_threads * access)
+    inflight_loads = min(max(1.0, min(loads_per_thread, 2.0 * wpt)), 32.0)
+    ilp = min(wpt, 8.0)
+
+    transcendental_flops = profile.transcendentals * (
+        _FAST_TRANSCENDENTAL_FLOPS if profile.fast_math else _PRECISE_TRANSCENDENTAL_FLOPS
+    )
+    sfu_ops = profile.transcendentals * (1.0 if profile.fast_math else 2.0)
+    flops = profile.flops + transcendental_flops
+    smem_ops = profile.smem_accesses * max(1.0, profile.bank_conflict_ways)
+
+    peak_bw = gpu.peak_bandwidth * gpu.dram_efficiency
+    issue_interval = gpu.warp_size * gpu.schedulers_per_sm / gpu.fp32_lanes_per_sm
+    warps_needed = _FMA_LATENCY_CYCLES / issue_interval  # independent warp-instructions per scheduler
+
+    def wave(n_blocks: int) -> _Wave:
+        share = n_blocks / blocks
+        sms = min(n_blocks, gpu.sm_count)
+        blocks_per_sm = n_blocks / sms
+        warps_per_sm = blocks_per_sm * warps_per_block
+        threads_resident = n_blocks * threads
+        inflight = threads_resident * access * inflight_loads / coalescing
+        mem_sat = _soft_min1(inflight / (peak_bw * gpu.dram_latency_ns * 1e-9))
+        sm_cap = sms * _L1_BYTES_PER_CLOCK * clk
+        dram_bw = min(peak_bw * mem_sat, sm_cap)
+        l2_sat = _soft_min1(inflight / (gpu.l2_bandwidth_gbs * 1e9 * gpu.dram_latency_ns * _L2_LATENCY_FRACTION * 1e-9))
+        l2_bw = min(gpu.l2_bandwidth_gbs * 1e9 * l2_sat * sms / gpu.sm_count, sm_cap * 2.0)
+        issue_sat = _soft_min1(warps_per_sm / gpu.schedulers_per_sm * ilp / warps_needed)
+        flop_rate = sms * gpu.fp32_lanes_per_sm * 2.0 * clk * issue_sat
+        sfu_rate = sms * gpu.sfu_per_sm * clk * issue_sat
+        smem_rate = sms * gpu.shared_banks * clk * _soft_min1(warps_per_sm * ilp / _SMEM_WARPS_NEEDED)
+        return _Wave(
+            dram=dram_bytes * share / dram_bw if dram_bytes else 0.0,
+            l2=(cache_bytes + spill_bytes) * share / l2_bw if cache_bytes + spill_bytes else 0.0,
+            compute=flops * share / flop_rate if flops else 0.0,
+            sfu=sfu_ops * share / sfu_rate if sfu_ops else 0.0,
+            smem=smem_ops * share / smem_rate if smem_ops else 0.0,
+            mem_saturation=mem_sat,
+            issue_saturation=issue_sat,
+        )
+
+    per_wave = occ.active_blocks_per_sm * gpu.sm_count
+    full_waves, rest = divmod(blocks, per_wave)
+    waves_list: list[tuple[int, _Wave]] = []
+    if full_waves:
+        waves_list.append((full_waves, wave(per_wave)))
+    if rest:
+        waves_list.append((1, wave(rest)))
+
+    pipes = ("dram", "l2", "compute", "sfu", "smem")
+    totals = dict.fromkeys(pipes, 0.0)
+    body = 0.0
+    for count, w in waves_list:
+        times = [getattr(w, p) for p in pipes]
+        slowest = max(times)
+        body += count * (slowest + _OVERLAP * (sum(times) - slowest))
+        for p, t in zip(pipes, times):
+            totals[p] += count * t
+    main = waves_list[0][1]
+    n_waves = blocks / per_wave
+    tail_eff = n_waves / math.ceil(n_waves)
+
+    # --- atomics --------------------------------------------------------------------------------
+    t_atomic = 0.0
+    if profile.atomics > 0:
+        contention = profile.atomics / max(1.0, profile.atomic_targets)
+        t_atomic = max(profile.atomics / (gpu.atomic_rate_gops * 1e9), contention / (gpu.same_address_atomic_gops * 1e9))
+    t_shared_atomic = 0.0
+    if profile.shared_atomics > 0:
+        per_block = profile.shared_atomics / blocks
+        per_addr = per_block / max(1.0, profile.shared_atomic_targets)
+        cycles = max(per_block / gpu.shared_banks, per_addr * _SHARED_ATOMIC_SAME_ADDR_CYCLES)
+        t_shared_atomic = blocks / gpu.sm_count * cycles / clk / min(occ.active_blocks_per_sm, 2)
+    kernel_times = [body, t_atomic, t_shared_atomic]
+    kernel = max(kernel_times) + _OVERLAP * (sum(kernel_times) - max(kernel_times))
+
+    # --- additive costs -------------------------------------------------------------------------
+    sync_cycles = profile.syncs_per_block * (_SYNC_BASE_CYCLES + _SYNC_PER_WARP_CYCLES * warps_per_block)
+    t_sync = blocks / gpu.sm_count * sync_cycles / clk / occ.active_blocks_per_sm
+    t_spill = spill_bytes / (gpu.l2_bandwidth_gbs * 1e9 * _SPILL_EFFICIENCY) if spill_bytes else 0.0
+    t_serial = profile.serial_fraction * kernel * gpu.sm_count if profile.serial_fraction > 0 else 0.0
+    launches = 1 + max(0, int(profile.extra_launches))
+    t_launch = launches * gpu.launch_overhead_us * 1e-6
+    total = kernel + t_sync + t_spill + t_serial + t_launch
+
+    # --- terms ----------------------------------------------------------------------------------
+    ms = 1e3
+    bw_used = dram_bytes / totals["dram"] / 1e9 if totals["dram"] else 0.0
+    terms.append(
+        Term(
+            "waves",
+            n_waves,
+            f"{blocks} blocks in {math.ceil(n_waves)} wave(s) of {per_wave} ({occ.active_blocks_per_sm} per SM x "
+            f"{gpu.sm_count} SMs); last wave {(n_waves - int(n_waves)) or 1.0:.0%} full, tail efficiency {tail_eff:.0%}",
+            "waves",
+        )
+    )
+    terms.append(
+        Term(
+            "memory",
+            totals["dram"] * ms,
+            f"{_fmt_bytes(dram_bytes)} DRAM traffic at {bw_used:.0f} GB/s ({bw_used * 1e9 / gpu.peak_bandwidth:.0%} of "
+            f"{gpu.memory_bandwidth_gbs:.0f}); bytes in flight reach {main.mem_saturation:.0%} of what hides "
+            f"{gpu.dram_latency_ns:.0f} ns latency ({access} B x {inflight_loads:.0f} loads per thread)"
+            + (f"; {resident:.0%} of the working set stays in L2" if resident > 0 else ""),
+        )
+    )
+    terms.append(
+        Term(
+            "coalescing",
+            coalescing,
+            f"{coalescing:.0%} of each fetched 32 B sector is used"
+            + ("" if coalescing >= 0.999 else f": {1 / coalescing:.1f}x the useful traffic"),
+            "fraction",
+        )
+    )
+    terms.append(
+        Term("cache", totals["l2"] * ms, f"{_fmt_bytes(cache_bytes + spill_bytes)} through L2 ({reuse:.0%} of reads reused)")
+    )
+    terms.append(
+        Term(
+            "compute",
+            totals["compute"] * ms,
+            f"{profile.flops / 1e9:.3g} GFLOP (+{transcendental_flops / 1e9:.3g} for transcendentals) at "
+            f"{main.issue_saturation:.0%} issue efficiency ({occ.active_warps_per_sm / gpu.schedulers_per_sm:.1f} warps per "
+            f"scheduler x ILP {ilp:.0f})",
+        )
+    )
+    if profile.transcendentals:
+        terms.append(
+            Term(
+                "transcendentals",
+                totals["sfu"] * ms,
+                f"{profile.transcendentals / 1e6:.3g} M special functions, "
+                + ("fast math: one SFU op each" if profile.fast_math else f"precise: ~{_PRECISE_TRANSCENDENTAL_FLOPS:.0f} FP32 ops each"),
+            )
+        )
+    if profile.smem_accesses:
+        terms.append(
+            Term(
+                "shared memory",
+                totals["smem"] * ms,
+                f"{profile.smem_accesses / 1e6:.3g} M accesses, {profile.bank_conflict_ways:.3g}-way bank conflicts",
+            )
+        )
+    if profile.atomics:
+        terms.append(
+            Term(
+                "atomics",
+                t_atomic * ms,
+                f"{profile.atomics / 1e6:.3g} M global atomics on {profile.atomic_targets:.3g} address(es): "
+                f"{profile.atomics / max(1.0, profile.atomic_targets):.3g} serialised updates per address",
+            )
+        )
+    if profile.shared_atomics:
+        terms.append(
+            Term(
+                "shared atomics",
+                t_shared_atomic * ms,
+                f"{profile.shared_atomics / 1e6:.3g} M shared atomics, {profile.shared_atomic_targets:.3g} targets per block",
+            )
+        )
+    if profile.syncs_per_block:
+        terms.append(Term("sync", t_sync * ms, f"{profile.syncs_per_block:.3g} __syncthreads() per block of {warps_per_block} warps"))
+    if spill_bytes:
+        terms.append(
+            Term("spills", t_spill * ms, f"{spill_per_thread:.0f} B spilled per thread: {_fmt_bytes(spill_bytes)} local-memory traffic")
+        )
+    if t_serial:
+        terms.append(Term("serial", t_serial * ms, f"{profile.serial_fraction:.2%} of the work runs on one SM"))
+    terms.append(Term("launch", t_launch * ms, f"{launches} launch(es) x {gpu.launch_overhead_us:.1f} us overhead"))
+    if resources.get("estimated"):
+        terms.append(Term("estimated", 1.0, "registers and shared memory are estimates (no compiler ran)", "flag"))
+
+    bound = _bound(totals, t_atomic + t_shared_atomic, t_launch, t_serial, kernel, main)
+    return Prediction(total * ms, tuple(terms), bound, occ)
+
+
+def _bound(totals: Mapping[str, float], t_atomic: float, t_launch: float, t_serial: float, kernel: float, main: _Wave) -> str:
+    """Name the dominant cost the way a GPU engineer would."""
+    if t_launch >= kernel:
+        return "launch"
+    if t_serial > kernel:
+        return "serial"
+    candidates = {
+        "memory": max(totals["dram"], totals["l2"]),
+        "compute": totals["compute"] + totals["sfu"],
+        "shared memory": totals["smem"],
+        "atomics": t_atomic,
+    }
+    name = max(candidates, key=lambda k: candidates[k])
+    if name == "memory" and main.mem_saturation < 0.5:
+        return "latency"
+    if name in ("compute", "shared memory") and main.issue_saturation < 0.5:
+        return "latency"
+    return name
+
+
+def estimate_resources(profile: WorkProfile, threads_per_block: int, smem_bytes: int) -> dict[str, Any]:
+    """Registers and shared memory when no compiler result is available, marked ``estimated``.
+
+    A rough rule of thumb: ~24 registers of bookkeeping plus the live values of each independent
+    item (``access_bytes / 4`` words, unrolled ``work_per_thread`` times); beyond 255 ptxas would spill.
+    """
+    live_words = max(1.0, profile.access_bytes / 4.0) * max(1.0, profile.work_per_thread)
+    want = 24 + int(math.ceil(4 * live_words))
+    regs = min(255, _ceil_to(want, 8))
+    spill = max(0, want - 255) * 4
+    return {
+        "registers": regs,
+        "smem_bytes": int(smem_bytes),
+        "spill_store_bytes": spill,
+        "spill_load_bytes": spill,
+        "estimated": True,
+    }

@@ -1,0 +1,56 @@
+"""One number for "how accurate is this config's output": shared by the simulator and the CUDA backend.
+
+Correctness (pass / ``wrong_result``) is decided elsewhere by the template's ``(rtol, atol)``. Quality
+ranks the configs that pass: fast math, reduced precision or a different summation order lose
+digits, and a teacher wants that visible as a number in [0, 1].
+
+Formula: ``quality = clip(digits / 7.22, 0, 1)`` where ``digits = -log10(normwise relative error)``
+and the normwise relative error is ``max|result - reference| / max|reference|`` (robust to zeros in
+the reference). 7.22 = log10(2**24) is what an exactly rounded float32 result can carry, so an exact
+result scores 1.0, a typical float32 kernel about 0.9, fast-math transcendentals about 0.8 and a
+half-precision result about 0.45.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+
+FLOAT32_DIGITS = math.log10(2.0**24)
+
+
+def relative_error(result: np.ndarray, reference: np.ndarray) -> float:
+    """Normwise relative error ``max|result - reference| / max|reference|`` (inf on NaN or shape mismatch)."""
+    got = np.asarray(result, dtype=np.float64)
+    want = np.asarray(reference, dtype=np.float64)
+    if got.shape != want.shape:
+        return math.inf
+    if want.size == 0:
+        return 0.0
+    diff = np.abs(got - want)
+    if not np.all(np.isfinite(diff)):
+        return math.inf
+    scale = float(np.max(np.abs(want)))
+    worst = float(np.max(diff))
+    if scale == 0.0:
+        return 0.0 if worst == 0.0 else math.inf
+    return worst / scale
+
+
+def quality_from_error(error: float) -> float:
+    """Quality in [0, 1] from a normwise relative error (1 = exact, 0 = no correct digit)."""
+    if math.isnan(error) or error == math.inf:
+        return 0.0
+    if error <= 0.0:
+        return 1.0
+    return float(min(1.0, max(0.0, -math.log10(error) / FLOAT32_DIGITS)))
+
+
+def quality_of(outputs: Mapping[str, np.ndarray], references: Mapping[str, np.ndarray]) -> float:
+    """The quality of a set of outputs: the worst output decides (every checked output must be good)."""
+    if not references:
+        return 1.0
+    worst = max(relative_error(outputs.get(name, np.array([])), ref) for name, ref in references.items())
+    return quality_from_error(worst)
