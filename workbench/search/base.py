@@ -31,6 +31,11 @@ class Option:
     choices: tuple[Any, ...] | None = None
 
 
+def latency_objective(trial: Trial) -> float:
+    """Default objective: latency of ok trials, ``+inf`` for failures (the engine may replace it)."""
+    return trial.metric("latency_ms") if trial.ok else float("inf")
+
+
 class Strategy(ABC):
     """Base class of every search strategy.
 
@@ -54,7 +59,7 @@ class Strategy(ABC):
         self.seed = seed
         self.rng = np.random.default_rng(seed)
         self.options = self.validate_options(options)
-        self.objective = lambda trial: trial.metric("latency_ms") if trial.ok else float("inf")
+        self.objective = latency_objective  # module-level so that strategies pickle
         self.measured: set[str] = set()  # ids of configs already measured (told or known from the session)
 
     @classmethod
@@ -100,6 +105,11 @@ class Strategy(ABC):
 STRATEGIES: dict[str, str] = {
     "grid": "workbench.search.grid:GridSearch",
     "random": "workbench.search.random:RandomSearch",
+    "local": "workbench.search.local:LocalSearch",
+    "annealing": "workbench.search.annealing:Annealing",
+    "genetic": "workbench.search.genetic:Genetic",
+    "tpe": "workbench.search.tpe:TPE",
+    "agents": "workbench.search.agents:Agents",
 }
 
 DEFAULT_STRATEGY = "random"

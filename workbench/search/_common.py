@@ -1,0 +1,178 @@
+"""What every model-based strategy needs: configs as index vectors, bookkeeping, repair.
+
+The strategies in this package think in *index vectors* (position of each slot's value in its
+domain), because that is where "neighbouring value", "distance" and "distribution over values"
+make sense. This module translates, remembers what was proposed and measured (so nothing is
+proposed twice), and repairs a wished-for index vector into the nearest valid, unmeasured config:
+restrictions and recorded spaces have holes, and a strategy must never spend an evaluation on an
+invalid or already measured config.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from workbench.core.measurement import Trial
+from workbench.core.space import Config, SearchSpace
+from workbench.search.base import Strategy
+
+Index = tuple[int, ...]
+
+
+class Coder:
+    """Config <-> index vector for one space, plus the normalised distance between vectors."""
+
+    def __init__(self, space: SearchSpace) -> None:
+        self.names: tuple[str, ...] = tuple(s.name for s in space.slots)
+        self.values: tuple[tuple[Any, ...], ...] = tuple(tuple(s.values) for s in space.slots)
+        self.sizes = np.array([len(v) for v in self.values], dtype=np.int64)
+        self.ordered = np.array([bool(s.ordered) for s in space.slots])
+        self._lookup = tuple({v: i for i, v in enumerate(vals)} for vals in self.values)
+        # Per-slot scale so that a full sweep of any slot costs 1 (categorical: any change costs 1).
+        self._scale = np.where(self.ordered, 1.0 / np.maximum(self.sizes - 1, 1), 1.0)
+
+    def encode(self, config: Mapping[str, Any]) -> Index:
+        return tuple(self._lookup[k][config[name]] for k, name in enumerate(self.names))
+
+    def decode(self, index: Sequence[int]) -> Config:
+        return Config({name: self.values[k][int(i)] for k, (name, i) in enumerate(zip(self.names, index))})
+
+    def distance(self, a: Sequence[int], b: Sequence[int]) -> float:
+        """Distance between two index vectors: ordered slots by normalised step, others by mismatch."""
+        diff = np.abs(np.asarray(a) - np.asarray(b))
+        return float(np.sum(np.where(self.ordered, diff * self._scale, diff > 0)))
+
+    def step_cost(self, slot: int, frm: int, to: int) -> float:
+        return abs(to - frm) * self._scale[slot] if self.ordered[slot] else 1.0
+
+
+def latency_rank(values: Sequence[float]) -> np.ndarray:
+    """Centred ranks in [-1, 1], +1 for the lowest value; ties share their mean rank; NaN/inf rank last.
+
+    Ranks instead of raw latencies make rewards robust to timing noise and to the scale of a kernel.
+    """
+    v = np.asarray(values, dtype=float)
+    m = len(v)
+    if m < 2:
+        return np.zeros(m)
+    v = np.where(np.isfinite(v), v, np.inf)
+    order = np.argsort(v, kind="stable")
+    ranks = np.empty(m)
+    ranks[order] = np.arange(m, dtype=float)
+    for value in np.unique(v):  # average ties (failures are all tied at +inf)
+        same = v == value
+        if same.sum() > 1:
+            ranks[same] = ranks[same].mean()
+    return 1.0 - 2.0 * ranks / (m - 1)
+
+
+class IndexedStrategy(Strategy):
+    """A strategy that remembers scores by config id and proposes each config at most once.
+
+    ``proposed`` holds ids handed out by ``ask`` (pending or measured); ``scores`` maps measured ids
+    to the engine's objective (``+inf`` for failures). Subclasses call :meth:`fresh` to check a
+    candidate and :meth:`repair` to turn a wish into something measurable.
+    """
+
+    def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
+        self.coder = Coder(space)
+        self.proposed: set[str] = set()
+        self.scores: dict[str, float] = {}
+        self.best_id: str | None = None
+        self.best_config: Config | None = None
+        self.best_score = math.inf
+        self.n_told = 0
+        self._count: int | None = None
+
+    # --- bookkeeping ------------------------------------------------------------------------
+    def tell(self, trials: Sequence[Trial]) -> None:
+        super().tell(trials)
+        for trial in trials:
+            score = float(self.objective(trial))
+            if math.isnan(score):
+                score = math.inf
+            self.scores[trial.config.id] = score
+            self.n_told += 1
+            if score < self.best_score:
+                self.best_score, self.best_id, self.best_config = score, trial.config.id, trial.config
+
+    def taken(self) -> set[str]:
+        return self.proposed | self.measured
+
+    def space_count(self) -> int:
+        if self._count is None:
+            self._count = int(self.space.count())
+        return self._count
+
+    def exhausted(self) -> bool:
+        return len(self.taken()) >= self.space_count()
+
+    def fresh(self, config: Config, batch: Iterable[str] = ()) -> bool:
+        """Valid, never proposed or measured, and not already in the batch being built."""
+        cid = config.id
+        return cid not in self.proposed and cid not in self.measured and cid not in batch and self.space.is_valid(config)
+
+    def take(self, configs: Sequence[Config]) -> list[Config]:
+        """Mark configs as handed out and return them (every ``ask`` ends here)."""
+        for config in configs:
+            self.proposed.add(config.id)
+        return list(configs)
+
+    def sample(self, n: int, batch: Iterable[str] = ()) -> list[Config]:
+        """Up to ``n`` fresh configs uniformly at random."""
+        if n <= 0:
+            return []
+        return self.space.sample(self.rng, n, exclude=self.taken() | set(batch))
+
+    # --- repair -------------------------------------------------------------------------------
+    def repair(self, index: Sequence[int], batch: Iterable[str] = (), pool: int = 24) -> Config | None:
+        """The nearest fresh valid config to ``index`` (itself if it qualifies); None when none is left.
+
+        Tries every single-slot change in order of distance, then random two-slot changes, then the
+        nearest of a uniform sample. Cheap for explicit and restricted spaces alike, and it never
+        enumerates the space.
+        """
+        batch = set(batch)
+        index = tuple(int(i) for i in index)
+        config = self.coder.decode(index)
+        if self.fresh(config, batch):
+            return config
+        sizes = self.coder.sizes
+        moves: list[tuple[float, float, int, int]] = []
+        for k in range(len(index)):
+            for j in range(int(sizes[k])):
+                if j != index[k]:
+                    moves.append((self.coder.step_cost(k, index[k], j), float(self.rng.random()), k, j))
+        moves.sort()
+        for _, _, k, j in moves:
+            cand = list(index)
+            cand[k] = j
+            config = self.coder.decode(cand)
+            if self.fresh(config, batch):
+                return config
+        if len(index) > 1:
+            pairs = []
+            for _ in range(4 * len(moves)):
+                a, b = self.rng.choice(len(moves), size=2, replace=False)
+                (ca, _, ka, ja), (cb, _, kb, jb) = moves[a], moves[b]
+                if ka != kb:
+                    pairs.append((ca + cb, ka, ja, kb, jb))
+            pairs.sort()
+            for _, ka, ja, kb, jb in pairs[:64]:
+                cand = list(index)
+                cand[ka], cand[kb] = ja, jb
+                config = self.coder.decode(cand)
+                if self.fresh(config, batch):
+                    return config
+        candidates = self.sample(pool, batch)
+        if not candidates:
+            return None
+        dist = [self.coder.distance(index, self.coder.encode(c)) for c in candidates]
+        return candidates[int(np.argmin(dist))]
+
+    def state(self) -> dict[str, Any]:
+        return {"told": self.n_told, "best_id": self.best_id}

@@ -1,0 +1,217 @@
+"""Cooperative per-concern agents: one learning policy per group of slots, rewarded together.
+
+Why: the slots of a kernel template come in concerns (launch geometry, memory access, compute,
+reduction) whose good choices are partly independent: the best tile size barely depends on the
+reduction strategy. An agent per concern learns *its* part of the answer from every evaluation,
+and the agents cooperate through one shared reward, so the search needs fewer evaluations than a
+method that treats the config as one opaque point. See ``docs/strategies.md`` for the algorithm.
+
+In short, every round:
+
+1. The agents jointly propose a batch. Each candidate starts from the incumbent (or another elite
+   config); one agent, chosen by its credit (how often its moves improved a config), redraws its
+   own slots from its policy while the others hold; now and then all agents draw at once.
+2. Rewards are ranks within the batch (robust to timing noise and to the kernel's scale), shared by
+   every agent, plus a small auxiliary term from the agent's own metric when the backend reports it
+   (memory agent: ``throughput_gbs``; launch agent: ``occupancy``).
+3. Each agent updates a softmax preference per slot value (smoothed onto adjacent values of
+   ordered slots, because 128 threads usually behave like 96 and 160).
+4. When the best config has not improved for ``patience`` evaluations, exploration rises in one
+   agent's dimensions at a time (high temperature, others hold the incumbent); the focus moves to
+   the next agent if that does not help either.
+
+A space whose slots all share one group has a single concern; then each slot acts as its own agent.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from workbench.core.measurement import Trial
+from workbench.core.space import GROUPS, Config, SearchSpace
+from workbench.search._common import IndexedStrategy, latency_rank
+from workbench.search.base import Option
+
+#: The metric an agent watches besides the shared reward (larger is better).
+AUX_METRIC = {"memory": "throughput_gbs", "launch": "occupancy"}
+
+
+class Agents(IndexedStrategy):
+    name = "agents"
+    description = "Cooperative per-concern agents with shared rank rewards and focused exploration"
+    OPTIONS = (
+        Option("init", 8, "Random configs measured before the agents start learning"),
+        Option("batch", 8, "Configs per round (ranks are taken within a round)"),
+        Option("learning_rate", 0.5, "Step of the preference update per unit of rank reward"),
+        Option("aux_weight", 0.2, "Weight of an agent's own metric relative to the shared reward"),
+        Option("local", 0.5, "Chance that an ordered slot moves to a nearby value instead of drawing from the policy"),
+        Option("joint", 0.2, "Chance that all agents redraw at once (global exploration)"),
+        Option("elite", 4, "Configs a candidate may start from (the incumbent and the next best)"),
+        Option("patience", 12, "Evaluations without improvement before exploration rises in one agent"),
+        Option("hot", 4.0, "Temperature of the focused agent while exploring"),
+    )
+
+    def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
+        slot_group = [s.group for s in space.slots]
+        movable = [k for k, size in enumerate(self.coder.sizes) if size > 1]
+        groups = [g for g in GROUPS if any(slot_group[k] == g for k in movable)]
+        groups += sorted({slot_group[k] for k in movable} - set(groups))
+        if len(groups) >= 2:
+            self.agents = [(g, [k for k in movable if slot_group[k] == g]) for g in groups]
+        else:  # one concern: every slot is its own agent
+            self.agents = [(self.coder.names[k], [k]) for k in movable]
+        self.theta = [np.zeros(int(size)) for size in self.coder.sizes]
+        self.credit = np.ones(len(self.agents))
+        self.history: list[tuple[float, tuple[int, ...]]] = []
+        self.queue: list[Config] = []
+        self.round: dict[str, tuple[int, float]] = {}  # id -> (active agent or -1, score of its base)
+        self.outcomes: dict[str, tuple[float, dict[str, float]]] = {}
+        self.indices: dict[str, tuple[int, ...]] = {}  # id -> index vector of round members
+        self.since_improvement = 0
+        self.focus: int | None = None
+        self.focus_cycle = 0
+        self.rounds = 0
+
+    # --- learning ------------------------------------------------------------------------------
+    def tell(self, trials: Sequence[Trial]) -> None:
+        before = self.best_score
+        super().tell(trials)
+        for trial in trials:
+            score = self.scores[trial.config.id]
+            self.history.append((score, self.coder.encode(trial.config)))
+            aux = {m: trial.metric(m) for m in AUX_METRIC.values()}
+            self.outcomes[trial.config.id] = (score, aux)
+            self.since_improvement += 1
+        if self.best_score < before:
+            self.since_improvement = 0
+            self.focus = None
+        if self.round and all(cid in self.outcomes for cid in self.round):
+            self._learn()
+
+    def _learn(self) -> None:
+        """Rank rewards for the finished part of the round; update every agent's preferences."""
+        done = [cid for cid in self.round if cid in self.outcomes]
+        if len(done) >= 2:
+            scores = [self.outcomes[cid][0] for cid in done]
+            reward = latency_rank(scores)
+            idx = [self.indices[cid] for cid in done]
+            lr = float(self.options["learning_rate"])
+            for a, (group, slots) in enumerate(self.agents):
+                own = reward.copy()
+                metric = AUX_METRIC.get(group)
+                if metric is not None:
+                    values = np.array([self.outcomes[cid][1].get(metric, math.nan) for cid in done])
+                    finite = np.isfinite(values)
+                    if finite.sum() >= 2:
+                        aux = np.zeros(len(done))
+                        aux[finite] = latency_rank(-values[finite])
+                        own = own + float(self.options["aux_weight"]) * aux
+                for k in slots:
+                    for j, vec in enumerate(idx):
+                        self._reinforce(k, vec[k], lr * own[j])
+            for cid, score in zip(done, scores):  # credit: did the active agent beat its base?
+                active, base_score = self.round[cid]
+                if active >= 0:
+                    self.credit[active] = 0.9 * self.credit[active] + (1.0 if score < base_score else 0.0)
+        self.round = {}
+
+    def _reinforce(self, k: int, value: int, amount: float) -> None:
+        theta = self.theta[k]
+        theta[value] += amount
+        if self.coder.ordered[k]:  # adjacent values of an ordered slot share half the reward
+            for j in (value - 1, value + 1):
+                if 0 <= j < len(theta):
+                    theta[j] += 0.5 * amount
+
+    # --- proposing -------------------------------------------------------------------------------
+    def _policy(self, k: int, temperature: float) -> np.ndarray:
+        z = self.theta[k] / temperature
+        p = np.exp(z - z.max())
+        return p / p.sum()
+
+    def _redraw(self, genes: list[int], a: int, temperature: float, local: float) -> None:
+        slots = self.agents[a][1]
+        chosen = [k for k in slots if self.rng.random() < max(0.5, 1.0 / len(slots))]
+        if not chosen:
+            chosen = [slots[int(self.rng.integers(len(slots)))]]
+        for k in chosen:
+            size = int(self.coder.sizes[k])
+            if self.coder.ordered[k] and self.rng.random() < local:
+                step = int(self.rng.choice((-2, -1, 1, 2)))
+                genes[k] = int(np.clip(genes[k] + step, 0, size - 1))
+            else:
+                genes[k] = int(self.rng.choice(size, p=self._policy(k, temperature)))
+
+    def _propose_round(self, size: int, batch: set[str]) -> list[Config]:
+        if not self.agents:
+            return self.sample(size, batch)
+        if self.since_improvement >= int(self.options["patience"]):
+            self.focus = self.focus_cycle % len(self.agents)
+            self.focus_cycle += 1
+            self.since_improvement = 0
+        ranked = sorted(self.history, key=lambda item: item[0])[: int(self.options["elite"])]
+        ranked = [r for r in ranked if math.isfinite(r[0])] or ranked
+        out: list[Config] = []
+        self.round = {}
+        for _ in range(size):
+            if self.focus is not None:
+                base_score, base = ranked[0]
+                genes = list(base)
+                active = self.focus
+                self._redraw(genes, active, float(self.options["hot"]), 0.0)
+            else:
+                pick = 0 if self.rng.random() < 0.5 else int(self.rng.integers(len(ranked)))
+                base_score, base = ranked[pick]
+                genes = list(base)
+                if self.rng.random() < self.options["joint"]:
+                    active = -1
+                    for a in range(len(self.agents)):
+                        self._redraw(genes, a, 1.0, float(self.options["local"]))
+                else:
+                    active = int(self.rng.choice(len(self.agents), p=self.credit / self.credit.sum()))
+                    self._redraw(genes, active, 1.0, float(self.options["local"]))
+            config = self.repair(genes, batch)
+            if config is None:
+                break
+            out.append(config)
+            batch.add(config.id)
+            self.indices[config.id] = self.coder.encode(config)
+            self.round[config.id] = (active, base_score)
+        self.rounds += 1
+        return out
+
+    def ask(self, n: int) -> list[Config]:
+        out: list[Config] = []
+        batch: set[str] = set()
+        while len(out) < n and not self.exhausted():
+            if not self.queue:
+                if self.round:
+                    self._learn()  # a parallel engine asks before the round is back: learn from what is
+                if len(self.history) < int(self.options["init"]):
+                    want = max(n - len(out), int(self.options["init"]) - len(self.taken()))
+                    self.queue = self.sample(max(want, 1), set(batch))
+                else:
+                    self.queue = self._propose_round(max(int(self.options["batch"]), n - len(out)), set(batch))
+                self.queue.reverse()
+                if not self.queue:
+                    break
+            config = self.queue.pop()
+            if self.fresh(config, batch):
+                out.append(config)
+                batch.add(config.id)
+        return self.take(out)
+
+    def state(self) -> dict[str, Any]:
+        return {
+            **super().state(),
+            "rounds": self.rounds,
+            "focus": None if self.focus is None else self.agents[self.focus][0],
+            "credit": {name: round(float(c), 3) for (name, _), c in zip(self.agents, self.credit)},
+            "preferences": {
+                self.coder.names[k]: [round(float(x), 3) for x in self.theta[k]] for _, slots in self.agents for k in slots
+            },
+        }

@@ -1,0 +1,106 @@
+"""Evolutionary search: tournament selection, uniform crossover, mutation to neighbouring values.
+
+Why: good kernels often combine good choices made independently (a block size that suits the
+occupancy with a tile that suits the cache), which crossover recombines; mutation to a
+*neighbouring* value keeps offspring close to their parents on ordered slots. Offspring that
+break a restriction, or that were already measured, are repaired to the nearest valid
+unmeasured config, so no evaluation is wasted. One generation is one batch (parallel friendly).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from workbench.core.measurement import Trial
+from workbench.core.space import Config, SearchSpace
+from workbench.search._common import IndexedStrategy
+from workbench.search.base import Option
+
+
+class Genetic(IndexedStrategy):
+    name = "genetic"
+    description = "Genetic algorithm: tournament selection, uniform crossover, neighbour mutation, repair"
+    OPTIONS = (
+        Option("population", 16, "Individuals per generation"),
+        Option("tournament", 3, "Contestants per tournament (selection pressure)"),
+        Option("mutation", 0.15, "Chance per slot of moving to a neighbouring value"),
+        Option("elite", 2, "Best configs that always parent the next generation"),
+    )
+
+    def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
+        self.history: list[tuple[float, tuple[int, ...]]] = []  # (score, index vector) of every told config
+        self.queue: list[Config] = []
+        self.generation = 0
+
+    def tell(self, trials: Sequence[Trial]) -> None:
+        super().tell(trials)
+        for trial in trials:
+            self.history.append((self.scores[trial.config.id], self.coder.encode(trial.config)))
+
+    def _parents(self) -> list[tuple[float, tuple[int, ...]]]:
+        """The current population: the best ``population`` configs measured so far."""
+        ranked = sorted(self.history, key=lambda item: item[0])
+        return ranked[: int(self.options["population"])]
+
+    def _select(self, pool: list[tuple[float, tuple[int, ...]]]) -> tuple[int, ...]:
+        k = min(int(self.options["tournament"]), len(pool))
+        picks = self.rng.choice(len(pool), size=k, replace=False)
+        return pool[int(min(picks))][1]  # pool is sorted best first
+
+    def _mutate(self, genes: np.ndarray) -> np.ndarray:
+        sizes, ordered = self.coder.sizes, self.coder.ordered
+        for k in range(len(genes)):
+            if sizes[k] < 2 or self.rng.random() >= self.options["mutation"]:
+                continue
+            if ordered[k]:
+                step = 1 if self.rng.random() < 0.5 else -1
+                if not 0 <= genes[k] + step < sizes[k]:
+                    step = -step  # at the end of the domain the only neighbour is the other way
+                genes[k] += step
+            else:
+                genes[k] = (genes[k] + int(self.rng.integers(1, sizes[k]))) % sizes[k]
+        return genes
+
+    def _breed(self, n: int, batch: set[str]) -> list[Config]:
+        pool = self._parents()
+        out: list[Config] = []
+        elite = [genes for _, genes in pool[: int(self.options["elite"])]]
+        for _ in range(n):
+            if elite and len(out) < len(elite) and self.rng.random() < 0.5:
+                a = b = elite[len(out)]  # elite clone: mutation + repair explores right around it
+            else:
+                a, b = self._select(pool), self._select(pool)
+            mask = self.rng.random(len(a)) < 0.5
+            child = self._mutate(np.where(mask, a, b).astype(np.int64))
+            config = self.repair(child, batch)
+            if config is None:
+                break
+            out.append(config)
+            batch.add(config.id)
+        return out
+
+    def ask(self, n: int) -> list[Config]:
+        out: list[Config] = []
+        batch: set[str] = set()
+        while len(out) < n and not self.exhausted():
+            if not self.queue:
+                size = int(self.options["population"])
+                if len(self.history) < 2:
+                    self.queue = self.sample(size, batch)
+                else:
+                    self.queue = self._breed(size, set(batch))
+                    self.generation += 1
+                self.queue.reverse()
+                if not self.queue:
+                    break
+            config = self.queue.pop()
+            if self.fresh(config, batch):
+                out.append(config)
+                batch.add(config.id)
+        return self.take(out)
+
+    def state(self) -> dict[str, Any]:
+        return {**super().state(), "generation": self.generation}
