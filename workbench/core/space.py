@@ -10,9 +10,11 @@ A space can also be an explicit list of recorded points (replay of a recording).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import keyword
 import math
+import threading
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Iterable, Iterator, Mapping, Sequence, Union
@@ -95,6 +97,8 @@ class Config(Mapping[str, Value]):
 MAX_IDENT_LEN = 64
 #: Below this valid fraction (when known) sampling skips rejection from the cartesian product.
 MIN_REJECTION_FRACTION = 0.01
+#: Rejection sampling gives up once fewer than this share of its draws were new valid configs.
+REJECTION_MIN_YIELD = 0.02
 _MISSING = object()
 
 
@@ -307,6 +311,27 @@ class _Component:
         memo[key] = total
         return total
 
+    def assignments(self) -> Iterator[tuple[int, ...]]:
+        """Domain positions of every valid assignment, skipping subtrees the counts say are empty."""
+        m = len(self.names)
+        env = self.env
+
+        def walk(d: int) -> Iterator[tuple[int, ...]]:
+            if d == m:
+                yield tuple(self.chosen)
+                return
+            name, checks = self.names[d], self.checks[d]
+            for i, value in enumerate(self.domains[d]):
+                env[name] = value
+                if all(r(env) for r in checks):
+                    self.chosen[d] = i
+                    if self.count(d + 1):
+                        yield from walk(d + 1)
+                        env[name] = value  # restore after deeper levels reused the env
+
+        if self.count():
+            yield from walk(0)
+
     def sample(self, rng: np.random.Generator) -> list[int]:
         """Domain positions of one uniformly drawn valid assignment (the component must be non-empty)."""
         env = self.env
@@ -417,6 +442,8 @@ class SearchSpace:
         self._linked = linked
         self._components: list[_Component] | None = None
         self._count: int | None = None
+        # components keep scratch state while counting and drawing; one thread at a time
+        self._lock = threading.RLock()
         self._neighbour_index: list[dict[tuple[int, ...], list[tuple[int, Config]]]] | None = None
 
     @classmethod
@@ -626,6 +653,10 @@ class SearchSpace:
 
     def _get_components(self) -> list[_Component]:
         """Connected groups of slots (slots linked by no restriction are groups of one)."""
+        with self._lock:
+            return self._build_components()
+
+    def _build_components(self) -> list[_Component]:
         if self._components is None:
             parent = list(range(len(self._slots)))
 
@@ -653,12 +684,13 @@ class SearchSpace:
         """Exact number of valid configs (cached): independent slot groups are counted apart."""
         if self._points is not None:
             return len(self._points)
-        if self._count is None:
-            if self._false_constant is not None:
-                self._count = 0
-            else:
-                self._count = math.prod(c.count() for c in self._get_components())
-        return self._count
+        with self._lock:
+            if self._count is None:
+                if self._false_constant is not None:
+                    self._count = 0
+                else:
+                    self._count = math.prod(c.count() for c in self._get_components())
+            return self._count
 
     def __bool__(self) -> bool:
         return self.count() > 0 if self._points is None else bool(self._points)
@@ -667,9 +699,10 @@ class SearchSpace:
     def _draw_exact(self, rng: np.random.Generator) -> Config:
         """One valid config drawn uniformly using the component counts (space must be non-empty)."""
         indices = [0] * len(self._slots)
-        for component in self._get_components():
-            for p, i in zip(component.positions, component.sample(rng)):
-                indices[p] = i
+        with self._lock:
+            for component in self._get_components():
+                for p, i in zip(component.positions, component.sample(rng)):
+                    indices[p] = i
         return self._make(indices)
 
     def sample(self, rng: np.random.Generator, n: int, exclude: Iterable[str] = ()) -> list[Config]:
@@ -699,13 +732,16 @@ class SearchSpace:
                 taken.add(config.id)
                 out.append(config)
 
-        # 1. rejection from the cartesian product
+        # 1. rejection from the cartesian product, while it finds new configs often enough
         known_fraction = None if self._count is None else self._count / self.cartesian_size
-        if known_fraction is None or known_fraction >= MIN_REJECTION_FRACTION:
+        small = 4 * (len(taken) + n) >= self.cartesian_size  # likely to exhaust: count instead
+        if not small and (known_fraction is None or known_fraction >= MIN_REJECTION_FRACTION):
             sizes = [len(s.values) for s in self._slots]
             budget = max(2000, 50 * n)
             drawn = 0
             while len(out) < n and drawn < budget:
+                if drawn >= 1000 and len(out) < REJECTION_MIN_YIELD * drawn:
+                    break  # too few valid (or too many excluded): draw from the counts instead
                 batch = min(budget - drawn, max(64, 4 * (n - len(out))))
                 columns = [rng.integers(0, size, size=batch) for size in sizes]
                 rows = np.stack(columns, axis=1).tolist() if columns else [[]] * batch
@@ -729,12 +765,26 @@ class SearchSpace:
                 accept(self._draw_exact(rng))
             if len(out) == n:
                 return out
-        # 3. enumerate what is left and choose
-        rest = [c for c in self if c.id not in taken]
+        # 3. list what is left (at most a few times what is excluded or asked for) and choose
+        rest = [c for c in self._enumerate_unordered() if c.id not in taken]
         if rest:
             picks = rng.choice(len(rest), size=min(n - len(out), len(rest)), replace=False)
             out.extend(rest[int(i)] for i in picks)
         return out
+
+    def _enumerate_unordered(self) -> Iterator[Config]:
+        """Every valid config, component by component, visiting only branches the counts say are live."""
+        if self._false_constant is not None or self.count() == 0:
+            return
+        with self._lock:
+            components = self._get_components()
+            per_component = [list(c.assignments()) for c in components]
+        for combo in itertools.product(*per_component):
+            indices = [0] * len(self._slots)
+            for component, local in zip(components, combo):
+                for p, i in zip(component.positions, local):
+                    indices[p] = i
+            yield self._make(indices)
 
     # ------------------------------------------------------------------ neighbours
     def neighbours(self, config: Mapping[str, Value], adjacent_only: bool = False) -> list[Config]:

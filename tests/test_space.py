@@ -1,0 +1,584 @@
+"""Slots, configs and the search space: validation, enumeration, exact counts, uniform sampling,
+neighbours, explicit (recorded) spaces, derived spaces and the JSON round trip."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import pickle
+import time
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from workbench.core.errors import RestrictionError, SpaceError
+from workbench.core.space import Config, SearchSpace, Slot
+
+
+def reduction_space(**params) -> SearchSpace:
+    slots = [
+        Slot("block_size", (32, 64, 128, 256, 512, 1024), "launch", "threads per block", default=256),
+        Slot("items_per_thread", (1, 2, 4, 8, 16), "launch", "elements per thread", default=4),
+        Slot("vector_width", (1, 2, 4), "memory", "elements per load", default=4),
+        Slot("strategy", ("atomic", "shared_tree", "warp_shuffle"), "reduction", "how blocks combine"),
+        Slot("fast_math", (False, True), "compute", "use fast intrinsics"),
+    ]
+    restrictions = [
+        "block_size * items_per_thread <= 4096",
+        "items_per_thread % vector_width == 0",
+        'strategy != "atomic" or block_size >= 128',
+    ]
+    return SearchSpace(slots, restrictions, params)
+
+
+def brute_force(space: SearchSpace) -> list[Config]:
+    """Valid configs by checking every cartesian point (the test oracle)."""
+    out = []
+    for values in itertools.product(*(s.values for s in space.slots)):
+        config = Config(dict(zip(space.names, values)))
+        if space.violated(config) is None:
+            out.append(config)
+    return out
+
+
+# ---------------------------------------------------------------- slots
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"name": "2x", "values": (1,)}, "not a valid identifier"),
+        ({"name": "class", "values": (1,)}, "not a valid identifier"),
+        ({"name": "x", "values": ()}, "domain is empty"),
+        ({"name": "x", "values": "abc"}, "must be a list"),
+        ({"name": "x", "values": (1, "a")}, "mix types"),
+        ({"name": "x", "values": (1, True)}, "mix types"),
+        ({"name": "x", "values": (1, 2, 1)}, "value 1 appears twice"),
+        ({"name": "x", "values": ("a b",)}, "not a short identifier"),
+        ({"name": "x", "values": ("a" * 65,)}, "not a short identifier"),
+        ({"name": "x", "values": (float("nan"),)}, "not a finite number"),
+        ({"name": "x", "values": (None,)}, "not an int, float, bool or identifier"),
+        ({"name": "x", "values": ([1],)}, "not an int, float, bool or identifier"),
+        ({"name": "x", "values": (1, 2), "group": "misc"}, "group 'misc' is not one of launch, memory"),
+        ({"name": "x", "values": (1, 2), "default": 3}, "default 3 is not allowed; allowed: 1, 2"),
+        ({"name": "x", "values": (1, 2), "default": True}, "default True is not allowed"),
+    ],
+)
+def test_bad_slots_are_refused(kwargs: dict, fragment: str) -> None:
+    with pytest.raises(SpaceError, match=None) as info:
+        Slot(**kwargs)
+    assert fragment in str(info.value)
+
+
+def test_slot_normalises_domains() -> None:
+    assert Slot("x", [np.int64(4), 8]).values == (4, 8)
+    assert type(Slot("x", [np.int64(4)]).values[0]) is int
+    mixed = Slot("x", (1, 2.5), default=1)
+    assert mixed.values == (1.0, 2.5) and all(type(v) is float for v in mixed.values)
+    assert type(mixed.default) is float
+    assert Slot("x", (1,), doc="  two\n lines ").doc == "two lines"
+    assert Slot("b", (False, True)).kind == "bool" and not Slot("b", (False, True)).ordered
+    assert Slot("s", ("a", "b")).kind == "str" and Slot("n", (1, 2)).ordered
+
+
+def test_slot_json_round_trip_keeps_types() -> None:
+    for slot in [
+        Slot("flag", (False, True), "compute", "a bool", default=True),
+        Slot("n", (1, 2, 4), "launch", "ints", default=2),
+        Slot("f", (0.5, 1.0, 2.0), "memory", "floats"),
+        Slot("s", ("atomic", "tree"), "reduction"),
+    ]:
+        back = Slot.from_dict(json.loads(json.dumps(slot.to_dict())))
+        assert back == slot
+        assert [type(v) for v in back.values] == [type(v) for v in slot.values]
+        assert type(back.default) is type(slot.default)
+
+
+@pytest.mark.parametrize(
+    "data, fragment",
+    [
+        ([1, 2], "must be an object"),
+        ({"values": [1]}, "missing field 'name'"),
+        ({"name": "x"}, "missing field 'values'"),
+        ({"name": "x", "values": 3}, "values must be a list"),
+        ({"name": "x", "values": [1], "colour": "red"}, "unknown field 'colour'"),
+    ],
+)
+def test_slot_from_dict_explains(data, fragment: str) -> None:
+    with pytest.raises(SpaceError) as info:
+        Slot.from_dict(data)
+    assert fragment in str(info.value)
+
+
+# ---------------------------------------------------------------- space construction and validation
+
+
+def test_enumeration_matches_brute_force_in_stable_order() -> None:
+    space = reduction_space()
+    listed = list(space)
+    assert listed == brute_force(space)  # slot order, domain order, last slot fastest
+    assert space.count() == len(listed) == 330  # by hand: 165 (block, items, width, strategy) x 2 fast_math
+    assert space.cartesian_size == 6 * 5 * 3 * 3 * 2
+    assert all(space.is_valid(c) for c in listed)
+    assert len({c.id for c in listed}) == len(listed)
+
+
+def test_space_refuses_bad_declarations() -> None:
+    a = Slot("a", (1, 2))
+    with pytest.raises(SpaceError, match="declared twice"):
+        SearchSpace([a, a])
+    with pytest.raises(SpaceError, match="same name as a slot"):
+        SearchSpace([a], params={"a": 3})
+    with pytest.raises(SpaceError, match="is not a number, bool or text"):
+        SearchSpace([a], params={"n": [1, 2]})
+    with pytest.raises(RestrictionError, match="unknown name 'b'"):
+        SearchSpace([a], ["b > 1"])
+    with pytest.raises(RestrictionError, match="arithmetic"):
+        SearchSpace([Slot("s", ("x", "y"))], ["s * 2 == 4"])
+
+
+def test_config_validates_and_explains() -> None:
+    space = reduction_space()
+    good = {"block_size": 256, "items_per_thread": 4, "vector_width": 4, "strategy": "atomic", "fast_math": True}
+    config = space.config(good)
+    assert isinstance(config, Config) and config.id == Config(good).id
+    with pytest.raises(SpaceError, match="unknown slot 'tile'"):
+        space.config({**good, "tile": 1})
+    with pytest.raises(SpaceError, match="missing slot 'fast_math'"):
+        space.config({k: v for k, v in good.items() if k != "fast_math"})
+    with pytest.raises(SpaceError) as info:
+        space.config({**good, "block_size": 100})
+    assert "slot block_size: value 100 is not allowed; allowed: 32, 64, 128, 256, 512, 1024" in str(info.value)
+    for wrong in (256.0, "256", True):
+        with pytest.raises(SpaceError, match="slot block_size"):
+            space.config({**good, "block_size": wrong})
+    with pytest.raises(SpaceError, match="slot fast_math"):
+        space.config({**good, "fast_math": 1})
+    with pytest.raises(SpaceError, match='violates restriction "block_size \\* items_per_thread <= 4096"'):
+        space.config({**good, "block_size": 1024, "items_per_thread": 8})
+    with pytest.raises(SpaceError, match="must be a mapping"):
+        space.config([("block_size", 256)])  # type: ignore[arg-type]
+
+
+def test_int_is_accepted_for_float_slot_and_normalised() -> None:
+    space = SearchSpace([Slot("ratio", (0.5, 1.0, 2.0)), Slot("n", (1, 2))])
+    config = space.config({"ratio": 1, "n": np.int64(2)})
+    assert type(config["ratio"]) is float and type(config["n"]) is int
+    assert config.id == Config({"ratio": 1.0, "n": 2}).id
+    assert config in space
+    assert not space.is_valid({"ratio": 1, "n": 2})  # not normalised: would carry another id
+
+
+def test_is_valid_and_violated() -> None:
+    space = reduction_space()
+    ok = {"block_size": 64, "items_per_thread": 2, "vector_width": 2, "strategy": "shared_tree", "fast_math": False}
+    assert space.is_valid(ok) and space.violated(ok) is None
+    bad = {**ok, "strategy": "atomic"}
+    assert not space.is_valid(bad)
+    assert space.violated(bad) == 'strategy != "atomic" or block_size >= 128'
+    assert not space.is_valid({**ok, "block_size": 65})
+    assert not space.is_valid({**ok, "extra": 1})
+    assert not space.is_valid({k: v for k, v in ok.items() if k != "strategy"})
+    assert not space.is_valid("not a mapping")  # type: ignore[arg-type]
+
+
+def test_params_are_visible_to_restrictions() -> None:
+    slots = [Slot("block_size", (64, 128, 256, 512)), Slot("items", (1, 2, 4))]
+    space = SearchSpace(slots, ["block_size * items <= n"], {"n": 512})
+    assert space.count() == sum(1 for b in (64, 128, 256, 512) for i in (1, 2, 4) if b * i <= 512)
+    assert space.with_params({"n": 64}).count() == 1
+    assert space.params["n"] == 512
+    with pytest.raises(TypeError):
+        space.params["n"] = 3  # type: ignore[index]
+
+
+def test_restriction_on_params_alone() -> None:
+    slots = [Slot("a", (1, 2))]
+    assert SearchSpace(slots, ["n > 10"], {"n": 20}).count() == 2
+    empty = SearchSpace(slots, ["n > 10"], {"n": 5})
+    assert empty.count() == 0 and list(empty) == [] and not empty
+    assert empty.sample(np.random.default_rng(0), 5) == []
+    assert empty.violated({"a": 1}) == "n > 10"
+    with pytest.raises(SpaceError, match='violates restriction "n > 10"'):
+        empty.config({"a": 1})
+
+
+def test_division_by_zero_makes_only_that_config_invalid() -> None:
+    space = SearchSpace([Slot("a", (0, 1, 2, 3)), Slot("b", (0, 2, 4))], ["b % a == 0", "b / a >= 1"])
+    assert sorted((c["a"], c["b"]) for c in space) == [(1, 2), (1, 4), (2, 2), (2, 4)]
+    assert space.count() == 4
+
+
+def test_default_config() -> None:
+    space = reduction_space()
+    default = space.default_config()
+    assert default is not None and default["block_size"] == 256 and default["strategy"] == "atomic"
+    tight = reduction_space().with_restrictions(["block_size < 256"])
+    assert tight.default_config() is None
+
+
+def test_values_index_and_from_indices() -> None:
+    space = reduction_space()
+    for config in space.sample(np.random.default_rng(3), 20):
+        idx = space.values_index(config)
+        assert space.from_indices(idx) == config
+        assert all(space.slots[i].values[p] == config[s.name] for i, (p, s) in enumerate(zip(idx, space.slots)))
+    with pytest.raises(SpaceError, match="expected 5 indices"):
+        space.from_indices((0, 0))
+    with pytest.raises(SpaceError, match="index 6 outside 0..5"):
+        space.from_indices((6, 0, 0, 0, 0))
+    with pytest.raises(SpaceError, match="slot block_size: value 3"):
+        space.values_index({"block_size": 3, "items_per_thread": 1, "vector_width": 1, "strategy": "a", "fast_math": 0})
+
+
+def test_slot_lookup() -> None:
+    space = reduction_space()
+    assert space.slot("vector_width").group == "memory"
+    assert space.names[0] == "block_size"
+    with pytest.raises(SpaceError, match="unknown slot 'nope'; slots: block_size"):
+        space.slot("nope")
+
+
+# ---------------------------------------------------------------- counting
+
+
+def test_count_of_independent_groups_multiplies() -> None:
+    # 4 groups of 2 linked slots with 30 values each plus 3 free slots: 30^8 * 10^3 points.
+    slots, restrictions = [], []
+    for g in range(4):
+        slots += [Slot(f"a{g}", tuple(range(1, 31))), Slot(f"b{g}", tuple(range(1, 31)))]
+        restrictions.append(f"a{g} * b{g} <= 60")
+    slots += [Slot(f"free{k}", tuple(range(10))) for k in range(3)]
+    space = SearchSpace(slots, restrictions)
+    per_group = sum(1 for a in range(1, 31) for b in range(1, 31) if a * b <= 60)
+    start = time.perf_counter()
+    assert space.count() == per_group**4 * 1000
+    assert time.perf_counter() - start < 1.0
+    assert space.cartesian_size == 30**8 * 1000
+
+
+def test_count_of_a_chain_is_memoised() -> None:
+    # a0 - a1 - ... - a9 linked pairwise: 20^10 cartesian points, counted without enumerating them.
+    slots = [Slot(f"a{i}", tuple(range(20))) for i in range(10)]
+    restrictions = [f"a{i} <= a{i + 1} + 1" for i in range(9)]
+    space = SearchSpace(slots, restrictions)
+    start = time.perf_counter()
+    total = space.count()
+    assert time.perf_counter() - start < 1.0
+    # dynamic-programming oracle over the chain
+    ways = np.ones(20, dtype=object)
+    for _ in range(9):
+        ways = np.array([sum(ways[p] for p in range(20) if p <= v + 1) for v in range(20)], dtype=object)
+    assert total == int(sum(ways))
+
+
+# ---------------------------------------------------------------- sampling
+
+
+def test_sample_is_valid_distinct_reproducible_and_respects_exclude() -> None:
+    space = reduction_space()
+    first = space.sample(np.random.default_rng(7), 50)
+    assert len(first) == 50 and len({c.id for c in first}) == 50 and all(space.is_valid(c) for c in first)
+    assert first == space.sample(np.random.default_rng(7), 50)
+    excluded = {c.id for c in first}
+    more = space.sample(np.random.default_rng(8), 100, exclude=excluded)
+    assert len(more) == 100 and not excluded & {c.id for c in more}
+
+
+def test_sample_returns_fewer_when_fewer_remain() -> None:
+    space = reduction_space()
+    everything = list(space)
+    keep = everything[:7]
+    excluded = {c.id for c in everything[7:]}
+    got = space.sample(np.random.default_rng(1), 20, exclude=excluded)
+    assert sorted(c.id for c in got) == sorted(c.id for c in keep)
+    assert space.sample(np.random.default_rng(1), 5, exclude={c.id for c in everything}) == []
+    assert len(space.sample(np.random.default_rng(1), 10_000)) == space.count()
+    assert space.sample(np.random.default_rng(1), 0) == []
+
+
+def _chi_square_ok(counts: Counter, expected_keys: set, draws: int) -> bool:
+    """Pearson chi-square against uniform, with a generous threshold (false alarm ~1e-6)."""
+    k = len(expected_keys)
+    expected = draws / k
+    stat = sum((counts.get(key, 0) - expected) ** 2 / expected for key in expected_keys)
+    dof = k - 1
+    return set(counts) <= expected_keys and stat < dof + 7 * (2 * dof) ** 0.5 + 25
+
+
+def test_rejection_sampling_is_uniform() -> None:
+    space = SearchSpace([Slot("a", tuple(range(6))), Slot("b", tuple(range(6)))], ["a + b <= 6"])
+    valid = {c.id for c in space}
+    rng = np.random.default_rng(11)
+    counts = Counter(space.sample(rng, 1)[0].id for _ in range(4000))
+    assert _chi_square_ok(counts, valid, 4000)
+
+
+def test_exact_sampling_is_uniform_when_valid_fraction_is_tiny() -> None:
+    # 0.07% valid: rejection gives up and the counted sampler takes over.
+    slots = [Slot(f"x{i}", tuple(range(12))) for i in range(4)]
+    space = SearchSpace(slots, ["x0 == x1", "x1 + x2 <= 2", "x3 in (0, 11)"])
+    valid = {c.id for c in space}
+    assert len(valid) == 12  # (x0=x1=x, x2 <= 2 - x) for x in 0..2: 3+2+1, times 2 for x3
+    rng = np.random.default_rng(5)
+    counts: Counter = Counter()
+    for _ in range(300):
+        for config in space.sample(rng, 4):
+            counts[config.id] += 1
+    # sampling 4 without replacement from 12 is uniform per config: each appears with probability 1/3
+    assert set(counts) == valid
+    assert all(abs(n - 100) < 45 for n in counts.values())
+
+
+def test_sampling_a_huge_space_is_fast_and_lazy() -> None:
+    slots = [Slot(f"s{i}", tuple(range(1, 11))) for i in range(7)]  # 10^7 points
+    restrictions = ["s0 * s1 <= 40", "s2 % s3 == 0 or s3 == 1", "s4 <= 2 * s5", "s6 != s0"]
+    space = SearchSpace(slots, restrictions)
+    start = time.perf_counter()
+    got = space.sample(np.random.default_rng(0), 100)
+    elapsed = time.perf_counter() - start
+    assert len(got) == 100 and all(space.is_valid(c) for c in got)
+    assert elapsed < 1.0, f"sampling 100 took {elapsed:.2f}s"
+    first = next(iter(space))  # lazy: the first config comes without enumerating the rest
+    assert space.is_valid(first)
+
+
+def test_sampling_beyond_64_bit_counts() -> None:
+    slots = [Slot(f"s{i}", tuple(range(30))) for i in range(16)]  # 30^16 ~ 4e23 points
+    space = SearchSpace(slots, [f"s{i} != s{i + 1}" for i in range(15)] + ["s0 == 0 and s15 == 0"])
+    assert space.count() == _chain_count(30, 16)
+    got = space.sample(np.random.default_rng(2), 20)
+    assert len(got) == 20 and all(space.is_valid(c) for c in got)
+
+
+def _chain_count(k: int, n: int) -> int:
+    """Sequences of length n over k symbols, adjacent different, first and last symbol 0."""
+    ways = [1] + [0] * (k - 1)
+    for _ in range(n - 1):
+        total = sum(ways)
+        ways = [total - w for w in ways]
+    return ways[0]
+
+
+# ---------------------------------------------------------------- neighbours
+
+
+def test_neighbours() -> None:
+    space = reduction_space()
+    origin = space.config(
+        {"block_size": 256, "items_per_thread": 4, "vector_width": 2, "strategy": "atomic", "fast_math": False}
+    )
+    allnb = space.neighbours(origin)
+    adjacent = space.neighbours(origin, adjacent_only=True)
+    for nb in allnb:
+        assert space.is_valid(nb)
+        assert sum(nb[k] != origin[k] for k in space.names) == 1
+    expected = [c for c in space if sum(c[k] != origin[k] for k in space.names) == 1]
+    assert sorted(c.id for c in allnb) == sorted(c.id for c in expected)
+    assert set(adjacent) <= set(allnb)
+    moved_block = sorted(c["block_size"] for c in adjacent if c["block_size"] != 256)
+    assert moved_block == [128, 512]
+    moved_strategy = sorted(c["strategy"] for c in adjacent if c["strategy"] != "atomic")
+    assert moved_strategy == ["shared_tree", "warp_shuffle"]  # unordered slots: every other value
+
+
+def test_neighbours_of_an_invalid_config_are_still_valid() -> None:
+    space = reduction_space()
+    invalid = {"block_size": 32, "items_per_thread": 4, "vector_width": 2, "strategy": "atomic", "fast_math": False}
+    assert not space.is_valid(invalid)
+    nbs = space.neighbours(invalid)
+    assert nbs and all(space.is_valid(c) for c in nbs)
+
+
+# ---------------------------------------------------------------- explicit spaces
+
+
+def test_explicit_space() -> None:
+    base = reduction_space()
+    points = list(base)[::5]
+    space = SearchSpace.explicit(base.slots, points + points[:3])  # repeats are kept once
+    assert space.is_explicit and space.count() == len(points) == len(list(space))
+    assert all(space.is_valid(p) for p in points)
+    missing = next(c for c in base if c not in set(points))
+    assert not space.is_valid(missing)
+    with pytest.raises(SpaceError, match=f"is not one of the {len(points)} recorded points"):
+        space.config(missing)
+    got = space.sample(np.random.default_rng(0), 30)
+    assert len({c.id for c in got}) == 30 and all(c in space for c in got)
+    rest = space.sample(np.random.default_rng(0), 1000, exclude={c.id for c in got})
+    assert len(rest) == len(points) - 30
+    for point in points[:20]:
+        nbs = space.neighbours(point)
+        member_nbs = [c for c in points if sum(c[k] != point[k] for k in space.names) == 1]
+        assert sorted(c.id for c in nbs) == sorted(c.id for c in member_nbs)
+        adjacent = space.neighbours(point, adjacent_only=True)
+        assert set(adjacent) <= set(nbs)
+
+
+def test_explicit_adjacent_neighbours_take_nearest_recorded_values() -> None:
+    slots = [Slot("n", (1, 2, 3, 4, 5)), Slot("m", (0, 1))]
+    space = SearchSpace.explicit(slots, [{"n": v, "m": 0} for v in (1, 3, 5)] + [{"n": 3, "m": 1}])
+    origin = {"n": 3, "m": 0}
+    adjacent = space.neighbours(origin, adjacent_only=True)
+    assert sorted((c["n"], c["m"]) for c in adjacent) == [(1, 0), (3, 1), (5, 0)]
+    assert sorted((c["n"], c["m"]) for c in space.neighbours({"n": 1, "m": 0}, adjacent_only=True)) == [(3, 0)]
+
+
+def test_explicit_space_validates_points_and_applies_restrictions() -> None:
+    slots = [Slot("a", (1, 2, 3)), Slot("b", (1, 2))]
+    with pytest.raises(SpaceError, match="point 1: slot a: value 7 is not allowed"):
+        SearchSpace.explicit(slots, [{"a": 1, "b": 1}, {"a": 7, "b": 1}])
+    with pytest.raises(SpaceError, match="point 0: missing slot 'b'"):
+        SearchSpace.explicit(slots, [{"a": 1}])
+    space = SearchSpace.explicit(slots, [{"a": a, "b": b} for a in (1, 2, 3) for b in (1, 2)], ["a != b"])
+    assert space.count() == 4
+    loosened = space.with_restrictions([])
+    assert loosened.count() == 6  # the recording keeps every point; restrictions only filter
+    narrowed = space.with_domains({"a": (1, 2)})
+    assert narrowed.count() == 2 and narrowed.is_explicit
+
+
+# ---------------------------------------------------------------- derived spaces and persistence
+
+
+def test_with_domains_and_restrictions() -> None:
+    space = reduction_space()
+    smaller = space.with_domains({"block_size": (128, 256)})
+    assert smaller.slot("block_size").values == (128, 256)
+    assert smaller.slot("block_size").default == 256 and smaller.restrictions == space.restrictions
+    assert smaller.count() == len(brute_force(smaller))
+    dropped = space.with_domains({"block_size": (64, 128)})
+    assert dropped.slot("block_size").default is None
+    with pytest.raises(SpaceError, match="unknown slot 'nope'"):
+        space.with_domains({"nope": (1,)})
+    with pytest.raises(SpaceError, match="domain is empty"):
+        space.with_domains({"block_size": ()})
+    free = space.with_restrictions([])
+    assert free.count() == space.cartesian_size and space.count() == 330  # original unchanged
+
+
+def test_to_dict_round_trip_keeps_ids() -> None:
+    for space in (reduction_space(n=3), SearchSpace.explicit(reduction_space().slots, list(reduction_space())[:40])):
+        data = json.loads(json.dumps(space.to_dict()))
+        back = SearchSpace.from_dict(data)
+        assert back == space
+        assert [c.id for c in back] == [c.id for c in space]
+        assert back.is_explicit == space.is_explicit
+
+
+@pytest.mark.parametrize(
+    "data, fragment",
+    [
+        ("nope", "must be an object"),
+        ({"slots": 3}, "'slots' must be a list"),
+        ({"slots": [], "junk": 1}, "unknown field 'junk'"),
+        ({"slots": [{"name": "a", "values": [1]}], "restrictions": "a > 0"}, "'restrictions' must be a list"),
+        ({"slots": [{"name": "a", "values": [1]}], "params": [1]}, "'params' must be an object"),
+        ({"slots": [{"name": "a", "values": [1]}], "points": {}}, "'points' must be a list"),
+        ({"slots": [{"name": "a", "values": [1]}], "points": [[1, 2]]}, "point 0 must be a list of 1 values"),
+        ({"slots": [{"name": "a", "values": [1]}], "points": [[5]]}, "point 0: slot a: value 5"),
+        ({"slots": [{"name": "a", "values": [1]}], "restrictions": ["a.real > 0"]}, "attribute access"),
+    ],
+)
+def test_from_dict_explains(data, fragment: str) -> None:
+    with pytest.raises(SpaceError) as info:
+        SearchSpace.from_dict(data)
+    assert fragment in str(info.value)
+
+
+def test_pickles_for_worker_processes() -> None:
+    space = reduction_space(n=1)
+    clone = pickle.loads(pickle.dumps(space))
+    assert clone == space and clone.count() == space.count()
+    explicit = SearchSpace.explicit(space.slots, list(space)[:10])
+    assert pickle.loads(pickle.dumps(explicit)).points == explicit.points
+
+
+# ---------------------------------------------------------------- properties over random spaces
+
+TEMPLATES = (
+    "{a} * {b} <= {k}",
+    "{a} % {b} == 0",
+    "{a} + {b} != {k}",
+    "{a} // {b} >= 1",
+    "{a} <= {b}",
+    "{a} in (1, 2, {k})",
+    "max({a}, {b}) - min({a}, {b}) <= {k}",
+    "{a} < {b} or {c} == {k}",
+)
+
+
+@st.composite
+def spaces(draw: st.DrawFn) -> SearchSpace:
+    n = draw(st.integers(1, 5))
+    slots = []
+    for i in range(n):
+        kind = draw(st.sampled_from(["int", "int", "int", "bool"]))
+        if kind == "bool":
+            values: tuple = (False, True)
+        else:
+            values = tuple(draw(st.lists(st.integers(0, 12), min_size=1, max_size=5, unique=True)))
+        slots.append(Slot(f"s{i}", values))
+    names = [s.name for s in slots]
+    restrictions = []
+    for _ in range(draw(st.integers(0, 4))):
+        template = draw(st.sampled_from(TEMPLATES))
+        a, b, c = (draw(st.sampled_from(names)) for _ in range(3))
+        restrictions.append(template.format(a=a, b=b, c=c, k=draw(st.integers(0, 30))))
+    return SearchSpace(slots, restrictions)
+
+
+PROPERTY_SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PROPERTY_SETTINGS
+@given(space=spaces())
+def test_property_enumeration_and_count(space: SearchSpace) -> None:
+    listed = list(space)
+    assert listed == brute_force(space)
+    assert space.count() == len(listed)
+    assert all(space.is_valid(c) for c in listed)
+    everything = space.sample(np.random.default_rng(0), 10**6)  # exhausts: takes the listing path
+    assert sorted(c.id for c in everything) == sorted(c.id for c in listed)
+
+
+@PROPERTY_SETTINGS
+@given(space=spaces(), seed=st.integers(0, 2**32 - 1), n=st.integers(1, 40), n_excluded=st.integers(0, 20))
+def test_property_sample(space: SearchSpace, seed: int, n: int, n_excluded: int) -> None:
+    rng = np.random.default_rng(seed)
+    listed = list(space)
+    excluded = {c.id for c in listed[:n_excluded]}
+    got = space.sample(rng, n, exclude=excluded)
+    ids = [c.id for c in got]
+    assert len(ids) == len(set(ids)) == min(n, len(listed) - len(excluded))
+    assert all(space.is_valid(c) for c in got) and not excluded & set(ids)
+
+
+@PROPERTY_SETTINGS
+@given(space=spaces(), pick=st.integers(0, 10**6), adjacent=st.booleans())
+def test_property_neighbours(space: SearchSpace, pick: int, adjacent: bool) -> None:
+    listed = list(space)
+    if not listed:
+        return
+    origin = listed[pick % len(listed)]
+    nbs = space.neighbours(origin, adjacent_only=adjacent)
+    assert len({c.id for c in nbs}) == len(nbs)
+    for nb in nbs:
+        assert space.is_valid(nb)
+        assert sum(nb[k] != origin[k] for k in space.names) == 1
+    if not adjacent:
+        expected = {c.id for c in listed if sum(c[k] != origin[k] for k in space.names) == 1}
+        assert {c.id for c in nbs} == expected
+
+
+@PROPERTY_SETTINGS
+@given(space=spaces(), explicit=st.booleans())
+def test_property_round_trip(space: SearchSpace, explicit: bool) -> None:
+    if explicit:
+        space = SearchSpace.explicit(space.slots, list(space)[::2], space.restrictions)
+    back = SearchSpace.from_dict(json.loads(json.dumps(space.to_dict())))
+    assert [c.id for c in back] == [c.id for c in space]
+    assert back.count() == space.count()
