@@ -14,7 +14,788 @@ Contract (implemented by the session module):
   refuses newer format versions, merges the journal ``<path>.journal`` if present.
 - ``Journal(path)``: ``.start(session)`` writes a header line, ``.append(trial)`` writes one JSON
   line and flushes + fsyncs; a truncated last line (killed writer) is ignored on read.
+
+Additions: ``Session.extra`` (free-form JSON object kept across save/load, for views' settings),
+``Session.next_index()``, ``Session.rank()``, ``trial_to_dict`` / ``trial_from_dict`` (the one
+serialisation of a trial, shared by the session file and the journal), ``journal_path(path)``,
+``save_session(..., keep_journal=True)`` for a save in the middle of a live run.
+
+The file format is documented in ``docs/file-format.md``. Loading is plain JSON parsing plus type
+checks; nothing in a file is ever executed or imported.
 """
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import json
+import math
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Mapping
+
+import numpy as np
+
+try:  # optional speed-up: parses and writes large sessions several times faster than json
+    import orjson
+except ImportError:  # pragma: no cover - the json module does the same work, slower
+    orjson = None  # type: ignore[assignment]
+
+from workbench.core.errors import SessionFormatError, WorkbenchError
+from workbench.core.measurement import Measurement, Status, Trial
+from workbench.core.objective import Constraints, Ranking, Weights, rank
+from workbench.core.space import Config, SearchSpace, canonical_json
 
 FORMAT_NAME = "kernel-workbench-session"
 FORMAT_VERSION = 1
+
+KINDS: tuple[str, ...] = ("template", "python", "recording")
+JOURNAL_SUFFIX = ".journal"
+
+_STATUSES: dict[str, Status] = {s.value: s for s in Status}
+_STATUS_LIST = ", ".join(_STATUSES)
+_VALUE_TYPES = (int, float, bool, str)
+_NUMBER_TYPES = (int, float)
+_TRIAL_FIELDS = frozenset(
+    {"index", "config", "id", "status", "metrics", "message", "log", "details",
+     "started_at", "finished_at", "timings", "worker", "measurement"}
+)
+_MEASUREMENT_FIELDS = frozenset({"status", "metrics", "message", "log", "details"})
+_SESSION_FIELDS = (
+    "format", "version", "kernel", "kind", "source_hash", "problem", "space", "backend", "device",
+    "constraints", "weights", "strategy", "baselines", "default_config", "created_at", "notes",
+    "extra", "trials",
+)
+
+
+def _now() -> float:
+    return time.time()
+
+
+@dataclass
+class Session:
+    """Everything a tuning session knows; derived views (ranking) are computed, never stored."""
+
+    kernel: str
+    kind: str = "template"
+    source_hash: str = ""
+    problem: dict[str, Any] = field(default_factory=dict)
+    space: SearchSpace | None = None
+    backend: dict[str, Any] = field(default_factory=dict)
+    device: dict[str, Any] = field(default_factory=dict)
+    constraints: Constraints = field(default_factory=Constraints)
+    weights: Weights = field(default_factory=Weights)
+    strategy: dict[str, Any] = field(default_factory=dict)
+    trials: list[Trial] = field(default_factory=list)
+    baselines: dict[str, dict[str, float]] = field(default_factory=dict)
+    default_config: Config | None = None
+    created_at: float = field(default_factory=_now)
+    notes: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    # --- trials --------------------------------------------------------------------------------
+    def add(self, trial: Trial) -> None:
+        """Append a finished trial (trials are kept in the order they finished)."""
+        self.trials.append(trial)
+
+    def measured_ids(self) -> set[str]:
+        """Ids of every config with a trial (ok or failed), for the engine's dedupe."""
+        return {t.config.id for t in self.trials}
+
+    def next_index(self) -> int:
+        """The index the next trial should get (one past the largest so far)."""
+        return max((t.index for t in self.trials), default=-1) + 1
+
+    def cache_key(self, config: Config) -> str:
+        """Key of a measurement in the result cache: code identity + problem + config.
+
+        A change to the template source (``source_hash``) or the problem gives a new key, so
+        cached results die with the code or problem they were measured for.
+        """
+        problem = hashlib.sha1(canonical_json(self.problem).encode()).hexdigest()[:12]
+        return f"{self.source_hash}:{problem}:{config.id}"
+
+    def rank(self, constraints: Constraints | None = None, weights: Weights | None = None) -> Ranking:
+        """The ranking under the session's (or the given) constraints and weights."""
+        return rank(
+            self.trials,
+            self.constraints if constraints is None else constraints,
+            self.weights if weights is None else weights,
+            default=self.default_config.id if self.default_config is not None else None,
+        )
+
+    # --- serialisation -------------------------------------------------------------------------
+    def header_dict(self) -> dict[str, Any]:
+        """Everything but the trials (the journal's first line, and the top of the file)."""
+        return {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "kernel": self.kernel,
+            "kind": self.kind,
+            "source_hash": self.source_hash,
+            "problem": dict(self.problem),
+            "space": self.space.to_dict() if self.space is not None else None,
+            "backend": dict(self.backend),
+            "device": dict(self.device),
+            "constraints": self.constraints.to_dict(),
+            "weights": self.weights.to_dict(),
+            "strategy": dict(self.strategy),
+            "baselines": {k: dict(v) for k, v in self.baselines.items()},
+            "default_config": self.default_config.to_dict() if self.default_config is not None else None,
+            "created_at": self.created_at,
+            "notes": self.notes,
+            "extra": dict(self.extra),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.header_dict()
+        out["trials"] = [trial_to_dict(t) for t in self.trials]
+        return out
+
+    @staticmethod
+    def from_dict(data: Any, source: str = "session") -> "Session":
+        """Validate a parsed session document; errors name ``source``, the field and the problem."""
+        return _decode_session(data, source)
+
+
+# ------------------------------------------------------------------------------------------------
+# Trials
+# ------------------------------------------------------------------------------------------------
+
+
+def _json_default(value: Any) -> Any:
+    """Encode what ``json`` cannot: NumPy scalars and arrays, tuples, sets, enums, paths."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    if isinstance(value, Status):
+        return value.value
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+
+
+def _finite_or_none(value: Any) -> Any:
+    """Replace NaN / infinities (not valid JSON) by null, recursively."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_or_none(v) for v in value]
+    if isinstance(value, np.generic):
+        return _finite_or_none(value.item())
+    return value
+
+
+_ORJSON_OPTIONS = (orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS) if orjson is not None else 0
+
+
+def _dumps(obj: Any) -> str:
+    """Compact strict JSON; NaN and infinities become null (read back as NaN for metrics)."""
+    if orjson is not None:
+        try:
+            return orjson.dumps(obj, default=_json_default, option=_ORJSON_OPTIONS).decode()
+        except (TypeError, orjson.JSONEncodeError):
+            pass  # e.g. an int beyond 64 bits: the json module copes
+    try:
+        return json.dumps(obj, separators=(",", ":"), allow_nan=False, default=_json_default)
+    except ValueError:
+        return json.dumps(_finite_or_none(obj), separators=(",", ":"), allow_nan=False, default=_json_default)
+
+
+def _loads(text: str) -> Any:
+    """Parse JSON (orjson when installed; the json module for NaN literals and error positions)."""
+    if orjson is not None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
+
+
+def trial_to_dict(trial: Trial) -> dict[str, Any]:
+    """The flat record of a trial; empty optional fields are left out to keep files small."""
+    m = trial.measurement
+    out: dict[str, Any] = {
+        "index": trial.index,
+        "config": trial.config.to_dict(),
+        "id": trial.config.id,
+        "status": m.status.value,
+        "metrics": dict(m.metrics),
+    }
+    if m.message:
+        out["message"] = m.message
+    if m.log != m.message:
+        out["log"] = m.log
+    if m.details:
+        out["details"] = dict(m.details)
+    out["started_at"] = trial.started_at
+    out["finished_at"] = trial.finished_at
+    if trial.timings:
+        out["timings"] = dict(trial.timings)
+    if trial.worker:
+        out["worker"] = trial.worker
+    return out
+
+
+def _type_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _numbers(value: Any, where: str, fail) -> dict[str, float]:
+    """A mapping name -> number (null read as NaN)."""
+    if type(value) is not dict:
+        fail(where, f"expected an object of numbers, got {_type_name(value)}")
+    out = value
+    for key, number in value.items():
+        t = type(number)
+        if t is float or t is int:
+            continue
+        if number is None:
+            if out is value:
+                out = dict(value)
+            out[key] = math.nan
+            continue
+        fail(f"{where}.{key}", f"{number!r} is not a number")
+    return out
+
+
+def _fast_config_builder():
+    """A Config constructor for JSON-loaded values that skips the slow part of ``Config()``.
+
+    ``Config()`` derives its id from ``json.dumps(..., sort_keys=True)``, about 10 us a config;
+    loading 100,000 trials spends most of its time there. For the common configs (ints, bools
+    and plain ASCII identifiers, no floats) orjson writes byte-identical canonical text in well
+    under a microsecond. The builder fills the same slots ``Config.__init__`` fills and is checked
+    against ``Config()`` on probe values at import; if ``Config`` ever changes, the check fails and
+    plain ``Config()`` is used. Anything outside the safe subset also goes through ``Config()``.
+    """
+    if orjson is None:
+        return None
+    sort = orjson.OPT_SORT_KEYS
+    sha1 = hashlib.sha1
+    new = Config.__new__
+
+    def build(values: dict[str, Any]) -> Config:
+        try:
+            text = orjson.dumps(values, option=sort)
+        except orjson.JSONEncodeError:  # e.g. an int beyond 64 bits
+            return Config(values)
+        if not text.isascii() or b"\\" in text or b"\x7f" in text:
+            return Config(values)
+        config = new(Config)
+        config._items = values  # type: ignore[attr-defined]
+        config._id = sha1(text).hexdigest()[:12]  # type: ignore[attr-defined]
+        config._hash = hash(text.decode())  # type: ignore[attr-defined]
+        return config
+
+    try:
+        for probe in ({"b": 2, "a": True, "c": "shared_tree", "z": -7}, {"x": False}, {}):
+            fast, slow = build(dict(probe)), Config(dict(probe))
+            if (fast.id, hash(fast), fast.to_dict(), repr(fast)) != (slow.id, hash(slow), slow.to_dict(), repr(slow)):
+                return None
+            if fast != slow or not slow == fast:
+                return None
+    except Exception:  # any change in Config's internals: use the plain constructor
+        return None
+    return build
+
+
+_build_config = _fast_config_builder()
+
+
+def trial_from_dict(rec: Any, where: str, fail) -> Trial:
+    """Validate one trial record (flat, or with a nested ``measurement``) and build the Trial.
+
+    ``fail(field, problem)`` raises the caller's error. Checks are type tests, cheap enough for
+    100,000 trials; the stored ``id`` must match the config (a hand-edited config is caught).
+    """
+    if type(rec) is not dict:
+        fail(where, f"expected an object, got {_type_name(rec)}")
+    if not rec.keys() <= _TRIAL_FIELDS:
+        unknown = sorted(set(rec) - _TRIAL_FIELDS)[0]
+        fail(f"{where}.{unknown}", "unknown field")
+    index = rec.get("index")
+    if type(index) is not int or index < 0:
+        fail(f"{where}.index", f"{index!r} is not a non-negative integer")
+    values = rec.get("config")
+    if type(values) is not dict:
+        fail(f"{where}.config", f"expected an object, got {_type_name(values)}")
+    simple = _build_config is not None
+    for key, value in values.items():
+        t = type(value)
+        if t is float:
+            simple = False
+        elif t is not int and t is not bool and t is not str:
+            fail(f"{where}.config.{key}", f"{value!r} is not a number, bool or string")
+    config = _build_config(values) if simple else Config(values)  # type: ignore[misc]
+    stored_id = rec.get("id")
+    if stored_id is not None and stored_id != config.id:
+        fail(f"{where}.id", f"{stored_id!r} does not match its config (expected {config.id!r})")
+
+    m = rec.get("measurement")
+    if m is not None:
+        mwhere = f"{where}.measurement"
+        if type(m) is not dict:
+            fail(mwhere, f"expected an object, got {_type_name(m)}")
+        if not m.keys() <= _MEASUREMENT_FIELDS:
+            fail(f"{mwhere}.{sorted(set(m) - _MEASUREMENT_FIELDS)[0]}", "unknown field")
+        clash = sorted(_MEASUREMENT_FIELDS & rec.keys())
+        if clash:
+            fail(f"{where}.{clash[0]}", "given both here and in measurement")
+    else:
+        m, mwhere = rec, where
+    status = _STATUSES.get(m.get("status"))  # type: ignore[arg-type]
+    if status is None:
+        raw = m.get("status")
+        problem = f"{raw!r} is not a status" if isinstance(raw, str) else f"{_type_name(raw)} is not a status"
+        fail(f"{mwhere}.status", f"{problem} (expected one of {_STATUS_LIST})")
+    metrics = _numbers(m.get("metrics", {}), f"{mwhere}.metrics", fail)
+    message = m.get("message", "")
+    if type(message) is not str:
+        fail(f"{mwhere}.message", f"expected text, got {_type_name(message)}")
+    log = m.get("log", message)
+    if type(log) is not str:
+        fail(f"{mwhere}.log", f"expected text, got {_type_name(log)}")
+    details = m.get("details", {})
+    if type(details) is not dict:
+        fail(f"{mwhere}.details", f"expected an object, got {_type_name(details)}")
+
+    started = rec.get("started_at", 0.0)
+    if type(started) not in _NUMBER_TYPES:
+        fail(f"{where}.started_at", f"{started!r} is not a number")
+    finished = rec.get("finished_at", 0.0)
+    if type(finished) not in _NUMBER_TYPES:
+        fail(f"{where}.finished_at", f"{finished!r} is not a number")
+    timings = rec.get("timings")
+    timings = _numbers(timings, f"{where}.timings", fail) if timings is not None else {}
+    worker = rec.get("worker", "")
+    if type(worker) is not str:
+        fail(f"{where}.worker", f"expected text, got {_type_name(worker)}")
+    return Trial(
+        index,
+        config,
+        Measurement(status, metrics, message, log, details),
+        float(started),
+        float(finished),
+        timings,
+        worker,
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# Session documents
+# ------------------------------------------------------------------------------------------------
+
+
+def _failer(source: str):
+    def fail(where: str, problem: str):
+        raise SessionFormatError(f"{source}: {where}: {problem}")
+
+    return fail
+
+
+def _check_version(data: Mapping[str, Any], source: str) -> None:
+    fail = _failer(source)
+    fmt = data.get("format")
+    if fmt != FORMAT_NAME:
+        if "tune_params_keys" in data and "cache" in data:
+            raise SessionFormatError(
+                f"{source}: this is a Kernel Tuner cache file, not a session; import it instead"
+            )
+        fail("format", f"{fmt!r} is not {FORMAT_NAME!r} (not a workbench session)")
+    version = data.get("version")
+    if type(version) is not int or version < 1:
+        fail("version", f"{version!r} is not a format version (a positive integer)")
+    if version > FORMAT_VERSION:
+        raise SessionFormatError(
+            f"{source} was written by format version {version}; this workbench reads up to {FORMAT_VERSION}"
+        )
+
+
+def _decode_session(data: Any, source: str) -> Session:
+    fail = _failer(source)
+    if type(data) is not dict:
+        raise SessionFormatError(f"{source}: expected a JSON object at the top, got {_type_name(data)}")
+    _check_version(data, source)
+    unknown = sorted(set(data) - set(_SESSION_FIELDS))
+    if unknown:
+        fail(unknown[0], "unknown field (free-form data belongs in 'extra')")
+
+    def text(name: str, default: str = "") -> str:
+        value = data.get(name, default)
+        if type(value) is not str:
+            fail(name, f"expected text, got {_type_name(value)}")
+        return value
+
+    def obj(name: str) -> dict[str, Any]:
+        value = data.get(name)
+        if value is None:
+            return {}
+        if type(value) is not dict:
+            fail(name, f"expected an object, got {_type_name(value)}")
+        return value
+
+    kernel = text("kernel")
+    if not kernel:
+        fail("kernel", "missing (the name of the tuned kernel)")
+    kind = text("kind", "template")
+    if kind not in KINDS:
+        fail("kind", f"{kind!r} is not one of {', '.join(KINDS)}")
+    problem = obj("problem")
+    for key, value in problem.items():
+        if type(value) not in _VALUE_TYPES:
+            fail(f"problem.{key}", f"{value!r} is not a number, bool or string")
+
+    space = None
+    if data.get("space") is not None:
+        raw_space = data["space"]
+        if type(raw_space) is not dict:
+            fail("space", f"expected an object, got {_type_name(raw_space)}")
+        try:
+            space = SearchSpace.from_dict(raw_space)
+        except WorkbenchError as exc:
+            fail("space", str(exc))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            fail("space", f"malformed ({type(exc).__name__}: {exc})")
+
+    device = obj("device")
+    if "simulated" in device and type(device["simulated"]) is not bool:
+        fail("device.simulated", f"expected true or false, got {device['simulated']!r}")
+    backend = obj("backend")
+    if "kind" in backend and type(backend["kind"]) is not str:
+        fail("backend.kind", f"expected text, got {_type_name(backend['kind'])}")
+    try:
+        constraints = Constraints.from_dict(data.get("constraints"))
+    except WorkbenchError as exc:
+        fail("constraints", str(exc))
+    try:
+        weights = Weights.from_dict(data.get("weights"))
+    except WorkbenchError as exc:
+        fail("weights", str(exc))
+    strategy = obj("strategy")
+    baselines: dict[str, dict[str, float]] = {}
+    for name, metrics in obj("baselines").items():
+        baselines[name] = _numbers(metrics, f"baselines.{name}", fail)
+
+    default_config = None
+    raw_default = data.get("default_config")
+    if raw_default is not None:
+        if type(raw_default) is not dict:
+            fail("default_config", f"expected an object, got {_type_name(raw_default)}")
+        for key, value in raw_default.items():
+            if type(value) not in _VALUE_TYPES:
+                fail(f"default_config.{key}", f"{value!r} is not a number, bool or string")
+        default_config = Config(raw_default)
+    created_at = data.get("created_at", 0.0)
+    if type(created_at) not in _NUMBER_TYPES:
+        fail("created_at", f"{created_at!r} is not a number (seconds since the epoch)")
+    notes = text("notes")
+    extra = obj("extra")
+
+    raw_trials = data.get("trials", [])
+    if type(raw_trials) is not list:
+        fail("trials", f"expected a list, got {_type_name(raw_trials)}")
+    trials = [trial_from_dict(rec, f"trials[{i}]", fail) for i, rec in enumerate(raw_trials)]
+    session = Session(
+        kernel=kernel,
+        kind=kind,
+        source_hash=text("source_hash"),
+        problem=dict(problem),
+        space=space,
+        backend=dict(backend),
+        device=dict(device),
+        constraints=constraints,
+        weights=weights,
+        strategy=dict(strategy),
+        trials=trials,
+        baselines=baselines,
+        default_config=default_config,
+        created_at=float(created_at),
+        notes=notes,
+        extra=dict(extra),
+    )
+    _check_trials(session, source)
+    return session
+
+
+def _check_trials(session: Session, source: str) -> None:
+    """Whole-list checks: unique indices, configs over the space's slots."""
+    seen: set[int] = set()
+    names = frozenset(session.space.names) if session.space is not None else None
+    for i, trial in enumerate(session.trials):
+        if trial.index in seen:
+            raise SessionFormatError(f"{source}: trials[{i}].index: {trial.index} appears twice")
+        seen.add(trial.index)
+        if names is not None and trial.config.keys() != names:
+            missing = sorted(names - trial.config.keys())
+            extra = sorted(trial.config.keys() - names)
+            problem = f"has no value for slot {missing[0]!r}" if missing else f"{extra[0]!r} is not a slot of the space"
+            raise SessionFormatError(f"{source}: trials[{i}].config: {problem}")
+
+
+# ------------------------------------------------------------------------------------------------
+# Files
+# ------------------------------------------------------------------------------------------------
+
+
+def journal_path(path: str | os.PathLike[str]) -> Path:
+    """``out.json`` -> ``out.json.journal`` (a path already ending in ``.journal`` is kept)."""
+    p = Path(path)
+    return p if p.name.endswith(JOURNAL_SUFFIX) else p.with_name(p.name + JOURNAL_SUFFIX)
+
+
+def _session_path(path: str | os.PathLike[str]) -> Path:
+    p = Path(path)
+    return p.with_name(p.name[: -len(JOURNAL_SUFFIX)]) if p.name.endswith(JOURNAL_SUFFIX) else p
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _atomic_write(path: Path, write) -> None:
+    """Write through ``write(file)`` into a temp file beside ``path``, fsync, then rename over it."""
+    directory = path.parent if str(path.parent) else Path(".")
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            mode = os.stat(path).st_mode & 0o777
+        except FileNotFoundError:
+            mode = 0o644
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(directory)
+
+
+def _write_document(f: IO[str], session: Session) -> None:
+    """The session as one JSON object: header fields indented, then one trial per line."""
+    head = json.dumps(session.header_dict(), indent=1, allow_nan=False, default=_json_default)
+    f.write(head[:-2])  # drop the closing "\n}"
+    if session.trials:
+        f.write(',\n "trials": [\n')
+        f.write(",\n".join(map(_dumps, map(trial_to_dict, session.trials))))
+        f.write("\n ]\n}\n")
+    else:
+        f.write(',\n "trials": []\n}\n')
+
+
+def save_session(session: Session, path: str | os.PathLike[str], *, keep_journal: bool = False) -> Path:
+    """Write the session atomically; then drop its journal, which the file now supersedes.
+
+    With ``keep_journal`` (a save in the middle of a live run) the journal stays; either way a
+    :class:`Journal` still appending notices and starts a fresh one, so no later trial is lost.
+    """
+    p = _session_path(path)
+    try:
+        with _no_gc():
+            _atomic_write(p, lambda f: _write_document(f, session))
+    except OSError as exc:
+        raise WorkbenchError(f"{p}: cannot save session ({exc.strerror or exc})") from None
+    except (TypeError, ValueError) as exc:
+        raise WorkbenchError(f"{p}: cannot save session: {exc}") from None
+    if not keep_journal:
+        try:
+            journal_path(p).unlink()
+        except FileNotFoundError:
+            pass
+    return p
+
+
+def _parse_json(text: str, source: str) -> Any:
+    if not text.strip():
+        raise SessionFormatError(f"{source}: the file is empty")
+    try:
+        return _loads(text)
+    except json.JSONDecodeError as exc:
+        raise SessionFormatError(
+            f"{source}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    except RecursionError:
+        raise SessionFormatError(f"{source}: JSON nested too deeply") from None
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise SessionFormatError(f"{path}: not UTF-8 text (is this a session file?)") from None
+    except IsADirectoryError:
+        raise SessionFormatError(f"{path}: is a folder, not a session file") from None
+    except OSError as exc:
+        raise SessionFormatError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def read_journal(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, list[Trial]]:
+    """The journal's header (the session minus trials) and its trials, validated.
+
+    A last line without its newline that does not parse is the trace of a killed writer and is
+    dropped; a bad line anywhere else is an error naming the line.
+    """
+    jp = journal_path(path)
+    source = str(jp)
+    fail = _failer(source)
+    text = _read_text(jp)
+    lines = text.split("\n")
+    header: dict[str, Any] | None = None
+    trials: list[Trial] = []
+    last = len(lines) - 1
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = _loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            if number - 1 == last:  # no newline after it: a write cut short
+                break
+            fail(f"line {number}", "not valid JSON")
+        if type(rec) is dict and "format" in rec:
+            if header is not None or trials:
+                fail(f"line {number}", "a header line can only come first")
+            _check_version(rec, source)
+            header = rec
+            continue
+        trials.append(trial_from_dict(rec, f"line {number}", fail))
+    return header, trials
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """Pause the cyclic garbage collector while building many small acyclic objects.
+
+    Loading 100,000 trials allocates about a million dicts and records; the collector would
+    rescan them repeatedly (a third of the load time) and can free nothing, since none form cycles.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def load_session(path: str | os.PathLike[str]) -> Session:
+    """Read, validate and return a session, with any journalled trials merged in.
+
+    When only ``<path>.journal`` exists (the process died before its first save) the session is
+    rebuilt from the journal's header and trials. Trials are merged by ``index``; the saved file
+    wins when both hold one.
+    """
+    with _no_gc():
+        return _load_session(path)
+
+
+def _load_session(path: str | os.PathLike[str]) -> Session:
+    p = _session_path(path)
+    jp = journal_path(p)
+    header, journalled = read_journal(jp) if jp.is_file() else (None, None)
+    if p.exists():
+        session = Session.from_dict(_parse_json(_read_text(p), str(p)), source=str(p))
+    elif journalled is not None:
+        if header is None:
+            raise SessionFormatError(f"{jp}: journal has no header line (cannot rebuild the session)")
+        session = Session.from_dict({**header, "trials": []}, source=str(jp))
+    else:
+        raise SessionFormatError(f"{p}: no such file")
+    if journalled:
+        known = {t.index for t in session.trials}
+        added = [t for t in journalled if t.index not in known and not known.add(t.index)]  # type: ignore[func-returns-value]
+        if added:
+            session.trials.extend(added)
+            session.trials.sort(key=lambda t: t.index)
+            _check_trials(session, str(jp))
+    return session
+
+
+class Journal:
+    """Append-only record of finished trials beside the session file, for crash recovery.
+
+    Each line is one JSON object: the first is the session header (everything but trials), the
+    rest are trials in the format of the session file. Every ``append`` is flushed and fsynced,
+    so a killed process loses at most the trial being written. Thread-safe.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True) -> None:
+        self.path = journal_path(path)
+        self.fsync = fsync
+        self._file: IO[str] | None = None
+        self._header: str = ""
+        self._lock = threading.Lock()
+
+    def start(self, session: Session) -> None:
+        """Begin journalling: header plus the trials already in the session, atomically."""
+        header = _dumps(session.header_dict())
+        with self._lock:
+            self._close()
+            self._header = header
+
+            def write(f: IO[str]) -> None:
+                f.write(header + "\n")
+                for trial in session.trials:
+                    f.write(_dumps(trial_to_dict(trial)) + "\n")
+
+            try:
+                _atomic_write(self.path, write)
+                self._file = open(self.path, "a", encoding="utf-8", newline="\n")
+            except OSError as exc:
+                raise WorkbenchError(f"{self.path}: cannot write journal ({exc.strerror or exc})") from None
+
+    def append(self, trial: Trial) -> None:
+        """Record one finished trial durably."""
+        line = _dumps(trial_to_dict(trial)) + "\n"
+        with self._lock:
+            if self._file is None:
+                raise WorkbenchError(f"{self.path}: journal not started")
+            if os.fstat(self._file.fileno()).st_nlink == 0:  # a save removed it: start a fresh one
+                self._file.close()
+                self._file = open(self.path, "w", encoding="utf-8", newline="\n")
+                self._file.write(self._header + "\n")
+            self._file.write(line)
+            self._file.flush()
+            if self.fsync:
+                os.fsync(self._file.fileno())
+
+    def _close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._close()
+
+    def __enter__(self) -> "Journal":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,431 @@
+"""Kernel Tuner cache files in and out, and CSV out.
+
+Kernel Tuner (https://github.com/KernelTuner/kernel_tuner) records every benchmarked config in a
+JSON "cache file": ``device_name``, ``kernel_name``, ``problem_size``, ``tune_params_keys``,
+``tune_params`` and ``cache``, a map from ``"v1,v2,..."`` to a record with the parameter values,
+``time`` (ms), ``times`` (each iteration), ``compile_time`` / ``verification_time`` /
+``benchmark_time`` (ms) and user metrics such as ``GFLOP/s``. A failed config carries the error
+name as a string in ``time`` (Kernel Tuner up to 1.3) or in ``__error__`` with no ``time`` (1.4+):
+``CompilationFailedConfig``, ``RuntimeFailedConfig`` or ``InvalidConfig``.
+
+Imported files become ordinary sessions (kind ``recording``) whose space is exactly the recorded
+points, so they can be viewed, ranked and replayed like anything the workbench measured itself.
+
+Public API:
+
+- ``import_kt_cache(path) -> Session``
+- ``export_kt_cache(session, path) -> int`` (records written)
+- ``export_csv(session, path) -> int`` (rows written)
+- ``guess_group(name) -> str`` (the slot group a Kernel Tuner parameter most likely belongs to)
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import json
+import math
+import os
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from workbench.core.errors import SessionFormatError, WorkbenchError
+from workbench.core.measurement import GFLOPS, LATENCY, METRIC_DIRECTION, THROUGHPUT, Measurement, Status, Trial
+from workbench.core.session import Session, _atomic_write
+from workbench.core.space import SearchSpace, Slot, Value
+
+#: Kernel Tuner error name -> our status.
+KT_ERRORS: dict[str, Status] = {
+    "CompilationFailedConfig": Status.COMPILE_ERROR,
+    "RuntimeFailedConfig": Status.RUNTIME_ERROR,
+    "InvalidConfig": Status.SKIPPED,
+}
+#: Our failed status -> the Kernel Tuner error name that means the same (as near as it has).
+STATUS_TO_KT: dict[Status, str] = {
+    Status.COMPILE_ERROR: "CompilationFailedConfig",
+    Status.LAUNCH_ERROR: "RuntimeFailedConfig",
+    Status.RUNTIME_ERROR: "RuntimeFailedConfig",
+    Status.TIMEOUT: "RuntimeFailedConfig",
+    Status.CRASHED: "RuntimeFailedConfig",
+    Status.WRONG_RESULT: "RuntimeFailedConfig",
+    Status.SKIPPED: "InvalidConfig",
+}
+#: Kernel Tuner record fields (ms) -> our timing names (s).
+KT_TIMINGS: dict[str, str] = {
+    "compile_time": "compile_s",
+    "verification_time": "verify_s",
+    "benchmark_time": "benchmark_s",
+    "strategy_time": "strategy_s",
+    "framework_time": "framework_s",
+}
+#: Kernel Tuner metric names -> ours.
+KT_METRICS: dict[str, str] = {"GFLOP/s": GFLOPS, "GB/s": THROUGHPUT, "TFLOP/s": "tflops"}
+_RECORD_FIELDS = frozenset({"time", "times", "timestamp", "__error__", *KT_TIMINGS})
+
+# Checked in order; the first rule whose pattern occurs in the lower-case name decides.
+_GROUP_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("reduction", ("reduc", "atomic")),
+    ("launch", ("block", "grid", "thread", "warp", "num_blocks", "items_per")),
+    ("memory", ("tile", "shmem", "smem", "shared", "padding", "read_only", "vector", "vec", "cmem", "cache", "prefetch")),
+    ("compute", ("unroll", "fast", "loop", "method", "math")),
+)
+
+
+def guess_group(name: str) -> str:
+    """The group of a Kernel Tuner parameter, guessed from its name (``compute`` when unsure).
+
+    ``block_size_x``/``grid_*`` -> launch; ``tile_*``, ``use_shmem``, ``use_padding``,
+    ``read_only``, ``vector*`` -> memory; ``loop_unroll*``, ``fast_*``, ``*_method`` -> compute;
+    ``reduce*``/``atomic*`` -> reduction.
+    """
+    lowered = name.lower()
+    for group, patterns in _GROUP_RULES:
+        if any(p in lowered for p in patterns):
+            return group
+    return "compute"
+
+
+# ------------------------------------------------------------------------------------------------
+# Import
+# ------------------------------------------------------------------------------------------------
+
+
+def _read_cache_json(path: Path) -> Any:
+    """Parse a (possibly gzipped, possibly unfinished) Kernel Tuner cache file."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise SessionFormatError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise SessionFormatError(f"{path}: is a folder, not a Kernel Tuner cache file") from None
+    except OSError as exc:
+        raise SessionFormatError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise SessionFormatError(f"{path}: damaged gzip file ({exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SessionFormatError(f"{path}: not UTF-8 text (is this a Kernel Tuner cache file?)") from None
+    if not text.strip():
+        raise SessionFormatError(f"{path}: the file is empty")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        first_error = exc
+    except RecursionError:
+        raise SessionFormatError(f"{path}: JSON nested too deeply") from None
+    # Kernel Tuner appends records while it runs and closes the object only at the end: a cache
+    # of an interrupted run ends in "...}," without the final "}}".
+    repaired = text.rstrip().rstrip(",") + "\n}\n}"
+    try:
+        return json.loads(repaired)
+    except (json.JSONDecodeError, RecursionError):
+        raise SessionFormatError(
+            f"{path}: not valid JSON (line {first_error.lineno}, column {first_error.colno}: {first_error.msg})"
+        ) from None
+
+
+def _plain_value(value: Any) -> Value | None:
+    """A slot value from JSON, or None when Kernel Tuner stored something we cannot tune over."""
+    if isinstance(value, (bool, int, float, str)):
+        return value
+    return None
+
+
+def _metric_name(name: str) -> str:
+    """A Kernel Tuner metric name as one of ours (``GFLOP/s`` -> ``gflops``, else made an identifier)."""
+    if name in KT_METRICS:
+        return KT_METRICS[name]
+    clean = re.sub(r"[^A-Za-z0-9_]+", "_", name).strip("_").lower() or "metric"
+    return clean if not clean[0].isdigit() else f"m_{clean}"
+
+
+def _problem(problem_size: Any) -> dict[str, Value]:
+    """``4096`` -> ``{"problem_size": 4096}``; ``[4096, 2048]`` -> ``problem_size_x`` / ``_y``."""
+    if problem_size is None:
+        return {}
+    if isinstance(problem_size, (list, tuple)):
+        axes = "xyz" if len(problem_size) <= 3 else [str(i) for i in range(len(problem_size))]
+        return {f"problem_size_{a}": _plain_value(v) if _plain_value(v) is not None else str(v)
+                for a, v in zip(axes, problem_size)}
+    value = _plain_value(problem_size)
+    return {"problem_size": value if value is not None else str(problem_size)}
+
+
+def _timestamp(value: Any) -> float:
+    if not isinstance(value, str):
+        return 0.0
+    try:
+        stamp = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return 0.0
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=timezone.utc)
+    return stamp.timestamp()
+
+
+def _measurement(record: Mapping[str, Any], keys: list[str], where: str) -> tuple[Measurement, dict[str, float]]:
+    """Status, metrics and timings of one cache record."""
+    timings: dict[str, float] = {}
+    for kt_name, ours in KT_TIMINGS.items():
+        value = record.get(kt_name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            timings[ours] = float(value) / 1000.0
+    if timings:
+        timings["total_s"] = sum(timings.values())
+
+    error = record.get("__error__")
+    time_value = record.get("time")
+    if isinstance(time_value, str):
+        error = error or time_value
+    if error is not None:
+        error_text = str(error)
+        status = KT_ERRORS.get(error_text, Status.RUNTIME_ERROR)
+        return (
+            Measurement(status, {}, error_text, error_text, {"kernel_tuner_error": error_text}),
+            timings,
+        )
+    if isinstance(time_value, bool) or not isinstance(time_value, (int, float)):
+        raise SessionFormatError(f"{where}.time: {time_value!r} is neither a time in ms nor an error name")
+    if not math.isfinite(time_value) or time_value < 0:
+        message = f"Kernel Tuner recorded time {time_value!r}"
+        return Measurement(Status.RUNTIME_ERROR, {}, message, message), timings
+
+    metrics: dict[str, float] = {LATENCY: float(time_value)}
+    times = record.get("times")
+    if isinstance(times, list) and len(times) >= 2:
+        samples = np.asarray([t for t in times if isinstance(t, (int, float)) and not isinstance(t, bool)], dtype=float)
+        samples = samples[np.isfinite(samples)]
+        if samples.size >= 2:
+            p20, p80 = np.percentile(samples, [20, 80])
+            metrics["latency_p20_ms"] = float(p20)
+            metrics["latency_p80_ms"] = float(p80)
+    skip = _RECORD_FIELDS | set(keys)
+    for name, value in record.items():
+        if name in skip or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if math.isfinite(value):
+            metrics[_metric_name(name)] = float(value)
+    return Measurement(Status.OK, metrics), timings
+
+
+def import_kt_cache(path: str | os.PathLike[str]) -> Session:
+    """Read a Kernel Tuner cache file as a session of recorded trials (kind ``recording``).
+
+    The space is exactly the recorded points (Kernel Tuner applied its restrictions before
+    measuring); every record becomes a trial in file order, failures with their status and
+    Kernel Tuner's reason as the message.
+    """
+    p = Path(path)
+    source = str(p)
+    data = _read_cache_json(p)
+    if not isinstance(data, dict):
+        raise SessionFormatError(f"{source}: expected a JSON object at the top, got {type(data).__name__}")
+    for key in ("tune_params_keys", "tune_params", "cache"):
+        if key not in data:
+            hint = " (this is a workbench session; open it instead)" if "trials" in data else ""
+            raise SessionFormatError(f"{source}: {key}: missing, not a Kernel Tuner cache file{hint}")
+    keys = data["tune_params_keys"]
+    if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
+        raise SessionFormatError(f"{source}: tune_params_keys: expected a list of parameter names")
+    tune_params = data["tune_params"]
+    if not isinstance(tune_params, dict):
+        raise SessionFormatError(f"{source}: tune_params: expected an object of parameter -> values")
+    cache = data["cache"]
+    if not isinstance(cache, dict):
+        raise SessionFormatError(f"{source}: cache: expected an object of records")
+
+    domains: dict[str, list[Value]] = {}
+    by_text: dict[str, dict[str, Value]] = {}
+    for name in keys:
+        values = tune_params.get(name)
+        if not isinstance(values, list) or not values:
+            raise SessionFormatError(f"{source}: tune_params.{name}: expected a non-empty list of values")
+        domain: list[Value] = []
+        for value in values:
+            plain = _plain_value(value)
+            if plain is None:
+                raise SessionFormatError(f"{source}: tune_params.{name}: {value!r} is not a number, bool or string")
+            if plain not in domain:
+                domain.append(plain)
+        domains[name] = domain
+        by_text[name] = {str(v): v for v in domain}
+
+    points: list[dict[str, Value]] = []
+    for cache_key, record in cache.items():
+        where = f"cache[{cache_key!r}]"
+        if not isinstance(record, dict):
+            raise SessionFormatError(f"{source}: {where}: expected an object, got {type(record).__name__}")
+        parts = str(cache_key).split(",")
+        point: dict[str, Value] = {}
+        for position, name in enumerate(keys):
+            if name in record:
+                value = _plain_value(record[name])
+                if value is None:
+                    raise SessionFormatError(f"{source}: {where}.{name}: {record[name]!r} is not a number, bool or string")
+            elif len(parts) == len(keys) and parts[position] in by_text[name]:
+                value = by_text[name][parts[position]]
+            else:
+                raise SessionFormatError(f"{source}: {where}: no value for parameter {name!r}")
+            if value not in domains[name]:  # recorded but not declared: the recording is the truth
+                domains[name].append(value)
+            point[name] = value
+        points.append(point)
+
+    try:
+        slots = [Slot(name, tuple(domains[name]), guess_group(name), f"Kernel Tuner parameter {name}") for name in keys]
+        space = SearchSpace.explicit(slots, points)
+    except WorkbenchError as exc:
+        raise SessionFormatError(f"{source}: tune_params: {exc}") from None
+
+    trials: list[Trial] = []
+    for index, ((cache_key, record), point) in enumerate(zip(cache.items(), points)):
+        where = f"{source}: cache[{cache_key!r}]"
+        measurement, timings = _measurement(record, keys, where)
+        finished = _timestamp(record.get("timestamp"))
+        started = finished - timings.get("total_s", 0.0) if finished else 0.0
+        trials.append(Trial(index, space.config(point), measurement, started, finished, timings, ""))
+
+    device_name = data.get("device_name")
+    kernel_name = data.get("kernel_name")
+    return Session(
+        kernel=str(kernel_name) if kernel_name else p.stem,
+        kind="recording",
+        source_hash=hashlib.sha256(p.read_bytes()).hexdigest()[:16],
+        problem=_problem(data.get("problem_size")),
+        space=space,
+        backend={"kind": "replay", "options": {"path": str(p.resolve())}},
+        device={"name": str(device_name) if device_name else "unknown", "simulated": False, "recorded": True},
+        trials=trials,
+        notes=f"Imported from the Kernel Tuner cache file {p.name}.",
+        extra={
+            "kernel_tuner": {
+                "file": p.name,
+                "objective": data.get("objective", "time"),
+                "problem_size": data.get("problem_size"),
+            }
+        },
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# Export
+# ------------------------------------------------------------------------------------------------
+
+
+def _slot_names(session: Session) -> list[str]:
+    if session.space is not None:
+        return list(session.space.names)
+    names: dict[str, None] = {}
+    for trial in session.trials:
+        for name in trial.config:
+            names.setdefault(name, None)
+    return list(names)
+
+
+def _finite(value: Any) -> Any:
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def _problem_size(session: Session) -> Any:
+    kt = session.extra.get("kernel_tuner") if isinstance(session.extra, dict) else None
+    if isinstance(kt, dict) and kt.get("problem_size") is not None:
+        return kt["problem_size"]
+    problem = session.problem
+    if "problem_size" in problem:
+        return problem["problem_size"]
+    axes = [problem[k] for k in ("problem_size_x", "problem_size_y", "problem_size_z") if k in problem]
+    if axes:
+        return axes
+    return list(problem.values()) if problem else None
+
+
+def export_kt_cache(session: Session, path: str | os.PathLike[str]) -> int:
+    """Write the session as a Kernel Tuner cache file (errors in ``time``, as Kernel Tuner <= 1.3).
+
+    One record per distinct config: an ok trial wins over failed ones of the same config. Ok
+    trials without a latency cannot be expressed in that format and are left out. Returns the
+    number of records written.
+    """
+    names = _slot_names(session)
+    if session.space is not None:
+        tune_params = {s.name: list(s.values) for s in session.space.slots}
+    else:
+        tune_params = {n: sorted({t.config[n] for t in session.trials if n in t.config}, key=str) for n in names}
+    inverse = {ours: kt for kt, ours in KT_METRICS.items()}
+    cache: dict[str, dict[str, Any]] = {}
+    for trial in session.trials:
+        if not all(n in trial.config for n in names):
+            continue
+        key = ",".join(str(trial.config[n]) for n in names)
+        existing = cache.get(key)
+        if existing is not None and (not trial.ok or not isinstance(existing["time"], str)):
+            continue  # keep the first ok record, or the first failure until an ok one comes
+        latency = trial.metric(LATENCY)
+        if trial.ok and not math.isfinite(latency):
+            continue
+        record: dict[str, Any] = {n: trial.config[n] for n in names}
+        record["time"] = latency if trial.ok else STATUS_TO_KT[trial.status]
+        for kt_name, ours in KT_TIMINGS.items():
+            if ours in trial.timings:
+                record[kt_name] = _finite(float(trial.timings[ours]) * 1000.0)
+        if trial.ok:
+            for ours, kt_name in inverse.items():
+                value = trial.metric(ours)
+                if math.isfinite(value):
+                    record[kt_name] = value
+        if trial.finished_at:
+            record["timestamp"] = str(datetime.fromtimestamp(trial.finished_at, tz=timezone.utc))
+        cache[key] = record
+    document = {
+        "device_name": str(session.device.get("name", "unknown")),
+        "kernel_name": session.kernel,
+        "problem_size": _problem_size(session),
+        "tune_params_keys": names,
+        "tune_params": tune_params,
+        "objective": "time",
+        "cache": cache,
+    }
+    try:
+        _atomic_write(Path(path), lambda f: f.write(json.dumps(document, indent=1, default=str) + "\n"))
+    except OSError as exc:
+        raise WorkbenchError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    return len(cache)
+
+
+def export_csv(session: Session, path: str | os.PathLike[str]) -> int:
+    """One row per trial: index, id, status, each slot, each metric, message. Returns the row count.
+
+    Metrics the workbench knows come first in its canonical order, then any others alphabetically;
+    a metric a trial did not report is an empty cell.
+    """
+    names = _slot_names(session)
+    seen: set[str] = set()
+    for trial in session.trials:
+        seen.update(trial.measurement.metrics)
+    metrics = [m for m in METRIC_DIRECTION if m in seen] + sorted(seen - set(METRIC_DIRECTION))
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["index", "id", "status", *names, *metrics, "message"])
+    for trial in session.trials:
+        cells: list[Any] = [trial.index, trial.config.id, trial.status.value]
+        cells += [trial.config.get(n, "") for n in names]
+        for m in metrics:
+            value = trial.metric(m)
+            cells.append(repr(value) if math.isfinite(value) else "")
+        cells.append(trial.measurement.message)
+        writer.writerow(cells)
+    try:
+        _atomic_write(Path(path), lambda f: f.write(buffer.getvalue()))
+    except OSError as exc:
+        raise WorkbenchError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    return len(session.trials)
