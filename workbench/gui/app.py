@@ -1,0 +1,99 @@
+"""Starting the desktop application, interactively or under automation (tests, docs screenshots).
+
+``python main.py`` calls :func:`main` with everything None/False; ``python main.py gui SESSION
+--run KERNEL ... --screenshot PNG --quit-when-done`` opens a session or starts a run, saves a picture
+of the whole window once it is complete, and exits 0 (1 when the run or the loading failed).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+RESOURCES = Path(__file__).resolve().parents[2] / "resources"
+STYLE_SHEET = RESOURCES / "styles" / "workbench.qss"
+SCREEN_SIZE = (1440, 900)
+
+
+def _needs_offscreen() -> bool:
+    return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) and sys.platform.startswith("linux")
+
+
+def application() -> Any:
+    """The process's QApplication (created once, styled)."""
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication([sys.argv[0] if sys.argv else "kernel-workbench"])
+        app.setOrganizationName("kernel-workbench")
+        app.setApplicationName("Kernel Tuning Workbench")
+        if STYLE_SHEET.is_file():
+            app.setStyleSheet(STYLE_SHEET.read_text())
+    return app
+
+
+def main(session_path: str | None, run: dict | None, screenshot: str | None, quit_when_done: bool) -> int:
+    """Open the window; optionally load ``session_path`` and/or start ``run`` (keys: kernel, backend,
+    strategy, budget, seed, replay, gpu_model, problem, options); with ``screenshot`` save the window as
+    PNG once the run (or loading) is complete; with ``quit_when_done`` exit then. Returns the exit code."""
+    if (screenshot or quit_when_done) and _needs_offscreen():
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QTimer
+
+    from workbench.core.errors import WorkbenchError
+    from workbench.gui.main_window import MainWindow
+
+    app = application()
+    automated = bool(quit_when_done or screenshot)
+    window = MainWindow(interactive=not quit_when_done)
+    if automated:
+        window.resize(*SCREEN_SIZE)
+    window.show()
+    status = {"code": 0}
+
+    def fail(message: str) -> None:
+        print(f"error: {message}", file=sys.stderr)
+        status["code"] = 1
+        if quit_when_done:
+            app.exit(1)
+
+    def finish(result: Any = None) -> None:
+        if result is not None and getattr(result, "reason", "") == "error":
+            print(f"error: run failed: {result.message.splitlines()[0] if result.message else 'error'}", file=sys.stderr)
+            status["code"] = 1
+        window.refresh()
+        window.failures.refresh()
+        if screenshot:
+            app.processEvents()
+            if not window.grab().save(str(screenshot)):
+                print(f"error: could not write {screenshot}", file=sys.stderr)
+                status["code"] = 1
+        if quit_when_done:
+            app.exit(status["code"])
+
+    def begin() -> None:
+        try:
+            if session_path:
+                window.open_session(session_path)
+            if run:
+                window.run_done.connect(finish)
+                window.toolbar.apply(dict(run))
+                window.start_run(dict(run))
+            else:
+                if not session_path:
+                    window.offer_recovery()
+                if automated:
+                    QTimer.singleShot(200, finish)
+        except WorkbenchError as exc:
+            fail(str(exc))
+            if not quit_when_done and screenshot:
+                finish()
+
+    QTimer.singleShot(0, begin)
+    code = app.exec()
+    if window.running:  # quit while a run goes on (automation): stop and keep the trials
+        window.close()
+    return code or status["code"]

@@ -1,0 +1,86 @@
+"""The best-config card: what to use, how good it is, and why it won (or why nothing is feasible)."""
+
+from __future__ import annotations
+
+import html
+import math
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from workbench.gui.model import SessionModel
+from workbench.gui.text import fmt, metric_label
+
+CARD_METRICS = ("latency_ms", "memory_mb", "throughput_gbs", "gflops", "quality", "occupancy", "registers")
+
+
+class BestCard(QFrame):
+    """Shows the recommended config of the current ranking; a button selects it everywhere."""
+
+    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.setObjectName("bestCard")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.title = QLabel("Recommended config")
+        self.title.setObjectName("cardTitle")
+        self.body = QLabel()
+        self.body.setWordWrap(True)
+        self.body.setTextFormat(Qt.TextFormat.RichText)
+        self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.body.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.select_button = QPushButton("Show in table")
+        self.select_button.clicked.connect(self._on_select_clicked)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.title)
+        layout.addWidget(self.body, 1)
+        layout.addWidget(self.select_button, 0, Qt.AlignmentFlag.AlignRight)
+        model.ranking_changed.connect(self._on_ranking_changed)
+        self._on_ranking_changed()
+
+    def _on_select_clicked(self) -> None:
+        ranking = self.model.ranking
+        if ranking is not None and ranking.best is not None:
+            self.model.select(ranking.best)
+
+    def _on_ranking_changed(self) -> None:
+        self.body.setText(self.text())
+        ranking = self.model.ranking
+        self.select_button.setEnabled(ranking is not None and ranking.best is not None)
+
+    def text(self) -> str:
+        """The card's rich text (also what tests read)."""
+        model, ranking = self.model, self.model.ranking
+        if ranking is None or model.n == 0:
+            return "<i>No trials yet. Choose a kernel and press Start, or open a session.</i>"
+        best = ranking.best
+        if best is None:
+            if ranking.n_ok == 0:
+                return f"<b>No successful trial</b> among {model.n}. See the failure log."
+            label = ranking.most_excluding
+            count = ranking.excluded_by.get(label, 0) if label else 0
+            return (f"<b>Nothing is feasible.</b><br>The constraint <b>{html.escape(str(label))}</b> excludes the most "
+                    f"trials ({count} of {ranking.n_ok} successful). Relax it to get a recommendation.")
+        trial = model.trials[best]
+        config = "<br>".join(f"<b>{html.escape(k)}</b> = {html.escape(str(v))}" for k, v in trial.config.items())
+        metrics = trial.measurement.metrics
+        shown = "<br>".join(f"{html.escape(metric_label(k))}: {fmt(metrics[k])}" for k in CARD_METRICS if k in metrics)
+        parts = [f"<span style='font-size:11pt'>{config}</span>", shown]
+        baseline = self._baseline_text(trial.metric("latency_ms"))
+        if baseline:
+            parts.append(baseline)
+        parts.append(f"<i>Why: {html.escape(ranking.explain(best))}</i>")
+        parts.append(f"trial {trial.index} &middot; id {trial.config.id}")
+        return "<br>".join(parts)
+
+    def _baseline_text(self, latency: float) -> str:
+        baselines = getattr(self.model.session, "baselines", None) or {}
+        lines = []
+        for name, metrics in baselines.items():
+            reference = metrics.get("latency_ms") if isinstance(metrics, dict) else None
+            if reference and math.isfinite(latency) and latency > 0:
+                ratio = float(reference) / latency
+                verdict = "faster" if ratio >= 1 else "slower"
+                shown = ratio if ratio >= 1 else 1 / ratio
+                lines.append(f"vs library {html.escape(name)} ({fmt(reference)} ms): <b>{shown:.2f}x {verdict}</b>")
+        return "<br>".join(lines)

@@ -1,0 +1,374 @@
+"""The three live charts: score per trial, latency vs memory, and a free metric-vs-metric view.
+
+pyqtgraph practice (see STYLE.md): every plot item is created once and fed whole NumPy columns with
+``setData`` when the window's refresh timer finds the model changed (never per point: ``addPoints``
+re-copies every point per call); a handful of pens and brushes is reused so the symbol atlas caches
+them; every point carries ``data=`` = its trial index so hover and click map back to a trial.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from workbench.gui.model import SessionModel
+from workbench.gui.text import describe_trial, metric_label
+
+# --- the palette: created once, reused by every item (colour-blind-safe Okabe-Ito hues) ----------
+FEASIBLE = pg.mkBrush(0, 114, 178, 170)
+INFEASIBLE = pg.mkBrush(150, 150, 150, 110)
+FAILED = pg.mkBrush(213, 94, 0, 200)
+BEST = pg.mkBrush(240, 190, 0, 255)
+DEFAULT = pg.mkBrush(0, 0, 0, 0)
+NO_PEN = pg.mkPen(None)
+OUTLINE = pg.mkPen(40, 40, 40, 255, width=1.5)
+FAILED_PEN = pg.mkPen(213, 94, 0, 220, width=1.5)
+PARETO_PEN = pg.mkPen(0, 158, 115, 230, width=2)
+BEST_LINE_PEN = pg.mkPen(204, 121, 167, 255, width=2.5)
+LIMIT_PEN = pg.mkPen(213, 94, 0, 220, width=2, style=Qt.PenStyle.DashLine)
+LIMIT_HOVER_PEN = pg.mkPen(213, 94, 0, 255, width=4)
+SELECT_PEN = pg.mkPen(0, 0, 0, 255, width=2.5)
+
+pg.setConfigOptions(antialias=False, background="w", foreground="k")
+
+
+def _scatter(brush: Any, symbol: str = "o", size: float = 6, pen: Any = NO_PEN, hover: Any = None) -> pg.ScatterPlotItem:
+    item = pg.ScatterPlotItem(size=size, symbol=symbol, brush=brush, pen=pen, hoverable=hover is not None, tip=hover)
+    return item
+
+
+class _ChartBase(QWidget):
+    """A plot widget bound to the model, refreshed by :meth:`refresh` when the model changed."""
+
+    title = ""
+
+    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.dirty = True
+        self.plot = pg.PlotWidget()
+        self.plot.setMinimumHeight(160)
+        self.plot.showGrid(x=True, y=True, alpha=0.25)
+        self.plot.setTitle(self.title, size="10pt")
+        self.plot.setMenuEnabled(False)
+        self.plot.addLegend(offset=(-8, 8), labelTextSize="8pt", brush=pg.mkBrush(255, 255, 255, 190),
+                            pen=pg.mkPen(200, 200, 200))
+        model.ranking_changed.connect(self._on_ranking_changed)
+        model.objective_changed.connect(self._on_objective_changed)
+        model.session_changed.connect(self._on_session_changed)
+        model.selection_changed.connect(self._on_selection_changed)
+        self.selected_item = _scatter(pg.mkBrush(0, 0, 0, 0), size=16, pen=SELECT_PEN)
+        self.selected_item.setZValue(20)
+
+    def _tip(self, x: float, y: float, data: Any) -> str:
+        index = int(data) if data is not None else -1
+        return describe_trial(self.model, index) if 0 <= index < self.model.n else ""
+
+    def _clicked(self, _item: Any, points: Any, *_: Any) -> None:
+        if len(points):
+            self.model.select(int(points[0].data()))
+
+    def _on_ranking_changed(self) -> None:
+        self.dirty = True
+
+    def _on_objective_changed(self) -> None:
+        self.refresh()  # a slider move redraws at once, not on the next timer tick
+
+    def _on_session_changed(self) -> None:
+        self.dirty = True
+
+    def _on_selection_changed(self, index: int | None) -> None:
+        self._show_selected(index)
+
+    def refresh_if_dirty(self) -> None:
+        if self.dirty:
+            self.refresh()
+
+    def refresh(self) -> None:
+        self.dirty = False
+        self._refresh()
+        self._show_selected(self.model.selected)
+
+    def _refresh(self) -> None:
+        raise NotImplementedError
+
+    def _xy(self, index: int) -> tuple[float, float] | None:
+        return None
+
+    def _show_selected(self, index: int | None) -> None:
+        xy = self._xy(index) if index is not None else None
+        if xy is None or not all(math.isfinite(v) for v in xy):
+            self.selected_item.setData([], [])
+        else:
+            self.selected_item.setData([xy[0]], [xy[1]])
+
+
+class ScoreChart(_ChartBase):
+    """Score of every trial in evaluation order, the best-so-far line, failures along the bottom."""
+
+    title = "Score per trial (higher is better)"
+
+    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+        super().__init__(model, parent)
+        self.plot.setLabel("bottom", "trial")
+        self.plot.setLabel("left", "score")
+        self.feasible = _scatter(FEASIBLE, size=5, hover=self._tip)
+        self.infeasible = _scatter(INFEASIBLE, size=5, hover=self._tip)
+        self.failed = _scatter(FAILED, symbol="x", size=7, pen=FAILED_PEN, hover=self._tip)
+        self.best_line = pg.PlotDataItem(pen=BEST_LINE_PEN, stepMode=None, connect="finite")
+        for item, name in ((self.infeasible, "infeasible"), (self.feasible, "feasible"), (self.failed, "failed (at 0)")):
+            self.plot.addItem(item)
+            self.plot.plotItem.legend.addItem(item, name)
+            item.sigClicked.connect(self._clicked)
+        self.plot.addItem(self.best_line)
+        self.plot.plotItem.legend.addItem(self.best_line, "best so far")
+        self.plot.addItem(self.selected_item)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot)
+
+    def _refresh(self) -> None:
+        model, ranking = self.model, self.model.ranking
+        n = model.n
+        index = np.arange(n)
+        if ranking is None or n == 0:
+            for item in (self.feasible, self.infeasible, self.failed):
+                item.setData([], [])
+            self.best_line.setData([], [])
+            return
+        score = np.asarray(ranking.score, dtype=float)
+        feasible = np.asarray(ranking.feasible, dtype=bool)
+        failed = model.failed_mask()
+        ok_infeasible = ~feasible & ~failed
+        self.feasible.setData(x=index[feasible], y=score[feasible], data=index[feasible])
+        self.infeasible.setData(x=index[ok_infeasible], y=np.nan_to_num(score[ok_infeasible]), data=index[ok_infeasible])
+        self.failed.setData(x=index[failed], y=np.zeros(int(failed.sum())), data=index[failed])
+        self.best_line.setData(index, model.best_so_far())
+
+    def _xy(self, index: int) -> tuple[float, float] | None:
+        ranking = self.model.ranking
+        if ranking is None:
+            return None
+        value = float(ranking.score[index])
+        return float(index), value if math.isfinite(value) else 0.0
+
+
+class TradeoffChart(_ChartBase):
+    """Latency against memory: feasible / infeasible styled apart, the Pareto front, the best config,
+    the default config as reference, and the max-latency / max-memory limits as draggable lines."""
+
+    title = "Latency vs memory (drag the dashed limits)"
+
+    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+        super().__init__(model, parent)
+        self.plot.setLabel("bottom", "latency", units="ms")
+        self.plot.setLabel("left", "memory", units="MB")
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
+        self.plot.getAxis("left").enableAutoSIPrefix(False)
+        self.infeasible = _scatter(INFEASIBLE, size=6, hover=self._tip)
+        self.feasible = _scatter(FEASIBLE, size=6, hover=self._tip)
+        self.pareto = pg.PlotDataItem(pen=PARETO_PEN)
+        self.best = _scatter(BEST, symbol="star", size=18, pen=OUTLINE, hover=self._tip)
+        self.default = _scatter(DEFAULT, symbol="d", size=14, pen=OUTLINE, hover=self._tip)
+        self.best.setZValue(10)
+        self.default.setZValue(9)
+        for item, name in ((self.infeasible, "infeasible"), (self.feasible, "feasible"), (self.pareto, "Pareto front"),
+                           (self.best, "best feasible"), (self.default, "default config")):
+            self.plot.addItem(item)
+            self.plot.plotItem.legend.addItem(item, name)
+        for item in (self.infeasible, self.feasible, self.best, self.default):
+            item.sigClicked.connect(self._clicked)
+        self.plot.addItem(self.selected_item)
+        label_opts = {"position": 0.55, "color": (213, 94, 0), "fill": (255, 255, 255, 200), "movable": True}
+        self.latency_line = pg.InfiniteLine(angle=90, movable=True, pen=LIMIT_PEN, hoverPen=LIMIT_HOVER_PEN,
+                                            label="max latency {value:.4g} ms", labelOpts=label_opts)
+        self.memory_line = pg.InfiniteLine(angle=0, movable=True, pen=LIMIT_PEN, hoverPen=LIMIT_HOVER_PEN,
+                                           label="max memory {value:.4g} MB", labelOpts={**label_opts, "position": 0.6, "anchors": [(0.5, 1), (0.5, 1)]})
+        for line in (self.latency_line, self.memory_line):
+            line.setZValue(15)
+            self.plot.addItem(line)
+        self.latency_line.sigPositionChangeFinished.connect(self._on_latency_dragged)
+        self.memory_line.sigPositionChangeFinished.connect(self._on_memory_dragged)
+        self.default_index: int | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot)
+
+    def _on_latency_dragged(self, line: pg.InfiniteLine) -> None:
+        self.model.set_constraints(max_latency_ms=max(float(line.value()), 0.0))
+
+    def _on_memory_dragged(self, line: pg.InfiniteLine) -> None:
+        self.model.set_constraints(max_memory_mb=max(float(line.value()), 0.0))
+
+    def _refresh(self) -> None:
+        model, ranking = self.model, self.model.ranking
+        latency, memory = model.metric("latency_ms"), model.metric("memory_mb")
+        if ranking is None or model.n == 0:
+            for item in (self.feasible, self.infeasible, self.best, self.default):
+                item.setData([], [])
+            self.pareto.setData([], [])
+            self._place_limits(latency, memory)
+            return
+        index = np.arange(model.n)
+        feasible = np.asarray(ranking.feasible, dtype=bool)
+        ok = ~model.failed_mask()
+        shown = ok & np.isfinite(latency) & np.isfinite(memory)
+        f, i = shown & feasible, shown & ~feasible
+        self.feasible.setData(x=latency[f], y=memory[f], data=index[f])
+        self.infeasible.setData(x=latency[i], y=memory[i], data=index[i])
+        front = np.asarray(ranking.pareto, dtype=int)
+        if front.size:
+            front = front[np.argsort(latency[front], kind="stable")]
+            self.pareto.setData(latency[front], memory[front])
+        else:
+            self.pareto.setData([], [])
+        best = ranking.best
+        if best is not None and shown[best]:
+            self.best.setData(x=[latency[best]], y=[memory[best]], data=[best])
+        else:
+            self.best.setData([], [])
+        default = _default_index(model)
+        if default is not None and shown[default]:
+            self.default.setData(x=[latency[default]], y=[memory[default]], data=[default])
+        else:
+            self.default.setData([], [])
+        self._place_limits(latency[shown], memory[shown])
+
+    def _place_limits(self, latency: np.ndarray, memory: np.ndarray) -> None:
+        """Limits sit at their constraint; an unset limit sits just past the data, ready to drag."""
+        constraints = self.model.constraints
+        for line, value, data in ((self.latency_line, constraints.max_latency_ms, latency),
+                                  (self.memory_line, constraints.max_memory_mb, memory)):
+            if line.moving:
+                continue
+            if value is None:
+                finite = data[np.isfinite(data)] if len(data) else data
+                value = float(finite.max()) * 1.05 if len(finite) else 1.0
+                line.label.format = ("max latency: none" if line is self.latency_line else "max memory: none")
+            else:
+                line.label.format = ("max latency {value:.4g} ms" if line is self.latency_line else "max memory {value:.4g} MB")
+            line.blockSignals(True)
+            line.setValue(value)
+            line.blockSignals(False)
+            line.label.valueChanged()
+
+    def _xy(self, index: int) -> tuple[float, float] | None:
+        return float(self.model.metric("latency_ms")[index]), float(self.model.metric("memory_mb")[index])
+
+
+class MetricChart(_ChartBase):
+    """Any metric (or numeric slot) against any other, with optional log axes."""
+
+    title = ""
+
+    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+        super().__init__(model, parent)
+        self.x_combo, self.y_combo = QComboBox(), QComboBox()
+        self.x_log, self.y_log = QCheckBox("log x"), QCheckBox("log y")
+        for combo in (self.x_combo, self.y_combo):
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(10)
+            combo.currentIndexChanged.connect(self._on_axes_changed)
+        for box in (self.x_log, self.y_log):
+            box.toggled.connect(self._on_axes_changed)
+        self.infeasible = _scatter(INFEASIBLE, size=6, hover=self._tip)
+        self.feasible = _scatter(FEASIBLE, size=6, hover=self._tip)
+        self.best = _scatter(BEST, symbol="star", size=16, pen=OUTLINE, hover=self._tip)
+        for item, name in ((self.infeasible, "infeasible"), (self.feasible, "feasible"), (self.best, "best")):
+            self.plot.addItem(item)
+            self.plot.plotItem.legend.addItem(item, name)
+            item.sigClicked.connect(self._clicked)
+        self.plot.addItem(self.selected_item)
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("x"))
+        bar.addWidget(self.x_combo)
+        bar.addWidget(self.x_log)
+        bar.addSpacing(12)
+        bar.addWidget(QLabel("y"))
+        bar.addWidget(self.y_combo)
+        bar.addWidget(self.y_log)
+        bar.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.plot)
+        self._fill_combos()
+
+    def set_axes(self, x: str, y: str, log_x: bool = False, log_y: bool = False) -> None:
+        self._fill_combos()
+        for combo, name in ((self.x_combo, x), (self.y_combo, y)):
+            position = combo.findData(name)
+            if position >= 0:
+                combo.setCurrentIndex(position)
+        self.x_log.setChecked(log_x)
+        self.y_log.setChecked(log_y)
+        self.refresh()
+
+    def axes(self) -> tuple[str, str]:
+        return self.x_combo.currentData() or "", self.y_combo.currentData() or ""
+
+    def _fill_combos(self) -> None:
+        names = self.model.metric_names()
+        current = [self.x_combo.currentData(), self.y_combo.currentData()]
+        if [self.x_combo.itemData(i) for i in range(self.x_combo.count())] == names:
+            return
+        defaults = ("slot:" + self.model.slot_names[0] if self.model.slot_names else "latency_ms",
+                    "throughput_gbs" if "throughput_gbs" in names else "latency_ms")
+        for combo, keep, fallback in zip((self.x_combo, self.y_combo), current, defaults):
+            combo.blockSignals(True)
+            combo.clear()
+            for name in names:
+                combo.addItem(metric_label(name), name)
+            chosen = keep if keep in names else fallback
+            combo.setCurrentIndex(max(combo.findData(chosen), 0))
+            combo.blockSignals(False)
+
+    def _on_axes_changed(self, *_: Any) -> None:
+        x, y = self.axes()
+        self.plot.setLabel("bottom", metric_label(x))
+        self.plot.setLabel("left", metric_label(y))
+        self.plot.setLogMode(x=self.x_log.isChecked(), y=self.y_log.isChecked())
+        self.refresh()
+
+    def _on_session_changed(self) -> None:
+        self._fill_combos()
+        self._on_axes_changed()
+
+    def _refresh(self) -> None:
+        self._fill_combos()
+        model, ranking = self.model, self.model.ranking
+        x_name, y_name = self.axes()
+        if ranking is None or model.n == 0 or not x_name:
+            for item in (self.feasible, self.infeasible, self.best):
+                item.setData([], [])
+            return
+        x, y = model.metric(x_name), model.metric(y_name)
+        index = np.arange(model.n)
+        shown = ~model.failed_mask() & np.isfinite(x) & np.isfinite(y)
+        if self.x_log.isChecked():
+            shown &= x > 0
+        if self.y_log.isChecked():
+            shown &= y > 0
+        feasible = np.asarray(ranking.feasible, dtype=bool)
+        f, i = shown & feasible, shown & ~feasible
+        self.feasible.setData(x=x[f], y=y[f], data=index[f])
+        self.infeasible.setData(x=x[i], y=y[i], data=index[i])
+        best = ranking.best
+        if best is not None and shown[best]:
+            self.best.setData(x=[x[best]], y=[y[best]], data=[best])
+        else:
+            self.best.setData([], [])
+
+    def _xy(self, index: int) -> tuple[float, float] | None:
+        x_name, y_name = self.axes()
+        return float(self.model.metric(x_name)[index]), float(self.model.metric(y_name)[index])
+
+
+def _default_index(model: SessionModel) -> int | None:
+    """Row of the first trial of the session's default config (the reference), if measured."""
+    return model.default_index

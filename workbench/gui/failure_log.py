@@ -1,0 +1,121 @@
+"""The failed-samples log: each failure with status and one-line reason, counts per status, where
+failures concentrate by slot value, and the full compiler or runtime log of the selected one."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QSplitter, QTableView,
+    QVBoxLayout, QWidget,
+)
+
+from workbench.core.measurement import Status
+from workbench.gui.analysis import failure_concentrations, status_counts
+from workbench.gui.model import SessionModel
+from workbench.gui.results_table import TrialFilterProxy, TrialTableModel
+
+
+class FailureLog(QWidget):
+    """Failures only: a filtered view over the shared trial table model, plus counts and analysis."""
+
+    VISIBLE = ("index", "status", "message")
+
+    def __init__(self, model: SessionModel, table_model: TrialTableModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.table_model = table_model
+        self.dirty = True
+        self.proxy = TrialFilterProxy(table_model)
+        self.proxy.set_status_filter("failed")
+        self.view = QTableView()
+        self.view.setModel(self.proxy)
+        self.view.setSortingEnabled(True)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.verticalHeader().setVisible(False)
+        self.view.verticalHeader().setDefaultSectionSize(22)
+        self.view.horizontalHeader().setStretchLastSection(True)
+        self.status_combo = QComboBox()
+        self.status_combo.addItems(["failed"] + [s.value for s in Status if s is not Status.OK])
+        self.status_combo.currentTextChanged.connect(self.proxy.set_status_filter)
+        self.counts = QLabel("no failures")
+        self.counts.setWordWrap(True)
+        self.counts.setTextFormat(Qt.TextFormat.RichText)
+        self.concentration = QLabel("")
+        self.concentration.setWordWrap(True)
+        self.concentration.setTextFormat(Qt.TextFormat.RichText)
+        self.log = QPlainTextEdit()
+        self.log.setReadOnly(True)
+        self.log.setPlaceholderText("select a failure to read its full compiler or runtime log")
+        self.log.setFont(QFont("monospace", 9))
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("status"))
+        bar.addWidget(self.status_combo)
+        bar.addWidget(self.counts, 1)
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addLayout(bar)
+        top_layout.addWidget(self.concentration)
+        top_layout.addWidget(self.view, 1)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(top)
+        splitter.addWidget(self.log)
+        splitter.setSizes([300, 140])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(splitter)
+        self.view.selectionModel().currentRowChanged.connect(self._on_row_changed)
+        model.trials_added.connect(self._on_trials_changed)
+        model.session_changed.connect(self._on_session_changed)
+        table_model.modelReset.connect(self._hide_columns)
+        self._hide_columns()
+
+    def _hide_columns(self) -> None:
+        for column in range(self.table_model.columnCount()):
+            key = self.table_model.column_key(column)
+            self.view.setColumnHidden(column, not (key in self.VISIBLE or key.startswith("slot:")))
+        self.view.horizontalHeader().moveSection(self.view.horizontalHeader().visualIndex(
+            self.table_model.column_of("message")), self.table_model.columnCount() - 1)
+        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+
+    def _on_session_changed(self) -> None:
+        self.dirty = True
+        self.log.clear()
+
+    def _on_trials_changed(self, *_: object) -> None:
+        self.dirty = True
+
+    def refresh_if_dirty(self) -> None:
+        if self.dirty:
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Counts per status and the concentration analysis (walks the trials: timer-driven)."""
+        self.dirty = False
+        trials = self.model.trials
+        counts = status_counts(trials)
+        failures = sum(c for s, c in counts.items() if s is not Status.OK)
+        if not trials:
+            self.counts.setText("no trials")
+        else:
+            parts = [f"<b>{failures}</b> failed of {len(trials)}"] + [
+                f"{html.escape(s.value)}: <b>{c}</b>" for s, c in counts.items() if s is not Status.OK]
+            self.counts.setText(" &nbsp; ".join(parts))
+        found = failure_concentrations(trials)
+        self.concentration.setText("<br>".join(f"&#9888; {html.escape(c.text())}" for c in found[:4]))
+        self.concentration.setVisible(bool(found))
+
+    def _on_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if not current.isValid():
+            return
+        row = self.proxy.mapToSource(current).row()
+        trial = self.model.trials[row]
+        m = trial.measurement
+        header = f"trial {trial.index} [{trial.config.id}] {m.status.value}: {m.message}\n"
+        header += ", ".join(f"{k}={v}" for k, v in trial.config.items()) + "\n\n"
+        self.log.setPlainText(header + (m.log or m.message or "(no log)"))
+        self.model.select(row)

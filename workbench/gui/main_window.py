@@ -1,0 +1,611 @@
+"""The main window: assembles the views around one :class:`SessionModel` and owns runs and files.
+
+Layout: toolbar on top; left column with the objective sliders, the best-config card and the search
+space; right the three charts above a tabbed table / failure log beside the source view; a status
+bar that names the device and says plainly when timings are modelled or recorded.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QTabWidget, QVBoxLayout, QWidget,
+)
+
+from workbench.core.errors import WorkbenchError
+from workbench.gui.best_card import BestCard
+from workbench.gui.bridge import EngineThread
+from workbench.gui.charts import MetricChart, ScoreChart, TradeoffChart
+from workbench.gui.failure_log import FailureLog
+from workbench.gui.model import SessionModel
+from workbench.gui.objective_panel import ObjectivePanel
+from workbench.gui.results_table import ResultsTable
+from workbench.gui.run_panel import RunToolbar
+from workbench.gui.slots_panel import SlotsPanel
+from workbench.gui.source_view import SourceView
+
+REFRESH_MS = 100  # charts and tables are fed in batches at 10 Hz, never per point
+MAX_RECENT = 8
+SESSION_FILTER = "Workbench sessions (*.json);;All files (*)"
+
+
+def autosave_dir() -> Path:
+    """Where runs without a file are journaled (``KERNEL_WORKBENCH_AUTOSAVE_DIR`` overrides)."""
+    override = os.environ.get("KERNEL_WORKBENCH_AUTOSAVE_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("kernel-workbench", appauthor=False)) / "autosave"
+
+
+class MainWindow(QMainWindow):
+    """The workbench window. ``interactive=False`` answers every question with its safe default
+    (used by automation and tests: closing during a run stops and saves; no recovery prompt)."""
+
+    run_done = Signal(object)  # RunFinished, after the window has absorbed the run's last trials
+
+    def __init__(self, interactive: bool = True, settings: QSettings | None = None) -> None:
+        super().__init__()
+        self.interactive = interactive
+        self.settings = settings or QSettings("kernel-workbench", "workbench")
+        self.model = SessionModel()
+        self.path: Path | None = None  # where Save writes; None: unsaved (runs go to an autosave file)
+        self.autosave_path: Path | None = None
+        self.thread: EngineThread | None = None
+        self.last_result: Any = None
+        self.setWindowTitle("Kernel Tuning Workbench")
+        self.resize(1440, 900)
+        self._build()
+        self._build_menus()
+        self._timer = QTimer(self)
+        self._timer.setInterval(REFRESH_MS)
+        self._timer.timeout.connect(self.refresh)
+        self._timer.start()
+        self.model.session_changed.connect(self._on_session_changed)
+        self.model.ranking_changed.connect(self._on_ranking_changed)
+        self.model.objective_changed.connect(self._update_title)
+        self.toolbar.kernel_changed.connect(self._on_kernel_changed)
+        self._restore_settings()
+        self._on_session_changed()
+        if not self.model.session:
+            self._on_kernel_changed(self.toolbar.kernel.currentText())
+
+    # --- construction --------------------------------------------------------------------------
+    def _build(self) -> None:
+        model = self.model
+        self.toolbar = RunToolbar(self)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.toolbar)
+        self.addToolBarBreak(Qt.ToolBarArea.TopToolBarArea)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.toolbar.run_bar)
+        self.toolbar.start_requested.connect(self._on_start)
+        self.toolbar.pause_requested.connect(self._on_pause)
+        self.toolbar.stop_requested.connect(self.stop_run)
+
+        self.objective_panel = ObjectivePanel(model)
+        self.best_card = BestCard(model)
+        self.slots_panel = SlotsPanel()
+        left_tabs = QTabWidget()
+        left_tabs.addTab(self.best_card, "Recommended")
+        left_tabs.addTab(self.slots_panel, "Search space")
+        self.left_tabs = left_tabs
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(6, 6, 0, 6)
+        left_layout.addWidget(self.objective_panel)
+        left_layout.addWidget(left_tabs, 1)
+        left.setMinimumWidth(300)
+
+        self.score_chart = ScoreChart(model)
+        self.tradeoff_chart = TradeoffChart(model)
+        self.metric_chart = MetricChart(model)
+        self.charts = {"score": self.score_chart, "tradeoff": self.tradeoff_chart, "metric": self.metric_chart}
+        chart_row = QSplitter(Qt.Orientation.Horizontal)
+        chart_row.setObjectName("charts")
+        for chart in (self.tradeoff_chart, self.score_chart, self.metric_chart):
+            chart_row.addWidget(chart)
+
+        self.results = ResultsTable(model)
+        self.failures = FailureLog(model, self.results.table_model)
+        self.source_view = SourceView(model)
+        self.bottom_tabs = QTabWidget()
+        self.bottom_tabs.addTab(self.results, "Results")
+        self.bottom_tabs.addTab(self.failures, "Failures")
+        bottom = QSplitter(Qt.Orientation.Horizontal)
+        bottom.setObjectName("bottom")
+        bottom.addWidget(self.bottom_tabs)
+        bottom.addWidget(self.source_view)
+        bottom.setStretchFactor(0, 3)
+        bottom.setStretchFactor(1, 2)
+
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.setObjectName("right")
+        right.addWidget(chart_row)
+        right.addWidget(bottom)
+        right.setStretchFactor(0, 5)
+        right.setStretchFactor(1, 4)
+
+        main = QSplitter(Qt.Orientation.Horizontal)
+        main.setObjectName("main")
+        main.addWidget(left)
+        main.addWidget(right)
+        main.setStretchFactor(0, 0)
+        main.setStretchFactor(1, 1)
+        main.setSizes([340, 1100])
+        self.splitters = {"main": main, "right": right, "charts": chart_row, "bottom": bottom}
+        self.setCentralWidget(main)
+
+        status = self.statusBar()
+        self.device_label = QLabel("no session")
+        self.timing_badge = QLabel("")
+        self.timing_badge.setObjectName("timingBadge")
+        self.summary_label = QLabel("")
+        status.addPermanentWidget(self.device_label)
+        status.addPermanentWidget(self.timing_badge)
+        status.addWidget(self.summary_label, 1)
+
+    def _build_menus(self) -> None:
+        menu = self.menuBar().addMenu("&File")
+        self.actions_by_name: dict[str, QAction] = {}
+
+        def add(name: str, text: str, slot: Any, shortcut: Any = None) -> QAction:
+            action = QAction(text, self)
+            if shortcut is not None:
+                action.setShortcut(shortcut)
+            action.triggered.connect(slot)
+            menu.addAction(action)
+            self.actions_by_name[name] = action
+            return action
+
+        add("new", "&New session", self.new_session, QKeySequence.StandardKey.New)
+        add("open", "&Open...", self._on_open, QKeySequence.StandardKey.Open)
+        self.recent_menu = menu.addMenu("Open &recent")
+        add("save", "&Save", self.save, QKeySequence.StandardKey.Save)
+        add("save_as", "Save &as...", self._on_save_as, QKeySequence.StandardKey.SaveAs)
+        menu.addSeparator()
+        add("import_kt", "&Import Kernel Tuner cache...", self._on_import_kt)
+        add("export_csv", "Export &CSV...", self._on_export_csv)
+        export = menu.addMenu("Export &chart")
+        for key, chart in self.charts.items():
+            for fmt in ("png", "svg"):
+                action = QAction(f"{chart.title or 'metric view'} as {fmt.upper()}...", self)
+                action.triggered.connect(lambda _=False, k=key, f=fmt: self._on_export_chart(k, f))
+                export.addAction(action)
+        menu.addSeparator()
+        add("quit", "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self._update_recent_menu()
+
+    # --- refresh -------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """One timer tick: absorb new trials, then redraw what changed (batched)."""
+        self.model.sync()
+        for chart in self.charts.values():
+            chart.refresh_if_dirty()
+        if self.bottom_tabs.currentWidget() is self.failures or not self.running:
+            self.failures.refresh_if_dirty()
+
+    @property
+    def running(self) -> bool:
+        return self.thread is not None and self.thread.isRunning()
+
+    def _on_session_changed(self) -> None:
+        session = self.model.session
+        if session is None:
+            self.device_label.setText("no session")
+            self.timing_badge.setText("")
+            self.timing_badge.setStyleSheet("")
+        else:
+            device = session.device
+            backend = session.backend.get("kind", "?") if isinstance(session.backend, dict) else "?"
+            self.device_label.setText(f"{device.get('name', 'unknown device')}  ·  backend: {backend}  ·  {session.kernel}")
+            if device.get("simulated"):
+                self.timing_badge.setText("  SIMULATED: timings are modelled, not measured  ")
+                self.timing_badge.setStyleSheet("background:#f0c000; color:black; font-weight:bold; border-radius:3px")
+            elif device.get("replayed") or device.get("recorded") or backend == "replay":
+                self.timing_badge.setText("  REPLAY: timings were recorded earlier, not measured now  ")
+                self.timing_badge.setStyleSheet("background:#56b4e9; color:black; font-weight:bold; border-radius:3px")
+            else:
+                self.timing_badge.setText("  measured live  ")
+                self.timing_badge.setStyleSheet("background:#009e73; color:white; font-weight:bold; border-radius:3px")
+            if session.space is not None and (self.slots_panel.base is None or self.slots_panel.base != session.space):
+                self.slots_panel.set_space(session.space)
+        self._update_title()
+
+    def _on_ranking_changed(self) -> None:
+        ranking = self.model.ranking
+        self.summary_label.setText(ranking.summary() if ranking is not None and self.model.n else "")
+        self._update_title()
+
+    def _update_title(self) -> None:
+        name = self.path.name if self.path else ("untitled" if self.model.session is not None else "")
+        star = " *" if self.model.dirty else ""
+        kernel = f" — {self.model.session.kernel}" if self.model.session is not None else ""
+        self.setWindowTitle(f"Kernel Tuning Workbench{kernel} — {name}{star}" if name else "Kernel Tuning Workbench")
+
+    def _on_kernel_changed(self, name: str) -> None:
+        """Show the chosen template's space in the slots panel before any run (no GPU involved)."""
+        if self.running or not name:
+            return
+        if self.model.session is not None and self.model.session.kernel == name:
+            self.slots_panel.set_space(self.model.session.space)
+            return
+        try:
+            from workbench.runner.plan import make_backend_spec, open_target
+
+            target = open_target(make_backend_spec(name, "sim", extra={"compile": "estimate"}))
+            self.slots_panel.set_space(target.space)
+        except (WorkbenchError, Exception) as exc:  # noqa: BLE001 - a broken template must not kill the window
+            self.slots_panel.set_space(None)
+            self.slots_panel.error_label.setText(f"{name}: {exc}")
+
+    # --- runs ----------------------------------------------------------------------------------
+    def _on_start(self) -> None:
+        try:
+            self.start_run(self.toolbar.request())
+        except WorkbenchError as exc:
+            self._error("Cannot start the run", str(exc))
+
+    def start_run(self, run: dict[str, Any]) -> None:
+        """Start a run from a request (toolbar or automation); continues the open session when it is
+        the same kernel, problem and code, so already measured configs are not measured again."""
+        if self.running:
+            raise WorkbenchError("a run is already going; stop it first")
+        from workbench.backends.base import EvalLimits
+        from workbench.runner.engine import Engine
+        from workbench.runner.plan import make_backend_spec, new_session, open_target
+        from workbench.search.base import DEFAULT_STRATEGY, create_strategy
+
+        extra = dict(run.get("options") or {})
+        if run.get("delay_s"):
+            extra["delay_s"] = float(run["delay_s"])
+        spec = make_backend_spec(
+            run.get("kernel"), run.get("backend") or "auto", problem=run.get("problem") or {}, replay=run.get("replay"),
+            gpu_model=run.get("gpu_model"), seed=int(run.get("seed") or 0), device=run.get("device"), extra=extra,
+        )
+        target = open_target(spec)
+        current = self.model.session
+        continuing = (current is not None and current.kernel == target.kernel and current.source_hash == target.source_hash
+                      and dict(current.problem) == dict(target.problem))
+        space = target.space
+        edited = self.slots_panel.space
+        if edited is not None and self.slots_panel.base is not None and [s.name for s in edited.slots] == list(space.names):
+            space = edited
+        strategy_name = run.get("strategy") or DEFAULT_STRATEGY
+        seed = int(run.get("seed") or 0)
+        strategy = create_strategy(strategy_name, space, seed=seed, **dict(run.get("strategy_options") or {}))
+        if continuing:
+            session = current
+            session.space = space
+            session.backend = spec.to_dict()
+            session.device = dict(target.device)
+            session.strategy = {"name": strategy_name, "seed": seed, "options": dict(run.get("strategy_options") or {})}
+        else:
+            session = new_session(spec, target, strategy=strategy_name, seed=seed,
+                                  strategy_options=run.get("strategy_options"),
+                                  constraints=self.model.constraints if current is not None else None,
+                                  weights=self.model.weights if current is not None else None)
+            session.space = space
+            self.path = None
+            self.model.set_session(session)
+        output = self.path or self._new_autosave_path(session.kernel)
+        limits = EvalLimits(compile_timeout_s=float(run.get("compile_timeout_s", 60.0)),
+                            run_timeout_s=float(run.get("run_timeout_s", 10.0)))
+        engine = Engine(session, strategy, spec, budget=run.get("budget"), time_limit_s=run.get("time_limit_s"),
+                        workers=int(run.get("workers") or 1), limits=limits, output=output)
+        self.thread = EngineThread(engine, self)
+        self.thread.progress.connect(self._on_progress)
+        self.thread.run_finished.connect(self._on_run_finished)
+        self.toolbar.set_running(True)
+        self.toolbar.show_progress(0, run.get("budget"), 0, None)
+        self.thread.start()
+
+    def _new_autosave_path(self, kernel: str) -> Path:
+        folder = autosave_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        self.autosave_path = folder / f"{kernel}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
+        return self.autosave_path
+
+    def _on_progress(self, event: Any) -> None:
+        self.toolbar.show_progress(event.done, event.total, event.failures, event.eta_s)
+
+    def _on_pause(self) -> None:
+        if not self.running:
+            return
+        engine = self.thread.engine
+        if engine.paused:
+            engine.resume()
+        else:
+            engine.pause()
+        self.toolbar.set_running(True, paused=engine.paused)
+
+    def stop_run(self) -> None:
+        """Ask the engine to stop: no new candidates; running ones finish or time out and are recorded."""
+        if self.running:
+            self.thread.stop()
+            self.toolbar.progress_label.setText("stopping...")
+
+    def wait_for_run(self, timeout_s: float = 60.0) -> bool:
+        """Block (GUI thread) until the engine thread ends; used when closing."""
+        if self.thread is None:
+            return True
+        return self.thread.wait(int(timeout_s * 1000))
+
+    def _on_run_finished(self, result: Any) -> None:
+        self.thread.wait()
+        self.last_result = result
+        self.model.sync()
+        self.refresh()
+        self.failures.refresh()
+        self.toolbar.set_running(False)
+        self.toolbar.progress_label.setText(f"finished: {result.reason}, {result.evaluations} evaluations")
+        if result.reason == "error":
+            self._error("The run ended with an error", result.message.splitlines()[0] if result.message else "error")
+        self.run_done.emit(result)
+
+    # --- files ---------------------------------------------------------------------------------
+    def new_session(self) -> None:
+        if self.running or not self._maybe_save():
+            return
+        self.path = None
+        self.model.set_session(None)
+        self._on_kernel_changed(self.toolbar.kernel.currentText())
+
+    def open_session(self, path: str | os.PathLike[str]) -> None:
+        """Load a session (its journal is merged) and show it; raises WorkbenchError."""
+        from workbench.core.session import load_session
+
+        session = load_session(path)
+        self.path = Path(path)
+        self.model.set_session(session)
+        self._restore_run_controls(session)
+        self._add_recent(str(Path(path).resolve()))
+
+    def _restore_run_controls(self, session: Any) -> None:
+        backend = session.backend if isinstance(session.backend, dict) else {}
+        options = dict(backend.get("options") or {})
+        run = {"kernel": session.kernel if backend.get("kind") != "replay" else None,
+               "backend": backend.get("kind") if backend.get("kind") in ("sim", "cuda", "replay") else None,
+               "replay": options.get("path") if backend.get("kind") == "replay" else None,
+               "gpu_model": options.get("gpu_model"), "problem": options.get("problem") or None,
+               "strategy": (session.strategy or {}).get("name"), "seed": (session.strategy or {}).get("seed")}
+        try:
+            self.toolbar.apply({k: v for k, v in run.items() if v is not None})
+        except WorkbenchError:
+            pass  # a strategy or backend this build lacks: keep the controls as they are
+
+    def save(self) -> bool:
+        if self.model.session is None:
+            return False
+        if self.path is None:
+            return self._on_save_as()
+        return self.save_to(self.path)
+
+    def save_to(self, path: str | os.PathLike[str]) -> bool:
+        from workbench.core.session import save_session
+
+        if self.model.session is None:
+            return False
+        try:
+            save_session(self.model.session, path, keep_journal=self.running)
+        except WorkbenchError as exc:
+            self._error("Cannot save", str(exc))
+            return False
+        self.path = Path(path)
+        self.model.dirty = False
+        self._add_recent(str(self.path.resolve()))
+        self._drop_autosave()
+        self._update_title()
+        self.statusBar().showMessage(f"saved {path}", 3000)
+        return True
+
+    def _drop_autosave(self) -> None:
+        if self.autosave_path is not None and not self.running and self.autosave_path != self.path:
+            from workbench.core.session import journal_path
+
+            for leftover in (self.autosave_path, journal_path(self.autosave_path)):
+                leftover.unlink(missing_ok=True)
+            self.autosave_path = None
+
+    def _on_open(self) -> None:
+        if self.running or not self._maybe_save():
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Open session", self._last_dir(), SESSION_FILTER)
+        if path:
+            self._remember_dir(path)
+            self._guarded(lambda: self.open_session(path), "Cannot open the session")
+
+    def _on_save_as(self) -> bool:
+        if self.model.session is None:
+            return False
+        suggested = str(Path(self._last_dir()) / f"{self.model.session.kernel}.json")
+        path, _ = QFileDialog.getSaveFileName(self, "Save session as", suggested, SESSION_FILTER)
+        if not path:
+            return False
+        self._remember_dir(path)
+        return self.save_to(path)
+
+    def import_kt_cache(self, path: str) -> None:
+        from workbench.core.interop import import_kt_cache
+
+        session = import_kt_cache(path)
+        self.path = None
+        self.model.set_session(session)
+        self.model.dirty = True
+        self._update_title()
+
+    def _on_import_kt(self) -> None:
+        if self.running or not self._maybe_save():
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Import Kernel Tuner cache", self._last_dir(), "Kernel Tuner cache (*.json);;All files (*)")
+        if path:
+            self._remember_dir(path)
+            self._guarded(lambda: self.import_kt_cache(path), "Cannot import the cache")
+
+    def _on_export_csv(self) -> None:
+        if self.model.session is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export CSV", str(Path(self._last_dir()) / "trials.csv"), "CSV (*.csv)")
+        if path:
+            from workbench.core.interop import export_csv
+
+            self._remember_dir(path)
+            self._guarded(lambda: export_csv(self.model.session, path), "Cannot export CSV")
+
+    def export_chart(self, key: str, path: str) -> None:
+        """Write one chart as PNG or SVG (by the file's suffix)."""
+        import pyqtgraph.exporters as exporters
+
+        chart = self.charts[key]
+        chart.refresh()
+        item = chart.plot.getPlotItem()
+        exporter = exporters.SVGExporter(item) if path.lower().endswith(".svg") else exporters.ImageExporter(item)
+        if isinstance(exporter, exporters.ImageExporter):
+            exporter.parameters()["width"] = max(int(chart.plot.width() * 2), 800)
+        exporter.export(path)
+
+    def _on_export_chart(self, key: str, fmt: str) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, f"Export chart as {fmt.upper()}",
+                                              str(Path(self._last_dir()) / f"{key}.{fmt}"), f"{fmt.upper()} (*.{fmt})")
+        if path:
+            self._remember_dir(path)
+            self._guarded(lambda: self.export_chart(key, path), "Cannot export the chart")
+
+    def _guarded(self, action: Any, title: str) -> None:
+        try:
+            action()
+        except (WorkbenchError, OSError) as exc:
+            self._error(title, str(exc))
+
+    def _error(self, title: str, text: str) -> None:
+        self.statusBar().showMessage(f"{title}: {text}", 10000)
+        if self.interactive:
+            QMessageBox.warning(self, title, text)
+
+    def _maybe_save(self) -> bool:
+        """Before discarding unsaved trials: ask. Returns False when the user cancels."""
+        if self.model.session is None or not self.model.dirty or not self.interactive:
+            return True
+        answer = QMessageBox.question(self, "Unsaved trials", "Save the current session first?",
+                                      QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                                      | QMessageBox.StandardButton.Cancel)
+        if answer == QMessageBox.StandardButton.Cancel:
+            return False
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        self._drop_autosave()  # the user chose to discard
+        return True
+
+    # --- recovery ------------------------------------------------------------------------------
+    def recoverable(self) -> list[Path]:
+        """Sessions in the autosave folder: runs never saved under a name (a journal alone counts:
+        the process was killed before its first save). Newest first."""
+        folder = autosave_dir()
+        if not folder.is_dir():
+            return []
+        found = {p for p in folder.glob("*.json")}
+        found |= {Path(str(p)[: -len(".journal")]) for p in folder.glob("*.json.journal")}
+        found.discard(self.autosave_path) if self.autosave_path is not None else None
+        return sorted(found, key=lambda p: _mtime(p), reverse=True)
+
+    def offer_recovery(self) -> None:
+        candidates = self.recoverable()
+        if not candidates or not self.interactive:
+            return
+        session_file = candidates[0]
+        answer = QMessageBox.question(self, "Recover unsaved session",
+                                      f"A run did not end cleanly ({session_file.name}). Recover its trials?")
+        if answer == QMessageBox.StandardButton.Yes:
+            self._guarded(lambda: self.open_session(session_file), "Cannot recover")
+            self.path = None
+            self.autosave_path = session_file
+            self.model.dirty = True
+            self._update_title()
+
+    # --- settings ------------------------------------------------------------------------------
+    def _last_dir(self) -> str:
+        return str(self.settings.value("last_dir", str(Path.home())))
+
+    def _remember_dir(self, path: str) -> None:
+        self.settings.setValue("last_dir", str(Path(path).parent))
+
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recent", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in value or []]
+
+    def _add_recent(self, path: str) -> None:
+        recent = [path] + [p for p in self.recent_files() if p != path]
+        self.settings.setValue("recent", recent[:MAX_RECENT])
+        self._update_recent_menu()
+
+    def _update_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for path in self.recent_files():
+            action = self.recent_menu.addAction(path)
+            action.triggered.connect(lambda _=False, p=path: self._guarded(lambda: self.open_session(p), "Cannot open"))
+        self.recent_menu.setEnabled(bool(self.recent_files()))
+
+    def _restore_settings(self) -> None:
+        geometry = self.settings.value("geometry")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        state = self.settings.value("state")
+        if isinstance(state, QByteArray):
+            self.restoreState(state)
+        for name, splitter in self.splitters.items():
+            value = self.settings.value(f"splitter/{name}")
+            if isinstance(value, QByteArray):
+                splitter.restoreState(value)
+        axes = self.settings.value("metric_axes")
+        if isinstance(axes, list) and len(axes) == 2:
+            self.metric_chart.set_axes(str(axes[0]), str(axes[1]))
+
+    def save_settings(self) -> None:
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("state", self.saveState())
+        for name, splitter in self.splitters.items():
+            self.settings.setValue(f"splitter/{name}", splitter.saveState())
+        self.settings.setValue("metric_axes", list(self.metric_chart.axes()))
+        self.settings.sync()
+
+    # --- closing -------------------------------------------------------------------------------
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        if self.running:
+            if self.interactive:
+                answer = QMessageBox.question(self, "A run is going",
+                                              "Stop the run and save its trials before closing?",
+                                              QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel)
+                if answer != QMessageBox.StandardButton.Yes:
+                    event.ignore()
+                    return
+            self.thread.stop()
+            self.wait_for_run(120.0)
+            self.model.sync()
+            if self.path is not None:
+                self.save_to(self.path)
+            elif self.autosave_path is not None:  # unsaved run: kept whole for the next start to recover
+                from workbench.core.session import save_session
+
+                save_session(self.model.session, self.autosave_path)
+        elif not self._maybe_save():
+            event.ignore()
+            return
+        self._timer.stop()
+        self.save_settings()
+        event.accept()
+
+
+def _mtime(path: Path) -> float:
+    for candidate in (path, Path(str(path) + ".journal")):
+        try:
+            return candidate.stat().st_mtime
+        except OSError:
+            continue
+    return 0.0

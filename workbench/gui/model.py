@@ -1,0 +1,268 @@
+"""The view model every widget of the window shares: one session, its derived arrays, the ranking.
+
+Qt-free on purpose (napari style): widgets take a :class:`SessionModel` in their constructor and
+connect its :class:`Event` s to their ``_on_*`` methods. The engine appends trials to the session in
+its own thread; the model *pulls* new trials (:meth:`SessionModel.sync`) on the GUI thread, so a
+trial is shown exactly once however the events arrive, and charts are fed NumPy columns that grow
+by doubling instead of walking Python objects on every refresh.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from workbench.core.measurement import Status, Trial
+from workbench.core.objective import Constraints, MetricTable, Weights, rank
+
+#: status -> small integer code stored per trial (order = how the views list statuses).
+STATUS_CODES: dict[Status, int] = {status: code for code, status in enumerate(Status)}
+STATUSES: tuple[Status, ...] = tuple(Status)
+
+#: Metrics every chart and table offers even before a trial reported them.
+BASE_METRICS: tuple[str, ...] = ("latency_ms", "memory_mb", "quality", "throughput_gbs", "gflops")
+
+
+class Event:
+    """A minimal synchronous event: ``connect(callback)``, ``emit(*args)``. No Qt below the widgets."""
+
+    def __init__(self) -> None:
+        self._callbacks: list[Callable[..., None]] = []
+
+    def connect(self, callback: Callable[..., None]) -> None:
+        self._callbacks.append(callback)
+
+    def disconnect(self, callback: Callable[..., None]) -> None:
+        if callback in self._callbacks:
+            self._callbacks.remove(callback)
+
+    def emit(self, *args: Any) -> None:
+        for callback in list(self._callbacks):
+            callback(*args)
+
+
+class GrowingColumn:
+    """A float64 column that grows by doubling, so appending k values costs amortised O(k)."""
+
+    def __init__(self, capacity: int = 256, fill: float = math.nan, dtype: Any = np.float64) -> None:
+        self._fill = fill
+        self._data = np.full(capacity, fill, dtype=dtype)
+        self.size = 0
+
+    def extend(self, values: Sequence[float] | np.ndarray, at: int) -> None:
+        """Write ``values`` at rows ``at..`` (rows between ``size`` and ``at`` keep the fill value)."""
+        end = at + len(values)
+        if end > len(self._data):
+            capacity = max(end, 2 * len(self._data))
+            grown = np.full(capacity, self._fill, dtype=self._data.dtype)
+            grown[: self.size] = self._data[: self.size]
+            self._data = grown
+        self._data[at:end] = values
+        self.size = max(self.size, end)
+
+    def view(self, n: int) -> np.ndarray:
+        """The first ``n`` rows (a view, no copy); rows never written read as the fill value."""
+        if n > len(self._data):
+            self.extend([], n)
+            self._data[self.size : n] = self._fill
+            self.size = n
+        return self._data[:n]
+
+
+class SessionModel:
+    """A session as the window sees it: trials, metric columns, objective, ranking and selection.
+
+    Events (all emitted on the thread that calls the mutating method, i.e. the GUI thread):
+
+    - ``session_changed()``: a different session was loaded or created (everything resets);
+    - ``trials_added(start, stop)``: rows ``start..stop-1`` were appended;
+    - ``ranking_changed()``: feasibility/score/best changed (new trials or a new objective);
+    - ``objective_changed()``: constraints or weights changed (sliders follow);
+    - ``selection_changed(index | None)``: a trial was selected in one view; the others follow.
+    """
+
+    def __init__(self, session: Any = None) -> None:
+        self.session_changed = Event()
+        self.trials_added = Event()
+        self.ranking_changed = Event()
+        self.objective_changed = Event()
+        self.selection_changed = Event()
+        self.session: Any = None
+        self.trials: list[Trial] = []
+        self.columns: dict[str, GrowingColumn] = {}
+        self.status = GrowingColumn(dtype=np.int16, fill=-1)
+        self.table = MetricTable()
+        self.ranking: Any = None
+        self.selected: int | None = None
+        self.default_index: int | None = None
+        self.dirty = False
+        if session is not None:
+            self.set_session(session)
+
+    # --- session ------------------------------------------------------------------------------
+    def set_session(self, session: Any) -> None:
+        """Show ``session`` (replacing everything); its trials are ingested at once."""
+        self.session = session
+        self.trials = []
+        self.columns = {name: GrowingColumn() for name in BASE_METRICS}
+        self.status = GrowingColumn(dtype=np.int16, fill=-1)
+        self.table = MetricTable()
+        self.selected = None
+        self.default_index = None
+        self.dirty = False
+        self._ingest(list(session.trials) if session is not None else [])
+        self.ranking = self._rank()
+        self.session_changed.emit()
+        self.ranking_changed.emit()
+
+    @property
+    def n(self) -> int:
+        return len(self.trials)
+
+    @property
+    def slot_names(self) -> list[str]:
+        if self.session is None:
+            return []
+        return [slot.name for slot in self.session.space.slots]
+
+    @property
+    def simulated(self) -> bool:
+        return bool(self.session is not None and self.session.device.get("simulated", False))
+
+    @property
+    def replayed(self) -> bool:
+        device = self.session.device if self.session is not None else {}
+        return bool(device.get("replayed") or device.get("recorded") and not device.get("simulated"))
+
+    def sync(self) -> bool:
+        """Pull trials the engine appended to the session since the last call; True if any."""
+        if self.session is None:
+            return False
+        fresh = list(self.session.trials[len(self.trials) :])
+        if not fresh:
+            return False
+        start = len(self.trials)
+        self._ingest(fresh)
+        self.dirty = True
+        self.ranking = self._rank()
+        self.trials_added.emit(start, len(self.trials))
+        self.ranking_changed.emit()
+        return True
+
+    def _ingest(self, fresh: list[Trial]) -> None:
+        if not fresh:
+            return
+        start = len(self.trials)
+        self.trials.extend(fresh)
+        self.table.extend(fresh)
+        default = getattr(self.session, "default_config", None)
+        if self.default_index is None and default is not None:
+            self.default_index = next((start + k for k, t in enumerate(fresh) if t.config.id == default.id), None)
+        names = set(self.columns)
+        for trial in fresh:
+            names.update(trial.measurement.metrics)
+        for name in names:
+            column = self.columns.setdefault(name, GrowingColumn())
+            column.extend([trial.metric(name) for trial in fresh], start)
+        self.status.extend([STATUS_CODES[trial.status] for trial in fresh], start)
+        for slot in self.session.space.slots if self.session is not None else ():
+            key = "slot:" + slot.name
+            column = self.columns.setdefault(key, GrowingColumn())
+            if slot.ordered:
+                column.extend([_as_float(trial.config.get(slot.name)) for trial in fresh], start)
+            else:
+                position = {value: i for i, value in enumerate(slot.values)}
+                column.extend([float(position.get(trial.config.get(slot.name), math.nan)) for trial in fresh], start)
+
+    # --- derived arrays -------------------------------------------------------------------------
+    def metric(self, name: str) -> np.ndarray:
+        """Column ``name`` (a metric, or ``slot:NAME``) for all trials; NaN where not reported."""
+        column = self.columns.get(name)
+        if column is None:
+            return np.full(self.n, math.nan)
+        return column.view(self.n)
+
+    def status_codes(self) -> np.ndarray:
+        return self.status.view(self.n)
+
+    def metric_names(self) -> list[str]:
+        """Metrics at least one trial reported (base metrics first), then the numeric slot columns."""
+        metrics = [m for m in self.columns if not m.startswith("slot:")]
+        ordered = [m for m in BASE_METRICS if m in metrics] + sorted(m for m in metrics if m not in BASE_METRICS)
+        return ordered + ["slot:" + name for name in self.slot_names]
+
+    def failed_mask(self) -> np.ndarray:
+        return self.status_codes() != STATUS_CODES[Status.OK]
+
+    # --- objective ------------------------------------------------------------------------------
+    @property
+    def constraints(self) -> Constraints:
+        return self.session.constraints if self.session is not None else Constraints()
+
+    @property
+    def weights(self) -> Weights:
+        return self.session.weights if self.session is not None else Weights()
+
+    def set_constraints(self, **changes: Any) -> None:
+        """Change some constraints (``max_latency_ms=...``; None removes one) and re-rank at once."""
+        if self.session is None:
+            return
+        updated = replace(self.session.constraints, **changes)
+        if updated == self.session.constraints:
+            return
+        self.session.constraints = updated
+        self._objective_changed()
+
+    def set_weights(self, values: dict[str, float]) -> None:
+        if self.session is None:
+            return
+        updated = Weights(values=dict(values))
+        if updated.to_dict() == self.session.weights.to_dict():
+            return
+        self.session.weights = updated
+        self._objective_changed()
+
+    def _objective_changed(self) -> None:
+        self.dirty = True
+        self.ranking = self._rank()
+        self.objective_changed.emit()
+        self.ranking_changed.emit()
+
+    def _rank(self) -> Any:
+        default = getattr(self.session, "default_config", None) if self.session is not None else None
+        return rank(self.table, self.constraints, self.weights, default=default.id if default is not None else None)
+
+    def best_so_far(self) -> np.ndarray:
+        """Running maximum of the score over feasible trials in evaluation order (NaN before the first)."""
+        if self.ranking is None or self.n == 0:
+            return np.empty(0)
+        score = np.where(self.ranking.feasible, self.ranking.score, -np.inf)
+        best = np.maximum.accumulate(score)
+        return np.where(np.isfinite(best), best, np.nan)
+
+    # --- selection ------------------------------------------------------------------------------
+    def select(self, index: int | None) -> None:
+        if index is not None and not 0 <= index < self.n:
+            index = None
+        if index == self.selected:
+            return
+        self.selected = index
+        self.selection_changed.emit(index)
+
+    def data_range(self, metric: str) -> tuple[float, float] | None:
+        """(min, max) of a metric over ok trials, for slider ranges; None without data."""
+        values = self.metric(metric)[~self.failed_mask()] if self.n else np.empty(0)
+        values = values[np.isfinite(values)]
+        if values.size == 0:
+            return None
+        return float(values.min()), float(values.max())
+
+
+def _as_float(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan

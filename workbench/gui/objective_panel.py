@@ -1,0 +1,203 @@
+"""Constraints and score weights: sliders with numeric entry that re-rank every trial at once.
+
+Nothing is re-measured: a slider writes the new constraint into the model, the model re-ranks its
+trials (a vectorised function of the stored metrics) and every view redraws from the new ranking.
+Slider ranges follow the session's data; latency and memory use a log scale because tuning
+landscapes span orders of magnitude.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox, QDoubleSpinBox, QGridLayout, QGroupBox, QLabel, QSlider, QVBoxLayout, QWidget,
+)
+
+from workbench.gui.model import SessionModel
+from workbench.gui.text import metric_label
+
+STEPS = 1000
+
+
+class LimitControl:
+    """One constraint: an on/off box, a slider over the data's range and a spin box for exact entry."""
+
+    def __init__(self, panel: "ObjectivePanel", field: str, metric: str, text: str, log: bool) -> None:
+        self.panel, self.field, self.metric, self.log = panel, field, metric, log
+        self.enabled = QCheckBox(text)
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setRange(0, STEPS)
+        self.spin = QDoubleSpinBox()
+        self.spin.setDecimals(4)
+        self.spin.setRange(0.0, 1e12)
+        self.spin.setMinimumWidth(96)
+        self.spin.setKeyboardTracking(False)
+        self.lo, self.hi = 0.0, 1.0
+        self.enabled.toggled.connect(self._on_user_change)
+        self.slider.valueChanged.connect(self._on_slider)
+        self.spin.valueChanged.connect(self._on_user_change)
+
+    def set_range(self, lo: float, hi: float) -> None:
+        if self.log:
+            lo = max(lo, 1e-9)
+            hi = max(hi, lo * 1.0001)
+            lo, hi = lo / 1.05, hi * 1.05
+        else:
+            span = (hi - lo) or max(abs(hi), 1.0)
+            lo, hi = lo - 0.02 * span, hi + 0.02 * span
+        self.lo, self.hi = lo, hi
+        self.spin.setSingleStep(_nice_step(hi - lo))
+
+    def value_at(self, position: int) -> float:
+        t = position / STEPS
+        if self.log:
+            return self.lo * (self.hi / self.lo) ** t
+        return self.lo + (self.hi - self.lo) * t
+
+    def position_of(self, value: float) -> int:
+        if self.log:
+            t = math.log(max(value, 1e-12) / self.lo) / math.log(self.hi / self.lo)
+        else:
+            t = (value - self.lo) / (self.hi - self.lo)
+        return int(round(min(max(t, 0.0), 1.0) * STEPS))
+
+    def show(self, value: float | None) -> None:
+        """Reflect the model's value without echoing it back."""
+        for widget in (self.enabled, self.slider, self.spin):
+            widget.blockSignals(True)
+        self.enabled.setChecked(value is not None)
+        shown = value if value is not None else self.value_at(STEPS)  # unset: the loosest limit
+        self.spin.setValue(shown)
+        self.slider.setValue(self.position_of(shown))
+        for widget in (self.enabled, self.slider, self.spin):
+            widget.blockSignals(False)
+
+    def _on_slider(self, position: int) -> None:
+        self.spin.blockSignals(True)
+        self.spin.setValue(self.value_at(position))
+        self.spin.blockSignals(False)
+        self.enabled.blockSignals(True)
+        self.enabled.setChecked(True)
+        self.enabled.blockSignals(False)
+        self._on_user_change()
+
+    def _on_user_change(self, *_: Any) -> None:
+        value = float(self.spin.value()) if self.enabled.isChecked() else None
+        if value is not None:
+            self.slider.blockSignals(True)
+            self.slider.setValue(self.position_of(value))
+            self.slider.blockSignals(False)
+        self.panel.model.set_constraints(**{self.field: value})
+
+
+class ObjectivePanel(QWidget):
+    """The constraint limits, the score weights and the live feasible count."""
+
+    WEIGHTED = ("latency_ms", "throughput_gbs", "memory_mb", "quality")
+
+    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.limits = {
+            "max_latency_ms": LimitControl(self, "max_latency_ms", "latency_ms", "max latency (ms)", log=True),
+            "max_memory_mb": LimitControl(self, "max_memory_mb", "memory_mb", "max memory (MB)", log=True),
+            "min_quality": LimitControl(self, "min_quality", "quality", "min quality", log=False),
+        }
+        limits_box = QGroupBox("Constraints")
+        grid = QGridLayout(limits_box)
+        for row, control in enumerate(self.limits.values()):
+            grid.addWidget(control.enabled, 2 * row, 0, 1, 2)
+            grid.addWidget(control.slider, 2 * row + 1, 0)
+            grid.addWidget(control.spin, 2 * row + 1, 1)
+        grid.setColumnStretch(0, 1)
+        grid.setVerticalSpacing(2)
+        self.feasible_label = QLabel("no trials yet")
+        self.feasible_label.setObjectName("feasibleCount")
+        grid.addWidget(self.feasible_label, 2 * len(self.limits), 0, 1, 2)
+
+        weights_box = QGroupBox("Score weights")
+        wgrid = QGridLayout(weights_box)
+        self.weight_sliders: dict[str, QSlider] = {}
+        self.weight_labels: dict[str, QLabel] = {}
+        for row, metric in enumerate(self.WEIGHTED):
+            slider = QSlider(Qt.Orientation.Horizontal)
+            slider.setRange(0, 100)
+            slider.valueChanged.connect(self._on_weight_slider)
+            value = QLabel("0.0")
+            value.setMinimumWidth(32)
+            wgrid.addWidget(QLabel(metric_label(metric)), row, 0)
+            wgrid.addWidget(slider, row, 1)
+            wgrid.addWidget(value, row, 2)
+            self.weight_sliders[metric] = slider
+            self.weight_labels[metric] = value
+        wgrid.setColumnStretch(1, 1)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(limits_box)
+        layout.addWidget(weights_box)
+        model.session_changed.connect(self._on_session_changed)
+        model.objective_changed.connect(self._on_objective_changed)
+        model.ranking_changed.connect(self._on_ranking_changed)
+        self._on_session_changed()
+
+    # --- model -> widgets -------------------------------------------------------------------
+    def _on_session_changed(self) -> None:
+        self._update_ranges()
+        self._on_objective_changed()
+        self._on_ranking_changed()
+
+    def _update_ranges(self) -> None:
+        for control in self.limits.values():
+            span = self.model.data_range(control.metric)
+            if span is None:
+                span = (0.0, 1.0) if not control.log else (1e-3, 1.0)
+            control.set_range(*span)
+            if not control.enabled.isChecked():
+                control.show(None)
+
+    def _on_objective_changed(self) -> None:
+        constraints = self.model.constraints
+        for field, control in self.limits.items():
+            control.show(getattr(constraints, field))
+        weights = dict(self.model.weights.values)
+        for metric, slider in self.weight_sliders.items():
+            slider.blockSignals(True)
+            slider.setValue(int(round(weights.get(metric, 0.0) * 10)))
+            slider.blockSignals(False)
+            self.weight_labels[metric].setText(f"{weights.get(metric, 0.0):.1f}")
+
+    def _on_ranking_changed(self) -> None:
+        ranking, n = self.model.ranking, self.model.n
+        if ranking is None or n == 0:
+            self.feasible_label.setText("no trials yet")
+            return
+        ok = int((~self.model.failed_mask()).sum())
+        self.feasible_label.setText(f"<b>{int(ranking.n_feasible)}</b> feasible of {ok} ok trials ({n} total)")
+        if not any(control.slider.isSliderDown() for control in self.limits.values()):
+            self._update_ranges()
+            constraints = self.model.constraints
+            for field, control in self.limits.items():
+                value = getattr(constraints, field)
+                if value is not None:
+                    control.slider.blockSignals(True)
+                    control.slider.setValue(control.position_of(value))
+                    control.slider.blockSignals(False)
+
+    # --- widgets -> model -------------------------------------------------------------------
+    def _on_weight_slider(self, *_: Any) -> None:
+        values = dict(self.model.weights.values)
+        for metric, slider in self.weight_sliders.items():
+            weight = slider.value() / 10.0
+            self.weight_labels[metric].setText(f"{weight:.1f}")
+            values[metric] = weight
+        self.model.set_weights(values)  # all zero: the objective falls back to latency alone
+
+
+def _nice_step(span: float) -> float:
+    if span <= 0 or not math.isfinite(span):
+        return 0.1
+    return 10 ** math.floor(math.log10(span / 100))

@@ -1,0 +1,244 @@
+"""Every trial in a sortable, filterable table (Qt model/view over the session model's arrays).
+
+The table model never copies trials: ``data`` reads the session model's trials and ranking on
+demand, so 20,000 rows cost nothing until they are scrolled into view. New trials arrive as row
+insertions; a re-rank only signals that the derived columns (feasible, score) changed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QTableView, QVBoxLayout, QWidget,
+)
+
+from workbench.core.errors import WorkbenchError
+from workbench.gui.model import STATUSES, SessionModel
+from workbench.gui.text import fmt, metric_label
+
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+TABLE_METRICS = ("latency_ms", "memory_mb", "throughput_gbs", "quality", "occupancy", "registers")
+_FAIL_COLOUR = QBrush(QColor(213, 94, 0))
+_INFEASIBLE_COLOUR = QBrush(QColor(120, 120, 120))
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class TrialTableModel(QAbstractTableModel):
+    """Columns: #, id, status, feasible, score, key metrics, each slot, message."""
+
+    def __init__(self, model: SessionModel) -> None:
+        super().__init__()
+        self.model = model
+        self._columns: list[tuple[str, str]] = []
+        self._rows = 0
+        model.session_changed.connect(self._on_session_changed)
+        model.trials_added.connect(self._on_trials_added)
+        model.ranking_changed.connect(self._on_ranking_changed)
+        self._on_session_changed()
+
+    def _on_session_changed(self) -> None:
+        self.beginResetModel()
+        self._rows = self.model.n
+        columns = [("index", "#"), ("id", "id"), ("status", "status"), ("feasible", "feasible"), ("score", "score")]
+        columns += [("metric:" + m, metric_label(m)) for m in TABLE_METRICS]
+        columns += [("slot:" + s, s) for s in self.model.slot_names]
+        columns.append(("message", "message"))
+        self._columns = columns
+        self.endResetModel()
+
+    def _on_trials_added(self, start: int, stop: int) -> None:
+        if stop <= self._rows:
+            return
+        self.beginInsertRows(QModelIndex(), self._rows, stop - 1)
+        self._rows = stop
+        self.endInsertRows()
+
+    def _on_ranking_changed(self) -> None:
+        if self._rows:
+            self.dataChanged.emit(self.index(0, 3), self.index(self._rows - 1, 4))
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else self._rows
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._columns)
+
+    def column_key(self, column: int) -> str:
+        return self._columns[column][0]
+
+    def column_of(self, key: str) -> int:
+        return next(i for i, (k, _) in enumerate(self._columns) if k == key)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self._columns[section][1]
+        return None
+
+    def raw(self, row: int, key: str) -> Any:
+        """The cell's value as data (numbers stay numbers, for sorting and filtering)."""
+        trial = self.model.trials[row]
+        ranking = self.model.ranking
+        if key == "index":
+            return trial.index
+        if key == "id":
+            return trial.config.id
+        if key == "status":
+            return trial.status.value
+        if key == "feasible":
+            return bool(ranking.feasible[row]) if ranking is not None else False
+        if key == "score":
+            return float(ranking.score[row]) if ranking is not None else math.nan
+        if key == "message":
+            return trial.measurement.message
+        if key.startswith("metric:"):
+            return trial.metric(key[7:])
+        if key.startswith("slot:"):
+            return trial.config.get(key[5:])
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row, key = index.row(), self._columns[index.column()][0]
+        if role == Qt.ItemDataRole.DisplayRole:
+            value = self.raw(row, key)
+            if key in ("score",):
+                return fmt(value, 3)
+            return fmt(value) if not isinstance(value, str) else value
+        if role == SORT_ROLE:
+            value = self.raw(row, key)
+            if isinstance(value, float) and math.isnan(value):
+                return -math.inf
+            return value if not isinstance(value, bool) else int(value)
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if not self.model.trials[row].ok:
+                return _FAIL_COLOUR
+            ranking = self.model.ranking
+            if ranking is not None and not ranking.feasible[row]:
+                return _INFEASIBLE_COLOUR
+        if role == Qt.ItemDataRole.TextAlignmentRole and key not in ("id", "status", "message"):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+
+class TrialFilterProxy(QSortFilterProxyModel):
+    """Filters by status (one or ``feasible``/``failed``) and by ``slot=value`` terms."""
+
+    def __init__(self, source: TrialTableModel) -> None:
+        super().__init__()
+        self.setSourceModel(source)
+        self.setSortRole(SORT_ROLE)
+        # Re-sorting 20,000 rows on every re-rank would cost far more than the 50 ms a slider move
+        # may take; rows are sorted when the user asks (header click) and filtered as they arrive.
+        self.setDynamicSortFilter(False)
+        self.status_filter = "all"
+        self.slot_filter: dict[str, str] = {}
+
+    def set_status_filter(self, status: str) -> None:
+        self.status_filter = status
+        self.invalidateFilter()
+
+    def set_slot_filter(self, text: str) -> None:
+        """``block_size=256, unroll=4``; raises WorkbenchError for a term that is not ``slot=value``."""
+        terms: dict[str, str] = {}
+        slots = set(self.sourceModel().model.slot_names)
+        for part in filter(None, (p.strip() for p in text.replace(";", ",").split(","))):
+            name, sep, value = part.partition("=")
+            name, value = name.strip(), value.strip()
+            if not sep or not name:
+                raise WorkbenchError(f"filter {part!r}: write slot=value, e.g. block_size=256")
+            if name not in slots:
+                raise WorkbenchError(f"filter {part!r}: no slot {name!r} (slots: {', '.join(sorted(slots))})")
+            terms[name] = value
+        self.slot_filter = terms
+        self.invalidateFilter()
+
+    def filterAcceptsRow(self, row: int, parent: Index) -> bool:
+        source: TrialTableModel = self.sourceModel()  # type: ignore[assignment]
+        trial = source.model.trials[row]
+        if self.status_filter == "feasible":
+            ranking = source.model.ranking
+            if ranking is None or not ranking.feasible[row]:
+                return False
+        elif self.status_filter == "failed":
+            if trial.ok:
+                return False
+        elif self.status_filter != "all" and trial.status.value != self.status_filter:
+            return False
+        for name, value in self.slot_filter.items():
+            if str(trial.config.get(name)) != value:
+                return False
+        return True
+
+
+class ResultsTable(QWidget):
+    """The table with its filter bar; selecting a row selects the trial everywhere."""
+
+    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.table_model = TrialTableModel(model)
+        self.proxy = TrialFilterProxy(self.table_model)
+        self.view = QTableView()
+        self.view.setModel(self.proxy)
+        self.view.setSortingEnabled(True)
+        self.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.verticalHeader().setVisible(False)
+        self.view.verticalHeader().setDefaultSectionSize(22)
+        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.view.horizontalHeader().setStretchLastSection(True)
+        self.view.setAlternatingRowColors(True)
+        self.status_combo = QComboBox()
+        self.status_combo.addItems(["all", "feasible", "failed"] + [s.value for s in STATUSES])
+        self.status_combo.currentTextChanged.connect(self.proxy.set_status_filter)
+        self.slot_edit = QLineEdit()
+        self.slot_edit.setPlaceholderText("filter by slot value, e.g. block_size=256, unroll=4")
+        self.slot_edit.editingFinished.connect(self._on_slot_filter)
+        self.filter_error = QLabel()
+        self.filter_error.setStyleSheet("color: #d55e00")
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("status"))
+        bar.addWidget(self.status_combo)
+        bar.addWidget(self.slot_edit, 1)
+        bar.addWidget(self.filter_error)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.view)
+        self.view.selectionModel().currentRowChanged.connect(self._on_row_changed)
+        model.selection_changed.connect(self._on_selection_changed)
+        model.ranking_changed.connect(self._on_ranking_changed)
+
+    def _on_ranking_changed(self) -> None:
+        if self.proxy.status_filter == "feasible":
+            self.proxy.invalidateFilter()
+
+    def _on_slot_filter(self) -> None:
+        try:
+            self.proxy.set_slot_filter(self.slot_edit.text())
+            self.filter_error.setText("")
+        except WorkbenchError as exc:
+            self.filter_error.setText(str(exc))
+
+    def _on_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid():
+            self.model.select(self.proxy.mapToSource(current).row())
+
+    def _on_selection_changed(self, row: int | None) -> None:
+        if row is None:
+            return
+        proxy_index = self.proxy.mapFromSource(self.table_model.index(row, 0))
+        if proxy_index.isValid() and self.view.currentIndex().row() != proxy_index.row():
+            self.view.setCurrentIndex(proxy_index)
+            self.view.scrollTo(proxy_index)
+
+    def selected_row(self) -> int | None:
+        current = self.view.currentIndex()
+        return self.proxy.mapToSource(current).row() if current.isValid() else None

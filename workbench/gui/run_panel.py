@@ -1,0 +1,239 @@
+"""The toolbar: what to tune (template + problem), on what (backend), how (strategy, budget, seed),
+the run buttons and the progress bar. It only collects choices; the window starts the run."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox, QFileDialog, QLabel, QLineEdit, QProgressBar, QPushButton, QSpinBox, QDoubleSpinBox,
+    QToolBar, QWidget,
+)
+
+from workbench.core.errors import WorkbenchError
+from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES
+
+BACKENDS = (("auto", "auto (GPU if present)"), ("cuda", "CUDA device"), ("sim", "simulated GPU"), ("replay", "replay a recording"))
+
+
+@functools.lru_cache(maxsize=1)
+def available_kernels() -> tuple[str, ...]:
+    """Shipped template names (loading specs executes only our own kernel library)."""
+    try:
+        from workbench.core.templates import kernels_dir, load_templates
+
+        return tuple(sorted(load_templates(str(kernels_dir()))))
+    except Exception:  # noqa: BLE001 - an unloadable library leaves the picker empty, not the window dead
+        return ()
+
+
+@functools.lru_cache(maxsize=1)
+def available_gpus() -> tuple[str, ...]:
+    try:
+        from workbench.core.gpus import list_gpus
+
+        return tuple(list_gpus()) or ("H200",)
+    except Exception:  # noqa: BLE001
+        return ("H200",)
+
+
+def parse_problem(text: str) -> dict[str, Any]:
+    """``n=1048576, m=64`` -> {"n": 1048576, "m": 64}; numbers become int or float, never eval'd."""
+    out: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in text.replace(";", ",").split(","))):
+        name, sep, raw = part.partition("=")
+        name, raw = name.strip(), raw.strip()
+        if not sep or not name.isidentifier() or not raw:
+            raise WorkbenchError(f"problem {part!r}: write name=value, e.g. n=1048576")
+        value: Any = raw
+        for cast in (int, float):
+            try:
+                value = cast(raw)
+                break
+            except ValueError:
+                continue
+        out[name] = value
+    return out
+
+
+class RunToolbar(QToolBar):
+    """Signals ``start_requested``, ``pause_requested``, ``stop_requested``, ``kernel_changed(str)``."""
+
+    start_requested = Signal()
+    pause_requested = Signal()
+    stop_requested = Signal()
+    kernel_changed = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Run", parent)
+        self.setObjectName("runToolbar")
+        self.setMovable(False)
+        self.kernel = QComboBox()
+        self.kernel.addItems(available_kernels())
+        self.kernel.setToolTip("kernel template to tune")
+        self.kernel.currentTextChanged.connect(self.kernel_changed)
+        self.problem = QLineEdit()
+        self.problem.setPlaceholderText("problem, e.g. n=1048576")
+        self.problem.setToolTip("problem parameters (name=value, comma separated); empty = the template's defaults")
+        self.problem.setMinimumWidth(130)
+        self.problem.setMaximumWidth(260)
+        self.backend = QComboBox()
+        for key, label in BACKENDS:
+            self.backend.addItem(label, key)
+        self.backend.setCurrentIndex(self.backend.findData("sim"))
+        self.backend.currentIndexChanged.connect(self._on_backend_changed)
+        self.gpu = QComboBox()
+        self.gpu.addItems(available_gpus())
+        if self.gpu.findText("H200") >= 0:
+            self.gpu.setCurrentText("H200")
+        self.gpu.setToolTip("GPU model the simulator imitates")
+        self.device = QSpinBox()
+        self.device.setRange(0, 15)
+        self.device.setPrefix("device ")
+        self.device.setToolTip("CUDA device index")
+        self.replay = QLineEdit()
+        self.replay.setPlaceholderText("recording (.json)")
+        self.replay.setMinimumWidth(120)
+        self.browse = QPushButton("...")
+        self.browse.setMaximumWidth(28)
+        self.browse.clicked.connect(self._on_browse)
+        self.delay = QDoubleSpinBox()
+        self.delay.setRange(0.0, 5.0)
+        self.delay.setSingleStep(0.05)
+        self.delay.setSuffix(" s/eval")
+        self.delay.setToolTip("demo mode: seconds per replayed evaluation, to play a recording as if live")
+        self.strategy = QComboBox()
+        self.strategy.addItems(list(STRATEGIES))
+        self.strategy.setCurrentText(DEFAULT_STRATEGY)
+        self.budget = QSpinBox()
+        self.budget.setRange(1, 1_000_000)
+        self.budget.setValue(100)
+        self.budget.setSuffix(" evals")
+        self.minutes = QDoubleSpinBox()
+        self.minutes.setRange(0.0, 10_000.0)
+        self.minutes.setSpecialValueText("no time limit")
+        self.minutes.setSuffix(" min")
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 2**31 - 1)
+        self.seed.setPrefix("seed ")
+        self.start = QPushButton("Start")
+        self.start.setObjectName("startButton")
+        self.pause = QPushButton("Pause")
+        self.stop = QPushButton("Stop")
+        self.start.clicked.connect(self.start_requested)
+        self.pause.clicked.connect(self.pause_requested)
+        self.stop.clicked.connect(self.stop_requested)
+        self.progress = QProgressBar()
+        self.progress.setMinimumWidth(220)
+        self.progress.setFormat("%v / %m")
+        self.progress_label = QLabel("idle")
+        self.progress_label.setMinimumWidth(260)
+        for widget in (QLabel(" Kernel "), self.kernel, self.problem, _sep(), QLabel("Backend "), self.backend, self.gpu,
+                       self.device, self.replay, self.browse, self.delay):
+            self.addWidget(widget)
+        # A second row (the window adds it below this one): how to search, the run buttons, progress.
+        self.run_bar = QToolBar("Search", parent)
+        self.run_bar.setObjectName("searchToolbar")
+        self.run_bar.setMovable(False)
+        for widget in (QLabel(" Strategy "), self.strategy, self.budget, self.minutes, self.seed, _sep(), self.start,
+                       self.pause, self.stop, _sep(), self.progress, self.progress_label):
+            self.run_bar.addWidget(widget)
+        self._on_backend_changed()
+        self.set_running(False)
+
+    def _on_browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Recording to replay", "", "Sessions and caches (*.json);;All files (*)")
+        if path:
+            self.replay.setText(path)
+
+    def _on_backend_changed(self, *_: Any) -> None:
+        kind = self.backend.currentData()
+        for widget, shown in ((self.gpu, kind == "sim"), (self.device, kind == "cuda"),
+                              (self.replay, kind == "replay"), (self.browse, kind == "replay"),
+                              (self.delay, kind == "replay")):
+            action = self._action_of(widget)
+            if action is not None:
+                action.setVisible(shown)
+        self.kernel.setEnabled(kind != "replay")
+        self.problem.setEnabled(kind != "replay")
+
+    def _action_of(self, widget: QWidget) -> Any:
+        for bar in (self, self.run_bar):
+            for action in bar.actions():
+                if bar.widgetForAction(action) is widget:
+                    return action
+        return None
+
+    def set_running(self, running: bool, paused: bool = False) -> None:
+        self.start.setEnabled(not running)
+        self.pause.setEnabled(running)
+        self.stop.setEnabled(running)
+        self.pause.setText("Resume" if paused else "Pause")
+        for widget in (self.kernel, self.problem, self.backend, self.gpu, self.device, self.replay, self.browse,
+                       self.delay, self.strategy, self.budget, self.minutes, self.seed):
+            widget.setEnabled(not running)
+        if not running:
+            self._on_backend_changed()
+
+    def request(self) -> dict[str, Any]:
+        """The choices as a run request (the same keys as ``--run`` on the command line)."""
+        kind = self.backend.currentData()
+        return {
+            "kernel": self.kernel.currentText() or None,
+            "problem": parse_problem(self.problem.text()),
+            "backend": kind,
+            "gpu_model": self.gpu.currentText() if kind == "sim" else None,
+            "device": self.device.value() if kind == "cuda" else None,
+            "replay": (self.replay.text().strip() or None) if kind == "replay" else None,
+            "delay_s": self.delay.value() if kind == "replay" else 0.0,
+            "strategy": self.strategy.currentText(),
+            "budget": self.budget.value(),
+            "time_limit_s": self.minutes.value() * 60 or None,
+            "seed": self.seed.value(),
+        }
+
+    def apply(self, run: dict[str, Any]) -> None:
+        """Fill the controls from a run request (automation, or a reopened session's settings)."""
+        if run.get("replay"):
+            self.backend.setCurrentIndex(self.backend.findData("replay"))
+            self.replay.setText(str(run["replay"]))
+        elif run.get("backend"):
+            position = self.backend.findData(run["backend"])
+            if position < 0:
+                raise WorkbenchError(f"unknown backend {run['backend']!r}")
+            self.backend.setCurrentIndex(position)
+        if run.get("kernel"):
+            if self.kernel.findText(run["kernel"]) < 0:
+                self.kernel.addItem(run["kernel"])
+            self.kernel.setCurrentText(run["kernel"])
+        if run.get("problem"):
+            self.problem.setText(", ".join(f"{k}={v}" for k, v in run["problem"].items()))
+        if run.get("gpu_model"):
+            if self.gpu.findText(run["gpu_model"]) < 0:
+                self.gpu.addItem(run["gpu_model"])
+            self.gpu.setCurrentText(run["gpu_model"])
+        if run.get("strategy"):
+            if run["strategy"] not in STRATEGIES:
+                raise WorkbenchError(f"unknown strategy {run['strategy']!r}; choose one of: {', '.join(STRATEGIES)}")
+            self.strategy.setCurrentText(run["strategy"])
+        if run.get("budget"):
+            self.budget.setValue(int(run["budget"]))
+        if run.get("seed") is not None:
+            self.seed.setValue(int(run["seed"]))
+        if run.get("delay_s"):
+            self.delay.setValue(float(run["delay_s"]))
+
+    def show_progress(self, done: int, total: int | None, failures: int, eta_s: float | None) -> None:
+        self.progress.setMaximum(total or 0)
+        self.progress.setValue(done)
+        eta = f"ETA {eta_s:.0f}s" if eta_s is not None else ""
+        self.progress_label.setText(f"{done} done, {failures} failed {eta}")
+
+
+def _sep() -> QWidget:
+    spacer = QLabel(" ")
+    spacer.setFixedWidth(8)
+    return spacer
+

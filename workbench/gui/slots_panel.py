@@ -1,0 +1,225 @@
+"""The template's slots grouped by concern, their values as toggles, and the editable restrictions.
+
+Edits derive a new :class:`SearchSpace` (``with_domains`` / ``with_restrictions``) with a live count
+of valid configs; an invalid value or expression is explained in one line and nothing changes.
+The space is used by the next run; measured trials are never discarded (a trial outside the new
+space stays in the session and in every view).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
+)
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.space import GROUPS, SearchSpace, Slot
+
+ROLE_SLOT = Qt.ItemDataRole.UserRole + 1
+ROLE_VALUE = Qt.ItemDataRole.UserRole + 2
+
+
+class SlotsPanel(QWidget):
+    """Edits a base space; ``space`` is the edited result (None when no template is chosen)."""
+
+    def __init__(self, on_space_changed: Callable[[SearchSpace], None] | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.base: SearchSpace | None = None
+        self.space: SearchSpace | None = None
+        self.extra_values: dict[str, list[Any]] = {}
+        self.on_space_changed = on_space_changed
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(["slot / value", "doc"])
+        self.tree.setColumnWidth(0, 150)
+        self.tree.setUniformRowHeights(True)
+        self.tree.itemChanged.connect(self._on_item_changed)
+        self.add_edit = QLineEdit()
+        self.add_edit.setPlaceholderText("add a value: slot=value")
+        self.add_edit.returnPressed.connect(self._on_add_value)
+        self.add_button = QPushButton("Add")
+        self.add_button.clicked.connect(self._on_add_value)
+        self.restrictions = QPlainTextEdit()
+        self.restrictions.setPlaceholderText("one restriction per line, e.g. block_size * items_per_thread <= 4096")
+        self.restrictions.setMaximumHeight(70)
+        self.restrictions.textChanged.connect(self._schedule)
+        self.count_label = QLabel("no template")
+        self.count_label.setWordWrap(True)
+        self.error_label = QLabel("")
+        self.error_label.setWordWrap(True)
+        self.error_label.setStyleSheet("color: #d55e00")
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(250)
+        self._timer.timeout.connect(self.apply)
+        add_row = QHBoxLayout()
+        add_row.addWidget(self.add_edit, 1)
+        add_row.addWidget(self.add_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tree, 1)
+        layout.addLayout(add_row)
+        layout.addWidget(QLabel("Restrictions"))
+        layout.addWidget(self.restrictions)
+        layout.addWidget(self.count_label)
+        layout.addWidget(self.error_label)
+
+    def set_space(self, space: SearchSpace | None) -> None:
+        """Show a new base space (a template was chosen or a session was opened)."""
+        self.base, self.space = space, space
+        self.extra_values = {}
+        self.tree.blockSignals(True)
+        self.tree.clear()
+        if space is not None:
+            for group in GROUPS + tuple(sorted({s.group for s in space.slots} - set(GROUPS))):
+                slots = [s for s in space.slots if s.group == group]
+                if not slots:
+                    continue
+                group_item = QTreeWidgetItem(self.tree, [group])
+                group_item.setFirstColumnSpanned(True)
+                font = group_item.font(0)
+                font.setBold(True)
+                group_item.setFont(0, font)
+                for slot in slots:
+                    self._add_slot_item(group_item, slot)
+                group_item.setExpanded(True)
+        self.tree.blockSignals(False)
+        self.restrictions.blockSignals(True)
+        self.restrictions.setPlainText("\n".join(space.restrictions) if space is not None else "")
+        self.restrictions.blockSignals(False)
+        self.error_label.setText("")
+        self._show_count()
+
+    def _add_slot_item(self, parent: QTreeWidgetItem, slot: Any) -> None:
+        item = QTreeWidgetItem(parent, [slot.name, slot.doc])
+        item.setToolTip(0, slot.doc or slot.name)
+        item.setToolTip(1, slot.doc or slot.name)
+        item.setData(0, ROLE_SLOT, slot.name)
+        for value in slot.values:
+            self._add_value_item(item, slot.name, value)
+        item.setExpanded(False)
+
+    def _add_value_item(self, slot_item: QTreeWidgetItem, name: str, value: Any) -> None:
+        child = QTreeWidgetItem(slot_item, [str(value)])
+        child.setFlags(child.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        child.setCheckState(0, Qt.CheckState.Checked)
+        child.setData(0, ROLE_SLOT, name)
+        child.setData(0, ROLE_VALUE, value)
+
+    def _slot_item(self, name: str) -> QTreeWidgetItem | None:
+        for i in range(self.tree.topLevelItemCount()):
+            group = self.tree.topLevelItem(i)
+            for j in range(group.childCount()):
+                if group.child(j).data(0, ROLE_SLOT) == name:
+                    return group.child(j)
+        return None
+
+    def domains(self) -> dict[str, list[Any]]:
+        """The checked values of every slot, in domain order."""
+        out: dict[str, list[Any]] = {}
+        if self.base is None:
+            return out
+        for slot in self.base.slots:
+            item = self._slot_item(slot.name)
+            if item is None:
+                continue
+            out[slot.name] = [item.child(k).data(0, ROLE_VALUE) for k in range(item.childCount())
+                              if item.child(k).checkState(0) == Qt.CheckState.Checked]
+        return out
+
+    def set_value_enabled(self, name: str, value: Any, enabled: bool) -> None:
+        item = self._slot_item(name)
+        if item is None:
+            raise WorkbenchError(f"no slot {name!r}")
+        for k in range(item.childCount()):
+            if item.child(k).data(0, ROLE_VALUE) == value:
+                item.child(k).setCheckState(0, Qt.CheckState.Checked if enabled else Qt.CheckState.Unchecked)
+                self.apply()
+                return
+        raise WorkbenchError(f"slot {name} has no value {value!r}")
+
+    def _on_add_value(self) -> None:
+        text = self.add_edit.text().strip()
+        try:
+            self.add_value(text)
+            self.add_edit.clear()
+        except WorkbenchError as exc:
+            self.error_label.setText(str(exc))
+
+    def add_value(self, text: str) -> None:
+        """``slot=value``: extend a slot's domain; the value must have the slot's type."""
+        if self.base is None:
+            raise WorkbenchError("choose a template first")
+        name, sep, raw = text.partition("=")
+        name, raw = name.strip(), raw.strip()
+        if not sep or not raw:
+            raise WorkbenchError(f"{text!r}: write slot=value, e.g. unroll=8")
+        slot = self.base.slot(name)
+        value = _parse_value(raw, slot)
+        item = self._slot_item(name)
+        if item is None:
+            raise WorkbenchError(f"no slot {name!r}")
+        if any(item.child(k).data(0, ROLE_VALUE) == value for k in range(item.childCount())):
+            raise WorkbenchError(f"{name} already has the value {value!r}")
+        self.tree.blockSignals(True)
+        self._add_value_item(item, name, value)
+        self.tree.blockSignals(False)
+        item.setExpanded(True)
+        self.apply()
+
+    def _on_item_changed(self, *_: Any) -> None:
+        self._schedule()
+
+    def _schedule(self) -> None:
+        self._timer.start()
+
+    def apply(self) -> None:
+        """Derive the edited space now; on bad input keep the last good one and say why."""
+        self._timer.stop()
+        if self.base is None:
+            return
+        try:
+            domains = self.domains()
+            empty = [name for name, values in domains.items() if not values]
+            if empty:
+                raise WorkbenchError(f"slot {empty[0]} needs at least one value")
+            lines = [line.strip() for line in self.restrictions.toPlainText().splitlines() if line.strip()]
+            space = self.base.with_domains(domains).with_restrictions(lines)
+            space.count()
+        except WorkbenchError as exc:
+            self.error_label.setText(str(exc))
+            return
+        self.error_label.setText("")
+        self.space = space
+        self._show_count()
+        if self.on_space_changed is not None:
+            self.on_space_changed(space)
+
+    def _show_count(self) -> None:
+        if self.space is None:
+            self.count_label.setText("no template chosen")
+            return
+        valid, total = self.space.count(), self.space.cartesian_size
+        self.count_label.setText(f"<b>{valid:,}</b> valid configs of {total:,} combinations")
+
+
+def _parse_value(raw: str, slot: Any) -> Any:
+    """A typed value for a slot from text, validated by building the extended slot (never ``eval``)."""
+    kind = slot.kind
+    try:
+        if kind == "bool":
+            if raw.lower() not in ("true", "false", "1", "0"):
+                raise ValueError
+            value: Any = raw.lower() in ("true", "1")
+        elif kind == "int":
+            value = int(raw)
+        elif kind == "float":
+            value = float(raw)
+        else:
+            value = raw
+    except ValueError:
+        raise WorkbenchError(f"{slot.name}={raw!r}: expected a {kind} like {slot.values[0]!r}") from None
+    Slot(slot.name, tuple(slot.values) + (value,), slot.group, slot.doc)  # SpaceError names the problem
+    return value

@@ -1,0 +1,140 @@
+"""The rendered CUDA source of the selected config, with its slot values marked, and its resource use.
+
+Rendering is the template's own (``KernelTemplate.render``), the exact text the backend compiled.
+Slot values reach the source as ``#define`` lines; those lines and every use of a slot's macro are
+highlighted, so a reader sees at once where each tuned decision acts.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextDocument
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
+
+from workbench.core.errors import WorkbenchError
+from workbench.gui.model import SessionModel
+from workbench.gui.text import fmt
+
+RESOURCE_METRICS = (("registers", "registers/thread"), ("smem_bytes", "shared mem (B)"), ("spill_bytes", "spills (B)"),
+                    ("occupancy", "occupancy"))
+_DEFINE_COLOUR = QColor(255, 236, 160)
+_USE_COLOUR = QColor(220, 236, 255)
+
+
+@functools.lru_cache(maxsize=8)
+def _templates(dirs: tuple[str, ...]) -> dict[str, Any]:
+    from workbench.core.templates import kernels_dir, load_templates
+
+    return load_templates(*dirs, str(kernels_dir()))
+
+
+def render_source(session: Any, config: Any) -> tuple[str, str]:
+    """(source text, note) for a config of the session's kernel; the note says what is shown."""
+    options = dict(session.backend.get("options", {})) if isinstance(session.backend, dict) else {}
+    if session.kind == "python":
+        path = options.get("path")
+        if path and Path(path).is_file():
+            return Path(path).read_text(), f"python benchmark {path} (config passed to measure())"
+        return "", "python benchmark: source file not found"
+    try:
+        templates = _templates(tuple(options.get("kernel_dirs", ()) or ()))
+    except WorkbenchError as exc:
+        return "", f"templates could not be loaded: {exc}"
+    template = templates.get(session.kernel)
+    if template is None:
+        return "", f"no template named {session.kernel!r} on this machine (a recording has no source)"
+    try:
+        return template.render(config, session.problem), f"{template.name}.cu rendered for this config"
+    except WorkbenchError as exc:
+        return "", f"cannot render: {exc}"
+
+
+class SourceView(QWidget):
+    """Follows the model's selection: header with config and resources, then the highlighted source."""
+
+    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.header = QLabel("Select a trial (click a point or a table row) to see its source.")
+        self.header.setWordWrap(True)
+        self.header.setTextFormat(Qt.TextFormat.RichText)
+        self.editor = QPlainTextEdit()
+        self.editor.setReadOnly(True)
+        self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        font = QFont("monospace", 9)
+        font.setStyleHint(QFont.StyleHint.Monospace)
+        self.editor.setFont(font)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.header)
+        layout.addWidget(self.editor, 1)
+        self.shown_index: int | None = None
+        model.selection_changed.connect(self._on_selection_changed)
+        model.session_changed.connect(self._on_session_changed)
+
+    def _on_session_changed(self) -> None:
+        self.shown_index = None
+        self.editor.clear()
+        self.header.setText("Select a trial (click a point or a table row) to see its source.")
+
+    def _on_selection_changed(self, index: int | None) -> None:
+        if index is None or self.model.session is None:
+            return
+        self.show_trial(index)
+
+    def show_trial(self, index: int) -> None:
+        trial = self.model.trials[index]
+        source, note = render_source(self.model.session, trial.config)
+        self.shown_index = index
+        metrics, details = trial.measurement.metrics, trial.measurement.details
+        resources = [f"{label} <b>{fmt(metrics[key])}</b>" for key, label in RESOURCE_METRICS if key in metrics]
+        limiter = details.get("occupancy_limiter") or details.get("limiter")
+        if limiter:
+            resources.append(f"occupancy limited by <b>{html.escape(str(limiter))}</b>")
+        if details.get("estimated") or (isinstance(details.get("resources"), dict) and details["resources"].get("estimated")):
+            resources.append("<i>(resources estimated, not compiled)</i>")
+        config = ", ".join(f"<b>{html.escape(k)}</b>={html.escape(str(v))}" for k, v in trial.config.items())
+        lines = [f"trial {trial.index} [{trial.config.id}] &middot; {html.escape(trial.status.value)} &middot; {config}",
+                 " &nbsp; ".join(resources) or "no resource usage reported", f"<i>{html.escape(note)}</i>"]
+        self.header.setText("<br>".join(lines))
+        self.editor.setPlainText(source or trial.measurement.log or "")
+        self._mark_slots(trial.config)
+
+    def _mark_slots(self, config: Any) -> None:
+        """Background on the ``#define`` of each slot and on every later use of its macro."""
+        selections = []
+        document: QTextDocument = self.editor.document()
+        text = document.toPlainText()
+        for name in config:
+            macro = name.upper()
+            define = QTextCharFormat()
+            define.setBackground(_DEFINE_COLOUR)
+            define.setFontWeight(QFont.Weight.Bold)
+            use = QTextCharFormat()
+            use.setBackground(_USE_COLOUR)
+            pattern = re.compile(rf"\b{re.escape(macro)}\b")
+            for match in pattern.finditer(text):
+                cursor = QTextCursor(document)
+                cursor.setPosition(match.start())
+                line = cursor.block().text().lstrip()
+                if line.startswith("#define"):
+                    cursor.movePosition(QTextCursor.MoveOperation.StartOfBlock)
+                    cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+                    fmt_ = define
+                else:
+                    cursor.setPosition(match.end(), QTextCursor.MoveMode.KeepAnchor)
+                    fmt_ = use
+                selection = QTextEdit.ExtraSelection()
+                selection.cursor = cursor
+                selection.format = fmt_
+                selections.append(selection)
+        self.editor.setExtraSelections(selections)
+
+    def marked_count(self) -> int:
+        return len(self.editor.extraSelections())

@@ -1,0 +1,69 @@
+"""How numbers, metrics and trials are written in the window (one place, so every view agrees)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+METRIC_LABELS: dict[str, str] = {
+    "latency_ms": "latency (ms)",
+    "latency_p20_ms": "latency p20 (ms)",
+    "latency_p80_ms": "latency p80 (ms)",
+    "memory_mb": "memory (MB)",
+    "quality": "quality",
+    "throughput_gbs": "throughput (GB/s)",
+    "throughput": "throughput",
+    "gflops": "GFLOP/s",
+    "pct_of_peak": "% of peak",
+    "registers": "registers / thread",
+    "smem_bytes": "shared memory (B)",
+    "spill_bytes": "spills (B)",
+    "occupancy": "occupancy",
+    "power_w": "power (W)",
+}
+
+
+def metric_label(name: str) -> str:
+    if name.startswith("slot:"):
+        return f"{name[5:]} (slot)"
+    return METRIC_LABELS.get(name, name)
+
+
+def fmt(value: Any, digits: int = 4) -> str:
+    """A number for a person: 4 significant digits, '-' for missing, ints as ints."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if not math.isfinite(number):
+        return "-"
+    if number == int(number) and abs(number) < 1e9:
+        return str(int(number))
+    return f"{number:.{digits}g}"
+
+
+def config_text(config: Any) -> str:
+    return ", ".join(f"{k}={v}" for k, v in config.items())
+
+
+def describe_trial(model: Any, index: int) -> str:
+    """The hover text of a point: the config, status, key metrics, feasibility and score."""
+    trial = model.trials[index]
+    lines = [f"trial {trial.index}  [{trial.config.id}]  {trial.status.value}", config_text(trial.config)]
+    if trial.ok:
+        metrics = trial.measurement.metrics
+        shown = [k for k in ("latency_ms", "memory_mb", "throughput_gbs", "gflops", "quality", "occupancy") if k in metrics]
+        lines.append("  ".join(f"{metric_label(k)} {fmt(metrics[k])}" for k in shown))
+        ranking = model.ranking
+        if ranking is not None:
+            feasible = bool(ranking.feasible[index])
+            lines.append(f"{'feasible' if feasible else 'infeasible'}, score {fmt(float(ranking.score[index]), 3)}")
+    else:
+        lines.append(trial.measurement.message)
+    return "\n".join(lines)
