@@ -582,3 +582,15 @@ def test_property_round_trip(space: SearchSpace, explicit: bool) -> None:
     back = SearchSpace.from_dict(json.loads(json.dumps(space.to_dict())))
     assert [c.id for c in back] == [c.id for c in space]
     assert back.count() == space.count()
+
+
+def test_exclude_may_hold_configs_as_well_as_ids() -> None:
+    space = SearchSpace([Slot("a", (1, 2, 3))])
+    got = space.sample(np.random.default_rng(0), 5, exclude=[Config({"a": 1}), Config({"a": 2}).id])
+    assert [c["a"] for c in got] == [3]
+
+
+def test_space_without_slots_has_one_empty_config() -> None:
+    space = SearchSpace([])
+    assert space.count() == space.cartesian_size == 1 and list(space) == [Config({})]
+    assert space.sample(np.random.default_rng(0), 3) == [Config({})]

@@ -183,6 +183,7 @@ class Slot:
         if not isinstance(self.doc, str):
             raise SpaceError(f"slot {name}: doc must be text")
         object.__setattr__(self, "values", values)
+        object.__setattr__(self, "_positions", {v: i for i, v in enumerate(values)})  # O(1) membership
         object.__setattr__(self, "doc", " ".join(self.doc.split()))
         if self.default is not None:
             object.__setattr__(self, "default", self.normalise(self.default, what="default"))
@@ -200,20 +201,20 @@ class Slot:
     def accepts(self, value: Any) -> bool:
         """True when ``value`` is in the domain with the slot's exact type (no normalisation)."""
         value = _plain(value)
-        return _kind(value) == self.kind and value in self.values
+        return _kind(value) == self.kind and value in self._positions  # type: ignore[attr-defined]
 
     def normalise(self, value: Any, what: str = "value") -> Value:
         """``value`` as the domain spells it (an int is accepted for a float slot); else SpaceError."""
         value = _plain(value)
         if self.kind == "float" and _kind(value) == "int":
             value = float(value)
-        if _kind(value) != self.kind or value not in self.values:
+        if _kind(value) != self.kind or value not in self._positions:  # type: ignore[attr-defined]
             raise SpaceError(f"slot {self.name}: {what} {value!r} is not allowed; allowed: {_shown(self.values)}")
         return value
 
     def index(self, value: Any) -> int:
         """Position of ``value`` in the domain (SpaceError when absent)."""
-        return self.values.index(self.normalise(value))
+        return self._positions[self.normalise(value)]  # type: ignore[attr-defined]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -716,7 +717,7 @@ class SearchSpace:
         n = int(n)
         if n <= 0:
             return []
-        taken = set(exclude)
+        taken = {e.id if isinstance(e, Config) else e for e in exclude}  # ids; configs tolerated
         if self._points is not None:
             remaining = [c for c in self._points if c.id not in taken]
             if not remaining:
