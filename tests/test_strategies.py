@@ -1,0 +1,214 @@
+"""Contract tests over every strategy (one parametrised set), plus the pruning wrapper and helpers.
+
+Strategies run on small restricted and explicit spaces against a landscape computed here (the
+replay idea: a known function of the config, with a failing region), never against a mock.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Measurement, Status, Trial
+from workbench.core.space import Config, SearchSpace, Slot
+from workbench.search._common import latency_rank
+from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, Strategy, create_strategy, strategy_class
+from workbench.search.pruning import Pruned, with_pruning
+
+SLOTS = [
+    Slot("block", (32, 64, 96, 128, 192, 256), "launch"),
+    Slot("items", (1, 2, 4, 8), "launch"),
+    Slot("vec", (1, 2, 4), "memory"),
+    Slot("algo", ("atomic", "tree", "warp"), "reduction"),
+    Slot("unroll", (False, True), "compute"),
+]
+RESTRICTIONS = ["block * items <= 1024", "algo != 'atomic' or vec == 1"]
+
+
+def landscape(config) -> float | None:
+    """Latency in ms of a made-up kernel; None where it 'fails to compile' (a whole region)."""
+    if config["algo"] == "warp" and config["block"] == 32 and config["items"] >= 4:
+        return None
+    t = 1.0 + 0.3 * abs(math.log2(config["block"] / 128)) + 0.2 * abs(math.log2(config["items"] / 4))
+    t += 0.15 * abs(math.log2(config["vec"] / 4)) + {"atomic": 0.6, "tree": 0.1, "warp": 0.0}[config["algo"]]
+    return t - (0.05 if config["unroll"] else 0.0)
+
+
+def predict(config) -> float:
+    """A perfect cost model of the landscape (module-level, so the wrapper pickles)."""
+    t = landscape(config)
+    return math.inf if t is None else t
+
+
+def measure(index: int, config) -> Trial:
+    t = landscape(config)
+    m = Measurement(Status.OK, {"latency_ms": t}) if t is not None else Measurement.failure(Status.COMPILE_ERROR, "nope")
+    return Trial(index, config, m)
+
+
+@pytest.fixture(scope="module")
+def space() -> SearchSpace:
+    return SearchSpace(SLOTS, restrictions=RESTRICTIONS)
+
+
+@pytest.fixture(scope="module")
+def explicit(space) -> SearchSpace:
+    points = [c for k, c in enumerate(space) if k % 3 != 1]  # a recording with holes
+    return SearchSpace.explicit(SLOTS, points)
+
+
+ALL = sorted(STRATEGIES)
+
+
+def make(name: str, space: SearchSpace, seed: int = 0) -> Strategy:
+    if name == "pruned-agents":
+        return Pruned(create_strategy("agents", space, seed=seed), predict, 0.5)
+    return create_strategy(name, space, seed=seed)
+
+
+CASES = ALL + ["pruned-agents"]
+
+
+def drive(strategy: Strategy, n: int, budget: int | None = None) -> list[Config]:
+    """The engine's loop in miniature: ask, check the contract, measure, tell; stop on []."""
+    proposed: list[Config] = []
+    seen: set[str] = set()
+    while budget is None or len(proposed) < budget:
+        batch = strategy.ask(n)
+        if not batch:
+            break
+        ids = [c.id for c in batch]
+        assert len(ids) == len(set(ids)), "duplicate within one ask"
+        assert not seen & set(ids), "proposed a config that was already proposed or told"
+        assert len(batch) <= n
+        for config in batch:
+            assert strategy.space.is_valid(config), f"invalid config {config}"
+        seen.update(ids)
+        proposed.extend(batch)
+        strategy.tell([measure(len(proposed) - len(batch) + k, c) for k, c in enumerate(batch)])
+    return proposed
+
+
+@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("which", ["restricted", "explicit"])
+def test_valid_unique_and_complete_until_exhausted(name, which, space, explicit):
+    target = space if which == "restricted" else explicit
+    proposed = drive(make(name, target, seed=3), n=3)
+    assert len(proposed) == target.count(), "[] before the space was exhausted, or proposals beyond it"
+    assert {c.id for c in proposed} == {c.id for c in target}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_reproducible_for_a_seed(name, space):
+    a = [c.id for c in drive(make(name, space, seed=7), n=2, budget=30)]
+    b = [c.id for c in drive(make(name, space, seed=7), n=2, budget=30)]
+    assert a == b
+    if name != "grid":
+        c = [c.id for c in drive(make(name, space, seed=8), n=2, budget=30)]
+        assert a != c
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_picklable_mid_run_and_continues_identically(name, space):
+    strategy = make(name, space, seed=5)
+    drive(strategy, n=2, budget=20)
+    json.dumps(strategy.state())  # saved with the session
+    clone = pickle.loads(pickle.dumps(strategy))
+    assert [c.id for c in clone.ask(4)] == [c.id for c in strategy.ask(4)]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_never_proposes_what_a_reopened_session_measured(name, space):
+    known = space.sample(np.random.default_rng(0), 40)
+    strategy = make(name, space, seed=1)
+    strategy.warm_start([measure(k, c) for k, c in enumerate(known)])
+    rest = drive(strategy, n=4)
+    assert not {c.id for c in rest} & {c.id for c in known}
+    assert len(rest) == space.count() - len(known)
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if n not in ("grid", "random")])
+def test_learns_to_avoid_a_failing_region_and_beats_random(name, space):
+    """Over seeds, a learning strategy finds a better config than random search at a small budget."""
+    optimum = min(t for c in space if (t := landscape(c)) is not None)
+
+    def mean_fraction(strategy_name: str) -> float:
+        fractions = []
+        for seed in range(6):
+            found = [landscape(c) for c in drive(make(strategy_name, space, seed=seed), n=1, budget=30)]
+            fractions.append(optimum / min(t for t in found if t is not None))
+        return float(np.mean(fractions))
+
+    assert mean_fraction(name) >= mean_fraction("random") - 0.01
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_unknown_option_is_one_clear_error(name, space):
+    with pytest.raises(WorkbenchError, match="no option"):
+        create_strategy(name, space, no_such_option=1)
+
+
+def test_registry_and_default():
+    assert DEFAULT_STRATEGY in STRATEGIES
+    for name in STRATEGIES:
+        cls = strategy_class(name)
+        assert cls.name == name and cls.description
+        for option in cls.OPTIONS:
+            assert option.description  # the declaration drives CLI help, docs and the GUI form
+
+
+# --- pruning ----------------------------------------------------------------------------------
+def test_pruned_measures_only_the_best_predicted_fraction(space):
+    predicted = {c.id: float(k) for k, c in enumerate(space)}  # any total order will do
+    inner = create_strategy("random", space, seed=0)
+    pruned = Pruned(inner, lambda c: predicted[c.id], keep_fraction=0.25)
+    batch = pruned.ask(4)
+    assert len(batch) == 4
+    dropped = [cid for _, cid, _ in pruned.reserve]
+    assert len(dropped) == 12
+    assert max(predicted[c.id] for c in batch) < min(predicted[cid] for cid in dropped)
+    assert set(dropped) <= inner.measured  # the inner strategy was told they were skipped
+
+
+def test_pruned_reserve_keeps_the_whole_space_reachable(space):
+    pruned = with_pruning(create_strategy("random", space, seed=0), predict, 0.3)
+    assert isinstance(pruned, Pruned)
+    assert len(drive(pruned, n=5)) == space.count()
+
+
+def test_pruned_forwards_the_engines_objective(space):
+    pruned = Pruned(create_strategy("agents", space), lambda c: 1.0, 0.5)
+    pruned.objective = lambda trial: 42.0
+    assert pruned.inner.objective(measure(0, next(iter(space)))) == 42.0
+
+
+def test_pruning_rejects_a_bad_fraction_and_passes_through_without_model(space):
+    with pytest.raises(WorkbenchError, match="keep_fraction"):
+        Pruned(create_strategy("random", space), lambda c: 1.0, 0.0)
+    strategy = create_strategy("random", space)
+    assert with_pruning(strategy, None) is strategy
+
+
+# --- helpers ------------------------------------------------------------------------------------
+def test_rank_reward_is_centred_ties_shared_failures_last():
+    r = latency_rank([3.0, 1.0, math.inf, 2.0, math.inf])
+    assert r[1] == 1.0 and r[3] == 0.5 and r[0] == 0.0
+    assert r[2] == r[4] == -0.75
+    assert latency_rank([5.0]).tolist() == [0.0]
+
+
+def test_tpe_tells_optuna_what_was_actually_measured(space):
+    tpe = create_strategy("tpe", space, seed=0, startup=3)
+    drive(tpe, n=1, budget=25)
+    complete = [t for t in tpe.study.trials if t.state.name == "COMPLETE"]
+    assert len(complete) == 25  # one complete Optuna trial per measurement, repaired ones included
+    for t in complete:
+        config = Config(t.params)
+        assert space.is_valid(config)
+        expected = landscape(config)
+        assert t.value == (expected if expected is not None else pytest.approx(1e30))
