@@ -1,0 +1,186 @@
+"""conv2d: the classic Kernel Tuner 2D convolution benchmark (15x15 filter over a 4096x4096 image).
+
+Slot names, domains and restrictions are those of the recorded A100 landscape
+(``../shared/landscapes/convolution_A100.json``, 4,362 configs), so the simulator can be held
+against real measurements config by config. The filter lives in ``__constant__`` memory
+(``d_filter``, uploaded by the backend through ``KernelTemplate.constants``); the input is the
+image with a halo of filter - 1 rows and columns, so every output needs no bounds test.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from workbench.core.access import bank_conflict_ways, sector_efficiency, warp_lanes
+from workbench.core.space import Config, Slot
+from workbench.core.templates import Arg, KernelTemplate, Problem, WorkProfile, ceil_div, read_cu
+
+SLOTS = (
+    Slot("block_size_x", tuple(range(16, 257, 16)), "launch", "threads per block in x"),
+    Slot("block_size_y", (1, 2, 4, 8, 16), "launch", "threads per block in y"),
+    Slot("tile_size_x", (1, 2, 3, 4), "launch", "outputs per thread in x (block-strided)"),
+    Slot("tile_size_y", (1, 2, 3, 4), "launch", "outputs per thread in y (block-strided)"),
+    Slot("read_only", (0, 1), "memory", "load the input through the read-only data cache (__ldg)"),
+    Slot("use_padding", (0, 1), "memory", "one extra column in the shared input tile (bank mapping)"),
+    Slot("use_shmem", (0, 1), "memory", "stage the block's input tile with its halo in shared memory"),
+)
+
+# These reproduce the recorded space exactly (4,362 of 10,240 combinations). The recording keeps
+# 16x1 blocks (16 threads), so the lower bound of Kernel Tuner's [32, 1024] thread range is not
+# applied: every block here has at least 16 threads anyway.
+RESTRICTIONS = (
+    "block_size_x * block_size_y <= 1024",
+    "use_padding == 0 or use_shmem == 1",
+    "use_padding == 0 or block_size_x % 32 != 0",
+    "use_shmem == 0 or (block_size_y * tile_size_y + filter_height - 1)"
+    " * (block_size_x * tile_size_x + filter_width - 1 + use_padding) * 4 <= 49152",
+)
+
+WORD = 4
+
+
+def _input_shape(problem: Problem) -> tuple[int, int]:
+    return (
+        int(problem["image_height"]) + int(problem["filter_height"]) - 1,
+        int(problem["image_width"]) + int(problem["filter_width"]) - 1,
+    )
+
+
+def grid(problem: Problem, config: Config) -> tuple[int, int, int]:
+    return (
+        ceil_div(int(problem["image_width"]), int(config["block_size_x"]) * int(config["tile_size_x"])),
+        ceil_div(int(problem["image_height"]), int(config["block_size_y"]) * int(config["tile_size_y"])),
+        1,
+    )
+
+
+def block(problem: Problem, config: Config) -> tuple[int, int, int]:
+    return (int(config["block_size_x"]), int(config["block_size_y"]), 1)
+
+
+def make_inputs(problem: Problem, rng: np.random.Generator) -> dict[str, Any]:
+    fh, fw = int(problem["filter_height"]), int(problem["filter_width"])
+    return {
+        "input": rng.uniform(-1.0, 1.0, _input_shape(problem)).astype(np.float32),
+        # positive weights that sum to about 1 (a blur), as in the benchmark
+        "d_filter": (rng.uniform(0.5, 1.5, (fh, fw)) / (fh * fw)).astype(np.float32),
+    }
+
+
+def reference(inputs: Mapping[str, Any], problem: Problem) -> dict[str, np.ndarray]:
+    """output[y, x] = sum_ij input[y + i, x + j] * filter[i, j], accumulated tap by tap in float64."""
+    image = np.asarray(inputs["input"], dtype=np.float64)
+    taps = np.asarray(inputs["d_filter"], dtype=np.float64).reshape(int(problem["filter_height"]), int(problem["filter_width"]))
+    h, w = int(problem["image_height"]), int(problem["image_width"])
+    out = np.zeros((h, w))
+    for i in range(taps.shape[0]):
+        for j in range(taps.shape[1]):
+            out += taps[i, j] * image[i : i + h, j : j + w]
+    return {"output": out}
+
+
+def bytes_moved(problem: Problem) -> float:
+    rows, cols = _input_shape(problem)
+    return float(WORD * (rows * cols + int(problem["image_height"]) * int(problem["image_width"])))
+
+
+def flops(problem: Problem) -> float:
+    taps = int(problem["filter_height"]) * int(problem["filter_width"])
+    return 2.0 * taps * int(problem["image_height"]) * int(problem["image_width"])
+
+
+def profile(problem: Problem, config: Config) -> WorkProfile:
+    h, w = int(problem["image_height"]), int(problem["image_width"])
+    fh, fw = int(problem["filter_height"]), int(problem["filter_width"])
+    bx, by = int(config["block_size_x"]), int(config["block_size_y"])
+    tx_n, ty_n = int(config["tile_size_x"]), int(config["tile_size_y"])
+    in_rows, in_cols = _input_shape(problem)
+    gx, gy, _ = grid(problem, config)
+    blocks = gx * gy
+    outputs = h * w
+    taps = fh * fw
+    tile_w, tile_h = bx * tx_n, by * ty_n
+    sh_w, sh_h = tile_w + fw - 1, tile_h + fh - 1
+    unique = WORD * in_rows * in_cols
+    lx, ly, _ = warp_lanes(bx, by)
+    notes = [f"{tx_n * ty_n} outputs per thread, {taps} taps each"]
+    # A warp's loads are runs along a row of the input; rows start wherever in_cols puts them.
+    row_major = ly * in_cols + lx
+    if config["use_shmem"]:
+        stride = sh_w + int(config["use_padding"])
+        read = WORD * blocks * sh_w * sh_h  # each block reads its tile and halo once
+        # Staging: rows i = ly (+ k*by), columns j = lx (+ k*bx): contiguous runs of bx floats.
+        coalescing = sector_efficiency(row_major * WORD, WORD)
+        store_ways = bank_conflict_ways(ly * stride + lx)
+        # Taps: sh[ty + yi*by + i][tx + xi*bx + j], the same pattern shifted for every (i, j).
+        load_ways = bank_conflict_ways(ly * stride + lx)
+        staged = blocks * sh_w * sh_h
+        smem = float(staged + outputs * taps)
+        ways = (staged * store_ways + outputs * taps * load_ways) / smem
+        syncs = 1.0
+        notes.append(f"shared tile {sh_h}x{stride} words ({WORD * sh_h * stride} B), taps {load_ways:g}-way")
+    else:
+        read = WORD * outputs * taps  # every tap is a load; L1/L2 serve the overlap
+        # tap j shifts the whole warp by j floats: average the sector use over the filter width
+        coalescing = sector_efficiency(np.concatenate([(row_major + j) * WORD for j in range(fw)]), WORD)
+        smem, ways, syncs = 0.0, 1.0, 0.0
+        notes.append(f"{taps} global loads per output, reuse left to the {'read-only' if config['read_only'] else 'L1'} cache")
+    return WorkProfile(
+        bytes_read=float(read),
+        bytes_written=float(WORD * outputs),
+        flops=2.0 * taps * outputs,
+        access_bytes=WORD,
+        coalescing=coalescing,
+        work_per_thread=float(tx_n * ty_n),
+        smem_accesses=smem,
+        bank_conflict_ways=ways,
+        syncs_per_block=syncs,
+        l2_reuse=max(0.0, 1.0 - unique / read),
+        notes=tuple(notes),
+    )
+
+
+TEMPLATE = KernelTemplate(
+    name="conv2d",
+    title="2D convolution (Kernel Tuner benchmark)",
+    description="15x15 filter in constant memory over a 4096x4096 image: block shape, outputs per thread, "
+    "read-only loads, shared-memory staging and padding. Same space as the recorded A100 landscape.",
+    source=read_cu(__file__),
+    entry="convolution_kernel",
+    slots=SLOTS,
+    restrictions=RESTRICTIONS,
+    args=(
+        Arg("output", "out", "float32", shape=lambda p: (int(p["image_height"]), int(p["image_width"]))),
+        Arg("input", "in", "float32", shape=_input_shape),
+    ),
+    constants=("d_filter",),
+    problem={"image_width": 4096, "image_height": 4096, "filter_width": 15, "filter_height": 15},
+    # not a multiple of any tile: edge blocks (clamped loads, zero-filled staging) are exercised
+    small_problem={"image_width": 200, "image_height": 75, "filter_width": 15, "filter_height": 15},
+    problem_doc={
+        "image_width": "output columns",
+        "image_height": "output rows",
+        "filter_width": "filter columns (odd)",
+        "filter_height": "filter rows (odd)",
+    },
+    problem_limits={"image_width": (1, 1 << 15), "image_height": (1, 1 << 15), "filter_width": (1, 33), "filter_height": (1, 33)},
+    default={
+        "block_size_x": 16,
+        "block_size_y": 16,
+        "tile_size_x": 1,
+        "tile_size_y": 1,
+        "read_only": 0,
+        "use_padding": 0,
+        "use_shmem": 1,
+    },
+    grid=grid,
+    block=block,
+    make_inputs=make_inputs,
+    reference=reference,
+    profile=profile,
+    bytes_moved=bytes_moved,
+    flops=flops,
+    tolerance=(1e-4, 1e-5),
+)
