@@ -78,12 +78,14 @@ def test_budget_counts_failures_and_eta_is_reported():
     assert finished.reason == "budget" and finished.evaluations == 5 == len(session.trials)
     assert engine.failures == sum(1 for t in session.trials if not t.ok) > 0
     assert progress[-1].total == 5 and progress[-1].eta_s == 0.0
-    assert progress[0].eta_s is not None and progress[0].eta_s > 0
+    assert progress[0].done == 0 and progress[0].eta_s is None  # nothing to extrapolate from yet
+    assert progress[1].eta_s is not None and progress[1].eta_s > 0
 
 
-def test_engine_records_every_fault_exactly_once():
+@pytest.mark.parametrize("workers", [1, 2])
+def test_engine_records_every_fault_exactly_once(workers):
     spec, target, session, search = _setup("faulty")
-    engine = Engine(session, search, spec, workers=2, limits=EvalLimits(run_timeout_s=0.5))
+    engine = Engine(session, search, spec, workers=workers, limits=EvalLimits(run_timeout_s=0.5))
     started = time.monotonic()
     finished = engine.run()
     assert time.monotonic() - started < 20

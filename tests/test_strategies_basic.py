@@ -77,6 +77,16 @@ def test_random_avoids_measured_configs(space):
     assert len(drawn) == space.count() - 20
 
 
+@pytest.mark.parametrize("cls", [GridSearch, RandomSearch])
+def test_strategies_pickle_mid_run_and_continue_identically(space, cls):
+    import pickle
+
+    strategy = cls(space, seed=4)
+    strategy.ask(7)
+    copy = pickle.loads(pickle.dumps(strategy))
+    assert [c.id for c in _drain(strategy, 5)] == [c.id for c in _drain(copy, 5)]
+
+
 def test_registry_and_option_validation(space):
     assert isinstance(create_strategy("grid", space), GridSearch)
     assert isinstance(create_strategy("random", space, seed=3), RandomSearch)

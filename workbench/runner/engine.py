@@ -203,6 +203,7 @@ class Engine:
         def on_start(config: Config, worker: str) -> None:
             self._emit(TrialStarted(config, worker))
 
+        self._emit(self._progress())
         with WorkerPool(self.spec, self.workers, self.limits, on_start=on_start) as pool:
             default = session.default_config
             if default is not None and default.id not in measured and session.space.is_valid(default):
@@ -230,7 +231,10 @@ class Engine:
                 if not in_flight:
                     if pool.error is not None:  # no worker can start: stop instead of spinning
                         reason, message = "error", str(pool.error)
-                    self._wait_paused()
+                    elif self.paused:
+                        self._wait_paused()
+                    else:  # waiting for capacity (a worker being replaced)
+                        pool.poll(POLL_S)
                     continue
                 try:
                     results = pool.results(timeout=POLL_S)

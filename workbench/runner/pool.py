@@ -143,8 +143,12 @@ class WorkerPool:
 
     @property
     def idle_count(self) -> int:
-        """How many more candidates would start right away (starting workers count as free)."""
-        free = sum(1 for w in self._workers if w.job is None and not w.retiring and not w.failed_startup)
+        """How many more candidates would start without waiting for a busy worker.
+
+        Starting workers and workers about to be replaced count as free: what is submitted to
+        them waits only for the (new) process to come up.
+        """
+        free = sum(1 for w in self._workers if w.job is None and not w.failed_startup)
         return max(0, free - len(self._pending))
 
     @property
@@ -178,6 +182,14 @@ class WorkerPool:
                 out, self._done = self._done, []
                 return out
             self._step(remaining)
+
+    def poll(self, timeout: float = 0.0) -> None:
+        """Handle messages, deaths, deadlines and replacements for up to ``timeout`` seconds.
+
+        For callers that wait for capacity rather than for results; finished candidates are kept
+        for the next :meth:`results`.
+        """
+        self._step(timeout)
 
     def __iter__(self) -> Iterator[Result]:
         """Yield results as they finish until nothing is in flight."""

@@ -7,6 +7,7 @@ resumed grid continues where it stopped.
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any, Iterator
 
 from workbench.core.space import Config
@@ -38,3 +39,13 @@ class GridSearch(Strategy):
 
     def state(self) -> dict[str, Any]:
         return {"proposed": self._proposed}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable: the enumeration is stored as its position, not as a live generator."""
+        state = dict(self.__dict__)
+        del state["_configs"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._configs = islice(iter(self.space), self._proposed, None)
