@@ -197,8 +197,11 @@ def test_startup_failure_ends_the_run_with_an_error(tmp_path):
     assert session.trials == []
 
 
-def test_bad_engine_settings_are_one_line_errors():
+def test_bad_engine_settings_are_one_line_errors(tmp_path):
     spec, target, session, search = _setup("trivial")
+    assert Engine(session, search, spec, out_path=tmp_path / "a.json").output == tmp_path / "a.json"
+    with pytest.raises(WorkbenchError, match="once"):
+        Engine(session, search, spec, output=tmp_path / "a.json", out_path=tmp_path / "b.json")
     for kwargs in ({"budget": 0}, {"time_limit_s": -1}, {"workers": 0}, {"patience": 0}):
         with pytest.raises(WorkbenchError):
             Engine(session, search, spec, **kwargs)

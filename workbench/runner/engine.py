@@ -63,8 +63,8 @@ class Engine:
     ``budget``: evaluations in this run, failures included (None: unlimited). ``time_limit_s``:
     wall time of this run, paused time excluded; no new candidate starts after it (running ones
     finish or time out). ``patience``: stop after this many evaluations without a better
-    objective. ``output``: session file to keep up to date (saved at start and end, journaled
-    after every trial). Construct in any thread; :meth:`run` blocks the thread that calls it.
+    objective. ``output`` (alias ``out_path``): session file to keep up to date (journaled after
+    every trial, saved at the end). Construct in any thread; :meth:`run` blocks the thread that calls it.
     """
 
     def __init__(
@@ -78,7 +78,11 @@ class Engine:
         limits: EvalLimits = EvalLimits(),
         patience: int | None = None,
         output: str | Path | None = None,
+        out_path: str | Path | None = None,
     ) -> None:
+        if output is not None and out_path is not None and Path(output) != Path(out_path):
+            raise WorkbenchError("give the output session file once (output or out_path), not both")
+        output = output if output is not None else out_path  # out_path: alias used by runner.tune
         if budget is not None and budget < 1:
             raise WorkbenchError(f"budget must be at least 1 evaluation, got {budget}")
         if time_limit_s is not None and not time_limit_s > 0:
