@@ -103,6 +103,35 @@ class GpuSpec:
     def display_name(self) -> str:
         return self.full_name
 
+    @classmethod
+    def from_limits(
+        cls, name: str, *, max_threads_per_sm: int, registers_per_sm: int, smem_per_sm: int, **overrides: Any
+    ) -> "GpuSpec":
+        """A spec for a real device from the limits its driver reports (the CUDA backend's occupancy).
+
+        The shipped model with the same shared memory and threads per SM supplies the other
+        occupancy rules (allocation granularities, blocks per SM); ``overrides`` replace any field.
+        """
+        shipped = list(_load_dir(GPU_DIR).values())
+        if not shipped:
+            raise WorkbenchError(f"no GPU descriptions found in {GPU_DIR}")
+        base = min(
+            shipped,
+            key=lambda g: (abs(g.shared_per_sm - smem_per_sm), abs(g.max_threads_per_sm - max_threads_per_sm)),
+        )
+        values = base.to_dict()
+        values.update(
+            name=name,
+            full_name=name,
+            max_threads_per_sm=int(max_threads_per_sm),
+            max_warps_per_sm=int(max_threads_per_sm) // base.warp_size,
+            registers_per_sm=int(registers_per_sm),
+            shared_per_sm=int(smem_per_sm),
+            shared_per_block_optin=max(0, int(smem_per_sm) - base.shared_reserved_per_block),
+        )
+        values.update(overrides)
+        return _from_dict(values, f"device {name!r}")
+
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["compute_capability"] = list(self.compute_capability)

@@ -256,12 +256,13 @@ def predict(
     dram_bytes = (read_sectors * (1.0 - reuse) + write_sectors) * (1.0 - resident)
     cache_bytes = read_sectors + write_sectors  # everything passes through L2
     spill_per_thread = float(resources.get("spill_store_bytes", 0) or 0) + float(resources.get("spill_load_bytes", 0) or 0)
-    spill_bytes = spill_per_thread * total_threads * wpt
-    if spill_bytes:
-        dram_bytes += spill_bytes * _SPILL_DRAM_FRACTION
-
     loads_per_thread = profile.bytes_read / max(1.0, total_threads * access)
     inflight_loads = min(max(1.0, min(loads_per_thread, 2.0 * wpt)), 32.0)
+    # Spill code runs once per loop iteration of a thread: a batch of ``inflight_loads`` loads.
+    iterations = max(1.0, loads_per_thread / inflight_loads)
+    spill_bytes = spill_per_thread * total_threads * iterations
+    if spill_bytes:
+        dram_bytes += spill_bytes * _SPILL_DRAM_FRACTION
     ilp = min(wpt, 8.0)
 
     transcendental_flops = profile.transcendentals * (
@@ -286,7 +287,7 @@ def predict(
         sm_cap = sms * _L1_BYTES_PER_CLOCK * clk
         dram_bw = min(peak_bw * mem_sat, sm_cap)
         l2_sat = _soft_min1(inflight / (gpu.l2_bandwidth_gbs * 1e9 * gpu.dram_latency_ns * _L2_LATENCY_FRACTION * 1e-9))
-        l2_bw = min(gpu.l2_bandwidth_gbs * 1e9 * l2_sat * sms / gpu.sm_count, sm_cap * 2.0)
+        l2_bw = min(gpu.l2_bandwidth_gbs * 1e9 * l2_sat, sm_cap * 2.0)
         issue_sat = _soft_min1(warps_per_sm / gpu.schedulers_per_sm * ilp / warps_needed)
         flop_rate = sms * gpu.fp32_lanes_per_sm * 2.0 * clk * issue_sat
         sfu_rate = sms * gpu.sfu_per_sm * clk * issue_sat
@@ -314,8 +315,10 @@ def predict(
     body = 0.0
     for count, w in waves_list:
         times = [getattr(w, p) for p in pipes]
-        slowest = max(times)
-        body += count * (slowest + _OVERLAP * (sum(times) - slowest))
+        # DRAM traffic streams through L2: the two are one memory pipe, bounded by the slower.
+        merged = [max(w.dram, w.l2), w.compute, w.sfu, w.smem]
+        slowest = max(merged)
+        body += count * (slowest + _OVERLAP * (sum(merged) - slowest))
         for p, t in zip(pipes, times):
             totals[p] += count * t
     main = waves_list[0][1]
@@ -348,15 +351,14 @@ def predict(
     # --- terms ----------------------------------------------------------------------------------
     ms = 1e3
     bw_used = dram_bytes / totals["dram"] / 1e9 if totals["dram"] else 0.0
-    terms.append(
-        Term(
-            "waves",
-            n_waves,
-            f"{blocks} blocks in {math.ceil(n_waves)} wave(s) of {per_wave} ({occ.active_blocks_per_sm} per SM x "
-            f"{gpu.sm_count} SMs); last wave {(n_waves - int(n_waves)) or 1.0:.0%} full, tail efficiency {tail_eff:.0%}",
-            "waves",
+    if n_waves < 1.0:
+        wave_text = f"{blocks} blocks fill {n_waves:.0%} of one wave of {per_wave}: the GPU is not full"
+    else:
+        wave_text = (
+            f"{blocks} blocks in {math.ceil(n_waves)} waves of {per_wave} ({occ.active_blocks_per_sm} per SM x "
+            f"{gpu.sm_count} SMs); last wave {rest or per_wave} blocks, tail efficiency {tail_eff:.0%}"
         )
-    )
+    terms.append(Term("waves", n_waves, wave_text, "waves"))
     terms.append(
         Term(
             "memory",
@@ -461,13 +463,16 @@ def _bound(totals: Mapping[str, float], t_atomic: float, t_launch: float, t_seri
 def estimate_resources(profile: WorkProfile, threads_per_block: int, smem_bytes: int) -> dict[str, Any]:
     """Registers and shared memory when no compiler result is available, marked ``estimated``.
 
-    A rough rule of thumb: ~24 registers of bookkeeping plus the live values of each independent
-    item (``access_bytes / 4`` words, unrolled ``work_per_thread`` times); beyond 255 ptxas would spill.
+    Rule of thumb fitted to NVRTC's figures for the shipped streaming kernels: ~16 registers of
+    bookkeeping plus two per independent element in flight (operand and result), rounded to 8.
+    Like ptxas under ``__launch_bounds__(threads)``, the count is capped so the block fits the
+    64K register file, and the excess is spilled (4 B stored and loaded per register).
     """
-    live_words = max(1.0, profile.access_bytes / 4.0) * max(1.0, profile.work_per_thread)
-    want = 24 + int(math.ceil(4 * live_words))
-    regs = min(255, _ceil_to(want, 8))
-    spill = max(0, want - 255) * 4
+    want = _ceil_to(16 + 2.0 * max(1.0, profile.work_per_thread), 8)
+    threads = max(1, int(threads_per_block))
+    fit = max(16, min(255, (65536 // _ceil_to(threads, 32)) // 8 * 8))
+    regs = min(want, fit)
+    spill = (want - regs) * 4
     return {
         "registers": regs,
         "smem_bytes": int(smem_bytes),

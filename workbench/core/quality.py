@@ -39,8 +39,12 @@ def relative_error(result: np.ndarray, reference: np.ndarray) -> float:
     return worst / scale
 
 
-def quality_from_error(error: float) -> float:
-    """Quality in [0, 1] from a normwise relative error (1 = exact, 0 = no correct digit)."""
+def quality_from_error(error: float, rtol: float | None = None) -> float:
+    """Quality in [0, 1] from a relative error (1 = exact, 0 = no correct digit).
+
+    ``rtol`` is accepted from callers that have the template's tolerance at hand, but on purpose
+    does not change the figure: quality counts correct digits, so it compares across templates.
+    """
     if math.isnan(error) or error == math.inf:
         return 0.0
     if error <= 0.0:

@@ -1,0 +1,288 @@
+"""The performance model teaches true lessons: qualitative laws of GPU performance on hand-made profiles.
+
+Each test states a law a GPU engineer would name and checks the model obeys it for the reason it
+names (the right term grows, the right limiter is reported), plus the occupancy calculator's
+arithmetic, the launch refusals and the GPU descriptions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.gpus import GPU_DIR, GpuSpec, list_gpus, load_gpu
+from workbench.core.perfmodel import estimate_resources, launch_check, occupancy, predict
+from workbench.core.quality import quality_from_error, quality_of, relative_error
+from workbench.core.templates import WorkProfile
+
+H200 = load_gpu("H200")
+A100 = load_gpu("A100_PCIE")
+N = 1 << 24
+STREAM = WorkProfile(bytes_read=8.0 * N, bytes_written=4.0 * N, flops=2.0 * N)  # saxpy, one float per thread
+REGS = {"registers": 32, "smem_bytes": 0}
+
+
+def _grid(elements: int, threads: int, per_thread: int = 1) -> tuple[int, int, int]:
+    return (math.ceil(elements / (threads * per_thread)), 1, 1)
+
+
+def _compute_heavy(flops_per_block: float, blocks: int) -> WorkProfile:
+    return WorkProfile(bytes_read=4.0 * blocks, bytes_written=4.0 * blocks, flops=flops_per_block * blocks, work_per_thread=4)
+
+
+# --- GPU descriptions ---------------------------------------------------------------------------
+
+
+def test_all_required_gpus_are_described_with_consistent_peaks() -> None:
+    names = list_gpus()
+    for wanted in ("H200", "H100", "A100_SXM", "A100_PCIE", "RTX4090", "T4"):
+        assert wanted in names
+        gpu = load_gpu(wanted)
+        assert gpu.peak_flops / 1e12 == pytest.approx(gpu.fp32_tflops, rel=0.01)  # datasheet vs lanes x clock
+        assert gpu.max_registers_per_thread == 255 and gpu.max_threads_per_block == 1024 and gpu.warp_size == 32
+        assert gpu.shared_per_block_default == 48 * 1024 <= gpu.shared_per_block_optin <= gpu.shared_per_sm
+        assert gpu.max_warps_per_sm * gpu.warp_size == gpu.max_threads_per_sm
+        assert 2.0 <= gpu.launch_overhead_us <= 5.0
+    assert load_gpu("H200").memory_bandwidth_gbs > load_gpu("H100").memory_bandwidth_gbs > load_gpu("A100").memory_bandwidth_gbs
+
+
+def test_gpu_names_are_forgiving_and_unknown_names_are_a_clear_error() -> None:
+    assert load_gpu("nvidia h200").name == "H200"
+    assert load_gpu("A100-PCIE-40GB").name == "A100_PCIE"
+    assert load_gpu("rtx 4090").name == "RTX4090"
+    with pytest.raises(WorkbenchError, match="unknown GPU model 'V100'.*H200"):
+        load_gpu("V100")
+
+
+def test_a_malformed_gpu_file_names_the_field(tmp_path) -> None:
+    data = json.loads((GPU_DIR and open(f"{GPU_DIR}/T4.json").read()))
+    data["name"] = "Broken"
+    data["sm_count"] = "forty"
+    (tmp_path / "broken.json").write_text(json.dumps(data))
+    with pytest.raises(WorkbenchError, match="sm_count must be a non-negative number"):
+        load_gpu("Broken", directory=str(tmp_path))
+
+
+def test_spec_from_driver_limits_keeps_the_occupancy_rules() -> None:
+    spec = GpuSpec.from_limits("real", max_threads_per_sm=2048, registers_per_sm=65536, smem_per_sm=233472)
+    assert occupancy(spec, 256, 128, 0).active_blocks_per_sm == occupancy(H200, 256, 128, 0).active_blocks_per_sm == 2
+
+
+# --- occupancy calculator -----------------------------------------------------------------------
+
+
+def test_occupancy_limited_by_registers_uses_per_warp_allocation() -> None:
+    # 64 regs x 32 lanes = 2048 per warp -> 32 warps of 65536 -> 4 blocks of 8 warps: 50%.
+    occ = occupancy(A100, 256, 64, 0)
+    assert (occ.active_blocks_per_sm, occ.fraction, occ.limiter) == (4, 0.5, "registers")
+    # 33 registers round up to 40 per thread (1280 per warp, 256-register units): 51 warps -> 48 -> 6 blocks.
+    assert occupancy(A100, 256, 33, 0).active_blocks_per_sm == 6
+    assert "limited by registers: 50% occupancy" in occ.explain()
+
+
+def test_occupancy_limited_by_shared_memory_counts_reserved_and_granularity() -> None:
+    # A100: 164 KB per SM, 1 KB reserved per block: 40 KB + 1 KB -> 4 blocks (41 KB x 4 = 164 KB).
+    occ = occupancy(A100, 128, 32, 40 * 1024)
+    assert (occ.active_blocks_per_sm, occ.limiter) == (4, "shared memory")
+    assert occupancy(A100, 128, 32, 40 * 1024 + 1).active_blocks_per_sm == 3  # one byte more: rounded up, 3 fit
+    assert occupancy(load_gpu("T4"), 128, 32, 32 * 1024).active_blocks_per_sm == 2  # no reservation on Turing
+
+
+def test_occupancy_limited_by_blocks_and_threads() -> None:
+    small = occupancy(H200, 32, 16, 0)  # 32 blocks of 1 warp = 32 of 64 warps
+    assert (small.fraction, small.limiter) == (0.5, "blocks")
+    full = occupancy(H200, 1024, 32, 0)
+    assert (full.fraction, full.active_blocks_per_sm, full.limiter) == (1.0, 2, "threads")
+    rtx = occupancy(load_gpu("RTX4090"), 1024, 32, 0)  # 1536 threads per SM: one 1024-thread block
+    assert rtx.active_blocks_per_sm == 1 and rtx.fraction == pytest.approx(2 / 3)
+
+
+def test_launch_check_refuses_what_cuda_refuses_with_cuda_wording() -> None:
+    assert launch_check(H200, (256, 1, 1), 0, 32) is None
+    assert launch_check(H200, (1024, 2, 1), 0, 32).startswith("invalid configuration argument")
+    assert launch_check(H200, (32, 1, 128), 0, 32).startswith("invalid configuration argument")
+    assert launch_check(H200, (1024, 1, 1), 0, 128).startswith("too many resources requested for launch")
+    assert launch_check(H200, (512, 1, 1), 0, 128) is None  # 128 x 512 = 65536 fits exactly
+    assert launch_check(A100, (256, 1, 1), 170 * 1024, 32).startswith("invalid argument")
+    assert launch_check(A100, (256, 1, 1), 100 * 1024, 32) is None  # above 48 KB: opt-in allowed
+    assert launch_check(H200, (256, 1, 1), 0, 32, grid=(1, 70000, 1)).startswith("invalid configuration argument")
+
+
+# --- qualitative laws ---------------------------------------------------------------------------
+
+
+def test_more_bytes_take_longer() -> None:
+    times = [
+        predict(H200, WorkProfile(bytes_read=8.0 * n, bytes_written=4.0 * n, flops=2.0 * n), _grid(n, 256), (256, 1, 1), REGS).latency_ms
+        for n in (1 << 20, 1 << 22, 1 << 24, 1 << 26)
+    ]
+    assert all(a < b for a, b in zip(times, times[1:]))
+    big = predict(H200, STREAM, _grid(N, 256), (256, 1, 1), REGS)
+    assert big.bound == "memory" and big.term("memory").value > big.term("compute").value
+
+
+def test_streaming_reaches_a_realistic_fraction_of_peak_bandwidth() -> None:
+    best = predict(H200, replace(STREAM, access_bytes=16, work_per_thread=4), _grid(N, 256, 4), (256, 1, 1), REGS)
+    gbs = 12.0 * N / (best.latency_ms * 1e6)
+    assert 0.75 * H200.memory_bandwidth_gbs < gbs < H200.memory_bandwidth_gbs
+
+
+def test_register_limited_occupancy_hurts_a_latency_bound_stream() -> None:
+    full = predict(H200, STREAM, _grid(N, 256), (256, 1, 1), {"registers": 32})
+    starved = predict(H200, STREAM, _grid(N, 256), (256, 1, 1), {"registers": 255})
+    assert starved.occupancy.limiter == "registers" and starved.occupancy.fraction < 0.25
+    assert starved.latency_ms > 1.5 * full.latency_ms
+    assert "limited by registers" in starved.term("occupancy").explanation
+
+
+def test_shared_memory_limited_occupancy_shows_up() -> None:
+    pred = predict(H200, STREAM, _grid(N, 256), (256, 1, 1), {"registers": 32, "smem_bytes": 100 * 1024})
+    assert pred.occupancy.limiter == "shared memory" and pred.occupancy.active_blocks_per_sm == 2
+    assert pred.latency_ms > predict(H200, STREAM, _grid(N, 256), (256, 1, 1), REGS).latency_ms
+
+
+def test_vector_width_helps_a_memory_bound_kernel() -> None:
+    times = []
+    for width in (1, 2, 4):
+        profile = replace(STREAM, access_bytes=4 * width, work_per_thread=width)
+        times.append(predict(H200, profile, _grid(N, 256, width), (256, 1, 1), REGS).latency_ms)
+    assert times[0] > times[1] > times[2]
+
+
+def test_misaligned_vector_access_loses_what_the_width_gained() -> None:
+    aligned = predict(H200, replace(STREAM, access_bytes=16, work_per_thread=4), _grid(N, 256, 4), (256, 1, 1), REGS)
+    misaligned = predict(H200, replace(STREAM, access_bytes=16, work_per_thread=4, coalescing=0.5), _grid(N, 256, 4), (256, 1, 1), REGS)
+    scalar = predict(H200, STREAM, _grid(N, 256), (256, 1, 1), REGS)
+    assert misaligned.latency_ms > scalar.latency_ms > aligned.latency_ms
+    assert "2.0x the useful traffic" in misaligned.term("coalescing").explanation
+
+
+def test_vector_width_stops_helping_when_the_grid_no_longer_fills_the_gpu() -> None:
+    # 64K elements: float4 leaves 64 blocks of 256 threads for 132 SMs; the latency floor remains.
+    n = 1 << 16
+    small = WorkProfile(bytes_read=8.0 * n, bytes_written=4.0 * n, flops=2.0 * n)
+    t1 = predict(H200, small, _grid(n, 256), (256, 1, 1), REGS)
+    t4 = predict(H200, replace(small, access_bytes=16, work_per_thread=4), _grid(n, 256, 4), (256, 1, 1), REGS)
+    assert t4.latency_ms == pytest.approx(t1.latency_ms, rel=0.1)
+    assert t4.bound in ("latency", "launch")
+
+
+def test_one_block_too_many_costs_a_whole_wave() -> None:
+    # 1024 threads x 64 registers fill the register file: one block per SM, each saturating it.
+    per_wave = occupancy(H200, 1024, 64, 0).active_blocks_per_sm * H200.sm_count
+    assert per_wave == H200.sm_count
+    exact = predict(H200, _compute_heavy(2e8, per_wave), (per_wave, 1, 1), (1024, 1, 1), {"registers": 64})
+    over = predict(H200, _compute_heavy(2e8, per_wave + 1), (per_wave + 1, 1, 1), (1024, 1, 1), {"registers": 64})
+    assert exact.bound == "compute"
+    assert over.latency_ms > 1.8 * exact.latency_ms
+    assert "tail efficiency 50%" in over.term("waves").explanation
+
+
+def test_spilling_from_over_unrolling_gets_slower() -> None:
+    fits = replace(STREAM, access_bytes=16, work_per_thread=8)
+    spills = replace(STREAM, access_bytes=16, work_per_thread=16)
+    t_fit = predict(H200, fits, _grid(N, 256, 8), (256, 1, 1), {"registers": 96}).latency_ms
+    spilled = predict(H200, spills, _grid(N, 256, 16), (256, 1, 1),
+                      {"registers": 255, "spill_store_bytes": 256, "spill_load_bytes": 256})
+    assert spilled.latency_ms > t_fit
+    assert spilled.term("spills") is not None and spilled.term("spills").value > 0
+
+
+def test_bank_conflicts_make_a_shared_memory_transpose_slower() -> None:
+    n = 8192 * 8192
+    base = WorkProfile(bytes_read=4.0 * n, bytes_written=4.0 * n, flops=0, smem_accesses=2.0 * n, syncs_per_block=1)
+    grid, block = (256, 256, 1), (32, 8, 1)
+    padded = predict(H200, base, grid, block, {"registers": 24, "smem_bytes": 33 * 32 * 4})
+    conflicted = predict(H200, replace(base, bank_conflict_ways=32.0), grid, block, {"registers": 24, "smem_bytes": 32 * 32 * 4})
+    assert conflicted.latency_ms > 1.5 * padded.latency_ms
+    assert conflicted.bound == "shared memory" and "32-way" in conflicted.term("shared memory").explanation
+
+
+def test_uncoalesced_access_is_slower() -> None:
+    grid, block = _grid(N, 256), (256, 1, 1)
+    assert predict(H200, replace(STREAM, coalescing=0.125), grid, block, REGS).latency_ms > 4 * predict(H200, STREAM, grid, block, REGS).latency_ms
+
+
+def test_atomics_on_one_address_serialise() -> None:
+    reads = WorkProfile(bytes_read=4.0 * N, bytes_written=4.0, flops=N, atomics=N, atomic_targets=1)
+    spread = replace(reads, atomics=N / 256, atomic_targets=1)  # one atomic per block
+    grid, block = _grid(N, 256), (256, 1, 1)
+    contended = predict(H200, reads, grid, block, REGS)
+    assert contended.bound == "atomics"
+    assert contended.latency_ms > 10 * predict(H200, spread, grid, block, REGS).latency_ms
+
+
+def test_fast_math_speeds_up_transcendental_heavy_code() -> None:
+    heavy = WorkProfile(bytes_read=4.0 * N, bytes_written=4.0 * N, flops=20.0 * N, transcendentals=8.0 * N, work_per_thread=4)
+    grid, block = _grid(N, 256, 4), (256, 1, 1)
+    precise = predict(H200, heavy, grid, block, REGS)
+    fast = predict(H200, replace(heavy, fast_math=True), grid, block, REGS)
+    assert fast.latency_ms < 0.7 * precise.latency_ms
+    assert precise.bound == "compute" and "precise" in precise.term("transcendentals").explanation
+
+
+def test_syncs_and_extra_launches_add_time() -> None:
+    grid, block = _grid(N, 256), (256, 1, 1)
+    base = predict(H200, STREAM, grid, block, REGS).latency_ms
+    assert predict(H200, replace(STREAM, syncs_per_block=50), grid, block, REGS).latency_ms > base
+    assert predict(H200, replace(STREAM, extra_launches=2), grid, block, REGS).latency_ms == pytest.approx(base + 2 * H200.launch_overhead_us / 1e3)
+
+
+def test_a_tiny_launch_is_bound_by_launch_overhead() -> None:
+    tiny = WorkProfile(bytes_read=8.0 * 256, bytes_written=4.0 * 256, flops=512)
+    pred = predict(H200, tiny, (1, 1, 1), (256, 1, 1), REGS)
+    assert pred.bound == "launch" and pred.latency_ms >= H200.launch_overhead_us / 1e3
+
+
+def test_a_faster_gpu_is_faster_on_the_same_stream() -> None:
+    grid, block = _grid(N, 256), (256, 1, 1)
+    times = [predict(load_gpu(name), STREAM, grid, block, REGS).latency_ms for name in ("T4", "A100_SXM", "H100", "H200")]
+    assert all(a > b for a, b in zip(times, times[1:]))
+
+
+def test_unresident_config_predicts_infinity_not_a_crash() -> None:
+    pred = predict(H200, STREAM, (1, 1, 1), (2048, 1, 1), REGS)
+    assert math.isinf(pred.latency_ms) and pred.bound == "launch failure"
+
+
+def test_every_term_is_named_and_explained_and_prediction_is_cheap() -> None:
+    profile = replace(STREAM, smem_accesses=N, bank_conflict_ways=2, atomics=1000, syncs_per_block=2, transcendentals=N)
+    res = {"registers": 40, "smem_bytes": 4096, "spill_store_bytes": 8, "spill_load_bytes": 8, "estimated": True}
+    pred = predict(H200, profile, _grid(N, 256), (256, 1, 1), res)
+    names = {t.name for t in pred.terms}
+    assert {"occupancy", "waves", "memory", "coalescing", "compute", "shared memory", "atomics", "sync", "spills",
+            "transcendentals", "launch", "estimated"} <= names
+    assert all(t.explanation for t in pred.terms)
+    assert pred.explain().splitlines()[0].startswith(f"{pred.latency_ms:.4g} ms")
+    began = time.perf_counter()
+    for _ in range(500):
+        predict(H200, profile, _grid(N, 256), (256, 1, 1), res)
+    assert (time.perf_counter() - began) / 500 < 1e-3  # well under a millisecond each
+
+
+def test_estimated_resources_say_so_and_spill_past_the_launch_bound() -> None:
+    est = estimate_resources(replace(STREAM, work_per_thread=4), 256, 0)
+    assert est["estimated"] is True and 16 <= est["registers"] <= 64 and est["spill_store_bytes"] == 0
+    big = estimate_resources(replace(STREAM, work_per_thread=64), 1024, 0)
+    assert big["registers"] == 64 and big["spill_store_bytes"] > 0
+
+
+# --- quality ------------------------------------------------------------------------------------
+
+
+def test_quality_counts_correct_digits() -> None:
+    ref = np.linspace(-3.0, 3.0, 101)
+    assert quality_from_error(0.0) == 1.0
+    assert quality_of({"y": ref.copy()}, {"y": ref}) == 1.0
+    f32 = quality_of({"y": ref.astype(np.float32)}, {"y": ref})
+    f16 = quality_of({"y": ref.astype(np.float16)}, {"y": ref})
+    assert 0.95 < f32 <= 1.0 and 0.35 < f16 < 0.55 and f16 < f32
+    assert quality_from_error(math.nan) == 0.0 and quality_from_error(math.inf) == 0.0
+    assert relative_error(np.array([1.0, np.nan]), np.array([1.0, 2.0])) == math.inf
+    assert quality_of({}, {"y": ref}) == 0.0  # a missing output is no quality at all

@@ -1,0 +1,305 @@
+"""The ``sim`` backend: a modelled GPU, so tuning can be taught and tested on a laptop without one.
+
+Each evaluation does what the CUDA backend does, except running: render the config, compile it for
+the modelled GPU's architecture with NVRTC (real registers, shared memory and spills; or, with
+``compile: "estimate"``, a marked estimate), refuse launches a real device would refuse (same CUDA
+wording), predict the latency with :mod:`workbench.core.perfmodel`, and derive ``quality`` by
+running the template's NumPy ``emulate`` of the config's arithmetic against the float64 reference
+on the small problem.
+
+Options (besides ``kernel``, ``problem``, ``kernel_dirs``): ``gpu_model`` (default ``H200``),
+``noise`` (default True: a few percent of seeded run-to-run spread), ``seed``, ``arch`` (default:
+the GPU's), ``compile`` (``nvrtc`` default, or ``estimate``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+
+from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
+from workbench.core.errors import WorkbenchError
+from workbench.core.gpus import GpuSpec, load_gpu
+from workbench.core.measurement import Measurement, Status
+from workbench.core.perfmodel import estimate_resources, launch_check, predict
+from workbench.core.quality import quality_of
+from workbench.core.space import Config
+from workbench.core.templates import KernelTemplate, WorkProfile, kernels_dir, load_templates
+
+DEFAULT_GPU = "H200"
+COMPILE_MODES = ("nvrtc", "estimate")
+#: Run-to-run spread of the modelled timings: median jitter and the p20..p80 half-width (fractions).
+NOISE_MEDIAN = 0.01
+NOISE_SPREAD = (0.005, 0.03)
+#: Slot groups whose values can change the arithmetic (and so the emulated result).
+_ARITHMETIC_GROUPS = ("compute", "reduction")
+
+# Per-process compile-resource cache: rendered-source hash -> resources or compile error log.
+_RESOURCE_CACHE: dict[str, dict[str, Any]] = {}
+
+
+def _template_for(spec: BackendSpec) -> KernelTemplate:
+    name = spec.options.get("kernel")
+    if not name:
+        raise WorkbenchError("sim backend needs options.kernel: the template name")
+    templates = load_templates(*spec.options.get("kernel_dirs", ()), str(kernels_dir()))
+    if name not in templates:
+        raise WorkbenchError(f"unknown template {name!r}; available: {', '.join(sorted(templates))}")
+    return templates[name]
+
+
+def _gpu_for(spec: BackendSpec) -> GpuSpec:
+    return load_gpu(str(spec.options.get("gpu_model") or DEFAULT_GPU))
+
+
+def describe_sim_device(gpu: GpuSpec, arch: str | None = None) -> dict[str, Any]:
+    """The device description sessions store for a simulated GPU."""
+    return {
+        "name": f"Simulated {gpu.full_name}",
+        "simulated": True,
+        "model": gpu.name,
+        "backend": "sim",
+        "arch": arch or gpu.arch,
+        "sm_count": gpu.sm_count,
+        "peak_bandwidth_gbs": gpu.memory_bandwidth_gbs,
+        "peak_fp32_gflops": gpu.peak_flops / 1e9,
+    }
+
+
+def _footprint_mb(template: KernelTemplate, problem: Mapping[str, Any]) -> float:
+    """Device memory of the launch: every array argument at the full problem size."""
+    total = 0
+    for arg in template.args:
+        if arg.kind == "scalar" or arg.shape is None:
+            continue
+        total += int(np.prod(arg.shape(problem), dtype=np.int64)) * np.dtype(arg.dtype).itemsize
+    return total / 1e6
+
+
+class SimBackend(Backend):
+    """Predicts latency and resource use of template configs on a modelled GPU."""
+
+    kind: ClassVar[str] = "sim"
+    simulated: ClassVar[bool] = True
+
+    def __init__(self, spec: BackendSpec) -> None:
+        super().__init__(spec)
+        mode = str(spec.options.get("compile", "nvrtc"))
+        if mode not in COMPILE_MODES:
+            raise WorkbenchError(f"sim backend: compile must be one of {', '.join(COMPILE_MODES)}, got {mode!r}")
+        self.compile_mode = mode
+        self.noise = bool(spec.options.get("noise", True))
+        self.seed = int(spec.options.get("seed", 0) or 0)
+        self._emulations: dict[tuple, tuple[Status | None, str, float]] = {}
+        self._keys: dict[str, str] = {}
+        self._launches: dict[str, tuple[tuple[int, ...], tuple[int, ...], int, WorkProfile]] = {}
+        self._prepared = False
+
+    # ---- main process -------------------------------------------------------------------------
+    @classmethod
+    def target(cls, spec: BackendSpec) -> Target:
+        template = _template_for(spec)
+        gpu = _gpu_for(spec)
+        problem = template.resolve_problem(spec.options.get("problem"))
+        space = template.space(problem)
+        default = space.config(template.default) if template.default else space.default_config()
+        return Target(
+            kernel=template.name,
+            kind="template",
+            space=space,
+            problem=problem,
+            source_hash=template.source_hash(),
+            device=describe_sim_device(gpu, spec.options.get("arch")),
+            default_config=default,
+            description=template.description,
+        )
+
+    # ---- worker -------------------------------------------------------------------------------
+    def prepare(self) -> None:
+        if self._prepared:
+            return
+        self.template = _template_for(self.spec)
+        self.gpu = _gpu_for(self.spec)
+        self.arch = str(self.spec.options.get("arch") or self.gpu.arch)
+        self.problem = self.template.resolve_problem(self.spec.options.get("problem"))
+        self.space = self.template.space(self.problem)
+        self.memory_mb = _footprint_mb(self.template, self.problem)
+        self.bytes_moved = float(self.template.bytes_moved(self.problem))
+        self.flops = float(self.template.flops(self.problem))
+        self.small = dict(self.template.small_problem or self.problem)
+        rng = np.random.default_rng(self.seed)
+        self.small_inputs: dict[str, Any] = self.template.make_inputs(self.small, rng)
+        self.small_expected: dict[str, np.ndarray] = self.template.reference(self.small_inputs, self.small)
+        # Without an emulation, the best a float32 kernel can do: the reference rounded to float32.
+        self.float32_quality = quality_of(
+            {k: np.asarray(v, dtype=np.float32) for k, v in self.small_expected.items()}, self.small_expected
+        )
+        self._arith_slots = tuple(s.name for s in self.template.slots if s.group in _ARITHMETIC_GROUPS)
+        self._prepared = True
+
+    def _resources(self, config: Config, smem_dynamic: int, phase: PhaseCallback) -> dict[str, Any]:
+        """Registers/smem/spills of the rendered config: NVRTC (cached by source hash) or an estimate."""
+        phase("compile")
+        known = self._keys.get(config.id)  # same template + problem + config -> same source
+        if known is not None and known in _RESOURCE_CACHE:
+            return _RESOURCE_CACHE[known]
+        source = self.template.render(config, self.problem)
+        key = hashlib.sha256(
+            "\0".join((source, self.arch, self.compile_mode, *self.template.compile_options)).encode()
+        ).hexdigest()
+        self._keys[config.id] = key
+        cached = _RESOURCE_CACHE.get(key)
+        if cached is not None:
+            return cached
+        result: dict[str, Any] | None = None
+        fallback_reason = ""
+        if self.compile_mode == "nvrtc":
+            try:
+                from workbench.core.compiler import compile_cuda  # noqa: PLC0415 - NVRTC loads lazily
+
+                compiled = compile_cuda(
+                    source, arch=self.arch, options=self.template.compile_options, entry=self.template.entry
+                )
+            except WorkbenchError as exc:  # NVRTC missing or arch unsupported: say so, estimate instead
+                fallback_reason = str(exc)
+            else:
+                if not compiled.ok:
+                    result = {"compile_error": compiled.error or "compilation failed", "log": compiled.log}
+                else:
+                    result = {
+                        "registers": compiled.registers,
+                        "smem_bytes": compiled.smem_bytes,
+                        "spill_store_bytes": compiled.spill_store_bytes,
+                        "spill_load_bytes": compiled.spill_load_bytes,
+                        "stack_bytes": compiled.stack_bytes,
+                        "estimated": False,
+                    }
+        if result is None:
+            _, block, _, profile = self._launch(config)
+            result = estimate_resources(profile, int(np.prod(block)), 0)
+            if fallback_reason:
+                result["estimate_reason"] = fallback_reason
+        _RESOURCE_CACHE[key] = result
+        return result
+
+    def _emulated(self, config: Config) -> tuple[Status | None, str, float]:
+        """(failure status or None, message, quality) from emulating the config on the small problem."""
+        if self.template.emulate is None:
+            return None, "", self.float32_quality
+        key = tuple(config[name] for name in self._arith_slots)
+        hit = self._emulations.get(key)
+        if hit is not None:
+            return hit
+        try:
+            outputs = self.template.emulate(self.small_inputs, self.small, config)
+        except Exception as exc:  # noqa: BLE001 - a broken emulation is that config's runtime error
+            verdict: tuple[Status | None, str, float] = (
+                Status.RUNTIME_ERROR, f"emulation failed: {type(exc).__name__}: {exc}", math.nan)
+        else:
+            rtol, atol = self.template.tolerance
+            message = ""
+            for name, want in self.small_expected.items():
+                got = np.asarray(outputs.get(name, np.array([])), dtype=np.float64)
+                want = np.asarray(want, dtype=np.float64)
+                if got.shape != want.shape:
+                    message = f"{name}: emulated shape {got.shape}, expected {want.shape}"
+                    break
+                bad = ~(np.abs(got - want) <= atol + rtol * np.abs(want))
+                if bad.any():
+                    i = int(np.flatnonzero(bad.ravel())[0])
+                    message = (f"{name}[{i}] = {got.ravel()[i]:.6g}, expected {want.ravel()[i]:.6g}; "
+                               f"{int(bad.sum())} of {want.size} elements outside rtol={rtol:g} atol={atol:g} (emulated)")
+                    break
+            quality = quality_of(outputs, self.small_expected)
+            verdict = (Status.WRONG_RESULT if message else None, message, quality)
+        self._emulations[key] = verdict
+        return verdict
+
+    def _noisy(self, config: Config, latency: float) -> tuple[float, float, float]:
+        """(median, p20, p80) with seeded run-to-run noise: same config + seed -> same numbers."""
+        if not self.noise:
+            return latency, latency, latency
+        digest = hashlib.sha256(f"{config.id}:{self.seed}:{self.gpu.name}".encode()).digest()
+        u1, u2, u3 = (int.from_bytes(digest[i : i + 8], "little") / 2.0**64 for i in (0, 8, 16))
+        normal = math.sqrt(-2.0 * math.log(max(u1, 1e-300))) * math.cos(2.0 * math.pi * u2)  # Box-Muller
+        median = latency * (1.0 + NOISE_MEDIAN * max(-3.0, min(3.0, normal)))
+        low, high = NOISE_SPREAD
+        spread = low + (high - low) * u3
+        return median, median * (1.0 - 0.4 * spread), median * (1.0 + spread)
+
+    def _launch(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...], int, WorkProfile]:
+        """Grid, block, dynamic smem and work profile of a config (pure functions: cached per config)."""
+        hit = self._launches.get(config.id)
+        if hit is None:
+            problem = self.problem
+            hit = (
+                tuple(int(v) for v in self.template.grid(problem, config)),
+                tuple(int(v) for v in self.template.block(problem, config)),
+                int(self.template.dynamic_smem(problem, config)),
+                self.template.profile(problem, config),
+            )
+            self._launches[config.id] = hit
+        return hit
+
+    def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = _no_phase) -> Measurement:
+        self.prepare()
+        try:
+            grid, block, smem_dynamic, profile = self._launch(config)
+        except WorkbenchError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a template function failing is that config's problem
+            return Measurement.failure(Status.RUNTIME_ERROR, f"template failed for this config: {type(exc).__name__}: {exc}")
+        resources = self._resources(config, smem_dynamic, phase)
+        if "compile_error" in resources:
+            return Measurement.failure(Status.COMPILE_ERROR, resources["compile_error"], resources["log"])
+        phase("run")
+        smem_total = int(resources["smem_bytes"]) + smem_dynamic
+        spill = int(resources["spill_store_bytes"]) + int(resources["spill_load_bytes"])
+        used = {"registers": float(resources["registers"]), "smem_bytes": float(smem_total), "spill_bytes": float(spill)}
+        refusal = launch_check(self.gpu, block, smem_total, int(resources["registers"]), grid=grid)
+        if refusal:
+            return Measurement(Status.LAUNCH_ERROR, metrics=used, message=refusal, log=refusal,
+                               details={"estimated": bool(resources.get("estimated"))})
+        prediction = predict(self.gpu, profile, grid, block, {**resources, "smem_bytes": smem_total})
+        status, message, quality = self._emulated(config)
+        if status is not None:
+            return Measurement(status, metrics={**used, "quality": quality}, message=message, log=message)
+        latency, p20, p80 = self._noisy(config, prediction.latency_ms)
+        details: dict[str, Any] = {
+            "terms": [t.to_dict() for t in prediction.terms],
+            "bound": prediction.bound,
+            "occupancy_limiter": prediction.occupancy.limiter,
+            "occupancy": prediction.occupancy.explain(),
+            "estimated": bool(resources.get("estimated")),
+            "gpu": self.gpu.name,
+            "arch": self.arch,
+            "simulated": True,
+            "quality_source": "emulation" if self.template.emulate is not None else "float32 rounding of the reference",
+        }
+        if resources.get("estimate_reason"):
+            details["estimate_reason"] = resources["estimate_reason"]
+        if profile.notes:
+            details["notes"] = list(profile.notes)
+        if limits.max_latency_ms is not None and latency > 1.5 * limits.max_latency_ms:
+            return Measurement(Status.SKIPPED, metrics={"latency_ms": latency, **used},
+                               message=f"modelled {latency:.4g} ms exceeds max latency {limits.max_latency_ms:g} ms by more than 50%",
+                               details=details)
+        throughput = self.bytes_moved / (latency * 1e6)
+        gflops = self.flops / (latency * 1e6)
+        pct = max(throughput / self.gpu.memory_bandwidth_gbs, gflops * 1e9 / self.gpu.peak_flops) * 100.0
+        metrics = {
+            "latency_ms": latency,
+            "latency_p20_ms": p20,
+            "latency_p80_ms": p80,
+            "throughput_gbs": throughput,
+            "gflops": gflops,
+            "pct_of_peak": pct,
+            "memory_mb": self.memory_mb,
+            "occupancy": prediction.occupancy.fraction,
+            "quality": quality,
+            **used,
+        }
+        return Measurement(Status.OK, metrics=metrics, details=details)
