@@ -3,7 +3,8 @@
 The benchmark's ``measure`` does no work, so the numbers are the cost of the machinery itself:
 pickling a config, a pipe round trip, phase reports, and the parent's bookkeeping. Run:
 ``python bench/engine_overhead.py [--evals N]``. Prints one table row per worker count, for the
-bare pool and for the full engine loop (strategy, dedupe, session, events; no journal).
+bare pool, for the full engine loop (strategy, dedupe, session, events), and for the engine
+writing a session file (one fsynced journal line per trial).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -43,8 +45,8 @@ def pool_rate(workers: int, evals: int) -> tuple[float, float]:
     return ready - started, (evals - 1) / elapsed
 
 
-def engine_rate(workers: int, evals: int) -> float:
-    """Evaluations per second through the full Engine loop (grid strategy, no output file)."""
+def engine_rate(workers: int, evals: int, output: str | None = None) -> float:
+    """Evaluations per second through the full Engine loop (grid strategy; journal when ``output``)."""
     from workbench.backends.python import PythonBackend
     from workbench.runner.engine import Engine, session_for_target
     from workbench.search.grid import GridSearch
@@ -52,7 +54,7 @@ def engine_rate(workers: int, evals: int) -> float:
     spec = BackendSpec("python", {"path": os.path.abspath(BENCH)})
     target = PythonBackend.target(spec)
     session = session_for_target(target, spec)
-    engine = Engine(session, GridSearch(target.space), spec, budget=evals, workers=workers)
+    engine = Engine(session, GridSearch(target.space), spec, budget=evals, workers=workers, output=output)
     t0 = time.perf_counter()
     finished = engine.run()
     return finished.evaluations / (time.perf_counter() - t0)
@@ -63,11 +65,15 @@ def main() -> None:
     parser.add_argument("--evals", type=int, default=3000)
     parser.add_argument("--no-engine", action="store_true", help="measure only the bare pool")
     args = parser.parse_args()
-    print(f"{'workers':>7} {'startup s':>10} {'pool evals/s':>13} {'engine evals/s':>15}")
+    print(f"{'workers':>7} {'startup s':>10} {'pool evals/s':>13} {'engine evals/s':>15} {'+journal evals/s':>17}")
     for workers in (1, 2):
         startup, rate = pool_rate(workers, args.evals)
-        engine = "" if args.no_engine else f"{engine_rate(workers, args.evals):15.0f}"
-        print(f"{workers:7d} {startup:10.2f} {rate:13.0f} {engine}")
+        engine = journaled = ""
+        if not args.no_engine:
+            engine = f"{engine_rate(workers, args.evals):15.0f}"
+            with tempfile.TemporaryDirectory() as folder:
+                journaled = f"{engine_rate(workers, args.evals, os.path.join(folder, 'run.json')):17.0f}"
+        print(f"{workers:7d} {startup:10.2f} {rate:13.0f} {engine} {journaled}")
 
 
 if __name__ == "__main__":
