@@ -170,3 +170,28 @@ def test_replay_errors(tmp_path):
         ReplayBackend.target(BackendSpec("replay", {"path": str(garbage)}))
     with pytest.raises(WorkbenchError, match="delay_s"):
         create_backend(BackendSpec("replay", {"path": str(garbage), "delay_s": -1}))
+
+
+def test_replay_of_a_kernel_tuner_cache_file():
+    spec = BackendSpec("replay", {"path": str(FIXTURES / "kt_cache_small.json")})
+    target = ReplayBackend.target(spec)
+    assert target.kernel == "vector_add" and target.space.count() == 5
+    assert target.device["name"] == "NVIDIA A100-PCIE-40GB" and target.device["replayed"] is True
+    assert Config({"block_size_x": 256, "tile": 2}) not in target.space  # declared, never recorded
+    backend = create_backend(spec)
+    backend.prepare()
+    best = backend.evaluate(Config({"block_size_x": 256, "tile": 1}), EvalLimits())
+    assert best.ok and best.metrics["latency_ms"] == pytest.approx(0.29)
+    failed = backend.evaluate(Config({"block_size_x": 128, "tile": 2}), EvalLimits())
+    assert failed.status is Status.COMPILE_ERROR and "CompilationFailedConfig" in failed.message
+    missing = backend.evaluate(Config({"block_size_x": 256, "tile": 2}), EvalLimits())
+    assert missing.status is Status.SKIPPED
+
+
+def test_replay_of_a_gzipped_kernel_tuner_cache(tmp_path):
+    import gzip
+
+    packed = tmp_path / "cache.json.gz"
+    packed.write_bytes(gzip.compress((FIXTURES / "kt_cache_small.json").read_bytes()))
+    target = ReplayBackend.target(BackendSpec("replay", {"path": str(packed)}))
+    assert target.space.count() == 5

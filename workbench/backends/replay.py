@@ -36,13 +36,14 @@ def load_recording(path: str) -> Any:
     """The recording as a :class:`~workbench.core.session.Session`, whichever format it is in."""
     from workbench.core.session import FORMAT_NAME, load_session
 
-    head = ""
+    raw = b""
     if os.path.isfile(path):
         with open(path, "rb") as handle:
-            head = handle.read(_HEAD_BYTES).decode("utf-8", errors="replace")
+            raw = handle.read(_HEAD_BYTES)
+    head = raw.decode("utf-8", errors="replace")
     if FORMAT_NAME in head or path.endswith(".journal") or not os.path.isfile(path):
         return load_session(path)
-    if "tune_params_keys" in head or '"cache"' in head:
+    if raw.startswith(b"\x1f\x8b") or "tune_params_keys" in head or '"cache"' in head:  # gzip: KT only
         from workbench.core.interop import import_kt_cache
 
         return import_kt_cache(path)
