@@ -346,7 +346,10 @@ def _problem_size(session: Session) -> Any:
     axes = [problem[k] for k in ("problem_size_x", "problem_size_y", "problem_size_z") if k in problem]
     if axes:
         return axes
-    return list(problem.values()) if problem else None
+    sizes = [v for v in problem.values() if isinstance(v, int) and not isinstance(v, bool)]
+    if not sizes:
+        return None
+    return sizes[0] if len(sizes) == 1 else sizes
 
 
 def export_kt_cache(session: Session, path: str | os.PathLike[str]) -> int:

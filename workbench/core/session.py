@@ -313,11 +313,19 @@ def _fast_config_builder():
 _build_config = _fast_config_builder()
 
 
-def trial_from_dict(rec: Any, where: str, fail) -> Trial:
+def _slot_problem(config: Mapping[str, Any], names: frozenset[str]) -> str:
+    missing = sorted(names - config.keys())
+    if missing:
+        return f"has no value for slot {missing[0]!r}"
+    return f"{sorted(config.keys() - names)[0]!r} is not a slot of the space"
+
+
+def trial_from_dict(rec: Any, where: str, fail, names: frozenset[str] | None = None) -> Trial:
     """Validate one trial record (flat, or with a nested ``measurement``) and build the Trial.
 
     ``fail(field, problem)`` raises the caller's error. Checks are type tests, cheap enough for
-    100,000 trials; the stored ``id`` must match the config (a hand-edited config is caught).
+    100,000 trials; the stored ``id`` must match the config (a hand-edited config is caught);
+    with ``names`` the config must assign exactly those slots.
     """
     if type(rec) is not dict:
         fail(where, f"expected an object, got {_type_name(rec)}")
@@ -337,6 +345,8 @@ def trial_from_dict(rec: Any, where: str, fail) -> Trial:
             simple = False
         elif t is not int and t is not bool and t is not str:
             fail(f"{where}.config.{key}", f"{value!r} is not a number, bool or string")
+    if names is not None and values.keys() != names:
+        fail(f"{where}.config", _slot_problem(values, names))
     config = _build_config(values) if simple else Config(values)  # type: ignore[misc]
     stored_id = rec.get("id")
     if stored_id is not None and stored_id != config.id:
@@ -505,7 +515,8 @@ def _decode_session(data: Any, source: str) -> Session:
     raw_trials = data.get("trials", [])
     if type(raw_trials) is not list:
         fail("trials", f"expected a list, got {_type_name(raw_trials)}")
-    trials = [trial_from_dict(rec, f"trials[{i}]", fail) for i, rec in enumerate(raw_trials)]
+    names = frozenset(space.names) if space is not None else None
+    trials = [trial_from_dict(rec, f"trials[{i}]", fail, names) for i, rec in enumerate(raw_trials)]
     session = Session(
         kernel=kernel,
         kind=kind,
@@ -537,9 +548,7 @@ def _check_trials(session: Session, source: str) -> None:
             raise SessionFormatError(f"{source}: trials[{i}].index: {trial.index} appears twice")
         seen.add(trial.index)
         if names is not None and trial.config.keys() != names:
-            missing = sorted(names - trial.config.keys())
-            extra = sorted(trial.config.keys() - names)
-            problem = f"has no value for slot {missing[0]!r}" if missing else f"{extra[0]!r} is not a slot of the space"
+            problem = _slot_problem(trial.config, names)
             raise SessionFormatError(f"{source}: trials[{i}].config: {problem}")
 
 

@@ -1,0 +1,247 @@
+"""Kernel Tuner cache import/export and CSV export (workbench.core.interop)."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from workbench.core.errors import SessionFormatError
+from workbench.core.interop import export_csv, export_kt_cache, guess_group, import_kt_cache
+from workbench.core.measurement import Measurement, Status, Trial
+from workbench.core.session import Session, load_session, save_session
+from workbench.core.space import Config, SearchSpace, Slot
+
+ROOT = Path(__file__).resolve().parents[1]
+LANDSCAPES = next(
+    (p for p in (ROOT.parent / "shared" / "landscapes", Path("/work/shared/landscapes")) if p.is_dir()), None
+)
+
+
+def landscape(name: str) -> Path:
+    if LANDSCAPES is None or not (LANDSCAPES / name).is_file():
+        pytest.skip(f"recorded landscape {name} not available")
+    return LANDSCAPES / name
+
+
+def synthetic(new_style: bool) -> dict:
+    """A small cache in either failure encoding: error in ``time`` (<=1.3) or ``__error__`` (1.4+)."""
+
+    def failure(name: str) -> dict:
+        return {"__error__": name} if new_style else {"time": name}
+
+    records = {
+        "32,1,0": {"block_size_x": 32, "tile": 1, "use_shmem": 0, "time": 2.0, "times": [2.1, 1.9, 2.0, 2.2, 1.8],
+                   "compile_time": 500.0, "verification_time": 0, "benchmark_time": 40.0, "GFLOP/s": 100.0,
+                   "timestamp": "2024-01-02 03:04:05.000000+00:00"},
+        "64,1,0": {"block_size_x": 64, "tile": 1, "use_shmem": 0, "time": 1.0, "GFLOP/s": 200.0, "GB/s": 50.5,
+                   "reg_count": 40},
+        "64,2,1": {"block_size_x": 64, "tile": 2, "use_shmem": 1, **failure("CompilationFailedConfig"),
+                   "compile_time": 20.0},
+        "128,2,1": {"block_size_x": 128, "tile": 2, "use_shmem": 1, **failure("RuntimeFailedConfig")},
+        "128,4,0": {"block_size_x": 128, "tile": 4, "use_shmem": 0, **failure("InvalidConfig")},
+    }
+    return {
+        "device_name": "NVIDIA Test GPU",
+        "kernel_name": "vector_add",
+        "problem_size": [1024, 512],
+        "tune_params_keys": ["block_size_x", "tile", "use_shmem"],
+        "tune_params": {"block_size_x": [32, 64, 128], "tile": [1, 2, 4], "use_shmem": [0, 1]},
+        "objective": "time",
+        "cache": records,
+    }
+
+
+def write(tmp_path: Path, data, name: str = "cache.json") -> Path:
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("new_style", [False, True])
+def test_import_synthetic_cache_both_failure_encodings(tmp_path: Path, new_style: bool) -> None:
+    session = import_kt_cache(write(tmp_path, synthetic(new_style)))
+    assert session.kind == "recording" and session.kernel == "vector_add"
+    assert session.device == {"name": "NVIDIA Test GPU", "simulated": False, "recorded": True}
+    assert session.problem == {"problem_size_x": 1024, "problem_size_y": 512}
+    assert [t.status for t in session.trials] == [
+        Status.OK, Status.OK, Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.SKIPPED,
+    ]
+    assert [t.measurement.message for t in session.trials[2:]] == [
+        "CompilationFailedConfig", "RuntimeFailedConfig", "InvalidConfig",
+    ]
+    first, second = session.trials[0], session.trials[1]
+    assert first.metric("latency_ms") == 2.0 and first.metric("gflops") == 100.0
+    assert first.metric("latency_p20_ms") == pytest.approx(1.88) and first.metric("latency_p80_ms") == pytest.approx(2.12)
+    assert first.timings["compile_s"] == pytest.approx(0.5) and first.timings["total_s"] == pytest.approx(0.54)
+    assert first.finished_at == pytest.approx(1704164645.0) and first.started_at == pytest.approx(1704164645.0 - 0.54)
+    assert second.metric("throughput_gbs") == 50.5 and second.metric("reg_count") == 40
+    assert session.trials[2].timings["compile_s"] == pytest.approx(0.02)
+    assert session.space is not None and session.space.is_explicit and session.space.count() == 5
+    assert [t.index for t in session.trials] == list(range(5))
+    assert session.rank().best == 1
+
+
+def test_group_guesses() -> None:
+    assert [guess_group(n) for n in ("block_size_x", "grid_div_y", "num_threads")] == ["launch"] * 3
+    assert [guess_group(n) for n in ("tile_size_x", "use_shmem", "use_padding", "read_only", "vector_width")] == [
+        "memory"
+    ] * 5
+    assert [guess_group(n) for n in ("loop_unroll_factor", "fast_math", "between_method")] == ["compute"] * 3
+    assert [guess_group(n) for n in ("reduce_strategy", "use_atomics")] == ["reduction"] * 2
+    assert guess_group("filter_width") == "compute"
+
+
+def test_import_gzip_and_unfinished_files(tmp_path: Path) -> None:
+    text = json.dumps(synthetic(False), indent=1)
+    gz = tmp_path / "cache.json.gz"
+    gz.write_bytes(gzip.compress(text.encode()))
+    assert len(import_kt_cache(gz).trials) == 5
+    # Kernel Tuner leaves the file open-ended while it runs: "...}," without the closing braces
+    unfinished = text.rstrip()[: -len("}\n}")].rstrip() + ","
+    assert len(import_kt_cache(write(tmp_path, unfinished, "running.json")).trials) == 5
+
+
+def test_record_without_params_uses_the_cache_key(tmp_path: Path) -> None:
+    data = synthetic(False)
+    for record in data["cache"].values():
+        for key in data["tune_params_keys"]:
+            record.pop(key)
+    session = import_kt_cache(write(tmp_path, data))
+    assert session.trials[1].config == Config({"block_size_x": 64, "tile": 1, "use_shmem": 0})
+
+
+@pytest.mark.parametrize(
+    "mutate, fragment",
+    [
+        (lambda d: d.pop("cache"), "cache: missing, not a Kernel Tuner cache file"),
+        (lambda d: d.update(tune_params_keys="block_size_x"), "tune_params_keys: expected a list"),
+        (lambda d: d["tune_params"].update(tile=[]), "tune_params.tile: expected a non-empty list"),
+        (lambda d: d["tune_params"].update(tile=[[1]]), "tune_params.tile: [1] is not a number"),
+        (lambda d: d["cache"]["32,1,0"].update(time=None), "cache['32,1,0'].time: None is neither a time"),
+        (lambda d: d["cache"].update(bad=[1]), "cache['bad']: expected an object, got list"),
+        (lambda d: d["cache"].update(bad={"time": 1.0}), "cache['bad']: no value for parameter 'block_size_x'"),
+    ],
+)
+def test_bad_cache_files_are_explained(tmp_path: Path, mutate, fragment: str) -> None:
+    data = synthetic(False)
+    mutate(data)
+    with pytest.raises(SessionFormatError) as info:
+        import_kt_cache(write(tmp_path, data))
+    assert fragment in str(info.value) and "\n" not in str(info.value)
+
+
+def test_unreadable_cache_files(tmp_path: Path) -> None:
+    with pytest.raises(SessionFormatError, match="no such file"):
+        import_kt_cache(tmp_path / "none.json")
+    with pytest.raises(SessionFormatError, match="not valid JSON"):
+        import_kt_cache(write(tmp_path, "{definitely not"))
+    with pytest.raises(SessionFormatError, match="the file is empty"):
+        import_kt_cache(write(tmp_path, ""))
+    with pytest.raises(SessionFormatError, match="workbench session; open it instead"):
+        import_kt_cache(write(tmp_path, {"format": "kernel-workbench-session", "trials": []}))
+
+
+def test_unknown_error_names_and_bad_times_become_runtime_errors(tmp_path: Path) -> None:
+    data = synthetic(False)
+    data["cache"]["32,1,0"]["time"] = "SomeNewError"
+    data["cache"]["64,1,0"]["time"] = -1.0
+    trials = import_kt_cache(write(tmp_path, data)).trials
+    assert trials[0].status is Status.RUNTIME_ERROR and trials[0].measurement.message == "SomeNewError"
+    assert trials[1].status is Status.RUNTIME_ERROR and "-1.0" in trials[1].measurement.message
+
+
+def test_imported_session_saves_and_loads(tmp_path: Path) -> None:
+    session = import_kt_cache(write(tmp_path, synthetic(True)))
+    save_session(session, tmp_path / "s.json")
+    loaded = load_session(tmp_path / "s.json")
+    assert loaded.trials == session.trials and loaded.space == session.space
+    assert loaded.extra["kernel_tuner"]["problem_size"] == [1024, 512]
+
+
+@pytest.mark.parametrize("new_style", [False, True])
+def test_export_then_import_round_trip(tmp_path: Path, new_style: bool) -> None:
+    session = import_kt_cache(write(tmp_path, synthetic(new_style)))
+    assert export_kt_cache(session, tmp_path / "out.json") == 5
+    data = json.loads((tmp_path / "out.json").read_text())
+    assert data["problem_size"] == [1024, 512] and data["tune_params_keys"] == ["block_size_x", "tile", "use_shmem"]
+    assert data["cache"]["64,2,1"]["time"] == "CompilationFailedConfig"
+    assert data["cache"]["32,1,0"]["compile_time"] == pytest.approx(500.0)
+    back = import_kt_cache(tmp_path / "out.json")
+    for a, b in zip(session.trials, back.trials):
+        assert (a.config, a.status, a.measurement.message) == (b.config, b.status, b.measurement.message)
+        assert a.metric("latency_ms") == b.metric("latency_ms") or math.isnan(a.metric("latency_ms"))
+        assert a.metric("gflops") == b.metric("gflops") or math.isnan(a.metric("gflops"))
+
+
+def _workbench_session() -> Session:
+    slots = (Slot("block_size", (64, 128), "launch"), Slot("strategy", ("atomic", "tree"), "reduction"))
+    space = SearchSpace(slots)
+    configs = list(space)
+    session = Session(kernel="reduce", space=space, problem={"n": 4096}, device={"name": "A100", "simulated": True})
+    session.add(Trial(0, configs[0], Measurement(Status.OK, {"latency_ms": 1.5, "memory_mb": 8.0}), 1.0, 2.0,
+                      {"compile_s": 0.1}))
+    session.add(Trial(1, configs[1], Measurement.failure(Status.TIMEOUT, "exceeded run timeout, of 10 s")))
+    session.add(Trial(2, configs[2], Measurement.failure(Status.WRONG_RESULT, "max error 3e-2 > 1e-4")))
+    session.add(Trial(3, configs[3], Measurement(Status.OK, {"quality": 1.0})))  # no latency: not expressible
+    session.add(Trial(4, configs[1], Measurement(Status.OK, {"latency_ms": 2.5})))  # the same config, ok later
+    return session
+
+
+def test_export_workbench_session_maps_statuses(tmp_path: Path) -> None:
+    session = _workbench_session()
+    assert export_kt_cache(session, tmp_path / "kt.json") == 3
+    data = json.loads((tmp_path / "kt.json").read_text())
+    assert data["device_name"] == "A100" and data["kernel_name"] == "reduce" and data["problem_size"] == 4096
+    cache = data["cache"]
+    assert cache["64,atomic"]["time"] == 1.5 and cache["64,atomic"]["compile_time"] == pytest.approx(100.0)
+    assert cache["64,tree"]["time"] == 2.5  # the ok measurement wins over the earlier timeout
+    assert cache["128,atomic"]["time"] == "RuntimeFailedConfig"
+    back = import_kt_cache(tmp_path / "kt.json")
+    assert [t.status for t in back.trials] == [Status.OK, Status.OK, Status.RUNTIME_ERROR]
+
+
+def test_export_csv(tmp_path: Path) -> None:
+    session = _workbench_session()
+    assert export_csv(session, tmp_path / "t.csv") == 5
+    with open(tmp_path / "t.csv", newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0] == ["index", "id", "status", "block_size", "strategy", "latency_ms", "memory_mb", "quality", "message"]
+    assert rows[1] == ["0", session.trials[0].config.id, "ok", "64", "atomic", "1.5", "8.0", "", ""]
+    assert rows[2][2] == "timeout" and rows[2][-1] == "exceeded run timeout, of 10 s"
+    assert len(rows) == 6
+
+
+# --- the real recorded landscapes (read in place, never copied) -----------------------------------
+
+
+def test_import_real_convolution_a100() -> None:
+    path = landscape("convolution_A100.json")
+    session = import_kt_cache(path)
+    statuses = [t.status for t in session.trials]
+    assert len(statuses) == 4362
+    assert statuses.count(Status.RUNTIME_ERROR) == 155 and statuses.count(Status.COMPILE_ERROR) == 6
+    assert session.device["name"] == "NVIDIA A100-PCIE-40GB" and session.device["recorded"] is True
+    groups = {s.name: s.group for s in session.space.slots}
+    assert groups["block_size_x"] == "launch" and groups["tile_size_y"] == "memory" and groups["use_shmem"] == "memory"
+    raw = json.loads(path.read_text())["cache"]
+    fastest = min(r["time"] for r in raw.values() if isinstance(r["time"], float))
+    ranking = session.rank()
+    assert session.trials[ranking.best].metric("latency_ms") == fastest
+    assert ranking.n_feasible == 4201
+    assert all(t.metric("gflops") > 0 for t in session.trials if t.ok)
+
+
+def test_import_real_pnpoly_and_export_round_trip(tmp_path: Path) -> None:
+    session = import_kt_cache(landscape("pnpoly_RTX_3090.json"))
+    assert len(session.trials) == 4092
+    assert sum(t.status is Status.RUNTIME_ERROR for t in session.trials) == 330
+    assert session.problem == {"problem_size": 20000000}
+    assert export_kt_cache(session, tmp_path / "pnpoly.json") == 4092
+    back = import_kt_cache(tmp_path / "pnpoly.json")
+    assert [(t.config, t.status) for t in back.trials] == [(t.config, t.status) for t in session.trials]
+    assert [t.metric("latency_ms") for t in back.trials if t.ok] == [t.metric("latency_ms") for t in session.trials if t.ok]
