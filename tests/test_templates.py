@@ -1,0 +1,435 @@
+"""The template library: #define rendering, spec loading, problems, and the five core templates.
+
+Numerics are checked without a GPU: each reference against a plain NumPy formula, each emulation
+against its reference and tolerance, and each slot is shown to change the compiled code or the
+launch geometry (NVRTC, no device needed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.core.compiler import compile_cuda
+from workbench.core.errors import SpaceError, TemplateError, WorkbenchError
+from workbench.core.quality import quality_of
+from workbench.core.space import GROUPS, Config, Slot
+from workbench.core.templates import (
+    Arg,
+    KernelTemplate,
+    WorkProfile,
+    kernels_dir,
+    load_template,
+    load_templates,
+)
+
+MINE = ("vector_add", "gelu", "reduce_sum", "softmax", "layernorm")
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KERNEL_WORKBENCH_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cubin"))
+
+
+@pytest.fixture(scope="module")
+def shipped() -> dict[str, KernelTemplate]:
+    return load_templates()
+
+
+def _template(**changes) -> KernelTemplate:
+    """A small hand-made template to exercise the rendering rules."""
+    fields = dict(
+        name="toy",
+        title="Toy",
+        description="rendering rules",
+        source='extern "C" __global__ void toy(float* y) { y[threadIdx.x] = BLOCK_SIZE * SCALE; }\n',
+        entry="toy",
+        slots=(
+            Slot("block_size", (32, 64, 128), "launch", "threads"),
+            Slot("fast_math", (False, True), "compute", "intrinsics"),
+            Slot("strategy", ("atomic", "shared_tree"), "reduction", "how"),
+            Slot("scale", (0.5, 1e-05, 2.0), "compute", "a float slot"),
+        ),
+        args=(Arg("y", "out", "float32", shape=lambda p: (int(p["n"]),)),),
+        grid=lambda p, c: (1, 1, 1),
+        block=lambda p, c: (int(c["block_size"]), 1, 1),
+        make_inputs=lambda p, rng: {},
+        reference=lambda inputs, p: {},
+        profile=lambda p, c: WorkProfile(bytes_read=0.0, bytes_written=4.0 * int(p["n"]), flops=0.0),
+        bytes_moved=lambda p: 4.0 * int(p["n"]),
+        flops=lambda p: 0.0,
+        restrictions=("block_size >= 64 or not fast_math",),
+        problem={"n": 1024, "alpha": 1.5, "exact": True},
+        default={"block_size": 64, "fast_math": False, "strategy": "shared_tree", "scale": 0.5},
+    )
+    fields.update(changes)
+    return KernelTemplate(**fields)
+
+
+# --- rendering ---------------------------------------------------------------------------------------
+
+
+def test_defines_follow_the_rules() -> None:
+    t = _template()
+    config = Config({"block_size": 128, "fast_math": True, "strategy": "shared_tree", "scale": 1e-05})
+    lines = t.defines(config)
+    assert lines == [
+        "#define BLOCK_SIZE 128",
+        "#define FAST_MATH 1",
+        "#define STRATEGY_ATOMIC 0",
+        "#define STRATEGY_SHARED_TREE 1",
+        "#define STRATEGY 1",
+        "#define SCALE 1e-05",
+        "#define PROBLEM_N 1024",
+        "#define PROBLEM_ALPHA 1.5",
+        "#define PROBLEM_EXACT 1",
+    ]
+
+
+def test_render_validates_against_the_space_first() -> None:
+    t = _template()
+    ok = t.render({"block_size": 64, "fast_math": True, "strategy": "atomic", "scale": 2.0})
+    assert "#define STRATEGY 0" in ok and ok.rstrip().endswith("}")
+    assert '#line 1 "toy.cu"' in ok
+    with pytest.raises(SpaceError):
+        t.render({"block_size": 48, "fast_math": False, "strategy": "atomic", "scale": 2.0})
+    with pytest.raises(SpaceError):  # violates the restriction
+        t.render({"block_size": 32, "fast_math": True, "strategy": "atomic", "scale": 2.0})
+    with pytest.raises(SpaceError):  # a value that would inject code is not in the domain
+        t.render({"block_size": 64, "fast_math": False, "strategy": "atomic\n#include <x>", "scale": 2.0})
+
+
+def test_problem_overrides_reach_the_defines() -> None:
+    text = _template().render(Config(_template().default), {"n": "2048", "alpha": 3})
+    assert "#define PROBLEM_N 2048" in text and "#define PROBLEM_ALPHA 3.0" in text
+
+
+@pytest.mark.parametrize(
+    "changes, fragment",
+    [
+        ({"slots": (Slot("größe", (1, 2), "launch", "x"),)}, "C identifier"),
+        ({"slots": (Slot("mode", ("é", "c"), "compute", "x"),)}, "C identifier"),
+        ({"slots": (Slot("mode", ("x", "y"), "compute", "m"), Slot("mode_x", (1, 2), "launch", "n"))}, "MODE_X"),
+        ({"slots": (Slot("problem_n", (1, 2), "launch", "x"),)}, "problem_"),
+        ({"problem": {"n": "big"}}, "number or a bool"),
+        ({"entry": "missing"}, "does not appear"),
+        ({"args": (Arg("y", "output", "float32", shape=lambda p: (1,)),)}, "kind"),
+        ({"args": (Arg("y", "out", "float32", shape=lambda p: (1,), reset="ones"),)}, "reset"),
+        ({"args": (Arg("y", "out", "floaty", shape=lambda p: (1,)),)}, "dtype"),
+        ({"small_problem": {"n": 1}}, "small_problem"),
+        ({"default": {"nope": 1}}, "unknown slots"),
+    ],
+)
+def test_malformed_templates_are_refused(changes: dict, fragment: str) -> None:
+    if "slots" in changes:
+        changes = {**changes, "restrictions": (), "default": {}}
+    with pytest.raises(TemplateError, match=fragment):
+        _template(**changes)
+
+
+def test_non_finite_float_slot_is_refused() -> None:
+    with pytest.raises((TemplateError, SpaceError)):
+        _template(slots=(Slot("scale", (1.0, math.inf), "compute", "x"),), restrictions=(), default={})
+
+
+# --- problems ----------------------------------------------------------------------------------------
+
+
+def test_resolve_problem_checks_names_types_and_limits() -> None:
+    t = _template(problem_limits={"n": (1, 4096)})
+    assert t.resolve_problem({"n": "2_048", "exact": "false"}) == {"n": 2048, "alpha": 1.5, "exact": False}
+    assert t.resolve_problem({"alpha": 2}) ["alpha"] == 2.0
+    for bad in ({"m": 1}, {"n": 1.5}, {"n": True}, {"n": "ten"}, {"alpha": "x"}, {"exact": 3}, {"n": 8192}, {"n": 0}):
+        with pytest.raises(WorkbenchError) as info:
+            t.resolve_problem(bad)
+        assert "\n" not in str(info.value)
+
+
+# --- loading -----------------------------------------------------------------------------------------
+
+
+def test_kernels_dir_is_the_repository_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert (kernels_dir() / "vector_add.cu").is_file()
+    monkeypatch.setenv("KERNEL_WORKBENCH_KERNELS_DIR", str(tmp_path))
+    assert kernels_dir() == tmp_path
+    monkeypatch.setenv("KERNEL_WORKBENCH_KERNELS_DIR", str(tmp_path / "absent"))
+    with pytest.raises(TemplateError):
+        kernels_dir()
+
+
+def test_shipped_templates_load(shipped: dict[str, KernelTemplate]) -> None:
+    for name in MINE:
+        t = shipped[name]
+        assert t.path.endswith(f"{name}.py") and t.source_path.endswith(f"{name}.cu")
+        assert len(t.source_hash()) == 16
+
+
+def _copy_vector_add(folder: Path) -> None:
+    for suffix in (".py", ".cu"):
+        (folder / f"vector_add{suffix}").write_text((kernels_dir() / f"vector_add{suffix}").read_text())
+
+
+def test_loader_skips_private_files_and_python_benchmarks(tmp_path: Path) -> None:
+    _copy_vector_add(tmp_path)
+    (tmp_path / "_helpers.py").write_text("raise RuntimeError('never imported')\n")
+    (tmp_path / "__init__.py").write_text("raise RuntimeError('never imported')\n")
+    (tmp_path / "bench.py").write_text("raise RuntimeError('never run')\nSPACE = None\ndef measure(config):\n    pass\n")
+    assert list(load_templates(tmp_path)) == ["vector_add"]
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("x = 1 / 0\nTEMPLATE = None\n", "bad.py:1: ZeroDivisionError"),
+        ("TEMPLATE = 3\n", "must be a KernelTemplate"),
+        ("def f(:\n", "syntax error"),
+        ("X = 1\n", "defines no TEMPLATE"),
+    ],
+)
+def test_broken_specs_name_file_and_problem(tmp_path: Path, text: str, fragment: str) -> None:
+    (tmp_path / "bad.py").write_text(text)
+    with pytest.raises(TemplateError) as info:
+        load_templates(tmp_path)
+    message = str(info.value)
+    assert "bad.py" in message and fragment in message and "\n" not in message
+
+
+def test_later_folder_overrides_and_hash_follows_edits(tmp_path: Path, shipped: dict[str, KernelTemplate]) -> None:
+    _copy_vector_add(tmp_path)
+    spec = tmp_path / "vector_add.py"
+    spec.write_text(spec.read_text().replace('title="Vector add (saxpy)"', 'title="My saxpy"'))
+    merged = load_templates(kernels_dir(), tmp_path)
+    assert merged["vector_add"].title == "My saxpy"
+    assert merged["gelu"].name == "gelu"
+    # The spec text is part of the identity; so is the CUDA source.
+    assert merged["vector_add"].source_hash() != shipped["vector_add"].source_hash()
+    before = load_template(spec).source_hash()
+    (tmp_path / "vector_add.cu").write_text((tmp_path / "vector_add.cu").read_text() + "\n// edit\n")
+    assert load_template(spec).source_hash() != before
+
+
+# --- the five templates --------------------------------------------------------------------------------
+
+
+def _plain_reference(name: str, inputs: dict, problem: dict) -> np.ndarray:
+    """The textbook formula, written independently of each spec's reference()."""
+    if name == "vector_add":
+        return float(problem["alpha"]) * inputs["x"].astype(float) + inputs["y"].astype(float)
+    if name == "gelu":
+        x = inputs["x"].astype(float)
+        return x * 0.5 * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    if name == "reduce_sum":
+        return np.array([math.fsum(inputs["x"].astype(float))])
+    if name == "softmax":
+        x = inputs["x"].astype(float)
+        return np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
+    x = inputs["x"].astype(float)
+    mu = x.mean(axis=1, keepdims=True)
+    sd = x.std(axis=1, keepdims=True)
+    return (x - mu) / np.sqrt(sd**2 + problem["eps"]) * inputs["gamma"] + inputs["beta"]
+
+
+@pytest.mark.parametrize("name", MINE)
+def test_inputs_and_reference(shipped: dict[str, KernelTemplate], name: str) -> None:
+    t = shipped[name]
+    problem = t.resolve_problem(t.small_problem)
+    a = t.make_inputs(problem, np.random.default_rng(1))
+    b = t.make_inputs(problem, np.random.default_rng(2))
+    for arg in t.args:
+        if arg.kind in ("in", "inout"):
+            assert a[arg.name].dtype == np.dtype(arg.dtype) and a[arg.name].shape == arg.shape(problem)
+            assert np.count_nonzero(a[arg.name]) > 0.99 * a[arg.name].size
+            assert not np.array_equal(a[arg.name], b[arg.name])  # fresh random, not a constant
+    ref = t.reference(a, problem)
+    assert set(ref) == set(t.checked_outputs)
+    out = t.checked_outputs[0]
+    assert ref[out].dtype == np.float64
+    assert ref[out].shape == next(arg for arg in t.args if arg.name == out).shape(problem)
+    np.testing.assert_allclose(ref[out], _plain_reference(name, a, problem), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", MINE)
+def test_space_is_worth_exploring(shipped: dict[str, KernelTemplate], name: str) -> None:
+    t = shipped[name]
+    space = t.space()
+    assert 200 <= space.count() <= 100_000
+    assert t.default_config() is not None
+    assert {s.group for s in t.slots} <= set(GROUPS)
+    assert all(s.doc for s in t.slots)
+    assert t.space(t.small_problem).count() > 0
+    for slot in t.slots:
+        assert len(slot.values) >= 2
+
+
+@pytest.mark.parametrize("name", MINE)
+def test_geometry_and_profile_are_sane(shipped: dict[str, KernelTemplate], name: str) -> None:
+    t = shipped[name]
+    problem = t.resolve_problem()
+    for config in [t.default_config(), *t.space().sample(np.random.default_rng(3), 12)]:
+        grid, block = t.grid(problem, config), t.block(problem, config)
+        assert all(isinstance(g, int) and g >= 1 for g in grid + block)
+        assert block[0] * block[1] * block[2] <= 1024
+        prof = t.profile(problem, config)
+        # Reads and writes at least what the operation must move (re-reads only add).
+        assert prof.bytes_read + prof.bytes_written >= 0.99 * t.bytes_moved(problem)
+        assert prof.flops >= 0.5 * t.flops(problem)
+        assert prof.access_bytes in (4, 8, 16)
+        assert 0 < prof.coalescing <= 1 and 0 <= prof.l2_reuse <= 1 and 0 <= prof.serial_fraction < 1
+        assert prof.work_per_thread >= 1 and prof.bank_conflict_ways >= 1
+        assert prof.notes
+
+
+def test_profiles_describe_the_config(shipped: dict[str, KernelTemplate]) -> None:
+    red = shipped["reduce_sum"]
+    p = red.resolve_problem()
+    base = red.default_config()
+    atomic = red.profile(p, base.replace(strategy="atomic"))
+    tree = red.profile(p, base.replace(strategy="shared_tree"))
+    two = red.profile(p, base.replace(strategy="two_pass"))
+    assert atomic.atomics == pytest.approx(red.grid(p, base)[0] * red.block(p, base)[0])
+    assert tree.atomics == red.grid(p, base)[0] and tree.syncs_per_block > 1 and tree.smem_accesses > 0
+    assert two.bytes_read > tree.bytes_read and two.serial_fraction > 0
+    wide = red.profile(p, base.replace(vector_width=4))
+    assert wide.access_bytes == 16
+    gelu = shipped["gelu"]
+    assert gelu.profile(gelu.problem, gelu.default_config().replace(fast_math=True)).fast_math
+    soft = shipped["softmax"]
+    sp = soft.resolve_problem()
+    assert soft.profile(sp, soft.default_config().replace(online=True)).bytes_read < soft.profile(sp, soft.default_config()).bytes_read
+    ln = shipped["layernorm"]
+    lp = ln.resolve_problem()
+    block = ln.default_config().replace(reduction="block", threads_per_row=128, rows_per_block=2)
+    assert ln.profile(lp, block).syncs_per_block > 0 and ln.profile(lp, ln.default_config()).syncs_per_block == 0
+
+
+def _emulation_error(t: KernelTemplate, config: Config) -> tuple[float, float]:
+    """(worst error as a fraction of the tolerance, quality) of the emulation on small_problem."""
+    problem = t.resolve_problem(t.small_problem)
+    inputs = t.make_inputs(problem, np.random.default_rng(0))
+    ref = t.reference(inputs, problem)
+    got = t.emulate(inputs, problem, config)
+    rtol, atol = t.tolerance
+    worst = 0.0
+    for name, want in ref.items():
+        assert got[name].shape == want.shape and got[name].dtype == np.float32
+        worst = max(worst, float(np.max(np.abs(got[name] - want) / (atol + rtol * np.abs(want)))))
+    return worst, quality_of(got, ref)
+
+
+@pytest.mark.parametrize("name", [n for n in MINE if n != "vector_add"])
+def test_emulation_passes_tolerance(shipped: dict[str, KernelTemplate], name: str) -> None:
+    t = shipped[name]
+    space = t.space(t.small_problem)
+    for config in [t.default_config(t.small_problem), *space.sample(np.random.default_rng(4), 10)]:
+        worst, quality = _emulation_error(t, config)
+        assert worst < 1.0, (config, worst)
+        assert 0.3 < quality <= 1.0
+
+
+def test_emulation_shows_the_trades(shipped: dict[str, KernelTemplate]) -> None:
+    gelu = shipped["gelu"]
+    precise = _emulation_error(gelu, gelu.default_config())[1]
+    fast = _emulation_error(gelu, gelu.default_config().replace(fast_math=True))[1]
+    assert precise > 0.9 and fast < precise - 0.2
+    red = shipped["reduce_sum"]
+    atomic = _emulation_error(red, red.default_config().replace(strategy="atomic"))[1]
+    two_pass = _emulation_error(red, red.default_config().replace(strategy="two_pass"))[1]
+    assert two_pass > atomic
+    ln = shipped["layernorm"]
+    welford = _emulation_error(ln, ln.default_config().replace(algorithm="welford"))[1]
+    sum_squares = _emulation_error(ln, ln.default_config().replace(algorithm="sum_squares"))[1]
+    assert welford > sum_squares
+
+
+def test_reduce_sum_emulation_is_the_kernel_order(shipped: dict[str, KernelTemplate]) -> None:
+    """Hand-traced: 130 floats, 2 blocks of 64 threads x 2 items; x[0] = 2^25 (ulp 4), the rest 1.0."""
+    t = shipped["reduce_sum"]
+    problem = {"n": 130}
+    x = np.ones(130, dtype=np.float32)
+    x[0] = 2.0**25
+    config = Config({"block_size": 64, "items_per_thread": 2, "vector_width": 1, "unroll": 1, "strategy": "atomic"})
+    # Thread 0 holds 2^25 + 1 -> 2^25; every later atomic adds 2.0 (or 1.0): a tie or less, lost.
+    assert float(t.emulate({"x": x}, problem, config)["out"][0]) == 2.0**25
+    # The tree pairs the small sums first: the block sum is 2^25 + 124 (only thread 32's 2.0 is lost),
+    # then block 1 adds 2.0: 2^25 + 126 is a tie between +124 and +128 and rounds to even (+128).
+    for strategy in ("shared_tree", "warp_shuffle", "two_pass"):
+        got = float(t.emulate({"x": x}, problem, config.replace(strategy=strategy))["out"][0])
+        assert got == 2.0**25 + 128.0, strategy
+
+
+# --- every slot changes the code or the launch ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", MINE)
+def test_every_slot_changes_code_or_launch(shipped: dict[str, KernelTemplate], name: str) -> None:
+    """For each slot, two valid configs differing only in it compile differently or launch differently."""
+    t = shipped[name]
+    problem = t.resolve_problem()
+    space = t.space(problem)
+    candidates = [t.default_config(problem), *space.sample(np.random.default_rng(8), 30)]
+
+    def cubin(config: Config) -> bytes:
+        result = compile_cuda(t.render(config, problem), entry=t.entry)
+        assert result.ok, result.error
+        return result.cubin
+
+    def launch(config: Config) -> tuple:
+        return (t.grid(problem, config), t.block(problem, config), t.dynamic_smem(problem, config))
+
+    for slot in t.slots:
+        pair = next(
+            ((c, n) for c in candidates for n in space.neighbours(c) if n[slot.name] != c[slot.name]), None
+        )
+        assert pair is not None, f"{name}: slot {slot.name} never varies in the valid space"
+        a, b = pair
+        assert launch(a) != launch(b) or cubin(a) != cubin(b), f"{name}: slot {slot.name} changes nothing"
+
+
+@pytest.mark.parametrize("name", MINE)
+def test_small_problem_compiles(shipped: dict[str, KernelTemplate], name: str) -> None:
+    t = shipped[name]
+    config = t.space(t.small_problem).sample(np.random.default_rng(5), 1)[0]
+    result = compile_cuda(t.render(config, t.small_problem), entry=t.entry)
+    assert result.ok, result.error
+    assert result.registers > 0
+
+
+def test_grid_covers_the_problem(shipped: dict[str, KernelTemplate]) -> None:
+    for name in ("vector_add", "gelu", "reduce_sum"):
+        t = shipped[name]
+        for config in t.space().sample(np.random.default_rng(6), 20):
+            n = int(t.problem["n"])
+            blocks = t.grid(t.problem, config)[0]
+            per_pass = blocks * int(config["block_size"]) * int(config["items_per_thread"]) * int(config["vector_width"])
+            if not config.get("grid_stride", False):
+                assert per_pass >= n - int(config["vector_width"]) + 1
+    for name in ("softmax", "layernorm"):
+        t = shipped[name]
+        for config in t.space().sample(np.random.default_rng(7), 20):
+            assert t.grid(t.problem, config)[0] * int(config["rows_per_block"]) >= int(t.problem["rows"])
+
+
+def test_reduce_sum_scratch_fits_every_grid(shipped: dict[str, KernelTemplate]) -> None:
+    t = shipped["reduce_sum"]
+    partials = next(a for a in t.args if a.name == "partials")
+    for n in (1, 100, 1 << 20):
+        problem = t.resolve_problem({"n": n})
+        most = max(t.grid(problem, c)[0] for c in t.space(problem))
+        assert partials.shape(problem)[0] >= most
+
+
+def test_atomic_outputs_are_zeroed(shipped: dict[str, KernelTemplate]) -> None:
+    t = shipped["reduce_sum"]
+    resets = {a.name: a.reset for a in t.args}
+    assert resets["out"] == "zero" and resets["ticket"] == "zero"
+
+
+def test_replace_keeps_a_working_template(shipped: dict[str, KernelTemplate]) -> None:
+    t = dataclasses.replace(shipped["vector_add"], title="copy")
+    assert t.space().count() == shipped["vector_add"].space().count()
+    assert textwrap.dedent(t.render(t.default_config())).count("#define") >= 7
