@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import SpaceError, WorkbenchError
 from workbench.core.measurement import Measurement, Status
 from workbench.core.space import Config, SearchSpace, Slot
 
@@ -91,7 +91,11 @@ class ReplayBackend(Backend):
             if trial.config.id not in seen:
                 seen.add(trial.config.id)
                 points.append(trial.config)
-        space = SearchSpace.explicit(_slots_of(recording, points), points)
+        slots = _slots_of(recording, points)
+        try:  # problem parameters stay visible to restrictions the user adds on top
+            space = SearchSpace.explicit(slots, points, params=dict(recording.problem))
+        except SpaceError:  # e.g. a recorded problem parameter named like a slot
+            space = SearchSpace.explicit(slots, points)
         identity = hashlib.sha256()
         for name in (path, path + ".journal"):
             if os.path.isfile(name):
