@@ -283,10 +283,10 @@ def test_rank_20k_trials_is_fast() -> None:
     c = Constraints(max_latency_ms=5, max_memory_mb=800, min_quality=0.95)
     w = Weights({"latency_ms": 1, "memory_mb": 0.3, "throughput_gbs": 0.5, "quality": 0.1})
     rank(table, c, w)
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: other jobs on a shared CI machine must not fail this
     for _ in range(10):
         r = rank(table, c, w)
-    per_call = (time.perf_counter() - start) / 10
+    per_call = (time.process_time() - start) / 10
     assert r.best is not None and r.n_feasible > 1000
     assert per_call < 0.025, f"rank on 20k trials took {per_call * 1e3:.1f} ms"
 

@@ -272,6 +272,23 @@ def test_save_mid_run_removes_journal_and_later_trials_still_survive(tmp_path: P
     assert load_session(out).trials == trials
 
 
+def test_save_keeps_a_live_journal_holding_a_trial_the_file_lacks(tmp_path: Path) -> None:
+    """A trial that finishes while the file is being written must survive in the journal."""
+    out = tmp_path / "out.json"
+    session = make_session(3)
+    late = make_session(4).trials[3]
+    journal = Journal(out, fsync=False)
+    journal.start(session)
+    journal.append(late)  # journalled, but not (yet) in the session the save snapshots
+    save_session(session, out)
+    assert journal_path(out).exists()
+    assert [t.index for t in load_session(out).trials] == [0, 1, 2, 3]
+    session.add(late)
+    save_session(session, out)  # now the file has everything: the journal goes
+    assert not journal_path(out).exists()
+    journal.close()
+
+
 def test_killed_process_loses_nothing(tmp_path: Path) -> None:
     """A real process appends trials and is SIGKILLed; every acknowledged trial is recovered."""
     out = tmp_path / "killed.json"

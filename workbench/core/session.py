@@ -35,6 +35,7 @@ import os
 import tempfile
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Mapping
@@ -606,13 +607,13 @@ def _atomic_write(path: Path, write) -> None:
     _fsync_dir(directory)
 
 
-def _write_document(f: IO[str], session: Session) -> None:
+def _write_document(f: IO[str], session: Session, trials: list[Trial]) -> None:
     """The session as one JSON object: header fields indented, then one trial per line."""
     head = json.dumps(session.header_dict(), indent=1, allow_nan=False, default=_json_default)
     f.write(head[:-2])  # drop the closing "\n}"
-    if session.trials:
+    if trials:
         f.write(',\n "trials": [\n')
-        f.write(",\n".join(map(_dumps, map(trial_to_dict, session.trials))))
+        f.write(",\n".join(map(_dumps, map(trial_to_dict, trials))))
         f.write("\n ]\n}\n")
     else:
         f.write(',\n "trials": []\n}\n')
@@ -625,19 +626,33 @@ def save_session(session: Session, path: str | os.PathLike[str], *, keep_journal
     :class:`Journal` still appending notices and starts a fresh one, so no later trial is lost.
     """
     p = _session_path(path)
+    trials = list(session.trials)  # a snapshot: the engine may append while we write
     try:
         with _no_gc():
-            _atomic_write(p, lambda f: _write_document(f, session))
+            _atomic_write(p, lambda f: _write_document(f, session, trials))
     except OSError as exc:
         raise WorkbenchError(f"{p}: cannot save session ({exc.strerror or exc})") from None
     except (TypeError, ValueError) as exc:
         raise WorkbenchError(f"{p}: cannot save session: {exc}") from None
     if not keep_journal:
-        try:
-            journal_path(p).unlink()
-        except FileNotFoundError:
-            pass
+        _drop_journal(journal_path(p), {t.index for t in trials})
     return p
+
+
+def _drop_journal(jp: Path, saved: set[int]) -> None:
+    """Remove a journal the saved file supersedes, unless it holds a trial the file lacks.
+
+    A journal still being written by this process is checked under its lock: a trial that
+    finished while the file was being written is in the journal but not in the file, and
+    removing the journal then would lose it if the process died before the next save.
+    """
+    live = _LIVE_JOURNALS.get(str(jp.absolute()))
+    if live is None:
+        jp.unlink(missing_ok=True)
+        return
+    with live._lock:
+        if live._indices <= saved:
+            jp.unlink(missing_ok=True)
 
 
 def _parse_json(text: str, source: str) -> Any:
@@ -746,6 +761,10 @@ def _load_session(path: str | os.PathLike[str]) -> Session:
     return session
 
 
+#: Journals open in this process, by absolute path, so that a save can check what they hold.
+_LIVE_JOURNALS: "weakref.WeakValueDictionary[str, Journal]" = weakref.WeakValueDictionary()
+
+
 class Journal:
     """Append-only record of finished trials beside the session file, for crash recovery.
 
@@ -760,6 +779,7 @@ class Journal:
         self._file: IO[str] | None = None
         self._header: str = ""
         self._lock = threading.Lock()
+        self._indices: set[int] = set()  # trials in the journal file now (see _drop_journal)
 
     def start(self, session: Session) -> None:
         """Begin journalling: header plus the trials already in the session, atomically."""
@@ -778,6 +798,8 @@ class Journal:
                 self._file = open(self.path, "a", encoding="utf-8", newline="\n")
             except OSError as exc:
                 raise WorkbenchError(f"{self.path}: cannot write journal ({exc.strerror or exc})") from None
+            self._indices = {t.index for t in session.trials}
+            _LIVE_JOURNALS[str(self.path.absolute())] = self
 
     def append(self, trial: Trial) -> None:
         """Record one finished trial durably."""
@@ -789,7 +811,9 @@ class Journal:
                 self._file.close()
                 self._file = open(self.path, "w", encoding="utf-8", newline="\n")
                 self._file.write(self._header + "\n")
+                self._indices = set()
             self._file.write(line)
+            self._indices.add(trial.index)
             self._file.flush()
             if self.fsync:
                 os.fsync(self._file.fileno())
@@ -798,6 +822,9 @@ class Journal:
         if self._file is not None:
             self._file.close()
             self._file = None
+        key = str(self.path.absolute())
+        if _LIVE_JOURNALS.get(key) is self:
+            del _LIVE_JOURNALS[key]
 
     def close(self) -> None:
         with self._lock:
