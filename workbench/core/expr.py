@@ -28,6 +28,8 @@ import difflib
 import operator
 from typing import Any, Callable, Iterable, Mapping
 
+import numpy as np
+
 from workbench.core.errors import RestrictionError
 
 Value = int | float | bool | str
@@ -128,7 +130,7 @@ _REFUSED: dict[type, str] = {
 class Restriction:
     """A compiled restriction: call it with a mapping of names to values to get ``True``/``False``."""
 
-    __slots__ = ("text", "names", "_fn", "_known", "_kinds")
+    __slots__ = ("text", "names", "_fn", "_known", "_kinds", "_vector")
 
     def __init__(
         self, text: str, names: frozenset[str], fn: Node, known: tuple[str, ...], kinds: dict[str, str] | None
@@ -138,6 +140,27 @@ class Restriction:
         self._fn = fn
         self._known = known
         self._kinds = kinds
+        self._vector: VNode | None = None
+
+    def mask(self, arrays: Mapping[str, np.ndarray]) -> np.ndarray | None:
+        """Vectorised ``__call__``: which elements of the (broadcast) arrays satisfy the restriction.
+
+        Returns None when this batch cannot be evaluated with NumPy exactly as Python would
+        (integers beyond 2**53, float ``//`` or ``%``, text arithmetic, NaNs...): the caller then
+        checks those configs one at a time. Division by zero and the other arithmetic failures are
+        masked out per element, with Python's short-circuit rules, as in ``__call__``.
+        """
+        if self._vector is None:
+            self._vector = _VectorCompiler().compile(ast.parse(self.text, mode="eval").body)
+        try:
+            with np.errstate(all="ignore"):
+                value, err = self._vector(arrays)
+                ok = _truthy(value)
+                if err is not None:
+                    ok = ok & ~err
+                return np.asarray(ok, dtype=bool)
+        except _Unvectorisable:
+            return None
 
     def evaluate(self, values: Env) -> Any:
         """The raw value of the expression (Python semantics); arithmetic errors propagate."""
@@ -405,3 +428,257 @@ class _Compiler:
 
     def _List(self, node: ast.List, depth: int) -> tuple[Node, str]:
         raise self.fail(node, "lists are only allowed after 'in'")
+
+
+# --------------------------------------------------------------------------------------------
+# vectorised evaluation (counting big spaces): same semantics, NumPy arrays instead of scalars
+
+#: Integers at or beyond this magnitude leave the vector path (float64 no longer exact).
+SAFE_INT = 2**53
+
+VResult = tuple[np.ndarray, "np.ndarray | None"]  # (values, error mask or None)
+VNode = Callable[[Mapping[str, np.ndarray]], VResult]
+
+
+class _Unvectorisable(Exception):
+    """This batch must be evaluated config by config (NumPy would not match Python exactly)."""
+
+
+def _truthy(v: np.ndarray) -> np.ndarray:
+    kind = v.dtype.kind
+    if kind == "b":
+        return v
+    if kind in "iuf":
+        return v != 0
+    if kind == "U":
+        return v != ""
+    raise _Unvectorisable
+
+
+def _numeric(v: np.ndarray) -> np.ndarray:
+    kind = v.dtype.kind
+    if kind == "b":
+        return v.astype(np.int64)
+    if kind in "iu":
+        if v.size and int(np.abs(v).max()) >= SAFE_INT:
+            raise _Unvectorisable
+        return v
+    if kind == "f":
+        if np.isnan(v).any():
+            raise _Unvectorisable
+        return v
+    raise _Unvectorisable
+
+
+def _is_int(v: np.ndarray) -> bool:
+    return v.dtype.kind in "iu"
+
+
+def _checked_int(v: np.ndarray) -> np.ndarray:
+    if v.size and int(np.abs(v).max()) >= SAFE_INT:
+        raise _Unvectorisable
+    return v
+
+
+def _merge(*errs: np.ndarray | None) -> np.ndarray | None:
+    out = None
+    for err in errs:
+        if err is not None:
+            out = err if out is None else (out | err)
+    return out
+
+
+def _same_family(a: np.ndarray, b: np.ndarray) -> None:
+    if (a.dtype.kind == "U") != (b.dtype.kind == "U"):
+        raise _Unvectorisable
+
+
+def _v_binop(op: type, a: np.ndarray, b: np.ndarray) -> VResult:
+    a, b = _numeric(a), _numeric(b)
+    ints = _is_int(a) and _is_int(b)
+    if op is ast.Add:
+        return (_checked_int(a + b) if ints else a + b), None
+    if op is ast.Sub:
+        return (_checked_int(a - b) if ints else a - b), None
+    if op is ast.Mult:
+        if ints:
+            if np.abs(a.astype(np.float64) * b.astype(np.float64)).max(initial=0) >= SAFE_INT:
+                raise _Unvectorisable
+        return a * b, None
+    zero = b == 0
+    safe_b = np.where(zero, 1, b)
+    err = zero if zero.any() else None
+    if op is ast.Div:
+        return np.true_divide(a, safe_b), err
+    if not ints:  # float // and % round differently in NumPy and Python
+        raise _Unvectorisable
+    if op is ast.FloorDiv:
+        return np.floor_divide(a, safe_b), err
+    if op is ast.Mod:
+        return np.remainder(a, safe_b), err
+    raise _Unvectorisable  # pragma: no cover - ** has its own function
+
+
+def _v_pow(a: np.ndarray, b: np.ndarray) -> VResult:
+    a, b = _numeric(a), _numeric(b)
+    fa, fb = a.astype(np.float64), b.astype(np.float64)
+    if _is_int(a) and _is_int(b):
+        if (b >= 0).all():
+            if (np.abs(fa) ** fb).max(initial=0) >= SAFE_INT:
+                raise _Unvectorisable  # exact big integers (and the size guard) are Python's job
+            return a**b, None
+        if (b >= 0).any():
+            raise _Unvectorisable  # int and float results mixed: leave it to Python
+        # every exponent negative: Python computes in floats, as below
+    bad = (np.abs(fb) > 1e6) & (np.abs(fa) != 0) & (np.abs(fa) != 1)  # the scalar size guard
+    bad = bad | ((fa == 0) & (fb < 0))  # ZeroDivisionError
+    bad = bad | ((fa < 0) & (fb != np.floor(fb)))  # complex result
+    result = np.power(fa, np.where(bad, 1.0, fb))
+    bad = bad | (np.isinf(result) & np.isfinite(fa) & np.isfinite(fb))  # OverflowError
+    return result, (bad if bad.any() else None)
+
+
+_V_CMP = {
+    ast.Eq: np.equal,
+    ast.NotEq: np.not_equal,
+    ast.Lt: np.less,
+    ast.LtE: np.less_equal,
+    ast.Gt: np.greater,
+    ast.GtE: np.greater_equal,
+}
+
+
+class _VectorCompiler:
+    """Builds NumPy closures for an expression the scalar compiler already accepted."""
+
+    def compile(self, node: ast.AST) -> VNode:
+        return getattr(self, "_" + type(node).__name__)(node)
+
+    def _Constant(self, node: ast.Constant) -> VNode:
+        value = np.asarray(node.value)
+        return lambda env: (value, None)
+
+    def _Name(self, node: ast.Name) -> VNode:
+        name = node.id
+        return lambda env: (np.asarray(env[name]), None)
+
+    def _UnaryOp(self, node: ast.UnaryOp) -> VNode:
+        operand = self.compile(node.operand)
+        if isinstance(node.op, ast.Not):
+
+            def not_(env):
+                value, err = operand(env)
+                return ~_truthy(value), err
+
+            return not_
+        negate = isinstance(node.op, ast.USub)
+
+        def sign(env):
+            value, err = operand(env)
+            value = _numeric(value)
+            return (-value if negate else +value), err
+
+        return sign
+
+    def _BinOp(self, node: ast.BinOp) -> VNode:
+        left, right, op = self.compile(node.left), self.compile(node.right), type(node.op)
+
+        def binop(env):
+            a, ea = left(env)
+            b, eb = right(env)
+            value, err = _v_pow(a, b) if op is ast.Pow else _v_binop(op, a, b)
+            return value, _merge(ea, eb, err)
+
+        return binop
+
+    def _BoolOp(self, node: ast.BoolOp) -> VNode:
+        parts = [self.compile(v) for v in node.values]
+        is_and = isinstance(node.op, ast.And)
+
+        def boolop(env):
+            value, err = parts[0](env)
+            for part in parts[1:]:
+                nxt, nerr = part(env)
+                _same_family(value, nxt)
+                truth = _truthy(value)
+                go_on = truth if is_and else ~truth  # where the next operand is evaluated
+                value = np.where(go_on, nxt, value)
+                if nerr is not None:
+                    err = _merge(err, go_on & nerr)
+            return value, err
+
+        return boolop
+
+    def _IfExp(self, node: ast.IfExp) -> VNode:
+        test, body, orelse = self.compile(node.test), self.compile(node.body), self.compile(node.orelse)
+
+        def ifexp(env):
+            t, et = test(env)
+            b, eb = body(env)
+            o, eo = orelse(env)
+            _same_family(b, o)
+            truth = _truthy(t)
+            return np.where(truth, b, o), _merge(
+                et, None if eb is None else truth & eb, None if eo is None else ~truth & eo
+            )
+
+        return ifexp
+
+    def _Call(self, node: ast.Call) -> VNode:
+        args = [self.compile(a) for a in node.args]
+        name = node.func.id  # type: ignore[attr-defined]
+
+        def call(env):
+            results = [arg(env) for arg in args]
+            values = [_numeric(v) for v, _ in results]
+            err = _merge(*(e for _, e in results))
+            if name == "abs":
+                return np.abs(values[0]), err
+            reduce = np.minimum if name == "min" else np.maximum
+            out = values[0]
+            for v in values[1:]:
+                out = reduce(out, v)
+            return out, err
+
+        return call
+
+    def _Compare(self, node: ast.Compare) -> VNode:
+        left = self.compile(node.left)
+        steps = []
+        for op, comparator in zip(node.ops, node.comparators):
+            if isinstance(op, (ast.In, ast.NotIn)):
+                items = []
+                for elt in comparator.elts:  # type: ignore[attr-defined]
+                    items.append(-elt.operand.value if isinstance(elt, ast.UnaryOp) else elt.value)
+                steps.append(("in", isinstance(op, ast.NotIn), items))
+            else:
+                steps.append(("cmp", _V_CMP[type(op)], self.compile(comparator)))
+
+        def compare(env):
+            a, err = left(env)
+            result = None
+            for kind, how, what in steps:
+                evaluated = result  # the next comparison runs only where all before held
+                if kind == "in":
+                    if a.dtype.kind == "U":
+                        pool = [x for x in what if isinstance(x, str)]
+                    else:
+                        _numeric(a)
+                        pool = [x for x in what if not isinstance(x, str)]
+                    step = np.isin(a, pool) if pool else np.zeros(np.shape(a), dtype=bool)
+                    if how:
+                        step = ~step
+                    b, berr = a, None
+                else:
+                    b, berr = what(env)
+                    _same_family(a, b)
+                    if a.dtype.kind != "U":
+                        _numeric(a), _numeric(b)
+                    step = how(a, b)
+                if berr is not None:
+                    err = _merge(err, berr if evaluated is None else evaluated & berr)
+                result = step if result is None else (result & step)
+                a = b
+            return result, err
+
+        return compare
