@@ -46,8 +46,25 @@ def block(problem: Problem, config: Config) -> tuple[int, int, int]:
     return (int(config["block_size"]), 1, 1)
 
 
+def _hot_bin(problem: Problem) -> int:
+    return int(problem["bins"]) // 2
+
+
+def _bin_probabilities(problem: Problem) -> np.ndarray:
+    """Probability of each bin under make_inputs: uniform, plus ``hot_fraction`` on one hot bin."""
+    bins, hot = int(problem["bins"]), float(problem["hot_fraction"])
+    p = np.full(bins, (1.0 - hot) / bins)
+    p[_hot_bin(problem)] += hot
+    return p
+
+
 def make_inputs(problem: Problem, rng: np.random.Generator) -> dict[str, Any]:
-    return {"data": rng.integers(0, int(problem["bins"]), int(problem["n"]), dtype=np.uint32)}
+    """Uniform values in [0, bins), a ``hot_fraction`` of them replaced by one hot bin (an image's
+    background, a popular key): the contention that privatisation and copies are there to fight."""
+    n = int(problem["n"])
+    data = rng.integers(0, int(problem["bins"]), n, dtype=np.uint32)
+    data[rng.random(n) < float(problem["hot_fraction"])] = _hot_bin(problem)
+    return {"data": data}
 
 
 def reference(inputs: Mapping[str, Any], problem: Problem) -> dict[str, np.ndarray]:
@@ -63,14 +80,20 @@ def flops(problem: Problem) -> float:
     return 0.0  # integer counting only
 
 
-def _shared_atomic_ways(bins: int, copies: int) -> float:
-    """Bank serialisation of a warp's shared atomics for uniform data (deterministic estimate).
+def _effective_targets(problem: Problem) -> float:
+    """Distinct addresses the atomics behave as if spread over: 1 / sum(p_bin^2) (= bins if uniform)."""
+    return float(1.0 / np.sum(_bin_probabilities(problem) ** 2))
+
+
+def _shared_atomic_ways(problem: Problem, copies: int) -> float:
+    """Bank serialisation of a warp's shared atomics under the input distribution (fixed-seed estimate).
 
     Lane l adds to word (l % copies) * (bins + 1) + value. Lanes hitting the same word serialise
     too (an atomic is not a broadcast), so this counts lanes per bank, not distinct words.
     """
+    bins = int(problem["bins"])
     rng = np.random.default_rng(0)
-    values = rng.integers(0, bins, (_SAMPLED_WARPS, WARP))
+    values = rng.choice(bins, size=(_SAMPLED_WARPS, WARP), p=_bin_probabilities(problem))
     words = (np.arange(WARP) % copies) * (bins + 1) + values
     return float(np.mean([np.bincount(w % 32, minlength=32).max() for w in words]))
 
@@ -80,10 +103,11 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
     threads, items, width = int(config["block_size"]), int(config["items_per_thread"]), int(config["vector_width"])
     copies = int(config["copies"])
     blocks = grid(problem, config)[0]
+    targets = _effective_targets(problem)
     notes = [f"{WORD * width} B per load, {items} items per thread, {blocks} blocks"]
     if config["strategy"] == "shared_private":
         merges = blocks * min(bins, threads * items)  # at most one global atomic per non-empty bin
-        ways = _shared_atomic_ways(bins, copies)
+        ways = _shared_atomic_ways(problem, copies)
         notes.append(f"{copies} private copies per block: {ways:.2f} lanes per bank per warp atomic")
         return WorkProfile(
             bytes_read=float(WORD * n),
@@ -92,15 +116,15 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
             access_bytes=WORD * width,
             work_per_thread=float(items),
             atomics=float(merges),
-            atomic_targets=float(bins),
+            atomic_targets=float(bins),  # merges add whole bins: no hot spot among them
             shared_atomics=float(n),
-            shared_atomic_targets=float(blocks * copies * bins),
+            shared_atomic_targets=float(blocks * copies) * targets,
             smem_accesses=float(n + blocks * copies * (bins + 1) + blocks * copies * bins),
             bank_conflict_ways=ways,
             syncs_per_block=2.0,
             notes=tuple(notes),
         )
-    notes.append(f"{n} global atomics on {bins} addresses")
+    notes.append(f"{n} global atomics on {bins} addresses (as contended as {targets:.0f} equally used ones)")
     return WorkProfile(
         bytes_read=float(WORD * n),
         bytes_written=float(WORD * bins),
@@ -108,7 +132,7 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         access_bytes=WORD * width,
         work_per_thread=float(items),
         atomics=float(n),
-        atomic_targets=float(bins),
+        atomic_targets=targets,
         notes=tuple(notes),
     )
 
@@ -131,10 +155,15 @@ TEMPLATE = KernelTemplate(
         Arg("data", "in", "uint32", shape=lambda p: (int(p["n"]),)),
         Arg("hist", "out", "uint32", shape=lambda p: (int(p["bins"]),), reset="zero"),
     ),
-    problem={"n": 1 << 26, "bins": 256},
-    small_problem={"n": 10007, "bins": 256},  # a prime: the scalar tail of vector loads is exercised
-    problem_doc={"n": "items to count", "bins": "histogram bins (item values are in [0, bins))"},
-    problem_limits={"n": (1, 1 << 30), "bins": (1, 1 << 20)},
+    problem={"n": 1 << 26, "bins": 256, "hot_fraction": 0.25},
+    # n is a prime: the scalar tail of vector loads is exercised
+    small_problem={"n": 10007, "bins": 256, "hot_fraction": 0.25},
+    problem_doc={
+        "n": "items to count",
+        "bins": "histogram bins (item values are in [0, bins))",
+        "hot_fraction": "share of items that fall in one hot bin (the rest uniform): atomic contention",
+    },
+    problem_limits={"n": (1, 1 << 30), "bins": (1, 1 << 20), "hot_fraction": (0.0, 1.0)},
     default={"strategy": "shared_private", "block_size": 256, "items_per_thread": 8, "vector_width": 4, "copies": 2},
     grid=grid,
     block=block,

@@ -207,6 +207,10 @@ def test_profiles_tell_designs_apart(templates: dict[str, KernelTemplate]) -> No
     direct = h.profile(h.problem, h.space().config({**h.default, "strategy": "global_atomic", "copies": 1}))
     assert private.atomics < direct.atomics == h.problem["n"]
     assert private.shared_atomics == h.problem["n"] and direct.shared_atomics == 0
+    # with a hot bin, more private copies spread the lanes that collide on it
+    ways = [h.profile(h.problem, h.space().default_config().replace(copies=c)).bank_conflict_ways for c in (1, 2, 4, 8)]
+    assert ways == sorted(ways, reverse=True) and ways[0] > 2 * ways[-1]
+    assert direct.atomic_targets < h.problem["bins"]  # the hot bin concentrates the global atomics
 
 
 # --- NVRTC -------------------------------------------------------------------------------------------
