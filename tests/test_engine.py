@@ -157,10 +157,15 @@ def test_pause_resume_and_stop_from_another_thread(monkeypatch):
         time.sleep(0.01)
     engine.pause()
     assert engine.paused
-    time.sleep(0.3)  # in-flight candidates finish
+    while True:  # in-flight candidates (even one handed out as pause() was called) finish
+        assert time.monotonic() < deadline
+        seen = len(started)
+        time.sleep(0.2)
+        if len(finished_trials) == len(started) == seen:
+            break
     frozen = len(started)
-    assert len(finished_trials) == frozen  # nothing left running while paused
     time.sleep(0.3)
+    assert len(finished_trials) == frozen
     assert len(started) == frozen  # and nothing new started
     engine.resume()
     while len(finished_trials) < frozen + 5:
