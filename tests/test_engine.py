@@ -258,3 +258,21 @@ def test_sigkill_mid_run_loses_no_finished_trial(tmp_path):
     assert [t.index for t in recovered.trials] == list(range(len(complete)))
     assert all(t.ok for t in recovered.trials)
     assert len({t.config.id for t in recovered.trials}) == len(complete)
+
+
+def test_stop_during_a_hung_candidate_ends_within_its_timeout():
+    spec, target, session, search = _setup("faulty")
+    engine = Engine(session, search, spec, workers=1, limits=EvalLimits(run_timeout_s=1.0))
+    hang_started = threading.Event()
+    engine.subscribe(lambda e: hang_started.set() if isinstance(e, TrialStarted) and e.config["mode"] == "hang" else None)
+    result: list[RunFinished] = []
+    thread = threading.Thread(target=lambda: result.append(engine.run()))
+    thread.start()
+    assert hang_started.wait(20)
+    stopped_at = time.monotonic()
+    engine.stop()
+    thread.join(10)
+    assert time.monotonic() - stopped_at < 1.0 + 1.0
+    assert result[0].reason == "stopped"
+    last = session.trials[-1]
+    assert last.config["mode"] == "hang" and last.status is Status.TIMEOUT  # recorded, not dropped
