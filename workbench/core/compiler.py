@@ -41,6 +41,8 @@ class CompileResult:
 
     Resource figures describe the entry function (or the largest figure over all kernels when no
     entry was named); they are 0 when ptxas did not report them (e.g. after a compile error).
+    ``cmem_bytes`` is the function's constant banks plus the module's ``__constant__`` data, as far
+    as ptxas reports them (it lists constant banks for sm_80 and older, not for sm_90).
     ``compile_s`` is the time this call took (tiny for cache hits, where ``cached`` is True).
     """
 
@@ -99,7 +101,7 @@ def parse_ptxas_log(log: str) -> dict[str, KernelResources]:
     """Per-function resources from ``ptxas -v`` output (as NVRTC returns it with ``-Xptxas=-v``).
 
     Handles both the CUDA 12 layout (``Used 32 registers, used 1 barriers, 1024 bytes smem``) and
-    the older one that lists ``bytes cmem[N]`` banks (summed into ``cmem_bytes``).
+    the one ptxas uses up to sm_80 that lists ``bytes cmem[N]`` banks (summed into ``cmem_bytes``).
     """
     found: dict[str, dict[str, int]] = {}
     current: str | None = None
@@ -126,6 +128,19 @@ def parse_ptxas_log(log: str) -> dict[str, KernelResources]:
             barriers = _BARRIERS.search(line)
             figures["barriers"] = int(barriers.group(1)) if barriers else 0
     return {name: KernelResources(name=name, **figures) for name, figures in found.items()}
+
+
+_GMEM = re.compile(r"bytes gmem(.*)$")
+
+
+def module_constant_bytes(log: str) -> int:
+    """User ``__constant__`` data of the whole module (``0 bytes gmem, 256 bytes cmem[3]``, sm_80 and older)."""
+    total = 0
+    for line in log.splitlines():
+        match = _GMEM.search(line)
+        if match:
+            total += sum(int(m) for m in _CMEM.findall(match.group(1)))
+    return total
 
 
 def first_error_line(log: str) -> str:
@@ -274,12 +289,14 @@ def _for_entry(result: CompileResult, entry: str | None) -> CompileResult:
     kernels = parse_ptxas_log(result.log)
     if not kernels:
         return result
+    constants = module_constant_bytes(result.log)
     if entry is not None and entry in kernels:
         chosen = asdict(kernels[entry])
         chosen.pop("name")
     else:
         fields = [f for f in asdict(next(iter(kernels.values()))) if f != "name"]
         chosen = {f: max(getattr(k, f) for k in kernels.values()) for f in fields}
+    chosen["cmem_bytes"] += constants
     return replace(result, **chosen)
 
 

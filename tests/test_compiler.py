@@ -1,0 +1,256 @@
+"""NVRTC offline compilation, the ptxas log parser, the two compile caches and check-kernels."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench.core import compiler
+from workbench.core.checks import CheckResult, check_kernels, format_check_table
+from workbench.core.compiler import (
+    clear_memory_cache,
+    compile_cuda,
+    first_error_line,
+    module_constant_bytes,
+    parse_ptxas_log,
+)
+from workbench.core.errors import WorkbenchError
+from workbench.core.templates import load_templates
+
+KERNEL = 'extern "C" __global__ void k(float* x) { __shared__ float s[256]; s[threadIdx.x] = x[threadIdx.x];\n' \
+         "__syncthreads(); x[threadIdx.x] = s[255 - threadIdx.x] * 2.0f; }\n"
+
+# Real NVRTC 12.9 output (-Xptxas=-v, -maxrregcount=32) for two kernels, one of them spilling.
+LOG_CUDA12 = """\
+ptxas info    : Overriding maximum register limit 256 for 'small' with  32 of maxrregcount option
+ptxas info    : Overriding maximum register limit 256 for 'big' with  32 of maxrregcount option
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'small' for 'sm_90'
+ptxas info    : Function properties for small
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 8 registers, used 0 barriers
+ptxas info    : Compile time = 2.811 ms
+ptxas info    : Compiling entry function 'big' for 'sm_90'
+ptxas info    : Function properties for big
+ptxas         .     1360 bytes stack frame, 2384 bytes spill stores, 2412 bytes spill loads
+ptxas info    : Used 32 registers, used 0 barriers, 1360 bytes cumulative stack size
+ptxas info    : Compile time = 262.358 ms
+"""
+
+# Real NVRTC 12.9 output for one kernel with a 1 KiB shared array and a local array.
+LOG_SMEM = """\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'k' for 'sm_90'
+ptxas info    : Function properties for k
+ptxas         .     256 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 32 registers, used 1 barriers, 256 bytes cumulative stack size, 1024 bytes smem
+ptxas info    : Compile time = 47.643 ms
+"""
+
+# Real NVRTC 12.9 output for sm_80, which still lists constant banks (a 64-float __constant__ array).
+LOG_SM80 = """\
+ptxas info    : 0 bytes gmem, 256 bytes cmem[3]
+ptxas info    : Compiling entry function 'k' for 'sm_80'
+ptxas info    : Function properties for k
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 8 registers, used 0 barriers, 364 bytes cmem[0]
+ptxas info    : Compile time = 1.793 ms
+"""
+
+# The CUDA 11 layout (smem and cmem on the registers line, stack line without the ptxas prefix).
+LOG_CUDA11 = """\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function '_Z6kernelPfi' for 'sm_80'
+ptxas info    : Function properties for _Z6kernelPfi
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 18 registers, 4096 bytes smem, 364 bytes cmem[0], 8 bytes cmem[2]
+"""
+
+# Real NVRTC 12.9 error output.
+LOG_ERROR = """\
+k.cu(1): error: identifier "y" is undefined
+  extern "C" __global__ void k(float* x){ x[0] = y; }
+                                                 ^
+
+1 error detected in the compilation of "k.cu".
+"""
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cubin"
+    monkeypatch.setenv("KERNEL_WORKBENCH_CACHE_DIR", str(folder))
+    clear_memory_cache()
+    return folder
+
+
+# --- parser ------------------------------------------------------------------------------------------
+
+
+def test_parser_reads_each_function() -> None:
+    kernels = parse_ptxas_log(LOG_CUDA12)
+    assert set(kernels) == {"small", "big"}
+    assert kernels["small"].registers == 8 and kernels["small"].spill_store_bytes == 0
+    big = kernels["big"]
+    assert (big.registers, big.stack_bytes, big.spill_store_bytes, big.spill_load_bytes) == (32, 1360, 2384, 2412)
+    smem = parse_ptxas_log(LOG_SMEM)["k"]
+    assert (smem.registers, smem.smem_bytes, smem.stack_bytes, smem.barriers) == (32, 1024, 256, 1)
+
+
+def test_parser_reads_constant_banks() -> None:
+    old = parse_ptxas_log(LOG_CUDA11)["_Z6kernelPfi"]
+    assert (old.registers, old.smem_bytes, old.cmem_bytes) == (18, 4096, 372)
+    assert parse_ptxas_log(LOG_SM80)["k"].cmem_bytes == 364
+    assert module_constant_bytes(LOG_SM80) == 256 and module_constant_bytes(LOG_SMEM) == 0
+
+
+def test_constant_memory_reaches_the_result() -> None:
+    source = '__constant__ float cc[64];\nextern "C" __global__ void k(float* x, int n) { x[threadIdx.x] = cc[threadIdx.x % 64] * n; }\n'
+    result = compile_cuda(source, arch="sm_80", entry="k")
+    assert result.ok and result.cmem_bytes >= 256 + 4
+
+
+def test_first_error_line() -> None:
+    assert first_error_line(LOG_ERROR) == 'k.cu(1): error: identifier "y" is undefined'
+    assert first_error_line("") == "compilation failed"
+
+
+# --- compiling ---------------------------------------------------------------------------------------
+
+
+def test_compiles_to_a_cubin_with_figures() -> None:
+    result = compile_cuda(KERNEL, name="k.cu", entry="k")
+    assert result.ok and result.error == ""
+    assert result.cubin[:4] == b"\x7fELF"
+    assert result.registers > 0 and result.smem_bytes == 1024 and result.barriers == 1
+    assert result.arch == "sm_90" and result.compiler_version.startswith("NVRTC 12.")
+    assert not result.cached and result.compile_s > 0
+
+
+def test_compile_error_is_a_result_not_an_exception() -> None:
+    result = compile_cuda('extern "C" __global__ void k(float* x) { x[0] = y; }\n', name="bad.cu")
+    assert not result.ok and result.cubin == b""
+    assert result.error.startswith("bad.cu(1): error") and "undefined" in result.error
+    assert "1 error detected" in result.log
+
+
+def test_other_arch_and_options() -> None:
+    sm80 = compile_cuda(KERNEL, arch="sm_80", entry="k")
+    capped = compile_cuda(KERNEL, options=("-maxrregcount=16",), entry="k")
+    assert sm80.ok and sm80.arch == "sm_80" and sm80.cubin != compile_cuda(KERNEL, entry="k").cubin
+    assert capped.ok and capped.registers <= 16
+
+
+def test_bad_arch_is_a_workbench_error() -> None:
+    with pytest.raises(WorkbenchError, match="architecture"):
+        compile_cuda(KERNEL, arch="volta")
+    result = compile_cuda(KERNEL, arch="sm_42")  # well-formed but unknown to NVRTC: a failed compile
+    assert not result.ok and "arch" in result.error
+
+
+def test_missing_nvrtc_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
+    import cuda.bindings
+
+    monkeypatch.delattr(cuda.bindings, "nvrtc", raising=False)
+    monkeypatch.setitem(sys.modules, "cuda.bindings.nvrtc", None)
+    with pytest.raises(WorkbenchError, match="pip install"):
+        compile_cuda(KERNEL)
+
+
+# --- caches ------------------------------------------------------------------------------------------
+
+
+def test_disk_cache_skips_compilation(_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = compile_cuda(KERNEL, entry="k")
+    files = list(_cache.glob("*.json"))
+    assert len(files) == 1 and files[0].stem == first.key
+    assert not list(_cache.glob(".*.tmp"))  # written atomically, nothing left behind
+    clear_memory_cache()
+    calls = []
+    monkeypatch.setattr(compiler, "_compile", lambda *a: calls.append(a))  # a hit must not compile
+    again = compile_cuda(KERNEL, entry="k")
+    assert again.cached and not calls
+    assert again.cubin == first.cubin and again.registers == first.registers and again.smem_bytes == 1024
+
+
+def test_memory_cache_hits_without_disk(_cache: Path) -> None:
+    first = compile_cuda(KERNEL, entry="k")
+    for path in _cache.glob("*.json"):
+        path.unlink()
+    again = compile_cuda(KERNEL, entry="k")
+    assert again.cached and again.cubin == first.cubin
+
+
+def test_cache_key_covers_options_and_arch() -> None:
+    keys = {
+        compile_cuda(KERNEL).key,
+        compile_cuda(KERNEL, options=("-lineinfo",)).key,
+        compile_cuda(KERNEL, arch="sm_80").key,
+        compile_cuda(KERNEL + "\n").key,
+    }
+    assert len(keys) == 4
+
+
+def test_corrupt_cache_entry_recompiles(_cache: Path) -> None:
+    first = compile_cuda(KERNEL, entry="k")
+    (_cache / f"{first.key}.json").write_text("{not json")
+    clear_memory_cache()
+    again = compile_cuda(KERNEL, entry="k")
+    assert again.ok and not again.cached and again.cubin == first.cubin
+
+
+def test_compile_errors_are_cached_too(_cache: Path) -> None:
+    bad = 'extern "C" __global__ void k() { nope; }\n'
+    assert not compile_cuda(bad).ok
+    clear_memory_cache()
+    again = compile_cuda(bad)
+    assert again.cached and not again.ok and "nope" in again.error
+
+
+# --- check-kernels -----------------------------------------------------------------------------------
+
+
+def test_check_kernels_compiles_default_and_sample() -> None:
+    templates = load_templates()
+    results = check_kernels(templates, sample=2, kernel="vector_add")
+    assert [r.kernel for r in results] == ["vector_add"]
+    (r,) = results
+    assert r.ok and r.compiled == 3 and len(set(r.configs)) == 3
+    assert r.configs[0] == templates["vector_add"].default_config().id
+    assert r.valid_configs == templates["vector_add"].space().count()
+    assert 0 < r.registers[0] <= r.registers[1]
+    again = check_kernels(templates, sample=2, kernel="vector_add")[0]
+    assert again.cached == 3 and again.configs == r.configs  # seeded: same sample, all cache hits
+
+
+def test_check_kernels_reports_failures() -> None:
+    t = load_templates()["vector_add"]
+    broken = dataclasses.replace(t, source=t.source + "\n#if VECTOR_WIDTH == 4\n#error float4 path broken\n#endif\n")
+    (r,) = check_kernels([broken], sample=12)
+    assert not r.ok and r.failures
+    assert all("float4 path broken" in line for _, line in r.failures)
+    assert r.compiled + len(r.failures) == 13
+    table = format_check_table([r])
+    assert "FAIL" in table and "float4 path broken" in table
+
+
+def test_check_kernels_rejects_unknown_names() -> None:
+    with pytest.raises(WorkbenchError, match="unknown kernel"):
+        check_kernels(load_templates(), kernel="nope")
+    with pytest.raises(WorkbenchError):
+        check_kernels(load_templates(), sample=-1)
+
+
+def test_format_check_table() -> None:
+    rows = [
+        CheckResult("a_kernel", 1200, compiled=4, registers=(20, 40), smem_bytes=(0, 4096), seconds=0.5),
+        CheckResult("b", 0, problem="the default config is missing or invalid"),
+    ]
+    table = format_check_table(rows).splitlines()
+    assert table[0].split() == ["kernel", "valid", "compiled", "failed", "registers", "smem", "B", "spill", "B", "time", "s", "status"]
+    assert table[2].split() == ["a_kernel", "1200", "4/4", "0", "20-40", "0-4096", "0", "0.50", "ok"]
+    assert table[3].split()[-1] == "FAIL"
+    assert table[-1] == "b: the default config is missing or invalid"
