@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.errors import WorkbenchError
+from workbench.gui import compat  # noqa: F401 - applied on import, before any widget exists
 from workbench.gui.best_card import BestCard
 from workbench.gui.bridge import EngineThread
 from workbench.gui.charts import MetricChart, ScoreChart, TradeoffChart
@@ -459,15 +460,29 @@ class MainWindow(QMainWindow):
 
     def export_chart(self, key: str, path: str) -> None:
         """Write one chart as PNG or SVG (by the file's suffix)."""
-        import pyqtgraph.exporters as exporters
-
         chart = self.charts[key]
         chart.refresh()
-        item = chart.plot.getPlotItem()
-        exporter = exporters.SVGExporter(item) if path.lower().endswith(".svg") else exporters.ImageExporter(item)
-        if isinstance(exporter, exporters.ImageExporter):
+        if path.lower().endswith(".svg"):
+            # Qt's own SVG painter: pyqtgraph's SVGExporter cannot parse the paths Qt 6.12 writes.
+            from PySide6.QtCore import QRect
+            from PySide6.QtGui import QPainter
+            from PySide6.QtSvg import QSvgGenerator
+
+            generator = QSvgGenerator()
+            generator.setFileName(path)
+            generator.setSize(chart.plot.size())
+            generator.setViewBox(QRect(0, 0, chart.plot.width(), chart.plot.height()))
+            generator.setTitle(chart.title or "metric view")
+            painter = QPainter(generator)
+            chart.plot.render(painter)
+            painter.end()
+        else:
+            import pyqtgraph.exporters as exporters
+
+            exporter = exporters.ImageExporter(chart.plot.getPlotItem())
             exporter.parameters()["width"] = max(int(chart.plot.width() * 2), 800)
-        exporter.export(path)
+            if not exporter.export(path) and not Path(path).is_file():
+                raise WorkbenchError(f"{path}: could not write the image")
 
     def _on_export_chart(self, key: str, fmt: str) -> None:
         path, _ = QFileDialog.getSaveFileName(self, f"Export chart as {fmt.upper()}",

@@ -50,6 +50,8 @@ class LimitControl:
             lo, hi = lo - 0.02 * span, hi + 0.02 * span
         self.lo, self.hi = lo, hi
         self.spin.setSingleStep(_nice_step(hi - lo))
+        smallest = max(min(abs(lo), abs(hi)) if lo > 0 else (hi - lo) / 100, 1e-9)
+        self.spin.setDecimals(int(min(8, max(2, 3 - math.floor(math.log10(smallest))))))
 
     def value_at(self, position: int) -> float:
         t = position / STEPS
@@ -76,13 +78,14 @@ class LimitControl:
             widget.blockSignals(False)
 
     def _on_slider(self, position: int) -> None:
+        value = self.value_at(position)
         self.spin.blockSignals(True)
-        self.spin.setValue(self.value_at(position))
+        self.spin.setValue(value)
         self.spin.blockSignals(False)
         self.enabled.blockSignals(True)
         self.enabled.setChecked(True)
         self.enabled.blockSignals(False)
-        self._on_user_change()
+        self.panel.model.set_constraints(**{self.field: value})  # the exact value, not the rounded text
 
     def _on_user_change(self, *_: Any) -> None:
         value = float(self.spin.value()) if self.enabled.isChecked() else None

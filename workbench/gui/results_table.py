@@ -139,9 +139,20 @@ class TrialFilterProxy(QSortFilterProxyModel):
         self.status_filter = "all"
         self.slot_filter: dict[str, str] = {}
 
+    def refilter(self, change: Any = None) -> None:
+        """Apply a change of the filter's inputs (Qt >= 6.10 wants begin/end around it)."""
+        if hasattr(self, "beginFilterChange"):
+            self.beginFilterChange()
+            if change is not None:
+                change()
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:
+            if change is not None:
+                change()
+            self.invalidateFilter()
+
     def set_status_filter(self, status: str) -> None:
-        self.status_filter = status
-        self.invalidateFilter()
+        self.refilter(lambda: setattr(self, "status_filter", status))
 
     def set_slot_filter(self, text: str) -> None:
         """``block_size=256, unroll=4``; raises WorkbenchError for a term that is not ``slot=value``."""
@@ -155,8 +166,7 @@ class TrialFilterProxy(QSortFilterProxyModel):
             if name not in slots:
                 raise WorkbenchError(f"filter {part!r}: no slot {name!r} (slots: {', '.join(sorted(slots))})")
             terms[name] = value
-        self.slot_filter = terms
-        self.invalidateFilter()
+        self.refilter(lambda: setattr(self, "slot_filter", terms))
 
     def filterAcceptsRow(self, row: int, parent: Index) -> bool:
         source: TrialTableModel = self.sourceModel()  # type: ignore[assignment]
@@ -218,7 +228,7 @@ class ResultsTable(QWidget):
 
     def _on_ranking_changed(self) -> None:
         if self.proxy.status_filter == "feasible":
-            self.proxy.invalidateFilter()
+            self.proxy.refilter()
 
     def _on_slot_filter(self) -> None:
         try:

@@ -111,8 +111,9 @@ class SourceView(QWidget):
         selections = []
         document: QTextDocument = self.editor.document()
         text = document.toPlainText()
+        python = self.model.session is not None and self.model.session.kind == "python"
         for name in config:
-            macro = name.upper()
+            macro = name if python else name.upper()  # templates see slots as #define NAME
             define = QTextCharFormat()
             define.setBackground(_DEFINE_COLOUR)
             define.setFontWeight(QFont.Weight.Bold)
@@ -123,7 +124,7 @@ class SourceView(QWidget):
                 cursor = QTextCursor(document)
                 cursor.setPosition(match.start())
                 line = cursor.block().text().lstrip()
-                if line.startswith("#define"):
+                if line.startswith("#define") or (python and line.startswith(("SPACE", f'"{name}"'))):
                     cursor.movePosition(QTextCursor.MoveOperation.StartOfBlock)
                     cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
                     fmt_ = define

@@ -1,0 +1,222 @@
+"""The real window, driven like a user: runs through the engine's worker processes, sliders, a dragged
+constraint line, a clicked point, save / reopen, failures, and closing during a run."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from workbench.core.measurement import Status
+from workbench.core.session import load_session
+
+BENCH = str(Path(__file__).with_name("gui_bench.py"))
+SLOW = str(Path(__file__).parents[1] / "fixtures" / "slow_bench.py")
+
+
+def run_bench(window, qtbot, budget=40, seed=0, strategy="random", kernel=BENCH, timeout_ms=60_000, **extra):
+    with qtbot.waitSignal(window.run_done, timeout=timeout_ms) as blocker:
+        window.start_run({"kernel": kernel, "backend": "python", "strategy": strategy, "budget": budget,
+                          "seed": seed, **extra})
+    return blocker.args[0]
+
+
+def expected_best(trials, max_latency=math.inf, max_memory=math.inf):
+    """The objective, by hand: feasible = ok and within limits; best = lowest latency (default weights)."""
+    feasible = [t for t in trials if t.ok and t.metric("latency_ms") <= max_latency and t.metric("memory_mb") <= max_memory]
+    best = min(feasible, key=lambda t: (t.metric("latency_ms"), t.index)) if feasible else None
+    return len(feasible), best
+
+
+def view_to_widget(chart, x, y) -> QPoint:
+    scene = chart.plot.getPlotItem().vb.mapViewToScene(QPointF(x, y))
+    return chart.plot.mapFromScene(scene)
+
+
+def mouse_drag(view, start: QPoint, end: QPoint, steps: int = 8) -> None:
+    """Press, move with the left button held (QTest.mouseMove carries no buttons), release."""
+    viewport = view.viewport()
+    QTest.mousePress(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
+    for k in range(1, steps + 1):
+        p = QPointF(start + (end - start) * (k / steps))
+        move = QMouseEvent(QEvent.Type.MouseMove, p, QPointF(viewport.mapToGlobal(p.toPoint())),
+                           Qt.MouseButton.NoButton, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+        QApplication.sendEvent(viewport, move)
+    QTest.mouseRelease(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, end)
+
+
+def test_run_fills_every_view_and_failure_log(window, qtbot):
+    result = run_bench(window, qtbot, budget=40)
+    assert result.reason == "budget"
+    model = window.model
+    assert model.n == 40 == len(model.session.trials)
+    assert window.results.table_model.rowCount() == 40
+    failed = [t for t in model.trials if not t.ok]
+    assert failed and all(t.status is Status.RUNTIME_ERROR for t in failed)
+    assert all(t.config["unroll"] == 16 and t.config["vec"] == 4 for t in failed)
+    # the failure log lists exactly the failures, counts them per status, and names the broken corner
+    window.failures.refresh()
+    assert window.failures.proxy.rowCount() == len(failed)
+    assert f"runtime_error: <b>{len(failed)}</b>" in window.failures.counts.text()
+    concentration = window.failures.concentration.text()
+    assert "unroll=16" in concentration and "vec=4" in concentration
+    window.failures.status_combo.setCurrentText("timeout")
+    assert window.failures.proxy.rowCount() == 0
+    # selecting a failure shows its full log
+    window.failures.status_combo.setCurrentText("runtime_error")
+    window.failures.view.setCurrentIndex(window.failures.proxy.index(0, 0))
+    assert "too many resources requested" in window.failures.log.toPlainText()
+    # charts hold every ok point once, failures on the score chart
+    n_feasible, best = expected_best(model.trials)
+    assert len(window.tradeoff_chart.feasible.data) == n_feasible
+    assert len(window.score_chart.failed.data) == len(failed)
+    assert model.ranking.best == model.trials.index(best)
+    assert f"<b>block_size</b> = {best.config['block_size']}" in window.best_card.text()
+    assert "SIMULATED" not in window.timing_badge.text()
+
+
+def test_sliders_rerank_as_the_objective_says(window, qtbot):
+    run_bench(window, qtbot, budget=40)
+    model = window.model
+    trials = model.trials
+    _, best = expected_best(trials)
+    # a memory limit just under the current best's memory must change the recommendation
+    limit = best.metric("memory_mb") - 0.5
+    control = window.objective_panel.limits["max_memory_mb"]
+    control.enabled.setChecked(True)
+    control.spin.setValue(limit)
+    assert model.constraints.max_memory_mb == pytest.approx(limit)
+    n_feasible, new_best = expected_best(trials, max_memory=limit)
+    assert model.ranking.n_feasible == n_feasible
+    assert trials[model.ranking.best].config == new_best.config != best.config
+    assert f"<b>{n_feasible}</b> feasible" in window.objective_panel.feasible_label.text()
+    assert f"<b>vec</b> = {new_best.config['vec']}" in window.best_card.text()
+    # the slider itself: dragging it to the far left (tightest latency) leaves nothing feasible
+    latency = window.objective_panel.limits["max_latency_ms"]
+    latency.slider.setValue(0)
+    assert latency.enabled.isChecked()
+    assert model.constraints.max_latency_ms == pytest.approx(latency.value_at(0))
+    assert model.ranking.n_feasible == expected_best(trials, latency.value_at(0), limit)[0] == 0
+    assert "Nothing is feasible" in window.best_card.text()
+    # the chart limit line follows the slider
+    assert window.tradeoff_chart.latency_line.value() == pytest.approx(latency.value_at(0))
+    latency.enabled.setChecked(False)
+    assert model.constraints.max_latency_ms is None
+    # weights: throughput only ranks by highest throughput
+    for metric, slider in window.objective_panel.weight_sliders.items():
+        slider.setValue(10 if metric == "throughput_gbs" else 0)
+    ok = [t for t in trials if t.ok and t.metric("memory_mb") <= limit]
+    top = max(ok, key=lambda t: t.metric("throughput_gbs"))
+    assert trials[model.ranking.best].metric("throughput_gbs") == top.metric("throughput_gbs")
+
+
+def test_dragging_the_latency_line_moves_the_slider(window, qtbot):
+    run_bench(window, qtbot, budget=30)
+    chart = window.tradeoff_chart
+    chart.refresh()
+    QApplication.processEvents()
+    line = chart.latency_line
+    latency = window.model.metric("latency_ms")
+    target = float(np.nanmedian(latency))
+    (y0, y1) = chart.plot.getPlotItem().vb.viewRange()[1]
+    y = (y0 + y1) / 2
+    mouse_drag(chart.plot, view_to_widget(chart, line.value(), y), view_to_widget(chart, target, y))
+    limit = window.model.constraints.max_latency_ms
+    assert limit is not None
+    pixel = (chart.plot.getPlotItem().vb.viewRange()[0][1] - chart.plot.getPlotItem().vb.viewRange()[0][0]) / 100
+    assert abs(limit - target) < pixel
+    control = window.objective_panel.limits["max_latency_ms"]
+    assert control.enabled.isChecked() and control.spin.value() == pytest.approx(limit, rel=1e-3)
+    n_feasible, _ = expected_best(window.model.trials, max_latency=limit)
+    assert window.model.ranking.n_feasible == n_feasible
+
+
+def test_clicking_a_point_selects_it_in_table_and_source(window, qtbot):
+    run_bench(window, qtbot, budget=30)
+    chart = window.tradeoff_chart
+    chart.refresh()
+    QApplication.processEvents()
+    point = chart.feasible.points()[3]
+    index = int(point.data())
+    pos = view_to_widget(chart, point.pos().x(), point.pos().y())
+    QTest.mouseClick(chart.plot.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, pos)
+    clicked = window.model.selected
+    assert clicked is not None
+    trial = window.model.trials[clicked]
+    # a click may land on an overlapping point: it must be one at that position
+    assert trial.metric("latency_ms") == pytest.approx(window.model.trials[index].metric("latency_ms"))
+    assert window.results.selected_row() == clicked
+    assert trial.config.id in window.source_view.header.text()
+    assert "def measure" in window.source_view.editor.toPlainText()
+    assert window.source_view.marked_count() > 0
+    # and the other way round: a table row selects the point
+    proxy = window.results.proxy
+    window.results.view.setCurrentIndex(proxy.index(5, 0))
+    row = proxy.mapToSource(proxy.index(5, 0)).row()
+    assert window.model.selected == row
+    assert window.tradeoff_chart.selected_item.data.size in (0, 1)
+
+
+def test_save_reopen_and_continue(window, qtbot, tmp_path):
+    run_bench(window, qtbot, budget=25)
+    window.model.set_constraints(max_latency_ms=2.0)
+    path = tmp_path / "run.json"
+    assert window.save_to(path)
+    before = [(t.config.id, t.status, dict(t.measurement.metrics)) for t in window.model.trials]
+    best_before = window.model.ranking.best
+    window.new_session()
+    assert window.model.session is None
+    window.open_session(path)
+    after = [(t.config.id, t.status, dict(t.measurement.metrics)) for t in window.model.trials]
+    assert after == before
+    assert window.model.constraints.max_latency_ms == 2.0
+    assert window.model.ranking.best == best_before
+    assert window.objective_panel.limits["max_latency_ms"].spin.value() == pytest.approx(2.0)
+    assert str(path.resolve()) in window.recent_files()
+    # continue: 10 more evaluations, none of the 25 measured again
+    run_bench(window, qtbot, budget=10)
+    ids = [t.config.id for t in window.model.trials]
+    assert len(ids) == 35 == len(set(ids))
+    assert window.save_to(path)
+    assert len(load_session(path).trials) == 35
+
+
+def test_replayed_session_is_labelled_and_exports(window, qtbot, tmp_path):
+    run_bench(window, qtbot, budget=20)
+    recording = tmp_path / "rec.json"
+    window.save_to(recording)
+    window.new_session()
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"backend": "replay", "replay": str(recording), "strategy": "grid", "budget": 50})
+    assert window.model.n == 20  # the recording's points, each once
+    assert "REPLAY" in window.timing_badge.text()
+    for key in ("score", "tradeoff", "metric"):
+        for suffix in ("png", "svg"):
+            out = tmp_path / f"{key}.{suffix}"
+            window.export_chart(key, str(out))
+            assert out.stat().st_size > 1000
+
+
+def test_closing_during_a_run_loses_nothing(window, qtbot, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
+    window.start_run({"kernel": SLOW, "backend": "python", "strategy": "grid", "budget": 400})
+    engine = window.thread.engine
+    qtbot.waitUntil(lambda: len(engine.session.trials) >= 5, timeout=30_000)
+    autosave = window.autosave_path
+    assert window.close()
+    assert not window.running
+    finished = list(engine.session.trials)
+    assert 5 <= len(finished) < 400
+    saved = load_session(autosave)
+    assert [t.config.id for t in saved.trials] == [t.config.id for t in finished]
+    from workbench.gui.main_window import MainWindow
+
+    later = MainWindow(interactive=False, settings=window.settings)  # the next start offers it
+    qtbot.addWidget(later)
+    assert later.recoverable()[0] == autosave
