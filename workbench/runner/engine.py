@@ -210,7 +210,8 @@ class Engine:
         self._emit(self._progress())
         with WorkerPool(self.spec, self.workers, self.limits, on_start=on_start) as pool:
             default = session.default_config
-            if default is not None and default.id not in measured and session.space.is_valid(default):
+            valid = default is not None and (session.space is None or session.space.is_valid(default))
+            if default is not None and valid and default.id not in measured:
                 if self.budget is None or self.budget > 0:
                     in_flight[default.id] = default
                     strategy.measured.add(default.id)
