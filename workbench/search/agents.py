@@ -47,8 +47,10 @@ class Agents(IndexedStrategy):
         Option("batch", 8, "Configs per round (ranks are taken within a round)"),
         Option("learning_rate", 0.5, "Step of the preference update per unit of rank reward"),
         Option("aux_weight", 0.2, "Weight of an agent's own metric relative to the shared reward"),
-        Option("local", 0.5, "Chance that an ordered slot moves to a nearby value instead of drawing from the policy"),
+        Option("recall", 0.3, "Chance that an agent transplants one of its best sub-configs seen so far"),
+        Option("local", 0.5, "Chance that a redrawn ordered slot steps to a nearby value instead of drawing from the policy"),
         Option("joint", 0.2, "Chance that all agents redraw at once (global exploration)"),
+        Option("credit_share", 0.5, "Share of turns given by credit (the rest go round evenly)"),
         Option("elite", 4, "Configs a candidate may start from (the incumbent and the next best)"),
         Option("patience", 12, "Evaluations without improvement before exploration rises in one agent"),
         Option("hot", 4.0, "Temperature of the focused agent while exploring"),
@@ -65,7 +67,11 @@ class Agents(IndexedStrategy):
         else:  # one concern: every slot is its own agent
             self.agents = [(self.coder.names[k], [k]) for k in movable]
         self.theta = [np.zeros(int(size)) for size in self.coder.sizes]
+        self.trend = np.zeros(len(self.theta))  # logit slope over the position of an ordered slot's value
+        self.position = [np.linspace(-1.0, 1.0, int(size)) if size > 1 else np.zeros(1) for size in self.coder.sizes]
         self.credit = np.ones(len(self.agents))
+        #: per agent: its sub-config (values of its slots) -> best score measured with it
+        self.sub_best: list[dict[tuple[int, ...], float]] = [{} for _ in self.agents]
         self.history: list[tuple[float, tuple[int, ...]]] = []
         self.queue: list[Config] = []
         self.round: dict[str, tuple[int, float]] = {}  # id -> (active agent or -1, score of its base)
@@ -85,6 +91,11 @@ class Agents(IndexedStrategy):
             self.history.append((score, self.coder.encode(trial.config)))
             aux = {m: trial.metric(m) for m in AUX_METRIC.values()}
             self.outcomes[trial.config.id] = (score, aux)
+            vec = self.history[-1][1]
+            for a, (_, slots) in enumerate(self.agents):
+                sub = tuple(vec[k] for k in slots)
+                if score < self.sub_best[a].get(sub, math.inf):
+                    self.sub_best[a][sub] = score
             self.since_improvement += 1
         if self.best_score < before:
             self.since_improvement = 0
@@ -113,28 +124,59 @@ class Agents(IndexedStrategy):
                 for k in slots:
                     for j, vec in enumerate(idx):
                         self._reinforce(k, vec[k], lr * own[j])
+            for k in range(len(self.theta)):
+                self.theta[k] -= self.theta[k].mean()  # logits are shift-free: keep them readable
             for cid, score in zip(done, scores):  # credit: did the active agent beat its base?
                 active, base_score = self.round[cid]
                 if active >= 0:
                     self.credit[active] = 0.9 * self.credit[active] + (1.0 if score < base_score else 0.0)
         self.round = {}
 
-    def _reinforce(self, k: int, value: int, amount: float) -> None:
-        theta = self.theta[k]
-        theta[value] += amount
-        if self.coder.ordered[k]:  # adjacent values of an ordered slot share half the reward
+    def _reinforce(self, k: int, value: int, advantage: float) -> None:
+        """Policy-gradient step for one slot: ``advantage * d log pi(value)`` (REINFORCE, rank baseline).
+
+        On an ordered slot the indicator is smoothed onto the adjacent values, and a trend term
+        (logit slope over the normalised position) learns "bigger is better" from a few samples,
+        so a good tile of 12 also raises 14 and 16 before either was tried.
+        """
+        pi = self._policy(k, 1.0)
+        hit = np.zeros_like(pi)
+        hit[value] = 1.0
+        if self.coder.ordered[k]:
             for j in (value - 1, value + 1):
-                if 0 <= j < len(theta):
-                    theta[j] += 0.5 * amount
+                if 0 <= j < len(hit):
+                    hit[j] = 0.5
+            hit /= hit.sum()
+            x = self.position[k]
+            self.trend[k] += advantage * (x[value] - float(pi @ x))
+        self.theta[k] += advantage * (hit - pi)
 
     # --- proposing -------------------------------------------------------------------------------
     def _policy(self, k: int, temperature: float) -> np.ndarray:
-        z = self.theta[k] / temperature
+        z = (self.theta[k] + self.trend[k] * self.position[k]) / temperature
         p = np.exp(z - z.max())
         return p / p.sum()
 
-    def _redraw(self, genes: list[int], a: int, temperature: float, local: float) -> None:
+    def _redraw(self, genes: list[int], a: int, temperature: float, local: float, recall: float) -> None:
+        """Agent ``a`` rewrites its own slots of ``genes``: recall, a local step, or a policy draw.
+
+        - recall: transplant one of the agent's own best sub-configs seen so far (found together
+          with other agents' choices) into this config: concern-level recombination;
+        - otherwise redraw some of its slots (each with chance 1/2, at least one): an ordered slot
+          steps to a nearby value with chance ``local``, else every slot draws from the policy.
+        """
         slots = self.agents[a][1]
+        r = self.rng.random()
+        if r < recall:
+            mine = tuple(genes[k] for k in slots)
+            known = sorted((score, sub) for sub, score in self.sub_best[a].items() if sub != mine)
+            known = [item for item in known if math.isfinite(item[0])][:8]
+            if known:
+                weights = 1.0 / (1.0 + np.arange(len(known)))
+                _, sub = known[int(self.rng.choice(len(known), p=weights / weights.sum()))]
+                for k, v in zip(slots, sub):
+                    genes[k] = v
+                return
         chosen = [k for k in slots if self.rng.random() < max(0.5, 1.0 / len(slots))]
         if not chosen:
             chosen = [slots[int(self.rng.integers(len(slots)))]]
@@ -162,7 +204,7 @@ class Agents(IndexedStrategy):
                 base_score, base = ranked[0]
                 genes = list(base)
                 active = self.focus
-                self._redraw(genes, active, float(self.options["hot"]), 0.0)
+                self._redraw(genes, active, float(self.options["hot"]), 0.3, 0.3)
             else:
                 pick = 0 if self.rng.random() < 0.5 else int(self.rng.integers(len(ranked)))
                 base_score, base = ranked[pick]
@@ -170,10 +212,12 @@ class Agents(IndexedStrategy):
                 if self.rng.random() < self.options["joint"]:
                     active = -1
                     for a in range(len(self.agents)):
-                        self._redraw(genes, a, 1.0, float(self.options["local"]))
+                        self._redraw(genes, a, 1.0, 0.0, 0.0)
                 else:
-                    active = int(self.rng.choice(len(self.agents), p=self.credit / self.credit.sum()))
-                    self._redraw(genes, active, 1.0, float(self.options["local"]))
+                    share = float(self.options["credit_share"])
+                    p = share * self.credit / self.credit.sum() + (1.0 - share) / len(self.agents)
+                    active = int(self.rng.choice(len(self.agents), p=p))
+                    self._redraw(genes, active, 1.0, float(self.options["local"]), float(self.options["recall"]))
             config = self.repair(genes, batch)
             if config is None:
                 break
@@ -194,6 +238,9 @@ class Agents(IndexedStrategy):
                 if len(self.history) < int(self.options["init"]):
                     want = max(n - len(out), int(self.options["init"]) - len(self.taken()))
                     self.queue = self.sample(max(want, 1), set(batch))
+                    for config in self.queue:  # the random start is a round too: agents learn from it
+                        self.indices[config.id] = self.coder.encode(config)
+                        self.round[config.id] = (-1, math.inf)
                 else:
                     self.queue = self._propose_round(max(int(self.options["batch"]), n - len(out)), set(batch))
                 self.queue.reverse()
@@ -211,6 +258,7 @@ class Agents(IndexedStrategy):
             "rounds": self.rounds,
             "focus": None if self.focus is None else self.agents[self.focus][0],
             "credit": {name: round(float(c), 3) for (name, _), c in zip(self.agents, self.credit)},
+            "trend": {self.coder.names[k]: round(float(self.trend[k]), 3) for k in range(len(self.trend)) if self.trend[k]},
             "preferences": {
                 self.coder.names[k]: [round(float(x), 3) for x in self.theta[k]] for _, slots in self.agents for k in slots
             },
