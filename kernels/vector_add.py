@@ -25,7 +25,7 @@ SLOTS = (
 RESTRICTIONS = (
     # grid_blocks only matters in grid-stride mode: one-shot configs keep its first value.
     "grid_stride or grid_blocks == 264",
-    # a one-shot block must have work for all its threads' vectors on the smallest sensible problem
+    # chunks above 32K floats per block leave too few blocks to fill a GPU at 1M elements
     "block_size * items_per_thread * vector_width <= 32768",
 )
 
