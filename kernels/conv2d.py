@@ -142,6 +142,19 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
     )
 
 
+def baseline(cupy: Any, inputs: Mapping[str, Any], problem: Problem) -> None:
+    """CuPy's library correlation of the same image and filter ('valid' mode = this kernel's output).
+
+    Needs the filter on the device as ``inputs["d_filter"]``: it is a constant, not a kernel
+    argument, so the backend must add constants to the arrays it hands to baselines.
+    """
+    from cupyx.scipy import signal  # noqa: PLC0415 - CuPy only exists on GPU machines
+
+    if "d_filter" not in inputs:
+        raise KeyError("conv2d baseline needs the filter (d_filter) among the device inputs")
+    inputs["output"][...] = signal.correlate2d(inputs["input"], inputs["d_filter"], mode="valid")
+
+
 TEMPLATE = KernelTemplate(
     name="conv2d",
     title="2D convolution (Kernel Tuner benchmark)",
@@ -183,4 +196,6 @@ TEMPLATE = KernelTemplate(
     bytes_moved=bytes_moved,
     flops=flops,
     tolerance=(1e-4, 1e-5),
+    baseline=baseline,
+    baseline_name="cupyx.scipy.signal.correlate2d (valid)",
 )
