@@ -594,3 +594,72 @@ def test_space_without_slots_has_one_empty_config() -> None:
     space = SearchSpace([])
     assert space.count() == space.cartesian_size == 1 and list(space) == [Config({})]
     assert space.sample(np.random.default_rng(0), 3) == [Config({})]
+
+
+# ---------------------------------------------------------------- counting with NumPy (dense restrictions)
+
+import contextlib  # noqa: E402
+
+import workbench.core.space as space_module  # noqa: E402
+
+
+@contextlib.contextmanager
+def numpy_counting(store_max: int | None = None):
+    """Force every linked component onto the NumPy counting path (and optionally a tiny store)."""
+    saved = (space_module.VECTOR_MIN_POINTS, space_module.VECTOR_GAIN, space_module.STORE_MAX_POINTS)
+    space_module.VECTOR_MIN_POINTS, space_module.VECTOR_GAIN = 0, 10**9
+    if store_max is not None:
+        space_module.STORE_MAX_POINTS = store_max
+    try:
+        yield
+    finally:
+        space_module.VECTOR_MIN_POINTS, space_module.VECTOR_GAIN, space_module.STORE_MAX_POINTS = saved
+
+
+def test_dense_restriction_is_counted_with_numpy_quickly() -> None:
+    slots = [Slot(f"s{i}", tuple(range(1, 11))) for i in range(6)]
+    space = SearchSpace(slots, ["s0 * s1 * s2 * s3 * s4 * s5 <= 2000"])
+    start = time.perf_counter()
+    total = space.count()
+    elapsed = time.perf_counter() - start
+    grids = np.meshgrid(*[np.arange(1, 11)] * 6, indexing="ij", sparse=True)
+    product = grids[0]
+    for g in grids[1:]:
+        product = product * g
+    assert total == int((product <= 2000).sum())
+    assert elapsed < 2.0, f"counting took {elapsed:.2f}s"
+    got = space.sample(np.random.default_rng(0), 50, exclude=())
+    assert len({c.id for c in got}) == 50 and all(space.is_valid(c) for c in got)
+
+
+def test_numpy_counting_falls_back_per_config_where_numpy_would_differ() -> None:
+    slots = [Slot("x", tuple(float(v) for v in range(-20, 20))), Slot("y", (0.3, 0.7, 1.1)), Slot("z", (0, 1, 2))]
+    space = SearchSpace(slots, ["x % y < 0.5 or z == 2", "x // y != z"])  # float % and //: no NumPy
+    with numpy_counting():
+        assert space.with_restrictions(space.restrictions).count() == len(brute_force(space))
+
+
+@PROPERTY_SETTINGS
+@given(space=spaces(), seed=st.integers(0, 2**32 - 1), store=st.sampled_from([None, 0, 3]))
+def test_property_numpy_counting_agrees(space: SearchSpace, seed: int, store: int | None) -> None:
+    listed = brute_force(space)
+    with numpy_counting(store_max=store):
+        fresh = SearchSpace(space.slots, space.restrictions, space.params)
+        assert fresh.count() == len(listed)
+        got = fresh.sample(np.random.default_rng(seed), 10**6)  # exhaustion lists through the store
+        assert sorted(c.id for c in got) == sorted(c.id for c in listed)
+        drawn = [fresh._draw_exact(np.random.default_rng(seed)) for _ in range(5)] if listed else []
+        assert all(fresh.is_valid(c) for c in drawn)
+
+
+def test_numpy_exact_draws_are_uniform() -> None:
+    slots = [Slot(f"x{i}", tuple(range(5))) for i in range(4)]
+    restrictions = ["x0 + x1 + x2 + x3 <= 3"]  # 35 valid points of 625
+    for store in (None, 0):  # stored positions, and rejection within the component
+        with numpy_counting(store_max=store):
+            space = SearchSpace(slots, restrictions)
+            valid = {c.id for c in space}
+            assert space.count() == len(valid) == 35
+            rng = np.random.default_rng(9)
+            counts = Counter(space._draw_exact(rng).id for _ in range(3500))
+            assert _chi_square_ok(counts, valid, 3500)

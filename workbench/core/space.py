@@ -97,6 +97,14 @@ class Config(Mapping[str, Value]):
 MAX_IDENT_LEN = 64
 #: Below this valid fraction (when known) sampling skips rejection from the cartesian product.
 MIN_REJECTION_FRACTION = 0.01
+#: Components with cartesian sizes in this range are counted with NumPy when the memoised
+#: backtracking would save less than VECTOR_GAIN times the work.
+VECTOR_MIN_POINTS = 4096
+VECTOR_MAX_POINTS = 2**28
+VECTOR_GAIN = 30
+VECTOR_CHUNK = 2**18
+#: A NumPy-counted component keeps the positions of up to this many valid points for exact draws.
+STORE_MAX_POINTS = 2**22
 #: Rejection sampling gives up once fewer than this share of its draws were new valid configs.
 REJECTION_MIN_YIELD = 0.02
 _MISSING = object()
@@ -265,6 +273,10 @@ class _Component:
     its last slot is assigned, memoised on the assigned values that restrictions still pending
     will read (so a chain a-b, b-c, c-d costs the sum, not the product, of its domains).
     The same counts drive an exact uniform sampler that never rejects.
+
+    When the memo cannot help (one restriction reads most of the component's slots), the
+    component is instead counted with NumPy over its cartesian product in chunks
+    (:meth:`Restriction.mask`), keeping the positions of its valid points for exact draws.
     """
 
     def __init__(
@@ -278,6 +290,7 @@ class _Component:
         local = {p: d for d, p in enumerate(positions)}
         self.names = tuple(slots[p].name for p in positions)
         self.domains = tuple(slots[p].values for p in positions)
+        self.sizes = tuple(len(d) for d in self.domains)
         m = len(positions)
         self.checks: list[list[Restriction]] = [[] for _ in range(m)]
         triggers: list[tuple[int, frozenset[int]]] = []
@@ -290,10 +303,26 @@ class _Component:
             tuple(sorted({j for trig, reads in triggers if trig >= d for j in reads if j < d})) for d in range(m + 1)
         ]
         self.memo: list[dict[tuple[int, ...], int]] = [{} for _ in range(m + 1)]
+        self.params = dict(params)
         self.env: dict[str, Any] = dict(params)
         self.chosen = [0] * m
+        # work of the memoised backtracking, at most: per depth, distinct keys x domain size
+        self.cartesian = math.prod(self.sizes)
+        backtracking = sum(math.prod(self.sizes[j] for j in self.live[d]) * self.sizes[d] for d in range(m))
+        self.vector = (
+            VECTOR_MIN_POINTS <= self.cartesian <= VECTOR_MAX_POINTS and backtracking * VECTOR_GAIN > self.cartesian
+        )
+        self.total: int | None = None
+        self.valid_flat: np.ndarray | None = None  # vector mode: flat positions of the valid points
 
-    def count(self, d: int = 0) -> int:
+    # -- counting ------------------------------------------------------------------------------
+    def count(self) -> int:
+        """Number of valid assignments of this component (computed once)."""
+        if self.total is None:
+            self.total = self._vector_count() if self.vector else self._dfs_count(0)
+        return self.total
+
+    def _dfs_count(self, d: int) -> int:
         """Valid completions of depths ``d..`` given ``self.chosen[:d]`` (memoised)."""
         if d == len(self.names):
             return 1
@@ -308,12 +337,85 @@ class _Component:
             env[name] = value
             if all(r(env) for r in checks):
                 self.chosen[d] = i
-                total += self.count(d + 1)
+                total += self._dfs_count(d + 1)
         memo[key] = total
         return total
 
+    def _scalar_env(self, local: Sequence[int]) -> dict[str, Any]:
+        env = dict(self.params)
+        env.update({name: dom[i] for name, dom, i in zip(self.names, self.domains, local)})
+        return env
+
+    def _vector_count(self) -> int:
+        """Count by evaluating every restriction on chunks of the cartesian product at once."""
+        domains = [np.asarray(d) for d in self.domains]
+        params = {k: np.asarray(v) for k, v in self.params.items()}
+        restrictions = [r for checks in self.checks for r in checks]
+        total = 0
+        kept: list[np.ndarray] | None = []
+        for start in range(0, self.cartesian, VECTOR_CHUNK):
+            flat = np.arange(start, min(start + VECTOR_CHUNK, self.cartesian), dtype=np.int64)
+            idx = np.unravel_index(flat, self.sizes)
+            env = dict(params)
+            env.update({name: dom[i] for name, dom, i in zip(self.names, domains, idx)})
+            ok = np.ones(len(flat), dtype=bool)
+            for r in restrictions:
+                mask = r.mask(env)
+                if mask is None:  # NumPy could differ from Python here: check these one by one
+                    mask = np.zeros(len(flat), dtype=bool)
+                    for k in np.flatnonzero(ok):
+                        mask[k] = r(self._scalar_env([int(i[k]) for i in idx]))
+                ok &= mask
+            valid = flat[ok]
+            total += len(valid)
+            if kept is not None:
+                kept.append(valid)
+                if total > STORE_MAX_POINTS:
+                    kept = None
+        if kept is not None:
+            self.valid_flat = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
+        return total
+
+    # -- drawing and listing -------------------------------------------------------------------
+    def _unravel(self, flat: int) -> list[int]:
+        return [int(i) for i in np.unravel_index(flat, self.sizes)]
+
+    def sample(self, rng: np.random.Generator) -> list[int]:
+        """Domain positions of one uniformly drawn valid assignment (the component must be non-empty)."""
+        if self.vector:
+            self.count()
+            if self.valid_flat is not None:
+                return self._unravel(int(self.valid_flat[_rand_below(rng, len(self.valid_flat))]))
+            while True:  # more than STORE_MAX_POINTS valid: rejection accepts often enough
+                local = self._unravel(_rand_below(rng, self.cartesian))
+                env = self._scalar_env(local)
+                if all(r(env) for checks in self.checks for r in checks):
+                    return local
+        env = self.env
+        for d, name in enumerate(self.names):
+            weights: list[int] = []
+            for i, value in enumerate(self.domains[d]):
+                env[name] = value
+                if all(r(env) for r in self.checks[d]):
+                    self.chosen[d] = i
+                    weights.append(self._dfs_count(d + 1))
+                else:
+                    weights.append(0)
+            r = _rand_below(rng, sum(weights))
+            for i, w in enumerate(weights):
+                if r < w:
+                    break
+                r -= w
+            self.chosen[d] = i
+            env[name] = self.domains[d][i]
+        return list(self.chosen)
+
     def assignments(self) -> Iterator[tuple[int, ...]]:
         """Domain positions of every valid assignment, skipping subtrees the counts say are empty."""
+        if self.vector and self.count() and self.valid_flat is not None:
+            for flat in self.valid_flat.tolist():
+                yield tuple(self._unravel(flat))
+            return
         m = len(self.names)
         env = self.env
 
@@ -326,33 +428,12 @@ class _Component:
                 env[name] = value
                 if all(r(env) for r in checks):
                     self.chosen[d] = i
-                    if self.count(d + 1):
+                    if self._dfs_count(d + 1):
                         yield from walk(d + 1)
                         env[name] = value  # restore after deeper levels reused the env
 
-        if self.count():
+        if self._dfs_count(0):
             yield from walk(0)
-
-    def sample(self, rng: np.random.Generator) -> list[int]:
-        """Domain positions of one uniformly drawn valid assignment (the component must be non-empty)."""
-        env = self.env
-        for d, name in enumerate(self.names):
-            weights: list[int] = []
-            for i, value in enumerate(self.domains[d]):
-                env[name] = value
-                if all(r(env) for r in self.checks[d]):
-                    self.chosen[d] = i
-                    weights.append(self.count(d + 1))
-                else:
-                    weights.append(0)
-            r = _rand_below(rng, sum(weights))
-            for i, w in enumerate(weights):
-                if r < w:
-                    break
-                r -= w
-            self.chosen[d] = i
-            env[name] = self.domains[d][i]
-        return list(self.chosen)
 
 
 class SearchSpace:
