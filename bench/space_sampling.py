@@ -47,6 +47,9 @@ SPACES: dict[str, Callable[[], SearchSpace]] = {
             "tile_x % vector_width == 0",
         ]
     ),
+    "gemm-like, one 7-slot restriction (dense)": lambda: _tiled_gemm(
+        ["block_x * block_y * tile_x * tile_y * vector_width * unroll * stages <= 2**20"]
+    ),
     "gemm-like, tight (0.1% valid)": lambda: _tiled_gemm(
         ["block_x * block_y in (256, 512)", "tile_x == tile_y", "vector_width <= 2", "unroll == stages"]
     ),
