@@ -254,3 +254,12 @@ def test_format_check_table() -> None:
     assert table[2].split() == ["a_kernel", "1200", "4/4", "0", "20-40", "0-4096", "0", "0.50", "ok"]
     assert table[3].split()[-1] == "FAIL"
     assert table[-1] == "b: the default config is missing or invalid"
+
+
+def test_check_result_to_dict_is_json() -> None:
+    import json
+
+    r = CheckResult("k", 10, compiled=1, failures=(("abc", "k.cu(3): error: boom"),), registers=(8, 9))
+    data = json.loads(json.dumps(r.to_dict()))
+    assert data["ok"] is False and data["failures"] == [{"config": "abc", "error": "k.cu(3): error: boom"}]
+    assert data["registers"] == [8, 9] and data["valid_configs"] == 10

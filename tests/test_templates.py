@@ -199,12 +199,13 @@ def test_broken_specs_name_file_and_problem(tmp_path: Path, text: str, fragment:
     assert "bad.py" in message and fragment in message and "\n" not in message
 
 
-def test_later_folder_overrides_and_hash_follows_edits(tmp_path: Path, shipped: dict[str, KernelTemplate]) -> None:
+def test_first_folder_overrides_and_hash_follows_edits(tmp_path: Path, shipped: dict[str, KernelTemplate]) -> None:
     _copy_vector_add(tmp_path)
     spec = tmp_path / "vector_add.py"
     spec.write_text(spec.read_text().replace('title="Vector add (saxpy)"', 'title="My saxpy"'))
-    merged = load_templates(kernels_dir(), tmp_path)
+    merged = load_templates(tmp_path, kernels_dir())  # a search path: the first folder wins
     assert merged["vector_add"].title == "My saxpy"
+    assert load_templates(kernels_dir(), tmp_path)["vector_add"].title == "Vector add (saxpy)"
     assert merged["gelu"].name == "gelu"
     # The spec text is part of the identity; so is the CUDA source.
     assert merged["vector_add"].source_hash() != shipped["vector_add"].source_hash()

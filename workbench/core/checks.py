@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
@@ -44,6 +44,15 @@ class CheckResult:
     @property
     def ok(self) -> bool:
         return not self.failures and not self.problem
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (``check-kernels --json``)."""
+        out = asdict(self)
+        out["failures"] = [{"config": config_id, "error": error} for config_id, error in self.failures]
+        for name in ("registers", "smem_bytes", "spill_bytes", "stack_bytes", "configs"):
+            out[name] = list(out[name])
+        out["ok"] = self.ok
+        return out
 
 
 def check_kernels(

@@ -304,8 +304,9 @@ def load_templates(*dirs: str | os.PathLike[str]) -> dict[str, KernelTemplate]:
     Every ``*.py`` in a folder is a spec unless its name starts with ``_``; a module that defines
     ``SPACE`` and ``measure`` (a Python benchmark) instead of ``TEMPLATE`` is skipped here. A spec
     that fails to import or to describe a valid template raises :class:`TemplateError` naming the
-    file and the problem. When two folders define the same name, the later folder wins (so a user
-    folder can override a shipped template).
+    file and the problem. When two folders define the same name, the earlier folder wins, as on a
+    search path: ``load_templates(user_dir, kernels_dir())`` lets a user folder override a shipped
+    template.
     """
     folders = [Path(d) for d in dirs] if dirs else [kernels_dir()]
     templates: dict[str, KernelTemplate] = {}
@@ -316,7 +317,7 @@ def load_templates(*dirs: str | os.PathLike[str]) -> dict[str, KernelTemplate]:
             if spec_file.name.startswith("_"):
                 continue
             template = load_template(spec_file)
-            if template is not None:
+            if template is not None and template.name not in templates:
                 templates[template.name] = template
     return templates
 
