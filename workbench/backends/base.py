@@ -83,6 +83,9 @@ class Backend(ABC):
 
     def __init__(self, spec: BackendSpec) -> None:
         self.spec = spec
+        #: Set by a backend whose process state is no longer trustworthy (a CUDA error poisons the
+        #: context): the worker returns the current measurement, then exits and is replaced.
+        self.needs_restart = False
 
     @classmethod
     @abstractmethod

@@ -1,0 +1,24 @@
+"""Test-wide settings: Qt renders offscreen, caches live in a per-session temp folder."""
+
+import os
+import tempfile
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("KERNEL_WORKBENCH_CACHE_DIR", os.path.join(tempfile.gettempdir(), "kernel-workbench-test-cache"))
+# No test may silently pick up a real GPU through `auto`: GPU tests opt in with the `gpu` marker.
+
+import pytest
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip `gpu` tests cleanly when CuPy sees no CUDA device."""
+    from workbench.runner.plan import cuda_device_count
+
+    if not any("gpu" in item.keywords for item in items):
+        return
+    if cuda_device_count() > 0:
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device (none visible)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

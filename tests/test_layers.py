@@ -1,0 +1,58 @@
+"""The house rules, checked by tools: Qt stays in the GUI, imports flow one way."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+NON_GUI_MODULES = [
+    "workbench.core.space",
+    "workbench.core.expr",
+    "workbench.core.objective",
+    "workbench.core.session",
+    "workbench.core.interop",
+    "workbench.core.templates",
+    "workbench.core.compiler",
+    "workbench.core.perfmodel",
+    "workbench.search.base",
+    "workbench.backends.base",
+    "workbench.backends.sim",
+    "workbench.backends.replay",
+    "workbench.backends.python",
+    "workbench.runner.engine",
+    "workbench.runner.pool",
+    "workbench.cli",
+]
+
+
+def test_import_linter_contracts_hold() -> None:
+    """import-linter's forbidden (Qt) and layers contracts from pyproject.toml."""
+    lint = Path(sys.executable).with_name("lint-imports")
+    if not lint.exists():
+        pytest.skip("import-linter is not installed")
+    result = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_headless_modules_import_with_qt_unavailable() -> None:
+    """Every non-GUI module imports in a process where importing PySide6 or pyqtgraph fails."""
+    script = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('PySide6', 'pyqtgraph', 'cupy'):\n"
+        "            raise ImportError('blocked for the test: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        f"for m in {NON_GUI_MODULES!r}:\n"
+        "    __import__(m)\n"
+        "print('ok')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0 and "ok" in result.stdout, result.stderr

@@ -1,0 +1,395 @@
+"""The headless commands. ``python main.py`` with no subcommand opens the GUI.
+
+Subcommand names and flags are a contract other tools rely on (see ``docs/cli.md``). Every bad
+input ends with one line on stderr and a non-zero exit code, never a traceback, and leaves
+existing files untouched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from workbench.core.errors import WorkbenchError
+
+EXIT_BAD_INPUT = 2
+
+
+def _parse_assignment(text: str) -> tuple[str, Any]:
+    """``name=value`` with JSON-ish literal values (ints, floats, true/false, bare identifiers)."""
+    name, sep, raw = text.partition("=")
+    if not sep or not name.strip():
+        raise WorkbenchError(f"--set {text!r}: expected name=value")
+    raw = raw.strip()
+    lowered = raw.lower()
+    if lowered in ("true", "false"):
+        return name.strip(), lowered == "true"
+    for convert in (int, float):
+        try:
+            return name.strip(), convert(raw)
+        except ValueError:
+            pass
+    return name.strip(), raw
+
+
+def _add_objective_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-latency-ms", type=float, help="constraint: latency at most this (ms)")
+    parser.add_argument("--max-memory-mb", type=float, help="constraint: device memory at most this (MB)")
+    parser.add_argument("--min-quality", type=float, help="constraint: quality at least this (0..1)")
+    parser.add_argument("--constraint", action="append", default=[], metavar="METRIC<=VALUE",
+                        help="extra constraint on any metric, e.g. 'registers<=64' (repeatable)")
+    parser.add_argument("--weight", action="append", default=[], metavar="METRIC=W",
+                        help="score weight, e.g. 'latency_ms=1' 'memory_mb=0.2' (repeatable)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from workbench.runner.plan import BACKEND_CHOICES
+
+    parser = argparse.ArgumentParser(prog="main.py", description="Kernel Tuning Workbench (no subcommand: open the GUI)")
+    sub = parser.add_subparsers(dest="command")
+
+    tune = sub.add_parser("tune", help="tune a kernel headless and write a session file")
+    tune.add_argument("kernel", nargs="?", help="template or python benchmark name (omit with --replay)")
+    tune.add_argument("--backend", default="auto", choices=BACKEND_CHOICES)
+    tune.add_argument("--strategy", default=None, help="search strategy (default: the benchmarked default)")
+    tune.add_argument("--budget", type=int, default=None, help="evaluations (failures count)")
+    tune.add_argument("--seed", type=int, default=0)
+    tune.add_argument("--timeout", type=float, default=10.0, help="per-candidate run timeout (s)")
+    tune.add_argument("--compile-timeout", type=float, default=60.0, help="per-candidate compile timeout (s)")
+    tune.add_argument("--time-limit", type=float, default=None, help="wall-clock budget for the run (s)")
+    tune.add_argument("--workers", type=int, default=None, help="worker processes (default: 1, or one per GPU)")
+    tune.add_argument("--kernel-dir", action="append", default=[], help="extra template/benchmark folder (repeatable)")
+    tune.add_argument("--replay", default=None, help="replay a recorded session or Kernel Tuner cache file")
+    tune.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="problem parameter (repeatable)")
+    tune.add_argument("--gpu-model", default=None, help="simulated GPU model (sim backend), e.g. H200, A100, T4")
+    tune.add_argument("--no-noise", action="store_true", help="sim backend: switch modelled timing noise off")
+    tune.add_argument("--patience", type=int, default=None, help="stop when the best score has not improved in K evaluations")
+    tune.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="strategy option (repeatable)")
+    tune.add_argument("--out", required=True, help="session file to write (a journal is kept beside it while running)")
+    tune.add_argument("--quiet", action="store_true", help="no progress line")
+    _add_objective_flags(tune)
+
+    show = sub.add_parser("show", help="summarise a session file")
+    show.add_argument("file")
+    show.add_argument("--json", action="store_true", help="machine-readable output")
+    show.add_argument("--trials", action="store_true", help="include every trial")
+    _add_objective_flags(show)
+
+    kernels = sub.add_parser("kernels", help="list the available templates and their slots")
+    kernels.add_argument("--json", action="store_true")
+    kernels.add_argument("--kernel-dir", action="append", default=[])
+
+    imp = sub.add_parser("import-kt", help="convert a Kernel Tuner cache file to a session")
+    imp.add_argument("cache")
+    imp.add_argument("--out", required=True)
+
+    check = sub.add_parser("check-kernels", help="compile every template offline (NVRTC) and report resources")
+    check.add_argument("--arch", default="sm_90")
+    check.add_argument("--json", action="store_true")
+    check.add_argument("--kernel", default=None)
+    check.add_argument("--sample", type=int, default=3, help="sampled configs per template besides the default")
+    check.add_argument("--seed", type=int, default=0)
+    check.add_argument("--kernel-dir", action="append", default=[])
+
+    gui = sub.add_parser("gui", help="open the desktop application (optionally run, screenshot and quit)")
+    gui.add_argument("session", nargs="?")
+    gui.add_argument("--run", metavar="KERNEL", default=None)
+    gui.add_argument("--backend", default="auto", choices=BACKEND_CHOICES)
+    gui.add_argument("--strategy", default=None)
+    gui.add_argument("--budget", type=int, default=100)
+    gui.add_argument("--seed", type=int, default=0)
+    gui.add_argument("--replay", default=None)
+    gui.add_argument("--gpu-model", default=None)
+    gui.add_argument("--screenshot", default=None, metavar="PNG")
+    gui.add_argument("--quit-when-done", action="store_true")
+    return parser
+
+
+def _objective_from_args(args: argparse.Namespace, base: Any = None) -> tuple[Any, Any]:
+    """Constraints and weights from flags, layered over a session's own (``base``)."""
+    from workbench.core.objective import Bound, Constraints, Weights
+
+    constraints = base.constraints if base is not None else Constraints()
+    weights = base.weights if base is not None else Weights()
+    changes: dict[str, Any] = {}
+    if args.max_latency_ms is not None:
+        changes["max_latency_ms"] = args.max_latency_ms
+    if args.max_memory_mb is not None:
+        changes["max_memory_mb"] = args.max_memory_mb
+    if args.min_quality is not None:
+        changes["min_quality"] = args.min_quality
+    if args.constraint:
+        changes["extra"] = tuple(constraints.extra) + tuple(Bound.parse(text) for text in args.constraint)
+    if changes:
+        data = {**constraints.to_dict(), **{k: v for k, v in changes.items() if k != "extra"}}
+        constraints = Constraints.from_dict(data)
+        if "extra" in changes:
+            from dataclasses import replace
+
+            constraints = replace(constraints, extra=changes["extra"])
+    constraints.check_possible()
+    if args.weight:
+        values = dict(weights.values)
+        for text in args.weight:
+            name, value = _parse_assignment(text)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+                raise WorkbenchError(f"--weight {text!r}: the weight must be a number >= 0")
+            values[name] = float(value)
+        weights = Weights(values=values)
+    return constraints, weights
+
+
+class _ProgressLine:
+    """One self-overwriting progress line on stderr (a plain line every few seconds when not a TTY)."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+        self.last = 0.0
+
+    def __call__(self, event: Any) -> None:
+        from workbench.runner.events import Progress, RunFinished
+
+        if self.quiet:
+            return
+        if isinstance(event, Progress):
+            now = time.monotonic()
+            if not self.tty and now - self.last < 2.0 and event.done != event.total:
+                return
+            self.last = now
+            total = f"/{event.total}" if event.total else ""
+            best = f"{event.best_latency_ms:.4g} ms" if event.best_latency_ms is not None else "-"
+            eta = f"{event.eta_s:.0f}s" if event.eta_s is not None else "?"
+            line = f"[{event.done}{total}] failures {event.failures}  best {best}  elapsed {event.elapsed_s:.0f}s  ETA {eta}"
+            sys.stderr.write(("\r" + line + "\x1b[K") if self.tty else line + "\n")
+            sys.stderr.flush()
+        elif isinstance(event, RunFinished):
+            end = "\n" if self.tty else ""
+            sys.stderr.write(f"{end}finished ({event.reason}) after {event.evaluations} evaluations\n")
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from workbench.backends.base import EvalLimits
+    from workbench.runner.plan import make_backend_spec
+    from workbench.runner.tune import TuneRequest, run_tune
+    from workbench.search.base import DEFAULT_STRATEGY, strategy_class
+
+    if args.budget is None and args.time_limit is None:
+        args.budget = 100
+    if args.budget is not None and args.budget < 1:
+        raise WorkbenchError("--budget must be at least 1")
+    if args.timeout <= 0 or args.compile_timeout <= 0:
+        raise WorkbenchError("--timeout and --compile-timeout must be positive")
+    if args.workers is not None and args.workers < 1:
+        raise WorkbenchError("--workers must be at least 1")
+    out = Path(args.out)
+    if not out.parent.exists():
+        raise WorkbenchError(f"--out {out}: folder {out.parent} does not exist")
+    problem = dict(_parse_assignment(text) for text in args.set)
+    spec = make_backend_spec(
+        args.kernel, args.backend, kernel_dirs=args.kernel_dir, problem=problem, replay=args.replay,
+        gpu_model=args.gpu_model, seed=args.seed, noise=not args.no_noise,
+    )
+    constraints, weights = _objective_from_args(args)
+    strategy_name = args.strategy or DEFAULT_STRATEGY
+    options = strategy_class(strategy_name).validate_options(dict(_parse_assignment(t) for t in args.option))
+    request = TuneRequest(
+        strategy=strategy_name, seed=args.seed, budget=args.budget, time_limit_s=args.time_limit,
+        workers=args.workers or 1, constraints=constraints, weights=weights, strategy_options=options,
+        patience=args.patience,
+        limits=EvalLimits(compile_timeout_s=args.compile_timeout, run_timeout_s=args.timeout,
+                          max_latency_ms=args.max_latency_ms),
+    )
+    session, finished = run_tune(spec, request, out, listeners=[_ProgressLine(args.quiet)])
+    summary = summarise(session)
+    best = summary["best"]
+    best_text = f"best {best['latency_ms']:.4g} ms {best['config']}" if best else "no feasible config"
+    sim = " (simulated)" if summary["simulated"] else ""
+    print(f"{session.kernel}: {summary['trials']} trials, {summary['feasible']} feasible{sim}; {best_text} -> {out}")
+    return 0 if finished.reason != "error" else 1
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or (isinstance(value, float) and not math.isfinite(value)) else value
+
+
+def summarise(session: Any, constraints: Any = None, weights: Any = None, with_trials: bool = False) -> dict[str, Any]:
+    """The ``show --json`` object: a contract (see docs/cli.md)."""
+    from workbench.core.objective import rank
+
+    constraints = constraints or session.constraints
+    weights = weights or session.weights
+    trials = list(session.trials)
+    ranking = rank(trials, constraints, weights)
+    by_status: dict[str, int] = {}
+    for trial in trials:
+        by_status[trial.status.value] = by_status.get(trial.status.value, 0) + 1
+    best = None
+    if ranking.best is not None:
+        t = trials[ranking.best]
+        best = {
+            "index": t.index,
+            "id": t.config.id,
+            "config": t.config.to_dict(),
+            "latency_ms": _finite(t.metric("latency_ms")),
+            "memory_mb": _finite(t.metric("memory_mb")),
+            "score": _finite(float(ranking.score[ranking.best])),
+            "metrics": {k: _finite(float(v)) for k, v in t.measurement.metrics.items()},
+            "why": ranking.explain(ranking.best),
+        }
+    device = dict(session.device)
+    out: dict[str, Any] = {
+        "kernel": session.kernel,
+        "device": device,
+        "simulated": bool(device.get("simulated", False)),
+        "backend": session.backend.get("kind") if isinstance(session.backend, dict) else None,
+        "trials": len(trials),
+        "by_status": by_status,
+        "feasible": int(ranking.n_feasible),
+        "constraints": constraints.to_dict(),
+        "weights": weights.to_dict(),
+        "best": best,
+        "most_excluding_constraint": ranking.most_excluding if ranking.n_feasible == 0 else None,
+    }
+    if with_trials:
+        out["trial_list"] = [
+            {
+                "index": t.index,
+                "id": t.config.id,
+                "config": t.config.to_dict(),
+                "status": t.status.value,
+                "latency_ms": _finite(t.metric("latency_ms")),
+                "message": t.measurement.message,
+            }
+            for t in trials
+        ]
+    return out
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from workbench.core.session import load_session
+
+    session = load_session(args.file)
+    constraints, weights = _objective_from_args(args, session)
+    summary = summarise(session, constraints, weights, with_trials=args.trials)
+    if args.json:
+        json.dump(summary, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    device = summary["device"].get("name", "?")
+    label = " [SIMULATED timings]" if summary["simulated"] else (" [replayed]" if summary["device"].get("replayed") else "")
+    print(f"kernel   {summary['kernel']}")
+    print(f"device   {device}{label}")
+    print(f"trials   {summary['trials']}  " + "  ".join(f"{k}={v}" for k, v in sorted(summary["by_status"].items())))
+    print(f"feasible {summary['feasible']}")
+    if summary["best"]:
+        b = summary["best"]
+        print(f"best     {b['latency_ms']:.4g} ms  score {b['score']:.3f}  {b['config']}")
+        print(f"why      {b['why']}")
+    elif summary["most_excluding_constraint"]:
+        print(f"nothing feasible: '{summary['most_excluding_constraint']}' excludes the most trials")
+    if args.trials:
+        for t in summary["trial_list"]:
+            lat = f"{t['latency_ms']:.4g}" if t["latency_ms"] is not None else "-"
+            print(f"{t['index']:>5} {t['status']:<14} {lat:>10}  {t['config']}  {t['message']}")
+    return 0
+
+
+def cmd_kernels(args: argparse.Namespace) -> int:
+    from workbench.core.templates import kernels_dir, load_templates
+
+    templates = load_templates(*args.kernel_dir, str(kernels_dir()))
+    listing = []
+    for name in sorted(templates):
+        t = templates[name]
+        space = t.space(t.problem)
+        listing.append({
+            "name": name,
+            "title": t.title,
+            "description": t.description,
+            "problem": dict(t.problem),
+            "slots": [s.to_dict() for s in t.slots],
+            "restrictions": list(t.restrictions),
+            "default": dict(t.default),
+            "valid_configs": space.count(),
+            "baseline": t.baseline_name or None,
+        })
+    if args.json:
+        json.dump(listing, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    for item in listing:
+        slots = ", ".join(f"{s['name']}[{len(s['values'])}]" for s in item["slots"])
+        print(f"{item['name']:<12} {item['valid_configs']:>7} configs  {slots}")
+    return 0
+
+
+def cmd_import_kt(args: argparse.Namespace) -> int:
+    from workbench.core.interop import import_kt_cache
+    from workbench.core.session import save_session
+
+    session = import_kt_cache(args.cache)
+    save_session(session, args.out)
+    print(f"imported {len(session.trials)} trials of {session.kernel} on {session.device.get('name', '?')} -> {args.out}")
+    return 0
+
+
+def cmd_check_kernels(args: argparse.Namespace) -> int:
+    from workbench.core.checks import check_kernels, format_check_table
+    from workbench.core.templates import kernels_dir, load_templates
+
+    templates = load_templates(*args.kernel_dir, str(kernels_dir()))
+    if args.kernel is not None and args.kernel not in templates:
+        raise WorkbenchError(f"unknown kernel {args.kernel!r}; available: {', '.join(sorted(templates))}")
+    results = check_kernels(templates, arch=args.arch, sample=args.sample, seed=args.seed, kernel=args.kernel)
+    if args.json:
+        json.dump([r.to_dict() for r in results], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(format_check_table(results))
+    return 0 if all(r.ok for r in results) else 1
+
+
+def cmd_gui(args: argparse.Namespace | None) -> int:
+    from workbench.gui.app import main as gui_main
+
+    if args is None:
+        return gui_main(None, None, None, False)
+    run = None
+    if args.run or args.replay:
+        run = {"kernel": args.run, "backend": args.backend, "strategy": args.strategy, "budget": args.budget,
+               "seed": args.seed, "replay": args.replay, "gpu_model": args.gpu_model}
+    return gui_main(args.session, run, args.screenshot, args.quit_when_done)
+
+
+COMMANDS = {
+    "tune": cmd_tune,
+    "show": cmd_show,
+    "kernels": cmd_kernels,
+    "import-kt": cmd_import_kt,
+    "check-kernels": cmd_check_kernels,
+    "gui": cmd_gui,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command is None:
+            return cmd_gui(None)
+        return COMMANDS[args.command](args)
+    except WorkbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

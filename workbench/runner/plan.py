@@ -1,0 +1,162 @@
+"""Turn what a person asked for (a kernel name, a backend choice, problem overrides) into a
+runnable plan: a :class:`BackendSpec`, its :class:`Target`, and a fresh :class:`Session`.
+
+Shared by the command line and the GUI so both resolve names, ``auto`` and recordings the same way.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from workbench.backends.base import BackendSpec, Target, backend_class
+from workbench.core.errors import WorkbenchError
+from workbench.core.objective import Constraints, Weights
+from workbench.core.session import Session
+from workbench.core.templates import kernels_dir
+
+BACKEND_CHOICES = ("auto", "cuda", "sim", "replay", "python")
+
+
+@dataclass(frozen=True)
+class KernelLocation:
+    """Where a kernel name was found: a template (``.cu`` + spec) or a ``python`` benchmark file."""
+
+    name: str
+    kind: str  # "template" or "python"
+    path: Path
+
+
+def kernel_search_dirs(extra: Sequence[str | os.PathLike[str]] = ()) -> list[Path]:
+    """User folders first (so a user can shadow a shipped template), then the shipped library."""
+    dirs = [Path(d) for d in extra]
+    for d in dirs:
+        if not d.is_dir():
+            raise WorkbenchError(f"--kernel-dir {d}: not a folder")
+    return dirs + [kernels_dir()]
+
+
+def locate_kernel(name: str, extra_dirs: Sequence[str | os.PathLike[str]] = ()) -> KernelLocation:
+    """Find a kernel by name without executing anything.
+
+    ``NAME.cu`` beside ``NAME.py`` is a template; a lone ``NAME.py`` is a python benchmark.
+    A path to a ``.py`` file is a python benchmark too.
+    """
+    as_path = Path(name)
+    if as_path.suffix == ".py":
+        if not as_path.is_file():
+            raise WorkbenchError(f"python benchmark {name}: no such file")
+        return KernelLocation(as_path.stem, "python", as_path.resolve())
+    if not name.isidentifier():
+        raise WorkbenchError(f"kernel name {name!r} is not a valid name")
+    for folder in kernel_search_dirs(extra_dirs):
+        spec, source = folder / f"{name}.py", folder / f"{name}.cu"
+        if source.is_file() and spec.is_file():
+            return KernelLocation(name, "template", spec.resolve())
+        if spec.is_file():
+            return KernelLocation(name, "python", spec.resolve())
+    available = sorted({p.stem for d in kernel_search_dirs(extra_dirs) for p in d.glob("*.py") if not p.stem.startswith("_")})
+    raise WorkbenchError(f"unknown kernel {name!r}; available: {', '.join(available) or 'none'}")
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_device_count() -> int:
+    """Number of CUDA devices CuPy can see; 0 when CuPy or a driver is missing (never raises)."""
+    if os.environ.get("KERNEL_WORKBENCH_FORCE_NO_GPU"):
+        return 0
+    try:
+        import cupy  # noqa: PLC0415 - optional dependency, only probed here
+
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:  # noqa: BLE001 - any failure means "no usable GPU"
+        return 0
+
+
+def make_backend_spec(
+    kernel: str | None,
+    backend: str = "auto",
+    *,
+    kernel_dirs: Sequence[str] = (),
+    problem: Mapping[str, Any] | None = None,
+    replay: str | None = None,
+    gpu_model: str | None = None,
+    seed: int = 0,
+    noise: bool = True,
+    device: int | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> BackendSpec:
+    """Resolve the user's choices to a backend spec; ``auto`` means cuda if a device is visible, else sim."""
+    if backend not in BACKEND_CHOICES:
+        raise WorkbenchError(f"unknown backend {backend!r}; choose one of: {', '.join(BACKEND_CHOICES)}")
+    if replay is not None or backend == "replay":
+        if replay is None:
+            raise WorkbenchError("--backend replay needs --replay FILE (a recorded session or a Kernel Tuner cache)")
+        if not Path(replay).is_file():
+            raise WorkbenchError(f"--replay {replay}: no such file")
+        if backend not in ("auto", "replay"):
+            raise WorkbenchError(f"--replay cannot be combined with --backend {backend}")
+        return BackendSpec("replay", {"path": str(Path(replay).resolve()), "kernel": kernel, "seed": seed, **(extra or {})})
+    if not kernel:
+        raise WorkbenchError("name a kernel (see `python main.py kernels`), or give --replay FILE")
+    location = locate_kernel(kernel, kernel_dirs)
+    options: dict[str, Any] = {
+        "kernel": location.name,
+        "kernel_dirs": [str(Path(d).resolve()) for d in kernel_dirs],
+        "problem": dict(problem or {}),
+        "seed": seed,
+        **(extra or {}),
+    }
+    if location.kind == "python":
+        if backend not in ("auto", "python"):
+            raise WorkbenchError(f"{kernel} is a python benchmark; it runs with --backend python, not {backend}")
+        options["path"] = str(location.path)
+        return BackendSpec("python", options)
+    if backend == "python":
+        raise WorkbenchError(f"{kernel} is a CUDA template; --backend python runs python benchmark files")
+    if backend == "auto":
+        backend = "cuda" if cuda_device_count() > 0 else "sim"
+    if backend == "cuda":
+        if cuda_device_count() == 0:
+            raise WorkbenchError("--backend cuda: no CUDA device found (install the cuda12 extra, or use --backend sim)")
+        if device is not None:
+            options["device"] = device
+    if backend == "sim":
+        options["gpu_model"] = gpu_model or "H200"
+        options["noise"] = noise
+    return BackendSpec(backend, options)
+
+
+def open_target(spec: BackendSpec) -> Target:
+    """What the spec tunes (space, problem, device), resolved in this process without a GPU."""
+    return backend_class(spec.kind).target(spec)
+
+
+def new_session(
+    spec: BackendSpec,
+    target: Target,
+    *,
+    strategy: str,
+    seed: int,
+    strategy_options: Mapping[str, Any] | None = None,
+    constraints: Constraints | None = None,
+    weights: Weights | None = None,
+) -> Session:
+    """A fresh, empty session for a run of ``target`` through ``spec``."""
+    return Session(
+        kernel=target.kernel,
+        kind=target.kind,
+        source_hash=target.source_hash,
+        problem=dict(target.problem),
+        space=target.space,
+        backend=spec.to_dict(),
+        device=dict(target.device),
+        constraints=constraints or Constraints(),
+        weights=weights or Weights(),
+        strategy={"name": strategy, "seed": seed, "options": dict(strategy_options or {})},
+        default_config=target.default_config,
+        created_at=time.time(),
+    )

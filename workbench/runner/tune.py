@@ -1,0 +1,55 @@
+"""One headless tuning run from start to saved session: the command line, the GPU check script and
+tests all go through here, so a run behaves the same whoever starts it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from workbench.backends.base import BackendSpec, EvalLimits
+from workbench.core.objective import Constraints, Weights
+from workbench.core.session import Session, save_session
+from workbench.runner.engine import Engine
+from workbench.runner.events import RunFinished
+from workbench.runner.plan import new_session, open_target
+from workbench.search.base import DEFAULT_STRATEGY, create_strategy
+
+
+@dataclass
+class TuneRequest:
+    """Everything a run needs besides the backend spec."""
+
+    strategy: str = DEFAULT_STRATEGY
+    seed: int = 0
+    budget: int | None = 100
+    time_limit_s: float | None = None
+    workers: int = 1
+    limits: EvalLimits = field(default_factory=EvalLimits)
+    constraints: Constraints = field(default_factory=Constraints)
+    weights: Weights = field(default_factory=Weights)
+    strategy_options: Mapping[str, Any] = field(default_factory=dict)
+    patience: int | None = None
+
+
+def run_tune(
+    spec: BackendSpec,
+    request: TuneRequest,
+    out: str | Path | None,
+    listeners: Iterable[Callable[[Any], None]] = (),
+) -> tuple[Session, RunFinished]:
+    """Plan, run and (when ``out`` is given) save a tuning session; the journal covers a crash."""
+    target = open_target(spec)
+    strategy = create_strategy(request.strategy, target.space, seed=request.seed, **dict(request.strategy_options))
+    session = new_session(spec, target, strategy=request.strategy, seed=request.seed,
+                          strategy_options=request.strategy_options, constraints=request.constraints,
+                          weights=request.weights)
+    engine = Engine(session, strategy, spec, budget=request.budget, time_limit_s=request.time_limit_s,
+                    workers=request.workers, limits=request.limits, patience=request.patience,
+                    out_path=Path(out) if out is not None else None)
+    for listener in listeners:
+        engine.subscribe(listener)
+    finished = engine.run()
+    if out is not None:
+        save_session(session, out)
+    return session, finished
