@@ -146,6 +146,18 @@ def test_unreadable_cache_files(tmp_path: Path) -> None:
         import_kt_cache(write(tmp_path, {"format": "kernel-workbench-session", "trials": []}))
 
 
+def test_mixed_int_float_parameters_and_undeclared_values(tmp_path: Path) -> None:
+    data = synthetic(False)
+    data["tune_params"]["tile"] = [1, 2.5, 4]  # one slot type: all floats
+    data["tune_params"]["block_size_x"] = [32, 64]  # 128 recorded but not declared
+    session = import_kt_cache(write(tmp_path, data))
+    tile = session.space.slot("tile")
+    assert tile.values == (1.0, 2.0, 2.5, 4.0)
+    assert session.space.slot("block_size_x").values == (32, 64, 128)
+    assert session.trials[0].config["tile"] == 1.0 and isinstance(session.trials[0].config["tile"], float)
+    assert session.space.count() == 5
+
+
 def test_unknown_error_names_and_bad_times_become_runtime_errors(tmp_path: Path) -> None:
     data = synthetic(False)
     data["cache"]["32,1,0"]["time"] = "SomeNewError"

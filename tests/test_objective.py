@@ -124,6 +124,8 @@ def test_weights_defaults_and_validation() -> None:
     assert w.active() == {"latency_ms": 1.0}
     assert Weights({"latency_ms": 0, "memory_mb": 0}).active() == {"latency_ms": 1.0}
     assert Weights.from_dict(w.with_weight("memory_mb", 2).to_dict()).active() == {"latency_ms": 1.0, "memory_mb": 2.0}
+    assert hash(Weights({"a": 1.0, "b": 2.0})) == hash(Weights({"b": 2.0, "a": 1.0}))
+    assert hash(Constraints(extra=("a <= 1",))) == hash(Constraints(extra=(Bound("a", "<=", 1),)))
     with pytest.raises(WorkbenchError, match="negative"):
         Weights({"latency_ms": -1})
     with pytest.raises(WorkbenchError, match="not a number"):

@@ -261,6 +261,7 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
         by_text[name] = {str(v): v for v in domain}
 
     points: list[dict[str, Value]] = []
+    undeclared: set[str] = set()
     for cache_key, record in cache.items():
         where = f"cache[{cache_key!r}]"
         if not isinstance(record, dict):
@@ -278,8 +279,12 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
                 raise SessionFormatError(f"{source}: {where}: no value for parameter {name!r}")
             if value not in domains[name]:  # recorded but not declared: the recording is the truth
                 domains[name].append(value)
+                undeclared.add(name)
             point[name] = value
         points.append(point)
+    for name in undeclared:  # keep numeric domains ordered, so neighbours stay adjacent values
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in domains[name]):
+            domains[name].sort()
 
     try:
         slots = [Slot(name, tuple(domains[name]), guess_group(name), f"Kernel Tuner parameter {name}") for name in keys]

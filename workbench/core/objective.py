@@ -258,6 +258,9 @@ class Weights:
             clean[name] = number
         object.__setattr__(self, "values", clean)
 
+    def __hash__(self) -> int:  # values is a dict; hash its items so weights can key a cache
+        return hash(tuple(sorted(self.values.items())))
+
     def active(self) -> dict[str, float]:
         """The metrics that count, with positive weights (latency alone when all are zero)."""
         active = {name: w for name, w in self.values.items() if w > 0}
