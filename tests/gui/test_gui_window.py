@@ -105,7 +105,8 @@ def test_sliders_rerank_as_the_objective_says(window, qtbot):
     assert model.ranking.n_feasible == expected_best(trials, latency.value_at(0), limit)[0] == 0
     assert "Nothing is feasible" in window.best_card.text()
     # the chart limit line follows the slider
-    assert window.tradeoff_chart.latency_line.value() == pytest.approx(latency.value_at(0))
+    assert window.tradeoff_chart.log_x  # latency on a log axis by default: the line sits at log10(limit)
+    assert 10 ** window.tradeoff_chart.latency_line.value() == pytest.approx(latency.value_at(0))
     latency.enabled.setChecked(False)
     assert model.constraints.max_latency_ms is None
     # weights: throughput only ranks by highest throughput
@@ -123,14 +124,14 @@ def test_dragging_the_latency_line_moves_the_slider(window, qtbot):
     QApplication.processEvents()
     line = chart.latency_line
     latency = window.model.metric("latency_ms")
-    target = float(np.nanmedian(latency))
+    target = float(np.log10(np.nanmedian(latency)))  # view coordinates: the latency axis is log10
     (y0, y1) = chart.plot.getPlotItem().vb.viewRange()[1]
     y = (y0 + y1) / 2
     mouse_drag(chart.plot, view_to_widget(chart, line.value(), y), view_to_widget(chart, target, y))
     limit = window.model.constraints.max_latency_ms
     assert limit is not None
-    pixel = (chart.plot.getPlotItem().vb.viewRange()[0][1] - chart.plot.getPlotItem().vb.viewRange()[0][0]) / 100
-    assert abs(limit - target) < pixel
+    (x0, x1) = chart.plot.getPlotItem().vb.viewRange()[0]
+    assert abs(np.log10(limit) - target) < (x1 - x0) / 100  # within a pixel or so
     control = window.objective_panel.limits["max_latency_ms"]
     assert control.enabled.isChecked() and control.spin.value() == pytest.approx(limit, rel=1e-3)
     n_feasible, _ = expected_best(window.model.trials, max_latency=limit)

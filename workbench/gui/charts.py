@@ -46,6 +46,7 @@ class _ChartBase(QWidget):
     """A plot widget bound to the model, refreshed by :meth:`refresh` when the model changed."""
 
     title = ""
+    hint = ""
 
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -54,16 +55,41 @@ class _ChartBase(QWidget):
         self.plot = pg.PlotWidget()
         self.plot.setMinimumHeight(160)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
-        self.plot.setTitle(self.title, size="10pt")
+        # One header row per chart (title + the chart's own controls) keeps the three plots aligned.
+        self.header = QHBoxLayout()
+        self.header.setContentsMargins(6, 2, 6, 0)
+        self.title_label = QLabel(f"<b>{self.title}</b>")
+        self.title_label.setToolTip(self.hint)
+        self.header.addWidget(self.title_label)
+        self.header.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(self.header)
+        layout.addWidget(self.plot, 1)
         self.plot.setMenuEnabled(False)
-        self.plot.addLegend(offset=(-8, 8), labelTextSize="8pt", brush=pg.mkBrush(255, 255, 255, 190),
-                            pen=pg.mkPen(200, 200, 200))
+        self.plot.addLegend(offset=(-4, 4), labelTextSize="8pt", brush=pg.mkBrush(255, 255, 255, 200),
+                            pen=pg.mkPen(200, 200, 200), colCount=2, verSpacing=-6, horSpacing=8)
         model.ranking_changed.connect(self._on_ranking_changed)
         model.objective_changed.connect(self._on_objective_changed)
         model.session_changed.connect(self._on_session_changed)
         model.selection_changed.connect(self._on_selection_changed)
         self.selected_item = _scatter(pg.mkBrush(0, 0, 0, 0), size=16, pen=SELECT_PEN)
         self.selected_item.setZValue(20)
+        self.log_x = self.log_y = False
+
+    def set_log(self, x: bool, y: bool) -> None:
+        """Log axes. Scatter items do not follow pyqtgraph's log mode, so their data is given as
+        log10 (see :meth:`tx` / :meth:`ty`); line items and the axis ticks follow ``setLogMode``."""
+        self.log_x, self.log_y = x, y
+        self.plot.setLogMode(x=x, y=y)
+        self.refresh()
+
+    def tx(self, values: Any) -> np.ndarray:
+        return _log10(values) if self.log_x else np.asarray(values, dtype=float)
+
+    def ty(self, values: Any) -> np.ndarray:
+        return _log10(values) if self.log_y else np.asarray(values, dtype=float)
 
     def _tip(self, x: float, y: float, data: Any) -> str:
         index = int(data) if data is not None else -1
@@ -102,6 +128,8 @@ class _ChartBase(QWidget):
 
     def _show_selected(self, index: int | None) -> None:
         xy = self._xy(index) if index is not None else None
+        if xy is not None:
+            xy = (float(self.tx([xy[0]])[0]), float(self.ty([xy[1]])[0]))
         if xy is None or not all(math.isfinite(v) for v in xy):
             self.selected_item.setData([], [])
         else:
@@ -111,7 +139,8 @@ class _ChartBase(QWidget):
 class ScoreChart(_ChartBase):
     """Score of every trial in evaluation order, the best-so-far line, failures along the bottom."""
 
-    title = "Score per trial (higher is better)"
+    title = "Score per trial"
+    hint = "score of each trial in evaluation order (1.0 = best seen); the line is the best so far"
 
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(model, parent)
@@ -128,9 +157,6 @@ class ScoreChart(_ChartBase):
         self.plot.addItem(self.best_line)
         self.plot.plotItem.legend.addItem(self.best_line, "best so far")
         self.plot.addItem(self.selected_item)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.plot)
 
     def _refresh(self) -> None:
         model, ranking = self.model, self.model.ranking
@@ -162,7 +188,8 @@ class TradeoffChart(_ChartBase):
     """Latency against memory: feasible / infeasible styled apart, the Pareto front, the best config,
     the default config as reference, and the max-latency / max-memory limits as draggable lines."""
 
-    title = "Latency vs memory (drag the dashed limits)"
+    title = "Latency vs memory"
+    hint = "drag the dashed lines to set the max-latency and max-memory constraints"
 
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(model, parent)
@@ -188,19 +215,21 @@ class TradeoffChart(_ChartBase):
         self.latency_line = pg.InfiniteLine(angle=90, movable=True, pen=LIMIT_PEN, hoverPen=LIMIT_HOVER_PEN,
                                             label="max latency {value:.4g} ms", labelOpts=label_opts)
         self.memory_line = pg.InfiniteLine(angle=0, movable=True, pen=LIMIT_PEN, hoverPen=LIMIT_HOVER_PEN,
-                                           label="max memory {value:.4g} MB", labelOpts={**label_opts, "position": 0.6, "anchors": [(0.5, 1), (0.5, 1)]})
+                                           label="max memory {value:.4g} MB", labelOpts={**label_opts, "position": 0.2, "anchors": [(0, 0), (0, 0)]})
         for line in (self.latency_line, self.memory_line):
             line.setZValue(15)
             self.plot.addItem(line)
         self.latency_line.sigPositionChangeFinished.connect(self._on_latency_dragged)
         self.memory_line.sigPositionChangeFinished.connect(self._on_memory_dragged)
-        self.default_index: int | None = None
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.plot)
+        self.log_box = QCheckBox("log latency")
+        self.log_box.setToolTip("latencies of a tuning run often span orders of magnitude")
+        self.log_box.toggled.connect(lambda on: self.set_log(on, False))
+        self.header.addWidget(self.log_box)
+        self.log_box.setChecked(True)
 
     def _on_latency_dragged(self, line: pg.InfiniteLine) -> None:
-        self.model.set_constraints(max_latency_ms=max(float(line.value()), 0.0))
+        value = float(line.value())
+        self.model.set_constraints(max_latency_ms=10**value if self.log_x else max(value, 0.0))
 
     def _on_memory_dragged(self, line: pg.InfiniteLine) -> None:
         self.model.set_constraints(max_memory_mb=max(float(line.value()), 0.0))
@@ -219,8 +248,9 @@ class TradeoffChart(_ChartBase):
         ok = ~model.failed_mask()
         shown = ok & np.isfinite(latency) & np.isfinite(memory)
         f, i = shown & feasible, shown & ~feasible
-        self.feasible.setData(x=latency[f], y=memory[f], data=index[f])
-        self.infeasible.setData(x=latency[i], y=memory[i], data=index[i])
+        x = self.tx(latency)
+        self.feasible.setData(x=x[f], y=memory[f], data=index[f])
+        self.infeasible.setData(x=x[i], y=memory[i], data=index[i])
         front = np.asarray(ranking.pareto, dtype=int)
         if front.size:
             front = front[np.argsort(latency[front], kind="stable")]
@@ -229,12 +259,12 @@ class TradeoffChart(_ChartBase):
             self.pareto.setData([], [])
         best = ranking.best
         if best is not None and shown[best]:
-            self.best.setData(x=[latency[best]], y=[memory[best]], data=[best])
+            self.best.setData(x=[x[best]], y=[memory[best]], data=[best])
         else:
             self.best.setData([], [])
         default = _default_index(model)
         if default is not None and shown[default]:
-            self.default.setData(x=[latency[default]], y=[memory[default]], data=[default])
+            self.default.setData(x=[x[default]], y=[memory[default]], data=[default])
         else:
             self.default.setData([], [])
         self._place_limits(latency[shown], memory[shown])
@@ -250,8 +280,12 @@ class TradeoffChart(_ChartBase):
                 finite = data[np.isfinite(data)] if len(data) else data
                 value = float(finite.max()) * 1.05 if len(finite) else 1.0
                 line.label.format = ("max latency: none" if line is self.latency_line else "max memory: none")
+            elif line is self.latency_line:
+                line.label.format = f"max latency {value:.4g} ms"
             else:
-                line.label.format = ("max latency {value:.4g} ms" if line is self.latency_line else "max memory {value:.4g} MB")
+                line.label.format = "max memory {value:.4g} MB"
+            if line is self.latency_line and self.log_x:
+                value = math.log10(value) if value > 0 else 0.0
             line.blockSignals(True)
             line.setValue(value)
             line.blockSignals(False)
@@ -264,7 +298,8 @@ class TradeoffChart(_ChartBase):
 class MetricChart(_ChartBase):
     """Any metric (or numeric slot) against any other, with optional log axes."""
 
-    title = ""
+    title = "Explore"
+    hint = "any metric or numeric slot against any other, e.g. throughput against block size"
 
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(model, parent)
@@ -284,19 +319,8 @@ class MetricChart(_ChartBase):
             self.plot.plotItem.legend.addItem(item, name)
             item.sigClicked.connect(self._clicked)
         self.plot.addItem(self.selected_item)
-        bar = QHBoxLayout()
-        bar.addWidget(QLabel("x"))
-        bar.addWidget(self.x_combo)
-        bar.addWidget(self.x_log)
-        bar.addSpacing(12)
-        bar.addWidget(QLabel("y"))
-        bar.addWidget(self.y_combo)
-        bar.addWidget(self.y_log)
-        bar.addStretch(1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(bar)
-        layout.addWidget(self.plot)
+        for widget in (QLabel("   x"), self.x_combo, self.x_log, QLabel("  y"), self.y_combo, self.y_log):
+            self.header.addWidget(widget)
         self._fill_combos()
 
     def set_axes(self, x: str, y: str, log_x: bool = False, log_y: bool = False) -> None:
@@ -332,8 +356,7 @@ class MetricChart(_ChartBase):
         x, y = self.axes()
         self.plot.setLabel("bottom", metric_label(x))
         self.plot.setLabel("left", metric_label(y))
-        self.plot.setLogMode(x=self.x_log.isChecked(), y=self.y_log.isChecked())
-        self.refresh()
+        self.set_log(self.x_log.isChecked(), self.y_log.isChecked())
 
     def _on_session_changed(self) -> None:
         self._fill_combos()
@@ -356,6 +379,7 @@ class MetricChart(_ChartBase):
             shown &= y > 0
         feasible = np.asarray(ranking.feasible, dtype=bool)
         f, i = shown & feasible, shown & ~feasible
+        x, y = self.tx(x), self.ty(y)
         self.feasible.setData(x=x[f], y=y[f], data=index[f])
         self.infeasible.setData(x=x[i], y=y[i], data=index[i])
         best = ranking.best
@@ -367,6 +391,12 @@ class MetricChart(_ChartBase):
     def _xy(self, index: int) -> tuple[float, float] | None:
         x_name, y_name = self.axes()
         return float(self.model.metric(x_name)[index]), float(self.model.metric(y_name)[index])
+
+
+def _log10(values: Any) -> np.ndarray:
+    values = np.asarray(values, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(values > 0, np.log10(np.where(values > 0, values, 1.0)), np.nan)
 
 
 def _default_index(model: SessionModel) -> int | None:

@@ -175,7 +175,7 @@ class MainWindow(QMainWindow):
         export = menu.addMenu("Export &chart")
         for key, chart in self.charts.items():
             for fmt in ("png", "svg"):
-                action = QAction(f"{chart.title or 'metric view'} as {fmt.upper()}...", self)
+                action = QAction(f"{chart.title} chart as {fmt.upper()}...", self)
                 action.triggered.connect(lambda _=False, k=key, f=fmt: self._on_export_chart(k, f))
                 export.addAction(action)
         menu.addSeparator()
@@ -345,9 +345,16 @@ class MainWindow(QMainWindow):
         self.failures.refresh()
         self.toolbar.set_running(False)
         self.toolbar.progress_label.setText(f"finished: {result.reason}, {result.evaluations} evaluations")
+        self._select_best_if_none()
         if result.reason == "error":
             self._error("The run ended with an error", result.message.splitlines()[0] if result.message else "error")
         self.run_done.emit(result)
+
+    def _select_best_if_none(self) -> None:
+        """Show the recommendation in the source view and table when the user has picked nothing."""
+        ranking = self.model.ranking
+        if self.model.selected is None and ranking is not None and ranking.best is not None:
+            self.model.select(ranking.best)
 
     # --- files ---------------------------------------------------------------------------------
     def new_session(self) -> None:
@@ -364,6 +371,7 @@ class MainWindow(QMainWindow):
         session = load_session(path)
         self.path = Path(path)
         self.model.set_session(session)
+        self._select_best_if_none()
         self._restore_run_controls(session)
         self._add_recent(str(Path(path).resolve()))
 
@@ -472,7 +480,7 @@ class MainWindow(QMainWindow):
             generator.setFileName(path)
             generator.setSize(chart.plot.size())
             generator.setViewBox(QRect(0, 0, chart.plot.width(), chart.plot.height()))
-            generator.setTitle(chart.title or "metric view")
+            generator.setTitle(chart.title)
             painter = QPainter(generator)
             chart.plot.render(painter)
             painter.end()
