@@ -199,7 +199,7 @@ def test_restriction_on_params_alone() -> None:
     slots = [Slot("a", (1, 2))]
     assert SearchSpace(slots, ["n > 10"], {"n": 20}).count() == 2
     empty = SearchSpace(slots, ["n > 10"], {"n": 5})
-    assert empty.count() == 0 and list(empty) == [] and not empty
+    assert empty.count() == 0 and list(empty) == []
     assert empty.sample(np.random.default_rng(0), 5) == []
     assert empty.violated({"a": 1}) == "n > 10"
     with pytest.raises(SpaceError, match='violates restriction "n > 10"'):
@@ -215,9 +215,24 @@ def test_division_by_zero_makes_only_that_config_invalid() -> None:
 def test_default_config() -> None:
     space = reduction_space()
     default = space.default_config()
-    assert default is not None and default["block_size"] == 256 and default["strategy"] == "atomic"
+    assert default is None  # strategy and fast_math declare no default
+    full = SearchSpace(
+        [Slot(s.name, s.values, s.group, s.doc, s.default if s.default is not None else s.values[-1]) for s in space.slots],
+        space.restrictions,
+    )
+    assert full.default_config() == Config(
+        {"block_size": 256, "items_per_thread": 4, "vector_width": 4, "strategy": "warp_shuffle", "fast_math": True}
+    )
     tight = reduction_space().with_restrictions(["block_size < 256"])
-    assert tight.default_config() is None
+    assert tight.default_config() is None  # defaults violate a restriction
+    with_all = reduction_space().with_domains({"strategy": ("shared_tree",), "fast_math": (False,)})
+    assert with_all.default_config() is None  # slots without a default: no default config
+    explicit = SearchSpace.explicit(
+        [Slot("a", (1, 2), default=2), Slot("b", (1, 2), default=1)], [{"a": 1, "b": 1}, {"a": 2, "b": 2}]
+    )
+    assert explicit.default_config() is None  # not a recorded point
+    assert explicit.with_domains({"a": (1, 2)}).default_config() is None
+    assert SearchSpace(explicit.slots).default_config() == Config({"a": 2, "b": 1})
 
 
 def test_values_index_and_from_indices() -> None:

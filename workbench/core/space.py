@@ -498,6 +498,7 @@ class SearchSpace:
             restrictions = [restrictions]
         self._slots = slots
         self._names = names
+        self._cartesian = math.prod(len(s.values) for s in slots)
         self._pos = {n: i for i, n in enumerate(names)}
         self._params = MappingProxyType(clean_params)
         kinds = {s.name: ("str" if s.kind == "str" else "num") for s in slots}
@@ -585,7 +586,7 @@ class SearchSpace:
     @property
     def cartesian_size(self) -> int:
         """Size of the unrestricted product of the domains."""
-        return math.prod(len(s.values) for s in self._slots)
+        return self._cartesian
 
     def slot(self, name: str) -> Slot:
         try:
@@ -625,7 +626,11 @@ class SearchSpace:
         return all(r(env) for r, _ in self._linked)
 
     def violated(self, config: Mapping[str, Value]) -> str | None:
-        """The text of the first restriction ``config`` breaks, or None."""
+        """The text of the first restriction ``config`` breaks, or None.
+
+        Only restrictions are checked: domains (and, in explicit spaces, membership) are
+        :meth:`is_valid`'s and :meth:`config`'s business.
+        """
         if self._false_constant is not None:
             return self._false_constant
         env = self._env(config)
@@ -671,8 +676,10 @@ class SearchSpace:
         return config
 
     def default_config(self) -> Config | None:
-        """Slot defaults (the first domain value where a slot has none) if that config is valid."""
-        config = Config({s.name: (s.values[0] if s.default is None else s.default) for s in self._slots})
+        """The slot defaults as a config, or None when a slot has no default or they are not valid."""
+        if any(s.default is None for s in self._slots):
+            return None
+        config = Config({s.name: s.default for s in self._slots})
         return config if self.is_valid(config) else None
 
     # ------------------------------------------------------------------ indices
@@ -773,9 +780,6 @@ class SearchSpace:
                 else:
                     self._count = math.prod(c.count() for c in self._get_components())
             return self._count
-
-    def __bool__(self) -> bool:
-        return self.count() > 0 if self._points is None else bool(self._points)
 
     # ------------------------------------------------------------------ sampling
     def _draw_exact(self, rng: np.random.Generator) -> Config:
