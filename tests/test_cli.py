@@ -1,0 +1,159 @@
+"""The command line as a contract: real subprocesses, real files, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+LANDSCAPES = ROOT.parent / "shared" / "landscapes"
+
+
+def run_cli(*args: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1", **(env or {})}
+    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, env=environment)
+
+
+def show_json(path: Path, *extra: str) -> dict:
+    result = run_cli("show", str(path), "--json", *extra)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_tune_sim_then_show_reports_a_simulated_best(tmp_path: Path) -> None:
+    out = tmp_path / "va.json"
+    result = run_cli("tune", "vector_add", "--backend", "auto", "--strategy", "random", "--budget", "12",
+                     "--seed", "3", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "[12/12]" in result.stderr  # the progress line
+    summary = show_json(out, "--trials")
+    assert summary["kernel"] == "vector_add"
+    assert summary["simulated"] is True and "Simulated" in summary["device"]["name"]
+    assert summary["trials"] == 12 and sum(summary["by_status"].values()) == 12
+    assert summary["best"] is not None and summary["best"]["latency_ms"] > 0
+    lats = [t["latency_ms"] for t in summary["trial_list"] if t["status"] == "ok"]
+    assert summary["best"]["latency_ms"] == pytest.approx(min(lats))
+    assert [t["index"] for t in summary["trial_list"]] == list(range(12))
+    # a constraint given to show re-ranks the stored trials without touching the file
+    before = out.read_bytes()
+    tight = show_json(out, "--max-latency-ms", str(min(lats) * 0.5))
+    assert tight["feasible"] == 0 and tight["best"] is None
+    assert tight["most_excluding_constraint"]
+    assert out.read_bytes() == before
+
+
+def test_python_benchmark_failures_are_recorded_with_reasons(tmp_path: Path) -> None:
+    out = tmp_path / "faulty.json"
+    result = run_cli("tune", str(FIXTURES / "faulty_bench.py"), "--strategy", "grid", "--budget", "12",
+                     "--timeout", "1", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    summary = show_json(out, "--trials")
+    by_mode = {t["config"]["mode"]: t for t in summary["trial_list"] if t["config"]["k"] == 0}
+    assert by_mode["hang"]["status"] == "timeout"
+    assert by_mode["segv"]["status"] == "crashed"
+    assert by_mode["exit3"]["status"] == "crashed"
+    assert by_mode["raise"]["status"] == "runtime_error" and "bad config" in by_mode["raise"]["message"]
+    assert by_mode["ok"]["status"] == "ok"
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["tune", "no_such_kernel", "--out", "{tmp}/x.json"], "unknown kernel"),
+        (["tune", "vector_add", "--backend", "sim", "--set", "bogus=3", "--out", "{tmp}/x.json"], "bogus"),
+        (["tune", "vector_add", "--backend", "sim", "--budget", "0", "--out", "{tmp}/x.json"], "--budget"),
+        (["tune", "vector_add", "--strategy", "nope", "--out", "{tmp}/x.json"], "unknown strategy"),
+        (["tune", "vector_add", "--min-quality", "2", "--out", "{tmp}/x.json"], "quality"),
+        (["tune", "vector_add", "--out", "{tmp}/missing/dir/x.json"], "does not exist"),
+        (["show", "{tmp}/does-not-exist.json"], "does-not-exist.json"),
+        (["show", "{tmp}/garbage.json"], "garbage.json"),
+        (["show", "{tmp}/newer.json"], "version"),
+        (["import-kt", "{tmp}/garbage.json", "--out", "{tmp}/y.json"], "garbage.json"),
+        (["tune", "--replay", "{tmp}/garbage.json", "--out", "{tmp}/x.json"], "garbage.json"),
+    ],
+)
+def test_bad_input_is_one_line_no_traceback_and_touches_nothing(tmp_path: Path, args: list[str], expected: str) -> None:
+    (tmp_path / "garbage.json").write_text("{ this is not json")
+    (tmp_path / "newer.json").write_text(json.dumps({"format": "kernel-workbench-session", "version": 999}))
+    keep = tmp_path / "x.json"
+    keep.write_text("precious")
+    result = run_cli(*[a.replace("{tmp}", str(tmp_path)) for a in args])
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), result.stderr
+    assert "Traceback" not in result.stderr
+    assert expected in lines[0]
+    assert keep.read_text() == "precious"
+    assert not (tmp_path / "y.json").exists()
+
+
+def test_unsafe_restriction_in_a_benchmark_is_refused(tmp_path: Path) -> None:
+    bench = tmp_path / "evil.py"
+    bench.write_text(
+        "SPACE = {'a': [1, 2]}\n"
+        "RESTRICTIONS = [\"__import__('os').system('touch pwned')\"]\n"
+        "def measure(config):\n    return {'latency_ms': 1.0}\n"
+    )
+    result = run_cli("tune", str(bench), "--out", str(tmp_path / "o.json"))
+    assert result.returncode == 2
+    assert "not allowed" in result.stderr or "restriction" in result.stderr
+    assert not (ROOT / "pwned").exists() and not (tmp_path / "pwned").exists()
+
+
+def test_kernels_json_lists_the_library() -> None:
+    result = run_cli("kernels", "--json")
+    assert result.returncode == 0, result.stderr
+    listing = {k["name"]: k for k in json.loads(result.stdout)}
+    expected = {"vector_add", "gelu", "reduce_sum", "softmax", "layernorm", "transpose", "sgemm", "conv2d",
+                "stencil", "histogram"}
+    assert expected <= set(listing)
+    for item in listing.values():
+        assert item["valid_configs"] >= 100
+        assert {s["group"] for s in item["slots"]} <= {"launch", "memory", "compute", "reduction"}
+
+
+def test_kill_tune_mid_run_then_show_recovers_every_finished_trial(tmp_path: Path) -> None:
+    out = tmp_path / "killed.json"
+    env = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1", "WORKBENCH_SLOW_S": "0.05"}
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "main.py"), "tune", str(FIXTURES / "slow_bench.py"), "--strategy", "grid",
+         "--budget", "400", "--out", str(out), "--quiet"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    journal = Path(str(out) + ".journal")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if journal.exists() and journal.read_text().count("\n") >= 6:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    lines_at_kill = journal.read_text().count("\n")
+    summary = show_json(out, "--trials")
+    # every trial whose line reached the journal is recovered (the header is one line)
+    assert summary["trials"] >= lines_at_kill - 1 >= 5
+    assert [t["index"] for t in summary["trial_list"]] == list(range(summary["trials"]))
+
+
+@pytest.mark.skipif(not (LANDSCAPES / "pnpoly_RTX_3090.json").exists(), reason="shared landscapes not present")
+def test_import_kt_then_replay_tune(tmp_path: Path) -> None:
+    imported = tmp_path / "pnpoly.json"
+    result = run_cli("import-kt", str(LANDSCAPES / "pnpoly_RTX_3090.json"), "--out", str(imported))
+    assert result.returncode == 0, result.stderr
+    summary = show_json(imported)
+    assert summary["trials"] == 4092 and summary["simulated"] is False
+    assert summary["by_status"].get("runtime_error") == 330
+    out = tmp_path / "replayed.json"
+    result = run_cli("tune", "--replay", str(imported), "--strategy", "random", "--budget", "20", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    replayed = show_json(out)
+    assert replayed["trials"] == 20 and replayed["device"].get("replayed") is True
