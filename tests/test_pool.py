@@ -58,6 +58,10 @@ def test_every_fault_is_recorded_once_with_its_reason():
     assert status["raise0"].status is Status.RUNTIME_ERROR
     assert status["raise0"].message == "ValueError: bad config k=0"
     assert "Traceback" in status["raise0"].log and "faulty_bench.py" in status["raise0"].log
+    assert "about to fail for k=0" in status["raise0"].log  # what the candidate printed
+    # faulthandler's Python stacks: where it crashed, and where it hung when it was terminated
+    assert "Segmentation fault" in status["segv0"].log and "in measure" in status["segv0"].log
+    assert "faulty_bench.py" in status["hang0"].log and "in measure" in status["hang0"].log
     assert status["oom0"].status is Status.CRASHED
     assert "out of memory" in status["oom0"].message
     assert status["nolatency0"].status is Status.RUNTIME_ERROR

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import shutil
 import signal
+import tempfile
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -26,7 +28,7 @@ from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Measurement, Status
 from workbench.core.space import Config
-from workbench.runner.worker import EXIT_AFTER_MEMORY_ERROR, worker_main
+from workbench.runner.worker import EXIT_AFTER_MEMORY_ERROR, read_tail, with_output, worker_main
 
 #: One finished candidate: the config, its measurement, seconds per phase, and the worker's name.
 Result = tuple[Config, Measurement, dict[str, float], str]
@@ -63,6 +65,7 @@ class _Worker:
     failed_startup: bool = False
     conn_open: bool = True
     job: _Job | None = None
+    output_path: str = ""  # where the worker's stdout/stderr go (the current candidate's only)
 
 
 def describe_exit(exitcode: int | None) -> str:
@@ -83,9 +86,16 @@ def describe_exit(exitcode: int | None) -> str:
 
 @dataclass
 class _Dying:
+    """A worker sent SIGTERM (SIGKILL at ``kill_at``). Its timed-out candidate, if any, is recorded
+    once the process is gone, so the log holds the stack ``faulthandler`` dumped on SIGTERM."""
+
     process: Any
     kill_at: float
     killed: bool = field(default=False)
+    job: _Job | None = None
+    name: str = ""
+    reason: str = ""
+    output_path: str = ""
 
 
 class WorkerPool:
@@ -120,6 +130,7 @@ class WorkerPool:
         self._error: WorkerStartupError | None = None
         self._seq = 0
         self._closed = False
+        self._output_dir = tempfile.mkdtemp(prefix="workbench-workers-")
         self.started_workers = 0  # processes started, replacements included
         for index in range(workers):
             self._start_worker(f"worker-{index}")
@@ -135,7 +146,8 @@ class WorkerPool:
     @property
     def in_flight(self) -> int:
         """Candidates submitted and not yet returned by :meth:`results`."""
-        return len(self._pending) + sum(1 for w in self._workers if w.job) + len(self._done)
+        running = sum(1 for w in self._workers if w.job) + sum(1 for d in self._dying if d.job)
+        return len(self._pending) + running + len(self._done)
 
     @property
     def busy(self) -> bool:
@@ -170,7 +182,7 @@ class WorkerPool:
             if self._done:
                 out, self._done = self._done, []
                 return out
-            running = any(w.job for w in self._workers)
+            running = any(w.job for w in self._workers) or any(d.job for d in self._dying)
             if self._error is not None and not running:
                 self._pending.clear()
                 raise self._error
@@ -221,6 +233,7 @@ class WorkerPool:
         self._workers.clear()
         self._dying.clear()
         self._pending.clear()
+        shutil.rmtree(self._output_dir, ignore_errors=True)
 
     def __enter__(self) -> "WorkerPool":
         return self
@@ -237,16 +250,19 @@ class WorkerPool:
     # --- internals -----------------------------------------------------------------------------
     def _start_worker(self, name: str) -> None:
         parent_conn, child_conn = self._ctx.Pipe(duplex=True)
+        output_path = os.path.join(self._output_dir, f"{name}.{self.started_workers}.out")
         process = self._ctx.Process(
             target=worker_main,
-            args=(child_conn, self.spec, self.limits, os.getpid()),
+            args=(child_conn, self.spec, self.limits, os.getpid(), output_path),
             name=f"workbench-{name}",
             daemon=True,
         )
         process.start()
         child_conn.close()
         self.started_workers += 1
-        self._workers.append(_Worker(name=name, process=process, conn=parent_conn, started=time.monotonic()))
+        self._workers.append(
+            _Worker(name=name, process=process, conn=parent_conn, started=time.monotonic(), output_path=output_path)
+        )
 
     def _timeout_for(self, phase: str) -> float:
         return self.limits.compile_timeout_s if phase == "compile" else self.limits.run_timeout_s
@@ -268,6 +284,7 @@ class WorkerPool:
             wait_s = until if wait_s is None else min(wait_s, until)
         waitables: list[Any] = [w.conn for w in self._workers if w.conn_open]
         waitables += [w.process.sentinel for w in self._workers]
+        waitables += [d.process.sentinel for d in self._dying if d.job is not None]
         if waitables:
             wait(waitables, timeout=wait_s)
         elif wait_s:
@@ -314,24 +331,24 @@ class WorkerPool:
             if kind == "fatal":
                 worker.retiring = True
 
-    def _finish_job(self, worker: _Worker, status: Status, reason: str) -> None:
-        job = worker.job
-        assert job is not None
-        now = time.monotonic()
-        timings = {"total_s": now - job.dispatched}
-        self._done.append((job.config, Measurement.failure(status, reason), timings, worker.name))
-        worker.job = None
+    def _record_failure(self, job: _Job, worker_name: str, status: Status, reason: str, output_path: str) -> None:
+        """Record a candidate the worker could not report itself, with whatever it printed."""
+        timings = {"total_s": time.monotonic() - job.dispatched}
+        log = with_output(reason, read_tail(output_path)) if output_path else reason
+        self._done.append((job.config, Measurement.failure(status, reason, log=log), timings, worker_name))
 
     def _on_death(self, worker: _Worker) -> None:
         self._drain(worker)  # a result sent just before exiting still counts
         worker.process.join(0)
         reason = describe_exit(worker.process.exitcode)
         if worker.job is not None:
-            self._finish_job(worker, Status.CRASHED, reason)
+            self._record_failure(worker.job, worker.name, Status.CRASHED, reason, worker.output_path)
+            worker.job = None
         self._workers.remove(worker)
         worker.conn.close()
         if not worker.ready and not worker.failed_startup and self._error is None:
-            self._error = WorkerStartupError(f"{self.spec.kind} backend failed to start: {reason}")
+            log = with_output(reason, read_tail(worker.output_path))
+            self._error = WorkerStartupError(f"{self.spec.kind} backend failed to start: {reason}", log=log)
         if worker.ready and not self._closed:
             self._start_worker(worker.name)
 
@@ -342,8 +359,8 @@ class WorkerPool:
             if job is not None:
                 limit = self._timeout_for(job.phase)
                 if now - job.phase_since >= limit:
-                    self._finish_job(worker, Status.TIMEOUT, f"exceeded {job.phase} timeout of {float(limit)} s")
-                    self._kill(worker)
+                    worker.job = None
+                    self._kill(worker, job=job, reason=f"exceeded {job.phase} timeout of {float(limit)} s")
             elif not worker.ready and not worker.failed_startup and now - worker.started >= self.start_timeout_s:
                 if self._error is None:
                     self._error = WorkerStartupError(
@@ -352,15 +369,20 @@ class WorkerPool:
                 worker.failed_startup = True
                 self._kill(worker, replace=False)
 
-    def _kill(self, worker: _Worker, replace: bool = True) -> None:
-        """SIGTERM now, SIGKILL after the grace period (see :meth:`_reap_dying`); start a replacement."""
+    def _kill(self, worker: _Worker, replace: bool = True, job: _Job | None = None, reason: str = "") -> None:
+        """SIGTERM now, SIGKILL after the grace period (see :meth:`_reap_dying`); start a replacement.
+
+        ``job`` (the timed-out candidate) is recorded with ``reason`` when the process is gone.
+        """
         try:
             worker.process.terminate()
         except (OSError, ValueError):
             pass
         self._workers.remove(worker)
         worker.conn.close()
-        self._dying.append(_Dying(worker.process, time.monotonic() + self.kill_grace_s))
+        self._dying.append(
+            _Dying(worker.process, time.monotonic() + self.kill_grace_s, False, job, worker.name, reason, worker.output_path)
+        )
         if replace and not self._closed:
             self._start_worker(worker.name)
 
@@ -370,6 +392,8 @@ class WorkerPool:
             if not dying.process.is_alive():
                 dying.process.join(0)
                 self._dying.remove(dying)
+                if dying.job is not None:
+                    self._record_failure(dying.job, dying.name, Status.TIMEOUT, dying.reason, dying.output_path)
             elif not dying.killed and now >= dying.kill_at:
                 dying.process.kill()
                 dying.killed = True

@@ -20,6 +20,8 @@ worker -> parent
 from __future__ import annotations
 
 import ctypes
+import dataclasses
+import faulthandler
 import os
 import signal
 import sys
@@ -38,6 +40,57 @@ _PR_SET_PDEATHSIG = 1
 _WATCHDOG_PERIOD_S = 0.5
 #: exit code of a worker that gave up after MemoryError (its address space may be capped).
 EXIT_AFTER_MEMORY_ERROR = 86
+#: At most this much of a candidate's output is attached to its log.
+OUTPUT_TAIL_BYTES = 8192
+
+
+def read_tail(path: str, limit: int = OUTPUT_TAIL_BYTES) -> str:
+    """The last ``limit`` bytes of a worker's output file, as text ('' when there is none)."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - limit))
+            data = handle.read()
+    except OSError:
+        return ""
+    text = data.decode("utf-8", errors="replace").strip()
+    return ("[...]\n" + text) if size > limit and text else text
+
+
+def with_output(log: str, output: str) -> str:
+    """A failure log with the candidate's own output (prints, native tracebacks) appended."""
+    if not output:
+        return log
+    return f"{log.rstrip()}\n--- worker output ---\n{output}" if log else output
+
+
+def _capture_output(path: str) -> None:
+    """Send this process's stdout and stderr (Python and native) to ``path``.
+
+    The file holds only the current candidate's output (it is emptied before each evaluation),
+    so a failure's log can show what the candidate printed, and ``faulthandler`` puts the Python
+    stack of a segfault or of a hang (dumped on the pool's SIGTERM) there too.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None and hasattr(stream, "reconfigure"):
+            stream.reconfigure(line_buffering=True, write_through=True)
+    faulthandler.enable(all_threads=True)
+    faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
+
+
+def _clear_output() -> None:
+    try:
+        os.ftruncate(1, 0)
+    except OSError:
+        pass
 
 
 def _die_with_parent(parent_pid: int) -> None:
@@ -114,16 +167,26 @@ def _evaluate(backend: Any, config: Any, limits: EvalLimits, clock: _PhaseClock)
         return "result", Measurement.failure(Status.RUNTIME_ERROR, text, log=traceback.format_exc())
 
 
-def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: int) -> None:
-    """Entry point of a worker process (the target of ``multiprocessing.Process``)."""
+def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: int, output_path: str = "") -> None:
+    """Entry point of a worker process (the target of ``multiprocessing.Process``).
+
+    ``output_path``: file that receives the worker's stdout and stderr ('' leaves them alone).
+    """
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
+    if output_path:
+        _capture_output(output_path)
     try:
         backend = create_backend(spec)
         backend.prepare()
     except BaseException as exc:  # noqa: BLE001 - report anything, then exit
         message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        conn.send(("startup_error", message, traceback.format_exc()))
+        log = traceback.format_exc()
+        if output_path:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            log = with_output(log, read_tail(output_path))
+        conn.send(("startup_error", message, log))
         conn.close()
         return
     conn.send(("ready", {"pid": os.getpid()}))
@@ -136,10 +199,16 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
         if message[0] != "eval":
             break
         _, seq, config = message
+        if output_path:
+            _clear_output()
         clock.begin(seq)
         started = time.monotonic()
         kind, measurement = _evaluate(backend, config, limits, clock)
         timings = clock.finish(started)
+        if output_path and measurement.status.failed:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            measurement = dataclasses.replace(measurement, log=with_output(measurement.log, read_tail(output_path)))
         try:
             conn.send((kind, seq, measurement, timings))
         except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable metric value
