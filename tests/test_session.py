@@ -446,6 +446,18 @@ def test_failed_save_leaves_previous_file_intact(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]
 
 
+def test_save_refuses_what_load_would_refuse(tmp_path: Path) -> None:
+    session = make_session(3)
+    session.add(Trial(1, session.trials[0].config, Measurement(Status.OK, {"latency_ms": 1.0})))
+    with pytest.raises(WorkbenchError, match=r"cannot save session: trials\[3\]\.index: 1 appears twice"):
+        save_session(session, tmp_path / "s.json")
+    session = make_session(3)
+    session.add(Trial(3, Config({"block_size": 32}), Measurement(Status.OK, {"latency_ms": 1.0})))
+    with pytest.raises(WorkbenchError, match=r"trials\[3\]\.config: has no value for slot"):
+        save_session(session, tmp_path / "s.json")
+    assert not (tmp_path / "s.json").exists()
+
+
 def test_100k_trials_save_and_load_under_two_seconds_each(tmp_path: Path) -> None:
     """Timed in CPU seconds of this process: the shared CI machine's other jobs must not fail it
     (wall time on an idle machine is the same plus the fsync; bench/session_io.py prints it)."""

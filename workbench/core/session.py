@@ -540,11 +540,11 @@ def _decode_session(data: Any, source: str) -> Session:
     return session
 
 
-def _check_trials(session: Session, source: str) -> None:
+def _check_trials(session: Session, source: str, trials: list[Trial] | None = None) -> None:
     """Whole-list checks: unique indices, configs over the space's slots."""
     seen: set[int] = set()
     names = frozenset(session.space.names) if session.space is not None else None
-    for i, trial in enumerate(session.trials):
+    for i, trial in enumerate(session.trials if trials is None else trials):
         if trial.index in seen:
             raise SessionFormatError(f"{source}: trials[{i}].index: {trial.index} appears twice")
         seen.add(trial.index)
@@ -627,6 +627,10 @@ def save_session(session: Session, path: str | os.PathLike[str], *, keep_journal
     """
     p = _session_path(path)
     trials = list(session.trials)  # a snapshot: the engine may append while we write
+    try:  # never write a file that load_session would refuse
+        _check_trials(session, "cannot save session", trials)
+    except SessionFormatError as exc:
+        raise WorkbenchError(f"{p}: {exc}") from None
     try:
         with _no_gc():
             _atomic_write(p, lambda f: _write_document(f, session, trials))
