@@ -84,6 +84,21 @@ def describe_exit(exitcode: int | None) -> str:
     return f"worker exited with code {exitcode}"
 
 
+def worker_spec(spec: BackendSpec, index: int) -> BackendSpec:
+    """The spec worker slot ``index`` builds its backend from.
+
+    With ``options["devices"] = [0, 1, ...]`` worker slots are spread over the devices (slot ``i``
+    gets ``device = devices[i % len(devices)]``; a replacement keeps its slot's device), which is
+    how a pool runs one worker per GPU. Otherwise every worker gets the spec unchanged.
+    """
+    devices = spec.options.get("devices")
+    if not devices:
+        return spec
+    options = {k: v for k, v in spec.options.items() if k != "devices"}
+    options["device"] = list(devices)[index % len(devices)]
+    return BackendSpec(spec.kind, options)
+
+
 @dataclass
 class _Dying:
     """A worker sent SIGTERM (SIGKILL at ``kill_at``). Its timed-out candidate, if any, is recorded
@@ -253,7 +268,7 @@ class WorkerPool:
         output_path = os.path.join(self._output_dir, f"{name}.{self.started_workers}.out")
         process = self._ctx.Process(
             target=worker_main,
-            args=(child_conn, self.spec, self.limits, os.getpid(), output_path),
+            args=(child_conn, worker_spec(self.spec, int(name.rpartition("-")[2])), self.limits, os.getpid(), output_path),
             name=f"workbench-{name}",
             daemon=True,
         )
