@@ -523,27 +523,49 @@ TEMPLATES = (
     "{a} in (1, 2, {k})",
     "max({a}, {b}) - min({a}, {b}) <= {k}",
     "{a} < {b} or {c} == {k}",
+    "{a} / {b} <= n",
+    "{a} ** 2 <= {b} * n",
+    "({a} if {b} > {k} else {c}) >= 2",
+)
+TEXT_TEMPLATES = (
+    '{t} != "atomic" or {a} >= {k}',
+    '{t} in ("tree", "warp") and {a} <= n',
+    '{t} == "tree" or {u} == "atomic"',
+    "{t} < {u} or {a} == {k}",
 )
 
 
 @st.composite
 def spaces(draw: st.DrawFn) -> SearchSpace:
+    """Random small spaces: int, float, bool and text slots, restrictions from templates, a parameter."""
     n = draw(st.integers(1, 5))
     slots = []
     for i in range(n):
-        kind = draw(st.sampled_from(["int", "int", "int", "bool"]))
+        kind = draw(st.sampled_from(["int", "int", "int", "float", "bool", "str"]))
         if kind == "bool":
             values: tuple = (False, True)
+        elif kind == "str":
+            values = tuple(draw(st.lists(st.sampled_from(["atomic", "tree", "warp"]), min_size=1, unique=True)))
+        elif kind == "float":
+            values = tuple(draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.5, 4.0]), min_size=1, unique=True)))
         else:
             values = tuple(draw(st.lists(st.integers(0, 12), min_size=1, max_size=5, unique=True)))
         slots.append(Slot(f"s{i}", values))
-    names = [s.name for s in slots]
+    numeric = [s.name for s in slots if s.kind != "str"]
+    text = [s.name for s in slots if s.kind == "str"]
     restrictions = []
     for _ in range(draw(st.integers(0, 4))):
-        template = draw(st.sampled_from(TEMPLATES))
-        a, b, c = (draw(st.sampled_from(names)) for _ in range(3))
-        restrictions.append(template.format(a=a, b=b, c=c, k=draw(st.integers(0, 30))))
-    return SearchSpace(slots, restrictions)
+        k = draw(st.integers(0, 30))
+        if text and numeric and draw(st.booleans()):
+            template = draw(st.sampled_from(TEXT_TEMPLATES))
+            a = draw(st.sampled_from(numeric))
+            t, u = draw(st.sampled_from(text)), draw(st.sampled_from(text))
+            restrictions.append(template.format(a=a, t=t, u=u, k=k))
+        elif numeric:
+            template = draw(st.sampled_from(TEMPLATES))
+            a, b, c = (draw(st.sampled_from(numeric)) for _ in range(3))
+            restrictions.append(template.format(a=a, b=b, c=c, k=k))
+    return SearchSpace(slots, restrictions, {"n": draw(st.integers(0, 20))})
 
 
 PROPERTY_SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -593,7 +615,7 @@ def test_property_neighbours(space: SearchSpace, pick: int, adjacent: bool) -> N
 @given(space=spaces(), explicit=st.booleans())
 def test_property_round_trip(space: SearchSpace, explicit: bool) -> None:
     if explicit:
-        space = SearchSpace.explicit(space.slots, list(space)[::2], space.restrictions)
+        space = SearchSpace.explicit(space.slots, list(space)[::2], space.restrictions, space.params)
     back = SearchSpace.from_dict(json.loads(json.dumps(space.to_dict())))
     assert [c.id for c in back] == [c.id for c in space]
     assert back.count() == space.count()
