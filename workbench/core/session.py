@@ -811,16 +811,19 @@ class Journal:
         with self._lock:
             if self._file is None:
                 raise WorkbenchError(f"{self.path}: journal not started")
-            if os.fstat(self._file.fileno()).st_nlink == 0:  # a save removed it: start a fresh one
-                self._file.close()
-                self._file = open(self.path, "w", encoding="utf-8", newline="\n")
-                self._file.write(self._header + "\n")
-                self._indices = set()
-            self._file.write(line)
+            try:
+                if os.fstat(self._file.fileno()).st_nlink == 0:  # a save removed it: start afresh
+                    self._file.close()
+                    self._file = open(self.path, "w", encoding="utf-8", newline="\n")
+                    self._file.write(self._header + "\n")
+                    self._indices = set()
+                self._file.write(line)
+                self._file.flush()
+                if self.fsync:
+                    os.fsync(self._file.fileno())
+            except OSError as exc:  # disk full, folder gone: say so in one line
+                raise WorkbenchError(f"{self.path}: cannot append to journal ({exc.strerror or exc})") from None
             self._indices.add(trial.index)
-            self._file.flush()
-            if self.fsync:
-                os.fsync(self._file.fileno())
 
     def _close(self) -> None:
         if self._file is not None:
