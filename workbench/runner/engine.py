@@ -158,6 +158,7 @@ class Engine:
         if self._in_run:
             raise WorkbenchError("this engine is already running")
         self._in_run = True
+        self.evaluations = self.failures = 0
         try:
             finished = self._run()
         except WorkbenchError as exc:
