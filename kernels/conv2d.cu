@@ -36,7 +36,11 @@ typedef const float* input_ptr;  // no __restrict__: the compiler may not route 
 
 __constant__ float d_filter[FH * FW];
 
-extern "C" __global__ void __launch_bounds__(BLOCK_SIZE_X * BLOCK_SIZE_Y)
+// Like the benchmark, every tap and tile loop is fully unrolled and there are no launch bounds: the
+// compiler may reuse staged values across taps in registers, so large tiles cost registers (and
+// compile time), and big blocks with big tiles can exceed the register file and fail to launch,
+// as in the recording.
+extern "C" __global__ void
 convolution_kernel(float* __restrict__ output, input_ptr input)
 {
     const int tx = threadIdx.x;
@@ -62,8 +66,7 @@ convolution_kernel(float* __restrict__ output, input_ptr input)
         }
     }
     __syncthreads();
-    // Filter rows stay a loop (full unrolling of all taps x tiles bloats code and compile time).
-#pragma unroll 1
+#pragma unroll
     for (int i = 0; i < FH; ++i) {
 #pragma unroll
         for (int j = 0; j < FW; ++j) {
@@ -84,8 +87,7 @@ convolution_kernel(float* __restrict__ output, input_ptr input)
     for (int yi = 0; yi < TILE_SIZE_Y; ++yi) row[yi] = min(y0 + ty + yi * BLOCK_SIZE_Y, IMG_H - 1);
 #pragma unroll
     for (int xi = 0; xi < TILE_SIZE_X; ++xi) col[xi] = min(x0 + tx + xi * BLOCK_SIZE_X, IMG_W - 1);
-    // Filter rows stay a loop (full unrolling of all taps x tiles bloats code and compile time).
-#pragma unroll 1
+#pragma unroll
     for (int i = 0; i < FH; ++i) {
 #pragma unroll
         for (int j = 0; j < FW; ++j) {
