@@ -510,6 +510,10 @@ def test_pickles_for_worker_processes() -> None:
     assert clone == space and clone.count() == space.count()
     explicit = SearchSpace.explicit(space.slots, list(space)[:10])
     assert pickle.loads(pickle.dumps(explicit)).points == explicit.points
+    filtered = SearchSpace.explicit(space.slots, list(space)[:10], ["block_size >= 128"], {"n": 1})
+    clone = pickle.loads(pickle.dumps(filtered))
+    assert clone == filtered and clone.points == filtered.points and len(clone.points) < 10
+    assert clone.with_restrictions([]).count() == 10  # the points the restriction hides travel too
 
 
 # ---------------------------------------------------------------- properties over random spaces

@@ -17,6 +17,7 @@ import math
 import threading
 from dataclasses import dataclass
 from types import MappingProxyType
+from collections.abc import Mapping as _AbcMapping
 from typing import Any, Iterable, Iterator, Mapping, Sequence, Union
 
 import numpy as np
@@ -110,6 +111,9 @@ REJECTION_MIN_YIELD = 0.02
 _MISSING = object()
 
 
+_KIND_OF_TYPE: dict[type, str] = {bool: "bool", int: "int", float: "float", str: "str"}
+
+
 def _plain(value: Any) -> Any:
     """NumPy scalars become the Python values they hold (np.int64(4) -> 4)."""
     return value.item() if isinstance(value, np.generic) else value
@@ -192,6 +196,7 @@ class Slot:
             raise SpaceError(f"slot {name}: doc must be text")
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "_positions", {v: i for i, v in enumerate(values)})  # O(1) membership
+        object.__setattr__(self, "_type", type(values[0]))  # the exact Python type of the values
         object.__setattr__(self, "doc", " ".join(self.doc.split()))
         if self.default is not None:
             object.__setattr__(self, "default", self.normalise(self.default, what="default"))
@@ -199,7 +204,7 @@ class Slot:
     @property
     def kind(self) -> str:
         """``int``, ``float``, ``bool`` or ``str``."""
-        return _kind(self.values[0]) or "str"
+        return _KIND_OF_TYPE[self._type]  # type: ignore[attr-defined]
 
     @property
     def ordered(self) -> bool:
@@ -208,11 +213,16 @@ class Slot:
 
     def accepts(self, value: Any) -> bool:
         """True when ``value`` is in the domain with the slot's exact type (no normalisation)."""
-        value = _plain(value)
-        return _kind(value) == self.kind and value in self._positions  # type: ignore[attr-defined]
+        if type(value) is not self._type:  # type: ignore[attr-defined]
+            value = _plain(value)
+            if type(value) is not self._type:  # type: ignore[attr-defined]
+                return False
+        return value in self._positions  # type: ignore[attr-defined]
 
     def normalise(self, value: Any, what: str = "value") -> Value:
         """``value`` as the domain spells it (an int is accepted for a float slot); else SpaceError."""
+        if type(value) is self._type and value in self._positions:  # type: ignore[attr-defined]
+            return value  # the common case, kept cheap: recordings hold 10^5 points
         value = _plain(value)
         if self.kind == "float" and _kind(value) == "int":
             value = float(value)
@@ -527,7 +537,7 @@ class SearchSpace:
         self._count: int | None = None
         # components keep scratch state while counting and drawing; one thread at a time
         self._lock = threading.RLock()
-        self._neighbour_index: list[dict[tuple[int, ...], list[tuple[int, Config]]]] | None = None
+        self._neighbour_index: dict[tuple[int, ...], Config] | None = None  # explicit: index vector -> point
 
     @classmethod
     def explicit(
@@ -601,11 +611,12 @@ class SearchSpace:
     # ------------------------------------------------------------------ validation
     def _normalised(self, mapping: Mapping[str, Any]) -> Config:
         """Config with every value as its domain spells it; SpaceError on unknown/missing/out-of-domain."""
-        if not isinstance(mapping, Mapping):
+        if not isinstance(mapping, _AbcMapping):
             raise SpaceError(f"a config must be a mapping slot -> value, got {type(mapping).__name__}")
-        unknown = [k for k in mapping if k not in self._pos]
-        if unknown:
-            raise SpaceError(f"unknown slot {unknown[0]!r}; slots: {', '.join(self._names)}")
+        if len(mapping) != len(self._slots) or any(k not in self._pos for k in mapping):
+            unknown = [k for k in mapping if k not in self._pos]
+            if unknown:
+                raise SpaceError(f"unknown slot {unknown[0]!r}; slots: {', '.join(self._names)}")
         values: dict[str, Value] = {}
         for slot in self._slots:
             value = mapping.get(slot.name, _MISSING)
@@ -622,6 +633,8 @@ class SearchSpace:
     def _satisfies(self, config: Mapping[str, Value]) -> bool:
         if self._false_constant is not None:
             return False
+        if not self._linked:
+            return True
         env = self._env(config)
         return all(r(env) for r, _ in self._linked)
 
@@ -902,26 +915,27 @@ class SearchSpace:
         return out
 
     def _explicit_neighbours(self, origin: tuple[int, ...], adjacent_only: bool) -> list[Config]:
+        """Recorded points one slot away, found by looking up each changed index vector."""
         if self._neighbour_index is None:
-            index: list[dict[tuple[int, ...], list[tuple[int, Config]]]] = [{} for _ in self._slots]
-            for point in self.points:
-                idx = self.values_index(point)
-                for p in range(len(self._slots)):
-                    key = idx[:p] + (-1,) + idx[p + 1 :]
-                    index[p].setdefault(key, []).append((idx[p], point))
-            for groups in index:
-                for members in groups.values():
-                    members.sort(key=lambda item: item[0])
-            self._neighbour_index = index
+            positions = [s._positions for s in self._slots]  # type: ignore[attr-defined]
+            self._neighbour_index = {
+                tuple(pos[point[name]] for pos, name in zip(positions, self._names)): point for point in self.points
+            }
+        index = self._neighbour_index
         out = []
         for p, slot in enumerate(self._slots):
-            key = origin[:p] + (-1,) + origin[p + 1 :]
-            members = [(i, c) for i, c in self._neighbour_index[p].get(key, ()) if i != origin[p]]
+            here = origin[p]
+            found = []
+            for i in range(len(slot.values)):
+                if i != here:
+                    point = index.get(origin[:p] + (i,) + origin[p + 1 :])
+                    if point is not None:
+                        found.append((i, point))
             if adjacent_only and slot.ordered:
-                below = [m for m in members if m[0] < origin[p]]
-                above = [m for m in members if m[0] > origin[p]]
-                members = below[-1:] + above[:1]
-            out.extend(c for _, c in members)
+                below = [m for m in found if m[0] < here]
+                above = [m for m in found if m[0] > here]
+                found = below[-1:] + above[:1]
+            out.extend(point for _, point in found)
         return out
 
     # ------------------------------------------------------------------ derived spaces
@@ -998,8 +1012,11 @@ class SearchSpace:
             points.append(dict(zip(names, row)))
         return cls.explicit(slots, points, restrictions, params)
 
-    def __reduce__(self):  # restrictions are closures: travel as the JSON-able description
-        return (SearchSpace.from_dict, (self.to_dict(),))
+    def __reduce__(self):  # restrictions are closures: travel as the description
+        if self._all_points is None:
+            return (SearchSpace, (self._slots, self._restrictions, dict(self._params)))
+        rows = [tuple(c[name] for name in self._names) for c in self._all_points]
+        return (_restore_explicit, (self._slots, self._restrictions, dict(self._params), rows))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SearchSpace):
@@ -1008,6 +1025,19 @@ class SearchSpace:
 
     def __hash__(self) -> int:
         return hash((self._names, self._restrictions))
+
+
+def _restore_explicit(
+    slots: Sequence[Slot], restrictions: Sequence[str], params: Mapping[str, Value], rows: Sequence[tuple]
+) -> SearchSpace:
+    """Unpickle an explicit space: its points were validated when it was built, so skip that."""
+    space = SearchSpace.__new__(SearchSpace)
+    space._setup(slots, restrictions, params)
+    names = space.names
+    space._all_points = tuple(Config(dict(zip(names, row))) for row in rows)
+    space._points = tuple(c for c in space._all_points if space._satisfies(c))
+    space._point_ids = {c.id: i for i, c in enumerate(space._points)}
+    return space
 
 
 def _describe(config: Mapping[str, Value]) -> str:
