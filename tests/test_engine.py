@@ -133,10 +133,11 @@ def test_time_limit(monkeypatch):
     monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
     spec, target, session, search = _setup("slow")
     started = time.monotonic()
-    finished = Engine(session, search, spec, time_limit_s=0.6).run()
+    finished = Engine(session, search, spec, time_limit_s=1.0).run()
+    took = time.monotonic() - started
     assert finished.reason == "time_limit"
-    assert 0 < finished.evaluations < 30
-    assert time.monotonic() - started < 5
+    assert finished.evaluations <= 1.0 / 0.05 + 1  # nothing started after the limit
+    assert 1.0 <= took < 1.0 + 3.0  # the candidate running at the limit finished, then the run ended
 
 
 def test_pause_resume_and_stop_from_another_thread(monkeypatch):
@@ -271,7 +272,7 @@ def test_stop_during_a_hung_candidate_ends_within_its_timeout():
     stopped_at = time.monotonic()
     engine.stop()
     thread.join(10)
-    assert time.monotonic() - stopped_at < 1.0 + 1.0
+    assert time.monotonic() - stopped_at < 1.0 + 2.0  # its timeout, the kill grace, and slack for a busy CI box
     assert result[0].reason == "stopped"
     last = session.trials[-1]
     assert last.config["mode"] == "hang" and last.status is Status.TIMEOUT  # recorded, not dropped
