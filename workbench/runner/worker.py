@@ -83,7 +83,8 @@ def _capture_output(path: str) -> None:
         if stream is not None and hasattr(stream, "reconfigure"):
             stream.reconfigure(line_buffering=True, write_through=True)
     faulthandler.enable(all_threads=True)
-    faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
+    if hasattr(faulthandler, "register"):  # not on Windows
+        faulthandler.register(signal.SIGTERM, all_threads=True, chain=True)
 
 
 def _clear_output() -> None:
