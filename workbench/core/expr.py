@@ -249,8 +249,6 @@ class _Compiler:
         method = getattr(self, "_" + type(node).__name__, None)
         if method is None:
             problem = _REFUSED.get(type(node), f"{type(node).__name__} expressions are not allowed")
-            if isinstance(node, ast.Compare):  # pragma: no cover - Compare has a method
-                problem = "comparison not allowed"
             raise self.fail(node, problem)
         return method(node, depth + 1)
 
