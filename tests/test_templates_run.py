@@ -1,4 +1,4 @@
-"""Run the five core kernels on the CPU: indexing, tails, barriers, shuffles and atomics, no GPU.
+"""Run the five core kernels: on the CPU always (indexing, tails, barriers, shuffles, atomics), on a GPU when present.
 
 The rendered CUDA source is compiled as C++20 against a small shim: every CUDA thread of a block is
 a real ``std::thread``, ``__syncthreads`` is a block barrier, warp shuffles exchange through a
@@ -7,7 +7,9 @@ after another, which is one legal CUDA schedule (so the two-pass "last block" se
 All configs of one template go into one translation unit (each in its own namespace, its entry
 renamed) so g++ runs once per template. Outputs are checked against the float64 reference within
 the template's tolerance, and against ``emulate`` where the summation order is deterministic, so
-the emulation the simulator trusts is checked against the kernel itself.
+the emulation the simulator trusts is checked against the kernel itself. Under the ``gpu`` marker
+the same configs run on the device at full size, with the emulated quality and the CuPy baseline
+checked too.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import pytest
 from workbench.core.space import Config
 from workbench.core.templates import KernelTemplate, load_templates
 
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ to run kernels on the CPU")
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ to run kernels on the CPU")
 
 SHIM = r"""
 #include <atomic>
@@ -217,6 +219,7 @@ def templates() -> dict[str, KernelTemplate]:
     return load_templates()
 
 
+@needs_gxx
 @pytest.mark.parametrize("name", list(CPU_CONFIGS))
 def test_kernel_computes_the_reference_on_cpu(templates: dict[str, KernelTemplate], name: str, tmp_path: Path) -> None:
     template = templates[name]
@@ -241,3 +244,67 @@ def test_kernel_computes_the_reference_on_cpu(templates: dict[str, KernelTemplat
             else:
                 np.testing.assert_allclose(got, emulated[out], rtol=2e-6, atol=EMULATION_ATOL.get(name, 1e-7),
                                            err_msg=f"{name} {config} vs emulate")
+
+
+# --- on a device -------------------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", list(CPU_CONFIGS))
+def test_kernel_computes_the_reference_on_gpu(templates: dict[str, KernelTemplate], name: str, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same configs on a real device (the full-size problem), plus the emulation's quality and the baseline."""
+    cupy = pytest.importorskip("cupy")
+    from workbench.core.compiler import compile_cuda
+    from workbench.core.quality import quality_of
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_CACHE_DIR", str(tmp_path))
+    arch = "sm_{}".format(cupy.cuda.Device().compute_capability)
+    template = templates[name]
+    problem = template.resolve_problem()
+    space = template.space(problem)
+    inputs = template.make_inputs(problem, np.random.default_rng(0))
+    expected = template.reference(inputs, problem)
+    rtol, atol = template.tolerance
+    configs = [space.default_config(), *(space.config(c) for c in CPU_CONFIGS[name] if space.is_valid(c))]
+    for config in configs:
+        compiled = compile_cuda(template.render(config, problem), arch=arch, entry=template.entry)
+        assert compiled.ok, compiled.error
+        module = cupy.cuda.function.Module()
+        module.load(compiled.cubin)
+        buffers: dict[str, Any] = {}
+        params = []
+        for arg in template.args:
+            if arg.kind == "scalar":
+                params.append(np.dtype(arg.dtype).type(arg.value(problem)))
+                continue
+            if arg.kind in ("in", "inout"):
+                buffers[arg.name] = cupy.asarray(inputs[arg.name])
+            elif arg.reset == "zero":
+                buffers[arg.name] = cupy.zeros(arg.shape(problem), dtype=arg.dtype)
+            else:
+                buffers[arg.name] = cupy.full(arg.shape(problem), np.nan, dtype=arg.dtype) if np.dtype(arg.dtype).kind == "f" \
+                    else cupy.full(arg.shape(problem), np.iinfo(arg.dtype).max, dtype=arg.dtype)
+            params.append(buffers[arg.name])
+        module.get_function(template.entry)(template.grid(problem, config), template.block(problem, config), tuple(params),
+                                            shared_mem=template.dynamic_smem(problem, config))
+        cupy.cuda.Device().synchronize()
+        outputs = {out: cupy.asnumpy(buffers[out]) for out in expected}
+        for out, want in expected.items():
+            np.testing.assert_allclose(outputs[out].astype(np.float64), want, rtol=rtol, atol=atol, err_msg=f"{name} {config}")
+        if name == "gelu":  # tanh.approx is modelled, not reproduced: the model must track the device
+            small = template.resolve_problem(template.small_problem)
+            small_inputs = template.make_inputs(small, np.random.default_rng(0))
+            emulated = quality_of(template.emulate(small_inputs, small, config), template.reference(small_inputs, small))
+            measured = quality_of(outputs, expected)
+            assert abs(emulated - measured) < 0.15, (config, emulated, measured)
+    if template.baseline is not None:
+        device = {a.name: cupy.zeros(a.shape(problem), dtype=a.dtype) for a in template.args if a.kind != "scalar"}
+        for arg in template.args:
+            if arg.kind in ("in", "inout"):
+                device[arg.name] = cupy.asarray(inputs[arg.name])
+        template.baseline(cupy, device, problem)
+        cupy.cuda.Device().synchronize()
+        for out, want in expected.items():
+            np.testing.assert_allclose(cupy.asnumpy(device[out]).astype(np.float64), want, rtol=rtol, atol=atol,
+                                       err_msg=f"{name} baseline")
