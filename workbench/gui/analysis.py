@@ -1,16 +1,20 @@
 """Where failures concentrate: the slot values over-represented among the trials of one status.
 
 A broken corner of a template shows up as "90% of compile errors have unroll=16" while only 25% of
-all trials have it. Qt-free so it is tested directly.
+all trials have it. Vectorised over the session model's columns (status codes, one code column per
+slot) so 20,000 trials cost a few milliseconds; Qt-free so it is tested directly.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Mapping, Sequence
+
+import numpy as np
 
 from workbench.core.measurement import Status, Trial
+
+STATUSES: tuple[Status, ...] = tuple(Status)
 
 
 @dataclass(frozen=True)
@@ -28,38 +32,56 @@ class Concentration:
                 f"{self.slot}={self.value} (vs {self.baseline:.0%} of all trials)")
 
 
+def status_counts_from_codes(codes: np.ndarray) -> dict[Status, int]:
+    """Trials per status (codes index :data:`STATUSES`), in the order of :class:`Status`."""
+    counts = np.bincount(codes[codes >= 0], minlength=len(STATUSES)) if len(codes) else np.zeros(len(STATUSES), int)
+    return {status: int(counts[i]) for i, status in enumerate(STATUSES) if counts[i]}
+
+
 def status_counts(trials: Sequence[Trial]) -> dict[Status, int]:
-    """Number of trials per status, in the order of :class:`Status`."""
-    counts = Counter(trial.status for trial in trials)
-    return {status: counts[status] for status in Status if counts[status]}
+    return status_counts_from_codes(np.array([STATUSES.index(t.status) for t in trials], dtype=np.int64))
 
 
-def failure_concentrations(trials: Sequence[Trial], min_share: float = 0.5, min_lift: float = 1.25,
-                           min_count: int = 2) -> list[Concentration]:
-    """For each failure status, the slot values that a majority of its failures share and that are
-    clearly over-represented compared with all trials (``share >= min_lift * baseline``), strongest first."""
-    if not trials:
+def concentrations_from_columns(codes: np.ndarray, slots: Mapping[str, tuple[np.ndarray, Sequence[Any]]],
+                                min_share: float = 0.5, min_lift: float = 1.25, min_count: int = 2) -> list[Concentration]:
+    """``codes``: status code per trial; ``slots``: name -> (value index per trial, the values).
+
+    For each failure status, the slot values that at least ``min_share`` of its failures share and
+    that are over-represented against all trials (``share >= min_lift * baseline``), strongest first.
+    """
+    n = len(codes)
+    if n == 0:
         return []
-    n = len(trials)
-    overall: dict[str, Counter] = {}
-    for trial in trials:
-        for slot, value in trial.config.items():
-            overall.setdefault(slot, Counter())[value] += 1
-    by_status: dict[Status, list[Trial]] = {}
-    for trial in trials:
-        if trial.status is not Status.OK:
-            by_status.setdefault(trial.status, []).append(trial)
+    ok_code = STATUSES.index(Status.OK)
     found: list[Concentration] = []
-    for status, failed in by_status.items():
-        total = len(failed)
+    overall = {name: np.bincount(index, minlength=len(values)) for name, (index, values) in slots.items()}
+    for code in np.unique(codes):
+        if code == ok_code or code < 0:
+            continue
+        mask = codes == code
+        total = int(mask.sum())
         if total < min_count:
             continue
-        for slot, counter in overall.items():
-            among = Counter(trial.config.get(slot) for trial in failed)
-            value, count = among.most_common(1)[0]
-            share = count / total
-            baseline = counter[value] / n
+        for name, (index, values) in slots.items():
+            among = np.bincount(index[mask], minlength=len(values))
+            k = int(np.argmax(among))
+            share = among[k] / total
+            baseline = overall[name][k] / n
             if share >= min_share and share >= min_lift * baseline:
-                found.append(Concentration(status, slot, value, count, total, share, baseline))
+                found.append(Concentration(STATUSES[int(code)], name, values[k], int(among[k]), total,
+                                           float(share), float(baseline)))
     found.sort(key=lambda c: (-(c.share - c.baseline), -c.count))
     return found
+
+
+def failure_concentrations(trials: Sequence[Trial], **options: Any) -> list[Concentration]:
+    """The same analysis straight from trials (builds the columns first)."""
+    codes = np.array([STATUSES.index(t.status) for t in trials], dtype=np.int64)
+    slots: dict[str, tuple[np.ndarray, list[Any]]] = {}
+    names = list(trials[0].config) if trials else []
+    for name in names:
+        raw = [t.config.get(name) for t in trials]
+        values = list(dict.fromkeys(raw))
+        position = {v: i for i, v in enumerate(values)}
+        slots[name] = (np.array([position[v] for v in raw], dtype=np.int64), values)
+    return concentrations_from_columns(codes, slots, **options)

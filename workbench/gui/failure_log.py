@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
@@ -13,7 +14,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.measurement import Status
-from workbench.gui.analysis import failure_concentrations, status_counts
+from workbench.gui.analysis import concentrations_from_columns, status_counts_from_codes
 from workbench.gui.model import SessionModel
 from workbench.gui.results_table import TrialFilterProxy, TrialTableModel
 
@@ -97,7 +98,8 @@ class FailureLog(QWidget):
         """Counts per status and the concentration analysis (walks the trials: timer-driven)."""
         self.dirty = False
         trials = self.model.trials
-        counts = status_counts(trials)
+        codes = self.model.status_codes().astype(np.int64)
+        counts = status_counts_from_codes(codes)
         failures = sum(c for s, c in counts.items() if s is not Status.OK)
         if not trials:
             self.counts.setText("no trials")
@@ -105,7 +107,7 @@ class FailureLog(QWidget):
             parts = [f"<b>{failures}</b> failed of {len(trials)}"] + [
                 f"{html.escape(s.value)}: <b>{c}</b>" for s, c in counts.items() if s is not Status.OK]
             self.counts.setText(" &nbsp; ".join(parts))
-        found = failure_concentrations(trials)
+        found = concentrations_from_columns(codes, self.model.slot_code_columns())
         self.concentration.setText("<br>".join(f"&#9888; {html.escape(c.text())}" for c in found[:4]))
         self.concentration.setVisible(bool(found))
 

@@ -95,6 +95,8 @@ class SessionModel:
         self.columns: dict[str, GrowingColumn] = {}
         self.status = GrowingColumn(dtype=np.int16, fill=-1)
         self.table = MetricTable()
+        self.slot_codes: dict[str, GrowingColumn] = {}
+        self.slot_values: dict[str, list[Any]] = {}
         self.ranking: Any = None
         self.selected: int | None = None
         self.default_index: int | None = None
@@ -110,6 +112,8 @@ class SessionModel:
         self.columns = {name: GrowingColumn() for name in BASE_METRICS}
         self.status = GrowingColumn(dtype=np.int16, fill=-1)
         self.table = MetricTable()
+        self.slot_codes = {}
+        self.slot_values = {}
         self.selected = None
         self.default_index = None
         self.dirty = False
@@ -169,6 +173,16 @@ class SessionModel:
             column.extend([trial.metric(name) for trial in fresh], start)
         self.status.extend([STATUS_CODES[trial.status] for trial in fresh], start)
         for slot in self.session.space.slots if self.session is not None else ():
+            values = self.slot_values.setdefault(slot.name, list(slot.values))
+            position = {value: i for i, value in enumerate(values)}
+            codes = []
+            for trial in fresh:
+                value = trial.config.get(slot.name)
+                if value not in position:  # a value from before the space was edited
+                    position[value] = len(values)
+                    values.append(value)
+                codes.append(position[value])
+            self.slot_codes.setdefault(slot.name, GrowingColumn(dtype=np.int64, fill=0)).extend(codes, start)
             key = "slot:" + slot.name
             column = self.columns.setdefault(key, GrowingColumn())
             if slot.ordered:
@@ -193,6 +207,10 @@ class SessionModel:
         metrics = [m for m in self.columns if not m.startswith("slot:")]
         ordered = [m for m in BASE_METRICS if m in metrics] + sorted(m for m in metrics if m not in BASE_METRICS)
         return ordered + ["slot:" + name for name in self.slot_names]
+
+    def slot_code_columns(self) -> dict[str, tuple[np.ndarray, list[Any]]]:
+        """Per slot: the index of each trial's value in ``slot_values[name]``, and those values."""
+        return {name: (column.view(self.n), self.slot_values[name]) for name, column in self.slot_codes.items()}
 
     def failed_mask(self) -> np.ndarray:
         return self.status_codes() != STATUS_CODES[Status.OK]
