@@ -244,3 +244,15 @@ def _alive(pid: int) -> bool:
         except ProcessLookupError:
             return False
         return True
+
+
+def test_workers_import_only_what_they_need():
+    """A worker loads the backend contract and its backend, never Qt, Optuna, CuPy or the search layer."""
+    code = (
+        "import sys; import workbench.runner.worker, workbench.backends.python, workbench.backends.replay; "
+        "heavy = ('PySide6', 'pyqtgraph', 'cupy', 'optuna', 'workbench.search', 'workbench.gui', 'workbench.runner.engine'); "
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=Path(__file__).parent.parent)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
