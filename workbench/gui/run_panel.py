@@ -15,7 +15,8 @@ from PySide6.QtWidgets import (
 from workbench.core.errors import WorkbenchError
 from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES
 
-BACKENDS = (("auto", "auto (GPU if present)"), ("cuda", "CUDA device"), ("sim", "simulated GPU"), ("replay", "replay a recording"))
+BACKENDS = (("auto", "auto (GPU if present)"), ("cuda", "CUDA device"), ("sim", "simulated GPU"),
+            ("replay", "replay a recording"), ("python", "python benchmark"))
 
 
 @functools.lru_cache(maxsize=1)
@@ -71,9 +72,12 @@ class RunToolbar(QToolBar):
         self.setObjectName("runToolbar")
         self.setMovable(False)
         self.kernel = QComboBox()
+        self.kernel.setEditable(True)  # a template name, or the path of a python benchmark file
+        self.kernel.setMinimumContentsLength(14)
         self.kernel.addItems(available_kernels())
         self.kernel.setToolTip("kernel template to tune")
-        self.kernel.currentTextChanged.connect(self.kernel_changed)
+        self.kernel.currentIndexChanged.connect(lambda _i: self.kernel_changed.emit(self.kernel.currentText()))
+        self.kernel.lineEdit().editingFinished.connect(lambda: self.kernel_changed.emit(self.kernel.currentText()))
         self.problem = QLineEdit()
         self.problem.setPlaceholderText("problem, e.g. n=1048576")
         self.problem.setToolTip("problem parameters (name=value, comma separated); empty = the template's defaults")

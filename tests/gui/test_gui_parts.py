@@ -1,0 +1,155 @@
+"""The window's parts on their own: failure analysis, the view model, the slots panel, the filters,
+the simulated backend's labels, and the automation entry point (in-process and through main.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Measurement, Status, Trial
+from workbench.core.session import Session, save_session
+from workbench.core.space import Config, SearchSpace, Slot
+from workbench.gui.analysis import concentrations_from_columns, failure_concentrations
+from workbench.gui.model import GrowingColumn, SessionModel
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = str(Path(__file__).with_name("gui_bench.py"))
+
+
+def _space() -> SearchSpace:
+    return SearchSpace([Slot("block_size", (64, 128, 256), "launch"), Slot("unroll", (1, 4, 16), "compute")],
+                       restrictions=["block_size * unroll <= 2048"])
+
+
+def _session(n_ok: int = 6) -> Session:
+    trials = []
+    configs = list(_space())
+    for i, config in enumerate(configs):
+        if config["unroll"] == 16:
+            m = Measurement.failure(Status.COMPILE_ERROR, "ptxas: too many registers", "full ptxas log")
+        else:
+            m = Measurement(Status.OK, {"latency_ms": 1.0 + i, "memory_mb": 10.0 - i})
+        trials.append(Trial(i, config, m))
+    return Session(kernel="toy", space=_space(), trials=trials, device={"name": "toy", "simulated": True})
+
+
+def test_failure_concentration_names_the_broken_slot_value():
+    session = _session()
+    found = failure_concentrations(session.trials)
+    assert found and found[0].status is Status.COMPILE_ERROR
+    assert (found[0].slot, found[0].value, found[0].share) == ("unroll", 16, 1.0)
+    assert found[0].baseline == pytest.approx(2 / 8)
+    assert "100% of compile_error" in found[0].text() and "unroll=16" in found[0].text()
+    # a status whose failures are spread evenly has no concentration
+    codes = np.array([1, 1, 1, 0, 0, 0])
+    spread = {"s": (np.array([0, 1, 2, 0, 1, 2]), ["a", "b", "c"])}
+    assert concentrations_from_columns(codes, spread) == []
+
+
+def test_growing_column_and_model_sync_pull_only_new_trials():
+    column = GrowingColumn(capacity=2)
+    column.extend([1.0, 2.0, 3.0], 0)
+    column.extend([4.0], 3)
+    assert column.view(4).tolist() == [1.0, 2.0, 3.0, 4.0]
+    session = _session()
+    trials = session.trials
+    session.trials = trials[:3]
+    model = SessionModel(session)
+    added = []
+    model.trials_added.connect(lambda a, b: added.append((a, b)))
+    assert model.n == 3 and not model.sync()
+    session.trials.extend(trials[3:])
+    assert model.sync() and added == [(3, len(trials))] and model.n == len(trials)
+    assert not model.sync()
+    assert np.isnan(model.metric("latency_ms")[~np.array([t.ok for t in trials])]).all()
+    best = model.best_so_far()
+    assert np.all(np.diff(best[np.isfinite(best)]) >= 0)
+    model.select(10_000)
+    assert model.selected is None
+
+
+def test_slots_panel_edits_the_space_and_explains_bad_input(qtbot):
+    from workbench.gui.slots_panel import SlotsPanel
+
+    seen = []
+    panel = SlotsPanel(on_space_changed=seen.append)
+    qtbot.addWidget(panel)
+    space = _space()
+    panel.set_space(space)
+    assert f"<b>{space.count()}</b> valid" in panel.count_label.text()
+    panel.set_value_enabled("unroll", 16, False)
+    expected = space.with_domains({"unroll": [1, 4]}).count()
+    assert panel.space.count() == expected and seen[-1].count() == expected
+    panel.restrictions.setPlainText("block_size >= 128 and")
+    panel.apply()
+    assert panel.error_label.text() and panel.space.count() == expected  # bad text: last good space kept
+    panel.restrictions.setPlainText("block_size >= 128")
+    panel.apply()
+    assert panel.error_label.text() == "" and panel.space.count() == 4
+    panel.add_value("unroll=2")
+    assert 2 in panel.space.slot("unroll").values
+    with pytest.raises(WorkbenchError):
+        panel.add_value("unroll=fast")
+    with pytest.raises(WorkbenchError):
+        panel.add_value("nothing=1")
+
+
+def test_problem_text_and_table_filter_reject_bad_input(qtbot):
+    from workbench.gui.results_table import ResultsTable
+    from workbench.gui.run_panel import parse_problem
+
+    assert parse_problem("n=1048576, scale=0.5") == {"n": 1048576, "scale": 0.5}
+    with pytest.raises(WorkbenchError):
+        parse_problem("n 1024")
+    model = SessionModel(_session())
+    table = ResultsTable(model)
+    qtbot.addWidget(table)
+    table.proxy.set_slot_filter("unroll=16")
+    assert table.proxy.rowCount() == sum(1 for t in model.trials if t.config["unroll"] == 16)
+    with pytest.raises(WorkbenchError):
+        table.proxy.set_slot_filter("colour=red")
+    table.proxy.set_slot_filter("")
+    table.status_combo.setCurrentText("compile_error")
+    assert table.proxy.rowCount() == 2
+
+
+def test_simulated_run_is_labelled_and_source_marks_slots(window, qtbot):
+    with qtbot.waitSignal(window.run_done, timeout=120_000) as blocker:
+        window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 12, "seed": 1,
+                          "options": {"compile": "estimate"}})
+    assert blocker.args[0].reason in ("budget", "exhausted")
+    assert "SIMULATED" in window.timing_badge.text() and "modelled" in window.timing_badge.text()
+    model = window.model
+    assert model.selected == model.ranking.best  # the recommendation is shown after the run
+    text = window.source_view.editor.toPlainText()
+    assert "#define" in text and window.source_view.marked_count() >= len(model.trials[0].config)
+
+
+def test_main_opens_a_session_and_saves_a_screenshot(qtbot, tmp_path):
+    from workbench.gui.app import main
+
+    path = tmp_path / "toy.json"
+    save_session(_session(), path)
+    shot = tmp_path / "shot.png"
+    assert main(str(path), None, str(shot), True) == 0
+    assert shot.stat().st_size > 10_000
+    assert main(str(tmp_path / "missing.json"), None, None, True) == 1
+
+
+def test_main_py_gui_runs_and_quits(tmp_path):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "KERNEL_WORKBENCH_AUTOSAVE_DIR": str(tmp_path / "autosave")}
+    shot = tmp_path / "run.png"
+    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "gui", "--run", BENCH, "--backend", "python",
+                           "--budget", "12", "--seed", "3", "--screenshot", str(shot), "--quit-when-done"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert shot.stat().st_size > 10_000
+    autosaved = list((tmp_path / "autosave").glob("*.json"))
+    assert len(autosaved) == 1  # the unnamed run is kept for recovery, never lost
