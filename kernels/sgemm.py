@@ -85,8 +85,8 @@ def flops(problem: Problem) -> float:
     return 2.0 * int(problem["m"]) * int(problem["n"]) * int(problem["k"])
 
 
-def _tile_loads(config: Config, threads_idx: np.ndarray, width: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
-    """(row, col) in a tile ``cols`` wide of the first vector each thread copies in a stage."""
+def _tile_loads(config: Config, threads_idx: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row, col) in a tile ``width`` floats wide of the first vector each thread copies in a stage."""
     vw = 4 if config["vector_loads"] else 1
     per_row = width // vw
     return threads_idx // per_row, (threads_idx % per_row) * vw
@@ -100,8 +100,8 @@ def _stage_smem(config: Config) -> tuple[float, float]:
     threads = _threads(config)
     tid, _, _ = warp_lanes(threads)
     trow, tcol = tid // (bn // tn), tid % (bn // tn)
-    a_r, a_c = _tile_loads(config, tid, bk, bk)
-    b_r, b_c = _tile_loads(config, tid, bn, bn)
+    a_r, a_c = _tile_loads(config, tid, bk)
+    b_r, b_c = _tile_loads(config, tid, bn)
     loads_a = bm * bk // vw // threads
     loads_b = bk * bn // vw // threads
     # (instructions per thread per stage, conflict ways of one such warp instruction)
@@ -117,21 +117,22 @@ def _stage_smem(config: Config) -> tuple[float, float]:
     return float(elements), float(ways)
 
 
-def _coalescing(problem: Problem, config: Config, read_bytes: float) -> float:
+def _coalescing(problem: Problem, config: Config) -> float:
     """Sector use of the global accesses, weighted by the bytes each kind moves."""
-    n, k = int(problem["n"]), int(problem["k"])
-    bk, bn = int(config["block_k"]), int(config["block_n"])
+    m, n, k = int(problem["m"]), int(problem["n"]), int(problem["k"])
+    bm, bk, bn = int(config["block_m"]), int(config["block_k"]), int(config["block_n"])
     tm, tn = int(config["thread_m"]), int(config["thread_n"])
     vw = 4 if config["vector_loads"] else 1
     tid, _, _ = warp_lanes(_threads(config))
-    a_r, a_c = _tile_loads(config, tid, bk, bk)
-    b_r, b_c = _tile_loads(config, tid, bn, bn)
+    a_r, a_c = _tile_loads(config, tid, bk)
+    b_r, b_c = _tile_loads(config, tid, bn)
     a_eff = sector_efficiency((a_r * k + a_c) * WORD, WORD * vw)
     b_eff = sector_efficiency((b_r * n + b_c) * WORD, WORD * vw)
     trow, tcol = tid // (bn // tn), tid % (bn // tn)
     c_eff = sector_efficiency((trow * tm * n + tcol * tn) * WORD, WORD * vw)
-    c_bytes = WORD * int(problem["m"]) * n
-    a_bytes = b_bytes = read_bytes / 2.0  # square-ish tiles: A and B panels weigh about the same
+    c_bytes = WORD * m * n
+    a_bytes = WORD * m * k * (n // bn)  # each block streams its panel of A and of B once
+    b_bytes = WORD * k * n * (m // bm)
     return (a_bytes + b_bytes + c_bytes) / (a_bytes / a_eff + b_bytes / b_eff + c_bytes / c_eff)
 
 
@@ -152,7 +153,7 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         bytes_written=float(WORD * m * n),
         flops=2.0 * m * n * k,
         access_bytes=WORD * vw,
-        coalescing=_coalescing(problem, config, read),
+        coalescing=_coalescing(problem, config),
         work_per_thread=float(tm * tn),
         smem_accesses=smem_elements * stages * blocks,
         bank_conflict_ways=ways,
