@@ -276,6 +276,35 @@ def _rand_below(rng: np.random.Generator, n: int) -> int:
             return r
 
 
+def _elimination_order(
+    members: Sequence[int], reads: Sequence[frozenset[int]], slots: Sequence[Slot]
+) -> tuple[int, ...]:
+    """An order of a component's slots that keeps the memo keys of the backtracking small.
+
+    Greedy: place next the slot after which the assigned slots that pending restrictions still
+    read (the memo key) span the fewest value combinations; ties go to the slot that completes
+    more restrictions, then to declaration order. A chain or a ring then costs the sum, not the
+    product, of its domains, whatever order the slots were declared in.
+    """
+    placed: list[int] = []
+    left = list(members)
+    while left:
+        best: tuple[int, int, int] | None = None
+        choice = left[0]
+        for slot in left:
+            done = set(placed) | {slot}
+            pending = [r for r in reads if not r <= done]
+            live = {p for r in pending for p in r if p in done}
+            width = math.prod(len(slots[p].values) for p in live)
+            completed = sum(1 for r in reads if r <= done and slot in r)
+            key = (width, -completed, slot)
+            if best is None or key < best:
+                best, choice = key, slot
+        placed.append(choice)
+        left.remove(choice)
+    return tuple(placed)
+
+
 class _Component:
     """Slots linked (directly or through others) by restrictions, counted and sampled together.
 
@@ -779,7 +808,8 @@ class SearchSpace:
             for members in groups.values():
                 member_set = set(members)
                 mine = [(r, reads) for r, reads in self._linked if reads <= member_set]
-                self._components.append(_Component(tuple(members), self._slots, mine, self._params))
+                order = _elimination_order(members, [reads for _, reads in mine], self._slots)
+                self._components.append(_Component(order, self._slots, mine, self._params))
         return self._components
 
     def count(self) -> int:
