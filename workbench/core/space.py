@@ -5,6 +5,18 @@ assignment of a value to every slot, with a stable id that survives save/load; a
 ``SearchSpace`` is the set of configs that satisfy the restrictions, enumerated lazily
 (a 10^7-point cartesian product is never materialised to draw a sample).
 A space can also be an explicit list of recorded points (replay of a recording).
+
+How a restricted space stays cheap:
+
+- enumeration is a backtracking over the slots that checks each restriction as soon as the last
+  slot it reads is assigned, so invalid subtrees are cut early;
+- ``count()`` splits the slots into groups no restriction links, counts each group apart and
+  multiplies; a group is counted by a backtracking memoised on the values that pending
+  restrictions still read (slots ordered to keep that key small), or, when no memo can help
+  (one restriction reads most of the group), with NumPy over the group's product in chunks;
+- ``sample()`` draws from the cartesian product and rejects invalid points while that finds
+  valid ones often enough, then draws exactly from the group counts (uniform, no rejection),
+  and lists what is left only when exclusions leave too few configs to find by drawing.
 """
 
 from __future__ import annotations
