@@ -58,6 +58,7 @@ class GpuSpec:
     memory_bandwidth_gbs: float
     l2_bytes: int
     l2_bandwidth_gbs: float
+    l1_bytes_per_clock: int
     fp32_tflops: float
     fp32_lanes_per_sm: int
     sfu_per_sm: int

@@ -39,6 +39,7 @@ _SYNC_PER_WARP_CYCLES = 4.0  # more warps -> longer wait for the slowest one
 _SHARED_ATOMIC_SAME_ADDR_CYCLES = 2.0  # shared-memory atomics to one address serialise
 _SPILL_DRAM_FRACTION = 0.25  # share of local-memory (spill) traffic that misses L1 and L2
 _SPILL_EFFICIENCY = 0.5  # spills are dependent, latency-bound accesses: half the L2 bandwidth
+_L1_MISS_OF_REUSE = 0.3  # share of re-read (cache-served) bytes that miss L1 and are served by L2
 
 
 @dataclass(frozen=True)
@@ -254,7 +255,10 @@ def predict(
     # Benchmarks repeat the launch: a working set well inside L2 stays there between runs.
     resident = min(1.0, max(0.0, (gpu.l2_bytes - footprint) / (0.5 * gpu.l2_bytes)))
     dram_bytes = (read_sectors * (1.0 - reuse) + write_sectors) * (1.0 - resident)
-    cache_bytes = read_sectors + write_sectors  # everything passes through L2
+    # Every global access passes the SM's L1/texture path (shared with shared memory since Volta);
+    # L2 sees DRAM-bound traffic plus the re-reads L1 does not catch.
+    l1_bytes = read_sectors + write_sectors
+    cache_bytes = read_sectors * (1.0 - reuse) + write_sectors + read_sectors * reuse * _L1_MISS_OF_REUSE
     spill_per_thread = float(resources.get("spill_store_bytes", 0) or 0) + float(resources.get("spill_load_bytes", 0) or 0)
     loads_per_thread = profile.bytes_read / max(1.0, total_threads * access)
     inflight_loads = min(max(1.0, min(loads_per_thread, 2.0 * wpt)), 32.0)
@@ -291,13 +295,15 @@ def predict(
         issue_sat = _soft_min1(warps_per_sm / gpu.schedulers_per_sm * ilp / warps_needed)
         flop_rate = sms * gpu.fp32_lanes_per_sm * 2.0 * clk * issue_sat
         sfu_rate = sms * gpu.sfu_per_sm * clk * issue_sat
-        smem_rate = sms * gpu.shared_banks * clk * _soft_min1(warps_per_sm * ilp / _SMEM_WARPS_NEEDED)
+        lsu_sat = _soft_min1(warps_per_sm * ilp / _SMEM_WARPS_NEEDED)
+        smem_rate = sms * gpu.shared_banks * clk * lsu_sat
+        l1_rate = sms * gpu.l1_bytes_per_clock * clk * lsu_sat
         return _Wave(
             dram=dram_bytes * share / dram_bw if dram_bytes else 0.0,
             l2=(cache_bytes + spill_bytes) * share / l2_bw if cache_bytes + spill_bytes else 0.0,
             compute=flops * share / flop_rate if flops else 0.0,
             sfu=sfu_ops * share / sfu_rate if sfu_ops else 0.0,
-            smem=smem_ops * share / smem_rate if smem_ops else 0.0,
+            smem=(smem_ops / smem_rate + l1_bytes / l1_rate) * share,
             mem_saturation=mem_sat,
             issue_saturation=issue_sat,
         )
@@ -379,7 +385,12 @@ def predict(
         )
     )
     terms.append(
-        Term("cache", totals["l2"] * ms, f"{_fmt_bytes(cache_bytes + spill_bytes)} through L2 ({reuse:.0%} of reads reused)")
+        Term(
+            "cache",
+            totals["l2"] * ms,
+            f"{_fmt_bytes(cache_bytes + spill_bytes)} through L2, {_fmt_bytes(l1_bytes)} through L1 "
+            f"({reuse:.0%} of reads are re-reads, {1 - _L1_MISS_OF_REUSE:.0%} of those hit L1)",
+        )
     )
     terms.append(
         Term(
@@ -399,14 +410,14 @@ def predict(
                 + ("fast math: one SFU op each" if profile.fast_math else f"precise: ~{_PRECISE_TRANSCENDENTAL_FLOPS:.0f} FP32 ops each"),
             )
         )
-    if profile.smem_accesses:
-        terms.append(
-            Term(
-                "shared memory",
-                totals["smem"] * ms,
-                f"{profile.smem_accesses / 1e6:.3g} M accesses, {profile.bank_conflict_ways:.3g}-way bank conflicts",
-            )
+    terms.append(
+        Term(
+            "shared memory",
+            totals["smem"] * ms,
+            f"L1/shared-memory pipe: {profile.smem_accesses / 1e6:.3g} M shared accesses with "
+            f"{profile.bank_conflict_ways:.3g}-way bank conflicts, plus {_fmt_bytes(l1_bytes)} of global accesses",
         )
+    )
     if profile.atomics:
         terms.append(
             Term(

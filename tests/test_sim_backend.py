@@ -1,0 +1,189 @@
+"""The sim backend on the real template library: same contract as the CUDA backend, no GPU needed.
+
+Most tests use ``compile: "estimate"`` (no NVRTC, fast); the NVRTC path is exercised on a few
+configs (each distinct source compiles once, ~0.1-0.3 s, then the cache answers).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+
+from workbench.backends.base import BackendSpec, EvalLimits, create_backend
+from workbench.backends.sim import SimBackend
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Status
+
+LIMITS = EvalLimits()
+
+
+def _backend(kernel: str, **options):
+    spec = BackendSpec("sim", {"kernel": kernel, "compile": "estimate", **options})
+    target = SimBackend.target(spec)
+    backend = create_backend(spec)
+    backend.prepare()
+    return target, backend
+
+
+def _config(target, **changes):
+    return target.space.config({**target.default_config.to_dict(), **changes})
+
+
+def test_target_describes_a_simulated_device_and_the_templates_space() -> None:
+    target = SimBackend.target(BackendSpec("sim", {"kernel": "vector_add"}))
+    assert target.kernel == "vector_add" and target.kind == "template"
+    assert target.device["name"] == "Simulated NVIDIA H200"
+    assert (target.device["simulated"], target.device["model"], target.device["backend"]) == (True, "H200", "sim")
+    assert target.default_config is not None and target.space.is_valid(target.default_config)
+    assert SimBackend.simulated is True and SimBackend.kind == "sim"
+
+
+def test_bad_options_are_one_line_errors() -> None:
+    with pytest.raises(WorkbenchError, match="unknown GPU model"):
+        SimBackend.target(BackendSpec("sim", {"kernel": "vector_add", "gpu_model": "GTX 480"}))
+    with pytest.raises(WorkbenchError, match="unknown template"):
+        SimBackend.target(BackendSpec("sim", {"kernel": "no_such_kernel"}))
+    with pytest.raises(WorkbenchError, match="compile must be one of"):
+        SimBackend(BackendSpec("sim", {"kernel": "vector_add", "compile": "nvcc"}))
+
+
+def test_an_evaluation_reports_every_metric_and_explains_itself() -> None:
+    target, backend = _backend("vector_add")
+    phases: list[str] = []
+    m = backend.evaluate(target.default_config, LIMITS, phases.append)
+    assert m.status is Status.OK, m.message
+    assert phases == ["compile", "run"]
+    for name in ("latency_ms", "latency_p20_ms", "latency_p80_ms", "throughput_gbs", "gflops", "pct_of_peak",
+                 "memory_mb", "registers", "smem_bytes", "spill_bytes", "occupancy", "quality"):
+        assert name in m.metrics and math.isfinite(m.metrics[name]), name
+    assert m.metrics["latency_p20_ms"] <= m.metrics["latency_ms"] <= m.metrics["latency_p80_ms"]
+    assert m.metrics["memory_mb"] == pytest.approx(3 * 4 * (1 << 24) / 1e6)  # x, y, z buffers
+    assert m.details["estimated"] is True and m.details["bound"] in ("memory", "latency")
+    assert {t["name"] for t in m.details["terms"]} >= {"occupancy", "memory", "compute", "launch"}
+    assert 0 < m.metrics["pct_of_peak"] <= 100
+
+
+def test_noise_is_seeded_per_config_and_can_be_switched_off() -> None:
+    target, first = _backend("vector_add", seed=3)
+    _, again = _backend("vector_add", seed=3)
+    _, other = _backend("vector_add", seed=4)
+    _, quiet = _backend("vector_add", noise=False)
+    cfg = target.default_config
+    a, b, c, q = (x.evaluate(cfg, LIMITS).metrics for x in (first, again, other, quiet))
+    assert a == b
+    assert a["latency_ms"] != c["latency_ms"] and a["latency_ms"] == pytest.approx(q["latency_ms"], rel=0.05)
+    assert q["latency_p20_ms"] == q["latency_ms"] == q["latency_p80_ms"]
+
+
+def test_padding_removes_the_bank_conflicts_of_a_shared_memory_transpose() -> None:
+    target, backend = _backend("transpose", noise=False)
+    base = dict(use_shared=True, tile_dim=32, block_rows=8, vector_width=1)
+    padded = backend.evaluate(_config(target, **base, smem_padding=True), LIMITS)
+    conflicted = backend.evaluate(_config(target, **base, smem_padding=False), LIMITS)
+    assert padded.ok and conflicted.ok
+    assert conflicted.metrics["latency_ms"] > 1.2 * padded.metrics["latency_ms"]
+
+
+def test_vector_width_and_loads_in_flight_help_the_stream_on_h200() -> None:
+    target, backend = _backend("vector_add", noise=False)
+    times = [backend.evaluate(_config(target, vector_width=w), LIMITS).metrics["latency_ms"] for w in (1, 2, 4)]
+    assert times[0] > times[1] > times[2]
+
+
+def test_a_slower_gpu_model_is_slower() -> None:
+    target, h200 = _backend("vector_add", noise=False)
+    _, t4 = _backend("vector_add", noise=False, gpu_model="T4")
+    assert t4.evaluate(target.default_config, LIMITS).metrics["latency_ms"] > 5 * h200.evaluate(
+        target.default_config, LIMITS).metrics["latency_ms"]
+
+
+def test_fast_math_trades_quality_for_speed_through_the_emulation() -> None:
+    target, backend = _backend("gelu", noise=False)
+    precise = backend.evaluate(_config(target, fast_math=False), LIMITS)
+    fast = backend.evaluate(_config(target, fast_math=True), LIMITS)
+    assert precise.ok and fast.ok
+    assert fast.metrics["quality"] < precise.metrics["quality"] <= 1.0
+    assert fast.metrics["latency_ms"] <= precise.metrics["latency_ms"]
+    assert precise.details["quality_source"] == "emulation"
+
+
+def test_nvrtc_gives_real_resources_and_repeats_are_cached() -> None:
+    spec = BackendSpec("sim", {"kernel": "vector_add", "noise": False})
+    target = SimBackend.target(spec)
+    backend = SimBackend(spec)
+    backend.prepare()
+    cfg = _config(target, vector_width=4, items_per_thread=4)
+    first = backend.evaluate(cfg, LIMITS)
+    assert first.ok and first.details["estimated"] is False
+    assert 8 <= first.metrics["registers"] <= 255
+    began = time.perf_counter()
+    again = backend.evaluate(cfg, LIMITS)
+    assert time.perf_counter() - began < 0.05 and again.metrics == first.metrics
+
+
+def _tiny_template(folder) -> BackendSpec:
+    """A one-file template whose ``mode=1`` does not compile and whose ``threads=2048`` cannot launch."""
+    (folder / "tiny.cu").write_text(
+        'extern "C" __global__ void tiny(float* out) {\n#if MODE == 1\n  out[threadIdx.x] = undefined_name;\n'
+        "#else\n  out[threadIdx.x] = 1.0f;\n#endif\n}\n"
+    )
+    (folder / "tiny.py").write_text(
+        "import numpy as np\n"
+        "from workbench.core.space import Slot\n"
+        "from workbench.core.templates import Arg, KernelTemplate, WorkProfile, read_cu\n"
+        "TEMPLATE = KernelTemplate(name='tiny', title='t', description='d', source=read_cu(__file__), entry='tiny',\n"
+        "  slots=(Slot('mode', (0, 1), 'compute', 'one of them does not compile'),\n"
+        "         Slot('threads', (256, 2048), 'launch', 'one of them is too big a block')),\n"
+        "  args=(Arg('out', 'out', 'float32', shape=lambda p: (int(p['n']),)),), problem={'n': 256},\n"
+        "  default={'mode': 0, 'threads': 256}, grid=lambda p, c: (1, 1, 1), block=lambda p, c: (c['threads'], 1, 1),\n"
+        "  make_inputs=lambda p, rng: {}, reference=lambda i, p: {'out': np.ones(int(p['n']))},\n"
+        "  profile=lambda p, c: WorkProfile(bytes_read=0.0, bytes_written=1024.0, flops=0.0),\n"
+        "  bytes_moved=lambda p: 1024.0, flops=lambda p: 0.0)\n"
+    )
+    return BackendSpec("sim", {"kernel": "tiny", "kernel_dirs": [str(folder)]})
+
+
+def test_compile_errors_and_refused_launches_fail_like_on_a_real_gpu(tmp_path) -> None:
+    spec = _tiny_template(tmp_path)
+    target = SimBackend.target(spec)
+    backend = SimBackend(spec)
+    backend.prepare()
+    good = backend.evaluate(target.space.config({"mode": 0, "threads": 256}), LIMITS)
+    bad = backend.evaluate(target.space.config({"mode": 1, "threads": 256}), LIMITS)
+    huge = backend.evaluate(target.space.config({"mode": 0, "threads": 2048}), LIMITS)
+    assert good.ok and good.metrics["quality"] > 0.99  # float32 rounding of the reference: no emulate
+    assert good.details["quality_source"] == "float32 rounding of the reference"
+    assert bad.status is Status.COMPILE_ERROR
+    assert "undefined_name" in bad.message and "undefined_name" in bad.log
+    assert huge.status is Status.LAUNCH_ERROR and huge.message.startswith("invalid configuration argument")
+
+
+def test_max_latency_skips_hopeless_configs() -> None:
+    target, backend = _backend("vector_add", noise=False)
+    m = backend.evaluate(target.default_config, EvalLimits(max_latency_ms=1e-4))
+    assert m.status is Status.SKIPPED and "exceeds max latency" in m.message
+
+
+def test_every_shipped_template_evaluates_its_default_config() -> None:
+    from workbench.core.templates import load_templates
+
+    for name in sorted(load_templates()):
+        target, backend = _backend(name, noise=False)
+        m = backend.evaluate(target.default_config, LIMITS)
+        assert m.status in (Status.OK, Status.LAUNCH_ERROR), f"{name}: {m.status.value} {m.message}"
+        if m.ok:
+            assert m.metrics["latency_ms"] > 0 and 0.0 <= m.metrics["quality"] <= 1.0, name
+
+
+def test_thousands_of_evaluations_per_second_once_resources_are_known() -> None:
+    target, backend = _backend("vector_add")
+    configs = list(target.space)
+    for cfg in configs:
+        backend.evaluate(cfg, LIMITS)
+    began = time.perf_counter()
+    for cfg in configs:
+        backend.evaluate(cfg, LIMITS)
+    rate = len(configs) / (time.perf_counter() - began)
+    assert rate > 2000, f"{rate:.0f} evaluations/s"
