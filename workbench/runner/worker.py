@@ -205,6 +205,8 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
         clock.begin(seq)
         started = time.monotonic()
         kind, measurement = _evaluate(backend, config, limits, clock)
+        if getattr(backend, "needs_restart", False):
+            kind = "fatal"  # e.g. a CUDA error poisoned the context: report, then make way for a fresh worker
         timings = clock.finish(started)
         if output_path and measurement.status.failed:
             sys.stdout.flush()
