@@ -123,6 +123,7 @@ class Engine:
         patience: int | None = None,
         output: str | Path | None = None,
         out_path: str | Path | None = None,
+        pool_factory: Callable[..., Any] | None = None,
     ) -> None:
         if output is not None and out_path is not None and Path(output) != Path(out_path):
             raise WorkbenchError("give the output session file once (output or out_path), not both")
@@ -144,6 +145,9 @@ class Engine:
         self.limits = limits
         self.patience = patience
         self.output = Path(output) if output is not None else None
+        #: ``pool_factory(spec, workers, limits, on_start=...)`` makes the pool (default: local
+        #: worker processes; see :mod:`workbench.runner.executors` for one per GPU and Ray).
+        self.pool_factory = pool_factory or WorkerPool
         self._subscribers: list[Callable[[Event], None]] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -253,7 +257,7 @@ class Engine:
             self._emit(TrialStarted(config, worker))
 
         self._emit(self._progress())
-        with WorkerPool(self.spec, self.workers, self.limits, on_start=on_start) as pool:
+        with self.pool_factory(self.spec, self.workers, self.limits, on_start=on_start) as pool:
             default = session.default_config
             valid = default is not None and (session.space is None or session.space.is_valid(default))
             if default is not None and valid and default.id not in measured:
