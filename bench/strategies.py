@@ -206,7 +206,10 @@ def _init(selected: list[str] | None) -> None:
 
 
 # --- Kernel Tuner in simulation mode (optional extra) -------------------------------------------
-KT_STRATEGIES = ("random_sample", "genetic_algorithm", "dual_annealing", "greedy_ils", "bayes_opt", "simulated_annealing")
+KT_STRATEGIES = (
+    "random_sample", "genetic_algorithm", "dual_annealing", "greedy_ils", "bayes_opt", "simulated_annealing",
+    "pso", "hybrid_vndx",  # the best of Kernel Tuner's published results on these files (SOURCES.md)
+)
 
 
 def run_kt(path: str, strategy: str, seed: int, budget: int) -> list[float]:
@@ -215,7 +218,11 @@ def run_kt(path: str, strategy: str, seed: int, budget: int) -> list[float]:
     Kernel Tuner's ``dual_annealing`` and ``simulated_annealing`` stop early relative to
     ``max_fevals`` (SOURCES.md), so they get a larger budget and the result is cut at B distinct.
     """
+    import warnings  # noqa: PLC0415
+
     import kernel_tuner  # noqa: PLC0415 - optional
+
+    warnings.filterwarnings("ignore")
 
     with open(path) as fh:
         data = json.load(fh)
@@ -226,9 +233,16 @@ def run_kt(path: str, strategy: str, seed: int, budget: int) -> list[float]:
 
     random.seed(seed)
     opts = {"max_fevals": budget * 3 if strategy in ("dual_annealing", "simulated_annealing") else budget}
+    keys = data["tune_params_keys"]
+    recorded = {tuple(r[k] for k in keys) for r in data["cache"].values()}
+
+    def in_recording(p: dict) -> bool:  # the space is the recorded configs (restrictions were applied before)
+        return tuple(p[k] for k in keys) in recorded
+
     results, _ = kernel_tuner.tune_kernel(
         data["kernel_name"], "// simulated", size, [np.zeros(1, np.float32)], params,
-        cache=path, simulation_mode=True, strategy=strategy, strategy_options=opts, quiet=True, verbose=False,
+        restrictions=in_recording, cache=path, simulation_mode=True, strategy=strategy, strategy_options=opts,
+        quiet=True, verbose=False,
     )
     values, seen = [], set()
     for r in results:
@@ -241,6 +255,14 @@ def run_kt(path: str, strategy: str, seed: int, budget: int) -> list[float]:
         if len(values) >= budget:
             break
     return values
+
+
+def _kt_job(args: tuple) -> tuple[str, str, list[float]]:
+    land_name, strategy, seeds = args
+    path = os.path.join(LANDSCAPE_DIR, land_name + ".json")
+    land = _LANDS[land_name]
+    fr = [fractions(run_kt(path, strategy, s, max(BUDGETS)), land.optimum) for s in seeds]
+    return land_name, "kt:" + strategy, list(np.mean(fr, axis=0))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -269,16 +291,12 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_overhead and names:
             big = max(names, key=lambda n: _LANDS[n].space.count())
             overhead = dict(pool.map(_overhead_job, [(big, s, options) for s in strategies]))
-    kt_rows: dict[tuple[str, str], list[float]] = {}
-    if args.kt:
-        kt_seeds = range(args.kt_seeds or args.seeds)
-        for n in names:
-            path = os.path.join(LANDSCAPE_DIR, n + ".json")
-            if not os.path.exists(path):
-                continue
-            for s in KT_STRATEGIES:
-                fr = [fractions(run_kt(path, s, seed, max(BUDGETS)), _LANDS[n].optimum) for seed in kt_seeds]
-                kt_rows[(n, "kt:" + s)] = list(np.mean(fr, axis=0))
+        kt_rows: dict[tuple[str, str], list[float]] = {}
+        if args.kt:
+            kt_seeds = list(range(args.kt_seeds or args.seeds))
+            kt_names = [n for n in names if os.path.exists(os.path.join(LANDSCAPE_DIR, n + ".json"))]
+            kt_jobs = [(n, s, kt_seeds) for n in kt_names for s in KT_STRATEGIES]
+            kt_rows = {(n, s): r for n, s, r in pool.map(_kt_job, kt_jobs)}
     lines = [f"Mean fraction of optimum over {args.seeds} seeds (optimum / best latency in the first B distinct evaluations)", ""]
     header = "| landscape | strategy | " + " | ".join(f"B={b}" for b in BUDGETS) + " | overhead ms/config |"
     lines += [header, "|" + "---|" * (len(BUDGETS) + 3)]

@@ -87,6 +87,8 @@ class IndexedStrategy(Strategy):
         self.best_score = math.inf
         self.n_told = 0
         self._count: int | None = None
+        #: index vectors handed out or told (a fast pre-check; ``measured`` ids stay authoritative)
+        self.seen_index: set[tuple[int, ...]] = set()
 
     # --- bookkeeping ------------------------------------------------------------------------
     def tell(self, trials: Sequence[Trial]) -> None:
@@ -96,6 +98,10 @@ class IndexedStrategy(Strategy):
             if math.isnan(score):
                 score = math.inf
             self.scores[trial.config.id] = score
+            try:
+                self.seen_index.add(self.coder.encode(trial.config))
+            except KeyError:  # a config from an older space (reopened session): id bookkeeping suffices
+                pass
             self.n_told += 1
             if score < self.best_score:
                 self.best_score, self.best_id, self.best_config = score, trial.config.id, trial.config
@@ -120,6 +126,7 @@ class IndexedStrategy(Strategy):
         """Mark configs as handed out and return them (every ``ask`` ends here)."""
         for config in configs:
             self.proposed.add(config.id)
+            self.seen_index.add(self.coder.encode(config))
         return list(configs)
 
     def sample(self, n: int, batch: Iterable[str] = ()) -> list[Config]:
@@ -134,40 +141,44 @@ class IndexedStrategy(Strategy):
 
         Tries every single-slot change in order of distance, then random two-slot changes, then the
         nearest of a uniform sample. Cheap for explicit and restricted spaces alike, and it never
-        enumerates the space.
+        enumerates the space. Index vectors already handed out are skipped before any config is built.
         """
         batch = set(batch)
         index = tuple(int(i) for i in index)
-        config = self.coder.decode(index)
-        if self.fresh(config, batch):
-            return config
-        sizes = self.coder.sizes
+
+        def check(cand: tuple[int, ...]) -> Config | None:
+            if cand in self.seen_index:
+                return None
+            config = self.coder.decode(cand)
+            return config if self.fresh(config, batch) else None
+
+        found = check(index)
+        if found is not None:
+            return found
         moves: list[tuple[float, float, int, int]] = []
+        noise = self.rng.random(int(self.coder.sizes.sum()))
         for k in range(len(index)):
-            for j in range(int(sizes[k])):
+            for j in range(int(self.coder.sizes[k])):
                 if j != index[k]:
-                    moves.append((self.coder.step_cost(k, index[k], j), float(self.rng.random()), k, j))
+                    moves.append((self.coder.step_cost(k, index[k], j), float(noise[len(moves)]), k, j))
         moves.sort()
         for _, _, k, j in moves:
-            cand = list(index)
-            cand[k] = j
-            config = self.coder.decode(cand)
-            if self.fresh(config, batch):
-                return config
-        if len(index) > 1:
-            pairs = []
-            for _ in range(4 * len(moves)):
-                a, b = self.rng.choice(len(moves), size=2, replace=False)
-                (ca, _, ka, ja), (cb, _, kb, jb) = moves[a], moves[b]
-                if ka != kb:
-                    pairs.append((ca + cb, ka, ja, kb, jb))
-            pairs.sort()
+            found = check(index[:k] + (j,) + index[k + 1 :])
+            if found is not None:
+                return found
+        if len(index) > 1 and len(moves) > 1:
+            picks = self.rng.integers(0, len(moves), size=(4 * len(moves), 2))
+            pairs = sorted(
+                (moves[a][0] + moves[b][0], moves[a][2], moves[a][3], moves[b][2], moves[b][3])
+                for a, b in picks.tolist()
+                if moves[a][2] != moves[b][2]
+            )
             for _, ka, ja, kb, jb in pairs[:64]:
                 cand = list(index)
                 cand[ka], cand[kb] = ja, jb
-                config = self.coder.decode(cand)
-                if self.fresh(config, batch):
-                    return config
+                found = check(tuple(cand))
+                if found is not None:
+                    return found
         candidates = self.sample(pool, batch)
         if not candidates:
             return None

@@ -45,6 +45,8 @@ class Agents(IndexedStrategy):
     OPTIONS = (
         Option("init", 8, "Random configs measured before the agents start learning"),
         Option("batch", 8, "Configs per round (ranks are taken within a round)"),
+        Option("policy", "bandit", "How an agent learns its values: Thompson-sampling bandit or policy gradient", ("bandit", "gradient")),
+        Option("spread", 1.0, "Bandit: width of the Thompson draws (larger explores more)"),
         Option("learning_rate", 0.5, "Step of the preference update per unit of rank reward"),
         Option("aux_weight", 0.2, "Weight of an agent's own metric relative to the shared reward"),
         Option("recall", 0.3, "Chance that an agent transplants one of its best sub-configs seen so far"),
@@ -67,6 +69,9 @@ class Agents(IndexedStrategy):
         else:  # one concern: every slot is its own agent
             self.agents = [(self.coder.names[k], [k]) for k in movable]
         self.theta = [np.zeros(int(size)) for size in self.coder.sizes]
+        self.reward_sum = [np.zeros(int(size)) for size in self.coder.sizes]
+        self.reward_n = [np.zeros(int(size)) for size in self.coder.sizes]
+        self.kernel = [self._kernel(k) for k in range(len(self.coder.sizes))]
         self.trend = np.zeros(len(self.theta))  # logit slope over the position of an ordered slot's value
         self.position = [np.linspace(-1.0, 1.0, int(size)) if size > 1 else np.zeros(1) for size in self.coder.sizes]
         self.credit = np.ones(len(self.agents))
@@ -121,9 +126,10 @@ class Agents(IndexedStrategy):
                         aux = np.zeros(len(done))
                         aux[finite] = latency_rank(-values[finite])
                         own = own + float(self.options["aux_weight"]) * aux
-                for k in slots:
-                    for j, vec in enumerate(idx):
-                        self._reinforce(k, vec[k], lr * own[j])
+                for j, vec in enumerate(idx):
+                    if self.round[done[j]][0] in (-1, a):  # an agent that held made no choice to reinforce
+                        for k in slots:
+                            self._reinforce(k, vec[k], own[j], lr)
             for k in range(len(self.theta)):
                 self.theta[k] -= self.theta[k].mean()  # logits are shift-free: keep them readable
             for cid, score in zip(done, scores):  # credit: did the active agent beat its base?
@@ -132,13 +138,42 @@ class Agents(IndexedStrategy):
                     self.credit[active] = 0.9 * self.credit[active] + (1.0 if score < base_score else 0.0)
         self.round = {}
 
-    def _reinforce(self, k: int, value: int, advantage: float) -> None:
+    def _kernel(self, k: int) -> np.ndarray:
+        """How much evidence about one value counts for another: adjacent values of ordered slots share."""
+        size = int(self.coder.sizes[k])
+        if not self.coder.ordered[k] or size < 3:
+            return np.eye(size)
+        width = max(1.0, size / 10.0)
+        pos = np.arange(size, dtype=float)
+        return np.exp(-0.5 * ((pos[:, None] - pos[None, :]) / width) ** 2)
+
+    def _draw(self, k: int, temperature: float) -> int:
+        """A value for slot ``k`` from the agent's policy.
+
+        ``bandit``: Thompson sampling over the slot's values, each value's mean reward estimated
+        from kernel-shared evidence with a prior of one neutral observation; ``gradient``: a draw
+        from the softmax of the policy-gradient preferences.
+        """
+        if self.options["policy"] == "gradient":
+            return int(self.rng.choice(int(self.coder.sizes[k]), p=self._policy(k, temperature)))
+        return int(np.argmax(self._thompson(k, temperature)))
+
+    def _thompson(self, k: int, temperature: float = 1.0) -> np.ndarray:
+        """One posterior draw of the mean rank reward of each value of slot ``k``."""
+        n = self.kernel[k] @ self.reward_n[k] + 1.0
+        mean = (self.kernel[k] @ self.reward_sum[k]) / n
+        noise = self.rng.standard_normal(len(n))
+        return mean + temperature * float(self.options["spread"]) * noise / np.sqrt(n)
+
+    def _reinforce(self, k: int, value: int, advantage: float, lr: float) -> None:
         """Policy-gradient step for one slot: ``advantage * d log pi(value)`` (REINFORCE, rank baseline).
 
         On an ordered slot the indicator is smoothed onto the adjacent values, and a trend term
         (logit slope over the normalised position) learns "bigger is better" from a few samples,
         so a good tile of 12 also raises 14 and 16 before either was tried.
         """
+        self.reward_sum[k][value] += advantage
+        self.reward_n[k][value] += 1.0
         pi = self._policy(k, 1.0)
         hit = np.zeros_like(pi)
         hit[value] = 1.0
@@ -148,8 +183,8 @@ class Agents(IndexedStrategy):
                     hit[j] = 0.5
             hit /= hit.sum()
             x = self.position[k]
-            self.trend[k] += advantage * (x[value] - float(pi @ x))
-        self.theta[k] += advantage * (hit - pi)
+            self.trend[k] += lr * advantage * (x[value] - float(pi @ x))
+        self.theta[k] += lr * advantage * (hit - pi)
 
     # --- proposing -------------------------------------------------------------------------------
     def _policy(self, k: int, temperature: float) -> np.ndarray:
@@ -186,7 +221,27 @@ class Agents(IndexedStrategy):
                 step = int(self.rng.choice((-2, -1, 1, 2)))
                 genes[k] = int(np.clip(genes[k] + step, 0, size - 1))
             else:
-                genes[k] = int(self.rng.choice(size, p=self._policy(k, temperature)))
+                genes[k] = self._draw(k, temperature)
+
+    def _candidate(self, ranked: list[tuple[float, tuple[int, ...]]]) -> tuple[list[int], int, float]:
+        """One joint proposal: a base config, and the agent(s) that rewrite their slots of it."""
+        if self.focus is not None:  # stalled: only the focused agent moves, hot, from the incumbent
+            base_score, base = ranked[0]
+            genes = list(base)
+            self._redraw(genes, self.focus, float(self.options["hot"]), 0.3, 0.3)
+            return genes, self.focus, base_score
+        pick = 0 if self.rng.random() < 0.5 else int(self.rng.integers(len(ranked)))
+        base_score, base = ranked[pick]
+        genes = list(base)
+        if self.rng.random() < self.options["joint"]:
+            for a in range(len(self.agents)):
+                self._redraw(genes, a, 1.0, 0.0, 0.0)
+            return genes, -1, base_score
+        share = float(self.options["credit_share"])
+        p = share * self.credit / self.credit.sum() + (1.0 - share) / len(self.agents)
+        active = int(self.rng.choice(len(self.agents), p=p))
+        self._redraw(genes, active, 1.0, float(self.options["local"]), float(self.options["recall"]))
+        return genes, active, base_score
 
     def _propose_round(self, size: int, batch: set[str]) -> list[Config]:
         if not self.agents:
@@ -200,24 +255,7 @@ class Agents(IndexedStrategy):
         out: list[Config] = []
         self.round = {}
         for _ in range(size):
-            if self.focus is not None:
-                base_score, base = ranked[0]
-                genes = list(base)
-                active = self.focus
-                self._redraw(genes, active, float(self.options["hot"]), 0.3, 0.3)
-            else:
-                pick = 0 if self.rng.random() < 0.5 else int(self.rng.integers(len(ranked)))
-                base_score, base = ranked[pick]
-                genes = list(base)
-                if self.rng.random() < self.options["joint"]:
-                    active = -1
-                    for a in range(len(self.agents)):
-                        self._redraw(genes, a, 1.0, 0.0, 0.0)
-                else:
-                    share = float(self.options["credit_share"])
-                    p = share * self.credit / self.credit.sum() + (1.0 - share) / len(self.agents)
-                    active = int(self.rng.choice(len(self.agents), p=p))
-                    self._redraw(genes, active, 1.0, float(self.options["local"]), float(self.options["recall"]))
+            genes, active, base_score = self._candidate(ranked)
             config = self.repair(genes, batch)
             if config is None:
                 break

@@ -82,5 +82,4 @@ class LocalSearch(IndexedStrategy):
                 break
             out.append(config)
             batch.add(config.id)
-            self.proposed.add(config.id)
-        return out
+        return self.take(out)
