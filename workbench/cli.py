@@ -63,6 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--compile-timeout", type=float, default=60.0, help="per-candidate compile timeout (s)")
     tune.add_argument("--time-limit", type=float, default=None, help="wall-clock budget for the run (s)")
     tune.add_argument("--workers", type=int, default=None, help="worker processes (default: 1, or one per GPU)")
+    tune.add_argument("--executor", default="local", choices=("local", "ray"),
+                      help="where candidates run: local worker processes, or Ray actors (the ray extra)")
+    tune.add_argument("--ray-address", default=None, metavar="ADDRESS",
+                      help="with --executor ray: an existing cluster (e.g. ray://head:10001); default a local Ray instance")
+    tune.add_argument("--devices", default=None, metavar="0,1", help="cuda backend: the GPUs to use, one worker each (default: all)")
+    tune.add_argument("--allow-mixed-gpus", action="store_true",
+                      help="allow GPUs of different models in one run (their timings are ranked together)")
     tune.add_argument("--kernel-dir", action="append", default=[], help="extra template/benchmark folder (repeatable)")
     tune.add_argument("--replay", default=None, help="replay a recorded session or Kernel Tuner cache file")
     tune.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="problem parameter (repeatable)")
@@ -190,6 +197,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if not out.parent.exists():
         raise WorkbenchError(f"--out {out}: folder {out.parent} does not exist")
+    from workbench.runner.executors import parse_devices
+
+    devices = tuple(parse_devices(args.devices)) if args.devices is not None else None
     problem = dict(_parse_assignment(text) for text in args.set)
     spec = make_backend_spec(
         args.kernel, args.backend, kernel_dirs=args.kernel_dir, problem=problem, replay=args.replay,
@@ -200,8 +210,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     options = strategy_class(strategy_name).validate_options(dict(_parse_assignment(t) for t in args.option))
     request = TuneRequest(
         strategy=strategy_name, seed=args.seed, budget=args.budget, time_limit_s=args.time_limit,
-        workers=args.workers or 1, constraints=constraints, weights=weights, strategy_options=options,
-        patience=args.patience,
+        workers=args.workers, constraints=constraints, weights=weights, strategy_options=options,
+        patience=args.patience, executor=args.executor, ray_address=args.ray_address, devices=devices,
+        allow_mixed_gpus=args.allow_mixed_gpus,
         limits=EvalLimits(compile_timeout_s=args.compile_timeout, run_timeout_s=args.timeout,
                           max_latency_ms=args.max_latency_ms),
     )

@@ -1,0 +1,215 @@
+"""Where candidates run: the local worker pool (one worker per GPU with the ``cuda`` backend) or a
+Ray cluster. The engine only asks for a pool; this module decides which one and how it is spread.
+
+Device rules live here, as pure functions tested without a GPU:
+
+- :func:`assign_devices` turns the visible GPUs (their names) and the user's pick (``--devices``)
+  into the list of device indices the pool pins its workers to, one worker per device.
+- Timings from different GPU models are not comparable, so a device list that mixes models is
+  refused unless the user allows it (``--allow-mixed-gpus``); the same rule picks one accelerator
+  type on a Ray cluster (:func:`ray_accelerator_type`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from workbench.backends.base import BackendSpec, EvalLimits
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Measurement
+from workbench.core.space import Config
+from workbench.runner.pool import Result, WorkerPool, worker_spec
+
+EXECUTOR_CHOICES = ("local", "ray")
+
+#: ``pool_factory(spec, workers, limits, on_start=...)``: what the engine calls to get its pool.
+PoolFactory = Callable[..., Any]
+
+
+def parse_devices(text: str) -> list[int]:
+    """``"0,2"`` -> ``[0, 2]`` (the ``--devices`` flag); a clear error for anything else."""
+    parts = [p.strip() for p in str(text).split(",")]
+    if not parts or any(not p for p in parts):
+        raise WorkbenchError(f"--devices {text!r}: expected device numbers separated by commas, e.g. 0,1")
+    try:
+        return [int(p) for p in parts]
+    except ValueError:
+        raise WorkbenchError(f"--devices {text!r}: expected device numbers separated by commas, e.g. 0,1") from None
+
+
+def assign_devices(names: Sequence[str], requested: Sequence[int] | None = None, allow_mixed: bool = False) -> list[int]:
+    """The device indices to run one worker on each.
+
+    ``names``: the model name of every visible device (index = position), as the driver reports
+    it. ``requested``: the user's pick (None: all visible devices). Refuses unknown or repeated
+    indices, and (unless ``allow_mixed``) devices of different models, whose timings would be
+    ranked against each other otherwise.
+    """
+    if not names:
+        raise WorkbenchError("no CUDA device is visible (use --backend sim, or check the driver)")
+    devices = list(range(len(names))) if requested is None else [int(d) for d in requested]
+    if not devices:
+        raise WorkbenchError("--devices: name at least one device")
+    seen: set[int] = set()
+    for device in devices:
+        if not 0 <= device < len(names):
+            raise WorkbenchError(f"--devices: no device {device}; visible devices are 0..{len(names) - 1}")
+        if device in seen:
+            raise WorkbenchError(f"--devices: device {device} is named twice")
+        seen.add(device)
+    models = sorted({names[d] for d in devices})
+    if len(models) > 1 and not allow_mixed:
+        listing = ", ".join(f"{d}: {names[d]}" for d in devices)
+        raise WorkbenchError(
+            f"the devices are different GPU models ({listing}); their timings must not be ranked together: "
+            "pick one model with --devices, or pass --allow-mixed-gpus"
+        )
+    return devices
+
+
+def visible_gpu_names() -> list[str]:
+    """Model name of every CUDA device this process can see ([] without CuPy or a driver)."""
+    from workbench.runner.plan import cuda_device_count
+
+    count = cuda_device_count()
+    if count == 0:
+        return []
+    import cupy  # noqa: PLC0415 - optional dependency, present when a device was counted
+
+    names = []
+    for index in range(count):
+        name = cupy.cuda.runtime.getDeviceProperties(index)["name"]
+        names.append(name.decode() if isinstance(name, bytes) else str(name))
+    return names
+
+
+def spread_over_devices(spec: BackendSpec, devices: Sequence[int]) -> BackendSpec:
+    """The spec with ``options["devices"]`` set: the pool pins worker slot ``i`` to ``devices[i % n]``
+    (see :func:`workbench.runner.pool.worker_spec`); ``device`` names the first one, which is the
+    device the session describes."""
+    options = dict(spec.options)
+    options["devices"] = [int(d) for d in devices]
+    options["device"] = int(devices[0])
+    return BackendSpec(spec.kind, options)
+
+
+def ray_accelerator_type(resources: Mapping[str, float], allow_mixed: bool = False) -> str | None:
+    """The single GPU model Ray actors are pinned to, from ``ray.cluster_resources()``.
+
+    Ray advertises ``accelerator_type:<MODEL>`` on GPU nodes. One model: pin to it. Several: refuse
+    (their timings must not be ranked together) unless ``allow_mixed``, which pins to none.
+    """
+    if resources.get("GPU", 0) < 1:
+        raise WorkbenchError("the Ray cluster has no GPU; use the sim or python backend, or add GPU nodes")
+    types = sorted(k.partition(":")[2] for k in resources if k.startswith("accelerator_type:"))
+    if len(types) > 1 and not allow_mixed:
+        raise WorkbenchError(
+            f"the Ray cluster mixes GPU models ({', '.join(types)}); their timings must not be ranked together: "
+            "run on a cluster of one model, or pass --allow-mixed-gpus"
+        )
+    return types[0] if len(types) == 1 else None
+
+
+def _device_label(spec: BackendSpec, index: int) -> int | None:
+    device = worker_spec(spec, index).options.get("device")
+    return None if device is None or "devices" not in spec.options else int(device)
+
+
+def name_device(result: Result, device: int | None, kind: str) -> Result:
+    """A result whose worker name and measurement details say which device measured it."""
+    config, measurement, timings, worker = result
+    if device is None:
+        return result
+    details = {**measurement.details, "device_index": device}
+    named: Measurement = dataclasses.replace(measurement, details=details)
+    return config, named, timings, f"{worker}@{kind}:{device}"
+
+
+class LocalPool(WorkerPool):
+    """The local :class:`WorkerPool`, with results naming their device when workers are pinned.
+
+    With ``options["devices"]`` (one worker per GPU) the worker name becomes
+    ``worker-1@cuda:1`` and the measurement details get ``device_index``, so a trial says which GPU
+    measured it. Everything else (timeouts, crash handling) is the pool's own.
+    """
+
+    def __init__(self, spec: BackendSpec, workers: int = 1, limits: EvalLimits = EvalLimits(),
+                 on_start: Callable[[Config, str], None] | None = None, **kwargs: Any) -> None:
+        self._labels = {f"worker-{i}": _device_label(spec, i) for i in range(workers)}
+        outer = on_start
+        if outer is not None:
+            def on_start(config: Config, worker: str) -> None:  # noqa: F811 - the named wrapper
+                device = self._labels.get(worker)
+                outer(config, worker if device is None else f"{worker}@{spec.kind}:{device}")
+        super().__init__(spec, workers, limits, on_start=on_start, **kwargs)
+
+    def results(self, timeout: float | None = None) -> list[Result]:
+        return [name_device(r, self._labels.get(r[3]), self.spec.kind) for r in super().results(timeout)]
+
+
+@dataclass(frozen=True)
+class ExecutorChoice:
+    """How a run is executed: ``local`` (worker processes) or ``ray`` (actors, optional ``address``)."""
+
+    kind: str = "local"
+    address: str | None = None
+    devices: tuple[int, ...] | None = None
+    allow_mixed_gpus: bool = False
+
+
+@dataclass(frozen=True)
+class ExecutionPlan:
+    """The resolved spec (devices filled in), the worker count, and the pool factory for the engine."""
+
+    spec: BackendSpec
+    workers: int
+    pool_factory: PoolFactory
+    notes: tuple[str, ...] = ()
+
+
+def plan_execution(
+    spec: BackendSpec,
+    choice: ExecutorChoice,
+    workers: int | None = None,
+    gpu_names: Callable[[], list[str]] = visible_gpu_names,
+    batch_parallel: bool = True,
+) -> ExecutionPlan:
+    """Resolve an executor choice for a spec.
+
+    Local + ``cuda``: one worker per chosen device (``workers`` may ask for a multiple of that).
+    Ray: ``workers`` actors (default: one per cluster GPU for ``cuda``, else one per cluster CPU;
+    finding that out connects to Ray), started when the engine asks for its pool. ``gpu_names`` is injectable so the device rules are
+    tested without a GPU. ``notes`` carry what a user should know (a sequential strategy serialises).
+    """
+    if choice.kind not in EXECUTOR_CHOICES:
+        raise WorkbenchError(f"unknown executor {choice.kind!r}; choose one of: {', '.join(EXECUTOR_CHOICES)}")
+    if workers is not None and workers < 1:
+        raise WorkbenchError(f"workers must be at least 1, got {workers}")
+    if choice.devices is not None and spec.kind != "cuda":
+        raise WorkbenchError(f"--devices applies to the cuda backend, not {spec.kind}")
+    if choice.address is not None and choice.kind != "ray":
+        raise WorkbenchError("--ray-address needs --executor ray")
+    notes: list[str] = []
+    if choice.kind == "local":
+        factory: PoolFactory = LocalPool
+        if spec.kind == "cuda":
+            devices = assign_devices(gpu_names(), choice.devices, choice.allow_mixed_gpus)
+            spec = spread_over_devices(spec, devices)
+            workers = workers or len(devices)
+        workers = workers or 1
+    else:
+        if choice.devices is not None:
+            raise WorkbenchError("--devices picks local GPUs; on Ray each actor gets the GPU Ray assigns it")
+        from workbench.runner.ray_executor import cluster_workers, ray_pool_factory
+
+        factory = ray_pool_factory(choice.address, allow_mixed_gpus=choice.allow_mixed_gpus)
+        workers = workers or cluster_workers(spec, choice.address)
+    if not batch_parallel and workers > 1:
+        notes.append(
+            "the strategy is sequential (each proposal follows from the last results): parallel workers measure "
+            "speculative candidates, so they add evaluations per second more than progress; "
+            "batch-parallel strategies (random, genetic, tpe) use every worker fully"
+        )
+    return ExecutionPlan(spec, workers, factory, tuple(notes))

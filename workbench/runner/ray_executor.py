@@ -1,0 +1,381 @@
+"""Run candidates on Ray actors: all the GPUs of a cluster, with the local pool's guarantees.
+
+Each actor holds one GPU (``num_gpus=1`` for the ``cuda`` backend; one CPU for ``sim`` and
+``python``) and runs, inside itself, a one-worker :class:`~workbench.runner.pool.WorkerPool`. So a
+candidate is measured in a spawned subprocess of its actor exactly as on a workstation: the same
+per-phase timeouts, the same failure classes (``timeout``, ``crashed`` with the signal, ``MemoryError``
+retiring the worker), the same captured output in the log. A hang or crash of a candidate costs a
+worker subprocess on the node, never the actor or the run.
+
+What only Ray can lose is the actor itself (its node went away, it was OOM-killed, the network
+dropped): its in-flight candidate is retried once on a fresh actor (Ray places it where resources
+are free) and, if that actor is lost too, recorded as ``crashed`` with the reason. An actor that
+stops answering (past the candidate's timeouts plus :data:`ACTOR_SLACK_S`) is killed with
+``ray.kill``, replaced, and its candidate recorded as ``timeout``. Nothing is dropped silently.
+
+Ray is an optional extra (``pip install 'kernel-workbench[ray]'``); it is imported only when a
+:class:`RayPool` is created.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from workbench.backends.base import BackendSpec, EvalLimits
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Measurement, Status
+from workbench.core.space import Config
+from workbench.runner.pool import Result, WorkerPool, WorkerStartupError
+from workbench.runner.executors import ray_accelerator_type
+
+#: Seconds an actor may overrun its candidate's compile + run timeouts before it counts as lost.
+ACTOR_SLACK_S = 30.0
+#: Seconds a new actor may take to be placed and to start its worker.
+ACTOR_START_TIMEOUT_S = 120.0
+#: Seconds between checks of actor deadlines while waiting for results.
+_WAIT_SLICE_S = 0.5
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or a one-line error saying how to install it."""
+    try:
+        import ray  # noqa: PLC0415 - optional extra
+    except ImportError:
+        raise WorkbenchError("--executor ray needs Ray: pip install 'kernel-workbench[ray]' (or pip install 'ray>=2.9')") from None
+    return ray
+
+
+def _source_root() -> str:
+    """The folder holding the ``workbench`` package (so actors of a local Ray instance import it)."""
+    return str(Path(__file__).resolve().parents[2])
+
+
+def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> Any:
+    """Connect to the cluster at ``address``, or start a local Ray instance; reuse one already up."""
+    ray = import_ray()
+    if not ray.is_initialized():
+        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        if address is None:
+            options["num_cpus"] = num_cpus
+        try:
+            ray.init(address=address, **options)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+            raise WorkbenchError(f"cannot connect to {where}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    return ray
+
+
+def cluster_workers(spec: BackendSpec, address: str | None = None) -> int:
+    """One actor per GPU of the cluster for ``cuda``, else one per CPU (connects to Ray)."""
+    resources = ensure_ray(address).cluster_resources()
+    return max(1, int(resources.get("GPU" if spec.kind == "cuda" else "CPU", 1)))
+
+
+class CandidateHost:
+    """The body of one Ray actor: a one-worker local pool measuring one candidate at a time."""
+
+    def __init__(self, spec: BackendSpec, limits: EvalLimits, slot: int, start_timeout_s: float) -> None:
+        import ray  # noqa: PLC0415 - runs inside a Ray worker
+
+        node = ray.util.get_node_ip_address()
+        gpus = [str(g) for g in ray.get_gpu_ids()]
+        self.name = f"ray-{slot}@{node}" + (f"/gpu{','.join(gpus)}" if gpus else "")
+        self.info = {"executor": "ray", "node": node, **({"gpu_ids": ",".join(gpus)} if gpus else {})}
+        self.pool = WorkerPool(spec, 1, limits, start_timeout_s=start_timeout_s)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def evaluate(self, config: Config) -> tuple:
+        """``("result", measurement, timings, name)`` or ``("startup_error", message, log)``."""
+        try:
+            self.pool.submit(config)
+            results: list[Result] = []
+            while not results:
+                results = self.pool.results(None)
+        except WorkerStartupError as exc:
+            return ("startup_error", str(exc), exc.log)
+        _, measurement, timings, _ = results[0]
+        measurement = dataclasses.replace(measurement, details={**measurement.details, **self.info})
+        return ("result", measurement, timings, self.name)
+
+
+@dataclass
+class _Job:
+    config: Config
+    attempt: int  # 0: first try; 1: retry after its actor was lost
+    ref: Any = None
+    dispatched: float = 0.0
+    deadline: float = 0.0
+    lost_reason: str = ""
+
+
+@dataclass
+class _Slot:
+    index: int
+    actor: Any
+    name: str
+    created: float
+    answered: bool = False  # the actor has returned at least one reply
+    failed: bool = False  # its worker cannot start: no more candidates go here
+    job: _Job | None = None
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+class RayPool:
+    """Ray actors evaluating submitted configs, with the interface the engine uses on ``WorkerPool``.
+
+    ``workers``: number of actors (0: one per GPU of the cluster for ``cuda``, else one per CPU).
+    ``address``: an existing cluster (``ray://host:10001`` or ``host:6379``; None: local instance,
+    ``num_cpus`` CPUs). Every candidate submitted comes back exactly once from :meth:`results`.
+    """
+
+    def __init__(
+        self,
+        spec: BackendSpec,
+        workers: int = 0,
+        limits: EvalLimits = EvalLimits(),
+        on_start: Callable[[Config, str], None] | None = None,
+        address: str | None = None,
+        num_cpus: int | None = None,
+        allow_mixed_gpus: bool = False,
+        start_timeout_s: float = ACTOR_START_TIMEOUT_S,
+        actor_slack_s: float = ACTOR_SLACK_S,
+    ) -> None:
+        if workers < 0:
+            raise WorkbenchError(f"need at least one worker, got {workers}")
+        self._ray = ray = ensure_ray(address, num_cpus)
+        self.spec = spec
+        self.limits = limits
+        self.on_start = on_start
+        self.start_timeout_s = start_timeout_s
+        self.actor_slack_s = actor_slack_s
+        resources = ray.cluster_resources()
+        options: dict[str, Any] = {"num_cpus": 1, "max_restarts": 0, "max_task_retries": 0}
+        if spec.kind == "cuda":
+            accelerator = ray_accelerator_type(resources, allow_mixed_gpus)
+            options["num_gpus"] = 1
+            if accelerator:
+                options["accelerator_type"] = accelerator
+            # Ray sets CUDA_VISIBLE_DEVICES per actor: the actor's GPU is device 0 in its worker.
+            spec = BackendSpec(spec.kind, {**{k: v for k, v in spec.options.items() if k != "devices"}, "device": 0})
+        if address is None:  # a local instance: actors import this very source tree
+            path = os.pathsep.join(p for p in (_source_root(), os.environ.get("PYTHONPATH", "")) if p)
+            options["runtime_env"] = {"env_vars": {"PYTHONPATH": path}}
+        if workers == 0:
+            workers = cluster_workers(spec, address)
+        self._host_spec = spec
+        self._actor_class = ray.remote(CandidateHost).options(**options)
+        self._pending: deque[_Job] = deque()
+        self._slots: list[_Slot] = []
+        self._done: list[Result] = []
+        self._error: WorkerStartupError | None = None
+        self._closed = False
+        self.started_workers = 0
+        self.retried = 0  # candidates re-run because their actor was lost
+        for index in range(workers):
+            self._slots.append(self._new_slot(index))
+
+    # --- the engine's interface (same as WorkerPool) -------------------------------------------
+    def submit(self, config: Config) -> None:
+        """Queue a config; it starts as soon as an actor is free."""
+        if self._closed:
+            raise WorkbenchError("the Ray pool is closed")
+        self._pending.append(_Job(config, 0))
+        self._dispatch()
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._pending) + sum(1 for s in self._slots if s.job) + len(self._done)
+
+    @property
+    def busy(self) -> bool:
+        return self.in_flight > 0
+
+    @property
+    def idle_count(self) -> int:
+        free = sum(1 for s in self._slots if s.job is None and not s.failed)
+        return max(0, free - len(self._pending))
+
+    @property
+    def workers(self) -> int:
+        return len(self._slots)
+
+    @property
+    def error(self) -> WorkerStartupError | None:
+        return self._error
+
+    def results(self, timeout: float | None = None) -> list[Result]:
+        """Finished candidates, waiting up to ``timeout`` seconds (None: until one finishes)."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self._done:
+                out, self._done = self._done, []
+                return out
+            running = any(s.job for s in self._slots)
+            if self._error is not None and not running:
+                self._pending.clear()
+                raise self._error
+            if not running and not self._pending:
+                return []
+            remaining = None if end is None else end - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                self._step(0.0)
+                out, self._done = self._done, []
+                return out
+            self._step(remaining)
+
+    def poll(self, timeout: float = 0.0) -> None:
+        self._step(timeout)
+
+    def close(self) -> None:
+        """Kill every actor (their worker subprocesses die with them). Running candidates are abandoned."""
+        if self._closed:
+            return
+        self._closed = True
+        for slot in self._slots:
+            self._kill(slot.actor)
+        self._slots.clear()
+        self._pending.clear()
+
+    def __enter__(self) -> "RayPool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- internals -----------------------------------------------------------------------------
+    def _new_slot(self, index: int) -> _Slot:
+        actor = self._actor_class.remote(self._host_spec, self.limits, index, self.start_timeout_s)
+        self.started_workers += 1
+        return _Slot(index, actor, f"ray-{index}", time.monotonic())
+
+    def _kill(self, actor: Any) -> None:
+        try:
+            self._ray.kill(actor, no_restart=True)
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+
+    def _replace(self, slot: _Slot) -> None:
+        self._kill(slot.actor)
+        if not self._closed:
+            self._slots[self._slots.index(slot)] = self._new_slot(slot.index)
+
+    def _step(self, wait_s: float | None) -> None:
+        """Wait for a reply or a deadline, then handle replies, lost actors and overdue actors."""
+        ray = self._ray
+        jobs = {s.job.ref: s for s in self._slots if s.job is not None}
+        deadline = min((s.job.deadline for s in jobs.values()), default=None)
+        wait = _WAIT_SLICE_S if wait_s is None else wait_s
+        if deadline is not None:
+            wait = min(wait, max(0.0, deadline - time.monotonic()))
+        if jobs:
+            refs = list(jobs)
+            ready, _ = ray.wait(refs, num_returns=1, timeout=wait)
+            if ready:
+                ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
+            for ref in ready:
+                self._on_reply(jobs[ref], ref)
+        elif wait:
+            time.sleep(min(wait, 0.05))
+        self._enforce_deadlines()
+        self._dispatch()
+
+    def _on_reply(self, slot: _Slot, ref: Any) -> None:
+        ray = self._ray
+        job = slot.job
+        assert job is not None
+        slot.job = None
+        try:
+            reply = ray.get(ref)
+        except ray.exceptions.RayActorError as exc:  # the actor (or its node) is gone
+            self._on_lost(slot, job, f"Ray actor {slot.name} was lost ({_one_line(exc)})")
+            return
+        except ray.exceptions.RayError as exc:  # the call itself failed: record, keep going
+            self._finish(job, Measurement.failure(Status.CRASHED, f"Ray call failed: {_one_line(exc)}", log=str(exc)), {}, slot.name)
+            return
+        slot.answered = True
+        if reply[0] == "startup_error":
+            slot.failed = True
+            if self._error is None:
+                self._error = WorkerStartupError(reply[1], log=reply[2])
+            return
+        _, measurement, timings, name = reply
+        slot.name = name
+        if job.attempt:
+            measurement = dataclasses.replace(measurement, details={**measurement.details, "retried_after": job.lost_reason})
+        self._finish(job, measurement, timings, name)
+
+    def _on_lost(self, slot: _Slot, job: _Job, reason: str) -> None:
+        """An actor died under a candidate: retry it once elsewhere, else record it as crashed."""
+        never_started = not slot.answered
+        self._replace(slot)
+        if job.attempt == 0:
+            self.retried += 1
+            self._pending.appendleft(_Job(job.config, 1, lost_reason=reason))
+        else:
+            log = f"{job.lost_reason}\nretried once; {reason}"
+            self._finish(job, Measurement.failure(Status.CRASHED, f"{reason}; already retried once", log=log),
+                         {"total_s": time.monotonic() - job.dispatched}, slot.name)
+            if never_started and self._error is None:  # two fresh actors died: they cannot start
+                self._error = WorkerStartupError(f"Ray actors cannot start: {reason}", log=log)
+
+    def _finish(self, job: _Job, measurement: Measurement, timings: dict[str, float], name: str) -> None:
+        self._done.append((job.config, measurement, dict(timings), name))
+
+    def _enforce_deadlines(self) -> None:
+        now = time.monotonic()
+        for slot in list(self._slots):
+            job = slot.job
+            if job is None or now < job.deadline:
+                continue
+            slot.job = None
+            waited = now - job.dispatched
+            if not slot.answered:
+                reason = (f"Ray actor {slot.name} did not start within {waited:.0f} s "
+                          "(no node with a free GPU/CPU for it, or a broken runtime environment)")
+                if self._error is None:
+                    self._error = WorkerStartupError(reason)
+            else:
+                reason = f"Ray actor {slot.name} did not answer for {waited:.0f} s: killed and replaced"
+            self._replace(slot)
+            self._finish(job, Measurement.failure(Status.TIMEOUT, reason), {"total_s": waited}, slot.name)
+
+    def _dispatch(self) -> None:
+        for slot in self._slots:
+            if not self._pending:
+                return
+            if slot.job is not None or slot.failed:
+                continue
+            job = self._pending.popleft()
+            now = time.monotonic()
+            budget = self.limits.compile_timeout_s + self.limits.run_timeout_s + self.actor_slack_s
+            if not slot.answered:
+                budget += self.start_timeout_s
+            job.ref = slot.actor.evaluate.remote(job.config)
+            job.dispatched, job.deadline = now, now + budget
+            slot.job = job
+            if self.on_start is not None:
+                self.on_start(job.config, slot.name)
+
+
+def ray_pool_factory(address: str | None = None, allow_mixed_gpus: bool = False,
+                     num_cpus: int | None = None) -> Callable[..., RayPool]:
+    """A pool factory (the engine's ``pool_factory``) that makes :class:`RayPool` s for this cluster."""
+
+    def make(spec: BackendSpec, workers: int = 0, limits: EvalLimits = EvalLimits(),
+             on_start: Callable[[Config, str], None] | None = None) -> RayPool:
+        return RayPool(spec, workers, limits, on_start=on_start, address=address,
+                       num_cpus=num_cpus, allow_mixed_gpus=allow_mixed_gpus)
+
+    return make
