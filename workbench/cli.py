@@ -87,6 +87,12 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--trials", action="store_true", help="include every trial")
     _add_objective_flags(show)
 
+    export = sub.add_parser("export", help="write the recommended config as a header, .cu, JSON or CuPy script")
+    export.add_argument("sessions", nargs="+", metavar="SESSION", help="session file(s): one per device for a portable header")
+    export.add_argument("--format", required=True, choices=("header", "cuda", "json", "cupy"))
+    export.add_argument("--out", required=True, help="file to write (atomically; untouched when the export refuses)")
+    _add_objective_flags(export)
+
     kernels = sub.add_parser("kernels", help="list the available templates and their slots")
     kernels.add_argument("--json", action="store_true")
     kernels.add_argument("--kernel-dir", action="append", default=[])
@@ -253,6 +259,9 @@ def summarise(session: Any, constraints: Any = None, weights: Any = None, with_t
             "metrics": {k: _finite(float(v)) for k, v in t.measurement.metrics.items()},
             "why": ranking.explain(ranking.best),
         }
+    from workbench.core.importance import session_importance
+
+    importance = session_importance(session, constraints, weights)["score"]
     device = dict(session.device)
     out: dict[str, Any] = {
         "kernel": session.kernel,
@@ -266,6 +275,8 @@ def summarise(session: Any, constraints: Any = None, weights: Any = None, with_t
         "weights": weights.to_dict(),
         "best": best,
         "most_excluding_constraint": ranking.most_excluding if ranking.n_feasible == 0 else None,
+        "importance": {k: round(v, 4) for k, v in importance.shares.items()},
+        "importance_note": importance.reason or importance.method,
     }
     if with_trials:
         out["trial_list"] = [
@@ -308,6 +319,19 @@ def cmd_show(args: argparse.Namespace) -> int:
         for t in summary["trial_list"]:
             lat = f"{t['latency_ms']:.4g}" if t["latency_ms"] is not None else "-"
             print(f"{t['index']:>5} {t['status']:<14} {lat:>10}  {t['config']}  {t['message']}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from workbench.core.export import export_sessions
+    from workbench.core.session import load_session
+
+    sessions = [load_session(path) for path in args.sessions]
+    constraints, weights = _objective_from_args(args, sessions[0])
+    plan = export_sessions(sessions, args.format, args.out, constraints, weights, sources=args.sessions)
+    picks = ", ".join(f"{c.device}: {c.trial.config.id}" for c in plan.choices)
+    portable = f"; portable {plan.portable.trial.config.id}" if plan.portable is not None and len(plan.choices) > 1 else ""
+    print(f"{plan.kernel}: exported {args.format} ({picks}{portable}) -> {args.out}")
     return 0
 
 
@@ -381,6 +405,7 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
 COMMANDS = {
     "tune": cmd_tune,
     "show": cmd_show,
+    "export": cmd_export,
     "kernels": cmd_kernels,
     "import-kt": cmd_import_kt,
     "check-kernels": cmd_check_kernels,

@@ -1,0 +1,292 @@
+"""Exports: every format for every template round-trips (NVRTC compiles the .cu and the header
+included into the template source), the objective in force decides, nothing feasible refuses, the
+multi-device header guards per device with a portable fallback, and the CLI ``export`` command.
+
+Sessions come from short in-process runs of the real simulator backend (``compile: estimate``,
+no worker processes), so every test sees genuine trials of the shipped templates.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.backends.base import EvalLimits, backend_class
+from workbench.cli import main as cli_main
+from workbench.core.compiler import compile_cuda
+from workbench.core.errors import WorkbenchError
+from workbench.core.export import (
+    FORMATS,
+    export_sessions,
+    export_text,
+    plan_export,
+    target_macro,
+)
+from workbench.core.measurement import Measurement, Status, Trial
+from workbench.core.objective import Bound, Constraints, Weights, rank
+from workbench.core.session import Session, save_session
+from workbench.core.space import SearchSpace, Slot
+from workbench.core.templates import load_templates
+from workbench.runner.plan import make_backend_spec, new_session, open_target
+
+ROOT = Path(__file__).resolve().parents[1]
+TEMPLATES = load_templates()
+ARCH = "sm_90"
+
+
+def sim_session(kernel: str, n: int = 12, gpu: str = "H200", seed: int = 0) -> Session:
+    """A real session: ``n`` sampled configs (plus the default) measured by the sim backend in-process."""
+    spec = make_backend_spec(kernel, "sim", gpu_model=gpu, seed=seed, extra={"compile": "estimate"})
+    target = open_target(spec)
+    session = new_session(spec, target, strategy="random", seed=seed)
+    backend = backend_class("sim")(spec)
+    backend.prepare()
+    configs = target.space.sample(np.random.default_rng(seed), n)
+    if target.default_config is not None and target.default_config not in configs:
+        configs.insert(0, target.default_config)
+    for i, config in enumerate(configs):
+        session.add(Trial(i, config, backend.evaluate(config, EvalLimits()), started_at=float(i), finished_at=float(i)))
+    return session
+
+
+@pytest.fixture(scope="module")
+def sessions() -> dict[str, Session]:
+    return {name: sim_session(name) for name in sorted(TEMPLATES)}
+
+
+def best_config(session: Session, constraints: Constraints | None = None, weights: Weights | None = None):
+    ranking = rank(session.trials, constraints or session.constraints, weights or session.weights)
+    assert ranking.best is not None
+    return session.trials[ranking.best].config
+
+
+# --- every format, every template ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_every_format_round_trips(name: str, sessions: dict[str, Session], tmp_path: Path) -> None:
+    session = sessions[name]
+    template = TEMPLATES[name]
+    problem = template.resolve_problem(session.problem)
+    plan = plan_export([session])
+    best = best_config(session)
+    assert plan.recommended.trial.config == best
+
+    # cuda: one self-contained file that NVRTC compiles, launch geometry in a comment
+    cuda = export_text(plan, "cuda")
+    grid, block = template.grid(problem, best), template.block(problem, best)
+    assert f"dim3({grid[0]}, {grid[1]}, {grid[2]}), dim3({block[0]}, {block[1]}, {block[2]})" in cuda
+    assert template.render(best, problem) in cuda
+    compiled = compile_cuda(cuda, arch=ARCH, options=template.compile_options, entry=template.entry, use_cache=False)
+    assert compiled.ok, compiled.error
+
+    # header: the template's own source compiles with the header included instead of rendered defines,
+    # and gives the same machine code figures as the rendered config
+    header = export_text(plan, "header")
+    for line in template.defines(best, problem):
+        assert line in header.splitlines()
+    (tmp_path / "tuned.h").write_text(header)
+    included = compile_cuda('#include "tuned.h"\n' + template.source, arch=ARCH,
+                            options=(*template.compile_options, f"--include-path={tmp_path}"),
+                            entry=template.entry, use_cache=False)
+    assert included.ok, included.error
+    assert (included.registers, included.smem_bytes) == (compiled.registers, compiled.smem_bytes)
+
+    # json: what a program needs, machine-readable
+    doc = json.loads(export_text(plan, "json"))
+    assert doc["config"] == best.to_dict() and doc["config_id"] == best.id
+    assert doc["template_hash"] == template.source_hash() == session.source_hash
+    assert doc["device"] == session.device["name"]
+    assert doc["metrics"]["latency_ms"] == pytest.approx(plan.recommended.trial.metric("latency_ms"))
+    assert doc["constraints"] == session.constraints.to_dict() and doc["weights"] == session.weights.to_dict()
+    assert doc["launch"]["grid"] == list(grid)
+
+    # cupy: valid Python whose constants are exactly the rendered kernel and the tuned geometry
+    script = export_text(plan, "cupy")
+    tree = ast.parse(script)
+    compile(script, f"{name}_tuned.py", "exec")
+    constants = {
+        node.targets[0].id: ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.isupper()
+    }
+    assert constants["SOURCE"] == template.render(best, problem)
+    assert constants["GRID"] == tuple(grid) and constants["BLOCK"] == tuple(block)
+    assert constants["CONFIG"] == best.to_dict() and constants["ENTRY"] == template.entry
+    assert constants["PROBLEM"] == dict(problem)
+    assert "cp.RawModule(code=SOURCE" in script
+
+
+# --- objective in force, refusals ----------------------------------------------------------------
+
+
+def test_the_objective_in_force_decides(sessions: dict[str, Session]) -> None:
+    session = sessions["vector_add"]
+    latencies = sorted(t.metric("latency_ms") for t in session.trials if t.ok)
+    fastest = best_config(session)
+    assert plan_export([session]).recommended.trial.config == fastest
+    loose = Constraints(max_latency_ms=latencies[-1] * 2)
+    assert plan_export([session], loose).recommended.trial.config == fastest
+    # a bound that only the fastest config breaks: the second fastest comes out
+    slow_only = Constraints(extra=(Bound("latency_ms", ">=", (latencies[0] + latencies[1]) / 2),))
+    pick = plan_export([session], slow_only).recommended
+    assert pick.trial.config != fastest and pick.trial.metric("latency_ms") == pytest.approx(latencies[1])
+    assert "latency_ms >=" in export_text(plan_export([session], slow_only), "header")
+
+
+def test_nothing_feasible_refuses_naming_the_constraint(sessions: dict[str, Session], tmp_path: Path) -> None:
+    session = sessions["reduce_sum"]
+    out = tmp_path / "tuned.h"
+    with pytest.raises(WorkbenchError, match=r"nothing feasible.*latency_ms <= 1e-09"):
+        export_sessions([session], "header", out, Constraints(max_latency_ms=1e-9))
+    assert not out.exists()
+
+
+def test_python_benchmark_sessions_export_header_and_json_only(tmp_path: Path) -> None:
+    space = SearchSpace([Slot("tile", (8, 16, 32)), Slot("mode", ("fast", "exact")), Slot("alpha", (0.5, 1.0))])
+    session = Session(kernel="my_bench", kind="python", space=space, device={"name": "host CPU"})
+    for i, config in enumerate(space):
+        latency = 1.0 + config["tile"] / 32 + (0.5 if config["mode"] == "exact" else 0.0) + config["alpha"]
+        session.add(Trial(i, config, Measurement(Status.OK, {"latency_ms": latency})))
+    session.add(Trial(99, space.config({"tile": 8, "mode": "fast", "alpha": 0.5}).replace(tile=16),
+                      Measurement.failure(Status.RUNTIME_ERROR, "boom")))
+    plan = plan_export([session])
+    header = export_text(plan, "header")
+    assert "#define TILE 8" in header and "#define ALPHA 0.5" in header
+    assert "#define MODE_FAST 0" in header and "#define MODE_EXACT 1" in header and "#define MODE 0" in header
+    assert "PROBLEM_" not in header
+    # the header is valid C: a kernel reading the macros compiles
+    (tmp_path / "tuned.h").write_text(header)
+    source = ('#include "tuned.h"\nextern "C" __global__ void k(float* x) { if (MODE == MODE_FAST) '
+              "x[TILE] = ALPHA; }\n")
+    assert compile_cuda(source, arch=ARCH, options=(f"--include-path={tmp_path}",), use_cache=False).ok
+    assert json.loads(export_text(plan, "json"))["config"] == {"tile": 8, "mode": "fast", "alpha": 0.5}
+    for fmt in ("cuda", "cupy"):
+        with pytest.raises(WorkbenchError, match="python benchmark session has no CUDA source"):
+            export_text(plan, fmt)
+
+
+def test_sessions_of_different_kernels_or_problems_refuse(sessions: dict[str, Session]) -> None:
+    with pytest.raises(WorkbenchError, match="different kernels"):
+        plan_export([sessions["gelu"], sessions["softmax"]])
+    other = sim_session("vector_add", n=3)
+    other.problem = {**other.problem, "n": 1024}
+    with pytest.raises(WorkbenchError, match="a header serves one problem"):
+        plan_export([sessions["vector_add"], other])
+    with pytest.raises(WorkbenchError, match="unknown export format"):
+        export_text(plan_export([sessions["gelu"]]), "pdf")
+
+
+# --- several devices -------------------------------------------------------------------------------
+
+
+def test_multi_device_header_guards_each_device_and_falls_back_to_the_portable_config(tmp_path: Path) -> None:
+    h200 = sim_session("vector_add", n=25, gpu="H200", seed=3)
+    t4 = sim_session("vector_add", n=25, gpu="T4", seed=3)
+    plan = plan_export([h200, t4], sources=["h200.json", "t4.json"])
+    assert [c.device for c in plan.choices] == sorted([h200.device["name"], t4.device["name"]])
+    assert {c.trial.config for c in plan.choices} == {best_config(h200), best_config(t4)}
+
+    # portable: brute force over configs ok on both, mean of the per-device score
+    scores = []
+    for s in (h200, t4):
+        r = rank(s.trials, s.constraints, s.weights)
+        scores.append({s.trials[i].config.id: r.score[i] for i in np.flatnonzero(r.feasible)})
+    common = set(scores[0]) & set(scores[1])
+    expected = max(sorted(common), key=lambda cid: (scores[0][cid] + scores[1][cid]) / 2)
+    assert plan.portable is not None
+    assert plan.portable.score == pytest.approx((scores[0][expected] + scores[1][expected]) / 2)
+    assert plan.portable.score == pytest.approx(max((scores[0][c] + scores[1][c]) / 2 for c in common))
+
+    header = export_text(plan, "header")
+    assert "h200.json" in header and "t4.json" in header
+    template = TEMPLATES["vector_add"]
+    (tmp_path / "tuned.h").write_text(header)
+    for choice in [*plan.choices, plan.portable]:
+        define = () if choice is plan.portable else (f"-D{target_macro(choice.device)}",)
+        ours = compile_cuda('#include "tuned.h"\n' + template.source, arch=ARCH, entry=template.entry,
+                            options=(f"--include-path={tmp_path}", *define), use_cache=False)
+        rendered = compile_cuda(template.render(choice.trial.config, h200.problem), arch=ARCH, entry=template.entry)
+        assert ours.ok and rendered.ok
+        assert ours.cubin == rendered.cubin or ours.registers == rendered.registers
+    doc = json.loads(export_text(plan, "json"))
+    assert doc["device"] == "portable" and len(doc["devices"]) == 2
+
+
+def test_no_portable_config_makes_the_header_say_so(tmp_path: Path) -> None:
+    a = sim_session("gelu", n=4, gpu="H200", seed=1)
+    b = sim_session("gelu", n=4, gpu="T4", seed=2)
+    shared = {t.config.id for t in a.trials} & {t.config.id for t in b.trials}
+    a.trials = [t for t in a.trials if t.config.id not in shared]
+    b.trials = [t for t in b.trials if t.config.id not in shared]
+    plan = plan_export([a, b])
+    assert plan.portable is None
+    assert "#error" in export_text(plan, "header")
+    with pytest.raises(WorkbenchError, match="no config is feasible on every device"):
+        export_text(plan, "cuda")
+
+
+# --- command line ----------------------------------------------------------------------------------
+
+
+def test_cli_export_every_format_and_show_importance(sessions: dict[str, Session], tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "softmax.json"
+    save_session(sessions["softmax"], path)
+    for fmt in FORMATS:
+        out = tmp_path / f"tuned_{fmt}"
+        assert cli_main(["export", str(path), "--format", fmt, "--out", str(out)]) == 0
+        assert out.read_text()
+    printed = capsys.readouterr().out
+    assert "softmax: exported cupy" in printed
+    # flags re-rank like show: a weight on memory alone, a latency ceiling between fastest and slowest
+    lat = sorted(t.metric("latency_ms") for t in sessions["softmax"].trials if t.ok)
+    out = tmp_path / "limited.json"
+    assert cli_main(["export", str(path), "--format", "json", "--out", str(out),
+                     "--max-latency-ms", str(lat[-1]), "--weight", "memory_mb=1"]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["constraints"] == {"max_latency_ms": lat[-1]} and doc["weights"]["memory_mb"] == 1.0
+    assert doc["metrics"]["latency_ms"] <= lat[-1]
+    capsys.readouterr()
+
+    assert cli_main(["show", str(path), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert "importance" in shown and isinstance(shown["importance"], dict)
+
+
+def test_cli_export_refusal_is_one_line_and_touches_nothing(sessions: dict[str, Session], tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.json"
+    save_session(sessions["histogram"], path)
+    out = tmp_path / "tuned.h"
+    out.write_text("old")
+    assert cli_main(["export", str(path), "--format", "header", "--out", str(out), "--max-latency-ms", "1e-9"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: nothing feasible") and "\n" not in err
+    assert out.read_text() == "old"
+    assert cli_main(["export", str(path), "--format", "cuda", "--out", str(tmp_path / "no" / "x.cu")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+# --- on a GPU ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["vector_add", "reduce_sum", "conv2d"])
+def test_cupy_script_runs_and_checks_on_a_gpu(name: str, sessions: dict[str, Session], tmp_path: Path) -> None:
+    script = tmp_path / f"{name}_tuned.py"
+    export_sessions([sessions[name]], "cupy", script)
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    line = [ln for ln in done.stdout.splitlines() if ln.startswith("OK:")][0]
+    latency = float(line.split("latency ")[1].split(" ms")[0])
+    assert math.isfinite(latency) and latency > 0

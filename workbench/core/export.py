@@ -1,0 +1,692 @@
+"""Take a session's answer out: the recommended config as a C header, a ``.cu`` file, JSON or a CuPy script.
+
+Everything here is a pure function of (sessions, constraints, weights, template): the
+recommendation is the ranking's best under the objective *in force when exporting* (the GUI's
+sliders or the CLI's flags), never a stored answer. With nothing feasible an export refuses with
+the ranking's reason (the constraint that excludes the most trials).
+
+Several sessions of one kernel and problem can be exported together (one per GPU, or one session
+whose trials ran on several GPUs). Each device gets its own best config, and a *portable* config is
+chosen as Kernel Tuner's ``create_device_targets`` does: among configs feasible on every device,
+the one with the best mean relative performance (here the mean of each device's score, where 1.0
+is that device's best). The header guards the per-device configs with ``WORKBENCH_TARGET_<DEVICE>``
+macros and falls back to the portable config; the other formats use the portable config.
+
+Slot macro names are the template's (:meth:`KernelTemplate.defines`); for sessions without a
+template (python benchmarks, recordings of unknown kernels) they are the upper-cased slot names,
+and only ``header`` and ``json`` are possible. No CuPy and no Qt here: the CuPy script is text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import re
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import LATENCY, Trial
+from workbench.core.objective import Constraints, Weights, rank
+from workbench.core.space import Config
+
+FORMATS: tuple[str, ...] = ("header", "cuda", "json", "cupy")
+SUFFIXES: dict[str, str] = {"header": ".h", "cuda": ".cu", "json": ".json", "cupy": ".py"}
+EXPORT_FORMAT = "kernel-workbench-export"
+EXPORT_VERSION = 1
+TARGET_PREFIX = "WORKBENCH_TARGET_"
+#: Metrics quoted in comments (when the trial reports them), in this order.
+_QUOTED = ("latency_ms", "throughput_gbs", "gflops", "pct_of_peak", "memory_mb", "quality",
+           "registers", "smem_bytes", "spill_bytes", "occupancy")
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The recommended trial for one device (or the portable pick across devices)."""
+
+    device: str
+    trial: Trial
+    score: float
+    why: str
+    session: str  # label of the session the trial came from
+    devices: tuple[str, ...] = ()  # for the portable pick: the devices it is feasible on
+
+
+@dataclass
+class ExportPlan:
+    """What an export writes, decided once: per-device picks, the portable pick, the template."""
+
+    kernel: str
+    kind: str
+    problem: dict[str, Any]
+    constraints: Constraints
+    weights: Weights
+    choices: list[Choice]
+    portable: Choice | None
+    template: Any = None  # KernelTemplate when the sessions are of a template found on disk
+    source_hash: str = ""
+    sessions: list[str] = field(default_factory=list)
+    simulated: bool = False
+    notes: list[str] = field(default_factory=list)
+    slot_domains: dict[str, list[Any]] = field(default_factory=dict)
+    kernel_dirs: list[str] = field(default_factory=list)
+    seed: int = 0
+
+    @property
+    def recommended(self) -> Choice:
+        """The config the single-config formats use: the portable one (the only one for one device)."""
+        if self.portable is None:
+            devices = ", ".join(c.device for c in self.choices)
+            raise WorkbenchError(
+                f"no config is feasible on every device ({devices}); export the sessions one at a time"
+            )
+        return self.portable
+
+
+# ------------------------------------------------------------------------------------------------
+# Planning
+# ------------------------------------------------------------------------------------------------
+
+
+def _device_of(session: Any, trial: Trial) -> str:
+    """The device a trial ran on: the worker's own report, else the session's device."""
+    named = trial.measurement.details.get("device") if trial.measurement.details else None
+    if isinstance(named, str) and named:
+        return named
+    return str(session.device.get("name") or "unknown device")
+
+
+def _session_label(session: Any, source: str | None) -> str:
+    if source:
+        return str(source)
+    when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(session.created_at or 0))
+    return f"{session.kernel} session of {when} UTC"
+
+
+def find_template(session: Any, templates: Mapping[str, Any] | None = None) -> Any:
+    """The template a session tuned, when it is on disk and still has the session's slots; else None.
+
+    ``templates`` (name -> KernelTemplate) skips loading; otherwise the session's kernel folders
+    and the shipped library are searched. A recording is matched by kernel name and slot names.
+    """
+    if session.kind not in ("template", "recording"):
+        return None
+    if templates is None:
+        from workbench.core.templates import kernels_dir, load_templates  # noqa: PLC0415
+
+        options = session.backend.get("options", {}) if isinstance(session.backend, dict) else {}
+        dirs = [d for d in options.get("kernel_dirs", ()) if os.path.isdir(d)]
+        try:
+            templates = load_templates(*dirs, str(kernels_dir()))
+        except WorkbenchError:
+            return None
+    template = templates.get(session.kernel)
+    if template is None:
+        return None
+    names = {s.name for s in session.space.slots} if session.space is not None else set()
+    if names != {s.name for s in template.slots} or not set(session.problem) <= set(template.problem):
+        return None
+    return template
+
+
+def plan_export(
+    sessions: Sequence[Any],
+    constraints: Constraints | None = None,
+    weights: Weights | None = None,
+    *,
+    sources: Sequence[str] | None = None,
+    templates: Mapping[str, Any] | None = None,
+) -> ExportPlan:
+    """Decide what to export from ``sessions`` under one objective (default: the first session's).
+
+    Raises WorkbenchError (one line) when the sessions cannot go together (different kernels or
+    problems) or when a device has nothing feasible (naming the constraint that excludes the most).
+    """
+    if not sessions:
+        raise WorkbenchError("export needs at least one session")
+    first = sessions[0]
+    constraints = first.constraints if constraints is None else constraints
+    weights = first.weights if weights is None else weights
+    labels = [_session_label(s, sources[i] if sources and i < len(sources) else None) for i, s in enumerate(sessions)]
+    kernels = sorted({s.kernel for s in sessions})
+    if len(kernels) > 1:
+        raise WorkbenchError(f"the sessions tune different kernels ({', '.join(kernels)}); export them one at a time")
+    for session, label in zip(sessions[1:], labels[1:]):
+        if dict(session.problem) != dict(first.problem):
+            raise WorkbenchError(f"{label}: problem {dict(session.problem)} differs from {labels[0]}'s "
+                                 f"{dict(first.problem)}; a header serves one problem")
+
+    template = find_template(first, templates)
+    if template is not None and any(find_template(s, {template.name: template}) is None for s in sessions[1:]):
+        template = None
+    notes: list[str] = []
+    if template is not None:
+        current = template.source_hash()
+        stale = [lab for s, lab in zip(sessions, labels) if s.kind == "template" and s.source_hash != current]
+        if stale:
+            notes.append(f"the template changed since {', '.join(stale)} was tuned "
+                         f"(source hash {current} now); re-tune to be sure the config still wins")
+
+    # group trials by device, across sessions
+    groups: dict[str, list[tuple[Trial, str]]] = {}
+    for session, label in zip(sessions, labels):
+        for trial in session.trials:
+            groups.setdefault(_device_of(session, trial), []).append((trial, label))
+    if not groups:
+        raise WorkbenchError(f"{labels[0]}: the session has no trials to export")
+
+    choices: list[Choice] = []
+    per_device_scores: dict[str, dict[str, tuple[float, int]]] = {}
+    trial_by_id: dict[str, tuple[Trial, str]] = {}
+    for device in sorted(groups):
+        pairs = groups[device]
+        trials = [t for t, _ in pairs]
+        ranking = rank(trials, constraints, weights)
+        if ranking.best is None:
+            raise WorkbenchError(f"nothing feasible to export on {device}: {ranking.summary()}")
+        best = ranking.best
+        choices.append(Choice(device, trials[best], float(ranking.score[best]), ranking.explain(best),
+                              pairs[best][1], (device,)))
+        scores: dict[str, tuple[float, int]] = {}
+        for row in ranking.order:
+            cid = trials[row].config.id
+            if cid not in scores:  # order is best first: keep each config's best measurement
+                scores[cid] = (float(ranking.score[row]), int(row))
+                trial_by_id.setdefault(cid, pairs[row])
+        per_device_scores[device] = scores
+
+    portable = choices[0] if len(choices) == 1 else _portable(choices, per_device_scores, groups)
+    simulated = any(bool(s.device.get("simulated")) for s in sessions)
+    space = first.space
+    domains = {s.name: list(s.values) for s in space.slots} if space is not None else {}
+    options = first.backend.get("options", {}) if isinstance(first.backend, dict) else {}
+    return ExportPlan(
+        kernel=first.kernel, kind=first.kind, problem=dict(first.problem), constraints=constraints,
+        weights=weights, choices=choices, portable=portable, template=template,
+        source_hash=first.source_hash, sessions=labels, simulated=simulated, notes=notes,
+        slot_domains=domains, kernel_dirs=[str(d) for d in options.get("kernel_dirs", ())],
+        seed=int(options.get("seed", 0) or 0),
+    )
+
+
+def _portable(choices: list[Choice], scores: dict[str, dict[str, tuple[float, int]]],
+              groups: dict[str, list[tuple[Trial, str]]]) -> Choice | None:
+    """The config feasible on every device with the best mean score (Kernel Tuner's portable pick)."""
+    devices = [c.device for c in choices]
+    common = set(scores[devices[0]])
+    for device in devices[1:]:
+        common &= set(scores[device])
+    if not common:
+        return None
+    # deterministic: best mean, then the first device's evaluation order
+    best_id = max(sorted(common, key=lambda cid: scores[devices[0]][cid][1]),
+                  key=lambda cid: float(np.mean([scores[d][cid][0] for d in devices])))
+    mean = float(np.mean([scores[d][best_id][0] for d in devices]))
+    row = scores[devices[0]][best_id][1]
+    trial, label = groups[devices[0]][row]
+    per = ", ".join(f"{d} {scores[d][best_id][0]:.3f}" for d in devices)
+    why = f"feasible on all {len(devices)} devices with the best mean score {mean:.3f} ({per})"
+    return Choice("portable", trial, mean, why, label, tuple(devices))
+
+
+# ------------------------------------------------------------------------------------------------
+# Formats
+# ------------------------------------------------------------------------------------------------
+
+
+def export_text(plan: ExportPlan, fmt: str) -> str:
+    """The export in format ``fmt`` (one of :data:`FORMATS`) as text."""
+    if fmt not in FORMATS:
+        raise WorkbenchError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+    if fmt in ("cuda", "cupy") and plan.template is None:
+        why = ("a python benchmark session has no CUDA source" if plan.kind == "python"
+               else f"no kernel template named {plan.kernel!r} with the session's slots was found")
+        raise WorkbenchError(f"--format {fmt} needs a kernel template: {why}; use --format header or json")
+    return {"header": _header, "cuda": _cuda, "json": _json, "cupy": _cupy}[fmt](plan)
+
+
+def export_sessions(
+    sessions: Sequence[Any],
+    fmt: str,
+    out: str | os.PathLike[str],
+    constraints: Constraints | None = None,
+    weights: Weights | None = None,
+    *,
+    sources: Sequence[str] | None = None,
+    templates: Mapping[str, Any] | None = None,
+) -> ExportPlan:
+    """Plan, render and write an export atomically (nothing is written when it refuses)."""
+    if fmt not in FORMATS:
+        raise WorkbenchError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+    path = Path(out)
+    if not path.parent.is_dir():
+        raise WorkbenchError(f"--out {path}: folder {path.parent} does not exist")
+    plan = plan_export(sessions, constraints, weights, sources=sources, templates=templates)
+    text = export_text(plan, fmt)
+    _write_atomic(path, text)
+    return plan
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+# --- shared pieces ------------------------------------------------------------------------------
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(str(text).split())
+
+
+def _metrics_text(trial: Trial) -> str:
+    metrics = trial.measurement.metrics
+    parts = []
+    for name in _QUOTED:
+        value = metrics.get(name)
+        if value is not None and isinstance(value, (int, float)) and math.isfinite(value):
+            parts.append(f"{name}={value:.4g}")
+    return ", ".join(parts) or "none reported"
+
+
+def _objective_text(plan: ExportPlan) -> tuple[str, str]:
+    bounds = ", ".join(str(b) for b in plan.constraints.bounds()) or "none"
+    weights = ", ".join(f"{k}={v:g}" for k, v in plan.weights.active().items()) or "none"
+    return bounds, weights
+
+
+def _c_value(value: Any) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "1" if value else "0"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            raise WorkbenchError(f"value {value!r} is not a finite number and cannot be exported")
+        return repr(float(value))
+    return json.dumps(str(value))  # a C string literal (JSON escaping is valid C escaping for text)
+
+
+def _macro(name: str) -> str:
+    macro = re.sub(r"[^A-Za-z0-9_]", "_", name).upper()
+    return "_" + macro if macro[:1].isdigit() or not macro else macro
+
+
+def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
+    """``#define`` lines of the config's slots, named as the template renders them.
+
+    Without a template: upper-cased slot names; identifier values get one constant per domain
+    value (as templates do), other text becomes a string literal.
+    """
+    if plan.template is not None:
+        problem = plan.template.resolve_problem(plan.problem)
+        lines = plan.template.defines(config, problem)
+        return lines[: len(lines) - len(problem)]  # the problem's lines come last
+    lines: list[str] = []
+    seen: dict[str, str] = {}
+    for name, value in config.items():
+        macro = _macro(name)
+        if macro in seen:
+            raise WorkbenchError(f"slots {seen[macro]!r} and {name!r} would both define {macro}")
+        seen[macro] = name
+        domain = plan.slot_domains.get(name) or [value]
+        if isinstance(value, str) and all(isinstance(v, str) and _C_IDENTIFIER.match(v) for v in domain):
+            for index, choice in enumerate(domain):
+                lines.append(f"#define {macro}_{choice.upper()} {index}")
+            lines.append(f"#define {macro} {domain.index(value)}")
+        else:
+            lines.append(f"#define {macro} {_c_value(value)}")
+    return lines
+
+
+def problem_defines(plan: ExportPlan) -> list[str]:
+    """``#define PROBLEM_*`` lines of the tuned problem (template sessions only; config-independent)."""
+    if plan.template is None:
+        return []
+    problem = plan.template.resolve_problem(plan.problem)
+    lines = plan.template.defines(plan.choices[0].trial.config, problem)
+    return lines[len(lines) - len(problem):]
+
+
+def launch_geometry(plan: ExportPlan, config: Config) -> dict[str, Any]:
+    """Grid, block and dynamic shared memory of a config (template sessions)."""
+    template = plan.template
+    problem = template.resolve_problem(plan.problem)
+    return {
+        "grid": [int(v) for v in template.grid(problem, config)],
+        "block": [int(v) for v in template.block(problem, config)],
+        "dynamic_smem_bytes": int(template.dynamic_smem(problem, config)),
+    }
+
+
+def target_macro(device: str) -> str:
+    """The macro a build defines to select one device's config, e.g. ``WORKBENCH_TARGET_NVIDIA_H200``."""
+    return TARGET_PREFIX + re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", device).upper()).strip("_")
+
+
+def _choice_comments(plan: ExportPlan, choice: Choice, prefix: str = "// ") -> list[str]:
+    lines = [
+        f"{prefix}config {choice.trial.config.id}: {_one_line(choice.trial.config.to_dict())}",
+        f"{prefix}from {_one_line(choice.session)}, trial {choice.trial.index}",
+        f"{prefix}metrics: {_metrics_text(choice.trial)}",
+        f"{prefix}why: {_one_line(choice.why)}",
+    ]
+    return lines
+
+
+def _preamble(plan: ExportPlan, prefix: str = "// ") -> list[str]:
+    bounds, weights = _objective_text(plan)
+    lines = [
+        f"{prefix}{plan.kernel}: tuned config exported by Kernel Tuning Workbench",
+        f"{prefix}sessions: {_one_line('; '.join(plan.sessions))}",
+        f"{prefix}devices: {_one_line(', '.join(c.device for c in plan.choices))}"
+        + (" (SIMULATED timings: a modelled GPU, not a measurement)" if plan.simulated else ""),
+        f"{prefix}problem: {_one_line(plan.problem) if plan.problem else 'none'}",
+        f"{prefix}constraints: {bounds}",
+        f"{prefix}score weights: {weights}",
+    ]
+    if plan.template is not None:
+        lines.append(f"{prefix}template source hash: {plan.template.source_hash()}")
+    lines += [f"{prefix}note: {_one_line(n)}" for n in plan.notes]
+    return lines
+
+
+# --- header -------------------------------------------------------------------------------------
+
+
+def _header(plan: ExportPlan) -> str:
+    guard = f"WORKBENCH_TUNED_{_macro(plan.kernel)}_H"
+    out = [f"#ifndef {guard}", f"#define {guard}", ""]
+    out += _preamble(plan)
+    if len(plan.choices) == 1:
+        choice = plan.choices[0]
+        out += [f"// device: {_one_line(choice.device)}", *_choice_comments(plan, choice)]
+        out += slot_defines(plan, choice.trial.config)
+    else:
+        out.append("// Define one of these to select a device's own config; otherwise the portable config applies:")
+        out += [f"//   -D{target_macro(c.device)}  ({_one_line(c.device)})" for c in plan.choices]
+        keyword = "#if"
+        for choice in plan.choices:
+            out.append(f"{keyword} defined({target_macro(choice.device)})")
+            out += [f"// device: {_one_line(choice.device)}", *_choice_comments(plan, choice)]
+            out += slot_defines(plan, choice.trial.config)
+            keyword = "#elif"
+        out.append("#else")
+        if plan.portable is None:
+            out.append("// no config is feasible on every tuned device: choose a device above")
+            out.append(f'#error "{plan.kernel}: no portable tuned config; define one of the {TARGET_PREFIX}* macros"')
+        else:
+            out.append(f"// portable config (best mean relative score over {len(plan.choices)} devices)")
+            out += _choice_comments(plan, plan.portable)
+            out += slot_defines(plan, plan.portable.trial.config)
+        out.append("#endif")
+    problem = problem_defines(plan)
+    if problem:
+        out += ["", "// the problem the config was tuned for (the template reads these)", *problem]
+    out += ["", f"#endif  // {guard}", ""]
+    return "\n".join(out)
+
+
+# --- cuda ---------------------------------------------------------------------------------------
+
+
+def _cuda(plan: ExportPlan) -> str:
+    choice = plan.recommended
+    config = choice.trial.config
+    template = plan.template
+    geometry = launch_geometry(plan, config)
+    grid, block, smem = geometry["grid"], geometry["block"], geometry["dynamic_smem_bytes"]
+    problem = template.resolve_problem(plan.problem)
+    head = _preamble(plan)
+    head += _choice_comments(plan, choice)
+    head.append(f'// entry: extern "C" __global__ {template.entry}(...)')
+    head.append(f"// launch: {template.entry}<<<dim3({grid[0]}, {grid[1]}, {grid[2]}), "
+                f"dim3({block[0]}, {block[1]}, {block[2]}), {smem}>>>(...)")
+    head.append("// arguments, in order:")
+    for arg in template.args:
+        if arg.name in template.constants:
+            continue
+        if arg.kind == "scalar":
+            value = arg.value(problem) if arg.value else problem[arg.name]
+            head.append(f"//   {arg.name}: scalar {arg.dtype} = {value!r}")
+        else:
+            shape = tuple(int(v) for v in arg.shape(problem))
+            head.append(f"//   {arg.name}: {arg.kind} {arg.dtype} array of shape {shape}")
+    for name in template.constants:
+        head.append(f"//   (__constant__ {name}: copied to the module's symbol before launching)")
+    if template.compile_options:
+        head.append(f"// compile options: {' '.join(template.compile_options)}")
+    return "\n".join(head) + "\n" + template.render(config, problem)
+
+
+# --- json ---------------------------------------------------------------------------------------
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, np.generic):
+        return _finite(value.item())
+    return value
+
+
+def _choice_dict(choice: Choice) -> dict[str, Any]:
+    return {
+        "device": choice.device,
+        "config": choice.trial.config.to_dict(),
+        "config_id": choice.trial.config.id,
+        "metrics": {k: _finite(v) for k, v in choice.trial.measurement.metrics.items()},
+        "score": _finite(choice.score),
+        "why": choice.why,
+        "session": choice.session,
+        "trial": choice.trial.index,
+    }
+
+
+def _json(plan: ExportPlan) -> str:
+    single = plan.portable
+    doc: dict[str, Any] = {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "kernel": plan.kernel,
+        "kind": plan.kind,
+        "problem": dict(plan.problem),
+        "constraints": plan.constraints.to_dict(),
+        "weights": plan.weights.to_dict(),
+        "simulated": plan.simulated,
+        "template_hash": plan.template.source_hash() if plan.template is not None else None,
+        "session_source_hash": plan.source_hash,
+        "sessions": list(plan.sessions),
+        "device": single.device if single is not None and len(plan.choices) == 1 else
+        ("portable" if single is not None else None),
+        "config": single.trial.config.to_dict() if single is not None else None,
+        "config_id": single.trial.config.id if single is not None else None,
+        "metrics": {k: _finite(v) for k, v in single.trial.measurement.metrics.items()} if single else None,
+        "score": _finite(single.score) if single is not None else None,
+        "why": single.why if single is not None else None,
+        "devices": [_choice_dict(c) for c in plan.choices],
+        "notes": list(plan.notes),
+    }
+    if plan.template is not None:
+        doc["macros"] = slot_defines(plan, single.trial.config) if single is not None else None
+        if single is not None:
+            doc["launch"] = launch_geometry(plan, single.trial.config)
+    return json.dumps(doc, indent=2, allow_nan=False, default=_finite) + "\n"
+
+
+# --- cupy ---------------------------------------------------------------------------------------
+
+_CUPY_BODY = '''
+
+def main() -> int:
+    import cupy as cp
+
+    from workbench.core.templates import kernels_dir, load_templates
+
+    templates = load_templates(*[d for d in KERNEL_DIRS if os.path.isdir(d)], str(kernels_dir()))
+    template = templates[KERNEL]
+    if template.source_hash() != TEMPLATE_HASH:
+        print(f"note: the {KERNEL} spec changed since export (inputs/reference may differ)", file=sys.stderr)
+    problem = template.resolve_problem(PROBLEM)
+    host = template.make_inputs(problem, np.random.default_rng(SEED))
+    expected = template.reference(host, problem)
+
+    module = cp.RawModule(code=SOURCE, options=OPTIONS)  # NVRTC, through CuPy
+    kernel = module.get_function(ENTRY)
+    if SMEM > 48 * 1024:
+        kernel.max_dynamic_shared_size_bytes = SMEM
+    for name in template.constants:  # __constant__ inputs go to the module's symbol
+        data = np.ascontiguousarray(host[name], dtype=np.float32)
+        symbol = cp.ndarray(data.shape, cp.float32, module.get_global(name))
+        symbol.set(data)
+
+    buffers, args = {}, []
+    for arg in template.args:
+        if arg.kind == "scalar":
+            args.append(np.dtype(arg.dtype).type(arg.value(problem) if arg.value else problem[arg.name]))
+        elif arg.name not in template.constants:
+            if arg.kind in ("in", "inout"):
+                array = cp.asarray(np.asarray(host[arg.name], dtype=arg.dtype))
+            else:
+                array = cp.empty(arg.shape(problem), dtype=arg.dtype)
+            buffers[arg.name] = array
+            args.append(array)
+
+    def reset(poison: bool) -> None:
+        for arg in template.args:
+            buffer = buffers.get(arg.name)
+            if buffer is None or arg.kind == "in":
+                continue
+            if arg.reset == "zero":
+                buffer.fill(0)
+            elif arg.reset == "input" or arg.kind == "inout":
+                buffer.set(np.asarray(host[arg.name], dtype=arg.dtype))
+            elif poison:
+                buffer.fill(np.nan if buffer.dtype.kind == "f" else np.iinfo(buffer.dtype).max)
+
+    def launch() -> None:
+        kernel(GRID, BLOCK, tuple(args), shared_mem=SMEM)
+
+    reset(poison=True)
+    launch()
+    cp.cuda.Device().synchronize()
+    rtol, atol = template.tolerance
+    wrong = 0
+    for name, want in expected.items():
+        want = np.asarray(want, dtype=np.float64)
+        got = buffers[name].get().astype(np.float64).reshape(want.shape)
+        bad = ~(np.abs(got - want) <= atol + rtol * np.abs(want))
+        wrong += int(bad.sum())
+        print(f"{name}: max abs error {float(np.nanmax(np.abs(got - want))):.3g}, {int(bad.sum())} of {want.size} outside tolerance")
+    if wrong:
+        print("FAILED: the result does not match the float64 reference")
+        return 1
+
+    flush = cp.empty(max(2 * cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrL2CacheSize, 0), 1 << 20), cp.uint8)
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    launch()
+    samples = []
+    for i in range(REPEATS):
+        reset(poison=False)
+        flush.fill(i & 0xFF)  # the L2 holds no inputs, as when the workbench measured
+        start.record()
+        launch()
+        end.record()
+        end.synchronize()
+        samples.append(cp.cuda.get_elapsed_time(start, end))
+    latency = float(np.median(samples))
+    recorded = f" (exported measurement: {RECORDED_LATENCY_MS:.4g} ms on {RECORDED_DEVICE})" if RECORDED_LATENCY_MS else ""
+    print(f"OK: {KERNEL} config {CONFIG_ID} latency {latency:.4g} ms median of {REPEATS}{recorded}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def _py_text(text: str) -> str:
+    """A triple-quoted Python literal for ``text`` that reads like the source it holds."""
+    body = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    return '"""\\\n' + body + '"""'
+
+
+def _cupy(plan: ExportPlan) -> str:
+    choice = plan.recommended
+    config = choice.trial.config
+    template = plan.template
+    problem = template.resolve_problem(plan.problem)
+    geometry = launch_geometry(plan, config)
+    latency = choice.trial.metric(LATENCY)
+    # the portable pick's trial is its measurement on the first device (see _portable)
+    recorded_device = plan.choices[0].device
+    doc = "\n".join(line[3:] if line.startswith("// ") else line for line in _preamble(plan)
+                    + _choice_comments(plan, choice))
+    lines = [
+        "#!/usr/bin/env python3",
+        '"""Compile, launch, check and time a tuned kernel with CuPy (needs a CUDA GPU and CuPy).',
+        "",
+        "The input factory and the float64 reference are Python functions of the template spec, so this",
+        "script imports the workbench package to get them (run it where `workbench` is importable); the",
+        "kernel itself is the exported, rendered source below, compiled by CuPy's RawModule (NVRTC).",
+        "",
+        doc.replace("\\", "\\\\").replace('"""', "'''"),
+        '"""',
+        "",
+        "import os",
+        "import sys",
+        "",
+        "import numpy as np",
+        "",
+        f"KERNEL = {plan.kernel!r}",
+        f"KERNEL_DIRS = {list(plan.kernel_dirs)!r}",
+        f"TEMPLATE_HASH = {template.source_hash()!r}",
+        f"PROBLEM = {dict(problem)!r}",
+        f"SEED = {plan.seed!r}",
+        f"CONFIG = {config.to_dict()!r}",
+        f"CONFIG_ID = {config.id!r}",
+        f"ENTRY = {template.entry!r}",
+        f"GRID = {tuple(geometry['grid'])!r}",
+        f"BLOCK = {tuple(geometry['block'])!r}",
+        f"SMEM = {geometry['dynamic_smem_bytes']!r}",
+        f"OPTIONS = {tuple(template.compile_options)!r}",
+        "REPEATS = 50",
+        f"RECORDED_LATENCY_MS = {latency if math.isfinite(latency) else None!r}",
+        f"RECORDED_DEVICE = {recorded_device!r}",
+        f"SOURCE = {_py_text(template.render(config, problem))}",
+    ]
+    return "\n".join(lines) + _CUPY_BODY
+
+
+__all__ = [
+    "Choice",
+    "ExportPlan",
+    "FORMATS",
+    "SUFFIXES",
+    "TARGET_PREFIX",
+    "export_sessions",
+    "export_text",
+    "find_template",
+    "launch_geometry",
+    "plan_export",
+    "problem_defines",
+    "slot_defines",
+    "target_macro",
+]
