@@ -1,0 +1,152 @@
+"""Slot importance (PED-ANOVA through Optuna) and per-value latency distributions.
+
+Trials are generated from known latency laws over a real search space, so the expected ordering
+of the slots is known in advance: a slot that drives latency must outrank one that does not.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from workbench.core.importance import (
+    MIN_TRIALS,
+    SCORE,
+    session_importance,
+    slot_importance,
+    value_distributions,
+)
+from workbench.core.measurement import Measurement, Status, Trial
+from workbench.core.objective import Constraints
+from workbench.core.session import Session
+from workbench.core.space import SearchSpace, Slot
+
+SPACE = SearchSpace([
+    Slot("block", (32, 64, 128, 256, 512, 1024), "launch"),
+    Slot("vec", (1, 2, 4), "memory"),
+    Slot("unroll", (False, True), "compute"),
+    Slot("mode", ("tree", "atomic", "warp"), "reduction"),
+])
+NAMES = list(SPACE.names)
+DOMAINS = {s.name: list(s.values) for s in SPACE.slots}
+
+
+def law(config, rng: np.random.Generator) -> float:
+    """block matters a lot (best at 256), vec somewhat, unroll and mode not at all (noise only)."""
+    block = abs(math.log2(config["block"]) - 8) * 0.6
+    vec = {1: 0.3, 2: 0.1, 4: 0.0}[config["vec"]]
+    return float(np.exp(block + vec) * (1 + 0.01 * rng.standard_normal()))
+
+
+def make_trials(n: int, seed: int = 0, fail=None, memory=None) -> list[Trial]:
+    rng = np.random.default_rng(seed)
+    configs = [SPACE.config({name: s.values[rng.integers(len(s.values))] for name, s in zip(NAMES, SPACE.slots)})
+               for _ in range(n)]
+    trials = []
+    for i, config in enumerate(configs):
+        if fail is not None and fail(config):
+            measurement = Measurement.failure(Status.LAUNCH_ERROR, "too many resources requested")
+        else:
+            metrics = {"latency_ms": law(config, rng)}
+            if memory is not None:
+                metrics["memory_mb"] = memory(config)
+            measurement = Measurement(Status.OK, metrics)
+        trials.append(Trial(i, config, measurement))
+    return trials
+
+
+def test_the_slot_that_drives_latency_ranks_first_and_noise_slots_last() -> None:
+    trials = make_trials(300)
+    for target in (SCORE, "latency_ms"):
+        imp = slot_importance(trials, NAMES, target=target, domains=DOMAINS)
+        assert imp.available and imp.reason == ""
+        assert sum(imp.shares.values()) == pytest.approx(1.0)
+        order = list(imp.shares)
+        assert order[0] == "block"
+        assert imp.shares["block"] > imp.shares["vec"] > max(imp.shares["unroll"], imp.shares["mode"])
+        assert imp.n_trials == 300
+
+
+def test_importance_is_deterministic() -> None:
+    trials = make_trials(400, seed=5)
+    a = slot_importance(trials, NAMES, domains=DOMAINS)
+    b = slot_importance(list(reversed(trials)), NAMES, domains=DOMAINS)
+    assert a.shares == pytest.approx(b.shares, abs=1e-9)
+    assert slot_importance(trials, NAMES, domains=DOMAINS).shares == a.shares
+
+
+def test_too_few_trials_give_no_figures_and_say_why() -> None:
+    imp = slot_importance(make_trials(MIN_TRIALS - 1), NAMES)
+    assert not imp.available and imp.shares == {}
+    assert f"at least {MIN_TRIALS}" in imp.reason
+    # failures do not count towards the latency minimum (but do for the score)
+    trials = make_trials(60, fail=lambda c: c["block"] != 256)
+    ok = sum(t.ok for t in trials)
+    assert 2 <= ok < MIN_TRIALS
+    imp = slot_importance(trials, NAMES, target="latency_ms")
+    assert not imp.available and imp.n_trials == ok and "successful" in imp.reason
+    assert slot_importance(trials, NAMES, target=SCORE).n_trials == 60
+
+
+def test_failures_count_as_worst_for_the_score_and_are_left_out_for_latency() -> None:
+    # mode == "atomic" always fails: it matters for getting a usable config, not for latency
+    trials = make_trials(400, seed=2, fail=lambda c: c["mode"] == "atomic")
+    score = slot_importance(trials, NAMES, target=SCORE, domains=DOMAINS)
+    latency = slot_importance(trials, NAMES, target="latency_ms", domains=DOMAINS)
+    assert score.n_trials == 400 and latency.n_trials == sum(t.ok for t in trials)
+    assert score.shares["mode"] > 2 * latency.shares["mode"]
+    assert latency.shares["mode"] < latency.shares["block"]
+
+
+def test_constraints_shape_the_score_importance() -> None:
+    # unroll doubles memory; with a memory ceiling only unroll=False is feasible, so unroll matters for the score
+    trials = make_trials(400, seed=3, memory=lambda c: 200.0 if c["unroll"] else 100.0)
+    free = slot_importance(trials, NAMES, target=SCORE, domains=DOMAINS)
+    capped = slot_importance(trials, NAMES, target=SCORE, domains=DOMAINS,
+                             constraints=Constraints(max_memory_mb=150.0))
+    assert capped.shares["unroll"] > 3 * free.shares["unroll"]
+
+
+def test_nothing_feasible_gives_a_reason() -> None:
+    trials = make_trials(100, seed=4, memory=lambda c: 500.0)
+    imp = slot_importance(trials, NAMES, constraints=Constraints(max_memory_mb=1.0))
+    assert not imp.available and "feasible" in imp.reason
+
+
+def test_large_sessions_are_subsampled_and_fast() -> None:
+    trials = make_trials(5000, seed=6)
+    slot_importance(trials[:200], NAMES, domains=DOMAINS)  # import Optuna outside the timing
+    started = time.perf_counter()
+    imp = slot_importance(trials, NAMES, domains=DOMAINS, max_trials=2000)
+    elapsed = time.perf_counter() - started
+    assert imp.n_trials == 2000 and list(imp.shares)[0] == "block"
+    assert elapsed < 4.0  # ~0.5 s on an idle core; generous for a loaded CI machine
+
+
+def test_value_distributions_per_slot_value() -> None:
+    trials = make_trials(200, seed=7, fail=lambda c: c["block"] == 1024 and c["vec"] == 4)
+    dists = value_distributions(trials, NAMES, DOMAINS)
+    assert set(dists) == set(NAMES)
+    blocks = dists["block"]
+    assert [s.value for s in blocks] == [v for v in DOMAINS["block"] if any(t.config["block"] == v for t in trials)]
+    for stats in blocks:
+        rows = [t for t in trials if t.config["block"] == stats.value]
+        assert stats.n_trials == len(rows)
+        assert stats.n_failed == sum(not t.ok for t in rows)
+        lat = np.array([t.metric("latency_ms") for t in rows if t.ok])
+        assert stats.n_ok == lat.size
+        if lat.size:
+            assert stats.quartiles() == pytest.approx(tuple(np.percentile(lat, [25, 50, 75])))
+    best = min((s for s in blocks if s.n_ok), key=lambda s: s.quartiles()[1])
+    assert best.value == 256
+
+
+def test_session_importance_covers_every_slot() -> None:
+    session = Session(kernel="synthetic", space=SPACE, trials=make_trials(120, seed=8))
+    result = session_importance(session)
+    assert set(result) == {SCORE, "latency_ms"}
+    assert set(result[SCORE].shares) == set(NAMES)
+    assert result[SCORE].to_dict()["method"].startswith("PED-ANOVA")
