@@ -151,7 +151,9 @@ class CudaBackend(Backend):
         """Time the library implementation of the same operation the same way, once per worker."""
         if self.template.baseline is None:
             return None
-        device_inputs = {k: v for k, v in self.buffers.items()}
+        device_inputs = dict(self.buffers)
+        for name in getattr(self.template, "constants", ()):  # e.g. conv2d's filter, for the library call
+            device_inputs[name] = self.cp.asarray(self.host_inputs[name])
         try:
             samples = self._time(lambda: self.template.baseline(self.cp, device_inputs, self.problem), None)
         except Exception as exc:  # noqa: BLE001 - a failing baseline must not stop tuning
