@@ -1,0 +1,101 @@
+"""The importance widget: bars follow the computed shares, a click on a bar selects that slot
+(signal + per-value latency plot), bursts of refresh requests coalesce, few trials say why."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from workbench.core.importance import value_distributions
+from workbench.core.measurement import Measurement, Status, Trial
+from workbench.core.objective import Constraints, Weights
+from workbench.core.space import SearchSpace, Slot
+from workbench.gui.importance_view import ImportanceView
+
+SPACE = SearchSpace([
+    Slot("block", (64, 128, 256, 512), "launch"),
+    Slot("vec", (1, 2, 4), "memory"),
+    Slot("fast", (False, True), "compute"),
+])
+DOMAINS = {s.name: list(s.values) for s in SPACE.slots}
+
+
+def trials(n: int, seed: int = 0) -> list[Trial]:
+    """block decides latency, vec a little, fast nothing; block 512 with vec 4 fails to launch."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        config = SPACE.config({s.name: s.values[rng.integers(len(s.values))] for s in SPACE.slots})
+        if config["block"] == 512 and config["vec"] == 4:
+            m = Measurement.failure(Status.LAUNCH_ERROR, "too many resources requested for launch")
+        else:
+            lat = math.exp(abs(math.log2(config["block"]) - 7) + {1: 0.4, 2: 0.2, 4: 0.0}[config["vec"]])
+            m = Measurement(Status.OK, {"latency_ms": lat * (1 + 0.01 * rng.standard_normal())})
+        out.append(Trial(i, config, m))
+    return out
+
+
+@pytest.fixture
+def view(qtbot):
+    data = {"trials": trials(200), "calls": 0}
+
+    def source():
+        data["calls"] += 1
+        return data["trials"]
+
+    widget = ImportanceView(source, objective=lambda: (Constraints(), Weights()), domains=DOMAINS)
+    widget.data = data  # type: ignore[attr-defined]
+    qtbot.addWidget(widget)
+    widget.resize(500, 600)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def test_bars_follow_the_shares_and_the_top_slot_is_shown(view) -> None:
+    view.refresh()
+    assert list(view.shares)[0] == "block"
+    assert sum(view.shares.values()) == pytest.approx(1.0)
+    widths = list(view.bars.opts["width"])
+    assert widths == pytest.approx(list(view.shares.values()))
+    assert view.selected_slot == "block"
+    # the value plot shows one box per block value with ok trials, medians as in the core figures
+    stats = value_distributions(view.data["trials"], ["block"], DOMAINS)["block"]
+    assert len(view.boxes.opts["x"]) == sum(s.n_ok > 0 for s in stats)
+    assert "200 trials" in view.status.text()
+
+
+def test_clicking_a_bar_selects_its_slot(view, qtbot) -> None:
+    view.refresh()
+    box = view.bar_plot.getPlotItem().getViewBox()
+    scene_point = box.mapViewToScene(view.bar_position("vec"))
+    widget_point = view.bar_plot.mapFromScene(scene_point)
+    with qtbot.waitSignal(view.slot_selected, timeout=2000) as signal:
+        qtbot.mouseClick(view.bar_plot.viewport(), Qt.MouseButton.LeftButton, pos=widget_point)
+    assert signal.args == ["vec"]
+    assert view.selected_slot == "vec"
+    assert len(view.boxes.opts["x"]) == 3
+    ticks = view.value_plot.getAxis("bottom")._tickLevels[0]
+    assert [label.split("\n")[0] for _, label in ticks] == ["1", "2", "4"]
+    assert "failed" in ticks[2][1]  # vec 4 includes the failed launches
+
+
+def test_latency_target_and_few_trials(view) -> None:
+    view.set_target("latency_ms")
+    assert view.importance.target == "latency_ms" and view.importance.available
+    view.refresh(trials(5))
+    assert not view.importance.available
+    assert "not shown" in view.status.text() and "at least" in view.status.text()
+    assert all(w == 0 for w in view.bars.opts["width"])
+
+
+def test_refresh_requests_coalesce(view, qtbot) -> None:
+    view.data["calls"] = 0
+    for _ in range(10):
+        view.schedule_refresh()
+    qtbot.waitUntil(lambda: view.data["calls"] == 1, timeout=3000)
+    qtbot.wait(600)
+    assert view.data["calls"] == 1

@@ -1,0 +1,246 @@
+"""Which slots matter: an importance bar chart and, for the chosen slot, latency per value.
+
+A standalone widget. It is given a callable that returns the session's trials (and optionally one
+that returns the objective in force and one that returns the slot domains), recomputes in
+:meth:`refresh`, and coalesces bursts of calls from a live run through :meth:`schedule_refresh`
+(importance costs up to ~0.5 s at 2,000 trials, so it must not run per trial). Clicking a bar
+selects that slot: the lower plot shows each value's latencies as a strip (every ok trial, jittered)
+over a box (quartiles and median), and ``slot_selected(name)`` is emitted so the window can colour
+its scatter by that slot.
+
+The numbers come from :mod:`workbench.core.importance` (PED-ANOVA); nothing here computes them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QTimer, Signal
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from workbench.core.importance import SCORE, Importance, ValueStats, slot_importance, value_distributions
+from workbench.core.measurement import LATENCY, Trial
+
+BAR_BRUSH = pg.mkBrush(0, 114, 178, 200)
+SELECTED_BRUSH = pg.mkBrush(230, 159, 0, 230)
+BOX_BRUSH = pg.mkBrush(86, 180, 233, 90)
+BOX_PEN = pg.mkPen(0, 114, 178, 255, width=1.2)
+MEDIAN_PEN = pg.mkPen(0, 0, 0, 255, width=2.5)
+POINT_BRUSH = pg.mkBrush(0, 114, 178, 120)
+NO_PEN = pg.mkPen(None)
+AXIS_PEN = pg.mkPen(40, 40, 40)
+TARGET_LABELS = {SCORE: "score", LATENCY: "latency"}
+#: Delay that coalesces a burst of schedule_refresh calls (a live run adds trials many times a second).
+REFRESH_DELAY_MS = 400
+
+TrialSource = Callable[[], Sequence[Trial]]
+
+
+class ImportanceView(QWidget):
+    """Importance bars for every slot plus a per-value latency box/strip plot of the selected slot."""
+
+    slot_selected = Signal(str)
+
+    def __init__(
+        self,
+        trials: TrialSource | None = None,
+        *,
+        objective: Callable[[], tuple[Any, Any]] | None = None,
+        domains: Callable[[], Mapping[str, Sequence[Any]]] | Mapping[str, Sequence[Any]] | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        """``trials()`` returns the current trials; ``objective()`` returns (constraints, weights)
+        in force (default: no constraints, latency weight); ``domains`` gives slot -> declared values
+        (a mapping or a callable), which fixes the slots' order and categories."""
+        super().__init__(parent)
+        self._source = trials
+        self._objective = objective
+        self._domains = domains
+        self._trials: list[Trial] = []
+        self.importance: Importance = Importance(SCORE, reason="no trials yet")
+        self.stats: dict[str, list[ValueStats]] = {}
+        self.selected_slot: str | None = None
+        self._order: list[str] = []  # slots top to bottom in the bar chart
+
+        self.target_box = QComboBox()
+        for key, label in TARGET_LABELS.items():
+            self.target_box.addItem(f"importance for {label}", key)
+        self.target_box.currentIndexChanged.connect(self._on_target_changed)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        header = QHBoxLayout()
+        header.setContentsMargins(6, 2, 6, 0)
+        header.addWidget(QLabel("<b>Which slots matter</b>"))
+        header.addStretch(1)
+        header.addWidget(self.target_box)
+
+        self.bar_plot = pg.PlotWidget(background="w")
+        self.bar_plot.setMenuEnabled(False)
+        self.bar_plot.setMouseEnabled(x=False, y=False)
+        self.bar_plot.hideButtons()
+        self.bar_plot.setLabel("bottom", "share of importance")
+        self.bar_plot.getAxis("bottom").enableAutoSIPrefix(False)
+        self.bar_plot.setMinimumHeight(140)
+        self.bars = pg.BarGraphItem(x0=[], y=[], height=0.7, width=[], brushes=[], pens=[NO_PEN])
+        self.bar_plot.addItem(self.bars)
+        self.bar_plot.scene().sigMouseClicked.connect(self._on_bar_click)
+
+        self.value_plot = pg.PlotWidget(background="w")
+        self.value_plot.setMenuEnabled(False)
+        self.value_plot.setLabel("left", "latency (ms, log10)")
+        self.value_plot.setMinimumHeight(140)
+        self.boxes = pg.BarGraphItem(x=[], y0=[], height=[], width=0.55, brush=BOX_BRUSH, pen=BOX_PEN)
+        self.medians = pg.PlotDataItem([], [], connect="pairs", pen=MEDIAN_PEN)
+        self.points = pg.ScatterPlotItem(size=5, pen=NO_PEN, brush=POINT_BRUSH)
+        for plot in (self.bar_plot, self.value_plot):
+            for axis in ("left", "bottom"):
+                plot.getAxis(axis).setPen(AXIS_PEN)
+                plot.getAxis(axis).setTextPen(AXIS_PEN)
+        for item in (self.boxes, self.points, self.medians):
+            self.value_plot.addItem(item)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(header)
+        layout.addWidget(self.bar_plot, 1)
+        layout.addWidget(self.value_plot, 1)
+        layout.addWidget(self.status)
+
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(REFRESH_DELAY_MS)
+        self._timer.timeout.connect(self.refresh)
+
+    # --- public ----------------------------------------------------------------------------------
+    @property
+    def target(self) -> str:
+        return str(self.target_box.currentData())
+
+    @property
+    def shares(self) -> dict[str, float]:
+        return dict(self.importance.shares)
+
+    def set_target(self, target: str) -> None:
+        """Show importance for ``score`` or ``latency_ms``."""
+        index = self.target_box.findData(target)
+        if index < 0:
+            raise ValueError(f"unknown importance target {target!r}")
+        self.target_box.setCurrentIndex(index)
+
+    def schedule_refresh(self) -> None:
+        """Refresh soon, once, however many times this is called meanwhile (for live runs)."""
+        self._timer.start()
+
+    def refresh(self, trials: Sequence[Trial] | None = None) -> None:
+        """Recompute from ``trials`` (default: the source callable's) and redraw both plots."""
+        self._timer.stop()
+        if trials is None:
+            trials = self._source() if self._source is not None else self._trials
+        self._trials = list(trials)
+        domains = self._domain_map()
+        names = list(domains) if domains else _names_of(self._trials)
+        constraints, weights = self._objective() if self._objective is not None else (None, None)
+        self.importance = slot_importance(self._trials, names, target=self.target, constraints=constraints,
+                                          weights=weights, domains=domains or None)
+        self.stats = value_distributions(self._trials, names, domains or None)
+        if self.importance.available:
+            self._order = list(self.importance.shares)
+            self.status.setText(f"{self.importance.n_trials} trials, {self.importance.method}. "
+                                "Few trials or interacting slots make these shares rough; see docs/export.md.")
+        else:
+            self._order = names
+            self.status.setText(f"Importance not shown: {self.importance.reason}.")
+        if self.selected_slot not in self.stats:
+            self.selected_slot = self._order[0] if self._order else None
+        self._draw_bars()
+        self._draw_values()
+
+    def select_slot(self, name: str) -> None:
+        """Show ``name``'s values in the lower plot and emit ``slot_selected(name)``."""
+        if name not in self.stats:
+            raise ValueError(f"unknown slot {name!r}")
+        self.selected_slot = name
+        self._draw_bars()
+        self._draw_values()
+        self.slot_selected.emit(name)
+
+    def bar_position(self, name: str) -> QPointF:
+        """The centre of ``name``'s bar in view coordinates (tests and tooltips use it)."""
+        row = len(self._order) - 1 - self._order.index(name)
+        share = self.importance.shares.get(name, 0.0)
+        return QPointF(max(share, 0.02) / 2, float(row))
+
+    # --- drawing ---------------------------------------------------------------------------------
+    def _domain_map(self) -> dict[str, list[Any]]:
+        source = self._domains() if callable(self._domains) else self._domains
+        return {k: list(v) for k, v in (source or {}).items()}
+
+    def _draw_bars(self) -> None:
+        n = len(self._order)
+        widths = [self.importance.shares.get(name, 0.0) for name in self._order]
+        rows = [n - 1 - i for i in range(n)]
+        brushes = [SELECTED_BRUSH if name == self.selected_slot else BAR_BRUSH for name in self._order]
+        self.bars.setOpts(x0=[0.0] * n, y=rows, width=widths, height=0.7, brushes=brushes, pens=[NO_PEN] * n)
+        left = self.bar_plot.getAxis("left")
+        left.setTicks([[(row, name) for row, name in zip(rows, self._order)]])
+        # pyqtgraph does not widen an axis for custom tick text: size it for the longest slot name
+        metrics = QFontMetrics(left.font() if left.style.get("tickFont") is None else left.style["tickFont"])
+        left.setWidth(max([metrics.horizontalAdvance(name) for name in self._order] + [20]) + 12)
+        self.bar_plot.setXRange(0, max(widths + [0.05]) * 1.05, padding=0)
+        self.bar_plot.setYRange(-0.6, max(n - 0.4, 0.4), padding=0)
+
+    def _draw_values(self) -> None:
+        stats = self.stats.get(self.selected_slot or "", [])
+        xs, y0, heights, med, px, py, ticks = [], [], [], [], [], [], []
+        jitter = np.random.default_rng(0)  # fixed jitter: the strip does not dance on refresh
+        for i, s in enumerate(stats):
+            label = str(s.value) + (f"\n{s.n_failed} failed" if s.n_failed else "")
+            ticks.append((i, label))
+            if s.n_ok == 0:
+                continue
+            logs = np.log10(np.clip(s.latencies, 1e-12, None))
+            q1, m, q3 = np.percentile(logs, [25, 50, 75])
+            xs.append(i)
+            y0.append(q1)
+            heights.append(max(q3 - q1, 1e-6))
+            med += [(i - 0.3, m), (i + 0.3, m)]
+            px.append(i + jitter.uniform(-0.18, 0.18, logs.size))
+            py.append(logs)
+        self.boxes.setOpts(x=xs, y0=y0, height=heights, width=0.55)
+        self.medians.setData([p[0] for p in med], [p[1] for p in med])
+        if px:
+            self.points.setData(np.concatenate(px), np.concatenate(py))
+        else:
+            self.points.setData([], [])
+        self.value_plot.getAxis("bottom").setTicks([ticks])
+        self.value_plot.setLabel("bottom", self.selected_slot or "")
+        if stats:
+            self.value_plot.setXRange(-0.6, len(stats) - 0.4, padding=0)
+
+    # --- events ----------------------------------------------------------------------------------
+    def _on_target_changed(self, _index: int) -> None:
+        self.refresh(self._trials if self._source is None else None)
+
+    def _on_bar_click(self, event: Any) -> None:
+        box = self.bar_plot.getPlotItem().getViewBox()
+        if not box.sceneBoundingRect().contains(event.scenePos()) or not self._order:
+            return
+        point = box.mapSceneToView(event.scenePos())
+        row = int(round(point.y()))
+        if 0 <= row < len(self._order) and not math.isnan(point.x()):
+            self.select_slot(self._order[len(self._order) - 1 - row])
+
+
+def _names_of(trials: Sequence[Trial]) -> list[str]:
+    names: dict[str, None] = {}
+    for trial in trials:
+        for key in trial.config:
+            names.setdefault(key, None)
+    return list(names)
+
+
+__all__ = ["ImportanceView"]
