@@ -33,6 +33,7 @@ class FailureLog(QWidget):
         self.proxy.set_status_filter("failed")
         self.view = QTableView()
         self.view.setModel(self.proxy)
+        self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.view.setSortingEnabled(True)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -79,9 +80,12 @@ class FailureLog(QWidget):
         for column in range(self.table_model.columnCount()):
             key = self.table_model.column_key(column)
             self.view.setColumnHidden(column, not (key in self.VISIBLE or key.startswith("slot:")))
-        self.view.horizontalHeader().moveSection(self.view.horizontalHeader().visualIndex(
-            self.table_model.column_of("message")), self.table_model.columnCount() - 1)
-        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header = self.view.horizontalHeader()
+        header.moveSection(header.visualIndex(self.table_model.column_of("message")),
+                           header.visualIndex(self.table_model.column_of("status")) + 1)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(self.table_model.column_of("message"), 420)
+        header.setStretchLastSection(False)
 
     def _on_session_changed(self) -> None:
         self.dirty = True

@@ -227,6 +227,21 @@ class ResultsTable(QWidget):
         self.view.selectionModel().currentRowChanged.connect(self._on_row_changed)
         model.selection_changed.connect(self._on_selection_changed)
         model.ranking_changed.connect(self._on_ranking_changed)
+        self.table_model.modelReset.connect(self._fit_columns)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Columns as wide as their header (reading every cell to fit 20,000 rows would stall the window)."""
+        metrics = self.view.horizontalHeader().fontMetrics()
+        for column in range(self.table_model.columnCount()):
+            title = str(self.table_model.headerData(column, Qt.Orientation.Horizontal))
+            key = self.table_model.column_key(column)
+            width = max(metrics.horizontalAdvance(title) + 28, 56)
+            if key == "id":
+                width = max(width, metrics.horizontalAdvance("0123456789abc") + 12)
+            elif key == "status":
+                width = max(width, metrics.horizontalAdvance("compile_error") + 16)
+            self.view.setColumnWidth(column, width)
 
     def _on_ranking_changed(self) -> None:
         if self.proxy.status_filter == "feasible":
