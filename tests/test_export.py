@@ -125,6 +125,13 @@ def test_every_format_round_trips(name: str, sessions: dict[str, Session], tmp_p
     assert "cp.RawModule(code=SOURCE" in script
 
 
+def test_embedded_source_literal_survives_quotes_and_backslashes() -> None:
+    from workbench.core.export import _py_text
+
+    for text in ['a "b" \\n """ c', 'ends with a quote"', "\\", "x = '''y'''\n", '""""', ""]:
+        assert ast.literal_eval(_py_text(text)) == text
+
+
 # --- objective in force, refusals ----------------------------------------------------------------
 
 

@@ -625,6 +625,8 @@ if __name__ == "__main__":
 def _py_text(text: str) -> str:
     """A triple-quoted Python literal for ``text`` that reads like the source it holds."""
     body = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    if body.endswith('"'):  # a quote right before the closing quotes would end the literal early
+        body = body[:-1] + '\\"'
     return '"""\\\n' + body + '"""'
 
 
