@@ -122,7 +122,8 @@ class _Slot:
     actor: Any
     name: str
     created: float
-    answered: bool = False  # the actor has returned at least one reply
+    ready_ref: Any = None  # the actor's first call (pid); resolved once the actor is up
+    answered: bool = False  # the actor has returned at least one candidate
     failed: bool = False  # its worker cannot start: no more candidates go here
     job: _Job | None = None
 
@@ -258,7 +259,15 @@ class RayPool:
     def _new_slot(self, index: int) -> _Slot:
         actor = self._actor_class.remote(self._host_spec, self.limits, index, self.start_timeout_s)
         self.started_workers += 1
-        return _Slot(index, actor, f"ray-{index}", time.monotonic())
+        return _Slot(index, actor, f"ray-{index}", time.monotonic(), ready_ref=actor.pid.remote())
+
+    def _actor_started(self, slot: _Slot) -> bool:
+        """Whether the actor came up (its first call answered), even if it has died since."""
+        try:
+            self._ray.get(slot.ready_ref, timeout=0)
+            return True
+        except Exception:  # noqa: BLE001 - not ready, or the actor never started
+            return False
 
     def _kill(self, actor: Any) -> None:
         try:
@@ -318,7 +327,7 @@ class RayPool:
 
     def _on_lost(self, slot: _Slot, job: _Job, reason: str) -> None:
         """An actor died under a candidate: retry it once elsewhere, else record it as crashed."""
-        never_started = not slot.answered
+        never_started = not self._actor_started(slot)
         self._replace(slot)
         if job.attempt == 0:
             self.retried += 1
@@ -341,7 +350,7 @@ class RayPool:
                 continue
             slot.job = None
             waited = now - job.dispatched
-            if not slot.answered:
+            if not self._actor_started(slot):
                 reason = (f"Ray actor {slot.name} did not start within {waited:.0f} s "
                           "(no node with a free GPU/CPU for it, or a broken runtime environment)")
                 if self._error is None:

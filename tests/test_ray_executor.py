@@ -1,0 +1,163 @@
+"""The Ray executor on a local Ray instance (num_cpus=2): the local pool's failure classes, lost
+actors retried once or recorded, startup errors, and whole runs through the engine and the CLI.
+
+One Ray instance serves the module (it takes seconds to start); skipped when Ray isn't installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from workbench.backends.base import BackendSpec, EvalLimits  # noqa: E402
+from workbench.core.measurement import Status  # noqa: E402
+from workbench.core.space import Config  # noqa: E402
+from workbench.runner.pool import WorkerStartupError  # noqa: E402
+from workbench.runner.ray_executor import RayPool  # noqa: E402
+from workbench.runner.tune import TuneRequest, run_tune  # noqa: E402
+
+FIXTURES = Path(__file__).parent / "fixtures"
+HOST_FAULTS = BackendSpec("python", {"path": str(FIXTURES / "host_faults_bench.py")})
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="class")
+def pool():
+    """Two actors shared by the tests of one class (actor startup is the slow part); they hold
+    both CPUs of the local instance, so they are gone before the next tests start theirs."""
+    with RayPool(HOST_FAULTS, 2, EvalLimits(compile_timeout_s=5.0, run_timeout_s=1.0)) as shared:
+        yield shared
+
+
+def _drain(pool: RayPool) -> dict[str, tuple]:
+    out: dict[str, tuple] = {}
+    while pool.busy:
+        for config, measurement, timings, worker in pool.results(timeout=30):
+            assert config.id not in out, f"{config} reported twice"
+            out[config.id] = (config, measurement, timings, worker)
+    return out
+
+
+def _marker(tag: int) -> str:
+    sys.path.insert(0, str(FIXTURES))
+    try:
+        from host_faults_bench import host_faults_marker
+    finally:
+        sys.path.remove(str(FIXTURES))
+    return host_faults_marker(tag)
+
+
+class TestSharedActors:
+    """Candidate faults and lost actors on one pool of two actors."""
+
+    def test_candidate_failures_are_classified_as_on_the_local_pool(self, pool):
+        modes = ["ok", "hang", "segv", "raise", "ok"]
+        configs = [Config({"mode": m, "ms": 0, "tag": i}) for i, m in enumerate(modes)]
+        started: list[str] = []
+        pool.on_start = lambda c, w: started.append(w)
+        try:
+            for config in configs:
+                pool.submit(config)
+            assert pool.in_flight == len(configs)
+            results = _drain(pool)
+        finally:
+            pool.on_start = None
+        assert set(results) == {c.id for c in configs} and len(started) == len(configs)
+        status = {c["tag"]: m for c, m, _, _ in results.values()}
+        assert status[0].status is Status.OK and status[0].metrics["latency_ms"] == 1.0
+        assert status[4].metrics["latency_ms"] == 5.0
+        assert status[1].status is Status.TIMEOUT and status[1].message == "exceeded run timeout of 1.0 s"
+        assert status[2].status is Status.CRASHED and status[2].message == "worker died with signal 11 (SIGSEGV)"
+        assert "Fatal Python error" in status[2].log  # the candidate's own crash output, as locally
+        assert status[3].status is Status.RUNTIME_ERROR and status[3].message == "ValueError: bad config tag=3"
+        for _, measurement, _, worker in results.values():
+            assert worker.startswith("ray-") and measurement.details["executor"] == "ray"
+            assert measurement.details["node"] in worker
+        assert pool.started_workers == 2  # candidate faults cost worker subprocesses, never actors
+
+
+    def test_a_lost_actor_costs_a_retry_or_a_recorded_crash_never_a_candidate(self, pool):
+        if os.path.exists(_marker(1)):
+            os.remove(_marker(1))
+        before = pool.started_workers
+        configs = [
+            Config({"mode": "kill_host_once", "ms": 0, "tag": 1}),
+            Config({"mode": "kill_host", "ms": 0, "tag": 2}),
+            Config({"mode": "sleep", "ms": 50, "tag": 3}),
+        ]
+        for config in configs:
+            pool.submit(config)
+        results = _drain(pool)
+        assert set(results) == {c.id for c in configs}
+        once, always, bystander = (results[c.id][1] for c in configs)
+        assert once.status is Status.OK and "was lost" in once.details["retried_after"]
+        assert always.status is Status.CRASHED and always.message.endswith("already retried once")
+        assert "was lost" in always.message and "retried once" in always.log
+        assert bystander.status is Status.OK
+        assert pool.started_workers - before == 3  # one replacement per lost actor
+        assert pool.workers == 2 and pool.error is None
+        os.remove(_marker(1))
+
+
+def test_an_unstartable_backend_ends_with_the_startup_error():
+    spec = BackendSpec("python", {"path": str(FIXTURES / "no_such_bench.py")})
+    with RayPool(spec, 1, EvalLimits()) as broken:
+        broken.submit(Config({"mode": "ok", "ms": 0, "tag": 0}))
+        with pytest.raises(WorkerStartupError, match="python benchmark not found"):
+            while True:
+                broken.results(timeout=30)
+        assert broken.error is not None and broken.idle_count == 0
+
+
+def test_an_actor_that_stops_answering_is_killed_and_replaced():
+    """The inner pool's timeouts never fire here (5 s); the actor deadline (1 s after dispatch) does,
+    as it would for an actor wedged on an unreachable node."""
+    limits = EvalLimits(compile_timeout_s=5.0, run_timeout_s=5.0)
+    with RayPool(HOST_FAULTS, 1, limits, actor_slack_s=-9.0) as one:
+        one.submit(Config({"mode": "ok", "ms": 0, "tag": 0}))  # first call: actor start-up allowance
+        assert list(_drain(one).values())[0][1].ok
+        one.submit(Config({"mode": "hang", "ms": 0, "tag": 1}))
+        one.submit(Config({"mode": "ok", "ms": 0, "tag": 2}))
+        results = {c["tag"]: m for c, m, _, _ in _drain(one).values()}
+        assert results[1].status is Status.TIMEOUT and "did not answer" in results[1].message
+        assert results[1].message.endswith("killed and replaced")
+        assert results[2].ok and one.started_workers == 2 and one.error is None
+
+
+def test_a_sim_run_through_the_engine_streams_every_trial_into_the_session(tmp_path):
+    spec = BackendSpec("sim", {"kernel": "vector_add", "gpu_model": "H200", "seed": 1})
+    out = tmp_path / "ray.json"
+    request = TuneRequest(strategy="random", budget=10, workers=2, executor="ray")
+    session, finished = run_tune(spec, request, out)
+    assert finished.reason == "budget", finished.message
+    assert len(session.trials) == 10 and all(t.ok for t in session.trials)
+    assert {t.worker.partition("@")[0] for t in session.trials} <= {"ray-0", "ray-1"}
+    saved = json.loads(out.read_text())
+    assert len(saved["trials"]) == 10
+
+
+def test_cli_tune_with_the_ray_executor(tmp_path, capsys):
+    from workbench.cli import main
+
+    out = tmp_path / "cli.json"
+    code = main(["tune", str(FIXTURES / "trivial_bench.py"), "--executor", "ray", "--workers", "2",
+                 "--budget", "6", "--quiet", "--out", str(out)])
+    assert code == 0
+    assert "6 trials" in capsys.readouterr().out
+    trials = json.loads(out.read_text())["trials"]
+    assert all(t["worker"].startswith("ray-") for t in trials)
