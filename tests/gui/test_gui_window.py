@@ -79,6 +79,13 @@ def test_run_fills_every_view_and_failure_log(window, qtbot):
     assert model.ranking.best == model.trials.index(best)
     assert f"<b>block_size</b> = {best.config['block_size']}" in window.best_card.text()
     assert "SIMULATED" not in window.timing_badge.text()
+    # the importance tab computes when shown; choosing a slot there sets the Explore chart's x axis
+    window.bottom_tabs.setCurrentWidget(window.importance)
+    window.importance.refresh()
+    shares = window.importance.shares
+    assert set(shares) == {"block_size", "unroll", "vec"} and max(shares, key=shares.get) == "block_size"
+    window.importance.select_slot("unroll")
+    assert window.metric_chart.axes()[0] == "slot:unroll"
 
 
 def test_sliders_rerank_as_the_objective_says(window, qtbot):

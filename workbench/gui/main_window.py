@@ -115,9 +115,23 @@ class MainWindow(QMainWindow):
         self.results = ResultsTable(model)
         self.failures = FailureLog(model, self.results.table_model)
         self.source_view = SourceView(model)
+        from workbench.gui.importance_view import ImportanceView
+
+        self.importance = ImportanceView(
+            lambda: self.model.trials,
+            objective=lambda: (self.model.constraints, self.model.weights),
+            domains=lambda: ({s.name: list(s.values) for s in self.model.session.space.slots}
+                             if self.model.session is not None and self.model.session.space is not None else {}),
+        )
+        self.importance.slot_selected.connect(self._on_importance_slot)
         self.bottom_tabs = QTabWidget()
         self.bottom_tabs.addTab(self.results, "Results")
         self.bottom_tabs.addTab(self.failures, "Failures")
+        self.bottom_tabs.addTab(self.importance, "Slot importance")
+        self.bottom_tabs.currentChanged.connect(self._on_bottom_tab)
+        model.trials_added.connect(self._on_trials_for_importance)
+        model.session_changed.connect(self._on_trials_for_importance)
+        model.objective_changed.connect(self._on_trials_for_importance)
         bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.setObjectName("bottom")
         bottom.addWidget(self.bottom_tabs)
@@ -181,6 +195,20 @@ class MainWindow(QMainWindow):
         menu.addSeparator()
         add("quit", "&Quit", self.close, QKeySequence.StandardKey.Quit)
         self._update_recent_menu()
+
+    # --- slot importance (costly: computed only while its tab is shown, coalesced) -----------------
+    def _on_bottom_tab(self, _index: int) -> None:
+        if self.bottom_tabs.currentWidget() is self.importance:
+            self.importance.schedule_refresh()
+
+    def _on_trials_for_importance(self, *_: Any) -> None:
+        if self.bottom_tabs.currentWidget() is self.importance:
+            self.importance.schedule_refresh()
+
+    def _on_importance_slot(self, name: str) -> None:
+        """A slot chosen in the importance view becomes the x axis of the Explore chart."""
+        _, y = self.metric_chart.axes()
+        self.metric_chart.set_axes("slot:" + name, y or "latency_ms")
 
     # --- refresh -------------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -262,6 +290,10 @@ class MainWindow(QMainWindow):
         from workbench.runner.plan import make_backend_spec, new_session, open_target
         from workbench.search.base import DEFAULT_STRATEGY, create_strategy
 
+        try:
+            self.toolbar.apply(run)  # the controls show what runs, whoever started it
+        except WorkbenchError:
+            pass
         extra = dict(run.get("options") or {})
         if run.get("delay_s"):
             extra["delay_s"] = float(run["delay_s"])
