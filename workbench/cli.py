@@ -261,7 +261,7 @@ def summarise(session: Any, constraints: Any = None, weights: Any = None, with_t
         }
     from workbench.core.importance import session_importance
 
-    importance = session_importance(session, constraints, weights)["score"]
+    importance = session_importance(session, constraints, weights, targets=("score",))["score"]
     device = dict(session.device)
     out: dict[str, Any] = {
         "kernel": session.kernel,

@@ -203,6 +203,12 @@ def plan_export(
                 trial_by_id.setdefault(cid, pairs[row])
         per_device_scores[device] = scores
 
+    macros: dict[str, str] = {}
+    for choice in choices:
+        other = macros.setdefault(target_macro(choice.device), choice.device)
+        if other != choice.device:
+            raise WorkbenchError(f"devices {other!r} and {choice.device!r} would share the guard macro "
+                                 f"{target_macro(choice.device)}; export them separately")
     portable = choices[0] if len(choices) == 1 else _portable(choices, per_device_scores, groups)
     simulated = any(bool(s.device.get("simulated")) for s in sessions)
     space = first.space
@@ -431,7 +437,7 @@ def _header(plan: ExportPlan) -> str:
         out.append("#else")
         if plan.portable is None:
             out.append("// no config is feasible on every tuned device: choose a device above")
-            out.append(f'#error "{plan.kernel}: no portable tuned config; define one of the {TARGET_PREFIX}* macros"')
+            out.append(f'#error "{_macro(plan.kernel)}: no portable tuned config; define one of the {TARGET_PREFIX}* macros"')
         else:
             out.append(f"// portable config (best mean relative score over {len(plan.choices)} devices)")
             out += _choice_comments(plan, plan.portable)

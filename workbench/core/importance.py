@@ -228,15 +228,16 @@ def value_distributions(
 
 
 def session_importance(session: Any, constraints: Constraints | None = None,
-                       weights: Weights | None = None, seed: int = 0) -> dict[str, Importance]:
-    """Score and latency importance of a session's slots, under its (or the given) objective."""
+                       weights: Weights | None = None, seed: int = 0,
+                       targets: Sequence[str] = TARGETS) -> dict[str, Importance]:
+    """Importance of a session's slots for each of ``targets``, under its (or the given) objective."""
     names, domains = session_slots(session)
     constraints = session.constraints if constraints is None else constraints
     weights = session.weights if weights is None else weights
     return {
         target: slot_importance(session.trials, names, target=target, constraints=constraints,
                                 weights=weights, domains=domains, seed=seed)
-        for target in TARGETS
+        for target in targets
     }
 
 
