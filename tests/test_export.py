@@ -181,6 +181,21 @@ def test_python_benchmark_sessions_export_header_and_json_only(tmp_path: Path) -
             export_text(plan, fmt)
 
 
+def test_a_kernel_tuner_recording_exports_its_own_slot_names() -> None:
+    from workbench.core.interop import import_kt_cache
+
+    session = import_kt_cache(ROOT / "tests" / "fixtures" / "kt_cache_small.json")
+    plan = plan_export([session])
+    assert plan.template is None  # same name as a shipped template, different slots
+    best = best_config(session)
+    header = export_text(plan, "header")
+    for name, value in best.items():
+        assert f"#define {name.upper()} {value}" in header
+    assert session.device["name"] in header
+    with pytest.raises(WorkbenchError, match="needs a kernel template"):
+        export_text(plan, "cuda")
+
+
 def test_sessions_of_different_kernels_or_problems_refuse(sessions: dict[str, Session]) -> None:
     with pytest.raises(WorkbenchError, match="different kernels"):
         plan_export([sessions["gelu"], sessions["softmax"]])
