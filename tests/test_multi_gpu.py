@@ -178,3 +178,22 @@ def test_engine_on_pinned_sim_workers_records_the_device_of_every_trial(tmp_path
     assert {t.worker for t in session.trials} <= {"worker-0@sim:0", "worker-1@sim:1"}
     assert all(t.measurement.details["device_index"] in (0, 1) for t in session.trials)
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.gpu
+def test_cuda_run_uses_every_visible_gpu_and_names_it(tmp_path):
+    from workbench.runner.executors import visible_gpu_names
+    from workbench.runner.plan import make_backend_spec
+    from workbench.runner.tune import TuneRequest, run_tune
+
+    names = visible_gpu_names()
+    devices = assign_devices(names, allow_mixed=True)
+    spec = make_backend_spec("vector_add", "cuda")
+    request = TuneRequest(strategy="random", budget=2 * len(devices), workers=None, allow_mixed_gpus=True)
+    session, finished = run_tune(spec, request, tmp_path / "gpus.json")
+    assert finished.reason == "budget", finished.message
+    for trial in session.trials:
+        index = trial.measurement.details["device_index"]
+        assert index in devices and trial.worker.endswith(f"@cuda:{index}")
+        if trial.ok:
+            assert trial.measurement.details["device"] == names[index]
