@@ -119,6 +119,28 @@ def test_plan_refuses_flags_that_do_not_apply_and_notes_sequential_strategies():
     assert not plan_execution(TRIVIAL, ExecutorChoice(), workers=1, batch_parallel=False).notes
 
 
+def test_an_unreachable_ray_address_fails_fast_in_one_line():
+    import socket
+
+    from workbench.runner.ray_executor import check_reachable
+
+    with socket.socket() as probe:  # a port nobody listens on once closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = time.monotonic()
+    for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+        with pytest.raises(WorkbenchError, match=f"cannot reach the Ray cluster at {address}"):
+            check_reachable(address)
+    assert time.monotonic() - started < 5
+    with pytest.raises(WorkbenchError, match="expected HOST:PORT"):
+        check_reachable("head-node")
+    check_reachable("auto")  # left to Ray
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        check_reachable(f"127.0.0.1:{server.getsockname()[1]}")
+
+
 # --- pinned workers name their device (real processes) ----------------------------------------
 def _drain(pool: WorkerPool) -> list:
     out = []

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import socket
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -56,6 +57,21 @@ def _source_root() -> str:
     return str(Path(__file__).resolve().parents[2])
 
 
+def check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """Fail fast, in one line, when nothing listens at a ``host:port`` or ``ray://host:port``
+    address (``ray.init`` itself retries for minutes). Other forms (``auto``) are left to Ray."""
+    text = address[len("ray://"):] if address.startswith("ray://") else address
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        if address != "auto":
+            raise WorkbenchError(f"--ray-address {address!r}: expected HOST:PORT, ray://HOST:PORT or auto")
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise WorkbenchError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}") from None
+
+
 def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> Any:
     """Connect to the cluster at ``address``, or start a local Ray instance; reuse one already up."""
     ray = import_ray()
@@ -63,6 +79,8 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> Any:
         options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
         if address is None:
             options["num_cpus"] = num_cpus
+        else:
+            check_reachable(address)
         try:
             ray.init(address=address, **options)
         except (ConnectionError, RuntimeError, ValueError) as exc:
