@@ -107,8 +107,9 @@ class CandidateHost:
         self.info = {"executor": "ray", "node": node, **({"gpu_ids": ",".join(gpus)} if gpus else {})}
         self.pool = WorkerPool(spec, 1, limits, start_timeout_s=start_timeout_s)
 
-    def pid(self) -> int:
-        return os.getpid()
+    def describe(self) -> dict[str, Any]:
+        """The actor's name (node, GPU) and process id; its first call, so it also says "I am up"."""
+        return {"name": self.name, "pid": os.getpid(), **self.info}
 
     def evaluate(self, config: Config) -> tuple:
         """``("result", measurement, timings, name)`` or ``("startup_error", message, log)``."""
@@ -140,7 +141,7 @@ class _Slot:
     actor: Any
     name: str
     created: float
-    ready_ref: Any = None  # the actor's first call (pid); resolved once the actor is up
+    ready_ref: Any = None  # the actor's first call (describe); resolved once the actor is up
     answered: bool = False  # the actor has returned at least one candidate
     failed: bool = False  # its worker cannot start: no more candidates go here
     job: _Job | None = None
@@ -277,12 +278,12 @@ class RayPool:
     def _new_slot(self, index: int) -> _Slot:
         actor = self._actor_class.remote(self._host_spec, self.limits, index, self.start_timeout_s)
         self.started_workers += 1
-        return _Slot(index, actor, f"ray-{index}", time.monotonic(), ready_ref=actor.pid.remote())
+        return _Slot(index, actor, f"ray-{index}", time.monotonic(), ready_ref=actor.describe.remote())
 
     def _actor_started(self, slot: _Slot) -> bool:
         """Whether the actor came up (its first call answered), even if it has died since."""
         try:
-            self._ray.get(slot.ready_ref, timeout=0)
+            slot.name = self._ray.get(slot.ready_ref, timeout=0)["name"]
             return True
         except Exception:  # noqa: BLE001 - not ready, or the actor never started
             return False
@@ -385,6 +386,8 @@ class RayPool:
             if slot.job is not None or slot.failed:
                 continue
             job = self._pending.popleft()
+            if "@" not in slot.name:  # learn where the actor runs, for on_start's worker name
+                self._actor_started(slot)
             now = time.monotonic()
             budget = self.limits.compile_timeout_s + self.limits.run_timeout_s + self.actor_slack_s
             if not slot.answered:
