@@ -100,6 +100,8 @@ def test_cuda_plan_runs_one_worker_per_device_without_touching_a_gpu():
     assert plan.workers == 2 and plan.spec.options["devices"] == [1, 3] and plan.spec.options["device"] == 1
     plan = plan_execution(cuda, ExecutorChoice(devices=(1, 3)), workers=4, gpu_names=lambda: [H200] * 4)
     assert plan.workers == 4  # two workers per GPU when asked
+    plan = plan_execution(cuda, ExecutorChoice(), workers=1, gpu_names=lambda: [H200, "Tesla T4"])
+    assert plan.workers == 1 and plan.spec.options["devices"] == [0]  # fewer workers: the first GPUs
     with pytest.raises(WorkbenchError, match="different GPU models"):
         plan_execution(cuda, ExecutorChoice(), gpu_names=lambda: [H200, "Tesla T4"])
     plan = plan_execution(cuda, ExecutorChoice(allow_mixed_gpus=True), gpu_names=lambda: [H200, "Tesla T4"])

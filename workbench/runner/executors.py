@@ -178,7 +178,8 @@ def plan_execution(
 ) -> ExecutionPlan:
     """Resolve an executor choice for a spec.
 
-    Local + ``cuda``: one worker per chosen device (``workers`` may ask for a multiple of that).
+    Local + ``cuda``: one worker per chosen device (``workers`` may ask for more, round robin, or
+    for fewer: then the first ``workers`` visible devices are used).
     Ray: ``workers`` actors (default: one per cluster GPU for ``cuda``, else one per cluster CPU;
     finding that out connects to Ray), started when the engine asks for its pool. ``gpu_names`` is injectable so the device rules are
     tested without a GPU. ``notes`` carry what a user should know (a sequential strategy serialises).
@@ -195,7 +196,11 @@ def plan_execution(
     if choice.kind == "local":
         factory: PoolFactory = LocalPool
         if spec.kind == "cuda":
-            devices = assign_devices(gpu_names(), choice.devices, choice.allow_mixed_gpus)
+            names = gpu_names()
+            requested = choice.devices
+            if requested is None and workers is not None and workers < len(names):
+                requested = tuple(range(workers))  # fewer workers than GPUs: the first ones
+            devices = assign_devices(names, requested, choice.allow_mixed_gpus)
             spec = spread_over_devices(spec, devices)
             workers = workers or len(devices)
         workers = workers or 1
