@@ -138,12 +138,13 @@ class LocalPool(WorkerPool):
     def __init__(self, spec: BackendSpec, workers: int = 1, limits: EvalLimits = EvalLimits(),
                  on_start: Callable[[Config, str], None] | None = None, **kwargs: Any) -> None:
         self._labels = {f"worker-{i}": _device_label(spec, i) for i in range(workers)}
-        outer = on_start
-        if outer is not None:
-            def on_start(config: Config, worker: str) -> None:  # noqa: F811 - the named wrapper
-                device = self._labels.get(worker)
-                outer(config, worker if device is None else f"{worker}@{spec.kind}:{device}")
-        super().__init__(spec, workers, limits, on_start=on_start, **kwargs)
+        self._outer_on_start = on_start
+        super().__init__(spec, workers, limits, on_start=self._on_start if on_start else None, **kwargs)
+
+    def _on_start(self, config: Config, worker: str) -> None:
+        device = self._labels.get(worker)
+        assert self._outer_on_start is not None
+        self._outer_on_start(config, worker if device is None else f"{worker}@{self.spec.kind}:{device}")
 
     def results(self, timeout: float | None = None) -> list[Result]:
         return [name_device(r, self._labels.get(r[3]), self.spec.kind) for r in super().results(timeout)]
