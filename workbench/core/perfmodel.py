@@ -9,9 +9,10 @@ The model, in one paragraph (details in ``docs/simulator.md``): the grid runs in
 ``active_blocks_per_sm x sm_count`` blocks. Within a wave, DRAM bandwidth follows Little's law
 (bytes in flight = resident threads x access width x independent loads per thread; the device
 needs ``bandwidth x latency`` bytes in flight to saturate), the FP32 rate follows how many
-independent warps each scheduler can issue from (occupancy x ILP), shared memory runs at 32 banks
-per clock divided by the bank-conflict degree. The slowest of these bounds the wave, the others
-add partially (imperfect overlap). The partial last wave is modelled with its own (smaller)
+independent warps each scheduler can issue from (occupancy x ILP), and the SM's L1/shared-memory
+data path carries shared accesses (32 banks per clock, divided by the bank-conflict degree) and
+every global access (128 B per clock). L2 carries DRAM traffic plus the re-reads L1 misses. The
+slowest pipe bounds the wave, the others add partially (imperfect overlap). The partial last wave is modelled with its own (smaller)
 parallelism, which is the tail effect. Atomics (throughput and same-address serialisation),
 barriers, register spills (local-memory traffic), serial phases and launch overhead add on top.
 """
@@ -30,7 +31,7 @@ _SMOOTH_K = 6.0  # sharpness of the soft minimum min(x, 1) used for saturation c
 _FMA_LATENCY_CYCLES = 6.0  # dependent FP32 latency plus the address/loop work around it
 _SMEM_WARPS_NEEDED = 12.0  # warp-instructions in flight per SM to hide ~30-cycle smem latency
 _L2_LATENCY_FRACTION = 0.4  # L2 hit latency relative to DRAM latency
-_L1_BYTES_PER_CLOCK = 64.0  # L2 -> SM bytes per clock per SM (caps a few busy SMs)
+_L2_TO_SM_BYTES_PER_CLOCK = 64.0  # L2 -> SM bytes per clock per SM (caps a few busy SMs)
 _OVERLAP = 0.25  # share of the non-dominant pipe times that does not overlap with the dominant one
 _PRECISE_TRANSCENDENTAL_FLOPS = 24.0  # expf/tanhf without fast math: range reduction + polynomial
 _FAST_TRANSCENDENTAL_FLOPS = 2.0  # __expf: one multiply around the SFU ex2
@@ -288,7 +289,7 @@ def predict(
         threads_resident = n_blocks * threads
         inflight = threads_resident * access * inflight_loads / coalescing
         mem_sat = _soft_min1(inflight / (peak_bw * gpu.dram_latency_ns * 1e-9))
-        sm_cap = sms * _L1_BYTES_PER_CLOCK * clk
+        sm_cap = sms * _L2_TO_SM_BYTES_PER_CLOCK * clk
         dram_bw = min(peak_bw * mem_sat, sm_cap)
         l2_sat = _soft_min1(inflight / (gpu.l2_bandwidth_gbs * 1e9 * gpu.dram_latency_ns * _L2_LATENCY_FRACTION * 1e-9))
         l2_bw = min(gpu.l2_bandwidth_gbs * 1e9 * l2_sat, sm_cap * 2.0)
