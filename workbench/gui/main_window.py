@@ -267,8 +267,13 @@ class MainWindow(QMainWindow):
         try:
             from workbench.runner.plan import make_backend_spec, open_target
 
-            target = open_target(make_backend_spec(name, "sim", extra={"compile": "estimate"}))
+            python = name.endswith(".py")
+            target = open_target(make_backend_spec(name, "python" if python else "sim",
+                                                   extra=None if python else {"compile": "estimate"}))
             self.slots_panel.set_space(target.space)
+            defaults = ", ".join(f"{k}={v}" for k, v in target.problem.items())
+            self.toolbar.problem.setPlaceholderText(defaults or "no problem parameters")
+            self.toolbar.problem.setToolTip(f"problem parameters (name=value, comma separated); defaults: {defaults}")
         except (WorkbenchError, Exception) as exc:  # noqa: BLE001 - a broken template must not kill the window
             self.slots_panel.set_space(None)
             self.slots_panel.error_label.setText(f"{name}: {exc}")
