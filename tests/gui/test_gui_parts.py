@@ -153,3 +153,26 @@ def test_main_py_gui_runs_and_quits(tmp_path):
     assert shot.stat().st_size > 10_000
     autosaved = list((tmp_path / "autosave").glob("*.json"))
     assert len(autosaved) == 1  # the unnamed run is kept for recovery, never lost
+
+
+def test_space_edits_reach_the_next_run_and_keep_measured_trials(window, qtbot):
+    window.toolbar.apply({"kernel": BENCH, "backend": "python"})
+    window._on_kernel_changed(BENCH)
+    panel = window.slots_panel
+    full = panel.base.count()
+    panel.set_value_enabled("unroll", 16, False)
+    panel.set_value_enabled("block_size", 1024, False)
+    edited = panel.space.count()
+    assert edited < full
+    with qtbot.waitSignal(window.run_done, timeout=60_000) as blocker:
+        window.start_run({"kernel": BENCH, "backend": "python", "strategy": "grid", "budget": 500})
+    assert blocker.args[0].reason == "exhausted"
+    trials = window.model.trials
+    assert len(trials) == edited
+    assert not any(t.config["unroll"] == 16 or t.config["block_size"] == 1024 for t in trials)
+    # widening the space again keeps every measured trial and measures only the new configs
+    panel.set_value_enabled("unroll", 16, True)
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": BENCH, "backend": "python", "strategy": "grid", "budget": 500})
+    ids = [t.config.id for t in window.model.trials]
+    assert len(ids) == len(set(ids)) == panel.space.count()

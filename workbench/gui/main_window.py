@@ -310,10 +310,7 @@ class MainWindow(QMainWindow):
         current = self.model.session
         continuing = (current is not None and current.kernel == target.kernel and current.source_hash == target.source_hash
                       and dict(current.problem) == dict(target.problem))
-        space = target.space
-        edited = self.slots_panel.space
-        if edited is not None and self.slots_panel.base is not None and [s.name for s in edited.slots] == list(space.names):
-            space = edited
+        space = self._edited_space(target.space)
         strategy_name = run.get("strategy") or DEFAULT_STRATEGY
         seed = int(run.get("seed") or 0)
         strategy = create_strategy(strategy_name, space, seed=seed, **dict(run.get("strategy_options") or {}))
@@ -342,6 +339,17 @@ class MainWindow(QMainWindow):
         self.toolbar.set_running(True)
         self.toolbar.show_progress(0, run.get("budget"), 0, None)
         self.thread.start()
+
+    def _edited_space(self, space: Any) -> Any:
+        """The target's space with the slots panel's edits, when the panel shows that same space
+        (same slots and domains; a recording's explicit space is never replaced)."""
+        base, edited = self.slots_panel.base, self.slots_panel.space
+        if base is None or edited is None or edited is base or space.is_explicit or base.is_explicit:
+            return space
+        if tuple(base.slots) != tuple(space.slots):
+            return space
+        domains = {slot.name: list(slot.values) for slot in edited.slots}
+        return space.with_domains(domains).with_restrictions(list(edited.restrictions))
 
     def _new_autosave_path(self, kernel: str) -> Path:
         folder = autosave_dir()
