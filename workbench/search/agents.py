@@ -43,9 +43,12 @@ class Agents(IndexedStrategy):
     name = "agents"
     description = "Cooperative per-concern agents with shared rank rewards and focused exploration"
     OPTIONS = (
-        Option("init", 8, "Random configs measured before the agents start learning"),
+        Option("init", 10, "Random configs measured before the agents start learning"),
         Option("batch", 8, "Configs per round (ranks are taken within a round)"),
-        Option("policy", "bandit", "How an agent learns its values: Thompson-sampling bandit or policy gradient", ("bandit", "gradient")),
+        Option(
+            "policy", "joint", "How agents learn their values: joint value decomposition, per-slot bandit, or policy gradient",
+            ("joint", "bandit", "gradient"),
+        ),
         Option("spread", 1.0, "Bandit: width of the Thompson draws (larger explores more)"),
         Option("learning_rate", 0.5, "Step of the preference update per unit of rank reward"),
         Option("aux_weight", 0.2, "Weight of an agent's own metric relative to the shared reward"),
@@ -53,6 +56,7 @@ class Agents(IndexedStrategy):
         Option("local", 0.5, "Chance that a redrawn ordered slot steps to a nearby value instead of drawing from the policy"),
         Option("joint", 0.2, "Chance that all agents redraw at once (global exploration)"),
         Option("credit_share", 0.5, "Share of turns given by credit (the rest go round evenly)"),
+        Option("screen", 8, "Joint proposals the agents screen with their utilities per config measured"),
         Option("elite", 4, "Configs a candidate may start from (the incumbent and the next best)"),
         Option("patience", 12, "Evaluations without improvement before exploration rises in one agent"),
         Option("hot", 4.0, "Temperature of the focused agent while exploring"),
@@ -72,6 +76,19 @@ class Agents(IndexedStrategy):
         self.reward_sum = [np.zeros(int(size)) for size in self.coder.sizes]
         self.reward_n = [np.zeros(int(size)) for size in self.coder.sizes]
         self.kernel = [self._kernel(k) for k in range(len(self.coder.sizes))]
+        self.offsets = np.concatenate([[0], np.cumsum(self.coder.sizes)]).astype(int)
+        dim = int(self.offsets[-1])
+        self.gram, self.xty, self.yy, self.n_rows = np.zeros((dim, dim)), np.zeros(dim), 0.0, 0
+        self.prior = np.eye(dim)  # ridge towards zero utility, plus smoothness along ordered slots
+        for k, size in enumerate(self.coder.sizes):
+            if self.coder.ordered[k] and size > 1:
+                diff = np.diff(np.eye(int(size)), axis=0)
+                lo, hi = self.offsets[k], self.offsets[k + 1]
+                self.prior[lo:hi, lo:hi] += 4.0 * diff.T @ diff
+        self.aux_sum = [np.zeros(int(size)) for size in self.coder.sizes]
+        self.aux_n = [np.zeros(int(size)) for size in self.coder.sizes]
+        self._posterior: tuple[np.ndarray, np.ndarray] | None = None
+        self._sampled: np.ndarray | None = None
         self.trend = np.zeros(len(self.theta))  # logit slope over the position of an ordered slot's value
         self.position = [np.linspace(-1.0, 1.0, int(size)) if size > 1 else np.zeros(1) for size in self.coder.sizes]
         self.credit = np.ones(len(self.agents))
@@ -116,6 +133,7 @@ class Agents(IndexedStrategy):
             reward = latency_rank(scores)
             idx = [self.indices[cid] for cid in done]
             lr = float(self.options["learning_rate"])
+            self._accumulate(idx, reward)
             for a, (group, slots) in enumerate(self.agents):
                 own = reward.copy()
                 metric = AUX_METRIC.get(group)
@@ -126,6 +144,10 @@ class Agents(IndexedStrategy):
                         aux = np.zeros(len(done))
                         aux[finite] = latency_rank(-values[finite])
                         own = own + float(self.options["aux_weight"]) * aux
+                        for j in np.flatnonzero(finite):
+                            for k in slots:
+                                self.aux_sum[k][idx[j][k]] += aux[j]
+                                self.aux_n[k][idx[j][k]] += 1.0
                 for j, vec in enumerate(idx):
                     if self.round[done[j]][0] in (-1, a):  # an agent that held made no choice to reinforce
                         for k in slots:
@@ -156,7 +178,50 @@ class Agents(IndexedStrategy):
         """
         if self.options["policy"] == "gradient":
             return int(self.rng.choice(int(self.coder.sizes[k]), p=self._policy(k, temperature)))
+        if self.options["policy"] == "joint":
+            if self._sampled is None:
+                self._sampled = self._sample_values(temperature)
+            utility = self._sampled[self.offsets[k] : self.offsets[k + 1]]
+            utility = utility + float(self.options["aux_weight"]) * self.aux_sum[k] / (self.aux_n[k] + 1.0)
+            return int(np.argmax(utility))
         return int(np.argmax(self._thompson(k, temperature)))
+
+    def _accumulate(self, idx: list[tuple[int, ...]], reward: np.ndarray) -> None:
+        """Add one round to the normal equations, with the round's means removed (see :meth:`_fit`)."""
+        x = np.zeros((len(idx), int(self.offsets[-1])))
+        for i, vec in enumerate(idx):
+            x[i, self.offsets[:-1] + np.asarray(vec)] = 1.0
+        x -= x.mean(axis=0)
+        y = reward - reward.mean()
+        self.gram += x.T @ x
+        self.xty += x.T @ y
+        self.yy += float(y @ y)
+        self.n_rows += len(idx)
+        self._posterior = None
+
+    def _fit(self) -> tuple[np.ndarray, np.ndarray]:
+        """Value decomposition: shared rank rewards = sum of every slot's value utility, fitted jointly.
+
+        Rewards are compared only within their round (round means are removed from rewards and
+        features alike), so a round of strong configs and a round of weak ones teach the same
+        thing. A ridge prior pulls utilities to zero and, on ordered slots, neighbours together.
+        Returns the posterior mean and a Cholesky factor of its covariance.
+        """
+        a = self.gram + self.prior
+        mean = np.linalg.solve(a, self.xty)
+        sse = self.yy - 2.0 * float(mean @ self.xty) + float(mean @ self.gram @ mean)
+        noise = max(0.05, sse / self.n_rows) if self.n_rows else 0.25
+        cov = np.linalg.inv(a) * noise
+        chol = np.linalg.cholesky(0.5 * (cov + cov.T) + 1e-12 * np.eye(len(mean)))
+        return mean, chol
+
+    def _sample_values(self, temperature: float) -> np.ndarray:
+        """One Thompson draw of every slot value's utility (wider with ``temperature``)."""
+        if self._posterior is None:
+            self._posterior = self._fit()
+        mean, chol = self._posterior
+        z = self.rng.standard_normal(len(mean))
+        return mean + temperature * float(self.options["spread"]) * (chol @ z)
 
     def _thompson(self, k: int, temperature: float = 1.0) -> np.ndarray:
         """One posterior draw of the mean rank reward of each value of slot ``k``."""
@@ -225,6 +290,7 @@ class Agents(IndexedStrategy):
 
     def _candidate(self, ranked: list[tuple[float, tuple[int, ...]]]) -> tuple[list[int], int, float]:
         """One joint proposal: a base config, and the agent(s) that rewrite their slots of it."""
+        self._sampled = None  # a fresh Thompson draw of the utilities for every candidate
         if self.focus is not None:  # stalled: only the focused agent moves, hot, from the incumbent
             base_score, base = ranked[0]
             genes = list(base)
@@ -254,11 +320,26 @@ class Agents(IndexedStrategy):
         ranked = [r for r in ranked if math.isfinite(r[0])] or ranked
         out: list[Config] = []
         self.round = {}
+        screen = max(1, int(self.options["screen"])) if self.n_rows else 1
         for _ in range(size):
-            genes, active, base_score = self._candidate(ranked)
-            config = self.repair(genes, batch)
-            if config is None:
+            # The agents screen a few joint proposals with their fitted utilities (one Thompson
+            # draw shared by the candidates) and measure the one they value most.
+            best: tuple[float, Config, int, float] | None = None
+            draw = self._sample_values(1.0) if screen > 1 else None
+            for _ in range(screen):
+                genes, active, base_score = self._candidate(ranked)
+                config = self.repair(genes, batch)
+                if config is None:
+                    break
+                value = 0.0
+                if draw is not None:
+                    vec = np.asarray(self.coder.encode(config))
+                    value = float(draw[self.offsets[:-1] + vec].sum())
+                if best is None or value > best[0]:
+                    best = (value, config, active, base_score)
+            if best is None:
                 break
+            _, config, active, base_score = best
             out.append(config)
             batch.add(config.id)
             self.indices[config.id] = self.coder.encode(config)
