@@ -176,3 +176,26 @@ def test_space_edits_reach_the_next_run_and_keep_measured_trials(window, qtbot):
         window.start_run({"kernel": BENCH, "backend": "python", "strategy": "grid", "budget": 500})
     ids = [t.config.id for t in window.model.trials]
     assert len(ids) == len(set(ids)) == panel.space.count()
+
+
+def test_layout_and_preferences_persist(qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from workbench.gui.main_window import MainWindow
+
+    settings = QSettings(str(tmp_path / "prefs.ini"), QSettings.Format.IniFormat)
+    first = MainWindow(interactive=False, settings=settings)
+    qtbot.addWidget(first)
+    first.model.set_session(_session())
+    first.metric_chart.set_axes("slot:unroll", "memory_mb")
+    first.splitters["main"].setSizes([420, 1000])
+    first._remember_dir(str(tmp_path / "somewhere" / "file.json"))
+    first._add_recent(str(tmp_path / "a.json"))
+    first.save_settings()
+    second = MainWindow(interactive=False, settings=QSettings(str(tmp_path / "prefs.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(second)
+    second.model.set_session(_session())
+    assert second.metric_chart.axes() == ("slot:unroll", "memory_mb")
+    assert second._last_dir() == str(tmp_path / "somewhere")
+    assert second.recent_files() == [str(tmp_path / "a.json")]
+    assert second.splitters["main"].sizes()[0] == first.splitters["main"].sizes()[0]

@@ -163,6 +163,8 @@ def test_clicking_a_point_selects_it_in_table_and_source(window, qtbot):
     assert trial.config.id in window.source_view.header.text()
     assert "def measure" in window.source_view.editor.toPlainText()
     assert window.source_view.marked_count() > 0
+    tip = window.tradeoff_chart._tip(0.0, 0.0, clicked)  # what hovering the point shows
+    assert trial.config.id in tip and "latency (ms)" in tip and f"unroll={trial.config['unroll']}" in tip
     # and the other way round: a table row selects the point
     proxy = window.results.proxy
     window.results.view.setCurrentIndex(proxy.index(5, 0))
@@ -201,7 +203,8 @@ def test_replayed_session_is_labelled_and_exports(window, qtbot, tmp_path):
     window.save_to(recording)
     window.new_session()
     with qtbot.waitSignal(window.run_done, timeout=60_000):
-        window.start_run({"backend": "replay", "replay": str(recording), "strategy": "grid", "budget": 50})
+        window.start_run({"backend": "replay", "replay": str(recording), "strategy": "grid", "budget": 50,
+                          "delay_s": 0.01})  # demo mode: played back as if live
     assert window.model.n == 20  # the recording's points, each once
     assert "REPLAY" in window.timing_badge.text()
     for key in ("score", "tradeoff", "metric"):
@@ -215,7 +218,12 @@ def test_closing_during_a_run_loses_nothing(window, qtbot, monkeypatch):
     monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
     window.start_run({"kernel": SLOW, "backend": "python", "strategy": "grid", "budget": 400})
     engine = window.thread.engine
-    qtbot.waitUntil(lambda: len(engine.session.trials) >= 5, timeout=30_000)
+    qtbot.waitUntil(lambda: window.model.n >= 5, timeout=30_000)  # the views fill live, before the end
+    assert window.results.table_model.rowCount() == window.model.n
+    window.toolbar.pause.click()
+    assert engine.paused and window.toolbar.pause.text() == "Resume"
+    window.toolbar.pause.click()
+    assert not engine.paused and window.toolbar.pause.text() == "Pause"
     autosave = window.autosave_path
     assert window.close()
     assert not window.running

@@ -305,6 +305,7 @@ class MetricChart(_ChartBase):
 
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(model, parent)
+        self.preferred: tuple[str | None, str | None] = (None, None)  # axes asked for before they exist
         self.x_combo, self.y_combo = QComboBox(), QComboBox()
         self.x_log, self.y_log = QCheckBox("log x"), QCheckBox("log y")
         for combo in (self.x_combo, self.y_combo):
@@ -326,6 +327,8 @@ class MetricChart(_ChartBase):
         self._fill_combos()
 
     def set_axes(self, x: str, y: str, log_x: bool = False, log_y: bool = False) -> None:
+        """Choose the axes; names not offered yet (no session) are remembered and applied when they are."""
+        self.preferred = (x, y)
         self._fill_combos()
         for combo, name in ((self.x_combo, x), (self.y_combo, y)):
             position = combo.findData(name)
@@ -345,17 +348,19 @@ class MetricChart(_ChartBase):
             return
         defaults = ("slot:" + self.model.slot_names[0] if self.model.slot_names else "latency_ms",
                     "throughput_gbs" if "throughput_gbs" in names else "latency_ms")
-        for combo, keep, fallback in zip((self.x_combo, self.y_combo), current, defaults):
+        for combo, keep, wish, fallback in zip((self.x_combo, self.y_combo), current, self.preferred, defaults):
             combo.blockSignals(True)
             combo.clear()
             for name in names:
                 combo.addItem(metric_label(name), name)
-            chosen = keep if keep in names else fallback
+            chosen = wish if wish in names else keep if keep in names else fallback
             combo.setCurrentIndex(max(combo.findData(chosen), 0))
             combo.blockSignals(False)
 
     def _on_axes_changed(self, *_: Any) -> None:
         x, y = self.axes()
+        if self.sender() in (self.x_combo, self.y_combo):
+            self.preferred = (x, y)  # the user's choice wins over a remembered one
         self.plot.setLabel("bottom", metric_label(x))
         self.plot.setLabel("left", metric_label(y))
         self.set_log(self.x_log.isChecked(), self.y_log.isChecked())
