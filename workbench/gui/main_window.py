@@ -314,6 +314,8 @@ class MainWindow(QMainWindow):
         strategy_name = run.get("strategy") or DEFAULT_STRATEGY
         seed = int(run.get("seed") or 0)
         strategy = create_strategy(strategy_name, space, seed=seed, **dict(run.get("strategy_options") or {}))
+        if not continuing and current is not None and not self._maybe_save():
+            raise WorkbenchError("run not started: the current session has unsaved trials")
         if continuing:
             session = current
             session.space = space

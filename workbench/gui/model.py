@@ -136,11 +136,6 @@ class SessionModel:
     def simulated(self) -> bool:
         return bool(self.session is not None and self.session.device.get("simulated", False))
 
-    @property
-    def replayed(self) -> bool:
-        device = self.session.device if self.session is not None else {}
-        return bool(device.get("replayed") or device.get("recorded") and not device.get("simulated"))
-
     def sync(self) -> bool:
         """Pull trials the engine appended to the session since the last call; True if any."""
         if self.session is None:
@@ -246,8 +241,10 @@ class SessionModel:
     def _objective_changed(self) -> None:
         self.dirty = True
         self.ranking = self._rank()
-        self.objective_changed.emit()
+        # ranking first: views mark themselves dirty, then redraw at once on objective_changed
+        # (which clears the mark), so a slider move draws once, not again on the next timer tick.
         self.ranking_changed.emit()
+        self.objective_changed.emit()
 
     def _rank(self) -> Any:
         default = getattr(self.session, "default_config", None) if self.session is not None else None
