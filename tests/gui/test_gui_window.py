@@ -80,7 +80,7 @@ def test_run_fills_every_view_and_failure_log(window, qtbot):
     assert f"<b>block_size</b> = {best.config['block_size']}" in window.best_card.text()
     assert "SIMULATED" not in window.timing_badge.text()
     # the importance tab computes when shown; choosing a slot there sets the Explore chart's x axis
-    window.bottom_tabs.setCurrentWidget(window.importance)
+    window.bottom_tabs.setCurrentIndex(2)
     window.importance.refresh()
     shares = window.importance.shares
     assert set(shares) == {"block_size", "unroll", "vec"} and sum(shares.values()) == pytest.approx(1.0)

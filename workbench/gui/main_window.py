@@ -15,7 +15,7 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QFileDialog, QLabel, QMainWindow, QMessageBox, QSplitter, QTabWidget, QVBoxLayout, QWidget,
+    QFileDialog, QLabel, QMainWindow, QMessageBox, QScrollArea, QSplitter, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from workbench.core.errors import WorkbenchError
@@ -127,7 +127,11 @@ class MainWindow(QMainWindow):
         self.bottom_tabs = QTabWidget()
         self.bottom_tabs.addTab(self.results, "Results")
         self.bottom_tabs.addTab(self.failures, "Failures")
-        self.bottom_tabs.addTab(self.importance, "Slot importance")
+        importance_scroll = QScrollArea()  # its two plots want more height than the tab may give
+        importance_scroll.setWidget(self.importance)
+        importance_scroll.setWidgetResizable(True)
+        importance_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.bottom_tabs.addTab(importance_scroll, "Slot importance")
         self.bottom_tabs.currentChanged.connect(self._on_bottom_tab)
         model.trials_added.connect(self._on_trials_for_importance)
         model.session_changed.connect(self._on_trials_for_importance)
@@ -145,6 +149,7 @@ class MainWindow(QMainWindow):
         right.addWidget(bottom)
         right.setStretchFactor(0, 5)
         right.setStretchFactor(1, 4)
+        right.setSizes([470, 380])
 
         main = QSplitter(Qt.Orientation.Horizontal)
         main.setObjectName("main")
@@ -198,11 +203,11 @@ class MainWindow(QMainWindow):
 
     # --- slot importance (costly: computed only while its tab is shown, coalesced) -----------------
     def _on_bottom_tab(self, _index: int) -> None:
-        if self.bottom_tabs.currentWidget() is self.importance:
+        if self.importance.isVisible():
             self.importance.schedule_refresh()
 
     def _on_trials_for_importance(self, *_: Any) -> None:
-        if self.bottom_tabs.currentWidget() is self.importance:
+        if self.importance.isVisible():
             self.importance.schedule_refresh()
 
     def _on_importance_slot(self, name: str) -> None:
