@@ -14,8 +14,11 @@ In short, every round:
 2. Rewards are ranks within the batch (robust to timing noise and to the kernel's scale), shared by
    every agent, plus a small auxiliary term from the agent's own metric when the backend reports it
    (memory agent: ``throughput_gbs``; launch agent: ``occupancy``).
-3. Each agent updates a softmax preference per slot value (smoothed onto adjacent values of
-   ordered slots, because 128 threads usually behave like 96 and 160).
+3. The agents' utilities are fitted jointly (value decomposition): the shared reward of each
+   config is explained as the sum of one utility per slot value, comparing configs only within
+   their round, with a prior that pulls utilities of adjacent values of ordered slots together
+   (128 threads usually behave like 96 and 160). Each agent draws its slots' values from a
+   Thompson sample of its utilities; several joint proposals are screened this way per measurement.
 4. When the best config has not improved for ``patience`` evaluations, exploration rises in one
    agent's dimensions at a time (high temperature, others hold the incumbent); the focus moves to
    the next agent if that does not help either.
@@ -46,11 +49,10 @@ class Agents(IndexedStrategy):
         Option("init", 10, "Random configs measured before the agents start learning"),
         Option("batch", 8, "Configs per round (ranks are taken within a round)"),
         Option(
-            "policy", "joint", "How agents learn their values: joint value decomposition, per-slot bandit, or policy gradient",
-            ("joint", "bandit", "gradient"),
+            "policy", "decomposed", "How an agent values its slots: jointly fitted utilities, or a bandit per slot",
+            ("decomposed", "bandit"),
         ),
-        Option("spread", 1.0, "Bandit: width of the Thompson draws (larger explores more)"),
-        Option("learning_rate", 0.5, "Step of the preference update per unit of rank reward"),
+        Option("spread", 1.0, "Width of the Thompson draws (larger explores more)"),
         Option("aux_weight", 0.2, "Weight of an agent's own metric relative to the shared reward"),
         Option("recall", 0.3, "Chance that an agent transplants one of its best sub-configs seen so far"),
         Option("local", 0.5, "Chance that a redrawn ordered slot steps to a nearby value instead of drawing from the policy"),
@@ -72,7 +74,6 @@ class Agents(IndexedStrategy):
             self.agents = [(g, [k for k in movable if slot_group[k] == g]) for g in groups]
         else:  # one concern: every slot is its own agent
             self.agents = [(self.coder.names[k], [k]) for k in movable]
-        self.theta = [np.zeros(int(size)) for size in self.coder.sizes]
         self.reward_sum = [np.zeros(int(size)) for size in self.coder.sizes]
         self.reward_n = [np.zeros(int(size)) for size in self.coder.sizes]
         self.kernel = [self._kernel(k) for k in range(len(self.coder.sizes))]
@@ -89,8 +90,6 @@ class Agents(IndexedStrategy):
         self.aux_n = [np.zeros(int(size)) for size in self.coder.sizes]
         self._posterior: tuple[np.ndarray, np.ndarray] | None = None
         self._sampled: np.ndarray | None = None
-        self.trend = np.zeros(len(self.theta))  # logit slope over the position of an ordered slot's value
-        self.position = [np.linspace(-1.0, 1.0, int(size)) if size > 1 else np.zeros(1) for size in self.coder.sizes]
         self.credit = np.ones(len(self.agents))
         #: per agent: its sub-config (values of its slots) -> best score measured with it
         self.sub_best: list[dict[tuple[int, ...], float]] = [{} for _ in self.agents]
@@ -132,7 +131,6 @@ class Agents(IndexedStrategy):
             scores = [self.outcomes[cid][0] for cid in done]
             reward = latency_rank(scores)
             idx = [self.indices[cid] for cid in done]
-            lr = float(self.options["learning_rate"])
             self._accumulate(idx, reward)
             for a, (group, slots) in enumerate(self.agents):
                 own = reward.copy()
@@ -149,11 +147,10 @@ class Agents(IndexedStrategy):
                                 self.aux_sum[k][idx[j][k]] += aux[j]
                                 self.aux_n[k][idx[j][k]] += 1.0
                 for j, vec in enumerate(idx):
-                    if self.round[done[j]][0] in (-1, a):  # an agent that held made no choice to reinforce
+                    if self.round[done[j]][0] in (-1, a):  # an agent that held made no choice to score
                         for k in slots:
-                            self._reinforce(k, vec[k], own[j], lr)
-            for k in range(len(self.theta)):
-                self.theta[k] -= self.theta[k].mean()  # logits are shift-free: keep them readable
+                            self.reward_sum[k][vec[k]] += own[j]
+                            self.reward_n[k][vec[k]] += 1.0
             for cid, score in zip(done, scores):  # credit: did the active agent beat its base?
                 active, base_score = self.round[cid]
                 if active >= 0:
@@ -172,13 +169,12 @@ class Agents(IndexedStrategy):
     def _draw(self, k: int, temperature: float) -> int:
         """A value for slot ``k`` from the agent's policy.
 
-        ``bandit``: Thompson sampling over the slot's values, each value's mean reward estimated
-        from kernel-shared evidence with a prior of one neutral observation; ``gradient``: a draw
-        from the softmax of the policy-gradient preferences.
+        ``decomposed``: the best value under one Thompson draw of the jointly fitted utilities,
+        plus the agent's own metric; ``bandit``: Thompson sampling over the slot's values, each
+        value's mean reward estimated from kernel-shared evidence of the rounds where this agent
+        chose (one neutral observation as prior).
         """
-        if self.options["policy"] == "gradient":
-            return int(self.rng.choice(int(self.coder.sizes[k]), p=self._policy(k, temperature)))
-        if self.options["policy"] == "joint":
+        if self.options["policy"] == "decomposed":
             if self._sampled is None:
                 self._sampled = self._sample_values(temperature)
             utility = self._sampled[self.offsets[k] : self.offsets[k + 1]]
@@ -230,33 +226,7 @@ class Agents(IndexedStrategy):
         noise = self.rng.standard_normal(len(n))
         return mean + temperature * float(self.options["spread"]) * noise / np.sqrt(n)
 
-    def _reinforce(self, k: int, value: int, advantage: float, lr: float) -> None:
-        """Policy-gradient step for one slot: ``advantage * d log pi(value)`` (REINFORCE, rank baseline).
-
-        On an ordered slot the indicator is smoothed onto the adjacent values, and a trend term
-        (logit slope over the normalised position) learns "bigger is better" from a few samples,
-        so a good tile of 12 also raises 14 and 16 before either was tried.
-        """
-        self.reward_sum[k][value] += advantage
-        self.reward_n[k][value] += 1.0
-        pi = self._policy(k, 1.0)
-        hit = np.zeros_like(pi)
-        hit[value] = 1.0
-        if self.coder.ordered[k]:
-            for j in (value - 1, value + 1):
-                if 0 <= j < len(hit):
-                    hit[j] = 0.5
-            hit /= hit.sum()
-            x = self.position[k]
-            self.trend[k] += lr * advantage * (x[value] - float(pi @ x))
-        self.theta[k] += lr * advantage * (hit - pi)
-
     # --- proposing -------------------------------------------------------------------------------
-    def _policy(self, k: int, temperature: float) -> np.ndarray:
-        z = (self.theta[k] + self.trend[k] * self.position[k]) / temperature
-        p = np.exp(z - z.max())
-        return p / p.sum()
-
     def _redraw(self, genes: list[int], a: int, temperature: float, local: float, recall: float) -> None:
         """Agent ``a`` rewrites its own slots of ``genes``: recall, a local step, or a policy draw.
 
@@ -347,6 +317,14 @@ class Agents(IndexedStrategy):
         self.rounds += 1
         return out
 
+    def _utilities(self) -> dict[str, list[float]]:
+        """The fitted utility of each slot value (what the agents believe), for the session file."""
+        mean = self._fit()[0] if self.n_rows else np.zeros(int(self.offsets[-1]))
+        return {
+            name: [round(float(x), 3) for x in mean[self.offsets[k] : self.offsets[k + 1]]]
+            for k, name in enumerate(self.coder.names)
+        }
+
     def ask(self, n: int) -> list[Config]:
         out: list[Config] = []
         batch: set[str] = set()
@@ -377,8 +355,5 @@ class Agents(IndexedStrategy):
             "rounds": self.rounds,
             "focus": None if self.focus is None else self.agents[self.focus][0],
             "credit": {name: round(float(c), 3) for (name, _), c in zip(self.agents, self.credit)},
-            "trend": {self.coder.names[k]: round(float(self.trend[k]), 3) for k in range(len(self.trend)) if self.trend[k]},
-            "preferences": {
-                self.coder.names[k]: [round(float(x), 3) for x in self.theta[k]] for _, slots in self.agents for k in slots
-            },
+            "utilities": self._utilities(),
         }
