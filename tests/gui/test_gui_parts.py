@@ -199,3 +199,28 @@ def test_layout_and_preferences_persist(qtbot, tmp_path):
     assert second._last_dir() == str(tmp_path / "somewhere")
     assert second.recent_files() == [str(tmp_path / "a.json")]
     assert second.splitters["main"].sizes()[0] == first.splitters["main"].sizes()[0]
+
+
+def test_a_killed_run_is_offered_for_recovery(qtbot, tmp_path, monkeypatch):
+    """Only a journal exists (the process died before its first save): the next start finds it."""
+    from PySide6.QtCore import QSettings
+
+    from workbench.core.session import Journal
+    from workbench.gui.main_window import MainWindow
+
+    folder = tmp_path / "autosave"
+    folder.mkdir()
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(folder))
+    session = _session()
+    path = folder / "toy-killed.json"
+    journal = Journal(path)
+    journal.start(Session(kernel="toy", space=_space(), device={"name": "toy", "simulated": True}))
+    for trial in session.trials[:5]:
+        journal.append(trial)
+    journal.close()
+    assert not path.exists()
+    window = MainWindow(interactive=False, settings=QSettings(str(tmp_path / "p.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    assert window.recoverable() == [path]
+    window.open_session(path)
+    assert [t.config.id for t in window.model.trials] == [t.config.id for t in session.trials[:5]]
