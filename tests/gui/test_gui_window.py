@@ -116,6 +116,14 @@ def test_sliders_rerank_as_the_objective_says(window, qtbot):
     assert 10 ** window.tradeoff_chart.latency_line.value() == pytest.approx(latency.value_at(0))
     latency.enabled.setChecked(False)
     assert model.constraints.max_latency_ms is None
+    # a constraint on any metric, typed: quality >= 0.99 excludes unroll >= 8 (quality = 1 - 0.002 * unroll)
+    window.objective_panel.set_extra_text("quality >= 0.99")
+    ok = [t for t in trials if t.ok and t.metric("memory_mb") <= limit]
+    assert model.ranking.n_feasible == sum(1 for t in ok if t.metric("quality") >= 0.99)
+    assert all(trials[i].config["unroll"] < 8 for i in model.ranking.order)
+    with pytest.raises(Exception):
+        window.objective_panel.set_extra_text("quality ~ 0.99")
+    window.objective_panel.set_extra_text("")
     # weights: throughput only ranks by highest throughput
     for metric, slider in window.objective_panel.weight_sliders.items():
         slider.setValue(10 if metric == "throughput_gbs" else 0)

@@ -13,8 +13,11 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QCheckBox, QDoubleSpinBox, QGridLayout, QGroupBox, QLabel, QSlider, QVBoxLayout, QWidget,
+    QCheckBox, QDoubleSpinBox, QGridLayout, QGroupBox, QLabel, QLineEdit, QSlider, QVBoxLayout, QWidget,
 )
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.objective import Bound
 
 from workbench.gui.model import SessionModel
 from workbench.gui.text import metric_label
@@ -117,9 +120,20 @@ class ObjectivePanel(QWidget):
             grid.addWidget(control.spin, 2 * row + 1, 1)
         grid.setColumnStretch(0, 1)
         grid.setVerticalSpacing(2)
+        self.extra_edit = QLineEdit()
+        self.extra_edit.setPlaceholderText("more: occupancy >= 0.5, registers <= 64")
+        self.extra_edit.setToolTip("constraints on any metric, 'metric <= value' or 'metric >= value', comma separated")
+        self.extra_edit.editingFinished.connect(self._on_extra_edited)
+        self.extra_error = QLabel("")
+        self.extra_error.setWordWrap(True)
+        self.extra_error.setStyleSheet("color: #d55e00")
+        self.extra_error.setVisible(False)
+        row = 2 * len(self.limits)
+        grid.addWidget(self.extra_edit, row, 0, 1, 2)
+        grid.addWidget(self.extra_error, row + 1, 0, 1, 2)
         self.feasible_label = QLabel("no trials yet")
         self.feasible_label.setObjectName("feasibleCount")
-        grid.addWidget(self.feasible_label, 2 * len(self.limits), 0, 1, 2)
+        grid.addWidget(self.feasible_label, row + 2, 0, 1, 2)
 
         weights_box = QGroupBox("Score weights")
         wgrid = QGridLayout(weights_box)
@@ -166,6 +180,8 @@ class ObjectivePanel(QWidget):
         constraints = self.model.constraints
         for field, control in self.limits.items():
             control.show(getattr(constraints, field))
+        if not self.extra_edit.hasFocus():
+            self.extra_edit.setText(", ".join(bound.label for bound in constraints.extra))
         weights = dict(self.model.weights.values)
         for metric, slider in self.weight_sliders.items():
             slider.blockSignals(True)
@@ -191,6 +207,19 @@ class ObjectivePanel(QWidget):
                     control.slider.blockSignals(False)
 
     # --- widgets -> model -------------------------------------------------------------------
+    def _on_extra_edited(self) -> None:
+        try:
+            self.set_extra_text(self.extra_edit.text())
+        except WorkbenchError as exc:
+            self.extra_error.setText(str(exc))
+            self.extra_error.setVisible(True)
+
+    def set_extra_text(self, text: str) -> None:
+        """``occupancy >= 0.5, registers <= 64`` -> extra bounds (WorkbenchError names a bad one)."""
+        bounds = tuple(Bound.parse(part) for part in (p.strip() for p in text.split(",")) if part)
+        self.extra_error.setVisible(False)
+        self.model.set_constraints(extra=bounds)
+
     def _on_weight_slider(self, *_: Any) -> None:
         values = dict(self.model.weights.values)
         for metric, slider in self.weight_sliders.items():
