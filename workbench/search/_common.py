@@ -21,6 +21,9 @@ from workbench.search.base import Strategy
 
 Index = tuple[int, ...]
 
+#: Restricted spaces up to this many valid configs are enumerated once for repair's last resort.
+SMALL_SPACE = 20_000
+
 
 class Coder:
     """Config <-> index vector for one space, plus the normalised distance between vectors."""
@@ -87,6 +90,7 @@ class IndexedStrategy(Strategy):
         self.best_score = math.inf
         self.n_told = 0
         self._count: int | None = None
+        self._all: list[Config] | None = None  # enumeration of a small restricted space (see _fallback)
         #: index vectors handed out or told (a fast pre-check; ``measured`` ids stay authoritative)
         self.seen_index: set[tuple[int, ...]] = set()
 
@@ -179,11 +183,27 @@ class IndexedStrategy(Strategy):
                 found = check(tuple(cand))
                 if found is not None:
                     return found
-        candidates = self.sample(pool, batch)
+        candidates = self._fallback(pool, batch)
         if not candidates:
             return None
         dist = [self.coder.distance(index, self.coder.encode(c)) for c in candidates]
         return candidates[int(np.argmin(dist))]
+
+    def _fallback(self, n: int, batch: set[str]) -> list[Config]:
+        """Uniform fresh configs for repair's last resort.
+
+        A small restricted space is enumerated once and drawn from here: late in a run almost
+        everything is measured, and the space would otherwise enumerate itself on every draw.
+        """
+        if getattr(self.space, "is_explicit", True) or self.space_count() > SMALL_SPACE:
+            return self.sample(n, batch)
+        if self._all is None:
+            self._all = list(self.space)
+        rest = [c for c in self._all if c.id not in batch and c.id not in self.proposed and c.id not in self.measured]
+        if not rest:
+            return []
+        picks = self.rng.choice(len(rest), size=min(n, len(rest)), replace=False)
+        return [rest[int(i)] for i in picks]
 
     def state(self) -> dict[str, Any]:
         return {"told": self.n_told, "best_id": self.best_id}

@@ -291,6 +291,8 @@ class Agents(IndexedStrategy):
         out: list[Config] = []
         self.round = {}
         screen = max(1, int(self.options["screen"])) if self.n_rows else 1
+        if self.space_count() - len(self.taken()) < 64:
+            screen = 1  # nearly exhausted: every repair has to search far, and little is left to choose
         for _ in range(size):
             # The agents screen a few joint proposals with their fitted utilities (one Thompson
             # draw shared by the candidates) and measure the one they value most.
