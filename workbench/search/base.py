@@ -112,7 +112,7 @@ STRATEGIES: dict[str, str] = {
     "agents": "workbench.search.agents:Agents",
 }
 
-DEFAULT_STRATEGY = "random"
+DEFAULT_STRATEGY = "agents"  # chosen from bench/strategies.py, see docs/strategies.md
 
 
 def strategy_class(name: str) -> type[Strategy]:
