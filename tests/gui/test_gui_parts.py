@@ -224,3 +224,19 @@ def test_a_killed_run_is_offered_for_recovery(qtbot, tmp_path, monkeypatch):
     assert window.recoverable() == [path]
     window.open_session(path)
     assert [t.config.id for t in window.model.trials] == [t.config.id for t in session.trials[:5]]
+
+
+KT_CACHE = Path("/work/shared/landscapes/pnpoly_RTX_3090.json")
+
+
+@pytest.mark.skipif(not KT_CACHE.is_file(), reason="recorded Kernel Tuner cache not available")
+def test_imported_kernel_tuner_cache_is_shown_as_recorded(window):
+    window.import_kt_cache(str(KT_CACHE))
+    window.refresh()
+    model = window.model
+    ok = int((~model.failed_mask()).sum())
+    assert model.n > 100 and ok > 0
+    assert "REPLAY" in window.timing_badge.text() or "recorded" in window.timing_badge.text()
+    # memory is not in a Kernel Tuner cache: every ok trial still appears on the trade-off chart
+    assert len(window.tradeoff_chart.feasible.data) + len(window.tradeoff_chart.infeasible.data) == ok
+    assert "throughput_gbs" not in model.metric_names()  # only metrics the recording has are offered

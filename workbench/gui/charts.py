@@ -248,6 +248,11 @@ class TradeoffChart(_ChartBase):
         index = np.arange(model.n)
         feasible = np.asarray(ranking.feasible, dtype=bool)
         ok = ~model.failed_mask()
+        if not np.isfinite(memory[ok]).any():  # e.g. a Kernel Tuner cache: latency alone, memory at 0
+            memory = np.where(ok, 0.0, np.nan)
+            self.plot.setLabel("left", "memory (not reported)")
+        else:
+            self.plot.setLabel("left", "memory", units="MB")
         shown = ok & np.isfinite(latency) & np.isfinite(memory)
         f, i = shown & feasible, shown & ~feasible
         x = self.tx(latency)
@@ -294,7 +299,10 @@ class TradeoffChart(_ChartBase):
             line.label.valueChanged()
 
     def _xy(self, index: int) -> tuple[float, float] | None:
-        return float(self.model.metric("latency_ms")[index]), float(self.model.metric("memory_mb")[index])
+        memory = float(self.model.metric("memory_mb")[index])
+        if not math.isfinite(memory) and self.model.trials[index].ok:
+            memory = 0.0  # drawn on the floor when memory is not reported
+        return float(self.model.metric("latency_ms")[index]), memory
 
 
 class MetricChart(_ChartBase):

@@ -199,7 +199,9 @@ class SessionModel:
 
     def metric_names(self) -> list[str]:
         """Metrics at least one trial reported (base metrics first), then the numeric slot columns."""
-        metrics = [m for m in self.columns if not m.startswith("slot:")]
+        n = self.n
+        metrics = [m for m, column in self.columns.items()
+                   if not m.startswith("slot:") and (n == 0 and m in BASE_METRICS or np.isfinite(column.view(n)).any())]
         ordered = [m for m in BASE_METRICS if m in metrics] + sorted(m for m in metrics if m not in BASE_METRICS)
         return ordered + ["slot:" + name for name in self.slot_names]
 
