@@ -38,6 +38,19 @@ SELECT_PEN = pg.mkPen(0, 0, 0, 255, width=2.5)
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
 
+class ReadableAxis(pg.AxisItem):
+    """In log mode, label only the 1-2-5 ticks with plain numbers (pyqtgraph labels every minor
+    tick, which runs together as "0.56789" over a decade)."""
+
+    def logTickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802
+        out = []
+        for v in values:
+            number = 10 ** float(v) * scale
+            mantissa = number / 10 ** math.floor(math.log10(number)) if number > 0 else 0
+            out.append(f"{number:g}" if min(abs(mantissa - m) for m in (1, 2, 5, 10)) < 1e-6 else "")
+        return out
+
+
 def _scatter(brush: Any, symbol: str = "o", size: float = 6, pen: Any = NO_PEN, hover: Any = None) -> FastScatter:
     return FastScatter(symbol=symbol, size=size, pen=pen, brush=brush, tip=hover)
 
@@ -52,7 +65,7 @@ class _ChartBase(QWidget):
         super().__init__(parent)
         self.model = model
         self.dirty = True
-        self.plot = pg.PlotWidget()
+        self.plot = pg.PlotWidget(axisItems={"bottom": ReadableAxis("bottom"), "left": ReadableAxis("left")})
         self.plot.setMinimumHeight(160)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         for axis in ("bottom", "left"):  # major and first minor level only: the finest grid costs ~4 ms a paint
