@@ -39,8 +39,12 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
     """Open the window; optionally load ``session_path`` and/or start ``run`` (keys: kernel, backend,
     strategy, budget, seed, replay, gpu_model, problem, options); with ``screenshot`` save the window as
     PNG once the run (or loading) is complete; with ``quit_when_done`` exit then. Returns the exit code."""
-    if (screenshot or quit_when_done) and _needs_offscreen():
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if _needs_offscreen() and not os.environ.get("QT_QPA_PLATFORM"):
+        if not (screenshot or quit_when_done):
+            print("error: no display to open the window on (DISPLAY is not set); run the headless commands "
+                  "(python main.py --help), or set QT_QPA_PLATFORM=offscreen with --screenshot", file=sys.stderr)
+            return 2
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from PySide6.QtCore import QTimer
 
     from workbench.core.errors import WorkbenchError
