@@ -191,6 +191,7 @@ class MainWindow(QMainWindow):
         menu.addSeparator()
         add("import_kt", "&Import Kernel Tuner cache...", self._on_import_kt)
         add("export_csv", "Export &CSV...", self._on_export_csv)
+        add("export_best", "Export &best config...", self._on_export_best)
         export = menu.addMenu("Export &chart")
         for key, chart in self.charts.items():
             for fmt in ("png", "svg"):
@@ -517,6 +518,35 @@ class MainWindow(QMainWindow):
 
             self._remember_dir(path)
             self._guarded(lambda: export_csv(self.model.session, path), "Cannot export CSV")
+
+    #: export format by file suffix (File > Export best config)
+    EXPORT_FORMATS = {".h": "header", ".cu": "cuda", ".json": "json", ".py": "cupy"}
+
+    def export_best(self, path: str) -> None:
+        """Export the recommended config under the constraints and weights in force now.
+
+        The format follows the suffix (``.h`` header, ``.cu`` rendered kernel, ``.json``, ``.py``
+        CuPy script). Raises WorkbenchError when nothing is feasible (naming the constraint that
+        excludes the most) or the suffix is unknown; nothing is written then.
+        """
+        from workbench.core.export import export_sessions
+
+        fmt = self.EXPORT_FORMATS.get(Path(path).suffix.lower())
+        if fmt is None:
+            raise WorkbenchError(f"{path}: export to .h, .cu, .json or .py")
+        if self.model.session is None:
+            raise WorkbenchError("no session to export")
+        export_sessions([self.model.session], fmt, path, self.model.constraints, self.model.weights)
+
+    def _on_export_best(self) -> None:
+        if self.model.session is None:
+            return
+        filters = "C header (*.h);;CUDA source (*.cu);;JSON (*.json);;CuPy script (*.py)"
+        suggested = str(Path(self._last_dir()) / f"{self.model.session.kernel}_tuned.h")
+        path, _ = QFileDialog.getSaveFileName(self, "Export best config", suggested, filters)
+        if path:
+            self._remember_dir(path)
+            self._guarded(lambda: self.export_best(path), "Cannot export")
 
     def export_chart(self, key: str, path: str) -> None:
         """Write one chart as PNG or SVG (by the file's suffix)."""

@@ -1,0 +1,40 @@
+"""File > Export best config: exports what the window recommends under the sliders in force."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from workbench.core.errors import WorkbenchError
+
+BENCH = str(Path(__file__).with_name("gui_bench.py"))
+
+
+def test_export_best_follows_the_constraints_in_force(window, qtbot, tmp_path):
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": BENCH, "backend": "python", "strategy": "random", "budget": 30, "seed": 1})
+    model = window.model
+    best_before = model.trials[model.ranking.best]
+    out = tmp_path / "best.json"
+    window.export_best(str(out))
+    assert json.loads(out.read_text())["config"] == best_before.config.to_dict()
+    # a memory limit under the best's memory moves the recommendation, and the export with it
+    control = window.objective_panel.limits["max_memory_mb"]
+    control.enabled.setChecked(True)
+    control.spin.setValue(best_before.metric("memory_mb") - 0.5)
+    best_after = model.trials[model.ranking.best]
+    assert best_after.config != best_before.config
+    window.export_best(str(out))
+    assert json.loads(out.read_text())["config"] == best_after.config.to_dict()
+    # nothing feasible: refused with the reason, and the file is left as it was
+    latency = window.objective_panel.limits["max_latency_ms"]
+    latency.slider.setValue(0)
+    assert model.ranking.n_feasible == 0
+    before = out.read_text()
+    with pytest.raises(WorkbenchError):
+        window.export_best(str(out))
+    assert out.read_text() == before
+    with pytest.raises(WorkbenchError, match=r"\.h, \.cu"):
+        window.export_best(str(tmp_path / "best.txt"))
