@@ -58,7 +58,8 @@ class Agents(IndexedStrategy):
         Option("local", 0.5, "Chance that a redrawn ordered slot steps to a nearby value instead of drawing from the policy"),
         Option("joint", 0.2, "Chance that all agents redraw at once (global exploration)"),
         Option("credit_share", 0.5, "Share of turns given by credit (the rest go round evenly)"),
-        Option("screen", 8, "Joint proposals the agents screen with their utilities per config measured"),
+        Option("screen", 16, "Joint proposals the agents screen with their utilities per config measured"),
+        Option("interactions", True, "Fit utilities of value pairs within a concern (slots of one agent interact)"),
         Option("elite", 4, "Configs a candidate may start from (the incumbent and the next best)"),
         Option("patience", 12, "Evaluations without improvement before exploration rises in one agent"),
         Option("hot", 4.0, "Temperature of the focused agent while exploring"),
@@ -78,9 +79,20 @@ class Agents(IndexedStrategy):
         self.reward_n = [np.zeros(int(size)) for size in self.coder.sizes]
         self.kernel = [self._kernel(k) for k in range(len(self.coder.sizes))]
         self.offsets = np.concatenate([[0], np.cumsum(self.coder.sizes)]).astype(int)
+        # Interactions inside a concern (tile x shared memory) get their own utilities; across
+        # concerns utilities only add up. An agent is a clique of slots that interact.
+        self.pairs: list[tuple[int, int, int]] = []  # (slot, other slot, first feature column)
         dim = int(self.offsets[-1])
+        if self.options["interactions"]:
+            for _, slots in self.agents:
+                for i, k1 in enumerate(slots):
+                    for k2 in slots[i + 1 :]:
+                        self.pairs.append((k1, k2, dim))
+                        dim += int(self.coder.sizes[k1] * self.coder.sizes[k2])
         self.gram, self.xty, self.yy, self.n_rows = np.zeros((dim, dim)), np.zeros(dim), 0.0, 0
+        self.dim = dim
         self.prior = np.eye(dim)  # ridge towards zero utility, plus smoothness along ordered slots
+        self.prior[int(self.offsets[-1]) :, int(self.offsets[-1]) :] *= 2.0  # interactions: only on evidence
         for k, size in enumerate(self.coder.sizes):
             if self.coder.ordered[k] and size > 1:
                 diff = np.diff(np.eye(int(size)), axis=0)
@@ -182,11 +194,17 @@ class Agents(IndexedStrategy):
             return int(np.argmax(utility))
         return int(np.argmax(self._thompson(k, temperature)))
 
+    def _features(self, vec: Sequence[int]) -> np.ndarray:
+        """Columns set for a config: one per slot value, one per value pair of interacting slots."""
+        cols = [int(self.offsets[k]) + int(v) for k, v in enumerate(vec)]
+        cols += [first + int(vec[k1]) * int(self.coder.sizes[k2]) + int(vec[k2]) for k1, k2, first in self.pairs]
+        return np.asarray(cols, dtype=int)
+
     def _accumulate(self, idx: list[tuple[int, ...]], reward: np.ndarray) -> None:
         """Add one round to the normal equations, with the round's means removed (see :meth:`_fit`)."""
-        x = np.zeros((len(idx), int(self.offsets[-1])))
+        x = np.zeros((len(idx), self.dim))
         for i, vec in enumerate(idx):
-            x[i, self.offsets[:-1] + np.asarray(vec)] = 1.0
+            x[i, self._features(vec)] = 1.0
         x -= x.mean(axis=0)
         y = reward - reward.mean()
         self.gram += x.T @ x
@@ -306,7 +324,7 @@ class Agents(IndexedStrategy):
                 value = 0.0
                 if draw is not None:
                     vec = np.asarray(self.coder.encode(config))
-                    value = float(draw[self.offsets[:-1] + vec].sum())
+                    value = float(draw[self._features(vec)].sum())
                 if best is None or value > best[0]:
                     best = (value, config, active, base_score)
             if best is None:
@@ -321,7 +339,7 @@ class Agents(IndexedStrategy):
 
     def _utilities(self) -> dict[str, list[float]]:
         """The fitted utility of each slot value (what the agents believe), for the session file."""
-        mean = self._fit()[0] if self.n_rows else np.zeros(int(self.offsets[-1]))
+        mean = self._fit()[0] if self.n_rows else np.zeros(self.dim)
         return {
             name: [round(float(x), 3) for x in mean[self.offsets[k] : self.offsets[k + 1]]]
             for k, name in enumerate(self.coder.names)
