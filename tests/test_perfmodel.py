@@ -61,7 +61,8 @@ def test_gpu_names_are_forgiving_and_unknown_names_are_a_clear_error() -> None:
 
 
 def test_a_malformed_gpu_file_names_the_field(tmp_path) -> None:
-    data = json.loads((GPU_DIR and open(f"{GPU_DIR}/T4.json").read()))
+    with open(f"{GPU_DIR}/T4.json", encoding="utf-8") as handle:
+        data = json.load(handle)
     data["name"] = "Broken"
     data["sm_count"] = "forty"
     (tmp_path / "broken.json").write_text(json.dumps(data))
