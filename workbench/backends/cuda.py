@@ -28,12 +28,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from workbench.backends.templated import load_template_for, template_target
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
-from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Measurement, Status
 from workbench.core.quality import quality_from_error
 from workbench.core.space import Config
-from workbench.core.templates import KernelTemplate, kernels_dir, load_templates
 
 EARLY_ABORT_FACTOR = 1.5
 MIN_SAMPLES, MAX_SAMPLES = 7, 100
@@ -41,15 +40,6 @@ SAMPLE_TIME_BUDGET_S = 0.5
 
 #: FP32 lanes per SM by compute capability major/minor (CUDA programming guide, arithmetic throughput table).
 _FP32_LANES = {(7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128, (9, 0): 128}
-
-
-def load_template_for(spec: BackendSpec) -> KernelTemplate:
-    """The template a spec names, searched in the spec's kernel folders then the shipped library."""
-    name = spec.options.get("kernel")
-    templates = load_templates(*spec.options.get("kernel_dirs", ()), str(kernels_dir()))
-    if name not in templates:
-        raise WorkbenchError(f"unknown template {name!r}; available: {', '.join(sorted(templates))}")
-    return templates[name]
 
 
 def _poison(cp: Any, array: Any) -> None:
@@ -77,20 +67,7 @@ class CudaBackend(Backend):
     # ---- main process -------------------------------------------------------------------------
     @classmethod
     def target(cls, spec: BackendSpec) -> Target:
-        template = load_template_for(spec)
-        problem = template.resolve_problem(spec.options.get("problem"))
-        space = template.space(problem)
-        default = space.config(template.default) if template.default else space.default_config()
-        return Target(
-            kernel=template.name,
-            kind="template",
-            space=space,
-            problem=problem,
-            source_hash=template.source_hash(),
-            device=describe_device(int(spec.options.get("device", 0))),
-            default_config=default,
-            description=template.description,
-        )
+        return template_target(load_template_for(spec), spec, describe_device(int(spec.options.get("device", 0))))
 
     # ---- worker -------------------------------------------------------------------------------
     def prepare(self) -> None:

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from workbench.backends.templated import load_template_for, template_target
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.errors import WorkbenchError
 from workbench.core.gpus import GpuSpec, load_gpu
@@ -27,7 +28,7 @@ from workbench.core.measurement import Measurement, Status
 from workbench.core.perfmodel import estimate_resources, launch_check, predict
 from workbench.core.quality import quality_of
 from workbench.core.space import Config
-from workbench.core.templates import KernelTemplate, WorkProfile, kernels_dir, load_templates
+from workbench.core.templates import KernelTemplate, WorkProfile
 
 DEFAULT_GPU = "H200"
 COMPILE_MODES = ("nvrtc", "estimate")
@@ -39,16 +40,6 @@ _ARITHMETIC_GROUPS = ("compute", "reduction")
 
 # Per-process compile-resource cache: rendered-source hash -> resources or compile error log.
 _RESOURCE_CACHE: dict[str, dict[str, Any]] = {}
-
-
-def _template_for(spec: BackendSpec) -> KernelTemplate:
-    name = spec.options.get("kernel")
-    if not name:
-        raise WorkbenchError("sim backend needs options.kernel: the template name")
-    templates = load_templates(*spec.options.get("kernel_dirs", ()), str(kernels_dir()))
-    if name not in templates:
-        raise WorkbenchError(f"unknown template {name!r}; available: {', '.join(sorted(templates))}")
-    return templates[name]
 
 
 def _gpu_for(spec: BackendSpec) -> GpuSpec:
@@ -101,27 +92,14 @@ class SimBackend(Backend):
     # ---- main process -------------------------------------------------------------------------
     @classmethod
     def target(cls, spec: BackendSpec) -> Target:
-        template = _template_for(spec)
         gpu = _gpu_for(spec)
-        problem = template.resolve_problem(spec.options.get("problem"))
-        space = template.space(problem)
-        default = space.config(template.default) if template.default else space.default_config()
-        return Target(
-            kernel=template.name,
-            kind="template",
-            space=space,
-            problem=problem,
-            source_hash=template.source_hash(),
-            device=describe_sim_device(gpu, spec.options.get("arch")),
-            default_config=default,
-            description=template.description,
-        )
+        return template_target(load_template_for(spec), spec, describe_sim_device(gpu, spec.options.get("arch")))
 
     # ---- worker -------------------------------------------------------------------------------
     def prepare(self) -> None:
         if self._prepared:
             return
-        self.template = _template_for(self.spec)
+        self.template = load_template_for(self.spec)
         self.gpu = _gpu_for(self.spec)
         self.arch = str(self.spec.options.get("arch") or self.gpu.arch)
         self.problem = self.template.resolve_problem(self.spec.options.get("problem"))

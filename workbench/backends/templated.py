@@ -1,0 +1,39 @@
+"""What every template-based backend (``sim``, ``cuda``) resolves the same way: which template a
+spec names, and the target it tunes. One place, so the simulator and the real GPU can never
+disagree on the space, the problem or the reference config."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from workbench.backends.base import BackendSpec, Target
+from workbench.core.errors import WorkbenchError
+from workbench.core.templates import KernelTemplate, kernels_dir, load_templates
+
+
+def load_template_for(spec: BackendSpec) -> KernelTemplate:
+    """The template ``spec.options["kernel"]`` names, from the spec's folders then the shipped library."""
+    name = spec.options.get("kernel")
+    if not name:
+        raise WorkbenchError(f"{spec.kind} backend needs options.kernel: the template name")
+    templates = load_templates(*spec.options.get("kernel_dirs", ()), str(kernels_dir()))
+    if name not in templates:
+        raise WorkbenchError(f"unknown template {name!r}; available: {', '.join(sorted(templates))}")
+    return templates[name]
+
+
+def template_target(template: KernelTemplate, spec: BackendSpec, device: Mapping[str, Any]) -> Target:
+    """The target of a template run: its space for the resolved problem, and its default config."""
+    problem = template.resolve_problem(spec.options.get("problem"))
+    space = template.space(problem)
+    default = space.config(template.default) if template.default else space.default_config()
+    return Target(
+        kernel=template.name,
+        kind="template",
+        space=space,
+        problem=problem,
+        source_hash=template.source_hash(),
+        device=dict(device),
+        default_config=default,
+        description=template.description,
+    )
