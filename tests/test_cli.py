@@ -157,3 +157,25 @@ def test_import_kt_then_replay_tune(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     replayed = show_json(out)
     assert replayed["trials"] == 20 and replayed["device"].get("replayed") is True
+
+
+def test_kernel_dir_python_benchmark_is_found_by_name(tmp_path: Path) -> None:
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "scaled.py").write_text(
+        "SPACE = {'n': [1, 2, 3, 4], 'fast': [False, True]}\n"
+        "RESTRICTIONS = ['n * 2 <= 6 or fast']\n"
+        "def measure(config):\n"
+        "    return {'latency_ms': config['n'] * (0.5 if config['fast'] else 1.0), 'memory_mb': 1.0}\n"
+    )
+    out = tmp_path / "scaled.json"
+    result = run_cli("tune", "scaled", "--kernel-dir", str(folder), "--strategy", "grid", "--budget", "50",
+                     "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    summary = show_json(out, "--trials")
+    assert summary["kernel"] == "scaled"
+    assert summary["trials"] == 7  # 8 points, one excluded by the restriction; grid stops when exhausted
+    assert summary["best"]["config"] == {"n": 1, "fast": True}
+    # the same name is refused by the sim backend: it is a python benchmark, not a template
+    refused = run_cli("tune", "scaled", "--kernel-dir", str(folder), "--backend", "sim", "--out", str(out))
+    assert refused.returncode == 2 and "python benchmark" in refused.stderr
