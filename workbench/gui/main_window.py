@@ -250,6 +250,7 @@ class MainWindow(QMainWindow):
                 self.timing_badge.setStyleSheet("background:#009e73; color:white; font-weight:bold; border-radius:3px")
             if session.space is not None and (self.slots_panel.base is None or self.slots_panel.base != session.space):
                 self.slots_panel.set_space(session.space)
+            self._show_problem_hint(session.problem)
         self._update_title()
 
     def _on_ranking_changed(self) -> None:
@@ -277,12 +278,16 @@ class MainWindow(QMainWindow):
             target = open_target(make_backend_spec(name, "python" if python else "sim",
                                                    extra=None if python else {"compile": "estimate"}))
             self.slots_panel.set_space(target.space)
-            defaults = ", ".join(f"{k}={v}" for k, v in target.problem.items())
-            self.toolbar.problem.setPlaceholderText(defaults or "no problem parameters")
-            self.toolbar.problem.setToolTip(f"problem parameters (name=value, comma separated); defaults: {defaults}")
+            self._show_problem_hint(target.problem)
         except (WorkbenchError, Exception) as exc:  # noqa: BLE001 - a broken template must not kill the window
             self.slots_panel.set_space(None)
             self.slots_panel.error_label.setText(f"{name}: {exc}")
+
+    def _show_problem_hint(self, problem: Any) -> None:
+        """The problem field's placeholder shows the parameters in force for the shown kernel."""
+        text = ", ".join(f"{k}={v}" for k, v in dict(problem or {}).items())
+        self.toolbar.problem.setPlaceholderText(text or "no problem parameters")
+        self.toolbar.problem.setToolTip(f"problem parameters (name=value, comma separated); in force: {text or 'none'}")
 
     # --- runs ----------------------------------------------------------------------------------
     def _on_start(self) -> None:
