@@ -12,7 +12,7 @@ For each: Spearman rank correlation of latencies, the model's error on the real 
 latency, whether the model's best config is within 10% of the real best, and how the model's
 launch refusals line up with recorded failures. Prints a table (the one in ``docs/simulator.md``).
 
-    python bench/sim_calibration.py [--landscape PATH] [--compile nvrtc|estimate] [--sample N (default 800, 0 = all)]
+    python bench/sim_calibration.py [--landscape PATH] [--compile nvrtc|estimate|estimate-smem] [--sample N (default 800, 0 = all)]
 """
 
 from __future__ import annotations
@@ -111,6 +111,42 @@ def _run_model(kernel: str, gpu: str, configs: Iterable[dict[str, Any]], compile
     return np.array(latencies), statuses
 
 
+def _conv_static_smem(problem: dict, values: dict[str, Any]) -> int:
+    """Static shared memory of the conv2d source (its ``sh_input`` array), which estimate mode cannot see."""
+    if not values["use_shmem"]:
+        return 0
+    sh_h = values["block_size_y"] * values["tile_size_y"] + int(problem["filter_height"]) - 1
+    sh_w = values["block_size_x"] * values["tile_size_x"] + int(problem["filter_width"]) - 1 + values["use_padding"]
+    return 4 * sh_h * sh_w
+
+
+def _run_conv_estimate(configs: Iterable[dict[str, Any]], gpu_name: str = "A100_PCIE"):
+    """Estimated resources, plus conv2d's static shared memory from the tile formula: a full sweep in seconds.
+
+    Same profile and model as the backend; only registers are guessed (``estimate_resources``).
+    """
+    from workbench.core.perfmodel import estimate_resources, launch_check, predict  # noqa: PLC0415
+    from workbench.core.templates import load_templates  # noqa: PLC0415
+
+    template = load_templates()["conv2d"]
+    problem = template.resolve_problem(None)
+    space = template.space(problem)
+    gpu = load_gpu(gpu_name)
+    latencies, statuses = [], []
+    for values in configs:
+        config = space.config(values)
+        grid, block = template.grid(problem, config), template.block(problem, config)
+        profile = template.profile(problem, config)
+        res = estimate_resources(profile, int(np.prod(block)), _conv_static_smem(problem, values))
+        if launch_check(gpu, block, res["smem_bytes"], res["registers"], grid=grid):
+            latencies.append(math.nan)
+            statuses.append("launch_error")
+            continue
+        latencies.append(predict(gpu, profile, grid, block, res).latency_ms)
+        statuses.append("ok")
+    return np.array(latencies), statuses
+
+
 def compare_landscape(path: str, compile_mode: str, sample: int | None, seed: int = 0) -> Comparison:
     """The conv2d model on the A100 PCIe against the recorded Kernel Tuner landscape."""
     import json  # noqa: PLC0415
@@ -124,7 +160,10 @@ def compare_landscape(path: str, compile_mode: str, sample: int | None, seed: in
     configs = [{k: int(r[k]) for k in CONV_SLOTS} for r in records]
     real = np.array([float(r["time"]) if isinstance(r.get("time"), (int, float)) else math.nan for r in records])
     began = time.perf_counter()
-    model, statuses = _run_model("conv2d", "A100_PCIE", configs, compile_mode)
+    if compile_mode == "estimate-smem":
+        model, statuses = _run_conv_estimate(configs)
+    else:
+        model, statuses = _run_model("conv2d", "A100_PCIE", configs, compile_mode)
     return Comparison(f"convolution_A100 ({data.get('device_name', '?')})", "A100_PCIE", configs, real, model, statuses,
                       time.perf_counter() - began)
 
@@ -192,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--landscape", default=LANDSCAPE, help="Kernel Tuner cache of the conv2d benchmark")
     parser.add_argument("--sessions", default=os.path.join(ROOT, "resources", "sessions"))
-    parser.add_argument("--compile", default="nvrtc", choices=("nvrtc", "estimate"))
+    parser.add_argument("--compile", default="nvrtc", choices=("nvrtc", "estimate", "estimate-smem"),
+                        help="estimate-smem: estimated registers plus conv2d's static shared memory (landscape only, fast)")
     parser.add_argument("--sample", type=int, default=800,
                         help="compare a seeded random subset of this many configs (0: all; NVRTC takes ~1 s per new conv2d source)")
     parser.add_argument("--slots", action="store_true", help="also print per-slot medians")

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from workbench.core.access import bank_conflict_ways, sector_efficiency, warp_lanes
+from workbench.core.access import bank_conflict_ways, distinct_offsets, sector_efficiency, warp_lanes
 from workbench.core.space import Config, Slot
 from workbench.core.templates import Arg, KernelTemplate, Problem, WorkProfile, ceil_div, read_cu
 
@@ -117,15 +117,30 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         # Taps: sh[ty + yi*by + i][tx + xi*bx + j], the same pattern shifted for every (i, j).
         load_ways = bank_conflict_ways(ly * stride + lx)
         staged = blocks * sh_w * sh_h
-        smem = float(staged + outputs * taps)
-        ways = (staged * store_ways + outputs * taps * load_ways) / smem
+        # Fully unrolled, with no store or barrier between the tap loads, the compiler loads each
+        # distinct shared element a thread needs once and keeps it in a register for every output
+        # that uses it: rows yi*by + i coincide for different (yi, i) when by < filter height (and
+        # columns likewise when bx < filter width). Count distinct (row, column) pairs per thread.
+        rows = distinct_offsets(ty_n, by, fh)
+        cols = distinct_offsets(tx_n, bx, fw)
+        threads = blocks * bx * by
+        tap_loads = float(threads * rows * cols)
+        smem = float(staged + tap_loads)
+        ways = (staged * store_ways + tap_loads * load_ways) / smem
         syncs = 1.0
-        notes.append(f"shared tile {sh_h}x{stride} words ({WORD * sh_h * stride} B), taps {load_ways:g}-way")
+        ro_path = 1.0 if config["read_only"] else 0.0  # only the staging loads use __ldg here
+        notes.append(
+            f"shared tile {sh_h}x{stride} words ({WORD * sh_h * stride} B), taps {load_ways:g}-way; "
+            f"{rows * cols} distinct shared loads per thread for {tx_n * ty_n * taps} taps (register reuse)"
+        )
     else:
         read = WORD * outputs * taps  # every tap is a load; L1/L2 serve the overlap
         # tap j shifts the whole warp by j floats: average the sector use over the filter width
         coalescing = sector_efficiency(np.concatenate([(row_major + j) * WORD for j in range(fw)]), WORD)
         smem, ways, syncs = 0.0, 1.0, 0.0
+        ro_path = 1.0 if config["read_only"] else 0.0
+        # The clamped row/column indices (min() at the image edge) hide from the compiler that
+        # rows of different yi overlap, so no load is shared between outputs: one load per tap.
         notes.append(f"{taps} global loads per output, reuse left to the {'read-only' if config['read_only'] else 'L1'} cache")
     return WorkProfile(
         bytes_read=float(read),
@@ -138,6 +153,7 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         bank_conflict_ways=ways,
         syncs_per_block=syncs,
         l2_reuse=max(0.0, 1.0 - unique / read),
+        read_only_path=ro_path,
         notes=tuple(notes),
     )
 

@@ -73,4 +73,20 @@ def bank_conflict_ways(word_addresses: np.ndarray, words_per_access: int = 1, ma
     return wavefronts / ideal if ideal else 1.0
 
 
-__all__ = ["BANKS", "SECTOR_BYTES", "WARP", "bank_conflict_ways", "sector_efficiency", "warp_lanes"]
+def distinct_offsets(count: int, stride: int, extent: int) -> int:
+    """How many distinct offsets ``k * stride + i`` a thread touches for k < count, i < extent.
+
+    A thread computing ``count`` outputs spaced ``stride`` apart, each reading ``extent``
+    consecutive elements (a filter row or column), needs this many distinct elements: when the
+    stride is shorter than the extent the windows overlap and a fully unrolled loop loads each
+    shared element once, keeping it in a register for every output that uses it.
+    """
+    count, stride, extent = int(count), int(stride), int(extent)
+    if count <= 0 or extent <= 0:
+        return 0
+    if stride >= extent:
+        return count * extent
+    return (count - 1) * stride + extent
+
+
+__all__ = ["BANKS", "SECTOR_BYTES", "WARP", "bank_conflict_ways", "distinct_offsets", "sector_efficiency", "warp_lanes"]

@@ -41,6 +41,10 @@ _SHARED_ATOMIC_SAME_ADDR_CYCLES = 2.0  # shared-memory atomics to one address se
 _SPILL_DRAM_FRACTION = 0.25  # share of local-memory (spill) traffic that misses L1 and L2
 _SPILL_EFFICIENCY = 0.5  # spills are dependent, latency-bound accesses: half the L2 bandwidth
 _L1_MISS_OF_REUSE = 0.3  # share of re-read (cache-served) bytes that miss L1 and are served by L2
+# Read-only (__ldg, ld.global.nc) requests take the texture pipeline of the unified L1/texture unit,
+# which returns a quad of 4-byte texels per texture unit per clock (4 units per SM since Volta):
+# 64 B per clock, half of the LSU path's 128 B line per clock.
+_TEX_PATH_RATE = 0.5
 
 
 @dataclass(frozen=True)
@@ -259,6 +263,9 @@ def predict(
     # Every global access passes the SM's L1/texture path (shared with shared memory since Volta);
     # L2 sees DRAM-bound traffic plus the re-reads L1 does not catch.
     l1_bytes = read_sectors + write_sectors
+    # Read-only requests occupy the slower texture path: count them at their longer cost.
+    ro_path = min(max(float(profile.read_only_path), 0.0), 1.0)
+    l1_cost_bytes = l1_bytes + read_sectors * ro_path * (1.0 / _TEX_PATH_RATE - 1.0)
     cache_bytes = read_sectors * (1.0 - reuse) + write_sectors + read_sectors * reuse * _L1_MISS_OF_REUSE
     spill_per_thread = float(resources.get("spill_store_bytes", 0) or 0) + float(resources.get("spill_load_bytes", 0) or 0)
     loads_per_thread = profile.bytes_read / max(1.0, total_threads * access)
@@ -304,7 +311,7 @@ def predict(
             l2=(cache_bytes + spill_bytes) * share / l2_bw if cache_bytes + spill_bytes else 0.0,
             compute=flops * share / flop_rate if flops else 0.0,
             sfu=sfu_ops * share / sfu_rate if sfu_ops else 0.0,
-            smem=(smem_ops / smem_rate + l1_bytes / l1_rate) * share,
+            smem=(smem_ops / smem_rate + l1_cost_bytes / l1_rate) * share,
             mem_saturation=mem_sat,
             issue_saturation=issue_sat,
         )
@@ -416,7 +423,8 @@ def predict(
             "shared memory",
             totals["smem"] * ms,
             f"L1/shared-memory pipe: {profile.smem_accesses / 1e6:.3g} M shared accesses with "
-            f"{profile.bank_conflict_ways:.3g}-way bank conflicts, plus {_fmt_bytes(l1_bytes)} of global accesses",
+            f"{profile.bank_conflict_ways:.3g}-way bank conflicts, plus {_fmt_bytes(l1_bytes)} of global accesses"
+            + (f" ({ro_path:.0%} of reads on the read-only/texture path at half rate)" if ro_path else ""),
         )
     )
     if profile.atomics:
