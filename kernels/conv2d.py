@@ -129,6 +129,7 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         ways = (staged * store_ways + tap_loads * load_ways) / smem
         syncs = 1.0
         ro_path = 1.0 if config["read_only"] else 0.0  # only the staging loads use __ldg here
+        l1_hit = 0.0  # a block stages each element once: its re-reads are halos other blocks fetched (L2)
         notes.append(
             f"shared tile {sh_h}x{stride} words ({WORD * sh_h * stride} B), taps {load_ways:g}-way; "
             f"{rows * cols} distinct shared loads per thread for {tx_n * ty_n * taps} taps (register reuse)"
@@ -139,6 +140,12 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         coalescing = sector_efficiency(np.concatenate([(row_major + j) * WORD for j in range(fw)]), WORD)
         smem, ways, syncs = 0.0, 1.0, 0.0
         ro_path = 1.0 if config["read_only"] else 0.0
+        # Re-reads of elements this block already loaded can hit its SM's L1; the block's first read
+        # of an element another block also needs (its halo) comes from L2.
+        block_reads = taps * tile_w * tile_h
+        block_unique = sh_w * sh_h
+        within = blocks * (block_reads - block_unique)
+        l1_hit = within / max(1.0, read / WORD - in_rows * in_cols)
         # The clamped row/column indices (min() at the image edge) hide from the compiler that
         # rows of different yi overlap, so no load is shared between outputs: one load per tap.
         notes.append(f"{taps} global loads per output, reuse left to the {'read-only' if config['read_only'] else 'L1'} cache")
@@ -154,6 +161,7 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         syncs_per_block=syncs,
         l2_reuse=max(0.0, 1.0 - unique / read),
         read_only_path=ro_path,
+        l1_hit_of_reuse=min(1.0, max(0.0, l1_hit)),
         notes=tuple(notes),
     )
 

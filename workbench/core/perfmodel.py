@@ -40,7 +40,6 @@ _SYNC_PER_WARP_CYCLES = 4.0  # more warps -> longer wait for the slowest one
 _SHARED_ATOMIC_SAME_ADDR_CYCLES = 2.0  # shared-memory atomics to one address serialise
 _SPILL_DRAM_FRACTION = 0.25  # share of local-memory (spill) traffic that misses L1 and L2
 _SPILL_EFFICIENCY = 0.5  # spills are dependent, latency-bound accesses: half the L2 bandwidth
-_L1_MISS_OF_REUSE = 0.3  # share of re-read (cache-served) bytes that miss L1 and are served by L2
 # Read-only (__ldg, ld.global.nc) requests take the texture pipeline of the unified L1/texture unit,
 # which returns a quad of 4-byte texels per texture unit per clock (4 units per SM since Volta):
 # 64 B per clock, half of the LSU path's 128 B line per clock.
@@ -266,7 +265,10 @@ def predict(
     # Read-only requests occupy the slower texture path: count them at their longer cost.
     ro_path = min(max(float(profile.read_only_path), 0.0), 1.0)
     l1_cost_bytes = l1_bytes + read_sectors * ro_path * (1.0 / _TEX_PATH_RATE - 1.0)
-    cache_bytes = read_sectors * (1.0 - reuse) + write_sectors + read_sectors * reuse * _L1_MISS_OF_REUSE
+    # Which re-reads hit L1 is the template's call (profile.l1_hit_of_reuse): data the same block read
+    # before can hit its SM's L1; data another block fetched (a neighbour's halo) comes from L2.
+    l1_miss_of_reuse = 1.0 - min(max(float(profile.l1_hit_of_reuse), 0.0), 1.0)
+    cache_bytes = read_sectors * (1.0 - reuse) + write_sectors + read_sectors * reuse * l1_miss_of_reuse
     spill_per_thread = float(resources.get("spill_store_bytes", 0) or 0) + float(resources.get("spill_load_bytes", 0) or 0)
     loads_per_thread = profile.bytes_read / max(1.0, total_threads * access)
     inflight_loads = min(max(1.0, min(loads_per_thread, 2.0 * wpt)), 32.0)
@@ -397,7 +399,7 @@ def predict(
             "cache",
             totals["l2"] * ms,
             f"{_fmt_bytes(cache_bytes + spill_bytes)} through L2, {_fmt_bytes(l1_bytes)} through L1 "
-            f"({reuse:.0%} of reads are re-reads, {1 - _L1_MISS_OF_REUSE:.0%} of those hit L1)",
+            f"({reuse:.0%} of reads are re-reads, {1 - l1_miss_of_reuse:.0%} of those hit L1)",
         )
     )
     terms.append(

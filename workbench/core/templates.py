@@ -97,6 +97,7 @@ class WorkProfile:
     serial_fraction: float = 0.0  # fraction of work done by a single thread/warp/block (e.g. a final pass)
     l2_reuse: float = 0.0  # fraction of bytes_read served by L2/L1 reuse rather than DRAM
     extra_launches: int = 0  # additional kernel launches (multi-pass algorithms)
+    l1_hit_of_reuse: float = 0.7  # share of the re-reads (l2_reuse) that hit in the SM's L1 (the rest come from L2)
     read_only_path: float = 0.0  # fraction of global read requests issued through the read-only/texture path (__ldg)
     notes: tuple[str, ...] = ()  # human-readable remarks the model and GUI can show
 
