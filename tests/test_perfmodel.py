@@ -210,6 +210,55 @@ def test_uncoalesced_access_is_slower() -> None:
     assert predict(H200, replace(STREAM, coalescing=0.125), grid, block, REGS).latency_ms > 4 * predict(H200, STREAM, grid, block, REGS).latency_ms
 
 
+def _stencil_like(**changes: float) -> WorkProfile:
+    """Every input element read 9 times (a 3x3 window), the re-reads served by the caches."""
+    base = WorkProfile(bytes_read=9 * 4.0 * N, bytes_written=4.0 * N, flops=18.0 * N, l2_reuse=8 / 9, work_per_thread=4)
+    return replace(base, **changes)
+
+
+def test_read_only_requests_on_the_texture_path_are_slower_when_l1_bound() -> None:
+    grid, block = _grid(N, 256, 4), (256, 1, 1)
+    plain = predict(A100, _stencil_like(), grid, block, REGS)
+    texture = predict(A100, _stencil_like(read_only_path=1.0), grid, block, REGS)
+    assert texture.term("shared memory").value > 1.8 * plain.term("shared memory").value
+    assert texture.latency_ms > plain.latency_ms
+    assert "texture" in texture.term("shared memory").explanation
+
+
+def test_re_reads_that_miss_l1_cost_l2_traffic() -> None:
+    grid, block = _grid(N, 256, 4), (256, 1, 1)
+    hits = predict(A100, _stencil_like(l1_hit_of_reuse=1.0), grid, block, REGS)
+    misses = predict(A100, _stencil_like(l1_hit_of_reuse=0.0), grid, block, REGS)
+    assert misses.term("cache").value > 3 * hits.term("cache").value
+    assert misses.latency_ms >= hits.latency_ms
+    assert "0% of those hit L1" in misses.term("cache").explanation
+
+
+def test_distinct_offsets_count_overlapping_windows_once() -> None:
+    from workbench.core.access import distinct_offsets
+
+    assert distinct_offsets(1, 4, 15) == 15
+    assert distinct_offsets(4, 2, 15) == 21  # rows 0..14, 2..16, 4..18, 6..20
+    assert distinct_offsets(3, 16, 15) == 45  # windows 16 apart never overlap
+    assert distinct_offsets(0, 1, 15) == 0
+
+
+def test_conv2d_reuses_shared_rows_across_a_threads_outputs() -> None:
+    from workbench.core.templates import load_templates
+
+    conv = load_templates()["conv2d"]
+    problem = conv.resolve_problem(None)
+    space = conv.space(problem)
+    cfg = {"block_size_x": 32, "block_size_y": 4, "tile_size_x": 1, "read_only": 0, "use_padding": 0, "use_shmem": 1}
+    one = conv.profile(problem, space.config({**cfg, "tile_size_y": 1}))
+    three = conv.profile(problem, space.config({**cfg, "tile_size_y": 3}))
+    # per output: 225 shared loads alone, 23 rows x 15 / 3 outputs = 115 with three rows per thread
+    assert three.smem_accesses < 0.6 * one.smem_accesses
+    tall = conv.profile(problem, space.config({**cfg, "block_size_y": 16, "tile_size_y": 2}))
+    short = conv.profile(problem, space.config({**cfg, "block_size_y": 16, "tile_size_y": 1}))
+    assert tall.smem_accesses == pytest.approx(short.smem_accesses, rel=0.05)  # 16-row strides never overlap 15 taps
+
+
 def test_atomics_on_one_address_serialise() -> None:
     reads = WorkProfile(bytes_read=4.0 * N, bytes_written=4.0, flops=N, atomics=N, atomic_targets=1)
     spread = replace(reads, atomics=N / 256, atomic_targets=1)  # one atomic per block
