@@ -76,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--gpu-model", default=None, help="simulated GPU model (sim backend), e.g. H200, A100, T4")
     tune.add_argument("--no-noise", action="store_true", help="sim backend: switch modelled timing noise off")
     tune.add_argument("--patience", type=int, default=None, help="stop when the best score has not improved in K evaluations")
+    tune.add_argument("--prune", type=float, default=None, metavar="FRACTION",
+                      help="cost-model pruning: measure only this fraction of proposals, those the performance "
+                           "model ranks best (templates only)")
     tune.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="strategy option (repeatable)")
     tune.add_argument("--out", required=True, help="session file to write (a journal is kept beside it while running)")
     tune.add_argument("--quiet", action="store_true", help="no progress line")
@@ -196,6 +199,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         args.budget = 100
     if args.budget is not None and args.budget < 1:
         raise WorkbenchError("--budget must be at least 1")
+    if args.prune is not None and not 0.0 < args.prune <= 1.0:
+        raise WorkbenchError(f"--prune {args.prune:g}: the fraction measured must be in (0, 1]")
     if args.timeout <= 0 or args.compile_timeout <= 0:
         raise WorkbenchError("--timeout and --compile-timeout must be positive")
     if args.workers is not None and args.workers < 1:
@@ -217,7 +222,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     request = TuneRequest(
         strategy=strategy_name, seed=args.seed, budget=args.budget, time_limit_s=args.time_limit,
         workers=args.workers, constraints=constraints, weights=weights, strategy_options=options,
-        patience=args.patience, executor=args.executor, ray_address=args.ray_address, devices=devices,
+        patience=args.patience, prune_keep=args.prune, executor=args.executor, ray_address=args.ray_address, devices=devices,
         allow_mixed_gpus=args.allow_mixed_gpus,
         limits=EvalLimits(compile_timeout_s=args.compile_timeout, run_timeout_s=args.timeout,
                           max_latency_ms=args.max_latency_ms),

@@ -11,10 +11,12 @@ from typing import Any, Callable, Iterable, Mapping
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.objective import Constraints, Weights
 from workbench.core.session import Session, save_session
+from workbench.runner.costmodel import sim_predictor
 from workbench.runner.engine import Engine
 from workbench.runner.events import RunFinished
 from workbench.runner.executors import ExecutorChoice, plan_execution
 from workbench.runner.plan import new_session, open_target
+from workbench.search.pruning import with_pruning
 from workbench.search.base import DEFAULT_STRATEGY, create_strategy, strategy_class
 
 log = logging.getLogger(__name__)
@@ -40,6 +42,9 @@ class TuneRequest:
     ray_address: str | None = None  # None: a local Ray instance
     devices: tuple[int, ...] | None = None  # cuda, local: the GPUs to use (None: all visible)
     allow_mixed_gpus: bool = False  # rank timings from different GPU models together
+    #: Cost-model pruning: measure only this fraction of the strategy's proposals, the ones the
+    #: performance model ranks best (None or 1: no pruning). Template backends only.
+    prune_keep: float | None = None
 
 
 def run_tune(
@@ -56,9 +61,14 @@ def run_tune(
     spec = plan.spec
     target = open_target(spec)
     strategy = create_strategy(request.strategy, target.space, seed=request.seed, **dict(request.strategy_options))
+    if request.prune_keep is not None and request.prune_keep < 1.0:
+        predictor = sim_predictor(spec, str(target.device.get("name", "")))
+        strategy = with_pruning(strategy, predictor, request.prune_keep)
     session = new_session(spec, target, strategy=request.strategy, seed=request.seed,
                           strategy_options=request.strategy_options, constraints=request.constraints,
                           weights=request.weights)
+    if request.prune_keep is not None and request.prune_keep < 1.0:
+        session.strategy["prune_keep"] = request.prune_keep
     engine = Engine(session, strategy, spec, budget=request.budget, time_limit_s=request.time_limit_s,
                     workers=plan.workers, limits=request.limits, patience=request.patience,
                     out_path=Path(out) if out is not None else None, pool_factory=plan.pool_factory)
