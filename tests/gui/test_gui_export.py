@@ -52,3 +52,14 @@ def test_problem_hint_follows_the_session_shown(window, tmp_path):
     window.open_session(str(path))
     hint = window.toolbar.problem.placeholderText()
     assert "n=4096" in hint and "image_width" not in hint
+
+
+def test_screenshot_size_can_be_chosen(monkeypatch):
+    from workbench.gui.app import SCREEN_SIZE, _screenshot_size
+
+    monkeypatch.delenv("KERNEL_WORKBENCH_SCREEN_SIZE", raising=False)
+    assert _screenshot_size() == SCREEN_SIZE
+    monkeypatch.setenv("KERNEL_WORKBENCH_SCREEN_SIZE", "1920x1080")
+    assert _screenshot_size() == (1920, 1080)
+    monkeypatch.setenv("KERNEL_WORKBENCH_SCREEN_SIZE", "huge")
+    assert _screenshot_size() == SCREEN_SIZE

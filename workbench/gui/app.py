@@ -17,6 +17,15 @@ STYLE_SHEET = RESOURCES / "styles" / "workbench.qss"
 SCREEN_SIZE = (1440, 900)
 
 
+def _screenshot_size() -> tuple[int, int]:
+    """Window size for automated runs: ``KERNEL_WORKBENCH_SCREEN_SIZE=1920x1080`` overrides 1440x900."""
+    text = os.environ.get("KERNEL_WORKBENCH_SCREEN_SIZE", "")
+    width, sep, height = text.lower().partition("x")
+    if sep and width.isdigit() and height.isdigit():
+        return int(width), int(height)
+    return SCREEN_SIZE
+
+
 def _needs_offscreen() -> bool:
     return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) and sys.platform.startswith("linux")
 
@@ -54,7 +63,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
     automated = bool(quit_when_done or screenshot)
     window = MainWindow(interactive=not quit_when_done)
     if automated:
-        window.resize(*SCREEN_SIZE)
+        window.resize(*_screenshot_size())
     window.show()
     status = {"code": 0}
 
