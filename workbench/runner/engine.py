@@ -259,6 +259,9 @@ class Engine:
         self._emit(self._progress())
         with self.pool_factory(self.spec, self.workers, self.limits, on_start=on_start) as pool:
             default = session.default_config
+            # The default config is the reference every result is compared with: it is measured
+            # first and alone, so it is trial 0 whatever the number of workers.
+            reference_id = default.id if default is not None else None
             valid = default is not None and (session.space is None or session.space.is_valid(default))
             if default is not None and valid and default.id not in measured:
                 if self.budget is None or self.budget > 0:
@@ -270,7 +273,7 @@ class Engine:
                     reason = self._stop_reason(exhausted and not in_flight)
                 if reason is not None and not in_flight:
                     break
-                if reason is None and not self.paused:
+                if reason is None and not self.paused and reference_id not in in_flight:
                     room = pool.idle_count
                     if self.budget is not None:
                         room = min(room, self.budget - self.evaluations - len(in_flight))

@@ -113,7 +113,68 @@ class _Dying:
     output_path: str = ""
 
 
-class WorkerPool:
+class ResultQueue:
+    """What every pool (local processes, Ray actors) shares: waiting for finished candidates.
+
+    Subclasses keep ``_done`` (finished results), ``_pending`` (queued configs) and ``_error`` (a
+    startup failure), and implement ``_running()`` (a candidate is in flight) and ``_step(wait_s)``
+    (handle replies, deaths and deadlines for up to ``wait_s`` seconds).
+    """
+
+    _done: list[Result]
+    _pending: Any
+    _error: WorkerStartupError | None
+
+    def _running(self) -> bool:
+        raise NotImplementedError
+
+    def _step(self, wait_s: float | None) -> None:
+        raise NotImplementedError
+
+    def results(self, timeout: float | None = None) -> list[Result]:
+        """Finished candidates, waiting up to ``timeout`` seconds (None: until one finishes)."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self._done:
+                out, self._done = self._done, []
+                return out
+            running = self._running()
+            if self._error is not None and not running:
+                self._pending.clear()
+                raise self._error
+            if not running and not self._pending:
+                return []
+            remaining = None if end is None else end - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                self._step(0.0)
+                out, self._done = self._done, []
+                return out
+            self._step(remaining)
+
+    def poll(self, timeout: float = 0.0) -> None:
+        """Handle messages, deaths, deadlines and replacements for up to ``timeout`` seconds.
+
+        For callers that wait for capacity rather than for results; finished candidates are kept
+        for the next :meth:`results`.
+        """
+        self._step(timeout)
+
+    def __iter__(self) -> Iterator[Result]:
+        """Yield results as they finish until nothing is in flight."""
+        while self.busy:  # type: ignore[attr-defined]
+            yield from self.results()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):  # noqa: ANN204 - returns the concrete pool
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class WorkerPool(ResultQueue):
     """``workers`` backend processes built from ``spec``, evaluating submitted configs.
 
     ``on_start(config, worker_name)`` (optional) is called in the caller's thread when a candidate
@@ -186,42 +247,8 @@ class WorkerPool:
     def error(self) -> WorkerStartupError | None:
         return self._error
 
-    def results(self, timeout: float | None = None) -> list[Result]:
-        """Finished candidates, waiting up to ``timeout`` seconds (None: until one finishes).
-
-        Returns an empty list when nothing finished in time or nothing is in flight. Raises
-        :class:`WorkerStartupError` once a worker failed to start and no candidate is left running.
-        """
-        end = None if timeout is None else time.monotonic() + timeout
-        while True:
-            if self._done:
-                out, self._done = self._done, []
-                return out
-            running = any(w.job for w in self._workers) or any(d.job for d in self._dying)
-            if self._error is not None and not running:
-                self._pending.clear()
-                raise self._error
-            if not running and not self._pending:
-                return []
-            remaining = None if end is None else end - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                self._step(0.0)
-                out, self._done = self._done, []
-                return out
-            self._step(remaining)
-
-    def poll(self, timeout: float = 0.0) -> None:
-        """Handle messages, deaths, deadlines and replacements for up to ``timeout`` seconds.
-
-        For callers that wait for capacity rather than for results; finished candidates are kept
-        for the next :meth:`results`.
-        """
-        self._step(timeout)
-
-    def __iter__(self) -> Iterator[Result]:
-        """Yield results as they finish until nothing is in flight."""
-        while self.busy:
-            yield from self.results()
+    def _running(self) -> bool:
+        return any(w.job for w in self._workers) or any(d.job for d in self._dying)
 
     def close(self) -> None:
         """Stop every worker (politely, then by force). Candidates still running are abandoned."""
@@ -249,12 +276,6 @@ class WorkerPool:
         self._dying.clear()
         self._pending.clear()
         shutil.rmtree(self._output_dir, ignore_errors=True)
-
-    def __enter__(self) -> "WorkerPool":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __del__(self) -> None:  # last resort; never leave processes behind
         try:

@@ -32,7 +32,7 @@ from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Measurement, Status
 from workbench.core.space import Config
-from workbench.runner.pool import Result, WorkerPool, WorkerStartupError
+from workbench.runner.pool import Result, ResultQueue, WorkerPool, WorkerStartupError
 from workbench.runner.executors import ray_accelerator_type
 
 #: Seconds an actor may overrun its candidate's compile + run timeouts before it counts as lost.
@@ -152,7 +152,7 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
-class RayPool:
+class RayPool(ResultQueue):
     """Ray actors evaluating submitted configs, with the interface the engine uses on ``WorkerPool``.
 
     ``workers``: number of actors (0: one per GPU of the cluster for ``cuda``, else one per CPU).
@@ -235,28 +235,8 @@ class RayPool:
     def error(self) -> WorkerStartupError | None:
         return self._error
 
-    def results(self, timeout: float | None = None) -> list[Result]:
-        """Finished candidates, waiting up to ``timeout`` seconds (None: until one finishes)."""
-        end = None if timeout is None else time.monotonic() + timeout
-        while True:
-            if self._done:
-                out, self._done = self._done, []
-                return out
-            running = any(s.job for s in self._slots)
-            if self._error is not None and not running:
-                self._pending.clear()
-                raise self._error
-            if not running and not self._pending:
-                return []
-            remaining = None if end is None else end - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                self._step(0.0)
-                out, self._done = self._done, []
-                return out
-            self._step(remaining)
-
-    def poll(self, timeout: float = 0.0) -> None:
-        self._step(timeout)
+    def _running(self) -> bool:
+        return any(s.job for s in self._slots)
 
     def close(self) -> None:
         """Kill every actor (their worker subprocesses die with them). Running candidates are abandoned."""
@@ -267,12 +247,6 @@ class RayPool:
             self._kill(slot.actor)
         self._slots.clear()
         self._pending.clear()
-
-    def __enter__(self) -> "RayPool":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # --- internals -----------------------------------------------------------------------------
     def _new_slot(self, index: int) -> _Slot:
