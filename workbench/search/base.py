@@ -110,6 +110,7 @@ STRATEGIES: dict[str, str] = {
     "genetic": "workbench.search.genetic:Genetic",
     "tpe": "workbench.search.tpe:TPE",
     "agents": "workbench.search.agents:Agents",
+    "hybrid": "workbench.search.hybrid:Hybrid",
 }
 
 DEFAULT_STRATEGY = "agents"  # chosen from bench/strategies.py, see docs/strategies.md

@@ -1,0 +1,102 @@
+"""A portfolio of a model-based and a local strategy that share every measurement.
+
+Why: on real tuning landscapes no single method wins at every budget. A model (Optuna's TPE) finds
+the good *region* of a smooth landscape in few evaluations, but it is poor at the last step into
+a narrow optimum; a neighbourhood method (annealing, iterated local search) walks into a needle
+once it stands next to it, but wastes evaluations while it has no good start. The hybrid runs both
+members side by side on one stream of evaluations: each proposal comes from one member (the model
+with chance ``model_share``, which decays after ``model_until`` evaluations), and *every* result
+is told to *both* members, so the local walk continues from whatever the model found, and the
+model learns from the local walk's neighbours.
+
+The members are ordinary strategies of this package; the hybrid only keeps their bookkeeping in
+step (a config one member hands out is marked as taken in the other, so nothing is proposed twice)
+and forwards the engine's objective to both.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from workbench.core.measurement import Trial
+from workbench.core.space import Config, SearchSpace
+from workbench.search._common import IndexedStrategy
+from workbench.search.base import Option, Strategy, create_strategy
+
+
+class Hybrid(IndexedStrategy):
+    name = "hybrid"
+    description = "Portfolio: TPE proposals early, a local walk later; both learn from every evaluation"
+    OPTIONS = (
+        Option("model", "tpe", "The model-based member", ("tpe", "agents")),
+        Option("walker", "annealing", "The neighbourhood member", ("annealing", "local", "agents", "genetic")),
+        Option("model_share", 0.5, "Chance that a proposal comes from the model while it leads"),
+        Option("model_until", 40, "Evaluations during which the model leads; afterwards its share halves"),
+        Option("late_share", 0.2, "The model's share after model_until evaluations"),
+    )
+
+    def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
+        self.members: list[Strategy] = [
+            create_strategy(self.options["model"], space, seed=seed),
+            create_strategy(self.options["walker"], space, seed=seed + 7919),
+        ]
+        self.picks = [0, 0]
+
+    @property  # type: ignore[override]
+    def objective(self) -> Callable[[Trial], float]:
+        return self._objective
+
+    @objective.setter
+    def objective(self, fn: Callable[[Trial], float]) -> None:
+        self._objective = fn  # the engine sets it on the hybrid; both members rank with it
+        for member in getattr(self, "members", ()):
+            member.objective = fn
+
+    def tell(self, trials: Sequence[Trial]) -> None:
+        super().tell(trials)
+        for member in self.members:
+            member.tell(trials)
+
+    def _share(self) -> float:
+        done = len(self.taken())
+        return float(self.options["model_share"] if done < self.options["model_until"] else self.options["late_share"])
+
+    def _mark(self, member: Strategy, config: Config) -> None:
+        """Tell ``member`` that ``config`` was handed out by the other member."""
+        if isinstance(member, IndexedStrategy):
+            member.take([config])
+        else:  # pragma: no cover - every member of this package is indexed
+            member.measured.add(config.id)
+
+    def ask(self, n: int) -> list[Config]:
+        out: list[Config] = []
+        batch: set[str] = set()
+        while len(out) < n and not self.exhausted():
+            first = 0 if self.rng.random() < self._share() else 1
+            config = None
+            for which in (first, 1 - first):  # a member with nothing left hands over to the other
+                cands = self.members[which].ask(1)
+                if cands and self.fresh(cands[0], batch):
+                    config = cands[0]
+                    self.picks[which] += 1
+                    self._mark(self.members[1 - which], config)
+                    break
+            if config is None:
+                sample = self.sample(1, batch)
+                if not sample:
+                    break
+                config = sample[0]
+                for member in self.members:
+                    self._mark(member, config)
+            out.append(config)
+            batch.add(config.id)
+        return self.take(out)
+
+    def state(self) -> dict[str, Any]:
+        return {
+            **super().state(),
+            "picks": {m.name: int(p) for m, p in zip(self.members, self.picks)},
+            "members": {m.name: m.state() for m in self.members},
+        }
+
