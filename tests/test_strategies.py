@@ -212,3 +212,21 @@ def test_tpe_tells_optuna_what_was_actually_measured(space):
         assert space.is_valid(config)
         expected = landscape(config)
         assert t.value == (expected if expected is not None else pytest.approx(1e30))
+
+
+# --- hybrid portfolio ---------------------------------------------------------------------------
+def test_hybrid_members_learn_from_every_result_and_both_propose(space):
+    hybrid = create_strategy("hybrid", space, seed=2)
+    proposed = drive(hybrid, n=1, budget=40)
+    ids = {c.id for c in proposed}
+    model, walker = hybrid.members
+    assert model.measured == walker.measured == ids  # each member was told what the other proposed
+    assert len(model.study.trials) >= 40  # TPE's study holds every measurement, repaired or foreign
+    assert sum(hybrid.picks) == 40 and min(hybrid.picks) > 0
+    assert json.loads(json.dumps(hybrid.state()))["picks"] == {"tpe": hybrid.picks[0], "annealing": hybrid.picks[1]}
+
+
+def test_hybrid_forwards_the_engines_objective_to_its_members(space):
+    hybrid = create_strategy("hybrid", space, walker="local")
+    hybrid.objective = lambda trial: 7.0
+    assert all(m.objective(measure(0, next(iter(space)))) == 7.0 for m in hybrid.members)
