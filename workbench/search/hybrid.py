@@ -5,8 +5,9 @@ the good *region* of a smooth landscape in few evaluations, but it is poor at th
 a narrow optimum; a neighbourhood method (annealing, iterated local search) walks into a needle
 once it stands next to it, but wastes evaluations while it has no good start. The hybrid runs both
 members side by side on one stream of evaluations: each proposal comes from one member (the model
-with chance ``model_share``, which decays after ``model_until`` evaluations), and *every* result
-is told to *both* members, so the local walk continues from whatever the model found, and the
+with chance ``model_share`` for the first ``model_until`` evaluations; after that each member's
+share follows its recent improvements of the best config, a decayed count, never below
+``floor``), and *every* result is told to *both* members, so the local walk continues from whatever the model found, and the
 model learns from the local walk's neighbours.
 
 The members are ordinary strategies of this package; the hybrid only keeps their bookkeeping in
@@ -17,6 +18,8 @@ and forwards the engine's objective to both.
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence
+
+import numpy as np
 
 from workbench.core.measurement import Trial
 from workbench.core.space import Config, SearchSpace
@@ -30,9 +33,11 @@ class Hybrid(IndexedStrategy):
     OPTIONS = (
         Option("model", "tpe", "The model-based member", ("tpe", "agents")),
         Option("walker", "annealing", "The neighbourhood member", ("annealing", "local", "agents", "genetic")),
-        Option("model_share", 0.5, "Chance that a proposal comes from the model while it leads"),
-        Option("model_until", 40, "Evaluations during which the model leads; afterwards its share halves"),
-        Option("late_share", 0.2, "The model's share after model_until evaluations"),
+        Option("model_share", 0.7, "Chance that a proposal comes from the model while it leads"),
+        Option("model_until", 20, "Evaluations during which the model leads with model_share"),
+        Option("late_share", 0.2, "The model's share after model_until evaluations (when not adaptive)"),
+        Option("adaptive", True, "After model_until, share proposals by each member's recent improvements instead"),
+        Option("floor", 0.1, "Least share of either member when adaptive"),
     )
 
     def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
@@ -42,6 +47,8 @@ class Hybrid(IndexedStrategy):
             create_strategy(self.options["walker"], space, seed=seed + 7919),
         ]
         self.picks = [0, 0]
+        self.owner: dict[str, int] = {}  # config id -> member that proposed it
+        self.wins = np.ones(2)  # decayed count of improvements of the best config, per member
 
     @property  # type: ignore[override]
     def objective(self) -> Callable[[Trial], float]:
@@ -54,12 +61,21 @@ class Hybrid(IndexedStrategy):
             member.objective = fn
 
     def tell(self, trials: Sequence[Trial]) -> None:
+        for trial in trials:
+            score = float(self.objective(trial))
+            which = self.owner.pop(trial.config.id, None)
+            if which is not None and score < self.best_score:
+                self.wins *= 0.9
+                self.wins[which] += 1.0
         super().tell(trials)
         for member in self.members:
             member.tell(trials)
 
     def _share(self) -> float:
         done = len(self.taken())
+        if self.options["adaptive"] and done >= self.options["model_until"]:
+            floor = float(self.options["floor"])
+            return float(np.clip(self.wins[0] / self.wins.sum(), floor, 1.0 - floor))
         return float(self.options["model_share"] if done < self.options["model_until"] else self.options["late_share"])
 
     def _mark(self, member: Strategy, config: Config) -> None:
@@ -80,6 +96,7 @@ class Hybrid(IndexedStrategy):
                 if cands and self.fresh(cands[0], batch):
                     config = cands[0]
                     self.picks[which] += 1
+                    self.owner[config.id] = which
                     self._mark(self.members[1 - which], config)
                     break
             if config is None:
@@ -97,6 +114,7 @@ class Hybrid(IndexedStrategy):
         return {
             **super().state(),
             "picks": {m.name: int(p) for m, p in zip(self.members, self.picks)},
+            "model_share": round(self._share(), 3),
             "members": {m.name: m.state() for m in self.members},
         }
 
