@@ -63,3 +63,17 @@ def test_screenshot_size_can_be_chosen(monkeypatch):
     assert _screenshot_size() == (1920, 1080)
     monkeypatch.setenv("KERNEL_WORKBENCH_SCREEN_SIZE", "huge")
     assert _screenshot_size() == SCREEN_SIZE
+
+
+def test_toolbar_chooses_estimated_resources_for_the_simulator(window, qtbot):
+    toolbar = window.toolbar
+    toolbar.apply({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 4, "seed": 0})
+    toolbar.resources.setCurrentIndex(toolbar.resources.findData("estimate"))
+    request = toolbar.request()
+    assert request["options"] == {"compile": "estimate"}
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run(request)
+    trials = window.model.trials
+    assert len(trials) == 4 and all(t.measurement.details.get("estimated") for t in trials if t.ok)
+    toolbar.resources.setCurrentIndex(toolbar.resources.findData("nvrtc"))
+    assert toolbar.request()["options"] == {"compile": "nvrtc"}

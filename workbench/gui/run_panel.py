@@ -93,6 +93,12 @@ class RunToolbar(QToolBar):
         if self.gpu.findText("H200") >= 0:
             self.gpu.setCurrentText("H200")
         self.gpu.setToolTip("GPU model the simulator imitates")
+        self.resources = QComboBox()
+        self.resources.addItem("compiled", "nvrtc")
+        self.resources.addItem("estimated", "estimate")
+        self.resources.setToolTip("simulator: registers / shared memory / spills from a real NVRTC compile of every "
+                                  "config (exact, ~0.3-1.5 s per new config, cached on disk), or estimated from the "
+                                  "template's work profile (instant; for live demos on slow laptops)")
         self.device = QSpinBox()
         self.device.setRange(0, 15)
         self.device.setPrefix("device ")
@@ -135,7 +141,7 @@ class RunToolbar(QToolBar):
         self.progress_label = QLabel("idle")
         self.progress_label.setMinimumWidth(260)
         for widget in (QLabel(" Kernel "), self.kernel, self.problem, _sep(), QLabel("Backend "), self.backend, self.gpu,
-                       self.device, self.replay, self.browse, self.delay):
+                       self.resources, self.device, self.replay, self.browse, self.delay):
             self.addWidget(widget)
         # A second row (the window adds it below this one): how to search, the run buttons, progress.
         self.run_bar = QToolBar("Search", parent)
@@ -154,7 +160,7 @@ class RunToolbar(QToolBar):
 
     def _on_backend_changed(self, *_: Any) -> None:
         kind = self.backend.currentData()
-        for widget, shown in ((self.gpu, kind == "sim"), (self.device, kind == "cuda"),
+        for widget, shown in ((self.gpu, kind == "sim"), (self.resources, kind == "sim"), (self.device, kind == "cuda"),
                               (self.replay, kind == "replay"), (self.browse, kind == "replay"),
                               (self.delay, kind == "replay")):
             action = self._action_of(widget)
@@ -175,8 +181,8 @@ class RunToolbar(QToolBar):
         self.pause.setEnabled(running)
         self.stop.setEnabled(running)
         self.pause.setText("Resume" if paused else "Pause")
-        for widget in (self.kernel, self.problem, self.backend, self.gpu, self.device, self.replay, self.browse,
-                       self.delay, self.strategy, self.budget, self.minutes, self.seed):
+        for widget in (self.kernel, self.problem, self.backend, self.gpu, self.resources, self.device, self.replay,
+                       self.browse, self.delay, self.strategy, self.budget, self.minutes, self.seed):
             widget.setEnabled(not running)
         if not running:
             self._on_backend_changed()
@@ -196,6 +202,7 @@ class RunToolbar(QToolBar):
             "budget": self.budget.value(),
             "time_limit_s": self.minutes.value() * 60 or None,
             "seed": self.seed.value(),
+            "options": {"compile": self.resources.currentData()} if kind == "sim" else {},
         }
 
     def apply(self, run: dict[str, Any]) -> None:
@@ -218,6 +225,9 @@ class RunToolbar(QToolBar):
             if self.gpu.findText(run["gpu_model"]) < 0:
                 self.gpu.addItem(run["gpu_model"])
             self.gpu.setCurrentText(run["gpu_model"])
+        compile_mode = (run.get("options") or {}).get("compile")
+        if compile_mode and self.resources.findData(compile_mode) >= 0:
+            self.resources.setCurrentIndex(self.resources.findData(compile_mode))
         if run.get("strategy"):
             if run["strategy"] not in STRATEGIES:
                 raise WorkbenchError(f"unknown strategy {run['strategy']!r}; choose one of: {', '.join(STRATEGIES)}")
