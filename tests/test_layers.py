@@ -27,6 +27,13 @@ NON_GUI_MODULES = [
     "workbench.backends.python",
     "workbench.runner.engine",
     "workbench.runner.pool",
+    "workbench.runner.costmodel",
+    "workbench.runner.executors",
+    "workbench.runner.ray_executor",
+    "workbench.runner.tune",
+    "workbench.core.export",
+    "workbench.core.importance",
+    "workbench.backends.cuda",
     "workbench.cli",
 ]
 
