@@ -8,6 +8,7 @@ existing files untouched.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -132,22 +133,14 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None) -> tuple[An
 
     constraints = base.constraints if base is not None else Constraints()
     weights = base.weights if base is not None else Weights()
-    changes: dict[str, Any] = {}
-    if args.max_latency_ms is not None:
-        changes["max_latency_ms"] = args.max_latency_ms
-    if args.max_memory_mb is not None:
-        changes["max_memory_mb"] = args.max_memory_mb
-    if args.min_quality is not None:
-        changes["min_quality"] = args.min_quality
+    changes: dict[str, Any] = {
+        name: getattr(args, name)
+        for name in ("max_latency_ms", "max_memory_mb", "min_quality")
+        if getattr(args, name) is not None
+    }
     if args.constraint:
         changes["extra"] = tuple(constraints.extra) + tuple(Bound.parse(text) for text in args.constraint)
-    if changes:
-        data = {**constraints.to_dict(), **{k: v for k, v in changes.items() if k != "extra"}}
-        constraints = Constraints.from_dict(data)
-        if "extra" in changes:
-            from dataclasses import replace
-
-            constraints = replace(constraints, extra=changes["extra"])
+    constraints = dataclasses.replace(constraints, **changes)
     constraints.check_possible()
     if args.weight:
         values = dict(weights.values)
