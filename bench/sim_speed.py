@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-nvrtc", action="store_true", help="only the estimate mode (no compiler)")
     args = parser.parse_args(argv)
     names = [k for k in args.kernels.split(",") if k] or sorted(load_templates())
-    print(f"| template | configs | ok | nvrtc first pass /s | nvrtc cached /s | estimate first /s | estimate cached /s |")
+    print("| template | configs | ok | nvrtc first pass /s | nvrtc cached /s | estimate first /s | estimate cached /s |")
     print("|---|---|---|---|---|---|---|")
     worst = float("inf")
     for name in names:
