@@ -63,6 +63,12 @@ class Agents(IndexedStrategy):
         Option("elite", 4, "Configs a candidate may start from (the incumbent and the next best)"),
         Option("patience", 12, "Evaluations without improvement before exploration rises in one agent"),
         Option("hot", 4.0, "Temperature of the focused agent while exploring"),
+        Option("learn_all", True, "Learn from every told result, also from configs the agents did not propose"),
+        Option(
+            "sweep", True,
+            "When stalled, first measure the incumbent's one-slot neighbours, best predicted first, "
+            "and keep descending while that improves (then focused exploration)",
+        ),
     )
 
     def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
@@ -113,6 +119,8 @@ class Agents(IndexedStrategy):
         self.since_improvement = 0
         self.focus: int | None = None
         self.focus_cycle = 0
+        self.sweeping = False
+        self.foreign: list[tuple[float, tuple[int, ...]]] = []  # told results of configs others proposed
         self.rounds = 0
 
     # --- learning ------------------------------------------------------------------------------
@@ -122,6 +130,8 @@ class Agents(IndexedStrategy):
         for trial in trials:
             score = self.scores[trial.config.id]
             self.history.append((score, self.coder.encode(trial.config)))
+            if trial.config.id not in self.round and self.options["learn_all"]:
+                self.foreign.append((score, self.history[-1][1]))  # proposed by someone else
             aux = {m: trial.metric(m) for m in AUX_METRIC.values()}
             self.outcomes[trial.config.id] = (score, aux)
             vec = self.history[-1][1]
@@ -132,9 +142,15 @@ class Agents(IndexedStrategy):
             self.since_improvement += 1
         if self.best_score < before:
             self.since_improvement = 0
-            self.focus = None
+            self.focus = None  # a sweep that improved goes on around the new incumbent
         if self.round and all(cid in self.outcomes for cid in self.round):
             self._learn()
+        if len(self.foreign) >= int(self.options["batch"]):
+            # Results the agents did not propose (a portfolio partner, a reopened session) form
+            # rounds of their own: ranked among themselves, they teach the utilities the same way.
+            scores = [score for score, _ in self.foreign]
+            self._accumulate([vec for _, vec in self.foreign], latency_rank(scores))
+            self.foreign = []
 
     def _learn(self) -> None:
         """Rank rewards for the finished part of the round; update every agent's preferences."""
@@ -297,9 +313,43 @@ class Agents(IndexedStrategy):
         self._redraw(genes, active, 1.0, float(self.options["local"]), float(self.options["recall"]))
         return genes, active, base_score
 
+    def _sweep(self, size: int, batch: set[str]) -> list[Config]:
+        """Unmeasured one-slot neighbours of the incumbent, those the agents value most first.
+
+        Why: a rank-learning model is misled on a needle (the optimum needs several choices that
+        each look mediocre alone), while a systematic neighbourhood pass walks into it once it
+        stands next to it. The fitted utilities only order the pass; every neighbour gets its turn
+        unless one improves the incumbent (then the pass restarts from there, see :meth:`tell`).
+        """
+        if self.best_config is None:
+            return []
+        nbrs = [c for c in self.space.neighbours(self.best_config) if self.fresh(c, batch)]
+        if not nbrs:
+            return []
+        draw = self._sample_values(1.0) if self.n_rows else np.zeros(self.dim)
+        vecs = [self.coder.encode(c) for c in nbrs]
+        value = np.array([float(draw[self._features(v)].sum()) for v in vecs])
+        order = np.argsort(-value, kind="stable")[:size]
+        out = [nbrs[i] for i in order]
+        for config, vec in zip(out, (vecs[i] for i in order)):
+            self.indices[config.id] = vec
+            self.round[config.id] = (-1, self.best_score)
+        return out
+
     def _propose_round(self, size: int, batch: set[str]) -> list[Config]:
         if not self.agents:
             return self.sample(size, batch)
+        if self.since_improvement >= int(self.options["patience"]) and self.options["sweep"] and not self.sweeping:
+            self.sweeping = True  # first a systematic pass around the incumbent
+            self.since_improvement = 0
+        if self.sweeping:
+            self.round = {}
+            out = self._sweep(size, batch)
+            if out:
+                self.rounds += 1
+                return out
+            self.sweeping = False  # neighbourhood exhausted: a local optimum; explore by concern
+            self.since_improvement = int(self.options["patience"])
         if self.since_improvement >= int(self.options["patience"]):
             self.focus = self.focus_cycle % len(self.agents)
             self.focus_cycle += 1
