@@ -63,11 +63,12 @@ class Agents(IndexedStrategy):
         Option("elite", 4, "Configs a candidate may start from (the incumbent and the next best)"),
         Option("patience", 12, "Evaluations without improvement before exploration rises in one agent"),
         Option("hot", 4.0, "Temperature of the focused agent while exploring"),
+        Option("sweep_adjacent", False, "A sweep stops after the adjacent values of ordered slots (no wider pass)"),
         Option("learn_all", True, "Learn from every told result, also from configs the agents did not propose"),
         Option(
             "sweep", True,
-            "When stalled, first measure the incumbent's one-slot neighbours, best predicted first, "
-            "and keep descending while that improves (then focused exploration)",
+            "When stalled, first measure the incumbent's one-slot neighbours (adjacent values first), "
+            "best predicted first, and keep descending while that improves (then focused exploration)",
         ),
     )
 
@@ -323,7 +324,9 @@ class Agents(IndexedStrategy):
         """
         if self.best_config is None:
             return []
-        nbrs = [c for c in self.space.neighbours(self.best_config) if self.fresh(c, batch)]
+        nbrs = [c for c in self.space.neighbours(self.best_config, adjacent_only=True) if self.fresh(c, batch)]
+        if not nbrs and not self.options["sweep_adjacent"]:  # then the wider neighbourhood (VND)
+            nbrs = [c for c in self.space.neighbours(self.best_config) if self.fresh(c, batch)]
         if not nbrs:
             return []
         draw = self._sample_values(1.0) if self.n_rows else np.zeros(self.dim)
