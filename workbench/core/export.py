@@ -36,6 +36,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import LATENCY, Trial
 from workbench.core.objective import Constraints, Weights, rank
 from workbench.core.space import Config
+from workbench.core.templates import c_literal
 
 FORMATS: tuple[str, ...] = ("header", "cuda", "json", "cupy")
 SUFFIXES: dict[str, str] = {"header": ".h", "cuda": ".cu", "json": ".json", "cupy": ".py"}
@@ -318,16 +319,11 @@ def _objective_text(plan: ExportPlan) -> tuple[str, str]:
     return bounds, weights
 
 
-def _c_value(value: Any) -> str:
-    if isinstance(value, (bool, np.bool_)):
-        return "1" if value else "0"
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        if not math.isfinite(value):
-            raise WorkbenchError(f"value {value!r} is not a finite number and cannot be exported")
-        return repr(float(value))
-    return json.dumps(str(value))  # a C string literal (JSON escaping is valid C escaping for text)
+def _c_value(value: Any, name: str) -> str:
+    """A C literal: numbers and bools as the template renderer writes them, text as a C string."""
+    if isinstance(value, str):
+        return json.dumps(value)  # a C string literal (JSON escaping is valid C escaping for text)
+    return c_literal(value, name)
 
 
 def _macro(name: str) -> str:
@@ -358,7 +354,7 @@ def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
                 lines.append(f"#define {macro}_{choice.upper()} {index}")
             lines.append(f"#define {macro} {domain.index(value)}")
         else:
-            lines.append(f"#define {macro} {_c_value(value)}")
+            lines.append(f"#define {macro} {_c_value(value, macro)}")
     return lines
 
 

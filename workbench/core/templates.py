@@ -229,11 +229,11 @@ class KernelTemplate:
                     lines.append(f"#define {macro}_{str(choice).upper()} {index}")
                 lines.append(f"#define {macro} {slot.values.index(value)}")
             else:
-                lines.append(f"#define {macro} {_literal(value, slot.name)}")
+                lines.append(f"#define {macro} {c_literal(value, slot.name)}")
         for name, value in params.items():
             if isinstance(value, str):
                 raise TemplateError(f"{self.name}: problem parameter {name!r} must be a number or a bool")
-            lines.append(f"#define PROBLEM_{name.upper()} {_literal(value, name)}")
+            lines.append(f"#define PROBLEM_{name.upper()} {c_literal(value, name)}")
         return lines
 
     def render(self, config: Config | Mapping[str, Value], problem: Problem | None = None) -> str:
@@ -430,7 +430,7 @@ def _validate_static(t: KernelTemplate) -> None:
                     fail(f"slot {slot.name!r}: value {value!r} must be a C identifier")
                 claim(f"{slot.name.upper()}_{value.upper()}", f"slot {slot.name} value {value}")
             else:
-                _literal(value, slot.name, template=t.name)
+                c_literal(value, slot.name, template=t.name)
     for name, value in t.problem.items():
         if not _C_IDENTIFIER.match(name):
             fail(f"problem parameter {name!r} must be a C identifier")
@@ -464,7 +464,7 @@ def _validate_static(t: KernelTemplate) -> None:
         fail("tolerance must be non-negative")
 
 
-def _literal(value: Value, name: str, template: str = "") -> str:
+def c_literal(value: Value, name: str, template: str = "") -> str:
     """A C literal for a numeric or bool value (the only non-identifier text rendered into source)."""
     where = f"template {template!r}: " if template else ""
     if isinstance(value, (bool, np.bool_)):

@@ -35,23 +35,13 @@ JOURNAL_SYNC_S = 0.2
 
 
 def session_for_target(target: Target, spec: BackendSpec, strategy: Strategy | None = None) -> Any:
-    """A new, empty session for a target (what the CLI and GUI start a fresh run with)."""
-    from workbench.core.session import Session
+    """A new, empty session for a target: :func:`workbench.runner.plan.new_session` with the
+    strategy's own name, seed and options."""
+    from workbench.runner.plan import new_session
 
-    strategy_info: dict[str, Any] = {}
-    if strategy is not None:
-        strategy_info = {"name": strategy.name, "seed": strategy.seed, "options": dict(strategy.options)}
-    return Session(
-        kernel=target.kernel,
-        kind=target.kind,
-        source_hash=target.source_hash,
-        problem=dict(target.problem),
-        space=target.space,
-        backend=spec.to_dict(),
-        device=dict(target.device),
-        strategy=strategy_info,
-        default_config=target.default_config,
-    )
+    if strategy is None:
+        return new_session(spec, target, strategy=None)
+    return new_session(spec, target, strategy=strategy.name, seed=strategy.seed, strategy_options=strategy.options)
 
 
 class _GroupSyncedJournal:

@@ -139,13 +139,14 @@ def new_session(
     spec: BackendSpec,
     target: Target,
     *,
-    strategy: str,
-    seed: int,
+    strategy: str | None,
+    seed: int = 0,
     strategy_options: Mapping[str, Any] | None = None,
     constraints: Constraints | None = None,
     weights: Weights | None = None,
 ) -> Session:
-    """A fresh, empty session for a run of ``target`` through ``spec``."""
+    """A fresh, empty session for a run of ``target`` through ``spec`` (``strategy`` None: the engine
+    records its strategy when the run starts)."""
     return Session(
         kernel=target.kernel,
         kind=target.kind,
@@ -156,7 +157,7 @@ def new_session(
         device=dict(target.device),
         constraints=constraints or Constraints(),
         weights=weights or Weights(),
-        strategy={"name": strategy, "seed": seed, "options": dict(strategy_options or {})},
+        strategy={"name": strategy, "seed": seed, "options": dict(strategy_options or {})} if strategy else {},
         default_config=target.default_config,
         created_at=time.time(),
     )
