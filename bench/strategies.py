@@ -1,9 +1,17 @@
-"""How few evaluations each strategy needs: the literature metric on replayed real landscapes.
+"""How few evaluations each strategy needs: the literature metric on replayed landscapes.
 
-For each landscape (Kernel Tuner cache files in ``../shared/landscapes/``, sessions recorded on a
-real GPU under ``resources/sessions/``) and each strategy, run the strategy on the replay of the
-landscape: it asks for one config at a time and is told the recorded result (that is exactly what
-the replay backend does, minus the worker processes, so thousands of runs take minutes).
+For each landscape and each strategy, run the strategy on the replay of the landscape: it asks for
+one config at a time and is told the recorded result (that is exactly what the replay backend does,
+minus the worker processes, so thousands of runs take minutes). The landscapes:
+
+- real GPU measurements: Kernel Tuner cache files in ``../shared/landscapes/`` and sessions
+  recorded on a real GPU under ``resources/sessions/``;
+- simulated landscapes of our own templates, named ``sim_<GPU>_<template>`` (``--sim``,
+  ``--sim-gpu``): every valid config of the template's space for its default problem, evaluated
+  once by the sim backend's performance model (no noise, estimated resources; predicted launch
+  refusals and wrong results are failures). They are model predictions, not GPU measurements; see
+  ``bench/landscapes_sim.py``. Built in the parent process and cached on disk (keyed by template
+  source, GPU and a hash of the model's source), so reruns load them at once.
 
 Metric (Schoonhoven et al. 2022; Kernel Tuner's strategy studies): best = the lowest latency among
 valid configs in the first B distinct evaluations (failures count as evaluations); fraction of
@@ -15,6 +23,8 @@ Usage::
     python bench/strategies.py                       # every strategy, 20 seeds, table on stdout
     python bench/strategies.py --strategies agents,tpe --seeds 30 --markdown docs/bench.md
     python bench/strategies.py --kt                  # also Kernel Tuner's strategies (needs kernel_tuner)
+    python bench/strategies.py --sim none            # only the real landscapes
+    python bench/strategies.py --sim sgemm --sim-gpu A100_SXM --strategies random,local
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -44,9 +55,16 @@ from workbench.core.measurement import LATENCY, Measurement, Status, Trial  # no
 from workbench.core.space import Config, SearchSpace, Slot  # noqa: E402
 from workbench.search.base import STRATEGIES, create_strategy  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from landscapes_sim import landscape_name, simulate, write_kt_cache  # noqa: E402
+
 LANDSCAPE_DIR = os.path.join(ROOT, "..", "shared", "landscapes")
 SESSION_DIR = os.path.join(ROOT, "resources", "sessions")
 BUDGETS = (25, 50, 100, 200)
+#: Templates whose simulated landscapes are in the default run: the ones where random search does not
+#: find the optimum at once (sim H200, random B=25: sgemm 0.79, conv2d 0.89, transpose 0.97; the other
+#: templates are 0.98-1.0, too flat to separate strategies).
+SIM_DEFAULT = ("sgemm", "conv2d", "transpose")
 
 #: Kernel Tuner 1.5.0's best strategy per budget on these files (../shared/landscapes/SOURCES.md).
 KT_PUBLISHED = {
@@ -83,6 +101,8 @@ class Landscape:
     space: SearchSpace
     latency: dict[str, float | None]  # config id -> latency_ms, or None for a failure
     metrics: dict[str, dict[str, float]]
+    simulated: bool = False  # predicted by the sim backend's model, not measured on a GPU
+    kt_meta: dict[str, Any] | None = None  # device_name, kernel_name, problem_size for a Kernel Tuner cache file
 
     @property
     def optimum(self) -> float:
@@ -138,6 +158,17 @@ def load_session_landscape(path: str) -> Landscape | None:
     return Landscape(os.path.splitext(os.path.basename(path))[0], space, latency, metrics)
 
 
+def simulated_landscape(template: str, gpu: str = "H200") -> Landscape:
+    """Every valid config of a template in ``kernels/``, as the simulator predicts it on ``gpu`` (cached on disk)."""
+    rec = simulate(template, gpu)
+    meta = {"device_name": rec.device_name, "kernel_name": template, "problem_size": None}
+    return Landscape(rec.name, rec.space, rec.latency, rec.metrics, simulated=True, kt_meta=meta)
+
+
+def wanted(name: str, selected: list[str] | None) -> bool:
+    return not selected or any(s in name for s in selected)
+
+
 def landscapes(selected: list[str] | None = None) -> list[Landscape]:
     out = [load_kt_cache(p) for p in sorted(glob.glob(os.path.join(LANDSCAPE_DIR, "*.json")))]
     for path in sorted(glob.glob(os.path.join(SESSION_DIR, "*.json"))):
@@ -148,9 +179,7 @@ def landscapes(selected: list[str] | None = None) -> list[Landscape]:
             continue
         if land is not None:
             out.append(land)
-    if selected:
-        out = [land for land in out if any(s in land.name for s in selected)]
-    return out
+    return [land for land in out if wanted(land.name, selected)]
 
 
 def run_once(land: Landscape, strategy: str, seed: int, budget: int, options: dict[str, Any]) -> tuple[list[float], float]:
@@ -205,8 +234,9 @@ def _overhead_job(args: tuple) -> tuple[str, float]:
 _LANDS: dict[str, Landscape] = {}
 
 
-def _init(selected: list[str] | None) -> None:
-    for land in landscapes(selected):
+def _init(selected: list[str] | None, extra: tuple[Landscape, ...] | list[Landscape] = ()) -> None:
+    """Load the recorded landscapes; ``extra`` (the simulated ones) come built from the parent."""
+    for land in [*landscapes(selected), *extra]:
         _LANDS[land.name] = land
 
 
@@ -263,8 +293,7 @@ def run_kt(path: str, strategy: str, seed: int, budget: int) -> list[float]:
 
 
 def _kt_job(args: tuple) -> tuple[str, str, list[float]]:
-    land_name, strategy, seeds = args
-    path = os.path.join(LANDSCAPE_DIR, land_name + ".json")
+    land_name, path, strategy, seeds = args
     land = _LANDS[land_name]
     fr = [fractions(run_kt(path, strategy, s, max(BUDGETS)), land.optimum) for s in seeds]
     return land_name, "kt:" + strategy, list(np.mean(fr, axis=0))
@@ -280,27 +309,45 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-overhead", action="store_true")
     ap.add_argument("--kt", action="store_true", help="also run Kernel Tuner's strategies (simulation mode)")
     ap.add_argument("--kt-seeds", type=int, default=0, help="seeds for --kt (default: --seeds)")
+    ap.add_argument("--sim", default=",".join(SIM_DEFAULT),
+                    help="templates to add as simulated landscapes (comma-separated; 'none' for none)")
+    ap.add_argument("--sim-gpu", default="H200", help="GPU model of the simulated landscapes")
     ap.add_argument("--markdown", default="", help="also write the table as Markdown to this file")
     args = ap.parse_args(argv)
     selected = [s for s in args.landscapes.split(",") if s] or None
     strategies = [s for s in args.strategies.split(",") if s]
     options = json.loads(args.options)
-    _init(selected)
+    sim_templates = [t for t in args.sim.split(",") if t and t != "none"]
+    sims = []
+    for template in sim_templates:  # built (or loaded from the cache) once, here; workers get them pickled
+        if wanted(landscape_name(template, args.sim_gpu), selected):
+            t0 = time.perf_counter()
+            sims.append(simulated_landscape(template, args.sim_gpu))
+            print(f"{sims[-1].name}: {sims[-1].space.count()} configs, "
+                  f"{sum(v is None for v in sims[-1].latency.values())} failures ({time.perf_counter() - t0:.1f} s)",
+                  file=sys.stderr)
+    _init(selected, sims)
     names = list(_LANDS)
     seeds = list(range(args.seeds))
     t0 = time.perf_counter()
     jobs = [(n, s, seeds, options) for n in names for s in strategies]
-    with ProcessPoolExecutor(args.jobs, initializer=_init, initargs=(selected,)) as pool:
+    with ProcessPoolExecutor(args.jobs, initializer=_init, initargs=(selected, sims)) as pool, \
+            tempfile.TemporaryDirectory(prefix="kt-sim-") as kt_dir:
         results = {(n, s): r for n, s, r in pool.map(_job, jobs)}
         overhead = {}
         if not args.no_overhead and names:  # one at a time, so strategies do not slow each other down
-            big = max(names, key=lambda n: _LANDS[n].space.count())
+            # on the largest real landscape when there is one, so the figures stay comparable
+            measured = [n for n in names if not _LANDS[n].simulated] or names
+            big = max(measured, key=lambda n: _LANDS[n].space.count())
             overhead = dict(_overhead_job((big, s, options)) for s in strategies)
         kt_rows: dict[tuple[str, str], list[float]] = {}
         if args.kt:
             kt_seeds = list(range(args.kt_seeds or args.seeds))
-            kt_names = [n for n in names if os.path.exists(os.path.join(LANDSCAPE_DIR, n + ".json"))]
-            kt_jobs = [(n, s, kt_seeds) for n in kt_names for s in KT_STRATEGIES]
+            kt_files = {n: os.path.join(LANDSCAPE_DIR, n + ".json") for n in names}
+            for land in sims:  # Kernel Tuner reads cache files: write the simulated landscapes as ones
+                kt_files[land.name] = os.path.join(kt_dir, land.name + ".json")
+                write_kt_cache(land, kt_files[land.name], **land.kt_meta)
+            kt_jobs = [(n, kt_files[n], s, kt_seeds) for n in names if os.path.exists(kt_files[n]) for s in KT_STRATEGIES]
             kt_rows = {(n, s): r for n, s, r in pool.map(_kt_job, kt_jobs)}
     lines = [f"Mean fraction of optimum over {args.seeds} seeds (optimum / best latency in the first B distinct evaluations)", ""]
     header = "| landscape | strategy | " + " | ".join(f"B={b}" for b in BUDGETS) + " | overhead ms/config |"
@@ -314,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
         if n in KT_PUBLISHED:
             lines.append(f"| {n} | KT 1.5 best (published) | " + " | ".join(f"{x:.3f}" for x in KT_PUBLISHED[n]) + " | |")
             lines.append(f"| {n} | KT 1.5 random (published) | " + " | ".join(f"{x:.3f}" for x in KT_RANDOM[n]) + " | |")
+    if any(_LANDS[n].simulated for n in names):
+        lines += ["", f"sim_* landscapes are simulated ({args.sim_gpu} performance model, no noise), not GPU measurements."]
     lines += ["", f"({time.perf_counter() - t0:.0f} s, {args.jobs} processes)"]
     text = "\n".join(lines)
     print(text)
