@@ -48,6 +48,11 @@ class Coder:
         diff = np.abs(np.asarray(a) - np.asarray(b))
         return float(np.sum(np.where(self.ordered, diff * self._scale, diff > 0)))
 
+    def distances(self, points: np.ndarray, b: Sequence[int]) -> np.ndarray:
+        """:meth:`distance` from each row of ``points`` (index vectors) to ``b``, vectorised."""
+        diff = np.abs(np.asarray(points) - np.asarray(b))
+        return np.where(self.ordered, diff * self._scale, diff > 0).sum(axis=1)
+
     def step_cost(self, slot: int, frm: int, to: int) -> float:
         return abs(to - frm) * self._scale[slot] if self.ordered[slot] else 1.0
 

@@ -61,9 +61,17 @@ class Agents(IndexedStrategy):
         Option("screen", 16, "Joint proposals the agents screen with their utilities per config measured"),
         Option("interactions", True, "Fit utilities of value pairs within a concern (slots of one agent interact)"),
         Option("elite", 4, "Configs a candidate may start from (the incumbent and the next best)"),
-        Option("patience", 12, "Evaluations without improvement before exploration rises in one agent"),
+        Option("patience", 8, "Evaluations without improvement before exploration rises in one agent"),
         Option("hot", 4.0, "Temperature of the focused agent while exploring"),
         Option("sweep_adjacent", False, "A sweep stops after the adjacent values of ordered slots (no wider pass)"),
+        Option(
+            "failures", "risk",
+            "How failed configs teach: 'risk' keeps them out of the rank rewards and steers proposals away "
+            "from their surroundings; 'rank' ranks them last in their round",
+            ("risk", "rank"),
+        ),
+        Option("fail_weight", 1.0, "Penalty (in reward units) for a proposal right next to a failed config"),
+        Option("diverse", 2.0, "Distance a new descent's start keeps from known local optima (0: always the incumbent)"),
         Option("learn_all", True, "Learn from every told result, also from configs the agents did not propose"),
         Option(
             "sweep", True,
@@ -121,6 +129,9 @@ class Agents(IndexedStrategy):
         self.focus: int | None = None
         self.focus_cycle = 0
         self.sweeping = False
+        self.sweep_base: tuple[float, Config] | None = None
+        self.swept: list[tuple[int, ...]] = []  # local optima whose neighbourhood is used up
+        self.failed: list[tuple[int, ...]] = []  # index vectors of failed configs
         self.foreign: list[tuple[float, tuple[int, ...]]] = []  # told results of configs others proposed
         self.rounds = 0
 
@@ -131,6 +142,8 @@ class Agents(IndexedStrategy):
         for trial in trials:
             score = self.scores[trial.config.id]
             self.history.append((score, self.coder.encode(trial.config)))
+            if not math.isfinite(score):
+                self.failed.append(self.history[-1][1])
             if trial.config.id not in self.round and self.options["learn_all"]:
                 self.foreign.append((score, self.history[-1][1]))  # proposed by someone else
             aux = {m: trial.metric(m) for m in AUX_METRIC.values()}
@@ -141,8 +154,10 @@ class Agents(IndexedStrategy):
                 if score < self.sub_best[a].get(sub, math.inf):
                     self.sub_best[a][sub] = score
             self.since_improvement += 1
-        if self.best_score < before:
-            self.since_improvement = 0
+            if self.sweeping and self.sweep_base is not None and score < self.sweep_base[0]:
+                self.sweep_base = (score, trial.config)
+        if self.best_score < before or len(self.history) <= int(self.options["init"]):
+            self.since_improvement = 0  # (the random start is not a stall)
             self.focus = None  # a sweep that improved goes on around the new incumbent
         if self.round and all(cid in self.outcomes for cid in self.round):
             self._learn()
@@ -150,12 +165,19 @@ class Agents(IndexedStrategy):
             # Results the agents did not propose (a portfolio partner, a reopened session) form
             # rounds of their own: ranked among themselves, they teach the utilities the same way.
             scores = [score for score, _ in self.foreign]
-            self._accumulate([vec for _, vec in self.foreign], latency_rank(scores))
+            if self.options["failures"] == "risk":
+                kept = [(score, vec) for score, vec in self.foreign if math.isfinite(score)]
+            else:
+                kept = list(self.foreign)
+            if len(kept) >= 2:
+                self._accumulate([vec for _, vec in kept], latency_rank([score for score, _ in kept]))
             self.foreign = []
 
     def _learn(self) -> None:
         """Rank rewards for the finished part of the round; update every agent's preferences."""
         done = [cid for cid in self.round if cid in self.outcomes]
+        if self.options["failures"] == "risk":  # a failure says nothing about speed (see _failure_risk)
+            done = [cid for cid in done if math.isfinite(self.outcomes[cid][0])]
         if len(done) >= 2:
             scores = [self.outcomes[cid][0] for cid in done]
             reward = latency_rank(scores)
@@ -315,19 +337,22 @@ class Agents(IndexedStrategy):
         return genes, active, base_score
 
     def _sweep(self, size: int, batch: set[str]) -> list[Config]:
-        """Unmeasured one-slot neighbours of the incumbent, those the agents value most first.
+        """Unmeasured one-slot neighbours of the descent's base, those the agents value most first.
 
         Why: a rank-learning model is misled on a needle (the optimum needs several choices that
         each look mediocre alone), while a systematic neighbourhood pass walks into it once it
         stands next to it. The fitted utilities only order the pass; every neighbour gets its turn
-        unless one improves the incumbent (then the pass restarts from there, see :meth:`tell`).
+        unless one beats the base (then the pass moves there, see :meth:`tell`). A base whose
+        neighbourhood is used up is a local optimum and is remembered in ``swept``.
         """
-        if self.best_config is None:
+        if self.sweep_base is None:
             return []
-        nbrs = [c for c in self.space.neighbours(self.best_config, adjacent_only=True) if self.fresh(c, batch)]
+        base_score, base = self.sweep_base
+        nbrs = [c for c in self.space.neighbours(base, adjacent_only=True) if self.fresh(c, batch)]
         if not nbrs and not self.options["sweep_adjacent"]:  # then the wider neighbourhood (VND)
-            nbrs = [c for c in self.space.neighbours(self.best_config) if self.fresh(c, batch)]
+            nbrs = [c for c in self.space.neighbours(base) if self.fresh(c, batch)]
         if not nbrs:
+            self.swept.append(self.coder.encode(base))
             return []
         draw = self._sample_values(1.0) if self.n_rows else np.zeros(self.dim)
         vecs = [self.coder.encode(c) for c in nbrs]
@@ -336,8 +361,46 @@ class Agents(IndexedStrategy):
         out = [nbrs[i] for i in order]
         for config, vec in zip(out, (vecs[i] for i in order)):
             self.indices[config.id] = vec
-            self.round[config.id] = (-1, self.best_score)
+            self.round[config.id] = (-1, base_score)
         return out
+
+    def _failure_risk(self, vec: Sequence[int]) -> float:
+        """Penalty for a proposal close to a failed config: ``fail_weight`` next to it, fading with distance.
+
+        Why local: failures cluster (too many registers for a large block, a tile that does not
+        fit), but the values involved are often part of the optimum too (pnpoly's fastest tile
+        size fails with the largest blocks). Ranking failures last, or counting them against a
+        slot value, teaches the agents that the value itself is bad; a penalty on the failure's
+        surroundings only avoids the failing region.
+        """
+        weight = float(self.options["fail_weight"])
+        if not weight or self.options["failures"] != "risk" or not self.failed:
+            return 0.0
+        nearest = float(self.coder.distances(np.asarray(self.failed), vec).min())
+        return weight * math.exp(-nearest / 0.15)
+
+    def _choose_sweep_base(self) -> tuple[float, Config] | None:
+        """Where a descent starts: the incumbent, or, once that is a known local optimum, the best
+        measured config at least ``diverse`` away from every known local optimum (:meth:`Coder.distance`:
+        a changed categorical slot counts 1, an ordered slot its step relative to the domain's width).
+
+        Why: a second descent from the incumbent's own basin (a few block sizes away) only finds the
+        same optimum again; the landscapes we measured are bimodal (convolution: a read-only, no
+        shared-memory basin at 68 % of the optimum next to the right one), and the start of a
+        descent in the other basin is usually already among the measured configs.
+        """
+        if self.best_config is None:
+            return None
+        need = float(self.options["diverse"])
+        best_vec = self.coder.encode(self.best_config)
+        if need <= 0 or best_vec not in self.swept:
+            return (self.best_score, self.best_config)
+        for score, vec in sorted(self.history, key=lambda item: item[0]):
+            if not math.isfinite(score):
+                break
+            if all(self.coder.distance(vec, opt) >= need for opt in self.swept):
+                return (score, self.coder.decode(vec))
+        return (self.best_score, self.best_config)
 
     def _propose_round(self, size: int, batch: set[str]) -> list[Config]:
         if not self.agents:
@@ -345,6 +408,7 @@ class Agents(IndexedStrategy):
         if self.since_improvement >= int(self.options["patience"]) and self.options["sweep"] and not self.sweeping:
             self.sweeping = True  # first a systematic pass around the incumbent
             self.since_improvement = 0
+            self.sweep_base = self._choose_sweep_base()
         if self.sweeping:
             self.round = {}
             out = self._sweep(size, batch)
@@ -378,6 +442,7 @@ class Agents(IndexedStrategy):
                 if draw is not None:
                     vec = np.asarray(self.coder.encode(config))
                     value = float(draw[self._features(vec)].sum())
+                    value -= self._failure_risk(vec)
                 if best is None or value > best[0]:
                     best = (value, config, active, base_score)
             if best is None:
