@@ -318,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-overhead", action="store_true")
     ap.add_argument("--kt", action="store_true", help="also run Kernel Tuner's strategies (simulation mode)")
     ap.add_argument("--kt-seeds", type=int, default=0, help="seeds for --kt (default: --seeds)")
+    ap.add_argument("--kt-strategies", default=",".join(KT_STRATEGIES), help="Kernel Tuner strategies for --kt")
     ap.add_argument("--sim", default=",".join(SIM_DEFAULT),
                     help="templates to add as simulated landscapes (comma-separated; 'none' for none)")
     ap.add_argument("--sim-gpu", default="H200", help="GPU model of the simulated landscapes")
@@ -325,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     selected = [s for s in args.landscapes.split(",") if s] or None
     strategies = [s for s in args.strategies.split(",") if s]
+    kt_strategies = [s for s in args.kt_strategies.split(",") if s]
     options = json.loads(args.options)
     sim_templates = [t for t in args.sim.split(",") if t and t != "none"]
     sims = []
@@ -356,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
             for land in sims:  # Kernel Tuner reads cache files: write the simulated landscapes as ones
                 kt_files[land.name] = os.path.join(kt_dir, land.name + ".json")
                 write_kt_cache(land, kt_files[land.name], **land.kt_meta)
-            kt_jobs = [(n, kt_files[n], s, kt_seeds) for n in names if os.path.exists(kt_files[n]) for s in KT_STRATEGIES]
+            kt_jobs = [(n, kt_files[n], s, kt_seeds) for n in names if os.path.exists(kt_files[n]) for s in kt_strategies]
             kt_rows = {(n, s): r for n, s, r in pool.map(_kt_job, kt_jobs)}
     lines = [f"Mean fraction of optimum over {args.seeds} seeds (optimum / best latency in the first B distinct evaluations)", ""]
     header = "| landscape | strategy | " + " | ".join(f"B={b}" for b in BUDGETS) + " | overhead ms/config |"
