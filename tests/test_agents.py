@@ -107,3 +107,27 @@ def test_overall_the_default_beats_random_on_the_two_basins():
         strategy = create_strategy("random", space, seed=s)
         random.append(min(two_basins(c) for c in strategy.ask(40)))
     assert agents < np.mean(random)
+
+
+def test_the_first_learning_round_probes_the_end_the_utilities_rise_towards():
+    """On a landscape that gets faster with the tile size, the round after the random start holds
+    the best start config with its tile size moved to the largest value; ``probes=0`` does not."""
+    slots = [Slot("tile", tuple(range(1, 17)), "memory"), Slot("block", (32, 64, 128, 256), "launch")]
+    space = SearchSpace(slots)
+
+    def faster_with_tile(config) -> float:
+        return 10.0 / config["tile"] + (0.1 if config["block"] == 32 else 0.0)
+
+    def first_learning_round(probes: int) -> tuple[list[Config], Config]:
+        agents = create_strategy("agents", space, seed=5, init=6, probes=probes)
+        start = agents.ask(6)
+        agents.tell([Trial(i, c, Measurement(Status.OK, {"latency_ms": faster_with_tile(c)})) for i, c in enumerate(start)])
+        best = min(start, key=faster_with_tile)
+        return agents.ask(8), best
+
+    probed, best = first_learning_round(2)
+    assert best["tile"] < 16
+    probe = probed[0]
+    assert probe["tile"] == 16 and probe["block"] in (best["block"], 32, 256)  # other slots: kept, or an end too
+    plain, _ = first_learning_round(0)
+    assert probe not in plain

@@ -19,7 +19,9 @@ In short, every round:
    their round, with a prior that pulls utilities of adjacent values of ordered slots together
    (128 threads usually behave like 96 and 160). Each agent draws its slots' values from a
    Thompson sample of its utilities; several joint proposals are screened this way per measurement.
-4. When the best config has not improved for ``patience`` evaluations, exploration rises in one
+4. Once, right after the random start, the best configs are extrapolated: ordered slots whose
+   utilities rise towards an end of their domain are moved to that end (trend probes).
+5. When the best config has not improved for ``patience`` evaluations, exploration rises in one
    agent's dimensions at a time (high temperature, others hold the incumbent); the focus moves to
    the next agent if that does not help either.
 
@@ -71,6 +73,8 @@ class Agents(IndexedStrategy):
             ("risk", "rank"),
         ),
         Option("fail_weight", 1.0, "Penalty (in reward units) for a proposal right next to a failed config"),
+        Option("probes", 2, "Configs of the first learning round moved to the ends of ordered domains the utilities rise towards"),
+        Option("trend", 0.03, "Rise of an ordered slot's utilities across its domain (reward units) that makes a probe move it"),
         Option("diverse", 2.0, "Distance a new descent's start keeps from known local optima (0: always the incumbent)"),
         Option("learn_all", True, "Learn from every told result, also from configs the agents did not propose"),
         Option(
@@ -132,6 +136,7 @@ class Agents(IndexedStrategy):
         self.sweep_base: tuple[float, Config] | None = None
         self.swept: list[tuple[int, ...]] = []  # local optima whose neighbourhood is used up
         self.failed: list[tuple[int, ...]] = []  # index vectors of failed configs
+        self.probed = False  # the trend probes are sent once, with the first learning round
         self.foreign: list[tuple[float, tuple[int, ...]]] = []  # told results of configs others proposed
         self.rounds = 0
 
@@ -364,6 +369,37 @@ class Agents(IndexedStrategy):
             self.round[config.id] = (-1, base_score)
         return out
 
+    def _trend_probes(self, ranked: list[tuple[float, tuple[int, ...]]], size: int, batch: set[str]) -> list[Config]:
+        """Extrapolate once, after the random start: the best ``probes`` configs with every ordered
+        slot whose fitted utilities rise (fall) across its domain moved to its highest (lowest) value.
+
+        Why: optima of tuning landscapes often sit at an end of a domain (the largest tile that
+        still fits, the widest vector), and the ends are rarely in a small random start. The
+        utilities of unmeasured values are pulled towards their neighbours' by the smoothness
+        prior, so the model alone reaches an end only after several rounds; a probe asks at once.
+        """
+        mean = self._fit()[0]
+        target: dict[int, int] = {}
+        for k, n in enumerate(self.coder.sizes):
+            if not self.coder.ordered[k] or n < 3:
+                continue
+            utility = mean[self.offsets[k] : self.offsets[k + 1]]
+            rise = float(np.polyfit(np.arange(int(n), dtype=float), utility, 1)[0]) * (int(n) - 1)
+            if abs(rise) > float(self.options["trend"]):
+                target[k] = int(n) - 1 if rise > 0 else 0
+        out: list[Config] = []
+        for score, vec in ranked[: int(self.options["probes"])]:
+            genes = [target.get(k, v) for k, v in enumerate(vec)]
+            if tuple(genes) == tuple(vec) or len(out) >= size:
+                continue
+            config = self.repair(genes, batch)
+            if config is not None:
+                out.append(config)
+                batch.add(config.id)
+                self.indices[config.id] = self.coder.encode(config)
+                self.round[config.id] = (-1, score)
+        return out
+
     def _failure_risk(self, vec: Sequence[int]) -> float:
         """Penalty for a proposal close to a failed config: ``fail_weight`` next to it, fading with distance.
 
@@ -428,7 +464,10 @@ class Agents(IndexedStrategy):
         screen = max(1, int(self.options["screen"])) if self.n_rows else 1
         if self.space_count() - len(self.taken()) < 64:
             screen = 1  # nearly exhausted: every repair has to search far, and little is left to choose
-        for _ in range(size):
+        if not self.probed and self.n_rows:  # the first round after the random start
+            self.probed = True
+            out = self._trend_probes(ranked, size, batch)
+        while len(out) < size:
             # The agents screen a few joint proposals with their fitted utilities (one Thompson
             # draw shared by the candidates) and measure the one they value most.
             best: tuple[float, Config, int, float] | None = None
