@@ -135,7 +135,7 @@ class Agents(IndexedStrategy):
         self.sweeping = False
         self.sweep_base: tuple[float, Config] | None = None
         self.swept: list[tuple[int, ...]] = []  # local optima whose neighbourhood is used up
-        self.failed: list[tuple[int, ...]] = []  # index vectors of failed configs
+        self.failed = np.zeros((0, len(self.coder.sizes)), dtype=np.int64)  # index vectors of failed configs
         self.probed = False  # the trend probes are sent once, with the first learning round
         self.foreign: list[tuple[float, tuple[int, ...]]] = []  # told results of configs others proposed
         self.rounds = 0
@@ -148,7 +148,7 @@ class Agents(IndexedStrategy):
             score = self.scores[trial.config.id]
             self.history.append((score, self.coder.encode(trial.config)))
             if not math.isfinite(score):
-                self.failed.append(self.history[-1][1])
+                self.failed = np.vstack([self.failed, self.history[-1][1]])
             if trial.config.id not in self.round and self.options["learn_all"]:
                 self.foreign.append((score, self.history[-1][1]))  # proposed by someone else
             aux = {m: trial.metric(m) for m in AUX_METRIC.values()}
@@ -169,20 +169,19 @@ class Agents(IndexedStrategy):
         if len(self.foreign) >= int(self.options["batch"]):
             # Results the agents did not propose (a portfolio partner, a reopened session) form
             # rounds of their own: ranked among themselves, they teach the utilities the same way.
-            scores = [score for score, _ in self.foreign]
-            if self.options["failures"] == "risk":
-                kept = [(score, vec) for score, vec in self.foreign if math.isfinite(score)]
-            else:
-                kept = list(self.foreign)
+            kept = [(score, vec) for score, vec in self.foreign if self._ranked(score)]
             if len(kept) >= 2:
                 self._accumulate([vec for _, vec in kept], latency_rank([score for score, _ in kept]))
             self.foreign = []
 
+    def _ranked(self, score: float) -> bool:
+        """Whether a result enters the rank rewards: with ``failures="risk"`` a failure does not,
+        since it says where the kernel breaks, not how fast its values are (see :meth:`_failure_risk`)."""
+        return math.isfinite(score) or self.options["failures"] == "rank"
+
     def _learn(self) -> None:
         """Rank rewards for the finished part of the round; update every agent's preferences."""
-        done = [cid for cid in self.round if cid in self.outcomes]
-        if self.options["failures"] == "risk":  # a failure says nothing about speed (see _failure_risk)
-            done = [cid for cid in done if math.isfinite(self.outcomes[cid][0])]
+        done = [cid for cid in self.round if cid in self.outcomes and self._ranked(self.outcomes[cid][0])]
         if len(done) >= 2:
             scores = [self.outcomes[cid][0] for cid in done]
             reward = latency_rank(scores)
@@ -410,9 +409,9 @@ class Agents(IndexedStrategy):
         surroundings only avoids the failing region.
         """
         weight = float(self.options["fail_weight"])
-        if not weight or self.options["failures"] != "risk" or not self.failed:
+        if not weight or self.options["failures"] != "risk" or not len(self.failed):
             return 0.0
-        nearest = float(self.coder.distances(np.asarray(self.failed), vec).min())
+        nearest = float(self.coder.distances(self.failed, vec).min())
         return weight * math.exp(-nearest / 0.15)
 
     def _choose_sweep_base(self) -> tuple[float, Config] | None:
@@ -431,10 +430,11 @@ class Agents(IndexedStrategy):
         best_vec = self.coder.encode(self.best_config)
         if need <= 0 or best_vec not in self.swept:
             return (self.best_score, self.best_config)
+        optima = np.asarray(self.swept)
         for score, vec in sorted(self.history, key=lambda item: item[0]):
             if not math.isfinite(score):
                 break
-            if all(self.coder.distance(vec, opt) >= need for opt in self.swept):
+            if float(self.coder.distances(optima, vec).min()) >= need:
                 return (score, self.coder.decode(vec))
         return (self.best_score, self.best_config)
 
