@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,6 +21,8 @@ import pytest
 
 from workbench.core.space import GROUPS, Config
 from workbench.core.templates import KernelTemplate, load_templates
+
+from kernel_buffers import write_arg_buffers
 
 NAMES = ("transpose", "sgemm", "conv2d", "stencil", "histogram")
 LANDSCAPE = Path(__file__).resolve().parents[2] / "shared" / "landscapes" / "convolution_A100.json"
@@ -328,16 +329,7 @@ def run_on_cpu(template: KernelTemplate, config: Config, problem: Mapping[str, A
     workdir.mkdir(parents=True, exist_ok=True)
     source = _SHIM + template.render(config, problem) + "\n" + _driver(template, problem, config)
     (workdir / "kernel.cpp").write_text(source)
-    for arg in template.args:
-        if arg.kind == "scalar":
-            continue
-        if arg.kind in ("in", "inout"):
-            data = np.ascontiguousarray(inputs[arg.name], dtype=arg.dtype)
-        elif arg.reset == "zero":
-            data = np.zeros(arg.shape(problem), dtype=arg.dtype)
-        else:  # poison: NaN for floats, all ones for integers, so unwritten elements show
-            data = np.full(arg.shape(problem), np.nan if np.dtype(arg.dtype).kind == "f" else -1).astype(arg.dtype)
-        data.tofile(workdir / f"{arg.name}.bin")
+    write_arg_buffers(template, problem, inputs, workdir)
     for name in template.constants:
         np.ascontiguousarray(inputs[name], dtype=np.float32).tofile(workdir / f"{name}.bin")
     build = subprocess.run(

@@ -25,6 +25,8 @@ import pytest
 from workbench.core.space import Config
 from workbench.core.templates import KernelTemplate, load_templates
 
+from kernel_buffers import write_arg_buffers
+
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ to run kernels on the CPU")
 
 SHIM = r"""
@@ -195,16 +197,7 @@ def _run_all(template: KernelTemplate, problem: Mapping[str, Any], configs: list
     assert build.returncode == 0, build.stderr[-3000:]
     results = []
     for index in range(len(configs)):
-        for arg in template.args:
-            if arg.kind == "scalar":
-                continue
-            if arg.kind in ("in", "inout"):
-                data = np.ascontiguousarray(inputs[arg.name], dtype=arg.dtype)
-            elif arg.reset == "zero":
-                data = np.zeros(arg.shape(problem), dtype=arg.dtype)
-            else:  # poison, so unwritten elements show as NaN
-                data = np.full(arg.shape(problem), np.nan if np.dtype(arg.dtype).kind == "f" else -1).astype(arg.dtype)
-            data.tofile(workdir / f"{arg.name}.bin")
+        write_arg_buffers(template, problem, inputs, workdir)  # fresh outputs for every config
         run = subprocess.run(["./kernels", str(index)], cwd=workdir, capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, run.stderr[-3000:]
         results.append({
