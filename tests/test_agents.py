@@ -131,3 +131,114 @@ def test_the_first_learning_round_probes_the_end_the_utilities_rise_towards():
     assert probe["tile"] == 16 and probe["block"] in (best["block"], 32, 256)  # other slots: kept, or an end too
     plain, _ = first_learning_round(0)
     assert probe not in plain
+
+
+#: A point-in-polygon-like space: a method number whose best value (0) is not next to the slowest
+#: one (1), a tile size that is fastest at its end, and a wide block size that barely matters.
+METHODS = [
+    Slot("method", (0, 1, 2, 3), "compute"),
+    Slot("tile", tuple(range(1, 11)), "memory"),
+    Slot("block", tuple(range(32, 32 * 17, 32)), "launch"),
+]
+
+
+def by_method(config) -> float:
+    """Method 0 is the fastest, but only with a large tile (with a small one it is the slowest):
+    learned on the random start, where tiles are mixed, method 0 looks mediocre."""
+    method = {0: 0.7 if config["tile"] >= 8 else 2.5, 1: 2.2, 2: 1.6, 3: 1.6}[config["method"]]
+    return method * (1.0 + 3.0 / config["tile"]) + 0.001 * abs(config["block"] - 256) / 32
+
+
+def test_a_descent_tries_short_domains_and_domain_ends_before_the_rest():
+    """The second pass of a sweep holds every value of a short domain and the ends of long ones;
+    the third pass the remaining moves of the long block size."""
+    agents = create_strategy("agents", SearchSpace(METHODS), seed=0)
+    base = Config({"method": 2, "tile": 5, "block": 256})
+    first, second, third = agents._moves(base, set())
+    assert {(c["method"], c["tile"], c["block"]) for c in first} == {(1, 5, 256), (3, 5, 256), (2, 4, 256), (2, 6, 256), (2, 5, 224), (2, 5, 288)}
+    assert {(c["method"], c["tile"], c["block"]) for c in second} == {(0, 5, 256), (2, 1, 256), (2, 10, 256), (2, 5, 32), (2, 5, 512)}
+    assert len(third) == (10 - 1 - 4) + (16 - 1 - 4)
+    assert all(c["method"] == 2 for c in third)
+
+
+def test_a_new_incumbent_gets_its_short_domain_moves_probed_once():
+    """After the random start the incumbent's other method numbers are in the next round (they
+    are the cheapest large questions); with ``short_probes=0`` they are left to the model."""
+
+    def next_round(short_probes: int) -> tuple[list[Config], Config]:
+        agents = create_strategy("agents", SearchSpace(METHODS), seed=2, init=6, probes=0, short_probes=short_probes)
+        start = agents.ask(6)
+        agents.tell([Trial(i, c, Measurement(Status.OK, {"latency_ms": by_method(c)})) for i, c in enumerate(start)])
+        return agents.ask(8), min(start, key=by_method)
+
+    probed, best = next_round(5)
+    others = {best.replace(method=m) for m in range(4) if m != best["method"]}
+    assert others <= set(probed[:3])
+    plain, _ = next_round(0)
+    assert not others <= set(plain)
+
+
+def test_short_probes_find_a_method_number_the_model_misjudges():
+    """Over seeds, the default finds that method 0 pays (with a large tile) far more often within
+    20 evaluations than the same agents without short probes."""
+    space = SearchSpace(METHODS)
+
+    def found(short_probes: int) -> float:
+        configs = [run_configs(space, by_method, s, 20, short_probes=short_probes) for s in range(16)]
+        return float(np.mean([min(c, key=by_method)["method"] == 0 for c in configs]))
+
+    assert found(5) >= found(0) + 0.25
+
+
+def run_configs(space: SearchSpace, latency, seed: int, budget: int, **options) -> list[Config]:
+    """The configs ``agents`` measures in its first ``budget`` evaluations."""
+    strategy = create_strategy("agents", space, seed=seed, **options)
+    out: list[Config] = []
+    while len(out) < budget:
+        batch = strategy.ask(1)
+        strategy.tell([Trial(len(out), batch[0], Measurement(Status.OK, {"latency_ms": latency(batch[0])}))])
+        out.append(batch[0])
+    return out
+
+
+def test_after_a_local_optimum_the_frontier_looks_around_other_good_configs():
+    """Once the incumbent's neighbourhood is used up, the next round holds one move from each of
+    the best measured configs that are at least ``diverse`` away from it, not moves from the optimum."""
+    space = SearchSpace(TWO_BASINS)
+    agents = create_strategy("agents", space, seed=1, init=10, patience=2)
+    found = run_until_local_optimum(agents, space)
+    optimum = agents.swept[0]
+    frontier = agents._frontier(8, set())
+    assert frontier, "a frontier after the first local optimum"
+    measured = {agents.coder.encode(c) for c in found}
+    for config in frontier:
+        vec = agents.coder.encode(config)
+        parents = [m for m in measured if sum(a != b for a, b in zip(m, vec)) == 1]
+        assert any(agents.coder.distance(p, optimum) >= 2.0 for p in parents)
+    off = create_strategy("agents", space, seed=1, init=10, patience=2, frontier=0)
+    run_until_local_optimum(off, space)
+    assert off._frontier(8, set()) == []
+
+
+def run_until_local_optimum(agents, space: SearchSpace) -> list[Config]:
+    """Drive ``agents`` on the two basins until it has proved its first local optimum."""
+    found: list[Config] = []
+    while not agents.swept and len(found) < space.count():
+        batch = agents.ask(1)
+        assert batch
+        agents.tell([Trial(len(found), batch[0], Measurement(Status.OK, {"latency_ms": two_basins(batch[0])}))])
+        found.append(batch[0])
+    return found
+
+
+def test_a_gain_within_timing_noise_is_not_progress():
+    """A new best less than ``min_gain`` faster leaves the stall counter running; a real gain resets it."""
+    space = SearchSpace(TWO_BASINS)
+    agents = create_strategy("agents", space, seed=0, init=2)
+    configs = space.sample(np.random.default_rng(0), 6)
+    latencies = [2.0, 3.0, 3.0, 1.995, 3.0, 1.5]  # (the first two are the random start)
+    counters = []
+    for i, (config, t) in enumerate(zip(configs, latencies)):
+        agents.tell([Trial(i, config, Measurement(Status.OK, {"latency_ms": t}))])
+        counters.append(agents.since_improvement)
+    assert counters == [0, 0, 1, 2, 3, 0]

@@ -20,10 +20,14 @@ In short, every round:
    (128 threads usually behave like 96 and 160). Each agent draws its slots' values from a
    Thompson sample of its utilities; several joint proposals are screened this way per measurement.
 4. Once, right after the random start, the best configs are extrapolated: ordered slots whose
-   utilities rise towards an end of their domain are moved to that end (trend probes).
-5. When the best config has not improved for ``patience`` evaluations, exploration rises in one
-   agent's dimensions at a time (high temperature, others hold the incumbent); the focus moves to
-   the next agent if that does not help either.
+   utilities rise towards an end of their domain are moved to that end (trend probes). Every new
+   incumbent gets its unmeasured moves within short domains (flags, method numbers) measured.
+5. When the best config has not improved for ``patience`` evaluations, a descent sweeps its
+   one-slot neighbours in three passes (adjacent values, then short domains and domain ends, then
+   the rest). At a local optimum, the best neighbour of each of several good configs away from it
+   is measured (the frontier), and the next descent starts from the best config away from it.
+   Without a frontier, exploration rises in one agent's dimensions at a time (high temperature,
+   others hold the incumbent); the focus moves to the next agent if that does not help either.
 
 A space whose slots all share one group has a single concern; then each slot acts as its own agent.
 """
@@ -66,6 +70,10 @@ class Agents(IndexedStrategy):
         Option("patience", 8, "Evaluations without improvement before exploration rises in one agent"),
         Option("hot", 4.0, "Temperature of the focused agent while exploring"),
         Option("sweep_adjacent", False, "A sweep stops after the adjacent values of ordered slots (no wider pass)"),
+        Option("short", 4, "Domains with at most this many values are short: every value is one move away (flags, method numbers)"),
+        Option("short_probes", 5, "Configs of a round spent on a new incumbent's unmeasured moves within short domains"),
+        Option("frontier", 8, "Good measured configs away from known local optima whose best neighbour is measured before a new descent"),
+        Option("min_gain", 0.01, "Relative speed-up a new best needs to count as progress (timing noise is not progress)"),
         Option(
             "failures", "risk",
             "How failed configs teach: 'risk' keeps them out of the rank rewards and steers proposals away "
@@ -137,6 +145,7 @@ class Agents(IndexedStrategy):
         self.swept: list[tuple[int, ...]] = []  # local optima whose neighbourhood is used up
         self.failed = np.zeros((0, len(self.coder.sizes)), dtype=np.int64)  # index vectors of failed configs
         self.probed = False  # the trend probes are sent once, with the first learning round
+        self.short_probed: tuple[int, ...] | None = None  # the incumbent whose short moves were probed last
         self.foreign: list[tuple[float, tuple[int, ...]]] = []  # told results of configs others proposed
         self.rounds = 0
 
@@ -161,7 +170,8 @@ class Agents(IndexedStrategy):
             self.since_improvement += 1
             if self.sweeping and self.sweep_base is not None and score < self.sweep_base[0]:
                 self.sweep_base = (score, trial.config)
-        if self.best_score < before or len(self.history) <= int(self.options["init"]):
+        progress = self.best_score < before * (1.0 - float(self.options["min_gain"]))
+        if progress or len(self.history) <= int(self.options["init"]):
             self.since_improvement = 0  # (the random start is not a stall)
             self.focus = None  # a sweep that improved goes on around the new incumbent
         if self.round and all(cid in self.outcomes for cid in self.round):
@@ -352,20 +362,103 @@ class Agents(IndexedStrategy):
         if self.sweep_base is None:
             return []
         base_score, base = self.sweep_base
-        nbrs = [c for c in self.space.neighbours(base, adjacent_only=True) if self.fresh(c, batch)]
-        if not nbrs and not self.options["sweep_adjacent"]:  # then the wider neighbourhood (VND)
-            nbrs = [c for c in self.space.neighbours(base) if self.fresh(c, batch)]
+        moves = self._moves(base, batch)
+        tiers = 1 if self.options["sweep_adjacent"] else 3
+        nbrs = next((tier for tier in moves[:tiers] if tier), [])
         if not nbrs:
             self.swept.append(self.coder.encode(base))
             return []
+        return self._enrol(nbrs, size, batch, base_score)
+
+    def _moves(self, base: Config, batch: set[str]) -> list[list[Config]]:
+        """The unmeasured one-slot moves of ``base``, in the three passes of a descent (VND).
+
+        1. the adjacent values of ordered slots and every value of categorical ones (the nearest
+           questions);
+        2. the ends of ordered domains, and every value of short ones (at most ``short`` values);
+        3. every other one-slot move.
+
+        Why the second pass: an integer slot with a handful of values is often a method number
+        (point-in-polygon's ``between_method`` 0-3 is fastest at 0 and slowest at 1), where
+        adjacency means nothing, and optima often sit at a domain's end (the largest tile). Both
+        are few evaluations, while the third pass of a 31-value block size is many.
+        """
+        adjacent = {c.id for c in self.space.neighbours(base, adjacent_only=True)}
+        origin = self.coder.encode(base)
+        passes: list[list[Config]] = [[], [], []]
+        for config in self.space.neighbours(base):
+            if not self.fresh(config, batch):
+                continue
+            if config.id in adjacent:
+                passes[0].append(config)
+                continue
+            vec = self.coder.encode(config)
+            k = next(i for i, (a, b) in enumerate(zip(origin, vec)) if a != b)
+            size = int(self.coder.sizes[k])
+            passes[1 if size <= int(self.options["short"]) or vec[k] in (0, size - 1) else 2].append(config)
+        return passes
+
+    def _enrol(self, configs: list[Config], size: int, batch: set[str], base_score: float, risk: bool = False) -> list[Config]:
+        """The ``size`` of ``configs`` the agents value most (one Thompson draw), entered in the round."""
+        if not configs:
+            return []
         draw = self._sample_values(1.0) if self.n_rows else np.zeros(self.dim)
-        vecs = [self.coder.encode(c) for c in nbrs]
+        vecs = [self.coder.encode(c) for c in configs]
         value = np.array([float(draw[self._features(v)].sum()) for v in vecs])
-        order = np.argsort(-value, kind="stable")[:size]
-        out = [nbrs[i] for i in order]
-        for config, vec in zip(out, (vecs[i] for i in order)):
-            self.indices[config.id] = vec
+        if risk:
+            value -= np.array([self._failure_risk(v) for v in vecs])
+        out = []
+        for i in np.argsort(-value, kind="stable")[:size]:
+            config = configs[int(i)]
+            out.append(config)
+            batch.add(config.id)
+            self.indices[config.id] = vecs[int(i)]
             self.round[config.id] = (-1, base_score)
+        return out
+
+    def _short_probes(self, incumbent: tuple[float, tuple[int, ...]], size: int, batch: set[str]) -> list[Config]:
+        """A new incumbent's unmeasured moves within short domains (every value of a slot with at
+        most ``short`` values), those the agents value most first; once per incumbent.
+
+        Why: such a move is the cheapest question with the largest possible answer. A flag or a
+        method number changes the kernel's code path, and its best value often depends on the
+        rest of the config (convolution: read-only loads pay only with shared memory), so the
+        model's belief about it, learned on other configs, is weakest exactly where it matters.
+        """
+        score, vec = incumbent
+        self.short_probed = tuple(vec)
+        if size <= 0:
+            return []
+        base = self.coder.decode(vec)
+        short = int(self.options["short"])
+        moves = [c for c in self.space.neighbours(base) if self.fresh(c, batch)]
+        moves = [c for c, v in zip(moves, map(self.coder.encode, moves)) if self._changed_size(vec, v) <= short]
+        return self._enrol(moves, size, batch, score)
+
+    def _changed_size(self, a: Sequence[int], b: Sequence[int]) -> int:
+        """Domain size of the first slot where index vectors ``a`` and ``b`` differ."""
+        return int(self.coder.sizes[next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)])
+
+    def _frontier(self, size: int, batch: set[str]) -> list[Config]:
+        """Before a new descent: the most valued first- or second-pass move of each of the best
+        ``frontier`` measured configs at distance ``diverse`` or more from every known local optimum.
+
+        Why: a descent costs tens of evaluations, so where the next one starts matters. The best
+        measured config away from the known optima is often a mediocre member of a good basin
+        (convolution: read-only loads with shared memory but the wrong padding, 60 % of the
+        optimum, next to a trap at 64 %); one look at the best neighbour of each of several such
+        configs finds the basin whose slope is steepest, and the descent starts from there.
+        """
+        optima = np.asarray(self.swept)
+        need = float(self.options["diverse"])
+        out: list[Config] = []
+        for score, vec in sorted(self.history, key=lambda item: item[0]):
+            if not math.isfinite(score) or len(out) >= min(size, int(self.options["frontier"])):
+                break
+            if float(self.coder.distances(optima, vec).min()) < need or tuple(vec) in self.swept:
+                continue
+            moves = self._moves(self.coder.decode(vec), batch)
+            out += self._enrol(moves[0] + moves[1], 1, batch, score, risk=True)
         return out
 
     def _trend_probes(self, ranked: list[tuple[float, tuple[int, ...]]], size: int, batch: set[str]) -> list[Config]:
@@ -451,8 +544,13 @@ class Agents(IndexedStrategy):
             if out:
                 self.rounds += 1
                 return out
-            self.sweeping = False  # neighbourhood exhausted: a local optimum; explore by concern
+            self.sweeping = False  # neighbourhood exhausted: a local optimum
             self.since_improvement = int(self.options["patience"])
+            self.round = {}
+            out = self._frontier(size, batch)  # where the next descent should start
+            if out:
+                self.rounds += 1
+                return out  # (the next round starts that descent; without a frontier: focused exploration)
         if self.since_improvement >= int(self.options["patience"]):
             self.focus = self.focus_cycle % len(self.agents)
             self.focus_cycle += 1
@@ -467,6 +565,8 @@ class Agents(IndexedStrategy):
         if not self.probed and self.n_rows:  # the first round after the random start
             self.probed = True
             out = self._trend_probes(ranked, size, batch)
+        if self.n_rows and self.focus is None and tuple(ranked[0][1]) != self.short_probed:
+            out += self._short_probes(ranked[0], min(size - len(out), int(self.options["short_probes"])), batch)
         while len(out) < size:
             # The agents screen a few joint proposals with their fitted utilities (one Thompson
             # draw shared by the candidates) and measure the one they value most.
