@@ -240,3 +240,17 @@ def test_imported_kernel_tuner_cache_is_shown_as_recorded(window):
     # memory is not in a Kernel Tuner cache: every ok trial still appears on the trade-off chart
     assert len(window.tradeoff_chart.feasible.data) + len(window.tradeoff_chart.infeasible.data) == ok
     assert "throughput_gbs" not in model.metric_names()  # only metrics the recording has are offered
+
+
+def test_chart_legends_sit_above_the_plots_not_over_the_points(window):
+    """Inside the plot a legend box covered the best points (top right of the score chart); each
+    chart now names its series in a line of text above the plot, in the series' colours."""
+    for chart in window.charts.values():
+        assert chart.plot.plotItem.legend is None  # nothing drawn over the data
+        assert chart.legend.isVisible() or not window.isVisible()
+    score = window.score_chart.legend.text()
+    assert "best&nbsp;so&nbsp;far" in score and "failed" in score
+    tradeoff = window.tradeoff_chart.legend.text()
+    for name in ("Pareto&nbsp;front", "best&nbsp;feasible", "default&nbsp;config"):
+        assert name in tradeoff
+    assert window.score_chart.layout().indexOf(window.score_chart.legend) < window.score_chart.layout().indexOf(window.score_chart.plot)

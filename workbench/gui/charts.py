@@ -80,11 +80,18 @@ class _ChartBase(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
+        # The legend is a line of text above the plot, not a box over it: inside the plot it covered
+        # the points a user looks for first (the best ones, top right of the score chart), and a
+        # label wraps on a narrow chart where a legend box would be cut off.
+        self.legend = QLabel()
+        self.legend.setWordWrap(True)
+        self.legend.setContentsMargins(8, 0, 6, 0)
+        self.legend.setStyleSheet("font-size: 8pt; color: #333;")
+        self.legend_entries: list[str] = []
         layout.addLayout(self.header)
+        layout.addWidget(self.legend)
         layout.addWidget(self.plot, 1)
         self.plot.setMenuEnabled(False)
-        self.plot.addLegend(offset=(-4, 4), labelTextSize="8pt", brush=pg.mkBrush(255, 255, 255, 200),
-                            pen=pg.mkPen(200, 200, 200), colCount=2, verSpacing=-6, horSpacing=8)
         model.ranking_changed.connect(self._on_ranking_changed)
         model.objective_changed.connect(self._on_objective_changed)
         model.session_changed.connect(self._on_session_changed)
@@ -92,6 +99,13 @@ class _ChartBase(QWidget):
         self.selected_item = _scatter(pg.mkBrush(0, 0, 0, 0), size=16, pen=SELECT_PEN)
         self.selected_item.setZValue(20)
         self.log_x = self.log_y = False
+
+    def _add_series(self, item: Any, name: str, glyph: str, style: Any) -> None:
+        """Put ``item`` on the plot and ``glyph`` (in the colour of its brush or pen) with ``name`` in the legend."""
+        self.plot.addItem(item)
+        colour = style.color().name() if style.color().alpha() else "#333333"
+        self.legend_entries.append(f'<span style="color:{colour}">{glyph}</span>&nbsp;{name.replace(" ", "&nbsp;")}')
+        self.legend.setText(" &nbsp; ".join(self.legend_entries))
 
     def set_log(self, x: bool, y: bool) -> None:
         """Log axes. Scatter items do not follow pyqtgraph's log mode, so their data is given as
@@ -165,12 +179,11 @@ class ScoreChart(_ChartBase):
         self.infeasible = _scatter(INFEASIBLE, size=5, hover=self._tip)
         self.failed = _scatter(FAILED, symbol="x", size=7, pen=FAILED_PEN, hover=self._tip)
         self.best_line = pg.PlotDataItem(pen=BEST_LINE_PEN, stepMode=None, connect="finite")
-        for item, name in ((self.infeasible, "infeasible"), (self.feasible, "feasible"), (self.failed, "failed (at 0)")):
-            self.plot.addItem(item)
-            self.plot.plotItem.legend.addItem(item, name)
+        for item, name, glyph, style in ((self.infeasible, "infeasible", "●", INFEASIBLE), (self.feasible, "feasible", "●", FEASIBLE),
+                                         (self.failed, "failed (at 0)", "✕", FAILED)):
+            self._add_series(item, name, glyph, style)
             item.sigClicked.connect(self._clicked)
-        self.plot.addItem(self.best_line)
-        self.plot.plotItem.legend.addItem(self.best_line, "best so far")
+        self._add_series(self.best_line, "best so far", "━", BEST_LINE_PEN)
         self.plot.addItem(self.selected_item)
 
     def _refresh(self) -> None:
@@ -219,10 +232,10 @@ class TradeoffChart(_ChartBase):
         self.default = _scatter(DEFAULT, symbol="d", size=14, pen=OUTLINE, hover=self._tip)
         self.best.setZValue(10)
         self.default.setZValue(9)
-        for item, name in ((self.infeasible, "infeasible"), (self.feasible, "feasible"), (self.pareto, "Pareto front"),
-                           (self.best, "best feasible"), (self.default, "default config")):
-            self.plot.addItem(item)
-            self.plot.plotItem.legend.addItem(item, name)
+        for item, name, glyph, style in ((self.infeasible, "infeasible", "●", INFEASIBLE), (self.feasible, "feasible", "●", FEASIBLE),
+                                         (self.pareto, "Pareto front", "━", PARETO_PEN), (self.best, "best feasible", "★", BEST),
+                                         (self.default, "default config", "◇", DEFAULT)):
+            self._add_series(item, name, glyph, style)
         for item in (self.infeasible, self.feasible, self.best, self.default):
             item.sigClicked.connect(self._clicked)
         self.plot.addItem(self.selected_item)
@@ -338,9 +351,9 @@ class MetricChart(_ChartBase):
         self.infeasible = _scatter(INFEASIBLE, size=6, hover=self._tip)
         self.feasible = _scatter(FEASIBLE, size=6, hover=self._tip)
         self.best = _scatter(BEST, symbol="star", size=16, pen=OUTLINE, hover=self._tip)
-        for item, name in ((self.infeasible, "infeasible"), (self.feasible, "feasible"), (self.best, "best")):
-            self.plot.addItem(item)
-            self.plot.plotItem.legend.addItem(item, name)
+        for item, name, glyph, style in ((self.infeasible, "infeasible", "●", INFEASIBLE), (self.feasible, "feasible", "●", FEASIBLE),
+                                         (self.best, "best", "★", BEST)):
+            self._add_series(item, name, glyph, style)
             item.sigClicked.connect(self._clicked)
         self.plot.addItem(self.selected_item)
         for widget in (QLabel("   x"), self.x_combo, self.x_log, QLabel("  y"), self.y_combo, self.y_log):
