@@ -393,7 +393,7 @@ class Agents(IndexedStrategy):
                 passes[0].append(config)
                 continue
             vec = self.coder.encode(config)
-            k = next(i for i, (a, b) in enumerate(zip(origin, vec)) if a != b)
+            k = self._changed_slot(origin, vec)
             size = int(self.coder.sizes[k])
             passes[1 if size <= int(self.options["short"]) or vec[k] in (0, size - 1) else 2].append(config)
         return passes
@@ -432,12 +432,13 @@ class Agents(IndexedStrategy):
         base = self.coder.decode(vec)
         short = int(self.options["short"])
         moves = [c for c in self.space.neighbours(base) if self.fresh(c, batch)]
-        moves = [c for c, v in zip(moves, map(self.coder.encode, moves)) if self._changed_size(vec, v) <= short]
+        moves = [c for c in moves if self.coder.sizes[self._changed_slot(vec, self.coder.encode(c))] <= short]
         return self._enrol(moves, size, batch, score)
 
-    def _changed_size(self, a: Sequence[int], b: Sequence[int]) -> int:
-        """Domain size of the first slot where index vectors ``a`` and ``b`` differ."""
-        return int(self.coder.sizes[next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)])
+    @staticmethod
+    def _changed_slot(a: Sequence[int], b: Sequence[int]) -> int:
+        """The first slot where index vectors ``a`` and ``b`` differ (``b`` is a one-slot move of ``a``)."""
+        return next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
 
     def _frontier(self, size: int, batch: set[str]) -> list[Config]:
         """Before a new descent: the most valued first- or second-pass move of each of the best
