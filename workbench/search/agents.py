@@ -35,7 +35,7 @@ A space whose slots all share one group has a single concern; then each slot act
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -398,6 +398,15 @@ class Agents(IndexedStrategy):
             passes[1 if size <= int(self.options["short"]) or vec[k] in (0, size - 1) else 2].append(config)
         return passes
 
+    def _enter(self, config: Config, active: int, base_score: float, batch: set[str] | None = None,
+               vec: tuple[int, ...] | None = None) -> None:
+        """Make ``config`` a member of the round being proposed: ``active`` is the agent that chose it
+        (-1: none, or all), ``base_score`` the score of the config it started from (for credit)."""
+        if batch is not None:
+            batch.add(config.id)
+        self.indices[config.id] = vec if vec is not None else self.coder.encode(config)
+        self.round[config.id] = (active, base_score)
+
     def _enrol(self, configs: list[Config], size: int, batch: set[str], base_score: float, risk: bool = False) -> list[Config]:
         """The ``size`` of ``configs`` the agents value most (one Thompson draw), entered in the round."""
         if not configs:
@@ -411,9 +420,7 @@ class Agents(IndexedStrategy):
         for i in np.argsort(-value, kind="stable")[:size]:
             config = configs[int(i)]
             out.append(config)
-            batch.add(config.id)
-            self.indices[config.id] = vecs[int(i)]
-            self.round[config.id] = (-1, base_score)
+            self._enter(config, -1, base_score, batch, vecs[int(i)])
         return out
 
     def _short_probes(self, incumbent: tuple[float, tuple[int, ...]], size: int, batch: set[str]) -> list[Config]:
@@ -450,17 +457,25 @@ class Agents(IndexedStrategy):
         optimum, next to a trap at 64 %); one look at the best neighbour of each of several such
         configs finds the basin whose slope is steepest, and the descent starts from there.
         """
-        optima = np.asarray(self.swept)
-        need = float(self.options["diverse"])
         out: list[Config] = []
-        for score, vec in sorted(self.history, key=lambda item: item[0]):
-            if not math.isfinite(score) or len(out) >= min(size, int(self.options["frontier"])):
+        for score, vec in self._away_from_optima():
+            if len(out) >= min(size, int(self.options["frontier"])):
                 break
-            if float(self.coder.distances(optima, vec).min()) < need or tuple(vec) in self.swept:
-                continue
             moves = self._moves(self.coder.decode(vec), batch)
             out += self._enrol(moves[0] + moves[1], 1, batch, score, risk=True)
         return out
+
+    def _away_from_optima(self) -> Iterator[tuple[float, tuple[int, ...]]]:
+        """Measured, working configs, best first, at distance ``diverse`` or more from every known
+        local optimum (:meth:`Coder.distance`; the optima themselves are never among them)."""
+        optima = np.asarray(self.swept)
+        need = float(self.options["diverse"])
+        for score, vec in sorted(self.history, key=lambda item: item[0]):
+            if not math.isfinite(score):
+                return
+            if len(optima) and (tuple(vec) in self.swept or float(self.coder.distances(optima, vec).min()) < need):
+                continue
+            yield score, vec
 
     def _trend_probes(self, ranked: list[tuple[float, tuple[int, ...]]], size: int, batch: set[str]) -> list[Config]:
         """Extrapolate once, after the random start: the best ``probes`` configs with every ordered
@@ -488,9 +503,7 @@ class Agents(IndexedStrategy):
             config = self.repair(genes, batch)
             if config is not None:
                 out.append(config)
-                batch.add(config.id)
-                self.indices[config.id] = self.coder.encode(config)
-                self.round[config.id] = (-1, score)
+                self._enter(config, -1, score, batch)
         return out
 
     def _failure_risk(self, vec: Sequence[int]) -> float:
@@ -524,13 +537,8 @@ class Agents(IndexedStrategy):
         best_vec = self.coder.encode(self.best_config)
         if need <= 0 or best_vec not in self.swept:
             return (self.best_score, self.best_config)
-        optima = np.asarray(self.swept)
-        for score, vec in sorted(self.history, key=lambda item: item[0]):
-            if not math.isfinite(score):
-                break
-            if float(self.coder.distances(optima, vec).min()) >= need:
-                return (score, self.coder.decode(vec))
-        return (self.best_score, self.best_config)
+        start = next(self._away_from_optima(), None)
+        return (start[0], self.coder.decode(start[1])) if start else (self.best_score, self.best_config)
 
     def _propose_round(self, size: int, batch: set[str]) -> list[Config]:
         if not self.agents:
@@ -589,9 +597,7 @@ class Agents(IndexedStrategy):
                 break
             _, config, active, base_score = best
             out.append(config)
-            batch.add(config.id)
-            self.indices[config.id] = self.coder.encode(config)
-            self.round[config.id] = (active, base_score)
+            self._enter(config, active, base_score, batch)
         self.rounds += 1
         return out
 
@@ -614,8 +620,7 @@ class Agents(IndexedStrategy):
                     want = max(n - len(out), int(self.options["init"]) - len(self.taken()))
                     self.queue = self.sample(max(want, 1), set(batch))
                     for config in self.queue:  # the random start is a round too: agents learn from it
-                        self.indices[config.id] = self.coder.encode(config)
-                        self.round[config.id] = (-1, math.inf)
+                        self._enter(config, -1, math.inf)
                 else:
                     self.queue = self._propose_round(max(int(self.options["batch"]), n - len(out)), set(batch))
                 self.queue.reverse()
