@@ -208,13 +208,13 @@ def test_engine_on_pinned_sim_workers_records_the_device_of_every_trial(tmp_path
 def test_cuda_run_uses_every_visible_gpu_and_names_it(tmp_path):
     from workbench.runner.executors import visible_gpu_names
     from workbench.runner.plan import make_backend_spec
-    from workbench.runner.tune import TuneRequest, run_tune
+    from workbench.runner.controller import RunRequest, run_to_end
 
     names = visible_gpu_names()
     devices = assign_devices(names, allow_mixed=True)
     spec = make_backend_spec("vector_add", "cuda")
-    request = TuneRequest(strategy="random", budget=2 * len(devices), workers=None, allow_mixed_gpus=True)
-    session, finished = run_tune(spec, request, tmp_path / "gpus.json")
+    request = RunRequest(spec=spec, strategy="random", budget=2 * len(devices), allow_mixed_gpus=True)
+    session, finished = run_to_end(request, tmp_path / "gpus.json")
     assert finished.reason == "budget", finished.message
     for trial in session.trials:
         index = trial.measurement.details["device_index"]

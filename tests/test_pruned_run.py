@@ -8,15 +8,15 @@ import pytest
 from workbench.core.errors import WorkbenchError
 from workbench.runner.costmodel import sim_predictor
 from workbench.runner.plan import make_backend_spec
-from workbench.runner.tune import TuneRequest, run_tune
+from workbench.runner.controller import RunRequest, run_to_end
 
 
 def _latencies(prune: float | None) -> np.ndarray:
     spec = make_backend_spec("reduce_sum", "sim", noise=False, extra={"compile": "estimate"})
-    session, _ = run_tune(spec, TuneRequest(strategy="random", seed=4, budget=24, prune_keep=prune), out=None)
+    session, _ = run_to_end(RunRequest(spec=spec, strategy="random", seed=4, budget=24, prune_keep=prune), None)
     assert len(session.trials) == 24
     if prune is not None:
-        assert session.strategy["prune_keep"] == prune
+        assert session.run.prune_keep == prune
     return np.array([t.metric("latency_ms") for t in session.trials if t.ok])
 
 

@@ -20,7 +20,7 @@ from workbench.core.measurement import Status  # noqa: E402
 from workbench.core.space import Config  # noqa: E402
 from workbench.runner.pool import WorkerStartupError  # noqa: E402
 from workbench.runner.ray_executor import RayPool  # noqa: E402
-from workbench.runner.tune import TuneRequest, run_tune  # noqa: E402
+from workbench.runner.controller import RunRequest, run_to_end  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HOST_FAULTS = BackendSpec("python", {"path": str(FIXTURES / "host_faults_bench.py")})
@@ -142,8 +142,8 @@ def test_an_actor_that_stops_answering_is_killed_and_replaced():
 def test_a_sim_run_through_the_engine_streams_every_trial_into_the_session(tmp_path):
     spec = BackendSpec("sim", {"kernel": "vector_add", "gpu_model": "H200", "seed": 1})
     out = tmp_path / "ray.json"
-    request = TuneRequest(strategy="random", budget=10, workers=2, executor="ray")
-    session, finished = run_tune(spec, request, out)
+    request = RunRequest(spec=spec, strategy="random", budget=10, workers=2, executor="ray")
+    session, finished = run_to_end(request, out)
     assert finished.reason == "budget", finished.message
     assert len(session.trials) == 10 and all(t.ok for t in session.trials)
     assert {t.worker.partition("@")[0] for t in session.trials} <= {"ray-0", "ray-1"}

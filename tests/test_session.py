@@ -370,9 +370,10 @@ def test_bad_status_is_named_with_file_field_and_choices(tmp_path: Path) -> None
 
 def test_newer_version_is_refused(tmp_path: Path) -> None:
     data = make_session(1).to_dict()
-    data["version"] = 3
+    data["version"] = FORMAT_VERSION + 1
     path = _write(tmp_path, data)
-    assert _error(path) == f"{path} was written by format version 3; this workbench reads up to 1"
+    assert _error(path) == (f"{path} was written by format version {FORMAT_VERSION + 1}; "
+                            f"this workbench reads up to {FORMAT_VERSION}")
 
 
 @pytest.mark.parametrize(

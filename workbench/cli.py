@@ -16,26 +16,10 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from workbench.core.assignments import parse_assignment, parse_assignments
 from workbench.core.errors import WorkbenchError
 
 EXIT_BAD_INPUT = 2
-
-
-def _parse_assignment(text: str) -> tuple[str, Any]:
-    """``name=value`` with JSON-ish literal values (ints, floats, true/false, bare identifiers)."""
-    name, sep, raw = text.partition("=")
-    if not sep or not name.strip():
-        raise WorkbenchError(f"--set {text!r}: expected name=value")
-    raw = raw.strip()
-    lowered = raw.lower()
-    if lowered in ("true", "false"):
-        return name.strip(), lowered == "true"
-    for convert in (int, float):
-        try:
-            return name.strip(), convert(raw)
-        except ValueError:
-            pass
-    return name.strip(), raw
 
 
 def _add_objective_flags(parser: argparse.ArgumentParser) -> None:
@@ -56,32 +40,42 @@ def build_parser() -> argparse.ArgumentParser:
 
     tune = sub.add_parser("tune", help="tune a kernel headless and write a session file")
     tune.add_argument("kernel", nargs="?", help="template or python benchmark name (omit with --replay)")
-    tune.add_argument("--backend", default="auto", choices=BACKEND_CHOICES)
+    tune.add_argument("--backend", default=None, choices=BACKEND_CHOICES, help="default: auto (cuda, else sim)")
     tune.add_argument("--strategy", default=None, help="search strategy (default: the benchmarked default)")
-    tune.add_argument("--budget", type=int, default=None, help="evaluations (failures count)")
-    tune.add_argument("--seed", type=int, default=0)
-    tune.add_argument("--timeout", type=float, default=10.0, help="per-candidate run timeout (s)")
-    tune.add_argument("--compile-timeout", type=float, default=60.0, help="per-candidate compile timeout (s)")
+    tune.add_argument("--budget", type=int, default=None,
+                      help="evaluations in this run, failures count (default 100; with --resume: what the "
+                           "session has left of its budget)")
+    tune.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
+    tune.add_argument("--timeout", type=float, default=None, help="per-candidate run timeout (s, default 10)")
+    tune.add_argument("--compile-timeout", type=float, default=None, help="per-candidate compile timeout (s, default 60)")
     tune.add_argument("--time-limit", type=float, default=None, help="wall-clock budget for the run (s)")
     tune.add_argument("--workers", type=int, default=None, help="worker processes (default: 1, or one per GPU)")
-    tune.add_argument("--executor", default="local", choices=("local", "ray"),
+    tune.add_argument("--executor", default=None, choices=("local", "ray"),
                       help="where candidates run: local worker processes, or Ray actors (the ray extra)")
     tune.add_argument("--ray-address", default=None, metavar="ADDRESS",
                       help="with --executor ray: an existing cluster (e.g. ray://head:10001); default a local Ray instance")
     tune.add_argument("--devices", default=None, metavar="0,1", help="cuda backend: the GPUs to use, one worker each (default: all)")
-    tune.add_argument("--allow-mixed-gpus", action="store_true",
+    tune.add_argument("--allow-mixed-gpus", action="store_true", default=None,
                       help="allow GPUs of different models in one run (their timings are ranked together)")
     tune.add_argument("--kernel-dir", action="append", default=[], help="extra template/benchmark folder (repeatable)")
     tune.add_argument("--replay", default=None, help="replay a recorded session or Kernel Tuner cache file")
     tune.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="problem parameter (repeatable)")
     tune.add_argument("--gpu-model", default=None, help="simulated GPU model (sim backend), e.g. H200, A100, T4")
-    tune.add_argument("--no-noise", action="store_true", help="sim backend: switch modelled timing noise off")
+    tune.add_argument("--no-noise", action="store_false", dest="noise", default=None,
+                      help="sim backend: switch modelled timing noise off")
     tune.add_argument("--patience", type=int, default=None, help="stop when the best score has not improved in K evaluations")
     tune.add_argument("--prune", type=float, default=None, metavar="FRACTION",
                       help="cost-model pruning: measure only this fraction of proposals, those the performance "
                            "model ranks best (templates only)")
     tune.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="strategy option (repeatable)")
-    tune.add_argument("--out", required=True, help="session file to write (a journal is kept beside it while running)")
+    tune.add_argument("--out", default=None,
+                      help="session file to write (a journal and a lock are kept beside it while running); "
+                           "an existing session needs --resume or --force")
+    tune.add_argument("--resume", nargs="?", const=True, default=None, metavar="SESSION",
+                      help="continue a session with its own settings (flags given override them and are "
+                           "recorded); without SESSION: the one at --out, also after a crash (from its journal)")
+    tune.add_argument("--force", action="store_true",
+                      help="replace what is at --out, keeping it as FILE.bak")
     tune.add_argument("--quiet", action="store_true", help="no progress line")
     _add_objective_flags(tune)
 
@@ -95,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("sessions", nargs="+", metavar="SESSION", help="session file(s): one per device for a portable header")
     export.add_argument("--format", required=True, choices=("header", "cuda", "json", "cupy"))
     export.add_argument("--out", required=True, help="file to write (atomically; untouched when the export refuses)")
+    export.add_argument("--force", action="store_true",
+                        help="write over a file that is not an earlier export (or over an input), keeping it as FILE.bak")
     _add_objective_flags(export)
 
     kernels = sub.add_parser("kernels", help="list the available templates and their slots")
@@ -103,7 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     imp = sub.add_parser("import-kt", help="convert a Kernel Tuner cache file to a session")
     imp.add_argument("cache")
-    imp.add_argument("--out", required=True)
+    imp.add_argument("--out", required=True, help="session file to write")
+    imp.add_argument("--force", action="store_true",
+                     help="write over a file that is not a session (or over the cache), keeping it as FILE.bak")
 
     check = sub.add_parser("check-kernels", help="compile every template offline (NVRTC) and report resources")
     check.add_argument("--arch", default="sm_90")
@@ -145,7 +143,7 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None) -> tuple[An
     if args.weight:
         values = dict(weights.values)
         for text in args.weight:
-            name, value = _parse_assignment(text)
+            name, value = parse_assignment(text, "--weight", identifier=False)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
                 raise WorkbenchError(f"--weight {text!r}: the weight must be a number >= 0")
             values[name] = float(value)
@@ -182,50 +180,61 @@ class _ProgressLine:
             sys.stderr.write(f"{end}finished ({event.reason}) after {event.evaluations} evaluations\n")
 
 
-def cmd_tune(args: argparse.Namespace) -> int:
-    from workbench.backends.base import EvalLimits
-    from workbench.runner.plan import make_backend_spec
-    from workbench.runner.tune import TuneRequest, run_tune
-    from workbench.search.base import DEFAULT_STRATEGY, strategy_class
+def _request_from_args(args: argparse.Namespace, base: Any = None) -> Any:
+    """The run request the flags make; ``base`` (a continued session) supplies what they leave out."""
+    from workbench.runner.controller import RunRequest
+    from workbench.runner.executors import parse_devices
 
-    if args.budget is None and args.time_limit is None:
-        args.budget = 100
+    objective_given = any(getattr(args, name) is not None for name in ("max_latency_ms", "max_memory_mb", "min_quality")) \
+        or args.constraint or args.weight
+    constraints, weights = _objective_from_args(args, base) if objective_given or base is None else (None, None)
+    return RunRequest(
+        kernel=args.kernel, backend=args.backend, replay=args.replay, kernel_dirs=tuple(args.kernel_dir),
+        problem=parse_assignments(args.set, "--set") if args.set else None, gpu_model=args.gpu_model,
+        noise=args.noise, strategy=args.strategy,
+        strategy_options=parse_assignments(args.option, "--option") if args.option else None,
+        seed=args.seed, constraints=constraints, weights=weights, budget=args.budget,
+        time_limit_s=args.time_limit, patience=args.patience, prune_keep=args.prune, workers=args.workers,
+        executor=args.executor, ray_address=args.ray_address,
+        devices=tuple(parse_devices(args.devices)) if args.devices is not None else None,
+        allow_mixed_gpus=args.allow_mixed_gpus, compile_timeout_s=args.compile_timeout, run_timeout_s=args.timeout,
+    )
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from workbench.core.session import load_session
+    from workbench.runner.controller import resume_run, start_run
+
     if args.budget is not None and args.budget < 1:
         raise WorkbenchError("--budget must be at least 1")
     if args.prune is not None and not 0.0 < args.prune <= 1.0:
         raise WorkbenchError(f"--prune {args.prune:g}: the fraction measured must be in (0, 1]")
-    if args.timeout <= 0 or args.compile_timeout <= 0:
-        raise WorkbenchError("--timeout and --compile-timeout must be positive")
-    if args.workers is not None and args.workers < 1:
-        raise WorkbenchError("--workers must be at least 1")
-    out = Path(args.out)
-    if not out.parent.exists():
-        raise WorkbenchError(f"--out {out}: folder {out.parent} does not exist")
-    from workbench.runner.executors import parse_devices
+    if isinstance(args.resume, str):
+        base = load_session(args.resume)
+        request = _request_from_args(args, base)
+        run = resume_run(args.resume, request, args.out, force=args.force)
+    else:
+        if args.out is None:
+            raise WorkbenchError("--out FILE: name the session file to write (or --resume SESSION)")
+        if args.resume and args.force:
+            raise WorkbenchError("--resume continues the session at --out and --force replaces it: choose one")
+        base = None
+        if args.resume:
+            from workbench.core.session import journal_path
 
-    devices = tuple(parse_devices(args.devices)) if args.devices is not None else None
-    problem = dict(_parse_assignment(text) for text in args.set)
-    spec = make_backend_spec(
-        args.kernel, args.backend, kernel_dirs=args.kernel_dir, problem=problem, replay=args.replay,
-        gpu_model=args.gpu_model, seed=args.seed, noise=not args.no_noise,
-    )
-    constraints, weights = _objective_from_args(args)
-    strategy_name = args.strategy or DEFAULT_STRATEGY
-    options = strategy_class(strategy_name).validate_options(dict(_parse_assignment(t) for t in args.option))
-    request = TuneRequest(
-        strategy=strategy_name, seed=args.seed, budget=args.budget, time_limit_s=args.time_limit,
-        workers=args.workers, constraints=constraints, weights=weights, strategy_options=options,
-        patience=args.patience, prune_keep=args.prune, executor=args.executor, ray_address=args.ray_address, devices=devices,
-        allow_mixed_gpus=args.allow_mixed_gpus,
-        limits=EvalLimits(compile_timeout_s=args.compile_timeout, run_timeout_s=args.timeout,
-                          max_latency_ms=args.max_latency_ms),
-    )
-    session, finished = run_tune(spec, request, out, listeners=[_ProgressLine(args.quiet)])
+            if Path(args.out).exists() or journal_path(args.out).is_file():
+                base = load_session(args.out)
+        request = _request_from_args(args, base)
+        run = start_run(request, args.out, resume=bool(args.resume), force=args.force)
+    run.subscribe(_ProgressLine(args.quiet))
+    finished = run.run()
+    session, out = run.session, run.output
     summary = summarise(session)
     best = summary["best"]
     best_text = f"best {best['latency_ms']:.4g} ms {best['config']}" if best else "no feasible config"
     sim = " (simulated)" if summary["simulated"] else ""
-    print(f"{session.kernel}: {summary['trials']} trials, {summary['feasible']} feasible{sim}; {best_text} -> {out}")
+    verb = "continued" if run.continued else "new session"
+    print(f"{session.kernel}: {summary['trials']} trials ({verb}), {summary['feasible']} feasible{sim}; {best_text} -> {out}")
     return 0 if finished.reason != "error" else 1
 
 
@@ -321,12 +330,19 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from workbench.core.export import export_sessions
+    from workbench.core.export import export_sessions, is_export_file
+    from workbench.core.output_files import prepare_output
     from workbench.core.session import load_session
 
     sessions = [load_session(path) for path in args.sessions]
     constraints, weights = _objective_from_args(args, sessions[0])
-    plan = export_sessions(sessions, args.format, args.out, constraints, weights, sources=args.sessions)
+
+    def check_output(path: Path) -> None:
+        prepare_output(path, force=args.force, inputs=args.sessions, replaceable=is_export_file,
+                       what="file exported by this workbench")
+
+    plan = export_sessions(sessions, args.format, args.out, constraints, weights, sources=args.sessions,
+                           check_output=check_output)
     picks = ", ".join(f"{c.device}: {c.trial.config.id}" for c in plan.choices)
     portable = f"; portable {plan.portable.trial.config.id}" if plan.portable is not None and len(plan.choices) > 1 else ""
     print(f"{plan.kernel}: exported {args.format} ({picks}{portable}) -> {args.out}")
@@ -364,10 +380,13 @@ def cmd_kernels(args: argparse.Namespace) -> int:
 
 def cmd_import_kt(args: argparse.Namespace) -> int:
     from workbench.core.interop import import_kt_cache
-    from workbench.core.session import save_session
+    from workbench.core.output_files import prepare_output
+    from workbench.core.session import is_session_file, save_session
 
+    out = prepare_output(args.out, force=args.force, inputs=[args.cache], replaceable=is_session_file,
+                         what="workbench session")
     session = import_kt_cache(args.cache)
-    save_session(session, args.out)
+    save_session(session, out)
     print(f"imported {len(session.trials)} trials of {session.kernel} on {session.device.get('name', '?')} -> {args.out}")
     return 0
 

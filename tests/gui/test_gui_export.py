@@ -42,13 +42,13 @@ def test_export_best_follows_the_constraints_in_force(window, qtbot, tmp_path):
 
 def test_problem_hint_follows_the_session_shown(window, tmp_path):
     from workbench.runner.plan import make_backend_spec
-    from workbench.runner.tune import TuneRequest, run_tune
+    from workbench.runner.controller import RunRequest, run_to_end
 
     window.toolbar.kernel.setCurrentText("conv2d")
     assert "image_width" in window.toolbar.problem.placeholderText()
     spec = make_backend_spec("reduce_sum", "sim", extra={"compile": "estimate"}, problem={"n": 4096})
     path = tmp_path / "reduce.json"
-    run_tune(spec, TuneRequest(strategy="random", budget=3), path)
+    run_to_end(RunRequest(spec=spec, strategy="random", budget=3), path)
     window.open_session(str(path))
     hint = window.toolbar.problem.placeholderText()
     assert "n=4096" in hint and "image_width" not in hint

@@ -142,17 +142,21 @@ def test_main_opens_a_session_and_saves_a_screenshot(qtbot, tmp_path):
     assert main(str(tmp_path / "missing.json"), None, None, True) == 1
 
 
-def test_main_py_gui_runs_and_quits(tmp_path):
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config"),
-           "KERNEL_WORKBENCH_AUTOSAVE_DIR": str(tmp_path / "autosave")}
+def test_main_py_gui_runs_and_quits_leaving_nothing_behind(tmp_path):
+    """An automated run (screenshot, quit) ends normally: no autosave for the next start to offer
+    as a crashed run, no lock, and the person's settings untouched."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+           "KERNEL_WORKBENCH_CONFIG_DIR": str(tmp_path / "config"), "KERNEL_WORKBENCH_DATA_DIR": str(tmp_path / "data")}
+    env.pop("KERNEL_WORKBENCH_AUTOSAVE_DIR", None)
     shot = tmp_path / "run.png"
     done = subprocess.run([sys.executable, str(ROOT / "main.py"), "gui", "--run", BENCH, "--backend", "python",
                            "--budget", "12", "--seed", "3", "--screenshot", str(shot), "--quit-when-done"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert shot.stat().st_size > 10_000
-    autosaved = list((tmp_path / "autosave").glob("*.json"))
-    assert len(autosaved) == 1  # the unnamed run is kept for recovery, never lost
+    assert (tmp_path / "data" / "autosave").is_dir()  # the run was journaled while it went on
+    assert list((tmp_path / "data" / "autosave").iterdir()) == []
+    assert not (tmp_path / "config").exists() and not (tmp_path / "xdg").exists()
 
 
 def test_space_edits_reach_the_next_run_and_keep_measured_trials(window, qtbot):

@@ -28,7 +28,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -269,8 +269,13 @@ def export_sessions(
     *,
     sources: Sequence[str] | None = None,
     templates: Mapping[str, Any] | None = None,
+    check_output: Callable[[Path], Any] | None = None,
 ) -> ExportPlan:
-    """Plan, render and write an export atomically (nothing is written when it refuses)."""
+    """Plan, render and write an export atomically (nothing is written when it refuses).
+
+    ``check_output(path)`` runs after the export is rendered and before it is written: the
+    caller's rule for what may be replaced (so a bad session is reported before a bad path).
+    """
     if fmt not in FORMATS:
         raise WorkbenchError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     path = Path(out)
@@ -278,6 +283,8 @@ def export_sessions(
         raise WorkbenchError(f"--out {path}: folder {path.parent} does not exist")
     plan = plan_export(sessions, constraints, weights, sources=sources, templates=templates)
     text = export_text(plan, fmt)
+    if check_output is not None:
+        check_output(path)
     _write_atomic(path, text)
     return plan
 
@@ -694,3 +701,17 @@ __all__ = [
     "slot_defines",
     "target_macro",
 ]
+
+
+#: Text every export carries near its top, so a later export may replace an earlier one.
+_EXPORT_MARKERS = ("exported by Kernel Tuning Workbench", f'"format": "{EXPORT_FORMAT}"')
+
+
+def is_export_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` looks like a file this module wrote (read from its first 4 KB only)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return any(marker in head for marker in _EXPORT_MARKERS)

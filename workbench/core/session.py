@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+from glob import escape as glob_escape
 import hashlib
 import json
 import math
@@ -35,6 +36,7 @@ import os
 import tempfile
 import threading
 import time
+import uuid
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,10 +52,12 @@ except ImportError:  # pragma: no cover - the json module does the same work, sl
 from workbench.core.errors import SessionFormatError, WorkbenchError
 from workbench.core.measurement import Measurement, Status, Trial
 from workbench.core.objective import Constraints, Ranking, Weights, rank
+from workbench.core.run_settings import RunSettings
 from workbench.core.space import Config, SearchSpace, canonical_json
 
 FORMAT_NAME = "kernel-workbench-session"
-FORMAT_VERSION = 1
+#: 2 added ``id`` (the session's identity, shared by its journal) and ``run`` (run settings).
+FORMAT_VERSION = 2
 
 KINDS: tuple[str, ...] = ("template", "python", "recording")
 JOURNAL_SUFFIX = ".journal"
@@ -70,12 +74,17 @@ _MEASUREMENT_FIELDS = frozenset({"status", "metrics", "message", "log", "details
 _SESSION_FIELDS = (
     "format", "version", "kernel", "kind", "source_hash", "problem", "space", "backend", "device",
     "constraints", "weights", "strategy", "baselines", "default_config", "created_at", "notes",
-    "extra", "trials",
+    "extra", "trials", "id", "run",
 )
 
 
 def _now() -> float:
     return time.time()
+
+
+def new_session_id() -> str:
+    """A fresh identity for a session; its journal carries it, so journals never cross sessions."""
+    return uuid.uuid4().hex
 
 
 @dataclass
@@ -98,6 +107,9 @@ class Session:
     created_at: float = field(default_factory=_now)
     notes: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Identity of this session, written into its journal; "" for files older than format 2.
+    id: str = field(default_factory=new_session_id)
+    run: RunSettings = field(default_factory=RunSettings)
 
     # --- trials --------------------------------------------------------------------------------
     def add(self, trial: Trial) -> None:
@@ -136,6 +148,7 @@ class Session:
         return {
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION,
+            "id": self.id,
             "kernel": self.kernel,
             "kind": self.kind,
             "source_hash": self.source_hash,
@@ -151,6 +164,7 @@ class Session:
             "created_at": self.created_at,
             "notes": self.notes,
             "extra": dict(self.extra),
+            "run": self.run.to_dict(),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -512,6 +526,15 @@ def _decode_session(data: Any, source: str) -> Session:
         fail("created_at", f"{created_at!r} is not a number (seconds since the epoch)")
     notes = text("notes")
     extra = obj("extra")
+    session_id = text("id")
+    if len(session_id) > 64 or not all(c.isalnum() or c in "-_" for c in session_id):
+        fail("id", "expected up to 64 letters, digits, '-' or '_'")
+    try:
+        run = RunSettings.from_dict(data.get("run"))
+    except WorkbenchError as exc:
+        fail("run", str(exc))
+    except TypeError as exc:
+        fail("run", f"malformed ({exc})")
 
     raw_trials = data.get("trials", [])
     if type(raw_trials) is not list:
@@ -535,6 +558,8 @@ def _decode_session(data: Any, source: str) -> Session:
         created_at=float(created_at),
         notes=notes,
         extra=dict(extra),
+        id=session_id,
+        run=run,
     )
     _check_trials(session, source)
     return session
@@ -556,6 +581,17 @@ def _check_trials(session: Session, source: str, trials: list[Trial] | None = No
 # ------------------------------------------------------------------------------------------------
 # Files
 # ------------------------------------------------------------------------------------------------
+
+
+def is_session_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` looks like a session file (its first 4 KB name the format): what a command
+    that writes sessions may replace without ``--force``."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return f'"format": "{FORMAT_NAME}"' in head or f'"format":"{FORMAT_NAME}"' in head
 
 
 def journal_path(path: str | os.PathLike[str]) -> Path:
@@ -736,8 +772,8 @@ def load_session(path: str | os.PathLike[str]) -> Session:
     """Read, validate and return a session, with any journalled trials merged in.
 
     When only ``<path>.journal`` exists (the process died before its first save) the session is
-    rebuilt from the journal's header and trials. Trials are merged by ``index``; the saved file
-    wins when both hold one.
+    rebuilt from the journal's header and trials. Trials are merged by ``index``; the journal wins
+    when both hold one. A journal of another session is refused (see ``_check_journal_belongs``).
     """
     with _no_gc():
         return _load_session(path)
@@ -756,13 +792,65 @@ def _load_session(path: str | os.PathLike[str]) -> Session:
     else:
         raise SessionFormatError(f"{p}: no such file")
     if journalled:
-        known = {t.index for t in session.trials}
-        added = [t for t in journalled if t.index not in known and not known.add(t.index)]  # type: ignore[func-returns-value]
-        if added:
-            session.trials.extend(added)
-            session.trials.sort(key=lambda t: t.index)
-            _check_trials(session, str(jp))
+        if p.exists():
+            _check_journal_belongs(header, session, jp, p)
+        session.trials = _merge_trials(session.trials, journalled)
+        _check_trials(session, str(jp))
     return session
+
+
+def _check_journal_belongs(header: dict[str, Any] | None, session: Session, jp: Path, p: Path) -> None:
+    """Refuse a journal written for another session: merging it would mix two sessions' trials.
+
+    Sessions carry an ``id`` since format 2; older ones are matched by kernel and creation time.
+    """
+    if header is None:
+        raise SessionFormatError(f"{jp}: journal has no header line, so it cannot be matched to {p.name}; move it away to open {p.name}")
+    theirs, ours = header.get("id") or "", session.id
+    same = theirs == ours if theirs and ours else (
+        header.get("kernel") == session.kernel and header.get("created_at") == session.created_at)
+    if not same:
+        raise SessionFormatError(
+            f"{jp}: journal of another session (kernel {header.get('kernel')!r}, id {theirs or 'none'}), "
+            f"not of {p.name}; move it away to open {p.name}"
+        )
+
+
+def _merge_trials(saved: list[Trial], journalled: list[Trial]) -> list[Trial]:
+    """The file's trials and the journal's, by index; the journal wins where both hold one.
+
+    The journal is written after the file was read (a run continues a loaded session), so a trial
+    it holds under an index the file also has is the newer record of that evaluation.
+    """
+    by_index = {t.index: t for t in saved}
+    changed = False
+    for trial in journalled:
+        if by_index.get(trial.index) is not trial:
+            by_index[trial.index] = trial
+            changed = True
+    if not changed:
+        return saved
+    return [by_index[i] for i in sorted(by_index)]
+
+
+def clean_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
+    """Remove temporary files a killed save or journal start left beside ``path``.
+
+    Atomic writes go through ``.NAME.XXXX.tmp`` beside the target and are renamed at the end, so a
+    kill in between leaves one behind. Only the owner of the session's lock may call this (another
+    live writer's temporary file would otherwise be removed under it).
+    """
+    p = _session_path(path)
+    removed: list[Path] = []
+    folder = p.parent if str(p.parent) else Path(".")
+    for name in (p.name, journal_path(p).name):
+        for leftover in folder.glob(f".{glob_escape(name)}.*.tmp"):
+            try:
+                leftover.unlink()
+                removed.append(leftover)
+            except OSError:
+                pass
+    return removed
 
 
 #: Journals open in this process, by absolute path, so that a save can check what they hold.

@@ -107,6 +107,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
 
     QTimer.singleShot(0, begin)
     code = app.exec()
-    if window.running:  # quit while a run goes on (automation): stop and keep the trials
-        window.close()
+    # Closing runs the window's normal ending: a run still going is stopped with its trials kept,
+    # an automated run's autosave is removed, so the next start does not offer it for recovery.
+    window.close()
     return code or status["code"]

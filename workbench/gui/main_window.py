@@ -7,8 +7,8 @@ bar that names the device and says plainly when timings are modelled or recorded
 
 from __future__ import annotations
 
+import dataclasses
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +36,13 @@ MAX_RECENT = 8
 SESSION_FILTER = "Workbench sessions (*.json);;All files (*)"
 
 
-def autosave_dir() -> Path:
-    """Where runs without a file are journaled (``KERNEL_WORKBENCH_AUTOSAVE_DIR`` overrides)."""
-    override = os.environ.get("KERNEL_WORKBENCH_AUTOSAVE_DIR")
-    if override:
-        return Path(override)
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("kernel-workbench", appauthor=False)) / "autosave"
+def app_settings() -> QSettings:
+    """The window's settings: ``KERNEL_WORKBENCH_CONFIG_DIR/settings.ini`` when that is set (tests and
+    automated runs never touch the person's own settings), else the platform's place."""
+    folder = os.environ.get("KERNEL_WORKBENCH_CONFIG_DIR")
+    if folder:
+        return QSettings(str(Path(folder) / "settings.ini"), QSettings.Format.IniFormat)
+    return QSettings("kernel-workbench", "workbench")
 
 
 class MainWindow(QMainWindow):
@@ -55,12 +54,18 @@ class MainWindow(QMainWindow):
     def __init__(self, interactive: bool = True, settings: QSettings | None = None) -> None:
         super().__init__()
         self.interactive = interactive
-        self.settings = settings or QSettings("kernel-workbench", "workbench")
+        self.settings = settings or app_settings()
         self.model = SessionModel()
         self.path: Path | None = None  # where Save writes; None: unsaved (runs go to an autosave file)
         self.autosave_path: Path | None = None
         self.thread: EngineThread | None = None
         self.last_result: Any = None
+        #: The toolbar's request right after a session was shown: Start with these same choices
+        #: continues that session with its own backend (see :meth:`start_run`).
+        self._shown_request: dict[str, Any] | None = None
+        #: Python benchmark files the person agreed to run (named on the command line, or
+        #: confirmed in the dialog a continued session brings up).
+        self.trusted_code: set[Path] = set()
         self.setWindowTitle("Kernel Tuning Workbench")
         self.resize(1440, 900)
         self._build()
@@ -297,78 +302,127 @@ class MainWindow(QMainWindow):
             self._error("Cannot start the run", str(exc))
 
     def start_run(self, run: dict[str, Any]) -> None:
-        """Start a run from a request (toolbar or automation); continues the open session when it is
-        the same kernel, problem and code, so already measured configs are not measured again."""
+        """Start a run from a request (toolbar or automation) through the run controller.
+
+        The open session is continued, with its own backend, kernel and options, when the request
+        names what it measured (the controls as the session set them, or the same kernel, problem,
+        code and device); otherwise a new session starts, after asking to save unsaved trials.
+        """
         if self.running:
             raise WorkbenchError("a run is already going; stop it first")
-        from workbench.backends.base import EvalLimits
-        from workbench.runner.engine import Engine
-        from workbench.runner.plan import make_backend_spec, new_session, open_target
-        from workbench.search.base import DEFAULT_STRATEGY, create_strategy
+        from workbench.runner import autosave
+        from workbench.runner.controller import continues, prepare_run
 
         try:
             self.toolbar.apply(run)  # the controls show what runs, whoever started it
         except WorkbenchError:
             pass
-        extra = dict(run.get("options") or {})
-        if run.get("delay_s"):
-            extra["delay_s"] = float(run["delay_s"])
-        spec = make_backend_spec(
-            run.get("kernel"), run.get("backend") or "auto", problem=run.get("problem") or {}, replay=run.get("replay"),
-            gpu_model=run.get("gpu_model"), seed=int(run.get("seed") or 0), device=run.get("device"), extra=extra,
-        )
-        target = open_target(spec)
         current = self.model.session
-        continuing = (current is not None and current.kernel == target.kernel and current.source_hash == target.source_hash
-                      and dict(current.problem) == dict(target.problem))
-        space = self._edited_space(target.space)
-        strategy_name = run.get("strategy") or DEFAULT_STRATEGY
-        seed = int(run.get("seed") or 0)
-        strategy = create_strategy(strategy_name, space, seed=seed, **dict(run.get("strategy_options") or {}))
-        if not continuing and current is not None and not self._maybe_save():
-            raise WorkbenchError("run not started: the current session has unsaved trials")
+        request = self._run_request(run, current)
+        continuing = current is not None and (self._same_choices(run) or continues(request, current))
         if continuing:
-            session = current
-            session.space = space
-            session.backend = spec.to_dict()
-            session.device = dict(target.device)
-            session.strategy = {"name": strategy_name, "seed": seed, "options": dict(run.get("strategy_options") or {})}
+            request = self._continue_request(run, current)
+        elif current is not None and not self._maybe_save():
+            raise WorkbenchError("run not started: the current session has unsaved trials")
         else:
-            session = new_session(spec, target, strategy=strategy_name, seed=seed,
-                                  strategy_options=run.get("strategy_options"),
-                                  constraints=self.model.constraints if current is not None else None,
-                                  weights=self.model.weights if current is not None else None)
-            session.space = space
+            request = dataclasses.replace(request, constraints=self.model.constraints if current else None,
+                                          weights=self.model.weights if current else None)
+        if continuing:
+            output = self.path or self.autosave_path or autosave.new_autosave_path(current.kernel)
+        else:
+            output = autosave.new_autosave_path(run.get("kernel") or Path(str(run.get("replay") or "session")).stem)
+        prepared = prepare_run(request, current if continuing else None, output)
+        if prepared.spec.kind == "python" and not continuing:  # the person picked this file to run
+            self.trusted_code.add(Path(str(prepared.spec.options.get("path", ""))).resolve())
+        if not continuing:
+            self._drop_autosave()
             self.path = None
-            self.model.set_session(session)
-        output = self.path or self._new_autosave_path(session.kernel)
-        limits = EvalLimits(compile_timeout_s=float(run.get("compile_timeout_s", 60.0)),
-                            run_timeout_s=float(run.get("run_timeout_s", 10.0)))
-        engine = Engine(session, strategy, spec, budget=run.get("budget"), time_limit_s=run.get("time_limit_s"),
-                        workers=int(run.get("workers") or 1), limits=limits, output=output)
-        self.thread = EngineThread(engine, self)
+            self.model.set_session(prepared.session)
+        if self.path is None:
+            self.autosave_path = output
+        self.model.dirty = self.path is None or self.model.dirty
+        self._shown_request = self._choices(self.toolbar.request())
+        self.thread = EngineThread(prepared, self)
         self.thread.progress.connect(self._on_progress)
         self.thread.run_finished.connect(self._on_run_finished)
         self.toolbar.set_running(True)
-        self.toolbar.show_progress(0, run.get("budget"), 0, None)
+        self.toolbar.show_progress(0, prepared.budget, 0, None)
         self.thread.start()
 
-    def _edited_space(self, space: Any) -> Any:
-        """The target's space with the slots panel's edits, when the panel shows that same space
-        (same slots and domains; a recording's explicit space is never replaced)."""
-        base, edited = self.slots_panel.base, self.slots_panel.space
-        if base is None or edited is None or edited is base or space.is_explicit or base.is_explicit:
-            return space
-        if tuple(base.slots) != tuple(space.slots):
-            return space
-        domains = {slot.name: list(slot.values) for slot in edited.slots}
-        return space.with_domains(domains).with_restrictions(list(edited.restrictions))
+    def _run_request(self, run: dict[str, Any], current: Any) -> Any:
+        """The controller's request for a new session from the toolbar's (or automation's) keys."""
+        from workbench.runner.controller import RunRequest
 
-    def _new_autosave_path(self, kernel: str) -> Path:
-        folder = autosave_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        self.autosave_path = folder / f"{kernel}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
-        return self.autosave_path
+        extra = dict(run.get("options") or {})
+        if run.get("delay_s"):
+            extra["delay_s"] = float(run["delay_s"])
+        domains, restrictions = self._edited_domains()
+        return RunRequest(
+            kernel=run.get("kernel"), backend=run.get("backend") or "auto", replay=run.get("replay"),
+            problem=run.get("problem") or {}, gpu_model=run.get("gpu_model"), device=run.get("device"),
+            backend_options=extra, strategy=run.get("strategy"),
+            strategy_options=run.get("strategy_options"), seed=int(run.get("seed") or 0),
+            budget=run.get("budget"), time_limit_s=run.get("time_limit_s"), workers=run.get("workers"),
+            compile_timeout_s=run.get("compile_timeout_s"), run_timeout_s=run.get("run_timeout_s"),
+            domains=domains, restrictions=restrictions,
+        )
+
+    def _continue_request(self, run: dict[str, Any], session: Any) -> Any:
+        """A request that continues ``session``: its backend as saved, the run's own choices
+        (strategy, seed, budget, limits, objective) from the controls."""
+        from workbench.runner.controller import RunRequest
+
+        backend = session.backend if isinstance(session.backend, dict) else {}
+        options = backend.get("options") if isinstance(backend.get("options"), dict) else {}
+        trust = False
+        if backend.get("kind") == "python":
+            trust = self._confirm_code(Path(str(options.get("path", ""))))
+        extra = {}
+        if run.get("delay_s") and backend.get("kind") == "replay":
+            extra["delay_s"] = float(run["delay_s"])
+        domains, restrictions = self._edited_domains()
+        return RunRequest(
+            strategy=run.get("strategy"), strategy_options=run.get("strategy_options"),
+            seed=int(run["seed"]) if run.get("seed") is not None else None, budget=run.get("budget"),
+            time_limit_s=run.get("time_limit_s"), workers=run.get("workers"),
+            compile_timeout_s=run.get("compile_timeout_s"), run_timeout_s=run.get("run_timeout_s"),
+            backend_options=extra, constraints=self.model.constraints, weights=self.model.weights,
+            domains=domains, restrictions=restrictions, trust_session_code=trust,
+        )
+
+    def _confirm_code(self, path: Path) -> bool:
+        """A continued python benchmark runs the file the session names: only with the person's yes."""
+        if path.resolve() in self.trusted_code:
+            return True
+        named = str(self.toolbar.kernel.currentText())
+        if named.endswith(".py") and Path(named).resolve() == path.resolve():
+            return True
+        if not self.interactive:
+            raise WorkbenchError(f"the session runs the python benchmark {path}; running its code needs "
+                                 "the person's yes in an interactive window")
+        answer = QMessageBox.question(self, "Run the benchmark's code?",
+                                      f"This session measures the python benchmark\n{path}\n\nContinuing runs that "
+                                      "file's code. Run it?")
+        if answer != QMessageBox.StandardButton.Yes:
+            raise WorkbenchError("run not started: the benchmark's code was not confirmed")
+        self.trusted_code.add(path.resolve())
+        return True
+
+    @staticmethod
+    def _choices(run: dict[str, Any]) -> dict[str, Any]:
+        """The keys of a request that say what is measured (not how long or with which strategy)."""
+        keys = ("kernel", "backend", "replay", "problem", "gpu_model", "device")
+        return {k: run.get(k) or None for k in keys}
+
+    def _same_choices(self, run: dict[str, Any]) -> bool:
+        return self._shown_request is not None and self._choices(run) == self._shown_request
+
+    def _edited_domains(self) -> tuple[Any, Any]:
+        """The slots panel's edits (domains, restrictions), when it shows an editable space."""
+        base, edited = self.slots_panel.base, self.slots_panel.space
+        if base is None or edited is None or edited is base or base.is_explicit:
+            return None, None
+        return {slot.name: list(slot.values) for slot in edited.slots}, list(edited.restrictions)
 
     def _on_progress(self, event: Any) -> None:
         self.toolbar.show_progress(event.done, event.total, event.failures, event.eta_s)
@@ -427,6 +481,7 @@ class MainWindow(QMainWindow):
         from workbench.core.session import load_session
 
         session = load_session(path)
+        self._drop_autosave()
         self.path = Path(path)
         self.model.set_session(session)
         self._select_best_if_none()
@@ -441,10 +496,15 @@ class MainWindow(QMainWindow):
                "replay": options.get("path") if backend.get("kind") == "replay" else None,
                "gpu_model": options.get("gpu_model"), "problem": options.get("problem") or None,
                "strategy": (session.strategy or {}).get("name"), "seed": (session.strategy or {}).get("seed")}
+        settings = session.run
+        if settings.budget is not None:
+            left = settings.budget - len(session.trials)
+            run["budget"] = left if left > 0 else settings.budget
         try:
             self.toolbar.apply({k: v for k, v in run.items() if v is not None})
         except WorkbenchError:
             pass  # a strategy or backend this build lacks: keep the controls as they are
+        self._shown_request = self._choices(self.toolbar.request())
 
     def save(self) -> bool:
         if self.model.session is None:
@@ -472,11 +532,12 @@ class MainWindow(QMainWindow):
         return True
 
     def _drop_autosave(self) -> None:
+        """The unsaved session's autosave is no longer needed (saved elsewhere, discarded, or the
+        window closes normally)."""
         if self.autosave_path is not None and not self.running and self.autosave_path != self.path:
-            from workbench.core.session import journal_path
+            from workbench.runner.autosave import discard
 
-            for leftover in (self.autosave_path, journal_path(self.autosave_path)):
-                leftover.unlink(missing_ok=True)
+            discard(self.autosave_path)
             self.autosave_path = None
 
     def _on_open(self) -> None:
@@ -613,15 +674,10 @@ class MainWindow(QMainWindow):
 
     # --- recovery ------------------------------------------------------------------------------
     def recoverable(self) -> list[Path]:
-        """Sessions in the autosave folder: runs never saved under a name (a journal alone counts:
-        the process was killed before its first save). Newest first."""
-        folder = autosave_dir()
-        if not folder.is_dir():
-            return []
-        found = {p for p in folder.glob("*.json")}
-        found |= {Path(str(p)[: -len(".journal")]) for p in folder.glob("*.json.journal")}
-        found.discard(self.autosave_path) if self.autosave_path is not None else None
-        return sorted(found, key=lambda p: _mtime(p), reverse=True)
+        """Autosaves of runs that did not end cleanly, newest first (see :mod:`workbench.runner.autosave`)."""
+        from workbench.runner.autosave import recoverable
+
+        return recoverable(exclude=self.autosave_path)
 
     def offer_recovery(self) -> None:
         candidates = self.recoverable()
@@ -634,6 +690,7 @@ class MainWindow(QMainWindow):
             self._guarded(lambda: self.open_session(session_file), "Cannot recover")
             self.path = None
             self.autosave_path = session_file
+            self._remove_recent(str(session_file.resolve()))
             self.model.dirty = True
             self._update_title()
 
@@ -653,6 +710,10 @@ class MainWindow(QMainWindow):
     def _add_recent(self, path: str) -> None:
         recent = [path] + [p for p in self.recent_files() if p != path]
         self.settings.setValue("recent", recent[:MAX_RECENT])
+        self._update_recent_menu()
+
+    def _remove_recent(self, path: str) -> None:
+        self.settings.setValue("recent", [p for p in self.recent_files() if p != path])
         self._update_recent_menu()
 
     def _update_recent_menu(self) -> None:
@@ -707,15 +768,10 @@ class MainWindow(QMainWindow):
         elif not self._maybe_save():
             event.ignore()
             return
+        else:
+            self._drop_autosave()  # saved, discarded, or automation: nothing is left to recover
         self._timer.stop()
-        self.save_settings()
+        if self.interactive:  # an automated run's window size is not the person's layout
+            self.save_settings()
         event.accept()
 
-
-def _mtime(path: Path) -> float:
-    for candidate in (path, Path(str(path) + ".journal")):
-        try:
-            return candidate.stat().st_mtime
-        except OSError:
-            continue
-    return 0.0

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QToolBar, QWidget,
 )
 
+from workbench.core.assignments import parse_assignment_list
 from workbench.core.errors import WorkbenchError
 from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES
 
@@ -41,22 +42,8 @@ def available_gpus() -> tuple[str, ...]:
 
 
 def parse_problem(text: str) -> dict[str, Any]:
-    """``n=1048576, m=64`` -> {"n": 1048576, "m": 64}; numbers become int or float, never eval'd."""
-    out: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in text.replace(";", ",").split(","))):
-        name, sep, raw = part.partition("=")
-        name, raw = name.strip(), raw.strip()
-        if not sep or not name.isidentifier() or not raw:
-            raise WorkbenchError(f"problem {part!r}: write name=value, e.g. n=1048576")
-        value: Any = raw
-        for cast in (int, float):
-            try:
-                value = cast(raw)
-                break
-            except ValueError:
-                continue
-        out[name] = value
-    return out
+    """``n=1048576, m=64`` -> {"n": 1048576, "m": 64}: the command line's ``--set`` rules, never eval'd."""
+    return parse_assignment_list(text, "problem")
 
 
 class RunToolbar(QToolBar):

@@ -1,0 +1,108 @@
+"""Runs started from the window go through the run controller: a reopened session of any backend
+continues with its own settings, and autosaves exist only while a run could still be lost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.session import load_session, save_session
+from workbench.core.session_lock import SessionLock
+from workbench.runner.autosave import autosave_dir, file_stem
+from workbench.runner.controller import RunRequest, run_to_end, start_run
+from workbench.runner.events import TrialFinished
+
+BENCH = str(Path(__file__).with_name("gui_bench.py"))
+
+
+def start_and_wait(window, qtbot, run, timeout_ms=60_000):
+    with qtbot.waitSignal(window.run_done, timeout=timeout_ms) as blocker:
+        window.start_run(run)
+    return blocker.args[0]
+
+
+def stopped_after(request: RunRequest, path: Path, evaluations: int) -> None:
+    run = start_run(request, path)
+    seen = []
+
+    def on_event(event) -> None:
+        if isinstance(event, TrialFinished):
+            seen.append(event)
+            if len(seen) == evaluations:
+                run.stop()
+
+    run.subscribe(on_event)
+    assert run.run().reason == "stopped"
+
+
+def test_start_on_a_reopened_python_session_continues_it_once_its_code_is_confirmed(window, qtbot, tmp_path):
+    path = tmp_path / "bench.json"
+    run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=12, seed=3), path)
+    window.open_session(path)
+    assert window.toolbar.budget.value() == 12  # all 12 done: the recorded budget is offered again
+    with pytest.raises(WorkbenchError, match="python benchmark"):  # opening a file never chooses code to run
+        window.start_run(window.toolbar.request())
+    assert not window.running and len(load_session(path).trials) == 12
+    window.trusted_code.add(Path(BENCH).resolve())  # what the confirmation dialog records
+    window.toolbar.budget.setValue(5)
+    result = start_and_wait(window, qtbot, window.toolbar.request())
+    assert result.reason == "budget", result.message
+    session = load_session(path)  # written to its own file, not to an autosave
+    assert len(session.trials) == 17 and len({t.config.id for t in session.trials}) == 17
+    assert session.backend["kind"] == "python" and session.kernel == "gui_bench"
+    assert window.autosave_path is None and not list(autosave_dir().glob("*.json*"))
+
+
+def test_start_on_a_reopened_replay_session_keeps_its_trials_kernel_and_budget(window, qtbot, tmp_path):
+    recording = tmp_path / "rec.json"
+    run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=60, seed=1), recording)
+    path = tmp_path / "replay.json"
+    stopped_after(RunRequest(replay=str(recording), strategy="random", budget=30), path, 10)
+    window.open_session(path)
+    assert window.model.n == 10
+    assert window.toolbar.budget.value() == 20  # what the session's budget has left
+    result = start_and_wait(window, qtbot, window.toolbar.request())
+    assert result.reason == "budget", result.message
+    session = load_session(path)
+    assert len(session.trials) == 30 and len({t.config.id for t in session.trials}) == 30
+    assert session.kernel == "gui_bench" and session.backend["kind"] == "replay"
+    assert not list(autosave_dir().glob("*.json*"))
+
+
+def test_a_finished_unsaved_run_is_kept_until_a_normal_close_then_nothing_is_left(qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from workbench.gui.main_window import MainWindow
+
+    settings = QSettings(str(tmp_path / "p.ini"), QSettings.Format.IniFormat)
+    window = MainWindow(interactive=False, settings=settings)
+    qtbot.addWidget(window)
+    start_and_wait(window, qtbot, {"kernel": BENCH, "backend": "python", "strategy": "random", "budget": 8})
+    autosave = window.autosave_path
+    assert len(load_session(autosave).trials) == 8  # unsaved: a crash now would still lose nothing
+    assert window.close()
+    assert not autosave.exists() and not list(autosave_dir().iterdir())
+    later = MainWindow(interactive=False, settings=settings)
+    qtbot.addWidget(later)
+    assert later.recoverable() == []
+
+
+def test_an_autosave_a_live_run_still_writes_is_not_offered_for_recovery(window, tmp_path):
+    folder = autosave_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "s.json"
+    run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=3), path)
+    crashed, live = folder / "crashed.json", folder / "live.json"
+    save_session(load_session(path), crashed)
+    save_session(load_session(path), live)
+    with SessionLock(live):
+        assert window.recoverable() == [crashed]
+    assert set(window.recoverable()) == {crashed, live}
+
+
+def test_autosave_names_cannot_leave_their_folder():
+    for hostile in ("../../etc/passwd", "a/b\nc", "", "..", "x" * 500, "名前"):
+        stem = file_stem(hostile)
+        assert stem and "/" not in stem and "." not in stem and len(stem) <= 48

@@ -1,0 +1,363 @@
+"""The run controller and the command line's run lifecycle: continuing and resuming sessions,
+refusing to overwrite, one writer per session, journals that belong to their session, and no
+finished trial lost to a kill (workbench.runner.controller, core.session_lock, core.output_files)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from workbench.core.assignments import parse_assignment_list, parse_assignments
+from workbench.core.errors import SessionFormatError, WorkbenchError
+from workbench.core.measurement import Measurement, Status, Trial
+from workbench.core.session import Journal, journal_path, load_session, save_session
+from workbench.core.session_lock import SessionInUse, SessionLock, lock_path
+from workbench.runner.controller import RunRequest, continues, resume_run, run_to_end, start_run
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).parent / "fixtures"
+TRIVIAL = str(FIXTURES / "trivial_bench.py")
+SLOW = str(FIXTURES / "slow_bench.py")
+
+
+def run_cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1", **(env or {})}
+    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, env=environment)
+
+
+def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and "Traceback" not in result.stderr, result.stderr
+    return lines[0]
+
+
+def new_trivial(path: Path, budget: int, **fields) -> None:
+    session, finished = run_to_end(RunRequest(kernel=TRIVIAL, strategy="random", budget=budget, **fields), path)
+    assert finished.reason == "budget", finished.message
+
+
+# --- name=value parsing is one rule --------------------------------------------------------------
+
+
+def test_name_value_parsing_is_one_rule_for_flags_and_the_window() -> None:
+    assert parse_assignments(["flag=true", "n=1024", "scale=0.5", "mode=fast"]) == {
+        "flag": True, "n": 1024, "scale": 0.5, "mode": "fast"}
+    assert parse_assignment_list("flag=true, n=1024") == {"flag": True, "n": 1024}
+    for bad in (["n=nan"], ["n=inf"], ["n 3"], ["n=1", "n=2"], ["n=" + "9" * 5000]):
+        with pytest.raises(WorkbenchError):
+            parse_assignments(bad)
+
+
+# --- refusing to overwrite ------------------------------------------------------------------------
+
+
+def test_tune_refuses_an_existing_session_then_resume_extends_and_force_keeps_a_backup(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    new_trivial(out, 12)
+    before = out.read_bytes()
+    line = one_line_error(run_cli("tune", TRIVIAL, "--budget", "3", "--out", str(out)))
+    assert "--resume" in line and "--force" in line and "12 trials" in line
+    assert out.read_bytes() == before
+
+    done = run_cli("tune", TRIVIAL, "--budget", "5", "--out", str(out), "--resume", "--quiet")
+    assert done.returncode == 0, done.stderr
+    resumed = load_session(out)
+    assert len(resumed.trials) == 17 and len({t.config.id for t in resumed.trials}) == 17
+    assert [t.index for t in resumed.trials] == list(range(17))
+    assert resumed.run.budget == 17
+
+    done = run_cli("tune", TRIVIAL, "--budget", "2", "--out", str(out), "--force", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert len(load_session(out).trials) == 2
+    assert len(load_session(tmp_path / "s.json.bak").trials) == 17
+
+
+def test_resume_uses_the_sessions_own_settings_and_flags_override_and_are_recorded(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    done = run_cli("tune", TRIVIAL, "--strategy", "random", "--seed", "7", "--budget", "10", "--time-limit", "600",
+                   "--timeout", "5", "--out", str(out), "--quiet")
+    assert done.returncode == 0, done.stderr
+    session = load_session(out)
+    assert session.run.budget == 10 and session.run.run_timeout_s == 5.0 and session.run.time_limit_s == 600.0
+    one_line_error(run_cli("tune", "--resume", str(out)))  # its 10 evaluations are done: say how to go on
+
+    done = run_cli("tune", "--resume", str(out), "--budget", "4", "--timeout", "3", "--quiet")
+    # the python benchmark the session names is not run unless the person names it
+    assert done.returncode == 2 and "name it" in done.stderr
+    done = run_cli("tune", TRIVIAL, "--resume", str(out), "--budget", "4", "--timeout", "3", "--quiet")
+    assert done.returncode == 0, done.stderr
+    session = load_session(out)
+    assert len(session.trials) == 14
+    assert session.strategy["name"] == "random" and session.strategy["seed"] == 7
+    assert session.run.run_timeout_s == 3.0 and session.run.budget == 14 and session.run.time_limit_s == 600.0
+
+
+def test_a_stopped_run_continues_with_what_its_budget_has_left(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    run = start_run(RunRequest(kernel=TRIVIAL, strategy="random", budget=20), out)
+    stopped = {"n": 0}
+
+    def stop_after_six(event) -> None:
+        from workbench.runner.events import TrialFinished
+
+        if isinstance(event, TrialFinished):
+            stopped["n"] += 1
+            if stopped["n"] == 6:
+                run.stop()
+
+    run.subscribe(stop_after_six)
+    assert run.run().reason == "stopped"
+    assert len(load_session(out).trials) == 6
+    session, finished = run_to_end(RunRequest(kernel=TRIVIAL), out, resume=True)
+    assert finished.reason == "budget" and len(session.trials) == 20
+
+
+@pytest.mark.parametrize("command", ["tune", "import-kt", "export"])
+def test_no_command_writes_over_its_input(tmp_path: Path, command: str) -> None:
+    session = tmp_path / "s.json"
+    new_trivial(session, 3)
+    cache = tmp_path / "c.json"
+    cache.write_bytes((FIXTURES / "kt_cache_small.json").read_bytes())
+    bench = tmp_path / "bench.py"
+    bench.write_bytes(Path(TRIVIAL).read_bytes())
+    args, victim = {
+        "tune": (["tune", str(bench), "--budget", "2", "--out", str(bench)], bench),
+        "import-kt": (["import-kt", str(cache), "--out", str(cache)], cache),
+        "export": (["export", str(session), "--format", "json", "--out", str(session)], session),
+    }[command]
+    before = victim.read_bytes()
+    line = one_line_error(run_cli(*args))
+    assert "input" in line
+    assert victim.read_bytes() == before and not Path(str(victim) + ".bak").exists()
+
+
+@pytest.mark.parametrize("command", ["tune", "import-kt", "export"])
+def test_no_command_replaces_what_is_not_a_regular_file_or_writes_into_a_missing_folder(tmp_path: Path, command: str) -> None:
+    session = tmp_path / "s.json"
+    new_trivial(session, 3)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    link = tmp_path / "link.json"
+    link.symlink_to(tmp_path / "elsewhere.json")
+    make = {
+        "tune": lambda out: ["tune", TRIVIAL, "--budget", "2", "--force", "--out", out],
+        "import-kt": lambda out: ["import-kt", str(FIXTURES / "kt_cache_small.json"), "--force", "--out", out],
+        "export": lambda out: ["export", str(session), "--format", "json", "--force", "--out", out],
+    }[command]
+    assert "not a regular file" in one_line_error(run_cli(*make(str(fifo))))
+    assert fifo.exists() and not fifo.is_file()
+    assert "symbolic link" in one_line_error(run_cli(*make(str(link))))
+    assert link.is_symlink() and not (tmp_path / "elsewhere.json").exists()
+    assert "does not exist" in one_line_error(run_cli(*make(str(tmp_path / "missing" / "x.json"))))
+    assert not (tmp_path / "missing").exists()
+
+
+def test_import_and_export_replace_their_own_kind_of_file_and_refuse_others(tmp_path: Path) -> None:
+    session = tmp_path / "s.json"
+    new_trivial(session, 3)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes")
+    line = one_line_error(run_cli("export", str(session), "--format", "header", "--out", str(notes)))
+    assert "--force" in line and notes.read_text() == "my notes"
+    header = tmp_path / "tuned.h"
+    for _ in range(2):  # an earlier export is replaced without --force
+        assert run_cli("export", str(session), "--format", "header", "--out", str(header)).returncode == 0
+    done = run_cli("export", str(session), "--format", "header", "--out", str(notes), "--force")
+    assert done.returncode == 0 and (tmp_path / "notes.txt.bak").read_text() == "my notes"
+
+    imported = tmp_path / "imported.json"
+    for _ in range(2):  # an earlier session is replaced without --force
+        assert run_cli("import-kt", str(FIXTURES / "kt_cache_small.json"), "--out", str(imported)).returncode == 0
+    one_line_error(run_cli("import-kt", str(FIXTURES / "kt_cache_small.json"), "--out", str(header)))
+
+
+# --- journals belong to their session -------------------------------------------------------------
+
+
+def _trial(index: int, latency: float) -> Trial:
+    from workbench.core.space import Config
+
+    return Trial(index=index, config=Config({"x": index, "y": 1, "mode": "a"}),
+                 measurement=Measurement(Status.OK, {"latency_ms": latency}))
+
+
+def test_the_journal_of_another_session_is_refused_never_merged(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    new_trivial(out, 5)
+    other = tmp_path / "other.json"
+    new_trivial(other, 3)
+    with Journal(other) as journal:  # a journal of the other session ...
+        journal.start(load_session(other))
+        journal.append(_trial(99, 1.0))
+    os.replace(journal_path(other), journal_path(out))  # ... lying beside this one
+    with pytest.raises(SessionFormatError, match="journal of another session"):
+        load_session(out)
+    line = one_line_error(run_cli("tune", TRIVIAL, "--out", str(out), "--resume", "--budget", "2"))
+    assert "another session" in line
+    assert len(load_session(other).trials) == 3 and out.exists()
+
+
+def test_the_journals_newer_trial_wins_over_the_files_older_one(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    new_trivial(out, 5)
+    session = load_session(out)
+    newer = Trial(index=3, config=session.trials[3].config, measurement=Measurement(Status.OK, {"latency_ms": 0.125}))
+    with Journal(out) as journal:
+        journal.start(session)
+        journal.append(newer)
+    merged = load_session(out)
+    assert len(merged.trials) == 5 and merged.trials[3].metric("latency_ms") == 0.125
+
+
+# --- one writer per session -----------------------------------------------------------------------
+
+
+def test_a_second_writer_stops_at_once_naming_the_first(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    first = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "tune", SLOW, "--budget", "400", "--out",
+                              str(out), "--quiet"], cwd=ROOT, env={**os.environ, "WORKBENCH_SLOW_S": "0.05"},
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not journal_path(out).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert journal_path(out).exists(), "the first run never started"
+        started = time.monotonic()
+        second = run_cli("tune", SLOW, "--budget", "5", "--out", str(out), "--resume")
+        assert time.monotonic() - started < 30
+        line = one_line_error(second)
+        assert f"is in use by pid {first.pid}" in line
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.wait(60)
+    session = load_session(out)
+    assert len(session.trials) == len({t.index for t in session.trials}) >= 1
+
+
+def test_a_stale_lock_of_a_dead_owner_does_not_block(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    new_trivial(out, 3)
+    lock_path(out).write_text("999999999\n")  # left behind by a killed run: no process holds it
+    session, finished = run_to_end(RunRequest(kernel=TRIVIAL, budget=2), out, resume=True)
+    assert finished.reason == "budget" and len(session.trials) == 5
+    assert not lock_path(out).exists()
+
+
+def test_the_lock_names_its_owner_within_one_process(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    with SessionLock(out):
+        with pytest.raises(SessionInUse, match=f"in use by pid {os.getpid()}"):
+            SessionLock(out).acquire()
+        with pytest.raises(SessionInUse):
+            start_run(RunRequest(kernel=TRIVIAL, budget=1), out)
+    SessionLock(out).acquire().release()
+
+
+# --- kills lose nothing ---------------------------------------------------------------------------
+
+
+def test_a_killed_tune_is_resumed_from_its_journal_without_losing_a_trial(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    first = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "tune", SLOW, "--budget", "400", "--out",
+                              str(out), "--quiet"], cwd=ROOT, env={**os.environ, "WORKBENCH_SLOW_S": "0.02"},
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if journal_path(out).exists() and journal_path(out).read_text().count("\n") >= 8:
+            break
+        time.sleep(0.05)
+    first.send_signal(signal.SIGKILL)
+    first.wait(30)
+    assert not out.exists()
+    recovered = [t.config.id for t in load_session(out).trials]
+    assert len(recovered) >= 7
+    line = one_line_error(run_cli("tune", SLOW, "--budget", "3", "--out", str(out)))
+    assert "journal" in line and "--resume" in line
+    assert [t.config.id for t in load_session(out).trials] == recovered  # the refusal touched nothing
+    done = run_cli("tune", SLOW, "--budget", "3", "--out", str(out), "--resume", "--quiet")
+    assert done.returncode == 0, done.stderr
+    final = [t.config.id for t in load_session(out).trials]
+    assert final[: len(recovered)] == recovered and len(final) == len(recovered) + 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]
+
+
+def test_a_kill_during_save_loses_nothing_and_the_next_run_cleans_up(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    new_trivial(out, 6)
+    script = textwrap.dedent(f"""
+        import sys
+        from workbench.core.session import Journal, load_session, save_session
+        session = load_session({str(out)!r})
+        base = session.trials[0]
+        journal = Journal({str(out)!r})
+        journal.start(session)
+        for i in range(6, 100000):
+            trial = type(base)(index=i, config=base.config, measurement=base.measurement)
+            session.add(trial)
+            journal.append(trial)
+            print(i, flush=True)
+            save_session(session, {str(out)!r}, keep_journal=True)
+    """)
+    child = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    last = -1
+    for line in child.stdout:
+        last = int(line)
+        if last >= 60:
+            break
+    child.send_signal(signal.SIGKILL)  # most of its time is spent inside save_session
+    child.wait(30)
+    indices = {t.index for t in load_session(out).trials}
+    assert set(range(last + 1)) <= indices
+    run = start_run(RunRequest(kernel=TRIVIAL, budget=1), out, resume=True)  # takes the lock and cleans up
+    run.release()
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+# --- continuing any backend -----------------------------------------------------------------------
+
+
+def test_a_replay_session_continues_with_its_trials_kernel_and_budget(tmp_path: Path) -> None:
+    recording = tmp_path / "rec.json"
+    new_trivial(recording, 30)
+    out = tmp_path / "replay.json"
+    session, _ = run_to_end(RunRequest(replay=str(recording), strategy="random", budget=10), out)
+    assert session.kernel == "trivial_bench" and len(session.trials) == 10
+    reopened = load_session(out)
+    assert continues(RunRequest(), reopened)
+    session, finished = run_to_end(RunRequest(budget=5), out, resume=True)
+    assert len(session.trials) == 15 and len({t.config.id for t in session.trials}) == 15
+    assert session.kernel == "trivial_bench" and session.backend["kind"] == "replay"
+
+
+def test_continuing_refuses_another_device_or_problem(tmp_path: Path) -> None:
+    out = tmp_path / "sim.json"
+    session, _ = run_to_end(RunRequest(kernel="vector_add", backend="sim", gpu_model="H200", strategy="random",
+                                       budget=2, backend_options={"compile": "estimate"}), out)
+    with pytest.raises(WorkbenchError, match="device"):
+        resume_run(out, RunRequest(gpu_model="A100", budget=1))
+    with pytest.raises(WorkbenchError, match="problem"):
+        resume_run(out, RunRequest(problem={"n": 4096}, budget=1))
+    assert not lock_path(out).exists()  # a refused continuation lets go of the session
+    assert not continues(RunRequest(kernel="vector_add", backend="sim", gpu_model="A100"), session)
+
+
+def test_resume_into_another_file_leaves_the_source_untouched(tmp_path: Path) -> None:
+    source = tmp_path / "a.json"
+    new_trivial(source, 4)
+    before = source.read_bytes()
+    target = tmp_path / "b.json"
+    run = resume_run(source, RunRequest(kernel=TRIVIAL, budget=3), target)
+    run.run()
+    assert source.read_bytes() == before
+    assert len(load_session(target).trials) == 7
+    assert json.loads(target.read_text())["id"] == json.loads(before)["id"]

@@ -1,0 +1,96 @@
+"""The one rule every command follows before it writes a file the person named.
+
+A command writes only into an existing folder, never over something that is not a regular file
+(a device node, a folder, a symbolic link), never over its own input, and never over a file that is
+not its own kind of output, unless the person says ``--force``; then the previous file is kept as
+``FILE.bak``. What counts as "its own kind" is the command's call (``replaceable``): an export may
+replace an earlier export, ``import-kt`` an earlier session; ``tune`` decides with ``--resume``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+from typing import Callable, Iterable
+
+from workbench.core.errors import WorkbenchError
+
+BACKUP_SUFFIX = ".bak"
+
+
+def backup_path(path: str | os.PathLike[str]) -> Path:
+    p = Path(path)
+    return p.with_name(p.name + BACKUP_SUFFIX)
+
+
+def check_folder(path: Path, flag: str = "--out") -> None:
+    """The folder the file goes into must exist: a typo in a path is an error, not a new tree."""
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise WorkbenchError(f"{flag} {path}: folder {folder} does not exist")
+
+
+def check_regular_or_absent(path: Path, flag: str = "--out") -> bool:
+    """True when ``path`` exists as a regular file, False when absent; an error for anything else."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise WorkbenchError(f"{flag} {path}: cannot inspect ({exc.strerror or exc})") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise WorkbenchError(f"{flag} {path}: is a symbolic link; name the file it points to")
+    if not stat.S_ISREG(info.st_mode):
+        raise WorkbenchError(f"{flag} {path}: is not a regular file; refusing to replace it")
+    return True
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def prepare_output(
+    path: str | os.PathLike[str],
+    *,
+    force: bool,
+    inputs: Iterable[str | os.PathLike[str]] = (),
+    replaceable: Callable[[Path], bool] = lambda _: False,
+    what: str = "output",
+    flag: str = "--out",
+) -> Path:
+    """Check ``path`` as a command's output; with ``force``, keep an existing file as ``.bak``.
+
+    Returns the path to write. Raises :class:`WorkbenchError` with one line that says what is
+    there and how to proceed; nothing is written or moved when it raises.
+    """
+    p = Path(path)
+    check_folder(p, flag)
+    if not check_regular_or_absent(p, flag):
+        return p
+    if any(same_file(p, source) for source in inputs):
+        if not force:
+            raise WorkbenchError(f"{flag} {p}: is this command's input; writing over it would lose it "
+                                 f"(--force replaces it, keeping it as {backup_path(p).name})")
+    elif replaceable(p):
+        return p
+    elif not force:
+        raise WorkbenchError(f"{flag} {p}: exists and is not a {what}; --force replaces it "
+                             f"(keeping it as {backup_path(p).name})")
+    keep_backup(p, flag)
+    return p
+
+
+def keep_backup(path: Path, flag: str = "--out") -> Path:
+    """Copy ``path`` to ``path.bak`` (replacing an earlier backup, which must be a regular file)."""
+    backup = backup_path(path)
+    check_regular_or_absent(backup, flag)
+    try:
+        shutil.copy2(path, backup)
+    except OSError as exc:
+        raise WorkbenchError(f"{flag} {path}: cannot keep a backup as {backup.name} ({exc.strerror or exc})") from None
+    return backup

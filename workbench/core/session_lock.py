@@ -1,0 +1,122 @@
+"""One writer per session file: an advisory lock beside it that names its owner.
+
+Two runs appending to one journal interleave their lines and the result cannot be read, so a run
+takes ``FILE.lock`` before it touches ``FILE`` or its journal, and a second run stops at once with
+"FILE is in use by pid N".
+
+The lock is ``fcntl.flock`` on the lock file: the kernel releases it when its owner dies, however
+it dies, so a stale lock never blocks anyone (the leftover file is taken over and removed by the
+next owner). ``filelock`` would do the locking, but it truncates the lock file on every attempt,
+which erases the owner's pid that the message needs.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+from types import TracebackType
+
+from workbench.core.errors import WorkbenchError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: runs are not protected against a second writer
+    fcntl = None  # type: ignore[assignment]
+
+LOCK_SUFFIX = ".lock"
+
+
+class SessionInUse(WorkbenchError):
+    """Another live process writes this session."""
+
+
+def lock_path(session_path: str | os.PathLike[str]) -> Path:
+    p = Path(session_path)
+    return p.with_name(p.name + LOCK_SUFFIX)
+
+
+class SessionLock:
+    """Exclusive, non-blocking ownership of a session file for as long as a run writes it."""
+
+    def __init__(self, session_path: str | os.PathLike[str]) -> None:
+        self.session_path = Path(session_path)
+        self.path = lock_path(session_path)
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def acquire(self) -> "SessionLock":
+        """Take the lock or raise :class:`SessionInUse` naming the owner's pid."""
+        if self._fd is not None or fcntl is None:
+            return self
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise WorkbenchError(f"{self.path}: cannot create the lock file ({exc.strerror or exc})") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                owner = _read_owner(fd)
+                os.close(fd)
+                if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    who = f"pid {owner}" if owner else "another process"
+                    raise SessionInUse(f"{self.session_path} is in use by {who}") from None
+                raise WorkbenchError(f"{self.path}: cannot lock ({exc.strerror or exc})") from None
+            # The previous owner may have removed the file between our open and our lock: then we
+            # hold a lock on a file nobody else will open. Start again on the file now at the path.
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        """Remove the lock file and let go (removal first, so no one locks a file about to vanish)."""
+        if self._fd is None:
+            return
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+        os.close(self._fd)
+        self._fd = None
+
+    def __enter__(self) -> "SessionLock":
+        return self.acquire()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.release()
+
+
+def locked_by_other(session_path: str | os.PathLike[str]) -> bool:
+    """True while another live process holds the session's lock (used to tell a crashed run's
+    autosave from one a running window still writes)."""
+    probe = SessionLock(session_path)
+    if not probe.path.exists():
+        return False
+    try:
+        probe.acquire()
+    except SessionInUse:
+        return True
+    except WorkbenchError:
+        return False
+    probe.release()
+    return False
+
+
+def _read_owner(fd: int) -> str:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return ""
+    return text if text.isdigit() else ""

@@ -1,0 +1,93 @@
+"""Autosaves: where a run of a session that has no file yet is journaled, and how a crashed run
+is found again.
+
+A run always writes somewhere, so a crash never loses a finished trial; a session the person has
+not saved under a name goes to the autosave folder. The autosave lives as long as the window holds
+that unsaved session: it is removed when the session is saved under a name or discarded, and when
+the program ends normally. So an autosave found at start-up is always a run that did not end
+cleanly, except one another live window still writes (it holds the session's lock).
+
+The folder is ``KERNEL_WORKBENCH_DATA_DIR/autosave`` when that is set (tests and demos keep the
+person's own folder untouched), else the platform's user data folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+from workbench.core.session import journal_path
+from workbench.core.session_lock import lock_path, locked_by_other
+
+#: Longest kernel-name part of an autosave file name.
+MAX_STEM_CHARS = 48
+
+
+def data_dir() -> Path:
+    """The workbench's user data folder (``KERNEL_WORKBENCH_DATA_DIR`` overrides)."""
+    override = os.environ.get("KERNEL_WORKBENCH_DATA_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("kernel-workbench", appauthor=False))
+
+
+def autosave_dir() -> Path:
+    """Where unsaved runs are journaled (``KERNEL_WORKBENCH_AUTOSAVE_DIR`` overrides the folder itself)."""
+    override = os.environ.get("KERNEL_WORKBENCH_AUTOSAVE_DIR")
+    return Path(override) if override else data_dir() / "autosave"
+
+
+def file_stem(name: str) -> str:
+    """A file-name-safe stand-in for a kernel name from a file's content: letters, digits, ``-`` and
+    ``_`` only, bounded, never empty, never a path (a crafted name cannot leave the folder)."""
+    stem = re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_-")[:MAX_STEM_CHARS]
+    return stem or "session"
+
+
+def new_autosave_path(kernel: str) -> Path:
+    """A fresh autosave file for a run of ``kernel`` (the folder is created)."""
+    folder = autosave_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = folder / f"{file_stem(kernel)}-{stamp}-{os.getpid()}.json"
+    counter = 1
+    while path.exists() or journal_path(path).exists():
+        counter += 1
+        path = folder / f"{file_stem(kernel)}-{stamp}-{os.getpid()}-{counter}.json"
+    return path
+
+
+def recoverable(exclude: Path | None = None) -> list[Path]:
+    """Autosaves of runs that did not end cleanly (a journal alone counts: killed before its
+    first save), newest first; those another live process still writes are left out."""
+    folder = autosave_dir()
+    if not folder.is_dir():
+        return []
+    found = set(folder.glob("*.json"))
+    found |= {Path(str(p)[: -len(".journal")]) for p in folder.glob("*.json.journal")}
+    if exclude is not None:
+        found.discard(exclude)
+    alive = [p for p in found if not locked_by_other(p)]
+    return sorted(alive, key=_mtime, reverse=True)
+
+
+def discard(path: Path) -> None:
+    """Remove an autosave with its journal and lock (the session was saved elsewhere or dropped)."""
+    for leftover in (path, journal_path(path), lock_path(path)):
+        try:
+            leftover.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def _mtime(path: Path) -> float:
+    for candidate in (path, journal_path(path)):
+        try:
+            return candidate.stat().st_mtime
+        except OSError:
+            continue
+    return 0.0

@@ -1,0 +1,515 @@
+"""The run controller: the one place that turns a person's request into a running engine.
+
+The command line and the window both come here, so a run means the same whoever starts it:
+a new session, a session continued with the settings it was saved with (any backend: python,
+replay, sim, cuda), a run resumed after a crash from its journal, and the end of a run (final
+save, lock released). Nothing else in the product builds engines. It knows nothing of Qt, like
+napari's ``ViewerModel``: the window is a view over it.
+
+A session file has one writer at a time (:class:`~workbench.core.session_lock.SessionLock`), taken
+before anything at the output path is read or moved and held until the final save.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from workbench.backends.base import BackendSpec, EvalLimits, Target
+from workbench.core.errors import WorkbenchError
+from workbench.core.objective import Constraints, Weights
+from workbench.core.output_files import backup_path, check_folder, check_regular_or_absent, keep_backup
+from workbench.core.run_settings import RunSettings
+from workbench.core.session import (
+    Session,
+    clean_stale_temporaries,
+    journal_path,
+    load_session,
+    save_session,
+)
+from workbench.core.session_lock import SessionLock
+from workbench.runner.costmodel import sim_predictor
+from workbench.runner.engine import Engine
+from workbench.runner.events import Event, RunFinished
+from workbench.runner.executors import ExecutorChoice, plan_execution
+from workbench.runner.plan import make_backend_spec, new_session, open_target
+from workbench.search.base import DEFAULT_STRATEGY, Strategy, create_strategy, strategy_class
+from workbench.search.pruning import with_pruning
+
+log = logging.getLogger(__name__)
+
+#: Evaluations of a run when neither the person nor the session says how many.
+DEFAULT_BUDGET = 100
+
+#: Backend options that may differ between runs of one session without changing what it measures.
+_RUN_ONLY_OPTIONS = frozenset({"delay_s", "compile", "seed", "noise", "kernel_dirs", "device"})
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What a person asked for. ``None`` means "not said": a new session takes the default, a
+    continued session keeps what it was saved with."""
+
+    kernel: str | None = None
+    backend: str | None = None
+    #: An already resolved backend (scripts that plan their own, e.g. one per GPU); when given,
+    #: the kernel, backend, replay, problem and backend option fields are not used for a new session.
+    spec: BackendSpec | None = None
+    replay: str | None = None
+    kernel_dirs: tuple[str, ...] = ()
+    problem: Mapping[str, Any] | None = None
+    gpu_model: str | None = None
+    noise: bool | None = None
+    device: int | None = None
+    #: Further backend options (replay ``delay_s``, sim ``compile``).
+    backend_options: Mapping[str, Any] = field(default_factory=dict)
+    strategy: str | None = None
+    strategy_options: Mapping[str, Any] | None = None
+    seed: int | None = None
+    constraints: Constraints | None = None
+    weights: Weights | None = None
+    #: Evaluations in this run (failures count). Continuing: None runs what is left of the
+    #: session's recorded budget.
+    budget: int | None = None
+    time_limit_s: float | None = None
+    patience: int | None = None
+    prune_keep: float | None = None
+    workers: int | None = None
+    executor: str | None = None
+    ray_address: str | None = None
+    devices: tuple[int, ...] | None = None
+    allow_mixed_gpus: bool | None = None
+    compile_timeout_s: float | None = None
+    run_timeout_s: float | None = None
+    #: Slot domains and restrictions edited in the window (template spaces only).
+    domains: Mapping[str, Sequence[Any]] | None = None
+    restrictions: Sequence[str] | None = None
+    #: The person confirmed running the python benchmark a continued session names (the window's
+    #: dialog); on the command line naming the file as the kernel is the confirmation.
+    trust_session_code: bool = False
+
+    def settings_overrides(self) -> dict[str, Any]:
+        names = ("time_limit_s", "patience", "prune_keep", "workers", "executor", "ray_address", "devices",
+                 "allow_mixed_gpus", "compile_timeout_s", "run_timeout_s")
+        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
+
+
+class Run:
+    """A prepared run: its session, its engine, and the lock on its output until it ends.
+
+    Control methods (``pause``, ``resume``, ``stop``, ``subscribe``) may be called from any thread;
+    :meth:`run` blocks the calling thread until the run ends.
+    """
+
+    def __init__(self, session: Session, engine: Engine, spec: BackendSpec, output: Path | None,
+                 lock: SessionLock | None, continued: bool) -> None:
+        self.session = session
+        self.engine = engine
+        self.spec = spec
+        self.output = output
+        self.lock = lock
+        self.continued = continued
+
+    def run(self) -> RunFinished:
+        """Run to the end; the engine saves the session; the lock is released however it ends."""
+        try:
+            return self.engine.run()
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
+
+    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
+        return self.engine.subscribe(callback)
+
+    def pause(self) -> None:
+        self.engine.pause()
+
+    def resume(self) -> None:
+        self.engine.resume()
+
+    def stop(self) -> None:
+        self.engine.stop()
+
+    @property
+    def paused(self) -> bool:
+        return self.engine.paused
+
+    @property
+    def budget(self) -> int | None:
+        return self.engine.budget
+
+
+# ------------------------------------------------------------------------------------------------
+# Entry points
+# ------------------------------------------------------------------------------------------------
+
+
+def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, resume: bool = False,
+              force: bool = False, inputs: Iterable[str | os.PathLike[str]] = ()) -> Run:
+    """A run whose session lives at ``output`` (the command line's ``tune``).
+
+    An existing session at ``output`` (its file, or only the journal a killed run left) is
+    continued with ``resume``, replaced with ``force`` (kept as ``FILE.bak``), and otherwise
+    refused. Anything else at ``output`` is refused unless ``force``.
+    """
+    out = Path(output) if output is not None else None
+    resolved = None if resume else _resolve_new(request)  # bad input is reported before the output
+    if out is None:
+        return _prepare(request, None, None, None, resolved)
+    check_folder(out)
+    check_regular_or_absent(out)
+    code = [Path(p) for p in inputs] + ([Path(request.replay)] if request.replay else [])
+    if request.kernel and request.kernel.endswith(".py"):
+        code.append(Path(request.kernel))
+    if out.exists() and any(_same(out, p) for p in code if p.exists()):
+        raise WorkbenchError(f"--out {out}: is this run's input; name another file for the session")
+    lock = SessionLock(out).acquire()
+    try:
+        clean_stale_temporaries(out)
+        existing = out.exists() or journal_path(out).is_file()
+        if existing and resume:
+            session = load_session(out)
+            if request.kernel is not None and not _names_kernel(request, session):
+                raise WorkbenchError(f"--out {out}: a session of {session.kernel!r}, not of {request.kernel!r}")
+            return _prepare(request, session, out, lock)
+        if existing and not force:
+            raise WorkbenchError(_why_not_replaced(out))
+        if existing:
+            _back_up_session(out)
+        elif resume:
+            raise WorkbenchError(f"--resume: {out} does not exist")
+        return _prepare(request, None, out, lock, resolved or _resolve_new(request))
+    except BaseException:
+        lock.release()
+        raise
+
+
+def _why_not_replaced(out: Path) -> str:
+    keep = f"keeping it as {out.name}.bak"
+    if not out.exists():
+        return (f"--out {out}: the journal of an unsaved run is there ({journal_path(out).name}); "
+                f"--resume recovers and continues it, --force replaces it ({keep})")
+    try:
+        session = load_session(out)
+    except WorkbenchError:
+        return f"--out {out}: exists and is not a workbench session; --force replaces it ({keep})"
+    return (f"--out {out}: holds a session of {session.kernel!r} with {len(session.trials)} trials; "
+            f"--resume continues it, --force replaces it ({keep})")
+
+
+def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
+               output: str | os.PathLike[str] | None = None, *, force: bool = False) -> Run:
+    """Continue the session at ``path`` with its own settings (``tune --resume SESSION``); flags in
+    ``request`` override them and are recorded. ``output`` (default ``path``) is where it goes."""
+    source = Path(path)
+    if output is None or Path(output) == source or _same(output, source):
+        return start_run(request, source, resume=True)
+    session = load_session(source)
+    out = Path(output)
+    check_folder(out)
+    check_regular_or_absent(out)
+    lock = SessionLock(out).acquire()
+    try:
+        clean_stale_temporaries(out)
+        if out.exists() or journal_path(out).is_file():
+            if not force:
+                raise WorkbenchError(f"--out {out}: exists; --force replaces it (keeping it as {out.name}.bak)")
+            _back_up_session(out)
+        return _prepare(request, session, out, lock)
+    except BaseException:
+        lock.release()
+        raise
+
+
+def prepare_run(request: RunRequest, session: Session | None, output: str | os.PathLike[str] | None) -> Run:
+    """A run for the window: continue ``session`` (when given) or start a new one, writing to
+    ``output`` (the session's file, or an autosave path the window chose). The window decides
+    beforehand whether a request continues the open session (:func:`continues`)."""
+    out = Path(output) if output is not None else None
+    lock = None
+    if out is not None:
+        check_folder(out)
+        check_regular_or_absent(out)
+        lock = SessionLock(out).acquire()
+        clean_stale_temporaries(out)
+    try:
+        return _prepare(request, session, out, lock)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+
+
+def continues(request: RunRequest, session: Session | None) -> bool:
+    """Whether ``request`` asks for more of ``session`` (same kernel, problem, code and device)
+    rather than a new session: the window continues the open session in that case."""
+    if session is None:
+        return False
+    if request.kernel is None and request.replay is None and request.backend is None:
+        return True
+    try:
+        spec = _spec_for_new(request)
+        target = open_target(spec)
+    except WorkbenchError:
+        return False
+    return _same_target(session, target, spec) is None
+
+
+def run_to_end(request: RunRequest, output: str | os.PathLike[str] | None, *,
+               listeners: Iterable[Callable[[Event], None]] = (), resume: bool = False,
+               force: bool = False) -> tuple[Session, RunFinished]:
+    """Start (or continue) and run to the end in this thread: headless callers' one call."""
+    run = start_run(request, output, resume=resume, force=force)
+    for listener in listeners:
+        run.subscribe(listener)
+    return run.session, run.run()
+
+
+# ------------------------------------------------------------------------------------------------
+# Building the run
+# ------------------------------------------------------------------------------------------------
+
+
+def _resolve_new(request: RunRequest) -> tuple[BackendSpec, Target]:
+    """A new session's backend and target, and its strategy's options checked (no worker starts)."""
+    spec = _spec_for_new(request)
+    target = open_target(spec)
+    strategy_class(request.strategy or DEFAULT_STRATEGY).validate_options(dict(request.strategy_options or {}))
+    return spec, target
+
+
+def _prepare(request: RunRequest, session: Session | None, output: Path | None, lock: SessionLock | None,
+             resolved: tuple[BackendSpec, Target] | None = None) -> Run:
+    continued = session is not None
+    if session is None:
+        spec, target = resolved or _resolve_new(request)
+    else:
+        spec = _spec_for_continue(request, session)
+        target = _open_continued_target(spec, session)
+        mismatch = _same_target(session, target, spec)
+        if mismatch:
+            raise WorkbenchError(f"cannot continue the session of {session.kernel!r}: {mismatch}; start a new session instead")
+
+    space = _edited_space(target, request)
+    strategy_info = dict(session.strategy) if session is not None else {}
+    strategy_name = request.strategy or strategy_info.get("name") or DEFAULT_STRATEGY
+    seed = request.seed if request.seed is not None else int(strategy_info.get("seed") or 0)
+    if request.strategy_options is not None:
+        raw_options: Mapping[str, Any] = request.strategy_options
+    elif strategy_name == strategy_info.get("name"):
+        raw_options = dict(strategy_info.get("options") or {})
+    else:
+        raw_options = {}
+    options = strategy_class(strategy_name).validate_options(dict(raw_options))
+
+    recorded = session.run if session is not None else RunSettings()
+    settings = recorded.merged(request.settings_overrides())
+    done = len(session.trials) if session is not None else 0
+    budget = _run_budget(request, settings, done, session)
+    if budget is not None:
+        settings = dataclasses.replace(settings, budget=done + budget)
+    elif request.time_limit_s is not None or settings.time_limit_s is not None:
+        settings = dataclasses.replace(settings, budget=None)
+
+    choice = ExecutorChoice(settings.executor, settings.ray_address, settings.devices, settings.allow_mixed_gpus)
+    plan = plan_execution(spec, choice, settings.workers, batch_parallel=strategy_class(strategy_name).batch_parallel)
+    for note in plan.notes:
+        log.warning("%s: %s", strategy_name, note)
+    spec = plan.spec
+
+    strategy: Strategy = create_strategy(strategy_name, space, seed=seed, **options)
+    if settings.prune_keep is not None and settings.prune_keep < 1.0:
+        predictor = sim_predictor(spec, str(target.device.get("name", "")))
+        strategy = with_pruning(strategy, predictor, settings.prune_keep)
+
+    if session is None:
+        session = new_session(spec, target, strategy=strategy_name, seed=seed, strategy_options=options,
+                              constraints=request.constraints, weights=request.weights)
+        session.space = space
+    else:
+        _update_continued(session, request, spec, target, space, strategy_name, seed, options)
+    session.run = settings
+    limits = EvalLimits(compile_timeout_s=settings.compile_timeout_s, run_timeout_s=settings.run_timeout_s,
+                        max_latency_ms=session.constraints.max_latency_ms)
+    engine = Engine(session, strategy, spec, budget=budget, time_limit_s=settings.time_limit_s,
+                    workers=plan.workers, limits=limits, patience=settings.patience, output=output,
+                    pool_factory=plan.pool_factory)
+    return Run(session, engine, spec, output, lock, continued)
+
+
+def _run_budget(request: RunRequest, settings: RunSettings, done: int, session: Session | None) -> int | None:
+    """Evaluations for this run: the request's, else what the session has left, else the default."""
+    if request.budget is not None:
+        if request.budget < 1:
+            raise WorkbenchError(f"budget must be at least 1 evaluation, got {request.budget}")
+        return request.budget
+    if session is not None and settings.budget is not None:
+        left = settings.budget - done
+        if left < 1:
+            raise WorkbenchError(f"the session already has {done} of its {settings.budget} evaluations; "
+                                 "give a budget to measure more")
+        return left
+    if settings.time_limit_s is not None:
+        return None
+    return DEFAULT_BUDGET
+
+
+def _spec_for_new(request: RunRequest) -> BackendSpec:
+    if request.spec is not None:
+        return request.spec
+    extra = dict(request.backend_options)
+    return make_backend_spec(
+        request.kernel, request.backend or "auto", kernel_dirs=list(request.kernel_dirs), problem=request.problem,
+        replay=request.replay, gpu_model=request.gpu_model, seed=request.seed or 0,
+        noise=True if request.noise is None else request.noise, device=request.device, extra=extra,
+    )
+
+
+def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
+    """The session's own backend, with the run-only options the request changes.
+
+    Code a session file names (a python benchmark's path, template folders) runs only when the
+    person names it too: opening a file never chooses what code runs.
+    """
+    backend = session.backend if isinstance(session.backend, dict) else {}
+    kind = backend.get("kind")
+    options = dict(backend.get("options") or {}) if isinstance(backend.get("options"), dict) else {}
+    if not kind:
+        raise WorkbenchError(f"the session of {session.kernel!r} records no backend to continue with; "
+                             "start a new run (tune KERNEL or tune --replay FILE)")
+    if request.backend not in (None, "auto", kind):
+        raise WorkbenchError(f"the session was measured with the {kind} backend, not {request.backend}; "
+                             "start a new session for another backend")
+    if kind == "python":
+        path = Path(str(options.get("path", "")))
+        named = request.kernel is not None and Path(request.kernel).suffix == ".py" and _same(request.kernel, path)
+        if not (named or request.trust_session_code):
+            raise WorkbenchError(f"the session runs the python benchmark {path}; name it to run its code "
+                                 f"(tune {path} --resume ...)")
+        if not path.is_file():
+            raise WorkbenchError(f"the session's python benchmark {path} is not there any more")
+    if kind == "replay":
+        path = Path(str(options.get("path", "")))
+        if request.replay is not None:
+            path = Path(request.replay)
+        if not path.is_file():
+            raise WorkbenchError(f"the session replays {path}, which is not there any more (give --replay FILE)")
+        options["path"] = str(path.resolve())
+    if kind in ("sim", "cuda", "python") or options.get("kernel_dirs"):
+        options["kernel_dirs"] = [str(Path(d).resolve()) for d in request.kernel_dirs]
+    if request.gpu_model is not None and kind == "sim":
+        options["gpu_model"] = request.gpu_model
+    if request.noise is not None and kind == "sim":
+        options["noise"] = request.noise
+    if request.device is not None and kind == "cuda":
+        options["device"] = request.device
+    if request.problem is not None and kind != "replay":
+        options["problem"] = dict(request.problem)
+    options.update(request.backend_options)
+    return BackendSpec(kind, options)
+
+
+def _open_continued_target(spec: BackendSpec, session: Session) -> Target:
+    """The continued session's target; when its template is not found, say which folder the
+    session names (its code runs only when the person passes that folder)."""
+    try:
+        return open_target(spec)
+    except WorkbenchError as exc:
+        options = session.backend.get("options") if isinstance(session.backend, dict) else None
+        folders = options.get("kernel_dirs") if isinstance(options, dict) else None
+        if folders and isinstance(folders, list) and not spec.options.get("kernel_dirs"):
+            named = ", ".join(str(f) for f in folders[:3])
+            raise WorkbenchError(f"{exc} (the session's template came from {named}: pass --kernel-dir to run code from there)") from None
+        raise
+
+
+def _same_target(session: Session, target: Target, spec: BackendSpec) -> str | None:
+    """Why ``target`` is not what ``session`` measured (None when it is)."""
+    if target.kernel != session.kernel:
+        return f"the kernel is {target.kernel!r}"
+    if session.source_hash and target.source_hash != session.source_hash:
+        return "the kernel's code changed since the session was measured"
+    if dict(target.problem) != dict(session.problem):
+        return f"the problem is {dict(target.problem)} instead of {dict(session.problem)}"
+    theirs = session.backend.get("kind") if isinstance(session.backend, dict) else None
+    if theirs and theirs != spec.kind:
+        return f"the backend is {spec.kind} instead of {theirs}"
+    device = str(session.device.get("name", ""))
+    if device and str(target.device.get("name", "")) != device:
+        return f"the device is {target.device.get('name')!r} instead of {device!r}"
+    return None
+
+
+def _edited_space(target: Target, request: RunRequest) -> Any:
+    space = target.space
+    if request.domains is None and request.restrictions is None:
+        return space
+    if space.is_explicit:
+        raise WorkbenchError("a recording's space is what was measured; its domains cannot be edited")
+    if request.domains is not None:
+        if set(request.domains) != set(space.names):
+            raise WorkbenchError(f"the edited slots ({', '.join(sorted(request.domains))}) are not "
+                                 f"{target.kernel}'s slots ({', '.join(space.names)})")
+        space = space.with_domains({k: list(v) for k, v in request.domains.items()})
+    if request.restrictions is not None:
+        space = space.with_restrictions(list(request.restrictions))
+    return space
+
+
+def _update_continued(session: Session, request: RunRequest, spec: BackendSpec, target: Target, space: Any,
+                      strategy_name: str, seed: int, options: Mapping[str, Any]) -> None:
+    """Record what this run changes on the session it continues (the flags given win)."""
+    session.backend = spec.to_dict()
+    if request.domains is not None or request.restrictions is not None:
+        session.space = space
+    elif session.space is None:
+        session.space = target.space
+    session.strategy = {"name": strategy_name, "seed": seed, "options": dict(options)}
+    if request.constraints is not None:
+        session.constraints = request.constraints
+    if request.weights is not None:
+        session.weights = request.weights
+    if session.default_config is None:
+        session.default_config = target.default_config
+
+
+def _back_up_session(out: Path) -> None:
+    """``--force``: keep what is at ``out`` (the file with its journal merged, when it loads) as
+    ``out.bak``, then clear the way for a new session."""
+    backup = backup_path(out)
+    check_regular_or_absent(backup)
+    jp = journal_path(out)
+    try:
+        old = load_session(out)
+    except WorkbenchError:
+        old = None
+    if old is not None:
+        save_session(old, backup, keep_journal=True)
+    elif out.exists():
+        keep_backup(out)
+    if jp.is_file():
+        if old is None:
+            os.replace(jp, journal_path(backup))
+        else:
+            jp.unlink()
+    if out.exists():
+        out.unlink()
+
+
+def _names_kernel(request: RunRequest, session: Session) -> bool:
+    kernel = request.kernel or ""
+    return kernel == session.kernel or (kernel.endswith(".py") and Path(kernel).stem == session.kernel)
+
+
+def _same(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return Path(a).resolve() == Path(b).resolve()
