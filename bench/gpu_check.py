@@ -22,11 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from workbench.backends.base import EvalLimits  # noqa: E402
 from workbench.core.objective import rank  # noqa: E402
 from workbench.core.templates import kernels_dir, load_templates  # noqa: E402
 from workbench.runner.plan import make_backend_spec  # noqa: E402
-from workbench.runner.tune import TuneRequest, run_tune  # noqa: E402
+from workbench.runner.controller import RunRequest, run_to_end  # noqa: E402
 
 COMPUTE_BOUND = {"sgemm", "conv2d"}
 
@@ -53,11 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     device_name = "?"
     for name in names:
         spec = make_backend_spec(name, args.backend, seed=args.seed, noise=True)
-        request = TuneRequest(seed=args.seed, budget=args.budget, limits=EvalLimits(run_timeout_s=args.timeout))
-        if args.strategy:
-            request.strategy = args.strategy
+        request = RunRequest(spec=spec, strategy=args.strategy, seed=args.seed, budget=args.budget,
+                             run_timeout_s=args.timeout)
         t0 = time.monotonic()
-        session, _ = run_tune(spec, request, out=None)
+        session, _ = run_to_end(request, None)
         device_name = session.device.get("name", "?")
         folder = Path(args.out) if args.out else ROOT / "resources" / "sessions" / slug(device_name)
         folder.mkdir(parents=True, exist_ok=True)
