@@ -106,3 +106,13 @@ def test_autosave_names_cannot_leave_their_folder():
     for hostile in ("../../etc/passwd", "a/b\nc", "", "..", "x" * 500, "名前"):
         stem = file_stem(hostile)
         assert stem and "/" not in stem and "." not in stem and len(stem) <= 48
+
+
+def test_save_refuses_a_file_another_process_writes(window, qtbot, tmp_path):
+    start_and_wait(window, qtbot, {"kernel": BENCH, "backend": "python", "strategy": "random", "budget": 3})
+    busy = tmp_path / "busy.json"
+    with SessionLock(busy):  # as a `tune` writing that file would hold it
+        assert not window.save_to(busy)
+        assert "in use by pid" in window.statusBar().currentMessage()
+    assert not busy.exists()
+    assert window.save_to(busy) and len(load_session(busy).trials) == 3

@@ -516,13 +516,27 @@ class MainWindow(QMainWindow):
     def save_to(self, path: str | os.PathLike[str]) -> bool:
         from workbench.core.session import save_session
 
+        from workbench.core.output_files import check_folder, check_regular_or_absent
+        from workbench.core.session_lock import SessionLock
+
         if self.model.session is None:
             return False
+        # One writer per session file: a file another process (a `tune`, another window) is writing
+        # is refused; the run of this window already holds the lock of its own output.
+        own = self.running and getattr(self.thread.engine, "output", None) == Path(path)
+        lock = None if own else SessionLock(path)
         try:
+            check_folder(Path(path), "save")
+            check_regular_or_absent(Path(path), "save")
+            if lock is not None:
+                lock.acquire()
             save_session(self.model.session, path, keep_journal=self.running)
         except WorkbenchError as exc:
             self._error("Cannot save", str(exc))
             return False
+        finally:
+            if lock is not None:
+                lock.release()
         self.path = Path(path)
         self.model.dirty = False
         self._add_recent(str(self.path.resolve()))
