@@ -363,7 +363,8 @@ class RayPool(ResultQueue):
             if "@" not in slot.name:  # learn where the actor runs, for on_start's worker name
                 self._actor_started(slot)
             now = time.monotonic()
-            budget = self.limits.compile_timeout_s + self.limits.run_timeout_s + self.actor_slack_s
+            budget = (self.limits.compile_timeout_s + self.limits.run_timeout_s + self.limits.verify_timeout_s
+                      + self.actor_slack_s)
             if not slot.answered:
                 budget += self.start_timeout_s
             job.ref = slot.actor.evaluate.remote(job.config)
