@@ -94,7 +94,7 @@ def dry_run(templates: list, arch: str, seed: int) -> int:
     from workbench.core.verify import verify_outputs
 
     limits = EvalLimits()
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), time.process_time()
     print(f"GPU check, CPU DRY RUN (no GPU; compiled for {arch}; verification with NumPy on the host), "
           f"{time.strftime('%Y-%m-%d')}\n")
     header = ["template", "compile s", "inputs s", "reference s", "verify s", "verify limit s", "elements", "ok"]
@@ -123,7 +123,8 @@ def dry_run(templates: list, arch: str, seed: int) -> int:
                  f"{limits.verify_timeout_s:g}", f"{verdict.checked:,}", "yes" if ok else f"NO {compiled.error or verdict.message}"]
         print("| " + " | ".join(cells) + " |", flush=True)
         del inputs, expected, outputs
-    print(f"\n{time.monotonic() - started:.1f} s in all (compile limit {limits.compile_timeout_s:g} s per config)")
+    print(f"\n{time.monotonic() - started:.1f} s in all, {time.process_time() - cpu_started:.1f} s of CPU time "
+          f"(compile limit {limits.compile_timeout_s:g} s per config)")
     return 0 if ok_all else 1
 
 

@@ -122,6 +122,7 @@ def test_constant_upload_calls_cudamemcpy_as_cupy_declares_it() -> None:
 def test_function_has_no_dynamic_shared_memory_property_and_the_driver_call_exists() -> None:
     assert not hasattr(function.Function, "max_dynamic_shared_size_bytes")
     assert hasattr(cupy.RawKernel, "max_dynamic_shared_size_bytes")  # the property lives here
+    assert hasattr(cupy.RawKernel, "shared_size_bytes")  # static shared memory, used by the cupy export
     params, _ = signature(driver.funcSetAttribute)
     assert params == [("intptr_t", "f"), ("int", "attribute"), ("int", "value")]
     assert "ptr" in dir(function.Function)
@@ -187,3 +188,16 @@ def test_the_verification_uses_only_functions_cupy_has() -> None:
     assert {"abs", "isfinite", "count_nonzero", "argmax", "maximum", "inf", "float64"} <= used
     assert all(hasattr(cupy, name) for name in used), sorted(n for n in used if not hasattr(cupy, n))
     assert "copy" in cupy.ndarray.astype.__doc__
+
+
+@pytest.mark.parametrize("status,restart", [(701, False), (700, True)])
+def test_a_refused_launch_keeps_the_worker_and_an_illegal_address_replaces_it(status: int, restart: bool) -> None:
+    from workbench.backends.base import BackendSpec
+    from workbench.core.measurement import Status
+
+    cuda_backend = backend.CudaBackend(BackendSpec("cuda", {"kernel": "conv2d"}))
+    error = runtime.CUDARuntimeError(status)
+    measurement = cuda_backend._cuda_failure(Status.LAUNCH_ERROR, "launch refused", error, {"registers": 255})
+    assert cuda_backend.needs_restart is restart
+    assert measurement.status is Status.LAUNCH_ERROR and measurement.details == {"registers": 255}
+    assert ("the worker is replaced" in measurement.message) is restart
