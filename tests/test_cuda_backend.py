@@ -333,3 +333,19 @@ def test_gelu_tolerance_covers_the_fast_tanh_error_bound_over_the_input_range() 
     verdict = verify_outputs(np, {"y": worst}, {"y": expected}, rtol, atol)
     assert not verdict.wrong, verdict.message
     assert verify_outputs(np, {"y": worst}, {"y": expected}, 1e-3, 3e-3).wrong  # the old tolerance
+
+
+def test_backend_cuda_is_refused_with_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.core.errors import WorkbenchError
+    from workbench.runner import plan
+
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    plan.cuda_device_count.cache_clear()
+    plan.cuda_missing.cache_clear()
+    try:
+        with pytest.raises(WorkbenchError, match=r"^--backend cuda: CuPy is not installed .*scripts/install.sh --cuda"):
+            plan.make_backend_spec("vector_add", "cuda")
+        assert plan.make_backend_spec("vector_add", "auto").kind == "sim"
+    finally:
+        plan.cuda_device_count.cache_clear()
+        plan.cuda_missing.cache_clear()
