@@ -35,7 +35,7 @@ from workbench.core.space import Config
 from workbench.runner.pool import Result, ResultQueue, WorkerPool, WorkerStartupError
 from workbench.runner.executors import ray_accelerator_type
 
-#: Seconds an actor may overrun its candidate's compile + run timeouts before it counts as lost.
+#: Seconds an actor may overrun its candidate's compile + run + verify timeouts before it counts as lost.
 ACTOR_SLACK_S = 30.0
 #: Seconds a new actor may take to be placed and to start its worker.
 ACTOR_START_TIMEOUT_S = 120.0
