@@ -349,3 +349,10 @@ def test_backend_cuda_is_refused_with_what_is_missing(monkeypatch: pytest.Monkey
     finally:
         plan.cuda_device_count.cache_clear()
         plan.cuda_missing.cache_clear()
+
+
+def test_nvrtc_is_found_where_cupy_14_looks_for_it() -> None:
+    from workbench.backends.cuda_env import find_nvrtc
+
+    path = find_nvrtc()  # nvidia-cuda-nvrtc-cu12 is a dependency of the workbench itself
+    assert path is not None and Path(path).name.startswith("libnvrtc.so.12"), path
