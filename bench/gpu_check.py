@@ -4,6 +4,7 @@ sessions and print one table. Headless (no Qt), one command, under 6 minutes on 
 
     python bench/gpu_check.py                       # on a CUDA machine: records resources/sessions/<gpu>/
     python bench/gpu_check.py --backend sim --out /tmp/check   # a dry run on the simulator (labelled)
+    python bench/gpu_check.py --dry-run             # CPU side only: compile, inputs, references, verification
 
 Columns: template, best latency, GB/s and GFLOP/s of the best config, percent of the measured copy
 bandwidth (memory-bound templates) or of peak FP32 (sgemm), the ratio to the library baseline
@@ -43,9 +44,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kernel", action="append", default=[], help="only these templates (repeatable)")
     parser.add_argument("--out", default=None, help="folder for sessions (default resources/sessions/<gpu>/)")
     parser.add_argument("--timeout", type=float, default=5.0)
+    parser.add_argument("--dry-run", action="store_true",
+                        help="no GPU: compile each default config, build inputs and references, time the verification")
+    parser.add_argument("--arch", default="sm_90", help="architecture the dry run compiles for")
     args = parser.parse_args(argv)
 
     templates = load_templates(str(kernels_dir()))
+    if args.dry_run:
+        return dry_run([templates[n] for n in (args.kernel or sorted(templates))], args.arch, args.seed)
     names = args.kernel or sorted(templates)
     rows = []
     started = time.monotonic()
@@ -73,6 +79,51 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         print("| " + " | ".join(row) + " |")
     return 0 if all(r[1] == "yes" for r in rows) else 1
+
+
+def dry_run(templates: list, arch: str, seed: int) -> int:
+    """Everything a GPU check does on the CPU, timed, per template: compile the default config,
+    build the inputs and the float64 reference of the default problem, and verify a correct output
+    (the reference rounded to the output's type) with the same chunked code the backend runs on the
+    device. Verification here runs with NumPy on the host, an upper bound of the device's time."""
+    import numpy as np
+
+    from workbench.core.compiler import compile_cuda
+    from workbench.core.verify import verify_outputs
+
+    limits = EvalLimits()
+    started, cpu_started = time.monotonic(), time.process_time()
+    print(f"GPU check, CPU DRY RUN (no GPU; compiled for {arch}; verification with NumPy on the host), "
+          f"{time.strftime('%Y-%m-%d')}\n")
+    header = ["template", "compile s", "inputs s", "reference s", "verify s", "verify limit s", "elements", "ok"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    ok_all = True
+    for template in templates:
+        problem = template.resolve_problem(None)
+        config = template.space(problem).config(template.default) if template.default else template.space(problem).default_config()
+        t0 = time.perf_counter()
+        compiled = compile_cuda(template.render(config, problem), arch=arch, options=template.compile_options)
+        t1 = time.perf_counter()
+        inputs = template.make_inputs(problem, np.random.default_rng(seed))
+        t2 = time.perf_counter()
+        expected = template.reference(inputs, problem)
+        t3 = time.perf_counter()
+        dtypes = {a.name: a.dtype for a in template.args}
+        outputs = {name: np.asarray(ref).astype(dtypes[name]) for name, ref in expected.items()}
+        rtol, atol = template.tolerance
+        t4 = time.perf_counter()
+        verdict = verify_outputs(np, outputs, expected, rtol, atol)
+        t5 = time.perf_counter()
+        ok = compiled.ok and not verdict.wrong and t5 - t4 < limits.verify_timeout_s and t1 - t0 < limits.compile_timeout_s
+        ok_all &= ok
+        cells = [template.name, f"{t1 - t0:.2f}", f"{t2 - t1:.2f}", f"{t3 - t2:.2f}", f"{t5 - t4:.2f}",
+                 f"{limits.verify_timeout_s:g}", f"{verdict.checked:,}", "yes" if ok else f"NO {compiled.error or verdict.message}"]
+        print("| " + " | ".join(cells) + " |", flush=True)
+        del inputs, expected, outputs
+    print(f"\n{time.monotonic() - started:.1f} s in all, {time.process_time() - cpu_started:.1f} s of CPU time "
+          f"(compile limit {limits.compile_timeout_s:g} s per config)")
+    return 0 if ok_all else 1
 
 
 def summarise(name: str, session, seconds: float) -> list[str]:

@@ -4,8 +4,25 @@
 # Safe to run again: every step is idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# --test adds the test tools; --cuda (or a GPU that `nvidia-smi -L` lists) adds CuPy with the CUDA
+# toolkit pieces from pip, so a machine with only a driver can tune on its GPU.
+# WORKBENCH_INSTALL_PRINT=1 prints the extras chosen and installs nothing.
+want=()
+for arg in "$@"; do
+  case "$arg" in
+    --test) want+=(test) ;;
+    --cuda) want+=(cuda12) ;;
+    *) echo "install.sh: unknown option $arg (use --test, --cuda)" >&2; exit 2 ;;
+  esac
+done
+if [[ ! " ${want[*]} " == *" cuda12 "* ]] && command -v nvidia-smi >/dev/null 2>&1 \
+    && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+  echo "nvidia-smi lists a GPU: installing the cuda12 extra (CuPy + CUDA toolkit wheels, ~1.8 GB)"
+  want+=(cuda12)
+fi
 extras=""
-[ "${1:-}" = "--test" ] && extras="[test]"
+[ ${#want[@]} -gt 0 ] && extras="[$(IFS=,; echo "${want[*]}")]"
+if [ -n "${WORKBENCH_INSTALL_PRINT:-}" ]; then echo "extras: ${extras:-none}"; exit 0; fi
 
 if command -v apt-get >/dev/null 2>&1; then
   SUDO=""

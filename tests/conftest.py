@@ -16,14 +16,16 @@ import pytest
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip `gpu` tests cleanly when CuPy sees no CUDA device."""
-    from workbench.runner.plan import cuda_device_count
-
+    """Skip `gpu` tests cleanly when something they need is missing, saying what: CuPy not
+    installed, CUDA headers or NVRTC not found, or no device visible."""
     if not any("gpu" in item.keywords for item in items):
         return
-    if cuda_device_count() > 0:
+    from workbench.backends.cuda_env import probe
+
+    missing = probe().missing()
+    if not missing:
         return
-    skip = pytest.mark.skip(reason="needs a CUDA device (none visible)")
+    skip = pytest.mark.skip(reason="needs a CUDA device: " + "; ".join(missing))
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)

@@ -27,6 +27,15 @@ def test_gpu_check_dry_run_on_the_simulator_labels_and_records(tmp_path: Path) -
     assert (tmp_path / "vector_add.json").exists() and (tmp_path / "reduce_sum.json").exists()
 
 
+def test_gpu_check_cpu_dry_run_compiles_builds_references_and_times_the_verification() -> None:
+    result = _run("--dry-run", "--kernel", "vector_add", "--kernel", "reduce_sum")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "CPU DRY RUN" in result.stdout and "verify limit s" in result.stdout
+    rows = {line.split("|")[1].strip(): line for line in result.stdout.splitlines() if line.startswith("| ")}
+    assert rows["vector_add"].endswith("| yes |") and rows["reduce_sum"].endswith("| yes |")
+    assert "| 16,777,216 |" in rows["vector_add"]  # every element of the default problem verified
+
+
 @pytest.mark.gpu
 def test_gpu_check_on_a_real_device(tmp_path: Path) -> None:
     result = _run("--backend", "cuda", "--budget", "4", "--kernel", "vector_add", "--out", str(tmp_path))

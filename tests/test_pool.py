@@ -256,3 +256,29 @@ def test_workers_import_only_what_they_need():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=Path(__file__).parent.parent)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_verify_phase_has_its_own_timeout(tmp_path):
+    """A backend that reports ``phase("verify")`` (the CUDA backend, around the comparison with the
+    reference) is held to the verify timeout, not the run timeout. The python backend reports only
+    "run", so the test sends the worker's own "verify" phase message once the candidate is running."""
+    bench = tmp_path / "slow_check_bench.py"
+    bench.write_text("import time\nSPACE = {'t': [0.6]}\ndef measure(config):\n    time.sleep(config['t'])\n"
+                     "    return {'latency_ms': 1.0}\n")
+    spec = BackendSpec("python", {"path": str(bench)})
+
+    def run(limits: EvalLimits):
+        with WorkerPool(spec, workers=1, limits=limits) as pool:
+            pool.submit(Config({"t": 0.6}))
+            worker = pool._workers[0]
+            deadline = time.monotonic() + 30
+            while worker.job is None or worker.job.phase_since == worker.job.dispatched:  # wait for "run"
+                assert time.monotonic() < deadline
+                pool.poll(0.01)
+            pool._handle(worker, ("phase", worker.job.seq, "verify", time.monotonic()))
+            (_, measurement, _, _), = _drain(pool)
+            return measurement
+
+    assert run(EvalLimits(run_timeout_s=0.2, verify_timeout_s=5.0)).ok
+    late = run(EvalLimits(run_timeout_s=5.0, verify_timeout_s=0.2))
+    assert late.status is Status.TIMEOUT and late.message == "exceeded verify timeout of 0.2 s"

@@ -127,8 +127,8 @@ def test_an_unstartable_backend_ends_with_the_startup_error():
 def test_an_actor_that_stops_answering_is_killed_and_replaced():
     """The inner pool's timeouts never fire here (5 s); the actor deadline (1 s after dispatch) does,
     as it would for an actor wedged on an unreachable node."""
-    limits = EvalLimits(compile_timeout_s=5.0, run_timeout_s=5.0)
-    with RayPool(HOST_FAULTS, 1, limits, actor_slack_s=-9.0) as one:
+    limits = EvalLimits(compile_timeout_s=5.0, run_timeout_s=5.0, verify_timeout_s=5.0)
+    with RayPool(HOST_FAULTS, 1, limits, actor_slack_s=-14.0) as one:
         one.submit(Config({"mode": "ok", "ms": 0, "tag": 0}))  # first call: actor start-up allowance
         assert list(_drain(one).values())[0][1].ok
         one.submit(Config({"mode": "hang", "ms": 0, "tag": 1}))

@@ -416,6 +416,7 @@ def test_stencil_five_point_on_cpu(templates: dict[str, KernelTemplate], tmp_pat
 def test_kernels_compute_the_reference_on_gpu(templates: dict[str, KernelTemplate], name: str, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     cupy = pytest.importorskip("cupy")
+    from workbench.backends.cuda import upload_constant
     from workbench.core.compiler import compile_cuda
 
     monkeypatch.setenv("KERNEL_WORKBENCH_CACHE_DIR", str(tmp_path))
@@ -429,9 +430,8 @@ def test_kernels_compute_the_reference_on_gpu(templates: dict[str, KernelTemplat
         assert compiled.ok, compiled.error
         module = cupy.cuda.function.Module()
         module.load(compiled.cubin)
-        for constant in template.constants:
-            host = np.ascontiguousarray(inputs[constant], dtype=np.float32)
-            module.get_global_var(constant).copy_from_host(host.ctypes.data, host.nbytes)
+        for constant in template.constants:  # get_global_var gives a bare address: copy with cudaMemcpy
+            upload_constant(cupy.cuda.runtime, module, constant, inputs[constant])
         buffers = []
         for arg in template.args:
             if arg.kind in ("in", "inout"):

@@ -5,9 +5,10 @@ once, then asked to evaluate configs one at a time. In the main process the same
 a :class:`Target` (what is being tuned: its space, problem, identity and device), without
 touching a GPU, so the engine and GUI can plan a run before any worker starts.
 
-Backends report progress through ``phase``: ``phase("compile")`` before compiling and
-``phase("run")`` before running, so the pool applies the compile timeout and the run timeout to the
-right part of the work.
+Backends report progress through ``phase``: ``phase("compile")`` before compiling, ``phase("run")``
+before running and ``phase("verify")`` before comparing with the reference, so the pool applies the
+compile, run and verify timeouts to the right part of the work (a slow check of 10^8 elements
+must not eat the time a kernel is given to run).
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ class EvalLimits:
 
     compile_timeout_s: float = 60.0
     run_timeout_s: float = 10.0
+    verify_timeout_s: float = 60.0
     max_latency_ms: float | None = None
 
 

@@ -7,14 +7,20 @@ Measurement protocol (why each step exists):
 
 1. Render + compile through :func:`workbench.core.compiler.compile_cuda` for the device's own
    architecture (shared on-disk cache; registers / shared memory / spills from the ptxas log).
-2. Load the CUBIN, poison every output (NaN / 0xFF..), launch once, synchronise, and compare every
-   element with the template's float64 reference under its tolerance: a kernel that skips elements
-   or computes garbage is ``wrong_result``, never a fast "success".
-3. Time with CUDA events: warm-up, then repeated launches, each preceded by a write over a buffer
+2. Refuse, before loading, a launch the device would refuse (threads, registers x threads, static +
+   dynamic shared memory against the device's own limits): ``launch_error``, and the worker carries
+   on. Load the CUBIN, copy ``__constant__`` inputs, opt in to more than 48 KB of shared memory.
+3. Poison every output (NaN / 0xFF..), launch once, synchronise, and compare every element with the
+   template's float64 reference under its tolerance, on the device, in its own ``verify`` phase
+   (its own timeout, so the run timeout measures the kernel): a kernel that skips elements or
+   computes garbage is ``wrong_result``, never a fast "success".
+4. Time with CUDA events: warm-up, then repeated launches, each preceded by a write over a buffer
    twice the size of L2 so the cache holds no inputs (the flush is outside the timed region).
    Median and p20/p80 are reported. When the first samples already exceed ``max_latency_ms`` by 50%
    the candidate is ``skipped`` (saves time on hopeless configs; counted as an evaluation).
-4. Any CUDA error poisons the context: the measurement says so and the worker is replaced.
+5. A sticky CUDA error (illegal or misaligned address, launch failure...) poisons the context: the
+   measurement says so and the worker is replaced. Other errors (a refused launch, a module that
+   does not load) are recorded and the worker goes on.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -30,13 +37,46 @@ import numpy as np
 
 from workbench.backends.templated import load_template_for, template_target
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
+from workbench.core.gpus import GpuSpec
 from workbench.core.measurement import Measurement, Status
+from workbench.core.perfmodel import launch_check, occupancy
 from workbench.core.quality import quality_from_error
 from workbench.core.space import Config
+from workbench.core.verify import Verdict, verify_outputs
 
 EARLY_ABORT_FACTOR = 1.5
 MIN_SAMPLES, MAX_SAMPLES = 7, 100
 SAMPLE_TIME_BUDGET_S = 0.5
+
+#: Shared memory per block (static + dynamic) a kernel gets without opting in.
+DEFAULT_SMEM_PER_BLOCK = 48 * 1024
+
+#: CUDA errors that leave the context unusable: every later call returns them again, so the worker
+#: must be replaced (CUDA runtime API, cudaError enum: "the process is left in an inconsistent
+#: state and any further CUDA work will return the same error"). Driver and runtime codes agree.
+STICKY_CUDA_ERRORS: dict[int, str] = {
+    700: "illegal address",
+    702: "launch timeout",
+    710: "device-side assert",
+    714: "hardware stack error",
+    715: "illegal instruction",
+    716: "misaligned address",
+    717: "invalid address space",
+    718: "invalid program counter",
+    719: "launch failure",
+    999: "unknown error",
+}
+
+#: Device attributes the launch check and the occupancy need (``cudaDevAttr*`` names in CuPy's runtime).
+DEVICE_ATTRIBUTES = (
+    "cudaDevAttrMaxThreadsPerBlock",
+    "cudaDevAttrMaxThreadsPerMultiProcessor",
+    "cudaDevAttrMaxRegistersPerBlock",
+    "cudaDevAttrMaxRegistersPerMultiprocessor",
+    "cudaDevAttrMaxSharedMemoryPerBlock",
+    "cudaDevAttrMaxSharedMemoryPerBlockOptin",
+    "cudaDevAttrMaxSharedMemoryPerMultiprocessor",
+)
 
 #: FP32 lanes per SM by compute capability major/minor (CUDA programming guide, arithmetic throughput table).
 _FP32_LANES = {(7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128, (9, 0): 128}
@@ -81,15 +121,18 @@ class CudaBackend(Backend):
         props = cp.cuda.runtime.getDeviceProperties(self.device_index)
         self.arch = f"sm_{props['major']}{props['minor']}"
         self.device = describe_device(self.device_index)
+        self.gpu_limits = device_limits(self.device["name"], device_attributes(cp.cuda.runtime, self.device_index))
         rng = np.random.default_rng(int(self.spec.options.get("seed", 0)))
         self.host_inputs = self.template.make_inputs(self.problem, rng)
-        self.expected = self.template.reference(self.host_inputs, self.problem)
+        # The reference lives on the device, so a candidate's verification never copies outputs back.
+        self.expected = {name: cp.asarray(np.asarray(ref, dtype=np.float64))
+                         for name, ref in self.template.reference(self.host_inputs, self.problem).items()}
         self._allocate()
         l2 = int(cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrL2CacheSize, self.device_index))
         self._flush = cp.empty(max(2 * l2, 1 << 20), dtype=cp.uint8)
         self.copy_bandwidth_gbs = copy_probe(cp, self.device["name"])
         self.baseline = self._measure_baseline()
-        self._nvml = _nvml_handle(self.device_index)
+        self._nvml = nvml_handle(cp.cuda.runtime, self.device_index)
 
     def _allocate(self) -> None:
         cp = self.cp
@@ -172,23 +215,23 @@ class CudaBackend(Backend):
                      "spill_bytes": compiled.spill_store_bytes + compiled.spill_load_bytes}
         if not compiled.ok:
             return Measurement.failure(Status.COMPILE_ERROR, _first_error(compiled.log), compiled.log)
-        phase("run")
         grid = self.template.grid(self.problem, config)
         block = self.template.block(self.problem, config)
         smem = int(self.template.dynamic_smem(self.problem, config))
+        refusal = launch_check(self.gpu_limits, block, compiled.smem_bytes + smem, compiled.registers, grid=grid)
+        if refusal is not None:  # CUDA would refuse it too; nothing ran, the context is intact
+            return Measurement(Status.LAUNCH_ERROR, metrics={**resources, "smem_bytes": compiled.smem_bytes + smem},
+                               message=refusal, log=refusal)
+        phase("run")
         try:
             module = cp.cuda.function.Module()
             module.load(compiled.cubin)
             function = module.get_function(self.template.entry)
             for name in getattr(self.template, "constants", ()):
-                symbol = module.get_global_var(name)
-                host = np.ascontiguousarray(self.host_inputs[name], dtype=np.float32)
-                symbol.copy_from_host(host.ctypes.data, host.nbytes)
-            if smem > 48 * 1024:
-                function.max_dynamic_shared_size_bytes = smem
+                upload_constant(cp.cuda.runtime, module, name, self.host_inputs[name])
+            opt_in_shared_memory(cp.cuda.driver, function, compiled.smem_bytes, smem)
         except Exception as exc:  # noqa: BLE001
-            self.needs_restart = True
-            return Measurement.failure(Status.LAUNCH_ERROR, f"loading the module failed: {exc}", str(exc))
+            return self._cuda_failure(Status.LAUNCH_ERROR, "loading the module failed", exc, resources)
 
         def launch() -> None:
             function(grid, block, tuple(self.launch_args), shared_mem=smem)
@@ -197,52 +240,35 @@ class CudaBackend(Backend):
         try:
             launch()
         except Exception as exc:  # noqa: BLE001 - CUDA refused the launch (resources, geometry)
-            self.needs_restart = True
-            return Measurement.failure(Status.LAUNCH_ERROR, f"launch refused: {exc}", str(exc), **resources)
+            return self._cuda_failure(Status.LAUNCH_ERROR, "launch refused", exc, resources)
         try:
             cp.cuda.Device().synchronize()
         except Exception as exc:  # noqa: BLE001 - illegal address etc.: the context is gone
-            self.needs_restart = True
-            return Measurement.failure(Status.RUNTIME_ERROR, f"kernel failed: {exc}", str(exc), **resources)
-        verdict = self._verify()
-        if verdict["wrong"]:
-            return Measurement(Status.WRONG_RESULT, metrics={**resources, **verdict["metrics"]},
-                               message=verdict["message"], details={"errors": verdict["metrics"]})
+            return self._cuda_failure(Status.RUNTIME_ERROR, "kernel failed", exc, resources)
+        phase("verify")
+        rtol, atol = self.template.tolerance
+        verdict = verify_outputs(cp, self.buffers, self.expected, rtol, atol)
+        errors = error_metrics(verdict, rtol)
+        if verdict.wrong:
+            return Measurement(Status.WRONG_RESULT, metrics={**resources, **errors}, message=verdict.message,
+                               details={"errors": errors})
+        phase("run")
         try:
             samples = self._time(launch, limits)
         except _EarlyAbort as abort:
             return Measurement(Status.SKIPPED, metrics={"latency_ms": abort.latency, **resources},
                                message=str(abort))
         except Exception as exc:  # noqa: BLE001
-            self.needs_restart = True
-            return Measurement.failure(Status.RUNTIME_ERROR, f"kernel failed while timing: {exc}", str(exc))
-        return Measurement(Status.OK, metrics=self._metrics(samples, resources, verdict["metrics"], block, grid, smem,
+            return self._cuda_failure(Status.RUNTIME_ERROR, "kernel failed while timing", exc, resources)
+        return Measurement(Status.OK, metrics=self._metrics(samples, resources, errors, block, grid, smem,
                                                              compiled), details=self._details(compiled))
 
-    def _verify(self) -> dict[str, Any]:
-        rtol, atol = self.template.tolerance
-        worst_rel, worst_abs, bad_total, count = 0.0, 0.0, 0, 0
-        message = ""
-        for name, expected in self.expected.items():
-            got = self.buffers[name].get().astype(np.float64)
-            expected = np.asarray(expected, dtype=np.float64)
-            if got.shape != expected.shape:
-                got = got.reshape(expected.shape)
-            err = np.abs(got - expected)
-            err[~np.isfinite(got)] = np.inf
-            bad = err > atol + rtol * np.abs(expected)
-            count += expected.size
-            rel = err / np.maximum(np.abs(expected), atol if atol > 0 else 1e-30)
-            worst_rel = max(worst_rel, float(np.max(rel)) if rel.size else 0.0)
-            worst_abs = max(worst_abs, float(np.max(err)) if err.size else 0.0)
-            if bad.any() and not message:
-                i = int(np.flatnonzero(bad.ravel())[0])
-                message = (f"{name}[{i}] = {got.ravel()[i]:.6g}, expected {expected.ravel()[i]:.6g}; "
-                           f"{int(bad.sum())} of {expected.size} elements outside rtol={rtol:g} atol={atol:g}")
-            bad_total += int(bad.sum())
-        quality = quality_from_error(worst_rel, rtol) if math.isfinite(worst_rel) else 0.0
-        metrics = {"max_abs_err": worst_abs, "max_rel_err": worst_rel, "quality": quality}
-        return {"wrong": bad_total > 0, "message": message, "metrics": metrics}
+    def _cuda_failure(self, status: Status, what: str, exc: BaseException, resources: dict[str, Any]) -> Measurement:
+        """Record a CUDA failure; replace the worker only when the error poisoned the context."""
+        sticky = is_sticky(exc)
+        self.needs_restart = self.needs_restart or sticky
+        note = " (the context is lost: the worker is replaced)" if sticky else ""
+        return Measurement.failure(status, f"{what}: {exc}{note}", str(exc), **resources)
 
     def _metrics(self, samples: list[float], resources: dict[str, float], errors: dict[str, float],
                  block: tuple[int, int, int], grid: tuple[int, int, int], smem: int, compiled: Any) -> dict[str, float]:
@@ -264,7 +290,7 @@ class CudaBackend(Backend):
             "gflops": gflops,
             "pct_of_peak": pct,
             "memory_mb": self.memory_mb,
-            "occupancy": _occupancy(self.cp, compiled, threads, smem, self.device_index),
+            "occupancy": float(occupancy(self.gpu_limits, threads, compiled.registers, compiled.smem_bytes + smem).fraction),
             **resources,
             **errors,
         }
@@ -295,21 +321,68 @@ def _first_error(log: str) -> str:
     return log.strip().splitlines()[0] if log.strip() else "compilation failed"
 
 
-def _occupancy(cp: Any, compiled: Any, threads: int, smem: int, device: int) -> float:
-    """Theoretical occupancy from the device's limits and the kernel's compiled resources."""
-    from workbench.core.gpus import GpuSpec  # noqa: PLC0415
-    from workbench.core.perfmodel import occupancy  # noqa: PLC0415
+def device_attributes(runtime: Any, index: int) -> dict[str, int]:
+    """The device limits the launch check needs, read from the driver (``DEVICE_ATTRIBUTES``)."""
+    return {name: int(runtime.deviceGetAttribute(getattr(runtime, name), index)) for name in DEVICE_ATTRIBUTES}
 
-    attr = cp.cuda.runtime.deviceGetAttribute
-    rt = cp.cuda.runtime
-    spec = GpuSpec.from_limits(
-        name="device",
-        max_threads_per_sm=attr(rt.cudaDevAttrMaxThreadsPerMultiProcessor, device),
-        registers_per_sm=attr(rt.cudaDevAttrMaxRegistersPerMultiprocessor, device),
-        smem_per_sm=attr(rt.cudaDevAttrMaxSharedMemoryPerMultiprocessor, device),
+
+def device_limits(name: str, attributes: dict[str, int]) -> GpuSpec:
+    """A GPU description carrying the device's own launch limits, for :func:`launch_check` and the occupancy."""
+    return GpuSpec.from_limits(
+        name=name,
+        max_threads_per_sm=attributes["cudaDevAttrMaxThreadsPerMultiProcessor"],
+        registers_per_sm=attributes["cudaDevAttrMaxRegistersPerMultiprocessor"],
+        smem_per_sm=attributes["cudaDevAttrMaxSharedMemoryPerMultiprocessor"],
+        max_threads_per_block=attributes["cudaDevAttrMaxThreadsPerBlock"],
+        max_registers_per_block=attributes["cudaDevAttrMaxRegistersPerBlock"],
+        shared_per_block_default=attributes["cudaDevAttrMaxSharedMemoryPerBlock"],
+        shared_per_block_optin=attributes["cudaDevAttrMaxSharedMemoryPerBlockOptin"],
     )
-    occ = occupancy(spec, threads, compiled.registers, compiled.smem_bytes + smem)
-    return float(occ.fraction)
+
+
+def upload_constant(runtime: Any, module: Any, name: str, value: Any) -> None:
+    """Copy a host array into the module's ``__constant__`` symbol ``name``.
+
+    ``cupy.cuda.function.Module.get_global_var`` returns the symbol's bare device address (an int
+    from ``cuModuleGetGlobal``), not a ``MemoryPointer`` (only ``RawModule.get_global`` wraps it),
+    so the copy goes through ``cudaMemcpy`` to that address.
+    """
+    host = np.ascontiguousarray(value, dtype=np.float32)
+    address = int(module.get_global_var(name))
+    runtime.memcpy(address, host.ctypes.data, host.nbytes, runtime.memcpyHostToDevice)
+
+
+def opt_in_shared_memory(driver: Any, function: Any, static: int, dynamic: int) -> bool:
+    """Allow ``dynamic`` bytes of dynamic shared memory when static + dynamic exceeds the 48 KB a
+    launch gets by default (the launch check has already compared the sum with the opt-in maximum).
+
+    The low-level ``Function`` has no ``max_dynamic_shared_size_bytes`` property (that is
+    ``RawKernel``'s); the driver call is what the property does.
+    """
+    if static + dynamic <= DEFAULT_SMEM_PER_BLOCK:
+        return False
+    driver.funcSetAttribute(function.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(dynamic))
+    return True
+
+
+def is_sticky(exc: BaseException) -> bool:
+    """Whether a CUDA error poisoned the context (see ``STICKY_CUDA_ERRORS``).
+
+    CuPy's ``CUDADriverError`` and ``CUDARuntimeError`` carry the code as ``status``; anything
+    else (a refused launch, an image that does not load, a Python error) leaves the context usable.
+    """
+    status = getattr(exc, "status", None)
+    try:
+        return int(status) in STICKY_CUDA_ERRORS
+    except (TypeError, ValueError):
+        return False
+
+
+def error_metrics(verdict: Verdict, rtol: float) -> dict[str, float]:
+    """The verification's errors as metrics: worst absolute and relative error, and the quality."""
+    quality = quality_from_error(verdict.max_rel_err, rtol) if math.isfinite(verdict.max_rel_err) else 0.0
+    return {"max_abs_err": verdict.max_abs_err, "max_rel_err": verdict.max_rel_err, "quality": quality}
+
 
 
 def describe_device(index: int) -> dict[str, Any]:
@@ -335,6 +408,7 @@ def describe_device(index: int) -> dict[str, Any]:
         "peak_bandwidth_gbs": 2.0 * mem_clock_khz * 1e3 * bus_bits / 8 / 1e9,
         "peak_fp32_gflops": 2.0 * lanes * sm_count * clock_khz * 1e3 / 1e9,
         "memory_gb": props["totalGlobalMem"] / 1e9,
+        "pci_bus_id": rt.deviceGetPCIBusId(index),
         "driver_version": rt.driverGetVersion(),
         "runtime_version": rt.runtimeGetVersion(),
     }
@@ -366,22 +440,43 @@ def copy_probe(cp: Any, device_name: str) -> float:
     bandwidth = 2 * src.nbytes / (float(np.median(samples)) * 1e6)
     del src, dst
     cached[device_name] = bandwidth
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(cached))
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    store_json(path, cached)
     return bandwidth
 
 
-def _nvml_handle(index: int) -> Any:
+def store_json(path: Path, data: Any) -> bool:
+    """Write ``data`` to ``path`` atomically under a temporary name of its own, so workers probing
+    at the same time never write into each other's file; False when the folder is not writable."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
+
+
+def nvml_handle(runtime: Any, index: int) -> Any:
+    """The NVML handle of CUDA device ``index``, looked up by PCI bus id (None without NVML).
+
+    CUDA and NVML number devices differently (CUDA puts the fastest first by default, and
+    ``CUDA_VISIBLE_DEVICES`` or Ray renumber CUDA's view only), so an index would read the power
+    and clocks of another GPU; the bus id names the same board in both.
+    """
     try:
         import pynvml  # noqa: PLC0415 - nvidia-ml-py, optional
 
         pynvml.nvmlInit()
-        return pynvml.nvmlDeviceGetHandleByIndex(index)
+        return pynvml.nvmlDeviceGetHandleByPciBusId(runtime.deviceGetPCIBusId(index))
     except Exception:  # noqa: BLE001 - power and clocks are optional
         return None
 

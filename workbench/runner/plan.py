@@ -76,6 +76,14 @@ def cuda_device_count() -> int:
         return 0
 
 
+@functools.lru_cache(maxsize=1)
+def cuda_missing() -> tuple[str, ...]:
+    """What stops tuning on a GPU here (CuPy, headers, NVRTC, a device), in words; empty when nothing."""
+    from workbench.backends.cuda_env import probe  # noqa: PLC0415
+
+    return tuple(probe().missing())
+
+
 def make_backend_spec(
     kernel: str | None,
     backend: str = "auto",
@@ -118,10 +126,11 @@ def make_backend_spec(
     if backend == "python":
         raise WorkbenchError(f"{kernel} is a CUDA template; --backend python runs python benchmark files")
     if backend == "auto":
-        backend = "cuda" if cuda_device_count() > 0 else "sim"
+        backend = "cuda" if cuda_device_count() > 0 and not cuda_missing() else "sim"
     if backend == "cuda":
-        if cuda_device_count() == 0:
-            raise WorkbenchError("--backend cuda: no CUDA device found (install the cuda12 extra, or use --backend sim)")
+        if cuda_device_count() == 0 or cuda_missing():
+            raise WorkbenchError(f"--backend cuda: {'; '.join(cuda_missing()) or 'no CUDA device found'} "
+                                 "(or use --backend sim)")
         if device is not None:
             options["device"] = device
     if backend == "sim":

@@ -7,8 +7,8 @@ process sentinels and the earliest deadline at once, so one hung candidate delay
 
 Workers are started with the *spawn* context (no inherited locks, threads or CUDA state) and load
 only the backend they need. Timeouts follow the backend's phases: the compile timeout while the
-backend reports ``phase("compile")``, the run timeout otherwise (including before the first phase
-report), each counted from the start of the current phase.
+backend reports ``phase("compile")``, the verify timeout during ``phase("verify")``, the run timeout
+otherwise (including before the first phase report), each counted from the start of the current phase.
 """
 
 from __future__ import annotations
@@ -301,6 +301,8 @@ class WorkerPool(ResultQueue):
         )
 
     def _timeout_for(self, phase: str) -> float:
+        if phase == "verify":
+            return self.limits.verify_timeout_s
         return self.limits.compile_timeout_s if phase == "compile" else self.limits.run_timeout_s
 
     def _next_deadline(self) -> float | None:

@@ -35,7 +35,7 @@ from workbench.core.space import Config
 from workbench.runner.pool import Result, ResultQueue, WorkerPool, WorkerStartupError
 from workbench.runner.executors import ray_accelerator_type
 
-#: Seconds an actor may overrun its candidate's compile + run timeouts before it counts as lost.
+#: Seconds an actor may overrun its candidate's compile + run + verify timeouts before it counts as lost.
 ACTOR_SLACK_S = 30.0
 #: Seconds a new actor may take to be placed and to start its worker.
 ACTOR_START_TIMEOUT_S = 120.0
@@ -363,7 +363,8 @@ class RayPool(ResultQueue):
             if "@" not in slot.name:  # learn where the actor runs, for on_start's worker name
                 self._actor_started(slot)
             now = time.monotonic()
-            budget = self.limits.compile_timeout_s + self.limits.run_timeout_s + self.actor_slack_s
+            budget = (self.limits.compile_timeout_s + self.limits.run_timeout_s + self.limits.verify_timeout_s
+                      + self.actor_slack_s)
             if not slot.answered:
                 budget += self.start_timeout_s
             job.ref = slot.actor.evaluate.remote(job.config)
