@@ -417,9 +417,10 @@ def trial_from_dict(rec: Any, where: str, fail, names: frozenset[str] | None = N
             fail(f"{where}.{clash[0]}", "given both here and in measurement")
     else:
         m, mwhere = rec, where
-    status = _STATUSES.get(m.get("status"))  # type: ignore[arg-type]
+    raw_status = m.get("status")
+    status = _STATUSES.get(raw_status) if type(raw_status) is str else None
     if status is None:
-        raw = m.get("status")
+        raw = raw_status
         problem = f"{raw!r} is not a status" if isinstance(raw, str) else f"{_type_name(raw)} is not a status"
         fail(f"{mwhere}.status", f"{problem} (expected one of {_STATUS_LIST})")
     metrics = _numbers(m.get("metrics", {}), f"{mwhere}.metrics", fail)
