@@ -105,6 +105,14 @@ def test_a_text_slot_value_becomes_a_safe_c_string(tmp_path: Path) -> None:
     assert _c_value("??/", "s") == '"\\?\\?/"'
 
 
+def test_error_messages_quoting_a_file_stay_one_line(tmp_path: Path) -> None:
+    doc = session_doc()
+    doc["trials"][0]["metrics"] = {"x\n\x1b[31mred": "fast"}
+    with pytest.raises(SessionFormatError) as caught:
+        load_session(write(tmp_path / "s.json", doc))
+    assert str(caught.value).isprintable() and "\\n\\x1b[31mred" in str(caught.value)
+
+
 # --- 2: no import of anything a file names ------------------------------------------------------------
 
 

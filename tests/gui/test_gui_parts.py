@@ -139,7 +139,7 @@ def test_main_opens_a_session_and_saves_a_screenshot(qtbot, tmp_path):
     shot = tmp_path / "shot.png"
     assert main(str(path), None, str(shot), True) == 0
     assert shot.stat().st_size > 10_000
-    assert main(str(tmp_path / "missing.json"), None, None, True) == 1
+    assert main(str(tmp_path / "missing.json"), None, None, True) == 2  # bad input: exit 2, as the CLI
 
 
 def test_main_py_gui_runs_and_quits(tmp_path):

@@ -72,7 +72,7 @@ _MEASUREMENT_FIELDS = frozenset({"status", "metrics", "message", "log", "details
 MAX_INT_DIGITS = 100
 #: Longest kernel name, device name or problem text value (they reach exported source as text).
 MAX_NAME_CHARS = 200
-#: Longest free text (notes, messages, logs) kept from a file.
+#: Longest ``notes`` text kept from a file.
 MAX_TEXT_CHARS = 1_000_000
 #: Metrics that are amounts (times, sizes, counts): a negative value is a corrupt record.
 NON_NEGATIVE_METRICS = frozenset({"latency_ms", "memory_mb", "throughput_gbs", "gflops", "registers",
@@ -421,7 +421,7 @@ def trial_from_dict(rec: Any, where: str, fail, names: frozenset[str] | None = N
     status = _STATUSES.get(raw_status) if type(raw_status) is str else None
     if status is None:
         raw = raw_status
-        problem = f"{raw!r} is not a status" if isinstance(raw, str) else f"{_type_name(raw)} is not a status"
+        problem = f"{_short(raw)} is not a status" if isinstance(raw, str) else f"{_type_name(raw)} is not a status"
         fail(f"{mwhere}.status", f"{problem} (expected one of {_STATUS_LIST})")
     metrics = _numbers(m.get("metrics", {}), f"{mwhere}.metrics", fail)
     message = m.get("message", "")
