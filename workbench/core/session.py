@@ -552,6 +552,7 @@ def _decode_session(data: Any, source: str) -> Session:
     except WorkbenchError as exc:
         fail("weights", str(exc))
     strategy = obj("strategy")
+    _check_settings(backend, strategy, fail)
     baselines: dict[str, dict[str, float]] = {}
     for name, metrics in obj("baselines").items():
         baselines[name] = _numbers(metrics, f"baselines.{name}", fail)
@@ -633,6 +634,28 @@ def _all_in_domains(space: SearchSpace, configs: list[Config]) -> bool:
         if not set(column) <= slot._positions.keys():  # type: ignore[attr-defined]
             return False
     return True
+
+
+def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fail) -> None:
+    """The run settings a reopened session restores into the run controls have their types."""
+    options = backend.get("options", {})
+    if type(options) is not dict:
+        fail("backend.options", f"expected an object, got {_type_name(options)}")
+    for key in ("path", "gpu_model", "kernel"):
+        if key in options and options[key] is not None and type(options[key]) is not str:
+            fail(f"backend.options.{key}", f"expected text, got {_type_name(options[key])}")
+    if "problem" in options and options["problem"] is not None and type(options["problem"]) is not dict:
+        fail("backend.options.problem", f"expected an object, got {_type_name(options['problem'])}")
+    for key in ("kernel_dirs",):
+        if key in options and not (type(options[key]) is list and all(type(d) is str for d in options[key])):
+            fail(f"backend.options.{key}", "expected a list of folder names")
+    if "name" in strategy and type(strategy["name"]) is not str:
+        fail("strategy.name", f"expected text, got {_type_name(strategy['name'])}")
+    seed = strategy.get("seed")
+    if seed is not None and not (type(seed) is int and 0 <= seed < 2**63):
+        fail("strategy.seed", f"{_short(seed)} is not a seed (an integer from 0 to 2**63-1)")
+    if "options" in strategy and type(strategy["options"]) is not dict:
+        fail("strategy.options", f"expected an object, got {_type_name(strategy['options'])}")
 
 
 def _check_name(value: str, where: str, fail) -> None:
