@@ -5,7 +5,6 @@ in the test's own temporary folder; none is kept in the repository."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import stat
