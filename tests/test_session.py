@@ -158,7 +158,7 @@ _values = st.one_of(
 )
 _metrics = st.dictionaries(
     st.sampled_from(["latency_ms", "memory_mb", "quality", "gflops", "registers", "custom_metric"]),
-    st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(0, 10**6)),
+    st.one_of(st.floats(min_value=0, allow_infinity=False), st.integers(0, 10**6)),  # amounts are >= 0
     max_size=6,
 )
 _trial = st.builds(

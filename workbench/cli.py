@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -20,6 +21,42 @@ from workbench.core.assignments import parse_assignment, parse_assignments
 from workbench.core.errors import WorkbenchError
 
 EXIT_BAD_INPUT = 2
+#: Largest seed accepted (seeds feed NumPy generators, which take non-negative integers).
+MAX_SEED = 2**63 - 1
+#: Longest timeout or time limit accepted (s): a week; anything longer is a typo, not a plan.
+MAX_SECONDS = 7 * 24 * 3600.0
+
+
+def max_workers(executor: str = "local") -> int:
+    """Most worker processes ``tune`` starts on this machine: 4 per CPU core (at least 8).
+
+    More processes than that only compete for the cores (and for memory: each worker imports its
+    backend); a Ray cluster's actors run elsewhere, so only a generous fixed cap applies there.
+    """
+    if executor == "ray":
+        return 4096
+    return max(8, 4 * (os.cpu_count() or 1))
+
+
+def _check_run_flags(args: argparse.Namespace) -> None:
+    """Refuse numbers no run can mean: NaN, infinite or negative limits, absurd seeds and worker counts."""
+    seed = getattr(args, "seed", None)
+    if seed is not None and not 0 <= seed <= MAX_SEED:
+        raise WorkbenchError(f"--seed {seed}: a seed is an integer from 0 to 2**63-1")
+    for flag in ("timeout", "compile_timeout", "time_limit"):
+        value = getattr(args, flag, None)
+        if value is not None and not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
+            raise WorkbenchError(f"--{flag.replace('_', '-')} {value}: must be a number of seconds in (0, {MAX_SECONDS:g}]")
+    for flag in ("max_latency_ms", "max_memory_mb", "min_quality"):
+        value = getattr(args, flag, None)
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise WorkbenchError(f"--{flag.replace('_', '-')} {value}: must be a finite number >= 0")
+    workers = getattr(args, "workers", None)
+    if workers is not None:
+        limit = max_workers(getattr(args, "executor", "local"))
+        if not 1 <= workers <= limit:
+            raise WorkbenchError(f"--workers {workers}: must be from 1 to {limit} "
+                                 f"({os.cpu_count() or 1} CPU cores here)")
 
 
 def _add_objective_flags(parser: argparse.ArgumentParser) -> None:
@@ -91,6 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", required=True, help="file to write (atomically; untouched when the export refuses)")
     export.add_argument("--force", action="store_true",
                         help="write over a file that is not an earlier export (or over an input), keeping it as FILE.bak")
+    export.add_argument("--kernel-dir", action="append", default=[],
+                        help="template folder to load (repeatable); folders named inside a session are never loaded")
     _add_objective_flags(export)
 
     kernels = sub.add_parser("kernels", help="list the available templates and their slots")
@@ -146,7 +185,7 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None) -> tuple[An
             name, value = parse_assignment(text, "--weight", identifier=False)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
                 raise WorkbenchError(f"--weight {text!r}: the weight must be a number >= 0")
-            values[name] = float(value)
+            values[name] = value  # Weights checks it is a finite number
         weights = Weights(values=values)
     return constraints, weights
 
@@ -205,6 +244,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from workbench.core.session import load_session
     from workbench.runner.controller import resume_run, start_run
 
+    _check_run_flags(args)
     if args.budget is not None and args.budget < 1:
         raise WorkbenchError("--budget must be at least 1")
     if args.prune is not None and not 0.0 < args.prune <= 1.0:
@@ -342,7 +382,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                        what="file exported by this workbench")
 
     plan = export_sessions(sessions, args.format, args.out, constraints, weights, sources=args.sessions,
-                           check_output=check_output)
+                           check_output=check_output, kernel_dirs=args.kernel_dir)
     picks = ", ".join(f"{c.device}: {c.trial.config.id}" for c in plan.choices)
     portable = f"; portable {plan.portable.trial.config.id}" if plan.portable is not None and len(plan.choices) > 1 else ""
     print(f"{plan.kernel}: exported {args.format} ({picks}{portable}) -> {args.out}")
@@ -412,6 +452,7 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
 
     if args is None:
         return gui_main(None, None, None, False)
+    _check_run_flags(args)
     run = None
     if args.run or args.replay:
         run = {"kernel": args.run, "backend": args.backend, "strategy": args.strategy, "budget": args.budget,
@@ -430,16 +471,31 @@ COMMANDS = {
 }
 
 
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         if args.command is None:
             return cmd_gui(None)
-        return COMMANDS[args.command](args)
+        code = COMMANDS[args.command](args)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
+        return code
     except WorkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # `show ... | head`: the reader has all it wanted
+        _silence_stdout()
+        return 0
     except (OSError, json.JSONDecodeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

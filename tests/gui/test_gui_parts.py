@@ -82,7 +82,7 @@ def test_slots_panel_edits_the_space_and_explains_bad_input(qtbot):
     qtbot.addWidget(panel)
     space = _space()
     panel.set_space(space)
-    assert f"<b>{space.count()}</b> valid" in panel.count_label.text()
+    qtbot.waitUntil(lambda: f"<b>{space.count()}</b> valid" in panel.count_label.text(), timeout=5000)
     panel.set_value_enabled("unroll", 16, False)
     expected = space.with_domains({"unroll": [1, 4]}).count()
     assert panel.space.count() == expected and seen[-1].count() == expected
@@ -139,7 +139,7 @@ def test_main_opens_a_session_and_saves_a_screenshot(qtbot, tmp_path):
     shot = tmp_path / "shot.png"
     assert main(str(path), None, str(shot), True) == 0
     assert shot.stat().st_size > 10_000
-    assert main(str(tmp_path / "missing.json"), None, None, True) == 1
+    assert main(str(tmp_path / "missing.json"), None, None, True) == 2  # bad input: exit 2, as the CLI
 
 
 def test_main_py_gui_runs_and_quits_leaving_nothing_behind(tmp_path):
@@ -258,3 +258,29 @@ def test_chart_legends_sit_above_the_plots_not_over_the_points(window):
     for name in ("Pareto&nbsp;front", "best&nbsp;feasible", "default&nbsp;config"):
         assert name in tradeoff
     assert window.score_chart.layout().indexOf(window.score_chart.legend) < window.score_chart.layout().indexOf(window.score_chart.plot)
+
+
+def test_slots_panel_counts_the_space_off_the_gui_thread(qtbot):
+    """A file's space may take minutes to count: the panel must never do it on the GUI thread."""
+    import threading
+
+    from workbench.core.space import SearchSpace
+    from workbench.gui.slots_panel import SlotsPanel
+
+    class WatchedSpace(SearchSpace):
+        """A real space that remembers which threads counted it."""
+
+        threads: list[str] = []
+
+        def count(self) -> int:
+            WatchedSpace.threads.append(threading.current_thread().name)
+            return super().count()
+
+    base = _space()
+    space = WatchedSpace(base.slots, base.restrictions, dict(base.params))
+    panel = SlotsPanel()
+    qtbot.addWidget(panel)
+    panel.set_space(space)
+    assert "counting" in panel.count_label.text()
+    qtbot.waitUntil(lambda: f"<b>{base.count()}</b> valid" in panel.count_label.text(), timeout=5000)
+    assert WatchedSpace.threads and threading.main_thread().name not in WatchedSpace.threads

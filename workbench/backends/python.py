@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import LATENCY, Measurement, Status
+from workbench.core.session import MAX_NAME_CHARS, NON_NEGATIVE_METRICS
 from workbench.core.space import GROUPS, Config, SearchSpace, Slot
 
 
@@ -99,7 +100,13 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
     details: dict[str, Any] = {}
     for key, value in result.items():
         if isinstance(value, numbers.Real):
-            metrics[str(key)] = float(value)
+            try:
+                number = float(value)
+            except OverflowError:
+                return f"measure() returned {str(key)[:40]!r}: a number too large for a float"
+            if number < 0 and key in NON_NEGATIVE_METRICS:
+                return f"measure() returned {key}={number!r}; it must be >= 0"
+            metrics[str(key)] = number
         else:
             details[str(key)] = value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
     latency = metrics.get(LATENCY)
@@ -130,6 +137,9 @@ class PythonBackend(Backend):
         default = getattr(module, "DEFAULT", None)
         default_config = space.config(default) if default else None
         name = str(spec.options.get("kernel") or getattr(module, "NAME", "") or os.path.splitext(os.path.basename(path))[0])
+        if len(name) > MAX_NAME_CHARS or not name.isprintable():  # the name reaches exports and file names
+            raise WorkbenchError(f"python benchmark {path}: NAME must be one printable line of at most "
+                                 f"{MAX_NAME_CHARS} characters")
         doc = (module.__doc__ or "").strip()
         return Target(
             kernel=name,

@@ -7,7 +7,18 @@ without a traceback and exits non-zero.
 
 
 class WorkbenchError(Exception):
-    """Bad input or an impossible request, explained in one line."""
+    """Bad input or an impossible request, explained in one line.
+
+    The message often quotes a file (a field name, a value); control characters in it are shown
+    escaped (``\\n``, ``\\x1b``), so a crafted file can neither break the line nor send escape
+    sequences to the terminal.
+    """
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if text.isprintable():
+            return text
+        return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class SpaceError(WorkbenchError):

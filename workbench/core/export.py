@@ -32,7 +32,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import SpaceError, WorkbenchError
+from workbench.core.fs import current_umask
 from workbench.core.measurement import LATENCY, Trial
 from workbench.core.objective import Constraints, Weights, rank
 from workbench.core.space import Config
@@ -112,19 +113,22 @@ def _session_label(session: Any, source: str | None) -> str:
     return f"{session.kernel} session of {when} UTC"
 
 
-def find_template(session: Any, templates: Mapping[str, Any] | None = None) -> Any:
+def find_template(session: Any, templates: Mapping[str, Any] | None = None,
+                  kernel_dirs: Sequence[str | os.PathLike[str]] = ()) -> Any:
     """The template a session tuned, when it is on disk and still has the session's slots; else None.
 
-    ``templates`` (name -> KernelTemplate) skips loading; otherwise the session's kernel folders
-    and the shipped library are searched. A recording is matched by kernel name and slot names.
+    ``templates`` (name -> KernelTemplate) skips loading; otherwise only the shipped library is
+    searched. The session's own ``kernel_dirs`` are never loaded: a template folder holds Python
+    specs, and opening or exporting a file must not run code the file points at. Whoever wants a
+    folder's template passes it (``kernel_dirs``: folders the user named on the command line or
+    picked in the GUI). A recording is matched by kernel name and slot names.
     """
     if session.kind not in ("template", "recording"):
         return None
     if templates is None:
         from workbench.core.templates import kernels_dir, load_templates  # noqa: PLC0415
 
-        options = session.backend.get("options", {}) if isinstance(session.backend, dict) else {}
-        dirs = [d for d in options.get("kernel_dirs", ()) if os.path.isdir(d)]
+        dirs = [str(d) for d in kernel_dirs if os.path.isdir(d)]
         try:
             templates = load_templates(*dirs, str(kernels_dir()))
         except WorkbenchError:
@@ -145,6 +149,7 @@ def plan_export(
     *,
     sources: Sequence[str] | None = None,
     templates: Mapping[str, Any] | None = None,
+    kernel_dirs: Sequence[str | os.PathLike[str]] = (),
 ) -> ExportPlan:
     """Decide what to export from ``sessions`` under one objective (default: the first session's).
 
@@ -165,7 +170,7 @@ def plan_export(
             raise WorkbenchError(f"{label}: problem {dict(session.problem)} differs from {labels[0]}'s "
                                  f"{dict(first.problem)}; a header serves one problem")
 
-    template = find_template(first, templates)
+    template = find_template(first, templates, kernel_dirs)
     if template is not None and any(find_template(s, {template.name: template}) is None for s in sessions[1:]):
         template = None
     notes: list[str] = []
@@ -219,9 +224,14 @@ def plan_export(
         kernel=first.kernel, kind=first.kind, problem=dict(first.problem), constraints=constraints,
         weights=weights, choices=choices, portable=portable, template=template,
         source_hash=first.source_hash, sessions=labels, simulated=simulated, notes=notes,
-        slot_domains=domains, kernel_dirs=[str(d) for d in options.get("kernel_dirs", ())],
-        seed=int(options.get("seed", 0) or 0),
+        slot_domains=domains, kernel_dirs=[str(d) for d in kernel_dirs],
+        seed=_seed(options.get("seed")),
     )
+
+
+def _seed(value: Any) -> int:
+    """The session's seed for the script's inputs; anything but a plain non-negative int is 0."""
+    return value if type(value) is int and 0 <= value < 2**63 else 0
 
 
 def _portable(choices: list[Choice], scores: dict[str, dict[str, tuple[float, int]]],
@@ -270,18 +280,20 @@ def export_sessions(
     sources: Sequence[str] | None = None,
     templates: Mapping[str, Any] | None = None,
     check_output: Callable[[Path], Any] | None = None,
+    kernel_dirs: Sequence[str | os.PathLike[str]] = (),
 ) -> ExportPlan:
     """Plan, render and write an export atomically (nothing is written when it refuses).
 
     ``check_output(path)`` runs after the export is rendered and before it is written: the
     caller's rule for what may be replaced (so a bad session is reported before a bad path).
+    ``kernel_dirs``: template folders the user named (never the sessions' own; see :func:`find_template`).
     """
     if fmt not in FORMATS:
         raise WorkbenchError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     path = Path(out)
     if not path.parent.is_dir():
         raise WorkbenchError(f"--out {path}: folder {path.parent} does not exist")
-    plan = plan_export(sessions, constraints, weights, sources=sources, templates=templates)
+    plan = plan_export(sessions, constraints, weights, sources=sources, templates=templates, kernel_dirs=kernel_dirs)
     text = export_text(plan, fmt)
     if check_output is not None:
         check_output(path)
@@ -290,12 +302,14 @@ def export_sessions(
 
 
 def _write_atomic(path: Path, text: str) -> None:
+    """Temp file, fsync, rename; the file gets the mode a plain ``open`` would (0666 less the umask)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -307,7 +321,17 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def _one_line(text: Any) -> str:
-    return " ".join(str(text).split())
+    """Text made safe for one ``//`` comment line (or a docstring line) of generated source.
+
+    Line breaks collapse to spaces; control and non-ASCII characters become ``?``; a backslash
+    becomes ``/`` (a backslash at the end of a line would splice the next line into the comment,
+    so a following ``#define`` would vanish) and ``??`` is split (``??/`` is a trigraph for one).
+    """
+    words = " ".join(str(text).split())
+    safe = "".join(c if " " <= c <= "~" else "?" for c in words).replace("\\", "/")
+    while "??" in safe:
+        safe = safe.replace("??", "?-?")
+    return safe
 
 
 def _metrics_text(trial: Trial) -> str:
@@ -327,10 +351,24 @@ def _objective_text(plan: ExportPlan) -> tuple[str, str]:
 
 
 def _c_value(value: Any, name: str) -> str:
-    """A C literal: numbers and bools as the template renderer writes them, text as a C string."""
+    """A C literal: numbers and bools as the template renderer writes them, text as a C string.
+
+    Text is escaped character by character (printable ASCII as is, the rest as octal escapes), so
+    no value can end the string, the line or the ``#define``.
+    """
     if isinstance(value, str):
-        return json.dumps(value)  # a C string literal (JSON escaping is valid C escaping for text)
+        return '"' + "".join(_c_char(c) for c in value) + '"'
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+        raise WorkbenchError(f"slot {name}: {value} does not fit a 64-bit C integer")
     return c_literal(value, name)
+
+
+def _c_char(char: str) -> str:
+    if char in ('"', "\\", "?"):  # ? too: no trigraphs
+        return "\\" + char
+    if " " <= char <= "~":
+        return char
+    return "".join(f"\\{byte:03o}" for byte in char.encode("utf-8"))
 
 
 def _macro(name: str) -> str:
@@ -346,6 +384,10 @@ def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
     """
     if plan.template is not None:
         problem = plan.template.resolve_problem(plan.problem)
+        try:  # a value outside the template's domain never becomes a #define
+            config = plan.template.space(problem).config(config)
+        except SpaceError as exc:
+            raise WorkbenchError(f"config {config.id} does not fit the template: {exc}") from None
         lines = plan.template.defines(config, problem)
         return lines[: len(lines) - len(problem)]  # the problem's lines come last
     lines: list[str] = []
@@ -356,6 +398,8 @@ def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
             raise WorkbenchError(f"slots {seen[macro]!r} and {name!r} would both define {macro}")
         seen[macro] = name
         domain = plan.slot_domains.get(name) or [value]
+        if value not in domain:
+            raise WorkbenchError(f"config {config.id}: {name}={value!r} is outside the slot's domain")
         if isinstance(value, str) and all(isinstance(v, str) and _C_IDENTIFIER.match(v) for v in domain):
             for index, choice in enumerate(domain):
                 lines.append(f"#define {macro}_{choice.upper()} {index}")
@@ -403,16 +447,16 @@ def _choice_comments(plan: ExportPlan, choice: Choice, prefix: str = "// ") -> l
 def _preamble(plan: ExportPlan, prefix: str = "// ") -> list[str]:
     bounds, weights = _objective_text(plan)
     lines = [
-        f"{prefix}{plan.kernel}: tuned config exported by Kernel Tuning Workbench",
+        f"{prefix}{_one_line(plan.kernel)}: tuned config exported by Kernel Tuning Workbench",
         f"{prefix}sessions: {_one_line('; '.join(plan.sessions))}",
         f"{prefix}devices: {_one_line(', '.join(c.device for c in plan.choices))}"
         + (" (SIMULATED timings: a modelled GPU, not a measurement)" if plan.simulated else ""),
         f"{prefix}problem: {_one_line(plan.problem) if plan.problem else 'none'}",
-        f"{prefix}constraints: {bounds}",
-        f"{prefix}score weights: {weights}",
+        f"{prefix}constraints: {_one_line(bounds)}",
+        f"{prefix}score weights: {_one_line(weights)}",
     ]
     if plan.template is not None:
-        lines.append(f"{prefix}template source hash: {plan.template.source_hash()}")
+        lines.append(f"{prefix}template source hash: {_one_line(plan.template.source_hash())}")
     lines += [f"{prefix}note: {_one_line(n)}" for n in plan.notes]
     return lines
 
@@ -474,7 +518,7 @@ def _cuda(plan: ExportPlan) -> str:
             continue
         if arg.kind == "scalar":
             value = arg.value(problem) if arg.value else problem[arg.name]
-            head.append(f"//   {arg.name}: scalar {arg.dtype} = {value!r}")
+            head.append(f"//   {arg.name}: scalar {arg.dtype} = {_one_line(repr(value))}")
         else:
             shape = tuple(int(v) for v in arg.shape(problem))
             head.append(f"//   {arg.name}: {arg.kind} {arg.dtype} array of shape {shape}")

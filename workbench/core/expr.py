@@ -43,7 +43,10 @@ MAX_TEXT = 2000
 #: Deepest expression nesting accepted (keeps closure evaluation far from the recursion limit).
 MAX_DEPTH = 60
 #: Integer powers whose result would need more bits than this are refused (config invalid).
-MAX_POW_BITS = 4096
+MAX_POW_BITS = 1024
+#: Any integer an evaluation produces (or a literal) beyond this many bits makes the config invalid:
+#: the cost of one evaluation stays bounded (no product of huge powers costs milliseconds).
+MAX_INT_BITS = 1024
 
 #: Kinds used by the static check: a slot or parameter is ``"num"`` (int, float, bool) or ``"str"``.
 KIND_NUM = "num"
@@ -254,6 +257,8 @@ class _Compiler:
 
     def _Constant(self, node: ast.Constant, depth: int) -> tuple[Node, str]:
         value = node.value
+        if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > MAX_INT_BITS:
+            raise self.fail(node, f"an integer literal beyond {MAX_INT_BITS} bits", f"{value.bit_length()}-bit number")
         if isinstance(value, bool) or (isinstance(value, (int, float)) and not isinstance(value, complex)):
             return (lambda env, v=value: v), KIND_NUM
         if isinstance(value, str):
@@ -296,7 +301,14 @@ class _Compiler:
         if KIND_STR in (lkind, rkind):
             raise self.fail(node, f"arithmetic ({symbol}) on text is not allowed")
         text = self.text
-        return (lambda env: op(_num(left(env), text), _num(right(env), text))), KIND_NUM
+
+        def binop(env: Env) -> Any:
+            result = op(_num(left(env), text), _num(right(env), text))
+            if type(result) is int and result.bit_length() > MAX_INT_BITS:
+                raise EvaluationError(f"an intermediate integer beyond {MAX_INT_BITS} bits")
+            return result
+
+        return binop, KIND_NUM
 
     def _BoolOp(self, node: ast.BoolOp, depth: int) -> tuple[Node, str]:
         parts = [self.compile(v, depth) for v in node.values]

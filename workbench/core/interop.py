@@ -29,6 +29,7 @@ import json
 import math
 import os
 import re
+import zlib
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
@@ -37,7 +38,17 @@ import numpy as np
 
 from workbench.core.errors import SessionFormatError, WorkbenchError
 from workbench.core.measurement import GFLOPS, LATENCY, METRIC_DIRECTION, THROUGHPUT, Measurement, Status, Trial
-from workbench.core.session import Session, _atomic_write
+from workbench.core.fs import MAX_FILE_BYTES, read_capped
+from workbench.core.session import (
+    NON_NEGATIVE_METRICS,
+    Session,
+    _atomic_write,
+    _check_name,
+    _check_value,
+    _failer,
+    _IntTooLong,
+    loads_bounded,
+)
 from workbench.core.space import SearchSpace, Slot, Value
 
 #: Kernel Tuner error name -> our status.
@@ -96,21 +107,16 @@ def guess_group(name: str) -> str:
 # ------------------------------------------------------------------------------------------------
 
 
-def _read_cache_json(path: Path) -> Any:
-    """Parse a (possibly gzipped, possibly unfinished) Kernel Tuner cache file."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise SessionFormatError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise SessionFormatError(f"{path}: is a folder, not a Kernel Tuner cache file") from None
-    except OSError as exc:
-        raise SessionFormatError(f"{path}: cannot read ({exc.strerror or exc})") from None
+def _read_cache_json(path: Path, raw: bytes) -> Any:
+    """Parse a (possibly gzipped, possibly unfinished) Kernel Tuner cache file (``raw``: its bytes)."""
     if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
+        try:  # read at most the limit: a small gzip file can expand without bound
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unzipped:
+                raw = unzipped.read(MAX_FILE_BYTES + 1)
+        except (OSError, EOFError, zlib.error) as exc:
             raise SessionFormatError(f"{path}: damaged gzip file ({exc})") from None
+        if len(raw) > MAX_FILE_BYTES:
+            raise SessionFormatError(f"{path}: decompresses to more than the {MAX_FILE_BYTES:,}-byte limit")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -118,17 +124,19 @@ def _read_cache_json(path: Path) -> Any:
     if not text.strip():
         raise SessionFormatError(f"{path}: the file is empty")
     try:
-        return json.loads(text)
+        return loads_bounded(text)
     except json.JSONDecodeError as exc:
         first_error = exc
+    except _IntTooLong as exc:
+        raise SessionFormatError(f"{path}: {exc}") from None
     except RecursionError:
         raise SessionFormatError(f"{path}: JSON nested too deeply") from None
     # Kernel Tuner appends records while it runs and closes the object only at the end: a cache
     # of an interrupted run ends in "...}," without the final "}}".
     repaired = text.rstrip().rstrip(",") + "\n}\n}"
     try:
-        return json.loads(repaired)
-    except (json.JSONDecodeError, RecursionError):
+        return loads_bounded(repaired)
+    except (json.JSONDecodeError, RecursionError, _IntTooLong):
         raise SessionFormatError(
             f"{path}: not valid JSON (line {first_error.lineno}, column {first_error.colno}: {first_error.msg})"
         ) from None
@@ -213,8 +221,9 @@ def _measurement(record: Mapping[str, Any], keys: list[str], where: str) -> tupl
     for name, value in record.items():
         if name in skip or isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
-        if math.isfinite(value):
-            metrics[_metric_name(name)] = float(value)
+        ours = _metric_name(name)
+        if math.isfinite(value) and not (value < 0 and ours in NON_NEGATIVE_METRICS):
+            metrics[ours] = float(value)
     return Measurement(Status.OK, metrics), timings
 
 
@@ -227,7 +236,8 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
     """
     p = Path(path)
     source = str(p)
-    data = _read_cache_json(p)
+    raw_bytes = read_capped(p, "Kernel Tuner cache file", MAX_FILE_BYTES)
+    data = _read_cache_json(p, raw_bytes)
     if not isinstance(data, dict):
         raise SessionFormatError(f"{source}: expected a JSON object at the top, got {type(data).__name__}")
     for key in ("tune_params_keys", "tune_params", "cache"):
@@ -302,14 +312,22 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
 
     device_name = data.get("device_name")
     kernel_name = data.get("kernel_name")
+    fail = _failer(source)
+    kernel = str(kernel_name) if kernel_name else p.stem
+    _check_name(kernel, "kernel_name", fail)
+    device = str(device_name) if device_name else "unknown"
+    _check_name(device, "device_name", fail)
+    problem = _problem(data.get("problem_size"))
+    for name, value in problem.items():
+        _check_value(value, f"problem_size ({name})", fail)
     return Session(
-        kernel=str(kernel_name) if kernel_name else p.stem,
+        kernel=kernel,
         kind="recording",
-        source_hash=hashlib.sha256(p.read_bytes()).hexdigest()[:16],
-        problem=_problem(data.get("problem_size")),
+        source_hash=hashlib.sha256(raw_bytes).hexdigest()[:16],
+        problem=problem,
         space=space,
         backend={"kind": "replay", "options": {"path": str(p.resolve())}},
-        device={"name": str(device_name) if device_name else "unknown", "simulated": False, "recorded": True},
+        device={"name": device, "simulated": False, "recorded": True},
         trials=trials,
         notes=f"Imported from the Kernel Tuner cache file {p.name}.",
         extra={

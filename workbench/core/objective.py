@@ -51,8 +51,10 @@ OPS: tuple[str, ...] = ("<=", ">=")
 # metric name, comparison, number (with optional exponent), optional trailing unit word.
 _BOUND_RE = re.compile(
     r"^\s*(?P<metric>[A-Za-z_][A-Za-z0-9_]*)\s*(?P<op><=|>=|=<|=>|<|>|==|=|!=)\s*"
-    r"(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>[A-Za-z/%]+)?\s*$"
-)
+    r"(?P<value>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>[A-Za-z/%]+)?\s*$"
+)  # one way to match each number (no nested quantifiers over digits), so matching is linear
+#: Longest constraint text accepted (a bound is a short line).
+MAX_BOUND_CHARS = 200
 
 #: Metrics the score uses when the user sets nothing: latency only (weight 1), others listed with 0
 #: so that the GUI shows a slider for each.
@@ -69,7 +71,10 @@ def _number(value: Any, what: str) -> float:
             value = float(str(value).strip())
         except ValueError:
             raise WorkbenchError(f"{what}: {value!r} is not a number") from None
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an integer beyond the float range
+        raise WorkbenchError(f"{what}: an integer of {value.bit_length()} bits is not a finite number") from None
     if not math.isfinite(value):
         raise WorkbenchError(f"{what}: {value!r} is not a finite number")
     return value
@@ -112,6 +117,8 @@ class Bound:
         """
         if not isinstance(text, str):
             raise WorkbenchError(f"constraint {text!r} must be text like 'latency_ms <= 2'")
+        if len(text) > MAX_BOUND_CHARS:
+            raise WorkbenchError(f"constraint {text[:30]!r}...: longer than {MAX_BOUND_CHARS} characters")
         match = _BOUND_RE.match(text)
         if match is None:
             raise WorkbenchError(

@@ -50,10 +50,11 @@ except ImportError:  # pragma: no cover - the json module does the same work, sl
     orjson = None  # type: ignore[assignment]
 
 from workbench.core.errors import SessionFormatError, WorkbenchError
+from workbench.core.fs import MAX_FILE_BYTES, current_umask, read_capped
 from workbench.core.measurement import Measurement, Status, Trial
 from workbench.core.objective import Constraints, Ranking, Weights, rank
 from workbench.core.run_settings import RunSettings
-from workbench.core.space import Config, SearchSpace, canonical_json
+from workbench.core.space import Config, SearchSpace, canonical_json, int_in_range
 
 FORMAT_NAME = "kernel-workbench-session"
 #: 2 added ``id`` (the session's identity, shared by its journal) and ``run`` (run settings).
@@ -71,6 +72,15 @@ _TRIAL_FIELDS = frozenset(
      "started_at", "finished_at", "timings", "worker", "measurement"}
 )
 _MEASUREMENT_FIELDS = frozenset({"status", "metrics", "message", "log", "details"})
+#: Integers in a file may have at most this many digits (more is refused before it is built).
+MAX_INT_DIGITS = 100
+#: Longest kernel name, device name or problem text value (they reach exported source as text).
+MAX_NAME_CHARS = 200
+#: Longest ``notes`` text kept from a file.
+MAX_TEXT_CHARS = 1_000_000
+#: Metrics that are amounts (times, sizes, counts): a negative value is a corrupt record.
+NON_NEGATIVE_METRICS = frozenset({"latency_ms", "memory_mb", "throughput_gbs", "gflops", "registers",
+                                   "smem_bytes", "spill_bytes", "occupancy"})
 _SESSION_FIELDS = (
     "format", "version", "kernel", "kind", "source_hash", "problem", "space", "backend", "device",
     "constraints", "weights", "strategy", "baselines", "default_config", "created_at", "notes",
@@ -227,14 +237,35 @@ def _dumps(obj: Any) -> str:
         return json.dumps(_finite_or_none(obj), separators=(",", ":"), allow_nan=False, default=_json_default)
 
 
+class _IntTooLong(ValueError):
+    """An integer literal longer than :data:`MAX_INT_DIGITS` (raised while parsing)."""
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _IntTooLong(f"an integer with {len(text.lstrip('-')):,} digits (at most {MAX_INT_DIGITS} are read)")
+    return int(text)
+
+
 def _loads(text: str) -> Any:
-    """Parse JSON (orjson when installed; the json module for NaN literals and error positions)."""
+    """Parse JSON (orjson when installed; the json module for NaN literals and error positions).
+
+    Both read every 64-bit integer exactly (slot values and problem parameters are limited to
+    those, see :data:`workbench.core.space.INT_RANGE`). orjson reads longer ones as floats; the
+    json module refuses those longer than :data:`MAX_INT_DIGITS` digits (Python itself would
+    refuse those beyond 4,300 digits with a traceback, and converting long ones is quadratic).
+    """
     if orjson is not None:
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(text)
+    return json.loads(text, parse_int=_bounded_int)
+
+
+def loads_bounded(text: str) -> Any:
+    """:func:`json.loads` with integers limited to :data:`MAX_INT_DIGITS` digits (for other file readers)."""
+    return _loads(text)
 
 
 def trial_to_dict(trial: Trial) -> dict[str, Any]:
@@ -266,6 +297,12 @@ def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
+def _short(value: Any) -> str:
+    """``repr`` of a value from a file, shortened so that an error stays one readable line."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _numbers(value: Any, where: str, fail) -> dict[str, float]:
     """A mapping name -> number (null read as NaN)."""
     if type(value) is not dict:
@@ -273,14 +310,24 @@ def _numbers(value: Any, where: str, fail) -> dict[str, float]:
     out = value
     for key, number in value.items():
         t = type(number)
-        if t is float or t is int:
+        if t is float:
+            if number != number:  # NaN: what a null reads as
+                continue
+            if number in (math.inf, -math.inf):
+                fail(f"{where}.{key}", f"{number!r} is not a finite number")
+            if number < 0 and key in NON_NEGATIVE_METRICS:
+                fail(f"{where}.{key}", f"{number!r} is negative")
+            continue
+        if t is int:
+            if number < 0 and key in NON_NEGATIVE_METRICS:
+                fail(f"{where}.{key}", f"{number!r} is negative")
             continue
         if number is None:
             if out is value:
                 out = dict(value)
             out[key] = math.nan
             continue
-        fail(f"{where}.{key}", f"{number!r} is not a number")
+        fail(f"{where}.{key}", f"{_short(number)} is not a number")
     return out
 
 
@@ -358,8 +405,13 @@ def trial_from_dict(rec: Any, where: str, fail, names: frozenset[str] | None = N
         t = type(value)
         if t is float:
             simple = False
-        elif t is not int and t is not bool and t is not str:
-            fail(f"{where}.config.{key}", f"{value!r} is not a number, bool or string")
+            if not math.isfinite(value):
+                fail(f"{where}.config.{key}", f"{value!r} is not a finite number")
+        elif t is str:
+            if len(value) > MAX_NAME_CHARS:
+                fail(f"{where}.config.{key}", f"text of {len(value):,} characters is not a slot value")
+        elif t is not int and t is not bool:
+            fail(f"{where}.config.{key}", f"{_short(value)} is not a number, bool or string")
     if names is not None and values.keys() != names:
         fail(f"{where}.config", _slot_problem(values, names))
     config = _build_config(values) if simple else Config(values)  # type: ignore[misc]
@@ -379,10 +431,11 @@ def trial_from_dict(rec: Any, where: str, fail, names: frozenset[str] | None = N
             fail(f"{where}.{clash[0]}", "given both here and in measurement")
     else:
         m, mwhere = rec, where
-    status = _STATUSES.get(m.get("status"))  # type: ignore[arg-type]
+    raw_status = m.get("status")
+    status = _STATUSES.get(raw_status) if type(raw_status) is str else None
     if status is None:
-        raw = m.get("status")
-        problem = f"{raw!r} is not a status" if isinstance(raw, str) else f"{_type_name(raw)} is not a status"
+        raw = raw_status
+        problem = f"{_short(raw)} is not a status" if isinstance(raw, str) else f"{_type_name(raw)} is not a status"
         fail(f"{mwhere}.status", f"{problem} (expected one of {_STATUS_LIST})")
     metrics = _numbers(m.get("metrics", {}), f"{mwhere}.metrics", fail)
     message = m.get("message", "")
@@ -473,13 +526,14 @@ def _decode_session(data: Any, source: str) -> Session:
     kernel = text("kernel")
     if not kernel:
         fail("kernel", "missing (the name of the tuned kernel)")
+    _check_name(kernel, "kernel", fail)
     kind = text("kind", "template")
     if kind not in KINDS:
-        fail("kind", f"{kind!r} is not one of {', '.join(KINDS)}")
+        fail("kind", f"{_short(kind)} is not one of {', '.join(KINDS)}")
     problem = obj("problem")
     for key, value in problem.items():
-        if type(value) not in _VALUE_TYPES:
-            fail(f"problem.{key}", f"{value!r} is not a number, bool or string")
+        _check_name(key, f"problem.{_short(key)}", fail)
+        _check_value(value, f"problem.{key}", fail)
 
     space = None
     if data.get("space") is not None:
@@ -495,7 +549,11 @@ def _decode_session(data: Any, source: str) -> Session:
 
     device = obj("device")
     if "simulated" in device and type(device["simulated"]) is not bool:
-        fail("device.simulated", f"expected true or false, got {device['simulated']!r}")
+        fail("device.simulated", f"expected true or false, got {_short(device['simulated'])}")
+    if "name" in device:
+        if type(device["name"]) is not str:
+            fail("device.name", f"expected text, got {_type_name(device['name'])}")
+        _check_name(device["name"], "device.name", fail)
     backend = obj("backend")
     if "kind" in backend and type(backend["kind"]) is not str:
         fail("backend.kind", f"expected text, got {_type_name(backend['kind'])}")
@@ -508,6 +566,7 @@ def _decode_session(data: Any, source: str) -> Session:
     except WorkbenchError as exc:
         fail("weights", str(exc))
     strategy = obj("strategy")
+    _check_settings(backend, strategy, fail)
     baselines: dict[str, dict[str, float]] = {}
     for name, metrics in obj("baselines").items():
         baselines[name] = _numbers(metrics, f"baselines.{name}", fail)
@@ -518,13 +577,16 @@ def _decode_session(data: Any, source: str) -> Session:
         if type(raw_default) is not dict:
             fail("default_config", f"expected an object, got {_type_name(raw_default)}")
         for key, value in raw_default.items():
-            if type(value) not in _VALUE_TYPES:
-                fail(f"default_config.{key}", f"{value!r} is not a number, bool or string")
+            _check_value(value, f"default_config.{_short(key)}", fail)
+        if space is not None:
+            _check_config(space, raw_default, "default_config", fail)
         default_config = Config(raw_default)
     created_at = data.get("created_at", 0.0)
-    if type(created_at) not in _NUMBER_TYPES:
-        fail("created_at", f"{created_at!r} is not a number (seconds since the epoch)")
+    if type(created_at) not in _NUMBER_TYPES or not math.isfinite(created_at):
+        fail("created_at", f"{_short(created_at)} is not a number (seconds since the epoch)")
     notes = text("notes")
+    if len(notes) > MAX_TEXT_CHARS:
+        fail("notes", f"{len(notes):,} characters is more than the {MAX_TEXT_CHARS:,} kept")
     extra = obj("extra")
     session_id = text("id")
     if len(session_id) > 64 or not all(c.isalnum() or c in "-_" for c in session_id):
@@ -566,16 +628,90 @@ def _decode_session(data: Any, source: str) -> Session:
 
 
 def _check_trials(session: Session, source: str, trials: list[Trial] | None = None) -> None:
-    """Whole-list checks: unique indices, configs over the space's slots."""
+    """Whole-list checks: unique indices, configs over the space's slots and in their domains."""
     seen: set[int] = set()
-    names = frozenset(session.space.names) if session.space is not None else None
-    for i, trial in enumerate(session.trials if trials is None else trials):
+    space = session.space
+    names = frozenset(space.names) if space is not None else None
+    trials = session.trials if trials is None else trials
+    for i, trial in enumerate(trials):
         if trial.index in seen:
             raise SessionFormatError(f"{source}: trials[{i}].index: {trial.index} appears twice")
         seen.add(trial.index)
         if names is not None and trial.config.keys() != names:
             problem = _slot_problem(trial.config, names)
             raise SessionFormatError(f"{source}: trials[{i}].config: {problem}")
+    if space is not None and not _all_in_domains(space, [t.config for t in trials]):
+        fail = _failer(source)
+        for i, trial in enumerate(trials):  # find and name the first offending value
+            _check_config(space, trial.config, f"trials[{i}].config", fail)
+
+
+def _all_in_domains(space: SearchSpace, configs: list[Config]) -> bool:
+    """True when every config's values lie in their slots' domains, with the slots' exact types.
+
+    Checked a slot at a time over all configs with set operations (100,000 trials in a few
+    milliseconds); False sends the caller to the per-trial check that names the culprit.
+    """
+    for slot in space.slots:
+        column = [c[slot.name] for c in configs]
+        if not set(map(type, column)) <= {slot._type}:  # type: ignore[attr-defined]
+            return False
+        if not set(column) <= slot._positions.keys():  # type: ignore[attr-defined]
+            return False
+    return True
+
+
+def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fail) -> None:
+    """The run settings a reopened session restores into the run controls have their types."""
+    options = backend.get("options", {})
+    if type(options) is not dict:
+        fail("backend.options", f"expected an object, got {_type_name(options)}")
+    for key in ("path", "gpu_model", "kernel"):
+        if key in options and options[key] is not None and type(options[key]) is not str:
+            fail(f"backend.options.{key}", f"expected text, got {_type_name(options[key])}")
+    if "problem" in options and options["problem"] is not None and type(options["problem"]) is not dict:
+        fail("backend.options.problem", f"expected an object, got {_type_name(options['problem'])}")
+    for key in ("kernel_dirs",):
+        if key in options and not (type(options[key]) is list and all(type(d) is str for d in options[key])):
+            fail(f"backend.options.{key}", "expected a list of folder names")
+    if "name" in strategy and type(strategy["name"]) is not str:
+        fail("strategy.name", f"expected text, got {_type_name(strategy['name'])}")
+    seed = strategy.get("seed")
+    if seed is not None and not (type(seed) is int and 0 <= seed < 2**63):
+        fail("strategy.seed", f"{_short(seed)} is not a seed (an integer from 0 to 2**63-1)")
+    if "options" in strategy and type(strategy["options"]) is not dict:
+        fail("strategy.options", f"expected an object, got {_type_name(strategy['options'])}")
+
+
+def _check_name(value: str, where: str, fail) -> None:
+    """A name that reaches exported source and file names: one printable line of bounded length."""
+    if len(value) > MAX_NAME_CHARS:
+        fail(where, f"{len(value):,} characters is longer than the {MAX_NAME_CHARS} allowed")
+    if not value.isprintable():
+        fail(where, f"{_short(value)} holds a line break or another control character")
+
+
+def _check_value(value: Any, where: str, fail) -> None:
+    """A problem or config value: a finite number, a bool, or one short printable line of text."""
+    t = type(value)
+    if t is float:
+        if not math.isfinite(value):
+            fail(where, f"{value!r} is not a finite number")
+    elif t is str:
+        _check_name(value, where, fail)
+    elif t is int:
+        if not int_in_range(value):
+            fail(where, f"an integer of {value.bit_length()} bits does not fit 64 bits")
+    elif t is not bool:
+        fail(where, f"{_short(value)} is not a number, bool or string")
+
+
+def _check_config(space: SearchSpace, values: Mapping[str, Any], where: str, fail) -> None:
+    """Every value of the config is in its slot's domain (an edited file cannot smuggle one in)."""
+    for slot in space.slots:
+        if slot.name in values and not slot.accepts(values[slot.name]):
+            value = values[slot.name]
+            fail(f"{where}.{slot.name}", f"{_short(value)} is not in the slot's domain")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -631,7 +767,7 @@ def _atomic_write(path: Path, write) -> None:
         try:
             mode = os.stat(path).st_mode & 0o777
         except FileNotFoundError:
-            mode = 0o644
+            mode = 0o666 & ~current_umask()  # what a plain open() would create
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
@@ -704,19 +840,19 @@ def _parse_json(text: str, source: str) -> Any:
         raise SessionFormatError(
             f"{source}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
+    except _IntTooLong as exc:
+        raise SessionFormatError(f"{source}: {exc}") from None
     except RecursionError:
         raise SessionFormatError(f"{source}: JSON nested too deeply") from None
 
 
 def _read_text(path: Path) -> str:
+    """The file as text: a regular file of at most :data:`MAX_FILE_BYTES`, UTF-8."""
+    data = read_capped(path, "session file", MAX_FILE_BYTES)
     try:
-        return path.read_text(encoding="utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise SessionFormatError(f"{path}: not UTF-8 text (is this a session file?)") from None
-    except IsADirectoryError:
-        raise SessionFormatError(f"{path}: is a folder, not a session file") from None
-    except OSError as exc:
-        raise SessionFormatError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
 def read_journal(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, list[Trial]]:
@@ -738,7 +874,7 @@ def read_journal(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, l
             continue
         try:
             rec = _loads(line)
-        except (json.JSONDecodeError, RecursionError):
+        except (json.JSONDecodeError, RecursionError, _IntTooLong):
             if number - 1 == last:  # no newline after it: a write cut short
                 break
             fail(f"line {number}", "not valid JSON")
@@ -783,7 +919,7 @@ def _load_session(path: str | os.PathLike[str]) -> Session:
     p = _session_path(path)
     jp = journal_path(p)
     header, journalled = read_journal(jp) if jp.is_file() else (None, None)
-    if p.exists():
+    if p.exists() or p.is_symlink():
         session = Session.from_dict(_parse_json(_read_text(p), str(p)), source=str(p))
     elif journalled is not None:
         if header is None:

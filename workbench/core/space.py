@@ -108,6 +108,14 @@ class Config(Mapping[str, Value]):
 
 #: Longest text value an identifier slot may hold (values become C identifiers / #define tokens).
 MAX_IDENT_LEN = 64
+#: Integer slot values and problem parameters lie in this range (a signed or unsigned 64-bit
+#: integer): a session file stores and reads them back exactly, and C takes them as literals.
+INT_RANGE = (-(2**63), 2**64 - 1)
+
+
+def int_in_range(value: int) -> bool:
+    """True when ``value`` fits :data:`INT_RANGE`."""
+    return INT_RANGE[0] <= value <= INT_RANGE[1]
 #: Below this valid fraction (when known) sampling skips rejection from the cartesian product.
 MIN_REJECTION_FRACTION = 0.01
 #: Components with cartesian sizes in this range are counted with NumPy when the memoised
@@ -196,6 +204,8 @@ class Slot:
         for v in values:
             if kind == "float" and not math.isfinite(v):
                 raise SpaceError(f"slot {name}: {v!r} is not a finite number")
+            if kind == "int" and not int_in_range(v):
+                raise SpaceError(f"slot {name}: an integer of {v.bit_length()} bits does not fit 64 bits")
             if kind == "str" and (not v.isidentifier() or len(v) > MAX_IDENT_LEN):
                 raise SpaceError(f"slot {name}: {v!r} is not a short identifier (letters, digits, _)")
         if len(set(values)) != len(values):
@@ -544,6 +554,10 @@ class SearchSpace:
                 raise SpaceError(f"problem parameter {key!r} has the same name as a slot")
             if _kind(value) is None:
                 raise SpaceError(f"problem parameter {key}={value!r} is not a number, bool or text")
+            if _kind(value) == "float" and not math.isfinite(value):
+                raise SpaceError(f"problem parameter {key}={value!r} is not a finite number")
+            if _kind(value) == "int" and not int_in_range(value):
+                raise SpaceError(f"problem parameter {key}: an integer of {value.bit_length()} bits does not fit 64 bits")
             clean_params[key] = value
         if isinstance(restrictions, str):
             restrictions = [restrictions]

@@ -67,11 +67,11 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
     window.show()
     status = {"code": 0}
 
-    def fail(message: str) -> None:
+    def fail(message: str) -> None:  # bad input (a file or a request refused): exit 2, as the CLI does
         print(f"error: {message}", file=sys.stderr)
-        status["code"] = 1
+        status["code"] = 2
         if quit_when_done:
-            app.exit(1)
+            app.exit(2)
 
     def finish(result: Any = None) -> None:
         if result is not None and getattr(result, "reason", "") == "error":

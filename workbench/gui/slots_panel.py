@@ -8,9 +8,10 @@ space stays in the session and in every view).
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
 )
@@ -20,6 +21,12 @@ from workbench.core.space import GROUPS, SearchSpace, Slot
 
 ROLE_SLOT = Qt.ItemDataRole.UserRole + 1
 ROLE_VALUE = Qt.ItemDataRole.UserRole + 2
+
+
+class _Counted(QObject):
+    """Carries a count finished on a background thread to the GUI thread (a queued signal)."""
+
+    done = Signal(object, str)
 
 
 class SlotsPanel(QWidget):
@@ -54,6 +61,8 @@ class SlotsPanel(QWidget):
         self._timer.setSingleShot(True)
         self._timer.setInterval(250)
         self._timer.timeout.connect(self.apply)
+        self._counted = _Counted()
+        self._counted.done.connect(self._on_counted)
         add_row = QHBoxLayout()
         add_row.addWidget(self.add_edit, 1)
         add_row.addWidget(self.add_button)
@@ -187,7 +196,6 @@ class SlotsPanel(QWidget):
                 raise WorkbenchError(f"slot {empty[0]} needs at least one value")
             lines = [line.strip() for line in self.restrictions.toPlainText().splitlines() if line.strip()]
             space = self.base.with_domains(domains).with_restrictions(lines)
-            space.count()
         except WorkbenchError as exc:
             self.error_label.setText(str(exc))
             return
@@ -198,11 +206,29 @@ class SlotsPanel(QWidget):
             self.on_space_changed(space)
 
     def _show_count(self) -> None:
+        """Count the valid configs on a background thread: a file's space can take minutes to count,
+        and the window must stay responsive meanwhile (the label says so until the count arrives)."""
         if self.space is None:
             self.count_label.setText("no template chosen")
             return
-        valid, total = self.space.count(), self.space.cartesian_size
-        self.count_label.setText(f"<b>{valid:,}</b> valid configs of {total:,} combinations")
+        space, counted = self.space, self._counted
+        self.count_label.setText(f"counting the valid configs of {space.cartesian_size:,} combinations...")
+
+        def count() -> None:
+            try:
+                text = f"<b>{space.count():,}</b> valid configs of {space.cartesian_size:,} combinations"
+            except (WorkbenchError, ArithmeticError, RecursionError) as exc:
+                text = f"cannot count the valid configs: {exc}"
+            try:
+                counted.done.emit(space, text)
+            except RuntimeError:  # the panel was destroyed while counting (the window closed)
+                pass
+
+        threading.Thread(target=count, name="space-count", daemon=True).start()
+
+    def _on_counted(self, space: SearchSpace, text: str) -> None:
+        if space is self.space:  # a later edit's count replaces an earlier one
+            self.count_label.setText(text)
 
 
 def _parse_value(raw: str, slot: Any) -> Any:

@@ -42,12 +42,16 @@ def render_source(session: Any, config: Any) -> tuple[str, str]:
         if path and Path(path).is_file():
             return Path(path).read_text(), f"python benchmark {path} (config passed to measure())"
         return "", "python benchmark: source file not found"
-    try:
-        templates = _templates(tuple(options.get("kernel_dirs", ()) or ()))
+    try:  # the shipped library only: a folder named in the file is never imported (its specs are code)
+        templates = _templates(())
     except WorkbenchError as exc:
         return "", f"templates could not be loaded: {exc}"
     template = templates.get(session.kernel)
     if template is None:
+        folders = [str(d) for d in options.get("kernel_dirs", ()) or () if isinstance(d, str)]
+        if folders:
+            return "", (f"template {session.kernel!r} comes from the folder {folders[0]!r}, which is not loaded "
+                        "(opening a file never runs code); tune with --kernel-dir to use it")
         return "", f"no template named {session.kernel!r} on this machine (a recording has no source)"
     try:
         return template.render(config, session.problem), f"{template.name}.cu rendered for this config"

@@ -14,16 +14,12 @@ person's own folder untouched), else the platform's user data folder.
 from __future__ import annotations
 
 import os
-import re
 import time
 from pathlib import Path
 
+from workbench.core.fs import safe_file_stem
 from workbench.core.session import journal_path
 from workbench.core.session_lock import lock_path, locked_by_other
-
-#: Longest kernel-name part of an autosave file name.
-MAX_STEM_CHARS = 48
-
 
 def data_dir() -> Path:
     """The workbench's user data folder (``KERNEL_WORKBENCH_DATA_DIR`` overrides)."""
@@ -42,10 +38,9 @@ def autosave_dir() -> Path:
 
 
 def file_stem(name: str) -> str:
-    """A file-name-safe stand-in for a kernel name from a file's content: letters, digits, ``-`` and
-    ``_`` only, bounded, never empty, never a path (a crafted name cannot leave the folder)."""
-    stem = re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_-")[:MAX_STEM_CHARS]
-    return stem or "session"
+    """A file-name-safe stand-in for a kernel name taken from a file's content (never a path, so
+    a crafted name cannot leave the autosave folder)."""
+    return safe_file_stem(name, fallback="session")
 
 
 def new_autosave_path(kernel: str) -> Path:

@@ -13,10 +13,13 @@ otherwise (including before the first phase report), each counted from the start
 
 from __future__ import annotations
 
+import io
 import multiprocessing as mp
 import os
+import pickle
 import shutil
 import signal
+import struct
 import tempfile
 import time
 from collections import deque
@@ -35,6 +38,76 @@ Result = tuple[Config, Measurement, dict[str, float], str]
 
 #: Seconds between SIGTERM and SIGKILL for a worker past its timeout.
 KILL_GRACE_S = 0.2
+#: Largest message read from a worker; a longer length header is garbage (a candidate wrote to the pipe).
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+#: Bytes read from one worker's pipe per wake-up (the rest waits for the next step).
+_READ_CHUNK = 1 << 20
+#: What a worker's reply may name when unpickled: its own record types and NumPy scalars/arrays.
+_NUMPY_NAMES = frozenset({("numpy", "dtype"), ("numpy", "ndarray"), ("numpy.core.multiarray", "scalar"),
+                          ("numpy._core.multiarray", "scalar"), ("numpy.core.multiarray", "_reconstruct"),
+                          ("numpy._core.multiarray", "_reconstruct")})
+
+
+class _GarbageMessage(Exception):
+    """Bytes from a worker's pipe that are not a message of the wire protocol."""
+
+
+class _ReplyUnpickler(pickle.Unpickler):
+    """Unpickles a worker's reply naming only workbench classes and NumPy scalars and arrays.
+
+    A candidate runs in the worker and can write to the pipe; what it writes must never make the
+    parent call an arbitrary function (which plain unpickling would), only fail this one candidate.
+    """
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _NUMPY_NAMES or (module == "builtins" and name in ("set", "frozenset", "complex")):
+            return super().find_class(module, name)
+        if module.startswith("workbench."):
+            found = super().find_class(module, name)
+            if isinstance(found, type):
+                return found
+        raise _GarbageMessage(f"names {module}.{name}")
+
+
+def _next_message(buffer: bytearray) -> tuple[Any, int] | None:
+    """The first complete message in ``buffer`` and the bytes it used; None while it is incomplete.
+
+    The framing is ``multiprocessing``'s: a signed 4-byte big-endian length (-1 then an 8-byte
+    length for huge messages), then a pickle. A length beyond :data:`MAX_MESSAGE_BYTES`, or bytes
+    that do not unpickle to a tuple starting with a text tag, raise :class:`_GarbageMessage`.
+    """
+    if len(buffer) < 4:
+        return None
+    (size,) = struct.unpack("!i", buffer[:4])
+    start = 4
+    if size == -1:
+        if len(buffer) < 12:
+            return None
+        (size,) = struct.unpack("!Q", buffer[4:12])
+        start = 12
+    if size < 0 or size > MAX_MESSAGE_BYTES:
+        raise _GarbageMessage(f"a message length of {size} bytes")
+    if len(buffer) < start + size:
+        return None
+    try:
+        message = _ReplyUnpickler(io.BytesIO(bytes(buffer[start:start + size]))).load()
+    except _GarbageMessage:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any unpickling failure means garbage
+        raise _GarbageMessage(f"{type(exc).__name__}") from None
+    if not isinstance(message, tuple) or not message or not isinstance(message[0], str):
+        raise _GarbageMessage("not a protocol message")
+    return message, start + size
+
+
+def kill_group(pid: int | None) -> None:
+    """SIGKILL the process group a worker leads (whatever its candidates started); gone is fine."""
+    if pid is None or not hasattr(os, "killpg"):
+        return
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
 
 
 class WorkerStartupError(WorkbenchError):
@@ -66,6 +139,7 @@ class _Worker:
     conn_open: bool = True
     job: _Job | None = None
     output_path: str = ""  # where the worker's stdout/stderr go (the current candidate's only)
+    inbox: bytearray = field(default_factory=bytearray)  # bytes read from the pipe, not yet a whole message
 
 
 def describe_exit(exitcode: int | None) -> str:
@@ -267,11 +341,13 @@ class WorkerPool(ResultQueue):
             if worker.process.is_alive():
                 worker.process.kill()
                 worker.process.join(1.0)
+            kill_group(worker.process.pid)  # what its candidates started (each worker leads a group)
             worker.conn.close()
         for dying in self._dying:
             if dying.process.is_alive():
                 dying.process.kill()
             dying.process.join(1.0)
+            kill_group(dying.process.pid)
         self._workers.clear()
         self._dying.clear()
         self._pending.clear()
@@ -337,15 +413,49 @@ class WorkerPool(ResultQueue):
         self._dispatch()
 
     def _drain(self, worker: _Worker) -> None:
+        """Handle every whole message waiting on the worker's pipe, without ever blocking.
+
+        Reads only what is there (a length header promising more bytes than arrive cannot hang
+        the parent: the candidate's timeout still runs) and at most one chunk per message; bytes
+        that are not a protocol message make the candidate a crash and the worker is replaced.
+        """
         while worker.conn_open:
             try:
                 if not worker.conn.poll():
                     return
-                message = worker.conn.recv()
+                chunk = os.read(worker.conn.fileno(), _READ_CHUNK)
             except (EOFError, OSError):
                 worker.conn_open = False
                 return
-            self._handle(worker, message)
+            if not chunk:
+                worker.conn_open = False
+                return
+            worker.inbox += chunk
+            while worker in self._workers:
+                try:
+                    found = _next_message(worker.inbox)
+                except _GarbageMessage as exc:
+                    self._on_garbage(worker, str(exc))
+                    return
+                if found is None:
+                    break
+                message, used = found
+                del worker.inbox[:used]
+                try:
+                    self._handle(worker, message)
+                except (ValueError, TypeError, IndexError) as exc:  # a tuple of the wrong shape
+                    self._on_garbage(worker, f"malformed {message[0][:20]!r} message ({type(exc).__name__})")
+                    return
+
+    def _on_garbage(self, worker: _Worker, what: str) -> None:
+        """The worker's pipe carried something else than the protocol: its candidate crashed."""
+        reason = f"worker sent an unreadable message ({what}); the candidate probably wrote to the worker's pipe"
+        job, worker.job = worker.job, None
+        if job is not None:
+            self._record_failure(job, worker.name, Status.CRASHED, reason, worker.output_path)
+        worker.conn_open = False
+        if self._workers.count(worker):
+            self._kill(worker, replace=worker.ready)
 
     def _handle(self, worker: _Worker, message: tuple) -> None:
         kind = message[0]
@@ -359,10 +469,14 @@ class WorkerPool(ResultQueue):
                 )
         elif kind == "phase":
             _, seq, name, since = message
+            if not isinstance(name, str) or not isinstance(since, float):
+                raise TypeError("phase")
             if worker.job is not None and worker.job.seq == seq:
                 worker.job.phase, worker.job.phase_since = name, since
         elif kind in ("result", "fatal"):
             _, seq, measurement, timings = message
+            if not isinstance(measurement, Measurement) or not isinstance(timings, dict):
+                raise TypeError("result")
             if worker.job is not None and worker.job.seq == seq:
                 self._done.append((worker.job.config, measurement, dict(timings), worker.name))
                 worker.job = None
@@ -377,7 +491,10 @@ class WorkerPool(ResultQueue):
 
     def _on_death(self, worker: _Worker) -> None:
         self._drain(worker)  # a result sent just before exiting still counts
+        if worker not in self._workers:  # the drain found garbage and replaced it
+            return
         worker.process.join(0)
+        kill_group(worker.process.pid)
         reason = describe_exit(worker.process.exitcode)
         if worker.job is not None:
             self._record_failure(worker.job, worker.name, Status.CRASHED, reason, worker.output_path)
@@ -429,11 +546,13 @@ class WorkerPool(ResultQueue):
         for dying in list(self._dying):
             if not dying.process.is_alive():
                 dying.process.join(0)
+                kill_group(dying.process.pid)  # children of a timed-out candidate die with it
                 self._dying.remove(dying)
                 if dying.job is not None:
                     self._record_failure(dying.job, dying.name, Status.TIMEOUT, dying.reason, dying.output_path)
             elif not dying.killed and now >= dying.kill_at:
                 dying.process.kill()
+                kill_group(dying.process.pid)
                 dying.killed = True
 
     def _dispatch(self) -> None:

@@ -119,6 +119,20 @@ def _die_with_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
 
 
+def _lead_own_group() -> None:
+    """Start a new session, so this worker leads a process group of its own.
+
+    Whatever a candidate starts (a ``fork``, a ``subprocess``, a double fork, a multiprocessing
+    resource tracker) joins that group unless it leaves on purpose, and the pool kills the whole
+    group when it kills or retires the worker: nothing a candidate started outlives the run.
+    """
+    if hasattr(os, "setsid"):
+        try:
+            os.setsid()
+        except OSError:  # already a group leader
+            pass
+
+
 class _PhaseClock:
     """Forwards phase changes to the parent and accumulates the time spent in each phase."""
 
@@ -174,6 +188,7 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
     ``output_path``: file that receives the worker's stdout and stderr ('' leaves them alone).
     """
     _die_with_parent(parent_pid)
+    _lead_own_group()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
     if output_path:
         _capture_output(output_path)

@@ -1,0 +1,348 @@
+"""Files people hand each other: opening, showing, importing or exporting one never runs code,
+hangs, writes outside the chosen output, or ends in a traceback. Every hostile file is built here,
+in the test's own temporary folder; none is kept in the repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workbench.cli import main as cli_main
+from workbench.core.errors import SessionFormatError, SpaceError, WorkbenchError
+from workbench.core.export import export_sessions, find_template
+from workbench.core.expr import compile_restriction
+from workbench.core.fs import current_umask, safe_file_stem
+from workbench.core.interop import import_kt_cache
+from workbench.core.measurement import Measurement, Status, Trial
+from workbench.core.objective import Bound
+from workbench.core.session import Session, load_session, save_session
+from workbench.core.space import SearchSpace, Slot
+
+ROOT = Path(__file__).resolve().parent.parent
+INJECTION = 'k\n#include "/etc/passwd"\nint pwned = 1;'
+
+
+def plain_session(n: int = 3, kernel: str = "my_kernel", device: str = "GPU X") -> Session:
+    """A session of a kernel the shipped library does not have (header and json export only)."""
+    space = SearchSpace([Slot("block_size", (32, 64, 128)), Slot("mode", ("fast", "safe"), "compute")])
+    session = Session(kernel=kernel, kind="recording", space=space, device={"name": device, "simulated": False})
+    for i, config in enumerate(list(space)[:n]):
+        session.add(Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + i}), 10.0 + i, 10.5 + i))
+    return session
+
+
+def session_doc(**changes: Any) -> dict[str, Any]:
+    doc = plain_session().to_dict()
+    doc.update(changes)
+    return doc
+
+
+def write(path: Path, doc: Any) -> Path:
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    """Run the CLI in this process; it must end with exit 2 and exactly one line on stderr."""
+    code = cli_main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("error: "), err
+    return err
+
+
+# --- 1: strings that reach generated source ---------------------------------------------------------
+
+
+def test_a_kernel_name_with_code_in_it_is_refused_on_load(tmp_path: Path) -> None:
+    path = write(tmp_path / "s.json", session_doc(kernel=INJECTION))
+    with pytest.raises(SessionFormatError, match=r"s\.json: kernel: .*line break"):
+        load_session(path)
+
+
+def test_a_kernel_tuner_cache_with_code_in_its_names_is_refused(tmp_path: Path) -> None:
+    cache = {"kernel_name": INJECTION, "device_name": "A100", "problem_size": 10, "tune_params_keys": ["b"],
+             "tune_params": {"b": [1, 2]}, "cache": {"1": {"b": 1, "time": 0.5}}}
+    with pytest.raises(SessionFormatError, match="kernel_name"):
+        import_kt_cache(write(tmp_path / "c.json", cache))
+    cache.update(kernel_name="k", device_name="A100\nint pwned;")
+    with pytest.raises(SessionFormatError, match="device_name"):
+        import_kt_cache(write(tmp_path / "c.json", cache))
+
+
+def test_the_header_keeps_every_file_string_inside_comments_and_literals(tmp_path: Path) -> None:
+    """Sessions built in memory (not loaded) with hostile names: the export itself escapes them."""
+    session = plain_session(kernel=INJECTION, device="dev\\")  # a trailing backslash splices lines in C
+    session.space = SearchSpace([Slot("block_size", (32, 64, 128)), Slot("label", ("fast", "safe"), "compute")])
+    out = tmp_path / "h.h"
+    export_sessions([session], "header", out, sources=['x"\n#define EVIL 1 \\'])
+    text = out.read_text()
+    for line in text.splitlines():
+        assert not line.endswith("\\"), line
+        assert line == "" or line.startswith(("//", "#define ", "#ifndef ", "#endif")), line
+    assert "pwned" not in "".join(line for line in text.splitlines() if not line.startswith("//"))
+    if shutil.which("cpp"):  # the preprocessor sees the macros of the config and nothing else
+        done = subprocess.run(["cpp", "-dM", str(out)], capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
+        defined = {line.split()[1] for line in done.stdout.splitlines() if line.startswith("#define ")}
+        assert "BLOCK_SIZE" in defined and "EVIL" not in defined
+
+
+def test_a_text_slot_value_becomes_a_safe_c_string(tmp_path: Path) -> None:
+    from workbench.core.export import _c_value
+
+    assert _c_value('a"\n#define X\\', "s") == '"a\\"\\012#define X\\\\"'
+    assert _c_value("??/", "s") == '"\\?\\?/"'
+
+
+def test_error_messages_quoting_a_file_stay_one_line(tmp_path: Path) -> None:
+    doc = session_doc()
+    doc["trials"][0]["metrics"] = {"x\n\x1b[31mred": "fast"}
+    with pytest.raises(SessionFormatError) as caught:
+        load_session(write(tmp_path / "s.json", doc))
+    assert str(caught.value).isprintable() and "\\n\\x1b[31mred" in str(caught.value)
+
+
+@pytest.mark.parametrize("field,value", [("strategy", {"name": "random", "seed": 10**30}),
+                                         ("strategy", {"name": "random", "seed": "abc"}),
+                                         ("backend", {"kind": "sim", "options": {"gpu_model": 5}}),
+                                         ("backend", {"kind": "sim", "options": {"problem": [1]}})])
+def test_run_settings_a_reopened_session_restores_have_their_types(field: str, value: Any, tmp_path: Path) -> None:
+    with pytest.raises(SessionFormatError, match=field):
+        load_session(write(tmp_path / "s.json", session_doc(**{field: value})))
+
+
+# --- 2: no import of anything a file names ------------------------------------------------------------
+
+
+def _evil_folder(tmp_path: Path) -> tuple[Path, Path]:
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    marker = tmp_path / "ran.txt"
+    (folder / "evil.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\nTEMPLATE = None\n")
+    return folder, marker
+
+
+def test_export_and_the_source_view_never_import_a_sessions_template_folder(tmp_path: Path, capsys) -> None:
+    folder, marker = _evil_folder(tmp_path)
+    session = plain_session(kernel="evil")
+    session.kind = "template"
+    session.backend = {"kind": "sim", "options": {"kernel": "evil", "kernel_dirs": [str(folder)]}}
+    path = tmp_path / "s.json"
+    save_session(session, path)
+    assert cli_main(["export", str(path), "--format", "header", "--out", str(tmp_path / "h.h")]) == 0
+    assert not marker.exists()
+    from workbench.gui.source_view import render_source
+
+    text, note = render_source(load_session(path), session.trials[0].config)
+    assert text == "" and "not loaded" in note and str(folder) in note
+    assert not marker.exists()
+    # a folder the user names is loaded (that is how a template outside the library is used)
+    assert find_template(load_session(path), kernel_dirs=[folder]) is None
+    assert marker.exists()
+
+
+# --- 3, 7: numbers beyond what the format holds -----------------------------------------------------------
+
+
+def test_huge_integers_anywhere_are_one_line_errors(tmp_path: Path) -> None:
+    huge = "9" * 5000
+    text = json.dumps(session_doc(problem={"n": 1})).replace('"n": 1', f'"n": {huge}')
+    with pytest.raises(SessionFormatError, match="5,000 digits"):
+        load_session(write_text(tmp_path / "a.json", text))
+    text = json.dumps(session_doc()).replace('"constraints": {', f'"constraints": {{"max_latency_ms": {"1" * 400},', 1)
+    with pytest.raises(SessionFormatError, match="digits"):
+        load_session(write_text(tmp_path / "b.json", text))
+    cache = '{"tune_params_keys": ["b"], "tune_params": {"b": [1, %s]}, "cache": {}}' % huge
+    with pytest.raises(SessionFormatError, match="digits"):
+        import_kt_cache(write_text(tmp_path / "c.json", cache))
+    with pytest.raises(WorkbenchError, match="bits"):
+        compile_restriction("b < " + "9" * 400, ["b"])
+
+
+def write_text(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_a_nan_problem_value_is_refused_on_load_and_on_the_command_line(tmp_path: Path, capsys) -> None:
+    text = json.dumps(session_doc(problem={"n": 1})).replace('"n": 1', '"n": NaN')
+    with pytest.raises(SessionFormatError, match=r"problem\.n: nan is not a finite number"):
+        load_session(write_text(tmp_path / "a.json", text))
+    out = tmp_path / "out.json"
+    one_line_error(capsys, ["tune", "vector_add", "--backend", "sim", "--budget", "2", "--set", "n=nan",
+                            "--out", str(out)])
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("flags", [["--seed", "-1"], ["--timeout", "nan"], ["--compile-timeout", "nan"],
+                                   ["--timeout", "inf"], ["--time-limit", "-5"], ["--workers", "500"],
+                                   ["--weight", "latency_ms=1" + "0" * 400]])
+def test_run_flags_no_run_can_mean_are_refused(flags: list[str], tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out.json"
+    one_line_error(capsys, ["tune", "vector_add", "--backend", "sim", "--budget", "2", *flags, "--out", str(out)])
+    assert not out.exists()
+
+
+def test_the_gui_refuses_a_session_with_a_huge_value_and_quits(tmp_path: Path) -> None:
+    text = json.dumps(session_doc(problem={"n": 1})).replace('"n": 1', f'"n": {"9" * 5000}')
+    path = write_text(tmp_path / "a.json", text)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+           "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "gui", str(path), "--quit-when-done"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if "propagateSizeHints" not in line]  # Qt's offscreen note
+    assert len(errors) == 1 and errors[0].startswith("error: ") and "digits" in errors[0], done.stderr
+
+
+def test_integers_beyond_64_bits_are_refused_when_the_space_is_defined(tmp_path: Path, capsys) -> None:
+    with pytest.raises(SpaceError, match="64 bits"):
+        Slot("x", (1, 2**70))
+    bench = tmp_path / "big_bench.py"
+    bench.write_text("SPACE = {'x': [1, 2**70]}\n\ndef measure(config):\n    return {'latency_ms': 1.0}\n")
+    out = tmp_path / "out.json"
+    one_line_error(capsys, ["tune", str(bench), "--budget", "2", "--out", str(out)])
+    assert not out.exists()
+
+
+def test_64_bit_integers_round_trip_exactly(tmp_path: Path) -> None:
+    space = SearchSpace([Slot("x", (-(2**63), 1, 2**64 - 1))])
+    session = Session(kernel="k", space=space)
+    for i, config in enumerate(space):
+        session.add(Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0})))
+    save_session(session, tmp_path / "s.json")
+    loaded = load_session(tmp_path / "s.json")
+    assert [t.config["x"] for t in loaded.trials] == [-(2**63), 1, 2**64 - 1]
+
+
+# --- 4, 5: bounded parsing and evaluation --------------------------------------------------------------
+
+
+def test_a_long_constraint_is_refused_at_once() -> None:
+    """Guards against a hang (the old pattern needed minutes), not a speed claim."""
+    start = time.monotonic()
+    with pytest.raises(WorkbenchError, match="longer than"):
+        Bound.parse("latency_ms <= " + "1" * 20000 + "!")
+    from workbench.core.objective import _BOUND_RE
+
+    assert _BOUND_RE.match("latency_ms <= " + "1" * 20000 + "!") is None
+    assert time.monotonic() - start < 5.0
+
+
+def test_huge_intermediate_integers_make_a_config_invalid() -> None:
+    product = compile_restriction("x * 2**1000 * 3**600 > 1", ["x"])
+    assert product({"x": 3}) is False  # beyond the integer bound: not evaluated to the end
+    assert compile_restriction("x * 2**60 > 1", ["x"])({"x": 3}) is True
+
+
+# --- 6: trials checked against the space ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("field,value,match", [
+    ("block_size", 99999, r"trials\[1\]\.config\.block_size: 99999 is not in the slot's domain"),
+    ("mode", "turbo", r"trials\[1\]\.config\.mode: 'turbo' is not in the slot's domain"),
+    ("block_size", 64.0, r"trials\[1\]\.config\.block_size"),
+])
+def test_trial_values_outside_their_domains_are_refused(field: str, value: Any, match: str, tmp_path: Path) -> None:
+    doc = session_doc()
+    doc["trials"][1]["config"][field] = value
+    doc["trials"][1].pop("id")
+    with pytest.raises(SessionFormatError, match=match):
+        load_session(write(tmp_path / "s.json", doc))
+
+
+def test_a_negative_latency_is_refused(tmp_path: Path) -> None:
+    doc = session_doc()
+    doc["trials"][0]["metrics"]["latency_ms"] = -5.0
+    with pytest.raises(SessionFormatError, match=r"trials\[0\]\.metrics\.latency_ms: -5\.0 is negative"):
+        load_session(write(tmp_path / "s.json", doc))
+
+
+# --- 8: what is read -----------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+def test_a_device_is_refused_without_reading_it(capsys) -> None:
+    err = one_line_error(capsys, ["show", "/dev/zero"])
+    assert "not a regular file" in err
+    with pytest.raises(SessionFormatError, match="not a regular file"):
+        import_kt_cache("/dev/zero")
+
+
+def test_a_file_over_the_size_limit_is_refused_before_parsing(tmp_path: Path, monkeypatch) -> None:
+    import workbench.core.session as session_module
+
+    path = tmp_path / "s.json"
+    save_session(plain_session(), path)
+    monkeypatch.setattr(session_module, "MAX_FILE_BYTES", 100)
+    with pytest.raises(SessionFormatError, match="larger than the 100-byte limit"):
+        load_session(path)
+
+
+def test_a_gzip_bomb_is_refused(tmp_path: Path, monkeypatch) -> None:
+    import gzip
+
+    import workbench.core.interop as interop
+
+    path = tmp_path / "c.json.gz"
+    path.write_bytes(gzip.compress(b" " * 10_000))
+    monkeypatch.setattr(interop, "MAX_FILE_BYTES", 1000)
+    with pytest.raises(SessionFormatError, match="decompresses to more than"):
+        import_kt_cache(path)
+
+
+# --- 13, 14: modes and pipes ---------------------------------------------------------------------------
+
+
+def test_exports_and_sessions_get_the_users_umask(tmp_path: Path) -> None:
+    old = os.umask(0o027)
+    try:
+        assert current_umask() == 0o027
+        session = plain_session()
+        save_session(session, tmp_path / "s.json")
+        export_sessions([session], "json", tmp_path / "e.json")
+        for name in ("s.json", "e.json"):
+            assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o640, name
+    finally:
+        os.umask(old)
+
+
+def test_show_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    space = SearchSpace([Slot("i", tuple(range(3000)))])
+    session = Session(kernel="k", space=space)
+    for i, config in enumerate(space):
+        session.add(Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + i}, "x" * 40)))
+    save_session(session, tmp_path / "s.json")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "show", str(tmp_path / "s.json"), "--trials"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # like `| head -1`
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0
+    assert err == ""
+
+
+# --- safe file names --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text,stem", [
+    ("reduce", "reduce"), ("../../etc/passwd", "etc_passwd"), ("a/b\\c", "a_b_c"), ("..", "untitled"),
+    ("", "untitled"), (".hidden", "hidden"), ("naïve kernel\n", "naive_kernel"), ("x" * 300, "x" * 80),
+    ("a..b", "a.b"),
+])
+def test_safe_file_stem(text: str, stem: str, tmp_path: Path) -> None:
+    out = safe_file_stem(text)
+    assert out == stem
+    assert (tmp_path / f"{out}.json").resolve().parent == tmp_path.resolve()

@@ -1,0 +1,87 @@
+"""Reading files people hand each other, and naming files after what they contain.
+
+Session and cache files come from other people. Reading one must end quickly with a one-line
+answer whatever the path names: a device such as ``/dev/zero`` or a FIFO would otherwise be read
+until memory runs out, and a huge file would be parsed for minutes. So reads are capped by size
+and only regular files are read. File names derived from file content (a kernel name in an
+autosave name) are reduced to a safe stem, so that no crafted name can point outside its folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import unicodedata
+from pathlib import Path
+
+from workbench.core.errors import SessionFormatError
+
+#: Largest session or cache file read (and largest decompressed cache): far above any real one
+#: (100,000 trials take about 30 MB), far below what would exhaust memory when parsed.
+MAX_FILE_BYTES = 512 * 1024 * 1024
+#: Longest stem :func:`safe_file_stem` returns (file systems allow 255 bytes per name).
+MAX_STEM_CHARS = 80
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def read_capped(path: str | os.PathLike[str], what: str = "file", limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes, else a one-line SessionFormatError.
+
+    The type and size are checked before reading (a device, FIFO or socket is refused, never
+    opened for reading); the read itself stops at ``limit + 1`` bytes in case the file grows.
+    """
+    p = Path(path)
+    try:
+        info = os.stat(p)
+    except FileNotFoundError:
+        raise SessionFormatError(f"{p}: no such file") from None
+    except OSError as exc:
+        raise SessionFormatError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise SessionFormatError(f"{p}: is a folder, not a {what}")
+    if not stat.S_ISREG(info.st_mode):
+        raise SessionFormatError(f"{p}: not a regular file (a device, pipe or socket), not a {what}")
+    if info.st_size > limit:
+        raise SessionFormatError(f"{p}: {info.st_size:,} bytes is larger than the {limit:,}-byte limit for a {what}")
+    try:
+        with open(p, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise SessionFormatError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    if len(data) > limit:
+        raise SessionFormatError(f"{p}: larger than the {limit:,}-byte limit for a {what}")
+    return data
+
+
+def current_umask() -> int:
+    """The process's file-creation mask.
+
+    Read from ``/proc/self/status`` where there is one; elsewhere by setting it and putting it
+    back at once (a file another thread creates in between would get the default mask).
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def safe_file_stem(text: str, fallback: str = "untitled") -> str:
+    """A file-name stem from arbitrary text: ASCII letters, digits, ``.``, ``_`` and ``-`` only.
+
+    Path separators, ``..``, control characters, leading dots (hidden files) and anything else
+    outside that set become ``_`` or are dropped, so the stem can only name a file inside the
+    folder it is joined to. Accents are folded (``é`` -> ``e``); the result is at most
+    :data:`MAX_STEM_CHARS` long and never empty (``fallback`` when nothing usable remains).
+    """
+    folded = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode("ascii")
+    stem = _UNSAFE.sub("_", folded).strip("._-")
+    stem = re.sub(r"\.{2,}", ".", stem)[:MAX_STEM_CHARS].rstrip("._-")
+    return stem or fallback
