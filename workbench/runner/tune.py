@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.objective import Constraints, Weights
+from workbench.core.search_objective import Objective
 from workbench.core.session import Session, save_session
 from workbench.runner.costmodel import sim_predictor
 from workbench.runner.engine import Engine
@@ -71,7 +72,8 @@ def run_tune(
         session.strategy["prune_keep"] = request.prune_keep
     engine = Engine(session, strategy, spec, budget=request.budget, time_limit_s=request.time_limit_s,
                     workers=plan.workers, limits=request.limits, patience=request.patience,
-                    out_path=Path(out) if out is not None else None, pool_factory=plan.pool_factory)
+                    out_path=Path(out) if out is not None else None, pool_factory=plan.pool_factory,
+                    objective=Objective(request.constraints, request.weights))
     for listener in listeners:
         engine.subscribe(listener)
     finished = engine.run()
