@@ -46,6 +46,10 @@ def _add_objective_flags(parser: argparse.ArgumentParser) -> None:
                         help="extra constraint on any metric, e.g. 'registers<=64' (repeatable)")
     parser.add_argument("--weight", action="append", default=[], metavar="METRIC=W",
                         help="score weight, e.g. 'latency_ms=1' 'memory_mb=0.2' (repeatable)")
+    parser.add_argument("--maximize", action="append", default=[], metavar="METRIC",
+                        help="larger values of METRIC are better (for metrics the workbench does not know; repeatable)")
+    parser.add_argument("--minimize", action="append", default=[], metavar="METRIC",
+                        help="smaller values of METRIC are better (repeatable)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -142,15 +146,31 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None) -> tuple[An
         changes["extra"] = tuple(constraints.extra) + tuple(Bound.parse(text) for text in args.constraint)
     constraints = dataclasses.replace(constraints, **changes)
     constraints.check_possible()
-    if args.weight:
+    if args.weight or args.maximize or args.minimize:
         values = dict(weights.values)
         for text in args.weight:
             name, value = _parse_assignment(text)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
                 raise WorkbenchError(f"--weight {text!r}: the weight must be a number >= 0")
             values[name] = float(value)
-        weights = Weights(values=values)
+        both = sorted(set(args.maximize) & set(args.minimize))
+        if both:
+            raise WorkbenchError(f"--maximize and --minimize both name {both[0]!r}")
+        directions = {**weights.directions, **{m: +1 for m in args.maximize}, **{m: -1 for m in args.minimize}}
+        weights = Weights(values=values, directions=directions)
     return constraints, weights
+
+
+def _check_objective(constraints: Any, weights: Any, available: Any) -> None:
+    """Refuse a weight or constraint on a metric nothing reports (a typo), or a weighted metric
+    without a direction; warn only where the metric may still appear during the run."""
+    from workbench.core.metrics import check_metrics
+    from workbench.core.search_objective import Objective
+
+    named = [m for m, w in weights.values.items() if w > 0] + [b.metric for b in constraints.bounds()]
+    for warning in check_metrics(dict.fromkeys(named), available, weights.directions):
+        print(f"warning: {warning}", file=sys.stderr)
+    Objective(constraints, weights)  # a weighted metric without a direction is an error here
 
 
 class _ProgressLine:
@@ -210,6 +230,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
         gpu_model=args.gpu_model, seed=args.seed, noise=not args.no_noise,
     )
     constraints, weights = _objective_from_args(args)
+    from workbench.runner.plan import available_metrics, open_target
+
+    _check_objective(constraints, weights, available_metrics(spec, open_target(spec)))
     strategy_name = args.strategy or DEFAULT_STRATEGY
     options = strategy_class(strategy_name).validate_options(dict(_parse_assignment(t) for t in args.option))
     request = TuneRequest(
@@ -269,8 +292,8 @@ def summarise(session: Any, constraints: Any = None, weights: Any = None, with_t
         "trials": len(trials),
         "by_status": by_status,
         "feasible": int(ranking.n_feasible),
-        "constraints": constraints.to_dict(),
-        "weights": weights.to_dict(),
+        "constraints": _directions_of(constraints, weights)[1],
+        "weights": _directions_of(constraints, weights)[0],
         "best": best,
         "most_excluding_constraint": ranking.most_excluding if ranking.n_feasible == 0 else None,
         "importance": {k: round(v, 4) for k, v in importance.shares.items()},
@@ -291,11 +314,41 @@ def summarise(session: Any, constraints: Any = None, weights: Any = None, with_t
     return out
 
 
+def _session_metrics(session: Any) -> frozenset[str]:
+    """What a stored session's trials report, plus what its backend declares."""
+    from workbench.backends.base import backend_class
+
+    seen = {name for t in session.trials for name in t.measurement.metrics}
+    kind = session.backend.get("kind") if isinstance(session.backend, dict) else None
+    try:
+        declared = backend_class(kind).metrics if kind else None
+    except WorkbenchError:
+        declared = None
+    return frozenset(seen | set(declared or ()))
+
+
+def _directions_of(constraints: Any, weights: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``show --json``'s weights and constraints, each metric with the direction in force."""
+    from workbench.core.metrics import direction_word, known_direction
+
+    def word(metric: str) -> str | None:
+        direction = known_direction(metric, weights.directions)
+        return direction_word(direction) if direction is not None else None
+
+    shown_weights = {m: {"weight": w, "direction": word(m)} for m, w in weights.values.items()}
+    shown_constraints = constraints.to_dict()
+    shown_constraints["bounds"] = [
+        {"metric": b.metric, "op": b.op, "value": b.value, "direction": word(b.metric)} for b in constraints.bounds()
+    ]
+    return shown_weights, shown_constraints
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     from workbench.core.session import load_session
 
     session = load_session(args.file)
     constraints, weights = _objective_from_args(args, session)
+    _check_objective(constraints, weights, _session_metrics(session))
     summary = summarise(session, constraints, weights, with_trials=args.trials)
     if args.json:
         json.dump(summary, sys.stdout, indent=2)

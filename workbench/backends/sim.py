@@ -75,6 +75,10 @@ class SimBackend(Backend):
 
     kind: ClassVar[str] = "sim"
     simulated: ClassVar[bool] = True
+    metrics: ClassVar[frozenset[str] | None] = frozenset({
+        "latency_ms", "latency_p20_ms", "latency_p80_ms", "latency_bound_ms", "throughput_gbs", "gflops",
+        "pct_of_peak", "memory_mb", "occupancy", "quality", "registers", "smem_bytes", "spill_bytes",
+    })
 
     def __init__(self, spec: BackendSpec) -> None:
         super().__init__(spec)
