@@ -87,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="strategy option (repeatable)")
     tune.add_argument("--out", required=True, help="session file to write (a journal is kept beside it while running)")
     tune.add_argument("--quiet", action="store_true", help="no progress line")
+    tune.add_argument("--remeasure-aborted", action="store_true",
+                      help="measure again the candidates of the --out session whose timing was aborted under a "
+                           "tighter latency limit and that the constraints in force (the session's, or the flags) "
+                           "no longer rule out; nothing else is measured")
     _add_objective_flags(tune)
 
     show = sub.add_parser("show", help="summarise a session file")
@@ -208,6 +212,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from workbench.runner.tune import TuneRequest, run_tune
     from workbench.search.base import DEFAULT_STRATEGY, strategy_class
 
+    if args.remeasure_aborted:
+        return _remeasure_aborted(args)
     if args.budget is None and args.time_limit is None:
         args.budget = 100
     if args.budget is not None and args.budget < 1:
@@ -249,6 +255,29 @@ def cmd_tune(args: argparse.Namespace) -> int:
     best_text = f"best {best['latency_ms']:.4g} ms {best['config']}" if best else "no feasible config"
     sim = " (simulated)" if summary["simulated"] else ""
     print(f"{session.kernel}: {summary['trials']} trials, {summary['feasible']} feasible{sim}; {best_text} -> {out}")
+    return 0 if finished.reason != "error" else 1
+
+
+def _remeasure_aborted(args: argparse.Namespace) -> int:
+    """``tune --remeasure-aborted --out SESSION``: re-measure aborted candidates of SESSION."""
+    from workbench.backends.base import EvalLimits
+    from workbench.core.session import load_session
+    from workbench.runner.tune import remeasure_aborted
+
+    out = Path(args.out)
+    if not out.is_file():
+        raise WorkbenchError(f"--remeasure-aborted: --out {out} must be an existing session file")
+    if args.kernel or args.replay or args.strategy:
+        raise WorkbenchError("--remeasure-aborted uses the session's own kernel and backend; drop KERNEL, --replay and --strategy")
+    constraints, weights = _objective_from_args(args, load_session(out))
+    limits = EvalLimits(compile_timeout_s=args.compile_timeout, run_timeout_s=args.timeout)
+    session, finished, count = remeasure_aborted(out, constraints, weights, limits, workers=args.workers or 1,
+                                                 listeners=[_ProgressLine(args.quiet)])
+    if count == 0:
+        print(f"{session.kernel}: {finished.message}")
+        return 0
+    summary = summarise(session)
+    print(f"{session.kernel}: re-measured {count} aborted candidates; {summary['feasible']} feasible -> {out}")
     return 0 if finished.reason != "error" else 1
 
 
@@ -307,6 +336,7 @@ def summarise(session: Any, constraints: Any = None, weights: Any = None, with_t
                 "config": t.config.to_dict(),
                 "status": t.status.value,
                 "latency_ms": _finite(t.metric("latency_ms")),
+                "latency_bound_ms": _finite(t.metric("latency_bound_ms")),
                 "message": t.measurement.message,
             }
             for t in trials

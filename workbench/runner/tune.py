@@ -6,12 +6,16 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+import dataclasses
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.objective import Constraints, Weights
 from workbench.core.search_objective import Objective
-from workbench.core.session import Session, save_session
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Status, Trial
+from workbench.core.session import Session, load_session, save_session
+from workbench.core.space import Config
 from workbench.runner.costmodel import sim_predictor
 from workbench.runner.engine import Engine
 from workbench.runner.events import RunFinished
@@ -19,6 +23,7 @@ from workbench.runner.executors import ExecutorChoice, plan_execution
 from workbench.runner.plan import new_session, open_target
 from workbench.search.pruning import with_pruning
 from workbench.search.base import DEFAULT_STRATEGY, create_strategy, strategy_class
+from workbench.search.listed import Listed
 
 log = logging.getLogger(__name__)
 
@@ -80,3 +85,48 @@ def run_tune(
     if out is not None:
         save_session(session, out)
     return session, finished
+
+
+def aborted_worth_remeasuring(trials: Sequence[Trial], objective: Objective) -> list[Config]:
+    """Configs whose latest trial was aborted and whose latency bound no longer rules them out
+    under ``objective`` (a relaxed latency constraint, or none), in evaluation order."""
+    latest: dict[str, Trial] = {}
+    for trial in trials:
+        latest[trial.config.id] = trial
+    return [t.config for t in latest.values() if objective.worth_remeasuring(t)]
+
+
+def remeasure_aborted(
+    path: str | Path,
+    constraints: Constraints | None = None,
+    weights: Weights | None = None,
+    limits: EvalLimits = EvalLimits(),
+    workers: int = 1,
+    listeners: Iterable[Callable[[Any], None]] = (),
+) -> tuple[Session, RunFinished, int]:
+    """Measure again, with the session's own backend, every aborted candidate that the objective
+    in force (the session's, or the given constraints and weights, which become the session's)
+    no longer rules out; the new trials are added beside the aborted ones, and the file updated.
+    Returns the session, how the run ended and how many configs were re-measured."""
+    session = load_session(path)
+    objective = Objective(constraints or session.constraints, weights or session.weights)
+    configs = aborted_worth_remeasuring(session.trials, objective)
+    if not configs:
+        aborted = sum(t.status is Status.ABORTED for t in session.trials)
+        why = (f"{aborted} aborted trials, none below the latency limit in force" if aborted
+               else "no aborted trials")
+        return session, RunFinished("exhausted", 0, f"nothing to re-measure: {why}"), 0
+    backend = session.backend if isinstance(session.backend, dict) else {}
+    if not backend.get("kind"):
+        raise WorkbenchError(f"{path}: the session does not say which backend measured it")
+    spec = BackendSpec(str(backend["kind"]), dict(backend.get("options") or {}))
+    session.constraints, session.weights = objective.constraints, objective.weights
+    strategy = Listed(session.space, configs=configs)
+    engine = Engine(session, strategy, spec, budget=len(configs), workers=workers,
+                    limits=dataclasses.replace(limits, max_latency_ms=objective.max_latency_ms),
+                    output=Path(path), objective=objective, remeasure={c.id for c in configs})
+    for listener in listeners:
+        engine.subscribe(listener)
+    finished = engine.run()
+    save_session(session, path)
+    return session, finished, len(configs)
