@@ -140,3 +140,25 @@ def test_changing_the_objective_mid_run_steers_the_next_proposals() -> None:
     share_unchanged = sum(c["y"] == 1 for c in unchanged) / len(unchanged)
     assert len(after) >= 15
     assert share_after >= 0.5 > share_unchanged
+
+
+@pytest.mark.parametrize("mode", ["optuna", "ignore", "penalty"])
+def test_tpe_hands_constraints_to_optuna(mode: str) -> None:
+    target = PythonBackend.target(BackendSpec("python", {"path": str(FIXTURES / "trivial_bench.py")}))
+    tpe = create_strategy("tpe", target.space, seed=1, constraints=mode)
+    tpe.set_objective(Objective(Constraints(max_memory_mb=20.0)))
+    configs = tpe.ask(4)
+    _told(tpe, configs, lambda c: {"latency_ms": 1.0 + c["x"], "memory_mb": 10.0 * c["y"]})
+    told = [t for t in tpe.study.trials if t.state.name == "COMPLETE"]
+    assert len(told) == 4
+    for t in told:
+        memory = 10.0 * t.params["y"]
+        if mode == "optuna":  # relative miss of memory <= 20, and the raw latency as the value
+            assert t.user_attrs["constraints"] == [pytest.approx((memory - 20.0) / 20.0)]
+            if hasattr(t, "constraints"):  # Optuna >= 5 reads them from here
+                assert list(t.constraints.values()) == [pytest.approx((memory - 20.0) / 20.0)]
+            assert t.value == 1.0 + t.params["x"]
+        elif mode == "ignore":
+            assert "constraints" not in t.user_attrs and t.value == 1.0 + t.params["x"]
+        else:  # the graded cost: infeasible ones far behind
+            assert (t.value >= INFEASIBLE) == (memory > 20.0)
