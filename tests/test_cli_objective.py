@@ -91,3 +91,18 @@ def test_directions_are_saved_with_the_session(tmp_path: Path) -> None:
     s = Session(kernel="k", weights=Weights({"score_x": 1.0}, directions={"score_x": "maximize"}))
     save_session(s, tmp_path / "d.json")
     assert load_session(tmp_path / "d.json").weights.directions == {"score_x": 1}
+
+
+def test_tune_with_objectives_reports_a_pareto_front(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "mo.json"
+    assert main(["tune", "vector_add", "--backend", "sim", "--budget", "12", "--quiet", "--out", str(out),
+                 "--objectives", "latency_ms,registers"]) == 0
+    doc = show(capsys, out)
+    assert doc["objectives"] == ["latency_ms", "registers"] and doc["pareto"]
+    lat = [p["latency_ms"] for p in doc["pareto"]]
+    reg = [p["registers"] for p in doc["pareto"]]
+    assert lat == sorted(lat) and reg == sorted(reg, reverse=True) and len(set(reg)) == len(reg)
+    capsys.readouterr()
+    assert main(["tune", "vector_add", "--backend", "sim", "--budget", "3", "--quiet", "--out", str(tmp_path / "x.json"),
+                 "--objectives", "latency_ms,registers", "--strategy", "agents"]) == 2
+    assert "searches one score" in capsys.readouterr().err

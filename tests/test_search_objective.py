@@ -162,3 +162,34 @@ def test_tpe_hands_constraints_to_optuna(mode: str) -> None:
             assert "constraints" not in t.user_attrs and t.value == 1.0 + t.params["x"]
         else:  # the graded cost: infeasible ones far behind
             assert (t.value >= INFEASIBLE) == (memory > 20.0)
+
+
+# --- several objectives: a Pareto front ---------------------------------------------------------
+
+def test_pareto_front_of_two_objectives_keeps_only_undominated_feasible_trials() -> None:
+    objective = Objective(Constraints(max_latency_ms=5.0), objectives=("latency_ms", "occupancy"))
+    trials = [
+        trial(0, latency_ms=1.0, occupancy=0.25),
+        trial(1, latency_ms=2.0, occupancy=0.50),
+        trial(2, latency_ms=2.5, occupancy=0.40),  # dominated by 1
+        trial(3, latency_ms=4.0, occupancy=1.00),
+        trial(4, latency_ms=6.0, occupancy=1.00),  # infeasible
+        trial(5, latency_ms=2.0, occupancy=0.50),  # equal to 1: the first stays
+        trial(6, Status.CRASHED),
+    ]
+    assert objective.pareto(trials) == [0, 1, 3]
+    assert objective.values(trials[1]) == [2.0, -0.5]  # occupancy: larger is better
+    with pytest.raises(WorkbenchError, match="two or more"):
+        Objective(objectives=("latency_ms",))
+
+
+def test_tpe_searches_a_pareto_front_with_optuna() -> None:
+    target = PythonBackend.target(BackendSpec("python", {"path": str(FIXTURES / "trivial_bench.py")}))
+    tpe = create_strategy("tpe", target.space, seed=2)
+    tpe.set_objective(Objective(objectives=("latency_ms", "memory_mb")))
+    configs = tpe.ask(5)
+    _told(tpe, configs, lambda c: {"latency_ms": 1.0 + c["x"], "memory_mb": 10.0 * c["y"]})
+    assert len(tpe.study.directions) == 2
+    done = [t for t in tpe.study.trials if t.state.name == "COMPLETE"]
+    assert {tuple(t.values) for t in done} == {(1.0 + c["x"], 10.0 * c["y"]) for c in configs}
+    assert len(tpe.ask(3)) == 3

@@ -50,6 +50,8 @@ def _add_objective_flags(parser: argparse.ArgumentParser) -> None:
                         help="larger values of METRIC are better (for metrics the workbench does not know; repeatable)")
     parser.add_argument("--minimize", action="append", default=[], metavar="METRIC",
                         help="smaller values of METRIC are better (repeatable)")
+    parser.add_argument("--objectives", default=None, metavar="M1,M2",
+                        help="search (tune) or report (show) the Pareto front of two or more metrics, e.g. latency_ms,memory_mb")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -165,16 +167,27 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None) -> tuple[An
     return constraints, weights
 
 
-def _check_objective(constraints: Any, weights: Any, available: Any) -> None:
+def _objectives_from_args(args: argparse.Namespace, base: Any = None) -> tuple[str, ...]:
+    """``--objectives a,b`` (or the session's own, for show) as a tuple of metric names."""
+    if getattr(args, "objectives", None):
+        names = tuple(part.strip() for part in args.objectives.split(",") if part.strip())
+        if len(names) < 2:
+            raise WorkbenchError(f"--objectives {args.objectives!r}: give two or more metrics, comma separated")
+        return names
+    stored = base.strategy.get("objectives") if base is not None and isinstance(base.strategy, dict) else None
+    return tuple(str(m) for m in stored) if isinstance(stored, list) else ()
+
+
+def _check_objective(constraints: Any, weights: Any, available: Any, objectives: tuple[str, ...] = ()) -> None:
     """Refuse a weight or constraint on a metric nothing reports (a typo), or a weighted metric
     without a direction; warn only where the metric may still appear during the run."""
     from workbench.core.metrics import check_metrics
     from workbench.core.search_objective import Objective
 
-    named = [m for m, w in weights.values.items() if w > 0] + [b.metric for b in constraints.bounds()]
+    named = [m for m, w in weights.values.items() if w > 0] + [b.metric for b in constraints.bounds()] + list(objectives)
     for warning in check_metrics(dict.fromkeys(named), available, weights.directions):
         print(f"warning: {warning}", file=sys.stderr)
-    Objective(constraints, weights)  # a weighted metric without a direction is an error here
+    Objective(constraints, weights, objectives)  # a weighted metric without a direction is an error here
 
 
 class _ProgressLine:
@@ -210,7 +223,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from workbench.backends.base import EvalLimits
     from workbench.runner.plan import make_backend_spec
     from workbench.runner.tune import TuneRequest, run_tune
-    from workbench.search.base import DEFAULT_STRATEGY, strategy_class
+    from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, strategy_class
 
     if args.remeasure_aborted:
         return _remeasure_aborted(args)
@@ -238,14 +251,18 @@ def cmd_tune(args: argparse.Namespace) -> int:
     constraints, weights = _objective_from_args(args)
     from workbench.runner.plan import available_metrics, open_target
 
-    _check_objective(constraints, weights, available_metrics(spec, open_target(spec)))
-    strategy_name = args.strategy or DEFAULT_STRATEGY
+    objectives = _objectives_from_args(args)
+    _check_objective(constraints, weights, available_metrics(spec, open_target(spec)), objectives)
+    strategy_name = args.strategy or ("tpe" if objectives else DEFAULT_STRATEGY)
+    if objectives and not strategy_class(strategy_name).multi_objective:
+        multi = sorted(n for n in STRATEGIES if strategy_class(n).multi_objective)
+        raise WorkbenchError(f"--objectives: strategy {strategy_name!r} searches one score; use {', '.join(multi)}")
     options = strategy_class(strategy_name).validate_options(dict(_parse_assignment(t) for t in args.option))
     request = TuneRequest(
         strategy=strategy_name, seed=args.seed, budget=args.budget, time_limit_s=args.time_limit,
         workers=args.workers, constraints=constraints, weights=weights, strategy_options=options,
         patience=args.patience, prune_keep=args.prune, executor=args.executor, ray_address=args.ray_address, devices=devices,
-        allow_mixed_gpus=args.allow_mixed_gpus,
+        allow_mixed_gpus=args.allow_mixed_gpus, objectives=objectives,
         limits=EvalLimits(compile_timeout_s=args.compile_timeout, run_timeout_s=args.timeout,
                           max_latency_ms=args.max_latency_ms),
     )
@@ -285,7 +302,8 @@ def _finite(value: float) -> float | None:
     return None if value is None or (isinstance(value, float) and not math.isfinite(value)) else value
 
 
-def summarise(session: Any, constraints: Any = None, weights: Any = None, with_trials: bool = False) -> dict[str, Any]:
+def summarise(session: Any, constraints: Any = None, weights: Any = None, with_trials: bool = False,
+              objectives: tuple[str, ...] = ()) -> dict[str, Any]:
     """The ``show --json`` object: a contract (see docs/cli.md)."""
     from workbench.core.objective import rank
 
@@ -328,6 +346,16 @@ def summarise(session: Any, constraints: Any = None, weights: Any = None, with_t
         "importance": {k: round(v, 4) for k, v in importance.shares.items()},
         "importance_note": importance.reason or importance.method,
     }
+    if objectives:
+        from workbench.core.search_objective import Objective
+
+        front = Objective(constraints, weights, objectives).pareto(trials)
+        out["objectives"] = list(objectives)
+        out["pareto"] = [
+            {"index": trials[i].index, "id": trials[i].config.id, "config": trials[i].config.to_dict(),
+             **{m: _finite(trials[i].metric(m)) for m in objectives}}
+            for i in front
+        ]
     if with_trials:
         out["trial_list"] = [
             {
@@ -378,8 +406,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     session = load_session(args.file)
     constraints, weights = _objective_from_args(args, session)
-    _check_objective(constraints, weights, _session_metrics(session))
-    summary = summarise(session, constraints, weights, with_trials=args.trials)
+    objectives = _objectives_from_args(args, session)
+    _check_objective(constraints, weights, _session_metrics(session), objectives)
+    summary = summarise(session, constraints, weights, with_trials=args.trials, objectives=objectives)
     if args.json:
         json.dump(summary, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -396,6 +425,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"why      {b['why']}")
     elif summary["most_excluding_constraint"]:
         print(f"nothing feasible: '{summary['most_excluding_constraint']}' excludes the most trials")
+    if summary.get("objectives"):
+        print(f"pareto   {len(summary['pareto'])} feasible configs on the front of {', '.join(summary['objectives'])}")
+        for point in summary["pareto"]:
+            figures = "  ".join(f"{m} {point[m]:.4g}" for m in summary["objectives"] if point[m] is not None)
+            print(f"         {figures}  {point['config']}")
     if args.trials:
         for t in summary["trial_list"]:
             lat = f"{t['latency_ms']:.4g}" if t["latency_ms"] is not None else "-"

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
+
+import numpy as np
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import LATENCY, Status, Trial
@@ -53,11 +55,17 @@ class Objective:
 
     constraints: Constraints = field(default_factory=Constraints)
     weights: Weights = field(default_factory=Weights)
+    #: Two or more metrics searched for their Pareto front instead of one weighted score
+    #: (a multi-objective run); empty for the usual single cost.
+    objectives: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "objectives", tuple(self.objectives))
+        if len(self.objectives) == 1 or len(set(self.objectives)) != len(self.objectives):
+            raise WorkbenchError(f"objectives: give two or more different metrics, got {', '.join(self.objectives)}")
         active = self.weights.active()
         directions: dict[str, int] = {}
-        for metric in active:
+        for metric in (*active, *self.objectives):
             direction = known_direction(metric, self.weights.directions)
             if direction is None:
                 raise WorkbenchError(
@@ -68,6 +76,7 @@ class Objective:
         object.__setattr__(self, "_bounds", tuple(self.constraints.bounds()))
         object.__setattr__(self, "_terms", tuple((m, w / total, directions[m]) for m, w in active.items()))
         object.__setattr__(self, "_only_latency", list(active) == [LATENCY])
+        object.__setattr__(self, "_directions", directions)
 
     # --- the cost ---------------------------------------------------------------------------------
     def __call__(self, trial: Trial) -> float:
@@ -102,6 +111,34 @@ class Objective:
                 value = 1e-12  # zero of a smaller-is-better metric (no spills): as good as it gets
             log_cost -= share * direction * math.log(value)
         return math.exp(log_cost)
+
+    def values(self, trial: Trial) -> list[float]:
+        """A multi-objective run's metrics of one trial, each oriented so smaller is better
+        (``inf`` for a failed trial or a metric it did not report)."""
+        out = []
+        for metric in self.objectives:
+            value = trial.metric(metric) if trial.ok else math.nan
+            out.append(-self._directions[metric] * value if math.isfinite(value) else math.inf)  # type: ignore[attr-defined]
+        return out
+
+    def pareto(self, trials: Sequence[Trial]) -> list[int]:
+        """Positions of the feasible trials on the Pareto front of the objectives (first found
+        kept among equal points), in order of the first objective."""
+        rows = [(i, self.values(t)) for i, t in enumerate(trials) if self.feasible(t)]
+        rows = [(i, v) for i, v in rows if all(math.isfinite(x) for x in v)]
+        if not rows:
+            return []
+        index = np.array([i for i, _ in rows])
+        points = np.array([v for _, v in rows], dtype=float)
+        front = []
+        for r in range(len(rows)):
+            no_worse = np.all(points <= points[r], axis=1)
+            better = np.any(points < points[r], axis=1) | (index < index[r])  # equal points: the first stays
+            no_worse[r] = False
+            if not np.any(no_worse & better):
+                front.append(r)
+        front.sort(key=lambda r: tuple(points[r]))
+        return [int(index[r]) for r in front]
 
     # --- constraints ----------------------------------------------------------------------------
     @property
@@ -143,6 +180,7 @@ class Objective:
         return {
             "constraints": [b.label for b in self._bounds],  # type: ignore[attr-defined]
             "terms": {m: {"share": s, "direction": d} for m, s, d in self._terms},  # type: ignore[attr-defined]
+            "objectives": list(self.objectives),
         }
 
 

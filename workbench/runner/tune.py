@@ -51,6 +51,8 @@ class TuneRequest:
     #: Cost-model pruning: measure only this fraction of the strategy's proposals, the ones the
     #: performance model ranks best (None or 1: no pruning). Template backends only.
     prune_keep: float | None = None
+    #: Two or more metrics to search a Pareto front of (a multi-objective run); empty: one score.
+    objectives: tuple[str, ...] = ()
 
 
 def run_tune(
@@ -75,10 +77,12 @@ def run_tune(
                           weights=request.weights)
     if request.prune_keep is not None and request.prune_keep < 1.0:
         session.strategy["prune_keep"] = request.prune_keep
+    if request.objectives:
+        session.strategy["objectives"] = list(request.objectives)
     engine = Engine(session, strategy, spec, budget=request.budget, time_limit_s=request.time_limit_s,
                     workers=plan.workers, limits=request.limits, patience=request.patience,
                     out_path=Path(out) if out is not None else None, pool_factory=plan.pool_factory,
-                    objective=Objective(request.constraints, request.weights))
+                    objective=Objective(request.constraints, request.weights, request.objectives))
     for listener in listeners:
         engine.subscribe(listener)
     finished = engine.run()

@@ -63,6 +63,9 @@ class Strategy(ABC):
     batch_parallel: ClassVar[bool] = True
     #: False for strategies whose proposals do not depend on costs (nothing to re-rank).
     uses_objective: ClassVar[bool] = True
+    #: True for strategies that search a Pareto front when the objective names several metrics
+    #: (``Objective.objectives``); the others rank by the single cost.
+    multi_objective: ClassVar[bool] = False
 
     def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
         self.space = space

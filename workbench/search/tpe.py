@@ -58,6 +58,7 @@ def _store_constraints(trial: Any, attrs: dict[str, Any]) -> None:
 class TPE(IndexedStrategy):
     name = "tpe"
     description = "Optuna's TPE sampler, constrained to valid unmeasured configs"
+    multi_objective = True  # searches a Pareto front when the objective has several metrics
     OPTIONS = (
         Option("startup", 10, "Random configs before TPE starts modelling"),
         Option("multivariate", True, "Model slots jointly (captures interactions) instead of one by one"),
@@ -97,14 +98,28 @@ class TPE(IndexedStrategy):
                 # Optuna >= 5 reads constraint values stored on each trial; older ones call this
                 constraints_func=_constraint_values if constrained and not _TRIAL_CONSTRAINTS else None,
             )
-            self._study = optuna.create_study(direction="minimize", sampler=sampler)
+            objectives = self._objectives()
+            if objectives:  # a Pareto front: Optuna's multi-objective TPE (MOTPE)
+                self._study = optuna.create_study(directions=["minimize"] * objectives, sampler=sampler)
+            else:
+                self._study = optuna.create_study(direction="minimize", sampler=sampler)
         return self._study
+
+    def _objectives(self) -> int:
+        """How many metrics a multi-objective run searches (0: one cost)."""
+        return len(getattr(self.objective, "objectives", ()))
 
     def _constrained(self) -> bool:
         return self.options["constraints"] != "penalty" and bool(getattr(self.objective, "bounds", ()))
 
-    def _told_value(self, trial: Trial) -> tuple[float | None, dict[str, Any]]:
-        """What TPE is told for a finished trial: the value, and the trial's user attributes."""
+    def _told_value(self, trial: Trial) -> tuple[Any, dict[str, Any]]:
+        """What TPE is told for a finished trial: the value (values, with several objectives),
+        and the trial's constraint values."""
+        if self._objectives():
+            values = [v if math.isfinite(v) else FAILURE_VALUE for v in self.objective.values(trial)]  # type: ignore[attr-defined]
+            if not self._constrained() or self.options["constraints"] == "ignore":
+                return values, {}
+            return values, {CONSTRAINTS_ATTR: [float(v) for v in self.objective.violations(trial)]}  # type: ignore[attr-defined]
         if not self._constrained():  # the graded cost: infeasible behind feasible, failures last
             score = self.scores[trial.config.id]
             return (FAILURE_VALUE if not math.isfinite(score) else score), {}
@@ -159,7 +174,9 @@ class TPE(IndexedStrategy):
                 _store_constraints(number, attrs)  # before telling: a finished trial is frozen
                 self.study.tell(number, value, state=state)
             elif state is TrialState.COMPLETE:
-                frozen = create_trial(params=self._params(trial.config), distributions=self.distributions, value=value)
+                many = isinstance(value, list)
+                frozen = create_trial(params=self._params(trial.config), distributions=self.distributions,
+                                      value=None if many else value, values=value if many else None)
                 _store_constraints(frozen, attrs)
                 self.study.add_trial(frozen)
 
