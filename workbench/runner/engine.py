@@ -99,7 +99,11 @@ class Engine:
     wall time of this run, paused time excluded; no new candidate starts after it (running ones
     finish or time out). ``patience``: stop after this many evaluations without a better
     objective. ``output`` (alias ``out_path``): session file to keep up to date (journaled after
-    every trial, saved at the end). Construct in any thread; :meth:`run` blocks the thread that calls it.
+    every trial, saved at the end). ``objective``: the run's :class:`Objective` (constraints,
+    weights, directions; None: latency alone), handed to the strategy and used by ``patience``;
+    :meth:`set_objective` changes it mid-run. ``remeasure``: ids of measured configs that may be
+    measured again (aborted candidates). Construct in any thread; :meth:`run` blocks the thread
+    that calls it.
     """
 
     def __init__(
