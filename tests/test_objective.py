@@ -296,7 +296,7 @@ def test_rank_20k_trials_is_fast() -> None:
 def test_trial_cost() -> None:
     cost = trial_cost(Constraints(max_latency_ms=5))
     assert cost(ok(0, latency_ms=2.0)) == 2.0
-    assert cost(ok(0, latency_ms=6.0)) == math.inf
+    assert 2.0 < cost(ok(0, latency_ms=6.0)) < cost(ok(0, latency_ms=9.0)) < math.inf  # graded, behind feasible
     assert cost(failed(1)) == math.inf
     mixed = trial_cost(weights=Weights({"latency_ms": 1, "throughput_gbs": 1}))
     assert mixed(ok(0, latency_ms=1.0, throughput_gbs=200.0)) < mixed(ok(1, latency_ms=1.0, throughput_gbs=100.0))

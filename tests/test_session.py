@@ -357,7 +357,7 @@ def test_bad_status_is_named_with_file_field_and_choices(tmp_path: Path) -> None
     message = _error(_write(tmp_path, data))
     assert message == (
         f"{tmp_path / 'session.json'}: trials[12].status: 'okay' is not a status "
-        "(expected one of ok, compile_error, launch_error, runtime_error, timeout, crashed, wrong_result, skipped)"
+        "(expected one of ok, compile_error, launch_error, runtime_error, timeout, crashed, wrong_result, skipped, aborted)"
     )
     nested = make_session(14).to_dict()
     record = nested["trials"][12]

@@ -160,10 +160,13 @@ def test_compile_errors_and_refused_launches_fail_like_on_a_real_gpu(tmp_path) -
     assert huge.status is Status.LAUNCH_ERROR and huge.message.startswith("invalid configuration argument")
 
 
-def test_max_latency_skips_hopeless_configs() -> None:
+def test_max_latency_aborts_hopeless_configs_keeping_a_bound() -> None:
     target, backend = _backend("vector_add", noise=False)
     m = backend.evaluate(target.default_config, EvalLimits(max_latency_ms=1e-4))
-    assert m.status is Status.SKIPPED and "exceeds max latency" in m.message
+    bound = m.metric("latency_bound_ms")
+    assert m.status is Status.ABORTED and m.message.startswith(f"aborted above {bound:.4g} ms")
+    full = backend.evaluate(target.default_config, EvalLimits())
+    assert full.ok and full.metric("latency_ms") >= bound > 1.5e-4
 
 
 def test_every_shipped_template_evaluates_its_default_config() -> None:

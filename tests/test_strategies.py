@@ -183,7 +183,7 @@ def test_pruned_reserve_keeps_the_whole_space_reachable(space):
 
 def test_pruned_forwards_the_engines_objective(space):
     pruned = Pruned(create_strategy("agents", space), lambda c: 1.0, 0.5)
-    pruned.objective = lambda trial: 42.0
+    pruned.set_objective(lambda trial: 42.0)
     assert pruned.inner.objective(measure(0, next(iter(space)))) == 42.0
 
 
@@ -228,5 +228,5 @@ def test_hybrid_members_learn_from_every_result_and_both_propose(space):
 
 def test_hybrid_forwards_the_engines_objective_to_its_members(space):
     hybrid = create_strategy("hybrid", space, walker="local")
-    hybrid.objective = lambda trial: 7.0
+    hybrid.set_objective(lambda trial: 7.0)
     assert all(m.objective(measure(0, next(iter(space)))) == 7.0 for m in hybrid.members)

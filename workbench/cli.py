@@ -67,6 +67,12 @@ def _add_objective_flags(parser: argparse.ArgumentParser) -> None:
                         help="extra constraint on any metric, e.g. 'registers<=64' (repeatable)")
     parser.add_argument("--weight", action="append", default=[], metavar="METRIC=W",
                         help="score weight, e.g. 'latency_ms=1' 'memory_mb=0.2' (repeatable)")
+    parser.add_argument("--maximize", action="append", default=[], metavar="METRIC",
+                        help="larger values of METRIC are better (for metrics the workbench does not know; repeatable)")
+    parser.add_argument("--minimize", action="append", default=[], metavar="METRIC",
+                        help="smaller values of METRIC are better (repeatable)")
+    parser.add_argument("--objectives", default=None, metavar="M1,M2",
+                        help="search (tune) or report (show) the Pareto front of two or more metrics, e.g. latency_ms,memory_mb")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,6 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--force", action="store_true",
                       help="replace what is at --out, keeping it as FILE.bak")
     tune.add_argument("--quiet", action="store_true", help="no progress line")
+    tune.add_argument("--remeasure-aborted", action="store_true",
+                      help="measure again the candidates of the --out session whose timing was aborted under a "
+                           "tighter latency limit and that the constraints in force (the session's, or the flags) "
+                           "no longer rule out; nothing else is measured")
     _add_objective_flags(tune)
 
     show = sub.add_parser("show", help="summarise a session file")
@@ -179,15 +189,42 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None) -> tuple[An
         changes["extra"] = tuple(constraints.extra) + tuple(Bound.parse(text) for text in args.constraint)
     constraints = dataclasses.replace(constraints, **changes)
     constraints.check_possible()
-    if args.weight:
+    if args.weight or args.maximize or args.minimize:
         values = dict(weights.values)
         for text in args.weight:
             name, value = parse_assignment(text, "--weight", identifier=False)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
                 raise WorkbenchError(f"--weight {text!r}: the weight must be a number >= 0")
             values[name] = value  # Weights checks it is a finite number
-        weights = Weights(values=values)
+        both = sorted(set(args.maximize) & set(args.minimize))
+        if both:
+            raise WorkbenchError(f"--maximize and --minimize both name {both[0]!r}")
+        directions = {**weights.directions, **{m: +1 for m in args.maximize}, **{m: -1 for m in args.minimize}}
+        weights = Weights(values=values, directions=directions)
     return constraints, weights
+
+
+def _objectives_from_args(args: argparse.Namespace, base: Any = None) -> tuple[str, ...]:
+    """``--objectives a,b`` (or the session's own, for show) as a tuple of metric names."""
+    if getattr(args, "objectives", None):
+        names = tuple(part.strip() for part in args.objectives.split(",") if part.strip())
+        if len(names) < 2:
+            raise WorkbenchError(f"--objectives {args.objectives!r}: give two or more metrics, comma separated")
+        return names
+    stored = base.strategy.get("objectives") if base is not None and isinstance(base.strategy, dict) else None
+    return tuple(str(m) for m in stored) if isinstance(stored, list) else ()
+
+
+def _check_objective(constraints: Any, weights: Any, available: Any, objectives: tuple[str, ...] = ()) -> None:
+    """Refuse a weight or constraint on a metric nothing reports (a typo), or a weighted metric
+    without a direction; warn only where the metric may still appear during the run."""
+    from workbench.core.metrics import check_metrics
+    from workbench.core.search_objective import Objective
+
+    named = [m for m, w in weights.values.items() if w > 0] + [b.metric for b in constraints.bounds()] + list(objectives)
+    for warning in check_metrics(dict.fromkeys(named), available, weights.directions):
+        print(f"warning: {warning}", file=sys.stderr)
+    Objective(constraints, weights, objectives)  # a weighted metric without a direction is an error here
 
 
 class _ProgressLine:
@@ -225,7 +262,7 @@ def _request_from_args(args: argparse.Namespace, base: Any = None) -> Any:
     from workbench.runner.executors import parse_devices
 
     objective_given = any(getattr(args, name) is not None for name in ("max_latency_ms", "max_memory_mb", "min_quality")) \
-        or args.constraint or args.weight
+        or args.constraint or args.weight or args.maximize or args.minimize
     constraints, weights = _objective_from_args(args, base) if objective_given or base is None else (None, None)
     return RunRequest(
         kernel=args.kernel, backend=args.backend, replay=args.replay, kernel_dirs=tuple(args.kernel_dir),
@@ -237,6 +274,7 @@ def _request_from_args(args: argparse.Namespace, base: Any = None) -> Any:
         executor=args.executor, ray_address=args.ray_address,
         devices=tuple(parse_devices(args.devices)) if args.devices is not None else None,
         allow_mixed_gpus=args.allow_mixed_gpus, compile_timeout_s=args.compile_timeout, run_timeout_s=args.timeout,
+        objectives=_objectives_from_args(args) or None,
     )
 
 
@@ -245,6 +283,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from workbench.runner.controller import resume_run, start_run
 
     _check_run_flags(args)
+    if args.remeasure_aborted:
+        return _remeasure_aborted(args)
     if args.budget is not None and args.budget < 1:
         raise WorkbenchError("--budget must be at least 1")
     if args.prune is not None and not 0.0 < args.prune <= 1.0:
@@ -266,6 +306,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
                 base = load_session(args.out)
         request = _request_from_args(args, base)
         run = start_run(request, args.out, resume=bool(args.resume), force=args.force)
+    for warning in run.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     run.subscribe(_ProgressLine(args.quiet))
     finished = run.run()
     session, out = run.session, run.output
@@ -278,11 +320,42 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return 0 if finished.reason != "error" else 1
 
 
+def _remeasure_aborted(args: argparse.Namespace) -> int:
+    """``tune --remeasure-aborted --out SESSION``: re-measure aborted candidates of SESSION."""
+    from workbench.core.session import load_session
+    from workbench.runner.controller import RunRequest, remeasure_aborted
+
+    if args.out is None:
+        raise WorkbenchError("--remeasure-aborted: name the session with --out FILE")
+    if args.replay or args.strategy or (args.kernel and not args.kernel.endswith(".py")):
+        raise WorkbenchError("--remeasure-aborted uses the session's own kernel and backend; drop KERNEL, --replay and --strategy")
+    from workbench.core.session import journal_path
+
+    if not Path(args.out).is_file() and not journal_path(args.out).is_file():
+        raise WorkbenchError(f"--remeasure-aborted: --out {args.out} must be an existing session file")
+    base = load_session(args.out)
+    constraints, weights = _objective_from_args(args, base)
+    request = RunRequest(kernel=args.kernel, kernel_dirs=tuple(args.kernel_dir), constraints=constraints,
+                         weights=weights, workers=args.workers, compile_timeout_s=args.compile_timeout,
+                         run_timeout_s=args.timeout)
+    run, message = remeasure_aborted(args.out, request)
+    if run is None:
+        print(f"{base.kernel}: {message}")
+        return 0
+    run.subscribe(_ProgressLine(args.quiet))
+    finished = run.run()
+    summary = summarise(run.session)
+    print(f"{run.session.kernel}: {message.replace('re-measuring', 're-measured')}; "
+          f"{summary['feasible']} feasible -> {args.out}")
+    return 0 if finished.reason != "error" else 1
+
+
 def _finite(value: float) -> float | None:
     return None if value is None or (isinstance(value, float) and not math.isfinite(value)) else value
 
 
-def summarise(session: Any, constraints: Any = None, weights: Any = None, with_trials: bool = False) -> dict[str, Any]:
+def summarise(session: Any, constraints: Any = None, weights: Any = None, with_trials: bool = False,
+              objectives: tuple[str, ...] = ()) -> dict[str, Any]:
     """The ``show --json`` object: a contract (see docs/cli.md)."""
     from workbench.core.objective import rank
 
@@ -318,13 +391,23 @@ def summarise(session: Any, constraints: Any = None, weights: Any = None, with_t
         "trials": len(trials),
         "by_status": by_status,
         "feasible": int(ranking.n_feasible),
-        "constraints": constraints.to_dict(),
-        "weights": weights.to_dict(),
+        "constraints": _directions_of(constraints, weights)[1],
+        "weights": _directions_of(constraints, weights)[0],
         "best": best,
         "most_excluding_constraint": ranking.most_excluding if ranking.n_feasible == 0 else None,
         "importance": {k: round(v, 4) for k, v in importance.shares.items()},
         "importance_note": importance.reason or importance.method,
     }
+    if objectives:
+        from workbench.core.search_objective import Objective
+
+        front = Objective(constraints, weights, objectives).pareto(trials)
+        out["objectives"] = list(objectives)
+        out["pareto"] = [
+            {"index": trials[i].index, "id": trials[i].config.id, "config": trials[i].config.to_dict(),
+             **{m: _finite(trials[i].metric(m)) for m in objectives}}
+            for i in front
+        ]
     if with_trials:
         out["trial_list"] = [
             {
@@ -333,6 +416,7 @@ def summarise(session: Any, constraints: Any = None, weights: Any = None, with_t
                 "config": t.config.to_dict(),
                 "status": t.status.value,
                 "latency_ms": _finite(t.metric("latency_ms")),
+                "latency_bound_ms": _finite(t.metric("latency_bound_ms")),
                 "message": t.measurement.message,
             }
             for t in trials
@@ -340,12 +424,43 @@ def summarise(session: Any, constraints: Any = None, weights: Any = None, with_t
     return out
 
 
+def _session_metrics(session: Any) -> frozenset[str]:
+    """What a stored session's trials report, plus what its backend declares."""
+    from workbench.backends.base import backend_class
+
+    seen = {name for t in session.trials for name in t.measurement.metrics}
+    kind = session.backend.get("kind") if isinstance(session.backend, dict) else None
+    try:
+        declared = backend_class(kind).metrics if kind else None
+    except WorkbenchError:
+        declared = None
+    return frozenset(seen | set(declared or ()))
+
+
+def _directions_of(constraints: Any, weights: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``show --json``'s weights and constraints, each metric with the direction in force."""
+    from workbench.core.metrics import direction_word, known_direction
+
+    def word(metric: str) -> str | None:
+        direction = known_direction(metric, weights.directions)
+        return direction_word(direction) if direction is not None else None
+
+    shown_weights = {m: {"weight": w, "direction": word(m)} for m, w in weights.values.items()}
+    shown_constraints = constraints.to_dict()
+    shown_constraints["bounds"] = [
+        {"metric": b.metric, "op": b.op, "value": b.value, "direction": word(b.metric)} for b in constraints.bounds()
+    ]
+    return shown_weights, shown_constraints
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     from workbench.core.session import load_session
 
     session = load_session(args.file)
     constraints, weights = _objective_from_args(args, session)
-    summary = summarise(session, constraints, weights, with_trials=args.trials)
+    objectives = _objectives_from_args(args, session)
+    _check_objective(constraints, weights, _session_metrics(session), objectives)
+    summary = summarise(session, constraints, weights, with_trials=args.trials, objectives=objectives)
     if args.json:
         json.dump(summary, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -362,6 +477,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"why      {b['why']}")
     elif summary["most_excluding_constraint"]:
         print(f"nothing feasible: '{summary['most_excluding_constraint']}' excludes the most trials")
+    if summary.get("objectives"):
+        print(f"pareto   {len(summary['pareto'])} feasible configs on the front of {', '.join(summary['objectives'])}")
+        for point in summary["pareto"]:
+            figures = "  ".join(f"{m} {point[m]:.4g}" for m in summary["objectives"] if point[m] is not None)
+            print(f"         {figures}  {point['config']}")
     if args.trials:
         for t in summary["trial_list"]:
             lat = f"{t['latency_ms']:.4g}" if t["latency_ms"] is not None else "-"

@@ -244,3 +244,15 @@ def test_closing_during_a_run_loses_nothing(window, qtbot, monkeypatch):
     later = MainWindow(interactive=False, settings=window.settings)  # the next start offers it
     qtbot.addWidget(later)
     assert later.recoverable()[0] == autosave
+
+
+def test_moving_a_constraint_during_a_run_retargets_the_search(window, qtbot, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
+    window.start_run({"kernel": SLOW, "backend": "python", "strategy": "agents", "budget": 400})
+    engine = window.thread.engine.engine  # the run controller's Run holds the engine
+    qtbot.waitUntil(lambda: window.model.n >= 3, timeout=30_000)
+    window.model.set_constraints(max_latency_ms=60.0)  # what the slider does
+    qtbot.waitUntil(lambda: engine.objective is not None and engine.objective.max_latency_ms == 60.0, timeout=10_000)
+    assert engine.strategy.objective is engine.objective  # the strategy ranks by it from the next proposal
+    window.stop_run()
+    assert window.wait_for_run(30)

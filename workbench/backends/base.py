@@ -64,6 +64,9 @@ class Target:
     device: Mapping[str, Any]
     default_config: Config | None = None
     description: str = ""
+    #: Metrics its measurements report, when known in advance (a recording's, a backend's
+    #: declaration); None when they cannot be known before trials report them.
+    metrics: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,9 @@ class Backend(ABC):
 
     kind: ClassVar[str] = ""
     simulated: ClassVar[bool] = False
+    #: The metrics this backend reports (None: they depend on the kernel or the device, e.g. a
+    #: user benchmark); used to tell a typo in a constraint or weight from a metric still to come.
+    metrics: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, spec: BackendSpec) -> None:
         self.spec = spec

@@ -17,7 +17,8 @@ Measurement protocol (why each step exists):
 4. Time with CUDA events: warm-up, then repeated launches, each preceded by a write over a buffer
    twice the size of L2 so the cache holds no inputs (the flush is outside the timed region).
    Median and p20/p80 are reported. When the first samples already exceed ``max_latency_ms`` by 50%
-   the candidate is ``skipped`` (saves time on hopeless configs; counted as an evaluation).
+   the candidate is ``aborted`` with the fastest of them kept as ``latency_bound_ms`` (saves time
+   on hopeless configs; counted as an evaluation; re-measurable when the constraint is relaxed).
 5. A sticky CUDA error (illegal or misaligned address, launch failure...) poisons the context: the
    measurement says so and the worker is replaced. Other errors (a refused launch, a module that
    does not load) are recorded and the worker goes on.
@@ -256,7 +257,7 @@ class CudaBackend(Backend):
         try:
             samples = self._time(launch, limits)
         except _EarlyAbort as abort:
-            return Measurement(Status.SKIPPED, metrics={"latency_ms": abort.latency, **resources},
+            return Measurement(Status.ABORTED, metrics={"latency_bound_ms": abort.latency, **resources},
                                message=str(abort))
         except Exception as exc:  # noqa: BLE001
             return self._cuda_failure(Status.RUNTIME_ERROR, "kernel failed while timing", exc, resources)
@@ -310,7 +311,7 @@ class CudaBackend(Backend):
 
 class _EarlyAbort(Exception):
     def __init__(self, latency: float, limit: float) -> None:
-        super().__init__(f"first samples at {latency:.4g} ms already exceed max latency {limit:g} ms by more than 50%")
+        super().__init__(f"aborted above {latency:.4g} ms: the first samples exceed the max latency {limit:g} ms by more than 50%")
         self.latency = latency
 
 

@@ -117,6 +117,7 @@ class ReplayBackend(Backend):
             device=device,
             default_config=default,
             description=f"replay of {len(points)} recorded configs from {os.path.basename(path)}",
+            metrics=frozenset(name for trial in recording.trials for name in trial.measurement.metrics),
         )
 
     def prepare(self) -> None:

@@ -66,6 +66,7 @@ STATUS_TO_KT: dict[Status, str] = {
     Status.CRASHED: "RuntimeFailedConfig",
     Status.WRONG_RESULT: "RuntimeFailedConfig",
     Status.SKIPPED: "InvalidConfig",
+    Status.ABORTED: "InvalidConfig",
 }
 #: Kernel Tuner record fields (ms) -> our timing names (s).
 KT_TIMINGS: dict[str, str] = {

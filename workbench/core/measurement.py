@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Mapping
 
+from workbench.core.metrics import METRICS, known_direction
 from workbench.core.space import Config
 
 
@@ -26,6 +27,9 @@ class Status(str, Enum):
     CRASHED = "crashed"
     WRONG_RESULT = "wrong_result"
     SKIPPED = "skipped"
+    #: Timing stopped early because the first samples were hopeless under the latency constraint
+    #: in force; ``latency_bound_ms`` keeps what was seen, so the trial can be re-measured later.
+    ABORTED = "aborted"
 
     @property
     def failed(self) -> bool:
@@ -39,28 +43,17 @@ QUALITY = "quality"
 THROUGHPUT = "throughput_gbs"
 GFLOPS = "gflops"
 
-#: Direction of each known metric: +1 when bigger is better, -1 when smaller is better.
-METRIC_DIRECTION: dict[str, int] = {
-    LATENCY: -1,
-    "latency_p20_ms": -1,
-    "latency_p80_ms": -1,
-    MEMORY: -1,
-    QUALITY: +1,
-    THROUGHPUT: +1,
-    "throughput": +1,
-    GFLOPS: +1,
-    "pct_of_peak": +1,
-    "registers": -1,
-    "smem_bytes": -1,
-    "spill_bytes": -1,
-    "occupancy": +1,
-    "power_w": -1,
-}
+#: Direction of each known metric: +1 when bigger is better, -1 when smaller is better (the
+#: registry in :mod:`workbench.core.metrics`, by name).
+METRIC_DIRECTION: dict[str, int] = {name: info.direction for name, info in METRICS.items()}
 
 
-def metric_direction(name: str) -> int:
-    """+1 if larger values of ``name`` are better, -1 otherwise (unknown metrics: smaller is better)."""
-    return METRIC_DIRECTION.get(name, -1)
+def metric_direction(name: str, overrides: Mapping[str, int] | None = None) -> int:
+    """+1 if larger values of ``name`` are better, else -1: the user's override, the registry, or a
+    naming convention; a metric none of them knows counts as smaller-is-better here (views), while
+    weighting or constraining it asks for an explicit direction (see ``Objective``)."""
+    direction = known_direction(name, overrides)
+    return -1 if direction is None else direction
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ Additions beyond the contract:
   which is what keeps a re-rank of 20,000 trials within a few milliseconds.
 - ``Ranking.pareto_feasible`` (the front over feasible trials only), ``Ranking.n_ok``,
   ``Ranking.normalised`` (metric -> per-trial normalised value, 1.0 = best seen).
-- ``trial_cost(constraints, weights)``: a per-trial scalar (lower is better) for strategies.
+- ``trial_cost(constraints, weights)``: a per-trial scalar (lower is better) for strategies
+  (:mod:`workbench.core.search_objective`).
 
 The score formula and the reasons for it are documented in ``docs/objective.md``.
 """
@@ -36,6 +37,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.errors import WorkbenchError
+from workbench.core.metrics import direction_word, parse_direction
 from workbench.core.measurement import (
     LATENCY,
     MEMORY,
@@ -251,8 +253,16 @@ class Weights:
     """
 
     values: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    #: Directions the user stated (metric -> +1 maximise / -1 minimise); they override the
+    #: registry (:mod:`workbench.core.metrics`) and are the only source for metrics it does not know.
+    directions: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.directions, Mapping):
+            raise WorkbenchError(f"directions must map metric names to 'maximize'/'minimize', got {self.directions!r}")
+        object.__setattr__(
+            self, "directions", {str(k): parse_direction(v, f"direction of {k}") for k, v in self.directions.items()}
+        )
         if not isinstance(self.values, Mapping):
             raise WorkbenchError(f"weights must map metric names to numbers, got {type(self.values).__name__}")
         clean: dict[str, float] = {}
@@ -266,7 +276,15 @@ class Weights:
         object.__setattr__(self, "values", clean)
 
     def __hash__(self) -> int:  # values is a dict; hash its items so weights can key a cache
-        return hash(tuple(sorted(self.values.items())))
+        return hash((tuple(sorted(self.values.items())), tuple(sorted(self.directions.items()))))
+
+    def direction(self, metric: str) -> int:
+        """+1 when larger values of ``metric`` are better, -1 when smaller are (user's word first)."""
+        return metric_direction(metric, self.directions)
+
+    def with_direction(self, metric: str, direction: int) -> "Weights":
+        """A copy with the user's direction for one metric (what the GUI toggle does)."""
+        return Weights(self.values, {**self.directions, metric: direction})
 
     def active(self) -> dict[str, float]:
         """The metrics that count, with positive weights (latency alone when all are zero)."""
@@ -278,18 +296,23 @@ class Weights:
 
     def with_weight(self, name: str, value: float) -> "Weights":
         """A copy with one weight changed (what a slider does)."""
-        return Weights({**self.values, name: value})
+        return Weights({**self.values, name: value}, self.directions)
 
     def to_dict(self) -> dict[str, float]:
+        """The weights alone (directions travel separately: :meth:`directions_dict`)."""
         return dict(self.values)
 
+    def directions_dict(self) -> dict[str, str]:
+        """The user's directions as text (``{"gflops_w": "maximize"}``), for files."""
+        return {name: direction_word(d) for name, d in self.directions.items()}
+
     @staticmethod
-    def from_dict(data: Mapping[str, Any] | None) -> "Weights":
+    def from_dict(data: Mapping[str, Any] | None, directions: Mapping[str, Any] | None = None) -> "Weights":
         if data is None:
-            return Weights()
+            return Weights(directions=directions or {})
         if not isinstance(data, Mapping):
             raise WorkbenchError(f"weights must be an object, got {type(data).__name__}")
-        return Weights(dict(data))
+        return Weights(dict(data), directions or {})
 
 
 # --------------------------------------------------------------------------------------------
@@ -468,6 +491,8 @@ class Ranking:
     pareto_feasible: np.ndarray
     order: np.ndarray
     default_row: int | None = None
+    #: the user's metric directions in force (the registry decides the rest)
+    directions: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def n_ok(self) -> int:
@@ -528,7 +553,7 @@ class Ranking:
         if single:
             metric = single[0]
             noun = _NOUNS.get(metric, metric)
-            adjective = "highest" if metric_direction(metric) > 0 else "lowest"
+            adjective = "highest" if metric_direction(metric, self.directions) > 0 else "lowest"
             if position == 1:
                 text = f"{adjective} {noun} among {n} feasible configs"
             else:
@@ -556,7 +581,7 @@ class Ranking:
         va, vb = col[a], col[b]
         if not (np.isfinite(va) and np.isfinite(vb)) or va <= 0 or vb <= 0:
             return None
-        return float(vb / va) if metric_direction(metric) < 0 else float(va / vb)
+        return float(vb / va) if metric_direction(metric, self.directions) < 0 else float(va / vb)
 
     def _versus_default(self, i: int) -> str:
         d = self.default_row
@@ -606,7 +631,7 @@ def rank(
     total = np.zeros(n)
     weight_sum = 0.0
     for metric, w in active.items():
-        norm = normalise(table.column(metric), ok, metric_direction(metric))
+        norm = normalise(table.column(metric), ok, weights.direction(metric))
         normalised[metric] = norm
         if np.isnan(norm).all():
             continue  # nobody reports it: the term cannot discriminate, so it is left out
@@ -638,38 +663,13 @@ def rank(
         pareto_feasible=pareto_front(latency, memory, feasible),
         order=order,
         default_row=default_row,
+        directions=dict(weights.directions),
     )
 
 
 def trial_cost(constraints: Constraints | None = None, weights: Weights | None = None) -> Callable[[Trial], float]:
-    """A per-trial scalar for strategies (lower is better), stable as trials accumulate.
+    """A per-trial scalar for strategies (lower is better), stable as trials accumulate: the
+    :class:`workbench.core.search_objective.Objective` of these constraints and weights."""
+    from workbench.core.search_objective import Objective
 
-    The ranking's score is relative to the best seen, which moves during a run; a strategy needs
-    a number that does not. With latency as the only weighted metric this is the latency itself;
-    otherwise it is the weighted mean of ``-direction * log(value)``, which orders configs like a
-    weighted geometric mean of the metric ratios (scale-free, like the score). Failed and
-    infeasible trials cost ``+inf``.
-    """
-    bounds = (constraints or Constraints()).bounds()
-    active = (weights or Weights()).active()
-    only_latency = list(active) == [LATENCY]
-    total_weight = sum(active.values())
-
-    def cost(trial: Trial) -> float:
-        if not trial.ok:
-            return math.inf
-        for bound in bounds:
-            if not bound.check(trial.metric(bound.metric)):
-                return math.inf
-        if only_latency:
-            value = trial.metric(LATENCY)
-            return value if math.isfinite(value) else math.inf
-        acc = 0.0
-        for metric, w in active.items():
-            value = trial.metric(metric)
-            if not math.isfinite(value) or value <= 0:
-                return math.inf
-            acc += w * -metric_direction(metric) * math.log(value)
-        return acc / total_weight
-
-    return cost
+    return Objective(constraints or Constraints(), weights or Weights())

@@ -84,7 +84,7 @@ NON_NEGATIVE_METRICS = frozenset({"latency_ms", "memory_mb", "throughput_gbs", "
 _SESSION_FIELDS = (
     "format", "version", "kernel", "kind", "source_hash", "problem", "space", "backend", "device",
     "constraints", "weights", "strategy", "baselines", "default_config", "created_at", "notes",
-    "extra", "trials", "id", "run",
+    "extra", "trials", "id", "run", "directions",
 )
 
 
@@ -168,6 +168,7 @@ class Session:
             "device": dict(self.device),
             "constraints": self.constraints.to_dict(),
             "weights": self.weights.to_dict(),
+            **({"directions": self.weights.directions_dict()} if self.weights.directions else {}),
             "strategy": dict(self.strategy),
             "baselines": {k: dict(v) for k, v in self.baselines.items()},
             "default_config": self.default_config.to_dict() if self.default_config is not None else None,
@@ -562,7 +563,7 @@ def _decode_session(data: Any, source: str) -> Session:
     except WorkbenchError as exc:
         fail("constraints", str(exc))
     try:
-        weights = Weights.from_dict(data.get("weights"))
+        weights = Weights.from_dict(data.get("weights"), data.get("directions"))
     except WorkbenchError as exc:
         fail("weights", str(exc))
     strategy = obj("strategy")

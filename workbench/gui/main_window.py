@@ -77,6 +77,7 @@ class MainWindow(QMainWindow):
         self.model.session_changed.connect(self._on_session_changed)
         self.model.ranking_changed.connect(self._on_ranking_changed)
         self.model.objective_changed.connect(self._update_title)
+        self.model.objective_changed.connect(self.retarget_run)
         self.toolbar.kernel_changed.connect(self._on_kernel_changed)
         self._restore_settings()
         self._on_session_changed()
@@ -233,6 +234,21 @@ class MainWindow(QMainWindow):
     @property
     def running(self) -> bool:
         return self.thread is not None and self.thread.isRunning()
+
+    def retarget_run(self) -> None:
+        """Constraints or weights changed: a running search follows the new objective from its
+        next proposal on (the ranking in the views already did). An objective that cannot be
+        built (a weighted metric without a direction) leaves the run on the one it had."""
+        if not self.running or self.thread is None:
+            return
+        from workbench.core.search_objective import Objective
+
+        try:
+            objective = Objective(self.model.constraints, self.model.weights)
+        except WorkbenchError as exc:
+            self.statusBar().showMessage(f"the run keeps its objective: {exc}", 8000)
+            return
+        self.thread.engine.set_objective(objective)
 
     def _on_session_changed(self) -> None:
         session = self.model.session

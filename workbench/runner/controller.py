@@ -21,6 +21,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from workbench.backends.base import BackendSpec, EvalLimits, Target
 from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Status
+from workbench.core.metrics import check_metrics
 from workbench.core.objective import Constraints, Weights
 from workbench.core.output_files import backup_path, check_folder, check_regular_or_absent, keep_backup
 from workbench.core.run_settings import RunSettings
@@ -31,13 +33,15 @@ from workbench.core.session import (
     load_session,
     save_session,
 )
+from workbench.core.search_objective import Objective
 from workbench.core.session_lock import SessionLock
 from workbench.runner.costmodel import sim_predictor
 from workbench.runner.engine import Engine
 from workbench.runner.events import Event, RunFinished
 from workbench.runner.executors import ExecutorChoice, plan_execution
-from workbench.runner.plan import make_backend_spec, new_session, open_target
-from workbench.search.base import DEFAULT_STRATEGY, Strategy, create_strategy, strategy_class
+from workbench.runner.plan import available_metrics, make_backend_spec, new_session, open_target
+from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, Strategy, create_strategy, strategy_class
+from workbench.search.listed import Listed
 from workbench.search.pruning import with_pruning
 
 log = logging.getLogger(__name__)
@@ -72,6 +76,9 @@ class RunRequest:
     seed: int | None = None
     constraints: Constraints | None = None
     weights: Weights | None = None
+    #: Two or more metrics to search the Pareto front of (a multi-objective run); None: the
+    #: session's own (continued), else one score.
+    objectives: tuple[str, ...] | None = None
     #: Evaluations in this run (failures count). Continuing: None runs what is left of the
     #: session's recorded budget.
     budget: int | None = None
@@ -113,6 +120,8 @@ class Run:
         self.output = output
         self.lock = lock
         self.continued = continued
+        #: Things worth telling the person that do not stop the run (a metric only the run will show).
+        self.warnings: list[str] = []
 
     def run(self) -> RunFinished:
         """Run to the end; the engine saves the session; the lock is released however it ends."""
@@ -136,6 +145,10 @@ class Run:
 
     def stop(self) -> None:
         self.engine.stop()
+
+    def set_objective(self, objective: Objective) -> None:
+        """Re-target the running search (constraints or weights changed in the window)."""
+        self.engine.set_objective(objective)
 
     @property
     def paused(self) -> bool:
@@ -181,11 +194,12 @@ def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, res
             return _prepare(request, session, out, lock)
         if existing and not force:
             raise WorkbenchError(_why_not_replaced(out))
-        if existing:
-            _back_up_session(out)
-        elif resume:
+        if resume:
             raise WorkbenchError(f"--resume: {out} does not exist")
-        return _prepare(request, None, out, lock, resolved or _resolve_new(request))
+        run = _prepare(request, None, out, lock, resolved or _resolve_new(request))
+        if existing:  # only once the new run is known to start: a refused one moves nothing
+            _back_up_session(out)
+        return run
     except BaseException:
         lock.release()
         raise
@@ -218,11 +232,13 @@ def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
     lock = SessionLock(out).acquire()
     try:
         clean_stale_temporaries(out)
-        if out.exists() or journal_path(out).is_file():
-            if not force:
-                raise WorkbenchError(f"--out {out}: exists; --force replaces it (keeping it as {out.name}.bak)")
+        existing = out.exists() or journal_path(out).is_file()
+        if existing and not force:
+            raise WorkbenchError(_why_not_replaced(out))
+        run = _prepare(request, session, out, lock)
+        if existing:  # only once the continued run is known to start
             _back_up_session(out)
-        return _prepare(request, session, out, lock)
+        return run
     except BaseException:
         lock.release()
         raise
@@ -299,7 +315,11 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
 
     space = _edited_space(target, request)
     strategy_info = dict(session.strategy) if session is not None else {}
-    strategy_name = request.strategy or strategy_info.get("name") or DEFAULT_STRATEGY
+    objectives = _objectives(request, strategy_info)
+    strategy_name = request.strategy or strategy_info.get("name") or ("tpe" if objectives else DEFAULT_STRATEGY)
+    if objectives and not strategy_class(strategy_name).multi_objective:
+        multi = sorted(n for n in STRATEGIES if strategy_class(n).multi_objective)
+        raise WorkbenchError(f"--objectives: strategy {strategy_name!r} searches one score; use {', '.join(multi)}")
     seed = request.seed if request.seed is not None else int(strategy_info.get("seed") or 0)
     if request.strategy_options is not None:
         raw_options: Mapping[str, Any] = request.strategy_options
@@ -336,12 +356,72 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     else:
         _update_continued(session, request, spec, target, space, strategy_name, seed, options)
     session.run = settings
+    if objectives:
+        session.strategy["objectives"] = list(objectives)
+    objective = Objective(session.constraints, session.weights, objectives)
+    warnings = check_metrics(_named_metrics(session, objectives), available_metrics(spec, target),
+                             session.weights.directions)
     limits = EvalLimits(compile_timeout_s=settings.compile_timeout_s, run_timeout_s=settings.run_timeout_s,
                         max_latency_ms=session.constraints.max_latency_ms)
     engine = Engine(session, strategy, spec, budget=budget, time_limit_s=settings.time_limit_s,
                     workers=plan.workers, limits=limits, patience=settings.patience, output=output,
-                    pool_factory=plan.pool_factory)
-    return Run(session, engine, spec, output, lock, continued)
+                    pool_factory=plan.pool_factory, objective=objective)
+    run = Run(session, engine, spec, output, lock, continued)
+    run.warnings = list(warnings)
+    return run
+
+
+def _objectives(request: RunRequest, strategy_info: Mapping[str, Any]) -> tuple[str, ...]:
+    if request.objectives is not None:
+        return tuple(request.objectives)
+    stored = strategy_info.get("objectives")
+    return tuple(str(m) for m in stored) if isinstance(stored, list) else ()
+
+
+def _named_metrics(session: Session, objectives: Sequence[str]) -> dict[str, None]:
+    """Every metric the objective names (weighted, bounded, or searched), in order, once."""
+    weighted = [m for m, w in session.weights.values.items() if w > 0]
+    bounded = [b.metric for b in session.constraints.bounds()]
+    return dict.fromkeys([*weighted, *bounded, *objectives])
+
+
+def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunRequest()) -> tuple[Run | None, str]:
+    """A run that measures again every aborted candidate of the session at ``path`` whose latency
+    bound the objective in force (the session's, or the request's, which becomes the session's)
+    no longer rules out, with the session's own backend; new trials go beside the aborted ones.
+
+    Returns ``(None, why)`` when nothing is worth re-measuring (the lock is not kept then).
+    """
+    out = Path(path)
+    check_regular_or_absent(out)
+    if not out.is_file() and not journal_path(out).is_file():
+        raise WorkbenchError(f"--remeasure-aborted: --out {out} must be an existing session file")
+    lock = SessionLock(out).acquire()
+    try:
+        clean_stale_temporaries(out)
+        session = load_session(out)
+        objective = Objective(request.constraints or session.constraints, request.weights or session.weights)
+        latest: dict[str, Any] = {}
+        for trial in session.trials:
+            latest[trial.config.id] = trial
+        configs = [t.config for t in latest.values() if objective.worth_remeasuring(t)]
+        if not configs:
+            aborted = sum(t.status is Status.ABORTED for t in session.trials)
+            lock.release()
+            return None, (f"nothing to re-measure: {aborted} aborted trials, none below the latency limit in force"
+                          if aborted else "nothing to re-measure: no aborted trials")
+        spec = _spec_for_continue(request, session)
+        session.constraints, session.weights = objective.constraints, objective.weights
+        settings = session.run.merged(request.settings_overrides())
+        limits = EvalLimits(compile_timeout_s=settings.compile_timeout_s, run_timeout_s=settings.run_timeout_s,
+                            max_latency_ms=objective.max_latency_ms)
+        engine = Engine(session, Listed(session.space, configs=configs), spec, budget=len(configs),
+                        workers=settings.workers or 1, limits=limits, output=out, objective=objective,
+                        remeasure={c.id for c in configs})
+        return Run(session, engine, spec, out, lock, True), f"re-measuring {len(configs)} aborted candidates"
+    except BaseException:
+        lock.release()
+        raise
 
 
 def _run_budget(request: RunRequest, settings: RunSettings, done: int, session: Session | None) -> int | None:

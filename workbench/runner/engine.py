@@ -16,11 +16,12 @@ import queue
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from workbench.backends.base import BackendSpec, EvalLimits, Target
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Trial
+from workbench.core.search_objective import Objective
 from workbench.core.space import Config
 from workbench.runner.events import Event, Progress, RunFinished, TrialFinished, TrialStarted
 from workbench.runner.pool import Result, WorkerPool
@@ -98,7 +99,11 @@ class Engine:
     wall time of this run, paused time excluded; no new candidate starts after it (running ones
     finish or time out). ``patience``: stop after this many evaluations without a better
     objective. ``output`` (alias ``out_path``): session file to keep up to date (journaled after
-    every trial, saved at the end). Construct in any thread; :meth:`run` blocks the thread that calls it.
+    every trial, saved at the end). ``objective``: the run's :class:`Objective` (constraints,
+    weights, directions; None: latency alone), handed to the strategy and used by ``patience``;
+    :meth:`set_objective` changes it mid-run. ``remeasure``: ids of measured configs that may be
+    measured again (aborted candidates). Construct in any thread; :meth:`run` blocks the thread
+    that calls it.
     """
 
     def __init__(
@@ -114,10 +119,12 @@ class Engine:
         output: str | Path | None = None,
         out_path: str | Path | None = None,
         pool_factory: Callable[..., Any] | None = None,
+        objective: Objective | None = None,
+        remeasure: Iterable[str] = (),
     ) -> None:
         if output is not None and out_path is not None and Path(output) != Path(out_path):
             raise WorkbenchError("give the output session file once (output or out_path), not both")
-        output = output if output is not None else out_path  # out_path: alias used by runner.tune
+        output = output if output is not None else out_path  # out_path: an alias kept for scripts
         if budget is not None and budget < 1:
             raise WorkbenchError(f"budget must be at least 1 evaluation, got {budget}")
         if time_limit_s is not None and not time_limit_s > 0:
@@ -138,6 +145,12 @@ class Engine:
         #: ``pool_factory(spec, workers, limits, on_start=...)`` makes the pool (default: local
         #: worker processes; see :mod:`workbench.runner.executors` for one per GPU and Ray).
         self.pool_factory = pool_factory or WorkerPool
+        #: The run's objective (None: latency alone, the strategy's own default); what the
+        #: strategy, the patience rule and the pruning wrapper rank by. See :meth:`set_objective`.
+        self.objective = objective
+        self._new_objective: Objective | None = None
+        #: Config ids measured before whose trials may be measured again (aborted candidates).
+        self.remeasure = frozenset(remeasure)
         self._subscribers: list[Callable[[Event], None]] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -186,6 +199,22 @@ class Engine:
         self._stop.set()
         self._running.set()
 
+    def set_objective(self, objective: Objective) -> None:
+        """Re-target the run (any thread): before its next proposal the strategy re-ranks what it
+        has seen under ``objective``, and the patience rule counts from the new best."""
+        with self._lock:
+            self._new_objective = objective
+
+    def _apply_objective(self) -> None:
+        with self._lock:
+            objective, self._new_objective = self._new_objective, None
+        if objective is None:
+            return
+        self.objective = objective
+        self.strategy.set_objective(objective)
+        self._best = min((objective(t) for t in self.session.trials), default=math.inf)
+        self._since_improvement = 0
+
     @property
     def paused(self) -> bool:
         return not self._running.is_set()
@@ -213,10 +242,12 @@ class Engine:
 
     def _run(self) -> RunFinished:
         session, strategy = self.session, self.strategy
+        if self.objective is not None:
+            strategy.set_objective(self.objective)
         if session.trials and not strategy.measured:
             strategy.warm_start(list(session.trials))
-        measured: set[str] = set(session.measured_ids())
-        strategy.measured.update(measured)
+        measured: set[str] = set(session.measured_ids()) - self.remeasure
+        strategy.exclude(measured)
         journal = None
         if self.output is not None:  # the journal alone is enough to recover a killed run
             journal = _journal_for(self.output)
@@ -256,13 +287,14 @@ class Engine:
             if default is not None and valid and default.id not in measured:
                 if self.budget is None or self.budget > 0:
                     in_flight[default.id] = default
-                    strategy.measured.add(default.id)
+                    strategy.exclude((default.id,))
                     pool.submit(default)
             while True:
                 if reason is None:
                     reason = self._stop_reason(exhausted and not in_flight)
                 if reason is not None and not in_flight:
                     break
+                self._apply_objective()
                 if reason is None and not self.paused and reference_id not in in_flight:
                     room = pool.idle_count
                     if self.budget is not None:
@@ -341,7 +373,7 @@ class Engine:
             fresh: list[Config] = []
             for config in proposed:
                 if config.id in measured or config.id in in_flight or config in fresh:
-                    self.strategy.measured.add(config.id)  # known: never propose it again
+                    self.strategy.exclude((config.id,))  # known: never propose it again
                     continue
                 fresh.append(config)
             if fresh:

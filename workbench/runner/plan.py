@@ -170,3 +170,11 @@ def new_session(
         default_config=target.default_config,
         created_at=time.time(),
     )
+
+
+def available_metrics(spec: BackendSpec, target: Target | None = None) -> frozenset[str] | None:
+    """Metrics a run of ``spec`` can report: the target's (a recording's), else the backend's
+    declaration; None when they cannot be known before trials report them (a user benchmark)."""
+    if target is not None and target.metrics is not None:
+        return target.metrics
+    return backend_class(spec.kind).metrics

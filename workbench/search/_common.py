@@ -115,6 +115,24 @@ class IndexedStrategy(Strategy):
             if score < self.best_score:
                 self.best_score, self.best_id, self.best_config = score, trial.config.id, trial.config
 
+    def _kept_state(self) -> dict[str, Any]:
+        return {**super()._kept_state(), "proposed": set(self.proposed), "seen_index": set(self.seen_index)}
+
+    def _restore_state(self, kept: dict[str, Any]) -> None:
+        super()._restore_state(kept)
+        self.proposed |= kept["proposed"]
+        self.seen_index |= kept["seen_index"]
+
+    def _rescore(self) -> None:
+        """Costs and incumbent of everything told, under the objective now in force."""
+        self.scores, self.best_id, self.best_config, self.best_score = {}, None, None, math.inf
+        for trial in self._told:
+            score = float(self.objective(trial))
+            score = math.inf if math.isnan(score) else score
+            self.scores[trial.config.id] = score
+            if score < self.best_score:
+                self.best_score, self.best_id, self.best_config = score, trial.config.id, trial.config
+
     def taken(self) -> set[str]:
         return self.proposed | self.measured
 

@@ -39,7 +39,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from workbench.core.measurement import Trial
+from workbench.core.measurement import Status, Trial
 from workbench.core.space import GROUPS, Config, SearchSpace
 from workbench.search._common import IndexedStrategy, latency_rank
 from workbench.search.base import Option
@@ -81,6 +81,11 @@ class Agents(IndexedStrategy):
             ("risk", "rank"),
         ),
         Option("fail_weight", 1.0, "Penalty (in reward units) for a proposal right next to a failed config"),
+        Option(
+            "feasibility", 1.0,
+            "Penalty (in reward units) times the estimated chance that a proposal misses a constraint, "
+            "learnt per slot value from the trials that met or missed the run's constraints",
+        ),
         Option("probes", 2, "Configs of the first learning round moved to the ends of ordered domains the utilities rise towards"),
         Option("trend", 0.03, "Rise of an ordered slot's utilities across its domain (reward units) that makes a probe move it"),
         Option("diverse", 2.0, "Distance a new descent's start keeps from known local optima (0: always the incumbent)"),
@@ -148,6 +153,9 @@ class Agents(IndexedStrategy):
         self.short_probed: tuple[int, ...] | None = None  # the incumbent whose short moves were probed last
         self.foreign: list[tuple[float, tuple[int, ...]]] = []  # told results of configs others proposed
         self.rounds = 0
+        #: per slot value: trials measured with it under constraints, and how many of them missed
+        self.bounded_n = [np.zeros(int(size)) for size in self.coder.sizes]
+        self.bounded_miss = [np.zeros(int(size)) for size in self.coder.sizes]
 
     # --- learning ------------------------------------------------------------------------------
     def tell(self, trials: Sequence[Trial]) -> None:
@@ -168,6 +176,7 @@ class Agents(IndexedStrategy):
                 if score < self.sub_best[a].get(sub, math.inf):
                     self.sub_best[a][sub] = score
             self.since_improvement += 1
+            self._note_feasibility(trial, vec)
             if self.sweeping and self.sweep_base is not None and score < self.sweep_base[0]:
                 self.sweep_base = (score, trial.config)
         progress = self.best_score < before * (1.0 - float(self.options["min_gain"]))
@@ -416,6 +425,7 @@ class Agents(IndexedStrategy):
         value = np.array([float(draw[self._features(v)].sum()) for v in vecs])
         if risk:
             value -= np.array([self._failure_risk(v) for v in vecs])
+        value -= np.array([self._feasibility_risk(v) for v in vecs])
         out = []
         for i in np.argsort(-value, kind="stable")[:size]:
             config = configs[int(i)]
@@ -506,6 +516,41 @@ class Agents(IndexedStrategy):
                 self._enter(config, -1, score, batch)
         return out
 
+    def _note_feasibility(self, trial: Trial, vec: Sequence[int]) -> None:
+        """Count whether a trial that ran met the run's constraints, for each of its slot values."""
+        violation = getattr(self.objective, "violation", None)
+        if violation is None or not getattr(self.objective, "bounds", ()) or not (trial.ok or trial.status is Status.ABORTED):
+            return
+        missed = float(violation(trial) > 0)
+        for k, v in enumerate(vec):
+            self.bounded_n[k][v] += 1.0
+            self.bounded_miss[k][v] += missed
+
+    def _feasibility_risk(self, vec: Sequence[int]) -> float:
+        """Penalty for a proposal whose slot values have mostly missed the constraints so far.
+
+        Why per slot value: a limit on registers, shared memory, occupancy or compile time is
+        decided by a few slots (the tile, the block, the unroll), and a value that missed every time
+        it was tried predicts a miss wherever it goes; the values' evidence is combined as
+        independent odds around the overall miss rate (a naive Bayes estimate), each value's rate
+        pulled towards the overall one by two pseudo-trials. The rank rewards already rank misses
+        behind hits; this steers the proposals themselves away from the infeasible region.
+        """
+        weight = float(self.options["feasibility"])
+        total = float(self.bounded_n[0].sum()) if self.bounded_n else 0.0
+        if not weight or total < 2:
+            return 0.0
+        base = (float(self.bounded_miss[0].sum()) + 0.5) / (total + 1.0)
+        if base <= 0.0 or base >= 1.0:
+            return 0.0
+        logit = math.log(base / (1.0 - base))
+        for k, v in enumerate(vec):
+            n, miss = self.bounded_n[k][v], self.bounded_miss[k][v]
+            rate = (miss + 2.0 * base) / (n + 2.0)
+            logit += math.log(rate / (1.0 - rate)) - math.log(base / (1.0 - base))
+        risk = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, logit))))
+        return weight * risk
+
     def _failure_risk(self, vec: Sequence[int]) -> float:
         """Penalty for a proposal close to a failed config: ``fail_weight`` next to it, fading with distance.
 
@@ -590,7 +635,7 @@ class Agents(IndexedStrategy):
                 if draw is not None:
                     vec = np.asarray(self.coder.encode(config))
                     value = float(draw[self._features(vec)].sum())
-                    value -= self._failure_risk(vec)
+                    value -= self._failure_risk(vec) + self._feasibility_risk(vec)
                 if best is None or value > best[0]:
                     best = (value, config, active, base_score)
             if best is None:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Trial
+from workbench.core.search_objective import default_objective
 from workbench.core.space import Config, SearchSpace
 
 
@@ -32,7 +33,8 @@ class Option:
 
 
 def latency_objective(trial: Trial) -> float:
-    """Default objective: latency of ok trials, ``+inf`` for failures (the engine may replace it)."""
+    """Latency of ok trials, ``+inf`` for failures: the cost of the default objective (latency
+    alone, no constraints), kept for callers that want it as a plain function."""
     return trial.metric("latency_ms") if trial.ok else float("inf")
 
 
@@ -44,8 +46,14 @@ class Strategy(ABC):
       restrictions, never returns duplicates within one call, and avoids configs already told;
     - ``ask(n)`` may return fewer than ``n`` configs (an empty list means: nothing left to propose);
     - ``tell(trials)`` receives finished trials (ok or failed) in completion order;
-    - ``objective(trial) -> float`` (lower is better) is supplied by the engine so a strategy ranks
-      trials without knowing about constraints or weights; failed trials map to ``+inf``.
+    - the run's objective reaches a strategy through :meth:`set_objective` (before the first
+      ``tell`` and again whenever the user changes constraints or weights mid-run);
+      ``self.objective(trial) -> float`` is the per-trial cost (lower is better): feasible trials by
+      score, infeasible ones behind them graded by how far they miss, failures ``+inf``
+      (:class:`workbench.core.search_objective.Objective`). A strategy ranks by that cost and
+      never looks at constraints or weights itself;
+    - configs known from elsewhere (a reopened session, a duplicate the engine dropped) reach it
+      through :meth:`exclude`; nothing outside a strategy writes into its fields.
     """
 
     name: ClassVar[str] = ""
@@ -53,14 +61,20 @@ class Strategy(ABC):
     OPTIONS: ClassVar[tuple[Option, ...]] = ()
     #: True when the strategy can use a batch of parallel evaluations productively.
     batch_parallel: ClassVar[bool] = True
+    #: False for strategies whose proposals do not depend on costs (nothing to re-rank).
+    uses_objective: ClassVar[bool] = True
+    #: True for strategies that search a Pareto front when the objective names several metrics
+    #: (``Objective.objectives``); the others rank by the single cost.
+    multi_objective: ClassVar[bool] = False
 
     def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
         self.space = space
         self.seed = seed
         self.rng = np.random.default_rng(seed)
         self.options = self.validate_options(options)
-        self.objective = latency_objective  # module-level so that strategies pickle
+        self._objective: Callable[[Trial], float] = default_objective()
         self.measured: set[str] = set()  # ids of configs already measured (told or known from the session)
+        self._told: list[Trial] = []  # every trial told, in order: re-ranked when the objective changes
 
     @classmethod
     def validate_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -83,6 +97,44 @@ class Strategy(ABC):
             resolved[key] = value
         return resolved
 
+    @property
+    def objective(self) -> Callable[[Trial], float]:
+        """The per-trial cost in force (lower is better)."""
+        return self._objective
+
+    def set_objective(self, objective: Callable[[Trial], float]) -> None:
+        """Rank by ``objective`` from now on, and re-rank everything told so far.
+
+        The default re-learns from scratch: a fresh instance of the same strategy (same seed and
+        options) is told every past trial under the new cost, and takes over this one's state;
+        what was handed out or measured stays taken, and the random generator goes on where it
+        was, so the strategy never proposes a config twice. That re-ranks any strategy, whatever
+        it derives from costs (a model, an incumbent, a population). A strategy that wraps others
+        overrides this to pass the objective on.
+        """
+        self._objective = objective
+        if not self._told or not self.uses_objective:
+            return
+        told = list(self._told)
+        keep = self._kept_state()
+        fresh = type(self)(self.space, seed=self.seed, **self.options)
+        fresh._objective = objective
+        fresh.warm_start(told)
+        self.__dict__.update(fresh.__dict__)
+        self._restore_state(keep)
+
+    def _kept_state(self) -> dict[str, Any]:
+        """What survives re-learning: the generator and everything already taken."""
+        return {"rng": self.rng, "measured": set(self.measured)}
+
+    def _restore_state(self, kept: dict[str, Any]) -> None:
+        self.rng = kept["rng"]
+        self.measured |= kept["measured"]
+
+    def exclude(self, ids: Iterable[str]) -> None:
+        """Never propose these config ids (measured elsewhere, or being measured)."""
+        self.measured.update(ids)
+
     def warm_start(self, trials: Sequence[Trial]) -> None:
         """Learn from trials measured before this strategy existed (a reopened session)."""
         self.tell(trials)
@@ -95,6 +147,7 @@ class Strategy(ABC):
         """Finished trials, ok or failed."""
         for trial in trials:
             self.measured.add(trial.config.id)
+        self._told.extend(trials)
 
     def state(self) -> dict[str, Any]:
         """JSON-able state for saving with a session (default: nothing beyond seed and options)."""

@@ -20,6 +20,7 @@ class GridSearch(Strategy):
     name = "grid"
     description = "Every valid config in a fixed order; exhaustive and deterministic."
     OPTIONS = ()
+    uses_objective = False  # proposals ignore costs
 
     def __init__(self, space: Any, seed: int = 0, **options: Any) -> None:
         super().__init__(space, seed=seed, **options)

@@ -12,12 +12,12 @@ model learns from the local walk's neighbours.
 
 The members are ordinary strategies of this package; the hybrid only keeps their bookkeeping in
 step (a config one member hands out is marked as taken in the other, so nothing is proposed twice)
-and forwards the engine's objective to both.
+and passes the run's objective on to both.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -50,15 +50,18 @@ class Hybrid(IndexedStrategy):
         self.owner: dict[str, int] = {}  # config id -> member that proposed it
         self.wins = np.ones(2)  # decayed count of improvements of the best config, per member
 
-    @property  # type: ignore[override]
-    def objective(self) -> Callable[[Trial], float]:
-        return self._objective
+    def set_objective(self, objective: Callable[[Trial], float]) -> None:
+        """Both members re-rank what they were told; the portfolio's own bookkeeping follows."""
+        self._objective = objective
+        for member in self.members:
+            member.set_objective(objective)
+        self._rescore()
 
-    @objective.setter
-    def objective(self, fn: Callable[[Trial], float]) -> None:
-        self._objective = fn  # the engine sets it on the hybrid; both members rank with it
-        for member in getattr(self, "members", ()):
-            member.objective = fn
+    def exclude(self, ids: Iterable[str]) -> None:
+        ids = list(ids)
+        super().exclude(ids)
+        for member in self.members:
+            member.exclude(ids)
 
     def tell(self, trials: Sequence[Trial]) -> None:
         for trial in trials:
@@ -83,7 +86,7 @@ class Hybrid(IndexedStrategy):
         if isinstance(member, IndexedStrategy):
             member.take([config])
         else:  # pragma: no cover - every member of this package is indexed
-            member.measured.add(config.id)
+            member.exclude((config.id,))
 
     def ask(self, n: int) -> list[Config]:
         out: list[Config] = []

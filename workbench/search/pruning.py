@@ -46,13 +46,10 @@ class Pruned(Strategy):
         self.pruned = 0
         self._index = 0
 
-    @property  # type: ignore[override]
-    def objective(self) -> Callable[[Trial], float]:
-        return self.inner.objective
-
-    @objective.setter
-    def objective(self, fn: Callable[[Trial], float]) -> None:
-        self.inner.objective = fn  # the engine sets it on the wrapper; the inner strategy ranks with it
+    def set_objective(self, objective: Callable[[Trial], float]) -> None:
+        """The inner strategy ranks with the run's objective (and re-ranks when it changes)."""
+        self._objective = objective
+        self.inner.set_objective(objective)
 
     def _predict(self, config: Config) -> float:
         value = float(self.predictor(config))
@@ -61,7 +58,7 @@ class Pruned(Strategy):
     def ask(self, n: int) -> list[Config]:
         if n <= 0:
             return []
-        self.inner.measured.update(self.measured)  # the engine records known configs on the wrapper
+        self.inner.exclude(self.measured)  # the engine reports known configs to the wrapper
         want = max(n, math.ceil(n / self.keep_fraction))
         proposals = [c for c in self.inner.ask(want) if c.id not in self.measured]
         if not proposals:  # the inner strategy is done: measure the pruned reserve, best first
@@ -87,7 +84,7 @@ class Pruned(Strategy):
 
     def tell(self, trials: Sequence[Trial]) -> None:
         super().tell(trials)
-        self.inner.measured.update(t.config.id for t in trials)
+        self.inner.exclude(t.config.id for t in trials)
         self.inner.tell(trials)
 
     def warm_start(self, trials: Sequence[Trial]) -> None:

@@ -19,6 +19,7 @@ class RandomSearch(Strategy):
     name = "random"
     description = "Uniform random sampling of valid configs, without repeats."
     OPTIONS = ()
+    uses_objective = False  # proposals ignore costs
 
     def __init__(self, space: Any, seed: int = 0, **options: Any) -> None:
         super().__init__(space, seed=seed, **options)

@@ -23,25 +23,53 @@ import optuna
 from optuna.distributions import BaseDistribution, CategoricalDistribution, IntDistribution
 from optuna.trial import TrialState, create_trial
 
-from workbench.core.measurement import Trial
+from workbench.core.measurement import Status, Trial
 from workbench.core.space import Config, SearchSpace
 from workbench.search._common import IndexedStrategy
 from workbench.search.base import Option
 
 #: What a failed evaluation is worth to TPE: worse than any real latency, still a finite number.
 FAILURE_VALUE = 1e30
+#: The user attribute holding a trial's constraint values for Optuna's ``constraints_func``.
+CONSTRAINTS_ATTR = "constraints"
+#: Optuna >= 5 stores constraint values on the trial (``set_constraint``) and deprecates ``constraints_func``.
+_TRIAL_CONSTRAINTS = hasattr(optuna.trial.FrozenTrial, "set_constraint")
+
+
+def _constraint_values(frozen: optuna.trial.FrozenTrial) -> list[float]:
+    """Optuna's ``constraints_func``: the relative misses stored with the trial (module level, so
+    the strategy pickles)."""
+    return list(frozen.user_attrs.get(CONSTRAINTS_ATTR, [1.0]))
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def _store_constraints(trial: Any, attrs: dict[str, Any]) -> None:
+    """Put a trial's constraint values where the installed Optuna's TPE reads them."""
+    values = attrs.get(CONSTRAINTS_ATTR)
+    if values is None:
+        return
+    trial.set_user_attr(CONSTRAINTS_ATTR, values)
+    if _TRIAL_CONSTRAINTS:
+        for k, value in enumerate(values):
+            trial.set_constraint(f"c{k}", value)
 
 
 class TPE(IndexedStrategy):
     name = "tpe"
     description = "Optuna's TPE sampler, constrained to valid unmeasured configs"
+    multi_objective = True  # searches a Pareto front when the objective has several metrics
     OPTIONS = (
         Option("startup", 10, "Random configs before TPE starts modelling"),
         Option("multivariate", True, "Model slots jointly (captures interactions) instead of one by one"),
         Option("ordinal", False, "Treat ordered slots as integers over their value index (else categorical)"),
         Option("failures", "worst", "How failed trials are told to TPE", ("worst", "ignore")),
+        Option(
+            "constraints", "optuna",
+            "How constraints reach TPE: Optuna's constraints_func ('optuna'), the graded cost ('penalty'), "
+            "or not at all, the best feasible being picked afterwards ('ignore')",
+            ("optuna", "penalty", "ignore"),
+        ),
     )
 
     def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
@@ -53,14 +81,53 @@ class TPE(IndexedStrategy):
                 self.distributions[name] = IntDistribution(0, int(self.coder.sizes[k]) - 1)
             else:
                 self.distributions[name] = CategoricalDistribution(self.coder.values[k])
-        sampler = optuna.samplers.TPESampler(
-            seed=int(seed) % (2**32),
-            n_startup_trials=int(self.options["startup"]),
-            multivariate=bool(self.options["multivariate"]),
-            constant_liar=True,  # pending trials count as bad, so a parallel batch spreads out
-        )
-        self.study = optuna.create_study(direction="minimize", sampler=sampler)
-        self.pending: dict[str, int] = {}  # config id -> number of the Optuna trial that proposed it
+        self._study: optuna.Study | None = None  # built at first use, for the objective then in force
+        self.pending: dict[str, optuna.Trial] = {}  # config id -> the Optuna trial that proposed it
+
+    @property
+    def study(self) -> optuna.Study:
+        """The Optuna study; with constraints in force and ``constraints="optuna"`` its sampler gets
+        Optuna's ``constraints_func``, reading each trial's relative misses (<= 0 holds)."""
+        if self._study is None:
+            constrained = self._constrained()
+            sampler = optuna.samplers.TPESampler(
+                seed=int(self.seed) % (2**32),
+                n_startup_trials=int(self.options["startup"]),
+                multivariate=bool(self.options["multivariate"]),
+                constant_liar=True,  # pending trials count as bad, so a parallel batch spreads out
+                # Optuna >= 5 reads constraint values stored on each trial; older ones call this
+                constraints_func=_constraint_values if constrained and not _TRIAL_CONSTRAINTS else None,
+            )
+            objectives = self._objectives()
+            if objectives:  # a Pareto front: Optuna's multi-objective TPE (MOTPE)
+                self._study = optuna.create_study(directions=["minimize"] * objectives, sampler=sampler)
+            else:
+                self._study = optuna.create_study(direction="minimize", sampler=sampler)
+        return self._study
+
+    def _objectives(self) -> int:
+        """How many metrics a multi-objective run searches (0: one cost)."""
+        return len(getattr(self.objective, "objectives", ()))
+
+    def _constrained(self) -> bool:
+        return self.options["constraints"] != "penalty" and bool(getattr(self.objective, "bounds", ()))
+
+    def _told_value(self, trial: Trial) -> tuple[Any, dict[str, Any]]:
+        """What TPE is told for a finished trial: the value (values, with several objectives),
+        and the trial's constraint values."""
+        if self._objectives():
+            values = [v if math.isfinite(v) else FAILURE_VALUE for v in self.objective.values(trial)]  # type: ignore[attr-defined]
+            if not self._constrained() or self.options["constraints"] == "ignore":
+                return values, {}
+            return values, {CONSTRAINTS_ATTR: [float(v) for v in self.objective.violations(trial)]}  # type: ignore[attr-defined]
+        if not self._constrained():  # the graded cost: infeasible behind feasible, failures last
+            score = self.scores[trial.config.id]
+            return (FAILURE_VALUE if not math.isfinite(score) else score), {}
+        value = float(self.objective.value(trial)) if trial.ok else math.inf  # type: ignore[attr-defined]
+        value = value if math.isfinite(value) else FAILURE_VALUE
+        if self.options["constraints"] == "ignore":
+            return value, {}  # constraints only filter the result afterwards
+        return value, {CONSTRAINTS_ATTR: [float(v) for v in self.objective.violations(trial)]}  # type: ignore[attr-defined]
 
     # --- translation -------------------------------------------------------------------------
     def _params(self, config: Config) -> dict[str, Any]:
@@ -87,7 +154,7 @@ class TPE(IndexedStrategy):
                 self.study.tell(otrial, state=TrialState.FAIL)
                 break
             if self.coder.encode(config) == wished:
-                self.pending[config.id] = otrial.number
+                self.pending[config.id] = otrial
             else:  # Optuna's wish was invalid or known: close it, measure the repair instead
                 self.study.tell(otrial, state=TrialState.FAIL)
             out.append(config)
@@ -97,19 +164,21 @@ class TPE(IndexedStrategy):
     def tell(self, trials: Sequence[Trial]) -> None:
         super().tell(trials)
         for trial in trials:
-            score = self.scores[trial.config.id]
-            failed = not math.isfinite(score)
+            failed = not trial.ok and trial.status is not Status.ABORTED
             if failed and self.options["failures"] == "ignore":
-                value, state = None, TrialState.FAIL
+                value, attrs, state = None, {}, TrialState.FAIL
             else:
-                value, state = (FAILURE_VALUE if failed else score), TrialState.COMPLETE
+                (value, attrs), state = self._told_value(trial), TrialState.COMPLETE
             number = self.pending.pop(trial.config.id, None)
             if number is not None:
+                _store_constraints(number, attrs)  # before telling: a finished trial is frozen
                 self.study.tell(number, value, state=state)
             elif state is TrialState.COMPLETE:
-                self.study.add_trial(
-                    create_trial(params=self._params(trial.config), distributions=self.distributions, value=value)
-                )
+                many = isinstance(value, list)
+                frozen = create_trial(params=self._params(trial.config), distributions=self.distributions,
+                                      value=None if many else value, values=value if many else None)
+                _store_constraints(frozen, attrs)
+                self.study.add_trial(frozen)
 
     def state(self) -> dict[str, Any]:
         return {**super().state(), "optuna_trials": len(self.study.trials)}

@@ -1,0 +1,300 @@
+"""Constrained search: how close each strategy gets to the best *feasible* config in B evaluations.
+
+Cases are shaped like the requests people make, built by two general rules from any landscape
+(a recorded Kernel Tuner cache, or a simulated landscape of one of our templates) and any
+secondary metric it reports:
+
+- ``limit``: minimise latency subject to a limit on the secondary metric that excludes the
+  unconstrained optimum (the limit is the 40th percentile of the metric over successful configs,
+  or just better than the optimum's value when that is tighter);
+- ``efficient``: the best value of the secondary metric subject to ``latency <= 1.2 x fastest``.
+
+Secondary metrics: from simulated landscapes ``registers`` (fewer is better) and ``occupancy``
+(more is better); from recorded ones ``compile_time_ms`` (the recorded compile time) and
+``time_spread`` ((max - min) / median of the recorded repetitions, run-to-run stability).
+
+Metric: the best feasible value found in the first B distinct evaluations divided by the feasible
+optimum (``optimum / best`` for smaller-is-better, ``best / optimum`` for larger; 0 when nothing
+feasible was found), mean and standard error over seeds.
+
+Methods, all driven through ask / tell with the recorded results (what the replay backend does,
+minus worker processes):
+
+- ``random``: uniform sampling;
+- ``tpe+constraints``: Optuna's TPE with the constraint values (``constraints_func``);
+- ``tpe post-filtered``: Optuna's TPE on the raw objective, constraints applied afterwards;
+- ``agents`` (the default strategy) with the run's objective (graded cost).
+
+Usage::
+
+    nice -n 10 python bench/objective.py --seeds 20 --jobs 2 --markdown /tmp/objective.md
+    python bench/objective.py --seeds 3 --cases sim_sgemm   # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import gzip
+import json
+import math
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from workbench.core.measurement import LATENCY, Measurement, Status, Trial  # noqa: E402
+from workbench.core.objective import Bound, Constraints, Weights  # noqa: E402
+from workbench.core.search_objective import Objective  # noqa: E402
+from workbench.core.space import Config, SearchSpace, Slot  # noqa: E402
+from workbench.search.base import create_strategy  # noqa: E402
+
+LANDSCAPE_DIR = os.path.join(ROOT, "..", "shared", "landscapes")
+BUDGETS = (25, 50, 100)
+SIM_TEMPLATES = ("sgemm", "conv2d", "transpose")
+#: Secondary metrics and their direction (+1 larger is better), by where they come from.
+SIM_SECONDARY = (("registers", -1), ("occupancy", +1))
+RECORDED_SECONDARY = (("compile_time_ms", -1), ("time_spread", -1))
+METHODS = {
+    "random": ("random", {}),
+    "tpe+constraints": ("tpe", {"constraints": "optuna"}),
+    "tpe post-filtered": ("tpe", {"constraints": "ignore"}),
+    "agents": ("agents", {}),
+}
+
+
+@dataclass
+class Landscape:
+    name: str
+    space: SearchSpace
+    records: dict[str, dict[str, float] | None]  # config id -> metrics (None: failed)
+    simulated: bool
+
+
+@dataclass
+class Case:
+    name: str
+    landscape: str
+    objective: Objective
+    target: str  # the metric whose best feasible value is scored
+    direction: int
+    optimum: float
+
+
+def _group(name: str) -> str:
+    lowered = name.lower()
+    for hint, group in (("block", "launch"), ("thread", "launch"), ("tile", "memory"), ("shmem", "memory"),
+                        ("padding", "memory"), ("read_only", "memory"), ("cmem", "memory"), ("vector", "memory")):
+        if hint in lowered:
+            return group
+    return "compute"
+
+
+def load_kt(path: str) -> Landscape:
+    """A Kernel Tuner cache (plain or gzipped JSON), read in place, with the recorded extras."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as fh:
+        data = json.load(fh)
+    keys = data["tune_params_keys"]
+    tunable = [k for k in keys if len(data["tune_params"][k]) > 1]
+    slots = [Slot(k, tuple(data["tune_params"][k]), group=_group(k)) for k in tunable]
+    points, records = [], {}
+    for record in data["cache"].values():
+        config = Config({k: record[k] for k in tunable})
+        if config.id in records:
+            continue
+        t = record.get("time")
+        ok = isinstance(t, (int, float)) and "__error__" not in record and math.isfinite(t) and t > 0
+        points.append(config)
+        if not ok:
+            records[config.id] = None
+            continue
+        metrics = {LATENCY: float(t)}
+        if isinstance(record.get("compile_time"), (int, float)):
+            metrics["compile_time_ms"] = float(record["compile_time"])
+        times = [x for x in record.get("times") or [] if isinstance(x, (int, float))]
+        if len(times) >= 2:
+            metrics["time_spread"] = (max(times) - min(times)) / float(np.median(times))
+        records[config.id] = metrics
+    name = os.path.basename(path).split(".")[0]
+    return Landscape(name, SearchSpace.explicit(slots, points), records, simulated=False)
+
+
+def load_sim(template: str) -> Landscape:
+    from landscapes_sim import simulate  # noqa: PLC0415
+
+    rec = simulate(template, "H200")
+    records: dict[str, dict[str, float] | None] = {}
+    for cid, latency in rec.latency.items():
+        records[cid] = None if latency is None else {LATENCY: float(latency), **rec.metrics.get(cid, {})}
+    return Landscape(rec.name, rec.space, records, simulated=True)
+
+
+def _values(land: Landscape, metric: str) -> dict[str, float]:
+    return {cid: m[metric] for cid, m in land.records.items() if m is not None and metric in m}
+
+
+def build_cases(land: Landscape, secondary: tuple[tuple[str, int], ...]) -> list[Case]:
+    """The two request shapes for every secondary metric the landscape reports and that varies."""
+    latency = _values(land, LATENCY)
+    fastest_id = min(latency, key=latency.__getitem__)
+    out: list[Case] = []
+    for metric, direction in secondary:
+        values = _values(land, metric)
+        if len(values) < 0.9 * len(latency) or len(set(values.values())) < 3:
+            continue
+        word = "max" if direction > 0 else "min"
+        weights = Weights({metric: 1.0}, directions={metric: direction})
+        # efficient: best secondary metric within 1.2 x the fastest latency
+        limit = 1.2 * latency[fastest_id]
+        feasible = [values[c] for c in values if latency[c] <= limit]
+        optimum = max(feasible) if direction > 0 else min(feasible)
+        out.append(Case(f"{land.name}: {word} {metric}, latency <= 1.2x fastest", land.name,
+                        Objective(Constraints(max_latency_ms=limit), weights), metric, direction, optimum))
+        # limit: fastest latency under a limit on the metric that excludes the unconstrained optimum
+        arr = np.array(list(values.values()))
+        at_opt = values.get(fastest_id)
+        if at_opt is None:
+            continue
+        if direction < 0:
+            q = float(np.quantile(arr, 0.4))
+            bound = Bound(metric, "<=", min(q, float(np.max(arr[arr < at_opt]))) if np.any(arr < at_opt) else q)
+        else:
+            q = float(np.quantile(arr, 0.6))
+            bound = Bound(metric, ">=", max(q, float(np.min(arr[arr > at_opt]))) if np.any(arr > at_opt) else q)
+        if bound.check(at_opt):
+            continue
+        feasible = [latency[c] for c in values if bound.check(values[c])]
+        if not feasible:
+            continue
+        out.append(Case(f"{land.name}: min latency, {bound.label}", land.name,
+                        Objective(Constraints(extra=(bound,))), LATENCY, -1, min(feasible)))
+    return out
+
+
+_LANDS: dict[str, Landscape] = {}
+_CASES: dict[str, Case] = {}
+
+
+def _init(selected: list[str] | None) -> None:
+    lands = [load_sim(t) for t in SIM_TEMPLATES]
+    paths = sorted(glob.glob(os.path.join(LANDSCAPE_DIR, "*.json")))
+    lands += [load_kt(p) for p in paths]
+    for land in lands:
+        secondary = SIM_SECONDARY if land.simulated else RECORDED_SECONDARY
+        _LANDS[land.name] = land
+        for case in build_cases(land, secondary):
+            if not selected or any(s in case.name for s in selected):
+                _CASES[case.name] = case
+
+
+def run_once(case_name: str, method: str, seed: int, budget: int) -> list[float]:
+    """Per evaluation: the target value if the trial is feasible, else NaN (failures count)."""
+    case = _CASES[case_name]
+    land = _LANDS[case.landscape]
+    name, options = METHODS[method]
+    strategy = create_strategy(name, land.space, seed=seed, **options)
+    strategy.set_objective(case.objective)
+    seen: set[str] = set()
+    out: list[float] = []
+    while len(out) < budget:
+        configs = strategy.ask(1)
+        if not configs:
+            break
+        trials = []
+        for config in configs:
+            if config.id in seen:
+                continue
+            seen.add(config.id)
+            metrics = land.records.get(config.id)
+            m = (Measurement.failure(Status.RUNTIME_ERROR, "recorded failure") if metrics is None
+                 else Measurement(Status.OK, metrics))
+            trial = Trial(len(out), config, m)
+            ok = case.objective.feasible(trial) and math.isfinite(trial.metric(case.target))
+            out.append(trial.metric(case.target) if ok else math.nan)
+            trials.append(trial)
+        strategy.tell(trials)
+    return out
+
+
+def score(values: list[float], case: Case, budget: int) -> float:
+    got = [v for v in values[:budget] if not math.isnan(v)]
+    if not got:
+        return 0.0
+    best = max(got) if case.direction > 0 else min(got)
+    if case.direction > 0:
+        return best / case.optimum if case.optimum > 0 else 1.0
+    return case.optimum / best if best > 0 else 1.0
+
+
+def _job(args: tuple) -> tuple[str, str, int, list[float], float]:
+    case, method, seed, budget = args
+    t0 = time.perf_counter()
+    values = run_once(case, method, seed, budget)
+    return case, method, seed, values, time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--cases", default=None, help="comma-separated substrings of case names")
+    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--markdown", default=None)
+    args = parser.parse_args(argv)
+    selected = args.cases.split(",") if args.cases else None
+    methods = args.methods.split(",")
+    _init(selected)
+    budget = max(BUDGETS)
+    jobs = [(c, m, s, budget) for c in _CASES for m in methods for s in range(args.seeds)]
+    print(f"{len(_CASES)} cases x {len(methods)} methods x {args.seeds} seeds = {len(jobs)} runs", file=sys.stderr)
+    results: dict[tuple[str, str], list[list[float]]] = {}
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(args.jobs, initializer=_init, initargs=(selected,)) as pool:
+        for done, (case, method, seed, values, spent) in enumerate(pool.map(_job, jobs, chunksize=1), 1):
+            results.setdefault((case, method), []).append(values)
+            seconds[method] = seconds.get(method, 0.0) + spent
+            if done % 50 == 0:
+                print(f"  {done}/{len(jobs)} runs, {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    lines = ["| case | feasible | method | " + " | ".join(f"B={b}" for b in BUDGETS) + " |",
+             "|---|---|---|" + "---|" * len(BUDGETS)]
+    for case_name, case in _CASES.items():
+        land = _LANDS[case.landscape]
+        n_ok = sum(m is not None for m in land.records.values())
+        n_feasible = sum(
+            case.objective.feasible(Trial(0, Config({}), Measurement(Status.OK, m))) for m in land.records.values() if m
+        )
+        label = f"{n_feasible}/{len(land.records)}" + (" (simulated)" if land.simulated else "")
+        for method in methods:
+            runs = results[(case_name, method)]
+            cells = []
+            for b in BUDGETS:
+                s = np.array([score(v, case, b) for v in runs])
+                cells.append(f"{s.mean():.3f} ± {s.std(ddof=1) / math.sqrt(len(s)) if len(s) > 1 else 0:.3f}")
+            lines.append(f"| {case_name} | {label} | {method} | " + " | ".join(cells) + " |")
+        del n_ok
+    lines.append("")
+    lines.append("strategy seconds per run (mean): " + ", ".join(
+        f"{m} {seconds[m] / (len(_CASES) * args.seeds):.2f}" for m in methods))
+    table = "\n".join(lines)
+    print(table)
+    if args.markdown:
+        with open(args.markdown, "w") as fh:
+            fh.write(f"{args.seeds} seeds, {time.perf_counter() - t0:.0f} s\n\n{table}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

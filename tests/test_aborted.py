@@ -1,0 +1,48 @@
+"""Early abort keeps the fact: a lower bound on the latency and why, re-measurable in one action."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main
+from workbench.core.measurement import Status
+from workbench.core.session import load_session
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def test_aborted_candidates_keep_a_bound_and_come_back_when_the_limit_is_relaxed(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "s.json"
+    assert main(["tune", "transpose", "--backend", "sim", "--budget", "12", "--seed", "1", "--quiet",
+                 "--max-latency-ms", "0.06", "--out", str(out)]) == 0
+    session = load_session(out)
+    aborted = [t for t in session.trials if t.status is Status.ABORTED]
+    assert aborted, "a 0.06 ms limit on transpose aborts most candidates"
+    for t in aborted:
+        bound = t.metric("latency_bound_ms")
+        assert bound > 1.5 * 0.06 and t.measurement.message.startswith(f"aborted above {bound:.4g} ms")
+    capsys.readouterr()
+    assert main(["show", str(out), "--json", "--trials"]) == 0
+    listed = json.loads(capsys.readouterr().out)["trial_list"]
+    assert all(item["latency_bound_ms"] is not None for item in listed if item["status"] == "aborted")
+
+    limit = sorted(t.metric("latency_bound_ms") for t in aborted)[len(aborted) // 2]  # half come back
+    assert main(["tune", "--remeasure-aborted", "--out", str(out), "--max-latency-ms", str(limit), "--quiet"]) == 0
+    again = load_session(out)
+    back = [t for t in again.trials[len(session.trials):]]
+    expected = {t.config.id for t in aborted if t.metric("latency_bound_ms") <= limit}
+    assert {t.config.id for t in back} == expected  # exactly those the relaxed limit no longer rules out
+    assert all(t.ok for t in back)
+    for t in back:  # the bound was a lower bound on what full timing measured
+        bound = next(a.metric("latency_bound_ms") for a in aborted if a.config.id == t.config.id)
+        assert t.metric("latency_ms") >= bound
+    assert again.constraints.max_latency_ms == limit
+    assert len(again.trials) == len(session.trials) + len(back)  # the aborted records stay: facts
+
+
+def test_remeasure_aborted_needs_an_existing_session(tmp_path: Path, capsys) -> None:
+    assert main(["tune", "--remeasure-aborted", "--out", str(tmp_path / "none.json")]) == 2
+    assert "existing session" in capsys.readouterr().err

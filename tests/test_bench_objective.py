@@ -1,0 +1,35 @@
+"""The constrained-search benchmark's cases: shaped like real requests, and scored against the feasible optimum."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from workbench.core.space import Config, SearchSpace, Slot
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import objective as bench  # noqa: E402
+
+
+def _landscape() -> bench.Landscape:
+    slots = [Slot("a", tuple(range(6)), group="launch"), Slot("b", (0, 1), group="memory")]
+    points = [Config({"a": a, "b": b}) for a in range(6) for b in range(2)]
+    records = {}
+    for c in points:  # faster with larger a, but larger a needs more registers
+        records[c.id] = None if (c["a"], c["b"]) == (0, 1) else {
+            "latency_ms": 10.0 - c["a"] - 0.5 * c["b"], "registers": 16.0 * (1 + c["a"]) + c["b"]}
+    return bench.Landscape("toy", SearchSpace.explicit(slots, points), records, simulated=True)
+
+
+def test_cases_exclude_the_unconstrained_optimum_and_score_against_the_feasible_one() -> None:
+    land = _landscape()
+    cases = {c.name: c for c in bench.build_cases(land, (("registers", -1),))}
+    limit = next(c for n, c in cases.items() if "min latency" in n)
+    fastest = min((m["latency_ms"], cid) for cid, m in land.records.items() if m)[1]
+    assert not limit.objective.constraints.bounds()[0].check(land.records[fastest]["registers"])
+    efficient = next(c for n, c in cases.items() if "latency <= 1.2x" in n)
+    assert efficient.direction == -1 and efficient.optimum == min(
+        m["registers"] for m in land.records.values() if m and m["latency_ms"] <= 1.2 * 4.5)
+    assert bench.score([float("nan"), 2 * limit.optimum, limit.optimum], limit, 2) == 0.5
+    assert bench.score([float("nan")], limit, 1) == 0.0

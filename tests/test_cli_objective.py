@@ -1,0 +1,108 @@
+"""The command line's objective flags: directions, unknown metrics, and what ``show --json`` says."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main
+
+KT_EFFICIENCY = {
+    "device_name": "Test GPU",
+    "kernel_name": "vector_add",
+    "problem_size": 1000,
+    "tune_params_keys": ["block_size_x"],
+    "tune_params": {"block_size_x": [32, 64, 128, 256]},
+    "objective": "time",
+    "cache": {
+        # the fastest config is the least efficient one, as on real boards at high clocks
+        "32": {"block_size_x": 32, "time": 0.9, "times": [0.9], "GFLOPS/W": 30.0, "score_x": 1.0},
+        "64": {"block_size_x": 64, "time": 0.5, "times": [0.5], "GFLOPS/W": 20.0, "score_x": 3.0},
+        "128": {"block_size_x": 128, "time": 0.3, "times": [0.3], "GFLOPS/W": 12.0, "score_x": 2.0},
+        "256": {"block_size_x": 256, "time": 0.2, "times": [0.2], "GFLOPS/W": 8.0, "score_x": 4.0},
+    },
+}
+
+
+@pytest.fixture()
+def session(tmp_path: Path) -> Path:
+    cache = tmp_path / "cache.json"
+    cache.write_text(json.dumps(KT_EFFICIENCY))
+    out = tmp_path / "s.json"
+    assert main(["import-kt", str(cache), "--out", str(out)]) == 0
+    return out
+
+
+def show(capsys, path: Path, *flags: str) -> dict:
+    capsys.readouterr()
+    assert main(["show", str(path), "--json", *flags]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_efficiency_metric_from_kernel_tuner_is_maximised(capsys, session: Path) -> None:
+    doc = show(capsys, session, "--weight", "gflops_w=1", "--weight", "latency_ms=0")
+    assert doc["best"]["config"] == {"block_size_x": 32}  # most GFLOPS/W, not the least
+    assert doc["best"]["why"].startswith("highest gflops_w")
+    assert doc["weights"]["gflops_w"] == {"weight": 1.0, "direction": "maximize"}
+    assert doc["weights"]["latency_ms"]["direction"] == "minimize"
+
+
+def test_unknown_direction_needs_the_users_word(capsys, session: Path) -> None:
+    capsys.readouterr()
+    assert main(["show", str(session), "--weight", "score_x=1"]) == 2
+    assert "--maximize score_x" in capsys.readouterr().err
+    doc = show(capsys, session, "--weight", "score_x=1", "--weight", "latency_ms=0", "--maximize", "score_x")
+    assert doc["best"]["config"] == {"block_size_x": 256}
+    doc = show(capsys, session, "--weight", "score_x=1", "--weight", "latency_ms=0", "--minimize", "score_x")
+    assert doc["best"]["config"] == {"block_size_x": 32} and doc["weights"]["score_x"]["direction"] == "minimize"
+
+
+@pytest.mark.parametrize("flag", [["--constraint", "registrs<=32"], ["--constraint", "latency<=0.02"],
+                                  ["--weight", "latncy_ms=1"]])
+def test_metric_nobody_reports_is_an_error_naming_the_known_ones(capsys, session: Path, flag: list[str]) -> None:
+    capsys.readouterr()
+    assert main(["show", str(session), *flag]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "known metrics:" in err and "latency_ms" in err
+
+
+def test_constraints_report_their_direction(capsys, session: Path) -> None:
+    doc = show(capsys, session, "--constraint", "gflops_w>=10", "--max-latency-ms", "0.6")
+    bounds = {b["metric"]: b for b in doc["constraints"]["bounds"]}
+    assert bounds["gflops_w"] == {"metric": "gflops_w", "op": ">=", "value": 10.0, "direction": "maximize"}
+    assert bounds["latency_ms"]["direction"] == "minimize"
+    assert doc["best"]["config"] == {"block_size_x": 128}
+
+
+def test_tune_refuses_a_metric_the_simulator_never_reports(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "t.json"
+    assert main(["tune", "vector_add", "--backend", "sim", "--budget", "3", "--out", str(out), "--quiet",
+                 "--constraint", "registrs<=32"]) == 2
+    assert "registers" in capsys.readouterr().err  # named among the known metrics
+    assert not out.exists()
+
+
+def test_directions_are_saved_with_the_session(tmp_path: Path) -> None:
+    from workbench.core.objective import Weights
+    from workbench.core.session import Session, load_session, save_session
+
+    s = Session(kernel="k", weights=Weights({"score_x": 1.0}, directions={"score_x": "maximize"}))
+    save_session(s, tmp_path / "d.json")
+    assert load_session(tmp_path / "d.json").weights.directions == {"score_x": 1}
+
+
+def test_tune_with_objectives_reports_a_pareto_front(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "mo.json"
+    assert main(["tune", "vector_add", "--backend", "sim", "--budget", "12", "--quiet", "--out", str(out),
+                 "--objectives", "latency_ms,registers"]) == 0
+    doc = show(capsys, out)
+    assert doc["objectives"] == ["latency_ms", "registers"] and doc["pareto"]
+    lat = [p["latency_ms"] for p in doc["pareto"]]
+    reg = [p["registers"] for p in doc["pareto"]]
+    assert lat == sorted(lat) and reg == sorted(reg, reverse=True) and len(set(reg)) == len(reg)
+    capsys.readouterr()
+    assert main(["tune", "vector_add", "--backend", "sim", "--budget", "3", "--quiet", "--out", str(tmp_path / "x.json"),
+                 "--objectives", "latency_ms,registers", "--strategy", "agents"]) == 2
+    assert "searches one score" in capsys.readouterr().err

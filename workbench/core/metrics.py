@@ -1,0 +1,130 @@
+"""What each metric means: its unit and whether larger or smaller values are better.
+
+The direction of a metric decides which end of it the score rewards and which way a search
+pushes it, so getting it wrong silently recommends the worst config. Directions therefore come
+from one registry: the metrics the backends declare, plus the naming conventions of Kernel Tuner
+caches (``GFLOP/s``, ``GFLOPS/W``, ``TFLOP/s``, energy, power), which an import turns into
+identifiers like ``gflops_w``. A metric the registry does not know has no direction: the user
+states one (``--maximize`` / ``--minimize``, the GUI's direction toggle) or it cannot be weighted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from workbench.core.errors import WorkbenchError
+
+MAXIMIZE = +1
+MINIMIZE = -1
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """One known metric: its name, unit and direction (+1 larger is better, -1 smaller is better)."""
+
+    name: str
+    unit: str
+    direction: int
+    description: str = ""
+
+
+def _m(name: str, unit: str, direction: int, description: str = "") -> tuple[str, MetricInfo]:
+    return name, MetricInfo(name, unit, direction, description)
+
+
+#: Metrics the workbench's backends report and the views know by name.
+METRICS: dict[str, MetricInfo] = dict(
+    (
+        _m("latency_ms", "ms", MINIMIZE, "median kernel time"),
+        _m("latency_p20_ms", "ms", MINIMIZE, "20th percentile of the kernel time"),
+        _m("latency_p80_ms", "ms", MINIMIZE, "80th percentile of the kernel time"),
+        _m("latency_bound_ms", "ms", MINIMIZE, "lower bound on the latency of an aborted candidate"),
+        _m("time", "ms", MINIMIZE, "kernel time (Kernel Tuner)"),
+        _m("memory_mb", "MB", MINIMIZE, "device memory the config takes"),
+        _m("registers", "", MINIMIZE, "registers per thread"),
+        _m("smem_bytes", "B", MINIMIZE, "shared memory per block"),
+        _m("spill_bytes", "B", MINIMIZE, "register spill loads and stores"),
+        _m("power_w", "W", MINIMIZE, "board power while running"),
+        _m("energy_j", "J", MINIMIZE, "energy per run"),
+        _m("compile_s", "s", MINIMIZE, "compile time"),
+        _m("throughput_gbs", "GB/s", MAXIMIZE, "memory throughput"),
+        _m("throughput", "", MAXIMIZE, "throughput"),
+        _m("gflops", "GFLOP/s", MAXIMIZE, "arithmetic throughput"),
+        _m("tflops", "TFLOP/s", MAXIMIZE, "arithmetic throughput"),
+        _m("gflops_w", "GFLOPS/W", MAXIMIZE, "energy efficiency"),
+        _m("pct_of_peak", "%", MAXIMIZE, "share of the roofline peak"),
+        _m("occupancy", "", MAXIMIZE, "achieved share of the SM's warp slots"),
+        _m("quality", "", MAXIMIZE, "accuracy against the float64 reference (1 = exact)"),
+    )
+)
+
+#: Naming conventions of metrics that are not registered by name (Kernel Tuner user metrics after
+#: import turn ``GFLOPS/W`` into ``gflops_w``, ``Energy (J)`` into ``energy_j``): the first rule
+#: whose pattern matches the lower-case name decides. Efficiency (per watt, per joule) and rates
+#: (per second) are larger-is-better; times, energy, power and sizes are smaller-is-better.
+CONVENTIONS: tuple[tuple[str, int], ...] = (
+    (r"(flop|ops).*_(per_)?(w|watt|j|joule)$", MAXIMIZE),  # gflops_w, flops_per_joule: efficiency
+    (r"(energy|power|watt|joule)", MINIMIZE),
+    (r"(flop|gb_s|gbs|bandwidth|throughput|occupancy|quality|speedup|efficiency)", MAXIMIZE),
+    (r"(time|latency|_ms$|_us$|_ns$|_s$|duration|memory|bytes|_mb$|registers|spill|_w$|_j$)", MINIMIZE),
+)
+
+
+def known_direction(name: str, overrides: Mapping[str, int] | None = None) -> int | None:
+    """The direction of ``name``: the user's override, the registry, a naming convention, or None."""
+    if overrides and name in overrides:
+        return int(overrides[name])
+    info = METRICS.get(name)
+    if info is not None:
+        return info.direction
+    lower = name.lower()
+    for pattern, direction in CONVENTIONS:
+        if re.search(pattern, lower):
+            return direction
+    return None
+
+
+def direction_word(direction: int) -> str:
+    return "maximize" if direction > 0 else "minimize"
+
+
+def parse_direction(value: object, what: str) -> int:
+    """+1 / -1 from ``"max"``, ``"maximize"``, ``+1`` ... (file and user input)."""
+    if isinstance(value, bool):
+        raise WorkbenchError(f"{what}: direction {value!r} must be 'maximize' or 'minimize'")
+    if isinstance(value, (int, float)) and value in (1, -1):
+        return int(value)
+    if isinstance(value, str) and value.strip().lower() in ("max", "maximize", "maximise", "larger", "+1", "1"):
+        return MAXIMIZE
+    if isinstance(value, str) and value.strip().lower() in ("min", "minimize", "minimise", "smaller", "-1"):
+        return MINIMIZE
+    raise WorkbenchError(f"{what}: direction {value!r} must be 'maximize' or 'minimize'")
+
+
+def check_metrics(
+    metrics: Iterable[str],
+    available: Iterable[str] | None,
+    overrides: Mapping[str, int] | None = None,
+    what: str = "metric",
+) -> list[str]:
+    """Refuse metrics that cannot mean anything; return warnings for ones that may appear later.
+
+    ``available`` is what the trials report and the backend declares; None means the backend
+    cannot say in advance (a user benchmark), so an unknown name is only a warning. A weighted or
+    constrained metric that is neither available nor possible is most likely a typo.
+    """
+    warnings: list[str] = []
+    names = sorted(set(available)) if available is not None else None
+    for metric in metrics:
+        if names is not None and metric not in names:
+            raise WorkbenchError(
+                f"{what} {metric!r}: no trial reports it and the backend does not declare it; "
+                f"known metrics: {', '.join(names) or 'none'}"
+            )
+        if names is None and metric not in METRICS:
+            warnings.append(
+                f"{what} {metric!r} is not a metric the backend declares; it counts once trials report it"
+            )
+    return warnings

@@ -1,0 +1,189 @@
+"""The user's objective as one number per trial, for whatever steers the search.
+
+The views rank trials by a score relative to the best seen (``objective.rank``), which moves as
+the run finds better configs; a search needs a cost that does not move. :class:`Objective` is
+built once per run from the constraints, the weights and the metric directions, and gives every
+trial a cost, lower is better, in three tiers:
+
+1. **feasible** trials: the weighted geometric mean of their metrics, each oriented so that
+   smaller is better (``latency`` as it is, ``throughput`` as ``1 / throughput``). With latency the
+   only weighted metric the cost *is* the latency. Scale-free and positive, so "1% better" means
+   the same for every kernel and strategies may compare costs by ratio.
+2. **infeasible** trials: ``INFEASIBLE * (1 + violation)``, where ``violation`` sums how far each
+   bound is missed relative to its limit. Every infeasible trial ranks behind every feasible one,
+   but a near miss ranks ahead of a far one, so a search learns where the boundary is instead of
+   seeing a flat wall. An aborted candidate counts with the lower bound on its latency.
+3. **failed** trials (compile error, wrong result, timeout ...): ``+inf``.
+
+The object is immutable and cheap to build; changing constraints or weights during a run means
+building a new one and handing it to the engine (``Engine.set_objective``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import LATENCY, Status, Trial
+from workbench.core.metrics import known_direction
+from workbench.core.objective import Bound, Constraints, Weights
+
+#: Cost of an infeasible trial that misses its bounds by nothing measurable; every feasible cost
+#: (a latency in ms, an inverse throughput ...) is far below it.
+INFEASIBLE = 1e9
+#: Where an aborted candidate keeps the latency it was seen to exceed.
+LATENCY_BOUND = "latency_bound_ms"
+#: How much a bound on a metric the trial did not report counts as violated (relative units).
+MISSING_VIOLATION = 1.0
+
+
+def _relative_miss(bound: Bound, value: float) -> float:
+    """How far ``value`` is past ``bound`` relative to its limit (<= 0: the bound holds)."""
+    if not math.isfinite(value):
+        return MISSING_VIOLATION
+    scale = abs(bound.value) if bound.value != 0 else 1.0
+    return (value - bound.value) / scale if bound.op == "<=" else (bound.value - value) / scale
+
+
+@dataclass(frozen=True)
+class Objective:
+    """Constraints, weights and directions of one run, as a per-trial cost (see the module doc)."""
+
+    constraints: Constraints = field(default_factory=Constraints)
+    weights: Weights = field(default_factory=Weights)
+    #: Two or more metrics searched for their Pareto front instead of one weighted score
+    #: (a multi-objective run); empty for the usual single cost.
+    objectives: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "objectives", tuple(self.objectives))
+        if len(self.objectives) == 1 or len(set(self.objectives)) != len(self.objectives):
+            raise WorkbenchError(f"objectives: give two or more different metrics, got {', '.join(self.objectives)}")
+        active = self.weights.active()
+        directions: dict[str, int] = {}
+        for metric in (*active, *self.objectives):
+            direction = known_direction(metric, self.weights.directions)
+            if direction is None:
+                raise WorkbenchError(
+                    f"metric {metric!r} has no known direction: say --maximize {metric} or --minimize {metric}"
+                )
+            directions[metric] = direction
+        total = sum(active.values())
+        object.__setattr__(self, "_bounds", tuple(self.constraints.bounds()))
+        object.__setattr__(self, "_terms", tuple((m, w / total, directions[m]) for m, w in active.items()))
+        object.__setattr__(self, "_only_latency", list(active) == [LATENCY])
+        object.__setattr__(self, "_directions", directions)
+
+    # --- the cost ---------------------------------------------------------------------------------
+    def __call__(self, trial: Trial) -> float:
+        return self.trial_cost(trial)
+
+    def trial_cost(self, trial: Trial) -> float:
+        """Lower is better: feasible < infeasible (graded by violation) < failed (``+inf``)."""
+        if trial.status is Status.ABORTED:
+            return INFEASIBLE * (1.0 + self.violation(trial))
+        if not trial.ok:
+            return math.inf
+        violation = self.violation(trial)
+        if violation > 0:
+            return INFEASIBLE * (1.0 + violation)
+        value = self.value(trial)
+        return value if value < INFEASIBLE else INFEASIBLE
+
+    def value(self, trial: Trial) -> float:
+        """The weighted geometric mean of the oriented metrics, ignoring constraints (``inf`` when
+        a weighted metric is missing or a larger-is-better one is not positive)."""
+        if self._only_latency:  # type: ignore[attr-defined]
+            latency = trial.metric(LATENCY)
+            return latency if math.isfinite(latency) else math.inf
+        log_cost = 0.0
+        for metric, share, direction in self._terms:  # type: ignore[attr-defined]
+            value = trial.metric(metric)
+            if not math.isfinite(value):
+                return math.inf
+            if value <= 0:
+                if direction > 0:
+                    return math.inf
+                value = 1e-12  # zero of a smaller-is-better metric (no spills): as good as it gets
+            log_cost -= share * direction * math.log(value)
+        return math.exp(log_cost)
+
+    def values(self, trial: Trial) -> list[float]:
+        """A multi-objective run's metrics of one trial, each oriented so smaller is better
+        (``inf`` for a failed trial or a metric it did not report)."""
+        out = []
+        for metric in self.objectives:
+            value = trial.metric(metric) if trial.ok else math.nan
+            out.append(-self._directions[metric] * value if math.isfinite(value) else math.inf)  # type: ignore[attr-defined]
+        return out
+
+    def pareto(self, trials: Sequence[Trial]) -> list[int]:
+        """Positions of the feasible trials on the Pareto front of the objectives (first found
+        kept among equal points), in order of the first objective."""
+        rows = [(i, self.values(t)) for i, t in enumerate(trials) if self.feasible(t)]
+        rows = [(i, v) for i, v in rows if all(math.isfinite(x) for x in v)]
+        if not rows:
+            return []
+        index = np.array([i for i, _ in rows])
+        points = np.array([v for _, v in rows], dtype=float)
+        front = []
+        for r in range(len(rows)):
+            no_worse = np.all(points <= points[r], axis=1)
+            better = np.any(points < points[r], axis=1) | (index < index[r])  # equal points: the first stays
+            no_worse[r] = False
+            if not np.any(no_worse & better):
+                front.append(r)
+        front.sort(key=lambda r: tuple(points[r]))
+        return [int(index[r]) for r in front]
+
+    # --- constraints ----------------------------------------------------------------------------
+    @property
+    def bounds(self) -> tuple[Bound, ...]:
+        return self._bounds  # type: ignore[attr-defined,no-any-return]
+
+    def _metric(self, trial: Trial, metric: str) -> float:
+        if metric == LATENCY and trial.status is Status.ABORTED:
+            return trial.metric(LATENCY_BOUND)
+        return trial.metric(metric)
+
+    def violations(self, trial: Trial) -> list[float]:
+        """One number per bound, Optuna's convention: <= 0 holds, > 0 is the relative miss."""
+        return [_relative_miss(b, self._metric(trial, b.metric)) for b in self._bounds]  # type: ignore[attr-defined]
+
+    def violation(self, trial: Trial) -> float:
+        """The summed relative miss over all bounds (0 when every bound holds)."""
+        return float(sum(max(0.0, v) for v in self.violations(trial)))
+
+    def feasible(self, trial: Trial) -> bool:
+        return trial.ok and self.violation(trial) == 0.0
+
+    @property
+    def max_latency_ms(self) -> float | None:
+        """The tightest latency limit in force (what a backend may abort timing at), or None."""
+        limits = [b.value for b in self._bounds if b.metric == LATENCY and b.op == "<="]  # type: ignore[attr-defined]
+        return min(limits) if limits else None
+
+    def worth_remeasuring(self, trial: Trial) -> bool:
+        """An aborted trial whose latency bound no longer rules it out under this objective."""
+        if trial.status is not Status.ABORTED:
+            return False
+        limit = self.max_latency_ms
+        bound = trial.metric(LATENCY_BOUND)
+        return limit is None or not math.isfinite(bound) or bound <= limit
+
+    def describe(self) -> dict[str, Any]:
+        """What it optimises, for logs and events."""
+        return {
+            "constraints": [b.label for b in self._bounds],  # type: ignore[attr-defined]
+            "terms": {m: {"share": s, "direction": d} for m, s, d in self._terms},  # type: ignore[attr-defined]
+            "objectives": list(self.objectives),
+        }
+
+
+def default_objective() -> Objective:
+    """Latency alone, no constraints: what a run optimises when nobody says otherwise."""
+    return Objective()
