@@ -328,6 +328,11 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     if settings.prune_keep is not None and settings.prune_keep < 1.0:
         predictor = sim_predictor(spec, str(target.device.get("name", "")))
         strategy = with_pruning(strategy, predictor, settings.prune_keep)
+        cost_model = predictor.gpu  # type: ignore[attr-defined]
+        if cost_model.note:
+            log.warning("cost model: %s", cost_model.note)
+    else:
+        cost_model = None
 
     if session is None:
         session = new_session(spec, target, strategy=strategy_name, seed=seed, strategy_options=options,
@@ -336,6 +341,9 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     else:
         _update_continued(session, request, spec, target, space, strategy_name, seed, options)
     session.run = settings
+    if cost_model is not None:  # which GPU the pruning model stands for, said where the person looks
+        session.extra["cost_model"] = {"gpu_model": cost_model.spec.name, "exact": cost_model.exact,
+                                       "note": cost_model.note}
     limits = EvalLimits(compile_timeout_s=settings.compile_timeout_s, run_timeout_s=settings.run_timeout_s,
                         max_latency_ms=session.constraints.max_latency_ms)
     engine = Engine(session, strategy, spec, budget=budget, time_limit_s=settings.time_limit_s,
