@@ -285,6 +285,12 @@ def predict(
     sfu_ops = profile.transcendentals * (1.0 if profile.fast_math else 2.0)
     flops = profile.flops + transcendental_flops
     smem_ops = profile.smem_accesses * max(1.0, profile.bank_conflict_ways)
+    # Instruction issue: each scheduler issues one warp-instruction per clock, whatever its kind. An
+    # FMA is one instruction for two flops; every shared or global load/store is one more (one per
+    # thread-access). Where the FP32 lanes equal the issue width (32 per scheduler: Ampere GA10x,
+    # Ada, Hopper), each load takes an issue slot from the FMAs; with 16 lanes per scheduler (Volta,
+    # Turing, A100) an FMA occupies its pipe for two clocks and loads issue in between.
+    thread_instructions = 0.5 * flops + profile.smem_accesses + (profile.bytes_read + profile.bytes_written) / access
 
     peak_bw = gpu.peak_bandwidth * gpu.dram_efficiency
     issue_interval = gpu.warp_size * gpu.schedulers_per_sm / gpu.fp32_lanes_per_sm
@@ -304,6 +310,7 @@ def predict(
         l2_bw = min(gpu.l2_bandwidth_gbs * 1e9 * l2_sat, sm_cap * 2.0)
         issue_sat = _soft_min1(warps_per_sm / gpu.schedulers_per_sm * ilp / warps_needed)
         flop_rate = sms * gpu.fp32_lanes_per_sm * 2.0 * clk * issue_sat
+        issue_rate = sms * gpu.schedulers_per_sm * gpu.warp_size * clk * issue_sat  # thread-instructions/s
         sfu_rate = sms * gpu.sfu_per_sm * clk * issue_sat
         lsu_sat = _soft_min1(warps_per_sm * ilp / _SMEM_WARPS_NEEDED)
         smem_rate = sms * gpu.shared_banks * clk * lsu_sat
@@ -311,7 +318,7 @@ def predict(
         return _Wave(
             dram=dram_bytes * share / dram_bw if dram_bytes else 0.0,
             l2=(cache_bytes + spill_bytes) * share / l2_bw if cache_bytes + spill_bytes else 0.0,
-            compute=flops * share / flop_rate if flops else 0.0,
+            compute=max(flops / flop_rate, thread_instructions / issue_rate) * share if flops else 0.0,
             sfu=sfu_ops * share / sfu_rate if sfu_ops else 0.0,
             smem=(smem_ops / smem_rate + l1_cost_bytes / l1_rate) * share,
             mem_saturation=mem_sat,
@@ -406,7 +413,8 @@ def predict(
         Term(
             "compute",
             totals["compute"] * ms,
-            f"{profile.flops / 1e9:.3g} GFLOP (+{transcendental_flops / 1e9:.3g} for transcendentals) at "
+            f"{profile.flops / 1e9:.3g} GFLOP (+{transcendental_flops / 1e9:.3g} for transcendentals) and "
+            f"{thread_instructions / 1e9:.3g} G instructions to issue (FMAs plus loads and stores) at "
             f"{main.issue_saturation:.0%} issue efficiency ({occ.active_warps_per_sm / gpu.schedulers_per_sm:.1f} warps per "
             f"scheduler x ILP {ilp:.0f})",
         )
