@@ -135,20 +135,29 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
             f"{rows * cols} distinct shared loads per thread for {tx_n * ty_n * taps} taps (register reuse)"
         )
     else:
-        read = WORD * outputs * taps  # every tap is a load; L1/L2 serve the overlap
+        # With tiles that cover the image exactly the source has no clamps, and a fully unrolled loop
+        # loads each distinct input element a thread needs once (as in the shared path). The clamps
+        # of an overhanging tiling, and __ldg (which NVVM does not merge), leave one load per tap.
+        exact = h % tile_h == 0 and w % tile_w == 0
+        if exact and not config["read_only"]:
+            rows, cols = distinct_offsets(ty_n, by, fh), distinct_offsets(tx_n, bx, fw)
+        else:
+            rows, cols = ty_n * fh, tx_n * fw
+        threads = blocks * bx * by
+        read = WORD * threads * rows * cols  # global loads; L1/L2 serve the overlap between threads
         # tap j shifts the whole warp by j floats: average the sector use over the filter width
         coalescing = sector_efficiency(np.concatenate([(row_major + j) * WORD for j in range(fw)]), WORD)
         smem, ways, syncs = 0.0, 1.0, 0.0
         ro_path = 1.0 if config["read_only"] else 0.0
         # Re-reads of elements this block already loaded can hit its SM's L1; the block's first read
         # of an element another block also needs (its halo) comes from L2.
-        block_reads = taps * tile_w * tile_h
+        block_reads = bx * by * rows * cols
         block_unique = sh_w * sh_h
         within = blocks * (block_reads - block_unique)
         l1_hit = within / max(1.0, read / WORD - in_rows * in_cols)
-        # The clamped row/column indices (min() at the image edge) hide from the compiler that
-        # rows of different yi overlap, so no load is shared between outputs: one load per tap.
-        notes.append(f"{taps} global loads per output, reuse left to the {'read-only' if config['read_only'] else 'L1'} cache")
+        notes.append(f"{rows * cols} global loads per thread for {tx_n * ty_n * taps} taps"
+                     + (" (register reuse: the tiles cover the image exactly)" if rows * cols < tx_n * ty_n * taps else "")
+                     + f", reuse between threads left to the {'read-only' if config['read_only'] else 'L1'} cache")
     return WorkProfile(
         bytes_read=float(read),
         bytes_written=float(WORD * outputs),
