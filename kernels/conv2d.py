@@ -9,6 +9,7 @@ image with a halo of filter - 1 rows and columns, so every output needs no bound
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 import numpy as np
@@ -128,6 +129,10 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         smem = float(staged + tap_loads)
         ways = (staged * store_ways + tap_loads * load_ways) / smem
         syncs = 1.0
+        # The staging loop's trip counts depend on threadIdx, so it is not unrolled: each row a thread
+        # stages is a load and the shared store waiting for it (columns: the compiler's default
+        # unroll by 4 issues those loads together). Short blocks stage tall halos row by row.
+        staging_rounds = math.ceil(sh_h / by) * math.ceil(math.ceil(sh_w / bx) / 4)
         ro_path = 1.0 if config["read_only"] else 0.0  # only the staging loads use __ldg here
         l1_hit = 0.0  # a block stages each element once: its re-reads are halos other blocks fetched (L2)
         notes.append(
@@ -147,7 +152,7 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         read = WORD * threads * rows * cols  # global loads; L1/L2 serve the overlap between threads
         # tap j shifts the whole warp by j floats: average the sector use over the filter width
         coalescing = sector_efficiency(np.concatenate([(row_major + j) * WORD for j in range(fw)]), WORD)
-        smem, ways, syncs = 0.0, 1.0, 0.0
+        smem, ways, syncs, staging_rounds = 0.0, 1.0, 0.0, 0
         ro_path = 1.0 if config["read_only"] else 0.0
         # Re-reads of elements this block already loaded can hit its SM's L1; the block's first read
         # of an element another block also needs (its halo) comes from L2.
@@ -171,6 +176,8 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         l2_reuse=max(0.0, 1.0 - unique / read),
         read_only_path=ro_path,
         l1_hit_of_reuse=min(1.0, max(0.0, l1_hit)),
+        staging_rounds=float(staging_rounds),
+        static_smem_bytes=WORD * sh_h * (sh_w + int(config["use_padding"])) if config["use_shmem"] else 0,
         notes=tuple(notes),
     )
 

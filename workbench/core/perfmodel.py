@@ -359,6 +359,19 @@ def predict(
         per_addr = per_block / max(1.0, profile.shared_atomic_targets)
         cycles = max(per_block / gpu.shared_banks, per_addr * _SHARED_ATOMIC_SAME_ADDR_CYCLES)
         t_shared_atomic = blocks / gpu.sm_count * cycles / clk / min(occ.active_blocks_per_sm, 2)
+    # Staging before a barrier: each thread waits ``staging_rounds`` memory round trips (a load, then
+    # the shared store it feeds) before the block may compute. Other resident blocks compute
+    # meanwhile; with B resident blocks an SM finishes a block every max(C, (S + C) / B), where S is
+    # the staging wait and C the block's share of the pipe time, so the wait shows when few blocks
+    # fit (large shared tiles) or when the halo is tall for the outputs a block computes.
+    t_staging = 0.0
+    if profile.staging_rounds > 0:
+        round_trip = gpu.dram_latency_ns * 1e-9 * ((1.0 - reuse) + reuse * _L2_LATENCY_FRACTION)
+        stage = profile.staging_rounds * round_trip
+        per_block = body * gpu.sm_count / blocks
+        resident = occ.active_blocks_per_sm
+        t_staging = blocks / gpu.sm_count * max(0.0, (stage + per_block) / resident - per_block)
+        body += t_staging
     kernel_times = [body, t_atomic, t_shared_atomic]
     kernel = max(kernel_times) + _OVERLAP * (sum(kernel_times) - max(kernel_times))
 
@@ -454,6 +467,10 @@ def predict(
                 f"{profile.shared_atomics / 1e6:.3g} M shared atomics, {profile.shared_atomic_targets:.3g} targets per block",
             )
         )
+    if profile.staging_rounds:
+        terms.append(Term("staging", t_staging * ms,
+                          f"{profile.staging_rounds:.3g} dependent load round trips per thread before the barrier, "
+                          f"hidden by the other {occ.active_blocks_per_sm - 1} resident block(s) only while they compute"))
     if profile.syncs_per_block:
         terms.append(Term("sync", t_sync * ms, f"{profile.syncs_per_block:.3g} __syncthreads() per block of {warps_per_block} warps"))
     if spill_bytes:
@@ -496,7 +513,9 @@ def estimate_resources(profile: WorkProfile, threads_per_block: int, smem_bytes:
     Rule of thumb fitted to NVRTC's figures for the shipped streaming kernels: ~16 registers of
     bookkeeping plus two per independent element in flight (operand and result), rounded to 8.
     Like ptxas under ``__launch_bounds__(threads)``, the count is capped so the block fits the
-    64K register file, and the excess is spilled (4 B stored and loaded per register).
+    64K register file, and the excess is spilled (4 B stored and loaded per register). Static shared
+    memory is the larger of ``smem_bytes`` and what the template says its source declares
+    (``profile.static_smem_bytes``): shared tiles limit occupancy whether or not a compiler ran.
     """
     want = _ceil_to(16 + 2.0 * max(1.0, profile.work_per_thread), 8)
     threads = max(1, int(threads_per_block))
@@ -505,7 +524,7 @@ def estimate_resources(profile: WorkProfile, threads_per_block: int, smem_bytes:
     spill = (want - regs) * 4
     return {
         "registers": regs,
-        "smem_bytes": int(smem_bytes),
+        "smem_bytes": max(int(smem_bytes), int(profile.static_smem_bytes)),
         "spill_store_bytes": spill,
         "spill_load_bytes": spill,
         "estimated": True,
