@@ -134,3 +134,15 @@ def test_calibration_bench_refuses_bad_input_in_one_line(tmp_path, capsys) -> No
     assert "--fix only sets slots it lacks" in capsys.readouterr().err
     assert bench.main(["--landscape", str(cache), "--gpu-model", "NoSuchGPU"]) == 2
     assert bench.main(["--landscape", str(tmp_path / "missing.json")]) == 2
+
+
+def test_a_pruned_run_records_which_gpu_its_cost_model_stands_for(tmp_path) -> None:
+    from workbench.runner.controller import RunRequest, prepare_run
+
+    run = prepare_run(RunRequest(kernel="vector_add", backend="sim", gpu_model="RTX_A4000", budget=2, prune_keep=0.5,
+                                 backend_options={"compile": "estimate"}), None, tmp_path / "s.json")
+    try:
+        assert run.session.extra["cost_model"] == {"gpu_model": "RTX_A4000", "exact": True, "note": ""}
+    finally:
+        if run.lock is not None:
+            run.lock.release()
