@@ -326,7 +326,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
 
     strategy: Strategy = create_strategy(strategy_name, space, seed=seed, **options)
     if settings.prune_keep is not None and settings.prune_keep < 1.0:
-        predictor = sim_predictor(spec, str(target.device.get("name", "")))
+        predictor = sim_predictor(spec, str(target.device.get("name", "")), target.device.get("compute_capability"))
         strategy = with_pruning(strategy, predictor, settings.prune_keep)
         cost_model = predictor.gpu  # type: ignore[attr-defined]
         if cost_model.note:
