@@ -24,7 +24,8 @@ stages in shared memory: ``--fix use_shmem=1``); ``--gpu-model`` takes a model n
 name (default: the cache's ``device_name``, matched as the cost model matches a real device);
 ``--compile estimate`` (default) sweeps every config with estimated resources in seconds,
 ``--compile nvrtc`` compiles every config as the sim backend does (slow for unrolled kernels:
-combine with ``--sample N``). Noise is off. Exit status 2 with one line on bad input.
+combine with ``--sample N``); ``--refine N`` compiles only the model's N best and models them
+again with their compiled resources. Noise is off. Exit status 2 with one line on bad input.
 """
 
 from __future__ import annotations
@@ -146,8 +147,12 @@ def model_latencies(template: str, gpu: str, configs: Sequence[dict[str, Any]], 
 
 
 def compare(path: str, template: str | None = None, gpu_model: str | None = None, fix: dict[str, Any] | None = None,
-            compile_mode: str = "estimate", sample: int = 0, seed: int = 0) -> Comparison:
-    """Model ``template`` on the matched GPU for every config of the Kernel Tuner cache at ``path``."""
+            compile_mode: str = "estimate", sample: int = 0, seed: int = 0, refine: int = 0) -> Comparison:
+    """Model ``template`` on the matched GPU for every config of the Kernel Tuner cache at ``path``.
+
+    ``refine``: compile the model's ``refine`` best configs with NVRTC and model them again with
+    the compiled registers and shared memory (how a pruned run then measures on the sim backend).
+    """
     from workbench.core.templates import load_templates  # noqa: PLC0415
 
     session = import_kt_cache(path)
@@ -190,6 +195,9 @@ def compare(path: str, template: str | None = None, gpu_model: str | None = None
     real = np.array([t.measurement.metric("latency_ms") if t.measurement.ok else math.nan for t in trials], float)
     began = time.perf_counter()
     model = model_latencies(name, match.spec.name, configs, compile_mode)
+    if refine and compile_mode != "nvrtc":
+        best = np.argsort(np.where(np.isfinite(model), model, np.inf), kind="stable")[:refine]
+        model[best] = model_latencies(name, match.spec.name, [configs[i] for i in best], "nvrtc")
     return Comparison(os.path.basename(path), device, match.spec.name, match.note, name, configs, real, model,
                       time.perf_counter() - began)
 
@@ -253,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="set a template slot the recorded kernel does not have (repeatable)")
     parser.add_argument("--compile", default="estimate", choices=("estimate", "nvrtc"))
     parser.add_argument("--sample", type=int, default=0, help="a seeded random subset of this many configs (0: all)")
+    parser.add_argument("--refine", type=int, default=0, metavar="N",
+                        help="compile the model's N best configs with NVRTC and model them again")
     parser.add_argument("--json", action="store_true", help="print one JSON object per landscape (one line each)")
     parser.add_argument("--slots", action="store_true", help="also print median real/model latency per slot value")
     args = parser.parse_args(argv)
@@ -261,7 +271,8 @@ def main(argv: list[str] | None = None) -> int:
         paths = [args.landscape] if args.landscape else recorded_landscapes()
         if not paths:
             raise WorkbenchError(f"no recorded landscape of a known kernel under {LANDSCAPES}")
-        comparisons = [compare(p, args.template, args.gpu_model, fix, args.compile, args.sample) for p in paths]
+        comparisons = [compare(p, args.template, args.gpu_model, fix, args.compile, args.sample, refine=args.refine)
+                       for p in paths]
     except WorkbenchError as exc:
         print(f"sim_calibration: {exc}", file=sys.stderr)
         return 2
