@@ -1,30 +1,43 @@
-"""How close is the simulator to real GPUs? Compare the model with real measurements, config by config.
+"""How close is the simulator to real GPUs? Hold the model against recorded landscapes, config by config.
 
-Sources of truth:
+A landscape is a Kernel Tuner cache file (``.json`` or ``.json.gz``, read in place) of a kernel that
+a template mirrors: same slot names and domains. Each recorded config is modelled with the
+template on the GPU model matched from the cache's device name (or ``--gpu-model``), and the
+model's ranking is compared with the real one:
 
-1. the Kernel Tuner landscape ``convolution_A100.json`` (4,362 configs of the conv2d benchmark measured
-   on an A100 PCIe 40GB; read in place from ``../shared/landscapes``, never copied), held against the
-   ``conv2d`` template on the ``A100_PCIE`` model;
-2. every session recorded on a real GPU under ``resources/sessions/`` whose template and GPU the
-   simulator knows (none are shipped yet).
+- ``spearman``: rank correlation of modelled and real latency over the configs both ran;
+- ``pick_fraction``: real optimum / real latency of the model's best config (1.0 = it picks the
+  real optimum);
+- ``top10_overlap``: share of the real top 10 among the model's top 10;
+- ``top1pct_overlap``: the same for the top 1%;
+- ``top1pct_kept_at_25pct``: share of the real top 1% among the model's best 25% of all recorded
+  configs (the pruning check: ``--prune 0.25`` would keep them);
+- failures: real failures, model refusals and both.
 
-For each: Spearman rank correlation of latencies, the model's error on the real best config's
-latency, whether the model's best config is within 10% of the real best, and how the model's
-launch refusals line up with recorded failures. Prints a table (the one in ``docs/simulator.md``).
+Without ``--landscape`` it runs every recorded NVIDIA landscape of a shipped template under
+``../shared/landscapes`` and prints the table of ``docs/simulator.md``.
 
-    python bench/sim_calibration.py [--landscape PATH] [--compile nvrtc|estimate|estimate-smem] [--sample N (default 800, 0 = all)]
+    python bench/sim_calibration.py --landscape CACHE.json[.gz] --template conv2d --gpu-model NAME [--fix use_shmem=1] [--json]
+
+``--fix slot=value`` sets a template slot the recorded kernel does not have (a kernel that always
+stages in shared memory: ``--fix use_shmem=1``); ``--gpu-model`` takes a model name or a device
+name (default: the cache's ``device_name``, matched as the cost model matches a real device);
+``--compile estimate`` (default) sweeps every config with estimated resources in seconds,
+``--compile nvrtc`` compiles every config as the sim backend does (slow for unrolled kernels:
+combine with ``--sample N``); ``--refine N`` compiles only the model's N best and models them
+again with their compiled resources. Noise is off. Exit status 2 with one line on bad input.
 """
 
 from __future__ import annotations
 
 import argparse
-import glob
+import json
 import math
 import os
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -32,225 +45,247 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from workbench.backends.base import BackendSpec, EvalLimits  # noqa: E402
 from workbench.backends.sim import SimBackend  # noqa: E402
+from workbench.core.assignments import parse_assignments  # noqa: E402
 from workbench.core.errors import WorkbenchError  # noqa: E402
-from workbench.core.gpus import load_gpu  # noqa: E402
+from workbench.core.gpus import match_gpu  # noqa: E402
+from workbench.core.interop import import_kt_cache  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LANDSCAPE = os.path.join(os.path.dirname(ROOT), "shared", "landscapes", "convolution_A100.json")
-CONV_SLOTS = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only", "use_padding", "use_shmem")
+LANDSCAPES = os.path.join(os.path.dirname(ROOT), "shared", "landscapes")
+#: Recorded kernel name -> the template mirroring it (for the default set and --template's default).
+TEMPLATE_OF_KERNEL = {"convolution_kernel": "conv2d"}
 
 
 @dataclass
 class Comparison:
-    """Model vs real latencies of one recording."""
+    """Model vs real latencies of one recording (NaN where the real run failed / the model refused)."""
 
-    name: str
+    recording: str
+    device: str
     gpu: str
+    gpu_note: str
+    template: str
     configs: list[dict[str, Any]]
-    real: np.ndarray  # ms; NaN where the real run failed
-    model: np.ndarray  # ms; NaN where the model refused the launch
-    model_status: list[str]
+    real: np.ndarray
+    model: np.ndarray
     seconds: float
 
     def summary(self) -> dict[str, Any]:
         both = np.isfinite(self.real) & np.isfinite(self.model)
         real, model = self.real[both], self.model[both]
-        rho = _spearman(real, model)
         best_real = int(np.argmin(real))
         best_model = int(np.argmin(model))
-        err_at_best = (model[best_real] - real[best_real]) / real[best_real]
-        model_pick_real = real[best_model]
-        scale = float(np.median(real / model))
         top = max(1, len(real) // 100)
-        top_real = set(np.argsort(real)[:top])
-        top_model = set(np.argsort(model)[:top])
+        top_real = set(np.argsort(real, kind="stable")[:top])
+        # Pruning check over every recorded config: refused configs rank last in the model's order.
+        ranked = np.argsort(np.where(np.isfinite(self.model), self.model, np.inf), kind="stable")
+        kept = set(ranked[: math.ceil(0.25 * len(ranked))].tolist())
+        real_ok = np.flatnonzero(np.isfinite(self.real))
+        real_top = real_ok[np.argsort(self.real[real_ok], kind="stable")[: max(1, len(real_ok) // 100)]]
         real_failed = ~np.isfinite(self.real)
         model_failed = ~np.isfinite(self.model)
         return {
-            "recording": self.name,
-            "gpu": self.gpu,
+            "recording": self.recording,
+            "device": self.device,
+            "gpu_model": self.gpu,
+            "gpu_note": self.gpu_note,
+            "template": self.template,
             "configs": int(both.sum()),
-            "spearman": rho,
+            "spearman": spearman(real, model),
+            "pick_fraction": float(real[best_real] / real[best_model]),
+            "top10_overlap": len(set(np.argsort(real, kind="stable")[:10]) & set(np.argsort(model, kind="stable")[:10])) / 10,
+            "top1pct_overlap": len(top_real & set(np.argsort(model, kind="stable")[:top])) / top,
+            "top1pct_kept_at_25pct": sum(int(i) in kept for i in real_top) / len(real_top),
             "best_real_ms": float(real[best_real]),
             "model_at_real_best_ms": float(model[best_real]),
-            "err_at_best": float(err_at_best),
-            "model_pick_real_ms": float(model_pick_real),
-            "pick_within_10pct": bool(model_pick_real <= 1.10 * real[best_real]),
-            "pick_fraction_of_optimum": float(real[best_real] / model_pick_real),
-            "median_real_over_model": scale,
-            "top1pct_overlap": len(top_real & top_model) / top,
+            "model_pick": self.configs[int(np.flatnonzero(both)[best_model])],
+            "model_pick_real_ms": float(real[best_model]),
+            "median_real_over_model": float(np.median(real / model)),
             "real_failures": int(real_failed.sum()),
             "model_refusals": int(model_failed.sum()),
-            "refusals_matching_failures": int((real_failed & model_failed).sum()),
-            "eval_per_s": len(self.configs) / self.seconds if self.seconds else math.nan,
+            "both_failed": int((real_failed & model_failed).sum()),
+            "seconds": self.seconds,
         }
 
 
-def _spearman(a: np.ndarray, b: np.ndarray) -> float:
-    try:
-        from scipy.stats import spearmanr  # noqa: PLC0415
+def spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman rank correlation (average ranks for ties): Pearson correlation of the ranks."""
 
-        return float(spearmanr(a, b).statistic)
-    except ImportError:  # rank correlation by hand: Pearson of the ranks
-        ra = np.argsort(np.argsort(a)).astype(float)
-        rb = np.argsort(np.argsort(b)).astype(float)
-        return float(np.corrcoef(ra, rb)[0, 1])
+    def ranks(x: np.ndarray) -> np.ndarray:
+        order = np.argsort(x, kind="stable")
+        r = np.empty(len(x))
+        r[order] = np.arange(len(x), dtype=float)
+        _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
+        sums = np.bincount(inverse, weights=r)
+        return (sums / counts)[inverse]
+
+    if len(a) < 2:
+        return math.nan
+    return float(np.corrcoef(ranks(np.asarray(a, float)), ranks(np.asarray(b, float)))[0, 1])
 
 
-def _run_model(kernel: str, gpu: str, configs: Iterable[dict[str, Any]], compile_mode: str, problem: dict | None = None):
-    spec = BackendSpec("sim", {"kernel": kernel, "gpu_model": gpu, "noise": False, "compile": compile_mode,
-                               **({"problem": problem} if problem else {})})
-    target = SimBackend.target(spec)
+def model_latencies(template: str, gpu: str, configs: Sequence[dict[str, Any]], compile_mode: str,
+                    problem: dict[str, Any] | None = None) -> np.ndarray:
+    """The sim backend's latency of each config (ms; NaN where it refuses or fails), noise off."""
+    options: dict[str, Any] = {"kernel": template, "gpu_model": gpu, "noise": False, "compile": compile_mode}
+    if problem:
+        options["problem"] = problem
+    spec = BackendSpec("sim", options)
+    space = SimBackend.target(spec).space
     backend = SimBackend(spec)
     backend.prepare()
-    latencies, statuses = [], []
-    for values in configs:
-        measurement = backend.evaluate(target.space.config(values), EvalLimits())
-        statuses.append(measurement.status.value)
-        latencies.append(measurement.metric("latency_ms") if measurement.ok else math.nan)
-    return np.array(latencies), statuses
+    out = np.full(len(configs), math.nan)
+    for i, values in enumerate(configs):
+        try:
+            config = space.config(values)
+        except WorkbenchError:  # outside the template's space (e.g. a --fix value its restrictions refuse)
+            continue
+        measurement = backend.evaluate(config, EvalLimits())
+        if measurement.ok:
+            out[i] = measurement.metric("latency_ms")
+    return out
 
 
-def _conv_static_smem(problem: dict, values: dict[str, Any]) -> int:
-    """Static shared memory of the conv2d source (its ``sh_input`` array), which estimate mode cannot see."""
-    if not values["use_shmem"]:
-        return 0
-    sh_h = values["block_size_y"] * values["tile_size_y"] + int(problem["filter_height"]) - 1
-    sh_w = values["block_size_x"] * values["tile_size_x"] + int(problem["filter_width"]) - 1 + values["use_padding"]
-    return 4 * sh_h * sh_w
+def compare(path: str, template: str | None = None, gpu_model: str | None = None, fix: dict[str, Any] | None = None,
+            compile_mode: str = "estimate", sample: int = 0, seed: int = 0, refine: int = 0) -> Comparison:
+    """Model ``template`` on the matched GPU for every config of the Kernel Tuner cache at ``path``.
 
-
-def _run_conv_estimate(configs: Iterable[dict[str, Any]], gpu_name: str = "A100_PCIE"):
-    """Estimated resources, plus conv2d's static shared memory from the tile formula: a full sweep in seconds.
-
-    Same profile and model as the backend; only registers are guessed (``estimate_resources``).
+    ``refine``: compile the model's ``refine`` best configs with NVRTC and model them again with
+    the compiled registers and shared memory (how a pruned run then measures on the sim backend).
     """
-    from workbench.core.perfmodel import estimate_resources, launch_check, predict  # noqa: PLC0415
     from workbench.core.templates import load_templates  # noqa: PLC0415
 
-    template = load_templates()["conv2d"]
-    problem = template.resolve_problem(None)
-    space = template.space(problem)
-    gpu = load_gpu(gpu_name)
-    latencies, statuses = [], []
-    for values in configs:
-        config = space.config(values)
-        grid, block = template.grid(problem, config), template.block(problem, config)
-        profile = template.profile(problem, config)
-        res = estimate_resources(profile, int(np.prod(block)), _conv_static_smem(problem, values))
-        if launch_check(gpu, block, res["smem_bytes"], res["registers"], grid=grid):
-            latencies.append(math.nan)
-            statuses.append("launch_error")
-            continue
-        latencies.append(predict(gpu, profile, grid, block, res).latency_ms)
-        statuses.append("ok")
-    return np.array(latencies), statuses
-
-
-def compare_landscape(path: str, compile_mode: str, sample: int | None, seed: int = 0) -> Comparison:
-    """The conv2d model on the A100 PCIe against the recorded Kernel Tuner landscape."""
-    import json  # noqa: PLC0415
-
-    with open(path, encoding="utf-8") as handle:
-        data = json.load(handle)
-    records = list(data["cache"].values())
-    if sample and sample < len(records):
+    session = import_kt_cache(path)
+    kernel = session.kernel
+    name = template or TEMPLATE_OF_KERNEL.get(kernel)
+    if name is None:
+        raise WorkbenchError(f"{path}: no template is known to mirror kernel {kernel!r}; give --template")
+    templates = load_templates()
+    if name not in templates:
+        raise WorkbenchError(f"unknown template {name!r}; choose one of: {', '.join(sorted(templates))}")
+    tpl = templates[name]
+    slots = {s.name for s in tpl.slots}
+    fix = dict(fix or {})
+    unknown = sorted(set(fix) - slots)
+    if unknown:
+        raise WorkbenchError(f"--fix {unknown[0]}: template {name} has no such slot")
+    recorded = [s.name for s in session.space.slots]
+    already = sorted(set(fix) & set(recorded))
+    if already:
+        raise WorkbenchError(f"--fix {already[0]}: the recording has this slot; --fix only sets slots it lacks")
+    missing = sorted(slots - set(recorded) - set(fix))
+    if missing:
+        raise WorkbenchError(f"{path}: the recording has no slot {missing[0]!r} of template {name}; "
+                             f"set it with --fix {missing[0]}=VALUE")
+    problem = tpl.resolve_problem(None)
+    for extra in sorted(set(recorded) - slots):  # recorded parameters that are not slots: problem or constant
+        values = set(session.space.slot(extra).values)
+        if extra in problem and values != {problem[extra]}:
+            raise WorkbenchError(f"{path}: parameter {extra!r} takes {sorted(values)}, the template's problem has "
+                                 f"{problem[extra]}")
+    device = str(session.device.get("name", "unknown"))
+    match = match_gpu(gpu_model or device)
+    if gpu_model and not match.exact:
+        raise WorkbenchError(f"unknown GPU model {gpu_model!r}: {match.note}")
+    trials = list(session.trials)
+    if sample and sample < len(trials):
         rng = np.random.default_rng(seed)
-        records = [records[i] for i in sorted(rng.choice(len(records), sample, replace=False))]
-    configs = [{k: int(r[k]) for k in CONV_SLOTS} for r in records]
-    real = np.array([float(r["time"]) if isinstance(r.get("time"), (int, float)) else math.nan for r in records])
+        trials = [trials[i] for i in sorted(rng.choice(len(trials), sample, replace=False))]
+    configs = [{**{k: t.config[k] for k in slots if k in t.config}, **fix} for t in trials]
+    real = np.array([t.measurement.metric("latency_ms") if t.measurement.ok else math.nan for t in trials], float)
     began = time.perf_counter()
-    if compile_mode == "estimate-smem":
-        model, statuses = _run_conv_estimate(configs)
-    else:
-        model, statuses = _run_model("conv2d", "A100_PCIE", configs, compile_mode)
-    return Comparison(f"convolution_A100 ({data.get('device_name', '?')})", "A100_PCIE", configs, real, model, statuses,
+    model = model_latencies(name, match.spec.name, configs, compile_mode)
+    if refine and compile_mode != "nvrtc":
+        best = np.argsort(np.where(np.isfinite(model), model, np.inf), kind="stable")[:refine]
+        model[best] = model_latencies(name, match.spec.name, [configs[i] for i in best], "nvrtc")
+    return Comparison(os.path.basename(path), device, match.spec.name, match.note, name, configs, real, model,
                       time.perf_counter() - began)
 
 
-def compare_sessions(folder: str, compile_mode: str) -> list[Comparison]:
-    """Every real-GPU session under ``folder`` whose template and GPU the simulator knows."""
-    from workbench.core.session import load_session  # noqa: PLC0415
-
+def recorded_landscapes(folder: str = LANDSCAPES) -> list[str]:
+    """Every cache file under ``folder`` (and ``folder/more``) of a kernel a template mirrors, on an NVIDIA GPU."""
     out = []
-    for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
-        try:
-            session = load_session(path)
-            if session.device.get("simulated") or session.kind != "template":
+    for sub in (folder, os.path.join(folder, "more")):
+        if not os.path.isdir(sub):
+            continue
+        for file_name in sorted(os.listdir(sub)):
+            if not (file_name.endswith(".json") or file_name.endswith(".json.gz")):
                 continue
-            gpu = load_gpu(str(session.device.get("name", "")))
-        except WorkbenchError as exc:
-            print(f"skipping {os.path.basename(path)}: {exc}")
-            continue
-        trials = [t for t in session.trials]
-        configs = [dict(t.config) for t in trials]
-        real = np.array([t.metric("latency_ms") if t.ok else math.nan for t in trials])
-        began = time.perf_counter()
-        try:
-            model, statuses = _run_model(session.kernel, gpu.name, configs, compile_mode, dict(session.problem))
-        except WorkbenchError as exc:
-            print(f"skipping {os.path.basename(path)}: {exc}")
-            continue
-        out.append(Comparison(os.path.basename(path), gpu.name, configs, real, model, statuses, time.perf_counter() - began))
+            path = os.path.join(sub, file_name)
+            try:
+                session = import_kt_cache(path)
+            except WorkbenchError:
+                continue
+            nvidia = any(w in str(session.device.get("name", "")).upper() for w in ("NVIDIA", "TESLA", "GEFORCE", "A100"))
+            if session.kernel in TEMPLATE_OF_KERNEL and nvidia:
+                out.append(path)
     return out
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
-    """A Markdown table of the summaries (the one pasted into docs/simulator.md)."""
-    head = ("| recording | GPU model | configs | Spearman | real best ms | model at it | error at best | "
-            "model's pick, real ms | pick within 10% | pick / optimum | median real/model | top-1% overlap | "
+    """A Markdown table of the summaries (the one in docs/simulator.md)."""
+    head = ("| recording | GPU model | configs | Spearman | pick / optimum | top-10 overlap | top-1% overlap | "
+            "real top 1% kept by best 25% | real best ms | model's pick, real ms | median real/model | "
             "real failures / model refusals / both |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
         lines.append(
-            f"| {r['recording']} | {r['gpu']} | {r['configs']} | {r['spearman']:.3f} | {r['best_real_ms']:.3f} | "
-            f"{r['model_at_real_best_ms']:.3f} | {r['err_at_best']:+.0%} | {r['model_pick_real_ms']:.3f} | "
-            f"{'yes' if r['pick_within_10pct'] else 'no'} | {r['pick_fraction_of_optimum']:.2f} | "
-            f"{r['median_real_over_model']:.2f} | {r['top1pct_overlap']:.0%} | "
-            f"{r['real_failures']} / {r['model_refusals']} / {r['refusals_matching_failures']} |"
+            f"| {r['recording']} | {r['gpu_model']} | {r['configs']} | {r['spearman']:.3f} | {r['pick_fraction']:.2f} | "
+            f"{r['top10_overlap']:.0%} | {r['top1pct_overlap']:.0%} | {r['top1pct_kept_at_25pct']:.0%} | "
+            f"{r['best_real_ms']:.3f} | {r['model_pick_real_ms']:.3f} | {r['median_real_over_model']:.2f} | "
+            f"{r['real_failures']} / {r['model_refusals']} / {r['both_failed']} |"
         )
     return "\n".join(lines)
 
 
-def per_slot_medians(comparison: Comparison) -> str:
+def per_slot_medians(c: Comparison) -> str:
     """Median real and modelled latency per slot value: where the model's trends differ from reality."""
+    ok = np.isfinite(c.real) & np.isfinite(c.model)
     lines = []
-    ok = np.isfinite(comparison.real) & np.isfinite(comparison.model)
-    for slot in CONV_SLOTS:
-        values = sorted({c[slot] for c in comparison.configs})
+    for slot in c.configs[0]:
         parts = []
-        for v in values:
-            mask = ok & np.array([c[slot] == v for c in comparison.configs])
+        for v in sorted({cfg[slot] for cfg in c.configs}):
+            mask = ok & np.array([cfg[slot] == v for cfg in c.configs])
             if mask.any():
-                parts.append(f"{v}: {np.median(comparison.real[mask]):.2f}/{np.median(comparison.model[mask]):.2f}")
+                parts.append(f"{v}: {np.median(c.real[mask]):.2f}/{np.median(c.model[mask]):.2f}")
         lines.append(f"  {slot:13s} real/model median ms  " + ", ".join(parts))
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--landscape", default=LANDSCAPE, help="Kernel Tuner cache of the conv2d benchmark")
-    parser.add_argument("--sessions", default=os.path.join(ROOT, "resources", "sessions"))
-    parser.add_argument("--compile", default="nvrtc", choices=("nvrtc", "estimate", "estimate-smem"),
-                        help="estimate-smem: estimated registers plus conv2d's static shared memory (landscape only, fast)")
-    parser.add_argument("--sample", type=int, default=800,
-                        help="compare a seeded random subset of this many configs (0: all; NVRTC takes ~1 s per new conv2d source)")
-    parser.add_argument("--slots", action="store_true", help="also print per-slot medians")
+    parser.add_argument("--landscape", help="Kernel Tuner cache file (.json or .json.gz); default: every recorded one")
+    parser.add_argument("--template", help="the template mirroring the recorded kernel (default: from its kernel name)")
+    parser.add_argument("--gpu-model", help="GPU model or device name (default: the cache's device name)")
+    parser.add_argument("--fix", action="append", default=[], metavar="SLOT=VALUE",
+                        help="set a template slot the recorded kernel does not have (repeatable)")
+    parser.add_argument("--compile", default="estimate", choices=("estimate", "nvrtc"))
+    parser.add_argument("--sample", type=int, default=0, help="a seeded random subset of this many configs (0: all)")
+    parser.add_argument("--refine", type=int, default=0, metavar="N",
+                        help="compile the model's N best configs with NVRTC and model them again")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per landscape (one line each)")
+    parser.add_argument("--slots", action="store_true", help="also print median real/model latency per slot value")
     args = parser.parse_args(argv)
-
-    comparisons: list[Comparison] = []
-    if os.path.isfile(args.landscape):
-        comparisons.append(compare_landscape(args.landscape, args.compile, args.sample or None))
-    else:
-        print(f"landscape not found: {args.landscape}")
-    sessions = compare_sessions(args.sessions, args.compile) if os.path.isdir(args.sessions) else []
-    if not sessions:
-        print(f"no real-GPU sessions with a known template under {args.sessions}")
-    comparisons += sessions
+    try:
+        fix = parse_assignments(args.fix, "--fix") if args.fix else {}
+        paths = [args.landscape] if args.landscape else recorded_landscapes()
+        if not paths:
+            raise WorkbenchError(f"no recorded landscape of a known kernel under {LANDSCAPES}")
+        comparisons = [compare(p, args.template, args.gpu_model, fix, args.compile, args.sample, refine=args.refine)
+                       for p in paths]
+    except WorkbenchError as exc:
+        print(f"sim_calibration: {exc}", file=sys.stderr)
+        return 2
     rows = [c.summary() for c in comparisons]
+    if args.json:
+        for r in rows:
+            print(json.dumps(r))
+        return 0
     print(format_table(rows))
     for c, r in zip(comparisons, rows):
-        print(f"{c.name}: {r['eval_per_s']:.0f} evaluations/s ({args.compile})")
+        note = f"; {c.gpu_note}" if c.gpu_note else ""
+        print(f"{c.recording}: {c.device} as {c.gpu}{note}; model's pick {r['model_pick']}; "
+              f"{len(c.configs) / c.seconds:.0f} evaluations/s ({args.compile})")
         if args.slots:
             print(per_slot_medians(c))
     return 0

@@ -9,6 +9,7 @@ image with a halo of filter - 1 rows and columns, so every output needs no bound
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 import numpy as np
@@ -136,6 +137,10 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         smem = float(staged + tap_loads)
         ways = (staged * store_ways + tap_loads * load_ways) / smem
         syncs = 1.0
+        # The staging loop's trip counts depend on threadIdx, so it is not unrolled: each row a thread
+        # stages is a load and the shared store waiting for it (columns: the compiler's default
+        # unroll by 4 issues those loads together). Short blocks stage tall halos row by row.
+        staging_rounds = math.ceil(sh_h / by) * math.ceil(math.ceil(sh_w / bx) / 4)
         ro_path = 1.0 if config["read_only"] else 0.0  # only the staging loads use __ldg here
         l1_hit = 0.0  # a block stages each element once: its re-reads are halos other blocks fetched (L2)
         notes.append(
@@ -143,20 +148,29 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
             f"{rows * cols} distinct shared loads per thread for {tx_n * ty_n * taps} taps (register reuse)"
         )
     else:
-        read = WORD * outputs * taps  # every tap is a load; L1/L2 serve the overlap
+        # With tiles that cover the image exactly the source has no clamps, and a fully unrolled loop
+        # loads each distinct input element a thread needs once (as in the shared path). The clamps
+        # of an overhanging tiling, and __ldg (which NVVM does not merge), leave one load per tap.
+        exact = h % tile_h == 0 and w % tile_w == 0
+        if exact and not config["read_only"]:
+            rows, cols = distinct_offsets(ty_n, by, fh), distinct_offsets(tx_n, bx, fw)
+        else:
+            rows, cols = ty_n * fh, tx_n * fw
+        threads = blocks * bx * by
+        read = WORD * threads * rows * cols  # global loads; L1/L2 serve the overlap between threads
         # tap j shifts the whole warp by j floats: average the sector use over the filter width
         coalescing = sector_efficiency(np.concatenate([(row_major + j) * WORD for j in range(fw)]), WORD)
-        smem, ways, syncs = 0.0, 1.0, 0.0
+        smem, ways, syncs, staging_rounds = 0.0, 1.0, 0.0, 0
         ro_path = 1.0 if config["read_only"] else 0.0
         # Re-reads of elements this block already loaded can hit its SM's L1; the block's first read
         # of an element another block also needs (its halo) comes from L2.
-        block_reads = taps * tile_w * tile_h
+        block_reads = bx * by * rows * cols
         block_unique = sh_w * sh_h
         within = blocks * (block_reads - block_unique)
         l1_hit = within / max(1.0, read / WORD - in_rows * in_cols)
-        # The clamped row/column indices (min() at the image edge) hide from the compiler that
-        # rows of different yi overlap, so no load is shared between outputs: one load per tap.
-        notes.append(f"{taps} global loads per output, reuse left to the {'read-only' if config['read_only'] else 'L1'} cache")
+        notes.append(f"{rows * cols} global loads per thread for {tx_n * ty_n * taps} taps"
+                     + (" (register reuse: the tiles cover the image exactly)" if rows * cols < tx_n * ty_n * taps else "")
+                     + f", reuse between threads left to the {'read-only' if config['read_only'] else 'L1'} cache")
     return WorkProfile(
         bytes_read=float(read),
         bytes_written=float(WORD * outputs),
@@ -170,6 +184,8 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         l2_reuse=max(0.0, 1.0 - unique / read),
         read_only_path=ro_path,
         l1_hit_of_reuse=min(1.0, max(0.0, l1_hit)),
+        staging_rounds=float(staging_rounds),
+        static_smem_bytes=WORD * sh_h * (sh_w + int(config["use_padding"])) if config["use_shmem"] else 0,
         notes=tuple(notes),
     )
 

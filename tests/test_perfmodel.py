@@ -336,3 +336,21 @@ def test_quality_counts_correct_digits() -> None:
     assert quality_from_error(math.nan) == 0.0 and quality_from_error(math.inf) == 0.0
     assert relative_error(np.array([1.0, np.nan]), np.array([1.0, 2.0])) == math.inf
     assert quality_of({}, {"y": ref}) == 0.0  # a missing output is no quality at all
+
+
+def test_loads_take_issue_slots_from_fmas_where_the_fp32_lanes_equal_the_issue_width() -> None:
+    """An FMA-bound kernel that adds one shared load per FMA: on a GPU with 32 FP32 lanes per
+    scheduler (RTX 3090) every load costs an issue slot, so it slows down by about 2x; on the A100
+    (16 lanes per scheduler, an FMA holds its pipe two clocks) the loads issue in between, for free."""
+    grid, block = (4096, 1, 1), (256, 1, 1)
+    res = {"registers": 32, "smem_bytes": 0}
+
+    def latency(gpu_name: str, loads_per_fma: float) -> float:
+        fmas = 2e9
+        profile = WorkProfile(bytes_read=4e6, bytes_written=4e6, flops=2 * fmas, work_per_thread=4,
+                              smem_accesses=loads_per_fma * fmas)
+        return predict(load_gpu(gpu_name), profile, grid, block, res).term("compute").value
+
+    assert latency("RTX3090", 1.0) / latency("RTX3090", 0.0) == pytest.approx(2.0, rel=0.05)
+    assert latency("A100_PCIE", 1.0) / latency("A100_PCIE", 0.0) == pytest.approx(1.0, rel=0.02)
+    assert latency("A100_PCIE", 2.0) / latency("A100_PCIE", 0.0) == pytest.approx(1.5, rel=0.05)

@@ -199,14 +199,109 @@ def list_gpus(directory: str = GPU_DIR) -> list[str]:
     return sorted(_load_dir(directory))
 
 
-def load_gpu(name: str, directory: str = GPU_DIR) -> GpuSpec:
-    """The GPU model called ``name`` (case and separators ignored; ``A100`` means the SXM4 40GB)."""
-    specs = _load_dir(directory)
-    by_key = {_key(n): n for n in specs}
+def _normalised(name: str) -> str:
+    """A device name reduced to what identifies the chip and board: vendor and brand words and a
+    trailing memory size or memory type dropped (``NVIDIA GeForce RTX 2080 Ti`` -> ``rtx2080ti``,
+    ``A100-SXM4-80GB`` -> ``a100sxm4``, ``NVIDIA H100 80GB HBM3`` -> ``h100``)."""
+    words = re.sub(r"(?<![a-z0-9])(\d+\s*gb|hbm\d*e?|gddr\d*x?)(?![a-z0-9])", " ", name.lower())
+    key = _key(words)
+    for word in ("nvidia", "geforce", "tesla", "quadro"):
+        key = key.replace(word, "")
+    return key
+
+
+def _lookup(name: str, specs: dict[str, GpuSpec]) -> GpuSpec | None:
+    """The shipped description whose name, full name or alias is this device name, if any."""
+    by_key: dict[str, str] = {}
+    for spec in specs.values():
+        for spelling in (spec.name, spec.full_name):
+            by_key.setdefault(_key(spelling), spec.name)
+            by_key.setdefault(_normalised(spelling), spec.name)
     wanted = _key(str(name))
-    if wanted.startswith("nvidia"):
-        wanted = wanted[len("nvidia"):]
-    chosen = by_key.get(wanted) or _ALIASES.get(wanted)
-    if chosen is None or chosen not in specs:
+    for candidate in (wanted, wanted[len("nvidia"):] if wanted.startswith("nvidia") else wanted, _normalised(str(name))):
+        chosen = by_key.get(candidate) or _ALIASES.get(candidate)
+        if chosen in specs:
+            return specs[chosen]
+    return None
+
+
+def load_gpu(name: str, directory: str = GPU_DIR) -> GpuSpec:
+    """The GPU model called ``name``: its short name (``RTX3090``), its device name as the driver
+    reports it (``NVIDIA GeForce RTX 3090``) or an alias; case and separators are ignored and
+    ``A100`` means the SXM4 40GB. Unknown names are an error (see :func:`match_gpu` for a fallback)."""
+    specs = _load_dir(directory)
+    spec = _lookup(str(name), specs)
+    if spec is None:
         raise WorkbenchError(f"unknown GPU model {name!r}; choose one of: {', '.join(sorted(specs))}")
-    return specs[chosen]
+    return spec
+
+
+# Architecture of a device from its marketing name, for devices without a shipped description.
+# Order matters: the first pattern that matches the normalised name wins.
+_ARCH_PATTERNS: tuple[tuple[str, str], ...] = (
+    (r"^(gh200|h100|h200|h800|h20)", "sm_90"),
+    (r"^rtx\d+ada|^rtx40\d\d|^l40|^l4$|^l4\D|^rtx20\d\dada", "sm_89"),
+    (r"^(a100|a800|a30)($|\D)", "sm_80"),
+    (r"^rtxa\d+|^rtx30\d\d|^a(10|16|40|2)($|\D)|^a10g", "sm_86"),
+    (r"^rtx20\d\d|^titanrtx|^rtx[4568]000$|^t4($|\D)|^gtx16\d\d", "sm_75"),
+    (r"^v100|^titanv", "sm_70"),
+)
+
+
+def arch_of_name(name: str) -> str | None:
+    """The ``sm_XX`` architecture a device name implies, or None when the name does not say."""
+    key = _normalised(name)
+    for pattern, arch in _ARCH_PATTERNS:
+        if re.search(pattern, key):
+            return arch
+    return None
+
+
+@dataclass(frozen=True)
+class GpuMatch:
+    """The description a device is modelled with: ``exact`` when one ships for it; otherwise
+    ``note`` says which description stands in and why (shown in the session and the status bar)."""
+
+    spec: GpuSpec
+    exact: bool
+    note: str = ""
+
+
+def _model_number(name: str) -> tuple[str, int]:
+    """(family letters, model number) of a name: ``rtxa4000`` -> (``rtxa``, 4000), ``rtx3080`` -> (``rtx``, 3080)."""
+    found = re.match(r"([a-z]*?)(\d+)", _normalised(name))
+    return (found.group(1), int(found.group(2))) if found else (_normalised(name), 0)
+
+
+def match_gpu(device_name: str, compute_capability: tuple[int, int] | None = None, directory: str = GPU_DIR,
+              default: str = "H200") -> GpuMatch:
+    """The description to model a real device with: its own, else the nearest one of the same
+    architecture (same family of names first, then the closest model number: an RTX 3070 is
+    modelled as an RTX 3080, not as an A100), else ``default`` with a note saying so.
+
+    ``compute_capability`` (from the driver), when given, decides the architecture; otherwise the
+    name does. Occupancy rules, clocks per SM and the FP32 datapath are per architecture, which is
+    why a same-architecture stand-in ranks configs like the device would, even if it is faster or
+    slower overall.
+    """
+    specs = _load_dir(directory)
+    spec = _lookup(str(device_name), specs)
+    if spec is not None:
+        return GpuMatch(spec, True)
+    arch = f"sm_{compute_capability[0]}{compute_capability[1]}" if compute_capability else arch_of_name(str(device_name))
+    same = [s for s in specs.values() if s.arch == arch]
+    if same:
+        family, number = _model_number(str(device_name))
+
+        def distance(s: GpuSpec) -> tuple[int, int, str]:
+            f, n = _model_number(s.full_name)
+            return (f != family, abs(n - number), s.name)
+
+        chosen = min(same, key=distance)
+        return GpuMatch(chosen, False, f"no description of {device_name!r} ships; modelled as the nearest "
+                                        f"{arch} GPU, {chosen.full_name} ({chosen.name})")
+    if default not in specs:
+        raise WorkbenchError(f"no GPU description for {device_name!r} and no default model {default!r}")
+    why = f"its architecture ({arch}) has no description" if arch else "its architecture is not known from the name"
+    return GpuMatch(specs[default], False, f"no description of {device_name!r} ships and {why}; "
+                                           f"modelled as the default {specs[default].full_name} ({default})")

@@ -285,6 +285,12 @@ def predict(
     sfu_ops = profile.transcendentals * (1.0 if profile.fast_math else 2.0)
     flops = profile.flops + transcendental_flops
     smem_ops = profile.smem_accesses * max(1.0, profile.bank_conflict_ways)
+    # Instruction issue: each scheduler issues one warp-instruction per clock, whatever its kind. An
+    # FMA is one instruction for two flops; every shared or global load/store is one more (one per
+    # thread-access). Where the FP32 lanes equal the issue width (32 per scheduler: Ampere GA10x,
+    # Ada, Hopper), each load takes an issue slot from the FMAs; with 16 lanes per scheduler (Volta,
+    # Turing, A100) an FMA occupies its pipe for two clocks and loads issue in between.
+    thread_instructions = 0.5 * flops + profile.smem_accesses + (profile.bytes_read + profile.bytes_written) / access
 
     peak_bw = gpu.peak_bandwidth * gpu.dram_efficiency
     issue_interval = gpu.warp_size * gpu.schedulers_per_sm / gpu.fp32_lanes_per_sm
@@ -304,6 +310,7 @@ def predict(
         l2_bw = min(gpu.l2_bandwidth_gbs * 1e9 * l2_sat, sm_cap * 2.0)
         issue_sat = _soft_min1(warps_per_sm / gpu.schedulers_per_sm * ilp / warps_needed)
         flop_rate = sms * gpu.fp32_lanes_per_sm * 2.0 * clk * issue_sat
+        issue_rate = sms * gpu.schedulers_per_sm * gpu.warp_size * clk * issue_sat  # thread-instructions/s
         sfu_rate = sms * gpu.sfu_per_sm * clk * issue_sat
         lsu_sat = _soft_min1(warps_per_sm * ilp / _SMEM_WARPS_NEEDED)
         smem_rate = sms * gpu.shared_banks * clk * lsu_sat
@@ -311,7 +318,7 @@ def predict(
         return _Wave(
             dram=dram_bytes * share / dram_bw if dram_bytes else 0.0,
             l2=(cache_bytes + spill_bytes) * share / l2_bw if cache_bytes + spill_bytes else 0.0,
-            compute=flops * share / flop_rate if flops else 0.0,
+            compute=max(flops / flop_rate, thread_instructions / issue_rate) * share if flops else 0.0,
             sfu=sfu_ops * share / sfu_rate if sfu_ops else 0.0,
             smem=(smem_ops / smem_rate + l1_cost_bytes / l1_rate) * share,
             mem_saturation=mem_sat,
@@ -352,6 +359,19 @@ def predict(
         per_addr = per_block / max(1.0, profile.shared_atomic_targets)
         cycles = max(per_block / gpu.shared_banks, per_addr * _SHARED_ATOMIC_SAME_ADDR_CYCLES)
         t_shared_atomic = blocks / gpu.sm_count * cycles / clk / min(occ.active_blocks_per_sm, 2)
+    # Staging before a barrier: each thread waits ``staging_rounds`` memory round trips (a load, then
+    # the shared store it feeds) before the block may compute. Other resident blocks compute
+    # meanwhile; with B resident blocks an SM finishes a block every max(C, (S + C) / B), where S is
+    # the staging wait and C the block's share of the pipe time, so the wait shows when few blocks
+    # fit (large shared tiles) or when the halo is tall for the outputs a block computes.
+    t_staging = 0.0
+    if profile.staging_rounds > 0:
+        round_trip = gpu.dram_latency_ns * 1e-9 * ((1.0 - reuse) + reuse * _L2_LATENCY_FRACTION)
+        stage = profile.staging_rounds * round_trip
+        per_block = body * gpu.sm_count / blocks
+        resident = occ.active_blocks_per_sm
+        t_staging = blocks / gpu.sm_count * max(0.0, (stage + per_block) / resident - per_block)
+        body += t_staging
     kernel_times = [body, t_atomic, t_shared_atomic]
     kernel = max(kernel_times) + _OVERLAP * (sum(kernel_times) - max(kernel_times))
 
@@ -406,7 +426,8 @@ def predict(
         Term(
             "compute",
             totals["compute"] * ms,
-            f"{profile.flops / 1e9:.3g} GFLOP (+{transcendental_flops / 1e9:.3g} for transcendentals) at "
+            f"{profile.flops / 1e9:.3g} GFLOP (+{transcendental_flops / 1e9:.3g} for transcendentals) and "
+            f"{thread_instructions / 1e9:.3g} G instructions to issue (FMAs plus loads and stores) at "
             f"{main.issue_saturation:.0%} issue efficiency ({occ.active_warps_per_sm / gpu.schedulers_per_sm:.1f} warps per "
             f"scheduler x ILP {ilp:.0f})",
         )
@@ -446,6 +467,10 @@ def predict(
                 f"{profile.shared_atomics / 1e6:.3g} M shared atomics, {profile.shared_atomic_targets:.3g} targets per block",
             )
         )
+    if profile.staging_rounds:
+        terms.append(Term("staging", t_staging * ms,
+                          f"{profile.staging_rounds:.3g} dependent load round trips per thread before the barrier, "
+                          f"hidden by the other {occ.active_blocks_per_sm - 1} resident block(s) only while they compute"))
     if profile.syncs_per_block:
         terms.append(Term("sync", t_sync * ms, f"{profile.syncs_per_block:.3g} __syncthreads() per block of {warps_per_block} warps"))
     if spill_bytes:
@@ -488,7 +513,9 @@ def estimate_resources(profile: WorkProfile, threads_per_block: int, smem_bytes:
     Rule of thumb fitted to NVRTC's figures for the shipped streaming kernels: ~16 registers of
     bookkeeping plus two per independent element in flight (operand and result), rounded to 8.
     Like ptxas under ``__launch_bounds__(threads)``, the count is capped so the block fits the
-    64K register file, and the excess is spilled (4 B stored and loaded per register).
+    64K register file, and the excess is spilled (4 B stored and loaded per register). Static shared
+    memory is the larger of ``smem_bytes`` and what the template says its source declares
+    (``profile.static_smem_bytes``): shared tiles limit occupancy whether or not a compiler ran.
     """
     want = _ceil_to(16 + 2.0 * max(1.0, profile.work_per_thread), 8)
     threads = max(1, int(threads_per_block))
@@ -497,7 +524,7 @@ def estimate_resources(profile: WorkProfile, threads_per_block: int, smem_bytes:
     spill = (want - regs) * 4
     return {
         "registers": regs,
-        "smem_bytes": int(smem_bytes),
+        "smem_bytes": max(int(smem_bytes), int(profile.static_smem_bytes)),
         "spill_store_bytes": spill,
         "spill_load_bytes": spill,
         "estimated": True,

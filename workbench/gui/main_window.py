@@ -358,6 +358,9 @@ class MainWindow(QMainWindow):
             self.autosave_path = output
         self.model.dirty = self.path is None or self.model.dirty
         self._shown_request = self._choices(self.toolbar.request())
+        cost_model_note = (prepared.session.extra.get("cost_model") or {}).get("note")
+        if cost_model_note:  # pruning models a stand-in GPU: say which
+            self.statusBar().showMessage(f"cost model: {cost_model_note}", 15000)
         self.thread = EngineThread(prepared, self)
         self.thread.progress.connect(self._on_progress)
         self.thread.run_finished.connect(self._on_run_finished)

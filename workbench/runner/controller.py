@@ -346,8 +346,13 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
 
     strategy: Strategy = create_strategy(strategy_name, space, seed=seed, **options)
     if settings.prune_keep is not None and settings.prune_keep < 1.0:
-        predictor = sim_predictor(spec, str(target.device.get("name", "")))
+        predictor = sim_predictor(spec, str(target.device.get("name", "")), target.device.get("compute_capability"))
         strategy = with_pruning(strategy, predictor, settings.prune_keep)
+        cost_model = predictor.gpu  # type: ignore[attr-defined]
+        if cost_model.note:
+            log.warning("cost model: %s", cost_model.note)
+    else:
+        cost_model = None
 
     if session is None:
         session = new_session(spec, target, strategy=strategy_name, seed=seed, strategy_options=options,
@@ -361,6 +366,9 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     objective = Objective(session.constraints, session.weights, objectives)
     warnings = check_metrics(_named_metrics(session, objectives), available_metrics(spec, target),
                              session.weights.directions)
+    if cost_model is not None:  # which GPU the pruning model stands for, said where the person looks
+        session.extra["cost_model"] = {"gpu_model": cost_model.spec.name, "exact": cost_model.exact,
+                                       "note": cost_model.note}
     limits = EvalLimits(compile_timeout_s=settings.compile_timeout_s, run_timeout_s=settings.run_timeout_s,
                         max_latency_ms=session.constraints.max_latency_ms)
     engine = Engine(session, strategy, spec, budget=budget, time_limit_s=settings.time_limit_s,

@@ -13,34 +13,45 @@ from typing import Callable
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
+from workbench.core.gpus import GpuMatch
 from workbench.core.space import Config
 
 Predictor = Callable[[Config], float]
 
 
-def _gpu_model_for(spec: BackendSpec, device_name: str | None) -> str:
-    """The modelled GPU closest to what the run measures on: the sim's own model, the CUDA device's
-    name when a description of it ships, else the default model."""
-    from workbench.core.gpus import load_gpu
+def _capability(text: str | None) -> tuple[int, int] | None:
+    """``"8.6"`` (as the CUDA backend describes a device) -> (8, 6); None when absent or unreadable."""
+    try:
+        major, minor = str(text).split(".")
+        return int(major), int(minor)
+    except ValueError:
+        return None
+
+
+def gpu_model_for(spec: BackendSpec, device_name: str | None, compute_capability: str | None = None) -> GpuMatch:
+    """The modelled GPU closest to what the run measures on: the sim's own model; for a CUDA device
+    its own description, else the nearest description of its architecture (the match's ``note``
+    says which, for the session and the status bar); the default model when nothing is known."""
+    from workbench.core.gpus import load_gpu, match_gpu
 
     if spec.kind == "sim":
-        return str(spec.options.get("gpu_model") or "H200")
+        return GpuMatch(load_gpu(str(spec.options.get("gpu_model") or "H200")), True)
     if device_name:
-        try:
-            return load_gpu(device_name).name
-        except WorkbenchError:
-            pass
-    return "H200"
+        return match_gpu(device_name, _capability(compute_capability))
+    return GpuMatch(load_gpu("H200"), False, "the device's name is not known; modelled as the default NVIDIA H200 (H200)")
 
 
-def sim_predictor(spec: BackendSpec, device_name: str | None = None) -> Predictor:
-    """A predictor of latency (ms; ``inf`` for configs the model expects to fail) for a template run."""
+def sim_predictor(spec: BackendSpec, device_name: str | None = None, compute_capability: str | None = None) -> Predictor:
+    """A predictor of latency (ms; ``inf`` for configs the model expects to fail) for a template run.
+
+    The predictor's ``gpu`` attribute is the :class:`GpuMatch` it models."""
     from workbench.backends.sim import SimBackend
 
     if spec.kind not in ("sim", "cuda"):
         raise WorkbenchError(f"cost-model pruning needs a kernel template (sim or cuda backend), not {spec.kind}")
     options = {k: v for k, v in spec.options.items() if k not in ("device", "devices")}
-    options.update(gpu_model=_gpu_model_for(spec, device_name), noise=False, compile="estimate")
+    match = gpu_model_for(spec, device_name, compute_capability)
+    options.update(gpu_model=match.spec.name, noise=False, compile="estimate")
     model = SimBackend(BackendSpec("sim", options))
     model.prepare()
     limits = EvalLimits()
@@ -53,4 +64,5 @@ def sim_predictor(spec: BackendSpec, device_name: str | None = None) -> Predicto
             cache[config.id] = latency if math.isfinite(latency) else math.inf
         return cache[config.id]
 
+    predict.gpu = match  # type: ignore[attr-defined]
     return predict

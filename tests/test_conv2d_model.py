@@ -1,0 +1,78 @@
+"""Mechanisms behind the conv2d model: loads shared between a tile's outputs when the source lets
+the compiler see it, the staging wait before a block's barrier, and shared tiles limiting occupancy
+in estimate mode."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.core.gpus import load_gpu
+from workbench.core.perfmodel import estimate_resources, predict
+from workbench.core.templates import WorkProfile, load_templates
+
+from test_templates_more import _assert_matches, run_on_cpu
+
+K = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only", "use_padding", "use_shmem")
+
+
+@pytest.fixture(scope="module")
+def conv():
+    return load_templates()["conv2d"]
+
+
+def _config(conv, values, problem=None):
+    return conv.space(problem or conv.problem).config(dict(zip(K, values)))
+
+
+def test_global_loads_are_shared_between_outputs_only_when_the_tiles_cover_the_image(conv) -> None:
+    p = conv.problem
+    exact = conv.profile(p, _config(conv, (128, 1, 1, 4, 0, 0, 0)))  # 4096 rows % 4 == 0, 4096 % 128 == 0
+    threads = (4096 // 128) * (4096 // 4) * 128
+    assert exact.bytes_read == 4 * threads * (3 + 15) * 15  # rows y..y+3 share 15 filter rows: 18 x 15 loads
+    clamped = conv.profile(p, _config(conv, (128, 1, 1, 3, 0, 0, 0)))  # 4096 % 3 != 0: clamps, a load per tap
+    assert clamped.bytes_read == 4 * (4096 // 128) * -(-4096 // 3) * 128 * 3 * 225
+    ldg = conv.profile(p, _config(conv, (128, 1, 1, 4, 1, 0, 0)))  # __ldg loads are not merged
+    assert ldg.bytes_read == 4 * threads * 4 * 225
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ to run kernels on the CPU")
+def test_exact_tiling_without_clamps_computes_the_reference_on_cpu(conv, tmp_path: Path) -> None:
+    problem = conv.resolve_problem({"image_width": 64, "image_height": 16, "filter_width": 15, "filter_height": 15})
+    inputs = conv.make_inputs(problem, np.random.default_rng(3))
+    expected = conv.reference(inputs, problem)
+    for i, values in enumerate([(32, 1, 2, 4, 0, 0, 0), (16, 2, 4, 2, 0, 0, 0), (32, 1, 2, 4, 1, 0, 0)]):
+        outputs = run_on_cpu(conv, _config(conv, values, problem), problem, inputs, tmp_path / str(i))
+        _assert_matches(conv, outputs, expected, f"conv2d {values}")
+
+
+def test_staging_wait_shows_when_few_blocks_are_resident() -> None:
+    gpu = load_gpu("RTX_A4000")
+    grid, block = (8, 1024, 1), (256, 1, 1)
+    base = WorkProfile(bytes_read=4e8, bytes_written=6.7e7, flops=7.5e9, work_per_thread=8, smem_accesses=1.2e9,
+                       syncs_per_block=1, l2_reuse=0.7, staging_rounds=18)
+
+    def run(profile: WorkProfile, smem: int):
+        return predict(gpu, profile, grid, block, {"registers": 32, "smem_bytes": smem})
+
+    crowded = run(base, 38_000)  # 2 blocks per SM: one stages while the other computes
+    roomy = run(base, 4_000)  # 6 blocks per SM (thread limit): the wait hides
+    none = run(replace(base, staging_rounds=0), 38_000)
+    assert crowded.occupancy.active_blocks_per_sm == 2 and roomy.occupancy.active_blocks_per_sm == 6
+    assert crowded.term("staging").value > 0.05 * crowded.latency_ms
+    assert roomy.term("staging").value < 0.01 * roomy.latency_ms
+    assert none.term("staging") is None and crowded.latency_ms > none.latency_ms
+
+
+def test_estimated_resources_see_the_shared_tile_the_source_declares(conv) -> None:
+    shm = conv.profile(conv.problem, _config(conv, (256, 1, 2, 4, 0, 0, 1)))
+    assert shm.static_smem_bytes == 4 * 18 * (512 + 14)
+    res = estimate_resources(shm, 256, 0)
+    assert res["smem_bytes"] == shm.static_smem_bytes and res["estimated"]
+    occupancy = predict(load_gpu("RTX_A4000"), shm, conv.grid(conv.problem, _config(conv, (256, 1, 2, 4, 0, 0, 1))),
+                        (256, 1, 1), res).occupancy
+    assert occupancy.limiter == "shared memory" and occupancy.active_blocks_per_sm == 2
