@@ -504,6 +504,8 @@ class MainWindow(QMainWindow):
             self.toolbar.apply({k: v for k, v in run.items() if v is not None})
         except WorkbenchError:
             pass  # a strategy or backend this build lacks: keep the controls as they are
+        if backend.get("kind") == "replay":
+            self.toolbar.kernel.setEditText(session.kernel)  # shown (greyed) for what it is, not added as a template
         self._shown_request = self._choices(self.toolbar.request())
 
     def save(self) -> bool:
@@ -565,6 +567,7 @@ class MainWindow(QMainWindow):
         self.path = None
         self.model.set_session(session)
         self.model.dirty = True
+        self.toolbar.kernel.setEditText(session.kernel)  # the recording's kernel, not the last template shown
         self._update_title()
 
     def _on_import_kt(self) -> None:
@@ -743,7 +746,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("state", self.saveState())
         for name, splitter in self.splitters.items():
             self.settings.setValue(f"splitter/{name}", splitter.saveState())
-        self.settings.setValue("metric_axes", list(self.metric_chart.axes()))
+        self.settings.setValue("metric_axes", list(self.metric_chart.chosen_axes()))
         self.settings.sync()
 
     # --- closing -------------------------------------------------------------------------------
