@@ -110,6 +110,17 @@ class _ChartBase(QWidget):
         self.legend_entries.append(f'<span style="color:{colour}">{glyph}</span>&nbsp;{name.replace(" ", "&nbsp;")}')
         self.legend.setText(" &nbsp; ".join(self.legend_entries))
 
+    def export_title(self) -> str:
+        """The title an exported picture carries: what is plotted, for which kernel, on which device."""
+        session = self.model.session
+        if session is None:
+            return self.title
+        device = (session.device or {}).get("name", "")
+        return f"{self.plotted_title()} · {session.kernel}" + (f" · {device}" if device else "")
+
+    def plotted_title(self) -> str:
+        return self.title
+
     def set_log(self, x: bool, y: bool) -> None:
         """Log axes. Scatter items do not follow pyqtgraph's log mode, so their data is given as
         log10 (see :meth:`tx` / :meth:`ty`); line items and the axis ticks follow ``setLogMode``."""
@@ -275,6 +286,9 @@ class TradeoffChart(_ChartBase):
         self.header.addWidget(self.log_box)
         self.log_box.setChecked(True)
 
+    def plotted_title(self) -> str:
+        return f"Latency vs {metric_label(self.y_name)}"
+
     def _on_y_chosen(self, _index: int) -> None:
         name = self.y_combo.currentData()
         if name:
@@ -435,6 +449,10 @@ class MetricChart(_ChartBase):
 
     def axes(self) -> tuple[str, str]:
         return self.x_combo.currentData() or "", self.y_combo.currentData() or ""
+
+    def plotted_title(self) -> str:
+        x, y = self.axes()
+        return f"{metric_label(y)} vs {metric_label(x)}" if x and y else self.title
 
     def chosen_axes(self) -> tuple[str, str]:
         """The axes the user picked ("" where the chart chose its default): what settings remember."""

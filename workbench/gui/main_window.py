@@ -618,30 +618,12 @@ class MainWindow(QMainWindow):
             self._guarded(lambda: self.export_best(path), "Cannot export")
 
     def export_chart(self, key: str, path: str) -> None:
-        """Write one chart as PNG or SVG (by the file's suffix)."""
-        chart = self.charts[key]
-        chart.refresh()
-        if path.lower().endswith(".svg"):
-            # Qt's own SVG painter: pyqtgraph's SVGExporter cannot parse the paths Qt 6.12 writes.
-            from PySide6.QtCore import QRect
-            from PySide6.QtGui import QPainter
-            from PySide6.QtSvg import QSvgGenerator
+        """Write one chart as PNG or SVG (by the file's suffix), with its title, legend and the
+        SIMULATED / REPLAY label when the timings were not measured live."""
+        from workbench.gui.chart_export import export_chart
 
-            generator = QSvgGenerator()
-            generator.setFileName(path)
-            generator.setSize(chart.plot.size())
-            generator.setViewBox(QRect(0, 0, chart.plot.width(), chart.plot.height()))
-            generator.setTitle(chart.title)
-            painter = QPainter(generator)
-            chart.plot.render(painter)
-            painter.end()
-        else:
-            import pyqtgraph.exporters as exporters
-
-            exporter = exporters.ImageExporter(chart.plot.getPlotItem())
-            exporter.parameters()["width"] = max(int(chart.plot.width() * 2), 800)
-            if not exporter.export(path) and not Path(path).is_file():
-                raise WorkbenchError(f"{path}: could not write the image")
+        badge = self.timing_badge.text().strip()
+        export_chart(self.charts[key], path, badge if badge.startswith(("SIMULATED", "REPLAY")) else None)
 
     def _on_export_chart(self, key: str, fmt: str) -> None:
         path, _ = QFileDialog.getSaveFileName(self, f"Export chart as {fmt.upper()}",

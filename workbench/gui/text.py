@@ -19,6 +19,9 @@ METRIC_LABELS: dict[str, str] = {
     "smem_bytes": "shared memory (B)",
     "spill_bytes": "spills (B)",
     "occupancy": "occupancy",
+    "onchip_kb_per_sm": "on-chip per SM (KB)",
+    "onchip_kb_per_block": "on-chip per block (KB)",
+    "threads_per_block": "threads / block",
     "power_w": "power (W)",
 }
 

@@ -1,0 +1,142 @@
+"""What the charts, table and card draw: memory axes that vary, axis labels that match, value names
+on text slots, limit lines only while on, the violated constraint named, the excluded fastest config."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from workbench.core.measurement import Measurement, Status, Trial
+from workbench.core.session import Session
+from workbench.core.space import SearchSpace, Slot
+from workbench.gui.text import metric_label
+
+STRATEGIES = ("atomic", "tree", "shuffle")
+
+
+def _space() -> SearchSpace:
+    return SearchSpace([Slot("block_size", (64, 128, 256, 512), "launch"), Slot("strategy", STRATEGIES, "reduction")])
+
+
+def _session(gflops_scale: float = 1.0) -> Session:
+    """Device memory is the same for every config; on-chip storage per SM is not."""
+    trials = []
+    for i, config in enumerate(_space()):
+        latency = 0.1 + 0.02 * i
+        metrics = {"latency_ms": latency, "latency_p20_ms": latency * 0.98, "latency_p80_ms": latency * 1.03,
+                   "memory_mb": 68.16, "onchip_kb_per_sm": 16.0 * (1 + i % 4), "smem_bytes": 1024.0,
+                   "throughput_gbs": 400.0 / latency, "gflops": gflops_scale * 100.0 / latency, "quality": 0.9576}
+        trials.append(Trial(i, config, Measurement(Status.OK, metrics)))
+    return Session(kernel="toy", space=_space(), trials=trials,
+                   device={"name": "toy GPU", "simulated": True, "peak_bandwidth_gbs": 4800.0, "peak_fp32_gflops": 60000.0})
+
+
+@pytest.fixture
+def shown(window):
+    window.model.set_session(_session())
+    window.refresh()
+    for chart in window.charts.values():
+        chart.refresh()
+    QApplication.processEvents()
+    return window
+
+
+def test_tradeoff_plots_the_memory_figure_that_differs_and_draws_limits_only_when_on(shown):
+    chart, model = shown.tradeoff_chart, shown.model
+    assert chart.y_name == "onchip_kb_per_sm"  # device memory is flat: on-chip storage differs
+    assert chart.plot.getAxis("left").labelText == metric_label("onchip_kb_per_sm")
+    assert sorted(set(chart.feasible.ys.tolist())) == [16.0, 32.0, 48.0, 64.0]
+    assert not chart.latency_line.isVisible() and not chart.memory_line.isVisible()
+    (_, x1), _ = chart.plot.getPlotItem().vb.childrenBounds()
+    assert x1 < 0.5  # log10 of the slowest latency: no invisible limit stretches the range
+    model.set_constraints(max_latency_ms=0.2, max_memory_mb=100.0)
+    assert chart.latency_line.isVisible()
+    assert not chart.memory_line.isVisible()  # a MB limit has no place on a KB-per-SM axis
+    chart.y_combo.setCurrentIndex(chart.y_combo.findData("memory_mb"))
+    assert chart.y_name == "memory_mb" and chart.memory_line.isVisible()
+    assert chart.memory_line.value() == pytest.approx(100.0)
+    model.set_constraints(max_latency_ms=None)
+    assert not chart.latency_line.isVisible()
+    # the p20..p80 latency spread of each point is drawn as a segment
+    xs, _ = chart.spread.getData()
+    assert len(xs) == 2 * model.n
+
+
+def test_explore_axes_match_the_combos_and_name_text_values(shown):
+    chart = shown.metric_chart
+    assert chart.axes()[1] == "throughput_gbs"  # 4000 GB/s of 4800 beats 1000 GFLOP/s of 60000
+    chart.set_axes("slot:strategy", "latency_ms")
+    assert chart.plot.getAxis("bottom").labelText == chart.x_combo.currentText() == "strategy (slot)"
+    assert chart.plot.getAxis("left").labelText == chart.y_combo.currentText() == "latency (ms)"
+    assert chart.plot.getAxis("bottom")._tickLevels == [[(0.0, "atomic"), (1.0, "tree"), (2.0, "shuffle")]]
+    assert not chart.x_log.isEnabled() and chart.y_log.isEnabled()  # no log of a text slot
+    chart.x_log.setChecked(True)
+    assert not chart.log_x
+    chart.set_axes("slot:block_size", "gflops")
+    assert chart.plot.getAxis("bottom")._tickLevels is None  # numbers: ordinary ticks
+    assert chart.plot.getAxis("left").labelText == "GFLOP/s"
+
+
+def test_explore_default_rate_follows_the_roof(window):
+    window.model.set_session(_session(gflops_scale=500.0))  # 500k/0.1 GFLOP/s: far nearer its roof
+    window.refresh()
+    assert window.metric_chart.axes()[1] == "gflops"
+    assert window.metric_chart.plot.getAxis("left").labelText == "GFLOP/s"
+
+
+def test_constraint_boxes_say_off_and_min_quality_stays_at_or_below_one(shown):
+    panel = shown.objective_panel
+    for control in panel.limits.values():
+        assert control.spin.text() == "off"
+    quality = panel.limits["min_quality"]
+    assert quality.hi <= 1.0 and quality.slider.value() == 0  # loosest end of a lower bound is the left
+    quality.enabled.setChecked(True)
+    assert shown.model.constraints.min_quality is not None and shown.model.constraints.min_quality <= 1.0
+    assert shown.model.ranking.n_feasible == shown.model.n  # switched on at its loosest: excludes nothing
+    quality.enabled.setChecked(False)
+    assert quality.spin.text() == "off" and shown.model.constraints.min_quality is None
+
+
+def test_table_puts_slots_first_names_violations_and_the_card_names_the_excluded_fastest(shown):
+    table = shown.results.table_model
+    headers = [table.headerData(c, table_orientation()) for c in range(table.columnCount())]
+    assert headers[:5] == ["#", "block_size", "strategy", "latency (ms)", "score"]
+    assert headers[5] == "feasible" and headers[-1] == "id"
+    shown.model.set_constraints(max_latency_ms=0.15)
+    slow = 5  # latency 0.2
+    assert table.data(table.index(slow, table.column_of("feasible"))) == "latency_ms 0.2 > 0.15"
+    assert table.data(table.index(0, table.column_of("feasible"))) == "yes"
+    assert table.data(table.index(0, table.column_of("spread"))) == "2.5"
+    # trial 0 (0.1 ms) holds 16 KB per SM: a floor of 20 KB excludes the fastest config
+    shown.model.set_constraints(max_latency_ms=None, extra=("onchip_kb_per_sm >= 20",))
+    card = shown.best_card.text()
+    assert "The fastest config overall (trial 0, 0.1 ms, 1.20x faster) is excluded by" in card
+    assert "onchip_kb_per_sm 16 &lt; 20" in card
+    assert "6.9 of the 7.2 correct digits" in card  # quality explained
+
+
+def table_orientation():
+    from PySide6.QtCore import Qt
+
+    return Qt.Orientation.Horizontal
+
+
+def test_exported_charts_carry_title_legend_and_the_simulated_label(shown, tmp_path):
+    from PySide6.QtGui import QImage
+
+    badge = shown.timing_badge.text().strip()
+    assert badge.startswith("SIMULATED")
+    svg = tmp_path / "tradeoff.svg"
+    shown.export_chart("tradeoff", str(svg))
+    text = svg.read_text()
+    assert "Latency vs on-chip per SM (KB) · toy · toy GPU" in text
+    assert "SIMULATED: timings are modelled, not measured" in text
+    for series in ("Pareto", "best", "default", "p20"):
+        assert series in text
+    png = tmp_path / "tradeoff.png"
+    shown.export_chart("tradeoff", str(png))
+    image = QImage(str(png))
+    assert image.width() >= 2 * shown.tradeoff_chart.plot.width()
+    yellow = sum(1 for x in range(0, image.width() // 2, 4) for y in range(0, 160, 4)
+                 if image.pixelColor(x, y).name() == "#f0c000")
+    assert yellow > 20  # the SIMULATED label's box, under the title
