@@ -204,3 +204,7 @@ def test_memory_is_per_config_device_workspace_and_on_chip_storage() -> None:
         assert m["onchip_kb_per_block"] == pytest.approx(per_block)
         assert m["onchip_kb_per_sm"] >= per_block and m["onchip_kb_per_sm"] % per_block == pytest.approx(0)
     assert tree["threads_per_block"] == 256 and two_pass["threads_per_block"] == 64
+    # the roofline's per-config traffic and work: two-pass also writes and reads its partials
+    assert tree["dram_mb"] == pytest.approx((4 * n + 4) / 1e6)
+    assert two_pass["dram_mb"] == pytest.approx((4 * n + 4 + 8 * blocks) / 1e6)
+    assert two_pass["work_gflop"] > tree["work_gflop"] > n / 1e9 * 0.999

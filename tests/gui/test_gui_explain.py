@@ -3,6 +3,7 @@ on text slots, limit lines only while on, the violated constraint named, the exc
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication
 
@@ -140,3 +141,57 @@ def test_exported_charts_carry_title_legend_and_the_simulated_label(shown, tmp_p
     yellow = sum(1 for x in range(0, image.width() // 2, 4) for y in range(0, 160, 4)
                  if image.pixelColor(x, y).name() == "#f0c000")
     assert yellow > 20  # the SIMULATED label's box, under the title
+
+
+def _simulated_trial_session():
+    """One simulated trial with the model's stored breakdown, one measured-style trial without."""
+    terms = [{"name": "memory", "value": 0.017, "unit": "ms", "explanation": "67 MB at 3886 GB/s"},
+             {"name": "compute", "value": 0.0003, "unit": "ms", "explanation": "0.02 GFLOP"},
+             {"name": "waves", "value": 15.5, "unit": "waves", "explanation": "16384 blocks in 16 waves"},
+             {"name": "launch", "value": 0.003, "unit": "ms", "explanation": "1 launch"}]
+    details = {"terms": terms, "bound": "memory", "occupancy": "limited by threads: 100% occupancy", "simulated": True}
+    space = SearchSpace([Slot("block_size", (64, 128), "launch")])
+    configs = list(space)
+    simulated = Measurement(Status.OK, {"latency_ms": 0.0279, "throughput_gbs": 2400.0, "gflops": 600.0,
+                                        "dram_mb": 67.1, "work_gflop": 0.0168}, details=details)
+    plain = Measurement(Status.OK, {"latency_ms": 0.05, "throughput_gbs": 1340.0, "gflops": 335.0})
+    return Session(kernel="toy", space=space, trials=[Trial(0, configs[0], simulated), Trial(1, configs[1], plain)],
+                   device={"name": "toy GPU", "simulated": True, "peak_bandwidth_gbs": 4800.0, "peak_fp32_gflops": 60000.0})
+
+
+def test_why_panel_draws_the_selected_trials_modelled_terms_and_its_peaks(window):
+    window.model.set_session(_simulated_trial_session())
+    window.model.select(0)
+    view = window.why_view
+    ticks = [name for _, name in view.plot.getAxis("left")._tickLevels[0]]
+    assert ticks == ["memory", "compute", "launch"]  # the ms terms, top to bottom; waves is a fact
+    assert list(view.bars.opts["width"]) == [0.017, 0.0003, 0.003]
+    assert [label.toPlainText() for label in view.value_labels] == ["0.017 ms", "0.0003 ms", "0.003 ms"]
+    assert view.latency_line.isVisible() and view.latency_line.value() == pytest.approx(0.0279)
+    facts = view.facts.text()
+    assert "memory-bound" in facts and "limited by threads" in facts and "waves: 16384 blocks" in facts
+    assert "50% of the GPU's peak bandwidth (2400 of 4800 GB/s" in facts
+    assert "1.0% of the GPU's peak FP32 rate (600 of 60000 GFLOP/s)" in facts
+    assert "modelled by the simulator" in view.title.text()
+    window.model.select(1)  # no stored breakdown: the figures and the same ratios, no bars
+    assert len(view.bars.opts["width"]) == 0 and not view.latency_line.isVisible()
+    assert "28% of the GPU's peak bandwidth" in view.facts.text() and "measured" in view.title.text()
+
+
+def test_roofline_places_trials_under_the_roofs(window):
+    window.model.set_session(_simulated_trial_session())
+    window.bottom_tabs.setCurrentWidget(window.roofline_chart)
+    QApplication.processEvents()
+    chart = window.roofline_chart
+    chart.refresh()
+    assert chart.plot.getAxis("bottom").labelText == "arithmetic intensity (FLOP/byte)"
+    assert chart.plot.getAxis("left").labelText == "achieved GFLOP/s"
+    data = chart.data
+    assert data.per_config and data.ridge == pytest.approx(12.5)
+    assert data.intensity[0] == pytest.approx(0.0168e9 / 67.1e6)
+    assert data.gflops[0] == pytest.approx(0.0168 / 0.0279e-3)
+    assert np.isnan(data.intensity[1])  # without its own traffic figures: not drawn in per-config mode
+    xs, ys = chart.roof.getData()
+    assert 10 ** xs[1] == pytest.approx(12.5) and 10 ** ys[1] == pytest.approx(60000.0)  # the ridge (log axes)
+    assert chart.best.data.tolist() == [0] and chart.best.xs[0] == pytest.approx(np.log10(data.intensity[0]))
+    assert not chart.no_data.isVisible()

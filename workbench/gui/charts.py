@@ -281,7 +281,7 @@ class TradeoffChart(_ChartBase):
         self.log_box = QCheckBox("log latency")
         self.log_box.setToolTip("latencies of a tuning run often span orders of magnitude")
         self.log_box.toggled.connect(lambda on: self.set_log(on, False))
-        self.header.addWidget(QLabel("y"))
+        self.header.addWidget(QLabel("   y"))
         self.header.addWidget(self.y_combo)
         self.header.addWidget(self.log_box)
         self.log_box.setChecked(True)

@@ -137,6 +137,13 @@ class MainWindow(QMainWindow):
         importance_scroll.setWidgetResizable(True)
         importance_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         self.bottom_tabs.addTab(importance_scroll, "Slot importance")
+        from workbench.gui.why_view import RooflineChart, WhyView
+
+        self.why_view = WhyView(model)
+        self.roofline_chart = RooflineChart(model)
+        self.charts["roofline"] = self.roofline_chart
+        self.bottom_tabs.addTab(self.why_view, "Why this fast?")
+        self.bottom_tabs.addTab(self.roofline_chart, "Roofline")
         self.bottom_tabs.currentChanged.connect(self._on_bottom_tab)
         model.trials_added.connect(self._on_trials_for_importance)
         model.session_changed.connect(self._on_trials_for_importance)
