@@ -195,3 +195,37 @@ def test_roofline_places_trials_under_the_roofs(window):
     assert 10 ** xs[1] == pytest.approx(12.5) and 10 ** ys[1] == pytest.approx(60000.0)  # the ridge (log axes)
     assert chart.best.data.tolist() == [0] and chart.best.xs[0] == pytest.approx(np.log10(data.intensity[0]))
     assert not chart.no_data.isVisible()
+
+
+def test_presentation_mode_enlarges_fonts_and_markers_and_is_remembered(shown, qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from workbench.gui.main_window import MainWindow
+
+    chart = shown.tradeoff_chart
+    base_marker = chart.feasible.opts["size"]
+    base_font = shown.font().pointSizeF()
+    shown.zoom.presentation_action.trigger()
+    assert shown.zoom.factor == pytest.approx(1.5)
+    assert chart.feasible.opts["size"] == pytest.approx(1.5 * base_marker)
+    assert shown.font().pointSizeF() == pytest.approx(1.5 * base_font)
+    assert chart.plot.getAxis("bottom").style["tickFont"].pointSizeF() == pytest.approx(1.5 * shown.zoom.base_point_size)
+    assert "12.0pt" in chart.legend.styleSheet()
+    shown.zoom.zoom_in()
+    assert shown.zoom.factor == pytest.approx(1.5 * 1.15) and shown.zoom.presentation_action.isChecked()
+    shown.settings.sync()
+    again = MainWindow(interactive=False, settings=QSettings(shown.settings.fileName(), QSettings.Format.IniFormat))
+    qtbot.addWidget(again)
+    assert again.zoom.factor == pytest.approx(1.5 * 1.15)  # remembered
+    again.zoom.set_factor(1.0)
+    assert again.tradeoff_chart.feasible.opts["size"] == pytest.approx(base_marker)
+
+
+def test_status_bar_summary_ends_in_an_ellipsis_instead_of_running_under_the_device_label(shown):
+    label = shown.summary_label
+    label.setText("recommended: " + "x" * 400)
+    shown.resize(1440, 900)
+    QApplication.processEvents()
+    assert label.geometry().right() < shown.device_label.geometry().left()  # side by side, not overlapping
+    assert label.shown_text().endswith("…") and len(label.shown_text()) < 400
+    assert label.toolTip() == label.text()  # the whole text on hover

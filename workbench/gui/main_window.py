@@ -70,6 +70,9 @@ class MainWindow(QMainWindow):
         self.resize(1440, 900)
         self._build()
         self._build_menus()
+        from workbench.gui.presentation import Zoom
+
+        self.zoom = Zoom(self)  # View menu: presentation mode, Ctrl+/Ctrl- (remembered)
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
         self._timer.timeout.connect(self.refresh)
@@ -177,7 +180,9 @@ class MainWindow(QMainWindow):
         self.device_label = QLabel("no session")
         self.timing_badge = QLabel("")
         self.timing_badge.setObjectName("timingBadge")
-        self.summary_label = QLabel("")
+        from workbench.gui.elided_label import ElidedLabel
+
+        self.summary_label = ElidedLabel("")  # ends in "…" rather than running under the labels beside it
         status.addPermanentWidget(self.device_label)
         status.addPermanentWidget(self.timing_badge)
         status.addWidget(self.summary_label, 1)
