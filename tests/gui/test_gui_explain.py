@@ -229,3 +229,27 @@ def test_status_bar_summary_ends_in_an_ellipsis_instead_of_running_under_the_dev
     assert label.geometry().right() < shown.device_label.geometry().left()  # side by side, not overlapping
     assert label.shown_text().endswith("…") and len(label.shown_text()) < 400
     assert label.toolTip() == label.text()  # the whole text on hover
+
+
+def test_parallel_coordinates_and_slices_draw_every_trial_across_slots_and_score(shown):
+    model = shown.model
+    view = shown.parallel
+    shown.bottom_tabs.setCurrentWidget(view)
+    QApplication.processEvents()
+    assert [name for _, name in view.plot.getAxis("bottom")._tickLevels[0]] == ["block_size", "strategy", "score"]
+    assert view.value_label_texts()[:7] == ["64", "128", "256", "512", "atomic", "tree", "shuffle"]
+    xs, ys = view.feasible.getData()
+    assert len(xs) == 4 * model.n  # 3 axes + a break per trial
+    best = model.ranking.best
+    _, best_y = view.best.getData()
+    assert best_y[-1] == pytest.approx(model.ranking.score[best]) == pytest.approx(1.0)
+    assert best_y[0] == pytest.approx(0.0)  # block_size 64 is the lowest value on its axis
+    slices = shown.slices
+    shown.bottom_tabs.setCurrentWidget(slices)
+    QApplication.processEvents()
+    assert list(slices.plots) == ["block_size", "strategy"]
+    strategy = slices.plots["strategy"]
+    assert strategy.getAxis("bottom")._tickLevels == [[(0.0, "atomic"), (1.0, "tree"), (2.0, "shuffle")]]
+    _, feasible, best_item = slices.points["strategy"]
+    assert sorted(feasible.ys.tolist()) == sorted(model.ranking.score.tolist())
+    assert best_item.data.tolist() == [best]

@@ -147,6 +147,12 @@ class MainWindow(QMainWindow):
         self.charts["roofline"] = self.roofline_chart
         self.bottom_tabs.addTab(self.why_view, "Why this fast?")
         self.bottom_tabs.addTab(self.roofline_chart, "Roofline")
+        from workbench.gui.search_views import ParallelCoordinates, SlicePlots
+
+        self.parallel = ParallelCoordinates(model)
+        self.slices = SlicePlots(model)
+        self.bottom_tabs.addTab(self.parallel, "Parallel coords")
+        self.bottom_tabs.addTab(self.slices, "Slices")
         self.bottom_tabs.currentChanged.connect(self._on_bottom_tab)
         model.trials_added.connect(self._on_trials_for_importance)
         model.session_changed.connect(self._on_trials_for_importance)
