@@ -253,3 +253,38 @@ def test_parallel_coordinates_and_slices_draw_every_trial_across_slots_and_score
     _, feasible, best_item = slices.points["strategy"]
     assert sorted(feasible.ys.tolist()) == sorted(model.ranking.score.tolist())
     assert best_item.data.tolist() == [best]
+
+
+def test_compare_shows_two_configs_side_by_side_with_their_source_diff_and_overlays_sessions(shown, tmp_path):
+    from workbench.core.session import save_session
+
+    view = shown.compare
+    model = shown.model
+    view.set_pair(0, 5)  # block 64/atomic vs block 128/shuffle... by the space's order
+    a, b = model.trials[0], model.trials[5]
+    rows = {r[0]: r for r in view.rows_shown()}
+    assert rows["block_size"][1:3] == [str(a.config["block_size"]), str(b.config["block_size"])]
+    assert rows["latency (ms)"][1:] == ["0.1", "0.2", "2x"]
+    assert rows["memory (MB)"][3] == ""  # the same: no ratio
+    differing = {view.table.item(r, 0).text() for r in range(view.table.rowCount())
+                 if view.table.item(r, 0).background().color().name() == "#ffecb3"}
+    assert "latency (ms)" in differing and "memory (MB)" not in differing
+    assert "the rendered sources" in view.diff.placeholderText()  # toy session: nothing to render
+    # sessions overlaid: this one and a saved copy with a slower start
+    other = _session()
+    for trial in other.trials:
+        trial.measurement.metrics["latency_ms"] *= 2
+    path = tmp_path / "other.json"
+    save_session(other, path)
+    view.add_session(str(path))
+    assert len(view.curves) == 2
+    _, ours = view.curves[0].getData()
+    _, theirs = view.curves[1].getData()
+    assert 10 ** ours[-1] == pytest.approx(0.1) and 10 ** theirs[-1] == pytest.approx(0.2)  # log y axis
+    assert "session 2: toy · toy GPU" in view.curve_legend.text() and "best 0.2 ms" in view.curve_legend.text()
+
+
+def test_large_rates_are_written_as_numbers_not_exponents():
+    from workbench.gui.text import fmt
+
+    assert fmt(46690.3) == "46690" and fmt(0.01951) == "0.01951" and fmt(3439.4) == "3439"

@@ -153,6 +153,10 @@ class MainWindow(QMainWindow):
         self.slices = SlicePlots(model)
         self.bottom_tabs.addTab(self.parallel, "Parallel coords")
         self.bottom_tabs.addTab(self.slices, "Slices")
+        from workbench.gui.compare_view import CompareView
+
+        self.compare = CompareView(model)
+        self.bottom_tabs.addTab(self.compare, "Compare")
         self.bottom_tabs.currentChanged.connect(self._on_bottom_tab)
         model.trials_added.connect(self._on_trials_for_importance)
         model.session_changed.connect(self._on_trials_for_importance)

@@ -87,7 +87,7 @@ class ParallelCoordinates(_HiddenUntilShown):
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
-        self.plot.getAxis("left").setLabel("position on each axis (slot values bottom to top; score 0 to 1)")
+        self.plot.getAxis("left").setLabel("value on each axis")
         self.plot.getAxis("left").setTicks([[(0.0, "low"), (1.0, "high")]])
         self.infeasible = pg.PlotDataItem(pen=INFEASIBLE_LINE, connect="finite")
         self.feasible = pg.PlotDataItem(pen=FEASIBLE_LINE, connect="finite")
@@ -149,7 +149,7 @@ class ParallelCoordinates(_HiddenUntilShown):
             label.setPos(k, score)
             self.plot.addItem(label)
             self.value_labels.append(label)
-        self.plot.setXRange(-0.2, k + 0.4, padding=0)
+        self.plot.setXRange(-0.5, k + 0.4, padding=0)
         self.plot.setYRange(-0.05, 1.05, padding=0)
 
     def value_label_texts(self) -> list[str]:

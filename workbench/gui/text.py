@@ -48,6 +48,8 @@ def fmt(value: Any, digits: int = 4) -> str:
         return "-"
     if number == int(number) and abs(number) < 1e9:
         return str(int(number))
+    if 10**digits <= abs(number) < 1e9:  # 46690, not 4.669e+04: a rate a person reads aloud
+        return f"{number:.0f}"
     return f"{number:.{digits}g}"
 
 
