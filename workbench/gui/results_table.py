@@ -279,11 +279,13 @@ class ResultsTable(QWidget):
         for column in range(self.table_model.columnCount()):
             title = str(self.table_model.headerData(column, Qt.Orientation.Horizontal))
             key = self.table_model.column_key(column)
-            width = max(metrics.horizontalAdvance(title) + 28, 56)
+            width = max(metrics.horizontalAdvance(title) + 18, 44)
             if key == "id":
                 width = max(width, metrics.horizontalAdvance("0123456789abc") + 12)
             elif key == "status":
                 width = max(width, metrics.horizontalAdvance("compile_error") + 16)
+            elif key == "feasible":
+                width = max(width, metrics.horizontalAdvance("latency_ms 0.41 > 0.3") + 12)
             self.view.setColumnWidth(column, width)
 
     def _on_ranking_changed(self) -> None:
