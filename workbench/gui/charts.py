@@ -16,7 +16,6 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from workbench.core.objective import pareto_front
 from workbench.gui.axes import can_log, category_ticks, default_memory_metric, default_rate_metric, memory_metrics_with_data
 from workbench.gui.fast_scatter import FastScatter
 from workbench.gui.model import SessionModel
@@ -241,6 +240,8 @@ class TradeoffChart(_ChartBase):
         super().__init__(model, parent)
         self.y_name = "memory_mb"
         self.y_chosen: str | None = None  # a y the user picked (wins over the default)
+        self._pareto_order: tuple[Any, np.ndarray] = (None, np.empty(0, dtype=np.int64))
+        self._default_y: tuple[Any, tuple[list[str], str | None]] = (None, ([], None))
         self.plot.setLabel("bottom", "latency", units="ms")
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.plot.getAxis("left").enableAutoSIPrefix(False)
@@ -297,14 +298,20 @@ class TradeoffChart(_ChartBase):
 
     def _fill_y_combo(self) -> None:
         """Offer the memory-like metrics some trial reports; pick the user's, else the default."""
-        offered = memory_metrics_with_data(self.model)
+        # the data decides, not a slider move; past 1,000 trials a few more trials will not change the
+        # spread ranking, so it is re-evaluated every 1,000 (a run tick must stay cheap)
+        n = self.model.n
+        key = (n if n < 1000 else n // 1000, id(self.model.session))
+        if self._default_y[0] != key:
+            self._default_y = (key, (memory_metrics_with_data(self.model), default_memory_metric(self.model)))
+        offered, default = self._default_y[1]
         if [self.y_combo.itemData(i) for i in range(self.y_combo.count())] != offered:
             self.y_combo.blockSignals(True)
             self.y_combo.clear()
             for name in offered:
                 self.y_combo.addItem(metric_label(name), name)
             self.y_combo.blockSignals(False)
-        wanted = self.y_chosen if self.y_chosen in offered else default_memory_metric(self.model)
+        wanted = self.y_chosen if self.y_chosen in offered else default
         self.y_name = wanted or "memory_mb"
         if wanted is not None and self.y_combo.currentData() != wanted:
             self.y_combo.blockSignals(True)
@@ -348,7 +355,7 @@ class TradeoffChart(_ChartBase):
         self.feasible.setData(x=x[f], y=memory[f], data=index[f])
         self.infeasible.setData(x=x[i], y=memory[i], data=index[i])
         self.spread.setData(*_spread_segments(model, shown, memory, horizontal=True))
-        front = pareto_front(latency, memory, feasible & shown)
+        front = self._pareto(latency, memory, feasible & shown)
         self.pareto.setData(latency[front], memory[front]) if front.size else self.pareto.setData([], [])
         best = ranking.best
         if best is not None and shown[best]:
@@ -361,6 +368,26 @@ class TradeoffChart(_ChartBase):
         else:
             self.default.setData([], [])
         self._place_limits()
+
+    def _pareto(self, latency: np.ndarray, memory: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Rows on the (latency, y) Pareto front among ``mask``, sorted by latency.
+
+        The sort of all trials is kept until trials or the y metric change, so a slider move (a new
+        mask) costs a filter and a running minimum, not a 20,000-row sort."""
+        key = (self.model.n, self.y_name, id(self.model.session))
+        if self._pareto_order[0] != key:
+            order = np.lexsort((np.where(np.isfinite(memory), memory, np.inf), latency))
+            self._pareto_order = (key, order)
+        order = self._pareto_order[1]
+        rows = order[mask[order] & np.isfinite(latency[order])]
+        if not rows.size:
+            return rows
+        values = np.where(np.isfinite(memory[rows]), memory[rows], np.inf)
+        running = np.minimum.accumulate(values)
+        keep = np.empty(rows.size, dtype=bool)
+        keep[0] = True
+        keep[1:] = values[1:] < running[:-1]
+        return rows[keep]
 
     def _say_no_data(self, text: str) -> None:
         """Write why the plot is empty in its middle (an empty frame says nothing)."""
@@ -430,6 +457,7 @@ class MetricChart(_ChartBase):
         self.plot.addItem(self.spread)
         self.plot.addItem(self.selected_item)
         self._labels: tuple[str, str] = ("", "")
+        self._log_allowed: dict[tuple[Any, ...], bool] = {}
         self._ticks: tuple[Any, Any] = (None, None)
         for widget in (QLabel("   x"), self.x_combo, self.x_log, QLabel("  y"), self.y_combo, self.y_log):
             self.header.addWidget(widget)
@@ -498,7 +526,12 @@ class MetricChart(_ChartBase):
             for axis, values in (("bottom", ticks[0]), ("left", ticks[1])):
                 self.plot.getAxis(axis).setTicks([values] if values else None)
         for box, name, categorical in ((self.x_log, x, ticks[0] is not None), (self.y_log, y, ticks[1] is not None)):
-            allowed = bool(name) and can_log(self.model.metric(name)[~self.model.failed_mask()], categorical)
+            key = (self.model.n, id(self.model.session), name)
+            if key not in self._log_allowed:  # depends on the data only: not recomputed per slider move
+                if len(self._log_allowed) > 64:
+                    self._log_allowed.clear()
+                self._log_allowed[key] = bool(name) and can_log(self.model.metric(name)[~self.model.failed_mask()], categorical)
+            allowed = self._log_allowed[key]
             if box.isEnabled() != allowed:
                 box.setEnabled(allowed)
                 box.setToolTip("" if allowed else "a log axis needs positive numbers")

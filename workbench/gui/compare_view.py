@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.errors import WorkbenchError
-from workbench.gui.comparison import best_latency_so_far, compare_trials, session_label, source_diff
+from workbench.gui.comparison import best_latency_so_far, compare_trials, running_min, session_label, source_diff
 from workbench.gui.model import SessionModel
 from workbench.gui.source_view import render_source
 from workbench.gui.text import fmt, metric_label
@@ -100,18 +100,34 @@ class CompareView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
         model.session_changed.connect(self._on_session_changed)
-        model.trials_added.connect(lambda *_: self._draw_curves())
+        model.trials_added.connect(self._on_trials_added)
         model.ranking_changed.connect(self._on_ranking_changed)
+        self._curves_dirty = True
         self._on_session_changed()
+
+    # Hidden in its tab most of the time: the curves are redrawn when shown, not per run tick.
+    def _on_trials_added(self, *_: Any) -> None:
+        self._curves_dirty = True
+        if self.isVisible():
+            self._draw_curves()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        if self.a is None or self.b is None:
+            self._on_ranking_changed()
+        if self._curves_dirty:
+            self._draw_curves()
 
     # --- the pair ----------------------------------------------------------------------------------
     def _on_session_changed(self) -> None:
         self.a = self.b = None
-        self._on_ranking_changed()
-        self._draw_curves()
+        self._curves_dirty = True
+        if self.isVisible():
+            self._on_ranking_changed()
+            self._draw_curves()
 
     def _on_ranking_changed(self) -> None:
-        if self.a is None or self.b is None:
+        if (self.a is None or self.b is None) and self.isVisible():
             ranking = self.model.ranking
             best = ranking.best if ranking is not None else None
             default = self.model.default_index
@@ -174,13 +190,17 @@ class CompareView(QWidget):
                 self.curve_legend.setText(f"<span style='color:#d55e00'>{exc}</span>")
 
     def _draw_curves(self) -> None:
+        self._curves_dirty = False
         for curve in self.curves:
             self.plot.removeItem(curve)
         self.curves = []
         sessions = ([self.model.session] if self.model.session is not None else []) + self.others
         entries = []
         for k, session in enumerate(sessions):
-            best = best_latency_so_far(session.trials if session is not self.model.session else self.model.trials)
+            if session is self.model.session:  # from the model's columns: no walk over 20,000 trials
+                best = running_min(np.where(self.model.failed_mask(), np.nan, self.model.metric("latency_ms")))
+            else:
+                best = best_latency_so_far(session.trials)
             colour = CURVE_COLOURS[k % len(CURVE_COLOURS)]
             x = np.arange(len(best), dtype=float)
             keep = np.isfinite(best)

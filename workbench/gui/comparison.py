@@ -64,7 +64,11 @@ def source_diff(source_a: str, source_b: str, name_a: str, name_b: str) -> list[
 
 def best_latency_so_far(trials: Sequence[Trial]) -> np.ndarray:
     """Per evaluation, the lowest latency of a successful trial so far (NaN before the first)."""
-    latency = np.array([t.metric("latency_ms") if t.ok else math.nan for t in trials], dtype=float)
+    return running_min(np.array([t.metric("latency_ms") if t.ok else math.nan for t in trials], dtype=float))
+
+
+def running_min(latency: np.ndarray) -> np.ndarray:
+    """Running minimum ignoring NaN (NaN until the first number)."""
     latency = np.where(np.isfinite(latency), latency, np.inf)
     best = np.minimum.accumulate(latency) if latency.size else latency
     return np.where(np.isfinite(best), best, np.nan)
