@@ -70,6 +70,7 @@ def test_explore_axes_match_the_combos_and_name_text_values(shown):
     assert chart.plot.getAxis("bottom").labelText == chart.x_combo.currentText() == "strategy (slot)"
     assert chart.plot.getAxis("left").labelText == chart.y_combo.currentText() == "latency (ms)"
     assert chart.plot.getAxis("bottom")._tickLevels == [[(0.0, "atomic"), (1.0, "tree"), (2.0, "shuffle")]]
+    assert _drawn_tick_texts(chart.plot.getAxis("bottom")) == ["atomic", "tree", "shuffle"]  # none hidden at the ends
     assert not chart.x_log.isEnabled() and chart.y_log.isEnabled()  # no log of a text slot
     chart.x_log.setChecked(True)
     assert not chart.log_x
@@ -114,6 +115,20 @@ def test_table_puts_slots_first_names_violations_and_the_card_names_the_excluded
     assert "The fastest config overall (trial 0, 0.1 ms, 1.20x faster) is excluded by" in card
     assert "onchip_kb_per_sm 16 &lt; 20" in card
     assert "6.9 of the 7.2 correct digits" in card  # quality explained
+
+
+def _drawn_tick_texts(axis) -> list[str]:
+    """The tick labels pyqtgraph would actually paint (it hides those that overflow the axis)."""
+    from PySide6.QtGui import QImage, QPainter
+
+    QApplication.processEvents()
+    image = QImage(max(int(axis.width()), 10), max(int(axis.height()), 10), QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        _, _, texts = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _, _, text in texts]
 
 
 def table_orientation():

@@ -523,8 +523,13 @@ class MetricChart(_ChartBase):
         ticks = (category_ticks(self.model, x), category_ticks(self.model, y))
         if ticks != self._ticks:
             self._ticks = ticks
-            for axis, values in (("bottom", ticks[0]), ("left", ticks[1])):
+            view = self.plot.getPlotItem().getViewBox()
+            for axis, values, which in (("bottom", ticks[0], view.XAxis), ("left", ticks[1], view.YAxis)):
                 self.plot.getAxis(axis).setTicks([values] if values else None)
+                if values:  # half a category of room each side, or the end labels would be cut off (hidden)
+                    view.setRange(**{"xRange" if which == view.XAxis else "yRange": (-0.6, len(values) - 0.4)}, padding=0)
+                else:
+                    view.enableAutoRange(axis=which)
         for box, name, categorical in ((self.x_log, x, ticks[0] is not None), (self.y_log, y, ticks[1] is not None)):
             key = (self.model.n, id(self.model.session), name)
             if key not in self._log_allowed:  # depends on the data only: not recomputed per slider move
