@@ -71,7 +71,7 @@ class BestCard(QFrame):
         metrics = trial.measurement.metrics
         shown = "<br>".join(f"{html.escape(metric_label(k))}: {fmt(metrics[k])}{_metric_note(k, metrics[k])}"
                             for k in CARD_METRICS if k in metrics and not (k in _RATES and not metrics[k]))
-        parts = [f"<span style='font-size:11pt'>{config}</span>", shown]
+        parts = [f"<big>{config}</big>", shown]  # relative: it grows with the zoom
         baseline = self._baseline_text(trial.metric("latency_ms"))
         if baseline:
             parts.append(baseline)

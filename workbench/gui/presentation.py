@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pyqtgraph as pg
 from PySide6.QtGui import QAction, QFont, QKeySequence
 
 from workbench.gui.fast_scatter import FastScatter
@@ -27,16 +28,21 @@ def zoom_chart(chart: Any, factor: float, base_point_size: float) -> None:
     selected = getattr(chart, "selected_item", None)
     if isinstance(selected, FastScatter):
         selected.set_scale(factor)
+    zoom_axes(chart.plot.getPlotItem(), factor, base_point_size)
+    legend_size = 8.0 * factor
+    chart.legend.setStyleSheet(f"font-size: {legend_size:.1f}pt; color: #333;")
+
+
+def zoom_axes(plot_item: Any, factor: float, base_point_size: float) -> None:
+    """Tick labels and axis titles of one plot at ``factor``."""
     font = QFont()
     font.setPointSizeF(base_point_size * factor)
     for name in ("bottom", "left"):
-        axis = chart.plot.getAxis(name)
+        axis = plot_item.getAxis(name)
         axis.setStyle(tickFont=font)
         axis.label.setFont(font)
         axis.picture = None
         axis.update()
-    legend_size = 8.0 * factor
-    chart.legend.setStyleSheet(f"font-size: {legend_size:.1f}pt; color: #333;")
 
 
 class Zoom:
@@ -88,6 +94,10 @@ class Zoom:
         self.window.setFont(font)
         for chart in self.window.charts.values():
             zoom_chart(chart, factor, self.base_point_size)
+        charted = {id(chart.plot) for chart in self.window.charts.values()}
+        for plot in self.window.findChildren(pg.PlotWidget):  # the other views' plots: their axis fonts
+            if id(plot) not in charted:
+                zoom_axes(plot.getPlotItem(), factor, self.base_point_size)
         self.presentation_action.blockSignals(True)
         self.presentation_action.setChecked(factor >= PRESENTATION_ZOOM - 1e-6)
         self.presentation_action.blockSignals(False)
