@@ -10,7 +10,7 @@ closest to the device's roof for this kernel.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -95,11 +95,3 @@ def can_log(values: np.ndarray, categorical: bool) -> bool:
     values = values[np.isfinite(values)]
     return bool(values.size) and bool((values > 0).all())
 
-
-def visible_range(values: Sequence[float]) -> tuple[float, float] | None:
-    """(min, max) of the finite values, None when there are none."""
-    values = np.asarray(values, dtype=float)
-    values = values[np.isfinite(values)]
-    if not values.size:
-        return None
-    return float(values.min()), float(values.max())
