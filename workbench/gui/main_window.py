@@ -275,6 +275,8 @@ class MainWindow(QMainWindow):
             else:
                 self.timing_badge.setText("  measured live  ")
                 self.timing_badge.setStyleSheet("background:#009e73; color:white; font-weight:bold; border-radius:3px")
+            if backend == "replay":  # the recording's kernel (greyed), not the last template shown; not added as one
+                self.toolbar.kernel.setEditText(session.kernel)
             if session.space is not None and (self.slots_panel.base is None or self.slots_panel.base != session.space):
                 self.slots_panel.set_space(session.space)
             self._show_problem_hint(session.problem)
@@ -526,8 +528,6 @@ class MainWindow(QMainWindow):
             self.toolbar.apply({k: v for k, v in run.items() if v is not None})
         except WorkbenchError:
             pass  # a strategy or backend this build lacks: keep the controls as they are
-        if backend.get("kind") == "replay":
-            self.toolbar.kernel.setEditText(session.kernel)  # shown (greyed) for what it is, not added as a template
         self._shown_request = self._choices(self.toolbar.request())
 
     def save(self) -> bool:
@@ -589,7 +589,6 @@ class MainWindow(QMainWindow):
         self.path = None
         self.model.set_session(session)
         self.model.dirty = True
-        self.toolbar.kernel.setEditText(session.kernel)  # the recording's kernel, not the last template shown
         self._update_title()
 
     def _on_import_kt(self) -> None:
