@@ -210,6 +210,11 @@ def test_roofline_places_trials_under_the_roofs(window):
     assert 10 ** xs[1] == pytest.approx(12.5) and 10 ** ys[1] == pytest.approx(60000.0)  # the ridge (log axes)
     assert chart.best.data.tolist() == [0] and chart.best.xs[0] == pytest.approx(np.log10(data.intensity[0]))
     assert not chart.no_data.isVisible()
+    assert chart.compute_label.toPlainText() == "peak FP32 60000 GFLOP/s"
+    assert chart.bandwidth_label.toPlainText() == "4800 GB/s"
+    window.model.select(0)  # the selection is ringed where the trial sits
+    assert chart.selected_item.xs[0] == pytest.approx(np.log10(data.intensity[0]))
+    assert chart.selected_item.ys[0] == pytest.approx(np.log10(data.gflops[0]))
 
 
 def test_presentation_mode_enlarges_fonts_and_markers_and_is_remembered(shown, qtbot, tmp_path):

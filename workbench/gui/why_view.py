@@ -169,6 +169,11 @@ class RooflineChart(_ChartBase):
         self.plot.addItem(self.selected_item)
         self.no_data = pg.TextItem("", color=(90, 90, 90), anchor=(0.5, 0.5))
         self.plot.addItem(self.no_data, ignoreBounds=True)
+        # the roofs are named with their numbers, as Nsight Compute does
+        self.compute_label = pg.TextItem("", color=(150, 60, 110), anchor=(1, 1))
+        self.bandwidth_label = pg.TextItem("", color=(150, 60, 110), anchor=(0, 1))
+        for label in (self.compute_label, self.bandwidth_label):
+            self.plot.addItem(label, ignoreBounds=True)
         self.note = QLabel("")
         self.note.setStyleSheet("color: #555")
         self.header.addWidget(self.note)
@@ -202,6 +207,8 @@ class RooflineChart(_ChartBase):
             self.no_data.setPos((x0 + x1) / 2, (y0 + y1) / 2)
             self.no_data.setVisible(True)
             self.note.setText("")
+            self.compute_label.setText("")
+            self.bandwidth_label.setText("")
             return
         self.no_data.setVisible(False)
         self.note.setText("intensity from each config's modelled traffic" if data.per_config
@@ -223,6 +230,10 @@ class RooflineChart(_ChartBase):
         ridge = data.ridge
         xs = np.array([low, ridge, high])
         self.roof.setData(xs, data.roof(xs))
+        self.compute_label.setText(f"peak FP32 {data.peak_gflops:.0f} GFLOP/s")
+        self.compute_label.setPos(math.log10(high), math.log10(data.peak_gflops))
+        self.bandwidth_label.setText(f"{data.peak_gbs:.0f} GB/s")
+        self.bandwidth_label.setPos(math.log10(low), math.log10(low * data.peak_gbs))
 
     def _xy(self, index: int) -> tuple[float, float] | None:
         data = self.data
