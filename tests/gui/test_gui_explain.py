@@ -97,6 +97,11 @@ def test_constraint_boxes_say_off_and_min_quality_stays_at_or_below_one(shown):
     assert shown.model.ranking.n_feasible == shown.model.n  # switched on at its loosest: excludes nothing
     quality.enabled.setChecked(False)
     assert quality.spin.text() == "off" and shown.model.constraints.min_quality is None
+    memory = panel.limits["max_memory_mb"]
+    memory.spin.setValue(-0.5)  # typed between "off" and 0: a limit of 0, never a refused negative one
+    assert memory.enabled.isChecked() and shown.model.constraints.max_memory_mb == 0.0
+    memory.spin.setValue(-1.0)
+    assert not memory.enabled.isChecked() and shown.model.constraints.max_memory_mb is None
 
 
 def test_table_puts_slots_first_names_violations_and_the_card_names_the_excluded_fastest(shown):

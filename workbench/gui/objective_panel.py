@@ -102,6 +102,10 @@ class LimitControl:
 
     def _on_spin(self, *_: Any) -> None:
         """Typing a limit turns the constraint on; stepping down to "off" turns it off."""
+        if OFF < self.spin.value() < 0:  # between the sentinel and 0: no limit here is negative
+            self.spin.blockSignals(True)
+            self.spin.setValue(0.0)
+            self.spin.blockSignals(False)
         self.enabled.blockSignals(True)
         self.enabled.setChecked(self.spin.value() > OFF)
         self.enabled.blockSignals(False)
