@@ -177,6 +177,11 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
     )
 
 
+def workspace_bytes(problem: Problem, config: Config) -> int:
+    """Only the two-pass strategy needs scratch: one partial sum per block and the ticket."""
+    return 4 * _blocks(problem, config) + 4 if config["strategy"] == "two_pass" else 0
+
+
 def baseline(cupy: Any, inputs: Mapping[str, Any], problem: Problem) -> None:
     """cupy.sum (CUB's device reduction underneath)."""
     cupy.sum(inputs["x"], out=inputs["out"].reshape(()))
@@ -209,6 +214,7 @@ TEMPLATE = KernelTemplate(
     emulate=emulate,
     bytes_moved=bytes_moved,
     flops=flops,
+    workspace_bytes=workspace_bytes,
     tolerance=(1e-3, 1e-3),  # float32 partial sums of up to 2^30 terms, in whatever order atomics land
     baseline=baseline,
     baseline_name="cupy.sum",

@@ -157,6 +157,9 @@ def test_latency_only_ranking_orders_by_latency() -> None:
     assert r.explain(0).startswith("2nd lowest latency among 3 feasible configs (2.00x slower than the best)")
     assert r.explain(0).endswith("this is the default config")
     assert r.explain(1) == "failed (compile_error): nvrtc: boom"
+    # a gain under 10% is written in percent, never as "1.0x faster"
+    close = [ok(0, latency_ms=1.03), ok(1, latency_ms=1.0)]
+    assert rank(close, default=close[0].config.id).explain(1).endswith("; 3.0% faster than the default")
 
 
 def test_weighted_score_trades_latency_for_memory() -> None:

@@ -190,3 +190,24 @@ def test_thousands_of_evaluations_per_second_once_resources_are_known() -> None:
         backend.evaluate(cfg, LIMITS)
     rate = len(configs) / (time.perf_counter() - began)
     assert rate > 2000, f"{rate:.0f} evaluations/s"
+
+
+def test_memory_is_per_config_device_workspace_and_on_chip_storage() -> None:
+    """Device memory counts the workspace a config needs (two-pass partial sums); on-chip storage is
+    shared memory plus registers x threads per block, times the blocks resident per SM."""
+    target, backend = _backend("reduce_sum")
+    tree = backend.evaluate(_config(target, strategy="shared_tree"), LIMITS).metrics
+    two_pass = backend.evaluate(_config(target, strategy="two_pass", block_size=64, items_per_thread=1), LIMITS).metrics
+    n = int(target.problem["n"])
+    assert tree["memory_mb"] == pytest.approx((4 * n + 4) / 1e6)  # input + result, no workspace
+    blocks = n // 64
+    assert two_pass["memory_mb"] == pytest.approx((4 * n + 4 + 4 * blocks + 4) / 1e6)
+    for m in (tree, two_pass):
+        per_block = (m["smem_bytes"] + 4 * m["registers"] * m["threads_per_block"]) / 1024
+        assert m["onchip_kb_per_block"] == pytest.approx(per_block)
+        assert m["onchip_kb_per_sm"] >= per_block and m["onchip_kb_per_sm"] % per_block == pytest.approx(0)
+    assert tree["threads_per_block"] == 256 and two_pass["threads_per_block"] == 64
+    # the roofline's per-config traffic and work: two-pass also writes and reads its partials
+    assert tree["dram_mb"] == pytest.approx((4 * n + 4) / 1e6)
+    assert two_pass["dram_mb"] == pytest.approx((4 * n + 4 + 8 * blocks) / 1e6)
+    assert two_pass["work_gflop"] > tree["work_gflop"] > n / 1e9 * 0.999

@@ -41,7 +41,8 @@ def _session(n_ok: int = 6) -> Session:
 
 def test_failure_concentration_names_the_broken_slot_value():
     session = _session()
-    found = failure_concentrations(session.trials)
+    assert failure_concentrations(session.trials) == []  # two failures are too few to blame a slot value
+    found = failure_concentrations(session.trials, min_count=2)
     assert found and found[0].status is Status.COMPILE_ERROR
     assert (found[0].slot, found[0].value, found[0].share) == ("unroll", 16, 1.0)
     assert found[0].baseline == pytest.approx(2 / 8)
@@ -50,6 +51,25 @@ def test_failure_concentration_names_the_broken_slot_value():
     codes = np.array([1, 1, 1, 0, 0, 0])
     spread = {"s": (np.array([0, 1, 2, 0, 1, 2]), ["a", "b", "c"])}
     assert concentrations_from_columns(codes, spread) == []
+
+
+def test_few_launch_errors_are_explained_by_their_resources_not_a_slot_value(window):
+    """Two refused launches: "100% have threads=1024" from two failures says little; what they
+    asked for (registers x threads) is the cause, and is what the log must show."""
+    space = SearchSpace([Slot("tile", (1, 2), "launch"), Slot("threads", (256, 1024), "launch")])
+    trials = []
+    for i, config in enumerate(space):
+        if config["threads"] == 1024:
+            m = Measurement(Status.LAUNCH_ERROR, {"registers": 96.0, "threads_per_block": 1024.0, "smem_bytes": 0.0},
+                            message="too many resources requested for launch")
+        else:
+            m = Measurement(Status.OK, {"latency_ms": 1.0 + i})
+        trials.append(Trial(i, config, m))
+    window.model.set_session(Session(kernel="toy", space=space, trials=trials, device={"name": "toy"}))
+    window.failures.refresh()
+    text = window.failures.concentration.text()
+    assert "have tile=" not in text and "have threads=" not in text
+    assert "launch_error (2): 96 registers x 1024 threads = 98,304 registers per block (x2)" in text
 
 
 def test_growing_column_and_model_sync_pull_only_new_trials():
@@ -241,8 +261,13 @@ def test_imported_kernel_tuner_cache_is_shown_as_recorded(window):
     ok = int((~model.failed_mask()).sum())
     assert model.n > 100 and ok > 0
     assert "REPLAY" in window.timing_badge.text() or "recorded" in window.timing_badge.text()
-    # memory is not in a Kernel Tuner cache: every ok trial still appears on the trade-off chart
-    assert len(window.tradeoff_chart.feasible.data) + len(window.tradeoff_chart.infeasible.data) == ok
+    # memory is not in a Kernel Tuner cache: the trade-off chart says so instead of drawing every
+    # trial at a made-up 0 MB
+    chart = window.tradeoff_chart
+    assert len(chart.feasible.data) + len(chart.infeasible.data) == 0
+    assert chart.no_data.isVisible() and "memory" in chart.no_data.toPlainText()
+    assert chart.plot.getAxis("left").labelText == "memory (not reported)"
+    assert window.toolbar.kernel.currentText() == model.session.kernel  # not the previous template
     assert "throughput_gbs" not in model.metric_names()  # only metrics the recording has are offered
 
 
@@ -251,7 +276,7 @@ def test_chart_legends_sit_above_the_plots_not_over_the_points(window):
     chart now names its series in a line of text above the plot, in the series' colours."""
     for chart in window.charts.values():
         assert chart.plot.plotItem.legend is None  # nothing drawn over the data
-        assert chart.legend.isVisible() or not window.isVisible()
+        assert not chart.legend.isHidden()  # shown whenever its chart is (the roofline sits in a tab)
     score = window.score_chart.legend.text()
     assert "best&nbsp;so&nbsp;far" in score and "failed" in score
     tradeoff = window.tradeoff_chart.legend.text()

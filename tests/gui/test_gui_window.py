@@ -138,6 +138,10 @@ def test_dragging_the_latency_line_moves_the_slider(window, qtbot):
     chart.refresh()
     QApplication.processEvents()
     line = chart.latency_line
+    assert not line.isVisible() and not chart.memory_line.isVisible()  # constraints off: no lines
+    window.objective_panel.limits["max_latency_ms"].enabled.setChecked(True)
+    QApplication.processEvents()
+    assert line.isVisible()
     latency = window.model.metric("latency_ms")
     target = float(np.log10(np.nanmedian(latency)))  # view coordinates: the latency axis is log10
     (y0, y1) = chart.plot.getPlotItem().vb.viewRange()[1]

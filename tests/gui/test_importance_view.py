@@ -99,3 +99,14 @@ def test_refresh_requests_coalesce(view, qtbot) -> None:
     qtbot.waitUntil(lambda: view.data["calls"] == 1, timeout=3000)
     qtbot.wait(600)
     assert view.data["calls"] == 1
+
+
+def test_each_bar_is_labelled_with_its_share_and_the_axis_is_named(view) -> None:
+    view.refresh()
+    texts = [label.toPlainText() for label in view.bar_labels]
+    assert texts == [f"{view.shares[name]:.0%}" for name in view._order]
+    assert all(label.isVisible() for label in view.bar_labels)
+    top = view.bar_labels[0]
+    assert top.pos().x() == pytest.approx(view.shares[view._order[0]])  # at the end of its bar
+    assert view.bar_plot.getAxis("bottom").labelText == "share of importance"
+    assert view.bar_plot.getViewBox().viewRange()[0][1] >= max(view.shares.values()) * 1.15  # room for the text

@@ -60,14 +60,21 @@ def describe_sim_device(gpu: GpuSpec, arch: str | None = None) -> dict[str, Any]
     }
 
 
-def _footprint_mb(template: KernelTemplate, problem: Mapping[str, Any]) -> float:
-    """Device memory of the launch: every array argument at the full problem size."""
-    total = 0
+def _footprint_mb(template: KernelTemplate, problem: Mapping[str, Any], config: Config | None = None) -> float:
+    """Device memory one config uses: every data array at the full problem size, plus the scratch
+    workspace that config needs (the template's ``workspace_bytes``; else the scratch args in full)."""
+    data = scratch = 0
     for arg in template.args:
         if arg.kind == "scalar" or arg.shape is None:
             continue
-        total += int(np.prod(arg.shape(problem), dtype=np.int64)) * np.dtype(arg.dtype).itemsize
-    return total / 1e6
+        size = int(np.prod(arg.shape(problem), dtype=np.int64)) * np.dtype(arg.dtype).itemsize
+        if arg.kind == "scratch":
+            scratch += size
+        else:
+            data += size
+    if config is not None and template.workspace_bytes is not None:
+        scratch = int(template.workspace_bytes(problem, config))
+    return (data + scratch) / 1e6
 
 
 class SimBackend(Backend):
@@ -108,7 +115,6 @@ class SimBackend(Backend):
         self.arch = str(self.spec.options.get("arch") or self.gpu.arch)
         self.problem = self.template.resolve_problem(self.spec.options.get("problem"))
         self.space = self.template.space(self.problem)
-        self.memory_mb = _footprint_mb(self.template, self.problem)
         self.bytes_moved = float(self.template.bytes_moved(self.problem))
         self.flops = float(self.template.flops(self.problem))
         self.small = dict(self.template.small_problem or self.problem)
@@ -240,7 +246,11 @@ class SimBackend(Backend):
         phase("run")
         smem_total = int(resources["smem_bytes"]) + smem_dynamic
         spill = int(resources["spill_store_bytes"]) + int(resources["spill_load_bytes"])
-        used = {"registers": float(resources["registers"]), "smem_bytes": float(smem_total), "spill_bytes": float(spill)}
+        threads = int(np.prod(block))
+        used = {"registers": float(resources["registers"]), "smem_bytes": float(smem_total), "spill_bytes": float(spill),
+                "threads_per_block": float(threads),
+                # on-chip storage one block holds: its shared memory plus its threads' registers (4 B each)
+                "onchip_kb_per_block": (smem_total + 4.0 * int(resources["registers"]) * threads) / 1024.0}
         refusal = launch_check(self.gpu, block, smem_total, int(resources["registers"]), grid=grid)
         if refusal:
             return Measurement(Status.LAUNCH_ERROR, metrics=used, message=refusal, log=refusal,
@@ -282,7 +292,12 @@ class SimBackend(Backend):
             "throughput_gbs": throughput,
             "gflops": gflops,
             "pct_of_peak": pct,
-            "memory_mb": self.memory_mb,
+            "memory_mb": _footprint_mb(self.template, self.problem, config),
+            "onchip_kb_per_sm": used["onchip_kb_per_block"] * prediction.occupancy.active_blocks_per_sm,
+            # what this config really moves and computes (re-reads, padding, extra passes included),
+            # for its arithmetic intensity on a roofline
+            "dram_mb": (profile.bytes_read * (1.0 - min(max(profile.l2_reuse, 0.0), 1.0)) + profile.bytes_written) / 1e6,
+            "work_gflop": profile.flops / 1e9,
             "occupancy": prediction.occupancy.fraction,
             "quality": quality,
             **used,

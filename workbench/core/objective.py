@@ -594,9 +594,10 @@ class Ranking:
         ratio = self._ratio(LATENCY, i, d)
         if ratio is None:
             return ""
-        if ratio >= 1:
-            return f"; {ratio:.1f}x faster than the default"
-        return f"; {1 / ratio:.1f}x slower than the default"
+        word, times = ("faster", ratio) if ratio >= 1 else ("slower", 1 / ratio)
+        if times < 1.1:  # "1.0x faster" says nothing: small gains in percent
+            return f"; {(times - 1) * 100:.1f}% {word} than the default"
+        return f"; {times:.1f}x {word} than the default"
 
 
 def rank(

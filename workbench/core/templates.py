@@ -127,7 +127,8 @@ class KernelTemplate:
 
     Added with the template library (all optional): ``problem_doc`` (param -> one line),
     ``problem_limits`` (param -> (min, max), inclusive; integer params default to ``>= 1``),
-    ``source_path`` (the ``.cu`` file, filled in by :func:`load_templates`).
+    ``source_path`` (the ``.cu`` file, filled in by :func:`load_templates`), ``workspace_bytes``
+    (the scratch bytes one config really uses, for its memory footprint).
     """
 
     name: str
@@ -162,6 +163,10 @@ class KernelTemplate:
     problem_doc: Mapping[str, str] = field(default_factory=dict)
     problem_limits: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     source_path: str = ""  # the .cu file the source was read from
+    # Device workspace bytes a config really uses (``(problem, config) -> int``): scratch buffers are
+    # declared at their largest size, but a config that needs less (a two-pass reduction's partial
+    # sums, one per block) would allocate less. None: every scratch arg at its declared size.
+    workspace_bytes: Callable[[Problem, Config], int] | None = None
     _spaces: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

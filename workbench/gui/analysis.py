@@ -42,8 +42,14 @@ def status_counts(trials: Sequence[Trial]) -> dict[Status, int]:
     return status_counts_from_codes(np.array([STATUSES.index(t.status) for t in trials], dtype=np.int64))
 
 
+#: Failures of one status needed before a shared slot value means anything: with two failures,
+#: "100% have tile_size_x=1" is a coincidence as often as a cause.
+MIN_FAILURES = 8
+
+
 def concentrations_from_columns(codes: np.ndarray, slots: Mapping[str, tuple[np.ndarray, Sequence[Any]]],
-                                min_share: float = 0.5, min_lift: float = 1.25, min_count: int = 2) -> list[Concentration]:
+                                min_share: float = 0.5, min_lift: float = 1.25,
+                                min_count: int = MIN_FAILURES) -> list[Concentration]:
     """``codes``: status code per trial; ``slots``: name -> (value index per trial, the values).
 
     For each failure status, the slot values that at least ``min_share`` of its failures share and
@@ -85,3 +91,33 @@ def failure_concentrations(trials: Sequence[Trial], **options: Any) -> list[Conc
         position = {v: i for i, v in enumerate(values)}
         slots[name] = (np.array([position[v] for v in raw], dtype=np.int64), values)
     return concentrations_from_columns(codes, slots, **options)
+
+
+def failure_reason(trial: Trial) -> str:
+    """What a failure itself says: for a refused launch, the resources it asked for (registers x
+    threads, shared memory per block), which is the cause whatever the slot values; else its message."""
+    metrics = trial.measurement.metrics
+    if trial.status is Status.LAUNCH_ERROR and "registers" in metrics:
+        parts = []
+        registers, threads = metrics.get("registers"), metrics.get("threads_per_block")
+        if registers is not None and threads is not None:
+            parts.append(f"{registers:.0f} registers x {threads:.0f} threads = {registers * threads:,.0f} registers per block")
+        elif registers is not None:
+            parts.append(f"{registers:.0f} registers per thread")
+        smem = metrics.get("smem_bytes")
+        if smem:
+            parts.append(f"{smem / 1024:.1f} KB shared memory per block")
+        if parts:
+            return "; ".join(parts)
+    message = trial.measurement.message.strip().splitlines()
+    return message[0] if message else trial.status.value
+
+
+def failure_reasons(trials: Sequence[Trial], status: Status, limit: int = 3) -> list[tuple[str, int]]:
+    """The distinct reasons of the failures of ``status``, most frequent first, with their counts."""
+    counts: dict[str, int] = {}
+    for trial in trials:
+        if trial.status is status:
+            reason = failure_reason(trial)
+            counts[reason] = counts.get(reason, 0) + 1
+    return sorted(counts.items(), key=lambda item: -item[1])[:limit]

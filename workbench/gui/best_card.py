@@ -5,13 +5,18 @@ from __future__ import annotations
 import html
 import math
 
+import numpy as np
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from workbench.gui.model import SessionModel
 from workbench.gui.text import fmt, metric_label
 
-CARD_METRICS = ("latency_ms", "memory_mb", "throughput_gbs", "gflops", "quality", "occupancy", "registers")
+CARD_METRICS = ("latency_ms", "memory_mb", "onchip_kb_per_sm", "throughput_gbs", "gflops", "quality", "occupancy", "registers")
+#: Rates that are 0 for every config of a kernel that does no such work (a histogram's GFLOP/s): not shown.
+_RATES = ("throughput_gbs", "gflops")
+FLOAT32_DIGITS = 7.22  # log10(2**24): the digits an exactly rounded float32 result carries
 
 
 class BestCard(QFrame):
@@ -64,14 +69,37 @@ class BestCard(QFrame):
         trial = model.trials[best]
         config = "<br>".join(f"<b>{html.escape(k)}</b> = {html.escape(str(v))}" for k, v in trial.config.items())
         metrics = trial.measurement.metrics
-        shown = "<br>".join(f"{html.escape(metric_label(k))}: {fmt(metrics[k])}" for k in CARD_METRICS if k in metrics)
-        parts = [f"<span style='font-size:11pt'>{config}</span>", shown]
+        shown = "<br>".join(f"{html.escape(metric_label(k))}: {fmt(metrics[k])}{_metric_note(k, metrics[k])}"
+                            for k in CARD_METRICS if k in metrics and not (k in _RATES and not metrics[k]))
+        parts = [f"<big>{config}</big>", shown]  # relative: it grows with the zoom
         baseline = self._baseline_text(trial.metric("latency_ms"))
         if baseline:
             parts.append(baseline)
         parts.append(f"<i>Why: {html.escape(ranking.explain(best))}</i>")
+        fastest = self._fastest_text(best)
+        if fastest:
+            parts.append(fastest)
         parts.append(f"trial {trial.index} &middot; id {trial.config.id}")
         return "<br>".join(parts)
+
+    def _fastest_text(self, best: int) -> str:
+        """When the recommendation is not the fastest successful config: what kept the fastest out."""
+        from workbench.gui.results_table import feasibility_text  # noqa: PLC0415 - shared wording
+
+        latency = self.model.metric("latency_ms")
+        ok = ~self.model.failed_mask() & np.isfinite(latency)
+        if not ok.any():
+            return ""
+        fastest = int(np.flatnonzero(ok)[np.argmin(latency[ok])])
+        if latency[fastest] >= latency[best]:
+            return ""
+        trial = self.model.trials[fastest]
+        gain = f"{latency[best] / latency[fastest]:.2f}x" if latency[best] / latency[fastest] >= 1.1 else \
+            f"{(latency[best] / latency[fastest] - 1) * 100:.1f}%"
+        head = f"The fastest config overall (trial {trial.index}, {fmt(latency[fastest])} ms, {gain} faster)"
+        if not self.model.ranking.feasible[fastest]:
+            return f"{head} is excluded by <b>{html.escape(feasibility_text(self.model, fastest))}</b>."
+        return f"{head} scores lower under the weights ({fmt(float(self.model.ranking.score[fastest]), 3)})."
 
     def _baseline_text(self, latency: float) -> str:
         baselines = getattr(self.model.session, "baselines", None) or {}
@@ -84,3 +112,12 @@ class BestCard(QFrame):
                 shown = ratio if ratio >= 1 else 1 / ratio
                 lines.append(f"vs library {html.escape(name)} ({fmt(reference)} ms): <b>{shown:.2f}x {verdict}</b>")
         return "<br>".join(lines)
+
+
+def _metric_note(name: str, value: float) -> str:
+    """A few words that make a bare number readable (quality is a share of float32's digits)."""
+    if name == "quality" and isinstance(value, (int, float)) and math.isfinite(value):
+        digits = value * FLOAT32_DIGITS
+        return (f" <span style='color:#555'>({digits:.1f} of the {FLOAT32_DIGITS:.1f} correct digits float32 "
+                f"can carry, against a float64 reference)</span>")
+    return ""

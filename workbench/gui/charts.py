@@ -16,6 +16,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from workbench.gui.axes import can_log, category_ticks, default_memory_metric, default_rate_metric, memory_metrics_with_data
 from workbench.gui.fast_scatter import FastScatter
 from workbench.gui.model import SessionModel
 from workbench.gui.text import describe_trial, metric_label
@@ -34,6 +35,7 @@ BEST_LINE_PEN = pg.mkPen(204, 121, 167, 255, width=2.5)
 LIMIT_PEN = pg.mkPen(213, 94, 0, 220, width=2, style=Qt.PenStyle.DashLine)
 LIMIT_HOVER_PEN = pg.mkPen(213, 94, 0, 255, width=4)
 SELECT_PEN = pg.mkPen(0, 0, 0, 255, width=2.5)
+SPREAD_PEN = pg.mkPen(0, 114, 178, 90, width=1)
 
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
@@ -106,6 +108,17 @@ class _ChartBase(QWidget):
         colour = style.color().name() if style.color().alpha() else "#333333"
         self.legend_entries.append(f'<span style="color:{colour}">{glyph}</span>&nbsp;{name.replace(" ", "&nbsp;")}')
         self.legend.setText(" &nbsp; ".join(self.legend_entries))
+
+    def export_title(self) -> str:
+        """The title an exported picture carries: what is plotted, for which kernel, on which device."""
+        session = self.model.session
+        if session is None:
+            return self.title
+        device = (session.device or {}).get("name", "")
+        return f"{self.plotted_title()} · {session.kernel}" + (f" · {device}" if device else "")
+
+    def plotted_title(self) -> str:
+        return self.title
 
     def set_log(self, x: bool, y: bool) -> None:
         """Log axes. Scatter items do not follow pyqtgraph's log mode, so their data is given as
@@ -213,18 +226,26 @@ class ScoreChart(_ChartBase):
 
 
 class TradeoffChart(_ChartBase):
-    """Latency against memory: feasible / infeasible styled apart, the Pareto front, the best config,
-    the default config as reference, and the max-latency / max-memory limits as draggable lines."""
+    """Latency against a memory-like metric: feasible / infeasible styled apart, the Pareto front,
+    the best config, the default config as reference, the p20..p80 latency spread of every point,
+    and the max-latency / max-memory limits as draggable lines while those constraints are on.
+
+    The y metric is chosen in the header; by default the memory-like metric that differs most
+    between configs (device memory is often the same for all of them: see :mod:`axes`)."""
 
     title = "Latency vs memory"
-    hint = "drag the dashed lines to set the max-latency and max-memory constraints"
+    hint = "turn a constraint on to get its dashed line here; drag the line to move the limit"
 
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(model, parent)
+        self.y_name = "memory_mb"
+        self.y_chosen: str | None = None  # a y the user picked (wins over the default)
+        self._pareto_order: tuple[Any, np.ndarray] = (None, np.empty(0, dtype=np.int64))
+        self._default_y: tuple[Any, tuple[list[str], str | None]] = (None, ([], None))
         self.plot.setLabel("bottom", "latency", units="ms")
-        self.plot.setLabel("left", "memory", units="MB")
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.plot.getAxis("left").enableAutoSIPrefix(False)
+        self.spread = pg.PlotDataItem(pen=SPREAD_PEN, connect="pairs")
         self.infeasible = _scatter(INFEASIBLE, size=6, hover=self._tip)
         self.feasible = _scatter(FEASIBLE, size=6, hover=self._tip)
         self.pareto = pg.PlotDataItem(pen=PARETO_PEN)
@@ -234,7 +255,7 @@ class TradeoffChart(_ChartBase):
         self.default.setZValue(9)
         for item, name, glyph, style in ((self.infeasible, "infeasible", "●", INFEASIBLE), (self.feasible, "feasible", "●", FEASIBLE),
                                          (self.pareto, "Pareto front", "━", PARETO_PEN), (self.best, "best feasible", "★", BEST),
-                                         (self.default, "default config", "◇", DEFAULT)):
+                                         (self.default, "default config", "◇", DEFAULT), (self.spread, "latency p20–p80", "─", SPREAD_PEN)):
             self._add_series(item, name, glyph, style)
         for item in (self.infeasible, self.feasible, self.best, self.default):
             item.sigClicked.connect(self._clicked)
@@ -246,14 +267,63 @@ class TradeoffChart(_ChartBase):
                                            label="max memory {value:.4g} MB", labelOpts={**label_opts, "position": 0.2, "anchors": [(0, 0), (0, 0)]})
         for line in (self.latency_line, self.memory_line):
             line.setZValue(15)
+            line.setVisible(False)  # drawn only while its constraint is on
             self.plot.addItem(line)
         self.latency_line.sigPositionChangeFinished.connect(self._on_latency_dragged)
         self.memory_line.sigPositionChangeFinished.connect(self._on_memory_dragged)
+        self.no_data = pg.TextItem("", color=(90, 90, 90), anchor=(0.5, 0.5))
+        self.no_data.setVisible(False)
+        self.plot.addItem(self.no_data, ignoreBounds=True)
+        self.y_combo = QComboBox()
+        self.y_combo.setToolTip("the memory figure on the y axis: device memory, on-chip storage per SM or per block, ...")
+        self.y_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.y_combo.setMinimumContentsLength(12)
+        self.y_combo.currentIndexChanged.connect(self._on_y_chosen)
         self.log_box = QCheckBox("log latency")
         self.log_box.setToolTip("latencies of a tuning run often span orders of magnitude")
         self.log_box.toggled.connect(lambda on: self.set_log(on, False))
+        self.header.addWidget(QLabel("   y"))
+        self.header.addWidget(self.y_combo)
         self.header.addWidget(self.log_box)
         self.log_box.setChecked(True)
+
+    def plotted_title(self) -> str:
+        return f"Latency vs {metric_label(self.y_name)}"
+
+    def _on_y_chosen(self, _index: int) -> None:
+        name = self.y_combo.currentData()
+        if name:
+            self.y_chosen = name
+            self.refresh()
+
+    def _fill_y_combo(self) -> None:
+        """Offer the memory-like metrics some trial reports; pick the user's, else the default."""
+        # the data decides, not a slider move; past 1,000 trials a few more trials will not change the
+        # spread ranking, so it is re-evaluated every 1,000 (a run tick must stay cheap)
+        n = self.model.n
+        key = (n if n < 1000 else n // 1000, id(self.model.session))
+        if self._default_y[0] != key:
+            self._default_y = (key, (memory_metrics_with_data(self.model), default_memory_metric(self.model)))
+        offered, default = self._default_y[1]
+        if [self.y_combo.itemData(i) for i in range(self.y_combo.count())] != offered:
+            self.y_combo.blockSignals(True)
+            self.y_combo.clear()
+            for name in offered:
+                self.y_combo.addItem(metric_label(name), name)
+            self.y_combo.blockSignals(False)
+        wanted = self.y_chosen if self.y_chosen in offered else default
+        self.y_name = wanted or "memory_mb"
+        if wanted is not None and self.y_combo.currentData() != wanted:
+            self.y_combo.blockSignals(True)
+            self.y_combo.setCurrentIndex(self.y_combo.findData(wanted))
+            self.y_combo.blockSignals(False)
+        label = metric_label(self.y_name) if wanted is not None else "memory (not reported)"
+        if self.plot.getAxis("left").labelText != label:
+            self.plot.setLabel("left", label)
+
+    def _on_session_changed(self) -> None:
+        self.y_chosen = None  # a new session gets its own default
+        self.dirty = True
 
     def _on_latency_dragged(self, line: pg.InfiniteLine) -> None:
         value = float(line.value())
@@ -264,32 +334,29 @@ class TradeoffChart(_ChartBase):
 
     def _refresh(self) -> None:
         model, ranking = self.model, self.model.ranking
-        latency, memory = model.metric("latency_ms"), model.metric("memory_mb")
-        if ranking is None or model.n == 0:
+        self._fill_y_combo()
+        latency, memory = model.metric("latency_ms"), model.metric(self.y_name)
+        ok = ~model.failed_mask() if model.n else np.zeros(0, dtype=bool)
+        shown = ok & np.isfinite(latency) & np.isfinite(memory)
+        if ranking is None or model.n == 0 or not shown.any():
             for item in (self.feasible, self.infeasible, self.best, self.default):
                 item.setData([], [])
-            self.pareto.setData([], [])
-            self._place_limits(latency, memory)
+            for item in (self.pareto, self.spread):
+                item.setData([], [])
+            self._say_no_data("no trials yet" if model.n == 0 else
+                              "no successful trial reports a memory figure" if ok.any() else "no successful trial yet")
+            self._place_limits()
             return
+        self.no_data.setVisible(False)
         index = np.arange(model.n)
         feasible = np.asarray(ranking.feasible, dtype=bool)
-        ok = ~model.failed_mask()
-        if not np.isfinite(memory[ok]).any():  # e.g. a Kernel Tuner cache: latency alone, memory at 0
-            memory = np.where(ok, 0.0, np.nan)
-            self.plot.setLabel("left", "memory (not reported)")
-        else:
-            self.plot.setLabel("left", "memory", units="MB")
-        shown = ok & np.isfinite(latency) & np.isfinite(memory)
         f, i = shown & feasible, shown & ~feasible
         x = self.tx(latency)
         self.feasible.setData(x=x[f], y=memory[f], data=index[f])
         self.infeasible.setData(x=x[i], y=memory[i], data=index[i])
-        front = np.asarray(ranking.pareto, dtype=int)
-        if front.size:
-            front = front[np.argsort(latency[front], kind="stable")]
-            self.pareto.setData(latency[front], memory[front])
-        else:
-            self.pareto.setData([], [])
+        self.spread.setData(*_spread_segments(model, shown, memory, horizontal=True))
+        front = self._pareto(latency, memory, feasible & shown)
+        self.pareto.setData(latency[front], memory[front]) if front.size else self.pareto.setData([], [])
         best = ranking.best
         if best is not None and shown[best]:
             self.best.setData(x=[x[best]], y=[memory[best]], data=[best])
@@ -300,46 +367,75 @@ class TradeoffChart(_ChartBase):
             self.default.setData(x=[x[default]], y=[memory[default]], data=[default])
         else:
             self.default.setData([], [])
-        self._place_limits(latency[shown], memory[shown])
+        self._place_limits()
 
-    def _place_limits(self, latency: np.ndarray, memory: np.ndarray) -> None:
-        """Limits sit at their constraint; an unset limit sits just past the data, ready to drag."""
+    def _pareto(self, latency: np.ndarray, memory: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Rows on the (latency, y) Pareto front among ``mask``, sorted by latency.
+
+        The sort of all trials is kept until trials or the y metric change, so a slider move (a new
+        mask) costs a filter and a running minimum, not a 20,000-row sort."""
+        key = (self.model.n, self.y_name, id(self.model.session))
+        if self._pareto_order[0] != key:
+            order = np.lexsort((np.where(np.isfinite(memory), memory, np.inf), latency))
+            self._pareto_order = (key, order)
+        order = self._pareto_order[1]
+        rows = order[mask[order] & np.isfinite(latency[order])]
+        if not rows.size:
+            return rows
+        values = np.where(np.isfinite(memory[rows]), memory[rows], np.inf)
+        running = np.minimum.accumulate(values)
+        keep = np.empty(rows.size, dtype=bool)
+        keep[0] = True
+        keep[1:] = values[1:] < running[:-1]
+        return rows[keep]
+
+    def _say_no_data(self, text: str) -> None:
+        """Write why the plot is empty in its middle (an empty frame says nothing)."""
+        self.no_data.setText(text)
+        (x0, x1), (y0, y1) = self.plot.getPlotItem().vb.viewRange()
+        self.no_data.setPos((x0 + x1) / 2, (y0 + y1) / 2)
+        self.no_data.setVisible(True)
+
+    def _place_limits(self) -> None:
+        """A limit line is shown at its constraint while the constraint is on, else hidden (a hidden
+        line does not count in the auto range, so an unset limit never stretches the axes)."""
         constraints = self.model.constraints
-        for line, value, data in ((self.latency_line, constraints.max_latency_ms, latency),
-                                  (self.memory_line, constraints.max_memory_mb, memory)):
+        memory_limit = constraints.max_memory_mb if self.y_name == "memory_mb" else None
+        for line, value in ((self.latency_line, constraints.max_latency_ms), (self.memory_line, memory_limit)):
             if line.moving:
                 continue
+            line.setVisible(value is not None)
             if value is None:
-                finite = data[np.isfinite(data)] if len(data) else data
-                value = float(finite.max()) * 1.05 if len(finite) else 1.0
-                line.label.format = ("max latency: none" if line is self.latency_line else "max memory: none")
-            elif line is self.latency_line:
+                continue
+            if line is self.latency_line:
                 line.label.format = f"max latency {value:.4g} ms"
+                if self.log_x:
+                    value = math.log10(value) if value > 0 else 0.0
             else:
                 line.label.format = "max memory {value:.4g} MB"
-            if line is self.latency_line and self.log_x:
-                value = math.log10(value) if value > 0 else 0.0
             line.blockSignals(True)
             line.setValue(value)
             line.blockSignals(False)
             line.label.valueChanged()
 
     def _xy(self, index: int) -> tuple[float, float] | None:
-        memory = float(self.model.metric("memory_mb")[index])
-        if not math.isfinite(memory) and self.model.trials[index].ok:
-            memory = 0.0  # drawn on the floor when memory is not reported
-        return float(self.model.metric("latency_ms")[index]), memory
+        return float(self.model.metric("latency_ms")[index]), float(self.model.metric(self.y_name)[index])
 
 
 class MetricChart(_ChartBase):
-    """Any metric (or numeric slot) against any other, with optional log axes."""
+    """Any metric (or slot) against any other, with optional log axes.
+
+    Text and boolean slots are plotted at their position and their ticks name the values; log
+    toggles are enabled only for metrics whose values are all positive; the axis labels are set
+    from the combos on every refresh, so they always agree."""
 
     title = "Explore"
-    hint = "any metric or numeric slot against any other, e.g. throughput against block size"
+    hint = "any metric or slot against any other, e.g. throughput against block size"
 
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(model, parent)
         self.preferred: tuple[str | None, str | None] = (None, None)  # axes asked for before they exist
+        self._automatic = [True, True]  # axes at their default, re-chosen when the data says more
         self.x_combo, self.y_combo = QComboBox(), QComboBox()
         self.x_log, self.y_log = QCheckBox("log x"), QCheckBox("log y")
         for combo in (self.x_combo, self.y_combo):
@@ -348,6 +444,9 @@ class MetricChart(_ChartBase):
             combo.currentIndexChanged.connect(self._on_axes_changed)
         for box in (self.x_log, self.y_log):
             box.toggled.connect(self._on_axes_changed)
+        for axis in ("bottom", "left"):
+            self.plot.getAxis(axis).enableAutoSIPrefix(False)  # no "(x0.001)" on a slot axis
+        self.spread = pg.PlotDataItem(pen=SPREAD_PEN, connect="pairs")
         self.infeasible = _scatter(INFEASIBLE, size=6, hover=self._tip)
         self.feasible = _scatter(FEASIBLE, size=6, hover=self._tip)
         self.best = _scatter(BEST, symbol="star", size=16, pen=OUTLINE, hover=self._tip)
@@ -355,7 +454,11 @@ class MetricChart(_ChartBase):
                                          (self.best, "best", "★", BEST)):
             self._add_series(item, name, glyph, style)
             item.sigClicked.connect(self._clicked)
+        self.plot.addItem(self.spread)
         self.plot.addItem(self.selected_item)
+        self._labels: tuple[str, str] = ("", "")
+        self._log_allowed: dict[tuple[Any, ...], bool] = {}
+        self._ticks: tuple[Any, Any] = (None, None)
         for widget in (QLabel("   x"), self.x_combo, self.x_log, QLabel("  y"), self.y_combo, self.y_log):
             self.header.addWidget(widget)
         self._fill_combos()
@@ -375,13 +478,22 @@ class MetricChart(_ChartBase):
     def axes(self) -> tuple[str, str]:
         return self.x_combo.currentData() or "", self.y_combo.currentData() or ""
 
-    def _fill_combos(self) -> None:
+    def plotted_title(self) -> str:
+        x, y = self.axes()
+        return f"{metric_label(y)} vs {metric_label(x)}" if x and y else self.title
+
+    def chosen_axes(self) -> tuple[str, str]:
+        """The axes the user picked ("" where the chart chose its default): what settings remember."""
+        return tuple(name if name and not auto else "" for name, auto in zip(self.axes(), self._automatic))  # type: ignore[return-value]
+
+    def _fill_combos(self, force: bool = False) -> None:
         names = self.model.metric_names()
-        current = [self.x_combo.currentData(), self.y_combo.currentData()]
-        if [self.x_combo.itemData(i) for i in range(self.x_combo.count())] == names:
+        current = [None if auto else data for auto, data in
+                   zip(self._automatic, (self.x_combo.currentData(), self.y_combo.currentData()))]
+        if not force and [self.x_combo.itemData(i) for i in range(self.x_combo.count())] == names:
             return
         defaults = ("slot:" + self.model.slot_names[0] if self.model.slot_names else "latency_ms",
-                    "throughput_gbs" if "throughput_gbs" in names else "latency_ms")
+                    default_rate_metric(self.model))
         for combo, keep, wish, fallback in zip((self.x_combo, self.y_combo), current, self.preferred, defaults):
             combo.blockSignals(True)
             combo.clear()
@@ -390,36 +502,79 @@ class MetricChart(_ChartBase):
             chosen = wish if wish in names else keep if keep in names else fallback
             combo.setCurrentIndex(max(combo.findData(chosen), 0))
             combo.blockSignals(False)
+        self._automatic = [wish not in names and keep not in names for wish, keep in zip(self.preferred, current)]
 
     def _on_axes_changed(self, *_: Any) -> None:
         x, y = self.axes()
         if self.sender() in (self.x_combo, self.y_combo):
             self.preferred = (x, y)  # the user's choice wins over a remembered one
-        self.plot.setLabel("bottom", metric_label(x))
-        self.plot.setLabel("left", metric_label(y))
-        self.set_log(self.x_log.isChecked(), self.y_log.isChecked())
+            self._automatic = [False, False]
+        self._update_axes()
+        self.set_log(self.x_log.isChecked() and self.x_log.isEnabled(), self.y_log.isChecked() and self.y_log.isEnabled())
+
+    def _update_axes(self) -> None:
+        """Labels from the combos, value names as ticks of text slots, log boxes only where they apply."""
+        x, y = self.axes()
+        labels = (metric_label(x) if x else "", metric_label(y) if y else "")
+        if labels != self._labels:
+            self._labels = labels
+            self.plot.setLabel("bottom", labels[0])
+            self.plot.setLabel("left", labels[1])
+        ticks = (category_ticks(self.model, x), category_ticks(self.model, y))
+        if ticks != self._ticks:
+            self._ticks = ticks
+            view = self.plot.getPlotItem().getViewBox()
+            for axis, values, which in (("bottom", ticks[0], view.XAxis), ("left", ticks[1], view.YAxis)):
+                self.plot.getAxis(axis).setTicks([values] if values else None)
+                if values:  # half a category of room each side, or the end labels would be cut off (hidden)
+                    view.setRange(**{"xRange" if which == view.XAxis else "yRange": (-0.6, len(values) - 0.4)}, padding=0)
+                else:
+                    view.enableAutoRange(axis=which)
+        for box, name, categorical in ((self.x_log, x, ticks[0] is not None), (self.y_log, y, ticks[1] is not None)):
+            key = (self.model.n, id(self.model.session), name)
+            if key not in self._log_allowed:  # depends on the data only: not recomputed per slider move
+                if len(self._log_allowed) > 64:
+                    self._log_allowed.clear()
+                self._log_allowed[key] = bool(name) and can_log(self.model.metric(name)[~self.model.failed_mask()], categorical)
+            allowed = self._log_allowed[key]
+            if box.isEnabled() != allowed:
+                box.setEnabled(allowed)
+                box.setToolTip("" if allowed else "a log axis needs positive numbers")
 
     def _on_session_changed(self) -> None:
-        self._fill_combos()
+        self._automatic = [True, True]  # a new template gets its own default axes (unless asked for)
+        self._fill_combos(force=True)
         self._on_axes_changed()
 
     def _refresh(self) -> None:
         self._fill_combos()
+        self._update_axes()
+        log_x, log_y = self.x_log.isChecked() and self.x_log.isEnabled(), self.y_log.isChecked() and self.y_log.isEnabled()
+        if (log_x, log_y) != (self.log_x, self.log_y):
+            self.log_x, self.log_y = log_x, log_y
+            self.plot.setLogMode(x=log_x, y=log_y)
         model, ranking = self.model, self.model.ranking
         x_name, y_name = self.axes()
         if ranking is None or model.n == 0 or not x_name:
             for item in (self.feasible, self.infeasible, self.best):
                 item.setData([], [])
+            self.spread.setData([], [])
             return
         x, y = model.metric(x_name), model.metric(y_name)
         index = np.arange(model.n)
         shown = ~model.failed_mask() & np.isfinite(x) & np.isfinite(y)
-        if self.x_log.isChecked():
+        if self.log_x:
             shown &= x > 0
-        if self.y_log.isChecked():
+        if self.log_y:
             shown &= y > 0
         feasible = np.asarray(ranking.feasible, dtype=bool)
         f, i = shown & feasible, shown & ~feasible
+        if y_name == "latency_ms":
+            self.spread.setData(*_spread_segments(model, shown, x, horizontal=False))
+        elif x_name == "latency_ms":
+            self.spread.setData(*_spread_segments(model, shown, y, horizontal=True))
+        else:
+            self.spread.setData([], [])
         x, y = self.tx(x), self.ty(y)
         self.feasible.setData(x=x[f], y=y[f], data=index[f])
         self.infeasible.setData(x=x[i], y=y[i], data=index[i])
@@ -445,6 +600,22 @@ def _steps(best: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     x = np.repeat(changes, 2)[1:]
     y = np.repeat(best[changes], 2)[:-1]
     return np.append(x, n - 1).astype(float), np.append(y, best[-1])
+
+
+def _spread_segments(model: SessionModel, shown: np.ndarray, other: np.ndarray,
+                     horizontal: bool) -> tuple[np.ndarray, np.ndarray]:
+    """p20..p80 latency segments (pairs of points) of the shown trials that recorded them.
+
+    ``other`` is the coordinate on the axis that is not latency. Line items follow the plot's log
+    mode themselves, so values are given raw."""
+    low, high = model.metric("latency_p20_ms"), model.metric("latency_p80_ms")
+    rows = np.flatnonzero(shown & np.isfinite(low) & np.isfinite(high) & (high > low))
+    if not rows.size:
+        return np.empty(0), np.empty(0)
+    along = np.empty(2 * rows.size)
+    along[0::2], along[1::2] = low[rows], high[rows]
+    across = np.repeat(other[rows], 2)
+    return (along, across) if horizontal else (across, along)
 
 
 def _log10(values: Any) -> np.ndarray:

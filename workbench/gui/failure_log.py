@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.measurement import Status
-from workbench.gui.analysis import concentrations_from_columns, status_counts_from_codes
+from workbench.gui.analysis import MIN_FAILURES, concentrations_from_columns, failure_reasons, status_counts_from_codes
 from workbench.gui.model import SessionModel
 from workbench.gui.results_table import TrialFilterProxy, TrialTableModel
 
@@ -112,8 +112,16 @@ class FailureLog(QWidget):
                 f"{html.escape(s.value)}: <b>{c}</b>" for s, c in counts.items() if s is not Status.OK]
             self.counts.setText(" &nbsp; ".join(parts))
         found = concentrations_from_columns(codes, self.model.slot_code_columns())
-        self.concentration.setText("<br>".join(f"&#9888; {html.escape(c.text())}" for c in found[:4]))
-        self.concentration.setVisible(bool(found))
+        lines = [f"&#9888; {html.escape(c.text())}" for c in found[:4]]
+        # too few failures of a status to name a slot value: say what the failures themselves report
+        for status, count in counts.items():
+            if status is Status.OK or count >= MIN_FAILURES:
+                continue
+            reasons = failure_reasons(trials, status)
+            shown = "; ".join(f"{html.escape(reason)}" + (f" (x{n})" if n > 1 else "") for reason, n in reasons)
+            lines.append(f"{html.escape(status.value)} ({count}): {shown}")
+        self.concentration.setText("<br>".join(lines))
+        self.concentration.setVisible(bool(lines))
 
     def _on_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if not current.isValid():

@@ -51,9 +51,8 @@ class FastScatter(pg.GraphicsObject):
         brush = pg.mkBrush(brush) if brush is not None else pg.mkBrush(None)
         # ``opts`` lets pyqtgraph's LegendItem draw a sample of this series.
         self.opts = {"symbol": symbol, "size": size, "pen": pen, "brush": brush, "antialias": False, "pxMode": True}
-        image = renderSymbol(symbol, size, pen, brush)
-        self._pixmap = QPixmap.fromImage(image)
-        self._side = image.width()
+        self._base_size = float(size)
+        self._render_symbol()
         self._fragments = PrimitiveArray(QPainter.PixmapFragment, 10)
         self._tip = tip
         self.xs = np.empty(0)  # not ``x``/``y``: QGraphicsItem.x() is a method
@@ -61,6 +60,22 @@ class FastScatter(pg.GraphicsObject):
         self.data = np.empty(0, dtype=np.int64)
         self._bounds: tuple[tuple[float, float], tuple[float, float]] | None = None
         self.setAcceptHoverEvents(tip is not None)
+
+    def _render_symbol(self) -> None:
+        opts = self.opts
+        image = renderSymbol(opts["symbol"], opts["size"], opts["pen"], opts["brush"])
+        self._pixmap = QPixmap.fromImage(image)
+        self._side = image.width()
+
+    def set_scale(self, factor: float) -> None:
+        """Draw the symbol ``factor`` times its designed size (presentation mode)."""
+        size = self._base_size * factor
+        if size == self.opts["size"]:
+            return
+        self.prepareGeometryChange()
+        self.opts["size"] = size
+        self._render_symbol()
+        self.update()
 
     # --- data ----------------------------------------------------------------------------------
     def setData(self, x: Any = None, y: Any = None, data: Any = None, **_: Any) -> None:  # noqa: N802 - pyqtgraph API

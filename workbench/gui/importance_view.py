@@ -87,6 +87,7 @@ class ImportanceView(QWidget):
         self.bar_plot.setMinimumHeight(140)
         self.bars = pg.BarGraphItem(x0=[], y=[], height=0.7, width=[], brushes=[], pens=[NO_PEN])
         self.bar_plot.addItem(self.bars)
+        self.bar_labels: list[pg.TextItem] = []
         self.bar_plot.scene().sigMouseClicked.connect(self._on_bar_click)
 
         self.value_plot = pg.PlotWidget(background="w")
@@ -190,7 +191,17 @@ class ImportanceView(QWidget):
         # pyqtgraph does not widen an axis for custom tick text: size it for the longest slot name
         metrics = QFontMetrics(left.font() if left.style.get("tickFont") is None else left.style["tickFont"])
         left.setWidth(max([metrics.horizontalAdvance(name) for name in self._order] + [20]) + 12)
-        self.bar_plot.setXRange(0, max(widths + [0.05]) * 1.05, padding=0)
+        # each bar carries its number, so a share is read without guessing from the axis
+        for label in self.bar_labels:
+            self.bar_plot.removeItem(label)
+        self.bar_labels = []
+        if self.importance.available:
+            for row, width in zip(rows, widths):
+                label = pg.TextItem(f"{width:.0%}", color=(40, 40, 40), anchor=(0, 0.5))
+                label.setPos(width, row)
+                self.bar_plot.addItem(label)
+                self.bar_labels.append(label)
+        self.bar_plot.setXRange(0, max(widths + [0.05]) * 1.2, padding=0)
         self.bar_plot.setYRange(-0.6, max(n - 0.4, 0.4), padding=0)
 
     def _draw_values(self) -> None:

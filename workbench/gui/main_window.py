@@ -70,6 +70,9 @@ class MainWindow(QMainWindow):
         self.resize(1440, 900)
         self._build()
         self._build_menus()
+        from workbench.gui.presentation import Zoom
+
+        self.zoom = Zoom(self)  # View menu: presentation mode, Ctrl+/Ctrl- (remembered)
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
         self._timer.timeout.connect(self.refresh)
@@ -138,6 +141,23 @@ class MainWindow(QMainWindow):
         importance_scroll.setWidgetResizable(True)
         importance_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         self.bottom_tabs.addTab(importance_scroll, "Slot importance")
+        from workbench.gui.why_view import RooflineChart, WhyView
+
+        self.why_view = WhyView(model)
+        self.roofline_chart = RooflineChart(model)
+        self.charts["roofline"] = self.roofline_chart
+        self.bottom_tabs.addTab(self.why_view, "Why this fast?")
+        self.bottom_tabs.addTab(self.roofline_chart, "Roofline")
+        from workbench.gui.search_views import ParallelCoordinates, SlicePlots
+
+        self.parallel = ParallelCoordinates(model)
+        self.slices = SlicePlots(model)
+        self.bottom_tabs.addTab(self.parallel, "Parallel coords")
+        self.bottom_tabs.addTab(self.slices, "Slices")
+        from workbench.gui.compare_view import CompareView
+
+        self.compare = CompareView(model)
+        self.bottom_tabs.addTab(self.compare, "Compare")
         self.bottom_tabs.currentChanged.connect(self._on_bottom_tab)
         model.trials_added.connect(self._on_trials_for_importance)
         model.session_changed.connect(self._on_trials_for_importance)
@@ -171,7 +191,9 @@ class MainWindow(QMainWindow):
         self.device_label = QLabel("no session")
         self.timing_badge = QLabel("")
         self.timing_badge.setObjectName("timingBadge")
-        self.summary_label = QLabel("")
+        from workbench.gui.elided_label import ElidedLabel
+
+        self.summary_label = ElidedLabel("")  # ends in "…" rather than running under the labels beside it
         status.addPermanentWidget(self.device_label)
         status.addPermanentWidget(self.timing_badge)
         status.addWidget(self.summary_label, 1)
@@ -269,6 +291,8 @@ class MainWindow(QMainWindow):
             else:
                 self.timing_badge.setText("  measured live  ")
                 self.timing_badge.setStyleSheet("background:#009e73; color:white; font-weight:bold; border-radius:3px")
+            if backend == "replay":  # the recording's kernel (greyed), not the last template shown; not added as one
+                self.toolbar.kernel.setEditText(session.kernel)
             if session.space is not None and (self.slots_panel.base is None or self.slots_panel.base != session.space):
                 self.slots_panel.set_space(session.space)
             self._show_problem_hint(session.problem)
@@ -648,30 +672,12 @@ class MainWindow(QMainWindow):
             self._guarded(lambda: self.export_best(path), "Cannot export")
 
     def export_chart(self, key: str, path: str) -> None:
-        """Write one chart as PNG or SVG (by the file's suffix)."""
-        chart = self.charts[key]
-        chart.refresh()
-        if path.lower().endswith(".svg"):
-            # Qt's own SVG painter: pyqtgraph's SVGExporter cannot parse the paths Qt 6.12 writes.
-            from PySide6.QtCore import QRect
-            from PySide6.QtGui import QPainter
-            from PySide6.QtSvg import QSvgGenerator
+        """Write one chart as PNG or SVG (by the file's suffix), with its title, legend and the
+        SIMULATED / REPLAY label when the timings were not measured live."""
+        from workbench.gui.chart_export import export_chart
 
-            generator = QSvgGenerator()
-            generator.setFileName(path)
-            generator.setSize(chart.plot.size())
-            generator.setViewBox(QRect(0, 0, chart.plot.width(), chart.plot.height()))
-            generator.setTitle(chart.title)
-            painter = QPainter(generator)
-            chart.plot.render(painter)
-            painter.end()
-        else:
-            import pyqtgraph.exporters as exporters
-
-            exporter = exporters.ImageExporter(chart.plot.getPlotItem())
-            exporter.parameters()["width"] = max(int(chart.plot.width() * 2), 800)
-            if not exporter.export(path) and not Path(path).is_file():
-                raise WorkbenchError(f"{path}: could not write the image")
+        badge = self.timing_badge.text().strip()
+        export_chart(self.charts[key], path, badge if badge.startswith(("SIMULATED", "REPLAY")) else None)
 
     def _on_export_chart(self, key: str, fmt: str) -> None:
         path, _ = QFileDialog.getSaveFileName(self, f"Export chart as {fmt.upper()}",
@@ -776,7 +782,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("state", self.saveState())
         for name, splitter in self.splitters.items():
             self.settings.setValue(f"splitter/{name}", splitter.saveState())
-        self.settings.setValue("metric_axes", list(self.metric_chart.axes()))
+        self.settings.setValue("metric_axes", list(self.metric_chart.chosen_axes()))
         self.settings.sync()
 
     # --- closing -------------------------------------------------------------------------------

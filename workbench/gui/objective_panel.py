@@ -23,6 +23,7 @@ from workbench.gui.model import SessionModel
 from workbench.gui.text import metric_label
 
 STEPS = 1000
+OFF = -1.0  # the spin boxes' "off" sentinel (every limit here is >= 0)
 
 
 class LimitControl:
@@ -35,13 +36,19 @@ class LimitControl:
         self.slider.setRange(0, STEPS)
         self.spin = QDoubleSpinBox()
         self.spin.setDecimals(4)
-        self.spin.setRange(0.0, 1e12)
+        # While the constraint is off the box reads "off", never a value nobody set: its minimum
+        # is a sentinel below every real limit, shown as the special text.
+        self.spin.setRange(OFF, 1e12)
+        self.spin.setSpecialValueText("off")
         self.spin.setMinimumWidth(96)
         self.spin.setKeyboardTracking(False)
         self.lo, self.hi = 0.0, 1.0
-        self.enabled.toggled.connect(self._on_user_change)
+        # min quality: the loosest end of the slider is its left; a quality above 1 does not exist
+        self.lower_bound = field.startswith("min_")
+        self.ceiling: float | None = 1.0 if metric == "quality" else None
+        self.enabled.toggled.connect(self._on_toggled)
         self.slider.valueChanged.connect(self._on_slider)
-        self.spin.valueChanged.connect(self._on_user_change)
+        self.spin.valueChanged.connect(self._on_spin)
 
     def set_range(self, lo: float, hi: float) -> None:
         if self.log:
@@ -51,6 +58,9 @@ class LimitControl:
         else:
             span = (hi - lo) or max(abs(hi), 1.0)
             lo, hi = lo - 0.02 * span, hi + 0.02 * span
+        if self.ceiling is not None:
+            hi = min(hi, self.ceiling)
+            lo = min(lo, hi - 1e-6)
         self.lo, self.hi = lo, hi
         self.spin.setSingleStep(_nice_step(hi - lo))
         smallest = max(min(abs(lo), abs(hi)) if lo > 0 else (hi - lo) / 100, 1e-9)
@@ -74,9 +84,9 @@ class LimitControl:
         for widget in (self.enabled, self.slider, self.spin):
             widget.blockSignals(True)
         self.enabled.setChecked(value is not None)
-        shown = value if value is not None else self.value_at(STEPS)  # unset: the loosest limit
-        self.spin.setValue(shown)
-        self.slider.setValue(self.position_of(shown))
+        self.spin.setValue(value if value is not None else OFF)
+        loosest = 0 if self.lower_bound else STEPS
+        self.slider.setValue(self.position_of(value) if value is not None else loosest)
         for widget in (self.enabled, self.slider, self.spin):
             widget.blockSignals(False)
 
@@ -90,7 +100,24 @@ class LimitControl:
         self.enabled.blockSignals(False)
         self.panel.model.set_constraints(**{self.field: value})  # the exact value, not the rounded text
 
-    def _on_user_change(self, *_: Any) -> None:
+    def _on_spin(self, *_: Any) -> None:
+        """Typing a limit turns the constraint on; stepping down to "off" turns it off."""
+        if OFF < self.spin.value() < 0:  # between the sentinel and 0: no limit here is negative
+            self.spin.blockSignals(True)
+            self.spin.setValue(0.0)
+            self.spin.blockSignals(False)
+        self.enabled.blockSignals(True)
+        self.enabled.setChecked(self.spin.value() > OFF)
+        self.enabled.blockSignals(False)
+        self._on_user_change()
+
+    def _on_toggled(self, on: bool) -> None:
+        self.spin.blockSignals(True)  # on: start at the loosest limit of the data; off: "off"
+        self.spin.setValue(self.value_at(0 if self.lower_bound else STEPS) if on else OFF)
+        self.spin.blockSignals(False)
+        self._on_user_change()
+
+    def _on_user_change(self) -> None:
         value = float(self.spin.value()) if self.enabled.isChecked() else None
         if value is not None:
             self.slider.blockSignals(True)

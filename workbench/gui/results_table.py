@@ -17,19 +17,56 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Trial
 from workbench.gui.model import STATUSES, SessionModel
 from workbench.gui.text import fmt, metric_label
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
-TABLE_METRICS = ("latency_ms", "memory_mb", "throughput_gbs", "quality", "occupancy", "registers")
+#: Metric columns after latency / score / feasibility / noise, in this order (those some trial reports).
+TABLE_METRICS = ("memory_mb", "onchip_kb_per_sm", "throughput_gbs", "gflops", "quality", "occupancy", "registers")
 _FAIL_COLOUR = QBrush(QColor(213, 94, 0))
 _INFEASIBLE_COLOUR = QBrush(QColor(120, 120, 120))
 
 Index = QModelIndex | QPersistentModelIndex
 
+_HEADER_TIPS = {
+    "feasible": "yes, or the constraint the trial violates with its value",
+    "spread": "run-to-run noise: half the p20..p80 latency range, as a percent of the median",
+    "score": "the objective's score (1 = best on every weighted metric)",
+}
+
+
+def feasibility_text(model: SessionModel, row: int) -> str:
+    """``yes``, the failure status, or each violated constraint with the trial's value
+    (``latency_ms 0.41 > 0.3``), so an infeasible row says why without a trip to the card."""
+    trial = model.trials[row]
+    if not trial.ok:
+        return trial.status.value
+    ranking = model.ranking
+    if ranking is None or ranking.feasible[row]:
+        return "yes"
+    broken = []
+    for bound in model.constraints.bounds():
+        value = trial.metric(bound.metric)
+        if not bound.check(value):
+            shown = "not reported" if math.isnan(value) else f"{value:.3g}"
+            worse = ">" if bound.op == "<=" else "<"
+            broken.append(f"{bound.metric} {shown} {worse} {bound.value:g}" if not math.isnan(value) else f"{bound.metric} {shown}")
+    return "; ".join(broken) or "no"
+
+
+def latency_spread_percent(trial: Trial) -> float:
+    """Half the p20..p80 latency range as a percent of the median (NaN when not recorded)."""
+    low, high, median = trial.metric("latency_p20_ms"), trial.metric("latency_p80_ms"), trial.metric("latency_ms")
+    if not (math.isfinite(low) and math.isfinite(high) and math.isfinite(median)) or median <= 0:
+        return math.nan
+    return 50.0 * (high - low) / median
+
 
 class TrialTableModel(QAbstractTableModel):
-    """Columns: #, id, status, feasible, score, key metrics, each slot, message."""
+    """Columns: #, each slot, latency, score, feasibility (or the violated constraint), the latency
+    spread, the other metrics, status, message and the config id last: what a config *is* and how it
+    did come first, so they stay on screen on a 1440 px window."""
 
     def __init__(self, model: SessionModel) -> None:
         super().__init__()
@@ -44,10 +81,11 @@ class TrialTableModel(QAbstractTableModel):
     def _on_session_changed(self) -> None:
         self.beginResetModel()
         self._rows = self.model.n
-        columns = [("index", "#"), ("id", "id"), ("status", "status"), ("feasible", "feasible"), ("score", "score")]
+        columns = [("index", "#")] + [("slot:" + s, s) for s in self.model.slot_names]
+        columns += [("metric:latency_ms", metric_label("latency_ms")), ("score", "score"), ("feasible", "feasible"),
+                    ("spread", "noise ±%")]
         columns += [("metric:" + m, metric_label(m)) for m in TABLE_METRICS]
-        columns += [("slot:" + s, s) for s in self.model.slot_names]
-        columns.append(("message", "message"))
+        columns += [("status", "status"), ("message", "message"), ("id", "id")]
         self._columns = columns
         self.endResetModel()
 
@@ -60,7 +98,8 @@ class TrialTableModel(QAbstractTableModel):
 
     def _on_ranking_changed(self) -> None:
         if self._rows:
-            self.dataChanged.emit(self.index(0, 3), self.index(self._rows - 1, 4))
+            first, last = sorted((self.column_of("score"), self.column_of("feasible")))
+            self.dataChanged.emit(self.index(0, first), self.index(self._rows - 1, last))
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else self._rows
@@ -77,6 +116,8 @@ class TrialTableModel(QAbstractTableModel):
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return self._columns[section][1]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
+            return _HEADER_TIPS.get(self._columns[section][0])
         return None
 
     def raw(self, row: int, key: str) -> Any:
@@ -90,7 +131,9 @@ class TrialTableModel(QAbstractTableModel):
         if key == "status":
             return trial.status.value
         if key == "feasible":
-            return bool(ranking.feasible[row]) if ranking is not None else False
+            return feasibility_text(self.model, row)
+        if key == "spread":
+            return latency_spread_percent(trial)
         if key == "score":
             return float(ranking.score[row]) if ranking is not None else math.nan
         if key == "message":
@@ -107,7 +150,7 @@ class TrialTableModel(QAbstractTableModel):
         row, key = index.row(), self._columns[index.column()][0]
         if role == Qt.ItemDataRole.DisplayRole:
             value = self.raw(row, key)
-            if key in ("score",):
+            if key in ("score", "spread"):
                 return fmt(value, 3)
             return fmt(value) if not isinstance(value, str) else value
         if role == SORT_ROLE:
@@ -121,7 +164,7 @@ class TrialTableModel(QAbstractTableModel):
             ranking = self.model.ranking
             if ranking is not None and not ranking.feasible[row]:
                 return _INFEASIBLE_COLOUR
-        if role == Qt.ItemDataRole.TextAlignmentRole and key not in ("id", "status", "message"):
+        if role == Qt.ItemDataRole.TextAlignmentRole and key not in ("id", "status", "message", "feasible"):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
@@ -236,11 +279,13 @@ class ResultsTable(QWidget):
         for column in range(self.table_model.columnCount()):
             title = str(self.table_model.headerData(column, Qt.Orientation.Horizontal))
             key = self.table_model.column_key(column)
-            width = max(metrics.horizontalAdvance(title) + 28, 56)
+            width = max(metrics.horizontalAdvance(title) + 18, 44)
             if key == "id":
                 width = max(width, metrics.horizontalAdvance("0123456789abc") + 12)
             elif key == "status":
                 width = max(width, metrics.horizontalAdvance("compile_error") + 16)
+            elif key == "feasible":
+                width = max(width, metrics.horizontalAdvance("latency_ms 0.41 > 0.3") + 12)
             self.view.setColumnWidth(column, width)
 
     def _on_ranking_changed(self) -> None:

@@ -19,6 +19,9 @@ METRIC_LABELS: dict[str, str] = {
     "smem_bytes": "shared memory (B)",
     "spill_bytes": "spills (B)",
     "occupancy": "occupancy",
+    "onchip_kb_per_sm": "on-chip per SM (KB)",
+    "onchip_kb_per_block": "on-chip per block (KB)",
+    "threads_per_block": "threads / block",
     "power_w": "power (W)",
 }
 
@@ -45,6 +48,8 @@ def fmt(value: Any, digits: int = 4) -> str:
         return "-"
     if number == int(number) and abs(number) < 1e9:
         return str(int(number))
+    if 10**digits <= abs(number) < 1e9:  # 46690, not 4.669e+04: a rate a person reads aloud
+        return f"{number:.0f}"
     return f"{number:.{digits}g}"
 
 

@@ -1,0 +1,316 @@
+"""What the charts, table and card draw: memory axes that vary, axis labels that match, value names
+on text slots, limit lines only while on, the violated constraint named, the excluded fastest config."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from workbench.core.measurement import Measurement, Status, Trial
+from workbench.core.session import Session
+from workbench.core.space import SearchSpace, Slot
+from workbench.gui.text import metric_label
+
+STRATEGIES = ("atomic", "tree", "shuffle")
+
+
+def _space() -> SearchSpace:
+    return SearchSpace([Slot("block_size", (64, 128, 256, 512), "launch"), Slot("strategy", STRATEGIES, "reduction")])
+
+
+def _session(gflops_scale: float = 1.0) -> Session:
+    """Device memory is the same for every config; on-chip storage per SM is not."""
+    trials = []
+    for i, config in enumerate(_space()):
+        latency = 0.1 + 0.02 * i
+        metrics = {"latency_ms": latency, "latency_p20_ms": latency * 0.98, "latency_p80_ms": latency * 1.03,
+                   "memory_mb": 68.16, "onchip_kb_per_sm": 16.0 * (1 + i % 4), "smem_bytes": 1024.0,
+                   "throughput_gbs": 400.0 / latency, "gflops": gflops_scale * 100.0 / latency, "quality": 0.9576}
+        trials.append(Trial(i, config, Measurement(Status.OK, metrics)))
+    return Session(kernel="toy", space=_space(), trials=trials,
+                   device={"name": "toy GPU", "simulated": True, "peak_bandwidth_gbs": 4800.0, "peak_fp32_gflops": 60000.0})
+
+
+@pytest.fixture
+def shown(window):
+    window.model.set_session(_session())
+    window.refresh()
+    for chart in window.charts.values():
+        chart.refresh()
+    QApplication.processEvents()
+    return window
+
+
+def test_tradeoff_plots_the_memory_figure_that_differs_and_draws_limits_only_when_on(shown):
+    chart, model = shown.tradeoff_chart, shown.model
+    assert chart.y_name == "onchip_kb_per_sm"  # device memory is flat: on-chip storage differs
+    assert chart.plot.getAxis("left").labelText == metric_label("onchip_kb_per_sm")
+    assert sorted(set(chart.feasible.ys.tolist())) == [16.0, 32.0, 48.0, 64.0]
+    assert not chart.latency_line.isVisible() and not chart.memory_line.isVisible()
+    (_, x1), _ = chart.plot.getPlotItem().vb.childrenBounds()
+    assert x1 < 0.5  # log10 of the slowest latency: no invisible limit stretches the range
+    model.set_constraints(max_latency_ms=0.2, max_memory_mb=100.0)
+    assert chart.latency_line.isVisible()
+    assert not chart.memory_line.isVisible()  # a MB limit has no place on a KB-per-SM axis
+    chart.y_combo.setCurrentIndex(chart.y_combo.findData("memory_mb"))
+    assert chart.y_name == "memory_mb" and chart.memory_line.isVisible()
+    assert chart.memory_line.value() == pytest.approx(100.0)
+    model.set_constraints(max_latency_ms=None)
+    assert not chart.latency_line.isVisible()
+    # the p20..p80 latency spread of each point is drawn as a segment
+    xs, _ = chart.spread.getData()
+    assert len(xs) == 2 * model.n
+
+
+def test_explore_axes_match_the_combos_and_name_text_values(shown):
+    chart = shown.metric_chart
+    assert chart.axes()[1] == "throughput_gbs"  # 4000 GB/s of 4800 beats 1000 GFLOP/s of 60000
+    chart.set_axes("slot:strategy", "latency_ms")
+    assert chart.plot.getAxis("bottom").labelText == chart.x_combo.currentText() == "strategy (slot)"
+    assert chart.plot.getAxis("left").labelText == chart.y_combo.currentText() == "latency (ms)"
+    assert chart.plot.getAxis("bottom")._tickLevels == [[(0.0, "atomic"), (1.0, "tree"), (2.0, "shuffle")]]
+    assert _drawn_tick_texts(chart.plot.getAxis("bottom")) == ["atomic", "tree", "shuffle"]  # none hidden at the ends
+    assert not chart.x_log.isEnabled() and chart.y_log.isEnabled()  # no log of a text slot
+    chart.x_log.setChecked(True)
+    assert not chart.log_x
+    chart.set_axes("slot:block_size", "gflops")
+    assert chart.plot.getAxis("bottom")._tickLevels is None  # numbers: ordinary ticks
+    assert chart.plot.getAxis("left").labelText == "GFLOP/s"
+
+
+def test_explore_default_rate_follows_the_roof(window):
+    window.model.set_session(_session(gflops_scale=500.0))  # 500k/0.1 GFLOP/s: far nearer its roof
+    window.refresh()
+    assert window.metric_chart.axes()[1] == "gflops"
+    assert window.metric_chart.plot.getAxis("left").labelText == "GFLOP/s"
+
+
+def test_constraint_boxes_say_off_and_min_quality_stays_at_or_below_one(shown):
+    panel = shown.objective_panel
+    for control in panel.limits.values():
+        assert control.spin.text() == "off"
+    quality = panel.limits["min_quality"]
+    assert quality.hi <= 1.0 and quality.slider.value() == 0  # loosest end of a lower bound is the left
+    quality.enabled.setChecked(True)
+    assert shown.model.constraints.min_quality is not None and shown.model.constraints.min_quality <= 1.0
+    assert shown.model.ranking.n_feasible == shown.model.n  # switched on at its loosest: excludes nothing
+    quality.enabled.setChecked(False)
+    assert quality.spin.text() == "off" and shown.model.constraints.min_quality is None
+    memory = panel.limits["max_memory_mb"]
+    memory.spin.setValue(-0.5)  # typed between "off" and 0: a limit of 0, never a refused negative one
+    assert memory.enabled.isChecked() and shown.model.constraints.max_memory_mb == 0.0
+    memory.spin.setValue(-1.0)
+    assert not memory.enabled.isChecked() and shown.model.constraints.max_memory_mb is None
+
+
+def test_table_puts_slots_first_names_violations_and_the_card_names_the_excluded_fastest(shown):
+    table = shown.results.table_model
+    headers = [table.headerData(c, table_orientation()) for c in range(table.columnCount())]
+    assert headers[:5] == ["#", "block_size", "strategy", "latency (ms)", "score"]
+    assert headers[5] == "feasible" and headers[-1] == "id"
+    shown.model.set_constraints(max_latency_ms=0.15)
+    slow = 5  # latency 0.2
+    assert table.data(table.index(slow, table.column_of("feasible"))) == "latency_ms 0.2 > 0.15"
+    assert table.data(table.index(0, table.column_of("feasible"))) == "yes"
+    assert table.data(table.index(0, table.column_of("spread"))) == "2.5"
+    # trial 0 (0.1 ms) holds 16 KB per SM: a floor of 20 KB excludes the fastest config
+    shown.model.set_constraints(max_latency_ms=None, extra=("onchip_kb_per_sm >= 20",))
+    card = shown.best_card.text()
+    assert "The fastest config overall (trial 0, 0.1 ms, 1.20x faster) is excluded by" in card
+    assert "onchip_kb_per_sm 16 &lt; 20" in card
+    assert "6.9 of the 7.2 correct digits" in card  # quality explained
+
+
+def _drawn_tick_texts(axis) -> list[str]:
+    """The tick labels pyqtgraph would actually paint (it hides those that overflow the axis)."""
+    from PySide6.QtGui import QImage, QPainter
+
+    QApplication.processEvents()
+    image = QImage(max(int(axis.width()), 10), max(int(axis.height()), 10), QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        _, _, texts = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _, _, text in texts]
+
+
+def table_orientation():
+    from PySide6.QtCore import Qt
+
+    return Qt.Orientation.Horizontal
+
+
+def test_exported_charts_carry_title_legend_and_the_simulated_label(shown, tmp_path):
+    from PySide6.QtGui import QImage
+
+    badge = shown.timing_badge.text().strip()
+    assert badge.startswith("SIMULATED")
+    svg = tmp_path / "tradeoff.svg"
+    shown.export_chart("tradeoff", str(svg))
+    text = svg.read_text()
+    assert "Latency vs on-chip per SM (KB) · toy · toy GPU" in text
+    assert "SIMULATED: timings are modelled, not measured" in text
+    for series in ("Pareto", "best", "default", "p20"):
+        assert series in text
+    png = tmp_path / "tradeoff.png"
+    shown.export_chart("tradeoff", str(png))
+    image = QImage(str(png))
+    assert image.width() >= 2 * shown.tradeoff_chart.plot.width()
+    yellow = sum(1 for x in range(0, image.width() // 2, 4) for y in range(0, 160, 4)
+                 if image.pixelColor(x, y).name() == "#f0c000")
+    assert yellow > 20  # the SIMULATED label's box, under the title
+
+
+def _simulated_trial_session():
+    """One simulated trial with the model's stored breakdown, one measured-style trial without."""
+    terms = [{"name": "memory", "value": 0.017, "unit": "ms", "explanation": "67 MB at 3886 GB/s"},
+             {"name": "compute", "value": 0.0003, "unit": "ms", "explanation": "0.02 GFLOP"},
+             {"name": "waves", "value": 15.5, "unit": "waves", "explanation": "16384 blocks in 16 waves"},
+             {"name": "launch", "value": 0.003, "unit": "ms", "explanation": "1 launch"}]
+    details = {"terms": terms, "bound": "memory", "occupancy": "limited by threads: 100% occupancy", "simulated": True}
+    space = SearchSpace([Slot("block_size", (64, 128), "launch")])
+    configs = list(space)
+    simulated = Measurement(Status.OK, {"latency_ms": 0.0279, "throughput_gbs": 2400.0, "gflops": 600.0,
+                                        "dram_mb": 67.1, "work_gflop": 0.0168}, details=details)
+    plain = Measurement(Status.OK, {"latency_ms": 0.05, "throughput_gbs": 1340.0, "gflops": 335.0})
+    return Session(kernel="toy", space=space, trials=[Trial(0, configs[0], simulated), Trial(1, configs[1], plain)],
+                   device={"name": "toy GPU", "simulated": True, "peak_bandwidth_gbs": 4800.0, "peak_fp32_gflops": 60000.0})
+
+
+def test_why_panel_draws_the_selected_trials_modelled_terms_and_its_peaks(window):
+    window.model.set_session(_simulated_trial_session())
+    window.model.select(0)
+    view = window.why_view
+    ticks = [name for _, name in view.plot.getAxis("left")._tickLevels[0]]
+    assert ticks == ["memory", "compute", "launch"]  # the ms terms, top to bottom; waves is a fact
+    assert list(view.bars.opts["width"]) == [0.017, 0.0003, 0.003]
+    assert [label.toPlainText() for label in view.value_labels] == ["0.017 ms", "0.0003 ms", "0.003 ms"]
+    assert view.latency_line.isVisible() and view.latency_line.value() == pytest.approx(0.0279)
+    facts = view.facts.text()
+    assert "memory-bound" in facts and "limited by threads" in facts and "waves: 16384 blocks" in facts
+    assert "50% of the GPU's peak bandwidth (2400 of 4800 GB/s" in facts
+    assert "1.0% of the GPU's peak FP32 rate (600 of 60000 GFLOP/s)" in facts
+    assert "modelled by the simulator" in view.title.text()
+    window.model.select(1)  # no stored breakdown: the figures and the same ratios, no bars
+    assert len(view.bars.opts["width"]) == 0 and not view.latency_line.isVisible()
+    assert "28% of the GPU's peak bandwidth" in view.facts.text() and "measured" in view.title.text()
+
+
+def test_roofline_places_trials_under_the_roofs(window):
+    window.model.set_session(_simulated_trial_session())
+    window.bottom_tabs.setCurrentWidget(window.roofline_chart)
+    QApplication.processEvents()
+    chart = window.roofline_chart
+    chart.refresh()
+    assert chart.plot.getAxis("bottom").labelText == "arithmetic intensity (FLOP/byte)"
+    assert chart.plot.getAxis("left").labelText == "achieved GFLOP/s"
+    data = chart.data
+    assert data.per_config and data.ridge == pytest.approx(12.5)
+    assert data.intensity[0] == pytest.approx(0.0168e9 / 67.1e6)
+    assert data.gflops[0] == pytest.approx(0.0168 / 0.0279e-3)
+    assert np.isnan(data.intensity[1])  # without its own traffic figures: not drawn in per-config mode
+    xs, ys = chart.roof.getData()
+    assert 10 ** xs[1] == pytest.approx(12.5) and 10 ** ys[1] == pytest.approx(60000.0)  # the ridge (log axes)
+    assert chart.best.data.tolist() == [0] and chart.best.xs[0] == pytest.approx(np.log10(data.intensity[0]))
+    assert not chart.no_data.isVisible()
+    assert chart.compute_label.toPlainText() == "peak FP32 60000 GFLOP/s"
+    assert chart.bandwidth_label.toPlainText() == "4800 GB/s"
+    window.model.select(0)  # the selection is ringed where the trial sits
+    assert chart.selected_item.xs[0] == pytest.approx(np.log10(data.intensity[0]))
+    assert chart.selected_item.ys[0] == pytest.approx(np.log10(data.gflops[0]))
+
+
+def test_presentation_mode_enlarges_fonts_and_markers_and_is_remembered(shown, qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from workbench.gui.main_window import MainWindow
+
+    chart = shown.tradeoff_chart
+    base_marker = chart.feasible.opts["size"]
+    base_font = shown.font().pointSizeF()
+    shown.zoom.presentation_action.trigger()
+    assert shown.zoom.factor == pytest.approx(1.5)
+    assert chart.feasible.opts["size"] == pytest.approx(1.5 * base_marker)
+    assert shown.font().pointSizeF() == pytest.approx(1.5 * base_font)
+    assert chart.plot.getAxis("bottom").style["tickFont"].pointSizeF() == pytest.approx(1.5 * shown.zoom.base_point_size)
+    assert "12.0pt" in chart.legend.styleSheet()
+    assert shown.why_view.plot.getAxis("left").style["tickFont"].pointSizeF() == pytest.approx(1.5 * shown.zoom.base_point_size)
+    shown.zoom.zoom_in()
+    assert shown.zoom.factor == pytest.approx(1.5 * 1.15) and shown.zoom.presentation_action.isChecked()
+    shown.settings.sync()
+    again = MainWindow(interactive=False, settings=QSettings(shown.settings.fileName(), QSettings.Format.IniFormat))
+    qtbot.addWidget(again)
+    assert again.zoom.factor == pytest.approx(1.5 * 1.15)  # remembered
+    again.zoom.set_factor(1.0)
+    assert again.tradeoff_chart.feasible.opts["size"] == pytest.approx(base_marker)
+
+
+def test_status_bar_summary_ends_in_an_ellipsis_instead_of_running_under_the_device_label(shown):
+    label = shown.summary_label
+    label.setText("recommended: " + "x" * 400)
+    shown.resize(1440, 900)
+    QApplication.processEvents()
+    assert label.geometry().right() < shown.device_label.geometry().left()  # side by side, not overlapping
+    assert label.shown_text().endswith("…") and len(label.shown_text()) < 400
+    assert label.toolTip() == label.text()  # the whole text on hover
+
+
+def test_parallel_coordinates_and_slices_draw_every_trial_across_slots_and_score(shown):
+    model = shown.model
+    view = shown.parallel
+    shown.bottom_tabs.setCurrentWidget(view)
+    QApplication.processEvents()
+    assert [name for _, name in view.plot.getAxis("bottom")._tickLevels[0]] == ["block_size", "strategy", "score"]
+    assert view.value_label_texts()[:7] == ["64", "128", "256", "512", "atomic", "tree", "shuffle"]
+    xs, ys = view.feasible.getData()
+    assert len(xs) == 4 * model.n  # 3 axes + a break per trial
+    best = model.ranking.best
+    _, best_y = view.best.getData()
+    assert best_y[-1] == pytest.approx(model.ranking.score[best]) == pytest.approx(1.0)
+    assert best_y[0] == pytest.approx(0.0)  # block_size 64 is the lowest value on its axis
+    slices = shown.slices
+    shown.bottom_tabs.setCurrentWidget(slices)
+    QApplication.processEvents()
+    assert list(slices.plots) == ["block_size", "strategy"]
+    strategy = slices.plots["strategy"]
+    assert strategy.getAxis("bottom")._tickLevels == [[(0.0, "atomic"), (1.0, "tree"), (2.0, "shuffle")]]
+    _, feasible, best_item = slices.points["strategy"]
+    assert sorted(feasible.ys.tolist()) == sorted(model.ranking.score.tolist())
+    assert best_item.data.tolist() == [best]
+
+
+def test_compare_shows_two_configs_side_by_side_with_their_source_diff_and_overlays_sessions(shown, tmp_path):
+    from workbench.core.session import save_session
+
+    view = shown.compare
+    model = shown.model
+    view.set_pair(0, 5)  # block 64/atomic vs block 128/shuffle... by the space's order
+    a, b = model.trials[0], model.trials[5]
+    rows = {r[0]: r for r in view.rows_shown()}
+    assert rows["block_size"][1:3] == [str(a.config["block_size"]), str(b.config["block_size"])]
+    assert rows["latency (ms)"][1:] == ["0.1", "0.2", "2x"]
+    assert rows["memory (MB)"][3] == ""  # the same: no ratio
+    differing = {view.table.item(r, 0).text() for r in range(view.table.rowCount())
+                 if view.table.item(r, 0).background().color().name() == "#ffecb3"}
+    assert "latency (ms)" in differing and "memory (MB)" not in differing
+    assert "the rendered sources" in view.diff.placeholderText()  # toy session: nothing to render
+    # sessions overlaid: this one and a saved copy with a slower start
+    other = _session()
+    for trial in other.trials:
+        trial.measurement.metrics["latency_ms"] *= 2
+    path = tmp_path / "other.json"
+    save_session(other, path)
+    view.add_session(str(path))
+    assert len(view.curves) == 2
+    _, ours = view.curves[0].getData()
+    _, theirs = view.curves[1].getData()
+    assert 10 ** ours[-1] == pytest.approx(0.1) and 10 ** theirs[-1] == pytest.approx(0.2)  # log y axis
+    assert "session 2: toy · toy GPU" in view.curve_legend.text() and "best 0.2 ms" in view.curve_legend.text()
+
+
+def test_large_rates_are_written_as_numbers_not_exponents():
+    from workbench.gui.text import fmt
+
+    assert fmt(46690.3) == "46690" and fmt(0.01951) == "0.01951" and fmt(3439.4) == "3439"

@@ -1,0 +1,96 @@
+"""A chart as a picture that stands on its own: title, legend, the plot, and where the numbers come from.
+
+A slide or a report shows the exported file without the window around it, so the file carries what
+the window shows beside the plot: the chart's title, the names and colours of its series, and the
+SIMULATED / REPLAY label when the timings were not measured live. PNG and SVG are painted by the
+same function, so both carry the same things.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QImage, QPainter, QTextDocument
+
+from workbench.core.errors import WorkbenchError
+
+MARGIN = 12
+TITLE_PT = 13
+LEGEND_PT = 9
+BADGE_COLOURS = {"SIMULATED": "#f0c000", "REPLAY": "#56b4e9"}
+
+
+def paint_chart(painter: QPainter, chart: Any, size: QSize, badge: str | None) -> None:
+    """Paint title, badge, legend and plot of ``chart`` into a ``size`` area of ``painter``."""
+    width, height = size.width(), size.height()
+    painter.fillRect(QRect(0, 0, width, height), QColor("white"))
+    title_font = QFont(painter.font())
+    title_font.setPointSize(TITLE_PT)
+    title_font.setBold(True)
+    painter.setFont(title_font)
+    painter.setPen(QColor("black"))
+    flags = int(Qt.AlignmentFlag.AlignLeft) | int(Qt.TextFlag.TextWordWrap)
+    area = QRect(MARGIN, MARGIN, width - 2 * MARGIN, height)
+    title_height = painter.boundingRect(area, flags, chart.export_title()).height() + 4
+    painter.drawText(QRect(MARGIN, MARGIN, width - 2 * MARGIN, title_height), flags, chart.export_title())
+    top = MARGIN + title_height
+    if badge:  # its own line under the title: on a narrow chart it would cover the title
+        badge_font = QFont(painter.font())
+        badge_font.setPointSize(LEGEND_PT + 1)
+        painter.setFont(badge_font)
+        badge_height = painter.fontMetrics().height() + 4
+        box = QRect(MARGIN, top + 2, painter.fontMetrics().horizontalAdvance(badge) + 12, badge_height)
+        colour = next((c for key, c in BADGE_COLOURS.items() if badge.startswith(key)), "#dddddd")
+        painter.fillRect(box, QColor(colour))
+        painter.drawText(box, int(Qt.AlignmentFlag.AlignCenter), badge)
+        top += badge_height + 4
+    legend = QTextDocument()
+    legend_font = QFont(painter.font())
+    legend_font.setPointSize(LEGEND_PT)
+    legend_font.setBold(False)
+    legend.setDefaultFont(legend_font)
+    legend.setHtml(chart.legend.text())
+    legend.setTextWidth(width - 2 * MARGIN)
+    top += 2
+    painter.save()
+    painter.translate(MARGIN, top)
+    legend.drawContents(painter)
+    painter.restore()
+    top += int(legend.size().height()) + 4
+    source = QRectF(0, 0, chart.plot.width(), chart.plot.height())
+    chart.plot.render(painter, QRectF(0, top, width, height - top), source.toRect(),
+                      Qt.AspectRatioMode.IgnoreAspectRatio)
+
+
+def export_chart(chart: Any, path: str, badge: str | None = None, scale: float = 2.0) -> None:
+    """Write ``chart`` as PNG or SVG (by the suffix); raises WorkbenchError when it cannot."""
+    chart.refresh()
+    plot_width, plot_height = max(chart.plot.width(), 320), max(chart.plot.height(), 200)
+    size = QSize(plot_width, plot_height + 130)  # room above the plot for the title and the legend
+    if path.lower().endswith(".svg"):
+        # Qt's own SVG painter: pyqtgraph's SVGExporter cannot parse the paths Qt 6.12 writes.
+        from PySide6.QtSvg import QSvgGenerator  # noqa: PLC0415 - only for SVG
+
+        generator = QSvgGenerator()
+        generator.setFileName(path)
+        generator.setSize(size)
+        generator.setViewBox(QRect(0, 0, size.width(), size.height()))
+        generator.setTitle(chart.export_title())
+        painter = QPainter(generator)
+        paint_chart(painter, chart, size, badge)
+        painter.end()
+    else:
+        image = QImage(int(size.width() * scale), int(size.height() * scale), QImage.Format.Format_RGB32)
+        image.fill(QColor("white"))
+        painter = QPainter(image)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        painter.scale(scale, scale)
+        paint_chart(painter, chart, size, badge)
+        painter.end()
+        if not image.save(path):
+            raise WorkbenchError(f"{path}: could not write the image")
+    if not Path(path).is_file():
+        raise WorkbenchError(f"{path}: could not write the image")

@@ -1,0 +1,213 @@
+"""The Compare tab: two configs side by side with the diff of their sources, and sessions overlaid.
+
+A and B start as the best feasible config and the default config (the question a tuning run answers:
+what changed, and what did it buy?); "A = selected" / "B = selected" take the trial selected in any
+view. "Add session..." overlays another session's best latency so far on the current one's.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (
+    QFileDialog, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSplitter, QTableWidget, QTableWidgetItem,
+    QVBoxLayout, QWidget,
+)
+
+from workbench.core.errors import WorkbenchError
+from workbench.gui.comparison import best_latency_so_far, compare_trials, running_min, session_label, source_diff
+from workbench.gui.model import SessionModel
+from workbench.gui.source_view import render_source
+from workbench.gui.text import fmt, metric_label
+
+DIFFERS = QBrush(QColor(255, 236, 179))
+CURVE_COLOURS = ((0, 114, 178), (213, 94, 0), (0, 158, 115), (204, 121, 167), (86, 180, 233), (230, 159, 0))
+
+
+class CompareView(QWidget):
+    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.a: int | None = None
+        self.b: int | None = None
+        self.others: list[Any] = []  # sessions overlaid on the current one
+        self.heading = QLabel()
+        self.heading.setTextFormat(Qt.TextFormat.RichText)
+        self.heading.setWordWrap(True)
+        self.pick_a, self.pick_b = QPushButton("A = selected"), QPushButton("B = selected")
+        self.pick_a.clicked.connect(lambda: self.set_pair(self.model.selected, self.b))
+        self.pick_b.clicked.connect(lambda: self.set_pair(self.a, self.model.selected))
+        self.table = QTableWidget(0, 4)
+        self.table.setHorizontalHeaderLabels(["", "A", "B", "B / A"])
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.diff = QPlainTextEdit()
+        self.diff.setReadOnly(True)
+        self.diff.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        font = QFont("monospace", 9)
+        font.setStyleHint(QFont.StyleHint.Monospace)
+        self.diff.setFont(font)
+        self.diff.setPlaceholderText("the rendered sources of A and B are the same")
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setMenuEnabled(False)
+        self.plot.setLabel("bottom", "evaluation")
+        self.plot.setLabel("left", "best latency so far (ms)")
+        self.plot.setLogMode(y=True)
+        self.plot.showGrid(x=True, y=True, alpha=0.25)
+        self.curve_legend = QLabel()
+        self.curve_legend.setWordWrap(True)
+        self.curve_legend.setStyleSheet("font-size: 8pt")
+        self.add_button = QPushButton("Add session...")
+        self.add_button.setToolTip("overlay another session's best latency so far (e.g. another GPU or strategy)")
+        self.add_button.clicked.connect(self._on_add_clicked)
+        self.curves: list[pg.PlotDataItem] = []
+
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.pick_a)
+        buttons.addWidget(self.pick_b)
+        buttons.addStretch(1)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.heading)
+        left_layout.addLayout(buttons)
+        pair = QSplitter(Qt.Orientation.Horizontal)
+        pair.addWidget(self.table)
+        pair.addWidget(self.diff)
+        left_layout.addWidget(pair, 1)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("<b>Sessions</b>"))
+        top.addStretch(1)
+        top.addWidget(self.add_button)
+        right_layout.addLayout(top)
+        right_layout.addWidget(self.curve_legend)
+        right_layout.addWidget(self.plot, 1)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(left)
+        splitter.addWidget(right)
+        splitter.setSizes([600, 300])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(splitter)
+        model.session_changed.connect(self._on_session_changed)
+        model.trials_added.connect(self._on_trials_added)
+        model.ranking_changed.connect(self._on_ranking_changed)
+        self._curves_dirty = True
+        self._on_session_changed()
+
+    # Hidden in its tab most of the time: the curves are redrawn when shown, not per run tick.
+    def _on_trials_added(self, *_: Any) -> None:
+        self._curves_dirty = True
+        if self.isVisible():
+            self._draw_curves()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        if self.a is None or self.b is None:
+            self._on_ranking_changed()
+        if self._curves_dirty:
+            self._draw_curves()
+
+    # --- the pair ----------------------------------------------------------------------------------
+    def _on_session_changed(self) -> None:
+        self.a = self.b = None
+        self._curves_dirty = True
+        if self.isVisible():
+            self._on_ranking_changed()
+            self._draw_curves()
+
+    def _on_ranking_changed(self) -> None:
+        if (self.a is None or self.b is None) and self.isVisible():
+            ranking = self.model.ranking
+            best = ranking.best if ranking is not None else None
+            default = self.model.default_index
+            second = int(ranking.order[1]) if ranking is not None and ranking.order.size > 1 else None
+            self.set_pair(best, default if default is not None and default != best else second)
+
+    def set_pair(self, a: int | None, b: int | None) -> None:
+        """Compare trial rows ``a`` and ``b`` (None leaves that side empty)."""
+        n = self.model.n
+        self.a = a if a is not None and 0 <= a < n else None
+        self.b = b if b is not None and 0 <= b < n else None
+        self._show_pair()
+
+    def _show_pair(self) -> None:
+        trials = self.model.trials
+        if self.a is None or self.b is None:
+            self.heading.setText("<i>Compare: select a trial and press A = selected, then another and B = selected.</i>")
+            self.table.setRowCount(0)
+            self.diff.setPlainText("")
+            return
+        a, b = trials[self.a], trials[self.b]
+        self.heading.setText(f"<b>A</b>: trial {a.index} [{a.config.id}] &nbsp; vs &nbsp; <b>B</b>: trial {b.index} "
+                             f"[{b.config.id}] &nbsp; (rows that differ are marked)")
+        rows = compare_trials(a, b)
+        self.table.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            name = row.name if row.section == "slot" else metric_label(row.name)
+            ratio = row.ratio if row.section != "slot" else math.nan
+            cells = [name, fmt(row.a), fmt(row.b), f"{ratio:.3g}x" if math.isfinite(ratio) and row.differs else ""]
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if row.differs:
+                    item.setBackground(DIFFERS)
+                if c == 0 and row.section == "slot":
+                    item.setFont(QFont(item.font().family(), weight=QFont.Weight.Bold))
+                self.table.setItem(r, c, item)
+        self.table.resizeColumnsToContents()
+        session = self.model.session
+        source_a, _ = render_source(session, a.config)
+        source_b, _ = render_source(session, b.config)
+        self.diff.setPlainText("\n".join(source_diff(source_a, source_b, f"A trial {a.index}", f"B trial {b.index}")))
+
+    def rows_shown(self) -> list[list[str]]:
+        return [[self.table.item(r, c).text() for c in range(self.table.columnCount())] for r in range(self.table.rowCount())]
+
+    # --- sessions ----------------------------------------------------------------------------------
+    def add_session(self, path: str) -> None:
+        """Overlay a saved session (raises WorkbenchError for a file that is not one)."""
+        from workbench.core.session import load_session  # noqa: PLC0415 - only when asked
+
+        self.others.append(load_session(path))
+        self._draw_curves()
+
+    def _on_add_clicked(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Overlay a session", str(Path.home()), "Sessions (*.json);;All files (*)")
+        if path:
+            try:
+                self.add_session(path)
+            except WorkbenchError as exc:
+                self.curve_legend.setText(f"<span style='color:#d55e00'>{exc}</span>")
+
+    def _draw_curves(self) -> None:
+        self._curves_dirty = False
+        for curve in self.curves:
+            self.plot.removeItem(curve)
+        self.curves = []
+        sessions = ([self.model.session] if self.model.session is not None else []) + self.others
+        entries = []
+        for k, session in enumerate(sessions):
+            if session is self.model.session:  # from the model's columns: no walk over 20,000 trials
+                best = running_min(np.where(self.model.failed_mask(), np.nan, self.model.metric("latency_ms")))
+            else:
+                best = best_latency_so_far(session.trials)
+            colour = CURVE_COLOURS[k % len(CURVE_COLOURS)]
+            x = np.arange(len(best), dtype=float)
+            keep = np.isfinite(best)
+            curve = pg.PlotDataItem(x[keep], best[keep], pen=pg.mkPen(*colour, width=2.5), stepMode=None)
+            self.plot.addItem(curve)
+            self.curves.append(curve)
+            final = fmt(float(best[keep][-1])) + " ms" if keep.any() else "no successful trial"
+            which = "this session" if k == 0 and session is self.model.session else f"session {k + 1}"
+            entries.append(f'<span style="color:rgb{colour}">━</span> {which}: {session_label(session)} (best {final})')
+        self.curve_legend.setText("<br>".join(entries))

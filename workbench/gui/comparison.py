@@ -1,0 +1,81 @@
+"""Two configs side by side, and sessions overlaid (Qt-free, tested directly).
+
+Comparing is how a person learns what a slot does: the same kernel with one value changed, its
+metrics and resources next to each other, and the lines of rendered source that differ. Sessions
+(the same template on two GPUs, or two strategies) compare by their best latency so far per
+evaluation, which needs no common score.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from workbench.core.measurement import Trial
+
+COMPARED_METRICS = ("latency_ms", "latency_p20_ms", "latency_p80_ms", "throughput_gbs", "gflops", "quality",
+                    "memory_mb", "onchip_kb_per_sm", "occupancy")
+COMPARED_RESOURCES = ("registers", "threads_per_block", "onchip_kb_per_block", "smem_bytes", "spill_bytes")
+
+
+@dataclass(frozen=True)
+class Row:
+    section: str  # "slot", "metric" or "resource"
+    name: str
+    a: Any
+    b: Any
+
+    @property
+    def differs(self) -> bool:
+        if isinstance(self.a, float) and isinstance(self.b, float):
+            both_nan = math.isnan(self.a) and math.isnan(self.b)
+            return not both_nan and not math.isclose(self.a, self.b, rel_tol=1e-9)
+        return self.a != self.b
+
+    @property
+    def ratio(self) -> float:
+        """b / a for positive numbers (NaN otherwise)."""
+        try:
+            a, b = float(self.a), float(self.b)
+        except (TypeError, ValueError):
+            return math.nan
+        return b / a if a > 0 and math.isfinite(a) and math.isfinite(b) and not isinstance(self.a, bool) else math.nan
+
+
+def compare_trials(a: Trial, b: Trial) -> list[Row]:
+    """Slot values, then metrics, then resources (those either trial reports)."""
+    rows = [Row("slot", name, a.config.get(name), b.config.get(name)) for name in dict.fromkeys([*a.config, *b.config])]
+    for section, names in (("metric", COMPARED_METRICS), ("resource", COMPARED_RESOURCES)):
+        for name in names:
+            if name in a.measurement.metrics or name in b.measurement.metrics:
+                rows.append(Row(section, name, float(a.metric(name)), float(b.metric(name))))
+    rows.append(Row("metric", "status", a.status.value, b.status.value))
+    return rows
+
+
+def source_diff(source_a: str, source_b: str, name_a: str, name_b: str) -> list[str]:
+    """Unified diff lines of two rendered sources (empty when they are the same)."""
+    return list(difflib.unified_diff(source_a.splitlines(), source_b.splitlines(), name_a, name_b, lineterm="", n=1))
+
+
+def best_latency_so_far(trials: Sequence[Trial]) -> np.ndarray:
+    """Per evaluation, the lowest latency of a successful trial so far (NaN before the first)."""
+    return running_min(np.array([t.metric("latency_ms") if t.ok else math.nan for t in trials], dtype=float))
+
+
+def running_min(latency: np.ndarray) -> np.ndarray:
+    """Running minimum ignoring NaN (NaN until the first number)."""
+    latency = np.where(np.isfinite(latency), latency, np.inf)
+    best = np.minimum.accumulate(latency) if latency.size else latency
+    return np.where(np.isfinite(best), best, np.nan)
+
+
+def session_label(session: Any) -> str:
+    """``sgemm · Simulated NVIDIA H200 · agents`` for a legend."""
+    device = (session.device or {}).get("name", "?")
+    strategy = (session.strategy or {}).get("name", "?") if isinstance(session.strategy, dict) else "?"
+    return f"{session.kernel} · {device} · {strategy}"

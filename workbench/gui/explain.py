@@ -1,0 +1,129 @@
+"""Why a config is as fast as it is, and where it sits under the GPU's roofs (Qt-free, tested directly).
+
+For a simulated trial the performance model stored its named terms (memory, cache, compute,
+shared memory, atomics, sync, launch; in ms, overlapping: the kernel takes the largest plus a share
+of the rest), the bound, the occupancy and its limiter, and facts such as waves, coalescing and bank
+conflicts. For a measured trial there is no model, only the measured figures; both get the same
+ratios against the device's peaks, so the two can be read side by side.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from workbench.core.measurement import Trial
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """What the "why is this fast?" panel shows for one trial."""
+
+    simulated: bool
+    latency_ms: float
+    time_terms: tuple[tuple[str, float, str], ...] = ()  # (name, ms, explanation), model terms only
+    facts: tuple[str, ...] = ()  # one line each: bound, occupancy, peaks, waves, coalescing...
+    bound: str = ""
+    bandwidth_fraction: float = math.nan  # achieved GB/s over the device's peak
+    flops_fraction: float = math.nan  # achieved GFLOP/s over the device's peak
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _fraction(value: float, peak: Any) -> float:
+    try:
+        peak = float(peak)
+    except (TypeError, ValueError):
+        return math.nan
+    return value / peak if math.isfinite(value) and peak > 0 else math.nan
+
+
+def breakdown(trial: Trial, device: Mapping[str, Any]) -> Breakdown:
+    """The panel's content for ``trial`` on ``device`` (the session's device description)."""
+    metrics = trial.measurement.metrics
+    details = trial.measurement.details or {}
+    latency = float(metrics.get("latency_ms", math.nan))
+    bandwidth = _fraction(float(metrics.get("throughput_gbs", math.nan)), device.get("peak_bandwidth_gbs"))
+    flops = _fraction(float(metrics.get("gflops", math.nan)), device.get("peak_fp32_gflops"))
+    terms = [t for t in details.get("terms", ()) if isinstance(t, Mapping)]
+    time_terms = tuple((str(t["name"]), float(t["value"]), str(t.get("explanation", "")))
+                       for t in terms if t.get("unit") == "ms")
+    simulated = bool(details.get("simulated")) or bool(time_terms)
+    facts: list[str] = []
+    bound = str(details.get("bound", ""))
+    if bound:
+        facts.append(f"{bound}-bound" + (f": {time_terms[int(np.argmax([t[1] for t in time_terms]))][0]} is the largest term"
+                                         if time_terms else ""))
+    occupancy = details.get("occupancy") or (f"occupancy {metrics['occupancy']:.0%}" if "occupancy" in metrics else "")
+    if occupancy:
+        facts.append(str(occupancy))
+    if math.isfinite(bandwidth):
+        facts.append(f"{bandwidth:.0%} of the GPU's peak bandwidth ({metrics['throughput_gbs']:.0f} of "
+                     f"{float(device['peak_bandwidth_gbs']):.0f} GB/s, counting the bytes the operation must move)")
+    if math.isfinite(flops) and metrics.get("gflops"):
+        facts.append(f"{flops:.1%} of the GPU's peak FP32 rate ({metrics['gflops']:.0f} of "
+                     f"{float(device['peak_fp32_gflops']):.0f} GFLOP/s)")
+    facts += [f"{t['name']}: {t.get('explanation', '')}" for t in terms
+              if t.get("unit") != "ms" and not (t.get("name") == "occupancy" and details.get("occupancy"))]
+    if not simulated:
+        measured = [f"{name} {metrics[key]:.4g}" for key, name in
+                    (("latency_ms", "median latency (ms)"), ("latency_p20_ms", "p20"), ("latency_p80_ms", "p80"))
+                    if key in metrics]
+        if measured:
+            facts.insert(0, "measured: " + ", ".join(measured))
+    return Breakdown(simulated=simulated, latency_ms=latency, time_terms=time_terms, facts=tuple(facts), bound=bound,
+                     bandwidth_fraction=bandwidth, flops_fraction=flops, notes=tuple(details.get("notes", ()) or ()))
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """Trials as (arithmetic intensity, achieved GFLOP/s) under the device's two roofs."""
+
+    intensity: np.ndarray  # FLOP per DRAM byte, NaN where unknown
+    gflops: np.ndarray  # achieved GFLOP/s, NaN where unknown
+    peak_gflops: float
+    peak_gbs: float
+    per_config: bool  # True: each config's own traffic and work; False: the operation's minimum for all
+    reason: str = ""  # why nothing can be drawn, when nothing can
+
+    @property
+    def ridge(self) -> float:
+        """The intensity where the bandwidth roof meets the compute roof (FLOP/B)."""
+        return self.peak_gflops / self.peak_gbs if self.peak_gbs > 0 else math.nan
+
+    def roof(self, intensity: np.ndarray) -> np.ndarray:
+        return np.minimum(self.peak_gflops, np.asarray(intensity, dtype=float) * self.peak_gbs)
+
+
+def roofline(model: Any) -> Roofline:
+    """Per trial: intensity from the config's own DRAM traffic and work when the simulator recorded
+    them (``dram_mb``, ``work_gflop``), else from the operation's minimum bytes and flops
+    (``gflops / throughput_gbs``, the same for every config, as a measured run knows no better)."""
+    device = (getattr(model.session, "device", None) or {}) if model.session is not None else {}
+    peak_gflops = float(device.get("peak_fp32_gflops") or 0.0)
+    peak_gbs = float(device.get("peak_bandwidth_gbs") or 0.0)
+    n = model.n
+    latency_s = model.metric("latency_ms") / 1e3
+    ok = ~model.failed_mask() if n else np.zeros(0, dtype=bool)
+    work, traffic = model.metric("work_gflop"), model.metric("dram_mb")
+    per_config = bool(np.isfinite(work[ok]).any() and np.isfinite(traffic[ok]).any()) if n else False
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if per_config:
+            intensity = work * 1e9 / (traffic * 1e6)
+            gflops = work / latency_s
+        else:
+            gflops = model.metric("gflops").copy()
+            intensity = gflops / model.metric("throughput_gbs")
+    usable = ok & np.isfinite(intensity) & np.isfinite(gflops) & (intensity > 0) & (gflops > 0)
+    intensity = np.where(usable, intensity, np.nan)
+    gflops = np.where(usable, gflops, np.nan)
+    reason = ""
+    if peak_gflops <= 0 or peak_gbs <= 0:
+        reason = "the session does not record the device's peak bandwidth and FLOP/s"
+    elif n == 0:
+        reason = "no trials yet"
+    elif not usable.any():
+        reason = "no trial reports floating-point work (a kernel without FLOPs sits on no roofline: see GB/s)"
+    return Roofline(intensity, gflops, peak_gflops, peak_gbs, per_config, reason)

@@ -1,0 +1,105 @@
+"""Presentation mode and zoom: the window readable from the back of a lecture room.
+
+One zoom factor scales the window's fonts, the chart markers, axis tick and label fonts and the
+chart legends together; presentation mode is a zoom of 1.5 with one key. The factor is remembered in
+the window's settings, so a teacher who set it up once finds it again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtGui import QAction, QFont, QKeySequence
+
+from workbench.gui.fast_scatter import FastScatter
+
+ZOOM_STEP = 1.15
+ZOOM_RANGE = (0.7, 2.5)
+PRESENTATION_ZOOM = 1.5
+SETTINGS_KEY = "view/zoom"
+
+
+def zoom_chart(chart: Any, factor: float, base_point_size: float) -> None:
+    """Markers, tick labels, axis titles and the legend line of one chart at ``factor``."""
+    for item in chart.plot.getPlotItem().items:
+        if isinstance(item, FastScatter):
+            item.set_scale(factor)
+    selected = getattr(chart, "selected_item", None)
+    if isinstance(selected, FastScatter):
+        selected.set_scale(factor)
+    zoom_axes(chart.plot.getPlotItem(), factor, base_point_size)
+    legend_size = 8.0 * factor
+    chart.legend.setStyleSheet(f"font-size: {legend_size:.1f}pt; color: #333;")
+
+
+def zoom_axes(plot_item: Any, factor: float, base_point_size: float) -> None:
+    """Tick labels and axis titles of one plot at ``factor``."""
+    font = QFont()
+    font.setPointSizeF(base_point_size * factor)
+    for name in ("bottom", "left"):
+        axis = plot_item.getAxis(name)
+        axis.setStyle(tickFont=font)
+        axis.label.setFont(font)
+        axis.picture = None
+        axis.update()
+
+
+class Zoom:
+    """The window's zoom: View menu actions (Ctrl+ / Ctrl- / Ctrl+0, presentation mode on F11)."""
+
+    def __init__(self, window: Any) -> None:
+        self.window = window
+        self.base_font = QFont(window.font())
+        self.base_point_size = self.base_font.pointSizeF() if self.base_font.pointSizeF() > 0 else 9.0
+        self.factor = 1.0
+        menu = window.menuBar().addMenu("&View")
+        self.presentation_action = QAction("&Presentation mode (large fonts and markers)", window)
+        self.presentation_action.setCheckable(True)
+        self.presentation_action.setShortcut(QKeySequence("F11"))
+        self.presentation_action.toggled.connect(self._on_presentation)
+        menu.addAction(self.presentation_action)
+        for text, keys, slot in (("Zoom &in", QKeySequence.StandardKey.ZoomIn, self.zoom_in),
+                                 ("Zoom &out", QKeySequence.StandardKey.ZoomOut, self.zoom_out),
+                                 ("&Reset zoom", QKeySequence("Ctrl+0"), lambda: self.set_factor(1.0))):
+            action = QAction(text, window)
+            action.setShortcut(keys)
+            if keys == QKeySequence.StandardKey.ZoomIn:  # Ctrl+= as well: "+" needs Shift on most keyboards
+                action.setShortcuts([QKeySequence(QKeySequence.StandardKey.ZoomIn), QKeySequence("Ctrl+=")])
+            action.triggered.connect(slot)
+            menu.addAction(action)
+        self.menu = menu
+        saved = window.settings.value(SETTINGS_KEY)
+        try:
+            factor = float(saved) if saved is not None else 1.0
+        except (TypeError, ValueError):
+            factor = 1.0
+        self.set_factor(factor, remember=False)
+
+    def zoom_in(self) -> None:
+        self.set_factor(self.factor * ZOOM_STEP)
+
+    def zoom_out(self) -> None:
+        self.set_factor(self.factor / ZOOM_STEP)
+
+    def _on_presentation(self, on: bool) -> None:
+        self.set_factor(PRESENTATION_ZOOM if on else 1.0)
+
+    def set_factor(self, factor: float, remember: bool = True) -> None:
+        low, high = ZOOM_RANGE
+        factor = min(max(float(factor), low), high)
+        self.factor = factor
+        font = QFont(self.base_font)
+        font.setPointSizeF(self.base_point_size * factor)
+        self.window.setFont(font)
+        for chart in self.window.charts.values():
+            zoom_chart(chart, factor, self.base_point_size)
+        charted = {id(chart.plot) for chart in self.window.charts.values()}
+        for plot in self.window.findChildren(pg.PlotWidget):  # the other views' plots: their axis fonts
+            if id(plot) not in charted:
+                zoom_axes(plot.getPlotItem(), factor, self.base_point_size)
+        self.presentation_action.blockSignals(True)
+        self.presentation_action.setChecked(factor >= PRESENTATION_ZOOM - 1e-6)
+        self.presentation_action.blockSignals(False)
+        if remember:
+            self.window.settings.setValue(SETTINGS_KEY, factor)

@@ -1,0 +1,231 @@
+"""What the search did, the way Optuna Dashboard shows a study: parallel coordinates and slice plots.
+
+Parallel coordinates: one vertical axis per slot and one for the score; each trial is a line through
+its values, so the combinations that score well show as bundles. Slice plot: per slot, every trial's
+score against that slot's value. Both are drawn only while their tab is shown (a slider move must
+not pay for hidden views), from the session model's columns, in a few items (one per style).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, OUTLINE, _scatter
+from workbench.gui.model import SessionModel
+
+FEASIBLE_LINE = pg.mkPen(0, 114, 178, 60, width=1)
+INFEASIBLE_LINE = pg.mkPen(150, 150, 150, 40, width=1)
+BEST_LINE = pg.mkPen(240, 170, 0, 255, width=3)
+MAX_VALUE_LABELS = 12
+
+
+def slot_positions(model: SessionModel) -> tuple[list[str], np.ndarray, list[list[Any]]]:
+    """Slot names, each trial's value position per slot scaled to 0..1 (rows = trials), and the values."""
+    names = model.slot_names
+    columns = model.slot_code_columns()
+    n = model.n
+    scaled = np.zeros((n, len(names)))
+    values: list[list[Any]] = []
+    for k, name in enumerate(names):
+        codes, domain = columns.get(name, (np.zeros(n, dtype=np.int64), [None]))
+        order = _display_order(domain)
+        rank = np.empty(len(domain), dtype=float)
+        rank[order] = np.arange(len(domain))
+        scaled[:, k] = rank[codes] / max(len(domain) - 1, 1) if n else 0.0
+        values.append([domain[i] for i in order])
+    return names, scaled, values
+
+
+def _display_order(domain: list[Any]) -> list[int]:
+    """Numbers ascending, anything else in the slot's own order."""
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in domain):
+        return sorted(range(len(domain)), key=lambda i: domain[i])
+    return list(range(len(domain)))
+
+
+class _HiddenUntilShown(QWidget):
+    """Redraws when shown and when the model changes while shown; marks itself dirty otherwise."""
+
+    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.dirty = True
+        for event in (model.ranking_changed, model.session_changed):
+            event.connect(self._on_model_changed)
+
+    def _on_model_changed(self, *_: Any) -> None:
+        self.dirty = True
+        if self.isVisible():
+            self.refresh()
+
+    def refresh_if_dirty(self) -> None:
+        if self.dirty and self.isVisible():
+            self.refresh()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self.refresh_if_dirty()
+
+    def refresh(self) -> None:
+        self.dirty = False
+        self._refresh()
+
+    def _refresh(self) -> None:
+        raise NotImplementedError
+
+
+class ParallelCoordinates(_HiddenUntilShown):
+    """One axis per slot plus the score; every successful trial a line, the best one highlighted."""
+
+    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+        super().__init__(model, parent)
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setMenuEnabled(False)
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.hideButtons()
+        self.plot.getAxis("left").setLabel("value on each axis")
+        self.plot.getAxis("left").setTicks([[(0.0, "low"), (1.0, "high")]])
+        self.infeasible = pg.PlotDataItem(pen=INFEASIBLE_LINE, connect="finite")
+        self.feasible = pg.PlotDataItem(pen=FEASIBLE_LINE, connect="finite")
+        self.best = pg.PlotDataItem(pen=BEST_LINE)
+        for item in (self.infeasible, self.feasible, self.best):
+            self.plot.addItem(item)
+        self.axis_lines: list[pg.InfiniteLine] = []
+        self.value_labels: list[pg.TextItem] = []
+        self.axis_names: list[str] = []
+        legend = QLabel('<span style="color:#0072b2">━</span> feasible &nbsp; <span style="color:#969696">━</span> '
+                        'infeasible &nbsp; <span style="color:#f0aa00">━</span> best feasible')
+        legend.setStyleSheet("font-size: 8pt; color: #333;")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(QLabel("<b>Parallel coordinates</b>: every successful trial across its slot values and score"))
+        layout.addWidget(legend)
+        layout.addWidget(self.plot, 1)
+
+    def _refresh(self) -> None:
+        model, ranking = self.model, self.model.ranking
+        names, scaled, values = slot_positions(model)
+        self.axis_names = names + ["score"]
+        self._draw_axes(names, values)
+        if ranking is None or model.n == 0:
+            for item in (self.infeasible, self.feasible, self.best):
+                item.setData([], [])
+            return
+        score = np.asarray(ranking.score, dtype=float)
+        ok = ~model.failed_mask()
+        feasible = np.asarray(ranking.feasible, dtype=bool)
+        rows = np.column_stack([scaled, np.nan_to_num(score, nan=0.0)])
+        for item, mask in ((self.feasible, ok & feasible), (self.infeasible, ok & ~feasible)):
+            item.setData(*_polylines(rows[mask]))
+        best = ranking.best
+        if best is not None:
+            self.best.setData(np.arange(rows.shape[1], dtype=float), rows[best])
+        else:
+            self.best.setData([], [])
+
+    def _draw_axes(self, names: list[str], values: list[list[Any]]) -> None:
+        for item in self.axis_lines + self.value_labels:
+            self.plot.removeItem(item)
+        self.axis_lines, self.value_labels = [], []
+        k = len(names)
+        self.plot.getAxis("bottom").setTicks([[(float(i), name) for i, name in enumerate(names + ["score"])]])
+        for i in range(k + 1):
+            line = pg.InfiniteLine(pos=i, angle=90, pen=pg.mkPen(60, 60, 60, 200, width=1))
+            self.plot.addItem(line)
+            self.axis_lines.append(line)
+        for i, domain in enumerate(values):
+            step = max(1, int(np.ceil(len(domain) / MAX_VALUE_LABELS)))
+            for j in range(0, len(domain), step):
+                label = pg.TextItem(str(domain[j]), color=(30, 30, 30), anchor=(0, 0.5))
+                label.setPos(i, j / max(len(domain) - 1, 1))
+                self.plot.addItem(label)
+                self.value_labels.append(label)
+        for score in (0.0, 0.5, 1.0):
+            label = pg.TextItem(f"{score:g}", color=(30, 30, 30), anchor=(0, 0.5))
+            label.setPos(k, score)
+            self.plot.addItem(label)
+            self.value_labels.append(label)
+        self.plot.setXRange(-0.5, k + 0.4, padding=0)
+        self.plot.setYRange(-0.05, 1.05, padding=0)
+
+    def value_label_texts(self) -> list[str]:
+        return [label.toPlainText() for label in self.value_labels]
+
+
+def _polylines(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All rows as one path: x = 0..k per row, NaN between rows (``connect="finite"`` breaks there)."""
+    if not len(rows):
+        return np.empty(0), np.empty(0)
+    n, k = rows.shape
+    x = np.tile(np.append(np.arange(k, dtype=float), np.nan), n)
+    y = np.column_stack([rows, np.full(n, np.nan)]).ravel()
+    return x, y
+
+
+class SlicePlots(_HiddenUntilShown):
+    """Per slot, the score of every successful trial against that slot's value (jittered within a value)."""
+
+    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+        super().__init__(model, parent)
+        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas.setBackground("w")
+        self.plots: dict[str, Any] = {}
+        self.points: dict[str, tuple[Any, Any, Any]] = {}
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(QLabel("<b>Slice plot</b>: score against each slot's value "
+                                "(blue feasible, grey infeasible, star the best)"))
+        layout.addWidget(self.canvas, 1)
+
+    def _rebuild(self, names: list[str]) -> None:
+        self.canvas.clear()
+        self.plots, self.points = {}, {}
+        columns = max(1, min(4, len(names)))
+        for i, name in enumerate(names):
+            plot = self.canvas.addPlot(row=i // columns, col=i % columns)
+            plot.setMenuEnabled(False)
+            plot.setMouseEnabled(x=False, y=False)
+            plot.hideButtons()
+            plot.setLabel("bottom", name)
+            plot.setLabel("left", "score")
+            plot.showGrid(y=True, alpha=0.25)
+            items = (_scatter(INFEASIBLE, size=5), _scatter(FEASIBLE, size=5), _scatter(BEST, symbol="star", size=14, pen=OUTLINE))
+            for item in items:
+                plot.addItem(item)
+            self.plots[name] = plot
+            self.points[name] = items
+
+    def _refresh(self) -> None:
+        model, ranking = self.model, self.model.ranking
+        names, _, values = slot_positions(model)
+        if list(self.plots) != names:
+            self._rebuild(names)
+        if ranking is None or model.n == 0:
+            for items in self.points.values():
+                for item in items:
+                    item.setData([], [])
+            return
+        score = np.asarray(ranking.score, dtype=float)
+        ok = ~model.failed_mask() & np.isfinite(score)
+        feasible = np.asarray(ranking.feasible, dtype=bool)
+        index = np.arange(model.n)
+        jitter = (np.random.default_rng(0).random(model.n) - 0.5) * 0.3  # fixed: points do not dance
+        columns = model.slot_code_columns()
+        for name, domain in zip(names, values):
+            codes, original = columns[name]
+            order = _display_order(original)
+            rank = np.empty(len(original), dtype=float)
+            rank[order] = np.arange(len(original))
+            x = rank[codes] + jitter
+            infeasible_items, feasible_items, best_item = self.points[name]
+            f, i = ok & feasible, ok & ~feasible
+            feasible_items.setData(x=x[f], y=score[f], data=index[f])
+            infeasible_items.setData(x=x[i], y=score[i], data=index[i])
+            best = ranking.best
+            best_item.setData(x=[rank[codes[best]]], y=[score[best]], data=[best]) if best is not None else best_item.setData([], [])
+            step = max(1, int(np.ceil(len(domain) / MAX_VALUE_LABELS)))
+            self.plots[name].getAxis("bottom").setTicks([[(float(j), str(domain[j])) for j in range(0, len(domain), step)]])

@@ -1,0 +1,242 @@
+"""Two views that explain: "why is this config fast?" for the selected trial, and the roofline.
+
+The why panel draws the selected trial's modelled time terms as bars (with their values, and the
+trial's latency as a line: the terms overlap, the kernel takes the largest plus a share of the rest)
+beside the facts that explain them. The roofline puts every trial at its arithmetic intensity and
+achieved GFLOP/s under the device's bandwidth and compute roofs, as Nsight Compute does. Both
+follow the selection (the best feasible trial when nothing is selected).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, OUTLINE, _ChartBase, _scatter
+from workbench.gui.explain import breakdown, roofline
+from workbench.gui.model import SessionModel
+from workbench.gui.text import fmt
+
+TERM_BRUSH = pg.mkBrush(0, 114, 178, 200)
+LARGEST_BRUSH = pg.mkBrush(213, 94, 0, 220)
+LATENCY_PEN = pg.mkPen(40, 40, 40, 255, width=2, style=Qt.PenStyle.DashLine)
+ROOF_PEN = pg.mkPen(204, 121, 167, 255, width=2.5)
+
+
+def _shown_trial(model: SessionModel) -> int | None:
+    if model.selected is not None:
+        return model.selected
+    return model.ranking.best if model.ranking is not None else None
+
+
+class WhyView(QWidget):
+    """The selected trial's time broken into the model's named terms, and what explains them."""
+
+    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.trial_index: int | None = None
+        self.title = QLabel()
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.title.setWordWrap(True)
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setMenuEnabled(False)
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.hideButtons()
+        self.plot.setLabel("bottom", "modelled time (ms)")
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
+        self.plot.setMinimumHeight(140)
+        self.bars = pg.BarGraphItem(x0=[], y=[], height=0.7, width=[], brushes=[])
+        self.plot.addItem(self.bars)
+        self.latency_line = pg.InfiniteLine(angle=90, pen=LATENCY_PEN, label="latency {value:.4g} ms",
+                                            labelOpts={"position": 0.04, "color": (40, 40, 40), "fill": (255, 255, 255, 200)})
+        self.plot.addItem(self.latency_line)
+        self.value_labels: list[pg.TextItem] = []
+        self.facts = QLabel()
+        self.facts.setTextFormat(Qt.TextFormat.RichText)
+        self.facts.setWordWrap(True)
+        self.facts.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.facts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        scroll = QScrollArea()
+        scroll.setWidget(self.facts)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        body = QHBoxLayout()
+        body.addWidget(self.plot, 3)
+        body.addWidget(scroll, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 4, 6, 4)
+        layout.addWidget(self.title)
+        layout.addLayout(body, 1)
+        model.selection_changed.connect(self._on_selection_changed)
+        model.ranking_changed.connect(self._on_ranking_changed)
+        model.session_changed.connect(self.refresh)
+        self.refresh()
+
+    def _on_selection_changed(self, _index: int | None) -> None:
+        self.refresh()
+
+    def _on_ranking_changed(self) -> None:
+        if self.model.selected is None and _shown_trial(self.model) != self.trial_index:
+            self.refresh()  # showing the best: follow it
+
+    def refresh(self) -> None:
+        model = self.model
+        index = _shown_trial(model)
+        self.trial_index = index
+        for label in self.value_labels:
+            self.plot.removeItem(label)
+        self.value_labels = []
+        if index is None or model.session is None:
+            self._show_bars([], [], math.nan)
+            self.title.setText("<i>Select a trial (or run one) to see why it is as fast as it is.</i>")
+            self.facts.setText("")
+            return
+        trial = model.trials[index]
+        which = "selected" if model.selected is not None else "best feasible"
+        head = f"<b>Why is trial {trial.index} ({which}) this fast?</b> [{trial.config.id}]"
+        if not trial.ok:
+            self._show_bars([], [], math.nan)
+            self.title.setText(f"{head} It failed ({html.escape(trial.status.value)}).")
+            self.facts.setText(html.escape(trial.measurement.message))
+            return
+        info = breakdown(trial, model.session.device or {})
+        where = "modelled by the simulator" if info.simulated else "measured"
+        self.title.setText(f"{head} {fmt(info.latency_ms)} ms, {where}")
+        names = [t[0] for t in info.time_terms]
+        values = [t[1] for t in info.time_terms]
+        self._show_bars(names, values, info.latency_ms)
+        for name, value, _ in info.time_terms:
+            label = pg.TextItem(f"{value:.3g} ms", color=(40, 40, 40), anchor=(0, 0.5))
+            label.setPos(value, len(names) - 1 - names.index(name))
+            self.plot.addItem(label)
+            self.value_labels.append(label)
+        lines = [f"&bull; {html.escape(line, quote=False)}" for line in info.facts]
+        lines += [f"&bull; <i>{html.escape(note, quote=False)}</i>" for note in info.notes]
+        if info.time_terms:
+            lines += ["<i>The terms overlap: the kernel takes the largest plus a share of the rest.</i>"]
+        else:
+            lines += ["<i>No model breakdown for a measured trial: compare its figures with the device's peaks.</i>"]
+        self.facts.setText("<br>".join(lines))
+
+    def _show_bars(self, names: list[str], values: list[float], latency: float) -> None:
+        n = len(names)
+        rows = [n - 1 - i for i in range(n)]
+        largest = int(np.argmax(values)) if values else -1
+        brushes = [LARGEST_BRUSH if i == largest else TERM_BRUSH for i in range(n)]
+        self.bars.setOpts(x0=[0.0] * n, y=rows, width=values, height=0.7, brushes=brushes)
+        left = self.plot.getAxis("left")
+        left.setTicks([[(row, name) for row, name in zip(rows, names)]])
+        metrics = QFontMetrics(left.font())
+        left.setWidth(max([metrics.horizontalAdvance(name) for name in names] + [20]) + 12)
+        self.latency_line.setVisible(n > 0 and math.isfinite(latency))
+        if n and math.isfinite(latency):
+            self.latency_line.setValue(latency)
+            self.plot.setXRange(0, max(values + [latency]) * 1.3, padding=0)
+            self.plot.setYRange(-0.6, n - 0.4, padding=0)
+
+
+class RooflineChart(_ChartBase):
+    """Achieved GFLOP/s against arithmetic intensity (log-log) under the bandwidth and compute roofs."""
+
+    title = "Roofline"
+    hint = "each trial at its arithmetic intensity and achieved GFLOP/s, under the GPU's roofs"
+
+    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+        super().__init__(model, parent)
+        self.plot.setLabel("bottom", "arithmetic intensity (FLOP/byte)")
+        self.plot.setLabel("left", "achieved GFLOP/s")
+        for axis in ("bottom", "left"):
+            self.plot.getAxis(axis).enableAutoSIPrefix(False)
+        self.roof = pg.PlotDataItem(pen=ROOF_PEN)
+        self.infeasible = _scatter(INFEASIBLE, size=6, hover=self._tip)
+        self.feasible = _scatter(FEASIBLE, size=6, hover=self._tip)
+        self.best = _scatter(BEST, symbol="star", size=16, pen=OUTLINE, hover=self._tip)
+        self.best.setZValue(10)
+        for item, name, glyph, style in ((self.roof, "roofs (peak bandwidth, peak FP32)", "━", ROOF_PEN),
+                                         (self.infeasible, "infeasible", "●", INFEASIBLE),
+                                         (self.feasible, "feasible", "●", FEASIBLE), (self.best, "best", "★", BEST)):
+            self._add_series(item, name, glyph, style)
+        for item in (self.infeasible, self.feasible, self.best):
+            item.sigClicked.connect(self._clicked)
+        self.plot.addItem(self.selected_item)
+        self.no_data = pg.TextItem("", color=(90, 90, 90), anchor=(0.5, 0.5))
+        self.plot.addItem(self.no_data, ignoreBounds=True)
+        # the roofs are named with their numbers, as Nsight Compute does
+        self.compute_label = pg.TextItem("", color=(150, 60, 110), anchor=(1, 1))
+        self.bandwidth_label = pg.TextItem("", color=(150, 60, 110), anchor=(0, 1))
+        for label in (self.compute_label, self.bandwidth_label):
+            self.plot.addItem(label, ignoreBounds=True)
+        self.note = QLabel("")
+        self.note.setStyleSheet("color: #555")
+        self.header.addWidget(self.note)
+        self.data = roofline(model)
+        self.set_log(True, True)
+
+    # Hidden in its tab most of the time: it redraws when shown, so a slider move never pays for it.
+    def _on_objective_changed(self) -> None:
+        if self.isVisible():
+            self.refresh()
+        else:
+            self.dirty = True
+
+    def refresh_if_dirty(self) -> None:
+        if self.isVisible():
+            super().refresh_if_dirty()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self.refresh_if_dirty()
+
+    def _refresh(self) -> None:
+        data = self.data = roofline(self.model)
+        model, ranking = self.model, self.model.ranking
+        if data.reason or ranking is None:
+            for item in (self.feasible, self.infeasible, self.best):
+                item.setData([], [])
+            self.roof.setData([], [])
+            self.no_data.setText(data.reason or "no trials yet")
+            (x0, x1), (y0, y1) = self.plot.getPlotItem().vb.viewRange()
+            self.no_data.setPos((x0 + x1) / 2, (y0 + y1) / 2)
+            self.no_data.setVisible(True)
+            self.note.setText("")
+            self.compute_label.setText("")
+            self.bandwidth_label.setText("")
+            return
+        self.no_data.setVisible(False)
+        self.note.setText("intensity from each config's modelled traffic" if data.per_config
+                          else "intensity from the operation's minimum bytes and flops")
+        shown = np.isfinite(data.intensity) & np.isfinite(data.gflops)
+        feasible = np.asarray(ranking.feasible, dtype=bool)
+        index = np.arange(model.n)
+        x, y = self.tx(data.intensity), self.ty(data.gflops)
+        f, i = shown & feasible, shown & ~feasible
+        self.feasible.setData(x=x[f], y=y[f], data=index[f])
+        self.infeasible.setData(x=x[i], y=y[i], data=index[i])
+        best = ranking.best
+        if best is not None and shown[best]:
+            self.best.setData(x=[x[best]], y=[y[best]], data=[best])
+        else:
+            self.best.setData([], [])
+        low = min(float(np.nanmin(data.intensity[shown])), data.ridge) / 4
+        high = max(float(np.nanmax(data.intensity[shown])), data.ridge) * 4
+        ridge = data.ridge
+        xs = np.array([low, ridge, high])
+        self.roof.setData(xs, data.roof(xs))
+        self.compute_label.setText(f"peak FP32 {data.peak_gflops:.0f} GFLOP/s")
+        self.compute_label.setPos(math.log10(high), math.log10(data.peak_gflops))
+        self.bandwidth_label.setText(f"{data.peak_gbs:.0f} GB/s")
+        self.bandwidth_label.setPos(math.log10(low), math.log10(low * data.peak_gbs))
+
+    def _xy(self, index: int) -> tuple[float, float] | None:
+        data = self.data
+        if index >= len(data.intensity):
+            return None
+        return float(data.intensity[index]), float(data.gflops[index])
