@@ -129,6 +129,20 @@ def parse_values(text: str) -> list[Any]:
     return values
 
 
+def split_expressions(text: str) -> list[str]:
+    """``n, min(m, 4)`` -> ``["n", "min(m, 4)"]``: split at commas outside parentheses."""
+    parts, depth, current = [], 0, []
+    for ch in text:
+        if ch == "," and depth == 0:
+            parts.append("".join(current).strip())
+            current = []
+            continue
+        depth += {"(": 1, ")": -1, "[": 1, "]": -1}.get(ch, 0)
+        current.append(ch)
+    parts.append("".join(current).strip())
+    return [p for p in parts if p]
+
+
 def format_values(values: Sequence[Any]) -> str:
     """The cell text for a domain (inverse of :func:`parse_values` for lists)."""
     return ", ".join("true" if v is True else "false" if v is False else str(v) for v in values)
@@ -600,5 +614,5 @@ def _write_atomic(path: Path, text: str) -> None:
 
 __all__ = [
     "ExpressionProblem", "SPEC_SUFFIX", "SpecError", "expression_problem", "format_values", "load_declarative",
-    "parse_values", "save_template_folder", "spec_path", "template_from_spec", "user_templates_dir",
+    "parse_values", "save_template_folder", "spec_path", "split_expressions", "template_from_spec", "user_templates_dir",
 ]
