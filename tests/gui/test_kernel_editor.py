@@ -89,6 +89,13 @@ def test_type_detect_compile_tune_save_and_reopen(window, editor, qtbot, tmp_pat
     assert saved == user_templates_dir() / f"saxpy{SPEC_SUFFIX}"
     assert load_templates(saved.parent)["saxpy"].space().count() == 27  # --kernel-dir sees it
 
+    from workbench.gui.run_panel import RunToolbar
+
+    toolbar = RunToolbar()  # what the next start shows: the saved template in the kernel list
+    qtbot.addWidget(toolbar)
+    toolbar.kernel.setCurrentText("saxpy")
+    assert toolbar.kernel.findText("saxpy") >= 0 and toolbar.request()["kernel_dirs"] == [str(saved.parent)]
+
     reopened = window.open_kernel_editor(saved.parent)
     qtbot.addWidget(reopened)
     assert reopened.source.toPlainText() == SAXPY_CU

@@ -61,6 +61,10 @@ class ArrayExpression:
 class _ArrayCompiler(_Compiler):
     """The restriction walker plus whitelisted NumPy calls and subscripts."""
 
+    def fail(self, node: ast.AST, problem: str, snippet: str | None = None) -> RestrictionError:
+        error = super().fail(node, problem, snippet)
+        return RestrictionError(str(error).replace("restriction \"", "expression \"", 1))
+
     def _Call(self, node: ast.Call, depth: int) -> tuple[Any, str]:
         func = node.func
         if not isinstance(func, ast.Name) or func.id not in FUNCTIONS:

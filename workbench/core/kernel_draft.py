@@ -82,12 +82,16 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
         space = template.space()
         size = space.cartesian_size
         valid = space.count()
-        default = space.config(template.default) if template.default else space.default_config()
     except WorkbenchError as exc:
         return DraftReport((Diagnostic("spec", "error", str(exc), field="slots"),), note="the space cannot be built")
     if valid == 0:
         return DraftReport((Diagnostic("spec", "error", "no config satisfies every restriction", field="restrictions"),),
                            size, 0, note="nothing to compile")
+    try:
+        default = space.config(template.default) if template.default else space.default_config()
+    except WorkbenchError as exc:
+        return DraftReport((Diagnostic("spec", "error", f"the default config: {exc}", field="slots"),), size, valid,
+                           note="the defaults are not a valid config")
     if default is None:
         default = next(iter(space))
     diagnostics: list[Diagnostic] = []

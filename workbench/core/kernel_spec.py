@@ -587,10 +587,10 @@ def save_template_folder(folder: str | os.PathLike[str], spec: Mapping[str, Any]
     folder.mkdir(parents=True, exist_ok=True)
     target = spec_path(folder, name)
     cu = folder / f"{name}.cu"
-    if cu.exists() and not target.exists():
-        raise TemplateError(f"{cu}: exists and is not part of a saved template; choose another name or folder")
     if (folder / f"{name}.py").exists():
         raise TemplateError(f"{folder / (name + '.py')}: a Python spec of that name is there; choose another name")
+    if cu.exists() and not target.exists():
+        raise TemplateError(f"{cu}: exists and is not part of a saved template; choose another name or folder")
     if reference_file is not None:
         code = Path(reference_file).read_text(encoding="utf-8")
         _write_atomic(folder / f"_{name}_reference.py", code)
