@@ -75,7 +75,14 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
     try:
         template = template_from_spec(spec, source)
     except SpecError as exc:
-        return DraftReport((Diagnostic("spec", "error", exc.message, field=exc.field),), note="the spec does not hold yet")
+        problem = Diagnostic("spec", "error", exc.message, field=exc.field)
+        if exc.field.startswith("restrictions") and spec.get("restrictions"):
+            # A restriction being typed should not hide the source's own errors: check the rest without them.
+            rest = check_draft({**spec, "restrictions": []}, source, arch=arch, compile_default=compile_default)
+            return DraftReport((problem, *rest.diagnostics), rest.space_size, None, rest.default_config, rest.compiled,
+                               rest.resources, rest.compile_s, note="a restriction does not hold; "
+                               "the source was checked without the restrictions")
+        return DraftReport((problem,), note="the spec does not hold yet")
     except WorkbenchError as exc:
         return DraftReport((Diagnostic("spec", "error", str(exc)),), note="the spec does not hold yet")
     try:

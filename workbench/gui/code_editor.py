@@ -50,6 +50,9 @@ class CudaHighlighter(QSyntaxHighlighter):
 
     def set_slots(self, macros: Iterable[str]) -> None:
         names = sorted(set(macros), key=len, reverse=True)
+        if names == getattr(self, "_slot_names", None):
+            return
+        self._slot_names = names
         self.slot_rule = (re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b"), _format("#c7254e", bold=True)) if names else None
         self.rehighlight()
 

@@ -504,6 +504,8 @@ class KernelEditor(QMainWindow):
         if generation != self._generation:
             return
         self.report = report
+        self.source.highlighter.set_slots([_cell(self.slots_table, r, 0).upper() for r in range(self.slots_table.rowCount())
+                                           if _cell(self.slots_table, r, 0)])
         self._show_report(report)
         self.checked.emit(report)
 
@@ -520,7 +522,9 @@ class KernelEditor(QMainWindow):
                 if marks.get(diagnostic.line) != "error":
                     marks[diagnostic.line] = diagnostic.severity
         self.source.mark_lines(marks)
-        if report.valid_configs is not None:
+        if report.valid_configs is None and report.space_size is not None:
+            self.space_label.setText(f"space: {report.space_size:,} configs; valid configs: fix the restrictions first")
+        elif report.valid_configs is not None:
             self.space_label.setText(f"space: {report.space_size:,} configs, {report.valid_configs:,} valid; "
                                      f"default {report.default_config}")
         else:
