@@ -152,6 +152,10 @@ def test_bad_cells_and_specs_are_problems_not_crashes(editor, qtbot, tmp_path):
     editor._guard(lambda: editor.open_folder(folder))  # what the menu does: a message, no exception
     assert f"k{SPEC_SUFFIX}:3:" in editor.last_error and editor.isVisible()
     assert checked(editor, qtbot).ok is False  # the draft still shows (and still has its grid typo)
+    assert editor.grid_edits[0].toolTip().startswith('restriction "n // block_sise"')  # marked as typed
+    (folder / f"k{SPEC_SUFFIX}").write_text('{"name": "k", "slots": [1], "problem": []}')
+    editor._guard(lambda: editor.open_folder(folder))
+    assert "is not a template spec" in editor.last_error and editor.isVisible()
 
 
 def test_menu_entries_open_the_editor(window, qtbot):

@@ -235,6 +235,8 @@ class KernelEditor(QMainWindow):
                      *self.grid_edits, *self.block_edits, *self.profile_edits.values()):
             edit.textChanged.connect(self._changed)
         self.source.textChanged.connect(self._changed)
+        for edit in (*self.grid_edits, *self.block_edits, self.smem_edit):
+            edit.textChanged.connect(lambda _text, e=edit: self._check_expression_field(e))
         self.restrictions.textChanged.connect(self._changed)
         self.restrictions.textChanged.connect(self.check_restrictions)
         for table in (self.slots_table, self.problem_table, self.args_table, self.ref_table):
@@ -482,6 +484,12 @@ class KernelEditor(QMainWindow):
         self.restriction_status.setStyleSheet("color: #b00020" if messages else "color: #1a7f37")
         return messages
 
+    def _check_expression_field(self, edit: QLineEdit) -> None:
+        """Launch geometry is checked as typed too: a red field whose tooltip says what is wrong."""
+        problem = expression_problem(edit.text() or "1", self.names())
+        edit.setStyleSheet("background: #ffe0e0" if problem else "")
+        edit.setToolTip(problem.message if problem else "")
+
     def check_now(self) -> None:
         """Start a background check of the draft (one at a time; the newest draft wins)."""
         self.timer.stop()
@@ -609,7 +617,13 @@ class KernelEditor(QMainWindow):
                 raise SpecError("the spec must be a JSON object", path=str(path), line=1)
             source_name = str(spec.get("source") or path.name[: -len(SPEC_SUFFIX)] + ".cu")
             source = (folder / Path(source_name).name).read_text(encoding="utf-8") if (folder / Path(source_name).name).is_file() else ""
-            self.set_spec(spec, source, folder)
+            try:
+                self.set_spec(spec, source, folder)
+            except (AttributeError, TypeError, KeyError, ValueError) as exc:
+                self.new_kernel()  # a half-filled form would be worse than a fresh one
+                raise SpecError(f"is not a template spec this editor can show ({type(exc).__name__}: {exc}); "
+                                "fix it in a text editor, the errors of `python main.py kernels --kernel-dir` name its lines",
+                                path=str(path)) from None
             self.setWindowTitle(f"Kernel template editor - {path}")
             return
         sources = sorted(folder.glob("*.cu"))
