@@ -192,3 +192,21 @@ def test_draft_check_reports_space_resources_and_compiler_errors_at_their_lines(
 def test_template_from_spec_matches_the_loaded_one():
     t = template_from_spec(SPEC, SOURCE)
     assert t.space().count() == load_declarative(EXAMPLE / f"saxpy{SPEC_SUFFIX}").space().count()
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ to run kernels on the CPU")
+def test_the_example_kernel_computes_its_reference_when_run(tmp_path):
+    """What the CUDA backend checks, on the CPU: the declarative template's launch geometry, argument
+    order, inputs and reference agree with the kernel, for the default and configs with ragged tails."""
+    from test_templates_run import _run_all
+
+    template = load_declarative(EXAMPLE / f"saxpy{SPEC_SUFFIX}")
+    problem = template.resolve_problem({"n": 3001})
+    space = template.space(problem)
+    configs = [space.default_config(), space.config({"block_size": 32, "items": 16}),
+               space.config({"block_size": 1024, "items": 4})]
+    inputs = template.make_inputs(problem, np.random.default_rng(0))
+    expected = template.reference(inputs, problem)["out"]
+    rtol, atol = template.tolerance
+    for config, outputs in zip(configs, _run_all(template, problem, configs, inputs, tmp_path)):
+        np.testing.assert_allclose(outputs["out"].astype(np.float64), expected, rtol=rtol, atol=atol, err_msg=str(config))
