@@ -166,3 +166,23 @@ def test_menu_entries_open_the_editor(window, qtbot):
     assert editor.isVisible() and editor.slots_table.rowCount() >= 1
     report = checked(editor, qtbot)
     assert report.ok, [str(d) for d in report.diagnostics]
+
+
+def test_a_chosen_python_reference_runs_only_in_the_worker_process(window, editor, qtbot, tmp_path):
+    import os
+
+    marker = tmp_path / "pid"
+    reference = tmp_path / "my_reference.py"
+    reference.write_text(f"import os\nopen({str(marker)!r}, 'w').write(str(os.getpid()))\n"
+                         "def reference(inputs, problem):\n    return {'out': inputs['a'] * inputs['x'] + inputs['y']}\n")
+    type_saxpy(editor, qtbot)
+    editor.choose_reference(reference)
+    assert checked(editor, qtbot).ok and not marker.exists()  # checking and compiling never import it
+    saved = editor.save(tmp_path / "lib")
+    spec = json.loads(saved.read_text())
+    assert spec["reference"] == {"kind": "python", "file": "_saxpy_reference.py", "function": "reference"}
+    assert (saved.parent / "_saxpy_reference.py").read_text() == reference.read_text() and not marker.exists()
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        editor.tune(3)
+    assert int(marker.read_text()) != os.getpid()  # imported by the run's worker process
+    assert sum(t.ok for t in window.model.session.trials) == 3
