@@ -17,7 +17,7 @@ from typing import Any, Mapping
 from workbench.core.errors import WorkbenchError
 from workbench.core.kernel_spec import SpecError, template_from_spec
 
-#: Above this many valid configs the editor shows the count as "at least"; counting stays cheap.
+#: One NVRTC diagnostic: `file(line): error|warning[ #code-D]: text`.
 _DIAGNOSTIC = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+)\): (?P<severity>error|warning|catastrophic error)[^:]*: (?P<text>.*)$")
 
 
