@@ -44,6 +44,8 @@ Problem = Mapping[str, Value]
 
 #: Environment variable naming the folder of shipped templates (overrides the repository's ``kernels/``).
 KERNELS_DIR_ENV = "KERNEL_WORKBENCH_KERNELS_DIR"
+#: File name ending of a declarative (JSON) spec, read by :mod:`workbench.core.kernel_spec`.
+DECLARATIVE_SUFFIX = ".kernel.json"
 
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _ARG_KINDS = ("in", "out", "inout", "scratch", "scalar")
@@ -310,7 +312,8 @@ def kernels_dir() -> Path:
 def load_templates(*dirs: str | os.PathLike[str]) -> dict[str, KernelTemplate]:
     """Load every template spec found in the given folders (default: the shipped ``kernels/``).
 
-    Every ``*.py`` in a folder is a spec unless its name starts with ``_``; a module that defines
+    Every ``*.py`` in a folder is a spec unless its name starts with ``_``, and so is every
+    ``*.kernel.json`` (a declarative spec, see :mod:`workbench.core.kernel_spec`); a module that defines
     ``SPACE`` and ``measure`` (a Python benchmark) instead of ``TEMPLATE`` is skipped here. A spec
     that fails to import or to describe a valid template raises :class:`TemplateError` naming the
     file and the problem. When two folders define the same name, the earlier folder wins, as on a
@@ -327,6 +330,12 @@ def load_templates(*dirs: str | os.PathLike[str]) -> dict[str, KernelTemplate]:
                 continue
             template = load_template(spec_file)
             if template is not None and template.name not in templates:
+                templates[template.name] = template
+        for spec_file in sorted(folder.glob("*" + DECLARATIVE_SUFFIX)):  # JSON specs: loading runs no code
+            from workbench.core.kernel_spec import load_declarative  # noqa: PLC0415 - it imports this module
+
+            template = load_declarative(spec_file)
+            if template.name not in templates:
                 templates[template.name] = template
     return templates
 

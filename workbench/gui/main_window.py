@@ -217,6 +217,9 @@ class MainWindow(QMainWindow):
         add("save", "&Save", self.save, QKeySequence.StandardKey.Save)
         add("save_as", "Save &as...", self._on_save_as, QKeySequence.StandardKey.SaveAs)
         menu.addSeparator()
+        add("new_kernel", "New &kernel...", lambda: self.open_kernel_editor())
+        add("open_kernel", "Open kernel &folder...", lambda: self.open_kernel_editor(ask=True))
+        menu.addSeparator()
         add("import_kt", "&Import Kernel Tuner cache...", self._on_import_kt)
         add("export_csv", "Export &CSV...", self._on_export_csv)
         add("export_best", "Export &best config...", self._on_export_best)
@@ -229,6 +232,19 @@ class MainWindow(QMainWindow):
         menu.addSeparator()
         add("quit", "&Quit", self.close, QKeySequence.StandardKey.Quit)
         self._update_recent_menu()
+
+    def open_kernel_editor(self, folder: str | os.PathLike[str] | None = None, ask: bool = False) -> Any:
+        """The template editor (a window of its own); its runs start here, through the run controller."""
+        from workbench.gui.kernel_editor import KernelEditor
+
+        editor = KernelEditor(self, start_run=self.start_run, interactive=self.interactive)
+        self.kernel_editor = editor
+        if folder is not None:
+            editor.open_folder(folder)
+        editor.show()
+        if ask:
+            editor.choose_and_open()
+        return editor
 
     # --- slot importance (costly: computed only while its tab is shown, coalesced) -----------------
     def _on_bottom_tab(self, _index: int) -> None:
@@ -402,6 +418,7 @@ class MainWindow(QMainWindow):
         domains, restrictions = self._edited_domains()
         return RunRequest(
             kernel=run.get("kernel"), backend=run.get("backend") or "auto", replay=run.get("replay"),
+            kernel_dirs=tuple(str(d) for d in run.get("kernel_dirs") or ()),
             problem=run.get("problem") or {}, gpu_model=run.get("gpu_model"), device=run.get("device"),
             backend_options=extra, strategy=run.get("strategy"),
             strategy_options=run.get("strategy_options"), seed=int(run.get("seed") or 0),

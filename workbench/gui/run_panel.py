@@ -31,6 +31,24 @@ def available_kernels() -> tuple[str, ...]:
         return ()
 
 
+def user_kernels() -> dict[str, str]:
+    """Templates saved with the editor (the user's template folder): name -> folder. Declarative
+    specs only, so listing them runs no code; a folder that does not load leaves the list alone."""
+    try:
+        from workbench.core.kernel_spec import SPEC_SUFFIX, load_declarative, user_templates_dir
+
+        folder = user_templates_dir()
+        found = {}
+        for path in sorted(folder.glob("*" + SPEC_SUFFIX)) if folder.is_dir() else ():
+            try:
+                found[load_declarative(path).name] = str(folder)
+            except WorkbenchError:
+                continue  # a broken saved template is reported when it is opened, not here
+        return found
+    except Exception:  # noqa: BLE001 - the picker must come up even when the data folder is unreadable
+        return {}
+
+
 @functools.lru_cache(maxsize=1)
 def available_gpus() -> tuple[str, ...]:
     try:
@@ -62,6 +80,8 @@ class RunToolbar(QToolBar):
         self.kernel.setEditable(True)  # a template name, or the path of a python benchmark file
         self.kernel.setMinimumContentsLength(14)
         self.kernel.addItems(available_kernels())
+        self.kernel_folders = user_kernels()  # the editor's saved templates run from their folder
+        self.kernel.addItems([name for name in sorted(self.kernel_folders) if self.kernel.findText(name) < 0])
         self.kernel.setToolTip("kernel template to tune")
         self.kernel.currentIndexChanged.connect(lambda _i: self.kernel_changed.emit(self.kernel.currentText()))
         self.kernel.lineEdit().editingFinished.connect(lambda: self.kernel_changed.emit(self.kernel.currentText()))
@@ -190,6 +210,7 @@ class RunToolbar(QToolBar):
             "time_limit_s": self.minutes.value() * 60 or None,
             "seed": self.seed.value(),
             "options": {"compile": self.resources.currentData()} if kind == "sim" else {},
+            "kernel_dirs": [self.kernel_folders[name]] if (name := self.kernel.currentText()) in self.kernel_folders else [],
         }
 
     def apply(self, run: dict[str, Any]) -> None:
@@ -206,6 +227,8 @@ class RunToolbar(QToolBar):
             if self.kernel.findText(run["kernel"]) < 0:
                 self.kernel.addItem(run["kernel"])
             self.kernel.setCurrentText(run["kernel"])
+            if run.get("kernel_dirs"):
+                self.kernel_folders[run["kernel"]] = str(run["kernel_dirs"][0])
         if run.get("problem"):
             self.problem.setText(", ".join(f"{k}={v}" for k, v in run["problem"].items()))
         if run.get("gpu_model"):

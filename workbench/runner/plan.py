@@ -17,7 +17,7 @@ from workbench.backends.base import BackendSpec, Target, backend_class
 from workbench.core.errors import WorkbenchError
 from workbench.core.objective import Constraints, Weights
 from workbench.core.session import Session
-from workbench.core.templates import kernels_dir
+from workbench.core.templates import DECLARATIVE_SUFFIX, kernels_dir
 
 BACKEND_CHOICES = ("auto", "cuda", "sim", "replay", "python")
 
@@ -57,9 +57,14 @@ def locate_kernel(name: str, extra_dirs: Sequence[str | os.PathLike[str]] = ()) 
         spec, source = folder / f"{name}.py", folder / f"{name}.cu"
         if source.is_file() and spec.is_file():
             return KernelLocation(name, "template", spec.resolve())
+        declarative = folder / f"{name}{DECLARATIVE_SUFFIX}"
+        if declarative.is_file():
+            return KernelLocation(name, "template", declarative.resolve())
         if spec.is_file():
             return KernelLocation(name, "python", spec.resolve())
-    available = sorted({p.stem for d in kernel_search_dirs(extra_dirs) for p in d.glob("*.py") if not p.stem.startswith("_")})
+    available = sorted({p.stem for d in kernel_search_dirs(extra_dirs) for p in d.glob("*.py") if not p.stem.startswith("_")}
+                       | {p.name[: -len(DECLARATIVE_SUFFIX)] for d in kernel_search_dirs(extra_dirs)
+                          for p in d.glob("*" + DECLARATIVE_SUFFIX)})
     raise WorkbenchError(f"unknown kernel {name!r}; available: {', '.join(available) or 'none'}")
 
 

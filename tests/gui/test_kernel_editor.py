@@ -1,0 +1,188 @@
+"""The template editor, driven like a person would: type a kernel, mark its slots, compile it in the
+background, tune it on the simulator through the main window, save it, reopen it. Bad sources and
+specs give errors at their lines and leave the window working."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QTableWidgetItem
+
+from workbench.core.kernel_spec import SPEC_SUFFIX, SpecError, user_templates_dir
+from workbench.core.templates import load_templates
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "saxpy"
+SAXPY_CU = (EXAMPLE / "saxpy.cu").read_text()
+
+
+def checked(editor, qtbot, action=None, timeout_ms=60_000):
+    """Run ``action`` (or a check) and wait for the background check's report."""
+    with qtbot.waitSignal(editor.checked, timeout=timeout_ms) as blocker:
+        (action or editor.check_now)()
+    return blocker.args[0]
+
+
+def set_row(table, row, values):
+    if row >= table.rowCount():
+        table.insertRow(row)
+    for column, value in enumerate(values):
+        if value is not None:
+            table.setItem(row, column, QTableWidgetItem(str(value)))
+
+
+@pytest.fixture
+def editor(window, qtbot):
+    win = window.open_kernel_editor()
+    qtbot.addWidget(win)
+    yield win
+    win.wait_for_check()
+
+
+def type_saxpy(editor, qtbot):
+    """The worked example of docs/own-kernel.md, typed into a new draft."""
+    editor.name_edit.setText("saxpy")
+    editor.entry_edit.setText("saxpy")
+    editor.source.selectAll()
+    for line in SAXPY_CU.splitlines():  # typed key by key (keyClicks takes no line breaks)
+        qtbot.keyClicks(editor.source, line)
+        qtbot.keyClick(editor.source, Qt.Key.Key_Return)
+    editor.slots_table.setRowCount(0)
+    editor.problem_table.setRowCount(0)
+    assert editor.detect_slots() == ["block_size", "items"]
+    set_row(editor.slots_table, 0, (None, "32..1024 *2", "launch", "256", "threads per block"))
+    set_row(editor.slots_table, 1, (None, "1, 2, 4, 8, 16", "launch", "1", "elements per thread"))
+    editor.restrictions.setPlainText("block_size * items <= 4096")
+    set_row(editor.problem_table, 0, ("n", "16777216", "4099", "elements"))
+    set_row(editor.problem_table, 1, ("a", "2.0", "2.0", "scale of x"))
+    editor.grid_edits[0].setText("(n + block_size * items - 1) // (block_size * items)")
+    editor.block_edits[0].setText("block_size")
+    editor.args_table.setRowCount(0)
+    for row, values in enumerate((("x", "in", "float32", "n"), ("y", "in", "float32", "n"),
+                                  ("out", "out", "float32", "n", "1e-5", "1e-6"), ("a", "scalar", "float32", "a"))):
+        set_row(editor.args_table, row, values)
+    editor._sync_reference_rows()
+    set_row(editor.ref_table, 0, ("out", "a * x + y"))
+    editor.flops_edit.setText("2 * n")
+    editor.profile_edits["work_per_thread"].setText("items")
+
+
+def test_type_detect_compile_tune_save_and_reopen(window, editor, qtbot, tmp_path):
+    type_saxpy(editor, qtbot)
+    report = checked(editor, qtbot)
+    assert report.ok, [str(d) for d in report.diagnostics]
+    assert report.compiled and report.resources["registers"] > 0
+    assert (report.space_size, report.valid_configs) == (30, 27)
+    assert "27 valid" in editor.space_label.text() and "registers" in editor.resources_label.text()
+
+    with qtbot.waitSignal(window.run_done, timeout=120_000) as blocker:
+        run = editor.tune(20)
+    assert run["kernel_dirs"] and Path(run["kernel_dirs"][0]).is_relative_to(editor.drafts_dir())
+    session = window.model.session
+    assert session.kernel == "saxpy" and len(session.trials) == 20
+    assert sum(t.ok for t in session.trials) == 20  # every config of the example launches
+    assert blocker.args[0] is not None
+
+    saved = editor.save()
+    assert saved == user_templates_dir() / f"saxpy{SPEC_SUFFIX}"
+    assert load_templates(saved.parent)["saxpy"].space().count() == 27  # --kernel-dir sees it
+
+    from workbench.gui.run_panel import RunToolbar
+
+    toolbar = RunToolbar()  # what the next start shows: the saved template in the kernel list
+    qtbot.addWidget(toolbar)
+    toolbar.kernel.setCurrentText("saxpy")
+    assert toolbar.kernel.findText("saxpy") >= 0 and toolbar.request()["kernel_dirs"] == [str(saved.parent)]
+
+    reopened = window.open_kernel_editor(saved.parent)
+    qtbot.addWidget(reopened)
+    assert reopened.source.toPlainText() == SAXPY_CU
+    assert reopened.spec() == editor.spec()
+    assert checked(reopened, qtbot).valid_configs == 27
+
+
+def test_a_compile_error_is_marked_at_its_line_and_the_window_keeps_working(editor, qtbot):
+    type_saxpy(editor, qtbot)
+    broken = SAXPY_CU.replace("a * x[i] + y[i]", "a * x[i] + undefined_name")
+    line = next(n for n, text in enumerate(broken.splitlines(), 1) if "undefined_name" in text)
+    editor.source.setPlainText(broken)
+    report = checked(editor, qtbot)
+    assert not report.ok
+    assert [d.line for d in report.diagnostics if d.severity == "error"] == [line]
+    assert editor.source.marks == {line: "error"}
+    assert "undefined_name" in editor.problems.item(0).text()
+    editor.source.setPlainText(SAXPY_CU)  # fixing it clears the mark
+    assert checked(editor, qtbot).ok and editor.source.marks == {}
+
+
+def test_restrictions_are_checked_as_typed_with_the_bad_part_underlined(editor, qtbot):
+    type_saxpy(editor, qtbot)
+    editor.restrictions.setPlainText("block_size * items <= 4096\nblock_size * itms <= 64")
+    messages = editor.check_restrictions()
+    assert len(messages) == 1 and messages[0].startswith("line 2:") and "did you mean 'items'" in messages[0]
+    (selection,) = editor.restrictions.extraSelections()
+    assert selection.cursor.selectedText() == "itms"
+    editor.restrictions.setPlainText("block_size * items <= 4096\n__import__('os')")
+    (message,) = editor.check_restrictions()
+    assert "not allowed" in message
+    report = checked(editor, qtbot)
+    assert not report.ok and report.diagnostics[0].field == "restrictions[1]"
+
+
+def test_bad_cells_and_specs_are_problems_not_crashes(editor, qtbot, tmp_path):
+    type_saxpy(editor, qtbot)
+    set_row(editor.slots_table, 1, (None, "1, two and a half", None, None, None))
+    assert not checked(editor, qtbot).ok
+    texts = [editor.problems.item(i).text() for i in range(editor.problems.count())]
+    assert any("items: values" in t and "'two and a half'" in t for t in texts)
+    set_row(editor.slots_table, 1, (None, "1, 2", None, None, None))
+    editor.grid_edits[0].setText("n // block_sise")
+    report = checked(editor, qtbot)
+    assert not report.ok and report.diagnostics[0].field == "grid" and "block_sise" in report.diagnostics[0].message
+    # a spec file with a syntax error: opening it says where, the editor stays usable
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    (folder / "k.cu").write_text(SAXPY_CU)
+    (folder / f"k{SPEC_SUFFIX}").write_text('{\n  "name": "k",\n  "slots": [,]\n}\n')
+    with pytest.raises(SpecError) as caught:
+        editor.open_folder(folder)
+    assert caught.value.line == 3 and f"k{SPEC_SUFFIX}:3:" in str(caught.value)
+    editor._guard(lambda: editor.open_folder(folder))  # what the menu does: a message, no exception
+    assert f"k{SPEC_SUFFIX}:3:" in editor.last_error and editor.isVisible()
+    assert checked(editor, qtbot).ok is False  # the draft still shows (and still has its grid typo)
+    assert editor.grid_edits[0].toolTip().startswith('restriction "n // block_sise"')  # marked as typed
+    (folder / f"k{SPEC_SUFFIX}").write_text('{"name": "k", "slots": [1], "problem": []}')
+    editor._guard(lambda: editor.open_folder(folder))
+    assert "is not a template spec" in editor.last_error and editor.isVisible()
+
+
+def test_menu_entries_open_the_editor(window, qtbot):
+    assert "new_kernel" in window.actions_by_name and "open_kernel" in window.actions_by_name
+    window.actions_by_name["new_kernel"].trigger()
+    editor = window.kernel_editor
+    qtbot.addWidget(editor)
+    assert editor.isVisible() and editor.slots_table.rowCount() >= 1
+    report = checked(editor, qtbot)
+    assert report.ok, [str(d) for d in report.diagnostics]
+
+
+def test_a_chosen_python_reference_runs_only_in_the_worker_process(window, editor, qtbot, tmp_path):
+    import os
+
+    marker = tmp_path / "pid"
+    reference = tmp_path / "my_reference.py"
+    reference.write_text(f"import os\nopen({str(marker)!r}, 'w').write(str(os.getpid()))\n"
+                         "def reference(inputs, problem):\n    return {'out': inputs['a'] * inputs['x'] + inputs['y']}\n")
+    type_saxpy(editor, qtbot)
+    editor.choose_reference(reference)
+    assert checked(editor, qtbot).ok and not marker.exists()  # checking and compiling never import it
+    saved = editor.save(tmp_path / "lib")
+    spec = json.loads(saved.read_text())
+    assert spec["reference"] == {"kind": "python", "file": "_saxpy_reference.py", "function": "reference"}
+    assert (saved.parent / "_saxpy_reference.py").read_text() == reference.read_text() and not marker.exists()
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        editor.tune(3)
+    assert int(marker.read_text()) != os.getpid()  # imported by the run's worker process
+    assert sum(t.ok for t in window.model.session.trials) == 3

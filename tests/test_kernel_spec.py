@@ -1,0 +1,212 @@
+"""Declarative templates: the JSON spec becomes the same KernelTemplate a Python spec builds, opening
+one runs no code, errors name their line, and the slots a source expects are found from its macros."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.core.array_expr import compile_array_expression
+from workbench.core.errors import RestrictionError, TemplateError
+from workbench.core.kernel_draft import check_draft, parse_compiler_log
+from workbench.core.kernel_spec import (
+    SPEC_SUFFIX, SpecError, expression_problem, load_declarative, parse_values, save_template_folder,
+    split_expressions, template_from_spec,
+)
+from workbench.core.macros import scan_macros
+from workbench.core.templates import kernels_dir, load_templates
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "saxpy"
+SPEC = json.loads((EXAMPLE / f"saxpy{SPEC_SUFFIX}").read_text())
+SOURCE = (EXAMPLE / "saxpy.cu").read_text()
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_example_loads_beside_the_shipped_library_and_describes_the_kernel():
+    templates = load_templates(EXAMPLE, kernels_dir())
+    t = templates["saxpy"]
+    assert "vector_add" in templates  # python specs keep working in the same search path
+    assert t.space().count() == 27 and t.default_config().to_dict() == {"block_size": 256, "items": 1}
+    problem = t.resolve_problem()
+    config = t.space().config({"block_size": 128, "items": 4})
+    assert t.grid(problem, config) == (16777216 // 512, 1, 1) and t.block(problem, config) == (128, 1, 1)
+    assert t.bytes_moved(problem) == 12.0 * 16777216 and t.flops(problem) == 2.0 * 16777216
+    profile = t.profile(problem, config)
+    assert (profile.work_per_thread, profile.bytes_read, profile.bytes_written) == (4.0, 8.0 * 16777216, 4.0 * 16777216)
+    inputs = t.make_inputs(t.small_problem, np.random.default_rng(0))
+    assert inputs["x"].dtype == np.float32 and inputs["x"].shape == (4099,) and np.all(inputs["x"] != 0)
+    expected = t.reference(inputs, t.small_problem)["out"]
+    np.testing.assert_allclose(expected, 2.0 * inputs["x"].astype(np.float64) + inputs["y"])
+    assert t.tolerance == (1e-5, 1e-6) and t.source_path.endswith("saxpy.cu")
+    assert "#define ITEMS 4" in t.render(config)
+
+
+def test_a_python_reference_file_is_not_run_when_the_template_loads(tmp_path):
+    marker = tmp_path / "ran"
+    reference = tmp_path / "ref.py"
+    reference.write_text(f"open({str(marker)!r}, 'w').write('x')\n"
+                         "def reference(inputs, problem):\n    return {'out': inputs['a'] * inputs['x'] + inputs['y']}\n")
+    saved = save_template_folder(tmp_path / "lib", SPEC, SOURCE, reference_file=reference)
+    t = load_templates(saved.parent)["saxpy"]  # the copied _saxpy_reference.py is not taken for a spec
+    assert not marker.exists()
+    inputs = t.make_inputs(t.small_problem, np.random.default_rng(1))
+    out = t.reference(inputs, t.small_problem)["out"]  # what a backend's worker does when a run starts
+    assert marker.exists() and out.shape == (4099,)
+
+
+def test_tuning_a_saved_template_with_the_command_line(tmp_path):
+    """--kernel-dir finds a saved declarative template; the sim backend runs it unchanged."""
+    folder = save_template_folder(tmp_path / "mine", SPEC, SOURCE).parent
+    out = tmp_path / "s.json"
+    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", "saxpy", "--kernel-dir", str(folder),
+                           "--backend", "sim", "--budget", "6", "--out", str(out), "--quiet"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["kernel"] == "saxpy"
+
+
+@pytest.mark.parametrize("edit, field, line_text", [
+    (lambda s: s["slots"][1].__setitem__("values", []), "slots[1]", '"name": "items"'),
+    (lambda s: s.__setitem__("restrictions", ["block_size * itms <= 4"]), "restrictions[0]", "itms"),
+    (lambda s: s["grid"].__setitem__(0, "n.size"), "grid", "n.size"),
+    (lambda s: s["args"][2].__setitem__("shape", ["m"]), "args[2].shape", None),
+    (lambda s: s["reference"]["outputs"].__setitem__("out", "__import__('os').system('x')"), "reference.outputs.out", "__import__"),
+    (lambda s: s["slots"][0].__setitem__("default", 300), "slots[0].default", None),
+    (lambda s: s.__setitem__("profile", {"bogus": "1"}), "profile", "bogus"),
+])
+def test_a_bad_spec_names_its_field_and_line(tmp_path, edit, field, line_text):
+    spec = json.loads(json.dumps(SPEC))
+    edit(spec)
+    text = json.dumps(spec, indent=2)
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    path = tmp_path / f"saxpy{SPEC_SUFFIX}"
+    path.write_text(text)
+    with pytest.raises(SpecError) as caught:
+        load_declarative(path)
+    assert caught.value.field == field and caught.value.line > 0
+    if line_text is not None:
+        assert line_text in text.splitlines()[caught.value.line - 1]
+    with pytest.raises(TemplateError):  # and the folder refuses to load, naming the file
+        load_templates(tmp_path)
+
+
+def test_invalid_json_and_missing_source_say_where(tmp_path):
+    path = tmp_path / f"k{SPEC_SUFFIX}"
+    path.write_text('{\n "name": "k",\n "slots": [1,,]\n}')
+    with pytest.raises(SpecError, match=r"k\.kernel\.json:3: not valid JSON"):
+        load_declarative(path)
+    path.write_text(json.dumps(dict(SPEC, name="k", source="k.cu")))
+    with pytest.raises(SpecError, match="cannot read CUDA source k.cu"):
+        load_declarative(path)
+    path.write_text(json.dumps(dict(SPEC, source="../etc/passwd")))
+    with pytest.raises(SpecError, match="source must be a file name"):
+        load_declarative(path)
+
+
+def test_saving_never_replaces_files_that_are_not_a_saved_template(tmp_path):
+    (tmp_path / "saxpy.cu").write_text("// someone else's kernel\n")
+    with pytest.raises(TemplateError, match="not part of a saved template"):
+        save_template_folder(tmp_path, SPEC, SOURCE)
+    assert (tmp_path / "saxpy.cu").read_text() == "// someone else's kernel\n"
+    other = tmp_path / "other"
+    shutil.copytree(kernels_dir(), other, ignore=shutil.ignore_patterns("__pycache__"))
+    with pytest.raises(TemplateError, match="Python spec"):
+        save_template_folder(other, dict(SPEC, name="vector_add", entry="saxpy"), SOURCE)
+    with pytest.raises(SpecError):  # a spec that would not load is not written at all
+        save_template_folder(tmp_path / "new", dict(SPEC, grid=["nope"]), SOURCE)
+    assert not (tmp_path / "new").exists()
+
+
+def test_reference_expressions_compute_but_never_act():
+    e = compile_array_expression("where(u > 0, sqrt(u), -u) + sum(roll(u, 1)[0:3])", ["u"])
+    u = np.array([-1.0, 4.0, 9.0])
+    np.testing.assert_allclose(e({"u": u}), np.where(u > 0, np.sqrt(np.abs(u)), -u) + np.roll(u, 1).sum())
+    with pytest.raises(RestrictionError, match=r'expression "u\.sum\(\)": only these functions'):
+        compile_array_expression("u.sum()", ["u"])
+    with pytest.raises(RestrictionError, match="attribute access"):
+        compile_array_expression("u.T", ["u"])
+    with pytest.raises(RestrictionError, match="only these functions"):
+        compile_array_expression("open('f')", ["u"])
+    with pytest.raises(RestrictionError, match="comprehensions"):
+        compile_array_expression("[v for v in u]", ["u"])
+    stencil = compile_array_expression("0.5 * u[1:-1] + 0.25 * (u[:-2] + u[2:])", ["u"])
+    u = np.arange(6.0)
+    np.testing.assert_allclose(stencil({"u": u}), 0.5 * u[1:-1] + 0.25 * (u[:-2] + u[2:]))
+
+
+def test_expression_problem_marks_the_offending_part():
+    text = "block_size * itms <= 64"
+    problem = expression_problem(text, ["block_size", "items"])
+    assert text[problem.start:problem.start + problem.length] == "itms"
+    assert expression_problem("block_size * items <= 64", ["block_size", "items"]) is None
+
+
+def test_macro_scan_finds_slots_defaults_identifier_values_and_problem_params():
+    source = """// BLOCK_SIZE in a comment is not a use; "ITEMS" in a string neither
+#ifndef TILE
+#define TILE 32
+#endif
+#define HALF (TILE / 2)
+#if STRATEGY == STRATEGY_SHARED
+__global__ void k(float* x) { x[threadIdx.x] = UNROLL * PROBLEM_N + HALF + FLT_MAX; }
+#elif STRATEGY == STRATEGY_ATOMIC
+#endif
+"""
+    scan = scan_macros(source)
+    slots = {s.name: s for s in scan.slots}
+    assert set(slots) == {"tile", "strategy", "unroll"}
+    assert slots["tile"].default == 32 and slots["strategy"].choices == ("shared", "atomic")
+    assert slots["unroll"].line == 7 and scan.problem == (("n", 7),)
+
+
+def test_cell_values_and_expression_lists():
+    assert parse_values("32..256 *2") == [32, 64, 128, 256]
+    assert parse_values("1..7 step 3") == [1, 4, 7]
+    assert parse_values("true, false") == [True, False]
+    assert parse_values("warp, block") == ["warp", "block"]
+    with pytest.raises(ValueError):
+        parse_values("1, two and a half")
+    assert split_expressions("n, min(m, 4), k") == ["n", "min(m, 4)", "k"]
+
+
+def test_draft_check_reports_space_resources_and_compiler_errors_at_their_lines():
+    report = check_draft(SPEC, SOURCE)
+    assert report.ok and report.compiled and (report.space_size, report.valid_configs) == (30, 27)
+    assert report.resources["registers"] > 0 and report.resources["spill_bytes"] == 0
+    broken = SOURCE.replace("#pragma unroll", "#pragma unroll\n    int unused_variable = 1 / 0; nonsense;")
+    report = check_draft(SPEC, broken)
+    errors = [d for d in report.diagnostics if d.severity == "error"]
+    assert not report.ok and errors and all(d.line == 12 for d in errors)
+    log = 'saxpy.cu(4): warning #177-D: variable "q" was declared but never referenced\nother.h(2): error: x\n'
+    assert [(d.line, d.severity) for d in parse_compiler_log(log, "saxpy.cu")] == [(4, "warning"), (0, "error")]
+    none_valid = dict(SPEC, restrictions=["block_size > 4096"])
+    assert check_draft(none_valid, SOURCE).diagnostics[0].field == "restrictions"
+
+
+def test_template_from_spec_matches_the_loaded_one():
+    t = template_from_spec(SPEC, SOURCE)
+    assert t.space().count() == load_declarative(EXAMPLE / f"saxpy{SPEC_SUFFIX}").space().count()
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ to run kernels on the CPU")
+def test_the_example_kernel_computes_its_reference_when_run(tmp_path):
+    """What the CUDA backend checks, on the CPU: the declarative template's launch geometry, argument
+    order, inputs and reference agree with the kernel, for the default and configs with ragged tails."""
+    from test_templates_run import _run_all
+
+    template = load_declarative(EXAMPLE / f"saxpy{SPEC_SUFFIX}")
+    problem = template.resolve_problem({"n": 3001})
+    space = template.space(problem)
+    configs = [space.default_config(), space.config({"block_size": 32, "items": 16}),
+               space.config({"block_size": 1024, "items": 4})]
+    inputs = template.make_inputs(problem, np.random.default_rng(0))
+    expected = template.reference(inputs, problem)["out"]
+    rtol, atol = template.tolerance
+    for config, outputs in zip(configs, _run_all(template, problem, configs, inputs, tmp_path)):
+        np.testing.assert_allclose(outputs["out"].astype(np.float64), expected, rtol=rtol, atol=atol, err_msg=str(config))

@@ -1,0 +1,128 @@
+"""Array expressions: the restriction language widened just enough to write a NumPy reference.
+
+A declarative template's reference is one expression per output, e.g. ``alpha * x + y`` or
+``0.5 * u + 0.25 * (roll(u, 1) + roll(u, -1))``. It is parsed with :mod:`ast` and compiled to
+closures by the same walker as restrictions (:mod:`workbench.core.expr`), with two additions: calls
+to a fixed list of NumPy functions (:data:`FUNCTIONS`) and subscripts with integer indices and
+slices (``u[1:-1]``). Attribute access, comprehensions, lambdas and every other call stay refused,
+so a reference typed by someone else can compute, never act. Names are the kernel's input
+arguments (float64 arrays or scalars) and the problem parameters.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Callable, Iterable, Mapping
+
+import numpy as np
+
+from workbench.core.errors import RestrictionError
+from workbench.core.expr import KIND_NUM, MAX_TEXT, _Compiler
+
+#: NumPy functions a reference may call, with the (min, max) number of positional arguments.
+FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int]] = {
+    "sqrt": (np.sqrt, 1, 1), "exp": (np.exp, 1, 1), "log": (np.log, 1, 1), "log2": (np.log2, 1, 1),
+    "sin": (np.sin, 1, 1), "cos": (np.cos, 1, 1), "tanh": (np.tanh, 1, 1), "erf": (None, 1, 1),
+    "abs": (np.abs, 1, 1), "floor": (np.floor, 1, 1), "ceil": (np.ceil, 1, 1),
+    "minimum": (np.minimum, 2, 2), "maximum": (np.maximum, 2, 2), "where": (np.where, 3, 3),
+    "clip": (np.clip, 3, 3), "roll": (np.roll, 2, 3), "sum": (np.sum, 1, 2), "max": (np.max, 1, 2),
+    "min": (np.min, 1, 2), "mean": (np.mean, 1, 2), "cumsum": (np.cumsum, 1, 2),
+    "matmul": (np.matmul, 2, 2), "transpose": (np.transpose, 1, 1), "pad": (None, 2, 2),
+    "arange": (np.arange, 1, 3), "zeros_like": (np.zeros_like, 1, 1), "copy": (np.copy, 1, 1),
+}
+
+
+def _erf(x: Any) -> Any:
+    from math import erf  # noqa: PLC0415 - NumPy has no erf; vectorise the stdlib one
+
+    return np.vectorize(erf, otypes=[np.float64])(x)
+
+
+def _pad(x: Any, width: Any) -> Any:
+    return np.pad(x, int(width), mode="edge")
+
+
+_SPECIAL = {"erf": _erf, "pad": _pad}
+
+
+class ArrayExpression:
+    """A compiled reference expression: call it with a mapping of names to arrays/scalars."""
+
+    def __init__(self, text: str, names: frozenset[str], fn: Callable[[Mapping[str, Any]], Any]) -> None:
+        self.text = text
+        self.names = names
+        self._fn = fn
+
+    def __call__(self, values: Mapping[str, Any]) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return np.asarray(self._fn(values), dtype=np.float64)
+
+
+class _ArrayCompiler(_Compiler):
+    """The restriction walker plus whitelisted NumPy calls and subscripts."""
+
+    def fail(self, node: ast.AST, problem: str, snippet: str | None = None) -> RestrictionError:
+        error = super().fail(node, problem, snippet)
+        return RestrictionError(str(error).replace("restriction \"", "expression \"", 1))
+
+    def _Call(self, node: ast.Call, depth: int) -> tuple[Any, str]:
+        func = node.func
+        if not isinstance(func, ast.Name) or func.id not in FUNCTIONS:
+            callee = ast.get_source_segment(self.text, func) or "call"
+            allowed = ", ".join(sorted(FUNCTIONS))
+            raise self.fail(node, f"only these functions may be called: {allowed}", f"{callee}(...)")
+        if node.keywords:
+            raise self.fail(node.keywords[0].value, f"{func.id}() takes no keyword arguments", f"{func.id}(...)")
+        fn, low, high = FUNCTIONS[func.id]
+        fn = fn if fn is not None else _SPECIAL[func.id]
+        if not low <= len(node.args) <= high:
+            raise self.fail(node, f"{func.id}() takes {low} to {high} arguments", f"{func.id}(...)")
+        args = tuple(self.compile(arg, depth)[0] for arg in node.args)
+        if func.id in ("roll", "sum", "max", "min", "mean", "cumsum") and len(args) > 1:
+            head, rest = args[0], args[1:]
+            return (lambda env: fn(head(env), *(int(a(env)) for a in rest))), KIND_NUM
+        return (lambda env: fn(*(a(env) for a in args))), KIND_NUM
+
+    def _Subscript(self, node: ast.Subscript, depth: int) -> tuple[Any, str]:
+        value, _ = self.compile(node.value, depth)
+        index = self._index(node.slice, depth)
+        return (lambda env: value(env)[index(env)]), KIND_NUM
+
+    def _index(self, node: ast.AST, depth: int) -> Callable[[Mapping[str, Any]], Any]:
+        if isinstance(node, ast.Tuple):
+            parts = tuple(self._index(elt, depth) for elt in node.elts)
+            return lambda env: tuple(p(env) for p in parts)
+        if isinstance(node, ast.Slice):
+            bounds = [self._int_part(part, depth) for part in (node.lower, node.upper, node.step)]
+            return lambda env: slice(*(b(env) for b in bounds))
+        return self._int_part(node, depth)
+
+    def _int_part(self, node: ast.AST | None, depth: int) -> Callable[[Mapping[str, Any]], Any]:
+        if node is None:
+            return lambda env: None
+        fn, _ = self.compile(node, depth)
+        return lambda env: int(fn(env))
+
+    def _Tuple(self, node: ast.Tuple, depth: int) -> tuple[Any, str]:
+        raise self.fail(node, "tuples are only allowed as subscripts, e.g. a[1:-1, 0]")
+
+
+def compile_array_expression(text: str, known_names: Iterable[str]) -> ArrayExpression:
+    """Parse and check a reference expression; a :class:`RestrictionError` names the bad part and column."""
+    shown = (text or "").strip()
+    if not shown:
+        raise RestrictionError("reference expression is empty")
+    if len(shown) > MAX_TEXT or "\n" in shown:
+        raise RestrictionError(f'expression "{shown[:40]}": must be one line of at most {MAX_TEXT} characters')
+    try:
+        tree = ast.parse(shown, mode="eval")
+    except SyntaxError as exc:
+        col = exc.offset or 1
+        raise RestrictionError(f'expression "{shown}": syntax error: {exc.msg} (col {col}: {shown[col - 1:col + 19]})') from None
+    known = frozenset(known_names)
+    compiler = _ArrayCompiler(shown, known, None)
+    fn, _ = compiler.compile(tree.body, 0)
+    return ArrayExpression(shown, frozenset(compiler.names), fn)
+
+
+__all__ = ["ArrayExpression", "FUNCTIONS", "compile_array_expression"]

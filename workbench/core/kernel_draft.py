@@ -1,0 +1,129 @@
+"""Check a template being written: does the spec hold, how big is its space, does the default compile.
+
+The editor calls :func:`check_draft` in a background thread after each pause in typing; it is plain
+Python over the same pieces a run uses (the declarative loader, the search space, ``render`` and
+NVRTC through :func:`workbench.core.compiler.compile_cuda`), so what the editor shows is what a
+run will do. Every problem is a :class:`Diagnostic` that names where it is: a line of the ``.cu``
+(compiler errors and warnings, mapped back through the ``#line`` the renderer writes) or a field of
+the spec (``restrictions[0]``), so the editor can mark it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.kernel_spec import SpecError, template_from_spec
+
+#: One NVRTC diagnostic: `file(line): error|warning[ #code-D]: text`.
+_DIAGNOSTIC = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+)\): (?P<severity>error|warning|catastrophic error)[^:]*: (?P<text>.*)$")
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem: ``where`` is ``"source"`` (``line`` of the .cu) or ``"spec"`` (``field``)."""
+
+    where: str
+    severity: str  # "error" or "warning"
+    message: str
+    line: int = 0
+    field: str = ""
+
+    def __str__(self) -> str:
+        place = f"line {self.line}" if self.where == "source" else (self.field or "spec")
+        return f"{place}: {self.severity}: {self.message}"
+
+
+@dataclass(frozen=True)
+class DraftReport:
+    """What the editor shows after a check."""
+
+    diagnostics: tuple[Diagnostic, ...] = ()
+    space_size: int | None = None  # slot domains multiplied out
+    valid_configs: int | None = None
+    default_config: Mapping[str, Any] | None = None
+    compiled: bool = False  # the default config compiled without error
+    resources: Mapping[str, int] = field(default_factory=dict)  # registers, smem_bytes, spill_bytes, stack_bytes
+    compile_s: float = 0.0
+    note: str = ""  # e.g. why nothing was compiled
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+
+def parse_compiler_log(log: str, source_name: str) -> list[Diagnostic]:
+    """Errors and warnings of an NVRTC log that point into ``source_name`` (others keep line 0)."""
+    found = []
+    for raw in log.splitlines():
+        match = _DIAGNOSTIC.match(raw.strip())
+        if not match:
+            continue
+        severity = "warning" if match.group("severity") == "warning" else "error"
+        in_source = match.group("file").strip().endswith(source_name)
+        found.append(Diagnostic("source", severity, match.group("text").strip(), int(match.group("line")) if in_source else 0))
+    if not found and log.strip() and "error" in log.lower():
+        found.append(Diagnostic("source", "error", log.strip().splitlines()[0]))
+    return found
+
+
+def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", compile_default: bool = True) -> DraftReport:
+    """Build the template, count its space, compile its default config (see the module docstring)."""
+    name = str(spec.get("name") or "kernel")
+    try:
+        template = template_from_spec(spec, source)
+    except SpecError as exc:
+        problem = Diagnostic("spec", "error", exc.message, field=exc.field)
+        if exc.field.startswith("restrictions") and spec.get("restrictions"):
+            # A restriction being typed should not hide the source's own errors: check the rest without them.
+            rest = check_draft({**spec, "restrictions": []}, source, arch=arch, compile_default=compile_default)
+            return DraftReport((problem, *rest.diagnostics), rest.space_size, None, rest.default_config, rest.compiled,
+                               rest.resources, rest.compile_s, note="a restriction does not hold; "
+                               "the source was checked without the restrictions")
+        return DraftReport((problem,), note="the spec does not hold yet")
+    except WorkbenchError as exc:
+        return DraftReport((Diagnostic("spec", "error", str(exc)),), note="the spec does not hold yet")
+    try:
+        space = template.space()
+        size = space.cartesian_size
+        valid = space.count()
+    except WorkbenchError as exc:
+        return DraftReport((Diagnostic("spec", "error", str(exc), field="slots"),), note="the space cannot be built")
+    if valid == 0:
+        return DraftReport((Diagnostic("spec", "error", "no config satisfies every restriction", field="restrictions"),),
+                           size, 0, note="nothing to compile")
+    try:
+        default = space.config(template.default) if template.default else space.default_config()
+    except WorkbenchError as exc:
+        return DraftReport((Diagnostic("spec", "error", f"the default config: {exc}", field="slots"),), size, valid,
+                           note="the defaults are not a valid config")
+    if default is None:
+        default = next(iter(space))
+    diagnostics: list[Diagnostic] = []
+    if not template.default:
+        diagnostics.append(Diagnostic("spec", "warning", f"no defaults set: the first valid config {default.to_dict()} is used",
+                                      field="slots"))
+    if not compile_default:
+        return DraftReport(tuple(diagnostics), size, valid, default.to_dict(), note="not compiled")
+    try:
+        rendered = template.render(default)
+        from workbench.core.compiler import compile_cuda  # noqa: PLC0415 - NVRTC loads lazily
+
+        result = compile_cuda(rendered, arch=arch, options=template.compile_options, name=f"{name}.cu", entry=template.entry)
+    except WorkbenchError as exc:
+        return DraftReport((*diagnostics, Diagnostic("source", "warning", f"not compiled: {exc}")), size, valid,
+                           default.to_dict(), note="NVRTC unavailable")
+    diagnostics.extend(parse_compiler_log(result.log, f"{name}.cu"))
+    if not result.ok and not any(d.severity == "error" for d in diagnostics):
+        diagnostics.append(Diagnostic("source", "error", result.error or "compilation failed"))
+    resources = {}
+    if result.ok:
+        resources = {"registers": result.registers, "smem_bytes": result.smem_bytes,
+                     "spill_bytes": result.spill_bytes, "stack_bytes": result.stack_bytes}
+    return DraftReport(tuple(diagnostics), size, valid, default.to_dict(), result.ok, resources, result.compile_s,
+                       note=f"default config compiled for {arch}" if result.ok else "the default config does not compile")
+
+
+__all__ = ["Diagnostic", "DraftReport", "check_draft", "parse_compiler_log"]

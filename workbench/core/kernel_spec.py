@@ -1,0 +1,618 @@
+"""Declarative template specs: a template described in JSON, so opening one never runs code.
+
+A Python spec (``kernels/<name>.py``) is a program; someone else's template folder should not be.
+A declarative template is ``<name>.cu`` plus ``<name>.kernel.json``, and everything the Python
+spec computes with functions is written here as expressions in the safe language of
+:mod:`workbench.core.expr` (launch geometry, shapes, scalar values, costs, the work profile) or of
+:mod:`workbench.core.array_expr` (the NumPy reference). :func:`template_from_spec` turns the JSON
+into the same :class:`~workbench.core.templates.KernelTemplate` a Python spec builds, so every
+backend runs it unchanged. The one exception is a reference written as a Python function in a
+file the author chose: the loader only records it, and the file is imported the first time the
+reference is computed, which the backends do in their worker process when a run starts.
+
+Errors are :class:`SpecError` with the spec's line (found from the offending value's text), so an
+editor can mark them; the format is documented in docs/own-kernel.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import math
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from workbench.core.array_expr import compile_array_expression
+from workbench.core.errors import TemplateError, WorkbenchError
+from workbench.core.expr import Restriction, compile_restriction
+from workbench.core.space import GROUPS, Config, Slot
+from workbench.core.templates import DECLARATIVE_SUFFIX, Arg, KernelTemplate, WorkProfile
+
+#: File name ending of a declarative spec (``saxpy.kernel.json`` beside ``saxpy.cu``).
+SPEC_SUFFIX = DECLARATIVE_SUFFIX
+SPEC_FORMAT = "kernel-workbench-template"
+SPEC_VERSION = 1
+#: Sub-folder of the workbench's data folder where the editor saves templates by default.
+USER_TEMPLATES = "templates"
+#: Work-profile fields a spec may give as expressions of (problem, config).
+PROFILE_FIELDS = ("bytes_read", "bytes_written", "flops", "access_bytes", "coalescing", "work_per_thread",
+                  "transcendentals", "atomics", "atomic_targets", "smem_accesses", "bank_conflict_ways",
+                  "syncs_per_block", "serial_fraction", "l2_reuse", "read_only_path")
+REFERENCE_KINDS = ("expression", "python", "none")
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_COL = re.compile(r"\(col (\d+): ")
+
+
+class SpecError(TemplateError):
+    """A declarative spec is wrong: ``field`` says where (``slots[1].values``), ``line`` the spec's line (1-based, 0 unknown)."""
+
+    def __init__(self, message: str, field: str = "", line: int = 0, path: str = "") -> None:
+        self.field = field
+        self.line = line
+        self.path = path
+        where = f"{path}:{line}: " if path and line else (f"{path}: " if path else "")
+        super().__init__(f"{where}{field + ': ' if field else ''}{message}")
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ExpressionProblem:
+    """What is wrong with one expression, and which characters to mark (0-based start, length)."""
+
+    message: str
+    start: int
+    length: int
+
+
+def expression_problem(text: str, names: Sequence[str], *, array: bool = False) -> ExpressionProblem | None:
+    """None when ``text`` compiles in the safe language over ``names``; else the message and the span to mark."""
+    try:
+        if array:
+            compile_array_expression(text, names)
+        else:
+            compile_restriction(text, names)
+    except WorkbenchError as exc:
+        message = str(exc)
+        match = _COL.search(message)
+        stripped = len(text) - len(text.lstrip())
+        if match:
+            start = stripped + int(match.group(1)) - 1
+            snippet = message[match.end():].rstrip(")")
+            length = max(1, len(snippet.rstrip(".")) if not snippet.endswith("...") else len(snippet) - 3)
+            return ExpressionProblem(message, min(start, max(len(text) - 1, 0)), length)
+        return ExpressionProblem(message, 0, len(text))
+    return None
+
+
+# --- values -----------------------------------------------------------------------------------------
+
+
+def parse_values(text: str) -> list[Any]:
+    """A slot domain typed in a table cell: ``64, 128, 256``, ``1..8`` (step 1), ``1..16 step 3``,
+    ``32..1024 *2`` (doubling), ``true, false`` or identifiers. Raises ValueError with the reason."""
+    text = text.strip()
+    if not text:
+        raise ValueError("no values")
+    ranged = re.fullmatch(r"(-?\d+)\s*\.\.\s*(-?\d+)(?:\s*(?:step\s+(\d+)|\*\s*(\d+)))?", text)
+    if ranged:
+        lo, hi = int(ranged.group(1)), int(ranged.group(2))
+        if hi < lo:
+            raise ValueError(f"range {lo}..{hi} is empty")
+        if ranged.group(4):
+            factor = int(ranged.group(4))
+            if factor < 2 or lo < 1:
+                raise ValueError("a *k range needs k >= 2 and a start >= 1")
+            values, v = [], lo
+            while v <= hi:
+                values.append(v)
+                v *= factor
+        else:
+            step = int(ranged.group(3) or 1)
+            if step < 1:
+                raise ValueError("step must be at least 1")
+            values = list(range(lo, hi + 1, step))
+        if len(values) > 4096:
+            raise ValueError(f"{len(values)} values; at most 4096 per slot")
+        return values
+    values = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            raise ValueError("empty value between commas")
+        values.append(_literal(part))
+    return values
+
+
+def split_expressions(text: str) -> list[str]:
+    """``n, min(m, 4)`` -> ``["n", "min(m, 4)"]``: split at commas outside parentheses."""
+    parts, depth, current = [], 0, []
+    for ch in text:
+        if ch == "," and depth == 0:
+            parts.append("".join(current).strip())
+            current = []
+            continue
+        depth += {"(": 1, ")": -1, "[": 1, "]": -1}.get(ch, 0)
+        current.append(ch)
+    parts.append("".join(current).strip())
+    return [p for p in parts if p]
+
+
+def format_values(values: Sequence[Any]) -> str:
+    """The cell text for a domain (inverse of :func:`parse_values` for lists)."""
+    return ", ".join("true" if v is True else "false" if v is False else str(v) for v in values)
+
+
+def _literal(part: str) -> Any:
+    low = part.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return int(part)
+    except ValueError:
+        pass
+    try:
+        value = float(part)
+    except ValueError:
+        if _C_IDENTIFIER.match(part):
+            return part
+        raise ValueError(f"{part!r} is not a number, true/false or an identifier") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{part!r} is not a finite number")
+    return value
+
+
+# --- building the template --------------------------------------------------------------------------
+
+
+class _Builder:
+    """Turns one spec mapping into a KernelTemplate, raising SpecError at the first problem."""
+
+    def __init__(self, spec: Mapping[str, Any], source: str, spec_text: str, path: str, folder: Path | None) -> None:
+        self.spec = spec
+        self.source = source
+        self.text = spec_text
+        self.path = path
+        self.folder = folder
+
+    def fail(self, field: str, message: str, needle: Any = None) -> SpecError:
+        return SpecError(message, field, _line_of(self.text, field, needle), self.path)
+
+    def get(self, mapping: Mapping[str, Any], key: str, kind: type | tuple[type, ...], field: str, default: Any = None) -> Any:
+        value = mapping.get(key, default)
+        if value is None and default is None:
+            raise self.fail(field, "is missing")
+        if not isinstance(value, kind) or (isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,))):
+            raise self.fail(field, f"must be {_kind_name(kind)}, got {type(value).__name__}", value)
+        return value
+
+    def build(self) -> KernelTemplate:
+        spec = self.spec
+        if not isinstance(spec, Mapping):
+            raise self.fail("", "the spec must be a JSON object")
+        if spec.get("format", SPEC_FORMAT) != SPEC_FORMAT:
+            raise self.fail("format", f"must be {SPEC_FORMAT!r}", spec.get("format"))
+        version = spec.get("version", SPEC_VERSION)
+        if version != SPEC_VERSION:
+            raise self.fail("version", f"version {version!r} is not supported (this workbench reads {SPEC_VERSION})", version)
+        name = self.get(spec, "name", str, "name")
+        if not _C_IDENTIFIER.match(name):
+            raise self.fail("name", "must be a C identifier", name)
+        entry = self.get(spec, "entry", str, "entry", name)
+        slots = self.slots()
+        problem, small, docs, limits = self.problem()
+        slot_names = [s.name for s in slots]
+        both = slot_names + list(problem)
+        clash = set(slot_names) & set(problem)
+        if clash:
+            raise self.fail("problem", f"{', '.join(sorted(clash))} is both a slot and a problem parameter", sorted(clash)[0])
+        restrictions = self.get(spec, "restrictions", list, "restrictions", [])
+        for i, text in enumerate(restrictions):
+            if not isinstance(text, str):
+                raise self.fail(f"restrictions[{i}]", "must be text", text)
+            self.expr(text, both, f"restrictions[{i}]")
+        args = self.args(problem)
+        grid = self.dims("grid", both)
+        block = self.dims("block", both)
+        smem = self.expr(str(spec.get("dynamic_smem", "0")), both, "dynamic_smem")
+        arrays = [a for a in args if a.kind != "scalar"]
+        cost = self.get(spec, "cost", dict, "cost", {})
+        moved_text = cost.get("bytes_moved")
+        moved = self.expr(str(moved_text), list(problem), "cost.bytes_moved") if moved_text else None
+        flops = self.expr(str(cost.get("flops", "0")), list(problem), "cost.flops")
+        profile = self.profile(arrays, both, problem, flops)
+        reference = self.reference(args, problem)
+        tolerance = self.tolerance(args)
+        default = {s.name: s.default for s in slots if s.default is not None}
+        try:
+            return KernelTemplate(
+                name=name, title=str(spec.get("title") or name), description=str(spec.get("description") or ""),
+                source=self.source, entry=entry, slots=tuple(slots), restrictions=tuple(restrictions),
+                args=tuple(args),
+                grid=_geometry(grid), block=_geometry(block),
+                dynamic_smem=lambda p, c, e=smem: int(e.evaluate({**p, **c})),
+                make_inputs=_inputs_maker(self.spec.get("args", []), args),
+                reference=reference, profile=profile,
+                bytes_moved=_bytes_moved(moved, arrays),
+                flops=lambda p, e=flops: float(e.evaluate(p)),
+                problem=problem, small_problem=small, default=default, tolerance=tolerance,
+                compile_options=tuple(str(o) for o in self.get(spec, "compile_options", list, "compile_options", [])),
+                problem_doc=docs, problem_limits=limits, path=self.path,
+            )
+        except TemplateError as exc:
+            message = str(exc).split(": ", 1)[-1]
+            raise self.fail("", message, _needle_of(message)) from None
+
+    def slots(self) -> list[Slot]:
+        raw = self.get(self.spec, "slots", list, "slots", [])
+        slots = []
+        for i, entry in enumerate(raw):
+            field = f"slots[{i}]"
+            if not isinstance(entry, Mapping):
+                raise self.fail(field, "must be an object with name and values", entry)
+            name = self.get(entry, "name", str, f"{field}.name")
+            values = self.get(entry, "values", list, f"slots[{i}].values")
+            group = str(entry.get("group") or "launch")
+            if group not in GROUPS:
+                raise self.fail(f"{field}.group", f"must be one of {', '.join(GROUPS)}", group)
+            default = entry.get("default")
+            try:
+                slot = Slot(name, tuple(values), group, str(entry.get("doc") or ""), None)
+                if default is not None and not slot.accepts(default):
+                    raise self.fail(f"{field}.default", f"{default!r} is not one of the slot's values", name)
+                if default is not None:
+                    slot = Slot(name, slot.values, group, slot.doc, slot.normalise(default))
+            except WorkbenchError as exc:
+                if isinstance(exc, SpecError):
+                    raise
+                raise self.fail(field, str(exc), name) from None
+            slots.append(slot)
+        return slots
+
+    def problem(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, str], dict[str, tuple[float, float]]]:
+        raw = self.get(self.spec, "problem", dict, "problem", {})
+        problem, small, docs, limits = {}, {}, {}, {}
+        for name, entry in raw.items():
+            field = f"problem.{name}"
+            if not isinstance(entry, Mapping):
+                entry = {"default": entry}
+            default = entry.get("default")
+            if isinstance(default, str) or not isinstance(default, (int, float, bool)):
+                raise self.fail(field, "default must be a number or true/false", name)
+            problem[name] = default
+            small_value = entry.get("small", default)
+            if type(small_value) is not type(default):  # noqa: E721 - int vs float vs bool matters here
+                raise self.fail(f"{field}.small", f"must have the type of the default ({type(default).__name__})", name)
+            small[name] = small_value
+            if entry.get("doc"):
+                docs[name] = str(entry["doc"])
+            if "min" in entry or "max" in entry:
+                limits[name] = (float(entry.get("min", -math.inf)), float(entry.get("max", math.inf)))
+        return problem, small, docs, limits
+
+    def args(self, problem: Mapping[str, Any]) -> list[Arg]:
+        raw = self.get(self.spec, "args", list, "args", [])
+        if not raw:
+            raise self.fail("args", "the kernel needs at least one argument")
+        args = []
+        params = list(problem)
+        for i, entry in enumerate(raw):
+            field = f"args[{i}]"
+            if not isinstance(entry, Mapping):
+                raise self.fail(field, "must be an object with name, kind, dtype", entry)
+            name = self.get(entry, "name", str, f"{field}.name")
+            kind = str(entry.get("kind") or "in")
+            dtype = str(entry.get("dtype") or "float32")
+            if kind == "scalar":
+                value = self.expr(str(entry.get("value", name)), params, f"{field}.value")
+                args.append(Arg(name, kind, dtype, value=lambda p, e=value: e.evaluate(p)))
+                continue
+            shape = entry.get("shape")
+            if isinstance(shape, str):
+                shape = [shape]
+            if not isinstance(shape, list) or not shape:
+                raise self.fail(f"{field}.shape", "must be a list of expressions, e.g. [\"n\"]", name)
+            dims = [self.expr(str(s), params, f"{field}.shape") for s in shape]
+            args.append(Arg(name, kind, dtype, shape=lambda p, d=tuple(dims): tuple(int(e.evaluate(p)) for e in d),
+                            reset=str(entry.get("reset") or ("poison" if kind != "inout" else "input"))))
+        return args
+
+    def dims(self, key: str, names: Sequence[str]) -> list[Restriction]:
+        raw = self.spec.get(key)
+        if isinstance(raw, str):
+            raw = [raw]
+        if not isinstance(raw, list) or not 1 <= len(raw) <= 3:
+            raise self.fail(key, "must be a list of one to three expressions (x, y, z)", key)
+        exprs = [self.expr(str(text), names, key) for text in raw]
+        return exprs + [compile_restriction("1", ())] * (3 - len(exprs))
+
+    def expr(self, text: str, names: Sequence[str], field: str) -> Restriction:
+        try:
+            return compile_restriction(text, names)
+        except WorkbenchError as exc:
+            raise self.fail(field, str(exc), text) from None
+
+    def profile(self, arrays: list[Arg], names: Sequence[str], problem: Mapping[str, Any],
+                flops: Restriction) -> Callable[[Mapping[str, Any], Config], WorkProfile]:
+        raw = self.get(self.spec, "profile", dict, "profile", {})
+        unknown = set(raw) - set(PROFILE_FIELDS)
+        if unknown:
+            raise self.fail("profile", f"unknown field {sorted(unknown)[0]!r} (known: {', '.join(PROFILE_FIELDS)})", sorted(unknown)[0])
+        exprs = {key: self.expr(str(text), names, f"profile.{key}") for key, text in raw.items()}
+        reads = [a for a in arrays if a.kind in ("in", "inout")]
+        writes = [a for a in arrays if a.kind in ("out", "inout")]
+        item = np.dtype(arrays[0].dtype).itemsize if arrays else 4
+
+        def profile(p: Mapping[str, Any], c: Config) -> WorkProfile:
+            env = {**p, **c}
+            values: dict[str, Any] = {key: e.evaluate(env) for key, e in exprs.items()}
+            values.setdefault("bytes_read", float(sum(_nbytes(a, p) for a in reads)))
+            values.setdefault("bytes_written", float(sum(_nbytes(a, p) for a in writes)))
+            values.setdefault("flops", float(flops.evaluate(p)))
+            values.setdefault("access_bytes", item)
+            values["access_bytes"] = int(values["access_bytes"])
+            return WorkProfile(**{k: (float(v) if k != "access_bytes" else v) for k, v in values.items()})
+
+        return profile
+
+    def reference(self, args: list[Arg], problem: Mapping[str, Any]) -> Callable[..., dict[str, np.ndarray]]:
+        raw = self.get(self.spec, "reference", dict, "reference", {"kind": "none"})
+        kind = raw.get("kind", "expression")
+        outputs = {a.name: a for a in args if a.kind in ("out", "inout")}
+        if kind not in REFERENCE_KINDS:
+            raise self.fail("reference.kind", f"must be one of {', '.join(REFERENCE_KINDS)}", kind)
+        if kind == "none":
+            return lambda inputs, p: {}
+        if kind == "python":
+            file = self.get(raw, "file", str, "reference.file")
+            function = self.get(raw, "function", str, "reference.function", "reference")
+            if Path(file).name != file or not file.endswith(".py"):
+                raise self.fail("reference.file", "must be a .py file name in the template's folder", file)
+            return _PythonReference((self.folder or Path(".")) / file, function, tuple(outputs))
+        exprs = self.get(raw, "outputs", dict, "reference.outputs")
+        names = list(problem) + [a.name for a in args if a.kind in ("in", "inout", "scalar")]
+        compiled = {}
+        for out, text in exprs.items():
+            if out not in outputs:
+                raise self.fail(f"reference.outputs.{out}", f"{out!r} is not an out or inout argument", out)
+            try:
+                compiled[out] = compile_array_expression(str(text), names)
+            except WorkbenchError as exc:
+                raise self.fail(f"reference.outputs.{out}", str(exc), text) from None
+        missing = set(outputs) - set(compiled)
+        if missing:
+            raise self.fail("reference.outputs", f"no expression for output {sorted(missing)[0]!r}", "outputs")
+
+        def reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, np.ndarray]:
+            env = {**p, **{k: np.asarray(v, dtype=np.float64) if np.ndim(v) else float(v) for k, v in inputs.items()}}
+            result = {}
+            for out, e in compiled.items():
+                shape = outputs[out].shape(p)
+                result[out] = np.array(np.broadcast_to(e(env), shape), dtype=np.float64)
+            return result
+
+        return reference
+
+    def tolerance(self, args: list[Arg]) -> tuple[float, float]:
+        """The backends check all outputs with one (rtol, atol): the loosest an output asks for."""
+        rtol, atol = 0.0, 0.0
+        raw_args = self.spec.get("args", [])
+        for i, (arg, entry) in enumerate(zip(args, raw_args)):
+            if arg.kind not in ("out", "inout"):
+                continue
+            r, a = entry.get("rtol", 1e-5), entry.get("atol", 1e-6)
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in (r, a)):
+                raise self.fail(f"args[{i}].rtol", "rtol and atol must be non-negative numbers", arg.name)
+            rtol, atol = max(rtol, float(r)), max(atol, float(a))
+        return (rtol or 1e-5, atol or 1e-6)
+
+
+class _PythonReference:
+    """A reference function in a file the author chose: imported on first use (in the worker)."""
+
+    def __init__(self, path: Path, function: str, outputs: tuple[str, ...]) -> None:
+        self.path = path
+        self.function = function
+        self.outputs = outputs
+        self._fn: Callable[..., Any] | None = None
+
+    def __call__(self, inputs: Mapping[str, Any], problem: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        if self._fn is None:
+            spec = importlib.util.spec_from_file_location(f"workbench_reference_{self.path.stem}", self.path)
+            if spec is None or spec.loader is None or not self.path.is_file():
+                raise TemplateError(f"{self.path}: reference file not found")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            fn = getattr(module, self.function, None)
+            if not callable(fn):
+                raise TemplateError(f"{self.path}: defines no function {self.function}(inputs, problem)")
+            self._fn = fn
+        result = self._fn(dict(inputs), dict(problem))
+        if not isinstance(result, Mapping) or set(result) != set(self.outputs):
+            raise TemplateError(f"{self.path}: {self.function}() must return a dict with keys {list(self.outputs)}")
+        return {k: np.asarray(v, dtype=np.float64) for k, v in result.items()}
+
+
+def _geometry(exprs: list[Restriction]) -> Callable[[Mapping[str, Any], Config], tuple[int, int, int]]:
+    def geometry(p: Mapping[str, Any], c: Config) -> tuple[int, int, int]:
+        env = {**p, **c}
+        x, y, z = (int(e.evaluate(env)) for e in exprs)
+        return (x, y, z)
+
+    return geometry
+
+
+def _inputs_maker(raw_args: Sequence[Mapping[str, Any]], args: list[Arg]) -> Callable[..., dict[str, Any]]:
+    """Fresh random inputs in each argument's dtype (``range`` [lo, hi]; never all zeros)."""
+    plans = []
+    for arg, entry in zip(args, raw_args):
+        lo, hi = (entry.get("range") or ((-1.0, 1.0) if np.dtype(arg.dtype).kind == "f" else (1, 100)))
+        plans.append((arg, float(lo), float(hi)))
+
+    def make_inputs(problem: Mapping[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+        inputs: dict[str, Any] = {}
+        for arg, lo, hi in plans:
+            dtype = np.dtype(arg.dtype)
+            if arg.kind == "scalar":
+                inputs[arg.name] = dtype.type(arg.value(problem))  # type: ignore[misc]
+            elif arg.kind in ("in", "inout"):
+                shape = arg.shape(problem)  # type: ignore[misc]
+                if dtype.kind == "f":
+                    inputs[arg.name] = rng.uniform(lo, hi, shape).astype(dtype)
+                else:
+                    inputs[arg.name] = rng.integers(int(lo), int(hi), shape, endpoint=True).astype(dtype)
+        return inputs
+
+    return make_inputs
+
+
+def _nbytes(arg: Arg, problem: Mapping[str, Any]) -> int:
+    return int(np.prod(arg.shape(problem), dtype=np.int64)) * np.dtype(arg.dtype).itemsize  # type: ignore[misc]
+
+
+def _bytes_moved(expr: Restriction | None, arrays: list[Arg]) -> Callable[[Mapping[str, Any]], float]:
+    """The spec's expression, or the minimum traffic: every array once (inout twice)."""
+    if expr is not None:
+        return lambda p: float(expr.evaluate(p))
+    return lambda p: float(sum(_nbytes(a, p) * (2 if a.kind == "inout" else 1) for a in arrays))
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    names = {str: "text", list: "a list", dict: "an object", int: "an integer", float: "a number"}
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def _needle_of(message: str) -> str:
+    quoted = re.search(r"'([^']+)'", message)
+    return quoted.group(1) if quoted else ""
+
+
+def _line_of(text: str, field: str, needle: Any) -> int:
+    """The 1-based line of the spec text where ``needle`` (else the field's last key) appears; 0 if unknown."""
+    if not text:
+        return 0
+    candidates = []
+    if isinstance(needle, str) and needle:
+        candidates.append(json.dumps(needle))
+        candidates.append(needle)
+    elif isinstance(needle, (int, float)) and not isinstance(needle, bool):
+        candidates.append(json.dumps(needle))
+    key = re.split(r"[.\[]", field)[-1].rstrip("]") if field else ""
+    if key and not key.isdigit():
+        candidates.append(f'"{key}"')
+    head = re.split(r"[.\[]", field)[0] if field else ""
+    start = text.find(f'"{head}"') if head else -1
+    for candidate in candidates:
+        at = text.find(candidate, max(start, 0))
+        if at < 0:
+            at = text.find(candidate)
+        if at >= 0:
+            return text.count("\n", 0, at) + 1
+    return text.count("\n", 0, start) + 1 if start >= 0 else 0
+
+
+# --- files ------------------------------------------------------------------------------------------
+
+
+def template_from_spec(spec: Mapping[str, Any], source: str, *, spec_text: str = "", path: str = "",
+                       folder: str | os.PathLike[str] | None = None, source_path: str = "") -> KernelTemplate:
+    """The KernelTemplate a spec mapping describes (SpecError with field and line when it cannot)."""
+    builder = _Builder(spec, source, spec_text or json.dumps(spec, indent=2), path, Path(folder) if folder else None)
+    return dataclasses.replace(builder.build(), source_path=source_path)
+
+
+def load_declarative(spec_file: str | os.PathLike[str]) -> KernelTemplate:
+    """Read ``<name>.kernel.json`` and its ``.cu``; no code of the template's runs here."""
+    path = Path(spec_file).resolve()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(f"cannot read: {exc.strerror}", path=str(path)) from None
+    except UnicodeDecodeError:
+        raise SpecError("is not UTF-8 text", path=str(path)) from None
+    try:
+        spec = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"not valid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno, path=str(path)) from None
+    if not isinstance(spec, dict):
+        raise SpecError("the spec must be a JSON object", line=1, path=str(path))
+    source_name = spec.get("source") or path.name[: -len(SPEC_SUFFIX)] + ".cu"
+    if not isinstance(source_name, str) or Path(source_name).name != source_name:
+        raise SpecError("source must be a file name in the spec's folder", "source", _line_of(text, "source", source_name), str(path))
+    cu = path.parent / source_name
+    try:
+        source = cu.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or "not UTF-8 text"
+        raise SpecError(f"cannot read CUDA source {source_name}: {reason}", "source",
+                        _line_of(text, "source", source_name), str(path)) from None
+    return template_from_spec(spec, source, spec_text=text, path=str(path), folder=path.parent, source_path=str(cu))
+
+
+def user_templates_dir() -> Path:
+    """Where the editor saves templates: ``<data dir>/templates`` (``KERNEL_WORKBENCH_DATA_DIR`` honoured)."""
+    override = os.environ.get("KERNEL_WORKBENCH_DATA_DIR")
+    if override:
+        return Path(override).expanduser() / USER_TEMPLATES
+    import platformdirs  # noqa: PLC0415
+
+    return Path(platformdirs.user_data_dir("kernel-workbench", appauthor=False)) / USER_TEMPLATES
+
+
+def spec_path(folder: str | os.PathLike[str], name: str) -> Path:
+    return Path(folder) / f"{name}{SPEC_SUFFIX}"
+
+
+def save_template_folder(folder: str | os.PathLike[str], spec: Mapping[str, Any], source: str,
+                         reference_file: str | os.PathLike[str] | None = None) -> Path:
+    """Write ``<name>.cu`` and ``<name>.kernel.json`` (atomically) into ``folder``; returns the spec's path.
+
+    The spec is checked first (a template that would not load is not written). Files the workbench
+    did not write are never replaced: a ``<name>.cu`` without its ``.kernel.json``, or a Python spec
+    of the same name. A chosen Python reference is copied in as ``_<name>_reference.py`` (the leading
+    underscore keeps template loading from taking it for a Python spec).
+    """
+    name = str(spec.get("name") or "")
+    folder = Path(folder)
+    spec = dict(spec, format=SPEC_FORMAT, version=SPEC_VERSION, source=f"{name}.cu")
+    if reference_file is not None:
+        spec["reference"] = dict(spec.get("reference") or {}, kind="python", file=f"_{name}_reference.py")
+    template_from_spec(spec, source, folder=folder)  # raises SpecError before anything is written
+    folder.mkdir(parents=True, exist_ok=True)
+    target = spec_path(folder, name)
+    cu = folder / f"{name}.cu"
+    if (folder / f"{name}.py").exists():
+        raise TemplateError(f"{folder / (name + '.py')}: a Python spec of that name is there; choose another name")
+    if cu.exists() and not target.exists():
+        raise TemplateError(f"{cu}: exists and is not part of a saved template; choose another name or folder")
+    if reference_file is not None:
+        code = Path(reference_file).read_text(encoding="utf-8")
+        _write_atomic(folder / f"_{name}_reference.py", code)
+    _write_atomic(cu, source)
+    _write_atomic(target, json.dumps(spec, indent=2) + "\n")
+    return target
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+__all__ = [
+    "ExpressionProblem", "SPEC_SUFFIX", "SpecError", "expression_problem", "format_values", "load_declarative",
+    "parse_values", "save_template_folder", "spec_path", "split_expressions", "template_from_spec", "user_templates_dir",
+]

@@ -1,0 +1,153 @@
+"""Which macros a CUDA source leaves for the tuner to define: the slots and problem parameters it uses.
+
+A template receives its slot values as ``#define`` lines in front of the source (see
+:mod:`workbench.core.templates`), so a slot is any upper-case macro the source *uses* but does
+not define itself, or defines only as a fallback (``#ifndef BLOCK_SIZE`` / ``#define BLOCK_SIZE
+256`` / ``#endif``: the fallback value becomes the slot's default). ``PROBLEM_N`` names the
+problem parameter ``n``. Macros ``STRATEGY_ATOMIC`` beside a slot ``STRATEGY`` are that
+identifier slot's values. Comments and string literals are ignored; line numbers are 1-based.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+#: Upper-case names that come from CUDA, the C library or the compiler, never from the tuner.
+KNOWN_MACROS = frozenset({
+    "NULL", "FLT_MAX", "FLT_MIN", "FLT_EPSILON", "DBL_MAX", "DBL_MIN", "INT_MAX", "INT_MIN", "UINT_MAX",
+    "LLONG_MAX", "INFINITY", "NAN", "M_PI", "CUDART_INF_F", "CUDART_NAN_F", "CUDART_PI_F", "EOF", "TRUE", "FALSE",
+    "WARP_SIZE_BUILTIN", "CUDA_VERSION", "CUDART_VERSION",
+})
+
+_TOKEN = re.compile(r"\b[A-Z][A-Z0-9_]*\b")
+_DIRECTIVE = re.compile(r"^\s*#\s*(\w+)\s*(.*)$")
+
+
+@dataclass(frozen=True)
+class DetectedSlot:
+    """A macro the tuner must define: its slot name (lower case), first line, fallback default, identifier values."""
+
+    name: str
+    macro: str
+    line: int
+    default: int | float | bool | str | None = None
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class MacroScan:
+    slots: tuple[DetectedSlot, ...] = ()
+    problem: tuple[tuple[str, int], ...] = ()  # (parameter name, first line)
+    defined: frozenset[str] = field(default_factory=frozenset)
+
+
+def strip_comments(source: str) -> str:
+    """The source with comments and string/char literals blanked, line breaks kept (so lines still match)."""
+    out: list[str] = []
+    i, n = 0, len(source)
+    while i < n:
+        c = source[i]
+        if source.startswith("//", i):
+            j = source.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        elif source.startswith("/*", i):
+            j = source.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("".join(ch if ch == "\n" else " " for ch in source[i:j]))
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and source[j] != c and source[j] != "\n":
+                j += 2 if source[j] == "\\" else 1
+            j = min(j + 1, n)
+            out.append(c + " " * max(0, j - i - 2) + (c if j - i >= 2 else ""))
+            i = j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def scan_macros(source: str) -> MacroScan:
+    """Slots and problem parameters the source expects (see the module docstring)."""
+    lines = strip_comments(source).splitlines()
+    defined: dict[str, int] = {}
+    fallback: dict[str, str] = {}
+    used: dict[str, int] = {}
+    guard: list[str | None] = []
+    for number, line in enumerate(lines, 1):
+        directive = _DIRECTIVE.match(line)
+        if directive:
+            word, rest = directive.group(1), directive.group(2)
+            if word == "ifndef":
+                guard.append(rest.split()[0] if rest.split() else None)
+                continue
+            if word in ("if", "ifdef"):
+                guard.append(None)
+            elif word == "endif" and guard:
+                guard.pop()
+            if word == "define":
+                match = re.match(r"([A-Za-z_]\w*)(\([^)]*\))?\s*(.*)", rest)
+                if match:
+                    name = match.group(1)
+                    if guard and guard[-1] == name:
+                        fallback[name] = match.group(3).strip()
+                    else:
+                        defined.setdefault(name, number)
+                    rest = match.group(3)
+                    if match.group(2):  # a function-like macro's parameters are not uses
+                        params = set(re.findall(r"\w+", match.group(2)))
+                        rest = " ".join(t for t in re.findall(r"\w+|\W", rest) if t not in params)
+            elif word in ("include", "pragma", "line", "error", "warning", "undef"):
+                continue
+            text = rest
+        else:
+            text = line
+        for token in _TOKEN.findall(text):
+            if len(token) > 1 and not token.startswith("__"):
+                used.setdefault(token, number)
+    problem = tuple(sorted(((m[len("PROBLEM_"):].lower(), line) for m, line in used.items()
+                            if m.startswith("PROBLEM_") and len(m) > len("PROBLEM_")), key=lambda t: t[1]))
+    candidates = {m: line for m, line in used.items()
+                  if not m.startswith("PROBLEM_") and m not in KNOWN_MACROS and (m not in defined or m in fallback)}
+    for m in fallback:
+        candidates.setdefault(m, used.get(m, 0))
+    values: dict[str, list[str]] = {}
+    code = "\n".join(lines)
+    for m in sorted(candidates, key=len):
+        for owner in sorted(candidates, key=len):
+            compared = re.search(rf"\b{owner}\s*[!=]=\s*{m}\b|\b{m}\s*[!=]=\s*{owner}\b", code)
+            if owner != m and m.startswith(owner + "_") and owner not in values.get(owner, []) and compared:
+                values.setdefault(owner, []).append(m)
+                break
+    members = {v for vs in values.values() for v in vs}
+    slots = []
+    for macro, line in sorted(candidates.items(), key=lambda t: (t[1], t[0])):
+        if macro in members:
+            continue
+        choices = tuple(v[len(macro) + 1:].lower() for v in values.get(macro, ()))
+        default = _fallback_value(fallback.get(macro))
+        if choices and isinstance(default, str) and default.upper().startswith(macro + "_"):
+            default = default[len(macro) + 1:].lower()
+        slots.append(DetectedSlot(macro.lower(), macro, line, default, choices))
+    return MacroScan(tuple(slots), problem, frozenset(defined))
+
+
+def _fallback_value(text: str | None) -> int | float | bool | str | None:
+    if not text:
+        return None
+    text = text.strip().strip("()")
+    try:
+        return int(text, 0)
+    except ValueError:
+        pass
+    try:
+        return float(text.rstrip("fF"))
+    except ValueError:
+        return text if re.fullmatch(r"[A-Za-z_]\w*", text) else None
+
+
+__all__ = ["DetectedSlot", "MacroScan", "scan_macros", "strip_comments"]

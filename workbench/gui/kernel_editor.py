@@ -1,0 +1,706 @@
+"""The template editor: write or open a CUDA kernel, mark its slots, check it as you type, save, tune.
+
+The form holds everything a declarative spec (:mod:`workbench.core.kernel_spec`) describes; every
+check is the Qt-free code a run uses. Restrictions are checked on each keystroke (cheap: parsing
+only) with the offending part underlined; after each pause in typing the whole draft is checked in
+a background thread (:func:`workbench.core.kernel_draft.check_draft`: build the template, count the
+valid configs, compile the default config with NVRTC), so the window never waits on the compiler.
+Tuning writes the draft into the workbench's own drafts folder and starts the run through the main
+window, i.e. the run controller, like any other run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from PySide6.QtCore import QThread, QTimer, Qt, Signal
+from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import (
+    QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QMainWindow,
+    QMessageBox, QPlainTextEdit, QPushButton, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QTabWidget,
+    QTextEdit, QVBoxLayout, QWidget,
+)
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.kernel_draft import Diagnostic, DraftReport, check_draft
+from workbench.core.kernel_spec import (
+    SPEC_SUFFIX, SpecError, expression_problem, format_values, parse_values, save_template_folder, split_expressions,
+    user_templates_dir,
+)
+from workbench.core.macros import scan_macros
+
+#: Pause in typing (ms) after which the draft is checked and compiled in the background.
+CHECK_DELAY_MS = 700
+SLOT_COLUMNS = ("name", "values", "group", "default", "description")
+PROBLEM_COLUMNS = ("name", "default", "small", "description")
+ARG_COLUMNS = ("name", "kind", "dtype", "shape / value", "rtol", "atol")
+PROFILE_KEYS = ("work_per_thread", "access_bytes", "coalescing", "bytes_read", "bytes_written")
+
+NEW_SOURCE = """// y = a * x + y, written from scratch. Upper-case macros the file uses but does not define
+// (BLOCK_SIZE, ITEMS) are the slots; PROBLEM_N is the problem parameter n.
+extern "C" __global__ void kernel_name(const float* __restrict__ x, float* __restrict__ y, float a)
+{
+    const long long i = (long long)blockIdx.x * BLOCK_SIZE + threadIdx.x;
+    if (i < PROBLEM_N) y[i] = a * x[i] + y[i];
+}
+"""
+
+
+class _CheckThread(QThread):
+    """Runs one :func:`check_draft` off the GUI thread."""
+
+    checked = Signal(int, object)
+
+    def __init__(self, generation: int, spec: dict[str, Any], source: str, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.generation, self.spec, self.source = generation, spec, source
+
+    def run(self) -> None:
+        try:
+            report = check_draft(self.spec, self.source)
+        except Exception as exc:  # noqa: BLE001 - a checker bug must show as a problem, not kill the window
+            report = DraftReport((Diagnostic("spec", "error", f"{type(exc).__name__}: {exc}"),))
+        self.checked.emit(self.generation, report)
+
+
+def _item(text: Any) -> QTableWidgetItem:
+    return QTableWidgetItem("" if text is None else str(text))
+
+
+def _cell(table: QTableWidget, row: int, column: int) -> str:
+    item = table.item(row, column)
+    return item.text().strip() if item is not None else ""
+
+
+def _scalar(text: str) -> Any:
+    """A problem value typed in a cell: int, float or true/false (ValueError otherwise)."""
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return int(low.replace("_", ""))
+    except ValueError:
+        return float(low)
+
+
+class KernelEditor(QMainWindow):
+    """Template editor window. ``start_run(run)`` starts a run (the main window's :meth:`start_run`)."""
+
+    checked = Signal(object)  # DraftReport, after each background check (tests wait on it)
+
+    def __init__(self, parent: QWidget | None = None, start_run: Callable[[dict[str, Any]], None] | None = None,
+                 interactive: bool = True) -> None:
+        super().__init__(parent)
+        self.interactive = interactive  # False: errors go to the status bar only (automation, tests)
+        self.last_error = ""
+        self.setWindowTitle("Kernel template editor")
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
+        self.start_run_callback = start_run
+        self.folder: Path | None = None  # where the template was opened from / saved to
+        self.reference_file: Path | None = None  # a python reference the person chose in this dialog
+        self.report: DraftReport | None = None
+        self.form_problems: list[Diagnostic] = []
+        self._generation = 0
+        self._thread: _CheckThread | None = None
+        self._pending = False
+        self._loading = False
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(CHECK_DELAY_MS)
+        self.timer.timeout.connect(self.check_now)
+        self._build()
+        self.new_kernel()
+
+    # --- layout -------------------------------------------------------------------------------------
+    def _build(self) -> None:
+        from workbench.gui.code_editor import CodeEditor
+
+        self.name_edit = QLineEdit()
+        self.entry_edit = QLineEdit()
+        self.entry_edit.setPlaceholderText("same as the name")
+        self.title_edit = QLineEdit()
+        head = QFormLayout()
+        head.addRow("Name", self.name_edit)
+        head.addRow("Entry function", self.entry_edit)
+        head.addRow("Title", self.title_edit)
+        self.source = CodeEditor()
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.addLayout(head)
+        left_layout.addWidget(self.source, 1)
+
+        self.tabs = QTabWidget()
+        self.slots_table = self._table(SLOT_COLUMNS)
+        self.detect_button = QPushButton("Detect slots from source")
+        self.detect_button.clicked.connect(self.detect_slots)
+        self.tabs.addTab(self._with_buttons(self.slots_table, self.detect_button), "Slots")
+        self.restrictions = QPlainTextEdit()
+        self.restrictions.setPlaceholderText("one restriction per line, e.g. block_size * items <= 4096")
+        self.restriction_status = QLabel("")
+        self.restriction_status.setWordWrap(True)
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        layout.addWidget(self.restrictions, 1)
+        layout.addWidget(self.restriction_status)
+        self.tabs.addTab(box, "Restrictions")
+        self.problem_table = self._table(PROBLEM_COLUMNS)
+        self.tabs.addTab(self._with_buttons(self.problem_table), "Problem")
+        launch = QWidget()
+        form = QFormLayout(launch)
+        self.grid_edits = [QLineEdit() for _ in range(3)]
+        self.block_edits = [QLineEdit() for _ in range(3)]
+        for axis, edit in zip("xyz", self.grid_edits):
+            form.addRow(f"grid.{axis}", edit)
+        for axis, edit in zip("xyz", self.block_edits):
+            form.addRow(f"block.{axis}", edit)
+        self.smem_edit = QLineEdit("0")
+        form.addRow("dynamic shared memory (bytes)", self.smem_edit)
+        self.tabs.addTab(launch, "Launch")
+        self.args_table = self._table(ARG_COLUMNS)
+        self.tabs.addTab(self._with_buttons(self.args_table), "Arguments")
+        reference = QWidget()
+        layout = QVBoxLayout(reference)
+        self.ref_kind = QComboBox()
+        self.ref_kind.addItem("NumPy expression per output", "expression")
+        self.ref_kind.addItem("Python function in a file I choose", "python")
+        self.ref_kind.addItem("no reference: outputs are not checked", "none")
+        self.ref_table = self._table(("output", "expression"))
+        self.ref_file_label = QLabel("no file chosen")
+        self.ref_file_button = QPushButton("Choose reference file...")
+        self.ref_file_button.clicked.connect(self._on_choose_reference)
+        layout.addWidget(self.ref_kind)
+        layout.addWidget(self.ref_table, 1)
+        row = QHBoxLayout()
+        row.addWidget(self.ref_file_label, 1)
+        row.addWidget(self.ref_file_button)
+        layout.addLayout(row)
+        note = QLabel("A python reference runs only in the worker process when a run starts, never when a "
+                      "template is opened. Inputs are float64 arrays named after the arguments.")
+        note.setWordWrap(True)
+        layout.addWidget(note)
+        self.tabs.addTab(reference, "Reference")
+        cost = QWidget()
+        form = QFormLayout(cost)
+        self.bytes_edit = QLineEdit()
+        self.bytes_edit.setPlaceholderText("default: every array once")
+        self.flops_edit = QLineEdit("0")
+        form.addRow("bytes moved (problem)", self.bytes_edit)
+        form.addRow("flops (problem)", self.flops_edit)
+        self.profile_edits = {key: QLineEdit() for key in PROFILE_KEYS}
+        for key, edit in self.profile_edits.items():
+            edit.setPlaceholderText("default")
+            form.addRow(f"profile: {key}", edit)
+        self.tabs.addTab(cost, "Cost model")
+
+        self.status_label = QLabel("")
+        self.status_label.setWordWrap(True)
+        self.resources_label = QLabel("")
+        self.space_label = QLabel("")
+        self.problems = QListWidget()
+        self.problems.itemActivated.connect(self._on_problem_activated)
+        self.problems.itemClicked.connect(self._on_problem_activated)
+        self.compile_button = QPushButton("Check now")
+        self.compile_button.clicked.connect(self.check_now)
+        self.save_button = QPushButton("Save")
+        self.save_button.clicked.connect(lambda: self._guard(self.save))
+        self.save_as_button = QPushButton("Save to folder...")
+        self.save_as_button.clicked.connect(self._on_save_as)
+        self.budget = QSpinBox()
+        self.budget.setRange(1, 100_000)
+        self.budget.setValue(20)
+        self.budget.setSuffix(" evals")
+        self.tune_button = QPushButton("Tune on simulator")
+        self.tune_button.clicked.connect(lambda: self._guard(self.tune))
+        buttons = QHBoxLayout()
+        for widget in (self.compile_button, self.save_button, self.save_as_button, self.budget, self.tune_button):
+            buttons.addWidget(widget)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.addWidget(self.tabs, 3)
+        right_layout.addWidget(self.space_label)
+        right_layout.addWidget(self.resources_label)
+        right_layout.addWidget(self.status_label)
+        right_layout.addWidget(self.problems, 1)
+        right_layout.addLayout(buttons)
+        splitter = QSplitter()
+        splitter.addWidget(left)
+        splitter.addWidget(right)
+        splitter.setSizes([560, 520])
+        self.setCentralWidget(splitter)
+        self.resize(1180, 720)
+
+        for edit in (self.name_edit, self.entry_edit, self.title_edit, self.smem_edit, self.bytes_edit, self.flops_edit,
+                     *self.grid_edits, *self.block_edits, *self.profile_edits.values()):
+            edit.textChanged.connect(self._changed)
+        self.source.textChanged.connect(self._changed)
+        for edit in (*self.grid_edits, *self.block_edits, self.smem_edit):
+            edit.textChanged.connect(lambda _text, e=edit: self._check_expression_field(e))
+        self.restrictions.textChanged.connect(self._changed)
+        self.restrictions.textChanged.connect(self.check_restrictions)
+        for table in (self.slots_table, self.problem_table, self.args_table, self.ref_table):
+            table.itemChanged.connect(self._changed)
+        self.ref_kind.currentIndexChanged.connect(self._changed)
+
+    def _table(self, columns: tuple[str, ...]) -> QTableWidget:
+        table = QTableWidget(0, len(columns))
+        table.setHorizontalHeaderLabels(list(columns))
+        table.horizontalHeader().setStretchLastSection(True)
+        table.verticalHeader().setVisible(False)
+        return table
+
+    def _with_buttons(self, table: QTableWidget, *extra: QWidget) -> QWidget:
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        layout.addWidget(table, 1)
+        row = QHBoxLayout()
+        add, remove = QPushButton("Add row"), QPushButton("Remove row")
+        add.clicked.connect(lambda: table.insertRow(table.rowCount()))
+        remove.clicked.connect(lambda: table.removeRow(table.currentRow()) if table.currentRow() >= 0 else None)
+        for widget in (*extra, add, remove):
+            row.addWidget(widget)
+        layout.addLayout(row)
+        return box
+
+    # --- form <-> spec ------------------------------------------------------------------------------
+    def new_kernel(self) -> None:
+        """An empty draft: the starter source, its slots detected, a 1D launch."""
+        self.set_spec({
+            "name": "my_kernel", "entry": "kernel_name",
+            "problem": {"n": {"default": 1 << 20, "small": 1000}, "a": {"default": 2.0}},
+            "grid": ["(n + block_size - 1) // block_size", "1", "1"], "block": ["block_size", "1", "1"],
+            "args": [{"name": "x", "kind": "in", "dtype": "float32", "shape": ["n"]},
+                     {"name": "y", "kind": "inout", "dtype": "float32", "shape": ["n"]},
+                     {"name": "a", "kind": "scalar", "dtype": "float32", "value": "a"}],
+            "reference": {"kind": "expression", "outputs": {"y": "a * x + y"}},
+            "slots": [{"name": "block_size", "values": [64, 128, 256, 512], "group": "launch",
+                       "doc": "threads per block", "default": 256}],
+        }, NEW_SOURCE, folder=None)
+
+    def set_spec(self, spec: Mapping[str, Any], source: str, folder: Path | None) -> None:
+        """Fill the form from a spec mapping (never runs anything it names)."""
+        self._loading = True
+        try:
+            self.folder = folder
+            self.reference_file = None
+            self.name_edit.setText(str(spec.get("name", "")))
+            self.entry_edit.setText(str(spec.get("entry", "")) if spec.get("entry") != spec.get("name") else "")
+            self.title_edit.setText(str(spec.get("title", "")))
+            self.source.setPlainText(source)
+            self._fill(self.slots_table, [
+                (s.get("name"), format_values(s.get("values", [])), s.get("group", "launch"),
+                 format_values([s["default"]]) if s.get("default") is not None else "", s.get("doc", ""))
+                for s in spec.get("slots", [])])
+            self.restrictions.setPlainText("\n".join(spec.get("restrictions", [])))
+            problem = spec.get("problem", {})
+            self._fill(self.problem_table, [
+                (name, format_values([e["default"] if isinstance(e, Mapping) else e]),
+                 format_values([e.get("small", e["default"])]) if isinstance(e, Mapping) else "",
+                 e.get("doc", "") if isinstance(e, Mapping) else "")
+                for name, e in problem.items()])
+            for edits, key in ((self.grid_edits, "grid"), (self.block_edits, "block")):
+                values = list(spec.get(key, [])) + ["1"] * 3
+                for edit, value in zip(edits, values):
+                    edit.setText(str(value))
+            self.smem_edit.setText(str(spec.get("dynamic_smem", "0")))
+            self._fill(self.args_table, [
+                (a.get("name"), a.get("kind", "in"), a.get("dtype", "float32"),
+                 a.get("value", "") if a.get("kind") == "scalar" else ", ".join(map(str, a.get("shape", []))),
+                 a.get("rtol", "") if a.get("kind") in ("out", "inout") else "",
+                 a.get("atol", "") if a.get("kind") in ("out", "inout") else "")
+                for a in spec.get("args", [])])
+            reference = spec.get("reference", {"kind": "none"})
+            self.ref_kind.setCurrentIndex(max(0, self.ref_kind.findData(reference.get("kind", "expression"))))
+            self._fill(self.ref_table, list((reference.get("outputs") or {}).items()))
+            self.ref_file_label.setText(f"{reference['file']} (in the template folder)" if reference.get("file") else "no file chosen")
+            self._ref_spec = dict(reference)
+            cost = spec.get("cost", {})
+            self.bytes_edit.setText(str(cost.get("bytes_moved", "")))
+            self.flops_edit.setText(str(cost.get("flops", "0")))
+            profile = spec.get("profile", {})
+            for key, edit in self.profile_edits.items():
+                edit.setText(str(profile.get(key, "")))
+        finally:
+            self._loading = False
+        self.check_restrictions()
+        self._changed()
+
+    @staticmethod
+    def _fill(table: QTableWidget, rows: list[tuple[Any, ...]]) -> None:
+        table.blockSignals(True)
+        table.setRowCount(0)
+        for values in rows:
+            row = table.rowCount()
+            table.insertRow(row)
+            for column, value in enumerate(values):
+                table.setItem(row, column, _item(value))
+        table.blockSignals(False)
+
+    def spec(self) -> dict[str, Any]:
+        """The spec the form describes; cells that cannot be read become problems (``form_problems``)."""
+        problems: list[Diagnostic] = []
+        name = self.name_edit.text().strip()
+        spec: dict[str, Any] = {"name": name, "entry": self.entry_edit.text().strip() or name}
+        if self.title_edit.text().strip():
+            spec["title"] = self.title_edit.text().strip()
+        slots = []
+        for row in range(self.slots_table.rowCount()):
+            slot_name = _cell(self.slots_table, row, 0)
+            if not slot_name:
+                continue
+            entry: dict[str, Any] = {"name": slot_name, "group": _cell(self.slots_table, row, 2) or "launch"}
+            try:
+                entry["values"] = parse_values(_cell(self.slots_table, row, 1))
+            except ValueError as exc:
+                problems.append(Diagnostic("spec", "error", f"{slot_name}: values: {exc}", field=f"slots[{len(slots)}].values"))
+                entry["values"] = []
+            if _cell(self.slots_table, row, 3):
+                try:
+                    entry["default"] = parse_values(_cell(self.slots_table, row, 3))[0]
+                except ValueError as exc:
+                    problems.append(Diagnostic("spec", "error", f"{slot_name}: default: {exc}", field=f"slots[{len(slots)}].default"))
+            if _cell(self.slots_table, row, 4):
+                entry["doc"] = _cell(self.slots_table, row, 4)
+            slots.append(entry)
+        spec["slots"] = slots
+        spec["restrictions"] = [line.strip() for line in self.restrictions.toPlainText().splitlines() if line.strip()]
+        problem = {}
+        for row in range(self.problem_table.rowCount()):
+            pname = _cell(self.problem_table, row, 0)
+            if not pname:
+                continue
+            try:
+                entry = {"default": _scalar(_cell(self.problem_table, row, 1))}
+                if _cell(self.problem_table, row, 2):
+                    entry["small"] = _scalar(_cell(self.problem_table, row, 2))
+            except ValueError:
+                problems.append(Diagnostic("spec", "error", f"{pname}: default and small must be numbers or true/false",
+                                           field=f"problem.{pname}"))
+                continue
+            if _cell(self.problem_table, row, 3):
+                entry["doc"] = _cell(self.problem_table, row, 3)
+            problem[pname] = entry
+        spec["problem"] = problem
+        spec["grid"] = [e.text().strip() or "1" for e in self.grid_edits]
+        spec["block"] = [e.text().strip() or "1" for e in self.block_edits]
+        if self.smem_edit.text().strip() not in ("", "0"):
+            spec["dynamic_smem"] = self.smem_edit.text().strip()
+        args = []
+        for row in range(self.args_table.rowCount()):
+            aname = _cell(self.args_table, row, 0)
+            if not aname:
+                continue
+            kind = _cell(self.args_table, row, 1) or "in"
+            arg: dict[str, Any] = {"name": aname, "kind": kind, "dtype": _cell(self.args_table, row, 2) or "float32"}
+            text = _cell(self.args_table, row, 3)
+            if kind == "scalar":
+                arg["value"] = text or aname
+            else:
+                arg["shape"] = split_expressions(text) if text else []
+            for column, key in ((4, "rtol"), (5, "atol")):
+                if _cell(self.args_table, row, column) and kind in ("out", "inout"):
+                    try:
+                        arg[key] = float(_cell(self.args_table, row, column))
+                    except ValueError:
+                        problems.append(Diagnostic("spec", "error", f"{aname}: {key} must be a number", field=f"args[{len(args)}].{key}"))
+            args.append(arg)
+        spec["args"] = args
+        kind = self.ref_kind.currentData()
+        if kind == "expression":
+            spec["reference"] = {"kind": "expression", "outputs": {
+                _cell(self.ref_table, r, 0): _cell(self.ref_table, r, 1)
+                for r in range(self.ref_table.rowCount()) if _cell(self.ref_table, r, 0)}}
+        elif kind == "python":
+            previous = getattr(self, "_ref_spec", {})
+            spec["reference"] = {"kind": "python", "file": previous.get("file", "") if self.reference_file is None
+                                 else f"_{name}_reference.py", "function": previous.get("function", "reference")}
+        else:
+            spec["reference"] = {"kind": "none"}
+        cost = {}
+        if self.bytes_edit.text().strip():
+            cost["bytes_moved"] = self.bytes_edit.text().strip()
+        if self.flops_edit.text().strip() not in ("", "0"):
+            cost["flops"] = self.flops_edit.text().strip()
+        if cost:
+            spec["cost"] = cost
+        profile = {key: edit.text().strip() for key, edit in self.profile_edits.items() if edit.text().strip()}
+        if profile:
+            spec["profile"] = profile
+        self.form_problems = problems
+        return spec
+
+    # --- live checks --------------------------------------------------------------------------------
+    def _changed(self, *_: Any) -> None:
+        if self._loading:
+            return
+        self._sync_reference_rows()
+        self.status_label.setText("checking after the pause in typing...")
+        self.timer.start()
+
+    def _sync_reference_rows(self) -> None:
+        """One expression row per out/inout argument."""
+        outputs = [_cell(self.args_table, r, 0) for r in range(self.args_table.rowCount())
+                   if _cell(self.args_table, r, 1) in ("out", "inout") and _cell(self.args_table, r, 0)]
+        present = [_cell(self.ref_table, r, 0) for r in range(self.ref_table.rowCount())]
+        if present == outputs:
+            return
+        old = {_cell(self.ref_table, r, 0): _cell(self.ref_table, r, 1) for r in range(self.ref_table.rowCount())}
+        self._fill(self.ref_table, [(name, old.get(name, "")) for name in outputs])
+
+    def names(self) -> list[str]:
+        """Names restrictions and geometry may use: slots and problem parameters."""
+        names = [_cell(self.slots_table, r, 0) for r in range(self.slots_table.rowCount())]
+        names += [_cell(self.problem_table, r, 0) for r in range(self.problem_table.rowCount())]
+        return [n for n in names if n]
+
+    def check_restrictions(self) -> list[str]:
+        """Parse every restriction line now; underline the offending part; return the messages."""
+        names = self.names()
+        messages, selections = [], []
+        document = self.restrictions.document()
+        for number, line in enumerate(self.restrictions.toPlainText().splitlines()):
+            if not line.strip():
+                continue
+            problem = expression_problem(line, names)
+            if problem is None:
+                continue
+            messages.append(f"line {number + 1}: {problem.message}")
+            block = document.findBlockByNumber(number)
+            cursor = QTextCursor(block)
+            cursor.movePosition(QTextCursor.MoveOperation.Right, QTextCursor.MoveMode.MoveAnchor, problem.start)
+            cursor.movePosition(QTextCursor.MoveOperation.Right, QTextCursor.MoveMode.KeepAnchor,
+                                min(problem.length, max(1, len(line) - problem.start)))
+            selection = QTextEdit.ExtraSelection()
+            fmt = QTextCharFormat()
+            fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+            fmt.setUnderlineColor(QColor("red"))
+            fmt.setBackground(QColor("#ffe0e0"))
+            selection.format = fmt
+            selection.cursor = cursor
+            selections.append(selection)
+        self.restrictions.setExtraSelections(selections)
+        self.restriction_status.setText("\n".join(messages) if messages else "restrictions: ok")
+        self.restriction_status.setStyleSheet("color: #b00020" if messages else "color: #1a7f37")
+        return messages
+
+    def _check_expression_field(self, edit: QLineEdit) -> None:
+        """Launch geometry is checked as typed too: a red field whose tooltip says what is wrong."""
+        problem = expression_problem(edit.text() or "1", self.names())
+        edit.setStyleSheet("background: #ffe0e0" if problem else "")
+        edit.setToolTip(problem.message if problem else "")
+
+    def check_now(self) -> None:
+        """Start a background check of the draft (one at a time; the newest draft wins)."""
+        self.timer.stop()
+        spec = self.spec()
+        self._generation += 1
+        if self._thread is not None and self._thread.isRunning():
+            self._pending = True
+            return
+        self._pending = False
+        self._thread = _CheckThread(self._generation, spec, self.source.toPlainText(), self)
+        self._thread.checked.connect(self._on_checked)
+        self._thread.start()
+
+    def _on_checked(self, generation: int, report: DraftReport) -> None:
+        if self._pending:
+            self._pending = False
+            self._thread = None
+            self.check_now()
+            return
+        if generation != self._generation:
+            return
+        self.report = report
+        self.source.highlighter.set_slots([_cell(self.slots_table, r, 0).upper() for r in range(self.slots_table.rowCount())
+                                           if _cell(self.slots_table, r, 0)])
+        self._show_report(report)
+        self.checked.emit(report)
+
+    def _show_report(self, report: DraftReport) -> None:
+        diagnostics = list(self.form_problems) + list(report.diagnostics)
+        self.problems.clear()
+        marks: dict[int, str] = {}
+        for diagnostic in diagnostics:
+            item = QListWidgetItem(str(diagnostic))
+            item.setData(Qt.ItemDataRole.UserRole, diagnostic.line)
+            item.setForeground(QColor("#b00020" if diagnostic.severity == "error" else "#8a6d00"))
+            self.problems.addItem(item)
+            if diagnostic.where == "source" and diagnostic.line:
+                if marks.get(diagnostic.line) != "error":
+                    marks[diagnostic.line] = diagnostic.severity
+        self.source.mark_lines(marks)
+        if report.valid_configs is None and report.space_size is not None:
+            self.space_label.setText(f"space: {report.space_size:,} configs; valid configs: fix the restrictions first")
+        elif report.valid_configs is not None:
+            self.space_label.setText(f"space: {report.space_size:,} configs, {report.valid_configs:,} valid; "
+                                     f"default {report.default_config}")
+        else:
+            self.space_label.setText("space: -")
+        if report.compiled:
+            r = report.resources
+            self.resources_label.setText(f"default config (NVRTC, sm_90): {r['registers']} registers/thread, "
+                                         f"{r['smem_bytes']} B shared memory, {r['spill_bytes']} B spills")
+        else:
+            self.resources_label.setText("default config: not compiled")
+        ok = report.ok and not self.form_problems
+        self.status_label.setText(("ok: " if ok else "problems: ") + report.note)
+        self.status_label.setStyleSheet("color: #1a7f37" if ok else "color: #b00020")
+
+    def wait_for_check(self, timeout_ms: int = 30_000) -> None:
+        """Block until the running check finishes (tests and closing)."""
+        if self._thread is not None:
+            self._thread.wait(timeout_ms)
+
+    def _on_problem_activated(self, item: QListWidgetItem) -> None:
+        line = item.data(Qt.ItemDataRole.UserRole)
+        if line:
+            self.source.go_to_line(int(line))
+
+    def detect_slots(self) -> list[str]:
+        """Add a row for every slot macro the source uses that the table lacks (and problem parameters)."""
+        scan = scan_macros(self.source.toPlainText())
+        have = {_cell(self.slots_table, r, 0) for r in range(self.slots_table.rowCount())}
+        added = []
+        self.slots_table.blockSignals(True)
+        for slot in scan.slots:
+            if slot.name in have:
+                continue
+            row = self.slots_table.rowCount()
+            self.slots_table.insertRow(row)
+            values = format_values(slot.choices) if slot.choices else (format_values([slot.default]) if slot.default is not None else "")
+            default = format_values([slot.default]) if slot.default is not None else ""
+            for column, text in enumerate((slot.name, values, "launch", default, f"#define {slot.macro} (line {slot.line})")):
+                self.slots_table.setItem(row, column, _item(text))
+            added.append(slot.name)
+        self.slots_table.blockSignals(False)
+        params = {_cell(self.problem_table, r, 0) for r in range(self.problem_table.rowCount())}
+        for pname, _line in scan.problem:
+            if pname not in params:
+                row = self.problem_table.rowCount()
+                self.problem_table.insertRow(row)
+                self.problem_table.setItem(row, 0, _item(pname))
+        self.source.highlighter.set_slots([s.macro for s in scan.slots])
+        self._changed()
+        return added
+
+    # --- files and runs -----------------------------------------------------------------------------
+    def save(self, folder: str | Path | None = None) -> Path:
+        """Save to ``folder`` (default: where it came from, else the user's template folder)."""
+        target = Path(folder) if folder is not None else (self.folder or user_templates_dir())
+        spec = self.spec()
+        if self.form_problems:
+            raise WorkbenchError(str(self.form_problems[0]))
+        path = save_template_folder(target, spec, self.source.toPlainText(), reference_file=self.reference_file)
+        self.folder = target
+        self.reference_file = None
+        self._ref_spec = dict(json.loads(path.read_text()).get("reference", {}))
+        self.statusBar().showMessage(f"saved {path}", 8000)
+        return path
+
+    def open_folder(self, folder: str | Path, name: str | None = None) -> None:
+        """Open the declarative template in ``folder`` (reads JSON and .cu only; runs nothing), or a
+        lone ``.cu`` file there as a new draft."""
+        folder = Path(folder)
+        specs = sorted(folder.glob("*" + SPEC_SUFFIX))
+        if name is not None:
+            specs = [p for p in specs if p.name == name + SPEC_SUFFIX]
+        if specs:
+            path = specs[0]
+            try:
+                spec = json.loads(path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise SpecError(f"not valid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno, path=str(path)) from None
+            except (OSError, UnicodeDecodeError) as exc:
+                raise SpecError(f"cannot read: {exc}", path=str(path)) from None
+            if not isinstance(spec, dict):
+                raise SpecError("the spec must be a JSON object", path=str(path), line=1)
+            source_name = str(spec.get("source") or path.name[: -len(SPEC_SUFFIX)] + ".cu")
+            source = (folder / Path(source_name).name).read_text(encoding="utf-8") if (folder / Path(source_name).name).is_file() else ""
+            try:
+                self.set_spec(spec, source, folder)
+            except (AttributeError, TypeError, KeyError, ValueError) as exc:
+                self.new_kernel()  # a half-filled form would be worse than a fresh one
+                raise SpecError(f"is not a template spec this editor can show ({type(exc).__name__}: {exc}); "
+                                "fix it in a text editor, the errors of `python main.py kernels --kernel-dir` name its lines",
+                                path=str(path)) from None
+            self.setWindowTitle(f"Kernel template editor - {path}")
+            return
+        sources = sorted(folder.glob("*.cu"))
+        if not sources:
+            raise WorkbenchError(f"{folder}: no {SPEC_SUFFIX} template and no .cu file")
+        stem = sources[0].stem
+        self.set_spec({"name": stem, "entry": stem, "grid": ["1"], "block": ["block_size"], "args": []},
+                      sources[0].read_text(encoding="utf-8"), None)
+        self.detect_slots()
+        self.setWindowTitle(f"Kernel template editor - {sources[0]} (new template)")
+
+    def choose_and_open(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open kernel folder", str(user_templates_dir()))
+        if folder:
+            self._guard(lambda: self.open_folder(folder))
+
+    def _on_save_as(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Save template into folder", str(self.folder or user_templates_dir()))
+        if folder:
+            self._guard(lambda: self.save(folder))
+
+    def _on_choose_reference(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Reference function (def reference(inputs, problem))", "",
+                                              "Python files (*.py)")
+        if path:
+            self.choose_reference(path)
+
+    def choose_reference(self, path: str | Path) -> None:
+        """Use the python function ``reference(inputs, problem)`` in ``path`` (copied in on save; not run here)."""
+        self.reference_file = Path(path)
+        self.ref_kind.setCurrentIndex(self.ref_kind.findData("python"))
+        self.ref_file_label.setText(f"{Path(path).name} (copied into the template folder on save)")
+        self._changed()
+
+    def drafts_dir(self) -> Path:
+        from workbench.runner.autosave import data_dir  # noqa: PLC0415 - the workbench's own folder
+
+        return data_dir() / "template-drafts"
+
+    def tune(self, budget: int | None = None) -> dict[str, Any]:
+        """Write the draft into the drafts folder and start a simulated run of it through the main window."""
+        if self.start_run_callback is None:
+            raise WorkbenchError("open the editor from the main window to tune")
+        spec = self.spec()
+        if self.form_problems:
+            raise WorkbenchError(str(self.form_problems[0]))
+        folder = self.drafts_dir() / (spec.get("name") or "draft")
+        folder.mkdir(parents=True, exist_ok=True)
+        for stale in folder.glob("*" + SPEC_SUFFIX):  # one draft per folder: the current one
+            if stale.name != f"{spec.get('name')}{SPEC_SUFFIX}":
+                stale.unlink()
+        reference = self.reference_file
+        if reference is None and spec.get("reference", {}).get("kind") == "python" and self.folder is not None:
+            reference = self.folder / spec["reference"]["file"]
+        save_template_folder(folder, spec, self.source.toPlainText(), reference_file=reference)
+        run = {"kernel": spec["name"], "kernel_dirs": [str(folder)], "backend": "sim",
+               "budget": int(budget or self.budget.value()), "seed": 0}
+        self.start_run_callback(run)
+        return run
+
+    def _guard(self, action: Callable[[], Any]) -> None:
+        """Run a menu/button action; a failure is one message, never an exception out of the window."""
+        try:
+            action()
+        except WorkbenchError as exc:
+            self._error(str(exc))
+        except OSError as exc:
+            self._error(f"{exc.filename or ''}: {exc.strerror or exc}")
+
+    def _error(self, text: str) -> None:
+        self.last_error = text
+        self.statusBar().showMessage(text, 10000)
+        if self.interactive:
+            QMessageBox.warning(self, "Kernel template", text)
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        self.timer.stop()
+        self.wait_for_check()
+        super().closeEvent(event)
+
