@@ -362,4 +362,77 @@ def test_resume_into_another_file_leaves_the_source_untouched(tmp_path: Path) ->
     run.run()
     assert source.read_bytes() == before
     assert len(load_session(target).trials) == 7
-    assert json.loads(target.read_text())["id"] == json.loads(before)["id"]
+    assert json.loads(target.read_text())["id"] != json.loads(before)["id"]  # a copy is a session of its own
+
+
+# --- what a review of the first version found ------------------------------------------------------
+
+
+def test_a_refused_force_moves_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "c.json"
+    new_trivial(out, 3)
+    before = out.read_bytes()
+    one_line_error(run_cli("tune", TRIVIAL, "--force", "--out", str(out), "--strategy", "nope"))
+    # refused only once the run is planned (after the lock is taken): still nothing moved
+    one_line_error(run_cli("tune", "vector_add", "--backend", "sim", "--force", "--out", str(out), "--devices", "3"))
+    assert out.read_bytes() == before and not (tmp_path / "c.json.bak").exists()
+
+
+def test_resume_into_another_file_checks_the_kernel_named(tmp_path: Path) -> None:
+    source = tmp_path / "a.json"
+    new_trivial(source, 3)
+    line = one_line_error(run_cli("tune", "vector_add", "--resume", str(source), "--out", str(tmp_path / "b.json")))
+    assert "not of 'vector_add'" in line and not (tmp_path / "b.json").exists()
+
+
+def test_a_lock_file_planted_as_a_link_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    lock_path(tmp_path / "x.json").symlink_to(victim)
+    line = one_line_error(run_cli("tune", TRIVIAL, "--budget", "1", "--out", str(tmp_path / "x.json")))
+    assert "symbolic link" in line and victim.read_text() == "keep me"
+
+
+def test_import_kt_never_drops_a_journal_or_replaces_measured_trials(tmp_path: Path) -> None:
+    cache = str(FIXTURES / "kt_cache_small.json")
+    measured = tmp_path / "measured.json"
+    new_trivial(measured, 4)
+    before = measured.read_bytes()
+    assert "--force" in one_line_error(run_cli("import-kt", cache, "--out", str(measured)))
+    assert measured.read_bytes() == before
+    killed = tmp_path / "killed.json"
+    with Journal(killed) as journal:
+        journal.start(load_session(measured))
+    line = one_line_error(run_cli("import-kt", cache, "--out", str(killed)))
+    assert "journal" in line and journal_path(killed).exists()
+    done = run_cli("import-kt", cache, "--out", str(measured), "--force")
+    assert done.returncode == 0 and len(load_session(tmp_path / "measured.json.bak").trials) == 4
+
+
+def test_a_version_1_file_and_its_journal_are_matched_by_kernel_and_creation_time(tmp_path: Path) -> None:
+    out = tmp_path / "old.json"
+    new_trivial(out, 3)
+    data = json.loads(out.read_text())
+    data.update(version=1)
+    del data["id"], data["run"]
+    out.write_text(json.dumps(data))
+    header = {k: v for k, v in data.items() if k != "trials"}
+    record = dict(data["trials"][0], index=3)
+    journal_path(out).write_text(json.dumps(header) + "\n" + json.dumps(record) + "\n")
+    session = load_session(out)
+    assert len(session.trials) == 4 and session.id  # an identity from now on
+    header["created_at"] += 1  # a journal of another old session
+    journal_path(out).write_text(json.dumps(header) + "\n" + json.dumps(record) + "\n")
+    with pytest.raises(SessionFormatError, match="another session"):
+        load_session(out)
+
+
+def test_the_owner_removes_only_its_own_leftover_temporaries(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    new_trivial(out, 2)
+    leftover = tmp_path / ".s.json.ab12cd_9.tmp"  # what a save killed before its rename leaves
+    leftover.write_text("{")
+    other = tmp_path / ".s.json.bak.ab12cd_9.tmp"  # another file's write in progress
+    other.write_text("{")
+    start_run(RunRequest(kernel=TRIVIAL, budget=1), out, resume=True).release()
+    assert not leftover.exists() and other.exists()

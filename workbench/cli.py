@@ -540,15 +540,40 @@ def cmd_kernels(args: argparse.Namespace) -> int:
 
 def cmd_import_kt(args: argparse.Namespace) -> int:
     from workbench.core.interop import import_kt_cache
-    from workbench.core.output_files import prepare_output
-    from workbench.core.session import is_session_file, save_session
+    from workbench.core.output_files import check_folder, check_regular_or_absent, prepare_output
+    from workbench.core.session import journal_path, save_session
+    from workbench.core.session_lock import SessionLock
 
-    out = prepare_output(args.out, force=args.force, inputs=[args.cache], replaceable=is_session_file,
-                         what="workbench session")
-    session = import_kt_cache(args.cache)
-    save_session(session, out)
+    out = Path(args.out)
+    check_folder(out)
+    check_regular_or_absent(out)
+    session = import_kt_cache(args.cache)  # a bad cache is reported before anything at --out is touched
+    with SessionLock(out):  # not while a run writes that file
+        if journal_path(out).is_file() and not args.force:
+            raise WorkbenchError(f"--out {out}: the journal of a run is beside it ({journal_path(out).name}); "
+                                 "tune --resume recovers it, --force replaces it")
+        prepare_output(out, force=args.force, inputs=[args.cache], replaceable=_is_imported_recording,
+                       what="session imported from a Kernel Tuner cache")
+        if args.force and journal_path(out).is_file():  # kept beside the backup, never dropped
+            from workbench.core.output_files import backup_path
+
+            os.replace(journal_path(out), journal_path(backup_path(out)))
+        save_session(session, out)
     print(f"imported {len(session.trials)} trials of {session.kernel} on {session.device.get('name', '?')} -> {args.out}")
     return 0
+
+
+def _is_imported_recording(path: Path) -> bool:
+    """An earlier import (a session of recorded trials) may be replaced by a new one; a session of
+    measured trials may not without --force."""
+    from workbench.core.session import is_session_file, load_session
+
+    if not is_session_file(path):
+        return False
+    try:
+        return load_session(path).kind == "recording"
+    except WorkbenchError:
+        return False
 
 
 def cmd_check_kernels(args: argparse.Namespace) -> int:

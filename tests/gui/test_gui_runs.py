@@ -116,3 +116,28 @@ def test_save_refuses_a_file_another_process_writes(window, qtbot, tmp_path):
         assert "in use by pid" in window.statusBar().currentMessage()
     assert not busy.exists()
     assert window.save_to(busy) and len(load_session(busy).trials) == 3
+
+
+def test_continuing_in_the_window_keeps_trials_another_run_added_to_the_file(window, qtbot, tmp_path):
+    path = tmp_path / "s.json"
+    run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=5, seed=2), path)
+    window.open_session(path)
+    window.trusted_code.add(Path(BENCH).resolve())
+    run_to_end(RunRequest(kernel=BENCH, budget=3), path, resume=True)  # a `tune --resume` meanwhile
+    window.toolbar.budget.setValue(2)
+    result = start_and_wait(window, qtbot, window.toolbar.request())
+    assert result.reason == "budget", result.message
+    session = load_session(path)
+    assert len(session.trials) == 10 and [t.index for t in session.trials] == list(range(10))
+    assert window.model.n == 10
+
+
+def test_open_recent_never_drops_an_unsaved_run(window, qtbot, tmp_path):
+    other = tmp_path / "other.json"
+    run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=3), other)
+    window._add_recent(str(other))
+    start_and_wait(window, qtbot, {"kernel": BENCH, "backend": "python", "strategy": "random", "budget": 4})
+    autosave = window.autosave_path
+    window.recent_menu.actions()[0].trigger()  # non-interactive: no question, so nothing is discarded
+    assert window.path == other and autosave.exists()
+    assert len(load_session(autosave).trials) == 4 and autosave in window.recoverable()

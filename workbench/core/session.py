@@ -33,6 +33,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import tempfile
 import threading
 import time
@@ -621,7 +622,7 @@ def _decode_session(data: Any, source: str) -> Session:
         created_at=float(created_at),
         notes=notes,
         extra=dict(extra),
-        id=session_id,
+        id=session_id or new_session_id(),  # a file older than version 2 gets its identity now
         run=run,
     )
     _check_trials(session, source)
@@ -812,12 +813,36 @@ def save_session(session: Session, path: str | os.PathLike[str], *, keep_journal
     except (TypeError, ValueError) as exc:
         raise WorkbenchError(f"{p}: cannot save session: {exc}") from None
     if not keep_journal:
-        _drop_journal(journal_path(p), {t.index for t in trials})
+        _drop_journal(journal_path(p), {t.index for t in trials}, session)
     return p
 
 
-def _drop_journal(jp: Path, saved: set[int]) -> None:
-    """Remove a journal the saved file supersedes, unless it holds a trial the file lacks.
+def _journal_of(jp: Path, session: "Session") -> bool:
+    """Whether the journal at ``jp`` (if any) was written for ``session``: only a session's own
+    journal is superseded by saving it (another's holds trials the file lacks). Journals older than
+    format 2 carry no id and are matched by kernel and creation time."""
+    try:
+        with open(jp, "rb") as handle:
+            first = handle.readline(1 << 20)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return False
+    try:
+        header = _loads(first.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+    if type(header) is not dict:
+        return False
+    theirs = header.get("id") or ""
+    if theirs:
+        return theirs == session.id
+    return header.get("kernel") == session.kernel and header.get("created_at") == session.created_at
+
+
+def _drop_journal(jp: Path, saved: set[int], session: "Session") -> None:
+    """Remove a journal the saved file supersedes (its own session's), unless it holds a trial the
+    file lacks.
 
     A journal still being written by this process is checked under its lock: a trial that
     finished while the file was being written is in the journal but not in the file, and
@@ -825,7 +850,8 @@ def _drop_journal(jp: Path, saved: set[int]) -> None:
     """
     live = _LIVE_JOURNALS.get(str(jp.absolute()))
     if live is None:
-        jp.unlink(missing_ok=True)
+        if _journal_of(jp, session):
+            jp.unlink(missing_ok=True)
         return
     with live._lock:
         if live._indices <= saved:
@@ -944,7 +970,7 @@ def _check_journal_belongs(header: dict[str, Any] | None, session: Session, jp: 
     if header is None:
         raise SessionFormatError(f"{jp}: journal has no header line, so it cannot be matched to {p.name}; move it away to open {p.name}")
     theirs, ours = header.get("id") or "", session.id
-    same = theirs == ours if theirs and ours else (
+    same = theirs == ours if theirs else (
         header.get("kernel") == session.kernel and header.get("created_at") == session.created_at)
     if not same:
         raise SessionFormatError(
@@ -981,7 +1007,12 @@ def clean_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
     removed: list[Path] = []
     folder = p.parent if str(p.parent) else Path(".")
     for name in (p.name, journal_path(p).name):
+        # exactly what tempfile.mkstemp makes from prefix ".NAME." and suffix ".tmp" (8 characters
+        # between them), so another file's temporaries (".NAME.bak.XXXX.tmp") are never matched
+        shape = re.compile(rf"\.{re.escape(name)}\.[a-z0-9_]{{8}}\.tmp")
         for leftover in folder.glob(f".{glob_escape(name)}.*.tmp"):
+            if not shape.fullmatch(leftover.name):
+                continue
             try:
                 leftover.unlink()
                 removed.append(leftover)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from pathlib import Path
 from types import TracebackType
 
@@ -32,8 +33,26 @@ class SessionInUse(WorkbenchError):
 
 
 def lock_path(session_path: str | os.PathLike[str]) -> Path:
+    """``out.json`` -> ``out.json.lock``; naming the journal (``out.json.journal``) gives the same lock."""
     p = Path(session_path)
-    return p.with_name(p.name + LOCK_SUFFIX)
+    name = p.name[: -len(".journal")] if p.name.endswith(".journal") else p.name
+    return p.with_name(name + LOCK_SUFFIX)
+
+
+def _open_lock_file(path: Path) -> int:
+    """Open (creating) the lock file, never through a symbolic link and never anything but a
+    regular file: a planted link must not make us truncate the file it points to."""
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise WorkbenchError(f"{path}: is a symbolic link, not a lock file; remove it") from None
+        raise WorkbenchError(f"{path}: cannot create the lock file ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise WorkbenchError(f"{path}: is not a regular file, not a lock file; remove it")
+    return fd
 
 
 class SessionLock:
@@ -53,10 +72,7 @@ class SessionLock:
         if self._fd is not None or fcntl is None:
             return self
         while True:
-            try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            except OSError as exc:
-                raise WorkbenchError(f"{self.path}: cannot create the lock file ({exc.strerror or exc})") from None
+            fd = _open_lock_file(self.path)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
@@ -99,18 +115,22 @@ class SessionLock:
 
 
 def locked_by_other(session_path: str | os.PathLike[str]) -> bool:
-    """True while another live process holds the session's lock (used to tell a crashed run's
-    autosave from one a running window still writes)."""
-    probe = SessionLock(session_path)
-    if not probe.path.exists():
+    """True while another live process (or another lock in this one) holds the session's lock:
+    tells a crashed run's autosave from one a running window still writes. Only probes: it writes
+    nothing and removes nothing, so a writer taking the lock meanwhile is never disturbed."""
+    path = lock_path(session_path)
+    if fcntl is None:
         return False
     try:
-        probe.acquire()
-    except SessionInUse:
-        return True
-    except WorkbenchError:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
         return False
-    probe.release()
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops a lock the probe took
     return False
 
 

@@ -81,9 +81,18 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
         window.failures.refresh()
         if screenshot:
             app.processEvents()
-            if not window.grab().save(str(screenshot)):
-                print(f"error: could not write {screenshot}", file=sys.stderr)
-                status["code"] = 1
+            from workbench.core.output_files import check_folder, check_regular_or_absent
+
+            try:  # the same rule as every command's output: a folder that exists, a regular file
+                check_folder(Path(screenshot), "--screenshot")
+                check_regular_or_absent(Path(screenshot), "--screenshot")
+            except WorkbenchError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                status["code"] = 2
+            else:
+                if not window.grab().save(str(screenshot)):
+                    print(f"error: could not write {screenshot}", file=sys.stderr)
+                    status["code"] = 1
         if quit_when_done:
             app.exit(status["code"])
 

@@ -387,11 +387,15 @@ class MainWindow(QMainWindow):
             output = self.path or self.autosave_path or autosave.new_autosave_path(current.kernel)
         else:
             output = autosave.new_autosave_path(run.get("kernel") or Path(str(run.get("replay") or "session")).stem)
+        if continuing:  # the controls are the truth for this run, "no time limit" included
+            current.run = dataclasses.replace(current.run, time_limit_s=run.get("time_limit_s"))
         prepared = prepare_run(request, current if continuing else None, output)
+        if continuing:
+            self.model.sync()  # trials another run added to the file meanwhile (see catch_up)
         if prepared.spec.kind == "python" and not continuing:  # the person picked this file to run
             self.trusted_code.add(Path(str(prepared.spec.options.get("path", ""))).resolve())
         if not continuing:
-            self._drop_autosave()
+            self.autosave_path = None  # the previous session's autosave (if any) stays for recovery
             self.path = None
             self.model.set_session(prepared.session)
         if self.path is None:
@@ -437,9 +441,12 @@ class MainWindow(QMainWindow):
         trust = False
         if backend.get("kind") == "python":
             trust = self._confirm_code(Path(str(options.get("path", ""))))
-        extra = {}
+        extra: dict[str, Any] = {}
         if run.get("delay_s") and backend.get("kind") == "replay":
             extra["delay_s"] = float(run["delay_s"])
+        compile_mode = (run.get("options") or {}).get("compile")
+        if compile_mode and backend.get("kind") == "sim":
+            extra["compile"] = compile_mode
         domains, restrictions = self._edited_domains()
         return RunRequest(
             strategy=run.get("strategy"), strategy_options=run.get("strategy_options"),
@@ -533,6 +540,7 @@ class MainWindow(QMainWindow):
         if self.running or not self._maybe_save():
             return
         self.path = None
+        self._shown_request = None
         self.model.set_session(None)
         self._on_kernel_changed(self.toolbar.kernel.currentText())
 
@@ -541,7 +549,7 @@ class MainWindow(QMainWindow):
         from workbench.core.session import load_session
 
         session = load_session(path)
-        self._drop_autosave()
+        self.autosave_path = None  # an earlier unsaved session's autosave stays for recovery
         self.path = Path(path)
         self.model.set_session(session)
         self._select_best_if_none()
@@ -557,6 +565,8 @@ class MainWindow(QMainWindow):
                "gpu_model": options.get("gpu_model"), "problem": options.get("problem") or None,
                "strategy": (session.strategy or {}).get("name"), "seed": (session.strategy or {}).get("seed")}
         settings = session.run
+        if settings.time_limit_s is not None:
+            run["time_limit_s"] = settings.time_limit_s
         if settings.budget is not None:
             left = settings.budget - len(session.trials)
             run["budget"] = left if left > 0 else settings.budget
@@ -590,6 +600,10 @@ class MainWindow(QMainWindow):
             check_regular_or_absent(Path(path), "save")
             if lock is not None:
                 lock.acquire()
+                from workbench.runner.controller import catch_up
+
+                catch_up(self.model.session, Path(path))  # trials another run added are kept
+                self.model.sync()
             save_session(self.model.session, path, keep_journal=self.running)
         except WorkbenchError as exc:
             self._error("Cannot save", str(exc))
@@ -614,6 +628,12 @@ class MainWindow(QMainWindow):
             discard(self.autosave_path)
             self.autosave_path = None
 
+    def _open_recent(self, path: str) -> None:
+        """Open recent goes through the same questions as Open: unsaved trials are never dropped silently."""
+        if self.running or not self._maybe_save():
+            return
+        self._guarded(lambda: self.open_session(path), "Cannot open")
+
     def _on_open(self) -> None:
         if self.running or not self._maybe_save():
             return
@@ -636,6 +656,7 @@ class MainWindow(QMainWindow):
         from workbench.core.interop import import_kt_cache
 
         session = import_kt_cache(path)
+        self._shown_request = None  # Start with these controls starts a new session
         self.path = None
         self.model.set_session(session)
         self.model.dirty = True
@@ -776,7 +797,7 @@ class MainWindow(QMainWindow):
         self.recent_menu.clear()
         for path in self.recent_files():
             action = self.recent_menu.addAction(path)
-            action.triggered.connect(lambda _=False, p=path: self._guarded(lambda: self.open_session(p), "Cannot open"))
+            action.triggered.connect(lambda _=False, p=path: self._open_recent(p))
         self.recent_menu.setEnabled(bool(self.recent_files()))
 
     def _restore_settings(self) -> None:

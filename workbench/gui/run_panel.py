@@ -246,6 +246,8 @@ class RunToolbar(QToolBar):
             self.budget.setValue(int(run["budget"]))
         if run.get("seed") is not None:
             self.seed.setValue(int(run["seed"]))
+        if "time_limit_s" in run:
+            self.minutes.setValue((run["time_limit_s"] or 0.0) / 60.0)
         if run.get("delay_s"):
             self.delay.setValue(float(run["delay_s"]))
 

@@ -31,6 +31,7 @@ from workbench.core.session import (
     clean_stale_temporaries,
     journal_path,
     load_session,
+    new_session_id,
     save_session,
 )
 from workbench.core.search_objective import Objective
@@ -48,9 +49,6 @@ log = logging.getLogger(__name__)
 
 #: Evaluations of a run when neither the person nor the session says how many.
 DEFAULT_BUDGET = 100
-
-#: Backend options that may differ between runs of one session without changing what it measures.
-_RUN_ONLY_OPTIONS = frozenset({"delay_s", "compile", "seed", "noise", "kernel_dirs", "device"})
 
 
 @dataclass(frozen=True)
@@ -178,20 +176,13 @@ def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, res
         return _prepare(request, None, None, None, resolved)
     check_folder(out)
     check_regular_or_absent(out)
-    code = [Path(p) for p in inputs] + ([Path(request.replay)] if request.replay else [])
-    if request.kernel and request.kernel.endswith(".py"):
-        code.append(Path(request.kernel))
-    if out.exists() and any(_same(out, p) for p in code if p.exists()):
-        raise WorkbenchError(f"--out {out}: is this run's input; name another file for the session")
+    _refuse_code_as_output(request, out, inputs)
     lock = SessionLock(out).acquire()
     try:
         clean_stale_temporaries(out)
         existing = out.exists() or journal_path(out).is_file()
         if existing and resume:
-            session = load_session(out)
-            if request.kernel is not None and not _names_kernel(request, session):
-                raise WorkbenchError(f"--out {out}: a session of {session.kernel!r}, not of {request.kernel!r}")
-            return _prepare(request, session, out, lock)
+            return _prepare(request, load_session(out), out, lock)
         if existing and not force:
             raise WorkbenchError(_why_not_replaced(out))
         if resume:
@@ -203,6 +194,17 @@ def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, res
     except BaseException:
         lock.release()
         raise
+
+
+def _refuse_code_as_output(request: RunRequest, out: Path, inputs: Iterable[str | os.PathLike[str]]) -> None:
+    """A run never writes its session over what it reads: the benchmark it runs, the recording it
+    replays, the session it continues (not even with ``--force``: the run would then need what it
+    just replaced)."""
+    code = [Path(p) for p in inputs] + ([Path(request.replay)] if request.replay else [])
+    if request.kernel and request.kernel.endswith(".py"):
+        code.append(Path(request.kernel))
+    if out.exists() and any(_same(out, p) for p in code if p.exists()):
+        raise WorkbenchError(f"--out {out}: is this run's input; name another file for the session")
 
 
 def _why_not_replaced(out: Path) -> str:
@@ -229,6 +231,8 @@ def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
     out = Path(output)
     check_folder(out)
     check_regular_or_absent(out)
+    _refuse_code_as_output(request, out, [source])
+    session.id = new_session_id()  # a copy continued elsewhere is a session of its own
     lock = SessionLock(out).acquire()
     try:
         clean_stale_temporaries(out)
@@ -254,13 +258,42 @@ def prepare_run(request: RunRequest, session: Session | None, output: str | os.P
         check_folder(out)
         check_regular_or_absent(out)
         lock = SessionLock(out).acquire()
-        clean_stale_temporaries(out)
     try:
+        if out is not None:
+            clean_stale_temporaries(out)
+            if session is not None:
+                catch_up(session, out)
         return _prepare(request, session, out, lock)
     except BaseException:
         if lock is not None:
             lock.release()
         raise
+
+
+def catch_up(session: Session, path: Path) -> None:
+    """Bring ``session`` (as the window loaded it) up to date with the file at ``path`` before it is
+    written again: trials another run added meanwhile (a ``tune --resume``) are taken in. When both
+    sides have trials the other lacks, writing either would lose some: refuse, and say how to go on.
+    The caller holds the session's lock, so the file cannot change while this runs."""
+    if not path.exists() and not journal_path(path).is_file():
+        return
+    try:
+        disk = load_session(path)
+    except WorkbenchError:
+        return  # not a session (or not readable): the output rule decides elsewhere
+    if disk.id != session.id:
+        return
+    ours = {t.index: t.config.id for t in session.trials}
+    theirs = {t.index: t.config.id for t in disk.trials}
+    new_on_disk = [t for t in disk.trials if t.index not in ours]
+    clash = [i for i in ours.keys() & theirs.keys() if ours[i] != theirs[i]]
+    unsaved = ours.keys() - theirs.keys()
+    if clash or (new_on_disk and unsaved):
+        raise WorkbenchError(f"{path} changed since it was opened ({len(disk.trials)} trials there, "
+                             f"{len(session.trials)} here, {len(unsaved)} of them unsaved); save this "
+                             "session under another name, or reopen the file")
+    if new_on_disk:
+        session.trials = sorted([*session.trials, *new_on_disk], key=lambda t: t.index)
 
 
 def continues(request: RunRequest, session: Session | None) -> bool:
@@ -307,6 +340,8 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     if session is None:
         spec, target = resolved or _resolve_new(request)
     else:
+        if request.kernel is not None and not _names_kernel(request, session):
+            raise WorkbenchError(f"the session is of {session.kernel!r}, not of {request.kernel!r}")
         spec = _spec_for_continue(request, session)
         target = _open_continued_target(spec, session)
         mismatch = _same_target(session, target, spec)
