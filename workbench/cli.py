@@ -176,13 +176,15 @@ class _ProgressLine:
             return
         if isinstance(event, Progress):
             now = time.monotonic()
-            if not self.tty and now - self.last < 2.0 and event.done != event.total:
+            if not self.tty and now - self.last < 2.0 and (event.done != event.total or event.compiles_pending):
                 return
             self.last = now
             total = f"/{event.total}" if event.total else ""
             best = f"{event.best_latency_ms:.4g} ms" if event.best_latency_ms is not None else "-"
             eta = f"{event.eta_s:.0f}s" if event.eta_s is not None else "?"
             line = f"[{event.done}{total}] failures {event.failures}  best {best}  elapsed {event.elapsed_s:.0f}s  ETA {eta}"
+            if event.compiles_pending or event.refined:  # the simulator's background compiles
+                line += f"  compiles: {event.compiles_pending} pending (estimated meanwhile), {event.refined} refined"
             sys.stderr.write(("\r" + line + "\x1b[K") if self.tty else line + "\n")
             sys.stderr.flush()
         elif isinstance(event, RunFinished):

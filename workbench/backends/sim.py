@@ -172,7 +172,8 @@ class SimBackend(Backend):
             figures_for(self.template, self.problem, self.arch) if self.compile_mode == "nvrtc" else None)
         self._prepared = True
 
-    def _resources(self, config: Config, smem_dynamic: int, phase: PhaseCallback) -> dict[str, Any]:
+    def _resources(self, config: Config, smem_dynamic: int, phase: PhaseCallback,
+                   limits: EvalLimits = EvalLimits()) -> dict[str, Any]:
         """Registers/smem/spills of the rendered config: NVRTC (cached by source hash) or an estimate."""
         phase("compile")
         known = self._keys.get(config.id)  # same template + problem + config -> same source
@@ -194,7 +195,7 @@ class SimBackend(Backend):
                 job = _jobs().submit(key, lambda: _compiled_figures(
                     source, self.arch, self.template.compile_options, self.template.entry))
                 try:
-                    result = job.result(timeout=self._wait_for(config))
+                    result = job.result(timeout=self._wait_for(config, limits))
                 except FutureTimeout:
                     return self._pending_estimate(config, key, job)
                 except WorkbenchError as exc:  # NVRTC missing or arch unsupported: say so, estimate instead
@@ -206,11 +207,12 @@ class SimBackend(Backend):
         _RESOURCE_CACHE[key] = result
         return result
 
-    def _wait_for(self, config: Config) -> float | None:
-        """How long to wait for a config's compile: without bound when it was already simulated with
-        an estimate (a refinement), not at all once this template's compiles keep outlasting the wait."""
+    def _wait_for(self, config: Config, limits: EvalLimits = EvalLimits()) -> float:
+        """How long to wait for a config's compile: when it was already simulated with an estimate (a
+        refinement), as long as the pool's compile timeout allows (a few seconds short of it, so the
+        worker is not killed); not at all once this template's compiles keep outlasting the wait."""
         if config.id in self._estimated_once:
-            return None
+            return max(self.compile_wait_s, 0.9 * limits.compile_timeout_s - 1.0)
         if self._slow_compiles >= SLOW_COMPILES:
             return 0.0
         return self.compile_wait_s
@@ -221,7 +223,7 @@ class SimBackend(Backend):
 
     def _pending_estimate(self, config: Config, key: str, job: Future) -> dict[str, Any]:
         """Estimated resources while the compile goes on; its figures replace them when it lands."""
-        if self._wait_for(config):  # it outlasted a real wait (not a skipped one)
+        if config.id not in self._estimated_once and self._wait_for(config):  # it outlasted a real wait
             self._slow_compiles += 1
         self._estimated_once.add(config.id)
 
@@ -302,7 +304,7 @@ class SimBackend(Backend):
             raise
         except Exception as exc:  # noqa: BLE001 - a template function failing is that config's problem
             return Measurement.failure(Status.RUNTIME_ERROR, f"template failed for this config: {type(exc).__name__}: {exc}")
-        resources = self._resources(config, smem_dynamic, phase)
+        resources = self._resources(config, smem_dynamic, phase, limits)
         if "compile_error" in resources:
             return Measurement.failure(Status.COMPILE_ERROR, resources["compile_error"], resources["log"])
         phase("run")

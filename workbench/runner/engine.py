@@ -426,6 +426,8 @@ class Engine:
                 self._emit(self._progress())
 
     def _replace(self, before: Trial, measurement: Any, timings: dict[str, float], worker: str) -> None:
+        if measurement.details.get("resources_pending") or measurement.status.value in ("timeout", "crashed"):
+            return  # the compile has still not landed (or the worker died): keep the marked estimate
         details = {**measurement.details, "refined_from_estimate": True}
         estimated = before.metric("latency_ms")
         if math.isfinite(estimated):
@@ -439,9 +441,8 @@ class Engine:
             if trials[position] is before:
                 trials[position] = refined
                 break
-        if not refined.measurement.details.get("resources_pending"):
-            self._pending.pop(before.config.id, None)
-            self.refined += 1
+        self._pending.pop(before.config.id, None)
+        self.refined += 1
         self._note_latency(refined)
         self._emit(TrialRefined(before, refined))
 
