@@ -266,7 +266,7 @@ def test_window_opens_on_a_quick_template_then_on_the_last_used(qtbot, tmp_path)
     first = MainWindow(interactive=False, settings=settings)
     qtbot.addWidget(first)
     assert first.toolbar.kernel.currentText() == QUICK_KERNEL == "vector_add"
-    first.toolbar.kernel.setCurrentText("gelu")
+    first.toolbar.kernel.setCurrentIndex(first.toolbar.kernel.findText("gelu"))
     first.save_settings()
     again = MainWindow(interactive=False, settings=settings)
     qtbot.addWidget(again)

@@ -681,7 +681,7 @@ class MainWindow(QMainWindow):
             self.metric_chart.set_axes(str(axes[0]), str(axes[1]))
         kernel = self.settings.value("kernel")
         if isinstance(kernel, str) and self.toolbar.kernel.findText(kernel) >= 0:
-            self.toolbar.kernel.setCurrentText(kernel)  # the last used template
+            self.toolbar.kernel.setCurrentIndex(self.toolbar.kernel.findText(kernel))  # the last used template
 
     def save_settings(self) -> None:
         self.settings.setValue("geometry", self.saveGeometry())

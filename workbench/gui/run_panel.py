@@ -80,7 +80,7 @@ class RunToolbar(QToolBar):
         self.kernel.setMinimumContentsLength(14)
         self.kernel.addItems(available_kernels())
         if self.kernel.findText(QUICK_KERNEL) >= 0:
-            self.kernel.setCurrentText(QUICK_KERNEL)
+            self.kernel.setCurrentIndex(self.kernel.findText(QUICK_KERNEL))
         self.kernel.setToolTip("kernel template to tune")
         self.kernel.currentIndexChanged.connect(lambda _i: self.kernel_changed.emit(self.kernel.currentText()))
         self.kernel.lineEdit().editingFinished.connect(lambda: self.kernel_changed.emit(self.kernel.currentText()))
