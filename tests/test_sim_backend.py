@@ -233,3 +233,26 @@ def test_compile_wait_must_be_a_non_negative_number() -> None:
     for bad in (-1, "soon"):
         with pytest.raises(WorkbenchError, match="compile_wait_s"):
             SimBackend(BackendSpec("sim", {"kernel": "vector_add", "compile_wait_s": bad}))
+
+
+def test_background_compile_jobs_run_in_parallel_once_per_key() -> None:
+    import threading
+
+    from workbench.backends.compile_jobs import CompileJobs
+
+    jobs = CompileJobs(threads=2)
+    both_running = threading.Barrier(2, timeout=10)  # only passes when two jobs run at once
+    calls = []
+
+    def work(name: str):
+        def run() -> str:
+            calls.append(name)
+            both_running.wait()
+            return name
+        return run
+
+    first = jobs.submit("a", work("a"))
+    assert jobs.submit("a", work("again")) is first  # same key while queued or running: same job
+    second = jobs.submit("b", work("b"))
+    assert (first.result(timeout=10), second.result(timeout=10)) == ("a", "b")
+    assert sorted(calls) == ["a", "b"]
