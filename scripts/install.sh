@@ -31,16 +31,41 @@ if command -v apt-get >/dev/null 2>&1; then
   # (OpenGL/EGL, xkbcommon, fontconfig, D-Bus) plus the xcb pieces a real desktop session needs.
   pkgs="python3-venv libgl1 libegl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 libglib2.0-0
         libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-randr0 libxcb-render-util0 libxcb-xinerama0"
+  echo "install: checking the system libraries Qt needs..."
   missing=""
   for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
   if [ -n "$missing" ]; then
     export DEBIAN_FRONTEND=noninteractive
-    $SUDO apt-get update -qq
-    $SUDO apt-get install -y -qq $missing >/dev/null
+    # Another apt/dpkg (unattended upgrades right after boot, a software centre) holds the lock:
+    # wait for it, bounded, instead of failing at once. apt itself also waits (DPkg::Lock::Timeout).
+    lock_wait="${APT_LOCK_WAIT:-300}"
+    locks="/var/lib/dpkg/lock-frontend /var/lib/dpkg/lock /var/lib/apt/lists/lock"
+    if command -v fuser >/dev/null 2>&1; then
+      waited=0
+      while $SUDO fuser $locks >/dev/null 2>&1; do
+        if [ "$waited" -eq 0 ]; then
+          echo "install: another package manager holds the dpkg lock; waiting for it (up to ${lock_wait} s, APT_LOCK_WAIT to change)..."
+        fi
+        if [ "$waited" -ge "$lock_wait" ]; then
+          echo "install: the dpkg lock is still held after ${lock_wait} s; finish or stop the other apt/dpkg and run this again" >&2
+          exit 1
+        fi
+        sleep 5
+        waited=$((waited + 5))
+      done
+    fi
+    echo "install: installing system packages with apt-get:$missing"
+    $SUDO apt-get -o DPkg::Lock::Timeout="$lock_wait" update -qq
+    $SUDO apt-get -o DPkg::Lock::Timeout="$lock_wait" install -y -qq $missing >/dev/null
   fi
 fi
 
-[ -x .venv/bin/python ] || python3 -m venv .venv
+if [ ! -x .venv/bin/python ]; then
+  echo "install: creating the virtual environment .venv..."
+  python3 -m venv .venv
+fi
+echo "install: upgrading pip..."
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+echo "install: installing the workbench and its Python packages${extras:+ (with $extras)} (about a minute on a fresh machine)..."
 .venv/bin/python -m pip install -q -e ".${extras}"
 echo "installed into .venv (start: .venv/bin/python main.py)"

@@ -263,3 +263,45 @@ def test_check_result_to_dict_is_json() -> None:
     data = json.loads(json.dumps(r.to_dict()))
     assert data["ok"] is False and data["failures"] == [{"config": "abc", "error": "k.cu(3): error: boom"}]
     assert data["registers"] == [8, 9] and data["valid_configs"] == 10
+
+
+def test_check_kernels_reports_progress_per_template_with_counts_and_eta() -> None:
+    seen = []
+    templates = load_templates()
+    check_kernels(templates, sample=1, kernel="vector_add", progress=seen.append)
+    assert [p.result is None for p in seen] == [True, False]
+    done = seen[-1]
+    assert (done.kernel, done.number, done.templates) == ("vector_add", 1, 1)
+    assert done.result is not None and done.result.compiled == 2 and done.eta_s == 0.0
+
+
+def test_check_table_command_fails_on_a_stale_table_and_passes_on_a_fresh_one(tmp_path) -> None:
+    """The CI mode: no compiling, exit 1 with one line per stale template, 0 when the table matches."""
+    import gzip
+    import json as json_
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from workbench.core import resource_table
+
+    root = Path(__file__).resolve().parent.parent
+    template = load_templates()["vector_add"]
+    resource_table.write_table([template], "sm_90", folder=tmp_path, workers=1, time_limit_s=0.01)
+
+    def check() -> subprocess.CompletedProcess:
+        env = {**os.environ, resource_table.TABLE_DIR_ENV: str(tmp_path)}
+        return subprocess.run([sys.executable, str(root / "main.py"), "check-kernels", "--check-table",
+                               "--kernel", "vector_add"], capture_output=True, text=True, env=env, timeout=120)
+
+    fresh = check()
+    assert fresh.returncode == 0, fresh.stderr
+    assert "sm_90 vector_add:" in fresh.stdout and "(partial)" in fresh.stdout
+    path = resource_table.table_path("sm_90", tmp_path)
+    data = json_.loads(gzip.decompress(path.read_bytes()))
+    data["templates"]["vector_add"]["source_hash"] = "0" * 16  # as if the template changed since
+    path.write_bytes(gzip.compress(json_.dumps(data).encode()))
+    stale = check()
+    assert stale.returncode == 1
+    assert "error: sm_90 vector_add: stale" in stale.stderr

@@ -276,3 +276,37 @@ def test_stop_during_a_hung_candidate_ends_within_its_timeout():
     assert result[0].reason == "stopped"
     last = session.trials[-1]
     assert last.config["mode"] == "hang" and last.status is Status.TIMEOUT  # recorded, not dropped
+
+
+def test_trials_simulated_while_compiling_are_refined_at_the_end(tmp_path) -> None:
+    """A sim run that did not wait for its compiles ends by re-measuring those trials in place
+    (same index, marked), and reports the background compiles apart from evaluations."""
+    import uuid
+
+    from test_sim_backend import _counting_template
+    from workbench.backends.sim import SimBackend
+    from workbench.runner.events import TrialRefined
+    from workbench.search.base import create_strategy
+
+    spec = _counting_template(tmp_path, uuid.uuid4().hex)
+    target = SimBackend.target(spec)
+    strategy = create_strategy("grid", target.space, seed=0)
+    session = session_for_target(target, spec, strategy)
+    out = tmp_path / "run.json"
+    engine = Engine(session, strategy, spec, budget=3, output=out)
+    events = engine.event_queue()
+    finished = engine.run()
+    assert finished.reason in ("budget", "exhausted") and engine.refined == 3
+    seen = []
+    while not events.empty():
+        seen.append(events.get())
+    assert any(isinstance(e, Progress) and e.compiles_pending > 0 for e in seen)
+    assert sum(isinstance(e, TrialRefined) for e in seen) == 3
+    last = [e for e in seen if isinstance(e, Progress)][-1]
+    assert (last.compiles_pending, last.refined) == (0, 3)
+    for trials in (session.trials, load_session(out).trials):
+        assert sorted(t.index for t in trials) == [0, 1, 2]
+        for trial in trials:
+            assert trial.ok and trial.measurement.details["refined_from_estimate"] is True
+            assert trial.measurement.details["estimated"] is False
+            assert "resources_pending" not in trial.measurement.details

@@ -211,3 +211,72 @@ def test_memory_is_per_config_device_workspace_and_on_chip_storage() -> None:
     assert tree["dram_mb"] == pytest.approx((4 * n + 4) / 1e6)
     assert two_pass["dram_mb"] == pytest.approx((4 * n + 4 + 8 * blocks) / 1e6)
     assert two_pass["work_gflop"] > tree["work_gflop"] > n / 1e9 * 0.999
+
+
+def _counting_template(folder, marker: str) -> BackendSpec:
+    """Three configs that all compile (a fresh ``marker`` makes the source new to every cache)."""
+    (folder / "counting.cu").write_text(
+        f"// {marker}\n"
+        'extern "C" __global__ void counting(float* out) { out[threadIdx.x] = K * 1.0f; }\n'
+    )
+    (folder / "counting.py").write_text(
+        "import numpy as np\n"
+        "from workbench.core.space import Slot\n"
+        "from workbench.core.templates import Arg, KernelTemplate, WorkProfile, read_cu\n"
+        "TEMPLATE = KernelTemplate(name='counting', title='t', description='d', source=read_cu(__file__), entry='counting',\n"
+        "  slots=(Slot('k', (1, 2, 3), 'compute', 'a constant'),),\n"
+        "  args=(Arg('out', 'out', 'float32', shape=lambda p: (int(p['n']),)),), problem={'n': 256},\n"
+        "  default={'k': 1}, grid=lambda p, c: (1, 1, 1), block=lambda p, c: (256, 1, 1),\n"
+        "  make_inputs=lambda p, rng: {}, reference=lambda i, p: {'out': np.ones(int(p['n']))},\n"
+        "  profile=lambda p, c: WorkProfile(bytes_read=0.0, bytes_written=1024.0, flops=0.0),\n"
+        "  bytes_moved=lambda p: 1024.0, flops=lambda p: 0.0)\n"
+    )
+    return BackendSpec("sim", {"kernel": "counting", "kernel_dirs": [str(folder)], "compile_wait_s": 0})
+
+
+def test_a_compile_that_has_not_landed_is_estimated_then_refined(tmp_path) -> None:
+    """Not waiting for a compile gives a marked estimate at once; evaluating the config again
+    waits for that compile and gives the compiler's figures."""
+    import uuid
+
+    spec = _counting_template(tmp_path, uuid.uuid4().hex)
+    target = SimBackend.target(spec)
+    backend = SimBackend(spec)
+    backend.prepare()
+    config = target.space.config({"k": 2})
+    first = backend.evaluate(config, LIMITS)
+    assert first.ok and first.details["estimated"] is True
+    assert first.details["resources_pending"] is True
+    assert first.details["resource_source"] == "estimate (compile pending)"
+    again = backend.evaluate(config, LIMITS)
+    assert again.ok and again.details["estimated"] is False and "resources_pending" not in again.details
+    assert again.details["resource_source"] in ("nvrtc", "cache")
+
+
+def test_compile_wait_must_be_a_non_negative_number() -> None:
+    for bad in (-1, "soon"):
+        with pytest.raises(WorkbenchError, match="compile_wait_s"):
+            SimBackend(BackendSpec("sim", {"kernel": "vector_add", "compile_wait_s": bad}))
+
+
+def test_background_compile_jobs_run_in_parallel_once_per_key() -> None:
+    import threading
+
+    from workbench.backends.compile_jobs import CompileJobs
+
+    jobs = CompileJobs(threads=2)
+    both_running = threading.Barrier(2, timeout=10)  # only passes when two jobs run at once
+    calls = []
+
+    def work(name: str):
+        def run() -> str:
+            calls.append(name)
+            both_running.wait()
+            return name
+        return run
+
+    first = jobs.submit("a", work("a"))
+    assert jobs.submit("a", work("again")) is first  # same key while queued or running: same job
+    second = jobs.submit("b", work("b"))
+    assert (first.result(timeout=10), second.result(timeout=10)) == ("a", "b")
+    assert sorted(calls) == ["a", "b"]

@@ -153,12 +153,20 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write over a file that is not a session (or over the cache), keeping it as FILE.bak")
 
     check = sub.add_parser("check-kernels", help="compile every template offline (NVRTC) and report resources")
-    check.add_argument("--arch", default="sm_90")
+    check.add_argument("--arch", default=None, help="GPU architecture (default sm_90; --check-table alone: every shipped table)")
     check.add_argument("--json", action="store_true")
     check.add_argument("--kernel", default=None)
     check.add_argument("--sample", type=int, default=3, help="sampled configs per template besides the default")
     check.add_argument("--seed", type=int, default=0)
     check.add_argument("--kernel-dir", action="append", default=[])
+    check.add_argument("--write-table", action="store_true",
+                       help="compile every valid config of the shipped templates and store the figures in resources/compiled")
+    check.add_argument("--check-table", action="store_true",
+                       help="fail when resources/compiled no longer matches the templates (no compiling)")
+    check.add_argument("--table-time-limit", type=float, default=None, metavar="S",
+                       help="with --write-table: stop after S seconds (a rerun resumes)")
+    check.add_argument("--workers", type=int, default=None, help="compile threads (default: all cores)")
+    check.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
     gui = sub.add_parser("gui", help="open the desktop application (optionally run, screenshot and quit)")
     gui.add_argument("session", nargs="?")
@@ -242,13 +250,15 @@ class _ProgressLine:
             return
         if isinstance(event, Progress):
             now = time.monotonic()
-            if not self.tty and now - self.last < 2.0 and event.done != event.total:
+            if not self.tty and now - self.last < 2.0 and (event.done != event.total or event.compiles_pending):
                 return
             self.last = now
             total = f"/{event.total}" if event.total else ""
             best = f"{event.best_latency_ms:.4g} ms" if event.best_latency_ms is not None else "-"
             eta = f"{event.eta_s:.0f}s" if event.eta_s is not None else "?"
             line = f"[{event.done}{total}] failures {event.failures}  best {best}  elapsed {event.elapsed_s:.0f}s  ETA {eta}"
+            if event.compiles_pending or event.refined:  # the simulator's background compiles
+                line += f"  compiles: {event.compiles_pending} pending (estimated meanwhile), {event.refined} refined"
             sys.stderr.write(("\r" + line + "\x1b[K") if self.tty else line + "\n")
             sys.stderr.flush()
         elif isinstance(event, RunFinished):
@@ -577,19 +587,58 @@ def _is_imported_recording(path: Path) -> bool:
 
 
 def cmd_check_kernels(args: argparse.Namespace) -> int:
-    from workbench.core.checks import check_kernels, format_check_table
+    from workbench.core.checks import check_kernels, format_check_table, print_progress
     from workbench.core.templates import kernels_dir, load_templates
 
+    if args.workers is not None and args.workers < 1:
+        raise WorkbenchError(f"--workers must be at least 1, got {args.workers}")
+    if args.write_table or args.check_table:
+        return _check_kernels_table(args)
     templates = load_templates(*args.kernel_dir, str(kernels_dir()))
     if args.kernel is not None and args.kernel not in templates:
         raise WorkbenchError(f"unknown kernel {args.kernel!r}; available: {', '.join(sorted(templates))}")
-    results = check_kernels(templates, arch=args.arch, sample=args.sample, seed=args.seed, kernel=args.kernel)
+    progress = None if args.quiet else print_progress(sys.stderr)
+    results = check_kernels(templates, arch=args.arch or "sm_90", sample=args.sample, seed=args.seed, kernel=args.kernel,
+                            workers=args.workers or 2, progress=progress)
     if args.json:
         json.dump([r.to_dict() for r in results], sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         print(format_check_table(results))
     return 0 if all(r.ok for r in results) else 1
+
+
+def _check_kernels_table(args: argparse.Namespace) -> int:
+    """``--write-table`` / ``--check-table``: the shipped templates' resource table for ``--arch``."""
+    from workbench.core import resource_table
+    from workbench.core.checks import print_table_progress
+    from workbench.core.templates import kernels_dir, load_templates
+
+    if args.kernel_dir:
+        raise WorkbenchError("the resource table covers the shipped templates only; drop --kernel-dir")
+    templates = load_templates(str(kernels_dir()))
+    if args.kernel is not None:
+        if args.kernel not in templates:
+            raise WorkbenchError(f"unknown kernel {args.kernel!r}; available: {', '.join(sorted(templates))}")
+        templates = {args.kernel: templates[args.kernel]}
+    if args.write_table:
+        if args.table_time_limit is not None and not args.table_time_limit > 0:
+            raise WorkbenchError(f"--table-time-limit must be positive, got {args.table_time_limit}")
+        progress = None if args.quiet else print_table_progress(sys.stderr)
+        resource_table.write_table(templates.values(), args.arch or "sm_90", workers=args.workers,
+                                   time_limit_s=args.table_time_limit, seed=args.seed, progress=progress)
+    archs = [args.arch or "sm_90"] if args.arch or args.write_table else resource_table.shipped_archs()
+    if not archs:
+        raise WorkbenchError(f"no resource tables in {resource_table.table_dir()}; write one with check-kernels --write-table")
+    ok = True
+    for arch in archs:
+        report = resource_table.check_table(templates.values(), arch)
+        for line in report.summary:
+            print(line)
+        for line in report.problems:
+            print(f"error: {line}", file=sys.stderr)
+        ok = ok and report.ok
+    return 0 if ok else 1
 
 
 def cmd_gui(args: argparse.Namespace | None) -> int:

@@ -44,7 +44,7 @@ def test_problem_hint_follows_the_session_shown(window, tmp_path):
     from workbench.runner.plan import make_backend_spec
     from workbench.runner.controller import RunRequest, run_to_end
 
-    window.toolbar.kernel.setCurrentText("conv2d")
+    window.toolbar.kernel.setCurrentIndex(window.toolbar.kernel.findText("conv2d"))  # the window opens on vector_add
     assert "image_width" in window.toolbar.problem.placeholderText()
     spec = make_backend_spec("reduce_sum", "sim", extra={"compile": "estimate"}, problem={"n": 4096})
     path = tmp_path / "reduce.json"

@@ -309,3 +309,38 @@ def test_slots_panel_counts_the_space_off_the_gui_thread(qtbot):
     assert "counting" in panel.count_label.text()
     qtbot.waitUntil(lambda: f"<b>{base.count()}</b> valid" in panel.count_label.text(), timeout=5000)
     assert WatchedSpace.threads and threading.main_thread().name not in WatchedSpace.threads
+
+
+def test_window_opens_on_a_quick_template_then_on_the_last_used(qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from workbench.gui.main_window import MainWindow
+    from workbench.gui.run_panel import QUICK_KERNEL
+
+    settings = QSettings(str(tmp_path / "kernel.ini"), QSettings.Format.IniFormat)
+    first = MainWindow(interactive=False, settings=settings)
+    qtbot.addWidget(first)
+    assert first.toolbar.kernel.currentText() == QUICK_KERNEL == "vector_add"
+    first.toolbar.kernel.setCurrentIndex(first.toolbar.kernel.findText("gelu"))
+    first.save_settings()
+    again = MainWindow(interactive=False, settings=settings)
+    qtbot.addWidget(again)
+    assert again.toolbar.kernel.currentText() == "gelu"
+
+
+def test_background_compiles_show_apart_from_evaluations_and_refine_the_trials(window, qtbot, tmp_path, monkeypatch):
+    """A simulated run whose compiles have not landed shows estimates at once, counts the pending
+    compiles in their own label, and ends with the refined trials in the window's model."""
+    monkeypatch.setenv("KERNEL_WORKBENCH_CACHE_DIR", str(tmp_path / "fresh-cache"))  # nothing compiled yet
+    labels = []
+    window.toolbar.compile_label.setText("")
+    with qtbot.waitSignal(window.run_done, timeout=120_000) as blocker:
+        window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 4, "seed": 2,
+                          "options": {"arch": "sm_86", "compile_wait_s": 0}})  # no table ships for sm_86
+        window.thread.progress.connect(lambda _e: labels.append(window.toolbar.compile_label.text()))
+    assert blocker.args[0].reason == "budget"
+    assert window.thread.engine.refined == 4
+    assert any(text.startswith("compiling ") for text in labels)
+    assert window.toolbar.compile_label.text() == "compiles done: 4 refined"
+    details = [t.measurement.details for t in window.model.trials]
+    assert len(details) == 4 and all(d.get("refined_from_estimate") and not d.get("estimated") for d in details)

@@ -7,19 +7,29 @@ wording), predict the latency with :mod:`workbench.core.perfmodel`, and derive `
 running the template's NumPy ``emulate`` of the config's arithmetic against the float64 reference
 on the small problem.
 
+Resource figures come, fastest first, from this process's cache, the shipped resource table
+(:mod:`workbench.core.resource_table`, when it matches the template, problem and arch), or NVRTC
+(which has its own disk cache). Compiles run on background threads (:mod:`compile_jobs`); an
+evaluation waits at most ``compile_wait_s`` for its own, and none at all once two compiles of this
+template have run past that, then simulates with estimated resources, marked
+``details.resources_pending``. Evaluating that config again (the engine's refinement pass) waits for
+the compile and returns the real figures.
+
 Options (besides ``kernel``, ``problem``, ``kernel_dirs``): ``gpu_model`` (default ``H200``),
 ``noise`` (default True: a few percent of seeded run-to-run spread), ``seed``, ``arch`` (default:
-the GPU's), ``compile`` (``nvrtc`` default, or ``estimate``).
+the GPU's), ``compile`` (``nvrtc`` default, or ``estimate``), ``compile_wait_s`` (default 1.0).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+from concurrent.futures import Future, TimeoutError as FutureTimeout
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from workbench.backends.compile_jobs import CompileJobs
 from workbench.backends.templated import load_template_for, template_target
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.errors import WorkbenchError
@@ -27,6 +37,7 @@ from workbench.core.gpus import GpuSpec, load_gpu
 from workbench.core.measurement import Measurement, Status
 from workbench.core.perfmodel import estimate_resources, launch_check, predict
 from workbench.core.quality import quality_of
+from workbench.core.resource_table import TemplateFigures, figures_for
 from workbench.core.space import Config
 from workbench.core.templates import KernelTemplate, WorkProfile
 
@@ -38,8 +49,41 @@ NOISE_SPREAD = (0.005, 0.03)
 #: Slot groups whose values can change the arithmetic (and so the emulated result).
 _ARITHMETIC_GROUPS = ("compute", "reduction")
 
+#: How long (s) an evaluation waits for its own compile before simulating with estimated resources.
+COMPILE_WAIT_S = 1.0
+#: After this many compiles of a template outlast the wait, its evaluations no longer wait at all.
+SLOW_COMPILES = 2
+
 # Per-process compile-resource cache: rendered-source hash -> resources or compile error log.
 _RESOURCE_CACHE: dict[str, dict[str, Any]] = {}
+# Per-process background compiles (one thread per core), shared by every backend in the process.
+_JOBS: CompileJobs | None = None
+
+
+def _jobs() -> CompileJobs:
+    global _JOBS
+    if _JOBS is None:
+        _JOBS = CompileJobs()
+    return _JOBS
+
+
+def _compiled_figures(source: str, arch: str, options: tuple[str, ...], entry: str) -> dict[str, Any]:
+    """Compile (or read the compiler's disk cache) and keep only the figures the simulator uses."""
+    from workbench.core.compiler import compile_cuda  # noqa: PLC0415 - NVRTC loads lazily
+
+    compiled = compile_cuda(source, arch=arch, options=options, entry=entry)
+    if not compiled.ok:
+        return {"compile_error": compiled.error or "compilation failed", "log": compiled.log}
+    return {
+        "registers": compiled.registers,
+        "smem_bytes": compiled.smem_bytes,
+        "spill_store_bytes": compiled.spill_store_bytes,
+        "spill_load_bytes": compiled.spill_load_bytes,
+        "stack_bytes": compiled.stack_bytes,
+        "estimated": False,
+        "resource_source": "cache" if compiled.cached else "nvrtc",
+        "compile_s": compiled.compile_s,
+    }
 
 
 def _gpu_for(spec: BackendSpec) -> GpuSpec:
@@ -93,6 +137,14 @@ class SimBackend(Backend):
         if mode not in COMPILE_MODES:
             raise WorkbenchError(f"sim backend: compile must be one of {', '.join(COMPILE_MODES)}, got {mode!r}")
         self.compile_mode = mode
+        try:
+            self.compile_wait_s = float(spec.options.get("compile_wait_s", COMPILE_WAIT_S))
+        except (TypeError, ValueError):
+            raise WorkbenchError(f"sim backend: compile_wait_s must be a number of seconds, got {spec.options.get('compile_wait_s')!r}") from None
+        if not self.compile_wait_s >= 0:
+            raise WorkbenchError(f"sim backend: compile_wait_s must be >= 0, got {self.compile_wait_s}")
+        self._estimated_once: set[str] = set()  # configs simulated with estimates while compiling
+        self._slow_compiles = 0
         self.noise = bool(spec.options.get("noise", True))
         self.seed = int(spec.options.get("seed", 0) or 0)
         self._emulations: dict[tuple, tuple[Status | None, str, float]] = {}
@@ -126,9 +178,12 @@ class SimBackend(Backend):
             {k: np.asarray(v, dtype=np.float32) for k, v in self.small_expected.items()}, self.small_expected
         )
         self._arith_slots = tuple(s.name for s in self.template.slots if s.group in _ARITHMETIC_GROUPS)
+        self.table: TemplateFigures | None = (
+            figures_for(self.template, self.problem, self.arch) if self.compile_mode == "nvrtc" else None)
         self._prepared = True
 
-    def _resources(self, config: Config, smem_dynamic: int, phase: PhaseCallback) -> dict[str, Any]:
+    def _resources(self, config: Config, smem_dynamic: int, phase: PhaseCallback,
+                   limits: EvalLimits = EvalLimits()) -> dict[str, Any]:
         """Registers/smem/spills of the rendered config: NVRTC (cached by source hash) or an estimate."""
         phase("compile")
         known = self._keys.get(config.id)  # same template + problem + config -> same source
@@ -145,32 +200,51 @@ class SimBackend(Backend):
         result: dict[str, Any] | None = None
         fallback_reason = ""
         if self.compile_mode == "nvrtc":
-            try:
-                from workbench.core.compiler import compile_cuda  # noqa: PLC0415 - NVRTC loads lazily
-
-                compiled = compile_cuda(
-                    source, arch=self.arch, options=self.template.compile_options, entry=self.template.entry
-                )
-            except WorkbenchError as exc:  # NVRTC missing or arch unsupported: say so, estimate instead
-                fallback_reason = str(exc)
-            else:
-                if not compiled.ok:
-                    result = {"compile_error": compiled.error or "compilation failed", "log": compiled.log}
-                else:
-                    result = {
-                        "registers": compiled.registers,
-                        "smem_bytes": compiled.smem_bytes,
-                        "spill_store_bytes": compiled.spill_store_bytes,
-                        "spill_load_bytes": compiled.spill_load_bytes,
-                        "stack_bytes": compiled.stack_bytes,
-                        "estimated": False,
-                    }
+            result = self.table.get(config.id) if self.table is not None else None
+            if result is None:
+                job = _jobs().submit(key, lambda: _compiled_figures(
+                    source, self.arch, self.template.compile_options, self.template.entry))
+                try:
+                    result = job.result(timeout=self._wait_for(config, limits))
+                except FutureTimeout:
+                    return self._pending_estimate(config, key, job)
+                except WorkbenchError as exc:  # NVRTC missing or arch unsupported: say so, estimate instead
+                    fallback_reason = str(exc)
         if result is None:
-            _, block, _, profile = self._launch(config)
-            result = estimate_resources(profile, int(np.prod(block)), 0)
+            result = self._estimate(config)
             if fallback_reason:
                 result["estimate_reason"] = fallback_reason
         _RESOURCE_CACHE[key] = result
+        return result
+
+    def _wait_for(self, config: Config, limits: EvalLimits = EvalLimits()) -> float:
+        """How long to wait for a config's compile: when it was already simulated with an estimate (a
+        refinement), as long as the pool's compile timeout allows (a few seconds short of it, so the
+        worker is not killed); not at all once this template's compiles keep outlasting the wait."""
+        if config.id in self._estimated_once:
+            return max(self.compile_wait_s, 0.9 * limits.compile_timeout_s - 1.0)
+        if self._slow_compiles >= SLOW_COMPILES:
+            return 0.0
+        return self.compile_wait_s
+
+    def _estimate(self, config: Config) -> dict[str, Any]:
+        _, block, _, profile = self._launch(config)
+        return estimate_resources(profile, int(np.prod(block)), 0)
+
+    def _pending_estimate(self, config: Config, key: str, job: Future) -> dict[str, Any]:
+        """Estimated resources while the compile goes on; its figures replace them when it lands."""
+        if config.id not in self._estimated_once and self._wait_for(config):  # it outlasted a real wait
+            self._slow_compiles += 1
+        self._estimated_once.add(config.id)
+
+        def landed(done: Future) -> None:
+            if done.exception() is None:
+                _RESOURCE_CACHE[key] = done.result()
+
+        job.add_done_callback(landed)
+        result = self._estimate(config)
+        result["resources_pending"] = True
+        result["resource_source"] = "estimate (compile pending)"
         return result
 
     def _emulated(self, config: Config) -> tuple[Status | None, str, float]:
@@ -240,7 +314,7 @@ class SimBackend(Backend):
             raise
         except Exception as exc:  # noqa: BLE001 - a template function failing is that config's problem
             return Measurement.failure(Status.RUNTIME_ERROR, f"template failed for this config: {type(exc).__name__}: {exc}")
-        resources = self._resources(config, smem_dynamic, phase)
+        resources = self._resources(config, smem_dynamic, phase, limits)
         if "compile_error" in resources:
             return Measurement.failure(Status.COMPILE_ERROR, resources["compile_error"], resources["log"])
         phase("run")
@@ -254,7 +328,8 @@ class SimBackend(Backend):
         refusal = launch_check(self.gpu, block, smem_total, int(resources["registers"]), grid=grid)
         if refusal:
             return Measurement(Status.LAUNCH_ERROR, metrics=used, message=refusal, log=refusal,
-                               details={"estimated": bool(resources.get("estimated"))})
+                               details={"estimated": bool(resources.get("estimated")),
+                                        **({"resources_pending": True} if resources.get("resources_pending") else {})})
         prediction = predict(self.gpu, profile, grid, block, {**resources, "smem_bytes": smem_total})
         status, message, quality = self._emulated(config)
         if status is not None:
@@ -273,6 +348,10 @@ class SimBackend(Backend):
         }
         if resources.get("estimate_reason"):
             details["estimate_reason"] = resources["estimate_reason"]
+        if resources.get("resource_source"):
+            details["resource_source"] = resources["resource_source"]
+        if resources.get("resources_pending"):
+            details["resources_pending"] = True
         if profile.notes:
             details["notes"] = list(profile.notes)
         if limits.max_latency_ms is not None and p20 > 1.5 * limits.max_latency_ms:

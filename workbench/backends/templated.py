@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from workbench.backends.base import BackendSpec, Target
 from workbench.core.errors import WorkbenchError
-from workbench.core.templates import KernelTemplate, kernels_dir, load_templates
+from workbench.core.templates import KernelTemplate, kernels_dir, load_template, load_templates
 
 
 def load_template_for(spec: BackendSpec) -> KernelTemplate:
@@ -16,6 +16,14 @@ def load_template_for(spec: BackendSpec) -> KernelTemplate:
     name = spec.options.get("kernel")
     if not name:
         raise WorkbenchError(f"{spec.kind} backend needs options.kernel: the template name")
+    if not spec.options.get("kernel_dirs"):
+        # A shipped template lives in ``<name>.py``: load that spec alone (loading the whole
+        # library parses every spec, a few tenths of a second in each process at each run start).
+        spec_file = kernels_dir() / f"{name}.py"
+        if spec_file.is_file():
+            template = load_template(spec_file)
+            if template is not None and template.name == name:
+                return template
     templates = load_templates(*spec.options.get("kernel_dirs", ()), str(kernels_dir()))
     if name not in templates:
         raise WorkbenchError(f"unknown template {name!r}; available: {', '.join(sorted(templates))}")

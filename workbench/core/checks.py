@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, TextIO
 
 import numpy as np
 
@@ -62,11 +62,13 @@ def check_kernels(
     seed: int = 0,
     kernel: str | None = None,
     workers: int = 2,
+    progress: Callable[[CheckProgress], None] | None = None,
 ) -> list[CheckResult]:
     """Compile the default config plus ``sample`` random valid configs of each template.
 
     ``kernel`` restricts the check to one template (an unknown name is a WorkbenchError).
     Compiles run on ``workers`` threads (NVRTC releases the GIL while it compiles).
+    ``progress`` is called before and after each template (a cold check takes a minute).
     """
     if sample < 0:
         raise WorkbenchError(f"sample must be >= 0, got {sample}")
@@ -76,8 +78,78 @@ def check_kernels(
         if not chosen:
             names = ", ".join(sorted(t.name for t in (templates.values() if isinstance(templates, Mapping) else templates)))
             raise WorkbenchError(f"unknown kernel {kernel!r}; choose one of: {names}")
+    ordered = sorted(chosen, key=lambda t: t.name)
+    results: list[CheckResult] = []
+    started = time.perf_counter()
+    per_template = 1 + sample
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        return [_check_one(t, arch, sample, seed, pool) for t in sorted(chosen, key=lambda t: t.name)]
+        for number, template in enumerate(ordered, 1):
+            if progress is not None:
+                progress(CheckProgress(template.name, number, len(ordered), None, time.perf_counter() - started, None))
+            result = _check_one(template, arch, sample, seed, pool)
+            results.append(result)
+            if progress is not None:
+                elapsed = time.perf_counter() - started
+                compiled = sum(r.compiled + len(r.failures) - r.cached for r in results)
+                left = (len(ordered) - number) * per_template
+                # Cached configs cost nothing; the rest cost what the uncached ones cost so far.
+                eta = elapsed / compiled * left if compiled else (0.0 if number == len(ordered) else None)
+                progress(CheckProgress(template.name, number, len(ordered), result, elapsed, eta))
+    return results
+
+
+@dataclass(frozen=True)
+class CheckProgress:
+    """Before (``result`` None) or after one template of a check; ``eta_s`` for the rest."""
+
+    kernel: str
+    number: int
+    templates: int
+    result: CheckResult | None
+    elapsed_s: float
+    eta_s: float | None
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    seconds = int(round(seconds))
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    if seconds >= 60:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds}s"
+
+
+def print_progress(stream: TextIO) -> Callable[[CheckProgress], None]:
+    """A ``check_kernels`` progress callback printing one line per template to ``stream``."""
+
+    def show(p: CheckProgress) -> None:
+        if p.result is None:
+            print(f"[{p.number}/{p.templates}] {p.kernel}: compiling...", file=stream, flush=True)
+            return
+        r = p.result
+        print(f"[{p.number}/{p.templates}] {p.kernel}: {r.compiled}/{r.compiled + len(r.failures)} configs compiled "
+              f"({r.cached} cached) in {r.seconds:.1f} s; elapsed {_duration(p.elapsed_s)}, ETA {_duration(p.eta_s)}",
+              file=stream, flush=True)
+
+    return show
+
+
+def print_table_progress(stream: TextIO, every_s: float = 5.0) -> Callable[[Any], None]:
+    """A ``write_table`` progress callback: a line per template start and end, and every ``every_s``."""
+    last = [0.0]
+
+    def show(p: Any) -> None:
+        now = time.monotonic()
+        if not p.finished and p.done not in (0, p.total) and now - last[0] < every_s:
+            return
+        last[0] = now
+        state = "done" if p.finished else "compiling"
+        print(f"table {p.arch} {p.kernel}: {p.done}/{p.total} configs {state}, {_duration(p.elapsed_s)} elapsed, "
+              f"ETA {_duration(p.eta_s)}", file=stream, flush=True)
+
+    return show
 
 
 def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool: ThreadPoolExecutor) -> CheckResult:

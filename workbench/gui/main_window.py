@@ -493,6 +493,7 @@ class MainWindow(QMainWindow):
 
     def _on_progress(self, event: Any) -> None:
         self.toolbar.show_progress(event.done, event.total, event.failures, event.eta_s)
+        self.toolbar.show_compiles(event.compiles_pending, event.refined)
 
     def _on_pause(self) -> None:
         if not self.running:
@@ -519,6 +520,8 @@ class MainWindow(QMainWindow):
     def _on_run_finished(self, result: Any) -> None:
         self.thread.wait()
         self.last_result = result
+        if self.thread.engine.refined:  # trials replaced in place: rebuild the views' columns
+            self.model.set_session(self.model.session)
         self.model.sync()
         self.refresh()
         self.failures.refresh()
@@ -814,6 +817,9 @@ class MainWindow(QMainWindow):
         axes = self.settings.value("metric_axes")
         if isinstance(axes, list) and len(axes) == 2:
             self.metric_chart.set_axes(str(axes[0]), str(axes[1]))
+        kernel = self.settings.value("kernel")
+        if isinstance(kernel, str) and self.toolbar.kernel.findText(kernel) >= 0:
+            self.toolbar.kernel.setCurrentIndex(self.toolbar.kernel.findText(kernel))  # the last used template
 
     def save_settings(self) -> None:
         self.settings.setValue("geometry", self.saveGeometry())
@@ -821,6 +827,7 @@ class MainWindow(QMainWindow):
         for name, splitter in self.splitters.items():
             self.settings.setValue(f"splitter/{name}", splitter.saveState())
         self.settings.setValue("metric_axes", list(self.metric_chart.chosen_axes()))
+        self.settings.setValue("kernel", self.toolbar.kernel.currentText())
         self.settings.sync()
 
     # --- closing -------------------------------------------------------------------------------

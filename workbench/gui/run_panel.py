@@ -16,6 +16,10 @@ from workbench.core.assignments import parse_assignment_list
 from workbench.core.errors import WorkbenchError
 from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES
 
+#: The template the window opens on when no last-used one is remembered: small, with its resource
+#: figures shipped, so a first run shows points at once (a fully unrolled convolution compiles for seconds).
+QUICK_KERNEL = "vector_add"
+
 BACKENDS = (("auto", "auto (GPU if present)"), ("cuda", "CUDA device"), ("sim", "simulated GPU"),
             ("replay", "replay a recording"), ("python", "python benchmark"))
 
@@ -82,6 +86,8 @@ class RunToolbar(QToolBar):
         self.kernel.addItems(available_kernels())
         self.kernel_folders = user_kernels()  # the editor's saved templates run from their folder
         self.kernel.addItems([name for name in sorted(self.kernel_folders) if self.kernel.findText(name) < 0])
+        if self.kernel.findText(QUICK_KERNEL) >= 0:
+            self.kernel.setCurrentIndex(self.kernel.findText(QUICK_KERNEL))
         self.kernel.setToolTip("kernel template to tune")
         self.kernel.currentIndexChanged.connect(lambda _i: self.kernel_changed.emit(self.kernel.currentText()))
         self.kernel.lineEdit().editingFinished.connect(lambda: self.kernel_changed.emit(self.kernel.currentText()))
@@ -104,8 +110,9 @@ class RunToolbar(QToolBar):
         self.resources.addItem("compiled", "nvrtc")
         self.resources.addItem("estimated", "estimate")
         self.resources.setToolTip("simulator: registers / shared memory / spills from a real NVRTC compile of every "
-                                  "config (exact, ~0.3-1.5 s per new config, cached on disk), or estimated from the "
-                                  "template's work profile (instant; for live demos on slow laptops)")
+                                  "config (the shipped table, the disk cache, or a background compile: a config whose "
+                                  "compile is slow is shown with estimates first and refined at the end of the run), "
+                                  "or estimated from the template's work profile (instant, labelled as estimates)")
         self.device = QSpinBox()
         self.device.setRange(0, 15)
         self.device.setPrefix("device ")
@@ -147,6 +154,9 @@ class RunToolbar(QToolBar):
         self.progress.setFormat("%v / %m")
         self.progress_label = QLabel("idle")
         self.progress_label.setMinimumWidth(260)
+        self.compile_label = QLabel("")
+        self.compile_label.setToolTip("simulator compiles running in the background: their configs are shown with "
+                                      "estimated resources until the compile lands and the trial is refined")
         for widget in (QLabel(" Kernel "), self.kernel, self.problem, _sep(), QLabel("Backend "), self.backend, self.gpu,
                        self.resources, self.device, self.replay, self.browse, self.delay):
             self.addWidget(widget)
@@ -155,7 +165,7 @@ class RunToolbar(QToolBar):
         self.run_bar.setObjectName("searchToolbar")
         self.run_bar.setMovable(False)
         for widget in (QLabel(" Strategy "), self.strategy, self.budget, self.minutes, self.seed, _sep(), self.start,
-                       self.pause, self.stop, _sep(), self.progress, self.progress_label):
+                       self.pause, self.stop, _sep(), self.progress, self.progress_label, self.compile_label):
             self.run_bar.addWidget(widget)
         self._on_backend_changed()
         self.set_running(False)
@@ -256,6 +266,15 @@ class RunToolbar(QToolBar):
         self.progress.setValue(done)
         eta = f"ETA {eta_s:.0f}s" if eta_s is not None else ""
         self.progress_label.setText(f"{done} done, {failures} failed {eta}")
+
+    def show_compiles(self, pending: int, refined: int) -> None:
+        """Background compiles, apart from evaluations: how many trials still show estimates."""
+        if not pending and not refined:
+            self.compile_label.setText("")
+        elif pending:
+            self.compile_label.setText(f"compiling {pending} in background (estimates shown), {refined} refined")
+        else:
+            self.compile_label.setText(f"compiles done: {refined} refined")
 
 
 def _sep() -> QWidget:

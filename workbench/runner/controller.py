@@ -156,6 +156,11 @@ class Run:
     def budget(self) -> int | None:
         return self.engine.budget
 
+    @property
+    def refined(self) -> int:
+        """Trials simulated with estimated resources and refined in place when their compile landed."""
+        return self.engine.refined
+
 
 # ------------------------------------------------------------------------------------------------
 # Entry points

@@ -10,6 +10,7 @@ GUI bridges those to Qt signals on its own thread.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import queue
@@ -23,7 +24,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Trial
 from workbench.core.search_objective import Objective
 from workbench.core.space import Config
-from workbench.runner.events import Event, Progress, RunFinished, TrialFinished, TrialStarted
+from workbench.runner.events import Event, Progress, RunFinished, TrialFinished, TrialRefined, TrialStarted
 from workbench.runner.pool import Result, WorkerPool
 from workbench.search.base import Strategy
 
@@ -33,6 +34,9 @@ POLL_S = 0.05
 MAX_DUPLICATE_ROUNDS = 50
 #: Longest time (seconds) a journaled trial may sit in the OS page cache before an fsync.
 JOURNAL_SYNC_S = 0.2
+#: Ends of a run after which trials simulated with estimated resources are refined (not after a
+#: stop request, a time limit or an error: the user asked for the run to end).
+REFINE_AFTER = ("budget", "exhausted", "plateau")
 
 
 def session_for_target(target: Target, spec: BackendSpec, strategy: Strategy | None = None) -> Any:
@@ -160,6 +164,10 @@ class Engine:
         self.evaluations = 0
         self.failures = 0
         self.finished: RunFinished | None = None
+        #: This run's trials simulated with estimated resources whose compile had not landed
+        #: (by config id), re-measured by :meth:`_refine` at the end of the run.
+        self._pending: dict[str, Trial] = {}
+        self.refined = 0
 
     # --- observers -----------------------------------------------------------------------------
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
@@ -225,7 +233,8 @@ class Engine:
         if self._in_run:
             raise WorkbenchError("this engine is already running")
         self._in_run = True
-        self.evaluations = self.failures = 0
+        self.evaluations = self.failures = self.refined = 0
+        self._pending = {}
         try:
             finished = self._run()
         except WorkbenchError as exc:
@@ -323,6 +332,8 @@ class Engine:
                     continue
                 if results:
                     self._record(results, measured, in_flight, journal)
+            if reason in REFINE_AFTER:
+                self._refine(pool)
         if self.output is not None:
             from workbench.core.session import save_session
 
@@ -408,9 +419,64 @@ class Engine:
             self._note_latency(trial)
             self._next_index += 1
             trials.append(trial)
+            if measurement.details.get("resources_pending"):
+                self._pending[config.id] = trial
             self._emit(TrialFinished(trial))
         self.strategy.tell(trials)
         self._emit(self._progress())
+
+    def _refine(self, pool: Any) -> None:
+        """Re-measure the trials simulated with estimated resources, now that their compiles have
+        had the run's length to land; each refined trial replaces its estimate (same index).
+
+        The backend waits for such a config's compile the second time it sees it. The strategy is
+        not told again (it has moved on); the session, the views and the saved file get the
+        refined figures. A stop request ends the pass (unrefined trials keep their mark).
+        """
+        queue_ = list(self._pending.values())
+        in_flight: dict[str, Trial] = {}
+        while (queue_ or in_flight) and not (self._stop.is_set() and not in_flight):
+            while queue_ and pool.idle_count > 0 and not self._stop.is_set():
+                trial = queue_.pop(0)
+                in_flight[trial.config.id] = trial
+                pool.submit(trial.config)
+            if not in_flight:
+                if self._stop.is_set():
+                    break
+                pool.poll(POLL_S)
+                continue
+            try:
+                results = pool.results(timeout=POLL_S)
+            except WorkbenchError:
+                return
+            for config, measurement, timings, worker in results:
+                before = in_flight.pop(config.id, None)
+                if before is None:
+                    continue
+                self._replace(before, measurement, timings, worker)
+            if results:
+                self._emit(self._progress())
+
+    def _replace(self, before: Trial, measurement: Any, timings: dict[str, float], worker: str) -> None:
+        if measurement.details.get("resources_pending") or measurement.status.value in ("timeout", "crashed"):
+            return  # the compile has still not landed (or the worker died): keep the marked estimate
+        details = {**measurement.details, "refined_from_estimate": True}
+        estimated = before.metric("latency_ms")
+        if math.isfinite(estimated):
+            details["estimated_latency_ms"] = estimated
+        refined = dataclasses.replace(
+            before, measurement=dataclasses.replace(measurement, details=details),
+            timings={**before.timings, "refine_s": timings.get("total_s", 0.0)}, worker=worker,
+            finished_at=time.time())
+        trials = self.session.trials
+        for position in range(len(trials) - 1, -1, -1):
+            if trials[position] is before:
+                trials[position] = refined
+                break
+        self._pending.pop(before.config.id, None)
+        self.refined += 1
+        self._note_latency(refined)
+        self._emit(TrialRefined(before, refined))
 
     def _progress(self) -> Progress:
         elapsed = self._elapsed()
@@ -422,7 +488,7 @@ class Engine:
             left = max(0.0, self.time_limit_s - elapsed)
             eta = left if eta is None else min(eta, left)
         best = self._best_latency if math.isfinite(self._best_latency) else None
-        return Progress(done, self.budget, self.failures, elapsed, eta, best)
+        return Progress(done, self.budget, self.failures, elapsed, eta, best, len(self._pending), self.refined)
 
     def _note_latency(self, trial: Trial) -> None:
         latency = trial.metric("latency_ms")

@@ -27,6 +27,18 @@ class Progress:
     elapsed_s: float
     eta_s: float | None
     best_latency_ms: float | None
+    #: Trials of this run simulated with estimated resources while their compile runs in the
+    #: background, and those since refined with the compiled figures (the sim backend).
+    compiles_pending: int = 0
+    refined: int = 0
+
+
+@dataclass(frozen=True)
+class TrialRefined:
+    """A trial re-measured in place (same index) once what it was waiting for landed."""
+
+    before: Trial
+    trial: Trial
 
 
 @dataclass(frozen=True)
@@ -36,4 +48,4 @@ class RunFinished:
     message: str = ""
 
 
-Event = TrialStarted | TrialFinished | Progress | RunFinished
+Event = TrialStarted | TrialFinished | TrialRefined | Progress | RunFinished

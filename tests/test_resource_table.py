@@ -1,0 +1,95 @@
+"""The shipped resource table: generated from real compiles, used by the simulator only while it
+matches the templates, and checked cheaply so a stale table fails here instead of misleading."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from workbench.backends.base import BackendSpec, EvalLimits
+from workbench.backends.sim import SimBackend
+from workbench.core import resource_table
+from workbench.core.compiler import compile_cuda, nvrtc_version
+from workbench.core.templates import kernels_dir, load_templates
+
+TEMPLATES = load_templates(str(kernels_dir()))
+
+
+def test_shipped_tables_match_the_templates() -> None:
+    """The CI guard: every shipped table describes the current templates (hash, problem, configs)."""
+    archs = resource_table.shipped_archs()
+    assert "sm_90" in archs  # the default modelled GPU (H200) is sm_90
+    for arch in archs:
+        report = resource_table.check_table(TEMPLATES.values(), arch)
+        assert report.ok, report.problems
+
+
+def test_shipped_figures_are_what_the_compiler_reports() -> None:
+    """A few tabulated configs recompiled: the same registers, shared memory and spills."""
+    table = resource_table.read_table("sm_90")
+    assert table is not None
+    if table["compiler"] != nvrtc_version():
+        pytest.skip(f"table written by {table['compiler']}, this machine has {nvrtc_version()}")
+    template = TEMPLATES["vector_add"]
+    problem = template.resolve_problem()
+    figures = resource_table.figures_for(template, problem, "sm_90")
+    assert figures is not None and figures.complete
+    for config in list(template.space(problem))[:3]:
+        result = compile_cuda(template.render(config, problem), arch="sm_90", options=template.compile_options,
+                              entry=template.entry, use_cache=False)
+        row = figures.get(config.id)
+        assert row is not None
+        assert [row[c] for c in resource_table.COLUMNS] == [getattr(result, c) for c in resource_table.COLUMNS]
+
+
+def test_write_then_check_then_stale(tmp_path: Path) -> None:
+    """A table cut short is partial and valid; editing the template makes it stale: an error for
+    the check and ignored by lookups (the simulator then compiles)."""
+    template = TEMPLATES["vector_add"]
+    table = resource_table.write_table([template], "sm_90", folder=tmp_path, workers=1, time_limit_s=0.01)
+    entry = table["templates"]["vector_add"]
+    assert not entry["complete"] and 1 <= len(entry["configs"]) < 534
+    default = template.default_config()
+    assert default is not None and default.id in entry["configs"]  # default first
+    report = resource_table.check_table([template], "sm_90", folder=tmp_path)
+    assert report.ok and "partial" in report.summary[0]
+    problem = template.resolve_problem()
+    assert resource_table.figures_for(template, problem, "sm_90", folder=tmp_path) is not None
+
+    edited = dataclasses.replace(template, source=template.source + "\n// edited\n", path="")
+    stale = resource_table.check_table([edited], "sm_90", folder=tmp_path)
+    assert not stale.ok and "stale" in stale.problems[0]
+    assert resource_table.figures_for(edited, problem, "sm_90", folder=tmp_path) is None
+    other_problem = {**problem, "n": 1024}
+    assert resource_table.figures_for(template, other_problem, "sm_90", folder=tmp_path) is None
+
+
+def test_check_rejects_a_complete_entry_missing_configs(tmp_path: Path) -> None:
+    template = TEMPLATES["vector_add"]
+    resource_table.write_table([template], "sm_90", folder=tmp_path, workers=1, time_limit_s=0.01)
+    path = resource_table.table_path("sm_90", tmp_path)
+    data = json.loads(gzip.decompress(path.read_bytes()))
+    data["templates"]["vector_add"]["complete"] = True
+    path.write_bytes(gzip.compress(json.dumps(data).encode()))
+    report = resource_table.check_table([template], "sm_90", folder=tmp_path)
+    assert not report.ok and "missing" in report.problems[0]
+
+
+def test_sim_uses_the_table_without_compiling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the table, an evaluation reads its figures (marked ``table``) and nothing is compiled:
+    the compiler's disk cache stays empty."""
+    monkeypatch.setenv("KERNEL_WORKBENCH_CACHE_DIR", str(tmp_path / "cubin"))
+    backend = SimBackend(BackendSpec("sim", {"kernel": "vector_add", "gpu_model": "H200"}))
+    backend.prepare()
+    config = list(backend.space)[7]
+    measurement = backend.evaluate(config, EvalLimits())
+    assert measurement.ok
+    assert measurement.details["resource_source"] == "table"
+    assert not measurement.details["estimated"]
+    assert not (tmp_path / "cubin").exists() or not any((tmp_path / "cubin").iterdir())
+    row = backend.table.get(config.id) if backend.table is not None else None
+    assert row is not None and measurement.metric("registers") == row["registers"]
