@@ -436,3 +436,17 @@ def test_the_owner_removes_only_its_own_leftover_temporaries(tmp_path: Path) -> 
     other.write_text("{")
     start_run(RunRequest(kernel=TRIVIAL, budget=1), out, resume=True).release()
     assert not leftover.exists() and other.exists()
+
+
+def test_narrowing_a_domain_when_continuing_keeps_the_earlier_trials_loadable(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    new_trivial(out, 15)
+    session = load_session(out)
+    domains = {slot.name: list(slot.values) for slot in session.space.slots}
+    domains["x"] = [5, 6, 7]
+    run = resume_run(out, RunRequest(kernel=TRIVIAL, budget=4, domains=domains))
+    finished = run.run()
+    assert finished.reason == "budget", finished.message  # the final save holds every trial
+    reloaded = load_session(out)  # earlier trials outside the narrowed domain are still its own
+    assert len(reloaded.trials) == 19
+    assert all(t.config["x"] in (5, 6, 7) for t in reloaded.trials[15:])

@@ -596,7 +596,7 @@ def _update_continued(session: Session, request: RunRequest, spec: BackendSpec, 
     """Record what this run changes on the session it continues (the flags given win)."""
     session.backend = spec.to_dict()
     if request.domains is not None or request.restrictions is not None:
-        session.space = space
+        session.space = _space_keeping_trials(space, session)
     elif session.space is None:
         session.space = target.space
     session.strategy = {"name": strategy_name, "seed": seed, "options": dict(options)}
@@ -606,6 +606,24 @@ def _update_continued(session: Session, request: RunRequest, spec: BackendSpec, 
         session.weights = request.weights
     if session.default_config is None:
         session.default_config = target.default_config
+
+
+def _space_keeping_trials(edited: Any, session: Session) -> Any:
+    """The space to store with a continued session whose domains were edited: the edited one, its
+    domains widened by every value a trial of the session already has. The run searches the edited
+    space; the stored one must still hold the earlier trials (a session whose trials lie outside its
+    own domains is refused on load), and narrowing a domain never discards a measurement."""
+    domains: dict[str, list[Any]] = {}
+    for slot in edited.slots:
+        values = list(slot.values)
+        seen = set(values)
+        for trial in session.trials:
+            value = trial.config.get(slot.name)
+            if value is not None and value not in seen:
+                seen.add(value)
+                values.append(value)
+        domains[slot.name] = values
+    return edited.with_domains(domains)
 
 
 def _back_up_session(out: Path) -> None:
