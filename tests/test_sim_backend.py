@@ -280,3 +280,31 @@ def test_background_compile_jobs_run_in_parallel_once_per_key() -> None:
     second = jobs.submit("b", work("b"))
     assert (first.result(timeout=10), second.result(timeout=10)) == ("a", "b")
     assert sorted(calls) == ["a", "b"]
+
+
+def test_measured_trials_report_the_memory_figures_the_simulator_reports() -> None:
+    """The CUDA backend's metrics (computed here from recorded timings: no GPU involved, the backend
+    object stands in as the few attributes ``_metrics`` reads) carry the same per-config device and
+    on-chip memory as a simulated trial, so a measured session's memory chart is not flat."""
+    from types import SimpleNamespace
+
+    from workbench.backends.cuda import CudaBackend
+    from workbench.core.footprint import device_memory_mb
+    from workbench.core.gpus import load_gpu
+
+    target, sim = _backend("reduce_sum")
+    two_pass = _config(target, strategy="two_pass", block_size=64, items_per_thread=1)
+    tree = _config(target, strategy="shared_tree")
+    stand_in = SimpleNamespace(template=sim.template, problem=target.problem, copy_bandwidth_gbs=None,
+                               device={"peak_bandwidth_gbs": 4800.0, "peak_fp32_gflops": 60000.0},
+                               gpu_limits=load_gpu("H200"), baseline=None, _nvml=None)
+    compiled = SimpleNamespace(registers=32, smem_bytes=512)
+    measured = {name: CudaBackend._metrics(stand_in, [0.1, 0.1, 0.1], {}, {}, (64, 1, 1), (100, 1, 1), 0,
+                                           compiled, config)
+                for name, config in (("two_pass", two_pass), ("tree", tree))}
+    assert measured["two_pass"]["memory_mb"] == pytest.approx(device_memory_mb(sim.template, target.problem, two_pass))
+    assert measured["two_pass"]["memory_mb"] > measured["tree"]["memory_mb"]
+    simulated = sim.evaluate(two_pass, LIMITS).metrics
+    assert measured["two_pass"]["memory_mb"] == pytest.approx(simulated["memory_mb"])
+    assert measured["tree"]["onchip_kb_per_block"] == pytest.approx((512 + 4 * 32 * 64) / 1024)
+    assert measured["tree"]["onchip_kb_per_sm"] >= measured["tree"]["onchip_kb_per_block"]

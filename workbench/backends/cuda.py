@@ -39,6 +39,7 @@ import numpy as np
 from workbench.backends.templated import load_template_for, template_target
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.gpus import GpuSpec
+from workbench.core.footprint import device_memory_mb, onchip_figures
 from workbench.core.measurement import Measurement, Status
 from workbench.core.perfmodel import launch_check, occupancy
 from workbench.core.quality import quality_from_error
@@ -153,7 +154,6 @@ class CudaBackend(Backend):
                 array = cp.empty(arg.shape(self.problem), dtype=arg.dtype)
             self.buffers[arg.name] = array
             self.launch_args.append(array)
-        self.memory_mb = sum(b.nbytes for b in self.buffers.values()) / 1e6
 
     def _reset_outputs(self, poison: bool) -> None:
         cp = self.cp
@@ -262,7 +262,7 @@ class CudaBackend(Backend):
         except Exception as exc:  # noqa: BLE001
             return self._cuda_failure(Status.RUNTIME_ERROR, "kernel failed while timing", exc, resources)
         return Measurement(Status.OK, metrics=self._metrics(samples, resources, errors, block, grid, smem,
-                                                             compiled), details=self._details(compiled))
+                                                             compiled, config), details=self._details(compiled))
 
     def _cuda_failure(self, status: Status, what: str, exc: BaseException, resources: dict[str, Any]) -> Measurement:
         """Record a CUDA failure; replace the worker only when the error poisoned the context."""
@@ -272,7 +272,8 @@ class CudaBackend(Backend):
         return Measurement.failure(status, f"{what}: {exc}{note}", str(exc), **resources)
 
     def _metrics(self, samples: list[float], resources: dict[str, float], errors: dict[str, float],
-                 block: tuple[int, int, int], grid: tuple[int, int, int], smem: int, compiled: Any) -> dict[str, float]:
+                 block: tuple[int, int, int], grid: tuple[int, int, int], smem: int, compiled: Any,
+                 config: Config | None = None) -> dict[str, float]:
         latency = float(np.median(samples))
         moved = float(self.template.bytes_moved(self.problem))
         flops = float(self.template.flops(self.problem))
@@ -282,6 +283,7 @@ class CudaBackend(Backend):
         peak_fp32 = self.device.get("peak_fp32_gflops") or math.nan
         pct = max(throughput / peak_bw, gflops / peak_fp32) * 100.0
         threads = block[0] * block[1] * block[2]
+        occupied = occupancy(self.gpu_limits, threads, compiled.registers, compiled.smem_bytes + smem)
         metrics = {
             "latency_ms": latency,
             "latency_p20_ms": _percentile(samples, 20),
@@ -290,8 +292,10 @@ class CudaBackend(Backend):
             "throughput_gbs": throughput,
             "gflops": gflops,
             "pct_of_peak": pct,
-            "memory_mb": self.memory_mb,
-            "occupancy": float(occupancy(self.gpu_limits, threads, compiled.registers, compiled.smem_bytes + smem).fraction),
+            # what this config holds, as the simulator reports it (core/footprint.py)
+            "memory_mb": device_memory_mb(self.template, self.problem, config),
+            **onchip_figures(compiled.registers, compiled.smem_bytes + smem, threads, occupied.active_blocks_per_sm),
+            "occupancy": float(occupied.fraction),
             **resources,
             **errors,
         }

@@ -39,6 +39,7 @@ from workbench.core.perfmodel import estimate_resources, launch_check, predict
 from workbench.core.quality import quality_of
 from workbench.core.resource_table import TemplateFigures, figures_for
 from workbench.core.space import Config
+from workbench.core.footprint import device_memory_mb, onchip_figures
 from workbench.core.templates import KernelTemplate, WorkProfile
 
 DEFAULT_GPU = "H200"
@@ -102,23 +103,6 @@ def describe_sim_device(gpu: GpuSpec, arch: str | None = None) -> dict[str, Any]
         "peak_bandwidth_gbs": gpu.memory_bandwidth_gbs,
         "peak_fp32_gflops": gpu.peak_flops / 1e9,
     }
-
-
-def _footprint_mb(template: KernelTemplate, problem: Mapping[str, Any], config: Config | None = None) -> float:
-    """Device memory one config uses: every data array at the full problem size, plus the scratch
-    workspace that config needs (the template's ``workspace_bytes``; else the scratch args in full)."""
-    data = scratch = 0
-    for arg in template.args:
-        if arg.kind == "scalar" or arg.shape is None:
-            continue
-        size = int(np.prod(arg.shape(problem), dtype=np.int64)) * np.dtype(arg.dtype).itemsize
-        if arg.kind == "scratch":
-            scratch += size
-        else:
-            data += size
-    if config is not None and template.workspace_bytes is not None:
-        scratch = int(template.workspace_bytes(problem, config))
-    return (data + scratch) / 1e6
 
 
 class SimBackend(Backend):
@@ -322,9 +306,7 @@ class SimBackend(Backend):
         spill = int(resources["spill_store_bytes"]) + int(resources["spill_load_bytes"])
         threads = int(np.prod(block))
         used = {"registers": float(resources["registers"]), "smem_bytes": float(smem_total), "spill_bytes": float(spill),
-                "threads_per_block": float(threads),
-                # on-chip storage one block holds: its shared memory plus its threads' registers (4 B each)
-                "onchip_kb_per_block": (smem_total + 4.0 * int(resources["registers"]) * threads) / 1024.0}
+                **onchip_figures(int(resources["registers"]), smem_total, threads)}
         refusal = launch_check(self.gpu, block, smem_total, int(resources["registers"]), grid=grid)
         if refusal:
             return Measurement(Status.LAUNCH_ERROR, metrics=used, message=refusal, log=refusal,
@@ -371,7 +353,7 @@ class SimBackend(Backend):
             "throughput_gbs": throughput,
             "gflops": gflops,
             "pct_of_peak": pct,
-            "memory_mb": _footprint_mb(self.template, self.problem, config),
+            "memory_mb": device_memory_mb(self.template, self.problem, config),
             "onchip_kb_per_sm": used["onchip_kb_per_block"] * prediction.occupancy.active_blocks_per_sm,
             # what this config really moves and computes (re-reads, padding, extra passes included),
             # for its arithmetic intensity on a roofline
