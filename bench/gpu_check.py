@@ -23,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from workbench.backends.base import EvalLimits  # noqa: E402
 from workbench.core.objective import rank  # noqa: E402
 from workbench.core.templates import kernels_dir, load_templates  # noqa: E402
 from workbench.runner.plan import make_backend_spec  # noqa: E402
