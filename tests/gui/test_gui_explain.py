@@ -314,3 +314,19 @@ def test_large_rates_are_written_as_numbers_not_exponents():
     from workbench.gui.text import fmt
 
     assert fmt(46690.3) == "46690" and fmt(0.01951) == "0.01951" and fmt(3439.4) == "3439"
+
+
+def test_table_hides_metric_columns_that_say_nothing_until_a_trial_says_something(window):
+    """A kernel without floating-point work shows no column of zero GFLOP/s, and metrics no trial
+    reports (occupancy, registers of a python benchmark) take no room; a later trial that reports
+    one brings its column back."""
+    window.model.set_session(_session(gflops_scale=0.0))
+    table, view = window.results.table_model, window.results.view
+    hidden = {name: view.isColumnHidden(table.column_of("metric:" + name))
+              for name in ("gflops", "throughput_gbs", "quality", "occupancy", "registers")}
+    assert hidden == {"gflops": True, "throughput_gbs": False, "quality": False, "occupancy": True, "registers": True}
+    session = window.model.session
+    config = next(iter(_space()))
+    session.add(Trial(len(session.trials), config, Measurement(Status.OK, {"latency_ms": 0.5, "gflops": 12.0})))
+    window.model.sync()
+    assert not view.isColumnHidden(table.column_of("metric:gflops"))

@@ -24,6 +24,15 @@ from workbench.gui.text import fmt, metric_label
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 #: Metric columns after latency / score / feasibility / noise, in this order (those some trial reports).
 TABLE_METRICS = ("memory_mb", "onchip_kb_per_sm", "throughput_gbs", "gflops", "quality", "occupancy", "registers")
+#: Rates a kernel may not have (a histogram does no floating-point work): a column of zeros says nothing.
+RATE_METRICS = frozenset({"throughput_gbs", "gflops"})
+
+
+def metric_says_something(name: str, value: float) -> bool:
+    """Whether one trial's value makes the metric's column worth showing."""
+    if not math.isfinite(value):
+        return False
+    return value != 0.0 or name not in RATE_METRICS
 _FAIL_COLOUR = QBrush(QColor(213, 94, 0))
 _INFEASIBLE_COLOUR = QBrush(QColor(120, 120, 120))
 
@@ -271,7 +280,30 @@ class ResultsTable(QWidget):
         model.selection_changed.connect(self._on_selection_changed)
         model.ranking_changed.connect(self._on_ranking_changed)
         self.table_model.modelReset.connect(self._fit_columns)
+        self.table_model.modelReset.connect(self._on_columns_reset)
+        model.trials_added.connect(self._on_trials_shown)
+        self._shown_metrics: set[str] = set()
         self._fit_columns()
+        self._on_columns_reset()
+
+    def _on_columns_reset(self) -> None:
+        self._shown_metrics = set()
+        self._on_trials_shown(0, self.model.n)
+
+    def _on_trials_shown(self, start: int, stop: int) -> None:
+        """Show a metric column once some trial reports a value that says something; until then
+        (or for a rate the kernel does not have) it stays hidden, so the table is not padded with
+        empty or all-zero columns."""
+        missing = [m for m in TABLE_METRICS if m not in self._shown_metrics]
+        if missing:
+            for trial in self.model.trials[start:stop]:
+                for name in [m for m in missing if metric_says_something(m, trial.metric(m))]:
+                    self._shown_metrics.add(name)
+                    missing.remove(name)
+                if not missing:
+                    break
+        for name in TABLE_METRICS:
+            self.view.setColumnHidden(self.table_model.column_of("metric:" + name), name not in self._shown_metrics)
 
     def _fit_columns(self) -> None:
         """Columns as wide as their header (reading every cell to fit 20,000 rows would stall the window)."""
