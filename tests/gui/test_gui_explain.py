@@ -330,3 +330,25 @@ def test_table_hides_metric_columns_that_say_nothing_until_a_trial_says_somethin
     session.add(Trial(len(session.trials), config, Measurement(Status.OK, {"latency_ms": 0.5, "gflops": 12.0})))
     window.model.sync()
     assert not view.isColumnHidden(table.column_of("metric:gflops"))
+
+
+def test_the_pareto_front_follows_trials_refined_in_place(shown):
+    """Trials re-evaluated at the end of a run keep their count and session: the front must still
+    be recomputed from their new latencies (a stale sort drew a zig-zag)."""
+    chart = shown.tradeoff_chart
+    chart.refresh()
+    session = shown.model.session
+    n = len(session.trials)
+    refined = []
+    for trial in session.trials:  # reverse the latency order, same indices and memory
+        metrics = dict(trial.measurement.metrics, latency_ms=0.1 + 0.02 * (n - 1 - trial.index))
+        refined.append(Trial(trial.index, trial.config, Measurement(Status.OK, metrics)))
+    session.trials = refined
+    shown.model.set_session(session)  # what the window does after a refinement
+    chart.refresh()
+    xs, ys = chart.pareto.getData()
+    assert np.all(np.diff(xs) > 0) and np.all(np.diff(ys) < 0)
+    latency, memory = shown.model.metric("latency_ms"), shown.model.metric(chart.y_name)
+    fastest = int(np.argmin(latency))
+    assert xs[0] == pytest.approx(np.log10(latency[fastest]) if chart.log_x else latency[fastest])
+    assert ys[0] == pytest.approx(memory[fastest])

@@ -374,7 +374,7 @@ class TradeoffChart(_ChartBase):
 
         The sort of all trials is kept until trials or the y metric change, so a slider move (a new
         mask) costs a filter and a running minimum, not a 20,000-row sort."""
-        key = (self.model.n, self.y_name, id(self.model.session))
+        key = (self.model.data_version, self.y_name)
         if self._pareto_order[0] != key:
             order = np.lexsort((np.where(np.isfinite(memory), memory, np.inf), latency))
             self._pareto_order = (key, order)
@@ -531,7 +531,7 @@ class MetricChart(_ChartBase):
                 else:
                     view.enableAutoRange(axis=which)
         for box, name, categorical in ((self.x_log, x, ticks[0] is not None), (self.y_log, y, ticks[1] is not None)):
-            key = (self.model.n, id(self.model.session), name)
+            key = (self.model.data_version, name)
             if key not in self._log_allowed:  # depends on the data only: not recomputed per slider move
                 if len(self._log_allowed) > 64:
                     self._log_allowed.clear()

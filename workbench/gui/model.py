@@ -91,6 +91,9 @@ class SessionModel:
         self.objective_changed = Event()
         self.selection_changed = Event()
         self.session: Any = None
+        #: Changes whenever the trials' data does (a new session, new trials, trials refined in
+        #: place): what views key their caches on, since the trial count alone misses a refinement.
+        self.data_version = 0
         self.trials: list[Trial] = []
         self.columns: dict[str, GrowingColumn] = {}
         self.status = GrowingColumn(dtype=np.int16, fill=-1)
@@ -108,6 +111,7 @@ class SessionModel:
     def set_session(self, session: Any) -> None:
         """Show ``session`` (replacing everything); its trials are ingested at once."""
         self.session = session
+        self.data_version += 1
         self.trials = []
         self.columns = {name: GrowingColumn() for name in BASE_METRICS}
         self.status = GrowingColumn(dtype=np.int16, fill=-1)
@@ -154,6 +158,7 @@ class SessionModel:
     def _ingest(self, fresh: list[Trial]) -> None:
         if not fresh:
             return
+        self.data_version += 1
         start = len(self.trials)
         self.trials.extend(fresh)
         self.table.extend(fresh)
