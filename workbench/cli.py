@@ -266,14 +266,25 @@ class _ProgressLine:
             sys.stderr.write(f"{end}finished ({event.reason}) after {event.evaluations} evaluations\n")
 
 
-def _request_from_args(args: argparse.Namespace, base: Any = None) -> Any:
-    """The run request the flags make; ``base`` (a continued session) supplies what they leave out."""
+def _objective_flags_given(args: argparse.Namespace) -> bool:
+    return any(getattr(args, name) is not None for name in ("max_latency_ms", "max_memory_mb", "min_quality")) \
+        or bool(args.constraint or args.weight or args.maximize or args.minimize)
+
+
+def _request_from_args(args: argparse.Namespace, continued: str | None = None) -> Any:
+    """The run request the flags make. Continuing the session at ``continued``, objective flags are
+    layered over its own objective (it is read for that only when such flags are given); otherwise
+    the session keeps its own."""
+    from workbench.core.session import journal_path, load_session
     from workbench.runner.controller import RunRequest
     from workbench.runner.executors import parse_devices
 
-    objective_given = any(getattr(args, name) is not None for name in ("max_latency_ms", "max_memory_mb", "min_quality")) \
-        or args.constraint or args.weight or args.maximize or args.minimize
-    constraints, weights = _objective_from_args(args, base) if objective_given or base is None else (None, None)
+    if continued is None:
+        constraints, weights = _objective_from_args(args)
+    elif _objective_flags_given(args) and (Path(continued).exists() or journal_path(continued).is_file()):
+        constraints, weights = _objective_from_args(args, load_session(continued))
+    else:
+        constraints, weights = None, None
     return RunRequest(
         kernel=args.kernel, backend=args.backend, replay=args.replay, kernel_dirs=tuple(args.kernel_dir),
         problem=parse_assignments(args.set, "--set") if args.set else None, gpu_model=args.gpu_model,
@@ -289,7 +300,6 @@ def _request_from_args(args: argparse.Namespace, base: Any = None) -> Any:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from workbench.core.session import load_session
     from workbench.runner.controller import resume_run, start_run
 
     _check_run_flags(args)
@@ -300,21 +310,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.prune is not None and not 0.0 < args.prune <= 1.0:
         raise WorkbenchError(f"--prune {args.prune:g}: the fraction measured must be in (0, 1]")
     if isinstance(args.resume, str):
-        base = load_session(args.resume)
-        request = _request_from_args(args, base)
-        run = resume_run(args.resume, request, args.out, force=args.force)
+        run = resume_run(args.resume, _request_from_args(args, args.resume), args.out, force=args.force)
     else:
         if args.out is None:
             raise WorkbenchError("--out FILE: name the session file to write (or --resume SESSION)")
         if args.resume and args.force:
             raise WorkbenchError("--resume continues the session at --out and --force replaces it: choose one")
-        base = None
-        if args.resume:
-            from workbench.core.session import journal_path
-
-            if Path(args.out).exists() or journal_path(args.out).is_file():
-                base = load_session(args.out)
-        request = _request_from_args(args, base)
+        request = _request_from_args(args, args.out if args.resume else None)
         run = start_run(request, args.out, resume=bool(args.resume), force=args.force)
     for warning in run.warnings:
         print(f"warning: {warning}", file=sys.stderr)
