@@ -187,6 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
     gui.add_argument("--seed", type=int, default=0)
     gui.add_argument("--replay", default=None)
     gui.add_argument("--gpu-model", default=None)
+    gui.add_argument("--sizes", action="append", default=[], metavar="NAME=V1,V2,...",
+                     help="with --run: a size sweep, --budget evaluations per size (as tune --sizes)")
     gui.add_argument("--screenshot", default=None, metavar="PNG")
     gui.add_argument("--quit-when-done", action="store_true")
     return parser
@@ -668,6 +670,8 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
     if args.run or args.replay:
         run = {"kernel": args.run, "backend": args.backend, "strategy": args.strategy, "budget": args.budget,
                "seed": args.seed, "replay": args.replay, "gpu_model": args.gpu_model}
+        if args.sizes:
+            run["sizes"] = parse_sizes(args.sizes)
     return gui_main(args.session, run, args.screenshot, args.quit_when_done)
 
 
