@@ -59,6 +59,24 @@ def fraction_rgba(value: float) -> tuple[int, int, int, int]:
     return (int(250 + (26 - 250) * u), int(220 + (152 - 220) * u), int(80 + (80 - 80) * u), 255)
 
 
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def tick_label(text: str) -> str:
+    """A size as a short tick label: powers of two from 1024 up as 2^k, other large numbers with
+    k/M/G, so that nine sizes over six orders of magnitude fit under a plot."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    if value.is_integer() and value >= 1024 and int(value) & (int(value) - 1) == 0:
+        return "2" + str(int(value).bit_length() - 1).translate(_SUPERSCRIPT)
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= 10 * scale:
+            return f"{value / scale:.3g}{suffix}"
+    return f"{value:g}"
+
+
 class _SizeAxis(pg.AxisItem):
     """Ticks at the sizes (x in log10 units), labelled with their values."""
 
@@ -227,7 +245,10 @@ class SizeView(QWidget):
             return
         name, sizes = size_axis(rows)
         x = np.log10(np.maximum(sizes, 1e-300)) if (sizes > 0).all() else sizes.astype(float)
-        labels = [r.label.split(", ")[0].split("=")[-1] if name.count(" x ") == 0 else r.label for r in rows]
+        if " x " in name:  # a grid: each size's own values, shortened
+            labels = [", ".join(f"{k}={tick_label(str(r.problem[k]))}" for k in name.split(" x ")) for r in rows]
+        else:
+            labels = [tick_label(r.label.split("=")[-1]) for r in rows]
         self.latency_axis.set_sizes(x, labels)
         self.band_axis.set_sizes(x, labels)
         self.latency_plot.setLabel("bottom", f"{name} (log scale)")
