@@ -447,10 +447,32 @@ def summarise(session: Any, constraints: Any = None, weights: Any = None, with_t
                 "latency_ms": _finite(t.metric("latency_ms")),
                 "latency_bound_ms": _finite(t.metric("latency_bound_ms")),
                 "message": t.measurement.message,
+                **({"problem": dict(t.problem)} if t.problem is not None else {}),
             }
             for t in trials
         ]
+    sizes = _sizes_summary(session, constraints, weights)
+    if sizes:
+        out["sizes"] = sizes
     return out
+
+
+def _sizes_summary(session: Any, constraints: Any, weights: Any) -> list[dict[str, Any]]:
+    """``show --json``'s ``sizes`` (a session measured at several problems): each size's problem,
+    trial count and best trial under the objective in force, smallest size first."""
+    from workbench.core.search_objective import Objective
+    from workbench.core.size_analysis import size_rows
+
+    if not any(t.problem is not None for t in session.trials):
+        return []
+    rows = size_rows(session, Objective(constraints, weights))
+    if len(rows) < 2 and not session.extra.get("sweep"):
+        return []
+    return [{"problem": dict(r.problem), "trials": len(r.trials),
+             "best": None if r.best is None else {"index": r.best.index, "id": r.best.config.id,
+                                                 "config": r.best.config.to_dict(),
+                                                 "latency_ms": _finite(r.best.metric("latency_ms"))}}
+            for r in rows]
 
 
 def _session_metrics(session: Any) -> frozenset[str]:
@@ -502,7 +524,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"feasible {summary['feasible']}")
     if summary["best"]:
         b = summary["best"]
-        print(f"best     {b['latency_ms']:.4g} ms  score {b['score']:.3f}  {b['config']}")
+        mixed = "  (over all sizes; each size's best below)" if summary.get("sizes") else ""
+        print(f"best     {b['latency_ms']:.4g} ms  score {b['score']:.3f}  {b['config']}{mixed}")
         print(f"why      {b['why']}")
     elif summary["most_excluding_constraint"]:
         print(f"nothing feasible: '{summary['most_excluding_constraint']}' excludes the most trials")
@@ -511,6 +534,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         for point in summary["pareto"]:
             figures = "  ".join(f"{m} {point[m]:.4g}" for m in summary["objectives"] if point[m] is not None)
             print(f"         {figures}  {point['config']}")
+    for size in summary.get("sizes", ()):
+        best = size["best"]
+        figure = f"best {best['latency_ms']:.4g} ms  {best['config']}" if best and best["latency_ms"] is not None \
+            else "nothing succeeded"
+        print(f"size     {', '.join(f'{k}={v}' for k, v in size['problem'].items())}: {size['trials']} trials, {figure}")
     if args.trials:
         for t in summary["trial_list"]:
             lat = f"{t['latency_ms']:.4g}" if t["latency_ms"] is not None else "-"
