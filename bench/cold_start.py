@@ -8,7 +8,8 @@ each run (the machine may be shared). Scenarios:
 
 - ``tune vector_add --backend sim --gpu-model H200 --strategy random --budget 2000`` (the whole
   space, 534 configs), end to end;
-- ``tune conv2d --backend sim --budget 40``, end to end (fully unrolled: seconds per compile);
+- ``tune conv2d --backend sim --budget 40``, end to end (fully unrolled: seconds per compile; the
+  run waits ``--refine-wait`` (5 s) after its last evaluation for compiles, best configs first);
 - a GUI run (offscreen window, simulated H200, random search): seconds from Start to the first
   point in the window's model, for ``--gui-kernels``.
 
@@ -49,15 +50,30 @@ def _environment(folder: Path, table: bool) -> dict[str, str]:
     return env
 
 
-def _sources(session_path: Path) -> dict[str, int]:
-    """How the run's trials got their resource figures (table, nvrtc, cache, refined, estimate)."""
-    counts: dict[str, int] = {}
-    for trial in json.loads(session_path.read_text())["trials"]:
+def _sources(session_path: Path) -> dict[str, object]:
+    """How the run's trials got their resource figures (table, nvrtc, cache, refined, estimate),
+    and for the refined ones how far the estimate was: median and range of estimated / compiled
+    latency, and whether the best trial was refined."""
+    counts: dict[str, object] = {}
+    ratios: list[float] = []
+    trials = json.loads(session_path.read_text())["trials"]
+    for trial in trials:
         details = trial.get("details") or {}
         key = "refined" if details.get("refined_from_estimate") else str(details.get("resource_source", "-"))
         if details.get("resources_pending"):
             key = "estimate (unrefined)"
-        counts[key] = counts.get(key, 0) + 1
+        counts[key] = int(counts.get(key, 0)) + 1  # type: ignore[call-overload]
+        latency = (trial.get("metrics") or {}).get("latency_ms")
+        if details.get("refined_from_estimate") and latency and details.get("estimated_latency_ms"):
+            ratios.append(float(details["estimated_latency_ms"]) / float(latency))
+    if ratios:
+        ratios.sort()
+        counts["estimate/compiled"] = (f"median {statistics.median(ratios):.2f}, "
+                                       f"{ratios[0]:.2f}-{ratios[-1]:.2f}")
+    timed = [t for t in trials if (t.get("metrics") or {}).get("latency_ms")]
+    if timed:
+        best = min(timed, key=lambda t: t["metrics"]["latency_ms"])
+        counts["best is"] = "estimated" if (best.get("details") or {}).get("resources_pending") else "compiled"
     return counts
 
 

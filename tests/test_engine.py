@@ -278,6 +278,40 @@ def test_stop_during_a_hung_candidate_ends_within_its_timeout():
     assert last.config["mode"] == "hang" and last.status is Status.TIMEOUT  # recorded, not dropped
 
 
+def test_a_bounded_refinement_leaves_marked_estimates_that_the_next_run_refines(tmp_path) -> None:
+    """With ``refine_wait_s`` the run ends that long after its last evaluation: trials whose
+    compiles have not landed are saved estimated and marked, and a run continuing the session
+    refines them (here with nothing left to evaluate: the space is exhausted)."""
+    import uuid
+
+    from test_sim_backend import _counting_template
+
+    from workbench.backends.sim import SimBackend
+    from workbench.search.base import create_strategy
+
+    spec = _counting_template(tmp_path, uuid.uuid4().hex)
+    target = SimBackend.target(spec)
+    strategy = create_strategy("grid", target.space, seed=0)
+    session = session_for_target(target, spec, strategy)
+    out = tmp_path / "run.json"
+    engine = Engine(session, strategy, spec, budget=3, output=out)
+    engine.refine_wait_s = 0.0
+    began = time.monotonic()
+    assert engine.run().reason in ("budget", "exhausted")
+    assert engine.refined == 0 and engine.unrefined == 3
+    saved = load_session(out)
+    assert all(t.measurement.details.get("resources_pending") for t in saved.trials)
+
+    again = create_strategy("grid", target.space, seed=0)
+    continued = Engine(saved, again, spec, budget=1, output=out)
+    assert continued.run().reason == "exhausted"
+    assert continued.refined == 3 and continued.unrefined == 0 and continued.evaluations == 0
+    for trial in load_session(out).trials:
+        assert trial.ok and trial.measurement.details["refined_from_estimate"] is True
+        assert "resources_pending" not in trial.measurement.details
+    assert time.monotonic() - began < 60
+
+
 def test_trials_simulated_while_compiling_are_refined_at_the_end(tmp_path) -> None:
     """A sim run that did not wait for its compiles ends by re-measuring those trials in place
     (same index, marked), and reports the background compiles apart from evaluations."""
