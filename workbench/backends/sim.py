@@ -8,12 +8,13 @@ running the template's NumPy ``emulate`` of the config's arithmetic against the 
 on the small problem.
 
 Resource figures come, fastest first, from this process's cache, the shipped resource table
-(:mod:`workbench.core.resource_table`, when it matches the template, problem and arch), or NVRTC
-(which has its own disk cache). Compiles run on background threads (:mod:`compile_jobs`); an
-evaluation waits at most ``compile_wait_s`` for its own, and none at all once two compiles of this
-template have run past that, then simulates with estimated resources, marked
-``details.resources_pending``. Evaluating that config again (the engine's refinement pass) waits for
-the compile and returns the real figures.
+(:mod:`workbench.core.resource_table`, when it matches the template, problem and arch), the
+compiler's disk cache (read in the evaluation itself), or NVRTC. Compiles run on background
+threads (:mod:`compile_jobs`), the configs the model rates fastest first; an evaluation waits at
+most ``compile_wait_s`` for its own, and none at all once two compiles of this template have run
+past that or when the table says its compiles take longer, then simulates with estimated
+resources, marked ``details.resources_pending``. Evaluating that config again (the engine's
+refinement pass) raises its compile to the front, waits for it and returns the real figures.
 
 Options (besides ``kernel``, ``problem``, ``kernel_dirs``): ``gpu_model`` (default ``H200``),
 ``noise`` (default True: a few percent of seeded run-to-run spread), ``seed``, ``arch`` (default:
