@@ -15,7 +15,7 @@ Scenarios:
 - a GUI run (offscreen window, simulated H200, random search): seconds from Start to the first
   point in the window's model, for ``--gui-kernels``.
 
-    python bench/cold_start.py [--repeats 3] [--skip-without] [--scenarios cli_vector_add,cli_conv2d,gui]
+    python bench/cold_start.py [--repeats 3] [--skip-without | --only-without] [--scenarios cli_vector_add,cli_conv2d,gui]
 """
 
 from __future__ import annotations
@@ -148,6 +148,7 @@ def main() -> int:
     parser.add_argument("--scenarios", default="cli_vector_add,cli_conv2d,gui")
     parser.add_argument("--gui-kernels", default="vector_add,conv2d")
     parser.add_argument("--skip-without", action="store_true", help="only the runs with the shipped table")
+    parser.add_argument("--only-without", action="store_true", help="only the runs without it")
     args = parser.parse_args()
     jobs: list[tuple[str, str, object]] = []
     for scenario in args.scenarios.split(","):
@@ -159,7 +160,7 @@ def main() -> int:
     print(f"{'scenario':28s} {'table':6s} {'median s':>9s} {'runs s':24s} {'CPU s':>6s} {'load':>10s}  "
           "resources of the trials (last run)")
     for title, key, runner in jobs:
-        for table in ((True,) if args.skip_without else (True, False)):
+        for table in ((True,) if args.skip_without else (False,) if args.only_without else (True, False)):
             runs = [runner(key, table) for _ in range(args.repeats)]  # type: ignore[operator]
             seconds = [float(r["seconds"]) if r["seconds"] is not None else float("nan") for r in runs]
             loads = [float(r["load"]) for r in runs]
