@@ -44,6 +44,7 @@ from workbench.core.measurement import Measurement, Status
 from workbench.core.perfmodel import launch_check, occupancy
 from workbench.core.quality import quality_from_error
 from workbench.core.space import Config
+from workbench.core.templates import reset_buffers
 from workbench.core.verify import Verdict, verify_outputs
 
 EARLY_ABORT_FACTOR = 1.5
@@ -84,11 +85,8 @@ DEVICE_ATTRIBUTES = (
 _FP32_LANES = {(7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128, (9, 0): 128}
 
 
-def _poison(cp: Any, array: Any) -> None:
-    if array.dtype.kind == "f":
-        array.fill(np.nan)
-    else:
-        array.fill(np.iinfo(array.dtype).max)
+def _upload(buffer: Any, host: np.ndarray) -> None:
+    buffer.set(host)
 
 
 def _percentile(samples: list[float], q: float) -> float:
@@ -129,6 +127,7 @@ class CudaBackend(Backend):
         # The reference lives on the device, so a candidate's verification never copies outputs back.
         self.expected = {name: cp.asarray(np.asarray(ref, dtype=np.float64))
                          for name, ref in self.template.reference(self.host_inputs, self.problem).items()}
+        self.resets = self.template.output_resets()
         self._allocate()
         l2 = int(cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrL2CacheSize, self.device_index))
         self._flush = cp.empty(max(2 * l2, 1 << 20), dtype=cp.uint8)
@@ -156,17 +155,8 @@ class CudaBackend(Backend):
             self.launch_args.append(array)
 
     def _reset_outputs(self, poison: bool) -> None:
-        cp = self.cp
-        for arg in self.template.args:
-            buffer = self.buffers.get(arg.name)
-            if buffer is None or arg.kind == "in":
-                continue
-            if arg.reset == "zero":
-                buffer.fill(0)
-            elif arg.reset == "input" or arg.kind == "inout":
-                buffer.set(np.asarray(self.host_inputs[arg.name], dtype=arg.dtype))
-            elif poison:
-                _poison(cp, buffer)
+        """The template's reset policy (:func:`~workbench.core.templates.reset_buffers`) on the device buffers."""
+        reset_buffers(self.resets, self.buffers, self.host_inputs, poison=poison, upload=_upload)
 
     def _measure_baseline(self) -> dict[str, Any] | None:
         """Time the library implementation of the same operation the same way, once per worker."""
