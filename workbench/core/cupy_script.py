@@ -50,6 +50,9 @@ def main() -> int:
     problem = template.resolve_problem(PROBLEM)
     host = template.make_inputs(problem, np.random.default_rng(SEED))
     expected = template.reference(host, problem)
+    if not template.has_reference:
+        print(f"note: {KERNEL} has no reference: the workbench checked each config against the first valid "
+              "config's outputs; this script checks nothing", file=sys.stderr)
 
     module = cp.RawModule(code=SOURCE, options=OPTIONS)  # NVRTC, through CuPy
     kernel = module.get_function(ENTRY)
@@ -89,9 +92,9 @@ def main() -> int:
     reset(poison=True)
     launch()
     cp.cuda.Device().synchronize()
-    rtol, atol = template.tolerance
     wrong = 0
     for name, reference in expected.items():
+        rtol, atol = template.tolerance_for(name)
         want = np.asarray(reference, dtype=np.float64)
         got = buffers[name].get().astype(np.float64).reshape(want.shape)
         bad = ~(np.abs(got - want) <= atol + rtol * np.abs(want))

@@ -64,6 +64,9 @@ class Arg:
     the dtype's largest integer, so unwritten elements are caught), ``zero`` (accumulators written
     with atomics), or ``input`` (restore the input values, for inout). :func:`output_resets` turns
     this into the one policy every runner of a kernel applies.
+    ``tolerance``: for out/inout, this output's own ``(rtol, atol)`` against the reference; None
+    takes the template's ``tolerance``. Each output is checked with its own pair, so a loose
+    tolerance one output needs never loosens the check of another.
     """
 
     name: str
@@ -72,6 +75,17 @@ class Arg:
     shape: Callable[[Problem], tuple[int, ...]] | None = None
     value: Callable[[Problem], Value] | None = None
     reset: str = "poison"
+    tolerance: tuple[float, float] | None = None
+
+
+def no_reference(inputs: Mapping[str, Any], problem: Problem) -> dict[str, np.ndarray]:
+    """The reference of a template that has none: nothing to compare with up front.
+
+    A template passes this as ``reference`` when its author gives no ground truth; the backends
+    then take the outputs of the first valid config as the reference for the others
+    (:func:`workbench.core.verify.adopt_reference`) and say so in every trial.
+    """
+    return {}
 
 
 def poison_value(dtype: Any) -> float | int:
@@ -339,6 +353,41 @@ class KernelTemplate:
             digest.update(Path(self.path).read_bytes())
         return digest.hexdigest()[:16]
 
+    @property
+    def has_reference(self) -> bool:
+        """Whether the author gave a reference (else the first valid config's outputs serve as one)."""
+        return self.reference is not no_reference
+
+    @property
+    def reference_runs_a_file(self) -> bool:
+        """Whether computing the reference imports a Python file the author chose (a declarative
+        template's ``reference.kind = "python"``): done only in a run's worker process."""
+        return bool(getattr(self.reference, "runs_file", False))
+
+    def reference_candidates(self, problem: Problem | None = None, count: int = 16) -> list[Config]:
+        """Configs tried, in order, for the outputs that stand in for a missing reference: the default
+        config, then a fixed sample of the space (the same in every worker, so all adopt the same one)."""
+        space = self.space(problem)
+        first = space.config(self.default) if self.default else space.default_config()
+        candidates = [first] if first is not None else []
+        seen = {c.id for c in candidates}
+        for config in space.sample(np.random.default_rng(0), count):
+            if config.id not in seen and len(candidates) < count:
+                candidates.append(config)
+                seen.add(config.id)
+        return candidates
+
+    def tolerance_for(self, output: str) -> tuple[float, float]:
+        """The ``(rtol, atol)`` output ``output`` is checked with: its argument's own, else the template's."""
+        for arg in self.args:
+            if arg.name == output and arg.tolerance is not None:
+                return arg.tolerance
+        return self.tolerance
+
+    def output_tolerances(self) -> dict[str, tuple[float, float]]:
+        """``(rtol, atol)`` of every checked output, by name (see :meth:`tolerance_for`)."""
+        return {name: self.tolerance_for(name) for name in self.checked_outputs}
+
     def output_resets(self) -> tuple[OutputReset, ...]:
         """This template's reset policy (:func:`output_resets` of its arguments)."""
         return output_resets(self.args)
@@ -552,6 +601,8 @@ def _validate_static(t: KernelTemplate) -> None:
             fail(f"scalar argument {arg.name!r} needs value=")
         if arg.kind != "scalar" and arg.shape is None:
             fail(f"array argument {arg.name!r} needs shape=")
+        if arg.tolerance is not None and (len(arg.tolerance) != 2 or min(arg.tolerance) < 0):
+            fail(f"argument {arg.name!r}: tolerance must be (rtol, atol), both non-negative")
     rtol, atol = t.tolerance
     if rtol < 0 or atol < 0:
         fail("tolerance must be non-negative")

@@ -297,7 +297,12 @@ class MainWindow(QMainWindow):
         else:
             device = session.device
             backend = session.backend.get("kind", "?") if isinstance(session.backend, dict) else "?"
-            self.device_label.setText(f"{device.get('name', 'unknown device')}  ·  backend: {backend}  ·  {session.kernel}")
+            checks = str(session.extra.get("reference") or "")  # a template without a reference says how it checks
+            self.device_label.setText(f"{device.get('name', 'unknown device')}  ·  backend: {backend}  ·  {session.kernel}"
+                                      + ("  ·  no reference given" if checks else ""))
+            self.device_label.setToolTip(checks)
+            if checks:
+                self.statusBar().showMessage(f"{session.kernel}: {checks}", 15000)
             if device.get("simulated"):
                 self.timing_badge.setText("  SIMULATED: timings are modelled, not measured  ")
                 self.timing_badge.setStyleSheet("background:#f0c000; color:black; font-weight:bold; border-radius:3px")
