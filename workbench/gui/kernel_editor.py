@@ -160,8 +160,9 @@ class KernelEditor(QMainWindow):
         self.tabs.addTab(launch, "Launch")
         self.args_table = self._table(ARG_COLUMNS)
         for column in (ARG_COLUMNS.index("rtol"), ARG_COLUMNS.index("atol")):
-            self.args_table.horizontalHeaderItem(column).setToolTip(
-                f"this output's own tolerance; blank: {DEFAULT_RTOL:g} / {DEFAULT_ATOL:g}")
+            header = self.args_table.horizontalHeaderItem(column)
+            if header is not None:
+                header.setToolTip(f"this output's own tolerance; blank: {DEFAULT_RTOL:g} / {DEFAULT_ATOL:g}")
         tolerance_note = QLabel(f"Each out/inout argument is checked with its own rtol and atol "
                                 f"(blank: {DEFAULT_RTOL:g} and {DEFAULT_ATOL:g}).")
         tolerance_note.setWordWrap(True)
