@@ -162,3 +162,52 @@ def test_exporting_never_imports_the_reference_file(marked_template: tuple[Path,
     for fmt in FORMATS:
         export_sessions([session], fmt, tmp_path / f"tuned.{fmt}", kernel_dirs=[folder])
     assert not marker.exists()
+
+
+def test_the_cuda_backend_adopts_the_first_valid_configs_outputs_and_checks_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CUDA backend's wiring, with the device replaced by NumPy: a config that fails or leaves an
+    element unwritten (NaN poison) cannot be the reference; the next one is; every later config is
+    verified against it with the outputs' own tolerances, and its trial names the reference config."""
+    from workbench.backends import cuda
+    from workbench.core.measurement import Measurement
+
+    template = template_from_spec(dict(copy.deepcopy(SPEC), reference={"kind": "none"}), SOURCE)
+    assert not template.has_reference
+    space = template.space(template.small_problem)
+    candidates = template.reference_candidates(template.small_problem)
+    assert candidates[0] == space.default_config()
+    failing, unwritten, good, other = candidates[:4]
+    n = int(template.small_problem["n"])
+
+    class Device(np.ndarray):
+        def set(self, values: np.ndarray) -> None:
+            np.copyto(self, values)
+
+    backend = cuda.CudaBackend.__new__(cuda.CudaBackend)
+    backend.cp, backend.template, backend.needs_restart = np, template, False
+    backend.host_inputs = template.make_inputs(template.small_problem, np.random.default_rng(0))
+    backend.buffers = {"out": np.zeros(n, dtype=np.float32).view(Device)}
+    backend.resets = template.output_resets()
+    written = {failing.id: None, unwritten.id: np.nan, good.id: 1.0, other.id: 1.5}
+
+    def launched(config: Any, phase: Any) -> Any:
+        backend._reset_outputs(poison=True)
+        value = written[config.id]
+        if value is None:
+            return Measurement.failure(Status.COMPILE_ERROR, "does not compile")
+        backend.buffers["out"][:] = 1.0
+        backend.buffers["out"][-1] = value
+        return cuda._Launched(lambda: None, {}, None, (1, 1, 1), (1, 1, 1), 0)
+
+    monkeypatch.setattr(backend, "_launched", launched)
+    monkeypatch.setattr(backend, "_time", lambda launch, limits: [1.0, 1.0, 1.0])
+    monkeypatch.setattr(backend, "_metrics", lambda *args: {"latency_ms": 1.0})
+    monkeypatch.setattr(backend, "_details", lambda compiled: {})
+    backend.adopted = adopt_reference(np, candidates, backend._outputs_of)
+    backend.expected = dict(backend.adopted.expected)
+    assert backend.adopted.config_id == good.id and backend.adopted.tried == 3
+    same = backend.evaluate(good, EvalLimits())
+    assert same.ok and same.details[REFERENCE_CONFIG] == good.id
+    wrong = backend.evaluate(other, EvalLimits())
+    assert wrong.status is Status.WRONG_RESULT and wrong.details[REFERENCE_CONFIG] == good.id
+    assert wrong.message.startswith(f"out[{n - 1}] = 1.5, expected 1")
