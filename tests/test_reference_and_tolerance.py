@@ -18,7 +18,7 @@ from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.backends.templated import template_target
 from workbench.core.kernel_spec import SPEC_SUFFIX, save_template_folder, template_from_spec
 from workbench.core.measurement import Status
-from workbench.core.templates import Arg, load_templates, no_reference
+from workbench.core.templates import load_templates, no_reference
 from workbench.core.verify import NO_REFERENCE_NOTE, REFERENCE_CONFIG, adopt_reference, verify_outputs
 
 ROOT = Path(__file__).resolve().parents[1]
