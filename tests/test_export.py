@@ -123,6 +123,11 @@ def test_every_format_round_trips(name: str, sessions: dict[str, Session], tmp_p
     assert constants["CONFIG"] == best.to_dict() and constants["ENTRY"] == template.entry
     assert constants["PROBLEM"] == dict(problem)
     assert "cp.RawModule(code=SOURCE" in script
+    from workbench.core import cupy_script  # the exported constants are exactly the module's placeholders
+
+    placeholders = {n.target.id for n in ast.parse(Path(cupy_script.__file__).read_text()).body
+                    if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+    assert set(constants) == placeholders
 
 
 def test_embedded_source_literal_survives_quotes_and_backslashes() -> None:

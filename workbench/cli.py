@@ -300,6 +300,7 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    from workbench.core.verify import reference_summary
     from workbench.runner.controller import resume_run, start_run
 
     _check_run_flags(args)
@@ -329,6 +330,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     sim = " (simulated)" if summary["simulated"] else ""
     verb = "continued" if run.continued else "new session"
     print(f"{session.kernel}: {summary['trials']} trials ({verb}), {summary['feasible']} feasible{sim}; {best_text} -> {out}")
+    checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
+    if checks:
+        print(f"{session.kernel}: {checks}")
     return 0 if finished.reason != "error" else 1
 
 

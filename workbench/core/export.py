@@ -14,7 +14,8 @@ macros and falls back to the portable config; the other formats use the portable
 
 Slot macro names are the template's (:meth:`KernelTemplate.defines`); for sessions without a
 template (python benchmarks, recordings of unknown kernels) they are the upper-cased slot names,
-and only ``header`` and ``json`` are possible. No CuPy and no Qt here: the CuPy script is text.
+and only ``header`` and ``json`` are possible. No CuPy and no Qt here: the CuPy script's code is
+:mod:`workbench.core.cupy_script`, copied in as text with the tuned values written as constants.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import re
 import tempfile
 import time
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -586,93 +588,16 @@ def _json(plan: ExportPlan) -> str:
 
 # --- cupy ---------------------------------------------------------------------------------------
 
-_CUPY_BODY = '''
-
-def main() -> int:
-    import cupy as cp
-
-    from workbench.core.templates import kernels_dir, load_templates
-
-    templates = load_templates(*[d for d in KERNEL_DIRS if os.path.isdir(d)], str(kernels_dir()))
-    template = templates[KERNEL]
-    if template.source_hash() != TEMPLATE_HASH:
-        print(f"note: the {KERNEL} spec changed since export (inputs/reference may differ)", file=sys.stderr)
-    problem = template.resolve_problem(PROBLEM)
-    host = template.make_inputs(problem, np.random.default_rng(SEED))
-    expected = template.reference(host, problem)
-
-    module = cp.RawModule(code=SOURCE, options=OPTIONS)  # NVRTC, through CuPy
-    kernel = module.get_function(ENTRY)
-    if kernel.shared_size_bytes + SMEM > 48 * 1024:  # static + dynamic above the default: opt in
-        kernel.max_dynamic_shared_size_bytes = SMEM
-    for name in template.constants:  # __constant__ inputs go to the module's symbol
-        data = np.ascontiguousarray(host[name], dtype=np.float32)
-        symbol = cp.ndarray(data.shape, cp.float32, module.get_global(name))
-        symbol.set(data)
-
-    buffers, args = {}, []
-    for arg in template.args:
-        if arg.kind == "scalar":
-            args.append(np.dtype(arg.dtype).type(arg.value(problem) if arg.value else problem[arg.name]))
-        elif arg.name not in template.constants:
-            if arg.kind in ("in", "inout"):
-                array = cp.asarray(np.asarray(host[arg.name], dtype=arg.dtype))
-            else:
-                array = cp.empty(arg.shape(problem), dtype=arg.dtype)
-            buffers[arg.name] = array
-            args.append(array)
-
-    def reset(poison: bool) -> None:
-        for arg in template.args:
-            buffer = buffers.get(arg.name)
-            if buffer is None or arg.kind == "in":
-                continue
-            if arg.reset == "zero":
-                buffer.fill(0)
-            elif arg.reset == "input" or arg.kind == "inout":
-                buffer.set(np.asarray(host[arg.name], dtype=arg.dtype))
-            elif poison:
-                buffer.fill(np.nan if buffer.dtype.kind == "f" else np.iinfo(buffer.dtype).max)
-
-    def launch() -> None:
-        kernel(GRID, BLOCK, tuple(args), shared_mem=SMEM)
-
-    reset(poison=True)
-    launch()
-    cp.cuda.Device().synchronize()
-    rtol, atol = template.tolerance
-    wrong = 0
-    for name, want in expected.items():
-        want = np.asarray(want, dtype=np.float64)
-        got = buffers[name].get().astype(np.float64).reshape(want.shape)
-        bad = ~(np.abs(got - want) <= atol + rtol * np.abs(want))
-        wrong += int(bad.sum())
-        print(f"{name}: max abs error {float(np.nanmax(np.abs(got - want))):.3g}, {int(bad.sum())} of {want.size} outside tolerance")
-    if wrong:
-        print("FAILED: the result does not match the float64 reference")
-        return 1
-
-    flush = cp.empty(max(2 * cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrL2CacheSize, 0), 1 << 20), cp.uint8)
-    start, end = cp.cuda.Event(), cp.cuda.Event()
-    launch()
-    samples = []
-    for i in range(REPEATS):
-        reset(poison=False)
-        flush.fill(i & 0xFF)  # the L2 holds no inputs, as when the workbench measured
-        start.record()
-        launch()
-        end.record()
-        end.synchronize()
-        samples.append(cp.cuda.get_elapsed_time(start, end))
-    latency = float(np.median(samples))
-    recorded = f" (exported measurement: {RECORDED_LATENCY_MS:.4g} ms on {RECORDED_DEVICE})" if RECORDED_LATENCY_MS else ""
-    print(f"OK: {KERNEL} config {CONFIG_ID} latency {latency:.4g} ms median of {REPEATS}{recorded}")
-    return 0
+#: Markers in :mod:`workbench.core.cupy_script` between which the export takes its parts.
+_SCRIPT_MARKERS = ("# --- imports ---", "# --- constants", "# --- body ---")
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-'''
+def _script_parts() -> tuple[str, str]:
+    """(imports, body) of :mod:`workbench.core.cupy_script`, read as text: exporting imports nothing."""
+    text = resources.files("workbench.core").joinpath("cupy_script.py").read_text(encoding="utf-8")
+    imports, constants, body = (text.index(marker) for marker in _SCRIPT_MARKERS)
+    return (text[text.index("\n", imports) + 1:constants].strip() + "\n",
+            text[text.index("\n", body) + 1:])
 
 
 def _py_text(text: str) -> str:
@@ -692,6 +617,7 @@ def _cupy(plan: ExportPlan) -> str:
     latency = choice.trial.metric(LATENCY)
     # the portable pick's trial is its measurement on the first device (see _portable)
     recorded_device = plan.choices[0].device
+    imports, body = _script_parts()
     doc = "\n".join(line[3:] if line.startswith("// ") else line for line in _preamble(plan)
                     + _choice_comments(plan, choice))
     lines = [
@@ -705,11 +631,7 @@ def _cupy(plan: ExportPlan) -> str:
         doc.replace("\\", "\\\\").replace('"""', "'''"),
         '"""',
         "",
-        "import os",
-        "import sys",
-        "",
-        "import numpy as np",
-        "",
+        imports,
         f"KERNEL = {plan.kernel!r}",
         f"KERNEL_DIRS = {list(plan.kernel_dirs)!r}",
         f"TEMPLATE_HASH = {template.source_hash()!r}",
@@ -727,7 +649,7 @@ def _cupy(plan: ExportPlan) -> str:
         f"RECORDED_DEVICE = {recorded_device!r}",
         f"SOURCE = {_py_text(template.render(config, problem))}",
     ]
-    return "\n".join(lines) + _CUPY_BODY
+    return "\n".join(lines) + "\n" + body
 
 
 __all__ = [

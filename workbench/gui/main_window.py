@@ -99,6 +99,8 @@ class MainWindow(QMainWindow):
         self.toolbar.stop_requested.connect(self.stop_run)
 
         self.objective_panel = ObjectivePanel(model)
+        self.objective_panel.remeasure_requested.connect(
+            lambda: self._guarded(self.remeasure_aborted, "Cannot re-measure"))
         self.best_card = BestCard(model)
         self.slots_panel = SlotsPanel()
         left_tabs = QTabWidget()
@@ -297,7 +299,12 @@ class MainWindow(QMainWindow):
         else:
             device = session.device
             backend = session.backend.get("kind", "?") if isinstance(session.backend, dict) else "?"
-            self.device_label.setText(f"{device.get('name', 'unknown device')}  ·  backend: {backend}  ·  {session.kernel}")
+            checks = str(session.extra.get("reference") or "")  # a template without a reference says how it checks
+            self.device_label.setText(f"{device.get('name', 'unknown device')}  ·  backend: {backend}  ·  {session.kernel}"
+                                      + ("  ·  no reference given" if checks else ""))
+            self.device_label.setToolTip(checks)
+            if checks:
+                self.statusBar().showMessage(f"{session.kernel}: {checks}", 15000)
             if device.get("simulated"):
                 self.timing_badge.setText("  SIMULATED: timings are modelled, not measured  ")
                 self.timing_badge.setStyleSheet("background:#f0c000; color:black; font-weight:bold; border-radius:3px")
@@ -405,12 +412,39 @@ class MainWindow(QMainWindow):
         cost_model_note = (prepared.session.extra.get("cost_model") or {}).get("note")
         if cost_model_note:  # pruning models a stand-in GPU: say which
             self.statusBar().showMessage(f"cost model: {cost_model_note}", 15000)
+        self._launch(prepared)
+
+    def _launch(self, prepared: Any) -> None:
+        """Run a prepared run (the controller's ``Run``) in the engine thread, the controls following it."""
         self.thread = EngineThread(prepared, self)
         self.thread.progress.connect(self._on_progress)
         self.thread.run_finished.connect(self._on_run_finished)
         self.toolbar.set_running(True)
+        self.objective_panel.set_run_active(True)
         self.toolbar.show_progress(0, prepared.budget, 0, None)
         self.thread.start()
+
+    def remeasure_aborted(self) -> None:
+        """Measure again the aborted candidates the constraints in force no longer rule out (the
+        "Re-measure aborted" button; the CLI's ``tune --remeasure-aborted``), through the run
+        controller: new trials go beside the aborted ones in this session's file."""
+        from workbench.runner.controller import RunRequest, remeasure_aborted
+
+        if self.running:
+            raise WorkbenchError("a run is already going; re-measure when it ends")
+        if self.model.session is None:
+            raise WorkbenchError("no session to re-measure")
+        path = self.path or self.autosave_path
+        if path is None:
+            raise WorkbenchError("save the session first: re-measured trials are added to its file")
+        request = RunRequest(constraints=self.model.constraints, weights=self.model.weights)
+        run, why = remeasure_aborted(path, request)
+        if run is None:
+            self.statusBar().showMessage(why, 10000)
+            return
+        self.model.set_session(run.session)  # the file's session, which the run extends
+        self.statusBar().showMessage(why, 10000)
+        self._launch(run)
 
     def _run_request(self, run: dict[str, Any], current: Any) -> Any:
         """The controller's request for a new session from the toolbar's (or automation's) keys."""
@@ -526,6 +560,7 @@ class MainWindow(QMainWindow):
         self.refresh()
         self.failures.refresh()
         self.toolbar.set_running(False)
+        self.objective_panel.set_run_active(False)
         self.toolbar.progress_label.setText(f"finished: {result.reason}, {result.evaluations} evaluations")
         self._select_best_if_none()
         if result.reason == "error":

@@ -153,6 +153,9 @@ class Engine:
         #: strategy, the patience rule and the pruning wrapper rank by. See :meth:`set_objective`.
         self.objective = objective
         self._new_objective: Objective | None = None
+        #: The early-abort threshold follows the objective's latency limit when it came from it (the
+        #: controller's runs): a limit relaxed mid-run stops aborting new candidates at the old one.
+        self._abort_follows_objective = objective is not None and limits.max_latency_ms == objective.max_latency_ms
         #: Config ids measured before whose trials may be measured again (aborted candidates).
         self.remeasure = frozenset(remeasure)
         self._subscribers: list[Callable[[Event], None]] = []
@@ -213,12 +216,16 @@ class Engine:
         with self._lock:
             self._new_objective = objective
 
-    def _apply_objective(self) -> None:
+    def _apply_objective(self, pool: Any = None) -> None:
         with self._lock:
             objective, self._new_objective = self._new_objective, None
         if objective is None:
             return
         self.objective = objective
+        if self._abort_follows_objective and objective.max_latency_ms != self.limits.max_latency_ms:
+            self.limits = dataclasses.replace(self.limits, max_latency_ms=objective.max_latency_ms)
+            if pool is not None:
+                pool.set_abort_threshold(self.limits.max_latency_ms)
         self.strategy.set_objective(objective)
         self._best = min((objective(t) for t in self.session.trials), default=math.inf)
         self._since_improvement = 0
@@ -303,7 +310,7 @@ class Engine:
                     reason = self._stop_reason(exhausted and not in_flight)
                 if reason is not None and not in_flight:
                     break
-                self._apply_objective()
+                self._apply_objective(pool)
                 if reason is None and not self.paused and reference_id not in in_flight:
                     room = pool.idle_count
                     if self.budget is not None:
