@@ -96,6 +96,10 @@ def test_type_detect_compile_tune_save_and_reopen(window, editor, qtbot, tmp_pat
     toolbar.kernel.setCurrentText("saxpy")
     assert toolbar.kernel.findText("saxpy") >= 0 and toolbar.request()["kernel_dirs"] == [str(saved.parent)]
 
+    header = tmp_path / "saxpy_tuned.cu"  # File > Export best config renders the editor's template
+    window.export_best(str(header))
+    assert "__global__" in header.read_text() and "saxpy" in header.read_text()
+
     reopened = window.open_kernel_editor(saved.parent)
     qtbot.addWidget(reopened)
     assert reopened.source.toPlainText() == SAXPY_CU

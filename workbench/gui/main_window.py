@@ -735,7 +735,31 @@ class MainWindow(QMainWindow):
             raise WorkbenchError(f"{path}: export to .h, .cu, .json or .py")
         if self.model.session is None:
             raise WorkbenchError("no session to export")
-        export_sessions([self.model.session], fmt, path, self.model.constraints, self.model.weights)
+        session = self.model.session
+        export_sessions([session], fmt, path, self.model.constraints, self.model.weights,
+                        templates=self._export_templates(session.kernel))
+
+    def _export_templates(self, kernel: str) -> dict[str, Any] | None:
+        """The templates an export may render: the shipped library plus, for a template made in the
+        editor, its declarative spec from the folder the kernel list runs it from.
+
+        Only declarative specs are read from that folder (reading one runs no code), because the
+        folder can come from a reopened session's settings; None leaves the lookup to the exporter.
+        """
+        from workbench.core.kernel_spec import load_declarative
+        from workbench.core.templates import DECLARATIVE_SUFFIX, kernels_dir, load_templates
+
+        folder = self.toolbar.kernel_folders.get(kernel)
+        if folder is None or not Path(folder).is_dir():
+            return None
+        for spec in sorted(Path(folder).glob("*" + DECLARATIVE_SUFFIX)):
+            try:
+                template = load_declarative(spec)
+            except WorkbenchError:
+                continue  # another template of the folder that does not load is not this export's business
+            if template.name == kernel:
+                return {**load_templates(str(kernels_dir())), kernel: template}
+        return None
 
     def _on_export_best(self) -> None:
         if self.model.session is None:
