@@ -126,8 +126,11 @@ def build_parser() -> argparse.ArgumentParser:
                            "no longer rule out; nothing else is measured")
     _add_objective_flags(tune)
 
-    show = sub.add_parser("show", help="summarise a session file")
-    show.add_argument("file")
+    show = sub.add_parser("show", help="summarise a session file, or compare GPUs (--portability)")
+    show.add_argument("file", nargs="?", help="session file (with --portability: the first of the sessions)")
+    show.add_argument("--portability", nargs="+", default=None, metavar="SESSION",
+                      help="compare sessions of one kernel on several GPUs: each GPU's best config on every "
+                           "other GPU, and the config with the best worst case")
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.add_argument("--trials", action="store_true", help="include every trial")
     _add_objective_flags(show)
@@ -468,6 +471,10 @@ def _directions_of(constraints: Any, weights: Any) -> tuple[dict[str, Any], dict
 def cmd_show(args: argparse.Namespace) -> int:
     from workbench.core.session import load_session
 
+    if args.portability is not None:
+        return _show_portability(args)
+    if args.file is None:
+        raise WorkbenchError("show needs a session file (or --portability S1 S2 ...)")
     session = load_session(args.file)
     constraints, weights = _objective_from_args(args, session)
     objectives = _objectives_from_args(args, session)
@@ -498,6 +505,29 @@ def cmd_show(args: argparse.Namespace) -> int:
         for t in summary["trial_list"]:
             lat = f"{t['latency_ms']:.4g}" if t["latency_ms"] is not None else "-"
             print(f"{t['index']:>5} {t['status']:<14} {lat:>10}  {t['config']}  {t['message']}")
+    return 0
+
+
+def _show_portability(args: argparse.Namespace) -> int:
+    from workbench.core.portability import format_report, portability_report
+    from workbench.core.session import load_session
+    from workbench.runner.portability import simulator_predictors
+
+    paths = ([args.file] if args.file else []) + list(args.portability)
+    if args.trials or _objectives_from_args(args, None):
+        raise WorkbenchError("--portability cannot be combined with --trials or --objectives")
+    sessions = [load_session(path) for path in paths]
+    constraints, weights = _objective_from_args(args, sessions[0])
+    for session in sessions:
+        _check_objective(constraints, weights, _session_metrics(session))
+    predictors, notes = simulator_predictors(sessions)
+    report = portability_report(sessions, paths, constraints, weights, predictors=predictors)
+    report.notes += notes
+    if args.json:
+        json.dump(report.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    print("\n".join(format_report(report)))
     return 0
 
 
