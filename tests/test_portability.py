@@ -264,3 +264,20 @@ def test_show_portability_bad_input_is_one_line(tmp_path: Path) -> None:
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     result = run_cli("show")
     assert result.returncode == 2 and "show needs a session file" in result.stderr
+
+
+def test_the_multi_device_header_falls_back_to_the_max_min_config() -> None:
+    from workbench.core.export import export_text, plan_export
+
+    # (32,1): 1.0 on A, 0.4 on B -> mean 0.7, worst 0.4; (64,1): 0.625 on A, 0.625 on B -> worst 0.625
+    a = recorded("GPU A", {(32, 1): 1.0, (64, 1): 1.6, (128, 2): 3.0})
+    b = recorded("GPU B", {(32, 1): 2.5, (64, 1): 1.6, (128, 2): 1.0})
+    plan = plan_export([a, b], sources=["a.json", "b.json"])
+    assert plan.portable is not None
+    assert plan.portable.trial.config == SPACE.config({"block": 64, "tile": 1})
+    assert plan.portable.score == pytest.approx(0.625)
+    report = portability_report([a, b])
+    assert report.portable is not None and report.portable.config == plan.portable.trial.config
+    header = export_text(plan, "header")
+    fallback = header.split("#else")[1]
+    assert "#define BLOCK 64" in fallback and "best worst-case" in fallback
