@@ -34,7 +34,7 @@ from workbench.core.portability import (
     portability_report,
 )
 from workbench.core.session import Session
-from workbench.core.space import Config, SearchSpace, Slot
+from workbench.core.space import SearchSpace, Slot
 from workbench.runner.plan import make_backend_spec, new_session, open_target
 from workbench.runner.portability import simulator_predictors
 
@@ -51,7 +51,7 @@ CACHES = {
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"}
-    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True, check=False,
                           timeout=300, cwd=ROOT, env=env)
 
 

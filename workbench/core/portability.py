@@ -315,8 +315,7 @@ def portability_report(
         raise WorkbenchError(f"portability needs trials on at least two GPUs; these sessions have {names}")
 
     devices: list[_Device] = []
-    for name in grouped:  # the order the sessions were given
-        label, trials = grouped[name]
+    for name, (label, trials) in grouped.items():  # the order the sessions were given
         table = _device_table(name, label, trials, constraints, weights)
         if table.best is None:
             summary = rank(trials, constraints, weights).summary()

@@ -158,6 +158,10 @@ class MainWindow(QMainWindow):
 
         self.compare = CompareView(model)
         self.bottom_tabs.addTab(self.compare, "Compare")
+        from workbench.gui.portability_view import PortabilityView
+
+        self.portability = PortabilityView(model)
+        self.bottom_tabs.addTab(self.portability, "Portability")
         self.bottom_tabs.currentChanged.connect(self._on_bottom_tab)
         model.trials_added.connect(self._on_trials_for_importance)
         model.session_changed.connect(self._on_trials_for_importance)
@@ -250,6 +254,8 @@ class MainWindow(QMainWindow):
     def _on_bottom_tab(self, _index: int) -> None:
         if self.importance.isVisible():
             self.importance.schedule_refresh()
+        if self.bottom_tabs.currentWidget() is self.portability:
+            self.portability.refresh_if_dirty()
 
     def _on_trials_for_importance(self, *_: Any) -> None:
         if self.importance.isVisible():
