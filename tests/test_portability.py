@@ -281,3 +281,13 @@ def test_the_multi_device_header_falls_back_to_the_max_min_config() -> None:
     header = export_text(plan, "header")
     fallback = header.split("#else")[1]
     assert "#define BLOCK 64" in fallback and "best worst-case" in fallback
+
+
+def test_only_the_sessions_own_problem_is_compared() -> None:
+    a = recorded("GPU A", {(32, 1): 1.0, (64, 1): 1.25})
+    b = recorded("GPU B", {(32, 1): 2.0, (64, 1): 1.0})
+    # a size sweep keeps other sizes' trials in the session: there (64,1) would win on A
+    a.add(Trial(9, SPACE.config({"block": 64, "tile": 1}), Measurement(Status.OK, {"latency_ms": 0.1}),
+                problem={"n": 8000}))
+    report = portability_report([a, b])
+    assert report.bests[0].config["block"] == 32 and report.bests[0].trials == 2

@@ -199,13 +199,7 @@ def _device_of(session: Any, trial: Trial) -> str:
 
 def trials_at_problem(session: Any) -> list[Trial]:
     """The session's trials measured at its own problem (size sweeps keep other sizes' trials too)."""
-    own = dict(session.problem)
-    out = []
-    for trial in session.trials:
-        problem = getattr(trial, "problem", None)
-        if problem is None or dict(problem) == own:
-            out.append(trial)
-    return out
+    return list(session.trials_at())
 
 
 def check_compatible(sessions: Sequence[Any], labels: Sequence[str]) -> None:
