@@ -137,7 +137,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = sub.add_parser("export", help="write the recommended config as a header, .cu, JSON or CuPy script")
     export.add_argument("sessions", nargs="+", metavar="SESSION", help="session file(s): one per device for a portable header")
-    export.add_argument("--format", required=True, choices=("header", "cuda", "json", "cupy"))
+    export.add_argument("--format", required=True, choices=("header", "cuda", "json", "cupy", "dispatch", "dispatch-py"),
+                        help="dispatch / dispatch-py: a C header / Python module picking the config by problem size "
+                             "(a session tuned at several sizes)")
+    export.add_argument("--tolerance", type=float, default=None, metavar="FRACTION",
+                        help="dispatch: every measured size within this of its optimum (default 0.05 = 5%%)")
+    export.add_argument("--size-param", default=None, metavar="NAME",
+                        help="dispatch: the problem parameter to pick by (default: the one that varies)")
     export.add_argument("--out", required=True, help="file to write (atomically; untouched when the export refuses)")
     export.add_argument("--force", action="store_true",
                         help="write over a file that is not an earlier export (or over an input), keeping it as FILE.bak")
@@ -543,11 +549,29 @@ def cmd_export(args: argparse.Namespace) -> int:
         prepare_output(path, force=args.force, inputs=args.sessions, replaceable=is_export_file,
                        what="file exported by this workbench")
 
+    if args.format in ("dispatch", "dispatch-py"):
+        return _export_dispatch(args, sessions, constraints, weights, check_output)
+    if args.tolerance is not None or args.size_param is not None:
+        raise WorkbenchError("--tolerance and --size-param apply to --format dispatch or dispatch-py")
     plan = export_sessions(sessions, args.format, args.out, constraints, weights, sources=args.sessions,
                            check_output=check_output, kernel_dirs=args.kernel_dir)
     picks = ", ".join(f"{c.device}: {c.trial.config.id}" for c in plan.choices)
     portable = f"; portable {plan.portable.trial.config.id}" if plan.portable is not None and len(plan.choices) > 1 else ""
     print(f"{plan.kernel}: exported {args.format} ({picks}{portable}) -> {args.out}")
+    return 0
+
+
+def _export_dispatch(args: argparse.Namespace, sessions: list[Any], constraints: Any, weights: Any,
+                     check_output: Any) -> int:
+    from workbench.core.dispatch import DEFAULT_TOLERANCE, export_dispatch
+
+    tolerance = DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance
+    plan = export_dispatch(sessions, args.format, args.out, tolerance, constraints, weights,
+                           parameter=args.size_param, sources=args.sessions, check_output=check_output,
+                           kernel_dirs=args.kernel_dir)
+    sizes = len(plan.figures)
+    print(f"{plan.kernel}: exported {args.format} ({len(plan.configs)} configs for {sizes} sizes of "
+          f"{plan.parameter}, {plan.method} set cover, tolerance {100 * tolerance:g}%) -> {args.out}")
     return 0
 
 
@@ -582,7 +606,11 @@ def cmd_kernels(args: argparse.Namespace) -> int:
 
 def cmd_import_kt(args: argparse.Namespace) -> int:
     from workbench.core.interop import import_kt_cache
-    from workbench.core.output_files import check_folder, check_regular_or_absent, prepare_output
+    from workbench.core.output_files import (
+        check_folder,
+        check_regular_or_absent,
+        prepare_output,
+    )
     from workbench.core.session import journal_path, save_session
     from workbench.core.session_lock import SessionLock
 
