@@ -570,7 +570,8 @@ def _export_dispatch(args: argparse.Namespace, sessions: list[Any], constraints:
                            parameter=args.size_param, sources=args.sessions, check_output=check_output,
                            kernel_dirs=args.kernel_dir)
     sizes = len(plan.figures)
-    print(f"{plan.kernel}: exported {args.format} ({len(plan.configs)} configs for {sizes} sizes of "
+    configs = f"{len(plan.configs)} config" + ("" if len(plan.configs) == 1 else "s")
+    print(f"{plan.kernel}: exported {args.format} ({configs} for {sizes} sizes of "
           f"{plan.parameter}, {plan.method} set cover, tolerance {100 * tolerance:g}%) -> {args.out}")
     return 0
 

@@ -418,7 +418,7 @@ def _comments(plan: DispatchPlan, prefix: str) -> list[str]:
         f"{prefix}size parameter: {_one_line(plan.parameter)}; other problem parameters: {_one_line(plan.fixed or 'none')}",
         f"{prefix}tolerance {100 * plan.tolerance:g}%: every measured size runs a config whose score is at least "
         f"1/(1+{plan.tolerance:g}) of that size's best (latency alone: at most {100 * plan.tolerance:g}% slower)",
-        f"{prefix}{len(plan.configs)} configs for {k} measured sizes: "
+        f"{prefix}{len(plan.configs)} config{'' if len(plan.configs) == 1 else 's'} for {k} measured sizes: "
         + ("the fewest possible (exact set cover)" if plan.method == "exact" else
            f"greedy set cover (at most {_harmonic(k):.2f} times the fewest)"),
         f"{prefix}between measured sizes a < b with different configs the boundary is the geometric mean sqrt(a*b); "
