@@ -309,3 +309,26 @@ def test_cli_exports_dispatch_and_refuses_in_one_line(tmp_path: Path, capsys: py
         assert code == 2 and err.count("\n") == 1 and message in err, err
     assert other.read_text() == "mine\n"
     assert os.path.exists(out) and sys.executable
+
+
+def test_sessions_of_one_size_each_make_a_sweep_together() -> None:
+    parts = []
+    for n, table in SWEEP.items():
+        part = sweep_recording({n: table})
+        part.problem = {"n": n}  # each session's own problem; its trials carry none
+        part.trials = [Trial(t.index, t.config, t.measurement) for t in part.trials]
+        parts.append(part)
+    together = plan_dispatch(parts, tolerance=0.05, sources=[f"n{n}.json" for n in SWEEP])
+    alone = plan_dispatch([sweep_recording(SWEEP)], tolerance=0.05)
+    assert [c.id for c in together.configs] == [c.id for c in alone.configs]
+    assert [r.upper for r in together.ranges] == [r.upper for r in alone.ranges]
+    assert "n1000.json" in dispatch_c(together)
+
+
+def test_a_greedy_cover_is_said_in_the_header() -> None:
+    plan = plan_dispatch([sweep_recording(SWEEP)], tolerance=0.05, node_limit=0)
+    assert plan.method == "greedy"
+    header = dispatch_c(plan)
+    assert "greedy set cover (at most 2.08 times the fewest)" in header
+    for figure in plan.figures:
+        assert figure.fraction >= 1 / 1.05 - 1e-12

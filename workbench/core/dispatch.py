@@ -278,28 +278,38 @@ def set_cover(n: int, sets: Sequence[tuple[str, int, float]], node_limit: int = 
         if held is None or item[2] > held[2]:
             by_mask[item[1]] = item
     masks = sorted(by_mask, key=lambda m: -bin(m).count("1"))
-    maximal = [m for m in masks if not any(o != m and o & m == m for o in masks)]
+    maximal: list[int] = []
+    for m in masks:  # widest first: a mask inside a kept one is dominated
+        if not any(o & m == m for o in maximal):
+            maximal.append(m)
+    widest = bin(maximal[0]).count("1")
+    cover_max = [[m for m in maximal if m >> bit & 1] for bit in range(n)]
     nodes = [0]
 
-    def smallest(covered: int, depth: int, limit: int) -> bool:
+    def smallest(covered: int, path: list[int], limit: int) -> list[int] | None:
         nodes[0] += 1
         if covered == full:
-            return True
-        if depth == limit or nodes[0] > node_limit:
-            return False
-        bit = _rarest(full & ~covered, maximal)
-        return any(smallest(covered | m, depth + 1, limit) for m in maximal if m >> bit & 1)
+            return path
+        left = n - bin(covered).count("1")
+        if len(path) + -(-left // widest) > limit or nodes[0] > node_limit:  # cannot finish within the limit
+            return None
+        bit = min((b for b in range(n) if not covered >> b & 1), key=lambda b: len(cover_max[b]))
+        for m in cover_max[bit]:
+            found = smallest(covered | m, [*path, m], limit)
+            if found is not None:
+                return found
+        return None
 
-    size = None
+    found: list[int] | None = None
     for limit in range(1, n + 1):
-        if smallest(0, 0, limit):
-            size = limit
+        found = smallest(0, [], limit)
+        if found is not None or nodes[0] > node_limit:
             break
-        if nodes[0] > node_limit:
-            break
-    if size is None:
+    if found is None:
         return _greedy(n, sets), "greedy"
+    size = len(found)
 
+    # the tie-break: every set competes (a dominated mask may hold the better fractions)
     best: tuple[float, list[str]] | None = None
     nodes[0] = 0
     covering = [[item for item in sets if item[1] >> bit & 1] for bit in range(n)]
@@ -312,23 +322,17 @@ def set_cover(n: int, sets: Sequence[tuple[str, int, float]], node_limit: int = 
             if best is None or weight > best[0] + 1e-12:
                 best = (weight, [k for k, _, _ in chosen])
             return
-        if len(chosen) == size or nodes[0] > node_limit:
+        left = n - bin(covered).count("1")
+        if len(chosen) + -(-left // widest) > size or nodes[0] > node_limit:
             return
-        uncovered = [bit for bit in range(n) if not covered >> bit & 1]
-        bit = min(uncovered, key=lambda b: (len(covering[b]), b))
+        bit = min((b for b in range(n) if not covered >> b & 1), key=lambda b: (len(covering[b]), b))
         for item in covering[bit]:
             enumerate_covers(covered | item[1], [*chosen, item])
 
     enumerate_covers(0, [])
-    if best is None:  # cut short before reaching a cover: the smallest size is known, the pick is not
-        return _greedy(n, sets), "greedy"
+    if best is None:  # the tie-break was cut short: the smallest cover found first is still the fewest
+        return [by_mask[m][0] for m in found], "exact"
     return best[1], "exact"
-
-
-def _rarest(uncovered: int, masks: Sequence[int]) -> int:
-    """The uncovered bit in the fewest masks (branching there keeps the search narrow)."""
-    bits = [i for i in range(uncovered.bit_length()) if uncovered >> i & 1]
-    return min(bits, key=lambda i: (sum(1 for m in masks if m >> i & 1), i))
 
 
 def _greedy(n: int, sets: Sequence[tuple[str, int, float]]) -> list[str]:
