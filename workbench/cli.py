@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from workbench.core.assignments import parse_assignment, parse_assignments
+from workbench.core.size_analysis import size_lines
+from workbench.core.sizes import parse_sizes, problems_of
 from workbench.core.errors import WorkbenchError
 
 EXIT_BAD_INPUT = 2
@@ -87,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--strategy", default=None, help="search strategy (default: the benchmarked default)")
     tune.add_argument("--budget", type=int, default=None,
                       help="evaluations in this run, failures count (default 100; with --resume: what the "
-                           "session has left of its budget)")
+                           "session has left of its budget); with --sizes: evaluations PER SIZE, each size "
+                           "is measured up to this (a continued sweep skips sizes that have it)")
     tune.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
     tune.add_argument("--timeout", type=float, default=None, help="per-candidate run timeout (s, default 10)")
     tune.add_argument("--compile-timeout", type=float, default=None, help="per-candidate compile timeout (s, default 60)")
@@ -103,6 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--kernel-dir", action="append", default=[], help="extra template/benchmark folder (repeatable)")
     tune.add_argument("--replay", default=None, help="replay a recorded session or Kernel Tuner cache file")
     tune.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="problem parameter (repeatable)")
+    tune.add_argument("--sizes", action="append", default=[], metavar="NAME=V1,V2,...",
+                      help="size sweep: one tuning per value of problem parameter NAME, all in one session, "
+                           "--budget evaluations each (repeatable: several names make a grid); with --resume, "
+                           "adds sizes to the session's sweep. See docs/sizes.md")
+    tune.add_argument("--no-warm-start", action="store_false", dest="warm_start", default=None,
+                      help="with --sizes: start every size cold (default: a new size first measures the best "
+                           "configs of the nearest sizes already measured)")
     tune.add_argument("--gpu-model", default=None, help="simulated GPU model (sim backend), e.g. H200, A100, T4")
     tune.add_argument("--no-noise", action="store_false", dest="noise", default=None,
                       help="sim backend: switch modelled timing noise off")
@@ -305,6 +315,7 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
         devices=tuple(parse_devices(args.devices)) if args.devices is not None else None,
         allow_mixed_gpus=args.allow_mixed_gpus, compile_timeout_s=args.compile_timeout, run_timeout_s=args.timeout,
         objectives=_objectives_from_args(args) or None,
+        sizes=parse_sizes(args.sizes) if args.sizes else None, warm_start=args.warm_start,
     )
 
 
@@ -337,6 +348,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
     best_text = f"best {best['latency_ms']:.4g} ms {best['config']}" if best else "no feasible config"
     sim = " (simulated)" if summary["simulated"] else ""
     verb = "continued" if run.continued else "new session"
+    if args.sizes or len(problems_of(session)) > 1:
+        for line in size_lines(session):
+            print(line)
+        best_text = f"{len(problems_of(session))} sizes"
     print(f"{session.kernel}: {summary['trials']} trials ({verb}), {summary['feasible']} feasible{sim}; {best_text} -> {out}")
     return 0 if finished.reason != "error" else 1
 
