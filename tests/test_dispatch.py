@@ -332,3 +332,29 @@ def test_a_greedy_cover_is_said_in_the_header() -> None:
     assert "greedy set cover (at most 2.08 times the fewest)" in header
     for figure in plan.figures:
         assert figure.fraction >= 1 / 1.05 - 1e-12
+
+
+@pytest.mark.skipif(CC is None, reason="no host C compiler to run the header's decision logic")
+def test_a_tuned_size_sweep_exports_a_header_that_keeps_every_size_within_tolerance(tmp_path: Path) -> None:
+    """End to end: tune --sizes on the simulator, export, run the C, check against the session's trials."""
+    from workbench.core.session import load_session
+
+    session_path = tmp_path / "sweep.json"
+    env = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"}
+    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", "vector_add", "--backend", "sim",
+                           "--sizes", "n=4096,1048576,67108864", "--budget", "8", "--seed", "2", "--quiet",
+                           "--out", str(session_path)], capture_output=True, text=True, timeout=600, cwd=ROOT,
+                          env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    header = tmp_path / "kernel_dispatch.h"
+    assert cli_main(["export", str(session_path), "--format", "dispatch", "--out", str(header),
+                     "--tolerance", "0.01"]) == 0
+    session = load_session(session_path)
+    sizes = sorted({session.problem_of(t)["n"] for t in session.trials})
+    assert len(sizes) == 3
+    text = header.read_text()
+    chosen = run_c(text, "workbench_dispatch_vector_add", sizes, tmp_path)
+    configs = [line.split()[3] for line in text.splitlines() if line.startswith("// config ")]
+    for n, index in zip(sizes, chosen):
+        latency = {t.config.id: t.metric("latency_ms") for t in session.trials_at({**session.problem, "n": n}) if t.ok}
+        assert latency[configs[index]] <= 1.01 * min(latency.values()) + 1e-12
