@@ -291,3 +291,21 @@ def test_only_the_sessions_own_problem_is_compared() -> None:
                 problem={"n": 8000}))
     report = portability_report([a, b])
     assert report.bests[0].config["block"] == 32 and report.bests[0].trials == 2
+
+
+def test_sweeps_compare_at_a_chosen_size() -> None:
+    a = recorded("GPU A", {(32, 1): 1.0, (64, 1): 1.25})
+    b = recorded("GPU B", {(32, 1): 2.0, (64, 1): 1.0})
+    for session, fast in ((a, 64), (b, 64)):  # at n=8000 block 64 wins on both
+        for i, block in enumerate((32, 64)):
+            latency = 0.5 if block == fast else 1.0
+            session.add(Trial(10 + i, SPACE.config({"block": block, "tile": 1}),
+                              Measurement(Status.OK, {"latency_ms": latency}), problem={"n": 8000}))
+    report = portability_report([a, b], at={"n": 8000})
+    assert report.problem == {"n": 8000}
+    assert [best.config["block"] for best in report.bests] == [64, 64]
+    assert report.portable is not None and report.portable.worst == pytest.approx(1.0)
+    with pytest.raises(WorkbenchError, match="no trials at problem"):
+        portability_report([a, b], at={"n": 9})
+    with pytest.raises(WorkbenchError, match="--at m: not a problem parameter"):
+        portability_report([a, b], at={"m": 9})

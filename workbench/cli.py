@@ -141,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--portability", nargs="+", default=None, metavar="SESSION",
                       help="compare sessions of one kernel on several GPUs: each GPU's best config on every "
                            "other GPU, and the config with the best worst case")
+    show.add_argument("--at", action="append", default=[], metavar="NAME=VALUE",
+                      help="with --portability: compare the sessions at this size of their sweeps (repeatable)")
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.add_argument("--trials", action="store_true", help="include every trial")
     _add_objective_flags(show)
@@ -494,6 +496,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     if args.portability is not None:
         return _show_portability(args)
+    if args.at:
+        raise WorkbenchError("--at applies to show --portability")
     if args.file is None:
         raise WorkbenchError("show needs a session file (or --portability S1 S2 ...)")
     session = load_session(args.file)
@@ -541,8 +545,9 @@ def _show_portability(args: argparse.Namespace) -> int:
     constraints, weights = _objective_from_args(args, sessions[0])
     for session in sessions:
         _check_objective(constraints, weights, _session_metrics(session))
-    predictors, notes = simulator_predictors(sessions)
-    report = portability_report(sessions, paths, constraints, weights, predictors=predictors)
+    at = parse_assignments(args.at, "--at")
+    predictors, notes = simulator_predictors(sessions, at)
+    report = portability_report(sessions, paths, constraints, weights, predictors=predictors, at=at)
     report.notes += notes
     if args.json:
         json.dump(report.to_dict(), sys.stdout, indent=2)

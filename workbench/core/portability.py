@@ -197,14 +197,23 @@ def _device_of(session: Any, trial: Trial) -> str:
     return str(session.device.get("name") or "unknown device")
 
 
-def trials_at_problem(session: Any) -> list[Trial]:
-    """The session's trials measured at its own problem (size sweeps keep other sizes' trials too)."""
-    return list(session.trials_at())
+def trials_at_problem(session: Any, at: Mapping[str, Any] | None = None) -> list[Trial]:
+    """The session's trials at its own problem with ``at``'s values over it (size sweeps keep
+    other sizes' trials too)."""
+    return list(session.trials_at(None if not at else {**session.problem, **at}))
 
 
-def check_compatible(sessions: Sequence[Any], labels: Sequence[str]) -> None:
-    """One clear line when the sessions are not one kernel, one space and one problem."""
+def _problem_of(session: Any, at: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {**session.problem, **(at or {})}
+
+
+def check_compatible(sessions: Sequence[Any], labels: Sequence[str], at: Mapping[str, Any] | None = None) -> None:
+    """One clear line when the sessions are not one kernel, one space and one problem (``at`` over each)."""
     first = sessions[0]
+    unknown = sorted(set(at or {}) - set(first.problem))
+    if unknown:
+        known = ", ".join(sorted(first.problem)) or "none"
+        raise WorkbenchError(f"--at {unknown[0]}: not a problem parameter of {labels[0]} (these are: {known})")
     names = {s.name for s in first.space.slots} if first.space is not None else set()
     for session, label in zip(sessions[1:], labels[1:]):
         if session.kernel != first.kernel:
@@ -214,9 +223,9 @@ def check_compatible(sessions: Sequence[Any], labels: Sequence[str]) -> None:
         if other != names:
             raise WorkbenchError(f"{label}: its slots ({', '.join(sorted(other)) or 'none'}) differ from "
                                  f"{labels[0]}'s ({', '.join(sorted(names)) or 'none'}); not the same space")
-        if dict(session.problem) != dict(first.problem):
-            raise WorkbenchError(f"{label}: problem {dict(session.problem)} differs from {labels[0]}'s "
-                                 f"{dict(first.problem)}; compare sessions of one problem")
+        if _problem_of(session, at) != _problem_of(first, at):
+            raise WorkbenchError(f"{label}: problem {_problem_of(session, at)} differs from {labels[0]}'s "
+                                 f"{_problem_of(first, at)}; compare sessions of one problem")
 
 
 @dataclass
@@ -278,18 +287,20 @@ def portability_report(
     weights: Weights | None = None,
     *,
     predictors: Mapping[str, Predictor] | None = None,
+    at: Mapping[str, Any] | None = None,
 ) -> PortabilityReport:
     """Compare the sessions' devices (at least two) under one objective (default: the first session's).
 
     ``predictors`` (device name -> latency predictor) fill configs a device never measured;
-    without one such a config is ``missing`` there. Raises WorkbenchError (one line) when the
+    without one such a config is ``missing`` there. ``at`` (problem parameter -> value) compares
+    the sessions at that size of their sweeps instead of their own problems. Raises WorkbenchError (one line) when the
     sessions are not one kernel, space and problem, when fewer than two devices remain, or when a
     device has nothing feasible.
     """
     if not sessions:
         raise WorkbenchError("portability needs sessions of one kernel on at least two GPUs")
     labels = [str(sources[i]) if sources and i < len(sources) else f"session {i + 1}" for i in range(len(sessions))]
-    check_compatible(sessions, labels)
+    check_compatible(sessions, labels, at)
     first = sessions[0]
     constraints = first.constraints if constraints is None else constraints
     weights = first.weights if weights is None else weights
@@ -298,7 +309,10 @@ def portability_report(
     grouped: dict[str, tuple[str, list[Trial]]] = {}
     simulated: set[str] = set()
     for session, label in zip(sessions, labels):
-        for trial in trials_at_problem(session):
+        trials = trials_at_problem(session, at)
+        if not trials:
+            raise WorkbenchError(f"{label}: no trials at problem {_problem_of(session, at)}")
+        for trial in trials:
             device = _device_of(session, trial)
             entry = grouped.setdefault(device, (label, []))
             entry[1].append(trial)
@@ -335,7 +349,7 @@ def portability_report(
     if simulated:
         notes.append(f"simulated timings (a modelled GPU): {', '.join(sorted(simulated))}")
     return PortabilityReport(
-        kernel=first.kernel, problem=dict(first.problem), devices=[d.name for d in devices], bests=bests,
+        kernel=first.kernel, problem=_problem_of(first, at), devices=[d.name for d in devices], bests=bests,
         matrix=matrix, portable=portable, simulated=sorted(simulated), notes=notes,
         objective=_objective_text(constraints, weights),
     )

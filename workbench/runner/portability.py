@@ -9,15 +9,16 @@ code): only shipped templates are predicted.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from workbench.backends.base import BackendSpec
 from workbench.core.errors import WorkbenchError
 from workbench.core.portability import Predictor
 
 
-def simulator_predictors(sessions: Sequence[Any]) -> tuple[dict[str, Predictor], list[str]]:
-    """device name -> predictor for every simulated template session, and one note per one refused."""
+def simulator_predictors(sessions: Sequence[Any], at: Mapping[str, Any] | None = None) -> tuple[dict[str, Predictor], list[str]]:
+    """device name -> predictor for every simulated template session (at its problem with ``at``
+    over it), and one note per one refused."""
     from workbench.runner.costmodel import sim_predictor
 
     predictors: dict[str, Predictor] = {}
@@ -31,7 +32,7 @@ def simulator_predictors(sessions: Sequence[Any]) -> tuple[dict[str, Predictor],
             continue
         options = dict(backend.get("options") or {})
         options["kernel_dirs"] = []  # shipped templates only
-        options["problem"] = dict(session.problem)
+        options["problem"] = {**session.problem, **(at or {})}
         try:
             predictors[name] = sim_predictor(BackendSpec("sim", options))
         except WorkbenchError as exc:
