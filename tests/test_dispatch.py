@@ -155,13 +155,13 @@ def python_module(text: str) -> dict[str, Any]:
     return namespace
 
 
-def run_c(header: str, function: str, sizes: list[int], tmp_path: Path) -> list[int]:
+def run_c(header: str, function: str, sizes: list[Any], tmp_path: Path, parse: str = "atoll") -> list[int]:
     assert CC is not None
     (tmp_path / "dispatch.h").write_text(header)
     (tmp_path / "main.c").write_text(
         '#include <stdio.h>\n#include <stdlib.h>\n#include "dispatch.h"\n'
         "int main(int argc, char** argv) {\n"
-        f'  for (int i = 1; i < argc; ++i) printf("%d\\n", {function}(atoll(argv[i])));\n'
+        f'  for (int i = 1; i < argc; ++i) printf("%d\\n", {function}({parse}(argv[i])));\n'
         "  return 0;\n}\n")
     exe = tmp_path / "probe"
     done = subprocess.run([CC, "-std=c99", "-Wall", "-Werror", "-o", str(exe), str(tmp_path / "main.c")],
@@ -358,3 +358,19 @@ def test_a_tuned_size_sweep_exports_a_header_that_keeps_every_size_within_tolera
     for n, index in zip(sizes, chosen):
         latency = {t.config.id: t.metric("latency_ms") for t in session.trials_at({**session.problem, "n": n}) if t.ok}
         assert latency[configs[index]] <= 1.01 * min(latency.values()) + 1e-12
+
+
+@pytest.mark.skipif(CC is None, reason="no host C compiler")
+def test_a_float_size_parameter_gets_a_double_decision_list(tmp_path: Path) -> None:
+    sweep = {}
+    for scale, table in zip((0.5, 2.0, 8.0), SWEEP.values()):
+        sweep[scale] = table
+    session = sweep_recording(sweep)  # type: ignore[arg-type]
+    plan = plan_dispatch([session], tolerance=0.0)
+    # 32 is best at the first two scales, 256 at the third: the boundary is sqrt(2.0 * 8.0)
+    assert not plan.integer and plan.ranges[0].upper == pytest.approx(4.0)
+    header = dispatch_c(plan)
+    assert "workbench_dispatch_k(double size)" in header
+    probes = [0.1, 0.5, 0.999, 1.0, 2.0, 3.9, 4.0, 8.0, 1e9]
+    assert run_c(header, "workbench_dispatch_k", probes, tmp_path, parse="atof") == [plan.select(v) for v in probes]
+    assert [python_module(dispatch_py(plan))["select"](v) for v in probes] == [plan.select(v) for v in probes]
