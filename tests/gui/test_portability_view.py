@@ -70,3 +70,29 @@ def test_sessions_that_do_not_go_together_say_why(window, tmp_path: Path) -> Non
     window.bottom_tabs.setCurrentWidget(window.portability)
     window.portability.add_sessions([str(tmp_path / "b.json")])
     assert "differs from" in window.portability.heading.text() and window.portability.report is None
+
+
+def test_sweeps_are_compared_at_the_size_typed(window, tmp_path: Path) -> None:
+    sessions = []
+    for device, slow in (("GPU A", 64), ("GPU B", 32)):
+        session = recording(device, {32: 1.0, 64: 1.0})
+        for i, block in enumerate((32, 64)):
+            session.add(Trial(5 + i, SPACE.config({"block": block}),
+                              Measurement(Status.OK, {"latency_ms": 2.0 if block == slow else 1.0}), problem={"n": 64}))
+        session.problem = {"n": 8}
+        path = tmp_path / f"{device[-1]}.json"
+        save_session(session, path)
+        sessions.append(str(path))
+    window.open_session(sessions[0])
+    view = window.portability
+    window.bottom_tabs.setCurrentWidget(view)
+    view.add_sessions(sessions[1:])
+    assert view.report is not None and view.report.problem == {"n": 8}
+    view.at.setText("n=64")
+    view.refresh()
+    assert view.report is not None and view.report.problem == {"n": 64}
+    assert view.table_texts()[0][:2] == ["100.0%", "50.0%"]  # A's best at 64 (block 32) is slow on B
+    assert "n=64" in view.heading.text()
+    view.at.setText("n=3")
+    view.refresh()
+    assert view.report is None and "no trials at problem" in view.heading.text()

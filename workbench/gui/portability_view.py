@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QListWidget,
     QPushButton,
     QSplitter,
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.core.assignments import parse_assignment_list
 from workbench.core.errors import WorkbenchError
 from workbench.core.portability import (
     FAILED,
@@ -77,6 +79,10 @@ class PortabilityView(QWidget):
         self.remove_button.clicked.connect(self._on_remove_clicked)
         self.clear_button = QPushButton("Clear")
         self.clear_button.clicked.connect(self.clear)
+        self.at = QLineEdit()
+        self.at.setPlaceholderText("at size: n=1024")
+        self.at.setToolTip("compare size sweeps at this problem size instead of each session's own problem")
+        self.at.editingFinished.connect(self.refresh)
         self.table = QTableWidget(0, 0)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setStretchLastSection(True)
@@ -91,6 +97,7 @@ class PortabilityView(QWidget):
         buttons = QVBoxLayout()
         for button in (self.add_button, self.remove_button, self.clear_button):
             buttons.addWidget(button)
+        buttons.addWidget(self.at)
         buttons.addStretch(1)
         top = QHBoxLayout()
         top.addWidget(self.files, 1)
@@ -186,16 +193,18 @@ class PortabilityView(QWidget):
         from workbench.runner.portability import simulator_predictors
 
         try:
-            predictors, notes = simulator_predictors(sessions)
+            at = parse_assignment_list(self.at.text(), "at size")
+            predictors, notes = simulator_predictors(sessions, at)
             report = portability_report(sessions, labels, self.model.constraints, self.model.weights,
-                                        predictors=predictors)
+                                        predictors=predictors, at=at)
         except WorkbenchError as exc:
             self._show_error(str(exc))
             return
         report.notes += notes
         self.report = report
-        self.heading.setText(f"<b>{report.kernel}</b> on {len(report.devices)} GPUs: each GPU's best config as a "
-                             f"fraction of every GPU's optimum ({report.objective})")
+        self.heading.setText(f"<b>{_escape(report.kernel)}</b> on {len(report.devices)} GPUs at "
+                             f"{_escape(_config_text(report.problem))}: each GPU's best config as a fraction of "
+                             f"every GPU's optimum ({_escape(report.objective)})")
         self._fill_table(report)
 
     def _show_error(self, text: str) -> None:
