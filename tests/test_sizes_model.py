@@ -141,3 +141,67 @@ def test_save_refuses_a_trial_problem_load_would_refuse(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="trials\\[1\\].problem"):
         save_session(session, tmp_path / "x.json")
     assert not (tmp_path / "x.json").exists()
+
+
+# --- the size view's numbers (core/size_analysis.py) --------------------------------------------
+
+
+def _analysis_session() -> Session:
+    """Three sizes (given out of order), configs A, B, C with known latencies; B never measured at n=8."""
+    from workbench.core.space import Config
+
+    a, b, c = Config({"x": 1}), Config({"x": 2}), Config({"x": 3})
+    table = {  # n -> {config: latency}
+        1 << 20: {a: 4.0, b: 2.0, c: 8.0},
+        8: {a: 1.0, c: 1.25},
+        1 << 10: {a: 1.0, b: 2.0},
+    }
+    session = Session(kernel="k", problem={"n": 8, "dtype": "f32"})
+    index = 0
+    for n, row in table.items():
+        for config, latency in row.items():
+            session.add(Trial(index, config, Measurement(Status.OK, {"latency_ms": latency}),
+                              problem={"n": n, "dtype": "f32"}))
+            index += 1
+    session.add(Trial(index, c, Measurement.failure(Status.RUNTIME_ERROR, "boom"), problem={"n": 1 << 10, "dtype": "f32"}))
+    return session
+
+
+def test_size_rows_are_ordered_by_size_with_their_best() -> None:
+    from workbench.core.size_analysis import size_axis, size_rows
+
+    rows = size_rows(_analysis_session())
+    assert [r.problem["n"] for r in rows] == [8, 1 << 10, 1 << 20]
+    assert [r.label for r in rows] == ["n=8", "n=1024", "n=1048576"]
+    assert [r.best.config["x"] for r in rows] == [1, 1, 2]
+    assert [r.best_latency for r in rows] == [1.0, 1.0, 2.0]
+    name, values = size_axis(rows)
+    assert name == "n" and list(values) == [8.0, 1024.0, 1048576.0]
+
+
+def test_winner_bands_and_the_cross_matrix() -> None:
+    import numpy as np
+
+    from workbench.core.size_analysis import cross_matrix, missing_cells, size_rows, winner_bands
+
+    rows = size_rows(_analysis_session())
+    bands = winner_bands(rows)
+    assert [(b.config["x"], b.first, b.last) for b in bands] == [(1, 0, 1), (2, 2, 2)]
+    m = cross_matrix(rows)
+    # rows: best of n=8 (A), best of n=1024 (A), best of n=2^20 (B); columns: the sizes
+    expected = np.array([[1.0, 1.0, 0.5],
+                         [1.0, 1.0, 0.5],
+                         [np.nan, 0.5, 1.0]])
+    np.testing.assert_allclose(m, expected)
+    cells = missing_cells(rows)
+    assert [(p["n"], c["x"]) for p, c in cells] == [(8, 2)]
+
+
+def test_a_config_that_failed_at_a_size_scores_zero_there() -> None:
+    from workbench.core.size_analysis import cross_matrix, size_rows
+    from workbench.core.space import Config
+
+    session = _analysis_session()
+    session.add(Trial(99, Config({"x": 2}), Measurement.failure(Status.RUNTIME_ERROR, "boom"),
+                      problem={"n": 8, "dtype": "f32"}))
+    assert cross_matrix(size_rows(session))[2, 0] == 0.0

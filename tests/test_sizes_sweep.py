@@ -235,3 +235,20 @@ def test_missing_cells_are_measured_on_request(tmp_path: Path) -> None:
     assert len(after.trials) == before + len(cells)
     assert missing_cells(size_rows(after)) == []
     assert not (cross_matrix(size_rows(after)) != cross_matrix(size_rows(after))).any()  # no NaN left
+
+
+def test_show_lists_each_size_and_refuses_a_hostile_trial_problem_in_one_line(tmp_path: Path) -> None:
+    run = sweep(tmp_path / "show.json", budget=2, sizes={"n": [4096, 8192]})
+    result = run_cli("show", str(run.output), "--json", "--trials")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert [s["problem"]["n"] for s in summary["sizes"]] == [4096, 8192]
+    assert all(s["trials"] == 2 and s["best"]["latency_ms"] > 0 for s in summary["sizes"])
+    assert {t["problem"]["n"] for t in summary["trial_list"]} == {4096, 8192}
+    text = run_cli("show", str(run.output))
+    assert "size     n=4096" in text.stdout and "over all sizes" in text.stdout
+    data = json.loads(Path(run.output).read_text())
+    data["trials"][1]["problem"] = {"n": "4096\n#define EVIL", "alpha": 2.0}
+    Path(run.output).write_text(json.dumps(data))
+    line = one_line_error(run_cli("show", str(run.output)))
+    assert "trials[1].problem.n" in line and "line break" in line

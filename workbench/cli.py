@@ -198,6 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
     gui.add_argument("--seed", type=int, default=0)
     gui.add_argument("--replay", default=None)
     gui.add_argument("--gpu-model", default=None)
+    gui.add_argument("--sizes", action="append", default=[], metavar="NAME=V1,V2,...",
+                     help="with --run: a size sweep, --budget evaluations per size (as tune --sizes)")
     gui.add_argument("--screenshot", default=None, metavar="PNG")
     gui.add_argument("--quit-when-done", action="store_true")
     return parser
@@ -456,10 +458,32 @@ def summarise(session: Any, constraints: Any = None, weights: Any = None, with_t
                 "latency_ms": _finite(t.metric("latency_ms")),
                 "latency_bound_ms": _finite(t.metric("latency_bound_ms")),
                 "message": t.measurement.message,
+                **({"problem": dict(t.problem)} if t.problem is not None else {}),
             }
             for t in trials
         ]
+    sizes = _sizes_summary(session, constraints, weights)
+    if sizes:
+        out["sizes"] = sizes
     return out
+
+
+def _sizes_summary(session: Any, constraints: Any, weights: Any) -> list[dict[str, Any]]:
+    """``show --json``'s ``sizes`` (a session measured at several problems): each size's problem,
+    trial count and best trial under the objective in force, smallest size first."""
+    from workbench.core.search_objective import Objective
+    from workbench.core.size_analysis import size_rows
+
+    if not any(t.problem is not None for t in session.trials):
+        return []
+    rows = size_rows(session, Objective(constraints, weights))
+    if len(rows) < 2 and not session.extra.get("sweep"):
+        return []
+    return [{"problem": dict(r.problem), "trials": len(r.trials),
+             "best": None if r.best is None else {"index": r.best.index, "id": r.best.config.id,
+                                                 "config": r.best.config.to_dict(),
+                                                 "latency_ms": _finite(r.best.metric("latency_ms"))}}
+            for r in rows]
 
 
 def _session_metrics(session: Any) -> frozenset[str]:
@@ -517,7 +541,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"feasible {summary['feasible']}")
     if summary["best"]:
         b = summary["best"]
-        print(f"best     {b['latency_ms']:.4g} ms  score {b['score']:.3f}  {b['config']}")
+        mixed = "  (over all sizes; each size's best below)" if summary.get("sizes") else ""
+        print(f"best     {b['latency_ms']:.4g} ms  score {b['score']:.3f}  {b['config']}{mixed}")
         print(f"why      {b['why']}")
     elif summary["most_excluding_constraint"]:
         print(f"nothing feasible: '{summary['most_excluding_constraint']}' excludes the most trials")
@@ -526,6 +551,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         for point in summary["pareto"]:
             figures = "  ".join(f"{m} {point[m]:.4g}" for m in summary["objectives"] if point[m] is not None)
             print(f"         {figures}  {point['config']}")
+    for size in summary.get("sizes", ()):
+        best = size["best"]
+        figure = f"best {best['latency_ms']:.4g} ms  {best['config']}" if best and best["latency_ms"] is not None \
+            else "nothing succeeded"
+        print(f"size     {', '.join(f'{k}={v}' for k, v in size['problem'].items())}: {size['trials']} trials, {figure}")
     if args.trials:
         for t in summary["trial_list"]:
             lat = f"{t['latency_ms']:.4g}" if t["latency_ms"] is not None else "-"
@@ -732,6 +762,8 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
     if args.run or args.replay:
         run = {"kernel": args.run, "backend": args.backend, "strategy": args.strategy, "budget": args.budget,
                "seed": args.seed, "replay": args.replay, "gpu_model": args.gpu_model}
+        if args.sizes:
+            run["sizes"] = parse_sizes(args.sizes)
     return gui_main(args.session, run, args.screenshot, args.quit_when_done)
 
 

@@ -508,7 +508,7 @@ def trial_from_dict(rec: Any, where: str, fail, names: frozenset[str] | None = N
 MAX_PROBLEM_PARAMETERS = 64
 
 
-def _checked_problem(value: Any, where: str, fail) -> dict[str, Any]:
+def _checked_problem(value: Any, where: str, fail: Any) -> dict[str, Any]:
     """A problem read from a file (the session's or a trial's): an object of at most
     :data:`MAX_PROBLEM_PARAMETERS` printable names, each a finite number, a bool or a short line."""
     if type(value) is not dict:
