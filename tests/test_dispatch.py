@@ -374,3 +374,14 @@ def test_a_float_size_parameter_gets_a_double_decision_list(tmp_path: Path) -> N
     probes = [0.1, 0.5, 0.999, 1.0, 2.0, 3.9, 4.0, 8.0, 1e9]
     assert run_c(header, "workbench_dispatch_k", probes, tmp_path, parse="atof") == [plan.select(v) for v in probes]
     assert [python_module(dispatch_py(plan))["select"](v) for v in probes] == [plan.select(v) for v in probes]
+
+
+def test_a_single_config_export_of_a_sweep_uses_the_sessions_own_size() -> None:
+    from workbench.core.export import export_text, plan_export
+
+    session = sweep_recording(SWEEP)
+    session.problem = {"n": 64000}  # where block 256 wins; mixing sizes would pick 32 (1 ms at n=1000)
+    plan = plan_export([session])
+    assert plan.choices[0].trial.config["block"] == 256
+    header = export_text(plan, "header")
+    assert "#define BLOCK 256" in header and "12 trials at other problem sizes were left out" in header

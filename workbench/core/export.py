@@ -185,9 +185,15 @@ def plan_export(
 
     # group trials by device, across sessions
     groups: dict[str, list[tuple[Trial, str]]] = {}
+    other_sizes = 0
     for session, label in zip(sessions, labels):
-        for trial in session.trials:
+        own = session.trials_at()  # a size sweep's other sizes are not this header's problem
+        other_sizes += len(session.trials) - len(own)
+        for trial in own:
             groups.setdefault(_device_of(session, trial), []).append((trial, label))
+    if other_sizes:
+        notes.append(f"{other_sizes} trials at other problem sizes were left out (the header serves "
+                     f"{dict(first.problem)}); --format dispatch picks a config by size")
     if not groups:
         raise WorkbenchError(f"{labels[0]}: the session has no trials to export")
 
