@@ -30,6 +30,7 @@ Sizes between ranges
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -472,7 +473,10 @@ def dispatch_c(plan: DispatchPlan) -> str:
     out.append(f"#if defined({selector})")
     for index, config in enumerate(plan.configs):
         out.append(f"#{'if' if index == 0 else 'elif'} {selector} == {index}")
-        out += slot_defines(plan.export, config)
+        # checked against the template's space at a size the config serves (restrictions may read the size)
+        size = next(f.size for f in plan.figures if f.config == index)
+        at = dataclasses.replace(plan.export, problem={**plan.fixed, plan.parameter: size})
+        out += slot_defines(at, config)
     out.append("#else")
     out.append(f'#error "{selector} names no exported config"')
     out.append("#endif")
