@@ -7,9 +7,10 @@ the ranking's reason (the constraint that excludes the most trials).
 
 Several sessions of one kernel and problem can be exported together (one per GPU, or one session
 whose trials ran on several GPUs). Each device gets its own best config, and a *portable* config is
-chosen as Kernel Tuner's ``create_device_targets`` does: among configs feasible on every device,
-the one with the best mean relative performance (here the mean of each device's score, where 1.0
-is that device's best). The header guards the per-device configs with ``WORKBENCH_TARGET_<DEVICE>``
+chosen by the max-min rule of :mod:`workbench.core.portability`: among configs feasible on every
+device, the one whose worst fraction of a device's optimum is highest (Kernel Tuner's
+``create_device_targets`` takes the best mean instead, which can hide a device where the config
+is poor). The header guards the per-device configs with ``WORKBENCH_TARGET_<DEVICE>``
 macros and falls back to the portable config; the other formats use the portable config.
 
 Slot macro names are the template's (:meth:`KernelTemplate.defines`); for sessions without a
@@ -38,6 +39,7 @@ from workbench.core.errors import SpaceError, WorkbenchError
 from workbench.core.fs import current_umask
 from workbench.core.measurement import LATENCY, Trial
 from workbench.core.objective import Constraints, Weights, rank
+from workbench.core.portability import max_min_pick
 from workbench.core.space import Config
 from workbench.core.templates import c_literal
 
@@ -185,9 +187,15 @@ def plan_export(
 
     # group trials by device, across sessions
     groups: dict[str, list[tuple[Trial, str]]] = {}
+    other_sizes = 0
     for session, label in zip(sessions, labels):
-        for trial in session.trials:
+        own = session.trials_at()  # a size sweep's other sizes are not this header's problem
+        other_sizes += len(session.trials) - len(own)
+        for trial in own:
             groups.setdefault(_device_of(session, trial), []).append((trial, label))
+    if other_sizes:
+        notes.append(f"{other_sizes} trials at other problem sizes were left out (the header serves "
+                     f"{dict(first.problem)}); --format dispatch picks a config by size")
     if not groups:
         raise WorkbenchError(f"{labels[0]}: the session has no trials to export")
 
@@ -238,22 +246,26 @@ def _seed(value: Any) -> int:
 
 def _portable(choices: list[Choice], scores: dict[str, dict[str, tuple[float, int]]],
               groups: dict[str, list[tuple[Trial, str]]]) -> Choice | None:
-    """The config feasible on every device with the best mean score (Kernel Tuner's portable pick)."""
+    """The config feasible on every device with the best worst-case fraction of each device's optimum.
+
+    Fraction of optimum = score / that device's best score; the max-min pick is
+    :func:`workbench.core.portability.max_min_pick` (ties: higher mean, then the first device's
+    evaluation order), the same rule ``show --portability`` reports.
+    """
     devices = [c.device for c in choices]
-    common = set(scores[devices[0]])
-    for device in devices[1:]:
-        common &= set(scores[device])
-    if not common:
+    best = {c.device: c.score for c in choices}
+    fractions = [{cid: s / best[d] for cid, (s, _) in scores[d].items()} for d in devices]
+    order = sorted(scores[devices[0]], key=lambda cid: scores[devices[0]][cid][1])
+    picked = max_min_pick(fractions, order)
+    if picked is None:
         return None
-    # deterministic: best mean, then the first device's evaluation order
-    best_id = max(sorted(common, key=lambda cid: scores[devices[0]][cid][1]),
-                  key=lambda cid: float(np.mean([scores[d][cid][0] for d in devices])))
-    mean = float(np.mean([scores[d][best_id][0] for d in devices]))
+    best_id, worst, mean = picked
     row = scores[devices[0]][best_id][1]
     trial, label = groups[devices[0]][row]
-    per = ", ".join(f"{d} {scores[d][best_id][0]:.3f}" for d in devices)
-    why = f"feasible on all {len(devices)} devices with the best mean score {mean:.3f} ({per})"
-    return Choice("portable", trial, mean, why, label, tuple(devices))
+    per = ", ".join(f"{d} {fractions[i][best_id]:.3f}" for i, d in enumerate(devices))
+    why = (f"feasible on all {len(devices)} devices with the best worst case {worst:.3f} of each device's "
+           f"optimum (mean {mean:.3f}; {per})")
+    return Choice("portable", trial, worst, why, label, tuple(devices))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -488,7 +500,7 @@ def _header(plan: ExportPlan) -> str:
             out.append("// no config is feasible on every tuned device: choose a device above")
             out.append(f'#error "{_macro(plan.kernel)}: no portable tuned config; define one of the {TARGET_PREFIX}* macros"')
         else:
-            out.append(f"// portable config (best mean relative score over {len(plan.choices)} devices)")
+            out.append(f"// portable config (best worst-case fraction of optimum over {len(plan.choices)} devices)")
             out += _choice_comments(plan, plan.portable)
             out += slot_defines(plan, plan.portable.trial.config)
         out.append("#endif")

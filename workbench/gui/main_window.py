@@ -160,6 +160,14 @@ class MainWindow(QMainWindow):
 
         self.compare = CompareView(model)
         self.bottom_tabs.addTab(self.compare, "Compare")
+        from workbench.gui.size_view import SizeView
+
+        self.size_view = SizeView(model, measure=self.measure_cells)
+        self.bottom_tabs.addTab(self.size_view, "Sizes")
+        from workbench.gui.portability_view import PortabilityView
+
+        self.portability = PortabilityView(model)
+        self.bottom_tabs.addTab(self.portability, "Portability")
         self.bottom_tabs.currentChanged.connect(self._on_bottom_tab)
         model.trials_added.connect(self._on_trials_for_importance)
         model.session_changed.connect(self._on_trials_for_importance)
@@ -252,6 +260,8 @@ class MainWindow(QMainWindow):
     def _on_bottom_tab(self, _index: int) -> None:
         if self.importance.isVisible():
             self.importance.schedule_refresh()
+        if self.bottom_tabs.currentWidget() is self.portability:
+            self.portability.refresh_if_dirty()
 
     def _on_trials_for_importance(self, *_: Any) -> None:
         if self.importance.isVisible():
@@ -446,6 +456,30 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(why, 10000)
         self._launch(run)
 
+    def measure_cells(self, cells: list[Any]) -> None:
+        """Measure (size, config) pairs of the open session (the size view's missing cells) through
+        the run controller, in the engine thread like any run; the view fills in as trials arrive."""
+        from workbench.runner import autosave
+        from workbench.runner.controller import RunRequest, prepare_cells
+
+        current = self.model.session
+        if self.running or current is None:
+            self.statusBar().showMessage("measure missing cells: stop the run first" if self.running
+                                         else "measure missing cells: no session", 8000)
+            return
+        output = self.path or self.autosave_path or autosave.new_autosave_path(current.kernel)
+        try:
+            request = self._continue_request(self.toolbar.request(), current)
+            prepared = prepare_cells(dataclasses.replace(request, budget=None), current, output, cells)
+        except WorkbenchError as exc:
+            self.statusBar().showMessage(f"measure missing cells: {exc}", 15000)
+            return
+        self.model.sync()
+        if self.path is None:
+            self.autosave_path = output
+        self.model.dirty = True
+        self._launch(prepared)
+
     def _run_request(self, run: dict[str, Any], current: Any) -> Any:
         """The controller's request for a new session from the toolbar's (or automation's) keys."""
         from workbench.runner.controller import RunRequest
@@ -462,7 +496,7 @@ class MainWindow(QMainWindow):
             strategy_options=run.get("strategy_options"), seed=int(run.get("seed") or 0),
             budget=run.get("budget"), time_limit_s=run.get("time_limit_s"), workers=run.get("workers"),
             compile_timeout_s=run.get("compile_timeout_s"), run_timeout_s=run.get("run_timeout_s"),
-            domains=domains, restrictions=restrictions,
+            domains=domains, restrictions=restrictions, sizes=run.get("sizes") or None,
         )
 
     def _continue_request(self, run: dict[str, Any], session: Any) -> Any:
@@ -488,7 +522,7 @@ class MainWindow(QMainWindow):
             time_limit_s=run.get("time_limit_s"), workers=run.get("workers"),
             compile_timeout_s=run.get("compile_timeout_s"), run_timeout_s=run.get("run_timeout_s"),
             backend_options=extra, constraints=self.model.constraints, weights=self.model.weights,
-            domains=domains, restrictions=restrictions, trust_session_code=trust,
+            domains=domains, restrictions=restrictions, trust_session_code=trust, sizes=run.get("sizes") or None,
         )
 
     def _confirm_code(self, path: Path) -> bool:
@@ -608,6 +642,15 @@ class MainWindow(QMainWindow):
         if settings.budget is not None:
             left = settings.budget - len(session.trials)
             run["budget"] = left if left > 0 else settings.budget
+        from workbench.core.sizes import sweep_plan
+
+        try:  # a sweep shows its sizes and its budget per size; any other session an empty sizes field
+            plan = sweep_plan(session)
+        except WorkbenchError:
+            plan = None
+        run["sizes"] = {k: list(v) for k, v in plan.sizes.items()} if plan is not None else {}
+        if plan is not None:
+            run["budget"] = plan.budget
         try:
             self.toolbar.apply({k: v for k, v in run.items() if v is not None})
         except WorkbenchError:
