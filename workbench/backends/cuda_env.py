@@ -94,7 +94,7 @@ def device_count() -> int:
     if os.environ.get("KERNEL_WORKBENCH_FORCE_NO_GPU"):
         return 0
     try:
-        import cupy  # noqa: PLC0415 - optional dependency, only probed here
+        import cupy
 
         return int(cupy.cuda.runtime.getDeviceCount())
     except Exception:  # noqa: BLE001 - any failure means "no usable GPU"
@@ -103,7 +103,7 @@ def device_count() -> int:
 
 def device_names(count: int) -> list[str]:
     """Model name of each of the first ``count`` CUDA devices (CuPy is present: they were counted)."""
-    import cupy  # noqa: PLC0415 - optional dependency, present when a device was counted
+    import cupy
 
     names = []
     for index in range(count):
