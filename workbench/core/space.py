@@ -493,7 +493,7 @@ class SearchSpace(ABC):
         """The slot defaults as a config, or None when a slot has no default or they are not valid."""
         if any(s.default is None for s in self._slots):
             return None
-        config = Config({s.name: s.default for s in self._slots})
+        config = Config({s.name: s.default for s in self._slots if s.default is not None})
         return config if self.is_valid(config) else None
 
     # ------------------------------------------------------------------ indices
@@ -727,7 +727,7 @@ class ProductSpace(SearchSpace):
         return sample_product(self, rng, n, taken)
 
     def _neighbours(self, origin: tuple[int, ...], adjacent_only: bool) -> list[Config]:
-        out = []
+        out: list[Config] = []
         base = self.from_indices(origin)
         base_ok = self.satisfies(base)
         env = self._env(base)
@@ -823,7 +823,7 @@ class RecordedSpace(SearchSpace):
                 tuple(pos[point[name]] for pos, name in zip(positions, self._names)): point for point in self._points
             }
         index = self._neighbour_index
-        out = []
+        out: list[Config] = []
         for p, slot in enumerate(self._slots):
             here = origin[p]
             found = []
@@ -858,7 +858,7 @@ def _restore_recorded(
     slots: Sequence[Slot], restrictions: Sequence[str], params: Mapping[str, Value], rows: Sequence[tuple[Value, ...]]
 ) -> RecordedSpace:
     """Unpickle a recorded space: its points were validated when it was built, so skip that."""
-    space = RecordedSpace.__new__(RecordedSpace)
+    space = object.__new__(RecordedSpace)
     space._setup(slots, restrictions, params)
     names = space.names
     space._keep(tuple(Config(dict(zip(names, row))) for row in rows))
