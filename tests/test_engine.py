@@ -312,6 +312,35 @@ def test_a_bounded_refinement_leaves_marked_estimates_that_the_next_run_refines(
     assert time.monotonic() - began < 60
 
 
+def test_a_run_at_another_size_leaves_the_estimated_trials_of_other_sizes_alone(tmp_path) -> None:
+    """Only the trials at a run's own problem are carried over for refinement: one size of a sweep
+    never re-evaluates another size's configs with its own problem."""
+    import uuid
+
+    from test_sim_backend import _counting_template
+
+    from workbench.backends.base import BackendSpec
+    from workbench.backends.sim import SimBackend
+    from workbench.search.base import create_strategy
+
+    spec = _counting_template(tmp_path, uuid.uuid4().hex)
+    target = SimBackend.target(spec)
+    strategy = create_strategy("grid", target.space, seed=0)
+    session = session_for_target(target, spec, strategy)
+    engine = Engine(session, strategy, spec, budget=3)
+    engine.refine_wait_s = 0.0
+    engine.run()
+    assert engine.unrefined == 3
+    other = BackendSpec("sim", {**spec.options, "problem": {"n": 128}})
+    sized = SimBackend.target(other)
+    run = Engine(session, create_strategy("grid", sized.space, seed=0), other, budget=1, problem=dict(sized.problem),
+                 reference=sized.default_config)
+    run.run()
+    assert run.refined == run.evaluations == 1  # its own trial only
+    at_first_size = [t for t in session.trials if t.problem is None]
+    assert len(at_first_size) == 3 and all(t.measurement.details.get("resources_pending") for t in at_first_size)
+
+
 def test_trials_simulated_while_compiling_are_refined_at_the_end(tmp_path) -> None:
     """A sim run that did not wait for its compiles ends by re-measuring those trials in place
     (same index, marked), and reports the background compiles apart from evaluations."""
