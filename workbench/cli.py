@@ -27,6 +27,9 @@ EXIT_BAD_INPUT = 2
 MAX_SEED = 2**63 - 1
 #: Longest timeout or time limit accepted (s): a week; anything longer is a typo, not a plan.
 MAX_SECONDS = 7 * 24 * 3600.0
+#: Default of ``tune --refine-wait`` (s): a first simulated run on a fresh machine ends seconds after
+#: its last evaluation instead of waiting minutes for every unrolled kernel's compile.
+REFINE_WAIT_S = 5.0
 
 
 def max_workers(executor: str = "local") -> int:
@@ -49,6 +52,9 @@ def _check_run_flags(args: argparse.Namespace) -> None:
         value = getattr(args, flag, None)
         if value is not None and not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
             raise WorkbenchError(f"--{flag.replace('_', '-')} {value}: must be a number of seconds in (0, {MAX_SECONDS:g}]")
+    refine_wait = getattr(args, "refine_wait", None)
+    if refine_wait is not None and not (math.isfinite(refine_wait) and 0 <= refine_wait <= MAX_SECONDS):
+        raise WorkbenchError(f"--refine-wait {refine_wait}: must be a number of seconds in [0, {MAX_SECONDS:g}]")
     for flag in ("max_latency_ms", "max_memory_mb", "min_quality"):
         value = getattr(args, flag, None)
         if value is not None and not (math.isfinite(value) and value >= 0):
@@ -95,6 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--timeout", type=float, default=None, help="per-candidate run timeout (s, default 10)")
     tune.add_argument("--compile-timeout", type=float, default=None, help="per-candidate compile timeout (s, default 60)")
     tune.add_argument("--time-limit", type=float, default=None, help="wall-clock budget for the run (s)")
+    tune.add_argument("--refine-wait", type=float, default=REFINE_WAIT_S,
+                      help="sim backend: after the last evaluation, wait at most this long (s) for background "
+                           f"compiles to refine trials simulated with estimated resources (default {REFINE_WAIT_S:g}; "
+                           "what is left is refined when the session is continued with --resume)")
     tune.add_argument("--workers", type=int, default=None, help="worker processes (default: 1, or one per GPU)")
     tune.add_argument("--executor", default=None, choices=("local", "ray"),
                       help="where candidates run: local worker processes, or Ray actors (the ray extra)")
@@ -136,15 +146,26 @@ def build_parser() -> argparse.ArgumentParser:
                            "no longer rule out; nothing else is measured")
     _add_objective_flags(tune)
 
-    show = sub.add_parser("show", help="summarise a session file")
-    show.add_argument("file")
+    show = sub.add_parser("show", help="summarise a session file, or compare GPUs (--portability)")
+    show.add_argument("file", nargs="?", help="session file (with --portability: the first of the sessions)")
+    show.add_argument("--portability", nargs="+", default=None, metavar="SESSION",
+                      help="compare sessions of one kernel on several GPUs: each GPU's best config on every "
+                           "other GPU, and the config with the best worst case")
+    show.add_argument("--at", action="append", default=[], metavar="NAME=VALUE",
+                      help="with --portability: compare the sessions at this size of their sweeps (repeatable)")
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.add_argument("--trials", action="store_true", help="include every trial")
     _add_objective_flags(show)
 
     export = sub.add_parser("export", help="write the recommended config as a header, .cu, JSON or CuPy script")
     export.add_argument("sessions", nargs="+", metavar="SESSION", help="session file(s): one per device for a portable header")
-    export.add_argument("--format", required=True, choices=("header", "cuda", "json", "cupy"))
+    export.add_argument("--format", required=True, choices=("header", "cuda", "json", "cupy", "dispatch", "dispatch-py"),
+                        help="dispatch / dispatch-py: a C header / Python module picking the config by problem size "
+                             "(a session tuned at several sizes)")
+    export.add_argument("--tolerance", type=float, default=None, metavar="FRACTION",
+                        help="dispatch: every measured size within this of its optimum (default 0.05 = 5%%)")
+    export.add_argument("--size-param", default=None, metavar="NAME",
+                        help="dispatch: the problem parameter to pick by (default: the one that varies)")
     export.add_argument("--out", required=True, help="file to write (atomically; untouched when the export refuses)")
     export.add_argument("--force", action="store_true",
                         help="write over a file that is not an earlier export (or over an input), keeping it as FILE.bak")
@@ -313,6 +334,7 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    from workbench.core.verify import reference_summary
     from workbench.runner.controller import resume_run, start_run
 
     _check_run_flags(args)
@@ -334,8 +356,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
     for warning in run.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     run.subscribe(_ProgressLine(args.quiet))
+    run.engine.refine_wait_s = args.refine_wait
     finished = run.run()
     session, out = run.session, run.output
+    if run.engine.unrefined:
+        print(f"note: {run.engine.unrefined} trials keep estimated resources (marked resources_pending): their "
+              f"compiles had not finished {args.refine_wait:g} s after the last evaluation; a run continuing the "
+              f"session refines them (all of them: tune --resume --out {out} --budget 1 --refine-wait 600)",
+              file=sys.stderr)
     summary = summarise(session)
     best = summary["best"]
     best_text = f"best {best['latency_ms']:.4g} ms {best['config']}" if best else "no feasible config"
@@ -346,6 +374,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
             print(line)
         best_text = f"{len(problems_of(session))} sizes"
     print(f"{session.kernel}: {summary['trials']} trials ({verb}), {summary['feasible']} feasible{sim}; {best_text} -> {out}")
+    checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
+    if checks:
+        print(f"{session.kernel}: {checks}")
     return 0 if finished.reason != "error" else 1
 
 
@@ -507,6 +538,12 @@ def _directions_of(constraints: Any, weights: Any) -> tuple[dict[str, Any], dict
 def cmd_show(args: argparse.Namespace) -> int:
     from workbench.core.session import load_session
 
+    if args.portability is not None:
+        return _show_portability(args)
+    if args.at:
+        raise WorkbenchError("--at applies to show --portability")
+    if args.file is None:
+        raise WorkbenchError("show needs a session file (or --portability S1 S2 ...)")
     session = load_session(args.file)
     constraints, weights = _objective_from_args(args, session)
     objectives = _objectives_from_args(args, session)
@@ -546,6 +583,30 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _show_portability(args: argparse.Namespace) -> int:
+    from workbench.core.portability import format_report, portability_report
+    from workbench.core.session import load_session
+    from workbench.runner.portability import simulator_predictors
+
+    paths = ([args.file] if args.file else []) + list(args.portability)
+    if args.trials or _objectives_from_args(args, None):
+        raise WorkbenchError("--portability cannot be combined with --trials or --objectives")
+    sessions = [load_session(path) for path in paths]
+    constraints, weights = _objective_from_args(args, sessions[0])
+    for session in sessions:
+        _check_objective(constraints, weights, _session_metrics(session))
+    at = parse_assignments(args.at, "--at")
+    predictors, notes = simulator_predictors(sessions, at)
+    report = portability_report(sessions, paths, constraints, weights, predictors=predictors, at=at)
+    report.notes += notes
+    if args.json:
+        json.dump(report.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    print("\n".join(format_report(report)))
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from workbench.core.export import export_sessions, is_export_file
     from workbench.core.output_files import prepare_output
@@ -558,11 +619,30 @@ def cmd_export(args: argparse.Namespace) -> int:
         prepare_output(path, force=args.force, inputs=args.sessions, replaceable=is_export_file,
                        what="file exported by this workbench")
 
+    if args.format in ("dispatch", "dispatch-py"):
+        return _export_dispatch(args, sessions, constraints, weights, check_output)
+    if args.tolerance is not None or args.size_param is not None:
+        raise WorkbenchError("--tolerance and --size-param apply to --format dispatch or dispatch-py")
     plan = export_sessions(sessions, args.format, args.out, constraints, weights, sources=args.sessions,
                            check_output=check_output, kernel_dirs=args.kernel_dir)
     picks = ", ".join(f"{c.device}: {c.trial.config.id}" for c in plan.choices)
     portable = f"; portable {plan.portable.trial.config.id}" if plan.portable is not None and len(plan.choices) > 1 else ""
     print(f"{plan.kernel}: exported {args.format} ({picks}{portable}) -> {args.out}")
+    return 0
+
+
+def _export_dispatch(args: argparse.Namespace, sessions: list[Any], constraints: Any, weights: Any,
+                     check_output: Any) -> int:
+    from workbench.core.dispatch import DEFAULT_TOLERANCE, export_dispatch
+
+    tolerance = DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance
+    plan = export_dispatch(sessions, args.format, args.out, tolerance, constraints, weights,
+                           parameter=args.size_param, sources=args.sessions, check_output=check_output,
+                           kernel_dirs=args.kernel_dir)
+    sizes = len(plan.figures)
+    configs = f"{len(plan.configs)} config" + ("" if len(plan.configs) == 1 else "s")
+    print(f"{plan.kernel}: exported {args.format} ({configs} for {sizes} sizes of "
+          f"{plan.parameter}, {plan.method} set cover, tolerance {100 * tolerance:g}%) -> {args.out}")
     return 0
 
 
@@ -597,7 +677,11 @@ def cmd_kernels(args: argparse.Namespace) -> int:
 
 def cmd_import_kt(args: argparse.Namespace) -> int:
     from workbench.core.interop import import_kt_cache
-    from workbench.core.output_files import check_folder, check_regular_or_absent, prepare_output
+    from workbench.core.output_files import (
+        check_folder,
+        check_regular_or_absent,
+        prepare_output,
+    )
     from workbench.core.session import journal_path, save_session
     from workbench.core.session_lock import SessionLock
 
