@@ -36,15 +36,15 @@ from typing import Any, Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from landscapes_sim import simulate  # noqa: E402
+from landscapes_sim import simulate
 
-from workbench.core.measurement import LATENCY, Measurement, Status, Trial  # noqa: E402
-from workbench.core.session import Session  # noqa: E402
-from workbench.core.sizes import size_grid, warm_start_configs  # noqa: E402
-from workbench.core.space import Config  # noqa: E402
-from workbench.core.templates import load_templates  # noqa: E402
-from workbench.search.base import DEFAULT_STRATEGY, create_strategy  # noqa: E402
-from workbench.search.seeded import Seeded  # noqa: E402
+from workbench.core.measurement import LATENCY, Measurement, Status, Trial
+from workbench.core.session import Session
+from workbench.core.sizes import size_grid, warm_start_configs
+from workbench.core.space import Config
+from workbench.core.templates import load_templates
+from workbench.search.base import DEFAULT_STRATEGY, create_strategy
+from workbench.search.seeded import Seeded
 
 #: template -> swept values (one parameter, ascending; the other parameters stay at their defaults).
 SWEEPS: dict[str, dict[str, list[int]]] = {
