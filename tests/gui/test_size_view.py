@@ -100,3 +100,26 @@ def test_missing_cells_are_measured_in_the_background(window, qtbot, tmp_path):
     assert not np.isnan(view.matrix).any()
     assert len(window.model.session.trials) == before + missing
     assert all(math.isfinite(view.matrix[i, j]) for i in range(2) for j in range(2))
+
+
+def test_start_on_a_reopened_unfinished_sweep_finishes_its_sizes(window, qtbot, tmp_path):
+    path = tmp_path / "part.json"
+    run = start_run(RunRequest(kernel="reduce_sum", backend="sim", strategy="random", budget=3,
+                               sizes={"n": [4096, 1 << 20, 1 << 26]}), path)
+    seen = []
+
+    def stop_in_second_size(event) -> None:
+        if type(event).__name__ == "TrialFinished":
+            seen.append(event)
+            if len(seen) == 4:
+                run.stop()
+
+    run.subscribe(stop_in_second_size)
+    run.run()
+    assert [len(g) for g in trials_by_problem(load_session(path)).values()][0] == 3
+    window.open_session(str(path))
+    assert window.toolbar.sizes.text() == "n=4096,1048576,67108864" and window.toolbar.budget.value() == 3
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run(window.toolbar.request())
+    assert [len(g) for g in trials_by_problem(window.model.session).values()] == [3, 3, 3]
+    assert [len(g) for g in trials_by_problem(load_session(path)).values()] == [3, 3, 3]
