@@ -226,7 +226,7 @@ class SessionModel:
         known = len(self._problems)
         following = self.problem_shown is None or self.problem_shown == next(reversed(self._problems))
         self._note_problems(fresh)
-        if len(self._problems) > known:
+        if len(self._problems) > max(known, 1):  # a second (or later) size: a sweep
             if following:  # a sweep moved on to a new size while the latest size was shown: follow it
                 self.dirty = True
                 self._switch_to(next(reversed(self._problems)))
