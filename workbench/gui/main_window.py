@@ -211,6 +211,7 @@ class MainWindow(QMainWindow):
         self.size_picker = QComboBox()
         self.size_picker.setToolTip("Problem size shown in the recommendation, charts and tables "
                                     "(the Sizes tab compares all sizes)")
+        self.size_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.size_picker.setVisible(False)
         self.size_picker.activated.connect(self._on_size_picked)
         status.addPermanentWidget(self.size_picker)
