@@ -252,3 +252,29 @@ def test_show_lists_each_size_and_refuses_a_hostile_trial_problem_in_one_line(tm
     Path(run.output).write_text(json.dumps(data))
     line = one_line_error(run_cli("show", str(run.output)))
     assert "trials[1].problem.n" in line and "line break" in line
+
+
+def test_a_size_typed_as_the_other_number_type_counts_as_done(tmp_path: Path) -> None:
+    """The plan keeps values as the template resolves them: ``alpha=1,2`` (a float parameter) is
+    done once its trials exist, and ``n=1024,1024.0`` is one size."""
+    out = tmp_path / "a.json"
+    sweep(out, budget=2, sizes={"alpha": [1, 2]})
+    session = load_session(out)
+    assert len(session.trials) == 4
+    assert dict(sweep_plan(session).sizes) == {"alpha": (1.0, 2.0)}
+    with pytest.raises(WorkbenchError, match="already has its 2 evaluations"):
+        start_run(RunRequest(), out, resume=True)
+    twice = tmp_path / "b.json"
+    sweep(twice, budget=2, sizes={"n": [1024, 1024.0, 1e3]})
+    session = load_session(twice)
+    assert dict(sweep_plan(session).sizes) == {"n": (1024, 1000)}
+    assert len(session.trials) == 4 and len(trials_by_problem(session)) == 2
+
+
+def test_show_portability_at_takes_a_size_typed_as_a_float(tmp_path: Path) -> None:
+    paths = []
+    for gpu in ("A100", "H100"):
+        paths.append(str(tmp_path / f"{gpu}.json"))
+        sweep(Path(paths[-1]), budget=3, sizes={"n": [4096, 8192]}, gpu_model=gpu)
+    result = run_cli("show", "--portability", *paths, "--at", "n=8192.0")
+    assert result.returncode == 0, result.stderr

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 from workbench.core.assignments import parse_assignment, parse_assignments
 from workbench.core.size_analysis import size_lines
-from workbench.core.sizes import parse_sizes, problems_of
+from workbench.core.sizes import parse_sizes, problems_of, typed_like
 from workbench.core.errors import WorkbenchError
 
 EXIT_BAD_INPUT = 2
@@ -595,7 +595,7 @@ def _show_portability(args: argparse.Namespace) -> int:
     constraints, weights = _objective_from_args(args, sessions[0])
     for session in sessions:
         _check_objective(constraints, weights, _session_metrics(session))
-    at = parse_assignments(args.at, "--at")
+    at = typed_like(sessions[0].problem, parse_assignments(args.at, "--at"))
     predictors, notes = simulator_predictors(sessions, at)
     report = portability_report(sessions, paths, constraints, weights, predictors=predictors, at=at)
     report.notes += notes

@@ -32,7 +32,7 @@ from workbench.core.session import Session, problem_key
 from workbench.core.space import Config, Value
 
 __all__ = ["problem_key", "problems_of", "trials_by_problem", "SweepPlan", "parse_sizes", "parse_sizes_text",
-           "size_grid", "sweep_plan", "set_sweep_plan", "size_distance", "nearest_problems", "best_configs",
+           "size_grid", "typed_like", "sweep_plan", "set_sweep_plan", "size_distance", "nearest_problems", "best_configs",
            "warm_start_configs", "size_parameters"]
 
 
@@ -134,6 +134,23 @@ def _text(value: Value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def typed_like(problem: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` (a size someone typed: ``--at rows=256.0``) with each number of the type of the
+    ``problem``'s own value, as a template resolves a problem (an integer parameter's ``256.0`` is
+    ``256``, a float parameter's ``1`` is ``1.0``), so the size has the key of the trials measured at
+    it. Names the problem lacks, and values that are not such numbers, are left for the caller to judge."""
+    out = dict(values)
+    for name, value in values.items():
+        own = problem.get(name)
+        if isinstance(value, bool) or isinstance(own, bool) or not isinstance(value, (int, float)):
+            continue
+        if isinstance(own, int) and isinstance(value, float) and value.is_integer():
+            out[name] = int(value)
+        elif isinstance(own, float) and isinstance(value, int):
+            out[name] = float(value)
+    return out
 
 
 def size_grid(base: Mapping[str, Any], sizes: Mapping[str, Sequence[Value]]) -> list[dict[str, Any]]:

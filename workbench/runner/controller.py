@@ -419,6 +419,24 @@ def _check_sizes(spec: BackendSpec, target: Target, problems: Sequence[Mapping[s
             raise WorkbenchError(f"--sizes: {exc}") from None
 
 
+def _resolved_plan(spec: BackendSpec, plan: SweepPlan, base: Mapping[str, Any]) -> SweepPlan:
+    """``plan`` with every value as the template resolves it (``1024.0`` -> ``1024`` for an integer
+    parameter, ``1`` -> ``1.0`` for a float one), each once: trials record the resolved problem,
+    and a size counts as done only when its plan value has the same key as its trials' problem."""
+    sizes: dict[str, tuple[Any, ...]] = {}
+    for name, values in plan.sizes.items():
+        seen: dict[str, Any] = {}
+        for value in values:
+            try:
+                target = open_target(BackendSpec(spec.kind, {**spec.options, "problem": {**base, name: value}}))
+            except WorkbenchError as exc:
+                raise WorkbenchError(f"--sizes: {exc}") from None
+            resolved = target.problem.get(name, value)
+            seen.setdefault(problem_key({name: resolved}), resolved)
+        sizes[name] = tuple(seen.values())
+    return dataclasses.replace(plan, sizes=sizes)
+
+
 def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | None, lock: SessionLock | None,
                    resolved: tuple[BackendSpec, Target] | None, plan: SweepPlan | None) -> SweepRun:
     """One run per size still to measure, prepared one after another by :class:`SweepRun`.
@@ -439,6 +457,7 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
             plan = plan.merged(request.sizes)
         plan = dataclasses.replace(plan, budget=request.budget or plan.budget,
                                    warm_start=plan.warm_start if request.warm_start is None else request.warm_start)
+    plan = _resolved_plan(spec, plan, session.problem)
     problems = plan.problems(session.problem)
     _check_sizes(spec, open_target(spec), problems)
     groups = trials_by_problem(session)
