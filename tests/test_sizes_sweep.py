@@ -278,3 +278,30 @@ def test_show_portability_at_takes_a_size_typed_as_a_float(tmp_path: Path) -> No
         sweep(Path(paths[-1]), budget=3, sizes={"n": [4096, 8192]}, gpu_model=gpu)
     result = run_cli("show", "--portability", *paths, "--at", "n=8192.0")
     assert result.returncode == 0, result.stderr
+
+
+def test_constraints_changed_during_a_sweep_hold_for_the_sizes_after(tmp_path: Path) -> None:
+    """The window changes the session's objective while the first size runs; the next size keeps
+    it (the request's objective, given at start, is not written back)."""
+    from workbench.core.objective import Constraints
+    from workbench.core.search_objective import Objective
+    from workbench.runner.events import TrialFinished
+
+    out = tmp_path / "c.json"
+    request = RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=3,
+                         sizes={"n": [4096, 8192]}, constraints=Constraints(max_latency_ms=50.0))
+    run = start_run(request, out)
+    changed = Constraints(max_latency_ms=7.0)
+    done: list[bool] = []
+
+    def on_event(event: object) -> None:
+        if isinstance(event, TrialFinished) and not done:
+            done.append(True)
+            run.session.constraints = changed
+            run.set_objective(Objective(changed, run.session.weights))
+
+    run.subscribe(on_event)
+    run.run()
+    assert len(problems_of(run.session)) == 2
+    assert run.session.constraints == changed
+    assert load_session(out).constraints.max_latency_ms == 7.0

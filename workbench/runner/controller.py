@@ -319,7 +319,11 @@ def prepare_cells(request: RunRequest, session: Session, output: str | os.PathLi
         _check_sizes(spec, _open_continued_target(spec, session), [p for p, _c in by_size.values()])
         todo = [SizeRun(problem, len(configs)) for problem, configs in by_size.values()]
         wanted = {problem_key(p): c for p, c in by_size.values()}
-        base = dataclasses.replace(request, sizes=None, warm_start=None)
+        if request.constraints is not None:  # recorded once: each size then keeps the session's current one
+            session.constraints = request.constraints
+        if request.weights is not None:
+            session.weights = request.weights
+        base = dataclasses.replace(request, sizes=None, warm_start=None, constraints=None, weights=None)
 
         def prepare_size(problem: Mapping[str, Any], budget: int) -> Run:
             sized = dataclasses.replace(base, problem=dict(problem), budget=budget)
@@ -467,7 +471,10 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
         raise WorkbenchError(f"every size of the sweep already has its {plan.budget} evaluations; "
                              "give a larger --budget (evaluations per size) or more --sizes")
     set_sweep_plan(session, plan)
-    size_request = dataclasses.replace(request, sizes=None, warm_start=None)
+    # The request's objective is the session's now (the base run above recorded it); each size
+    # takes the session's objective as it is when that size starts, so a constraint or weight
+    # changed in the window during the sweep holds for the sizes after it.
+    size_request = dataclasses.replace(request, sizes=None, warm_start=None, constraints=None, weights=None)
 
     def prepare_size(problem: Mapping[str, Any], budget: int) -> Run:
         sized = dataclasses.replace(size_request, problem=dict(problem), budget=budget)
