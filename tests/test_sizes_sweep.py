@@ -305,3 +305,29 @@ def test_constraints_changed_during_a_sweep_hold_for_the_sizes_after(tmp_path: P
     assert len(problems_of(run.session)) == 2
     assert run.session.constraints == changed
     assert load_session(out).constraints.max_latency_ms == 7.0
+
+
+def test_remeasure_aborted_measures_each_size_at_its_own_problem(tmp_path: Path) -> None:
+    """Aborted trials at a size other than the session's own are re-measured there, and the
+    window's count is what the controller measures."""
+    from workbench.core.objective import Constraints
+    from workbench.core.search_objective import Objective
+    from workbench.core.sizes import remeasurable
+    from workbench.core.measurement import Status
+    from workbench.runner.controller import remeasure_aborted
+
+    out = tmp_path / "ab.json"
+    sweep(out, budget=6, sizes={"n": [1 << 20, 1 << 22]}, constraints=Constraints(max_latency_ms=0.006))
+    before = load_session(out)
+    big = {**before.problem, "n": 1 << 22}
+    aborted = [t for t in before.trials_at(big) if t.status is Status.ABORTED]
+    assert aborted, "the tight limit aborts trials at the larger size"
+    relaxed = Constraints(max_latency_ms=1.0)
+    counted = sum(len(c) for _p, c in remeasurable(before, Objective(relaxed, before.weights).worth_remeasuring))
+    run, message = remeasure_aborted(out, RunRequest(constraints=relaxed))
+    assert run is not None and f"re-measuring {counted} aborted" in message
+    run.run()
+    after = load_session(out)
+    assert len(after.trials) == len(before.trials) + counted
+    assert len(after.trials_at(big)) == len(before.trials_at(big)) + len(aborted)
+    assert all(t.status is Status.OK for t in after.trials[len(before.trials):])

@@ -33,7 +33,7 @@ from workbench.core.space import Config, Value
 
 __all__ = ["problem_key", "problems_of", "trials_by_problem", "SweepPlan", "parse_sizes", "parse_sizes_text",
            "size_grid", "typed_like", "sweep_plan", "set_sweep_plan", "size_distance", "nearest_problems", "best_configs",
-           "warm_start_configs", "size_parameters"]
+           "warm_start_configs", "size_parameters", "remeasurable"]
 
 
 def _keyed(session: Session) -> list[tuple[str, Mapping[str, Any], Trial]]:
@@ -70,6 +70,22 @@ def problems_of(session: Session) -> list[dict[str, Any]]:
         if key not in found:
             found[key] = dict(problem)
     return list(found.values())
+
+
+def remeasurable(session: Session, worth: Callable[[Trial], bool]) -> list[tuple[dict[str, Any], list[Config]]]:
+    """(problem, configs) for every problem of the session (in order of its first trial) with
+    configs whose latest trial at that problem ``worth`` says to measure again (an aborted one the
+    latency limit in force no longer rules out): what "re-measure aborted" measures and counts, per
+    size, since a config aborted at one size may be fine at another."""
+    out: list[tuple[dict[str, Any], list[Config]]] = []
+    for trials in trials_by_problem(session).values():
+        latest: dict[str, Trial] = {}
+        for trial in trials:
+            latest[trial.config.id] = trial
+        configs = [t.config for t in latest.values() if worth(t)]
+        if configs:
+            out.append((session.problem_of(trials[0]), configs))
+    return out
 
 
 # ------------------------------------------------------------------------------------------------

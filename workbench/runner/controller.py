@@ -40,6 +40,7 @@ from workbench.core.space import Config
 from workbench.core.sizes import (
     SweepPlan,
     problem_key,
+    remeasurable,
     set_sweep_plan,
     size_grid,
     sweep_plan,
@@ -589,10 +590,12 @@ def _named_metrics(session: Session, objectives: Sequence[str]) -> dict[str, Non
     return dict.fromkeys([*weighted, *bounded, *objectives])
 
 
-def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunRequest()) -> tuple[Run | None, str]:
+def remeasure_aborted(path: str | os.PathLike[str],
+                      request: RunRequest = RunRequest()) -> tuple[Run | SweepRun | None, str]:
     """A run that measures again every aborted candidate of the session at ``path`` whose latency
     bound the objective in force (the session's, or the request's, which becomes the session's)
     no longer rules out, with the session's own backend; new trials go beside the aborted ones.
+    A sweep's sizes are each re-measured at their own problem, one after another.
 
     Returns ``(None, why)`` when nothing is worth re-measuring (the lock is not kept then).
     """
@@ -605,11 +608,8 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
         clean_stale_temporaries(out)
         session = load_session(out)
         objective = Objective(request.constraints or session.constraints, request.weights or session.weights)
-        latest: dict[str, Any] = {}
-        for trial in session.trials_at():  # the session's own problem (a sweep's other sizes are not re-run here)
-            latest[trial.config.id] = trial
-        configs = [t.config for t in latest.values() if objective.worth_remeasuring(t)]
-        if not configs:
+        groups = remeasurable(session, objective.worth_remeasuring)
+        if not groups:
             aborted = sum(t.status is Status.ABORTED for t in session.trials)
             lock.release()
             return None, (f"nothing to re-measure: {aborted} aborted trials, none below the latency limit in force"
@@ -619,10 +619,27 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
         settings = session.run.merged(request.settings_overrides())
         limits = EvalLimits(compile_timeout_s=settings.compile_timeout_s, run_timeout_s=settings.run_timeout_s,
                             max_latency_ms=objective.max_latency_ms)
-        engine = Engine(session, Listed(session.space, configs=configs), spec, budget=len(configs),
-                        workers=settings.workers or 1, limits=limits, output=out, objective=objective,
-                        remeasure={c.id for c in configs})
-        return Run(session, engine, spec, out, lock, True), f"re-measuring {len(configs)} aborted candidates"
+        space = session.space
+        if space is None:
+            raise WorkbenchError("the session records no search space to re-measure in")
+        own = problem_key(session.problem)
+        count = sum(len(configs) for _problem, configs in groups)
+        message = f"re-measuring {count} aborted candidates" + (f" at {len(groups)} sizes" if len(groups) > 1 else "")
+
+        def run_at(problem: Mapping[str, Any], configs: Sequence[Config], held: SessionLock | None) -> Run:
+            at_own = problem_key(problem) == own
+            sized = spec if at_own else BackendSpec(spec.kind, {**spec.options, "problem": dict(problem)})
+            engine = Engine(session, Listed(space, configs=list(configs)), sized, budget=len(configs),
+                            workers=settings.workers or 1, limits=limits, output=out, objective=objective,
+                            remeasure={c.id for c in configs}, problem=None if at_own else dict(problem))
+            return Run(session, engine, spec, out, held, True)
+
+        if len(groups) == 1 and problem_key(groups[0][0]) == own:
+            return run_at(groups[0][0], groups[0][1], lock), message
+        wanted = {problem_key(p): c for p, c in groups}
+        todo = [SizeRun(p, len(c)) for p, c in groups]
+        return SweepRun(session, todo, lambda p, _b: run_at(p, wanted[problem_key(p)], None), out, lock, True,
+                        spec), message
     except BaseException:
         lock.release()
         raise
