@@ -16,7 +16,14 @@ import pytest
 from workbench.core.errors import WorkbenchError
 from workbench.core.session import journal_path, load_session, problem_key, save_session
 from workbench.core.size_analysis import cross_matrix, missing_cells, size_rows
-from workbench.core.sizes import best_configs, problems_of, size_distance, sweep_plan, trials_by_problem, warm_start_configs
+from workbench.core.sizes import (
+    best_configs,
+    problems_of,
+    size_distance,
+    sweep_plan,
+    trials_by_problem,
+    warm_start_configs,
+)
 from workbench.runner.controller import RunRequest, prepare_cells, start_run
 from workbench.search.seeded import Seeded
 
@@ -310,10 +317,10 @@ def test_constraints_changed_during_a_sweep_hold_for_the_sizes_after(tmp_path: P
 def test_remeasure_aborted_measures_each_size_at_its_own_problem(tmp_path: Path) -> None:
     """Aborted trials at a size other than the session's own are re-measured there, and the
     window's count is what the controller measures."""
+    from workbench.core.measurement import Status
     from workbench.core.objective import Constraints
     from workbench.core.search_objective import Objective
     from workbench.core.sizes import remeasurable
-    from workbench.core.measurement import Status
     from workbench.runner.controller import remeasure_aborted
 
     out = tmp_path / "ab.json"

@@ -30,6 +30,9 @@ MAX_SECONDS = 7 * 24 * 3600.0
 #: Default of ``tune --refine-wait`` (s): a first simulated run on a fresh machine ends seconds after
 #: its last evaluation instead of waiting minutes for every unrolled kernel's compile.
 REFINE_WAIT_S = 5.0
+#: Default of ``tune --refine-only --refine-wait`` (s): refining is then all the run does, so it waits
+#: long enough for the compiles of a large space (a week is the most that may be given).
+REFINE_ONLY_WAIT_S = 600.0
 
 
 def max_workers(executor: str = "local") -> int:
@@ -101,10 +104,14 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--timeout", type=float, default=None, help="per-candidate run timeout (s, default 10)")
     tune.add_argument("--compile-timeout", type=float, default=None, help="per-candidate compile timeout (s, default 60)")
     tune.add_argument("--time-limit", type=float, default=None, help="wall-clock budget for the run (s)")
-    tune.add_argument("--refine-wait", type=float, default=REFINE_WAIT_S,
+    tune.add_argument("--refine-wait", type=float, default=None,
                       help="sim backend: after the last evaluation, wait at most this long (s) for background "
-                           f"compiles to refine trials simulated with estimated resources (default {REFINE_WAIT_S:g}; "
-                           "what is left is refined when the session is continued with --resume)")
+                           f"compiles to refine trials simulated with estimated resources (default {REFINE_WAIT_S:g}, "
+                           f"{REFINE_ONLY_WAIT_S:g} with --refine-only; what is left is refined when the session is "
+                           "continued with --resume, or all of it with --refine-only)")
+    tune.add_argument("--refine-only", action="store_true",
+                      help="with --resume: evaluate nothing new, only refine the --out session's trials that hold "
+                           "estimated resources, at every size of a sweep (sim backend)")
     tune.add_argument("--workers", type=int, default=None, help="worker processes (default: 1, or one per GPU)")
     tune.add_argument("--executor", default=None, choices=("local", "ray"),
                       help="where candidates run: local worker processes, or Ray actors (the ray extra)")
@@ -340,6 +347,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     _check_run_flags(args)
     if args.remeasure_aborted:
         return _remeasure_aborted(args)
+    if args.refine_only:
+        return _refine_only(args)
     if args.budget is not None and args.budget < 1:
         raise WorkbenchError("--budget must be at least 1")
     if args.prune is not None and not 0.0 < args.prune <= 1.0:
@@ -356,13 +365,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
     for warning in run.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     run.subscribe(_ProgressLine(args.quiet))
-    run.engine.refine_wait_s = args.refine_wait
+    wait = REFINE_WAIT_S if args.refine_wait is None else args.refine_wait
+    run.engine.refine_wait_s = wait
     finished = run.run()
     session, out = run.session, run.output
     if run.engine.unrefined:
         print(f"note: {run.engine.unrefined} trials keep estimated resources (marked resources_pending): their "
-              f"compiles had not finished {args.refine_wait:g} s after the last evaluation; a run continuing the "
-              f"session refines them (all of them: tune --resume --out {out} --budget 1 --refine-wait 600)",
+              f"compiles had not finished {wait:g} s after the last evaluation; a run continuing the "
+              f"session refines them (all of them, nothing new measured: tune --resume --out {out} --refine-only)",
               file=sys.stderr)
     summary = summarise(session)
     best = summary["best"]
@@ -377,6 +387,36 @@ def cmd_tune(args: argparse.Namespace) -> int:
     checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
     if checks:
         print(f"{session.kernel}: {checks}")
+    return 0 if finished.reason != "error" else 1
+
+
+def _refine_only(args: argparse.Namespace) -> int:
+    """``tune --resume --out SESSION --refine-only``: refine SESSION's estimated trials, every size."""
+    from workbench.runner.controller import RunRequest, refine_pending
+
+    out = args.resume if isinstance(args.resume, str) else args.out
+    if not args.resume or out is None:
+        raise WorkbenchError("--refine-only continues a session: tune --resume --out FILE --refine-only")
+    if isinstance(args.resume, str) and args.out is not None:
+        raise WorkbenchError("--refine-only refines the session in place: give it once (--resume --out FILE)")
+    given = [flag for flag, value in (("--budget", args.budget), ("--sizes", args.sizes), ("--strategy", args.strategy),
+                                      ("--time-limit", args.time_limit), ("--force", args.force),
+                                      ("--replay", args.replay), ("--set", args.set)) if value]
+    if given:
+        raise WorkbenchError(f"--refine-only evaluates nothing new; drop {given[0]}")
+    request = RunRequest(kernel=args.kernel, kernel_dirs=tuple(args.kernel_dir), workers=args.workers,
+                         compile_timeout_s=args.compile_timeout, run_timeout_s=args.timeout)
+    run, message = refine_pending(out, request)
+    if run is None:
+        print(f"{message} in {out}")
+        return 0
+    wait = REFINE_ONLY_WAIT_S if args.refine_wait is None else args.refine_wait
+    run.engine.refine_wait_s = wait
+    run.subscribe(_ProgressLine(args.quiet))
+    finished = run.run()
+    left = run.engine.unrefined
+    kept = f"; {left} still estimated after {wait:g} s (run it again)" if left else ""
+    print(f"{run.session.kernel}: refined {run.refined} trials{kept} -> {out}")
     return 0 if finished.reason != "error" else 1
 
 

@@ -645,6 +645,61 @@ def remeasure_aborted(path: str | os.PathLike[str],
         raise
 
 
+def refine_pending(path: str | os.PathLike[str],
+                   request: RunRequest = RunRequest()) -> tuple[Run | SweepRun | None, str]:
+    """A run that only refines the session's trials simulated with estimated resources (marked
+    ``resources_pending``), at every size they were measured at, with the session's own backend:
+    nothing new is evaluated, so it works the same for one size or a sweep (whose ``--budget`` is
+    per size and whose finished sizes are not run again). The caller sets ``engine.refine_wait_s``.
+
+    Returns ``(None, why)`` when no trial waits for its compile (the lock is not kept then)."""
+    out = Path(path)
+    check_regular_or_absent(out)
+    if not out.is_file() and not journal_path(out).is_file():
+        raise WorkbenchError(f"--refine-only: --out {out} must be an existing session file")
+    lock = SessionLock(out).acquire()
+    try:
+        clean_stale_temporaries(out)
+        session = load_session(out)
+        groups: dict[str, tuple[dict[str, Any], int]] = {}
+        for key, trials in trials_by_problem(session).items():
+            pending = sum(bool(t.measurement.details.get("resources_pending")) for t in trials)
+            if pending:
+                groups[key] = (session.problem_of(trials[0]), pending)
+        if not groups:
+            lock.release()
+            return None, "nothing to refine: no trial holds estimated resources"
+        spec = _spec_for_continue(request, session)
+        space = session.space
+        if space is None:
+            raise WorkbenchError("the session records no search space")
+        settings = session.run.merged(request.settings_overrides())
+        limits = EvalLimits(compile_timeout_s=settings.compile_timeout_s, run_timeout_s=settings.run_timeout_s,
+                            max_latency_ms=session.constraints.max_latency_ms)
+        objective = Objective(session.constraints, session.weights)
+        count = sum(n for _p, n in groups.values())
+        message = f"refining {count} trials with estimated resources" + (
+            f" at {len(groups)} sizes" if len(groups) > 1 else "")
+
+        def run_at(problem: Mapping[str, Any], held: SessionLock | None) -> Run:
+            # The problem is always named (no reference config is measured first) and the
+            # strategy proposes nothing: the run looks at the pending trials and waits for them.
+            sized = BackendSpec(spec.kind, {**spec.options, "problem": dict(problem)})
+            engine = Engine(session, Listed(space, configs=[]), sized, budget=None,
+                            workers=settings.workers or 1, limits=limits, output=out, objective=objective,
+                            problem=dict(problem))
+            return Run(session, engine, spec, out, held, True)
+
+        if len(groups) == 1:
+            (problem, _n), = groups.values()
+            return run_at(problem, lock), message
+        todo = [SizeRun(p, 0) for p, _n in groups.values()]
+        return SweepRun(session, todo, lambda p, _b: run_at(p, None), out, lock, True, spec), message
+    except BaseException:
+        lock.release()
+        raise
+
+
 def _run_budget(request: RunRequest, settings: RunSettings, done: int, session: Session | None) -> int | None:
     """Evaluations for this run: the request's, else what the session has left, else the default."""
     if request.budget is not None:
