@@ -338,3 +338,25 @@ def test_remeasure_aborted_measures_each_size_at_its_own_problem(tmp_path: Path)
     assert len(after.trials) == len(before.trials) + counted
     assert len(after.trials_at(big)) == len(before.trials_at(big)) + len(aborted)
     assert all(t.status is Status.OK for t in after.trials[len(before.trials):])
+
+
+def test_a_sweep_without_trials_at_its_own_problem_exports_one_size_or_says_how(tmp_path: Path) -> None:
+    """The base problem is not one of the sizes: one size measured exports that size; several
+    are refused in one line naming --at and --format dispatch, and --at picks one."""
+    one = tmp_path / "one.json"
+    sweep(one, budget=3, sizes={"n": [8192]})
+    header = tmp_path / "one.h"
+    result = run_cli("export", str(one), "--format", "header", "--out", str(header))
+    assert result.returncode == 0, result.stderr
+    assert "#define PROBLEM_N 8192" in header.read_text()
+
+    two = tmp_path / "two.json"
+    sweep(two, budget=3, sizes={"n": [8192, 16384]})
+    refused = one_line_error(run_cli("export", str(two), "--format", "json", "--out", str(tmp_path / "x.json")))
+    assert "--at NAME=VALUE" in refused and "--format dispatch" in refused and "no trials to export" not in refused
+    picked = tmp_path / "two.json.h"
+    result = run_cli("export", str(two), "--format", "header", "--at", "n=16384.0", "--out", str(picked))
+    assert result.returncode == 0, result.stderr
+    assert "#define PROBLEM_N 16384" in picked.read_text()
+    missing = one_line_error(run_cli("show", "--portability", str(two), str(one), "--at", "n=99"))
+    assert "--at" in missing

@@ -171,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "(a session tuned at several sizes)")
     export.add_argument("--tolerance", type=float, default=None, metavar="FRACTION",
                         help="dispatch: every measured size within this of its optimum (default 0.05 = 5%%)")
+    export.add_argument("--at", action="append", default=[], metavar="NAME=VALUE",
+                        help="header, cuda, json, cupy: export the config for this size of a sweep (repeatable; "
+                             "default: the session's problem, or the one size measured)")
     export.add_argument("--size-param", default=None, metavar="NAME",
                         help="dispatch: the problem parameter to pick by (default: the one that varies)")
     export.add_argument("--out", required=True, help="file to write (atomically; untouched when the export refuses)")
@@ -660,11 +663,14 @@ def cmd_export(args: argparse.Namespace) -> int:
                        what="file exported by this workbench")
 
     if args.format in ("dispatch", "dispatch-py"):
+        if args.at:
+            raise WorkbenchError("--at picks one size; --format dispatch exports every size (drop --at)")
         return _export_dispatch(args, sessions, constraints, weights, check_output)
     if args.tolerance is not None or args.size_param is not None:
         raise WorkbenchError("--tolerance and --size-param apply to --format dispatch or dispatch-py")
     plan = export_sessions(sessions, args.format, args.out, constraints, weights, sources=args.sessions,
-                           check_output=check_output, kernel_dirs=args.kernel_dir)
+                           check_output=check_output, kernel_dirs=args.kernel_dir,
+                           at=parse_assignments(args.at, "--at") if args.at else None)
     picks = ", ".join(f"{c.device}: {c.trial.config.id}" for c in plan.choices)
     portable = f"; portable {plan.portable.trial.config.id}" if plan.portable is not None and len(plan.choices) > 1 else ""
     print(f"{plan.kernel}: exported {args.format} ({picks}{portable}) -> {args.out}")
