@@ -360,3 +360,20 @@ def test_a_sweep_without_trials_at_its_own_problem_exports_one_size_or_says_how(
     assert "#define PROBLEM_N 16384" in picked.read_text()
     missing = one_line_error(run_cli("show", "--portability", str(two), str(one), "--at", "n=99"))
     assert "--at" in missing
+
+
+def test_csv_of_a_sweep_says_each_trials_size_and_a_kt_cache_refuses_it(tmp_path: Path) -> None:
+    import csv
+
+    from workbench.core.interop import export_csv, export_kt_cache
+
+    out = tmp_path / "s.json"
+    sweep(out, budget=3, sizes={"n": [4096, 8192]})
+    session = load_session(out)
+    table = tmp_path / "s.csv"
+    assert export_csv(session, table) == 6
+    rows = list(csv.DictReader(table.open()))
+    assert [row["problem.n"] for row in rows] == ["4096"] * 3 + ["8192"] * 3
+    with pytest.raises(WorkbenchError, match="2 sizes"):
+        export_kt_cache(session, tmp_path / "s.kt.json")
+    assert not (tmp_path / "s.kt.json").exists()
