@@ -377,3 +377,29 @@ def test_csv_of_a_sweep_says_each_trials_size_and_a_kt_cache_refuses_it(tmp_path
     with pytest.raises(WorkbenchError, match="2 sizes"):
         export_kt_cache(session, tmp_path / "s.kt.json")
     assert not (tmp_path / "s.kt.json").exists()
+
+
+def test_flags_that_would_be_ignored_are_refused_in_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    sweep(out, budget=2, sizes={"n": [4096]})
+    base = ("tune", "--out", str(out))
+    assert "drop --sizes" in one_line_error(run_cli(*base, "--remeasure-aborted", "--sizes", "n=8192"))
+    assert "drop --no-warm-start" in one_line_error(run_cli(*base, "--remeasure-aborted", "--no-warm-start"))
+    fresh = ("tune", "vector_add", "--backend", "sim", "--budget", "2", "--out", str(tmp_path / "f.json"))
+    assert "--no-warm-start applies to a size sweep" in one_line_error(run_cli(*fresh, "--no-warm-start"))
+    assert "sim backend" in one_line_error(run_cli("tune", "vector_add", "--backend", "cuda", "--refine-wait", "3",
+                                                   "--out", str(tmp_path / "c.json")))
+    assert not (tmp_path / "f.json").exists() and not (tmp_path / "c.json").exists()
+    assert "gui --run KERNEL --sizes" in one_line_error(run_cli("gui", "--sizes", "n=1,2"))
+
+
+def test_a_bad_plan_in_the_file_is_reported_as_the_files_and_one_size_is_singular(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    result = run_cli("tune", "vector_add", "--backend", "sim", "--sizes", "n=4096", "--budget", "2",
+                     "--out", str(out), "--quiet")
+    assert result.returncode == 0 and "; 1 size ->" in result.stdout, result.stdout
+    data = json.loads(out.read_text())
+    data["extra"]["sweep"]["sizes"]["n"] = [4096, 0]
+    out.write_text(json.dumps(data))
+    line = one_line_error(run_cli("tune", "--resume", "--out", str(out), "--budget", "3"))
+    assert "--sizes" not in line and "the session's size sweep" in line and "n=0" in line

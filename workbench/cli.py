@@ -354,6 +354,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
         return _refine_only(args)
     if args.budget is not None and args.budget < 1:
         raise WorkbenchError("--budget must be at least 1")
+    named = "replay" if args.replay else args.backend
+    if args.refine_wait is not None and named not in (None, "auto", "sim"):
+        raise WorkbenchError(f"--refine-wait applies to the sim backend (the {named} backend has no estimates to refine)")
     if args.prune is not None and not 0.0 < args.prune <= 1.0:
         raise WorkbenchError(f"--prune {args.prune:g}: the fraction measured must be in (0, 1]")
     if isinstance(args.resume, str):
@@ -365,6 +368,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
             raise WorkbenchError("--resume continues the session at --out and --force replaces it: choose one")
         request = _request_from_args(args, args.out if args.resume else None)
         run = start_run(request, args.out, resume=bool(args.resume), force=args.force)
+    kind = run.session.backend.get("kind") if isinstance(run.session.backend, dict) else None
+    if args.refine_wait is not None and kind != "sim":
+        run.release()
+        raise WorkbenchError(f"--refine-wait applies to the sim backend (this session's {kind} backend has no "
+                             "estimates to refine)")
     for warning in run.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     run.subscribe(_ProgressLine(args.quiet))
@@ -385,7 +393,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.sizes or len(problems_of(session)) > 1:
         for line in size_lines(session):
             print(line)
-        best_text = f"{len(problems_of(session))} sizes"
+        count = len(problems_of(session))
+        best_text = f"{count} size" + ("" if count == 1 else "s")
     print(f"{session.kernel}: {summary['trials']} trials ({verb}), {summary['feasible']} feasible{sim}; {best_text} -> {out}")
     checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
     if checks:
@@ -404,6 +413,7 @@ def _refine_only(args: argparse.Namespace) -> int:
         raise WorkbenchError("--refine-only refines the session in place: give it once (--resume --out FILE)")
     given = [flag for flag, value in (("--budget", args.budget), ("--sizes", args.sizes), ("--strategy", args.strategy),
                                       ("--time-limit", args.time_limit), ("--force", args.force),
+                                      ("--no-warm-start", args.warm_start is not None),
                                       ("--replay", args.replay), ("--set", args.set)) if value]
     if given:
         raise WorkbenchError(f"--refine-only evaluates nothing new; drop {given[0]}")
@@ -432,6 +442,9 @@ def _remeasure_aborted(args: argparse.Namespace) -> int:
         raise WorkbenchError("--remeasure-aborted: name the session with --out FILE")
     if args.replay or args.strategy or (args.kernel and not args.kernel.endswith(".py")):
         raise WorkbenchError("--remeasure-aborted uses the session's own kernel and backend; drop KERNEL, --replay and --strategy")
+    if args.sizes or args.warm_start is not None or args.refine_only:
+        flag = "--sizes" if args.sizes else "--no-warm-start" if args.warm_start is not None else "--refine-only"
+        raise WorkbenchError(f"--remeasure-aborted re-measures the sizes the session has; drop {flag}")
     from workbench.core.session import journal_path
 
     if not Path(args.out).is_file() and not journal_path(args.out).is_file():
@@ -824,6 +837,8 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
     if args is None:
         return gui_main(None, None, None, False)
     _check_run_flags(args)
+    if args.sizes and not (args.run or args.replay):
+        raise WorkbenchError("--sizes applies to a sweep the window starts: gui --run KERNEL --sizes NAME=V1,V2,...")
     run = None
     if args.run or args.replay:
         run = {"kernel": args.run, "backend": args.backend, "strategy": args.strategy, "budget": args.budget,

@@ -38,6 +38,7 @@ from workbench.core.search_objective import Objective
 from workbench.core.session_lock import SessionLock
 from workbench.core.space import Config
 from workbench.core.sizes import (
+    SWEEP_KEY,
     SweepPlan,
     problem_key,
     remeasurable,
@@ -407,24 +408,28 @@ def _prepare_any(request: RunRequest, session: Session | None, output: Path | No
                  resolved: tuple[BackendSpec, Target] | None = None) -> Any:
     """A run, or a size sweep when the request names sizes or the session continued is a sweep."""
     plan = sweep_plan(session) if session is not None else None
+    if request.warm_start is not None and not request.sizes and plan is None:
+        raise WorkbenchError("--no-warm-start applies to a size sweep: give --sizes (or continue a sweep's session)")
     if not request.sizes and plan is None:
         return _prepare(request, session, output, lock, resolved)
     return _prepare_sweep(request, session, output, lock, resolved, plan)
 
 
-def _check_sizes(spec: BackendSpec, target: Target, problems: Sequence[Mapping[str, Any]]) -> None:
-    """Every size of a sweep is a problem the template accepts (one line naming the bad value)."""
+def _check_sizes(spec: BackendSpec, target: Target, problems: Sequence[Mapping[str, Any]],
+                 where: str = "--sizes") -> None:
+    """Every size of a sweep is a problem the template accepts (one line naming the bad value;
+    ``where`` says where the sizes came from)."""
     if target.kind != "template":
-        raise WorkbenchError(f"--sizes: {target.kernel!r} has one fixed problem (a {target.kind}); "
+        raise WorkbenchError(f"{where}: {target.kernel!r} has one fixed problem (a {target.kind}); "
                              "sweeping sizes needs a template")
     for problem in problems:
         try:
             open_target(BackendSpec(spec.kind, {**spec.options, "problem": dict(problem)}))
         except WorkbenchError as exc:
-            raise WorkbenchError(f"--sizes: {exc}") from None
+            raise WorkbenchError(f"{where}: {exc}") from None
 
 
-def _resolved_plan(spec: BackendSpec, plan: SweepPlan, base: Mapping[str, Any]) -> SweepPlan:
+def _resolved_plan(spec: BackendSpec, plan: SweepPlan, base: Mapping[str, Any], where: str = "--sizes") -> SweepPlan:
     """``plan`` with every value as the template resolves it (``1024.0`` -> ``1024`` for an integer
     parameter, ``1`` -> ``1.0`` for a float one), each once: trials record the resolved problem,
     and a size counts as done only when its plan value has the same key as its trials' problem."""
@@ -435,7 +440,7 @@ def _resolved_plan(spec: BackendSpec, plan: SweepPlan, base: Mapping[str, Any]) 
             try:
                 target = open_target(BackendSpec(spec.kind, {**spec.options, "problem": {**base, name: value}}))
             except WorkbenchError as exc:
-                raise WorkbenchError(f"--sizes: {exc}") from None
+                raise WorkbenchError(f"{where}: {exc}") from None
             resolved = target.problem.get(name, value)
             seen.setdefault(problem_key({name: resolved}), resolved)
         sizes[name] = tuple(seen.values())
@@ -462,9 +467,11 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
             plan = plan.merged(request.sizes)
         plan = dataclasses.replace(plan, budget=request.budget or plan.budget,
                                    warm_start=plan.warm_start if request.warm_start is None else request.warm_start)
-    plan = _resolved_plan(spec, plan, session.problem)
+    # Sizes the person did not give come from the session file (its extra.sweep): say so.
+    where = "--sizes" if request.sizes else f"the session's size sweep (extra.{SWEEP_KEY} in its file)"
+    plan = _resolved_plan(spec, plan, session.problem, where)
     problems = plan.problems(session.problem)
-    _check_sizes(spec, open_target(spec), problems)
+    _check_sizes(spec, open_target(spec), problems, where)
     groups = trials_by_problem(session)
     todo = [SizeRun(p, plan.budget - len(groups.get(problem_key(p), ())))
             for p in problems if len(groups.get(problem_key(p), ())) < plan.budget]
