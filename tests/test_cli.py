@@ -228,3 +228,58 @@ def test_a_cli_run_saves_what_its_compiles_have_not_refined_and_says_so(tmp_path
     trials = json.loads(out.read_text())["trials"]
     assert not any(t["details"].get("resources_pending") for t in trials)
     assert sum(bool(t["details"].get("refined_from_estimate")) for t in trials) == 2
+
+
+def test_refine_only_refines_the_estimated_trials_of_a_sweep_at_every_size(tmp_path: Path) -> None:
+    """A sweep whose sizes all have their evaluations cannot be continued with a budget, yet its
+    estimated trials are refined by ``--refine-only``, which measures nothing new; the note at the
+    end of the run names that command."""
+    import gzip
+    import uuid
+
+    from test_sim_backend import _counting_template
+
+    from workbench.backends.sim import SimBackend
+    from workbench.core.resource_table import (
+        COLUMNS,
+        FORMAT,
+        VERSION,
+        problem_key,
+        table_path,
+    )
+    from workbench.core.templates import load_template
+
+    spec = _counting_template(tmp_path, uuid.uuid4().hex)
+    template = load_template(tmp_path / "counting.py")
+    target = SimBackend.target(spec)
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    entry = {"source_hash": template.source_hash(), "problem": problem_key(target.problem), "compile_options": [],
+             "complete": False, "seconds": 600.0, "workers": 1,
+             "configs": {target.default_config.id: [16, 0, 0, 0, 0]}}
+    table = {"format": FORMAT, "version": VERSION, "arch": "sm_90", "compiler": "test", "columns": list(COLUMNS),
+             "templates": {"counting": entry}}
+    with gzip.open(table_path("sm_90", tables), "wt", encoding="utf-8") as handle:
+        json.dump(table, handle)
+    env = {"KERNEL_WORKBENCH_RESOURCE_TABLES": str(tables),
+           "KERNEL_WORKBENCH_CACHE_DIR": str(tmp_path / "empty-cache")}
+    out = tmp_path / "run.json"
+    result = run_cli("tune", "counting", "--kernel-dir", str(tmp_path), "--backend", "sim", "--strategy", "grid",
+                     "--set", "n=512", "--sizes", "n=512,256", "--budget", "3", "--refine-wait", "0",
+                     "--out", str(out), env=env)
+    assert result.returncode == 0, result.stderr
+    assert f"tune --resume --out {out} --refine-only" in result.stderr
+    before = json.loads(out.read_text())["trials"]
+    pending = sum(bool(t["details"].get("resources_pending")) for t in before)
+    assert pending >= 2
+    again = run_cli("tune", "--resume", "--out", str(out), "--kernel-dir", str(tmp_path), "--refine-only", env=env)
+    assert again.returncode == 0, again.stderr
+    after = json.loads(out.read_text())["trials"]
+    assert len(after) == len(before)
+    assert not any(t["details"].get("resources_pending") for t in after)
+    assert sum(bool(t["details"].get("refined_from_estimate")) for t in after) == pending
+    assert f"refined {pending} trials" in again.stdout
+    nothing = run_cli("tune", "--resume", "--out", str(out), "--kernel-dir", str(tmp_path), "--refine-only", env=env)
+    assert nothing.returncode == 0 and "nothing to refine" in nothing.stdout
+    extra = run_cli("tune", "--resume", "--out", str(out), "--refine-only", "--budget", "2", env=env)
+    assert extra.returncode == 2 and "drop --budget" in extra.stderr

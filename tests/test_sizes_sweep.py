@@ -16,7 +16,14 @@ import pytest
 from workbench.core.errors import WorkbenchError
 from workbench.core.session import journal_path, load_session, problem_key, save_session
 from workbench.core.size_analysis import cross_matrix, missing_cells, size_rows
-from workbench.core.sizes import best_configs, problems_of, size_distance, sweep_plan, trials_by_problem, warm_start_configs
+from workbench.core.sizes import (
+    best_configs,
+    problems_of,
+    size_distance,
+    sweep_plan,
+    trials_by_problem,
+    warm_start_configs,
+)
 from workbench.runner.controller import RunRequest, prepare_cells, start_run
 from workbench.search.seeded import Seeded
 
@@ -252,3 +259,147 @@ def test_show_lists_each_size_and_refuses_a_hostile_trial_problem_in_one_line(tm
     Path(run.output).write_text(json.dumps(data))
     line = one_line_error(run_cli("show", str(run.output)))
     assert "trials[1].problem.n" in line and "line break" in line
+
+
+def test_a_size_typed_as_the_other_number_type_counts_as_done(tmp_path: Path) -> None:
+    """The plan keeps values as the template resolves them: ``alpha=1,2`` (a float parameter) is
+    done once its trials exist, and ``n=1024,1024.0`` is one size."""
+    out = tmp_path / "a.json"
+    sweep(out, budget=2, sizes={"alpha": [1, 2]})
+    session = load_session(out)
+    assert len(session.trials) == 4
+    assert dict(sweep_plan(session).sizes) == {"alpha": (1.0, 2.0)}
+    with pytest.raises(WorkbenchError, match="already has its 2 evaluations"):
+        start_run(RunRequest(), out, resume=True)
+    twice = tmp_path / "b.json"
+    sweep(twice, budget=2, sizes={"n": [1024, 1024.0, 1e3]})
+    session = load_session(twice)
+    assert dict(sweep_plan(session).sizes) == {"n": (1024, 1000)}
+    assert len(session.trials) == 4 and len(trials_by_problem(session)) == 2
+
+
+def test_show_portability_at_takes_a_size_typed_as_a_float(tmp_path: Path) -> None:
+    paths = []
+    for gpu in ("A100", "H100"):
+        paths.append(str(tmp_path / f"{gpu}.json"))
+        sweep(Path(paths[-1]), budget=3, sizes={"n": [4096, 8192]}, gpu_model=gpu)
+    result = run_cli("show", "--portability", *paths, "--at", "n=8192.0")
+    assert result.returncode == 0, result.stderr
+
+
+def test_constraints_changed_during_a_sweep_hold_for_the_sizes_after(tmp_path: Path) -> None:
+    """The window changes the session's objective while the first size runs; the next size keeps
+    it (the request's objective, given at start, is not written back)."""
+    from workbench.core.objective import Constraints
+    from workbench.core.search_objective import Objective
+    from workbench.runner.events import TrialFinished
+
+    out = tmp_path / "c.json"
+    request = RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=3,
+                         sizes={"n": [4096, 8192]}, constraints=Constraints(max_latency_ms=50.0))
+    run = start_run(request, out)
+    changed = Constraints(max_latency_ms=7.0)
+    done: list[bool] = []
+
+    def on_event(event: object) -> None:
+        if isinstance(event, TrialFinished) and not done:
+            done.append(True)
+            run.session.constraints = changed
+            run.set_objective(Objective(changed, run.session.weights))
+
+    run.subscribe(on_event)
+    run.run()
+    assert len(problems_of(run.session)) == 2
+    assert run.session.constraints == changed
+    assert load_session(out).constraints.max_latency_ms == 7.0
+
+
+def test_remeasure_aborted_measures_each_size_at_its_own_problem(tmp_path: Path) -> None:
+    """Aborted trials at a size other than the session's own are re-measured there, and the
+    window's count is what the controller measures."""
+    from workbench.core.measurement import Status
+    from workbench.core.objective import Constraints
+    from workbench.core.search_objective import Objective
+    from workbench.core.sizes import remeasurable
+    from workbench.runner.controller import remeasure_aborted
+
+    out = tmp_path / "ab.json"
+    sweep(out, budget=6, sizes={"n": [1 << 20, 1 << 22]}, constraints=Constraints(max_latency_ms=0.006))
+    before = load_session(out)
+    big = {**before.problem, "n": 1 << 22}
+    aborted = [t for t in before.trials_at(big) if t.status is Status.ABORTED]
+    assert aborted, "the tight limit aborts trials at the larger size"
+    relaxed = Constraints(max_latency_ms=1.0)
+    counted = sum(len(c) for _p, c in remeasurable(before, Objective(relaxed, before.weights).worth_remeasuring))
+    run, message = remeasure_aborted(out, RunRequest(constraints=relaxed))
+    assert run is not None and f"re-measuring {counted} aborted" in message
+    run.run()
+    after = load_session(out)
+    assert len(after.trials) == len(before.trials) + counted
+    assert len(after.trials_at(big)) == len(before.trials_at(big)) + len(aborted)
+    assert all(t.status is Status.OK for t in after.trials[len(before.trials):])
+
+
+def test_a_sweep_without_trials_at_its_own_problem_exports_one_size_or_says_how(tmp_path: Path) -> None:
+    """The base problem is not one of the sizes: one size measured exports that size; several
+    are refused in one line naming --at and --format dispatch, and --at picks one."""
+    one = tmp_path / "one.json"
+    sweep(one, budget=3, sizes={"n": [8192]})
+    header = tmp_path / "one.h"
+    result = run_cli("export", str(one), "--format", "header", "--out", str(header))
+    assert result.returncode == 0, result.stderr
+    assert "#define PROBLEM_N 8192" in header.read_text()
+
+    two = tmp_path / "two.json"
+    sweep(two, budget=3, sizes={"n": [8192, 16384]})
+    refused = one_line_error(run_cli("export", str(two), "--format", "json", "--out", str(tmp_path / "x.json")))
+    assert "--at NAME=VALUE" in refused and "--format dispatch" in refused and "no trials to export" not in refused
+    picked = tmp_path / "two.json.h"
+    result = run_cli("export", str(two), "--format", "header", "--at", "n=16384.0", "--out", str(picked))
+    assert result.returncode == 0, result.stderr
+    assert "#define PROBLEM_N 16384" in picked.read_text()
+    missing = one_line_error(run_cli("show", "--portability", str(two), str(one), "--at", "n=99"))
+    assert "--at" in missing
+
+
+def test_csv_of_a_sweep_says_each_trials_size_and_a_kt_cache_refuses_it(tmp_path: Path) -> None:
+    import csv
+
+    from workbench.core.interop import export_csv, export_kt_cache
+
+    out = tmp_path / "s.json"
+    sweep(out, budget=3, sizes={"n": [4096, 8192]})
+    session = load_session(out)
+    table = tmp_path / "s.csv"
+    assert export_csv(session, table) == 6
+    rows = list(csv.DictReader(table.open()))
+    assert [row["problem.n"] for row in rows] == ["4096"] * 3 + ["8192"] * 3
+    with pytest.raises(WorkbenchError, match="2 sizes"):
+        export_kt_cache(session, tmp_path / "s.kt.json")
+    assert not (tmp_path / "s.kt.json").exists()
+
+
+def test_flags_that_would_be_ignored_are_refused_in_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    sweep(out, budget=2, sizes={"n": [4096]})
+    base = ("tune", "--out", str(out))
+    assert "drop --sizes" in one_line_error(run_cli(*base, "--remeasure-aborted", "--sizes", "n=8192"))
+    assert "drop --no-warm-start" in one_line_error(run_cli(*base, "--remeasure-aborted", "--no-warm-start"))
+    fresh = ("tune", "vector_add", "--backend", "sim", "--budget", "2", "--out", str(tmp_path / "f.json"))
+    assert "--no-warm-start applies to a size sweep" in one_line_error(run_cli(*fresh, "--no-warm-start"))
+    assert "sim backend" in one_line_error(run_cli("tune", "vector_add", "--backend", "cuda", "--refine-wait", "3",
+                                                   "--out", str(tmp_path / "c.json")))
+    assert not (tmp_path / "f.json").exists() and not (tmp_path / "c.json").exists()
+    assert "gui --run KERNEL --sizes" in one_line_error(run_cli("gui", "--sizes", "n=1,2"))
+
+
+def test_a_bad_plan_in_the_file_is_reported_as_the_files_and_one_size_is_singular(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    result = run_cli("tune", "vector_add", "--backend", "sim", "--sizes", "n=4096", "--budget", "2",
+                     "--out", str(out), "--quiet")
+    assert result.returncode == 0 and "; 1 size ->" in result.stdout, result.stdout
+    data = json.loads(out.read_text())
+    data["extra"]["sweep"]["sizes"]["n"] = [4096, 0]
+    out.write_text(json.dumps(data))
+    line = one_line_error(run_cli("tune", "--resume", "--out", str(out), "--budget", "3"))
+    assert "--sizes" not in line and "the session's size sweep" in line and "n=0" in line

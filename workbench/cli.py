@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 from workbench.core.assignments import parse_assignment, parse_assignments
 from workbench.core.size_analysis import size_lines
-from workbench.core.sizes import parse_sizes, problems_of
+from workbench.core.sizes import parse_sizes, problems_of, typed_like
 from workbench.core.errors import WorkbenchError
 
 EXIT_BAD_INPUT = 2
@@ -30,6 +30,9 @@ MAX_SECONDS = 7 * 24 * 3600.0
 #: Default of ``tune --refine-wait`` (s): a first simulated run on a fresh machine ends seconds after
 #: its last evaluation instead of waiting minutes for every unrolled kernel's compile.
 REFINE_WAIT_S = 5.0
+#: Default of ``tune --refine-only --refine-wait`` (s): refining is then all the run does, so it waits
+#: long enough for the compiles of a large space (a week is the most that may be given).
+REFINE_ONLY_WAIT_S = 600.0
 
 
 def max_workers(executor: str = "local") -> int:
@@ -101,10 +104,14 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--timeout", type=float, default=None, help="per-candidate run timeout (s, default 10)")
     tune.add_argument("--compile-timeout", type=float, default=None, help="per-candidate compile timeout (s, default 60)")
     tune.add_argument("--time-limit", type=float, default=None, help="wall-clock budget for the run (s)")
-    tune.add_argument("--refine-wait", type=float, default=REFINE_WAIT_S,
+    tune.add_argument("--refine-wait", type=float, default=None,
                       help="sim backend: after the last evaluation, wait at most this long (s) for background "
-                           f"compiles to refine trials simulated with estimated resources (default {REFINE_WAIT_S:g}; "
-                           "what is left is refined when the session is continued with --resume)")
+                           f"compiles to refine trials simulated with estimated resources (default {REFINE_WAIT_S:g}, "
+                           f"{REFINE_ONLY_WAIT_S:g} with --refine-only; what is left is refined when the session is "
+                           "continued with --resume, or all of it with --refine-only)")
+    tune.add_argument("--refine-only", action="store_true",
+                      help="with --resume: evaluate nothing new, only refine the --out session's trials that hold "
+                           "estimated resources, at every size of a sweep (sim backend)")
     tune.add_argument("--workers", type=int, default=None, help="worker processes (default: 1, or one per GPU)")
     tune.add_argument("--executor", default=None, choices=("local", "ray"),
                       help="where candidates run: local worker processes, or Ray actors (the ray extra)")
@@ -164,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "(a session tuned at several sizes)")
     export.add_argument("--tolerance", type=float, default=None, metavar="FRACTION",
                         help="dispatch: every measured size within this of its optimum (default 0.05 = 5%%)")
+    export.add_argument("--at", action="append", default=[], metavar="NAME=VALUE",
+                        help="header, cuda, json, cupy: export the config for this size of a sweep (repeatable; "
+                             "default: the session's problem, or the one size measured)")
     export.add_argument("--size-param", default=None, metavar="NAME",
                         help="dispatch: the problem parameter to pick by (default: the one that varies)")
     export.add_argument("--out", required=True, help="file to write (atomically; untouched when the export refuses)")
@@ -340,8 +350,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
     _check_run_flags(args)
     if args.remeasure_aborted:
         return _remeasure_aborted(args)
+    if args.refine_only:
+        return _refine_only(args)
     if args.budget is not None and args.budget < 1:
         raise WorkbenchError("--budget must be at least 1")
+    named = "replay" if args.replay else args.backend
+    if args.refine_wait is not None and named not in (None, "auto", "sim"):
+        raise WorkbenchError(f"--refine-wait applies to the sim backend (the {named} backend has no estimates to refine)")
     if args.prune is not None and not 0.0 < args.prune <= 1.0:
         raise WorkbenchError(f"--prune {args.prune:g}: the fraction measured must be in (0, 1]")
     if isinstance(args.resume, str):
@@ -353,16 +368,22 @@ def cmd_tune(args: argparse.Namespace) -> int:
             raise WorkbenchError("--resume continues the session at --out and --force replaces it: choose one")
         request = _request_from_args(args, args.out if args.resume else None)
         run = start_run(request, args.out, resume=bool(args.resume), force=args.force)
+    kind = run.session.backend.get("kind") if isinstance(run.session.backend, dict) else None
+    if args.refine_wait is not None and kind != "sim":
+        run.release()
+        raise WorkbenchError(f"--refine-wait applies to the sim backend (this session's {kind} backend has no "
+                             "estimates to refine)")
     for warning in run.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     run.subscribe(_ProgressLine(args.quiet))
-    run.engine.refine_wait_s = args.refine_wait
+    wait = REFINE_WAIT_S if args.refine_wait is None else args.refine_wait
+    run.engine.refine_wait_s = wait
     finished = run.run()
     session, out = run.session, run.output
     if run.engine.unrefined:
         print(f"note: {run.engine.unrefined} trials keep estimated resources (marked resources_pending): their "
-              f"compiles had not finished {args.refine_wait:g} s after the last evaluation; a run continuing the "
-              f"session refines them (all of them: tune --resume --out {out} --budget 1 --refine-wait 600)",
+              f"compiles had not finished {wait:g} s after the last evaluation; a run continuing the "
+              f"session refines them (all of them, nothing new measured: tune --resume --out {out} --refine-only)",
               file=sys.stderr)
     summary = summarise(session)
     best = summary["best"]
@@ -372,11 +393,43 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.sizes or len(problems_of(session)) > 1:
         for line in size_lines(session):
             print(line)
-        best_text = f"{len(problems_of(session))} sizes"
+        count = len(problems_of(session))
+        best_text = f"{count} size" + ("" if count == 1 else "s")
     print(f"{session.kernel}: {summary['trials']} trials ({verb}), {summary['feasible']} feasible{sim}; {best_text} -> {out}")
     checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
     if checks:
         print(f"{session.kernel}: {checks}")
+    return 0 if finished.reason != "error" else 1
+
+
+def _refine_only(args: argparse.Namespace) -> int:
+    """``tune --resume --out SESSION --refine-only``: refine SESSION's estimated trials, every size."""
+    from workbench.runner.controller import RunRequest, refine_pending
+
+    out = args.resume if isinstance(args.resume, str) else args.out
+    if not args.resume or out is None:
+        raise WorkbenchError("--refine-only continues a session: tune --resume --out FILE --refine-only")
+    if isinstance(args.resume, str) and args.out is not None:
+        raise WorkbenchError("--refine-only refines the session in place: give it once (--resume --out FILE)")
+    given = [flag for flag, value in (("--budget", args.budget), ("--sizes", args.sizes), ("--strategy", args.strategy),
+                                      ("--time-limit", args.time_limit), ("--force", args.force),
+                                      ("--no-warm-start", args.warm_start is not None),
+                                      ("--replay", args.replay), ("--set", args.set)) if value]
+    if given:
+        raise WorkbenchError(f"--refine-only evaluates nothing new; drop {given[0]}")
+    request = RunRequest(kernel=args.kernel, kernel_dirs=tuple(args.kernel_dir), workers=args.workers,
+                         compile_timeout_s=args.compile_timeout, run_timeout_s=args.timeout)
+    run, message = refine_pending(out, request)
+    if run is None:
+        print(f"{message} in {out}")
+        return 0
+    wait = REFINE_ONLY_WAIT_S if args.refine_wait is None else args.refine_wait
+    run.engine.refine_wait_s = wait
+    run.subscribe(_ProgressLine(args.quiet))
+    finished = run.run()
+    left = run.engine.unrefined
+    kept = f"; {left} still estimated after {wait:g} s (run it again)" if left else ""
+    print(f"{run.session.kernel}: refined {run.refined} trials{kept} -> {out}")
     return 0 if finished.reason != "error" else 1
 
 
@@ -389,6 +442,9 @@ def _remeasure_aborted(args: argparse.Namespace) -> int:
         raise WorkbenchError("--remeasure-aborted: name the session with --out FILE")
     if args.replay or args.strategy or (args.kernel and not args.kernel.endswith(".py")):
         raise WorkbenchError("--remeasure-aborted uses the session's own kernel and backend; drop KERNEL, --replay and --strategy")
+    if args.sizes or args.warm_start is not None or args.refine_only:
+        flag = "--sizes" if args.sizes else "--no-warm-start" if args.warm_start is not None else "--refine-only"
+        raise WorkbenchError(f"--remeasure-aborted re-measures the sizes the session has; drop {flag}")
     from workbench.core.session import journal_path
 
     if not Path(args.out).is_file() and not journal_path(args.out).is_file():
@@ -595,7 +651,7 @@ def _show_portability(args: argparse.Namespace) -> int:
     constraints, weights = _objective_from_args(args, sessions[0])
     for session in sessions:
         _check_objective(constraints, weights, _session_metrics(session))
-    at = parse_assignments(args.at, "--at")
+    at = typed_like(sessions[0].problem, parse_assignments(args.at, "--at"))
     predictors, notes = simulator_predictors(sessions, at)
     report = portability_report(sessions, paths, constraints, weights, predictors=predictors, at=at)
     report.notes += notes
@@ -620,11 +676,14 @@ def cmd_export(args: argparse.Namespace) -> int:
                        what="file exported by this workbench")
 
     if args.format in ("dispatch", "dispatch-py"):
+        if args.at:
+            raise WorkbenchError("--at picks one size; --format dispatch exports every size (drop --at)")
         return _export_dispatch(args, sessions, constraints, weights, check_output)
     if args.tolerance is not None or args.size_param is not None:
         raise WorkbenchError("--tolerance and --size-param apply to --format dispatch or dispatch-py")
     plan = export_sessions(sessions, args.format, args.out, constraints, weights, sources=args.sessions,
-                           check_output=check_output, kernel_dirs=args.kernel_dir)
+                           check_output=check_output, kernel_dirs=args.kernel_dir,
+                           at=parse_assignments(args.at, "--at") if args.at else None)
     picks = ", ".join(f"{c.device}: {c.trial.config.id}" for c in plan.choices)
     portable = f"; portable {plan.portable.trial.config.id}" if plan.portable is not None and len(plan.choices) > 1 else ""
     print(f"{plan.kernel}: exported {args.format} ({picks}{portable}) -> {args.out}")
@@ -778,6 +837,8 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
     if args is None:
         return gui_main(None, None, None, False)
     _check_run_flags(args)
+    if args.sizes and not (args.run or args.replay):
+        raise WorkbenchError("--sizes applies to a sweep the window starts: gui --run KERNEL --sizes NAME=V1,V2,...")
     run = None
     if args.run or args.replay:
         run = {"kernel": args.run, "backend": args.backend, "strategy": args.strategy, "budget": args.budget,

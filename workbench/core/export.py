@@ -38,6 +38,7 @@ import numpy as np
 from workbench.core.errors import SpaceError, WorkbenchError
 from workbench.core.fs import current_umask
 from workbench.core.measurement import LATENCY, Trial
+from workbench.core.sizes import problems_of, size_parameters, typed_like
 from workbench.core.objective import Constraints, Weights, rank
 from workbench.core.portability import max_min_pick
 from workbench.core.space import Config
@@ -154,8 +155,11 @@ def plan_export(
     sources: Sequence[str] | None = None,
     templates: Mapping[str, Any] | None = None,
     kernel_dirs: Sequence[str | os.PathLike[str]] = (),
+    at: Mapping[str, Any] | None = None,
 ) -> ExportPlan:
-    """Decide what to export from ``sessions`` under one objective (default: the first session's).
+    """Decide what to export from ``sessions`` under one objective (default: the first session's),
+    at the problem ``at``'s values over each session's own (a size of a sweep; None: the session's
+    problem, or the one size it was measured at when its own problem has no trials).
 
     Raises WorkbenchError (one line) when the sessions cannot go together (different kernels or
     problems) or when a device has nothing feasible (naming the constraint that excludes the most).
@@ -169,10 +173,12 @@ def plan_export(
     kernels = sorted({s.kernel for s in sessions})
     if len(kernels) > 1:
         raise WorkbenchError(f"the sessions tune different kernels ({', '.join(kernels)}); export them one at a time")
-    for session, label in zip(sessions[1:], labels[1:]):
-        if dict(session.problem) != dict(first.problem):
-            raise WorkbenchError(f"{label}: problem {dict(session.problem)} differs from {labels[0]}'s "
-                                 f"{dict(first.problem)}; a header serves one problem")
+    picked = [_export_problem(s, label, at) for s, label in zip(sessions, labels)]
+    problem = picked[0][0]
+    for (theirs, _trials), label in zip(picked[1:], labels[1:]):
+        if theirs != problem:
+            raise WorkbenchError(f"{label}: problem {theirs} differs from {labels[0]}'s "
+                                 f"{problem}; a header serves one problem")
 
     template = find_template(first, templates, kernel_dirs)
     if template is not None and any(find_template(s, {template.name: template}) is None for s in sessions[1:]):
@@ -188,14 +194,13 @@ def plan_export(
     # group trials by device, across sessions
     groups: dict[str, list[tuple[Trial, str]]] = {}
     other_sizes = 0
-    for session, label in zip(sessions, labels):
-        own = session.trials_at()  # a size sweep's other sizes are not this header's problem
-        other_sizes += len(session.trials) - len(own)
+    for session, label, (_problem, own) in zip(sessions, labels, picked):
+        other_sizes += len(session.trials) - len(own)  # a sweep's other sizes are not this header's problem
         for trial in own:
             groups.setdefault(_device_of(session, trial), []).append((trial, label))
     if other_sizes:
         notes.append(f"{other_sizes} trials at other problem sizes were left out (the header serves "
-                     f"{dict(first.problem)}); --format dispatch picks a config by size")
+                     f"{problem}); --format dispatch picks a config by size")
     if not groups:
         raise WorkbenchError(f"{labels[0]}: the session has no trials to export")
 
@@ -231,12 +236,40 @@ def plan_export(
     domains = {s.name: list(s.values) for s in space.slots} if space is not None else {}
     options = first.backend.get("options", {}) if isinstance(first.backend, dict) else {}
     return ExportPlan(
-        kernel=first.kernel, kind=first.kind, problem=dict(first.problem), constraints=constraints,
+        kernel=first.kernel, kind=first.kind, problem=dict(problem), constraints=constraints,
         weights=weights, choices=choices, portable=portable, template=template,
         source_hash=first.source_hash, sessions=labels, simulated=simulated, notes=notes,
         slot_domains=domains, kernel_dirs=[str(d) for d in kernel_dirs],
         seed=_seed(options.get("seed")),
     )
+
+
+def _export_problem(session: Any, label: str, at: Mapping[str, Any] | None) -> tuple[dict[str, Any], list[Trial]]:
+    """The problem a header of ``session`` serves and its trials there: ``at`` over the session's
+    problem; without ``at``, the session's problem, else the only size it was measured at. A sweep
+    measured at several sizes but not at its own problem is refused in one line naming how to pick."""
+    if at:
+        unknown = sorted(set(at) - set(session.problem))
+        if unknown:
+            raise WorkbenchError(f"--at {unknown[0]}: not a problem parameter of {label} "
+                                 f"(these are: {', '.join(session.problem) or 'none'})")
+        problem = {**session.problem, **typed_like(session.problem, at)}
+        trials = session.trials_at(problem)
+        if not trials:
+            raise WorkbenchError(f"{label}: no trials at problem {problem}; name a measured size with --at "
+                                 "(show FILE lists them)")
+        return problem, trials
+    own = session.trials_at()
+    if own or not session.trials:
+        return dict(session.problem), own
+    measured = problems_of(session)
+    if len(measured) == 1:
+        return measured[0], session.trials_at(measured[0])
+    names = size_parameters(measured) or list(session.problem)
+    example = ", ".join(f"{n}={measured[0].get(n)}" for n in names[:2])
+    raise WorkbenchError(f"{label}: no trials at the session's problem {dict(session.problem)}; it was measured "
+                         f"at {len(measured)} sizes: pick one with --at NAME=VALUE (e.g. --at {example}), "
+                         "or export them all with --format dispatch")
 
 
 def _seed(value: Any) -> int:
@@ -295,6 +328,7 @@ def export_sessions(
     templates: Mapping[str, Any] | None = None,
     check_output: Callable[[Path], Any] | None = None,
     kernel_dirs: Sequence[str | os.PathLike[str]] = (),
+    at: Mapping[str, Any] | None = None,
 ) -> ExportPlan:
     """Plan, render and write an export atomically (nothing is written when it refuses).
 
@@ -307,7 +341,8 @@ def export_sessions(
     path = Path(out)
     if not path.parent.is_dir():
         raise WorkbenchError(f"--out {path}: folder {path.parent} does not exist")
-    plan = plan_export(sessions, constraints, weights, sources=sources, templates=templates, kernel_dirs=kernel_dirs)
+    plan = plan_export(sessions, constraints, weights, sources=sources, templates=templates, kernel_dirs=kernel_dirs,
+                       at=at)
     text = export_text(plan, fmt)
     if check_output is not None:
         check_output(path)

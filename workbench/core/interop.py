@@ -48,7 +48,9 @@ from workbench.core.session import (
     _failer,
     _IntTooLong,
     loads_bounded,
+    problem_key,
 )
+from workbench.core.sizes import problems_of
 from workbench.core.space import SearchSpace, Slot, Value
 
 #: Kernel Tuner error name -> our status.
@@ -381,8 +383,13 @@ def export_kt_cache(session: Session, path: str | os.PathLike[str]) -> int:
 
     One record per distinct config: an ok trial wins over failed ones of the same config. Ok
     trials without a latency cannot be expressed in that format and are left out. Returns the
-    number of records written.
+    number of records written. A session measured at several problem sizes is refused (a cache
+    holds one problem, and its records are keyed by config alone).
     """
+    problems = problems_of(session)
+    if len(problems) > 1:
+        raise WorkbenchError(f"{session.kernel}: a Kernel Tuner cache holds one problem and this session has trials "
+                             f"at {len(problems)} sizes; export CSV (a row per trial with its size) instead")
     names = _slot_names(session)
     if session.space is not None:
         tune_params = {s.name: list(s.values) for s in session.space.slots}
@@ -433,18 +440,26 @@ def export_csv(session: Session, path: str | os.PathLike[str]) -> int:
     """One row per trial: index, id, status, each slot, each metric, message. Returns the row count.
 
     Metrics the workbench knows come first in its canonical order, then any others alphabetically;
-    a metric a trial did not report is an empty cell.
+    a metric a trial did not report is an empty cell. A session measured at several problem sizes
+    (a sweep) gets a ``problem.NAME`` column after the status for each parameter that differs
+    between them, so every row says which size it ran at.
     """
     names = _slot_names(session)
+    problems = problems_of(session)
+    varying = [n for n in problems[0] if len({problem_key({n: p.get(n)}) for p in problems}) > 1] \
+        if len(problems) > 1 else []
     seen: set[str] = set()
     for trial in session.trials:
         seen.update(trial.measurement.metrics)
     metrics = [m for m in METRIC_DIRECTION if m in seen] + sorted(seen - set(METRIC_DIRECTION))
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["index", "id", "status", *names, *metrics, "message"])
+    writer.writerow(["index", "id", "status", *(f"problem.{n}" for n in varying), *names, *metrics, "message"])
     for trial in session.trials:
         cells: list[Any] = [trial.index, trial.config.id, trial.status.value]
+        if varying:
+            problem = session.problem_of(trial)
+            cells += [problem.get(n, "") for n in varying]
         cells += [trial.config.get(n, "") for n in names]
         for m in metrics:
             value = trial.metric(m)

@@ -311,7 +311,8 @@ def portability_report(
     for session, label in zip(sessions, labels):
         trials = trials_at_problem(session, at)
         if not trials:
-            raise WorkbenchError(f"{label}: no trials at problem {_problem_of(session, at)}")
+            raise WorkbenchError(f"{label}: no trials at problem {_problem_of(session, at)}; "
+                                 "name a measured size with --at NAME=VALUE (show FILE lists them)")
         for trial in trials:
             device = _device_of(session, trial)
             entry = grouped.setdefault(device, (label, []))

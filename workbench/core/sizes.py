@@ -32,8 +32,8 @@ from workbench.core.session import Session, problem_key
 from workbench.core.space import Config, Value
 
 __all__ = ["problem_key", "problems_of", "trials_by_problem", "SweepPlan", "parse_sizes", "parse_sizes_text",
-           "size_grid", "sweep_plan", "set_sweep_plan", "size_distance", "nearest_problems", "best_configs",
-           "warm_start_configs", "size_parameters"]
+           "size_grid", "typed_like", "sweep_plan", "set_sweep_plan", "size_distance", "nearest_problems", "best_configs",
+           "warm_start_configs", "size_parameters", "remeasurable"]
 
 
 def _keyed(session: Session) -> list[tuple[str, Mapping[str, Any], Trial]]:
@@ -70,6 +70,22 @@ def problems_of(session: Session) -> list[dict[str, Any]]:
         if key not in found:
             found[key] = dict(problem)
     return list(found.values())
+
+
+def remeasurable(session: Session, worth: Callable[[Trial], bool]) -> list[tuple[dict[str, Any], list[Config]]]:
+    """(problem, configs) for every problem of the session (in order of its first trial) with
+    configs whose latest trial at that problem ``worth`` says to measure again (an aborted one the
+    latency limit in force no longer rules out): what "re-measure aborted" measures and counts, per
+    size, since a config aborted at one size may be fine at another."""
+    out: list[tuple[dict[str, Any], list[Config]]] = []
+    for trials in trials_by_problem(session).values():
+        latest: dict[str, Trial] = {}
+        for trial in trials:
+            latest[trial.config.id] = trial
+        configs = [t.config for t in latest.values() if worth(t)]
+        if configs:
+            out.append((session.problem_of(trials[0]), configs))
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -134,6 +150,23 @@ def _text(value: Value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def typed_like(problem: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` (a size someone typed: ``--at rows=256.0``) with each number of the type of the
+    ``problem``'s own value, as a template resolves a problem (an integer parameter's ``256.0`` is
+    ``256``, a float parameter's ``1`` is ``1.0``), so the size has the key of the trials measured at
+    it. Names the problem lacks, and values that are not such numbers, are left for the caller to judge."""
+    out = dict(values)
+    for name, value in values.items():
+        own = problem.get(name)
+        if isinstance(value, bool) or isinstance(own, bool) or not isinstance(value, (int, float)):
+            continue
+        if isinstance(own, int) and isinstance(value, float) and value.is_integer():
+            out[name] = int(value)
+        elif isinstance(own, float) and isinstance(value, int):
+            out[name] = float(value)
+    return out
 
 
 def size_grid(base: Mapping[str, Any], sizes: Mapping[str, Sequence[Value]]) -> list[dict[str, Any]]:

@@ -313,13 +313,15 @@ class ObjectivePanel(QWidget):
             self.weight_sliders[metric].setEnabled(direction is not None)
 
     def remeasurable(self) -> int:
-        """Configs whose latest trial is aborted at a bound the constraints in force no longer rule out."""
+        """Configs whose latest trial (at each size) is aborted at a bound the constraints in force no
+        longer rule out: what the controller's re-measure measures."""
         session = self.model.session
         if session is None:
             return 0
+        from workbench.core.sizes import remeasurable
+
         objective = Objective(self.model.constraints, Weights())  # the latency limit decides, not the weights
-        latest = {t.config.id: t for t in session.trials}
-        return sum(1 for t in latest.values() if t.status is Status.ABORTED and objective.worth_remeasuring(t))
+        return sum(len(configs) for _problem, configs in remeasurable(session, objective.worth_remeasuring))
 
     def set_run_active(self, active: bool) -> None:
         """While a run goes, nothing is re-measured beside it."""

@@ -38,8 +38,10 @@ from workbench.core.search_objective import Objective
 from workbench.core.session_lock import SessionLock
 from workbench.core.space import Config
 from workbench.core.sizes import (
+    SWEEP_KEY,
     SweepPlan,
     problem_key,
+    remeasurable,
     set_sweep_plan,
     size_grid,
     sweep_plan,
@@ -319,7 +321,11 @@ def prepare_cells(request: RunRequest, session: Session, output: str | os.PathLi
         _check_sizes(spec, _open_continued_target(spec, session), [p for p, _c in by_size.values()])
         todo = [SizeRun(problem, len(configs)) for problem, configs in by_size.values()]
         wanted = {problem_key(p): c for p, c in by_size.values()}
-        base = dataclasses.replace(request, sizes=None, warm_start=None)
+        if request.constraints is not None:  # recorded once: each size then keeps the session's current one
+            session.constraints = request.constraints
+        if request.weights is not None:
+            session.weights = request.weights
+        base = dataclasses.replace(request, sizes=None, warm_start=None, constraints=None, weights=None)
 
         def prepare_size(problem: Mapping[str, Any], budget: int) -> Run:
             sized = dataclasses.replace(base, problem=dict(problem), budget=budget)
@@ -402,21 +408,43 @@ def _prepare_any(request: RunRequest, session: Session | None, output: Path | No
                  resolved: tuple[BackendSpec, Target] | None = None) -> Any:
     """A run, or a size sweep when the request names sizes or the session continued is a sweep."""
     plan = sweep_plan(session) if session is not None else None
+    if request.warm_start is not None and not request.sizes and plan is None:
+        raise WorkbenchError("--no-warm-start applies to a size sweep: give --sizes (or continue a sweep's session)")
     if not request.sizes and plan is None:
         return _prepare(request, session, output, lock, resolved)
     return _prepare_sweep(request, session, output, lock, resolved, plan)
 
 
-def _check_sizes(spec: BackendSpec, target: Target, problems: Sequence[Mapping[str, Any]]) -> None:
-    """Every size of a sweep is a problem the template accepts (one line naming the bad value)."""
+def _check_sizes(spec: BackendSpec, target: Target, problems: Sequence[Mapping[str, Any]],
+                 where: str = "--sizes") -> None:
+    """Every size of a sweep is a problem the template accepts (one line naming the bad value;
+    ``where`` says where the sizes came from)."""
     if target.kind != "template":
-        raise WorkbenchError(f"--sizes: {target.kernel!r} has one fixed problem (a {target.kind}); "
+        raise WorkbenchError(f"{where}: {target.kernel!r} has one fixed problem (a {target.kind}); "
                              "sweeping sizes needs a template")
     for problem in problems:
         try:
             open_target(BackendSpec(spec.kind, {**spec.options, "problem": dict(problem)}))
         except WorkbenchError as exc:
-            raise WorkbenchError(f"--sizes: {exc}") from None
+            raise WorkbenchError(f"{where}: {exc}") from None
+
+
+def _resolved_plan(spec: BackendSpec, plan: SweepPlan, base: Mapping[str, Any], where: str = "--sizes") -> SweepPlan:
+    """``plan`` with every value as the template resolves it (``1024.0`` -> ``1024`` for an integer
+    parameter, ``1`` -> ``1.0`` for a float one), each once: trials record the resolved problem,
+    and a size counts as done only when its plan value has the same key as its trials' problem."""
+    sizes: dict[str, tuple[Any, ...]] = {}
+    for name, values in plan.sizes.items():
+        seen: dict[str, Any] = {}
+        for value in values:
+            try:
+                target = open_target(BackendSpec(spec.kind, {**spec.options, "problem": {**base, name: value}}))
+            except WorkbenchError as exc:
+                raise WorkbenchError(f"{where}: {exc}") from None
+            resolved = target.problem.get(name, value)
+            seen.setdefault(problem_key({name: resolved}), resolved)
+        sizes[name] = tuple(seen.values())
+    return dataclasses.replace(plan, sizes=sizes)
 
 
 def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | None, lock: SessionLock | None,
@@ -439,8 +467,11 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
             plan = plan.merged(request.sizes)
         plan = dataclasses.replace(plan, budget=request.budget or plan.budget,
                                    warm_start=plan.warm_start if request.warm_start is None else request.warm_start)
+    # Sizes the person did not give come from the session file (its extra.sweep): say so.
+    where = "--sizes" if request.sizes else f"the session's size sweep (extra.{SWEEP_KEY} in its file)"
+    plan = _resolved_plan(spec, plan, session.problem, where)
     problems = plan.problems(session.problem)
-    _check_sizes(spec, open_target(spec), problems)
+    _check_sizes(spec, open_target(spec), problems, where)
     groups = trials_by_problem(session)
     todo = [SizeRun(p, plan.budget - len(groups.get(problem_key(p), ())))
             for p in problems if len(groups.get(problem_key(p), ())) < plan.budget]
@@ -448,7 +479,10 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
         raise WorkbenchError(f"every size of the sweep already has its {plan.budget} evaluations; "
                              "give a larger --budget (evaluations per size) or more --sizes")
     set_sweep_plan(session, plan)
-    size_request = dataclasses.replace(request, sizes=None, warm_start=None)
+    # The request's objective is the session's now (the base run above recorded it); each size
+    # takes the session's objective as it is when that size starts, so a constraint or weight
+    # changed in the window during the sweep holds for the sizes after it.
+    size_request = dataclasses.replace(request, sizes=None, warm_start=None, constraints=None, weights=None)
 
     def prepare_size(problem: Mapping[str, Any], budget: int) -> Run:
         sized = dataclasses.replace(size_request, problem=dict(problem), budget=budget)
@@ -563,10 +597,12 @@ def _named_metrics(session: Session, objectives: Sequence[str]) -> dict[str, Non
     return dict.fromkeys([*weighted, *bounded, *objectives])
 
 
-def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunRequest()) -> tuple[Run | None, str]:
+def remeasure_aborted(path: str | os.PathLike[str],
+                      request: RunRequest = RunRequest()) -> tuple[Run | SweepRun | None, str]:
     """A run that measures again every aborted candidate of the session at ``path`` whose latency
     bound the objective in force (the session's, or the request's, which becomes the session's)
     no longer rules out, with the session's own backend; new trials go beside the aborted ones.
+    A sweep's sizes are each re-measured at their own problem, one after another.
 
     Returns ``(None, why)`` when nothing is worth re-measuring (the lock is not kept then).
     """
@@ -579,11 +615,8 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
         clean_stale_temporaries(out)
         session = load_session(out)
         objective = Objective(request.constraints or session.constraints, request.weights or session.weights)
-        latest: dict[str, Any] = {}
-        for trial in session.trials_at():  # the session's own problem (a sweep's other sizes are not re-run here)
-            latest[trial.config.id] = trial
-        configs = [t.config for t in latest.values() if objective.worth_remeasuring(t)]
-        if not configs:
+        groups = remeasurable(session, objective.worth_remeasuring)
+        if not groups:
             aborted = sum(t.status is Status.ABORTED for t in session.trials)
             lock.release()
             return None, (f"nothing to re-measure: {aborted} aborted trials, none below the latency limit in force"
@@ -593,10 +626,82 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
         settings = session.run.merged(request.settings_overrides())
         limits = EvalLimits(compile_timeout_s=settings.compile_timeout_s, run_timeout_s=settings.run_timeout_s,
                             max_latency_ms=objective.max_latency_ms)
-        engine = Engine(session, Listed(session.space, configs=configs), spec, budget=len(configs),
-                        workers=settings.workers or 1, limits=limits, output=out, objective=objective,
-                        remeasure={c.id for c in configs})
-        return Run(session, engine, spec, out, lock, True), f"re-measuring {len(configs)} aborted candidates"
+        space = session.space
+        if space is None:
+            raise WorkbenchError("the session records no search space to re-measure in")
+        own = problem_key(session.problem)
+        count = sum(len(configs) for _problem, configs in groups)
+        message = f"re-measuring {count} aborted candidates" + (f" at {len(groups)} sizes" if len(groups) > 1 else "")
+
+        def run_at(problem: Mapping[str, Any], configs: Sequence[Config], held: SessionLock | None) -> Run:
+            at_own = problem_key(problem) == own
+            sized = spec if at_own else BackendSpec(spec.kind, {**spec.options, "problem": dict(problem)})
+            engine = Engine(session, Listed(space, configs=list(configs)), sized, budget=len(configs),
+                            workers=settings.workers or 1, limits=limits, output=out, objective=objective,
+                            remeasure={c.id for c in configs}, problem=None if at_own else dict(problem))
+            return Run(session, engine, spec, out, held, True)
+
+        if len(groups) == 1 and problem_key(groups[0][0]) == own:
+            return run_at(groups[0][0], groups[0][1], lock), message
+        wanted = {problem_key(p): c for p, c in groups}
+        todo = [SizeRun(p, len(c)) for p, c in groups]
+        return SweepRun(session, todo, lambda p, _b: run_at(p, wanted[problem_key(p)], None), out, lock, True,
+                        spec), message
+    except BaseException:
+        lock.release()
+        raise
+
+
+def refine_pending(path: str | os.PathLike[str],
+                   request: RunRequest = RunRequest()) -> tuple[Run | SweepRun | None, str]:
+    """A run that only refines the session's trials simulated with estimated resources (marked
+    ``resources_pending``), at every size they were measured at, with the session's own backend:
+    nothing new is evaluated, so it works the same for one size or a sweep (whose ``--budget`` is
+    per size and whose finished sizes are not run again). The caller sets ``engine.refine_wait_s``.
+
+    Returns ``(None, why)`` when no trial waits for its compile (the lock is not kept then)."""
+    out = Path(path)
+    check_regular_or_absent(out)
+    if not out.is_file() and not journal_path(out).is_file():
+        raise WorkbenchError(f"--refine-only: --out {out} must be an existing session file")
+    lock = SessionLock(out).acquire()
+    try:
+        clean_stale_temporaries(out)
+        session = load_session(out)
+        groups: dict[str, tuple[dict[str, Any], int]] = {}
+        for key, trials in trials_by_problem(session).items():
+            pending = sum(bool(t.measurement.details.get("resources_pending")) for t in trials)
+            if pending:
+                groups[key] = (session.problem_of(trials[0]), pending)
+        if not groups:
+            lock.release()
+            return None, "nothing to refine: no trial holds estimated resources"
+        spec = _spec_for_continue(request, session)
+        space = session.space
+        if space is None:
+            raise WorkbenchError("the session records no search space")
+        settings = session.run.merged(request.settings_overrides())
+        limits = EvalLimits(compile_timeout_s=settings.compile_timeout_s, run_timeout_s=settings.run_timeout_s,
+                            max_latency_ms=session.constraints.max_latency_ms)
+        objective = Objective(session.constraints, session.weights)
+        count = sum(n for _p, n in groups.values())
+        message = f"refining {count} trials with estimated resources" + (
+            f" at {len(groups)} sizes" if len(groups) > 1 else "")
+
+        def run_at(problem: Mapping[str, Any], held: SessionLock | None) -> Run:
+            # The problem is always named (no reference config is measured first) and the
+            # strategy proposes nothing: the run looks at the pending trials and waits for them.
+            sized = BackendSpec(spec.kind, {**spec.options, "problem": dict(problem)})
+            engine = Engine(session, Listed(space, configs=[]), sized, budget=None,
+                            workers=settings.workers or 1, limits=limits, output=out, objective=objective,
+                            problem=dict(problem))
+            return Run(session, engine, spec, out, held, True)
+
+        if len(groups) == 1:
+            (problem, _n), = groups.values()
+            return run_at(problem, lock), message
+        todo = [SizeRun(p, 0) for p, _n in groups.values()]
+        return SweepRun(session, todo, lambda p, _b: run_at(p, None), out, lock, True, spec), message
     except BaseException:
         lock.release()
         raise
