@@ -80,7 +80,7 @@ def test_the_cost_model_of_a_real_device_models_that_device_and_says_when_it_sta
 def _bench():
     sys.path.insert(0, os.path.join(ROOT, "bench"))
     try:
-        import sim_calibration  # noqa: PLC0415
+        import sim_calibration
     finally:
         sys.path.pop(0)
     return sim_calibration

@@ -463,7 +463,7 @@ def test_100k_trials_save_and_load_under_two_seconds_each(tmp_path: Path) -> Non
     """Timed in CPU seconds of this process: the shared CI machine's other jobs must not fail it
     (wall time on an idle machine is the same plus the fsync; bench/session_io.py prints it)."""
     sys.path.insert(0, str(ROOT / "bench"))
-    from session_io import make_session as make_big  # noqa: PLC0415
+    from session_io import make_session as make_big
 
     session = make_big(100_000)
     path = tmp_path / "big.json"

@@ -14,7 +14,7 @@ import pytest
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Measurement, Status, Trial
 from workbench.core.session import Session, save_session
-from workbench.core.space import Config, SearchSpace, Slot
+from workbench.core.space import SearchSpace, Slot
 from workbench.gui.analysis import concentrations_from_columns, failure_concentrations
 from workbench.gui.model import GrowingColumn, SessionModel
 

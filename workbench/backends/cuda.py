@@ -113,7 +113,7 @@ class CudaBackend(Backend):
 
     # ---- worker -------------------------------------------------------------------------------
     def prepare(self) -> None:
-        import cupy as cp  # noqa: PLC0415 - only inside GPU workers
+        import cupy as cp
 
         self.cp = cp
         cp.cuda.Device(self.device_index).use()
@@ -206,7 +206,7 @@ class CudaBackend(Backend):
         return samples
 
     def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = _no_phase) -> Measurement:
-        from workbench.core.compiler import compile_cuda  # noqa: PLC0415
+        from workbench.core.compiler import compile_cuda
 
         cp = self.cp
         phase("compile")
@@ -392,7 +392,7 @@ def error_metrics(verdict: Verdict, rtol: float) -> dict[str, float]:
 
 def describe_device(index: int) -> dict[str, Any]:
     """Name, architecture and peaks of a CUDA device, as stored in sessions."""
-    import cupy as cp  # noqa: PLC0415
+    import cupy as cp
 
     rt = cp.cuda.runtime
     props = rt.getDeviceProperties(index)
@@ -421,7 +421,7 @@ def describe_device(index: int) -> dict[str, Any]:
 
 def copy_probe(cp: Any, device_name: str) -> float:
     """Device-to-device copy bandwidth (GB/s, read + write), measured once per device and cached."""
-    from workbench.core.compiler import cache_dir  # noqa: PLC0415
+    from workbench.core.compiler import cache_dir
 
     path = Path(cache_dir()).parent / "copy_probe.json"
     try:
@@ -478,7 +478,7 @@ def nvml_handle(runtime: Any, index: int) -> Any:
     and clocks of another GPU; the bus id names the same board in both.
     """
     try:
-        import pynvml  # noqa: PLC0415 - nvidia-ml-py, optional
+        import pynvml
 
         pynvml.nvmlInit()
         return pynvml.nvmlDeviceGetHandleByPciBusId(runtime.deviceGetPCIBusId(index))
@@ -490,7 +490,7 @@ def _nvml_sample(handle: Any) -> dict[str, float]:
     if handle is None:
         return {}
     try:
-        import pynvml  # noqa: PLC0415
+        import pynvml
 
         return {
             "power_w": pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import math
 from concurrent.futures import Future, TimeoutError as FutureTimeout
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from workbench.core.quality import quality_of
 from workbench.core.resource_table import TemplateFigures, figures_for
 from workbench.core.space import Config
 from workbench.core.footprint import device_memory_mb, onchip_figures
-from workbench.core.templates import KernelTemplate, WorkProfile
+from workbench.core.templates import WorkProfile
 
 DEFAULT_GPU = "H200"
 COMPILE_MODES = ("nvrtc", "estimate")
@@ -70,7 +70,7 @@ def _jobs() -> CompileJobs:
 
 def _compiled_figures(source: str, arch: str, options: tuple[str, ...], entry: str) -> dict[str, Any]:
     """Compile (or read the compiler's disk cache) and keep only the figures the simulator uses."""
-    from workbench.core.compiler import compile_cuda  # noqa: PLC0415 - NVRTC loads lazily
+    from workbench.core.compiler import compile_cuda
 
     compiled = compile_cuda(source, arch=arch, options=options, entry=entry)
     if not compiled.ok:

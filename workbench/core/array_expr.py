@@ -33,7 +33,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int]] = {
 
 
 def _erf(x: Any) -> Any:
-    from math import erf  # noqa: PLC0415 - NumPy has no erf; vectorise the stdlib one
+    from math import erf
 
     return np.vectorize(erf, otypes=[np.float64])(x)
 

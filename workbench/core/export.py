@@ -126,7 +126,7 @@ def find_template(session: Any, templates: Mapping[str, Any] | None = None,
     if session.kind not in ("template", "recording"):
         return None
     if templates is None:
-        from workbench.core.templates import kernels_dir, load_templates  # noqa: PLC0415
+        from workbench.core.templates import kernels_dir, load_templates
 
         dirs = [str(d) for d in kernel_dirs if os.path.isdir(d)]
         try:

@@ -171,9 +171,9 @@ def slot_importance(
 def _ped_anova(trials: Sequence[Trial], values: np.ndarray, names: Sequence[str],
                domains: Mapping[str, list[Any]], quantile: float, lower_better: bool) -> dict[str, float]:
     """Run Optuna's PED-ANOVA on an in-memory study built from the trials (imported lazily)."""
-    import optuna  # noqa: PLC0415 - heavy import, only when importance is asked for
-    from optuna.distributions import CategoricalDistribution  # noqa: PLC0415
-    from optuna.importance import PedAnovaImportanceEvaluator  # noqa: PLC0415
+    import optuna
+    from optuna.distributions import CategoricalDistribution
+    from optuna.importance import PedAnovaImportanceEvaluator
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     dists = {n: CategoricalDistribution(tuple(_plain(v) for v in domains[n])) for n in names}

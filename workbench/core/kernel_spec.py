@@ -286,7 +286,7 @@ class _Builder:
                 raise self.fail(field, "default must be a number or true/false", name)
             problem[name] = default
             small_value = entry.get("small", default)
-            if type(small_value) is not type(default):  # noqa: E721 - int vs float vs bool matters here
+            if type(small_value) is not type(default):
                 raise self.fail(f"{field}.small", f"must have the type of the default ({type(default).__name__})", name)
             small[name] = small_value
             if entry.get("doc"):
@@ -560,7 +560,7 @@ def user_templates_dir() -> Path:
     override = os.environ.get("KERNEL_WORKBENCH_DATA_DIR")
     if override:
         return Path(override).expanduser() / USER_TEMPLATES
-    import platformdirs  # noqa: PLC0415
+    import platformdirs
 
     return Path(platformdirs.user_data_dir("kernel-workbench", appauthor=False)) / USER_TEMPLATES
 

@@ -56,7 +56,7 @@ class CudaHighlighter(QSyntaxHighlighter):
         self.slot_rule = (re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b"), _format("#c7254e", bold=True)) if names else None
         self.rehighlight()
 
-    def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt override
+    def highlightBlock(self, text: str) -> None:
         if text.lstrip().startswith("#"):
             self.setFormat(0, len(text), self.preprocessor)
         for pattern, fmt in self.rules + ([self.slot_rule] if self.slot_rule else []):
@@ -92,10 +92,10 @@ class _Gutter(QWidget):
         super().__init__(editor)
         self.editor = editor
 
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+    def sizeHint(self) -> QSize:
         return QSize(self.editor.gutter_width(), 0)
 
-    def paintEvent(self, event: object) -> None:  # noqa: N802 - Qt override
+    def paintEvent(self, event: object) -> None:
         self.editor.paint_gutter(event)
 
 
@@ -127,7 +127,7 @@ class CodeEditor(QPlainTextEdit):
         else:
             self.gutter.update(0, rect.y(), self.gutter.width(), rect.height())
 
-    def resizeEvent(self, event: object) -> None:  # noqa: N802 - Qt override
+    def resizeEvent(self, event: object) -> None:
         super().resizeEvent(event)
         rect = self.contentsRect()
         self.gutter.setGeometry(QRect(rect.left(), rect.top(), self.gutter_width(), rect.height()))

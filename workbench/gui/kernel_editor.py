@@ -659,7 +659,7 @@ class KernelEditor(QMainWindow):
         self._changed()
 
     def drafts_dir(self) -> Path:
-        from workbench.runner.autosave import data_dir  # noqa: PLC0415 - the workbench's own folder
+        from workbench.runner.autosave import data_dir
 
         return data_dir() / "template-drafts"
 
@@ -699,7 +699,7 @@ class KernelEditor(QMainWindow):
         if self.interactive:
             QMessageBox.warning(self, "Kernel template", text)
 
-    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+    def closeEvent(self, event: Any) -> None:
         self.timer.stop()
         self.wait_for_check()
         super().closeEvent(event)

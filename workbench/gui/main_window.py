@@ -831,7 +831,7 @@ class MainWindow(QMainWindow):
         self.settings.sync()
 
     # --- closing -------------------------------------------------------------------------------
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+    def closeEvent(self, event: QCloseEvent) -> None:
         if self.running:
             if self.interactive:
                 answer = QMessageBox.question(self, "A run is going",

@@ -76,7 +76,7 @@ def visible_gpu_names() -> list[str]:
     count = cuda_device_count()
     if count == 0:
         return []
-    import cupy  # noqa: PLC0415 - optional dependency, present when a device was counted
+    import cupy
 
     names = []
     for index in range(count):

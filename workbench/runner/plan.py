@@ -74,7 +74,7 @@ def cuda_device_count() -> int:
     if os.environ.get("KERNEL_WORKBENCH_FORCE_NO_GPU"):
         return 0
     try:
-        import cupy  # noqa: PLC0415 - optional dependency, only probed here
+        import cupy
 
         return int(cupy.cuda.runtime.getDeviceCount())
     except Exception:  # noqa: BLE001 - any failure means "no usable GPU"
@@ -84,7 +84,7 @@ def cuda_device_count() -> int:
 @functools.lru_cache(maxsize=1)
 def cuda_missing() -> tuple[str, ...]:
     """What stops tuning on a GPU here (CuPy, headers, NVRTC, a device), in words; empty when nothing."""
-    from workbench.backends.cuda_env import probe  # noqa: PLC0415
+    from workbench.backends.cuda_env import probe
 
     return tuple(probe().missing())
 

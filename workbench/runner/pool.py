@@ -241,7 +241,7 @@ class ResultQueue:
     def close(self) -> None:
         raise NotImplementedError
 
-    def __enter__(self):  # noqa: ANN204 - returns the concrete pool
+    def __enter__(self):
         return self
 
     def __exit__(self, *exc: object) -> None:
