@@ -26,14 +26,14 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Measurement, Status
 from workbench.core.space import Config
-from workbench.runner.pool import Result, ResultQueue, WorkerPool, WorkerStartupError
-from workbench.runner.executors import ray_accelerator_type
+from workbench.runner.pool import PoolFactory, Result, ResultQueue, WorkerPool, WorkerStartupError
+from workbench.runner.messages import HostResult, StartupError
 
 #: Seconds an actor may overrun its candidate's compile + run + verify timeouts before it counts as lost.
 ACTOR_SLACK_S = 30.0
@@ -89,6 +89,23 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> Any:
     return ray
 
 
+def ray_accelerator_type(resources: Mapping[str, float], allow_mixed: bool = False) -> str | None:
+    """The single GPU model Ray actors are pinned to, from ``ray.cluster_resources()``.
+
+    Ray advertises ``accelerator_type:<MODEL>`` on GPU nodes. One model: pin to it. Several: refuse
+    (their timings must not be ranked together) unless ``allow_mixed``, which pins to none.
+    """
+    if resources.get("GPU", 0) < 1:
+        raise WorkbenchError("the Ray cluster has no GPU; use the sim or python backend, or add GPU nodes")
+    types = sorted(k.partition(":")[2] for k in resources if k.startswith("accelerator_type:"))
+    if len(types) > 1 and not allow_mixed:
+        raise WorkbenchError(
+            f"the Ray cluster mixes GPU models ({', '.join(types)}); their timings must not be ranked together: "
+            "run on a cluster of one model, or pass --allow-mixed-gpus"
+        )
+    return types[0] if len(types) == 1 else None
+
+
 def cluster_workers(spec: BackendSpec, address: str | None = None) -> int:
     """One actor per GPU of the cluster for ``cuda``, else one per CPU (connects to Ray)."""
     resources = ensure_ray(address).cluster_resources()
@@ -111,18 +128,18 @@ class CandidateHost:
         """The actor's name (node, GPU) and process id; its first call, so it also says "I am up"."""
         return {"name": self.name, "pid": os.getpid(), **self.info}
 
-    def evaluate(self, config: Config) -> tuple:
-        """``("result", measurement, timings, name)`` or ``("startup_error", message, log)``."""
+    def evaluate(self, config: Config) -> HostResult | StartupError:
+        """The measured candidate, or why this actor's worker cannot start."""
         try:
             self.pool.submit(config)
             results: list[Result] = []
             while not results:
                 results = self.pool.results(None)
         except WorkerStartupError as exc:
-            return ("startup_error", str(exc), exc.log)
-        _, measurement, timings, _ = results[0]
-        measurement = dataclasses.replace(measurement, details={**measurement.details, **self.info})
-        return ("result", measurement, timings, self.name)
+            return StartupError(str(exc), exc.log)
+        result = results[0]
+        measurement = dataclasses.replace(result.measurement, details={**result.measurement.details, **self.info})
+        return HostResult(measurement, result.timings, self.name)
 
 
 @dataclass
@@ -307,12 +324,12 @@ class RayPool(ResultQueue):
             self._finish(job, Measurement.failure(Status.CRASHED, f"Ray call failed: {_one_line(exc)}", log=str(exc)), {}, slot.name)
             return
         slot.answered = True
-        if reply[0] == "startup_error":
+        if isinstance(reply, StartupError):
             slot.failed = True
             if self._error is None:
-                self._error = WorkerStartupError(reply[1], log=reply[2])
+                self._error = WorkerStartupError(reply.message, log=reply.log)
             return
-        _, measurement, timings, name = reply
+        measurement, timings, name = reply.measurement, reply.timings, reply.worker
         slot.name = name
         if job.attempt:
             measurement = dataclasses.replace(measurement, details={**measurement.details, "retried_after": job.lost_reason})
@@ -333,7 +350,7 @@ class RayPool(ResultQueue):
                 self._error = WorkerStartupError(f"Ray actors cannot start: {reason}", log=log)
 
     def _finish(self, job: _Job, measurement: Measurement, timings: dict[str, float], name: str) -> None:
-        self._done.append((job.config, measurement, dict(timings), name))
+        self._done.append(Result(job.config, measurement, dict(timings), name))
 
     def _enforce_deadlines(self) -> None:
         now = time.monotonic()
@@ -375,7 +392,7 @@ class RayPool(ResultQueue):
 
 
 def ray_pool_factory(address: str | None = None, allow_mixed_gpus: bool = False,
-                     num_cpus: int | None = None) -> Callable[..., RayPool]:
+                     num_cpus: int | None = None) -> PoolFactory:
     """A pool factory (the engine's ``pool_factory``) that makes :class:`RayPool` s for this cluster."""
 
     def make(spec: BackendSpec, workers: int = 0, limits: EvalLimits = EvalLimits(),
