@@ -476,3 +476,25 @@ def test_100k_trials_save_and_load_under_two_seconds_each(tmp_path: Path) -> Non
     assert len(loaded.trials) == 100_000
     assert loaded.trials[-1] == session.trials[-1] and loaded.trials[7] == session.trials[7]
     assert save_s < 2.0 and load_s < 2.0, f"save {save_s:.2f} s, load {load_s:.2f} s of CPU"
+
+
+def test_session_metadata_records_round_trip_unchanged(tmp_path: Path) -> None:
+    """The typed metadata (backend, device, strategy) is stored as the same JSON objects it always
+    was: keys the records do not name (a newer backend's facts) survive a save and load."""
+    from workbench.core.records import provenance
+    from workbench.core.session import Session, load_session, save_session
+
+    device = {"name": "Some GPU", "simulated": False, "sm_count": 132, "future_fact": [1, 2]}
+    backend = {"kind": "sim", "options": {"kernel": "vector_add", "gpu_model": "H200", "noise": False, "extra": 3}}
+    strategy = {"name": "random", "seed": 7, "options": {"batch": 4}, "state": {"told": 2}}
+    session = Session(kernel="k", device=device, backend=backend, strategy=strategy)  # type: ignore[arg-type]
+    path = tmp_path / "s.json"
+    save_session(session, path)
+    raw = json.loads(path.read_text())
+    assert (raw["device"], raw["backend"], raw["strategy"]) == (device, backend, strategy)
+    loaded = load_session(path)
+    assert (loaded.device, loaded.backend, loaded.strategy) == (device, backend, strategy)
+    assert provenance(loaded.device) == "measured"
+    assert provenance({"simulated": True, "replayed": True}) == "simulated"
+    assert provenance({"replayed": True}) == "replayed" and provenance({}, "replay") == "replayed"
+    assert provenance({"recorded": True}) == "recorded"

@@ -3,8 +3,9 @@
 Contract (implemented by the session module):
 
 - ``Session`` dataclass: ``kernel``, ``kind``, ``source_hash``, ``problem``, ``space``
-  (SearchSpace), ``backend`` (dict: kind + options), ``device`` (dict; ``simulated`` bool),
-  ``constraints``, ``weights``, ``strategy`` (dict: name, seed, options, state), ``trials``
+  (SearchSpace), ``backend`` (``BackendInfo``: kind + options), ``device`` (``DeviceInfo``;
+  ``simulated`` bool), ``constraints``, ``weights``, ``strategy`` (``StrategyInfo``: name, seed,
+  options, state; the typed records of ``core/records.py``), ``trials``
   (list[Trial]), ``baselines`` (name -> metrics dict), ``default_config`` (Config | None),
   ``created_at``, ``notes``.
   Methods: ``add(trial)``, ``measured_ids() -> set[str]``, ``cache_key(config)``,
@@ -41,7 +42,7 @@ import uuid
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Mapping
+from typing import IO, Any, Callable, Mapping, cast
 
 import numpy as np
 
@@ -54,6 +55,7 @@ from workbench.core.errors import SessionFormatError, WorkbenchError
 from workbench.core.fs import MAX_FILE_BYTES, current_umask, read_capped
 from workbench.core.measurement import Measurement, Status, Trial
 from workbench.core.objective import Constraints, Ranking, Weights, rank
+from workbench.core.records import BackendInfo, DeviceInfo, StrategyInfo
 from workbench.core.run_settings import RunSettings
 from workbench.core.space import Config, SearchSpace, canonical_json, int_in_range
 
@@ -107,11 +109,11 @@ class Session:
     source_hash: str = ""
     problem: dict[str, Any] = field(default_factory=dict)
     space: SearchSpace | None = None
-    backend: dict[str, Any] = field(default_factory=dict)
-    device: dict[str, Any] = field(default_factory=dict)
+    backend: BackendInfo = field(default_factory=lambda: BackendInfo())
+    device: DeviceInfo = field(default_factory=lambda: DeviceInfo())
     constraints: Constraints = field(default_factory=Constraints)
     weights: Weights = field(default_factory=Weights)
-    strategy: dict[str, Any] = field(default_factory=dict)
+    strategy: StrategyInfo = field(default_factory=lambda: StrategyInfo())
     trials: list[Trial] = field(default_factory=list)
     baselines: dict[str, dict[str, float]] = field(default_factory=dict)
     default_config: Config | None = None
@@ -333,21 +335,20 @@ def _numbers(value: Any, where: str, fail) -> dict[str, float]:
     return out
 
 
-def _fast_config_builder():
+def _fast_config_builder() -> Callable[[dict[str, Any]], Config] | None:
     """A Config constructor for JSON-loaded values that skips the slow part of ``Config()``.
 
     ``Config()`` derives its id from ``json.dumps(..., sort_keys=True)``, about 10 us a config;
     loading 100,000 trials spends most of its time there. For the common configs (ints, bools
     and plain ASCII identifiers, no floats) orjson writes byte-identical canonical text in well
-    under a microsecond. The builder fills the same slots ``Config.__init__`` fills and is checked
-    against ``Config()`` on probe values at import; if ``Config`` ever changes, the check fails and
-    plain ``Config()`` is used. Anything outside the safe subset also goes through ``Config()``.
+    under a microsecond, handed to ``Config.from_canonical``. That the two writers agree is checked
+    on probe values at import; if they ever differ, plain ``Config()`` is used. Anything outside the
+    safe subset also goes through ``Config()``.
     """
     if orjson is None:
         return None
     sort = orjson.OPT_SORT_KEYS
-    sha1 = hashlib.sha1
-    new = Config.__new__
+    from_canonical = Config.from_canonical
 
     def build(values: dict[str, Any]) -> Config:
         try:
@@ -356,21 +357,11 @@ def _fast_config_builder():
             return Config(values)
         if not text.isascii() or b"\\" in text or b"\x7f" in text:
             return Config(values)
-        config = new(Config)
-        config._items = values  # type: ignore[attr-defined]
-        config._id = sha1(text).hexdigest()[:12]  # type: ignore[attr-defined]
-        config._hash = hash(text.decode())  # type: ignore[attr-defined]
-        return config
+        return from_canonical(values, text.decode())
 
-    try:
-        for probe in ({"b": 2, "a": True, "c": "shared_tree", "z": -7}, {"x": False}, {}):
-            fast, slow = build(dict(probe)), Config(dict(probe))
-            if (fast.id, hash(fast), fast.to_dict(), repr(fast)) != (slow.id, hash(slow), slow.to_dict(), repr(slow)):
-                return None
-            if fast != slow or not slow == fast:
-                return None
-    except Exception:  # any change in Config's internals: use the plain constructor
-        return None
+    for probe in ({"b": 2, "a": True, "c": "shared_tree", "z": -7}, {"x": False}, {}):
+        if orjson.dumps(probe, option=sort).decode() != canonical_json(probe):
+            return None
     return build
 
 
@@ -416,7 +407,7 @@ def trial_from_dict(rec: Any, where: str, fail, names: frozenset[str] | None = N
             fail(f"{where}.config.{key}", f"{_short(value)} is not a number, bool or string")
     if names is not None and values.keys() != names:
         fail(f"{where}.config", _slot_problem(values, names))
-    config = _build_config(values) if simple else Config(values)  # type: ignore[misc]
+    config = _build_config(values) if simple and _build_config is not None else Config(values)
     stored_id = rec.get("id")
     if stored_id is not None and stored_id != config.id:
         fail(f"{where}.id", f"{stored_id!r} does not match its config (expected {config.id!r})")
@@ -611,11 +602,11 @@ def _decode_session(data: Any, source: str) -> Session:
         source_hash=text("source_hash"),
         problem=dict(problem),
         space=space,
-        backend=dict(backend),
-        device=dict(device),
+        backend=cast(BackendInfo, dict(backend)),  # key types checked above (_check_settings)
+        device=cast(DeviceInfo, dict(device)),
         constraints=constraints,
         weights=weights,
-        strategy=dict(strategy),
+        strategy=cast(StrategyInfo, dict(strategy)),
         trials=trials,
         baselines=baselines,
         default_config=default_config,
@@ -853,9 +844,7 @@ def _drop_journal(jp: Path, saved: set[int], session: "Session") -> None:
         if _journal_of(jp, session):
             jp.unlink(missing_ok=True)
         return
-    with live._lock:
-        if live._indices <= saved:
-            jp.unlink(missing_ok=True)
+    live.remove_if_covered(saved)
 
 
 def _parse_json(text: str, source: str) -> Any:
@@ -1080,6 +1069,18 @@ class Journal:
             except OSError as exc:  # disk full, folder gone: say so in one line
                 raise WorkbenchError(f"{self.path}: cannot append to journal ({exc.strerror or exc})") from None
             self._indices.add(trial.index)
+
+    def remove_if_covered(self, saved: set[int]) -> bool:
+        """Delete the journal file when every trial in it is among ``saved`` (trial indices just
+        written to the session file), atomically with respect to :meth:`append`; True if removed.
+
+        The next ``append`` then sees the file gone and starts a fresh journal with its header.
+        """
+        with self._lock:
+            if not self._indices <= saved:
+                return False
+            self.path.unlink(missing_ok=True)
+            return True
 
     def _close(self) -> None:
         if self._file is not None:

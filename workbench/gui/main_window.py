@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.errors import WorkbenchError
+from workbench.core.records import provenance
 from workbench.gui import compat  # noqa: F401 - applied on import, before any widget exists
 from workbench.gui.best_card import BestCard
 from workbench.gui.bridge import EngineThread
@@ -301,7 +302,7 @@ class MainWindow(QMainWindow):
             if device.get("simulated"):
                 self.timing_badge.setText("  SIMULATED: timings are modelled, not measured  ")
                 self.timing_badge.setStyleSheet("background:#f0c000; color:black; font-weight:bold; border-radius:3px")
-            elif device.get("replayed") or device.get("recorded") or backend == "replay":
+            elif provenance(device, str(backend)) in ("replayed", "recorded"):
                 self.timing_badge.setText("  REPLAY: timings were recorded earlier, not measured now  ")
                 self.timing_badge.setStyleSheet("background:#56b4e9; color:black; font-weight:bold; border-radius:3px")
             else:

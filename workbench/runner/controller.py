@@ -24,6 +24,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Status
 from workbench.core.metrics import check_metrics
 from workbench.core.objective import Constraints, Weights
+from workbench.core.records import StrategyInfo, backend_options
 from workbench.core.output_files import backup_path, check_folder, check_regular_or_absent, keep_backup
 from workbench.core.run_settings import RunSettings
 from workbench.core.session import (
@@ -354,9 +355,9 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
             raise WorkbenchError(f"cannot continue the session of {session.kernel!r}: {mismatch}; start a new session instead")
 
     space = _edited_space(target, request)
-    strategy_info = dict(session.strategy) if session is not None else {}
+    strategy_info = StrategyInfo(**session.strategy) if session is not None else StrategyInfo()
     objectives = _objectives(request, strategy_info)
-    strategy_name = request.strategy or strategy_info.get("name") or ("tpe" if objectives else DEFAULT_STRATEGY)
+    strategy_name: str = request.strategy or strategy_info.get("name") or ("tpe" if objectives else DEFAULT_STRATEGY)
     if objectives and not strategy_class(strategy_name).multi_objective:
         multi = sorted(n for n in STRATEGIES if strategy_class(n).multi_objective)
         raise WorkbenchError(f"--objectives: strategy {strategy_name!r} searches one score; use {', '.join(multi)}")
@@ -541,7 +542,7 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
     if request.problem is not None and kind != "replay":
         options["problem"] = dict(request.problem)
     options.update(request.backend_options)
-    return BackendSpec(kind, options)
+    return BackendSpec(kind, backend_options(options))
 
 
 def _open_continued_target(spec: BackendSpec, session: Session) -> Target:

@@ -14,6 +14,7 @@ from typing import Callable
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
 from workbench.core.gpus import GpuMatch
+from workbench.core.records import BackendOptions
 from workbench.core.space import Config
 
 Predictor = Callable[[Config], float]
@@ -49,9 +50,11 @@ def sim_predictor(spec: BackendSpec, device_name: str | None = None, compute_cap
 
     if spec.kind not in ("sim", "cuda"):
         raise WorkbenchError(f"cost-model pruning needs a kernel template (sim or cuda backend), not {spec.kind}")
-    options = {k: v for k, v in spec.options.items() if k not in ("device", "devices")}
+    options = BackendOptions(**spec.options)
+    options.pop("device", None)
+    options.pop("devices", None)
     match = gpu_model_for(spec, device_name, compute_capability)
-    options.update(gpu_model=match.spec.name, noise=False, compile="estimate")
+    options.update({"gpu_model": match.spec.name, "noise": False, "compile": "estimate"})
     model = SimBackend(BackendSpec("sim", options))
     model.prepare()
     limits = EvalLimits()

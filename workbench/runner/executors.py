@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Measurement
+from workbench.core.records import BackendOptions
 from workbench.core.space import Config
 from workbench.runner.pool import PoolFactory, Result, WorkerPool, worker_spec
 
@@ -87,7 +88,7 @@ def spread_over_devices(spec: BackendSpec, devices: Sequence[int]) -> BackendSpe
     """The spec with ``options["devices"]`` set: the pool pins worker slot ``i`` to ``devices[i % n]``
     (see :func:`workbench.runner.pool.worker_spec`); ``device`` names the first one, which is the
     device the session describes."""
-    options = dict(spec.options)
+    options = BackendOptions(**spec.options)
     options["devices"] = [int(d) for d in devices]
     options["device"] = int(devices[0])
     return BackendSpec(spec.kind, options)

@@ -75,4 +75,3 @@ class HostResult:
 
 ToWorker = Evaluate | Quit
 FromWorker = Ready | StartupError | PhaseStarted | Reply
-REPLY_TYPES: tuple[type, ...] = (Ready, StartupError, PhaseStarted, Reply)

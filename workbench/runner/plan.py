@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 from workbench.backends.base import BackendSpec, Target, backend_class
 from workbench.core.errors import WorkbenchError
 from workbench.core.objective import Constraints, Weights
+from workbench.core.records import DeviceInfo, backend_options
 from workbench.core.session import Session
 from workbench.core.templates import DECLARATIVE_SUFFIX, kernels_dir
 
@@ -112,7 +113,8 @@ def make_backend_spec(
             raise WorkbenchError(f"--replay {replay}: no such file")
         if backend not in ("auto", "replay"):
             raise WorkbenchError(f"--replay cannot be combined with --backend {backend}")
-        return BackendSpec("replay", {"path": str(Path(replay).resolve()), "kernel": kernel, "seed": seed, **(extra or {})})
+        return BackendSpec("replay", backend_options({"path": str(Path(replay).resolve()), "kernel": kernel, "seed": seed,
+                                                      **(extra or {})}))
     if not kernel:
         raise WorkbenchError("name a kernel (see `python main.py kernels`), or give --replay FILE")
     location = locate_kernel(kernel, kernel_dirs)
@@ -127,7 +129,7 @@ def make_backend_spec(
         if backend not in ("auto", "python"):
             raise WorkbenchError(f"{kernel} is a python benchmark; it runs with --backend python, not {backend}")
         options["path"] = str(location.path)
-        return BackendSpec("python", options)
+        return BackendSpec("python", backend_options(options))
     if backend == "python":
         raise WorkbenchError(f"{kernel} is a CUDA template; --backend python runs python benchmark files")
     if backend == "auto":
@@ -141,7 +143,7 @@ def make_backend_spec(
     if backend == "sim":
         options["gpu_model"] = gpu_model or "H200"
         options["noise"] = noise
-    return BackendSpec(backend, options)
+    return BackendSpec(backend, backend_options(options))
 
 
 def open_target(spec: BackendSpec) -> Target:
@@ -168,7 +170,7 @@ def new_session(
         problem=dict(target.problem),
         space=target.space,
         backend=spec.to_dict(),
-        device=dict(target.device),
+        device=DeviceInfo(**target.device),
         constraints=constraints or Constraints(),
         weights=weights or Weights(),
         strategy={"name": strategy, "seed": seed, "options": dict(strategy_options or {})} if strategy else {},

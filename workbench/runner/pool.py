@@ -30,8 +30,9 @@ from typing import Any, Callable, Iterator, NamedTuple, Protocol, Self
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Measurement, Status
+from workbench.core.records import BackendOptions
 from workbench.core.space import Config
-from workbench.runner.messages import REPLY_TYPES, Evaluate, FromWorker, PhaseStarted, Quit, Ready, Reply, StartupError
+from workbench.runner.messages import Evaluate, FromWorker, PhaseStarted, Quit, Ready, Reply, StartupError
 from workbench.runner.worker import EXIT_AFTER_MEMORY_ERROR, read_tail, with_output, worker_main
 
 #: One finished candidate: the config, its measurement, seconds per phase, and the worker's name.
@@ -105,7 +106,7 @@ def _next_message(buffer: bytearray) -> tuple[FromWorker, int] | None:
         raise
     except Exception as exc:  # noqa: BLE001 - any unpickling failure means garbage
         raise _GarbageMessage(f"{type(exc).__name__}") from None
-    if not isinstance(message, REPLY_TYPES):
+    if not isinstance(message, (Ready, StartupError, PhaseStarted, Reply)):
         raise _GarbageMessage("not a protocol message")
     return message, start + size
 
@@ -178,7 +179,8 @@ def worker_spec(spec: BackendSpec, index: int) -> BackendSpec:
     devices = spec.options.get("devices")
     if not devices:
         return spec
-    options = {k: v for k, v in spec.options.items() if k != "devices"}
+    options = BackendOptions(**spec.options)
+    del options["devices"]
     options["device"] = list(devices)[index % len(devices)]
     return BackendSpec(spec.kind, options)
 

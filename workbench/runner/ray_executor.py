@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Measurement, Status
+from workbench.core.records import BackendOptions
 from workbench.core.space import Config
 from workbench.runner.pool import PoolFactory, Result, ResultQueue, WorkerPool, WorkerStartupError
 from workbench.runner.messages import HostResult, StartupError
@@ -205,7 +206,10 @@ class RayPool(ResultQueue):
             if accelerator:
                 options["accelerator_type"] = accelerator
             # Ray sets CUDA_VISIBLE_DEVICES per actor: the actor's GPU is device 0 in its worker.
-            spec = BackendSpec(spec.kind, {**{k: v for k, v in spec.options.items() if k != "devices"}, "device": 0})
+            actor_options = BackendOptions(**spec.options)
+            actor_options.pop("devices", None)
+            actor_options["device"] = 0
+            spec = BackendSpec(spec.kind, actor_options)
         if address is None:  # a local instance: actors import this very source tree
             path = os.pathsep.join(p for p in (_source_root(), os.environ.get("PYTHONPATH", "")) if p)
             options["runtime_env"] = {"env_vars": {"PYTHONPATH": path}}
@@ -293,8 +297,9 @@ class RayPool(ResultQueue):
     def _step(self, wait_s: float | None) -> None:
         """Wait for a reply or a deadline, then handle replies, lost actors and overdue actors."""
         ray = self._ray
-        jobs = {s.job.ref: s for s in self._slots if s.job is not None}
-        deadline = min((s.job.deadline for s in jobs.values()), default=None)
+        running = [(s, s.job) for s in self._slots if s.job is not None]
+        jobs = {job.ref: s for s, job in running}
+        deadline = min((job.deadline for _, job in running), default=None)
         wait = _WAIT_SLICE_S if wait_s is None else wait_s
         if deadline is not None:
             wait = min(wait, max(0.0, deadline - time.monotonic()))
