@@ -111,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="cost-model pruning: measure only this fraction of proposals, those the performance "
                            "model ranks best (templates only)")
     tune.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="strategy option (repeatable)")
+    tune.add_argument("--help-strategy", metavar="NAME", default=None,
+                      help="print the strategy's options (name, type, default, description) and exit")
     tune.add_argument("--out", default=None,
                       help="session file to write (a journal and a lock are kept beside it while running); "
                            "an existing session needs --resume or --force")
@@ -302,6 +304,11 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
 def cmd_tune(args: argparse.Namespace) -> int:
     from workbench.runner.controller import resume_run, start_run
 
+    if args.help_strategy is not None:
+        from workbench.search.base import options_help
+
+        print(options_help(args.help_strategy))
+        return 0
     _check_run_flags(args)
     if args.remeasure_aborted:
         return _remeasure_aborted(args)
