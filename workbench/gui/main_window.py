@@ -567,7 +567,8 @@ class MainWindow(QMainWindow):
                "backend": backend.get("kind") if backend.get("kind") in ("sim", "cuda", "replay") else None,
                "replay": options.get("path") if backend.get("kind") == "replay" else None,
                "gpu_model": options.get("gpu_model"), "problem": options.get("problem") or None,
-               "strategy": (session.strategy or {}).get("name"), "seed": (session.strategy or {}).get("seed")}
+               "strategy": (session.strategy or {}).get("name"), "seed": (session.strategy or {}).get("seed"),
+               "strategy_options": (session.strategy or {}).get("options")}
         settings = session.run
         if settings.time_limit_s is not None:
             run["time_limit_s"] = settings.time_limit_s
