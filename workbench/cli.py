@@ -532,7 +532,7 @@ def cmd_kernels(args: argparse.Namespace) -> int:
     from workbench.core.templates import kernels_dir, load_templates
 
     templates = load_templates(*args.kernel_dir, str(kernels_dir()))
-    listing = []
+    listing: list[dict[str, Any]] = []
     for name in sorted(templates):
         t = templates[name]
         space = t.space(t.problem)

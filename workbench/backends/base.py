@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Callable, ClassVar, Mapping
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Measurement

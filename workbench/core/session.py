@@ -42,7 +42,7 @@ import uuid
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Callable, Mapping, cast
+from typing import IO, Any, Callable, Iterator, Mapping, NoReturn, cast
 
 import numpy as np
 
@@ -58,6 +58,9 @@ from workbench.core.objective import Constraints, Ranking, Weights, rank
 from workbench.core.records import BackendInfo, DeviceInfo, StrategyInfo
 from workbench.core.run_settings import RunSettings
 from workbench.core.space import Config, SearchSpace, canonical_json, int_in_range
+
+#: ``fail(field, problem)``: raises the caller's one-line error about a field of the file.
+Fail = Callable[[str, str], NoReturn]
 
 FORMAT_NAME = "kernel-workbench-session"
 #: 2 added ``id`` (the session's identity, shared by its journal) and ``run`` (run settings).
@@ -307,7 +310,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _numbers(value: Any, where: str, fail) -> dict[str, float]:
+def _numbers(value: Any, where: str, fail: Fail) -> dict[str, float]:
     """A mapping name -> number (null read as NaN)."""
     if type(value) is not dict:
         fail(where, f"expected an object of numbers, got {_type_name(value)}")
@@ -359,7 +362,8 @@ def _fast_config_builder() -> Callable[[dict[str, Any]], Config] | None:
             return Config(values)
         return from_canonical(values, text.decode())
 
-    for probe in ({"b": 2, "a": True, "c": "shared_tree", "z": -7}, {"x": False}, {}):
+    probes: tuple[dict[str, Any], ...] = ({"b": 2, "a": True, "c": "shared_tree", "z": -7}, {"x": False}, {})
+    for probe in probes:
         if orjson.dumps(probe, option=sort).decode() != canonical_json(probe):
             return None
     return build
@@ -375,7 +379,7 @@ def _slot_problem(config: Mapping[str, Any], names: frozenset[str]) -> str:
     return f"{sorted(config.keys() - names)[0]!r} is not a slot of the space"
 
 
-def trial_from_dict(rec: Any, where: str, fail, names: frozenset[str] | None = None) -> Trial:
+def trial_from_dict(rec: Any, where: str, fail: Fail, names: frozenset[str] | None = None) -> Trial:
     """Validate one trial record (flat, or with a nested ``measurement``) and build the Trial.
 
     ``fail(field, problem)`` raises the caller's error. Checks are type tests, cheap enough for
@@ -468,8 +472,8 @@ def trial_from_dict(rec: Any, where: str, fail, names: frozenset[str] | None = N
 # ------------------------------------------------------------------------------------------------
 
 
-def _failer(source: str):
-    def fail(where: str, problem: str):
+def _failer(source: str) -> Fail:
+    def fail(where: str, problem: str) -> NoReturn:
         raise SessionFormatError(f"{source}: {where}: {problem}")
 
     return fail
@@ -485,7 +489,7 @@ def _check_version(data: Mapping[str, Any], source: str) -> None:
             )
         fail("format", f"{fmt!r} is not {FORMAT_NAME!r} (not a workbench session)")
     version = data.get("version")
-    if type(version) is not int or version < 1:
+    if not isinstance(version, int) or type(version) is not int or version < 1:
         fail("version", f"{version!r} is not a format version (a positive integer)")
     if version > FORMAT_VERSION:
         raise SessionFormatError(
@@ -654,7 +658,7 @@ def _all_in_domains(space: SearchSpace, configs: list[Config]) -> bool:
     return True
 
 
-def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fail) -> None:
+def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fail: Fail) -> None:
     """The run settings a reopened session restores into the run controls have their types."""
     options = backend.get("options", {})
     if type(options) is not dict:
@@ -676,7 +680,7 @@ def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fai
         fail("strategy.options", f"expected an object, got {_type_name(strategy['options'])}")
 
 
-def _check_name(value: str, where: str, fail) -> None:
+def _check_name(value: str, where: str, fail: Fail) -> None:
     """A name that reaches exported source and file names: one printable line of bounded length."""
     if len(value) > MAX_NAME_CHARS:
         fail(where, f"{len(value):,} characters is longer than the {MAX_NAME_CHARS} allowed")
@@ -684,7 +688,7 @@ def _check_name(value: str, where: str, fail) -> None:
         fail(where, f"{_short(value)} holds a line break or another control character")
 
 
-def _check_value(value: Any, where: str, fail) -> None:
+def _check_value(value: Any, where: str, fail: Fail) -> None:
     """A problem or config value: a finite number, a bool, or one short printable line of text."""
     t = type(value)
     if t is float:
@@ -699,7 +703,7 @@ def _check_value(value: Any, where: str, fail) -> None:
         fail(where, f"{_short(value)} is not a number, bool or string")
 
 
-def _check_config(space: SearchSpace, values: Mapping[str, Any], where: str, fail) -> None:
+def _check_config(space: SearchSpace, values: Mapping[str, Any], where: str, fail: Fail) -> None:
     """Every value of the config is in its slot's domain (an edited file cannot smuggle one in)."""
     for slot in space.slots:
         if slot.name in values and not slot.accepts(values[slot.name]):
@@ -747,7 +751,7 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _atomic_write(path: Path, write) -> None:
+def _atomic_write(path: Path, write: Callable[[IO[str]], object]) -> None:
     """Write through ``write(file)`` into a temp file beside ``path``, fsync, then rename over it."""
     directory = path.parent if str(path.parent) else Path(".")
     directory.mkdir(parents=True, exist_ok=True)
@@ -905,7 +909,7 @@ def read_journal(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, l
 
 
 @contextlib.contextmanager
-def _no_gc():
+def _no_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector while building many small acyclic objects.
 
     Loading 100,000 trials allocates about a million dicts and records; the collector would

@@ -459,6 +459,8 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
             lock.release()
             return None, (f"nothing to re-measure: {aborted} aborted trials, none below the latency limit in force"
                           if aborted else "nothing to re-measure: no aborted trials")
+        if session.space is None:
+            raise WorkbenchError(f"--remeasure-aborted: {out} records no search space to re-measure in")
         spec = _spec_for_continue(request, session)
         session.constraints, session.weights = objective.constraints, objective.weights
         settings = session.run.merged(request.settings_overrides())

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
