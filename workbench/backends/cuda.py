@@ -32,7 +32,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
@@ -151,6 +151,7 @@ class CudaBackend(Backend):
             if arg.kind in ("in", "inout"):
                 array = cp.asarray(np.asarray(self.host_inputs[arg.name], dtype=arg.dtype))
             else:
+                assert arg.shape is not None  # every array argument has one (scalars were skipped)
                 array = cp.empty(arg.shape(self.problem), dtype=arg.dtype)
             self.buffers[arg.name] = array
             self.launch_args.append(array)
@@ -271,7 +272,7 @@ class CudaBackend(Backend):
         note = " (the context is lost: the worker is replaced)" if sticky else ""
         return Measurement.failure(status, f"{what}: {exc}{note}", str(exc), **resources)
 
-    def _metrics(self, samples: list[float], resources: dict[str, float], errors: dict[str, float],
+    def _metrics(self, samples: list[float], resources: Mapping[str, float], errors: dict[str, float],
                  block: tuple[int, int, int], grid: tuple[int, int, int], smem: int, compiled: Any,
                  config: Config | None = None) -> dict[str, float]:
         latency = float(np.median(samples))
@@ -376,7 +377,7 @@ def is_sticky(exc: BaseException) -> bool:
     CuPy's ``CUDADriverError`` and ``CUDARuntimeError`` carry the code as ``status``; anything
     else (a refused launch, an image that does not load, a Python error) leaves the context usable.
     """
-    status = getattr(exc, "status", None)
+    status: Any = getattr(exc, "status", None)
     try:
         return int(status) in STICKY_CUDA_ERRORS
     except (TypeError, ValueError):

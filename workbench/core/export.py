@@ -388,8 +388,8 @@ def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
             config = plan.template.space(problem).config(config)
         except SpaceError as exc:
             raise WorkbenchError(f"config {config.id} does not fit the template: {exc}") from None
-        lines = plan.template.defines(config, problem)
-        return lines[: len(lines) - len(problem)]  # the problem's lines come last
+        defines = plan.template.defines(config, problem)
+        return defines[: len(defines) - len(problem)]  # the problem's lines come last
     lines: list[str] = []
     seen: dict[str, str] = {}
     for name, value in config.items():

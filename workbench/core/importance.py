@@ -172,11 +172,11 @@ def _ped_anova(trials: Sequence[Trial], values: np.ndarray, names: Sequence[str]
                domains: Mapping[str, list[Any]], quantile: float, lower_better: bool) -> dict[str, float]:
     """Run Optuna's PED-ANOVA on an in-memory study built from the trials (imported lazily)."""
     import optuna
-    from optuna.distributions import CategoricalDistribution
+    from optuna.distributions import BaseDistribution, CategoricalDistribution
     from optuna.importance import PedAnovaImportanceEvaluator
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
-    dists = {n: CategoricalDistribution(tuple(_plain(v) for v in domains[n])) for n in names}
+    dists: dict[str, BaseDistribution] = {n: CategoricalDistribution(tuple(_plain(v) for v in domains[n])) for n in names}
     frozen = [
         optuna.trial.create_trial(
             params={n: _plain(t.config[n]) for n in names}, distributions=dists, value=float(v)

@@ -549,6 +549,7 @@ class SearchSpace:
         self._setup(slots, restrictions, params)
         self._all_points: tuple[Config, ...] | None = None
         self._points: tuple[Config, ...] | None = None
+        self._point_ids: dict[str, int] = {}  # explicit spaces: config id -> position in _points
 
     # ------------------------------------------------------------------ construction
     def _setup(self, slots: Sequence[Slot], restrictions: Sequence[str], params: Mapping[str, Value] | None) -> None:
@@ -762,7 +763,7 @@ class SearchSpace:
         """The slot defaults as a config, or None when a slot has no default or they are not valid."""
         if any(s.default is None for s in self._slots):
             return None
-        config = Config({s.name: s.default for s in self._slots})
+        config = Config({s.name: s.default for s in self._slots if s.default is not None})
         return config if self.is_valid(config) else None
 
     # ------------------------------------------------------------------ indices
@@ -993,7 +994,7 @@ class SearchSpace:
                 tuple(pos[point[name]] for pos, name in zip(positions, self._names)): point for point in self.points
             }
         index = self._neighbour_index
-        out = []
+        out: list[Config] = []
         for p, slot in enumerate(self._slots):
             here = origin[p]
             found = []
@@ -1083,7 +1084,7 @@ class SearchSpace:
             points.append(dict(zip(names, row)))
         return cls.explicit(slots, points, restrictions, params)
 
-    def __reduce__(self):  # restrictions are closures: travel as the description
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:  # restrictions are closures: travel as the description
         if self._all_points is None:
             return (SearchSpace, (self._slots, self._restrictions, dict(self._params)))
         rows = [tuple(c[name] for name in self._names) for c in self._all_points]

@@ -171,7 +171,8 @@ class CompareView(QWidget):
         self.diff.setPlainText("\n".join(source_diff(source_a, source_b, f"A trial {a.index}", f"B trial {b.index}")))
 
     def rows_shown(self) -> list[list[str]]:
-        return [[self.table.item(r, c).text() for c in range(self.table.columnCount())] for r in range(self.table.rowCount())]
+        return [[item.text() if (item := self.table.item(r, c)) is not None else "" for c in range(self.table.columnCount())]
+                for r in range(self.table.rowCount())]
 
     # --- sessions ----------------------------------------------------------------------------------
     def add_session(self, path: str) -> None:

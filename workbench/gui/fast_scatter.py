@@ -144,7 +144,10 @@ class FastScatter(pg.GraphicsObject):
         frags[:, 0:2] = xy
         frags[:, 2:6] = (0.0, 0.0, float(self._side), float(self._side))
         frags[:, 6:10] = (1.0, 1.0, 0.0, 1.0)
-        painter.drawPixmapFragments(*self._fragments.drawargs(), self._pixmap)
+        # The (array pointer, count) overload PySide6 has at run time; its stubs list only the
+        # sequence one, so the call goes through an untyped name.
+        draw_fragments: Any = painter.drawPixmapFragments
+        draw_fragments(*self._fragments.drawargs(), self._pixmap)
 
     # --- interaction ---------------------------------------------------------------------------
     def _nearest(self, scene_pos: QPointF) -> int | None:

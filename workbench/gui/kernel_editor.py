@@ -344,7 +344,7 @@ class KernelEditor(QMainWindow):
         spec: dict[str, Any] = {"name": name, "entry": self.entry_edit.text().strip() or name}
         if self.title_edit.text().strip():
             spec["title"] = self.title_edit.text().strip()
-        slots = []
+        slots: list[dict[str, Any]] = []
         for row in range(self.slots_table.rowCount()):
             slot_name = _cell(self.slots_table, row, 0)
             if not slot_name:
@@ -386,7 +386,7 @@ class KernelEditor(QMainWindow):
         spec["block"] = [e.text().strip() or "1" for e in self.block_edits]
         if self.smem_edit.text().strip() not in ("", "0"):
             spec["dynamic_smem"] = self.smem_edit.text().strip()
-        args = []
+        args: list[dict[str, Any]] = []
         for row in range(self.args_table.rowCount()):
             aname = _cell(self.args_table, row, 0)
             if not aname:

@@ -59,7 +59,8 @@ class MainWindow(QMainWindow):
         self.model = SessionModel()
         self.path: Path | None = None  # where Save writes; None: unsaved (runs go to an autosave file)
         self.autosave_path: Path | None = None
-        self.thread: EngineThread | None = None
+        # Not ``self.thread``: that would hide QObject.thread().
+        self.engine_thread: EngineThread | None = None
         self.last_result: Any = None
         #: The toolbar's request right after a session was shown: Start with these same choices
         #: continues that session with its own backend (see :meth:`start_run`).
@@ -241,7 +242,7 @@ class MainWindow(QMainWindow):
         editor = KernelEditor(self, start_run=self.start_run, interactive=self.interactive)
         self.kernel_editor = editor
         if folder is not None:
-            editor.open_folder(folder)
+            editor.open_folder(Path(folder))
         editor.show()
         if ask:
             editor.choose_and_open()
@@ -272,13 +273,13 @@ class MainWindow(QMainWindow):
 
     @property
     def running(self) -> bool:
-        return self.thread is not None and self.thread.isRunning()
+        return self.engine_thread is not None and self.engine_thread.isRunning()
 
     def retarget_run(self) -> None:
         """Constraints or weights changed: a running search follows the new objective from its
         next proposal on (the ranking in the views already did). An objective that cannot be
         built (a weighted metric without a direction) leaves the run on the one it had."""
-        if not self.running or self.thread is None:
+        if not self.running or self.engine_thread is None:
             return
         from workbench.core.search_objective import Objective
 
@@ -287,7 +288,7 @@ class MainWindow(QMainWindow):
         except WorkbenchError as exc:
             self.statusBar().showMessage(f"the run keeps its objective: {exc}", 8000)
             return
-        self.thread.engine.set_objective(objective)
+        self.engine_thread.engine.set_objective(objective)
 
     def _on_session_changed(self) -> None:
         session = self.model.session
@@ -406,12 +407,12 @@ class MainWindow(QMainWindow):
         cost_model_note = (prepared.session.extra.get("cost_model") or {}).get("note")
         if cost_model_note:  # pruning models a stand-in GPU: say which
             self.statusBar().showMessage(f"cost model: {cost_model_note}", 15000)
-        self.thread = EngineThread(prepared, self)
-        self.thread.progress.connect(self._on_progress)
-        self.thread.run_finished.connect(self._on_run_finished)
+        self.engine_thread = EngineThread(prepared, self)
+        self.engine_thread.progress.connect(self._on_progress)
+        self.engine_thread.run_finished.connect(self._on_run_finished)
         self.toolbar.set_running(True)
         self.toolbar.show_progress(0, prepared.budget, 0, None)
-        self.thread.start()
+        self.engine_thread.start()
 
     def _run_request(self, run: dict[str, Any], current: Any) -> Any:
         """The controller's request for a new session from the toolbar's (or automation's) keys."""
@@ -438,7 +439,7 @@ class MainWindow(QMainWindow):
         from workbench.runner.controller import RunRequest
 
         backend = session.backend if isinstance(session.backend, dict) else {}
-        options = backend.get("options") if isinstance(backend.get("options"), dict) else {}
+        options = backend.get("options") or {}
         trust = False
         if backend.get("kind") == "python":
             trust = self._confirm_code(Path(str(options.get("path", ""))))
@@ -499,7 +500,8 @@ class MainWindow(QMainWindow):
     def _on_pause(self) -> None:
         if not self.running:
             return
-        engine = self.thread.engine
+        assert self.engine_thread is not None  # running
+        engine = self.engine_thread.engine
         if engine.paused:
             engine.resume()
         else:
@@ -508,20 +510,21 @@ class MainWindow(QMainWindow):
 
     def stop_run(self) -> None:
         """Ask the engine to stop: no new candidates; running ones finish or time out and are recorded."""
-        if self.running:
-            self.thread.stop()
+        if self.running and self.engine_thread is not None:
+            self.engine_thread.stop()
             self.toolbar.progress_label.setText("stopping...")
 
     def wait_for_run(self, timeout_s: float = 60.0) -> bool:
         """Block (GUI thread) until the engine thread ends; used when closing."""
-        if self.thread is None:
+        if self.engine_thread is None:
             return True
-        return self.thread.wait(int(timeout_s * 1000))
+        return self.engine_thread.wait(int(timeout_s * 1000))
 
     def _on_run_finished(self, result: Any) -> None:
-        self.thread.wait()
+        assert self.engine_thread is not None  # it sent this
+        self.engine_thread.wait()
         self.last_result = result
-        if self.thread.engine.refined:  # trials replaced in place: rebuild the views' columns
+        if self.engine_thread.engine.refined:  # trials replaced in place: rebuild the views' columns
             self.model.set_session(self.model.session)
         self.model.sync()
         self.refresh()
@@ -598,7 +601,8 @@ class MainWindow(QMainWindow):
             return False
         # One writer per session file: a file another process (a `tune`, another window) is writing
         # is refused; the run of this window already holds the lock of its own output.
-        own = self.running and getattr(self.thread.engine, "output", None) == Path(path)
+        own = self.engine_thread is not None and self.running and getattr(self.engine_thread.engine, "output",
+                                                                          None) == Path(path)
         lock = None if own else SessionLock(path)
         try:
             check_folder(Path(path), "save")
@@ -784,7 +788,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("last_dir", str(Path(path).parent))
 
     def recent_files(self) -> list[str]:
-        value = self.settings.value("recent", [])
+        value: Any = self.settings.value("recent", [])
         if isinstance(value, str):
             value = [value]
         return [str(v) for v in value or []]
@@ -842,7 +846,8 @@ class MainWindow(QMainWindow):
                 if answer != QMessageBox.StandardButton.Yes:
                     event.ignore()
                     return
-            self.thread.stop()
+            assert self.engine_thread is not None  # running
+            self.engine_thread.stop()
             self.wait_for_run(120.0)
             self.model.sync()
             if self.path is not None:

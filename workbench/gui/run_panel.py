@@ -91,7 +91,9 @@ class RunToolbar(QToolBar):
             self.kernel.setCurrentIndex(self.kernel.findText(QUICK_KERNEL))
         self.kernel.setToolTip("kernel template to tune")
         self.kernel.currentIndexChanged.connect(lambda _i: self.kernel_changed.emit(self.kernel.currentText()))
-        self.kernel.lineEdit().editingFinished.connect(lambda: self.kernel_changed.emit(self.kernel.currentText()))
+        editor = self.kernel.lineEdit()
+        assert editor is not None  # the combo box is editable
+        editor.editingFinished.connect(lambda: self.kernel_changed.emit(self.kernel.currentText()))
         self.problem = QLineEdit()
         self.problem.setPlaceholderText("problem, e.g. n=1048576")
         self.problem.setToolTip("problem parameters (name=value, comma separated); empty = the template's defaults")

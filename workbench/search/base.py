@@ -67,8 +67,9 @@ class Strategy(ABC):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     OPTIONS: ClassVar[tuple[Option, ...]] = ()
-    #: True when the strategy can use a batch of parallel evaluations productively.
-    batch_parallel: ClassVar[bool] = True
+    #: True when the strategy can use a batch of parallel evaluations productively (a wrapper, such
+    #: as the pruning one, takes its inner strategy's value per instance).
+    batch_parallel: bool = True
     #: False for strategies whose proposals do not depend on costs (nothing to re-rank).
     uses_objective: ClassVar[bool] = True
     #: True for strategies that search a Pareto front when the objective names several metrics
