@@ -15,10 +15,13 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from workbench.core.assignments import parse_assignment, parse_assignments
 from workbench.core.errors import WorkbenchError
+
+if TYPE_CHECKING:  # imported where used: the CLI starts without loading the session module
+    from workbench.core.session import Session
 
 EXIT_BAD_INPUT = 2
 #: Largest seed accepted (seeds feed NumPy generators, which take non-negative integers).
@@ -373,7 +376,7 @@ def _finite(value: float) -> float | None:
     return None if value is None or (isinstance(value, float) and not math.isfinite(value)) else value
 
 
-def summarise(session: Any, constraints: Any = None, weights: Any = None, with_trials: bool = False,
+def summarise(session: Session, constraints: Any = None, weights: Any = None, with_trials: bool = False,
               objectives: tuple[str, ...] = ()) -> dict[str, Any]:
     """The ``show --json`` object: a contract (see docs/cli.md)."""
     from workbench.core.objective import rank
@@ -443,7 +446,7 @@ def summarise(session: Any, constraints: Any = None, weights: Any = None, with_t
     return out
 
 
-def _session_metrics(session: Any) -> frozenset[str]:
+def _session_metrics(session: Session) -> frozenset[str]:
     """What a stored session's trials report, plus what its backend declares."""
     from workbench.backends.base import backend_class
 

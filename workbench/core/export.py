@@ -36,6 +36,7 @@ from workbench.core.errors import SpaceError, WorkbenchError
 from workbench.core.fs import current_umask
 from workbench.core.measurement import LATENCY, Trial
 from workbench.core.objective import Constraints, Weights, rank
+from workbench.core.session import Session
 from workbench.core.space import Config
 from workbench.core.templates import c_literal
 
@@ -98,7 +99,7 @@ class ExportPlan:
 # ------------------------------------------------------------------------------------------------
 
 
-def _device_of(session: Any, trial: Trial) -> str:
+def _device_of(session: Session, trial: Trial) -> str:
     """The device a trial ran on: the worker's own report, else the session's device."""
     named = trial.measurement.details.get("device") if trial.measurement.details else None
     if isinstance(named, str) and named:
@@ -106,14 +107,14 @@ def _device_of(session: Any, trial: Trial) -> str:
     return str(session.device.get("name") or "unknown device")
 
 
-def _session_label(session: Any, source: str | None) -> str:
+def _session_label(session: Session, source: str | None) -> str:
     if source:
         return str(source)
     when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(session.created_at or 0))
     return f"{session.kernel} session of {when} UTC"
 
 
-def find_template(session: Any, templates: Mapping[str, Any] | None = None,
+def find_template(session: Session, templates: Mapping[str, Any] | None = None,
                   kernel_dirs: Sequence[str | os.PathLike[str]] = ()) -> Any:
     """The template a session tuned, when it is on disk and still has the session's slots; else None.
 
@@ -143,7 +144,7 @@ def find_template(session: Any, templates: Mapping[str, Any] | None = None,
 
 
 def plan_export(
-    sessions: Sequence[Any],
+    sessions: Sequence[Session],
     constraints: Constraints | None = None,
     weights: Weights | None = None,
     *,
@@ -271,7 +272,7 @@ def export_text(plan: ExportPlan, fmt: str) -> str:
 
 
 def export_sessions(
-    sessions: Sequence[Any],
+    sessions: Sequence[Session],
     fmt: str,
     out: str | os.PathLike[str],
     constraints: Constraints | None = None,

@@ -40,6 +40,7 @@ import numpy as np
 
 from workbench.core.measurement import LATENCY, Trial
 from workbench.core.objective import Constraints, Weights, rank
+from workbench.core.session import Session
 
 #: Target names accepted by :func:`slot_importance`.
 SCORE = "score"
@@ -227,7 +228,7 @@ def value_distributions(
     return out
 
 
-def session_importance(session: Any, constraints: Constraints | None = None,
+def session_importance(session: Session, constraints: Constraints | None = None,
                        weights: Weights | None = None, seed: int = 0,
                        targets: Sequence[str] = TARGETS) -> dict[str, Importance]:
     """Importance of a session's slots for each of ``targets``, under its (or the given) objective."""
@@ -241,7 +242,7 @@ def session_importance(session: Any, constraints: Constraints | None = None,
     }
 
 
-def session_slots(session: Any) -> tuple[list[str], dict[str, list[Any]]]:
+def session_slots(session: Session) -> tuple[list[str], dict[str, list[Any]]]:
     """Slot names and declared domains of a session (from its space, else from its trials)."""
     space = getattr(session, "space", None)
     if space is not None:

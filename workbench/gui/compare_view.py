@@ -166,6 +166,7 @@ class CompareView(QWidget):
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
         session = self.model.session
+        assert session is not None  # a and b are its trials
         source_a, _ = render_source(session, a.config)
         source_b, _ = render_source(session, b.config)
         self.diff.setPlainText("\n".join(source_diff(source_a, source_b, f"A trial {a.index}", f"B trial {b.index}")))

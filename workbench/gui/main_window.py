@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
@@ -31,6 +31,10 @@ from workbench.gui.results_table import ResultsTable
 from workbench.gui.run_panel import RunToolbar
 from workbench.gui.slots_panel import SlotsPanel
 from workbench.gui.source_view import SourceView
+
+if TYPE_CHECKING:  # the run controller is imported when a run starts
+    from workbench.core.session import Session
+    from workbench.runner.controller import RunRequest
 
 REFRESH_MS = 100  # charts and tables are fed in batches at 10 Hz, never per point
 MAX_RECENT = 8
@@ -378,18 +382,18 @@ class MainWindow(QMainWindow):
         current = self.model.session
         request = self._run_request(run, current)
         continuing = current is not None and (self._same_choices(run) or continues(request, current))
-        if continuing:
+        if continuing and current is not None:
             request = self._continue_request(run, current)
         elif current is not None and not self._maybe_save():
             raise WorkbenchError("run not started: the current session has unsaved trials")
         else:
             request = dataclasses.replace(request, constraints=self.model.constraints if current else None,
                                           weights=self.model.weights if current else None)
-        if continuing:
+        if continuing and current is not None:
             output = self.path or self.autosave_path or autosave.new_autosave_path(current.kernel)
         else:
             output = autosave.new_autosave_path(run.get("kernel") or Path(str(run.get("replay") or "session")).stem)
-        if continuing:  # the controls are the truth for this run, "no time limit" included
+        if continuing and current is not None:  # the controls are the truth for this run, "no time limit" included
             current.run = dataclasses.replace(current.run, time_limit_s=run.get("time_limit_s"))
         prepared = prepare_run(request, current if continuing else None, output)
         if continuing:
@@ -414,7 +418,7 @@ class MainWindow(QMainWindow):
         self.toolbar.show_progress(0, prepared.budget, 0, None)
         self.engine_thread.start()
 
-    def _run_request(self, run: dict[str, Any], current: Any) -> Any:
+    def _run_request(self, run: dict[str, Any], current: Session | None) -> RunRequest:
         """The controller's request for a new session from the toolbar's (or automation's) keys."""
         from workbench.runner.controller import RunRequest
 
@@ -433,7 +437,7 @@ class MainWindow(QMainWindow):
             domains=domains, restrictions=restrictions,
         )
 
-    def _continue_request(self, run: dict[str, Any], session: Any) -> Any:
+    def _continue_request(self, run: dict[str, Any], session: Session) -> RunRequest:
         """A request that continues ``session``: its backend as saved, the run's own choices
         (strategy, seed, budget, limits, objective) from the controls."""
         from workbench.runner.controller import RunRequest
@@ -563,7 +567,7 @@ class MainWindow(QMainWindow):
         self._restore_run_controls(session)
         self._add_recent(str(Path(path).resolve()))
 
-    def _restore_run_controls(self, session: Any) -> None:
+    def _restore_run_controls(self, session: Session) -> None:
         backend = session.backend if isinstance(session.backend, dict) else {}
         options = dict(backend.get("options") or {})
         run = {"kernel": session.kernel if backend.get("kind") != "replay" else None,
@@ -852,8 +856,8 @@ class MainWindow(QMainWindow):
             self.model.sync()
             if self.path is not None:
                 self.save_to(self.path)
-            elif self.autosave_path is not None:  # unsaved run: kept whole for the next start to recover
-                from workbench.core.session import save_session
+            elif self.autosave_path is not None and self.model.session is not None:  # unsaved run: kept whole
+                from workbench.core.session import save_session  # for the next start to recover
 
                 save_session(self.model.session, self.autosave_path)
         elif not self._maybe_save():

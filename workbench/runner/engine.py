@@ -23,6 +23,7 @@ from workbench.backends.base import BackendSpec, EvalLimits, Target
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Trial
 from workbench.core.search_objective import Objective
+from workbench.core.session import Session
 from workbench.core.space import Config
 from workbench.runner.events import Event, Progress, RunFinished, TrialFinished, TrialRefined, TrialStarted
 from workbench.runner.pool import PoolFactory, Result, WorkerPool
@@ -64,7 +65,7 @@ class _GroupSyncedJournal:
         self._synced = time.monotonic()
         self._dirty = False
 
-    def start(self, session: Any) -> None:
+    def start(self, session: Session) -> None:
         self.journal.start(session)
 
     def append(self, trial: Trial) -> None:
@@ -112,7 +113,7 @@ class Engine:
 
     def __init__(
         self,
-        session: Any,
+        session: Session,
         strategy: Strategy,
         backend_spec: BackendSpec,
         budget: int | None = None,
