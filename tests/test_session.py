@@ -498,3 +498,18 @@ def test_session_metadata_records_round_trip_unchanged(tmp_path: Path) -> None:
     assert provenance({"simulated": True, "replayed": True}) == "simulated"
     assert provenance({"replayed": True}) == "replayed" and provenance({}, "replay") == "replayed"
     assert provenance({"recorded": True}) == "recorded"
+
+
+def test_a_file_written_before_the_typed_records_loads_and_saves_byte_identical(tmp_path: Path) -> None:
+    """``fixtures/session_golden.json`` was written by the code before sessions had typed metadata
+    records; loading and saving it again gives the same bytes, so the format did not change."""
+    from workbench.core.records import provenance
+    from workbench.core.session import load_session, save_session
+
+    golden = Path(__file__).parent / "fixtures" / "session_golden.json"
+    session = load_session(golden)
+    assert session.backend["options"]["gpu_model"] == "H200" and session.strategy["state"] == {"told": 2}
+    assert provenance(session.device) == "simulated" and session.device["sm_count"] == 132
+    out = tmp_path / "again.json"
+    save_session(session, out)
+    assert out.read_bytes() == golden.read_bytes()
