@@ -140,7 +140,7 @@ def load_kt_cache(path: str) -> Landscape:
 
 def load_session_landscape(path: str) -> Landscape | None:
     """A session recorded on a real GPU, as a landscape over its measured configs (None if simulated)."""
-    from workbench.core.session import load_session
+    from workbench.core.session import load_session  # optional: lands with the session module
 
     session = load_session(path)
     if session.device.get("simulated", True) or not session.trials:
@@ -255,7 +255,7 @@ def run_kt(path: str, strategy: str, seed: int, budget: int) -> list[float]:
     """
     import warnings
 
-    import kernel_tuner
+    import kernel_tuner  # optional
 
     warnings.filterwarnings("ignore")
 

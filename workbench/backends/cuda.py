@@ -113,7 +113,7 @@ class CudaBackend(Backend):
 
     # ---- worker -------------------------------------------------------------------------------
     def prepare(self) -> None:
-        import cupy as cp
+        import cupy as cp  # only inside GPU workers
 
         self.cp = cp
         cp.cuda.Device(self.device_index).use()
@@ -479,7 +479,7 @@ def nvml_handle(runtime: Any, index: int) -> Any:
     and clocks of another GPU; the bus id names the same board in both.
     """
     try:
-        import pynvml
+        import pynvml  # nvidia-ml-py, optional
 
         pynvml.nvmlInit()
         return pynvml.nvmlDeviceGetHandleByPciBusId(runtime.deviceGetPCIBusId(index))

@@ -70,7 +70,7 @@ def _jobs() -> CompileJobs:
 
 def _compiled_figures(source: str, arch: str, options: tuple[str, ...], entry: str) -> dict[str, Any]:
     """Compile (or read the compiler's disk cache) and keep only the figures the simulator uses."""
-    from workbench.core.compiler import compile_cuda
+    from workbench.core.compiler import compile_cuda  # NVRTC loads lazily
 
     compiled = compile_cuda(source, arch=arch, options=options, entry=entry)
     if not compiled.ok:

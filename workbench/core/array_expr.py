@@ -33,7 +33,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any] | None, int, int]] = {  # None: sp
 
 
 def _erf(x: Any) -> Any:
-    from math import erf
+    from math import erf  # NumPy has no erf; vectorise the stdlib one
 
     return np.vectorize(erf, otypes=[np.float64])(x)
 

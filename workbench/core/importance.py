@@ -172,7 +172,7 @@ def slot_importance(
 def _ped_anova(trials: Sequence[Trial], values: np.ndarray, names: Sequence[str],
                domains: Mapping[str, list[Any]], quantile: float, lower_better: bool) -> dict[str, float]:
     """Run Optuna's PED-ANOVA on an in-memory study built from the trials (imported lazily)."""
-    import optuna
+    import optuna  # heavy import, only when importance is asked for
     from optuna.distributions import BaseDistribution, CategoricalDistribution
     from optuna.importance import PedAnovaImportanceEvaluator
 

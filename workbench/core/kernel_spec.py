@@ -304,7 +304,7 @@ class _Builder:
                 raise self.fail(field, "default must be a number or true/false", name)
             problem[name] = default
             small_value = entry.get("small", default)
-            if type(small_value) is not type(default):
+            if type(small_value) is not type(default):  # int vs float vs bool matters here
                 raise self.fail(f"{field}.small", f"must have the type of the default ({type(default).__name__})", name)
             small[name] = small_value
             if entry.get("doc"):

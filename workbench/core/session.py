@@ -489,7 +489,7 @@ def _check_version(data: Mapping[str, Any], source: str) -> None:
             )
         fail("format", f"{fmt!r} is not {FORMAT_NAME!r} (not a workbench session)")
     version = data.get("version")
-    if not isinstance(version, int) or type(version) is not int or version < 1:
+    if type(version) is not int or version < 1:
         fail("version", f"{version!r} is not a format version (a positive integer)")
     if version > FORMAT_VERSION:
         raise SessionFormatError(

@@ -332,7 +332,7 @@ def load_templates(*dirs: str | os.PathLike[str]) -> dict[str, KernelTemplate]:
             if template is not None and template.name not in templates:
                 templates[template.name] = template
         for spec_file in sorted(folder.glob("*" + DECLARATIVE_SUFFIX)):  # JSON specs: loading runs no code
-            from workbench.core.kernel_spec import load_declarative
+            from workbench.core.kernel_spec import load_declarative  # it imports this module
 
             template = load_declarative(spec_file)
             if template.name not in templates:

@@ -59,7 +59,7 @@ class CudaHighlighter(QSyntaxHighlighter):
         self.slot_rule = (re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b"), _format("#c7254e", bold=True)) if names else None
         self.rehighlight()
 
-    def highlightBlock(self, text: str) -> None:
+    def highlightBlock(self, text: str) -> None:  # Qt override
         if text.lstrip().startswith("#"):
             self.setFormat(0, len(text), self.preprocessor)
         for pattern, fmt in self.rules + ([self.slot_rule] if self.slot_rule else []):
@@ -95,7 +95,7 @@ class _Gutter(QWidget):
         super().__init__(editor)
         self.editor = editor
 
-    def sizeHint(self) -> QSize:
+    def sizeHint(self) -> QSize:  # Qt override
         return QSize(self.editor.gutter_width(), 0)
 
     def paintEvent(self, event: QPaintEvent) -> None:

@@ -111,7 +111,7 @@ class CompareView(QWidget):
         if self.isVisible():
             self._draw_curves()
 
-    def showEvent(self, event: Any) -> None:
+    def showEvent(self, event: Any) -> None:  # Qt override
         super().showEvent(event)
         if self.a is None or self.b is None:
             self._on_ranking_changed()
@@ -178,7 +178,7 @@ class CompareView(QWidget):
     # --- sessions ----------------------------------------------------------------------------------
     def add_session(self, path: str) -> None:
         """Overlay a saved session (raises WorkbenchError for a file that is not one)."""
-        from workbench.core.session import load_session
+        from workbench.core.session import load_session  # only when asked
 
         self.others.append(load_session(path))
         self._draw_curves()

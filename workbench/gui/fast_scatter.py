@@ -78,7 +78,7 @@ class FastScatter(pg.GraphicsObject):
         self.update()
 
     # --- data ----------------------------------------------------------------------------------
-    def setData(self, x: Any = None, y: Any = None, data: Any = None, **_: Any) -> None:
+    def setData(self, x: Any = None, y: Any = None, data: Any = None, **_: Any) -> None:  # pyqtgraph API
         """Replace every point. Non-finite coordinates are dropped (with their ids)."""
         x = np.asarray(x if x is not None else (), dtype=float)
         y = np.asarray(y if y is not None else (), dtype=float)
@@ -165,7 +165,7 @@ class FastScatter(pg.GraphicsObject):
         radius = self.opts["size"] / 2 + HIT_SLOP_PX
         return k if d2[k] <= radius * radius else None
 
-    def mouseClickEvent(self, ev: Any) -> None:
+    def mouseClickEvent(self, ev: Any) -> None:  # pyqtgraph API
         if ev.button() != pg.QtCore.Qt.MouseButton.LeftButton:
             ev.ignore()
             return
@@ -176,7 +176,7 @@ class FastScatter(pg.GraphicsObject):
         ev.accept()
         self.sigClicked.emit(self, [PointRef(float(self.xs[k]), float(self.ys[k]), int(self.data[k]))], ev)
 
-    def hoverEvent(self, ev: Any) -> None:
+    def hoverEvent(self, ev: Any) -> None:  # pyqtgraph API
         if self._tip is None:
             return
         if ev.isExit():

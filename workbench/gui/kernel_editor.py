@@ -659,7 +659,7 @@ class KernelEditor(QMainWindow):
         self._changed()
 
     def drafts_dir(self) -> Path:
-        from workbench.runner.autosave import data_dir
+        from workbench.runner.autosave import data_dir  # the workbench's own folder
 
         return data_dir() / "template-drafts"
 
@@ -699,7 +699,7 @@ class KernelEditor(QMainWindow):
         if self.interactive:
             QMessageBox.warning(self, "Kernel template", text)
 
-    def closeEvent(self, event: Any) -> None:
+    def closeEvent(self, event: Any) -> None:  # Qt override
         self.timer.stop()
         self.wait_for_check()
         super().closeEvent(event)

@@ -841,7 +841,7 @@ class MainWindow(QMainWindow):
         self.settings.sync()
 
     # --- closing -------------------------------------------------------------------------------
-    def closeEvent(self, event: QCloseEvent) -> None:
+    def closeEvent(self, event: QCloseEvent) -> None:  # Qt override
         if self.running:
             if self.interactive:
                 answer = QMessageBox.question(self, "A run is going",

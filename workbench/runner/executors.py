@@ -75,7 +75,7 @@ def visible_gpu_names() -> list[str]:
     count = cuda_device_count()
     if count == 0:
         return []
-    import cupy
+    import cupy  # optional dependency, present when a device was counted
 
     names = []
     for index in range(count):

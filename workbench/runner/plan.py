@@ -75,7 +75,7 @@ def cuda_device_count() -> int:
     if os.environ.get("KERNEL_WORKBENCH_FORCE_NO_GPU"):
         return 0
     try:
-        import cupy
+        import cupy  # optional dependency, only probed here
 
         return int(cupy.cuda.runtime.getDeviceCount())
     except Exception:  # noqa: BLE001 - any failure means "no usable GPU"

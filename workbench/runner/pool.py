@@ -35,8 +35,6 @@ from workbench.core.space import Config
 from workbench.runner.messages import Evaluate, FromWorker, PhaseStarted, Quit, Ready, Reply, StartupError
 from workbench.runner.worker import EXIT_AFTER_MEMORY_ERROR, read_tail, with_output, worker_main
 
-#: One finished candidate: the config, its measurement, seconds per phase, and the worker's name.
-
 
 class Result(NamedTuple):
     """One finished candidate as a pool returns it: the config, its measurement, seconds per
@@ -46,6 +44,7 @@ class Result(NamedTuple):
     measurement: Measurement
     timings: dict[str, float]
     worker: str
+
 
 #: Seconds between SIGTERM and SIGKILL for a worker past its timeout.
 KILL_GRACE_S = 0.2
@@ -201,7 +200,8 @@ class _Dying:
 
 class Pool(Protocol):
     """What the engine needs of an executor; the local :class:`WorkerPool` and the Ray executor's
-    ``RayPool`` implement it (``tests/test_pool.py`` checks both against it).
+    ``RayPool`` implement it (mypy checks both where they are handed out as a :class:`PoolFactory`'s
+    product; ``tests/test_pool.py`` checks the members at run time).
 
     Every submitted config comes back exactly once from :meth:`results`, measured or failed.
     """

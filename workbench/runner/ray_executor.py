@@ -47,7 +47,7 @@ _WAIT_SLICE_S = 0.5
 def import_ray() -> Any:
     """The ``ray`` module, or a one-line error saying how to install it."""
     try:
-        import ray
+        import ray  # optional extra
     except ImportError:
         raise WorkbenchError("--executor ray needs Ray: pip install 'kernel-workbench[ray]' (or pip install 'ray>=2.9')") from None
     return ray
@@ -117,7 +117,7 @@ class CandidateHost:
     """The body of one Ray actor: a one-worker local pool measuring one candidate at a time."""
 
     def __init__(self, spec: BackendSpec, limits: EvalLimits, slot: int, start_timeout_s: float) -> None:
-        import ray
+        import ray  # runs inside a Ray worker
 
         node = ray.util.get_node_ip_address()
         gpus = [str(g) for g in ray.get_gpu_ids()]
