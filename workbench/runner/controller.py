@@ -389,7 +389,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     if settings.prune_keep is not None and settings.prune_keep < 1.0:
         predictor = sim_predictor(spec, str(target.device.get("name", "")), target.device.get("compute_capability"))
         strategy = with_pruning(strategy, predictor, settings.prune_keep)
-        cost_model = predictor.gpu  # type: ignore[attr-defined]
+        cost_model = predictor.gpu
         if cost_model.note:
             log.warning("cost model: %s", cost_model.note)
     else:
