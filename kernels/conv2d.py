@@ -196,7 +196,7 @@ def baseline(cupy: Any, inputs: Mapping[str, Any], problem: Problem) -> None:
     Needs the filter on the device as ``inputs["d_filter"]``: it is a constant, not a kernel
     argument, so the backend must add constants to the arrays it hands to baselines.
     """
-    from cupyx.scipy import signal  # CuPy only exists on GPU machines
+    from cupyx.scipy import signal  # noqa: PLC0415 - CuPy only exists on GPU machines
 
     if "d_filter" not in inputs:
         raise KeyError("conv2d baseline needs the filter (d_filter) among the device inputs")

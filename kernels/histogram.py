@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from workbench.core.access import WARP
+from workbench.core.access import WARP, bank_conflict_ways
 from workbench.core.space import Config, Slot
 from workbench.core.templates import Arg, KernelTemplate, Problem, WorkProfile, ceil_div, read_cu
 

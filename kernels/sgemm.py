@@ -177,7 +177,7 @@ def baseline(cupy: Any, inputs: Mapping[str, Any], problem: Problem) -> None:
     rather than timing TF32 silently.
     """
     if os.environ.get("CUPY_TF32", "0") not in ("", "0"):
-        from cupy._core import _routines_linalg as linalg  # CuPy internals, only when TF32 is asked for
+        from cupy._core import _routines_linalg as linalg  # noqa: PLC0415 - CuPy internals, only when TF32 is asked for
 
         linalg.set_compute_type(np.float32, linalg.COMPUTE_TYPE_DEFAULT)
     cupy.matmul(inputs["a"], inputs["b"], out=inputs["c"])
