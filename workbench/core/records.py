@@ -35,6 +35,9 @@ class BackendOptions(TypedDict, total=False):
     arch: str
     #: ``replay``: a pause per candidate (demonstrations).
     delay_s: float
+    #: ``sim``: False where a template's reference file must not be imported (the cost model in
+    #: the user's process needs latencies only).
+    run_reference_file: bool
 
 
 class BackendInfo(TypedDict, total=False):

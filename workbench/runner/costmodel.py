@@ -66,7 +66,9 @@ def sim_predictor(spec: BackendSpec, device_name: str | None = None,
     options.pop("device", None)
     options.pop("devices", None)
     match = gpu_model_for(spec, device_name, compute_capability)
-    options.update({"gpu_model": match.spec.name, "noise": False, "compile": "estimate"})
+    # in this (the user's) process: never import a reference file the template names; the
+    # prediction needs latencies, and only a run's workers compute the reference
+    options.update({"gpu_model": match.spec.name, "noise": False, "compile": "estimate", "run_reference_file": False})
     model = SimBackend(BackendSpec("sim", options))
     model.prepare()
     limits = EvalLimits()

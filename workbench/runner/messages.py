@@ -16,10 +16,12 @@ from workbench.core.space import Config
 # --- parent -> worker ----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Evaluate:
-    """Evaluate ``config``; the replies about it carry ``seq``."""
+    """Evaluate ``config``; the replies about it carry ``seq``. ``max_latency_ms`` is the early-abort
+    latency threshold in force when it was dispatched (it follows a mid-run change of the limit)."""
 
     seq: int
     config: Config
+    max_latency_ms: float | None = None
 
 
 @dataclass(frozen=True)

@@ -208,11 +208,13 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
         if not isinstance(message, Evaluate):
             break
         seq, config = message.seq, message.config
+        # the early-abort threshold in force when the candidate was dispatched (else the start's)
+        now_limits = dataclasses.replace(limits, max_latency_ms=message.max_latency_ms)
         if output_path:
             _clear_output()
         clock.begin(seq)
         started = time.monotonic()
-        fatal, measurement = _evaluate(backend, config, limits, clock)
+        fatal, measurement = _evaluate(backend, config, now_limits, clock)
         if getattr(backend, "needs_restart", False):
             fatal = True  # e.g. a CUDA error poisoned the context: report, then make way for a fresh worker
         timings = clock.finish(started)
