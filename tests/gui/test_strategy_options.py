@@ -33,8 +33,10 @@ def test_edited_options_are_checked_and_reach_the_run(window, qtbot) -> None:
     assert form.strategy == "annealing" and set(form.editors) == {"t_start", "t_min", "cooling", "restart_best"}
     form.editors["cooling"][1].setValue(0.8)
     assert toolbar.request()["strategy_options"] == {"cooling": 0.8}
+    assert toolbar.options_button.text() == "Options (1)"  # a changed option is never hidden
     form.editors["cooling"][1].setValue(0.9)
     assert toolbar.request()["strategy_options"] is None  # back at the default: nothing to pass
+    assert toolbar.options_button.text() == "Options"
 
     toolbar.strategy.setCurrentText("tpe")
     form.editors["startup"][1].setValue(3)

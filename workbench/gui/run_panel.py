@@ -155,6 +155,7 @@ class RunToolbar(QToolBar):
         self.options_button.setToolTip("the strategy's options (hover a name for what it does)")
         self.options_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.options_button.setMenu(self.options_menu)
+        self.strategy_options.changed.connect(self._on_options_changed)
         self.budget = QSpinBox()
         self.budget.setRange(1, 1_000_000)
         self.budget.setValue(100)
@@ -193,6 +194,11 @@ class RunToolbar(QToolBar):
             self.run_bar.addWidget(widget)
         self._on_backend_changed()
         self.set_running(False)
+
+    def _on_options_changed(self) -> None:
+        """The button says how many options are not at their defaults: a changed one is never hidden."""
+        count = self.strategy_options.changed_count()
+        self.options_button.setText(f"Options ({count})" if count else "Options")
 
     def _on_browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Recording to replay", "", "Sessions and caches (*.json);;All files (*)")

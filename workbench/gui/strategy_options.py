@@ -114,10 +114,16 @@ class StrategyOptionsForm(QWidget):
             label.setToolTip(option.description)
             self.layout_.addRow(label, editor)
             self.editors[option.name] = (option, editor)
+        self.changed.emit()
 
     def values(self) -> dict[str, Any]:
         """Every option's value as edited."""
         return {name: _value(editor) for name, (_, editor) in self.editors.items()}
+
+    def changed_count(self) -> int:
+        """How many options differ from their defaults (for the button's label; not validated)."""
+        return sum(value != option.default and not (option.default is None and value == "")
+                   for value, (option, _) in zip(self.values().values(), self.editors.values()))
 
     def changed_options(self) -> dict[str, Any] | None:
         """The options that differ from their defaults, checked by the strategy (a bad value raises
