@@ -30,6 +30,9 @@ EXIT_BAD_INPUT = 2
 MAX_SEED = 2**63 - 1
 #: Longest timeout or time limit accepted (s): a week; anything longer is a typo, not a plan.
 MAX_SECONDS = 7 * 24 * 3600.0
+#: Default of ``tune --refine-wait`` (s): a first simulated run on a fresh machine ends seconds after
+#: its last evaluation instead of waiting minutes for every unrolled kernel's compile.
+REFINE_WAIT_S = 5.0
 
 
 def max_workers(executor: str = "local") -> int:
@@ -52,6 +55,9 @@ def _check_run_flags(args: argparse.Namespace) -> None:
         value = getattr(args, flag, None)
         if value is not None and not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
             raise WorkbenchError(f"--{flag.replace('_', '-')} {value}: must be a number of seconds in (0, {MAX_SECONDS:g}]")
+    refine_wait = getattr(args, "refine_wait", None)
+    if refine_wait is not None and not (math.isfinite(refine_wait) and 0 <= refine_wait <= MAX_SECONDS):
+        raise WorkbenchError(f"--refine-wait {refine_wait}: must be a number of seconds in [0, {MAX_SECONDS:g}]")
     for flag in ("max_latency_ms", "max_memory_mb", "min_quality"):
         value = getattr(args, flag, None)
         if value is not None and not (math.isfinite(value) and value >= 0):
@@ -98,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--timeout", type=float, default=None, help="per-candidate run timeout (s, default 10)")
     tune.add_argument("--compile-timeout", type=float, default=None, help="per-candidate compile timeout (s, default 60)")
     tune.add_argument("--time-limit", type=float, default=None, help="wall-clock budget for the run (s)")
+    tune.add_argument("--refine-wait", type=float, default=REFINE_WAIT_S,
+                      help="sim backend: after the last evaluation, wait at most this long (s) for background "
+                           f"compiles to refine trials simulated with estimated resources (default {REFINE_WAIT_S:g}; "
+                           "what is left is refined when the session is continued with --resume)")
     tune.add_argument("--workers", type=int, default=None, help="worker processes (default: 1, or one per GPU)")
     tune.add_argument("--executor", default=None, choices=("local", "ray"),
                       help="where candidates run: local worker processes, or Ray actors (the ray extra)")
@@ -356,8 +366,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
     for warning in run.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     run.subscribe(_ProgressLine(args.quiet))
+    run.engine.refine_wait_s = args.refine_wait
     finished = run.run()
     session, out = run.session, run.output
+    if run.engine.unrefined:
+        print(f"note: {run.engine.unrefined} trials keep estimated resources (marked resources_pending): their "
+              f"compiles had not finished {args.refine_wait:g} s after the last evaluation; a run continuing the "
+              f"session refines them (all of them: tune --resume --out {out} --budget 1 --refine-wait 600)",
+              file=sys.stderr)
     summary = summarise(session)
     best = summary["best"]
     best_text = f"best {best['latency_ms']:.4g} ms {best['config']}" if best else "no feasible config"

@@ -8,12 +8,13 @@ running the template's NumPy ``emulate`` of the config's arithmetic against the 
 on the small problem.
 
 Resource figures come, fastest first, from this process's cache, the shipped resource table
-(:mod:`workbench.core.resource_table`, when it matches the template, problem and arch), or NVRTC
-(which has its own disk cache). Compiles run on background threads (:mod:`compile_jobs`); an
-evaluation waits at most ``compile_wait_s`` for its own, and none at all once two compiles of this
-template have run past that, then simulates with estimated resources, marked
-``details.resources_pending``. Evaluating that config again (the engine's refinement pass) waits for
-the compile and returns the real figures.
+(:mod:`workbench.core.resource_table`, when it matches the template, problem and arch), the
+compiler's disk cache (read in the evaluation itself), or NVRTC. Compiles run on background
+threads (:mod:`compile_jobs`), the configs the model rates fastest first; an evaluation waits at
+most ``compile_wait_s`` for its own, and none at all once two compiles of this template have run
+past that or when the table says its compiles take longer, then simulates with estimated
+resources, marked ``details.resources_pending``. Evaluating that config again (the engine's
+refinement pass) raises its compile to the front, waits for it and returns the real figures.
 
 Options (besides ``kernel``, ``problem``, ``kernel_dirs``): ``gpu_model`` (default ``H200``),
 ``noise`` (default True: a few percent of seeded run-to-run spread), ``seed``, ``arch`` (default:
@@ -29,9 +30,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from workbench.backends.compile_jobs import CompileJobs
+from workbench.backends.compile_jobs import URGENT, CompileJobs
 from workbench.backends.templated import load_template_for, template_target
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
+from workbench.core.compiler import cached_compile, compile_cuda  # NVRTC itself loads at the first compile
 from workbench.core.errors import WorkbenchError
 from workbench.core.gpus import GpuSpec, load_gpu
 from workbench.core.measurement import Measurement, Status
@@ -71,9 +73,17 @@ def _jobs() -> CompileJobs:
 
 def _compiled_figures(source: str, arch: str, options: tuple[str, ...], entry: str) -> dict[str, Any]:
     """Compile (or read the compiler's disk cache) and keep only the figures the simulator uses."""
-    from workbench.core.compiler import compile_cuda  # NVRTC loads lazily
+    return _figures_of(compile_cuda(source, arch=arch, options=options, entry=entry))
 
-    compiled = compile_cuda(source, arch=arch, options=options, entry=entry)
+
+def _cached_figures(source: str, arch: str, options: tuple[str, ...], entry: str) -> dict[str, Any] | None:
+    """The figures of an earlier compile of this source (the compiler's memory or disk cache), or
+    None; never compiles, so a cache hit never waits behind the queue of real compiles."""
+    compiled = cached_compile(source, arch=arch, options=options, entry=entry)
+    return None if compiled is None else _figures_of(compiled)
+
+
+def _figures_of(compiled: Any) -> dict[str, Any]:
     if not compiled.ok:
         return {"compile_error": compiled.error or "compilation failed", "log": compiled.log}
     return {
@@ -194,10 +204,17 @@ class SimBackend(Backend):
         if self.compile_mode == "nvrtc":
             result = self.table.get(config.id) if self.table is not None else None
             if result is None:
-                job = _jobs().submit(key, lambda: _compiled_figures(
-                    source, self.arch, self.template.compile_options, self.template.entry))
                 try:
-                    result = job.result(timeout=self._wait_for(config, limits))
+                    result = _cached_figures(source, self.arch, self.template.compile_options, self.template.entry)
+                except WorkbenchError as exc:  # NVRTC missing or arch unsupported: say so, estimate instead
+                    fallback_reason = str(exc)
+            if result is None and not fallback_reason:
+                wait = self._wait_for(config, limits)
+                job = _jobs().submit(key, lambda: _compiled_figures(
+                    source, self.arch, self.template.compile_options, self.template.entry),
+                    priority=URGENT if config.id in self._estimated_once else self._promise(config))
+                try:
+                    result = job.result(timeout=wait)
                 except FutureTimeout:
                     return self._pending_estimate(config, key, job)
                 except WorkbenchError as exc:  # NVRTC missing or arch unsupported: say so, estimate instead
@@ -212,12 +229,26 @@ class SimBackend(Backend):
     def _wait_for(self, config: Config, limits: EvalLimits = EvalLimits()) -> float:
         """How long to wait for a config's compile: when it was already simulated with an estimate (a
         refinement), as long as the pool's compile timeout allows (a few seconds short of it, so the
-        worker is not killed); not at all once this template's compiles keep outlasting the wait."""
+        worker is not killed); not at all once this template's compiles keep outlasting the wait, or
+        when the shipped table's entry says its compiles take longer than the wait."""
         if config.id in self._estimated_once:
             return max(self.compile_wait_s, 0.9 * limits.compile_timeout_s - 1.0)
         if self._slow_compiles >= SLOW_COMPILES:
             return 0.0
+        cost = self.table.compile_s if self.table is not None else None
+        if cost is not None and cost > self.compile_wait_s:  # the table knows this template compiles slowly
+            return 0.0
         return self.compile_wait_s
+
+    def _promise(self, config: Config) -> float:
+        """The config's latency modelled with estimated resources (lower: compiled sooner), so the
+        configs a run's answer is read from are the first to get their real figures."""
+        grid, block, smem_dynamic, profile = self._launch(config)
+        estimate = self._estimate(config)
+        smem = int(estimate["smem_bytes"]) + smem_dynamic
+        if launch_check(self.gpu, block, smem, int(estimate["registers"]), grid=grid):
+            return math.inf  # refused as estimated: its real figures matter least
+        return float(predict(self.gpu, profile, grid, block, {**estimate, "smem_bytes": smem}).latency_ms)
 
     def _estimate(self, config: Config) -> dict[str, Any]:
         _, block, _, profile = self._launch(config)

@@ -37,7 +37,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 import numpy as np
 
 from workbench.core.errors import TemplateError, WorkbenchError
-from workbench.core.space import Config, SearchSpace, Slot, Value
+from workbench.core.space import Config, ProductSpace, SearchSpace, Slot, Value
 
 Dim3 = tuple[int, int, int]
 Problem = Mapping[str, Value]
@@ -286,7 +286,7 @@ class KernelTemplate:
         key = _problem_key(params)
         space = self._spaces.get(key)
         if space is None:
-            space = SearchSpace(self.slots, self.restrictions, params=params)
+            space = ProductSpace(self.slots, self.restrictions, params=params)
             if len(self._spaces) > 32:
                 self._spaces.clear()
             self._spaces[key] = space

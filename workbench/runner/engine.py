@@ -179,6 +179,15 @@ class Engine:
         #: (by config id), re-measured by :meth:`_refine` at the end of the run.
         self._pending: dict[str, Trial] = {}
         self.refined = 0
+        #: Longest time (s) the end-of-run refinement waits for compiles (None: until they land).
+        #: Trials still estimated then keep their mark; a later run continuing the session
+        #: refines them (see :meth:`_loop`).
+        self.refine_wait_s: float | None = None
+
+    @property
+    def unrefined(self) -> int:
+        """Trials of the session still simulated with estimated resources (compile not landed)."""
+        return len(self._pending)
 
     # --- observers -----------------------------------------------------------------------------
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
@@ -309,8 +318,14 @@ class Engine:
         def on_start(config: Config, worker: str) -> None:
             self._emit(TrialStarted(config, worker))
 
+        # Trials an earlier run left estimated at this run's problem (it ended before their compiles
+        # landed): looked at once now, so their compiles start (or their cached figures refine them
+        # at once), and refined with this run's own at its end.
+        self._pending = {t.config.id: t for t in own if t.measurement.details.get("resources_pending")}
         self._emit(self._progress())
         with self.pool_factory(self.spec, self.workers, self.limits, on_start=on_start) as pool:
+            if self._pending:
+                self._refine(pool, again=False)
             default = session.default_config if self.problem is None else self.reference
             # The default config is the reference every result is compared with: it is measured
             # first and alone, so it is trial 0 whatever the number of workers.
@@ -357,7 +372,7 @@ class Engine:
                 if results:
                     self._record(results, measured, in_flight, journal)
             if reason in REFINE_AFTER:
-                self._refine(pool)
+                self._refine(pool, wait_s=self.refine_wait_s)
         if self.output is not None:
             from workbench.core.session import save_session
 
@@ -450,17 +465,26 @@ class Engine:
         self.strategy.tell(trials)
         self._emit(self._progress())
 
-    def _refine(self, pool: Any) -> None:
+    def _refine(self, pool: Any, wait_s: float | None = None, again: bool = True) -> None:
         """Re-measure the trials simulated with estimated resources, now that their compiles have
         had the run's length to land; each refined trial replaces its estimate (same index).
 
-        The backend waits for such a config's compile the second time it sees it. The strategy is
-        not told again (it has moved on); the session, the views and the saved file get the
-        refined figures. A stop request ends the pass (unrefined trials keep their mark).
+        The backend waits for such a config's compile the second time it sees it; with ``again``
+        a config that comes back still estimated (a worker seeing it for the first time, e.g. one
+        left by an earlier run) is sent once more. The strategy is not told again (it has moved
+        on); the session, the views and the saved file get the refined figures. A stop request,
+        or ``wait_s`` seconds passing, ends the pass: what is still compiling is abandoned with
+        the workers (the pool closes next) and its trials keep their mark. Trials go best
+        first (the backend compiles the most promising first, too).
         """
-        queue_ = list(self._pending.values())
+        deadline = None if wait_s is None else time.monotonic() + max(0.0, wait_s)
+        # best first: when the wait runs out, the trials the answer is read from are the refined ones
+        queue_ = sorted(self._pending.values(), key=self.strategy.objective)
         in_flight: dict[str, Trial] = {}
+        sent_again: set[str] = set()
         while (queue_ or in_flight) and not (self._stop.is_set() and not in_flight):
+            if deadline is not None and time.monotonic() >= deadline:
+                return
             while queue_ and pool.idle_count > 0 and not self._stop.is_set():
                 trial = queue_.pop(0)
                 in_flight[trial.config.id] = trial
@@ -477,6 +501,11 @@ class Engine:
             for config, measurement, timings, worker in results:
                 before = in_flight.pop(config.id, None)
                 if before is None:
+                    continue
+                if (again and measurement.details.get("resources_pending") and config.id not in sent_again
+                        and not self._stop.is_set()):
+                    sent_again.add(config.id)
+                    queue_.append(before)
                     continue
                 self._replace(before, measurement, timings, worker)
             if results:

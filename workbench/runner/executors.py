@@ -17,6 +17,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from workbench.backends import cuda_env
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Measurement
@@ -75,13 +76,7 @@ def visible_gpu_names() -> list[str]:
     count = cuda_device_count()
     if count == 0:
         return []
-    import cupy  # optional dependency, present when a device was counted
-
-    names = []
-    for index in range(count):
-        name = cupy.cuda.runtime.getDeviceProperties(index)["name"]
-        names.append(name.decode() if isinstance(name, bytes) else str(name))
-    return names
+    return cuda_env.device_names(count)
 
 
 def spread_over_devices(spec: BackendSpec, devices: Sequence[int]) -> BackendSpec:
