@@ -187,7 +187,7 @@ class Run:
 
 
 def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, resume: bool = False,
-              force: bool = False, inputs: Iterable[str | os.PathLike[str]] = ()) -> Run:
+              force: bool = False, inputs: Iterable[str | os.PathLike[str]] = ()) -> Run | SweepRun:
     """A run whose session lives at ``output`` (the command line's ``tune``).
 
     An existing session at ``output`` (its file, or only the journal a killed run left) is
@@ -245,7 +245,7 @@ def _why_not_replaced(out: Path) -> str:
 
 
 def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
-               output: str | os.PathLike[str] | None = None, *, force: bool = False) -> Run:
+               output: str | os.PathLike[str] | None = None, *, force: bool = False) -> Run | SweepRun:
     """Continue the session at ``path`` with its own settings (``tune --resume SESSION``); flags in
     ``request`` override them and are recorded. ``output`` (default ``path``) is where it goes."""
     source = Path(path)
@@ -272,7 +272,8 @@ def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
         raise
 
 
-def prepare_run(request: RunRequest, session: Session | None, output: str | os.PathLike[str] | None) -> Run:
+def prepare_run(request: RunRequest, session: Session | None,
+                output: str | os.PathLike[str] | None) -> Run | SweepRun:
     """A run for the window: continue ``session`` (when given) or start a new one, writing to
     ``output`` (the session's file, or an autosave path the window chose). The window decides
     beforehand whether a request continues the open session (:func:`continues`)."""
@@ -400,7 +401,7 @@ def _resolve_new(request: RunRequest) -> tuple[BackendSpec, Target]:
 
 
 def _prepare_any(request: RunRequest, session: Session | None, output: Path | None, lock: SessionLock | None,
-                 resolved: tuple[BackendSpec, Target] | None = None) -> Any:
+                 resolved: tuple[BackendSpec, Target] | None = None) -> Run | SweepRun:
     """A run, or a size sweep when the request names sizes or the session continued is a sweep."""
     plan = sweep_plan(session) if session is not None else None
     if not request.sizes and plan is None:

@@ -52,6 +52,10 @@ class SweepRun:
         self.position = -1
         self.evaluations = 0
         self.refined_total = 0
+        #: Each size's engine waits this long for background compiles at its end (None: the
+        #: engine's default); ``unrefined`` sums the trials left with estimated resources.
+        self.refine_wait_s: float | None = None
+        self.unrefined = 0
         self._subscribers: list[Callable[[Event], None]] = []
         self._lock = threading.Lock()
         self._stopped = False
@@ -133,6 +137,7 @@ class SweepRun:
                     self.position = position
                 offset = self.evaluations
                 run = self._prepare(item.problem, item.budget)
+                run.engine.refine_wait_s = self.refine_wait_s
                 with self._lock:
                     self.current = run
                     objective, paused, stopped = self._objective, self._paused, self._stopped
@@ -146,6 +151,7 @@ class SweepRun:
                 finished = run.run()
                 self.evaluations += finished.evaluations
                 self.refined_total += getattr(run, "refined", 0)
+                self.unrefined += run.engine.unrefined
                 with self._lock:
                     self.current = None
                 if finished.reason in ("stopped", "error"):
