@@ -341,7 +341,6 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
 def cmd_tune(args: argparse.Namespace) -> int:
     from workbench.core.verify import reference_summary
     from workbench.runner.controller import resume_run, start_run
-    from workbench.runner.sweep import SweepRun
 
     if args.help_strategy is not None:
         from workbench.search.base import options_help
@@ -367,15 +366,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
     for warning in run.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     run.subscribe(_ProgressLine(args.quiet))
-    if isinstance(run, SweepRun):  # each size's engine gets the wait
-        run.refine_wait_s = args.refine_wait
-    else:
-        run.engine.refine_wait_s = args.refine_wait
+    run.engine.refine_wait_s = args.refine_wait
     finished = run.run()
     session, out = run.session, run.output
-    unrefined = run.unrefined if isinstance(run, SweepRun) else run.engine.unrefined
-    if unrefined:
-        print(f"note: {unrefined} trials keep estimated resources (marked resources_pending): their "
+    if run.engine.unrefined:
+        print(f"note: {run.engine.unrefined} trials keep estimated resources (marked resources_pending): their "
               f"compiles had not finished {args.refine_wait:g} s after the last evaluation; a run continuing the "
               f"session refines them (all of them: tune --resume --out {out} --budget 1 --refine-wait 600)",
               file=sys.stderr)
