@@ -115,7 +115,12 @@ def test_error_messages_quoting_a_file_stay_one_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize("field,value", [("strategy", {"name": "random", "seed": 10**30}),
                                          ("strategy", {"name": "random", "seed": "abc"}),
                                          ("backend", {"kind": "sim", "options": {"gpu_model": 5}}),
-                                         ("backend", {"kind": "sim", "options": {"problem": [1]}})])
+                                         ("backend", {"kind": "sim", "options": {"problem": [1]}}),
+                                         ("backend", {"kind": "sim", "options": {"seed": "x"}}),
+                                         ("backend", {"kind": "sim", "options": {"seed": [1]}}),
+                                         ("backend", {"kind": "sim", "options": {"noise": "yes"}}),
+                                         ("backend", {"kind": "sim", "options": {"compile_wait_s": -1}}),
+                                         ("backend", {"kind": "sim", "options": {"arch": 80}})])
 def test_run_settings_a_reopened_session_restores_have_their_types(field: str, value: Any, tmp_path: Path) -> None:
     with pytest.raises(SessionFormatError, match=field):
         load_session(write(tmp_path / "s.json", session_doc(**{field: value})))

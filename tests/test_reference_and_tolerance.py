@@ -90,6 +90,23 @@ def test_the_first_config_with_finite_outputs_becomes_the_reference() -> None:
     assert adopt_reference(np, [C(k="0"), C(k="1")], run) is None
 
 
+def test_an_integer_output_with_unwritten_elements_is_not_adopted() -> None:
+    """Integer outputs are poisoned with the dtype's largest value (finite): a config that leaves
+    one of those in place skipped an element and must not become everyone's reference."""
+    from workbench.core.templates import poison_value
+
+    class C(dict):
+        @property
+        def id(self) -> str:
+            return str(self["k"])
+
+    poison = poison_value(np.int32)
+    outputs = {"0": {"count": np.array([3, poison], dtype=np.int32), "flag": np.array([True])},
+               "1": {"count": np.array([3, 4], dtype=np.int32), "flag": np.array([True])}}
+    adopted = adopt_reference(np, [C(k="0"), C(k="1")], lambda config: outputs[config.id])
+    assert adopted is not None and adopted.config_id == "1" and adopted.tried == 2
+
+
 def test_sim_checks_the_others_against_the_first_valid_configs_emulated_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
     from workbench.backends import sim
 

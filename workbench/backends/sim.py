@@ -141,7 +141,10 @@ class SimBackend(Backend):
         self._estimated_once: set[str] = set()  # configs simulated with estimates while compiling
         self._slow_compiles = 0
         self.noise = bool(spec.options.get("noise", True))
-        self.seed = int(spec.options.get("seed", 0) or 0)
+        seed = spec.options.get("seed", 0) or 0
+        if type(seed) is not int or seed < 0:
+            raise WorkbenchError(f"sim backend: seed must be a non-negative integer, got {seed!r}")
+        self.seed = seed
         self._emulations: dict[tuple, tuple[Status | None, str, float]] = {}
         self._keys: dict[str, str] = {}
         self._launches: dict[str, tuple[tuple[int, ...], tuple[int, ...], int, WorkProfile]] = {}

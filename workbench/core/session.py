@@ -718,11 +718,19 @@ def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fai
     options = backend.get("options", {})
     if type(options) is not dict:
         fail("backend.options", f"expected an object, got {_type_name(options)}")
-    for key in ("path", "gpu_model", "kernel"):
+    for key in ("path", "gpu_model", "kernel", "arch", "compile"):
         if key in options and options[key] is not None and type(options[key]) is not str:
             fail(f"backend.options.{key}", f"expected text, got {_type_name(options[key])}")
     if "problem" in options and options["problem"] is not None and type(options["problem"]) is not dict:
         fail("backend.options.problem", f"expected an object, got {_type_name(options['problem'])}")
+    seed = options.get("seed")
+    if seed is not None and not (type(seed) is int and 0 <= seed < 2**63):
+        fail("backend.options.seed", f"{_short(seed)} is not a seed (an integer from 0 to 2**63-1)")
+    if options.get("noise") is not None and type(options["noise"]) is not bool:
+        fail("backend.options.noise", f"expected true or false, got {_type_name(options['noise'])}")
+    wait = options.get("compile_wait_s")
+    if wait is not None and not (type(wait) in (int, float) and math.isfinite(wait) and wait >= 0):
+        fail("backend.options.compile_wait_s", f"{_short(wait)} is not a number of seconds")
     for key in ("kernel_dirs",):
         if key in options and not (type(options[key]) is list and all(type(d) is str for d in options[key])):
             fail(f"backend.options.{key}", "expected a list of folder names")

@@ -103,17 +103,30 @@ def adopt_reference(xp: Any, candidates: Sequence[Any], run: Callable[[Any], Map
 
     ``candidates``: configs in the order to try (:meth:`KernelTemplate.reference_candidates`, the
     same in every worker); ``run(config)``: that config's outputs by name (NumPy or CuPy arrays),
-    or None when it does not compile, launch or run. Outputs start poisoned with NaN, so a config
-    that leaves an element unwritten is not valid and the next one is tried.
+    or None when it does not compile, launch or run. Outputs start poisoned
+    (:func:`~workbench.core.templates.poison_value`: NaN for floats, the largest value for integers),
+    so a config that leaves an element unwritten is not valid and the next one is tried. A bool
+    output's poison (true) cannot be told from a written true, so only its other outputs decide.
     """
     for tried, config in enumerate(candidates, start=1):
         outputs = run(config)
         if outputs is None:
             continue
+        if any(_unwritten(xp, xp.asarray(out)) for out in outputs.values()):
+            continue
         copies = {name: xp.asarray(out).astype(xp.float64) for name, out in outputs.items()}
-        if all(int(xp.count_nonzero(~xp.isfinite(c))) == 0 for c in copies.values()):
-            return AdoptedReference(str(config.id), dict(config), copies, tried)
+        return AdoptedReference(str(config.id), dict(config), copies, tried)
     return None
+
+
+def _unwritten(xp: Any, out: Any) -> int:
+    """How many elements of ``out`` still hold the poison an unwritten element holds."""
+    kind = out.dtype.kind
+    if kind in "fc":
+        return int(xp.count_nonzero(~xp.isfinite(out)))
+    if kind in "iu":
+        return int(xp.count_nonzero(out == xp.iinfo(out.dtype).max))
+    return 0
 
 
 def reference_details(adopted: AdoptedReference | None, config_id: str) -> dict[str, Any]:
