@@ -17,9 +17,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from workbench.backends.base import BackendSpec, EvalLimits  # noqa: E402
-from workbench.core.space import Config  # noqa: E402
-from workbench.runner.pool import WorkerPool  # noqa: E402
+from workbench.backends.base import BackendSpec, EvalLimits
+from workbench.core.space import Config
+from workbench.runner.pool import WorkerPool
 
 BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "noop_bench.py")
 

@@ -57,7 +57,7 @@ def cache_dir() -> Path:
     override = os.environ.get(CACHE_DIR_ENV)
     if override:
         return Path(override).expanduser() / "sim-landscapes"
-    import platformdirs  # noqa: PLC0415 - only needed for the disk cache
+    import platformdirs  # only needed for the disk cache
 
     return Path(platformdirs.user_cache_dir("kernel-workbench")) / "sim-landscapes"
 

@@ -43,7 +43,6 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -132,7 +131,7 @@ def load_kt(path: str) -> Landscape:
 
 
 def load_sim(template: str) -> Landscape:
-    from landscapes_sim import simulate  # noqa: PLC0415
+    from landscapes_sim import simulate
 
     rec = simulate(template, "H200")
     records: dict[str, dict[str, float] | None] = {}

@@ -24,9 +24,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workbench.backends.base import BackendSpec, EvalLimits  # noqa: E402
-from workbench.core.space import Config  # noqa: E402
-from workbench.runner.executors import LocalPool  # noqa: E402
+from workbench.backends.base import BackendSpec, EvalLimits
+from workbench.core.space import Config
+from workbench.runner.executors import LocalPool
 
 BENCHMARK = '''
 import time

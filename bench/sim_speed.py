@@ -19,9 +19,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from workbench.backends.base import BackendSpec, EvalLimits  # noqa: E402
-from workbench.backends.sim import SimBackend  # noqa: E402
-from workbench.core.templates import load_templates  # noqa: E402
+from workbench.backends.base import BackendSpec, EvalLimits
+from workbench.backends.sim import SimBackend
+from workbench.core.templates import load_templates
 
 
 def _rate(backend: SimBackend, configs: list) -> tuple[float, int]:

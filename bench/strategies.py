@@ -140,7 +140,7 @@ def load_kt_cache(path: str) -> Landscape:
 
 def load_session_landscape(path: str) -> Landscape | None:
     """A session recorded on a real GPU, as a landscape over its measured configs (None if simulated)."""
-    from workbench.core.session import load_session  # noqa: PLC0415 - optional: lands with the session module
+    from workbench.core.session import load_session  # optional: lands with the session module
 
     session = load_session(path)
     if session.device.get("simulated", True) or not session.trials:
@@ -253,9 +253,9 @@ def run_kt(path: str, strategy: str, seed: int, budget: int) -> list[float]:
     Kernel Tuner's ``dual_annealing`` and ``simulated_annealing`` stop early relative to
     ``max_fevals`` (SOURCES.md), so they get a larger budget and the result is cut at B distinct.
     """
-    import warnings  # noqa: PLC0415
+    import warnings
 
-    import kernel_tuner  # noqa: PLC0415 - optional
+    import kernel_tuner  # optional
 
     warnings.filterwarnings("ignore")
 
@@ -264,7 +264,7 @@ def run_kt(path: str, strategy: str, seed: int, budget: int) -> list[float]:
     params = {k: v for k, v in data["tune_params"].items()}
     size = data["problem_size"]
     np.random.seed(seed)  # Kernel Tuner's strategies use the global generators
-    import random  # noqa: PLC0415
+    import random
 
     random.seed(seed)
     opts = {"max_fevals": budget * 3 if strategy in ("dual_annealing", "simulated_annealing") else budget}

@@ -12,15 +12,16 @@ import sys
 import tempfile
 from pathlib import Path
 
+# Qt reads the platform when the QApplication is made, not at import: the settings below still apply.
+from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtWidgets import QApplication
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("KERNEL_WORKBENCH_FORCE_NO_GPU", "1")
 _SANDBOX = tempfile.mkdtemp(prefix="kernel-workbench-shots-")
 os.environ["KERNEL_WORKBENCH_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 os.environ["KERNEL_WORKBENCH_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from PySide6.QtCore import QEventLoop, QTimer
-from PySide6.QtWidgets import QApplication
 
 SIZES = {"n": [1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28]}
 BUDGET = 40

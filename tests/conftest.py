@@ -3,6 +3,8 @@
 import os
 import tempfile
 
+import pytest
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("KERNEL_WORKBENCH_CACHE_DIR", os.path.join(tempfile.gettempdir(), "kernel-workbench-test-cache"))
 # Settings, recent files and autosaves of every test (and of the programs tests start) go to a
@@ -11,8 +13,6 @@ _SANDBOX = tempfile.mkdtemp(prefix="kernel-workbench-test-home-")
 os.environ["KERNEL_WORKBENCH_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 os.environ["KERNEL_WORKBENCH_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 # No test may silently pick up a real GPU through `auto`: GPU tests opt in with the `gpu` marker.
-
-import pytest
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

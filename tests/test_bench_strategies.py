@@ -21,7 +21,7 @@ TEMPLATE = "vector_add"
 _evaluate = SimBackend.evaluate
 
 
-def _refuse_big_blocks(self, config, limits, phase=None):  # noqa: ANN001 - stands in for SimBackend.evaluate
+def _refuse_big_blocks(self, config, limits, phase=None):  # stands in for SimBackend.evaluate
     """The simulator, except that 1024-thread blocks are refused: a landscape with failures."""
     if config["block_size"] == 1024:
         return Measurement.failure(Status.LAUNCH_ERROR, "refused (test)")

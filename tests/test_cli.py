@@ -181,6 +181,26 @@ def test_kernel_dir_python_benchmark_is_found_by_name(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "python benchmark" in refused.stderr
 
 
+def test_help_strategy_lists_every_option_with_type_default_and_description() -> None:
+    """``tune --help-strategy NAME`` is generated from the strategy's OPTIONS, for every strategy."""
+    from workbench.search.base import STRATEGIES, options_help, strategy_class
+
+    for name in STRATEGIES:
+        text = options_help(name)
+        for option in strategy_class(name).OPTIONS:
+            line = next(row for row in text.splitlines() if row.split()[:1] == [option.name])
+            assert option.type_name in line.split() and repr(option.default) in line, line
+            assert option.description[:30] in line, line
+    done = run_cli("tune", "--help-strategy", "annealing", timeout=60)
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line.split()[1:3] for line in done.stdout.splitlines()[2:]}
+    assert rows["cooling"] == ["float", "0.9"] and rows["t_start"] == ["float", "0.3"]
+    bad = run_cli("tune", "--help-strategy", "nope", timeout=60)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert bad.stderr.strip().splitlines() == ["error: unknown strategy 'nope'; choose one of: "
+                                               + ", ".join(sorted(STRATEGIES))]
+
+
 def test_a_cli_run_saves_what_its_compiles_have_not_refined_and_says_so(tmp_path: Path) -> None:
     """A table entry that says the template compiles slowly: the run does not wait for compiles,
     ``--refine-wait 0`` saves at once, the trials keep their mark and one line says how to refine

@@ -111,7 +111,7 @@ class _Driver:
     def __init__(self) -> None:
         self.calls: list[tuple[Any, ...]] = []
 
-    def funcSetAttribute(self, f: int, attribute: int, value: int) -> None:  # noqa: N802 - CuPy's name
+    def funcSetAttribute(self, f: int, attribute: int, value: int) -> None:  # CuPy's name
         self.calls.append((f, attribute, value))
 
 

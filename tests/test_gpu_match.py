@@ -67,11 +67,11 @@ def test_an_unknown_device_is_modelled_by_the_nearest_description_of_its_archite
 
 def test_the_cost_model_of_a_real_device_models_that_device_and_says_when_it_stands_in() -> None:
     own = sim_predictor(BackendSpec("cuda", {"kernel": "vector_add"}), "NVIDIA GeForce RTX 2080 Ti")
-    assert own.gpu.spec.name == "RTX2080TI" and own.gpu.exact  # type: ignore[attr-defined]
+    assert own.gpu.spec.name == "RTX2080TI" and own.gpu.exact
     stand_in = sim_predictor(BackendSpec("cuda", {"kernel": "vector_add"}), "NVIDIA RTX A5000")
-    assert stand_in.gpu.spec.arch == "sm_86" and "A5000" in stand_in.gpu.note  # type: ignore[attr-defined]
+    assert stand_in.gpu.spec.arch == "sm_86" and "A5000" in stand_in.gpu.note
     by_capability = sim_predictor(BackendSpec("cuda", {"kernel": "vector_add"}), "Some Future Board", "8.9")
-    assert by_capability.gpu.spec.arch == "sm_89" and not by_capability.gpu.exact  # type: ignore[attr-defined]
+    assert by_capability.gpu.spec.arch == "sm_89" and not by_capability.gpu.exact
 
 
 # --- bench/sim_calibration.py contract ---------------------------------------------------------
@@ -80,7 +80,7 @@ def test_the_cost_model_of_a_real_device_models_that_device_and_says_when_it_sta
 def _bench():
     sys.path.insert(0, os.path.join(ROOT, "bench"))
     try:
-        import sim_calibration  # noqa: PLC0415
+        import sim_calibration
     finally:
         sys.path.pop(0)
     return sim_calibration

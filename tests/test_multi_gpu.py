@@ -19,10 +19,10 @@ from workbench.runner.executors import (
     assign_devices,
     parse_devices,
     plan_execution,
-    ray_accelerator_type,
     spread_over_devices,
 )
 from workbench.runner.plan import new_session, open_target
+from workbench.runner.ray_executor import ray_accelerator_type
 from workbench.runner.pool import WorkerPool, worker_spec
 from workbench.search.base import create_strategy
 

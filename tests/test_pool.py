@@ -15,7 +15,8 @@ import pytest
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.measurement import Status
 from workbench.core.space import Config
-from workbench.runner.pool import WorkerPool, WorkerStartupError, describe_exit, worker_spec
+from workbench.runner.messages import PhaseStarted
+from workbench.runner.pool import Pool, Result, WorkerPool, WorkerStartupError, describe_exit, worker_spec
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FAULTY = BackendSpec("python", {"path": str(FIXTURES / "faulty_bench.py")})
@@ -275,10 +276,33 @@ def test_verify_phase_has_its_own_timeout(tmp_path):
             while worker.job is None or worker.job.phase_since == worker.job.dispatched:  # wait for "run"
                 assert time.monotonic() < deadline
                 pool.poll(0.01)
-            pool._handle(worker, ("phase", worker.job.seq, "verify", time.monotonic()))
+            pool._handle(worker, PhaseStarted(worker.job.seq, "verify", time.monotonic()))
             (_, measurement, _, _), = _drain(pool)
             return measurement
 
     assert run(EvalLimits(run_timeout_s=0.2, verify_timeout_s=5.0)).ok
     late = run(EvalLimits(run_timeout_s=5.0, verify_timeout_s=0.2))
     assert late.status is Status.TIMEOUT and late.message == "exceeded verify timeout of 0.2 s"
+
+
+def test_local_and_ray_pools_implement_the_pool_protocol() -> None:
+    """The engine only knows ``Pool``: every member it names exists on both executors' pools."""
+    from workbench.runner.executors import LocalPool
+    from workbench.runner.ray_executor import RayPool
+
+    members = [name for name in Pool.__dict__ if not name.startswith("_") or name in ("__enter__", "__exit__")]
+    assert {"submit", "results", "poll", "idle_count", "busy", "error", "close"} <= set(members)
+    for cls in (WorkerPool, LocalPool, RayPool):
+        missing = [name for name in members if not hasattr(cls, name)]
+        assert not missing, f"{cls.__name__} lacks {missing}"
+
+
+def test_results_are_named_records() -> None:
+    """A pool's result names its fields (and still unpacks as before)."""
+    with WorkerPool(TRIVIAL, workers=1) as pool:
+        pool.submit(Config({"x": 1, "y": 2, "mode": "a"}))
+        (result,) = _drain(pool)
+    assert isinstance(result, Result) and result.measurement.ok
+    assert result.config == Config({"x": 1, "y": 2, "mode": "a"}) and result.worker.startswith("worker-") and "total_s" in result.timings
+    config, measurement, timings, worker = result
+    assert (config, measurement, timings, worker) == (result.config, result.measurement, result.timings, result.worker)

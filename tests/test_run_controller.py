@@ -18,7 +18,7 @@ import pytest
 from workbench.core.assignments import parse_assignment_list, parse_assignments
 from workbench.core.errors import SessionFormatError, WorkbenchError
 from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.session import Journal, journal_path, load_session, save_session
+from workbench.core.session import Journal, journal_path, load_session
 from workbench.core.session_lock import SessionInUse, SessionLock, lock_path
 from workbench.runner.controller import RunRequest, continues, resume_run, run_to_end, start_run
 

@@ -719,6 +719,19 @@ def test_numpy_exact_draws_are_uniform() -> None:
             assert _chi_square_ok(counts, valid, 3500)
 
 
+def test_from_canonical_builds_the_same_config_as_the_constructor() -> None:
+    """The bulk-load constructor (used by the session loader) agrees with ``Config()`` on id, hash,
+    equality and pickling, given the canonical text."""
+    import pickle
+
+    from workbench.core.space import canonical_json
+
+    for values in ({"b": 2, "a": True, "c": "tree", "z": -7}, {"x": 0.5}, {}):
+        fast, slow = Config.from_canonical(dict(values), canonical_json(values)), Config(values)
+        assert (fast.id, hash(fast), fast.to_dict(), repr(fast)) == (slow.id, hash(slow), slow.to_dict(), repr(slow))
+        assert fast == slow and slow == fast and pickle.loads(pickle.dumps(fast)) == slow
+
+
 # ---------------------------------------------------------------- the two kinds behind one contract
 
 from workbench.core.space import ProductSpace, RecordedSpace  # noqa: E402

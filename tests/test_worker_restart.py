@@ -6,6 +6,7 @@ import multiprocessing as mp
 import os
 
 from workbench.core.space import Config
+from workbench.runner.messages import Evaluate, Ready, Reply
 from workbench.runner.worker import EXIT_AFTER_MEMORY_ERROR
 
 
@@ -16,17 +17,17 @@ def test_worker_reports_then_exits_when_backend_needs_restart() -> None:
     parent, child = ctx.Pipe()
     process = ctx.Process(target=run_worker, args=(child, os.getpid()), daemon=True)
     process.start()
-    assert parent.poll(60) and parent.recv()[0] == "ready"
-    parent.send(("eval", 1, Config({"a": 1})))
+    assert parent.poll(60) and isinstance(parent.recv(), Ready)
+    parent.send(Evaluate(1, Config({"a": 1})))
     replies = []
     while True:
         assert parent.poll(30)
         reply = parent.recv()
         replies.append(reply)
-        if reply[0] in ("result", "fatal"):
+        if isinstance(reply, Reply):
             break
-    kind, seq, measurement, _ = replies[-1]
-    assert (kind, seq) == ("fatal", 1)
-    assert "illegal memory access" in measurement.message
+    last = replies[-1]
+    assert (last.fatal, last.seq) == (True, 1)
+    assert "illegal memory access" in last.measurement.message
     process.join(30)
     assert process.exitcode == EXIT_AFTER_MEMORY_ERROR

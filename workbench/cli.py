@@ -15,12 +15,15 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from workbench.core.assignments import parse_assignment, parse_assignments
 from workbench.core.size_analysis import size_lines
 from workbench.core.sizes import parse_sizes, problems_of, typed_like
 from workbench.core.errors import WorkbenchError
+
+if TYPE_CHECKING:  # imported where used: the CLI starts without loading the session module
+    from workbench.core.session import Session
 
 EXIT_BAD_INPUT = 2
 #: Largest seed accepted (seeds feed NumPy generators, which take non-negative integers).
@@ -138,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="cost-model pruning: measure only this fraction of proposals, those the performance "
                            "model ranks best (templates only)")
     tune.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="strategy option (repeatable)")
+    tune.add_argument("--help-strategy", metavar="NAME", default=None,
+                      help="print the strategy's options (name, type, default, description) and exit")
     tune.add_argument("--out", default=None,
                       help="session file to write (a journal and a lock are kept beside it while running); "
                            "an existing session needs --resume or --force")
@@ -347,6 +352,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from workbench.core.verify import reference_summary
     from workbench.runner.controller import resume_run, start_run
 
+    if args.help_strategy is not None:
+        from workbench.search.base import options_help
+
+        print(options_help(args.help_strategy))
+        return 0
     _check_run_flags(args)
     if args.remeasure_aborted:
         return _remeasure_aborted(args)
@@ -470,7 +480,7 @@ def _finite(value: float) -> float | None:
     return None if value is None or (isinstance(value, float) and not math.isfinite(value)) else value
 
 
-def summarise(session: Any, constraints: Any = None, weights: Any = None, with_trials: bool = False,
+def summarise(session: Session, constraints: Any = None, weights: Any = None, with_trials: bool = False,
               objectives: tuple[str, ...] = ()) -> dict[str, Any]:
     """The ``show --json`` object: a contract (see docs/cli.md)."""
     from workbench.core.objective import rank
@@ -544,7 +554,7 @@ def summarise(session: Any, constraints: Any = None, weights: Any = None, with_t
     return out
 
 
-def _sizes_summary(session: Any, constraints: Any, weights: Any) -> list[dict[str, Any]]:
+def _sizes_summary(session: Session, constraints: Any, weights: Any) -> list[dict[str, Any]]:
     """``show --json``'s ``sizes`` (a session measured at several problems): each size's problem,
     trial count and best trial under the objective in force, smallest size first."""
     from workbench.core.search_objective import Objective
@@ -562,7 +572,7 @@ def _sizes_summary(session: Any, constraints: Any, weights: Any) -> list[dict[st
             for r in rows]
 
 
-def _session_metrics(session: Any) -> frozenset[str]:
+def _session_metrics(session: Session) -> frozenset[str]:
     """What a stored session's trials report, plus what its backend declares."""
     from workbench.backends.base import backend_class
 
@@ -709,7 +719,7 @@ def cmd_kernels(args: argparse.Namespace) -> int:
     from workbench.core.templates import kernels_dir, load_templates
 
     templates = load_templates(*args.kernel_dir, str(kernels_dir()))
-    listing = []
+    listing: list[dict[str, Any]] = []
     for name in sorted(templates):
         t = templates[name]
         space = t.space(t.problem)

@@ -14,7 +14,7 @@ import pytest
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Measurement, Status, Trial
 from workbench.core.session import Session, save_session
-from workbench.core.space import Config, SearchSpace, Slot
+from workbench.core.space import SearchSpace, Slot
 from workbench.gui.analysis import concentrations_from_columns, failure_concentrations
 from workbench.gui.model import GrowingColumn, SessionModel
 
@@ -337,9 +337,9 @@ def test_background_compiles_show_apart_from_evaluations_and_refine_the_trials(w
     with qtbot.waitSignal(window.run_done, timeout=120_000) as blocker:
         window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 4, "seed": 2,
                           "options": {"arch": "sm_86", "compile_wait_s": 0}})  # no table ships for sm_86
-        window.thread.progress.connect(lambda _e: labels.append(window.toolbar.compile_label.text()))
+        window.engine_thread.progress.connect(lambda _e: labels.append(window.toolbar.compile_label.text()))
     assert blocker.args[0].reason == "budget"
-    assert window.thread.engine.refined == 4
+    assert window.engine_thread.engine.refined == 4
     assert any(text.startswith("compiling ") for text in labels)
     assert window.toolbar.compile_label.text() == "compiles done: 4 refined"
     details = [t.measurement.details for t in window.model.trials]

@@ -229,7 +229,7 @@ def test_replayed_session_is_labelled_and_exports(window, qtbot, tmp_path):
 def test_closing_during_a_run_loses_nothing(window, qtbot, monkeypatch):
     monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
     window.start_run({"kernel": SLOW, "backend": "python", "strategy": "grid", "budget": 400})
-    engine = window.thread.engine
+    engine = window.engine_thread.engine
     qtbot.waitUntil(lambda: window.model.n >= 5, timeout=30_000)  # the views fill live, before the end
     assert window.results.table_model.rowCount() == window.model.n
     window.toolbar.pause.click()
@@ -253,7 +253,7 @@ def test_closing_during_a_run_loses_nothing(window, qtbot, monkeypatch):
 def test_moving_a_constraint_during_a_run_retargets_the_search(window, qtbot, monkeypatch):
     monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
     window.start_run({"kernel": SLOW, "backend": "python", "strategy": "agents", "budget": 400})
-    engine = window.thread.engine.engine  # the run controller's Run holds the engine
+    engine = window.engine_thread.engine.engine  # the run controller's Run holds the engine
     qtbot.waitUntil(lambda: window.model.n >= 3, timeout=30_000)
     window.model.set_constraints(max_latency_ms=60.0)  # what the slider does
     qtbot.waitUntil(lambda: engine.objective is not None and engine.objective.max_latency_ms == 60.0, timeout=10_000)

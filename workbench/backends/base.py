@@ -16,10 +16,11 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Callable, ClassVar, Mapping
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Measurement
+from workbench.core.records import BackendInfo, BackendOptions, DeviceInfo
 from workbench.core.space import Config, SearchSpace, Value
 
 PhaseCallback = Callable[[str], None]
@@ -39,10 +40,10 @@ class BackendSpec:
     """
 
     kind: str
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: BackendOptions = field(default_factory=lambda: BackendOptions())
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "options": dict(self.options)}
+    def to_dict(self) -> BackendInfo:
+        return {"kind": self.kind, "options": BackendOptions(**self.options)}
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class Target:
     space: SearchSpace
     problem: Mapping[str, Value]
     source_hash: str
-    device: Mapping[str, Any]
+    device: DeviceInfo
     default_config: Config | None = None
     description: str = ""
     #: Metrics its measurements report, when known in advance (a recording's, a backend's

@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 
@@ -112,7 +112,7 @@ class CudaBackend(Backend):
 
     # ---- worker -------------------------------------------------------------------------------
     def prepare(self) -> None:
-        import cupy as cp  # noqa: PLC0415 - only inside GPU workers
+        import cupy as cp  # only inside GPU workers
 
         self.cp = cp
         cp.cuda.Device(self.device_index).use()
@@ -155,6 +155,7 @@ class CudaBackend(Backend):
             if arg.kind in ("in", "inout"):
                 array = cp.asarray(np.asarray(self.host_inputs[arg.name], dtype=arg.dtype))
             else:
+                assert arg.shape is not None  # every array argument has one (scalars were skipped)
                 array = cp.empty(arg.shape(self.problem), dtype=arg.dtype)
             self.buffers[arg.name] = array
             self.launch_args.append(array)
@@ -202,7 +203,7 @@ class CudaBackend(Backend):
 
     def _launched(self, config: Config, phase: PhaseCallback) -> Measurement | _Launched:
         """Compile, load and run ``config`` once on freshly reset buffers; a failure is its measurement."""
-        from workbench.core.compiler import compile_cuda  # noqa: PLC0415
+        from workbench.core.compiler import compile_cuda
 
         cp = self.cp
         phase("compile")
@@ -288,7 +289,7 @@ class CudaBackend(Backend):
         note = " (the context is lost: the worker is replaced)" if sticky else ""
         return Measurement.failure(status, f"{what}: {exc}{note}", str(exc), **resources)
 
-    def _metrics(self, samples: list[float], resources: dict[str, float], errors: dict[str, float],
+    def _metrics(self, samples: list[float], resources: Mapping[str, float], errors: dict[str, float],
                  block: tuple[int, int, int], grid: tuple[int, int, int], smem: int, compiled: Any,
                  config: Config | None = None) -> dict[str, float]:
         latency = float(np.median(samples))
@@ -405,7 +406,7 @@ def is_sticky(exc: BaseException) -> bool:
     CuPy's ``CUDADriverError`` and ``CUDARuntimeError`` carry the code as ``status``; anything
     else (a refused launch, an image that does not load, a Python error) leaves the context usable.
     """
-    status = getattr(exc, "status", None)
+    status: Any = getattr(exc, "status", None)
     try:
         return int(status) in STICKY_CUDA_ERRORS
     except (TypeError, ValueError):
@@ -421,7 +422,7 @@ def error_metrics(verdict: Verdict, rtol: float) -> dict[str, float]:
 
 def describe_device(index: int) -> dict[str, Any]:
     """Name, architecture and peaks of a CUDA device, as stored in sessions."""
-    import cupy as cp  # noqa: PLC0415
+    import cupy as cp
 
     rt = cp.cuda.runtime
     props = rt.getDeviceProperties(index)
@@ -450,7 +451,7 @@ def describe_device(index: int) -> dict[str, Any]:
 
 def copy_probe(cp: Any, device_name: str) -> float:
     """Device-to-device copy bandwidth (GB/s, read + write), measured once per device and cached."""
-    from workbench.core.compiler import cache_dir  # noqa: PLC0415
+    from workbench.core.compiler import cache_dir
 
     path = Path(cache_dir()).parent / "copy_probe.json"
     try:
@@ -507,7 +508,7 @@ def nvml_handle(runtime: Any, index: int) -> Any:
     and clocks of another GPU; the bus id names the same board in both.
     """
     try:
-        import pynvml  # noqa: PLC0415 - nvidia-ml-py, optional
+        import pynvml  # nvidia-ml-py, optional
 
         pynvml.nvmlInit()
         return pynvml.nvmlDeviceGetHandleByPciBusId(runtime.deviceGetPCIBusId(index))
@@ -519,7 +520,7 @@ def _nvml_sample(handle: Any) -> dict[str, float]:
     if handle is None:
         return {}
     try:
-        import pynvml  # noqa: PLC0415
+        import pynvml
 
         return {
             "power_w": pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0,

@@ -63,7 +63,7 @@ def find_header_dir() -> str | None:
     conda, then CUDA_HOME / CUDA_PATH), with CuPy 13's ``CUDA_PATH`` or ``/usr/local/cuda`` after."""
     candidates: list[str] = []
     try:
-        from cuda.pathfinder import find_nvidia_header_directory  # noqa: PLC0415 - optional
+        from cuda.pathfinder import find_nvidia_header_directory  # optional
 
         found = find_nvidia_header_directory("cudart")
         if found:
@@ -82,7 +82,7 @@ def find_header_dir() -> str | None:
 def find_nvrtc() -> str | None:
     """Path of the NVRTC library CuPy would load (``cuda.pathfinder``), or None."""
     try:
-        from cuda.pathfinder import load_nvidia_dynamic_lib  # noqa: PLC0415 - optional
+        from cuda.pathfinder import load_nvidia_dynamic_lib  # optional
 
         return str(load_nvidia_dynamic_lib("nvrtc").abs_path)
     except Exception:  # noqa: BLE001
@@ -115,7 +115,7 @@ def device_names(count: int) -> list[str]:
 def probe() -> CudaEnvironment:
     """Look for CuPy, devices, headers and NVRTC; never raises."""
     try:
-        import cupy  # noqa: PLC0415 - optional dependency, only probed here
+        import cupy  # optional dependency, only probed here
     except Exception as exc:  # noqa: BLE001 - ImportError, or a broken install raising anything
         return CudaEnvironment(None, f"{type(exc).__name__}: {exc}", 0, "", find_header_dir(), find_nvrtc())
     devices, device_error = 0, ""

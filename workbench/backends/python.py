@@ -55,7 +55,7 @@ def load_module(path: str) -> ModuleType:
     sys.modules[name] = module  # dataclasses and pickling inside the module look themselves up here
     try:
         module_spec.loader.exec_module(module)
-    except Exception as exc:  # noqa: BLE001 - the user's module failing to import is bad input
+    except Exception as exc:  # the user's module failing to import is bad input
         del sys.modules[name]
         raise WorkbenchError(f"python benchmark {path} failed to import: {type(exc).__name__}: {exc}") from exc
     return module

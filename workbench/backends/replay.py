@@ -17,6 +17,7 @@ from typing import Any
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.errors import SpaceError, WorkbenchError
 from workbench.core.measurement import Measurement, Status
+from workbench.core.records import device_info
 from workbench.core.space import Config, SearchSpace, Slot
 
 _HEAD_BYTES = 65536
@@ -104,7 +105,7 @@ class ReplayBackend(Backend):
         default = recording.default_config if recording.default_config is not None else None
         if default is not None and default.id not in seen:
             default = None
-        device = dict(recording.device or {})
+        device = device_info(recording.device or {})
         device.update({"replayed": True, "backend": "replay", "recording": path})
         device.setdefault("name", "recording")
         device.setdefault("simulated", False)

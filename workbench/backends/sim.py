@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import math
 from concurrent.futures import Future, TimeoutError as FutureTimeout
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -42,7 +42,7 @@ from workbench.core.quality import quality_of
 from workbench.core.resource_table import TemplateFigures, figures_for
 from workbench.core.space import Config
 from workbench.core.footprint import device_memory_mb, onchip_figures
-from workbench.core.templates import KernelTemplate, WorkProfile
+from workbench.core.templates import WorkProfile
 from workbench.core.verify import AdoptedReference, adopt_reference, reference_details
 
 DEFAULT_GPU = "H200"
@@ -278,7 +278,7 @@ class SimBackend(Backend):
         assert self.template.emulate is not None
         try:
             return dict(self.template.emulate(self.small_inputs, self.small, config))
-        except Exception:  # a config whose emulation fails cannot be the reference
+        except Exception:  # noqa: BLE001 - a config whose emulation fails cannot be the reference
             return None
 
     def _reference_details(self, config: Config) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any, Mapping
 
 from workbench.backends.base import BackendSpec, Target
 from workbench.core.errors import WorkbenchError
+from workbench.core.records import device_info
 from workbench.core.templates import KernelTemplate, kernels_dir, load_template, load_templates
 from workbench.core.verify import NO_REFERENCE_NOTE
 
@@ -42,7 +43,7 @@ def template_target(template: KernelTemplate, spec: BackendSpec, device: Mapping
         space=space,
         problem=problem,
         source_hash=template.source_hash(),
-        device=dict(device),
+        device=device_info(device),
         default_config=default,
         description=template.description,
         reference=reference_note(template, spec.kind),

@@ -23,7 +23,7 @@ def warp_lanes(threads_x: int, threads_y: int = 1, threads_z: int = 1) -> tuple[
     repeating its final thread (which adds no new address).
     """
     count = threads_x * threads_y * threads_z
-    tid = np.arange(-(-count // WARP) * WARP)
+    tid: np.ndarray = np.arange(-(-count // WARP) * WARP)
     tid = np.minimum(tid, count - 1).reshape(-1, WARP)
     return tid % threads_x, (tid // threads_x) % threads_y, tid // (threads_x * threads_y)
 

@@ -20,7 +20,7 @@ from workbench.core.errors import RestrictionError
 from workbench.core.expr import KIND_NUM, MAX_TEXT, _Compiler
 
 #: NumPy functions a reference may call, with the (min, max) number of positional arguments.
-FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int]] = {
+FUNCTIONS: dict[str, tuple[Callable[..., Any] | None, int, int]] = {  # None: special-cased below
     "sqrt": (np.sqrt, 1, 1), "exp": (np.exp, 1, 1), "log": (np.log, 1, 1), "log2": (np.log2, 1, 1),
     "sin": (np.sin, 1, 1), "cos": (np.cos, 1, 1), "tanh": (np.tanh, 1, 1), "erf": (None, 1, 1),
     "abs": (np.abs, 1, 1), "floor": (np.floor, 1, 1), "ceil": (np.ceil, 1, 1),
@@ -33,7 +33,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int]] = {
 
 
 def _erf(x: Any) -> Any:
-    from math import erf  # noqa: PLC0415 - NumPy has no erf; vectorise the stdlib one
+    from math import erf  # NumPy has no erf; vectorise the stdlib one
 
     return np.vectorize(erf, otypes=[np.float64])(x)
 
@@ -42,7 +42,7 @@ def _pad(x: Any, width: Any) -> Any:
     return np.pad(x, int(width), mode="edge")
 
 
-_SPECIAL = {"erf": _erf, "pad": _pad}
+_SPECIAL: dict[str, Callable[..., Any]] = {"erf": _erf, "pad": _pad}
 
 
 class ArrayExpression:
@@ -73,8 +73,8 @@ class _ArrayCompiler(_Compiler):
             raise self.fail(node, f"only these functions may be called: {allowed}", f"{callee}(...)")
         if node.keywords:
             raise self.fail(node.keywords[0].value, f"{func.id}() takes no keyword arguments", f"{func.id}(...)")
-        fn, low, high = FUNCTIONS[func.id]
-        fn = fn if fn is not None else _SPECIAL[func.id]
+        listed, low, high = FUNCTIONS[func.id]
+        fn: Callable[..., Any] = listed if listed is not None else _SPECIAL[func.id]
         if not low <= len(node.args) <= high:
             raise self.fail(node, f"{func.id}() takes {low} to {high} arguments", f"{func.id}(...)")
         args = tuple(self.compile(arg, depth)[0] for arg in node.args)

@@ -46,7 +46,7 @@ from workbench.core.export import (
 )
 from workbench.core.measurement import LATENCY, Trial
 from workbench.core.objective import Constraints, Weights, rank
-from workbench.core.session import problem_key
+from workbench.core.session import Session, problem_key
 from workbench.core.space import Config
 
 DISPATCH_FORMATS: tuple[str, ...] = ("dispatch", "dispatch-py")
@@ -133,7 +133,7 @@ def _size_parameter(problems: list[dict[str, Any]], parameter: str | None) -> st
 
 
 def plan_dispatch(
-    sessions: Sequence[Any],
+    sessions: Sequence[Session],
     tolerance: float = DEFAULT_TOLERANCE,
     constraints: Constraints | None = None,
     weights: Weights | None = None,
@@ -526,7 +526,7 @@ RENDERERS: dict[str, Callable[[DispatchPlan], str]] = {"dispatch": dispatch_c, "
 
 
 def export_dispatch(
-    sessions: Sequence[Any],
+    sessions: Sequence[Session],
     fmt: str,
     out: str | Path,
     tolerance: float = DEFAULT_TOLERANCE,

@@ -41,6 +41,7 @@ from workbench.core.measurement import LATENCY, Trial
 from workbench.core.sizes import problems_of, size_parameters, typed_like
 from workbench.core.objective import Constraints, Weights, rank
 from workbench.core.portability import max_min_pick
+from workbench.core.session import Session
 from workbench.core.space import Config
 from workbench.core.templates import c_literal
 
@@ -103,7 +104,7 @@ class ExportPlan:
 # ------------------------------------------------------------------------------------------------
 
 
-def _device_of(session: Any, trial: Trial) -> str:
+def _device_of(session: Session, trial: Trial) -> str:
     """The device a trial ran on: the worker's own report, else the session's device."""
     named = trial.measurement.details.get("device") if trial.measurement.details else None
     if isinstance(named, str) and named:
@@ -111,14 +112,14 @@ def _device_of(session: Any, trial: Trial) -> str:
     return str(session.device.get("name") or "unknown device")
 
 
-def _session_label(session: Any, source: str | None) -> str:
+def _session_label(session: Session, source: str | None) -> str:
     if source:
         return str(source)
     when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(session.created_at or 0))
     return f"{session.kernel} session of {when} UTC"
 
 
-def find_template(session: Any, templates: Mapping[str, Any] | None = None,
+def find_template(session: Session, templates: Mapping[str, Any] | None = None,
                   kernel_dirs: Sequence[str | os.PathLike[str]] = ()) -> Any:
     """The template a session tuned, when it is on disk and still has the session's slots; else None.
 
@@ -131,7 +132,7 @@ def find_template(session: Any, templates: Mapping[str, Any] | None = None,
     if session.kind not in ("template", "recording"):
         return None
     if templates is None:
-        from workbench.core.templates import kernels_dir, load_templates  # noqa: PLC0415
+        from workbench.core.templates import kernels_dir, load_templates
 
         dirs = [str(d) for d in kernel_dirs if os.path.isdir(d)]
         try:
@@ -148,7 +149,7 @@ def find_template(session: Any, templates: Mapping[str, Any] | None = None,
 
 
 def plan_export(
-    sessions: Sequence[Any],
+    sessions: Sequence[Session],
     constraints: Constraints | None = None,
     weights: Weights | None = None,
     *,
@@ -318,7 +319,7 @@ def export_text(plan: ExportPlan, fmt: str) -> str:
 
 
 def export_sessions(
-    sessions: Sequence[Any],
+    sessions: Sequence[Session],
     fmt: str,
     out: str | os.PathLike[str],
     constraints: Constraints | None = None,
@@ -437,8 +438,8 @@ def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
             config = plan.template.space(problem).config(config)
         except SpaceError as exc:
             raise WorkbenchError(f"config {config.id} does not fit the template: {exc}") from None
-        lines = plan.template.defines(config, problem)
-        return lines[: len(lines) - len(problem)]  # the problem's lines come last
+        defines = plan.template.defines(config, problem)
+        return defines[: len(defines) - len(problem)]  # the problem's lines come last
     lines: list[str] = []
     seen: dict[str, str] = {}
     for name, value in config.items():

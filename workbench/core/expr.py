@@ -190,7 +190,7 @@ class Restriction:
     def __hash__(self) -> int:
         return hash(self.text)
 
-    def __reduce__(self):  # closures do not pickle; recompile from the text instead
+    def __reduce__(self) -> tuple[Callable[..., Restriction], tuple[Any, ...]]:  # closures do not pickle; recompile from the text instead
         return (compile_restriction, (self.text, self._known, self._kinds))
 
 
@@ -576,14 +576,14 @@ class _VectorCompiler:
         operand = self.compile(node.operand)
         if isinstance(node.op, ast.Not):
 
-            def not_(env):
+            def not_(env: Mapping[str, np.ndarray]) -> VResult:
                 value, err = operand(env)
                 return ~_truthy(value), err
 
             return not_
         negate = isinstance(node.op, ast.USub)
 
-        def sign(env):
+        def sign(env: Mapping[str, np.ndarray]) -> VResult:
             value, err = operand(env)
             value = _numeric(value)
             return (-value if negate else +value), err
@@ -593,7 +593,7 @@ class _VectorCompiler:
     def _BinOp(self, node: ast.BinOp) -> VNode:
         left, right, op = self.compile(node.left), self.compile(node.right), type(node.op)
 
-        def binop(env):
+        def binop(env: Mapping[str, np.ndarray]) -> VResult:
             a, ea = left(env)
             b, eb = right(env)
             value, err = _v_pow(a, b) if op is ast.Pow else _v_binop(op, a, b)
@@ -605,7 +605,7 @@ class _VectorCompiler:
         parts = [self.compile(v) for v in node.values]
         is_and = isinstance(node.op, ast.And)
 
-        def boolop(env):
+        def boolop(env: Mapping[str, np.ndarray]) -> VResult:
             value, err = parts[0](env)
             for part in parts[1:]:
                 nxt, nerr = part(env)
@@ -622,7 +622,7 @@ class _VectorCompiler:
     def _IfExp(self, node: ast.IfExp) -> VNode:
         test, body, orelse = self.compile(node.test), self.compile(node.body), self.compile(node.orelse)
 
-        def ifexp(env):
+        def ifexp(env: Mapping[str, np.ndarray]) -> VResult:
             t, et = test(env)
             b, eb = body(env)
             o, eo = orelse(env)
@@ -638,7 +638,7 @@ class _VectorCompiler:
         args = [self.compile(a) for a in node.args]
         name = node.func.id  # type: ignore[attr-defined]
 
-        def call(env):
+        def call(env: Mapping[str, np.ndarray]) -> VResult:
             results = [arg(env) for arg in args]
             values = [_numeric(v) for v, _ in results]
             err = _merge(*(e for _, e in results))
@@ -654,19 +654,19 @@ class _VectorCompiler:
 
     def _Compare(self, node: ast.Compare) -> VNode:
         left = self.compile(node.left)
-        steps = []
+        steps: list[tuple[str, Any, Any]] = []  # ("in", negated, values) or ("cmp", ufunc, operand)
         for op, comparator in zip(node.ops, node.comparators):
             if isinstance(op, (ast.In, ast.NotIn)):
                 items = []
                 for elt in comparator.elts:  # type: ignore[attr-defined]
-                    items.append(-elt.operand.value if isinstance(elt, ast.UnaryOp) else elt.value)
+                    items.append(-elt.operand.value if isinstance(elt, ast.UnaryOp) else elt.value)  # type: ignore[attr-defined]
                 steps.append(("in", isinstance(op, ast.NotIn), items))
             else:
                 steps.append(("cmp", _V_CMP[type(op)], self.compile(comparator)))
 
-        def compare(env):
+        def compare(env: Mapping[str, np.ndarray]) -> VResult:
             a, err = left(env)
-            result = None
+            result: np.ndarray | None = None
             for kind, how, what in steps:
                 evaluated = result  # the next comparison runs only where all before held
                 if kind == "in":
@@ -689,6 +689,7 @@ class _VectorCompiler:
                     err = _merge(err, berr if evaluated is None else evaluated & berr)
                 result = step if result is None else (result & step)
                 a = b
+            assert result is not None  # a comparison has at least one operator
             return result, err
 
         return compare

@@ -40,6 +40,7 @@ import numpy as np
 
 from workbench.core.measurement import LATENCY, Trial
 from workbench.core.objective import Constraints, Weights, rank
+from workbench.core.session import Session
 
 #: Target names accepted by :func:`slot_importance`.
 SCORE = "score"
@@ -171,12 +172,12 @@ def slot_importance(
 def _ped_anova(trials: Sequence[Trial], values: np.ndarray, names: Sequence[str],
                domains: Mapping[str, list[Any]], quantile: float, lower_better: bool) -> dict[str, float]:
     """Run Optuna's PED-ANOVA on an in-memory study built from the trials (imported lazily)."""
-    import optuna  # noqa: PLC0415 - heavy import, only when importance is asked for
-    from optuna.distributions import CategoricalDistribution  # noqa: PLC0415
-    from optuna.importance import PedAnovaImportanceEvaluator  # noqa: PLC0415
+    import optuna  # heavy import, only when importance is asked for
+    from optuna.distributions import BaseDistribution, CategoricalDistribution
+    from optuna.importance import PedAnovaImportanceEvaluator
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
-    dists = {n: CategoricalDistribution(tuple(_plain(v) for v in domains[n])) for n in names}
+    dists: dict[str, BaseDistribution] = {n: CategoricalDistribution(tuple(_plain(v) for v in domains[n])) for n in names}
     frozen = [
         optuna.trial.create_trial(
             params={n: _plain(t.config[n]) for n in names}, distributions=dists, value=float(v)
@@ -227,7 +228,7 @@ def value_distributions(
     return out
 
 
-def session_importance(session: Any, constraints: Constraints | None = None,
+def session_importance(session: Session, constraints: Constraints | None = None,
                        weights: Weights | None = None, seed: int = 0,
                        targets: Sequence[str] = TARGETS) -> dict[str, Importance]:
     """Importance of a session's slots for each of ``targets``, under its (or the given) objective."""
@@ -241,7 +242,7 @@ def session_importance(session: Any, constraints: Constraints | None = None,
     }
 
 
-def session_slots(session: Any) -> tuple[list[str], dict[str, list[Any]]]:
+def session_slots(session: Session) -> tuple[list[str], dict[str, list[Any]]]:
     """Slot names and declared domains of a session (from its space, else from its trials)."""
     space = getattr(session, "space", None)
     if space is not None:

@@ -166,8 +166,11 @@ def _problem(problem_size: Any) -> dict[str, Value]:
         return {}
     if isinstance(problem_size, (list, tuple)):
         axes = "xyz" if len(problem_size) <= 3 else [str(i) for i in range(len(problem_size))]
-        return {f"problem_size_{a}": _plain_value(v) if _plain_value(v) is not None else str(v)
-                for a, v in zip(axes, problem_size)}
+        out: dict[str, Value] = {}
+        for a, v in zip(axes, problem_size):
+            plain = _plain_value(v)
+            out[f"problem_size_{a}"] = plain if plain is not None else str(v)
+        return out
     value = _plain_value(problem_size)
     return {"problem_size": value if value is not None else str(problem_size)}
 

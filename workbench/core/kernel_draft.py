@@ -109,7 +109,7 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
         return DraftReport(tuple(diagnostics), size, valid, default.to_dict(), note="not compiled")
     try:
         rendered = template.render(default)
-        from workbench.core.compiler import compile_cuda  # noqa: PLC0415 - NVRTC loads lazily
+        from workbench.core.compiler import compile_cuda  # NVRTC loads lazily
 
         result = compile_cuda(rendered, arch=arch, options=template.compile_options, name=f"{name}.cu", entry=template.entry)
     except WorkbenchError as exc:

@@ -131,9 +131,27 @@ def parse_values(text: str) -> list[Any]:
     return values
 
 
+def _int_over_problem_and_config(e: Restriction) -> Callable[[Mapping[str, Any], Mapping[str, Any]], int]:
+    return lambda p, c: int(e.evaluate({**p, **c}))
+
+
+def _float_over_problem(e: Restriction) -> Callable[[Mapping[str, Any]], float]:
+    return lambda p: float(e.evaluate(p))
+
+
+def _value_over_problem(e: Restriction) -> Callable[[Mapping[str, Any]], Any]:
+    return lambda p: e.evaluate(p)
+
+
+def _shape_over_problem(dims: tuple[Restriction, ...]) -> Callable[[Mapping[str, Any]], tuple[int, ...]]:
+    return lambda p: tuple(int(e.evaluate(p)) for e in dims)
+
+
 def split_expressions(text: str) -> list[str]:
     """``n, min(m, 4)`` -> ``["n", "min(m, 4)"]``: split at commas outside parentheses."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         if ch == "," and depth == 0:
             parts.append("".join(current).strip())
@@ -237,11 +255,11 @@ class _Builder:
                 source=self.source, entry=entry, slots=tuple(slots), restrictions=tuple(restrictions),
                 args=tuple(args),
                 grid=_geometry(grid), block=_geometry(block),
-                dynamic_smem=lambda p, c, e=smem: int(e.evaluate({**p, **c})),
+                dynamic_smem=_int_over_problem_and_config(smem),
                 make_inputs=_inputs_maker(self.spec.get("args", []), args),
                 reference=reference, profile=profile,
                 bytes_moved=_bytes_moved(moved, arrays),
-                flops=lambda p, e=flops: float(e.evaluate(p)),
+                flops=_float_over_problem(flops),
                 problem=problem, small_problem=small, default=default, tolerance=tolerance,
                 compile_options=tuple(str(o) for o in self.get(spec, "compile_options", list, "compile_options", [])),
                 problem_doc=docs, problem_limits=limits, path=self.path,
@@ -288,7 +306,7 @@ class _Builder:
                 raise self.fail(field, "default must be a number or true/false", name)
             problem[name] = default
             small_value = entry.get("small", default)
-            if type(small_value) is not type(default):  # noqa: E721 - int vs float vs bool matters here
+            if type(small_value) is not type(default):  # int vs float vs bool matters here
                 raise self.fail(f"{field}.small", f"must have the type of the default ({type(default).__name__})", name)
             small[name] = small_value
             if entry.get("doc"):
@@ -312,7 +330,7 @@ class _Builder:
             dtype = str(entry.get("dtype") or "float32")
             if kind == "scalar":
                 value = self.expr(str(entry.get("value", name)), params, f"{field}.value")
-                args.append(Arg(name, kind, dtype, value=lambda p, e=value: e.evaluate(p)))
+                args.append(Arg(name, kind, dtype, value=_value_over_problem(value)))
                 continue
             shape = entry.get("shape")
             if isinstance(shape, str):
@@ -320,7 +338,7 @@ class _Builder:
             if not isinstance(shape, list) or not shape:
                 raise self.fail(f"{field}.shape", "must be a list of expressions, e.g. [\"n\"]", name)
             dims = [self.expr(str(s), params, f"{field}.shape") for s in shape]
-            args.append(Arg(name, kind, dtype, shape=lambda p, d=tuple(dims): tuple(int(e.evaluate(p)) for e in d),
+            args.append(Arg(name, kind, dtype, shape=_shape_over_problem(tuple(dims)),
                             reset=str(entry.get("reset") or ("poison" if kind != "inout" else "input"))))
         return args
 
@@ -358,7 +376,8 @@ class _Builder:
             values.setdefault("flops", float(flops.evaluate(p)))
             values.setdefault("access_bytes", item)
             values["access_bytes"] = int(values["access_bytes"])
-            return WorkProfile(**{k: (float(v) if k != "access_bytes" else v) for k, v in values.items()})
+            fields: dict[str, Any] = {k: (float(v) if k != "access_bytes" else v) for k, v in values.items()}
+            return WorkProfile(**fields)
 
         return profile
 
@@ -394,7 +413,9 @@ class _Builder:
             env = {**p, **{k: np.asarray(v, dtype=np.float64) if np.ndim(v) else float(v) for k, v in inputs.items()}}
             result = {}
             for out, e in compiled.items():
-                shape = outputs[out].shape(p)
+                shape_of = outputs[out].shape
+                assert shape_of is not None  # out and inout arguments always have a shape
+                shape = shape_of(p)
                 result[out] = np.array(np.broadcast_to(e(env), shape), dtype=np.float64)
             return result
 
@@ -570,7 +591,7 @@ def user_templates_dir() -> Path:
     override = os.environ.get("KERNEL_WORKBENCH_DATA_DIR")
     if override:
         return Path(override).expanduser() / USER_TEMPLATES
-    import platformdirs  # noqa: PLC0415
+    import platformdirs
 
     return Path(platformdirs.user_data_dir("kernel-workbench", appauthor=False)) / USER_TEMPLATES
 

@@ -125,14 +125,14 @@ def scan_macros(source: str) -> MacroScan:
                 break
     members = {v for vs in values.values() for v in vs}
     slots = []
-    for macro, line in sorted(candidates.items(), key=lambda t: (t[1], t[0])):
+    for macro, first_line in sorted(candidates.items(), key=lambda t: (t[1], t[0])):
         if macro in members:
             continue
         choices = tuple(v[len(macro) + 1:].lower() for v in values.get(macro, ()))
         default = _fallback_value(fallback.get(macro))
         if choices and isinstance(default, str) and default.upper().startswith(macro + "_"):
             default = default[len(macro) + 1:].lower()
-        slots.append(DetectedSlot(macro.lower(), macro, line, default, choices))
+        slots.append(DetectedSlot(macro.lower(), macro, first_line, default, choices))
     return MacroScan(tuple(slots), problem, frozenset(defined))
 
 

@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import LATENCY, Trial
 from workbench.core.objective import Constraints, Weights, rank
+from workbench.core.session import Session
 from workbench.core.space import Config
 
 #: A predictor of one device's latency (ms) for a config; ``inf`` or NaN when it expects a failure.
@@ -189,7 +190,7 @@ def max_min_pick(fractions: Sequence[Mapping[str, float]], order: Sequence[str])
 # ------------------------------------------------------------------------------------------------
 
 
-def _device_of(session: Any, trial: Trial) -> str:
+def _device_of(session: Session, trial: Trial) -> str:
     """The device a trial ran on: the worker's own report, else the session's device."""
     named = trial.measurement.details.get("device") if trial.measurement.details else None
     if isinstance(named, str) and named:
@@ -197,17 +198,17 @@ def _device_of(session: Any, trial: Trial) -> str:
     return str(session.device.get("name") or "unknown device")
 
 
-def trials_at_problem(session: Any, at: Mapping[str, Any] | None = None) -> list[Trial]:
+def trials_at_problem(session: Session, at: Mapping[str, Any] | None = None) -> list[Trial]:
     """The session's trials at its own problem with ``at``'s values over it (size sweeps keep
     other sizes' trials too)."""
     return list(session.trials_at(None if not at else {**session.problem, **at}))
 
 
-def _problem_of(session: Any, at: Mapping[str, Any] | None) -> dict[str, Any]:
+def _problem_of(session: Session, at: Mapping[str, Any] | None) -> dict[str, Any]:
     return {**session.problem, **(at or {})}
 
 
-def check_compatible(sessions: Sequence[Any], labels: Sequence[str], at: Mapping[str, Any] | None = None) -> None:
+def check_compatible(sessions: Sequence[Session], labels: Sequence[str], at: Mapping[str, Any] | None = None) -> None:
     """One clear line when the sessions are not one kernel, one space and one problem (``at`` over each)."""
     first = sessions[0]
     unknown = sorted(set(at or {}) - set(first.problem))
@@ -281,7 +282,7 @@ def _cell(device: _Device, config: Config) -> Cell:
 
 
 def portability_report(
-    sessions: Sequence[Any],
+    sessions: Sequence[Session],
     sources: Sequence[str] | None = None,
     constraints: Constraints | None = None,
     weights: Weights | None = None,

@@ -239,7 +239,7 @@ def write_table(
     short by ``time_limit_s`` (whole call) is a uniform sample and is marked ``complete: false``.
     The file is rewritten atomically after each template and every ``SAVE_EVERY_S``.
     """
-    from workbench.core.compiler import compile_cuda, nvrtc_version  # noqa: PLC0415 - NVRTC loads lazily
+    from workbench.core.compiler import compile_cuda, nvrtc_version  # NVRTC loads lazily
 
     compiler = nvrtc_version()
     try:

@@ -143,7 +143,7 @@ class Objective:
     # --- constraints ----------------------------------------------------------------------------
     @property
     def bounds(self) -> tuple[Bound, ...]:
-        return self._bounds  # type: ignore[attr-defined,no-any-return]
+        return self._bounds  # type: ignore[attr-defined]
 
     def _metric(self, trial: Trial, metric: str) -> float:
         if metric == LATENCY and trial.status is Status.ABORTED:

@@ -3,8 +3,9 @@
 Contract (implemented by the session module):
 
 - ``Session`` dataclass: ``kernel``, ``kind``, ``source_hash``, ``problem``, ``space``
-  (SearchSpace), ``backend`` (dict: kind + options), ``device`` (dict; ``simulated`` bool),
-  ``constraints``, ``weights``, ``strategy`` (dict: name, seed, options, state), ``trials``
+  (SearchSpace), ``backend`` (``BackendInfo``: kind + options), ``device`` (``DeviceInfo``;
+  ``simulated`` bool), ``constraints``, ``weights``, ``strategy`` (``StrategyInfo``: name, seed,
+  options, state; the typed records of ``core/records.py``), ``trials``
   (list[Trial]), ``baselines`` (name -> metrics dict), ``default_config`` (Config | None),
   ``created_at``, ``notes``.
   Methods: ``add(trial)``, ``measured_ids() -> set[str]``, ``cache_key(config)``,
@@ -43,7 +44,7 @@ import uuid
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Mapping
+from typing import IO, Any, Callable, Iterator, Mapping, NoReturn, cast
 
 import numpy as np
 
@@ -56,8 +57,12 @@ from workbench.core.errors import SessionFormatError, WorkbenchError
 from workbench.core.fs import MAX_FILE_BYTES, current_umask, read_capped
 from workbench.core.measurement import Measurement, Status, Trial
 from workbench.core.objective import Constraints, Ranking, Weights, rank
+from workbench.core.records import BackendInfo, DeviceInfo, StrategyInfo
 from workbench.core.run_settings import RunSettings
 from workbench.core.space import Config, SearchSpace, canonical_json, int_in_range
+
+#: ``fail(field, problem)``: raises the caller's one-line error about a field of the file.
+Fail = Callable[[str, str], NoReturn]
 
 FORMAT_NAME = "kernel-workbench-session"
 #: 2 added ``id`` (the session's identity, shared by its journal) and ``run`` (run settings).
@@ -109,11 +114,11 @@ class Session:
     source_hash: str = ""
     problem: dict[str, Any] = field(default_factory=dict)
     space: SearchSpace | None = None
-    backend: dict[str, Any] = field(default_factory=dict)
-    device: dict[str, Any] = field(default_factory=dict)
+    backend: BackendInfo = field(default_factory=lambda: BackendInfo())
+    device: DeviceInfo = field(default_factory=lambda: DeviceInfo())
     constraints: Constraints = field(default_factory=Constraints)
     weights: Weights = field(default_factory=Weights)
-    strategy: dict[str, Any] = field(default_factory=dict)
+    strategy: StrategyInfo = field(default_factory=lambda: StrategyInfo())
     trials: list[Trial] = field(default_factory=list)
     baselines: dict[str, dict[str, float]] = field(default_factory=dict)
     default_config: Config | None = None
@@ -334,7 +339,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _numbers(value: Any, where: str, fail) -> dict[str, float]:
+def _numbers(value: Any, where: str, fail: Fail) -> dict[str, float]:
     """A mapping name -> number (null read as NaN)."""
     if type(value) is not dict:
         fail(where, f"expected an object of numbers, got {_type_name(value)}")
@@ -362,21 +367,20 @@ def _numbers(value: Any, where: str, fail) -> dict[str, float]:
     return out
 
 
-def _fast_config_builder():
+def _fast_config_builder() -> Callable[[dict[str, Any]], Config] | None:
     """A Config constructor for JSON-loaded values that skips the slow part of ``Config()``.
 
     ``Config()`` derives its id from ``json.dumps(..., sort_keys=True)``, about 10 us a config;
     loading 100,000 trials spends most of its time there. For the common configs (ints, bools
     and plain ASCII identifiers, no floats) orjson writes byte-identical canonical text in well
-    under a microsecond. The builder fills the same slots ``Config.__init__`` fills and is checked
-    against ``Config()`` on probe values at import; if ``Config`` ever changes, the check fails and
-    plain ``Config()`` is used. Anything outside the safe subset also goes through ``Config()``.
+    under a microsecond, handed to ``Config.from_canonical``. That the two writers agree is checked
+    on probe values at import; if they ever differ, plain ``Config()`` is used. Anything outside the
+    safe subset also goes through ``Config()``.
     """
     if orjson is None:
         return None
     sort = orjson.OPT_SORT_KEYS
-    sha1 = hashlib.sha1
-    new = Config.__new__
+    from_canonical = Config.from_canonical
 
     def build(values: dict[str, Any]) -> Config:
         try:
@@ -385,21 +389,12 @@ def _fast_config_builder():
             return Config(values)
         if not text.isascii() or b"\\" in text or b"\x7f" in text:
             return Config(values)
-        config = new(Config)
-        config._items = values  # type: ignore[attr-defined]
-        config._id = sha1(text).hexdigest()[:12]  # type: ignore[attr-defined]
-        config._hash = hash(text.decode())  # type: ignore[attr-defined]
-        return config
+        return from_canonical(values, text.decode())
 
-    try:
-        for probe in ({"b": 2, "a": True, "c": "shared_tree", "z": -7}, {"x": False}, {}):
-            fast, slow = build(dict(probe)), Config(dict(probe))
-            if (fast.id, hash(fast), fast.to_dict(), repr(fast)) != (slow.id, hash(slow), slow.to_dict(), repr(slow)):
-                return None
-            if fast != slow or not slow == fast:
-                return None
-    except Exception:  # any change in Config's internals: use the plain constructor
-        return None
+    probes: tuple[dict[str, Any], ...] = ({"b": 2, "a": True, "c": "shared_tree", "z": -7}, {"x": False}, {})
+    for probe in probes:
+        if orjson.dumps(probe, option=sort).decode() != canonical_json(probe):
+            return None
     return build
 
 
@@ -413,7 +408,7 @@ def _slot_problem(config: Mapping[str, Any], names: frozenset[str]) -> str:
     return f"{sorted(config.keys() - names)[0]!r} is not a slot of the space"
 
 
-def trial_from_dict(rec: Any, where: str, fail, names: frozenset[str] | None = None) -> Trial:
+def trial_from_dict(rec: Any, where: str, fail: Fail, names: frozenset[str] | None = None) -> Trial:
     """Validate one trial record (flat, or with a nested ``measurement``) and build the Trial.
 
     ``fail(field, problem)`` raises the caller's error. Checks are type tests, cheap enough for
@@ -445,7 +440,7 @@ def trial_from_dict(rec: Any, where: str, fail, names: frozenset[str] | None = N
             fail(f"{where}.config.{key}", f"{_short(value)} is not a number, bool or string")
     if names is not None and values.keys() != names:
         fail(f"{where}.config", _slot_problem(values, names))
-    config = _build_config(values) if simple else Config(values)  # type: ignore[misc]
+    config = _build_config(values) if simple and _build_config is not None else Config(values)
     stored_id = rec.get("id")
     if stored_id is not None and stored_id != config.id:
         fail(f"{where}.id", f"{stored_id!r} does not match its config (expected {config.id!r})")
@@ -526,8 +521,8 @@ def _checked_problem(value: Any, where: str, fail: Any) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------------
 
 
-def _failer(source: str):
-    def fail(where: str, problem: str):
+def _failer(source: str) -> Fail:
+    def fail(where: str, problem: str) -> NoReturn:
         raise SessionFormatError(f"{source}: {where}: {problem}")
 
     return fail
@@ -657,11 +652,11 @@ def _decode_session(data: Any, source: str) -> Session:
         source_hash=text("source_hash"),
         problem=dict(problem),
         space=space,
-        backend=dict(backend),
-        device=dict(device),
+        backend=cast(BackendInfo, dict(backend)),  # key types checked above (_check_settings)
+        device=cast(DeviceInfo, dict(device)),
         constraints=constraints,
         weights=weights,
-        strategy=dict(strategy),
+        strategy=cast(StrategyInfo, dict(strategy)),
         trials=trials,
         baselines=baselines,
         default_config=default_config,
@@ -718,7 +713,7 @@ def _all_in_domains(space: SearchSpace, configs: list[Config]) -> bool:
     return True
 
 
-def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fail) -> None:
+def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fail: Fail) -> None:
     """The run settings a reopened session restores into the run controls have their types."""
     options = backend.get("options", {})
     if type(options) is not dict:
@@ -748,7 +743,7 @@ def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fai
         fail("strategy.options", f"expected an object, got {_type_name(strategy['options'])}")
 
 
-def _check_name(value: str, where: str, fail) -> None:
+def _check_name(value: str, where: str, fail: Fail) -> None:
     """A name that reaches exported source and file names: one printable line of bounded length."""
     if len(value) > MAX_NAME_CHARS:
         fail(where, f"{len(value):,} characters is longer than the {MAX_NAME_CHARS} allowed")
@@ -756,7 +751,7 @@ def _check_name(value: str, where: str, fail) -> None:
         fail(where, f"{_short(value)} holds a line break or another control character")
 
 
-def _check_value(value: Any, where: str, fail) -> None:
+def _check_value(value: Any, where: str, fail: Fail) -> None:
     """A problem or config value: a finite number, a bool, or one short printable line of text."""
     t = type(value)
     if t is float:
@@ -771,7 +766,7 @@ def _check_value(value: Any, where: str, fail) -> None:
         fail(where, f"{_short(value)} is not a number, bool or string")
 
 
-def _check_config(space: SearchSpace, values: Mapping[str, Any], where: str, fail) -> None:
+def _check_config(space: SearchSpace, values: Mapping[str, Any], where: str, fail: Fail) -> None:
     """Every value of the config is in its slot's domain (an edited file cannot smuggle one in)."""
     for slot in space.slots:
         if slot.name in values and not slot.accepts(values[slot.name]):
@@ -819,7 +814,7 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _atomic_write(path: Path, write) -> None:
+def _atomic_write(path: Path, write: Callable[[IO[str]], object]) -> None:
     """Write through ``write(file)`` into a temp file beside ``path``, fsync, then rename over it."""
     directory = path.parent if str(path.parent) else Path(".")
     directory.mkdir(parents=True, exist_ok=True)
@@ -916,9 +911,7 @@ def _drop_journal(jp: Path, saved: set[int], session: "Session") -> None:
         if _journal_of(jp, session):
             jp.unlink(missing_ok=True)
         return
-    with live._lock:
-        if live._indices <= saved:
-            jp.unlink(missing_ok=True)
+    live.remove_if_covered(saved)
 
 
 def _parse_json(text: str, source: str) -> Any:
@@ -979,7 +972,7 @@ def read_journal(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, l
 
 
 @contextlib.contextmanager
-def _no_gc():
+def _no_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector while building many small acyclic objects.
 
     Loading 100,000 trials allocates about a million dicts and records; the collector would
@@ -1143,6 +1136,18 @@ class Journal:
             except OSError as exc:  # disk full, folder gone: say so in one line
                 raise WorkbenchError(f"{self.path}: cannot append to journal ({exc.strerror or exc})") from None
             self._indices.add(trial.index)
+
+    def remove_if_covered(self, saved: set[int]) -> bool:
+        """Delete the journal file when every trial in it is among ``saved`` (trial indices just
+        written to the session file), atomically with respect to :meth:`append`; True if removed.
+
+        The next ``append`` then sees the file gone and starts a fresh journal with its header.
+        """
+        with self._lock:
+            if not self._indices <= saved:
+                return False
+            self.path.unlink(missing_ok=True)
+            return True
 
     def _close(self) -> None:
         if self._file is not None:

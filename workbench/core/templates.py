@@ -458,7 +458,7 @@ def load_templates(*dirs: str | os.PathLike[str]) -> dict[str, KernelTemplate]:
             if template is not None and template.name not in templates:
                 templates[template.name] = template
         for spec_file in sorted(folder.glob("*" + DECLARATIVE_SUFFIX)):  # JSON specs: loading runs no code
-            from workbench.core.kernel_spec import load_declarative  # noqa: PLC0415 - it imports this module
+            from workbench.core.kernel_spec import load_declarative  # it imports this module
 
             template = load_declarative(spec_file)
             if template.name not in templates:
@@ -522,7 +522,7 @@ def _import_spec(path: Path) -> Any:
         sys.modules.pop(module_name, None)
         message = str(exc)
         raise TemplateError(message if str(path) in message else f"{path}: {message}") from None
-    except Exception as exc:  # a broken spec must not take the caller down with a traceback
+    except Exception as exc:  # noqa: BLE001 - a broken spec must not take the caller down with a traceback
         sys.modules.pop(module_name, None)
         line = _spec_line(exc, path)
         raise TemplateError(f"{path}{line}: {type(exc).__name__}: {exc}") from None

@@ -84,7 +84,7 @@ class BestCard(QFrame):
 
     def _fastest_text(self, best: int) -> str:
         """When the recommendation is not the fastest successful config: what kept the fastest out."""
-        from workbench.gui.results_table import feasibility_text  # noqa: PLC0415 - shared wording
+        from workbench.gui.results_table import feasibility_text  # shared wording
 
         latency = self.model.metric("latency_ms")
         ok = ~self.model.failed_mask() & np.isfinite(latency)

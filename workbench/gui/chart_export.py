@@ -71,7 +71,7 @@ def export_chart(chart: Any, path: str, badge: str | None = None, scale: float =
     size = QSize(plot_width, plot_height + 130)  # room above the plot for the title and the legend
     if path.lower().endswith(".svg"):
         # Qt's own SVG painter: pyqtgraph's SVGExporter cannot parse the paths Qt 6.12 writes.
-        from PySide6.QtSvg import QSvgGenerator  # noqa: PLC0415 - only for SVG
+        from PySide6.QtSvg import QSvgGenerator  # only for SVG
 
         generator = QSvgGenerator()
         generator.setFileName(path)

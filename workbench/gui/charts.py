@@ -44,7 +44,7 @@ class ReadableAxis(pg.AxisItem):
     """In log mode, label only the 1-2-5 ticks with plain numbers (pyqtgraph labels every minor
     tick, which runs together as "0.56789" over a decade)."""
 
-    def logTickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802
+    def logTickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         out = []
         for v in values:
             number = 10 ** float(v) * scale

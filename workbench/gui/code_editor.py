@@ -11,7 +11,10 @@ import re
 from typing import Iterable
 
 from PySide6.QtCore import QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QSyntaxHighlighter, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtGui import (
+    QColor, QFont, QPainter, QPaintEvent, QResizeEvent, QSyntaxHighlighter, QTextCharFormat, QTextCursor, QTextDocument,
+    QTextFormat,
+)
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
 KEYWORDS = ("if else for while do return break continue switch case default struct typedef const static inline "
@@ -34,7 +37,7 @@ def _format(colour: str, bold: bool = False, italic: bool = False) -> QTextCharF
 class CudaHighlighter(QSyntaxHighlighter):
     """Colours CUDA C; ``set_slots`` adds the slot macros (and PROBLEM_*) as a highlighted class."""
 
-    def __init__(self, document: object) -> None:
+    def __init__(self, document: QTextDocument) -> None:
         super().__init__(document)
         self.rules: list[tuple[re.Pattern[str], QTextCharFormat]] = [
             (re.compile(r"\b(" + "|".join(map(re.escape, KEYWORDS)) + r")\b"), _format("#0033b3", bold=True)),
@@ -56,7 +59,7 @@ class CudaHighlighter(QSyntaxHighlighter):
         self.slot_rule = (re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b"), _format("#c7254e", bold=True)) if names else None
         self.rehighlight()
 
-    def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt override
+    def highlightBlock(self, text: str) -> None:  # Qt override
         if text.lstrip().startswith("#"):
             self.setFormat(0, len(text), self.preprocessor)
         for pattern, fmt in self.rules + ([self.slot_rule] if self.slot_rule else []):
@@ -92,10 +95,10 @@ class _Gutter(QWidget):
         super().__init__(editor)
         self.editor = editor
 
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+    def sizeHint(self) -> QSize:  # Qt override
         return QSize(self.editor.gutter_width(), 0)
 
-    def paintEvent(self, event: object) -> None:  # noqa: N802 - Qt override
+    def paintEvent(self, event: QPaintEvent) -> None:
         self.editor.paint_gutter(event)
 
 
@@ -127,12 +130,12 @@ class CodeEditor(QPlainTextEdit):
         else:
             self.gutter.update(0, rect.y(), self.gutter.width(), rect.height())
 
-    def resizeEvent(self, event: object) -> None:  # noqa: N802 - Qt override
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         rect = self.contentsRect()
         self.gutter.setGeometry(QRect(rect.left(), rect.top(), self.gutter_width(), rect.height()))
 
-    def paint_gutter(self, event: object) -> None:
+    def paint_gutter(self, event: QPaintEvent) -> None:
         painter = QPainter(self.gutter)
         painter.fillRect(event.rect(), QColor("#f0f0f0"))
         block = self.firstVisibleBlock()

@@ -111,7 +111,7 @@ class CompareView(QWidget):
         if self.isVisible():
             self._draw_curves()
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+    def showEvent(self, event: Any) -> None:  # Qt override
         super().showEvent(event)
         if self.a is None or self.b is None:
             self._on_ranking_changed()
@@ -166,17 +166,19 @@ class CompareView(QWidget):
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
         session = self.model.session
+        assert session is not None  # a and b are its trials
         source_a, _ = render_source(session, a.config)
         source_b, _ = render_source(session, b.config)
         self.diff.setPlainText("\n".join(source_diff(source_a, source_b, f"A trial {a.index}", f"B trial {b.index}")))
 
     def rows_shown(self) -> list[list[str]]:
-        return [[self.table.item(r, c).text() for c in range(self.table.columnCount())] for r in range(self.table.rowCount())]
+        return [[item.text() if (item := self.table.item(r, c)) is not None else "" for c in range(self.table.columnCount())]
+                for r in range(self.table.rowCount())]
 
     # --- sessions ----------------------------------------------------------------------------------
     def add_session(self, path: str) -> None:
         """Overlay a saved session (raises WorkbenchError for a file that is not one)."""
-        from workbench.core.session import load_session  # noqa: PLC0415 - only when asked
+        from workbench.core.session import load_session  # only when asked
 
         self.others.append(load_session(path))
         self._draw_curves()

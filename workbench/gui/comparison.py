@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from workbench.core.measurement import Trial
+from workbench.core.session import Session
 
 COMPARED_METRICS = ("latency_ms", "latency_p20_ms", "latency_p80_ms", "throughput_gbs", "gflops", "quality",
                     "memory_mb", "onchip_kb_per_sm", "occupancy")
@@ -74,7 +75,7 @@ def running_min(latency: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(best), best, np.nan)
 
 
-def session_label(session: Any) -> str:
+def session_label(session: Session) -> str:
     """``sgemm · Simulated NVIDIA H200 · agents`` for a legend."""
     device = (session.device or {}).get("name", "?")
     strategy = (session.strategy or {}).get("name", "?") if isinstance(session.strategy, dict) else "?"

@@ -24,7 +24,7 @@ class ElidedLabel(QFrame):
     def text(self) -> str:
         return self._text
 
-    def setText(self, text: str) -> None:  # noqa: N802 - QLabel's name
+    def setText(self, text: str) -> None:  # QLabel's name
         self._text = text
         self.setToolTip(text)
         self.update()
@@ -33,7 +33,7 @@ class ElidedLabel(QFrame):
         """What is drawn at the current width."""
         return self.fontMetrics().elidedText(self._text, Qt.TextElideMode.ElideRight, max(self.contentsRect().width(), 0))
 
-    def paintEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+    def paintEvent(self, event: Any) -> None:  # Qt override
         super().paintEvent(event)
         painter = QPainter(self)
         painter.drawText(self.contentsRect(), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), self.shown_text())

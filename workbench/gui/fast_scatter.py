@@ -78,7 +78,7 @@ class FastScatter(pg.GraphicsObject):
         self.update()
 
     # --- data ----------------------------------------------------------------------------------
-    def setData(self, x: Any = None, y: Any = None, data: Any = None, **_: Any) -> None:  # noqa: N802 - pyqtgraph API
+    def setData(self, x: Any = None, y: Any = None, data: Any = None, **_: Any) -> None:  # pyqtgraph API
         """Replace every point. Non-finite coordinates are dropped (with their ids)."""
         x = np.asarray(x if x is not None else (), dtype=float)
         y = np.asarray(y if y is not None else (), dtype=float)
@@ -99,15 +99,15 @@ class FastScatter(pg.GraphicsObject):
         return len(self.xs)
 
     # --- geometry ------------------------------------------------------------------------------
-    def dataBounds(self, ax: int, frac: float = 1.0, orthoRange: Any = None) -> tuple[float | None, float | None]:  # noqa: N802, N803
+    def dataBounds(self, ax: int, frac: float = 1.0, orthoRange: Any = None) -> tuple[float | None, float | None]:
         if self._bounds is None:
             return (None, None)
         return self._bounds[ax]
 
-    def pixelPadding(self) -> float:  # noqa: N802
+    def pixelPadding(self) -> float:
         return self._side * 0.7072
 
-    def boundingRect(self) -> QRectF:  # noqa: N802
+    def boundingRect(self) -> QRectF:
         if self._bounds is None:
             return QRectF()
         (x0, x1), (y0, y1) = self._bounds
@@ -144,7 +144,10 @@ class FastScatter(pg.GraphicsObject):
         frags[:, 0:2] = xy
         frags[:, 2:6] = (0.0, 0.0, float(self._side), float(self._side))
         frags[:, 6:10] = (1.0, 1.0, 0.0, 1.0)
-        painter.drawPixmapFragments(*self._fragments.drawargs(), self._pixmap)
+        # The (array pointer, count) overload PySide6 has at run time; its stubs list only the
+        # sequence one, so the call goes through an untyped name.
+        draw_fragments: Any = painter.drawPixmapFragments
+        draw_fragments(*self._fragments.drawargs(), self._pixmap)
 
     # --- interaction ---------------------------------------------------------------------------
     def _nearest(self, scene_pos: QPointF) -> int | None:
@@ -162,7 +165,7 @@ class FastScatter(pg.GraphicsObject):
         radius = self.opts["size"] / 2 + HIT_SLOP_PX
         return k if d2[k] <= radius * radius else None
 
-    def mouseClickEvent(self, ev: Any) -> None:  # noqa: N802 - pyqtgraph API
+    def mouseClickEvent(self, ev: Any) -> None:  # pyqtgraph API
         if ev.button() != pg.QtCore.Qt.MouseButton.LeftButton:
             ev.ignore()
             return
@@ -173,7 +176,7 @@ class FastScatter(pg.GraphicsObject):
         ev.accept()
         self.sigClicked.emit(self, [PointRef(float(self.xs[k]), float(self.ys[k]), int(self.data[k]))], ev)
 
-    def hoverEvent(self, ev: Any) -> None:  # noqa: N802 - pyqtgraph API
+    def hoverEvent(self, ev: Any) -> None:  # pyqtgraph API
         if self._tip is None:
             return
         if ev.isExit():

@@ -351,7 +351,7 @@ class KernelEditor(QMainWindow):
         spec: dict[str, Any] = {"name": name, "entry": self.entry_edit.text().strip() or name}
         if self.title_edit.text().strip():
             spec["title"] = self.title_edit.text().strip()
-        slots = []
+        slots: list[dict[str, Any]] = []
         for row in range(self.slots_table.rowCount()):
             slot_name = _cell(self.slots_table, row, 0)
             if not slot_name:
@@ -393,7 +393,7 @@ class KernelEditor(QMainWindow):
         spec["block"] = [e.text().strip() or "1" for e in self.block_edits]
         if self.smem_edit.text().strip() not in ("", "0"):
             spec["dynamic_smem"] = self.smem_edit.text().strip()
-        args = []
+        args: list[dict[str, Any]] = []
         for row in range(self.args_table.rowCount()):
             aname = _cell(self.args_table, row, 0)
             if not aname:
@@ -666,7 +666,7 @@ class KernelEditor(QMainWindow):
         self._changed()
 
     def drafts_dir(self) -> Path:
-        from workbench.runner.autosave import data_dir  # noqa: PLC0415 - the workbench's own folder
+        from workbench.runner.autosave import data_dir  # the workbench's own folder
 
         return data_dir() / "template-drafts"
 
@@ -706,7 +706,7 @@ class KernelEditor(QMainWindow):
         if self.interactive:
             QMessageBox.warning(self, "Kernel template", text)
 
-    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+    def closeEvent(self, event: Any) -> None:  # Qt override
         self.timer.stop()
         self.wait_for_check()
         super().closeEvent(event)

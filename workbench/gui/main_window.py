@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.errors import WorkbenchError
+from workbench.core.records import provenance
 from workbench.gui import compat  # noqa: F401 - applied on import, before any widget exists
 from workbench.gui.best_card import BestCard
 from workbench.gui.bridge import EngineThread
@@ -31,6 +32,10 @@ from workbench.gui.results_table import ResultsTable
 from workbench.gui.run_panel import RunToolbar
 from workbench.gui.slots_panel import SlotsPanel
 from workbench.gui.source_view import SourceView
+
+if TYPE_CHECKING:  # the run controller is imported when a run starts
+    from workbench.core.session import Session
+    from workbench.runner.controller import RunRequest
 
 REFRESH_MS = 100  # charts and tables are fed in batches at 10 Hz, never per point
 MAX_RECENT = 8
@@ -59,7 +64,8 @@ class MainWindow(QMainWindow):
         self.model = SessionModel()
         self.path: Path | None = None  # where Save writes; None: unsaved (runs go to an autosave file)
         self.autosave_path: Path | None = None
-        self.thread: EngineThread | None = None
+        # Not ``self.thread``: that would hide QObject.thread().
+        self.engine_thread: EngineThread | None = None
         self.last_result: Any = None
         #: The toolbar's request right after a session was shown: Start with these same choices
         #: continues that session with its own backend (see :meth:`start_run`).
@@ -261,7 +267,7 @@ class MainWindow(QMainWindow):
         editor = KernelEditor(self, start_run=self.start_run, interactive=self.interactive)
         self.kernel_editor = editor
         if folder is not None:
-            editor.open_folder(folder)
+            editor.open_folder(Path(folder))
         editor.show()
         if ask:
             editor.choose_and_open()
@@ -294,13 +300,13 @@ class MainWindow(QMainWindow):
 
     @property
     def running(self) -> bool:
-        return self.thread is not None and self.thread.isRunning()
+        return self.engine_thread is not None and self.engine_thread.isRunning()
 
     def retarget_run(self) -> None:
         """Constraints or weights changed: a running search follows the new objective from its
         next proposal on (the ranking in the views already did). An objective that cannot be
         built (a weighted metric without a direction) leaves the run on the one it had."""
-        if not self.running or self.thread is None:
+        if not self.running or self.engine_thread is None:
             return
         from workbench.core.search_objective import Objective
 
@@ -309,7 +315,7 @@ class MainWindow(QMainWindow):
         except WorkbenchError as exc:
             self.statusBar().showMessage(f"the run keeps its objective: {exc}", 8000)
             return
-        self.thread.engine.set_objective(objective)
+        self.engine_thread.engine.set_objective(objective)
 
     def _fill_size_picker(self) -> None:
         """List the session's sizes (shown only for a sweep) with the size shown selected."""
@@ -352,7 +358,7 @@ class MainWindow(QMainWindow):
             if device.get("simulated"):
                 self.timing_badge.setText("  SIMULATED: timings are modelled, not measured  ")
                 self.timing_badge.setStyleSheet("background:#f0c000; color:black; font-weight:bold; border-radius:3px")
-            elif device.get("replayed") or device.get("recorded") or backend == "replay":
+            elif provenance(device, str(backend)) in ("replayed", "recorded"):
                 self.timing_badge.setText("  REPLAY: timings were recorded earlier, not measured now  ")
                 self.timing_badge.setStyleSheet("background:#56b4e9; color:black; font-weight:bold; border-radius:3px")
             else:
@@ -427,18 +433,18 @@ class MainWindow(QMainWindow):
         current = self.model.session
         request = self._run_request(run, current)
         continuing = current is not None and (self._same_choices(run) or continues(request, current))
-        if continuing:
+        if continuing and current is not None:
             request = self._continue_request(run, current)
         elif current is not None and not self._maybe_save():
             raise WorkbenchError("run not started: the current session has unsaved trials")
         else:
             request = dataclasses.replace(request, constraints=self.model.constraints if current else None,
                                           weights=self.model.weights if current else None)
-        if continuing:
+        if continuing and current is not None:
             output = self.path or self.autosave_path or autosave.new_autosave_path(current.kernel)
         else:
             output = autosave.new_autosave_path(run.get("kernel") or Path(str(run.get("replay") or "session")).stem)
-        if continuing:  # the controls are the truth for this run, "no time limit" included
+        if continuing and current is not None:  # the controls are the truth for this run, "no time limit" included
             current.run = dataclasses.replace(current.run, time_limit_s=run.get("time_limit_s"))
         prepared = prepare_run(request, current if continuing else None, output)
         if continuing:
@@ -460,13 +466,13 @@ class MainWindow(QMainWindow):
 
     def _launch(self, prepared: Any) -> None:
         """Run a prepared run (the controller's ``Run``) in the engine thread, the controls following it."""
-        self.thread = EngineThread(prepared, self)
-        self.thread.progress.connect(self._on_progress)
-        self.thread.run_finished.connect(self._on_run_finished)
+        self.engine_thread = EngineThread(prepared, self)
+        self.engine_thread.progress.connect(self._on_progress)
+        self.engine_thread.run_finished.connect(self._on_run_finished)
         self.toolbar.set_running(True)
         self.objective_panel.set_run_active(True)
         self.toolbar.show_progress(0, prepared.budget, 0, None)
-        self.thread.start()
+        self.engine_thread.start()
 
     def remeasure_aborted(self) -> None:
         """Measure again the aborted candidates the constraints in force no longer rule out (the
@@ -494,7 +500,7 @@ class MainWindow(QMainWindow):
         """Measure (size, config) pairs of the open session (the size view's missing cells) through
         the run controller, in the engine thread like any run; the view fills in as trials arrive."""
         from workbench.runner import autosave
-        from workbench.runner.controller import RunRequest, prepare_cells
+        from workbench.runner.controller import prepare_cells
 
         current = self.model.session
         if self.running or current is None:
@@ -514,7 +520,7 @@ class MainWindow(QMainWindow):
         self.model.dirty = True
         self._launch(prepared)
 
-    def _run_request(self, run: dict[str, Any], current: Any) -> Any:
+    def _run_request(self, run: dict[str, Any], current: Session | None) -> RunRequest:
         """The controller's request for a new session from the toolbar's (or automation's) keys."""
         from workbench.runner.controller import RunRequest
 
@@ -533,13 +539,13 @@ class MainWindow(QMainWindow):
             domains=domains, restrictions=restrictions, sizes=run.get("sizes") or None,
         )
 
-    def _continue_request(self, run: dict[str, Any], session: Any) -> Any:
+    def _continue_request(self, run: dict[str, Any], session: Session) -> RunRequest:
         """A request that continues ``session``: its backend as saved, the run's own choices
         (strategy, seed, budget, limits, objective) from the controls."""
         from workbench.runner.controller import RunRequest
 
         backend = session.backend if isinstance(session.backend, dict) else {}
-        options = backend.get("options") if isinstance(backend.get("options"), dict) else {}
+        options = backend.get("options") or {}
         trust = False
         if backend.get("kind") == "python":
             trust = self._confirm_code(Path(str(options.get("path", ""))))
@@ -600,7 +606,8 @@ class MainWindow(QMainWindow):
     def _on_pause(self) -> None:
         if not self.running:
             return
-        engine = self.thread.engine
+        assert self.engine_thread is not None  # running
+        engine = self.engine_thread.engine
         if engine.paused:
             engine.resume()
         else:
@@ -609,20 +616,21 @@ class MainWindow(QMainWindow):
 
     def stop_run(self) -> None:
         """Ask the engine to stop: no new candidates; running ones finish or time out and are recorded."""
-        if self.running:
-            self.thread.stop()
+        if self.running and self.engine_thread is not None:
+            self.engine_thread.stop()
             self.toolbar.progress_label.setText("stopping...")
 
     def wait_for_run(self, timeout_s: float = 60.0) -> bool:
         """Block (GUI thread) until the engine thread ends; used when closing."""
-        if self.thread is None:
+        if self.engine_thread is None:
             return True
-        return self.thread.wait(int(timeout_s * 1000))
+        return self.engine_thread.wait(int(timeout_s * 1000))
 
     def _on_run_finished(self, result: Any) -> None:
-        self.thread.wait()
+        assert self.engine_thread is not None  # it sent this
+        self.engine_thread.wait()
         self.last_result = result
-        if self.thread.engine.refined:  # trials replaced in place: rebuild the views' columns
+        if self.engine_thread.engine.refined:  # trials replaced in place: rebuild the views' columns
             self.model.set_session(self.model.session)
         self.model.sync()
         self.refresh()
@@ -662,14 +670,15 @@ class MainWindow(QMainWindow):
         self._restore_run_controls(session)
         self._add_recent(str(Path(path).resolve()))
 
-    def _restore_run_controls(self, session: Any) -> None:
+    def _restore_run_controls(self, session: Session) -> None:
         backend = session.backend if isinstance(session.backend, dict) else {}
         options = dict(backend.get("options") or {})
         run = {"kernel": session.kernel if backend.get("kind") != "replay" else None,
                "backend": backend.get("kind") if backend.get("kind") in ("sim", "cuda", "replay") else None,
                "replay": options.get("path") if backend.get("kind") == "replay" else None,
                "gpu_model": options.get("gpu_model"), "problem": options.get("problem") or None,
-               "strategy": (session.strategy or {}).get("name"), "seed": (session.strategy or {}).get("seed")}
+               "strategy": (session.strategy or {}).get("name"), "seed": (session.strategy or {}).get("seed"),
+               "strategy_options": (session.strategy or {}).get("options")}
         settings = session.run
         if settings.time_limit_s is not None:
             run["time_limit_s"] = settings.time_limit_s
@@ -708,7 +717,8 @@ class MainWindow(QMainWindow):
             return False
         # One writer per session file: a file another process (a `tune`, another window) is writing
         # is refused; the run of this window already holds the lock of its own output.
-        own = self.running and getattr(self.thread.engine, "output", None) == Path(path)
+        own = self.engine_thread is not None and self.running and getattr(self.engine_thread.engine, "output",
+                                                                          None) == Path(path)
         lock = None if own else SessionLock(path)
         try:
             check_folder(Path(path), "save")
@@ -921,7 +931,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("last_dir", str(Path(path).parent))
 
     def recent_files(self) -> list[str]:
-        value = self.settings.value("recent", [])
+        value: Any = self.settings.value("recent", [])
         if isinstance(value, str):
             value = [value]
         return [str(v) for v in value or []]
@@ -970,7 +980,7 @@ class MainWindow(QMainWindow):
         self.settings.sync()
 
     # --- closing -------------------------------------------------------------------------------
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+    def closeEvent(self, event: QCloseEvent) -> None:  # Qt override
         if self.running:
             if self.interactive:
                 answer = QMessageBox.question(self, "A run is going",
@@ -979,13 +989,14 @@ class MainWindow(QMainWindow):
                 if answer != QMessageBox.StandardButton.Yes:
                     event.ignore()
                     return
-            self.thread.stop()
+            assert self.engine_thread is not None  # running
+            self.engine_thread.stop()
             self.wait_for_run(120.0)
             self.model.sync()
             if self.path is not None:
                 self.save_to(self.path)
-            elif self.autosave_path is not None:  # unsaved run: kept whole for the next start to recover
-                from workbench.core.session import save_session
+            elif self.autosave_path is not None and self.model.session is not None:  # unsaved run: kept whole
+                from workbench.core.session import save_session  # for the next start to recover
 
                 save_session(self.model.session, self.autosave_path)
         elif not self._maybe_save():

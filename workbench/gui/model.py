@@ -17,7 +17,7 @@ import numpy as np
 
 from workbench.core.measurement import Status, Trial
 from workbench.core.objective import Constraints, MetricTable, Weights, rank
-from workbench.core.session import problem_key
+from workbench.core.session import Session, problem_key
 
 #: status -> small integer code stored per trial (order = how the views list statuses).
 STATUS_CODES: dict[Status, int] = {status: code for code, status in enumerate(Status)}
@@ -92,14 +92,14 @@ class SessionModel:
     earlier one (:meth:`show_problem`); the size view and portability view read the whole session.
     """
 
-    def __init__(self, session: Any = None) -> None:
+    def __init__(self, session: Session | None = None) -> None:
         self.session_changed = Event()
         self.trials_added = Event()
         self.ranking_changed = Event()
         self.objective_changed = Event()
         self.selection_changed = Event()
         self.sizes_changed = Event()
-        self.session: Any = None
+        self.session: Session | None = None
         #: Changes whenever the trials' data does (a new session, new trials, trials refined in
         #: place): what views key their caches on, since the trial count alone misses a refinement.
         self.data_version = 0
@@ -122,7 +122,7 @@ class SessionModel:
             self.set_session(session)
 
     # --- session ------------------------------------------------------------------------------
-    def set_session(self, session: Any) -> None:
+    def set_session(self, session: Session | None) -> None:
         """Show ``session`` (replacing everything); its trials are ingested at once. Showing the same
         session again (trials refined in place) keeps the size shown."""
         kept = self.problem_shown if session is self.session else None
@@ -166,6 +166,7 @@ class SessionModel:
         self._switch_to(key)
 
     def _switch_to(self, key: str) -> None:
+        assert self.session is not None  # sizes are those of the open session
         self.problem_shown = key
         self.data_version += 1
         self._reset_columns()
@@ -177,6 +178,7 @@ class SessionModel:
         self.ranking_changed.emit()
 
     def _problem_of(self, trial: Trial) -> str:
+        assert self.session is not None  # the trial is one of its
         return problem_key(self.session.problem if trial.problem is None else trial.problem)
 
     def _note_problems(self, trials: Sequence[Trial]) -> None:
@@ -208,7 +210,7 @@ class SessionModel:
 
     @property
     def slot_names(self) -> list[str]:
-        if self.session is None:
+        if self.session is None or self.session.space is None:
             return []
         return [slot.name for slot in self.session.space.slots]
 
@@ -261,7 +263,8 @@ class SessionModel:
             column = self.columns.setdefault(name, GrowingColumn())
             column.extend([trial.metric(name) for trial in fresh], start)
         self.status.extend([STATUS_CODES[trial.status] for trial in fresh], start)
-        for slot in self.session.space.slots if self.session is not None else ():
+        space = self.session.space if self.session is not None else None
+        for slot in space.slots if space is not None else ():
             values = self.slot_values.setdefault(slot.name, list(slot.values))
             position = {value: i for i, value in enumerate(values)}
             codes = []

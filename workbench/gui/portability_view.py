@@ -217,7 +217,9 @@ class PortabilityView(QWidget):
         # columns by number (a row header names each GPU once), so five GPUs fit the tab
         self.table.setHorizontalHeaderLabels([f"on [{j + 1}]" for j in range(n)] + ["worst", "config"])
         for j, device in enumerate(report.devices):
-            self.table.horizontalHeaderItem(j).setToolTip(device)
+            header = self.table.horizontalHeaderItem(j)
+            if header is not None:
+                header.setToolTip(device)
         self.table.setVerticalHeaderLabels([f"[{i + 1}] best of {d}" for i, d in enumerate(report.devices)])
         for i, (best, row) in enumerate(zip(report.bests, report.matrix)):
             for j, cell in enumerate(row):
@@ -255,7 +257,7 @@ class PortabilityView(QWidget):
 
     def table_texts(self) -> list[list[str]]:
         """The table as shown (tests)."""
-        return [[self.table.item(r, c).text() if self.table.item(r, c) else ""
+        return [[item.text() if (item := self.table.item(r, c)) is not None else ""
                  for c in range(self.table.columnCount())] for r in range(self.table.rowCount())]
 
 

@@ -209,7 +209,8 @@ class TrialFilterProxy(QSortFilterProxyModel):
     def set_slot_filter(self, text: str) -> None:
         """``block_size=256, unroll=4``; raises WorkbenchError for a term that is not ``slot=value``."""
         terms: dict[str, str] = {}
-        slots = set(self.sourceModel().model.slot_names)
+        source: Any = self.sourceModel()  # the trials model this proxy was built on
+        slots = set(source.model.slot_names)
         for part in filter(None, (p.strip() for p in text.replace(";", ",").split(","))):
             name, sep, value = part.partition("=")
             name, value = name.strip(), value.strip()

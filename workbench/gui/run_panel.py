@@ -8,13 +8,14 @@ from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QLabel, QLineEdit, QProgressBar, QPushButton, QSpinBox, QDoubleSpinBox,
-    QToolBar, QWidget,
+    QComboBox, QFileDialog, QLabel, QLineEdit, QMenu, QProgressBar, QPushButton, QSpinBox, QDoubleSpinBox,
+    QToolBar, QToolButton, QWidget, QWidgetAction,
 )
 
 from workbench.core.assignments import parse_assignment_list
 from workbench.core.errors import WorkbenchError
 from workbench.core.sizes import format_sizes, parse_sizes_text
+from workbench.gui.strategy_options import StrategyOptionsForm
 from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES
 
 #: The template the window opens on when no last-used one is remembered: small, with its resource
@@ -91,7 +92,9 @@ class RunToolbar(QToolBar):
             self.kernel.setCurrentIndex(self.kernel.findText(QUICK_KERNEL))
         self.kernel.setToolTip("kernel template to tune")
         self.kernel.currentIndexChanged.connect(lambda _i: self.kernel_changed.emit(self.kernel.currentText()))
-        self.kernel.lineEdit().editingFinished.connect(lambda: self.kernel_changed.emit(self.kernel.currentText()))
+        editor = self.kernel.lineEdit()
+        assert editor is not None  # the combo box is editable
+        editor.editingFinished.connect(lambda: self.kernel_changed.emit(self.kernel.currentText()))
         self.problem = QLineEdit()
         self.problem.setPlaceholderText("problem, e.g. n=1048576")
         self.problem.setToolTip("problem parameters (name=value, comma separated); empty = the template's defaults")
@@ -139,6 +142,20 @@ class RunToolbar(QToolBar):
         self.strategy = QComboBox()
         self.strategy.addItems(list(STRATEGIES))
         self.strategy.setCurrentText(DEFAULT_STRATEGY)
+        # The strategy's options, generated from its OPTIONS, in a pop-up under a button beside it.
+        self.strategy_options = StrategyOptionsForm()
+        self.strategy_options.set_strategy(self.strategy.currentText())
+        self.strategy.currentTextChanged.connect(self.strategy_options.set_strategy)
+        self.options_menu = QMenu(parent)
+        form_action = QWidgetAction(self.options_menu)
+        form_action.setDefaultWidget(self.strategy_options)
+        self.options_menu.addAction(form_action)
+        self.options_button = QToolButton()
+        self.options_button.setText("Options")
+        self.options_button.setToolTip("the strategy's options (hover a name for what it does)")
+        self.options_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.options_button.setMenu(self.options_menu)
+        self.strategy_options.changed.connect(self._on_options_changed)
         self.budget = QSpinBox()
         self.budget.setRange(1, 1_000_000)
         self.budget.setValue(100)
@@ -172,11 +189,16 @@ class RunToolbar(QToolBar):
         self.run_bar = QToolBar("Search", parent)
         self.run_bar.setObjectName("searchToolbar")
         self.run_bar.setMovable(False)
-        for widget in (QLabel(" Strategy "), self.strategy, self.budget, self.minutes, self.seed, _sep(), self.start,
+        for widget in (QLabel(" Strategy "), self.strategy, self.options_button, self.budget, self.minutes, self.seed, _sep(), self.start,
                        self.pause, self.stop, _sep(), self.progress, self.progress_label, self.compile_label):
             self.run_bar.addWidget(widget)
         self._on_backend_changed()
         self.set_running(False)
+
+    def _on_options_changed(self) -> None:
+        """The button says how many options are not at their defaults: a changed one is never hidden."""
+        count = self.strategy_options.changed_count()
+        self.options_button.setText(f"Options ({count})" if count else "Options")
 
     def _on_browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Recording to replay", "", "Sessions and caches (*.json);;All files (*)")
@@ -207,8 +229,9 @@ class RunToolbar(QToolBar):
         self.pause.setEnabled(running)
         self.stop.setEnabled(running)
         self.pause.setText("Resume" if paused else "Pause")
-        for widget in (self.kernel, self.problem, self.sizes, self.backend, self.gpu, self.resources, self.device, self.replay,
-                       self.browse, self.delay, self.strategy, self.budget, self.minutes, self.seed):
+        for widget in (self.kernel, self.problem, self.sizes, self.backend, self.gpu, self.resources, self.device,
+                       self.replay, self.browse, self.delay, self.strategy, self.options_button, self.budget,
+                       self.minutes, self.seed):
             widget.setEnabled(not running)
         if not running:
             self._on_backend_changed()
@@ -226,6 +249,7 @@ class RunToolbar(QToolBar):
             "replay": (self.replay.text().strip() or None) if kind == "replay" else None,
             "delay_s": self.delay.value() if kind == "replay" else 0.0,
             "strategy": self.strategy.currentText(),
+            "strategy_options": self.strategy_options.changed_options(),
             "budget": self.budget.value(),
             "time_limit_s": self.minutes.value() * 60 or None,
             "seed": self.seed.value(),
@@ -264,6 +288,9 @@ class RunToolbar(QToolBar):
             if run["strategy"] not in STRATEGIES:
                 raise WorkbenchError(f"unknown strategy {run['strategy']!r}; choose one of: {', '.join(STRATEGIES)}")
             self.strategy.setCurrentText(run["strategy"])
+            self.strategy_options.set_strategy(run["strategy"], reset=True)
+        if run.get("strategy_options"):
+            self.strategy_options.set_values(run["strategy_options"])
         if run.get("budget"):
             self.budget.setValue(int(run["budget"]))
         if run.get("seed") is not None:

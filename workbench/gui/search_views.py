@@ -66,7 +66,7 @@ class _HiddenUntilShown(QWidget):
         if self.dirty and self.isVisible():
             self.refresh()
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+    def showEvent(self, event: Any) -> None:  # Qt override
         super().showEvent(event)
         self.refresh_if_dirty()
 

@@ -85,7 +85,7 @@ class _SizeAxis(pg.AxisItem):
         super().__init__(orientation)
         self.labels: list[tuple[float, str]] = []
 
-    def set_sizes(self, positions: Sequence[float], labels: Sequence[str]) -> None:
+    def set_sizes(self, positions: Sequence[float] | np.ndarray, labels: Sequence[str]) -> None:
         self.labels = list(zip(positions, labels))
         self.setTicks([self.labels, []])
 

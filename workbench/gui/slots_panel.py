@@ -120,9 +120,9 @@ class SlotsPanel(QWidget):
     def _slot_item(self, name: str) -> QTreeWidgetItem | None:
         for i in range(self.tree.topLevelItemCount()):
             group = self.tree.topLevelItem(i)
-            for j in range(group.childCount()):
-                if group.child(j).data(0, ROLE_SLOT) == name:
-                    return group.child(j)
+            for child in _children(group):
+                if child.data(0, ROLE_SLOT) == name:
+                    return child
         return None
 
     def domains(self) -> dict[str, list[Any]]:
@@ -134,17 +134,17 @@ class SlotsPanel(QWidget):
             item = self._slot_item(slot.name)
             if item is None:
                 continue
-            out[slot.name] = [item.child(k).data(0, ROLE_VALUE) for k in range(item.childCount())
-                              if item.child(k).checkState(0) == Qt.CheckState.Checked]
+            out[slot.name] = [child.data(0, ROLE_VALUE) for child in _children(item)
+                              if child.checkState(0) == Qt.CheckState.Checked]
         return out
 
     def set_value_enabled(self, name: str, value: Any, enabled: bool) -> None:
         item = self._slot_item(name)
         if item is None:
             raise WorkbenchError(f"no slot {name!r}")
-        for k in range(item.childCount()):
-            if item.child(k).data(0, ROLE_VALUE) == value:
-                item.child(k).setCheckState(0, Qt.CheckState.Checked if enabled else Qt.CheckState.Unchecked)
+        for child in _children(item):
+            if child.data(0, ROLE_VALUE) == value:
+                child.setCheckState(0, Qt.CheckState.Checked if enabled else Qt.CheckState.Unchecked)
                 self.apply()
                 return
         raise WorkbenchError(f"slot {name} has no value {value!r}")
@@ -170,7 +170,7 @@ class SlotsPanel(QWidget):
         item = self._slot_item(name)
         if item is None:
             raise WorkbenchError(f"no slot {name!r}")
-        if any(item.child(k).data(0, ROLE_VALUE) == value for k in range(item.childCount())):
+        if any(child.data(0, ROLE_VALUE) == value for child in _children(item)):
             raise WorkbenchError(f"{name} already has the value {value!r}")
         self.tree.blockSignals(True)
         self._add_value_item(item, name, value)
@@ -249,3 +249,10 @@ def _parse_value(raw: str, slot: Any) -> Any:
         raise WorkbenchError(f"{slot.name}={raw!r}: expected a {kind} like {slot.values[0]!r}") from None
     Slot(slot.name, tuple(slot.values) + (value,), slot.group, slot.doc)  # SpaceError names the problem
     return value
+
+
+def _children(item: QTreeWidgetItem | None) -> list[QTreeWidgetItem]:
+    """The children of a tree item (none for a missing one)."""
+    if item is None:
+        return []
+    return [child for k in range(item.childCount()) if (child := item.child(k)) is not None]

@@ -18,6 +18,9 @@ from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextDocu
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
 
 from workbench.core.errors import WorkbenchError
+from workbench.core.records import BackendOptions
+from workbench.core.session import Session
+from workbench.core.space import Config
 from workbench.gui.model import SessionModel
 from workbench.gui.text import fmt
 
@@ -34,9 +37,9 @@ def _templates(dirs: tuple[str, ...]) -> dict[str, Any]:
     return load_templates(*dirs, str(kernels_dir()))
 
 
-def render_source(session: Any, config: Any) -> tuple[str, str]:
+def render_source(session: Session, config: Config) -> tuple[str, str]:
     """(source text, note) for a config of the session's kernel; the note says what is shown."""
-    options = dict(session.backend.get("options", {})) if isinstance(session.backend, dict) else {}
+    options = session.backend.get("options") or BackendOptions()
     if session.kind == "python":
         path = options.get("path")
         if path and Path(path).is_file():
@@ -94,6 +97,7 @@ class SourceView(QWidget):
 
     def show_trial(self, index: int) -> None:
         trial = self.model.trials[index]
+        assert self.model.session is not None  # it holds the trial
         source, note = render_source(self.model.session, trial.config)
         self.shown_index = index
         metrics, details = trial.measurement.metrics, trial.measurement.details

@@ -191,7 +191,7 @@ class RooflineChart(_ChartBase):
         if self.isVisible():
             super().refresh_if_dirty()
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+    def showEvent(self, event: Any) -> None:  # Qt override
         super().showEvent(event)
         self.refresh_if_dirty()
 

@@ -24,6 +24,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Status
 from workbench.core.metrics import check_metrics
 from workbench.core.objective import Constraints, Weights
+from workbench.core.records import StrategyInfo, backend_options
 from workbench.core.output_files import backup_path, check_folder, check_regular_or_absent, keep_backup
 from workbench.core.run_settings import RunSettings
 from workbench.core.session import (
@@ -188,7 +189,7 @@ class Run:
 
 
 def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, resume: bool = False,
-              force: bool = False, inputs: Iterable[str | os.PathLike[str]] = ()) -> Run:
+              force: bool = False, inputs: Iterable[str | os.PathLike[str]] = ()) -> Run | SweepRun:
     """A run whose session lives at ``output`` (the command line's ``tune``).
 
     An existing session at ``output`` (its file, or only the journal a killed run left) is
@@ -246,7 +247,7 @@ def _why_not_replaced(out: Path) -> str:
 
 
 def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
-               output: str | os.PathLike[str] | None = None, *, force: bool = False) -> Run:
+               output: str | os.PathLike[str] | None = None, *, force: bool = False) -> Run | SweepRun:
     """Continue the session at ``path`` with its own settings (``tune --resume SESSION``); flags in
     ``request`` override them and are recorded. ``output`` (default ``path``) is where it goes."""
     source = Path(path)
@@ -273,7 +274,8 @@ def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
         raise
 
 
-def prepare_run(request: RunRequest, session: Session | None, output: str | os.PathLike[str] | None) -> Run:
+def prepare_run(request: RunRequest, session: Session | None,
+                output: str | os.PathLike[str] | None) -> Run | SweepRun:
     """A run for the window: continue ``session`` (when given) or start a new one, writing to
     ``output`` (the session's file, or an autosave path the window chose). The window decides
     beforehand whether a request continues the open session (:func:`continues`)."""
@@ -405,7 +407,7 @@ def _resolve_new(request: RunRequest) -> tuple[BackendSpec, Target]:
 
 
 def _prepare_any(request: RunRequest, session: Session | None, output: Path | None, lock: SessionLock | None,
-                 resolved: tuple[BackendSpec, Target] | None = None) -> Any:
+                 resolved: tuple[BackendSpec, Target] | None = None) -> Run | SweepRun:
     """A run, or a size sweep when the request names sizes or the session continued is a sweep."""
     plan = sweep_plan(session) if session is not None else None
     if request.warm_start is not None and not request.sizes and plan is None:
@@ -510,9 +512,9 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
             raise WorkbenchError(f"cannot continue the session of {session.kernel!r}: {mismatch}; start a new session instead")
 
     space = _edited_space(target, request)
-    strategy_info = dict(session.strategy) if session is not None else {}
+    strategy_info = StrategyInfo(**session.strategy) if session is not None else StrategyInfo()
     objectives = _objectives(request, strategy_info)
-    strategy_name = request.strategy or strategy_info.get("name") or ("tpe" if objectives else DEFAULT_STRATEGY)
+    strategy_name: str = request.strategy or strategy_info.get("name") or ("tpe" if objectives else DEFAULT_STRATEGY)
     if objectives and not strategy_class(strategy_name).multi_objective:
         multi = sorted(n for n in STRATEGIES if strategy_class(n).multi_objective)
         raise WorkbenchError(f"--objectives: strategy {strategy_name!r} searches one score; use {', '.join(multi)}")
@@ -544,7 +546,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     if settings.prune_keep is not None and settings.prune_keep < 1.0:
         predictor = sim_predictor(spec, str(target.device.get("name", "")), target.device.get("compute_capability"))
         strategy = with_pruning(strategy, predictor, settings.prune_keep)
-        cost_model = predictor.gpu  # type: ignore[attr-defined]
+        cost_model = predictor.gpu
         if cost_model.note:
             log.warning("cost model: %s", cost_model.note)
     else:
@@ -621,6 +623,8 @@ def remeasure_aborted(path: str | os.PathLike[str],
             lock.release()
             return None, (f"nothing to re-measure: {aborted} aborted trials, none below the latency limit in force"
                           if aborted else "nothing to re-measure: no aborted trials")
+        if session.space is None:
+            raise WorkbenchError(f"--remeasure-aborted: {out} records no search space to re-measure in")
         spec = _spec_for_continue(request, session)
         session.constraints, session.weights = objective.constraints, objective.weights
         settings = session.run.merged(request.settings_overrides())
@@ -776,7 +780,7 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
     if request.problem is not None and kind != "replay":
         options["problem"] = dict(request.problem)
     options.update(request.backend_options)
-    return BackendSpec(kind, options)
+    return BackendSpec(kind, backend_options(options))
 
 
 def _open_continued_target(spec: BackendSpec, session: Session) -> Target:

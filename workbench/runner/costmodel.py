@@ -9,14 +9,27 @@ noise), so one prediction costs about a millisecond while a measurement costs se
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Callable
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
 from workbench.core.gpus import GpuMatch
+from workbench.core.records import BackendOptions
 from workbench.core.space import Config
 
 Predictor = Callable[[Config], float]
+
+
+@dataclass(frozen=True)
+class SimPredictor:
+    """A latency predictor (a :data:`Predictor`) and the modelled GPU it predicts for."""
+
+    predict: Predictor
+    gpu: GpuMatch
+
+    def __call__(self, config: Config) -> float:
+        return self.predict(config)
 
 
 def _capability(text: str | None) -> tuple[int, int] | None:
@@ -41,19 +54,21 @@ def gpu_model_for(spec: BackendSpec, device_name: str | None, compute_capability
     return GpuMatch(load_gpu("H200"), False, "the device's name is not known; modelled as the default NVIDIA H200 (H200)")
 
 
-def sim_predictor(spec: BackendSpec, device_name: str | None = None, compute_capability: str | None = None) -> Predictor:
-    """A predictor of latency (ms; ``inf`` for configs the model expects to fail) for a template run.
-
-    The predictor's ``gpu`` attribute is the :class:`GpuMatch` it models."""
+def sim_predictor(spec: BackendSpec, device_name: str | None = None,
+                  compute_capability: str | None = None) -> SimPredictor:
+    """A predictor of latency (ms; ``inf`` for configs the model expects to fail) for a template run,
+    with the :class:`GpuMatch` it models."""
     from workbench.backends.sim import SimBackend
 
     if spec.kind not in ("sim", "cuda"):
         raise WorkbenchError(f"cost-model pruning needs a kernel template (sim or cuda backend), not {spec.kind}")
-    options = {k: v for k, v in spec.options.items() if k not in ("device", "devices")}
+    options = BackendOptions(**spec.options)
+    options.pop("device", None)
+    options.pop("devices", None)
     match = gpu_model_for(spec, device_name, compute_capability)
     # in this (the user's) process: never import a reference file the template names; the
     # prediction needs latencies, and only a run's workers compute the reference
-    options.update(gpu_model=match.spec.name, noise=False, compile="estimate", run_reference_file=False)
+    options.update({"gpu_model": match.spec.name, "noise": False, "compile": "estimate", "run_reference_file": False})
     model = SimBackend(BackendSpec("sim", options))
     model.prepare()
     limits = EvalLimits()
@@ -66,5 +81,4 @@ def sim_predictor(spec: BackendSpec, device_name: str | None = None, compute_cap
             cache[config.id] = latency if math.isfinite(latency) else math.inf
         return cache[config.id]
 
-    predict.gpu = match  # type: ignore[attr-defined]
-    return predict
+    return SimPredictor(predict, match)

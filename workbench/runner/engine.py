@@ -23,9 +23,10 @@ from workbench.backends.base import BackendSpec, EvalLimits, Target
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Trial
 from workbench.core.search_objective import Objective
+from workbench.core.session import Session
 from workbench.core.space import Config
 from workbench.runner.events import Event, Progress, RunFinished, TrialFinished, TrialRefined, TrialStarted
-from workbench.runner.pool import Result, WorkerPool
+from workbench.runner.pool import PoolFactory, Result, WorkerPool
 from workbench.search.base import Strategy
 
 #: How often (seconds) the loop looks at pause / stop / time limit while candidates run.
@@ -64,7 +65,7 @@ class _GroupSyncedJournal:
         self._synced = time.monotonic()
         self._dirty = False
 
-    def start(self, session: Any) -> None:
+    def start(self, session: Session) -> None:
         self.journal.start(session)
 
     def append(self, trial: Trial) -> None:
@@ -112,7 +113,7 @@ class Engine:
 
     def __init__(
         self,
-        session: Any,
+        session: Session,
         strategy: Strategy,
         backend_spec: BackendSpec,
         budget: int | None = None,
@@ -122,7 +123,7 @@ class Engine:
         patience: int | None = None,
         output: str | Path | None = None,
         out_path: str | Path | None = None,
-        pool_factory: Callable[..., Any] | None = None,
+        pool_factory: PoolFactory | None = None,
         objective: Objective | None = None,
         remeasure: Iterable[str] = (),
         problem: Mapping[str, Any] | None = None,
@@ -150,7 +151,7 @@ class Engine:
         self.output = Path(output) if output is not None else None
         #: ``pool_factory(spec, workers, limits, on_start=...)`` makes the pool (default: local
         #: worker processes; see :mod:`workbench.runner.executors` for one per GPU and Ray).
-        self.pool_factory = pool_factory or WorkerPool
+        self.pool_factory: PoolFactory = pool_factory or WorkerPool
         #: The run's objective (None: latency alone, the strategy's own default); what the
         #: strategy, the patience rule and the pruning wrapper rank by. See :meth:`set_objective`.
         self.objective = objective

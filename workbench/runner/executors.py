@@ -7,26 +7,25 @@ Device rules live here, as pure functions tested without a GPU:
   into the list of device indices the pool pins its workers to, one worker per device.
 - Timings from different GPU models are not comparable, so a device list that mixes models is
   refused unless the user allows it (``--allow-mixed-gpus``); the same rule picks one accelerator
-  type on a Ray cluster (:func:`ray_accelerator_type`).
+  type on a Ray cluster (``ray_executor.ray_accelerator_type``). Ray is imported only when a plan
+  picks it, so this module imports ``ray_executor`` lazily and never the other way round.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 from workbench.backends import cuda_env
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Measurement
+from workbench.core.records import BackendOptions
 from workbench.core.space import Config
-from workbench.runner.pool import Result, WorkerPool, worker_spec
+from workbench.runner.pool import PoolFactory, Result, WorkerPool, worker_spec
 
 EXECUTOR_CHOICES = ("local", "ray")
-
-#: ``pool_factory(spec, workers, limits, on_start=...)``: what the engine calls to get its pool.
-PoolFactory = Callable[..., Any]
 
 
 def parse_devices(text: str) -> list[int]:
@@ -84,27 +83,10 @@ def spread_over_devices(spec: BackendSpec, devices: Sequence[int]) -> BackendSpe
     """The spec with ``options["devices"]`` set: the pool pins worker slot ``i`` to ``devices[i % n]``
     (see :func:`workbench.runner.pool.worker_spec`); ``device`` names the first one, which is the
     device the session describes."""
-    options = dict(spec.options)
+    options = BackendOptions(**spec.options)
     options["devices"] = [int(d) for d in devices]
     options["device"] = int(devices[0])
     return BackendSpec(spec.kind, options)
-
-
-def ray_accelerator_type(resources: Mapping[str, float], allow_mixed: bool = False) -> str | None:
-    """The single GPU model Ray actors are pinned to, from ``ray.cluster_resources()``.
-
-    Ray advertises ``accelerator_type:<MODEL>`` on GPU nodes. One model: pin to it. Several: refuse
-    (their timings must not be ranked together) unless ``allow_mixed``, which pins to none.
-    """
-    if resources.get("GPU", 0) < 1:
-        raise WorkbenchError("the Ray cluster has no GPU; use the sim or python backend, or add GPU nodes")
-    types = sorted(k.partition(":")[2] for k in resources if k.startswith("accelerator_type:"))
-    if len(types) > 1 and not allow_mixed:
-        raise WorkbenchError(
-            f"the Ray cluster mixes GPU models ({', '.join(types)}); their timings must not be ranked together: "
-            "run on a cluster of one model, or pass --allow-mixed-gpus"
-        )
-    return types[0] if len(types) == 1 else None
 
 
 def _device_label(spec: BackendSpec, index: int) -> int | None:
@@ -114,12 +96,11 @@ def _device_label(spec: BackendSpec, index: int) -> int | None:
 
 def name_device(result: Result, device: int | None, kind: str) -> Result:
     """A result whose worker name and measurement details say which device measured it."""
-    config, measurement, timings, worker = result
     if device is None:
         return result
-    details = {**measurement.details, "device_index": device}
-    named: Measurement = dataclasses.replace(measurement, details=details)
-    return config, named, timings, f"{worker}@{kind}:{device}"
+    details = {**result.measurement.details, "device_index": device}
+    named: Measurement = dataclasses.replace(result.measurement, details=details)
+    return result._replace(measurement=named, worker=f"{result.worker}@{kind}:{device}")
 
 
 class LocalPool(WorkerPool):
@@ -142,7 +123,7 @@ class LocalPool(WorkerPool):
         self._outer_on_start(config, worker if device is None else f"{worker}@{self.spec.kind}:{device}")
 
     def results(self, timeout: float | None = None) -> list[Result]:
-        return [name_device(r, self._labels.get(r[3]), self.spec.kind) for r in super().results(timeout)]
+        return [name_device(r, self._labels.get(r.worker), self.spec.kind) for r in super().results(timeout)]
 
 
 @dataclass(frozen=True)

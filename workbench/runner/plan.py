@@ -17,6 +17,7 @@ from workbench.backends import cuda_env
 from workbench.backends.base import BackendSpec, Target, backend_class
 from workbench.core.errors import WorkbenchError
 from workbench.core.objective import Constraints, Weights
+from workbench.core.records import DeviceInfo, backend_options
 from workbench.core.session import Session
 from workbench.core.templates import DECLARATIVE_SUFFIX, kernels_dir
 
@@ -81,7 +82,7 @@ def cuda_device_count() -> int:
 @functools.lru_cache(maxsize=1)
 def cuda_missing() -> tuple[str, ...]:
     """What stops tuning on a GPU here (CuPy, headers, NVRTC, a device), in words; empty when nothing."""
-    from workbench.backends.cuda_env import probe  # noqa: PLC0415
+    from workbench.backends.cuda_env import probe
 
     return tuple(probe().missing())
 
@@ -109,7 +110,8 @@ def make_backend_spec(
             raise WorkbenchError(f"--replay {replay}: no such file")
         if backend not in ("auto", "replay"):
             raise WorkbenchError(f"--replay cannot be combined with --backend {backend}")
-        return BackendSpec("replay", {"path": str(Path(replay).resolve()), "kernel": kernel, "seed": seed, **(extra or {})})
+        return BackendSpec("replay", backend_options({"path": str(Path(replay).resolve()), "kernel": kernel, "seed": seed,
+                                                      **(extra or {})}))
     if not kernel:
         raise WorkbenchError("name a kernel (see `python main.py kernels`), or give --replay FILE")
     location = locate_kernel(kernel, kernel_dirs)
@@ -124,7 +126,7 @@ def make_backend_spec(
         if backend not in ("auto", "python"):
             raise WorkbenchError(f"{kernel} is a python benchmark; it runs with --backend python, not {backend}")
         options["path"] = str(location.path)
-        return BackendSpec("python", options)
+        return BackendSpec("python", backend_options(options))
     if backend == "python":
         raise WorkbenchError(f"{kernel} is a CUDA template; --backend python runs python benchmark files")
     if backend == "auto":
@@ -138,7 +140,7 @@ def make_backend_spec(
     if backend == "sim":
         options["gpu_model"] = gpu_model or "H200"
         options["noise"] = noise
-    return BackendSpec(backend, options)
+    return BackendSpec(backend, backend_options(options))
 
 
 def open_target(spec: BackendSpec) -> Target:
@@ -165,7 +167,7 @@ def new_session(
         problem=dict(target.problem),
         space=target.space,
         backend=spec.to_dict(),
-        device=dict(target.device),
+        device=DeviceInfo(**target.device),
         constraints=constraints or Constraints(),
         weights=weights or Weights(),
         strategy={"name": strategy, "seed": seed, "options": dict(strategy_options or {})} if strategy else {},

@@ -26,16 +26,26 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple, Protocol, Self
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Measurement, Status
+from workbench.core.records import BackendOptions
 from workbench.core.space import Config
+from workbench.runner.messages import Evaluate, FromWorker, PhaseStarted, Quit, Ready, Reply, StartupError
 from workbench.runner.worker import EXIT_AFTER_MEMORY_ERROR, read_tail, with_output, worker_main
 
-#: One finished candidate: the config, its measurement, seconds per phase, and the worker's name.
-Result = tuple[Config, Measurement, dict[str, float], str]
+
+class Result(NamedTuple):
+    """One finished candidate as a pool returns it: the config, its measurement, seconds per
+    phase (``compile_s``, ``run_s``, ``verify_s``, ``total_s``) and the worker that measured it."""
+
+    config: Config
+    measurement: Measurement
+    timings: dict[str, float]
+    worker: str
+
 
 #: Seconds between SIGTERM and SIGKILL for a worker past its timeout.
 KILL_GRACE_S = 0.2
@@ -70,12 +80,12 @@ class _ReplyUnpickler(pickle.Unpickler):
         raise _GarbageMessage(f"names {module}.{name}")
 
 
-def _next_message(buffer: bytearray) -> tuple[Any, int] | None:
+def _next_message(buffer: bytearray) -> tuple[FromWorker, int] | None:
     """The first complete message in ``buffer`` and the bytes it used; None while it is incomplete.
 
     The framing is ``multiprocessing``'s: a signed 4-byte big-endian length (-1 then an 8-byte
     length for huge messages), then a pickle. A length beyond :data:`MAX_MESSAGE_BYTES`, or bytes
-    that do not unpickle to a tuple starting with a text tag, raise :class:`_GarbageMessage`.
+    that do not unpickle to one of the worker's reply records, raise :class:`_GarbageMessage`.
     """
     if len(buffer) < 4:
         return None
@@ -96,7 +106,7 @@ def _next_message(buffer: bytearray) -> tuple[Any, int] | None:
         raise
     except Exception as exc:  # noqa: BLE001 - any unpickling failure means garbage
         raise _GarbageMessage(f"{type(exc).__name__}") from None
-    if not isinstance(message, tuple) or not message or not isinstance(message[0], str):
+    if not isinstance(message, (Ready, StartupError, PhaseStarted, Reply)):
         raise _GarbageMessage("not a protocol message")
     return message, start + size
 
@@ -169,7 +179,8 @@ def worker_spec(spec: BackendSpec, index: int) -> BackendSpec:
     devices = spec.options.get("devices")
     if not devices:
         return spec
-    options = {k: v for k, v in spec.options.items() if k != "devices"}
+    options = BackendOptions(**spec.options)
+    del options["devices"]
     options["device"] = list(devices)[index % len(devices)]
     return BackendSpec(spec.kind, options)
 
@@ -186,6 +197,49 @@ class _Dying:
     name: str = ""
     reason: str = ""
     output_path: str = ""
+
+
+class Pool(Protocol):
+    """What the engine needs of an executor; the local :class:`WorkerPool` and the Ray executor's
+    ``RayPool`` implement it (mypy checks both where they are handed out as a :class:`PoolFactory`'s
+    product; ``tests/test_pool.py`` checks the members at run time).
+
+    Every submitted config comes back exactly once from :meth:`results`, measured or failed.
+    """
+
+    def submit(self, config: Config) -> None: ...
+
+    def results(self, timeout: float | None = None) -> list[Result]: ...
+
+    def poll(self, timeout: float = 0.0) -> None: ...
+
+    @property
+    def idle_count(self) -> int: ...
+
+    @property
+    def in_flight(self) -> int: ...
+
+    @property
+    def busy(self) -> bool: ...
+
+    @property
+    def workers(self) -> int: ...
+
+    @property
+    def error(self) -> WorkerStartupError | None: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Pool: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class PoolFactory(Protocol):
+    """Makes a pool: ``factory(spec, workers, limits, on_start=...)`` (``WorkerPool`` itself is one)."""
+
+    def __call__(self, spec: BackendSpec, workers: int = ..., limits: EvalLimits = ...,
+                 on_start: Callable[[Config, str], None] | None = ...) -> Pool: ...
 
 
 class ResultQueue:
@@ -241,15 +295,19 @@ class ResultQueue:
         """
         self._step(timeout)
 
+    @property
+    def busy(self) -> bool:
+        raise NotImplementedError
+
     def __iter__(self) -> Iterator[Result]:
         """Yield results as they finish until nothing is in flight."""
-        while self.busy:  # type: ignore[attr-defined]
+        while self.busy:
             yield from self.results()
 
     def close(self) -> None:
         raise NotImplementedError
 
-    def __enter__(self):  # noqa: ANN204 - returns the concrete pool
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -340,7 +398,7 @@ class WorkerPool(ResultQueue):
         for worker in self._workers:
             if worker.conn_open:
                 try:
-                    worker.conn.send(("quit",))
+                    worker.conn.send(Quit())
                 except (OSError, ValueError):
                     pass
         end = time.monotonic() + 1.0
@@ -451,8 +509,8 @@ class WorkerPool(ResultQueue):
                 del worker.inbox[:used]
                 try:
                     self._handle(worker, message)
-                except (ValueError, TypeError, IndexError) as exc:  # a tuple of the wrong shape
-                    self._on_garbage(worker, f"malformed {message[0][:20]!r} message ({type(exc).__name__})")
+                except (ValueError, TypeError, IndexError) as exc:  # a record holding the wrong types
+                    self._on_garbage(worker, f"malformed {type(message).__name__} message ({type(exc).__name__})")
                     return
 
     def _on_garbage(self, worker: _Worker, what: str) -> None:
@@ -465,37 +523,34 @@ class WorkerPool(ResultQueue):
         if self._workers.count(worker):
             self._kill(worker, replace=worker.ready)
 
-    def _handle(self, worker: _Worker, message: tuple) -> None:
-        kind = message[0]
-        if kind == "ready":
+    def _handle(self, worker: _Worker, message: FromWorker) -> None:
+        if isinstance(message, Ready):
             worker.ready = True
-        elif kind == "startup_error":
+        elif isinstance(message, StartupError):
             worker.failed_startup = True
             if self._error is None:
                 self._error = WorkerStartupError(
-                    f"{self.spec.kind} backend failed to start: {message[1]}", log=message[2]
+                    f"{self.spec.kind} backend failed to start: {message.message}", log=message.log
                 )
-        elif kind == "phase":
-            _, seq, name, since = message
-            if not isinstance(name, str) or not isinstance(since, float):
+        elif isinstance(message, PhaseStarted):
+            if not isinstance(message.name, str) or not isinstance(message.since, float):
                 raise TypeError("phase")
-            if worker.job is not None and worker.job.seq == seq:
-                worker.job.phase, worker.job.phase_since = name, since
-        elif kind in ("result", "fatal"):
-            _, seq, measurement, timings = message
-            if not isinstance(measurement, Measurement) or not isinstance(timings, dict):
+            if worker.job is not None and worker.job.seq == message.seq:
+                worker.job.phase, worker.job.phase_since = message.name, message.since
+        elif isinstance(message, Reply):
+            if not isinstance(message.measurement, Measurement) or not isinstance(message.timings, dict):
                 raise TypeError("result")
-            if worker.job is not None and worker.job.seq == seq:
-                self._done.append((worker.job.config, measurement, dict(timings), worker.name))
+            if worker.job is not None and worker.job.seq == message.seq:
+                self._done.append(Result(worker.job.config, message.measurement, dict(message.timings), worker.name))
                 worker.job = None
-            if kind == "fatal":
+            if message.fatal:
                 worker.retiring = True
 
     def _record_failure(self, job: _Job, worker_name: str, status: Status, reason: str, output_path: str) -> None:
         """Record a candidate the worker could not report itself, with whatever it printed."""
         timings = {"total_s": time.monotonic() - job.dispatched}
         log = with_output(reason, read_tail(output_path)) if output_path else reason
-        self._done.append((job.config, Measurement.failure(status, reason, log=log), timings, worker_name))
+        self._done.append(Result(job.config, Measurement.failure(status, reason, log=log), timings, worker_name))
 
     def _on_death(self, worker: _Worker) -> None:
         self._drain(worker)  # a result sent just before exiting still counts
@@ -572,7 +627,7 @@ class WorkerPool(ResultQueue):
             config = self._pending.popleft()
             self._seq += 1
             try:
-                worker.conn.send(("eval", self._seq, config, self.limits.max_latency_ms))
+                worker.conn.send(Evaluate(self._seq, config, self.limits.max_latency_ms))
             except (OSError, ValueError):
                 self._pending.appendleft(config)  # the worker died; its death is handled next step
                 worker.conn_open = False

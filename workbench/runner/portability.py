@@ -14,9 +14,11 @@ from typing import Any, Mapping, Sequence
 from workbench.backends.base import BackendSpec
 from workbench.core.errors import WorkbenchError
 from workbench.core.portability import Predictor
+from workbench.core.records import BackendOptions
+from workbench.core.session import Session
 
 
-def simulator_predictors(sessions: Sequence[Any], at: Mapping[str, Any] | None = None) -> tuple[dict[str, Predictor], list[str]]:
+def simulator_predictors(sessions: Sequence[Session], at: Mapping[str, Any] | None = None) -> tuple[dict[str, Predictor], list[str]]:
     """device name -> predictor for every simulated template session (at its problem with ``at``
     over it), and one note per one refused."""
     from workbench.runner.costmodel import sim_predictor
@@ -30,7 +32,7 @@ def simulator_predictors(sessions: Sequence[Any], at: Mapping[str, Any] | None =
         name = str(session.device.get("name") or "")
         if not name or name in predictors:
             continue
-        options = dict(backend.get("options") or {})
+        options = BackendOptions(**(backend.get("options") or {}))
         options["kernel_dirs"] = []  # shipped templates only
         options["problem"] = {**session.problem, **(at or {})}
         try:

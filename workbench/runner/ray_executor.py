@@ -26,14 +26,15 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Measurement, Status
+from workbench.core.records import BackendOptions
 from workbench.core.space import Config
-from workbench.runner.pool import Result, ResultQueue, WorkerPool, WorkerStartupError
-from workbench.runner.executors import ray_accelerator_type
+from workbench.runner.pool import PoolFactory, Result, ResultQueue, WorkerPool, WorkerStartupError
+from workbench.runner.messages import HostResult, StartupError
 
 #: Seconds an actor may overrun its candidate's compile + run + verify timeouts before it counts as lost.
 ACTOR_SLACK_S = 30.0
@@ -46,7 +47,7 @@ _WAIT_SLICE_S = 0.5
 def import_ray() -> Any:
     """The ``ray`` module, or a one-line error saying how to install it."""
     try:
-        import ray  # noqa: PLC0415 - optional extra
+        import ray  # optional extra
     except ImportError:
         raise WorkbenchError("--executor ray needs Ray: pip install 'kernel-workbench[ray]' (or pip install 'ray>=2.9')") from None
     return ray
@@ -89,6 +90,23 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> Any:
     return ray
 
 
+def ray_accelerator_type(resources: Mapping[str, float], allow_mixed: bool = False) -> str | None:
+    """The single GPU model Ray actors are pinned to, from ``ray.cluster_resources()``.
+
+    Ray advertises ``accelerator_type:<MODEL>`` on GPU nodes. One model: pin to it. Several: refuse
+    (their timings must not be ranked together) unless ``allow_mixed``, which pins to none.
+    """
+    if resources.get("GPU", 0) < 1:
+        raise WorkbenchError("the Ray cluster has no GPU; use the sim or python backend, or add GPU nodes")
+    types = sorted(k.partition(":")[2] for k in resources if k.startswith("accelerator_type:"))
+    if len(types) > 1 and not allow_mixed:
+        raise WorkbenchError(
+            f"the Ray cluster mixes GPU models ({', '.join(types)}); their timings must not be ranked together: "
+            "run on a cluster of one model, or pass --allow-mixed-gpus"
+        )
+    return types[0] if len(types) == 1 else None
+
+
 def cluster_workers(spec: BackendSpec, address: str | None = None) -> int:
     """One actor per GPU of the cluster for ``cuda``, else one per CPU (connects to Ray)."""
     resources = ensure_ray(address).cluster_resources()
@@ -99,7 +117,7 @@ class CandidateHost:
     """The body of one Ray actor: a one-worker local pool measuring one candidate at a time."""
 
     def __init__(self, spec: BackendSpec, limits: EvalLimits, slot: int, start_timeout_s: float) -> None:
-        import ray  # noqa: PLC0415 - runs inside a Ray worker
+        import ray  # runs inside a Ray worker
 
         node = ray.util.get_node_ip_address()
         gpus = [str(g) for g in ray.get_gpu_ids()]
@@ -111,9 +129,9 @@ class CandidateHost:
         """The actor's name (node, GPU) and process id; its first call, so it also says "I am up"."""
         return {"name": self.name, "pid": os.getpid(), **self.info}
 
-    def evaluate(self, config: Config, max_latency_ms: float | None = None) -> tuple:
-        """``("result", measurement, timings, name)`` or ``("startup_error", message, log)``;
-        ``max_latency_ms``: the early-abort threshold in force when the candidate was dispatched."""
+    def evaluate(self, config: Config, max_latency_ms: float | None = None) -> HostResult | StartupError:
+        """The measured candidate, or why this actor's worker cannot start; ``max_latency_ms``: the
+        early-abort threshold in force when the candidate was dispatched."""
         try:
             self.pool.set_abort_threshold(max_latency_ms)
             self.pool.submit(config)
@@ -121,10 +139,10 @@ class CandidateHost:
             while not results:
                 results = self.pool.results(None)
         except WorkerStartupError as exc:
-            return ("startup_error", str(exc), exc.log)
-        _, measurement, timings, _ = results[0]
-        measurement = dataclasses.replace(measurement, details={**measurement.details, **self.info})
-        return ("result", measurement, timings, self.name)
+            return StartupError(str(exc), exc.log)
+        result = results[0]
+        measurement = dataclasses.replace(result.measurement, details={**result.measurement.details, **self.info})
+        return HostResult(measurement, result.timings, self.name)
 
 
 @dataclass
@@ -190,7 +208,10 @@ class RayPool(ResultQueue):
             if accelerator:
                 options["accelerator_type"] = accelerator
             # Ray sets CUDA_VISIBLE_DEVICES per actor: the actor's GPU is device 0 in its worker.
-            spec = BackendSpec(spec.kind, {**{k: v for k, v in spec.options.items() if k != "devices"}, "device": 0})
+            actor_options = BackendOptions(**spec.options)
+            actor_options.pop("devices", None)
+            actor_options["device"] = 0
+            spec = BackendSpec(spec.kind, actor_options)
         if address is None:  # a local instance: actors import this very source tree
             path = os.pathsep.join(p for p in (_source_root(), os.environ.get("PYTHONPATH", "")) if p)
             options["runtime_env"] = {"env_vars": {"PYTHONPATH": path}}
@@ -278,8 +299,9 @@ class RayPool(ResultQueue):
     def _step(self, wait_s: float | None) -> None:
         """Wait for a reply or a deadline, then handle replies, lost actors and overdue actors."""
         ray = self._ray
-        jobs = {s.job.ref: s for s in self._slots if s.job is not None}
-        deadline = min((s.job.deadline for s in jobs.values()), default=None)
+        running = [(s, s.job) for s in self._slots if s.job is not None]
+        jobs = {job.ref: s for s, job in running}
+        deadline = min((job.deadline for _, job in running), default=None)
         wait = _WAIT_SLICE_S if wait_s is None else wait_s
         if deadline is not None:
             wait = min(wait, max(0.0, deadline - time.monotonic()))
@@ -309,12 +331,12 @@ class RayPool(ResultQueue):
             self._finish(job, Measurement.failure(Status.CRASHED, f"Ray call failed: {_one_line(exc)}", log=str(exc)), {}, slot.name)
             return
         slot.answered = True
-        if reply[0] == "startup_error":
+        if isinstance(reply, StartupError):
             slot.failed = True
             if self._error is None:
-                self._error = WorkerStartupError(reply[1], log=reply[2])
+                self._error = WorkerStartupError(reply.message, log=reply.log)
             return
-        _, measurement, timings, name = reply
+        measurement, timings, name = reply.measurement, reply.timings, reply.worker
         slot.name = name
         if job.attempt:
             measurement = dataclasses.replace(measurement, details={**measurement.details, "retried_after": job.lost_reason})
@@ -335,7 +357,7 @@ class RayPool(ResultQueue):
                 self._error = WorkerStartupError(f"Ray actors cannot start: {reason}", log=log)
 
     def _finish(self, job: _Job, measurement: Measurement, timings: dict[str, float], name: str) -> None:
-        self._done.append((job.config, measurement, dict(timings), name))
+        self._done.append(Result(job.config, measurement, dict(timings), name))
 
     def _enforce_deadlines(self) -> None:
         now = time.monotonic()
@@ -377,7 +399,7 @@ class RayPool(ResultQueue):
 
 
 def ray_pool_factory(address: str | None = None, allow_mixed_gpus: bool = False,
-                     num_cpus: int | None = None) -> Callable[..., RayPool]:
+                     num_cpus: int | None = None) -> PoolFactory:
     """A pool factory (the engine's ``pool_factory``) that makes :class:`RayPool` s for this cluster."""
 
     def make(spec: BackendSpec, workers: int = 0, limits: EvalLimits = EvalLimits(),

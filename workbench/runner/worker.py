@@ -4,18 +4,9 @@ Runs in a *spawned* subprocess, so a candidate that hangs, segfaults or exhausts
 down only this process; the pool in the parent records the candidate and starts a replacement.
 The module imports only the backend contract (no engine, no search, no Qt) so a worker starts fast.
 
-Wire protocol (tuples over one duplex ``multiprocessing`` connection):
-
-parent -> worker
-    ``("eval", seq, config, max_ms)``   evaluate one config (limits were given at start; ``max_ms``
-                                        is the early-abort latency threshold in force at dispatch)
-    ``("quit",)``                       close the backend and exit
-worker -> parent
-    ``("ready", info)``                 prepare() succeeded; ``info`` is a dict (pid)
-    ``("startup_error", message, log)`` backend creation or prepare() failed; the worker exits
-    ``("phase", seq, name, t)``         the backend entered phase ``name`` at ``time.monotonic() == t``
-    ``("result", seq, measurement, timings)``  finished; ``timings`` holds seconds per phase
-    ``("fatal", seq, measurement, timings)``   finished, but the worker is unusable and exits now
+Wire protocol: the typed records of ``runner/messages.py`` over one duplex ``multiprocessing``
+connection (parent -> worker: ``Evaluate``, ``Quit``; worker -> parent: ``Ready``,
+``StartupError``, ``PhaseStarted``, ``Reply`` whose ``fatal`` says the worker exits after it).
 """
 
 from __future__ import annotations
@@ -33,6 +24,7 @@ from typing import Any
 
 from workbench.backends.base import BackendSpec, EvalLimits, create_backend
 from workbench.core.measurement import Measurement, Status
+from workbench.runner.messages import Evaluate, PhaseStarted, Ready, Reply, StartupError
 
 #: phase name -> key of the trial timings dict it accumulates into.
 PHASE_TIMING_KEYS: dict[str, str] = {"compile": "compile_s", "verify": "verify_s", "run": "benchmark_s"}
@@ -151,7 +143,7 @@ class _PhaseClock:
         now = time.monotonic()
         self._close_current(now)
         self.current, self.since = name, now
-        self.conn.send(("phase", self.seq, name, now))
+        self.conn.send(PhaseStarted(self.seq, name, now))
 
     def _close_current(self, now: float) -> None:
         if self.current is not None:
@@ -166,21 +158,21 @@ class _PhaseClock:
         return self.timings
 
 
-def _evaluate(backend: Any, config: Any, limits: EvalLimits, clock: _PhaseClock) -> tuple[str, Measurement]:
-    """One evaluation; returns the reply kind (``result`` or ``fatal``) and the measurement."""
+def _evaluate(backend: Any, config: Any, limits: EvalLimits, clock: _PhaseClock) -> tuple[bool, Measurement]:
+    """One evaluation; returns whether the worker must retire after it (fatal) and the measurement."""
     try:
         measurement = backend.evaluate(config, limits, clock)
         if not isinstance(measurement, Measurement):
             raise TypeError(f"backend returned {type(measurement).__name__}, expected Measurement")
-        return "result", measurement
+        return False, measurement
     except MemoryError as exc:
         # The candidate exhausted memory; this process may hold a lowered address-space limit or a
         # fragmented heap, so it reports and retires instead of serving the next candidate.
         text = f"worker ran out of memory (MemoryError{': ' + str(exc) if str(exc) else ''})"
-        return "fatal", Measurement.failure(Status.CRASHED, text, log=traceback.format_exc())
+        return True, Measurement.failure(Status.CRASHED, text, log=traceback.format_exc())
     except Exception as exc:  # noqa: BLE001 - any backend bug becomes a recorded runtime error
         text = f"{type(exc).__name__}: {exc}"
-        return "result", Measurement.failure(Status.RUNTIME_ERROR, text, log=traceback.format_exc())
+        return False, Measurement.failure(Status.RUNTIME_ERROR, text, log=traceback.format_exc())
 
 
 def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: int, output_path: str = "") -> None:
@@ -203,39 +195,39 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
             sys.stdout.flush()
             sys.stderr.flush()
             log = with_output(log, read_tail(output_path))
-        conn.send(("startup_error", message, log))
+        conn.send(StartupError(message, log))
         conn.close()
         return
-    conn.send(("ready", {"pid": os.getpid()}))
+    conn.send(Ready(os.getpid()))
     clock = _PhaseClock(conn)
     while True:
         try:
             message = conn.recv()
         except (EOFError, OSError):
             break
-        if message[0] != "eval":
+        if not isinstance(message, Evaluate):
             break
-        seq, config = message[1], message[2]
+        seq, config = message.seq, message.config
         # the early-abort threshold in force when the candidate was dispatched (else the start's)
-        now_limits = dataclasses.replace(limits, max_latency_ms=message[3]) if len(message) > 3 else limits
+        now_limits = dataclasses.replace(limits, max_latency_ms=message.max_latency_ms)
         if output_path:
             _clear_output()
         clock.begin(seq)
         started = time.monotonic()
-        kind, measurement = _evaluate(backend, config, now_limits, clock)
+        fatal, measurement = _evaluate(backend, config, now_limits, clock)
         if getattr(backend, "needs_restart", False):
-            kind = "fatal"  # e.g. a CUDA error poisoned the context: report, then make way for a fresh worker
+            fatal = True  # e.g. a CUDA error poisoned the context: report, then make way for a fresh worker
         timings = clock.finish(started)
         if output_path and measurement.status.failed:
             sys.stdout.flush()
             sys.stderr.flush()
             measurement = dataclasses.replace(measurement, log=with_output(measurement.log, read_tail(output_path)))
         try:
-            conn.send((kind, seq, measurement, timings))
+            conn.send(Reply(seq, measurement, timings, fatal))
         except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable metric value
             failure = Measurement.failure(Status.RUNTIME_ERROR, f"cannot return the measurement: {exc}")
-            conn.send((kind, seq, failure, timings))
-        if kind == "fatal":
+            conn.send(Reply(seq, failure, timings, fatal))
+        if fatal:
             conn.close()
             os._exit(EXIT_AFTER_MEMORY_ERROR)
     try:

@@ -31,6 +31,14 @@ class Option:
     description: str
     choices: tuple[Any, ...] | None = None
 
+    @property
+    def type_name(self) -> str:
+        """The value type, as help and forms show it: ``choice``, ``bool``, ``int``, ``float``,
+        ``str`` (from the default, which :meth:`Strategy.validate_options` converts values to)."""
+        if self.choices is not None:
+            return "choice"
+        return "any" if self.default is None else type(self.default).__name__
+
 
 def latency_objective(trial: Trial) -> float:
     """Latency of ok trials, ``+inf`` for failures: the cost of the default objective (latency
@@ -59,8 +67,9 @@ class Strategy(ABC):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     OPTIONS: ClassVar[tuple[Option, ...]] = ()
-    #: True when the strategy can use a batch of parallel evaluations productively.
-    batch_parallel: ClassVar[bool] = True
+    #: True when the strategy can use a batch of parallel evaluations productively (a wrapper, such
+    #: as the pruning one, takes its inner strategy's value per instance).
+    batch_parallel: bool = True
     #: False for strategies whose proposals do not depend on costs (nothing to re-rank).
     uses_objective: ClassVar[bool] = True
     #: True for strategies that search a Pareto front when the objective names several metrics
@@ -174,6 +183,23 @@ def strategy_class(name: str) -> type[Strategy]:
         raise WorkbenchError(f"unknown strategy {name!r}; choose one of: {', '.join(sorted(STRATEGIES))}")
     module_name, _, class_name = STRATEGIES[name].partition(":")
     return getattr(importlib.import_module(module_name), class_name)
+
+
+def options_help(name: str) -> str:
+    """``tune --help-strategy NAME``: the strategy's description, then one line per option from its
+    ``OPTIONS`` (name, type, default, description; the allowed values of a choice)."""
+    cls = strategy_class(name)
+    lines = [f"{name}: {cls.description}" if cls.description else name]
+    if not cls.OPTIONS:
+        lines.append("no options")
+        return "\n".join(lines)
+    rows = [(o.name, o.type_name, repr(o.default), o.description
+             + (f" (one of: {', '.join(map(str, o.choices))})" if o.choices is not None else "")) for o in cls.OPTIONS]
+    widths = [max(len(row[i]) for row in rows + [("option", "type", "default", "")]) for i in range(3)]
+    lines.append("options (tune --option NAME=VALUE):")
+    lines.append(f"  {'option':<{widths[0]}}  {'type':<{widths[1]}}  {'default':<{widths[2]}}  description")
+    lines += [f"  {n:<{widths[0]}}  {t:<{widths[1]}}  {d:<{widths[2]}}  {text}" for n, t, d, text in rows]
+    return "\n".join(lines)
 
 
 def create_strategy(name: str, space: SearchSpace, seed: int = 0, **options: Any) -> Strategy:

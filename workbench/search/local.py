@@ -53,7 +53,7 @@ class LocalSearch(IndexedStrategy):
 
     def _perturb(self, batch: set[str]) -> Config | None:
         """A fresh config a few random steps from the best one (or a random restart)."""
-        if self.best_id is None or self.rng.random() < self.options["restart_probability"]:
+        if self.best_config is None or self.rng.random() < self.options["restart_probability"]:
             sample = self.sample(1, batch)
             return sample[0] if sample else None
         walk = self.best_config
@@ -75,7 +75,11 @@ class LocalSearch(IndexedStrategy):
                     config = cand
                     break
             if config is None:
-                config = self._perturb(batch) if self.current is not None else (self.sample(1, batch) or [None])[0]
+                if self.current is not None:
+                    config = self._perturb(batch)
+                else:
+                    fresh = self.sample(1, batch)
+                    config = fresh[0] if fresh else None
                 if config is not None:
                     self.jumps.add(config.id)
             if config is None or not self.fresh(config, batch):

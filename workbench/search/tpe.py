@@ -165,6 +165,7 @@ class TPE(IndexedStrategy):
         super().tell(trials)
         for trial in trials:
             failed = not trial.ok and trial.status is not Status.ABORTED
+            attrs: dict[str, Any]
             if failed and self.options["failures"] == "ignore":
                 value, attrs, state = None, {}, TrialState.FAIL
             else:

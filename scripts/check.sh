@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Every check CI runs, in order, stopping at the first failure: ruff (lint), mypy (types),
+# import-linter (the layering contracts), then the tests. Extra arguments go to pytest.
+# PYTHON names another interpreter than .venv's (its environment must have the test extra).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+py="${PYTHON:-.venv/bin/python}"
+echo "check: ruff"
+"$py" -m ruff check .
+echo "check: mypy"
+"$py" -m mypy
+echo "check: lint-imports"
+"$(dirname "$py")/lint-imports"
+echo "check: pytest"
+"$py" -m pytest -q "$@"

@@ -1,0 +1,76 @@
+"""The strategy box's options form: generated from OPTIONS, typed, checked, and reaching the run."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox
+
+from workbench.core.errors import WorkbenchError
+from workbench.gui.strategy_options import StrategyOptionsForm
+from workbench.search.base import STRATEGIES, strategy_class
+
+
+def test_form_has_one_typed_editor_per_option_of_every_strategy(qtbot) -> None:
+    form = StrategyOptionsForm()
+    qtbot.addWidget(form)
+    kinds = {"bool": QCheckBox, "int": QSpinBox, "float": QDoubleSpinBox, "choice": QComboBox}
+    for name in STRATEGIES:
+        form.set_strategy(name)
+        options = strategy_class(name).OPTIONS
+        assert list(form.editors) == [o.name for o in options]
+        for option in options:
+            editor = form.editors[option.name][1]
+            assert isinstance(editor, kinds[option.type_name]), (name, option.name)
+            assert option.description in editor.toolTip()
+        assert form.values() == {o.name: o.default for o in options}  # every editor shows its default
+        assert form.changed_options() is None
+
+
+def test_edited_options_are_checked_and_reach_the_run(window, qtbot) -> None:
+    toolbar = window.toolbar
+    toolbar.strategy.setCurrentText("annealing")
+    form = toolbar.strategy_options
+    assert form.strategy == "annealing" and set(form.editors) == {"t_start", "t_min", "cooling", "restart_best"}
+    form.editors["cooling"][1].setValue(0.8)
+    assert toolbar.request()["strategy_options"] == {"cooling": 0.8}
+    assert toolbar.options_button.text() == "Options (1)"  # a changed option is never hidden
+    form.editors["cooling"][1].setValue(0.9)
+    assert toolbar.request()["strategy_options"] is None  # back at the default: nothing to pass
+    assert toolbar.options_button.text() == "Options"
+
+    toolbar.strategy.setCurrentText("tpe")
+    form.editors["startup"][1].setValue(3)
+    form.editors["failures"][1].setCurrentIndex(form.editors["failures"][1].findData("ignore"))
+    form.editors["multivariate"][1].setChecked(False)
+    assert toolbar.request()["strategy_options"] == {"startup": 3, "failures": "ignore", "multivariate": False}
+
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run({**toolbar.request(), "kernel": "vector_add", "backend": "sim", "budget": 4,
+                          "options": {"compile": "estimate"}})
+    stored = window.model.session.strategy
+    assert stored["name"] == "tpe"
+    assert (stored["options"]["startup"], stored["options"]["failures"], stored["options"]["multivariate"]) == (
+        3, "ignore", False)
+
+
+def test_a_value_the_strategy_refuses_is_one_clear_error(qtbot, monkeypatch) -> None:
+    form = StrategyOptionsForm()
+    qtbot.addWidget(form)
+    form.set_strategy("annealing")
+    form.editors["cooling"][1].setValue(0.5)
+    from workbench.search.annealing import Annealing
+
+    def refuse(cls: type, options: dict) -> dict:
+        raise WorkbenchError("strategy option cooling=0.5 is refused")
+
+    monkeypatch.setattr(Annealing, "validate_options", classmethod(refuse))
+    with pytest.raises(WorkbenchError, match="cooling=0.5"):
+        form.changed_options()
+
+
+def test_reopened_session_options_fill_the_form(qtbot, window) -> None:
+    toolbar = window.toolbar
+    toolbar.apply({"strategy": "local", "strategy_options": {"perturbation": 5, "adjacent_only": True}})
+    assert toolbar.request()["strategy_options"] == {"perturbation": 5, "adjacent_only": True}
+    toolbar.apply({"strategy": "local"})  # another session of the same strategy, at its defaults
+    assert toolbar.request()["strategy_options"] is None

@@ -1,0 +1,113 @@
+"""Typed records of a session's metadata: what measured it (device), how (backend and its options)
+and with which strategy, plus where its numbers come from (provenance).
+
+They are ``TypedDict`` s, not classes, on purpose: a session file stores them as JSON objects and
+keeps keys this version does not know (a newer backend's device facts), so the in-memory value
+stays the plain dict that was loaded and the file format does not change; the types name the keys
+every reader may rely on. ``core/session.py`` checks the types of those keys when a file is loaded.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Mapping, TypedDict, cast
+
+from workbench.core.space import Value
+
+
+class BackendOptions(TypedDict, total=False):
+    """Options of a ``BackendSpec`` (every key optional; which apply depends on the kind)."""
+
+    #: Template or benchmark name, problem overrides, extra template folders, noise seed (all kinds).
+    kernel: str | None
+    problem: dict[str, Value] | None
+    kernel_dirs: list[str]
+    seed: int
+    #: ``replay`` (the recording) and ``python`` (the benchmark file).
+    path: str | None
+    #: ``sim``: the modelled GPU, timing noise, compile figures in the background or not.
+    gpu_model: str | None
+    noise: bool
+    compile: str
+    compile_wait_s: float
+    #: ``cuda``: the device a worker uses, or the devices workers are spread over.
+    device: int
+    devices: list[int]
+    arch: str
+    #: ``replay``: a pause per candidate (demonstrations).
+    delay_s: float
+    #: ``sim``: False where a template's reference file must not be imported (the cost model in
+    #: the user's process needs latencies only).
+    run_reference_file: bool
+
+
+class BackendInfo(TypedDict, total=False):
+    """``Session.backend``: the ``BackendSpec`` the session was measured with."""
+
+    kind: str
+    options: BackendOptions
+
+
+class DeviceInfo(TypedDict, total=False):
+    """``Session.device`` / ``Target.device``: what measured (or modelled, or replayed) the trials."""
+
+    name: str
+    #: True when the timings come from the performance model, never from hardware.
+    simulated: bool
+    #: True for a replay of a recording; ``recorded`` for a session imported from a tuner's cache.
+    replayed: bool
+    recorded: bool
+    recording: str
+    backend: str
+    model: str
+    arch: str
+    index: int
+    compute_capability: str
+    sm_count: int
+    peak_bandwidth_gbs: float
+    peak_fp32_gflops: float
+    memory_gb: float
+    pci_bus_id: str
+    driver_version: int
+    runtime_version: int
+    path: str
+
+
+class StrategyInfo(TypedDict, total=False):
+    """``Session.strategy``: the strategy a run used, its seed and options, and its saved state."""
+
+    name: str
+    seed: int
+    options: dict[str, Any]
+    state: dict[str, Any]
+    #: Metrics a multi-objective run optimised (its Pareto front), in order.
+    objectives: list[str]
+
+
+Provenance = Literal["simulated", "replayed", "recorded", "measured"]
+
+
+def provenance(device: DeviceInfo, backend_kind: str | None = None) -> Provenance:
+    """Where a session's numbers come from: the model, a replay, an imported recording, or hardware.
+
+    The one reading of the device flags, so every view labels the same session the same way.
+    """
+    if device.get("simulated"):
+        return "simulated"
+    if device.get("replayed") or backend_kind == "replay":
+        return "replayed"
+    if device.get("recorded"):
+        return "recorded"
+    return "measured"
+
+
+def backend_options(values: Mapping[str, Any]) -> BackendOptions:
+    """A copy of ``values`` as backend options: where options are assembled key by key (merged from
+    a request, filtered for one worker) the keys' types are the caller's contract; the backend reads
+    each key with its own check (``BackendSpec`` is built from user input only through the run
+    planning, which checks them)."""
+    return cast(BackendOptions, dict(values))
+
+
+def device_info(values: Mapping[str, Any]) -> DeviceInfo:
+    """A copy of ``values`` as a device description (a backend's own facts, or a recording's)."""
+    return cast(DeviceInfo, dict(values))

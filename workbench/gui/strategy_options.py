@@ -1,0 +1,143 @@
+"""The strategy's settings form, generated from its ``OPTIONS``: one typed editor per option (a
+check box for a bool, spin boxes for numbers, a list for a choice), the description as tooltip.
+
+The toolbar shows it in a pop-up under the "Options" button beside the strategy picker. Values the
+person changed from the defaults go into the run request as ``strategy_options``; the strategy's own
+``validate_options`` checks them when the run starts, like ``tune --option``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QWidget,
+)
+
+from workbench.search.base import Option, strategy_class
+
+_INT_LIMIT = 2**31 - 1
+_FLOAT_LIMIT = 1e9
+
+
+def _editor(option: Option) -> QWidget:
+    """A typed editor holding ``option``'s default."""
+    default = option.default
+    editor: QWidget
+    if option.choices is not None:
+        box = QComboBox()
+        for choice in option.choices:
+            box.addItem(str(choice), choice)
+        box.setCurrentIndex(max(0, box.findData(default)))
+        editor = box
+    elif isinstance(default, bool):
+        check = QCheckBox()
+        check.setChecked(default)
+        editor = check
+    elif isinstance(default, int):
+        spin = QSpinBox()
+        spin.setRange(-_INT_LIMIT, _INT_LIMIT)
+        spin.setValue(default)
+        editor = spin
+    elif isinstance(default, float):
+        real = QDoubleSpinBox()
+        real.setDecimals(4)
+        real.setRange(-_FLOAT_LIMIT, _FLOAT_LIMIT)
+        real.setSingleStep(0.05 if abs(default) <= 1.0 else 0.5)
+        real.setValue(default)
+        editor = real
+    else:
+        line = QLineEdit("" if default is None else str(default))
+        editor = line
+    editor.setObjectName(f"option_{option.name}")
+    editor.setToolTip(f"{option.description}\n(default {default!r})")
+    return editor
+
+
+def _value(editor: QWidget) -> Any:
+    if isinstance(editor, QComboBox):
+        return editor.currentData()
+    if isinstance(editor, QCheckBox):
+        return editor.isChecked()
+    if isinstance(editor, (QSpinBox, QDoubleSpinBox)):
+        return editor.value()
+    if isinstance(editor, QLineEdit):
+        return editor.text()
+    raise TypeError(type(editor).__name__)
+
+
+def _set_value(editor: QWidget, value: Any) -> None:
+    if isinstance(editor, QComboBox):
+        position = editor.findData(value)
+        if position >= 0:
+            editor.setCurrentIndex(position)
+    elif isinstance(editor, QCheckBox):
+        editor.setChecked(bool(value))
+    elif isinstance(editor, QSpinBox):
+        editor.setValue(int(value))
+    elif isinstance(editor, QDoubleSpinBox):
+        editor.setValue(float(value))
+    elif isinstance(editor, QLineEdit):
+        editor.setText(str(value))
+
+
+class StrategyOptionsForm(QWidget):
+    """The options of one strategy; :meth:`set_strategy` rebuilds it for another."""
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.layout_ = QFormLayout(self)
+        self.strategy = ""
+        self.editors: dict[str, tuple[Option, QWidget]] = {}
+
+    def set_strategy(self, name: str, reset: bool = False) -> None:
+        """Show ``name``'s options at their defaults (when it is already shown: only with ``reset``)."""
+        if name == self.strategy and not reset:
+            return
+        self.strategy = name
+        while self.layout_.rowCount():
+            self.layout_.removeRow(0)
+        self.editors = {}
+        options = strategy_class(name).OPTIONS
+        if not options:
+            self.layout_.addRow(QLabel(f"{name} has no options"))
+        for option in options:
+            editor = _editor(option)
+            for signal in ("currentIndexChanged", "toggled", "valueChanged", "textChanged"):
+                if hasattr(editor, signal):
+                    getattr(editor, signal).connect(self.changed)
+                    break
+            label = QLabel(option.name)
+            label.setToolTip(option.description)
+            self.layout_.addRow(label, editor)
+            self.editors[option.name] = (option, editor)
+        self.changed.emit()
+
+    def values(self) -> dict[str, Any]:
+        """Every option's value as edited."""
+        return {name: _value(editor) for name, (_, editor) in self.editors.items()}
+
+    def changed_count(self) -> int:
+        """How many options differ from their defaults (for the button's label; not validated)."""
+        return sum(value != option.default and not (option.default is None and value == "")
+                   for value, (option, _) in zip(self.values().values(), self.editors.values()))
+
+    def changed_options(self) -> dict[str, Any] | None:
+        """The options that differ from their defaults, checked by the strategy (a bad value raises
+        ``WorkbenchError`` in one line); None when all are at their defaults."""
+        defaults = {name: option.default for name, (option, _) in self.editors.items()}
+        changed = {name: value for name, value in self.values().items()
+                   if value != defaults[name] and not (defaults[name] is None and value == "")}
+        if not changed:
+            return None
+        strategy_class(self.strategy).validate_options(changed)
+        return changed
+
+    def set_values(self, options: Mapping[str, Any]) -> None:
+        """Fill the editors (a reopened session's stored options); unknown names are ignored."""
+        for name, value in options.items():
+            if name in self.editors:
+                _set_value(self.editors[name][1], value)
