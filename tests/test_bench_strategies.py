@@ -73,3 +73,50 @@ def test_kt_cache_export_round_trips_through_load_kt_cache(land: strategies.Land
     assert written == land.space.count() == back.space.count()
     assert back.latency == land.latency  # same configs (ids), same latencies, failures still None
     assert {c.id for c in back.space} == {c.id for c in land.space}
+
+
+def test_load_kt_cache_reads_gzipped_unfinished_files_with_values_only_in_the_keys(
+    land: strategies.Landscape, tmp_path: Path
+) -> None:
+    """Published caches come gzipped, some were left unterminated by a crash, and some records carry
+    their parameter values only in the cache key: the benchmark reads all three in place."""
+    import gzip
+    import json
+
+    plain = tmp_path / "kt.json"
+    landscapes_sim.write_kt_cache(land, plain, **land.kt_meta)
+    data = json.loads(plain.read_text())
+    names = data["tune_params_keys"]
+    for record in data["cache"].values():
+        for name in names:
+            del record[name]
+    text = json.dumps(data, indent=1)
+    unfinished = text.rstrip()[: -len("}\n}")].rstrip() + ","
+    packed = tmp_path / "kt_unfinished.json.gz"
+    packed.write_bytes(gzip.compress(unfinished.encode()))
+    back = strategies.load_kt_cache(str(packed))
+    assert back.name == "kt_unfinished" and back.source == str(packed)
+    assert back.latency == land.latency
+
+
+def test_run_cache_makes_reruns_incremental(tmp_path: Path) -> None:
+    cache = strategies.RunCache(str(tmp_path))
+    key = cache.key("agents", "v1", "land/10/0/1", 3, 200)
+    cache.add(key, [2.0, math.inf, 1.0])
+    with open(cache.path, "a") as fh:
+        fh.write('{"key": "cut by a kill", "val')  # an interrupted write is ignored, not fatal
+    again = strategies.RunCache(str(tmp_path))
+    assert again.runs == {key: [2.0, math.inf, 1.0]}
+    assert strategies.RunCache("").runs == {} and strategies.RunCache("").path == ""
+
+
+def test_search_version_changes_with_the_options() -> None:
+    assert strategies.search_version({}) == strategies.search_version({})
+    assert strategies.search_version({}) != strategies.search_version({"init": 5})
+
+
+def test_summary_counts_landscapes_within_one_standard_error() -> None:
+    assert strategies.within_one_se(0.90, 0.01, 0.91, 0.01)
+    assert not strategies.within_one_se(0.80, 0.01, 0.91, 0.01)
+    mean, se = strategies.summarise([[1.0, 0.5], [0.0, 0.5]])
+    assert mean == [0.5, 0.5] and se[1] == 0.0 and abs(se[0] - 0.5) < 1e-12
