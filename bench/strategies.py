@@ -454,8 +454,8 @@ def tables(stats: dict[str, dict[str, tuple[list[float], list[float], int]]], ov
     strategies_everywhere = [s for s in {s for n in real for s in stats[n]} if all(s in stats[n] for n in real)]
     if real and strategies_everywhere:
         lines += ["", f"#### Summary over the {len(real)} measured landscapes", "",
-                  "Mean fraction of optimum (± SE of that mean); in brackets, on how many landscapes the strategy is "
-                  "within one standard error of the best strategy there.", "",
+                  ("Mean fraction of optimum (± SE of that mean); in brackets, on how many landscapes the strategy is "
+                   "within one standard error of the best strategy there."), "",
                   "| strategy | " + " | ".join(f"B={b}" for b in BUDGETS) + " |", "|" + "---|" * (len(BUDGETS) + 1)]
         summary = {}
         for strat in strategies_everywhere:
@@ -475,8 +475,8 @@ def tables(stats: dict[str, dict[str, tuple[list[float], list[float], int]]], ov
             lines.append(f"| {strat} | " + " | ".join(cells) + " |")
         kt = [s for s in strategies_everywhere if s.startswith("kt:")]
         if default in summary and kt:
-            lines += ["", f"Targets for `{default}` against Kernel Tuner (B = 25, 50, 100; behind by more than one SE "
-                      "of the difference is a miss):", ""]
+            lines += ["", (f"Targets for `{default}` against Kernel Tuner (B = 25, 50, 100; behind by more than one SE "
+                           "of the difference is a miss):"), ""]
             misses = []
             for n in real:
                 for i, b in enumerate(BUDGETS[:3]):
@@ -595,8 +595,8 @@ def main(argv: list[str] | None = None) -> int:
         if fr:
             mean, se = summarise(fr)
             stats.setdefault(n, {})[label] = (mean, se, len(fr))
-    lines = ["Mean fraction of optimum ± standard error over seeds (optimum / best latency in the first B distinct "
-             "evaluations, failures count as evaluations); best per column in bold."]
+    lines = [("Mean fraction of optimum ± standard error over seeds (optimum / best latency in the first B distinct "
+              "evaluations, failures count as evaluations); best per column in bold.")]
     lines += tables(stats, overhead, _LANDS, args.default)
     if any(_LANDS[n].simulated for n in names):
         lines += ["", f"sim_* landscapes are simulated ({args.sim_gpu} performance model, no noise), not GPU measurements."]

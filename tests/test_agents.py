@@ -329,3 +329,15 @@ PINNED = {
 
 def test_the_proposals_are_pinned():
     assert pinned_runs() == PINNED
+
+
+def test_the_typed_options_match_the_declared_ones():
+    """``AgentsOptions`` (typed, read by the code) and ``Agents.OPTIONS`` (validation, help) agree."""
+    import dataclasses
+
+    from workbench.search.agents import Agents, AgentsOptions
+
+    fields = {f.name: f.default for f in dataclasses.fields(AgentsOptions)}
+    assert fields == {o.name: o.default for o in Agents.OPTIONS}
+    agents = create_strategy("agents", SearchSpace(TWO_BASINS), seed=0, init="6", spread=2)
+    assert agents.opt.init == 6 and agents.opt.spread == 2.0 and isinstance(agents.opt.spread, float)
