@@ -30,6 +30,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import copy
 import glob
 import hashlib
 import json
@@ -54,7 +55,7 @@ sys.path.insert(0, ROOT)
 
 from workbench.core.measurement import LATENCY, Measurement, Status, Trial  # noqa: E402
 from workbench.core.space import Config, SearchSpace, Slot  # noqa: E402
-from workbench.search.base import STRATEGIES, create_strategy  # noqa: E402
+from workbench.search.base import STRATEGIES, create_strategy, strategy_class  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from landscapes_sim import landscape_name, simulate, write_kt_cache  # noqa: E402
@@ -237,12 +238,41 @@ def fractions(values: list[float], optimum: float, budgets=BUDGETS) -> list[floa
     return out
 
 
-def search_version(options: dict[str, Any]) -> str:
-    """A digest of our search code and the options: a cached run is reused only while both are unchanged."""
-    digest = hashlib.sha256(json.dumps(options, sort_keys=True).encode())
-    for path in sorted(glob.glob(os.path.join(ROOT, "workbench", "search", "*.py"))):
-        with open(path, "rb") as fh:
-            digest.update(fh.read())
+def _probe_landscape() -> Landscape:
+    """A small made-up landscape with concerns, ordered and categorical slots and a failing corner."""
+    slots = [Slot("block", (32, 64, 128, 256, 512, 1024), group="launch"), Slot("rows", (1, 2, 4, 8), group="launch"),
+             Slot("tile", (1, 2, 3, 4, 6, 8), group="memory"), Slot("shared", (False, True), group="memory"),
+             Slot("method", (0, 1, 2, 3), group="compute"), Slot("unroll", (1, 2, 4, 8), group="compute")]
+    space = SearchSpace(slots)
+    latency: dict[str, float | None] = {}
+    for config in space:
+        b, r, t = config["block"], config["rows"], config["tile"]
+        value = (1.0 + abs(math.log2(b * r / 256.0)) * 0.2 + abs(t - 4) * 0.1) * (1.0, 1.6, 1.1, 1.25)[config["method"]]
+        value *= (0.8 if t >= 4 else 1.3) if config["shared"] else 1.0
+        latency[config.id] = None if b * r >= 2048 and t >= 6 else value * (1.0 + 0.05 * abs(config["unroll"] - 2))
+    return Landscape("probe", SearchSpace.explicit(slots, list(space)), latency, {})
+
+
+def search_version(strategy: str, options: dict[str, Any]) -> str:
+    """What a cached run of one of our strategies is keyed by: its options and its behaviour.
+
+    The behaviour is the sequence of configs it proposes in two seeded runs on a made-up landscape
+    (:func:`_probe_landscape`), so a change of the search code that changes what the strategy does
+    invalidates its cached runs, and a refactor or a change to another strategy does not.
+    """
+    resolved = strategy_class(strategy).validate_options(options)  # an explicit default is the default
+    digest = hashlib.sha256(json.dumps([strategy, resolved], sort_keys=True, default=str).encode())
+    probe = _probe_landscape()
+    for seed in (0, 1):
+        strat = create_strategy(strategy, probe.space, seed=seed, **options)
+        told = 0
+        while told < 150:
+            configs = strat.ask(1 + seed)
+            if not configs:
+                break
+            digest.update("\n".join(c.id for c in configs).encode())
+            strat.tell([probe.measure(told + i, c) for i, c in enumerate(configs)])
+            told += len(configs)
     return digest.hexdigest()[:16]
 
 
@@ -361,6 +391,7 @@ def _kt_tune(data: dict[str, Any], path: str, strategy: str, seed: int, max_feva
     def in_recording(p: dict) -> bool:  # the space is the recorded configs (restrictions were applied before)
         return tuple(str(p[k]) for k in keys) in recorded
 
+    _memoise_kt(path)
     results, _ = kernel_tuner.tune_kernel(
         data["kernel_name"], "// simulated", data["problem_size"], [np.zeros(1, np.float32)], dict(data["tune_params"]),
         restrictions=in_recording, cache=path, simulation_mode=True, strategy=strategy,
@@ -370,6 +401,44 @@ def _kt_tune(data: dict[str, Any], path: str, strategy: str, seed: int, max_feva
 
 
 _KT_DATA: dict[str, dict[str, Any]] = {}
+_KT_MEMO: dict[tuple[str, str], Any] = {}
+
+
+def _memoise_kt(path: str) -> None:
+    """Build Kernel Tuner's search space and read its cache file once per file and process.
+
+    Each ``tune_kernel`` call otherwise re-reads the cache file and re-checks every config of the
+    Cartesian product against the restriction (seconds per run on the larger files, most of the
+    benchmark's time). Every run gets a deep copy of a pristine search space (strategies fill caches
+    in it that change later runs) and the records are copied by the simulation runner, so the
+    results are those of unshared runs (checked seed by seed against them).
+    """
+    import kernel_tuner.interface as kt_interface
+    import kernel_tuner.util as kt_util
+
+    if not hasattr(kt_util, "_bench_read_cache"):
+        kt_util._bench_read_cache = kt_util.read_cache
+        kt_interface._bench_searchspace = kt_interface.Searchspace
+
+        def read_cache(cachefile: str, open_cache: bool = True) -> dict[str, Any]:
+            key = ("cache", os.path.abspath(cachefile))
+            if key not in _KT_MEMO:
+                _KT_MEMO[key] = kt_util._bench_read_cache(cachefile, open_cache)
+            data = _KT_MEMO[key]
+            return {**data, "cache": dict(data["cache"])}
+
+        def searchspace(*args: Any, **kwargs: Any) -> Any:
+            key = ("space", _KT_CURRENT[0])
+            if key not in _KT_MEMO:
+                _KT_MEMO[key] = kt_interface._bench_searchspace(*args, **kwargs)
+            return copy.deepcopy(_KT_MEMO[key])  # strategies fill its caches: every run gets a pristine one
+
+        kt_util.read_cache = read_cache
+        kt_interface.Searchspace = searchspace
+    _KT_CURRENT[0] = os.path.abspath(path)
+
+
+_KT_CURRENT = [""]
 
 
 def run_kt(path: str, strategy: str, seed: int, budget: int) -> list[float]:
@@ -536,7 +605,7 @@ def main(argv: list[str] | None = None) -> int:
     budget = max(BUDGETS)
     cache = RunCache(args.cache_dir)
     t0 = time.perf_counter()
-    version = search_version(options)
+    versions = {s: search_version(s, options) for s in strategies}
     kt_version = "kt-" + _kt_version()
     seeds = list(range(args.seeds))
     kt_seeds = list(range(args.kt_seeds or args.seeds))
@@ -545,7 +614,7 @@ def main(argv: list[str] | None = None) -> int:
     for n in names:
         lk = landscape_key(_LANDS[n])
         for s in strategies:
-            keys = [cache.key(s, version, lk, seed, budget) for seed in seeds]
+            keys = [cache.key(s, versions[s], lk, seed, budget) for seed in seeds]
             wanted_runs[(n, s)] = keys
             missing = [(seed, k) for seed, k in zip(seeds, keys) if k not in cache.runs]
             for i in range(0, len(missing), 10):

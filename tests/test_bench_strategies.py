@@ -110,9 +110,12 @@ def test_run_cache_makes_reruns_incremental(tmp_path: Path) -> None:
     assert strategies.RunCache("").runs == {} and strategies.RunCache("").path == ""
 
 
-def test_search_version_changes_with_the_options() -> None:
-    assert strategies.search_version({}) == strategies.search_version({})
-    assert strategies.search_version({}) != strategies.search_version({"init": 5})
+def test_search_version_follows_the_behaviour_not_the_source() -> None:
+    """Cached runs are keyed by what the strategy proposes on a probe landscape: the same options give
+    the same key, options that change the proposals give another one."""
+    assert strategies.search_version("agents", {}) == strategies.search_version("agents", {})
+    assert strategies.search_version("agents", {}) != strategies.search_version("agents", {"init": 5})
+    assert strategies.search_version("agents", {}) != strategies.search_version("random", {})
 
 
 def test_summary_counts_landscapes_within_one_standard_error() -> None:
