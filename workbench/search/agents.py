@@ -83,6 +83,7 @@ class AgentsOptions:
     diverse: float = 2.0
     learn_all: bool = True
     sweep: bool = True
+    wide: float = 0.0
 
 
 class Agents(IndexedStrategy):
@@ -131,6 +132,11 @@ class Agents(IndexedStrategy):
             "sweep", True,
             "When stalled, first measure the incumbent's one-slot neighbours (adjacent values first), "
             "best predicted first, and keep descending while that improves (then focused exploration)",
+        ),
+        Option(
+            "wide", 0.0,
+            "Chance that a proposal is screened from uniform samples of the whole space instead of "
+            "redrawn around the elite (global, model-guided exploration)",
         ),
     )
 
@@ -389,7 +395,7 @@ class Agents(IndexedStrategy):
 
         Why: such a move is the cheapest question with the largest possible answer. A flag or a
         method number changes the kernel's code path, and its best value often depends on the
-        rest of the config (convolution: read-only loads pay only with shared memory), so the
+        rest of the config (a cache hint may pay only with one memory layout), so the
         model's belief about it, learned on other configs, is weakest exactly where it matters.
         """
         score, vec = incumbent
@@ -408,8 +414,8 @@ class Agents(IndexedStrategy):
 
         Why: a descent costs tens of evaluations, so where the next one starts matters. The best
         measured config away from the known optima is often a mediocre member of a good basin
-        (convolution: read-only loads with shared memory but the wrong padding, 60 % of the
-        optimum, next to a trap at 64 %); one look at the best neighbour of each of several such
+        (the right code path with one wrong flag, slower than a local optimum of a worse basin);
+        one look at the best neighbour of each of several such
         configs finds the basin whose slope is steepest, and the descent starts from there.
         """
         out: list[Config] = []
@@ -500,8 +506,8 @@ class Agents(IndexedStrategy):
         """Penalty for a proposal close to a failed config: ``fail_weight`` next to it, fading with distance.
 
         Why local: failures cluster (too many registers for a large block, a tile that does not
-        fit), but the values involved are often part of the optimum too (pnpoly's fastest tile
-        size fails with the largest blocks). Ranking failures last, or counting them against a
+        fit), but the values involved are often part of the optimum too (the fastest tile size
+        may fail only with the largest blocks). Ranking failures last, or counting them against a
         slot value, teaches the agents that the value itself is bad; a penalty on the failure's
         surroundings only avoids the failing region.
         """
@@ -517,9 +523,9 @@ class Agents(IndexedStrategy):
         a changed categorical slot counts 1, an ordered slot its step relative to the domain's width).
 
         Why: a second descent from the incumbent's own basin (a few block sizes away) only finds the
-        same optimum again; the landscapes we measured are bimodal (convolution: a read-only, no
-        shared-memory basin at 68 % of the optimum next to the right one), and the start of a
-        descent in the other basin is usually already among the measured configs.
+        same optimum again; tuning landscapes are often multimodal (one code path's basin next to
+        a deeper one of another), and the start of a descent in the other basin is usually already
+        among the measured configs.
         """
         if self.best_config is None:
             return None
@@ -570,8 +576,13 @@ class Agents(IndexedStrategy):
             # draw shared by the candidates) and measure the one they value most.
             best: tuple[float, Config, int, float] | None = None
             draw = self._sample_values(1.0) if screen > 1 else None
-            for _ in range(screen):
-                genes, active, base_score = self._candidate(ranked)
+            wide = self.opt.wide > 0 and draw is not None and self.rng.random() < self.opt.wide
+            pool = self.sample(screen, batch) if wide else []
+            for i in range(len(pool) if wide else screen):
+                if wide:  # anywhere in the space, not only around the elite
+                    genes, active, base_score = list(self.coder.encode(pool[i])), -1, ranked[0][0]
+                else:
+                    genes, active, base_score = self._candidate(ranked)
                 config = self.repair(genes, batch)
                 if config is None:
                     break
