@@ -577,6 +577,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kt-seeds", type=int, default=0, help="seeds for --kt (default: --seeds)")
     ap.add_argument("--kt-strategies", default=",".join(KT_STRATEGIES),
                     help="Kernel Tuner strategies for --kt (+fill, +fail: the variants described in KT_STRATEGIES)")
+    ap.add_argument("--kt-seeds-of", default="",
+                    help="fewer seeds for slow Kernel Tuner strategies, e.g. 'bayes_opt+fail=10' (comma-separated)")
     ap.add_argument("--cached-only", action="store_true",
                     help="run nothing: tabulate what the cache holds (for a table while a long run is going)")
     ap.add_argument("--cache-dir", default="",
@@ -609,6 +611,7 @@ def main(argv: list[str] | None = None) -> int:
     kt_version = "kt-" + _kt_version()
     seeds = list(range(args.seeds))
     kt_seeds = list(range(args.kt_seeds or args.seeds))
+    kt_limit = {k: int(v) for k, _, v in (item.partition("=") for item in args.kt_seeds_of.split(",") if item)}
     wanted_runs: dict[tuple[str, str], list[str]] = {}  # (landscape, row label) -> cache keys
     todo = []
     for n in names:
@@ -621,7 +624,7 @@ def main(argv: list[str] | None = None) -> int:
                 chunk = missing[i:i + 10]
                 todo.append((chunk[0][0], ("ours", n, s, [c[0] for c in chunk], options, [c[1] for c in chunk])))
         for s in kt_strategies:
-            keys = [cache.key(s, kt_version, lk, seed, budget) for seed in kt_seeds]
+            keys = [cache.key(s, kt_version, lk, seed, budget) for seed in kt_seeds[: kt_limit.get(s, len(kt_seeds))]]
             wanted_runs[(n, "kt:" + s)] = keys
             todo += [(seed, ("kt", n, s, [seed], {}, [k])) for seed, k in zip(kt_seeds, keys) if k not in cache.runs]
     todo.sort(key=lambda t: t[0])  # seed-major: an interrupted run leaves every row with about as many seeds
