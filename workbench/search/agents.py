@@ -83,7 +83,6 @@ class AgentsOptions:
     diverse: float = 2.0
     learn_all: bool = True
     sweep: bool = True
-    wide: float = 0.0
 
 
 class Agents(IndexedStrategy):
@@ -132,11 +131,6 @@ class Agents(IndexedStrategy):
             "sweep", True,
             "When stalled, first measure the incumbent's one-slot neighbours (adjacent values first), "
             "best predicted first, and keep descending while that improves (then focused exploration)",
-        ),
-        Option(
-            "wide", 0.0,
-            "Chance that a proposal is screened from uniform samples of the whole space instead of "
-            "redrawn around the elite (global, model-guided exploration)",
         ),
     )
 
@@ -576,13 +570,8 @@ class Agents(IndexedStrategy):
             # draw shared by the candidates) and measure the one they value most.
             best: tuple[float, Config, int, float] | None = None
             draw = self._sample_values(1.0) if screen > 1 else None
-            wide = self.opt.wide > 0 and draw is not None and self.rng.random() < self.opt.wide
-            pool = self.sample(screen, batch) if wide else []
-            for i in range(len(pool) if wide else screen):
-                if wide:  # anywhere in the space, not only around the elite
-                    genes, active, base_score = list(self.coder.encode(pool[i])), -1, ranked[0][0]
-                else:
-                    genes, active, base_score = self._candidate(ranked)
+            for _ in range(screen):
+                genes, active, base_score = self._candidate(ranked)
                 config = self.repair(genes, batch)
                 if config is None:
                     break
