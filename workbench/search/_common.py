@@ -188,7 +188,7 @@ class IndexedStrategy(Strategy):
         return self.take(out)
 
     # --- repair -------------------------------------------------------------------------------
-    def repair(self, index: Sequence[int], batch: Iterable[str] = (), pool: int = 24) -> Config | None:
+    def repair(self, index: Sequence[int] | np.ndarray, batch: Iterable[str] = (), pool: int = 24) -> Config | None:
         """The nearest fresh valid config to ``index`` (itself if it qualifies); None when none is left.
 
         Tries every single-slot change in order of distance, then random two-slot changes, then the
