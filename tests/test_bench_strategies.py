@@ -123,3 +123,28 @@ def test_summary_counts_landscapes_within_one_standard_error() -> None:
     assert not strategies.within_one_se(0.80, 0.01, 0.91, 0.01)
     mean, se = strategies.summarise([[1.0, 0.5], [0.0, 0.5]])
     assert mean == [0.5, 0.5] and se[1] == 0.0 and abs(se[0] - 0.5) < 1e-12
+
+
+def test_tables_summarise_the_measured_landscapes_and_list_the_missed_targets(land: strategies.Landscape) -> None:
+    """The summary averages measured landscapes only, counts those within one SE of the best, and the
+    target check names every cell where the default is behind a Kernel Tuner strategy by more than one SE."""
+    import dataclasses
+
+    a = dataclasses.replace(land, name="a", simulated=False)
+    b = dataclasses.replace(land, name="b", simulated=False)
+    sim = dataclasses.replace(land, name="s", simulated=True)
+
+    def row(m: float, e: float) -> tuple[list[float], list[float], int]:  # one mean and SE at every budget
+        return [m] * 4, [e] * 4, 50
+
+    stats = {
+        "a": {"agents": row(0.90, 0.01), "kt:x": row(0.80, 0.01)},
+        "b": {"agents": row(0.70, 0.01), "kt:x": row(0.80, 0.01)},
+        "s": {"agents": row(0.10, 0.01), "kt:x": row(0.10, 0.01)},
+    }
+    text = "\n".join(strategies.tables(stats, {}, {"a": a, "b": b, "s": sim}, "agents"))
+    assert "Summary over the 2 measured landscapes" in text
+    assert "| agents | 0.800 ± 0.007 (1/2) |" in text  # the simulated landscape is not averaged in
+    assert "- b, B=25: 0.700 ± 0.010 < kt:x 0.800 ± 0.010 (by 0.100)" in text
+    assert "- a, B=25" not in text
+    assert "all measured landscapes, B=25: agents 0.800 vs best Kernel Tuner kt:x 0.800: +0.000" in text
