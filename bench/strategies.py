@@ -4,8 +4,9 @@ For each landscape and each strategy, run the strategy on the replay of the land
 one config at a time and is told the recorded result (that is exactly what the replay backend does,
 minus the worker processes, so thousands of runs take minutes). The landscapes:
 
-- real GPU measurements: Kernel Tuner cache files in ``../shared/landscapes/`` and sessions
-  recorded on a real GPU under ``resources/sessions/``;
+- real GPU measurements: Kernel Tuner cache files in ``../shared/landscapes/`` and its ``more/``
+  folder (plain, gzipped or left unterminated by a crash, read in place) and sessions recorded on
+  a real GPU under ``resources/sessions/``;
 - simulated landscapes of our own templates, named ``sim_<GPU>_<template>`` (``--sim``,
   ``--sim-gpu``): every valid config of the template's space for its default problem, evaluated
   once by the sim backend's performance model (no noise, estimated resources; predicted launch
@@ -16,13 +17,18 @@ minus the worker processes, so thousands of runs take minutes). The landscapes:
 Metric (Schoonhoven et al. 2022; Kernel Tuner's strategy studies): best = the lowest latency among
 valid configs in the first B distinct evaluations (failures count as evaluations); fraction of
 optimum = optimum / best (0 when nothing valid was found). Mean over seeds, B = 25, 50, 100, 200.
-Overhead = the strategy's own time (ask + tell) per proposed config over a 1,000-trial run.
+Mean ± standard error per landscape; a summary over the measured landscapes (mean, and on how
+many each strategy is within one standard error of the best); the default's misses against
+Kernel Tuner. Overhead = the strategy's own time (ask + tell) per proposed config over a
+1,000-trial run on the largest measured landscape.
 
 Usage::
 
     python bench/strategies.py                       # every strategy, 20 seeds, table on stdout
     python bench/strategies.py --strategies agents,tpe --seeds 30 --markdown docs/bench.md
     python bench/strategies.py --kt                  # also Kernel Tuner's strategies (needs kernel_tuner)
+    python bench/strategies.py --kt --cache-dir ~/ktw-bench   # keep every run: reruns are incremental
+    python bench/strategies.py --kt --cache-dir ~/ktw-bench --cached-only   # tables of what is cached
     python bench/strategies.py --sim none            # only the real landscapes
     python bench/strategies.py --sim sgemm --sim-gpu A100_SXM --strategies random,local
 """

@@ -1,7 +1,7 @@
 """The cooperative agents' own mechanisms: how failures teach, and where a new descent starts.
 
 The contract every strategy keeps is in ``tests/test_strategies.py``; these tests pin down the two
-choices that make ``agents`` the default (docs/strategies.md, "What changed and why"), each on a
+choices that make ``agents`` the default (docs/strategies.md, the cooperative agents), each on a
 made-up landscape that is a known function of the config, and each against the alternative.
 """
 
