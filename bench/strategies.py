@@ -665,6 +665,7 @@ def main(argv: list[str] | None = None) -> int:
             big = max(measured, key=lambda n: _LANDS[n].space.count())
             overhead = dict(_overhead_job((big, s, options)) for s in strategies)
     stats: dict[str, dict[str, tuple[list[float], list[float], int]]] = {}
+    no_row: list[str] = []
     for (n, label), keys in wanted_runs.items():
         fr = [fractions(cache.runs[k], _LANDS[n].optimum) for k in keys if k in cache.runs]
         crashed = sum(k in errors for k in keys)
@@ -673,9 +674,13 @@ def main(argv: list[str] | None = None) -> int:
         if fr:
             mean, se = summarise(fr)
             stats.setdefault(n, {})[label] = (mean, se, len(fr))
+        elif crashed:  # no row to show: said below the tables, never dropped silently
+            no_row.append(f"- {n}: {label}")
     lines = [("Mean fraction of optimum ± standard error over seeds (optimum / best latency in the first B distinct "
               "evaluations, failures count as evaluations); best per column in bold.")]
     lines += tables(stats, overhead, _LANDS, args.default)
+    if no_row:
+        lines += ["", "Crashed on every seed (no row above):", "", *no_row]
     if any(_LANDS[n].simulated for n in names):
         lines += ["", f"sim_* landscapes are simulated ({args.sim_gpu} performance model, no noise), not GPU measurements."]
     lines += ["", f"({time.perf_counter() - t0:.0f} s, {args.jobs} processes)"]
