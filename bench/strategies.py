@@ -4,8 +4,9 @@ For each landscape and each strategy, run the strategy on the replay of the land
 one config at a time and is told the recorded result (that is exactly what the replay backend does,
 minus the worker processes, so thousands of runs take minutes). The landscapes:
 
-- real GPU measurements: Kernel Tuner cache files in ``../shared/landscapes/`` and sessions
-  recorded on a real GPU under ``resources/sessions/``;
+- real GPU measurements: Kernel Tuner cache files in ``../shared/landscapes/`` and its ``more/``
+  folder (plain, gzipped or left unterminated by a crash, read in place) and sessions recorded on
+  a real GPU under ``resources/sessions/``;
 - simulated landscapes of our own templates, named ``sim_<GPU>_<template>`` (``--sim``,
   ``--sim-gpu``): every valid config of the template's space for its default problem, evaluated
   once by the sim backend's performance model (no noise, estimated resources; predicted launch
@@ -16,13 +17,18 @@ minus the worker processes, so thousands of runs take minutes). The landscapes:
 Metric (Schoonhoven et al. 2022; Kernel Tuner's strategy studies): best = the lowest latency among
 valid configs in the first B distinct evaluations (failures count as evaluations); fraction of
 optimum = optimum / best (0 when nothing valid was found). Mean over seeds, B = 25, 50, 100, 200.
-Overhead = the strategy's own time (ask + tell) per proposed config over a 1,000-trial run.
+Mean ± standard error per landscape; a summary over the measured landscapes (mean, and on how
+many each strategy is within one standard error of the best); the default's misses against
+Kernel Tuner. Overhead = the strategy's own time (ask + tell) per proposed config over a
+1,000-trial run on the largest measured landscape.
 
 Usage::
 
     python bench/strategies.py                       # every strategy, 20 seeds, table on stdout
     python bench/strategies.py --strategies agents,tpe --seeds 30 --markdown docs/bench.md
     python bench/strategies.py --kt                  # also Kernel Tuner's strategies (needs kernel_tuner)
+    python bench/strategies.py --kt --cache-dir ~/ktw-bench   # keep every run: reruns are incremental
+    python bench/strategies.py --kt --cache-dir ~/ktw-bench --cached-only   # tables of what is cached
     python bench/strategies.py --sim none            # only the real landscapes
     python bench/strategies.py --sim sgemm --sim-gpu A100_SXM --strategies random,local
 """
@@ -30,14 +36,16 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import copy
 import glob
+import hashlib
 import json
 import math
 import os
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,12 +61,14 @@ sys.path.insert(0, ROOT)
 
 from workbench.core.measurement import LATENCY, Measurement, Status, Trial  # noqa: E402
 from workbench.core.space import Config, SearchSpace, Slot  # noqa: E402
-from workbench.search.base import STRATEGIES, create_strategy  # noqa: E402
+from workbench.search.base import STRATEGIES, create_strategy, strategy_class  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from landscapes_sim import landscape_name, simulate, write_kt_cache  # noqa: E402
 
 LANDSCAPE_DIR = os.path.join(ROOT, "..", "shared", "landscapes")
+#: Kernel Tuner cache files under LANDSCAPE_DIR (read in place, gzipped ones too).
+KT_FILE_PATTERNS = ("*.json", "*.json.gz", "more/*.json", "more/*.json.gz")
 SESSION_DIR = os.path.join(ROOT, "resources", "sessions")
 BUDGETS = (25, 50, 100, 200)
 #: Templates whose simulated landscapes are in the default run: the ones where random search does not
@@ -103,6 +113,7 @@ class Landscape:
     metrics: dict[str, dict[str, float]]
     simulated: bool = False  # predicted by the sim backend's model, not measured on a GPU
     kt_meta: dict[str, Any] | None = None  # device_name, kernel_name, problem_size for a Kernel Tuner cache file
+    source: str = ""  # the Kernel Tuner cache file it was read from, if any
 
     @property
     def optimum(self) -> float:
@@ -117,16 +128,31 @@ class Landscape:
         return Trial(index=index, config=config, measurement=m)
 
 
+def _record_values(data: dict[str, Any], key: str, record: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """A record's parameter values: its own fields, else parsed from its cache key (some files carry only the key)."""
+    keys = data["tune_params_keys"]
+    parts = key.split(",")
+    out = {}
+    for name in names:
+        if name in record:
+            out[name] = record[name]
+        else:
+            by_text = {str(v): v for v in data["tune_params"][name]}
+            out[name] = by_text[parts[keys.index(name)]]
+    return out
+
+
 def load_kt_cache(path: str) -> Landscape:
-    """Read a Kernel Tuner cache file in place (parameters with one value are dropped)."""
-    with open(path) as fh:
-        data = json.load(fh)
+    """Read a Kernel Tuner cache file in place: plain, gzipped or unfinished (parameters with one value are dropped)."""
+    from workbench.core.interop import read_kt_cache_data
+
+    data = read_kt_cache_data(path)
     keys = data["tune_params_keys"]
     tunable = [k for k in keys if len(data["tune_params"][k]) > 1]
     slots = [Slot(k, tuple(data["tune_params"][k]), group=guess_group(k)) for k in tunable]
     points, latency, metrics = [], {}, {}
-    for record in data["cache"].values():
-        config = Config({k: record[k] for k in tunable})
+    for key, record in data["cache"].items():
+        config = Config(_record_values(data, key, record, tunable))
         time_ = record.get("time")
         ok = isinstance(time_, (int, float)) and "__error__" not in record and math.isfinite(time_)
         points.append(config)
@@ -134,13 +160,13 @@ def load_kt_cache(path: str) -> Landscape:
         if ok and isinstance(record.get("GFLOP/s"), (int, float)):
             metrics[config.id] = {"gflops": float(record["GFLOP/s"])}
     space = SearchSpace.explicit(slots, points)
-    name = os.path.splitext(os.path.basename(path))[0]
-    return Landscape(name, space, latency, metrics)
+    name = os.path.basename(path).split(".json")[0]
+    return Landscape(name, space, latency, metrics, source=path)
 
 
 def load_session_landscape(path: str) -> Landscape | None:
     """A session recorded on a real GPU, as a landscape over its measured configs (None if simulated)."""
-    from workbench.core.session import load_session  # optional: lands with the session module
+    from workbench.core.session import load_session
 
     session = load_session(path)
     if session.device.get("simulated", True) or not session.trials:
@@ -170,7 +196,8 @@ def wanted(name: str, selected: list[str] | None) -> bool:
 
 
 def landscapes(selected: list[str] | None = None) -> list[Landscape]:
-    out = [load_kt_cache(p) for p in sorted(glob.glob(os.path.join(LANDSCAPE_DIR, "*.json")))]
+    files = [p for pattern in KT_FILE_PATTERNS for p in sorted(glob.glob(os.path.join(LANDSCAPE_DIR, pattern)))]
+    out = [load_kt_cache(p) for p in files if wanted(os.path.basename(p).split(".json")[0], selected)]
     for path in sorted(glob.glob(os.path.join(SESSION_DIR, "*.json"))):
         try:
             land = load_session_landscape(path)
@@ -217,11 +244,97 @@ def fractions(values: list[float], optimum: float, budgets=BUDGETS) -> list[floa
     return out
 
 
-def _job(args: tuple) -> tuple[str, str, list[float]]:
-    land_name, strategy, seeds, options = args
+def _probe_landscape() -> Landscape:
+    """A small made-up landscape with concerns, ordered and categorical slots and a failing corner."""
+    slots = [Slot("block", (32, 64, 128, 256, 512, 1024), group="launch"), Slot("rows", (1, 2, 4, 8), group="launch"),
+             Slot("tile", (1, 2, 3, 4, 6, 8), group="memory"), Slot("shared", (False, True), group="memory"),
+             Slot("method", (0, 1, 2, 3), group="compute"), Slot("unroll", (1, 2, 4, 8), group="compute")]
+    space = SearchSpace(slots)
+    latency: dict[str, float | None] = {}
+    for config in space:
+        b, r, t = config["block"], config["rows"], config["tile"]
+        value = (1.0 + abs(math.log2(b * r / 256.0)) * 0.2 + abs(t - 4) * 0.1) * (1.0, 1.6, 1.1, 1.25)[config["method"]]
+        value *= (0.8 if t >= 4 else 1.3) if config["shared"] else 1.0
+        latency[config.id] = None if b * r >= 2048 and t >= 6 else value * (1.0 + 0.05 * abs(config["unroll"] - 2))
+    return Landscape("probe", SearchSpace.explicit(slots, list(space)), latency, {})
+
+
+def search_version(strategy: str, options: dict[str, Any]) -> str:
+    """What a cached run of one of our strategies is keyed by: its options and its behaviour.
+
+    The behaviour is the sequence of configs it proposes in two seeded runs on a made-up landscape
+    (:func:`_probe_landscape`), so a change of the search code that changes what the strategy does
+    invalidates its cached runs, and a refactor or a change to another strategy does not.
+    """
+    resolved = strategy_class(strategy).validate_options(options)  # an explicit default is the default
+    digest = hashlib.sha256(json.dumps([strategy, resolved], sort_keys=True, default=str).encode())
+    probe = _probe_landscape()
+    for seed in (0, 1):
+        strat = create_strategy(strategy, probe.space, seed=seed, **options)
+        told = 0
+        while told < 150:
+            configs = strat.ask(1 + seed)
+            if not configs:
+                break
+            digest.update("\n".join(c.id for c in configs).encode())
+            strat.tell([probe.measure(told + i, c) for i, c in enumerate(configs)])
+            told += len(configs)
+    return digest.hexdigest()[:16]
+
+
+def landscape_key(land: Landscape) -> str:
+    """Name, size, failures and optimum: a landscape that changes gets new cache entries."""
+    failed = sum(v is None for v in land.latency.values())
+    return f"{land.name}/{land.space.count()}/{failed}/{land.optimum:.9g}"
+
+
+class RunCache:
+    """Finished runs (latencies of the first B distinct evaluations) in an append-only JSON-lines file.
+
+    Keyed by (strategy, its code version, landscape, seed, budget), so an interrupted or repeated
+    benchmark only runs what is missing. No directory: nothing is cached.
+    """
+
+    def __init__(self, directory: str = "") -> None:
+        self.path = os.path.join(directory, "runs.jsonl") if directory else ""
+        self.runs: dict[str, list[float]] = {}
+        if self.path and os.path.exists(self.path):
+            with open(self.path) as fh:
+                for line in fh:
+                    try:
+                        entry = json.loads(line)
+                        self.runs[entry["key"]] = [math.inf if v is None else float(v) for v in entry["values"]]
+                    except (ValueError, KeyError, TypeError):
+                        continue  # a line cut by a kill: that run is simply redone
+
+    @staticmethod
+    def key(strategy: str, version: str, land: str, seed: int, budget: int) -> str:
+        return f"{strategy}|{version}|{land}|{seed}|{budget}"
+
+    def add(self, key: str, values: list[float]) -> None:
+        self.runs[key] = values
+        if self.path:
+            line = json.dumps({"key": key, "values": [v if math.isfinite(v) else None for v in values]})
+            with open(self.path, "a") as fh:
+                fh.write(line + "\n")
+
+
+def _job(args: tuple) -> list[tuple[str, list[float] | str]]:
+    """Run ``strategy`` on one landscape for some seeds: (cache key, latencies or an error line) each."""
+    kind, land_name, strategy, seeds, options, keys = args
     land = _LANDS[land_name]
-    fr = [fractions(run_once(land, strategy, s, max(BUDGETS), options)[0], land.optimum) for s in seeds]
-    return land_name, strategy, list(np.mean(fr, axis=0))
+    out: list[tuple[str, list[float] | str]] = []
+    for seed, key in zip(seeds, keys):
+        try:
+            if kind == "ours":
+                values = run_once(land, strategy, seed, max(BUDGETS), options)[0]
+            else:
+                values = run_kt(_KT_FILES[land_name], strategy, seed, max(BUDGETS))
+        except Exception as exc:  # noqa: BLE001 - Kernel Tuner 1.5.0 has seed-dependent crashes; counted, never hidden
+            out.append((key, f"{type(exc).__name__}: {exc}"))
+            continue
+        out.append((key, values))
+    return out
 
 
 def _overhead_job(args: tuple) -> tuple[str, float]:
@@ -232,80 +345,230 @@ def _overhead_job(args: tuple) -> tuple[str, float]:
 
 
 _LANDS: dict[str, Landscape] = {}
+_KT_FILES: dict[str, str] = {}
 
 
-def _init(selected: list[str] | None, extra: tuple[Landscape, ...] | list[Landscape] = ()) -> None:
+def _init(selected: list[str] | None, extra: tuple[Landscape, ...] | list[Landscape] = (),
+          kt_files: dict[str, str] | None = None) -> None:
     """Load the recorded landscapes; ``extra`` (the simulated ones) come built from the parent."""
     for land in [*landscapes(selected), *extra]:
         _LANDS[land.name] = land
+    _KT_FILES.update(kt_files or {})
 
 
 # --- Kernel Tuner in simulation mode (optional extra) -------------------------------------------
+#: Kernel Tuner 1.5.0's strategies as run here. ``+fill``: run with a larger ``max_fevals`` until B
+#: distinct configs were evaluated (dual_annealing spends part of max_fevals on repeats and
+#: simulated_annealing stops at 0.75 of it); ``+fail``: bayes_opt told failures with the value it
+#: recognises as invalid (it fits Kernel Tuner's own failure value as a measurement otherwise).
 KT_STRATEGIES = (
-    "random_sample", "genetic_algorithm", "dual_annealing", "greedy_ils", "bayes_opt", "simulated_annealing",
-    "pso", "hybrid_vndx",  # the best of Kernel Tuner's published results on these files (SOURCES.md)
+    "random_sample", "genetic_algorithm", "dual_annealing+fill", "simulated_annealing+fill", "greedy_ils",
+    "bayes_opt+fail", "pso", "hybrid_vndx",
 )
+KT_VARIANTS = ("dual_annealing", "simulated_annealing", "bayes_opt")  # the unpatched ones, on request
+
+
+def kt_plain_file(land: Landscape, directory: str) -> str:
+    """A Kernel Tuner-readable (uncompressed, terminated) copy of a gzipped or unfinished cache file, outside the repo."""
+    from workbench.core.interop import read_kt_cache_data
+
+    path = os.path.join(directory, land.name + ".json")
+    if not os.path.exists(path):
+        data = read_kt_cache_data(land.source)
+        tmp = path + f".{os.getpid()}.tmp"
+        with open(tmp, "w") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, path)
+    return path
+
+
+def _kt_tune(data: dict[str, Any], path: str, strategy: str, seed: int, max_fevals: int) -> list[dict[str, Any]]:
+    import random
+    import warnings
+
+    import kernel_tuner
+
+    warnings.filterwarnings("ignore")
+    np.random.seed(seed)  # Kernel Tuner's strategies use the global generators
+    random.seed(seed)
+    keys = data["tune_params_keys"]
+    recorded = {tuple(str(part) for part in k.split(",")) for k in data["cache"]}
+
+    def in_recording(p: dict) -> bool:  # the space is the recorded configs (restrictions were applied before)
+        return tuple(str(p[k]) for k in keys) in recorded
+
+    _memoise_kt(path)
+    results, _ = kernel_tuner.tune_kernel(
+        data["kernel_name"], "// simulated", data["problem_size"], [np.zeros(1, np.float32)], dict(data["tune_params"]),
+        restrictions=in_recording, cache=path, simulation_mode=True, strategy=strategy,
+        strategy_options={"max_fevals": max_fevals}, quiet=True, verbose=False,
+    )
+    return results
+
+
+_KT_DATA: dict[str, dict[str, Any]] = {}
+_KT_MEMO: dict[tuple[str, str], Any] = {}
+
+
+def _memoise_kt(path: str) -> None:
+    """Build Kernel Tuner's search space and read its cache file once per file and process.
+
+    Each ``tune_kernel`` call otherwise re-reads the cache file and re-checks every config of the
+    Cartesian product against the restriction (seconds per run on the larger files, most of the
+    benchmark's time). Every run gets a deep copy of a pristine search space (strategies fill caches
+    in it that change later runs) and the records are copied by the simulation runner, so the
+    results are those of unshared runs (checked seed by seed against them).
+    """
+    import kernel_tuner.interface as kt_interface
+    import kernel_tuner.util as kt_util
+
+    if not hasattr(kt_util, "_bench_read_cache"):
+        kt_util._bench_read_cache = kt_util.read_cache
+        kt_interface._bench_searchspace = kt_interface.Searchspace
+
+        def read_cache(cachefile: str, open_cache: bool = True) -> dict[str, Any]:
+            key = ("cache", os.path.abspath(cachefile))
+            if key not in _KT_MEMO:
+                _KT_MEMO[key] = kt_util._bench_read_cache(cachefile, open_cache)
+            data = _KT_MEMO[key]
+            return {**data, "cache": dict(data["cache"])}
+
+        def searchspace(*args: Any, **kwargs: Any) -> Any:
+            key = ("space", _KT_CURRENT[0])
+            if key not in _KT_MEMO:
+                _KT_MEMO[key] = kt_interface._bench_searchspace(*args, **kwargs)
+            return copy.deepcopy(_KT_MEMO[key])  # strategies fill its caches: every run gets a pristine one
+
+        kt_util.read_cache = read_cache
+        kt_interface.Searchspace = searchspace
+    _KT_CURRENT[0] = os.path.abspath(path)
+
+
+_KT_CURRENT = [""]
 
 
 def run_kt(path: str, strategy: str, seed: int, budget: int) -> list[float]:
     """Kernel Tuner's own strategy on the same file in simulation mode, cut at ``budget`` distinct configs.
 
-    Kernel Tuner's ``dual_annealing`` and ``simulated_annealing`` stop early relative to
-    ``max_fevals`` (SOURCES.md), so they get a larger budget and the result is cut at B distinct.
+    ``path`` must be a plain, terminated cache file (``kt_plain_file``). Variants: see KT_STRATEGIES.
     """
-    import warnings
-
-    import kernel_tuner  # optional
-
-    warnings.filterwarnings("ignore")
-
-    with open(path) as fh:
-        data = json.load(fh)
-    params = {k: v for k, v in data["tune_params"].items()}
-    size = data["problem_size"]
-    np.random.seed(seed)  # Kernel Tuner's strategies use the global generators
-    import random
-
-    random.seed(seed)
-    opts = {"max_fevals": budget * 3 if strategy in ("dual_annealing", "simulated_annealing") else budget}
+    if path not in _KT_DATA:
+        with open(path) as fh:
+            _KT_DATA[path] = json.load(fh)
+    data = _KT_DATA[path]
+    base, _, variant = strategy.partition("+")
     keys = data["tune_params_keys"]
-    recorded = {tuple(r[k] for k in keys) for r in data["cache"].values()}
 
-    def in_recording(p: dict) -> bool:  # the space is the recorded configs (restrictions were applied before)
-        return tuple(p[k] for k in keys) in recorded
+    def distinct(results: list[dict[str, Any]]) -> list[float]:
+        values, seen = [], set()
+        for r in results:
+            key = tuple(str(r[k]) for k in keys)
+            if key in seen:
+                continue
+            seen.add(key)
+            t = r.get("time")
+            values.append(float(t) if isinstance(t, (int, float)) and math.isfinite(t) else math.inf)
+            if len(values) >= budget:
+                break
+        return values
 
-    results, _ = kernel_tuner.tune_kernel(
-        data["kernel_name"], "// simulated", size, [np.zeros(1, np.float32)], params,
-        restrictions=in_recording, cache=path, simulation_mode=True, strategy=strategy, strategy_options=opts,
-        quiet=True, verbose=False,
-    )
-    values, seen = [], set()
-    for r in results:
-        key = tuple(r[k] for k in data["tune_params_keys"])
-        if key in seen:
-            continue
-        seen.add(key)
-        t = r.get("time")
-        values.append(float(t) if isinstance(t, (int, float)) and math.isfinite(t) else math.inf)
-        if len(values) >= budget:
-            break
-    return values
+    if variant == "fail":
+        import functools
 
+        from kernel_tuner.strategies import bayes_opt as kt_bo
 
-def _kt_job(args: tuple) -> tuple[str, str, list[float]]:
-    land_name, path, strategy, seeds = args
-    land = _LANDS[land_name]
-    fr, errors = [], []
-    for s in seeds:
+        original = kt_bo.CostFunc
+        kt_bo.CostFunc = functools.partial(original, invalid_value=1e20)  # the value bayes_opt treats as invalid
         try:
-            fr.append(fractions(run_kt(path, strategy, s, max(BUDGETS)), land.optimum))
-        except Exception as exc:  # noqa: BLE001 - Kernel Tuner 1.5.0 has seed-dependent crashes (neighbour cache)
-            errors.append(f"{type(exc).__name__}: {exc}")
-    label = "kt:" + strategy
-    if errors:  # said in the table, never hidden: the mean is over the seeds that ran
-        label += f" ({len(errors)}/{len(seeds)} seeds crashed in Kernel Tuner: {errors[0][:60]})"
-    means = list(np.mean(fr, axis=0)) if fr else [math.nan] * len(BUDGETS)
-    return land_name, label, means
+            return distinct(_kt_tune(data, path, base, seed, budget))
+        finally:
+            kt_bo.CostFunc = original
+    if variant == "fill":
+        values: list[float] = []
+        for factor in (3, 6, 12, 24):
+            values = distinct(_kt_tune(data, path, base, seed, budget * factor))
+            if len(values) >= budget:
+                break
+        return values
+    return distinct(_kt_tune(data, path, base, seed, budget))
+
+
+def summarise(fr: list[list[float]]) -> tuple[list[float], list[float]]:
+    """Mean and standard error over seeds, per budget."""
+    a = np.asarray(fr, dtype=float)
+    mean = a.mean(axis=0)
+    se = a.std(axis=0, ddof=1) / math.sqrt(len(a)) if len(a) > 1 else np.full(a.shape[1], math.nan)
+    return list(mean), list(se)
+
+
+def within_one_se(mean: float, se: float, best_mean: float, best_se: float) -> bool:
+    """Not behind the best by more than one standard error of the difference of the two means."""
+    return best_mean - mean <= math.sqrt(se * se + best_se * best_se) + 1e-12
+
+
+def tables(stats: dict[str, dict[str, tuple[list[float], list[float], int]]], overhead: dict[str, float],
+           lands: dict[str, Landscape], default: str) -> list[str]:
+    """Per-landscape tables (mean ± SE) and the summary over the real landscapes."""
+    lines: list[str] = []
+    for name, rows in stats.items():
+        land = lands[name]
+        failed = sum(v is None for v in land.latency.values())
+        kind = "simulated" if land.simulated else "measured"
+        lines += ["", f"#### {name} ({land.space.count():,} configs, {failed} failed, {kind})", ""]
+        lines += ["| strategy | seeds | " + " | ".join(f"B={b}" for b in BUDGETS) + " | overhead ms/config |",
+                  "|" + "---|" * (len(BUDGETS) + 3)]
+        best = [max(rows.values(), key=lambda r, i=i: r[0][i])[0][i] for i in range(len(BUDGETS))]
+        for strat, (mean, se, n) in sorted(rows.items(), key=lambda kv: -sum(kv[1][0])):
+            cells = []
+            for i, (m, e) in enumerate(zip(mean, se)):
+                cell = f"{m:.3f} ± {e:.3f}"
+                cells.append(f"**{cell}**" if m == best[i] else cell)
+            oh = f"{overhead[strat]:.2f}" if strat in overhead else ""
+            lines.append(f"| {strat} | {n} | " + " | ".join(cells) + f" | {oh} |")
+    real = [n for n in stats if not lands[n].simulated]
+    strategies_everywhere = [s for s in {s for n in real for s in stats[n]} if all(s in stats[n] for n in real)]
+    if real and strategies_everywhere:
+        lines += ["", f"#### Summary over the {len(real)} measured landscapes", "",
+                  ("Mean fraction of optimum (± SE of that mean); in brackets, on how many landscapes the strategy is "
+                   "within one standard error of the best strategy there."), "",
+                  "| strategy | " + " | ".join(f"B={b}" for b in BUDGETS) + " |", "|" + "---|" * (len(BUDGETS) + 1)]
+        summary = {}
+        for strat in strategies_everywhere:
+            cells, total = [], []
+            for i in range(len(BUDGETS)):
+                means = [stats[n][strat][0][i] for n in real]
+                ses = [stats[n][strat][1][i] for n in real]
+                wins = 0
+                for n in real:
+                    bm, bs = max(((r[0][i], r[1][i]) for r in stats[n].values()), key=lambda t: t[0])
+                    wins += within_one_se(stats[n][strat][0][i], stats[n][strat][1][i], bm, bs)
+                mean = float(np.mean(means))
+                total.append(mean)
+                cells.append(f"{mean:.3f} ± {math.sqrt(sum(e * e for e in ses)) / len(real):.3f} ({wins}/{len(real)})")
+            summary[strat] = (total, cells)
+        for strat, (total, cells) in sorted(summary.items(), key=lambda kv: -sum(kv[1][0])):
+            lines.append(f"| {strat} | " + " | ".join(cells) + " |")
+        kt = [s for s in strategies_everywhere if s.startswith("kt:")]
+        if default in summary and kt:
+            lines += ["", (f"Targets for `{default}` against Kernel Tuner (B = 25, 50, 100; behind by more than one SE "
+                           "of the difference is a miss):"), ""]
+            misses = []
+            for n in real:
+                for i, b in enumerate(BUDGETS[:3]):
+                    m, e, _ = stats[n][default]
+                    for k in kt:
+                        if k in stats[n]:
+                            km, ke, _ = stats[n][k]
+                            if not within_one_se(m[i], e[i], km[i], ke[i]):
+                                misses.append(f"- {n}, B={b}: {m[i]:.3f} ± {e[i]:.3f} < {k} {km[i]:.3f} ± {ke[i]:.3f} "
+                                              f"(by {km[i] - m[i]:.3f})")
+            lines += misses or ["- none"]
+            for i, b in enumerate(BUDGETS[:2]):
+                best_kt = max(kt, key=lambda k: summary[k][0][i])
+                gap = summary[default][0][i] - summary[best_kt][0][i]
+                lines.append(f"- all measured landscapes, B={b}: {default} {summary[default][0][i]:.3f} vs best Kernel Tuner "
+                             f"{best_kt} {summary[best_kt][0][i]:.3f}: {gap:+.3f} (target +0.030)")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -318,7 +581,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-overhead", action="store_true")
     ap.add_argument("--kt", action="store_true", help="also run Kernel Tuner's strategies (simulation mode)")
     ap.add_argument("--kt-seeds", type=int, default=0, help="seeds for --kt (default: --seeds)")
-    ap.add_argument("--kt-strategies", default=",".join(KT_STRATEGIES), help="Kernel Tuner strategies for --kt")
+    ap.add_argument("--kt-strategies", default=",".join(KT_STRATEGIES),
+                    help="Kernel Tuner strategies for --kt (+fill, +fail: the variants described in KT_STRATEGIES)")
+    ap.add_argument("--kt-seeds-of", default="",
+                    help="fewer seeds for slow Kernel Tuner strategies, e.g. 'bayes_opt+fail=10' (comma-separated)")
+    ap.add_argument("--cached-only", action="store_true",
+                    help="run nothing: tabulate what the cache holds (for a table while a long run is going)")
+    ap.add_argument("--cache-dir", default="",
+                    help="keep every finished run here (outside the repository) and reuse it: reruns are incremental")
+    ap.add_argument("--default", default="agents", help="the strategy the targets are checked for")
     ap.add_argument("--sim", default=",".join(SIM_DEFAULT),
                     help="templates to add as simulated landscapes (comma-separated; 'none' for none)")
     ap.add_argument("--sim-gpu", default="H200", help="GPU model of the simulated landscapes")
@@ -326,7 +597,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     selected = [s for s in args.landscapes.split(",") if s] or None
     strategies = [s for s in args.strategies.split(",") if s]
-    kt_strategies = [s for s in args.kt_strategies.split(",") if s]
+    kt_strategies = [s for s in args.kt_strategies.split(",") if s] if args.kt else []
     options = json.loads(args.options)
     sim_templates = [t for t in args.sim.split(",") if t and t != "none"]
     sims = []
@@ -339,39 +610,77 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
     _init(selected, sims)
     names = list(_LANDS)
-    seeds = list(range(args.seeds))
+    budget = max(BUDGETS)
+    cache = RunCache(args.cache_dir)
     t0 = time.perf_counter()
-    jobs = [(n, s, seeds, options) for n in names for s in strategies]
-    with ProcessPoolExecutor(args.jobs, initializer=_init, initargs=(selected, sims)) as pool, \
-            tempfile.TemporaryDirectory(prefix="kt-sim-") as kt_dir:
-        results = {(n, s): r for n, s, r in pool.map(_job, jobs)}
-        overhead = {}
-        if not args.no_overhead and names:  # one at a time, so strategies do not slow each other down
-            # on the largest real landscape when there is one, so the figures stay comparable
+    versions = {s: search_version(s, options) for s in strategies}
+    kt_version = "kt-" + _kt_version()
+    seeds = list(range(args.seeds))
+    kt_seeds = list(range(args.kt_seeds or args.seeds))
+    kt_limit = {k: int(v) for k, _, v in (item.partition("=") for item in args.kt_seeds_of.split(",") if item)}
+    wanted_runs: dict[tuple[str, str], list[str]] = {}  # (landscape, row label) -> cache keys
+    todo = []
+    for n in names:
+        lk = landscape_key(_LANDS[n])
+        for s in strategies:
+            keys = [cache.key(s, versions[s], lk, seed, budget) for seed in seeds]
+            wanted_runs[(n, s)] = keys
+            missing = [(seed, k) for seed, k in zip(seeds, keys) if k not in cache.runs]
+            for i in range(0, len(missing), 10):
+                chunk = missing[i:i + 10]
+                todo.append((chunk[0][0], ("ours", n, s, [c[0] for c in chunk], options, [c[1] for c in chunk])))
+        for s in kt_strategies:
+            keys = [cache.key(s, kt_version, lk, seed, budget) for seed in kt_seeds[: kt_limit.get(s, len(kt_seeds))]]
+            wanted_runs[(n, "kt:" + s)] = keys
+            todo += [(seed, ("kt", n, s, [seed], {}, [k])) for seed, k in zip(kt_seeds, keys) if k not in cache.runs]
+    todo.sort(key=lambda t: t[0])  # seed-major: an interrupted run leaves every row with about as many seeds
+    errors: dict[str, str] = {}
+    kt_files: dict[str, str] = {}
+    overhead: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="kt-files-") as tmp:
+        if kt_strategies and not args.cached_only:
+            kt_dir = os.path.join(args.cache_dir, "kt-files") if args.cache_dir else tmp
+            os.makedirs(kt_dir, exist_ok=True)
+            for n in names:
+                land = _LANDS[n]
+                if land.source:
+                    kt_files[n] = kt_plain_file(land, kt_dir)
+                elif land.simulated:  # Kernel Tuner reads cache files: write the simulated landscapes as ones
+                    kt_files[n] = os.path.join(kt_dir, n + ".json")
+                    write_kt_cache(land, kt_files[n], **land.kt_meta)
+        if not args.cached_only and todo:
+            with ProcessPoolExecutor(args.jobs, initializer=_init, initargs=(selected, sims, kt_files)) as pool:
+                futures = [pool.submit(_job, job) for _, job in todo if job[0] == "ours" or job[1] in kt_files]
+                for done, future in enumerate(as_completed(futures), 1):
+                    for key, result in future.result():
+                        if isinstance(result, str):
+                            errors[key] = result
+                        else:
+                            cache.add(key, result)
+                    if done % 50 == 0:
+                        print(f"{done}/{len(futures)} jobs ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
+        if not args.no_overhead and names and strategies and not args.cached_only:
+            # one at a time, so strategies do not slow each other down; on the largest measured landscape
             measured = [n for n in names if not _LANDS[n].simulated] or names
             big = max(measured, key=lambda n: _LANDS[n].space.count())
             overhead = dict(_overhead_job((big, s, options)) for s in strategies)
-        kt_rows: dict[tuple[str, str], list[float]] = {}
-        if args.kt:
-            kt_seeds = list(range(args.kt_seeds or args.seeds))
-            kt_files = {n: os.path.join(LANDSCAPE_DIR, n + ".json") for n in names}
-            for land in sims:  # Kernel Tuner reads cache files: write the simulated landscapes as ones
-                kt_files[land.name] = os.path.join(kt_dir, land.name + ".json")
-                write_kt_cache(land, kt_files[land.name], **land.kt_meta)
-            kt_jobs = [(n, kt_files[n], s, kt_seeds) for n in names if os.path.exists(kt_files[n]) for s in kt_strategies]
-            kt_rows = {(n, s): r for n, s, r in pool.map(_kt_job, kt_jobs)}
-    lines = [f"Mean fraction of optimum over {args.seeds} seeds (optimum / best latency in the first B distinct evaluations)", ""]
-    header = "| landscape | strategy | " + " | ".join(f"B={b}" for b in BUDGETS) + " | overhead ms/config |"
-    lines += [header, "|" + "---|" * (len(BUDGETS) + 3)]
-    for n in names:
-        rows = {s: results[(n, s)] for s in strategies}
-        rows.update({k[1]: v for k, v in kt_rows.items() if k[0] == n})
-        for s, fr in rows.items():
-            oh = f"{overhead[s]:.2f}" if s in overhead else ""
-            lines.append(f"| {n} | {s} | " + " | ".join(f"{x:.3f}" for x in fr) + f" | {oh} |")
-        if n in KT_PUBLISHED:
-            lines.append(f"| {n} | KT 1.5 best (published) | " + " | ".join(f"{x:.3f}" for x in KT_PUBLISHED[n]) + " | |")
-            lines.append(f"| {n} | KT 1.5 random (published) | " + " | ".join(f"{x:.3f}" for x in KT_RANDOM[n]) + " | |")
+    stats: dict[str, dict[str, tuple[list[float], list[float], int]]] = {}
+    no_row: list[str] = []
+    for (n, label), keys in wanted_runs.items():
+        fr = [fractions(cache.runs[k], _LANDS[n].optimum) for k in keys if k in cache.runs]
+        crashed = sum(k in errors for k in keys)
+        if crashed:
+            label += f" ({crashed} seeds crashed in Kernel Tuner: {next(errors[k] for k in keys if k in errors)[:60]})"
+        if fr:
+            mean, se = summarise(fr)
+            stats.setdefault(n, {})[label] = (mean, se, len(fr))
+        elif crashed:  # no row to show: said below the tables, never dropped silently
+            no_row.append(f"- {n}: {label}")
+    lines = [("Mean fraction of optimum ± standard error over seeds (optimum / best latency in the first B distinct "
+              "evaluations, failures count as evaluations); best per column in bold.")]
+    lines += tables(stats, overhead, _LANDS, args.default)
+    if no_row:
+        lines += ["", "Crashed on every seed (no row above):", "", *no_row]
     if any(_LANDS[n].simulated for n in names):
         lines += ["", f"sim_* landscapes are simulated ({args.sim_gpu} performance model, no noise), not GPU measurements."]
     lines += ["", f"({time.perf_counter() - t0:.0f} s, {args.jobs} processes)"]
@@ -381,6 +690,18 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.markdown, "w") as fh:
             fh.write(text + "\n")
     return 0
+
+
+def _kt_version() -> str:
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("kernel_tuner")
+        except PackageNotFoundError:
+            return "none"
+    except ImportError:  # not installed: only cached Kernel Tuner rows can be shown
+        return "none"
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """conv2d: the classic Kernel Tuner 2D convolution benchmark (15x15 filter over a 4096x4096 image).
 
-Slot names, domains and restrictions are those of the recorded A100 landscape
-(``../shared/landscapes/convolution_A100.json``, 4,362 configs), so the simulator can be held
-against real measurements config by config. The filter lives in ``__constant__`` memory
+Slot names, domains and restrictions are those of the benchmark as Kernel Tuner users record it
+(4,362 valid configs), so the simulator can be held against a recorded cache file config by
+config (docs/simulator.md). The filter lives in ``__constant__`` memory
 (``d_filter``, uploaded by the backend through ``KernelTemplate.constants``); the input is the
 image with a halo of filter - 1 rows and columns, so every output needs no bounds test.
 """
@@ -207,7 +207,7 @@ TEMPLATE = KernelTemplate(
     name="conv2d",
     title="2D convolution (Kernel Tuner benchmark)",
     description="15x15 filter in constant memory over a 4096x4096 image: block shape, outputs per thread, "
-    "read-only loads, shared-memory staging and padding. Same space as the recorded A100 landscape.",
+    "read-only loads, shared-memory staging and padding. Same space as Kernel Tuner's recorded benchmark.",
     source=read_cu(__file__),
     entry="convolution_kernel",
     slots=SLOTS,

@@ -1,7 +1,7 @@
 """The cooperative agents' own mechanisms: how failures teach, and where a new descent starts.
 
 The contract every strategy keeps is in ``tests/test_strategies.py``; these tests pin down the two
-choices that make ``agents`` the default (docs/strategies.md, "What changed and why"), each on a
+choices that make ``agents`` the default (docs/strategies.md, the cooperative agents), each on a
 made-up landscape that is a known function of the config, and each against the alternative.
 """
 
@@ -242,3 +242,102 @@ def test_a_gain_within_timing_noise_is_not_progress():
         agents.tell([Trial(i, config, Measurement(Status.OK, {"latency_ms": t}))])
         counters.append(agents.since_improvement)
     assert counters == [0, 0, 1, 2, 3, 0]
+
+
+# --- the proposals, pinned ----------------------------------------------------------------------
+# A fingerprint of every config the agents propose in a few scenarios that reach every mechanism
+# (random start, learning rounds, trend and short probes, descents, the frontier, focused
+# exploration, failure and constraint risk, bandit policy, batches, results others proposed).
+# A refactor must leave it unchanged; a deliberate change of the algorithm updates it, with the
+# benchmark that justified the change (bench/strategies.py, docs/strategies.md).
+
+PINNED_SPACE = [
+    Slot("block", (32, 64, 96, 128, 160, 192, 256, 512), "launch"),
+    Slot("rows", (1, 2, 4, 8), "launch"),
+    Slot("tile", (1, 2, 3, 4, 6, 8), "memory"),
+    Slot("shared", (False, True), "memory"),
+    Slot("method", (0, 1, 2, 3), "compute"),
+    Slot("unroll", (1, 2, 4), "compute"),
+]
+
+
+def pinned_latency(config) -> float | None:
+    """Two basins, a method that matters, and a failing corner (large blocks with large tiles)."""
+    b, r, t = config["block"], config["rows"], config["tile"]
+    if b * r >= 1024 and t >= 6:
+        return None
+    base = 1.0 + abs(math.log2(b * r / 256.0)) * 0.2 + abs(t - 4) * 0.1
+    if config["shared"]:
+        base *= 0.8 if t >= 4 else 1.3
+    base *= (1.0, 1.6, 1.1, 1.25)[config["method"]]
+    return base * (1.0 + 0.05 * abs(config["unroll"] - 2))
+
+
+def fingerprint(strategy, space: SearchSpace, budget: int, per_ask: int, foreign: int = 0) -> str:
+    import hashlib
+
+    ids: list[str] = []
+    rng = np.random.default_rng(7)
+    if foreign:  # results someone else proposed (a reopened session, a portfolio partner)
+        others = space.sample(rng, foreign)
+        strategy.tell([Trial(i, c, measurement_of(c)) for i, c in enumerate(others)])
+        ids += [c.id for c in others]
+    while len(ids) < budget:
+        batch = strategy.ask(per_ask)
+        if not batch:
+            break
+        ids += [c.id for c in batch]
+        strategy.tell([Trial(len(ids) + i, c, measurement_of(c)) for i, c in enumerate(batch)])
+    return hashlib.sha256("\n".join(ids).encode()).hexdigest()[:16]
+
+
+def measurement_of(config) -> Measurement:
+    t = pinned_latency(config)
+    if t is None:
+        return Measurement.failure(Status.RUNTIME_ERROR, "x")
+    return Measurement(Status.OK, {"latency_ms": t, "throughput_gbs": 100.0 / t, "occupancy": config["rows"] / 8.0})
+
+
+def pinned_runs() -> dict[str, str]:
+    from workbench.core.objective import Constraints
+    from workbench.core.search_objective import Objective
+
+    space = SearchSpace(PINNED_SPACE)
+    one_group = SearchSpace([Slot(s.name, s.values, "compute") for s in PINNED_SPACE])
+    out = {
+        "one at a time": fingerprint(create_strategy("agents", space, seed=1), space, 160, 1),
+        "batches of 3": fingerprint(create_strategy("agents", space, seed=2), space, 120, 3),
+        "one concern, bandit": fingerprint(create_strategy("agents", one_group, seed=3, policy="bandit"), one_group, 100, 1),
+        "failures ranked": fingerprint(create_strategy("agents", space, seed=4, failures="rank"), space, 80, 2),
+        "foreign results": fingerprint(create_strategy("agents", space, seed=5), space, 80, 1, foreign=12),
+    }
+    constrained = create_strategy("agents", space, seed=6)
+    constrained.set_objective(Objective(Constraints(max_latency_ms=1.3)))
+    out["constrained"] = fingerprint(constrained, space, 100, 1)
+    return out
+
+
+PINNED = {
+    "one at a time": "a3654c918443e635",
+    "batches of 3": "36d6512c8e58ff8c",
+    "one concern, bandit": "8336df64f997d7f9",
+    "failures ranked": "ab73f9b287c313cc",
+    "foreign results": "46024773a56596fb",
+    "constrained": "2084caf33c93b930",
+}
+
+
+def test_the_proposals_are_pinned():
+    assert pinned_runs() == PINNED
+
+
+def test_the_typed_options_match_the_declared_ones():
+    """``AgentsOptions`` (typed, read by the code) and ``Agents.OPTIONS`` (validation, help) agree."""
+    import dataclasses
+
+    from workbench.search.agents import Agents, AgentsOptions
+
+    fields = {f.name: f.default for f in dataclasses.fields(AgentsOptions)}
+    assert fields == {o.name: o.default for o in Agents.OPTIONS}
+    agents = create_strategy("agents", SearchSpace(TWO_BASINS), seed=0, init="6", spread=2)
+    assert agents.opt.init == 6 and agents.opt.spread == 2.0 and isinstance(agents.opt.spread, float)

@@ -73,3 +73,78 @@ def test_kt_cache_export_round_trips_through_load_kt_cache(land: strategies.Land
     assert written == land.space.count() == back.space.count()
     assert back.latency == land.latency  # same configs (ids), same latencies, failures still None
     assert {c.id for c in back.space} == {c.id for c in land.space}
+
+
+def test_load_kt_cache_reads_gzipped_unfinished_files_with_values_only_in_the_keys(
+    land: strategies.Landscape, tmp_path: Path
+) -> None:
+    """Published caches come gzipped, some were left unterminated by a crash, and some records carry
+    their parameter values only in the cache key: the benchmark reads all three in place."""
+    import gzip
+    import json
+
+    plain = tmp_path / "kt.json"
+    landscapes_sim.write_kt_cache(land, plain, **land.kt_meta)
+    data = json.loads(plain.read_text())
+    names = data["tune_params_keys"]
+    for record in data["cache"].values():
+        for name in names:
+            del record[name]
+    text = json.dumps(data, indent=1)
+    unfinished = text.rstrip()[: -len("}\n}")].rstrip() + ","
+    packed = tmp_path / "kt_unfinished.json.gz"
+    packed.write_bytes(gzip.compress(unfinished.encode()))
+    back = strategies.load_kt_cache(str(packed))
+    assert back.name == "kt_unfinished" and back.source == str(packed)
+    assert back.latency == land.latency
+
+
+def test_run_cache_makes_reruns_incremental(tmp_path: Path) -> None:
+    cache = strategies.RunCache(str(tmp_path))
+    key = cache.key("agents", "v1", "land/10/0/1", 3, 200)
+    cache.add(key, [2.0, math.inf, 1.0])
+    with open(cache.path, "a") as fh:
+        fh.write('{"key": "cut by a kill", "val')  # an interrupted write is ignored, not fatal
+    again = strategies.RunCache(str(tmp_path))
+    assert again.runs == {key: [2.0, math.inf, 1.0]}
+    assert strategies.RunCache("").runs == {} and strategies.RunCache("").path == ""
+
+
+def test_search_version_follows_the_behaviour_not_the_source() -> None:
+    """Cached runs are keyed by what the strategy proposes on a probe landscape: the same options give
+    the same key, options that change the proposals give another one."""
+    assert strategies.search_version("agents", {}) == strategies.search_version("agents", {})
+    assert strategies.search_version("agents", {}) != strategies.search_version("agents", {"init": 5})
+    assert strategies.search_version("agents", {}) != strategies.search_version("random", {})
+
+
+def test_summary_counts_landscapes_within_one_standard_error() -> None:
+    assert strategies.within_one_se(0.90, 0.01, 0.91, 0.01)
+    assert not strategies.within_one_se(0.80, 0.01, 0.91, 0.01)
+    mean, se = strategies.summarise([[1.0, 0.5], [0.0, 0.5]])
+    assert mean == [0.5, 0.5] and se[1] == 0.0 and abs(se[0] - 0.5) < 1e-12
+
+
+def test_tables_summarise_the_measured_landscapes_and_list_the_missed_targets(land: strategies.Landscape) -> None:
+    """The summary averages measured landscapes only, counts those within one SE of the best, and the
+    target check names every cell where the default is behind a Kernel Tuner strategy by more than one SE."""
+    import dataclasses
+
+    a = dataclasses.replace(land, name="a", simulated=False)
+    b = dataclasses.replace(land, name="b", simulated=False)
+    sim = dataclasses.replace(land, name="s", simulated=True)
+
+    def row(m: float, e: float) -> tuple[list[float], list[float], int]:  # one mean and SE at every budget
+        return [m] * 4, [e] * 4, 50
+
+    stats = {
+        "a": {"agents": row(0.90, 0.01), "kt:x": row(0.80, 0.01)},
+        "b": {"agents": row(0.70, 0.01), "kt:x": row(0.80, 0.01)},
+        "s": {"agents": row(0.10, 0.01), "kt:x": row(0.10, 0.01)},
+    }
+    text = "\n".join(strategies.tables(stats, {}, {"a": a, "b": b, "s": sim}, "agents"))
+    assert "Summary over the 2 measured landscapes" in text
+    assert "| agents | 0.800 ± 0.007 (1/2) |" in text  # the simulated landscape is not averaged in
+    assert "- b, B=25: 0.700 ± 0.010 < kt:x 0.800 ± 0.010 (by 0.100)" in text
+    assert "- a, B=25" not in text
+    assert "all measured landscapes, B=25: agents 0.800 vs best Kernel Tuner kt:x 0.800: +0.000" in text

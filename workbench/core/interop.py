@@ -14,6 +14,7 @@ points, so they can be viewed, ranked and replayed like anything the workbench m
 Public API:
 
 - ``import_kt_cache(path) -> Session``
+- ``read_kt_cache_data(path) -> dict`` (the parsed file, gzipped or unfinished ones included)
 - ``export_kt_cache(session, path) -> int`` (records written)
 - ``export_csv(session, path) -> int`` (rows written)
 - ``guess_group(name) -> str`` (the slot group a Kernel Tuner parameter most likely belongs to)
@@ -231,6 +232,22 @@ def _measurement(record: Mapping[str, Any], keys: list[str], where: str) -> tupl
         if math.isfinite(value) and not (value < 0 and ours in NON_NEGATIVE_METRICS):
             metrics[ours] = float(value)
     return Measurement(Status.OK, metrics), timings
+
+
+def read_kt_cache_data(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The top-level object of a Kernel Tuner cache file: plain, gzipped, or left unfinished by a crash.
+
+    For readers that need the raw records (the strategy benchmark); a file that is not a cache
+    file gives one SessionFormatError line.
+    """
+    p = Path(path)
+    data = _read_cache_json(p, read_capped(p, "Kernel Tuner cache file", MAX_FILE_BYTES))
+    if not isinstance(data, dict):
+        raise SessionFormatError(f"{p}: expected a JSON object at the top, got {type(data).__name__}")
+    for key in ("tune_params_keys", "tune_params", "cache"):
+        if key not in data:
+            raise SessionFormatError(f"{p}: {key}: missing, not a Kernel Tuner cache file")
+    return data
 
 
 def import_kt_cache(path: str | os.PathLike[str]) -> Session:

@@ -11,7 +11,7 @@ invalid or already measured config.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -98,6 +98,8 @@ class IndexedStrategy(Strategy):
         self._all: list[Config] | None = None  # enumeration of a small restricted space (see _fallback)
         #: index vectors handed out or told (a fast pre-check; ``measured`` ids stay authoritative)
         self.seen_index: set[tuple[int, ...]] = set()
+        #: configs planned but not handed out yet, next one last (see :meth:`ask_from_queue`)
+        self.queue: list[Config] = []
 
     # --- bookkeeping ------------------------------------------------------------------------
     def tell(self, trials: Sequence[Trial]) -> None:
@@ -161,6 +163,29 @@ class IndexedStrategy(Strategy):
         if n <= 0:
             return []
         return self.space.sample(self.rng, n, exclude=self.taken() | set(batch))
+
+    def ask_from_queue(self, n: int, refill: Callable[[int, set[str]], list[Config]]) -> list[Config]:
+        """Up to ``n`` fresh configs from the queue of planned ones, refilled when it runs dry.
+
+        Why a queue: strategies plan in rounds (a generation, a round of the agents) larger or
+        smaller than what the engine asks for at a time. ``refill(wanted, batch)`` plans the next
+        round in order (``wanted``: configs still missing from this call; ``batch``: ids already
+        in it); an empty plan ends the call. Planned configs that went stale meanwhile (measured
+        elsewhere, told by the engine) are skipped.
+        """
+        out: list[Config] = []
+        batch: set[str] = set()
+        while len(out) < n and not self.exhausted():
+            if not self.queue:
+                self.queue = refill(n - len(out), batch)
+                self.queue.reverse()
+                if not self.queue:
+                    break
+            config = self.queue.pop()
+            if self.fresh(config, batch):
+                out.append(config)
+                batch.add(config.id)
+        return self.take(out)
 
     # --- repair -------------------------------------------------------------------------------
     def repair(self, index: Sequence[int] | np.ndarray, batch: Iterable[str] = (), pool: int = 24) -> Config | None:

@@ -35,17 +35,54 @@ A space whose slots all share one group has a single concern; then each slot act
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from workbench.core.measurement import Status, Trial
 from workbench.core.space import GROUPS, Config, SearchSpace
-from workbench.search._common import IndexedStrategy, latency_rank
+from workbench.search._common import Index, IndexedStrategy, latency_rank
 from workbench.search.base import Option
+from workbench.search.descent import Descent, changed_slot, one_slot_moves
+from workbench.search.utility import UtilityModel
 
 #: The metric an agent watches besides the shared reward (larger is better).
 AUX_METRIC = {"memory": "throughput_gbs", "launch": "occupancy"}
+
+
+@dataclass(frozen=True)
+class AgentsOptions:
+    """The agents' options, typed (declared with their descriptions in :attr:`Agents.OPTIONS`,
+    which validates and converts them; a test keeps the two in step)."""
+
+    init: int = 10
+    batch: int = 8
+    policy: str = "decomposed"
+    spread: float = 1.0
+    aux_weight: float = 0.2
+    recall: float = 0.3
+    local: float = 0.5
+    joint: float = 0.2
+    credit_share: float = 0.5
+    screen: int = 16
+    interactions: bool = True
+    elite: int = 4
+    patience: int = 8
+    hot: float = 4.0
+    sweep_adjacent: bool = False
+    short: int = 4
+    short_probes: int = 5
+    frontier: int = 8
+    min_gain: float = 0.01
+    failures: str = "risk"
+    fail_weight: float = 1.0
+    feasibility: float = 1.0
+    probes: int = 2
+    trend: float = 0.03
+    diverse: float = 2.0
+    learn_all: bool = True
+    sweep: bool = True
 
 
 class Agents(IndexedStrategy):
@@ -99,6 +136,7 @@ class Agents(IndexedStrategy):
 
     def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
         super().__init__(space, seed=seed, **options)
+        self.opt = AgentsOptions(**self.options)
         slot_group = [s.group for s in space.slots]
         movable = [k for k, size in enumerate(self.coder.sizes) if size > 1]
         groups = [g for g in GROUPS if any(slot_group[k] == g for k in movable)]
@@ -110,44 +148,24 @@ class Agents(IndexedStrategy):
         self.reward_sum = [np.zeros(int(size)) for size in self.coder.sizes]
         self.reward_n = [np.zeros(int(size)) for size in self.coder.sizes]
         self.kernel = [self._kernel(k) for k in range(len(self.coder.sizes))]
-        self.offsets = np.concatenate([[0], np.cumsum(self.coder.sizes)]).astype(int)
         # Interactions inside a concern (tile x shared memory) get their own utilities; across
         # concerns utilities only add up. An agent is a clique of slots that interact.
-        self.pairs: list[tuple[int, int, int]] = []  # (slot, other slot, first feature column)
-        dim = int(self.offsets[-1])
-        if self.options["interactions"]:
-            for _, slots in self.agents:
-                for i, k1 in enumerate(slots):
-                    for k2 in slots[i + 1 :]:
-                        self.pairs.append((k1, k2, dim))
-                        dim += int(self.coder.sizes[k1] * self.coder.sizes[k2])
-        self.gram, self.xty, self.yy, self.n_rows = np.zeros((dim, dim)), np.zeros(dim), 0.0, 0
-        self.dim = dim
-        self.prior = np.eye(dim)  # ridge towards zero utility, plus smoothness along ordered slots
-        self.prior[int(self.offsets[-1]) :, int(self.offsets[-1]) :] *= 2.0  # interactions: only on evidence
-        for k, size in enumerate(self.coder.sizes):
-            if self.coder.ordered[k] and size > 1:
-                diff = np.diff(np.eye(int(size)), axis=0)
-                lo, hi = self.offsets[k], self.offsets[k + 1]
-                self.prior[lo:hi, lo:hi] += 4.0 * diff.T @ diff
+        self.model = UtilityModel(self.coder.sizes, self.coder.ordered, [slots for _, slots in self.agents],
+                                  self.opt.interactions)
         self.aux_sum = [np.zeros(int(size)) for size in self.coder.sizes]
         self.aux_n = [np.zeros(int(size)) for size in self.coder.sizes]
-        self._posterior: tuple[np.ndarray, np.ndarray] | None = None
         self._sampled: np.ndarray | None = None
         self.credit = np.ones(len(self.agents))
         #: per agent: its sub-config (values of its slots) -> best score measured with it
         self.sub_best: list[dict[tuple[int, ...], float]] = [{} for _ in self.agents]
         self.history: list[tuple[float, tuple[int, ...]]] = []
-        self.queue: list[Config] = []
         self.round: dict[str, tuple[int, float]] = {}  # id -> (active agent or -1, score of its base)
         self.outcomes: dict[str, tuple[float, dict[str, float]]] = {}
         self.indices: dict[str, tuple[int, ...]] = {}  # id -> index vector of round members
         self.since_improvement = 0
         self.focus: int | None = None
         self.focus_cycle = 0
-        self.sweeping = False
-        self.sweep_base: tuple[float, Config] | None = None
-        self.swept: list[tuple[int, ...]] = []  # local optima whose neighbourhood is used up
+        self.descent = Descent()  # the systematic pass around a base when stalled
         self.failed = np.zeros((0, len(self.coder.sizes)), dtype=np.int64)  # index vectors of failed configs
         self.probed = False  # the trend probes are sent once, with the first learning round
         self.short_probed: tuple[int, ...] | None = None  # the incumbent whose short moves were probed last
@@ -166,7 +184,7 @@ class Agents(IndexedStrategy):
             self.history.append((score, self.coder.encode(trial.config)))
             if not math.isfinite(score):
                 self.failed = np.vstack([self.failed, self.history[-1][1]])
-            if trial.config.id not in self.round and self.options["learn_all"]:
+            if trial.config.id not in self.round and self.opt.learn_all:
                 self.foreign.append((score, self.history[-1][1]))  # proposed by someone else
             aux = {m: trial.metric(m) for m in AUX_METRIC.values()}
             self.outcomes[trial.config.id] = (score, aux)
@@ -177,26 +195,25 @@ class Agents(IndexedStrategy):
                     self.sub_best[a][sub] = score
             self.since_improvement += 1
             self._note_feasibility(trial, vec)
-            if self.sweeping and self.sweep_base is not None and score < self.sweep_base[0]:
-                self.sweep_base = (score, trial.config)
-        progress = self.best_score < before * (1.0 - float(self.options["min_gain"]))
-        if progress or len(self.history) <= int(self.options["init"]):
+            self.descent.note(score, trial.config)
+        progress = self.best_score < before * (1.0 - self.opt.min_gain)
+        if progress or len(self.history) <= self.opt.init:
             self.since_improvement = 0  # (the random start is not a stall)
             self.focus = None  # a sweep that improved goes on around the new incumbent
         if self.round and all(cid in self.outcomes for cid in self.round):
             self._learn()
-        if len(self.foreign) >= int(self.options["batch"]):
+        if len(self.foreign) >= self.opt.batch:
             # Results the agents did not propose (a portfolio partner, a reopened session) form
             # rounds of their own: ranked among themselves, they teach the utilities the same way.
             kept = [(score, vec) for score, vec in self.foreign if self._ranked(score)]
             if len(kept) >= 2:
-                self._accumulate([vec for _, vec in kept], latency_rank([score for score, _ in kept]))
+                self.model.accumulate([vec for _, vec in kept], latency_rank([score for score, _ in kept]))
             self.foreign = []
 
     def _ranked(self, score: float) -> bool:
         """Whether a result enters the rank rewards: with ``failures="risk"`` a failure does not,
         since it says where the kernel breaks, not how fast its values are (see :meth:`_failure_risk`)."""
-        return math.isfinite(score) or self.options["failures"] == "rank"
+        return math.isfinite(score) or self.opt.failures == "rank"
 
     def _learn(self) -> None:
         """Rank rewards for the finished part of the round; update every agent's preferences."""
@@ -205,7 +222,7 @@ class Agents(IndexedStrategy):
             scores = [self.outcomes[cid][0] for cid in done]
             reward = latency_rank(scores)
             idx = [self.indices[cid] for cid in done]
-            self._accumulate(idx, reward)
+            self.model.accumulate(idx, reward)
             for a, (group, slots) in enumerate(self.agents):
                 own = reward.copy()
                 metric = AUX_METRIC.get(group)
@@ -215,11 +232,11 @@ class Agents(IndexedStrategy):
                     if finite.sum() >= 2:
                         aux = np.zeros(len(done))
                         aux[finite] = latency_rank(-values[finite])
-                        own = own + float(self.options["aux_weight"]) * aux
-                        for j in np.flatnonzero(finite):
+                        own = own + self.opt.aux_weight * aux
+                        for f in np.flatnonzero(finite):
                             for k in slots:
-                                self.aux_sum[k][idx[j][k]] += aux[j]
-                                self.aux_n[k][idx[j][k]] += 1.0
+                                self.aux_sum[k][idx[f][k]] += aux[f]
+                                self.aux_n[k][idx[f][k]] += 1.0
                 for j, vec in enumerate(idx):
                     if self.round[done[j]][0] in (-1, a):  # an agent that held made no choice to score
                         for k in slots:
@@ -248,63 +265,24 @@ class Agents(IndexedStrategy):
         value's mean reward estimated from kernel-shared evidence of the rounds where this agent
         chose (one neutral observation as prior).
         """
-        if self.options["policy"] == "decomposed":
+        if self.opt.policy == "decomposed":
             if self._sampled is None:
                 self._sampled = self._sample_values(temperature)
-            utility = self._sampled[self.offsets[k] : self.offsets[k + 1]]
-            utility = utility + float(self.options["aux_weight"]) * self.aux_sum[k] / (self.aux_n[k] + 1.0)
+            utility = self.model.slot(self._sampled, k)
+            utility = utility + self.opt.aux_weight * self.aux_sum[k] / (self.aux_n[k] + 1.0)
             return int(np.argmax(utility))
         return int(np.argmax(self._thompson(k, temperature)))
 
-    def _features(self, vec: Sequence[int]) -> np.ndarray:
-        """Columns set for a config: one per slot value, one per value pair of interacting slots."""
-        cols = [int(self.offsets[k]) + int(v) for k, v in enumerate(vec)]
-        cols += [first + int(vec[k1]) * int(self.coder.sizes[k2]) + int(vec[k2]) for k1, k2, first in self.pairs]
-        return np.asarray(cols, dtype=int)
-
-    def _accumulate(self, idx: list[tuple[int, ...]], reward: np.ndarray) -> None:
-        """Add one round to the normal equations, with the round's means removed (see :meth:`_fit`)."""
-        x = np.zeros((len(idx), self.dim))
-        for i, vec in enumerate(idx):
-            x[i, self._features(vec)] = 1.0
-        x -= x.mean(axis=0)
-        y = reward - reward.mean()
-        self.gram += x.T @ x
-        self.xty += x.T @ y
-        self.yy += float(y @ y)
-        self.n_rows += len(idx)
-        self._posterior = None
-
-    def _fit(self) -> tuple[np.ndarray, np.ndarray]:
-        """Value decomposition: shared rank rewards = sum of every slot's value utility, fitted jointly.
-
-        Rewards are compared only within their round (round means are removed from rewards and
-        features alike), so a round of strong configs and a round of weak ones teach the same
-        thing. A ridge prior pulls utilities to zero and, on ordered slots, neighbours together.
-        Returns the posterior mean and a Cholesky factor of its covariance.
-        """
-        a = self.gram + self.prior
-        mean = np.linalg.solve(a, self.xty)
-        sse = self.yy - 2.0 * float(mean @ self.xty) + float(mean @ self.gram @ mean)
-        noise = max(0.05, sse / self.n_rows) if self.n_rows else 0.25
-        cov = np.linalg.inv(a) * noise
-        chol = np.linalg.cholesky(0.5 * (cov + cov.T) + 1e-12 * np.eye(len(mean)))
-        return mean, chol
-
     def _sample_values(self, temperature: float) -> np.ndarray:
         """One Thompson draw of every slot value's utility (wider with ``temperature``)."""
-        if self._posterior is None:
-            self._posterior = self._fit()
-        mean, chol = self._posterior
-        z = self.rng.standard_normal(len(mean))
-        return mean + temperature * float(self.options["spread"]) * (chol @ z)
+        return self.model.sample(self.rng, temperature * self.opt.spread)
 
     def _thompson(self, k: int, temperature: float = 1.0) -> np.ndarray:
         """One posterior draw of the mean rank reward of each value of slot ``k``."""
         n = self.kernel[k] @ self.reward_n[k] + 1.0
         mean = (self.kernel[k] @ self.reward_sum[k]) / n
         noise = self.rng.standard_normal(len(n))
-        return mean + temperature * float(self.options["spread"]) * noise / np.sqrt(n)
+        return mean + temperature * self.opt.spread * noise / np.sqrt(n)
 
     # --- proposing -------------------------------------------------------------------------------
     def _redraw(self, genes: list[int], a: int, temperature: float, local: float, recall: float) -> None:
@@ -344,68 +322,40 @@ class Agents(IndexedStrategy):
         if self.focus is not None:  # stalled: only the focused agent moves, hot, from the incumbent
             base_score, base = ranked[0]
             genes = list(base)
-            self._redraw(genes, self.focus, float(self.options["hot"]), 0.3, 0.3)
+            self._redraw(genes, self.focus, self.opt.hot, 0.3, 0.3)
             return genes, self.focus, base_score
         pick = 0 if self.rng.random() < 0.5 else int(self.rng.integers(len(ranked)))
         base_score, base = ranked[pick]
         genes = list(base)
-        if self.rng.random() < self.options["joint"]:
+        if self.rng.random() < self.opt.joint:
             for a in range(len(self.agents)):
                 self._redraw(genes, a, 1.0, 0.0, 0.0)
             return genes, -1, base_score
-        share = float(self.options["credit_share"])
+        share = self.opt.credit_share
         p = share * self.credit / self.credit.sum() + (1.0 - share) / len(self.agents)
         active = int(self.rng.choice(len(self.agents), p=p))
-        self._redraw(genes, active, 1.0, float(self.options["local"]), float(self.options["recall"]))
+        self._redraw(genes, active, 1.0, self.opt.local, self.opt.recall)
         return genes, active, base_score
 
     def _sweep(self, size: int, batch: set[str]) -> list[Config]:
-        """Unmeasured one-slot neighbours of the descent's base, those the agents value most first.
-
-        Why: a rank-learning model is misled on a needle (the optimum needs several choices that
-        each look mediocre alone), while a systematic neighbourhood pass walks into it once it
-        stands next to it. The fitted utilities only order the pass; every neighbour gets its turn
-        unless one beats the base (then the pass moves there, see :meth:`tell`). A base whose
-        neighbourhood is used up is a local optimum and is remembered in ``swept``.
-        """
-        if self.sweep_base is None:
+        """The next pass of the descent around its base (:mod:`workbench.search.descent`), the moves
+        the agents value most first. The utilities only order the pass; every neighbour gets its
+        turn unless one beats the base (then the pass moves there, see :meth:`tell`)."""
+        base = self.descent.base
+        passes = 1 if self.opt.sweep_adjacent else 3
+        nbrs = self.descent.next_moves(self.space, self.coder, lambda c: self.fresh(c, batch), self.opt.short, passes)
+        if not nbrs or base is None:
             return []
-        base_score, base = self.sweep_base
-        moves = self._moves(base, batch)
-        tiers = 1 if self.options["sweep_adjacent"] else 3
-        nbrs = next((tier for tier in moves[:tiers] if tier), [])
-        if not nbrs:
-            self.swept.append(self.coder.encode(base))
-            return []
-        return self._enrol(nbrs, size, batch, base_score)
+        return self._enrol(nbrs, size, batch, base[0])
 
     def _moves(self, base: Config, batch: set[str]) -> list[list[Config]]:
-        """The unmeasured one-slot moves of ``base``, in the three passes of a descent (VND).
+        """The fresh one-slot moves of ``base`` in the descent's three passes (:func:`one_slot_moves`)."""
+        return one_slot_moves(self.space, self.coder, base, lambda c: self.fresh(c, batch), self.opt.short)
 
-        1. the adjacent values of ordered slots and every value of categorical ones (the nearest
-           questions);
-        2. the ends of ordered domains, and every value of short ones (at most ``short`` values);
-        3. every other one-slot move.
-
-        Why the second pass: an integer slot with a handful of values is often a method number
-        (point-in-polygon's ``between_method`` 0-3 is fastest at 0 and slowest at 1), where
-        adjacency means nothing, and optima often sit at a domain's end (the largest tile). Both
-        are few evaluations, while the third pass of a 31-value block size is many.
-        """
-        adjacent = {c.id for c in self.space.neighbours(base, adjacent_only=True)}
-        origin = self.coder.encode(base)
-        passes: list[list[Config]] = [[], [], []]
-        for config in self.space.neighbours(base):
-            if not self.fresh(config, batch):
-                continue
-            if config.id in adjacent:
-                passes[0].append(config)
-                continue
-            vec = self.coder.encode(config)
-            k = self._changed_slot(origin, vec)
-            size = int(self.coder.sizes[k])
-            passes[1 if size <= int(self.options["short"]) or vec[k] in (0, size - 1) else 2].append(config)
-        return passes
+    @property
+    def swept(self) -> list[Index]:
+        """Local optima found so far: descent bases whose neighbourhood is used up."""
+        return self.descent.optima
 
     def _enter(self, config: Config, active: int, base_score: float, batch: set[str] | None = None,
                vec: tuple[int, ...] | None = None) -> None:
@@ -420,9 +370,9 @@ class Agents(IndexedStrategy):
         """The ``size`` of ``configs`` the agents value most (one Thompson draw), entered in the round."""
         if not configs:
             return []
-        draw = self._sample_values(1.0) if self.n_rows else np.zeros(self.dim)
+        draw = self._sample_values(1.0) if self.model.n_rows else np.zeros(self.model.dim)
         vecs = [self.coder.encode(c) for c in configs]
-        value = np.array([float(draw[self._features(v)].sum()) for v in vecs])
+        value = np.array([self.model.value(draw, v) for v in vecs])
         if risk:
             value -= np.array([self._failure_risk(v) for v in vecs])
         value -= np.array([self._feasibility_risk(v) for v in vecs])
@@ -439,7 +389,7 @@ class Agents(IndexedStrategy):
 
         Why: such a move is the cheapest question with the largest possible answer. A flag or a
         method number changes the kernel's code path, and its best value often depends on the
-        rest of the config (convolution: read-only loads pay only with shared memory), so the
+        rest of the config (a cache hint may pay only with one memory layout), so the
         model's belief about it, learned on other configs, is weakest exactly where it matters.
         """
         score, vec = incumbent
@@ -447,15 +397,10 @@ class Agents(IndexedStrategy):
         if size <= 0:
             return []
         base = self.coder.decode(vec)
-        short = int(self.options["short"])
+        short = self.opt.short
         moves = [c for c in self.space.neighbours(base) if self.fresh(c, batch)]
-        moves = [c for c in moves if self.coder.sizes[self._changed_slot(vec, self.coder.encode(c))] <= short]
+        moves = [c for c in moves if self.coder.sizes[changed_slot(vec, self.coder.encode(c))] <= short]
         return self._enrol(moves, size, batch, score)
-
-    @staticmethod
-    def _changed_slot(a: Sequence[int], b: Sequence[int]) -> int:
-        """The first slot where index vectors ``a`` and ``b`` differ (``b`` is a one-slot move of ``a``)."""
-        return next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
 
     def _frontier(self, size: int, batch: set[str]) -> list[Config]:
         """Before a new descent: the most valued first- or second-pass move of each of the best
@@ -463,13 +408,13 @@ class Agents(IndexedStrategy):
 
         Why: a descent costs tens of evaluations, so where the next one starts matters. The best
         measured config away from the known optima is often a mediocre member of a good basin
-        (convolution: read-only loads with shared memory but the wrong padding, 60 % of the
-        optimum, next to a trap at 64 %); one look at the best neighbour of each of several such
+        (the right code path with one wrong flag, slower than a local optimum of a worse basin);
+        one look at the best neighbour of each of several such
         configs finds the basin whose slope is steepest, and the descent starts from there.
         """
         out: list[Config] = []
         for score, vec in self._away_from_optima():
-            if len(out) >= min(size, int(self.options["frontier"])):
+            if len(out) >= min(size, self.opt.frontier):
                 break
             moves = self._moves(self.coder.decode(vec), batch)
             out += self._enrol(moves[0] + moves[1], 1, batch, score, risk=True)
@@ -479,7 +424,7 @@ class Agents(IndexedStrategy):
         """Measured, working configs, best first, at distance ``diverse`` or more from every known
         local optimum (:meth:`Coder.distance`; the optima themselves are never among them)."""
         optima = np.asarray(self.swept)
-        need = float(self.options["diverse"])
+        need = self.opt.diverse
         for score, vec in sorted(self.history, key=lambda item: item[0]):
             if not math.isfinite(score):
                 return
@@ -496,17 +441,17 @@ class Agents(IndexedStrategy):
         utilities of unmeasured values are pulled towards their neighbours' by the smoothness
         prior, so the model alone reaches an end only after several rounds; a probe asks at once.
         """
-        mean = self._fit()[0]
+        mean = self.model.fit()[0]
         target: dict[int, int] = {}
         for k, n in enumerate(self.coder.sizes):
             if not self.coder.ordered[k] or n < 3:
                 continue
-            utility = mean[self.offsets[k] : self.offsets[k + 1]]
+            utility = self.model.slot(mean, k)
             rise = float(np.polyfit(np.arange(int(n), dtype=float), utility, 1)[0]) * (int(n) - 1)
-            if abs(rise) > float(self.options["trend"]):
+            if abs(rise) > self.opt.trend:
                 target[k] = int(n) - 1 if rise > 0 else 0
         out: list[Config] = []
-        for score, vec in ranked[: int(self.options["probes"])]:
+        for score, vec in ranked[: self.opt.probes]:
             genes = [target.get(k, v) for k, v in enumerate(vec)]
             if tuple(genes) == tuple(vec) or len(out) >= size:
                 continue
@@ -536,7 +481,7 @@ class Agents(IndexedStrategy):
         pulled towards the overall one by two pseudo-trials. The rank rewards already rank misses
         behind hits; this steers the proposals themselves away from the infeasible region.
         """
-        weight = float(self.options["feasibility"])
+        weight = self.opt.feasibility
         total = float(self.bounded_n[0].sum()) if self.bounded_n else 0.0
         if not weight or total < 2:
             return 0.0
@@ -555,13 +500,13 @@ class Agents(IndexedStrategy):
         """Penalty for a proposal close to a failed config: ``fail_weight`` next to it, fading with distance.
 
         Why local: failures cluster (too many registers for a large block, a tile that does not
-        fit), but the values involved are often part of the optimum too (pnpoly's fastest tile
-        size fails with the largest blocks). Ranking failures last, or counting them against a
+        fit), but the values involved are often part of the optimum too (the fastest tile size
+        may fail only with the largest blocks). Ranking failures last, or counting them against a
         slot value, teaches the agents that the value itself is bad; a penalty on the failure's
         surroundings only avoids the failing region.
         """
-        weight = float(self.options["fail_weight"])
-        if not weight or self.options["failures"] != "risk" or not len(self.failed):
+        weight = self.opt.fail_weight
+        if not weight or self.opt.failures != "risk" or not len(self.failed):
             return 0.0
         nearest = float(self.coder.distances(self.failed, vec).min())
         return weight * math.exp(-nearest / 0.15)
@@ -572,13 +517,13 @@ class Agents(IndexedStrategy):
         a changed categorical slot counts 1, an ordered slot its step relative to the domain's width).
 
         Why: a second descent from the incumbent's own basin (a few block sizes away) only finds the
-        same optimum again; the landscapes we measured are bimodal (convolution: a read-only, no
-        shared-memory basin at 68 % of the optimum next to the right one), and the start of a
-        descent in the other basin is usually already among the measured configs.
+        same optimum again; tuning landscapes are often multimodal (one code path's basin next to
+        a deeper one of another), and the start of a descent in the other basin is usually already
+        among the measured configs.
         """
         if self.best_config is None:
             return None
-        need = float(self.options["diverse"])
+        need = self.opt.diverse
         best_vec = self.coder.encode(self.best_config)
         if need <= 0 or best_vec not in self.swept:
             return (self.best_score, self.best_config)
@@ -588,39 +533,38 @@ class Agents(IndexedStrategy):
     def _propose_round(self, size: int, batch: set[str]) -> list[Config]:
         if not self.agents:
             return self.sample(size, batch)
-        if self.since_improvement >= int(self.options["patience"]) and self.options["sweep"] and not self.sweeping:
-            self.sweeping = True  # first a systematic pass around the incumbent
-            self.since_improvement = 0
-            self.sweep_base = self._choose_sweep_base()
-        if self.sweeping:
+        if self.since_improvement >= self.opt.patience and self.opt.sweep and not self.descent.running:
+            self.since_improvement = 0  # first a systematic pass around the incumbent
+            self.descent.start(self._choose_sweep_base())
+        if self.descent.running:
             self.round = {}
-            out = self._sweep(size, batch)
-            if out:
+            passed = self._sweep(size, batch)
+            if passed:
                 self.rounds += 1
-                return out
-            self.sweeping = False  # neighbourhood exhausted: a local optimum
-            self.since_improvement = int(self.options["patience"])
+                return passed
+            self.descent.running = False  # neighbourhood exhausted: a local optimum
+            self.since_improvement = self.opt.patience
             self.round = {}
-            out = self._frontier(size, batch)  # where the next descent should start
-            if out:
+            passed = self._frontier(size, batch)  # where the next descent should start
+            if passed:
                 self.rounds += 1
-                return out  # (the next round starts that descent; without a frontier: focused exploration)
-        if self.since_improvement >= int(self.options["patience"]):
+                return passed  # (the next round starts that descent; without a frontier: focused exploration)
+        if self.since_improvement >= self.opt.patience:
             self.focus = self.focus_cycle % len(self.agents)
             self.focus_cycle += 1
             self.since_improvement = 0
-        ranked = sorted(self.history, key=lambda item: item[0])[: int(self.options["elite"])]
+        ranked = sorted(self.history, key=lambda item: item[0])[: self.opt.elite]
         ranked = [r for r in ranked if math.isfinite(r[0])] or ranked
         out: list[Config] = []
         self.round = {}
-        screen = max(1, int(self.options["screen"])) if self.n_rows else 1
+        screen = max(1, self.opt.screen) if self.model.n_rows else 1
         if self.space_count() - len(self.taken()) < 64:
             screen = 1  # nearly exhausted: every repair has to search far, and little is left to choose
-        if not self.probed and self.n_rows:  # the first round after the random start
+        if not self.probed and self.model.n_rows:  # the first round after the random start
             self.probed = True
             out = self._trend_probes(ranked, size, batch)
-        if self.n_rows and self.focus is None and tuple(ranked[0][1]) != self.short_probed:
-            out += self._short_probes(ranked[0], min(size - len(out), int(self.options["short_probes"])), batch)
+        if self.model.n_rows and self.focus is None and tuple(ranked[0][1]) != self.short_probed:
+            out += self._short_probes(ranked[0], min(size - len(out), self.opt.short_probes), batch)
         while len(out) < size:
             # The agents screen a few joint proposals with their fitted utilities (one Thompson
             # draw shared by the candidates) and measure the one they value most.
@@ -633,8 +577,8 @@ class Agents(IndexedStrategy):
                     break
                 value = 0.0
                 if draw is not None:
-                    vec = np.asarray(self.coder.encode(config))
-                    value = float(draw[self._features(vec)].sum())
+                    vec = self.coder.encode(config)
+                    value = self.model.value(draw, vec)
                     value -= self._failure_risk(vec) + self._feasibility_risk(vec)
                 if best is None or value > best[0]:
                     best = (value, config, active, base_score)
@@ -648,34 +592,25 @@ class Agents(IndexedStrategy):
 
     def _utilities(self) -> dict[str, list[float]]:
         """The fitted utility of each slot value (what the agents believe), for the session file."""
-        mean = self._fit()[0] if self.n_rows else np.zeros(self.dim)
+        mean = self.model.mean()
         return {
-            name: [round(float(x), 3) for x in mean[self.offsets[k] : self.offsets[k + 1]]]
+            name: [round(float(x), 3) for x in self.model.slot(mean, k)]
             for k, name in enumerate(self.coder.names)
         }
 
     def ask(self, n: int) -> list[Config]:
-        out: list[Config] = []
-        batch: set[str] = set()
-        while len(out) < n and not self.exhausted():
-            if not self.queue:
-                if self.round:
-                    self._learn()  # a parallel engine asks before the round is back: learn from what is
-                if len(self.history) < int(self.options["init"]):
-                    want = max(n - len(out), int(self.options["init"]) - len(self.taken()))
-                    self.queue = self.sample(max(want, 1), set(batch))
-                    for config in self.queue:  # the random start is a round too: agents learn from it
-                        self._enter(config, -1, math.inf)
-                else:
-                    self.queue = self._propose_round(max(int(self.options["batch"]), n - len(out)), set(batch))
-                self.queue.reverse()
-                if not self.queue:
-                    break
-            config = self.queue.pop()
-            if self.fresh(config, batch):
-                out.append(config)
-                batch.add(config.id)
-        return self.take(out)
+        return self.ask_from_queue(n, self._next_round)
+
+    def _next_round(self, wanted: int, batch: set[str]) -> list[Config]:
+        """The random start while it lasts (a round too: the agents learn from it), then their rounds."""
+        if self.round:
+            self._learn()  # a parallel engine asks before the round is back: learn from what is
+        if len(self.history) < self.opt.init:
+            start = self.sample(max(wanted, self.opt.init - len(self.taken()), 1), set(batch))
+            for config in start:
+                self._enter(config, -1, math.inf)
+            return start
+        return self._propose_round(max(self.opt.batch, wanted), set(batch))
 
     def state(self) -> dict[str, Any]:
         return {

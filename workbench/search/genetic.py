@@ -32,7 +32,6 @@ class Genetic(IndexedStrategy):
     def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
         super().__init__(space, seed=seed, **options)
         self.history: list[tuple[float, tuple[int, ...]]] = []  # (score, index vector) of every told config
-        self.queue: list[Config] = []
         self.generation = 0
 
     def tell(self, trials: Sequence[Trial]) -> None:
@@ -83,24 +82,15 @@ class Genetic(IndexedStrategy):
         return out
 
     def ask(self, n: int) -> list[Config]:
-        out: list[Config] = []
-        batch: set[str] = set()
-        while len(out) < n and not self.exhausted():
-            if not self.queue:
-                size = int(self.options["population"])
-                if len(self.history) < 2:
-                    self.queue = self.sample(size, batch)
-                else:
-                    self.queue = self._breed(size, set(batch))
-                    self.generation += 1
-                self.queue.reverse()
-                if not self.queue:
-                    break
-            config = self.queue.pop()
-            if self.fresh(config, batch):
-                out.append(config)
-                batch.add(config.id)
-        return self.take(out)
+        return self.ask_from_queue(n, self._next_generation)
+
+    def _next_generation(self, wanted: int, batch: set[str]) -> list[Config]:
+        """One generation (random while fewer than two configs are known), whatever ``wanted`` is."""
+        size = int(self.options["population"])
+        if len(self.history) < 2:
+            return self.sample(size, batch)
+        self.generation += 1
+        return self._breed(size, set(batch))
 
     def state(self) -> dict[str, Any]:
         return {**super().state(), "generation": self.generation}

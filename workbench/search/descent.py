@@ -1,0 +1,82 @@
+"""A descent over one-slot moves (variable neighbourhood descent), as a component of a strategy.
+
+Why: a model that learns from ranks is misled on a needle (the optimum needs several choices
+that each look mediocre alone), while a systematic neighbourhood pass walks into it once it
+stands next to it. The descent keeps its base (the best config of the pass so far), moves on
+whenever a neighbour beats it, and remembers the bases whose neighbourhood is used up (local
+optima), so that the next descent can start away from them. Which neighbour is measured first
+is the owner's choice (the agents order them by their utilities).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from workbench.core.space import Config, SearchSpace
+from workbench.search._common import Coder, Index
+
+
+def changed_slot(a: Sequence[int], b: Sequence[int]) -> int:
+    """The first slot where index vectors ``a`` and ``b`` differ (``b`` is a one-slot move of ``a``)."""
+    return next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+
+
+def one_slot_moves(space: SearchSpace, coder: Coder, base: Config, fresh: Callable[[Config], bool],
+                   short: int) -> list[list[Config]]:
+    """The fresh one-slot moves of ``base``, in the three passes of a descent.
+
+    1. the adjacent values of ordered slots and every value of categorical ones (the nearest
+       questions);
+    2. the ends of ordered domains, and every value of short ones (at most ``short`` values);
+    3. every other one-slot move.
+
+    Why the second pass: an integer slot with a handful of values is often a method number, where
+    adjacency means nothing, and optima often sit at a domain's end (the largest tile that still
+    fits). Both are few evaluations, while the third pass of a 31-value block size is many.
+    """
+    adjacent = {c.id for c in space.neighbours(base, adjacent_only=True)}
+    origin = coder.encode(base)
+    passes: list[list[Config]] = [[], [], []]
+    for config in space.neighbours(base):
+        if not fresh(config):
+            continue
+        if config.id in adjacent:
+            passes[0].append(config)
+            continue
+        vec = coder.encode(config)
+        k = changed_slot(origin, vec)
+        size = int(coder.sizes[k])
+        passes[1 if size <= short or vec[k] in (0, size - 1) else 2].append(config)
+    return passes
+
+
+@dataclass
+class Descent:
+    """State of the descent: whether one is running, its base, and the local optima found so far."""
+
+    running: bool = False
+    base: tuple[float, Config] | None = None
+    #: index vectors of bases whose neighbourhood was used up (local optima)
+    optima: list[Index] = field(default_factory=list)
+
+    def start(self, base: tuple[float, Config] | None) -> None:
+        self.running = True
+        self.base = base
+
+    def note(self, score: float, config: Config) -> None:
+        """A told result: a running descent moves its base to anything that beats it."""
+        if self.running and self.base is not None and score < self.base[0]:
+            self.base = (score, config)
+
+    def next_moves(self, space: SearchSpace, coder: Coder, fresh: Callable[[Config], bool], short: int,
+                   passes: int) -> list[Config]:
+        """The first non-empty pass (of the first ``passes``) around the base; none left: the base
+        is a local optimum, remembered in :attr:`optima`."""
+        if self.base is None:
+            return []
+        moves = one_slot_moves(space, coder, self.base[1], fresh, short)
+        nbrs = next((tier for tier in moves[:passes] if tier), [])
+        if not nbrs:
+            self.optima.append(coder.encode(self.base[1]))
+        return nbrs

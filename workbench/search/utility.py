@@ -1,0 +1,102 @@
+"""A utility model over slot values: rank rewards explained as a sum of per-value utilities.
+
+Why: the slots of a kernel template are partly independent (the best tile size barely depends on
+the reduction strategy), so "how good is this value of this slot" is a question every
+measurement answers a little. The model is a Bayesian linear regression of rank rewards on
+one-hot features (one column per slot value, plus one per value pair of slots that interact),
+fitted jointly (value decomposition), with a ridge prior that pulls utilities towards zero and,
+on ordered slots, adjacent values together (128 threads usually behave like 96 and 160).
+
+Pure: it holds the normal equations and nothing else; the caller owns the random generator and
+decides which rounds are fed in. The agents (``workbench.search.agents``) use it to draw each
+concern's values (Thompson sampling) and to screen joint proposals.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+
+class UtilityModel:
+    """Per-value utilities of a space's slots (and of value pairs within each clique of slots)."""
+
+    def __init__(self, sizes: Sequence[int] | np.ndarray, ordered: Sequence[bool] | np.ndarray,
+                 cliques: Sequence[Sequence[int]],
+                 interactions: bool = True) -> None:
+        """``sizes``/``ordered``: per slot; ``cliques``: groups of slots whose value pairs get their
+        own utilities when ``interactions`` is on (across cliques utilities only add up)."""
+        self.sizes = np.asarray(sizes, dtype=np.int64)
+        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).astype(int)
+        self.pairs: list[tuple[int, int, int]] = []  # (slot, other slot, first feature column)
+        dim = int(self.offsets[-1])
+        if interactions:
+            for slots in cliques:
+                for i, k1 in enumerate(slots):
+                    for k2 in slots[i + 1 :]:
+                        self.pairs.append((k1, k2, dim))
+                        dim += int(self.sizes[k1] * self.sizes[k2])
+        self.dim = dim
+        self.gram, self.xty, self.yy, self.n_rows = np.zeros((dim, dim)), np.zeros(dim), 0.0, 0
+        self.prior = np.eye(dim)  # ridge towards zero utility, plus smoothness along ordered slots
+        self.prior[int(self.offsets[-1]) :, int(self.offsets[-1]) :] *= 2.0  # interactions: only on evidence
+        for k, size in enumerate(self.sizes):
+            if ordered[k] and size > 1:
+                diff = np.diff(np.eye(int(size)), axis=0)
+                lo, hi = self.offsets[k], self.offsets[k + 1]
+                self.prior[lo:hi, lo:hi] += 4.0 * diff.T @ diff
+        self._posterior: tuple[np.ndarray, np.ndarray] | None = None
+
+    def features(self, vec: Sequence[int]) -> np.ndarray:
+        """Columns set for a config: one per slot value, one per value pair of interacting slots."""
+        cols = [int(self.offsets[k]) + int(v) for k, v in enumerate(vec)]
+        cols += [first + int(vec[k1]) * int(self.sizes[k2]) + int(vec[k2]) for k1, k2, first in self.pairs]
+        return np.asarray(cols, dtype=int)
+
+    def slot(self, values: np.ndarray, k: int) -> np.ndarray:
+        """The part of a utility vector (a mean or a draw) that belongs to slot ``k``'s values."""
+        return values[self.offsets[k] : self.offsets[k + 1]]
+
+    def accumulate(self, idx: Sequence[Sequence[int]], reward: np.ndarray) -> None:
+        """Add one round to the normal equations, with the round's means removed (see :meth:`fit`)."""
+        x = np.zeros((len(idx), self.dim))
+        for i, vec in enumerate(idx):
+            x[i, self.features(vec)] = 1.0
+        x -= x.mean(axis=0)
+        y = reward - reward.mean()
+        self.gram += x.T @ x
+        self.xty += x.T @ y
+        self.yy += float(y @ y)
+        self.n_rows += len(idx)
+        self._posterior = None
+
+    def fit(self) -> tuple[np.ndarray, np.ndarray]:
+        """The posterior mean of the utilities and a Cholesky factor of its covariance.
+
+        Rewards are compared only within their round (round means are removed from rewards and
+        features alike), so a round of strong configs and a round of weak ones teach the same thing.
+        """
+        a = self.gram + self.prior
+        mean = np.linalg.solve(a, self.xty)
+        sse = self.yy - 2.0 * float(mean @ self.xty) + float(mean @ self.gram @ mean)
+        noise = max(0.05, sse / self.n_rows) if self.n_rows else 0.25
+        cov = np.linalg.inv(a) * noise
+        chol = np.linalg.cholesky(0.5 * (cov + cov.T) + 1e-12 * np.eye(len(mean)))
+        return mean, chol
+
+    def mean(self) -> np.ndarray:
+        """The fitted utilities (zero before any round was fed in)."""
+        return self.fit()[0] if self.n_rows else np.zeros(self.dim)
+
+    def sample(self, rng: np.random.Generator, scale: float) -> np.ndarray:
+        """One Thompson draw of every utility, the posterior's spread times ``scale`` (cached fit)."""
+        if self._posterior is None:
+            self._posterior = self.fit()
+        mean, chol = self._posterior
+        z = rng.standard_normal(len(mean))
+        return mean + scale * (chol @ z)
+
+    def value(self, draw: np.ndarray, vec: Sequence[int]) -> float:
+        """What a config is worth under a utility vector: the sum of its features' utilities."""
+        return float(draw[self.features(vec)].sum())
