@@ -12,7 +12,37 @@ os.environ["KERNEL_WORKBENCH_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 os.environ["KERNEL_WORKBENCH_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 # No test may silently pick up a real GPU through `auto`: GPU tests opt in with the `gpu` marker.
 
+from pathlib import Path
+from typing import Callable
+
 import pytest
+
+#: Real tuning landscapes every developer and CI machine has beside the checkout (``../shared``).
+SHARED_LANDSCAPES = Path(__file__).resolve().parents[2] / "shared" / "landscapes"
+#: Set to 1 to skip, instead of fail, the tests that read them (a machine without the shared folder).
+SKIP_SHARED_ENV = "KERNEL_WORKBENCH_TESTS_WITHOUT_SHARED"
+
+
+def shared_landscape(name: str) -> Path:
+    """The recorded landscape ``name`` from ``../shared/landscapes``.
+
+    Missing, the test fails with a line saying where the file is expected and how to opt out: a
+    silent skip would let CI pass without ever running these tests.
+    """
+    path = SHARED_LANDSCAPES / name
+    if path.is_file():
+        return path
+    if os.environ.get(SKIP_SHARED_ENV) == "1":
+        pytest.skip(f"{path} not present ({SKIP_SHARED_ENV}=1)")
+    pytest.fail(f"{path} is missing: these tests read the recorded landscapes in ../shared/landscapes beside the "
+                f"checkout (see README, Tests); put the shared folder there, or set {SKIP_SHARED_ENV}=1 to skip them",
+                pytrace=False)
+
+
+@pytest.fixture
+def landscape() -> Callable[[str], Path]:
+    """:func:`shared_landscape` for a test: ``landscape("name.json")`` -> its path (or a clear failure)."""
+    return shared_landscape
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -14,7 +14,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-LANDSCAPES = ROOT.parent / "shared" / "landscapes"
 
 
 def run_cli(*args: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess[str]:
@@ -144,10 +143,9 @@ def test_kill_tune_mid_run_then_show_recovers_every_finished_trial(tmp_path: Pat
     assert [t["index"] for t in summary["trial_list"]] == list(range(summary["trials"]))
 
 
-@pytest.mark.skipif(not (LANDSCAPES / "pnpoly_RTX_3090.json").exists(), reason="shared landscapes not present")
-def test_import_kt_then_replay_tune(tmp_path: Path) -> None:
+def test_import_kt_then_replay_tune(tmp_path: Path, landscape) -> None:
     imported = tmp_path / "pnpoly.json"
-    result = run_cli("import-kt", str(LANDSCAPES / "pnpoly_RTX_3090.json"), "--out", str(imported))
+    result = run_cli("import-kt", str(landscape("pnpoly_RTX_3090.json")), "--out", str(imported))
     assert result.returncode == 0, result.stderr
     summary = show_json(imported)
     assert summary["trials"] == 4092 and summary["simulated"] is False
