@@ -13,7 +13,7 @@ os.environ["KERNEL_WORKBENCH_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 # No test may silently pick up a real GPU through `auto`: GPU tests opt in with the `gpu` marker.
 
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 
@@ -59,3 +59,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def inline_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs planned in this process (the run controller, the window) evaluate their candidates in
+    this process too (:class:`workbench.runner.inline.InlinePool`), with no worker process to start.
+
+    For tests whose point is not isolation: the window, sessions, locks, continuation. It also
+    covers the tests' own python benchmarks, which a person's run could not take inline, because
+    those fixtures neither hang nor crash; a test of timeouts, crashes or worker processes does
+    not use it. Runs started as separate processes (the command line) are not affected: they
+    pass ``--executor inline`` where they may.
+    """
+    import dataclasses
+
+    from workbench.runner import controller
+    from workbench.runner.executors import ExecutionPlan, ExecutorChoice, plan_execution
+    from workbench.runner.inline import InlinePool
+
+    def plan_inline(spec: Any, choice: ExecutorChoice, workers: int | None = None, **kwargs: Any) -> ExecutionPlan:
+        planned = plan_execution(spec, choice, workers, **kwargs)
+        if choice.kind != "local" or spec.kind == "cuda":
+            return planned
+        return dataclasses.replace(planned, pool_factory=InlinePool)
+
+    monkeypatch.setattr(controller, "plan_execution", plan_inline)
