@@ -31,7 +31,7 @@ def show_json(path: Path, *extra: str) -> dict:
 def test_tune_sim_then_show_reports_a_simulated_best(tmp_path: Path) -> None:
     out = tmp_path / "va.json"
     result = run_cli("tune", "vector_add", "--backend", "auto", "--strategy", "random", "--budget", "12",
-                     "--seed", "3", "--out", str(out))
+                     "--seed", "3", "--executor", "inline", "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert "[12/12]" in result.stderr  # the progress line
     summary = show_json(out, "--trials")
@@ -151,7 +151,8 @@ def test_import_kt_then_replay_tune(tmp_path: Path, landscape) -> None:
     assert summary["trials"] == 4092 and summary["simulated"] is False
     assert summary["by_status"].get("runtime_error") == 330
     out = tmp_path / "replayed.json"
-    result = run_cli("tune", "--replay", str(imported), "--strategy", "random", "--budget", "20", "--out", str(out))
+    result = run_cli("tune", "--replay", str(imported), "--strategy", "random", "--budget", "20",
+                     "--executor", "inline", "--out", str(out))
     assert result.returncode == 0, result.stderr
     replayed = show_json(out)
     assert replayed["trials"] == 20 and replayed["device"].get("replayed") is True
