@@ -79,7 +79,8 @@ def importance_case(seed: int) -> Callable[[], object]:
     trials = []
     for i in range(5000):
         config = space.config({s.name: s.values[rng.integers(len(s.values))] for s in slots})
-        latency = math.exp(abs(math.log2(config["block"]) - 8) * 0.6 + {1: 0.3, 2: 0.1, 4: 0.0}[config["vec"]])
+        block, vec = int(config["block"]), int(config["vec"])
+        latency = math.exp(abs(math.log2(block) - 8) * 0.6 + {1: 0.3, 2: 0.1, 4: 0.0}[vec])
         trials.append(Trial(i, config, Measurement(Status.OK, {"latency_ms": latency * (1 + 0.01 * rng.standard_normal())})))
     names = [s.name for s in slots]
     domains = {s.name: list(s.values) for s in slots}

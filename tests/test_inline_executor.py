@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.backends.base import BackendSpec, EvalLimits
+from workbench.backends.base import BackendSpec
 from workbench.backends.python import PythonBackend
 from workbench.core.errors import WorkbenchError
 from workbench.core.run_settings import RunSettings

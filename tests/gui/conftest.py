@@ -8,7 +8,7 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def _inline_unless_marked(request):
+def _inline_unless_marked(request: pytest.FixtureRequest) -> None:
     """Window tests test the window: their runs evaluate candidates in this process (see the
     ``inline_runs`` fixture) unless marked ``worker_processes`` (isolation is what they test)."""
     if request.node.get_closest_marker("worker_processes") is None:
