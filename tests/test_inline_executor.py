@@ -26,17 +26,16 @@ from workbench.search.random import RandomSearch
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SIM = BackendSpec("sim", {"kernel": "vector_add", "noise": False, "compile": "estimate"})
+TRIVIAL = BackendSpec("python", {"path": str(FIXTURES / "trivial_bench.py")})
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def test_every_candidate_comes_back_once_measured_in_this_process() -> None:
-    target = PythonBackend.target(BackendSpec("python", {"path": str(FIXTURES / "trivial_bench.py")}))
-    configs = list(target.space)[:7]
+    configs = list(PythonBackend.target(TRIVIAL).space)[:7]
     started: list[tuple[str, str]] = []
     before = set(multiprocessing.active_children())
-    spec = BackendSpec("python", {"path": str(FIXTURES / "trivial_bench.py")})
-    with InlinePool(spec, workers=3, on_start=lambda c, w: started.append((c.id, w))) as pool:
+    with InlinePool(TRIVIAL, workers=3, on_start=lambda c, w: started.append((c.id, w))) as pool:
         assert pool.idle_count == 3 and pool.workers == 3
         for config in configs[:3]:
             pool.submit(config)
@@ -72,21 +71,21 @@ def test_a_backend_that_cannot_start_is_reported_as_a_worker_pool_reports_it(tmp
     pool = InlinePool(spec, workers=2)
     assert isinstance(pool.error, WorkerStartupError) and pool.idle_count == 0
     assert str(pool.error).startswith("replay backend failed to start: ")
-    pool.submit(next(iter(PythonBackend.target(BackendSpec("python", {"path": str(FIXTURES / "trivial_bench.py")})).space)))
+    config = next(iter(PythonBackend.target(TRIVIAL).space))
+    pool.submit(config)
     with pytest.raises(WorkerStartupError, match="recording not found"):
         pool.results(timeout=0.0)
     assert not pool.busy  # the queued candidate was dropped with the error
     pool.close()
     pool.close()  # closing twice is harmless
     with pytest.raises(WorkbenchError, match="closed"):
-        pool.submit(next(iter(PythonBackend.target(BackendSpec("python", {"path": str(FIXTURES / "trivial_bench.py")})).space)))
+        pool.submit(config)
 
 
 def test_a_run_on_a_backend_that_cannot_start_ends_with_an_error_line() -> None:
-    spec = BackendSpec("python", {"path": str(FIXTURES / "trivial_bench.py")})
-    target = PythonBackend.target(spec)
+    target = PythonBackend.target(TRIVIAL)
     broken = BackendSpec("python", {"path": str(FIXTURES / "does_not_exist.py")})
-    finished = Engine(session_for_target(target, spec), GridSearch(target.space), broken,
+    finished = Engine(session_for_target(target, TRIVIAL), GridSearch(target.space), broken,
                       pool_factory=InlinePool).run()
     assert finished.reason == "error" and "python backend failed to start" in finished.message
 
