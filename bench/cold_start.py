@@ -4,15 +4,18 @@ Every run gets a new, empty compile cache (``KERNEL_WORKBENCH_CACHE_DIR`` in a n
 folder) and runs in its own process, as a new user's first command would. Each scenario runs with
 the shipped resource table and without it (``KERNEL_WORKBENCH_RESOURCE_TABLES`` pointing at an
 empty folder), ``--repeats`` times; the table shows medians and the load average measured before
-each run (the machine may be shared). Scenarios:
+each run (the machine may be shared), and the median CPU seconds of the run's processes (what
+the run costs whatever else the machine does; for the GUI the whole probe: start-up included).
+Scenarios:
 
 - ``tune vector_add --backend sim --gpu-model H200 --strategy random --budget 2000`` (the whole
   space, 534 configs), end to end;
-- ``tune conv2d --backend sim --budget 40``, end to end (fully unrolled: seconds per compile);
+- ``tune conv2d --backend sim --budget 40``, end to end (fully unrolled: seconds per compile; the
+  run waits ``--refine-wait`` (5 s) after its last evaluation for compiles, best configs first);
 - a GUI run (offscreen window, simulated H200, random search): seconds from Start to the first
   point in the window's model, for ``--gui-kernels``.
 
-    python bench/cold_start.py [--repeats 3] [--skip-without] [--scenarios cli_vector_add,cli_conv2d,gui]
+    python bench/cold_start.py [--repeats 3] [--skip-without | --only-without] [--scenarios cli_vector_add,cli_conv2d,gui]
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -49,15 +53,30 @@ def _environment(folder: Path, table: bool) -> dict[str, str]:
     return env
 
 
-def _sources(session_path: Path) -> dict[str, int]:
-    """How the run's trials got their resource figures (table, nvrtc, cache, refined, estimate)."""
-    counts: dict[str, int] = {}
-    for trial in json.loads(session_path.read_text())["trials"]:
+def _sources(session_path: Path) -> dict[str, object]:
+    """How the run's trials got their resource figures (table, nvrtc, cache, refined, estimate),
+    and for the refined ones how far the estimate was: median and range of estimated / compiled
+    latency, and whether the best trial was refined."""
+    counts: dict[str, object] = {}
+    ratios: list[float] = []
+    trials = json.loads(session_path.read_text())["trials"]
+    for trial in trials:
         details = trial.get("details") or {}
         key = "refined" if details.get("refined_from_estimate") else str(details.get("resource_source", "-"))
         if details.get("resources_pending"):
             key = "estimate (unrefined)"
-        counts[key] = counts.get(key, 0) + 1
+        counts[key] = int(counts.get(key, 0)) + 1  # type: ignore[call-overload]
+        latency = (trial.get("metrics") or {}).get("latency_ms")
+        if details.get("refined_from_estimate") and latency and details.get("estimated_latency_ms"):
+            ratios.append(float(details["estimated_latency_ms"]) / float(latency))
+    if ratios:
+        ratios.sort()
+        counts["estimate/compiled"] = (f"median {statistics.median(ratios):.2f}, "
+                                       f"{ratios[0]:.2f}-{ratios[-1]:.2f}")
+    timed = [t for t in trials if (t.get("metrics") or {}).get("latency_ms")]
+    if timed:
+        best = min(timed, key=lambda t: t["metrics"]["latency_ms"])
+        counts["best is"] = "estimated" if (best.get("details") or {}).get("resources_pending") else "compiled"
     return counts
 
 
@@ -66,13 +85,21 @@ def run_cli(name: str, table: bool) -> dict[str, object]:
         folder = Path(tmp)
         out = folder / "session.json"
         load = os.getloadavg()[0]
+        cpu_before = _children_cpu_s()
         began = time.perf_counter()
         proc = subprocess.run([sys.executable, str(ROOT / "main.py"), *CLI_SCENARIOS[name], "--out", str(out)],
                               env=_environment(folder, table), capture_output=True, text=True, cwd=ROOT)
         seconds = time.perf_counter() - began
         if proc.returncode != 0:
             raise SystemExit(f"{name} failed ({proc.returncode}): {proc.stderr.strip().splitlines()[-1:]}")
-        return {"seconds": seconds, "load": load, "sources": _sources(out)}
+        return {"seconds": seconds, "cpu": _children_cpu_s() - cpu_before, "load": load, "sources": _sources(out)}
+
+
+def _children_cpu_s() -> float:
+    """CPU seconds (user + system) of the finished child processes so far: what a run costs, which
+    the machine's other work does not change as much as it changes the wall clock."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 GUI_PROBE = r"""
@@ -105,12 +132,14 @@ def run_gui(kernel: str, table: bool) -> dict[str, object]:
         env = _environment(folder, table)
         env["KERNEL_WORKBENCH_AUTOSAVE_DIR"] = str(folder / "autosave")  # never the user's folder
         load = os.getloadavg()[0]
+        cpu_before = _children_cpu_s()
         proc = subprocess.run([sys.executable, "-c", GUI_PROBE, kernel, str(folder / "settings.ini")], env=env,
                               capture_output=True, text=True, cwd=ROOT)
+        cpu = _children_cpu_s() - cpu_before
         if proc.returncode != 0:
             raise SystemExit(f"gui {kernel} failed ({proc.returncode}): {proc.stderr.strip().splitlines()[-3:]}")
         result = json.loads(proc.stdout.strip().splitlines()[-1])
-        return {"seconds": result["first_s"], "load": load, "sources": {"opened on": result["opened_on"]}}
+        return {"seconds": result["first_s"], "cpu": cpu, "load": load, "sources": {"opened on": result["opened_on"]}}
 
 
 def main() -> int:
@@ -119,6 +148,7 @@ def main() -> int:
     parser.add_argument("--scenarios", default="cli_vector_add,cli_conv2d,gui")
     parser.add_argument("--gui-kernels", default="vector_add,conv2d")
     parser.add_argument("--skip-without", action="store_true", help="only the runs with the shipped table")
+    parser.add_argument("--only-without", action="store_true", help="only the runs without it")
     args = parser.parse_args()
     jobs: list[tuple[str, str, object]] = []
     for scenario in args.scenarios.split(","):
@@ -127,15 +157,17 @@ def main() -> int:
         else:
             jobs.append((scenario, scenario, run_cli))
     print(f"{os.cpu_count()} CPUs; {args.repeats} runs each, empty compile cache every run; seconds are medians")
-    print(f"{'scenario':28s} {'table':6s} {'median s':>9s} {'runs s':24s} {'load':>10s}  resources of the trials (last run)")
+    print(f"{'scenario':28s} {'table':6s} {'median s':>9s} {'runs s':24s} {'CPU s':>6s} {'load':>10s}  "
+          "resources of the trials (last run)")
     for title, key, runner in jobs:
-        for table in ((True,) if args.skip_without else (True, False)):
+        for table in ((True,) if args.skip_without else (False,) if args.only_without else (True, False)):
             runs = [runner(key, table) for _ in range(args.repeats)]  # type: ignore[operator]
             seconds = [float(r["seconds"]) if r["seconds"] is not None else float("nan") for r in runs]
             loads = [float(r["load"]) for r in runs]
+            cpu = statistics.median(float(r["cpu"]) for r in runs)  # type: ignore[arg-type]
             print(f"{title:28s} {'yes' if table else 'no':6s} {statistics.median(seconds):9.2f} "
-                  f"{', '.join(f'{s:.1f}' for s in seconds):24s} {min(loads):4.1f}-{max(loads):4.1f}  {runs[-1]['sources']}",
-                  flush=True)
+                  f"{', '.join(f'{s:.1f}' for s in seconds):24s} {cpu:6.1f} {min(loads):4.1f}-{max(loads):4.1f}  "
+                  f"{runs[-1]['sources']}", flush=True)
     return 0
 
 

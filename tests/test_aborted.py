@@ -46,3 +46,35 @@ def test_aborted_candidates_keep_a_bound_and_come_back_when_the_limit_is_relaxed
 def test_remeasure_aborted_needs_an_existing_session(tmp_path: Path, capsys) -> None:
     assert main(["tune", "--remeasure-aborted", "--out", str(tmp_path / "none.json")]) == 2
     assert "existing session" in capsys.readouterr().err
+
+
+def test_relaxing_the_latency_limit_mid_run_stops_aborting_at_the_old_bound(tmp_path: Path) -> None:
+    """The early-abort threshold travels with each candidate: after the limit is relaxed mid-run, new
+    candidates are timed in full instead of being aborted at the bound the run started with."""
+    from workbench.core.objective import Constraints
+    from workbench.core.search_objective import Objective
+    from workbench.runner.controller import RunRequest, start_run
+    from workbench.runner.events import TrialFinished
+
+    tight = 0.06
+    request = RunRequest(kernel="transpose", backend="sim", budget=14, seed=1, workers=1,
+                         constraints=Constraints(max_latency_ms=tight))
+    run = start_run(request, tmp_path / "s.json")
+    assert run.engine.limits.max_latency_ms == tight
+    switch_after = 6
+    seen: list[int] = []
+
+    def relax(event: object) -> None:
+        if isinstance(event, TrialFinished):
+            seen.append(event.trial.index)
+            if len(seen) == switch_after:
+                run.engine.set_objective(Objective(Constraints(max_latency_ms=100.0), run.session.weights))
+
+    run.subscribe(relax)
+    run.run()
+    trials = sorted(run.session.trials, key=lambda t: t.index)
+    before, after = trials[:switch_after], trials[switch_after + 1:]  # one may have been in flight at the switch
+    assert sum(t.status is Status.ABORTED for t in before) >= 3, "the tight limit aborts most candidates"
+    assert after and not [t for t in after if t.status is Status.ABORTED]
+    assert any(t.ok and t.metric("latency_ms") > 1.5 * tight for t in after)  # once aborted, now timed in full
+    assert run.engine.limits.max_latency_ms == 100.0

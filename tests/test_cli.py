@@ -178,3 +178,52 @@ def test_kernel_dir_python_benchmark_is_found_by_name(tmp_path: Path) -> None:
     # the same name is refused by the sim backend: it is a python benchmark, not a template
     refused = run_cli("tune", "scaled", "--kernel-dir", str(folder), "--backend", "sim", "--out", str(out))
     assert refused.returncode == 2 and "python benchmark" in refused.stderr
+
+
+def test_a_cli_run_saves_what_its_compiles_have_not_refined_and_says_so(tmp_path: Path) -> None:
+    """A table entry that says the template compiles slowly: the run does not wait for compiles,
+    ``--refine-wait 0`` saves at once, the trials keep their mark and one line says how to refine
+    them; continuing the session refines them."""
+    import gzip
+    import uuid
+
+    from test_sim_backend import _counting_template
+
+    from workbench.backends.sim import SimBackend
+    from workbench.core.resource_table import (
+        COLUMNS,
+        FORMAT,
+        VERSION,
+        problem_key,
+        table_path,
+    )
+    from workbench.core.templates import load_template
+
+    spec = _counting_template(tmp_path, uuid.uuid4().hex)
+    template = load_template(tmp_path / "counting.py")
+    target = SimBackend.target(spec)
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    entry = {"source_hash": template.source_hash(), "problem": problem_key(target.problem), "compile_options": [],
+             "complete": False, "seconds": 600.0, "workers": 1,
+             "configs": {target.default_config.id: [16, 0, 0, 0, 0]}}
+    table = {"format": FORMAT, "version": VERSION, "arch": "sm_90", "compiler": "test", "columns": list(COLUMNS),
+             "templates": {"counting": entry}}
+    with gzip.open(table_path("sm_90", tables), "wt", encoding="utf-8") as handle:
+        json.dump(table, handle)
+    env = {"KERNEL_WORKBENCH_RESOURCE_TABLES": str(tables),
+           "KERNEL_WORKBENCH_CACHE_DIR": str(tmp_path / "empty-cache")}  # nothing compiled before
+    out = tmp_path / "run.json"
+    result = run_cli("tune", "counting", "--kernel-dir", str(tmp_path), "--backend", "sim", "--strategy", "grid",
+                     "--budget", "3", "--refine-wait", "0", "--out", str(out), env=env)
+    assert result.returncode == 0, result.stderr
+    assert "note: 2 trials keep estimated resources" in result.stderr and "--resume" in result.stderr
+    trials = json.loads(out.read_text())["trials"]
+    assert sum(bool(t["details"].get("resources_pending")) for t in trials) == 2
+    again = run_cli("tune", "--resume", "--out", str(out), "--kernel-dir", str(tmp_path), "--budget", "1",
+                    "--refine-wait", "600", env=env)
+    assert again.returncode == 0, again.stderr
+    assert "keep estimated resources" not in again.stderr
+    trials = json.loads(out.read_text())["trials"]
+    assert not any(t["details"].get("resources_pending") for t in trials)
+    assert sum(bool(t["details"].get("refined_from_estimate")) for t in trials) == 2

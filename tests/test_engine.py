@@ -283,6 +283,69 @@ def test_stop_during_a_hung_candidate_ends_within_its_timeout():
     assert last.config["mode"] == "hang" and last.status is Status.TIMEOUT  # recorded, not dropped
 
 
+def test_a_bounded_refinement_leaves_marked_estimates_that_the_next_run_refines(tmp_path) -> None:
+    """With ``refine_wait_s`` the run ends that long after its last evaluation: trials whose
+    compiles have not landed are saved estimated and marked, and a run continuing the session
+    refines them (here with nothing left to evaluate: the space is exhausted)."""
+    import uuid
+
+    from test_sim_backend import _counting_template
+
+    from workbench.backends.sim import SimBackend
+    from workbench.search.base import create_strategy
+
+    spec = _counting_template(tmp_path, uuid.uuid4().hex)
+    target = SimBackend.target(spec)
+    strategy = create_strategy("grid", target.space, seed=0)
+    session = session_for_target(target, spec, strategy)
+    out = tmp_path / "run.json"
+    engine = Engine(session, strategy, spec, budget=3, output=out)
+    engine.refine_wait_s = 0.0
+    began = time.monotonic()
+    assert engine.run().reason in ("budget", "exhausted")
+    assert engine.refined == 0 and engine.unrefined == 3
+    saved = load_session(out)
+    assert all(t.measurement.details.get("resources_pending") for t in saved.trials)
+
+    again = create_strategy("grid", target.space, seed=0)
+    continued = Engine(saved, again, spec, budget=1, output=out)
+    assert continued.run().reason == "exhausted"
+    assert continued.refined == 3 and continued.unrefined == 0 and continued.evaluations == 0
+    for trial in load_session(out).trials:
+        assert trial.ok and trial.measurement.details["refined_from_estimate"] is True
+        assert "resources_pending" not in trial.measurement.details
+    assert time.monotonic() - began < 60
+
+
+def test_a_run_at_another_size_leaves_the_estimated_trials_of_other_sizes_alone(tmp_path) -> None:
+    """Only the trials at a run's own problem are carried over for refinement: one size of a sweep
+    never re-evaluates another size's configs with its own problem."""
+    import uuid
+
+    from test_sim_backend import _counting_template
+
+    from workbench.backends.base import BackendSpec
+    from workbench.backends.sim import SimBackend
+    from workbench.search.base import create_strategy
+
+    spec = _counting_template(tmp_path, uuid.uuid4().hex)
+    target = SimBackend.target(spec)
+    strategy = create_strategy("grid", target.space, seed=0)
+    session = session_for_target(target, spec, strategy)
+    engine = Engine(session, strategy, spec, budget=3)
+    engine.refine_wait_s = 0.0
+    engine.run()
+    assert engine.unrefined == 3
+    other = BackendSpec("sim", {**spec.options, "problem": {"n": 128}})
+    sized = SimBackend.target(other)
+    run = Engine(session, create_strategy("grid", sized.space, seed=0), other, budget=1, problem=dict(sized.problem),
+                 reference=sized.default_config)
+    run.run()
+    assert run.refined == run.evaluations == 1  # its own trial only
+    at_first_size = [t for t in session.trials if t.problem is None]
+    assert len(at_first_size) == 3 and all(t.measurement.details.get("resources_pending") for t in at_first_size)
+
+
 def test_trials_simulated_while_compiling_are_refined_at_the_end(tmp_path) -> None:
     """A sim run that did not wait for its compiles ends by re-measuring those trials in place
     (same index, marked), and reports the background compiles apart from evaluations."""

@@ -186,6 +186,7 @@ def test_a_nan_problem_value_is_refused_on_load_and_on_the_command_line(tmp_path
 
 @pytest.mark.parametrize("flags", [["--seed", "-1"], ["--timeout", "nan"], ["--compile-timeout", "nan"],
                                    ["--timeout", "inf"], ["--time-limit", "-5"], ["--workers", "500"],
+                                   ["--refine-wait", "-1"], ["--refine-wait", "nan"],
                                    ["--weight", "latency_ms=1" + "0" * 400]])
 def test_run_flags_no_run_can_mean_are_refused(flags: list[str], tmp_path: Path, capsys) -> None:
     out = tmp_path / "out.json"

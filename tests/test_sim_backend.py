@@ -243,6 +243,84 @@ def test_a_compile_that_has_not_landed_is_estimated_then_refined(tmp_path) -> No
     assert again.details["resource_source"] in ("nvrtc", "cache")
 
 
+def test_a_compile_in_the_disk_cache_is_used_at_once_without_waiting(tmp_path) -> None:
+    """A source compiled by an earlier process is read from the compiler's disk cache in the
+    evaluation itself: never estimated and queued behind the background compiles."""
+    import uuid
+
+    from workbench.backends import sim
+    from workbench.core.compiler import clear_memory_cache
+
+    spec = _counting_template(tmp_path, uuid.uuid4().hex)
+    target = SimBackend.target(spec)
+    config = target.space.config({"k": 3})
+    first = SimBackend(spec)
+    first.evaluate(config, LIMITS)
+    assert first.evaluate(config, LIMITS).details["resource_source"] == "nvrtc"  # waited: now on disk
+    sim._RESOURCE_CACHE.clear()
+    clear_memory_cache()  # as a new process would start
+    fresh = SimBackend(spec)  # compile_wait_s 0
+    measured = fresh.evaluate(config, LIMITS)
+    assert measured.ok and "resources_pending" not in measured.details
+    assert measured.details["resource_source"] == "cache" and measured.details["estimated"] is False
+
+
+def test_a_template_the_table_says_compiles_slowly_is_not_waited_for(tmp_path) -> None:
+    """The shipped entry records what its compiles cost; past the wait, the first evaluations do
+    not each spend the wait before estimating (refinements still wait)."""
+    from workbench.core.resource_table import TemplateFigures
+
+    spec = BackendSpec("sim", {"kernel": "vector_add", "compile_wait_s": 1.0})
+    backend = SimBackend(spec)
+    backend.prepare()
+    config = SimBackend.target(spec).space.default_config()
+    slow = TemplateFigures({"configs": {"x": [32, 0, 0, 0, 0], "y": [32, 0, 0, 0, 0]}, "seconds": 6.0, "workers": 2}, "nvrtc")
+    quick = TemplateFigures({"configs": {"x": [32, 0, 0, 0, 0], "y": [32, 0, 0, 0, 0]}, "seconds": 0.2, "workers": 2}, "nvrtc")
+    assert slow.compile_s == pytest.approx(6.0) and quick.compile_s == pytest.approx(0.2)
+    backend.table = slow
+    assert backend._wait_for(config, LIMITS) == 0.0
+    backend.table = quick
+    assert backend._wait_for(config, LIMITS) == 1.0
+    backend.table = slow
+    backend._estimated_once.add(config.id)
+    assert backend._wait_for(config, LIMITS) > 1.0  # a refinement waits for its compile
+
+
+def test_background_compiles_run_the_most_promising_first_and_a_waited_for_one_at_once() -> None:
+    import threading
+
+    from workbench.backends.compile_jobs import URGENT, CompileJobs
+
+    jobs = CompileJobs(threads=1)
+    release = threading.Event()
+    order: list[str] = []
+    busy = jobs.submit("busy", lambda: release.wait(10))
+    for name, priority in (("slow", 3.0), ("mid", 2.0), ("fast", 1.0), ("unknown", math.nan), ("later", 2.5)):
+        jobs.submit(name, lambda name=name: order.append(name), priority=priority)
+    jobs.submit("later", lambda: order.append("duplicate"), priority=URGENT)  # someone waits for it
+    release.set()
+    busy.result(timeout=10)
+    deadline = time.monotonic() + 10
+    while len(order) < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert order == ["later", "fast", "mid", "slow", "unknown"]
+
+
+def test_compile_threads_yield_the_cpu_to_the_search() -> None:
+    import os
+    import sys
+    import threading
+
+    from workbench.backends.compile_jobs import CompileJobs
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("per-thread priorities are a Linux feature")
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    niceness = CompileJobs(threads=1).submit("nice", lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+    assert niceness.result(timeout=10) > mine or mine == 19
+    assert os.getpriority(os.PRIO_PROCESS, 0) == mine  # the calling thread keeps its priority
+
+
 def test_compile_wait_must_be_a_non_negative_number() -> None:
     for bad in (-1, "soon"):
         with pytest.raises(WorkbenchError, match="compile_wait_s"):

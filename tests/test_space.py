@@ -648,7 +648,7 @@ def test_space_without_slots_has_one_empty_config() -> None:
 
 import contextlib  # noqa: E402
 
-import workbench.core.space as space_module  # noqa: E402
+import workbench.core.space_count as space_module  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -697,7 +697,7 @@ def test_property_numpy_counting_agrees(space: SearchSpace, seed: int, store: in
         assert fresh.count() == len(listed)
         got = fresh.sample(np.random.default_rng(seed), 10**6)  # exhaustion lists through the store
         assert sorted(c.id for c in got) == sorted(c.id for c in listed)
-        drawn = [fresh._draw_exact(np.random.default_rng(seed)) for _ in range(5)] if listed else []
+        drawn = [fresh.draw_exact(np.random.default_rng(seed)) for _ in range(5)] if listed else []
         assert all(fresh.is_valid(c) for c in drawn)
 
 
@@ -710,5 +710,35 @@ def test_numpy_exact_draws_are_uniform() -> None:
             valid = {c.id for c in space}
             assert space.count() == len(valid) == 35
             rng = np.random.default_rng(9)
-            counts = Counter(space._draw_exact(rng).id for _ in range(3500))
+            counts = Counter(space.draw_exact(rng).id for _ in range(3500))
             assert _chi_square_ok(counts, valid, 3500)
+
+
+# ---------------------------------------------------------------- the two kinds behind one contract
+
+from workbench.core.space import ProductSpace, RecordedSpace  # noqa: E402
+
+
+def test_each_kind_keeps_its_kind_through_derivation_pickling_and_round_trip() -> None:
+    slots = [Slot("a", (1, 2, 3)), Slot("b", (1, 2))]
+    product = SearchSpace(slots, ["a != b"])
+    recorded = SearchSpace.explicit(slots, [{"a": 1, "b": 2}, {"a": 3, "b": 1}, {"a": 2, "b": 2}], ["a != b"])
+    assert type(product) is ProductSpace and not product.is_explicit
+    assert type(recorded) is RecordedSpace and recorded.is_explicit
+    for space, kind in ((product, ProductSpace), (recorded, RecordedSpace)):
+        assert isinstance(space, SearchSpace)
+        assert type(space.with_restrictions([])) is kind
+        assert type(space.with_domains({"a": (1, 2)})) is kind
+        assert type(pickle.loads(pickle.dumps(space))) is kind
+        assert type(SearchSpace.from_dict(space.to_dict())) is kind
+    assert recorded.count() == 2 and product.count() == 4
+    assert recorded.with_restrictions([]).count() == 3
+
+
+def test_the_contract_cannot_be_built_half_implemented() -> None:
+    class Partial(SearchSpace):  # a new kind must answer every question the contract asks
+        def __init__(self) -> None:
+            self._setup([Slot("a", (1, 2))], (), None)
+
+    with pytest.raises(TypeError):
+        Partial()

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from workbench.core.assignments import parse_assignment, parse_assignments
+from workbench.core.size_analysis import size_lines
+from workbench.core.sizes import parse_sizes, problems_of
 from workbench.core.errors import WorkbenchError
 
 EXIT_BAD_INPUT = 2
@@ -25,6 +27,9 @@ EXIT_BAD_INPUT = 2
 MAX_SEED = 2**63 - 1
 #: Longest timeout or time limit accepted (s): a week; anything longer is a typo, not a plan.
 MAX_SECONDS = 7 * 24 * 3600.0
+#: Default of ``tune --refine-wait`` (s): a first simulated run on a fresh machine ends seconds after
+#: its last evaluation instead of waiting minutes for every unrolled kernel's compile.
+REFINE_WAIT_S = 5.0
 
 
 def max_workers(executor: str = "local") -> int:
@@ -47,6 +52,9 @@ def _check_run_flags(args: argparse.Namespace) -> None:
         value = getattr(args, flag, None)
         if value is not None and not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
             raise WorkbenchError(f"--{flag.replace('_', '-')} {value}: must be a number of seconds in (0, {MAX_SECONDS:g}]")
+    refine_wait = getattr(args, "refine_wait", None)
+    if refine_wait is not None and not (math.isfinite(refine_wait) and 0 <= refine_wait <= MAX_SECONDS):
+        raise WorkbenchError(f"--refine-wait {refine_wait}: must be a number of seconds in [0, {MAX_SECONDS:g}]")
     for flag in ("max_latency_ms", "max_memory_mb", "min_quality"):
         value = getattr(args, flag, None)
         if value is not None and not (math.isfinite(value) and value >= 0):
@@ -87,11 +95,16 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--strategy", default=None, help="search strategy (default: the benchmarked default)")
     tune.add_argument("--budget", type=int, default=None,
                       help="evaluations in this run, failures count (default 100; with --resume: what the "
-                           "session has left of its budget)")
+                           "session has left of its budget); with --sizes: evaluations PER SIZE, each size "
+                           "is measured up to this (a continued sweep skips sizes that have it)")
     tune.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
     tune.add_argument("--timeout", type=float, default=None, help="per-candidate run timeout (s, default 10)")
     tune.add_argument("--compile-timeout", type=float, default=None, help="per-candidate compile timeout (s, default 60)")
     tune.add_argument("--time-limit", type=float, default=None, help="wall-clock budget for the run (s)")
+    tune.add_argument("--refine-wait", type=float, default=REFINE_WAIT_S,
+                      help="sim backend: after the last evaluation, wait at most this long (s) for background "
+                           f"compiles to refine trials simulated with estimated resources (default {REFINE_WAIT_S:g}; "
+                           "what is left is refined when the session is continued with --resume)")
     tune.add_argument("--workers", type=int, default=None, help="worker processes (default: 1, or one per GPU)")
     tune.add_argument("--executor", default=None, choices=("local", "ray", "inline"),
                       help="where candidates run: local worker processes, Ray actors (the ray extra), or inline "
@@ -104,6 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--kernel-dir", action="append", default=[], help="extra template/benchmark folder (repeatable)")
     tune.add_argument("--replay", default=None, help="replay a recorded session or Kernel Tuner cache file")
     tune.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="problem parameter (repeatable)")
+    tune.add_argument("--sizes", action="append", default=[], metavar="NAME=V1,V2,...",
+                      help="size sweep: one tuning per value of problem parameter NAME, all in one session, "
+                           "--budget evaluations each (repeatable: several names make a grid); with --resume, "
+                           "adds sizes to the session's sweep. See docs/sizes.md")
+    tune.add_argument("--no-warm-start", action="store_false", dest="warm_start", default=None,
+                      help="with --sizes: start every size cold (default: a new size first measures the best "
+                           "configs of the nearest sizes already measured)")
     tune.add_argument("--gpu-model", default=None, help="simulated GPU model (sim backend), e.g. H200, A100, T4")
     tune.add_argument("--no-noise", action="store_false", dest="noise", default=None,
                       help="sim backend: switch modelled timing noise off")
@@ -127,15 +147,26 @@ def build_parser() -> argparse.ArgumentParser:
                            "no longer rule out; nothing else is measured")
     _add_objective_flags(tune)
 
-    show = sub.add_parser("show", help="summarise a session file")
-    show.add_argument("file")
+    show = sub.add_parser("show", help="summarise a session file, or compare GPUs (--portability)")
+    show.add_argument("file", nargs="?", help="session file (with --portability: the first of the sessions)")
+    show.add_argument("--portability", nargs="+", default=None, metavar="SESSION",
+                      help="compare sessions of one kernel on several GPUs: each GPU's best config on every "
+                           "other GPU, and the config with the best worst case")
+    show.add_argument("--at", action="append", default=[], metavar="NAME=VALUE",
+                      help="with --portability: compare the sessions at this size of their sweeps (repeatable)")
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.add_argument("--trials", action="store_true", help="include every trial")
     _add_objective_flags(show)
 
     export = sub.add_parser("export", help="write the recommended config as a header, .cu, JSON or CuPy script")
     export.add_argument("sessions", nargs="+", metavar="SESSION", help="session file(s): one per device for a portable header")
-    export.add_argument("--format", required=True, choices=("header", "cuda", "json", "cupy"))
+    export.add_argument("--format", required=True, choices=("header", "cuda", "json", "cupy", "dispatch", "dispatch-py"),
+                        help="dispatch / dispatch-py: a C header / Python module picking the config by problem size "
+                             "(a session tuned at several sizes)")
+    export.add_argument("--tolerance", type=float, default=None, metavar="FRACTION",
+                        help="dispatch: every measured size within this of its optimum (default 0.05 = 5%%)")
+    export.add_argument("--size-param", default=None, metavar="NAME",
+                        help="dispatch: the problem parameter to pick by (default: the one that varies)")
     export.add_argument("--out", required=True, help="file to write (atomically; untouched when the export refuses)")
     export.add_argument("--force", action="store_true",
                         help="write over a file that is not an earlier export (or over an input), keeping it as FILE.bak")
@@ -178,6 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
     gui.add_argument("--seed", type=int, default=0)
     gui.add_argument("--replay", default=None)
     gui.add_argument("--gpu-model", default=None)
+    gui.add_argument("--sizes", action="append", default=[], metavar="NAME=V1,V2,...",
+                     help="with --run: a size sweep, --budget evaluations per size (as tune --sizes)")
     gui.add_argument("--screenshot", default=None, metavar="PNG")
     gui.add_argument("--quit-when-done", action="store_true")
     return parser
@@ -297,10 +330,12 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
         devices=tuple(parse_devices(args.devices)) if args.devices is not None else None,
         allow_mixed_gpus=args.allow_mixed_gpus, compile_timeout_s=args.compile_timeout, run_timeout_s=args.timeout,
         objectives=_objectives_from_args(args) or None,
+        sizes=parse_sizes(args.sizes) if args.sizes else None, warm_start=args.warm_start,
     )
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    from workbench.core.verify import reference_summary
     from workbench.runner.controller import resume_run, start_run
 
     _check_run_flags(args)
@@ -322,14 +357,27 @@ def cmd_tune(args: argparse.Namespace) -> int:
     for warning in run.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     run.subscribe(_ProgressLine(args.quiet))
+    run.engine.refine_wait_s = args.refine_wait
     finished = run.run()
     session, out = run.session, run.output
+    if run.engine.unrefined:
+        print(f"note: {run.engine.unrefined} trials keep estimated resources (marked resources_pending): their "
+              f"compiles had not finished {args.refine_wait:g} s after the last evaluation; a run continuing the "
+              f"session refines them (all of them: tune --resume --out {out} --budget 1 --refine-wait 600)",
+              file=sys.stderr)
     summary = summarise(session)
     best = summary["best"]
     best_text = f"best {best['latency_ms']:.4g} ms {best['config']}" if best else "no feasible config"
     sim = " (simulated)" if summary["simulated"] else ""
     verb = "continued" if run.continued else "new session"
+    if args.sizes or len(problems_of(session)) > 1:
+        for line in size_lines(session):
+            print(line)
+        best_text = f"{len(problems_of(session))} sizes"
     print(f"{session.kernel}: {summary['trials']} trials ({verb}), {summary['feasible']} feasible{sim}; {best_text} -> {out}")
+    checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
+    if checks:
+        print(f"{session.kernel}: {checks}")
     return 0 if finished.reason != "error" else 1
 
 
@@ -431,10 +479,32 @@ def summarise(session: Any, constraints: Any = None, weights: Any = None, with_t
                 "latency_ms": _finite(t.metric("latency_ms")),
                 "latency_bound_ms": _finite(t.metric("latency_bound_ms")),
                 "message": t.measurement.message,
+                **({"problem": dict(t.problem)} if t.problem is not None else {}),
             }
             for t in trials
         ]
+    sizes = _sizes_summary(session, constraints, weights)
+    if sizes:
+        out["sizes"] = sizes
     return out
+
+
+def _sizes_summary(session: Any, constraints: Any, weights: Any) -> list[dict[str, Any]]:
+    """``show --json``'s ``sizes`` (a session measured at several problems): each size's problem,
+    trial count and best trial under the objective in force, smallest size first."""
+    from workbench.core.search_objective import Objective
+    from workbench.core.size_analysis import size_rows
+
+    if not any(t.problem is not None for t in session.trials):
+        return []
+    rows = size_rows(session, Objective(constraints, weights))
+    if len(rows) < 2 and not session.extra.get("sweep"):
+        return []
+    return [{"problem": dict(r.problem), "trials": len(r.trials),
+             "best": None if r.best is None else {"index": r.best.index, "id": r.best.config.id,
+                                                 "config": r.best.config.to_dict(),
+                                                 "latency_ms": _finite(r.best.metric("latency_ms"))}}
+            for r in rows]
 
 
 def _session_metrics(session: Any) -> frozenset[str]:
@@ -469,6 +539,12 @@ def _directions_of(constraints: Any, weights: Any) -> tuple[dict[str, Any], dict
 def cmd_show(args: argparse.Namespace) -> int:
     from workbench.core.session import load_session
 
+    if args.portability is not None:
+        return _show_portability(args)
+    if args.at:
+        raise WorkbenchError("--at applies to show --portability")
+    if args.file is None:
+        raise WorkbenchError("show needs a session file (or --portability S1 S2 ...)")
     session = load_session(args.file)
     constraints, weights = _objective_from_args(args, session)
     objectives = _objectives_from_args(args, session)
@@ -486,7 +562,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"feasible {summary['feasible']}")
     if summary["best"]:
         b = summary["best"]
-        print(f"best     {b['latency_ms']:.4g} ms  score {b['score']:.3f}  {b['config']}")
+        mixed = "  (over all sizes; each size's best below)" if summary.get("sizes") else ""
+        print(f"best     {b['latency_ms']:.4g} ms  score {b['score']:.3f}  {b['config']}{mixed}")
         print(f"why      {b['why']}")
     elif summary["most_excluding_constraint"]:
         print(f"nothing feasible: '{summary['most_excluding_constraint']}' excludes the most trials")
@@ -495,10 +572,39 @@ def cmd_show(args: argparse.Namespace) -> int:
         for point in summary["pareto"]:
             figures = "  ".join(f"{m} {point[m]:.4g}" for m in summary["objectives"] if point[m] is not None)
             print(f"         {figures}  {point['config']}")
+    for size in summary.get("sizes", ()):
+        best = size["best"]
+        figure = f"best {best['latency_ms']:.4g} ms  {best['config']}" if best and best["latency_ms"] is not None \
+            else "nothing succeeded"
+        print(f"size     {', '.join(f'{k}={v}' for k, v in size['problem'].items())}: {size['trials']} trials, {figure}")
     if args.trials:
         for t in summary["trial_list"]:
             lat = f"{t['latency_ms']:.4g}" if t["latency_ms"] is not None else "-"
             print(f"{t['index']:>5} {t['status']:<14} {lat:>10}  {t['config']}  {t['message']}")
+    return 0
+
+
+def _show_portability(args: argparse.Namespace) -> int:
+    from workbench.core.portability import format_report, portability_report
+    from workbench.core.session import load_session
+    from workbench.runner.portability import simulator_predictors
+
+    paths = ([args.file] if args.file else []) + list(args.portability)
+    if args.trials or _objectives_from_args(args, None):
+        raise WorkbenchError("--portability cannot be combined with --trials or --objectives")
+    sessions = [load_session(path) for path in paths]
+    constraints, weights = _objective_from_args(args, sessions[0])
+    for session in sessions:
+        _check_objective(constraints, weights, _session_metrics(session))
+    at = parse_assignments(args.at, "--at")
+    predictors, notes = simulator_predictors(sessions, at)
+    report = portability_report(sessions, paths, constraints, weights, predictors=predictors, at=at)
+    report.notes += notes
+    if args.json:
+        json.dump(report.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    print("\n".join(format_report(report)))
     return 0
 
 
@@ -514,11 +620,30 @@ def cmd_export(args: argparse.Namespace) -> int:
         prepare_output(path, force=args.force, inputs=args.sessions, replaceable=is_export_file,
                        what="file exported by this workbench")
 
+    if args.format in ("dispatch", "dispatch-py"):
+        return _export_dispatch(args, sessions, constraints, weights, check_output)
+    if args.tolerance is not None or args.size_param is not None:
+        raise WorkbenchError("--tolerance and --size-param apply to --format dispatch or dispatch-py")
     plan = export_sessions(sessions, args.format, args.out, constraints, weights, sources=args.sessions,
                            check_output=check_output, kernel_dirs=args.kernel_dir)
     picks = ", ".join(f"{c.device}: {c.trial.config.id}" for c in plan.choices)
     portable = f"; portable {plan.portable.trial.config.id}" if plan.portable is not None and len(plan.choices) > 1 else ""
     print(f"{plan.kernel}: exported {args.format} ({picks}{portable}) -> {args.out}")
+    return 0
+
+
+def _export_dispatch(args: argparse.Namespace, sessions: list[Any], constraints: Any, weights: Any,
+                     check_output: Any) -> int:
+    from workbench.core.dispatch import DEFAULT_TOLERANCE, export_dispatch
+
+    tolerance = DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance
+    plan = export_dispatch(sessions, args.format, args.out, tolerance, constraints, weights,
+                           parameter=args.size_param, sources=args.sessions, check_output=check_output,
+                           kernel_dirs=args.kernel_dir)
+    sizes = len(plan.figures)
+    configs = f"{len(plan.configs)} config" + ("" if len(plan.configs) == 1 else "s")
+    print(f"{plan.kernel}: exported {args.format} ({configs} for {sizes} sizes of "
+          f"{plan.parameter}, {plan.method} set cover, tolerance {100 * tolerance:g}%) -> {args.out}")
     return 0
 
 
@@ -553,7 +678,11 @@ def cmd_kernels(args: argparse.Namespace) -> int:
 
 def cmd_import_kt(args: argparse.Namespace) -> int:
     from workbench.core.interop import import_kt_cache
-    from workbench.core.output_files import check_folder, check_regular_or_absent, prepare_output
+    from workbench.core.output_files import (
+        check_folder,
+        check_regular_or_absent,
+        prepare_output,
+    )
     from workbench.core.session import journal_path, save_session
     from workbench.core.session_lock import SessionLock
 
@@ -654,6 +783,8 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
     if args.run or args.replay:
         run = {"kernel": args.run, "backend": args.backend, "strategy": args.strategy, "budget": args.budget,
                "seed": args.seed, "replay": args.replay, "gpu_model": args.gpu_model}
+        if args.sizes:
+            run["sizes"] = parse_sizes(args.sizes)
     return gui_main(args.session, run, args.screenshot, args.quit_when_done)
 
 

@@ -285,10 +285,10 @@ def test_slots_panel_counts_the_space_off_the_gui_thread(qtbot):
     """A file's space may take minutes to count: the panel must never do it on the GUI thread."""
     import threading
 
-    from workbench.core.space import SearchSpace
+    from workbench.core.space import ProductSpace
     from workbench.gui.slots_panel import SlotsPanel
 
-    class WatchedSpace(SearchSpace):
+    class WatchedSpace(ProductSpace):
         """A real space that remembers which threads counted it."""
 
         threads: list[str] = []

@@ -96,6 +96,10 @@ def test_type_detect_compile_tune_save_and_reopen(window, editor, qtbot, tmp_pat
     toolbar.kernel.setCurrentText("saxpy")
     assert toolbar.kernel.findText("saxpy") >= 0 and toolbar.request()["kernel_dirs"] == [str(saved.parent)]
 
+    header = tmp_path / "saxpy_tuned.cu"  # File > Export best config renders the editor's template
+    window.export_best(str(header))
+    assert "__global__" in header.read_text() and "saxpy" in header.read_text()
+
     reopened = window.open_kernel_editor(saved.parent)
     qtbot.addWidget(reopened)
     assert reopened.source.toPlainText() == SAXPY_CU
@@ -187,3 +191,24 @@ def test_a_chosen_python_reference_runs_only_in_the_worker_process(window, edito
         editor.tune(3)
     assert int(marker.read_text()) != os.getpid()  # imported by the run's worker process
     assert sum(t.ok for t in window.model.session.trials) == 3
+
+
+def test_the_arguments_table_shows_and_keeps_each_outputs_own_tolerance(editor, qtbot):
+    """Per-output rtol / atol: shown in the arguments table, written back per output, and the loaded
+    template checks each output with its own pair."""
+    from workbench.core.kernel_spec import template_from_spec
+
+    spec = json.loads((EXAMPLE / f"saxpy{SPEC_SUFFIX}").read_text())
+    spec["args"].insert(3, {"name": "twice", "kind": "out", "dtype": "float32", "shape": ["n"], "rtol": 0.01, "atol": 0.001})
+    spec["reference"]["outputs"]["twice"] = "2 * x"
+    editor.set_spec(spec, SAXPY_CU, None)
+    table = editor.args_table
+    rows = {table.item(r, 0).text(): r for r in range(table.rowCount())}
+    assert table.item(rows["twice"], 4).text() == "0.01" and table.item(rows["twice"], 5).text() == "0.001"
+    assert table.item(rows["out"], 4).text() == "1e-05"
+    assert "own tolerance" in table.horizontalHeaderItem(4).toolTip()
+    table.setItem(rows["out"], 4, QTableWidgetItem("0.0002"))
+    written = {a["name"]: a for a in editor.spec()["args"]}
+    assert (written["out"]["rtol"], written["twice"]["rtol"]) == (0.0002, 0.01)
+    template = template_from_spec(editor.spec(), SAXPY_CU)
+    assert template.tolerance_for("out") == (0.0002, 1e-6) and template.tolerance_for("twice") == (0.01, 0.001)

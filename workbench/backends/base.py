@@ -67,6 +67,8 @@ class Target:
     #: Metrics its measurements report, when known in advance (a recording's, a backend's
     #: declaration); None when they cannot be known before trials report them.
     metrics: frozenset[str] | None = None
+    #: How outputs are checked when that needs saying (a template without a reference); "" otherwise.
+    reference: str = ""
 
 
 @dataclass(frozen=True)

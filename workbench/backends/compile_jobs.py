@@ -6,41 +6,78 @@ cores), waits a bounded time, and simulates with estimated resources when the co
 landed; the compile continues while the search moves on, and its figures are used when the trial is
 re-evaluated. Threads are daemons, so a worker that is closed or killed mid-compile never waits
 for them (``concurrent.futures`` pools join their threads at exit).
+
+The threads run at a lower scheduling priority (``NICE`` on Linux, where priority is per thread):
+the search and the evaluations are what the person watches, and the compiles only refine figures
+already shown, so on a machine with as many busy threads as cores the compiles take what is left.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import math
 import os
+import sys
 import threading
-from collections import deque
 from concurrent.futures import Future
 from typing import Any, Callable
 
+#: Niceness added to each compile thread (Linux: per thread; elsewhere the threads keep the process's).
+NICE = 10
+#: Priority of a job someone is waiting for.
+URGENT = -math.inf
+
 
 class CompileJobs:
-    """A deduplicating first-in first-out job queue run by ``threads`` daemon threads."""
+    """A deduplicating priority queue of jobs run by ``threads`` daemon threads.
+
+    Lower ``priority`` runs first (first come first served among equals). The simulator passes
+    the config's latency modelled with estimated resources, so when compiles cannot all land
+    before a run ends, the most promising configs (the ones a person reads the answer from) are
+    the ones refined; a job someone waits for is raised to the front (``URGENT``).
+    """
 
     def __init__(self, threads: int | None = None) -> None:
         self.threads = max(1, threads or os.cpu_count() or 1)
         self._lock = threading.Lock()
         self._wakeup = threading.Condition(self._lock)
-        self._queue: deque[str] = deque()
+        self._heap: list[tuple[float, int, str]] = []  # (priority, arrival, key); stale rows skipped
+        self._queued: dict[str, float] = {}  # key -> current priority, while queued
         self._jobs: dict[str, tuple[Future, Callable[[], Any]]] = {}
+        self._arrivals = itertools.count()
         self._started = 0
 
-    def submit(self, key: str, work: Callable[[], Any]) -> Future:
-        """The future of ``work`` under ``key``: one job per key while it is queued or running."""
+    def submit(self, key: str, work: Callable[[], Any], priority: float = 0.0) -> Future:
+        """The future of ``work`` under ``key``: one job per key while it is queued or running; a
+        queued job submitted again keeps the lower (earlier) of its two priorities."""
+        if math.isnan(priority):  # NaN would break the heap's order: last
+            priority = math.inf
         with self._lock:
             job = self._jobs.get(key)
             if job is None:
                 job = (Future(), work)
                 self._jobs[key] = job
-                self._queue.append(key)
-                self._wakeup.notify()
+                self._enqueue(key, priority)
+            elif key in self._queued and priority < self._queued[key]:
+                self._enqueue(key, priority)
             while self._started < self.threads:
                 self._started += 1
                 threading.Thread(target=self._serve, name="sim-compile", daemon=True).start()
             return job[0]
+
+    def _enqueue(self, key: str, priority: float) -> None:
+        self._queued[key] = priority
+        heapq.heappush(self._heap, (priority, next(self._arrivals), key))
+        self._wakeup.notify()
+
+    def _next(self) -> str:
+        """Pop the queued key of lowest priority (caller holds the lock; the queue is not empty)."""
+        while True:
+            priority, _, key = heapq.heappop(self._heap)
+            if self._queued.get(key) == priority:
+                del self._queued[key]
+                return key
 
     def pending(self) -> int:
         """Jobs queued or compiling."""
@@ -48,11 +85,12 @@ class CompileJobs:
             return len(self._jobs)
 
     def _serve(self) -> None:
+        _lower_priority()
         while True:
             with self._lock:
-                while not self._queue:
+                while not self._queued:
                     self._wakeup.wait()
-                key = self._queue.popleft()
+                key = self._next()
                 future, work = self._jobs[key]
             if not future.set_running_or_notify_cancel():  # cancelled while queued
                 with self._lock:
@@ -67,3 +105,14 @@ class CompileJobs:
             with self._lock:  # whoever needs the result holds the future; forget the job
                 if self._jobs.get(key, (None,))[0] is future:
                     del self._jobs[key]
+
+
+def _lower_priority() -> None:
+    """Make the calling thread yield the CPU to the process's other threads (Linux; else nothing)."""
+    if not (sys.platform.startswith("linux") and hasattr(os, "setpriority")):
+        return
+    try:
+        thread = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + NICE))
+    except OSError:  # a sandbox that forbids it: the compiles simply keep the normal priority
+        pass

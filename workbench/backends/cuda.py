@@ -32,7 +32,8 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
@@ -44,7 +45,8 @@ from workbench.core.measurement import Measurement, Status
 from workbench.core.perfmodel import launch_check, occupancy
 from workbench.core.quality import quality_from_error
 from workbench.core.space import Config
-from workbench.core.verify import Verdict, verify_outputs
+from workbench.core.templates import reset_buffers
+from workbench.core.verify import AdoptedReference, Verdict, adopt_reference, reference_details, verify_outputs
 
 EARLY_ABORT_FACTOR = 1.5
 MIN_SAMPLES, MAX_SAMPLES = 7, 100
@@ -84,11 +86,8 @@ DEVICE_ATTRIBUTES = (
 _FP32_LANES = {(7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128, (9, 0): 128}
 
 
-def _poison(cp: Any, array: Any) -> None:
-    if array.dtype.kind == "f":
-        array.fill(np.nan)
-    else:
-        array.fill(np.iinfo(array.dtype).max)
+def _upload(buffer: Any, host: np.ndarray) -> None:
+    buffer.set(host)
 
 
 def _percentile(samples: list[float], q: float) -> float:
@@ -129,7 +128,12 @@ class CudaBackend(Backend):
         # The reference lives on the device, so a candidate's verification never copies outputs back.
         self.expected = {name: cp.asarray(np.asarray(ref, dtype=np.float64))
                          for name, ref in self.template.reference(self.host_inputs, self.problem).items()}
+        self.resets = self.template.output_resets()
         self._allocate()
+        self.adopted: AdoptedReference | None = None
+        if not self.template.has_reference:  # the first valid config's outputs stand in for it
+            self.adopted = adopt_reference(cp, self.template.reference_candidates(self.problem), self._outputs_of)
+            self.expected = dict(self.adopted.expected) if self.adopted is not None else {}
         l2 = int(cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrL2CacheSize, self.device_index))
         self._flush = cp.empty(max(2 * l2, 1 << 20), dtype=cp.uint8)
         self.copy_bandwidth_gbs = copy_probe(cp, self.device["name"])
@@ -156,17 +160,8 @@ class CudaBackend(Backend):
             self.launch_args.append(array)
 
     def _reset_outputs(self, poison: bool) -> None:
-        cp = self.cp
-        for arg in self.template.args:
-            buffer = self.buffers.get(arg.name)
-            if buffer is None or arg.kind == "in":
-                continue
-            if arg.reset == "zero":
-                buffer.fill(0)
-            elif arg.reset == "input" or arg.kind == "inout":
-                buffer.set(np.asarray(self.host_inputs[arg.name], dtype=arg.dtype))
-            elif poison:
-                _poison(cp, buffer)
+        """The template's reset policy (:func:`~workbench.core.templates.reset_buffers`) on the device buffers."""
+        reset_buffers(self.resets, self.buffers, self.host_inputs, poison=poison, upload=_upload)
 
     def _measure_baseline(self) -> dict[str, Any] | None:
         """Time the library implementation of the same operation the same way, once per worker."""
@@ -205,7 +200,8 @@ class CudaBackend(Backend):
                 break
         return samples
 
-    def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = _no_phase) -> Measurement:
+    def _launched(self, config: Config, phase: PhaseCallback) -> Measurement | _Launched:
+        """Compile, load and run ``config`` once on freshly reset buffers; a failure is its measurement."""
         from workbench.core.compiler import compile_cuda  # noqa: PLC0415
 
         cp = self.cp
@@ -246,13 +242,33 @@ class CudaBackend(Backend):
             cp.cuda.Device().synchronize()
         except Exception as exc:  # noqa: BLE001 - illegal address etc.: the context is gone
             return self._cuda_failure(Status.RUNTIME_ERROR, "kernel failed", exc, resources)
+        return _Launched(launch, resources, compiled, grid, block, smem)
+
+    def _outputs_of(self, config: Config) -> dict[str, Any] | None:
+        """The checked outputs of one launch of ``config`` (device arrays), None when it fails."""
+        if self.needs_restart:
+            return None
+        ran = self._launched(config, _no_phase)
+        if isinstance(ran, Measurement):
+            return None
+        return {name: self.buffers[name] for name in self.template.checked_outputs if name in self.buffers}
+
+    def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = _no_phase) -> Measurement:
+        ran = self._launched(config, phase)
+        if isinstance(ran, Measurement):
+            return ran
+        launch, resources, compiled, grid, block, smem = (ran.launch, ran.resources, ran.compiled, ran.grid,
+                                                          ran.block, ran.smem)
+        reference = reference_details(self.adopted, config.id) if not self.template.has_reference else {}
+        cp = self.cp
         phase("verify")
         rtol, atol = self.template.tolerance
-        verdict = verify_outputs(cp, self.buffers, self.expected, rtol, atol)
+        verdict = verify_outputs(cp, self.buffers, self.expected, rtol, atol,
+                                 tolerances=self.template.output_tolerances())
         errors = error_metrics(verdict, rtol)
         if verdict.wrong:
             return Measurement(Status.WRONG_RESULT, metrics={**resources, **errors}, message=verdict.message,
-                               details={"errors": errors})
+                               details={"errors": errors, **reference})
         phase("run")
         try:
             samples = self._time(launch, limits)
@@ -262,7 +278,8 @@ class CudaBackend(Backend):
         except Exception as exc:  # noqa: BLE001
             return self._cuda_failure(Status.RUNTIME_ERROR, "kernel failed while timing", exc, resources)
         return Measurement(Status.OK, metrics=self._metrics(samples, resources, errors, block, grid, smem,
-                                                             compiled, config), details=self._details(compiled))
+                                                             compiled, config),
+                           details={**self._details(compiled), **reference})
 
     def _cuda_failure(self, status: Status, what: str, exc: BaseException, resources: dict[str, Any]) -> Measurement:
         """Record a CUDA failure; replace the worker only when the error poisoned the context."""
@@ -311,6 +328,18 @@ class CudaBackend(Backend):
         if self.copy_bandwidth_gbs:
             details["copy_bandwidth_gbs"] = self.copy_bandwidth_gbs
         return details
+
+
+@dataclass(frozen=True)
+class _Launched:
+    """A config that compiled, loaded and ran once: what verifying and timing it need."""
+
+    launch: Callable[[], None]
+    resources: dict[str, Any]
+    compiled: Any
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    smem: int
 
 
 class _EarlyAbort(Exception):

@@ -89,6 +89,29 @@ def find_nvrtc() -> str | None:
         return None
 
 
+def device_count() -> int:
+    """Number of CUDA devices CuPy can see; 0 when CuPy or a driver is missing (never raises)."""
+    if os.environ.get("KERNEL_WORKBENCH_FORCE_NO_GPU"):
+        return 0
+    try:
+        import cupy
+
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:  # noqa: BLE001 - any failure means "no usable GPU"
+        return 0
+
+
+def device_names(count: int) -> list[str]:
+    """Model name of each of the first ``count`` CUDA devices (CuPy is present: they were counted)."""
+    import cupy
+
+    names = []
+    for index in range(count):
+        name = cupy.cuda.runtime.getDeviceProperties(index)["name"]
+        names.append(name.decode() if isinstance(name, bytes) else str(name))
+    return names
+
+
 def probe() -> CudaEnvironment:
     """Look for CuPy, devices, headers and NVRTC; never raises."""
     try:

@@ -31,7 +31,7 @@ from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallb
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import LATENCY, Measurement, Status
 from workbench.core.session import MAX_NAME_CHARS, NON_NEGATIVE_METRICS
-from workbench.core.space import GROUPS, Config, SearchSpace, Slot
+from workbench.core.space import GROUPS, Config, ProductSpace, SearchSpace, Slot
 
 
 def _path_of(spec: BackendSpec) -> str:
@@ -87,7 +87,7 @@ def _space_of(module: ModuleType, path: str) -> SearchSpace:
     problem = getattr(module, "PROBLEM", {}) or {}
     if not isinstance(problem, Mapping):
         raise WorkbenchError(f"python benchmark {path}: PROBLEM must be a dict")
-    return SearchSpace(slots, restrictions=tuple(restrictions), params=dict(problem))
+    return ProductSpace(slots, restrictions=tuple(restrictions), params=dict(problem))
 
 
 def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:

@@ -8,12 +8,13 @@ running the template's NumPy ``emulate`` of the config's arithmetic against the 
 on the small problem.
 
 Resource figures come, fastest first, from this process's cache, the shipped resource table
-(:mod:`workbench.core.resource_table`, when it matches the template, problem and arch), or NVRTC
-(which has its own disk cache). Compiles run on background threads (:mod:`compile_jobs`); an
-evaluation waits at most ``compile_wait_s`` for its own, and none at all once two compiles of this
-template have run past that, then simulates with estimated resources, marked
-``details.resources_pending``. Evaluating that config again (the engine's refinement pass) waits for
-the compile and returns the real figures.
+(:mod:`workbench.core.resource_table`, when it matches the template, problem and arch), the
+compiler's disk cache (read in the evaluation itself), or NVRTC. Compiles run on background
+threads (:mod:`compile_jobs`), the configs the model rates fastest first; an evaluation waits at
+most ``compile_wait_s`` for its own, and none at all once two compiles of this template have run
+past that or when the table says its compiles take longer, then simulates with estimated
+resources, marked ``details.resources_pending``. Evaluating that config again (the engine's
+refinement pass) raises its compile to the front, waits for it and returns the real figures.
 
 Options (besides ``kernel``, ``problem``, ``kernel_dirs``): ``gpu_model`` (default ``H200``),
 ``noise`` (default True: a few percent of seeded run-to-run spread), ``seed``, ``arch`` (default:
@@ -29,9 +30,10 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from workbench.backends.compile_jobs import CompileJobs
+from workbench.backends.compile_jobs import URGENT, CompileJobs
 from workbench.backends.templated import load_template_for, template_target
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
+from workbench.core.compiler import cached_compile, compile_cuda  # NVRTC itself loads at the first compile
 from workbench.core.errors import WorkbenchError
 from workbench.core.gpus import GpuSpec, load_gpu
 from workbench.core.measurement import Measurement, Status
@@ -41,6 +43,7 @@ from workbench.core.resource_table import TemplateFigures, figures_for
 from workbench.core.space import Config
 from workbench.core.footprint import device_memory_mb, onchip_figures
 from workbench.core.templates import KernelTemplate, WorkProfile
+from workbench.core.verify import AdoptedReference, adopt_reference, reference_details
 
 DEFAULT_GPU = "H200"
 COMPILE_MODES = ("nvrtc", "estimate")
@@ -70,9 +73,17 @@ def _jobs() -> CompileJobs:
 
 def _compiled_figures(source: str, arch: str, options: tuple[str, ...], entry: str) -> dict[str, Any]:
     """Compile (or read the compiler's disk cache) and keep only the figures the simulator uses."""
-    from workbench.core.compiler import compile_cuda  # noqa: PLC0415 - NVRTC loads lazily
+    return _figures_of(compile_cuda(source, arch=arch, options=options, entry=entry))
 
-    compiled = compile_cuda(source, arch=arch, options=options, entry=entry)
+
+def _cached_figures(source: str, arch: str, options: tuple[str, ...], entry: str) -> dict[str, Any] | None:
+    """The figures of an earlier compile of this source (the compiler's memory or disk cache), or
+    None; never compiles, so a cache hit never waits behind the queue of real compiles."""
+    compiled = cached_compile(source, arch=arch, options=options, entry=entry)
+    return None if compiled is None else _figures_of(compiled)
+
+
+def _figures_of(compiled: Any) -> dict[str, Any]:
     if not compiled.ok:
         return {"compile_error": compiled.error or "compilation failed", "log": compiled.log}
     return {
@@ -156,7 +167,14 @@ class SimBackend(Backend):
         self.small = dict(self.template.small_problem or self.problem)
         rng = np.random.default_rng(self.seed)
         self.small_inputs: dict[str, Any] = self.template.make_inputs(self.small, rng)
-        self.small_expected: dict[str, np.ndarray] = self.template.reference(self.small_inputs, self.small)
+        self.adopted: AdoptedReference | None = None
+        self.small_expected: dict[str, np.ndarray] = {}
+        if self.spec.options.get("run_reference_file", True) or not self.template.reference_runs_a_file:
+            self.small_expected = self.template.reference(self.small_inputs, self.small)
+        if not self.template.has_reference and self.template.emulate is not None:
+            # Outputs are checked through the emulation: the first valid config's stand in for the reference.
+            self.adopted = adopt_reference(np, self.template.reference_candidates(self.problem), self._emulate)
+            self.small_expected = dict(self.adopted.expected) if self.adopted is not None else {}
         # Without an emulation, the best a float32 kernel can do: the reference rounded to float32.
         self.float32_quality = quality_of(
             {k: np.asarray(v, dtype=np.float32) for k, v in self.small_expected.items()}, self.small_expected
@@ -186,10 +204,17 @@ class SimBackend(Backend):
         if self.compile_mode == "nvrtc":
             result = self.table.get(config.id) if self.table is not None else None
             if result is None:
-                job = _jobs().submit(key, lambda: _compiled_figures(
-                    source, self.arch, self.template.compile_options, self.template.entry))
                 try:
-                    result = job.result(timeout=self._wait_for(config, limits))
+                    result = _cached_figures(source, self.arch, self.template.compile_options, self.template.entry)
+                except WorkbenchError as exc:  # NVRTC missing or arch unsupported: say so, estimate instead
+                    fallback_reason = str(exc)
+            if result is None and not fallback_reason:
+                wait = self._wait_for(config, limits)
+                job = _jobs().submit(key, lambda: _compiled_figures(
+                    source, self.arch, self.template.compile_options, self.template.entry),
+                    priority=URGENT if config.id in self._estimated_once else self._promise(config))
+                try:
+                    result = job.result(timeout=wait)
                 except FutureTimeout:
                     return self._pending_estimate(config, key, job)
                 except WorkbenchError as exc:  # NVRTC missing or arch unsupported: say so, estimate instead
@@ -204,12 +229,26 @@ class SimBackend(Backend):
     def _wait_for(self, config: Config, limits: EvalLimits = EvalLimits()) -> float:
         """How long to wait for a config's compile: when it was already simulated with an estimate (a
         refinement), as long as the pool's compile timeout allows (a few seconds short of it, so the
-        worker is not killed); not at all once this template's compiles keep outlasting the wait."""
+        worker is not killed); not at all once this template's compiles keep outlasting the wait, or
+        when the shipped table's entry says its compiles take longer than the wait."""
         if config.id in self._estimated_once:
             return max(self.compile_wait_s, 0.9 * limits.compile_timeout_s - 1.0)
         if self._slow_compiles >= SLOW_COMPILES:
             return 0.0
+        cost = self.table.compile_s if self.table is not None else None
+        if cost is not None and cost > self.compile_wait_s:  # the table knows this template compiles slowly
+            return 0.0
         return self.compile_wait_s
+
+    def _promise(self, config: Config) -> float:
+        """The config's latency modelled with estimated resources (lower: compiled sooner), so the
+        configs a run's answer is read from are the first to get their real figures."""
+        grid, block, smem_dynamic, profile = self._launch(config)
+        estimate = self._estimate(config)
+        smem = int(estimate["smem_bytes"]) + smem_dynamic
+        if launch_check(self.gpu, block, smem, int(estimate["registers"]), grid=grid):
+            return math.inf  # refused as estimated: its real figures matter least
+        return float(predict(self.gpu, profile, grid, block, {**estimate, "smem_bytes": smem}).latency_ms)
 
     def _estimate(self, config: Config) -> dict[str, Any]:
         _, block, _, profile = self._launch(config)
@@ -231,6 +270,23 @@ class SimBackend(Backend):
         result["resource_source"] = "estimate (compile pending)"
         return result
 
+    def _emulate(self, config: Config) -> dict[str, Any] | None:
+        """The emulated outputs of a config on the small problem; None when the emulation fails."""
+        assert self.template.emulate is not None
+        try:
+            return dict(self.template.emulate(self.small_inputs, self.small, config))
+        except Exception:  # a config whose emulation fails cannot be the reference
+            return None
+
+    def _reference_details(self, config: Config) -> dict[str, Any]:
+        """How this config's outputs were checked, for a template without a reference (else nothing)."""
+        if self.template.has_reference:
+            return {}
+        if self.template.emulate is None:
+            return {"reference": "not checked: no reference given, and the simulator has no emulation of this "
+                                 "kernel's arithmetic (on a GPU the first valid config's outputs are the reference)"}
+        return reference_details(self.adopted, config.id)
+
     def _emulated(self, config: Config) -> tuple[Status | None, str, float]:
         """(failure status or None, message, quality) from emulating the config on the small problem."""
         if self.template.emulate is None:
@@ -245,9 +301,9 @@ class SimBackend(Backend):
             verdict: tuple[Status | None, str, float] = (
                 Status.RUNTIME_ERROR, f"emulation failed: {type(exc).__name__}: {exc}", math.nan)
         else:
-            rtol, atol = self.template.tolerance
             message = ""
             for name, want in self.small_expected.items():
+                rtol, atol = self.template.tolerance_for(name)
                 got = np.asarray(outputs.get(name, np.array([])), dtype=np.float64)
                 want = np.asarray(want, dtype=np.float64)
                 if got.shape != want.shape:
@@ -315,7 +371,8 @@ class SimBackend(Backend):
         prediction = predict(self.gpu, profile, grid, block, {**resources, "smem_bytes": smem_total})
         status, message, quality = self._emulated(config)
         if status is not None:
-            return Measurement(status, metrics={**used, "quality": quality}, message=message, log=message)
+            return Measurement(status, metrics={**used, "quality": quality}, message=message, log=message,
+                               details=self._reference_details(config))
         latency, p20, p80 = self._noisy(config, prediction.latency_ms)
         details: dict[str, Any] = {
             "terms": [t.to_dict() for t in prediction.terms],
@@ -328,6 +385,7 @@ class SimBackend(Backend):
             "simulated": True,
             "quality_source": "emulation" if self.template.emulate is not None else "float32 rounding of the reference",
         }
+        details.update(self._reference_details(config))
         if resources.get("estimate_reason"):
             details["estimate_reason"] = resources["estimate_reason"]
         if resources.get("resource_source"):

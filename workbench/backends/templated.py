@@ -9,6 +9,7 @@ from typing import Any, Mapping
 from workbench.backends.base import BackendSpec, Target
 from workbench.core.errors import WorkbenchError
 from workbench.core.templates import KernelTemplate, kernels_dir, load_template, load_templates
+from workbench.core.verify import NO_REFERENCE_NOTE
 
 
 def load_template_for(spec: BackendSpec) -> KernelTemplate:
@@ -44,4 +45,15 @@ def template_target(template: KernelTemplate, spec: BackendSpec, device: Mapping
         device=dict(device),
         default_config=default,
         description=template.description,
+        reference=reference_note(template, spec.kind),
     )
+
+
+def reference_note(template: KernelTemplate, backend: str) -> str:
+    """What a run says about its checks when the template has no reference ("" when it has one)."""
+    if template.has_reference:
+        return ""
+    if backend == "sim" and template.emulate is None:
+        return ("no reference given, and the simulator checks no outputs of this kernel (it has no emulation); "
+                "on a GPU the first valid config's outputs are the reference for the others")
+    return NO_REFERENCE_NOTE

@@ -193,13 +193,7 @@ def compile_cuda(
     first error line). Bad arguments (an unknown arch) and a missing NVRTC raise WorkbenchError.
     ``entry`` selects which kernel's figures to report when the source holds several.
     """
-    if not _ARCH.match(arch):
-        raise WorkbenchError(f"unknown GPU architecture {arch!r}; expected e.g. sm_90")
-    version = nvrtc_version()
-    opts = _options(arch, options)
-    key = hashlib.sha256(
-        json.dumps([_CACHE_FORMAT, source, opts, arch, version, name], separators=(",", ":")).encode()
-    ).hexdigest()
+    version, opts, key = _keyed(source, arch, options, name)
     started = time.perf_counter()
     if use_cache:
         hit = _memory_get(key) or _disk_get(key)
@@ -212,6 +206,32 @@ def compile_cuda(
         _memory_put(key, result)
         _disk_put(key, result)
     return _for_entry(result, entry)
+
+
+def cached_compile(
+    source: str, arch: str = "sm_90", options: Sequence[str] = (), name: str = "kernel.cu", *, entry: str | None = None,
+) -> CompileResult | None:
+    """What :func:`compile_cuda` would return from its caches (memory, then disk), or None: never
+    compiles, so a caller can take a cached figure at once and queue only the real compiles."""
+    _, _, key = _keyed(source, arch, options, name)
+    started = time.perf_counter()
+    hit = _memory_get(key) or _disk_get(key)
+    if hit is None:
+        return None
+    _memory_put(key, hit)
+    return _for_entry(replace(hit, cached=True, compile_s=time.perf_counter() - started), entry)
+
+
+def _keyed(source: str, arch: str, options: Sequence[str], name: str) -> tuple[str, list[str], str]:
+    """(NVRTC version, full option list, cache key) of a compile."""
+    if not _ARCH.match(arch):
+        raise WorkbenchError(f"unknown GPU architecture {arch!r}; expected e.g. sm_90")
+    version = nvrtc_version()
+    opts = _options(arch, options)
+    key = hashlib.sha256(
+        json.dumps([_CACHE_FORMAT, source, opts, arch, version, name], separators=(",", ":")).encode()
+    ).hexdigest()
+    return version, opts, key
 
 
 # --- NVRTC ------------------------------------------------------------------------------------------

@@ -7,14 +7,16 @@ the ranking's reason (the constraint that excludes the most trials).
 
 Several sessions of one kernel and problem can be exported together (one per GPU, or one session
 whose trials ran on several GPUs). Each device gets its own best config, and a *portable* config is
-chosen as Kernel Tuner's ``create_device_targets`` does: among configs feasible on every device,
-the one with the best mean relative performance (here the mean of each device's score, where 1.0
-is that device's best). The header guards the per-device configs with ``WORKBENCH_TARGET_<DEVICE>``
+chosen by the max-min rule of :mod:`workbench.core.portability`: among configs feasible on every
+device, the one whose worst fraction of a device's optimum is highest (Kernel Tuner's
+``create_device_targets`` takes the best mean instead, which can hide a device where the config
+is poor). The header guards the per-device configs with ``WORKBENCH_TARGET_<DEVICE>``
 macros and falls back to the portable config; the other formats use the portable config.
 
 Slot macro names are the template's (:meth:`KernelTemplate.defines`); for sessions without a
 template (python benchmarks, recordings of unknown kernels) they are the upper-cased slot names,
-and only ``header`` and ``json`` are possible. No CuPy and no Qt here: the CuPy script is text.
+and only ``header`` and ``json`` are possible. No CuPy and no Qt here: the CuPy script's code is
+:mod:`workbench.core.cupy_script`, copied in as text with the tuned values written as constants.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import re
 import tempfile
 import time
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -36,6 +39,7 @@ from workbench.core.errors import SpaceError, WorkbenchError
 from workbench.core.fs import current_umask
 from workbench.core.measurement import LATENCY, Trial
 from workbench.core.objective import Constraints, Weights, rank
+from workbench.core.portability import max_min_pick
 from workbench.core.space import Config
 from workbench.core.templates import c_literal
 
@@ -183,9 +187,15 @@ def plan_export(
 
     # group trials by device, across sessions
     groups: dict[str, list[tuple[Trial, str]]] = {}
+    other_sizes = 0
     for session, label in zip(sessions, labels):
-        for trial in session.trials:
+        own = session.trials_at()  # a size sweep's other sizes are not this header's problem
+        other_sizes += len(session.trials) - len(own)
+        for trial in own:
             groups.setdefault(_device_of(session, trial), []).append((trial, label))
+    if other_sizes:
+        notes.append(f"{other_sizes} trials at other problem sizes were left out (the header serves "
+                     f"{dict(first.problem)}); --format dispatch picks a config by size")
     if not groups:
         raise WorkbenchError(f"{labels[0]}: the session has no trials to export")
 
@@ -236,22 +246,26 @@ def _seed(value: Any) -> int:
 
 def _portable(choices: list[Choice], scores: dict[str, dict[str, tuple[float, int]]],
               groups: dict[str, list[tuple[Trial, str]]]) -> Choice | None:
-    """The config feasible on every device with the best mean score (Kernel Tuner's portable pick)."""
+    """The config feasible on every device with the best worst-case fraction of each device's optimum.
+
+    Fraction of optimum = score / that device's best score; the max-min pick is
+    :func:`workbench.core.portability.max_min_pick` (ties: higher mean, then the first device's
+    evaluation order), the same rule ``show --portability`` reports.
+    """
     devices = [c.device for c in choices]
-    common = set(scores[devices[0]])
-    for device in devices[1:]:
-        common &= set(scores[device])
-    if not common:
+    best = {c.device: c.score for c in choices}
+    fractions = [{cid: s / best[d] for cid, (s, _) in scores[d].items()} for d in devices]
+    order = sorted(scores[devices[0]], key=lambda cid: scores[devices[0]][cid][1])
+    picked = max_min_pick(fractions, order)
+    if picked is None:
         return None
-    # deterministic: best mean, then the first device's evaluation order
-    best_id = max(sorted(common, key=lambda cid: scores[devices[0]][cid][1]),
-                  key=lambda cid: float(np.mean([scores[d][cid][0] for d in devices])))
-    mean = float(np.mean([scores[d][best_id][0] for d in devices]))
+    best_id, worst, mean = picked
     row = scores[devices[0]][best_id][1]
     trial, label = groups[devices[0]][row]
-    per = ", ".join(f"{d} {scores[d][best_id][0]:.3f}" for d in devices)
-    why = f"feasible on all {len(devices)} devices with the best mean score {mean:.3f} ({per})"
-    return Choice("portable", trial, mean, why, label, tuple(devices))
+    per = ", ".join(f"{d} {fractions[i][best_id]:.3f}" for i, d in enumerate(devices))
+    why = (f"feasible on all {len(devices)} devices with the best worst case {worst:.3f} of each device's "
+           f"optimum (mean {mean:.3f}; {per})")
+    return Choice("portable", trial, worst, why, label, tuple(devices))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -486,7 +500,7 @@ def _header(plan: ExportPlan) -> str:
             out.append("// no config is feasible on every tuned device: choose a device above")
             out.append(f'#error "{_macro(plan.kernel)}: no portable tuned config; define one of the {TARGET_PREFIX}* macros"')
         else:
-            out.append(f"// portable config (best mean relative score over {len(plan.choices)} devices)")
+            out.append(f"// portable config (best worst-case fraction of optimum over {len(plan.choices)} devices)")
             out += _choice_comments(plan, plan.portable)
             out += slot_defines(plan, plan.portable.trial.config)
         out.append("#endif")
@@ -586,93 +600,16 @@ def _json(plan: ExportPlan) -> str:
 
 # --- cupy ---------------------------------------------------------------------------------------
 
-_CUPY_BODY = '''
-
-def main() -> int:
-    import cupy as cp
-
-    from workbench.core.templates import kernels_dir, load_templates
-
-    templates = load_templates(*[d for d in KERNEL_DIRS if os.path.isdir(d)], str(kernels_dir()))
-    template = templates[KERNEL]
-    if template.source_hash() != TEMPLATE_HASH:
-        print(f"note: the {KERNEL} spec changed since export (inputs/reference may differ)", file=sys.stderr)
-    problem = template.resolve_problem(PROBLEM)
-    host = template.make_inputs(problem, np.random.default_rng(SEED))
-    expected = template.reference(host, problem)
-
-    module = cp.RawModule(code=SOURCE, options=OPTIONS)  # NVRTC, through CuPy
-    kernel = module.get_function(ENTRY)
-    if kernel.shared_size_bytes + SMEM > 48 * 1024:  # static + dynamic above the default: opt in
-        kernel.max_dynamic_shared_size_bytes = SMEM
-    for name in template.constants:  # __constant__ inputs go to the module's symbol
-        data = np.ascontiguousarray(host[name], dtype=np.float32)
-        symbol = cp.ndarray(data.shape, cp.float32, module.get_global(name))
-        symbol.set(data)
-
-    buffers, args = {}, []
-    for arg in template.args:
-        if arg.kind == "scalar":
-            args.append(np.dtype(arg.dtype).type(arg.value(problem) if arg.value else problem[arg.name]))
-        elif arg.name not in template.constants:
-            if arg.kind in ("in", "inout"):
-                array = cp.asarray(np.asarray(host[arg.name], dtype=arg.dtype))
-            else:
-                array = cp.empty(arg.shape(problem), dtype=arg.dtype)
-            buffers[arg.name] = array
-            args.append(array)
-
-    def reset(poison: bool) -> None:
-        for arg in template.args:
-            buffer = buffers.get(arg.name)
-            if buffer is None or arg.kind == "in":
-                continue
-            if arg.reset == "zero":
-                buffer.fill(0)
-            elif arg.reset == "input" or arg.kind == "inout":
-                buffer.set(np.asarray(host[arg.name], dtype=arg.dtype))
-            elif poison:
-                buffer.fill(np.nan if buffer.dtype.kind == "f" else np.iinfo(buffer.dtype).max)
-
-    def launch() -> None:
-        kernel(GRID, BLOCK, tuple(args), shared_mem=SMEM)
-
-    reset(poison=True)
-    launch()
-    cp.cuda.Device().synchronize()
-    rtol, atol = template.tolerance
-    wrong = 0
-    for name, want in expected.items():
-        want = np.asarray(want, dtype=np.float64)
-        got = buffers[name].get().astype(np.float64).reshape(want.shape)
-        bad = ~(np.abs(got - want) <= atol + rtol * np.abs(want))
-        wrong += int(bad.sum())
-        print(f"{name}: max abs error {float(np.nanmax(np.abs(got - want))):.3g}, {int(bad.sum())} of {want.size} outside tolerance")
-    if wrong:
-        print("FAILED: the result does not match the float64 reference")
-        return 1
-
-    flush = cp.empty(max(2 * cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrL2CacheSize, 0), 1 << 20), cp.uint8)
-    start, end = cp.cuda.Event(), cp.cuda.Event()
-    launch()
-    samples = []
-    for i in range(REPEATS):
-        reset(poison=False)
-        flush.fill(i & 0xFF)  # the L2 holds no inputs, as when the workbench measured
-        start.record()
-        launch()
-        end.record()
-        end.synchronize()
-        samples.append(cp.cuda.get_elapsed_time(start, end))
-    latency = float(np.median(samples))
-    recorded = f" (exported measurement: {RECORDED_LATENCY_MS:.4g} ms on {RECORDED_DEVICE})" if RECORDED_LATENCY_MS else ""
-    print(f"OK: {KERNEL} config {CONFIG_ID} latency {latency:.4g} ms median of {REPEATS}{recorded}")
-    return 0
+#: Markers in :mod:`workbench.core.cupy_script` between which the export takes its parts.
+_SCRIPT_MARKERS = ("# --- imports ---", "# --- constants", "# --- body ---")
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-'''
+def _script_parts() -> tuple[str, str]:
+    """(imports, body) of :mod:`workbench.core.cupy_script`, read as text: exporting imports nothing."""
+    text = resources.files("workbench.core").joinpath("cupy_script.py").read_text(encoding="utf-8")
+    imports, constants, body = (text.index(marker) for marker in _SCRIPT_MARKERS)
+    return (text[text.index("\n", imports) + 1:constants].strip() + "\n",
+            text[text.index("\n", body) + 1:])
 
 
 def _py_text(text: str) -> str:
@@ -692,6 +629,7 @@ def _cupy(plan: ExportPlan) -> str:
     latency = choice.trial.metric(LATENCY)
     # the portable pick's trial is its measurement on the first device (see _portable)
     recorded_device = plan.choices[0].device
+    imports, body = _script_parts()
     doc = "\n".join(line[3:] if line.startswith("// ") else line for line in _preamble(plan)
                     + _choice_comments(plan, choice))
     lines = [
@@ -705,11 +643,7 @@ def _cupy(plan: ExportPlan) -> str:
         doc.replace("\\", "\\\\").replace('"""', "'''"),
         '"""',
         "",
-        "import os",
-        "import sys",
-        "",
-        "import numpy as np",
-        "",
+        imports,
         f"KERNEL = {plan.kernel!r}",
         f"KERNEL_DIRS = {list(plan.kernel_dirs)!r}",
         f"TEMPLATE_HASH = {template.source_hash()!r}",
@@ -727,7 +661,7 @@ def _cupy(plan: ExportPlan) -> str:
         f"RECORDED_DEVICE = {recorded_device!r}",
         f"SOURCE = {_py_text(template.render(config, problem))}",
     ]
-    return "\n".join(lines) + _CUPY_BODY
+    return "\n".join(lines) + "\n" + body
 
 
 __all__ = [

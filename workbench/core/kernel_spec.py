@@ -33,7 +33,7 @@ from workbench.core.array_expr import compile_array_expression
 from workbench.core.errors import TemplateError, WorkbenchError
 from workbench.core.expr import Restriction, compile_restriction
 from workbench.core.space import GROUPS, Config, Slot
-from workbench.core.templates import DECLARATIVE_SUFFIX, Arg, KernelTemplate, WorkProfile
+from workbench.core.templates import DECLARATIVE_SUFFIX, Arg, KernelTemplate, WorkProfile, no_reference
 
 #: File name ending of a declarative spec (``saxpy.kernel.json`` beside ``saxpy.cu``).
 SPEC_SUFFIX = DECLARATIVE_SUFFIX
@@ -46,6 +46,8 @@ PROFILE_FIELDS = ("bytes_read", "bytes_written", "flops", "access_bytes", "coale
                   "transcendentals", "atomics", "atomic_targets", "smem_accesses", "bank_conflict_ways",
                   "syncs_per_block", "serial_fraction", "l2_reuse", "read_only_path")
 REFERENCE_KINDS = ("expression", "python", "none")
+#: An output's tolerance when its argument gives none (``args[i].rtol`` / ``.atol``).
+DEFAULT_RTOL, DEFAULT_ATOL = 1e-5, 1e-6
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _COL = re.compile(r"\(col (\d+): ")
 
@@ -227,7 +229,7 @@ class _Builder:
         flops = self.expr(str(cost.get("flops", "0")), list(problem), "cost.flops")
         profile = self.profile(arrays, both, problem, flops)
         reference = self.reference(args, problem)
-        tolerance = self.tolerance(args)
+        args, tolerance = self.tolerance(args)
         default = {s.name: s.default for s in slots if s.default is not None}
         try:
             return KernelTemplate(
@@ -367,7 +369,7 @@ class _Builder:
         if kind not in REFERENCE_KINDS:
             raise self.fail("reference.kind", f"must be one of {', '.join(REFERENCE_KINDS)}", kind)
         if kind == "none":
-            return lambda inputs, p: {}
+            return no_reference
         if kind == "python":
             file = self.get(raw, "file", str, "reference.file")
             function = self.get(raw, "function", str, "reference.function", "reference")
@@ -398,22 +400,30 @@ class _Builder:
 
         return reference
 
-    def tolerance(self, args: list[Arg]) -> tuple[float, float]:
-        """The backends check all outputs with one (rtol, atol): the loosest an output asks for."""
+    def tolerance(self, args: list[Arg]) -> tuple[list[Arg], tuple[float, float]]:
+        """Each output's own ``(rtol, atol)`` (``args[i].rtol`` / ``.atol``; 1e-5 / 1e-6 when not
+        given), set on its argument; and the loosest of them, the template's summary tolerance."""
         rtol, atol = 0.0, 0.0
         raw_args = self.spec.get("args", [])
+        checked = []
         for i, (arg, entry) in enumerate(zip(args, raw_args)):
             if arg.kind not in ("out", "inout"):
+                checked.append(arg)
                 continue
-            r, a = entry.get("rtol", 1e-5), entry.get("atol", 1e-6)
-            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in (r, a)):
-                raise self.fail(f"args[{i}].rtol", "rtol and atol must be non-negative numbers", arg.name)
+            r, a = entry.get("rtol", DEFAULT_RTOL), entry.get("atol", DEFAULT_ATOL)
+            for key, x in (("rtol", r), ("atol", a)):
+                if not isinstance(x, (int, float)) or isinstance(x, bool) or not x >= 0:
+                    raise self.fail(f"args[{i}].{key}", "rtol and atol must be non-negative numbers", arg.name)
+            checked.append(dataclasses.replace(arg, tolerance=(float(r), float(a))))
             rtol, atol = max(rtol, float(r)), max(atol, float(a))
-        return (rtol or 1e-5, atol or 1e-6)
+        return checked, (rtol or DEFAULT_RTOL, atol or DEFAULT_ATOL)
 
 
 class _PythonReference:
     """A reference function in a file the author chose: imported on first use (in the worker)."""
+
+    #: Read by :attr:`KernelTemplate.reference_runs_a_file`: calling this imports the file.
+    runs_file = True
 
     def __init__(self, path: Path, function: str, outputs: tuple[str, ...]) -> None:
         self.path = path

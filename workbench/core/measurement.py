@@ -100,7 +100,8 @@ class Trial:
     """One evaluated config in a session: the config, its measurement, and where time went.
 
     ``index`` is the evaluation order (0-based). ``timings`` holds wall-clock seconds per phase
-    (``compile_s``, ``verify_s``, ``benchmark_s``, ``total_s``); ``worker`` names the worker / device.
+    (``compile_s``, ``verify_s``, ``benchmark_s``, ``total_s``); ``worker`` names the worker / device;
+    ``problem`` the problem parameters it ran at when they differ from the session's.
     """
 
     index: int
@@ -110,6 +111,9 @@ class Trial:
     finished_at: float = 0.0
     timings: Mapping[str, float] = field(default_factory=dict)
     worker: str = ""
+    #: The problem this config was measured at; None: the session's ``problem``. A size sweep
+    #: keeps trials of several problem sizes in one session (see :mod:`workbench.core.sizes`).
+    problem: Mapping[str, Any] | None = None
 
     @property
     def status(self) -> Status:

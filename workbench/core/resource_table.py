@@ -112,6 +112,13 @@ class TemplateFigures:
         self._configs: Mapping[str, Any] = entry["configs"]
         self.complete = bool(entry.get("complete"))
         self.compiler = compiler
+        #: What one compile of this template cost the generating machine (CPU seconds: the
+        #: generation's wall time x its compile threads / configs compiled), or None when the
+        #: entry does not say: how long a config the table lacks will take to compile.
+        self.compile_s: float | None = None
+        seconds, workers = entry.get("seconds"), entry.get("workers")
+        if isinstance(seconds, (int, float)) and isinstance(workers, int) and self._configs and seconds > 0:
+            self.compile_s = float(seconds) * max(1, workers) / len(self._configs)
 
     def __len__(self) -> int:
         return len(self._configs)

@@ -16,7 +16,9 @@ Contract (implemented by the session module):
   line and flushes + fsyncs; a truncated last line (killed writer) is ignored on read.
 
 Additions: ``Session.extra`` (free-form JSON object kept across save/load, for views' settings),
-``Session.next_index()``, ``Session.rank()``, ``trial_to_dict`` / ``trial_from_dict`` (the one
+``Session.next_index()``, ``Session.rank()``, ``Session.problem_of(trial)`` / ``trials_at(problem)``
+(a trial may carry its own ``problem``: a size sweep keeps several sizes in one session; see
+``workbench.core.sizes``), ``problem_key(problem)``, ``trial_to_dict`` / ``trial_from_dict`` (the one
 serialisation of a trial, shared by the session file and the journal), ``journal_path(path)``,
 ``save_session(..., keep_journal=True)`` for a save in the middle of a live run.
 
@@ -70,7 +72,7 @@ _VALUE_TYPES = (int, float, bool, str)
 _NUMBER_TYPES = (int, float)
 _TRIAL_FIELDS = frozenset(
     {"index", "config", "id", "status", "metrics", "message", "log", "details",
-     "started_at", "finished_at", "timings", "worker", "measurement"}
+     "started_at", "finished_at", "timings", "worker", "measurement", "problem"}
 )
 _MEASUREMENT_FIELDS = frozenset({"status", "metrics", "message", "log", "details"})
 #: Integers in a file may have at most this many digits (more is refused before it is built).
@@ -127,22 +129,41 @@ class Session:
         """Append a finished trial (trials are kept in the order they finished)."""
         self.trials.append(trial)
 
-    def measured_ids(self) -> set[str]:
-        """Ids of every config with a trial (ok or failed), for the engine's dedupe."""
-        return {t.config.id for t in self.trials}
+    def problem_of(self, trial: Trial) -> dict[str, Any]:
+        """The problem ``trial`` was measured at: its own, else the session's."""
+        return dict(self.problem if trial.problem is None else trial.problem)
+
+    def trials_at(self, problem: Mapping[str, Any] | None = None) -> list[Trial]:
+        """The trials measured at ``problem`` (None: the session's own problem), in order."""
+        key = problem_key(self.problem if problem is None else problem)
+        own = problem_key(self.problem)
+        return [t for t in self.trials if (own if t.problem is None else problem_key(t.problem)) == key]
+
+    def measured_ids(self, problem: Mapping[str, Any] | None = None) -> set[str]:
+        """Ids of every config with a trial (ok or failed) at ``problem`` (None: the session's
+        problem), for the engine's dedupe: a config measured at one size is still new at another."""
+        if all(t.problem is None for t in self.trials) and problem is None:
+            return {t.config.id for t in self.trials}
+        return {t.config.id for t in self.trials_at(problem)}
 
     def next_index(self) -> int:
         """The index the next trial should get (one past the largest so far)."""
         return max((t.index for t in self.trials), default=-1) + 1
 
-    def cache_key(self, config: Config) -> str:
+    def cache_key(self, config: Config | Trial, problem: Mapping[str, Any] | None = None) -> str:
         """Key of a measurement in the result cache: code identity + problem + config.
 
         A change to the template source (``source_hash``) or the problem gives a new key, so
-        cached results die with the code or problem they were measured for.
+        cached results die with the code or problem they were measured for. The problem is
+        ``problem`` when given, else the trial's own (a ``Trial`` passed), else the session's.
         """
-        problem = hashlib.sha1(canonical_json(self.problem).encode()).hexdigest()[:12]
-        return f"{self.source_hash}:{problem}:{config.id}"
+        if isinstance(config, Trial):
+            if problem is None:
+                problem = config.problem
+            config = config.config
+        chosen = self.problem if problem is None else problem
+        digest = hashlib.sha1(problem_key(chosen).encode()).hexdigest()[:12]
+        return f"{self.source_hash}:{digest}:{config.id}"
 
     def rank(self, constraints: Constraints | None = None, weights: Weights | None = None) -> Ranking:
         """The ranking under the session's (or the given) constraints and weights."""
@@ -270,6 +291,12 @@ def loads_bounded(text: str) -> Any:
     return _loads(text)
 
 
+def problem_key(problem: Mapping[str, Any]) -> str:
+    """A stable text key for a problem (canonical JSON: sorted names, no spaces), the same for
+    equal problems whatever their order; used to group trials by the problem they ran at."""
+    return canonical_json(dict(problem))
+
+
 def trial_to_dict(trial: Trial) -> dict[str, Any]:
     """The flat record of a trial; empty optional fields are left out to keep files small."""
     m = trial.measurement
@@ -280,6 +307,8 @@ def trial_to_dict(trial: Trial) -> dict[str, Any]:
         "status": m.status.value,
         "metrics": dict(m.metrics),
     }
+    if trial.problem is not None:
+        out["problem"] = dict(trial.problem)
     if m.message:
         out["message"] = m.message
     if m.log != m.message:
@@ -461,6 +490,8 @@ def trial_from_dict(rec: Any, where: str, fail, names: frozenset[str] | None = N
     worker = rec.get("worker", "")
     if type(worker) is not str:
         fail(f"{where}.worker", f"expected text, got {_type_name(worker)}")
+    raw_problem = rec.get("problem")
+    trial_problem = None if raw_problem is None else _checked_problem(raw_problem, f"{where}.problem", fail)
     return Trial(
         index,
         config,
@@ -469,7 +500,25 @@ def trial_from_dict(rec: Any, where: str, fail, names: frozenset[str] | None = N
         float(finished),
         timings,
         worker,
+        trial_problem,
     )
+
+
+#: Most parameters a problem may have (a template has a handful; a file with thousands is corrupt).
+MAX_PROBLEM_PARAMETERS = 64
+
+
+def _checked_problem(value: Any, where: str, fail: Any) -> dict[str, Any]:
+    """A problem read from a file (the session's or a trial's): an object of at most
+    :data:`MAX_PROBLEM_PARAMETERS` printable names, each a finite number, a bool or a short line."""
+    if type(value) is not dict:
+        fail(where, f"expected an object, got {_type_name(value)}")
+    if len(value) > MAX_PROBLEM_PARAMETERS:
+        fail(where, f"{len(value):,} parameters is more than the {MAX_PROBLEM_PARAMETERS} allowed")
+    for key, item in value.items():
+        _check_name(key, f"{where}.{_short(key)}", fail)
+        _check_value(item, f"{where}.{key}", fail)
+    return dict(value)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -532,10 +581,7 @@ def _decode_session(data: Any, source: str) -> Session:
     kind = text("kind", "template")
     if kind not in KINDS:
         fail("kind", f"{_short(kind)} is not one of {', '.join(KINDS)}")
-    problem = obj("problem")
-    for key, value in problem.items():
-        _check_name(key, f"problem.{_short(key)}", fail)
-        _check_value(value, f"problem.{key}", fail)
+    problem = _checked_problem(obj("problem"), "problem", fail)
 
     space = None
     if data.get("space") is not None:
@@ -642,10 +688,19 @@ def _check_trials(session: Session, source: str, trials: list[Trial] | None = No
         if names is not None and trial.config.keys() != names:
             problem = _slot_problem(trial.config, names)
             raise SessionFormatError(f"{source}: trials[{i}].config: {problem}")
+        if trial.problem is not None and session.problem and trial.problem.keys() != session.problem.keys():
+            raise SessionFormatError(f"{source}: trials[{i}].problem: {_problem_mismatch(trial.problem, session.problem)}")
     if space is not None and not _all_in_domains(space, [t.config for t in trials]):
         fail = _failer(source)
         for i, trial in enumerate(trials):  # find and name the first offending value
             _check_config(space, trial.config, f"trials[{i}].config", fail)
+
+
+def _problem_mismatch(theirs: Mapping[str, Any], ours: Mapping[str, Any]) -> str:
+    missing = sorted(ours.keys() - theirs.keys())
+    if missing:
+        return f"has no value for problem parameter {_short(missing[0])}"
+    return f"{_short(sorted(theirs.keys() - ours.keys())[0])} is not a parameter of the session's problem"
 
 
 def _all_in_domains(space: SearchSpace, configs: list[Config]) -> bool:

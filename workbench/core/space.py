@@ -2,31 +2,29 @@
 
 A ``Slot`` is one tunable decision with an ordered domain; a ``Config`` is an immutable
 assignment of a value to every slot, with a stable id that survives save/load; a
-``SearchSpace`` is the set of configs that satisfy the restrictions, enumerated lazily
-(a 10^7-point cartesian product is never materialised to draw a sample).
-A space can also be an explicit list of recorded points (replay of a recording).
+``SearchSpace`` is the set of configs that satisfy the restrictions. It comes in two kinds behind
+one contract: a ``ProductSpace``, the restricted cartesian product of the domains, enumerated
+lazily (a 10^7-point product is never materialised to draw a sample), and a ``RecordedSpace``,
+exactly a list of recorded points (replay of a recording).
 
-How a restricted space stays cheap:
+How a restricted product space stays cheap:
 
 - enumeration is a backtracking over the slots that checks each restriction as soon as the last
   slot it reads is assigned, so invalid subtrees are cut early;
-- ``count()`` splits the slots into groups no restriction links, counts each group apart and
-  multiplies; a group is counted by a backtracking memoised on the values that pending
-  restrictions still read (slots ordered to keep that key small), or, when no memo can help
-  (one restriction reads most of the group), with NumPy over the group's product in chunks;
-- ``sample()`` draws from the cartesian product and rejects invalid points while that finds
-  valid ones often enough, then draws exactly from the group counts (uniform, no rejection),
-  and lists what is left only when exclusions leave too few configs to find by drawing.
+- ``count()`` splits the slots into groups no restriction links and counts each apart
+  (:mod:`workbench.core.space_count`);
+- ``sample()`` rejects from the cartesian product while that finds valid configs often enough,
+  then draws exactly from the group counts, and lists what is left only when exclusions leave
+  too few to find by drawing (:mod:`workbench.core.space_sampling`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import keyword
 import math
-import threading
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from types import MappingProxyType
 from collections.abc import Mapping as _AbcMapping
@@ -36,6 +34,8 @@ import numpy as np
 
 from workbench.core.errors import SpaceError
 from workbench.core.expr import Restriction, compile_restriction, kind_of
+from workbench.core.space_count import Counter
+from workbench.core.space_sampling import sample_product, sample_recorded
 
 Value = Union[int, float, bool, str]
 
@@ -116,18 +116,6 @@ INT_RANGE = (-(2**63), 2**64 - 1)
 def int_in_range(value: int) -> bool:
     """True when ``value`` fits :data:`INT_RANGE`."""
     return INT_RANGE[0] <= value <= INT_RANGE[1]
-#: Below this valid fraction (when known) sampling skips rejection from the cartesian product.
-MIN_REJECTION_FRACTION = 0.01
-#: Components with cartesian sizes in this range are counted with NumPy when the memoised
-#: backtracking would save less than VECTOR_GAIN times the work.
-VECTOR_MIN_POINTS = 4096
-VECTOR_MAX_POINTS = 2**28
-VECTOR_GAIN = 30
-VECTOR_CHUNK = 2**18
-#: A NumPy-counted component keeps the positions of up to this many valid points for exact draws.
-STORE_MAX_POINTS = 2**22
-#: Rejection sampling gives up once fewer than this share of its draws were new valid configs.
-REJECTION_MIN_YIELD = 0.02
 _MISSING = object()
 
 
@@ -286,219 +274,14 @@ class Slot:
         )
 
 
-def _rand_below(rng: np.random.Generator, n: int) -> int:
-    """A uniform integer in ``[0, n)``, also for counts beyond 64 bits."""
-    if n <= 2**62:
-        return int(rng.integers(n))
-    bits = n.bit_length()
-    nbytes = (bits + 7) // 8
-    while True:
-        r = int.from_bytes(rng.bytes(nbytes), "little") & ((1 << bits) - 1)
-        if r < n:
-            return r
 
-
-def _elimination_order(
-    members: Sequence[int], reads: Sequence[frozenset[int]], slots: Sequence[Slot]
-) -> tuple[int, ...]:
-    """An order of a component's slots that keeps the memo keys of the backtracking small.
-
-    Greedy: place next the slot after which the assigned slots that pending restrictions still
-    read (the memo key) span the fewest value combinations; ties go to the slot that completes
-    more restrictions, then to declaration order. A chain or a ring then costs the sum, not the
-    product, of its domains, whatever order the slots were declared in.
-    """
-    placed: list[int] = []
-    left = list(members)
-    while left:
-        best: tuple[int, int, int] | None = None
-        choice = left[0]
-        for slot in left:
-            done = set(placed) | {slot}
-            pending = [r for r in reads if not r <= done]
-            live = {p for r in pending for p in r if p in done}
-            width = math.prod(len(slots[p].values) for p in live)
-            completed = sum(1 for r in reads if r <= done and slot in r)
-            key = (width, -completed, slot)
-            if best is None or key < best:
-                best, choice = key, slot
-        placed.append(choice)
-        left.remove(choice)
-    return tuple(placed)
-
-
-class _Component:
-    """Slots linked (directly or through others) by restrictions, counted and sampled together.
-
-    Counting is a backtracking over the component's slots that checks each restriction as soon as
-    its last slot is assigned, memoised on the assigned values that restrictions still pending
-    will read (so a chain a-b, b-c, c-d costs the sum, not the product, of its domains).
-    The same counts drive an exact uniform sampler that never rejects.
-
-    When the memo cannot help (one restriction reads most of the component's slots), the
-    component is instead counted with NumPy over its cartesian product in chunks
-    (:meth:`Restriction.mask`), keeping the positions of its valid points for exact draws.
-    """
-
-    def __init__(
-        self,
-        positions: tuple[int, ...],
-        slots: Sequence[Slot],
-        restrictions: Sequence[tuple[Restriction, frozenset[int]]],
-        params: Mapping[str, Value],
-    ) -> None:
-        self.positions = positions
-        local = {p: d for d, p in enumerate(positions)}
-        self.names = tuple(slots[p].name for p in positions)
-        self.domains = tuple(slots[p].values for p in positions)
-        self.sizes = tuple(len(d) for d in self.domains)
-        m = len(positions)
-        self.checks: list[list[Restriction]] = [[] for _ in range(m)]
-        triggers: list[tuple[int, frozenset[int]]] = []
-        for restriction, reads in restrictions:
-            local_reads = frozenset(local[p] for p in reads)
-            trigger = max(local_reads)
-            self.checks[trigger].append(restriction)
-            triggers.append((trigger, local_reads))
-        self.live: list[tuple[int, ...]] = [
-            tuple(sorted({j for trig, reads in triggers if trig >= d for j in reads if j < d})) for d in range(m + 1)
-        ]
-        self.memo: list[dict[tuple[int, ...], int]] = [{} for _ in range(m + 1)]
-        self.params = dict(params)
-        self.env: dict[str, Any] = dict(params)
-        self.chosen = [0] * m
-        # work of the memoised backtracking, at most: per depth, distinct keys x domain size
-        self.cartesian = math.prod(self.sizes)
-        backtracking = sum(math.prod(self.sizes[j] for j in self.live[d]) * self.sizes[d] for d in range(m))
-        self.vector = (
-            VECTOR_MIN_POINTS <= self.cartesian <= VECTOR_MAX_POINTS and backtracking * VECTOR_GAIN > self.cartesian
-        )
-        self.total: int | None = None
-        self.valid_flat: np.ndarray | None = None  # vector mode: flat positions of the valid points
-
-    # -- counting ------------------------------------------------------------------------------
-    def count(self) -> int:
-        """Number of valid assignments of this component (computed once)."""
-        if self.total is None:
-            self.total = self._vector_count() if self.vector else self._dfs_count(0)
-        return self.total
-
-    def _dfs_count(self, d: int) -> int:
-        """Valid completions of depths ``d..`` given ``self.chosen[:d]`` (memoised)."""
-        if d == len(self.names):
-            return 1
-        key = tuple(self.chosen[j] for j in self.live[d])
-        memo = self.memo[d]
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
-        total = 0
-        env, name, checks = self.env, self.names[d], self.checks[d]
-        for i, value in enumerate(self.domains[d]):
-            env[name] = value
-            if all(r(env) for r in checks):
-                self.chosen[d] = i
-                total += self._dfs_count(d + 1)
-        memo[key] = total
-        return total
-
-    def _scalar_env(self, local: Sequence[int]) -> dict[str, Any]:
-        env = dict(self.params)
-        env.update({name: dom[i] for name, dom, i in zip(self.names, self.domains, local)})
-        return env
-
-    def _vector_count(self) -> int:
-        """Count by evaluating every restriction on chunks of the cartesian product at once."""
-        domains = [np.asarray(d) for d in self.domains]
-        params = {k: np.asarray(v) for k, v in self.params.items()}
-        restrictions = [r for checks in self.checks for r in checks]
-        total = 0
-        kept: list[np.ndarray] | None = []
-        for start in range(0, self.cartesian, VECTOR_CHUNK):
-            flat = np.arange(start, min(start + VECTOR_CHUNK, self.cartesian), dtype=np.int64)
-            idx = np.unravel_index(flat, self.sizes)
-            env = dict(params)
-            env.update({name: dom[i] for name, dom, i in zip(self.names, domains, idx)})
-            ok = np.ones(len(flat), dtype=bool)
-            for r in restrictions:
-                mask = r.mask(env)
-                if mask is None:  # NumPy could differ from Python here: check these one by one
-                    mask = np.zeros(len(flat), dtype=bool)
-                    for k in np.flatnonzero(ok):
-                        mask[k] = r(self._scalar_env([int(i[k]) for i in idx]))
-                ok &= mask
-            valid = flat[ok]
-            total += len(valid)
-            if kept is not None:
-                kept.append(valid)
-                if total > STORE_MAX_POINTS:
-                    kept = None
-        if kept is not None:
-            self.valid_flat = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
-        return total
-
-    # -- drawing and listing -------------------------------------------------------------------
-    def _unravel(self, flat: int) -> list[int]:
-        return [int(i) for i in np.unravel_index(flat, self.sizes)]
-
-    def sample(self, rng: np.random.Generator) -> list[int]:
-        """Domain positions of one uniformly drawn valid assignment (the component must be non-empty)."""
-        if self.vector:
-            self.count()
-            if self.valid_flat is not None:
-                return self._unravel(int(self.valid_flat[_rand_below(rng, len(self.valid_flat))]))
-            while True:  # more than STORE_MAX_POINTS valid: rejection accepts often enough
-                local = self._unravel(_rand_below(rng, self.cartesian))
-                env = self._scalar_env(local)
-                if all(r(env) for checks in self.checks for r in checks):
-                    return local
-        env = self.env
-        for d, name in enumerate(self.names):
-            weights: list[int] = []
-            for i, value in enumerate(self.domains[d]):
-                env[name] = value
-                if all(r(env) for r in self.checks[d]):
-                    self.chosen[d] = i
-                    weights.append(self._dfs_count(d + 1))
-                else:
-                    weights.append(0)
-            r = _rand_below(rng, sum(weights))
-            for i, w in enumerate(weights):
-                if r < w:
-                    break
-                r -= w
-            self.chosen[d] = i
-            env[name] = self.domains[d][i]
-        return list(self.chosen)
-
-    def assignments(self) -> Iterator[tuple[int, ...]]:
-        """Domain positions of every valid assignment, skipping subtrees the counts say are empty."""
-        if self.vector and self.count() and self.valid_flat is not None:
-            for flat in self.valid_flat.tolist():
-                yield tuple(self._unravel(flat))
-            return
-        m = len(self.names)
-        env = self.env
-
-        def walk(d: int) -> Iterator[tuple[int, ...]]:
-            if d == m:
-                yield tuple(self.chosen)
-                return
-            name, checks = self.names[d], self.checks[d]
-            for i, value in enumerate(self.domains[d]):
-                env[name] = value
-                if all(r(env) for r in checks):
-                    self.chosen[d] = i
-                    if self._dfs_count(d + 1):
-                        yield from walk(d + 1)
-                        env[name] = value  # restore after deeper levels reused the env
-
-        if self._dfs_count(0):
-            yield from walk(0)
-
-
-class SearchSpace:
+class SearchSpace(ABC):
     """The valid configs of a set of slots under restrictions (and fixed problem parameters).
+
+    Two kinds share this contract: a :class:`ProductSpace` (the restricted cartesian product of
+    the slot domains, enumerated lazily) and a :class:`RecordedSpace` (exactly a list of recorded
+    points). ``SearchSpace(slots, restrictions, params)`` builds a product space and
+    ``SearchSpace.explicit(slots, points, ...)`` a recorded one, so callers need not name the kind.
 
     Public contract (used by strategies, engine, GUI, sessions):
 
@@ -509,31 +292,30 @@ class SearchSpace:
       the slot and the allowed values when a value is outside its domain, or the restriction it
       violates).
     - ``is_valid(config) -> bool``; ``violated(config) -> str | None`` (the first failing restriction).
-    - ``__iter__``: valid configs lazily, in a stable order (slot order, domain order, last slot fastest).
+    - ``__iter__``: valid configs lazily, in a stable order (slot order, domain order, last slot
+      fastest; a recording: its order).
     - ``count() -> int``: number of valid configs (cached); ``cartesian_size`` for the unrestricted size.
     - ``sample(rng: np.random.Generator, n, exclude: set[str] = ()) -> list[Config]``: up to ``n``
       distinct valid configs uniformly at random, none whose id is in ``exclude``.
     - ``neighbours(config, adjacent_only=False) -> list[Config]``: valid configs that differ in one
       slot; with ``adjacent_only``, ordered slots move only to the adjacent value(s).
     - ``default_config() -> Config | None``: slot defaults if they form a valid config.
-    - ``with_domains(...)`` / ``with_restrictions(...)``: derived spaces (the GUI edits spaces this way).
+    - ``with_domains(...)`` / ``with_restrictions(...)``: derived spaces of the same kind (the GUI
+      edits spaces this way).
     - ``to_dict()`` / ``SearchSpace.from_dict(data)``: JSON-able round trip.
     - ``SearchSpace.explicit(slots, points)``: a space that is exactly a list of recorded points.
 
     Additions: ``values_index(config)`` / ``from_indices(indices)`` (domain positions, for
     strategies that work on integer coordinates), ``with_params(...)``, ``is_explicit``,
-    ``points`` (explicit spaces), ``in`` (same as ``is_valid``).
+    ``points`` (recorded spaces), ``in`` (same as ``is_valid``).
     """
 
-    def __init__(
-        self,
-        slots: Sequence[Slot],
-        restrictions: Sequence[str] = (),
-        params: Mapping[str, Value] | None = None,
-    ) -> None:
-        self._setup(slots, restrictions, params)
-        self._all_points: tuple[Config, ...] | None = None
-        self._points: tuple[Config, ...] | None = None
+    #: True for a recorded space: its configs are a list, not a product.
+    is_explicit: bool = False
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "SearchSpace":
+        # ``SearchSpace(slots, ...)`` keeps meaning "the product of these slots".
+        return super().__new__(ProductSpace if cls is SearchSpace else cls)
 
     # ------------------------------------------------------------------ construction
     def _setup(self, slots: Sequence[Slot], restrictions: Sequence[str], params: Mapping[str, Value] | None) -> None:
@@ -588,39 +370,19 @@ class SearchSpace:
             for p in reads:
                 self._by_slot[p].append(r)
         self._linked = linked
-        self._components: list[_Component] | None = None
-        self._count: int | None = None
-        # components keep scratch state while counting and drawing; one thread at a time
-        self._lock = threading.RLock()
-        self._neighbour_index: dict[tuple[int, ...], Config] | None = None  # explicit: index vector -> point
 
-    @classmethod
+    @staticmethod
     def explicit(
-        cls,
         slots: Sequence[Slot],
         points: Iterable[Mapping[str, Value]],
         restrictions: Sequence[str] = (),
         params: Mapping[str, Value] | None = None,
-    ) -> "SearchSpace":
+    ) -> "RecordedSpace":
         """A space that is exactly ``points`` (a recording), minus any that break ``restrictions``.
 
         Every point must assign every slot a value of its domain; repeated points are kept once.
         """
-        space = cls.__new__(cls)
-        space._setup(slots, restrictions, params)
-        unique: dict[str, Config] = {}
-        for k, point in enumerate(points):
-            if not isinstance(point, Mapping):
-                raise SpaceError(f"point {k}: expected a mapping slot -> value, got {type(point).__name__}")
-            try:
-                config = space._normalised(point)
-            except SpaceError as exc:
-                raise SpaceError(f"point {k}: {exc}") from None
-            unique.setdefault(config.id, config)
-        space._all_points = tuple(unique.values())
-        space._points = tuple(c for c in space._all_points if space._satisfies(c))
-        space._point_ids = {c.id: i for i, c in enumerate(space._points)}
-        return space
+        return RecordedSpace(slots, points, restrictions, params)
 
     # ------------------------------------------------------------------ basic facts
     @property
@@ -640,13 +402,9 @@ class SearchSpace:
         return self._params
 
     @property
-    def is_explicit(self) -> bool:
-        return self._points is not None
-
-    @property
     def points(self) -> tuple[Config, ...]:
-        """The recorded points that satisfy the restrictions (explicit spaces; empty otherwise)."""
-        return self._points or ()
+        """The recorded points that satisfy the restrictions (recorded spaces; empty otherwise)."""
+        return ()
 
     @property
     def cartesian_size(self) -> int:
@@ -659,9 +417,12 @@ class SearchSpace:
         except KeyError:
             raise SpaceError(f"unknown slot {name!r}; slots: {', '.join(self._names) or 'none'}") from None
 
+    @abstractmethod
+    def _size_text(self) -> str:
+        """How big the space is, for ``repr``."""
+
     def __repr__(self) -> str:
-        kind = f"explicit, {len(self.points)} points" if self.is_explicit else f"cartesian {self.cartesian_size}"
-        return f"SearchSpace({len(self._slots)} slots, {kind}, {len(self._restrictions)} restrictions)"
+        return f"SearchSpace({len(self._slots)} slots, {self._size_text()}, {len(self._restrictions)} restrictions)"
 
     # ------------------------------------------------------------------ validation
     def _normalised(self, mapping: Mapping[str, Any]) -> Config:
@@ -685,7 +446,8 @@ class SearchSpace:
         env.update(config)
         return env
 
-    def _satisfies(self, config: Mapping[str, Value]) -> bool:
+    def satisfies(self, config: Mapping[str, Value]) -> bool:
+        """True when ``config`` breaks no restriction (domains and membership are not checked)."""
         if self._false_constant is not None:
             return False
         if not self._linked:
@@ -696,7 +458,7 @@ class SearchSpace:
     def violated(self, config: Mapping[str, Value]) -> str | None:
         """The text of the first restriction ``config`` breaks, or None.
 
-        Only restrictions are checked: domains (and, in explicit spaces, membership) are
+        Only restrictions are checked: domains (and, in recorded spaces, membership) are
         :meth:`is_valid`'s and :meth:`config`'s business.
         """
         if self._false_constant is not None:
@@ -707,23 +469,9 @@ class SearchSpace:
                 return r.text
         return None
 
-    def _in_domains(self, config: Mapping[str, Any]) -> bool:
-        if len(config) != len(self._slots):
-            return False
-        for slot in self._slots:
-            value = config.get(slot.name, _MISSING)
-            if value is _MISSING or not slot.accepts(value):
-                return False
-        return True
-
+    @abstractmethod
     def is_valid(self, config: Mapping[str, Value]) -> bool:
         """True when ``config`` assigns every slot a domain value (exact type) and is in the space."""
-        if not isinstance(config, Mapping):
-            return False
-        if self._points is not None:
-            cid = config.id if isinstance(config, Config) else Config(config).id
-            return cid in self._point_ids
-        return self._in_domains(config) and self._satisfies(config)
 
     def __contains__(self, config: object) -> bool:
         return isinstance(config, Mapping) and self.is_valid(config)
@@ -733,21 +481,19 @@ class SearchSpace:
 
         Exact types are required, except that an int is accepted (and stored as float) for a
         float slot. Raises :class:`SpaceError` naming the unknown or missing slot, the allowed
-        values, the violated restriction, or (explicit spaces) that the point was not recorded.
+        values, the violated restriction, or (recorded spaces) that the point was not recorded.
         """
         config = self._normalised(mapping)
         broken = self.violated(config)
         if broken is not None:
             raise SpaceError(f"config {_describe(config)} violates restriction \"{broken}\"")
-        if self._points is not None and config.id not in self._point_ids:
-            raise SpaceError(f"config {_describe(config)} is not one of the {len(self._points)} recorded points")
         return config
 
     def default_config(self) -> Config | None:
         """The slot defaults as a config, or None when a slot has no default or they are not valid."""
         if any(s.default is None for s in self._slots):
             return None
-        config = Config({s.name: s.default for s in self._slots})
+        config = Config({s.name: s.default for s in self._slots if s.default is not None})
         return config if self.is_valid(config) else None
 
     # ------------------------------------------------------------------ indices
@@ -771,6 +517,156 @@ class SearchSpace:
                 raise SpaceError(f"slot {slot.name}: index {i} outside 0..{len(slot.values) - 1}")
             values[slot.name] = slot.values[i]
         return Config(values)
+
+    def config_at(self, indices: Sequence[int]) -> Config:
+        """The config at domain positions known to be in range (unchecked: the samplers' hot path)."""
+        return Config({s.name: s.values[i] for s, i in zip(self._slots, indices)})
+
+    # ------------------------------------------------------------------ the kind's own answers
+    @abstractmethod
+    def __iter__(self) -> Iterator[Config]:
+        """Every valid config, lazily, in a stable order."""
+
+    @abstractmethod
+    def count(self) -> int:
+        """Exact number of valid configs (cached)."""
+
+    def sample(self, rng: np.random.Generator, n: int, exclude: Iterable[str] = ()) -> list[Config]:
+        """Up to ``n`` distinct valid configs, uniformly at random, none whose id is in ``exclude``.
+
+        Returns fewer than ``n`` only when fewer remain (see :mod:`workbench.core.space_sampling`).
+        """
+        n = int(n)
+        if n <= 0:
+            return []
+        taken = {e.id if isinstance(e, Config) else e for e in exclude}  # ids; configs tolerated
+        return self._sample(rng, n, taken)
+
+    @abstractmethod
+    def _sample(self, rng: np.random.Generator, n: int, taken: set[str]) -> list[Config]:
+        """:meth:`sample` once ``n`` is positive and the exclusions are a set of ids (it may grow)."""
+
+    def neighbours(self, config: Mapping[str, Value], adjacent_only: bool = False) -> list[Config]:
+        """Valid configs that differ from ``config`` in exactly one slot.
+
+        With ``adjacent_only``, an ordered (numeric) slot moves only to the next lower and higher
+        value of its domain (recorded spaces: the nearest recorded ones); other slots take every
+        other value. ``config`` itself need not be valid, but its values must be in the domains.
+        """
+        return self._neighbours(self.values_index(config), adjacent_only)
+
+    @abstractmethod
+    def _neighbours(self, origin: tuple[int, ...], adjacent_only: bool) -> list[Config]:
+        """:meth:`neighbours` of the config at domain positions ``origin``."""
+
+    # ------------------------------------------------------------------ derived spaces
+    @abstractmethod
+    def _derive(self, slots: Sequence[Slot], restrictions: Sequence[str], params: Mapping[str, Value]) -> "SearchSpace":
+        """A space of the same kind over other slots, restrictions or parameters."""
+
+    def with_domains(self, domains: Mapping[str, Sequence[Value]]) -> "SearchSpace":
+        """The same space with some slot domains replaced (defaults outside the new domain are dropped).
+
+        For a recorded space, recorded points outside the new domains are left out.
+        """
+        for name in domains:
+            self.slot(name)  # unknown slot -> SpaceError
+        slots = []
+        for slot in self._slots:
+            if slot.name in domains:
+                values = tuple(domains[slot.name])
+                default = slot.default if slot.default is not None and slot.default in values else None
+                slot = Slot(slot.name, values, slot.group, slot.doc, default)
+            slots.append(slot)
+        return self._derive(slots, self._restrictions, self._params)
+
+    def with_restrictions(self, restrictions: Sequence[str]) -> "SearchSpace":
+        """The same slots under a new list of restrictions (replaces the current ones)."""
+        return self._derive(self._slots, list(restrictions), self._params)
+
+    def with_params(self, params: Mapping[str, Value]) -> "SearchSpace":
+        """The same slots and restrictions for other problem parameters."""
+        return self._derive(self._slots, self._restrictions, params)
+
+    # ------------------------------------------------------------------ persistence
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able description; recorded spaces add their points as value lists in slot order."""
+        return {
+            "slots": [s.to_dict() for s in self._slots],
+            "restrictions": list(self._restrictions),
+            "params": dict(self._params),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "SearchSpace":
+        """The space a :meth:`to_dict` described: recorded when it lists points, else a product."""
+        if not isinstance(data, Mapping):
+            raise SpaceError(f"a search space must be an object, got {type(data).__name__}")
+        unknown = sorted(set(data) - {"slots", "restrictions", "params", "points"})
+        if unknown:
+            raise SpaceError(f"search space: unknown field {unknown[0]!r}")
+        raw_slots = data.get("slots")
+        if not isinstance(raw_slots, (list, tuple)):
+            raise SpaceError("search space: 'slots' must be a list of slots")
+        slots = [Slot.from_dict(s) for s in raw_slots]
+        restrictions = data.get("restrictions", [])
+        if not isinstance(restrictions, (list, tuple)) or not all(isinstance(r, str) for r in restrictions):
+            raise SpaceError("search space: 'restrictions' must be a list of text expressions")
+        params = data.get("params", {})
+        if not isinstance(params, Mapping):
+            raise SpaceError("search space: 'params' must be an object")
+        if "points" not in data:
+            return ProductSpace(slots, restrictions, params)
+        raw_points = data["points"]
+        if not isinstance(raw_points, (list, tuple)):
+            raise SpaceError("search space: 'points' must be a list")
+        names = [s.name for s in slots]
+        points = []
+        for k, row in enumerate(raw_points):
+            if not isinstance(row, (list, tuple)) or len(row) != len(names):
+                raise SpaceError(f"search space: point {k} must be a list of {len(names)} values")
+            points.append(dict(zip(names, row)))
+        return RecordedSpace(slots, points, restrictions, params)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SearchSpace):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash((self._names, self._restrictions))
+
+
+class ProductSpace(SearchSpace):
+    """The configs of the cartesian product of the slot domains that satisfy the restrictions.
+
+    Never materialised: enumeration backtracks over the slots and checks each restriction as soon
+    as the last slot it reads is assigned; counting, exact draws and listing are
+    :mod:`workbench.core.space_count`'s, sampling :mod:`workbench.core.space_sampling`'s.
+    """
+
+    def __init__(
+        self,
+        slots: Sequence[Slot],
+        restrictions: Sequence[str] = (),
+        params: Mapping[str, Value] | None = None,
+    ) -> None:
+        self._setup(slots, restrictions, params)
+        self._counter = Counter(self._slots, self._linked, self._params)
+
+    def _size_text(self) -> str:
+        return f"cartesian {self.cartesian_size}"
+
+    def is_valid(self, config: Mapping[str, Value]) -> bool:
+        if not isinstance(config, Mapping):
+            return False
+        if len(config) != len(self._slots):
+            return False
+        for slot in self._slots:
+            value = config.get(slot.name, _MISSING)
+            if value is _MISSING or not slot.accepts(value):
+                return False
+        return self.satisfies(config)
 
     # ------------------------------------------------------------------ enumeration and counting
     def _iter_indices(self) -> Iterator[tuple[int, ...]]:
@@ -801,160 +697,39 @@ class SearchSpace:
                     d += 1
 
     def __iter__(self) -> Iterator[Config]:
-        if self._points is not None:
-            return iter(self._points)
-        return (self._make(idx) for idx in self._iter_indices())
-
-    def _make(self, indices: Sequence[int]) -> Config:
-        return Config({s.name: s.values[i] for s, i in zip(self._slots, indices)})
-
-    def _get_components(self) -> list[_Component]:
-        """Connected groups of slots (slots linked by no restriction are groups of one)."""
-        with self._lock:
-            return self._build_components()
-
-    def _build_components(self) -> list[_Component]:
-        if self._components is None:
-            parent = list(range(len(self._slots)))
-
-            def find(i: int) -> int:
-                while parent[i] != i:
-                    parent[i] = parent[parent[i]]
-                    i = parent[i]
-                return i
-
-            for _, reads in self._linked:
-                first, *rest = sorted(reads)
-                for p in rest:
-                    parent[find(p)] = find(first)
-            groups: dict[int, list[int]] = {}
-            for i in range(len(self._slots)):
-                groups.setdefault(find(i), []).append(i)
-            self._components = []
-            for members in groups.values():
-                member_set = set(members)
-                mine = [(r, reads) for r, reads in self._linked if reads <= member_set]
-                order = _elimination_order(members, [reads for _, reads in mine], self._slots)
-                self._components.append(_Component(order, self._slots, mine, self._params))
-        return self._components
+        return (self.config_at(idx) for idx in self._iter_indices())
 
     def count(self) -> int:
         """Exact number of valid configs (cached): independent slot groups are counted apart."""
-        if self._points is not None:
-            return len(self._points)
-        with self._lock:
-            if self._count is None:
-                if self._false_constant is not None:
-                    self._count = 0
-                else:
-                    self._count = math.prod(c.count() for c in self._get_components())
-            return self._count
+        if self._false_constant is not None:
+            return 0
+        return self._counter.count()
 
-    # ------------------------------------------------------------------ sampling
-    def _draw_exact(self, rng: np.random.Generator) -> Config:
+    @property
+    def known_count(self) -> int | None:
+        """:meth:`count` when it was already computed, else None (never computes)."""
+        return 0 if self._false_constant is not None else self._counter.known_count
+
+    def draw_exact(self, rng: np.random.Generator) -> Config:
         """One valid config drawn uniformly using the component counts (space must be non-empty)."""
-        indices = [0] * len(self._slots)
-        with self._lock:
-            for component in self._get_components():
-                for p, i in zip(component.positions, component.sample(rng)):
-                    indices[p] = i
-        return self._make(indices)
+        return self.config_at(self._counter.draw(rng))
 
-    def sample(self, rng: np.random.Generator, n: int, exclude: Iterable[str] = ()) -> list[Config]:
-        """Up to ``n`` distinct valid configs, uniformly at random, none whose id is in ``exclude``.
+    def enumerate_unordered(self) -> Iterator[Config]:
+        """Every valid config, component by component, visiting only branches the counts say are live."""
+        if self.count() == 0:
+            return
+        for indices in self._counter.assignments():
+            yield self.config_at(indices)
 
-        Draws from the cartesian product and rejects invalid points while the valid fraction is
-        reasonable; otherwise draws exactly from the memoised counts; enumerates only when the
-        excluded configs leave too few to find by drawing. Returns fewer than ``n`` only when
-        fewer remain.
-        """
-        n = int(n)
-        if n <= 0:
-            return []
-        taken = {e.id if isinstance(e, Config) else e for e in exclude}  # ids; configs tolerated
-        if self._points is not None:
-            remaining = [c for c in self._points if c.id not in taken]
-            if not remaining:
-                return []
-            picks = rng.choice(len(remaining), size=min(n, len(remaining)), replace=False)
-            return [remaining[int(i)] for i in picks]
+    def _sample(self, rng: np.random.Generator, n: int, taken: set[str]) -> list[Config]:
         if self._false_constant is not None:
             return []
+        return sample_product(self, rng, n, taken)
+
+    def _neighbours(self, origin: tuple[int, ...], adjacent_only: bool) -> list[Config]:
         out: list[Config] = []
-
-        def accept(config: Config) -> None:
-            if config.id not in taken:
-                taken.add(config.id)
-                out.append(config)
-
-        # 1. rejection from the cartesian product, while it finds new configs often enough
-        known_fraction = None if self._count is None else self._count / self.cartesian_size
-        small = 4 * (len(taken) + n) >= self.cartesian_size  # likely to exhaust: count instead
-        if not small and (known_fraction is None or known_fraction >= MIN_REJECTION_FRACTION):
-            sizes = [len(s.values) for s in self._slots]
-            budget = max(2000, 50 * n)
-            drawn = 0
-            while len(out) < n and drawn < budget:
-                if drawn >= 1000 and len(out) < REJECTION_MIN_YIELD * drawn:
-                    break  # too few valid (or too many excluded): draw from the counts instead
-                batch = min(budget - drawn, max(64, 4 * (n - len(out))))
-                columns = [rng.integers(0, size, size=batch) for size in sizes]
-                rows = np.stack(columns, axis=1).tolist() if columns else [[]] * batch
-                drawn += batch
-                for row in rows:
-                    config = self._make(row)
-                    if self._satisfies(config):
-                        accept(config)
-                        if len(out) == n:
-                            break
-            if len(out) == n:
-                return out
-        # 2. exact draws from the counts, when the excluded part leaves plenty
-        total = self.count()
-        if total == 0:
-            return out
-        if total > 2 * (len(taken) + n):
-            attempts = 0
-            while len(out) < n and attempts < 20 * n + 100:
-                attempts += 1
-                accept(self._draw_exact(rng))
-            if len(out) == n:
-                return out
-        # 3. list what is left (at most a few times what is excluded or asked for) and choose
-        rest = [c for c in self._enumerate_unordered() if c.id not in taken]
-        if rest:
-            picks = rng.choice(len(rest), size=min(n - len(out), len(rest)), replace=False)
-            out.extend(rest[int(i)] for i in picks)
-        return out
-
-    def _enumerate_unordered(self) -> Iterator[Config]:
-        """Every valid config, component by component, visiting only branches the counts say are live."""
-        if self._false_constant is not None or self.count() == 0:
-            return
-        with self._lock:
-            components = self._get_components()
-            per_component = [list(c.assignments()) for c in components]
-        for combo in itertools.product(*per_component):
-            indices = [0] * len(self._slots)
-            for component, local in zip(components, combo):
-                for p, i in zip(component.positions, local):
-                    indices[p] = i
-            yield self._make(indices)
-
-    # ------------------------------------------------------------------ neighbours
-    def neighbours(self, config: Mapping[str, Value], adjacent_only: bool = False) -> list[Config]:
-        """Valid configs that differ from ``config`` in exactly one slot.
-
-        With ``adjacent_only``, an ordered (numeric) slot moves only to the next lower and higher
-        value of its domain (explicit spaces: the nearest recorded ones); other slots take every
-        other value. ``config`` itself need not be valid, but its values must be in the domains.
-        """
-        origin = self.values_index(config)
-        if self._points is not None:
-            return self._explicit_neighbours(origin, adjacent_only)
-        out = []
         base = self.from_indices(origin)
-        base_ok = self._satisfies(base)
+        base_ok = self.satisfies(base)
         env = self._env(base)
         for p, slot in enumerate(self._slots):
             here = origin[p]
@@ -970,15 +745,85 @@ class SearchSpace:
             env[slot.name] = slot.values[here]
         return out
 
-    def _explicit_neighbours(self, origin: tuple[int, ...], adjacent_only: bool) -> list[Config]:
+    def _derive(self, slots: Sequence[Slot], restrictions: Sequence[str], params: Mapping[str, Value]) -> "ProductSpace":
+        return ProductSpace(slots, restrictions, params)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # restrictions are closures: travel as the description
+        return (ProductSpace, (self._slots, self._restrictions, dict(self._params)))
+
+
+class RecordedSpace(SearchSpace):
+    """Exactly the recorded points (a recording's configs) that satisfy the restrictions.
+
+    The slots still describe the domains (strategies work on domain positions), but only recorded
+    points are valid, counted, sampled and neighbours.
+    """
+
+    is_explicit = True
+
+    def __init__(
+        self,
+        slots: Sequence[Slot],
+        points: Iterable[Mapping[str, Value]],
+        restrictions: Sequence[str] = (),
+        params: Mapping[str, Value] | None = None,
+    ) -> None:
+        self._setup(slots, restrictions, params)
+        unique: dict[str, Config] = {}
+        for k, point in enumerate(points):
+            if not isinstance(point, Mapping):
+                raise SpaceError(f"point {k}: expected a mapping slot -> value, got {type(point).__name__}")
+            try:
+                config = self._normalised(point)
+            except SpaceError as exc:
+                raise SpaceError(f"point {k}: {exc}") from None
+            unique.setdefault(config.id, config)
+        self._keep(tuple(unique.values()))
+
+    def _keep(self, recorded: tuple[Config, ...]) -> None:
+        """Hold the recorded points (each already normalised) and those the restrictions keep."""
+        self._all_points = recorded
+        self._points = tuple(c for c in recorded if self.satisfies(c))
+        self._point_ids = {c.id: i for i, c in enumerate(self._points)}
+        self._neighbour_index: dict[tuple[int, ...], Config] | None = None  # index vector -> point
+
+    @property
+    def points(self) -> tuple[Config, ...]:
+        return self._points
+
+    def _size_text(self) -> str:
+        return f"explicit, {len(self._points)} points"
+
+    def is_valid(self, config: Mapping[str, Value]) -> bool:
+        if not isinstance(config, Mapping):
+            return False
+        cid = config.id if isinstance(config, Config) else Config(config).id
+        return cid in self._point_ids
+
+    def config(self, mapping: Mapping[str, Any]) -> Config:
+        config = super().config(mapping)
+        if config.id not in self._point_ids:
+            raise SpaceError(f"config {_describe(config)} is not one of the {len(self._points)} recorded points")
+        return config
+
+    def __iter__(self) -> Iterator[Config]:
+        return iter(self._points)
+
+    def count(self) -> int:
+        return len(self._points)
+
+    def _sample(self, rng: np.random.Generator, n: int, taken: set[str]) -> list[Config]:
+        return sample_recorded(self._points, rng, n, taken)
+
+    def _neighbours(self, origin: tuple[int, ...], adjacent_only: bool) -> list[Config]:
         """Recorded points one slot away, found by looking up each changed index vector."""
         if self._neighbour_index is None:
             positions = [s._positions for s in self._slots]  # type: ignore[attr-defined]
             self._neighbour_index = {
-                tuple(pos[point[name]] for pos, name in zip(positions, self._names)): point for point in self.points
+                tuple(pos[point[name]] for pos, name in zip(positions, self._names)): point for point in self._points
             }
         index = self._neighbour_index
-        out = []
+        out: list[Config] = []
         for p, slot in enumerate(self._slots):
             here = origin[p]
             found = []
@@ -994,105 +839,29 @@ class SearchSpace:
             out.extend(point for _, point in found)
         return out
 
-    # ------------------------------------------------------------------ derived spaces
-    def _derive(self, slots: Sequence[Slot], restrictions: Sequence[str], params: Mapping[str, Value]) -> "SearchSpace":
-        if self._all_points is None:
-            return SearchSpace(slots, restrictions, params)
+    def _derive(self, slots: Sequence[Slot], restrictions: Sequence[str], params: Mapping[str, Value]) -> "RecordedSpace":
         names = {s.name: s for s in slots}
         kept = [c for c in self._all_points if all(names[k].accepts(v) for k, v in c.items())]
-        return SearchSpace.explicit(slots, kept, restrictions, params)
+        return RecordedSpace(slots, kept, restrictions, params)
 
-    def with_domains(self, domains: Mapping[str, Sequence[Value]]) -> "SearchSpace":
-        """The same space with some slot domains replaced (defaults outside the new domain are dropped).
-
-        For an explicit space, recorded points outside the new domains are left out.
-        """
-        for name in domains:
-            self.slot(name)  # unknown slot -> SpaceError
-        slots = []
-        for slot in self._slots:
-            if slot.name in domains:
-                values = tuple(domains[slot.name])
-                default = slot.default if slot.default is not None and slot.default in values else None
-                slot = Slot(slot.name, values, slot.group, slot.doc, default)
-            slots.append(slot)
-        return self._derive(slots, self._restrictions, self._params)
-
-    def with_restrictions(self, restrictions: Sequence[str]) -> "SearchSpace":
-        """The same slots under a new list of restrictions (replaces the current ones)."""
-        return self._derive(self._slots, list(restrictions), self._params)
-
-    def with_params(self, params: Mapping[str, Value]) -> "SearchSpace":
-        """The same slots and restrictions for other problem parameters."""
-        return self._derive(self._slots, self._restrictions, params)
-
-    # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able description; explicit spaces store their points as value lists in slot order."""
-        data: dict[str, Any] = {
-            "slots": [s.to_dict() for s in self._slots],
-            "restrictions": list(self._restrictions),
-            "params": dict(self._params),
-        }
-        if self._all_points is not None:
-            data["points"] = [[c[name] for name in self._names] for c in self._all_points]
+        data = super().to_dict()
+        data["points"] = [[c[name] for name in self._names] for c in self._all_points]
         return data
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "SearchSpace":
-        if not isinstance(data, Mapping):
-            raise SpaceError(f"a search space must be an object, got {type(data).__name__}")
-        unknown = sorted(set(data) - {"slots", "restrictions", "params", "points"})
-        if unknown:
-            raise SpaceError(f"search space: unknown field {unknown[0]!r}")
-        raw_slots = data.get("slots")
-        if not isinstance(raw_slots, (list, tuple)):
-            raise SpaceError("search space: 'slots' must be a list of slots")
-        slots = [Slot.from_dict(s) for s in raw_slots]
-        restrictions = data.get("restrictions", [])
-        if not isinstance(restrictions, (list, tuple)) or not all(isinstance(r, str) for r in restrictions):
-            raise SpaceError("search space: 'restrictions' must be a list of text expressions")
-        params = data.get("params", {})
-        if not isinstance(params, Mapping):
-            raise SpaceError("search space: 'params' must be an object")
-        if "points" not in data:
-            return cls(slots, restrictions, params)
-        raw_points = data["points"]
-        if not isinstance(raw_points, (list, tuple)):
-            raise SpaceError("search space: 'points' must be a list")
-        names = [s.name for s in slots]
-        points = []
-        for k, row in enumerate(raw_points):
-            if not isinstance(row, (list, tuple)) or len(row) != len(names):
-                raise SpaceError(f"search space: point {k} must be a list of {len(names)} values")
-            points.append(dict(zip(names, row)))
-        return cls.explicit(slots, points, restrictions, params)
-
-    def __reduce__(self):  # restrictions are closures: travel as the description
-        if self._all_points is None:
-            return (SearchSpace, (self._slots, self._restrictions, dict(self._params)))
+    def __reduce__(self) -> tuple[Any, ...]:  # restrictions are closures: travel as the description
         rows = [tuple(c[name] for name in self._names) for c in self._all_points]
-        return (_restore_explicit, (self._slots, self._restrictions, dict(self._params), rows))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SearchSpace):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    def __hash__(self) -> int:
-        return hash((self._names, self._restrictions))
+        return (_restore_recorded, (self._slots, self._restrictions, dict(self._params), rows))
 
 
-def _restore_explicit(
-    slots: Sequence[Slot], restrictions: Sequence[str], params: Mapping[str, Value], rows: Sequence[tuple]
-) -> SearchSpace:
-    """Unpickle an explicit space: its points were validated when it was built, so skip that."""
-    space = SearchSpace.__new__(SearchSpace)
+def _restore_recorded(
+    slots: Sequence[Slot], restrictions: Sequence[str], params: Mapping[str, Value], rows: Sequence[tuple[Value, ...]]
+) -> RecordedSpace:
+    """Unpickle a recorded space: its points were validated when it was built, so skip that."""
+    space = object.__new__(RecordedSpace)
     space._setup(slots, restrictions, params)
     names = space.names
-    space._all_points = tuple(Config(dict(zip(names, row))) for row in rows)
-    space._points = tuple(c for c in space._all_points if space._satisfies(c))
-    space._point_ids = {c.id: i for i, c in enumerate(space._points)}
+    space._keep(tuple(Config(dict(zip(names, row))) for row in rows))
     return space
 
 

@@ -32,12 +32,12 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
 from workbench.core.errors import TemplateError, WorkbenchError
-from workbench.core.space import Config, SearchSpace, Slot, Value
+from workbench.core.space import Config, ProductSpace, SearchSpace, Slot, Value
 
 Dim3 = tuple[int, int, int]
 Problem = Mapping[str, Value]
@@ -60,9 +60,13 @@ class Arg:
     ``inout`` (array read and written), ``scratch`` (device workspace, not checked) or ``scalar``.
     ``dtype``: a NumPy dtype name (``float32``, ``int32``, ``uint32``...).
     ``shape``: problem -> array shape (ignored for scalars); ``value``: problem -> scalar value.
-    ``reset``: for out/inout/scratch, what the buffer holds before each launch: ``poison`` (NaN or
-    0xFFFFFFFF pattern, so unwritten elements are caught), ``zero`` (accumulators written with atomics),
-    or ``input`` (restore the input values, for inout).
+    ``reset``: for out/inout/scratch, what the buffer holds before each launch: ``poison`` (NaN, or
+    the dtype's largest integer, so unwritten elements are caught), ``zero`` (accumulators written
+    with atomics), or ``input`` (restore the input values, for inout). :func:`output_resets` turns
+    this into the one policy every runner of a kernel applies.
+    ``tolerance``: for out/inout, this output's own ``(rtol, atol)`` against the reference; None
+    takes the template's ``tolerance``. Each output is checked with its own pair, so a loose
+    tolerance one output needs never loosens the check of another.
     """
 
     name: str
@@ -71,6 +75,89 @@ class Arg:
     shape: Callable[[Problem], tuple[int, ...]] | None = None
     value: Callable[[Problem], Value] | None = None
     reset: str = "poison"
+    tolerance: tuple[float, float] | None = None
+
+
+def no_reference(inputs: Mapping[str, Any], problem: Problem) -> dict[str, np.ndarray]:
+    """The reference of a template that has none: nothing to compare with up front.
+
+    A template passes this as ``reference`` when its author gives no ground truth; the backends
+    then take the outputs of the first valid config as the reference for the others
+    (:func:`workbench.core.verify.adopt_reference`) and say so in every trial.
+    """
+    return {}
+
+
+def poison_value(dtype: Any) -> float | int:
+    """What a poisoned buffer holds: NaN for floats, the largest value for integers, true for bools.
+
+    A value no correct kernel writes by accident, so an element the kernel never wrote fails the
+    comparison with the reference instead of passing on a leftover from an earlier launch.
+    """
+    kind = np.dtype(dtype).kind
+    if kind in "fc":
+        return math.nan
+    if kind in "iu":
+        return int(np.iinfo(np.dtype(dtype)).max)
+    return 1
+
+
+@dataclass(frozen=True)
+class OutputReset:
+    """What one written buffer holds before a launch (see :func:`output_resets`).
+
+    ``restore``: copy the argument's input values back (inout arrays); otherwise ``fill`` every
+    element with one value. ``every_launch``: the reset runs before every timed launch too (zeros for
+    atomic accumulators, restored inputs), because the kernel's result depends on it; a poison fill
+    runs only before the launch whose outputs are checked, so it costs nothing while timing.
+    """
+
+    name: str
+    dtype: str
+    restore: bool
+    fill: float | int
+    every_launch: bool
+
+
+class _Fillable(Protocol):
+    def fill(self, value: Any) -> Any: ...
+
+
+def output_resets(args: Sequence[Arg]) -> tuple[OutputReset, ...]:
+    """The reset policy of a kernel's written arguments (out, inout, scratch), in launch order.
+
+    One place for the rule the CUDA backend, the exported CuPy script and the CPU test harness all
+    follow, so a kernel sees the same buffers wherever it runs: ``reset="zero"`` fills zeros;
+    ``reset="input"`` and any inout restore the inputs; everything else is poisoned.
+    """
+    resets = []
+    for arg in args:
+        if arg.kind in ("in", "scalar"):
+            continue
+        if arg.reset == "zero":
+            resets.append(OutputReset(arg.name, arg.dtype, False, 0, True))
+        elif arg.reset == "input" or arg.kind == "inout":
+            resets.append(OutputReset(arg.name, arg.dtype, True, 0, True))
+        else:
+            resets.append(OutputReset(arg.name, arg.dtype, False, poison_value(arg.dtype), False))
+    return tuple(resets)
+
+
+def reset_buffers(resets: Sequence[OutputReset], buffers: Mapping[str, _Fillable], inputs: Mapping[str, Any],
+                  *, poison: bool, upload: Callable[[Any, np.ndarray], Any]) -> None:
+    """Apply ``resets`` to ``buffers`` (NumPy or CuPy arrays, by argument name; absent ones are skipped).
+
+    ``poison``: also poison the buffers whose policy is poison (before a checked launch). ``upload(buffer,
+    host_array)`` copies host values into a buffer (``cupy.ndarray.set``, ``numpy.copyto``).
+    """
+    for reset in resets:
+        buffer = buffers.get(reset.name)
+        if buffer is None or not (poison or reset.every_launch):
+            continue
+        if reset.restore:
+            upload(buffer, np.asarray(inputs[reset.name], dtype=reset.dtype))
+        else:
+            buffer.fill(reset.fill)
 
 
 @dataclass(frozen=True)
@@ -199,7 +286,7 @@ class KernelTemplate:
         key = _problem_key(params)
         space = self._spaces.get(key)
         if space is None:
-            space = SearchSpace(self.slots, self.restrictions, params=params)
+            space = ProductSpace(self.slots, self.restrictions, params=params)
             if len(self._spaces) > 32:
                 self._spaces.clear()
             self._spaces[key] = space
@@ -265,6 +352,45 @@ class KernelTemplate:
         if self.path and os.path.isfile(self.path):
             digest.update(Path(self.path).read_bytes())
         return digest.hexdigest()[:16]
+
+    @property
+    def has_reference(self) -> bool:
+        """Whether the author gave a reference (else the first valid config's outputs serve as one)."""
+        return self.reference is not no_reference
+
+    @property
+    def reference_runs_a_file(self) -> bool:
+        """Whether computing the reference imports a Python file the author chose (a declarative
+        template's ``reference.kind = "python"``): done only in a run's worker process."""
+        return bool(getattr(self.reference, "runs_file", False))
+
+    def reference_candidates(self, problem: Problem | None = None, count: int = 16) -> list[Config]:
+        """Configs tried, in order, for the outputs that stand in for a missing reference: the default
+        config, then a fixed sample of the space (the same in every worker, so all adopt the same one)."""
+        space = self.space(problem)
+        first = space.config(self.default) if self.default else space.default_config()
+        candidates = [first] if first is not None else []
+        seen = {c.id for c in candidates}
+        for config in space.sample(np.random.default_rng(0), count):
+            if config.id not in seen and len(candidates) < count:
+                candidates.append(config)
+                seen.add(config.id)
+        return candidates
+
+    def tolerance_for(self, output: str) -> tuple[float, float]:
+        """The ``(rtol, atol)`` output ``output`` is checked with: its argument's own, else the template's."""
+        for arg in self.args:
+            if arg.name == output and arg.tolerance is not None:
+                return arg.tolerance
+        return self.tolerance
+
+    def output_tolerances(self) -> dict[str, tuple[float, float]]:
+        """``(rtol, atol)`` of every checked output, by name (see :meth:`tolerance_for`)."""
+        return {name: self.tolerance_for(name) for name in self.checked_outputs}
+
+    def output_resets(self) -> tuple[OutputReset, ...]:
+        """This template's reset policy (:func:`output_resets` of its arguments)."""
+        return output_resets(self.args)
 
     @property
     def checked_outputs(self) -> tuple[str, ...]:
@@ -476,6 +602,8 @@ def _validate_static(t: KernelTemplate) -> None:
             fail(f"scalar argument {arg.name!r} needs value=")
         if arg.kind != "scalar" and arg.shape is None:
             fail(f"array argument {arg.name!r} needs shape=")
+        if arg.tolerance is not None and (len(arg.tolerance) != 2 or min(arg.tolerance) < 0):
+            fail(f"argument {arg.name!r}: tolerance must be (rtol, atol), both non-negative")
     rtol, atol = t.tolerance
     if rtol < 0 or atol < 0:
         fail("tolerance must be non-negative")

@@ -6,15 +6,15 @@ milliseconds instead of the seconds NumPy needs for 10^8 elements after a device
 Any module with NumPy's array API works (``numpy`` for the CPU dry run and the tests). Chunks
 bound the float64 temporaries (a 512^3 grid would otherwise need several GiB of them).
 
-An element is wrong when ``|got - expected| > atol + rtol * |expected|`` or when it is not
-finite. The worst errors feed the quality metric.
+An element is wrong when ``|got - expected| > atol + rtol * |expected|`` (each output with its
+own ``rtol`` and ``atol``) or when it is not finite. The worst errors feed the quality metric.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 #: Elements per chunk: 32 MiB of float64 per temporary.
 CHUNK_ELEMENTS = 1 << 22
@@ -37,13 +37,20 @@ class Verdict:
 
 
 def verify_outputs(xp: Any, outputs: Mapping[str, Any], expected: Mapping[str, Any], rtol: float, atol: float,
-                   chunk: int = CHUNK_ELEMENTS) -> Verdict:
-    """Check every output named in ``expected`` against it; ``xp`` is the arrays' module (numpy, cupy)."""
-    floor = atol if atol > 0 else 1e-30
+                   chunk: int = CHUNK_ELEMENTS,
+                   tolerances: Mapping[str, tuple[float, float]] | None = None) -> Verdict:
+    """Check every output named in ``expected`` against it; ``xp`` is the arrays' module (numpy, cupy).
+
+    ``tolerances``: each output's own ``(rtol, atol)`` by name (``KernelTemplate.output_tolerances``);
+    an output not in it is checked with ``rtol`` and ``atol``.
+    """
     bad = checked = 0
     worst_abs = worst_rel = 0.0
     message = ""
+    first_tolerance: tuple[float, float] | None = None
     for name, want_all in expected.items():
+        out_rtol, out_atol = (tolerances or {}).get(name, (rtol, atol))
+        floor = out_atol if out_atol > 0 else 1e-30
         got_all, want_all = outputs[name].reshape(-1), want_all.reshape(-1)
         if got_all.size != want_all.size:
             bad += max(want_all.size, 1)
@@ -56,14 +63,80 @@ def verify_outputs(xp: Any, outputs: Mapping[str, Any], expected: Mapping[str, A
             want = want_all[start:start + chunk].astype(xp.float64, copy=False)
             err = xp.abs(got - want)
             err[~xp.isfinite(got)] = xp.inf
-            wrong = err > atol + rtol * xp.abs(want)
+            wrong = err > out_atol + out_rtol * xp.abs(want)
             count = int(xp.count_nonzero(wrong))
             if count and not message:
                 i = int(xp.argmax(wrong))
                 message = f"{name}[{start + i}] = {float(got[i]):.6g}, expected {float(want[i]):.6g}"
+                first_tolerance = (out_rtol, out_atol)
             bad += count
             worst_abs = max(worst_abs, float(err.max()))
             worst_rel = max(worst_rel, float((err / xp.maximum(xp.abs(want), floor)).max()))
     if bad and checked:
-        message += f"; {bad} of {checked} elements outside rtol={rtol:g} atol={atol:g}"
+        shown_rtol, shown_atol = first_tolerance or (rtol, atol)
+        message += f"; {bad} of {checked} elements outside rtol={shown_rtol:g} atol={shown_atol:g}"
     return Verdict(bad, checked, worst_abs, worst_rel, message)
+
+
+# --- a template without a reference ---------------------------------------------------------------
+
+#: Trial ``details`` key naming the config whose outputs stood in for the missing reference.
+REFERENCE_CONFIG = "reference_config"
+#: What a run of a template without a reference says about its checks (CLI, GUI, session ``extra``).
+NO_REFERENCE_NOTE = ("no reference given: the outputs of the first valid config (the default config, "
+                     "else the next one that runs) are the reference the other configs are checked against")
+
+
+@dataclass(frozen=True)
+class AdoptedReference:
+    """Outputs of one config that stand in for a missing reference, and which config gave them."""
+
+    config_id: str
+    config: Mapping[str, Any]
+    expected: dict[str, Any]
+    tried: int
+
+
+def adopt_reference(xp: Any, candidates: Sequence[Any], run: Callable[[Any], Mapping[str, Any] | None],
+                    ) -> AdoptedReference | None:
+    """The first candidate whose outputs are all finite, as a float64 reference; None when none runs.
+
+    ``candidates``: configs in the order to try (:meth:`KernelTemplate.reference_candidates`, the
+    same in every worker); ``run(config)``: that config's outputs by name (NumPy or CuPy arrays),
+    or None when it does not compile, launch or run. Outputs start poisoned with NaN, so a config
+    that leaves an element unwritten is not valid and the next one is tried.
+    """
+    for tried, config in enumerate(candidates, start=1):
+        outputs = run(config)
+        if outputs is None:
+            continue
+        copies = {name: xp.asarray(out).astype(xp.float64) for name, out in outputs.items()}
+        if all(int(xp.count_nonzero(~xp.isfinite(c))) == 0 for c in copies.values()):
+            return AdoptedReference(str(config.id), dict(config), copies, tried)
+    return None
+
+
+def reference_details(adopted: AdoptedReference | None, config_id: str) -> dict[str, Any]:
+    """What a trial of a run without a reference records about its check (empty when there is a reference)."""
+    if adopted is None:
+        return {REFERENCE_CONFIG: "", "reference": "not checked: no config gave finite outputs to serve as the reference"}
+    if config_id == adopted.config_id:
+        why = "these outputs are the reference (no reference given; the first valid config)"
+    else:
+        why = f"checked against the outputs of config {adopted.config_id} (no reference given; the first valid config)"
+    return {REFERENCE_CONFIG: adopted.config_id, "reference": why}
+
+
+def reference_summary(trials: Sequence[Any]) -> str:
+    """One line naming the config whose outputs were the reference, from the trials' details; "" if none."""
+    for trial in trials:
+        details = getattr(trial.measurement, "details", None) or {}
+        chosen = details.get(REFERENCE_CONFIG)
+        if chosen:
+            config = next((t.config.to_dict() for t in trials if t.config.id == chosen), None)
+            shown = f"{chosen} {config}" if config is not None else str(chosen)
+            return (f"no reference given: config {shown}, the first valid one, gave the reference "
+                    f"the other configs were checked against")
+        if REFERENCE_CONFIG in details:
+            return "no reference given and no config gave finite outputs: results were not checked"
+    return ""

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from workbench.core.errors import WorkbenchError
 from workbench.core.kernel_draft import Diagnostic, DraftReport, check_draft
 from workbench.core.kernel_spec import (
-    SPEC_SUFFIX, SpecError, expression_problem, format_values, parse_values, save_template_folder, split_expressions,
+    DEFAULT_ATOL, DEFAULT_RTOL, SPEC_SUFFIX, SpecError, expression_problem, format_values, parse_values, save_template_folder, split_expressions,
     user_templates_dir,
 )
 from workbench.core.macros import scan_macros
@@ -159,13 +159,20 @@ class KernelEditor(QMainWindow):
         form.addRow("dynamic shared memory (bytes)", self.smem_edit)
         self.tabs.addTab(launch, "Launch")
         self.args_table = self._table(ARG_COLUMNS)
-        self.tabs.addTab(self._with_buttons(self.args_table), "Arguments")
+        for column in (ARG_COLUMNS.index("rtol"), ARG_COLUMNS.index("atol")):
+            header = self.args_table.horizontalHeaderItem(column)
+            if header is not None:
+                header.setToolTip(f"this output's own tolerance; blank: {DEFAULT_RTOL:g} / {DEFAULT_ATOL:g}")
+        tolerance_note = QLabel(f"Each out/inout argument is checked with its own rtol and atol "
+                                f"(blank: {DEFAULT_RTOL:g} and {DEFAULT_ATOL:g}).")
+        tolerance_note.setWordWrap(True)
+        self.tabs.addTab(self._with_buttons(self.args_table, tolerance_note), "Arguments")
         reference = QWidget()
         layout = QVBoxLayout(reference)
         self.ref_kind = QComboBox()
         self.ref_kind.addItem("NumPy expression per output", "expression")
         self.ref_kind.addItem("Python function in a file I choose", "python")
-        self.ref_kind.addItem("no reference: outputs are not checked", "none")
+        self.ref_kind.addItem("no reference: the first valid config's outputs are the reference", "none")
         self.ref_table = self._table(("output", "expression"))
         self.ref_file_label = QLabel("no file chosen")
         self.ref_file_button = QPushButton("Choose reference file...")

@@ -99,6 +99,8 @@ class MainWindow(QMainWindow):
         self.toolbar.stop_requested.connect(self.stop_run)
 
         self.objective_panel = ObjectivePanel(model)
+        self.objective_panel.remeasure_requested.connect(
+            lambda: self._guarded(self.remeasure_aborted, "Cannot re-measure"))
         self.best_card = BestCard(model)
         self.slots_panel = SlotsPanel()
         left_tabs = QTabWidget()
@@ -158,6 +160,14 @@ class MainWindow(QMainWindow):
 
         self.compare = CompareView(model)
         self.bottom_tabs.addTab(self.compare, "Compare")
+        from workbench.gui.size_view import SizeView
+
+        self.size_view = SizeView(model, measure=self.measure_cells)
+        self.bottom_tabs.addTab(self.size_view, "Sizes")
+        from workbench.gui.portability_view import PortabilityView
+
+        self.portability = PortabilityView(model)
+        self.bottom_tabs.addTab(self.portability, "Portability")
         self.bottom_tabs.currentChanged.connect(self._on_bottom_tab)
         model.trials_added.connect(self._on_trials_for_importance)
         model.session_changed.connect(self._on_trials_for_importance)
@@ -250,6 +260,8 @@ class MainWindow(QMainWindow):
     def _on_bottom_tab(self, _index: int) -> None:
         if self.importance.isVisible():
             self.importance.schedule_refresh()
+        if self.bottom_tabs.currentWidget() is self.portability:
+            self.portability.refresh_if_dirty()
 
     def _on_trials_for_importance(self, *_: Any) -> None:
         if self.importance.isVisible():
@@ -297,7 +309,12 @@ class MainWindow(QMainWindow):
         else:
             device = session.device
             backend = session.backend.get("kind", "?") if isinstance(session.backend, dict) else "?"
-            self.device_label.setText(f"{device.get('name', 'unknown device')}  ·  backend: {backend}  ·  {session.kernel}")
+            checks = str(session.extra.get("reference") or "")  # a template without a reference says how it checks
+            self.device_label.setText(f"{device.get('name', 'unknown device')}  ·  backend: {backend}  ·  {session.kernel}"
+                                      + ("  ·  no reference given" if checks else ""))
+            self.device_label.setToolTip(checks)
+            if checks:
+                self.statusBar().showMessage(f"{session.kernel}: {checks}", 15000)
             if device.get("simulated"):
                 self.timing_badge.setText("  SIMULATED: timings are modelled, not measured  ")
                 self.timing_badge.setStyleSheet("background:#f0c000; color:black; font-weight:bold; border-radius:3px")
@@ -405,12 +422,63 @@ class MainWindow(QMainWindow):
         cost_model_note = (prepared.session.extra.get("cost_model") or {}).get("note")
         if cost_model_note:  # pruning models a stand-in GPU: say which
             self.statusBar().showMessage(f"cost model: {cost_model_note}", 15000)
+        self._launch(prepared)
+
+    def _launch(self, prepared: Any) -> None:
+        """Run a prepared run (the controller's ``Run``) in the engine thread, the controls following it."""
         self.thread = EngineThread(prepared, self)
         self.thread.progress.connect(self._on_progress)
         self.thread.run_finished.connect(self._on_run_finished)
         self.toolbar.set_running(True)
+        self.objective_panel.set_run_active(True)
         self.toolbar.show_progress(0, prepared.budget, 0, None)
         self.thread.start()
+
+    def remeasure_aborted(self) -> None:
+        """Measure again the aborted candidates the constraints in force no longer rule out (the
+        "Re-measure aborted" button; the CLI's ``tune --remeasure-aborted``), through the run
+        controller: new trials go beside the aborted ones in this session's file."""
+        from workbench.runner.controller import RunRequest, remeasure_aborted
+
+        if self.running:
+            raise WorkbenchError("a run is already going; re-measure when it ends")
+        if self.model.session is None:
+            raise WorkbenchError("no session to re-measure")
+        path = self.path or self.autosave_path
+        if path is None:
+            raise WorkbenchError("save the session first: re-measured trials are added to its file")
+        request = RunRequest(constraints=self.model.constraints, weights=self.model.weights)
+        run, why = remeasure_aborted(path, request)
+        if run is None:
+            self.statusBar().showMessage(why, 10000)
+            return
+        self.model.set_session(run.session)  # the file's session, which the run extends
+        self.statusBar().showMessage(why, 10000)
+        self._launch(run)
+
+    def measure_cells(self, cells: list[Any]) -> None:
+        """Measure (size, config) pairs of the open session (the size view's missing cells) through
+        the run controller, in the engine thread like any run; the view fills in as trials arrive."""
+        from workbench.runner import autosave
+        from workbench.runner.controller import RunRequest, prepare_cells
+
+        current = self.model.session
+        if self.running or current is None:
+            self.statusBar().showMessage("measure missing cells: stop the run first" if self.running
+                                         else "measure missing cells: no session", 8000)
+            return
+        output = self.path or self.autosave_path or autosave.new_autosave_path(current.kernel)
+        try:
+            request = self._continue_request(self.toolbar.request(), current)
+            prepared = prepare_cells(dataclasses.replace(request, budget=None), current, output, cells)
+        except WorkbenchError as exc:
+            self.statusBar().showMessage(f"measure missing cells: {exc}", 15000)
+            return
+        self.model.sync()
+        if self.path is None:
+            self.autosave_path = output
+        self.model.dirty = True
+        self._launch(prepared)
 
     def _run_request(self, run: dict[str, Any], current: Any) -> Any:
         """The controller's request for a new session from the toolbar's (or automation's) keys."""
@@ -428,7 +496,7 @@ class MainWindow(QMainWindow):
             strategy_options=run.get("strategy_options"), seed=int(run.get("seed") or 0),
             budget=run.get("budget"), time_limit_s=run.get("time_limit_s"), workers=run.get("workers"),
             compile_timeout_s=run.get("compile_timeout_s"), run_timeout_s=run.get("run_timeout_s"),
-            domains=domains, restrictions=restrictions,
+            domains=domains, restrictions=restrictions, sizes=run.get("sizes") or None,
         )
 
     def _continue_request(self, run: dict[str, Any], session: Any) -> Any:
@@ -454,7 +522,7 @@ class MainWindow(QMainWindow):
             time_limit_s=run.get("time_limit_s"), workers=run.get("workers"),
             compile_timeout_s=run.get("compile_timeout_s"), run_timeout_s=run.get("run_timeout_s"),
             backend_options=extra, constraints=self.model.constraints, weights=self.model.weights,
-            domains=domains, restrictions=restrictions, trust_session_code=trust,
+            domains=domains, restrictions=restrictions, trust_session_code=trust, sizes=run.get("sizes") or None,
         )
 
     def _confirm_code(self, path: Path) -> bool:
@@ -526,6 +594,7 @@ class MainWindow(QMainWindow):
         self.refresh()
         self.failures.refresh()
         self.toolbar.set_running(False)
+        self.objective_panel.set_run_active(False)
         self.toolbar.progress_label.setText(f"finished: {result.reason}, {result.evaluations} evaluations")
         self._select_best_if_none()
         if result.reason == "error":
@@ -573,6 +642,15 @@ class MainWindow(QMainWindow):
         if settings.budget is not None:
             left = settings.budget - len(session.trials)
             run["budget"] = left if left > 0 else settings.budget
+        from workbench.core.sizes import sweep_plan
+
+        try:  # a sweep shows its sizes and its budget per size; any other session an empty sizes field
+            plan = sweep_plan(session)
+        except WorkbenchError:
+            plan = None
+        run["sizes"] = {k: list(v) for k, v in plan.sizes.items()} if plan is not None else {}
+        if plan is not None:
+            run["budget"] = plan.budget
         try:
             self.toolbar.apply({k: v for k, v in run.items() if v is not None})
         except WorkbenchError:
@@ -700,7 +778,31 @@ class MainWindow(QMainWindow):
             raise WorkbenchError(f"{path}: export to .h, .cu, .json or .py")
         if self.model.session is None:
             raise WorkbenchError("no session to export")
-        export_sessions([self.model.session], fmt, path, self.model.constraints, self.model.weights)
+        session = self.model.session
+        export_sessions([session], fmt, path, self.model.constraints, self.model.weights,
+                        templates=self._export_templates(session.kernel))
+
+    def _export_templates(self, kernel: str) -> dict[str, Any] | None:
+        """The templates an export may render: the shipped library plus, for a template made in the
+        editor, its declarative spec from the folder the kernel list runs it from.
+
+        Only declarative specs are read from that folder (reading one runs no code), because the
+        folder can come from a reopened session's settings; None leaves the lookup to the exporter.
+        """
+        from workbench.core.kernel_spec import load_declarative
+        from workbench.core.templates import DECLARATIVE_SUFFIX, kernels_dir, load_templates
+
+        folder = self.toolbar.kernel_folders.get(kernel)
+        if folder is None or not Path(folder).is_dir():
+            return None
+        for spec in sorted(Path(folder).glob("*" + DECLARATIVE_SUFFIX)):
+            try:
+                template = load_declarative(spec)
+            except WorkbenchError:
+                continue  # another template of the folder that does not load is not this export's business
+            if template.name == kernel:
+                return {**load_templates(str(kernels_dir())), kernel: template}
+        return None
 
     def _on_export_best(self) -> None:
         if self.model.session is None:

@@ -237,10 +237,22 @@ class SessionModel:
         self._objective_changed()
 
     def set_weights(self, values: dict[str, float]) -> None:
+        """New weight values; the metric directions the user chose stay."""
         if self.session is None:
             return
-        updated = Weights(values=dict(values))
-        if updated.to_dict() == self.session.weights.to_dict():
+        updated = Weights(values=dict(values), directions=self.session.weights.directions)
+        if updated == self.session.weights:
+            return
+        self.session.weights = updated
+        self._objective_changed()
+
+    def set_direction(self, metric: str, direction: int) -> None:
+        """The user's direction for ``metric`` (+1 higher is better, -1 lower): re-ranks at once, and
+        a running search follows it (the window re-targets the run on ``objective_changed``)."""
+        if self.session is None:
+            return
+        updated = self.session.weights.with_direction(metric, 1 if direction > 0 else -1)
+        if updated == self.session.weights:
             return
         self.session.weights = updated
         self._objective_changed()

@@ -11,15 +11,18 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QDoubleSpinBox, QGridLayout, QGroupBox, QLabel, QLineEdit, QSlider, QVBoxLayout, QWidget,
+    QCheckBox, QComboBox, QDoubleSpinBox, QGridLayout, QGroupBox, QLabel, QLineEdit, QPushButton, QSlider, QVBoxLayout, QWidget,
 )
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.objective import Bound
+from workbench.core.measurement import Status
+from workbench.core.metrics import known_direction
+from workbench.core.objective import Bound, Weights
+from workbench.core.search_objective import Objective
 
-from workbench.gui.model import SessionModel
+from workbench.gui.model import STATUS_CODES, SessionModel
 from workbench.gui.text import metric_label
 
 STEPS = 1000
@@ -62,9 +65,13 @@ class LimitControl:
             hi = min(hi, self.ceiling)
             lo = min(lo, hi - 1e-6)
         self.lo, self.hi = lo, hi
+        # Display settings only: fewer decimals round the shown value, and that change must not
+        # be written back as a limit (into the next session's constraints, when sessions switch).
+        self.spin.blockSignals(True)
         self.spin.setSingleStep(_nice_step(hi - lo))
         smallest = max(min(abs(lo), abs(hi)) if lo > 0 else (hi - lo) / 100, 1e-9)
         self.spin.setDecimals(int(min(8, max(2, 3 - math.floor(math.log10(smallest))))))
+        self.spin.blockSignals(False)
 
     def value_at(self, position: int) -> float:
         t = position / STEPS
@@ -127,9 +134,17 @@ class LimitControl:
 
 
 class ObjectivePanel(QWidget):
-    """The constraint limits, the score weights and the live feasible count."""
+    """The constraint limits, the score weights and the live feasible count.
+
+    A metric whose direction the registry does not know (an imported ``score``) can be picked from
+    "weigh another metric" and then has its own weight row with a direction toggle (lower / higher
+    is better; metrics already given a direction or a weight have their row from the start); its
+    weight slider works once it has a direction. ``remeasure_requested`` asks the
+    window to measure again the aborted candidates the constraints in force no longer rule out.
+    """
 
     WEIGHTED = ("latency_ms", "throughput_gbs", "memory_mb", "quality")
+    remeasure_requested = Signal()
 
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -161,6 +176,14 @@ class ObjectivePanel(QWidget):
         self.feasible_label = QLabel("no trials yet")
         self.feasible_label.setObjectName("feasibleCount")
         grid.addWidget(self.feasible_label, row + 2, 0, 1, 2)
+        self.remeasure_button = QPushButton("Re-measure aborted")
+        self.remeasure_button.setToolTip("measure again, in full, the candidates aborted under a tighter latency "
+                                         "limit that the limit in force no longer rules out")
+        self.remeasure_button.clicked.connect(self.remeasure_requested.emit)
+        self.remeasure_button.setEnabled(False)
+        self.remeasure_button.setVisible(False)
+        self.run_active = False
+        grid.addWidget(self.remeasure_button, row + 3, 0, 1, 2)
 
         weights_box = QGroupBox("Score weights")
         wgrid = QGridLayout(weights_box)
@@ -178,6 +201,17 @@ class ObjectivePanel(QWidget):
             self.weight_sliders[metric] = slider
             self.weight_labels[metric] = value
         wgrid.setColumnStretch(1, 1)
+        self.weights_grid = wgrid
+        #: Direction toggles of the metrics with an unknown or user-chosen direction, by metric.
+        self.direction_buttons: dict[str, QPushButton] = {}
+        self._direction_rows: dict[str, list[QWidget]] = {}
+        self._rows_for_n = -1
+        self._picked: list[str] = []  # metrics given a row from the list, this session
+        self.more_metrics = QComboBox()
+        self.more_metrics.setToolTip("metrics whose direction is not known: pick one to weigh it "
+                                     "and say whether higher or lower is better")
+        self.more_metrics.activated.connect(self._on_more_metric)
+        self.more_metrics.setVisible(False)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -190,9 +224,115 @@ class ObjectivePanel(QWidget):
 
     # --- model -> widgets -------------------------------------------------------------------
     def _on_session_changed(self) -> None:
+        self._picked = []
+        self._update_direction_rows()
         self._update_ranges()
         self._on_objective_changed()
         self._on_ranking_changed()
+
+    def directional_metrics(self) -> list[str]:
+        """Metrics that need the user's direction: reported by a trial (or given a direction) and
+        unknown to the registry, or given a direction by the user; the four fixed rows excluded."""
+        chosen = self.model.weights.directions
+        reported = [m for m in self.model.metric_names() if not m.startswith("slot:")]
+        names = [m for m in reported if known_direction(m) is None or m in chosen]
+        names += sorted(m for m in chosen if m not in names)
+        return [m for m in names if m not in self.WEIGHTED]
+
+    def shown_direction_metrics(self) -> list[str]:
+        """The rows shown: metrics given a direction or a weight, or picked from "weigh another metric"
+        (a template's descriptive figures, threads per block and the like, stay out of the way)."""
+        weights = self.model.weights
+        return [m for m in self.directional_metrics()
+                if m in weights.directions or weights.get(m) > 0 or m in self._picked]
+
+    def show_metric(self, metric: str) -> None:
+        """Give ``metric`` a weight row with its direction toggle (what choosing it in the list does)."""
+        if metric in self.directional_metrics() and metric not in self._picked:
+            self._picked.append(metric)
+            self._update_direction_rows()
+
+    def _on_more_metric(self, index: int) -> None:
+        if index > 0:
+            self.show_metric(self.more_metrics.itemText(index))
+
+    def _update_direction_rows(self) -> None:
+        wanted = self.shown_direction_metrics()
+        others = [m for m in self.directional_metrics() if m not in wanted]
+        self.more_metrics.blockSignals(True)
+        self.more_metrics.clear()
+        self.more_metrics.addItems(["weigh another metric...", *others])
+        self.more_metrics.blockSignals(False)
+        self.more_metrics.setVisible(bool(others))
+        self.weights_grid.removeWidget(self.more_metrics)
+        self.weights_grid.addWidget(self.more_metrics, len(self.WEIGHTED) + len(wanted), 0, 1, 4)
+        if wanted == list(self._direction_rows):
+            return
+        for metric, widgets in self._direction_rows.items():
+            for widget in widgets:
+                self.weights_grid.removeWidget(widget)
+                widget.hide()  # gone now, not at the next pass of the event loop
+                widget.setParent(None)
+                widget.deleteLater()
+            self.weight_sliders.pop(metric, None)
+            self.weight_labels.pop(metric, None)
+            self.direction_buttons.pop(metric, None)
+        self._direction_rows = {}
+        for offset, metric in enumerate(wanted):
+            row = len(self.WEIGHTED) + offset
+            name = QLabel(metric_label(metric))
+            slider = QSlider(Qt.Orientation.Horizontal)
+            slider.setRange(0, 100)
+            slider.valueChanged.connect(self._on_weight_slider)
+            value = QLabel("0.0")
+            toggle = QPushButton()
+            toggle.clicked.connect(lambda _=False, m=metric: self.toggle_direction(m))
+            for column, widget in enumerate((name, slider, value, toggle)):
+                self.weights_grid.addWidget(widget, row, column)
+            self.weight_sliders[metric] = slider
+            self.weight_labels[metric] = value
+            self.direction_buttons[metric] = toggle
+            self._direction_rows[metric] = [name, slider, value, toggle]
+        self._show_directions()
+
+    def toggle_direction(self, metric: str) -> None:
+        """Flip the direction of ``metric``; a metric without one starts at higher-is-better."""
+        current = known_direction(metric, self.model.weights.directions)
+        self.model.set_direction(metric, 1 if current is None else -current)
+
+    def _show_directions(self) -> None:
+        directions = self.model.weights.directions
+        for metric, toggle in self.direction_buttons.items():
+            direction = known_direction(metric, directions)
+            if direction is None:
+                toggle.setText("direction?")
+                toggle.setToolTip(f"{metric}: is higher or lower better? Click to choose; it can be weighted then")
+            else:
+                toggle.setText("higher is better" if direction > 0 else "lower is better")
+                toggle.setToolTip(f"{metric}: click for {'lower' if direction > 0 else 'higher'} is better")
+            self.weight_sliders[metric].setEnabled(direction is not None)
+
+    def remeasurable(self) -> int:
+        """Configs whose latest trial is aborted at a bound the constraints in force no longer rule out."""
+        session = self.model.session
+        if session is None:
+            return 0
+        objective = Objective(self.model.constraints, Weights())  # the latency limit decides, not the weights
+        latest = {t.config.id: t for t in session.trials}
+        return sum(1 for t in latest.values() if t.status is Status.ABORTED and objective.worth_remeasuring(t))
+
+    def set_run_active(self, active: bool) -> None:
+        """While a run goes, nothing is re-measured beside it."""
+        self.run_active = active
+        self._update_remeasure()
+
+    def _update_remeasure(self) -> None:
+        codes = self.model.status_codes()
+        aborted = bool(codes.size) and bool((codes == STATUS_CODES[Status.ABORTED]).any())
+        count = self.remeasurable() if aborted else 0
+        self.remeasure_button.setVisible(aborted)
+        self.remeasure_button.setText(f"Re-measure aborted ({count})" if aborted else "Re-measure aborted")
+        self.remeasure_button.setEnabled(count > 0 and not self.run_active)
 
     def _update_ranges(self) -> None:
         for control in self.limits.values():
@@ -209,18 +349,25 @@ class ObjectivePanel(QWidget):
             control.show(getattr(constraints, field))
         if not self.extra_edit.hasFocus():
             self.extra_edit.setText(", ".join(bound.label for bound in constraints.extra))
+        self._update_direction_rows()  # a direction the user just chose keeps its row
         weights = dict(self.model.weights.values)
         for metric, slider in self.weight_sliders.items():
             slider.blockSignals(True)
             slider.setValue(int(round(weights.get(metric, 0.0) * 10)))
             slider.blockSignals(False)
             self.weight_labels[metric].setText(f"{weights.get(metric, 0.0):.1f}")
+        self._show_directions()
+        self._update_remeasure()
 
     def _on_ranking_changed(self) -> None:
         ranking, n = self.model.ranking, self.model.n
+        self._update_remeasure()
         if ranking is None or n == 0:
             self.feasible_label.setText("no trials yet")
             return
+        if n != self._rows_for_n:  # a metric the run just started to report
+            self._rows_for_n = n
+            self._update_direction_rows()
         ok = int((~self.model.failed_mask()).sum())
         self.feasible_label.setText(f"<b>{int(ranking.n_feasible)}</b> feasible of {ok} ok trials ({n} total)")
         if not any(control.slider.isSliderDown() for control in self.limits.values()):

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core.assignments import parse_assignment_list
 from workbench.core.errors import WorkbenchError
+from workbench.core.sizes import format_sizes, parse_sizes_text
 from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES
 
 #: The template the window opens on when no last-used one is remembered: small, with its resource
@@ -96,6 +97,13 @@ class RunToolbar(QToolBar):
         self.problem.setToolTip("problem parameters (name=value, comma separated); empty = the template's defaults")
         self.problem.setMinimumWidth(130)
         self.problem.setMaximumWidth(260)
+        self.sizes = QLineEdit()
+        self.sizes.setPlaceholderText("sizes, e.g. n=4096,65536")
+        self.sizes.setToolTip("size sweep: one tuning per value, all in one session, the budget per size "
+                              "(NAME=V1,V2,...; several names separated by ';' make a grid); a new size first "
+                              "measures the best configs of the nearest sizes already measured. Empty: one size")
+        self.sizes.setMinimumWidth(120)
+        self.sizes.setMaximumWidth(240)
         self.backend = QComboBox()
         for key, label in BACKENDS:
             self.backend.addItem(label, key)
@@ -157,7 +165,7 @@ class RunToolbar(QToolBar):
         self.compile_label = QLabel("")
         self.compile_label.setToolTip("simulator compiles running in the background: their configs are shown with "
                                       "estimated resources until the compile lands and the trial is refined")
-        for widget in (QLabel(" Kernel "), self.kernel, self.problem, _sep(), QLabel("Backend "), self.backend, self.gpu,
+        for widget in (QLabel(" Kernel "), self.kernel, self.problem, self.sizes, _sep(), QLabel("Backend "), self.backend, self.gpu,
                        self.resources, self.device, self.replay, self.browse, self.delay):
             self.addWidget(widget)
         # A second row (the window adds it below this one): how to search, the run buttons, progress.
@@ -185,6 +193,7 @@ class RunToolbar(QToolBar):
                 action.setVisible(shown)
         self.kernel.setEnabled(kind != "replay")
         self.problem.setEnabled(kind != "replay")
+        self.sizes.setEnabled(kind != "replay")
 
     def _action_of(self, widget: QWidget) -> Any:
         for bar in (self, self.run_bar):
@@ -198,7 +207,7 @@ class RunToolbar(QToolBar):
         self.pause.setEnabled(running)
         self.stop.setEnabled(running)
         self.pause.setText("Resume" if paused else "Pause")
-        for widget in (self.kernel, self.problem, self.backend, self.gpu, self.resources, self.device, self.replay,
+        for widget in (self.kernel, self.problem, self.sizes, self.backend, self.gpu, self.resources, self.device, self.replay,
                        self.browse, self.delay, self.strategy, self.budget, self.minutes, self.seed):
             widget.setEnabled(not running)
         if not running:
@@ -210,6 +219,7 @@ class RunToolbar(QToolBar):
         return {
             "kernel": self.kernel.currentText() or None,
             "problem": parse_problem(self.problem.text()),
+            "sizes": parse_sizes_text(self.sizes.text()) if self.sizes.text().strip() else None,
             "backend": kind,
             "gpu_model": self.gpu.currentText() if kind == "sim" else None,
             "device": self.device.value() if kind == "cuda" else None,
@@ -241,6 +251,8 @@ class RunToolbar(QToolBar):
                 self.kernel_folders[run["kernel"]] = str(run["kernel_dirs"][0])
         if run.get("problem"):
             self.problem.setText(", ".join(f"{k}={v}" for k, v in run["problem"].items()))
+        if "sizes" in run:
+            self.sizes.setText(format_sizes(run["sizes"]) if run["sizes"] else "")
         if run.get("gpu_model"):
             if self.gpu.findText(run["gpu_model"]) < 0:
                 self.gpu.addItem(run["gpu_model"])

@@ -36,14 +36,26 @@ from workbench.core.session import (
 )
 from workbench.core.search_objective import Objective
 from workbench.core.session_lock import SessionLock
+from workbench.core.space import Config
+from workbench.core.sizes import (
+    SweepPlan,
+    problem_key,
+    set_sweep_plan,
+    size_grid,
+    sweep_plan,
+    trials_by_problem,
+    warm_start_configs,
+)
 from workbench.runner.costmodel import sim_predictor
 from workbench.runner.engine import Engine
 from workbench.runner.events import Event, RunFinished
 from workbench.runner.executors import ExecutorChoice, plan_execution
 from workbench.runner.plan import available_metrics, make_backend_spec, new_session, open_target
+from workbench.runner.sweep import SizeRun, SweepRun
 from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, Strategy, create_strategy, strategy_class
 from workbench.search.listed import Listed
 from workbench.search.pruning import with_pruning
+from workbench.search.seeded import with_seeds
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +108,12 @@ class RunRequest:
     #: The person confirmed running the python benchmark a continued session names (the window's
     #: dialog); on the command line naming the file as the kernel is the confirmation.
     trust_session_code: bool = False
+    #: Problem sizes to sweep (name -> values; several names make a grid): one tuning per size in one
+    #: session, ``budget`` evaluations each (see :mod:`workbench.runner.sweep`). Continuing a sweep
+    #: adds these values to its plan. ``warm_start`` (None: the plan's, else on): a new size first
+    #: measures the best configs of the nearest sizes already measured.
+    sizes: Mapping[str, Sequence[Any]] | None = None
+    warm_start: bool | None = None
 
     def settings_overrides(self) -> dict[str, Any]:
         names = ("time_limit_s", "patience", "prune_keep", "workers", "executor", "ray_address", "devices",
@@ -178,7 +196,7 @@ def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, res
     out = Path(output) if output is not None else None
     resolved = None if resume else _resolve_new(request)  # bad input is reported before the output
     if out is None:
-        return _prepare(request, None, None, None, resolved)
+        return _prepare_any(request, None, None, None, resolved)
     check_folder(out)
     check_regular_or_absent(out)
     _refuse_code_as_output(request, out, inputs)
@@ -187,12 +205,12 @@ def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, res
         clean_stale_temporaries(out)
         existing = out.exists() or journal_path(out).is_file()
         if existing and resume:
-            return _prepare(request, load_session(out), out, lock)
+            return _prepare_any(request, load_session(out), out, lock)
         if existing and not force:
             raise WorkbenchError(_why_not_replaced(out))
         if resume:
             raise WorkbenchError(f"--resume: {out} does not exist")
-        run = _prepare(request, None, out, lock, resolved or _resolve_new(request))
+        run = _prepare_any(request, None, out, lock, resolved or _resolve_new(request))
         if existing:  # only once the new run is known to start: a refused one moves nothing
             _back_up_session(out)
         return run
@@ -244,7 +262,7 @@ def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
         existing = out.exists() or journal_path(out).is_file()
         if existing and not force:
             raise WorkbenchError(_why_not_replaced(out))
-        run = _prepare(request, session, out, lock)
+        run = _prepare_any(request, session, out, lock)
         if existing:  # only once the continued run is known to start
             _back_up_session(out)
         return run
@@ -268,7 +286,46 @@ def prepare_run(request: RunRequest, session: Session | None, output: str | os.P
             clean_stale_temporaries(out)
             if session is not None:
                 catch_up(session, out)
-        return _prepare(request, session, out, lock)
+        return _prepare_any(request, session, out, lock)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+
+
+def prepare_cells(request: RunRequest, session: Session, output: str | os.PathLike[str] | None,
+                  cells: Sequence[tuple[Mapping[str, Any], Config]]) -> SweepRun:
+    """A run that measures given configs at given sizes of ``session`` (the size view's missing
+    cells: one size's best config at another size), one size after another, with the session's
+    backend; nothing else is measured and no default config first."""
+    by_size: dict[str, tuple[Mapping[str, Any], list[Config]]] = {}
+    for problem, config in cells:
+        entry = by_size.setdefault(problem_key(problem), (dict(problem), []))
+        if config not in entry[1]:
+            entry[1].append(config)
+    if not by_size:
+        raise WorkbenchError("nothing to measure: every cell is measured")
+    out = Path(output) if output is not None else None
+    lock = None
+    if out is not None:
+        check_folder(out)
+        check_regular_or_absent(out)
+        lock = SessionLock(out).acquire()
+    try:
+        if out is not None:
+            clean_stale_temporaries(out)
+            catch_up(session, out)
+        spec = _spec_for_continue(request, session)
+        _check_sizes(spec, _open_continued_target(spec, session), [p for p, _c in by_size.values()])
+        todo = [SizeRun(problem, len(configs)) for problem, configs in by_size.values()]
+        wanted = {problem_key(p): c for p, c in by_size.values()}
+        base = dataclasses.replace(request, sizes=None, warm_start=None)
+
+        def prepare_size(problem: Mapping[str, Any], budget: int) -> Run:
+            sized = dataclasses.replace(base, problem=dict(problem), budget=budget)
+            return _prepare(sized, session, out, None, size=problem, configs=wanted[problem_key(problem)])
+
+        return SweepRun(session, todo, prepare_size, out, lock, True, spec)
     except BaseException:
         if lock is not None:
             lock.release()
@@ -336,11 +393,81 @@ def _resolve_new(request: RunRequest) -> tuple[BackendSpec, Target]:
     spec = _spec_for_new(request)
     target = open_target(spec)
     strategy_class(request.strategy or DEFAULT_STRATEGY).validate_options(dict(request.strategy_options or {}))
+    if request.sizes:
+        _check_sizes(spec, target, size_grid(target.problem, request.sizes))
     return spec, target
 
 
+def _prepare_any(request: RunRequest, session: Session | None, output: Path | None, lock: SessionLock | None,
+                 resolved: tuple[BackendSpec, Target] | None = None) -> Any:
+    """A run, or a size sweep when the request names sizes or the session continued is a sweep."""
+    plan = sweep_plan(session) if session is not None else None
+    if not request.sizes and plan is None:
+        return _prepare(request, session, output, lock, resolved)
+    try:
+        return _prepare_sweep(request, session, output, lock, resolved, plan)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+
+
+def _check_sizes(spec: BackendSpec, target: Target, problems: Sequence[Mapping[str, Any]]) -> None:
+    """Every size of a sweep is a problem the template accepts (one line naming the bad value)."""
+    if target.kind != "template":
+        raise WorkbenchError(f"--sizes: {target.kernel!r} has one fixed problem (a {target.kind}); "
+                             "sweeping sizes needs a template")
+    for problem in problems:
+        try:
+            open_target(BackendSpec(spec.kind, {**spec.options, "problem": dict(problem)}))
+        except WorkbenchError as exc:
+            raise WorkbenchError(f"--sizes: {exc}") from None
+
+
+def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | None, lock: SessionLock | None,
+                   resolved: tuple[BackendSpec, Target] | None, plan: SweepPlan | None) -> SweepRun:
+    """One run per size still to measure, prepared one after another by :class:`SweepRun`.
+
+    The session (new, or continued with the request's settings) is prepared as for a plain run,
+    without running it; each size then runs with its own target, space and default config, and its
+    budget is what that size lacks of the plan's evaluations per size (``budget``, when given, is
+    the new number per size)."""
+    base_request = dataclasses.replace(request, sizes=None, warm_start=None, budget=1)
+    base = _prepare(base_request, session, output, None, resolved)
+    session, spec = base.session, base.spec
+    if plan is None:
+        plan = SweepPlan({k: tuple(v) for k, v in (request.sizes or {}).items()},
+                         request.budget or DEFAULT_BUDGET,
+                         True if request.warm_start is None else request.warm_start)
+    else:
+        if request.sizes:
+            plan = plan.merged(request.sizes)
+        plan = dataclasses.replace(plan, budget=request.budget or plan.budget,
+                                   warm_start=plan.warm_start if request.warm_start is None else request.warm_start)
+    problems = plan.problems(session.problem)
+    _check_sizes(spec, open_target(spec), problems)
+    groups = trials_by_problem(session)
+    todo = [SizeRun(p, plan.budget - len(groups.get(problem_key(p), ())))
+            for p in problems if len(groups.get(problem_key(p), ())) < plan.budget]
+    if not todo:
+        raise WorkbenchError(f"every size of the sweep already has its {plan.budget} evaluations; "
+                             "give a larger --budget (evaluations per size) or more --sizes")
+    set_sweep_plan(session, plan)
+    size_request = dataclasses.replace(request, sizes=None, warm_start=None)
+
+    def prepare_size(problem: Mapping[str, Any], budget: int) -> Run:
+        sized = dataclasses.replace(size_request, problem=dict(problem), budget=budget)
+        return _prepare(sized, session, output, None, size=problem, warm=plan.warm_start)
+
+    return SweepRun(session, todo, prepare_size, output, lock, base.continued, spec, base.warnings)
+
+
 def _prepare(request: RunRequest, session: Session | None, output: Path | None, lock: SessionLock | None,
-             resolved: tuple[BackendSpec, Target] | None = None) -> Run:
+             resolved: tuple[BackendSpec, Target] | None = None, *, size: Mapping[str, Any] | None = None,
+             warm: bool = False, configs: Sequence[Config] | None = None) -> Run:
+    """A run of ``request``; with ``size``, a run of the continued ``session`` at that problem
+    (one size of a sweep: the request's problem is ``size``), warm-started when ``warm``, or
+    measuring exactly ``configs`` there (no default config first)."""
     continued = session is not None
     if session is None:
         spec, target = resolved or _resolve_new(request)
@@ -349,7 +476,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
             raise WorkbenchError(f"the session is of {session.kernel!r}, not of {request.kernel!r}")
         spec = _spec_for_continue(request, session)
         target = _open_continued_target(spec, session)
-        mismatch = _same_target(session, target, spec)
+        mismatch = _same_target(session, target, spec, size)
         if mismatch:
             raise WorkbenchError(f"cannot continue the session of {session.kernel!r}: {mismatch}; start a new session instead")
 
@@ -400,6 +527,8 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         session.space = space
     else:
         _update_continued(session, request, spec, target, space, strategy_name, seed, options)
+        if size is not None:  # the session's backend keeps its own problem; the size is the trials'
+            session.backend = {**spec.to_dict(), "options": {**spec.options, "problem": dict(session.problem)}}
     session.run = settings
     if objectives:
         session.strategy["objectives"] = list(objectives)
@@ -411,9 +540,15 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
                                        "note": cost_model.note}
     limits = EvalLimits(compile_timeout_s=settings.compile_timeout_s, run_timeout_s=settings.run_timeout_s,
                         max_latency_ms=session.constraints.max_latency_ms)
+    if size is not None and configs is not None:
+        strategy = Listed(space, configs=[c for c in configs if space.is_valid(c)])
+    elif size is not None and warm:
+        strategy = with_seeds(strategy, warm_start_configs(session, target.problem, cost=objective))
     engine = Engine(session, strategy, spec, budget=budget, time_limit_s=settings.time_limit_s,
                     workers=plan.workers, limits=limits, patience=settings.patience, output=output,
-                    pool_factory=plan.pool_factory, objective=objective)
+                    pool_factory=plan.pool_factory, objective=objective,
+                    problem=dict(target.problem) if size is not None else None,
+                    reference=target.default_config if size is not None and configs is None else None)
     run = Run(session, engine, spec, output, lock, continued)
     run.warnings = list(warnings)
     return run
@@ -558,14 +693,17 @@ def _open_continued_target(spec: BackendSpec, session: Session) -> Target:
         raise
 
 
-def _same_target(session: Session, target: Target, spec: BackendSpec) -> str | None:
-    """Why ``target`` is not what ``session`` measured (None when it is)."""
+def _same_target(session: Session, target: Target, spec: BackendSpec,
+                 problem: Mapping[str, Any] | None = None) -> str | None:
+    """Why ``target`` is not what ``session`` measured (None when it is); ``problem``: the size of a
+    sweep the target should be at (default: the session's problem)."""
     if target.kernel != session.kernel:
         return f"the kernel is {target.kernel!r}"
     if session.source_hash and target.source_hash != session.source_hash:
         return "the kernel's code changed since the session was measured"
-    if dict(target.problem) != dict(session.problem):
-        return f"the problem is {dict(target.problem)} instead of {dict(session.problem)}"
+    expected = dict(session.problem if problem is None else problem)
+    if dict(target.problem) != expected:
+        return f"the problem is {dict(target.problem)} instead of {expected}"
     theirs = session.backend.get("kind") if isinstance(session.backend, dict) else None
     if theirs and theirs != spec.kind:
         return f"the backend is {spec.kind} instead of {theirs}"

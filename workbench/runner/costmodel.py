@@ -51,7 +51,9 @@ def sim_predictor(spec: BackendSpec, device_name: str | None = None, compute_cap
         raise WorkbenchError(f"cost-model pruning needs a kernel template (sim or cuda backend), not {spec.kind}")
     options = {k: v for k, v in spec.options.items() if k not in ("device", "devices")}
     match = gpu_model_for(spec, device_name, compute_capability)
-    options.update(gpu_model=match.spec.name, noise=False, compile="estimate")
+    # in this (the user's) process: never import a reference file the template names; the
+    # prediction needs latencies, and only a run's workers compute the reference
+    options.update(gpu_model=match.spec.name, noise=False, compile="estimate", run_reference_file=False)
     model = SimBackend(BackendSpec("sim", options))
     model.prepare()
     limits = EvalLimits()

@@ -17,7 +17,7 @@ import queue
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from workbench.backends.base import BackendSpec, EvalLimits, Target
 from workbench.core.errors import WorkbenchError
@@ -125,6 +125,8 @@ class Engine:
         pool_factory: Callable[..., Any] | None = None,
         objective: Objective | None = None,
         remeasure: Iterable[str] = (),
+        problem: Mapping[str, Any] | None = None,
+        reference: Config | None = None,
     ) -> None:
         if output is not None and out_path is not None and Path(output) != Path(out_path):
             raise WorkbenchError("give the output session file once (output or out_path), not both")
@@ -153,8 +155,16 @@ class Engine:
         #: strategy, the patience rule and the pruning wrapper rank by. See :meth:`set_objective`.
         self.objective = objective
         self._new_objective: Objective | None = None
+        #: The early-abort threshold follows the objective's latency limit when it came from it (the
+        #: controller's runs): a limit relaxed mid-run stops aborting new candidates at the old one.
+        self._abort_follows_objective = objective is not None and limits.max_latency_ms == objective.max_latency_ms
         #: Config ids measured before whose trials may be measured again (aborted candidates).
         self.remeasure = frozenset(remeasure)
+        #: The problem this run measures at when it is not the session's (one size of a sweep):
+        #: its trials carry it, and only the session's trials at it count as measured, are told
+        #: to the strategy and set the best so far. ``reference`` is that size's default config.
+        self.problem = dict(problem) if problem is not None else None
+        self.reference = reference
         self._subscribers: list[Callable[[Event], None]] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -168,6 +178,15 @@ class Engine:
         #: (by config id), re-measured by :meth:`_refine` at the end of the run.
         self._pending: dict[str, Trial] = {}
         self.refined = 0
+        #: Longest time (s) the end-of-run refinement waits for compiles (None: until they land).
+        #: Trials still estimated then keep their mark; a later run continuing the session
+        #: refines them (see :meth:`_loop`).
+        self.refine_wait_s: float | None = None
+
+    @property
+    def unrefined(self) -> int:
+        """Trials of the session still simulated with estimated resources (compile not landed)."""
+        return len(self._pending)
 
     # --- observers -----------------------------------------------------------------------------
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
@@ -213,19 +232,29 @@ class Engine:
         with self._lock:
             self._new_objective = objective
 
-    def _apply_objective(self) -> None:
+    def _apply_objective(self, pool: Any = None) -> None:
         with self._lock:
             objective, self._new_objective = self._new_objective, None
         if objective is None:
             return
         self.objective = objective
+        if self._abort_follows_objective and objective.max_latency_ms != self.limits.max_latency_ms:
+            self.limits = dataclasses.replace(self.limits, max_latency_ms=objective.max_latency_ms)
+            if pool is not None:
+                pool.set_abort_threshold(self.limits.max_latency_ms)
         self.strategy.set_objective(objective)
-        self._best = min((objective(t) for t in self.session.trials), default=math.inf)
+        self._best = min((objective(t) for t in self._own_trials()), default=math.inf)
         self._since_improvement = 0
 
     @property
     def paused(self) -> bool:
         return not self._running.is_set()
+
+    def _own_trials(self) -> list[Trial]:
+        """The session's trials at this run's problem (all of them in a session of one size)."""
+        if self.problem is None and all(t.problem is None for t in self.session.trials):
+            return list(self.session.trials)
+        return list(self.session.trials_at(self.problem))
 
     # --- the loop ------------------------------------------------------------------------------
     def run(self) -> RunFinished:
@@ -253,9 +282,10 @@ class Engine:
         session, strategy = self.session, self.strategy
         if self.objective is not None:
             strategy.set_objective(self.objective)
-        if session.trials and not strategy.measured:
-            strategy.warm_start(list(session.trials))
-        measured: set[str] = set(session.measured_ids()) - self.remeasure
+        own = self._own_trials()
+        if own and not strategy.measured:
+            strategy.warm_start(own)
+        measured: set[str] = set(session.measured_ids(self.problem)) - self.remeasure
         strategy.exclude(measured)
         journal = None
         if self.output is not None:  # the journal alone is enough to recover a killed run
@@ -272,11 +302,12 @@ class Engine:
 
         self._t0 = time.monotonic()
         self._paused_s = 0.0
-        self._best = min((strategy.objective(t) for t in session.trials), default=math.inf)
+        own = self._own_trials()
+        self._best = min((strategy.objective(t) for t in own), default=math.inf)
         self._since_improvement = 0
         self._best_latency = math.inf
         self._next_index = session.next_index()
-        for trial in session.trials:
+        for trial in own:
             self._note_latency(trial)
         in_flight: dict[str, Config] = {}
         exhausted = False
@@ -286,13 +317,20 @@ class Engine:
         def on_start(config: Config, worker: str) -> None:
             self._emit(TrialStarted(config, worker))
 
+        # Trials an earlier run left estimated at this run's problem (it ended before their compiles
+        # landed): looked at once now, so their compiles start (or their cached figures refine them
+        # at once), and refined with this run's own at its end.
+        self._pending = {t.config.id: t for t in own if t.measurement.details.get("resources_pending")}
         self._emit(self._progress())
         with self.pool_factory(self.spec, self.workers, self.limits, on_start=on_start) as pool:
-            default = session.default_config
+            if self._pending:
+                self._refine(pool, again=False)
+            default = session.default_config if self.problem is None else self.reference
             # The default config is the reference every result is compared with: it is measured
             # first and alone, so it is trial 0 whatever the number of workers.
             reference_id = default.id if default is not None else None
-            valid = default is not None and (session.space is None or session.space.is_valid(default))
+            space = session.space if self.problem is None else strategy.space
+            valid = default is not None and (space is None or space.is_valid(default))
             if default is not None and valid and default.id not in measured:
                 if self.budget is None or self.budget > 0:
                     in_flight[default.id] = default
@@ -303,7 +341,7 @@ class Engine:
                     reason = self._stop_reason(exhausted and not in_flight)
                 if reason is not None and not in_flight:
                     break
-                self._apply_objective()
+                self._apply_objective(pool)
                 if reason is None and not self.paused and reference_id not in in_flight:
                     room = pool.idle_count
                     if self.budget is not None:
@@ -333,7 +371,7 @@ class Engine:
                 if results:
                     self._record(results, measured, in_flight, journal)
             if reason in REFINE_AFTER:
-                self._refine(pool)
+                self._refine(pool, wait_s=self.refine_wait_s)
         if self.output is not None:
             from workbench.core.session import save_session
 
@@ -403,6 +441,7 @@ class Engine:
                 finished_at=now,
                 timings=timings,
                 worker=worker,
+                problem=self.problem,
             )
             self.session.add(trial)
             if journal is not None:
@@ -425,17 +464,26 @@ class Engine:
         self.strategy.tell(trials)
         self._emit(self._progress())
 
-    def _refine(self, pool: Any) -> None:
+    def _refine(self, pool: Any, wait_s: float | None = None, again: bool = True) -> None:
         """Re-measure the trials simulated with estimated resources, now that their compiles have
         had the run's length to land; each refined trial replaces its estimate (same index).
 
-        The backend waits for such a config's compile the second time it sees it. The strategy is
-        not told again (it has moved on); the session, the views and the saved file get the
-        refined figures. A stop request ends the pass (unrefined trials keep their mark).
+        The backend waits for such a config's compile the second time it sees it; with ``again``
+        a config that comes back still estimated (a worker seeing it for the first time, e.g. one
+        left by an earlier run) is sent once more. The strategy is not told again (it has moved
+        on); the session, the views and the saved file get the refined figures. A stop request,
+        or ``wait_s`` seconds passing, ends the pass: what is still compiling is abandoned with
+        the workers (the pool closes next) and its trials keep their mark. Trials go best
+        first (the backend compiles the most promising first, too).
         """
-        queue_ = list(self._pending.values())
+        deadline = None if wait_s is None else time.monotonic() + max(0.0, wait_s)
+        # best first: when the wait runs out, the trials the answer is read from are the refined ones
+        queue_ = sorted(self._pending.values(), key=self.strategy.objective)
         in_flight: dict[str, Trial] = {}
+        sent_again: set[str] = set()
         while (queue_ or in_flight) and not (self._stop.is_set() and not in_flight):
+            if deadline is not None and time.monotonic() >= deadline:
+                return
             while queue_ and pool.idle_count > 0 and not self._stop.is_set():
                 trial = queue_.pop(0)
                 in_flight[trial.config.id] = trial
@@ -452,6 +500,11 @@ class Engine:
             for config, measurement, timings, worker in results:
                 before = in_flight.pop(config.id, None)
                 if before is None:
+                    continue
+                if (again and measurement.details.get("resources_pending") and config.id not in sent_again
+                        and not self._stop.is_set()):
+                    sent_again.add(config.id)
+                    queue_.append(before)
                     continue
                 self._replace(before, measurement, timings, worker)
             if results:

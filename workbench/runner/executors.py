@@ -18,6 +18,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from workbench.backends import cuda_env
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Measurement
@@ -79,13 +80,7 @@ def visible_gpu_names() -> list[str]:
     count = cuda_device_count()
     if count == 0:
         return []
-    import cupy  # noqa: PLC0415 - optional dependency, present when a device was counted
-
-    names = []
-    for index in range(count):
-        name = cupy.cuda.runtime.getDeviceProperties(index)["name"]
-        names.append(name.decode() if isinstance(name, bytes) else str(name))
-    return names
+    return cuda_env.device_names(count)
 
 
 def spread_over_devices(spec: BackendSpec, devices: Sequence[int]) -> BackendSpec:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from workbench.backends import cuda_env
 from workbench.backends.base import BackendSpec, Target, backend_class
 from workbench.core.errors import WorkbenchError
 from workbench.core.objective import Constraints, Weights
@@ -70,15 +71,11 @@ def locate_kernel(name: str, extra_dirs: Sequence[str | os.PathLike[str]] = ()) 
 
 @functools.lru_cache(maxsize=1)
 def cuda_device_count() -> int:
-    """Number of CUDA devices CuPy can see; 0 when CuPy or a driver is missing (never raises)."""
-    if os.environ.get("KERNEL_WORKBENCH_FORCE_NO_GPU"):
-        return 0
-    try:
-        import cupy  # noqa: PLC0415 - optional dependency, only probed here
+    """Number of CUDA devices CuPy can see; 0 when CuPy or a driver is missing (never raises).
 
-        return int(cupy.cuda.runtime.getDeviceCount())
-    except Exception:  # noqa: BLE001 - any failure means "no usable GPU"
-        return 0
+    Asked once per process: CuPy is imported only by the CUDA backend's own modules.
+    """
+    return cuda_env.device_count()
 
 
 @functools.lru_cache(maxsize=1)
@@ -174,6 +171,7 @@ def new_session(
         strategy={"name": strategy, "seed": seed, "options": dict(strategy_options or {})} if strategy else {},
         default_config=target.default_config,
         created_at=time.time(),
+        extra={"reference": target.reference} if target.reference else {},
     )
 
 

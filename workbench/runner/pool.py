@@ -13,6 +13,7 @@ otherwise (including before the first phase report), each counted from the start
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import multiprocessing as mp
 import os
@@ -198,6 +199,13 @@ class ResultQueue:
     _done: list[Result]
     _pending: Any
     _error: WorkerStartupError | None
+    limits: EvalLimits
+
+    def set_abort_threshold(self, max_latency_ms: float | None) -> None:
+        """The latency limit a backend may stop timing at (``EvalLimits.max_latency_ms``), for every
+        candidate handed to a worker from now on: each carries the threshold in force when it is
+        dispatched, so relaxing the constraint mid-run stops aborting new candidates at the old one."""
+        self.limits = dataclasses.replace(self.limits, max_latency_ms=max_latency_ms)
 
     def _running(self) -> bool:
         raise NotImplementedError
@@ -564,7 +572,7 @@ class WorkerPool(ResultQueue):
             config = self._pending.popleft()
             self._seq += 1
             try:
-                worker.conn.send(("eval", self._seq, config))
+                worker.conn.send(("eval", self._seq, config, self.limits.max_latency_ms))
             except (OSError, ValueError):
                 self._pending.appendleft(config)  # the worker died; its death is handled next step
                 worker.conn_open = False

@@ -111,9 +111,11 @@ class CandidateHost:
         """The actor's name (node, GPU) and process id; its first call, so it also says "I am up"."""
         return {"name": self.name, "pid": os.getpid(), **self.info}
 
-    def evaluate(self, config: Config) -> tuple:
-        """``("result", measurement, timings, name)`` or ``("startup_error", message, log)``."""
+    def evaluate(self, config: Config, max_latency_ms: float | None = None) -> tuple:
+        """``("result", measurement, timings, name)`` or ``("startup_error", message, log)``;
+        ``max_latency_ms``: the early-abort threshold in force when the candidate was dispatched."""
         try:
+            self.pool.set_abort_threshold(max_latency_ms)
             self.pool.submit(config)
             results: list[Result] = []
             while not results:
@@ -367,7 +369,7 @@ class RayPool(ResultQueue):
                       + self.actor_slack_s)
             if not slot.answered:
                 budget += self.start_timeout_s
-            job.ref = slot.actor.evaluate.remote(job.config)
+            job.ref = slot.actor.evaluate.remote(job.config, self.limits.max_latency_ms)
             job.dispatched, job.deadline = now, now + budget
             slot.job = job
             if self.on_start is not None:

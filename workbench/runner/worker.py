@@ -7,7 +7,8 @@ The module imports only the backend contract (no engine, no search, no Qt) so a 
 Wire protocol (tuples over one duplex ``multiprocessing`` connection):
 
 parent -> worker
-    ``("eval", seq, config)``           evaluate one config (limits were given at start)
+    ``("eval", seq, config, max_ms)``   evaluate one config (limits were given at start; ``max_ms``
+                                        is the early-abort latency threshold in force at dispatch)
     ``("quit",)``                       close the backend and exit
 worker -> parent
     ``("ready", info)``                 prepare() succeeded; ``info`` is a dict (pid)
@@ -216,12 +217,14 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
             break
         if message[0] != "eval":
             break
-        _, seq, config = message
+        seq, config = message[1], message[2]
+        # the early-abort threshold in force when the candidate was dispatched (else the start's)
+        now_limits = dataclasses.replace(limits, max_latency_ms=message[3]) if len(message) > 3 else limits
         if output_path:
             _clear_output()
         clock.begin(seq)
         started = time.monotonic()
-        kind, measurement = evaluate_candidate(backend, config, limits, clock)
+        kind, measurement = evaluate_candidate(backend, config, now_limits, clock)
         if getattr(backend, "needs_restart", False):
             kind = "fatal"  # e.g. a CUDA error poisoned the context: report, then make way for a fresh worker
         timings = clock.finish(started)

@@ -1,0 +1,104 @@
+"""The objective panel's run controls: a direction toggle for metrics whose direction is unknown or
+user-chosen, reaching the ranking and a running search; and "Re-measure aborted", which measures again
+through the run controller the aborted candidates the constraints in force no longer rule out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workbench.core.measurement import Status
+from workbench.core.session import load_session
+
+MERIT = str(Path(__file__).parents[1] / "fixtures" / "merit_bench.py")
+
+
+def _run(window, qtbot, run, timeout_ms=90_000):
+    with qtbot.waitSignal(window.run_done, timeout=timeout_ms) as blocker:
+        window.start_run(run)
+    return blocker.args[0]
+
+
+def test_the_direction_toggle_ranks_an_unknown_metric_both_ways(window, qtbot):
+    _run(window, qtbot, {"kernel": MERIT, "backend": "python", "strategy": "random", "budget": 30, "seed": 0})
+    panel, model = window.objective_panel, window.model
+    assert "merit" in panel.directional_metrics() and "latency_ms" not in panel.directional_metrics()
+    assert "merit" not in panel.direction_buttons  # no row until picked: descriptive figures stay out of the way
+    box = panel.more_metrics
+    assert box.isVisible() and box.findText("merit") > 0
+    box.setCurrentIndex(box.findText("merit"))
+    box.activated.emit(box.findText("merit"))  # what picking it in the list does
+    toggle, slider = panel.direction_buttons["merit"], panel.weight_sliders["merit"]
+    assert toggle.text() == "direction?" and not slider.isEnabled()  # no weight without a direction
+    toggle.click()
+    assert model.weights.directions == {"merit": 1} and toggle.text() == "higher is better" and slider.isEnabled()
+    for metric, other in panel.weight_sliders.items():
+        other.setValue(10 if metric == "merit" else 0)  # weigh the merit alone
+    scores = [t.metric("merit") for t in model.session.trials if t.ok]
+    best = model.session.trials[model.ranking.best]
+    assert best.metric("merit") == max(scores)
+    panel.direction_buttons["merit"].click()
+    assert model.weights.directions == {"merit": -1} and panel.direction_buttons["merit"].text() == "lower is better"
+    assert model.weights.values["merit"] == 1.0  # the weight stays; only its direction turned
+    assert model.session.trials[model.ranking.best].metric("merit") == min(scores)
+
+
+def test_a_direction_chosen_during_a_run_reaches_the_running_search(window, qtbot, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
+    window.start_run({"kernel": MERIT, "backend": "python", "strategy": "random", "budget": 60, "seed": 1})
+    engine = window.thread.engine.engine
+    qtbot.waitUntil(lambda: "merit" in window.objective_panel.directional_metrics(), timeout=30_000)
+    window.objective_panel.show_metric("merit")
+    window.objective_panel.direction_buttons["merit"].click()
+    window.objective_panel.weight_sliders["merit"].setValue(10)
+    qtbot.waitUntil(lambda: engine.objective is not None and engine.objective.weights.directions.get("merit") == 1,
+                    timeout=10_000)
+    assert engine.objective.weights.get("merit") == 1.0  # the Objective the strategy ranks by
+    window.stop_run()
+    assert window.wait_for_run(30)
+
+
+def test_remeasure_aborted_is_enabled_when_the_limit_is_relaxed_and_runs_through_the_controller(
+        window, qtbot, tmp_path):
+    from workbench.core.objective import Constraints
+    from workbench.runner.controller import RunRequest, start_run
+
+    out = tmp_path / "t.json"
+    start_run(RunRequest(kernel="transpose", backend="sim", budget=12, seed=1, workers=1,
+                         constraints=Constraints(max_latency_ms=0.06)), out).run()
+    window.open_session(out)
+    panel = window.objective_panel
+    aborted = [t for t in window.model.session.trials if t.status is Status.ABORTED]
+    assert aborted and panel.remeasure_button.isVisible()
+    assert not panel.remeasure_button.isEnabled()  # the limit in force still rules every one out
+    limit = sorted(t.metric("latency_bound_ms") for t in aborted)[len(aborted) // 2]
+    window.model.set_constraints(max_latency_ms=limit)  # what the slider does
+    expected = {t.config.id for t in aborted if t.metric("latency_bound_ms") <= limit}
+    assert panel.remeasure_button.isEnabled() and panel.remeasure_button.text() == f"Re-measure aborted ({len(expected)})"
+    before = len(window.model.session.trials)
+    with qtbot.waitSignal(window.run_done, timeout=90_000):
+        panel.remeasure_button.click()
+    assert not panel.remeasure_button.isEnabled()  # all of them measured: nothing left to re-measure
+    again = load_session(out)
+    back = again.trials[before:]
+    assert {t.config.id for t in back} == expected and all(t.ok for t in back)
+    assert again.constraints.max_latency_ms == pytest.approx(limit, rel=1e-3)  # files keep 4 digits
+    assert len(window.model.session.trials) == len(again.trials)
+
+
+def test_opening_another_session_keeps_its_own_constraints(window, qtbot, tmp_path):
+    """A limit enabled on one session is not written into the next one opened (the spin box's
+    display settings change with the data and used to write their rounded value back)."""
+    from workbench.core.objective import Constraints
+    from workbench.runner.controller import RunRequest, start_run
+
+    limited, free = tmp_path / "limited.json", tmp_path / "free.json"
+    start_run(RunRequest(kernel="transpose", backend="sim", budget=6, seed=1, workers=1,
+                         constraints=Constraints(max_latency_ms=0.06)), limited).run()
+    start_run(RunRequest(kernel=MERIT, backend="python", budget=10, seed=0, workers=1), free).run()
+    window.open_session(limited)
+    window.model.set_constraints(max_latency_ms=0.14109701)  # more decimals than the next data range shows
+    window.open_session(free)
+    assert window.model.constraints.max_latency_ms is None
+    assert not window.objective_panel.limits["max_latency_ms"].enabled.isChecked()

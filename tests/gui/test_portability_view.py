@@ -1,0 +1,98 @@
+"""The Portability tab: the open session plus added files, the report under the sliders' objective."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Measurement, Status, Trial
+from workbench.core.session import Session, save_session
+from workbench.core.space import SearchSpace, Slot
+from workbench.gui.portability_view import heat_rgb
+
+SPACE = SearchSpace([Slot("block", (32, 64, 128), "launch")])
+
+
+def recording(device: str, latencies: dict[int, float | None]) -> Session:
+    session = Session(kernel="k", kind="recording", space=SPACE, device={"name": device, "recorded": True})
+    for i, (block, latency) in enumerate(latencies.items()):
+        m = (Measurement(Status.OK, {"latency_ms": latency, "memory_mb": 10.0 * block}) if latency is not None
+             else Measurement.failure(Status.RUNTIME_ERROR, "failed"))
+        session.add(Trial(i, SPACE.config({"block": block}), m))
+    return session
+
+
+def test_heat_colours_run_from_red_to_green() -> None:
+    assert heat_rgb(None) == (235, 235, 235)
+    red, yellow, green = heat_rgb(0.0), heat_rgb(0.75), heat_rgb(1.0)
+    assert red[0] > red[1] and green[1] > green[0] and yellow[0] > 200 and yellow[1] > 200
+    assert heat_rgb(1.7) == green  # a predicted cell above 100% is as green as 100%
+
+
+def test_portability_tab_compares_the_open_session_with_added_files(window, tmp_path: Path, qtbot) -> None:
+    a = tmp_path / "a.json"
+    b = tmp_path / "b.json"
+    save_session(recording("GPU A", {32: 1.0, 64: 1.25, 128: 2.0}), a)
+    save_session(recording("GPU B", {32: 4.0, 64: 2.5, 128: 2.0}), b)
+    window.open_session(a)
+    view = window.portability
+    window.bottom_tabs.setCurrentWidget(view)
+    assert "add sessions" in view.heading.text().lower() and view.report is None
+    view.add_sessions([str(b)])
+    assert view.files.count() == 2 and "GPU B" in view.files.item(1).text()
+    rows = view.table_texts()
+    assert [r[:3] for r in rows] == [["100.0%", "50.0%", "50.0%"], ["50.0%", "100.0%", "50.0%"]]
+    assert "block=32" in rows[0][3]
+    # 64: 0.8 on both -> the portable pick
+    assert "worst 80.0%" in view.portable.text() and "block=64" in view.portable.text()
+
+    # the objective in force decides: block 64 needs 640 MB, over a 500 MB bound it is out
+    window.model.set_constraints(max_memory_mb=500.0)
+    qtbot.waitUntil(lambda: view.report is not None and view.report.objective.endswith("memory_mb <= 500"), timeout=5000)
+    assert view.report.portable is not None and view.report.portable.config["block"] == 32
+
+    with pytest.raises(WorkbenchError):
+        view.add_sessions([str(tmp_path / "missing.json")])
+    assert view.files.count() == 2  # nothing added by a failed add
+    view.files.setCurrentRow(1)
+    view._on_remove_clicked()
+    assert view.files.count() == 1 and view.report is None
+
+
+def test_sessions_that_do_not_go_together_say_why(window, tmp_path: Path) -> None:
+    other = recording("GPU B", {32: 1.0})
+    other.kernel = "other"
+    save_session(recording("GPU A", {32: 1.0}), tmp_path / "a.json")
+    save_session(other, tmp_path / "b.json")
+    window.open_session(tmp_path / "a.json")
+    window.bottom_tabs.setCurrentWidget(window.portability)
+    window.portability.add_sessions([str(tmp_path / "b.json")])
+    assert "differs from" in window.portability.heading.text() and window.portability.report is None
+
+
+def test_sweeps_are_compared_at_the_size_typed(window, tmp_path: Path) -> None:
+    sessions = []
+    for device, slow in (("GPU A", 64), ("GPU B", 32)):
+        session = recording(device, {32: 1.0, 64: 1.0})
+        for i, block in enumerate((32, 64)):
+            session.add(Trial(5 + i, SPACE.config({"block": block}),
+                              Measurement(Status.OK, {"latency_ms": 2.0 if block == slow else 1.0}), problem={"n": 64}))
+        session.problem = {"n": 8}
+        path = tmp_path / f"{device[-1]}.json"
+        save_session(session, path)
+        sessions.append(str(path))
+    window.open_session(sessions[0])
+    view = window.portability
+    window.bottom_tabs.setCurrentWidget(view)
+    view.add_sessions(sessions[1:])
+    assert view.report is not None and view.report.problem == {"n": 8}
+    view.at.setText("n=64")
+    view.refresh()
+    assert view.report is not None and view.report.problem == {"n": 64}
+    assert view.table_texts()[0][:2] == ["100.0%", "50.0%"]  # A's best at 64 (block 32) is slow on B
+    assert "n=64" in view.heading.text()
+    view.at.setText("n=3")
+    view.refresh()
+    assert view.report is None and "no trials at problem" in view.heading.text()

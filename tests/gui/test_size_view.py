@@ -1,0 +1,102 @@
+"""The sizes field and the size view: a sweep from the window, the three plots' contents, and
+missing cells measured in the background (workbench.gui.size_view, the toolbar's sizes field)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.session import load_session, problem_key, save_session
+from workbench.core.size_analysis import cross_matrix, missing_cells, size_rows, winner_bands
+from workbench.core.sizes import problems_of, sweep_plan, trials_by_problem
+from workbench.runner.controller import RunRequest, start_run
+
+
+def _sweep(path: Path, budget: int = 5, sizes: dict | None = None, warm: bool = True) -> Path:
+    run = start_run(RunRequest(kernel="reduce_sum", backend="sim", strategy="random", budget=budget,
+                               sizes=sizes or {"n": [4096, 1 << 20, 1 << 26]}, warm_start=warm), path)
+    run.run()
+    return path
+
+
+def test_the_sizes_field_starts_a_sweep_from_the_window(window, qtbot):
+    window.toolbar.apply({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 4})
+    window.toolbar.sizes.setText("n=4096,65536; alpha=1.0,2.5")
+    run = window.toolbar.request()
+    assert run["sizes"] == {"n": [4096, 65536], "alpha": [1.0, 2.5]}
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run(run)
+    session = window.model.session
+    assert len(problems_of(session)) == 4
+    assert [len(g) for g in trials_by_problem(session).values()] == [4, 4, 4, 4]
+    assert sweep_plan(session).budget == 4
+    assert window.toolbar.progress.maximum() == 16 and window.toolbar.progress.value() == 16
+    window.bottom_tabs.setCurrentWidget(window.size_view)
+    window.size_view.refresh()
+    assert len(window.size_view.rows) == 4
+    assert "4 sizes" in window.size_view.status.text()
+
+
+def test_a_bad_sizes_field_is_refused_in_one_line(window):
+    window.toolbar.sizes.setText("n=4096,,8")
+    with pytest.raises(WorkbenchError) as info:
+        window.toolbar.request()
+    assert "\n" not in str(info.value) and "sizes" in str(info.value)
+
+
+def test_the_size_view_draws_rows_bands_and_the_matrix(window, qtbot, tmp_path):
+    path = _sweep(tmp_path / "s.json")
+    window.open_session(str(path))
+    view = window.size_view
+    window.bottom_tabs.setCurrentWidget(view)
+    view.refresh()
+    session = load_session(path)
+    rows = size_rows(session)
+    assert [r.problem["n"] for r in view.rows] == [4096, 1 << 20, 1 << 26]
+    np.testing.assert_array_equal(np.isnan(view.matrix), np.isnan(cross_matrix(rows)))
+    assert all(view.matrix[i, i] == 1.0 for i in range(3))
+    # one band per run of sizes with the same winner, covering every size once
+    bands = winner_bands(rows)
+    covered = [i for b in bands for i in range(b.first, b.last + 1)]
+    assert covered == [0, 1, 2]
+    bars = [item for item in view.band_plot.getPlotItem().items if type(item).__name__ == "BarGraphItem"]
+    assert len(bars) == len(bands)
+    # the reopened sweep shows its sizes and budget per size in the toolbar
+    assert window.toolbar.sizes.text() == "n=4096,1048576,67108864"
+    assert window.toolbar.budget.value() == 5
+    # the latency plot holds one point per size, at the best latency
+    curves = view.latency_plot.getPlotItem().listDataItems()
+    ys = 10 ** curves[-1].getData()[1]  # the plot holds log10 values (log y axis)
+    assert len(ys) == 3 and np.allclose(ys, [r.best_latency for r in rows])
+
+
+def test_missing_cells_are_measured_in_the_background(window, qtbot, tmp_path):
+    path = _sweep(tmp_path / "m.json", budget=4, sizes={"n": [4096, 1 << 26]}, warm=False)
+    session = load_session(path)
+    rows = size_rows(session)
+    if not missing_cells(rows):  # one config won both sizes: forget it at the large size
+        winner, large = rows[0].best_config, rows[1].key
+        session.trials = [t for t in session.trials
+                          if not (t.config == winner and problem_key(session.problem_of(t)) == large)]
+        save_session(session, path)
+    before = len(load_session(path).trials)
+    window.open_session(str(path))
+    view = window.size_view
+    window.bottom_tabs.setCurrentWidget(view)
+    view.refresh()
+    assert view.missing, "the fixture sweep should leave cells unmeasured"
+    missing = len(view.missing)
+    assert view.measure_button.isEnabled() and f"({missing})" in view.measure_button.text()
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        view.measure_button.click()
+        assert window.running  # the click returned at once: the measuring runs in the engine thread
+    window.refresh()
+    view.refresh()
+    assert view.missing == []
+    assert not np.isnan(view.matrix).any()
+    assert len(window.model.session.trials) == before + missing
+    assert all(math.isfinite(view.matrix[i, j]) for i in range(2) for j in range(2))

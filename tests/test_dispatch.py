@@ -1,0 +1,387 @@
+"""Per-size dispatch export: the set cover, the ranges, and the generated C and Python.
+
+The C header's decision logic is evaluated for real: compiled as C by the host compiler and run for
+every measured size (and sizes between them), and compiled by NVRTC inside a device function; the
+Python variant, generated from the same plan, must pick the same config everywhere.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from workbench.backends.base import EvalLimits, backend_class
+from workbench.cli import main as cli_main
+from workbench.core.compiler import compile_cuda
+from workbench.core.dispatch import dispatch_c, dispatch_py, plan_dispatch, set_cover
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Measurement, Status, Trial
+from workbench.core.session import Session, save_session
+from workbench.core.space import SearchSpace, Slot
+from workbench.core.templates import load_templates
+from workbench.runner.plan import make_backend_spec, new_session, open_target
+
+ROOT = Path(__file__).resolve().parents[1]
+SPACE = SearchSpace([Slot("block", (32, 64, 128, 256), "launch"), Slot("mode", ("fast", "safe"), "compute")])
+CC = shutil.which("cc") or shutil.which("gcc")
+
+
+def sweep_recording(latencies: dict[int, dict[tuple[int, str], float | None]], kernel: str = "k",
+                    device: str = "GPU X") -> Session:
+    """A recording of several sizes n: n -> {(block, mode): latency or None (failed)}."""
+    first = min(latencies)
+    session = Session(kernel=kernel, kind="recording", space=SPACE, device={"name": device}, problem={"n": first})
+    index = 0
+    for n, table in latencies.items():
+        for (block, mode), latency in table.items():
+            m = (Measurement(Status.OK, {"latency_ms": latency}) if latency is not None
+                 else Measurement.failure(Status.RUNTIME_ERROR, "failed"))
+            session.add(Trial(index, SPACE.config({"block": block, "mode": mode}), m, problem={"n": n}))
+            index += 1
+    return session
+
+
+def brute_force_cover(n: int, masks: list[int]) -> int:
+    for r in range(1, len(masks) + 1):
+        for combo in itertools.combinations(masks, r):
+            union = 0
+            for m in combo:
+                union |= m
+            if union == (1 << n) - 1:
+                return r
+    raise AssertionError("no cover")
+
+
+# --- the set cover ----------------------------------------------------------------------------------
+
+
+def test_the_exact_cover_is_the_smallest_on_random_instances() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        n = int(rng.integers(2, 9))
+        masks = [int(m) for m in rng.integers(1, 1 << n, size=int(rng.integers(2, 9)))]
+        for bit in range(n):  # every element coverable
+            if not any(m >> bit & 1 for m in masks):
+                masks.append(1 << bit)
+        weights = [float(w) for w in rng.random(len(masks))]
+        chosen, method = set_cover(n, [(f"c{i}", m, w) for i, (m, w) in enumerate(zip(masks, weights))])
+        assert method == "exact"
+        assert len(chosen) == brute_force_cover(n, masks)
+        union = 0
+        for key in chosen:
+            union |= masks[int(key[1:])]
+        assert union == (1 << n) - 1
+
+
+def test_the_cover_prefers_the_higher_total_among_the_smallest_and_falls_back_to_greedy() -> None:
+    sets = [("a", 0b011, 1.0), ("b", 0b110, 1.0), ("c", 0b011, 2.0), ("d", 0b100, 5.0)]
+    chosen, method = set_cover(3, sets)
+    assert method == "exact" and sorted(chosen) == ["c", "d"]
+    chosen, method = set_cover(3, sets, node_limit=0)
+    assert method == "greedy" and len(chosen) <= math.ceil(2 * (1 + 1 / 2 + 1 / 3))
+
+
+# --- the plan on a made-up sweep --------------------------------------------------------------------
+
+# small sizes: block 32 wins; large: block 256; block 64/fast is within 5% at the middle two only
+SWEEP = {
+    1000: {(32, "fast"): 1.00, (64, "fast"): 1.20, (256, "fast"): 2.00, (128, "safe"): None},
+    4000: {(32, "fast"): 2.00, (64, "fast"): 2.04, (256, "fast"): 2.50, (128, "safe"): 3.00},
+    16000: {(32, "fast"): 5.00, (64, "fast"): 4.10, (256, "fast"): 4.00, (128, "safe"): 4.50},
+    64000: {(32, "fast"): 20.0, (64, "fast"): 9.00, (256, "fast"): 8.00, (128, "safe"): 8.30},
+}
+
+
+def test_fewest_configs_within_tolerance_and_geometric_boundaries() -> None:
+    plan = plan_dispatch([sweep_recording(SWEEP)], tolerance=0.05)
+    assert plan.parameter == "n" and plan.integer and plan.method == "exact"
+    assert [c["block"] for c in plan.configs] == [32, 256]
+    # 4000 goes with 1000 (32 is optimal there), 16000 with 64000: one boundary, at sqrt(4000 * 16000)
+    assert [r.upper for r in plan.ranges] == [math.ceil(math.sqrt(4000 * 16000)), None]
+    for figure in plan.figures:
+        optimum = min(v for v in SWEEP[figure.size].values() if v is not None)
+        picked = plan.configs[figure.config]
+        latency = SWEEP[figure.size][(picked["block"], picked["mode"])]
+        assert latency is not None and latency <= 1.05 * optimum + 1e-12
+        assert figure.fraction == pytest.approx(optimum / latency)
+        assert plan.select(figure.size) == figure.config
+    # at 0% each size needs its own best: 32, 32, 256, 256 is still two configs
+    assert len(plan_dispatch([sweep_recording(SWEEP)], tolerance=0.0).configs) == 2
+    # make 64 the best at 4000 (1.90 against 32's 2.00): at 0% three configs are needed...
+    changed = {**SWEEP, 4000: {**SWEEP[4000], (64, "fast"): 1.90}}
+    three = plan_dispatch([sweep_recording(changed)], tolerance=0.0)
+    assert [c["block"] for c in three.configs] == [32, 64, 256] and len(three.ranges) == 3
+    # ...at 5% 32 is 5.26% slower than 64 there, still three; at 6% it is within, two again
+    assert len(plan_dispatch([sweep_recording(changed)], tolerance=0.05).configs) == 3
+    assert len(plan_dispatch([sweep_recording(changed)], tolerance=0.06).configs) == 2
+
+
+def test_sizes_outside_and_between_the_measured_ones_follow_the_stated_rule() -> None:
+    plan = plan_dispatch([sweep_recording(SWEEP)], tolerance=0.05)
+    boundary = plan.ranges[0].upper
+    assert plan.select(1) == plan.select(1000) == plan.select(boundary - 1) == 0
+    assert plan.select(boundary) == plan.select(10**12) == 1
+
+
+def test_inputs_a_dispatch_cannot_serve_are_refused() -> None:
+    one_size = sweep_recording({1000: SWEEP[1000]})
+    with pytest.raises(WorkbenchError, match="one problem size"):
+        plan_dispatch([one_size])
+    with pytest.raises(WorkbenchError, match="--tolerance"):
+        plan_dispatch([sweep_recording(SWEEP)], tolerance=-0.1)
+    with pytest.raises(WorkbenchError, match="a size dispatch serves one GPU"):
+        plan_dispatch([sweep_recording(SWEEP), sweep_recording(SWEEP, device="GPU Y")])
+    failed = {**SWEEP, 4000: {k: None for k in SWEEP[4000]}}
+    with pytest.raises(WorkbenchError, match="n = 4000: nothing feasible"):
+        plan_dispatch([sweep_recording(failed)])
+
+
+# --- the generated code -----------------------------------------------------------------------------
+
+
+def python_module(text: str) -> dict[str, Any]:
+    namespace: dict[str, Any] = {}
+    exec(compile(text, "dispatch.py", "exec"), namespace)  # our own generated text, in a test
+    return namespace
+
+
+def run_c(header: str, function: str, sizes: list[Any], tmp_path: Path, parse: str = "atoll") -> list[int]:
+    assert CC is not None
+    (tmp_path / "dispatch.h").write_text(header)
+    (tmp_path / "main.c").write_text(
+        '#include <stdio.h>\n#include <stdlib.h>\n#include "dispatch.h"\n'
+        "int main(int argc, char** argv) {\n"
+        f'  for (int i = 1; i < argc; ++i) printf("%d\\n", {function}({parse}(argv[i])));\n'
+        "  return 0;\n}\n")
+    exe = tmp_path / "probe"
+    done = subprocess.run([CC, "-std=c99", "-Wall", "-Werror", "-o", str(exe), str(tmp_path / "main.c")],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    out = subprocess.run([str(exe), *map(str, sizes)], capture_output=True, text=True, timeout=60, check=True)
+    return [int(v) for v in out.stdout.split()]
+
+
+@pytest.mark.skipif(CC is None, reason="no host C compiler to run the header's decision logic")
+def test_c_and_python_pick_the_same_config_and_every_measured_size_is_within_tolerance(tmp_path: Path) -> None:
+    sweep = {**SWEEP, 4000: {**SWEEP[4000], (64, "fast"): 1.90}}
+    plan = plan_dispatch([sweep_recording(sweep)], tolerance=0.0)
+    header = dispatch_c(plan)
+    module = python_module(dispatch_py(plan))
+    rng = np.random.default_rng(3)
+    probes = sorted({*sweep, *(int(r.upper) + d for r in plan.ranges if r.upper for d in (-1, 0, 1)),
+                     *(int(v) for v in rng.integers(1, 200_000, 40)), 1, 10**15})
+    picked_c = run_c(header, "workbench_dispatch_k", probes, tmp_path)
+    picked_py = [module["select"](n) for n in probes]
+    assert picked_c == picked_py == [plan.select(n) for n in probes]
+    for n in sweep:  # every measured size: the header's config is within the tolerance (0%) of the optimum
+        config = module["CONFIGS"][picked_c[probes.index(n)]]
+        optimum = min(v for v in sweep[n].values() if v is not None)
+        assert sweep[n][(config["block"], config["mode"])] == pytest.approx(optimum)
+    assert module["config_for"](1000) == {"block": 32, "mode": "fast"}
+    assert "per-size dispatch exported by Kernel Tuning Workbench" in header.splitlines()[3]
+
+
+def test_the_header_compiles_with_nvrtc_inside_a_device_function() -> None:
+    plan = plan_dispatch([sweep_recording(SWEEP)], tolerance=0.05)
+    source = (dispatch_c(plan) + '\nextern "C" __global__ void probe(const long long* n, int* out, int count) {\n'
+              "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+              "  if (i < count) out[i] = workbench_dispatch_k(n[i]);\n}\n")
+    result = compile_cuda(source, arch="sm_90", entry="probe", use_cache=False)
+    assert result.ok, result.log
+    broken = compile_cuda(source.replace("return 1;", "return 1"), arch="sm_90", entry="probe", use_cache=False)
+    assert not broken.ok  # the check can fail
+
+
+def template_sweep(kernel: str, param: str, sizes: list[int], n: int = 16, seed: int = 0) -> Session:
+    """A real sweep: the same sampled configs measured by the sim backend at each size, in-process."""
+    base = make_backend_spec(kernel, "sim", seed=seed, extra={"compile": "estimate", "noise": False})
+    target = open_target(base)
+    session = new_session(base, target, strategy="random", seed=seed)
+    configs = target.space.sample(np.random.default_rng(seed), n)
+    index = 0
+    for size in sizes:
+        spec = make_backend_spec(kernel, "sim", seed=seed, problem={**target.problem, param: size},
+                                 extra={"compile": "estimate", "noise": False})
+        at = open_target(spec)
+        backend = backend_class("sim")(spec)
+        backend.prepare()
+        for config in configs:
+            session.add(Trial(index, config, backend.evaluate(config, EvalLimits()), problem=dict(at.problem)))
+            index += 1
+    return session
+
+
+def test_each_variant_of_a_template_sweep_compiles_with_the_template_through_nvrtc(tmp_path: Path) -> None:
+    session = template_sweep("reduce_sum", "n", [4096, 262144, 16777216], n=12)
+    plan = plan_dispatch([session], tolerance=0.0)
+    assert plan.export.template is not None and len(plan.configs) >= 2
+    template = load_templates()["reduce_sum"]
+    header = dispatch_c(plan)
+    (tmp_path / "dispatch.h").write_text(header)
+    problem = template.resolve_problem(session.problem)
+    lines = template.defines(plan.configs[0], problem)
+    problem_lines = lines[len(lines) - len(problem):]  # the problem's macros come last
+    for index, config in enumerate(plan.configs):
+        # the header's slot macros for variant k, plus the problem, make the template's source compile
+        # to the same kernel as the workbench's own rendering of that config
+        macro = f"-DWORKBENCH_DISPATCH_REDUCE_SUM_CONFIG={index}"
+        ours = compile_cuda('#include "dispatch.h"\n' + "\n".join(problem_lines) + "\n" + template.source,
+                            arch="sm_90", entry=template.entry, options=(f"--include-path={tmp_path}", macro),
+                            use_cache=False)
+        rendered = compile_cuda(template.render(config, problem), arch="sm_90",
+                                entry=template.entry)
+        assert ours.ok, ours.log
+        assert ours.registers == rendered.registers
+
+
+# --- hostile sessions -------------------------------------------------------------------------------
+
+HOSTILE = 'k */ int pwned = 1; /*\n#define EVIL 1 \\'
+
+
+@pytest.mark.skipif(CC is None, reason="no host C compiler")
+def test_hostile_names_and_values_stay_inside_comments_and_literals(tmp_path: Path) -> None:
+    # slot values are identifiers or numbers (the space refuses anything else); names reach the text
+    space = SearchSpace([Slot("block", (32, 64), "launch"), Slot("label", ("fast", "safe"), "compute")])
+    session = Session(kernel=HOSTILE, kind="recording", space=space, device={"name": "dev\\"}, problem={"n": 1})
+    index = 0
+    for n, best in ((1, 32), (1000, 64)):
+        for config in space:
+            latency = 1.0 if config["block"] == best and config["label"] == "safe" else 3.0
+            session.add(Trial(index, config, Measurement(Status.OK, {"latency_ms": latency}), problem={"n": n}))
+            index += 1
+    plan = plan_dispatch([session], sources=['x"""\n#define EVIL 3 \\'])
+    header = dispatch_c(plan)
+    for line in header.splitlines():
+        assert not line.endswith("\\"), line
+    function = "workbench_dispatch_" + "".join(c if c.isalnum() else "_" for c in HOSTILE.lower()).strip("_")
+    function = "_".join(p for p in function.split("_") if p)
+    assert run_c(header, function, [1, 1000], tmp_path) == [plan.select(1), plan.select(1000)]
+    done = subprocess.run(["cpp", "-dM", "-DWORKBENCH_DISPATCH_K_INT_PWNED_1_DEFINE_EVIL_1_CONFIG=0", "-"],
+                          input=header, capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 0, done.stderr
+    defined = {line.split()[1] for line in done.stdout.splitlines() if line.startswith("#define ")}
+    assert "EVIL" not in defined and "BLOCK" in defined and "pwned" not in defined
+    text = dispatch_py(plan)
+    tree = ast.parse(text)
+    kinds = [type(node).__name__ for node in tree.body]
+    assert kinds == ["Expr"] + ["Assign"] * 6 + ["FunctionDef"] * 2
+    module = python_module(text)
+    assert module["KERNEL"] == HOSTILE and [c["label"] for c in module["CONFIGS"]] == ["safe", "safe"]
+    assert "EVIL" not in module and "pwned" not in module
+
+
+# --- command line -----------------------------------------------------------------------------------
+
+
+def test_cli_exports_dispatch_and_refuses_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    session = tmp_path / "sweep.json"
+    save_session(sweep_recording(SWEEP), session)
+    out = tmp_path / "kernel_dispatch.h"
+    assert cli_main(["export", str(session), "--format", "dispatch", "--out", str(out)]) == 0
+    assert "2 configs for 4 sizes of n, exact set cover, tolerance 5%" in capsys.readouterr().out
+    assert "workbench_dispatch_k(long long size)" in out.read_text()
+    py = tmp_path / "kernel_dispatch.py"
+    assert cli_main(["export", str(session), "--format", "dispatch-py", "--out", str(py), "--tolerance", "0"]) == 0
+    assert python_module(py.read_text())["select"](1000) == 0
+    # an earlier export may be replaced, anything else needs --force
+    assert cli_main(["export", str(session), "--format", "dispatch", "--out", str(out)]) == 0
+    other = tmp_path / "notes.h"
+    other.write_text("mine\n")
+    for argv, message in [
+        (["export", str(session), "--format", "dispatch", "--out", str(other)], "exists and is not"),
+        (["export", str(session), "--format", "dispatch", "--out", str(out), "--tolerance", "-1"], "--tolerance"),
+        (["export", str(session), "--format", "dispatch", "--out", str(out), "--size-param", "m"], "not a problem parameter"),
+        (["export", str(session), "--format", "header", "--out", str(out), "--tolerance", "0.1"], "apply to --format dispatch"),
+    ]:
+        code = cli_main(argv)
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1 and message in err, err
+    assert other.read_text() == "mine\n"
+    assert os.path.exists(out) and sys.executable
+
+
+def test_sessions_of_one_size_each_make_a_sweep_together() -> None:
+    parts = []
+    for n, table in SWEEP.items():
+        part = sweep_recording({n: table})
+        part.problem = {"n": n}  # each session's own problem; its trials carry none
+        part.trials = [Trial(t.index, t.config, t.measurement) for t in part.trials]
+        parts.append(part)
+    together = plan_dispatch(parts, tolerance=0.05, sources=[f"n{n}.json" for n in SWEEP])
+    alone = plan_dispatch([sweep_recording(SWEEP)], tolerance=0.05)
+    assert [c.id for c in together.configs] == [c.id for c in alone.configs]
+    assert [r.upper for r in together.ranges] == [r.upper for r in alone.ranges]
+    assert "n1000.json" in dispatch_c(together)
+
+
+def test_a_greedy_cover_is_said_in_the_header() -> None:
+    plan = plan_dispatch([sweep_recording(SWEEP)], tolerance=0.05, node_limit=0)
+    assert plan.method == "greedy"
+    header = dispatch_c(plan)
+    assert "greedy set cover (at most 2.08 times the fewest)" in header
+    for figure in plan.figures:
+        assert figure.fraction >= 1 / 1.05 - 1e-12
+
+
+@pytest.mark.skipif(CC is None, reason="no host C compiler to run the header's decision logic")
+def test_a_tuned_size_sweep_exports_a_header_that_keeps_every_size_within_tolerance(tmp_path: Path) -> None:
+    """End to end: tune --sizes on the simulator, export, run the C, check against the session's trials."""
+    from workbench.core.session import load_session
+
+    session_path = tmp_path / "sweep.json"
+    env = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"}
+    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", "vector_add", "--backend", "sim",
+                           "--sizes", "n=4096,1048576,67108864", "--budget", "8", "--seed", "2", "--quiet",
+                           "--out", str(session_path)], capture_output=True, text=True, timeout=600, cwd=ROOT,
+                          env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    header = tmp_path / "kernel_dispatch.h"
+    assert cli_main(["export", str(session_path), "--format", "dispatch", "--out", str(header),
+                     "--tolerance", "0.01"]) == 0
+    session = load_session(session_path)
+    sizes = sorted({session.problem_of(t)["n"] for t in session.trials})
+    assert len(sizes) == 3
+    text = header.read_text()
+    chosen = run_c(text, "workbench_dispatch_vector_add", sizes, tmp_path)
+    configs = [line.split()[3] for line in text.splitlines() if line.startswith("// config ")]
+    for n, index in zip(sizes, chosen):
+        latency = {t.config.id: t.metric("latency_ms") for t in session.trials_at({**session.problem, "n": n}) if t.ok}
+        assert latency[configs[index]] <= 1.01 * min(latency.values()) + 1e-12
+
+
+@pytest.mark.skipif(CC is None, reason="no host C compiler")
+def test_a_float_size_parameter_gets_a_double_decision_list(tmp_path: Path) -> None:
+    sweep = {}
+    for scale, table in zip((0.5, 2.0, 8.0), SWEEP.values()):
+        sweep[scale] = table
+    session = sweep_recording(sweep)  # type: ignore[arg-type]
+    plan = plan_dispatch([session], tolerance=0.0)
+    # 32 is best at the first two scales, 256 at the third: the boundary is sqrt(2.0 * 8.0)
+    assert not plan.integer and plan.ranges[0].upper == pytest.approx(4.0)
+    header = dispatch_c(plan)
+    assert "workbench_dispatch_k(double size)" in header
+    probes = [0.1, 0.5, 0.999, 1.0, 2.0, 3.9, 4.0, 8.0, 1e9]
+    assert run_c(header, "workbench_dispatch_k", probes, tmp_path, parse="atof") == [plan.select(v) for v in probes]
+    assert [python_module(dispatch_py(plan))["select"](v) for v in probes] == [plan.select(v) for v in probes]
+
+
+def test_a_single_config_export_of_a_sweep_uses_the_sessions_own_size() -> None:
+    from workbench.core.export import export_text, plan_export
+
+    session = sweep_recording(SWEEP)
+    session.problem = {"n": 64000}  # where block 256 wins; mixing sizes would pick 32 (1 ms at n=1000)
+    plan = plan_export([session])
+    assert plan.choices[0].trial.config["block"] == 256
+    header = export_text(plan, "header")
+    assert "#define BLOCK 256" in header and "12 trials at other problem sizes were left out" in header

@@ -1,0 +1,311 @@
+"""The portability report: each GPU's best config on every other GPU, and the max-min pick.
+
+The recorded part imports the Kernel Tuner caches of one convolution kernel measured on five GPUs
+(``../shared/landscapes``) with ``import-kt`` and checks ``show --portability --json`` against
+figures computed here straight from the cache files. Those files are required: without them the
+test fails and says where it looked.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from workbench.backends.base import EvalLimits, backend_class
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Measurement, Status, Trial
+from workbench.core.objective import Constraints
+from workbench.core.portability import (
+    FAILED,
+    MEASURED,
+    MISSING,
+    PREDICTED,
+    format_report,
+    max_min_pick,
+    portability_report,
+)
+from workbench.core.session import Session
+from workbench.core.space import SearchSpace, Slot
+from workbench.runner.plan import make_backend_spec, new_session, open_target
+from workbench.runner.portability import simulator_predictors
+
+ROOT = Path(__file__).resolve().parents[1]
+LANDSCAPES = ROOT.parent / "shared" / "landscapes"
+CACHES = {
+    "A100": LANDSCAPES / "convolution_A100.json",
+    "A4000": LANDSCAPES / "more" / "convolution_A4000.json.gz",
+    "A6000": LANDSCAPES / "more" / "convolution_A6000.json.gz",
+    "W6600": LANDSCAPES / "more" / "convolution_W6600.json.gz",
+    "W7800": LANDSCAPES / "more" / "convolution_W7800.json.gz",
+}
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"}
+    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True, check=False,
+                          timeout=300, cwd=ROOT, env=env)
+
+
+# --- the max-min pick -------------------------------------------------------------------------------
+
+
+def test_max_min_prefers_the_best_worst_case_over_the_best_mean() -> None:
+    a = {"x": 1.0, "y": 0.7, "z": 0.9}
+    b = {"x": 0.3, "y": 0.7, "z": 0.69}
+    # x has the best mean (0.65) but a worst case of 0.3; y's worst case 0.7 beats z's 0.69
+    assert max_min_pick([a, b], ["x", "y", "z"]) == ("y", 0.7, 0.7)
+    # ties on the worst case go to the higher mean, then to the earlier evaluation
+    assert max_min_pick([{"p": 0.5, "q": 0.5}, {"p": 0.5, "q": 0.9}], ["p", "q"])[0] == "q"
+    assert max_min_pick([{"p": 0.5, "q": 0.5}, {"p": 0.5, "q": 0.5}], ["q", "p"])[0] == "q"
+    # only keys known everywhere compete; a config failing somewhere (0) is never the pick
+    assert max_min_pick([{"p": 1.0, "q": 0.2}, {"q": 0.2}], ["p", "q"])[0] == "q"
+    assert max_min_pick([{"p": 1.0}, {"p": 0.0}], ["p"]) is None
+    assert max_min_pick([{"p": 1.0}, {"q": 1.0}], ["p", "q"]) is None
+
+
+# --- small made-up sessions -------------------------------------------------------------------------
+
+SPACE = SearchSpace([Slot("block", (32, 64, 128), "launch"), Slot("tile", (1, 2), "memory")])
+
+
+def recorded(device: str, latencies: dict[tuple[int, int], float | None], kernel: str = "k") -> Session:
+    """A recording on ``device``: config (block, tile) -> latency, None for a failed run."""
+    session = Session(kernel=kernel, kind="recording", space=SPACE, device={"name": device, "recorded": True},
+                      problem={"n": 1000})
+    for i, ((block, tile), latency) in enumerate(latencies.items()):
+        config = SPACE.config({"block": block, "tile": tile})
+        if latency is None:
+            measurement = Measurement.failure(Status.RUNTIME_ERROR, "launch failed")
+        else:
+            measurement = Measurement(Status.OK, {"latency_ms": latency})
+        session.add(Trial(i, config, measurement))
+    return session
+
+
+def test_matrix_and_pick_on_made_up_recordings() -> None:
+    a = recorded("GPU A", {(32, 1): 1.0, (64, 1): 1.25, (128, 2): 2.0, (64, 2): 1.1})
+    b = recorded("GPU B", {(32, 1): 4.0, (64, 1): 2.5, (128, 2): 2.0, (64, 2): None})
+    report = portability_report([a, b], ["a.json", "b.json"])
+    assert report.devices == ["GPU A", "GPU B"]
+    assert [best.config["block"] for best in report.bests] == [32, 128]
+    # A's best (32,1) on B: 2.0 / 4.0; B's best (128,2) on A: 1.0 / 2.0
+    assert report.matrix[0][1].fraction == pytest.approx(0.5) and report.matrix[0][1].source == MEASURED
+    assert report.matrix[1][0].fraction == pytest.approx(0.5)
+    assert report.matrix[0][0].fraction == pytest.approx(1.0)
+    # (64,1): 1/1.25 = 0.8 on A, 2/2.5 = 0.8 on B -> worst 0.8; (64,2) fails on B
+    assert report.portable is not None
+    assert report.portable.config == SPACE.config({"block": 64, "tile": 1})
+    assert report.portable.worst == pytest.approx(0.8)
+    assert report.portable.candidates == 3
+    text = "\n".join(format_report(report))
+    assert "80.0%" in text and "GPU B" in text
+
+
+def test_failures_count_as_zero_and_unmeasured_configs_are_missing() -> None:
+    a = recorded("GPU A", {(32, 1): 1.0, (64, 1): 1.1})
+    b = recorded("GPU B", {(32, 1): None, (128, 2): 1.0})
+    report = portability_report([a, b])
+    assert report.matrix[0][1].source == FAILED and report.matrix[0][1].fraction == 0.0
+    assert report.matrix[1][0].source == MISSING and report.matrix[1][0].fraction is None
+    assert report.portable is None  # nothing is known to work on both
+    assert any("missing" in note for note in report.notes)
+    assert report.to_dict()["portable"] is None
+
+
+def test_constraints_in_force_decide_the_optimum() -> None:
+    a = recorded("GPU A", {(32, 1): 1.0, (64, 1): 1.25})
+    b = recorded("GPU B", {(32, 1): 1.0, (64, 1): 1.25})
+    for session in (a, b):  # memory as reported: A's fastest config needs too much
+        session.trials = [Trial(t.index, t.config, Measurement(Status.OK, {
+            "latency_ms": t.metric("latency_ms"),
+            "memory_mb": 900.0 if session is a and t.index == 0 else 100.0})) for t in session.trials]
+    report = portability_report([a, b], constraints=Constraints(max_memory_mb=500.0))
+    assert report.bests[0].config["block"] == 64  # the faster one uses too much memory on A
+    assert report.matrix[1][0].source == "infeasible" and report.matrix[1][0].fraction == 0.0
+
+
+def test_sessions_of_different_kernels_spaces_or_problems_refuse() -> None:
+    a = recorded("GPU A", {(32, 1): 1.0})
+    with pytest.raises(WorkbenchError, match="differs from"):
+        portability_report([a, recorded("GPU B", {(32, 1): 1.0}, kernel="other")])
+    other = recorded("GPU B", {(32, 1): 1.0})
+    other.problem = {"n": 2000}
+    with pytest.raises(WorkbenchError, match="compare sessions of one problem"):
+        portability_report([a, other])
+    with pytest.raises(WorkbenchError, match="at least two GPUs"):
+        portability_report([a, recorded("GPU A", {(64, 1): 1.0})])
+
+
+# --- simulated GPUs: predictions fill what was not measured --------------------------------------
+
+
+def sim_session(kernel: str, gpu: str, n: int, seed: int) -> Session:
+    spec = make_backend_spec(kernel, "sim", gpu_model=gpu, seed=seed, extra={"compile": "estimate"})
+    target = open_target(spec)
+    session = new_session(spec, target, strategy="random", seed=seed)
+    backend = backend_class("sim")(spec)
+    backend.prepare()
+    for i, config in enumerate(target.space.sample(np.random.default_rng(seed), n)):
+        session.add(Trial(i, config, backend.evaluate(config, EvalLimits()), started_at=float(i), finished_at=float(i)))
+    return session
+
+
+def test_simulated_gpus_predict_the_configs_they_did_not_measure() -> None:
+    h200 = sim_session("vector_add", "H200", 8, seed=1)
+    t4 = sim_session("vector_add", "T4", 8, seed=2)
+    without = portability_report([h200, t4])
+    predictors, notes = simulator_predictors([h200, t4])
+    assert set(predictors) == {h200.device["name"], t4.device["name"]} and not notes
+    report = portability_report([h200, t4], predictors=predictors)
+    t4_ids = {t.config.id for t in t4.trials}
+    best_h200 = report.bests[0].config
+    cell = report.matrix[0][1]
+    if best_h200.id in t4_ids:
+        assert cell.source == MEASURED
+    else:
+        assert without.matrix[0][1].source == MISSING
+        assert cell.source == PREDICTED and cell.fraction is not None and cell.fraction > 0
+        predict = predictors[t4.device["name"]]
+        assert cell.fraction == pytest.approx(predict(report.bests[1].config) / predict(best_h200))
+        assert "(predicted)" in cell.text()
+    assert report.simulated == sorted([h200.device["name"], t4.device["name"]])
+    # with predictions every config measured somewhere is known everywhere
+    assert report.portable is not None and report.portable.candidates >= len(t4_ids | {t.config.id for t in h200.trials}) - 2
+    # a recorded session never gets a predictor
+    assert simulator_predictors([recorded("GPU A", {(32, 1): 1.0})]) == ({}, [])
+
+
+# --- recorded: five GPUs, one convolution kernel ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def landscapes() -> dict[str, Path]:
+    missing = [str(p) for p in CACHES.values() if not p.is_file()]
+    if missing:
+        pytest.fail(f"the recorded landscapes are required and missing: {', '.join(missing)} "
+                    f"(expected beside the project in {LANDSCAPES})", pytrace=False)
+    return CACHES
+
+
+def read_cache(path: Path) -> dict[str, Any]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as handle:  # type: ignore[operator]
+        return json.load(handle)
+
+
+def times_of(cache: dict[str, Any]) -> dict[tuple[Any, ...], float]:
+    """config (values in tune_params_keys order) -> time, for configs that ran."""
+    keys = cache["tune_params_keys"]
+    out = {}
+    for record in cache["cache"].values():
+        time = record.get("time")
+        if isinstance(time, (int, float)) and math.isfinite(time) and "__error__" not in record:
+            out[tuple(record[k] for k in keys)] = float(time)
+    return out
+
+
+def test_portability_report_on_recorded_convolution_landscapes(landscapes: dict[str, Path], tmp_path: Path) -> None:
+    sessions = []
+    for name, cache in landscapes.items():
+        out = tmp_path / f"{name}.json"
+        result = run_cli("import-kt", str(cache), "--out", str(out))
+        assert result.returncode == 0, result.stderr
+        sessions.append(str(out))
+    result = run_cli("show", "--portability", *sessions, "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+
+    # independently, from the cache files
+    caches = {name: read_cache(path) for name, path in landscapes.items()}
+    keys = caches["A100"]["tune_params_keys"]
+    times = {name: times_of(c) for name, c in caches.items()}
+    names = list(caches)
+    assert report["devices"] == [caches[n]["device_name"] for n in names]
+    optimum = {n: min(times[n].values()) for n in names}
+    best = {n: min(times[n], key=times[n].__getitem__) for n in names}
+    for row, n in zip(report["bests"], names):
+        assert tuple(row["config"][k] for k in keys) == best[n]
+        assert row["latency_ms"] == pytest.approx(optimum[n])
+        for m in names:
+            cell = row["on"][caches[m]["device_name"]]
+            if best[n] in times[m]:
+                assert cell["source"] == "measured"
+                assert cell["fraction"] == pytest.approx(optimum[m] / times[m][best[n]], rel=1e-9)
+            else:
+                assert cell["source"] == "failed" and cell["fraction"] == 0.0
+
+    # brute force max-min over every config that ran on all five GPUs
+    common = set.intersection(*(set(times[n]) for n in names))
+    worst = {c: min(optimum[n] / times[n][c] for n in names) for c in common}
+    pick = max(worst.values())
+    portable = report["portable"]
+    assert portable["worst"] == pytest.approx(pick, rel=1e-9)
+    assert worst[tuple(portable["config"][k] for k in keys)] == pytest.approx(pick, rel=1e-9)
+    assert portable["candidates"] == len(common)
+    assert portable["predicted"] is False and report["simulated"] == []
+    # the point of it: no device's own best is as safe as the portable pick on these GPUs
+    assert all(row["worst"] < portable["worst"] for row in report["bests"])
+
+    text = run_cli("show", "--portability", *sessions)
+    assert text.returncode == 0 and f"worst {100 * pick:.1f}%" in text.stdout
+
+
+def test_show_portability_bad_input_is_one_line(tmp_path: Path) -> None:
+    result = run_cli("show", "--portability", str(tmp_path / "nope.json"), str(tmp_path / "nope2.json"))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    result = run_cli("show")
+    assert result.returncode == 2 and "show needs a session file" in result.stderr
+
+
+def test_the_multi_device_header_falls_back_to_the_max_min_config() -> None:
+    from workbench.core.export import export_text, plan_export
+
+    # (32,1): 1.0 on A, 0.4 on B -> mean 0.7, worst 0.4; (64,1): 0.625 on A, 0.625 on B -> worst 0.625
+    a = recorded("GPU A", {(32, 1): 1.0, (64, 1): 1.6, (128, 2): 3.0})
+    b = recorded("GPU B", {(32, 1): 2.5, (64, 1): 1.6, (128, 2): 1.0})
+    plan = plan_export([a, b], sources=["a.json", "b.json"])
+    assert plan.portable is not None
+    assert plan.portable.trial.config == SPACE.config({"block": 64, "tile": 1})
+    assert plan.portable.score == pytest.approx(0.625)
+    report = portability_report([a, b])
+    assert report.portable is not None and report.portable.config == plan.portable.trial.config
+    header = export_text(plan, "header")
+    fallback = header.split("#else")[1]
+    assert "#define BLOCK 64" in fallback and "best worst-case" in fallback
+
+
+def test_only_the_sessions_own_problem_is_compared() -> None:
+    a = recorded("GPU A", {(32, 1): 1.0, (64, 1): 1.25})
+    b = recorded("GPU B", {(32, 1): 2.0, (64, 1): 1.0})
+    # a size sweep keeps other sizes' trials in the session: there (64,1) would win on A
+    a.add(Trial(9, SPACE.config({"block": 64, "tile": 1}), Measurement(Status.OK, {"latency_ms": 0.1}),
+                problem={"n": 8000}))
+    report = portability_report([a, b])
+    assert report.bests[0].config["block"] == 32 and report.bests[0].trials == 2
+
+
+def test_sweeps_compare_at_a_chosen_size() -> None:
+    a = recorded("GPU A", {(32, 1): 1.0, (64, 1): 1.25})
+    b = recorded("GPU B", {(32, 1): 2.0, (64, 1): 1.0})
+    for session, fast in ((a, 64), (b, 64)):  # at n=8000 block 64 wins on both
+        for i, block in enumerate((32, 64)):
+            latency = 0.5 if block == fast else 1.0
+            session.add(Trial(10 + i, SPACE.config({"block": block, "tile": 1}),
+                              Measurement(Status.OK, {"latency_ms": latency}), problem={"n": 8000}))
+    report = portability_report([a, b], at={"n": 8000})
+    assert report.problem == {"n": 8000}
+    assert [best.config["block"] for best in report.bests] == [64, 64]
+    assert report.portable is not None and report.portable.worst == pytest.approx(1.0)
+    with pytest.raises(WorkbenchError, match="no trials at problem"):
+        portability_report([a, b], at={"n": 9})
+    with pytest.raises(WorkbenchError, match="--at m: not a problem parameter"):
+        portability_report([a, b], at={"m": 9})

@@ -1,0 +1,207 @@
+"""Trials that carry their own problem (size sweeps): round trips, journal, validation, grouping."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from workbench.core.errors import SessionFormatError
+from workbench.core.measurement import Measurement, Status, Trial
+from workbench.core.session import Journal, Session, load_session, problem_key, save_session
+from workbench.core.sizes import problems_of, trials_by_problem
+
+from tests.test_session import assert_same_session, make_session
+
+SMALL = {"n": 1024, "dtype": "float32"}
+LARGE = {"dtype": "float32", "n": 1 << 24}
+
+
+def sweep_session() -> Session:
+    """Trials 0-3 at the session's problem, 4-7 at SMALL, 8-11 at LARGE (same configs)."""
+    session = make_session(4)
+    configs = [t.config for t in session.trials]
+    for k, problem in enumerate((SMALL, LARGE)):
+        for i, config in enumerate(configs):
+            index = 4 * (k + 1) + i
+            m = Measurement(Status.OK, {"latency_ms": 0.1 * (index + 1)})
+            session.add(Trial(index, config, m, 1.0, 2.0, problem=problem))
+    return session
+
+
+def test_problem_key_is_canonical() -> None:
+    assert problem_key({"n": 1, "m": 2}) == problem_key({"m": 2, "n": 1})
+    assert problem_key({"n": 1}) != problem_key({"n": 2})
+    assert problem_key({"n": 1}) != problem_key({"n": 1.5})
+
+
+def test_round_trip_keeps_per_trial_problems(tmp_path: Path) -> None:
+    session = sweep_session()
+    path = save_session(session, tmp_path / "s.json")
+    loaded = load_session(path)
+    assert_same_session(session, loaded)
+    assert [t.problem for t in loaded.trials[:4]] == [None] * 4
+    assert loaded.trials[5].problem == SMALL and loaded.trials[9].problem == LARGE
+    records = json.loads(path.read_text())["trials"]
+    assert "problem" not in records[0]  # old-style trials stay as they were
+    assert records[4]["problem"] == SMALL
+
+
+def test_old_files_load_unchanged(tmp_path: Path) -> None:
+    session = make_session(6)
+    path = save_session(session, tmp_path / "old.json")
+    assert '"problem"' not in "".join(path.read_text().split('"trials"')[1:])
+    loaded = load_session(path)
+    assert all(t.problem is None for t in loaded.trials)
+    assert problems_of(loaded) == [session.problem]
+
+
+def test_journal_recovers_per_trial_problems(tmp_path: Path) -> None:
+    session = sweep_session()
+    path = tmp_path / "run.json"
+    with Journal(path) as journal:
+        journal.start(Session(**{**session.__dict__, "trials": session.trials[:6]}))
+        for trial in session.trials[6:]:
+            journal.append(trial)
+    loaded = load_session(path)  # rebuilt from the journal alone
+    assert [t.problem for t in loaded.trials] == [t.problem for t in session.trials]
+
+
+def test_grouping_and_measured_ids_per_problem() -> None:
+    session = sweep_session()
+    groups = trials_by_problem(session)
+    assert list(groups) == [problem_key(session.problem), problem_key(SMALL), problem_key(LARGE)]
+    assert [len(g) for g in groups.values()] == [4, 4, 4]
+    assert problems_of(session) == [session.problem, SMALL, LARGE]
+    assert session.problem_of(session.trials[0]) == session.problem
+    assert session.problem_of(session.trials[9]) == LARGE
+    assert [t.index for t in session.trials_at(SMALL)] == [4, 5, 6, 7]
+    assert [t.index for t in session.trials_at()] == [0, 1, 2, 3]
+    # a config measured at one size is new at a size where it was not measured
+    session.trials = [t for t in session.trials if t.index != 9]
+    assert session.trials[8].config.id not in session.measured_ids(LARGE) - {session.trials[8].config.id}
+    assert session.trials[1].config.id not in session.measured_ids(LARGE)
+    assert session.trials[1].config.id in session.measured_ids()
+    assert session.trials[1].config.id in session.measured_ids(SMALL)
+
+
+def test_cache_key_includes_the_trials_problem() -> None:
+    session = sweep_session()
+    own, small = session.trials[0], session.trials[4]
+    assert own.config == small.config
+    assert session.cache_key(own) == session.cache_key(own.config)
+    assert session.cache_key(small) != session.cache_key(own)
+    assert session.cache_key(small) == session.cache_key(small.config, SMALL)
+    assert session.cache_key(small.config, dict(reversed(list(SMALL.items())))) == session.cache_key(small)
+
+
+def _with_trial_problem(tmp_path: Path, problem: object) -> Path:
+    session = make_session(2)
+    path = save_session(session, tmp_path / "bad.json")
+    data = json.loads(path.read_text())
+    data["trials"][1]["problem"] = problem
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    "problem, fragment",
+    [
+        ("n=5", "trials[1].problem: expected an object, got str"),
+        ({"n": "x\ny", "dtype": "float32"}, "trials[1].problem.n: 'x\\ny' holds a line break"),
+        ({"n": [1, 2], "dtype": "float32"}, "trials[1].problem.n: [1, 2] is not a number, bool or string"),
+        ({"n": {"deep": 1}, "dtype": "float32"}, "is not a number, bool or string"),
+        ({"n": 1}, "trials[1].problem: has no value for problem parameter 'dtype'"),
+        ({"n": 1, "dtype": "float32", "evil": 1}, "trials[1].problem: 'evil' is not a parameter"),
+        ({f"p{i}": 1 for i in range(100)}, "100 parameters is more than"),
+        ({"n": "a" * 300, "dtype": "float32"}, "longer than the 200 allowed"),
+    ],
+)
+def test_hostile_trial_problems_are_refused_in_one_line(tmp_path: Path, problem: object, fragment: str) -> None:
+    path = _with_trial_problem(tmp_path, problem)
+    with pytest.raises(SessionFormatError) as info:
+        load_session(path)
+    message = str(info.value)
+    assert fragment in message
+    assert "\n" not in message and message.startswith(str(path))
+
+
+def test_nan_trial_problem_is_refused(tmp_path: Path) -> None:
+    path = _with_trial_problem(tmp_path, {"n": 7777, "dtype": "float32"})
+    path.write_text(path.read_text().replace('"n": 7777', '"n": NaN'))
+    with pytest.raises(SessionFormatError, match=r"trials\[1\]\.problem\.n: nan is not a finite number"):
+        load_session(path)
+
+
+def test_save_refuses_a_trial_problem_load_would_refuse(tmp_path: Path) -> None:
+    session = make_session(2)
+    session.trials[1] = dataclasses.replace(session.trials[1], problem={"m": 3})
+    with pytest.raises(Exception, match="trials\\[1\\].problem"):
+        save_session(session, tmp_path / "x.json")
+    assert not (tmp_path / "x.json").exists()
+
+
+# --- the size view's numbers (core/size_analysis.py) --------------------------------------------
+
+
+def _analysis_session() -> Session:
+    """Three sizes (given out of order), configs A, B, C with known latencies; B never measured at n=8."""
+    from workbench.core.space import Config
+
+    a, b, c = Config({"x": 1}), Config({"x": 2}), Config({"x": 3})
+    table = {  # n -> {config: latency}
+        1 << 20: {a: 4.0, b: 2.0, c: 8.0},
+        8: {a: 1.0, c: 1.25},
+        1 << 10: {a: 1.0, b: 2.0},
+    }
+    session = Session(kernel="k", problem={"n": 8, "dtype": "f32"})
+    index = 0
+    for n, row in table.items():
+        for config, latency in row.items():
+            session.add(Trial(index, config, Measurement(Status.OK, {"latency_ms": latency}),
+                              problem={"n": n, "dtype": "f32"}))
+            index += 1
+    session.add(Trial(index, c, Measurement.failure(Status.RUNTIME_ERROR, "boom"), problem={"n": 1 << 10, "dtype": "f32"}))
+    return session
+
+
+def test_size_rows_are_ordered_by_size_with_their_best() -> None:
+    from workbench.core.size_analysis import size_axis, size_rows
+
+    rows = size_rows(_analysis_session())
+    assert [r.problem["n"] for r in rows] == [8, 1 << 10, 1 << 20]
+    assert [r.label for r in rows] == ["n=8", "n=1024", "n=1048576"]
+    assert [r.best.config["x"] for r in rows] == [1, 1, 2]
+    assert [r.best_latency for r in rows] == [1.0, 1.0, 2.0]
+    name, values = size_axis(rows)
+    assert name == "n" and list(values) == [8.0, 1024.0, 1048576.0]
+
+
+def test_winner_bands_and_the_cross_matrix() -> None:
+    import numpy as np
+
+    from workbench.core.size_analysis import cross_matrix, missing_cells, size_rows, winner_bands
+
+    rows = size_rows(_analysis_session())
+    bands = winner_bands(rows)
+    assert [(b.config["x"], b.first, b.last) for b in bands] == [(1, 0, 1), (2, 2, 2)]
+    m = cross_matrix(rows)
+    # rows: best of n=8 (A), best of n=1024 (A), best of n=2^20 (B); columns: the sizes
+    expected = np.array([[1.0, 1.0, 0.5],
+                         [1.0, 1.0, 0.5],
+                         [np.nan, 0.5, 1.0]])
+    np.testing.assert_allclose(m, expected)
+    cells = missing_cells(rows)
+    assert [(p["n"], c["x"]) for p, c in cells] == [(8, 2)]
+
+
+def test_a_config_that_failed_at_a_size_scores_zero_there() -> None:
+    from workbench.core.size_analysis import cross_matrix, size_rows
+    from workbench.core.space import Config
+
+    session = _analysis_session()
+    session.add(Trial(99, Config({"x": 2}), Measurement.failure(Status.RUNTIME_ERROR, "boom"),
+                      problem={"n": 8, "dtype": "f32"}))
+    assert cross_matrix(size_rows(session))[2, 0] == 0.0

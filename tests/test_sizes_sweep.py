@@ -1,0 +1,254 @@
+"""Size sweeps: one tuning per size in one session, warm starts, resuming, measuring missing cells
+(workbench.runner.sweep, the controller's sizes, ``tune --sizes``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.session import journal_path, load_session, problem_key, save_session
+from workbench.core.size_analysis import cross_matrix, missing_cells, size_rows
+from workbench.core.sizes import best_configs, problems_of, size_distance, sweep_plan, trials_by_problem, warm_start_configs
+from workbench.runner.controller import RunRequest, prepare_cells, start_run
+from workbench.search.seeded import Seeded
+
+ROOT = Path(__file__).resolve().parents[1]
+SIZES = {"n": [4096, 1 << 16, 1 << 20]}
+
+
+def run_cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"}
+    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, env=environment)
+
+
+def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and "Traceback" not in result.stderr, result.stderr
+    return lines[0]
+
+
+def sweep(out: Path, budget: int = 6, **fields) -> object:
+    request = RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=budget,
+                         sizes=fields.pop("sizes", SIZES), **fields)
+    run = start_run(request, out)
+    run.run()
+    return run
+
+
+def test_cli_sweep_writes_one_session_with_a_tuning_per_size(tmp_path: Path) -> None:
+    out = tmp_path / "sweep.json"
+    result = run_cli("tune", "vector_add", "--backend", "sim", "--sizes", "n=4096,65536", "--sizes", "alpha=1.0,3.0",
+                     "--budget", "4", "--out", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    session = load_session(out)
+    problems = problems_of(session)
+    assert [(p["n"], p["alpha"]) for p in problems] == [(4096, 1.0), (4096, 3.0), (65536, 1.0), (65536, 3.0)]
+    assert all(len(g) == 4 for g in trials_by_problem(session).values())
+    assert all(t.problem is not None for t in session.trials)
+    plan = sweep_plan(session)
+    assert plan is not None and plan.budget == 4 and dict(plan.sizes) == {"n": (4096, 65536), "alpha": (1.0, 3.0)}
+    assert "n=4096, alpha=1" in result.stdout and "4 sizes" in result.stdout
+    # the trials of each size ran at that size (the simulator's latency grows with n)
+    rows = size_rows(session)
+    assert rows[0].best_latency <= rows[-1].best_latency
+
+
+def _seeds_before(session, trials_so_far, problem, default):
+    """What the warm start should measure first at ``problem``, given the trials before it."""
+    earlier = session.__class__(**{**session.__dict__, "trials": list(trials_so_far)})
+    return [c for c in warm_start_configs(earlier, problem) if c != default]
+
+
+def test_each_new_size_first_measures_the_nearest_sizes_best_configs(tmp_path: Path) -> None:
+    run = sweep(tmp_path / "warm.json", budget=8)
+    session = run.session
+    first, second, third = trials_by_problem(session).values()
+    default = session.trials[0].config
+    assert first[0].config == default and second[0].config == default and third[0].config == default
+    # size 2: after its default, the best configs of size 1 (its only measured neighbour)
+    seeds = _seeds_before(session, first, session.problem_of(second[0]), default)
+    assert seeds and set(seeds) <= {t.config for t in best_configs(first, 2)}
+    assert [t.config for t in second[1:1 + len(seeds)]] == seeds
+    # size 3 (n=2^20) is nearer 2^16 than 4096: that size's best comes first, then size 1's
+    seeds = _seeds_before(session, first + second, session.problem_of(third[0]), default)
+    assert [t.config for t in third[1:1 + len(seeds)]] == seeds
+    best_of_second = best_configs(second, 1)[0].config
+    assert best_of_second == default or seeds[0] == best_of_second
+
+
+def test_no_warm_start_leaves_the_strategy_alone(tmp_path: Path) -> None:
+    request = RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=3, sizes=SIZES,
+                         warm_start=False)
+    run = start_run(request, tmp_path / "cold.json")
+    try:
+        session = run.session
+        assert sweep_plan(session).warm_start is False
+        size_run = run._prepare(run.todo[1].problem, 3)
+        assert not isinstance(size_run.engine.strategy, Seeded)
+    finally:
+        run.release()
+
+
+def test_warm_start_configs_picks_nearest_sizes_on_a_log_scale(tmp_path: Path) -> None:
+    run = sweep(tmp_path / "w.json", budget=4, sizes={"n": [1024, 1 << 20]})
+    session = run.session
+    small, large = list(trials_by_problem(session).values())
+    near_small = warm_start_configs(session, {**session.problem, "n": 2048}, neighbours=1, per_size=1)
+    near_large = warm_start_configs(session, {**session.problem, "n": 1 << 19}, neighbours=1, per_size=1)
+    assert near_small == [best_configs(small, 1)[0].config]
+    assert near_large == [best_configs(large, 1)[0].config]
+    # distances are on a log scale; a parameter that is not a number is no size: differing is no neighbour
+    assert size_distance({"n": 1024}, {"n": 2048}, ["n"]) == pytest.approx(size_distance({"n": 1 << 20}, {"n": 1 << 21}, ["n"]), rel=1e-3)
+    assert size_distance({"n": 1, "dtype": "f32"}, {"n": 1, "dtype": "f64"}, ["n"]) == float("inf")
+
+
+def test_a_stopped_sweep_resumes_with_the_sizes_not_done(tmp_path: Path) -> None:
+    out = tmp_path / "stopped.json"
+    request = RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=5, sizes=SIZES)
+    run = start_run(request, out)
+    seen = []
+
+    def stop_in_second_size(event) -> None:
+        if type(event).__name__ == "TrialFinished":
+            seen.append(event)
+            if len(seen) == 7:
+                run.stop()
+
+    run.subscribe(stop_in_second_size)
+    finished = run.run()
+    assert finished.reason == "stopped"
+    partial = load_session(out)
+    counts = [len(g) for g in trials_by_problem(partial).values()]
+    assert counts[0] == 5 and 2 <= counts[1] < 5 and len(counts) == 2
+    resumed = start_run(RunRequest(), out, resume=True)
+    resumed.run()
+    final = load_session(out)
+    assert [len(g) for g in trials_by_problem(final).values()] == [5, 5, 5]
+    assert [t.config.id for t in final.trials[: len(partial.trials)]] == [t.config.id for t in partial.trials]
+    # nothing left to do: said in one line; a larger budget per size measures more of each
+    with pytest.raises(WorkbenchError, match="every size of the sweep already has its 5 evaluations"):
+        start_run(RunRequest(), out, resume=True)
+    more = start_run(RunRequest(budget=6, sizes={"n": [256]}), out, resume=True)
+    more.run()
+    again = load_session(out)
+    assert sorted(len(g) for g in trials_by_problem(again).values()) == [6, 6, 6, 6]
+    assert problems_of(again)[-1]["n"] == 256
+
+
+def test_a_killed_sweep_resumes_from_its_journal(tmp_path: Path) -> None:
+    out = tmp_path / "killed.json"
+    first = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "tune", "vector_add", "--backend", "sim",
+                              "--strategy", "random", "--sizes", "n=4096,65536,1048576", "--budget", "6",
+                              "--out", str(out), "--quiet"], cwd=ROOT,
+                             env={**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"},
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        text = journal_path(out).read_text() if journal_path(out).exists() else ""
+        if text.count('"problem"') >= 9 + 1:  # the header's problem and 9 trials: inside the 2nd size
+            break
+        time.sleep(0.02)
+    first.send_signal(signal.SIGKILL)
+    first.wait(30)
+    recovered = load_session(out)
+    assert len(recovered.trials) >= 9 and sweep_plan(recovered) is not None
+    done = run_cli("tune", "--out", str(out), "--resume", "--quiet")
+    assert done.returncode == 0, done.stderr
+    final = load_session(out)
+    assert [len(g) for g in trials_by_problem(final).values()] == [6, 6, 6]
+    assert [t.config.id for t in final.trials[: len(recovered.trials)]] == [t.config.id for t in recovered.trials]
+
+
+@pytest.mark.parametrize(
+    "flags, fragment",
+    [
+        (["--sizes", "n=0,4096"], "--sizes: vector_add: problem parameter n=0 is outside"),
+        (["--sizes", "bogus=1,2"], "--sizes: vector_add: unknown problem parameter 'bogus'"),
+        (["--sizes", "n="], "--sizes 'n=': expected NAME=V1,V2"),
+        (["--sizes", "n=4,4"], "--sizes n: 4 is listed twice"),
+        (["--sizes", "n=4", "--sizes", "n=8"], "--sizes n: given twice"),
+        (["--sizes", "n=" + ",".join(str(i) for i in range(1, 300))], "more than the 256 a sweep may hold"),
+        (["--sizes", "n=abc"], "--sizes: vector_add: problem parameter n must be an integer"),
+    ],
+)
+def test_bad_sizes_are_refused_in_one_line_before_anything_is_written(tmp_path: Path, flags: list[str],
+                                                                      fragment: str) -> None:
+    out = tmp_path / "bad.json"
+    line = one_line_error(run_cli("tune", "vector_add", "--backend", "sim", "--budget", "2", *flags, "--out", str(out)))
+    assert fragment in line
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_sizes_of_a_recording_are_refused(tmp_path: Path) -> None:
+    recording = ROOT.parent / "shared" / "landscapes" / "pnpoly_RTX_3090.json"
+    if not recording.is_file():
+        pytest.skip("the shared landscapes are not here")
+    line = one_line_error(run_cli("tune", "--replay", str(recording), "--sizes", "n=1,2", "--budget", "2",
+                                  "--out", str(tmp_path / "r.json")))
+    assert "--sizes" in line and "has one fixed problem" in line
+
+
+def test_a_hostile_sweep_plan_in_a_file_is_refused_in_one_line(tmp_path: Path) -> None:
+    run = sweep(tmp_path / "h.json", budget=2, sizes={"n": [4096, 8192]})
+    path = Path(run.output)
+    for plan, fragment in [({"sizes": {"n": [1, 2]}, "budget": -1}, "extra.sweep.budget"),
+                           ({"sizes": {"evil": [1]}, "budget": 2}, "not a parameter of the session's problem"),
+                           ({"sizes": {"n": [[1]]}, "budget": 2}, "is not a problem value"),
+                           ({"sizes": "n=1", "budget": 2}, "extra.sweep.sizes")]:
+        data = json.loads(path.read_text())
+        data["extra"]["sweep"] = plan
+        path.write_text(json.dumps(data))
+        line = one_line_error(run_cli("tune", "--out", str(path), "--resume", "--quiet"))
+        assert fragment in line
+
+
+def test_missing_cells_are_measured_on_request(tmp_path: Path) -> None:
+    run = sweep(tmp_path / "cells.json", budget=4)
+    session = load_session(run.output)
+    rows = size_rows(session)
+    cells = missing_cells(rows)
+    matrix = cross_matrix(rows)
+    assert all(matrix[i, i] == 1.0 for i in range(len(rows)))
+    if not cells:  # every size's winner was measured everywhere already (warm start): remove one
+        victim = rows[0].best_config
+        session.trials = [t for t in session.trials
+                          if not (t.config == victim and problem_key(session.problem_of(t)) == rows[-1].key)]
+        save_session(session, run.output)
+        session = load_session(run.output)
+        cells = missing_cells(size_rows(session))
+    assert cells
+    before = len(session.trials)
+    cell_run = prepare_cells(RunRequest(), session, run.output, cells)
+    finished = cell_run.run()
+    assert finished.evaluations == len(cells)
+    after = load_session(run.output)
+    assert len(after.trials) == before + len(cells)
+    assert missing_cells(size_rows(after)) == []
+    assert not (cross_matrix(size_rows(after)) != cross_matrix(size_rows(after))).any()  # no NaN left
+
+
+def test_show_lists_each_size_and_refuses_a_hostile_trial_problem_in_one_line(tmp_path: Path) -> None:
+    run = sweep(tmp_path / "show.json", budget=2, sizes={"n": [4096, 8192]})
+    result = run_cli("show", str(run.output), "--json", "--trials")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert [s["problem"]["n"] for s in summary["sizes"]] == [4096, 8192]
+    assert all(s["trials"] == 2 and s["best"]["latency_ms"] > 0 for s in summary["sizes"])
+    assert {t["problem"]["n"] for t in summary["trial_list"]} == {4096, 8192}
+    text = run_cli("show", str(run.output))
+    assert "size     n=4096" in text.stdout and "over all sizes" in text.stdout
+    data = json.loads(Path(run.output).read_text())
+    data["trials"][1]["problem"] = {"n": "4096\n#define EVIL", "alpha": 2.0}
+    Path(run.output).write_text(json.dumps(data))
+    line = one_line_error(run_cli("show", str(run.output)))
+    assert "trials[1].problem.n" in line and "line break" in line

@@ -1,0 +1,129 @@
+"""The exported CuPy script, as real Python: :mod:`workbench.core.export` copies this file's code.
+
+Kept as a module rather than a string so the type checker and the tests see the code a user runs.
+The export writes a new docstring, then the imports below, then the tuned constants in place of
+the placeholders between the ``constants`` markers (each a ``repr``, so nothing the session holds
+can turn into code), then everything after the ``body`` marker unchanged. The buffers get the
+template's own reset policy (:func:`workbench.core.templates.reset_buffers`), the one the CUDA
+backend applies while tuning. Importing this module runs nothing; CuPy is imported by ``main``.
+"""
+
+# --- imports ---
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+# --- constants (placeholders; the export writes the tuned values) ---
+KERNEL: str = ""
+KERNEL_DIRS: list[str] = []
+TEMPLATE_HASH: str = ""
+PROBLEM: dict[str, Any] = {}
+SEED: int = 0
+CONFIG: dict[str, Any] = {}
+CONFIG_ID: str = ""
+ENTRY: str = ""
+GRID: tuple[int, int, int] = (1, 1, 1)
+BLOCK: tuple[int, int, int] = (1, 1, 1)
+SMEM: int = 0
+OPTIONS: tuple[str, ...] = ()
+REPEATS: int = 50
+RECORDED_LATENCY_MS: float | None = None
+RECORDED_DEVICE: str = ""
+SOURCE: str = ""
+# --- body ---
+
+
+def main() -> int:
+    cp: Any = importlib.import_module("cupy")
+
+    from workbench.core.templates import kernels_dir, load_templates, reset_buffers
+
+    templates = load_templates(*[d for d in KERNEL_DIRS if os.path.isdir(d)], str(kernels_dir()))
+    template = templates[KERNEL]
+    if template.source_hash() != TEMPLATE_HASH:
+        print(f"note: the {KERNEL} spec changed since export (inputs/reference may differ)", file=sys.stderr)
+    problem = template.resolve_problem(PROBLEM)
+    host = template.make_inputs(problem, np.random.default_rng(SEED))
+    expected = template.reference(host, problem)
+    if not template.has_reference:
+        print(f"note: {KERNEL} has no reference: the workbench checked each config against the first valid "
+              "config's outputs; this script checks nothing", file=sys.stderr)
+
+    module = cp.RawModule(code=SOURCE, options=OPTIONS)  # NVRTC, through CuPy
+    kernel = module.get_function(ENTRY)
+    if kernel.shared_size_bytes + SMEM > 48 * 1024:  # static + dynamic above the default: opt in
+        kernel.max_dynamic_shared_size_bytes = SMEM
+    for name in template.constants:  # __constant__ inputs go to the module's symbol
+        data = np.ascontiguousarray(host[name], dtype=np.float32)
+        symbol = cp.ndarray(data.shape, cp.float32, module.get_global(name))
+        symbol.set(data)
+
+    buffers: dict[str, Any] = {}
+    args: list[Any] = []
+    for arg in template.args:
+        if arg.kind == "scalar":
+            value_of = arg.value
+            value = value_of(problem) if value_of is not None else problem[arg.name]
+            args.append(np.dtype(arg.dtype).type(value))
+        elif arg.name not in template.constants:
+            shape_of = arg.shape
+            if arg.kind in ("in", "inout") or shape_of is None:
+                array = cp.asarray(np.asarray(host[arg.name], dtype=arg.dtype))
+            else:
+                array = cp.empty(shape_of(problem), dtype=arg.dtype)
+            buffers[arg.name] = array
+            args.append(array)
+    resets = template.output_resets()
+
+    def upload(buffer: Any, values: np.ndarray) -> None:
+        buffer.set(values)
+
+    def reset(poison: bool) -> None:
+        reset_buffers(resets, buffers, host, poison=poison, upload=upload)
+
+    def launch() -> None:
+        kernel(GRID, BLOCK, tuple(args), shared_mem=SMEM)
+
+    reset(poison=True)
+    launch()
+    cp.cuda.Device().synchronize()
+    wrong = 0
+    for name, reference in expected.items():
+        rtol, atol = template.tolerance_for(name)
+        want = np.asarray(reference, dtype=np.float64)
+        got = buffers[name].get().astype(np.float64).reshape(want.shape)
+        bad = ~(np.abs(got - want) <= atol + rtol * np.abs(want))
+        wrong += int(bad.sum())
+        print(f"{name}: max abs error {float(np.nanmax(np.abs(got - want))):.3g}, "
+              f"{int(bad.sum())} of {want.size} outside tolerance")
+    if wrong:
+        print("FAILED: the result does not match the float64 reference")
+        return 1
+
+    l2 = cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrL2CacheSize, 0)
+    flush = cp.empty(max(2 * l2, 1 << 20), cp.uint8)
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    launch()
+    samples = []
+    for i in range(REPEATS):
+        reset(poison=False)
+        flush.fill(i & 0xFF)  # the L2 holds no inputs, as when the workbench measured
+        start.record()
+        launch()
+        end.record()
+        end.synchronize()
+        samples.append(float(cp.cuda.get_elapsed_time(start, end)))
+    latency = float(np.median(samples))
+    recorded = (f" (exported measurement: {RECORDED_LATENCY_MS:.4g} ms on {RECORDED_DEVICE})"
+                if RECORDED_LATENCY_MS else "")
+    print(f"OK: {KERNEL} config {CONFIG_ID} latency {latency:.4g} ms median of {REPEATS}{recorded}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

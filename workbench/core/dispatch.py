@@ -1,0 +1,567 @@
+"""Per-size dispatch: the fewest configs that keep every measured size near its optimum, as code.
+
+A kernel tuned at several problem sizes (a size sweep: trials carrying their own problem) usually
+has a different best config at each size, but shipping one compiled variant per size is wasteful
+when a few configs are nearly as good everywhere. This module chooses a small set and writes it as
+a decision list over one size parameter, for C/CUDA (``dispatch``) and for Python/CuPy
+(``dispatch-py``), both generated from the same :class:`DispatchPlan`, so they cannot disagree.
+
+How the set is chosen
+    At each measured size every config has a *fraction of that size's optimum* (its score / the
+    size's best score under the objective in force; with the default objective, latency alone,
+    that is optimum latency / its latency). A config *covers* a size when that fraction is at least
+    1 / (1 + tolerance), i.e. (latency alone) it runs within ``tolerance`` of the optimum there; a
+    config not measured at a size does not cover it. The fewest configs covering every size is a
+    set cover. It is solved exactly (branch and bound over the configs' cover sets, branching on the
+    size with the fewest covering configs) when that finishes within :data:`EXACT_NODE_LIMIT`
+    search nodes; otherwise greedily (each step takes the config covering most uncovered sizes),
+    which uses at most H(k) = 1 + 1/2 + ... + 1/k times the fewest (k sizes). Among covers of the
+    smallest size the one with the highest total fraction is kept (first found when that search is
+    cut short). Each size then gets one of the chosen configs that covers it, assigned so that the
+    sizes form as few contiguous ranges as possible (ties: higher fraction).
+
+Sizes between ranges
+    Two neighbouring measured sizes a < b that get different configs are split at their geometric
+    mean sqrt(a*b) (their arithmetic mean when either is not positive): sizes below it take a's
+    config, sizes from it up take b's (integers: the boundary is rounded up, so ``n < T`` reads the
+    same in C and Python). Sizes below the smallest measured take its config, sizes above the
+    largest the largest's: a guess outside what was measured, said in the output.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.export import (
+    ExportPlan,
+    _one_line,
+    _write_atomic,
+    find_template,
+    slot_defines,
+)
+from workbench.core.measurement import LATENCY, Trial
+from workbench.core.objective import Constraints, Weights, rank
+from workbench.core.session import problem_key
+from workbench.core.space import Config
+
+DISPATCH_FORMATS: tuple[str, ...] = ("dispatch", "dispatch-py")
+DEFAULT_TOLERANCE = 0.05
+#: Search nodes the exact set cover may use before the greedy cover is taken instead.
+EXACT_NODE_LIMIT = 200_000
+MARKER = "exported by Kernel Tuning Workbench"
+
+
+@dataclass(frozen=True)
+class SizeFigure:
+    """One measured size: the config the dispatch picks there and how it compares with the optimum."""
+
+    size: float | int
+    config: int  # index into DispatchPlan.configs
+    latency_ms: float
+    best_latency_ms: float
+    best_config_id: str
+    fraction: float
+
+
+@dataclass(frozen=True)
+class Range:
+    """Sizes below ``upper`` (None: no upper bound) not caught by an earlier range take ``config``."""
+
+    config: int
+    upper: float | int | None
+    sizes: tuple[SizeFigure, ...]
+
+
+@dataclass
+class DispatchPlan:
+    kernel: str
+    parameter: str
+    integer: bool
+    configs: list[Config]
+    ranges: list[Range]
+    tolerance: float
+    method: str  # "exact" or "greedy"
+    fixed: dict[str, Any]  # the other problem parameters (the same at every size)
+    devices: list[str]
+    sessions: list[str]
+    simulated: bool
+    export: ExportPlan  # for the slot macros (template or recording names)
+    notes: list[str] = field(default_factory=list)
+
+    def select(self, size: float) -> int:
+        """The config index the decision list picks for ``size`` (the generated code's rule)."""
+        for r in self.ranges:
+            if r.upper is None or size < r.upper:
+                return r.config
+        return self.ranges[-1].config
+
+    @property
+    def figures(self) -> list[SizeFigure]:
+        return [f for r in self.ranges for f in r.sizes]
+
+
+# ------------------------------------------------------------------------------------------------
+# Planning
+# ------------------------------------------------------------------------------------------------
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _size_parameter(problems: list[dict[str, Any]], parameter: str | None) -> str:
+    names = sorted({n for p in problems for n in p})
+    varying = [n for n in names if len({problem_key({n: p.get(n)}) for p in problems}) > 1]
+    if parameter is not None:
+        if parameter not in names:
+            raise WorkbenchError(f"--size-param {parameter!r}: not a problem parameter (these are: {', '.join(names) or 'none'})")
+        if [n for n in varying if n != parameter]:
+            other = ", ".join(n for n in varying if n != parameter)
+            raise WorkbenchError(f"the measured sizes also vary in {other}; a dispatch picks by one size parameter")
+        return parameter
+    if len(varying) == 1:
+        return varying[0]
+    if not varying:
+        raise WorkbenchError("the session holds one problem size; a dispatch needs trials at two or more sizes "
+                             "(tune --sizes NAME=V1,V2,...)")
+    raise WorkbenchError(f"the measured sizes vary in {', '.join(varying)}; a dispatch picks by one size parameter")
+
+
+def plan_dispatch(
+    sessions: Sequence[Any],
+    tolerance: float = DEFAULT_TOLERANCE,
+    constraints: Constraints | None = None,
+    weights: Weights | None = None,
+    *,
+    parameter: str | None = None,
+    sources: Sequence[str] | None = None,
+    templates: Any = None,
+    kernel_dirs: Sequence[str] = (),
+    node_limit: int = EXACT_NODE_LIMIT,
+) -> DispatchPlan:
+    """Choose the configs and ranges from the sessions' trials (one kernel, one device, several sizes)."""
+    if not sessions:
+        raise WorkbenchError("dispatch needs at least one session")
+    if not (_number(tolerance) and 0 <= tolerance <= 10):
+        raise WorkbenchError(f"--tolerance {tolerance!r}: give a fraction between 0 and 10 (0.05 = 5%)")
+    first = sessions[0]
+    labels = [str(sources[i]) if sources and i < len(sources) else f"session {i + 1}" for i in range(len(sessions))]
+    constraints = first.constraints if constraints is None else constraints
+    weights = first.weights if weights is None else weights
+    for session, label in zip(sessions[1:], labels[1:]):
+        if session.kernel != first.kernel:
+            raise WorkbenchError(f"{label}: kernel {session.kernel!r} differs from {labels[0]}'s {first.kernel!r}")
+    devices = sorted({str(s.device.get("name") or "unknown device") for s in sessions})
+    if len(devices) > 1:
+        raise WorkbenchError(f"the sessions ran on {len(devices)} devices ({', '.join(devices)}); "
+                             "a size dispatch serves one GPU (see show --portability)")
+
+    by_problem: dict[str, tuple[dict[str, Any], list[Trial]]] = {}
+    for session in sessions:
+        for trial in session.trials:
+            problem = session.problem_of(trial)
+            by_problem.setdefault(problem_key(problem), (problem, []))[1].append(trial)
+    problems = [p for p, _ in by_problem.values()]
+    name = _size_parameter(problems, parameter)
+    for p in problems:
+        if not _number(p.get(name)):
+            raise WorkbenchError(f"problem parameter {name} = {_one_line(repr(p.get(name)))} is not a number; "
+                                 "a dispatch compares sizes")
+    fixed = {k: v for k, v in problems[0].items() if k != name}
+    integer = all(isinstance(p[name], int) for p in problems)
+
+    sizes = sorted(by_problem, key=lambda key: by_problem[key][0][name])
+    fractions: list[dict[str, float]] = []  # per size: config id -> fraction of optimum
+    latency: list[dict[str, float]] = []
+    best: list[tuple[str, float]] = []
+    configs: dict[str, Config] = {}
+    for key in sizes:
+        problem, trials = by_problem[key]
+        ranking = rank(trials, constraints, weights)
+        if ranking.best is None:
+            raise WorkbenchError(f"{name} = {problem[name]}: nothing feasible ({ranking.summary()})")
+        top = float(ranking.score[ranking.best])
+        table: dict[str, float] = {}
+        lat: dict[str, float] = {}
+        for row in ranking.order:  # best first: each config's best measurement
+            trial = trials[row]
+            if trial.config.id not in table:
+                table[trial.config.id] = float(ranking.score[row]) / top
+                lat[trial.config.id] = trial.metric(LATENCY)
+                configs.setdefault(trial.config.id, trial.config)
+        fractions.append(table)
+        latency.append(lat)
+        best.append((trials[ranking.best].config.id, trials[ranking.best].metric(LATENCY)))
+
+    need = 1.0 / (1.0 + tolerance)
+    covers: dict[str, int] = {}
+    order: list[str] = []
+    for i, table in enumerate(fractions):
+        for cid, f in table.items():
+            if f >= need - 1e-12:
+                if cid not in covers:
+                    order.append(cid)
+                covers[cid] = covers.get(cid, 0) | (1 << i)
+    total = {cid: sum(fractions[i].get(cid, 0.0) for i in range(len(sizes)) if covers[cid] >> i & 1) for cid in covers}
+    chosen, method = set_cover(len(sizes), [(cid, covers[cid], total[cid]) for cid in order], node_limit)
+    assignment = _assign(len(sizes), chosen, covers, fractions)
+
+    picked: list[str] = []
+    for cid in assignment:
+        if cid not in picked:
+            picked.append(cid)
+    values = [by_problem[key][0][name] for key in sizes]
+    ranges: list[Range] = []
+    start = 0
+    for i in range(1, len(sizes) + 1):
+        if i == len(sizes) or assignment[i] != assignment[start]:
+            figures = tuple(
+                SizeFigure(values[j], picked.index(assignment[j]), latency[j][assignment[j]], best[j][1], best[j][0],
+                           fractions[j][assignment[j]])
+                for j in range(start, i))
+            upper = None if i == len(sizes) else _boundary(values[i - 1], values[i], integer)
+            ranges.append(Range(picked.index(assignment[start]), upper, figures))
+            start = i
+
+    template = find_template(first, templates, kernel_dirs)
+    space = first.space
+    export = ExportPlan(
+        kernel=first.kernel, kind=first.kind, problem=dict(first.problem), constraints=constraints, weights=weights,
+        choices=[], portable=None, template=template, source_hash=first.source_hash, sessions=labels,
+        simulated=any(bool(s.device.get("simulated")) for s in sessions),
+        slot_domains={s.name: list(s.values) for s in space.slots} if space is not None else {},
+    )
+    notes = []
+    if method == "greedy":
+        notes.append(f"the exact set cover took over {node_limit} search nodes; this greedy cover uses at most "
+                     f"H({len(sizes)}) = {_harmonic(len(sizes)):.2f} times the fewest configs")
+    return DispatchPlan(
+        kernel=first.kernel, parameter=name, integer=integer, configs=[configs[c] for c in picked], ranges=ranges,
+        tolerance=tolerance, method=method, fixed=fixed, devices=devices, sessions=labels,
+        simulated=export.simulated, export=export, notes=notes,
+    )
+
+
+def _harmonic(k: int) -> float:
+    return sum(1.0 / i for i in range(1, k + 1))
+
+
+def _boundary(a: float | int, b: float | int, integer: bool) -> float | int:
+    """The first size that takes b's range: the geometric mean of a and b (arithmetic if not positive)."""
+    mid = math.sqrt(float(a) * float(b)) if a > 0 and b > 0 else (float(a) + float(b)) / 2
+    if integer:
+        return max(int(math.ceil(mid)), int(a) + 1)
+    return mid if mid > a else float(b)
+
+
+def set_cover(n: int, sets: Sequence[tuple[str, int, float]], node_limit: int = EXACT_NODE_LIMIT) -> tuple[list[str], str]:
+    """The fewest keys whose masks cover bits 0..n-1, and "exact" or "greedy".
+
+    ``sets``: (key, mask, weight); among smallest covers the highest total weight wins. Raises
+    WorkbenchError when some bit is in no mask.
+    """
+    full = (1 << n) - 1
+    union = 0
+    for _, mask, _w in sets:
+        union |= mask
+    if union != full:
+        missing = next(i for i in range(n) if not union >> i & 1)
+        raise WorkbenchError(f"size {missing + 1} of {n} has no config within the tolerance")  # cannot happen: its best covers it
+    # maximal distinct masks find the smallest size; every set competes in the tie-break
+    by_mask: dict[int, tuple[str, int, float]] = {}
+    for item in sets:
+        held = by_mask.get(item[1])
+        if held is None or item[2] > held[2]:
+            by_mask[item[1]] = item
+    masks = sorted(by_mask, key=lambda m: -bin(m).count("1"))
+    maximal: list[int] = []
+    for m in masks:  # widest first: a mask inside a kept one is dominated
+        if not any(o & m == m for o in maximal):
+            maximal.append(m)
+    widest = bin(maximal[0]).count("1")
+    cover_max = [[m for m in maximal if m >> bit & 1] for bit in range(n)]
+    nodes = [0]
+
+    def smallest(covered: int, path: list[int], limit: int) -> list[int] | None:
+        nodes[0] += 1
+        if covered == full:
+            return path
+        left = n - bin(covered).count("1")
+        if len(path) + -(-left // widest) > limit or nodes[0] > node_limit:  # cannot finish within the limit
+            return None
+        bit = min((b for b in range(n) if not covered >> b & 1), key=lambda b: len(cover_max[b]))
+        for m in cover_max[bit]:
+            found = smallest(covered | m, [*path, m], limit)
+            if found is not None:
+                return found
+        return None
+
+    found: list[int] | None = None
+    for limit in range(1, n + 1):
+        found = smallest(0, [], limit)
+        if found is not None or nodes[0] > node_limit:
+            break
+    if found is None:
+        return _greedy(n, sets), "greedy"
+    size = len(found)
+
+    # the tie-break: every set competes (a dominated mask may hold the better fractions)
+    best: tuple[float, list[str]] | None = None
+    nodes[0] = 0
+    covering = [[item for item in sets if item[1] >> bit & 1] for bit in range(n)]
+
+    def enumerate_covers(covered: int, chosen: list[tuple[str, int, float]]) -> None:
+        nonlocal best
+        nodes[0] += 1
+        if covered == full:
+            weight = sum(w for _, _, w in chosen)
+            if best is None or weight > best[0] + 1e-12:
+                best = (weight, [k for k, _, _ in chosen])
+            return
+        left = n - bin(covered).count("1")
+        if len(chosen) + -(-left // widest) > size or nodes[0] > node_limit:
+            return
+        bit = min((b for b in range(n) if not covered >> b & 1), key=lambda b: (len(covering[b]), b))
+        for item in covering[bit]:
+            enumerate_covers(covered | item[1], [*chosen, item])
+
+    enumerate_covers(0, [])
+    if best is None:  # the tie-break was cut short: the smallest cover found first is still the fewest
+        return [by_mask[m][0] for m in found], "exact"
+    return best[1], "exact"
+
+
+def _greedy(n: int, sets: Sequence[tuple[str, int, float]]) -> list[str]:
+    full = (1 << n) - 1
+    covered = 0
+    chosen: list[str] = []
+    while covered != full:
+        key, mask, _w = max(sets, key=lambda s: (bin(s[1] & ~covered).count("1"), s[2]))
+        chosen.append(key)
+        covered |= mask
+    return chosen
+
+
+def _assign(n: int, chosen: list[str], covers: dict[str, int], fractions: list[dict[str, float]]) -> list[str]:
+    """Each size's config among ``chosen``: fewest changes along the sizes, then highest fraction (DP)."""
+    inf = (math.inf, 0.0)
+    # state: config at size i -> (changes so far, -total fraction), back pointer
+    cost: list[dict[str, tuple[float, float]]] = []
+    back: list[dict[str, str | None]] = []
+    for i in range(n):
+        here: dict[str, tuple[float, float]] = {}
+        ptr: dict[str, str | None] = {}
+        for cid in chosen:
+            if not covers[cid] >> i & 1:
+                continue
+            gain = -fractions[i][cid]
+            if i == 0:
+                here[cid], ptr[cid] = (0.0, gain), None
+                continue
+            options = [((c[0] + (prev != cid), c[1] + gain), prev) for prev, c in cost[-1].items()]
+            here[cid], ptr[cid] = min(options, key=lambda o: (o[0], chosen.index(o[1] or cid)), default=(inf, None))
+        cost.append(here)
+        back.append(ptr)
+    last = min(cost[-1], key=lambda c: (cost[-1][c], chosen.index(c)))
+    out = [last]
+    for i in range(n - 1, 0, -1):
+        prev = back[i][out[-1]]
+        assert prev is not None
+        out.append(prev)
+    return out[::-1]
+
+
+# ------------------------------------------------------------------------------------------------
+# Code
+# ------------------------------------------------------------------------------------------------
+
+
+def _identifier(text: str) -> str:
+    out = "".join(c.lower() if c.isascii() and c.isalnum() else "_" for c in text).strip("_")
+    out = "_".join(part for part in out.split("_") if part)
+    return ("k_" + out if out[:1].isdigit() else out) or "kernel"
+
+
+def _number_text(value: float | int, integer: bool) -> str:
+    return str(int(value)) if integer else repr(float(value))
+
+
+def _range_text(plan: DispatchPlan, index: int) -> str:
+    """``1024 <= n < 4096`` for range ``index`` (as the decision list reads it)."""
+    name = _one_line(plan.parameter)
+    lower = plan.ranges[index - 1].upper if index > 0 else None
+    upper = plan.ranges[index].upper
+    if lower is not None and upper is not None:
+        return f"{_number_text(lower, plan.integer)} <= {name} < {_number_text(upper, plan.integer)}"
+    if upper is not None:
+        return f"{name} < {_number_text(upper, plan.integer)}"
+    if lower is not None:
+        return f"{name} >= {_number_text(lower, plan.integer)}"
+    return f"every {name}"
+
+
+def _figure_text(plan: DispatchPlan, figure: SizeFigure) -> str:
+    size = _number_text(figure.size, plan.integer)
+    if figure.fraction >= 1 - 1e-12:
+        return f"{_one_line(plan.parameter)}={size}: {figure.latency_ms:.4g} ms, its optimum"
+    return (f"{_one_line(plan.parameter)}={size}: {figure.latency_ms:.4g} ms, {100 * figure.fraction:.1f}% of the "
+            f"optimum {figure.best_latency_ms:.4g} ms (config {_one_line(figure.best_config_id)})")
+
+
+def _comments(plan: DispatchPlan, prefix: str) -> list[str]:
+    k = len(plan.figures)
+    lines = [
+        f"{prefix}{_one_line(plan.kernel)}: per-size dispatch {MARKER}",
+        f"{prefix}sessions: {_one_line('; '.join(plan.sessions))}",
+        f"{prefix}device: {_one_line(', '.join(plan.devices))}"
+        + (" (SIMULATED timings: a modelled GPU, not a measurement)" if plan.simulated else ""),
+        f"{prefix}size parameter: {_one_line(plan.parameter)}; other problem parameters: {_one_line(plan.fixed or 'none')}",
+        f"{prefix}tolerance {100 * plan.tolerance:g}%: every measured size runs a config whose score is at least "
+        f"1/(1+{plan.tolerance:g}) of that size's best (latency alone: at most {100 * plan.tolerance:g}% slower)",
+        f"{prefix}{len(plan.configs)} config{'' if len(plan.configs) == 1 else 's'} for {k} measured sizes: "
+        + ("the fewest possible (exact set cover)" if plan.method == "exact" else
+           f"greedy set cover (at most {_harmonic(k):.2f} times the fewest)"),
+        f"{prefix}between measured sizes a < b with different configs the boundary is the geometric mean sqrt(a*b); "
+        "below the smallest and above the largest measured size the nearest range's config is a guess",
+    ]
+    lines += [f"{prefix}note: {_one_line(n)}" for n in plan.notes]
+    for index, config in enumerate(plan.configs):
+        lines.append(f"{prefix}config {index}: {_one_line(config.id)} {_one_line(config.to_dict())}")
+    return lines
+
+
+def dispatch_c(plan: DispatchPlan) -> str:
+    """The C/CUDA header: ``<kernel>_dispatch(size)`` returns the config index; per-config slot macros."""
+    ident = _identifier(plan.kernel)
+    macro = ident.upper()
+    guard = f"WORKBENCH_DISPATCH_{macro}_H"
+    ctype = "long long" if plan.integer else "double"
+    out = [f"#ifndef {guard}", f"#define {guard}", ""]
+    out += _comments(plan, "// ")
+    out += [
+        "",
+        f"#define WORKBENCH_DISPATCH_{macro}_CONFIGS {len(plan.configs)}",
+        "",
+        "#if defined(__CUDACC__) || defined(__CUDACC_RTC__)",
+        f"#define WORKBENCH_DISPATCH_{macro}_FN __host__ __device__ static inline",
+        "#else",
+        f"#define WORKBENCH_DISPATCH_{macro}_FN static inline",
+        "#endif",
+        "",
+        f"// the config index for size {_one_line(plan.parameter)}",
+        f"WORKBENCH_DISPATCH_{macro}_FN int workbench_dispatch_{ident}({ctype} size)",
+        "{",
+    ]
+    for index, r in enumerate(plan.ranges):
+        out.append(f"    // range {index + 1}: {_range_text(plan, index)} -> config {r.config}; measured:")
+        out += [f"    //   {_figure_text(plan, f)}" for f in r.sizes]
+        if r.upper is None:
+            out.append(f"    return {r.config};")
+        else:
+            literal = f"{int(r.upper)}LL" if plan.integer else repr(float(r.upper))
+            out.append(f"    if (size < {literal}) return {r.config};")
+    if plan.ranges[-1].upper is not None:  # cannot happen (the last range is open), kept for the compiler
+        out.append(f"    return {plan.ranges[-1].config};")
+    out += ["}", ""]
+    selector = f"WORKBENCH_DISPATCH_{macro}_CONFIG"
+    out.append(f"// compile variant k with -D{selector}=k to get its slot macros")
+    out.append(f"#if defined({selector})")
+    for index, config in enumerate(plan.configs):
+        out.append(f"#{'if' if index == 0 else 'elif'} {selector} == {index}")
+        # checked against the template's space at a size the config serves (restrictions may read the size)
+        size = next(f.size for f in plan.figures if f.config == index)
+        at = dataclasses.replace(plan.export, problem={**plan.fixed, plan.parameter: size})
+        out += slot_defines(at, config)
+    out.append("#else")
+    out.append(f'#error "{selector} names no exported config"')
+    out.append("#endif")
+    out.append(f"#endif  // {selector}")
+    out += ["", f"#endif  // {guard}", ""]
+    return "\n".join(out)
+
+
+def dispatch_py(plan: DispatchPlan) -> str:
+    """The Python variant: the same ranges as data, ``select(size)`` and ``config_for(size)``."""
+    doc = "\n".join(_comments(plan, "")).replace("\\", "/").replace('"""', "'''")
+    ranges = [(None if r.upper is None else (int(r.upper) if plan.integer else float(r.upper)), r.config)
+              for r in plan.ranges]
+    lines = [
+        f"# {_one_line(plan.kernel)}: per-size dispatch {MARKER}",
+        '"""Pick a tuned config by problem size (the decision list of the C header, as data).',
+        "",
+        doc,
+        '"""',
+        "",
+        f"KERNEL = {plan.kernel!r}",
+        f"SIZE_PARAMETER = {plan.parameter!r}",
+        f"TOLERANCE = {plan.tolerance!r}",
+        f"CONFIGS = {[c.to_dict() for c in plan.configs]!r}",
+        f"CONFIG_IDS = {[c.id for c in plan.configs]!r}",
+        "# (upper bound, exclusive; None: no bound) -> config index, tried in order",
+        f"RANGES = {ranges!r}",
+        "",
+        "",
+        "def select(size):",
+        '    """The index into CONFIGS for ``size``."""',
+        "    for upper, index in RANGES:",
+        "        if upper is None or size < upper:",
+        "            return index",
+        "    return RANGES[-1][1]",
+        "",
+        "",
+        "def config_for(size):",
+        '    """The slot values to launch with at ``size`` (a copy)."""',
+        "    return dict(CONFIGS[select(size)])",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+RENDERERS: dict[str, Callable[[DispatchPlan], str]] = {"dispatch": dispatch_c, "dispatch-py": dispatch_py}
+
+
+def export_dispatch(
+    sessions: Sequence[Any],
+    fmt: str,
+    out: str | Path,
+    tolerance: float = DEFAULT_TOLERANCE,
+    constraints: Constraints | None = None,
+    weights: Weights | None = None,
+    *,
+    parameter: str | None = None,
+    sources: Sequence[str] | None = None,
+    check_output: Callable[[Path], Any] | None = None,
+    kernel_dirs: Sequence[str] = (),
+) -> DispatchPlan:
+    """Plan, render and write atomically (nothing is written when it refuses; ``check_output`` as in export)."""
+    if fmt not in RENDERERS:
+        raise WorkbenchError(f"unknown dispatch format {fmt!r}; choose one of: {', '.join(DISPATCH_FORMATS)}")
+    path = Path(out)
+    if not path.parent.is_dir():
+        raise WorkbenchError(f"--out {path}: folder {path.parent} does not exist")
+    plan = plan_dispatch(sessions, tolerance, constraints, weights, parameter=parameter, sources=sources,
+                         kernel_dirs=kernel_dirs)
+    text = RENDERERS[fmt](plan)
+    if check_output is not None:
+        check_output(path)
+    _write_atomic(path, text)
+    return plan
+
+
+__all__ = [
+    "DEFAULT_TOLERANCE",
+    "DISPATCH_FORMATS",
+    "DispatchPlan",
+    "Range",
+    "SizeFigure",
+    "dispatch_c",
+    "dispatch_py",
+    "export_dispatch",
+    "plan_dispatch",
+    "set_cover",
+]

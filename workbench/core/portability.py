@@ -1,0 +1,430 @@
+"""How well one GPU's tuned config serves another: the portability report and the max-min pick.
+
+A config tuned on one GPU is often shipped to others. For sessions of one kernel and space on
+several devices (measured, replayed, imported from Kernel Tuner, or simulated for a GPU the user
+does not own) this module answers two questions from the recorded trials:
+
+- For each device's best config, what *fraction of every other device's optimum* does it reach
+  there? Fraction of optimum = the config's score / the device's best score under the objective in
+  force (with the default objective, latency alone, that is optimum latency / the config's latency).
+  A config that failed on a device scores 0 there, one that violates a constraint too; one that was
+  never measured there is *predicted* when the caller passes a predictor for that device (the
+  simulator's latency of the device's best config / its latency of this config, labelled
+  ``predicted``; above 100% when the model expects it to beat everything measured there), else it
+  is ``missing``.
+- Which single config has the best *worst case* across the devices (max over configs of the min
+  over devices of its fraction)? That is the config to ship when the GPU is unknown at build time;
+  a mean (Kernel Tuner's portable pick) can hide a device where the config is poor. Ties go to the
+  higher mean, then to the first device's evaluation order. Only configs with a known fraction on
+  every device compete, and a worst case of 0 (the config fails somewhere) is never a pick.
+
+Pure functions of sessions and an objective: no Qt, no backends (predictors come from the caller;
+``workbench.runner.portability`` builds them from the simulator).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import LATENCY, Trial
+from workbench.core.objective import Constraints, Weights, rank
+from workbench.core.space import Config
+
+#: A predictor of one device's latency (ms) for a config; ``inf`` or NaN when it expects a failure.
+Predictor = Callable[[Config], float]
+
+MEASURED = "measured"
+PREDICTED = "predicted"
+FAILED = "failed"
+INFEASIBLE = "infeasible"
+MISSING = "missing"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One config on one device: its fraction of that device's optimum, and where it comes from."""
+
+    fraction: float | None  # None when missing
+    source: str  # MEASURED, PREDICTED, FAILED, INFEASIBLE or MISSING
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"fraction": _finite(self.fraction), "source": self.source}
+
+    def text(self) -> str:
+        """``87.3%``, ``87.3% (predicted)``, ``failed``, ``infeasible``, ``-``."""
+        if self.fraction is None:
+            return "-"
+        if self.source in (FAILED, INFEASIBLE):
+            return self.source
+        mark = " (predicted)" if self.source == PREDICTED else ""
+        return f"{100 * self.fraction:.1f}%{mark}"
+
+
+@dataclass(frozen=True)
+class DeviceBest:
+    """A device's own best config under the objective, and its measurement."""
+
+    device: str
+    session: str
+    config: Config
+    latency_ms: float
+    score: float
+    trials: int  # trials measured on the device (all statuses)
+
+
+@dataclass(frozen=True)
+class PortablePick:
+    """The config with the best worst-case fraction of optimum across every device."""
+
+    config: Config
+    worst: float
+    mean: float
+    worst_device: str
+    cells: dict[str, Cell]  # device -> cell
+    candidates: int  # configs known to work on every device (a fraction above 0 everywhere)
+
+    @property
+    def predicted(self) -> bool:
+        return any(c.source == PREDICTED for c in self.cells.values())
+
+
+@dataclass
+class PortabilityReport:
+    """Every device's best config evaluated on every device, plus the max-min pick."""
+
+    kernel: str
+    problem: dict[str, Any]
+    devices: list[str]
+    bests: list[DeviceBest]
+    matrix: list[list[Cell]]  # matrix[i][j]: device i's best config on device j
+    portable: PortablePick | None
+    simulated: list[str] = field(default_factory=list)  # devices whose timings are simulated
+    notes: list[str] = field(default_factory=list)
+    objective: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``show --portability --json`` object (a contract: see docs/cli.md)."""
+        return {
+            "kernel": self.kernel,
+            "problem": dict(self.problem),
+            "objective": self.objective,
+            "devices": list(self.devices),
+            "simulated": list(self.simulated),
+            "bests": [
+                {
+                    "device": b.device,
+                    "session": b.session,
+                    "config": b.config.to_dict(),
+                    "config_id": b.config.id,
+                    "latency_ms": _finite(b.latency_ms),
+                    "trials": b.trials,
+                    "on": {d: self.matrix[i][j].to_dict() for j, d in enumerate(self.devices)},
+                    "worst": _finite(_worst(self.matrix[i])),
+                }
+                for i, b in enumerate(self.bests)
+            ],
+            "portable": None if self.portable is None else {
+                "config": self.portable.config.to_dict(),
+                "config_id": self.portable.config.id,
+                "worst": _finite(self.portable.worst),
+                "worst_device": self.portable.worst_device,
+                "mean": _finite(self.portable.mean),
+                "predicted": self.portable.predicted,
+                "candidates": self.portable.candidates,
+                "on": {d: c.to_dict() for d, c in self.portable.cells.items()},
+            },
+            "notes": list(self.notes),
+        }
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _worst(cells: Sequence[Cell]) -> float | None:
+    known = [c.fraction for c in cells if c.fraction is not None]
+    return min(known) if len(known) == len(cells) and known else None
+
+
+# ------------------------------------------------------------------------------------------------
+# The max-min pick (shared with the multi-device header export)
+# ------------------------------------------------------------------------------------------------
+
+
+def max_min_pick(fractions: Sequence[Mapping[str, float]], order: Sequence[str]) -> tuple[str, float, float] | None:
+    """The key with the best worst case over ``fractions`` (one mapping key -> fraction per device).
+
+    Only keys present in every mapping compete. Ties on the worst case go to the higher mean, then
+    to the earlier position in ``order`` (keys not in ``order`` come after, sorted). Returns
+    (key, worst, mean), or None when no key is everywhere or every candidate has a worst case of 0.
+    """
+    if not fractions:
+        return None
+    common = set(fractions[0])
+    for table in fractions[1:]:
+        common &= set(table)
+    if not common:
+        return None
+    position = {key: i for i, key in enumerate(order)}
+    best: tuple[float, float, float, str] | None = None  # (worst, mean, -position, key)
+    for key in sorted(common):
+        values = [float(table[key]) for table in fractions]
+        worst = min(values)
+        if not worst > 0:
+            continue
+        mean = sum(values) / len(values)
+        candidate = (worst, mean, -float(position.get(key, len(order))), key)
+        if best is None or candidate[:3] > best[:3]:
+            best = candidate
+    if best is None:
+        return None
+    return best[3], best[0], best[1]
+
+
+# ------------------------------------------------------------------------------------------------
+# The report
+# ------------------------------------------------------------------------------------------------
+
+
+def _device_of(session: Any, trial: Trial) -> str:
+    """The device a trial ran on: the worker's own report, else the session's device."""
+    named = trial.measurement.details.get("device") if trial.measurement.details else None
+    if isinstance(named, str) and named:
+        return named
+    return str(session.device.get("name") or "unknown device")
+
+
+def trials_at_problem(session: Any, at: Mapping[str, Any] | None = None) -> list[Trial]:
+    """The session's trials at its own problem with ``at``'s values over it (size sweeps keep
+    other sizes' trials too)."""
+    return list(session.trials_at(None if not at else {**session.problem, **at}))
+
+
+def _problem_of(session: Any, at: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {**session.problem, **(at or {})}
+
+
+def check_compatible(sessions: Sequence[Any], labels: Sequence[str], at: Mapping[str, Any] | None = None) -> None:
+    """One clear line when the sessions are not one kernel, one space and one problem (``at`` over each)."""
+    first = sessions[0]
+    unknown = sorted(set(at or {}) - set(first.problem))
+    if unknown:
+        known = ", ".join(sorted(first.problem)) or "none"
+        raise WorkbenchError(f"--at {unknown[0]}: not a problem parameter of {labels[0]} (these are: {known})")
+    names = {s.name for s in first.space.slots} if first.space is not None else set()
+    for session, label in zip(sessions[1:], labels[1:]):
+        if session.kernel != first.kernel:
+            raise WorkbenchError(f"{label}: kernel {session.kernel!r} differs from {labels[0]}'s {first.kernel!r}; "
+                                 "portability compares one kernel on several GPUs")
+        other = {s.name for s in session.space.slots} if session.space is not None else set()
+        if other != names:
+            raise WorkbenchError(f"{label}: its slots ({', '.join(sorted(other)) or 'none'}) differ from "
+                                 f"{labels[0]}'s ({', '.join(sorted(names)) or 'none'}); not the same space")
+        if _problem_of(session, at) != _problem_of(first, at):
+            raise WorkbenchError(f"{label}: problem {_problem_of(session, at)} differs from {labels[0]}'s "
+                                 f"{_problem_of(first, at)}; compare sessions of one problem")
+
+
+@dataclass
+class _Device:
+    name: str
+    session: str
+    trials: list[Trial]
+    fractions: dict[str, float]  # config id -> fraction of optimum (feasible trials; best measurement)
+    status: dict[str, str]  # config id -> FAILED / INFEASIBLE for configs without a feasible trial
+    order: list[str]  # feasible config ids, evaluation order
+    best: Trial | None
+    best_score: float
+    predictor: Predictor | None = None
+
+
+def _device_table(name: str, session: str, trials: list[Trial], constraints: Constraints,
+                  weights: Weights) -> _Device:
+    ranking = rank(trials, constraints, weights)
+    fractions: dict[str, float] = {}
+    status: dict[str, str] = {}
+    best = ranking.best
+    best_score = float(ranking.score[best]) if best is not None else math.nan
+    for row in ranking.order:  # best first: keep each config's best measurement
+        cid = trials[row].config.id
+        if cid not in fractions:
+            fractions[cid] = float(ranking.score[row]) / best_score
+    for trial in trials:
+        cid = trial.config.id
+        if cid in fractions or cid in status:
+            continue
+        status[cid] = INFEASIBLE if trial.ok else FAILED
+    first: dict[str, int] = {}
+    for trial in trials:
+        first[trial.config.id] = min(first.get(trial.config.id, trial.index), trial.index)
+    order = sorted(fractions, key=lambda cid: first[cid])
+    return _Device(name, session, trials, fractions, status, order,
+                   trials[best] if best is not None else None, best_score)
+
+
+def _cell(device: _Device, config: Config) -> Cell:
+    if config.id in device.fractions:
+        return Cell(device.fractions[config.id], MEASURED)
+    if config.id in device.status:
+        return Cell(0.0, device.status[config.id])
+    if device.predictor is not None and device.best is not None:
+        mine = device.predictor(config)
+        theirs = device.predictor(device.best.config)
+        if not (math.isfinite(mine) and mine > 0):
+            return Cell(0.0, PREDICTED)
+        if math.isfinite(theirs) and theirs > 0:
+            return Cell(theirs / mine, PREDICTED)  # above 1: predicted to beat what was measured
+    return Cell(None, MISSING)
+
+
+def portability_report(
+    sessions: Sequence[Any],
+    sources: Sequence[str] | None = None,
+    constraints: Constraints | None = None,
+    weights: Weights | None = None,
+    *,
+    predictors: Mapping[str, Predictor] | None = None,
+    at: Mapping[str, Any] | None = None,
+) -> PortabilityReport:
+    """Compare the sessions' devices (at least two) under one objective (default: the first session's).
+
+    ``predictors`` (device name -> latency predictor) fill configs a device never measured;
+    without one such a config is ``missing`` there. ``at`` (problem parameter -> value) compares
+    the sessions at that size of their sweeps instead of their own problems. Raises WorkbenchError (one line) when the
+    sessions are not one kernel, space and problem, when fewer than two devices remain, or when a
+    device has nothing feasible.
+    """
+    if not sessions:
+        raise WorkbenchError("portability needs sessions of one kernel on at least two GPUs")
+    labels = [str(sources[i]) if sources and i < len(sources) else f"session {i + 1}" for i in range(len(sessions))]
+    check_compatible(sessions, labels, at)
+    first = sessions[0]
+    constraints = first.constraints if constraints is None else constraints
+    weights = first.weights if weights is None else weights
+    predictors = dict(predictors or {})
+
+    grouped: dict[str, tuple[str, list[Trial]]] = {}
+    simulated: set[str] = set()
+    for session, label in zip(sessions, labels):
+        trials = trials_at_problem(session, at)
+        if not trials:
+            raise WorkbenchError(f"{label}: no trials at problem {_problem_of(session, at)}")
+        for trial in trials:
+            device = _device_of(session, trial)
+            entry = grouped.setdefault(device, (label, []))
+            entry[1].append(trial)
+            if session.device.get("simulated"):
+                simulated.add(device)
+    if len(grouped) < 2:
+        names = ", ".join(sorted(grouped)) or "none"
+        raise WorkbenchError(f"portability needs trials on at least two GPUs; these sessions have {names}")
+
+    devices: list[_Device] = []
+    for name, (label, trials) in grouped.items():  # the order the sessions were given
+        table = _device_table(name, label, trials, constraints, weights)
+        if table.best is None:
+            summary = rank(trials, constraints, weights).summary()
+            raise WorkbenchError(f"{label}: nothing feasible on {name} ({summary})")
+        table.predictor = predictors.get(name)
+        devices.append(table)
+
+    bests = []
+    matrix: list[list[Cell]] = []
+    for d in devices:
+        assert d.best is not None
+        bests.append(DeviceBest(d.name, d.session, d.best.config, d.best.metric(LATENCY), d.best_score, len(d.trials)))
+        matrix.append([_cell(other, d.best.config) for other in devices])
+
+    portable = _portable(devices)
+    notes = []
+    unmeasured = sum(1 for row in matrix for c in row if c.source == MISSING)
+    if unmeasured:
+        notes.append(f"{unmeasured} cells are missing: the config was never measured there "
+                     "(a simulated device predicts them; a recording cannot)")
+    if any(c.source == PREDICTED for row in matrix for c in row):
+        notes.append("predicted cells are the simulator's figures, not measurements")
+    if simulated:
+        notes.append(f"simulated timings (a modelled GPU): {', '.join(sorted(simulated))}")
+    return PortabilityReport(
+        kernel=first.kernel, problem=_problem_of(first, at), devices=[d.name for d in devices], bests=bests,
+        matrix=matrix, portable=portable, simulated=sorted(simulated), notes=notes,
+        objective=_objective_text(constraints, weights),
+    )
+
+
+def _portable(devices: list[_Device]) -> PortablePick | None:
+    """The max-min pick over every config measured feasibly somewhere, predicted where possible."""
+    order: list[str] = []
+    configs: dict[str, Config] = {}
+    for d in devices:
+        for trial in d.trials:
+            if trial.config.id in d.fractions and trial.config.id not in configs:
+                configs[trial.config.id] = trial.config
+                order.append(trial.config.id)
+    cells = {cid: [_cell(d, config) for d in devices] for cid, config in configs.items()}
+    fractions = [
+        {cid: row[j].fraction for cid, row in cells.items() if row[j].fraction is not None}
+        for j in range(len(devices))
+    ]
+    picked = max_min_pick([{k: float(v) for k, v in f.items() if v is not None} for f in fractions], order)
+    if picked is None:
+        return None
+    cid, worst, mean = picked
+    row = cells[cid]
+    worst_device = min(range(len(devices)), key=lambda j: (row[j].fraction or 0.0, j))
+    candidates = sum(1 for r in cells.values() if all(c.fraction is not None and c.fraction > 0 for c in r))
+    return PortablePick(configs[cid], worst, mean, devices[worst_device].name,
+                        {d.name: row[j] for j, d in enumerate(devices)}, candidates)
+
+
+def _objective_text(constraints: Constraints, weights: Weights) -> str:
+    bounds = ", ".join(str(b) for b in constraints.bounds())
+    active = ", ".join(f"{k}={v:g}" for k, v in weights.active().items())
+    return f"weights {active or 'none'}" + (f"; constraints {bounds}" if bounds else "")
+
+
+def format_report(report: PortabilityReport) -> list[str]:
+    """The plain-text report: one row per device's best config, one column per device."""
+    short = [f"[{i + 1}]" for i in range(len(report.devices))]
+    lines = [f"kernel   {report.kernel}", f"problem  {report.problem or 'none'}", f"score    {report.objective}"]
+    for tag, device in zip(short, report.devices):
+        sim = " [SIMULATED]" if device in report.simulated else ""
+        lines.append(f"{tag:<4} {device}{sim}")
+    lines.append("")
+    lines.append("each GPU's best config as a fraction of every GPU's optimum:")
+    width = max(12, *(len(c.text()) for row in report.matrix for c in row))
+    lines.append(f"{'best of':<8}" + "".join(f"{'on ' + s:>{width + 2}}" for s in short) + "   worst   config")
+    for tag, best, row in zip(short, report.bests, report.matrix):
+        worst = _worst(row)
+        worst_text = f"{100 * worst:.1f}%" if worst is not None else "-"
+        lines.append(f"{tag:<8}" + "".join(f"{c.text():>{width + 2}}" for c in row)
+                     + f"  {worst_text:>6}   {best.config.to_dict()}")
+    lines.append("")
+    pick = report.portable
+    if pick is None:
+        lines.append("portable: no config is known to work on every GPU")
+    else:
+        per = ", ".join(f"{s} {pick.cells[d].text()}" for s, d in zip(short, report.devices))
+        lines.append(f"portable (best worst case of {pick.candidates} configs known to work on every GPU): "
+                     f"worst {100 * pick.worst:.1f}% on {pick.worst_device}, mean {100 * pick.mean:.1f}%")
+        lines.append(f"         {per}")
+        lines.append(f"         {pick.config.to_dict()}")
+    lines += [f"note: {n}" for n in report.notes]
+    return lines
+
+
+__all__ = [
+    "Cell",
+    "DeviceBest",
+    "PortabilityReport",
+    "PortablePick",
+    "Predictor",
+    "check_compatible",
+    "format_report",
+    "max_min_pick",
+    "portability_report",
+    "trials_at_problem",
+]

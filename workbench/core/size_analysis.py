@@ -1,0 +1,189 @@
+"""What a size sweep found, as plain numbers for the size view and the command line (no Qt).
+
+Three questions a person asks of a kernel tuned at several sizes, each answered by one function:
+
+- how fast is it at each size (:func:`size_rows`: the best trial per size, sizes in order along
+  their size parameters);
+- which config wins where (:func:`winner_bands`: runs of consecutive sizes that share a best
+  config, one band per run);
+- what does it cost to use one size's best config at another size (:func:`cross_matrix`: row i,
+  column j holds size j's optimum over the latency of size i's best config measured at size j, so
+  1.0 on the diagonal and less elsewhere; NaN where that config was never measured at that size,
+  and :func:`missing_cells` lists those, to be measured on request).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from workbench.core.measurement import Trial
+from workbench.core.session import Session
+from workbench.core.sizes import best_configs, size_parameters, trials_by_problem
+from workbench.core.space import Config
+
+Cost = Callable[[Trial], float]
+
+
+@dataclass(frozen=True)
+class SizeRow:
+    """One measured size: its problem, its trials, and its best trial (None: nothing succeeded)."""
+
+    key: str
+    problem: Mapping[str, Any]
+    label: str
+    trials: tuple[Trial, ...]
+    best: Trial | None
+
+    @property
+    def best_latency(self) -> float:
+        return self.best.metric("latency_ms") if self.best is not None else math.nan
+
+    @property
+    def best_config(self) -> Config | None:
+        return self.best.config if self.best is not None else None
+
+
+def size_label(problem: Mapping[str, Any], names: Sequence[str]) -> str:
+    """``n=1048576`` (the size parameters only; all of them when none varies)."""
+    shown = names or list(problem)
+    return ", ".join(f"{n}={_compact(problem[n])}" for n in shown if n in problem)
+
+
+def _compact(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _order_key(problem: Mapping[str, Any], names: Sequence[str]) -> tuple[Any, ...]:
+    return tuple(float(problem[n]) for n in names)
+
+
+def size_rows(session: Session, cost: Cost | None = None) -> list[SizeRow]:
+    """Every size with trials, ordered by its size parameters (smallest first), with its best trial
+    by ``cost`` (latency by default)."""
+    groups = trials_by_problem(session)
+    problems = {key: session.problem_of(trials[0]) for key, trials in groups.items()}
+    names = size_parameters(list(problems.values()))
+    order = sorted(groups, key=lambda k: _order_key(problems[k], names))
+    rows = []
+    for key in order:
+        trials = groups[key]
+        best = best_configs(trials, 1, cost)
+        rows.append(SizeRow(key, problems[key], size_label(problems[key], names), tuple(trials),
+                            best[0] if best else None))
+    return rows
+
+
+def size_axis(rows: Sequence[SizeRow]) -> tuple[str, np.ndarray]:
+    """The name and values of the axis sizes are drawn along: the one size parameter that varies,
+    else the product of the varying ones (a grid drawn along its total size), else the row number."""
+    names = size_parameters([r.problem for r in rows])
+    if len(names) == 1:
+        return names[0], np.array([float(r.problem[names[0]]) for r in rows])
+    if names:
+        return " x ".join(names), np.array([math.prod(float(r.problem[n]) for n in names) for r in rows])
+    return "size", np.arange(1, len(rows) + 1, dtype=float)
+
+
+@dataclass(frozen=True)
+class Band:
+    """Consecutive sizes (``first`` to ``last`` row, inclusive) whose best config is ``config``."""
+
+    config: Config
+    first: int
+    last: int
+
+
+def winner_bands(rows: Sequence[SizeRow]) -> list[Band]:
+    """Runs of consecutive sizes sharing a best config (sizes without a best end a run)."""
+    bands: list[Band] = []
+    for i, row in enumerate(rows):
+        config = row.best_config
+        if config is None:
+            continue
+        if bands and bands[-1].config == config and bands[-1].last == i - 1:
+            bands[-1] = Band(config, bands[-1].first, i)
+        else:
+            bands.append(Band(config, i, i))
+    return bands
+
+
+def distinct_winners(rows: Sequence[SizeRow]) -> list[Config]:
+    """The different best configs, in order of the first size each wins."""
+    out: list[Config] = []
+    for row in rows:
+        if row.best_config is not None and row.best_config not in out:
+            out.append(row.best_config)
+    return out
+
+
+def _latency_at(trials: Sequence[Trial], config: Config) -> float | None:
+    """The config's best latency among ``trials`` (inf when it only failed; None: never measured)."""
+    found: float | None = None
+    for trial in trials:
+        if trial.config != config:
+            continue
+        value = trial.metric("latency_ms") if trial.ok else math.inf
+        if not math.isfinite(value):
+            value = math.inf
+        found = value if found is None else min(found, value)
+    return found
+
+
+def cross_matrix(rows: Sequence[SizeRow]) -> np.ndarray:
+    """``m[i, j]``: size j's best latency over the latency of size i's best config at size j (1 on
+    the diagonal; 0 where that config failed there; NaN where it was not measured there or a size
+    has no best)."""
+    n = len(rows)
+    out = np.full((n, n), np.nan)
+    for i, source in enumerate(rows):
+        config = source.best_config
+        if config is None:
+            continue
+        for j, target in enumerate(rows):
+            optimum = target.best_latency
+            if not math.isfinite(optimum):
+                continue
+            latency = _latency_at(target.trials, config)
+            if latency is None:
+                continue
+            out[i, j] = 0.0 if not math.isfinite(latency) else optimum / latency
+    return out
+
+
+def missing_cells(rows: Sequence[SizeRow]) -> list[tuple[Mapping[str, Any], Config]]:
+    """(size, config) pairs the cross matrix lacks: each size's best config never measured at
+    another size. Grouped by size, in row order, each pair once."""
+    out: list[tuple[Mapping[str, Any], Config]] = []
+    winners = [r.best_config for r in rows if r.best_config is not None]
+    for target in rows:
+        if not math.isfinite(target.best_latency):
+            continue
+        for config in dict.fromkeys(winners):
+            if config is not None and _latency_at(target.trials, config) is None:
+                out.append((target.problem, config))
+    return out
+
+
+def size_lines(session: Session, cost: Cost | None = None) -> list[str]:
+    """One line per size for the command line: its best latency and config, and how many trials."""
+    rows = size_rows(session, cost)
+    winners = distinct_winners(rows)
+    names = {c.id: f"#{k + 1}" for k, c in enumerate(winners)}
+    lines = []
+    for row in rows:
+        if row.best is None:
+            lines.append(f"  {row.label}: {len(row.trials)} trials, none succeeded")
+            continue
+        lines.append(f"  {row.label}: best {row.best_latency:.4g} ms, config {names[row.best.config.id]} "
+                     f"{row.best.config.to_dict()} ({len(row.trials)} trials)")
+    return lines
+
+
+__all__ = ["Band", "SizeRow", "cross_matrix", "distinct_winners", "missing_cells", "size_axis", "size_label",
+           "size_lines", "size_rows", "winner_bands"]

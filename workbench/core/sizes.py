@@ -1,0 +1,307 @@
+"""Problem sizes in one session: which problems a session's trials ran at, and their trials.
+
+A kernel is tuned once and runs at many sizes, and the best config at one size is often not the
+best at another. A size sweep therefore keeps the trials of several problems in one session: each
+:class:`~workbench.core.measurement.Trial` may carry its own ``problem`` (None: the session's
+``problem``). Every view that compares sizes (the size view, dispatch export, warm-started retuning)
+groups trials through the helpers here, so a problem means the same everywhere:
+
+- :func:`problem_key` (from :mod:`workbench.core.session`): the canonical text of a problem, equal
+  for equal problems whatever the order of their names;
+- :func:`problems_of`: the distinct problems a session's trials ran at, in order of first trial;
+- :func:`trials_by_problem`: problem key -> that problem's trials, in the same order.
+
+A sweep's plan (:class:`SweepPlan`: the swept values, evaluations per size, warm start on or off) is
+kept in ``Session.extra["sweep"]``, so continuing the session finishes the sizes not done. A new size
+starts warm: it first measures the best configs of the nearest sizes already measured
+(:func:`warm_start_configs`; nearness is a distance on a log scale, since sizes spread over orders of
+magnitude), and the strategy, told those trials, goes on from there.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from workbench.core.assignments import MAX_ASSIGNMENT_CHARS, parse_value
+from workbench.core.errors import WorkbenchError
+from workbench.core.measurement import Trial
+from workbench.core.session import Session, problem_key
+from workbench.core.space import Config, Value
+
+__all__ = ["problem_key", "problems_of", "trials_by_problem", "SweepPlan", "parse_sizes", "parse_sizes_text",
+           "size_grid", "sweep_plan", "set_sweep_plan", "size_distance", "nearest_problems", "best_configs",
+           "warm_start_configs", "size_parameters"]
+
+
+def _keyed(session: Session) -> list[tuple[str, Mapping[str, Any], Trial]]:
+    """(key, problem, trial) for every trial; a problem object shared by many trials (one run's)
+    is keyed once."""
+    own = problem_key(session.problem)
+    seen: dict[int, str] = {}
+    out: list[tuple[str, Mapping[str, Any], Trial]] = []
+    for trial in session.trials:
+        problem = trial.problem
+        if problem is None:
+            out.append((own, session.problem, trial))
+            continue
+        key = seen.get(id(problem))
+        if key is None:
+            key = seen[id(problem)] = problem_key(problem)
+        out.append((key, problem, trial))
+    return out
+
+
+def trials_by_problem(session: Session) -> dict[str, list[Trial]]:
+    """Problem key -> the trials measured at that problem, problems in order of their first trial."""
+    groups: dict[str, list[Trial]] = {}
+    for key, _problem, trial in _keyed(session):
+        groups.setdefault(key, []).append(trial)
+    return groups
+
+
+def problems_of(session: Session) -> list[dict[str, Any]]:
+    """The distinct problems the session's trials ran at (copies), in order of their first trial;
+    a session without trials has none."""
+    found: dict[str, dict[str, Any]] = {}
+    for key, problem, _trial in _keyed(session):
+        if key not in found:
+            found[key] = dict(problem)
+    return list(found.values())
+
+
+# ------------------------------------------------------------------------------------------------
+# Sweep plans: which sizes, how many evaluations each
+# ------------------------------------------------------------------------------------------------
+
+#: Most problems one sweep may hold (a grid is the product of its value lists).
+MAX_SWEEP_PROBLEMS = 256
+#: Where a session keeps its sweep plan (``Session.extra``), so continuing finishes the sizes not done.
+SWEEP_KEY = "sweep"
+#: Nearest measured sizes whose best configs a new size measures first, and how many of each.
+WARM_NEIGHBOURS = 2
+WARM_PER_SIZE = 2
+
+
+def _one_size_value(raw: str, where: str) -> Value:
+    value = parse_value(raw, where)
+    if isinstance(value, str):
+        if not raw.strip():
+            raise WorkbenchError(f"{where}: an empty value")
+    return value
+
+
+def parse_sizes(items: Sequence[str], flag: str = "--sizes") -> dict[str, list[Value]]:
+    """``["n=1024,4096", "m=8,16"]`` -> ``{"n": [1024, 4096], "m": [8, 16]}`` (values parsed like
+    ``--set``); a name given twice or a value listed twice is an error, and so is a grid of more than
+    :data:`MAX_SWEEP_PROBLEMS` problems."""
+    out: dict[str, list[Value]] = {}
+    for item in items:
+        if len(item) > MAX_ASSIGNMENT_CHARS * 10:
+            raise WorkbenchError(f"{flag}: {len(item):,} characters is too long")
+        name, sep, raw = item.partition("=")
+        name = name.strip()
+        if not sep or not name or not raw.strip():
+            raise WorkbenchError(f"{flag} {item[:60]!r}: expected NAME=V1,V2,...")
+        if not name.isidentifier():
+            raise WorkbenchError(f"{flag} {item[:60]!r}: {name[:40]!r} is not a name (letters, digits and _)")
+        if name in out:
+            raise WorkbenchError(f"{flag} {name}: given twice (list all its values once: {name}=V1,V2,...)")
+        values: list[Value] = []
+        for part in raw.split(","):
+            value = _one_size_value(part, f"{flag} {name}")
+            if any(type(v) is type(value) and v == value for v in values):
+                raise WorkbenchError(f"{flag} {name}: {part.strip()} is listed twice")
+            values.append(value)
+        out[name] = values
+    count = math.prod(len(v) for v in out.values()) if out else 0
+    if count > MAX_SWEEP_PROBLEMS:
+        raise WorkbenchError(f"{flag}: a grid of {count:,} sizes is more than the {MAX_SWEEP_PROBLEMS} a sweep may hold")
+    return out
+
+
+def parse_sizes_text(text: str, flag: str = "sizes") -> dict[str, list[Value]]:
+    """The window's sizes field: ``n=1024,4096; m=8,16`` (one ``NAME=V1,V2`` group per ``;``)."""
+    return parse_sizes([part.strip() for part in text.split(";") if part.strip()], flag)
+
+
+def format_sizes(sizes: Mapping[str, Sequence[Value]]) -> str:
+    """The inverse of :func:`parse_sizes_text`, for showing a plan in the sizes field."""
+    return "; ".join(f"{name}={','.join(_text(v) for v in values)}" for name, values in sizes.items())
+
+
+def _text(value: Value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def size_grid(base: Mapping[str, Any], sizes: Mapping[str, Sequence[Value]]) -> list[dict[str, Any]]:
+    """The problems of a sweep: ``base`` with every combination of the swept values (the first name
+    varies slowest), in the order given."""
+    names = list(sizes)
+    return [{**base, **dict(zip(names, combo))} for combo in itertools.product(*(sizes[n] for n in names))]
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """A size sweep: the swept values, evaluations per size, and whether new sizes start warm."""
+
+    sizes: Mapping[str, tuple[Value, ...]]
+    budget: int
+    warm_start: bool = True
+
+    def problems(self, base: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return size_grid(base, self.sizes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"sizes": {k: list(v) for k, v in self.sizes.items()}, "budget": self.budget,
+                "warm_start": self.warm_start}
+
+    def merged(self, sizes: Mapping[str, Sequence[Value]]) -> "SweepPlan":
+        """This plan with more values (a continued sweep given ``--sizes``): new values of a swept
+        name are appended; a name not swept before cannot be added (the earlier sizes have none)."""
+        added = sorted(set(sizes) - set(self.sizes))
+        if added:
+            raise WorkbenchError(f"--sizes {added[0]}: the sweep varies {', '.join(self.sizes)}; "
+                                 "start a new session to sweep another parameter")
+        out = {k: list(v) for k, v in self.sizes.items()}
+        for name, values in sizes.items():
+            for value in values:
+                if not any(type(v) is type(value) and v == value for v in out[name]):
+                    out[name].append(value)
+        count = math.prod(len(v) for v in out.values())
+        if count > MAX_SWEEP_PROBLEMS:
+            raise WorkbenchError(f"--sizes: a grid of {count:,} sizes is more than the {MAX_SWEEP_PROBLEMS} a sweep may hold")
+        return SweepPlan({k: tuple(v) for k, v in out.items()}, self.budget, self.warm_start)
+
+
+def sweep_plan(session: Session) -> SweepPlan | None:
+    """The session's sweep plan (None: not a sweep), checked: a hand-edited file gives one line."""
+    raw = session.extra.get(SWEEP_KEY)
+    if raw is None:
+        return None
+    where = f"extra.{SWEEP_KEY}"
+    if type(raw) is not dict:
+        raise WorkbenchError(f"{where}: expected an object")
+    sizes, budget, warm = raw.get("sizes"), raw.get("budget"), raw.get("warm_start", True)
+    if type(sizes) is not dict or not sizes:
+        raise WorkbenchError(f"{where}.sizes: expected an object of value lists")
+    if type(budget) is not int or not 1 <= budget <= 10**9:
+        raise WorkbenchError(f"{where}.budget: expected a positive number of evaluations")
+    if type(warm) is not bool:
+        raise WorkbenchError(f"{where}.warm_start: expected true or false")
+    out: dict[str, tuple[Value, ...]] = {}
+    for name, values in sizes.items():
+        if name not in session.problem:
+            raise WorkbenchError(f"{where}.sizes.{name[:40]!r}: not a parameter of the session's problem")
+        if type(values) is not list or not values:
+            raise WorkbenchError(f"{where}.sizes.{name}: expected a list of values")
+        for value in values:
+            if type(value) not in (int, float, bool, str) or (type(value) is float and not math.isfinite(value)):
+                raise WorkbenchError(f"{where}.sizes.{name}: {str(value)[:40]!r} is not a problem value")
+            if type(value) is str and (len(value) > 200 or not value.isprintable()):
+                raise WorkbenchError(f"{where}.sizes.{name}: a value is not one short line of text")
+        out[name] = tuple(values)
+    if math.prod(len(v) for v in out.values()) > MAX_SWEEP_PROBLEMS:
+        raise WorkbenchError(f"{where}.sizes: more than {MAX_SWEEP_PROBLEMS} sizes")
+    return SweepPlan(out, budget, warm)
+
+
+def set_sweep_plan(session: Session, plan: SweepPlan) -> None:
+    session.extra[SWEEP_KEY] = plan.to_dict()
+
+
+# ------------------------------------------------------------------------------------------------
+# Distances between sizes, and what a new size measures first
+# ------------------------------------------------------------------------------------------------
+
+
+def size_parameters(problems: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The numeric parameters whose values differ between ``problems``: the size axes."""
+    if not problems:
+        return []
+    names = [n for n in problems[0] if all(n in p for p in problems)]
+    out = []
+    for name in names:
+        values = [p[name] for p in problems]
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values) and len(set(values)) > 1:
+            out.append(name)
+    return out
+
+
+def _log(value: Any) -> float:
+    """Sizes spread over orders of magnitude: compare them on a log scale (sign kept, 0 allowed)."""
+    number = float(value)
+    return math.copysign(math.log1p(abs(number)), number)
+
+
+def size_distance(a: Mapping[str, Any], b: Mapping[str, Any], names: Sequence[str]) -> float:
+    """Euclidean distance between two problems over ``names`` on a log scale; a parameter that is
+    not a number counts 0 when equal and infinitely far otherwise (a dtype is not a size)."""
+    total = 0.0
+    for name in names:
+        x, y = a.get(name), b.get(name)
+        if isinstance(x, (int, float)) and not isinstance(x, bool) and isinstance(y, (int, float)) and not isinstance(y, bool):
+            total += (_log(x) - _log(y)) ** 2
+    for name in set(a) | set(b):
+        if name in names:
+            continue
+        if a.get(name) != b.get(name):
+            return math.inf
+    return math.sqrt(total)
+
+
+Cost = Callable[[Trial], float]
+
+
+def _latency_cost(trial: Trial) -> float:
+    value = trial.metric("latency_ms") if trial.ok else math.nan
+    return value if math.isfinite(value) else math.inf
+
+
+def best_configs(trials: Sequence[Trial], k: int = 1, cost: Cost | None = None) -> list[Trial]:
+    """The ``k`` best distinct configs among ``trials`` (lowest ``cost``, latency by default; failed
+    trials never), best first."""
+    score = cost or _latency_cost
+    best: dict[str, tuple[float, int, Trial]] = {}
+    for trial in trials:
+        value = score(trial)
+        if not math.isfinite(value):
+            continue
+        seen = best.get(trial.config.id)
+        if seen is None or value < seen[0]:
+            best[trial.config.id] = (value, trial.index, trial)
+    return [t for _v, _i, t in sorted(best.values(), key=lambda item: (item[0], item[1]))][:k]
+
+
+def nearest_problems(session: Session, problem: Mapping[str, Any], n: int = WARM_NEIGHBOURS,
+                     cost: Cost | None = None) -> list[dict[str, Any]]:
+    """The ``n`` measured sizes nearest ``problem`` (log-scale distance over the size parameters;
+    only sizes with a successful trial; ties by order of measurement)."""
+    groups = trials_by_problem(session)
+    key = problem_key(problem)
+    candidates = []
+    for order, (other_key, trials) in enumerate(groups.items()):
+        if other_key == key or not best_configs(trials, 1, cost):
+            continue
+        candidates.append((order, session.problem_of(trials[0])))
+    names = size_parameters([problem, *(p for _o, p in candidates)])
+    ranked = sorted(((size_distance(problem, p, names), order, p) for order, p in candidates),
+                    key=lambda item: (item[0], item[1]))
+    return [p for d, _o, p in ranked if math.isfinite(d)][:n]
+
+
+def warm_start_configs(session: Session, problem: Mapping[str, Any], neighbours: int = WARM_NEIGHBOURS,
+                       per_size: int = WARM_PER_SIZE, cost: Cost | None = None) -> list[Config]:
+    """What a new size measures first: the ``per_size`` best configs of each of the ``neighbours``
+    nearest measured sizes (nearest size first, best config first), each once."""
+    groups = trials_by_problem(session)
+    out: list[Config] = []
+    for other in nearest_problems(session, problem, neighbours, cost):
+        for trial in best_configs(groups[problem_key(other)], per_size, cost):
+            if trial.config not in out:
+                out.append(trial.config)
+    return out

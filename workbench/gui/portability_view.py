@@ -1,0 +1,267 @@
+"""The Portability tab: sessions of one kernel on several GPUs, each GPU's best config on every GPU.
+
+The sessions compared are the open one (when it has trials) and the files added with "Add
+sessions..." (several at once: recordings, Kernel Tuner imports, simulated GPUs). The table is
+:func:`workbench.core.portability.portability_report` under the objective in force (the sliders):
+row = a GPU's own best config, column = the GPU it runs on, cell = its fraction of that GPU's
+optimum, coloured from red (0%) to green (100%); predicted cells (a simulated GPU that never ran
+the config) are italic and say so. Below: the config with the best worst case, the one to ship
+when the GPU is not known at build time. Computed when the tab is shown, not per run tick.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.core.assignments import parse_assignment_list
+from workbench.core.errors import WorkbenchError
+from workbench.core.portability import (
+    FAILED,
+    INFEASIBLE,
+    PREDICTED,
+    Cell,
+    PortabilityReport,
+    portability_report,
+)
+from workbench.gui.model import SessionModel
+
+WARN = "#d55e00"
+
+
+def heat_rgb(fraction: float | None) -> tuple[int, int, int]:
+    """Cell colour: light grey when unknown, else red (0) through yellow (0.75) to green (1)."""
+    if fraction is None:
+        return (235, 235, 235)
+    f = max(0.0, min(1.0, fraction))
+    if f < 0.75:  # red -> yellow over 0..75%: most of the interesting range is near the top
+        t = f / 0.75
+        return (244, int(109 + t * (220 - 109)), int(67 + t * (100 - 67)))
+    t = (f - 0.75) / 0.25
+    return (int(244 - t * (244 - 102)), int(220 - t * (220 - 189)), int(100 + t * (99 - 100)))
+
+
+class PortabilityView(QWidget):
+    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.paths: list[str] = []
+        self.sessions: list[Any] = []  # sessions added from files, besides the open one
+        self.report: PortabilityReport | None = None
+        self._dirty = True
+
+        self.heading = QLabel()
+        self.heading.setTextFormat(Qt.TextFormat.RichText)
+        self.heading.setWordWrap(True)
+        self.files = QListWidget()
+        self.files.setMaximumHeight(110)
+        self.add_button = QPushButton("Add sessions...")
+        self.add_button.setToolTip("sessions of the same kernel on other GPUs: recorded, imported from Kernel Tuner, "
+                                   "or simulated (pick several files at once)")
+        self.add_button.clicked.connect(self._on_add_clicked)
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.clicked.connect(self._on_remove_clicked)
+        self.clear_button = QPushButton("Clear")
+        self.clear_button.clicked.connect(self.clear)
+        self.at = QLineEdit()
+        self.at.setPlaceholderText("at size: n=1024")
+        self.at.setToolTip("compare size sweeps at this problem size instead of each session's own problem")
+        self.at.editingFinished.connect(self.refresh)
+        self.table = QTableWidget(0, 0)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.portable = QLabel()
+        self.portable.setTextFormat(Qt.TextFormat.RichText)
+        self.portable.setWordWrap(True)
+        self.portable.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notes = QLabel()
+        self.notes.setWordWrap(True)
+        self.notes.setStyleSheet("font-size: 8pt; color: #555")
+
+        buttons = QVBoxLayout()
+        for button in (self.add_button, self.remove_button, self.clear_button):
+            buttons.addWidget(button)
+        buttons.addWidget(self.at)
+        buttons.addStretch(1)
+        top = QHBoxLayout()
+        top.addWidget(self.files, 1)
+        top.addLayout(buttons)
+        upper = QWidget()
+        upper_layout = QVBoxLayout(upper)
+        upper_layout.setContentsMargins(0, 0, 0, 0)
+        upper_layout.addWidget(self.heading)
+        upper_layout.addLayout(top)
+        lower = QWidget()
+        lower_layout = QVBoxLayout(lower)
+        lower_layout.setContentsMargins(0, 0, 0, 0)
+        lower_layout.addWidget(self.table, 1)
+        lower_layout.addWidget(self.portable)
+        lower_layout.addWidget(self.notes)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(upper)
+        splitter.addWidget(lower)
+        splitter.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(splitter)
+
+        model.session_changed.connect(self._mark_dirty)
+        model.objective_changed.connect(self._mark_dirty)
+        model.trials_added.connect(self._mark_dirty)
+
+    # --- sessions ----------------------------------------------------------------------------------
+    def add_sessions(self, paths: list[str]) -> None:
+        """Add saved sessions (raises WorkbenchError naming the first file that is not one; none is added then)."""
+        from workbench.core.session import load_session
+
+        loaded = [load_session(path) for path in paths]
+        self.paths += [str(p) for p in paths]
+        self.sessions += loaded
+        self.refresh()
+
+    def clear(self) -> None:
+        self.paths, self.sessions = [], []
+        self.refresh()
+
+    def _on_add_clicked(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self, "Sessions of this kernel on other GPUs", str(Path.home()),
+                                                "Sessions (*.json);;All files (*)")
+        if paths:
+            try:
+                self.add_sessions(paths)
+            except WorkbenchError as exc:
+                self._show_error(str(exc))
+
+    def _on_remove_clicked(self) -> None:
+        row = self.files.currentRow() - (1 if self._current() is not None else 0)
+        if 0 <= row < len(self.sessions):
+            del self.sessions[row]
+            del self.paths[row]
+            self.refresh()
+
+    def _current(self) -> Any:
+        session = self.model.session
+        return session if session is not None and session.trials else None
+
+    # --- the report --------------------------------------------------------------------------------
+    def _mark_dirty(self, *_: Any) -> None:
+        self._dirty = True
+        if self.isVisible():
+            self.refresh()
+
+    def refresh_if_dirty(self) -> None:
+        """The window calls this when the tab comes into view."""
+        if self._dirty:
+            self.refresh()
+
+    def refresh(self) -> None:
+        self._dirty = False
+        current = self._current()
+        sessions = ([current] if current is not None else []) + self.sessions
+        labels = (["open session"] if current is not None else []) + [Path(p).name for p in self.paths]
+        self.files.clear()
+        for session, label in zip(sessions, labels):
+            device = session.device.get("name", "?")
+            sim = " [SIMULATED]" if session.device.get("simulated") else ""
+            self.files.addItem(f"{label}: {session.kernel} on {device}{sim}, {len(session.trials)} trials")
+        self.report = None
+        self.table.setRowCount(0)
+        self.table.setColumnCount(0)
+        self.portable.setText("")
+        self.notes.setText("")
+        if len(sessions) < 2:
+            self.heading.setText("<i>Portability: add sessions of this kernel on other GPUs (recorded, imported "
+                                 "from Kernel Tuner, or simulated) to see how each GPU's best config does on the "
+                                 "others, and which single config is safest everywhere.</i>")
+            return
+        from workbench.runner.portability import simulator_predictors
+
+        try:
+            at = parse_assignment_list(self.at.text(), "at size")
+            predictors, notes = simulator_predictors(sessions, at)
+            report = portability_report(sessions, labels, self.model.constraints, self.model.weights,
+                                        predictors=predictors, at=at)
+        except WorkbenchError as exc:
+            self._show_error(str(exc))
+            return
+        report.notes += notes
+        self.report = report
+        self.heading.setText(f"<b>{_escape(report.kernel)}</b> on {len(report.devices)} GPUs at "
+                             f"{_escape(_config_text(report.problem))}: each GPU's best config as a fraction of "
+                             f"every GPU's optimum ({_escape(report.objective)})")
+        self._fill_table(report)
+
+    def _show_error(self, text: str) -> None:
+        self.heading.setText(f"<span style='color:{WARN}'>{_escape(text)}</span>")
+
+    def _fill_table(self, report: PortabilityReport) -> None:
+        n = len(report.devices)
+        self.table.setColumnCount(n + 2)
+        self.table.setRowCount(n)
+        # columns by number (a row header names each GPU once), so five GPUs fit the tab
+        self.table.setHorizontalHeaderLabels([f"on [{j + 1}]" for j in range(n)] + ["worst", "config"])
+        for j, device in enumerate(report.devices):
+            self.table.horizontalHeaderItem(j).setToolTip(device)
+        self.table.setVerticalHeaderLabels([f"[{i + 1}] best of {d}" for i, d in enumerate(report.devices)])
+        for i, (best, row) in enumerate(zip(report.bests, report.matrix)):
+            for j, cell in enumerate(row):
+                self.table.setItem(i, j, self._cell_item(cell))
+            known = [c.fraction for c in row if c.fraction is not None]
+            worst = min(known) if len(known) == len(row) else None
+            self.table.setItem(i, n, self._cell_item(Cell(worst, "measured") if worst is not None else Cell(None, "missing")))
+            self.table.setItem(i, n + 1, QTableWidgetItem(_config_text(best.config.to_dict())))
+        self.table.resizeColumnsToContents()
+        pick = report.portable
+        if pick is None:
+            self.portable.setText(f"<b>Portable</b>: <span style='color:{WARN}'>no config is known to work on every GPU"
+                                  "</span>")
+        else:
+            per = ", ".join(f"[{j + 1}] {_escape(c.text())}" for j, c in enumerate(pick.cells.values()))
+            self.portable.setText(
+                f"<b>Portable (best worst case)</b>: worst {100 * pick.worst:.1f}% on {_escape(pick.worst_device)}, "
+                f"mean {100 * pick.mean:.1f}% (best of {pick.candidates} configs that work on every GPU): {per}<br>"
+                f"{_escape(_config_text(pick.config.to_dict()))}")
+        self.notes.setText("\n".join(report.notes))
+
+    @staticmethod
+    def _cell_item(cell: Cell) -> QTableWidgetItem:
+        item = QTableWidgetItem(cell.text())
+        item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+        item.setBackground(QBrush(QColor(*heat_rgb(cell.fraction))))
+        if cell.source == PREDICTED:
+            font = QFont(item.font())
+            font.setItalic(True)
+            item.setFont(font)
+            item.setToolTip("predicted by the simulator: this GPU never ran the config")
+        elif cell.source in (FAILED, INFEASIBLE):
+            item.setToolTip(f"the config {cell.source} on this GPU")
+        return item
+
+    def table_texts(self) -> list[list[str]]:
+        """The table as shown (tests)."""
+        return [[self.table.item(r, c).text() if self.table.item(r, c) else ""
+                 for c in range(self.table.columnCount())] for r in range(self.table.rowCount())]
+
+
+def _config_text(config: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in config.items())
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,183 @@
+"""A size sweep as one run: one tuning per problem size, in one session, one size after another.
+
+The run controller builds each size's run (:func:`workbench.runner.controller.start_run` with
+``RunRequest.sizes``); this object strings them together behind the surface of a single
+:class:`~workbench.runner.controller.Run` (``run``, ``pause``, ``resume``, ``stop``, ``subscribe``,
+``set_objective``), so the command line and the window drive a sweep exactly as they drive one run.
+Each size is prepared only when the one before it has ended, so that its warm start sees what the
+earlier sizes found. Listeners see progress over the whole sweep (evaluations done of all sizes'
+budgets) and one ``RunFinished`` at its end; the session file is saved after every size, and its
+journal carries every trial with its problem, so a killed sweep resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from workbench.core.search_objective import Objective
+from workbench.core.session import Session
+from workbench.core.session_lock import SessionLock
+from workbench.runner.events import Event, Progress, RunFinished
+
+#: ``prepare(problem, budget) -> Run``: the controller's builder of one size's run.
+PrepareSize = Callable[[Mapping[str, Any], int], Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class SizeRun:
+    """One size still to measure in this sweep, and how many evaluations it gets."""
+
+    problem: Mapping[str, Any]
+    budget: int
+
+
+class SweepRun:
+    """The sizes of a sweep still to measure, run one after another under one lock."""
+
+    def __init__(self, session: Session, todo: Sequence[SizeRun], prepare: PrepareSize, output: Path | None,
+                 lock: SessionLock | None, continued: bool, spec: Any, warnings: Sequence[str] = ()) -> None:
+        self.session = session
+        self.todo = list(todo)
+        self._prepare = prepare
+        self.output = output
+        self.lock = lock
+        self.continued = continued
+        self.spec = spec
+        self.warnings: list[str] = list(warnings)
+        self.current: Any = None
+        #: Index into ``todo`` of the size being measured (-1 before the first).
+        self.position = -1
+        self.evaluations = 0
+        self.refined_total = 0
+        self._subscribers: list[Callable[[Event], None]] = []
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._paused = False
+        self._objective: Objective | None = None
+
+    # --- the Run surface -----------------------------------------------------------------------
+    @property
+    def budget(self) -> int:
+        return sum(item.budget for item in self.todo)
+
+    @property
+    def refined(self) -> int:
+        current = self.current.refined if self.current is not None else 0
+        return self.refined_total + current
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    @property
+    def problem(self) -> Mapping[str, Any] | None:
+        """The problem being measured now (None before the first size starts)."""
+        return self.todo[self.position].problem if 0 <= self.position < len(self.todo) else None
+
+    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
+        with self._lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def pause(self) -> None:
+        with self._lock:
+            self._paused = True
+            current = self.current
+        if current is not None:
+            current.pause()
+
+    def resume(self) -> None:
+        with self._lock:
+            self._paused = False
+            current = self.current
+        if current is not None:
+            current.resume()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            current = self.current
+        if current is not None:
+            current.stop()
+
+    def set_objective(self, objective: Objective) -> None:
+        with self._lock:
+            self._objective = objective
+            current = self.current
+        if current is not None:
+            current.set_objective(objective)
+
+    def release(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
+
+    # --- running -------------------------------------------------------------------------------
+    def run(self) -> RunFinished:
+        """Measure every size still to do; the lock is released however it ends."""
+        reason, message = "budget", ""
+        try:
+            for position, item in enumerate(self.todo):
+                with self._lock:
+                    if self._stopped:
+                        reason, message = "stopped", "stopped on request"
+                        break
+                    self.position = position
+                offset = self.evaluations
+                run = self._prepare(item.problem, item.budget)
+                with self._lock:
+                    self.current = run
+                    objective, paused, stopped = self._objective, self._paused, self._stopped
+                if objective is not None:
+                    run.set_objective(objective)
+                if paused:
+                    run.pause()
+                if stopped:
+                    run.stop()
+                run.subscribe(lambda event, offset=offset: self._forward(event, offset))
+                finished = run.run()
+                self.evaluations += finished.evaluations
+                self.refined_total += getattr(run, "refined", 0)
+                with self._lock:
+                    self.current = None
+                if finished.reason in ("stopped", "error"):
+                    reason, message = finished.reason, finished.message
+                    break
+                reason = finished.reason if len(self.todo) == 1 else "budget"
+            else:
+                message = self._summary()
+        finally:
+            self.release()
+        result = RunFinished(reason, self.evaluations, message or self._summary())
+        self._emit(result)
+        return result
+
+    def _summary(self) -> str:
+        return f"{len(self.todo)} sizes measured, {self.evaluations} evaluations"
+
+    def _emit(self, event: Event) -> None:
+        with self._lock:
+            subscribers = list(self._subscribers)
+        for callback in subscribers:
+            callback(event)
+
+    def _forward(self, event: Event, offset: int) -> None:
+        """Pass a size's events on: progress counted over the whole sweep, no per-size end."""
+        if isinstance(event, RunFinished):
+            return
+        if isinstance(event, Progress):
+            done = offset + event.done
+            total = self.budget
+            eta = event.eta_s
+            if done > 0 and event.elapsed_s > 0 and total:
+                eta = event.elapsed_s / max(event.done, 1) * max(0, total - done)
+            event = dataclasses.replace(event, done=done, total=total, eta_s=eta)
+        self._emit(event)
