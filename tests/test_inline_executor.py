@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.backends.base import BackendSpec
+from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.backends.python import PythonBackend
 from workbench.core.errors import WorkbenchError
 from workbench.core.run_settings import RunSettings
@@ -155,3 +155,18 @@ def test_cli_runs_a_simulated_tune_inline_and_refuses_python_in_one_line(tmp_pat
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1 and "--executor local" in refused.stderr
     assert not (tmp_path / "t.json").exists()
+
+
+def test_the_abort_threshold_in_force_when_a_candidate_starts_is_the_one_it_gets() -> None:
+    """As with worker processes: relaxing the latency limit mid-run stops aborting new candidates."""
+    spec = BackendSpec("sim", {"kernel": "transpose", "noise": False, "compile": "estimate"})
+    from workbench.backends.sim import SimBackend
+
+    config = SimBackend.target(spec).default_config
+    with InlinePool(spec, limits=EvalLimits(max_latency_ms=1e-6)) as pool:
+        pool.submit(config)
+        (tight,) = pool.results()
+        pool.submit(config)
+        pool.set_abort_threshold(None)  # before it starts: it runs to the end
+        (relaxed,) = pool.results()
+    assert tight[1].status.value == "aborted" and relaxed[1].ok
