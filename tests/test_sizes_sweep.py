@@ -22,6 +22,9 @@ from workbench.search.seeded import Seeded
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = {"n": [4096, 1 << 16, 1 << 20]}
+# Sweeps run in this process evaluate inline (what is tested is the sweep, not isolation); the
+# command-line runs below are processes of their own.
+pytestmark = pytest.mark.usefixtures("inline_runs")
 
 
 def run_cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
