@@ -669,7 +669,7 @@ def test_dense_restriction_is_counted_with_numpy(monkeypatch: pytest.MonkeyPatch
     (how long either takes: bench/space_sampling.py)."""
     slots = [Slot(f"s{i}", tuple(range(1, 11))) for i in range(6)]
     space = SearchSpace(slots, ["s0 * s1 * s2 * s3 * s4 * s5 <= 2000"])
-    monkeypatch.setattr(space_module._Component, "_dfs_count", lambda *a: pytest.fail("counted by backtracking"))
+    monkeypatch.setattr(space_module.Component, "_dfs_count", lambda *a: pytest.fail("counted by backtracking"))
     total = space.count()
     monkeypatch.undo()
     grids = np.meshgrid(*[np.arange(1, 11)] * 6, indexing="ij", sparse=True)
