@@ -7,6 +7,7 @@ configs (each distinct source compiles once, ~0.1-0.3 s, then the cache answers)
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 
