@@ -19,8 +19,8 @@ os.environ["KERNEL_WORKBENCH_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 os.environ["KERNEL_WORKBENCH_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtWidgets import QApplication
 
 SIZES = {"n": [1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28]}
 BUDGET = 40

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.usefixtures("inline_runs")
 def run_cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"}
     return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, env=environment)
+                          timeout=timeout, cwd=ROOT, env=environment, check=False)
 
 
 def one_line_error(result: subprocess.CompletedProcess[str]) -> str:

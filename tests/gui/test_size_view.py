@@ -100,3 +100,79 @@ def test_missing_cells_are_measured_in_the_background(window, qtbot, tmp_path):
     assert not np.isnan(view.matrix).any()
     assert len(window.model.session.trials) == before + missing
     assert all(math.isfinite(view.matrix[i, j]) for i in range(2) for j in range(2))
+
+
+def test_start_on_a_reopened_unfinished_sweep_finishes_its_sizes(window, qtbot, tmp_path):
+    path = tmp_path / "part.json"
+    run = start_run(RunRequest(kernel="reduce_sum", backend="sim", strategy="random", budget=3,
+                               sizes={"n": [4096, 1 << 20, 1 << 26]}), path)
+    seen = []
+
+    def stop_in_second_size(event) -> None:
+        if type(event).__name__ == "TrialFinished":
+            seen.append(event)
+            if len(seen) == 4:
+                run.stop()
+
+    run.subscribe(stop_in_second_size)
+    run.run()
+    assert [len(g) for g in trials_by_problem(load_session(path)).values()][0] == 3
+    window.open_session(str(path))
+    assert window.toolbar.sizes.text() == "n=4096,1048576,67108864" and window.toolbar.budget.value() == 3
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run(window.toolbar.request())
+    assert [len(g) for g in trials_by_problem(window.model.session).values()] == [3, 3, 3]
+    assert [len(g) for g in trials_by_problem(load_session(path)).values()] == [3, 3, 3]
+
+
+def test_the_window_ranks_one_size_at_a_time_and_follows_a_running_sweep(tmp_path):
+    """A ranking across sizes would always recommend the smallest size's config: the model shows one
+    size, follows the size a sweep is measuring, and stays on a size the user picked."""
+    from workbench.gui.model import SessionModel
+
+    session = load_session(_sweep(tmp_path / "r.json", budget=4))
+    by_size = trials_by_problem(session)
+    keys = list(by_size)
+    model = SessionModel(session)
+    assert model.shown_problem() == {**session.problem, "n": 1 << 26}  # the latest size
+    assert model.trials == by_size[keys[-1]] and model.ranking.n_ok == 4
+    model.show_problem({**session.problem, "n": 4096})
+    assert model.trials == by_size[keys[0]]
+    best = model.trials[model.ranking.best]
+    assert best is min(by_size[keys[0]], key=lambda t: t.metric("latency_ms"))
+
+    # a session growing size by size, as a running sweep's does: the model follows the new size
+    growing = load_session(tmp_path / "r.json")
+    trials = list(growing.trials)
+    growing.trials[:] = trials[:4]
+    live = SessionModel(growing)
+    assert live.shown_problem() is None and live.n == 4  # one size so far: nothing to pick
+    seen: list[str] = []
+    live.sizes_changed.connect(lambda: seen.append("sizes"))
+    growing.trials.extend(trials[4:8])
+    assert live.sync() and live.shown_problem()["n"] == 1 << 20 and live.n == 4 and seen == ["sizes"]
+    # once the user picks an earlier size, a new size is announced but not switched to
+    live.show_problem({**session.problem, "n": 4096})
+    growing.trials.extend(trials[8:])
+    assert not live.sync()
+    assert live.shown_problem()["n"] == 4096 and live.n == 4 and len(live.problems()) == 3 and seen == ["sizes"] * 2
+
+
+def test_the_size_picker_switches_what_the_window_recommends(window, qtbot, tmp_path):
+    path = _sweep(tmp_path / "p.json", budget=4)
+    window.open_session(str(path))
+    picker = window.size_picker
+    assert picker.isVisibleTo(window) and picker.count() == 3
+    assert picker.currentText() == "size: n=67108864"
+    picker.setCurrentIndex(0)
+    picker.activated.emit(0)
+    assert window.model.shown_problem()["n"] == 4096
+    shown = window.model.trials
+    out = tmp_path / "best.json"
+    window.export_best(str(out))  # exports the recommendation at the size shown
+    import json
+
+    best = min((t for t in shown if t.ok), key=lambda t: t.metric("latency_ms"))
+    assert json.loads(out.read_text())["config"] == best.config.to_dict()
+    window.model.set_session(load_session(_sweep(tmp_path / "one.json", budget=3, sizes={"n": [4096]})))
+    assert not picker.isVisibleTo(window)

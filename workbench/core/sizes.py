@@ -86,11 +86,9 @@ WARM_PER_SIZE = 2
 
 
 def _one_size_value(raw: str, where: str) -> Value:
-    value = parse_value(raw, where)
-    if isinstance(value, str):
-        if not raw.strip():
-            raise WorkbenchError(f"{where}: an empty value")
-    return value
+    if not raw.strip():
+        raise WorkbenchError(f"{where}: an empty value")
+    return parse_value(raw, where)
 
 
 def parse_sizes(items: Sequence[str], flag: str = "--sizes") -> dict[str, list[Value]]:

@@ -15,7 +15,8 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QFileDialog, QLabel, QMainWindow, QMessageBox, QScrollArea, QSplitter, QTabWidget, QVBoxLayout, QWidget,
+    QComboBox, QFileDialog, QLabel, QMainWindow, QMessageBox, QScrollArea, QSplitter, QTabWidget, QVBoxLayout,
+    QWidget,
 )
 
 from workbench.core.errors import WorkbenchError
@@ -78,6 +79,7 @@ class MainWindow(QMainWindow):
         self._timer.timeout.connect(self.refresh)
         self._timer.start()
         self.model.session_changed.connect(self._on_session_changed)
+        self.model.sizes_changed.connect(self._fill_size_picker)
         self.model.ranking_changed.connect(self._on_ranking_changed)
         self.model.objective_changed.connect(self._update_title)
         self.model.objective_changed.connect(self.retarget_run)
@@ -204,6 +206,15 @@ class MainWindow(QMainWindow):
         from workbench.gui.elided_label import ElidedLabel
 
         self.summary_label = ElidedLabel("")  # ends in "…" rather than running under the labels beside it
+        # A sweep's sizes are ranked one at a time (a ranking across sizes would always pick the
+        # smallest size's config): the cards, charts and tables show the size picked here.
+        self.size_picker = QComboBox()
+        self.size_picker.setToolTip("Problem size shown in the recommendation, charts and tables "
+                                    "(the Sizes tab compares all sizes)")
+        self.size_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.size_picker.setVisible(False)
+        self.size_picker.activated.connect(self._on_size_picked)
+        status.addPermanentWidget(self.size_picker)
         status.addPermanentWidget(self.device_label)
         status.addPermanentWidget(self.timing_badge)
         status.addWidget(self.summary_label, 1)
@@ -300,7 +311,30 @@ class MainWindow(QMainWindow):
             return
         self.thread.engine.set_objective(objective)
 
+    def _fill_size_picker(self) -> None:
+        """List the session's sizes (shown only for a sweep) with the size shown selected."""
+        from workbench.core.size_analysis import size_label
+        from workbench.core.sizes import size_parameters
+
+        problems = self.model.problems()
+        shown = self.model.shown_problem()
+        names = size_parameters(problems)
+        self.size_picker.blockSignals(True)
+        self.size_picker.clear()
+        for problem in sorted(problems, key=lambda p: tuple(float(p[n]) for n in names)):
+            self.size_picker.addItem("size: " + size_label(problem, names), problem)
+            if problem == shown:
+                self.size_picker.setCurrentIndex(self.size_picker.count() - 1)
+        self.size_picker.blockSignals(False)
+        self.size_picker.setVisible(shown is not None)
+
+    def _on_size_picked(self, index: int) -> None:
+        problem = self.size_picker.itemData(index)
+        if isinstance(problem, dict):
+            self.model.show_problem(problem)
+
     def _on_session_changed(self) -> None:
+        self._fill_size_picker()
         session = self.model.session
         if session is None:
             self.device_label.setText("no session")
@@ -779,6 +813,9 @@ class MainWindow(QMainWindow):
         if self.model.session is None:
             raise WorkbenchError("no session to export")
         session = self.model.session
+        shown = self.model.shown_problem()
+        if shown is not None:  # a sweep: export the recommendation at the size the window shows
+            session = dataclasses.replace(session, problem=shown, trials=session.trials_at(shown))
         export_sessions([session], fmt, path, self.model.constraints, self.model.weights,
                         templates=self._export_templates(session.kernel))
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from workbench.core.measurement import Status, Trial
 from workbench.core.objective import Constraints, MetricTable, Weights, rank
+from workbench.core.session import problem_key
 
 #: status -> small integer code stored per trial (order = how the views list statuses).
 STATUS_CODES: dict[Status, int] = {status: code for code, status in enumerate(Status)}
@@ -81,7 +82,14 @@ class SessionModel:
     - ``trials_added(start, stop)``: rows ``start..stop-1`` were appended;
     - ``ranking_changed()``: feasibility/score/best changed (new trials or a new objective);
     - ``objective_changed()``: constraints or weights changed (sliders follow);
-    - ``selection_changed(index | None)``: a trial was selected in one view; the others follow.
+    - ``selection_changed(index | None)``: a trial was selected in one view; the others follow;
+    - ``sizes_changed()``: a sweep's trials reached a problem size not seen before.
+
+    A size sweep keeps several problems' trials in one session, and a ranking across sizes would
+    always recommend the smallest size's config. So the model shows one problem at a time
+    (:attr:`problem_shown`): ``trials`` and every derived array hold that problem's trials only.
+    While a sweep runs, the model follows the size being measured unless the user picked an
+    earlier one (:meth:`show_problem`); the size view and portability view read the whole session.
     """
 
     def __init__(self, session: Any = None) -> None:
@@ -90,6 +98,7 @@ class SessionModel:
         self.ranking_changed = Event()
         self.objective_changed = Event()
         self.selection_changed = Event()
+        self.sizes_changed = Event()
         self.session: Any = None
         #: Changes whenever the trials' data does (a new session, new trials, trials refined in
         #: place): what views key their caches on, since the trial count alone misses a refinement.
@@ -104,27 +113,94 @@ class SessionModel:
         self.selected: int | None = None
         self.default_index: int | None = None
         self.dirty = False
+        #: The problem whose trials are shown (key from :func:`problem_key`); None: the session holds
+        #: one problem only, and every trial is shown.
+        self.problem_shown: str | None = None
+        self._problems: dict[str, dict[str, Any]] = {}  # key -> problem, in order of first trial
+        self._consumed = 0  # session trials looked at so far (shown or not)
         if session is not None:
             self.set_session(session)
 
     # --- session ------------------------------------------------------------------------------
     def set_session(self, session: Any) -> None:
-        """Show ``session`` (replacing everything); its trials are ingested at once."""
+        """Show ``session`` (replacing everything); its trials are ingested at once. Showing the same
+        session again (trials refined in place) keeps the size shown."""
+        kept = self.problem_shown if session is self.session else None
         self.session = session
         self.data_version += 1
+        self.selected = None
+        self.default_index = None
+        self.dirty = False
+        self._problems = {}
+        self._consumed = 0
+        trials = list(session.trials) if session is not None else []
+        self._note_problems(trials)
+        if len(self._problems) < 2:
+            self.problem_shown = None
+        else:
+            self.problem_shown = kept if kept in self._problems else next(reversed(self._problems))
+        self._reset_columns()
+        self._ingest(self._shown(trials))
+        self.ranking = self._rank()
+        self.session_changed.emit()
+        self.ranking_changed.emit()
+
+    # --- sizes ----------------------------------------------------------------------------------
+    def problems(self) -> list[dict[str, Any]]:
+        """The problems the session's trials ran at, in order of their first trial (one for a
+        session that is not a sweep)."""
+        return [dict(problem) for problem in self._problems.values()]
+
+    def shown_problem(self) -> dict[str, Any] | None:
+        """The problem whose trials are shown; None when the session holds one problem only."""
+        return None if self.problem_shown is None else dict(self._problems[self.problem_shown])
+
+    def show_problem(self, problem: dict[str, Any]) -> None:
+        """Show the trials of ``problem`` (one of :meth:`problems`): everything is re-derived, as for
+        a new session, and views reset on ``session_changed``."""
+        key = problem_key(problem)
+        if key not in self._problems:
+            raise ValueError(f"the session has no trials at {key}")
+        if len(self._problems) < 2 or key == self.problem_shown:
+            return
+        self._switch_to(key)
+
+    def _switch_to(self, key: str) -> None:
+        self.problem_shown = key
+        self.data_version += 1
+        self._reset_columns()
+        self.selected = None
+        self.default_index = None
+        self._ingest(self._shown(self.session.trials[: self._consumed]))
+        self.ranking = self._rank()
+        self.session_changed.emit()
+        self.ranking_changed.emit()
+
+    def _problem_of(self, trial: Trial) -> str:
+        return problem_key(self.session.problem if trial.problem is None else trial.problem)
+
+    def _note_problems(self, trials: Sequence[Trial]) -> None:
+        """Record the problems of newly seen trials and count them as looked at."""
+        if self.session is None:
+            return
+        for trial in trials:
+            key = self._problem_of(trial)
+            if key not in self._problems:
+                self._problems[key] = dict(self.session.problem if trial.problem is None else trial.problem)
+        self._consumed += len(trials)
+
+    def _shown(self, trials: Sequence[Trial]) -> list[Trial]:
+        if self.problem_shown is None:
+            return list(trials)
+        return [t for t in trials if self._problem_of(t) == self.problem_shown]
+
+    def _reset_columns(self) -> None:
         self.trials = []
         self.columns = {name: GrowingColumn() for name in BASE_METRICS}
         self.status = GrowingColumn(dtype=np.int16, fill=-1)
         self.table = MetricTable()
         self.slot_codes = {}
         self.slot_values = {}
-        self.selected = None
-        self.default_index = None
-        self.dirty = False
-        self._ingest(list(session.trials) if session is not None else [])
-        self.ranking = self._rank()
-        self.session_changed.emit()
-        self.ranking_changed.emit()
 
     @property
     def n(self) -> int:
@@ -144,7 +220,20 @@ class SessionModel:
         """Pull trials the engine appended to the session since the last call; True if any."""
         if self.session is None:
             return False
-        fresh = list(self.session.trials[len(self.trials) :])
+        fresh = list(self.session.trials[self._consumed :])
+        if not fresh:
+            return False
+        known = len(self._problems)
+        following = self.problem_shown is None or self.problem_shown == next(reversed(self._problems))
+        self._note_problems(fresh)
+        if len(self._problems) > max(known, 1):  # a second (or later) size: a sweep
+            if following:  # a sweep moved on to a new size while the latest size was shown: follow it
+                self.dirty = True
+                self._switch_to(next(reversed(self._problems)))
+                self.sizes_changed.emit()
+                return True
+            self.sizes_changed.emit()
+        fresh = self._shown(fresh)
         if not fresh:
             return False
         start = len(self.trials)

@@ -23,6 +23,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
+from workbench.core.errors import WorkbenchError
 from workbench.core.size_analysis import (
     SizeRow,
     cross_matrix,
@@ -181,7 +182,7 @@ class SizeView(QWidget):
         if self.isVisible() and not self._timer.isActive():
             self._timer.start()
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+    def showEvent(self, event: Any) -> None:  # Qt override
         super().showEvent(event)
         if self._version != getattr(self.model, "data_version", None):
             self.refresh()
@@ -205,7 +206,7 @@ class SizeView(QWidget):
 
             try:
                 objective = Objective(self.model.constraints, self.model.weights)
-            except Exception:  # noqa: BLE001 - an objective the strategy could not use: rank by latency
+            except WorkbenchError:  # an objective that cannot rank (a metric without a direction): latency
                 objective = None
         self.rows = size_rows(session, objective)
         self.matrix = cross_matrix(self.rows)

@@ -404,12 +404,7 @@ def _prepare_any(request: RunRequest, session: Session | None, output: Path | No
     plan = sweep_plan(session) if session is not None else None
     if not request.sizes and plan is None:
         return _prepare(request, session, output, lock, resolved)
-    try:
-        return _prepare_sweep(request, session, output, lock, resolved, plan)
-    except BaseException:
-        if lock is not None:
-            lock.release()
-        raise
+    return _prepare_sweep(request, session, output, lock, resolved, plan)
 
 
 def _check_sizes(spec: BackendSpec, target: Target, problems: Sequence[Mapping[str, Any]]) -> None:
@@ -585,7 +580,7 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
         session = load_session(out)
         objective = Objective(request.constraints or session.constraints, request.weights or session.weights)
         latest: dict[str, Any] = {}
-        for trial in session.trials:
+        for trial in session.trials_at():  # the session's own problem (a sweep's other sizes are not re-run here)
             latest[trial.config.id] = trial
         configs = [t.config for t in latest.values() if objective.worth_remeasuring(t)]
         if not configs:

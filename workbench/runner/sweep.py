@@ -57,8 +57,24 @@ class SweepRun:
         self._stopped = False
         self._paused = False
         self._objective: Objective | None = None
+        #: Seconds each size's run waits for background compiles before its end (the engine's
+        #: ``refine_wait_s``, None: its default), and the trials left with estimates so far.
+        self.refine_wait_s: float | None = None
+        self._unrefined = 0
 
     # --- the Run surface -----------------------------------------------------------------------
+    @property
+    def engine(self) -> "SweepRun":
+        """What callers of a single run reach through ``run.engine`` (``refine_wait_s``,
+        ``unrefined``) a sweep answers for all its sizes."""
+        return self
+
+    @property
+    def unrefined(self) -> int:
+        """Trials of this sweep still holding estimated resources (every size so far)."""
+        current = self.current.engine.unrefined if self.current is not None else 0
+        return self._unrefined + current
+
     @property
     def budget(self) -> int:
         return sum(item.budget for item in self.todo)
@@ -136,6 +152,8 @@ class SweepRun:
                 with self._lock:
                     self.current = run
                     objective, paused, stopped = self._objective, self._paused, self._stopped
+                if self.refine_wait_s is not None:
+                    run.engine.refine_wait_s = self.refine_wait_s
                 if objective is not None:
                     run.set_objective(objective)
                 if paused:
@@ -146,6 +164,7 @@ class SweepRun:
                 finished = run.run()
                 self.evaluations += finished.evaluations
                 self.refined_total += getattr(run, "refined", 0)
+                self._unrefined += run.engine.unrefined
                 with self._lock:
                     self.current = None
                 if finished.reason in ("stopped", "error"):
