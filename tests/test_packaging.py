@@ -79,6 +79,13 @@ def test_the_installed_wheel_finds_its_kernels_and_resources_from_any_folder(tmp
     assert Path(kernels) == data / "kernels" and Path(gpu_dir) == data / "resources" / "gpus"
     assert Path(table_dir) == data / "resources" / "compiled" and Path(style).is_file()
 
+    def files(root: Path) -> set[str]:
+        return {p.relative_to(root).as_posix() for p in root.rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"}
+
+    for folder in ("kernels", "resources"):  # every shipped file, not only those the commands below read
+        assert files(data / folder) == files(ROOT / folder), folder
+
     listing = run(*cli, "kernels", "--json")
     assert listing.returncode == 0, listing.stderr
     names = {entry["name"] for entry in json.loads(listing.stdout)}
