@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every check CI runs, in order, stopping at the first failure: ruff (lint), mypy (types),
-# import-linter (the layering contracts), then the tests. Extra arguments go to pytest.
+# import-linter (the layering contracts), then the tests, one process per core (pytest-xdist; a
+# file's tests stay in one process). Extra arguments go to pytest.
 # PYTHON names another interpreter than .venv's (its environment must have the test extra).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,4 +13,4 @@ echo "check: mypy"
 echo "check: lint-imports"
 "$(dirname "$py")/lint-imports"
 echo "check: pytest"
-"$py" -m pytest -q "$@"
+"$py" -m pytest -q -n auto --dist loadfile "$@"

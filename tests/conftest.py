@@ -2,6 +2,8 @@
 
 import os
 import tempfile
+from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
@@ -13,6 +15,33 @@ _SANDBOX = tempfile.mkdtemp(prefix="kernel-workbench-test-home-")
 os.environ["KERNEL_WORKBENCH_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 os.environ["KERNEL_WORKBENCH_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 # No test may silently pick up a real GPU through `auto`: GPU tests opt in with the `gpu` marker.
+
+#: Real tuning landscapes every developer and CI machine has beside the checkout (``../shared``).
+SHARED_LANDSCAPES = Path(__file__).resolve().parents[2] / "shared" / "landscapes"
+#: Set to 1 to skip, instead of fail, the tests that read them (a machine without the shared folder).
+SKIP_SHARED_ENV = "KERNEL_WORKBENCH_TESTS_WITHOUT_SHARED"
+
+
+def shared_landscape(name: str) -> Path:
+    """The recorded landscape ``name`` from ``../shared/landscapes``.
+
+    Missing, the test fails with a line saying where the file is expected and how to opt out: a
+    silent skip would let CI pass without ever running these tests.
+    """
+    path = SHARED_LANDSCAPES / name
+    if path.is_file():
+        return path
+    if os.environ.get(SKIP_SHARED_ENV) == "1":
+        pytest.skip(f"{path} not present ({SKIP_SHARED_ENV}=1)")
+    pytest.fail(f"{path} is missing: these tests read the recorded landscapes in ../shared/landscapes beside the "
+                f"checkout (see README, Tests); put the shared folder there, or set {SKIP_SHARED_ENV}=1 to skip them",
+                pytrace=False)
+
+
+@pytest.fixture
+def landscape() -> Callable[[str], Path]:
+    """:func:`shared_landscape` for a test: ``landscape("name.json")`` -> its path (or a clear failure)."""
+    return shared_landscape
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -29,3 +58,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def inline_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs planned in this process (the run controller, the window) evaluate their candidates in
+    this process too (:class:`workbench.runner.inline.InlinePool`), with no worker process to start.
+
+    For tests whose point is not isolation: the window, sessions, locks, continuation. It also
+    covers the tests' own python benchmarks, which a person's run could not take inline, because
+    those fixtures neither hang nor crash; a test of timeouts, crashes or worker processes does
+    not use it. Runs started as separate processes (the command line) are not affected: they
+    pass ``--executor inline`` where they may.
+    """
+    import dataclasses
+
+    from workbench.runner import controller
+    from workbench.runner.executors import ExecutionPlan, ExecutorChoice, plan_execution
+    from workbench.runner.inline import InlinePool
+
+    def plan_inline(spec: Any, choice: ExecutorChoice, workers: int | None = None, **kwargs: Any) -> ExecutionPlan:
+        planned = plan_execution(spec, choice, workers, **kwargs)
+        if choice.kind != "local" or spec.kind == "cuda":
+            return planned
+        return dataclasses.replace(planned, pool_factory=InlinePool)
+
+    monkeypatch.setattr(controller, "plan_execution", plan_inline)

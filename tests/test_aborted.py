@@ -17,7 +17,7 @@ pytestmark = pytest.mark.timeout(120)
 def test_aborted_candidates_keep_a_bound_and_come_back_when_the_limit_is_relaxed(tmp_path: Path, capsys) -> None:
     out = tmp_path / "s.json"
     assert main(["tune", "transpose", "--backend", "sim", "--budget", "12", "--seed", "1", "--quiet",
-                 "--max-latency-ms", "0.06", "--out", str(out)]) == 0
+                 "--executor", "inline", "--max-latency-ms", "0.06", "--out", str(out)]) == 0
     session = load_session(out)
     aborted = [t for t in session.trials if t.status is Status.ABORTED]
     assert aborted, "a 0.06 ms limit on transpose aborts most candidates"

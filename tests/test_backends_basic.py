@@ -16,6 +16,7 @@ from workbench.core.measurement import Measurement, Status, Trial
 from workbench.core.session import Journal, save_session
 from workbench.core.space import Config
 from workbench.runner.engine import Engine, session_for_target
+from workbench.runner.inline import InlinePool
 from workbench.search.grid import GridSearch
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -135,7 +136,7 @@ def test_replay_through_the_engine_reproduces_the_recording(tmp_path):
     target = ReplayBackend.target(spec)
     session = session_for_target(target, spec)
     started = time.monotonic()
-    finished = Engine(session, GridSearch(target.space), spec, workers=1).run()
+    finished = Engine(session, GridSearch(target.space), spec, workers=1, pool_factory=InlinePool).run()
     assert finished.reason == "exhausted" and finished.evaluations == 5
     assert time.monotonic() - started >= 5 * 0.05  # played back "as if live"
     recorded = {t.config.id: t.measurement for t in trials}

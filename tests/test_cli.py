@@ -14,7 +14,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-LANDSCAPES = ROOT.parent / "shared" / "landscapes"
 
 
 def run_cli(*args: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess[str]:
@@ -32,7 +31,7 @@ def show_json(path: Path, *extra: str) -> dict:
 def test_tune_sim_then_show_reports_a_simulated_best(tmp_path: Path) -> None:
     out = tmp_path / "va.json"
     result = run_cli("tune", "vector_add", "--backend", "auto", "--strategy", "random", "--budget", "12",
-                     "--seed", "3", "--out", str(out))
+                     "--seed", "3", "--executor", "inline", "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert "[12/12]" in result.stderr  # the progress line
     summary = show_json(out, "--trials")
@@ -144,16 +143,16 @@ def test_kill_tune_mid_run_then_show_recovers_every_finished_trial(tmp_path: Pat
     assert [t["index"] for t in summary["trial_list"]] == list(range(summary["trials"]))
 
 
-@pytest.mark.skipif(not (LANDSCAPES / "pnpoly_RTX_3090.json").exists(), reason="shared landscapes not present")
-def test_import_kt_then_replay_tune(tmp_path: Path) -> None:
+def test_import_kt_then_replay_tune(tmp_path: Path, landscape) -> None:
     imported = tmp_path / "pnpoly.json"
-    result = run_cli("import-kt", str(LANDSCAPES / "pnpoly_RTX_3090.json"), "--out", str(imported))
+    result = run_cli("import-kt", str(landscape("pnpoly_RTX_3090.json")), "--out", str(imported))
     assert result.returncode == 0, result.stderr
     summary = show_json(imported)
     assert summary["trials"] == 4092 and summary["simulated"] is False
     assert summary["by_status"].get("runtime_error") == 330
     out = tmp_path / "replayed.json"
-    result = run_cli("tune", "--replay", str(imported), "--strategy", "random", "--budget", "20", "--out", str(out))
+    result = run_cli("tune", "--replay", str(imported), "--strategy", "random", "--budget", "20",
+                     "--executor", "inline", "--out", str(out))
     assert result.returncode == 0, result.stderr
     replayed = show_json(out)
     assert replayed["trials"] == 20 and replayed["device"].get("replayed") is True

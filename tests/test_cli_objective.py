@@ -96,7 +96,7 @@ def test_directions_are_saved_with_the_session(tmp_path: Path) -> None:
 def test_tune_with_objectives_reports_a_pareto_front(capsys, tmp_path: Path) -> None:
     out = tmp_path / "mo.json"
     assert main(["tune", "vector_add", "--backend", "sim", "--budget", "12", "--quiet", "--out", str(out),
-                 "--objectives", "latency_ms,registers"]) == 0
+                 "--objectives", "latency_ms,registers", "--executor", "inline"]) == 0
     doc = show(capsys, out)
     assert doc["objectives"] == ["latency_ms", "registers"] and doc["pareto"]
     lat = [p["latency_ms"] for p in doc["pareto"]]

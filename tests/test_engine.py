@@ -21,6 +21,7 @@ from workbench.core.measurement import Status
 from workbench.core.session import load_session
 from workbench.runner.engine import Engine, session_for_target
 from workbench.runner.events import Progress, RunFinished, TrialFinished, TrialStarted
+from workbench.runner.inline import InlinePool
 from workbench.search.grid import GridSearch
 from workbench.search.random import RandomSearch
 
@@ -28,6 +29,10 @@ ROOT = Path(__file__).parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
 
 pytestmark = pytest.mark.timeout(60)
+
+# The loop itself (budgets, dedupe, events, control, the journal) is tested with candidates
+# evaluated in this process (InlinePool): no worker to start per run. Tests of what worker
+# processes are for (faults, hangs, a killed driver, a backend that cannot start) use them.
 
 
 def _spec(name: str) -> BackendSpec:
@@ -43,7 +48,7 @@ def _setup(name: str, strategy=GridSearch, seed: int = 0):
 
 def test_grid_run_measures_every_valid_config_once_default_first():
     spec, target, session, search = _setup("trivial")
-    engine = Engine(session, search, spec, workers=2)
+    engine = Engine(session, search, spec, workers=2, pool_factory=InlinePool)
     events = []
     engine.subscribe(events.append)
     sink = engine.event_queue()
@@ -55,7 +60,7 @@ def test_grid_run_measures_every_valid_config_once_default_first():
     assert sorted(ids) == sorted(c.id for c in valid)  # each exactly once
     assert session.trials[0].config == target.default_config
     assert [t.index for t in session.trials] == list(range(len(valid)))
-    assert all(t.ok and t.worker in ("worker-0", "worker-1") for t in session.trials)
+    assert all(t.ok for t in session.trials) and {t.worker for t in session.trials} == {"inline-0", "inline-1"}
     best = min(session.trials, key=lambda t: t.metric("latency_ms"))
     assert dict(best.config) == {"x": 6, "y": 4, "mode": "a"}
     started = [e for e in events if isinstance(e, TrialStarted)]
@@ -106,12 +111,12 @@ def test_engine_records_every_fault_exactly_once(workers):
 
 def test_second_run_skips_what_the_session_already_measured():
     spec, target, session, search = _setup("trivial", RandomSearch, seed=3)
-    first = Engine(session, search, spec, budget=10).run()
+    first = Engine(session, search, spec, budget=10, pool_factory=InlinePool).run()
     assert first.evaluations == 10
     measured = session.measured_ids()
     # a fresh strategy with the same seed would propose the same configs: all must be skipped
     again = RandomSearch(target.space, seed=3)
-    second = Engine(session, again, spec, budget=10).run()
+    second = Engine(session, again, spec, budget=10, pool_factory=InlinePool).run()
     assert second.evaluations == 10
     ids = [t.config.id for t in session.trials]
     assert len(ids) == len(set(ids)) == 20
@@ -121,7 +126,7 @@ def test_second_run_skips_what_the_session_already_measured():
 
 def test_patience_stops_on_a_plateau():
     spec, target, session, search = _setup("trivial", RandomSearch, seed=1)
-    finished = Engine(session, search, spec, patience=4).run()
+    finished = Engine(session, search, spec, patience=4, pool_factory=InlinePool).run()
     assert finished.reason == "plateau"
     scores = [t.metric("latency_ms") for t in session.trials]
     best_at = scores.index(min(scores))
@@ -133,7 +138,7 @@ def test_time_limit(monkeypatch):
     monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
     spec, target, session, search = _setup("slow")
     started = time.monotonic()
-    finished = Engine(session, search, spec, time_limit_s=1.0).run()
+    finished = Engine(session, search, spec, time_limit_s=1.0, pool_factory=InlinePool).run()
     took = time.monotonic() - started
     assert finished.reason == "time_limit"
     assert finished.evaluations <= 1.0 / 0.05 + 1  # nothing started after the limit
@@ -143,7 +148,7 @@ def test_time_limit(monkeypatch):
 def test_pause_resume_and_stop_from_another_thread(monkeypatch):
     monkeypatch.setenv("WORKBENCH_SLOW_S", "0.03")
     spec, target, session, search = _setup("slow")
-    engine = Engine(session, search, spec, workers=2)
+    engine = Engine(session, search, spec, workers=2, pool_factory=InlinePool)
     started: list = []
     finished_trials: list = []
     engine.subscribe(lambda e: started.append(e) if isinstance(e, TrialStarted) else None)
@@ -182,7 +187,7 @@ def test_pause_resume_and_stop_from_another_thread(monkeypatch):
 def test_output_file_is_saved_and_journal_removed(tmp_path):
     spec, target, session, search = _setup("trivial")
     out = tmp_path / "run.json"
-    Engine(session, search, spec, budget=7, output=out).run()
+    Engine(session, search, spec, budget=7, output=out, pool_factory=InlinePool).run()
     assert out.is_file() and not Path(str(out) + ".journal").exists()
     loaded = load_session(out)
     assert [t.config.id for t in loaded.trials] == [t.config.id for t in session.trials]
@@ -356,7 +361,7 @@ def test_trials_simulated_while_compiling_are_refined_at_the_end(tmp_path) -> No
     strategy = create_strategy("grid", target.space, seed=0)
     session = session_for_target(target, spec, strategy)
     out = tmp_path / "run.json"
-    engine = Engine(session, strategy, spec, budget=3, output=out)
+    engine = Engine(session, strategy, spec, budget=3, output=out, pool_factory=InlinePool)
     events = engine.event_queue()
     finished = engine.run()
     assert finished.reason in ("budget", "exhausted") and engine.refined == 3

@@ -325,7 +325,7 @@ def test_exports_and_sessions_get_the_users_umask(tmp_path: Path) -> None:
 
 
 def test_show_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
-    space = SearchSpace([Slot("i", tuple(range(3000)))])
+    space = SearchSpace([Slot("i", tuple(range(60))), Slot("j", tuple(range(50)))])  # 3000 trials to print
     session = Session(kernel="k", space=space)
     for i, config in enumerate(space):
         session.add(Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + i}, "x" * 40)))

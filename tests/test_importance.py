@@ -7,7 +7,6 @@ of the slots is known in advance: a slot that drives latency must outrank one th
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -116,14 +115,11 @@ def test_nothing_feasible_gives_a_reason() -> None:
     assert not imp.available and "feasible" in imp.reason
 
 
-def test_large_sessions_are_subsampled_and_fast() -> None:
+def test_large_sessions_are_subsampled() -> None:
+    """How long this takes is bench/core_speed.py's row ``importance``."""
     trials = make_trials(5000, seed=6)
-    slot_importance(trials[:200], NAMES, domains=DOMAINS)  # import Optuna outside the timing
-    started = time.perf_counter()
     imp = slot_importance(trials, NAMES, domains=DOMAINS, max_trials=2000)
-    elapsed = time.perf_counter() - started
     assert imp.n_trials == 2000 and list(imp.shares)[0] == "block"
-    assert elapsed < 4.0  # ~0.5 s on an idle core; generous for a loaded CI machine
 
 
 def test_value_distributions_per_slot_value() -> None:

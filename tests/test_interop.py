@@ -17,15 +17,6 @@ from workbench.core.session import Session, load_session, save_session
 from workbench.core.space import Config, SearchSpace, Slot
 
 ROOT = Path(__file__).resolve().parents[1]
-LANDSCAPES = next(
-    (p for p in (ROOT.parent / "shared" / "landscapes", Path("/work/shared/landscapes")) if p.is_dir()), None
-)
-
-
-def landscape(name: str) -> Path:
-    if LANDSCAPES is None or not (LANDSCAPES / name).is_file():
-        pytest.skip(f"recorded landscape {name} not available")
-    return LANDSCAPES / name
 
 
 def synthetic(new_style: bool) -> dict:
@@ -231,7 +222,7 @@ def test_export_csv(tmp_path: Path) -> None:
 # --- the real recorded landscapes (read in place, never copied) -----------------------------------
 
 
-def test_import_real_convolution_a100() -> None:
+def test_import_real_convolution_a100(landscape) -> None:
     path = landscape("convolution_A100.json")
     session = import_kt_cache(path)
     statuses = [t.status for t in session.trials]
@@ -248,7 +239,7 @@ def test_import_real_convolution_a100() -> None:
     assert all(t.metric("gflops") > 0 for t in session.trials if t.ok)
 
 
-def test_import_real_pnpoly_and_export_round_trip(tmp_path: Path) -> None:
+def test_import_real_pnpoly_and_export_round_trip(tmp_path: Path, landscape) -> None:
     session = import_kt_cache(landscape("pnpoly_RTX_3090.json"))
     assert len(session.trials) == 4092
     assert sum(t.status is Status.RUNTIME_ERROR for t in session.trials) == 330

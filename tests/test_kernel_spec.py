@@ -65,7 +65,7 @@ def test_tuning_a_saved_template_with_the_command_line(tmp_path):
     folder = save_template_folder(tmp_path / "mine", SPEC, SOURCE).parent
     out = tmp_path / "s.json"
     done = subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", "saxpy", "--kernel-dir", str(folder),
-                           "--backend", "sim", "--budget", "6", "--out", str(out), "--quiet"],
+                           "--backend", "sim", "--executor", "inline", "--budget", "6", "--out", str(out), "--quiet"],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(out.read_text())["kernel"] == "saxpy"

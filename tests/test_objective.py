@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -271,29 +270,6 @@ def test_metric_table_appends_incrementally_and_matches_from_trials() -> None:
     assert table.ok.tolist() == whole.ok.tolist()
     assert rank(table).best == rank(trials).best == 101
     assert table.position(trials[5].config.id) == 5 and table.position("nope") is None
-
-
-def test_rank_20k_trials_is_fast() -> None:
-    rng = np.random.default_rng(1)
-    trials = []
-    for i in range(20_000):
-        if i % 17 == 0:
-            trials.append(failed(i))
-        else:
-            metrics = rng.uniform([0.1, 10, 0.9, 100], [10, 1000, 1.0, 900])
-            trials.append(
-                ok(i, latency_ms=metrics[0], memory_mb=metrics[1], quality=metrics[2], throughput_gbs=metrics[3])
-            )
-    table = MetricTable.from_trials(trials)
-    c = Constraints(max_latency_ms=5, max_memory_mb=800, min_quality=0.95)
-    w = Weights({"latency_ms": 1, "memory_mb": 0.3, "throughput_gbs": 0.5, "quality": 0.1})
-    rank(table, c, w)
-    start = time.process_time()  # CPU time: other jobs on a shared CI machine must not fail this
-    for _ in range(10):
-        r = rank(table, c, w)
-    per_call = (time.process_time() - start) / 10
-    assert r.best is not None and r.n_feasible > 1000
-    assert per_call < 0.025, f"rank on 20k trials took {per_call * 1e3:.1f} ms"
 
 
 def test_trial_cost() -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from dataclasses import replace
 
 import numpy as np
@@ -301,7 +300,8 @@ def test_unresident_config_predicts_infinity_not_a_crash() -> None:
     assert math.isinf(pred.latency_ms) and pred.bound == "launch failure"
 
 
-def test_every_term_is_named_and_explained_and_prediction_is_cheap() -> None:
+def test_every_term_is_named_and_explained() -> None:
+    """(The cost of a prediction is bench/core_speed.py's row ``predict``.)"""
     profile = replace(STREAM, smem_accesses=N, bank_conflict_ways=2, atomics=1000, syncs_per_block=2, transcendentals=N)
     res = {"registers": 40, "smem_bytes": 4096, "spill_store_bytes": 8, "spill_load_bytes": 8, "estimated": True}
     pred = predict(H200, profile, _grid(N, 256), (256, 1, 1), res)
@@ -310,10 +310,6 @@ def test_every_term_is_named_and_explained_and_prediction_is_cheap() -> None:
             "transcendentals", "launch", "estimated"} <= names
     assert all(t.explanation for t in pred.terms)
     assert pred.explain().splitlines()[0].startswith(f"{pred.latency_ms:.4g} ms")
-    began = time.perf_counter()
-    for _ in range(500):
-        predict(H200, profile, _grid(N, 256), (256, 1, 1), res)
-    assert (time.perf_counter() - began) / 500 < 1e-3  # well under a millisecond each
 
 
 def test_estimated_resources_say_so_and_spill_past_the_launch_bound() -> None:

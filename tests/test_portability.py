@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pytest
@@ -187,13 +187,10 @@ def test_simulated_gpus_predict_the_configs_they_did_not_measure() -> None:
 # --- recorded: five GPUs, one convolution kernel ----------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def landscapes() -> dict[str, Path]:
-    missing = [str(p) for p in CACHES.values() if not p.is_file()]
-    if missing:
-        pytest.fail(f"the recorded landscapes are required and missing: {', '.join(missing)} "
-                    f"(expected beside the project in {LANDSCAPES})", pytrace=False)
-    return CACHES
+@pytest.fixture
+def landscapes(landscape: Callable[[str], Path]) -> dict[str, Path]:
+    """The recorded caches; missing, a clear failure (or a skip with the opt-out, see conftest)."""
+    return {gpu: landscape(str(path.relative_to(LANDSCAPES))) for gpu, path in CACHES.items()}
 
 
 def read_cache(path: Path) -> dict[str, Any]:

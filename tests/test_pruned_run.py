@@ -13,7 +13,8 @@ from workbench.runner.controller import RunRequest, run_to_end
 
 def _latencies(prune: float | None) -> np.ndarray:
     spec = make_backend_spec("reduce_sum", "sim", noise=False, extra={"compile": "estimate"})
-    session, _ = run_to_end(RunRequest(spec=spec, strategy="random", seed=4, budget=24, prune_keep=prune), None)
+    session, _ = run_to_end(RunRequest(spec=spec, strategy="random", seed=4, budget=24, prune_keep=prune,
+                                         executor="inline"), None)
     assert len(session.trials) == 24
     if prune is not None:
         assert session.run.prune_keep == prune

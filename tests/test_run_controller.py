@@ -27,6 +27,10 @@ FIXTURES = Path(__file__).parent / "fixtures"
 TRIVIAL = str(FIXTURES / "trivial_bench.py")
 SLOW = str(FIXTURES / "slow_bench.py")
 
+# Runs started in this process evaluate inline (they test sessions, locks and continuation, not
+# isolation); the command-line runs below are processes of their own with worker processes.
+pytestmark = pytest.mark.usefixtures("inline_runs")
+
 
 def run_cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1", **(env or {})}

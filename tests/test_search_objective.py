@@ -18,6 +18,7 @@ from workbench.core.search_objective import INFEASIBLE, LATENCY_BOUND, Objective
 from workbench.core.space import Config
 from workbench.runner.engine import Engine, session_for_target
 from workbench.runner.events import TrialFinished, TrialStarted
+from workbench.runner.inline import InlinePool
 from workbench.search.base import STRATEGIES, create_strategy
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -113,7 +114,7 @@ def _run_with_switch(switch_at: int | None) -> list[Config]:
     target = PythonBackend.target(spec)
     strategy = create_strategy("agents", target.space, seed=5)
     session = session_for_target(target, spec, strategy)
-    engine = Engine(session, strategy, spec, budget=34, workers=1, objective=Objective())
+    engine = Engine(session, strategy, spec, budget=34, workers=1, objective=Objective(), pool_factory=InlinePool)
     started: list[Config] = []
     done = [0]
 

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from workbench.backends.base import BackendSpec, EvalLimits, create_backend
+from workbench.backends import sim as sim_module
 from workbench.backends.sim import SimBackend
 from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Status
@@ -109,7 +110,7 @@ def test_fast_math_trades_quality_for_speed_through_the_emulation() -> None:
     assert precise.details["quality_source"] == "emulation"
 
 
-def test_nvrtc_gives_real_resources_and_repeats_are_cached() -> None:
+def test_nvrtc_gives_real_resources_and_repeats_are_cached(monkeypatch: pytest.MonkeyPatch) -> None:
     spec = BackendSpec("sim", {"kernel": "vector_add", "noise": False})
     target = SimBackend.target(spec)
     backend = SimBackend(spec)
@@ -118,9 +119,11 @@ def test_nvrtc_gives_real_resources_and_repeats_are_cached() -> None:
     first = backend.evaluate(cfg, LIMITS)
     assert first.ok and first.details["estimated"] is False
     assert 8 <= first.metrics["registers"] <= 255
-    began = time.perf_counter()
+    # the repeat is answered from the resource cache: neither the table nor the compiler is asked
+    backend.table = None
+    monkeypatch.setattr(sim_module, "_compiled_figures", lambda *a: pytest.fail("compiled again"))
     again = backend.evaluate(cfg, LIMITS)
-    assert time.perf_counter() - began < 0.05 and again.metrics == first.metrics
+    assert again.metrics == first.metrics and again.details["estimated"] is False
 
 
 def _tiny_template(folder) -> BackendSpec:
@@ -178,18 +181,6 @@ def test_every_shipped_template_evaluates_its_default_config() -> None:
         assert m.status in (Status.OK, Status.LAUNCH_ERROR), f"{name}: {m.status.value} {m.message}"
         if m.ok:
             assert m.metrics["latency_ms"] > 0 and 0.0 <= m.metrics["quality"] <= 1.0, name
-
-
-def test_thousands_of_evaluations_per_second_once_resources_are_known() -> None:
-    target, backend = _backend("vector_add")
-    configs = list(target.space)
-    for cfg in configs:
-        backend.evaluate(cfg, LIMITS)
-    began = time.perf_counter()
-    for cfg in configs:
-        backend.evaluate(cfg, LIMITS)
-    rate = len(configs) / (time.perf_counter() - began)
-    assert rate > 2000, f"{rate:.0f} evaluations/s"
 
 
 def test_memory_is_per_config_device_workspace_and_on_chip_storage() -> None:

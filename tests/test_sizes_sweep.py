@@ -29,6 +29,9 @@ from workbench.search.seeded import Seeded
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = {"n": [4096, 1 << 16, 1 << 20]}
+# Sweeps run in this process evaluate inline (what is tested is the sweep, not isolation); the
+# command-line runs below are processes of their own.
+pytestmark = pytest.mark.usefixtures("inline_runs")
 
 
 def run_cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
@@ -196,10 +199,8 @@ def test_bad_sizes_are_refused_in_one_line_before_anything_is_written(tmp_path: 
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
-def test_sizes_of_a_recording_are_refused(tmp_path: Path) -> None:
-    recording = ROOT.parent / "shared" / "landscapes" / "pnpoly_RTX_3090.json"
-    if not recording.is_file():
-        pytest.skip("the shared landscapes are not here")
+def test_sizes_of_a_recording_are_refused(tmp_path: Path, landscape) -> None:
+    recording = landscape("pnpoly_RTX_3090.json")
     line = one_line_error(run_cli("tune", "--replay", str(recording), "--sizes", "n=1,2", "--budget", "2",
                                   "--out", str(tmp_path / "r.json")))
     assert "--sizes" in line and "has one fixed problem" in line

@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 import json
 import pickle
-import time
 from collections import Counter
 
 import numpy as np
@@ -260,6 +259,7 @@ def test_slot_lookup() -> None:
 # ---------------------------------------------------------------- counting
 
 
+@pytest.mark.timeout(60)  # guards against enumerating the product (hours), not a speed claim
 def test_count_of_independent_groups_multiplies() -> None:
     # 4 groups of 2 linked slots with 30 values each plus 3 free slots: 30^8 * 10^3 points.
     slots, restrictions = [], []
@@ -269,20 +269,17 @@ def test_count_of_independent_groups_multiplies() -> None:
     slots += [Slot(f"free{k}", tuple(range(10))) for k in range(3)]
     space = SearchSpace(slots, restrictions)
     per_group = sum(1 for a in range(1, 31) for b in range(1, 31) if a * b <= 60)
-    start = time.perf_counter()
     assert space.count() == per_group**4 * 1000
-    assert time.perf_counter() - start < 1.0
     assert space.cartesian_size == 30**8 * 1000
 
 
+@pytest.mark.timeout(60)  # guards against enumerating the product (hours), not a speed claim
 def test_count_of_a_chain_is_memoised() -> None:
     # a0 - a1 - ... - a9 linked pairwise: 20^10 cartesian points, counted without enumerating them.
     slots = [Slot(f"a{i}", tuple(range(20))) for i in range(10)]
     restrictions = [f"a{i} <= a{i + 1} + 1" for i in range(9)]
     space = SearchSpace(slots, restrictions)
-    start = time.perf_counter()
     total = space.count()
-    assert time.perf_counter() - start < 1.0
     # dynamic-programming oracle over the chain
     ways = np.ones(20, dtype=object)
     for _ in range(9):
@@ -290,15 +287,14 @@ def test_count_of_a_chain_is_memoised() -> None:
     assert total == int(sum(ways))
 
 
-def test_count_of_a_scrambled_ring_is_fast() -> None:
+@pytest.mark.timeout(60)  # guards against enumerating the product (hours), not a speed claim
+def test_count_of_a_scrambled_ring() -> None:
     # colourings of a 12-cycle with 10 colours, the ring declared out of order: 10^12 points
     ring = [0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11]
     slots = [Slot(f"c{i}", tuple(range(10))) for i in range(12)]
     restrictions = [f"c{ring[i]} != c{ring[(i + 1) % 12]}" for i in range(12)]
     space = SearchSpace(slots, restrictions)
-    start = time.perf_counter()
     assert space.count() == 9**12 + 9  # chromatic polynomial of a cycle: (k-1)^n + (-1)^n (k-1)
-    assert time.perf_counter() - start < 2.0
     got = space.sample(np.random.default_rng(4), 20)
     assert len(got) == 20 and all(space.is_valid(c) for c in got)
 
@@ -361,15 +357,13 @@ def test_exact_sampling_is_uniform_when_valid_fraction_is_tiny() -> None:
     assert all(abs(n - 100) < 45 for n in counts.values())
 
 
-def test_sampling_a_huge_space_is_fast_and_lazy() -> None:
+@pytest.mark.timeout(60)  # guards against enumerating the product (hours), not a speed claim
+def test_sampling_a_huge_space_is_lazy() -> None:
     slots = [Slot(f"s{i}", tuple(range(1, 11))) for i in range(7)]  # 10^7 points
     restrictions = ["s0 * s1 <= 40", "s2 % s3 == 0 or s3 == 1", "s4 <= 2 * s5", "s6 != s0"]
     space = SearchSpace(slots, restrictions)
-    start = time.perf_counter()
     got = space.sample(np.random.default_rng(0), 100)
-    elapsed = time.perf_counter() - start
     assert len(got) == 100 and all(space.is_valid(c) for c in got)
-    assert elapsed < 1.0, f"sampling 100 took {elapsed:.2f}s"
     first = next(iter(space))  # lazy: the first config comes without enumerating the rest
     assert space.is_valid(first)
 
@@ -670,18 +664,19 @@ def numpy_counting(store_max: int | None = None):
         space_module.VECTOR_MIN_POINTS, space_module.VECTOR_GAIN, space_module.STORE_MAX_POINTS = saved
 
 
-def test_dense_restriction_is_counted_with_numpy_quickly() -> None:
+def test_dense_restriction_is_counted_with_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """10^6 points under one restriction: counted by NumPy over the grid, never config by config
+    (how long either takes: bench/space_sampling.py)."""
     slots = [Slot(f"s{i}", tuple(range(1, 11))) for i in range(6)]
     space = SearchSpace(slots, ["s0 * s1 * s2 * s3 * s4 * s5 <= 2000"])
-    start = time.perf_counter()
+    monkeypatch.setattr(space_module.Component, "_dfs_count", lambda *a: pytest.fail("counted by backtracking"))
     total = space.count()
-    elapsed = time.perf_counter() - start
+    monkeypatch.undo()
     grids = np.meshgrid(*[np.arange(1, 11)] * 6, indexing="ij", sparse=True)
     product = grids[0]
     for g in grids[1:]:
         product = product * g
     assert total == int((product <= 2000).sum())
-    assert elapsed < 2.0, f"counting took {elapsed:.2f}s"
     got = space.sample(np.random.default_rng(0), 50, exclude=())
     assert len({c.id for c in got}) == 50 and all(space.is_valid(c) for c in got)
 

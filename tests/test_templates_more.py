@@ -25,7 +25,6 @@ from workbench.core.templates import KernelTemplate, load_templates
 from kernel_buffers import write_arg_buffers
 
 NAMES = ("transpose", "sgemm", "conv2d", "stencil", "histogram")
-LANDSCAPE = Path(__file__).resolve().parents[2] / "shared" / "landscapes" / "convolution_A100.json"
 #: Valid configs of the default problem: hundreds to tens of thousands, as the spaces were designed.
 EXPECTED_COUNTS = {"transpose": 720, "sgemm": 5152, "conv2d": 4362, "stencil": 460, "histogram": 250}
 
@@ -65,10 +64,8 @@ def test_space_sizes(templates: dict[str, KernelTemplate]) -> None:
         assert template.space(template.small_problem).count() == count, name
 
 
-def test_conv2d_space_is_the_recorded_landscape(templates: dict[str, KernelTemplate]) -> None:
-    if not LANDSCAPE.is_file():
-        pytest.skip("recorded landscape not present")
-    data = json.loads(LANDSCAPE.read_text())
+def test_conv2d_space_is_the_recorded_landscape(templates: dict[str, KernelTemplate], landscape) -> None:
+    data = json.loads(landscape("convolution_A100.json").read_text())
     keys = data["tune_params_keys"]
     template = templates["conv2d"]
     slot_names = [s.name for s in template.slots]

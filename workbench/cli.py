@@ -116,8 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="with --resume: evaluate nothing new, only refine the --out session's trials that hold "
                            "estimated resources, at every size of a sweep (sim backend)")
     tune.add_argument("--workers", type=int, default=None, help="worker processes (default: 1, or one per GPU)")
-    tune.add_argument("--executor", default=None, choices=("local", "ray"),
-                      help="where candidates run: local worker processes, or Ray actors (the ray extra)")
+    tune.add_argument("--executor", default=None, choices=("local", "ray", "inline"),
+                      help="where candidates run: local worker processes, Ray actors (the ray extra), or inline "
+                           "in this process (sim and replay only: quicker start, no per-candidate timeout)")
     tune.add_argument("--ray-address", default=None, metavar="ADDRESS",
                       help="with --executor ray: an existing cluster (e.g. ray://head:10001); default a local Ray instance")
     tune.add_argument("--devices", default=None, metavar="0,1", help="cuda backend: the GPUs to use, one worker each (default: all)")

@@ -8,6 +8,14 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
+def _inline_unless_marked(request: pytest.FixtureRequest) -> None:
+    """Window tests test the window: their runs evaluate candidates in this process (see the
+    ``inline_runs`` fixture) unless marked ``worker_processes`` (isolation is what they test)."""
+    if request.node.get_closest_marker("worker_processes") is None:
+        request.getfixturevalue("inline_runs")
+
+
+@pytest.fixture(autouse=True)
 def _isolated(tmp_path, monkeypatch):
     """Each test gets its own autosave folder and QSettings file."""
     from PySide6.QtCore import QSettings

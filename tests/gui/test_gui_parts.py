@@ -250,12 +250,8 @@ def test_a_killed_run_is_offered_for_recovery(qtbot, tmp_path, monkeypatch):
     assert [t.config.id for t in window.model.trials] == [t.config.id for t in session.trials[:5]]
 
 
-KT_CACHE = Path("/work/shared/landscapes/pnpoly_RTX_3090.json")
-
-
-@pytest.mark.skipif(not KT_CACHE.is_file(), reason="recorded Kernel Tuner cache not available")
-def test_imported_kernel_tuner_cache_is_shown_as_recorded(window):
-    window.import_kt_cache(str(KT_CACHE))
+def test_imported_kernel_tuner_cache_is_shown_as_recorded(window, landscape):
+    window.import_kt_cache(str(landscape("pnpoly_RTX_3090.json")))
     window.refresh()
     model = window.model
     ok = int((~model.failed_mask()).sum())

@@ -1,5 +1,6 @@
-"""The real window, driven like a user: runs through the engine's worker processes, sliders, a dragged
-constraint line, a clicked point, save / reopen, failures, and closing during a run."""
+"""The real window, driven like a user: runs through the engine (candidates evaluated in this
+process, see tests/gui/conftest.py), sliders, a dragged constraint line, a clicked point,
+save / reopen, failures, and closing during a run."""
 
 from __future__ import annotations
 

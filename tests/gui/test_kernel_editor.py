@@ -172,6 +172,7 @@ def test_menu_entries_open_the_editor(window, qtbot):
     assert report.ok, [str(d) for d in report.diagnostics]
 
 
+@pytest.mark.worker_processes
 def test_a_chosen_python_reference_runs_only_in_the_worker_process(window, editor, qtbot, tmp_path):
     import os
 

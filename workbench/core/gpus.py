@@ -16,9 +16,10 @@ from functools import lru_cache
 from typing import Any
 
 from workbench.core.errors import WorkbenchError
+from workbench.core.shipped import shipped_path
 
-#: Where the shipped GPU descriptions live (the repository's ``resources/gpus``).
-GPU_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "resources", "gpus")
+#: Where the shipped GPU descriptions live (``resources/gpus`` of the checkout or the installed wheel).
+GPU_DIR = str(shipped_path("resources") / "gpus")
 
 #: Other spellings people use for the shipped models (lower case, separators removed).
 _ALIASES: dict[str, str] = {

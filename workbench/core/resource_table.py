@@ -29,14 +29,15 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 from workbench.core.errors import WorkbenchError
+from workbench.core.shipped import shipped_path
 from workbench.core.templates import KernelTemplate
 
 FORMAT = "kernel-workbench-resource-table"
 VERSION = 1
 #: Figures stored per config, in this order (a compile error is stored as its first error line).
 COLUMNS = ("registers", "smem_bytes", "stack_bytes", "spill_store_bytes", "spill_load_bytes")
-#: Where the shipped tables live (the repository's ``resources/compiled``).
-TABLE_DIR = Path(__file__).resolve().parents[2] / "resources" / "compiled"
+#: Where the shipped tables live (``resources/compiled`` of the checkout or the installed wheel).
+TABLE_DIR = shipped_path("resources") / "compiled"
 #: How often (seconds) a long generation writes what it has, so an interrupted one keeps its work.
 SAVE_EVERY_S = 60.0
 

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from workbench.core.errors import WorkbenchError
 
-EXECUTORS = ("local", "ray")
+EXECUTORS = ("local", "ray", "inline")
 
 
 @dataclass(frozen=True)

@@ -420,16 +420,17 @@ def ceil_div(a: int, b: int) -> int:
 
 
 def kernels_dir() -> Path:
-    """The folder of shipped templates: ``$KERNEL_WORKBENCH_KERNELS_DIR`` or the repository's ``kernels/``.
-
-    Found relative to this package (``workbench/core/templates.py`` -> ``<root>/kernels``), which is
-    where an editable install (``pip install -e .``) leaves it.
+    """The folder of shipped templates: ``$KERNEL_WORKBENCH_KERNELS_DIR``, or the library shipped
+    with the running package (the checkout's ``kernels/``, or the installed wheel's copy; see
+    :func:`workbench.core.shipped.shipped_path`).
     """
     override = os.environ.get(KERNELS_DIR_ENV)
     if override:
         folder = Path(override).expanduser()
     else:
-        folder = Path(__file__).resolve().parents[2] / "kernels"
+        from workbench.core.shipped import shipped_path
+
+        folder = shipped_path("kernels")
     if not folder.is_dir():
         raise TemplateError(f"kernel template folder not found: {folder} (set {KERNELS_DIR_ENV})")
     return folder

@@ -12,7 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-RESOURCES = Path(__file__).resolve().parents[2] / "resources"
+from workbench.core.shipped import shipped_path
+
+RESOURCES = shipped_path("resources")
 STYLE_SHEET = RESOURCES / "styles" / "workbench.qss"
 SCREEN_SIZE = (1440, 900)
 

@@ -1,5 +1,7 @@
-"""Where candidates run: the local worker pool (one worker per GPU with the ``cuda`` backend) or a
-Ray cluster. The engine only asks for a pool; this module decides which one and how it is spread.
+"""Where candidates run: the local worker pool (one worker per GPU with the ``cuda`` backend), a
+Ray cluster, or this process (``inline``, for the ``sim`` and ``replay`` backends, whose candidates
+run no code that needs isolating). The engine only asks for a pool; this module decides which one
+and how it is spread.
 
 Device rules live here, as pure functions tested without a GPU:
 
@@ -23,9 +25,10 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.measurement import Measurement
 from workbench.core.records import BackendOptions
 from workbench.core.space import Config
+from workbench.runner.inline import InlinePool, check_inline
 from workbench.runner.pool import PoolFactory, Result, WorkerPool, worker_spec
 
-EXECUTOR_CHOICES = ("local", "ray")
+EXECUTOR_CHOICES = ("local", "ray", "inline")
 
 
 def parse_devices(text: str) -> list[int]:
@@ -128,7 +131,8 @@ class LocalPool(WorkerPool):
 
 @dataclass(frozen=True)
 class ExecutorChoice:
-    """How a run is executed: ``local`` (worker processes) or ``ray`` (actors, optional ``address``)."""
+    """How a run is executed: ``local`` (worker processes), ``ray`` (actors, optional ``address``) or
+    ``inline`` (in this process; ``sim`` and ``replay`` only, see :mod:`workbench.runner.inline`)."""
 
     kind: str = "local"
     address: str | None = None
@@ -159,7 +163,9 @@ def plan_execution(
     for fewer: then the first ``workers`` visible devices are used).
     Ray: ``workers`` actors (default: one per cluster GPU for ``cuda``, else one per cluster CPU;
     finding that out connects to Ray), started when the engine asks for its pool. ``gpu_names`` is injectable so the device rules are
-    tested without a GPU. ``notes`` carry what a user should know (a sequential strategy serialises).
+    tested without a GPU. Inline: the backend runs in this process and ``workers`` (default 1) only
+    sizes the batches asked of the strategy; refused for backends that need isolation.
+    ``notes`` carry what a user should know (a sequential strategy serialises).
     """
     if choice.kind not in EXECUTOR_CHOICES:
         raise WorkbenchError(f"unknown executor {choice.kind!r}; choose one of: {', '.join(EXECUTOR_CHOICES)}")
@@ -180,6 +186,10 @@ def plan_execution(
             devices = assign_devices(names, requested, choice.allow_mixed_gpus)
             spec = spread_over_devices(spec, devices)
             workers = workers or len(devices)
+        workers = workers or 1
+    elif choice.kind == "inline":
+        check_inline(spec.kind)
+        factory = InlinePool
         workers = workers or 1
     else:
         if choice.devices is not None:

@@ -126,10 +126,11 @@ def _lead_own_group() -> None:
             pass
 
 
-class _PhaseClock:
-    """Forwards phase changes to the parent and accumulates the time spent in each phase."""
+class PhaseClock:
+    """Forwards phase changes to the parent (when there is a pipe to it) and accumulates the time
+    spent in each phase."""
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: Any | None) -> None:
         self.conn = conn
         self.seq = -1
         self.current: str | None = None
@@ -143,7 +144,8 @@ class _PhaseClock:
         now = time.monotonic()
         self._close_current(now)
         self.current, self.since = name, now
-        self.conn.send(PhaseStarted(self.seq, name, now))
+        if self.conn is not None:
+            self.conn.send(PhaseStarted(self.seq, name, now))
 
     def _close_current(self, now: float) -> None:
         if self.current is not None:
@@ -158,7 +160,7 @@ class _PhaseClock:
         return self.timings
 
 
-def _evaluate(backend: Any, config: Any, limits: EvalLimits, clock: _PhaseClock) -> tuple[bool, Measurement]:
+def evaluate_candidate(backend: Any, config: Any, limits: EvalLimits, clock: PhaseClock) -> tuple[bool, Measurement]:
     """One evaluation; returns whether the worker must retire after it (fatal) and the measurement."""
     try:
         measurement = backend.evaluate(config, limits, clock)
@@ -199,7 +201,7 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
         conn.close()
         return
     conn.send(Ready(os.getpid()))
-    clock = _PhaseClock(conn)
+    clock = PhaseClock(conn)
     while True:
         try:
             message = conn.recv()
@@ -214,7 +216,7 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
             _clear_output()
         clock.begin(seq)
         started = time.monotonic()
-        fatal, measurement = _evaluate(backend, config, now_limits, clock)
+        fatal, measurement = evaluate_candidate(backend, config, now_limits, clock)
         if getattr(backend, "needs_restart", False):
             fatal = True  # e.g. a CUDA error poisoned the context: report, then make way for a fresh worker
         timings = clock.finish(started)
