@@ -5,7 +5,7 @@ The repository keeps the template library and the resources at its root (``kerne
 install copies only packages into site-packages, so the wheel maps those two folders (and their
 subfolders) into the package as data: ``kernels/`` becomes ``workbench/_data/kernels``,
 ``resources/gpus`` becomes ``workbench/_data/resources/gpus``. At run time
-``workbench.core.shipped.shipped_path`` finds them there, or at the root of a checkout. The
+``workbench.core.domain.shipped.shipped_path`` finds them there, or at the root of a checkout. The
 package list has to be computed (the ``workbench`` packages plus the mapped folders), which
 pyproject.toml's static ``packages`` table cannot express; hence this file.
 """

@@ -31,13 +31,13 @@ from typing import Callable
 
 import numpy as np
 
-from workbench.core.gpus import load_gpu
-from workbench.core.importance import slot_importance
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.objective import Constraints, MetricTable, Weights, rank
-from workbench.core.perfmodel import predict
-from workbench.core.space import Config, SearchSpace, Slot
-from workbench.core.templates import WorkProfile
+from workbench.core.model.gpus import load_gpu
+from workbench.core.domain.importance import slot_importance
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.objective import Constraints, MetricTable, Weights, rank
+from workbench.core.model.perfmodel import predict
+from workbench.core.domain.space import Config, SearchSpace, Slot
+from workbench.core.domain.templates import WorkProfile
 
 
 def rank_case(seed: int) -> Callable[[], object]:

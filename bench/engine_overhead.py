@@ -18,7 +18,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from workbench.backends.base import BackendSpec, EvalLimits
-from workbench.core.space import Config
+from workbench.core.domain.space import Config
 from workbench.runner.pool import WorkerPool
 
 BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "noop_bench.py")

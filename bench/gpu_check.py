@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from workbench.backends.base import EvalLimits  # noqa: E402
-from workbench.core.objective import rank  # noqa: E402
-from workbench.core.templates import kernels_dir, load_templates  # noqa: E402
+from workbench.core.domain.objective import rank  # noqa: E402
+from workbench.core.domain.templates import kernels_dir, load_templates  # noqa: E402
 from workbench.runner.plan import make_backend_spec  # noqa: E402
 from workbench.runner.controller import RunRequest, run_to_end  # noqa: E402
 
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         device_name = session.device.get("name", "?")
         folder = Path(args.out) if args.out else ROOT / "resources" / "sessions" / slug(device_name)
         folder.mkdir(parents=True, exist_ok=True)
-        from workbench.core.session import save_session
+        from workbench.core.domain.session import save_session
 
         save_session(session, folder / f"{name}.json")
         rows.append(summarise(name, session, time.monotonic() - t0))
@@ -89,8 +89,8 @@ def dry_run(templates: list, arch: str, seed: int) -> int:
     device. Verification here runs with NumPy on the host, an upper bound of the device's time."""
     import numpy as np
 
-    from workbench.core.compiler import compile_cuda
-    from workbench.core.verify import verify_outputs
+    from workbench.core.model.compiler import compile_cuda
+    from workbench.core.model.verify import verify_outputs
 
     limits = EvalLimits()
     started, cpu_started = time.monotonic(), time.process_time()

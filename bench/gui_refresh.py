@@ -22,9 +22,9 @@ import numpy as np
 
 def synthetic_session(n: int, seed: int = 0):
     """A session of ``n`` trials over a 4-slot space: ~93% ok, the rest failures of several kinds."""
-    from workbench.core.measurement import Measurement, Status, Trial
-    from workbench.core.session import Session
-    from workbench.core.space import Config, SearchSpace, Slot
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.session import Session
+    from workbench.core.domain.space import Config, SearchSpace, Slot
 
     rng = np.random.default_rng(seed)
     slots = [Slot("block_size", (32, 64, 128, 256, 512, 1024), "launch"), Slot("unroll", (1, 2, 4, 8, 16), "compute"),
@@ -68,7 +68,7 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([])
-    from workbench.core.objective import rank
+    from workbench.core.domain.objective import rank
     from workbench.gui.main_window import MainWindow
 
     folder = QTemporaryDir()

@@ -30,17 +30,17 @@ from typing import Any, Mapping
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.backends.sim import SimBackend, describe_sim_device
-from workbench.core.compiler import CACHE_DIR_ENV
-from workbench.core.gpus import load_gpu
-from workbench.core.measurement import LATENCY
-from workbench.core.space import SearchSpace
-from workbench.core.templates import load_templates
+from workbench.core.model.compiler import CACHE_DIR_ENV
+from workbench.core.model.gpus import load_gpu
+from workbench.core.domain.measurement import LATENCY
+from workbench.core.domain.space import SearchSpace
+from workbench.core.domain.templates import load_templates
 
 #: Bump when the cache record's layout changes.
 CACHE_FORMAT = 1
 #: Sources whose edits change what the simulator predicts (relative to the repository root).
 MODEL_SOURCES = (
-    "workbench/backends/sim.py", "workbench/core/perfmodel.py", "workbench/core/access.py", "workbench/core/quality.py",
+    "workbench/backends/sim.py", "workbench/core/model/perfmodel.py", "workbench/core/model/access.py", "workbench/core/model/quality.py",
 )
 #: Metrics kept besides the latency (the auxiliary signals a strategy may read, e.g. agents').
 KEPT_METRICS = ("throughput_gbs", "gflops", "pct_of_peak", "occupancy", "registers", "smem_bytes", "spill_bytes", "quality")

@@ -53,10 +53,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from workbench.core.measurement import LATENCY, Measurement, Status, Trial  # noqa: E402
-from workbench.core.objective import Bound, Constraints, Weights  # noqa: E402
-from workbench.core.search_objective import Objective  # noqa: E402
-from workbench.core.space import Config, SearchSpace, Slot  # noqa: E402
+from workbench.core.domain.measurement import LATENCY, Measurement, Status, Trial  # noqa: E402
+from workbench.core.domain.objective import Bound, Constraints, Weights  # noqa: E402
+from workbench.core.domain.search_objective import Objective  # noqa: E402
+from workbench.core.domain.space import Config, SearchSpace, Slot  # noqa: E402
 from workbench.search.base import create_strategy  # noqa: E402
 
 LANDSCAPE_DIR = os.path.join(ROOT, "..", "shared", "landscapes")

@@ -25,7 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from workbench.backends.base import BackendSpec, EvalLimits
-from workbench.core.space import Config
+from workbench.core.domain.space import Config
 from workbench.runner.executors import LocalPool
 
 BENCHMARK = '''

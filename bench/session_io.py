@@ -21,9 +21,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.session import Journal, Session, load_session, save_session
-from workbench.core.space import Config
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.session import Journal, Session, load_session, save_session
+from workbench.core.domain.space import Config
 
 
 def make_session(n: int, seed: int = 0) -> Session:

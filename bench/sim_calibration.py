@@ -45,10 +45,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.backends.sim import SimBackend
-from workbench.core.assignments import parse_assignments
+from workbench.core.domain.assignments import parse_assignments
 from workbench.core.errors import WorkbenchError
-from workbench.core.gpus import match_gpu
-from workbench.core.interop import import_kt_cache
+from workbench.core.model.gpus import match_gpu
+from workbench.core.io.interop import import_kt_cache
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LANDSCAPES = os.path.join(os.path.dirname(ROOT), "shared", "landscapes")
@@ -153,7 +153,7 @@ def compare(path: str, template: str | None = None, gpu_model: str | None = None
     ``refine``: compile the model's ``refine`` best configs with NVRTC and model them again with
     the compiled registers and shared memory (how a pruned run then measures on the sim backend).
     """
-    from workbench.core.templates import load_templates
+    from workbench.core.domain.templates import load_templates
 
     session = import_kt_cache(path)
     kernel = session.kernel

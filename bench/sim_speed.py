@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.backends.sim import SimBackend
-from workbench.core.templates import load_templates
+from workbench.core.domain.templates import load_templates
 
 
 def _rate(backend: SimBackend, configs: list) -> tuple[float, int]:

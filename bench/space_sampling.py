@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from workbench.core.space import SearchSpace, Slot
+from workbench.core.domain.space import SearchSpace, Slot
 
 
 def _tiled_gemm(restrictions: list[str]) -> SearchSpace:

@@ -59,8 +59,8 @@ import numpy as np  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from workbench.core.measurement import LATENCY, Measurement, Status, Trial  # noqa: E402
-from workbench.core.space import Config, SearchSpace, Slot  # noqa: E402
+from workbench.core.domain.measurement import LATENCY, Measurement, Status, Trial  # noqa: E402
+from workbench.core.domain.space import Config, SearchSpace, Slot  # noqa: E402
 from workbench.search.base import STRATEGIES, create_strategy, strategy_class  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -144,7 +144,7 @@ def _record_values(data: dict[str, Any], key: str, record: dict[str, Any], names
 
 def load_kt_cache(path: str) -> Landscape:
     """Read a Kernel Tuner cache file in place: plain, gzipped or unfinished (parameters with one value are dropped)."""
-    from workbench.core.interop import read_kt_cache_data
+    from workbench.core.io.interop import read_kt_cache_data
 
     data = read_kt_cache_data(path)
     keys = data["tune_params_keys"]
@@ -166,7 +166,7 @@ def load_kt_cache(path: str) -> Landscape:
 
 def load_session_landscape(path: str) -> Landscape | None:
     """A session recorded on a real GPU, as a landscape over its measured configs (None if simulated)."""
-    from workbench.core.session import load_session
+    from workbench.core.domain.session import load_session
 
     session = load_session(path)
     if session.device.get("simulated", True) or not session.trials:
@@ -370,7 +370,7 @@ KT_VARIANTS = ("dual_annealing", "simulated_annealing", "bayes_opt")  # the unpa
 
 def kt_plain_file(land: Landscape, directory: str) -> str:
     """A Kernel Tuner-readable (uncompressed, terminated) copy of a gzipped or unfinished cache file, outside the repo."""
-    from workbench.core.interop import read_kt_cache_data
+    from workbench.core.io.interop import read_kt_cache_data
 
     path = os.path.join(directory, land.name + ".json")
     if not os.path.exists(path):

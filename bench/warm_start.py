@@ -7,7 +7,7 @@ those trials. This script measures what that saves against starting every size c
 For each template, a sweep of five sizes (ascending, as the plan lists them) is simulated on the
 workbench's simulated GPU landscapes (every valid config of the size's space evaluated by the
 simulator, noise off; see ``bench/landscapes_sim.py``). Each size is tuned exactly like the engine
-does it: its default config first, then (warm) the seeds :func:`workbench.core.sizes.warm_start_configs`
+does it: its default config first, then (warm) the seeds :func:`workbench.core.domain.sizes.warm_start_configs`
 picks from the sizes measured before it in this sweep, wrapped around the strategy by
 :class:`workbench.search.seeded.Seeded`, then the strategy's proposals, ``--budget`` distinct
 evaluations in all. Cold runs the same without seeds. The first size has no neighbour and is left
@@ -38,11 +38,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from landscapes_sim import simulate
 
-from workbench.core.measurement import LATENCY, Measurement, Status, Trial
-from workbench.core.session import Session
-from workbench.core.sizes import size_grid, warm_start_configs
-from workbench.core.space import Config
-from workbench.core.templates import load_templates
+from workbench.core.domain.measurement import LATENCY, Measurement, Status, Trial
+from workbench.core.domain.session import Session
+from workbench.core.domain.sizes import size_grid, warm_start_configs
+from workbench.core.domain.space import Config
+from workbench.core.domain.templates import load_templates
 from workbench.search.base import DEFAULT_STRATEGY, create_strategy
 from workbench.search.seeded import Seeded
 

@@ -14,9 +14,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from workbench.core.access import bank_conflict_ways, distinct_offsets, sector_efficiency, warp_lanes
-from workbench.core.space import Config, Slot
-from workbench.core.templates import Arg, KernelTemplate, Problem, WorkProfile, ceil_div, read_cu
+from workbench.core.model.access import bank_conflict_ways, distinct_offsets, sector_efficiency, warp_lanes
+from workbench.core.domain.space import Config, Slot
+from workbench.core.domain.templates import Arg, KernelTemplate, Problem, WorkProfile, ceil_div, read_cu
 
 SLOTS = (
     Slot("block_size_x", tuple(range(16, 257, 16)), "launch", "threads per block in x"),

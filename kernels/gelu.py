@@ -13,8 +13,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from workbench.core.space import Config, Slot
-from workbench.core.templates import Arg, KernelTemplate, Problem, WorkProfile, ceil_div, read_cu
+from workbench.core.domain.space import Config, Slot
+from workbench.core.domain.templates import Arg, KernelTemplate, Problem, WorkProfile, ceil_div, read_cu
 
 K0 = 0.7978845608028654  # sqrt(2 / pi)
 K1 = 0.044715

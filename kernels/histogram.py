@@ -12,9 +12,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from workbench.core.access import WARP, bank_conflict_ways
-from workbench.core.space import Config, Slot
-from workbench.core.templates import Arg, KernelTemplate, Problem, WorkProfile, ceil_div, read_cu
+from workbench.core.model.access import WARP, bank_conflict_ways
+from workbench.core.domain.space import Config, Slot
+from workbench.core.domain.templates import Arg, KernelTemplate, Problem, WorkProfile, ceil_div, read_cu
 
 SLOTS = (
     Slot("strategy", ("global_atomic", "shared_private"), "reduction",

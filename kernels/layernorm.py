@@ -13,8 +13,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from workbench.core.space import Config, Slot
-from workbench.core.templates import Arg, KernelTemplate, Problem, WorkProfile, ceil_div, read_cu
+from workbench.core.domain.space import Config, Slot
+from workbench.core.domain.templates import Arg, KernelTemplate, Problem, WorkProfile, ceil_div, read_cu
 
 F32 = np.float32
 

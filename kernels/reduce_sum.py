@@ -13,8 +13,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from workbench.core.space import Config, Slot
-from workbench.core.templates import Arg, KernelTemplate, Problem, WorkProfile, ceil_div, read_cu
+from workbench.core.domain.space import Config, Slot
+from workbench.core.domain.templates import Arg, KernelTemplate, Problem, WorkProfile, ceil_div, read_cu
 
 STRATEGIES = ("atomic", "shared_tree", "warp_shuffle", "two_pass")
 MIN_CHUNK = 64  # smallest block_size * items_per_thread * vector_width: sizes the partials buffer

@@ -14,9 +14,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from workbench.core.access import bank_conflict_ways, sector_efficiency, warp_lanes
-from workbench.core.space import Config, Slot
-from workbench.core.templates import Arg, KernelTemplate, Problem, WorkProfile, read_cu
+from workbench.core.model.access import bank_conflict_ways, sector_efficiency, warp_lanes
+from workbench.core.domain.space import Config, Slot
+from workbench.core.domain.templates import Arg, KernelTemplate, Problem, WorkProfile, read_cu
 
 SLOTS = (
     Slot("block_m", (32, 64, 128, 256), "memory", "rows of C per block (A is re-read n / block_n times)"),

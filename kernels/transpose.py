@@ -12,9 +12,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from workbench.core.access import bank_conflict_ways, sector_efficiency, warp_lanes
-from workbench.core.space import Config, Slot
-from workbench.core.templates import Arg, KernelTemplate, Problem, WorkProfile, ceil_div, read_cu
+from workbench.core.model.access import bank_conflict_ways, sector_efficiency, warp_lanes
+from workbench.core.domain.space import Config, Slot
+from workbench.core.domain.templates import Arg, KernelTemplate, Problem, WorkProfile, ceil_div, read_cu
 
 SLOTS = (
     Slot("tile_dim", (16, 32, 64), "memory", "side of the square tile of the matrix one block moves"),

@@ -11,8 +11,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from workbench.core.space import Config, Slot
-from workbench.core.templates import Arg, KernelTemplate, Problem, WorkProfile, ceil_div, read_cu
+from workbench.core.domain.space import Config, Slot
+from workbench.core.domain.templates import Arg, KernelTemplate, Problem, WorkProfile, ceil_div, read_cu
 
 SLOTS = (
     Slot("block_size", (32, 64, 128, 256, 512, 1024), "launch", "threads per block"),

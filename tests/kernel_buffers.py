@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from workbench.core.templates import KernelTemplate, reset_buffers
+from workbench.core.domain.templates import KernelTemplate, reset_buffers
 
 
 def write_arg_buffers(template: KernelTemplate, problem: Mapping[str, Any], inputs: Mapping[str, Any], workdir: Path) -> None:

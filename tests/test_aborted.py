@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
-from workbench.core.measurement import Status
-from workbench.core.session import load_session
+from workbench.core.domain.measurement import Status
+from workbench.core.domain.session import load_session
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -51,8 +51,8 @@ def test_remeasure_aborted_needs_an_existing_session(tmp_path: Path, capsys) -> 
 def test_relaxing_the_latency_limit_mid_run_stops_aborting_at_the_old_bound(tmp_path: Path) -> None:
     """The early-abort threshold travels with each candidate: after the limit is relaxed mid-run, new
     candidates are timed in full instead of being aborted at the bound the run started with."""
-    from workbench.core.objective import Constraints
-    from workbench.core.search_objective import Objective
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.search_objective import Objective
     from workbench.runner.controller import RunRequest, start_run
     from workbench.runner.events import TrialFinished
 

@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.space import Config, SearchSpace, Slot
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.space import Config, SearchSpace, Slot
 from workbench.search.base import create_strategy
 
 TWO_BASINS = [
@@ -299,8 +299,8 @@ def measurement_of(config) -> Measurement:
 
 
 def pinned_runs() -> dict[str, str]:
-    from workbench.core.objective import Constraints
-    from workbench.core.search_objective import Objective
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.search_objective import Objective
 
     space = SearchSpace(PINNED_SPACE)
     one_group = SearchSpace([Slot(s.name, s.values, "compute") for s in PINNED_SPACE])

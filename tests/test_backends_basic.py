@@ -12,9 +12,9 @@ from workbench.backends.base import BackendSpec, EvalLimits, create_backend
 from workbench.backends.python import PythonBackend
 from workbench.backends.replay import ReplayBackend
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.session import Journal, save_session
-from workbench.core.space import Config
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.session import Journal, save_session
+from workbench.core.domain.space import Config
 from workbench.runner.engine import Engine, session_for_target
 from workbench.runner.inline import InlinePool
 from workbench.search.grid import GridSearch
@@ -148,7 +148,7 @@ def test_replay_through_the_engine_reproduces_the_recording(tmp_path):
 
 def test_replay_of_a_journal_only_recording(tmp_path):
     path, trials = _recording(tmp_path)
-    from workbench.core.session import load_session
+    from workbench.core.domain.session import load_session
 
     session = load_session(path)
     live = tmp_path / "live.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from workbench.core.space import Config, SearchSpace, Slot
+from workbench.core.domain.space import Config, SearchSpace, Slot
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))

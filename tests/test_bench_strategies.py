@@ -10,7 +10,7 @@ import pytest
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.backends.sim import SimBackend
-from workbench.core.measurement import Measurement, Status
+from workbench.core.domain.measurement import Measurement, Status
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))

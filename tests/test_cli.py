@@ -210,14 +210,14 @@ def test_a_cli_run_saves_what_its_compiles_have_not_refined_and_says_so(tmp_path
     from test_sim_backend import _counting_template
 
     from workbench.backends.sim import SimBackend
-    from workbench.core.resource_table import (
+    from workbench.core.model.resource_table import (
         COLUMNS,
         FORMAT,
         VERSION,
         problem_key,
         table_path,
     )
-    from workbench.core.templates import load_template
+    from workbench.core.domain.templates import load_template
 
     spec = _counting_template(tmp_path, uuid.uuid4().hex)
     template = load_template(tmp_path / "counting.py")
@@ -259,14 +259,14 @@ def test_refine_only_refines_the_estimated_trials_of_a_sweep_at_every_size(tmp_p
     from test_sim_backend import _counting_template
 
     from workbench.backends.sim import SimBackend
-    from workbench.core.resource_table import (
+    from workbench.core.model.resource_table import (
         COLUMNS,
         FORMAT,
         VERSION,
         problem_key,
         table_path,
     )
-    from workbench.core.templates import load_template
+    from workbench.core.domain.templates import load_template
 
     spec = _counting_template(tmp_path, uuid.uuid4().hex)
     template = load_template(tmp_path / "counting.py")

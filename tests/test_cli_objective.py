@@ -85,8 +85,8 @@ def test_tune_refuses_a_metric_the_simulator_never_reports(capsys, tmp_path: Pat
 
 
 def test_directions_are_saved_with_the_session(tmp_path: Path) -> None:
-    from workbench.core.objective import Weights
-    from workbench.core.session import Session, load_session, save_session
+    from workbench.core.domain.objective import Weights
+    from workbench.core.domain.session import Session, load_session, save_session
 
     s = Session(kernel="k", weights=Weights({"score_x": 1.0}, directions={"score_x": "maximize"}))
     save_session(s, tmp_path / "d.json")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core import compiler
-from workbench.core.checks import CheckResult, check_kernels, format_check_table
-from workbench.core.compiler import (
+from workbench.core.model import compiler
+from workbench.core.model.checks import CheckResult, check_kernels, format_check_table
+from workbench.core.model.compiler import (
     clear_memory_cache,
     compile_cuda,
     first_error_line,
@@ -18,7 +18,7 @@ from workbench.core.compiler import (
     parse_ptxas_log,
 )
 from workbench.core.errors import WorkbenchError
-from workbench.core.templates import load_templates
+from workbench.core.domain.templates import load_templates
 
 KERNEL = 'extern "C" __global__ void k(float* x) { __shared__ float s[256]; s[threadIdx.x] = x[threadIdx.x];\n' \
          "__syncthreads(); x[threadIdx.x] = s[255 - threadIdx.x] * 2.0f; }\n"
@@ -284,7 +284,7 @@ def test_check_table_command_fails_on_a_stale_table_and_passes_on_a_fresh_one(tm
     import sys
     from pathlib import Path
 
-    from workbench.core import resource_table
+    from workbench.core.model import resource_table
 
     root = Path(__file__).resolve().parent.parent
     template = load_templates()["vector_add"]

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.core.gpus import load_gpu
-from workbench.core.perfmodel import estimate_resources, predict
-from workbench.core.templates import WorkProfile, load_templates
+from workbench.core.model.gpus import load_gpu
+from workbench.core.model.perfmodel import estimate_resources, predict
+from workbench.core.domain.templates import WorkProfile, load_templates
 
 from test_templates_more import _assert_matches, run_on_cpu
 

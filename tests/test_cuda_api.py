@@ -168,7 +168,7 @@ def test_cupys_own_kernels_find_the_cuda_headers_through_the_import_path(tmp_pat
         pytest.skip("CUDA headers not installed (nvidia-cuda-runtime-cu12, part of the cuda12 and test extras)")
     assert all((Path(headers) / h).is_file() for h in REQUIRED_HEADERS)
     from cupy._core import core
-    from workbench.core.compiler import compile_cuda
+    from workbench.core.model.compiler import compile_cuda
 
     monkeypatch.setenv("KERNEL_WORKBENCH_CACHE_DIR", str(tmp_path))
     source = ('#include <cupy/complex.cuh>\n#include <cupy/carray.cuh>\n#include <cuda_fp16.h>\n'
@@ -180,7 +180,7 @@ def test_cupys_own_kernels_find_the_cuda_headers_through_the_import_path(tmp_pat
 
 
 def test_the_verification_uses_only_functions_cupy_has() -> None:
-    from workbench.core import verify
+    from workbench.core.model import verify
 
     tree = ast.parse(Path(verify.__file__).read_text())
     used = {node.attr for node in ast.walk(tree)
@@ -193,7 +193,7 @@ def test_the_verification_uses_only_functions_cupy_has() -> None:
 @pytest.mark.parametrize("status,restart", [(701, False), (700, True)])
 def test_a_refused_launch_keeps_the_worker_and_an_illegal_address_replaces_it(status: int, restart: bool) -> None:
     from workbench.backends.base import BackendSpec
-    from workbench.core.measurement import Status
+    from workbench.core.domain.measurement import Status
 
     cuda_backend = backend.CudaBackend(BackendSpec("cuda", {"kernel": "conv2d"}))
     error = runtime.CUDARuntimeError(status)

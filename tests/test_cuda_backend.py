@@ -33,9 +33,9 @@ from workbench.backends.cuda import (
     upload_constant,
 )
 from workbench.backends.cuda_env import CudaEnvironment, probe
-from workbench.core.perfmodel import launch_check
-from workbench.core.templates import load_templates
-from workbench.core.verify import verify_outputs
+from workbench.core.model.perfmodel import launch_check
+from workbench.core.domain.templates import load_templates
+from workbench.core.model.verify import verify_outputs
 
 #: What an H100 SXM's driver reports for the attributes the backend reads (cudaDeviceGetAttribute).
 H100_ATTRIBUTES = {

@@ -22,13 +22,13 @@ import pytest
 
 from workbench.backends.base import EvalLimits, backend_class
 from workbench.cli import main as cli_main
-from workbench.core.compiler import compile_cuda
-from workbench.core.dispatch import dispatch_c, dispatch_py, plan_dispatch, set_cover
+from workbench.core.model.compiler import compile_cuda
+from workbench.core.io.dispatch import dispatch_c, dispatch_py, plan_dispatch, set_cover
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.session import Session, save_session
-from workbench.core.space import SearchSpace, Slot
-from workbench.core.templates import load_templates
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.session import Session, save_session
+from workbench.core.domain.space import SearchSpace, Slot
+from workbench.core.domain.templates import load_templates
 from workbench.runner.plan import make_backend_spec, new_session, open_target
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -337,7 +337,7 @@ def test_a_greedy_cover_is_said_in_the_header() -> None:
 @pytest.mark.skipif(CC is None, reason="no host C compiler to run the header's decision logic")
 def test_a_tuned_size_sweep_exports_a_header_that_keeps_every_size_within_tolerance(tmp_path: Path) -> None:
     """End to end: tune --sizes on the simulator, export, run the C, check against the session's trials."""
-    from workbench.core.session import load_session
+    from workbench.core.domain.session import load_session
 
     session_path = tmp_path / "sweep.json"
     env = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"}
@@ -377,7 +377,7 @@ def test_a_float_size_parameter_gets_a_double_decision_list(tmp_path: Path) -> N
 
 
 def test_a_single_config_export_of_a_sweep_uses_the_sessions_own_size() -> None:
-    from workbench.core.export import export_text, plan_export
+    from workbench.core.io.export import export_text, plan_export
 
     session = sweep_recording(SWEEP)
     session.problem = {"n": 64000}  # where block 256 wins; mixing sizes would pick 32 (1 ms at n=1000)

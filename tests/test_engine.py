@@ -17,8 +17,8 @@ import pytest
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.backends.python import PythonBackend
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Status
-from workbench.core.session import load_session
+from workbench.core.domain.measurement import Status
+from workbench.core.domain.session import load_session
 from workbench.runner.engine import Engine, session_for_target
 from workbench.runner.events import Progress, RunFinished, TrialFinished, TrialStarted
 from workbench.runner.inline import InlinePool

@@ -21,20 +21,20 @@ import pytest
 
 from workbench.backends.base import EvalLimits, backend_class
 from workbench.cli import main as cli_main
-from workbench.core.compiler import compile_cuda
+from workbench.core.model.compiler import compile_cuda
 from workbench.core.errors import WorkbenchError
-from workbench.core.export import (
+from workbench.core.io.export import (
     FORMATS,
     export_sessions,
     export_text,
     plan_export,
     target_macro,
 )
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.objective import Bound, Constraints, Weights, rank
-from workbench.core.session import Session, save_session
-from workbench.core.space import SearchSpace, Slot
-from workbench.core.templates import load_templates
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.objective import Bound, Constraints, Weights, rank
+from workbench.core.domain.session import Session, save_session
+from workbench.core.domain.space import SearchSpace, Slot
+from workbench.core.domain.templates import load_templates
 from workbench.runner.plan import make_backend_spec, new_session, open_target
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,7 +123,7 @@ def test_every_format_round_trips(name: str, sessions: dict[str, Session], tmp_p
     assert constants["CONFIG"] == best.to_dict() and constants["ENTRY"] == template.entry
     assert constants["PROBLEM"] == dict(problem)
     assert "cp.RawModule(code=SOURCE" in script
-    from workbench.core import cupy_script  # the exported constants are exactly the module's placeholders
+    from workbench.core.io import cupy_script  # the exported constants are exactly the module's placeholders
 
     placeholders = {n.target.id for n in ast.parse(Path(cupy_script.__file__).read_text()).body
                     if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
@@ -131,7 +131,7 @@ def test_every_format_round_trips(name: str, sessions: dict[str, Session], tmp_p
 
 
 def test_embedded_source_literal_survives_quotes_and_backslashes() -> None:
-    from workbench.core.export import _py_text
+    from workbench.core.io.export import _py_text
 
     for text in ['a "b" \\n """ c', 'ends with a quote"', "\\", "x = '''y'''\n", '""""', ""]:
         assert ast.literal_eval(_py_text(text)) == text
@@ -187,7 +187,7 @@ def test_python_benchmark_sessions_export_header_and_json_only(tmp_path: Path) -
 
 
 def test_a_kernel_tuner_recording_exports_its_own_slot_names() -> None:
-    from workbench.core.interop import import_kt_cache
+    from workbench.core.io.interop import import_kt_cache
 
     session = import_kt_cache(ROOT / "tests" / "fixtures" / "kt_cache_small.json")
     plan = plan_export([session])

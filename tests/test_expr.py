@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workbench.core.errors import RestrictionError, WorkbenchError
-from workbench.core.expr import compile_restriction
+from workbench.core.domain.expr import compile_restriction
 
 NAMES = ("block_size", "items_per_thread", "tile_x", "vector_width", "strategy")
 KINDS = {"block_size": "num", "items_per_thread": "num", "tile_x": "num", "vector_width": "num", "strategy": "str"}

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from workbench.backends.base import BackendSpec
-from workbench.core.gpus import list_gpus, load_gpu, match_gpu
+from workbench.core.model.gpus import list_gpus, load_gpu, match_gpu
 from workbench.runner.costmodel import sim_predictor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -18,14 +18,14 @@ import pytest
 
 from workbench.cli import main as cli_main
 from workbench.core.errors import SessionFormatError, SpaceError, WorkbenchError
-from workbench.core.export import export_sessions, find_template
-from workbench.core.expr import compile_restriction
+from workbench.core.io.export import export_sessions, find_template
+from workbench.core.domain.expr import compile_restriction
 from workbench.core.fs import current_umask, safe_file_stem
-from workbench.core.interop import import_kt_cache
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.objective import Bound
-from workbench.core.session import Session, load_session, save_session
-from workbench.core.space import SearchSpace, Slot
+from workbench.core.io.interop import import_kt_cache
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.objective import Bound
+from workbench.core.domain.session import Session, load_session, save_session
+from workbench.core.domain.space import SearchSpace, Slot
 
 ROOT = Path(__file__).resolve().parent.parent
 INJECTION = 'k\n#include "/etc/passwd"\nint pwned = 1;'
@@ -98,7 +98,7 @@ def test_the_header_keeps_every_file_string_inside_comments_and_literals(tmp_pat
 
 
 def test_a_text_slot_value_becomes_a_safe_c_string(tmp_path: Path) -> None:
-    from workbench.core.export import _c_value
+    from workbench.core.io.export import _c_value
 
     assert _c_value('a"\n#define X\\', "s") == '"a\\"\\012#define X\\\\"'
     assert _c_value("??/", "s") == '"\\?\\?/"'
@@ -240,7 +240,7 @@ def test_a_long_constraint_is_refused_at_once() -> None:
     start = time.monotonic()
     with pytest.raises(WorkbenchError, match="longer than"):
         Bound.parse("latency_ms <= " + "1" * 20000 + "!")
-    from workbench.core.objective import _BOUND_RE
+    from workbench.core.domain.objective import _BOUND_RE
 
     assert _BOUND_RE.match("latency_ms <= " + "1" * 20000 + "!") is None
     assert time.monotonic() - start < 5.0
@@ -287,7 +287,7 @@ def test_a_device_is_refused_without_reading_it(capsys) -> None:
 
 
 def test_a_file_over_the_size_limit_is_refused_before_parsing(tmp_path: Path, monkeypatch) -> None:
-    import workbench.core.session as session_module
+    import workbench.core.domain.session as session_module
 
     path = tmp_path / "s.json"
     save_session(plain_session(), path)
@@ -299,7 +299,7 @@ def test_a_file_over_the_size_limit_is_refused_before_parsing(tmp_path: Path, mo
 def test_a_gzip_bomb_is_refused(tmp_path: Path, monkeypatch) -> None:
     import gzip
 
-    import workbench.core.interop as interop
+    import workbench.core.io.interop as interop
 
     path = tmp_path / "c.json.gz"
     path.write_bytes(gzip.compress(b" " * 10_000))

@@ -11,17 +11,17 @@ import math
 import numpy as np
 import pytest
 
-from workbench.core.importance import (
+from workbench.core.domain.importance import (
     MIN_TRIALS,
     SCORE,
     session_importance,
     slot_importance,
     value_distributions,
 )
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.objective import Constraints
-from workbench.core.session import Session
-from workbench.core.space import SearchSpace, Slot
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.objective import Constraints
+from workbench.core.domain.session import Session
+from workbench.core.domain.space import SearchSpace, Slot
 
 SPACE = SearchSpace([
     Slot("block", (32, 64, 128, 256, 512, 1024), "launch"),

@@ -13,8 +13,8 @@ import pytest
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.backends.python import PythonBackend
 from workbench.core.errors import WorkbenchError
-from workbench.core.run_settings import RunSettings
-from workbench.core.session import load_session
+from workbench.core.domain.run_settings import RunSettings
+from workbench.core.domain.session import load_session
 from workbench.runner.controller import RunRequest, start_run
 from workbench.runner.engine import Engine, session_for_target
 from workbench.runner.executors import ExecutorChoice, LocalPool, plan_execution

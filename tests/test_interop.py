@@ -1,4 +1,4 @@
-"""Kernel Tuner cache import/export and CSV export (workbench.core.interop)."""
+"""Kernel Tuner cache import/export and CSV export (workbench.core.io.interop)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from workbench.core.errors import SessionFormatError
-from workbench.core.interop import export_csv, export_kt_cache, guess_group, import_kt_cache
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.session import Session, load_session, save_session
-from workbench.core.space import Config, SearchSpace, Slot
+from workbench.core.io.interop import export_csv, export_kt_cache, guess_group, import_kt_cache
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.session import Session, load_session, save_session
+from workbench.core.domain.space import Config, SearchSpace, Slot
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,15 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.core.array_expr import compile_array_expression
+from workbench.core.domain.array_expr import compile_array_expression
 from workbench.core.errors import RestrictionError, TemplateError
-from workbench.core.kernel_draft import check_draft, parse_compiler_log
-from workbench.core.kernel_spec import (
+from workbench.core.model.kernel_draft import check_draft, parse_compiler_log
+from workbench.core.domain.kernel_spec import (
     SPEC_SUFFIX, SpecError, expression_problem, load_declarative, parse_values, save_template_folder,
     split_expressions, template_from_spec,
 )
-from workbench.core.macros import scan_macros
-from workbench.core.templates import kernels_dir, load_templates
+from workbench.core.domain.macros import scan_macros
+from workbench.core.domain.templates import kernels_dir, load_templates
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "saxpy"
 SPEC = json.loads((EXAMPLE / f"saxpy{SPEC_SUFFIX}").read_text())

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.interop import import_kt_cache
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.session import Session, load_session
-from workbench.core.space import SearchSpace, Slot
+from workbench.core.io.interop import import_kt_cache
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.session import Session, load_session
+from workbench.core.domain.space import SearchSpace, Slot
 
 
 def _session_doc() -> dict[str, Any]:

@@ -10,8 +10,8 @@ import pytest
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Status
-from workbench.core.space import Config
+from workbench.core.domain.measurement import Status
+from workbench.core.domain.space import Config
 from workbench.runner.engine import Engine
 from workbench.runner.executors import (
     ExecutorChoice,

@@ -1,4 +1,4 @@
-"""Constraints, weights, score, Pareto front and recommendation (workbench.core.objective)."""
+"""Constraints, weights, score, Pareto front and recommendation (workbench.core.domain.objective)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.objective import (
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.objective import (
     Bound,
     Constraints,
     MetricTable,
@@ -21,7 +21,7 @@ from workbench.core.objective import (
     rank,
     trial_cost,
 )
-from workbench.core.space import Config
+from workbench.core.domain.space import Config
 
 
 def ok(index: int, **metrics: float) -> Trial:

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from workbench.core import cupy_script
-from workbench.core.templates import Arg, load_templates, output_resets, poison_value, reset_buffers
+from workbench.core.io import cupy_script
+from workbench.core.domain.templates import Arg, load_templates, output_resets, poison_value, reset_buffers
 
 from kernel_buffers import write_arg_buffers
 
@@ -83,7 +83,7 @@ def test_cuda_backend_and_cpu_harness_give_a_kernel_the_same_buffers(tmp_path: P
 
 def test_exported_script_runs_the_type_checked_module_code(tmp_path: Path) -> None:
     """The CuPy script's body is the module's source, and it resets buffers through the template's policy."""
-    from workbench.core.export import _script_parts
+    from workbench.core.io.export import _script_parts
 
     imports, body = _script_parts()
     source = Path(cupy_script.__file__).read_text()

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core import gpus, resource_table, templates
-from workbench.core.shipped import shipped_path, source_root
+from workbench.core.model import gpus, resource_table
+from workbench.core.domain import templates
+from workbench.core.domain.shipped import shipped_path, source_root
 
 ROOT = Path(__file__).resolve().parent.parent
 #: What ``python -m build`` needs from the checkout (copied, so the build writes nothing into it).
@@ -69,8 +70,7 @@ def test_the_installed_wheel_finds_its_kernels_and_resources_from_any_folder(tmp
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(args, capture_output=True, text=True, timeout=180, cwd=elsewhere, env=env)
 
-    where = run(sys.executable, "-c", "import json, workbench; from workbench.core import gpus, resource_table, "
-                "templates; from workbench.gui import app; print(json.dumps([workbench.__file__, "
+    where = run(sys.executable, "-c", "import json, workbench; from workbench.core.model import gpus, resource_table; from workbench.core.domain import templates; from workbench.gui import app; print(json.dumps([workbench.__file__, "
                 "str(templates.kernels_dir()), gpus.GPU_DIR, str(resource_table.TABLE_DIR), str(app.STYLE_SHEET)]))")
     assert where.returncode == 0, where.stderr
     package, kernels, gpu_dir, table_dir, style = json.loads(where.stdout)

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.gpus import GPU_DIR, GpuSpec, list_gpus, load_gpu
-from workbench.core.perfmodel import estimate_resources, launch_check, occupancy, predict
-from workbench.core.quality import quality_from_error, quality_of, relative_error
-from workbench.core.templates import WorkProfile
+from workbench.core.model.gpus import GPU_DIR, GpuSpec, list_gpus, load_gpu
+from workbench.core.model.perfmodel import estimate_resources, launch_check, occupancy, predict
+from workbench.core.model.quality import quality_from_error, quality_of, relative_error
+from workbench.core.domain.templates import WorkProfile
 
 H200 = load_gpu("H200")
 A100 = load_gpu("A100_PCIE")
@@ -234,7 +234,7 @@ def test_re_reads_that_miss_l1_cost_l2_traffic() -> None:
 
 
 def test_distinct_offsets_count_overlapping_windows_once() -> None:
-    from workbench.core.access import distinct_offsets
+    from workbench.core.model.access import distinct_offsets
 
     assert distinct_offsets(1, 4, 15) == 15
     assert distinct_offsets(4, 2, 15) == 21  # rows 0..14, 2..16, 4..18, 6..20
@@ -243,7 +243,7 @@ def test_distinct_offsets_count_overlapping_windows_once() -> None:
 
 
 def test_conv2d_reuses_shared_rows_across_a_threads_outputs() -> None:
-    from workbench.core.templates import load_templates
+    from workbench.core.domain.templates import load_templates
 
     conv = load_templates()["conv2d"]
     problem = conv.resolve_problem(None)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from workbench.backends.base import BackendSpec, EvalLimits
-from workbench.core.measurement import Status
-from workbench.core.space import Config
+from workbench.core.domain.measurement import Status
+from workbench.core.domain.space import Config
 from workbench.runner.messages import PhaseStarted
 from workbench.runner.pool import Pool, Result, WorkerPool, WorkerStartupError, describe_exit, worker_spec
 
@@ -199,7 +199,7 @@ def test_workers_die_with_their_parent(tmp_path):
             import sys, time
             sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
             from workbench.backends.base import BackendSpec, EvalLimits
-            from workbench.core.space import Config
+            from workbench.core.domain.space import Config
             from workbench.runner.pool import WorkerPool
             if __name__ == "__main__":
                 pool = WorkerPool(BackendSpec("python", {{"path": {str(FIXTURES / "faulty_bench.py")!r}}}), 2,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from workbench.backends.base import BackendSpec, EvalLimits
-from workbench.core.measurement import Status
-from workbench.core.space import Config
+from workbench.core.domain.measurement import Status
+from workbench.core.domain.space import Config
 from workbench.runner.pool import WorkerPool
 
 pytestmark = pytest.mark.timeout(60)

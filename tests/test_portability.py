@@ -22,9 +22,9 @@ import pytest
 
 from workbench.backends.base import EvalLimits, backend_class
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.objective import Constraints
-from workbench.core.portability import (
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.objective import Constraints
+from workbench.core.domain.portability import (
     FAILED,
     MEASURED,
     MISSING,
@@ -33,8 +33,8 @@ from workbench.core.portability import (
     max_min_pick,
     portability_report,
 )
-from workbench.core.session import Session
-from workbench.core.space import SearchSpace, Slot
+from workbench.core.domain.session import Session
+from workbench.core.domain.space import SearchSpace, Slot
 from workbench.runner.plan import make_backend_spec, new_session, open_target
 from workbench.runner.portability import simulator_predictors
 
@@ -264,7 +264,7 @@ def test_show_portability_bad_input_is_one_line(tmp_path: Path) -> None:
 
 
 def test_the_multi_device_header_falls_back_to_the_max_min_config() -> None:
-    from workbench.core.export import export_text, plan_export
+    from workbench.core.io.export import export_text, plan_export
 
     # (32,1): 1.0 on A, 0.4 on B -> mean 0.7, worst 0.4; (64,1): 0.625 on A, 0.625 on B -> worst 0.625
     a = recorded("GPU A", {(32, 1): 1.0, (64, 1): 1.6, (128, 2): 3.0})

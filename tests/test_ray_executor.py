@@ -16,8 +16,8 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from workbench.backends.base import BackendSpec, EvalLimits  # noqa: E402
-from workbench.core.measurement import Status  # noqa: E402
-from workbench.core.space import Config  # noqa: E402
+from workbench.core.domain.measurement import Status  # noqa: E402
+from workbench.core.domain.space import Config  # noqa: E402
 from workbench.runner.pool import WorkerStartupError  # noqa: E402
 from workbench.runner.ray_executor import RayPool  # noqa: E402
 from workbench.runner.controller import RunRequest, run_to_end  # noqa: E402

@@ -16,10 +16,10 @@ import pytest
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.backends.templated import template_target
-from workbench.core.kernel_spec import SPEC_SUFFIX, save_template_folder, template_from_spec
-from workbench.core.measurement import Status
-from workbench.core.templates import load_templates, no_reference
-from workbench.core.verify import NO_REFERENCE_NOTE, REFERENCE_CONFIG, adopt_reference, verify_outputs
+from workbench.core.domain.kernel_spec import SPEC_SUFFIX, save_template_folder, template_from_spec
+from workbench.core.domain.measurement import Status
+from workbench.core.domain.templates import load_templates, no_reference
+from workbench.core.model.verify import NO_REFERENCE_NOTE, REFERENCE_CONFIG, adopt_reference, verify_outputs
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "docs" / "examples" / "saxpy"
@@ -59,7 +59,7 @@ def test_a_python_spec_declares_a_tolerance_per_output() -> None:
 
 
 def test_a_negative_output_tolerance_is_an_error_at_its_field() -> None:
-    from workbench.core.kernel_spec import SpecError
+    from workbench.core.domain.kernel_spec import SpecError
 
     spec = _two_outputs_spec()
     spec["args"][3]["atol"] = -1
@@ -93,7 +93,7 @@ def test_the_first_config_with_finite_outputs_becomes_the_reference() -> None:
 def test_an_integer_output_with_unwritten_elements_is_not_adopted() -> None:
     """Integer outputs are poisoned with the dtype's largest value (finite): a config that leaves
     one of those in place skipped an element and must not become everyone's reference."""
-    from workbench.core.templates import poison_value
+    from workbench.core.domain.templates import poison_value
 
     class C(dict):
         @property
@@ -165,8 +165,8 @@ def test_the_cost_model_in_the_users_process_never_imports_the_reference_file(ma
 
 
 def test_exporting_never_imports_the_reference_file(marked_template: tuple[Path, Path], tmp_path: Path) -> None:
-    from workbench.core.export import FORMATS, export_sessions
-    from workbench.core.session import load_session
+    from workbench.core.io.export import FORMATS, export_sessions
+    from workbench.core.domain.session import load_session
 
     folder, marker = marked_template
     out = tmp_path / "s.json"
@@ -186,7 +186,7 @@ def test_the_cuda_backend_adopts_the_first_valid_configs_outputs_and_checks_the_
     element unwritten (NaN poison) cannot be the reference; the next one is; every later config is
     verified against it with the outputs' own tolerances, and its trial names the reference config."""
     from workbench.backends import cuda
-    from workbench.core.measurement import Measurement
+    from workbench.core.domain.measurement import Measurement
 
     template = template_from_spec(dict(copy.deepcopy(SPEC), reference={"kind": "none"}), SOURCE)
     assert not template.has_reference

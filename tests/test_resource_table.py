@@ -12,9 +12,9 @@ import pytest
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.backends.sim import SimBackend
-from workbench.core import resource_table
-from workbench.core.compiler import compile_cuda, nvrtc_version
-from workbench.core.templates import kernels_dir, load_templates
+from workbench.core.model import resource_table
+from workbench.core.model.compiler import compile_cuda, nvrtc_version
+from workbench.core.domain.templates import kernels_dir, load_templates
 
 TEMPLATES = load_templates(str(kernels_dir()))
 

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.assignments import parse_assignment_list, parse_assignments
+from workbench.core.domain.assignments import parse_assignment_list, parse_assignments
 from workbench.core.errors import SessionFormatError, WorkbenchError
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.session import Journal, journal_path, load_session
-from workbench.core.session_lock import SessionInUse, SessionLock, lock_path
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.session import Journal, journal_path, load_session
+from workbench.core.io.session_lock import SessionInUse, SessionLock, lock_path
 from workbench.runner.controller import RunRequest, continues, resume_run, run_to_end, start_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -189,7 +189,7 @@ def test_import_and_export_replace_their_own_kind_of_file_and_refuse_others(tmp_
 
 
 def _trial(index: int, latency: float) -> Trial:
-    from workbench.core.space import Config
+    from workbench.core.domain.space import Config
 
     return Trial(index=index, config=Config({"x": index, "y": 1, "mode": "a"}),
                  measurement=Measurement(Status.OK, {"latency_ms": latency}))
@@ -302,7 +302,7 @@ def test_a_kill_during_save_loses_nothing_and_the_next_run_cleans_up(tmp_path: P
     new_trivial(out, 6)
     script = textwrap.dedent(f"""
         import sys
-        from workbench.core.session import Journal, load_session, save_session
+        from workbench.core.domain.session import Journal, load_session, save_session
         session = load_session({str(out)!r})
         base = session.trials[0]
         journal = Journal({str(out)!r})

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from workbench.backends.base import BackendSpec
 from workbench.backends.python import PythonBackend
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.objective import Constraints, Weights, rank
-from workbench.core.search_objective import INFEASIBLE, LATENCY_BOUND, Objective
-from workbench.core.space import Config
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.objective import Constraints, Weights, rank
+from workbench.core.domain.search_objective import INFEASIBLE, LATENCY_BOUND, Objective
+from workbench.core.domain.space import Config
 from workbench.runner.engine import Engine, session_for_target
 from workbench.runner.events import TrialFinished, TrialStarted
 from workbench.runner.inline import InlinePool

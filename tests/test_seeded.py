@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.space import Config, SearchSpace, Slot
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.space import Config, SearchSpace, Slot
 from workbench.search.base import create_strategy
 from workbench.search.seeded import Seeded, with_seeds
 

@@ -1,4 +1,4 @@
-"""Sessions: round trips, journal and crash recovery, validation messages (workbench.core.session; speed: bench/session_io.py)."""
+"""Sessions: round trips, journal and crash recovery, validation messages (workbench.core.domain.session; speed: bench/session_io.py)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workbench.core.errors import SessionFormatError, WorkbenchError
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.objective import Constraints, Weights
-from workbench.core.session import (
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.objective import Constraints, Weights
+from workbench.core.domain.session import (
     FORMAT_NAME,
     FORMAT_VERSION,
     Journal,
@@ -29,7 +29,7 @@ from workbench.core.session import (
     save_session,
     trial_to_dict,
 )
-from workbench.core.space import Config, SearchSpace, Slot
+from workbench.core.domain.space import Config, SearchSpace, Slot
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -295,9 +295,9 @@ def test_killed_process_loses_nothing(tmp_path: Path) -> None:
         f"""
         import sys, time
         sys.path.insert(0, {str(ROOT)!r})
-        from workbench.core.measurement import Measurement, Status, Trial
-        from workbench.core.session import Journal, Session
-        from workbench.core.space import Config
+        from workbench.core.domain.measurement import Measurement, Status, Trial
+        from workbench.core.domain.session import Journal, Session
+        from workbench.core.domain.space import Config
         journal = Journal({str(out)!r})
         journal.start(Session(kernel="victim", device={{"name": "sim", "simulated": True}}))
         for i in range(10**6):
@@ -471,8 +471,8 @@ def test_a_large_session_round_trips_trial_for_trial(tmp_path: Path) -> None:
 def test_session_metadata_records_round_trip_unchanged(tmp_path: Path) -> None:
     """The typed metadata (backend, device, strategy) is stored as the same JSON objects it always
     was: keys the records do not name (a newer backend's facts) survive a save and load."""
-    from workbench.core.records import provenance
-    from workbench.core.session import Session, load_session, save_session
+    from workbench.core.domain.records import provenance
+    from workbench.core.domain.session import Session, load_session, save_session
 
     device = {"name": "Some GPU", "simulated": False, "sm_count": 132, "future_fact": [1, 2]}
     backend = {"kind": "sim", "options": {"kernel": "vector_add", "gpu_model": "H200", "noise": False, "extra": 3}}
@@ -493,8 +493,8 @@ def test_session_metadata_records_round_trip_unchanged(tmp_path: Path) -> None:
 def test_a_file_written_before_the_typed_records_loads_and_saves_byte_identical(tmp_path: Path) -> None:
     """``fixtures/session_golden.json`` was written by the code before sessions had typed metadata
     records; loading and saving it again gives the same bytes, so the format did not change."""
-    from workbench.core.records import provenance
-    from workbench.core.session import load_session, save_session
+    from workbench.core.domain.records import provenance
+    from workbench.core.domain.session import load_session, save_session
 
     golden = Path(__file__).parent / "fixtures" / "session_golden.json"
     session = load_session(golden)

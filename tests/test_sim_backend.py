@@ -15,7 +15,7 @@ from workbench.backends.base import BackendSpec, EvalLimits, create_backend
 from workbench.backends import sim as sim_module
 from workbench.backends.sim import SimBackend
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Status
+from workbench.core.domain.measurement import Status
 
 LIMITS = EvalLimits()
 
@@ -134,8 +134,8 @@ def _tiny_template(folder) -> BackendSpec:
     )
     (folder / "tiny.py").write_text(
         "import numpy as np\n"
-        "from workbench.core.space import Slot\n"
-        "from workbench.core.templates import Arg, KernelTemplate, WorkProfile, read_cu\n"
+        "from workbench.core.domain.space import Slot\n"
+        "from workbench.core.domain.templates import Arg, KernelTemplate, WorkProfile, read_cu\n"
         "TEMPLATE = KernelTemplate(name='tiny', title='t', description='d', source=read_cu(__file__), entry='tiny',\n"
         "  slots=(Slot('mode', (0, 1), 'compute', 'one of them does not compile'),\n"
         "         Slot('threads', (256, 2048), 'launch', 'one of them is too big a block')),\n"
@@ -173,7 +173,7 @@ def test_max_latency_aborts_hopeless_configs_keeping_a_bound() -> None:
 
 
 def test_every_shipped_template_evaluates_its_default_config() -> None:
-    from workbench.core.templates import load_templates
+    from workbench.core.domain.templates import load_templates
 
     for name in sorted(load_templates()):
         target, backend = _backend(name, noise=False)
@@ -212,8 +212,8 @@ def _counting_template(folder, marker: str) -> BackendSpec:
     )
     (folder / "counting.py").write_text(
         "import numpy as np\n"
-        "from workbench.core.space import Slot\n"
-        "from workbench.core.templates import Arg, KernelTemplate, WorkProfile, read_cu\n"
+        "from workbench.core.domain.space import Slot\n"
+        "from workbench.core.domain.templates import Arg, KernelTemplate, WorkProfile, read_cu\n"
         "TEMPLATE = KernelTemplate(name='counting', title='t', description='d', source=read_cu(__file__), entry='counting',\n"
         "  slots=(Slot('k', (1, 2, 3), 'compute', 'a constant'),),\n"
         "  args=(Arg('out', 'out', 'float32', shape=lambda p: (int(p['n']),)),), problem={'n': 256},\n"
@@ -250,7 +250,7 @@ def test_a_compile_in_the_disk_cache_is_used_at_once_without_waiting(tmp_path) -
     import uuid
 
     from workbench.backends import sim
-    from workbench.core.compiler import clear_memory_cache
+    from workbench.core.model.compiler import clear_memory_cache
 
     spec = _counting_template(tmp_path, uuid.uuid4().hex)
     target = SimBackend.target(spec)
@@ -269,7 +269,7 @@ def test_a_compile_in_the_disk_cache_is_used_at_once_without_waiting(tmp_path) -
 def test_a_template_the_table_says_compiles_slowly_is_not_waited_for(tmp_path) -> None:
     """The shipped entry records what its compiles cost; past the wait, the first evaluations do
     not each spend the wait before estimating (refinements still wait)."""
-    from workbench.core.resource_table import TemplateFigures
+    from workbench.core.model.resource_table import TemplateFigures
 
     spec = BackendSpec("sim", {"kernel": "vector_add", "compile_wait_s": 1.0})
     backend = SimBackend(spec)
@@ -358,8 +358,8 @@ def test_measured_trials_report_the_memory_figures_the_simulator_reports() -> No
     from types import SimpleNamespace
 
     from workbench.backends.cuda import CudaBackend
-    from workbench.core.footprint import device_memory_mb
-    from workbench.core.gpus import load_gpu
+    from workbench.core.model.footprint import device_memory_mb
+    from workbench.core.model.gpus import load_gpu
 
     target, sim = _backend("reduce_sum")
     two_pass = _config(target, strategy="two_pass", block_size=64, items_per_thread=1)

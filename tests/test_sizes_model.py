@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from workbench.core.errors import SessionFormatError
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.session import Journal, Session, load_session, problem_key, save_session
-from workbench.core.sizes import problems_of, trials_by_problem
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.session import Journal, Session, load_session, problem_key, save_session
+from workbench.core.domain.sizes import problems_of, trials_by_problem
 
 from tests.test_session import assert_same_session, make_session
 
@@ -143,12 +143,12 @@ def test_save_refuses_a_trial_problem_load_would_refuse(tmp_path: Path) -> None:
     assert not (tmp_path / "x.json").exists()
 
 
-# --- the size view's numbers (core/size_analysis.py) --------------------------------------------
+# --- the size view's numbers (core/domain/size_analysis.py) --------------------------------------------
 
 
 def _analysis_session() -> Session:
     """Three sizes (given out of order), configs A, B, C with known latencies; B never measured at n=8."""
-    from workbench.core.space import Config
+    from workbench.core.domain.space import Config
 
     a, b, c = Config({"x": 1}), Config({"x": 2}), Config({"x": 3})
     table = {  # n -> {config: latency}
@@ -168,7 +168,7 @@ def _analysis_session() -> Session:
 
 
 def test_size_rows_are_ordered_by_size_with_their_best() -> None:
-    from workbench.core.size_analysis import size_axis, size_rows
+    from workbench.core.domain.size_analysis import size_axis, size_rows
 
     rows = size_rows(_analysis_session())
     assert [r.problem["n"] for r in rows] == [8, 1 << 10, 1 << 20]
@@ -182,7 +182,7 @@ def test_size_rows_are_ordered_by_size_with_their_best() -> None:
 def test_winner_bands_and_the_cross_matrix() -> None:
     import numpy as np
 
-    from workbench.core.size_analysis import cross_matrix, missing_cells, size_rows, winner_bands
+    from workbench.core.domain.size_analysis import cross_matrix, missing_cells, size_rows, winner_bands
 
     rows = size_rows(_analysis_session())
     bands = winner_bands(rows)
@@ -198,8 +198,8 @@ def test_winner_bands_and_the_cross_matrix() -> None:
 
 
 def test_a_config_that_failed_at_a_size_scores_zero_there() -> None:
-    from workbench.core.size_analysis import cross_matrix, size_rows
-    from workbench.core.space import Config
+    from workbench.core.domain.size_analysis import cross_matrix, size_rows
+    from workbench.core.domain.space import Config
 
     session = _analysis_session()
     session.add(Trial(99, Config({"x": 2}), Measurement.failure(Status.RUNTIME_ERROR, "boom"),

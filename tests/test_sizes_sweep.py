@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.session import journal_path, load_session, problem_key, save_session
-from workbench.core.size_analysis import cross_matrix, missing_cells, size_rows
-from workbench.core.sizes import (
+from workbench.core.domain.session import journal_path, load_session, problem_key, save_session
+from workbench.core.domain.size_analysis import cross_matrix, missing_cells, size_rows
+from workbench.core.domain.sizes import (
     best_configs,
     problems_of,
     size_distance,
@@ -291,8 +291,8 @@ def test_show_portability_at_takes_a_size_typed_as_a_float(tmp_path: Path) -> No
 def test_constraints_changed_during_a_sweep_hold_for_the_sizes_after(tmp_path: Path) -> None:
     """The window changes the session's objective while the first size runs; the next size keeps
     it (the request's objective, given at start, is not written back)."""
-    from workbench.core.objective import Constraints
-    from workbench.core.search_objective import Objective
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.search_objective import Objective
     from workbench.runner.events import TrialFinished
 
     out = tmp_path / "c.json"
@@ -318,10 +318,10 @@ def test_constraints_changed_during_a_sweep_hold_for_the_sizes_after(tmp_path: P
 def test_remeasure_aborted_measures_each_size_at_its_own_problem(tmp_path: Path) -> None:
     """Aborted trials at a size other than the session's own are re-measured there, and the
     window's count is what the controller measures."""
-    from workbench.core.measurement import Status
-    from workbench.core.objective import Constraints
-    from workbench.core.search_objective import Objective
-    from workbench.core.sizes import remeasurable
+    from workbench.core.domain.measurement import Status
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.search_objective import Objective
+    from workbench.core.domain.sizes import remeasurable
     from workbench.runner.controller import remeasure_aborted
 
     out = tmp_path / "ab.json"
@@ -366,7 +366,7 @@ def test_a_sweep_without_trials_at_its_own_problem_exports_one_size_or_says_how(
 def test_csv_of_a_sweep_says_each_trials_size_and_a_kt_cache_refuses_it(tmp_path: Path) -> None:
     import csv
 
-    from workbench.core.interop import export_csv, export_kt_cache
+    from workbench.core.io.interop import export_csv, export_kt_cache
 
     out = tmp_path / "s.json"
     sweep(out, budget=3, sizes={"n": [4096, 8192]})

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workbench.core.errors import RestrictionError, SpaceError
-from workbench.core.space import Config, SearchSpace, Slot
+from workbench.core.domain.space import Config, SearchSpace, Slot
 
 
 def reduction_space(**params) -> SearchSpace:
@@ -648,7 +648,7 @@ def test_space_without_slots_has_one_empty_config() -> None:
 
 import contextlib  # noqa: E402
 
-import workbench.core.space_count as space_module  # noqa: E402
+import workbench.core.domain.space_count as space_module  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -719,7 +719,7 @@ def test_from_canonical_builds_the_same_config_as_the_constructor() -> None:
     equality and pickling, given the canonical text."""
     import pickle
 
-    from workbench.core.space import canonical_json
+    from workbench.core.domain.space import canonical_json
 
     for values in ({"b": 2, "a": True, "c": "tree", "z": -7}, {"x": 0.5}, {}):
         fast, slow = Config.from_canonical(dict(values), canonical_json(values)), Config(values)
@@ -729,7 +729,7 @@ def test_from_canonical_builds_the_same_config_as_the_constructor() -> None:
 
 # ---------------------------------------------------------------- the two kinds behind one contract
 
-from workbench.core.space import ProductSpace, RecordedSpace  # noqa: E402
+from workbench.core.domain.space import ProductSpace, RecordedSpace  # noqa: E402
 
 
 def test_each_kind_keeps_its_kind_through_derivation_pickling_and_round_trip() -> None:

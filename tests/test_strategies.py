@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.space import Config, SearchSpace, Slot
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.space import Config, SearchSpace, Slot
 from workbench.search._common import latency_rank
 from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, Strategy, create_strategy, strategy_class
 from workbench.search.pruning import Pruned, with_pruning

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.space import SearchSpace, Slot
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.space import SearchSpace, Slot
 from workbench.search.base import create_strategy
 from workbench.search.grid import GridSearch
 from workbench.search.random import RandomSearch

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.core.compiler import compile_cuda
+from workbench.core.model.compiler import compile_cuda
 from workbench.core.errors import SpaceError, TemplateError, WorkbenchError
-from workbench.core.quality import quality_of
-from workbench.core.space import GROUPS, Config, Slot
-from workbench.core.templates import (
+from workbench.core.model.quality import quality_of
+from workbench.core.domain.space import GROUPS, Config, Slot
+from workbench.core.domain.templates import (
     Arg,
     KernelTemplate,
     WorkProfile,

@@ -19,8 +19,8 @@ from typing import Any, Mapping
 import numpy as np
 import pytest
 
-from workbench.core.space import GROUPS, Config
-from workbench.core.templates import KernelTemplate, load_templates
+from workbench.core.domain.space import GROUPS, Config
+from workbench.core.domain.templates import KernelTemplate, load_templates
 
 from kernel_buffers import write_arg_buffers
 
@@ -217,7 +217,7 @@ def test_profiles_tell_designs_apart(templates: dict[str, KernelTemplate]) -> No
 def test_default_and_sample_compile_with_nvrtc(templates: dict[str, KernelTemplate], tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("cuda.bindings.nvrtc")
-    from workbench.core.compiler import compile_cuda
+    from workbench.core.model.compiler import compile_cuda
 
     monkeypatch.setenv("KERNEL_WORKBENCH_CACHE_DIR", str(tmp_path))
     rng = np.random.default_rng(11)
@@ -414,7 +414,7 @@ def test_kernels_compute_the_reference_on_gpu(templates: dict[str, KernelTemplat
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     cupy = pytest.importorskip("cupy")
     from workbench.backends.cuda import upload_constant
-    from workbench.core.compiler import compile_cuda
+    from workbench.core.model.compiler import compile_cuda
 
     monkeypatch.setenv("KERNEL_WORKBENCH_CACHE_DIR", str(tmp_path))
     arch = f"sm_{cupy.cuda.Device().compute_capability}"

@@ -22,8 +22,8 @@ from typing import Any, Mapping
 import numpy as np
 import pytest
 
-from workbench.core.space import Config
-from workbench.core.templates import KernelTemplate, load_templates
+from workbench.core.domain.space import Config
+from workbench.core.domain.templates import KernelTemplate, load_templates
 
 from kernel_buffers import write_arg_buffers
 
@@ -248,8 +248,8 @@ def test_kernel_computes_the_reference_on_gpu(templates: dict[str, KernelTemplat
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """The same configs on a real device (the full-size problem), plus the emulation's quality and the baseline."""
     cupy = pytest.importorskip("cupy")
-    from workbench.core.compiler import compile_cuda
-    from workbench.core.quality import quality_of
+    from workbench.core.model.compiler import compile_cuda
+    from workbench.core.model.quality import quality_of
 
     monkeypatch.setenv("KERNEL_WORKBENCH_CACHE_DIR", str(tmp_path))
     arch = "sm_{}".format(cupy.cuda.Device().compute_capability)

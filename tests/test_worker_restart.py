@@ -5,7 +5,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 
-from workbench.core.space import Config
+from workbench.core.domain.space import Config
 from workbench.runner.messages import Evaluate, Ready, Reply
 from workbench.runner.worker import EXIT_AFTER_MEMORY_ERROR
 

@@ -17,13 +17,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from workbench.core.assignments import parse_assignment, parse_assignments
-from workbench.core.size_analysis import size_lines
-from workbench.core.sizes import parse_sizes, problems_of, typed_like
+from workbench.core.domain.assignments import parse_assignment, parse_assignments
+from workbench.core.domain.size_analysis import size_lines
+from workbench.core.domain.sizes import parse_sizes, problems_of, typed_like
 from workbench.core.errors import WorkbenchError
 
 if TYPE_CHECKING:  # imported where used: the CLI starts without loading the session module
-    from workbench.core.session import Session
+    from workbench.core.domain.session import Session
 
 EXIT_BAD_INPUT = 2
 #: Largest seed accepted (seeds feed NumPy generators, which take non-negative integers).
@@ -233,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _objective_from_args(args: argparse.Namespace, base: Any = None) -> tuple[Any, Any]:
     """Constraints and weights from flags, layered over a session's own (``base``)."""
-    from workbench.core.objective import Bound, Constraints, Weights
+    from workbench.core.domain.objective import Bound, Constraints, Weights
 
     constraints = base.constraints if base is not None else Constraints()
     weights = base.weights if base is not None else Weights()
@@ -275,8 +275,8 @@ def _objectives_from_args(args: argparse.Namespace, base: Any = None) -> tuple[s
 def _check_objective(constraints: Any, weights: Any, available: Any, objectives: tuple[str, ...] = ()) -> None:
     """Refuse a weight or constraint on a metric nothing reports (a typo), or a weighted metric
     without a direction; warn only where the metric may still appear during the run."""
-    from workbench.core.metrics import check_metrics
-    from workbench.core.search_objective import Objective
+    from workbench.core.domain.metrics import check_metrics
+    from workbench.core.domain.search_objective import Objective
 
     named = [m for m, w in weights.values.items() if w > 0] + [b.metric for b in constraints.bounds()] + list(objectives)
     for warning in check_metrics(dict.fromkeys(named), available, weights.directions):
@@ -324,7 +324,7 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
     """The run request the flags make. Continuing the session at ``continued``, objective flags are
     layered over its own objective (it is read for that only when such flags are given); otherwise
     the session keeps its own."""
-    from workbench.core.session import journal_path, load_session
+    from workbench.core.domain.session import journal_path, load_session
     from workbench.runner.controller import RunRequest
     from workbench.runner.executors import parse_devices
 
@@ -350,7 +350,7 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from workbench.core.verify import reference_summary
+    from workbench.core.model.verify import reference_summary
     from workbench.runner.controller import resume_run, start_run
 
     if args.help_strategy is not None:
@@ -446,7 +446,7 @@ def _refine_only(args: argparse.Namespace) -> int:
 
 def _remeasure_aborted(args: argparse.Namespace) -> int:
     """``tune --remeasure-aborted --out SESSION``: re-measure aborted candidates of SESSION."""
-    from workbench.core.session import load_session
+    from workbench.core.domain.session import load_session
     from workbench.runner.controller import RunRequest, remeasure_aborted
 
     if args.out is None:
@@ -456,7 +456,7 @@ def _remeasure_aborted(args: argparse.Namespace) -> int:
     if args.sizes or args.warm_start is not None or args.refine_only:
         flag = "--sizes" if args.sizes else "--no-warm-start" if args.warm_start is not None else "--refine-only"
         raise WorkbenchError(f"--remeasure-aborted re-measures the sizes the session has; drop {flag}")
-    from workbench.core.session import journal_path
+    from workbench.core.domain.session import journal_path
 
     if not Path(args.out).is_file() and not journal_path(args.out).is_file():
         raise WorkbenchError(f"--remeasure-aborted: --out {args.out} must be an existing session file")
@@ -484,7 +484,7 @@ def _finite(value: float) -> float | None:
 def summarise(session: Session, constraints: Any = None, weights: Any = None, with_trials: bool = False,
               objectives: tuple[str, ...] = ()) -> dict[str, Any]:
     """The ``show --json`` object: a contract (see docs/cli.md)."""
-    from workbench.core.objective import rank
+    from workbench.core.domain.objective import rank
 
     constraints = constraints or session.constraints
     weights = weights or session.weights
@@ -506,7 +506,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
             "metrics": {k: _finite(float(v)) for k, v in t.measurement.metrics.items()},
             "why": ranking.explain(ranking.best),
         }
-    from workbench.core.importance import session_importance
+    from workbench.core.domain.importance import session_importance
 
     importance = session_importance(session, constraints, weights, targets=("score",))["score"]
     device = dict(session.device)
@@ -526,7 +526,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         "importance_note": importance.reason or importance.method,
     }
     if objectives:
-        from workbench.core.search_objective import Objective
+        from workbench.core.domain.search_objective import Objective
 
         front = Objective(constraints, weights, objectives).pareto(trials)
         out["objectives"] = list(objectives)
@@ -558,8 +558,8 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
 def _sizes_summary(session: Session, constraints: Any, weights: Any) -> list[dict[str, Any]]:
     """``show --json``'s ``sizes`` (a session measured at several problems): each size's problem,
     trial count and best trial under the objective in force, smallest size first."""
-    from workbench.core.search_objective import Objective
-    from workbench.core.size_analysis import size_rows
+    from workbench.core.domain.search_objective import Objective
+    from workbench.core.domain.size_analysis import size_rows
 
     if not any(t.problem is not None for t in session.trials):
         return []
@@ -588,7 +588,7 @@ def _session_metrics(session: Session) -> frozenset[str]:
 
 def _directions_of(constraints: Any, weights: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """``show --json``'s weights and constraints, each metric with the direction in force."""
-    from workbench.core.metrics import direction_word, known_direction
+    from workbench.core.domain.metrics import direction_word, known_direction
 
     def word(metric: str) -> str | None:
         direction = known_direction(metric, weights.directions)
@@ -603,7 +603,7 @@ def _directions_of(constraints: Any, weights: Any) -> tuple[dict[str, Any], dict
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from workbench.core.session import load_session
+    from workbench.core.domain.session import load_session
 
     if args.portability is not None:
         return _show_portability(args)
@@ -651,8 +651,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def _show_portability(args: argparse.Namespace) -> int:
-    from workbench.core.portability import format_report, portability_report
-    from workbench.core.session import load_session
+    from workbench.core.domain.portability import format_report, portability_report
+    from workbench.core.domain.session import load_session
     from workbench.runner.portability import simulator_predictors
 
     paths = ([args.file] if args.file else []) + list(args.portability)
@@ -675,9 +675,9 @@ def _show_portability(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from workbench.core.export import export_sessions, is_export_file
-    from workbench.core.output_files import prepare_output
-    from workbench.core.session import load_session
+    from workbench.core.io.export import export_sessions, is_export_file
+    from workbench.core.io.output_files import prepare_output
+    from workbench.core.domain.session import load_session
 
     sessions = [load_session(path) for path in args.sessions]
     constraints, weights = _objective_from_args(args, sessions[0])
@@ -703,7 +703,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def _export_dispatch(args: argparse.Namespace, sessions: list[Any], constraints: Any, weights: Any,
                      check_output: Any) -> int:
-    from workbench.core.dispatch import DEFAULT_TOLERANCE, export_dispatch
+    from workbench.core.io.dispatch import DEFAULT_TOLERANCE, export_dispatch
 
     tolerance = DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance
     plan = export_dispatch(sessions, args.format, args.out, tolerance, constraints, weights,
@@ -717,7 +717,7 @@ def _export_dispatch(args: argparse.Namespace, sessions: list[Any], constraints:
 
 
 def cmd_kernels(args: argparse.Namespace) -> int:
-    from workbench.core.templates import kernels_dir, load_templates
+    from workbench.core.domain.templates import kernels_dir, load_templates
 
     templates = load_templates(*args.kernel_dir, str(kernels_dir()))
     listing: list[dict[str, Any]] = []
@@ -746,14 +746,14 @@ def cmd_kernels(args: argparse.Namespace) -> int:
 
 
 def cmd_import_kt(args: argparse.Namespace) -> int:
-    from workbench.core.interop import import_kt_cache
-    from workbench.core.output_files import (
+    from workbench.core.io.interop import import_kt_cache
+    from workbench.core.io.output_files import (
         check_folder,
         check_regular_or_absent,
         prepare_output,
     )
-    from workbench.core.session import journal_path, save_session
-    from workbench.core.session_lock import SessionLock
+    from workbench.core.domain.session import journal_path, save_session
+    from workbench.core.io.session_lock import SessionLock
 
     out = Path(args.out)
     check_folder(out)
@@ -766,7 +766,7 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
         prepare_output(out, force=args.force, inputs=[args.cache], replaceable=_is_imported_recording,
                        what="session imported from a Kernel Tuner cache")
         if args.force and journal_path(out).is_file():  # kept beside the backup, never dropped
-            from workbench.core.output_files import backup_path
+            from workbench.core.io.output_files import backup_path
 
             os.replace(journal_path(out), journal_path(backup_path(out)))
         save_session(session, out)
@@ -777,7 +777,7 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
 def _is_imported_recording(path: Path) -> bool:
     """An earlier import (a session of recorded trials) may be replaced by a new one; a session of
     measured trials may not without --force."""
-    from workbench.core.session import is_session_file, load_session
+    from workbench.core.domain.session import is_session_file, load_session
 
     if not is_session_file(path):
         return False
@@ -788,8 +788,8 @@ def _is_imported_recording(path: Path) -> bool:
 
 
 def cmd_check_kernels(args: argparse.Namespace) -> int:
-    from workbench.core.checks import check_kernels, format_check_table, print_progress
-    from workbench.core.templates import kernels_dir, load_templates
+    from workbench.core.model.checks import check_kernels, format_check_table, print_progress
+    from workbench.core.domain.templates import kernels_dir, load_templates
 
     if args.workers is not None and args.workers < 1:
         raise WorkbenchError(f"--workers must be at least 1, got {args.workers}")
@@ -811,9 +811,9 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
 
 def _check_kernels_table(args: argparse.Namespace) -> int:
     """``--write-table`` / ``--check-table``: the shipped templates' resource table for ``--arch``."""
-    from workbench.core import resource_table
-    from workbench.core.checks import print_table_progress
-    from workbench.core.templates import kernels_dir, load_templates
+    from workbench.core.model import resource_table
+    from workbench.core.model.checks import print_table_progress
+    from workbench.core.domain.templates import kernels_dir, load_templates
 
     if args.kernel_dir:
         raise WorkbenchError("the resource table covers the shipped templates only; drop --kernel-dir")

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.session import Session
-from workbench.core.space import SearchSpace, Slot
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.session import Session
+from workbench.core.domain.space import SearchSpace, Slot
 from workbench.gui.text import metric_label
 
 STRATEGIES = ("atomic", "tree", "shuffle")
@@ -282,7 +282,7 @@ def test_parallel_coordinates_and_slices_draw_every_trial_across_slots_and_score
 
 
 def test_compare_shows_two_configs_side_by_side_with_their_source_diff_and_overlays_sessions(shown, tmp_path):
-    from workbench.core.session import save_session
+    from workbench.core.domain.session import save_session
 
     view = shown.compare
     model = shown.model

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.session import Session, save_session
-from workbench.core.space import SearchSpace, Slot
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.session import Session, save_session
+from workbench.core.domain.space import SearchSpace, Slot
 from workbench.gui.analysis import concentrations_from_columns, failure_concentrations
 from workbench.gui.model import GrowingColumn, SessionModel
 
@@ -229,7 +229,7 @@ def test_a_killed_run_is_offered_for_recovery(qtbot, tmp_path, monkeypatch):
     """Only a journal exists (the process died before its first save): the next start finds it."""
     from PySide6.QtCore import QSettings
 
-    from workbench.core.session import Journal
+    from workbench.core.domain.session import Journal
     from workbench.gui.main_window import MainWindow
 
     folder = tmp_path / "autosave"
@@ -285,7 +285,7 @@ def test_slots_panel_counts_the_space_off_the_gui_thread(qtbot):
     """A file's space may take minutes to count: the panel must never do it on the GUI thread."""
     import threading
 
-    from workbench.core.space import ProductSpace
+    from workbench.core.domain.space import ProductSpace
     from workbench.gui.slots_panel import SlotsPanel
 
     class WatchedSpace(ProductSpace):

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.session import load_session, save_session
-from workbench.core.session_lock import SessionLock
+from workbench.core.domain.session import load_session, save_session
+from workbench.core.io.session_lock import SessionLock
 from workbench.runner.autosave import autosave_dir, file_stem
 from workbench.runner.controller import RunRequest, run_to_end, start_run
 from workbench.runner.events import TrialFinished

@@ -14,8 +14,8 @@ from PySide6.QtGui import QMouseEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from workbench.core.measurement import Status
-from workbench.core.session import load_session
+from workbench.core.domain.measurement import Status
+from workbench.core.domain.session import load_session
 
 BENCH = str(Path(__file__).with_name("gui_bench.py"))
 SLOW = str(Path(__file__).parents[1] / "fixtures" / "slow_bench.py")

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from workbench.core.importance import value_distributions
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.objective import Constraints, Weights
-from workbench.core.space import SearchSpace, Slot
+from workbench.core.domain.importance import value_distributions
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.objective import Constraints, Weights
+from workbench.core.domain.space import SearchSpace, Slot
 from workbench.gui.importance_view import ImportanceView
 
 SPACE = SearchSpace([

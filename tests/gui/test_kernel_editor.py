@@ -11,8 +11,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTableWidgetItem
 
-from workbench.core.kernel_spec import SPEC_SUFFIX, SpecError, user_templates_dir
-from workbench.core.templates import load_templates
+from workbench.core.domain.kernel_spec import SPEC_SUFFIX, SpecError, user_templates_dir
+from workbench.core.domain.templates import load_templates
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "saxpy"
 SAXPY_CU = (EXAMPLE / "saxpy.cu").read_text()
@@ -196,7 +196,7 @@ def test_a_chosen_python_reference_runs_only_in_the_worker_process(window, edito
 def test_the_arguments_table_shows_and_keeps_each_outputs_own_tolerance(editor, qtbot):
     """Per-output rtol / atol: shown in the arguments table, written back per output, and the loaded
     template checks each output with its own pair."""
-    from workbench.core.kernel_spec import template_from_spec
+    from workbench.core.domain.kernel_spec import template_from_spec
 
     spec = json.loads((EXAMPLE / f"saxpy{SPEC_SUFFIX}").read_text())
     spec["args"].insert(3, {"name": "twice", "kind": "out", "dtype": "float32", "shape": ["n"], "rtol": 0.01, "atol": 0.001})

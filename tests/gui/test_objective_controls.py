@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.measurement import Status
-from workbench.core.session import load_session
+from workbench.core.domain.measurement import Status
+from workbench.core.domain.session import load_session
 
 MERIT = str(Path(__file__).parents[1] / "fixtures" / "merit_bench.py")
 
@@ -61,7 +61,7 @@ def test_a_direction_chosen_during_a_run_reaches_the_running_search(window, qtbo
 
 def test_remeasure_aborted_is_enabled_when_the_limit_is_relaxed_and_runs_through_the_controller(
         window, qtbot, tmp_path):
-    from workbench.core.objective import Constraints
+    from workbench.core.domain.objective import Constraints
     from workbench.runner.controller import RunRequest, start_run
 
     out = tmp_path / "t.json"
@@ -90,7 +90,7 @@ def test_remeasure_aborted_is_enabled_when_the_limit_is_relaxed_and_runs_through
 def test_opening_another_session_keeps_its_own_constraints(window, qtbot, tmp_path):
     """A limit enabled on one session is not written into the next one opened (the spin box's
     display settings change with the data and used to write their rounded value back)."""
-    from workbench.core.objective import Constraints
+    from workbench.core.domain.objective import Constraints
     from workbench.runner.controller import RunRequest, start_run
 
     limited, free = tmp_path / "limited.json", tmp_path / "free.json"

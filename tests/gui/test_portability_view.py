@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.session import Session, save_session
-from workbench.core.space import SearchSpace, Slot
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.session import Session, save_session
+from workbench.core.domain.space import SearchSpace, Slot
 from workbench.gui.portability_view import heat_rgb
 
 SPACE = SearchSpace([Slot("block", (32, 64, 128), "launch")])

@@ -6,7 +6,7 @@ import copy
 import json
 from pathlib import Path
 
-from workbench.core.kernel_spec import SPEC_SUFFIX, save_template_folder
+from workbench.core.domain.kernel_spec import SPEC_SUFFIX, save_template_folder
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "saxpy"
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.session import load_session, problem_key, save_session
-from workbench.core.size_analysis import cross_matrix, missing_cells, size_rows, winner_bands
-from workbench.core.sizes import problems_of, sweep_plan, trials_by_problem
+from workbench.core.domain.session import load_session, problem_key, save_session
+from workbench.core.domain.size_analysis import cross_matrix, missing_cells, size_rows, winner_bands
+from workbench.core.domain.sizes import problems_of, sweep_plan, trials_by_problem
 from workbench.runner.controller import RunRequest, start_run
 
 

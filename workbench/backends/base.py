@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Mapping
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Measurement
-from workbench.core.records import BackendInfo, BackendOptions, DeviceInfo
-from workbench.core.space import Config, SearchSpace, Value
+from workbench.core.domain.measurement import Measurement
+from workbench.core.domain.records import BackendInfo, BackendOptions, DeviceInfo
+from workbench.core.domain.space import Config, SearchSpace, Value
 
 PhaseCallback = Callable[[str], None]
 

@@ -5,7 +5,7 @@ so the rest of the workbench never needs it.
 
 Measurement protocol (why each step exists):
 
-1. Render + compile through :func:`workbench.core.compiler.compile_cuda` for the device's own
+1. Render + compile through :func:`workbench.core.model.compiler.compile_cuda` for the device's own
    architecture (shared on-disk cache; registers / shared memory / spills from the ptxas log).
 2. Refuse, before loading, a launch the device would refuse (threads, registers x threads, static +
    dynamic shared memory against the device's own limits): ``launch_error``, and the worker carries
@@ -39,14 +39,14 @@ import numpy as np
 
 from workbench.backends.templated import load_template_for, template_target
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
-from workbench.core.gpus import GpuSpec
-from workbench.core.footprint import device_memory_mb, onchip_figures
-from workbench.core.measurement import Measurement, Status
-from workbench.core.perfmodel import launch_check, occupancy
-from workbench.core.quality import quality_from_error
-from workbench.core.space import Config
-from workbench.core.templates import reset_buffers
-from workbench.core.verify import AdoptedReference, Verdict, adopt_reference, reference_details, verify_outputs
+from workbench.core.model.gpus import GpuSpec
+from workbench.core.model.footprint import device_memory_mb, onchip_figures
+from workbench.core.domain.measurement import Measurement, Status
+from workbench.core.model.perfmodel import launch_check, occupancy
+from workbench.core.model.quality import quality_from_error
+from workbench.core.domain.space import Config
+from workbench.core.domain.templates import reset_buffers
+from workbench.core.model.verify import AdoptedReference, Verdict, adopt_reference, reference_details, verify_outputs
 
 EARLY_ABORT_FACTOR = 1.5
 MIN_SAMPLES, MAX_SAMPLES = 7, 100
@@ -161,7 +161,7 @@ class CudaBackend(Backend):
             self.launch_args.append(array)
 
     def _reset_outputs(self, poison: bool) -> None:
-        """The template's reset policy (:func:`~workbench.core.templates.reset_buffers`) on the device buffers."""
+        """The template's reset policy (:func:`~workbench.core.domain.templates.reset_buffers`) on the device buffers."""
         reset_buffers(self.resets, self.buffers, self.host_inputs, poison=poison, upload=_upload)
 
     def _measure_baseline(self) -> dict[str, Any] | None:
@@ -203,7 +203,7 @@ class CudaBackend(Backend):
 
     def _launched(self, config: Config, phase: PhaseCallback) -> Measurement | _Launched:
         """Compile, load and run ``config`` once on freshly reset buffers; a failure is its measurement."""
-        from workbench.core.compiler import compile_cuda
+        from workbench.core.model.compiler import compile_cuda
 
         cp = self.cp
         phase("compile")
@@ -310,7 +310,7 @@ class CudaBackend(Backend):
             "throughput_gbs": throughput,
             "gflops": gflops,
             "pct_of_peak": pct,
-            # what this config holds, as the simulator reports it (core/footprint.py)
+            # what this config holds, as the simulator reports it (core/model/footprint.py)
             "memory_mb": device_memory_mb(self.template, self.problem, config),
             **onchip_figures(compiled.registers, compiled.smem_bytes + smem, threads, occupied.active_blocks_per_sm),
             "occupancy": float(occupied.fraction),
@@ -451,7 +451,7 @@ def describe_device(index: int) -> dict[str, Any]:
 
 def copy_probe(cp: Any, device_name: str) -> float:
     """Device-to-device copy bandwidth (GB/s, read + write), measured once per device and cached."""
-    from workbench.core.compiler import cache_dir
+    from workbench.core.model.compiler import cache_dir
 
     path = Path(cache_dir()).parent / "copy_probe.json"
     try:

@@ -29,9 +29,9 @@ from typing import Any, Callable, Mapping
 
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import LATENCY, Measurement, Status
-from workbench.core.session import MAX_NAME_CHARS, NON_NEGATIVE_METRICS
-from workbench.core.space import GROUPS, Config, ProductSpace, SearchSpace, Slot
+from workbench.core.domain.measurement import LATENCY, Measurement, Status
+from workbench.core.domain.session import MAX_NAME_CHARS, NON_NEGATIVE_METRICS
+from workbench.core.domain.space import GROUPS, Config, ProductSpace, SearchSpace, Slot
 
 
 def _path_of(spec: BackendSpec) -> str:

@@ -16,9 +16,9 @@ from typing import Any
 
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.errors import SpaceError, WorkbenchError
-from workbench.core.measurement import Measurement, Status
-from workbench.core.records import device_info
-from workbench.core.space import Config, SearchSpace, Slot
+from workbench.core.domain.measurement import Measurement, Status
+from workbench.core.domain.records import device_info
+from workbench.core.domain.space import Config, SearchSpace, Slot
 
 _HEAD_BYTES = 65536
 
@@ -34,8 +34,8 @@ def _path_of(spec: BackendSpec) -> str:
 
 
 def load_recording(path: str) -> Any:
-    """The recording as a :class:`~workbench.core.session.Session`, whichever format it is in."""
-    from workbench.core.session import FORMAT_NAME, load_session
+    """The recording as a :class:`~workbench.core.domain.session.Session`, whichever format it is in."""
+    from workbench.core.domain.session import FORMAT_NAME, load_session
 
     raw = b""
     if os.path.isfile(path):
@@ -45,7 +45,7 @@ def load_recording(path: str) -> Any:
     if FORMAT_NAME in head or path.endswith(".journal") or not os.path.isfile(path):
         return load_session(path)
     if raw.startswith(b"\x1f\x8b") or "tune_params_keys" in head or '"cache"' in head:  # gzip: KT only
-        from workbench.core.interop import import_kt_cache
+        from workbench.core.io.interop import import_kt_cache
 
         return import_kt_cache(path)
     return load_session(path)  # neither: let the session loader say what is wrong

@@ -3,12 +3,12 @@
 Each evaluation does what the CUDA backend does, except running: render the config, compile it for
 the modelled GPU's architecture with NVRTC (real registers, shared memory and spills; or, with
 ``compile: "estimate"``, a marked estimate), refuse launches a real device would refuse (same CUDA
-wording), predict the latency with :mod:`workbench.core.perfmodel`, and derive ``quality`` by
+wording), predict the latency with :mod:`workbench.core.model.perfmodel`, and derive ``quality`` by
 running the template's NumPy ``emulate`` of the config's arithmetic against the float64 reference
 on the small problem.
 
 Resource figures come, fastest first, from this process's cache, the shipped resource table
-(:mod:`workbench.core.resource_table`, when it matches the template, problem and arch), the
+(:mod:`workbench.core.model.resource_table`, when it matches the template, problem and arch), the
 compiler's disk cache (read in the evaluation itself), or NVRTC. Compiles run on background
 threads (:mod:`compile_jobs`), the configs the model rates fastest first; an evaluation waits at
 most ``compile_wait_s`` for its own, and none at all once two compiles of this template have run
@@ -33,17 +33,17 @@ import numpy as np
 from workbench.backends.compile_jobs import URGENT, CompileJobs
 from workbench.backends.templated import load_template_for, template_target
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
-from workbench.core.compiler import cached_compile, compile_cuda  # NVRTC itself loads at the first compile
+from workbench.core.model.compiler import cached_compile, compile_cuda  # NVRTC itself loads at the first compile
 from workbench.core.errors import WorkbenchError
-from workbench.core.gpus import GpuSpec, load_gpu
-from workbench.core.measurement import Measurement, Status
-from workbench.core.perfmodel import estimate_resources, launch_check, predict
-from workbench.core.quality import quality_of
-from workbench.core.resource_table import TemplateFigures, figures_for
-from workbench.core.space import Config
-from workbench.core.footprint import device_memory_mb, onchip_figures
-from workbench.core.templates import WorkProfile
-from workbench.core.verify import AdoptedReference, adopt_reference, reference_details
+from workbench.core.model.gpus import GpuSpec, load_gpu
+from workbench.core.domain.measurement import Measurement, Status
+from workbench.core.model.perfmodel import estimate_resources, launch_check, predict
+from workbench.core.model.quality import quality_of
+from workbench.core.model.resource_table import TemplateFigures, figures_for
+from workbench.core.domain.space import Config
+from workbench.core.model.footprint import device_memory_mb, onchip_figures
+from workbench.core.domain.templates import WorkProfile
+from workbench.core.model.verify import AdoptedReference, adopt_reference, reference_details
 
 DEFAULT_GPU = "H200"
 COMPILE_MODES = ("nvrtc", "estimate")

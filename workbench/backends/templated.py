@@ -8,9 +8,9 @@ from typing import Any, Mapping
 
 from workbench.backends.base import BackendSpec, Target
 from workbench.core.errors import WorkbenchError
-from workbench.core.records import device_info
-from workbench.core.templates import KernelTemplate, kernels_dir, load_template, load_templates
-from workbench.core.verify import NO_REFERENCE_NOTE
+from workbench.core.domain.records import device_info
+from workbench.core.domain.templates import KernelTemplate, kernels_dir, load_template, load_templates
+from workbench.core.model.verify import NO_REFERENCE_NOTE
 
 
 def load_template_for(spec: BackendSpec) -> KernelTemplate:

@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.measurement import Status, Trial
+from workbench.core.domain.measurement import Status, Trial
 
 STATUSES: tuple[Status, ...] = tuple(Status)
 

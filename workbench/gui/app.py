@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from workbench.core.shipped import shipped_path
+from workbench.core.domain.shipped import shipped_path
 
 RESOURCES = shipped_path("resources")
 STYLE_SHEET = RESOURCES / "styles" / "workbench.qss"
@@ -83,7 +83,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
         window.failures.refresh()
         if screenshot:
             app.processEvents()
-            from workbench.core.output_files import check_folder, check_regular_or_absent
+            from workbench.core.io.output_files import check_folder, check_regular_or_absent
 
             try:  # the same rule as every command's output: a folder that exists, a regular file
                 check_folder(Path(screenshot), "--screenshot")

@@ -178,7 +178,7 @@ class CompareView(QWidget):
     # --- sessions ----------------------------------------------------------------------------------
     def add_session(self, path: str) -> None:
         """Overlay a saved session (raises WorkbenchError for a file that is not one)."""
-        from workbench.core.session import load_session  # only when asked
+        from workbench.core.domain.session import load_session  # only when asked
 
         self.others.append(load_session(path))
         self._draw_curves()

@@ -15,8 +15,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from workbench.core.measurement import Trial
-from workbench.core.session import Session
+from workbench.core.domain.measurement import Trial
+from workbench.core.domain.session import Session
 
 COMPARED_METRICS = ("latency_ms", "latency_p20_ms", "latency_p80_ms", "throughput_gbs", "gflops", "quality",
                     "memory_mb", "onchip_kb_per_sm", "occupancy")

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from workbench.core.measurement import Trial
+from workbench.core.domain.measurement import Trial
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout, QWidget,
 )
 
-from workbench.core.measurement import Status
+from workbench.core.domain.measurement import Status
 from workbench.gui.analysis import MIN_FAILURES, concentrations_from_columns, failure_reasons, status_counts_from_codes
 from workbench.gui.model import SessionModel
 from workbench.gui.results_table import TrialFilterProxy, TrialTableModel

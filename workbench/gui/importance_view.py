@@ -8,7 +8,7 @@ selects that slot: the lower plot shows each value's latencies as a strip (every
 over a box (quartiles and median), and ``slot_selected(name)`` is emitted so the window can colour
 its scatter by that slot.
 
-The numbers come from :mod:`workbench.core.importance` (PED-ANOVA); nothing here computes them.
+The numbers come from :mod:`workbench.core.domain.importance` (PED-ANOVA); nothing here computes them.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from PySide6.QtCore import QPointF, QTimer, Signal
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from workbench.core.importance import SCORE, Importance, ValueStats, slot_importance, value_distributions
-from workbench.core.measurement import LATENCY, Trial
+from workbench.core.domain.importance import SCORE, Importance, ValueStats, slot_importance, value_distributions
+from workbench.core.domain.measurement import LATENCY, Trial
 
 BAR_BRUSH = pg.mkBrush(0, 114, 178, 200)
 SELECTED_BRUSH = pg.mkBrush(230, 159, 0, 230)

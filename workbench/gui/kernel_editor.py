@@ -1,9 +1,9 @@
 """The template editor: write or open a CUDA kernel, mark its slots, check it as you type, save, tune.
 
-The form holds everything a declarative spec (:mod:`workbench.core.kernel_spec`) describes; every
+The form holds everything a declarative spec (:mod:`workbench.core.domain.kernel_spec`) describes; every
 check is the Qt-free code a run uses. Restrictions are checked on each keystroke (cheap: parsing
 only) with the offending part underlined; after each pause in typing the whole draft is checked in
-a background thread (:func:`workbench.core.kernel_draft.check_draft`: build the template, count the
+a background thread (:func:`workbench.core.model.kernel_draft.check_draft`: build the template, count the
 valid configs, compile the default config with NVRTC), so the window never waits on the compiler.
 Tuning writes the draft into the workbench's own drafts folder and starts the run through the main
 window, i.e. the run controller, like any other run.
@@ -24,12 +24,12 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.kernel_draft import Diagnostic, DraftReport, check_draft
-from workbench.core.kernel_spec import (
+from workbench.core.model.kernel_draft import Diagnostic, DraftReport, check_draft
+from workbench.core.domain.kernel_spec import (
     DEFAULT_ATOL, DEFAULT_RTOL, SPEC_SUFFIX, SpecError, expression_problem, format_values, parse_values, save_template_folder, split_expressions,
     user_templates_dir,
 )
-from workbench.core.macros import scan_macros
+from workbench.core.domain.macros import scan_macros
 
 #: Pause in typing (ms) after which the draft is checked and compiled in the background.
 CHECK_DELAY_MS = 700

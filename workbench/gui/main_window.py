@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.records import provenance
+from workbench.core.domain.records import provenance
 from workbench.gui import compat  # noqa: F401 - applied on import, before any widget exists
 from workbench.gui.best_card import BestCard
 from workbench.gui.bridge import EngineThread
@@ -34,7 +34,7 @@ from workbench.gui.slots_panel import SlotsPanel
 from workbench.gui.source_view import SourceView
 
 if TYPE_CHECKING:  # the run controller is imported when a run starts
-    from workbench.core.session import Session
+    from workbench.core.domain.session import Session
     from workbench.runner.controller import RunRequest
 
 REFRESH_MS = 100  # charts and tables are fed in batches at 10 Hz, never per point
@@ -308,7 +308,7 @@ class MainWindow(QMainWindow):
         built (a weighted metric without a direction) leaves the run on the one it had."""
         if not self.running or self.engine_thread is None:
             return
-        from workbench.core.search_objective import Objective
+        from workbench.core.domain.search_objective import Objective
 
         try:
             objective = Objective(self.model.constraints, self.model.weights)
@@ -319,8 +319,8 @@ class MainWindow(QMainWindow):
 
     def _fill_size_picker(self) -> None:
         """List the session's sizes (shown only for a sweep) with the size shown selected."""
-        from workbench.core.size_analysis import size_label
-        from workbench.core.sizes import size_parameters
+        from workbench.core.domain.size_analysis import size_label
+        from workbench.core.domain.sizes import size_parameters
 
         problems = self.model.problems()
         shown = self.model.shown_problem()
@@ -660,7 +660,7 @@ class MainWindow(QMainWindow):
 
     def open_session(self, path: str | os.PathLike[str]) -> None:
         """Load a session (its journal is merged) and show it; raises WorkbenchError."""
-        from workbench.core.session import load_session
+        from workbench.core.domain.session import load_session
 
         session = load_session(path)
         self.autosave_path = None  # an earlier unsaved session's autosave stays for recovery
@@ -685,7 +685,7 @@ class MainWindow(QMainWindow):
         if settings.budget is not None:
             left = settings.budget - len(session.trials)
             run["budget"] = left if left > 0 else settings.budget
-        from workbench.core.sizes import sweep_plan
+        from workbench.core.domain.sizes import sweep_plan
 
         try:  # a sweep shows its sizes and its budget per size; any other session an empty sizes field
             plan = sweep_plan(session)
@@ -708,10 +708,10 @@ class MainWindow(QMainWindow):
         return self.save_to(self.path)
 
     def save_to(self, path: str | os.PathLike[str]) -> bool:
-        from workbench.core.session import save_session
+        from workbench.core.domain.session import save_session
 
-        from workbench.core.output_files import check_folder, check_regular_or_absent
-        from workbench.core.session_lock import SessionLock
+        from workbench.core.io.output_files import check_folder, check_regular_or_absent
+        from workbench.core.io.session_lock import SessionLock
 
         if self.model.session is None:
             return False
@@ -778,7 +778,7 @@ class MainWindow(QMainWindow):
         return self.save_to(path)
 
     def import_kt_cache(self, path: str) -> None:
-        from workbench.core.interop import import_kt_cache
+        from workbench.core.io.interop import import_kt_cache
 
         session = import_kt_cache(path)
         self._shown_request = None  # Start with these controls starts a new session
@@ -800,7 +800,7 @@ class MainWindow(QMainWindow):
             return
         path, _ = QFileDialog.getSaveFileName(self, "Export CSV", str(Path(self._last_dir()) / "trials.csv"), "CSV (*.csv)")
         if path:
-            from workbench.core.interop import export_csv
+            from workbench.core.io.interop import export_csv
 
             self._remember_dir(path)
             self._guarded(lambda: export_csv(self.model.session, path), "Cannot export CSV")
@@ -815,7 +815,7 @@ class MainWindow(QMainWindow):
         CuPy script). Raises WorkbenchError when nothing is feasible (naming the constraint that
         excludes the most) or the suffix is unknown; nothing is written then.
         """
-        from workbench.core.export import export_sessions
+        from workbench.core.io.export import export_sessions
 
         fmt = self.EXPORT_FORMATS.get(Path(path).suffix.lower())
         if fmt is None:
@@ -836,8 +836,8 @@ class MainWindow(QMainWindow):
         Only declarative specs are read from that folder (reading one runs no code), because the
         folder can come from a reopened session's settings; None leaves the lookup to the exporter.
         """
-        from workbench.core.kernel_spec import load_declarative
-        from workbench.core.templates import DECLARATIVE_SUFFIX, kernels_dir, load_templates
+        from workbench.core.domain.kernel_spec import load_declarative
+        from workbench.core.domain.templates import DECLARATIVE_SUFFIX, kernels_dir, load_templates
 
         folder = self.toolbar.kernel_folders.get(kernel)
         if folder is None or not Path(folder).is_dir():
@@ -996,7 +996,7 @@ class MainWindow(QMainWindow):
             if self.path is not None:
                 self.save_to(self.path)
             elif self.autosave_path is not None and self.model.session is not None:  # unsaved run: kept whole
-                from workbench.core.session import save_session  # for the next start to recover
+                from workbench.core.domain.session import save_session  # for the next start to recover
 
                 save_session(self.model.session, self.autosave_path)
         elif not self._maybe_save():

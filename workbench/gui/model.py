@@ -15,9 +15,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from workbench.core.measurement import Status, Trial
-from workbench.core.objective import Constraints, MetricTable, Weights, rank
-from workbench.core.session import Session, problem_key
+from workbench.core.domain.measurement import Status, Trial
+from workbench.core.domain.objective import Constraints, MetricTable, Weights, rank
+from workbench.core.domain.session import Session, problem_key
 
 #: status -> small integer code stored per trial (order = how the views list statuses).
 STATUS_CODES: dict[Status, int] = {status: code for code, status in enumerate(Status)}

@@ -17,10 +17,10 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Status
-from workbench.core.metrics import known_direction
-from workbench.core.objective import Bound, Weights
-from workbench.core.search_objective import Objective
+from workbench.core.domain.measurement import Status
+from workbench.core.domain.metrics import known_direction
+from workbench.core.domain.objective import Bound, Weights
+from workbench.core.domain.search_objective import Objective
 
 from workbench.gui.model import STATUS_CODES, SessionModel
 from workbench.gui.text import metric_label
@@ -318,7 +318,7 @@ class ObjectivePanel(QWidget):
         session = self.model.session
         if session is None:
             return 0
-        from workbench.core.sizes import remeasurable
+        from workbench.core.domain.sizes import remeasurable
 
         objective = Objective(self.model.constraints, Weights())  # the latency limit decides, not the weights
         return sum(len(configs) for _problem, configs in remeasurable(session, objective.worth_remeasuring))

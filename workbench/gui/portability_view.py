@@ -2,7 +2,7 @@
 
 The sessions compared are the open one (when it has trials) and the files added with "Add
 sessions..." (several at once: recordings, Kernel Tuner imports, simulated GPUs). The table is
-:func:`workbench.core.portability.portability_report` under the objective in force (the sliders):
+:func:`workbench.core.domain.portability.portability_report` under the objective in force (the sliders):
 row = a GPU's own best config, column = the GPU it runs on, cell = its fraction of that GPU's
 optimum, coloured from red (0%) to green (100%); predicted cells (a simulated GPU that never ran
 the config) are italic and say so. Below: the config with the best worst case, the one to ship
@@ -30,9 +30,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.assignments import parse_assignment_list
+from workbench.core.domain.assignments import parse_assignment_list
 from workbench.core.errors import WorkbenchError
-from workbench.core.portability import (
+from workbench.core.domain.portability import (
     FAILED,
     INFEASIBLE,
     PREDICTED,
@@ -128,7 +128,7 @@ class PortabilityView(QWidget):
     # --- sessions ----------------------------------------------------------------------------------
     def add_sessions(self, paths: list[str]) -> None:
         """Add saved sessions (raises WorkbenchError naming the first file that is not one; none is added then)."""
-        from workbench.core.session import load_session
+        from workbench.core.domain.session import load_session
 
         loaded = [load_session(path) for path in paths]
         self.paths += [str(p) for p in paths]

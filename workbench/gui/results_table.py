@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Trial
+from workbench.core.domain.measurement import Trial
 from workbench.gui.model import STATUSES, SessionModel
 from workbench.gui.text import fmt, metric_label
 

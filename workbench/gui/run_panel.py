@@ -12,9 +12,9 @@ from PySide6.QtWidgets import (
     QToolBar, QToolButton, QWidget, QWidgetAction,
 )
 
-from workbench.core.assignments import parse_assignment_list
+from workbench.core.domain.assignments import parse_assignment_list
 from workbench.core.errors import WorkbenchError
-from workbench.core.sizes import format_sizes, parse_sizes_text
+from workbench.core.domain.sizes import format_sizes, parse_sizes_text
 from workbench.gui.strategy_options import StrategyOptionsForm
 from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES
 
@@ -30,7 +30,7 @@ BACKENDS = (("auto", "auto (GPU if present)"), ("cuda", "CUDA device"), ("sim", 
 def available_kernels() -> tuple[str, ...]:
     """Shipped template names (loading specs executes only our own kernel library)."""
     try:
-        from workbench.core.templates import kernels_dir, load_templates
+        from workbench.core.domain.templates import kernels_dir, load_templates
 
         return tuple(sorted(load_templates(str(kernels_dir()))))
     except Exception:  # noqa: BLE001 - an unloadable library leaves the picker empty, not the window dead
@@ -41,7 +41,7 @@ def user_kernels() -> dict[str, str]:
     """Templates saved with the editor (the user's template folder): name -> folder. Declarative
     specs only, so listing them runs no code; a folder that does not load leaves the list alone."""
     try:
-        from workbench.core.kernel_spec import SPEC_SUFFIX, load_declarative, user_templates_dir
+        from workbench.core.domain.kernel_spec import SPEC_SUFFIX, load_declarative, user_templates_dir
 
         folder = user_templates_dir()
         found = {}
@@ -58,7 +58,7 @@ def user_kernels() -> dict[str, str]:
 @functools.lru_cache(maxsize=1)
 def available_gpus() -> tuple[str, ...]:
     try:
-        from workbench.core.gpus import list_gpus
+        from workbench.core.model.gpus import list_gpus
 
         return tuple(list_gpus()) or ("H200",)
     except Exception:  # noqa: BLE001

@@ -10,7 +10,7 @@ Three plots over one session's sizes (a size sweep, ``tune --sizes`` or the tool
   "?"; "Measure missing" hands those (size, config) pairs to the window, which measures them through
   the run controller in a background thread, and the cells fill in as the trials arrive.
 
-Every number comes from :mod:`workbench.core.size_analysis`; this module only draws.
+Every number comes from :mod:`workbench.core.domain.size_analysis`; this module only draws.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from PySide6.QtCore import QRectF, Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.size_analysis import (
+from workbench.core.domain.size_analysis import (
     SizeRow,
     cross_matrix,
     distinct_winners,
@@ -33,7 +33,7 @@ from workbench.core.size_analysis import (
     size_rows,
     winner_bands,
 )
-from workbench.core.space import Config
+from workbench.core.domain.space import Config
 
 #: Colour-blind-safe palette (Okabe-Ito), one colour per winning config, cycled.
 PALETTE = ((0, 114, 178), (230, 159, 0), (0, 158, 115), (204, 121, 167), (86, 180, 233), (213, 94, 0),
@@ -202,7 +202,7 @@ class SizeView(QWidget):
             return
         objective = None
         if getattr(self.model, "constraints", None) is not None:
-            from workbench.core.search_objective import Objective
+            from workbench.core.domain.search_objective import Objective
 
             try:
                 objective = Objective(self.model.constraints, self.model.weights)

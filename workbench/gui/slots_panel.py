@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.space import GROUPS, SearchSpace, Slot
+from workbench.core.domain.space import GROUPS, SearchSpace, Slot
 
 ROLE_SLOT = Qt.ItemDataRole.UserRole + 1
 ROLE_VALUE = Qt.ItemDataRole.UserRole + 2

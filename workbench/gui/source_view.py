@@ -18,9 +18,9 @@ from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextDocu
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.records import BackendOptions
-from workbench.core.session import Session
-from workbench.core.space import Config
+from workbench.core.domain.records import BackendOptions
+from workbench.core.domain.session import Session
+from workbench.core.domain.space import Config
 from workbench.gui.model import SessionModel
 from workbench.gui.text import fmt
 
@@ -32,7 +32,7 @@ _USE_COLOUR = QColor(220, 236, 255)
 
 @functools.lru_cache(maxsize=8)
 def _templates(dirs: tuple[str, ...]) -> dict[str, Any]:
-    from workbench.core.templates import kernels_dir, load_templates
+    from workbench.core.domain.templates import kernels_dir, load_templates
 
     return load_templates(*dirs, str(kernels_dir()))
 

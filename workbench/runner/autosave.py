@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from workbench.core.fs import safe_file_stem
-from workbench.core.session import journal_path
-from workbench.core.session_lock import lock_path, locked_by_other
+from workbench.core.domain.session import journal_path
+from workbench.core.io.session_lock import lock_path, locked_by_other
 
 def data_dir() -> Path:
     """The workbench's user data folder (``KERNEL_WORKBENCH_DATA_DIR`` overrides)."""

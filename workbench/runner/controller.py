@@ -6,7 +6,7 @@ replay, sim, cuda), a run resumed after a crash from its journal, and the end of
 save, lock released). Nothing else in the product builds engines. It knows nothing of Qt, like
 napari's ``ViewerModel``: the window is a view over it.
 
-A session file has one writer at a time (:class:`~workbench.core.session_lock.SessionLock`), taken
+A session file has one writer at a time (:class:`~workbench.core.io.session_lock.SessionLock`), taken
 before anything at the output path is read or moved and held until the final save.
 """
 
@@ -21,13 +21,13 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from workbench.backends.base import BackendSpec, EvalLimits, Target
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Status
-from workbench.core.metrics import check_metrics
-from workbench.core.objective import Constraints, Weights
-from workbench.core.records import StrategyInfo, backend_options
-from workbench.core.output_files import backup_path, check_folder, check_regular_or_absent, keep_backup
-from workbench.core.run_settings import RunSettings
-from workbench.core.session import (
+from workbench.core.domain.measurement import Status
+from workbench.core.domain.metrics import check_metrics
+from workbench.core.domain.objective import Constraints, Weights
+from workbench.core.domain.records import StrategyInfo, backend_options
+from workbench.core.io.output_files import backup_path, check_folder, check_regular_or_absent, keep_backup
+from workbench.core.domain.run_settings import RunSettings
+from workbench.core.domain.session import (
     Session,
     clean_stale_temporaries,
     journal_path,
@@ -35,10 +35,10 @@ from workbench.core.session import (
     new_session_id,
     save_session,
 )
-from workbench.core.search_objective import Objective
-from workbench.core.session_lock import SessionLock
-from workbench.core.space import Config
-from workbench.core.sizes import (
+from workbench.core.domain.search_objective import Objective
+from workbench.core.io.session_lock import SessionLock
+from workbench.core.domain.space import Config
+from workbench.core.domain.sizes import (
     SWEEP_KEY,
     SweepPlan,
     problem_key,

@@ -14,9 +14,9 @@ from typing import Callable
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
-from workbench.core.gpus import GpuMatch
-from workbench.core.records import BackendOptions
-from workbench.core.space import Config
+from workbench.core.model.gpus import GpuMatch
+from workbench.core.domain.records import BackendOptions
+from workbench.core.domain.space import Config
 
 Predictor = Callable[[Config], float]
 
@@ -45,7 +45,7 @@ def gpu_model_for(spec: BackendSpec, device_name: str | None, compute_capability
     """The modelled GPU closest to what the run measures on: the sim's own model; for a CUDA device
     its own description, else the nearest description of its architecture (the match's ``note``
     says which, for the session and the status bar); the default model when nothing is known."""
-    from workbench.core.gpus import load_gpu, match_gpu
+    from workbench.core.model.gpus import load_gpu, match_gpu
 
     if spec.kind == "sim":
         return GpuMatch(load_gpu(str(spec.options.get("gpu_model") or "H200")), True)

@@ -21,10 +21,10 @@ from typing import Any, Callable, Iterable, Mapping
 
 from workbench.backends.base import BackendSpec, EvalLimits, Target
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Trial
-from workbench.core.search_objective import Objective
-from workbench.core.session import Session
-from workbench.core.space import Config
+from workbench.core.domain.measurement import Trial
+from workbench.core.domain.search_objective import Objective
+from workbench.core.domain.session import Session
+from workbench.core.domain.space import Config
 from workbench.runner.events import Event, Progress, RunFinished, TrialFinished, TrialRefined, TrialStarted
 from workbench.runner.pool import PoolFactory, Result, WorkerPool
 from workbench.search.base import Strategy
@@ -59,7 +59,7 @@ class _GroupSyncedJournal:
     """
 
     def __init__(self, output: Path) -> None:
-        from workbench.core.session import Journal
+        from workbench.core.domain.session import Journal
 
         self.journal = Journal(output, fsync=False)
         self._synced = time.monotonic()
@@ -374,7 +374,7 @@ class Engine:
             if reason in REFINE_AFTER:
                 self._refine(pool, wait_s=self.refine_wait_s)
         if self.output is not None:
-            from workbench.core.session import save_session
+            from workbench.core.domain.session import save_session
 
             self._save_strategy_state()
             save_session(session, self.output)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workbench.core.measurement import Trial
-from workbench.core.space import Config
+from workbench.core.domain.measurement import Trial
+from workbench.core.domain.space import Config
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ from typing import Any, Callable, Sequence
 from workbench.backends import cuda_env
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Measurement
-from workbench.core.records import BackendOptions
-from workbench.core.space import Config
+from workbench.core.domain.measurement import Measurement
+from workbench.core.domain.records import BackendOptions
+from workbench.core.domain.space import Config
 from workbench.runner.inline import InlinePool, check_inline
 from workbench.runner.pool import PoolFactory, Result, WorkerPool, worker_spec
 

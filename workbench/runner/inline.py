@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from workbench.backends.base import BackendSpec, EvalLimits, create_backend
 from workbench.core.errors import WorkbenchError
-from workbench.core.space import Config
+from workbench.core.domain.space import Config
 from workbench.runner.pool import Result, ResultQueue, WorkerStartupError, worker_spec
 from workbench.runner.worker import PhaseClock, evaluate_candidate
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workbench.core.measurement import Measurement
-from workbench.core.space import Config
+from workbench.core.domain.measurement import Measurement
+from workbench.core.domain.space import Config
 
 
 # --- parent -> worker ----------------------------------------------------------------------------

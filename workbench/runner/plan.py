@@ -16,10 +16,10 @@ from typing import Any, Mapping, Sequence
 from workbench.backends import cuda_env
 from workbench.backends.base import BackendSpec, Target, backend_class
 from workbench.core.errors import WorkbenchError
-from workbench.core.objective import Constraints, Weights
-from workbench.core.records import DeviceInfo, backend_options
-from workbench.core.session import Session
-from workbench.core.templates import DECLARATIVE_SUFFIX, kernels_dir
+from workbench.core.domain.objective import Constraints, Weights
+from workbench.core.domain.records import DeviceInfo, backend_options
+from workbench.core.domain.session import Session
+from workbench.core.domain.templates import DECLARATIVE_SUFFIX, kernels_dir
 
 BACKEND_CHOICES = ("auto", "cuda", "sim", "replay", "python")
 

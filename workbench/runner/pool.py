@@ -30,9 +30,9 @@ from typing import Any, Callable, Iterator, NamedTuple, Protocol, Self
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Measurement, Status
-from workbench.core.records import BackendOptions
-from workbench.core.space import Config
+from workbench.core.domain.measurement import Measurement, Status
+from workbench.core.domain.records import BackendOptions
+from workbench.core.domain.space import Config
 from workbench.runner.messages import Evaluate, FromWorker, PhaseStarted, Quit, Ready, Reply, StartupError
 from workbench.runner.worker import EXIT_AFTER_MEMORY_ERROR, read_tail, with_output, worker_main
 

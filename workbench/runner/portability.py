@@ -13,9 +13,9 @@ from typing import Any, Mapping, Sequence
 
 from workbench.backends.base import BackendSpec
 from workbench.core.errors import WorkbenchError
-from workbench.core.portability import Predictor
-from workbench.core.records import BackendOptions
-from workbench.core.session import Session
+from workbench.core.domain.portability import Predictor
+from workbench.core.domain.records import BackendOptions
+from workbench.core.domain.session import Session
 
 
 def simulator_predictors(sessions: Sequence[Session], at: Mapping[str, Any] | None = None) -> tuple[dict[str, Predictor], list[str]]:

@@ -30,9 +30,9 @@ from typing import Any, Callable, Mapping
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Measurement, Status
-from workbench.core.records import BackendOptions
-from workbench.core.space import Config
+from workbench.core.domain.measurement import Measurement, Status
+from workbench.core.domain.records import BackendOptions
+from workbench.core.domain.space import Config
 from workbench.runner.pool import PoolFactory, Result, ResultQueue, WorkerPool, WorkerStartupError
 from workbench.runner.messages import HostResult, StartupError
 

@@ -17,9 +17,9 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from workbench.core.search_objective import Objective
-from workbench.core.session import Session
-from workbench.core.session_lock import SessionLock
+from workbench.core.domain.search_objective import Objective
+from workbench.core.domain.session import Session
+from workbench.core.io.session_lock import SessionLock
 from workbench.runner.events import Event, Progress, RunFinished
 
 #: ``prepare(problem, budget) -> Run``: the controller's builder of one size's run.

@@ -23,7 +23,7 @@ import traceback
 from typing import Any
 
 from workbench.backends.base import BackendSpec, EvalLimits, create_backend
-from workbench.core.measurement import Measurement, Status
+from workbench.core.domain.measurement import Measurement, Status
 from workbench.runner.messages import Evaluate, PhaseStarted, Ready, Reply, StartupError
 
 #: phase name -> key of the trial timings dict it accumulates into.

@@ -15,8 +15,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.measurement import Trial
-from workbench.core.space import Config, SearchSpace
+from workbench.core.domain.measurement import Trial
+from workbench.core.domain.space import Config, SearchSpace
 from workbench.search.base import Strategy
 
 Index = tuple[int, ...]

@@ -40,8 +40,8 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from workbench.core.measurement import Status, Trial
-from workbench.core.space import GROUPS, Config, SearchSpace
+from workbench.core.domain.measurement import Status, Trial
+from workbench.core.domain.space import GROUPS, Config, SearchSpace
 from workbench.search._common import Index, IndexedStrategy, latency_rank
 from workbench.search.base import Option
 from workbench.search.descent import Descent, changed_slot, one_slot_moves

@@ -17,9 +17,9 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Trial
-from workbench.core.search_objective import default_objective
-from workbench.core.space import Config, SearchSpace
+from workbench.core.domain.measurement import Trial
+from workbench.core.domain.search_objective import default_objective
+from workbench.core.domain.space import Config, SearchSpace
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class Strategy(ABC):
       ``tell`` and again whenever the user changes constraints or weights mid-run);
       ``self.objective(trial) -> float`` is the per-trial cost (lower is better): feasible trials by
       score, infeasible ones behind them graded by how far they miss, failures ``+inf``
-      (:class:`workbench.core.search_objective.Objective`). A strategy ranks by that cost and
+      (:class:`workbench.core.domain.search_objective.Objective`). A strategy ranks by that cost and
       never looks at constraints or weights itself;
     - configs known from elsewhere (a reopened session, a duplicate the engine dropped) reach it
       through :meth:`exclude`; nothing outside a strategy writes into its fields.

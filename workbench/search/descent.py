@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from workbench.core.space import Config, SearchSpace
+from workbench.core.domain.space import Config, SearchSpace
 from workbench.search._common import Coder, Index
 
 

@@ -13,8 +13,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from workbench.core.measurement import Trial
-from workbench.core.space import Config, SearchSpace
+from workbench.core.domain.measurement import Trial
+from workbench.core.domain.space import Config, SearchSpace
 from workbench.search._common import IndexedStrategy
 from workbench.search.base import Option
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from itertools import islice
 from typing import Any, Iterator
 
-from workbench.core.space import Config
+from workbench.core.domain.space import Config
 from workbench.search.base import Strategy
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from workbench.core.space import Config, SearchSpace
+from workbench.core.domain.space import Config, SearchSpace
 from workbench.search.base import Strategy
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from workbench.core.measurement import Trial
-from workbench.core.space import Config, SearchSpace
+from workbench.core.domain.measurement import Trial
+from workbench.core.domain.space import Config, SearchSpace
 from workbench.search._common import IndexedStrategy
 from workbench.search.base import Option
 

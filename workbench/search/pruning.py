@@ -16,8 +16,8 @@ import math
 from typing import Any, Callable, Sequence
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.space import Config
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.space import Config
 from workbench.search.base import Strategy
 
 Predictor = Callable[[Config], float]

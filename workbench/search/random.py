@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.core.space import Config
+from workbench.core.domain.space import Config
 from workbench.search.base import Strategy
 
 

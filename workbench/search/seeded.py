@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from workbench.core.measurement import Trial
-from workbench.core.space import Config
+from workbench.core.domain.measurement import Trial
+from workbench.core.domain.space import Config
 from workbench.search.base import Strategy
 
 

@@ -23,8 +23,8 @@ import optuna
 from optuna.distributions import BaseDistribution, CategoricalDistribution, IntDistribution
 from optuna.trial import TrialState, create_trial
 
-from workbench.core.measurement import Status, Trial
-from workbench.core.space import Config, SearchSpace
+from workbench.core.domain.measurement import Status, Trial
+from workbench.core.domain.space import Config, SearchSpace
 from workbench.search._common import IndexedStrategy
 from workbench.search.base import Option
 

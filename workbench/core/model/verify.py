@@ -104,7 +104,7 @@ def adopt_reference(xp: Any, candidates: Sequence[Any], run: Callable[[Any], Map
     ``candidates``: configs in the order to try (:meth:`KernelTemplate.reference_candidates`, the
     same in every worker); ``run(config)``: that config's outputs by name (NumPy or CuPy arrays),
     or None when it does not compile, launch or run. Outputs start poisoned
-    (:func:`~workbench.core.templates.poison_value`: NaN for floats, the largest value for integers),
+    (:func:`~workbench.core.domain.templates.poison_value`: NaN for floats, the largest value for integers),
     so a config that leaves an element unwritten is not valid and the next one is tried. A bool
     output's poison (true) cannot be told from a written true, so only its other outputs decide.
     """

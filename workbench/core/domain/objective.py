@@ -22,7 +22,7 @@ Additions beyond the contract:
 - ``Ranking.pareto_feasible`` (the front over feasible trials only), ``Ranking.n_ok``,
   ``Ranking.normalised`` (metric -> per-trial normalised value, 1.0 = best seen).
 - ``trial_cost(constraints, weights)``: a per-trial scalar (lower is better) for strategies
-  (:mod:`workbench.core.search_objective`).
+  (:mod:`workbench.core.domain.search_objective`).
 
 The score formula and the reasons for it are documented in ``docs/objective.md``.
 """
@@ -37,8 +37,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.metrics import direction_word, parse_direction
-from workbench.core.measurement import (
+from workbench.core.domain.metrics import direction_word, parse_direction
+from workbench.core.domain.measurement import (
     LATENCY,
     MEMORY,
     QUALITY,
@@ -254,7 +254,7 @@ class Weights:
 
     values: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     #: Directions the user stated (metric -> +1 maximise / -1 minimise); they override the
-    #: registry (:mod:`workbench.core.metrics`) and are the only source for metrics it does not know.
+    #: registry (:mod:`workbench.core.domain.metrics`) and are the only source for metrics it does not know.
     directions: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -670,7 +670,7 @@ def rank(
 
 def trial_cost(constraints: Constraints | None = None, weights: Weights | None = None) -> Callable[[Trial], float]:
     """A per-trial scalar for strategies (lower is better), stable as trials accumulate: the
-    :class:`workbench.core.search_objective.Objective` of these constraints and weights."""
-    from workbench.core.search_objective import Objective
+    :class:`workbench.core.domain.search_objective.Objective` of these constraints and weights."""
+    from workbench.core.domain.search_objective import Objective
 
     return Objective(constraints or Constraints(), weights or Weights())

@@ -1,7 +1,7 @@
 """Which macros a CUDA source leaves for the tuner to define: the slots and problem parameters it uses.
 
 A template receives its slot values as ``#define`` lines in front of the source (see
-:mod:`workbench.core.templates`), so a slot is any upper-case macro the source *uses* but does
+:mod:`workbench.core.domain.templates`), so a slot is any upper-case macro the source *uses* but does
 not define itself, or defines only as a fallback (``#ifndef BLOCK_SIZE`` / ``#define BLOCK_SIZE
 256`` / ``#endif``: the fallback value becomes the slot's default). ``PROBLEM_N`` names the
 problem parameter ``n``. Macros ``STRATEGY_ATOMIC`` beside a slot ``STRATEGY`` are that

@@ -2,11 +2,11 @@
 
 A kernel is tuned once and runs at many sizes, and the best config at one size is often not the
 best at another. A size sweep therefore keeps the trials of several problems in one session: each
-:class:`~workbench.core.measurement.Trial` may carry its own ``problem`` (None: the session's
+:class:`~workbench.core.domain.measurement.Trial` may carry its own ``problem`` (None: the session's
 ``problem``). Every view that compares sizes (the size view, dispatch export, warm-started retuning)
 groups trials through the helpers here, so a problem means the same everywhere:
 
-- :func:`problem_key` (from :mod:`workbench.core.session`): the canonical text of a problem, equal
+- :func:`problem_key` (from :mod:`workbench.core.domain.session`): the canonical text of a problem, equal
   for equal problems whatever the order of their names;
 - :func:`problems_of`: the distinct problems a session's trials ran at, in order of first trial;
 - :func:`trials_by_problem`: problem key -> that problem's trials, in the same order.
@@ -25,11 +25,11 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from workbench.core.assignments import MAX_ASSIGNMENT_CHARS, parse_value
+from workbench.core.domain.assignments import MAX_ASSIGNMENT_CHARS, parse_value
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import Trial
-from workbench.core.session import Session, problem_key
-from workbench.core.space import Config, Value
+from workbench.core.domain.measurement import Trial
+from workbench.core.domain.session import Session, problem_key
+from workbench.core.domain.space import Config, Value
 
 __all__ = ["problem_key", "problems_of", "trials_by_problem", "SweepPlan", "parse_sizes", "parse_sizes_text",
            "size_grid", "typed_like", "sweep_plan", "set_sweep_plan", "size_distance", "nearest_problems", "best_configs",

@@ -2,7 +2,7 @@
 
 A declarative template's reference is one expression per output, e.g. ``alpha * x + y`` or
 ``0.5 * u + 0.25 * (roll(u, 1) + roll(u, -1))``. It is parsed with :mod:`ast` and compiled to
-closures by the same walker as restrictions (:mod:`workbench.core.expr`), with two additions: calls
+closures by the same walker as restrictions (:mod:`workbench.core.domain.expr`), with two additions: calls
 to a fixed list of NumPy functions (:data:`FUNCTIONS`) and subscripts with integer indices and
 slices (``u[1:-1]``). Attribute access, comprehensions, lambdas and every other call stay refused,
 so a reference typed by someone else can compute, never act. Names are the kernel's input
@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 from workbench.core.errors import RestrictionError
-from workbench.core.expr import KIND_NUM, MAX_TEXT, _Compiler
+from workbench.core.domain.expr import KIND_NUM, MAX_TEXT, _Compiler
 
 #: NumPy functions a reference may call, with the (min, max) number of positional arguments.
 FUNCTIONS: dict[str, tuple[Callable[..., Any] | None, int, int]] = {  # None: special-cased below

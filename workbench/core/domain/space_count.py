@@ -1,12 +1,12 @@
 """Counting, exact drawing and listing of a product space's valid configs.
 
-A product space (:class:`workbench.core.space.ProductSpace`) hands the restrictions that read
+A product space (:class:`workbench.core.domain.space.ProductSpace`) hands the restrictions that read
 slots to a :class:`Counter`, which splits the slots into groups no restriction links
 (:class:`Component`), counts each group apart and multiplies. A group is counted by a backtracking
 memoised on the values that pending restrictions still read (slots ordered to keep that key
 small), or, when no memo can help (one restriction reads most of the group), with NumPy over the
 group's product in chunks. The same counts drive an exact uniform sampler that never rejects and a
-listing that skips empty subtrees; :mod:`workbench.core.space_sampling` decides when to use them.
+listing that skips empty subtrees; :mod:`workbench.core.domain.space_sampling` decides when to use them.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.expr import Restriction
+from workbench.core.domain.expr import Restriction
 
 if TYPE_CHECKING:
-    from workbench.core.space import Slot, Value
+    from workbench.core.domain.space import Slot, Value
 
 #: Components with cartesian sizes in this range are counted with NumPy when the memoised
 #: backtracking would save less than VECTOR_GAIN times the work.

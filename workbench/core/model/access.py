@@ -1,6 +1,6 @@
 """Warp access-pattern arithmetic for template ``profile`` functions.
 
-A template's :class:`~workbench.core.templates.WorkProfile` must say how well a config's global
+A template's :class:`~workbench.core.domain.templates.WorkProfile` must say how well a config's global
 accesses use the 32-byte sectors they fetch and how much its shared-memory accesses serialise on
 banks. Rather than guessing those numbers per template, specs write down the addresses one warp
 touches for an access instruction (a NumPy expression of the thread indices) and let these two

@@ -3,9 +3,9 @@
 A Python spec (``kernels/<name>.py``) is a program; someone else's template folder should not be.
 A declarative template is ``<name>.cu`` plus ``<name>.kernel.json``, and everything the Python
 spec computes with functions is written here as expressions in the safe language of
-:mod:`workbench.core.expr` (launch geometry, shapes, scalar values, costs, the work profile) or of
-:mod:`workbench.core.array_expr` (the NumPy reference). :func:`template_from_spec` turns the JSON
-into the same :class:`~workbench.core.templates.KernelTemplate` a Python spec builds, so every
+:mod:`workbench.core.domain.expr` (launch geometry, shapes, scalar values, costs, the work profile) or of
+:mod:`workbench.core.domain.array_expr` (the NumPy reference). :func:`template_from_spec` turns the JSON
+into the same :class:`~workbench.core.domain.templates.KernelTemplate` a Python spec builds, so every
 backend runs it unchanged. The one exception is a reference written as a Python function in a
 file the author chose: the loader only records it, and the file is imported the first time the
 reference is computed, which the backends do in their worker process when a run starts.
@@ -29,11 +29,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.array_expr import compile_array_expression
+from workbench.core.domain.array_expr import compile_array_expression
 from workbench.core.errors import TemplateError, WorkbenchError
-from workbench.core.expr import Restriction, compile_restriction
-from workbench.core.space import GROUPS, Config, Slot
-from workbench.core.templates import DECLARATIVE_SUFFIX, Arg, KernelTemplate, WorkProfile, no_reference
+from workbench.core.domain.expr import Restriction, compile_restriction
+from workbench.core.domain.space import GROUPS, Config, Slot
+from workbench.core.domain.templates import DECLARATIVE_SUFFIX, Arg, KernelTemplate, WorkProfile, no_reference
 
 #: File name ending of a declarative spec (``saxpy.kernel.json`` beside ``saxpy.cu``).
 SPEC_SUFFIX = DECLARATIVE_SUFFIX

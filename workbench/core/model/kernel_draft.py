@@ -2,7 +2,7 @@
 
 The editor calls :func:`check_draft` in a background thread after each pause in typing; it is plain
 Python over the same pieces a run uses (the declarative loader, the search space, ``render`` and
-NVRTC through :func:`workbench.core.compiler.compile_cuda`), so what the editor shows is what a
+NVRTC through :func:`workbench.core.model.compiler.compile_cuda`), so what the editor shows is what a
 run will do. Every problem is a :class:`Diagnostic` that names where it is: a line of the ``.cu``
 (compiler errors and warnings, mapped back through the ``#line`` the renderer writes) or a field of
 the spec (``restrictions[0]``), so the editor can mark it.
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.kernel_spec import SpecError, template_from_spec
+from workbench.core.domain.kernel_spec import SpecError, template_from_spec
 
 #: One NVRTC diagnostic: `file(line): error|warning[ #code-D]: text`.
 _DIAGNOSTIC = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+)\): (?P<severity>error|warning|catastrophic error)[^:]*: (?P<text>.*)$")
@@ -109,7 +109,7 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
         return DraftReport(tuple(diagnostics), size, valid, default.to_dict(), note="not compiled")
     try:
         rendered = template.render(default)
-        from workbench.core.compiler import compile_cuda  # NVRTC loads lazily
+        from workbench.core.model.compiler import compile_cuda  # NVRTC loads lazily
 
         result = compile_cuda(rendered, arch=arch, options=template.compile_options, name=f"{name}.cu", entry=template.entry)
     except WorkbenchError as exc:

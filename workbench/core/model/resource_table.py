@@ -29,8 +29,8 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.shipped import shipped_path
-from workbench.core.templates import KernelTemplate
+from workbench.core.domain.shipped import shipped_path
+from workbench.core.domain.templates import KernelTemplate
 
 FORMAT = "kernel-workbench-resource-table"
 VERSION = 1
@@ -240,7 +240,7 @@ def write_table(
     short by ``time_limit_s`` (whole call) is a uniform sample and is marked ``complete: false``.
     The file is rewritten atomically after each template and every ``SAVE_EVERY_S``.
     """
-    from workbench.core.compiler import compile_cuda, nvrtc_version  # NVRTC loads lazily
+    from workbench.core.model.compiler import compile_cuda, nvrtc_version  # NVRTC loads lazily
 
     compiler = nvrtc_version()
     try:

@@ -38,9 +38,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.measurement import LATENCY, Trial
-from workbench.core.objective import Constraints, Weights, rank
-from workbench.core.session import Session
+from workbench.core.domain.measurement import LATENCY, Trial
+from workbench.core.domain.objective import Constraints, Weights, rank
+from workbench.core.domain.session import Session
 
 #: Target names accepted by :func:`slot_importance`.
 SCORE = "score"

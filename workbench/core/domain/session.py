@@ -5,7 +5,7 @@ Contract (implemented by the session module):
 - ``Session`` dataclass: ``kernel``, ``kind``, ``source_hash``, ``problem``, ``space``
   (SearchSpace), ``backend`` (``BackendInfo``: kind + options), ``device`` (``DeviceInfo``;
   ``simulated`` bool), ``constraints``, ``weights``, ``strategy`` (``StrategyInfo``: name, seed,
-  options, state; the typed records of ``core/records.py``), ``trials``
+  options, state; the typed records of ``core/domain/records.py``), ``trials``
   (list[Trial]), ``baselines`` (name -> metrics dict), ``default_config`` (Config | None),
   ``created_at``, ``notes``.
   Methods: ``add(trial)``, ``measured_ids() -> set[str]``, ``cache_key(config)``,
@@ -19,7 +19,7 @@ Contract (implemented by the session module):
 Additions: ``Session.extra`` (free-form JSON object kept across save/load, for views' settings),
 ``Session.next_index()``, ``Session.rank()``, ``Session.problem_of(trial)`` / ``trials_at(problem)``
 (a trial may carry its own ``problem``: a size sweep keeps several sizes in one session; see
-``workbench.core.sizes``), ``problem_key(problem)``, ``trial_to_dict`` / ``trial_from_dict`` (the one
+``workbench.core.domain.sizes``), ``problem_key(problem)``, ``trial_to_dict`` / ``trial_from_dict`` (the one
 serialisation of a trial, shared by the session file and the journal), ``journal_path(path)``,
 ``save_session(..., keep_journal=True)`` for a save in the middle of a live run.
 
@@ -55,11 +55,11 @@ except ImportError:  # pragma: no cover - the json module does the same work, sl
 
 from workbench.core.errors import SessionFormatError, WorkbenchError
 from workbench.core.fs import MAX_FILE_BYTES, current_umask, read_capped
-from workbench.core.measurement import Measurement, Status, Trial
-from workbench.core.objective import Constraints, Ranking, Weights, rank
-from workbench.core.records import BackendInfo, DeviceInfo, StrategyInfo
-from workbench.core.run_settings import RunSettings
-from workbench.core.space import Config, SearchSpace, canonical_json, int_in_range
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.objective import Constraints, Ranking, Weights, rank
+from workbench.core.domain.records import BackendInfo, DeviceInfo, StrategyInfo
+from workbench.core.domain.run_settings import RunSettings
+from workbench.core.domain.space import Config, SearchSpace, canonical_json, int_in_range
 
 #: ``fail(field, problem)``: raises the caller's one-line error about a field of the file.
 Fail = Callable[[str, str], NoReturn]
@@ -279,7 +279,7 @@ def _loads(text: str) -> Any:
     """Parse JSON (orjson when installed; the json module for NaN literals and error positions).
 
     Both read every 64-bit integer exactly (slot values and problem parameters are limited to
-    those, see :data:`workbench.core.space.INT_RANGE`). orjson reads longer ones as floats; the
+    those, see :data:`workbench.core.domain.space.INT_RANGE`). orjson reads longer ones as floats; the
     json module refuses those longer than :data:`MAX_INT_DIGITS` digits (Python itself would
     refuse those beyond 4,300 digits with a traceback, and converting long ones is quadratic).
     """

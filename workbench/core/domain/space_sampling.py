@@ -3,7 +3,7 @@
 A product space is sampled in up to three stages, each used only while it is the cheapest way to
 find new configs: rejection from the cartesian product while the valid fraction (when known) and
 the yield of new configs stay reasonable; exact draws from the component counts
-(:mod:`workbench.core.space_count`) while the excluded configs leave plenty; and a listing of what
+(:mod:`workbench.core.domain.space_count`) while the excluded configs leave plenty; and a listing of what
 is left when exclusions leave too few to find by drawing. A recording is a list: choose from what
 is not excluded.
 """
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 if TYPE_CHECKING:
-    from workbench.core.space import Config, ProductSpace
+    from workbench.core.domain.space import Config, ProductSpace
 
 #: Below this valid fraction (when known) sampling skips rejection from the cartesian product.
 MIN_REJECTION_FRACTION = 0.01

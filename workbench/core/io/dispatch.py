@@ -37,17 +37,17 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.export import (
+from workbench.core.io.export import (
     ExportPlan,
     _one_line,
     _write_atomic,
     find_template,
     slot_defines,
 )
-from workbench.core.measurement import LATENCY, Trial
-from workbench.core.objective import Constraints, Weights, rank
-from workbench.core.session import Session, problem_key
-from workbench.core.space import Config
+from workbench.core.domain.measurement import LATENCY, Trial
+from workbench.core.domain.objective import Constraints, Weights, rank
+from workbench.core.domain.session import Session, problem_key
+from workbench.core.domain.space import Config
 
 DISPATCH_FORMATS: tuple[str, ...] = ("dispatch", "dispatch-py")
 DEFAULT_TOLERANCE = 0.05

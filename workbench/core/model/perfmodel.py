@@ -23,8 +23,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from workbench.core.gpus import GpuSpec
-from workbench.core.templates import WorkProfile
+from workbench.core.model.gpus import GpuSpec
+from workbench.core.domain.templates import WorkProfile
 
 # Model constants that are not per-GPU (sources and reasoning in docs/simulator.md).
 _SMOOTH_K = 6.0  # sharpness of the soft minimum min(x, 1) used for saturation curves

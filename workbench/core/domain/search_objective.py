@@ -28,9 +28,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import LATENCY, Status, Trial
-from workbench.core.metrics import known_direction
-from workbench.core.objective import Bound, Constraints, Weights
+from workbench.core.domain.measurement import LATENCY, Status, Trial
+from workbench.core.domain.metrics import known_direction
+from workbench.core.domain.objective import Bound, Constraints, Weights
 
 #: Cost of an infeasible trial that misses its bounds by nothing measurable; every feasible cost
 #: (a latency in ms, an inverse throughput ...) is far below it.

@@ -20,10 +20,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.measurement import Trial
-from workbench.core.session import Session
-from workbench.core.sizes import best_configs, size_parameters, trials_by_problem
-from workbench.core.space import Config
+from workbench.core.domain.measurement import Trial
+from workbench.core.domain.session import Session
+from workbench.core.domain.sizes import best_configs, size_parameters, trials_by_problem
+from workbench.core.domain.space import Config
 
 Cost = Callable[[Trial], float]
 

@@ -1,10 +1,10 @@
-"""The exported CuPy script, as real Python: :mod:`workbench.core.export` copies this file's code.
+"""The exported CuPy script, as real Python: :mod:`workbench.core.io.export` copies this file's code.
 
 Kept as a module rather than a string so the type checker and the tests see the code a user runs.
 The export writes a new docstring, then the imports below, then the tuned constants in place of
 the placeholders between the ``constants`` markers (each a ``repr``, so nothing the session holds
 can turn into code), then everything after the ``body`` marker unchanged. The buffers get the
-template's own reset policy (:func:`workbench.core.templates.reset_buffers`), the one the CUDA
+template's own reset policy (:func:`workbench.core.domain.templates.reset_buffers`), the one the CUDA
 backend applies while tuning. Importing this module runs nothing; CuPy is imported by ``main``.
 """
 
@@ -41,7 +41,7 @@ SOURCE: str = ""
 def main() -> int:
     cp: Any = importlib.import_module("cupy")
 
-    from workbench.core.templates import kernels_dir, load_templates, reset_buffers
+    from workbench.core.domain.templates import kernels_dir, load_templates, reset_buffers
 
     templates = load_templates(*[d for d in KERNEL_DIRS if os.path.isdir(d)], str(kernels_dir()))
     template = templates[KERNEL]

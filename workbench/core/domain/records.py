@@ -4,14 +4,14 @@ and with which strategy, plus where its numbers come from (provenance).
 They are ``TypedDict`` s, not classes, on purpose: a session file stores them as JSON objects and
 keeps keys this version does not know (a newer backend's device facts), so the in-memory value
 stays the plain dict that was loaded and the file format does not change; the types name the keys
-every reader may rely on. ``core/session.py`` checks the types of those keys when a file is loaded.
+every reader may rely on. ``core/domain/session.py`` checks the types of those keys when a file is loaded.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal, Mapping, TypedDict, cast
 
-from workbench.core.space import Value
+from workbench.core.domain.space import Value
 
 
 class BackendOptions(TypedDict, total=False):

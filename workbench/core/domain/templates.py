@@ -37,14 +37,14 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 import numpy as np
 
 from workbench.core.errors import TemplateError, WorkbenchError
-from workbench.core.space import Config, ProductSpace, SearchSpace, Slot, Value
+from workbench.core.domain.space import Config, ProductSpace, SearchSpace, Slot, Value
 
 Dim3 = tuple[int, int, int]
 Problem = Mapping[str, Value]
 
 #: Environment variable naming the folder of shipped templates (overrides the repository's ``kernels/``).
 KERNELS_DIR_ENV = "KERNEL_WORKBENCH_KERNELS_DIR"
-#: File name ending of a declarative (JSON) spec, read by :mod:`workbench.core.kernel_spec`.
+#: File name ending of a declarative (JSON) spec, read by :mod:`workbench.core.domain.kernel_spec`.
 DECLARATIVE_SUFFIX = ".kernel.json"
 
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -83,7 +83,7 @@ def no_reference(inputs: Mapping[str, Any], problem: Problem) -> dict[str, np.nd
 
     A template passes this as ``reference`` when its author gives no ground truth; the backends
     then take the outputs of the first valid config as the reference for the others
-    (:func:`workbench.core.verify.adopt_reference`) and say so in every trial.
+    (:func:`workbench.core.model.verify.adopt_reference`) and say so in every trial.
     """
     return {}
 
@@ -422,13 +422,13 @@ def ceil_div(a: int, b: int) -> int:
 def kernels_dir() -> Path:
     """The folder of shipped templates: ``$KERNEL_WORKBENCH_KERNELS_DIR``, or the library shipped
     with the running package (the checkout's ``kernels/``, or the installed wheel's copy; see
-    :func:`workbench.core.shipped.shipped_path`).
+    :func:`workbench.core.domain.shipped.shipped_path`).
     """
     override = os.environ.get(KERNELS_DIR_ENV)
     if override:
         folder = Path(override).expanduser()
     else:
-        from workbench.core.shipped import shipped_path
+        from workbench.core.domain.shipped import shipped_path
 
         folder = shipped_path("kernels")
     if not folder.is_dir():
@@ -440,7 +440,7 @@ def load_templates(*dirs: str | os.PathLike[str]) -> dict[str, KernelTemplate]:
     """Load every template spec found in the given folders (default: the shipped ``kernels/``).
 
     Every ``*.py`` in a folder is a spec unless its name starts with ``_``, and so is every
-    ``*.kernel.json`` (a declarative spec, see :mod:`workbench.core.kernel_spec`); a module that defines
+    ``*.kernel.json`` (a declarative spec, see :mod:`workbench.core.domain.kernel_spec`); a module that defines
     ``SPACE`` and ``measure`` (a Python benchmark) instead of ``TEMPLATE`` is skipped here. A spec
     that fails to import or to describe a valid template raises :class:`TemplateError` naming the
     file and the problem. When two folders define the same name, the earlier folder wins, as on a
@@ -459,7 +459,7 @@ def load_templates(*dirs: str | os.PathLike[str]) -> dict[str, KernelTemplate]:
             if template is not None and template.name not in templates:
                 templates[template.name] = template
         for spec_file in sorted(folder.glob("*" + DECLARATIVE_SUFFIX)):  # JSON specs: loading runs no code
-            from workbench.core.kernel_spec import load_declarative  # it imports this module
+            from workbench.core.domain.kernel_spec import load_declarative  # it imports this module
 
             template = load_declarative(spec_file)
             if template.name not in templates:

@@ -38,9 +38,9 @@ from typing import Any, Mapping
 import numpy as np
 
 from workbench.core.errors import SessionFormatError, WorkbenchError
-from workbench.core.measurement import GFLOPS, LATENCY, METRIC_DIRECTION, THROUGHPUT, Measurement, Status, Trial
+from workbench.core.domain.measurement import GFLOPS, LATENCY, METRIC_DIRECTION, THROUGHPUT, Measurement, Status, Trial
 from workbench.core.fs import MAX_FILE_BYTES, read_capped
-from workbench.core.session import (
+from workbench.core.domain.session import (
     NON_NEGATIVE_METRICS,
     Session,
     _atomic_write,
@@ -51,8 +51,8 @@ from workbench.core.session import (
     loads_bounded,
     problem_key,
 )
-from workbench.core.sizes import problems_of
-from workbench.core.space import SearchSpace, Slot, Value
+from workbench.core.domain.sizes import problems_of
+from workbench.core.domain.space import SearchSpace, Slot, Value
 
 #: Kernel Tuner error name -> our status.
 KT_ERRORS: dict[str, Status] = {

@@ -12,10 +12,10 @@ How a restricted product space stays cheap:
 - enumeration is a backtracking over the slots that checks each restriction as soon as the last
   slot it reads is assigned, so invalid subtrees are cut early;
 - ``count()`` splits the slots into groups no restriction links and counts each apart
-  (:mod:`workbench.core.space_count`);
+  (:mod:`workbench.core.domain.space_count`);
 - ``sample()`` rejects from the cartesian product while that finds valid configs often enough,
   then draws exactly from the group counts, and lists what is left only when exclusions leave
-  too few to find by drawing (:mod:`workbench.core.space_sampling`).
+  too few to find by drawing (:mod:`workbench.core.domain.space_sampling`).
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence, Union
 import numpy as np
 
 from workbench.core.errors import SpaceError
-from workbench.core.expr import Restriction, compile_restriction, kind_of
-from workbench.core.space_count import Counter
-from workbench.core.space_sampling import sample_product, sample_recorded
+from workbench.core.domain.expr import Restriction, compile_restriction, kind_of
+from workbench.core.domain.space_count import Counter
+from workbench.core.domain.space_sampling import sample_product, sample_recorded
 
 Value = Union[int, float, bool, str]
 
@@ -301,7 +301,7 @@ class SearchSpace(ABC):
     Public contract (used by strategies, engine, GUI, sessions):
 
     - ``slots``: tuple of :class:`Slot` in declaration order; ``slot(name)``; ``names``.
-    - ``restrictions``: tuple of expression strings (see :mod:`workbench.core.expr`).
+    - ``restrictions``: tuple of expression strings (see :mod:`workbench.core.domain.expr`).
     - ``params``: problem parameters visible to restrictions by name (read-only mapping).
     - ``config(mapping) -> Config``: validate and normalise a user mapping (raises SpaceError with
       the slot and the allowed values when a value is outside its domain, or the restriction it
@@ -549,7 +549,7 @@ class SearchSpace(ABC):
     def sample(self, rng: np.random.Generator, n: int, exclude: Iterable[str] = ()) -> list[Config]:
         """Up to ``n`` distinct valid configs, uniformly at random, none whose id is in ``exclude``.
 
-        Returns fewer than ``n`` only when fewer remain (see :mod:`workbench.core.space_sampling`).
+        Returns fewer than ``n`` only when fewer remain (see :mod:`workbench.core.domain.space_sampling`).
         """
         n = int(n)
         if n <= 0:
@@ -657,7 +657,7 @@ class ProductSpace(SearchSpace):
 
     Never materialised: enumeration backtracks over the slots and checks each restriction as soon
     as the last slot it reads is assigned; counting, exact draws and listing are
-    :mod:`workbench.core.space_count`'s, sampling :mod:`workbench.core.space_sampling`'s.
+    :mod:`workbench.core.domain.space_count`'s, sampling :mod:`workbench.core.domain.space_sampling`'s.
     """
 
     def __init__(

@@ -7,7 +7,7 @@ the ranking's reason (the constraint that excludes the most trials).
 
 Several sessions of one kernel and problem can be exported together (one per GPU, or one session
 whose trials ran on several GPUs). Each device gets its own best config, and a *portable* config is
-chosen by the max-min rule of :mod:`workbench.core.portability`: among configs feasible on every
+chosen by the max-min rule of :mod:`workbench.core.domain.portability`: among configs feasible on every
 device, the one whose worst fraction of a device's optimum is highest (Kernel Tuner's
 ``create_device_targets`` takes the best mean instead, which can hide a device where the config
 is poor). The header guards the per-device configs with ``WORKBENCH_TARGET_<DEVICE>``
@@ -16,7 +16,7 @@ macros and falls back to the portable config; the other formats use the portable
 Slot macro names are the template's (:meth:`KernelTemplate.defines`); for sessions without a
 template (python benchmarks, recordings of unknown kernels) they are the upper-cased slot names,
 and only ``header`` and ``json`` are possible. No CuPy and no Qt here: the CuPy script's code is
-:mod:`workbench.core.cupy_script`, copied in as text with the tuned values written as constants.
+:mod:`workbench.core.io.cupy_script`, copied in as text with the tuned values written as constants.
 """
 
 from __future__ import annotations
@@ -37,13 +37,13 @@ import numpy as np
 
 from workbench.core.errors import SpaceError, WorkbenchError
 from workbench.core.fs import current_umask
-from workbench.core.measurement import LATENCY, Trial
-from workbench.core.sizes import problems_of, size_parameters, typed_like
-from workbench.core.objective import Constraints, Weights, rank
-from workbench.core.portability import max_min_pick
-from workbench.core.session import Session
-from workbench.core.space import Config
-from workbench.core.templates import c_literal
+from workbench.core.domain.measurement import LATENCY, Trial
+from workbench.core.domain.sizes import problems_of, size_parameters, typed_like
+from workbench.core.domain.objective import Constraints, Weights, rank
+from workbench.core.domain.portability import max_min_pick
+from workbench.core.domain.session import Session
+from workbench.core.domain.space import Config
+from workbench.core.domain.templates import c_literal
 
 FORMATS: tuple[str, ...] = ("header", "cuda", "json", "cupy")
 SUFFIXES: dict[str, str] = {"header": ".h", "cuda": ".cu", "json": ".json", "cupy": ".py"}
@@ -132,7 +132,7 @@ def find_template(session: Session, templates: Mapping[str, Any] | None = None,
     if session.kind not in ("template", "recording"):
         return None
     if templates is None:
-        from workbench.core.templates import kernels_dir, load_templates
+        from workbench.core.domain.templates import kernels_dir, load_templates
 
         dirs = [str(d) for d in kernel_dirs if os.path.isdir(d)]
         try:
@@ -283,7 +283,7 @@ def _portable(choices: list[Choice], scores: dict[str, dict[str, tuple[float, in
     """The config feasible on every device with the best worst-case fraction of each device's optimum.
 
     Fraction of optimum = score / that device's best score; the max-min pick is
-    :func:`workbench.core.portability.max_min_pick` (ties: higher mean, then the first device's
+    :func:`workbench.core.domain.portability.max_min_pick` (ties: higher mean, then the first device's
     evaluation order), the same rule ``show --portability`` reports.
     """
     devices = [c.device for c in choices]
@@ -636,13 +636,13 @@ def _json(plan: ExportPlan) -> str:
 
 # --- cupy ---------------------------------------------------------------------------------------
 
-#: Markers in :mod:`workbench.core.cupy_script` between which the export takes its parts.
+#: Markers in :mod:`workbench.core.io.cupy_script` between which the export takes its parts.
 _SCRIPT_MARKERS = ("# --- imports ---", "# --- constants", "# --- body ---")
 
 
 def _script_parts() -> tuple[str, str]:
-    """(imports, body) of :mod:`workbench.core.cupy_script`, read as text: exporting imports nothing."""
-    text = resources.files("workbench.core").joinpath("cupy_script.py").read_text(encoding="utf-8")
+    """(imports, body) of :mod:`workbench.core.io.cupy_script`, read as text: exporting imports nothing."""
+    text = resources.files("workbench.core.io").joinpath("cupy_script.py").read_text(encoding="utf-8")
     imports, constants, body = (text.index(marker) for marker in _SCRIPT_MARKERS)
     return (text[text.index("\n", imports) + 1:constants].strip() + "\n",
             text[text.index("\n", body) + 1:])

@@ -14,10 +14,10 @@ from typing import Any, Callable, Iterable, Mapping, TextIO
 
 import numpy as np
 
-from workbench.core.compiler import CompileResult, compile_cuda
+from workbench.core.model.compiler import CompileResult, compile_cuda
 from workbench.core.errors import WorkbenchError
-from workbench.core.space import Config
-from workbench.core.templates import KernelTemplate
+from workbench.core.domain.space import Config
+from workbench.core.domain.templates import KernelTemplate
 
 #: Configs sampled per template besides the default: enough to catch a broken slot combination,
 #: few enough that ten templates compile in CI in well under a minute on two cores.

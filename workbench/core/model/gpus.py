@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.shipped import shipped_path
+from workbench.core.domain.shipped import shipped_path
 
 #: Where the shipped GPU descriptions live (``resources/gpus`` of the checkout or the installed wheel).
 GPU_DIR = str(shipped_path("resources") / "gpus")

@@ -1,7 +1,7 @@
 """Facts: what one evaluation of one config produced.
 
 Measurements and trials are immutable records. Everything derived from them (feasibility,
-score, ranking) lives in :mod:`workbench.core.objective` and is recomputed on demand, so changing
+score, ranking) lives in :mod:`workbench.core.domain.objective` and is recomputed on demand, so changing
 constraints or weights never rewrites stored data.
 """
 
@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Mapping
 
-from workbench.core.metrics import METRICS, known_direction
-from workbench.core.space import Config
+from workbench.core.domain.metrics import METRICS, known_direction
+from workbench.core.domain.space import Config
 
 
 class Status(str, Enum):
@@ -44,7 +44,7 @@ THROUGHPUT = "throughput_gbs"
 GFLOPS = "gflops"
 
 #: Direction of each known metric: +1 when bigger is better, -1 when smaller is better (the
-#: registry in :mod:`workbench.core.metrics`, by name).
+#: registry in :mod:`workbench.core.domain.metrics`, by name).
 METRIC_DIRECTION: dict[str, int] = {name: info.direction for name, info in METRICS.items()}
 
 
@@ -112,7 +112,7 @@ class Trial:
     timings: Mapping[str, float] = field(default_factory=dict)
     worker: str = ""
     #: The problem this config was measured at; None: the session's ``problem``. A size sweep
-    #: keeps trials of several problem sizes in one session (see :mod:`workbench.core.sizes`).
+    #: keeps trials of several problem sizes in one session (see :mod:`workbench.core.domain.sizes`).
     problem: Mapping[str, Any] | None = None
 
     @property

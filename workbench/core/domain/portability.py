@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.measurement import LATENCY, Trial
-from workbench.core.objective import Constraints, Weights, rank
-from workbench.core.session import Session
-from workbench.core.space import Config
+from workbench.core.domain.measurement import LATENCY, Trial
+from workbench.core.domain.objective import Constraints, Weights, rank
+from workbench.core.domain.session import Session
+from workbench.core.domain.space import Config
 
 #: A predictor of one device's latency (ms) for a config; ``inf`` or NaN when it expects a failure.
 Predictor = Callable[[Config], float]

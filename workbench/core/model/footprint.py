@@ -9,8 +9,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from workbench.core.space import Config
-from workbench.core.templates import KernelTemplate
+from workbench.core.domain.space import Config
+from workbench.core.domain.templates import KernelTemplate
 
 #: Bytes of one register.
 REGISTER_BYTES = 4
