@@ -207,11 +207,43 @@ def test_first_folder_overrides_and_hash_follows_edits(tmp_path: Path, shipped: 
     assert merged["vector_add"].title == "My saxpy"
     assert load_templates(kernels_dir(), tmp_path)["vector_add"].title == "Vector add (saxpy)"
     assert merged["gelu"].name == "gelu"
-    # The spec text is part of the identity; so is the CUDA source.
-    assert merged["vector_add"].source_hash() != shipped["vector_add"].source_hash()
+    # The spec's code is part of the identity, its prose and imports are not; the CUDA source is.
+    assert merged["vector_add"].source_hash() == shipped["vector_add"].source_hash()
+    text = spec.read_text()
+    spec.write_text(text.replace('"threads per block"', '"threads in each block"'))
+    assert load_template(spec).source_hash() != shipped["vector_add"].source_hash()  # a slot's text is code
+    spec.write_text(text + "\n# a comment\nimport math  # an import more\n")
+    assert load_template(spec).source_hash() == shipped["vector_add"].source_hash()
+    spec.write_text(text.replace("(32, 64, 128, 256, 512, 1024)", "(64, 128, 256, 512, 1024)"))
+    assert load_template(spec).source_hash() != shipped["vector_add"].source_hash()
+    spec.write_text(text)
     before = load_template(spec).source_hash()
     (tmp_path / "vector_add.cu").write_text((tmp_path / "vector_add.cu").read_text() + "\n// edit\n")
     assert load_template(spec).source_hash() != before
+
+
+def test_sessions_of_a_shipped_template_before_its_spec_was_reworded_still_continue(tmp_path: Path) -> None:
+    """A session keeps the source hash it was measured with. Earlier versions of a shipped spec that
+    differ only in imports, docstrings or prose (and the byte hashes of the earlier scheme) are
+    listed in kernels/previous_hashes.json, and such a session continues; another hash does not."""
+    from workbench.core.domain.session import load_session, save_session
+    from workbench.runner.controller import RunRequest, resume_run, start_run
+
+    template = load_templates(kernels_dir())["vector_add"]
+    earlier = sorted(template.earlier_hashes())
+    assert earlier and template.source_hash() not in earlier
+    path = tmp_path / "s.json"
+    start_run(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=3, executor="inline"), path).run()
+    session = load_session(path)
+    session.source_hash = earlier[0]
+    save_session(session, path)
+    resume_run(path, RunRequest(budget=5, executor="inline"), path).run()
+    assert len(load_session(path).trials) == 8  # three, then five more
+    session = load_session(path)
+    session.source_hash = "0123456789abcdef"
+    save_session(session, path)
+    with pytest.raises(WorkbenchError, match="code changed"):
+        resume_run(path, RunRequest(budget=7, executor="inline"), path)
 
 
 # --- the five templates --------------------------------------------------------------------------------

@@ -70,6 +70,9 @@ class Target:
     metrics: frozenset[str] | None = None
     #: How outputs are checked when that needs saying (a template without a reference); "" otherwise.
     reference: str = ""
+    #: Source hashes earlier versions of the same code had (a shipped template whose spec only moved
+    #: its imports or reworded its text): sessions measured with them are this target's too.
+    earlier_hashes: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ def template_target(template: KernelTemplate, spec: BackendSpec, device: Mapping
         space=space,
         problem=problem,
         source_hash=template.source_hash(),
+        earlier_hashes=template.earlier_hashes(),
         device=device_info(device),
         default_config=default,
         description=template.description,

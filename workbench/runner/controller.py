@@ -803,7 +803,7 @@ def _same_target(session: Session, target: Target, spec: BackendSpec,
     sweep the target should be at (default: the session's problem)."""
     if target.kernel != session.kernel:
         return f"the kernel is {target.kernel!r}"
-    if session.source_hash and target.source_hash != session.source_hash:
+    if session.source_hash and session.source_hash not in {target.source_hash, *target.earlier_hashes}:
         return "the kernel's code changed since the session was measured"
     expected = dict(session.problem if problem is None else problem)
     if dict(target.problem) != expected:

@@ -346,12 +346,29 @@ class KernelTemplate:
         return "\n".join(head) + "\n" + self.source
 
     def source_hash(self) -> str:
-        """Hash of the template's source and spec file, so cached results die with edits."""
+        """Hash of the template's CUDA source and of what its spec file says, so cached results,
+        continued sessions and shipped compiler figures die with edits that change the template,
+        and survive edits that do not (see :func:`spec_identity`)."""
         digest = hashlib.sha256(self.source.encode())
         digest.update(b"\0spec\0")
         if self.path and os.path.isfile(self.path):
-            digest.update(Path(self.path).read_bytes())
+            digest.update(spec_identity(Path(self.path)))
         return digest.hexdigest()[:16]
+
+    def earlier_hashes(self) -> frozenset[str]:
+        """Source hashes earlier versions of a shipped template had while they described the same
+        template (the same code under another import path, another docstring or another hash
+        scheme): a session measured then is still this template's. Listed in
+        ``kernels/previous_hashes.json``; empty for templates outside the shipped library."""
+        if not self.path:
+            return frozenset()
+        try:
+            folder = kernels_dir().resolve()
+        except TemplateError:
+            return frozenset()
+        if Path(self.path).resolve().parent != folder:
+            return frozenset()
+        return frozenset(_previous_hashes(folder).get(self.name, ()))
 
     @property
     def has_reference(self) -> bool:
@@ -434,6 +451,60 @@ def kernels_dir() -> Path:
     if not folder.is_dir():
         raise TemplateError(f"kernel template folder not found: {folder} (set {KERNELS_DIR_ENV})")
     return folder
+
+
+def spec_identity(path: Path) -> bytes:
+    """What of a spec file decides the template it describes.
+
+    For a Python spec: its code, parsed, without docstrings, comments, formatting, import
+    statements and the text of ``title=`` / ``description=`` arguments, so moving a module the
+    spec imports or rewording what people read keeps every session, cache entry and compiled
+    figure of the template valid, while a change to a slot, the geometry or any other statement
+    gives a new identity. Declarative specs are data: their bytes. A file that does not parse is
+    its bytes (loading it fails anyway).
+    """
+    data = path.read_bytes()
+    if path.suffix != ".py":
+        return data
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return data
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            node.keywords = [k for k in node.keywords if k.arg not in _PROSE_ARGUMENTS]
+        body = getattr(node, "body", None)
+        if not isinstance(body, list):
+            continue
+        kept = [stmt for stmt in body if not isinstance(stmt, (ast.Import, ast.ImportFrom))]
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and kept
+                and isinstance(kept[0], ast.Expr) and isinstance(kept[0].value, ast.Constant)
+                and isinstance(kept[0].value.value, str)):
+            kept = kept[1:]  # the docstring
+        node.body = kept  # type: ignore[attr-defined]
+    return ast.dump(tree, include_attributes=False).encode()
+
+
+#: Keyword arguments of a spec that are text for people, not part of what the template computes.
+_PROSE_ARGUMENTS = frozenset({"title", "description"})
+
+_PREVIOUS_HASHES: dict[Path, dict[str, list[str]]] = {}
+
+
+def _previous_hashes(folder: Path) -> dict[str, list[str]]:
+    """``previous_hashes.json`` of the shipped library ``folder``: template name -> earlier source
+    hashes (read once per folder; a missing or unreadable file lists none)."""
+    if folder not in _PREVIOUS_HASHES:
+        import json
+
+        try:
+            raw = json.loads((folder / "previous_hashes.json").read_text())
+            hashes = raw.get("templates", {}) if isinstance(raw, dict) else {}
+            _PREVIOUS_HASHES[folder] = {str(name): [str(h) for h in listed] for name, listed in hashes.items()
+                                        if isinstance(listed, list)}
+        except (OSError, ValueError, AttributeError):
+            _PREVIOUS_HASHES[folder] = {}
+    return _PREVIOUS_HASHES[folder]
 
 
 def load_templates(*dirs: str | os.PathLike[str]) -> dict[str, KernelTemplate]:

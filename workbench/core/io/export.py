@@ -186,11 +186,11 @@ def plan_export(
         template = None
     notes: list[str] = []
     if template is not None:
-        current = template.source_hash()
-        stale = [lab for s, lab in zip(sessions, labels) if s.kind == "template" and s.source_hash != current]
+        current = {template.source_hash(), *template.earlier_hashes()}
+        stale = [lab for s, lab in zip(sessions, labels) if s.kind == "template" and s.source_hash not in current]
         if stale:
             notes.append(f"the template changed since {', '.join(stale)} was tuned "
-                         f"(source hash {current} now); re-tune to be sure the config still wins")
+                         f"(source hash {template.source_hash()} now); re-tune to be sure the config still wins")
 
     # group trials by device, across sessions
     groups: dict[str, list[tuple[Trial, str]]] = {}
