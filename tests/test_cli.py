@@ -302,3 +302,8 @@ def test_refine_only_refines_the_estimated_trials_of_a_sweep_at_every_size(tmp_p
     assert nothing.returncode == 0 and "nothing to refine" in nothing.stdout
     extra = run_cli("tune", "--resume", "--out", str(out), "--refine-only", "--budget", "2", env=env)
     assert extra.returncode == 2 and "drop --budget" in extra.stderr
+    for flags, named in ((["--backend", "cuda"], "--backend"), (["--option", "elite=3"], "--option"),
+                         (["--max-latency-ms", "1"], "--max-latency-ms"), (["--seed", "4"], "--seed"),
+                         (["--executor", "inline"], "--executor")):
+        ignored = run_cli("tune", "--resume", "--out", str(out), "--refine-only", *flags, env=env)
+        assert ignored.returncode == 2 and f"drop {named}" in ignored.stderr, (flags, ignored.stderr)

@@ -392,6 +392,9 @@ def test_flags_that_would_be_ignored_are_refused_in_one_line(tmp_path: Path) -> 
                                                    "--out", str(tmp_path / "c.json")))
     assert not (tmp_path / "f.json").exists() and not (tmp_path / "c.json").exists()
     assert "gui --run KERNEL --sizes" in one_line_error(run_cli("gui", "--sizes", "n=1,2"))
+    both = one_line_error(run_cli("tune", "vector_add", "--backend", "sim", "--budget", "2", "--sizes", "n=1024,2048",
+                                  "--set", "n=4096", "--out", str(tmp_path / "b.json")))
+    assert "--set n=4096 is not one of the swept sizes" in both and not (tmp_path / "b.json").exists()
 
 
 def test_a_bad_plan_in_the_file_is_reported_as_the_files_and_one_size_is_singular(tmp_path: Path) -> None:

@@ -413,6 +413,21 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return 0 if finished.reason != "error" else 1
 
 
+#: What ``tune --refine-only`` takes; any other flag would be ignored, so it is refused.
+REFINE_ONLY_FLAGS = frozenset({"command", "resume", "out", "refine_only", "refine_wait", "workers", "timeout",
+                               "compile_timeout", "quiet", "kernel_dir", "kernel"})
+#: Flags whose option name is not their destination's.
+_FLAG_NAMES = {"warm_start": "--no-warm-start", "kernel": "KERNEL", "noise": "--no-noise/--noise",
+               "option": "--option", "constraint": "--constraint", "weight": "--weight"}
+
+
+def _flags_given(args: argparse.Namespace, keep: frozenset[str]) -> list[str]:
+    """The ``tune`` flags given (different from their defaults) other than those in ``keep``."""
+    defaults = vars(build_parser().parse_args(["tune"]))
+    return [_FLAG_NAMES.get(dest, "--" + dest.replace("_", "-")) for dest, value in vars(args).items()
+            if dest not in keep and dest in defaults and value != defaults[dest]]
+
+
 def _refine_only(args: argparse.Namespace) -> int:
     """``tune --resume --out SESSION --refine-only``: refine SESSION's estimated trials, every size."""
     from workbench.runner.controller import RunRequest, refine_pending
@@ -422,12 +437,9 @@ def _refine_only(args: argparse.Namespace) -> int:
         raise WorkbenchError("--refine-only continues a session: tune --resume --out FILE --refine-only")
     if isinstance(args.resume, str) and args.out is not None:
         raise WorkbenchError("--refine-only refines the session in place: give it once (--resume --out FILE)")
-    given = [flag for flag, value in (("--budget", args.budget), ("--sizes", args.sizes), ("--strategy", args.strategy),
-                                      ("--time-limit", args.time_limit), ("--force", args.force),
-                                      ("--no-warm-start", args.warm_start is not None),
-                                      ("--replay", args.replay), ("--set", args.set)) if value]
+    given = _flags_given(args, keep=REFINE_ONLY_FLAGS)
     if given:
-        raise WorkbenchError(f"--refine-only evaluates nothing new; drop {given[0]}")
+        raise WorkbenchError(f"--refine-only evaluates nothing new with the session's own settings; drop {given[0]}")
     request = RunRequest(kernel=args.kernel, kernel_dirs=tuple(args.kernel_dir), workers=args.workers,
                          compile_timeout_s=args.compile_timeout, run_timeout_s=args.timeout)
     run, message = refine_pending(out, request)

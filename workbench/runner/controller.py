@@ -402,6 +402,11 @@ def _resolve_new(request: RunRequest) -> tuple[BackendSpec, Target]:
     target = open_target(spec)
     strategy_class(request.strategy or DEFAULT_STRATEGY).validate_options(dict(request.strategy_options or {}))
     if request.sizes:
+        problem = dict(request.problem or {})
+        for name in sorted(set(request.sizes) & set(problem)):
+            if problem[name] not in request.sizes[name]:  # the session's own size must be one measured
+                raise WorkbenchError(f"--set {name}={problem[name]} is not one of the swept sizes "
+                                     f"(--sizes {name}=...): no trial would be measured at it")
         _check_sizes(spec, target, size_grid(target.problem, request.sizes))
     return spec, target
 
