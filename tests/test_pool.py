@@ -288,11 +288,12 @@ def test_verify_phase_has_its_own_timeout(tmp_path):
 def test_local_and_ray_pools_implement_the_pool_protocol() -> None:
     """The engine only knows ``Pool``: every member it names exists on both executors' pools."""
     from workbench.runner.executors import LocalPool
+    from workbench.runner.inline import InlinePool
     from workbench.runner.ray_executor import RayPool
 
     members = [name for name in Pool.__dict__ if not name.startswith("_") or name in ("__enter__", "__exit__")]
-    assert {"submit", "results", "poll", "idle_count", "busy", "error", "close"} <= set(members)
-    for cls in (WorkerPool, LocalPool, RayPool):
+    assert {"submit", "results", "poll", "idle_count", "busy", "error", "set_abort_threshold", "close"} <= set(members)
+    for cls in (WorkerPool, LocalPool, RayPool, InlinePool):
         missing = [name for name in members if not hasattr(cls, name)]
         assert not missing, f"{cls.__name__} lacks {missing}"
 

@@ -26,7 +26,7 @@ from workbench.core.domain.search_objective import Objective
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config
 from workbench.runner.events import Event, Progress, RunFinished, TrialFinished, TrialRefined, TrialStarted
-from workbench.runner.pool import PoolFactory, Result, WorkerPool
+from workbench.runner.pool import Pool, PoolFactory, Result, WorkerPool
 from workbench.search.base import Strategy
 
 #: How often (seconds) the loop looks at pause / stop / time limit while candidates run.
@@ -233,7 +233,7 @@ class Engine:
         with self._lock:
             self._new_objective = objective
 
-    def _apply_objective(self, pool: Any = None) -> None:
+    def _apply_objective(self, pool: Pool | None = None) -> None:
         with self._lock:
             objective, self._new_objective = self._new_objective, None
         if objective is None:
@@ -465,7 +465,7 @@ class Engine:
         self.strategy.tell(trials)
         self._emit(self._progress())
 
-    def _refine(self, pool: Any, wait_s: float | None = None, again: bool = True) -> None:
+    def _refine(self, pool: Pool, wait_s: float | None = None, again: bool = True) -> None:
         """Re-measure the trials simulated with estimated resources, now that their compiles have
         had the run's length to land; each refined trial replaces its estimate (same index).
 
