@@ -111,11 +111,38 @@ def test_inline_and_worker_processes_measure_the_same_configs_alike() -> None:
 @pytest.mark.parametrize("kind", ["cuda", "python"])
 def test_backends_that_need_isolation_are_refused_in_one_line(kind: str) -> None:
     with pytest.raises(WorkbenchError) as caught:
-        check_inline(kind)
+        check_inline(BackendSpec(kind, {}))
     message = str(caught.value)
     assert "\n" not in message and "timeout" in message and kind in message and "--executor local" in message
     with pytest.raises(WorkbenchError, match="sim and replay"):
         plan_execution(BackendSpec(kind, {"path": "x.py"}), ExecutorChoice("inline"), gpu_names=lambda: ["GPU"])
+
+
+def test_a_users_python_spec_is_refused_inline_and_a_declarative_one_is_not(tmp_path: Path) -> None:
+    """A Python spec's geometry and work profile run for every simulated candidate: the user's own
+    would run in this process without a timeout. A declarative spec runs no code."""
+    import shutil
+
+    from workbench.core.domain.templates import kernels_dir
+
+    for name in ("vector_add.py", "vector_add.cu"):
+        shutil.copy(kernels_dir() / name, tmp_path / name)
+    mine = BackendSpec("sim", {"kernel": "vector_add", "kernel_dirs": [str(tmp_path)]})
+    with pytest.raises(WorkbenchError, match="Python spec") as caught:
+        check_inline(mine)
+    assert "\n" not in str(caught.value) and "--executor local" in str(caught.value)
+    check_inline(BackendSpec("sim", {"kernel": "vector_add"}))  # the shipped library's
+    saxpy = Path(__file__).resolve().parents[1] / "docs" / "examples" / "saxpy"
+    check_inline(BackendSpec("sim", {"kernel": "saxpy", "kernel_dirs": [str(saxpy)]}))  # declarative
+
+
+def test_timeouts_with_the_inline_executor_are_refused(tmp_path: Path) -> None:
+    from workbench.cli import main
+
+    for flag in ("--timeout", "--compile-timeout"):
+        assert main(["tune", "vector_add", "--backend", "sim", "--executor", "inline", flag, "5",
+                     "--out", str(tmp_path / "t.json")]) == 2
+    assert not (tmp_path / "t.json").exists()
 
 
 def test_planning_inline_gives_the_inline_pool_for_sim_and_replay() -> None:

@@ -65,6 +65,11 @@ def _check_run_flags(args: argparse.Namespace) -> None:
         value = getattr(args, flag, None)
         if value is not None and not (math.isfinite(value) and value >= 0):
             raise WorkbenchError(f"--{flag.replace('_', '-')} {value}: must be a finite number >= 0")
+    if getattr(args, "executor", None) == "inline":
+        for flag in ("timeout", "compile_timeout"):
+            if getattr(args, flag, None) is not None:
+                raise WorkbenchError(f"--{flag.replace('_', '-')} with --executor inline: inline candidates run in "
+                                     "this process and cannot be cut off; use --executor local")
     workers = getattr(args, "workers", None)
     if workers is not None:
         limit = max_workers(getattr(args, "executor", "local"))

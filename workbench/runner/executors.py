@@ -188,7 +188,7 @@ def plan_execution(
             workers = workers or len(devices)
         workers = workers or 1
     elif choice.kind == "inline":
-        check_inline(spec.kind)
+        check_inline(spec)
         factory = InlinePool
         workers = workers or 1
     else:

@@ -1,9 +1,9 @@
 """The inline executor: candidates evaluated one after another in the calling process.
 
 Worker processes exist for isolation: a candidate that hangs is killed at its timeout, one that
-crashes takes down only its worker. The ``sim`` and ``replay`` backends run no candidate code (a
-model or a table answers), so for them a process per worker buys nothing but start-up time and a
-pipe per candidate. :class:`InlinePool` builds the backend once in this process and evaluates each
+crashes takes down only its worker. The ``sim`` and ``replay`` backends run no kernel (a model or a
+table answers) and, with a shipped or declarative template, no user code, so for them a process
+per worker buys nothing but start-up time and a pipe per candidate. :class:`InlinePool` builds the backend once in this process and evaluates each
 submitted config in the thread that asks for results, with the same surface as
 :class:`~workbench.runner.pool.WorkerPool`: every candidate comes back exactly once from
 :meth:`results`, with its seconds per phase.
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from pathlib import Path
 from typing import Any, Callable
 
 from workbench.backends.base import BackendSpec, EvalLimits, create_backend
@@ -26,18 +27,34 @@ from workbench.core.domain.space import Config
 from workbench.runner.pool import Result, ResultQueue, WorkerStartupError, worker_spec
 from workbench.runner.worker import PhaseClock, evaluate_candidate
 
-#: Backends whose candidates run no user or kernel code, so they need no process of their own.
+#: Backends whose candidates run no kernel, so they need no process of their own (with a template
+#: whose spec is not the user's Python: see :func:`check_inline`).
 INLINE_BACKENDS = ("sim", "replay")
 
 
-def check_inline(kind: str) -> None:
-    """Refuse, in one line, a backend whose candidates need a process of their own."""
+def check_inline(spec: BackendSpec) -> None:
+    """Refuse, in one line, a run whose candidates need a process of their own: a backend that runs
+    kernels or benchmark code, or a simulated template whose Python spec (its geometry and work
+    profile are called for every candidate) is the user's own rather than the shipped library's
+    or a declarative one."""
+    kind = spec.kind
     if kind not in INLINE_BACKENDS:
         raise WorkbenchError(
             f"--executor inline runs candidates in this process, without per-candidate timeouts or crash "
             f"isolation, so it serves only the {' and '.join(INLINE_BACKENDS)} backends, not {kind}; "
             "use --executor local"
         )
+    if kind == "sim" and spec.options.get("kernel_dirs"):
+        from workbench.backends.templated import load_template_for
+        from workbench.core.domain.templates import kernels_dir
+
+        template = load_template_for(spec)
+        path = Path(template.path) if template.path else None
+        if path is not None and path.suffix == ".py" and path.resolve().parent != kernels_dir().resolve():
+            raise WorkbenchError(
+                f"--executor inline: template {template.name!r} is a Python spec ({path}) whose code runs for "
+                "every candidate, here without a timeout; use --executor local"
+            )
 
 
 class InlinePool(ResultQueue):
