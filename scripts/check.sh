@@ -11,6 +11,6 @@ echo "check: ruff"
 echo "check: mypy"
 "$py" -m mypy
 echo "check: lint-imports"
-"$(dirname "$py")/lint-imports"
+"$py" -c 'import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())'
 echo "check: pytest"
 "$py" -m pytest -q -n auto --dist loadfile "$@"

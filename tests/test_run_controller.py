@@ -1,6 +1,6 @@
 """The run controller and the command line's run lifecycle: continuing and resuming sessions,
 refusing to overwrite, one writer per session, journals that belong to their session, and no
-finished trial lost to a kill (workbench.runner.controller, core.session_lock, core.output_files)."""
+finished trial lost to a kill (workbench.runner.controller, core.io.session_lock, core.io.output_files)."""
 
 from __future__ import annotations
 

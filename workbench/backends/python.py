@@ -3,7 +3,7 @@
 The user writes a module (``options["path"]``) that defines:
 
 - ``SPACE``: slot name -> list of values (the domain, in order);
-- ``RESTRICTIONS`` (optional): list of restriction expressions (the safe language of ``core.expr``);
+- ``RESTRICTIONS`` (optional): list of restriction expressions (the safe language of ``core.domain.expr``);
 - ``GROUPS`` (optional): slot name -> group (``launch``, ``memory``, ``compute``, ``reduction``);
 - ``PROBLEM`` (optional): problem parameters, visible to restrictions by name;
 - ``DEFAULT`` (optional): the reference config, measured first;
