@@ -190,10 +190,12 @@ def test_help_strategy_lists_every_option_with_type_default_and_description() ->
             line = next(row for row in text.splitlines() if row.split()[:1] == [option.name])
             assert option.type_name in line.split() and repr(option.default) in line, line
             assert option.description[:30] in line, line
+            assert option.range_text in line, line  # the allowed values, e.g. [1, 100]
     done = run_cli("tune", "--help-strategy", "annealing", timeout=60)
     assert done.returncode == 0, done.stderr
     rows = {line.split()[0]: line.split()[1:3] for line in done.stdout.splitlines()[2:]}
     assert rows["cooling"] == ["float", "0.9"] and rows["t_start"] == ["float", "0.3"]
+    assert "[0.01, 0.999]" in next(line for line in done.stdout.splitlines() if line.split()[:1] == ["cooling"])
     bad = run_cli("tune", "--help-strategy", "nope", timeout=60)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert bad.stderr.strip().splitlines() == ["error: unknown strategy 'nope'; choose one of: "
