@@ -304,3 +304,27 @@ def test_refine_only_refines_the_estimated_trials_of_a_sweep_at_every_size(tmp_p
     assert nothing.returncode == 0 and "nothing to refine" in nothing.stdout
     extra = run_cli("tune", "--resume", "--out", str(out), "--refine-only", "--budget", "2", env=env)
     assert extra.returncode == 2 and "drop --budget" in extra.stderr
+
+
+def test_out_of_range_strategy_options_are_refused_before_the_run_in_one_line(tmp_path: Path) -> None:
+    """``--option elite=0`` crashed the agents mid-run (no session saved); a hand-edited session's stored
+    options reach the strategy on ``--resume`` the same way and are refused the same way."""
+    out = tmp_path / "s.json"
+    bad = run_cli("tune", "vector_add", "--backend", "sim", "--budget", "4", "--executor", "inline",
+                  "--out", str(out), "--option", "elite=0")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and not out.exists()
+    assert bad.stderr.strip().splitlines() == ["error: strategy 'agents': option elite=0 must be in [1, 100]"]
+    bad = run_cli("tune", "vector_add", "--backend", "sim", "--budget", "4", "--executor", "inline",
+                  "--out", str(out), "--strategy", "genetic", "--option", "tournament=-1")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "tournament=-1" in bad.stderr
+    done = run_cli("tune", "vector_add", "--backend", "sim", "--budget", "4", "--executor", "inline", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    for stored in ("x", 10**12, [1], "no"):
+        data = json.loads(out.read_text())
+        data["strategy"]["options"]["learn_all" if stored == "no" else "elite"] = stored
+        edited = tmp_path / "edited.json"
+        edited.write_text(json.dumps(data))
+        again = run_cli("tune", "--resume", "--out", str(edited), "--budget", "2", "--executor", "inline")
+        assert again.returncode == 2 and "Traceback" not in again.stderr, again.stderr
+        lines = again.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: strategy 'agents': option "), lines

@@ -78,7 +78,7 @@ class Option:
                 kind = "a whole number" if isinstance(default, int) else "a number"
                 raise ValueError(f"{kind} in {self.range_text}" if self.range_text else kind)
             if (self.low is not None and number < self.low) or (self.high is not None and number > self.high):
-                raise ValueError(self.range_text)
+                raise ValueError(f"in {self.range_text}" if self.range_text.startswith("[") else self.range_text)
             return number
         if default is not None and not isinstance(value, type(default)):
             try:
