@@ -301,3 +301,14 @@ def test_number_options_are_converted_to_their_type():
     assert resolved["elite"] == 3 and type(resolved["elite"]) is int
     assert resolved["spread"] == 2.0 and type(resolved["spread"]) is float
     assert resolved["batch"] == 4
+
+
+def test_docs_options_table_matches_the_declarations():
+    """docs/strategies.md lists every option with its default and allowed values as declared."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "strategies.md").read_text()
+    for name in ALL:
+        for o in strategy_class(name).OPTIONS:
+            row = f"| `{name}` | `{o.name}` | {o.type_name} | `{o.default!r}` | {o.range_text} |"
+            assert row in text, row
