@@ -3,7 +3,7 @@
 The engine owns the loop. It asks a strategy for configs, drops the ones already measured,
 measures the rest, and tells the strategy the finished trials (frozen records). A strategy keeps
 its own ``numpy.random.Generator`` and never touches the global random state; its options are
-declared once in ``OPTIONS`` (name, default, description) and that declaration drives validation,
+declared once in ``OPTIONS`` (name, default, description, allowed values) and that declaration drives validation,
 the CLI help, the docs and the GUI's settings form.
 """
 
