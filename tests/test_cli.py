@@ -190,10 +190,12 @@ def test_help_strategy_lists_every_option_with_type_default_and_description() ->
             line = next(row for row in text.splitlines() if row.split()[:1] == [option.name])
             assert option.type_name in line.split() and repr(option.default) in line, line
             assert option.description[:30] in line, line
+            assert option.range_text in line, line  # the allowed values, e.g. [1, 100]
     done = run_cli("tune", "--help-strategy", "annealing", timeout=60)
     assert done.returncode == 0, done.stderr
     rows = {line.split()[0]: line.split()[1:3] for line in done.stdout.splitlines()[2:]}
     assert rows["cooling"] == ["float", "0.9"] and rows["t_start"] == ["float", "0.3"]
+    assert "[0.01, 0.999]" in next(line for line in done.stdout.splitlines() if line.split()[:1] == ["cooling"])
     bad = run_cli("tune", "--help-strategy", "nope", timeout=60)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert bad.stderr.strip().splitlines() == ["error: unknown strategy 'nope'; choose one of: "
@@ -307,3 +309,27 @@ def test_refine_only_refines_the_estimated_trials_of_a_sweep_at_every_size(tmp_p
                          (["--executor", "inline"], "--executor")):
         ignored = run_cli("tune", "--resume", "--out", str(out), "--refine-only", *flags, env=env)
         assert ignored.returncode == 2 and f"drop {named}" in ignored.stderr, (flags, ignored.stderr)
+
+
+def test_out_of_range_strategy_options_are_refused_before_the_run_in_one_line(tmp_path: Path) -> None:
+    """``--option elite=0`` crashed the agents mid-run (no session saved); a hand-edited session's stored
+    options reach the strategy on ``--resume`` the same way and are refused the same way."""
+    out = tmp_path / "s.json"
+    bad = run_cli("tune", "vector_add", "--backend", "sim", "--budget", "4", "--executor", "inline",
+                  "--out", str(out), "--option", "elite=0")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and not out.exists()
+    assert bad.stderr.strip().splitlines() == ["error: strategy 'agents': option elite=0 must be in [1, 100]"]
+    bad = run_cli("tune", "vector_add", "--backend", "sim", "--budget", "4", "--executor", "inline",
+                  "--out", str(out), "--strategy", "genetic", "--option", "tournament=-1")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "tournament=-1" in bad.stderr
+    done = run_cli("tune", "vector_add", "--backend", "sim", "--budget", "4", "--executor", "inline", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    for stored in ("x", 10**12, [1], "no"):
+        data = json.loads(out.read_text())
+        data["strategy"]["options"]["learn_all" if stored == "no" else "elite"] = stored
+        edited = tmp_path / "edited.json"
+        edited.write_text(json.dumps(data))
+        again = run_cli("tune", "--resume", "--out", str(edited), "--budget", "2", "--executor", "inline")
+        assert again.returncode == 2 and "Traceback" not in again.stderr, again.stderr
+        lines = again.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: strategy 'agents': option "), lines

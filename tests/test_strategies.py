@@ -230,3 +230,85 @@ def test_hybrid_forwards_the_engines_objective_to_its_members(space):
     hybrid = create_strategy("hybrid", space, walker="local")
     hybrid.set_objective(lambda trial: 7.0)
     assert all(m.objective(measure(0, next(iter(space)))) == 7.0 for m in hybrid.members)
+
+
+def _extremes(name: str) -> list[tuple[str, object]]:
+    """(option, value) pairs at each declared extreme: a number's low and high bound, every choice,
+    both values of a bool."""
+    out: list[tuple[str, object]] = []
+    for option in strategy_class(name).OPTIONS:
+        if option.choices is not None:
+            out += [(option.name, choice) for choice in option.choices]
+        elif isinstance(option.default, bool):
+            out += [(option.name, False), (option.name, True)]
+        else:
+            out += [(option.name, option.low), (option.name, option.high)]
+    return out
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_every_number_option_declares_its_bounds(name):
+    for option in strategy_class(name).OPTIONS:
+        if isinstance(option.default, (int, float)) and not isinstance(option.default, bool):
+            assert option.low is not None and option.high is not None, f"{name}.{option.name} has no bounds"
+            assert option.low <= option.default <= option.high, f"{name}.{option.name}: default out of its bounds"
+
+
+@pytest.mark.parametrize("name,option,value", [(n, o, v) for n in ALL for o, v in _extremes(n)])
+def test_documented_bounds_extremes_run(name, option, value, space):
+    """Each option at each end of its documented range runs a few asks and tells without error."""
+    strategy = create_strategy(name, space, seed=2, **{option: value})
+    proposed = drive(strategy, n=4, budget=40)
+    assert proposed, f"{name} with {option}={value!r} proposed nothing"
+
+
+@pytest.mark.parametrize("name,options", [
+    ("agents", {"elite": 0}),
+    ("agents", {"probes": -3}),
+    ("agents", {"spread": -1}),
+    ("agents", {"learn_all": "maybe"}),
+    ("agents", {"learn_all": "no"}),
+    ("agents", {"learn_all": 2}),
+    ("agents", {"elite": "x"}),
+    ("agents", {"elite": 10**12}),
+    ("agents", {"elite": [1]}),
+    ("agents", {"elite": 2.5}),
+    ("agents", {"elite": True}),
+    ("agents", {"spread": float("nan")}),
+    ("agents", {"policy": "other"}),
+    ("genetic", {"tournament": 0}),
+    ("genetic", {"tournament": -1}),
+    ("annealing", {"cooling": 1.5}),
+])
+def test_out_of_range_or_mistyped_option_is_refused_in_one_line(name, options, space):
+    with pytest.raises(WorkbenchError) as info:
+        strategy_class(name).validate_options(options)
+    text = str(info.value)
+    key = next(iter(options))
+    option = next(o for o in strategy_class(name).OPTIONS if o.name == key)
+    assert "\n" not in text and repr(name) in text and f"option {key}=" in text and option.range_text in text
+
+
+@pytest.mark.parametrize("given,expected", [
+    (True, True), (False, False), ("true", True), ("False", False), ("1", True), ("0", False), (1, True), (0, False),
+])
+def test_bool_option_takes_only_bools_and_the_documented_spellings(given, expected):
+    assert strategy_class("agents").validate_options({"learn_all": given})["learn_all"] is expected
+
+
+def test_number_options_are_converted_to_their_type():
+    resolved = strategy_class("agents").validate_options({"elite": 3.0, "spread": 2, "batch": "4"})
+    assert resolved["elite"] == 3 and type(resolved["elite"]) is int
+    assert resolved["spread"] == 2.0 and type(resolved["spread"]) is float
+    assert resolved["batch"] == 4
+
+
+def test_docs_options_table_matches_the_declarations():
+    """docs/strategies.md lists every option with its default and allowed values as declared."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "strategies.md").read_text()
+    for name in ALL:
+        for o in strategy_class(name).OPTIONS:
+            row = f"| `{name}` | `{o.name}` | {o.type_name} | `{o.default!r}` | {o.range_text} |"
+            assert row in text, row

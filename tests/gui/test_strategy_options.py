@@ -74,3 +74,60 @@ def test_reopened_session_options_fill_the_form(qtbot, window) -> None:
     assert toolbar.request()["strategy_options"] == {"perturbation": 5, "adjacent_only": True}
     toolbar.apply({"strategy": "local"})  # another session of the same strategy, at its defaults
     assert toolbar.request()["strategy_options"] is None
+
+
+def test_spin_boxes_span_the_declared_bounds(qtbot) -> None:
+    """The form offers exactly the range the strategy accepts (not +-2**31 for every int)."""
+    form = StrategyOptionsForm()
+    qtbot.addWidget(form)
+    for name in STRATEGIES:
+        form.set_strategy(name)
+        for option in strategy_class(name).OPTIONS:
+            editor = form.editors[option.name][1]
+            if isinstance(editor, (QSpinBox, QDoubleSpinBox)):
+                assert (editor.minimum(), editor.maximum()) == (option.low, option.high), (name, option.name)
+                assert option.range_text in editor.toolTip()
+
+
+@pytest.mark.parametrize("stored", ["x", 10**12, [1], 0])
+def test_a_bad_stored_option_keeps_the_default_and_the_rest_is_restored(qtbot, window, stored) -> None:
+    toolbar = window.toolbar
+    with pytest.raises(WorkbenchError) as info:
+        toolbar.apply({"strategy": "agents", "strategy_options": {"elite": stored, "batch": 5}, "budget": 7, "seed": 3})
+    text = str(info.value)
+    assert "\n" not in text and "elite=" in text and "[1, 100]" in text and "kept the default" in text
+    assert toolbar.request()["strategy_options"] == {"batch": 5}  # elite at its default, the good one restored
+    assert (toolbar.budget.value(), toolbar.seed.value()) == (7, 3)  # applied after the options: not half loaded
+
+
+def test_a_stored_choice_not_offered_or_a_float_too_fine_is_said(qtbot, window) -> None:
+    toolbar = window.toolbar
+    with pytest.raises(WorkbenchError, match="policy='other' must be one of: decomposed, bandit"):
+        toolbar.apply({"strategy": "agents", "strategy_options": {"policy": "other"}})
+    assert toolbar.request()["strategy_options"] is None
+    toolbar.apply({"strategy": "agents", "strategy_options": {"min_gain": 0.0000125}})  # widens the decimals
+    assert toolbar.request()["strategy_options"] == {"min_gain": 0.0000125}
+    with pytest.raises(WorkbenchError, match=r"min_gain=1\.23456789012e-05 is shown and run as"):
+        toolbar.apply({"strategy": "agents", "strategy_options": {"min_gain": 1.23456789012e-5}})
+
+
+def test_reopening_a_hand_edited_session_reports_one_line_without_a_traceback(qtbot, window, tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    path = tmp_path / "s.json"
+    done = subprocess.run([sys.executable, str(root / "main.py"), "tune", "vector_add", "--backend", "sim", "--budget",
+                           "4", "--executor", "inline", "--seed", "5", "--out", str(path)],
+                          capture_output=True, text=True, timeout=120, cwd=root)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(path.read_text())
+    data["strategy"]["options"]["elite"] = [1]
+    path.write_text(json.dumps(data))
+    window.open_session(path)  # must not raise
+    assert len(window.model.trials) == 4
+    message = window.statusBar().currentMessage()
+    assert "elite=[1]" in message and "\n" not in message
+    assert window.toolbar.strategy_options.values()["elite"] == 4 and window.toolbar.seed.value() == 5

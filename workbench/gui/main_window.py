@@ -696,8 +696,8 @@ class MainWindow(QMainWindow):
             run["budget"] = plan.budget
         try:
             self.toolbar.apply({k: v for k, v in run.items() if v is not None})
-        except WorkbenchError:
-            pass  # a strategy or backend this build lacks: keep the controls as they are
+        except WorkbenchError as exc:  # a strategy or backend this build lacks, a hand-edited option
+            self.statusBar().showMessage(f"Session settings not restored: {exc}", 15000)
         self._shown_request = self._choices(self.toolbar.request())
 
     def save(self) -> bool:

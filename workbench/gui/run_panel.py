@@ -258,7 +258,10 @@ class RunToolbar(QToolBar):
         }
 
     def apply(self, run: dict[str, Any]) -> None:
-        """Fill the controls from a run request (automation, or a reopened session's settings)."""
+        """Fill the controls from a run request (automation, or a reopened session's settings).
+
+        A stored strategy option the strategy refuses keeps its default and, once every other
+        control is filled, raises ``WorkbenchError`` naming it (the caller shows the line)."""
         if run.get("replay"):
             self.backend.setCurrentIndex(self.backend.findData("replay"))
             self.replay.setText(str(run["replay"]))
@@ -289,8 +292,9 @@ class RunToolbar(QToolBar):
                 raise WorkbenchError(f"unknown strategy {run['strategy']!r}; choose one of: {', '.join(STRATEGIES)}")
             self.strategy.setCurrentText(run["strategy"])
             self.strategy_options.set_strategy(run["strategy"], reset=True)
-        if run.get("strategy_options"):
-            self.strategy_options.set_values(run["strategy_options"])
+        option_problems: list[str] = []
+        if run.get("strategy_options"):  # checked by the strategy; bad ones reported once all else is filled
+            option_problems = self.strategy_options.set_values(run["strategy_options"])
         if run.get("budget"):
             self.budget.setValue(int(run["budget"]))
         if run.get("seed") is not None:
@@ -299,6 +303,8 @@ class RunToolbar(QToolBar):
             self.minutes.setValue((run["time_limit_s"] or 0.0) / 60.0)
         if run.get("delay_s"):
             self.delay.setValue(float(run["delay_s"]))
+        if option_problems:
+            raise WorkbenchError("; ".join(option_problems))
 
     def show_progress(self, done: int, total: int | None, failures: int, eta_s: float | None) -> None:
         self.progress.setMaximum(total or 0)

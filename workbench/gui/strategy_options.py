@@ -15,10 +15,28 @@ from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QWidget,
 )
 
+from workbench.core.errors import WorkbenchError
 from workbench.search.base import Option, strategy_class
 
 _INT_LIMIT = 2**31 - 1
 _FLOAT_LIMIT = 1e9
+#: Most decimals a float editor shows; a stored value finer than that cannot be held by the form.
+_MAX_DECIMALS = 10
+
+
+def _decimals(*values: float | None) -> int:
+    """Decimals enough to show every one of ``values`` exactly (at least 4, at most ``_MAX_DECIMALS``)."""
+    wanted = 4
+    for value in values:
+        if value is None:
+            continue
+        while wanted < _MAX_DECIMALS and round(value, wanted) != value:
+            wanted += 1
+    return wanted
+
+
+def _bound(value: float | None, fallback: float) -> float:
+    return fallback if value is None else value
 
 
 def _editor(option: Option) -> QWidget:
@@ -36,14 +54,14 @@ def _editor(option: Option) -> QWidget:
         check.setChecked(default)
         editor = check
     elif isinstance(default, int):
-        spin = QSpinBox()
-        spin.setRange(-_INT_LIMIT, _INT_LIMIT)
+        spin = QSpinBox()  # the option's declared range: the form offers only values the strategy takes
+        spin.setRange(int(_bound(option.low, -_INT_LIMIT)), int(_bound(option.high, _INT_LIMIT)))
         spin.setValue(default)
         editor = spin
     elif isinstance(default, float):
         real = QDoubleSpinBox()
-        real.setDecimals(4)
-        real.setRange(-_FLOAT_LIMIT, _FLOAT_LIMIT)
+        real.setDecimals(_decimals(option.low, option.high, default))
+        real.setRange(_bound(option.low, -_FLOAT_LIMIT), _bound(option.high, _FLOAT_LIMIT))
         real.setSingleStep(0.05 if abs(default) <= 1.0 else 0.5)
         real.setValue(default)
         editor = real
@@ -51,7 +69,8 @@ def _editor(option: Option) -> QWidget:
         line = QLineEdit("" if default is None else str(default))
         editor = line
     editor.setObjectName(f"option_{option.name}")
-    editor.setToolTip(f"{option.description}\n(default {default!r})")
+    allowed = f", allowed {option.range_text}" if option.range_text else ""
+    editor.setToolTip(f"{option.description}\n(default {default!r}{allowed})")
     return editor
 
 
@@ -136,8 +155,29 @@ class StrategyOptionsForm(QWidget):
         strategy_class(self.strategy).validate_options(changed)
         return changed
 
-    def set_values(self, options: Mapping[str, Any]) -> None:
-        """Fill the editors (a reopened session's stored options); unknown names are ignored."""
-        for name, value in options.items():
-            if name in self.editors:
-                _set_value(self.editors[name][1], value)
+    def set_values(self, options: Mapping[str, Any]) -> list[str]:
+        """Fill the editors from a reopened session's stored options; returns one line per value
+        that could not be restored as stored.
+
+        Each value goes through the strategy's ``validate_options`` first, as it would when the run
+        starts: a hand-edited value of the wrong type or out of range (or an option this strategy
+        lacks) leaves that editor at its default and is reported, instead of raising halfway
+        through restoring the session. A float finer than the editor can show widens its decimals;
+        one still too fine is reported, since Start runs what the form holds.
+        """
+        problems: list[str] = []
+        cls = strategy_class(self.strategy)
+        for name, raw in options.items():
+            try:
+                value = cls.validate_options({name: raw})[name]
+            except WorkbenchError as exc:
+                problems.append(f"{exc} (kept the default)")
+                continue
+            editor = self.editors[name][1]
+            if isinstance(editor, QDoubleSpinBox):
+                editor.setDecimals(max(editor.decimals(), _decimals(float(value))))
+            _set_value(editor, value)
+            shown = _value(editor)
+            if shown != value:
+                problems.append(f"strategy option {name}={value!r} is shown and run as {shown!r} (the form cannot hold it)")
+        return problems

@@ -25,10 +25,10 @@ class Annealing(IndexedStrategy):
     name = "annealing"
     description = "Simulated annealing over one-slot neighbours with restarts"
     OPTIONS = (
-        Option("t_start", 0.3, "Initial temperature, in units of relative latency loss"),
-        Option("t_min", 0.005, "Restart when the temperature cools below this"),
-        Option("cooling", 0.9, "Temperature multiplier per evaluation"),
-        Option("restart_best", 0.5, "Chance that a restart starts from the best config (else random)"),
+        Option("t_start", 0.3, "Initial temperature, in units of relative latency loss", low=1e-06, high=100),
+        Option("t_min", 0.005, "Restart when the temperature cools below this", low=1e-09, high=10),
+        Option("cooling", 0.9, "Temperature multiplier per evaluation", low=0.01, high=0.999),
+        Option("restart_best", 0.5, "Chance that a restart starts from the best config (else random)", low=0, high=1),
     )
     batch_parallel = False
 

@@ -3,13 +3,14 @@
 The engine owns the loop. It asks a strategy for configs, drops the ones already measured,
 measures the rest, and tells the strategy the finished trials (frozen records). A strategy keeps
 its own ``numpy.random.Generator`` and never touches the global random state; its options are
-declared once in ``OPTIONS`` (name, default, description) and that declaration drives validation,
+declared once in ``OPTIONS`` (name, default, description, allowed values) and that declaration drives validation,
 the CLI help, the docs and the GUI's settings form.
 """
 
 from __future__ import annotations
 
 import importlib
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
@@ -30,6 +31,61 @@ class Option:
     default: Any
     description: str
     choices: tuple[Any, ...] | None = None
+    #: Inclusive bounds of a number (what the strategy's code can use); None: unbounded that side.
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def range_text(self) -> str:
+        """The allowed values as help, docs and error lines show them: ``[1, 64]``, ``>= 0``,
+        ``true/false``, ``one of: a, b``; empty for an unconstrained text option."""
+        if self.choices is not None:
+            return "one of: " + ", ".join(map(str, self.choices))
+        if isinstance(self.default, bool):
+            return "true/false"
+        if self.low is not None and self.high is not None:
+            return f"[{self.low:g}, {self.high:g}]"
+        if self.low is not None:
+            return f">= {self.low:g}"
+        if self.high is not None:
+            return f"<= {self.high:g}"
+        return ""
+
+    def check(self, value: Any) -> Any:
+        """``value`` as this option's type, or ``ValueError`` saying what is allowed.
+
+        A bool takes only a real bool or the spellings the command line documents (true/false,
+        1/0), never any text through ``bool()``; a number must be a number (a bool is not one), an
+        int a whole one, and within ``low``..``high``, so a hand-edited session or a stray
+        ``--option`` is refused before the run starts instead of failing inside the strategy.
+        """
+        default = self.default
+        if self.choices is not None:
+            if isinstance(value, bool) or value not in self.choices:
+                raise ValueError(self.range_text)
+            return value
+        if isinstance(default, bool):
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, int) and value in (0, 1):
+                return bool(value)
+            if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):
+                return value.strip().lower() in ("true", "1")
+            raise ValueError("true/false")
+        if isinstance(default, (int, float)):
+            number = _number(value, whole=isinstance(default, int))
+            if number is None:
+                kind = "a whole number" if isinstance(default, int) else "a number"
+                raise ValueError(f"{kind} in {self.range_text}" if self.range_text else kind)
+            if (self.low is not None and number < self.low) or (self.high is not None and number > self.high):
+                raise ValueError(f"in {self.range_text}" if self.range_text.startswith("[") else self.range_text)
+            return number
+        if default is not None and not isinstance(value, type(default)):
+            try:
+                return type(default)(value)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(str(exc)) from None
+        return value
 
     @property
     def type_name(self) -> str:
@@ -38,6 +94,30 @@ class Option:
         if self.choices is not None:
             return "choice"
         return "any" if self.default is None else type(self.default).__name__
+
+
+def _number(value: Any, whole: bool) -> int | float | None:
+    """A finite int (``whole``) or float from a number or its text; None when it is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if len(text) > 40:
+            return None
+        try:
+            value = int(text) if whole else float(text)
+        except ValueError:
+            try:
+                value = float(text)
+            except ValueError:
+                return None
+    if isinstance(value, int):
+        return value if whole else float(value)
+    if isinstance(value, float) and math.isfinite(value):
+        if whole:
+            return int(value) if value.is_integer() else None
+        return value
+    return None
 
 
 def latency_objective(trial: Trial) -> float:
@@ -95,15 +175,12 @@ class Strategy(ABC):
             )
         resolved = {o.name: o.default for o in cls.OPTIONS}
         for key, value in options.items():
-            option = known[key]
-            if option.choices is not None and value not in option.choices:
-                raise WorkbenchError(f"strategy option {key}={value!r} must be one of {option.choices}")
-            if option.default is not None and not isinstance(value, type(option.default)):
-                try:
-                    value = type(option.default)(value)
-                except (TypeError, ValueError) as exc:
-                    raise WorkbenchError(f"strategy option {key}={value!r}: {exc}") from None
-            resolved[key] = value
+            try:
+                resolved[key] = known[key].check(value)
+            except ValueError as exc:
+                shown = repr(value)
+                shown = shown if len(shown) <= 40 else shown[:37] + "..."
+                raise WorkbenchError(f"strategy {cls.name!r}: option {key}={shown} must be {exc}") from None
         return resolved
 
     @property
@@ -193,12 +270,12 @@ def options_help(name: str) -> str:
     if not cls.OPTIONS:
         lines.append("no options")
         return "\n".join(lines)
-    rows = [(o.name, o.type_name, repr(o.default), o.description
-             + (f" (one of: {', '.join(map(str, o.choices))})" if o.choices is not None else "")) for o in cls.OPTIONS]
-    widths = [max(len(row[i]) for row in rows + [("option", "type", "default", "")]) for i in range(3)]
+    rows = [(o.name, o.type_name, repr(o.default), o.range_text, o.description) for o in cls.OPTIONS]
+    header = ("option", "type", "default", "allowed", "description")
+    widths = [max(len(row[i]) for row in rows + [header]) for i in range(4)]
     lines.append("options (tune --option NAME=VALUE):")
-    lines.append(f"  {'option':<{widths[0]}}  {'type':<{widths[1]}}  {'default':<{widths[2]}}  description")
-    lines += [f"  {n:<{widths[0]}}  {t:<{widths[1]}}  {d:<{widths[2]}}  {text}" for n, t, d, text in rows]
+    lines += ["  " + "  ".join(f"{cell:<{w}}" for cell, w in zip(row[:4], widths)) + "  " + row[4]
+              for row in [header, *rows]]
     return "\n".join(lines)
 
 

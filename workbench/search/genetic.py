@@ -23,10 +23,10 @@ class Genetic(IndexedStrategy):
     name = "genetic"
     description = "Genetic algorithm: tournament selection, uniform crossover, neighbour mutation, repair"
     OPTIONS = (
-        Option("population", 16, "Individuals per generation"),
-        Option("tournament", 3, "Contestants per tournament (selection pressure)"),
-        Option("mutation", 0.15, "Chance per slot of moving to a neighbouring value"),
-        Option("elite", 2, "Best configs that always parent the next generation"),
+        Option("population", 16, "Individuals per generation", low=2, high=1000),
+        Option("tournament", 3, "Contestants per tournament (selection pressure)", low=1, high=1000),
+        Option("mutation", 0.15, "Chance per slot of moving to a neighbouring value", low=0, high=1),
+        Option("elite", 2, "Best configs that always parent the next generation", low=0, high=1000),
     )
 
     def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:

@@ -33,11 +33,11 @@ class Hybrid(IndexedStrategy):
     OPTIONS = (
         Option("model", "tpe", "The model-based member", ("tpe", "agents")),
         Option("walker", "annealing", "The neighbourhood member", ("annealing", "local", "agents", "genetic")),
-        Option("model_share", 0.7, "Chance that a proposal comes from the model while it leads"),
-        Option("model_until", 20, "Evaluations during which the model leads with model_share"),
-        Option("late_share", 0.2, "The model's share after model_until evaluations (when not adaptive)"),
+        Option("model_share", 0.7, "Chance that a proposal comes from the model while it leads", low=0, high=1),
+        Option("model_until", 20, "Evaluations during which the model leads with model_share", low=0, high=100000),
+        Option("late_share", 0.2, "The model's share after model_until evaluations (when not adaptive)", low=0, high=1),
         Option("adaptive", True, "After model_until, share proposals by each member's recent improvements instead"),
-        Option("floor", 0.1, "Least share of either member when adaptive"),
+        Option("floor", 0.1, "Least share of either member when adaptive", low=0, high=0.5),
     )
 
     def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:

@@ -23,8 +23,8 @@ class LocalSearch(IndexedStrategy):
     description = "Iterated greedy local search (first improvement over one-slot neighbours)"
     OPTIONS = (
         Option("adjacent_only", False, "Ordered slots move only to the adjacent value (smaller neighbourhood)"),
-        Option("perturbation", 3, "Random steps taken from the best config when stuck"),
-        Option("restart_probability", 0.2, "Chance that a stuck search restarts at a random config instead"),
+        Option("perturbation", 3, "Random steps taken from the best config when stuck", low=1, high=100),
+        Option("restart_probability", 0.2, "Chance that a stuck search restarts at a random config instead", low=0, high=1),
     )
     batch_parallel = False
 

@@ -60,7 +60,7 @@ class TPE(IndexedStrategy):
     description = "Optuna's TPE sampler, constrained to valid unmeasured configs"
     multi_objective = True  # searches a Pareto front when the objective has several metrics
     OPTIONS = (
-        Option("startup", 10, "Random configs before TPE starts modelling"),
+        Option("startup", 10, "Random configs before TPE starts modelling", low=1, high=10000),
         Option("multivariate", True, "Model slots jointly (captures interactions) instead of one by one"),
         Option("ordinal", False, "Treat ordered slots as integers over their value index (else categorical)"),
         Option("failures", "worst", "How failed trials are told to TPE", ("worst", "ignore")),
