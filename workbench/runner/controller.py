@@ -280,21 +280,32 @@ def prepare_run(request: RunRequest, session: Session | None,
     ``output`` (the session's file, or an autosave path the window chose). The window decides
     beforehand whether a request continues the open session (:func:`continues`)."""
     out = Path(output) if output is not None else None
-    lock = None
-    if out is not None:
-        check_folder(out)
-        check_regular_or_absent(out)
-        lock = SessionLock(out).acquire()
+    lock = _take_output(out, session)
     try:
-        if out is not None:
-            clean_stale_temporaries(out)
-            if session is not None:
-                catch_up(session, out)
         return _prepare_any(request, session, out, lock)
     except BaseException:
         if lock is not None:
             lock.release()
         raise
+
+
+def _take_output(out: Path | None, session: Session | None) -> SessionLock | None:
+    """For a run the window prepares: check that ``out`` may be written, take its lock, clear
+    temporaries a killed save left, and take in the trials another run added to the file meanwhile
+    (:func:`catch_up`); the lock, released again when any of this fails (None without a file)."""
+    if out is None:
+        return None
+    check_folder(out)
+    check_regular_or_absent(out)
+    lock = SessionLock(out).acquire()
+    try:
+        clean_stale_temporaries(out)
+        if session is not None:
+            catch_up(session, out)
+    except BaseException:
+        lock.release()
+        raise
+    return lock
 
 
 def prepare_cells(request: RunRequest, session: Session, output: str | os.PathLike[str] | None,
@@ -310,15 +321,8 @@ def prepare_cells(request: RunRequest, session: Session, output: str | os.PathLi
     if not by_size:
         raise WorkbenchError("nothing to measure: every cell is measured")
     out = Path(output) if output is not None else None
-    lock = None
-    if out is not None:
-        check_folder(out)
-        check_regular_or_absent(out)
-        lock = SessionLock(out).acquire()
+    lock = _take_output(out, session)
     try:
-        if out is not None:
-            clean_stale_temporaries(out)
-            catch_up(session, out)
         spec = _spec_for_continue(request, session)
         _check_sizes(spec, _open_continued_target(spec, session), [p for p, _c in by_size.values()])
         todo = [SizeRun(problem, len(configs)) for problem, configs in by_size.values()]
