@@ -119,7 +119,8 @@ def test_the_first_learning_round_probes_the_end_the_utilities_rise_towards():
         return 10.0 / config["tile"] + (0.1 if config["block"] == 32 else 0.0)
 
     def first_learning_round(probes: int) -> tuple[list[Config], Config]:
-        agents = create_strategy("agents", space, seed=5, init=6, probes=probes)
+        # (a uniform start: a spread-out one may hold the largest tile already, leaving nothing to probe)
+        agents = create_strategy("agents", space, seed=5, init=6, probes=probes, design=1)
         start = agents.ask(6)
         agents.tell([Trial(i, c, Measurement(Status.OK, {"latency_ms": faster_with_tile(c)})) for i, c in enumerate(start)])
         best = min(start, key=faster_with_tile)
@@ -179,12 +180,13 @@ def test_a_new_incumbent_gets_its_short_domain_moves_probed_once():
 
 
 def test_short_probes_find_a_method_number_the_model_misjudges():
-    """Over seeds, the default finds that method 0 pays (with a large tile) far more often within
-    20 evaluations than the same agents without short probes."""
+    """Over seeds, the agents find that method 0 pays (with a large tile) far more often within
+    20 evaluations than the same agents without short probes (both from a uniform start: a
+    spread-out start visits every method itself on a space this small)."""
     space = SearchSpace(METHODS)
 
     def found(short_probes: int) -> float:
-        configs = [run_configs(space, by_method, s, 20, short_probes=short_probes) for s in range(16)]
+        configs = [run_configs(space, by_method, s, 20, short_probes=short_probes, design=1) for s in range(16)]
         return float(np.mean([min(c, key=by_method)["method"] == 0 for c in configs]))
 
     assert found(5) >= found(0) + 0.25
@@ -229,6 +231,42 @@ def run_until_local_optimum(agents, space: SearchSpace) -> list[Config]:
         agents.tell([Trial(len(found), batch[0], Measurement(Status.OK, {"latency_ms": two_basins(batch[0])}))])
         found.append(batch[0])
     return found
+
+
+def test_the_space_filling_start_spreads_further_than_a_uniform_one():
+    """With ``design`` > 1 the start's configs lie further apart (the smallest distance between two
+    of them, averaged over seeds) than a uniform random start's, and are still distinct and valid."""
+    space = SearchSpace(PINNED_SPACE)
+
+    def spread(design: int) -> float:
+        gaps = []
+        for seed in range(10):
+            agents = create_strategy("agents", space, seed=seed, init=10, design=design)
+            start = agents.ask(10)
+            assert len({c.id for c in start}) == 10 and all(space.is_valid(c) for c in start)
+            vecs = [agents.coder.encode(c) for c in start]
+            gaps.append(min(agents.coder.distance(a, b) for i, a in enumerate(vecs) for b in vecs[i + 1 :]))
+        return float(np.mean(gaps))
+
+    assert spread(4) > spread(1) + 0.3
+
+
+def test_the_start_keeps_away_from_configs_measured_before():
+    """Configs told before the start (a reopened session) count as chosen: the space-filling start
+    spreads away from them too."""
+    space = SearchSpace(PINNED_SPACE)
+    told = space.sample(np.random.default_rng(5), 6)
+
+    def nearest(design: int) -> float:
+        out = []
+        for seed in range(10):
+            agents = create_strategy("agents", space, seed=seed, init=10, design=design)
+            agents.tell([Trial(i, c, measurement_of(c)) for i, c in enumerate(told)])
+            start = agents.ask(4)
+            out += [min(agents.coder.distance(agents.coder.encode(c), agents.coder.encode(t)) for t in told) for c in start]
+        return float(np.mean(out))
+
+    assert nearest(4) > nearest(1)
 
 
 def test_a_gain_within_timing_noise_is_not_progress():
@@ -318,12 +356,12 @@ def pinned_runs() -> dict[str, str]:
 
 
 PINNED = {
-    "one at a time": "a3654c918443e635",
-    "batches of 3": "36d6512c8e58ff8c",
-    "one concern, bandit": "8336df64f997d7f9",
-    "failures ranked": "ab73f9b287c313cc",
+    "one at a time": "c14675079fe13045",
+    "batches of 3": "f9bbe09881b7f971",
+    "one concern, bandit": "ad0c2c461fc7138e",
+    "failures ranked": "83beff6756a9229e",
     "foreign results": "46024773a56596fb",
-    "constrained": "2084caf33c93b930",
+    "constrained": "3e9c637d530e6125",
 }
 
 

@@ -6,7 +6,8 @@ reduction strategy. An agent per concern learns *its* part of the answer from ev
 and the agents cooperate through one shared reward, so the search needs fewer evaluations than a
 method that treats the config as one opaque point. See ``docs/strategies.md`` for the algorithm.
 
-In short, every round:
+The run starts with ``init`` configs spread over the space: each picked, from a uniform pool
+``design`` times larger, farthest from those picked before (greedy maximin). Then, every round:
 
 1. The agents jointly propose a batch. Each candidate starts from the incumbent (or another elite
    config); one agent, chosen by its credit (how often its moves improved a config), redraws its
@@ -83,13 +84,14 @@ class AgentsOptions:
     diverse: float = 2.0
     learn_all: bool = True
     sweep: bool = True
+    design: int = 4
 
 
 class Agents(IndexedStrategy):
     name = "agents"
     description = "Cooperative per-concern agents with shared rank rewards and focused exploration"
     OPTIONS = (
-        Option("init", 10, "Random configs measured before the agents start learning", low=1, high=1000),
+        Option("init", 10, "Spread-out random configs measured before the agents start learning (see design)", low=1, high=1000),
         Option("batch", 8, "Configs per round (ranks are taken within a round)", low=1, high=256),
         Option(
             "policy", "decomposed", "How an agent values its slots: jointly fitted utilities, or a bandit per slot",
@@ -132,6 +134,12 @@ class Agents(IndexedStrategy):
             "sweep", True,
             "When stalled, first measure the incumbent's one-slot neighbours (adjacent values first), "
             "best predicted first, and keep descending while that improves (then focused exploration)",
+        ),
+        Option(
+            "design", 4,
+            "Uniform samples per start config from which the start is picked, each farthest from those "
+            "picked before (greedy maximin); 1: a uniform random start",
+            low=1, high=64,
         ),
     )
 
@@ -607,11 +615,34 @@ class Agents(IndexedStrategy):
         if self.round:
             self._learn()  # a parallel engine asks before the round is back: learn from what is
         if len(self.history) < self.opt.init:
-            start = self.sample(max(wanted, self.opt.init - len(self.taken()), 1), set(batch))
+            start = self._start(max(wanted, self.opt.init - len(self.taken()), 1), set(batch))
             for config in start:
                 self._enter(config, -1, math.inf)
             return start
         return self._propose_round(max(self.opt.batch, wanted), set(batch))
+
+    def _start(self, n: int, batch: set[str]) -> list[Config]:
+        """``n`` start configs: from ``design`` times as many uniform samples, greedily the one
+        farthest (:meth:`Coder.distance`) from those chosen and measured so far.
+
+        Why: a uniform start of ten configs often leaves a slot's values unvisited or repeats
+        one code path, and the first model fit then knows nothing about them. Picking from a
+        uniform pool keeps the start's weight on the valid space (a regular design ignores
+        which configs exist) while spreading it.
+        """
+        pool = self.sample(n * max(1, self.opt.design), batch)
+        if self.opt.design <= 1 or len(pool) <= n:
+            return pool[:n]
+        vecs = np.array([self.coder.encode(c) for c in pool])
+        near = np.full(len(pool), np.inf)
+        for _, vec in self.history:
+            near = np.minimum(near, self.coder.distances(vecs, vec))
+        chosen = [0] if not np.isfinite(near).any() else [int(np.argmax(near))]
+        while len(chosen) < n:
+            near = np.minimum(near, self.coder.distances(vecs, vecs[chosen[-1]]))
+            near[chosen] = -1.0
+            chosen.append(int(np.argmax(near)))
+        return [pool[i] for i in chosen]
 
     def state(self) -> dict[str, Any]:
         return {
