@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from workbench.core.model.gpus import load_gpu
-from workbench.core.model.perfmodel import estimate_resources, predict
+from workbench.core.model.perfmodel import closed_loop_period, estimate_resources, predict
 from workbench.core.domain.templates import WorkProfile, load_templates
 
 from test_templates_more import _assert_matches, run_on_cpu
@@ -76,3 +76,31 @@ def test_estimated_resources_see_the_shared_tile_the_source_declares(conv) -> No
     occupancy = predict(load_gpu("RTX_A4000"), shm, conv.grid(conv.problem, _config(conv, (256, 1, 2, 4, 0, 0, 1))),
                         (256, 1, 1), res).occupancy
     assert occupancy.limiter == "shared memory" and occupancy.active_blocks_per_sm == 2
+
+
+def test_staging_wait_shows_at_five_resident_blocks_when_a_short_block_stages_a_tall_halo(conv) -> None:
+    # A 128x1 block with a 2x4 tile on shared memory stages 18 halo rows, one round trip each, while
+    # its compute is short: five resident blocks are often all waiting at once. The deterministic
+    # best case (the wait hidden whenever (S + C) / B <= C) called this free; the closed loop does
+    # not, and a 128x2 block (11 rows per thread for twice the work) waits less per output.
+    gpu = load_gpu("RTX_A4000")
+
+    def staging_share(values: tuple[int, ...]) -> float:
+        config = _config(conv, values)
+        profile = conv.profile(conv.problem, config)
+        block = conv.block(conv.problem, config)
+        p = predict(gpu, profile, conv.grid(conv.problem, config), block, estimate_resources(profile, int(np.prod(block)), 0))
+        return p.term("staging").value / p.latency_ms
+
+    short = staging_share((128, 1, 2, 4, 0, 0, 1))
+    taller = staging_share((128, 2, 2, 4, 0, 0, 1))
+    assert short > 0.03 and taller < short
+
+
+def test_closed_loop_period_lies_between_hidden_and_serial() -> None:
+    assert closed_loop_period(1.0, 0.0, 4) == pytest.approx(1.0)
+    assert closed_loop_period(1.0, 3.0, 1) == pytest.approx(4.0)  # one block: wait, then compute
+    for blocks in (2, 4, 8):
+        period = closed_loop_period(1.0, 3.0, blocks)
+        assert max(1.0, 4.0 / blocks) <= period <= (3.0 + blocks) / blocks
+    assert closed_loop_period(1.0, 3.0, 8) < closed_loop_period(1.0, 3.0, 4) < closed_loop_period(1.0, 3.0, 2)

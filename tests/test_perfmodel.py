@@ -350,3 +350,14 @@ def test_loads_take_issue_slots_from_fmas_where_the_fp32_lanes_equal_the_issue_w
     assert latency("RTX3090", 1.0) / latency("RTX3090", 0.0) == pytest.approx(2.0, rel=0.05)
     assert latency("A100_PCIE", 1.0) / latency("A100_PCIE", 0.0) == pytest.approx(1.0, rel=0.02)
     assert latency("A100_PCIE", 2.0) / latency("A100_PCIE", 0.0) == pytest.approx(1.5, rel=0.05)
+
+
+def test_a_block_that_does_not_fill_its_last_warp_wastes_those_lanes() -> None:
+    # 16-thread blocks issue full warps with half the lanes idle: the same FMAs and shared loads take
+    # twice the issue slots of 32-thread blocks with the same occupancy in warps (2 x the blocks).
+    gpu = load_gpu("RTX_A4000")
+    work = WorkProfile(bytes_read=4e6, bytes_written=4e6, flops=4e9, work_per_thread=8, smem_accesses=5e8)
+    full = predict(gpu, work, (4096, 1, 1), (32, 1, 1), REGS)
+    half = predict(gpu, work, (8192, 1, 1), (16, 1, 1), REGS)
+    assert full.term("compute").value == pytest.approx(half.term("compute").value / 2, rel=0.05)
+    assert half.latency_ms > 1.8 * full.latency_ms
