@@ -104,3 +104,22 @@ def test_closed_loop_period_lies_between_hidden_and_serial() -> None:
         period = closed_loop_period(1.0, 3.0, blocks)
         assert max(1.0, 4.0 / blocks) <= period <= (3.0 + blocks) / blocks
     assert closed_loop_period(1.0, 3.0, 8) < closed_loop_period(1.0, 3.0, 4) < closed_loop_period(1.0, 3.0, 2)
+
+
+def test_short_blocks_issue_more_staging_work_per_output(conv) -> None:
+    # One row of threads stages the whole halo height row by row: per output it runs several times
+    # the staging steps of a two-row block with the same tile; without shared memory there are none.
+    def per_output(values: tuple[int, ...]) -> float:
+        return conv.profile(conv.problem, _config(conv, values)).other_instructions / (4096 * 4096)
+
+    short, taller = per_output((128, 1, 1, 4, 0, 0, 1)), per_output((128, 2, 1, 4, 0, 0, 1))
+    assert short > 1.4 * taller > 0
+    assert per_output((128, 1, 1, 4, 0, 0, 0)) == 0
+
+
+def test_overhanging_tiles_compute_the_outputs_they_discard(conv) -> None:
+    exact = conv.profile(conv.problem, _config(conv, (128, 1, 2, 4, 0, 0, 0)))  # 256-wide tiles divide 4096
+    over = conv.profile(conv.problem, _config(conv, (256, 1, 3, 4, 0, 0, 0)))  # 768-wide: 6 tiles = 4608 columns
+    assert exact.flops == 2 * 225 * 4096 * 4096
+    assert over.flops == pytest.approx(exact.flops * 4608 / 4096)
+    assert any("discarded" in note for note in over.notes)

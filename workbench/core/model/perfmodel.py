@@ -292,8 +292,10 @@ def predict(
     # FMA is one instruction for two flops; every shared or global load/store is one more (one per
     # thread-access). Where the FP32 lanes equal the issue width (32 per scheduler: Ampere GA10x,
     # Ada, Hopper), each load takes an issue slot from the FMAs; with 16 lanes per scheduler (Volta,
-    # Turing, A100) an FMA occupies its pipe for two clocks and loads issue in between.
-    thread_instructions = 0.5 * flops + profile.smem_accesses + (profile.bytes_read + profile.bytes_written) / access
+    # Turing, A100) an FMA occupies its pipe for two clocks and loads issue in between. Integer,
+    # address and branch instructions the template counts (``other_instructions``) take slots too.
+    thread_instructions = (0.5 * flops + profile.smem_accesses + (profile.bytes_read + profile.bytes_written) / access
+                           + max(0.0, float(profile.other_instructions)))
 
     peak_bw = gpu.peak_bandwidth * gpu.dram_efficiency
     issue_interval = gpu.warp_size * gpu.schedulers_per_sm / gpu.fp32_lanes_per_sm
@@ -431,7 +433,7 @@ def predict(
             "compute",
             totals["compute"] * ms,
             f"{profile.flops / 1e9:.3g} GFLOP (+{transcendental_flops / 1e9:.3g} for transcendentals) and "
-            f"{thread_instructions / 1e9:.3g} G instructions to issue (FMAs plus loads and stores) at "
+            f"{thread_instructions / 1e9:.3g} G instructions to issue (FMAs, loads and stores, integer and branch work) at "
             f"{main.issue_saturation:.0%} issue efficiency ({occ.active_warps_per_sm / gpu.schedulers_per_sm:.1f} warps per "
             f"scheduler x ILP {ilp:.0f})",
         )
