@@ -123,3 +123,13 @@ def test_overhanging_tiles_compute_the_outputs_they_discard(conv) -> None:
     assert exact.flops == 2 * 225 * 4096 * 4096
     assert over.flops == pytest.approx(exact.flops * 4608 / 4096)
     assert any("discarded" in note for note in over.notes)
+
+
+def test_read_only_changes_nothing_on_the_shared_memory_path(conv) -> None:
+    # With shared memory only the staging loads touch global memory, and NVVM emits ld.global.nc
+    # for them with or without __ldg: the same code must model to the same time.
+    plain = conv.profile(conv.problem, _config(conv, (128, 2, 1, 3, 0, 0, 1)))
+    ldg = conv.profile(conv.problem, _config(conv, (128, 2, 1, 3, 1, 0, 1)))
+    assert replace(plain, notes=()) == replace(ldg, notes=())
+    without = conv.profile(conv.problem, _config(conv, (128, 2, 1, 3, 0, 0, 0)))
+    assert without.read_only_path == 0.0  # without shared memory, plain loads stay on the LSU path
