@@ -361,6 +361,8 @@ def test_a_block_that_does_not_fill_its_last_warp_wastes_those_lanes() -> None:
     half = predict(gpu, work, (8192, 1, 1), (16, 1, 1), REGS)
     assert full.term("compute").value == pytest.approx(half.term("compute").value / 2, rel=0.05)
     assert half.latency_ms > 1.8 * full.latency_ms
+    assert "50% of their warps' lanes" in half.term("compute").explanation
+    assert "lanes" not in full.term("compute").explanation
 
 
 def test_integer_and_branch_instructions_take_issue_slots() -> None:

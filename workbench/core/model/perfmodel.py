@@ -435,7 +435,8 @@ def predict(
             f"{profile.flops / 1e9:.3g} GFLOP (+{transcendental_flops / 1e9:.3g} for transcendentals) and "
             f"{thread_instructions / 1e9:.3g} G instructions to issue (FMAs, loads and stores, integer and branch work) at "
             f"{main.issue_saturation:.0%} issue efficiency ({occ.active_warps_per_sm / gpu.schedulers_per_sm:.1f} warps per "
-            f"scheduler x ILP {ilp:.0f})",
+            f"scheduler x ILP {ilp:.0f})"
+            + (f"; {threads} threads per block fill {lane_use:.0%} of their warps' lanes" if lane_use < 1.0 else ""),
         )
     )
     if profile.transcendentals:
