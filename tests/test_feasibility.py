@@ -141,3 +141,16 @@ def test_rewards_rank_by_the_objective_alone_once_the_feasible_region_is_known()
     cost_only.set_objective(LIMIT)
     told(cost_only, 30)
     assert cost_only._reward_score(over, cost) == cost
+
+
+def test_the_incumbent_is_a_yardstick_when_every_proposal_is_unlikely():
+    """A lone proposal (or a screen of them all over the limit) is judged against the incumbent."""
+    agents = create_strategy("agents", SPACE, seed=1)
+    agents.set_objective(LIMIT)
+    told(agents, 30)
+    inside = agents.coder.encode(Config({"block": 128, "tile": 3, "shared": False, "method": 0, "unroll": 1}))
+    over = [agents.coder.encode(Config({"block": b, "tile": 8, "shared": False, "method": 0, "unroll": 1}))
+            for b in (64, 128)]
+    assert not agents._unlikely(over).any()  # among themselves none is worse
+    assert agents._unlikely(over, inside).all()
+    assert agents._unlikely(over[:1], inside).tolist() == [True]

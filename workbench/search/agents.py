@@ -59,6 +59,8 @@ _UNLIKELY = 1e6
 #: With ``rewards="auto"``: the share of trials that met the constraints from which the rank
 #: rewards rank by the objective alone (see ``Agents._reward_score``).
 SPLIT_SHARE = 0.25
+#: Further screens of as many joint proposals when every one is predicted to miss the constraints.
+SCREEN_RETRIES = 3
 #: The metric an agent watches besides the shared reward (larger is better).
 AUX_METRIC = {"memory": "throughput_gbs", "launch": "occupancy"}
 
@@ -260,17 +262,22 @@ class Agents(IndexedStrategy):
         ranking by the objective alone keeps what those values are worth, and the feasibility
         model (:meth:`_unlikely`, :meth:`_feasibility_risk`) keeps the proposals inside.
         """
-        if self.opt.rewards == "cost" or not math.isfinite(score) or not getattr(self.objective, "bounds", ()):
+        if not math.isfinite(score) or not self._split_rewards():
             return score
-        if self.opt.rewards == "auto":
-            total = float(self.bounded_n[0].sum()) if self.bounded_n else 0.0
-            if total < 2 or total - float(self.bounded_miss[0].sum()) < SPLIT_SHARE * total:
-                return score
         value = getattr(self.objective, "value", None)
         if value is None or not trial.ok:
             return score
         raw = float(value(trial))
         return raw if math.isfinite(raw) else score
+
+    def _split_rewards(self) -> bool:
+        """Whether the rank rewards now ignore the constraints (see :meth:`_reward_score`)."""
+        if self.opt.rewards == "cost" or not getattr(self.objective, "bounds", ()):
+            return False
+        if self.opt.rewards == "auto":
+            total = float(self.bounded_n[0].sum()) if self.bounded_n else 0.0
+            return total >= 2 and total - float(self.bounded_miss[0].sum()) >= SPLIT_SHARE * total
+        return True
 
     def _ranked(self, score: float) -> bool:
         """Whether a result enters the rank rewards: with ``failures="risk"`` a failure does not,
@@ -518,6 +525,8 @@ class Agents(IndexedStrategy):
             genes = [target.get(k, v) for k, v in enumerate(vec)]
             if tuple(genes) == tuple(vec) or len(out) >= size:
                 continue
+            if self._split_rewards() and self._unlikely([vec, genes])[1]:
+                continue  # rewards blind to the constraints rise towards an end predicted to miss them
             config = self.repair(genes, batch)
             if config is not None:
                 out.append(config)
@@ -537,9 +546,10 @@ class Agents(IndexedStrategy):
             self.bounded_n[k][v] += 1.0
             self.bounded_miss[k][v] += missed
 
-    def _unlikely(self, vecs: Sequence[Sequence[int]]) -> np.ndarray:
+    def _unlikely(self, vecs: Sequence[Sequence[int]], reference: Sequence[int] | None = None) -> np.ndarray:
         """Which of several proposals the feasibility model finds far less likely to meet the
-        constraints than the likeliest of them (chance below ``feasible_first`` times the best).
+        constraints than the likeliest of them or the ``reference`` config (chance below
+        ``feasible_first`` times the best).
 
         Why relative: while nothing measured has met a tight bound every chance is small, and
         what matters is which proposals come closest; once the feasible region is known, a
@@ -548,10 +558,10 @@ class Agents(IndexedStrategy):
         """
         out = np.zeros(len(vecs), dtype=bool)
         if (not self.opt.feasible_first or self.opt.feasibility_model != "additive"
-                or not getattr(self.objective, "bounds", ()) or len(vecs) < 2):
+                or not getattr(self.objective, "bounds", ()) or len(vecs) + (reference is not None) < 2):
             return out
         chance = np.array([self.feasibility.chance(v) for v in vecs])
-        top = float(chance.max())
+        top = max(float(chance.max()), self.feasibility.chance(reference) if reference is not None else 0.0)
         if top <= 0.0:
             return out
         return chance < self.opt.feasible_first * top
@@ -659,21 +669,31 @@ class Agents(IndexedStrategy):
             best: tuple[float, Config, int, float] | None = None
             draw = self._sample_values(1.0) if screen > 1 else None
             screened: list[tuple[float, Config, int, float]] = []
-            for _ in range(screen):
-                genes, active, base_score = self._candidate(ranked)
-                config = self.repair(genes, batch)
-                if config is None:
+            unlikely = np.zeros(0, dtype=bool)
+            for attempt in range(1 + SCREEN_RETRIES):
+                for _ in range(screen):
+                    genes, active, base_score = self._candidate(ranked)
+                    config = self.repair(genes, batch)
+                    if config is None:
+                        break
+                    value = 0.0
+                    if draw is not None:
+                        vec = self.coder.encode(config)
+                        value = self.model.value(draw, vec)
+                        value -= self._failure_risk(vec) + self._feasibility_risk(vec)
+                    screened.append((value, config, active, base_score))
+                if not screened:
                     break
-                value = 0.0
-                if draw is not None:
-                    vec = self.coder.encode(config)
-                    value = self.model.value(draw, vec)
-                    value -= self._failure_risk(vec) + self._feasibility_risk(vec)
-                screened.append((value, config, active, base_score))
-            if screened and draw is not None:
-                # Proposals predicted to miss the constraints far more likely than the others go
-                # last: the agents value what is likely feasible before what merely looks fast.
-                unlikely = self._unlikely([self.coder.encode(item[1]) for item in screened])
+                # Proposals predicted to miss the constraints far more likely than the other
+                # proposals go last: the agents value what is likely feasible before what merely
+                # looks fast. While the rewards ignore the constraints (split), the incumbent's
+                # chance is the yardstick too, and when every proposal falls short they screen more.
+                split = self._split_rewards()
+                vecs = [self.coder.encode(item[1]) for item in screened]
+                unlikely = self._unlikely(vecs, ranked[0][1] if split else None)
+                if not split or not unlikely.all():
+                    break
+            if unlikely.any():
                 screened = [(v - (_UNLIKELY if u else 0.0), c, a, b) for (v, c, a, b), u in zip(screened, unlikely)]
             for item in screened:
                 if best is None or item[0] > best[0]:
