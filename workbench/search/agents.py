@@ -670,7 +670,7 @@ class Agents(IndexedStrategy):
             draw = self._sample_values(1.0) if screen > 1 else None
             screened: list[tuple[float, Config, int, float]] = []
             unlikely = np.zeros(0, dtype=bool)
-            for attempt in range(1 + SCREEN_RETRIES):
+            for _attempt in range(1 + SCREEN_RETRIES):
                 for _ in range(screen):
                     genes, active, base_score = self._candidate(ranked)
                     config = self.repair(genes, batch)
@@ -682,7 +682,7 @@ class Agents(IndexedStrategy):
                         value = self.model.value(draw, vec)
                         value -= self._failure_risk(vec) + self._feasibility_risk(vec)
                     screened.append((value, config, active, base_score))
-                if not screened:
+                if not screened or not getattr(self.objective, "bounds", ()):
                     break
                 # Proposals predicted to miss the constraints far more likely than the other
                 # proposals go last: the agents value what is likely feasible before what merely
