@@ -302,7 +302,7 @@ def test_a_gain_within_timing_noise_is_not_progress():
 
 # --- the proposals, pinned ----------------------------------------------------------------------
 # A fingerprint of every config the agents propose in a few scenarios that reach every mechanism
-# (random start, learning rounds, trend and short probes, descents, the frontier, focused
+# (random start, learning rounds, trend and short probes, descents and their coupled moves, the frontier, focused
 # exploration, failure and constraint risk, bandit policy, batches, results others proposed).
 # A refactor must leave it unchanged; a deliberate change of the algorithm updates it, with the
 # benchmark that justified the change (bench/strategies.py, docs/strategies.md).
@@ -370,6 +370,9 @@ def pinned_runs() -> dict[str, str]:
     constrained = create_strategy("agents", space, seed=6)
     constrained.set_objective(Objective(Constraints(max_latency_ms=1.3)))
     out["constrained"] = fingerprint(constrained, space, 100, 1)
+    # restrictions that keep values out of one-slot moves (the descent's coupled pass)
+    restricted = SearchSpace(PINNED_SPACE, restrictions=["block * rows <= 512", "tile > 1 or not shared"])
+    out["restricted"] = fingerprint(create_strategy("agents", restricted, seed=7), restricted, 120, 1)
     return out
 
 
@@ -380,6 +383,7 @@ PINNED = {
     "failures ranked": "83beff6756a9229e",
     "foreign results": "46024773a56596fb",
     "constrained": "a715985fa1d2403e",
+    "restricted": "b90604db39acae8d",
 }
 
 
@@ -397,3 +401,48 @@ def test_the_typed_options_match_the_declared_ones():
     assert fields == {o.name: o.default for o in Agents.OPTIONS}
     agents = create_strategy("agents", SearchSpace(TWO_BASINS), seed=0, init="6", spread=2)
     assert agents.opt.init == 6 and agents.opt.spread == 2.0 and isinstance(agents.opt.spread, float)
+
+
+# --- coupled moves: values the restrictions keep out of every one-slot move -----------------------
+CORNER = [
+    Slot("bx", (1, 2, 4, 8, 16, 32), "launch"),
+    Slot("by", (32, 64, 96, 128, 160, 192, 224, 256), "launch"),
+    Slot("tile", (1, 2, 3, 4), "memory"),
+    Slot("stride", (0, 1), "memory"),
+]
+CORNER_RULES = ["bx * by <= 1024", "tile > 1 or stride == 0"]
+
+
+def corner_latency(config) -> float:
+    """A smooth basin around many threads in y with a strided tile, and a deeper corner (the widest
+    x, which the thread limit allows only with the fewest y; deepest with the unstrided single
+    tile) that no valid one-slot move reaches from the basin's bottom."""
+    bx, by, tile, stride = config["bx"], config["by"], config["tile"], config["stride"]
+    if bx == 32:
+        return 0.8 if tile == 1 else 0.9
+    return 1.0 + 0.1 * abs(math.log2(bx)) + 0.002 * (256 - by) + 0.05 * abs(tile - 3) + 0.05 * (1 - stride)
+
+
+def test_coupled_moves_reach_values_no_one_slot_move_reaches():
+    from workbench.search._common import Coder
+    from workbench.search.descent import coupled_moves
+
+    space = SearchSpace(CORNER, restrictions=CORNER_RULES)
+    coder = Coder(space)
+    base = space.config({"bx": 1, "by": 256, "tile": 3, "stride": 1})
+    moves = {(c["bx"], c["by"], c["tile"], c["stride"]) for c in
+             coupled_moves(space, coder, base, lambda c: True)}
+    # the widest x needs the fewest y; a single tile needs the stride off; each with one other slot changed
+    assert (32, 32, 3, 1) in moves and (1, 256, 1, 0) in moves and (8, 128, 3, 1) in moves
+    assert all(space.is_valid(space.config(dict(zip(["bx", "by", "tile", "stride"], m)))) for m in moves)
+    one_slot = {(c["bx"], c["by"], c["tile"], c["stride"]) for c in space.neighbours(base)}
+    assert not moves & one_slot  # only what no one-slot move reaches
+    unconstrained = SearchSpace(CORNER)
+    assert coupled_moves(unconstrained, Coder(unconstrained), base, lambda c: True) == []
+
+
+def test_a_descent_with_coupled_moves_leaves_a_basin_the_restrictions_close():
+    space = SearchSpace(CORNER, restrictions=CORNER_RULES)
+    found = {n: [min(run(space, corner_latency, seed, 60, coupled=n)) for seed in range(6)] for n in (0, 4)}
+    assert found[4] == [0.8] * 6  # every seed reaches the corner's bottom within 60 evaluations
+    assert found[0].count(0.8) < 4  # one-slot descents only when the start lands near it

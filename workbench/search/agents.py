@@ -26,8 +26,10 @@ under constraints). Then, every round:
    incumbent gets its unmeasured moves within short domains (flags, method numbers) measured.
 5. When the best config has not improved for ``patience`` evaluations, a descent sweeps its
    one-slot neighbours in three passes (adjacent values, then short domains and domain ends, then
-   the rest). At a local optimum, the best neighbour of each of several good configs away from it
-   is measured (the frontier), and the next descent starts from the best config away from it.
+   the rest; then up to ``coupled`` moves of two slots to values that the restrictions keep out
+   of every one-slot move, domain ends first). At a local optimum, the best neighbour of each of
+   several good configs away from it is measured (the frontier), and the next descent starts from
+   the best config away from it.
    Without a frontier, exploration rises in one agent's dimensions at a time (high temperature,
    others hold the incumbent); the focus moves to the next agent if that does not help either.
 
@@ -103,6 +105,7 @@ class AgentsOptions:
     learn_all: bool = True
     sweep: bool = True
     design: int = 4
+    coupled: int = 4
 
 
 class Agents(IndexedStrategy):
@@ -177,6 +180,13 @@ class Agents(IndexedStrategy):
             "Uniform samples per start config from which the start is picked, each farthest from those "
             "picked before (greedy maximin); 1: a uniform random start (always under constraints)",
             low=1, high=64,
+        ),
+        Option(
+            "coupled", 4,
+            "A descent's last pass, at most this many configs per base: for a value no valid one-slot "
+            "move reaches (the restrictions keep it out), the valid config with it whose one other "
+            "changed slot moves least, those the agents value most first (0: off)",
+            low=0, high=256,
         ),
     )
 
@@ -424,6 +434,15 @@ class Agents(IndexedStrategy):
         nbrs = self.descent.next_moves(self.space, self.coder, lambda c: self.fresh(c, batch), self.opt.short, passes)
         if not nbrs or base is None:
             return []
+        if self.descent.in_coupled:  # moves to domain ends first (where optima often sit), then the rest
+            origin = self.coder.encode(base[1])
+            ends = [c for c in nbrs
+                    if all(v in (0, n - 1) for v, o, n in zip(self.coder.encode(c), origin, self.coder.sizes) if v != o)]
+            left = min(size, self.descent.coupled_left)
+            out = self._enrol(ends, left, batch, base[0])
+            out += self._enrol([c for c in nbrs if c not in ends], left - len(out), batch, base[0])
+            self.descent.coupled_left -= len(out)
+            return out
         return self._enrol(nbrs, size, batch, base[0])
 
     def _moves(self, base: Config, batch: set[str]) -> list[list[Config]]:
@@ -642,7 +661,7 @@ class Agents(IndexedStrategy):
             return self.sample(size, batch)
         if self.since_improvement >= self.opt.patience and self.opt.sweep and not self.descent.running:
             self.since_improvement = 0  # first a systematic pass around the incumbent
-            self.descent.start(self._choose_sweep_base())
+            self.descent.start(self._choose_sweep_base(), 0 if self.opt.sweep_adjacent else self.opt.coupled)
         if self.descent.running:
             self.round = {}
             passed = self._sweep(size, batch)

@@ -51,6 +51,44 @@ def one_slot_moves(space: SearchSpace, coder: Coder, base: Config, fresh: Callab
     return passes
 
 
+def coupled_moves(space: SearchSpace, coder: Coder, base: Config, fresh: Callable[[Config], bool]) -> list[Config]:
+    """The fresh two-slot moves of ``base`` that reach a value no valid one-slot move reaches: for
+    each slot value whose one-slot move breaks the space's restrictions, the valid config with it
+    whose one other changed slot moves least (the first such slot on a tie).
+
+    Why: restrictions couple slots (a block's threads in x times y under a limit, a stride only
+    with a tile larger than one), so a value at the coupled edge, often where the optimum sits, is
+    no one-slot move away from a config deep on the other side, and a descent ends next to it.
+    These moves are few: one per value the restrictions keep out, not every pair of values.
+    """
+    origin = list(coder.encode(base))
+    reachable = {(changed_slot(origin, coder.encode(c)), coder.encode(c)[changed_slot(origin, coder.encode(c))])
+                 for c in space.neighbours(base)}
+    out: dict[str, Config] = {}
+    for k, size in enumerate(coder.sizes):
+        for v in range(int(size)):
+            if v == origin[k] or (k, v) in reachable:
+                continue
+            best: tuple[float, Config] | None = None
+            for j, other in enumerate(coder.sizes):
+                if j == k:
+                    continue
+                for w in range(int(other)):
+                    if w == origin[j]:
+                        continue
+                    cost = coder.step_cost(j, origin[j], w)
+                    if best is not None and cost >= best[0]:
+                        continue
+                    genes = list(origin)
+                    genes[k], genes[j] = v, w
+                    config = coder.decode(genes)
+                    if space.is_valid(config):
+                        best = (cost, config)
+            if best is not None and fresh(best[1]):
+                out.setdefault(best[1].id, best[1])
+    return list(out.values())
+
+
 @dataclass
 class Descent:
     """State of the descent: whether one is running, its base, and the local optima found so far."""
@@ -59,24 +97,39 @@ class Descent:
     base: tuple[float, Config] | None = None
     #: index vectors of bases whose neighbourhood was used up (local optima)
     optima: list[Index] = field(default_factory=list)
+    #: coupled moves each base may spend once its one-slot passes are used up (0: none)
+    coupled: int = 0
 
-    def start(self, base: tuple[float, Config] | None) -> None:
+    #: coupled moves the current base may still spend (see :meth:`next_moves`)
+    coupled_left: int = 0
+    #: whether the moves last handed out are coupled ones (the owner then spends :attr:`coupled_left`)
+    in_coupled: bool = False
+
+    def start(self, base: tuple[float, Config] | None, coupled: int = 0) -> None:
         self.running = True
         self.base = base
+        self.coupled = coupled
+        self.coupled_left = coupled
 
     def note(self, score: float, config: Config) -> None:
         """A told result: a running descent moves its base to anything that beats it."""
         if self.running and self.base is not None and score < self.base[0]:
             self.base = (score, config)
+            self.coupled_left = self.coupled
 
     def next_moves(self, space: SearchSpace, coder: Coder, fresh: Callable[[Config], bool], short: int,
                    passes: int) -> list[Config]:
-        """The first non-empty pass (of the first ``passes``) around the base; none left: the base
-        is a local optimum, remembered in :attr:`optima`."""
+        """The first non-empty pass (of the first ``passes``) around the base, then its
+        :func:`coupled_moves` while :attr:`coupled_left` lasts (the owner measures at most that
+        many and spends it); none left: the base is a local optimum, remembered in :attr:`optima`."""
         if self.base is None:
             return []
         moves = one_slot_moves(space, coder, self.base[1], fresh, short)
         nbrs = next((tier for tier in moves[:passes] if tier), [])
+        self.in_coupled = False
+        if not nbrs and self.coupled_left > 0:
+            nbrs = coupled_moves(space, coder, self.base[1], fresh)
+            self.in_coupled = bool(nbrs)
         if not nbrs:
             self.optima.append(coder.encode(self.base[1]))
         return nbrs
