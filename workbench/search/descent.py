@@ -62,8 +62,11 @@ def coupled_moves(space: SearchSpace, coder: Coder, base: Config, fresh: Callabl
     These moves are few: one per value the restrictions keep out, not every pair of values.
     """
     origin = list(coder.encode(base))
-    reachable = {(changed_slot(origin, coder.encode(c)), coder.encode(c)[changed_slot(origin, coder.encode(c))])
-                 for c in space.neighbours(base)}
+    reachable = set()
+    for neighbour in space.neighbours(base):
+        vec = coder.encode(neighbour)
+        k = changed_slot(origin, vec)
+        reachable.add((k, vec[k]))
     out: dict[str, Config] = {}
     for k, size in enumerate(coder.sizes):
         for v in range(int(size)):
