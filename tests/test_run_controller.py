@@ -12,10 +12,9 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-
-from conftest import CliResult
 
 from workbench.core.domain.assignments import parse_assignment_list, parse_assignments
 from workbench.core.errors import SessionFormatError, WorkbenchError
@@ -23,6 +22,9 @@ from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.session import Journal, journal_path, load_session
 from workbench.core.io.session_lock import SessionInUse, SessionLock, lock_path
 from workbench.runner.controller import RunRequest, continues, resume_run, run_to_end, start_run
+
+if TYPE_CHECKING:
+    from conftest import CliResult  # the `cli` fixture's result (tests/conftest.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"

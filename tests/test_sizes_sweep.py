@@ -10,10 +10,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-
-from conftest import CliResult
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.session import journal_path, load_session, problem_key, save_session
@@ -28,6 +27,9 @@ from workbench.core.domain.sizes import (
 )
 from workbench.runner.controller import RunRequest, prepare_cells, start_run
 from workbench.search.seeded import Seeded
+
+if TYPE_CHECKING:
+    from conftest import CliResult  # the `cli` fixture's result (tests/conftest.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = {"n": [4096, 1 << 16, 1 << 20]}
