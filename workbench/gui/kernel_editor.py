@@ -717,6 +717,7 @@ class KernelEditor(QMainWindow):
 
     def closeEvent(self, event: Any) -> None:  # Qt override
         self.timer.stop()
+        self._pending = False  # a closed editor starts no further check when the running one ends
         self.wait_for_check()
         super().closeEvent(event)
 
