@@ -29,6 +29,12 @@ Usage::
 
     nice -n 10 python bench/objective.py --seeds 20 --jobs 2 --markdown /tmp/objective.md
     python bench/objective.py --seeds 3 --cases sim_sgemm   # a quick look
+    python bench/objective.py --cache ~/ktw-objective.json   # keep the baselines' runs: reruns are incremental
+
+With ``--cache`` every run of a method other than ``agents`` is kept in a JSON file (keyed by case,
+method, seed and budget) and read back on the next call, so the slow baselines run once and a
+changed default strategy is compared with them paired by seed. ``agents`` runs are never cached:
+they are what changes between calls.
 """
 
 from __future__ import annotations
@@ -186,7 +192,9 @@ _LANDS: dict[str, Landscape] = {}
 _CASES: dict[str, Case] = {}
 
 
-def _init(selected: list[str] | None) -> None:
+def _init(selected: list[str] | None, variant: dict[str, str] | None = None) -> None:
+    if variant:
+        METHODS["agents"] = ("agents", dict(variant))
     lands = [load_sim(t) for t in SIM_TEMPLATES]
     paths = sorted(glob.glob(os.path.join(LANDSCAPE_DIR, "*.json")))
     lands += [load_kt(p) for p in paths]
@@ -244,6 +252,32 @@ def _job(args: tuple) -> tuple[str, str, int, list[float], float]:
     return case, method, seed, values, time.perf_counter() - t0
 
 
+def _cache_key(case: str, method: str, seed: int, budget: int) -> str:
+    return json.dumps([case, method, seed, budget])
+
+
+def _load_cache(path: str | None) -> dict[str, list[float]]:
+    if not path or not os.path.exists(path):
+        return {}
+    try:
+        with open(path) as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"cannot read the cache {path}: {exc}") from None
+    if not isinstance(data, dict) or data.get("kind") != "bench-objective-runs":
+        raise SystemExit(f"{path} is not a cache of bench/objective.py; not touching it")
+    return {k: [math.nan if v is None else float(v) for v in vals] for k, vals in data["runs"].items()}
+
+
+def _save_cache(path: str, cache: dict[str, list[float]]) -> None:
+    """Write atomically (a crash keeps the previous file); NaN is stored as null."""
+    runs = {k: [None if math.isnan(v) else v for v in vals] for k, vals in cache.items()}
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump({"kind": "bench-objective-runs", "runs": runs}, fh)
+    os.replace(tmp, path)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=20)
@@ -251,22 +285,54 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", default=None, help="comma-separated substrings of case names")
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--markdown", default=None)
+    parser.add_argument("--agents-option", action="append", default=[], metavar="NAME=VALUE",
+                        help="an option of the agents for this call (a variant; repeatable)")
+    parser.add_argument("--runs-out", default=None, help="write every run's per-evaluation values to this JSON file")
+    parser.add_argument("--cache", default=None, help="JSON file keeping the baselines' runs (not agents)")
     args = parser.parse_args(argv)
     selected = args.cases.split(",") if args.cases else None
     methods = args.methods.split(",")
-    _init(selected)
+    variant = dict(item.split("=", 1) for item in args.agents_option)
+    _init(selected, variant)
     budget = max(BUDGETS)
-    jobs = [(c, m, s, budget) for c in _CASES for m in methods for s in range(args.seeds)]
-    print(f"{len(_CASES)} cases x {len(methods)} methods x {args.seeds} seeds = {len(jobs)} runs", file=sys.stderr)
-    results: dict[tuple[str, str], list[list[float]]] = {}
+    cache = _load_cache(args.cache)
+    runs: dict[tuple[str, str, int], list[float]] = {}
+    jobs = []
+    for c in _CASES:
+        for m in methods:
+            for s in range(args.seeds):
+                key = _cache_key(c, m, s, budget)
+                if m != "agents" and key in cache:
+                    runs[(c, m, s)] = cache[key]
+                else:
+                    jobs.append((c, m, s, budget))
+    print(f"{len(_CASES)} cases x {len(methods)} methods x {args.seeds} seeds: {len(jobs)} runs to do, "
+          f"{len(runs)} from the cache", file=sys.stderr)
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
-    with ProcessPoolExecutor(args.jobs, initializer=_init, initargs=(selected,)) as pool:
+    with ProcessPoolExecutor(args.jobs, initializer=_init, initargs=(selected, variant)) as pool:
         for done, (case, method, seed, values, spent) in enumerate(pool.map(_job, jobs, chunksize=1), 1):
-            results.setdefault((case, method), []).append(values)
+            runs[(case, method, seed)] = values
             seconds[method] = seconds.get(method, 0.0) + spent
+            if args.cache and method != "agents":
+                cache[_cache_key(case, method, seed, budget)] = values
+                if done % 20 == 0:
+                    _save_cache(args.cache, cache)
             if done % 50 == 0:
                 print(f"  {done}/{len(jobs)} runs, {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    if args.cache:
+        _save_cache(args.cache, cache)
+    if args.runs_out:
+        with open(args.runs_out, "x") as fh:  # never over another file
+            json.dump({"budgets": BUDGETS, "cases": {
+                c: {"optimum": case.optimum, "direction": case.direction,
+                    "runs": {m: [[None if math.isnan(v) else v for v in runs[(c, m, s)]] for s in range(args.seeds)]
+                             for m in methods}}
+                for c, case in _CASES.items()}}, fh)
+    results: dict[tuple[str, str], list[list[float]]] = {}
+    for c in _CASES:
+        for m in methods:
+            results[(c, m)] = [runs[(c, m, s)] for s in range(args.seeds)]
     lines = ["| case | feasible | method | " + " | ".join(f"B={b}" for b in BUDGETS) + " |",
              "|---|---|---|" + "---|" * len(BUDGETS)]
     for case_name, case in _CASES.items():
@@ -285,8 +351,9 @@ def main(argv: list[str] | None = None) -> int:
             lines.append(f"| {case_name} | {label} | {method} | " + " | ".join(cells) + " |")
         del n_ok
     lines.append("")
-    lines.append("strategy seconds per run (mean): " + ", ".join(
-        f"{m} {seconds[m] / (len(_CASES) * args.seeds):.2f}" for m in methods))
+    ran = {m: sum(1 for j in jobs if j[1] == m) for m in methods}
+    lines.append("strategy seconds per run (mean, runs done now): " + ", ".join(
+        f"{m} {seconds[m] / ran[m]:.2f}" for m in methods if ran[m]))
     table = "\n".join(lines)
     print(table)
     if args.markdown:

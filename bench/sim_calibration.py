@@ -19,6 +19,11 @@ Without ``--landscape`` it runs every recorded NVIDIA landscape of a shipped tem
 
     python bench/sim_calibration.py --landscape CACHE.json[.gz] --template conv2d --gpu-model NAME [--fix use_shmem=1] [--json]
 
+``--pairs SLOT [--by SLOT2] [--where SLOT=VALUE]`` prints, for configs that differ in SLOT only, the
+median time ratio between neighbouring values, real and modelled (split by SLOT2's values, among
+the configs with the given values): the one- and two-slot comparisons the mechanisms of
+``docs/simulator.md`` are shown with.
+
 ``--fix slot=value`` sets a template slot the recorded kernel does not have (a kernel that always
 stages in shared memory: ``--fix use_shmem=1``); ``--gpu-model`` takes a model name or a device
 name (default: the cache's ``device_name``, matched as the cost model matches a real device);
@@ -252,6 +257,57 @@ def per_slot_medians(c: Comparison) -> str:
     return "\n".join(lines)
 
 
+def paired_ratios(c: Comparison, slot: str, by: str | None = None,
+                  where: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Median time ratio, real and modelled, of configs that differ in ``slot`` only.
+
+    For each step between neighbouring values of ``slot`` (``a -> b``), every recorded config with
+    ``slot = a`` whose twin with ``slot = b`` (all other slots equal) is also recorded gives one pair;
+    both ran in reality and in the model. ``by`` splits the pairs by another slot's value, ``where``
+    keeps only configs with those slot values. A one-slot effect the model misses shows as a real
+    median far from the model's, and ``by`` shows where it interacts with a second slot.
+    """
+    if slot not in c.configs[0] or (by is not None and by not in c.configs[0]):
+        unknown = slot if slot not in c.configs[0] else by
+        raise WorkbenchError(f"--pairs/--by: no slot {unknown!r}; slots: {', '.join(c.configs[0])}")
+    for name in where or {}:
+        if name not in c.configs[0]:
+            raise WorkbenchError(f"--where {name}: no such slot; slots: {', '.join(c.configs[0])}")
+    names = list(c.configs[0])
+    index = {tuple(cfg[n] for n in names): i for i, cfg in enumerate(c.configs)}
+    position = names.index(slot)
+    values = sorted({cfg[slot] for cfg in c.configs})
+    rows = []
+    for a, b in zip(values, values[1:]):
+        groups: dict[Any, list[tuple[float, float]]] = {}
+        for key, i in index.items():
+            cfg = c.configs[i]
+            if key[position] != a or any(cfg[n] != v for n, v in (where or {}).items()):
+                continue
+            twin = list(key)
+            twin[position] = b
+            j = index.get(tuple(twin))
+            if j is None:
+                continue
+            ratios = (c.real[j] / c.real[i], c.model[j] / c.model[i])
+            if all(math.isfinite(r) for r in ratios):
+                groups.setdefault(cfg[by] if by else "all", []).append(ratios)
+        for group, pairs in sorted(groups.items(), key=lambda item: str(item[0])):
+            arr = np.array(pairs)
+            rows.append({"slot": slot, "from": a, "to": b, "by": by, "group": group, "pairs": len(pairs),
+                         "real_ratio": float(np.median(arr[:, 0])), "model_ratio": float(np.median(arr[:, 1]))})
+    return rows
+
+
+def format_pairs(rows: list[dict[str, Any]]) -> str:
+    """The paired ratios as lines: ``slot a -> b [by = group]: real x / model y (n pairs)``."""
+    return "\n".join(
+        f"  {r['slot']} {r['from']} -> {r['to']}" + (f" [{r['by']} = {r['group']}]" if r["by"] else "")
+        + f": real {r['real_ratio']:.2f} / model {r['model_ratio']:.2f} ({r['pairs']} pairs)"
+        for r in rows
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--landscape", help="Kernel Tuner cache file (.json or .json.gz); default: every recorded one")
@@ -265,9 +321,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="compile the model's N best configs with NVRTC and model them again")
     parser.add_argument("--json", action="store_true", help="print one JSON object per landscape (one line each)")
     parser.add_argument("--slots", action="store_true", help="also print median real/model latency per slot value")
+    parser.add_argument("--pairs", metavar="SLOT",
+                        help="also print the median time ratio, real and modelled, of configs differing in SLOT only")
+    parser.add_argument("--by", metavar="SLOT", help="with --pairs: split the pairs by this slot's value")
+    parser.add_argument("--where", action="append", default=[], metavar="SLOT=VALUE",
+                        help="with --pairs: only configs with this slot value (repeatable)")
     args = parser.parse_args(argv)
     try:
+        if (args.by or args.where) and not args.pairs:
+            raise WorkbenchError("--by and --where go with --pairs SLOT")
         fix = parse_assignments(args.fix, "--fix") if args.fix else {}
+        where = parse_assignments(args.where, "--where") if args.where else {}
         paths = [args.landscape] if args.landscape else recorded_landscapes()
         if not paths:
             raise WorkbenchError(f"no recorded landscape of a known kernel under {LANDSCAPES}")
@@ -277,9 +341,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sim_calibration: {exc}", file=sys.stderr)
         return 2
     rows = [c.summary() for c in comparisons]
+    try:
+        pairs = [paired_ratios(c, args.pairs, args.by, where) if args.pairs else [] for c in comparisons]
+    except WorkbenchError as exc:
+        print(f"sim_calibration: {exc}", file=sys.stderr)
+        return 2
     if args.json:
-        for r in rows:
-            print(json.dumps(r))
+        for r, p in zip(rows, pairs):
+            print(json.dumps({**r, "pairs": p} if args.pairs else r))
         return 0
     print(format_table(rows))
     for c, r in zip(comparisons, rows):
@@ -288,6 +357,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(c.configs) / c.seconds:.0f} evaluations/s ({args.compile})")
         if args.slots:
             print(per_slot_medians(c))
+        if args.pairs:
+            print(format_pairs(pairs[comparisons.index(c)]))
     return 0
 
 

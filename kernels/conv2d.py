@@ -114,7 +114,12 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
     sh_w, sh_h = tile_w + fw - 1, tile_h + fh - 1
     unique = WORD * in_rows * in_cols
     lx, ly, _ = warp_lanes(bx, by)
+    # Every thread computes its whole tile: where the tiles overhang the image (a tile width that
+    # does not divide it), the outputs past the edge are computed and then not stored.
+    computed = float(blocks * bx * by * tx_n * ty_n)
     notes = [f"{tx_n * ty_n} outputs per thread, {taps} taps each"]
+    if computed > outputs:
+        notes.append(f"tiles overhang the image: {computed / outputs - 1:.1%} of the outputs computed are discarded")
     # A warp's loads are runs along a row of the input; rows start wherever in_cols puts them.
     row_major = ly * in_cols + lx
     if config["use_shmem"]:
@@ -141,7 +146,15 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         # stages is a load and the shared store waiting for it (columns: the compiler's default
         # unroll by 4 issues those loads together). Short blocks stage tall halos row by row.
         staging_rounds = math.ceil(sh_h / by) * math.ceil(math.ceil(sh_w / bx) / 4)
-        ro_path = 1.0 if config["read_only"] else 0.0  # only the staging loads use __ldg here
+        # Each staging step also costs issue slots besides its load and store: in the PTX, about 4
+        # per element (index, bounds test, predicate, branch) and 10 per row (row address, loop
+        # test); a partly filled last column step still issues for its warp. Short blocks with
+        # tall halos run many steps per thread for few outputs.
+        other = float(threads * math.ceil(sh_h / by) * (4 * math.ceil(sh_w / bx) + 10))
+        # Only the staging loads read global memory here, and NVVM compiles them to ld.global.nc with
+        # or without __ldg (the input is const and the output __restrict__): read_only changes nothing
+        # in this path, both take the read-only path.
+        ro_path = 1.0
         l1_hit = 0.0  # a block stages each element once: its re-reads are halos other blocks fetched (L2)
         notes.append(
             f"shared tile {sh_h}x{stride} words ({WORD * sh_h * stride} B), taps {load_ways:g}-way; "
@@ -161,6 +174,7 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         # tap j shifts the whole warp by j floats: average the sector use over the filter width
         coalescing = sector_efficiency(np.concatenate([(row_major + j) * WORD for j in range(fw)]), WORD)
         smem, ways, syncs, staging_rounds = 0.0, 1.0, 0.0, 0
+        other = 0.0
         ro_path = 1.0 if config["read_only"] else 0.0
         # Re-reads of elements this block already loaded can hit its SM's L1; the block's first read
         # of an element another block also needs (its halo) comes from L2.
@@ -174,7 +188,7 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
     return WorkProfile(
         bytes_read=float(read),
         bytes_written=float(WORD * outputs),
-        flops=2.0 * taps * outputs,
+        flops=2.0 * taps * computed,
         access_bytes=WORD,
         coalescing=coalescing,
         work_per_thread=float(tx_n * ty_n),
@@ -185,6 +199,7 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         read_only_path=ro_path,
         l1_hit_of_reuse=min(1.0, max(0.0, l1_hit)),
         staging_rounds=float(staging_rounds),
+        other_instructions=other,
         static_smem_bytes=WORD * sh_h * (sh_w + int(config["use_padding"])) if config["use_shmem"] else 0,
         notes=tuple(notes),
     )

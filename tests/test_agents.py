@@ -323,7 +323,7 @@ PINNED = {
     "one concern, bandit": "8336df64f997d7f9",
     "failures ranked": "ab73f9b287c313cc",
     "foreign results": "46024773a56596fb",
-    "constrained": "2084caf33c93b930",
+    "constrained": "a715985fa1d2403e",
 }
 
 

@@ -33,3 +33,20 @@ def test_cases_exclude_the_unconstrained_optimum_and_score_against_the_feasible_
         m["registers"] for m in land.records.values() if m and m["latency_ms"] <= 1.2 * 4.5)
     assert bench.score([float("nan"), 2 * limit.optimum, limit.optimum], limit, 2) == 0.5
     assert bench.score([float("nan")], limit, 1) == 0.0
+
+
+def test_the_baselines_cache_keeps_runs_and_refuses_a_file_that_is_not_its_own(tmp_path) -> None:
+    import math
+
+    import pytest
+
+    path = str(tmp_path / "runs.json")
+    assert bench._load_cache(path) == {}
+    key = bench._cache_key("case", "random", 3, 100)
+    bench._save_cache(path, {key: [1.5, math.nan, 0.5]})
+    back = bench._load_cache(path)
+    assert back[key][0] == 1.5 and math.isnan(back[key][1]) and back[key][2] == 0.5
+    other = tmp_path / "other.json"
+    other.write_text('{"runs": {}}')
+    with pytest.raises(SystemExit, match="not a cache of bench/objective.py"):
+        bench._load_cache(str(other))

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from workbench.core.model.gpus import load_gpu
-from workbench.core.model.perfmodel import estimate_resources, predict
+from workbench.core.model.perfmodel import closed_loop_period, estimate_resources, predict
 from workbench.core.domain.templates import WorkProfile, load_templates
 
 from test_templates_more import _assert_matches, run_on_cpu
@@ -76,3 +76,60 @@ def test_estimated_resources_see_the_shared_tile_the_source_declares(conv) -> No
     occupancy = predict(load_gpu("RTX_A4000"), shm, conv.grid(conv.problem, _config(conv, (256, 1, 2, 4, 0, 0, 1))),
                         (256, 1, 1), res).occupancy
     assert occupancy.limiter == "shared memory" and occupancy.active_blocks_per_sm == 2
+
+
+def test_staging_wait_shows_at_five_resident_blocks_when_a_short_block_stages_a_tall_halo(conv) -> None:
+    # A 128x1 block with a 2x4 tile on shared memory stages 18 halo rows, one round trip each, while
+    # its compute is short: five resident blocks are often all waiting at once. The deterministic
+    # best case (the wait hidden whenever (S + C) / B <= C) called this free; the closed loop does
+    # not, and a 128x2 block (11 rows per thread for twice the work) waits less per output.
+    gpu = load_gpu("RTX_A4000")
+
+    def staging_share(values: tuple[int, ...]) -> float:
+        config = _config(conv, values)
+        profile = conv.profile(conv.problem, config)
+        block = conv.block(conv.problem, config)
+        p = predict(gpu, profile, conv.grid(conv.problem, config), block, estimate_resources(profile, int(np.prod(block)), 0))
+        return p.term("staging").value / p.latency_ms
+
+    short = staging_share((128, 1, 2, 4, 0, 0, 1))
+    taller = staging_share((128, 2, 2, 4, 0, 0, 1))
+    assert short > 0.03 and taller < short
+
+
+def test_closed_loop_period_lies_between_hidden_and_serial() -> None:
+    assert closed_loop_period(1.0, 0.0, 4) == pytest.approx(1.0)
+    assert closed_loop_period(1.0, 3.0, 1) == pytest.approx(4.0)  # one block: wait, then compute
+    for blocks in (2, 4, 8):
+        period = closed_loop_period(1.0, 3.0, blocks)
+        assert max(1.0, 4.0 / blocks) <= period <= (3.0 + blocks) / blocks
+    assert closed_loop_period(1.0, 3.0, 8) < closed_loop_period(1.0, 3.0, 4) < closed_loop_period(1.0, 3.0, 2)
+
+
+def test_short_blocks_issue_more_staging_work_per_output(conv) -> None:
+    # One row of threads stages the whole halo height row by row: per output it runs several times
+    # the staging steps of a two-row block with the same tile; without shared memory there are none.
+    def per_output(values: tuple[int, ...]) -> float:
+        return conv.profile(conv.problem, _config(conv, values)).other_instructions / (4096 * 4096)
+
+    short, taller = per_output((128, 1, 1, 4, 0, 0, 1)), per_output((128, 2, 1, 4, 0, 0, 1))
+    assert short > 1.4 * taller > 0
+    assert per_output((128, 1, 1, 4, 0, 0, 0)) == 0
+
+
+def test_overhanging_tiles_compute_the_outputs_they_discard(conv) -> None:
+    exact = conv.profile(conv.problem, _config(conv, (128, 1, 2, 4, 0, 0, 0)))  # 256-wide tiles divide 4096
+    over = conv.profile(conv.problem, _config(conv, (256, 1, 3, 4, 0, 0, 0)))  # 768-wide: 6 tiles = 4608 columns
+    assert exact.flops == 2 * 225 * 4096 * 4096
+    assert over.flops == pytest.approx(exact.flops * 4608 / 4096)
+    assert any("discarded" in note for note in over.notes)
+
+
+def test_read_only_changes_nothing_on_the_shared_memory_path(conv) -> None:
+    # With shared memory only the staging loads touch global memory, and NVVM emits ld.global.nc
+    # for them with or without __ldg: the same code must model to the same time.
+    plain = conv.profile(conv.problem, _config(conv, (128, 2, 1, 3, 0, 0, 1)))
+    ldg = conv.profile(conv.problem, _config(conv, (128, 2, 1, 3, 1, 0, 1)))
+    assert replace(plain, notes=()) == replace(ldg, notes=())
+    without = conv.profile(conv.problem, _config(conv, (128, 2, 1, 3, 0, 0, 0)))
+    assert without.read_only_path == 0.0  # without shared memory, plain loads stay on the LSU path

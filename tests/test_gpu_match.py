@@ -4,10 +4,12 @@ calibration bench's command-line contract on a small Kernel Tuner cache of the c
 from __future__ import annotations
 
 import gzip
+import math
 import json
 import os
 import sys
 
+import numpy as np
 import pytest
 
 from workbench.backends.base import BackendSpec
@@ -148,3 +150,33 @@ def test_a_pruned_run_records_which_gpu_its_cost_model_stands_for(tmp_path) -> N
     finally:
         if run.lock is not None:
             run.lock.release()
+
+
+def test_calibration_bench_pairs_configs_that_differ_in_one_slot(tmp_path, capsys) -> None:
+    bench = _bench()
+    configs = [{"a": a, "b": b, "c": c} for a in (1, 2, 4) for b in (0, 1) for c in (0, 1)]
+    # real: a 1 -> 2 halves the time where b = 0 only; the model halves it everywhere
+    real = np.array([(0.5 if cfg["a"] >= 2 and cfg["b"] == 0 else 1.0) * (1 + cfg["c"]) for cfg in configs])
+    model = np.array([(0.5 if cfg["a"] >= 2 else 1.0) * (1 + cfg["c"]) for cfg in configs])
+    real[-1] = math.nan  # a failed run leaves its pair out
+    comparison = bench.Comparison("rec", "dev", "gpu", "", "tpl", configs, real, model, 0.0)
+    rows = bench.paired_ratios(comparison, "a", by="b")
+    first = {r["group"]: r for r in rows if (r["from"], r["to"]) == (1, 2)}
+    assert first[0]["real_ratio"] == pytest.approx(0.5) and first[1]["real_ratio"] == pytest.approx(1.0)
+    assert first[0]["model_ratio"] == first[1]["model_ratio"] == pytest.approx(0.5)
+    assert first[1]["pairs"] == 2
+    last = {r["group"]: r for r in rows if (r["from"], r["to"]) == (2, 4)}
+    assert last[1]["pairs"] == 1  # (4, 1, 1) failed
+    only = bench.paired_ratios(comparison, "a", where={"c": 0})
+    assert [r["pairs"] for r in only] == [2, 2]
+    assert "a 1 -> 2: real" in bench.format_pairs(only)
+    with pytest.raises(bench.WorkbenchError, match="no slot 'z'"):
+        bench.paired_ratios(comparison, "z")
+    cache = tmp_path / "conv.json.gz"
+    _conv_cache(cache, shmem_slot=True)
+    assert bench.main(["--landscape", str(cache), "--by", "tile_size_y"]) == 2
+    assert "--pairs" in capsys.readouterr().err
+    assert bench.main(["--landscape", str(cache), "--pairs", "nosuch"]) == 2
+    assert bench.main(["--landscape", str(cache), "--pairs", "block_size_x", "--json"]) == 0
+    (pair,) = json.loads(capsys.readouterr().out.splitlines()[-1])["pairs"]  # 128x1 and 256x1, 1x1 tiles
+    assert (pair["from"], pair["to"], pair["pairs"]) == (128, 256, 1) and pair["model_ratio"] > 0

@@ -350,3 +350,27 @@ def test_loads_take_issue_slots_from_fmas_where_the_fp32_lanes_equal_the_issue_w
     assert latency("RTX3090", 1.0) / latency("RTX3090", 0.0) == pytest.approx(2.0, rel=0.05)
     assert latency("A100_PCIE", 1.0) / latency("A100_PCIE", 0.0) == pytest.approx(1.0, rel=0.02)
     assert latency("A100_PCIE", 2.0) / latency("A100_PCIE", 0.0) == pytest.approx(1.5, rel=0.05)
+
+
+def test_a_block_that_does_not_fill_its_last_warp_wastes_those_lanes() -> None:
+    # 16-thread blocks issue full warps with half the lanes idle: the same FMAs and shared loads take
+    # twice the issue slots of 32-thread blocks with the same occupancy in warps (2 x the blocks).
+    gpu = load_gpu("RTX_A4000")
+    work = WorkProfile(bytes_read=4e6, bytes_written=4e6, flops=4e9, work_per_thread=8, smem_accesses=5e8)
+    full = predict(gpu, work, (4096, 1, 1), (32, 1, 1), REGS)
+    half = predict(gpu, work, (8192, 1, 1), (16, 1, 1), REGS)
+    assert full.term("compute").value == pytest.approx(half.term("compute").value / 2, rel=0.05)
+    assert half.latency_ms > 1.8 * full.latency_ms
+    assert "50% of their warps' lanes" in half.term("compute").explanation
+    assert "lanes" not in full.term("compute").explanation
+
+
+def test_integer_and_branch_instructions_take_issue_slots() -> None:
+    # A kernel issue-bound on FMAs and loads gets slower by the integer/branch work it must also
+    # issue; without any, nothing changes (the default of every template that does not count it).
+    gpu = load_gpu("RTX_A4000")
+    work = WorkProfile(bytes_read=4e6, bytes_written=4e6, flops=4e9, work_per_thread=8, smem_accesses=1e9)
+    plain = predict(gpu, work, (4096, 1, 1), (128, 1, 1), REGS)
+    busy = predict(gpu, replace(work, other_instructions=1e9), (4096, 1, 1), (128, 1, 1), REGS)
+    assert busy.term("compute").value == pytest.approx(plain.term("compute").value * 4.0 / 3.0, rel=0.02)
+    assert busy.latency_ms > plain.latency_ms

@@ -25,7 +25,8 @@ from workbench.core.domain.measurement import Trial
 from workbench.core.domain.search_objective import Objective
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config
-from workbench.runner.events import Event, Progress, RunFinished, TrialFinished, TrialRefined, TrialStarted
+from workbench.runner.events import (Event, Progress, RunFinished, Subscribers, TrialFinished, TrialRefined,
+                                     TrialStarted)
 from workbench.runner.pool import Pool, PoolFactory, Result, WorkerPool
 from workbench.search.base import Strategy
 
@@ -166,7 +167,7 @@ class Engine:
         #: to the strategy and set the best so far. ``reference`` is that size's default config.
         self.problem = dict(problem) if problem is not None else None
         self.reference = reference
-        self._subscribers: list[Callable[[Event], None]] = []
+        self._subscribers = Subscribers()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._running = threading.Event()  # cleared while paused
@@ -192,15 +193,7 @@ class Engine:
     # --- observers -----------------------------------------------------------------------------
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         """Call ``callback(event)`` (in the engine's thread) for every event; returns an unsubscriber."""
-        with self._lock:
-            self._subscribers.append(callback)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if callback in self._subscribers:
-                    self._subscribers.remove(callback)
-
-        return unsubscribe
+        return self._subscribers.subscribe(callback)
 
     def event_queue(self, maxsize: int = 0) -> "queue.Queue[Event]":
         """A queue that receives every event from now on (for consumers that poll)."""
@@ -209,10 +202,7 @@ class Engine:
         return sink
 
     def _emit(self, event: Event) -> None:
-        with self._lock:
-            subscribers = list(self._subscribers)
-        for callback in subscribers:
-            callback(event)
+        self._subscribers.emit(event)
 
     # --- control (any thread) ------------------------------------------------------------------
     def pause(self) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
+from typing import Callable
 
 from workbench.core.domain.measurement import Trial
 from workbench.core.domain.space import Config
@@ -49,3 +51,32 @@ class RunFinished:
 
 
 Event = TrialStarted | TrialFinished | TrialRefined | Progress | RunFinished
+
+
+class Subscribers:
+    """The observers of a run: subscribed and unsubscribed from any thread, called in the
+    emitting thread. One implementation for every kind of run (a single run's engine, a sweep
+    over sizes), so that they agree on what unsubscribing mid-event means: a callback removed
+    while an event is being delivered still gets that event, none after it."""
+
+    def __init__(self) -> None:
+        self._callbacks: list[Callable[[Event], None]] = []
+        self._lock = threading.Lock()
+
+    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
+        """Call ``callback(event)`` for every event from now on; returns an unsubscriber."""
+        with self._lock:
+            self._callbacks.append(callback)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if callback in self._callbacks:
+                    self._callbacks.remove(callback)
+
+        return unsubscribe
+
+    def emit(self, event: Event) -> None:
+        with self._lock:
+            callbacks = list(self._callbacks)
+        for callback in callbacks:
+            callback(event)

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 from workbench.core.domain.search_objective import Objective
 from workbench.core.domain.session import Session
 from workbench.core.io.session_lock import SessionLock
-from workbench.runner.events import Event, Progress, RunFinished
+from workbench.runner.events import Event, Progress, RunFinished, Subscribers
 
 #: ``prepare(problem, budget) -> Run``: the controller's builder of one size's run.
 PrepareSize = Callable[[Mapping[str, Any], int], Any]
@@ -52,7 +52,7 @@ class SweepRun:
         self.position = -1
         self.evaluations = 0
         self.refined_total = 0
-        self._subscribers: list[Callable[[Event], None]] = []
+        self._subscribers = Subscribers()
         self._lock = threading.Lock()
         self._stopped = False
         self._paused = False
@@ -94,15 +94,7 @@ class SweepRun:
         return self.todo[self.position].problem if 0 <= self.position < len(self.todo) else None
 
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
-        with self._lock:
-            self._subscribers.append(callback)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if callback in self._subscribers:
-                    self._subscribers.remove(callback)
-
-        return unsubscribe
+        return self._subscribers.subscribe(callback)
 
     def pause(self) -> None:
         with self._lock:
@@ -183,10 +175,7 @@ class SweepRun:
         return f"{len(self.todo)} sizes measured, {self.evaluations} evaluations"
 
     def _emit(self, event: Event) -> None:
-        with self._lock:
-            subscribers = list(self._subscribers)
-        for callback in subscribers:
-            callback(event)
+        self._subscribers.emit(event)
 
     def _forward(self, event: Event, offset: int) -> None:
         """Pass a size's events on: progress counted over the whole sweep, no per-size end."""

@@ -29,6 +29,11 @@ In short, every round:
    Without a frontier, exploration rises in one agent's dimensions at a time (high temperature,
    others hold the incumbent); the focus moves to the next agent if that does not help either.
 
+Under constraints (the run's objective has bounds) a feasibility model learns each bound's miss
+over the slot values (:mod:`workbench.search.feasibility`); proposals it finds far less likely to
+meet the bounds than the others go last in the screen and in a descent's order, and once a quarter
+of the trials met the bounds the rank rewards rank by the objective alone (see ``_reward_score``).
+
 A space whose slots all share one group has a single concern; then each slot acts as its own agent.
 """
 
@@ -45,8 +50,17 @@ from workbench.core.domain.space import GROUPS, Config, SearchSpace
 from workbench.search._common import Index, IndexedStrategy, latency_rank
 from workbench.search.base import Option
 from workbench.search.descent import Descent, changed_slot, one_slot_moves
+from workbench.search.feasibility import FeasibilityModel
 from workbench.search.utility import UtilityModel
 
+#: Value subtracted from a proposal the feasibility model finds unlikely (see ``Agents._unlikely``):
+#: more than any utility, so such proposals come after every likely one.
+_UNLIKELY = 1e6
+#: With ``rewards="auto"``: the share of trials that met the constraints from which the rank
+#: rewards rank by the objective alone (see ``Agents._reward_score``).
+SPLIT_SHARE = 0.25
+#: Further screens of as many joint proposals when every one is predicted to miss the constraints.
+SCREEN_RETRIES = 3
 #: The metric an agent watches besides the shared reward (larger is better).
 AUX_METRIC = {"memory": "throughput_gbs", "launch": "occupancy"}
 
@@ -78,6 +92,9 @@ class AgentsOptions:
     failures: str = "risk"
     fail_weight: float = 1.0
     feasibility: float = 1.0
+    feasibility_model: str = "additive"
+    rewards: str = "auto"
+    feasible_first: float = 0.25
     probes: int = 2
     trend: float = 0.03
     diverse: float = 2.0
@@ -123,6 +140,25 @@ class Agents(IndexedStrategy):
             "Penalty (in reward units) times the estimated chance that a proposal misses a constraint, "
             "learnt per slot value from the trials that met or missed the run's constraints",
             low=0, high=100,
+        ),
+        Option(
+            "feasibility_model", "additive",
+            "How the chance of missing a constraint is estimated: an additive model of each bound's "
+            "miss over slot values (and value pairs within a concern), or per-value counts of misses",
+            ("additive", "counts"),
+        ),
+        Option(
+            "rewards", "auto",
+            "What the rank rewards rank under constraints: the cost (misses behind hits, graded); "
+            "'split': the objective regardless of the constraints, feasibility left to its model; "
+            "'auto': split once a quarter of the trials met the constraints, the cost before",
+            ("auto", "cost", "split"),
+        ),
+        Option(
+            "feasible_first", 0.25,
+            "Proposals whose predicted chance of meeting the constraints is below this share of the "
+            "likeliest one's go after every other (additive model; 0: off)",
+            low=0, high=1,
         ),
         Option("probes", 2, "Configs of the first learning round moved to the ends of ordered domains the utilities rise towards", low=0, high=256),
         Option("trend", 0.03, "Rise of an ordered slot's utilities across its domain (reward units) that makes a probe move it", low=0, high=10),
@@ -175,6 +211,8 @@ class Agents(IndexedStrategy):
         #: per slot value: trials measured with it under constraints, and how many of them missed
         self.bounded_n = [np.zeros(int(size)) for size in self.coder.sizes]
         self.bounded_miss = [np.zeros(int(size)) for size in self.coder.sizes]
+        self.feasibility = FeasibilityModel(self.coder.sizes, self.coder.ordered, [slots for _, slots in self.agents],
+                                            self.opt.interactions)
 
     # --- learning ------------------------------------------------------------------------------
     def tell(self, trials: Sequence[Trial]) -> None:
@@ -186,9 +224,9 @@ class Agents(IndexedStrategy):
             if not math.isfinite(score):
                 self.failed = np.vstack([self.failed, self.history[-1][1]])
             if trial.config.id not in self.round and self.opt.learn_all:
-                self.foreign.append((score, self.history[-1][1]))  # proposed by someone else
+                self.foreign.append((self._reward_score(trial, score), self.history[-1][1]))  # proposed by someone else
             aux = {m: trial.metric(m) for m in AUX_METRIC.values()}
-            self.outcomes[trial.config.id] = (score, aux)
+            self.outcomes[trial.config.id] = (self._reward_score(trial, score), aux)
             vec = self.history[-1][1]
             for a, (_, slots) in enumerate(self.agents):
                 sub = tuple(vec[k] for k in slots)
@@ -210,6 +248,36 @@ class Agents(IndexedStrategy):
             if len(kept) >= 2:
                 self.model.accumulate([vec for _, vec in kept], latency_rank([score for score, _ in kept]))
             self.foreign = []
+
+    def _reward_score(self, trial: Trial, score: float) -> float:
+        """What a trial is ranked by in the rank rewards: its cost, or under constraints with
+        ``rewards="split"`` (``"auto"``: once a share ``SPLIT_SHARE`` of the trials met them) the
+        objective's value regardless of the constraints, their chance left to the feasibility model.
+
+        Why: the cost ranks every miss behind every hit, so the utilities learn "feasible" and
+        "good" as one thing. While hits are rare that is what leads into the feasible region (a
+        miss ranks by how far it missed). Once the region is known, the optimum usually sits on
+        its boundary (the fastest config under a register limit uses nearly all of them), and
+        rewards that punish the slot values of every near miss push the agents away from it;
+        ranking by the objective alone keeps what those values are worth, and the feasibility
+        model (:meth:`_unlikely`, :meth:`_feasibility_risk`) keeps the proposals inside.
+        """
+        if not math.isfinite(score) or not self._split_rewards():
+            return score
+        value = getattr(self.objective, "value", None)
+        if value is None or not trial.ok:
+            return score
+        raw = float(value(trial))
+        return raw if math.isfinite(raw) else score
+
+    def _split_rewards(self) -> bool:
+        """Whether the rank rewards now ignore the constraints (see :meth:`_reward_score`)."""
+        if self.opt.rewards == "cost" or not getattr(self.objective, "bounds", ()):
+            return False
+        if self.opt.rewards == "auto":
+            total = float(self.bounded_n[0].sum()) if self.bounded_n else 0.0
+            return total >= 2 and total - float(self.bounded_miss[0].sum()) >= SPLIT_SHARE * total
+        return True
 
     def _ranked(self, score: float) -> bool:
         """Whether a result enters the rank rewards: with ``failures="risk"`` a failure does not,
@@ -377,6 +445,7 @@ class Agents(IndexedStrategy):
         if risk:
             value -= np.array([self._failure_risk(v) for v in vecs])
         value -= np.array([self._feasibility_risk(v) for v in vecs])
+        value -= _UNLIKELY * self._unlikely(vecs)
         out = []
         for i in np.argsort(-value, kind="stable")[:size]:
             config = configs[int(i)]
@@ -456,6 +525,8 @@ class Agents(IndexedStrategy):
             genes = [target.get(k, v) for k, v in enumerate(vec)]
             if tuple(genes) == tuple(vec) or len(out) >= size:
                 continue
+            if self._split_rewards() and self._unlikely([vec, genes])[1]:
+                continue  # rewards blind to the constraints rise towards an end predicted to miss them
             config = self.repair(genes, batch)
             if config is not None:
                 out.append(config)
@@ -463,21 +534,45 @@ class Agents(IndexedStrategy):
         return out
 
     def _note_feasibility(self, trial: Trial, vec: Sequence[int]) -> None:
-        """Count whether a trial that ran met the run's constraints, for each of its slot values."""
-        violation = getattr(self.objective, "violation", None)
-        if violation is None or not getattr(self.objective, "bounds", ()) or not (trial.ok or trial.status is Status.ABORTED):
+        """Note how far a trial that ran was from each of the run's constraints: per slot value
+        whether it missed (``counts``), and each bound's signed miss for the additive model."""
+        violations = getattr(self.objective, "violations", None)
+        if violations is None or not getattr(self.objective, "bounds", ()) or not (trial.ok or trial.status is Status.ABORTED):
             return
-        missed = float(violation(trial) > 0)
+        misses = [float(m) for m in violations(trial)]
+        missed = float(any(m > 0 for m in misses))
+        self.feasibility.add(vec, misses)
         for k, v in enumerate(vec):
             self.bounded_n[k][v] += 1.0
             self.bounded_miss[k][v] += missed
 
-    def _feasibility_risk(self, vec: Sequence[int]) -> float:
-        """Penalty for a proposal whose slot values have mostly missed the constraints so far.
+    def _unlikely(self, vecs: Sequence[Sequence[int]], reference: Sequence[int] | None = None) -> np.ndarray:
+        """Which of several proposals the feasibility model finds far less likely to meet the
+        constraints than the likeliest of them or the ``reference`` config (chance below
+        ``feasible_first`` times the best).
 
-        Why per slot value: a limit on registers, shared memory, occupancy or compile time is
-        decided by a few slots (the tile, the block, the unroll), and a value that missed every time
-        it was tried predicts a miss wherever it goes; the values' evidence is combined as
+        Why relative: while nothing measured has met a tight bound every chance is small, and
+        what matters is which proposals come closest; once the feasible region is known, a
+        proposal predicted to miss it is a wasted evaluation whatever its predicted speed (the
+        way Optuna's constrained TPE draws only from the region its feasible trials occupy).
+        """
+        out = np.zeros(len(vecs), dtype=bool)
+        if (not self.opt.feasible_first or self.opt.feasibility_model != "additive"
+                or not getattr(self.objective, "bounds", ()) or len(vecs) + (reference is not None) < 2):
+            return out
+        chance = np.array([self.feasibility.chance(v) for v in vecs])
+        top = max(float(chance.max()), self.feasibility.chance(reference) if reference is not None else 0.0)
+        if top <= 0.0:
+            return out
+        return chance < self.opt.feasible_first * top
+
+    def _feasibility_risk(self, vec: Sequence[int]) -> float:
+        """Penalty for a proposal likely to miss the constraints: ``feasibility`` times the chance
+        of a miss, from the additive model of each bound's miss (:mod:`workbench.search.feasibility`,
+        the default) or from per-value counts (``feasibility_model="counts"``, below).
+
+        The counts: a value that missed every time it was tried predicts a miss wherever it goes;
+        the values' evidence is combined as
         independent odds around the overall miss rate (a naive Bayes estimate), each value's rate
         pulled towards the overall one by two pseudo-trials. The rank rewards already rank misses
         behind hits; this steers the proposals themselves away from the infeasible region.
@@ -486,6 +581,8 @@ class Agents(IndexedStrategy):
         total = float(self.bounded_n[0].sum()) if self.bounded_n else 0.0
         if not weight or total < 2:
             return 0.0
+        if self.opt.feasibility_model == "additive":
+            return weight * (1.0 - self.feasibility.chance(vec))
         base = (float(self.bounded_miss[0].sum()) + 0.5) / (total + 1.0)
         if base <= 0.0 or base >= 1.0:
             return 0.0
@@ -571,18 +668,36 @@ class Agents(IndexedStrategy):
             # draw shared by the candidates) and measure the one they value most.
             best: tuple[float, Config, int, float] | None = None
             draw = self._sample_values(1.0) if screen > 1 else None
-            for _ in range(screen):
-                genes, active, base_score = self._candidate(ranked)
-                config = self.repair(genes, batch)
-                if config is None:
+            screened: list[tuple[float, Config, int, float]] = []
+            unlikely = np.zeros(0, dtype=bool)
+            for _attempt in range(1 + SCREEN_RETRIES):
+                for _ in range(screen):
+                    genes, active, base_score = self._candidate(ranked)
+                    config = self.repair(genes, batch)
+                    if config is None:
+                        break
+                    value = 0.0
+                    if draw is not None:
+                        vec = self.coder.encode(config)
+                        value = self.model.value(draw, vec)
+                        value -= self._failure_risk(vec) + self._feasibility_risk(vec)
+                    screened.append((value, config, active, base_score))
+                if not screened or not getattr(self.objective, "bounds", ()):
                     break
-                value = 0.0
-                if draw is not None:
-                    vec = self.coder.encode(config)
-                    value = self.model.value(draw, vec)
-                    value -= self._failure_risk(vec) + self._feasibility_risk(vec)
-                if best is None or value > best[0]:
-                    best = (value, config, active, base_score)
+                # Proposals predicted to miss the constraints far more likely than the other
+                # proposals go last: the agents value what is likely feasible before what merely
+                # looks fast. While the rewards ignore the constraints (split), the incumbent's
+                # chance is the yardstick too, and when every proposal falls short they screen more.
+                split = self._split_rewards()
+                vecs = [self.coder.encode(item[1]) for item in screened]
+                unlikely = self._unlikely(vecs, ranked[0][1] if split else None)
+                if not split or not unlikely.all():
+                    break
+            if unlikely.any():
+                screened = [(v - (_UNLIKELY if u else 0.0), c, a, b) for (v, c, a, b), u in zip(screened, unlikely)]
+            for item in screened:
+                if best is None or item[0] > best[0]:
+                    best = item
             if best is None:
                 break
             _, config, active, base_score = best

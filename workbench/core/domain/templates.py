@@ -189,6 +189,7 @@ class WorkProfile:
     l1_hit_of_reuse: float = 0.7  # share of the re-reads (l2_reuse) that hit in the SM's L1 (the rest come from L2)
     read_only_path: float = 0.0  # fraction of global read requests issued through the read-only/texture path (__ldg)
     staging_rounds: float = 0.0  # dependent global-load round trips each thread waits through before the block's barrier
+    other_instructions: float = 0.0  # integer, address and loop instructions in total (each takes an issue slot)
     static_smem_bytes: int = 0  # shared memory the source declares per block (used when no compiler reports it)
     notes: tuple[str, ...] = ()  # human-readable remarks the model and GUI can show
 

@@ -246,6 +246,9 @@ def predict(
 
     clk = gpu.clock_hz
     warps_per_block = math.ceil(threads / gpu.warp_size)
+    # A warp issues for all its lanes: a block whose threads do not fill its last warp (16 or 48
+    # threads) leaves those lanes idle in every FP32, shared-memory and L1 instruction it issues.
+    lane_use = threads / (warps_per_block * gpu.warp_size)
     total_threads = blocks * threads
     coalescing = min(1.0, max(profile.coalescing, 1.0 / 32.0))
     access = max(1, int(profile.access_bytes))
@@ -289,8 +292,10 @@ def predict(
     # FMA is one instruction for two flops; every shared or global load/store is one more (one per
     # thread-access). Where the FP32 lanes equal the issue width (32 per scheduler: Ampere GA10x,
     # Ada, Hopper), each load takes an issue slot from the FMAs; with 16 lanes per scheduler (Volta,
-    # Turing, A100) an FMA occupies its pipe for two clocks and loads issue in between.
-    thread_instructions = 0.5 * flops + profile.smem_accesses + (profile.bytes_read + profile.bytes_written) / access
+    # Turing, A100) an FMA occupies its pipe for two clocks and loads issue in between. Integer,
+    # address and branch instructions the template counts (``other_instructions``) take slots too.
+    thread_instructions = (0.5 * flops + profile.smem_accesses + (profile.bytes_read + profile.bytes_written) / access
+                           + max(0.0, float(profile.other_instructions)))
 
     peak_bw = gpu.peak_bandwidth * gpu.dram_efficiency
     issue_interval = gpu.warp_size * gpu.schedulers_per_sm / gpu.fp32_lanes_per_sm
@@ -309,12 +314,12 @@ def predict(
         l2_sat = _soft_min1(inflight / (gpu.l2_bandwidth_gbs * 1e9 * gpu.dram_latency_ns * _L2_LATENCY_FRACTION * 1e-9))
         l2_bw = min(gpu.l2_bandwidth_gbs * 1e9 * l2_sat, sm_cap * 2.0)
         issue_sat = _soft_min1(warps_per_sm / gpu.schedulers_per_sm * ilp / warps_needed)
-        flop_rate = sms * gpu.fp32_lanes_per_sm * 2.0 * clk * issue_sat
-        issue_rate = sms * gpu.schedulers_per_sm * gpu.warp_size * clk * issue_sat  # thread-instructions/s
-        sfu_rate = sms * gpu.sfu_per_sm * clk * issue_sat
+        flop_rate = sms * gpu.fp32_lanes_per_sm * 2.0 * clk * issue_sat * lane_use
+        issue_rate = sms * gpu.schedulers_per_sm * gpu.warp_size * clk * issue_sat * lane_use  # thread-instructions/s
+        sfu_rate = sms * gpu.sfu_per_sm * clk * issue_sat * lane_use
         lsu_sat = _soft_min1(warps_per_sm * ilp / _SMEM_WARPS_NEEDED)
-        smem_rate = sms * gpu.shared_banks * clk * lsu_sat
-        l1_rate = sms * gpu.l1_bytes_per_clock * clk * lsu_sat
+        smem_rate = sms * gpu.shared_banks * clk * lsu_sat * lane_use
+        l1_rate = sms * gpu.l1_bytes_per_clock * clk * lsu_sat * lane_use
         return _Wave(
             dram=dram_bytes * share / dram_bw if dram_bytes else 0.0,
             l2=(cache_bytes + spill_bytes) * share / l2_bw if cache_bytes + spill_bytes else 0.0,
@@ -361,16 +366,17 @@ def predict(
         t_shared_atomic = blocks / gpu.sm_count * cycles / clk / min(occ.active_blocks_per_sm, 2)
     # Staging before a barrier: each thread waits ``staging_rounds`` memory round trips (a load, then
     # the shared store it feeds) before the block may compute. Other resident blocks compute
-    # meanwhile; with B resident blocks an SM finishes a block every max(C, (S + C) / B), where S is
-    # the staging wait and C the block's share of the pipe time, so the wait shows when few blocks
-    # fit (large shared tiles) or when the halo is tall for the outputs a block computes.
+    # meanwhile, but only while some are computing: each of the B resident blocks cycles between
+    # the wait S (no issue) and its share C of the SM's pipe time, a closed loop of B blocks around
+    # one server. Mean value analysis of that loop gives the SM's period per block, from C (the
+    # wait fully hidden) up to (S + B*C) / B; it is C only while the others' work covers the wait.
     t_staging = 0.0
     if profile.staging_rounds > 0:
         round_trip = gpu.dram_latency_ns * 1e-9 * ((1.0 - reuse) + reuse * _L2_LATENCY_FRACTION)
         stage = profile.staging_rounds * round_trip
         per_block = body * gpu.sm_count / blocks
-        resident = occ.active_blocks_per_sm
-        t_staging = blocks / gpu.sm_count * max(0.0, (stage + per_block) / resident - per_block)
+        period = closed_loop_period(per_block, stage, occ.active_blocks_per_sm)
+        t_staging = blocks / gpu.sm_count * max(0.0, period - per_block)
         body += t_staging
     kernel_times = [body, t_atomic, t_shared_atomic]
     kernel = max(kernel_times) + _OVERLAP * (sum(kernel_times) - max(kernel_times))
@@ -427,9 +433,10 @@ def predict(
             "compute",
             totals["compute"] * ms,
             f"{profile.flops / 1e9:.3g} GFLOP (+{transcendental_flops / 1e9:.3g} for transcendentals) and "
-            f"{thread_instructions / 1e9:.3g} G instructions to issue (FMAs plus loads and stores) at "
+            f"{thread_instructions / 1e9:.3g} G instructions to issue (FMAs, loads and stores, integer and branch work) at "
             f"{main.issue_saturation:.0%} issue efficiency ({occ.active_warps_per_sm / gpu.schedulers_per_sm:.1f} warps per "
-            f"scheduler x ILP {ilp:.0f})",
+            f"scheduler x ILP {ilp:.0f})"
+            + (f"; {threads} threads per block fill {lane_use:.0%} of their warps' lanes" if lane_use < 1.0 else ""),
         )
     )
     if profile.transcendentals:
@@ -485,6 +492,26 @@ def predict(
 
     bound = _bound(totals, t_atomic + t_shared_atomic, t_launch, t_serial, kernel, main)
     return Prediction(total * ms, tuple(terms), bound, occ)
+
+
+def closed_loop_period(service: float, delay: float, customers: int) -> float:
+    """Time per completion of ``customers`` jobs cycling between a wait ``delay`` and one shared server.
+
+    Exact mean value analysis of a closed network with one queueing station (service time
+    ``service``) and one delay station: the residence time at the server grows with the queue the
+    other jobs form, R(n) = service x (1 + Q(n - 1)), throughput X(n) = n / (delay + R(n)). It lies
+    between ``service`` (the wait hidden behind the others' work) and ``(delay + service) / customers``
+    at one job, and is smooth in both.
+    """
+    if service <= 0.0:
+        return delay / max(1, customers)
+    queue = 0.0
+    throughput = 0.0
+    for n in range(1, max(1, customers) + 1):
+        residence = service * (1.0 + queue)
+        throughput = n / (delay + residence)
+        queue = throughput * residence
+    return 1.0 / throughput
 
 
 def _bound(totals: Mapping[str, float], t_atomic: float, t_launch: float, t_serial: float, kernel: float, main: _Wave) -> str:
