@@ -379,7 +379,7 @@ PINNED = {
     "one concern, bandit": "ad0c2c461fc7138e",
     "failures ranked": "83beff6756a9229e",
     "foreign results": "46024773a56596fb",
-    "constrained": "a715985fa1d2403e",
+    "constrained": "af4b02bc1c698819",
 }
 
 
