@@ -255,3 +255,10 @@ def test_chances_of_many_configs_at_once_match_a_dense_refit():
         dense.append(0.5 * math.erfc((np.mean(ys) + float(d @ effects)) / (sd * math.sqrt(2.0))))
     assert np.allclose(model.chances(vecs), dense)
     assert model.chance(vecs[5]) == model.chances(vecs)[5]
+
+
+def test_a_run_without_bounds_never_builds_the_feasibility_matrices():
+    agents = create_strategy("agents", SPACE, seed=1)
+    told(agents, 20)
+    agents.ask(8)
+    assert agents.feasibility._layout is None
