@@ -34,7 +34,8 @@ under constraints). Then, every round:
 Under constraints (the run's objective has bounds) a feasibility model learns each bound's miss
 over the slot values (:mod:`workbench.search.feasibility`); proposals it finds far less likely to
 meet the bounds than the others go last in the screen and in a descent's order, and once a quarter
-of the trials met the bounds the rank rewards rank by the objective alone (see ``_rank_scores``).
+of the trials (at least ``init`` of them) met the bounds the rank rewards rank by the objective
+alone (see ``_rank_scores``); credit still compares costs.
 
 A space whose slots all share one group has a single concern; then each slot acts as its own agent.
 """
@@ -59,8 +60,8 @@ from workbench.search.utility import UtilityModel
 #: Value subtracted from a proposal the feasibility model finds unlikely (see ``Agents._unlikely``):
 #: more than any utility, so such proposals come after every likely one.
 _UNLIKELY = 1e6
-#: With ``rewards="auto"``: the share of trials that met the constraints from which the rank
-#: rewards rank by the objective alone (see ``Agents._rank_scores``).
+#: With ``rewards="auto"``: the share of trials (at least ``init`` of them) that met the
+#: constraints from which the rank rewards rank by the objective alone (see ``Agents._rank_scores``).
 SPLIT_SHARE = 0.25
 #: Further screens of as many joint proposals when every one is predicted to miss the constraints.
 SCREEN_RETRIES = 3
