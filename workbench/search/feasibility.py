@@ -11,7 +11,10 @@ bounds are taken as independent. Before any trial met a bound the model still ra
 close they are predicted to come, which is what leads a search into a small feasible region.
 
 Misses are compressed (``sign(r) * log(1 + |r|)``) so one config ten times over a latency limit does
-not outweigh the many near the line. Pure: the caller decides which trials are fed in.
+not outweigh the many near the line. A trial that did not report a bound's metric (NaN) teaches
+that bound nothing. Each bound keeps its normal equations as running sums, so a refit is one solve
+whatever the number of trials, and the chances of a whole screen of proposals come from one
+vectorised pass. Pure: the caller decides which trials are fed in.
 """
 
 from __future__ import annotations
