@@ -235,6 +235,32 @@ def run_once(case_name: str, method: str, seed: int, budget: int) -> list[float]
     return out
 
 
+def overhead(case_name: str, budget: int, constrained: bool = True) -> tuple[float, int]:
+    """The agents' own CPU time (ask + tell, ``time.process_time``) per config over one run of
+    ``budget`` evaluations (seed 0), with the case's objective or with latency alone."""
+    case = _CASES[case_name]
+    land = _LANDS[case.landscape]
+    name, options = METHODS["agents"]
+    strategy = create_strategy(name, land.space, seed=0, **options)
+    if constrained:
+        strategy.set_objective(case.objective)
+    spent, done = 0.0, 0
+    while done < budget:
+        t0 = time.process_time()
+        configs = strategy.ask(1)
+        spent += time.process_time() - t0
+        if not configs:
+            break
+        metrics = land.records.get(configs[0].id)
+        m = (Measurement.failure(Status.RUNTIME_ERROR, "recorded failure") if metrics is None
+             else Measurement(Status.OK, metrics))
+        t0 = time.process_time()
+        strategy.tell([Trial(done, configs[0], m)])
+        spent += time.process_time() - t0
+        done += 1
+    return 1000.0 * spent / max(done, 1), done
+
+
 def score(values: list[float], case: Case, budget: int) -> float:
     got = [v for v in values[:budget] if not math.isnan(v)]
     if not got:
@@ -289,11 +315,21 @@ def main(argv: list[str] | None = None) -> int:
                         help="an option of the agents for this call (a variant; repeatable)")
     parser.add_argument("--runs-out", default=None, help="write every run's per-evaluation values to this JSON file")
     parser.add_argument("--cache", default=None, help="JSON file keeping the baselines' runs (not agents)")
+    parser.add_argument("--overhead", type=int, default=0, metavar="N",
+                        help="instead: the agents' CPU ms per config over N evaluations per case, with and without its bounds")
     args = parser.parse_args(argv)
     selected = args.cases.split(",") if args.cases else None
     methods = args.methods.split(",")
     variant = dict(item.split("=", 1) for item in args.agents_option)
     _init(selected, variant)
+    if args.overhead:
+        print("| case | evaluations | constrained ms/config | latency alone ms/config |")
+        print("|---|---|---|---|")
+        for c in _CASES:
+            with_bounds, done = overhead(c, args.overhead)
+            without, _ = overhead(c, args.overhead, constrained=False)
+            print(f"| {c} | {done} | {with_bounds:.2f} | {without:.2f} |", flush=True)
+        return 0
     budget = max(BUDGETS)
     cache = _load_cache(args.cache)
     runs: dict[tuple[str, str, int], list[float]] = {}

@@ -2,8 +2,9 @@
 
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import pytest
 
@@ -16,6 +17,8 @@ os.environ["KERNEL_WORKBENCH_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 os.environ["KERNEL_WORKBENCH_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 # No test may silently pick up a real GPU through `auto`: GPU tests opt in with the `gpu` marker.
 
+#: The checkout: commands run from here, as ``python main.py ...`` would be.
+ROOT = Path(__file__).resolve().parents[1]
 #: Real tuning landscapes every developer and CI machine has beside the checkout (``../shared``).
 SHARED_LANDSCAPES = Path(__file__).resolve().parents[2] / "shared" / "landscapes"
 #: Set to 1 to skip, instead of fail, the tests that read them (a machine without the shared folder).
@@ -84,3 +87,48 @@ def inline_runs(monkeypatch: pytest.MonkeyPatch) -> None:
         return dataclasses.replace(planned, pool_factory=InlinePool)
 
     monkeypatch.setattr(controller, "plan_execution", plan_inline)
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """What a command left: its exit status and what it printed (the names of ``subprocess.run``'s result)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
+    """``cli("show", path, "--json")``: the command line's :func:`workbench.cli.main` run in this
+    process, from the checkout, with no GPU and ``env`` added to the environment for the call.
+
+    A command costs a function call instead of an interpreter starting and importing NumPy, the
+    simulator and (for ``show --json``) scikit-learn. For tests of what a command does and says;
+    what only a process of its own shows (its exit through ``main.py``, a kill, a closed pipe)
+    stays a subprocess. Usage errors (argparse's ``SystemExit``) come back as their exit status.
+    """
+    from workbench import cli as cli_module
+    from workbench.runner import plan
+
+    def run(*args: object, env: Mapping[str, str] | None = None) -> CliResult:
+        capsys.readouterr()  # what the test printed before is not the command's
+        with monkeypatch.context() as patch:
+            patch.setenv("KERNEL_WORKBENCH_FORCE_NO_GPU", "1")
+            for name, value in (env or {}).items():
+                patch.setenv(name, value)
+            patch.chdir(ROOT)
+            # asked once per process: forget what an earlier test's environment answered
+            plan.cuda_device_count.cache_clear()
+            plan.cuda_missing.cache_clear()
+            try:
+                code = cli_module.main([str(arg) for arg in args])
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            finally:
+                plan.cuda_device_count.cache_clear()
+                plan.cuda_missing.cache_clear()
+        out, err = capsys.readouterr()
+        return CliResult(code, out, err)
+
+    return run

@@ -50,3 +50,16 @@ def test_the_baselines_cache_keeps_runs_and_refuses_a_file_that_is_not_its_own(t
     other.write_text('{"runs": {}}')
     with pytest.raises(SystemExit, match="not a cache of bench/objective.py"):
         bench._load_cache(str(other))
+
+
+def test_overhead_times_the_agents_with_and_without_the_bounds() -> None:
+    land = _landscape()
+    case = next(c for c in bench.build_cases(land, (("registers", -1),)) if "min latency" in c.name)
+    bench._LANDS[land.name] = land
+    bench._CASES[case.name] = case
+    try:
+        for constrained in (True, False):
+            ms, done = bench.overhead(case.name, 8, constrained)
+            assert done == 8 and ms >= 0.0
+    finally:
+        del bench._CASES[case.name], bench._LANDS[land.name]

@@ -1,4 +1,8 @@
-"""The command line as a contract: real subprocesses, real files, one-line errors."""
+"""The command line as a contract: real files, one-line errors.
+
+Most commands run in this process (the ``cli`` fixture: :func:`workbench.cli.main` with the
+output captured); what only a process of its own shows stays one: ``main.py``'s exit status and
+output end to end, and a tune killed mid-run."""
 
 from __future__ import annotations
 
@@ -22,8 +26,8 @@ def run_cli(*args: str, timeout: float = 120, env: dict | None = None) -> subpro
                           timeout=timeout, cwd=ROOT, env=environment)
 
 
-def show_json(path: Path, *extra: str) -> dict:
-    result = run_cli("show", str(path), "--json", *extra)
+def show_json(path: Path, *extra: str, cli=run_cli) -> dict:
+    result = cli("show", str(path), "--json", *extra)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -50,12 +54,12 @@ def test_tune_sim_then_show_reports_a_simulated_best(tmp_path: Path) -> None:
     assert out.read_bytes() == before
 
 
-def test_python_benchmark_failures_are_recorded_with_reasons(tmp_path: Path) -> None:
+def test_python_benchmark_failures_are_recorded_with_reasons(cli, tmp_path: Path) -> None:
     out = tmp_path / "faulty.json"
-    result = run_cli("tune", str(FIXTURES / "faulty_bench.py"), "--strategy", "grid", "--budget", "12",
-                     "--timeout", "1", "--out", str(out))
+    result = cli("tune", str(FIXTURES / "faulty_bench.py"), "--strategy", "grid", "--budget", "12",
+                 "--timeout", "1", "--out", str(out))
     assert result.returncode == 0, result.stderr
-    summary = show_json(out, "--trials")
+    summary = show_json(out, "--trials", cli=cli)
     by_mode = {t["config"]["mode"]: t for t in summary["trial_list"] if t["config"]["k"] == 0}
     assert by_mode["hang"]["status"] == "timeout"
     assert by_mode["segv"]["status"] == "crashed"
@@ -80,12 +84,12 @@ def test_python_benchmark_failures_are_recorded_with_reasons(tmp_path: Path) -> 
         (["tune", "--replay", "{tmp}/garbage.json", "--out", "{tmp}/x.json"], "garbage.json"),
     ],
 )
-def test_bad_input_is_one_line_no_traceback_and_touches_nothing(tmp_path: Path, args: list[str], expected: str) -> None:
+def test_bad_input_is_one_line_no_traceback_and_touches_nothing(cli, tmp_path: Path, args: list[str], expected: str) -> None:
     (tmp_path / "garbage.json").write_text("{ this is not json")
     (tmp_path / "newer.json").write_text(json.dumps({"format": "kernel-workbench-session", "version": 999}))
     keep = tmp_path / "x.json"
     keep.write_text("precious")
-    result = run_cli(*[a.replace("{tmp}", str(tmp_path)) for a in args])
+    result = cli(*[a.replace("{tmp}", str(tmp_path)) for a in args])
     assert result.returncode != 0
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:"), result.stderr
@@ -95,21 +99,49 @@ def test_bad_input_is_one_line_no_traceback_and_touches_nothing(tmp_path: Path, 
     assert not (tmp_path / "y.json").exists()
 
 
-def test_unsafe_restriction_in_a_benchmark_is_refused(tmp_path: Path) -> None:
+def test_bad_input_through_main_py_exits_2_with_one_line_on_stderr(tmp_path: Path) -> None:
+    """The same contract end to end in a process of its own: ``main.py``'s exit status and streams."""
+    (tmp_path / "garbage.json").write_text("{ this is not json")
+    result = run_cli("show", str(tmp_path / "garbage.json"))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()] and "garbage.json" in result.stderr
+    assert result.stderr.startswith("error:") and "Traceback" not in result.stderr
+
+
+def test_only_show_json_computes_slot_importance(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Importance (Optuna's evaluator imports scikit-learn: a second of start-up) is computed for
+    the one output that carries it, ``show --json``; ``tune``'s summary and the text ``show`` do not pay for it."""
+    from workbench.core.domain import importance
+
+    out = tmp_path / "s.json"
+    calls: list[int] = []
+    real = importance.session_importance
+    monkeypatch.setattr(importance, "session_importance", lambda *a, **k: calls.append(1) or real(*a, **k))
+    done = cli("tune", "vector_add", "--backend", "sim", "--strategy", "random", "--budget", "24",
+               "--executor", "inline", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    text = cli("show", str(out))
+    assert text.returncode == 0 and "feasible" in text.stdout
+    assert calls == []
+    shown = show_json(out, cli=cli)
+    assert calls == [1] and shown["importance"] and shown["importance_note"].startswith("PED-ANOVA")
+
+
+def test_unsafe_restriction_in_a_benchmark_is_refused(cli, tmp_path: Path) -> None:
     bench = tmp_path / "evil.py"
     bench.write_text(
         "SPACE = {'a': [1, 2]}\n"
         "RESTRICTIONS = [\"__import__('os').system('touch pwned')\"]\n"
         "def measure(config):\n    return {'latency_ms': 1.0}\n"
     )
-    result = run_cli("tune", str(bench), "--out", str(tmp_path / "o.json"))
+    result = cli("tune", str(bench), "--out", str(tmp_path / "o.json"))
     assert result.returncode == 2
     assert "not allowed" in result.stderr or "restriction" in result.stderr
     assert not (ROOT / "pwned").exists() and not (tmp_path / "pwned").exists()
 
 
-def test_kernels_json_lists_the_library() -> None:
-    result = run_cli("kernels", "--json")
+def test_kernels_json_lists_the_library(cli) -> None:
+    result = cli("kernels", "--json")
     assert result.returncode == 0, result.stderr
     listing = {k["name"]: k for k in json.loads(result.stdout)}
     expected = {"vector_add", "gelu", "reduce_sum", "softmax", "layernorm", "transpose", "sgemm", "conv2d",
@@ -120,7 +152,7 @@ def test_kernels_json_lists_the_library() -> None:
         assert {s["group"] for s in item["slots"]} <= {"launch", "memory", "compute", "reduction"}
 
 
-def test_kill_tune_mid_run_then_show_recovers_every_finished_trial(tmp_path: Path) -> None:
+def test_kill_tune_mid_run_then_show_recovers_every_finished_trial(cli, tmp_path: Path) -> None:
     out = tmp_path / "killed.json"
     env = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1", "WORKBENCH_SLOW_S": "0.05"}
     proc = subprocess.Popen(
@@ -137,28 +169,28 @@ def test_kill_tune_mid_run_then_show_recovers_every_finished_trial(tmp_path: Pat
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)
     lines_at_kill = journal.read_text().count("\n")
-    summary = show_json(out, "--trials")
+    summary = show_json(out, "--trials", cli=cli)
     # every trial whose line reached the journal is recovered (the header is one line)
     assert summary["trials"] >= lines_at_kill - 1 >= 5
     assert [t["index"] for t in summary["trial_list"]] == list(range(summary["trials"]))
 
 
-def test_import_kt_then_replay_tune(tmp_path: Path, landscape) -> None:
+def test_import_kt_then_replay_tune(cli, tmp_path: Path, landscape) -> None:
     imported = tmp_path / "pnpoly.json"
-    result = run_cli("import-kt", str(landscape("pnpoly_RTX_3090.json")), "--out", str(imported))
+    result = cli("import-kt", str(landscape("pnpoly_RTX_3090.json")), "--out", str(imported))
     assert result.returncode == 0, result.stderr
-    summary = show_json(imported)
+    summary = show_json(imported, cli=cli)
     assert summary["trials"] == 4092 and summary["simulated"] is False
     assert summary["by_status"].get("runtime_error") == 330
     out = tmp_path / "replayed.json"
-    result = run_cli("tune", "--replay", str(imported), "--strategy", "random", "--budget", "20",
-                     "--executor", "inline", "--out", str(out))
+    result = cli("tune", "--replay", str(imported), "--strategy", "random", "--budget", "20",
+                 "--executor", "inline", "--out", str(out))
     assert result.returncode == 0, result.stderr
-    replayed = show_json(out)
+    replayed = show_json(out, cli=cli)
     assert replayed["trials"] == 20 and replayed["device"].get("replayed") is True
 
 
-def test_kernel_dir_python_benchmark_is_found_by_name(tmp_path: Path) -> None:
+def test_kernel_dir_python_benchmark_is_found_by_name(cli, tmp_path: Path) -> None:
     folder = tmp_path / "mine"
     folder.mkdir()
     (folder / "scaled.py").write_text(
@@ -168,19 +200,19 @@ def test_kernel_dir_python_benchmark_is_found_by_name(tmp_path: Path) -> None:
         "    return {'latency_ms': config['n'] * (0.5 if config['fast'] else 1.0), 'memory_mb': 1.0}\n"
     )
     out = tmp_path / "scaled.json"
-    result = run_cli("tune", "scaled", "--kernel-dir", str(folder), "--strategy", "grid", "--budget", "50",
-                     "--out", str(out))
+    result = cli("tune", "scaled", "--kernel-dir", str(folder), "--strategy", "grid", "--budget", "50",
+                 "--out", str(out))
     assert result.returncode == 0, result.stderr
-    summary = show_json(out, "--trials")
+    summary = show_json(out, "--trials", cli=cli)
     assert summary["kernel"] == "scaled"
     assert summary["trials"] == 7  # 8 points, one excluded by the restriction; grid stops when exhausted
     assert summary["best"]["config"] == {"n": 1, "fast": True}
     # the same name is refused by the sim backend: it is a python benchmark, not a template
-    refused = run_cli("tune", "scaled", "--kernel-dir", str(folder), "--backend", "sim", "--out", str(out))
+    refused = cli("tune", "scaled", "--kernel-dir", str(folder), "--backend", "sim", "--out", str(out))
     assert refused.returncode == 2 and "python benchmark" in refused.stderr
 
 
-def test_help_strategy_lists_every_option_with_type_default_and_description() -> None:
+def test_help_strategy_lists_every_option_with_type_default_and_description(cli) -> None:
     """``tune --help-strategy NAME`` is generated from the strategy's OPTIONS, for every strategy."""
     from workbench.search.base import STRATEGIES, options_help, strategy_class
 
@@ -191,18 +223,18 @@ def test_help_strategy_lists_every_option_with_type_default_and_description() ->
             assert option.type_name in line.split() and repr(option.default) in line, line
             assert option.description[:30] in line, line
             assert option.range_text in line, line  # the allowed values, e.g. [1, 100]
-    done = run_cli("tune", "--help-strategy", "annealing", timeout=60)
+    done = cli("tune", "--help-strategy", "annealing")
     assert done.returncode == 0, done.stderr
     rows = {line.split()[0]: line.split()[1:3] for line in done.stdout.splitlines()[2:]}
     assert rows["cooling"] == ["float", "0.9"] and rows["t_start"] == ["float", "0.3"]
     assert "[0.01, 0.999]" in next(line for line in done.stdout.splitlines() if line.split()[:1] == ["cooling"])
-    bad = run_cli("tune", "--help-strategy", "nope", timeout=60)
+    bad = cli("tune", "--help-strategy", "nope")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert bad.stderr.strip().splitlines() == ["error: unknown strategy 'nope'; choose one of: "
                                                + ", ".join(sorted(STRATEGIES))]
 
 
-def test_a_cli_run_saves_what_its_compiles_have_not_refined_and_says_so(tmp_path: Path) -> None:
+def test_a_cli_run_saves_what_its_compiles_have_not_refined_and_says_so(cli, tmp_path: Path) -> None:
     """A table entry that says the template compiles slowly: the run does not wait for compiles,
     ``--refine-wait 0`` saves at once, the trials keep their mark and one line says how to refine
     them; continuing the session refines them."""
@@ -236,14 +268,14 @@ def test_a_cli_run_saves_what_its_compiles_have_not_refined_and_says_so(tmp_path
     env = {"KERNEL_WORKBENCH_RESOURCE_TABLES": str(tables),
            "KERNEL_WORKBENCH_CACHE_DIR": str(tmp_path / "empty-cache")}  # nothing compiled before
     out = tmp_path / "run.json"
-    result = run_cli("tune", "counting", "--kernel-dir", str(tmp_path), "--backend", "sim", "--strategy", "grid",
-                     "--budget", "3", "--refine-wait", "0", "--out", str(out), env=env)
+    result = cli("tune", "counting", "--kernel-dir", str(tmp_path), "--backend", "sim", "--strategy", "grid",
+                 "--budget", "3", "--refine-wait", "0", "--out", str(out), env=env)
     assert result.returncode == 0, result.stderr
     assert "note: 2 trials keep estimated resources" in result.stderr and "--resume" in result.stderr
     trials = json.loads(out.read_text())["trials"]
     assert sum(bool(t["details"].get("resources_pending")) for t in trials) == 2
-    again = run_cli("tune", "--resume", "--out", str(out), "--kernel-dir", str(tmp_path), "--budget", "1",
-                    "--refine-wait", "600", env=env)
+    again = cli("tune", "--resume", "--out", str(out), "--kernel-dir", str(tmp_path), "--budget", "1",
+                "--refine-wait", "600", env=env)
     assert again.returncode == 0, again.stderr
     assert "keep estimated resources" not in again.stderr
     trials = json.loads(out.read_text())["trials"]
@@ -251,7 +283,7 @@ def test_a_cli_run_saves_what_its_compiles_have_not_refined_and_says_so(tmp_path
     assert sum(bool(t["details"].get("refined_from_estimate")) for t in trials) == 2
 
 
-def test_refine_only_refines_the_estimated_trials_of_a_sweep_at_every_size(tmp_path: Path) -> None:
+def test_refine_only_refines_the_estimated_trials_of_a_sweep_at_every_size(cli, tmp_path: Path) -> None:
     """A sweep whose sizes all have their evaluations cannot be continued with a budget, yet its
     estimated trials are refined by ``--refine-only``, which measures nothing new; the note at the
     end of the run names that command."""
@@ -285,51 +317,51 @@ def test_refine_only_refines_the_estimated_trials_of_a_sweep_at_every_size(tmp_p
     env = {"KERNEL_WORKBENCH_RESOURCE_TABLES": str(tables),
            "KERNEL_WORKBENCH_CACHE_DIR": str(tmp_path / "empty-cache")}
     out = tmp_path / "run.json"
-    result = run_cli("tune", "counting", "--kernel-dir", str(tmp_path), "--backend", "sim", "--strategy", "grid",
-                     "--set", "n=512", "--sizes", "n=512,256", "--budget", "3", "--refine-wait", "0",
-                     "--out", str(out), env=env)
+    result = cli("tune", "counting", "--kernel-dir", str(tmp_path), "--backend", "sim", "--strategy", "grid",
+                 "--set", "n=512", "--sizes", "n=512,256", "--budget", "3", "--refine-wait", "0",
+                 "--out", str(out), env=env)
     assert result.returncode == 0, result.stderr
     assert f"tune --resume --out {out} --refine-only" in result.stderr
     before = json.loads(out.read_text())["trials"]
     pending = sum(bool(t["details"].get("resources_pending")) for t in before)
     assert pending >= 2
-    again = run_cli("tune", "--resume", "--out", str(out), "--kernel-dir", str(tmp_path), "--refine-only", env=env)
+    again = cli("tune", "--resume", "--out", str(out), "--kernel-dir", str(tmp_path), "--refine-only", env=env)
     assert again.returncode == 0, again.stderr
     after = json.loads(out.read_text())["trials"]
     assert len(after) == len(before)
     assert not any(t["details"].get("resources_pending") for t in after)
     assert sum(bool(t["details"].get("refined_from_estimate")) for t in after) == pending
     assert f"refined {pending} trials" in again.stdout
-    nothing = run_cli("tune", "--resume", "--out", str(out), "--kernel-dir", str(tmp_path), "--refine-only", env=env)
+    nothing = cli("tune", "--resume", "--out", str(out), "--kernel-dir", str(tmp_path), "--refine-only", env=env)
     assert nothing.returncode == 0 and "nothing to refine" in nothing.stdout
-    extra = run_cli("tune", "--resume", "--out", str(out), "--refine-only", "--budget", "2", env=env)
+    extra = cli("tune", "--resume", "--out", str(out), "--refine-only", "--budget", "2", env=env)
     assert extra.returncode == 2 and "drop --budget" in extra.stderr
     for flags, named in ((["--backend", "cuda"], "--backend"), (["--option", "elite=3"], "--option"),
                          (["--max-latency-ms", "1"], "--max-latency-ms"), (["--seed", "4"], "--seed"),
                          (["--executor", "inline"], "--executor")):
-        ignored = run_cli("tune", "--resume", "--out", str(out), "--refine-only", *flags, env=env)
+        ignored = cli("tune", "--resume", "--out", str(out), "--refine-only", *flags, env=env)
         assert ignored.returncode == 2 and f"drop {named}" in ignored.stderr, (flags, ignored.stderr)
 
 
-def test_out_of_range_strategy_options_are_refused_before_the_run_in_one_line(tmp_path: Path) -> None:
+def test_out_of_range_strategy_options_are_refused_before_the_run_in_one_line(cli, tmp_path: Path) -> None:
     """``--option elite=0`` crashed the agents mid-run (no session saved); a hand-edited session's stored
     options reach the strategy on ``--resume`` the same way and are refused the same way."""
     out = tmp_path / "s.json"
-    bad = run_cli("tune", "vector_add", "--backend", "sim", "--budget", "4", "--executor", "inline",
-                  "--out", str(out), "--option", "elite=0")
+    bad = cli("tune", "vector_add", "--backend", "sim", "--budget", "4", "--executor", "inline",
+              "--out", str(out), "--option", "elite=0")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and not out.exists()
     assert bad.stderr.strip().splitlines() == ["error: strategy 'agents': option elite=0 must be in [1, 100]"]
-    bad = run_cli("tune", "vector_add", "--backend", "sim", "--budget", "4", "--executor", "inline",
-                  "--out", str(out), "--strategy", "genetic", "--option", "tournament=-1")
+    bad = cli("tune", "vector_add", "--backend", "sim", "--budget", "4", "--executor", "inline",
+              "--out", str(out), "--strategy", "genetic", "--option", "tournament=-1")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "tournament=-1" in bad.stderr
-    done = run_cli("tune", "vector_add", "--backend", "sim", "--budget", "4", "--executor", "inline", "--out", str(out))
+    done = cli("tune", "vector_add", "--backend", "sim", "--budget", "4", "--executor", "inline", "--out", str(out))
     assert done.returncode == 0, done.stderr
     for stored in ("x", 10**12, [1], "no"):
         data = json.loads(out.read_text())
         data["strategy"]["options"]["learn_all" if stored == "no" else "elite"] = stored
         edited = tmp_path / "edited.json"
         edited.write_text(json.dumps(data))
-        again = run_cli("tune", "--resume", "--out", str(edited), "--budget", "2", "--executor", "inline")
+        again = cli("tune", "--resume", "--out", str(edited), "--budget", "2", "--executor", "inline")
         assert again.returncode == 2 and "Traceback" not in again.stderr, again.stderr
         lines = again.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: strategy 'agents': option "), lines

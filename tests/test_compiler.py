@@ -275,25 +275,19 @@ def test_check_kernels_reports_progress_per_template_with_counts_and_eta() -> No
     assert done.result is not None and done.result.compiled == 2 and done.eta_s == 0.0
 
 
-def test_check_table_command_fails_on_a_stale_table_and_passes_on_a_fresh_one(tmp_path) -> None:
+def test_check_table_command_fails_on_a_stale_table_and_passes_on_a_fresh_one(cli, tmp_path) -> None:
     """The CI mode: no compiling, exit 1 with one line per stale template, 0 when the table matches."""
     import gzip
     import json as json_
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
 
     from workbench.core.model import resource_table
 
-    root = Path(__file__).resolve().parent.parent
     template = load_templates()["vector_add"]
     resource_table.write_table([template], "sm_90", folder=tmp_path, workers=1, time_limit_s=0.01)
 
-    def check() -> subprocess.CompletedProcess:
-        env = {**os.environ, resource_table.TABLE_DIR_ENV: str(tmp_path)}
-        return subprocess.run([sys.executable, str(root / "main.py"), "check-kernels", "--check-table",
-                               "--kernel", "vector_add"], capture_output=True, text=True, env=env, timeout=120)
+    def check():
+        return cli("check-kernels", "--check-table", "--kernel", "vector_add",
+                   env={resource_table.TABLE_DIR_ENV: str(tmp_path)})
 
     fresh = check()
     assert fresh.returncode == 0, fresh.stderr

@@ -4,6 +4,7 @@ in estimate mode."""
 
 from __future__ import annotations
 
+import math
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -133,3 +134,15 @@ def test_read_only_changes_nothing_on_the_shared_memory_path(conv) -> None:
     assert replace(plain, notes=()) == replace(ldg, notes=())
     without = conv.profile(conv.problem, _config(conv, (128, 2, 1, 3, 0, 0, 0)))
     assert without.read_only_path == 0.0  # without shared memory, plain loads stay on the LSU path
+
+
+def test_closed_loop_period_bounds_and_infinite_inputs() -> None:
+    for service in (0.1, 1.0, 3.0):
+        for delay in (0.0, 0.5, 2.0, 10.0):
+            assert closed_loop_period(service, delay, 1) == pytest.approx(delay + service)
+            for jobs in (2, 4, 16):
+                period = closed_loop_period(service, delay, jobs)
+                assert max(service, (delay + service) / jobs) <= period * (1 + 1e-12)
+                assert period <= (delay / jobs + service) * (1 + 1e-12)
+    assert closed_loop_period(1.0, math.inf, 4) == math.inf  # no ZeroDivisionError
+    assert closed_loop_period(math.inf, 1.0, 4) == math.inf  # no NaN

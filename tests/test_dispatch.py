@@ -335,16 +335,13 @@ def test_a_greedy_cover_is_said_in_the_header() -> None:
 
 
 @pytest.mark.skipif(CC is None, reason="no host C compiler to run the header's decision logic")
-def test_a_tuned_size_sweep_exports_a_header_that_keeps_every_size_within_tolerance(tmp_path: Path) -> None:
+def test_a_tuned_size_sweep_exports_a_header_that_keeps_every_size_within_tolerance(cli, tmp_path: Path) -> None:
     """End to end: tune --sizes on the simulator, export, run the C, check against the session's trials."""
     from workbench.core.domain.session import load_session
 
     session_path = tmp_path / "sweep.json"
-    env = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"}
-    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", "vector_add", "--backend", "sim",
-                           "--sizes", "n=4096,1048576,67108864", "--budget", "8", "--seed", "2", "--quiet",
-                           "--out", str(session_path)], capture_output=True, text=True, timeout=600, cwd=ROOT,
-                          env=env, check=False)
+    done = cli("tune", "vector_add", "--backend", "sim", "--executor", "inline", "--sizes", "n=4096,1048576,67108864",
+               "--budget", "8", "--seed", "2", "--quiet", "--out", session_path)
     assert done.returncode == 0, done.stderr
     header = tmp_path / "kernel_dispatch.h"
     assert cli_main(["export", str(session_path), "--format", "dispatch", "--out", str(header),

@@ -41,6 +41,7 @@ def test_misses_are_compressed_with_their_sign_kept():
     assert compress(0.0) == 0.0
     assert compress(9.0) == math.log(10.0) and compress(-0.5) == -math.log(1.5)
     assert compress(math.inf) == 1.0  # a metric the trial did not report counts as a clear miss
+    assert compress(-math.inf) == -1.0 and compress(math.nan) == 1.0
 
 
 def test_the_model_has_no_opinion_before_a_few_trials():
@@ -134,13 +135,80 @@ def test_rewards_rank_by_the_objective_alone_once_the_feasible_region_is_known()
                  measure(Config({"block": 128, "tile": 8, "shared": False, "method": 0, "unroll": 1})))
     cost = LIMIT(over)
     assert cost >= 1e9  # infeasible: behind every feasible trial
-    assert agents._reward_score(over, cost) == cost  # nothing known yet: the cost
+    pair = (cost, agents._raw_value(over, cost))
+    assert pair[1] == over.metric("latency_ms")
+    assert agents._rank_scores([pair]) == [cost]  # nothing known yet: the cost
     told(agents, 30)  # about a third of random configs meet the limit
-    assert agents._reward_score(over, cost) == over.metric("latency_ms")
+    assert agents._rank_scores([pair]) == [over.metric("latency_ms")]
     cost_only = create_strategy("agents", SPACE, seed=3, rewards="cost")
     cost_only.set_objective(LIMIT)
     told(cost_only, 30)
-    assert cost_only._reward_score(over, cost) == cost
+    assert cost_only._rank_scores([pair]) == [cost]
+
+
+def test_rewards_do_not_switch_on_a_handful_of_trials():
+    """A quarter of three trials is luck: the switch waits for a start's worth (``init``)."""
+    agents = create_strategy("agents", SPACE, seed=3, init=10)
+    agents.set_objective(LIMIT)
+    inside = Config({"block": 128, "tile": 2, "shared": False, "method": 0, "unroll": 1})
+    over = Config({"block": 128, "tile": 8, "shared": False, "method": 0, "unroll": 1})
+    agents.tell([Trial(0, inside, measure(inside)), Trial(1, over, measure(over))])
+    assert not agents._split_rewards()
+    agents.tell([Trial(i + 2, c, measure(c)) for i, c in enumerate(SPACE.sample(np.random.default_rng(0), 8))])
+    assert agents._split_rewards()
+
+
+def test_credit_compares_costs_even_when_rewards_ignore_the_constraints():
+    """A proposal that misses the limit did not beat its feasible base, however fast it is."""
+    for rewards in ("auto", "cost"):
+        agents = create_strategy("agents", SPACE, seed=3, rewards=rewards)
+        agents.set_objective(LIMIT)
+        told(agents, 30)
+        agents.round = {}
+        base = Config({"block": 128, "tile": 4, "shared": False, "method": 0, "unroll": 1})  # 41 registers
+        base_cost = LIMIT(Trial(0, base, measure(base)))
+        over = Config({"block": 128, "tile": 8, "shared": True, "method": 0, "unroll": 1})  # 81: misses, faster
+        slow = Config({"block": 32, "tile": 1, "shared": True, "method": 1, "unroll": 1})  # feasible, slower
+        agents._enter(over, 1, base_cost)
+        agents._enter(slow, 0, base_cost)
+        before = agents.credit.copy()
+        agents.tell([Trial(100, over, measure(over)), Trial(101, slow, measure(slow))])
+        assert agents.credit[1] == 0.9 * before[1], rewards  # no credit for the miss
+
+
+def test_one_round_ranks_its_misses_on_one_scale():
+    """The round in which the rewards switch to the objective alone ranks every miss by its value,
+    also those told before the switch (they used to rank last, by their cost)."""
+    over_ranks = []
+    for seed in range(3):
+        agents = create_strategy("agents", SPACE, seed=seed, init=10, batch=8)
+        agents.set_objective(LIMIT)
+        start = agents.ask(10)
+        trials = [Trial(i, c, measure(c)) for i, c in enumerate(start)]
+        idx = [agents.coder.encode(c) for c in start]
+        seen = []
+        agents.model.accumulate = lambda vecs, reward: seen.append((list(vecs), reward))  # type: ignore[method-assign]
+        agents.tell(trials)
+        if not agents._split_rewards():
+            continue
+        (vecs, reward), = seen
+        by_vec = {tuple(v): r for v, r in zip(vecs, reward)}
+        for t, v in zip(trials, idx):
+            if not LIMIT.feasible(t):
+                faster = [u for u, w in zip(trials, idx) if LIMIT.feasible(u) and u.metric("latency_ms") > t.metric("latency_ms")]
+                # a miss ranks among the hits by its latency: above every slower hit
+                assert all(by_vec[tuple(v)] > by_vec[tuple(agents.coder.encode(u.config))] for u in faster)
+                over_ranks.append(by_vec[tuple(v)])
+    assert over_ranks
+
+
+def test_aborted_trials_teach_nothing_about_metrics_they_did_not_report():
+    agents = create_strategy("agents", SPACE, seed=1)
+    agents.set_objective(LIMIT)
+    for i, c in enumerate(SPACE.sample(np.random.default_rng(0), 12)):
+        agents.tell([Trial(i, c, Measurement(Status.ABORTED, {"latency_bound_ms": 5.0}))])
+    # no registers reported: no misses of the register limit, so no opinion either way
+    assert agents.feasibility.chance(agents.coder.encode(SPACE.sample(np.random.default_rng(1), 1)[0])) == 1.0
 
 
 def test_the_incumbent_is_a_yardstick_when_every_proposal_is_unlikely():
@@ -154,3 +222,43 @@ def test_the_incumbent_is_a_yardstick_when_every_proposal_is_unlikely():
     assert not agents._unlikely(over).any()  # among themselves none is worse
     assert agents._unlikely(over, inside).all()
     assert agents._unlikely(over[:1], inside).tolist() == [True]
+
+
+def test_chances_of_many_configs_at_once_match_a_dense_refit():
+    """The incremental sums and the vectorised chances give what a dense refit gives."""
+    model = FeasibilityModel([4, 3, 2], [True, True, False], [[0, 1], [2]])
+    rng = np.random.default_rng(0)
+    rows, ys = [], []
+    for _ in range(20):
+        vec = [int(rng.integers(4)), int(rng.integers(3)), int(rng.integers(2))]
+        miss = 0.3 * vec[0] - 0.4 + 0.1 * rng.standard_normal()
+        model.add(vec, [miss])
+        rows.append(vec)
+        ys.append(compress(miss))
+    layout = model.layout
+    x = np.zeros((len(rows), layout.dim))
+    for i, vec in enumerate(rows):
+        x[i, layout.features(vec)] = 1.0
+    centre = x.mean(axis=0)
+    xc = x - centre
+    inverse = np.linalg.inv(xc.T @ xc + layout.prior)
+    y = np.asarray(ys) - np.mean(ys)
+    effects = inverse @ (xc.T @ y)
+    residual = y - xc @ effects
+    noise = max(0.05 ** 2, float(residual @ residual) / len(rows))
+    vecs = [[a, b, c] for a in range(4) for b in range(3) for c in range(2)]
+    dense = []
+    for vec in vecs:
+        d = -centre.copy()
+        d[layout.features(vec)] += 1.0
+        sd = math.sqrt(noise * (1.0 + 1.0 / len(rows) + float(d @ inverse @ d)))
+        dense.append(0.5 * math.erfc((np.mean(ys) + float(d @ effects)) / (sd * math.sqrt(2.0))))
+    assert np.allclose(model.chances(vecs), dense)
+    assert model.chance(vecs[5]) == model.chances(vecs)[5]
+
+
+def test_a_run_without_bounds_never_builds_the_feasibility_matrices():
+    agents = create_strategy("agents", SPACE, seed=1)
+    told(agents, 20)
+    agents.ask(8)
+    assert agents.feasibility._layout is None

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import multiprocessing
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -168,17 +165,12 @@ def test_a_request_runs_inline_and_the_session_remembers_it(tmp_path: Path) -> N
     assert len(load_session(out).trials) == 8
 
 
-def test_cli_runs_a_simulated_tune_inline_and_refuses_python_in_one_line(tmp_path: Path) -> None:
-    env = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"}
+def test_cli_runs_a_simulated_tune_inline_and_refuses_python_in_one_line(cli, tmp_path: Path) -> None:
     out = tmp_path / "va.json"
-    ok = subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", "vector_add", "--backend", "sim",
-                         "--executor", "inline", "--budget", "4", "--out", str(out)],
-                        capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    ok = cli("tune", "vector_add", "--backend", "sim", "--executor", "inline", "--budget", "4", "--out", out)
     assert ok.returncode == 0, ok.stderr
     assert {t.worker for t in load_session(out).trials} == {"inline-0"}
-    refused = subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", str(FIXTURES / "trivial_bench.py"),
-                              "--executor", "inline", "--out", str(tmp_path / "t.json")],
-                             capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    refused = cli("tune", FIXTURES / "trivial_bench.py", "--executor", "inline", "--out", tmp_path / "t.json")
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1 and "--executor local" in refused.stderr
     assert not (tmp_path / "t.json").exists()

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -60,13 +58,12 @@ def test_a_python_reference_file_is_not_run_when_the_template_loads(tmp_path):
     assert marker.exists() and out.shape == (4099,)
 
 
-def test_tuning_a_saved_template_with_the_command_line(tmp_path):
+def test_tuning_a_saved_template_with_the_command_line(cli, tmp_path):
     """--kernel-dir finds a saved declarative template; the sim backend runs it unchanged."""
     folder = save_template_folder(tmp_path / "mine", SPEC, SOURCE).parent
     out = tmp_path / "s.json"
-    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", "saxpy", "--kernel-dir", str(folder),
-                           "--backend", "sim", "--executor", "inline", "--budget", "6", "--out", str(out), "--quiet"],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    done = cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--executor", "inline", "--budget", "6",
+               "--out", out, "--quiet")
     assert done.returncode == 0, done.stderr
     assert json.loads(out.read_text())["kernel"] == "saxpy"
 

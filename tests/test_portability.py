@@ -11,9 +11,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -47,12 +44,6 @@ CACHES = {
     "W6600": LANDSCAPES / "more" / "convolution_W6600.json.gz",
     "W7800": LANDSCAPES / "more" / "convolution_W7800.json.gz",
 }
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"}
-    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True, check=False,
-                          timeout=300, cwd=ROOT, env=env)
 
 
 # --- the max-min pick -------------------------------------------------------------------------------
@@ -210,14 +201,14 @@ def times_of(cache: dict[str, Any]) -> dict[tuple[Any, ...], float]:
     return out
 
 
-def test_portability_report_on_recorded_convolution_landscapes(landscapes: dict[str, Path], tmp_path: Path) -> None:
+def test_portability_report_on_recorded_convolution_landscapes(cli, landscapes: dict[str, Path], tmp_path: Path) -> None:
     sessions = []
     for name, cache in landscapes.items():
         out = tmp_path / f"{name}.json"
-        result = run_cli("import-kt", str(cache), "--out", str(out))
+        result = cli("import-kt", str(cache), "--out", str(out))
         assert result.returncode == 0, result.stderr
         sessions.append(str(out))
-    result = run_cli("show", "--portability", *sessions, "--json")
+    result = cli("show", "--portability", *sessions, "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
 
@@ -252,14 +243,14 @@ def test_portability_report_on_recorded_convolution_landscapes(landscapes: dict[
     # the point of it: no device's own best is as safe as the portable pick on these GPUs
     assert all(row["worst"] < portable["worst"] for row in report["bests"])
 
-    text = run_cli("show", "--portability", *sessions)
+    text = cli("show", "--portability", *sessions)
     assert text.returncode == 0 and f"worst {100 * pick:.1f}%" in text.stdout
 
 
-def test_show_portability_bad_input_is_one_line(tmp_path: Path) -> None:
-    result = run_cli("show", "--portability", str(tmp_path / "nope.json"), str(tmp_path / "nope2.json"))
+def test_show_portability_bad_input_is_one_line(cli, tmp_path: Path) -> None:
+    result = cli("show", "--portability", str(tmp_path / "nope.json"), str(tmp_path / "nope2.json"))
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
-    result = run_cli("show")
+    result = cli("show")
     assert result.returncode == 2 and "show needs a session file" in result.stderr
 
 

@@ -128,13 +128,11 @@ def test_sim_checks_the_others_against_the_first_valid_configs_emulated_outputs(
     assert template_target(gelu, spec, {}).reference == ""
 
 
-def test_a_run_without_a_reference_says_so_in_the_session_and_on_the_command_line(tmp_path: Path) -> None:
+def test_a_run_without_a_reference_says_so_in_the_session_and_on_the_command_line(cli, tmp_path: Path) -> None:
     spec = dict(copy.deepcopy(SPEC), reference={"kind": "none"})
     folder = save_template_folder(tmp_path / "mine", spec, SOURCE).parent
     out = tmp_path / "s.json"
-    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", "saxpy", "--kernel-dir", str(folder),
-                           "--backend", "sim", "--budget", "4", "--out", str(out), "--quiet"],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    done = cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--budget", "4", "--out", out, "--quiet")
     assert done.returncode == 0, done.stderr
     line = done.stdout.strip().splitlines()[-1]
     assert line.startswith("saxpy: no reference given") and "checks no outputs" in line

@@ -12,6 +12,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -22,23 +23,21 @@ from workbench.core.domain.session import Journal, journal_path, load_session
 from workbench.core.io.session_lock import SessionInUse, SessionLock, lock_path
 from workbench.runner.controller import RunRequest, continues, resume_run, run_to_end, start_run
 
+if TYPE_CHECKING:
+    from conftest import CliResult  # the `cli` fixture's result (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
 TRIVIAL = str(FIXTURES / "trivial_bench.py")
 SLOW = str(FIXTURES / "slow_bench.py")
 
 # Runs started in this process evaluate inline (they test sessions, locks and continuation, not
-# isolation); the command-line runs below are processes of their own with worker processes.
+# isolation), command lines included (the `cli` fixture); a run that is killed, or holds the lock
+# another run meets, is a process of its own with worker processes.
 pytestmark = pytest.mark.usefixtures("inline_runs")
 
 
-def run_cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1", **(env or {})}
-    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, env=environment)
-
-
-def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+def one_line_error(result: CliResult) -> str:
     assert result.returncode == 2, (result.stdout, result.stderr)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and "Traceback" not in result.stderr, result.stderr
@@ -65,40 +64,40 @@ def test_name_value_parsing_is_one_rule_for_flags_and_the_window() -> None:
 # --- refusing to overwrite ------------------------------------------------------------------------
 
 
-def test_tune_refuses_an_existing_session_then_resume_extends_and_force_keeps_a_backup(tmp_path: Path) -> None:
+def test_tune_refuses_an_existing_session_then_resume_extends_and_force_keeps_a_backup(cli, tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     new_trivial(out, 12)
     before = out.read_bytes()
-    line = one_line_error(run_cli("tune", TRIVIAL, "--budget", "3", "--out", str(out)))
+    line = one_line_error(cli("tune", TRIVIAL, "--budget", "3", "--out", str(out)))
     assert "--resume" in line and "--force" in line and "12 trials" in line
     assert out.read_bytes() == before
 
-    done = run_cli("tune", TRIVIAL, "--budget", "5", "--out", str(out), "--resume", "--quiet")
+    done = cli("tune", TRIVIAL, "--budget", "5", "--out", str(out), "--resume", "--quiet")
     assert done.returncode == 0, done.stderr
     resumed = load_session(out)
     assert len(resumed.trials) == 17 and len({t.config.id for t in resumed.trials}) == 17
     assert [t.index for t in resumed.trials] == list(range(17))
     assert resumed.run.budget == 17
 
-    done = run_cli("tune", TRIVIAL, "--budget", "2", "--out", str(out), "--force", "--quiet")
+    done = cli("tune", TRIVIAL, "--budget", "2", "--out", str(out), "--force", "--quiet")
     assert done.returncode == 0, done.stderr
     assert len(load_session(out).trials) == 2
     assert len(load_session(tmp_path / "s.json.bak").trials) == 17
 
 
-def test_resume_uses_the_sessions_own_settings_and_flags_override_and_are_recorded(tmp_path: Path) -> None:
+def test_resume_uses_the_sessions_own_settings_and_flags_override_and_are_recorded(cli, tmp_path: Path) -> None:
     out = tmp_path / "s.json"
-    done = run_cli("tune", TRIVIAL, "--strategy", "random", "--seed", "7", "--budget", "10", "--time-limit", "600",
-                   "--timeout", "5", "--out", str(out), "--quiet")
+    done = cli("tune", TRIVIAL, "--strategy", "random", "--seed", "7", "--budget", "10", "--time-limit", "600",
+               "--timeout", "5", "--out", str(out), "--quiet")
     assert done.returncode == 0, done.stderr
     session = load_session(out)
     assert session.run.budget == 10 and session.run.run_timeout_s == 5.0 and session.run.time_limit_s == 600.0
-    one_line_error(run_cli("tune", "--resume", str(out)))  # its 10 evaluations are done: say how to go on
+    one_line_error(cli("tune", "--resume", str(out)))  # its 10 evaluations are done: say how to go on
 
-    done = run_cli("tune", "--resume", str(out), "--budget", "4", "--timeout", "3", "--quiet")
+    done = cli("tune", "--resume", str(out), "--budget", "4", "--timeout", "3", "--quiet")
     # the python benchmark the session names is not run unless the person names it
     assert done.returncode == 2 and "name it" in done.stderr
-    done = run_cli("tune", TRIVIAL, "--resume", str(out), "--budget", "4", "--timeout", "3", "--quiet")
+    done = cli("tune", TRIVIAL, "--resume", str(out), "--budget", "4", "--timeout", "3", "--quiet")
     assert done.returncode == 0, done.stderr
     session = load_session(out)
     assert len(session.trials) == 14
@@ -127,7 +126,7 @@ def test_a_stopped_run_continues_with_what_its_budget_has_left(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("command", ["tune", "import-kt", "export"])
-def test_no_command_writes_over_its_input(tmp_path: Path, command: str) -> None:
+def test_no_command_writes_over_its_input(cli, tmp_path: Path, command: str) -> None:
     session = tmp_path / "s.json"
     new_trivial(session, 3)
     cache = tmp_path / "c.json"
@@ -140,13 +139,13 @@ def test_no_command_writes_over_its_input(tmp_path: Path, command: str) -> None:
         "export": (["export", str(session), "--format", "json", "--out", str(session)], session),
     }[command]
     before = victim.read_bytes()
-    line = one_line_error(run_cli(*args))
+    line = one_line_error(cli(*args))
     assert "input" in line
     assert victim.read_bytes() == before and not Path(str(victim) + ".bak").exists()
 
 
 @pytest.mark.parametrize("command", ["tune", "import-kt", "export"])
-def test_no_command_replaces_what_is_not_a_regular_file_or_writes_into_a_missing_folder(tmp_path: Path, command: str) -> None:
+def test_no_command_replaces_what_is_not_a_regular_file_or_writes_into_a_missing_folder(cli, tmp_path: Path, command: str) -> None:
     session = tmp_path / "s.json"
     new_trivial(session, 3)
     fifo = tmp_path / "pipe"
@@ -158,31 +157,31 @@ def test_no_command_replaces_what_is_not_a_regular_file_or_writes_into_a_missing
         "import-kt": lambda out: ["import-kt", str(FIXTURES / "kt_cache_small.json"), "--force", "--out", out],
         "export": lambda out: ["export", str(session), "--format", "json", "--force", "--out", out],
     }[command]
-    assert "not a regular file" in one_line_error(run_cli(*make(str(fifo))))
+    assert "not a regular file" in one_line_error(cli(*make(str(fifo))))
     assert fifo.exists() and not fifo.is_file()
-    assert "symbolic link" in one_line_error(run_cli(*make(str(link))))
+    assert "symbolic link" in one_line_error(cli(*make(str(link))))
     assert link.is_symlink() and not (tmp_path / "elsewhere.json").exists()
-    assert "does not exist" in one_line_error(run_cli(*make(str(tmp_path / "missing" / "x.json"))))
+    assert "does not exist" in one_line_error(cli(*make(str(tmp_path / "missing" / "x.json"))))
     assert not (tmp_path / "missing").exists()
 
 
-def test_import_and_export_replace_their_own_kind_of_file_and_refuse_others(tmp_path: Path) -> None:
+def test_import_and_export_replace_their_own_kind_of_file_and_refuse_others(cli, tmp_path: Path) -> None:
     session = tmp_path / "s.json"
     new_trivial(session, 3)
     notes = tmp_path / "notes.txt"
     notes.write_text("my notes")
-    line = one_line_error(run_cli("export", str(session), "--format", "header", "--out", str(notes)))
+    line = one_line_error(cli("export", str(session), "--format", "header", "--out", str(notes)))
     assert "--force" in line and notes.read_text() == "my notes"
     header = tmp_path / "tuned.h"
     for _ in range(2):  # an earlier export is replaced without --force
-        assert run_cli("export", str(session), "--format", "header", "--out", str(header)).returncode == 0
-    done = run_cli("export", str(session), "--format", "header", "--out", str(notes), "--force")
+        assert cli("export", str(session), "--format", "header", "--out", str(header)).returncode == 0
+    done = cli("export", str(session), "--format", "header", "--out", str(notes), "--force")
     assert done.returncode == 0 and (tmp_path / "notes.txt.bak").read_text() == "my notes"
 
     imported = tmp_path / "imported.json"
     for _ in range(2):  # an earlier session is replaced without --force
-        assert run_cli("import-kt", str(FIXTURES / "kt_cache_small.json"), "--out", str(imported)).returncode == 0
-    one_line_error(run_cli("import-kt", str(FIXTURES / "kt_cache_small.json"), "--out", str(header)))
+        assert cli("import-kt", str(FIXTURES / "kt_cache_small.json"), "--out", str(imported)).returncode == 0
+    one_line_error(cli("import-kt", str(FIXTURES / "kt_cache_small.json"), "--out", str(header)))
 
 
 # --- journals belong to their session -------------------------------------------------------------
@@ -195,7 +194,7 @@ def _trial(index: int, latency: float) -> Trial:
                  measurement=Measurement(Status.OK, {"latency_ms": latency}))
 
 
-def test_the_journal_of_another_session_is_refused_never_merged(tmp_path: Path) -> None:
+def test_the_journal_of_another_session_is_refused_never_merged(cli, tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     new_trivial(out, 5)
     other = tmp_path / "other.json"
@@ -206,7 +205,7 @@ def test_the_journal_of_another_session_is_refused_never_merged(tmp_path: Path) 
     os.replace(journal_path(other), journal_path(out))  # ... lying beside this one
     with pytest.raises(SessionFormatError, match="journal of another session"):
         load_session(out)
-    line = one_line_error(run_cli("tune", TRIVIAL, "--out", str(out), "--resume", "--budget", "2"))
+    line = one_line_error(cli("tune", TRIVIAL, "--out", str(out), "--resume", "--budget", "2"))
     assert "another session" in line
     assert len(load_session(other).trials) == 3 and out.exists()
 
@@ -226,7 +225,7 @@ def test_the_journals_newer_trial_wins_over_the_files_older_one(tmp_path: Path) 
 # --- one writer per session -----------------------------------------------------------------------
 
 
-def test_a_second_writer_stops_at_once_naming_the_first(tmp_path: Path) -> None:
+def test_a_second_writer_stops_at_once_naming_the_first(cli, tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     first = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "tune", SLOW, "--budget", "400", "--out",
                               str(out), "--quiet"], cwd=ROOT, env={**os.environ, "WORKBENCH_SLOW_S": "0.05"},
@@ -239,7 +238,7 @@ def test_a_second_writer_stops_at_once_naming_the_first(tmp_path: Path) -> None:
             time.sleep(0.05)
         assert journal_path(out).exists(), "the first run never started"
         started = time.monotonic()
-        second = run_cli("tune", SLOW, "--budget", "5", "--out", str(out), "--resume")
+        second = cli("tune", SLOW, "--budget", "5", "--out", str(out), "--resume")
         assert time.monotonic() - started < 30
         line = one_line_error(second)
         assert f"is in use by pid {first.pid}" in line
@@ -272,7 +271,7 @@ def test_the_lock_names_its_owner_within_one_process(tmp_path: Path) -> None:
 # --- kills lose nothing ---------------------------------------------------------------------------
 
 
-def test_a_killed_tune_is_resumed_from_its_journal_without_losing_a_trial(tmp_path: Path) -> None:
+def test_a_killed_tune_is_resumed_from_its_journal_without_losing_a_trial(cli, tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     first = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "tune", SLOW, "--budget", "400", "--out",
                               str(out), "--quiet"], cwd=ROOT, env={**os.environ, "WORKBENCH_SLOW_S": "0.02"},
@@ -287,10 +286,10 @@ def test_a_killed_tune_is_resumed_from_its_journal_without_losing_a_trial(tmp_pa
     assert not out.exists()
     recovered = [t.config.id for t in load_session(out).trials]
     assert len(recovered) >= 7
-    line = one_line_error(run_cli("tune", SLOW, "--budget", "3", "--out", str(out)))
+    line = one_line_error(cli("tune", SLOW, "--budget", "3", "--out", str(out)))
     assert "journal" in line and "--resume" in line
     assert [t.config.id for t in load_session(out).trials] == recovered  # the refusal touched nothing
-    done = run_cli("tune", SLOW, "--budget", "3", "--out", str(out), "--resume", "--quiet")
+    done = cli("tune", SLOW, "--budget", "3", "--out", str(out), "--resume", "--quiet")
     assert done.returncode == 0, done.stderr
     final = [t.config.id for t in load_session(out).trials]
     assert final[: len(recovered)] == recovered and len(final) == len(recovered) + 3
@@ -372,44 +371,44 @@ def test_resume_into_another_file_leaves_the_source_untouched(tmp_path: Path) ->
 # --- what a review of the first version found ------------------------------------------------------
 
 
-def test_a_refused_force_moves_nothing(tmp_path: Path) -> None:
+def test_a_refused_force_moves_nothing(cli, tmp_path: Path) -> None:
     out = tmp_path / "c.json"
     new_trivial(out, 3)
     before = out.read_bytes()
-    one_line_error(run_cli("tune", TRIVIAL, "--force", "--out", str(out), "--strategy", "nope"))
+    one_line_error(cli("tune", TRIVIAL, "--force", "--out", str(out), "--strategy", "nope"))
     # refused only once the run is planned (after the lock is taken): still nothing moved
-    one_line_error(run_cli("tune", "vector_add", "--backend", "sim", "--force", "--out", str(out), "--devices", "3"))
+    one_line_error(cli("tune", "vector_add", "--backend", "sim", "--force", "--out", str(out), "--devices", "3"))
     assert out.read_bytes() == before and not (tmp_path / "c.json.bak").exists()
 
 
-def test_resume_into_another_file_checks_the_kernel_named(tmp_path: Path) -> None:
+def test_resume_into_another_file_checks_the_kernel_named(cli, tmp_path: Path) -> None:
     source = tmp_path / "a.json"
     new_trivial(source, 3)
-    line = one_line_error(run_cli("tune", "vector_add", "--resume", str(source), "--out", str(tmp_path / "b.json")))
+    line = one_line_error(cli("tune", "vector_add", "--resume", str(source), "--out", str(tmp_path / "b.json")))
     assert "not of 'vector_add'" in line and not (tmp_path / "b.json").exists()
 
 
-def test_a_lock_file_planted_as_a_link_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
+def test_a_lock_file_planted_as_a_link_is_refused_and_its_target_untouched(cli, tmp_path: Path) -> None:
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")
     lock_path(tmp_path / "x.json").symlink_to(victim)
-    line = one_line_error(run_cli("tune", TRIVIAL, "--budget", "1", "--out", str(tmp_path / "x.json")))
+    line = one_line_error(cli("tune", TRIVIAL, "--budget", "1", "--out", str(tmp_path / "x.json")))
     assert "symbolic link" in line and victim.read_text() == "keep me"
 
 
-def test_import_kt_never_drops_a_journal_or_replaces_measured_trials(tmp_path: Path) -> None:
+def test_import_kt_never_drops_a_journal_or_replaces_measured_trials(cli, tmp_path: Path) -> None:
     cache = str(FIXTURES / "kt_cache_small.json")
     measured = tmp_path / "measured.json"
     new_trivial(measured, 4)
     before = measured.read_bytes()
-    assert "--force" in one_line_error(run_cli("import-kt", cache, "--out", str(measured)))
+    assert "--force" in one_line_error(cli("import-kt", cache, "--out", str(measured)))
     assert measured.read_bytes() == before
     killed = tmp_path / "killed.json"
     with Journal(killed) as journal:
         journal.start(load_session(measured))
-    line = one_line_error(run_cli("import-kt", cache, "--out", str(killed)))
+    line = one_line_error(cli("import-kt", cache, "--out", str(killed)))
     assert "journal" in line and journal_path(killed).exists()
-    done = run_cli("import-kt", cache, "--out", str(measured), "--force")
+    done = cli("import-kt", cache, "--out", str(measured), "--force")
     assert done.returncode == 0 and len(load_session(tmp_path / "measured.json.bak").trials) == 4
 
 

@@ -141,6 +141,9 @@ def test_changing_the_objective_mid_run_steers_the_next_proposals() -> None:
     share_unchanged = sum(c["y"] == 1 for c in unchanged) / len(unchanged)
     assert len(after) >= 15
     assert share_after >= 0.5 > share_unchanged
+    # Only 20 configs have y = 1 and about a third were measured before the switch, so the share
+    # over all 18 later proposals is capped near 0.7; while feasible configs remain it is higher.
+    assert sum(c["y"] == 1 for c in after[:10]) >= 7 > sum(c["y"] == 1 for c in unchanged[:10])
 
 
 @pytest.mark.parametrize("mode", ["optuna", "ignore", "penalty"])

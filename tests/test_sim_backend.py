@@ -257,7 +257,9 @@ def test_a_compile_in_the_disk_cache_is_used_at_once_without_waiting(tmp_path) -
     config = target.space.config({"k": 3})
     first = SimBackend(spec)
     first.evaluate(config, LIMITS)
-    assert first.evaluate(config, LIMITS).details["resource_source"] == "nvrtc"  # waited: now on disk
+    # waited for the compile: now on disk ("cache" when the background compile had put it in the
+    # compiler's memory just before this evaluation looked, as happens on a loaded machine)
+    assert first.evaluate(config, LIMITS).details["resource_source"] in ("nvrtc", "cache")
     sim._RESOURCE_CACHE.clear()
     clear_memory_cache()  # as a new process would start
     fresh = SimBackend(spec)  # compile_wait_s 0

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -27,20 +28,17 @@ from workbench.core.domain.sizes import (
 from workbench.runner.controller import RunRequest, prepare_cells, start_run
 from workbench.search.seeded import Seeded
 
+if TYPE_CHECKING:
+    from conftest import CliResult  # the `cli` fixture's result (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = {"n": [4096, 1 << 16, 1 << 20]}
-# Sweeps run in this process evaluate inline (what is tested is the sweep, not isolation); the
-# command-line runs below are processes of their own.
+# Sweeps run in this process evaluate inline (what is tested is the sweep, not isolation), and so
+# do the command lines run here (the `cli` fixture); a killed sweep is a process of its own.
 pytestmark = pytest.mark.usefixtures("inline_runs")
 
 
-def run_cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"}
-    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, env=environment, check=False)
-
-
-def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+def one_line_error(result: CliResult) -> str:
     assert result.returncode == 2, (result.stdout, result.stderr)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and "Traceback" not in result.stderr, result.stderr
@@ -55,10 +53,10 @@ def sweep(out: Path, budget: int = 6, **fields) -> object:
     return run
 
 
-def test_cli_sweep_writes_one_session_with_a_tuning_per_size(tmp_path: Path) -> None:
+def test_cli_sweep_writes_one_session_with_a_tuning_per_size(cli, tmp_path: Path) -> None:
     out = tmp_path / "sweep.json"
-    result = run_cli("tune", "vector_add", "--backend", "sim", "--sizes", "n=4096,65536", "--sizes", "alpha=1.0,3.0",
-                     "--budget", "4", "--out", str(out), "--quiet")
+    result = cli("tune", "vector_add", "--backend", "sim", "--sizes", "n=4096,65536", "--sizes", "alpha=1.0,3.0",
+                 "--budget", "4", "--out", str(out), "--quiet")
     assert result.returncode == 0, result.stderr
     session = load_session(out)
     problems = problems_of(session)
@@ -155,27 +153,28 @@ def test_a_stopped_sweep_resumes_with_the_sizes_not_done(tmp_path: Path) -> None
     assert problems_of(again)[-1]["n"] == 256
 
 
-def test_a_killed_sweep_resumes_from_its_journal(tmp_path: Path) -> None:
+def test_a_killed_sweep_resumes_from_its_journal(cli, tmp_path: Path) -> None:
     out = tmp_path / "killed.json"
+    budget = 20  # per size: a wide window for the kill to land inside the 2nd size on a loaded machine
     first = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "tune", "vector_add", "--backend", "sim",
-                              "--strategy", "random", "--sizes", "n=4096,65536,1048576", "--budget", "6",
+                              "--strategy", "random", "--sizes", "n=4096,65536,1048576", "--budget", str(budget),
                               "--out", str(out), "--quiet"], cwd=ROOT,
                              env={**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"},
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         text = journal_path(out).read_text() if journal_path(out).exists() else ""
-        if text.count('"problem"') >= 9 + 1:  # the header's problem and 9 trials: inside the 2nd size
+        if text.count('"problem"') >= budget + 3 + 1:  # the header's and budget + 3 trials': inside the 2nd size
             break
         time.sleep(0.02)
     first.send_signal(signal.SIGKILL)
-    first.wait(30)
+    assert first.wait(30) == -signal.SIGKILL, "the sweep finished before it could be killed"
     recovered = load_session(out)
-    assert len(recovered.trials) >= 9 and sweep_plan(recovered) is not None
-    done = run_cli("tune", "--out", str(out), "--resume", "--quiet")
+    assert budget < len(recovered.trials) < 3 * budget and sweep_plan(recovered) is not None
+    done = cli("tune", "--out", str(out), "--resume", "--quiet")
     assert done.returncode == 0, done.stderr
     final = load_session(out)
-    assert [len(g) for g in trials_by_problem(final).values()] == [6, 6, 6]
+    assert [len(g) for g in trials_by_problem(final).values()] == [budget, budget, budget]
     assert [t.config.id for t in final.trials[: len(recovered.trials)]] == [t.config.id for t in recovered.trials]
 
 
@@ -191,22 +190,22 @@ def test_a_killed_sweep_resumes_from_its_journal(tmp_path: Path) -> None:
         (["--sizes", "n=abc"], "--sizes: vector_add: problem parameter n must be an integer"),
     ],
 )
-def test_bad_sizes_are_refused_in_one_line_before_anything_is_written(tmp_path: Path, flags: list[str],
+def test_bad_sizes_are_refused_in_one_line_before_anything_is_written(cli, tmp_path: Path, flags: list[str],
                                                                       fragment: str) -> None:
     out = tmp_path / "bad.json"
-    line = one_line_error(run_cli("tune", "vector_add", "--backend", "sim", "--budget", "2", *flags, "--out", str(out)))
+    line = one_line_error(cli("tune", "vector_add", "--backend", "sim", "--budget", "2", *flags, "--out", str(out)))
     assert fragment in line
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
-def test_sizes_of_a_recording_are_refused(tmp_path: Path, landscape) -> None:
+def test_sizes_of_a_recording_are_refused(cli, tmp_path: Path, landscape) -> None:
     recording = landscape("pnpoly_RTX_3090.json")
-    line = one_line_error(run_cli("tune", "--replay", str(recording), "--sizes", "n=1,2", "--budget", "2",
-                                  "--out", str(tmp_path / "r.json")))
+    line = one_line_error(cli("tune", "--replay", str(recording), "--sizes", "n=1,2", "--budget", "2",
+                              "--out", str(tmp_path / "r.json")))
     assert "--sizes" in line and "has one fixed problem" in line
 
 
-def test_a_hostile_sweep_plan_in_a_file_is_refused_in_one_line(tmp_path: Path) -> None:
+def test_a_hostile_sweep_plan_in_a_file_is_refused_in_one_line(cli, tmp_path: Path) -> None:
     run = sweep(tmp_path / "h.json", budget=2, sizes={"n": [4096, 8192]})
     path = Path(run.output)
     for plan, fragment in [({"sizes": {"n": [1, 2]}, "budget": -1}, "extra.sweep.budget"),
@@ -216,7 +215,7 @@ def test_a_hostile_sweep_plan_in_a_file_is_refused_in_one_line(tmp_path: Path) -
         data = json.loads(path.read_text())
         data["extra"]["sweep"] = plan
         path.write_text(json.dumps(data))
-        line = one_line_error(run_cli("tune", "--out", str(path), "--resume", "--quiet"))
+        line = one_line_error(cli("tune", "--out", str(path), "--resume", "--quiet"))
         assert fragment in line
 
 
@@ -245,20 +244,20 @@ def test_missing_cells_are_measured_on_request(tmp_path: Path) -> None:
     assert not (cross_matrix(size_rows(after)) != cross_matrix(size_rows(after))).any()  # no NaN left
 
 
-def test_show_lists_each_size_and_refuses_a_hostile_trial_problem_in_one_line(tmp_path: Path) -> None:
+def test_show_lists_each_size_and_refuses_a_hostile_trial_problem_in_one_line(cli, tmp_path: Path) -> None:
     run = sweep(tmp_path / "show.json", budget=2, sizes={"n": [4096, 8192]})
-    result = run_cli("show", str(run.output), "--json", "--trials")
+    result = cli("show", str(run.output), "--json", "--trials")
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert [s["problem"]["n"] for s in summary["sizes"]] == [4096, 8192]
     assert all(s["trials"] == 2 and s["best"]["latency_ms"] > 0 for s in summary["sizes"])
     assert {t["problem"]["n"] for t in summary["trial_list"]} == {4096, 8192}
-    text = run_cli("show", str(run.output))
+    text = cli("show", str(run.output))
     assert "size     n=4096" in text.stdout and "over all sizes" in text.stdout
     data = json.loads(Path(run.output).read_text())
     data["trials"][1]["problem"] = {"n": "4096\n#define EVIL", "alpha": 2.0}
     Path(run.output).write_text(json.dumps(data))
-    line = one_line_error(run_cli("show", str(run.output)))
+    line = one_line_error(cli("show", str(run.output)))
     assert "trials[1].problem.n" in line and "line break" in line
 
 
@@ -279,12 +278,12 @@ def test_a_size_typed_as_the_other_number_type_counts_as_done(tmp_path: Path) ->
     assert len(session.trials) == 4 and len(trials_by_problem(session)) == 2
 
 
-def test_show_portability_at_takes_a_size_typed_as_a_float(tmp_path: Path) -> None:
+def test_show_portability_at_takes_a_size_typed_as_a_float(cli, tmp_path: Path) -> None:
     paths = []
     for gpu in ("A100", "H100"):
         paths.append(str(tmp_path / f"{gpu}.json"))
         sweep(Path(paths[-1]), budget=3, sizes={"n": [4096, 8192]}, gpu_model=gpu)
-    result = run_cli("show", "--portability", *paths, "--at", "n=8192.0")
+    result = cli("show", "--portability", *paths, "--at", "n=8192.0")
     assert result.returncode == 0, result.stderr
 
 
@@ -341,25 +340,25 @@ def test_remeasure_aborted_measures_each_size_at_its_own_problem(tmp_path: Path)
     assert all(t.status is Status.OK for t in after.trials[len(before.trials):])
 
 
-def test_a_sweep_without_trials_at_its_own_problem_exports_one_size_or_says_how(tmp_path: Path) -> None:
+def test_a_sweep_without_trials_at_its_own_problem_exports_one_size_or_says_how(cli, tmp_path: Path) -> None:
     """The base problem is not one of the sizes: one size measured exports that size; several
     are refused in one line naming --at and --format dispatch, and --at picks one."""
     one = tmp_path / "one.json"
     sweep(one, budget=3, sizes={"n": [8192]})
     header = tmp_path / "one.h"
-    result = run_cli("export", str(one), "--format", "header", "--out", str(header))
+    result = cli("export", str(one), "--format", "header", "--out", str(header))
     assert result.returncode == 0, result.stderr
     assert "#define PROBLEM_N 8192" in header.read_text()
 
     two = tmp_path / "two.json"
     sweep(two, budget=3, sizes={"n": [8192, 16384]})
-    refused = one_line_error(run_cli("export", str(two), "--format", "json", "--out", str(tmp_path / "x.json")))
+    refused = one_line_error(cli("export", str(two), "--format", "json", "--out", str(tmp_path / "x.json")))
     assert "--at NAME=VALUE" in refused and "--format dispatch" in refused and "no trials to export" not in refused
     picked = tmp_path / "two.json.h"
-    result = run_cli("export", str(two), "--format", "header", "--at", "n=16384.0", "--out", str(picked))
+    result = cli("export", str(two), "--format", "header", "--at", "n=16384.0", "--out", str(picked))
     assert result.returncode == 0, result.stderr
     assert "#define PROBLEM_N 16384" in picked.read_text()
-    missing = one_line_error(run_cli("show", "--portability", str(two), str(one), "--at", "n=99"))
+    missing = one_line_error(cli("show", "--portability", str(two), str(one), "--at", "n=99"))
     assert "--at" in missing
 
 
@@ -380,30 +379,30 @@ def test_csv_of_a_sweep_says_each_trials_size_and_a_kt_cache_refuses_it(tmp_path
     assert not (tmp_path / "s.kt.json").exists()
 
 
-def test_flags_that_would_be_ignored_are_refused_in_one_line(tmp_path: Path) -> None:
+def test_flags_that_would_be_ignored_are_refused_in_one_line(cli, tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     sweep(out, budget=2, sizes={"n": [4096]})
     base = ("tune", "--out", str(out))
-    assert "drop --sizes" in one_line_error(run_cli(*base, "--remeasure-aborted", "--sizes", "n=8192"))
-    assert "drop --no-warm-start" in one_line_error(run_cli(*base, "--remeasure-aborted", "--no-warm-start"))
+    assert "drop --sizes" in one_line_error(cli(*base, "--remeasure-aborted", "--sizes", "n=8192"))
+    assert "drop --no-warm-start" in one_line_error(cli(*base, "--remeasure-aborted", "--no-warm-start"))
     fresh = ("tune", "vector_add", "--backend", "sim", "--budget", "2", "--out", str(tmp_path / "f.json"))
-    assert "--no-warm-start applies to a size sweep" in one_line_error(run_cli(*fresh, "--no-warm-start"))
-    assert "sim backend" in one_line_error(run_cli("tune", "vector_add", "--backend", "cuda", "--refine-wait", "3",
-                                                   "--out", str(tmp_path / "c.json")))
+    assert "--no-warm-start applies to a size sweep" in one_line_error(cli(*fresh, "--no-warm-start"))
+    assert "sim backend" in one_line_error(cli("tune", "vector_add", "--backend", "cuda", "--refine-wait", "3",
+                                               "--out", str(tmp_path / "c.json")))
     assert not (tmp_path / "f.json").exists() and not (tmp_path / "c.json").exists()
-    assert "gui --run KERNEL --sizes" in one_line_error(run_cli("gui", "--sizes", "n=1,2"))
-    both = one_line_error(run_cli("tune", "vector_add", "--backend", "sim", "--budget", "2", "--sizes", "n=1024,2048",
-                                  "--set", "n=4096", "--out", str(tmp_path / "b.json")))
+    assert "gui --run KERNEL --sizes" in one_line_error(cli("gui", "--sizes", "n=1,2"))
+    both = one_line_error(cli("tune", "vector_add", "--backend", "sim", "--budget", "2", "--sizes", "n=1024,2048",
+                              "--set", "n=4096", "--out", str(tmp_path / "b.json")))
     assert "--set n=4096 is not one of the swept sizes" in both and not (tmp_path / "b.json").exists()
 
 
-def test_a_bad_plan_in_the_file_is_reported_as_the_files_and_one_size_is_singular(tmp_path: Path) -> None:
+def test_a_bad_plan_in_the_file_is_reported_as_the_files_and_one_size_is_singular(cli, tmp_path: Path) -> None:
     out = tmp_path / "s.json"
-    result = run_cli("tune", "vector_add", "--backend", "sim", "--sizes", "n=4096", "--budget", "2",
-                     "--out", str(out), "--quiet")
+    result = cli("tune", "vector_add", "--backend", "sim", "--sizes", "n=4096", "--budget", "2",
+                 "--out", str(out), "--quiet")
     assert result.returncode == 0 and "; 1 size ->" in result.stdout, result.stdout
     data = json.loads(out.read_text())
     data["extra"]["sweep"]["sizes"]["n"] = [4096, 0]
     out.write_text(json.dumps(data))
-    line = one_line_error(run_cli("tune", "--resume", "--out", str(out), "--budget", "3"))
+    line = one_line_error(cli("tune", "--resume", "--out", str(out), "--budget", "3"))
     assert "--sizes" not in line and "the session's size sweep" in line and "n=0" in line

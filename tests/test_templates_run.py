@@ -41,8 +41,8 @@ SHIM = r"""
 #include <thread>
 #include <vector>
 struct wb_dim3 { unsigned x, y, z; };
-static thread_local wb_dim3 threadIdx;
-static wb_dim3 blockIdx, blockDim, gridDim;
+static thread_local wb_dim3 threadIdx, blockIdx;
+static wb_dim3 blockDim, gridDim;
 static std::barrier<>* wb_block_barrier;
 static std::vector<std::unique_ptr<std::barrier<>>> wb_warp_barriers;
 static float wb_exchange[1024];
@@ -82,19 +82,27 @@ inline float __shfl_down_sync(unsigned, float v, unsigned delta, int width = 32)
     const unsigned lane = threadIdx.x % 32;
     return wb_shuffle(v, (lane % width) + delta >= (unsigned)width ? lane : lane + delta);
 }
+// One thread per CUDA thread of a block, kept for the whole launch: each runs its thread of every
+// block in turn, and no block starts before all threads have finished the one before (so blocks
+// run one after another, as before, without creating blocks x threads threads).
 static void wb_launch(wb_dim3 grid, unsigned threads, void (*body)()) {
     gridDim = grid;
     blockDim = wb_dim3{threads, 1, 1};
-    for (unsigned bx = 0; bx < grid.x; ++bx) {
-        blockIdx = wb_dim3{bx, 0, 0};
-        std::barrier<> block(threads);
-        wb_block_barrier = &block;
-        wb_warp_barriers.clear();
-        for (unsigned w = 0; w < (threads + 31) / 32; ++w) wb_warp_barriers.emplace_back(new std::barrier<>(32));
-        std::vector<std::thread> pool;
-        for (unsigned t = 0; t < threads; ++t) pool.emplace_back([t, body] { threadIdx = wb_dim3{t, 0, 0}; body(); });
-        for (auto& th : pool) th.join();
-    }
+    std::barrier<> block(threads), block_done(threads);
+    wb_block_barrier = &block;
+    wb_warp_barriers.clear();
+    for (unsigned w = 0; w < (threads + 31) / 32; ++w) wb_warp_barriers.emplace_back(new std::barrier<>(32));
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+        pool.emplace_back([t, body, grid, &block_done] {
+            threadIdx = wb_dim3{t, 0, 0};
+            for (unsigned bx = 0; bx < grid.x; ++bx) {
+                blockIdx = wb_dim3{bx, 0, 0};
+                body();
+                block_done.arrive_and_wait();
+            }
+        });
+    for (auto& th : pool) th.join();
 }
 template <class T> static T* wb_read(const char* name, size_t count) {
     T* p = (T*)aligned_alloc(64, ((sizeof(T) * count + 63) / 64) * 64);

@@ -499,8 +499,13 @@ def _finite(value: float) -> float | None:
 
 
 def summarise(session: Session, constraints: Any = None, weights: Any = None, with_trials: bool = False,
-              objectives: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The ``show --json`` object: a contract (see docs/cli.md)."""
+              objectives: tuple[str, ...] = (), with_importance: bool = False) -> dict[str, Any]:
+    """The ``show --json`` object: a contract (see docs/cli.md).
+
+    ``importance`` and ``importance_note`` are computed only ``with_importance`` (``show --json``):
+    importing Optuna's importance module imports scikit-learn, about a second of start-up that the
+    other callers (the text summary, the end of ``tune``) would pay for figures they never print.
+    """
     from workbench.core.domain.objective import rank
 
     constraints = constraints or session.constraints
@@ -523,9 +528,6 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
             "metrics": {k: _finite(float(v)) for k, v in t.measurement.metrics.items()},
             "why": ranking.explain(ranking.best),
         }
-    from workbench.core.domain.importance import session_importance
-
-    importance = session_importance(session, constraints, weights, targets=("score",))["score"]
     device = dict(session.device)
     out: dict[str, Any] = {
         "kernel": session.kernel,
@@ -539,9 +541,13 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         "weights": _directions_of(constraints, weights)[0],
         "best": best,
         "most_excluding_constraint": ranking.most_excluding if ranking.n_feasible == 0 else None,
-        "importance": {k: round(v, 4) for k, v in importance.shares.items()},
-        "importance_note": importance.reason or importance.method,
     }
+    if with_importance:
+        from workbench.core.domain.importance import session_importance
+
+        importance = session_importance(session, constraints, weights, targets=("score",))["score"]
+        out["importance"] = {k: round(v, 4) for k, v in importance.shares.items()}
+        out["importance_note"] = importance.reason or importance.method
     if objectives:
         from workbench.core.domain.search_objective import Objective
 
@@ -632,7 +638,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     constraints, weights = _objective_from_args(args, session)
     objectives = _objectives_from_args(args, session)
     _check_objective(constraints, weights, _session_metrics(session), objectives)
-    summary = summarise(session, constraints, weights, with_trials=args.trials, objectives=objectives)
+    summary = summarise(session, constraints, weights, with_trials=args.trials, objectives=objectives,
+                        with_importance=args.json)
     if args.json:
         json.dump(summary, sys.stdout, indent=2)
         sys.stdout.write("\n")

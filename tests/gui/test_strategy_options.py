@@ -111,17 +111,12 @@ def test_a_stored_choice_not_offered_or_a_float_too_fine_is_said(qtbot, window) 
         toolbar.apply({"strategy": "agents", "strategy_options": {"min_gain": 1.23456789012e-5}})
 
 
-def test_reopening_a_hand_edited_session_reports_one_line_without_a_traceback(qtbot, window, tmp_path) -> None:
+def test_reopening_a_hand_edited_session_reports_one_line_without_a_traceback(qtbot, window, cli, tmp_path) -> None:
     import json
-    import subprocess
-    import sys
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parents[2]
     path = tmp_path / "s.json"
-    done = subprocess.run([sys.executable, str(root / "main.py"), "tune", "vector_add", "--backend", "sim", "--budget",
-                           "4", "--executor", "inline", "--seed", "5", "--out", str(path)],
-                          capture_output=True, text=True, timeout=120, cwd=root)
+    done = cli("tune", "vector_add", "--backend", "sim", "--budget", "4", "--executor", "inline", "--seed", "5",
+               "--out", path)
     assert done.returncode == 0, done.stderr
     data = json.loads(path.read_text())
     data["strategy"]["options"]["elite"] = [1]

@@ -506,9 +506,18 @@ class KernelEditor(QMainWindow):
             self._pending = True
             return
         self._pending = False
-        self._thread = _CheckThread(self._generation, spec, self.source.toPlainText(), self)
-        self._thread.checked.connect(self._on_checked)
-        self._thread.start()
+        thread = self._thread = _CheckThread(self._generation, spec, self.source.toPlainText(), self)
+        thread.checked.connect(self._on_checked)
+        thread.finished.connect(lambda: self._on_thread_finished(thread))
+        thread.start()
+
+    def _on_thread_finished(self, thread: _CheckThread) -> None:
+        """A check asked for after this thread's report was handled but before the thread ended
+        was only marked pending (one thread at a time): it starts now, or nothing would report it."""
+        if self._pending and thread is self._thread:
+            self._pending = False
+            self._thread = None
+            self.check_now()
 
     def _on_checked(self, generation: int, report: DraftReport) -> None:
         if self._pending:
@@ -708,6 +717,7 @@ class KernelEditor(QMainWindow):
 
     def closeEvent(self, event: Any) -> None:  # Qt override
         self.timer.stop()
+        self._pending = False  # a closed editor starts no further check when the running one ends
         self.wait_for_check()
         super().closeEvent(event)
 

@@ -36,7 +36,8 @@ under constraints). Then, every round:
 Under constraints (the run's objective has bounds) a feasibility model learns each bound's miss
 over the slot values (:mod:`workbench.search.feasibility`); proposals it finds far less likely to
 meet the bounds than the others go last in the screen and in a descent's order, and once a quarter
-of the trials met the bounds the rank rewards rank by the objective alone (see ``_reward_score``).
+of the trials (at least ``init`` of them) met the bounds the rank rewards rank by the objective
+alone (see ``_rank_scores``); credit still compares costs.
 
 A space whose slots all share one group has a single concern; then each slot acts as its own agent.
 """
@@ -49,7 +50,8 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from workbench.core.domain.measurement import Status, Trial
+from workbench.core.domain.measurement import LATENCY, Status, Trial
+from workbench.core.domain.search_objective import LATENCY_BOUND
 from workbench.core.domain.space import GROUPS, Config, SearchSpace
 from workbench.search._common import Index, IndexedStrategy, latency_rank
 from workbench.search.base import Option
@@ -60,13 +62,21 @@ from workbench.search.utility import UtilityModel
 #: Value subtracted from a proposal the feasibility model finds unlikely (see ``Agents._unlikely``):
 #: more than any utility, so such proposals come after every likely one.
 _UNLIKELY = 1e6
-#: With ``rewards="auto"``: the share of trials that met the constraints from which the rank
-#: rewards rank by the objective alone (see ``Agents._reward_score``).
+#: With ``rewards="auto"``: the share of trials (at least ``init`` of them) that met the
+#: constraints from which the rank rewards rank by the objective alone (see ``Agents._rank_scores``).
 SPLIT_SHARE = 0.25
 #: Further screens of as many joint proposals when every one is predicted to miss the constraints.
 SCREEN_RETRIES = 3
 #: The metric an agent watches besides the shared reward (larger is better).
 AUX_METRIC = {"memory": "throughput_gbs", "launch": "occupancy"}
+
+
+def _bound_metric(trial: Trial, metric: str) -> float:
+    """The value a bound on ``metric`` judges (an aborted trial's latency: the bound it was
+    aborted at, as in :meth:`Objective.violations`)."""
+    if metric == LATENCY and trial.status is Status.ABORTED:
+        return trial.metric(LATENCY_BOUND)
+    return trial.metric(metric)
 
 
 @dataclass(frozen=True)
@@ -216,7 +226,8 @@ class Agents(IndexedStrategy):
         self.sub_best: list[dict[tuple[int, ...], float]] = [{} for _ in self.agents]
         self.history: list[tuple[float, tuple[int, ...]]] = []
         self.round: dict[str, tuple[int, float]] = {}  # id -> (active agent or -1, score of its base)
-        self.outcomes: dict[str, tuple[float, dict[str, float]]] = {}
+        #: id -> (cost, the objective's value regardless of the constraints, own metrics)
+        self.outcomes: dict[str, tuple[float, float, dict[str, float]]] = {}
         self.indices: dict[str, tuple[int, ...]] = {}  # id -> index vector of round members
         self.since_improvement = 0
         self.focus: int | None = None
@@ -225,7 +236,7 @@ class Agents(IndexedStrategy):
         self.failed = np.zeros((0, len(self.coder.sizes)), dtype=np.int64)  # index vectors of failed configs
         self.probed = False  # the trend probes are sent once, with the first learning round
         self.short_probed: tuple[int, ...] | None = None  # the incumbent whose short moves were probed last
-        self.foreign: list[tuple[float, tuple[int, ...]]] = []  # told results of configs others proposed
+        self.foreign: list[tuple[float, float, tuple[int, ...]]] = []  # (cost, value, vec) of configs others proposed
         self.rounds = 0
         #: per slot value: trials measured with it under constraints, and how many of them missed
         self.bounded_n = [np.zeros(int(size)) for size in self.coder.sizes]
@@ -243,9 +254,9 @@ class Agents(IndexedStrategy):
             if not math.isfinite(score):
                 self.failed = np.vstack([self.failed, self.history[-1][1]])
             if trial.config.id not in self.round and self.opt.learn_all:
-                self.foreign.append((self._reward_score(trial, score), self.history[-1][1]))  # proposed by someone else
+                self.foreign.append((score, self._raw_value(trial, score), self.history[-1][1]))  # proposed by someone else
             aux = {m: trial.metric(m) for m in AUX_METRIC.values()}
-            self.outcomes[trial.config.id] = (self._reward_score(trial, score), aux)
+            self.outcomes[trial.config.id] = (score, self._raw_value(trial, score), aux)
             vec = self.history[-1][1]
             for a, (_, slots) in enumerate(self.agents):
                 sub = tuple(vec[k] for k in slots)
@@ -263,15 +274,27 @@ class Agents(IndexedStrategy):
         if len(self.foreign) >= self.opt.batch:
             # Results the agents did not propose (a portfolio partner, a reopened session) form
             # rounds of their own: ranked among themselves, they teach the utilities the same way.
-            kept = [(score, vec) for score, vec in self.foreign if self._ranked(score)]
+            kept = [item for item in self.foreign if self._ranked(item[0])]
             if len(kept) >= 2:
-                self.model.accumulate([vec for _, vec in kept], latency_rank([score for score, _ in kept]))
+                ranks = latency_rank(self._rank_scores([(cost, raw) for cost, raw, _ in kept]))
+                self.model.accumulate([vec for _, _, vec in kept], ranks)
             self.foreign = []
 
-    def _reward_score(self, trial: Trial, score: float) -> float:
-        """What a trial is ranked by in the rank rewards: its cost, or under constraints with
-        ``rewards="split"`` (``"auto"``: once a share ``SPLIT_SHARE`` of the trials met them) the
-        objective's value regardless of the constraints, their chance left to the feasibility model.
+    def _raw_value(self, trial: Trial, score: float) -> float:
+        """The objective's value of a trial regardless of the constraints (its cost when it has
+        none: a failure, a run without bounds, a missing metric)."""
+        value = getattr(self.objective, "value", None)
+        if value is None or not math.isfinite(score) or not trial.ok or not getattr(self.objective, "bounds", ()):
+            return score
+        raw = float(value(trial))
+        return raw if math.isfinite(raw) else score
+
+    def _rank_scores(self, pairs: Sequence[tuple[float, float]]) -> list[float]:
+        """What the trials of one round, as (cost, value) pairs, are ranked by in the rank rewards:
+        their cost, or under constraints with ``rewards="split"`` (``"auto"``: once a share
+        ``SPLIT_SHARE`` of the trials met them) the objective's value regardless of the
+        constraints, their chance left to the feasibility model. One scale per round: a miss
+        ranked by its cost would come last, ranked by its value often first.
 
         Why: the cost ranks every miss behind every hit, so the utilities learn "feasible" and
         "good" as one thing. While hits are rare that is what leads into the feasible region (a
@@ -281,21 +304,18 @@ class Agents(IndexedStrategy):
         ranking by the objective alone keeps what those values are worth, and the feasibility
         model (:meth:`_unlikely`, :meth:`_feasibility_risk`) keeps the proposals inside.
         """
-        if not math.isfinite(score) or not self._split_rewards():
-            return score
-        value = getattr(self.objective, "value", None)
-        if value is None or not trial.ok:
-            return score
-        raw = float(value(trial))
-        return raw if math.isfinite(raw) else score
+        split = self._split_rewards()
+        return [raw if split else cost for cost, raw in pairs]
 
     def _split_rewards(self) -> bool:
-        """Whether the rank rewards now ignore the constraints (see :meth:`_reward_score`)."""
+        """Whether the rank rewards now ignore the constraints (see :meth:`_rank_scores`)."""
         if self.opt.rewards == "cost" or not getattr(self.objective, "bounds", ()):
             return False
         if self.opt.rewards == "auto":
             total = float(self.bounded_n[0].sum()) if self.bounded_n else 0.0
-            return total >= 2 and total - float(self.bounded_miss[0].sum()) >= SPLIT_SHARE * total
+            # (at least a start's worth of trials: a share of a handful is luck)
+            hits = total - float(self.bounded_miss[0].sum())
+            return total >= max(2, self.opt.init) and hits >= SPLIT_SHARE * total
         return True
 
     def _ranked(self, score: float) -> bool:
@@ -307,15 +327,14 @@ class Agents(IndexedStrategy):
         """Rank rewards for the finished part of the round; update every agent's preferences."""
         done = [cid for cid in self.round if cid in self.outcomes and self._ranked(self.outcomes[cid][0])]
         if len(done) >= 2:
-            scores = [self.outcomes[cid][0] for cid in done]
-            reward = latency_rank(scores)
+            reward = latency_rank(self._rank_scores([self.outcomes[cid][:2] for cid in done]))
             idx = [self.indices[cid] for cid in done]
             self.model.accumulate(idx, reward)
             for a, (group, slots) in enumerate(self.agents):
                 own = reward.copy()
                 metric = AUX_METRIC.get(group)
                 if metric is not None:
-                    values = np.array([self.outcomes[cid][1].get(metric, math.nan) for cid in done])
+                    values = np.array([self.outcomes[cid][2].get(metric, math.nan) for cid in done])
                     finite = np.isfinite(values)
                     if finite.sum() >= 2:
                         aux = np.zeros(len(done))
@@ -330,8 +349,9 @@ class Agents(IndexedStrategy):
                         for k in slots:
                             self.reward_sum[k][vec[k]] += own[j]
                             self.reward_n[k][vec[k]] += 1.0
-            for cid, score in zip(done, scores):  # credit: did the active agent beat its base?
+            for cid in done:  # credit: did the active agent beat its base (both by cost)?
                 active, base_score = self.round[cid]
+                score = self.outcomes[cid][0]
                 if active >= 0:
                     self.credit[active] = 0.9 * self.credit[active] + (1.0 if score < base_score else 0.0)
         self.round = {}
@@ -472,8 +492,9 @@ class Agents(IndexedStrategy):
         value = np.array([self.model.value(draw, v) for v in vecs])
         if risk:
             value -= np.array([self._failure_risk(v) for v in vecs])
-        value -= np.array([self._feasibility_risk(v) for v in vecs])
-        value -= _UNLIKELY * self._unlikely(vecs)
+        chances = self._chances(vecs)
+        value -= np.array([self._feasibility_risk(v, c) for v, c in zip(vecs, chances)])
+        value -= _UNLIKELY * self._unlikely(vecs, chances=chances)
         out = []
         for i in np.argsort(-value, kind="stable")[:size]:
             config = configs[int(i)]
@@ -569,15 +590,28 @@ class Agents(IndexedStrategy):
             return
         misses = [float(m) for m in violations(trial)]
         missed = float(any(m > 0 for m in misses))
+        if trial.status is Status.ABORTED:
+            # An aborted trial reports its latency bound, seldom the other metrics: what it did
+            # not report is unknown, not a miss (a run that failed outright is never fed in).
+            misses = [m if math.isfinite(_bound_metric(trial, b.metric)) else math.nan
+                      for m, b in zip(misses, getattr(self.objective, "bounds", ()))]
         self.feasibility.add(vec, misses)
         for k, v in enumerate(vec):
             self.bounded_n[k][v] += 1.0
             self.bounded_miss[k][v] += missed
 
-    def _unlikely(self, vecs: Sequence[Sequence[int]], reference: Sequence[int] | None = None) -> np.ndarray:
+    def _chances(self, vecs: Sequence[Sequence[int]]) -> np.ndarray:
+        """The additive model's chance that each proposal meets the constraints (ones when it is
+        not in use), one vectorised pass: each proposal's chance is computed once per screen."""
+        if self.opt.feasibility_model != "additive" or not getattr(self.objective, "bounds", ()):
+            return np.ones(len(vecs))
+        return self.feasibility.chances(vecs)
+
+    def _unlikely(self, vecs: Sequence[Sequence[int]], reference: Sequence[int] | None = None,
+                  chances: np.ndarray | None = None) -> np.ndarray:
         """Which of several proposals the feasibility model finds far less likely to meet the
         constraints than the likeliest of them or the ``reference`` config (chance below
-        ``feasible_first`` times the best).
+        ``feasible_first`` times the best); ``chances``: theirs, when already known.
 
         Why relative: while nothing measured has met a tight bound every chance is small, and
         what matters is which proposals come closest; once the feasible region is known, a
@@ -588,16 +622,17 @@ class Agents(IndexedStrategy):
         if (not self.opt.feasible_first or self.opt.feasibility_model != "additive"
                 or not getattr(self.objective, "bounds", ()) or len(vecs) + (reference is not None) < 2):
             return out
-        chance = np.array([self.feasibility.chance(v) for v in vecs])
+        chance = self._chances(vecs) if chances is None else chances
         top = max(float(chance.max()), self.feasibility.chance(reference) if reference is not None else 0.0)
         if top <= 0.0:
             return out
         return chance < self.opt.feasible_first * top
 
-    def _feasibility_risk(self, vec: Sequence[int]) -> float:
+    def _feasibility_risk(self, vec: Sequence[int], chance: float | None = None) -> float:
         """Penalty for a proposal likely to miss the constraints: ``feasibility`` times the chance
         of a miss, from the additive model of each bound's miss (:mod:`workbench.search.feasibility`,
-        the default) or from per-value counts (``feasibility_model="counts"``, below).
+        the default; ``chance``: the proposal's, when already known) or from per-value counts
+        (``feasibility_model="counts"``, below).
 
         The counts: a value that missed every time it was tried predicts a miss wherever it goes;
         the values' evidence is combined as
@@ -610,7 +645,7 @@ class Agents(IndexedStrategy):
         if not weight or total < 2:
             return 0.0
         if self.opt.feasibility_model == "additive":
-            return weight * (1.0 - self.feasibility.chance(vec))
+            return weight * (1.0 - (self.feasibility.chance(vec) if chance is None else chance))
         base = (float(self.bounded_miss[0].sum()) + 0.5) / (total + 1.0)
         if base <= 0.0 or base >= 1.0:
             return 0.0
@@ -697,19 +732,29 @@ class Agents(IndexedStrategy):
             best: tuple[float, Config, int, float] | None = None
             draw = self._sample_values(1.0) if screen > 1 else None
             screened: list[tuple[float, Config, int, float]] = []
+            vecs: list[tuple[int, ...]] = []
+            chances = np.zeros(0)
             unlikely = np.zeros(0, dtype=bool)
             for _attempt in range(1 + SCREEN_RETRIES):
+                fresh: list[tuple[float, Config, int, float]] = []
                 for _ in range(screen):
                     genes, active, base_score = self._candidate(ranked)
                     config = self.repair(genes, batch)
                     if config is None:
                         break
                     value = 0.0
+                    vec = self.coder.encode(config)
+                    vecs.append(vec)
                     if draw is not None:
-                        vec = self.coder.encode(config)
-                        value = self.model.value(draw, vec)
-                        value -= self._failure_risk(vec) + self._feasibility_risk(vec)
-                    screened.append((value, config, active, base_score))
+                        value = self.model.value(draw, vec) - self._failure_risk(vec)
+                    fresh.append((value, config, active, base_score))
+                # each proposal's chance once (the retries add to the screen, they do not redo it)
+                new = self._chances(vecs[len(screened):])
+                chances = np.concatenate([chances, new])
+                if draw is not None:
+                    fresh = [(v - self._feasibility_risk(vecs[len(screened) + i], float(new[i])), c, a, b)
+                             for i, (v, c, a, b) in enumerate(fresh)]
+                screened += fresh
                 if not screened or not getattr(self.objective, "bounds", ()):
                     break
                 # Proposals predicted to miss the constraints far more likely than the other
@@ -717,8 +762,7 @@ class Agents(IndexedStrategy):
                 # looks fast. While the rewards ignore the constraints (split), the incumbent's
                 # chance is the yardstick too, and when every proposal falls short they screen more.
                 split = self._split_rewards()
-                vecs = [self.coder.encode(item[1]) for item in screened]
-                unlikely = self._unlikely(vecs, ranked[0][1] if split else None)
+                unlikely = self._unlikely(vecs, ranked[0][1] if split else None, chances)
                 if not split or not unlikely.all():
                     break
             if unlikely.any():
@@ -757,8 +801,9 @@ class Agents(IndexedStrategy):
         return self._propose_round(max(self.opt.batch, wanted), set(batch))
 
     def _start(self, n: int, batch: set[str]) -> list[Config]:
-        """``n`` start configs: from ``design`` times as many uniform samples, greedily the one
-        farthest (:meth:`Coder.distance`) from those chosen and measured so far.
+        """``n`` start configs: from ``design`` times as many uniform samples (at most
+        ``max(4 n, 4096)``), greedily the one farthest (:meth:`Coder.distance`) from those chosen
+        and measured so far.
 
         Why: a uniform start of ten configs often leaves a slot's values unvisited or repeats
         one code path, and the first model fit then knows nothing about them. Picking from a
@@ -766,9 +811,12 @@ class Agents(IndexedStrategy):
         which configs exist) while spreading it. Under constraints (the objective has bounds)
         the start stays uniform: there a spread start lost more than it gained, since it leans
         towards the ends of the domains, where resource and time limits are missed most often.
+        The pool is capped because every pick is a pass over it: ``n`` picks from ``design n``
+        samples cost ``design n^2`` distances, quadratic in a large start, while a few thousand
+        samples already cover a space far more densely than the start can.
         """
         design = 1 if getattr(self.objective, "bounds", ()) else max(1, self.opt.design)
-        pool = self.sample(n * design, batch)
+        pool = self.sample(min(n * design, max(4 * n, 4096)), batch)
         if design <= 1 or len(pool) <= n:
             return pool[:n]
         vecs = np.array([self.coder.encode(c) for c in pool])

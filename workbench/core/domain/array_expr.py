@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
+from workbench.core.domain import pysyntax
 from workbench.core.errors import RestrictionError
 from workbench.core.domain.expr import KIND_NUM, MAX_TEXT, _Compiler
 
@@ -115,7 +116,7 @@ def compile_array_expression(text: str, known_names: Iterable[str]) -> ArrayExpr
     if len(shown) > MAX_TEXT or "\n" in shown:
         raise RestrictionError(f'expression "{shown[:40]}": must be one line of at most {MAX_TEXT} characters')
     try:
-        tree = ast.parse(shown, mode="eval")
+        tree = pysyntax.parse(shown, mode="eval")
     except SyntaxError as exc:
         col = exc.offset or 1
         raise RestrictionError(f'expression "{shown}": syntax error: {exc.msg} (col {col}: {shown[col - 1:col + 19]})') from None

@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
+from workbench.core.domain import pysyntax
 from workbench.core.errors import RestrictionError
 
 Value = int | float | bool | str
@@ -154,7 +155,7 @@ class Restriction:
         masked out per element, with Python's short-circuit rules, as in ``__call__``.
         """
         if self._vector is None:
-            self._vector = _VectorCompiler().compile(ast.parse(self.text, mode="eval").body)
+            self._vector = _VectorCompiler().compile(pysyntax.parse(self.text, mode="eval").body)
         try:
             with np.errstate(all="ignore"):
                 value, err = self._vector(arrays)
@@ -213,7 +214,7 @@ def compile_restriction(
     if "\n" in shown or "\r" in shown:
         raise RestrictionError(f'restriction "{shown.splitlines()[0]}...": must be a single line')
     try:
-        tree = ast.parse(shown, mode="eval")
+        tree = pysyntax.parse(shown, mode="eval")
     except SyntaxError as exc:
         col = exc.offset or 1
         snippet = shown[max(col - 1, 0) : col + 19] or "end of text"

@@ -36,6 +36,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
+from workbench.core.domain import pysyntax
 from workbench.core.errors import TemplateError, WorkbenchError
 from workbench.core.domain.space import Config, ProductSpace, SearchSpace, Slot, Value
 
@@ -468,7 +469,7 @@ def spec_identity(path: Path) -> bytes:
     if path.suffix != ".py":
         return data
     try:
-        tree = ast.parse(data)
+        tree = pysyntax.parse(data)
     except (SyntaxError, ValueError):
         return data
     for node in ast.walk(tree):
@@ -562,7 +563,7 @@ def load_template(spec_file: str | os.PathLike[str]) -> KernelTemplate | None:
 def _is_python_benchmark(path: Path, text: str) -> bool:
     """True when the module's top level defines SPACE and measure but no TEMPLATE (decided without running it)."""
     try:
-        tree = ast.parse(text, filename=str(path))
+        tree = pysyntax.parse(text, filename=str(path))
     except SyntaxError as exc:
         raise TemplateError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
     names: set[str] = set()

@@ -203,8 +203,10 @@ def compile_cuda(
     result = _compile(source, arch, opts, name, version, key)
     result = replace(result, compile_s=time.perf_counter() - started)
     if use_cache and result.key != _TRANSIENT:
-        _memory_put(key, result)
+        # disk first: whoever finds the result in memory (another thread, while this one is still
+        # writing) can rely on it being on disk for the next process too
         _disk_put(key, result)
+        _memory_put(key, result)
     return _for_entry(result, entry)
 
 

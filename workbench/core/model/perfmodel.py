@@ -499,10 +499,13 @@ def closed_loop_period(service: float, delay: float, customers: int) -> float:
 
     Exact mean value analysis of a closed network with one queueing station (service time
     ``service``) and one delay station: the residence time at the server grows with the queue the
-    other jobs form, R(n) = service x (1 + Q(n - 1)), throughput X(n) = n / (delay + R(n)). It lies
-    between ``service`` (the wait hidden behind the others' work) and ``(delay + service) / customers``
-    at one job, and is smooth in both.
+    other jobs form, R(n) = service x (1 + Q(n - 1)), throughput X(n) = n / (delay + R(n)). With B
+    jobs it lies between ``max(service, (delay + service) / B)`` (the server busy all the time, or
+    no queueing at all) and ``delay / B + service``; at one job it is ``delay + service``. It is
+    smooth in both. An infinite wait or service time gives an infinite period.
     """
+    if not (math.isfinite(service) and math.isfinite(delay)):
+        return math.inf
     if service <= 0.0:
         return delay / max(1, customers)
     queue = 0.0
