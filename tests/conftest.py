@@ -47,9 +47,18 @@ def landscape() -> Callable[[str], Path]:
     return shared_landscape
 
 
+def _longest_first(items: list[pytest.Item]) -> None:
+    from suite_order import LONGEST_FILES
+
+    rank = {name: position for position, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip `gpu` tests cleanly when something they need is missing, saying what: CuPy not
-    installed, CUDA headers or NVRTC not found, or no device visible."""
+    """Run the longest files first (see ``tests/suite_order.py``); skip `gpu` tests cleanly when
+    something they need is missing, saying what: CuPy not installed, CUDA headers or NVRTC not
+    found, or no device visible."""
+    _longest_first(items)
     if not any("gpu" in item.keywords for item in items):
         return
     from workbench.backends.cuda_env import probe
