@@ -234,10 +234,10 @@ def test_help_strategy_lists_every_option_with_type_default_and_description(cli)
                                                + ", ".join(sorted(STRATEGIES))]
 
 
-def test_a_cli_run_saves_what_its_compiles_have_not_refined_and_says_so(cli, tmp_path: Path) -> None:
-    """A table entry that says the template compiles slowly: the run does not wait for compiles,
-    ``--refine-wait 0`` saves at once, the trials keep their mark and one line says how to refine
-    them; continuing the session refines them."""
+def _slowly_compiling_template(tmp_path: Path) -> dict[str, str]:
+    """A new ``counting`` template in ``tmp_path`` whose resource-table entry says its compiles
+    take minutes (and knows only its default config), with nothing compiled before: the
+    environment a command needs to meet it so."""
     import gzip
     import uuid
 
@@ -265,8 +265,14 @@ def test_a_cli_run_saves_what_its_compiles_have_not_refined_and_says_so(cli, tmp
              "templates": {"counting": entry}}
     with gzip.open(table_path("sm_90", tables), "wt", encoding="utf-8") as handle:
         json.dump(table, handle)
-    env = {"KERNEL_WORKBENCH_RESOURCE_TABLES": str(tables),
-           "KERNEL_WORKBENCH_CACHE_DIR": str(tmp_path / "empty-cache")}  # nothing compiled before
+    return {"KERNEL_WORKBENCH_RESOURCE_TABLES": str(tables), "KERNEL_WORKBENCH_CACHE_DIR": str(tmp_path / "empty-cache")}
+
+
+def test_a_cli_run_saves_what_its_compiles_have_not_refined_and_says_so(cli, tmp_path: Path) -> None:
+    """A table entry that says the template compiles slowly: the run does not wait for compiles,
+    ``--refine-wait 0`` saves at once, the trials keep their mark and one line says how to refine
+    them; continuing the session refines them."""
+    env = _slowly_compiling_template(tmp_path)
     out = tmp_path / "run.json"
     result = cli("tune", "counting", "--kernel-dir", str(tmp_path), "--backend", "sim", "--strategy", "grid",
                  "--budget", "3", "--refine-wait", "0", "--out", str(out), env=env)
@@ -287,35 +293,7 @@ def test_refine_only_refines_the_estimated_trials_of_a_sweep_at_every_size(cli, 
     """A sweep whose sizes all have their evaluations cannot be continued with a budget, yet its
     estimated trials are refined by ``--refine-only``, which measures nothing new; the note at the
     end of the run names that command."""
-    import gzip
-    import uuid
-
-    from test_sim_backend import _counting_template
-
-    from workbench.backends.sim import SimBackend
-    from workbench.core.model.resource_table import (
-        COLUMNS,
-        FORMAT,
-        VERSION,
-        problem_key,
-        table_path,
-    )
-    from workbench.core.domain.templates import load_template
-
-    spec = _counting_template(tmp_path, uuid.uuid4().hex)
-    template = load_template(tmp_path / "counting.py")
-    target = SimBackend.target(spec)
-    tables = tmp_path / "tables"
-    tables.mkdir()
-    entry = {"source_hash": template.source_hash(), "problem": problem_key(target.problem), "compile_options": [],
-             "complete": False, "seconds": 600.0, "workers": 1,
-             "configs": {target.default_config.id: [16, 0, 0, 0, 0]}}
-    table = {"format": FORMAT, "version": VERSION, "arch": "sm_90", "compiler": "test", "columns": list(COLUMNS),
-             "templates": {"counting": entry}}
-    with gzip.open(table_path("sm_90", tables), "wt", encoding="utf-8") as handle:
-        json.dump(table, handle)
-    env = {"KERNEL_WORKBENCH_RESOURCE_TABLES": str(tables),
-           "KERNEL_WORKBENCH_CACHE_DIR": str(tmp_path / "empty-cache")}
+    env = _slowly_compiling_template(tmp_path)
     out = tmp_path / "run.json"
     result = cli("tune", "counting", "--kernel-dir", str(tmp_path), "--backend", "sim", "--strategy", "grid",
                  "--set", "n=512", "--sizes", "n=512,256", "--budget", "3", "--refine-wait", "0",

@@ -12,9 +12,9 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
+from cli_errors import one_line_error
 
 from workbench.core.domain.assignments import parse_assignment_list, parse_assignments
 from workbench.core.errors import SessionFormatError, WorkbenchError
@@ -22,9 +22,6 @@ from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.session import Journal, journal_path, load_session
 from workbench.core.io.session_lock import SessionInUse, SessionLock, lock_path
 from workbench.runner.controller import RunRequest, continues, resume_run, run_to_end, start_run
-
-if TYPE_CHECKING:
-    from conftest import CliResult  # the `cli` fixture's result (tests/conftest.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -35,13 +32,6 @@ SLOW = str(FIXTURES / "slow_bench.py")
 # isolation), command lines included (the `cli` fixture); a run that is killed, or holds the lock
 # another run meets, is a process of its own with worker processes.
 pytestmark = pytest.mark.usefixtures("inline_runs")
-
-
-def one_line_error(result: CliResult) -> str:
-    assert result.returncode == 2, (result.stdout, result.stderr)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error:") and "Traceback" not in result.stderr, result.stderr
-    return lines[0]
 
 
 def new_trivial(path: Path, budget: int, **fields) -> None:

@@ -10,9 +10,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
+from cli_errors import one_line_error
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.session import journal_path, load_session, problem_key, save_session
@@ -28,21 +28,11 @@ from workbench.core.domain.sizes import (
 from workbench.runner.controller import RunRequest, prepare_cells, start_run
 from workbench.search.seeded import Seeded
 
-if TYPE_CHECKING:
-    from conftest import CliResult  # the `cli` fixture's result (tests/conftest.py)
-
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = {"n": [4096, 1 << 16, 1 << 20]}
 # Sweeps run in this process evaluate inline (what is tested is the sweep, not isolation), and so
 # do the command lines run here (the `cli` fixture); a killed sweep is a process of its own.
 pytestmark = pytest.mark.usefixtures("inline_runs")
-
-
-def one_line_error(result: CliResult) -> str:
-    assert result.returncode == 2, (result.stdout, result.stderr)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error:") and "Traceback" not in result.stderr, result.stderr
-    return lines[0]
 
 
 def sweep(out: Path, budget: int = 6, **fields) -> object:
