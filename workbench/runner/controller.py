@@ -608,6 +608,21 @@ def _named_metrics(session: Session, objectives: Sequence[str]) -> dict[str, Non
     return dict.fromkeys([*weighted, *bounded, *objectives])
 
 
+def _open_locked(out: Path, flag: str) -> tuple[SessionLock, Session]:
+    """The existing session at ``out`` (``flag`` names what needs it), loaded under its lock, which
+    the caller then holds: one writer at a time, and what a killed run left is cleaned first."""
+    check_regular_or_absent(out)
+    if not out.is_file() and not journal_path(out).is_file():
+        raise WorkbenchError(f"{flag}: --out {out} must be an existing session file")
+    lock = SessionLock(out).acquire()
+    try:
+        clean_stale_temporaries(out)
+        return lock, load_session(out)
+    except BaseException:
+        lock.release()
+        raise
+
+
 def remeasure_aborted(path: str | os.PathLike[str],
                       request: RunRequest = RunRequest()) -> tuple[Run | SweepRun | None, str]:
     """A run that measures again every aborted candidate of the session at ``path`` whose latency
@@ -618,13 +633,8 @@ def remeasure_aborted(path: str | os.PathLike[str],
     Returns ``(None, why)`` when nothing is worth re-measuring (the lock is not kept then).
     """
     out = Path(path)
-    check_regular_or_absent(out)
-    if not out.is_file() and not journal_path(out).is_file():
-        raise WorkbenchError(f"--remeasure-aborted: --out {out} must be an existing session file")
-    lock = SessionLock(out).acquire()
+    lock, session = _open_locked(out, "--remeasure-aborted")
     try:
-        clean_stale_temporaries(out)
-        session = load_session(out)
         objective = Objective(request.constraints or session.constraints, request.weights or session.weights)
         groups = remeasurable(session, objective.worth_remeasuring)
         if not groups:
@@ -632,8 +642,6 @@ def remeasure_aborted(path: str | os.PathLike[str],
             lock.release()
             return None, (f"nothing to re-measure: {aborted} aborted trials, none below the latency limit in force"
                           if aborted else "nothing to re-measure: no aborted trials")
-        if session.space is None:
-            raise WorkbenchError(f"--remeasure-aborted: {out} records no search space to re-measure in")
         spec = _spec_for_continue(request, session)
         session.constraints, session.weights = objective.constraints, objective.weights
         settings = session.run.merged(request.settings_overrides())
@@ -641,7 +649,7 @@ def remeasure_aborted(path: str | os.PathLike[str],
                             max_latency_ms=objective.max_latency_ms)
         space = session.space
         if space is None:
-            raise WorkbenchError("the session records no search space to re-measure in")
+            raise WorkbenchError(f"--remeasure-aborted: {out} records no search space to re-measure in")
         own = problem_key(session.problem)
         count = sum(len(configs) for _problem, configs in groups)
         message = f"re-measuring {count} aborted candidates" + (f" at {len(groups)} sizes" if len(groups) > 1 else "")
@@ -674,13 +682,8 @@ def refine_pending(path: str | os.PathLike[str],
 
     Returns ``(None, why)`` when no trial waits for its compile (the lock is not kept then)."""
     out = Path(path)
-    check_regular_or_absent(out)
-    if not out.is_file() and not journal_path(out).is_file():
-        raise WorkbenchError(f"--refine-only: --out {out} must be an existing session file")
-    lock = SessionLock(out).acquire()
+    lock, session = _open_locked(out, "--refine-only")
     try:
-        clean_stale_temporaries(out)
-        session = load_session(out)
         groups: dict[str, tuple[dict[str, Any], int]] = {}
         for key, trials in trials_by_problem(session).items():
             pending = sum(bool(t.measurement.details.get("resources_pending")) for t in trials)
