@@ -141,3 +141,18 @@ def test_open_recent_never_drops_an_unsaved_run(window, qtbot, tmp_path):
     window.recent_menu.actions()[0].trigger()  # non-interactive: no question, so nothing is discarded
     assert window.path == other and autosave.exists()
     assert len(load_session(autosave).trials) == 4 and autosave in window.recoverable()
+
+
+def test_a_run_counts_as_going_until_the_window_has_shown_its_end(window, qtbot):
+    """The engine thread returns before the window handles its queued end; a run started in that
+    gap would have the first run's end handed to it (the window once waited on it forever)."""
+    window.start_run({"kernel": BENCH, "backend": "python", "strategy": "random", "budget": 3})
+    first = window.engine_thread
+    assert first.wait(30_000)  # the thread is done; its end is still queued for the GUI thread
+    assert window.running
+    with pytest.raises(WorkbenchError, match="already going"):
+        window.start_run({"kernel": BENCH, "backend": "python", "strategy": "random", "budget": 3})
+    with qtbot.waitSignal(window.run_done, timeout=30_000) as ended:
+        pass
+    assert ended.args[0] is first.result and not window.running
+    assert window.toolbar.start.isEnabled()

@@ -66,6 +66,10 @@ class MainWindow(QMainWindow):
         self.autosave_path: Path | None = None
         # Not ``self.thread``: that would hide QObject.thread().
         self.engine_thread: EngineThread | None = None
+        #: The engine thread's end has been shown (views, controls, ``run_done``). Until then the run
+        #: counts as going even when its thread has returned: a run started in that gap would be
+        #: taken for the one whose end is still queued.
+        self._run_closed = True
         self.last_result: Any = None
         #: The toolbar's request right after a session was shown: Start with these same choices
         #: continues that session with its own backend (see :meth:`start_run`).
@@ -300,7 +304,8 @@ class MainWindow(QMainWindow):
 
     @property
     def running(self) -> bool:
-        return self.engine_thread is not None and self.engine_thread.isRunning()
+        """From a run's launch until the window has shown its end (see ``_run_closed``)."""
+        return self.engine_thread is not None and not self._run_closed
 
     def retarget_run(self) -> None:
         """Constraints or weights changed: a running search follows the new objective from its
@@ -366,8 +371,9 @@ class MainWindow(QMainWindow):
                 self.timing_badge.setStyleSheet("background:#009e73; color:white; font-weight:bold; border-radius:3px")
             if backend == "replay":  # the recording's kernel (greyed), not the last template shown; not added as one
                 self.toolbar.kernel.setEditText(session.kernel)
-            if session.space is not None and (self.slots_panel.base is None or self.slots_panel.base != session.space):
-                self.slots_panel.set_space(session.space)
+            panel = self.slots_panel  # one that shows this space already (edited from a wider one) keeps its base
+            if session.space is not None and panel.base != session.space and panel.space != session.space:
+                panel.set_space(session.space)
             self._show_problem_hint(session.problem)
         self._update_title()
 
@@ -467,6 +473,7 @@ class MainWindow(QMainWindow):
     def _launch(self, prepared: Any) -> None:
         """Run a prepared run (the controller's ``Run``) in the engine thread, the controls following it."""
         self.engine_thread = EngineThread(prepared, self)
+        self._run_closed = False
         self.engine_thread.progress.connect(self._on_progress)
         self.engine_thread.run_finished.connect(self._on_run_finished)
         self.toolbar.set_running(True)
@@ -627,8 +634,11 @@ class MainWindow(QMainWindow):
         return self.engine_thread.wait(int(timeout_s * 1000))
 
     def _on_run_finished(self, result: Any) -> None:
+        if self.sender() is not self.engine_thread or self._run_closed:  # closing showed this end already
+            return
         assert self.engine_thread is not None  # it sent this
-        self.engine_thread.wait()
+        self.engine_thread.wait()  # it emitted as its last act: returns at once
+        self._run_closed = True
         self.last_result = result
         if self.engine_thread.engine.refined:  # trials replaced in place: rebuild the views' columns
             self.model.set_session(self.model.session)
@@ -991,7 +1001,7 @@ class MainWindow(QMainWindow):
                     return
             assert self.engine_thread is not None  # running
             self.engine_thread.stop()
-            self.wait_for_run(120.0)
+            self._run_closed = self.wait_for_run(120.0)  # the window goes: its end is not shown
             self.model.sync()
             if self.path is not None:
                 self.save_to(self.path)
