@@ -13,4 +13,12 @@ echo "check: mypy"
 echo "check: lint-imports"
 "$py" -c 'import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())'
 echo "check: pytest"
-"$py" -m pytest -q -n auto --dist loadfile "$@"
+# --no-loadscope-reorder keeps the collection order (the longest files first, tests/suite_order.py)
+# instead of xdist's order by test count. The outer limit is a backstop behind the per-test
+# timeout: whatever hangs, the check ends with a message long before any CI limit.
+status=0
+timeout --kill-after=30 "${PYTEST_LIMIT_S:-1200}" "$py" -m pytest -q -n auto --dist loadfile --no-loadscope-reorder "$@" || status=$?
+if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+    echo "check: pytest did not finish within ${PYTEST_LIMIT_S:-1200} s; something hangs" >&2
+fi
+exit "$status"
