@@ -40,6 +40,7 @@ RESTRICTIONS = (
 )
 
 WORD = 4
+WARP = 32  # threads per warp on every NVIDIA GPU the simulator models
 
 
 def _input_shape(problem: Problem) -> tuple[int, int]:
@@ -100,6 +101,28 @@ def flops(problem: Problem) -> float:
     return 2.0 * taps * int(problem["image_height"]) * int(problem["image_width"])
 
 
+def _staging_per_row(bx: int, by: int, sh_w: int) -> tuple[int, int]:
+    """Round trips and element steps per staged row of the block's slowest warp.
+
+    A thread stages ``n = ceil((sh_w - tx) / bx)`` elements of a row. The compiler unrolls that loop
+    by 4 with a runtime trip count (NVRTC's PTX): first a remainder part of ``n mod 4`` copies, then
+    ``n // 4`` iterations of the unrolled body. The loads within one part are issued together (one
+    round trip per part), but a warp whose lanes need both parts, e.g. lanes with 3 elements next to
+    lanes with 4, runs them one after the other (divergence): two round trips for that row. The
+    block's barrier waits for its slowest warp. Steps: the copies the warp issues per row, remainder
+    plus four per body iteration, whatever share of its lanes needs them.
+    """
+    lanes = np.arange(bx * by)
+    n = np.maximum(0, -(-(sh_w - lanes % bx) // bx))
+    round_trips = steps = 0
+    for start in range(0, len(lanes), WARP):
+        warp = n[start : start + WARP]
+        remainder, body = int((warp % 4).max()), int((warp // 4).max())
+        round_trips = max(round_trips, int(remainder > 0) + body)
+        steps = max(steps, remainder + 4 * body)
+    return round_trips, steps
+
+
 def profile(problem: Problem, config: Config) -> WorkProfile:
     h, w = int(problem["image_height"]), int(problem["image_width"])
     fh, fw = int(problem["filter_height"]), int(problem["filter_width"])
@@ -143,14 +166,16 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         ways = (staged * store_ways + tap_loads * load_ways) / smem
         syncs = 1.0
         # The staging loop's trip counts depend on threadIdx, so it is not unrolled: each row a thread
-        # stages is a load and the shared store waiting for it (columns: the compiler's default
-        # unroll by 4 issues those loads together). Short blocks stage tall halos row by row.
-        staging_rounds = math.ceil(sh_h / by) * math.ceil(math.ceil(sh_w / bx) / 4)
+        # stages is a load and the shared store waiting for it, one round trip. Short blocks stage
+        # tall halos row by row. Within a row, see _staging_per_row: one round trip per part of the
+        # column loop a warp runs, two where its lanes need both the remainder and the unrolled body.
+        round_trips, steps = _staging_per_row(bx, by, sh_w)
+        staging_rounds = math.ceil(sh_h / by) * round_trips
         # Each staging step also costs issue slots besides its load and store: in the PTX, about 4
         # per element (index, bounds test, predicate, branch) and 10 per row (row address, loop
         # test); a partly filled last column step still issues for its warp. Short blocks with
         # tall halos run many steps per thread for few outputs.
-        other = float(threads * math.ceil(sh_h / by) * (4 * math.ceil(sh_w / bx) + 10))
+        other = float(threads * math.ceil(sh_h / by) * (4 * steps + 10))
         # Only the staging loads read global memory here, and NVVM compiles them to ld.global.nc with
         # or without __ldg (the input is const and the output __restrict__): read_only changes nothing
         # in this path, both take the read-only path.

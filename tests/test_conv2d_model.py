@@ -118,6 +118,25 @@ def test_short_blocks_issue_more_staging_work_per_output(conv) -> None:
     assert per_output((128, 1, 1, 4, 0, 0, 0)) == 0
 
 
+def test_warps_that_run_both_parts_of_the_unrolled_staging_loop_wait_twice_per_row(conv) -> None:
+    # The staging column loop is unrolled by 4 with a runtime trip count: a remainder part of n mod 4
+    # copies, then the unrolled body. A 128-wide block staging 398 columns (3x4 tile) gives lanes 0-13
+    # four elements (the body) and the others three (the remainder): warp 0 runs both parts, one
+    # after the other, two round trips per row. At 270 columns (2x4 tile: three or two elements)
+    # every lane stays in the remainder part: one round trip, as before.
+    both = conv.profile(conv.problem, _config(conv, (128, 1, 3, 4, 0, 0, 1)))
+    one = conv.profile(conv.problem, _config(conv, (128, 1, 2, 4, 0, 0, 1)))
+    rows = 4 + 14  # a one-row block stages the tile height plus the 14-row halo, row by row
+    assert one.staging_rounds == rows
+    assert both.staging_rounds == 2 * rows
+    # The divergent warp also issues both parts: 3 remainder copies + 4 in the body per row.
+    threads = math.ceil(4096 / 384) * (4096 // 4) * 128
+    assert both.other_instructions == threads * rows * (4 * (3 + 4) + 10)
+    # Within one part the loads overlap: five elements (1 + a body of 4) are two round trips, four one.
+    assert conv.profile(conv.problem, _config(conv, (128, 1, 4, 4, 0, 0, 1))).staging_rounds == 2 * rows
+    assert conv.profile(conv.problem, _config(conv, (16, 4, 4, 1, 0, 0, 1))).staging_rounds == math.ceil(18 / 4) * 2
+
+
 def test_overhanging_tiles_compute_the_outputs_they_discard(conv) -> None:
     exact = conv.profile(conv.problem, _config(conv, (128, 1, 2, 4, 0, 0, 0)))  # 256-wide tiles divide 4096
     over = conv.profile(conv.problem, _config(conv, (256, 1, 3, 4, 0, 0, 0)))  # 768-wide: 6 tiles = 4608 columns
