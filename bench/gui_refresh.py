@@ -73,6 +73,14 @@ def main() -> int:
 
     folder = QTemporaryDir()
     os.environ["KERNEL_WORKBENCH_AUTOSAVE_DIR"] = folder.path()
+
+    def open_window(_k: int) -> None:
+        other = MainWindow(interactive=False, settings=QSettings(folder.path() + "/o.ini", QSettings.Format.IniFormat))
+        other.close()
+        other.deleteLater()
+        app.processEvents()
+
+    opened = timed(open_window, args.repeat)
     window = MainWindow(interactive=False, settings=QSettings(folder.path() + "/s.ini", QSettings.Format.IniFormat))
     window.resize(1440, 900)
     window.show()
@@ -85,7 +93,7 @@ def main() -> int:
     charts = list(window.charts.values())
     control = window.objective_panel.limits["max_latency_ms"]
     rows: list[tuple[str, tuple[list[float], list[float]], float | None]] = [
-        ("load session into the window (once)", timed(load, 1), None)]
+        ("open a window (no session)", opened, None), ("load session into the window (once)", timed(load, 1), None)]
 
     rows.append(("rank() alone, from the MetricTable", timed(lambda k: rank(window.model.table, window.model.constraints,
                                                                           window.model.weights), args.repeat), None))

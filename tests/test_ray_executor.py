@@ -13,14 +13,12 @@ from pathlib import Path
 
 import pytest
 
-ray = pytest.importorskip("ray")
-
-from workbench.backends.base import BackendSpec, EvalLimits  # noqa: E402
-from workbench.core.domain.measurement import Status  # noqa: E402
-from workbench.core.domain.space import Config  # noqa: E402
-from workbench.runner.pool import WorkerStartupError  # noqa: E402
-from workbench.runner.ray_executor import RayPool  # noqa: E402
-from workbench.runner.controller import RunRequest, run_to_end  # noqa: E402
+from workbench.backends.base import BackendSpec, EvalLimits
+from workbench.core.domain.measurement import Status
+from workbench.core.domain.space import Config
+from workbench.runner.pool import WorkerStartupError
+from workbench.runner.ray_executor import RayPool
+from workbench.runner.controller import RunRequest, run_to_end
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HOST_FAULTS = BackendSpec("python", {"path": str(FIXTURES / "host_faults_bench.py")})
@@ -30,8 +28,13 @@ pytestmark = pytest.mark.timeout(120)
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
+    """A local instance without the idle workers Ray starts ahead, one per CPU: the pool's actors
+    carry their own environment (this source tree on PYTHONPATH), so they never use those workers
+    and each would cost a Python start for nothing."""
+    ray = pytest.importorskip("ray")  # here, not at the top: collecting this file costs no Ray import
     if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 _system_config={"prestart_worker_first_driver": False})
     yield
     ray.shutdown()
 
@@ -155,7 +158,7 @@ def test_cli_tune_with_the_ray_executor(tmp_path, capsys):
     from workbench.cli import main
 
     out = tmp_path / "cli.json"
-    code = main(["tune", str(FIXTURES / "trivial_bench.py"), "--executor", "ray", "--workers", "2",
+    code = main(["tune", str(FIXTURES / "trivial_bench.py"), "--executor", "ray", "--workers", "1",
                  "--budget", "6", "--quiet", "--out", str(out)])
     assert code == 0
     assert "6 trials" in capsys.readouterr().out

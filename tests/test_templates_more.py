@@ -243,9 +243,9 @@ _SHIM = r"""
 #include <stdio.h>
 #include <stdlib.h>
 struct wb_dim3 { unsigned x, y, z; };
-static thread_local wb_dim3 threadIdx;
-static wb_dim3 blockIdx, blockDim, gridDim;
-static pthread_barrier_t wb_barrier;
+static thread_local wb_dim3 threadIdx, blockIdx;
+static wb_dim3 blockDim, gridDim;
+static pthread_barrier_t wb_barrier, wb_block_done;
 #define __global__
 #define __device__
 #define __forceinline__ inline
@@ -270,7 +270,11 @@ _CTYPES = {"float32": "float", "uint32": "unsigned int", "int32": "int", "float6
 
 
 def _driver(template: KernelTemplate, problem: Mapping[str, Any], config: Config) -> str:
-    """main(): read inputs from files, run every block with one pthread per CUDA thread, write outputs."""
+    """main(): read inputs from files, run the grid with one pthread per CUDA thread of a block, write outputs.
+
+    Each pthread runs its thread of every block in turn, and no block starts before all threads
+    have finished the one before: blocks run one after another (one legal CUDA schedule), without
+    creating blocks x threads threads (thread creation was most of the run time)."""
     grid = template.grid(problem, config)
     block = template.block(problem, config)
     head: list[str] = []  # device arrays live in globals so the thread function can reach them
@@ -293,22 +297,23 @@ def _driver(template: KernelTemplate, problem: Mapping[str, Any], config: Config
         f"  gridDim = wb_dim3{{{grid[0]}u, {grid[1]}u, {grid[2]}u}}; blockDim = wb_dim3{{{block[0]}u, {block[1]}u, {block[2]}u}};",
         f"  static pthread_t pool[{threads}]; static unsigned ids[{threads}];",
         "  pthread_attr_t attr; pthread_attr_init(&attr); pthread_attr_setstacksize(&attr, 1 << 18);",
-        "  for (unsigned bz = 0; bz < gridDim.z; ++bz) for (unsigned by = 0; by < gridDim.y; ++by)",
-        "  for (unsigned bx = 0; bx < gridDim.x; ++bx) {",
-        "    blockIdx = wb_dim3{bx, by, bz};",
-        f"    pthread_barrier_init(&wb_barrier, NULL, {threads});",
-        f"    for (unsigned t = 0; t < {threads}u; ++t) {{",
-        "      ids[t] = t;",
-        "      pthread_create(&pool[t], &attr, [](void* arg) -> void* {",
-        "        unsigned t = *(unsigned*)arg;",
-        f"        threadIdx = wb_dim3{{t % {block[0]}u, (t / {block[0]}u) % {block[1]}u, t / {block[0] * block[1]}u}};",
+        f"  pthread_barrier_init(&wb_barrier, NULL, {threads}); pthread_barrier_init(&wb_block_done, NULL, {threads});",
+        f"  for (unsigned t = 0; t < {threads}u; ++t) {{",
+        "    ids[t] = t;",
+        "    pthread_create(&pool[t], &attr, [](void* arg) -> void* {",
+        "      unsigned t = *(unsigned*)arg;",
+        f"      threadIdx = wb_dim3{{t % {block[0]}u, (t / {block[0]}u) % {block[1]}u, t / {block[0] * block[1]}u}};",
+        "      for (unsigned bz = 0; bz < gridDim.z; ++bz) for (unsigned by = 0; by < gridDim.y; ++by)",
+        "      for (unsigned bx = 0; bx < gridDim.x; ++bx) {",
+        "        blockIdx = wb_dim3{bx, by, bz};",
         f"        {template.entry}({', '.join(params)});",
-        "        return nullptr;",
-        "      }, &ids[t]);",
-        "    }",
-        f"    for (unsigned t = 0; t < {threads}u; ++t) pthread_join(pool[t], NULL);",
-        "    pthread_barrier_destroy(&wb_barrier);",
+        "        pthread_barrier_wait(&wb_block_done);  // the next block starts when this one is done",
+        "      }",
+        "      return nullptr;",
+        "    }, &ids[t]);",
         "  }",
+        f"  for (unsigned t = 0; t < {threads}u; ++t) pthread_join(pool[t], NULL);",
+        "  pthread_barrier_destroy(&wb_barrier); pthread_barrier_destroy(&wb_block_done);",
     ]
     for arg in template.args:
         if arg.kind in ("out", "inout"):

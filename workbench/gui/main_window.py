@@ -26,6 +26,7 @@ from workbench.gui.best_card import BestCard
 from workbench.gui.bridge import EngineThread
 from workbench.gui.charts import MetricChart, ScoreChart, TradeoffChart
 from workbench.gui.failure_log import FailureLog
+from workbench.gui.lazy_tabs import LazyTabs
 from workbench.gui.model import SessionModel
 from workbench.gui.objective_panel import ObjectivePanel
 from workbench.gui.results_table import ResultsTable
@@ -35,6 +36,13 @@ from workbench.gui.source_view import SourceView
 
 if TYPE_CHECKING:  # the run controller is imported when a run starts
     from workbench.core.domain.session import Session
+    from workbench.gui.charts import _ChartBase
+    from workbench.gui.compare_view import CompareView
+    from workbench.gui.importance_view import ImportanceView
+    from workbench.gui.portability_view import PortabilityView
+    from workbench.gui.search_views import ParallelCoordinates, SlicePlots
+    from workbench.gui.size_view import SizeView
+    from workbench.gui.why_view import RooflineChart, WhyView
     from workbench.runner.controller import RunRequest
 
 REFRESH_MS = 100  # charts and tables are fed in batches at 10 Hz, never per point
@@ -129,7 +137,9 @@ class MainWindow(QMainWindow):
         self.score_chart = ScoreChart(model)
         self.tradeoff_chart = TradeoffChart(model)
         self.metric_chart = MetricChart(model)
-        self.charts = {"score": self.score_chart, "tradeoff": self.tradeoff_chart, "metric": self.metric_chart}
+        #: The charts built so far (the roofline joins when its tab is first shown); see :attr:`charts`.
+        self.built_charts: dict[str, _ChartBase] = {"score": self.score_chart, "tradeoff": self.tradeoff_chart,
+                                                    "metric": self.metric_chart}
         chart_row = QSplitter(Qt.Orientation.Horizontal)
         chart_row.setObjectName("charts")
         for chart in (self.tradeoff_chart, self.score_chart, self.metric_chart):
@@ -138,48 +148,20 @@ class MainWindow(QMainWindow):
         self.results = ResultsTable(model)
         self.failures = FailureLog(model, self.results.table_model)
         self.source_view = SourceView(model)
-        from workbench.gui.importance_view import ImportanceView
-
-        self.importance = ImportanceView(
-            lambda: self.model.trials,
-            objective=lambda: (self.model.constraints, self.model.weights),
-            domains=lambda: ({s.name: list(s.values) for s in self.model.session.space.slots}
-                             if self.model.session is not None and self.model.session.space is not None else {}),
-        )
-        self.importance.slot_selected.connect(self._on_importance_slot)
         self.bottom_tabs = QTabWidget()
         self.bottom_tabs.addTab(self.results, "Results")
         self.bottom_tabs.addTab(self.failures, "Failures")
-        importance_scroll = QScrollArea()  # its two plots want more height than the tab may give
-        importance_scroll.setWidget(self.importance)
-        importance_scroll.setWidgetResizable(True)
-        importance_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        self.bottom_tabs.addTab(importance_scroll, "Slot importance")
-        from workbench.gui.why_view import RooflineChart, WhyView
-
-        self.why_view = WhyView(model)
-        self.roofline_chart = RooflineChart(model)
-        self.charts["roofline"] = self.roofline_chart
-        self.bottom_tabs.addTab(self.why_view, "Why this fast?")
-        self.bottom_tabs.addTab(self.roofline_chart, "Roofline")
-        from workbench.gui.search_views import ParallelCoordinates, SlicePlots
-
-        self.parallel = ParallelCoordinates(model)
-        self.slices = SlicePlots(model)
-        self.bottom_tabs.addTab(self.parallel, "Parallel coords")
-        self.bottom_tabs.addTab(self.slices, "Slices")
-        from workbench.gui.compare_view import CompareView
-
-        self.compare = CompareView(model)
-        self.bottom_tabs.addTab(self.compare, "Compare")
-        from workbench.gui.size_view import SizeView
-
-        self.size_view = SizeView(model, measure=self.measure_cells)
-        self.bottom_tabs.addTab(self.size_view, "Sizes")
-        from workbench.gui.portability_view import PortabilityView
-
-        self.portability = PortabilityView(model)
-        self.bottom_tabs.addTab(self.portability, "Portability")
+        # The other tabs are built when first shown (or asked for, e.g. ``self.size_view``): most
+        # stay closed, and their plots were half the time the window took to open.
+        self.pages = LazyTabs(self.bottom_tabs, self._on_page_built)
+        self.pages.add("importance", "Slot importance", self._build_importance)
+        self.pages.add("why", "Why this fast?", self._build_why_view)
+        self.pages.add("roofline", "Roofline", self._build_roofline)
+        self.pages.add("parallel", "Parallel coords", self._build_parallel)
+        self.pages.add("slices", "Slices", self._build_slices)
+        self.pages.add("compare", "Compare", self._build_compare)
+        self.pages.add("sizes", "Sizes", self._build_size_view)
+        self.pages.add("portability", "Portability", self._build_portability)
         self.bottom_tabs.currentChanged.connect(self._on_bottom_tab)
         model.trials_added.connect(self._on_trials_for_importance)
         model.session_changed.connect(self._on_trials_for_importance)
@@ -255,9 +237,12 @@ class MainWindow(QMainWindow):
         add("export_csv", "Export &CSV...", self._on_export_csv)
         add("export_best", "Export &best config...", self._on_export_best)
         export = menu.addMenu("Export &chart")
-        for key, chart in self.charts.items():
+        from workbench.gui.why_view import RooflineChart
+
+        titles = {**{key: chart.title for key, chart in self.built_charts.items()}, "roofline": RooflineChart.title}
+        for key, title in titles.items():
             for fmt in ("png", "svg"):
-                action = QAction(f"{chart.title} chart as {fmt.upper()}...", self)
+                action = QAction(f"{title} chart as {fmt.upper()}...", self)
                 action.triggered.connect(lambda _=False, k=key, f=fmt: self._on_export_chart(k, f))
                 export.addAction(action)
         menu.addSeparator()
@@ -277,15 +262,116 @@ class MainWindow(QMainWindow):
             editor.choose_and_open()
         return editor
 
+    # --- the tabs built when first shown (see LazyTabs) ----------------------------------------------
+    def _build_importance(self) -> QWidget:
+        from workbench.gui.importance_view import ImportanceView
+
+        view = ImportanceView(
+            lambda: self.model.trials,
+            objective=lambda: (self.model.constraints, self.model.weights),
+            domains=lambda: ({s.name: list(s.values) for s in self.model.session.space.slots}
+                             if self.model.session is not None and self.model.session.space is not None else {}),
+        )
+        view.slot_selected.connect(self._on_importance_slot)
+        scroll = QScrollArea()  # its two plots want more height than the tab may give
+        scroll.setWidget(view)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        return scroll
+
+    def _build_why_view(self) -> QWidget:
+        from workbench.gui.why_view import WhyView
+
+        return WhyView(self.model)
+
+    def _build_roofline(self) -> QWidget:
+        from workbench.gui.why_view import RooflineChart
+
+        return RooflineChart(self.model)
+
+    def _build_parallel(self) -> QWidget:
+        from workbench.gui.search_views import ParallelCoordinates
+
+        return ParallelCoordinates(self.model)
+
+    def _build_slices(self) -> QWidget:
+        from workbench.gui.search_views import SlicePlots
+
+        return SlicePlots(self.model)
+
+    def _build_compare(self) -> QWidget:
+        from workbench.gui.compare_view import CompareView
+
+        return CompareView(self.model)
+
+    def _build_size_view(self) -> QWidget:
+        from workbench.gui.size_view import SizeView
+
+        return SizeView(self.model, measure=self.measure_cells)
+
+    def _build_portability(self) -> QWidget:
+        from workbench.gui.portability_view import PortabilityView
+
+        return PortabilityView(self.model)
+
+    def _on_page_built(self, key: str, page: QWidget) -> None:
+        from workbench.gui.why_view import RooflineChart
+
+        if isinstance(page, RooflineChart):
+            self.built_charts["roofline"] = page
+        zoom = getattr(self, "zoom", None)
+        if zoom is not None:  # a page built after the zoom was set takes it too
+            zoom.apply_to(page)
+
+    @property
+    def importance(self) -> ImportanceView:
+        scroll = self.pages.page("importance")
+        assert isinstance(scroll, QScrollArea)
+        return scroll.widget()  # type: ignore[return-value]  # the ImportanceView it scrolls
+
+    @property
+    def why_view(self) -> WhyView:
+        return self.pages.page("why")  # type: ignore[return-value]
+
+    @property
+    def roofline_chart(self) -> RooflineChart:
+        return self.pages.page("roofline")  # type: ignore[return-value]
+
+    @property
+    def parallel(self) -> ParallelCoordinates:
+        return self.pages.page("parallel")  # type: ignore[return-value]
+
+    @property
+    def slices(self) -> SlicePlots:
+        return self.pages.page("slices")  # type: ignore[return-value]
+
+    @property
+    def compare(self) -> CompareView:
+        return self.pages.page("compare")  # type: ignore[return-value]
+
+    @property
+    def size_view(self) -> SizeView:
+        return self.pages.page("sizes")  # type: ignore[return-value]
+
+    @property
+    def portability(self) -> PortabilityView:
+        return self.pages.page("portability")  # type: ignore[return-value]
+
+    @property
+    def charts(self) -> dict[str, _ChartBase]:
+        """Every chart by key (score, tradeoff, metric, roofline), the roofline built if it was not."""
+        self.pages.page("roofline")
+        return self.built_charts
+
     # --- slot importance (costly: computed only while its tab is shown, coalesced) -----------------
     def _on_bottom_tab(self, _index: int) -> None:
-        if self.importance.isVisible():
+        if self.pages.is_built("importance") and self.importance.isVisible():
             self.importance.schedule_refresh()
-        if self.bottom_tabs.currentWidget() is self.portability:
+        if self.pages.is_built("portability") and self.bottom_tabs.currentWidget() is self.portability:
             self.portability.refresh_if_dirty()
 
     def _on_trials_for_importance(self, *_: Any) -> None:
-        if self.importance.isVisible():
+        if self.pages.is_built("importance") and self.importance.isVisible():
             self.importance.schedule_refresh()
 
     def _on_importance_slot(self, name: str) -> None:
@@ -297,7 +383,7 @@ class MainWindow(QMainWindow):
     def refresh(self) -> None:
         """One timer tick: absorb new trials, then redraw what changed (batched)."""
         self.model.sync()
-        for chart in self.charts.values():
+        for chart in self.built_charts.values():
             chart.refresh_if_dirty()
         if self.bottom_tabs.currentWidget() is self.failures or not self.running:
             self.failures.refresh_if_dirty()

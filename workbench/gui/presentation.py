@@ -76,6 +76,18 @@ class Zoom:
             factor = 1.0
         self.set_factor(factor, remember=False)
 
+    def apply_to(self, root: Any) -> None:
+        """The zoom in force on the charts and plots inside ``root`` (the window, or a view built
+        after the zoom was set: a tab shown for the first time). Fonts of widgets follow the
+        window's font by themselves; pyqtgraph's tick and label fonts do not."""
+        charts = [chart for chart in self.window.built_charts.values() if chart is root or root.isAncestorOf(chart)]
+        for chart in charts:
+            zoom_chart(chart, self.factor, self.base_point_size)
+        charted = {id(chart.plot) for chart in charts}
+        for plot in root.findChildren(pg.PlotWidget):  # the other views' plots: their axis fonts
+            if id(plot) not in charted:
+                zoom_axes(plot.getPlotItem(), self.factor, self.base_point_size)
+
     def zoom_in(self) -> None:
         self.set_factor(self.factor * ZOOM_STEP)
 
@@ -92,12 +104,7 @@ class Zoom:
         font = QFont(self.base_font)
         font.setPointSizeF(self.base_point_size * factor)
         self.window.setFont(font)
-        for chart in self.window.charts.values():
-            zoom_chart(chart, factor, self.base_point_size)
-        charted = {id(chart.plot) for chart in self.window.charts.values()}
-        for plot in self.window.findChildren(pg.PlotWidget):  # the other views' plots: their axis fonts
-            if id(plot) not in charted:
-                zoom_axes(plot.getPlotItem(), factor, self.base_point_size)
+        self.apply_to(self.window)
         self.presentation_action.blockSignals(True)
         self.presentation_action.setChecked(factor >= PRESENTATION_ZOOM - 1e-6)
         self.presentation_action.blockSignals(False)

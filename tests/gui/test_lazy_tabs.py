@@ -1,0 +1,59 @@
+"""The window's lower tabs beyond Results and Failures are built when first shown (workbench.gui.lazy_tabs)."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+import pytest
+from PySide6.QtWidgets import QApplication
+
+LAZY = {"importance": "Slot importance", "why": "Why this fast?", "roofline": "Roofline", "parallel": "Parallel coords",
+        "slices": "Slices", "compare": "Compare", "sizes": "Sizes", "portability": "Portability"}
+
+
+def _labels(window) -> list[str]:
+    return [window.bottom_tabs.tabText(i) for i in range(window.bottom_tabs.count())]
+
+
+def test_the_window_opens_with_its_tabs_in_place_but_only_the_shown_ones_built(window):
+    assert _labels(window) == ["Results", "Failures", *LAZY.values()]
+    assert not any(window.pages.is_built(key) for key in LAZY)
+    assert len(window.findChildren(pg.PlotWidget)) == 3  # the three charts above; nothing in the closed tabs
+    assert list(window.built_charts) == ["score", "tradeoff", "metric"]
+
+
+def test_showing_a_tab_builds_its_page_in_the_placeholders_place(window):
+    seen: list[int] = []
+    window.bottom_tabs.currentChanged.connect(seen.append)
+    roofline = _labels(window).index("Roofline")
+    window.bottom_tabs.setCurrentIndex(roofline)
+    QApplication.processEvents()
+    assert window.pages.is_built("roofline") and not window.pages.is_built("sizes")
+    assert window.bottom_tabs.currentIndex() == roofline and window.bottom_tabs.currentWidget() is window.roofline_chart
+    assert window.roofline_chart.isVisible() and seen == [roofline]  # one change, to the built page
+    assert _labels(window) == ["Results", "Failures", *LAZY.values()]
+    assert window.built_charts["roofline"] is window.roofline_chart  # refreshed on the timer like the others
+    # asked for by code, a page is built without being shown, and the shown tab stays
+    view = window.size_view
+    assert window.bottom_tabs.indexOf(view) == _labels(window).index("Sizes") and not view.isVisible()
+    assert window.bottom_tabs.currentIndex() == roofline
+
+
+def test_a_page_built_after_a_zoom_takes_it(window):
+    window.zoom.set_factor(1.5)
+    size = 1.5 * window.zoom.base_point_size
+    window.bottom_tabs.setCurrentIndex(_labels(window).index("Why this fast?"))
+    assert window.why_view.plot.getAxis("left").style["tickFont"].pointSizeF() == pytest.approx(size)
+    roofline = window.roofline_chart
+    assert roofline.plot.getAxis("bottom").style["tickFont"].pointSizeF() == pytest.approx(size)
+    assert "12.0pt" in roofline.legend.styleSheet()
+    for plot in window.importance.findChildren(pg.PlotWidget):
+        assert plot.getAxis("bottom").style["tickFont"].pointSizeF() == pytest.approx(size)
+
+
+def test_every_chart_is_listed_and_exportable_before_its_tab_was_shown(window, tmp_path):
+    export_menu = next(a.menu() for a in window.menuBar().actions()[0].menu().actions() if a.text() == "Export &chart")
+    assert [a.text() for a in export_menu.actions()][-2:] == ["Roofline chart as PNG...", "Roofline chart as SVG..."]
+    assert not window.pages.is_built("roofline")
+    window.export_chart("roofline", str(tmp_path / "roofline.png"))
+    assert (tmp_path / "roofline.png").stat().st_size > 0
+    assert list(window.charts) == ["score", "tradeoff", "metric", "roofline"]
