@@ -46,7 +46,7 @@ def test_the_direction_toggle_ranks_an_unknown_metric_both_ways(window, qtbot):
 
 def test_a_direction_chosen_during_a_run_reaches_the_running_search(window, qtbot, monkeypatch):
     monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
-    window.start_run({"kernel": MERIT, "backend": "python", "strategy": "random", "budget": 60, "seed": 1})
+    window.start_run({"kernel": MERIT, "backend": "python", "strategy": "random", "budget": 400, "seed": 1})  # outlasts the clicks; stopped below
     engine = window.engine_thread.engine.engine
     qtbot.waitUntil(lambda: "merit" in window.objective_panel.directional_metrics(), timeout=30_000)
     window.objective_panel.show_metric("merit")
