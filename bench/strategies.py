@@ -29,6 +29,7 @@ Usage::
     python bench/strategies.py --kt                  # also Kernel Tuner's strategies (needs kernel_tuner)
     python bench/strategies.py --kt --cache-dir ~/ktw-bench   # keep every run: reruns are incremental
     python bench/strategies.py --kt --cache-dir ~/ktw-bench --cached-only   # tables of what is cached
+    python bench/strategies.py --strategies agents --seeds 50 --first-seed 50   # fresh seeds 50-99 (ours only)
     python bench/strategies.py --sim none            # only the real landscapes
     python bench/strategies.py --sim sgemm --sim-gpu A100_SXM --strategies random,local
 """
@@ -578,6 +579,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--strategies", default=",".join(s for s in STRATEGIES if s != "grid"))
     ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="our strategies run seeds first..first+seeds-1 (fresh seeds for a confirmation; Kernel Tuner's start at 0)")
     ap.add_argument("--landscapes", default="", help="comma-separated name filters")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--options", default="{}", help="JSON options passed to every strategy")
@@ -618,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     versions = {s: search_version(s, options) for s in strategies}
     kt_version = "kt-" + _kt_version()
-    seeds = list(range(args.seeds))
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     kt_seeds = list(range(args.kt_seeds or args.seeds))
     kt_limit = {k: int(v) for k, _, v in (item.partition("=") for item in args.kt_seeds_of.split(",") if item)}
     wanted_runs: dict[tuple[str, str], list[str]] = {}  # (landscape, row label) -> cache keys

@@ -391,13 +391,13 @@ def pinned_runs() -> dict[str, str]:
 
 
 PINNED = {
-    "one at a time": "c14675079fe13045",
-    "batches of 3": "f9bbe09881b7f971",
-    "one concern, bandit": "ad0c2c461fc7138e",
-    "failures ranked": "83beff6756a9229e",
-    "foreign results": "46024773a56596fb",
+    "one at a time": "b8d992e46210d97a",
+    "batches of 3": "5b802fba5f18f81b",
+    "one concern, bandit": "f07ef3a3a5774aff",
+    "failures ranked": "7aa813c9735a5494",
+    "foreign results": "9919074c8cb73412",
     "constrained": "af4b02bc1c698819",
-    "restricted": "b90604db39acae8d",
+    "restricted": "618b33db2ba4a334",
 }
 
 
@@ -460,3 +460,31 @@ def test_a_descent_with_coupled_moves_leaves_a_basin_the_restrictions_close():
     found = {n: [min(run(space, corner_latency, seed, 60, coupled=n)) for seed in range(6)] for n in (0, 4)}
     assert found[4] == [0.8] * 6  # every seed reaches the corner's bottom within 60 evaluations
     assert found[0].count(0.8) < 4  # one-slot descents only when the start lands near it
+
+
+def test_the_first_rounds_after_the_start_are_short():
+    """Right after the start the agents refit their utilities after every ``early_batch``
+    results, not after a whole ``batch``: the utilities have learned from the first results of
+    the agents' own proposals after four of them with the default, after eight without it, and
+    under constraints (where it was not measured) the rounds keep their size."""
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.search_objective import Objective
+
+    space = SearchSpace(TWO_BASINS)
+
+    def rows_after(told: int, bounded: bool = False, **options) -> int:
+        agents = create_strategy("agents", space, seed=3, **options)
+        if bounded:
+            agents.set_objective(Objective(Constraints(max_latency_ms=100.0)))
+        n = 0
+        while n < told:
+            config = agents.ask(1)[0]
+            agents.tell([Trial(n, config, Measurement(Status.OK, {"latency_ms": two_basins(config)}))])
+            n += 1
+        return int(agents.model.n_rows)
+
+    assert rows_after(10) == 10  # the start is one round
+    assert rows_after(14) == 14
+    assert rows_after(14, early_batch=0) == 10
+    assert rows_after(14, bounded=True) == 10
+    assert rows_after(18, early_batch=0) == 18
