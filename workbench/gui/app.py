@@ -56,7 +56,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                   "(python main.py --help), or set QT_QPA_PLATFORM=offscreen with --screenshot", file=sys.stderr)
             return 2
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    from PySide6.QtCore import QTimer
+    from PySide6.QtCore import QEvent, QTimer
 
     from workbench.core.errors import WorkbenchError
     from workbench.gui.main_window import MainWindow
@@ -121,4 +121,9 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
     # Closing runs the window's normal ending: a run still going is stopped with its trials kept,
     # an automated run's autosave is removed, so the next start does not offer it for recovery.
     window.close()
+    # The window's widgets go now, while the application still exists: left to the interpreter's
+    # exit, Qt objects can be destroyed after the application, which crashes the process
+    # (SIGSEGV instead of the exit status) now and then.
+    window.deleteLater()
+    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     return code or status["code"]
