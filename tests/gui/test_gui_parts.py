@@ -340,3 +340,20 @@ def test_background_compiles_show_apart_from_evaluations_and_refine_the_trials(w
     assert window.toolbar.compile_label.text() == "compiles done: 4 refined"
     details = [t.measurement.details for t in window.model.trials]
     assert len(details) == 4 and all(d.get("refined_from_estimate") and not d.get("estimated") for d in details)
+
+
+def test_a_run_at_another_size_keeps_the_wider_space_the_panel_shows(window, qtbot):
+    """The session's space carries the run's problem; the panel's carries the template's default.
+    Started from an edited panel, the run must leave the panel's base wide, whatever the size."""
+    window.toolbar.apply({"kernel": "vector_add", "backend": "sim"})
+    window._on_kernel_changed("vector_add")
+    panel = window.slots_panel
+    full = panel.base.count()
+    panel.set_value_enabled("block_size", 1024, False)
+    assert panel.space.count() < full
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 3,
+                          "problem": {"n": 1 << 22}})
+    assert panel.base.count() == full
+    panel.set_value_enabled("block_size", 1024, True)  # widening again is possible
+    assert panel.space.count() == full

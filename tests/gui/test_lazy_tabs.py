@@ -57,3 +57,29 @@ def test_every_chart_is_listed_and_exportable_before_its_tab_was_shown(window, t
     window.export_chart("roofline", str(tmp_path / "roofline.png"))
     assert (tmp_path / "roofline.png").stat().st_size > 0
     assert list(window.charts) == ["score", "tradeoff", "metric", "roofline"]
+
+
+def test_a_page_whose_build_fails_is_built_again_when_next_asked_for(qtbot):
+    from PySide6.QtWidgets import QLabel, QTabWidget, QWidget
+
+    from workbench.gui.lazy_tabs import LazyTabs
+
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    tabs.addTab(QWidget(), "first")
+    built: list[str] = []
+    lazy = LazyTabs(tabs, lambda key, page: built.append(key))
+    attempts: list[int] = []
+
+    def build() -> QWidget:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise RuntimeError("the view could not be built from this session")
+        return QLabel("page")
+
+    lazy.add("page", "Page", build)
+    with pytest.raises(RuntimeError):
+        lazy.page("page")
+    assert not lazy.is_built("page") and built == []
+    page = lazy.page("page")
+    assert lazy.is_built("page") and built == ["page"] and tabs.widget(1) is page and tabs.count() == 2

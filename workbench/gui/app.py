@@ -124,6 +124,8 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
     # The window's widgets go now, while the application still exists: left to the interpreter's
     # exit, Qt objects can be destroyed after the application, which crashes the process
     # (SIGSEGV instead of the exit status) now and then.
-    window.deleteLater()
-    app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    thread = window.engine_thread
+    if thread is None or not thread.isRunning():  # a thread still running must outlive the window
+        window.deleteLater()
+        app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     return code or status["code"]

@@ -45,13 +45,15 @@ class EngineThread(QThread):
         # RunFinished is emitted once from run() below, after the engine has fully returned.
 
     def run(self) -> None:  # executed in the new thread
+        result = RunFinished("error", 0, "the engine thread ended without a result")
         try:
             result = self.engine.run()
         except Exception as exc:  # noqa: BLE001 - report any engine failure to the window
             result = RunFinished("error", len(getattr(self.engine.session, "trials", [])),
                                  f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
-        self.result = result
-        self.run_finished.emit(result)
+        finally:  # even a BaseException ends the run in the window (it counts as going until then)
+            self.result = result
+            self.run_finished.emit(result)
 
     def pause(self) -> None:
         self.engine.pause()

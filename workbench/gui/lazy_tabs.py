@@ -55,8 +55,9 @@ class LazyTabs(QObject):
                 return
 
     def _build(self, key: str) -> None:
-        placeholder, label, build = self._pending.pop(key)
-        page = build()
+        placeholder, label, build = self._pending[key]
+        page = build()  # one that fails stays pending: the next showing tries again
+        del self._pending[key]
         tabs = self.tabs
         index = tabs.indexOf(placeholder)
         current = tabs.currentIndex()

@@ -458,7 +458,8 @@ class MainWindow(QMainWindow):
             if backend == "replay":  # the recording's kernel (greyed), not the last template shown; not added as one
                 self.toolbar.kernel.setEditText(session.kernel)
             panel = self.slots_panel  # one that shows this space already (edited from a wider one) keeps its base
-            if session.space is not None and panel.base != session.space and panel.space != session.space:
+            if session.space is not None and not (_same_slots(panel.base, session.space)
+                                                  or _same_slots(panel.space, session.space)):
                 panel.set_space(session.space)
             self._show_problem_hint(session.problem)
         self._update_title()
@@ -560,12 +561,19 @@ class MainWindow(QMainWindow):
         """Run a prepared run (the controller's ``Run``) in the engine thread, the controls following it."""
         self.engine_thread = EngineThread(prepared, self)
         self._run_closed = False
-        self.engine_thread.progress.connect(self._on_progress)
-        self.engine_thread.run_finished.connect(self._on_run_finished)
-        self.toolbar.set_running(True)
-        self.objective_panel.set_run_active(True)
-        self.toolbar.show_progress(0, prepared.budget, 0, None)
-        self.engine_thread.start()
+        try:
+            self.engine_thread.progress.connect(self._on_progress)
+            self.engine_thread.run_finished.connect(self._on_run_finished)
+            self.toolbar.set_running(True)
+            self.objective_panel.set_run_active(True)
+            self.toolbar.show_progress(0, prepared.budget, 0, None)
+            self.engine_thread.start()
+        except BaseException:  # no thread will end this run: it is over, its session file unlocked
+            self._run_closed = True
+            self.toolbar.set_running(False)
+            self.objective_panel.set_run_active(False)
+            prepared.release()
+            raise
 
     def remeasure_aborted(self) -> None:
         """Measure again the aborted candidates the constraints in force no longer rule out (the
@@ -1105,3 +1113,8 @@ class MainWindow(QMainWindow):
             self.save_settings()
         event.accept()
 
+
+def _same_slots(shown: Any, space: Any) -> bool:
+    """Whether ``shown`` has the slots and restrictions of ``space`` (the problem's parameters,
+    which a run's size changes, aside)."""
+    return shown is not None and shown.with_params(space.params) == space
