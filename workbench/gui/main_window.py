@@ -1117,4 +1117,4 @@ class MainWindow(QMainWindow):
 def _same_slots(shown: Any, space: Any) -> bool:
     """Whether ``shown`` has the slots and restrictions of ``space`` (the problem's parameters,
     which a run's size changes, aside)."""
-    return shown is not None and shown.with_params(space.params) == space
+    return shown is not None and shown.slots == space.slots and shown.restrictions == space.restrictions
