@@ -295,7 +295,7 @@ class Agents(IndexedStrategy):
         """The objective's value of a trial regardless of the constraints (its cost when it has
         none: a failure, a run without bounds, a missing metric)."""
         value = getattr(self.objective, "value", None)
-        if value is None or not math.isfinite(score) or not trial.ok or not getattr(self.objective, "bounds", ()):
+        if value is None or not math.isfinite(score) or not trial.ok or not self._bounds:
             return score
         raw = float(value(trial))
         return raw if math.isfinite(raw) else score
@@ -320,7 +320,7 @@ class Agents(IndexedStrategy):
 
     def _split_rewards(self) -> bool:
         """Whether the rank rewards now ignore the constraints (see :meth:`_rank_scores`)."""
-        if self.opt.rewards == "cost" or not getattr(self.objective, "bounds", ()):
+        if self.opt.rewards == "cost" or not self._bounds:
             return False
         if self.opt.rewards == "auto":
             total = float(self.bounded_n[0].sum()) if self.bounded_n else 0.0
@@ -597,7 +597,7 @@ class Agents(IndexedStrategy):
         """Note how far a trial that ran was from each of the run's constraints: per slot value
         whether it missed (``counts``), and each bound's signed miss for the additive model."""
         violations = getattr(self.objective, "violations", None)
-        if violations is None or not getattr(self.objective, "bounds", ()) or not (trial.ok or trial.status is Status.ABORTED):
+        if violations is None or not self._bounds or not (trial.ok or trial.status is Status.ABORTED):
             return
         misses = [float(m) for m in violations(trial)]
         missed = float(any(m > 0 for m in misses))
@@ -605,7 +605,7 @@ class Agents(IndexedStrategy):
             # An aborted trial reports its latency bound, seldom the other metrics: what it did
             # not report is unknown, not a miss (a run that failed outright is never fed in).
             misses = [m if math.isfinite(_bound_metric(trial, b.metric)) else math.nan
-                      for m, b in zip(misses, getattr(self.objective, "bounds", ()))]
+                      for m, b in zip(misses, self._bounds)]
         self.feasibility.add(vec, misses)
         for k, v in enumerate(vec):
             self.bounded_n[k][v] += 1.0
@@ -614,7 +614,7 @@ class Agents(IndexedStrategy):
     def _chances(self, vecs: Sequence[Sequence[int]]) -> np.ndarray:
         """The additive model's chance that each proposal meets the constraints (ones when it is
         not in use), one vectorised pass: each proposal's chance is computed once per screen."""
-        if self.opt.feasibility_model != "additive" or not getattr(self.objective, "bounds", ()):
+        if self.opt.feasibility_model != "additive" or not self._bounds:
             return np.ones(len(vecs))
         return self.feasibility.chances(vecs)
 
@@ -631,7 +631,7 @@ class Agents(IndexedStrategy):
         """
         out = np.zeros(len(vecs), dtype=bool)
         if (not self.opt.feasible_first or self.opt.feasibility_model != "additive"
-                or not getattr(self.objective, "bounds", ()) or len(vecs) + (reference is not None) < 2):
+                or not self._bounds or len(vecs) + (reference is not None) < 2):
             return out
         chance = self._chances(vecs) if chances is None else chances
         top = max(float(chance.max()), self.feasibility.chance(reference) if reference is not None else 0.0)
@@ -766,7 +766,7 @@ class Agents(IndexedStrategy):
                     fresh = [(v - self._feasibility_risk(vecs[len(screened) + i], float(new[i])), c, a, b)
                              for i, (v, c, a, b) in enumerate(fresh)]
                 screened += fresh
-                if not screened or not getattr(self.objective, "bounds", ()):
+                if not screened or not self._bounds:
                     break
                 # Proposals predicted to miss the constraints far more likely than the other
                 # proposals go last: the agents value what is likely feasible before what merely
@@ -811,6 +811,12 @@ class Agents(IndexedStrategy):
             return start
         return self._propose_round(max(self._round_size(), wanted), set(batch))
 
+    @property
+    def _bounds(self) -> Sequence[Any]:
+        """The run objective's bounds; none for a plain cost (a strategy not told an objective)."""
+        bounds: Sequence[Any] = getattr(self.objective, "bounds", ())
+        return bounds
+
     def _round_size(self) -> int:
         """Configs in the next round: ``early_batch`` during the first ``early_span`` evaluations
         after the start, ``batch`` after them.
@@ -824,7 +830,7 @@ class Agents(IndexedStrategy):
         Under constraints (the objective has bounds) the rounds keep ``batch``: it was measured
         only without bounds, and the constrained start is planned differently (:meth:`_start`).
         """
-        early = self.opt.early_batch and not getattr(self.objective, "bounds", ())
+        early = self.opt.early_batch and not self._bounds
         if early and len(self.history) < self.opt.init + self.opt.early_span:
             return self.opt.early_batch
         return self.opt.batch
@@ -844,7 +850,7 @@ class Agents(IndexedStrategy):
         samples cost ``design n^2`` distances, quadratic in a large start, while a few thousand
         samples already cover a space far more densely than the start can.
         """
-        design = 1 if getattr(self.objective, "bounds", ()) else max(1, self.opt.design)
+        design = 1 if self._bounds else max(1, self.opt.design)
         pool = self.sample(min(n * design, max(4 * n, 4096)), batch)
         if design <= 1 or len(pool) <= n:
             return pool[:n]
