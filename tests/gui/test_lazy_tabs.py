@@ -83,3 +83,12 @@ def test_a_page_whose_build_fails_is_built_again_when_next_asked_for(qtbot):
     assert not lazy.is_built("page") and built == []
     page = lazy.page("page")
     assert lazy.is_built("page") and built == ["page"] and tabs.widget(1) is page and tabs.count() == 2
+
+
+def test_a_page_asked_for_as_the_wrong_kind_of_widget_is_an_error_not_a_silent_cast(window):
+    from workbench.gui.compare_view import CompareView
+    from workbench.gui.size_view import SizeView
+
+    assert isinstance(window.pages.typed_page("sizes", SizeView), SizeView)
+    with pytest.raises(TypeError, match="'sizes' is a SizeView, not a CompareView"):
+        window.pages.typed_page("sizes", CompareView)

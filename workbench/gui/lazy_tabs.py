@@ -11,10 +11,12 @@ shown after being hidden, so a page built late shows what one built at start wou
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, TypeVar
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QTabWidget, QWidget
+
+Page = TypeVar("Page", bound=QWidget)
 
 
 class LazyTabs(QObject):
@@ -46,6 +48,13 @@ class LazyTabs(QObject):
         if key not in self._pages:
             self._build(key)
         return self._pages[key]
+
+    def typed_page(self, key: str, kind: type[Page]) -> Page:
+        """The page of ``key`` as the ``kind`` of widget its builder makes (built now if needed)."""
+        page = self.page(key)
+        if not isinstance(page, kind):
+            raise TypeError(f"tab page {key!r} is a {type(page).__name__}, not a {kind.__name__}")
+        return page
 
     def _on_current(self, index: int) -> None:
         shown = self.tabs.widget(index)

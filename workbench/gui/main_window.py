@@ -325,37 +325,53 @@ class MainWindow(QMainWindow):
 
     @property
     def importance(self) -> ImportanceView:
-        scroll = self.pages.page("importance")
-        assert isinstance(scroll, QScrollArea)
-        return scroll.widget()  # type: ignore[return-value]  # the ImportanceView it scrolls
+        from workbench.gui.importance_view import ImportanceView
+
+        view = self.pages.typed_page("importance", QScrollArea).widget()  # the ImportanceView it scrolls
+        assert isinstance(view, ImportanceView)
+        return view
 
     @property
     def why_view(self) -> WhyView:
-        return self.pages.page("why")  # type: ignore[return-value]
+        from workbench.gui.why_view import WhyView
+
+        return self.pages.typed_page("why", WhyView)
 
     @property
     def roofline_chart(self) -> RooflineChart:
-        return self.pages.page("roofline")  # type: ignore[return-value]
+        from workbench.gui.why_view import RooflineChart
+
+        return self.pages.typed_page("roofline", RooflineChart)
 
     @property
     def parallel(self) -> ParallelCoordinates:
-        return self.pages.page("parallel")  # type: ignore[return-value]
+        from workbench.gui.search_views import ParallelCoordinates
+
+        return self.pages.typed_page("parallel", ParallelCoordinates)
 
     @property
     def slices(self) -> SlicePlots:
-        return self.pages.page("slices")  # type: ignore[return-value]
+        from workbench.gui.search_views import SlicePlots
+
+        return self.pages.typed_page("slices", SlicePlots)
 
     @property
     def compare(self) -> CompareView:
-        return self.pages.page("compare")  # type: ignore[return-value]
+        from workbench.gui.compare_view import CompareView
+
+        return self.pages.typed_page("compare", CompareView)
 
     @property
     def size_view(self) -> SizeView:
-        return self.pages.page("sizes")  # type: ignore[return-value]
+        from workbench.gui.size_view import SizeView
+
+        return self.pages.typed_page("sizes", SizeView)
 
     @property
     def portability(self) -> PortabilityView:
-        return self.pages.page("portability")  # type: ignore[return-value]
+        from workbench.gui.portability_view import PortabilityView
+
+        return self.pages.typed_page("portability", PortabilityView)
 
     @property
     def charts(self) -> dict[str, _ChartBase]:

@@ -24,6 +24,7 @@ from optuna.distributions import BaseDistribution, CategoricalDistribution, IntD
 from optuna.trial import TrialState, create_trial
 
 from workbench.core.domain.measurement import Status, Trial
+from workbench.core.domain.search_objective import Objective
 from workbench.core.domain.space import Config, SearchSpace
 from workbench.search._common import IndexedStrategy
 from workbench.search.base import Option
@@ -112,22 +113,31 @@ class TPE(IndexedStrategy):
     def _constrained(self) -> bool:
         return self.options["constraints"] != "penalty" and bool(getattr(self.objective, "bounds", ()))
 
+    def _full_objective(self) -> Objective:
+        """The run's :class:`Objective`: only one has several metrics or bounds, so only the
+        branches that found those ask for it."""
+        objective = self.objective
+        assert isinstance(objective, Objective)
+        return objective
+
     def _told_value(self, trial: Trial) -> tuple[Any, dict[str, Any]]:
         """What TPE is told for a finished trial: the value (values, with several objectives),
         and the trial's constraint values."""
         if self._objectives():
-            values = [v if math.isfinite(v) else FAILURE_VALUE for v in self.objective.values(trial)]  # type: ignore[attr-defined]
+            full = self._full_objective()
+            values = [v if math.isfinite(v) else FAILURE_VALUE for v in full.values(trial)]
             if not self._constrained() or self.options["constraints"] == "ignore":
                 return values, {}
-            return values, {CONSTRAINTS_ATTR: [float(v) for v in self.objective.violations(trial)]}  # type: ignore[attr-defined]
+            return values, {CONSTRAINTS_ATTR: [float(v) for v in full.violations(trial)]}
         if not self._constrained():  # the graded cost: infeasible behind feasible, failures last
             score = self.scores[trial.config.id]
             return (FAILURE_VALUE if not math.isfinite(score) else score), {}
-        value = float(self.objective.value(trial)) if trial.ok else math.inf  # type: ignore[attr-defined]
+        full = self._full_objective()
+        value = float(full.value(trial)) if trial.ok else math.inf
         value = value if math.isfinite(value) else FAILURE_VALUE
         if self.options["constraints"] == "ignore":
             return value, {}  # constraints only filter the result afterwards
-        return value, {CONSTRAINTS_ATTR: [float(v) for v in self.objective.violations(trial)]}  # type: ignore[attr-defined]
+        return value, {CONSTRAINTS_ATTR: [float(v) for v in full.violations(trial)]}
 
     # --- translation -------------------------------------------------------------------------
     def _params(self, config: Config) -> dict[str, Any]:

@@ -58,6 +58,11 @@ class Objective:
     #: Two or more metrics searched for their Pareto front instead of one weighted score
     #: (a multi-objective run); empty for the usual single cost.
     objectives: tuple[str, ...] = ()
+    # Derived once in __post_init__ from the fields above (not arguments, not compared).
+    _bounds: tuple[Bound, ...] = field(init=False, repr=False, compare=False)
+    _terms: tuple[tuple[str, float, int], ...] = field(init=False, repr=False, compare=False)
+    _only_latency: bool = field(init=False, repr=False, compare=False)
+    _directions: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "objectives", tuple(self.objectives))
@@ -97,11 +102,11 @@ class Objective:
     def value(self, trial: Trial) -> float:
         """The weighted geometric mean of the oriented metrics, ignoring constraints (``inf`` when
         a weighted metric is missing or a larger-is-better one is not positive)."""
-        if self._only_latency:  # type: ignore[attr-defined]
+        if self._only_latency:
             latency = trial.metric(LATENCY)
             return latency if math.isfinite(latency) else math.inf
         log_cost = 0.0
-        for metric, share, direction in self._terms:  # type: ignore[attr-defined]
+        for metric, share, direction in self._terms:
             value = trial.metric(metric)
             if not math.isfinite(value):
                 return math.inf
@@ -118,7 +123,7 @@ class Objective:
         out = []
         for metric in self.objectives:
             value = trial.metric(metric) if trial.ok else math.nan
-            out.append(-self._directions[metric] * value if math.isfinite(value) else math.inf)  # type: ignore[attr-defined]
+            out.append(-self._directions[metric] * value if math.isfinite(value) else math.inf)
         return out
 
     def pareto(self, trials: Sequence[Trial]) -> list[int]:
@@ -143,7 +148,7 @@ class Objective:
     # --- constraints ----------------------------------------------------------------------------
     @property
     def bounds(self) -> tuple[Bound, ...]:
-        return self._bounds  # type: ignore[attr-defined]
+        return self._bounds
 
     def _metric(self, trial: Trial, metric: str) -> float:
         if metric == LATENCY and trial.status is Status.ABORTED:
@@ -152,7 +157,7 @@ class Objective:
 
     def violations(self, trial: Trial) -> list[float]:
         """One number per bound, Optuna's convention: <= 0 holds, > 0 is the relative miss."""
-        return [_relative_miss(b, self._metric(trial, b.metric)) for b in self._bounds]  # type: ignore[attr-defined]
+        return [_relative_miss(b, self._metric(trial, b.metric)) for b in self._bounds]
 
     def violation(self, trial: Trial) -> float:
         """The summed relative miss over all bounds (0 when every bound holds)."""
@@ -164,7 +169,7 @@ class Objective:
     @property
     def max_latency_ms(self) -> float | None:
         """The tightest latency limit in force (what a backend may abort timing at), or None."""
-        limits = [b.value for b in self._bounds if b.metric == LATENCY and b.op == "<="]  # type: ignore[attr-defined]
+        limits = [b.value for b in self._bounds if b.metric == LATENCY and b.op == "<="]
         return min(limits) if limits else None
 
     def worth_remeasuring(self, trial: Trial) -> bool:
@@ -178,8 +183,8 @@ class Objective:
     def describe(self) -> dict[str, Any]:
         """What it optimises, for logs and events."""
         return {
-            "constraints": [b.label for b in self._bounds],  # type: ignore[attr-defined]
-            "terms": {m: {"share": s, "direction": d} for m, s, d in self._terms},  # type: ignore[attr-defined]
+            "constraints": [b.label for b in self._bounds],
+            "terms": {m: {"share": s, "direction": d} for m, s, d in self._terms},
             "objectives": list(self.objectives),
         }
 
