@@ -195,7 +195,7 @@ def test_template_from_spec_matches_the_loaded_one():
 def test_the_example_kernel_computes_its_reference_when_run(tmp_path):
     """What the CUDA backend checks, on the CPU: the declarative template's launch geometry, argument
     order, inputs and reference agree with the kernel, for the default and configs with ragged tails."""
-    from test_templates_run import _run_all
+    from cpu_cuda import run_configs
 
     template = load_declarative(EXAMPLE / f"saxpy{SPEC_SUFFIX}")
     problem = template.resolve_problem({"n": 3001})
@@ -205,5 +205,5 @@ def test_the_example_kernel_computes_its_reference_when_run(tmp_path):
     inputs = template.make_inputs(problem, np.random.default_rng(0))
     expected = template.reference(inputs, problem)["out"]
     rtol, atol = template.tolerance
-    for config, outputs in zip(configs, _run_all(template, problem, configs, inputs, tmp_path)):
+    for config, outputs in zip(configs, run_configs(template, problem, configs, inputs, tmp_path)):
         np.testing.assert_allclose(outputs["out"].astype(np.float64), expected, rtol=rtol, atol=atol, err_msg=str(config))

@@ -13,7 +13,7 @@ import pytest
 from workbench.core.io import cupy_script
 from workbench.core.domain.templates import Arg, load_templates, output_resets, poison_value, reset_buffers
 
-from kernel_buffers import write_arg_buffers
+from cpu_cuda import write_arg_buffers
 
 ARGS = (
     Arg("x", "in", "float32", shape=lambda p: (4,)),

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -22,7 +20,7 @@ import pytest
 from workbench.core.domain.space import GROUPS, Config
 from workbench.core.domain.templates import KernelTemplate, load_templates
 
-from kernel_buffers import write_arg_buffers
+from cpu_cuda import needs_gxx, run_configs
 
 NAMES = ("transpose", "sgemm", "conv2d", "stencil", "histogram")
 #: Valid configs of the default problem: hundreds to tens of thousands, as the spaces were designed.
@@ -236,118 +234,6 @@ def test_default_and_sample_compile_with_nvrtc(templates: dict[str, KernelTempla
 
 # --- running the kernels on the CPU ------------------------------------------------------------------
 
-_SHIM = r"""
-#include <math.h>
-#include <pthread.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
-struct wb_dim3 { unsigned x, y, z; };
-static thread_local wb_dim3 threadIdx, blockIdx;
-static wb_dim3 blockDim, gridDim;
-static pthread_barrier_t wb_barrier, wb_block_done;
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __shared__ static
-#define __constant__
-#define __launch_bounds__(...)
-#define __restrict__ __restrict
-#define __align__(n) __attribute__((aligned(n)))
-inline void __syncthreads() { pthread_barrier_wait(&wb_barrier); }
-template <class T> inline T __ldg(const T* p) { return *p; }
-inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
-template <class T> inline T min(T a, T b) { return b < a ? b : a; }
-template <class T> inline T max(T a, T b) { return a < b ? b : a; }
-struct __attribute__((aligned(8))) float2 { float x, y; };
-struct __attribute__((aligned(16))) float4 { float x, y, z, w; };
-struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
-inline float4 make_float4(float a, float b, float c, float d) { return float4{a, b, c, d}; }
-inline float2 make_float2(float a, float b) { return float2{a, b}; }
-"""
-
-_CTYPES = {"float32": "float", "uint32": "unsigned int", "int32": "int", "float64": "double"}
-
-
-def _driver(template: KernelTemplate, problem: Mapping[str, Any], config: Config) -> str:
-    """main(): read inputs from files, run the grid with one pthread per CUDA thread of a block, write outputs.
-
-    Each pthread runs its thread of every block in turn, and no block starts before all threads
-    have finished the one before: blocks run one after another (one legal CUDA schedule), without
-    creating blocks x threads threads (thread creation was most of the run time)."""
-    grid = template.grid(problem, config)
-    block = template.block(problem, config)
-    head: list[str] = []  # device arrays live in globals so the thread function can reach them
-    lines = ["int main() {"]
-    params = []
-    for arg in template.args:
-        if arg.kind == "scalar":
-            params.append(f"({_CTYPES[arg.dtype]}){arg.value(problem)!r}")
-            continue
-        size = int(np.prod(arg.shape(problem)))
-        ctype = _CTYPES[arg.dtype]
-        head.append(f"static {ctype}* wb_{arg.name};")
-        lines.append(f"  wb_{arg.name} = ({ctype}*)aligned_alloc(64, ((sizeof({ctype}) * {size} + 63) / 64) * 64);")
-        lines.append(f'  {{ FILE* f = fopen("{arg.name}.bin", "rb"); fread(wb_{arg.name}, sizeof({ctype}), {size}, f); fclose(f); }}')
-        params.append(f"wb_{arg.name}")
-    for name in template.constants:
-        lines.append(f'  {{ FILE* f = fopen("{name}.bin", "rb"); fread({name}, 1, sizeof({name}), f); fclose(f); }}')
-    threads = block[0] * block[1] * block[2]
-    lines += [
-        f"  gridDim = wb_dim3{{{grid[0]}u, {grid[1]}u, {grid[2]}u}}; blockDim = wb_dim3{{{block[0]}u, {block[1]}u, {block[2]}u}};",
-        f"  static pthread_t pool[{threads}]; static unsigned ids[{threads}];",
-        "  pthread_attr_t attr; pthread_attr_init(&attr); pthread_attr_setstacksize(&attr, 1 << 18);",
-        f"  pthread_barrier_init(&wb_barrier, NULL, {threads}); pthread_barrier_init(&wb_block_done, NULL, {threads});",
-        f"  for (unsigned t = 0; t < {threads}u; ++t) {{",
-        "    ids[t] = t;",
-        "    pthread_create(&pool[t], &attr, [](void* arg) -> void* {",
-        "      unsigned t = *(unsigned*)arg;",
-        f"      threadIdx = wb_dim3{{t % {block[0]}u, (t / {block[0]}u) % {block[1]}u, t / {block[0] * block[1]}u}};",
-        "      for (unsigned bz = 0; bz < gridDim.z; ++bz) for (unsigned by = 0; by < gridDim.y; ++by)",
-        "      for (unsigned bx = 0; bx < gridDim.x; ++bx) {",
-        "        blockIdx = wb_dim3{bx, by, bz};",
-        f"        {template.entry}({', '.join(params)});",
-        "        pthread_barrier_wait(&wb_block_done);  // the next block starts when this one is done",
-        "      }",
-        "      return nullptr;",
-        "    }, &ids[t]);",
-        "  }",
-        f"  for (unsigned t = 0; t < {threads}u; ++t) pthread_join(pool[t], NULL);",
-        "  pthread_barrier_destroy(&wb_barrier); pthread_barrier_destroy(&wb_block_done);",
-    ]
-    for arg in template.args:
-        if arg.kind in ("out", "inout"):
-            size = int(np.prod(arg.shape(problem)))
-            lines.append(
-                f'  {{ FILE* f = fopen("{arg.name}.out", "wb"); fwrite(wb_{arg.name}, sizeof({_CTYPES[arg.dtype]}), {size}, f); fclose(f); }}'
-            )
-    lines += ["  return 0;", "}"]
-    return "\n".join(head + lines)
-
-
-def run_on_cpu(template: KernelTemplate, config: Config, problem: Mapping[str, Any], inputs: Mapping[str, Any],
-               workdir: Path) -> dict[str, np.ndarray]:
-    """Compile the rendered kernel with g++ against the shim, run it, and return its outputs."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    source = _SHIM + template.render(config, problem) + "\n" + _driver(template, problem, config)
-    (workdir / "kernel.cpp").write_text(source)
-    write_arg_buffers(template, problem, inputs, workdir)
-    for name in template.constants:
-        np.ascontiguousarray(inputs[name], dtype=np.float32).tofile(workdir / f"{name}.bin")
-    build = subprocess.run(
-        ["g++", "-std=c++17", "-O1", "-w", "-fno-strict-aliasing", "-pthread", "kernel.cpp", "-o", "kernel"],
-        cwd=workdir, capture_output=True, text=True,
-    )
-    assert build.returncode == 0, build.stderr[-3000:]
-    run = subprocess.run(["./kernel"], cwd=workdir, capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return {
-        arg.name: np.fromfile(workdir / f"{arg.name}.out", dtype=arg.dtype).reshape(arg.shape(problem))
-        for arg in template.args
-        if arg.kind in ("out", "inout")
-    }
-
-
 def _assert_matches(template: KernelTemplate, outputs: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray],
                     what: str) -> None:
     rtol, atol = template.tolerance
@@ -385,7 +271,7 @@ CPU_CONFIGS: dict[str, list[dict[str, Any]]] = {
 }
 
 
-@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ to run kernels on the CPU")
+@needs_gxx
 @pytest.mark.parametrize("name", NAMES)
 def test_kernels_compute_the_reference_on_cpu(templates: dict[str, KernelTemplate], name: str,
                                               tmp_path: Path) -> None:
@@ -394,19 +280,17 @@ def test_kernels_compute_the_reference_on_cpu(templates: dict[str, KernelTemplat
     expected = template.reference(inputs, problem)
     space = template.space(problem)
     configs = [space.default_config(), *(space.config(c) for c in CPU_CONFIGS[name])]
-    for index, config in enumerate(configs):
-        outputs = run_on_cpu(template, config, problem, inputs, tmp_path / str(index))
+    for config, outputs in zip(configs, run_configs(template, problem, configs, inputs, tmp_path)):
         _assert_matches(template, outputs, expected, f"{name} {config}")
 
 
+@needs_gxx
 def test_stencil_five_point_on_cpu(templates: dict[str, KernelTemplate], tmp_path: Path) -> None:
-    if shutil.which("g++") is None:
-        pytest.skip("needs g++ to run kernels on the CPU")
     template = templates["stencil"]
     problem = template.resolve_problem({**template.small_problem, "points": 5})
     inputs = template.make_inputs(problem, np.random.default_rng(5))
     config = template.space(problem).config({**template.default, "use_shared": True, "z_per_thread": 2})
-    outputs = run_on_cpu(template, config, problem, inputs, tmp_path)
+    [outputs] = run_configs(template, problem, [config], inputs, tmp_path)
     _assert_matches(template, outputs, template.reference(inputs, problem), "stencil 5-point")
 
 
