@@ -83,7 +83,9 @@ def test_staging_wait_shows_at_five_resident_blocks_when_a_short_block_stages_a_
     # A 128x1 block with a 2x4 tile on shared memory stages 18 halo rows, one round trip each, while
     # its compute is short: five resident blocks are often all waiting at once. The deterministic
     # best case (the wait hidden whenever (S + C) / B <= C) called this free; the closed loop does
-    # not, and a 128x2 block (11 rows per thread for twice the work) waits less per output.
+    # not, and a 128x2 block (11 rows per thread for twice the work) waits less per output. (A small
+    # share: each block's pipe time C includes the two clocks per warp access of the A4000's 16
+    # load/store units, which the others' work hides the wait behind.)
     gpu = load_gpu("RTX_A4000")
 
     def staging_share(values: tuple[int, ...]) -> float:
@@ -95,7 +97,7 @@ def test_staging_wait_shows_at_five_resident_blocks_when_a_short_block_stages_a_
 
     short = staging_share((128, 1, 2, 4, 0, 0, 1))
     taller = staging_share((128, 2, 2, 4, 0, 0, 1))
-    assert short > 0.03 and taller < short
+    assert short > 0.01 and taller < short
 
 
 def test_closed_loop_period_lies_between_hidden_and_serial() -> None:
@@ -165,3 +167,19 @@ def test_closed_loop_period_bounds_and_infinite_inputs() -> None:
                 assert period <= (delay / jobs + service) * (1 + 1e-12)
     assert closed_loop_period(1.0, math.inf, 4) == math.inf  # no ZeroDivisionError
     assert closed_loop_period(math.inf, 1.0, 4) == math.inf  # no NaN
+
+
+def test_sixteen_wide_blocks_of_two_rows_pay_their_bank_conflict_only_with_32_load_store_units(conv) -> None:
+    # A 16x2 block's warp spans two rows of the shared tile: a 2-way conflict on every tap load. The
+    # A100 (32 load/store units per SM) pays it; an RTX A6000 (16) takes two clocks per warp access
+    # anyway, so the block runs as fast as a 32x2 block there.
+    def latency(gpu: str, bx: int) -> float:
+        config = _config(conv, (bx, 2, 2, 4, 0, 0, 1))
+        profile = conv.profile(conv.problem, config)
+        block = conv.block(conv.problem, config)
+        resources = estimate_resources(profile, int(np.prod(block)), 0)
+        return predict(load_gpu(gpu), profile, conv.grid(conv.problem, config), block, resources).latency_ms
+
+    assert conv.profile(conv.problem, _config(conv, (16, 2, 2, 4, 0, 0, 1))).bank_conflict_ways > 1.9
+    assert latency("A100_PCIE", 16) > 1.3 * latency("A100_PCIE", 32)
+    assert latency("RTX_A6000", 16) == pytest.approx(latency("RTX_A6000", 32), rel=0.05)

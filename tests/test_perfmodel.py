@@ -374,3 +374,48 @@ def test_integer_and_branch_instructions_take_issue_slots() -> None:
     busy = predict(gpu, replace(work, other_instructions=1e9), (4096, 1, 1), (128, 1, 1), REGS)
     assert busy.term("compute").value == pytest.approx(plain.term("compute").value * 4.0 / 3.0, rel=0.02)
     assert busy.latency_ms > plain.latency_ms
+
+
+def test_a_two_way_bank_conflict_fits_in_the_time_of_half_as_many_load_store_units() -> None:
+    """A shared-memory-bound kernel: with 32 load/store units per SM (A100) a warp's access takes one
+    clock and a 2-way conflict, a second pass through the banks, doubles it; with 16 (GA10x) the
+    access holds the units two clocks, the second pass fits in them, and only a 4-way conflict costs."""
+    grid, block = (4096, 1, 1), (256, 1, 1)
+    base = WorkProfile(bytes_read=4e6, bytes_written=4e6, flops=1e8, work_per_thread=4, smem_accesses=4e9)
+
+    def smem(gpu_name: str, ways: float) -> float:
+        return predict(load_gpu(gpu_name), replace(base, bank_conflict_ways=ways), grid, block, REGS).term("shared memory").value
+
+    assert load_gpu("A100_PCIE").lsu_per_sm == 32 and load_gpu("RTX_A6000").lsu_per_sm == 16
+    assert smem("A100_PCIE", 2.0) / smem("A100_PCIE", 1.0) == pytest.approx(2.0, rel=0.02)
+    assert smem("RTX_A6000", 2.0) / smem("RTX_A6000", 1.0) == pytest.approx(1.0, rel=0.02)
+    assert smem("RTX_A6000", 4.0) / smem("RTX_A6000", 1.0) == pytest.approx(2.0, rel=0.02)
+    # The same data-path work per clock, half the address throughput: conflict-free, twice the time.
+    a6000 = load_gpu("RTX_A6000")
+    as_32 = predict(replace(a6000, lsu_per_sm=32), base, grid, block, REGS).term("shared memory").value
+    assert smem("RTX_A6000", 1.0) / as_32 == pytest.approx(2.0, rel=0.02)
+
+
+def test_four_byte_global_loads_take_two_clocks_per_warp_with_sixteen_load_store_units() -> None:
+    # An L1-bound stencil: a warp's 128 B of 4-byte loads is one clock of the 128 B/clock data path,
+    # but 16 load/store units take two clocks for its 32 addresses; 16-byte loads (512 B, four clocks
+    # of data) are not held back by the addresses.
+    a6000 = load_gpu("RTX_A6000")
+    grid, block = _grid(N, 256, 4), (256, 1, 1)
+    as_32 = replace(a6000, lsu_per_sm=32)
+    narrow = _stencil_like()
+    wide = _stencil_like(access_bytes=16)
+    assert (predict(a6000, narrow, grid, block, REGS).term("shared memory").value
+            == pytest.approx(2.0 * predict(as_32, narrow, grid, block, REGS).term("shared memory").value, rel=0.02))
+    assert (predict(a6000, wide, grid, block, REGS).term("shared memory").value
+            == pytest.approx(predict(as_32, wide, grid, block, REGS).term("shared memory").value, rel=0.02))
+
+
+def test_a_gpu_description_without_load_store_units_gets_one_warp_per_clock(tmp_path) -> None:
+    # Descriptions written before the field keep loading, as one warp's addresses per clock.
+    with open(f"{GPU_DIR}/T4.json", encoding="utf-8") as handle:
+        data = json.load(handle)
+    data["name"] = "OlderT4"
+    del data["lsu_per_sm"]
+    (tmp_path / "older.json").write_text(json.dumps(data))
+    assert load_gpu("OlderT4", directory=str(tmp_path)).lsu_per_sm == 32

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from functools import lru_cache
 from typing import Any
 
@@ -85,6 +85,9 @@ class GpuSpec:
     launch_overhead_us: float
     atomic_rate_gops: float
     same_address_atomic_gops: float
+    #: Load/store units per SM: how many threads' addresses a warp's memory instruction gets through per
+    #: clock (a description without it gets 32, one warp per clock).
+    lsu_per_sm: int = 32
 
     @property
     def clock_hz(self) -> float:
@@ -141,6 +144,8 @@ class GpuSpec:
 
 
 _INT_FIELDS = {f.name for f in fields(GpuSpec) if f.type in ("int", int)}
+#: Fields a description may leave out (added after descriptions were written), with their defaults.
+_OPTIONAL_FIELDS: dict[str, Any] = {f.name: f.default for f in fields(GpuSpec) if f.default is not MISSING}
 _FLOAT_FIELDS = {f.name for f in fields(GpuSpec) if f.type in ("float", float)}
 
 
@@ -150,6 +155,7 @@ def _key(name: str) -> str:
 
 def _from_dict(data: dict[str, Any], where: str) -> GpuSpec:
     names = {f.name for f in fields(GpuSpec)}
+    data = {**_OPTIONAL_FIELDS, **data}
     missing = sorted(names - set(data))
     if missing:
         raise WorkbenchError(f"GPU description {where} lacks field {missing[0]!r}")

@@ -11,8 +11,10 @@ The model, in one paragraph (details in ``docs/simulator.md``): the grid runs in
 needs ``bandwidth x latency`` bytes in flight to saturate), the FP32 rate follows how many
 independent warps each scheduler can issue from (occupancy x ILP), and the SM's L1/shared-memory
 data path carries shared accesses (32 banks per clock, divided by the bank-conflict degree) and
-every global access (128 B per clock). L2 carries DRAM traffic plus the re-reads L1 misses. The
-slowest pipe bounds the wave, the others add partially (imperfect overlap). The partial last wave is modelled with its own (smaller)
+every global access (128 B per clock), no faster than its load/store units take the threads'
+addresses (32 per clock, 16 on Turing, GA10x and Ada: there a 2-way bank conflict costs nothing
+extra). L2 carries DRAM traffic plus the re-reads L1 misses. The slowest pipe bounds the wave, the
+others add partially (imperfect overlap). The partial last wave is modelled with its own (smaller)
 parallelism, which is the tail effect. Atomics (throughput and same-address serialisation),
 barriers, register spills (local-memory traffic), serial phases and launch overhead add on top.
 """
@@ -297,6 +299,10 @@ def predict(
     thread_instructions = (0.5 * flops + profile.smem_accesses + (profile.bytes_read + profile.bytes_written) / access
                            + max(0.0, float(profile.other_instructions)))
 
+    # Every shared or global access of a thread passes the SM's load/store units, which take
+    # ``lsu_per_sm`` threads' addresses per clock: with 16 (Turing, GA10x, Ada) a warp's access holds
+    # them two clocks, and a 2-way bank conflict, a second pass through the banks, fits in that time.
+    memory_accesses = profile.smem_accesses + (profile.bytes_read + profile.bytes_written) / access
     peak_bw = gpu.peak_bandwidth * gpu.dram_efficiency
     issue_interval = gpu.warp_size * gpu.schedulers_per_sm / gpu.fp32_lanes_per_sm
     warps_needed = _FMA_LATENCY_CYCLES / issue_interval  # independent warp-instructions per scheduler
@@ -320,12 +326,13 @@ def predict(
         lsu_sat = _soft_min1(warps_per_sm * ilp / _SMEM_WARPS_NEEDED)
         smem_rate = sms * gpu.shared_banks * clk * lsu_sat * lane_use
         l1_rate = sms * gpu.l1_bytes_per_clock * clk * lsu_sat * lane_use
+        lsu_rate = sms * max(1, gpu.lsu_per_sm) * clk * lsu_sat * lane_use  # thread-accesses/s through the LD/ST units
         return _Wave(
             dram=dram_bytes * share / dram_bw if dram_bytes else 0.0,
             l2=(cache_bytes + spill_bytes) * share / l2_bw if cache_bytes + spill_bytes else 0.0,
             compute=max(flops / flop_rate, thread_instructions / issue_rate) * share if flops else 0.0,
             sfu=sfu_ops * share / sfu_rate if sfu_ops else 0.0,
-            smem=(smem_ops / smem_rate + l1_cost_bytes / l1_rate) * share,
+            smem=max(smem_ops / smem_rate + l1_cost_bytes / l1_rate, memory_accesses / lsu_rate) * share,
             mem_saturation=mem_sat,
             issue_saturation=issue_sat,
         )
@@ -392,6 +399,8 @@ def predict(
 
     # --- terms ----------------------------------------------------------------------------------
     ms = 1e3
+    lsu_bound = (memory_accesses / max(1, gpu.lsu_per_sm)
+                 > smem_ops / gpu.shared_banks + l1_cost_bytes / gpu.l1_bytes_per_clock)
     bw_used = dram_bytes / totals["dram"] / 1e9 if totals["dram"] else 0.0
     if n_waves < 1.0:
         wave_text = f"{blocks} blocks fill {n_waves:.0%} of one wave of {per_wave}: the GPU is not full"
@@ -454,7 +463,8 @@ def predict(
             totals["smem"] * ms,
             f"L1/shared-memory pipe: {profile.smem_accesses / 1e6:.3g} M shared accesses with "
             f"{profile.bank_conflict_ways:.3g}-way bank conflicts, plus {_fmt_bytes(l1_bytes)} of global accesses"
-            + (f" ({ro_path:.0%} of reads on the read-only/texture path at half rate)" if ro_path else ""),
+            + (f" ({ro_path:.0%} of reads on the read-only/texture path at half rate)" if ro_path else "")
+            + (f"; bound by the load/store units ({gpu.lsu_per_sm} threads' addresses per clock per SM)" if lsu_bound else ""),
         )
     )
     if profile.atomics:
