@@ -40,7 +40,9 @@ Under constraints (the run's objective has bounds) a feasibility model learns ea
 over the slot values (:mod:`workbench.search.feasibility`); proposals it finds far less likely to
 meet the bounds than the others go last in the screen and in a descent's order, and once a quarter
 of the trials (at least ``init`` of them) met the bounds the rank rewards rank by the objective
-alone (see ``_rank_scores``); credit still compares costs.
+alone (see ``_rank_scores``); credit still compares costs. From then on the agents climb from the
+best feasible config (``climb``: the first descent starts after one learning round, and a new
+feasible best re-plans the rest of the round).
 
 A space whose slots all share one group has a single concern; then each slot acts as its own agent.
 """
