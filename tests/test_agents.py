@@ -396,7 +396,7 @@ PINNED = {
     "one concern, bandit": "f07ef3a3a5774aff",
     "failures ranked": "7aa813c9735a5494",
     "foreign results": "9919074c8cb73412",
-    "constrained": "af4b02bc1c698819",
+    "constrained": "f60e9311114d4a53",
     "restricted": "618b33db2ba4a334",
 }
 
@@ -488,3 +488,61 @@ def test_the_first_rounds_after_the_start_are_short():
     assert rows_after(14, early_batch=0) == 10
     assert rows_after(14, bounded=True) == 10
     assert rows_after(18, early_batch=0) == 18
+
+
+def test_under_constraints_a_feasible_incumbent_gets_its_coupled_moves_probed():
+    """With bounds on the objective, the round after a new feasible incumbent includes its
+    coupled moves (values the restrictions keep out of every one-slot move), so a limit that moves
+    the optimum behind a restriction is looked at before a descent would reach it; with
+    ``coupled_probes=0``, or without bounds, they are left to the descent's last pass."""
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.search_objective import Objective
+    from workbench.search._common import Coder
+    from workbench.search.descent import coupled_moves
+
+    space = SearchSpace(CORNER, restrictions=CORNER_RULES)
+
+    def next_round(bounded: bool, **options) -> tuple[set[str], set[str]]:
+        agents = create_strategy("agents", space, seed=1, init=6, probes=0, **options)
+        if bounded:
+            agents.set_objective(Objective(Constraints(max_latency_ms=100.0)))
+        start = agents.ask(6)
+        agents.tell([Trial(i, c, Measurement(Status.OK, {"latency_ms": corner_latency(c)})) for i, c in enumerate(start)])
+        best = min(start, key=corner_latency)
+        coupled = {c.id for c in coupled_moves(space, Coder(space), best, lambda c: c not in start)}
+        return {c.id for c in agents.ask(8)}, coupled
+
+    probed, coupled = next_round(True)
+    assert coupled and len(probed & coupled) == 2
+    for plain, coupled in (next_round(True, coupled_probes=0), next_round(False)):
+        assert not plain & coupled
+
+
+def test_under_constraints_the_agents_climb_from_the_best_feasible_config_once_the_region_is_known():
+    """Once a quarter of the trials met the bounds, the first descent starts from the feasible
+    incumbent right after the first learning round (here ``patience`` would hold it back for the
+    whole run), and a new feasible best drops the rest of the planned round; with ``climb=False``
+    neither happens, and without bounds the option changes nothing."""
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.search_objective import Objective
+
+    space = SearchSpace(TWO_BASINS)
+
+    def run_climb(bounded: bool, **options) -> tuple[int | None, int]:
+        agents = create_strategy("agents", space, seed=4, init=6, patience=40, **options)
+        if bounded:
+            agents.set_objective(Objective(Constraints(max_latency_ms=3.5)))
+        descent_at, dropped = None, 0
+        for n in range(40):
+            config = agents.ask(1)[0]
+            planned, best = len(agents.queue), agents.best_score
+            agents.tell([Trial(n, config, Measurement(Status.OK, {"latency_ms": two_basins(config)}))])
+            dropped += planned > 0 and not agents.queue and agents.best_score < best
+            if descent_at is None and agents.descent.running:
+                descent_at = n
+        return descent_at, dropped
+
+    descent_at, dropped = run_climb(True)
+    assert descent_at is not None and descent_at <= 6 + 2 * 8 and dropped >= 1
+    assert run_climb(True, climb=False) == (None, 0)
+    assert run_climb(False) == run_climb(False, climb=False) == (None, 0)

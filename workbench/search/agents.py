@@ -25,7 +25,8 @@ it knows little):
    Thompson sample of its utilities; several joint proposals are screened this way per measurement.
 4. Once, right after the random start, the best configs are extrapolated: ordered slots whose
    utilities rise towards an end of their domain are moved to that end (trend probes). Every new
-   incumbent gets its unmeasured moves within short domains (flags, method numbers) measured.
+   incumbent gets its unmeasured moves within short domains (flags, method numbers) measured;
+   under constraints a new feasible one also gets its most valued coupled moves (step 5).
 5. When the best config has not improved for ``patience`` evaluations, a descent sweeps its
    one-slot neighbours in three passes (adjacent values, then short domains and domain ends, then
    the rest; then up to ``coupled`` moves of two slots to values that the restrictions keep out
@@ -39,7 +40,9 @@ Under constraints (the run's objective has bounds) a feasibility model learns ea
 over the slot values (:mod:`workbench.search.feasibility`); proposals it finds far less likely to
 meet the bounds than the others go last in the screen and in a descent's order, and once a quarter
 of the trials (at least ``init`` of them) met the bounds the rank rewards rank by the objective
-alone (see ``_rank_scores``); credit still compares costs.
+alone (see ``_rank_scores``); credit still compares costs. From then on the agents climb from the
+best feasible config (``climb``: the first descent starts after one learning round, and a new
+feasible best re-plans the rest of the round).
 
 A space whose slots all share one group has a single concern; then each slot acts as its own agent.
 """
@@ -53,11 +56,11 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from workbench.core.domain.measurement import LATENCY, Status, Trial
-from workbench.core.domain.search_objective import LATENCY_BOUND
+from workbench.core.domain.search_objective import INFEASIBLE, LATENCY_BOUND
 from workbench.core.domain.space import GROUPS, Config, SearchSpace
 from workbench.search._common import Index, IndexedStrategy, latency_rank
 from workbench.search.base import Option
-from workbench.search.descent import Descent, changed_slot, one_slot_moves
+from workbench.search.descent import Descent, changed_slot, coupled_moves, one_slot_moves
 from workbench.search.feasibility import FeasibilityModel
 from workbench.search.utility import UtilityModel
 
@@ -120,6 +123,8 @@ class AgentsOptions:
     coupled: int = 4
     early_batch: int = 4
     early_span: int = 16
+    coupled_probes: int = 2
+    climb: bool = True
 
 
 class Agents(IndexedStrategy):
@@ -209,6 +214,19 @@ class Agents(IndexedStrategy):
             low=0, high=256,
         ),
         Option("early_span", 16, "Evaluations after the start that use early_batch rounds", low=0, high=10000),
+        Option(
+            "coupled_probes", 2,
+            "Under constraints: configs of a round spent on a new feasible incumbent's coupled moves "
+            "(values the restrictions keep out of every one-slot move, see coupled), measured with its "
+            "short probes, those the agents value most first (0: off)",
+            low=0, high=256,
+        ),
+        Option(
+            "climb", True,
+            "Under constraints, once a quarter of the trials met them: the first descent starts from the "
+            "feasible incumbent after the first learning round (not after patience), and a new feasible "
+            "best drops the rest of the planned round, so the next round starts from it",
+        ),
     )
 
     def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
@@ -249,6 +267,7 @@ class Agents(IndexedStrategy):
         self.short_probed: tuple[int, ...] | None = None  # the incumbent whose short moves were probed last
         self.foreign: list[tuple[float, float, tuple[int, ...]]] = []  # (cost, value, vec) of configs others proposed
         self.rounds = 0
+        self.climbed = False  # the early descent of ``climb`` has started
         #: per slot value: trials measured with it under constraints, and how many of them missed
         self.bounded_n = [np.zeros(int(size)) for size in self.coder.sizes]
         self.bounded_miss = [np.zeros(int(size)) for size in self.coder.sizes]
@@ -280,6 +299,8 @@ class Agents(IndexedStrategy):
         if progress or len(self.history) <= self.opt.init:
             self.since_improvement = 0  # (the random start is not a stall)
             self.focus = None  # a sweep that improved goes on around the new incumbent
+        if progress and self.queue and len(self.history) > self.opt.init and self._climbing():
+            self._drop_planned()  # a new feasible best: the next round starts from it
         if self.round and all(cid in self.outcomes for cid in self.round):
             self._learn()
         if len(self.foreign) >= self.opt.batch:
@@ -290,6 +311,37 @@ class Agents(IndexedStrategy):
                 ranks = latency_rank(self._rank_scores([(cost, raw) for cost, raw, _ in kept]))
                 self.model.accumulate([vec for _, _, vec in kept], ranks)
             self.foreign = []
+
+    def _climbing(self) -> bool:
+        """Whether the agents climb from the best feasible config at once (option ``climb``): under
+        constraints, once the rank rewards ignore them (a quarter of the trials met them, see
+        :meth:`_split_rewards`) and the incumbent is feasible.
+
+        Why: under a limit that many configs meet, the optimum sits at the limit's edge among good
+        feasible configs, and the best feasible config found early is where a local climb pays
+        most. The utilities fitted on a start of ten configs rank its neighbours little better than
+        chance, so waiting ``patience`` evaluations before the descent, and finishing a round
+        planned around the previous best, spend evaluations that a climb would use (a sequential
+        method such as TPE moves to every new best at once).
+        Before the feasible region is known (a tight bound few configs meet) the graded cost still
+        leads into it, and without bounds nothing changes.
+        """
+        return bool(self.opt.climb and self._bounds and self.best_score < INFEASIBLE and self._split_rewards())
+
+    def _drop_planned(self) -> None:
+        """Forget the configs planned but not handed out yet (they were never measured or taken);
+        the round ends with what came back of it, and a round too small to rank within (one
+        result) joins the results ranked among themselves later (see :meth:`tell`)."""
+        for config in self.queue:
+            self.round.pop(config.id, None)
+            self.indices.pop(config.id, None)
+        self.queue = []
+        done = [cid for cid in self.round if cid in self.outcomes]
+        if len(done) < 2 and len(done) == len(self.round):
+            for cid in done:
+                cost, raw, _ = self.outcomes[cid]
+                self.foreign.append((cost, raw, self.indices[cid]))
+            self.round = {}
 
     def _raw_value(self, trial: Trial, score: float) -> float:
         """The objective's value of a trial regardless of the constraints (its cost when it has
@@ -532,6 +584,26 @@ class Agents(IndexedStrategy):
         moves = [c for c in moves if self.coder.sizes[changed_slot(vec, self.coder.encode(c))] <= short]
         return self._enrol(moves, size, batch, score)
 
+    def _coupled_probes(self, incumbent: tuple[float, tuple[int, ...]], size: int, batch: set[str]) -> list[Config]:
+        """Under constraints, a new feasible incumbent's coupled moves (:func:`coupled_moves`: for
+        each value no valid one-slot move reaches, the valid config with it whose one other changed
+        slot moves least), those the agents value most first; with its short probes, once per incumbent.
+
+        Why: a limit on a resource or on quality moves the optimum away from the unconstrained one,
+        often across a restriction (a wider vector path allowed only with a thread tile that
+        divides by its width, a smaller tile only without a stride), so the best feasible config
+        found early sits in a region whose better neighbours are no one-slot move away. The
+        descent proposes such moves only at its end, after tens of evaluations; under a limit the
+        first feasible incumbents are rarely near the optimum, and asking early where the
+        restrictions lead costs a couple of evaluations per new incumbent. Without bounds it is
+        off: the unconstrained results were measured without it.
+        """
+        score, vec = incumbent
+        if size <= 0 or not self._bounds or not score < INFEASIBLE:
+            return []
+        moves = coupled_moves(self.space, self.coder, self.coder.decode(vec), lambda c: self.fresh(c, batch))
+        return self._enrol(moves, size, batch, score)
+
     def _frontier(self, size: int, batch: set[str]) -> list[Config]:
         """Before a new descent: the most valued first- or second-pass move of each of the best
         ``frontier`` measured configs at distance ``diverse`` or more from every known local optimum.
@@ -705,6 +777,9 @@ class Agents(IndexedStrategy):
     def _propose_round(self, size: int, batch: set[str]) -> list[Config]:
         if not self.agents:
             return self.sample(size, batch)
+        if self._climbing() and not self.climbed and self.rounds >= 1 and self.opt.sweep and not self.descent.running:
+            self.climbed = True  # the feasible region is known: descend from its best config at once
+            self.since_improvement = self.opt.patience
         if self.since_improvement >= self.opt.patience and self.opt.sweep and not self.descent.running:
             self.since_improvement = 0  # first a systematic pass around the incumbent
             self.descent.start(self._choose_sweep_base(), 0 if self.opt.sweep_adjacent else self.opt.coupled)
@@ -737,6 +812,7 @@ class Agents(IndexedStrategy):
             out = self._trend_probes(ranked, size, batch)
         if self.model.n_rows and self.focus is None and tuple(ranked[0][1]) != self.short_probed:
             out += self._short_probes(ranked[0], min(size - len(out), self.opt.short_probes), batch)
+            out += self._coupled_probes(ranked[0], min(size - len(out), self.opt.coupled_probes), batch)
         while len(out) < size:
             # The agents screen a few joint proposals with their fitted utilities (one Thompson
             # draw shared by the candidates) and measure the one they value most.
