@@ -16,7 +16,8 @@ from workbench.core.model.gpus import load_gpu
 from workbench.core.model.perfmodel import closed_loop_period, estimate_resources, predict
 from workbench.core.domain.templates import WorkProfile, load_templates
 
-from test_templates_more import _assert_matches, run_on_cpu
+from cpu_cuda import run_configs
+from test_templates_more import _assert_matches
 
 K = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only", "use_padding", "use_shmem")
 
@@ -46,8 +47,9 @@ def test_exact_tiling_without_clamps_computes_the_reference_on_cpu(conv, tmp_pat
     problem = conv.resolve_problem({"image_width": 64, "image_height": 16, "filter_width": 15, "filter_height": 15})
     inputs = conv.make_inputs(problem, np.random.default_rng(3))
     expected = conv.reference(inputs, problem)
-    for i, values in enumerate([(32, 1, 2, 4, 0, 0, 0), (16, 2, 4, 2, 0, 0, 0), (32, 1, 2, 4, 1, 0, 0)]):
-        outputs = run_on_cpu(conv, _config(conv, values, problem), problem, inputs, tmp_path / str(i))
+    cases = [(32, 1, 2, 4, 0, 0, 0), (16, 2, 4, 2, 0, 0, 0), (32, 1, 2, 4, 1, 0, 0)]
+    configs = [_config(conv, values, problem) for values in cases]
+    for values, outputs in zip(cases, run_configs(conv, problem, configs, inputs, tmp_path)):
         _assert_matches(conv, outputs, expected, f"conv2d {values}")
 
 
