@@ -386,7 +386,7 @@ def predict(
     # the wave's time; but the queue ahead of a request never holds more than the bytes the wave has
     # in flight, so the wait is at most the time the pipe takes to serve them (a closed system).
     t_staging = 0.0
-    loaded = 1.0  # loaded / idle round trip
+    loaded, memory_busy = 1.0, 0.0  # loaded / idle round trip, the memory pipe's busy share of the wave
     if profile.staging_rounds > 0:
         round_trip = gpu.dram_latency_ns * 1e-9 * ((1.0 - reuse) + reuse * _L2_LATENCY_FRACTION)
         memory_busy = memory_utilisation(main)
