@@ -419,3 +419,26 @@ def test_a_gpu_description_without_load_store_units_gets_one_warp_per_clock(tmp_
     del data["lsu_per_sm"]
     (tmp_path / "older.json").write_text(json.dumps(data))
     assert load_gpu("OlderT4", directory=str(tmp_path)).lsu_per_sm == 32
+
+
+def test_a_staging_round_trip_waits_behind_the_waves_memory_traffic_at_most_until_it_drains() -> None:
+    """One block per SM waits out its whole staging wait (no other block computes meanwhile), so the
+    staging term is the round trips themselves. On an idle memory system they take the unloaded
+    latency; behind the wave's other L2/DRAM traffic they queue (u / (1 - u) more, u the memory
+    pipe's busy share of the wave), but never longer than the pipe takes to serve every byte in
+    flight: a memory-bound wave's staging stays finite."""
+    gpu = load_gpu("RTX_A4000")
+    grid, block = (4096, 1, 1), (256, 1, 1)
+    base = WorkProfile(bytes_read=1e6, bytes_written=1e6, flops=2e9, work_per_thread=4, smem_accesses=2e8,
+                       syncs_per_block=1, staging_rounds=10)
+    idle = 4096 / gpu.sm_count * 10 * gpu.dram_latency_ns * 1e-6  # ms: 10 unloaded DRAM round trips per block
+
+    def loaded(bytes_read: float) -> float:
+        p = predict(gpu, replace(base, bytes_read=bytes_read), grid, block, {"registers": 32, "smem_bytes": 60_000})
+        assert p.occupancy.active_blocks_per_sm == 1
+        return p.term("staging").value / idle
+
+    assert loaded(1e6) == pytest.approx(1.0, abs=0.1)  # memory nearly idle
+    assert loaded(3e7) > 1.3 * loaded(1e6)  # a third of the wave busy: the round trips queue
+    assert loaded(1e8) < loaded(3e8) * 1.001 and loaded(1e9) == pytest.approx(loaded(3e8))  # bounded by the drain
+    assert loaded(1e9) < 5.0

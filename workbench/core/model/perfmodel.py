@@ -42,6 +42,7 @@ _SYNC_PER_WARP_CYCLES = 4.0  # more warps -> longer wait for the slowest one
 _SHARED_ATOMIC_SAME_ADDR_CYCLES = 2.0  # shared-memory atomics to one address serialise
 _SPILL_DRAM_FRACTION = 0.25  # share of local-memory (spill) traffic that misses L1 and L2
 _SPILL_EFFICIENCY = 0.5  # spills are dependent, latency-bound accesses: half the L2 bandwidth
+_MIN_IDLE_SHARE = 1e-3  # numeric guard: a wave with memory work only has its memory pipe busy all the time
 # Read-only (__ldg, ld.global.nc) requests take the texture pipeline of the unified L1/texture unit,
 # which returns a quad of 4-byte texels per texture unit per clock (4 units per SM since Volta):
 # 64 B per clock, half of the LSU path's 128 B line per clock.
@@ -223,6 +224,7 @@ class _Wave:
     smem: float
     mem_saturation: float
     issue_saturation: float
+    drain: float = 0.0  # time the memory pipe needs to serve every byte the wave has in flight
 
 
 def predict(
@@ -335,6 +337,7 @@ def predict(
             smem=max(smem_ops / smem_rate + l1_cost_bytes / l1_rate, memory_accesses / lsu_rate) * share,
             mem_saturation=mem_sat,
             issue_saturation=issue_sat,
+            drain=inflight / (dram_bw if dram_bytes * share / dram_bw >= cache_bytes * share / l2_bw else l2_bw),
         )
 
     per_wave = occ.active_blocks_per_sm * gpu.sm_count
@@ -377,10 +380,19 @@ def predict(
     # the wait S (no issue) and its share C of the SM's pipe time, a closed loop of B blocks around
     # one server. Mean value analysis of that loop gives the SM's period per block, from C (the
     # wait fully hidden) up to (S + B*C) / B; it is C only while the others' work covers the wait.
+    # A round trip is the unloaded latency only on an idle memory system: the staging loads queue
+    # behind the wave's other L2/DRAM requests. A server busy a share u of the time adds u / (1 - u)
+    # of its response time as queueing (a single-server queue), u the memory pipe's busy time over
+    # the wave's time; but the queue ahead of a request never holds more than the bytes the wave has
+    # in flight, so the wait is at most the time the pipe takes to serve them (a closed system).
     t_staging = 0.0
+    loaded, memory_busy = 1.0, 0.0  # loaded / idle round trip, the memory pipe's busy share of the wave
     if profile.staging_rounds > 0:
         round_trip = gpu.dram_latency_ns * 1e-9 * ((1.0 - reuse) + reuse * _L2_LATENCY_FRACTION)
-        stage = profile.staging_rounds * round_trip
+        memory_busy = memory_utilisation(main)
+        queueing = min(round_trip * memory_busy / max(1.0 - memory_busy, _MIN_IDLE_SHARE), main.drain)
+        loaded = 1.0 + queueing / round_trip if round_trip > 0.0 else 1.0
+        stage = profile.staging_rounds * round_trip * loaded
         per_block = body * gpu.sm_count / blocks
         period = closed_loop_period(per_block, stage, occ.active_blocks_per_sm)
         t_staging = blocks / gpu.sm_count * max(0.0, period - per_block)
@@ -487,7 +499,8 @@ def predict(
     if profile.staging_rounds:
         terms.append(Term("staging", t_staging * ms,
                           f"{profile.staging_rounds:.3g} dependent load round trips per thread before the barrier, "
-                          f"hidden by the other {occ.active_blocks_per_sm - 1} resident block(s) only while they compute"))
+                          f"each {loaded:.2f}x the idle latency behind the "
+                          f"wave's other memory traffic ({memory_busy:.0%} busy), hidden by the other {occ.active_blocks_per_sm - 1} resident block(s) only while they compute"))
     if profile.syncs_per_block:
         terms.append(Term("sync", t_sync * ms, f"{profile.syncs_per_block:.3g} __syncthreads() per block of {warps_per_block} warps"))
     if spill_bytes:
@@ -502,6 +515,14 @@ def predict(
 
     bound = _bound(totals, t_atomic + t_shared_atomic, t_launch, t_serial, kernel, main)
     return Prediction(total * ms, tuple(terms), bound, occ)
+
+
+def memory_utilisation(wave: _Wave) -> float:
+    """Share of a wave's time the L2/DRAM pipe is busy: its time over the wave's (slowest pipe plus overlap)."""
+    merged = [max(wave.dram, wave.l2), wave.compute, wave.sfu, wave.smem]
+    slowest = max(merged)
+    elapsed = slowest + _OVERLAP * (sum(merged) - slowest)
+    return merged[0] / elapsed if elapsed > 0.0 else 0.0
 
 
 def closed_loop_period(service: float, delay: float, customers: int) -> float:
