@@ -287,9 +287,13 @@ def search_version(strategy: str, options: dict[str, Any]) -> str:
 
 
 def landscape_key(land: Landscape) -> str:
-    """Name, size, failures and optimum: a landscape that changes gets new cache entries."""
+    """Name, size, failures, optimum and a digest of every config's latency: a landscape that
+    changes anywhere gets new cache entries. (A simulated landscape whose model changed away from
+    its optimum keeps that optimum, so the optimum alone would reuse runs made on other values.)"""
     failed = sum(v is None for v in land.latency.values())
-    return f"{land.name}/{land.space.count()}/{failed}/{land.optimum:.9g}"
+    values = json.dumps(sorted(land.latency.items(), key=lambda item: item[0]), allow_nan=False)
+    digest = hashlib.sha256(values.encode()).hexdigest()[:12]
+    return f"{land.name}/{land.space.count()}/{failed}/{land.optimum:.9g}/{digest}"
 
 
 class RunCache:

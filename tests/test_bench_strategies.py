@@ -110,6 +110,18 @@ def test_run_cache_makes_reruns_incremental(tmp_path: Path) -> None:
     assert strategies.RunCache("").runs == {} and strategies.RunCache("").path == ""
 
 
+def test_a_landscape_whose_values_change_away_from_its_optimum_gets_a_new_cache_key(
+        land: strategies.Landscape) -> None:
+    best = min((cid for cid, v in land.latency.items() if v is not None), key=lambda cid: land.latency[cid])
+    other = next(cid for cid, v in land.latency.items() if v is not None and cid != best)
+    changed = strategies.Landscape(land.name, land.space, {**land.latency, other: land.latency[other] * 1.05},
+                                   land.metrics, simulated=land.simulated)
+    assert changed.optimum == land.optimum
+    assert strategies.landscape_key(changed) != strategies.landscape_key(land)
+    same = strategies.Landscape(land.name, land.space, dict(reversed(list(land.latency.items()))), land.metrics)
+    assert strategies.landscape_key(same) == strategies.landscape_key(land)  # the order read does not matter
+
+
 def test_search_version_follows_the_behaviour_not_the_source() -> None:
     """Cached runs are keyed by what the strategy proposes on a probe landscape: the same options give
     the same key, options that change the proposals give another one."""
