@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import glob
 import gzip
+import hashlib
 import json
 import math
 import os
@@ -190,6 +191,7 @@ def build_cases(land: Landscape, secondary: tuple[tuple[str, int], ...]) -> list
 
 _LANDS: dict[str, Landscape] = {}
 _CASES: dict[str, Case] = {}
+_DIGESTS: dict[str, str] = {}  # landscape name -> landscape_digest, for the baselines' cache keys
 
 
 def _init(selected: list[str] | None, variant: dict[str, str] | None = None) -> None:
@@ -201,6 +203,7 @@ def _init(selected: list[str] | None, variant: dict[str, str] | None = None) -> 
     for land in lands:
         secondary = SIM_SECONDARY if land.simulated else RECORDED_SECONDARY
         _LANDS[land.name] = land
+        _DIGESTS[land.name] = landscape_digest(land)
         for case in build_cases(land, secondary):
             if not selected or any(s in case.name for s in selected):
                 _CASES[case.name] = case
@@ -278,8 +281,17 @@ def _job(args: tuple) -> tuple[str, str, int, list[float], float]:
     return case, method, seed, values, time.perf_counter() - t0
 
 
+def landscape_digest(land: Landscape) -> str:
+    """A digest of every config's recorded figures: a landscape whose data changed (a simulator
+    model edited away from the configs a case's name depends on) gets new cache keys."""
+    records = json.dumps(sorted(land.records.items(), key=lambda item: item[0]), sort_keys=True)
+    return hashlib.sha256(records.encode()).hexdigest()[:12]
+
+
 def _cache_key(case: str, method: str, seed: int, budget: int) -> str:
-    return json.dumps([case, method, seed, budget])
+    """Case, the digest of its landscape's data, method, seed and budget."""
+    data = _DIGESTS.get(_CASES[case].landscape, "") if case in _CASES else ""
+    return json.dumps([case, data, method, seed, budget])
 
 
 def _load_cache(path: str | None) -> dict[str, list[float]]:

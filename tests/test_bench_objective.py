@@ -52,6 +52,25 @@ def test_the_baselines_cache_keeps_runs_and_refuses_a_file_that_is_not_its_own(t
         bench._load_cache(str(other))
 
 
+def test_a_baseline_run_on_changed_data_is_not_taken_from_the_cache() -> None:
+    land = _landscape()
+    case = next(c for c in bench.build_cases(land, (("registers", -1),)) if "min latency" in c.name)
+    changed = bench.Landscape(land.name, land.space, dict(land.records), simulated=True)
+    some = next(cid for cid, m in changed.records.items() if m)
+    changed.records[some] = {**changed.records[some], "latency_ms": changed.records[some]["latency_ms"] * 1.05}
+    bench._CASES[case.name] = case
+    try:
+        bench._DIGESTS[land.name] = bench.landscape_digest(land)
+        before = bench._cache_key(case.name, "random", 3, 100)
+        bench._DIGESTS[land.name] = bench.landscape_digest(changed)
+        assert bench._cache_key(case.name, "random", 3, 100) != before
+        bench._DIGESTS[land.name] = bench.landscape_digest(land)
+        assert bench._cache_key(case.name, "random", 3, 100) == before
+    finally:
+        bench._CASES.pop(case.name, None)
+        bench._DIGESTS.pop(land.name, None)
+
+
 def test_overhead_times_the_agents_with_and_without_the_bounds() -> None:
     land = _landscape()
     case = next(c for c in bench.build_cases(land, (("registers", -1),)) if "min latency" in c.name)
