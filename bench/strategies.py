@@ -177,7 +177,8 @@ def load_session_landscape(path: str) -> Landscape | None:
         if trial.config.id in latency:
             continue
         points.append(trial.config)
-        latency[trial.config.id] = trial.metric(LATENCY) if trial.ok else None
+        value = trial.metric(LATENCY) if trial.ok else math.nan
+        latency[trial.config.id] = value if math.isfinite(value) and value > 0 else None  # no latency: a failure here
         metrics[trial.config.id] = {k: float(v) for k, v in trial.measurement.metrics.items() if k != LATENCY}
     if not any(v is not None for v in latency.values()):
         return None

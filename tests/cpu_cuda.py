@@ -48,6 +48,7 @@ static wb_dim3 blockDim, gridDim;
 static std::barrier<>* wb_block_barrier;
 static std::barrier<>* wb_block_done;
 static std::barrier<>* wb_warp_barriers[32];
+static unsigned wb_threads;  // threads per block: the last warp may be partial
 static float wb_exchange[1024];
 #define __global__
 #define __device__
@@ -83,7 +84,8 @@ inline float wb_shuffle(float v, unsigned src_lane) {
     const unsigned t = wb_linear_id, warp = t / 32;
     wb_exchange[t] = v;
     wb_warp_barriers[warp]->arrive_and_wait();
-    const float r = wb_exchange[warp * 32 + src_lane];
+    const bool present = warp * 32 + src_lane < wb_threads;  // a lane past a partial warp's end: own value
+    const float r = present ? wb_exchange[warp * 32 + src_lane] : v;
     wb_warp_barriers[warp]->arrive_and_wait();
     return r;
 }
@@ -114,11 +116,13 @@ static void wb_launch(wb_dim3 grid, wb_dim3 block, void (*body)()) {
     blockDim = block;
     wb_body = body;
     const unsigned threads = block.x * block.y * block.z;
+    wb_threads = threads;
     std::barrier<> block_barrier(threads), block_done(threads);
     wb_block_barrier = &block_barrier;
     wb_block_done = &block_done;
     const unsigned warps = (threads + 31) / 32;
-    for (unsigned w = 0; w < warps; ++w) wb_warp_barriers[w] = new std::barrier<>(32);
+    for (unsigned w = 0; w < warps; ++w)  // a partial last warp waits only for the lanes it has
+        wb_warp_barriers[w] = new std::barrier<>((std::ptrdiff_t)(threads - 32 * w < 32 ? threads - 32 * w : 32));
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 1 << 18);  // 1,024 threads x the default 8 MiB is too much address space
@@ -191,6 +195,7 @@ def translation_unit(template: KernelTemplate, problem: Mapping[str, Any], confi
         params.append(arg.name)
     for index, config in enumerate(configs):
         grid, block = template.grid(problem, config), template.block(problem, config)
+        assert block[0] * block[1] * block[2] <= 1024, f"{config}: more threads per block than CUDA allows"
         call = f"cfg{index}::{template.entry}_{index}({', '.join(params)})"
         main.append(f"  if (which == {index}) {{")
         for name in template.constants:

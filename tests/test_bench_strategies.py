@@ -160,3 +160,19 @@ def test_tables_summarise_the_measured_landscapes_and_list_the_missed_targets(la
     assert "- b, B=25: 0.700 ± 0.010 < kt:x 0.800 ± 0.010 (by 0.100)" in text
     assert "- a, B=25" not in text
     assert "all measured landscapes, B=25: agents 0.800 vs best Kernel Tuner kt:x 0.800: +0.000" in text
+
+
+def test_a_recorded_session_whose_ok_trial_lacks_a_latency_counts_it_as_a_failure(tmp_path: Path) -> None:
+    from workbench.core.domain.measurement import Trial
+    from workbench.core.domain.session import Session, save_session
+    from workbench.core.domain.space import SearchSpace, Slot
+
+    space = SearchSpace([Slot("block", (32, 64, 128))])
+    session = Session(kernel="k", space=space, device={"name": "Some GPU", "simulated": False})
+    session.add(Trial(0, space.config({"block": 32}), Measurement(Status.OK, {"latency_ms": 1.5})))
+    session.add(Trial(1, space.config({"block": 64}), Measurement(Status.OK, {"throughput_gbs": 10.0})))
+    path = tmp_path / "recorded.json"
+    save_session(session, path)
+    land = strategies.load_session_landscape(str(path))
+    assert land is not None and sorted(land.latency.values(), key=str) == [1.5, None]
+    assert strategies.landscape_key(land).startswith("recorded/2/1/1.5/")  # keyed, not a crash on NaN

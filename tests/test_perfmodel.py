@@ -411,14 +411,29 @@ def test_four_byte_global_loads_take_two_clocks_per_warp_with_sixteen_load_store
             == pytest.approx(predict(as_32, wide, grid, block, REGS).term("shared memory").value, rel=0.02))
 
 
-def test_a_gpu_description_without_load_store_units_gets_one_warp_per_clock(tmp_path) -> None:
-    # Descriptions written before the field keep loading, as one warp's addresses per clock.
+def test_a_gpu_description_without_load_store_units_gets_its_architectures_count(tmp_path) -> None:
+    # Descriptions written before the field keep loading, with the count of their architecture.
+    for source, compute_capability, expected in (("T4", [7, 5], 16), ("A100_PCIE", [8, 0], 32), ("L4", [8, 9], 16)):
+        with open(f"{GPU_DIR}/{source}.json", encoding="utf-8") as handle:
+            data = json.load(handle)
+        data["name"] = f"Older{source}"
+        data["compute_capability"] = compute_capability
+        del data["lsu_per_sm"]
+        folder = tmp_path / source  # one folder each: a folder's descriptions are read once
+        folder.mkdir()
+        (folder / "older.json").write_text(json.dumps(data))
+        assert load_gpu(f"Older{source}", directory=str(folder)).lsu_per_sm == expected
+
+
+@pytest.mark.parametrize("bad", [0, 0.5, 16.7, float("nan"), float("inf"), -16])
+def test_a_gpu_description_with_an_impossible_count_is_refused_in_one_line(tmp_path, bad) -> None:
     with open(f"{GPU_DIR}/T4.json", encoding="utf-8") as handle:
         data = json.load(handle)
-    data["name"] = "OlderT4"
-    del data["lsu_per_sm"]
-    (tmp_path / "older.json").write_text(json.dumps(data))
-    assert load_gpu("OlderT4", directory=str(tmp_path)).lsu_per_sm == 32
+    data["name"] = "BadT4"
+    data["lsu_per_sm"] = bad
+    (tmp_path / "bad.json").write_text(json.dumps(data))  # json writes NaN and Infinity, and json.load reads them
+    with pytest.raises(WorkbenchError, match="lsu_per_sm"):
+        load_gpu("BadT4", directory=str(tmp_path))
 
 
 def test_a_staging_round_trip_waits_behind_the_waves_memory_traffic_at_most_until_it_drains() -> None:

@@ -223,9 +223,11 @@ class Agents(IndexedStrategy):
         ),
         Option(
             "climb", True,
-            "Under constraints, once a quarter of the trials met them: the first descent starts from the "
-            "feasible incumbent after the first learning round (not after patience), and a new feasible "
-            "best drops the rest of the planned round, so the next round starts from it",
+            "Under constraints, once the rank rewards rank by the objective (see rewards: with 'auto' when a "
+            "quarter of the trials met the constraints, with 'split' at once, with 'cost' never) and the "
+            "incumbent is feasible: the first descent starts from it after the first learning round (not "
+            "after patience), and a new feasible best drops the rest of the planned round, so the next "
+            "round starts from it",
         ),
     )
 
@@ -331,16 +333,18 @@ class Agents(IndexedStrategy):
     def _drop_planned(self) -> None:
         """Forget the configs planned but not handed out yet (they were never measured or taken);
         the round ends with what came back of it, and a round too small to rank within (one
-        result) joins the results ranked among themselves later (see :meth:`tell`)."""
+        result) joins the results ranked among themselves later, where ``learn_all`` has those
+        (see :meth:`tell`)."""
         for config in self.queue:
             self.round.pop(config.id, None)
             self.indices.pop(config.id, None)
         self.queue = []
         done = [cid for cid in self.round if cid in self.outcomes]
         if len(done) < 2 and len(done) == len(self.round):
-            for cid in done:
-                cost, raw, _ = self.outcomes[cid]
-                self.foreign.append((cost, raw, self.indices[cid]))
+            if self.opt.learn_all:  # without it a lone result is not learned from, as in tell()
+                for cid in done:
+                    cost, raw, _ = self.outcomes[cid]
+                    self.foreign.append((cost, raw, self.indices[cid]))
             self.round = {}
 
     def _raw_value(self, trial: Trial, score: float) -> float:

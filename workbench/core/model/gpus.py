@@ -9,6 +9,7 @@ the files hold only what a datasheet states.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from dataclasses import MISSING, dataclass, fields
@@ -153,8 +154,16 @@ def _key(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
+#: Compute capabilities whose SMs have 16 load/store units (4 per partition: Turing, GA10x, Ada),
+#: from the architecture whitepapers' SM diagrams; Volta, GA100 and Hopper have 32.
+_HALF_RATE_LSU = {(7, 5), (8, 6), (8, 9)}
+
+
 def _from_dict(data: dict[str, Any], where: str) -> GpuSpec:
     names = {f.name for f in fields(GpuSpec)}
+    if "lsu_per_sm" not in data and isinstance(data.get("compute_capability"), list):
+        # a description written before the field: its architecture says how many units its SMs have
+        data = {**data, "lsu_per_sm": 16 if tuple(data["compute_capability"]) in _HALF_RATE_LSU else 32}
     data = {**_OPTIONAL_FIELDS, **data}
     missing = sorted(names - set(data))
     if missing:
@@ -163,8 +172,11 @@ def _from_dict(data: dict[str, Any], where: str) -> GpuSpec:
     for name in names:
         value = data[name]
         if name in _INT_FIELDS or name in _FLOAT_FIELDS:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+                    or value < 0):
                 raise WorkbenchError(f"GPU description {where}: {name} must be a non-negative number, got {value!r}")
+            if name in _INT_FIELDS and not float(value).is_integer():
+                raise WorkbenchError(f"GPU description {where}: {name} must be a whole number, got {value!r}")
             values[name] = int(value) if name in _INT_FIELDS else float(value)
         elif name == "compute_capability":
             if not (isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, int) for v in value)):
@@ -175,8 +187,9 @@ def _from_dict(data: dict[str, Any], where: str) -> GpuSpec:
                 raise WorkbenchError(f"GPU description {where}: {name} must be a non-empty string")
             values[name] = value
     spec = GpuSpec(**values)
-    if spec.sm_count == 0 or spec.boost_clock_mhz == 0 or spec.warp_size == 0:
-        raise WorkbenchError(f"GPU description {where}: sm_count, boost_clock_mhz and warp_size must be positive")
+    if spec.sm_count == 0 or spec.boost_clock_mhz == 0 or spec.warp_size == 0 or spec.lsu_per_sm == 0:
+        raise WorkbenchError(
+            f"GPU description {where}: sm_count, boost_clock_mhz, warp_size and lsu_per_sm must be positive")
     return spec
 
 

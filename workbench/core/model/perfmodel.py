@@ -328,7 +328,7 @@ def predict(
         lsu_sat = _soft_min1(warps_per_sm * ilp / _SMEM_WARPS_NEEDED)
         smem_rate = sms * gpu.shared_banks * clk * lsu_sat * lane_use
         l1_rate = sms * gpu.l1_bytes_per_clock * clk * lsu_sat * lane_use
-        lsu_rate = sms * max(1, gpu.lsu_per_sm) * clk * lsu_sat * lane_use  # thread-accesses/s through the LD/ST units
+        lsu_rate = sms * gpu.lsu_per_sm * clk * lsu_sat * lane_use  # thread-accesses/s through the LD/ST units
         return _Wave(
             dram=dram_bytes * share / dram_bw if dram_bytes else 0.0,
             l2=(cache_bytes + spill_bytes) * share / l2_bw if cache_bytes + spill_bytes else 0.0,
@@ -411,7 +411,7 @@ def predict(
 
     # --- terms ----------------------------------------------------------------------------------
     ms = 1e3
-    lsu_bound = (memory_accesses / max(1, gpu.lsu_per_sm)
+    lsu_bound = (memory_accesses / gpu.lsu_per_sm
                  > smem_ops / gpu.shared_banks + l1_cost_bytes / gpu.l1_bytes_per_clock)
     bw_used = dram_bytes / totals["dram"] / 1e9 if totals["dram"] else 0.0
     if n_waves < 1.0:
