@@ -203,7 +203,6 @@ def _init(selected: list[str] | None, variant: dict[str, str] | None = None) -> 
     for land in lands:
         secondary = SIM_SECONDARY if land.simulated else RECORDED_SECONDARY
         _LANDS[land.name] = land
-        _DIGESTS[land.name] = landscape_digest(land)
         for case in build_cases(land, secondary):
             if not selected or any(s in case.name for s in selected):
                 _CASES[case.name] = case
@@ -290,7 +289,12 @@ def landscape_digest(land: Landscape) -> str:
 
 def _cache_key(case: str, method: str, seed: int, budget: int) -> str:
     """Case, the digest of its landscape's data, method, seed and budget."""
-    data = _DIGESTS.get(_CASES[case].landscape, "") if case in _CASES else ""
+    data = ""
+    if case in _CASES:  # computed on first use: only the parent process builds cache keys
+        name = _CASES[case].landscape
+        if name not in _DIGESTS and name in _LANDS:
+            _DIGESTS[name] = landscape_digest(_LANDS[name])
+        data = _DIGESTS.get(name, "")
     return json.dumps([case, data, method, seed, budget])
 
 
