@@ -48,6 +48,14 @@ KEPT_METRICS = ("throughput_gbs", "gflops", "pct_of_peak", "occupancy", "registe
 _ROOT = Path(__file__).resolve().parent.parent
 
 
+def data_digest(records: Mapping[str, Any]) -> str:
+    """A short digest of a landscape's figures (config id -> latency or metrics, None for a
+    failure), independent of their order: what the benchmarks' run caches key a landscape's data
+    by, so a landscape that changed anywhere is not served runs made on its old figures."""
+    text = json.dumps(sorted(records.items(), key=lambda item: item[0]), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 def landscape_name(template: str, gpu: str = "H200") -> str:
     return f"sim_{gpu}_{template}"
 

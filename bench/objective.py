@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import glob
 import gzip
-import hashlib
 import json
 import math
 import os
@@ -283,8 +282,9 @@ def _job(args: tuple) -> tuple[str, str, int, list[float], float]:
 def landscape_digest(land: Landscape) -> str:
     """A digest of every config's recorded figures: a landscape whose data changed (a simulator
     model edited away from the configs a case's name depends on) gets new cache keys."""
-    records = json.dumps(sorted(land.records.items(), key=lambda item: item[0]), sort_keys=True)
-    return hashlib.sha256(records.encode()).hexdigest()[:12]
+    from landscapes_sim import data_digest
+
+    return data_digest(land.records)
 
 
 def _cache_key(case: str, method: str, seed: int, budget: int) -> str:

@@ -65,7 +65,7 @@ from workbench.core.domain.space import Config, SearchSpace, Slot  # noqa: E402
 from workbench.search.base import STRATEGIES, create_strategy, strategy_class  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from landscapes_sim import landscape_name, simulate, write_kt_cache  # noqa: E402
+from landscapes_sim import data_digest, landscape_name, simulate, write_kt_cache  # noqa: E402
 
 LANDSCAPE_DIR = os.path.join(ROOT, "..", "shared", "landscapes")
 #: Kernel Tuner cache files under LANDSCAPE_DIR (read in place, gzipped ones too).
@@ -292,9 +292,7 @@ def landscape_key(land: Landscape) -> str:
     changes anywhere gets new cache entries. (A simulated landscape whose model changed away from
     its optimum keeps that optimum, so the optimum alone would reuse runs made on other values.)"""
     failed = sum(v is None for v in land.latency.values())
-    values = json.dumps(sorted(land.latency.items(), key=lambda item: item[0]), allow_nan=False)
-    digest = hashlib.sha256(values.encode()).hexdigest()[:12]
-    return f"{land.name}/{land.space.count()}/{failed}/{land.optimum:.9g}/{digest}"
+    return f"{land.name}/{land.space.count()}/{failed}/{land.optimum:.9g}/{data_digest(land.latency)}"
 
 
 class RunCache:
