@@ -77,6 +77,29 @@ def test_import_synthetic_cache_both_failure_encodings(tmp_path: Path, new_style
     assert session.rank().best == 1
 
 
+def test_each_record_keeps_its_own_spread_whatever_the_other_records_repeat(tmp_path: Path) -> None:
+    """Percentiles are computed in bulk per repetition count; each record must still get its own."""
+    data = synthetic(True)
+    records = data["cache"]
+    records["32,1,0"]["times"] = [3.0, 1.0, 2.0]
+    records["64,1,0"]["times"] = [5.0, 4.0, 1.0, 2.0, 3.0, float("nan"), True, "x"]  # five usable
+    records["64,2,1"] = {"block_size_x": 64, "tile": 2, "use_shmem": 1, "time": 7.0, "times": [7.0]}
+    session = import_kt_cache(write(tmp_path, json.dumps(data)))
+    first, second, third = session.trials[:3]
+    assert (first.metric("latency_p20_ms"), first.metric("latency_p80_ms")) == pytest.approx((1.4, 2.6))
+    assert (second.metric("latency_p20_ms"), second.metric("latency_p80_ms")) == pytest.approx((1.8, 4.2))
+    assert third.metric("latency_ms") == 7.0 and "latency_p20_ms" not in third.measurement.metrics
+
+
+def test_a_point_recorded_twice_is_one_config_for_both_trials(tmp_path: Path) -> None:
+    data = synthetic(True)
+    data["cache"]["32,1,0.0"] = {"block_size_x": 32, "tile": 1, "use_shmem": 0, "time": 3.0}
+    session = import_kt_cache(write(tmp_path, data))
+    assert session.space is not None and session.space.count() == 5 and len(session.trials) == 6
+    assert session.trials[0].config == session.trials[5].config
+    assert [t.config for t in session.trials[:5]] == list(session.space.points)
+
+
 def test_group_guesses() -> None:
     assert [guess_group(n) for n in ("block_size_x", "grid_div_y", "num_threads")] == ["launch"] * 3
     assert [guess_group(n) for n in ("tile_size_x", "use_shmem", "use_padding", "read_only", "vector_width")] == [

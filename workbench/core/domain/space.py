@@ -395,7 +395,8 @@ class SearchSpace(ABC):
     ) -> "RecordedSpace":
         """A space that is exactly ``points`` (a recording), minus any that break ``restrictions``.
 
-        Every point must assign every slot a value of its domain; repeated points are kept once.
+        Every point must assign every slot a value of its domain; repeated points are kept once,
+        at their first place: :attr:`points` keeps the order given.
         """
         return RecordedSpace(slots, points, restrictions, params)
 

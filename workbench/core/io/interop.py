@@ -188,8 +188,37 @@ def _timestamp(value: Any) -> float:
     return stamp.timestamp()
 
 
-def _measurement(record: Mapping[str, Any], keys: list[str], where: str) -> tuple[Measurement, dict[str, float]]:
-    """Status, metrics and timings of one cache record."""
+def _repeated_times(record: Mapping[str, Any]) -> list[float]:
+    """The finite numbers among a record's ``times`` (each repetition's kernel time, ms)."""
+    times = record.get("times")
+    if not isinstance(times, list):
+        return []
+    return [float(t) for t in times if isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t)]
+
+
+def _spreads(records: list[Mapping[str, Any]]) -> list[tuple[float, float] | None]:
+    """Each record's 20th and 80th percentile of its repeated times (None under two repetitions).
+
+    One NumPy call per repetition count rather than per record: a cache holds thousands of records
+    that mostly share one count, and a per-record call cost more than the rest of the import.
+    """
+    samples = [_repeated_times(record) for record in records]
+    rows_of_count: dict[int, list[int]] = {}
+    for row, values in enumerate(samples):
+        if len(values) >= 2:
+            rows_of_count.setdefault(len(values), []).append(row)
+    spreads: list[tuple[float, float] | None] = [None] * len(records)
+    for rows in rows_of_count.values():
+        low, high = np.percentile(np.array([samples[row] for row in rows]), [20, 80], axis=1)
+        for row, p20, p80 in zip(rows, low.tolist(), high.tolist()):
+            spreads[row] = (p20, p80)
+    return spreads
+
+
+def _measurement(
+    record: Mapping[str, Any], keys: list[str], where: str, spread: tuple[float, float] | None
+) -> tuple[Measurement, dict[str, float]]:
+    """Status, metrics and timings of one cache record; ``spread`` is its repetitions' 20th/80th percentile."""
     timings: dict[str, float] = {}
     for kt_name, ours in KT_TIMINGS.items():
         value = record.get(kt_name)
@@ -216,14 +245,8 @@ def _measurement(record: Mapping[str, Any], keys: list[str], where: str) -> tupl
         return Measurement(Status.RUNTIME_ERROR, {}, message, message), timings
 
     metrics: dict[str, float] = {LATENCY: float(time_value)}
-    times = record.get("times")
-    if isinstance(times, list) and len(times) >= 2:
-        samples = np.asarray([t for t in times if isinstance(t, (int, float)) and not isinstance(t, bool)], dtype=float)
-        samples = samples[np.isfinite(samples)]
-        if samples.size >= 2:
-            p20, p80 = np.percentile(samples, [20, 80])
-            metrics["latency_p20_ms"] = float(p20)
-            metrics["latency_p80_ms"] = float(p80)
+    if spread is not None:
+        metrics["latency_p20_ms"], metrics["latency_p80_ms"] = spread
     skip = _RECORD_FIELDS | set(keys)
     for name, value in record.items():
         if name in skip or isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -325,13 +348,17 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
     except WorkbenchError as exc:
         raise SessionFormatError(f"{source}: tune_params: {exc}") from None
 
+    # the space holds each point once in file order, so without repeats its points are the configs
+    recorded = space.points
+    configs = recorded if len(recorded) == len(points) else tuple(space.config(point) for point in points)
     trials: list[Trial] = []
-    for index, ((cache_key, record), point) in enumerate(zip(cache.items(), points)):
+    records = list(cache.values())
+    for index, (cache_key, record, config, spread) in enumerate(zip(cache, records, configs, _spreads(records))):
         where = f"{source}: cache[{cache_key!r}]"
-        measurement, timings = _measurement(record, keys, where)
+        measurement, timings = _measurement(record, keys, where, spread)
         finished = _timestamp(record.get("timestamp"))
         started = finished - timings.get("total_s", 0.0) if finished else 0.0
-        trials.append(Trial(index, space.config(point), measurement, started, finished, timings, ""))
+        trials.append(Trial(index, config, measurement, started, finished, timings, ""))
 
     device_name = data.get("device_name")
     kernel_name = data.get("kernel_name")
