@@ -308,6 +308,12 @@ def test_cli_exports_dispatch_and_refuses_in_one_line(tmp_path: Path, capsys: py
         err = capsys.readouterr().err
         assert code == 2 and err.count("\n") == 1 and message in err, err
     assert other.read_text() == "mine\n"
+    # --out -: the same source on standard output, the summary on stderr
+    assert cli_main(["export", str(session), "--format", "dispatch", "--out", "-"]) == 0
+    printed = capsys.readouterr()
+    assert printed.out == out.read_text() and "-> standard output" in printed.err
+    assert cli_main(["export", str(session), "--format", "dispatch", "--out", "-", "--at", "n=1"]) == 2
+    assert "--at picks one size" in capsys.readouterr().err
     assert os.path.exists(out) and sys.executable
 
 

@@ -291,6 +291,27 @@ def test_cli_export_every_format_and_show_importance(sessions: dict[str, Session
     assert "importance" in shown and isinstance(shown["importance"], dict)
 
 
+def test_cli_export_to_standard_output_writes_the_same_text_and_no_file(
+        sessions: dict[str, Session], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "s.json"
+    save_session(sessions["histogram"], path)
+    monkeypatch.chdir(tmp_path)
+    for fmt in ("header", "json"):
+        out = tmp_path / f"tuned_{fmt}"
+        assert cli_main(["export", str(path), "--format", fmt, "--out", str(out)]) == 0
+        capsys.readouterr()
+        assert cli_main(["export", str(path), "--format", fmt, "--out", "-"]) == 0
+        printed = capsys.readouterr()
+        assert printed.out == out.read_text()
+        assert printed.err.startswith(f"histogram: exported {fmt} (") and printed.err.endswith("-> standard output\n")
+    assert not (tmp_path / "-").exists()
+    # a refusal prints no partial text
+    assert cli_main(["export", str(path), "--format", "header", "--out", "-", "--max-latency-ms", "1e-9"]) == 2
+    printed = capsys.readouterr()
+    assert printed.out == "" and printed.err.startswith("error: nothing feasible")
+
+
 def test_cli_export_refusal_is_one_line_and_touches_nothing(sessions: dict[str, Session], tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "s.json"

@@ -187,7 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "default: the session's problem, or the one size measured)")
     export.add_argument("--size-param", default=None, metavar="NAME",
                         help="dispatch: the problem parameter to pick by (default: the one that varies)")
-    export.add_argument("--out", required=True, help="file to write (atomically; untouched when the export refuses)")
+    export.add_argument("--out", required=True,
+                        help="file to write (atomically; untouched when the export refuses); - for standard output")
     export.add_argument("--force", action="store_true",
                         help="write over a file that is not an earlier export (or over an input), keeping it as FILE.bak")
     export.add_argument("--kernel-dir", action="append", default=[],
@@ -698,13 +699,18 @@ def _show_portability(args: argparse.Namespace) -> int:
     return 0
 
 
+STDOUT = "-"  # --out - : the export on standard output
+
+
 def cmd_export(args: argparse.Namespace) -> int:
-    from workbench.core.io.export import export_sessions, is_export_file
+    from workbench.core.io.dispatch import DEFAULT_TOLERANCE, export_dispatch, render_dispatch
+    from workbench.core.io.export import export_sessions, is_export_file, render_export
     from workbench.core.io.output_files import prepare_output
     from workbench.core.domain.session import load_session
 
     sessions = [load_session(path) for path in args.sessions]
     constraints, weights = _objective_from_args(args, sessions[0])
+    to_stdout = args.out == STDOUT
 
     def check_output(path: Path) -> None:
         prepare_output(path, force=args.force, inputs=args.sessions, replaceable=is_export_file,
@@ -713,30 +719,37 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.format in ("dispatch", "dispatch-py"):
         if args.at:
             raise WorkbenchError("--at picks one size; --format dispatch exports every size (drop --at)")
-        return _export_dispatch(args, sessions, constraints, weights, check_output)
-    if args.tolerance is not None or args.size_param is not None:
-        raise WorkbenchError("--tolerance and --size-param apply to --format dispatch or dispatch-py")
-    plan = export_sessions(sessions, args.format, args.out, constraints, weights, sources=args.sessions,
-                           check_output=check_output, kernel_dirs=args.kernel_dir,
-                           at=parse_assignments(args.at, "--at") if args.at else None)
-    picks = ", ".join(f"{c.device}: {c.trial.config.id}" for c in plan.choices)
-    portable = f"; portable {plan.portable.trial.config.id}" if plan.portable is not None and len(plan.choices) > 1 else ""
-    print(f"{plan.kernel}: exported {args.format} ({picks}{portable}) -> {args.out}")
-    return 0
-
-
-def _export_dispatch(args: argparse.Namespace, sessions: list[Any], constraints: Any, weights: Any,
-                     check_output: Any) -> int:
-    from workbench.core.io.dispatch import DEFAULT_TOLERANCE, export_dispatch
-
-    tolerance = DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance
-    plan = export_dispatch(sessions, args.format, args.out, tolerance, constraints, weights,
-                           parameter=args.size_param, sources=args.sessions, check_output=check_output,
-                           kernel_dirs=args.kernel_dir)
-    sizes = len(plan.figures)
-    configs = f"{len(plan.configs)} config" + ("" if len(plan.configs) == 1 else "s")
-    print(f"{plan.kernel}: exported {args.format} ({configs} for {sizes} sizes of "
-          f"{plan.parameter}, {plan.method} set cover, tolerance {100 * tolerance:g}%) -> {args.out}")
+        tolerance = DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance
+        if to_stdout:
+            dispatch, text = render_dispatch(sessions, args.format, tolerance, constraints, weights,
+                                             parameter=args.size_param, sources=args.sessions,
+                                             kernel_dirs=args.kernel_dir)
+        else:
+            dispatch = export_dispatch(sessions, args.format, args.out, tolerance, constraints, weights,
+                                       parameter=args.size_param, sources=args.sessions,
+                                       check_output=check_output, kernel_dirs=args.kernel_dir)
+        configs = f"{len(dispatch.configs)} config" + ("" if len(dispatch.configs) == 1 else "s")
+        summary = (f"{dispatch.kernel}: exported {args.format} ({configs} for {len(dispatch.figures)} sizes of "
+                   f"{dispatch.parameter}, {dispatch.method} set cover, tolerance {100 * tolerance:g}%)")
+    else:
+        if args.tolerance is not None or args.size_param is not None:
+            raise WorkbenchError("--tolerance and --size-param apply to --format dispatch or dispatch-py")
+        at = parse_assignments(args.at, "--at") if args.at else None
+        if to_stdout:
+            plan, text = render_export(sessions, args.format, constraints, weights, sources=args.sessions,
+                                       kernel_dirs=args.kernel_dir, at=at)
+        else:
+            plan = export_sessions(sessions, args.format, args.out, constraints, weights, sources=args.sessions,
+                                   check_output=check_output, kernel_dirs=args.kernel_dir, at=at)
+        picks = ", ".join(f"{c.device}: {c.trial.config.id}" for c in plan.choices)
+        portable = (f"; portable {plan.portable.trial.config.id}"
+                    if plan.portable is not None and len(plan.choices) > 1 else "")
+        summary = f"{plan.kernel}: exported {args.format} ({picks}{portable})"
+    if to_stdout:  # the text alone on stdout, so a pipe or a redirect gets a clean file
+        sys.stdout.write(text)
+        print(summary + " -> standard output", file=sys.stderr)
+    else:
+        print(f"{summary} -> {args.out}")
     return 0
 
 

@@ -525,6 +525,25 @@ def dispatch_py(plan: DispatchPlan) -> str:
 RENDERERS: dict[str, Callable[[DispatchPlan], str]] = {"dispatch": dispatch_c, "dispatch-py": dispatch_py}
 
 
+def render_dispatch(
+    sessions: Sequence[Session],
+    fmt: str,
+    tolerance: float = DEFAULT_TOLERANCE,
+    constraints: Constraints | None = None,
+    weights: Weights | None = None,
+    *,
+    parameter: str | None = None,
+    sources: Sequence[str] | None = None,
+    kernel_dirs: Sequence[str] = (),
+) -> tuple[DispatchPlan, str]:
+    """The plan and the dispatch source, written nowhere (for a pipe; :func:`export_dispatch` writes a file)."""
+    if fmt not in RENDERERS:
+        raise WorkbenchError(f"unknown dispatch format {fmt!r}; choose one of: {', '.join(DISPATCH_FORMATS)}")
+    plan = plan_dispatch(sessions, tolerance, constraints, weights, parameter=parameter, sources=sources,
+                         kernel_dirs=kernel_dirs)
+    return plan, RENDERERS[fmt](plan)
+
+
 def export_dispatch(
     sessions: Sequence[Session],
     fmt: str,
@@ -539,14 +558,11 @@ def export_dispatch(
     kernel_dirs: Sequence[str] = (),
 ) -> DispatchPlan:
     """Plan, render and write atomically (nothing is written when it refuses; ``check_output`` as in export)."""
-    if fmt not in RENDERERS:
-        raise WorkbenchError(f"unknown dispatch format {fmt!r}; choose one of: {', '.join(DISPATCH_FORMATS)}")
     path = Path(out)
     if not path.parent.is_dir():
         raise WorkbenchError(f"--out {path}: folder {path.parent} does not exist")
-    plan = plan_dispatch(sessions, tolerance, constraints, weights, parameter=parameter, sources=sources,
-                         kernel_dirs=kernel_dirs)
-    text = RENDERERS[fmt](plan)
+    plan, text = render_dispatch(sessions, fmt, tolerance, constraints, weights, parameter=parameter,
+                                 sources=sources, kernel_dirs=kernel_dirs)
     if check_output is not None:
         check_output(path)
     _write_atomic(path, text)
@@ -563,5 +579,6 @@ __all__ = [
     "dispatch_py",
     "export_dispatch",
     "plan_dispatch",
+    "render_dispatch",
     "set_cover",
 ]

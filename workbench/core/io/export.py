@@ -318,6 +318,25 @@ def export_text(plan: ExportPlan, fmt: str) -> str:
     return {"header": _header, "cuda": _cuda, "json": _json, "cupy": _cupy}[fmt](plan)
 
 
+def render_export(
+    sessions: Sequence[Session],
+    fmt: str,
+    constraints: Constraints | None = None,
+    weights: Weights | None = None,
+    *,
+    sources: Sequence[str] | None = None,
+    templates: Mapping[str, Any] | None = None,
+    kernel_dirs: Sequence[str | os.PathLike[str]] = (),
+    at: Mapping[str, Any] | None = None,
+) -> tuple[ExportPlan, str]:
+    """The plan and the exported text, written nowhere (for a pipe; :func:`export_sessions` writes a file)."""
+    if fmt not in FORMATS:
+        raise WorkbenchError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+    plan = plan_export(sessions, constraints, weights, sources=sources, templates=templates, kernel_dirs=kernel_dirs,
+                       at=at)
+    return plan, export_text(plan, fmt)
+
+
 def export_sessions(
     sessions: Sequence[Session],
     fmt: str,
@@ -337,14 +356,11 @@ def export_sessions(
     caller's rule for what may be replaced (so a bad session is reported before a bad path).
     ``kernel_dirs``: template folders the user named (never the sessions' own; see :func:`find_template`).
     """
-    if fmt not in FORMATS:
-        raise WorkbenchError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     path = Path(out)
     if not path.parent.is_dir():
         raise WorkbenchError(f"--out {path}: folder {path.parent} does not exist")
-    plan = plan_export(sessions, constraints, weights, sources=sources, templates=templates, kernel_dirs=kernel_dirs,
-                       at=at)
-    text = export_text(plan, fmt)
+    plan, text = render_export(sessions, fmt, constraints, weights, sources=sources, templates=templates,
+                               kernel_dirs=kernel_dirs, at=at)
     if check_output is not None:
         check_output(path)
     _write_atomic(path, text)
@@ -712,6 +728,7 @@ __all__ = [
     "launch_geometry",
     "plan_export",
     "problem_defines",
+    "render_export",
     "slot_defines",
     "target_macro",
 ]
