@@ -7,7 +7,8 @@ real POSIX thread, kept for the whole launch, running its thread of every block 
 starts before all threads have finished the one before. Blocks run one after another, which is one
 legal CUDA schedule (so a two-pass "last block" sees every partial), without creating blocks x
 threads threads. ``__syncthreads`` is a block barrier (``std::barrier``: with it a racy add in a
-kernel fails a test about as often as 4 in 10 runs, with POSIX barriers 1 in 9), warp shuffles
+kernel fails a test about as often as 4 in 10 runs, with POSIX barriers 1 in 9) that a thread which
+returned no longer holds up, as on a GPU; warp shuffles
 exchange through a per-warp buffer between two per-warp barriers, and atomics are GCC's sequentially
 consistent ``__atomic`` builtins (a compare-and-swap loop for float adds). POSIX threads and the
 builtins rather than ``<thread>``, ``<atomic>`` and the containers: their headers took most of g++'s
@@ -46,9 +47,20 @@ static thread_local wb_dim3 threadIdx, blockIdx;
 static thread_local unsigned wb_linear_id;
 static wb_dim3 blockDim, gridDim;
 static std::barrier<>* wb_block_barrier;
-static std::barrier<>* wb_block_done;
 static std::barrier<>* wb_warp_barriers[32];
 static unsigned wb_threads;  // threads per block: the last warp may be partial
+// A block's barriers count its threads; one that returns early drops out of them (a GPU counts an
+// exited thread as arrived), so they are rebuilt at full strength before the next block starts.
+static void wb_rebuild_barriers() {
+    delete wb_block_barrier;
+    wb_block_barrier = new std::barrier<>((std::ptrdiff_t)wb_threads);
+    for (unsigned w = 0; w < (wb_threads + 31) / 32; ++w) {  // a partial last warp waits only for the lanes it has
+        delete wb_warp_barriers[w];
+        wb_warp_barriers[w] = new std::barrier<>((std::ptrdiff_t)(wb_threads - 32 * w < 32 ? wb_threads - 32 * w : 32));
+    }
+}
+struct wb_between_blocks { void operator()() noexcept { wb_rebuild_barriers(); } };
+static std::barrier<wb_between_blocks>* wb_block_done;
 static float wb_exchange[1024];
 #define __global__
 #define __device__
@@ -107,6 +119,8 @@ static void* wb_thread(void* arg) {
             for (unsigned bx = 0; bx < gridDim.x; ++bx) {
                 blockIdx = wb_dim3{bx, by, bz};
                 wb_body();
+                wb_block_barrier->arrive_and_drop();  // returned, maybe early: no later barrier waits for it
+                wb_warp_barriers[t / 32]->arrive_and_drop();
                 wb_block_done->arrive_and_wait();  // the next block starts when this one is done
             }
     return nullptr;
@@ -117,12 +131,9 @@ static void wb_launch(wb_dim3 grid, wb_dim3 block, void (*body)()) {
     wb_body = body;
     const unsigned threads = block.x * block.y * block.z;
     wb_threads = threads;
-    std::barrier<> block_barrier(threads), block_done(threads);
-    wb_block_barrier = &block_barrier;
+    std::barrier<wb_between_blocks> block_done(threads);
     wb_block_done = &block_done;
-    const unsigned warps = (threads + 31) / 32;
-    for (unsigned w = 0; w < warps; ++w)  // a partial last warp waits only for the lanes it has
-        wb_warp_barriers[w] = new std::barrier<>((std::ptrdiff_t)(threads - 32 * w < 32 ? threads - 32 * w : 32));
+    wb_rebuild_barriers();
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 1 << 18);  // 1,024 threads x the default 8 MiB is too much address space
@@ -131,7 +142,12 @@ static void wb_launch(wb_dim3 grid, wb_dim3 block, void (*body)()) {
     for (unsigned t = 0; t < threads; ++t) pthread_join(pool[t], nullptr);
     free(pool);
     pthread_attr_destroy(&attr);
-    for (unsigned w = 0; w < warps; ++w) delete wb_warp_barriers[w];
+    for (unsigned w = 0; w < (threads + 31) / 32; ++w) {
+        delete wb_warp_barriers[w];
+        wb_warp_barriers[w] = nullptr;
+    }
+    delete wb_block_barrier;
+    wb_block_barrier = nullptr;
 }
 template <class T> static T* wb_read(const char* name, size_t count) {
     T* p = (T*)aligned_alloc(64, ((sizeof(T) * count + 63) / 64) * 64);
