@@ -316,6 +316,9 @@ def predict(
         warps_per_sm = blocks_per_sm * warps_per_block
         threads_resident = n_blocks * threads
         inflight = threads_resident * access * inflight_loads / coalescing
+        # A thread's spill stores and reloads of one iteration are memory requests in flight too (stores
+        # do not wait; reloads issue ahead of their use): the queue a staging load can find holds them.
+        spill_inflight = threads_resident * spill_per_thread
         mem_sat = _soft_min1(inflight / (peak_bw * gpu.dram_latency_ns * 1e-9))
         sm_cap = sms * _L2_TO_SM_BYTES_PER_CLOCK * clk
         dram_bw = min(peak_bw * mem_sat, sm_cap)
@@ -329,15 +332,17 @@ def predict(
         smem_rate = sms * gpu.shared_banks * clk * lsu_sat * lane_use
         l1_rate = sms * gpu.l1_bytes_per_clock * clk * lsu_sat * lane_use
         lsu_rate = sms * gpu.lsu_per_sm * clk * lsu_sat * lane_use  # thread-accesses/s through the LD/ST units
+        t_dram = dram_bytes * share / dram_bw if dram_bytes else 0.0
+        t_l2 = (cache_bytes + spill_bytes) * share / l2_bw if cache_bytes + spill_bytes else 0.0
         return _Wave(
-            dram=dram_bytes * share / dram_bw if dram_bytes else 0.0,
-            l2=(cache_bytes + spill_bytes) * share / l2_bw if cache_bytes + spill_bytes else 0.0,
+            dram=t_dram,
+            l2=t_l2,
             compute=max(flops / flop_rate, thread_instructions / issue_rate) * share if flops else 0.0,
             sfu=sfu_ops * share / sfu_rate if sfu_ops else 0.0,
             smem=max(smem_ops / smem_rate + l1_cost_bytes / l1_rate, memory_accesses / lsu_rate) * share,
             mem_saturation=mem_sat,
             issue_saturation=issue_sat,
-            drain=inflight / (dram_bw if dram_bytes * share / dram_bw >= cache_bytes * share / l2_bw else l2_bw),
+            drain=(inflight + spill_inflight) / (dram_bw if t_dram >= t_l2 else l2_bw),
         )
 
     per_wave = occ.active_blocks_per_sm * gpu.sm_count
