@@ -265,7 +265,10 @@ def paired_ratios(c: Comparison, slot: str, by: str | None = None,
     ``slot = a`` whose twin with ``slot = b`` (all other slots equal) is also recorded gives one pair;
     both ran in reality and in the model. ``by`` splits the pairs by another slot's value, ``where``
     keeps only configs with those slot values. A one-slot effect the model misses shows as a real
-    median far from the model's, and ``by`` shows where it interacts with a second slot.
+    median far from the model's, and ``by`` shows where it interacts with a second slot. The
+    ``*_spread`` figures are the median size of a pair's step whatever its direction (median of
+    ``|log ratio|``): a step that moves times a lot both ways has a ratio near 1 and a large spread,
+    which the median ratio alone hides.
     """
     if slot not in c.configs[0] or (by is not None and by not in c.configs[0]):
         unknown = slot if slot not in c.configs[0] else by
@@ -294,8 +297,10 @@ def paired_ratios(c: Comparison, slot: str, by: str | None = None,
                 groups.setdefault(cfg[by] if by else "all", []).append(ratios)
         for group, pairs in sorted(groups.items(), key=lambda item: str(item[0])):
             arr = np.array(pairs)
+            spread = np.median(np.abs(np.log(arr)), axis=0)
             rows.append({"slot": slot, "from": a, "to": b, "by": by, "group": group, "pairs": len(pairs),
-                         "real_ratio": float(np.median(arr[:, 0])), "model_ratio": float(np.median(arr[:, 1]))})
+                         "real_ratio": float(np.median(arr[:, 0])), "model_ratio": float(np.median(arr[:, 1])),
+                         "real_spread": float(spread[0]), "model_spread": float(spread[1])})
     return rows
 
 
@@ -303,7 +308,8 @@ def format_pairs(rows: list[dict[str, Any]]) -> str:
     """The paired ratios as lines: ``slot a -> b [by = group]: real x / model y (n pairs)``."""
     return "\n".join(
         f"  {r['slot']} {r['from']} -> {r['to']}" + (f" [{r['by']} = {r['group']}]" if r["by"] else "")
-        + f": real {r['real_ratio']:.2f} / model {r['model_ratio']:.2f} ({r['pairs']} pairs)"
+        + f": real {r['real_ratio']:.2f} / model {r['model_ratio']:.2f} ({r['pairs']} pairs; "
+        f"size |log| real {r['real_spread']:.3f} / model {r['model_spread']:.3f})"
         for r in rows
     )
 

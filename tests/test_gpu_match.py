@@ -180,3 +180,17 @@ def test_calibration_bench_pairs_configs_that_differ_in_one_slot(tmp_path, capsy
     assert bench.main(["--landscape", str(cache), "--pairs", "block_size_x", "--json"]) == 0
     (pair,) = json.loads(capsys.readouterr().out.splitlines()[-1])["pairs"]  # 128x1 and 256x1, 1x1 tiles
     assert (pair["from"], pair["to"], pair["pairs"]) == (128, 256, 1) and pair["model_ratio"] > 0
+
+
+def test_calibration_bench_pairs_show_the_size_of_steps_that_go_both_ways(tmp_path, capsys) -> None:
+    """A slot whose step doubles some configs and halves as many others has a median ratio of 1; its
+    spread (median |log ratio|) says the step is large, which the ratio alone hides."""
+    bench = _bench()
+    configs = [{"a": a, "b": b} for a in (0, 1) for b in range(4)]
+    real = np.array([1.0] * 4 + [2.0, 0.5, 2.0, 0.5])  # a 0 -> 1: x2 or x0.5
+    model = np.ones(8)  # the model sees no step at all
+    comparison = bench.Comparison("rec", "dev", "gpu", "", "tpl", configs, real, model, 0.0)
+    (row,) = bench.paired_ratios(comparison, "a")
+    assert row["real_ratio"] == pytest.approx(1.25)  # the median of 0.5, 0.5, 2, 2 under numpy's midpoint rule
+    assert row["real_spread"] == pytest.approx(math.log(2.0)) and row["model_spread"] == pytest.approx(0.0)
+    assert "size |log| real 0.693 / model 0.000" in bench.format_pairs([row])
