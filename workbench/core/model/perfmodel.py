@@ -224,7 +224,7 @@ class _Wave:
     smem: float
     mem_saturation: float
     issue_saturation: float
-    drain: float = 0.0  # time the memory pipe needs to serve every byte the wave has in flight
+    drain: float = 0.0  # time the memory pipe needs to serve every byte the wave has in flight, spills included
 
 
 def predict(
@@ -389,9 +389,17 @@ def predict(
     # behind the wave's other L2/DRAM requests. A server busy a share u of the time adds u / (1 - u)
     # of its response time as queueing (a single-server queue), u the memory pipe's busy time over
     # the wave's time; but the queue ahead of a request never holds more than the bytes the wave has
-    # in flight, so the wait is at most the time the pipe takes to serve them (a closed system).
+    # in flight (its loads and its spills' local-memory traffic), so the wait is at most the time the
+    # pipe takes to serve them (a closed system).
+    # How the blocks' phases spread depends on how the binding pipe serves them. Queues served in
+    # arrival order (load/store units, shared memory, L1, L2, DRAM) finish the first-come block first
+    # and stagger identical blocks, which the closed loop's random phases stand for. The warp
+    # schedulers instead share their issue slots among all ready warps: when the issue/FP32 pipe
+    # binds, identical blocks that start together progress together, finish together and stage
+    # together, so no block computes while the others wait (lockstep): S / B + C per block.
     t_staging = 0.0
     loaded, memory_busy = 1.0, 0.0  # loaded / idle round trip, the memory pipe's busy share of the wave
+    lockstep = False  # resident blocks stage together (the issue pipe binds) rather than in staggered turns
     if profile.staging_rounds > 0:
         round_trip = gpu.dram_latency_ns * 1e-9 * ((1.0 - reuse) + reuse * _L2_LATENCY_FRACTION)
         memory_busy = memory_utilisation(main)
@@ -399,7 +407,11 @@ def predict(
         loaded = 1.0 + queueing / round_trip if round_trip > 0.0 else 1.0
         stage = profile.staging_rounds * round_trip * loaded
         per_block = body * gpu.sm_count / blocks
-        period = closed_loop_period(per_block, stage, occ.active_blocks_per_sm)
+        lockstep = issue_binds(main)
+        if lockstep:
+            period = stage / occ.active_blocks_per_sm + per_block
+        else:
+            period = closed_loop_period(per_block, stage, occ.active_blocks_per_sm)
         t_staging = blocks / gpu.sm_count * max(0.0, period - per_block)
         body += t_staging
     kernel_times = [body, t_atomic, t_shared_atomic]
@@ -505,7 +517,11 @@ def predict(
         terms.append(Term("staging", t_staging * ms,
                           f"{profile.staging_rounds:.3g} dependent load round trips per thread before the barrier, "
                           f"each {loaded:.2f}x the idle latency behind the "
-                          f"wave's other memory traffic ({memory_busy:.0%} busy), hidden by the other {occ.active_blocks_per_sm - 1} resident block(s) only while they compute"))
+                          f"wave's other memory traffic ({memory_busy:.0%} busy), "
+                          + (f"not hidden: instruction issue binds, so the {occ.active_blocks_per_sm} resident block(s) share it "
+                             "evenly, finish together and stage together"
+                             if lockstep else
+                             f"hidden by the other {occ.active_blocks_per_sm - 1} resident block(s) only while they compute")))
     if profile.syncs_per_block:
         terms.append(Term("sync", t_sync * ms, f"{profile.syncs_per_block:.3g} __syncthreads() per block of {warps_per_block} warps"))
     if spill_bytes:
@@ -520,6 +536,15 @@ def predict(
 
     bound = _bound(totals, t_atomic + t_shared_atomic, t_launch, t_serial, kernel, main)
     return Prediction(total * ms, tuple(terms), bound, occ)
+
+
+def issue_binds(wave: _Wave) -> bool:
+    """Whether the schedulers' instruction issue (FMAs and every other instruction) is a wave's slowest pipe.
+
+    Issue slots are shared among all ready warps rather than served in arrival order, so it is the
+    one pipe that keeps identical blocks in step.
+    """
+    return wave.compute > 0.0 and wave.compute >= max(wave.dram, wave.l2, wave.sfu, wave.smem)
 
 
 def memory_utilisation(wave: _Wave) -> float:
