@@ -15,8 +15,11 @@ every global access (128 B per clock), no faster than its load/store units take 
 addresses (32 per clock, 16 on Turing, GA10x and Ada: there a 2-way bank conflict costs nothing
 extra). L2 carries DRAM traffic plus the re-reads L1 misses. The slowest pipe bounds the wave, the
 others add partially (imperfect overlap). The partial last wave is modelled with its own (smaller)
-parallelism, which is the tail effect. Atomics (throughput and same-address serialisation),
-barriers, register spills (local-memory traffic), serial phases and launch overhead add on top.
+parallelism, which is the tail effect. A staging wait before a barrier hides behind the other
+resident blocks' work as far as a closed loop of blocks allows, and not at all where instruction
+issue binds (identical blocks sharing the schedulers stay in step and wait together). Atomics
+(throughput and same-address serialisation), barriers, register spills (local-memory traffic),
+serial phases and launch overhead add on top.
 """
 
 from __future__ import annotations
