@@ -41,7 +41,7 @@ import math
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -74,6 +74,9 @@ class Comparison:
     real: np.ndarray
     model: np.ndarray
     seconds: float
+    #: The model's binding pipe per config (its ``bound``: compute, shared memory, memory, ...; "" where
+    #: it refuses), when known.
+    bounds: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         both = np.isfinite(self.real) & np.isfinite(self.model)
@@ -132,6 +135,12 @@ def spearman(a: np.ndarray, b: np.ndarray) -> float:
 def model_latencies(template: str, gpu: str, configs: Sequence[dict[str, Any]], compile_mode: str,
                     problem: dict[str, Any] | None = None) -> np.ndarray:
     """The sim backend's latency of each config (ms; NaN where it refuses or fails), noise off."""
+    return model_evaluations(template, gpu, configs, compile_mode, problem)[0]
+
+
+def model_evaluations(template: str, gpu: str, configs: Sequence[dict[str, Any]], compile_mode: str,
+                      problem: dict[str, Any] | None = None) -> tuple[np.ndarray, list[str]]:
+    """Each config's modelled latency (ms; NaN where refused) and the pipe the model says binds it."""
     options: dict[str, Any] = {"kernel": template, "gpu_model": gpu, "noise": False, "compile": compile_mode}
     if problem:
         options["problem"] = problem
@@ -140,6 +149,7 @@ def model_latencies(template: str, gpu: str, configs: Sequence[dict[str, Any]], 
     backend = SimBackend(spec)
     backend.prepare()
     out = np.full(len(configs), math.nan)
+    bounds = [""] * len(configs)
     for i, values in enumerate(configs):
         try:
             config = space.config(values)
@@ -148,7 +158,8 @@ def model_latencies(template: str, gpu: str, configs: Sequence[dict[str, Any]], 
         measurement = backend.evaluate(config, EvalLimits())
         if measurement.ok:
             out[i] = measurement.metric("latency_ms")
-    return out
+            bounds[i] = str(measurement.details.get("bound", ""))
+    return out, bounds
 
 
 def compare(path: str, template: str | None = None, gpu_model: str | None = None, fix: dict[str, Any] | None = None,
@@ -199,12 +210,14 @@ def compare(path: str, template: str | None = None, gpu_model: str | None = None
     configs = [{**{k: t.config[k] for k in slots if k in t.config}, **fix} for t in trials]
     real = np.array([t.measurement.metric("latency_ms") if t.measurement.ok else math.nan for t in trials], float)
     began = time.perf_counter()
-    model = model_latencies(name, match.spec.name, configs, compile_mode)
+    model, bounds = model_evaluations(name, match.spec.name, configs, compile_mode)
     if refine and compile_mode != "nvrtc":
         best = np.argsort(np.where(np.isfinite(model), model, np.inf), kind="stable")[:refine]
-        model[best] = model_latencies(name, match.spec.name, [configs[i] for i in best], "nvrtc")
+        model[best], refined = model_evaluations(name, match.spec.name, [configs[i] for i in best], "nvrtc")
+        for i, bound in zip(best, refined):
+            bounds[int(i)] = bound
     return Comparison(os.path.basename(path), device, match.spec.name, match.note, name, configs, real, model,
-                      time.perf_counter() - began)
+                      time.perf_counter() - began, bounds)
 
 
 def recorded_landscapes(folder: str = LANDSCAPES) -> list[str]:
@@ -265,7 +278,10 @@ def paired_ratios(c: Comparison, slot: str, by: str | None = None,
     ``slot = a`` whose twin with ``slot = b`` (all other slots equal) is also recorded gives one pair;
     both ran in reality and in the model. ``by`` splits the pairs by another slot's value, ``where``
     keeps only configs with those slot values. A one-slot effect the model misses shows as a real
-    median far from the model's, and ``by`` shows where it interacts with a second slot.
+    median far from the model's, and ``by`` shows where it interacts with a second slot. The
+    ``*_spread`` figures are the median size of a pair's step whatever its direction (median of
+    ``|log ratio|``): a step that moves times a lot both ways has a ratio near 1 and a large spread,
+    which the median ratio alone hides.
     """
     if slot not in c.configs[0] or (by is not None and by not in c.configs[0]):
         unknown = slot if slot not in c.configs[0] else by
@@ -294,16 +310,48 @@ def paired_ratios(c: Comparison, slot: str, by: str | None = None,
                 groups.setdefault(cfg[by] if by else "all", []).append(ratios)
         for group, pairs in sorted(groups.items(), key=lambda item: str(item[0])):
             arr = np.array(pairs)
+            spread = np.median(np.abs(np.log(arr)), axis=0)
             rows.append({"slot": slot, "from": a, "to": b, "by": by, "group": group, "pairs": len(pairs),
-                         "real_ratio": float(np.median(arr[:, 0])), "model_ratio": float(np.median(arr[:, 1]))})
+                         "real_ratio": float(np.median(arr[:, 0])), "model_ratio": float(np.median(arr[:, 1])),
+                         "real_spread": float(spread[0]), "model_spread": float(spread[1])})
     return rows
+
+
+def residuals_by_bound(c: Comparison, where: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Mean log residual (log real / model, minus its median over every config both ran) per binding pipe.
+
+    Groups the configs (those with the ``where`` slot values) by the pipe the model says binds them:
+    a group far above 0 runs slower on the GPU than the model says, relative to the rest, so what the
+    model misses there has to do with that pipe binding.
+    """
+    for name in where or {}:
+        if name not in c.configs[0]:
+            raise WorkbenchError(f"--where {name}: no such slot; slots: {', '.join(c.configs[0])}")
+    both = np.isfinite(c.real) & np.isfinite(c.model)
+    if not both.any() or len(c.bounds) != len(c.configs):
+        return []
+    residual = np.log(np.where(both, c.real, 1.0) / np.where(both, c.model, 1.0))
+    centre = float(np.median(residual[both]))
+    groups: dict[str, list[float]] = {}
+    for i, cfg in enumerate(c.configs):
+        if both[i] and all(cfg[n] == v for n, v in (where or {}).items()):
+            groups.setdefault(c.bounds[i] or "unknown", []).append(float(residual[i]) - centre)
+    return [{"bound": bound, "configs": len(values), "mean_residual": float(np.mean(values))}
+            for bound, values in sorted(groups.items())]
+
+
+def format_bounds(rows: list[dict[str, Any]]) -> str:
+    """The residuals per binding pipe as one line."""
+    return "  mean log residual by the model's binding pipe: " + ", ".join(
+        f"{r['bound']} {r['mean_residual']:+.2f} ({r['configs']})" for r in rows)
 
 
 def format_pairs(rows: list[dict[str, Any]]) -> str:
     """The paired ratios as lines: ``slot a -> b [by = group]: real x / model y (n pairs)``."""
     return "\n".join(
         f"  {r['slot']} {r['from']} -> {r['to']}" + (f" [{r['by']} = {r['group']}]" if r["by"] else "")
-        + f": real {r['real_ratio']:.2f} / model {r['model_ratio']:.2f} ({r['pairs']} pairs)"
+        + f": real {r['real_ratio']:.2f} / model {r['model_ratio']:.2f} ({r['pairs']} pairs; "
+        f"size |log| real {r['real_spread']:.3f} / model {r['model_spread']:.3f})"
         for r in rows
     )
 
@@ -325,11 +373,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="also print the median time ratio, real and modelled, of configs differing in SLOT only")
     parser.add_argument("--by", metavar="SLOT", help="with --pairs: split the pairs by this slot's value")
     parser.add_argument("--where", action="append", default=[], metavar="SLOT=VALUE",
-                        help="with --pairs: only configs with this slot value (repeatable)")
+                        help="with --pairs or --bounds: only configs with this slot value (repeatable)")
+    parser.add_argument("--bounds", action="store_true",
+                        help="also print the mean log residual (log real/model) per pipe the model says binds")
     args = parser.parse_args(argv)
     try:
-        if (args.by or args.where) and not args.pairs:
-            raise WorkbenchError("--by and --where go with --pairs SLOT")
+        if args.by and not args.pairs:
+            raise WorkbenchError("--by goes with --pairs SLOT")
+        if args.where and not (args.pairs or args.bounds):
+            raise WorkbenchError("--where goes with --pairs SLOT or --bounds")
         fix = parse_assignments(args.fix, "--fix") if args.fix else {}
         where = parse_assignments(args.where, "--where") if args.where else {}
         paths = [args.landscape] if args.landscape else recorded_landscapes()
@@ -343,12 +395,13 @@ def main(argv: list[str] | None = None) -> int:
     rows = [c.summary() for c in comparisons]
     try:
         pairs = [paired_ratios(c, args.pairs, args.by, where) if args.pairs else [] for c in comparisons]
+        bounds = [residuals_by_bound(c, where) if args.bounds else [] for c in comparisons]
     except WorkbenchError as exc:
         print(f"sim_calibration: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        for r, p in zip(rows, pairs):
-            print(json.dumps({**r, "pairs": p} if args.pairs else r))
+        for r, p, b in zip(rows, pairs, bounds):
+            print(json.dumps({**r, **({"pairs": p} if args.pairs else {}), **({"bounds": b} if args.bounds else {})}))
         return 0
     print(format_table(rows))
     for c, r in zip(comparisons, rows):
@@ -359,6 +412,8 @@ def main(argv: list[str] | None = None) -> int:
             print(per_slot_medians(c))
         if args.pairs:
             print(format_pairs(pairs[comparisons.index(c)]))
+        if args.bounds:
+            print(format_bounds(bounds[comparisons.index(c)]))
     return 0
 
 

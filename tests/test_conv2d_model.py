@@ -5,6 +5,7 @@ in estimate mode."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -184,3 +185,33 @@ def test_sixteen_wide_blocks_of_two_rows_pay_their_bank_conflict_only_with_32_lo
     assert conv.profile(conv.problem, _config(conv, (16, 2, 2, 4, 0, 0, 1))).bank_conflict_ways > 1.9
     assert latency("A100_PCIE", 16) > 1.3 * latency("A100_PCIE", 32)
     assert latency("RTX_A6000", 16) == pytest.approx(latency("RTX_A6000", 32), rel=0.05)
+
+
+def test_blocks_stage_together_when_instruction_issue_binds_and_in_turns_when_a_queue_binds() -> None:
+    """Two waves with the same pipe times, swapped between instruction issue and the shared-memory
+    pipe, and the same staging wait. Issue slots are shared among all ready warps, so when issue
+    binds, identical resident blocks finish together and stage together: each block pays its whole
+    wait over the B resident blocks (S / B per block). A queue served in arrival order staggers them,
+    and the same wait hides behind the other blocks' work (closed loop)."""
+    gpu = load_gpu("A100_PCIE")
+    grid, block = (8, 1024, 1), (256, 1, 1)
+    base = WorkProfile(bytes_read=4e8, bytes_written=6.7e7, flops=7.8e9, work_per_thread=8, smem_accesses=0.86e9,
+                       syncs_per_block=1, l2_reuse=0.7, staging_rounds=18)
+    issue_bound = base  # FP32 issue about twice the shared-memory pipe
+    queue_bound = replace(base, flops=3.9e9, smem_accesses=1.83e9)  # the other way round
+
+    def run(profile: WorkProfile):
+        return predict(gpu, profile, grid, block, {"registers": 32, "smem_bytes": 20_000})
+
+    issue, queue = run(issue_bound), run(queue_bound)
+    unstaged = [run(replace(p, staging_rounds=0)).latency_ms for p in (issue_bound, queue_bound)]
+    assert unstaged[0] == pytest.approx(unstaged[1], rel=0.01)  # the same wave time without staging
+    b = issue.occupancy.active_blocks_per_sm
+    assert b == queue.occupancy.active_blocks_per_sm == 7
+    # lockstep: the whole wait S of each round of B blocks, S / B per block, over the SM's blocks
+    loaded = float(re.search(r"each ([0-9.]+)x the idle latency", issue.term("staging").explanation).group(1))
+    wait = 18 * gpu.dram_latency_ns * 1e-6 * (0.3 + 0.7 * 0.4) * loaded  # ms per block
+    assert issue.term("staging").value == pytest.approx(8 * 1024 / gpu.sm_count * wait / b, rel=0.01)
+    assert "stage together" in issue.term("staging").explanation
+    assert queue.term("staging").value < 0.05 * issue.term("staging").value  # staggered: hidden
+    assert issue.latency_ms > 1.1 * queue.latency_ms

@@ -180,3 +180,42 @@ def test_calibration_bench_pairs_configs_that_differ_in_one_slot(tmp_path, capsy
     assert bench.main(["--landscape", str(cache), "--pairs", "block_size_x", "--json"]) == 0
     (pair,) = json.loads(capsys.readouterr().out.splitlines()[-1])["pairs"]  # 128x1 and 256x1, 1x1 tiles
     assert (pair["from"], pair["to"], pair["pairs"]) == (128, 256, 1) and pair["model_ratio"] > 0
+
+
+def test_calibration_bench_pairs_show_the_size_of_steps_that_go_both_ways(tmp_path, capsys) -> None:
+    """A slot whose step doubles some configs and halves as many others has a median ratio of 1; its
+    spread (median |log ratio|) says the step is large, which the ratio alone hides."""
+    bench = _bench()
+    configs = [{"a": a, "b": b} for a in (0, 1) for b in range(4)]
+    real = np.array([1.0] * 4 + [2.0, 0.5, 2.0, 0.5])  # a 0 -> 1: x2 or x0.5
+    model = np.ones(8)  # the model sees no step at all
+    comparison = bench.Comparison("rec", "dev", "gpu", "", "tpl", configs, real, model, 0.0)
+    (row,) = bench.paired_ratios(comparison, "a")
+    assert row["real_ratio"] == pytest.approx(1.25)  # the median of 0.5, 0.5, 2, 2 under numpy's midpoint rule
+    assert row["real_spread"] == pytest.approx(math.log(2.0)) and row["model_spread"] == pytest.approx(0.0)
+    assert "size |log| real 0.693 / model 0.000" in bench.format_pairs([row])
+
+
+def test_calibration_bench_groups_residuals_by_the_pipe_the_model_says_binds(tmp_path, capsys) -> None:
+    """Configs the model calls compute-bound run 2x slower for real than it says, the others as it
+    says: the compute group's mean log residual is log 2 above the rest (centred on the median)."""
+    bench = _bench()
+    configs = [{"a": a} for a in range(6)]
+    real = np.array([2.0, 2.0, 1.0, 1.0, 1.0, math.nan])
+    model = np.ones(6)
+    bounds = ["compute", "compute", "shared memory", "shared memory", "memory", "memory"]
+    comparison = bench.Comparison("rec", "dev", "gpu", "", "tpl", configs, real, model, 0.0, bounds)
+    rows = {r["bound"]: r for r in bench.residuals_by_bound(comparison)}
+    assert rows["compute"]["mean_residual"] == pytest.approx(math.log(2.0)) and rows["compute"]["configs"] == 2
+    assert rows["shared memory"]["mean_residual"] == pytest.approx(0.0) and rows["memory"]["configs"] == 1  # a failed run
+    assert [r["configs"] for r in bench.residuals_by_bound(comparison, {"a": 0})] == [1]
+    assert "compute +0.69 (2)" in bench.format_bounds(bench.residuals_by_bound(comparison))
+    with pytest.raises(bench.WorkbenchError, match="no such slot"):
+        bench.residuals_by_bound(comparison, {"z": 1})
+    cache = tmp_path / "conv.json.gz"
+    _conv_cache(cache, shmem_slot=True)
+    assert bench.main(["--landscape", str(cache), "--where", "use_shmem=1"]) == 2  # --where needs --pairs or --bounds
+    assert "--bounds" in capsys.readouterr().err
+    assert bench.main(["--landscape", str(cache), "--bounds", "--where", "use_shmem=1", "--json"]) == 0
+    groups = json.loads(capsys.readouterr().out.splitlines()[-1])["bounds"]
+    assert groups and all(g["configs"] > 0 for g in groups)

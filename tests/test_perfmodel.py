@@ -457,3 +457,27 @@ def test_a_staging_round_trip_waits_behind_the_waves_memory_traffic_at_most_unti
     assert loaded(3e7) > 1.3 * loaded(1e6)  # a third of the wave busy: the round trips queue
     assert loaded(1e8) < loaded(3e8) * 1.001 and loaded(1e9) == pytest.approx(loaded(3e8))  # bounded by the drain
     assert loaded(1e9) < 5.0
+
+
+def test_spill_traffic_in_flight_lengthens_the_queue_a_staging_round_trip_can_find() -> None:
+    """The queue ahead of a staging load holds every request the wave has in flight, register
+    spills' local-memory stores and reloads included. On a memory-bound wave (the drain bound
+    binds) the staging wait grows with the spill bytes in flight, and stays finite."""
+    gpu = load_gpu("RTX_A4000")
+    grid, block = (4096, 1, 1), (256, 1, 1)
+    base = WorkProfile(bytes_read=1e9, bytes_written=1e6, flops=2e9, work_per_thread=4, smem_accesses=2e8,
+                       syncs_per_block=1, staging_rounds=10)
+    idle = 4096 / gpu.sm_count * 10 * gpu.dram_latency_ns * 1e-6  # ms: 10 unloaded DRAM round trips per block
+
+    def staging(spill: int) -> float:
+        resources = {"registers": 32, "smem_bytes": 60_000, "spill_store_bytes": spill, "spill_load_bytes": spill}
+        p = predict(gpu, base, grid, block, resources)
+        assert p.occupancy.active_blocks_per_sm == 1
+        return p.term("staging").value / idle
+
+    # Each thread has 8 loads of 4 B in flight (two per output, 4 outputs): 32 B. With 32 B of spill
+    # stores and 32 B of reloads per iteration, the bytes ahead of a round trip triple.
+    assert staging(0) > 1.5  # memory-bound: the round trips already queue to the drain bound
+    assert staging(32) > 1.2 * staging(0)
+    assert staging(128) > staging(32)
+    assert math.isfinite(staging(1024)) and staging(1024) < 100.0

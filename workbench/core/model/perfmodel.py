@@ -15,8 +15,11 @@ every global access (128 B per clock), no faster than its load/store units take 
 addresses (32 per clock, 16 on Turing, GA10x and Ada: there a 2-way bank conflict costs nothing
 extra). L2 carries DRAM traffic plus the re-reads L1 misses. The slowest pipe bounds the wave, the
 others add partially (imperfect overlap). The partial last wave is modelled with its own (smaller)
-parallelism, which is the tail effect. Atomics (throughput and same-address serialisation),
-barriers, register spills (local-memory traffic), serial phases and launch overhead add on top.
+parallelism, which is the tail effect. A staging wait before a barrier hides behind the other
+resident blocks' work as far as a closed loop of blocks allows, and not at all where instruction
+issue binds (identical blocks sharing the schedulers stay in step and wait together). Atomics
+(throughput and same-address serialisation), barriers, register spills (local-memory traffic),
+serial phases and launch overhead add on top.
 """
 
 from __future__ import annotations
@@ -224,7 +227,7 @@ class _Wave:
     smem: float
     mem_saturation: float
     issue_saturation: float
-    drain: float = 0.0  # time the memory pipe needs to serve every byte the wave has in flight
+    drain: float = 0.0  # time the memory pipe needs to serve every byte the wave has in flight, spills included
 
 
 def predict(
@@ -316,6 +319,9 @@ def predict(
         warps_per_sm = blocks_per_sm * warps_per_block
         threads_resident = n_blocks * threads
         inflight = threads_resident * access * inflight_loads / coalescing
+        # A thread's spill stores and reloads of one iteration are memory requests in flight too (stores
+        # do not wait; reloads issue ahead of their use): the queue a staging load can find holds them.
+        spill_inflight = threads_resident * spill_per_thread
         mem_sat = _soft_min1(inflight / (peak_bw * gpu.dram_latency_ns * 1e-9))
         sm_cap = sms * _L2_TO_SM_BYTES_PER_CLOCK * clk
         dram_bw = min(peak_bw * mem_sat, sm_cap)
@@ -329,15 +335,17 @@ def predict(
         smem_rate = sms * gpu.shared_banks * clk * lsu_sat * lane_use
         l1_rate = sms * gpu.l1_bytes_per_clock * clk * lsu_sat * lane_use
         lsu_rate = sms * gpu.lsu_per_sm * clk * lsu_sat * lane_use  # thread-accesses/s through the LD/ST units
+        t_dram = dram_bytes * share / dram_bw if dram_bytes else 0.0
+        t_l2 = (cache_bytes + spill_bytes) * share / l2_bw if cache_bytes + spill_bytes else 0.0
         return _Wave(
-            dram=dram_bytes * share / dram_bw if dram_bytes else 0.0,
-            l2=(cache_bytes + spill_bytes) * share / l2_bw if cache_bytes + spill_bytes else 0.0,
+            dram=t_dram,
+            l2=t_l2,
             compute=max(flops / flop_rate, thread_instructions / issue_rate) * share if flops else 0.0,
             sfu=sfu_ops * share / sfu_rate if sfu_ops else 0.0,
             smem=max(smem_ops / smem_rate + l1_cost_bytes / l1_rate, memory_accesses / lsu_rate) * share,
             mem_saturation=mem_sat,
             issue_saturation=issue_sat,
-            drain=inflight / (dram_bw if dram_bytes * share / dram_bw >= cache_bytes * share / l2_bw else l2_bw),
+            drain=(inflight + spill_inflight) / (dram_bw if t_dram >= t_l2 else l2_bw),
         )
 
     per_wave = occ.active_blocks_per_sm * gpu.sm_count
@@ -384,9 +392,17 @@ def predict(
     # behind the wave's other L2/DRAM requests. A server busy a share u of the time adds u / (1 - u)
     # of its response time as queueing (a single-server queue), u the memory pipe's busy time over
     # the wave's time; but the queue ahead of a request never holds more than the bytes the wave has
-    # in flight, so the wait is at most the time the pipe takes to serve them (a closed system).
+    # in flight (its loads and its spills' local-memory traffic), so the wait is at most the time the
+    # pipe takes to serve them (a closed system).
+    # How the blocks' phases spread depends on how the binding pipe serves them. Queues served in
+    # arrival order (load/store units, shared memory, L1, L2, DRAM) finish the first-come block first
+    # and stagger identical blocks, which the closed loop's random phases stand for. The warp
+    # schedulers instead share their issue slots among all ready warps: when the issue/FP32 pipe
+    # binds, identical blocks that start together progress together, finish together and stage
+    # together, so no block computes while the others wait (lockstep): S / B + C per block.
     t_staging = 0.0
     loaded, memory_busy = 1.0, 0.0  # loaded / idle round trip, the memory pipe's busy share of the wave
+    lockstep = False  # resident blocks stage together (the issue pipe binds) rather than in staggered turns
     if profile.staging_rounds > 0:
         round_trip = gpu.dram_latency_ns * 1e-9 * ((1.0 - reuse) + reuse * _L2_LATENCY_FRACTION)
         memory_busy = memory_utilisation(main)
@@ -394,7 +410,11 @@ def predict(
         loaded = 1.0 + queueing / round_trip if round_trip > 0.0 else 1.0
         stage = profile.staging_rounds * round_trip * loaded
         per_block = body * gpu.sm_count / blocks
-        period = closed_loop_period(per_block, stage, occ.active_blocks_per_sm)
+        lockstep = issue_binds(main)
+        if lockstep:
+            period = stage / occ.active_blocks_per_sm + per_block
+        else:
+            period = closed_loop_period(per_block, stage, occ.active_blocks_per_sm)
         t_staging = blocks / gpu.sm_count * max(0.0, period - per_block)
         body += t_staging
     kernel_times = [body, t_atomic, t_shared_atomic]
@@ -500,7 +520,11 @@ def predict(
         terms.append(Term("staging", t_staging * ms,
                           f"{profile.staging_rounds:.3g} dependent load round trips per thread before the barrier, "
                           f"each {loaded:.2f}x the idle latency behind the "
-                          f"wave's other memory traffic ({memory_busy:.0%} busy), hidden by the other {occ.active_blocks_per_sm - 1} resident block(s) only while they compute"))
+                          f"wave's other memory traffic ({memory_busy:.0%} busy), "
+                          + (f"not hidden: instruction issue binds, so the {occ.active_blocks_per_sm} resident block(s) share it "
+                             "evenly, finish together and stage together"
+                             if lockstep else
+                             f"hidden by the other {occ.active_blocks_per_sm - 1} resident block(s) only while they compute")))
     if profile.syncs_per_block:
         terms.append(Term("sync", t_sync * ms, f"{profile.syncs_per_block:.3g} __syncthreads() per block of {warps_per_block} warps"))
     if spill_bytes:
@@ -515,6 +539,15 @@ def predict(
 
     bound = _bound(totals, t_atomic + t_shared_atomic, t_launch, t_serial, kernel, main)
     return Prediction(total * ms, tuple(terms), bound, occ)
+
+
+def issue_binds(wave: _Wave) -> bool:
+    """Whether the schedulers' instruction issue (FMAs and every other instruction) is a wave's slowest pipe.
+
+    Issue slots are shared among all ready warps rather than served in arrival order, so it is the
+    one pipe that keeps identical blocks in step.
+    """
+    return wave.compute > 0.0 and wave.compute >= max(wave.dram, wave.l2, wave.sfu, wave.smem)
 
 
 def memory_utilisation(wave: _Wave) -> float:
