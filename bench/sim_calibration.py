@@ -132,12 +132,6 @@ def spearman(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.corrcoef(ranks(np.asarray(a, float)), ranks(np.asarray(b, float)))[0, 1])
 
 
-def model_latencies(template: str, gpu: str, configs: Sequence[dict[str, Any]], compile_mode: str,
-                    problem: dict[str, Any] | None = None) -> np.ndarray:
-    """The sim backend's latency of each config (ms; NaN where it refuses or fails), noise off."""
-    return model_evaluations(template, gpu, configs, compile_mode, problem)[0]
-
-
 def model_evaluations(template: str, gpu: str, configs: Sequence[dict[str, Any]], compile_mode: str,
                       problem: dict[str, Any] | None = None) -> tuple[np.ndarray, list[str]]:
     """Each config's modelled latency (ms; NaN where refused) and the pipe the model says binds it."""

@@ -204,14 +204,32 @@ def test_blocks_stage_together_when_instruction_issue_binds_and_in_turns_when_a_
         return predict(gpu, profile, grid, block, {"registers": 32, "smem_bytes": 20_000})
 
     issue, queue = run(issue_bound), run(queue_bound)
+    assert (issue.bound, queue.bound) == ("compute", "shared memory")
     unstaged = [run(replace(p, staging_rounds=0)).latency_ms for p in (issue_bound, queue_bound)]
     assert unstaged[0] == pytest.approx(unstaged[1], rel=0.01)  # the same wave time without staging
     b = issue.occupancy.active_blocks_per_sm
     assert b == queue.occupancy.active_blocks_per_sm == 7
-    # lockstep: the whole wait S of each round of B blocks, S / B per block, over the SM's blocks
+    # lockstep: the whole wait S once per round of B blocks on each SM, the last round too
     loaded = float(re.search(r"each ([0-9.]+)x the idle latency", issue.term("staging").explanation).group(1))
     wait = 18 * gpu.dram_latency_ns * 1e-6 * (0.3 + 0.7 * 0.4) * loaded  # ms per block
-    assert issue.term("staging").value == pytest.approx(8 * 1024 / gpu.sm_count * wait / b, rel=0.01)
+    rounds = math.ceil(8 * 1024 / (b * gpu.sm_count))
+    assert issue.term("staging").value == pytest.approx(rounds * wait, rel=0.01)
     assert "stage together" in issue.term("staging").explanation
     assert queue.term("staging").value < 0.05 * issue.term("staging").value  # staggered: hidden
     assert issue.latency_ms > 1.1 * queue.latency_ms
+
+
+def test_a_grid_smaller_than_one_wave_waits_its_whole_staging_time_in_lockstep() -> None:
+    """One block per SM, far fewer than the B that fit: in lockstep every SM still waits the whole
+    staging time once (not S / B, which holds per block only when B blocks share the SM)."""
+    gpu = load_gpu("A100_PCIE")
+    profile = WorkProfile(bytes_read=4e8 / 76, bytes_written=6.7e7 / 76, flops=7.8e9 / 76, work_per_thread=8,
+                          smem_accesses=0.86e9 / 76, syncs_per_block=1, l2_reuse=0.7, staging_rounds=18)
+    small = predict(gpu, profile, (gpu.sm_count, 1, 1), (256, 1, 1), {"registers": 32, "smem_bytes": 20_000})
+    twice = predict(gpu, replace(profile, staging_rounds=36), (gpu.sm_count, 1, 1), (256, 1, 1),
+                    {"registers": 32, "smem_bytes": 20_000})
+    assert small.bound == "compute" and "stage together" in small.term("staging").explanation
+    loaded = float(re.search(r"each ([0-9.]+)x the idle latency", small.term("staging").explanation).group(1))
+    wait = 18 * gpu.dram_latency_ns * 1e-6 * (0.3 + 0.7 * 0.4) * loaded
+    assert small.term("staging").value == pytest.approx(wait, rel=0.01)
+    assert twice.term("staging").value == pytest.approx(2 * small.term("staging").value, rel=0.05)

@@ -45,6 +45,8 @@ _SYNC_PER_WARP_CYCLES = 4.0  # more warps -> longer wait for the slowest one
 _SHARED_ATOMIC_SAME_ADDR_CYCLES = 2.0  # shared-memory atomics to one address serialise
 _SPILL_DRAM_FRACTION = 0.25  # share of local-memory (spill) traffic that misses L1 and L2
 _SPILL_EFFICIENCY = 0.5  # spills are dependent, latency-bound accesses: half the L2 bandwidth
+_MAX_REQUESTS_IN_FLIGHT = 32.0  # a thread's outstanding memory requests (loads, spill stores and reloads)
+_LOCAL_WORD_BYTES = 4.0  # a spill store or reload moves one register (4 B) per request
 _MIN_IDLE_SHARE = 1e-3  # numeric guard: a wave with memory work only has its memory pipe busy all the time
 # Read-only (__ldg, ld.global.nc) requests take the texture pipeline of the unified L1/texture unit,
 # which returns a quad of 4-byte texels per texture unit per clock (4 units per SM since Volta):
@@ -281,7 +283,7 @@ def predict(
     cache_bytes = read_sectors * (1.0 - reuse) + write_sectors + read_sectors * reuse * l1_miss_of_reuse
     spill_per_thread = float(resources.get("spill_store_bytes", 0) or 0) + float(resources.get("spill_load_bytes", 0) or 0)
     loads_per_thread = profile.bytes_read / max(1.0, total_threads * access)
-    inflight_loads = min(max(1.0, min(loads_per_thread, 2.0 * wpt)), 32.0)
+    inflight_loads = min(max(1.0, min(loads_per_thread, 2.0 * wpt)), _MAX_REQUESTS_IN_FLIGHT)
     # Spill code runs once per loop iteration of a thread: a batch of ``inflight_loads`` loads.
     iterations = max(1.0, loads_per_thread / inflight_loads)
     spill_bytes = spill_per_thread * total_threads * iterations
@@ -320,8 +322,9 @@ def predict(
         threads_resident = n_blocks * threads
         inflight = threads_resident * access * inflight_loads / coalescing
         # A thread's spill stores and reloads of one iteration are memory requests in flight too (stores
-        # do not wait; reloads issue ahead of their use): the queue a staging load can find holds them.
-        spill_inflight = threads_resident * spill_per_thread
+        # do not wait; reloads issue ahead of their use): the queue a staging load can find holds them,
+        # as many as the thread's outstanding requests allow.
+        spill_inflight = threads_resident * min(spill_per_thread, _MAX_REQUESTS_IN_FLIGHT * _LOCAL_WORD_BYTES)
         mem_sat = _soft_min1(inflight / (peak_bw * gpu.dram_latency_ns * 1e-9))
         sm_cap = sms * _L2_TO_SM_BYTES_PER_CLOCK * clk
         dram_bw = min(peak_bw * mem_sat, sm_cap)
@@ -399,7 +402,8 @@ def predict(
     # and stagger identical blocks, which the closed loop's random phases stand for. The warp
     # schedulers instead share their issue slots among all ready warps: when the issue/FP32 pipe
     # binds, identical blocks that start together progress together, finish together and stage
-    # together, so no block computes while the others wait (lockstep): S / B + C per block.
+    # together, so no block computes while the others wait (lockstep): each round of up to B resident
+    # blocks per SM waits S once, also a last round that is not full.
     t_staging = 0.0
     loaded, memory_busy = 1.0, 0.0  # loaded / idle round trip, the memory pipe's busy share of the wave
     lockstep = False  # resident blocks stage together (the issue pipe binds) rather than in staggered turns
@@ -412,10 +416,10 @@ def predict(
         per_block = body * gpu.sm_count / blocks
         lockstep = issue_binds(main)
         if lockstep:
-            period = stage / occ.active_blocks_per_sm + per_block
+            t_staging = math.ceil(blocks / per_wave) * stage
         else:
             period = closed_loop_period(per_block, stage, occ.active_blocks_per_sm)
-        t_staging = blocks / gpu.sm_count * max(0.0, period - per_block)
+            t_staging = blocks / gpu.sm_count * max(0.0, period - per_block)
         body += t_staging
     kernel_times = [body, t_atomic, t_shared_atomic]
     kernel = max(kernel_times) + _OVERLAP * (sum(kernel_times) - max(kernel_times))
