@@ -5,7 +5,11 @@ with a two-line log), saves each with ``save_session`` and loads it back with ``
 and prints a table: trials, file size, save s, load s (wall clock and CPU, best of ``--repeat``). The target is under
 2 s each for 100,000 trials.
 
+With ``--import-kt`` it times instead ``import_kt_cache`` on every Kernel Tuner cache file in
+``../shared/landscapes`` (read in place): records, file size, import s (wall clock and CPU).
+
     python bench/session_io.py [--sizes 1000 10000 100000] [--repeat 3]
+    python bench/session_io.py --import-kt [--repeat 3]
 """
 
 from __future__ import annotations
@@ -24,6 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.session import Journal, Session, load_session, save_session
 from workbench.core.domain.space import Config
+from workbench.core.io.interop import import_kt_cache
+
+LANDSCAPES = Path(__file__).resolve().parents[2] / "shared" / "landscapes"
 
 
 def make_session(n: int, seed: int = 0) -> Session:
@@ -70,11 +77,28 @@ def best_of(repeat: int, fn) -> tuple[float, float]:
     return min(walls), min(cpus)
 
 
+def import_table(repeat: int) -> int:
+    """``import_kt_cache`` on each recorded cache file: what opening a Kernel Tuner recording costs."""
+    files = sorted([*LANDSCAPES.glob("*.json"), *LANDSCAPES.glob("more/*.json.gz")])
+    if not files:
+        print(f"no Kernel Tuner cache files under {LANDSCAPES}")
+        return 1
+    print(f"{'file':<28} {'records':>8} {'file MB':>8} {'import s':>9} {'(cpu)':>7}")
+    for path in files:
+        records = len(import_kt_cache(path).trials)
+        wall, cpu = best_of(repeat, lambda: import_kt_cache(path))
+        print(f"{path.name:<28} {records:>8} {os.path.getsize(path) / 1e6:>8.1f} {wall:>9.3f} {cpu:>7.3f}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--import-kt", action="store_true", help="time import_kt_cache on the recorded cache files")
     args = parser.parse_args(argv)
+    if args.import_kt:
+        return import_table(args.repeat)
     print(f"{'trials':>8} {'file MB':>8} {'save s':>7} {'(cpu)':>7} {'load s':>7} {'(cpu)':>7} {'journal/trial ms':>17}")
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.sizes:
