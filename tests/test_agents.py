@@ -546,3 +546,75 @@ def test_under_constraints_the_agents_climb_from_the_best_feasible_config_once_t
     assert descent_at is not None and descent_at <= 6 + 2 * 8 and dropped >= 1
     assert run_climb(True, climb=False) == (None, 0)
     assert run_climb(False) == run_climb(False, climb=False) == (None, 0)
+
+
+# --- regroups: another code path at the local optimum's block sizes ------------------------------
+PATHS = [
+    Slot("bx", tuple(range(12)), "launch"),
+    Slot("by", tuple(range(12)), "launch"),
+    Slot("tile", (1, 2, 3, 4), "memory"),
+    Slot("shared", (False, True), "memory"),
+    Slot("read_only", (False, True), "memory"),
+]
+
+
+def paths_latency(config) -> float:
+    """Two code paths that differ in three short slots (a one-value tile with shared memory and the
+    read-only path, against a four-value tile without either), each tuned by the same block sizes.
+    Every config between them is slow, so no one-slot move leads from the shallow path into the
+    deep one, and a random member of the deep path with poor block sizes looks no better than the
+    shallow path's bottom."""
+    bx, by, tile, shared, ro = config["bx"], config["by"], config["tile"], config["shared"], config["read_only"]
+    blocks = 0.12 * (abs(bx - 8) + abs(by - 3))
+    if tile == 1 and shared and ro:
+        return 1.0 + blocks
+    if tile == 4 and not shared and not ro:
+        return 1.6 + 0.3 * blocks
+    return 3.0 + blocks
+
+
+def test_regroups_keep_the_long_slots_and_change_several_short_ones():
+    from workbench.search._common import Coder
+    from workbench.search.descent import short_regroups
+
+    space = SearchSpace(PATHS)
+    coder = Coder(space)
+    base = space.config({"bx": 8, "by": 3, "tile": 4, "shared": False, "read_only": False})
+    rng = np.random.default_rng(0)
+    moves = short_regroups(space, coder, base, lambda c: True, 4, rng)
+    assert moves and all(c["bx"] == 8 and c["by"] == 3 for c in moves)
+    assert all(sum(c[k] != base[k] for k in ("tile", "shared", "read_only")) >= 2 for c in moves)
+    assert any(c["tile"] == 1 and c["shared"] and c["read_only"] for c in moves)
+    assert len(moves) == 4 * 2 * 2 - 1 - 5  # every combination but the base and its five one-slot moves
+    # only fresh configs; none when no slot is long (nothing to keep) or fewer than two are short
+    assert len(short_regroups(space, coder, base, lambda c: c["tile"] != 1, 4, rng)) < len(moves)
+    assert short_regroups(space, coder, base, lambda c: True, 12, rng) == []
+    assert short_regroups(space, coder, base, lambda c: True, 1, rng) == []
+
+
+def test_regroups_at_a_local_optimum_find_a_code_path_several_short_slots_away():
+    """With ``regroup`` the agents reach the deep path more often within the same budget: at the
+    shallow path's bottom they measure other code paths at its block sizes, where the deep one is
+    far better than any of its members measured before."""
+    space = SearchSpace(PATHS)
+    seeds = range(16)
+
+    def hits(regroup: int) -> int:
+        return sum(min(run(space, paths_latency, s, 80, regroup=regroup)) < 1.05 for s in seeds)
+
+    assert hits(4) > hits(0)
+
+
+def test_regroups_are_off_under_constraints():
+    """Under constraints (not measured there) a local optimum gets no regroups, without them it does."""
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.search_objective import Objective
+
+    space = SearchSpace(PATHS)
+    base = space.config({"bx": 8, "by": 3, "tile": 4, "shared": False, "read_only": False})
+    for bounded in (False, True):
+        agents = create_strategy("agents", space, seed=0, regroup=4)
+        if bounded:
+            agents.set_objective(Objective(Constraints(max_latency_ms=2.0)))
+        agents.descent.base = (1.6, base)
+        assert bool(agents._regroup(set())) is not bounded
