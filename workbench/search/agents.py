@@ -31,9 +31,8 @@ it knows little):
    one-slot neighbours in three passes (adjacent values, then short domains and domain ends, then
    the rest; then up to ``coupled`` moves of two slots to values that the restrictions keep out
    of every one-slot move, domain ends first). At a local optimum, the best neighbour of each of
-   several good configs away from it is measured (the frontier; with ``regroup``, first a few
-   configs with its block sizes and another combination of short-domain values), and the next
-   descent starts from the best config away from it.
+   several good configs away from it is measured (the frontier), and the next descent starts from
+   the best config away from it.
    Without a frontier, exploration rises in one agent's dimensions at a time (high temperature,
    others hold the incumbent); the focus moves to the next agent if that does not help either.
 
@@ -61,7 +60,7 @@ from workbench.core.domain.search_objective import INFEASIBLE, LATENCY_BOUND
 from workbench.core.domain.space import GROUPS, Config, SearchSpace
 from workbench.search._common import Index, IndexedStrategy, latency_rank
 from workbench.search.base import Option
-from workbench.search.descent import Descent, changed_slot, coupled_moves, one_slot_moves, short_regroups
+from workbench.search.descent import Descent, changed_slot, coupled_moves, one_slot_moves
 from workbench.search.feasibility import FeasibilityModel
 from workbench.search.utility import UtilityModel
 
@@ -126,7 +125,6 @@ class AgentsOptions:
     early_span: int = 16
     coupled_probes: int = 2
     climb: bool = True
-    regroup: int = 0
 
 
 class Agents(IndexedStrategy):
@@ -230,13 +228,6 @@ class Agents(IndexedStrategy):
             "incumbent is feasible: the first descent starts from it after the first learning round (not "
             "after patience), and a new feasible best drops the rest of the planned round, so the next "
             "round starts from it",
-        ),
-        Option(
-            "regroup", 0,
-            "At a local optimum, configs measured that keep its values of long slots (more than short "
-            "values) and change two or more short slots at once (another code path at the block sizes "
-            "found good), those the agents value most first; with the frontier round (0: off)",
-            low=0, high=256,
         ),
     )
 
@@ -617,24 +608,6 @@ class Agents(IndexedStrategy):
         moves = coupled_moves(self.space, self.coder, self.coder.decode(vec), lambda c: self.fresh(c, batch))
         return self._enrol(moves, size, batch, score)
 
-    def _regroup(self, batch: set[str]) -> list[Config]:
-        """At a local optimum (the descent's last base): up to ``regroup`` of its
-        :func:`short_regroups` (its long slots kept, two or more short slots changed), those the
-        agents value most first.
-
-        Why: the frontier and the next descent start from measured configs, and a code path none of
-        whose measured configs had good block sizes is judged by a mediocre member; its descent
-        never starts. Measuring the most valued other code paths at the block sizes of the local
-        optimum judges them where they are most likely good, a few evaluations per local optimum.
-        Under constraints (the objective has bounds) it is off: it was measured only without them.
-        """
-        base = self.descent.base
-        if not self.opt.regroup or base is None or self._bounds:
-            return []
-        moves = short_regroups(self.space, self.coder, base[1], lambda c: self.fresh(c, batch), self.opt.short,
-                               self.rng)
-        return self._enrol(moves, self.opt.regroup, batch, base[0], risk=True)
-
     def _frontier(self, size: int, batch: set[str]) -> list[Config]:
         """Before a new descent: the most valued first- or second-pass move of each of the best
         ``frontier`` measured configs at distance ``diverse`` or more from every known local optimum.
@@ -823,8 +796,7 @@ class Agents(IndexedStrategy):
             self.descent.running = False  # neighbourhood exhausted: a local optimum
             self.since_improvement = self.opt.patience
             self.round = {}
-            passed = self._regroup(batch)  # other code paths at the local optimum's block sizes
-            passed += self._frontier(size, batch)  # where the next descent should start
+            passed = self._frontier(size, batch)  # where the next descent should start
             if passed:
                 self.rounds += 1
                 return passed  # (the next round starts that descent; without a frontier: focused exploration)

@@ -10,11 +10,8 @@ is the owner's choice (the agents order them by their utilities).
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
-
-import numpy as np
 
 from workbench.core.domain.space import Config, SearchSpace
 from workbench.search._common import Coder, Index
@@ -92,48 +89,6 @@ def coupled_moves(space: SearchSpace, coder: Coder, base: Config, fresh: Callabl
                         best = (cost, config)
             if best is not None and fresh(best[1]):
                 out.setdefault(best[1].id, best[1])
-    return list(out.values())
-
-
-#: Combinations of short-domain values enumerated by :func:`short_regroups`; more are sampled.
-REGROUP_POOL = 512
-
-
-def short_regroups(space: SearchSpace, coder: Coder, base: Config, fresh: Callable[[Config], bool], short: int,
-                   rng: np.random.Generator) -> list[Config]:
-    """The fresh configs that keep ``base``'s values of every long slot (more than ``short``
-    values) and change at least two of its short slots at once: every combination of short-domain
-    values when there are at most :data:`REGROUP_POOL`, else that many drawn uniformly. None when
-    the space has no long slot (then nothing is kept) or fewer than two short ones.
-
-    Why: short slots are flags, method numbers and small tile counts, which select a code path,
-    while the long ones (block sizes) tune it. A code path is judged by the configs of it that
-    were measured, and a random member of it with poor block sizes looks mediocre; measured with
-    the block sizes a descent found good for another code path, it shows what it is worth (block
-    preferences often carry over between code paths). One-slot
-    moves cannot do this when the better path differs in several short slots at once, since each
-    single change alone is worse.
-    """
-    origin = coder.encode(base)
-    shorts = [k for k, size in enumerate(coder.sizes) if 1 < int(size) <= short]
-    if len(shorts) < 2 or len(shorts) == sum(1 for size in coder.sizes if int(size) > 1):
-        return []
-    sizes = [int(coder.sizes[k]) for k in shorts]
-    total = int(np.prod(sizes))
-    if total <= REGROUP_POOL:
-        combos = list(itertools.product(*(range(n) for n in sizes)))
-    else:
-        combos = [tuple(int(rng.integers(n)) for n in sizes) for _ in range(REGROUP_POOL)]
-    out: dict[str, Config] = {}
-    for combo in combos:
-        if sum(origin[k] != v for k, v in zip(shorts, combo)) < 2:
-            continue
-        genes = list(origin)
-        for k, v in zip(shorts, combo):
-            genes[k] = v
-        config = coder.decode(genes)
-        if config.id not in out and space.is_valid(config) and fresh(config):
-            out[config.id] = config
     return list(out.values())
 
 
