@@ -95,6 +95,22 @@ def test_resume_uses_the_sessions_own_settings_and_flags_override_and_are_record
     assert session.run.run_timeout_s == 3.0 and session.run.budget == 14 and session.run.time_limit_s == 600.0
 
 
+def test_a_sessions_stored_worker_count_is_held_to_the_same_limit_as_the_flag(cli, tmp_path: Path) -> None:
+    """A file must not start more worker processes than --workers could: a million stored workers is
+    one line and no run, the flag still overrides the stored count."""
+    out = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--budget", "3", "--out", str(out), "--quiet").returncode == 0
+    data = json.loads(out.read_text())
+    data["run"]["workers"] = 10**6
+    out.write_text(json.dumps(data))
+    line = one_line_error(cli("tune", "--resume", str(out), "--budget", "2"))
+    assert "workers 1000000: must be from 1 to" in line
+    assert len(load_session(out).trials) == 3
+    done = cli("tune", "--resume", str(out), "--budget", "2", "--workers", "1", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert len(load_session(out).trials) == 5
+
+
 def test_a_stopped_run_continues_with_what_its_budget_has_left(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     run = start_run(RunRequest(kernel=TRIVIAL, strategy="random", budget=20), out)

@@ -38,17 +38,6 @@ REFINE_WAIT_S = 5.0
 REFINE_ONLY_WAIT_S = 600.0
 
 
-def max_workers(executor: str = "local") -> int:
-    """Most worker processes ``tune`` starts on this machine: 4 per CPU core (at least 8).
-
-    More processes than that only compete for the cores (and for memory: each worker imports its
-    backend); a Ray cluster's actors run elsewhere, so only a generous fixed cap applies there.
-    """
-    if executor == "ray":
-        return 4096
-    return max(8, 4 * (os.cpu_count() or 1))
-
-
 def _check_run_flags(args: argparse.Namespace) -> None:
     """Refuse numbers no run can mean: NaN, infinite or negative limits, absurd seeds and worker counts."""
     seed = getattr(args, "seed", None)
@@ -72,6 +61,8 @@ def _check_run_flags(args: argparse.Namespace) -> None:
                                      "this process and cannot be cut off; use --executor local")
     workers = getattr(args, "workers", None)
     if workers is not None:
+        from workbench.runner.executors import max_workers
+
         limit = max_workers(getattr(args, "executor", "local"))
         if not 1 <= workers <= limit:
             raise WorkbenchError(f"--workers {workers}: must be from 1 to {limit} "

@@ -52,7 +52,7 @@ from workbench.core.domain.sizes import (
 from workbench.runner.costmodel import sim_predictor
 from workbench.runner.engine import Engine
 from workbench.runner.events import Event, RunFinished
-from workbench.runner.executors import ExecutorChoice, plan_execution
+from workbench.runner.executors import ExecutorChoice, check_workers, plan_execution
 from workbench.runner.plan import available_metrics, make_backend_spec, new_session, open_target
 from workbench.runner.sweep import SizeRun, SweepRun
 from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, Strategy, create_strategy, strategy_class
@@ -645,6 +645,7 @@ def remeasure_aborted(path: str | os.PathLike[str],
         spec = _spec_for_continue(request, session)
         session.constraints, session.weights = objective.constraints, objective.weights
         settings = session.run.merged(request.settings_overrides())
+        check_workers(settings.workers, settings.executor)
         limits = EvalLimits(compile_timeout_s=settings.compile_timeout_s, run_timeout_s=settings.run_timeout_s,
                             max_latency_ms=objective.max_latency_ms)
         space = session.space
@@ -697,6 +698,7 @@ def refine_pending(path: str | os.PathLike[str],
         if space is None:
             raise WorkbenchError("the session records no search space")
         settings = session.run.merged(request.settings_overrides())
+        check_workers(settings.workers, settings.executor)
         limits = EvalLimits(compile_timeout_s=settings.compile_timeout_s, run_timeout_s=settings.run_timeout_s,
                             max_latency_ms=session.constraints.max_latency_ms)
         objective = Objective(session.constraints, session.weights)

@@ -16,6 +16,7 @@ Device rules live here, as pure functions tested without a GPU:
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -140,6 +141,28 @@ class ExecutorChoice:
     allow_mixed_gpus: bool = False
 
 
+def max_workers(executor: str = "local") -> int:
+    """Most worker processes a run starts on this machine: 4 per CPU core (at least 8).
+
+    More processes than that only compete for the cores (and for memory: each worker imports its
+    backend); a Ray cluster's actors run elsewhere, so only a generous fixed cap applies there.
+    """
+    if executor == "ray":
+        return 4096
+    return max(8, 4 * (os.cpu_count() or 1))
+
+
+def check_workers(workers: int | None, executor: str = "local") -> None:
+    """Refuse a worker count this machine cannot mean, from a flag or from a session's stored
+    settings alike (a file must not start a million processes where the flag could not)."""
+    if workers is None:
+        return
+    limit = max_workers(executor)
+    if not 1 <= workers <= limit:
+        raise WorkbenchError(f"workers {workers}: must be from 1 to {limit} ({os.cpu_count() or 1} CPU cores here; "
+                             "--workers sets it)")
+
+
 @dataclass(frozen=True)
 class ExecutionPlan:
     """The resolved spec (devices filled in), the worker count, and the pool factory for the engine."""
@@ -169,8 +192,7 @@ def plan_execution(
     """
     if choice.kind not in EXECUTOR_CHOICES:
         raise WorkbenchError(f"unknown executor {choice.kind!r}; choose one of: {', '.join(EXECUTOR_CHOICES)}")
-    if workers is not None and workers < 1:
-        raise WorkbenchError(f"workers must be at least 1, got {workers}")
+    check_workers(workers, choice.kind)
     if choice.devices is not None and spec.kind != "cuda":
         raise WorkbenchError(f"--devices applies to the cuda backend, not {spec.kind}")
     if choice.address is not None and choice.kind != "ray":
