@@ -111,6 +111,22 @@ def test_a_sessions_stored_worker_count_is_held_to_the_same_limit_as_the_flag(cl
     assert len(load_session(out).trials) == 5
 
 
+def test_a_cuda_session_continued_without_a_usable_device_is_one_line(cli, tmp_path: Path) -> None:
+    from workbench.runner import plan
+
+    plan.cuda_device_count.cache_clear()
+    if plan.cuda_device_count() > 0 and not plan.cuda_missing():
+        pytest.skip("a CUDA device is usable here: the session would really continue on it")
+    out = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--budget", "3", "--out", str(out), "--quiet").returncode == 0
+    data = json.loads(out.read_text())
+    data["backend"]["kind"] = "cuda"  # recorded on a GPU machine, continued on this one
+    out.write_text(json.dumps(data))
+    line = one_line_error(cli("tune", "--resume", str(out), "--budget", "3"))
+    assert "CUDA device 0 is not usable here" in line
+    assert len(load_session(out).trials) == 3
+
+
 def test_a_stopped_run_continues_with_what_its_budget_has_left(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     run = start_run(RunRequest(kernel=TRIVIAL, strategy="random", budget=20), out)

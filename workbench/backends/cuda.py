@@ -39,6 +39,7 @@ import numpy as np
 
 from workbench.backends.templated import load_template_for, template_target
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
+from workbench.core.errors import WorkbenchError
 from workbench.core.model.gpus import GpuSpec
 from workbench.core.model.footprint import device_memory_mb, onchip_figures
 from workbench.core.domain.measurement import Measurement, Status
@@ -421,11 +422,20 @@ def error_metrics(verdict: Verdict, rtol: float) -> dict[str, float]:
 
 
 def describe_device(index: int) -> dict[str, Any]:
-    """Name, architecture and peaks of a CUDA device, as stored in sessions."""
-    import cupy as cp
+    """Name, architecture and peaks of a CUDA device, as stored in sessions.
 
+    A machine without CuPy, a driver or that device (a session recorded elsewhere, continued
+    here) gets one line naming the device and CUDA's reason, not CuPy's traceback.
+    """
+    try:
+        import cupy as cp
+    except ImportError as exc:
+        raise WorkbenchError(f"CUDA device {index} is not usable here: CuPy is not installed ({exc})") from None
     rt = cp.cuda.runtime
-    props = rt.getDeviceProperties(index)
+    try:
+        props = rt.getDeviceProperties(index)
+    except rt.CUDARuntimeError as exc:
+        raise WorkbenchError(f"CUDA device {index} is not usable here: {exc}") from None
     name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
     attr = rt.deviceGetAttribute
     sm_count = attr(rt.cudaDevAttrMultiProcessorCount, index)
