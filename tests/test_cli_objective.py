@@ -106,3 +106,21 @@ def test_tune_with_objectives_reports_a_pareto_front(capsys, tmp_path: Path) -> 
     assert main(["tune", "vector_add", "--backend", "sim", "--budget", "3", "--quiet", "--out", str(tmp_path / "x.json"),
                  "--objectives", "latency_ms,registers", "--strategy", "agents"]) == 2
     assert "searches one score" in capsys.readouterr().err
+
+
+def test_a_recording_where_every_config_failed_can_be_shown_and_replayed(cli, tmp_path: Path) -> None:
+    """Latency is what every successful trial reports, so the default score's metric is no typo even
+    before any trial succeeded; another unreported metric still is."""
+    cache = tmp_path / "failed.json"
+    cache.write_text(json.dumps({**KT_EFFICIENCY, "cache": {
+        "32": {"block_size_x": 32, "time": "RuntimeFailedConfig"},
+        "64": {"block_size_x": 64, "__error__": "CompilationFailedConfig"},
+    }}))
+    out = tmp_path / "s.json"
+    assert cli("import-kt", str(cache), "--out", str(out)).returncode == 0
+    shown = cli("show", str(out))
+    assert shown.returncode == 0 and "feasible 0" in shown.stdout, shown.stderr
+    replayed = cli("tune", "--replay", str(out), "--budget", "2", "--out", str(tmp_path / "r.json"), "--quiet")
+    assert replayed.returncode == 0, replayed.stderr
+    typo = cli("show", str(out), "--weight", "gflops=1")
+    assert typo.returncode == 2 and "known metrics: latency_ms" in typo.stderr

@@ -103,6 +103,10 @@ def parse_direction(value: object, what: str) -> int:
     raise WorkbenchError(f"{what}: direction {value!r} must be 'maximize' or 'minimize'")
 
 
+#: The one metric every successful measurement reports (``measurement.LATENCY``).
+ALWAYS_REPORTED = "latency_ms"
+
+
 def check_metrics(
     metrics: Iterable[str],
     available: Iterable[str] | None,
@@ -116,7 +120,9 @@ def check_metrics(
     constrained metric that is neither available nor possible is most likely a typo.
     """
     warnings: list[str] = []
-    names = sorted(set(available)) if available is not None else None
+    # Every successful measurement reports its latency (the engine's contract), so it is never a
+    # typo, also in a session none of whose trials has succeeded yet.
+    names = sorted(set(available) | {ALWAYS_REPORTED}) if available is not None else None
     for metric in metrics:
         if names is not None and metric not in names:
             raise WorkbenchError(
