@@ -352,3 +352,21 @@ def test_safe_file_stem(text: str, stem: str, tmp_path: Path) -> None:
     out = safe_file_stem(text)
     assert out == stem
     assert (tmp_path / f"{out}.json").resolve().parent == tmp_path.resolve()
+
+
+def test_a_failure_message_cannot_drive_the_terminal_or_fake_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A recorded error text with terminal escapes and a newline is printed inert, on its row."""
+    cache = tmp_path / "cache.json"
+    cache.write_text(json.dumps({
+        "device_name": "GPU", "kernel_name": "k", "tune_params_keys": ["b"], "tune_params": {"b": [1, 2]},
+        "cache": {"1": {"b": 1, "__error__": "boom\x1b]0;pwned\x07\x1b[2J\nfake row\u202e"},
+                  "2": {"b": 2, "time": 1.0}},
+    }))
+    out = tmp_path / "s.json"
+    assert cli_main(["import-kt", str(cache), "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert cli_main(["show", str(out), "--trials"]) == 0
+    printed = capsys.readouterr().out
+    assert "\x1b" not in printed and "\x07" not in printed and "\u202e" not in printed
+    rows = [line for line in printed.splitlines() if line.lstrip().startswith(("0 ", "1 "))]
+    assert len(rows) == 2 and "boom\\x1b]0;pwned\\x07\\x1b[2J\\nfake row\\u202e" in rows[0]

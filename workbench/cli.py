@@ -662,8 +662,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.trials:
         for t in summary["trial_list"]:
             lat = f"{t['latency_ms']:.4g}" if t["latency_ms"] is not None else "-"
-            print(f"{t['index']:>5} {t['status']:<14} {lat:>10}  {t['config']}  {t['message']}")
+            print(f"{t['index']:>5} {t['status']:<14} {lat:>10}  {t['config']}  {_one_line(t['message'])}")
     return 0
+
+
+def _one_line(text: str) -> str:
+    """``text`` as one inert line: a newline, a terminal escape or a bidi override that a file put
+    into a failure message is printed as its escape (``\\n``, ``\\x1b``) instead of acting on the terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _show_portability(args: argparse.Namespace) -> int:
