@@ -124,3 +124,22 @@ def test_a_recording_where_every_config_failed_can_be_shown_and_replayed(cli, tm
     assert replayed.returncode == 0, replayed.stderr
     typo = cli("show", str(out), "--weight", "gflops=1")
     assert typo.returncode == 2 and "known metrics: latency_ms" in typo.stderr
+
+
+def test_a_known_metrics_direction_cannot_be_turned_round(capsys, session: Path) -> None:
+    """--maximize latency_ms would recommend the slowest config; it is refused, as is a direction
+    for something that is not a metric name. Stating a known metric's own direction is harmless."""
+    for flags in (["--maximize", "latency_ms"], ["--minimize", "occupancy"], ["--maximize", ""]):
+        capsys.readouterr()
+        assert main(["show", str(session), *flags]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: direction") and err.count("\n") == 1, err
+    assert show(capsys, session, "--minimize", "latency_ms")["best"]["config"] == {"block_size_x": 256}
+
+
+def test_huge_weights_rank_like_their_ratio(capsys, session: Path) -> None:
+    """Weights are relative: two of 1e308 must rank like two of 1, not overflow into no score at all."""
+    huge = show(capsys, session, "--weight", "latency_ms=1e308", "--weight", "score_x=1e308", "--maximize", "score_x")
+    plain = show(capsys, session, "--weight", "latency_ms=1", "--weight", "score_x=1", "--maximize", "score_x")
+    assert huge["feasible"] == plain["feasible"] == 4
+    assert huge["best"]["config"] == plain["best"]["config"]

@@ -197,3 +197,12 @@ def test_tpe_searches_a_pareto_front_with_optuna() -> None:
     done = [t for t in tpe.study.trials if t.state.name == "COMPLETE"]
     assert {tuple(t.values) for t in done} == {(1.0 + c["x"], 10.0 * c["y"]) for c in configs}
     assert len(tpe.ask(3)) == 3
+
+
+def test_huge_weights_give_the_costs_of_their_ratio() -> None:
+    """Weights are relative; ones near the float limit must not overflow the strategy's cost."""
+    trials = [trial(0, latency_ms=1.0, memory_mb=80.0), trial(1, latency_ms=2.0, memory_mb=20.0)]
+    huge = Objective(Constraints(), Weights({"latency_ms": 1e308, "memory_mb": 1e308}))
+    plain = Objective(Constraints(), Weights({"latency_ms": 1.0, "memory_mb": 1.0}))
+    assert [huge.trial_cost(t) for t in trials] == pytest.approx([plain.trial_cost(t) for t in trials])
+    assert all(math.isfinite(huge.trial_cost(t)) for t in trials)

@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.domain.metrics import direction_word, parse_direction
+from workbench.core.domain.metrics import METRICS, direction_word, parse_direction
 from workbench.core.domain.measurement import (
     LATENCY,
     MEMORY,
@@ -260,9 +260,20 @@ class Weights:
     def __post_init__(self) -> None:
         if not isinstance(self.directions, Mapping):
             raise WorkbenchError(f"directions must map metric names to 'maximize'/'minimize', got {self.directions!r}")
-        object.__setattr__(
-            self, "directions", {str(k): parse_direction(v, f"direction of {k}") for k, v in self.directions.items()}
-        )
+        directions = {str(k): parse_direction(v, f"direction of {k}") for k, v in self.directions.items()}
+        for name, direction in directions.items():
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise WorkbenchError(f"direction for {name!r}: not a metric name")
+            known = METRICS.get(name)
+            if known is not None and known.direction and known.direction != direction:
+                # a stated direction is for a metric the registry does not know (or only guesses by
+                # its name); turning a known one round would rank the slowest config first
+                better = "larger" if known.direction > 0 else "smaller"
+                raise WorkbenchError(
+                    f"direction of {name}: it is a known metric where {better} is better; "
+                    "--maximize and --minimize are for metrics the workbench does not know"
+                )
+        object.__setattr__(self, "directions", directions)
         if not isinstance(self.values, Mapping):
             raise WorkbenchError(f"weights must map metric names to numbers, got {type(self.values).__name__}")
         clean: dict[str, float] = {}
@@ -631,7 +642,8 @@ def rank(
     normalised: dict[str, np.ndarray] = {}
     total = np.zeros(n)
     weight_sum = 0.0
-    for metric, w in active.items():
+    top = max(active.values(), default=0.0)  # weights are relative: summing them as given can overflow
+    for metric, w in ((m, w / top) for m, w in active.items()):
         norm = normalise(table.column(metric), ok, weights.direction(metric))
         normalised[metric] = norm
         if np.isnan(norm).all():

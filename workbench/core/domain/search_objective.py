@@ -77,9 +77,10 @@ class Objective:
                     f"metric {metric!r} has no known direction: say --maximize {metric} or --minimize {metric}"
                 )
             directions[metric] = direction
-        total = sum(active.values())
+        top = max(active.values(), default=0.0)  # weights are relative: summing them as given can overflow
+        total = sum(w / top for w in active.values())
         object.__setattr__(self, "_bounds", tuple(self.constraints.bounds()))
-        object.__setattr__(self, "_terms", tuple((m, w / total, directions[m]) for m, w in active.items()))
+        object.__setattr__(self, "_terms", tuple((m, w / top / total, directions[m]) for m, w in active.items()))
         object.__setattr__(self, "_only_latency", list(active) == [LATENCY])
         object.__setattr__(self, "_directions", directions)
 
