@@ -29,6 +29,7 @@ from workbench.core.io.export import (
     export_text,
     is_export_file,
     plan_export,
+    slot_defines,
     target_macro,
 )
 from workbench.core.domain.measurement import Measurement, Status, Trial
@@ -417,6 +418,38 @@ def test_cli_export_never_replaces_a_session_named_like_an_export(tmp_path: Path
     for fmt in ("json", "header", "json"):
         assert cli_main(["export", str(source), "--format", fmt, "--out", str(out)]) == 0
     assert json.loads(out.read_text())["format"] == "kernel-workbench-export"
+
+
+# --- macro names ---------------------------------------------------------------------------------------
+
+
+def _plain(slots: list[Slot]) -> Session:
+    space = SearchSpace(slots)
+    session = Session(kernel="k", kind="python", space=space, device={"name": "host CPU"})
+    for i, config in enumerate(space):
+        session.add(Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + i})))
+    return session
+
+
+def test_slot_values_that_differ_only_in_case_refuse_instead_of_defining_a_macro_twice(tmp_path: Path) -> None:
+    session = _plain([Slot("s", ("fast", "FAST", "slow"))])
+    plan = plan_export([session])
+    with pytest.raises(WorkbenchError, match=r"slot 's' value 'fast' and slot 's' value 'FAST' would both "
+                                             r"define S_FAST") as raised:
+        export_text(plan, "header")
+    assert "\n" not in str(raised.value)
+    with pytest.raises(WorkbenchError, match="would both define S_FAST"):
+        export_sessions([session], "header", tmp_path / "h.h")
+    assert not (tmp_path / "h.h").exists()
+    # a value's macro that is another slot's macro
+    clash = plan_export([_plain([Slot("a", ("b", "c")), Slot("a_b", (1, 2))])])
+    with pytest.raises(WorkbenchError, match=r"slot 'a' value 'b' and slot 'a_b' would both define A_B"):
+        slot_defines(clash, clash.recommended.trial.config)
+    # distinct names still export, one #define per macro
+    header = export_text(plan_export([_plain([Slot("s", ("fast", "slow"))])]), "header")
+    names = [line.split()[1] for line in header.splitlines() if line.startswith("#define ")]
+    assert len(names) == len(set(names)) and "S_FAST" in names and "S_SLOW" in names
+
 
 
 # --- on a GPU ------------------------------------------------------------------------------------------

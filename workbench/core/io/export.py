@@ -448,7 +448,10 @@ def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
     """``#define`` lines of the config's slots, named as the template renders them.
 
     Without a template: upper-cased slot names; identifier values get one constant per domain
-    value (as templates do), other text becomes a string literal.
+    value (as templates do), other text becomes a string literal. Upper-casing can give two names
+    one macro (values ``fast`` and ``FAST``, or slot ``a`` value ``b`` and slot ``a_b``): a header
+    defining a macro twice would name the wrong config, so that refuses in one line, as a template
+    with such names is refused when it loads.
     """
     if plan.template is not None:
         problem = plan.template.resolve_problem(plan.problem)
@@ -460,16 +463,21 @@ def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
         return defines[: len(defines) - len(problem)]  # the problem's lines come last
     lines: list[str] = []
     seen: dict[str, str] = {}
+
+    def claim(macro: str, owner: str) -> None:
+        other = seen.setdefault(macro, owner)
+        if other != owner:
+            raise WorkbenchError(f"{other} and {owner} would both define {macro}; rename one to export a header")
+
     for name, value in config.items():
         macro = _macro(name)
-        if macro in seen:
-            raise WorkbenchError(f"slots {seen[macro]!r} and {name!r} would both define {macro}")
-        seen[macro] = name
+        claim(macro, f"slot {name!r}")
         domain = plan.slot_domains.get(name) or [value]
         if value not in domain:
             raise WorkbenchError(f"config {config.id}: {name}={value!r} is outside the slot's domain")
         if isinstance(value, str) and all(isinstance(v, str) and _C_IDENTIFIER.match(v) for v in domain):
             for index, choice in enumerate(domain):
+                claim(f"{macro}_{choice.upper()}", f"slot {name!r} value {choice!r}")
                 lines.append(f"#define {macro}_{choice.upper()} {index}")
             lines.append(f"#define {macro} {domain.index(value)}")
         else:
