@@ -451,6 +451,15 @@ def test_slot_values_that_differ_only_in_case_refuse_instead_of_defining_a_macro
     assert len(names) == len(set(names)) and "S_FAST" in names and "S_SLOW" in names
 
 
+def test_a_device_name_without_letters_or_digits_gets_a_stable_nonempty_guard_macro() -> None:
+    assert target_macro("NVIDIA H200") == "WORKBENCH_TARGET_NVIDIA_H200"
+    odd = [target_macro(name) for name in ("!!!", "???", "\u8bbe\u5907", "")]
+    for macro in odd:
+        suffix = macro[len("WORKBENCH_TARGET_"):]
+        assert macro.startswith("WORKBENCH_TARGET_") and suffix.startswith("DEVICE_") and len(suffix) == 15
+        assert macro.isidentifier() and macro.isascii()
+    assert len(set(odd)) == len(odd) and target_macro("!!!") == odd[0]
+
 
 # --- on a GPU ------------------------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ and only ``header`` and ``json`` are possible. No CuPy and no Qt here: the CuPy 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -506,8 +507,16 @@ def launch_geometry(plan: ExportPlan, config: Config) -> dict[str, Any]:
 
 
 def target_macro(device: str) -> str:
-    """The macro a build defines to select one device's config, e.g. ``WORKBENCH_TARGET_NVIDIA_H200``."""
-    return TARGET_PREFIX + re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", device).upper()).strip("_")
+    """The macro a build defines to select one device's config, e.g. ``WORKBENCH_TARGET_NVIDIA_H200``.
+
+    A name with no ASCII letter or digit (``!!!``, a name in another script) would leave the
+    bare prefix; it gets ``DEVICE_`` and the first 8 hex digits of its name's SHA-256 instead, the
+    same on every export, so a build flag keeps selecting the same device.
+    """
+    core = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", device).upper()).strip("_")
+    if not core:
+        core = "DEVICE_" + hashlib.sha256(device.encode("utf-8", "surrogatepass")).hexdigest()[:8].upper()
+    return TARGET_PREFIX + core
 
 
 def _choice_comments(plan: ExportPlan, choice: Choice, prefix: str = "// ") -> list[str]:
