@@ -27,7 +27,9 @@ from workbench.core.io.export import (
     FORMATS,
     export_sessions,
     export_text,
+    is_export_file,
     plan_export,
+    slot_defines,
     target_macro,
 )
 from workbench.core.domain.measurement import Measurement, Status, Trial
@@ -324,6 +326,139 @@ def test_cli_export_refusal_is_one_line_and_touches_nothing(sessions: dict[str, 
     assert out.read_text() == "old"
     assert cli_main(["export", str(path), "--format", "cuda", "--out", str(tmp_path / "no" / "x.cu")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+# --- what a later export may replace ---------------------------------------------------------------
+
+
+def _sweep_session(kernel: str) -> Session:
+    """A recording measured at two sizes (for the dispatch formats)."""
+    space = SearchSpace([Slot("block", (32, 64))])
+    session = Session(kernel=kernel, kind="recording", space=space, device={"name": "GPU X"}, problem={"n": 1024})
+    for index, (n, block, latency) in enumerate([(1024, 32, 1.0), (1024, 64, 2.0), (4096, 32, 5.0), (4096, 64, 3.0)]):
+        session.add(Trial(index, space.config({"block": block}), Measurement(Status.OK, {"latency_ms": latency}),
+                          problem={"n": n}))
+    return session
+
+
+@pytest.mark.parametrize("kernel", ["vector_add", 'k exported by Kernel Tuning Workbench "format": "x"'])
+def test_every_export_format_is_recognised_as_an_earlier_export(kernel: str, sessions: dict[str, Session],
+                                                                 tmp_path: Path) -> None:
+    from workbench.core.io.dispatch import render_dispatch
+
+    session = sessions["vector_add"]
+    texts = {fmt: export_text(plan_export([session]), fmt) for fmt in FORMATS}
+    if kernel != "vector_add":  # an odd kernel name (no template: header and json only)
+        odd = plan_export([_sweep_session(kernel)])
+        texts = {fmt: export_text(odd, fmt) for fmt in ("header", "json")}
+    sweep = _sweep_session(kernel)
+    for fmt in ("dispatch", "dispatch-py"):
+        texts[fmt] = render_dispatch([sweep], fmt)[1]
+    for fmt, text in texts.items():
+        path = tmp_path / f"e_{fmt}"
+        path.write_text(text)
+        assert is_export_file(path), fmt
+
+
+def test_only_an_exports_own_structure_makes_a_file_replaceable(sessions: dict[str, Session], tmp_path: Path) -> None:
+    """The marker text inside someone else's file (a kernel name, a quoted comment) is not enough."""
+    from workbench.core.io.interop import import_kt_cache
+
+    marker = "vadd exported by Kernel Tuning Workbench"
+    cache = {"kernel_name": marker, "device_name": "A100", "problem_size": 10, "tune_params_keys": ["b"],
+             "tune_params": {"b": [1, 2]}, "cache": {"1": {"b": 1, "time": 0.5}, "2": {"b": 2, "time": 0.4}}}
+    (tmp_path / "mk.json").write_text(json.dumps(cache))
+    imported = import_kt_cache(tmp_path / "mk.json")
+    save_session(imported, tmp_path / "session.json")
+    cuda = export_text(plan_export([sessions["vector_add"]]), "cuda")
+    header = export_text(plan_export([sessions["vector_add"]]), "header")
+    doc = json.loads(export_text(plan_export([sessions["vector_add"]]), "json"))
+    not_ours = {
+        "mk.json": None,
+        "session.json": None,
+        # a user's source that quotes an export's comment lines below its own first line
+        "mine.cu": "// my kernel\n" + cuda,
+        "quoted.cu": "#include <cstdio>\n/*\n" + "\n".join(cuda.splitlines()[:8]) + "\n*/\n",
+        # the first comment line alone, without the rest of the preamble
+        "first_line.cu": cuda.splitlines()[0] + "\n__global__ void k() {}\n",
+        # an export's guard with the user's own text after it
+        "guarded.h": "\n".join(header.splitlines()[:3]) + "\n// my notes\n#define X 1\n",
+        # the export's format key, but not as the top-level object's
+        "nested.json": json.dumps({"format": "my-tool", "wrapped": doc}),
+        "listed.json": json.dumps([doc]),
+        "broken.json": json.dumps(doc)[:-1],
+        "empty.txt": "",
+    }
+    for name, text in not_ours.items():
+        path = tmp_path / name
+        if text is not None:
+            path.write_text(text)
+        assert path.is_file() and not is_export_file(path), name
+    assert not is_export_file(tmp_path / "missing.h") and not is_export_file(tmp_path)
+
+
+def test_cli_export_never_replaces_a_session_named_like_an_export(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    cache = {"kernel_name": "vadd exported by Kernel Tuning Workbench", "device_name": "A100", "problem_size": 10,
+             "tune_params_keys": ["b"], "tune_params": {"b": [1, 2]},
+             "cache": {"1": {"b": 1, "time": 0.5}, "2": {"b": 2, "time": 0.4}}}
+    (tmp_path / "mk.json").write_text(json.dumps(cache))
+    victim, source = tmp_path / "victim.json", tmp_path / "s.json"
+    for out in (victim, source):
+        assert cli_main(["import-kt", str(tmp_path / "mk.json"), "--out", str(out)]) == 0
+    before = victim.read_bytes()
+    capsys.readouterr()
+    for fmt in ("json", "header"):
+        assert cli_main(["export", str(source), "--format", fmt, "--out", str(victim)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "is not a file exported by this workbench" in err and "--force" in err
+    assert victim.read_bytes() == before and not (tmp_path / "victim.json.bak").exists()
+    # an export of that session is still replaced by the next one
+    out = tmp_path / "e.json"
+    for fmt in ("json", "header", "json"):
+        assert cli_main(["export", str(source), "--format", fmt, "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["format"] == "kernel-workbench-export"
+
+
+# --- macro names ---------------------------------------------------------------------------------------
+
+
+def _plain(slots: list[Slot]) -> Session:
+    space = SearchSpace(slots)
+    session = Session(kernel="k", kind="python", space=space, device={"name": "host CPU"})
+    for i, config in enumerate(space):
+        session.add(Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + i})))
+    return session
+
+
+def test_slot_values_that_differ_only_in_case_refuse_instead_of_defining_a_macro_twice(tmp_path: Path) -> None:
+    session = _plain([Slot("s", ("fast", "FAST", "slow"))])
+    plan = plan_export([session])
+    with pytest.raises(WorkbenchError, match=r"slot 's' value 'fast' and slot 's' value 'FAST' would both "
+                                             r"define S_FAST") as raised:
+        export_text(plan, "header")
+    assert "\n" not in str(raised.value)
+    with pytest.raises(WorkbenchError, match="would both define S_FAST"):
+        export_sessions([session], "header", tmp_path / "h.h")
+    assert not (tmp_path / "h.h").exists()
+    # a value's macro that is another slot's macro
+    clash = plan_export([_plain([Slot("a", ("b", "c")), Slot("a_b", (1, 2))])])
+    with pytest.raises(WorkbenchError, match=r"slot 'a' value 'b' and slot 'a_b' would both define A_B"):
+        slot_defines(clash, clash.recommended.trial.config)
+    # distinct names still export, one #define per macro
+    header = export_text(plan_export([_plain([Slot("s", ("fast", "slow"))])]), "header")
+    names = [line.split()[1] for line in header.splitlines() if line.startswith("#define ")]
+    assert len(names) == len(set(names)) and "S_FAST" in names and "S_SLOW" in names
+
+
+def test_a_device_name_without_letters_or_digits_gets_a_stable_nonempty_guard_macro() -> None:
+    assert target_macro("NVIDIA H200") == "WORKBENCH_TARGET_NVIDIA_H200"
+    odd = [target_macro(name) for name in ("!!!", "???", "\u8bbe\u5907", "")]
+    for macro in odd:
+        suffix = macro[len("WORKBENCH_TARGET_"):]
+        assert macro.startswith("WORKBENCH_TARGET_") and suffix.startswith("DEVICE_") and len(suffix) == 15
+        assert macro.isidentifier() and macro.isascii()
+    assert len(set(odd)) == len(odd) and target_macro("!!!") == odd[0]
 
 
 # --- on a GPU ------------------------------------------------------------------------------------------

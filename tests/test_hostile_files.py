@@ -156,6 +156,23 @@ def test_export_and_the_source_view_never_import_a_sessions_template_folder(tmp_
     assert marker.exists()
 
 
+
+def test_a_users_file_quoting_an_exports_comment_is_not_replaced(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "s.json"
+    save_session(plain_session(), path)
+    mine = tmp_path / "mine.cu"
+    quoted = ("// my_kernel: tuned config exported by Kernel Tuning Workbench\n"
+              "// (the line above is what the workbench writes; my kernel follows)\n"
+              "__global__ void k(float* x) { x[0] = 1; }\n")
+    mine.write_text(quoted)
+    line = one_line_error(capsys, ["export", str(path), "--format", "header", "--out", str(mine)])
+    assert "is not a file exported by this workbench" in line
+    assert mine.read_text() == quoted and not (tmp_path / "mine.cu.bak").exists()
+    # what the workbench itself wrote there is replaced by the next export
+    out = tmp_path / "tuned.h"
+    for _ in range(2):
+        assert cli_main(["export", str(path), "--format", "header", "--out", str(out)]) == 0
+
 # --- 3, 7: numbers beyond what the format holds -----------------------------------------------------------
 
 

@@ -22,6 +22,7 @@ and only ``header`` and ``json`` are possible. No CuPy and no Qt here: the CuPy 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -50,6 +51,8 @@ SUFFIXES: dict[str, str] = {"header": ".h", "cuda": ".cu", "json": ".json", "cup
 EXPORT_FORMAT = "kernel-workbench-export"
 EXPORT_VERSION = 1
 TARGET_PREFIX = "WORKBENCH_TARGET_"
+#: The words in the first comment line of every text export (the dispatch formats write them too).
+EXPORT_MARKER = "exported by Kernel Tuning Workbench"
 #: Metrics quoted in comments (when the trial reports them), in this order.
 _QUOTED = ("latency_ms", "throughput_gbs", "gflops", "pct_of_peak", "memory_mb", "quality",
            "registers", "smem_bytes", "spill_bytes", "occupancy")
@@ -446,7 +449,10 @@ def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
     """``#define`` lines of the config's slots, named as the template renders them.
 
     Without a template: upper-cased slot names; identifier values get one constant per domain
-    value (as templates do), other text becomes a string literal.
+    value (as templates do), other text becomes a string literal. Upper-casing can give two names
+    one macro (values ``fast`` and ``FAST``, or slot ``a`` value ``b`` and slot ``a_b``): a header
+    defining a macro twice would name the wrong config, so that refuses in one line, as a template
+    with such names is refused when it loads.
     """
     if plan.template is not None:
         problem = plan.template.resolve_problem(plan.problem)
@@ -458,16 +464,21 @@ def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
         return defines[: len(defines) - len(problem)]  # the problem's lines come last
     lines: list[str] = []
     seen: dict[str, str] = {}
+
+    def claim(macro: str, owner: str) -> None:
+        other = seen.setdefault(macro, owner)
+        if other != owner:
+            raise WorkbenchError(f"{other} and {owner} would both define {macro}; rename one to export a header")
+
     for name, value in config.items():
         macro = _macro(name)
-        if macro in seen:
-            raise WorkbenchError(f"slots {seen[macro]!r} and {name!r} would both define {macro}")
-        seen[macro] = name
+        claim(macro, f"slot {name!r}")
         domain = plan.slot_domains.get(name) or [value]
         if value not in domain:
             raise WorkbenchError(f"config {config.id}: {name}={value!r} is outside the slot's domain")
         if isinstance(value, str) and all(isinstance(v, str) and _C_IDENTIFIER.match(v) for v in domain):
             for index, choice in enumerate(domain):
+                claim(f"{macro}_{choice.upper()}", f"slot {name!r} value {choice!r}")
                 lines.append(f"#define {macro}_{choice.upper()} {index}")
             lines.append(f"#define {macro} {domain.index(value)}")
         else:
@@ -496,8 +507,16 @@ def launch_geometry(plan: ExportPlan, config: Config) -> dict[str, Any]:
 
 
 def target_macro(device: str) -> str:
-    """The macro a build defines to select one device's config, e.g. ``WORKBENCH_TARGET_NVIDIA_H200``."""
-    return TARGET_PREFIX + re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", device).upper()).strip("_")
+    """The macro a build defines to select one device's config, e.g. ``WORKBENCH_TARGET_NVIDIA_H200``.
+
+    A name with no ASCII letter or digit (``!!!``, a name in another script) would leave the
+    bare prefix; it gets ``DEVICE_`` and the first 8 hex digits of its name's SHA-256 instead, the
+    same on every export, so a build flag keeps selecting the same device.
+    """
+    core = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", device).upper()).strip("_")
+    if not core:
+        core = "DEVICE_" + hashlib.sha256(device.encode("utf-8", "surrogatepass")).hexdigest()[:8].upper()
+    return TARGET_PREFIX + core
 
 
 def _choice_comments(plan: ExportPlan, choice: Choice, prefix: str = "// ") -> list[str]:
@@ -513,7 +532,7 @@ def _choice_comments(plan: ExportPlan, choice: Choice, prefix: str = "// ") -> l
 def _preamble(plan: ExportPlan, prefix: str = "// ") -> list[str]:
     bounds, weights = _objective_text(plan)
     lines = [
-        f"{prefix}{_one_line(plan.kernel)}: tuned config exported by Kernel Tuning Workbench",
+        f"{prefix}{_one_line(plan.kernel)}: tuned config {EXPORT_MARKER}",
         f"{prefix}sessions: {_one_line('; '.join(plan.sessions))}",
         f"{prefix}devices: {_one_line(', '.join(c.device for c in plan.choices))}"
         + (" (SIMULATED timings: a modelled GPU, not a measurement)" if plan.simulated else ""),
@@ -672,6 +691,18 @@ def _py_text(text: str) -> str:
     return '"""\\\n' + body + '"""'
 
 
+#: The CuPy script's first lines, before the preamble (:func:`is_export_file` recognises them).
+_CUPY_INTRO = (
+    "#!/usr/bin/env python3",
+    '"""Compile, launch, check and time a tuned kernel with CuPy (needs a CUDA GPU and CuPy).',
+    "",
+    "The input factory and the float64 reference are Python functions of the template spec, so this",
+    "script imports the workbench package to get them (run it where `workbench` is importable); the",
+    "kernel itself is the exported, rendered source below, compiled by CuPy's RawModule (NVRTC).",
+    "",
+)
+
+
 def _cupy(plan: ExportPlan) -> str:
     choice = plan.recommended
     config = choice.trial.config
@@ -685,13 +716,7 @@ def _cupy(plan: ExportPlan) -> str:
     doc = "\n".join(line[3:] if line.startswith("// ") else line for line in _preamble(plan)
                     + _choice_comments(plan, choice))
     lines = [
-        "#!/usr/bin/env python3",
-        '"""Compile, launch, check and time a tuned kernel with CuPy (needs a CUDA GPU and CuPy).',
-        "",
-        "The input factory and the float64 reference are Python functions of the template spec, so this",
-        "script imports the workbench package to get them (run it where `workbench` is importable); the",
-        "kernel itself is the exported, rendered source below, compiled by CuPy's RawModule (NVRTC).",
-        "",
+        *_CUPY_INTRO,
         doc.replace("\\", "\\\\").replace('"""', "'''"),
         '"""',
         "",
@@ -734,15 +759,71 @@ __all__ = [
 ]
 
 
-#: Text every export carries near its top, so a later export may replace an earlier one.
-_EXPORT_MARKERS = ("exported by Kernel Tuning Workbench", f'"format": "{EXPORT_FORMAT}"')
+#: How much of a text file is read to recognise an export (its leading comment lines).
+_HEAD_BYTES = 65536
+#: A JSON export is a few KB per device; a bigger file is not parsed to find out whether it is one.
+_JSON_LIMIT = 16 * 2**20
+#: The lines of a preamble after its first ("<prefix><kernel>: <kind> exported by ..."), in order:
+#: each starts with the comment prefix and these words (an export's, then a dispatch's).
+_EXPORT_FIELDS = ("sessions: ", "devices: ", "problem: ", "constraints: ", "score weights: ")
+_DISPATCH_FIELDS = ("sessions: ", "device: ", "size parameter: ", "tolerance ")
+#: The dispatch script's docstring line after its first comment (written by ``workbench.core.io.dispatch``).
+_DISPATCH_PY_DOC = '"""Pick a tuned config by problem size (the decision list of the C header, as data).'
+_GUARD = re.compile(r"#ifndef (WORKBENCH_(?:TUNED|DISPATCH)_[A-Za-z0-9_]+_H)\Z")
 
 
 def is_export_file(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` looks like a file this module wrote (read from its first 4 KB only)."""
+    """Whether ``path`` is a file an export wrote, so a later export may replace it without ``--force``.
+
+    Recognised by structure, never by the marker text anywhere: a session or a Kernel Tuner cache
+    may hold it in a kernel name, a user's source may quote an export's comment. A JSON export is
+    a top-level object whose ``format`` is ``kernel-workbench-export`` (a session's is its own);
+    a text export begins with the comment lines its format writes, in that exact form: the
+    header's and the dispatch header's include guard and preamble, the ``.cu`` file's preamble on
+    its first line, the CuPy script's shebang and docstring, the dispatch script's first comment
+    and docstring.
+    """
     try:
         with open(path, "rb") as handle:
-            head = handle.read(4096).decode("utf-8", "replace")
+            head = handle.read(_HEAD_BYTES)
+            if head.lstrip()[:1] == b"{":
+                if os.fstat(handle.fileno()).st_size > _JSON_LIMIT:
+                    return False
+                head += handle.read()
     except OSError:
         return False
-    return any(marker in head for marker in _EXPORT_MARKERS)
+    if head.lstrip()[:1] == b"{":
+        return _is_json_export(head)
+    lines = head.decode("utf-8", "replace").splitlines()
+    guard = _GUARD.match(lines[0]) if lines else None
+    if guard is not None:  # header or dispatch header
+        fixed = lines[1:3] == [f"#define {guard.group(1)}", ""]
+        tuned = guard.group(1).startswith("WORKBENCH_TUNED_")
+        return fixed and _preamble_at(lines, 3, "// ", "tuned config" if tuned else "per-size dispatch",
+                                      _EXPORT_FIELDS if tuned else _DISPATCH_FIELDS)
+    if _preamble_at(lines, 0, "// ", "tuned config", _EXPORT_FIELDS):  # .cu
+        return True
+    if lines[: len(_CUPY_INTRO)] == list(_CUPY_INTRO):  # CuPy script
+        return _preamble_at(lines, len(_CUPY_INTRO), "", "tuned config", _EXPORT_FIELDS)
+    kernel = _preamble_at(lines, 0, "# ", "per-size dispatch", ())  # dispatch script
+    return (kernel and lines[1:3] == [_DISPATCH_PY_DOC, ""]
+            and _preamble_at(lines, 3, "", "per-size dispatch", _DISPATCH_FIELDS))
+
+
+def _is_json_export(data: bytes) -> bool:
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return False
+    return isinstance(doc, dict) and doc.get("format") == EXPORT_FORMAT
+
+
+def _preamble_at(lines: list[str], start: int, prefix: str, kind: str, fields: Sequence[str]) -> bool:
+    """Whether ``lines[start:]`` begin with an export's preamble as the writers write it."""
+    if len(lines) < start + 1 + len(fields):
+        return False
+    first = lines[start]
+    ending = f": {kind} {EXPORT_MARKER}"
+    if not (first.startswith(prefix) and first.endswith(ending) and len(first) > len(prefix) + len(ending)):
+        return False
+    return all(lines[start + 1 + i].startswith(prefix + f) for i, f in enumerate(fields))
