@@ -475,3 +475,16 @@ def test_narrowing_a_domain_when_continuing_keeps_the_earlier_trials_loadable(tm
     reloaded = load_session(out)  # earlier trials outside the narrowed domain are still its own
     assert len(reloaded.trials) == 19
     assert all(t.config["x"] in (5, 6, 7) for t in reloaded.trials[15:])
+
+
+def test_out_dash_is_refused_where_a_command_writes_a_session(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """export --out - prints to standard output; tune and import-kt write session files, so '-'
+    is refused there rather than creating a file called '-'."""
+    monkeypatch.chdir(tmp_path)
+    cache = tmp_path / "c.json"
+    cache.write_text(json.dumps({"tune_params_keys": ["b"], "tune_params": {"b": [1]},
+                                 "cache": {"1": {"b": 1, "time": 1.0}}}))
+    for argv in (["tune", "vector_add", "--backend", "sim", "--budget", "2", "--out", "-"],
+                 ["import-kt", str(cache), "--out", "-"]):
+        assert "--out -: this command writes a session file" in one_line_error(cli(*argv))
+    assert not (tmp_path / "-").exists() and not (ROOT / "-").exists()

@@ -30,6 +30,7 @@ EXIT_BAD_INPUT = 2
 MAX_SEED = 2**63 - 1
 #: Longest timeout or time limit accepted (s): a week; anything longer is a typo, not a plan.
 MAX_SECONDS = 7 * 24 * 3600.0
+STDOUT = "-"  # export --out -: the export on standard output (other commands refuse it)
 #: Default of ``tune --refine-wait`` (s): a first simulated run on a fresh machine ends seconds after
 #: its last evaluation instead of waiting minutes for every unrolled kernel's compile.
 REFINE_WAIT_S = 5.0
@@ -346,6 +347,13 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
     )
 
 
+def _file_out(out: str | None) -> None:
+    """``--out -`` means standard output only where a command can print its result (export)."""
+    if out == STDOUT:
+        raise WorkbenchError("--out -: this command writes a session file, not standard output "
+                             "(./- names a file called '-')")
+
+
 def cmd_tune(args: argparse.Namespace) -> int:
     from workbench.core.model.verify import reference_summary
     from workbench.runner.controller import resume_run, start_run
@@ -356,6 +364,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         print(options_help(args.help_strategy))
         return 0
     _check_run_flags(args)
+    _file_out(args.out)
     if args.remeasure_aborted:
         return _remeasure_aborted(args)
     if args.refine_only:
@@ -696,9 +705,6 @@ def _show_portability(args: argparse.Namespace) -> int:
     return 0
 
 
-STDOUT = "-"  # --out - : the export on standard output
-
-
 def cmd_export(args: argparse.Namespace) -> int:
     from workbench.core.io.dispatch import DEFAULT_TOLERANCE, export_dispatch, render_dispatch
     from workbench.core.io.export import export_sessions, is_export_file, render_export
@@ -789,6 +795,7 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
     from workbench.core.domain.session import journal_path, save_session
     from workbench.core.io.session_lock import SessionLock
 
+    _file_out(args.out)
     out = Path(args.out)
     check_folder(out)
     check_regular_or_absent(out)
