@@ -140,7 +140,9 @@ def _read_cache_json(path: Path, raw: bytes) -> Any:
     repaired = text.rstrip().rstrip(",") + "\n}\n}"
     try:
         return loads_bounded(repaired)
-    except (json.JSONDecodeError, RecursionError, _IntTooLong):
+    except _IntTooLong as exc:
+        raise SessionFormatError(f"{path}: {exc}") from None
+    except (json.JSONDecodeError, RecursionError):
         raise SessionFormatError(
             f"{path}: not valid JSON (line {first_error.lineno}, column {first_error.colno}: {first_error.msg})"
         ) from None
