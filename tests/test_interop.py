@@ -271,3 +271,33 @@ def test_import_real_pnpoly_and_export_round_trip(tmp_path: Path, landscape) -> 
     back = import_kt_cache(tmp_path / "pnpoly.json")
     assert [(t.config, t.status) for t in back.trials] == [(t.config, t.status) for t in session.trials]
     assert [t.metric("latency_ms") for t in back.trials if t.ok] == [t.metric("latency_ms") for t in session.trials if t.ok]
+
+
+def test_a_cache_whose_session_could_not_be_opened_again_is_refused(tmp_path: Path) -> None:
+    data = synthetic(False)
+    data["problem_size"] = list(range(1, 1001))  # load_session allows 64 problem parameters
+    with pytest.raises(SessionFormatError) as info:
+        import_kt_cache(write(tmp_path, data))
+    assert "problem_size: 1,000 parameters is more than the 64 allowed" in str(info.value)
+    assert "\n" not in str(info.value)
+    data["problem_size"] = list(range(1, 65))  # at the limit: imports, saves and opens again
+    save_session(import_kt_cache(write(tmp_path, data)), tmp_path / "s.json")
+    assert len(load_session(tmp_path / "s.json").problem) == 64
+
+
+def test_the_header_of_an_import_passes_the_session_loader(tmp_path: Path, monkeypatch) -> None:
+    """Whatever the loader refuses in a header, the import refuses too (here a notes text that
+    the loader would find too long), so an import that succeeds always opens again."""
+    monkeypatch.setattr("workbench.core.domain.session.MAX_TEXT_CHARS", 10)
+    with pytest.raises(SessionFormatError, match="notes: .* more than the 10 kept"):
+        import_kt_cache(write(tmp_path, synthetic(False)))
+
+
+def test_hostile_repetition_times_give_no_spread_the_loader_would_refuse(tmp_path: Path) -> None:
+    data = synthetic(False)
+    data["cache"]["32,1,0"]["times"] = [-1.7e308, 1.7e308]  # their spread would overflow to inf
+    session = import_kt_cache(write(tmp_path, data))
+    metrics = session.trials[0].measurement.metrics
+    assert all(math.isfinite(v) for v in metrics.values())
+    save_session(session, tmp_path / "s.json")
+    assert load_session(tmp_path / "s.json").trials[0].measurement.metrics == metrics

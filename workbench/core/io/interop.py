@@ -31,6 +31,7 @@ import math
 import os
 import re
 import zlib
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
@@ -45,7 +46,8 @@ from workbench.core.domain.session import (
     Session,
     _atomic_write,
     _check_name,
-    _check_value,
+    _checked_problem,
+    _decode_session,
     _failer,
     _IntTooLong,
     loads_bounded,
@@ -191,11 +193,13 @@ def _timestamp(value: Any) -> float:
 
 
 def _repeated_times(record: Mapping[str, Any]) -> list[float]:
-    """The finite numbers among a record's ``times`` (each repetition's kernel time, ms)."""
+    """The finite, non-negative numbers among a record's ``times`` (each repetition's kernel
+    time, ms; a negative one is no time, and with them a percentile could overflow)."""
     times = record.get("times")
     if not isinstance(times, list):
         return []
-    return [float(t) for t in times if isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t)]
+    finite = math.isfinite
+    return [float(t) for t in times if type(t) in (int, float) and finite(t) and t >= 0]
 
 
 def _spreads(records: list[Mapping[str, Any]]) -> list[tuple[float, float] | None]:
@@ -369,10 +373,8 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
     _check_name(kernel, "kernel_name", fail)
     device = str(device_name) if device_name else "unknown"
     _check_name(device, "device_name", fail)
-    problem = _problem(data.get("problem_size"))
-    for name, value in problem.items():
-        _check_value(value, f"problem_size ({name})", fail)
-    return Session(
+    problem = _checked_problem(_problem(data.get("problem_size")), "problem_size", fail)
+    session = Session(
         kernel=kernel,
         kind="recording",
         source_hash=hashlib.sha256(raw_bytes).hexdigest()[:16],
@@ -390,6 +392,20 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
             }
         },
     )
+    _check_header(session, source)
+    return session
+
+
+def _check_header(session: Session, source: str) -> None:
+    """Refuse, in the session loader's words, a header that ``load_session`` would refuse.
+
+    An import that succeeds is saved, and the saved file must open again, so the header goes
+    through the loader's own decoder. The space is left out (its slots were built by the very
+    checks the loader runs, and decoding an explicit space of thousands of points would cost as
+    much as the import). The trials meet the loader's rules as they are built: only finite numbers
+    are read from a record, amounts are not negative, every value is in its slot's domain.
+    """
+    _decode_session(replace(session, space=None, trials=[]).to_dict(), source)
 
 
 # ------------------------------------------------------------------------------------------------
