@@ -301,3 +301,42 @@ def test_hostile_repetition_times_give_no_spread_the_loader_would_refuse(tmp_pat
     assert all(math.isfinite(v) for v in metrics.values())
     save_session(session, tmp_path / "s.json")
     assert load_session(tmp_path / "s.json").trials[0].measurement.metrics == metrics
+
+
+@pytest.mark.parametrize("field", ["latency_ms", "latency-ms", "latency_p20_ms", "Latency P80 ms"])
+def test_record_fields_never_replace_the_derived_times(tmp_path: Path, field: str) -> None:
+    data = synthetic(False)
+    data["cache"]["32,1,0"][field] = 0.001
+    data["cache"]["64,1,0"][field] = 0.001  # no repetitions: still not a spread
+    trials = import_kt_cache(write(tmp_path, data)).trials
+    assert trials[0].metric("latency_ms") == 2.0 and trials[1].metric("latency_ms") == 1.0
+    assert trials[0].metric("latency_p20_ms") == pytest.approx(1.88)
+    assert trials[0].metric("latency_p80_ms") == pytest.approx(2.12)
+    assert "latency_p20_ms" not in trials[1].measurement.metrics
+    assert "latency_p80_ms" not in trials[1].measurement.metrics
+
+
+def test_the_first_record_field_of_a_metric_name_wins(tmp_path: Path) -> None:
+    data = synthetic(False)
+    data["cache"]["32,1,0"].update({"memory_mb": 64.0, "Memory MB": 0.5})
+    assert import_kt_cache(write(tmp_path, data)).trials[0].metric("memory_mb") == 64.0
+
+
+@pytest.mark.parametrize("error", [False, "", None, 0])
+def test_an_empty_error_next_to_a_time_is_no_error(tmp_path: Path, error) -> None:
+    data = synthetic(True)
+    data["cache"]["32,1,0"]["__error__"] = error
+    trial = import_kt_cache(write(tmp_path, data)).trials[0]
+    assert trial.ok and trial.metric("latency_ms") == 2.0
+
+
+def test_an_error_name_or_a_failure_mark_without_a_time_still_counts(tmp_path: Path) -> None:
+    data = synthetic(True)
+    data["cache"]["32,1,0"]["__error__"] = "RuntimeFailedConfig"  # the name wins over a time
+    data["cache"]["64,1,0"].pop("time")
+    data["cache"]["64,1,0"]["__error__"] = True  # no time to go on: a failure all the same
+    data["cache"]["128,4,0"]["__error__"] = ""
+    trials = import_kt_cache(write(tmp_path, data)).trials
+    assert trials[0].status is Status.RUNTIME_ERROR and trials[0].measurement.message == "RuntimeFailedConfig"
+    assert trials[1].status is Status.RUNTIME_ERROR and trials[1].measurement.message == "True"
+    assert trials[4].status is Status.RUNTIME_ERROR

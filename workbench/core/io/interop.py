@@ -34,7 +34,7 @@ import zlib
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeGuard
 
 import numpy as np
 
@@ -84,6 +84,9 @@ KT_TIMINGS: dict[str, str] = {
 #: Kernel Tuner metric names -> ours.
 KT_METRICS: dict[str, str] = {"GFLOP/s": GFLOPS, "GB/s": THROUGHPUT, "TFLOP/s": "tflops"}
 _RECORD_FIELDS = frozenset({"time", "times", "timestamp", "__error__", *KT_TIMINGS})
+#: Metrics the importer derives from ``time`` and ``times``: a record field named (after renaming)
+#: like one of them is not read, so it can never stand in for the measured time.
+DERIVED_METRICS = frozenset({LATENCY, "latency_p20_ms", "latency_p80_ms"})
 
 # Checked in order; the first rule whose pattern occurs in the lower-case name decides.
 _GROUP_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -180,6 +183,10 @@ def _problem(problem_size: Any) -> dict[str, Value]:
     return {"problem_size": value if value is not None else str(problem_size)}
 
 
+def _is_number(value: Any) -> TypeGuard[int | float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _timestamp(value: Any) -> float:
     if not isinstance(value, str):
         return 0.0
@@ -233,10 +240,13 @@ def _measurement(
     if timings:
         timings["total_s"] = sum(timings.values())
 
-    error = record.get("__error__")
+    raw_error = record.get("__error__")
     time_value = record.get("time")
-    if isinstance(time_value, str):
-        error = error or time_value
+    error: Any = raw_error if isinstance(raw_error, str) and raw_error else None
+    if error is None and isinstance(time_value, str):
+        error = time_value
+    if error is None and raw_error is not None and not _is_number(time_value):
+        error = raw_error  # some other mark of a failure, and no time to go on
     if error is not None:
         error_text = str(error)
         status = KT_ERRORS.get(error_text, Status.RUNTIME_ERROR)
@@ -244,7 +254,7 @@ def _measurement(
             Measurement(status, {}, error_text, error_text, {"kernel_tuner_error": error_text}),
             timings,
         )
-    if isinstance(time_value, bool) or not isinstance(time_value, (int, float)):
+    if not _is_number(time_value):
         raise SessionFormatError(f"{where}.time: {time_value!r} is neither a time in ms nor an error name")
     if not math.isfinite(time_value) or time_value < 0:
         message = f"Kernel Tuner recorded time {time_value!r}"
@@ -258,6 +268,8 @@ def _measurement(
         if name in skip or isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
         ours = _metric_name(name)
+        if ours in DERIVED_METRICS or ours in metrics:  # the first field of a name wins
+            continue
         if math.isfinite(value) and not (value < 0 and ours in NON_NEGATIVE_METRICS):
             metrics[ours] = float(value)
     return Measurement(Status.OK, metrics), timings
