@@ -112,7 +112,7 @@ def test_error_messages_quoting_a_file_stay_one_line(tmp_path: Path) -> None:
     assert str(caught.value).isprintable() and "\\n\\x1b[31mred" in str(caught.value)
 
 
-@pytest.mark.parametrize("field,value", [("strategy", {"name": "random", "seed": 10**30}),
+@pytest.mark.parametrize("field,value", [("strategy", {"name": "random", "seed": 2**63}),  # 64 bits, not a seed
                                          ("strategy", {"name": "random", "seed": "abc"}),
                                          ("backend", {"kind": "sim", "options": {"gpu_model": 5}}),
                                          ("backend", {"kind": "sim", "options": {"problem": [1]}}),
@@ -387,3 +387,33 @@ def test_a_failure_message_cannot_drive_the_terminal_or_fake_rows(tmp_path: Path
     assert "\x1b" not in printed and "\x07" not in printed and "\u202e" not in printed
     rows = [line for line in printed.splitlines() if line.lstrip().startswith(("0 ", "1 "))]
     assert len(rows) == 2 and "boom\\x1b]0;pwned\\x07\\x1b[2J\\nfake row\\u202e" in rows[0]
+
+
+@pytest.mark.parametrize("big", ["999999999999999999999999999999", str(2**64), str(-(2**63) - 1)])
+def test_integers_beyond_64_bits_in_a_file_are_refused_not_read_as_floats(big: str, tmp_path: Path,
+                                                                            capsys) -> None:
+    cache = ('{"kernel_name": "k", "problem_size": 64, "tune_params_keys": ["block_size_x"], '
+             '"tune_params": {"block_size_x": [32, %s]}, "cache": {"32": {"block_size_x": 32, "time": 1.0}}}' % big)
+    path = write_text(tmp_path / "c.json", cache)
+    with pytest.raises(SessionFormatError, match=f"the integer {big} does not fit 64 bits"):
+        import_kt_cache(path)
+    with pytest.raises(SessionFormatError, match="does not fit 64 bits"):  # an unfinished cache too
+        import_kt_cache(write_text(tmp_path / "u.json", cache[:-2] + ","))
+    one_line_error(capsys, ["import-kt", str(path), "--out", str(tmp_path / "out.json")])
+    assert not (tmp_path / "out.json").exists()
+    text = json.dumps(session_doc(problem={"n": 1})).replace('"n": 1', f'"n": {big}')
+    with pytest.raises(SessionFormatError, match="does not fit 64 bits"):
+        load_session(write_text(tmp_path / "a.json", text))
+    space = plain_session().space.to_dict()
+    text = json.dumps(session_doc(space=space)).replace("[32, 64, 128]", f"[32, 64, {big}]")
+    with pytest.raises(SessionFormatError, match="does not fit 64 bits"):
+        load_session(write_text(tmp_path / "b.json", text))
+
+
+def test_long_digit_runs_that_are_no_integers_still_load(tmp_path: Path) -> None:
+    """Fractions and text with many digits are read as before (and a 64-bit edge value exactly)."""
+    doc = session_doc(notes="build 12345678901234567890123", problem={"n": 2**64 - 1, "eps": 0.00012345678901234567})
+    loaded = load_session(write(tmp_path / "a.json", doc))
+    assert loaded.notes == "build 12345678901234567890123"
+    assert loaded.problem == {"n": 2**64 - 1, "eps": 0.00012345678901234567}
+    assert type(loaded.problem["n"]) is int

@@ -271,3 +271,72 @@ def test_import_real_pnpoly_and_export_round_trip(tmp_path: Path, landscape) -> 
     back = import_kt_cache(tmp_path / "pnpoly.json")
     assert [(t.config, t.status) for t in back.trials] == [(t.config, t.status) for t in session.trials]
     assert [t.metric("latency_ms") for t in back.trials if t.ok] == [t.metric("latency_ms") for t in session.trials if t.ok]
+
+
+def test_a_cache_whose_session_could_not_be_opened_again_is_refused(tmp_path: Path) -> None:
+    data = synthetic(False)
+    data["problem_size"] = list(range(1, 1001))  # load_session allows 64 problem parameters
+    with pytest.raises(SessionFormatError) as info:
+        import_kt_cache(write(tmp_path, data))
+    assert "problem_size: 1,000 parameters is more than the 64 allowed" in str(info.value)
+    assert "\n" not in str(info.value)
+    data["problem_size"] = list(range(1, 65))  # at the limit: imports, saves and opens again
+    save_session(import_kt_cache(write(tmp_path, data)), tmp_path / "s.json")
+    assert len(load_session(tmp_path / "s.json").problem) == 64
+
+
+def test_the_header_of_an_import_passes_the_session_loader(tmp_path: Path, monkeypatch) -> None:
+    """Whatever the loader refuses in a header, the import refuses too (here a notes text that
+    the loader would find too long), so an import that succeeds always opens again."""
+    monkeypatch.setattr("workbench.core.domain.session.MAX_TEXT_CHARS", 10)
+    with pytest.raises(SessionFormatError, match="notes: .* more than the 10 kept"):
+        import_kt_cache(write(tmp_path, synthetic(False)))
+
+
+def test_hostile_repetition_times_give_no_spread_the_loader_would_refuse(tmp_path: Path) -> None:
+    data = synthetic(False)
+    data["cache"]["32,1,0"]["times"] = [-1.7e308, 1.7e308]  # their spread would overflow to inf
+    session = import_kt_cache(write(tmp_path, data))
+    metrics = session.trials[0].measurement.metrics
+    assert all(math.isfinite(v) for v in metrics.values())
+    save_session(session, tmp_path / "s.json")
+    assert load_session(tmp_path / "s.json").trials[0].measurement.metrics == metrics
+
+
+@pytest.mark.parametrize("field", ["latency_ms", "latency-ms", "latency_p20_ms", "Latency P80 ms"])
+def test_record_fields_never_replace_the_derived_times(tmp_path: Path, field: str) -> None:
+    data = synthetic(False)
+    data["cache"]["32,1,0"][field] = 0.001
+    data["cache"]["64,1,0"][field] = 0.001  # no repetitions: still not a spread
+    trials = import_kt_cache(write(tmp_path, data)).trials
+    assert trials[0].metric("latency_ms") == 2.0 and trials[1].metric("latency_ms") == 1.0
+    assert trials[0].metric("latency_p20_ms") == pytest.approx(1.88)
+    assert trials[0].metric("latency_p80_ms") == pytest.approx(2.12)
+    assert "latency_p20_ms" not in trials[1].measurement.metrics
+    assert "latency_p80_ms" not in trials[1].measurement.metrics
+
+
+def test_the_first_record_field_of_a_metric_name_wins(tmp_path: Path) -> None:
+    data = synthetic(False)
+    data["cache"]["32,1,0"].update({"memory_mb": 64.0, "Memory MB": 0.5})
+    assert import_kt_cache(write(tmp_path, data)).trials[0].metric("memory_mb") == 64.0
+
+
+@pytest.mark.parametrize("error", [False, "", None, 0])
+def test_an_empty_error_next_to_a_time_is_no_error(tmp_path: Path, error) -> None:
+    data = synthetic(True)
+    data["cache"]["32,1,0"]["__error__"] = error
+    trial = import_kt_cache(write(tmp_path, data)).trials[0]
+    assert trial.ok and trial.metric("latency_ms") == 2.0
+
+
+def test_an_error_name_or_a_failure_mark_without_a_time_still_counts(tmp_path: Path) -> None:
+    data = synthetic(True)
+    data["cache"]["32,1,0"]["__error__"] = "RuntimeFailedConfig"  # the name wins over a time
+    data["cache"]["64,1,0"].pop("time")
+    data["cache"]["64,1,0"]["__error__"] = True  # no time to go on: a failure all the same
+    data["cache"]["128,4,0"]["__error__"] = ""
+    trials = import_kt_cache(write(tmp_path, data)).trials
+    assert trials[0].status is Status.RUNTIME_ERROR and trials[0].measurement.message == "RuntimeFailedConfig"
+    assert trials[1].status is Status.RUNTIME_ERROR and trials[1].measurement.message == "True"
+    assert trials[4].status is Status.RUNTIME_ERROR
