@@ -143,3 +143,14 @@ def test_huge_weights_rank_like_their_ratio(capsys, session: Path) -> None:
     plain = show(capsys, session, "--weight", "latency_ms=1", "--weight", "score_x=1", "--maximize", "score_x")
     assert huge["feasible"] == plain["feasible"] == 4
     assert huge["best"]["config"] == plain["best"]["config"]
+
+
+def test_a_stored_direction_that_turns_a_known_metric_round_is_left_out_on_load(capsys, session: Path) -> None:
+    """Written before the rule (by --maximize latency_ms): the session still opens and ranks the
+    known metric its own way; the flag itself stays refused."""
+    data = json.loads(session.read_text())
+    data["directions"] = {"latency_ms": "maximize", "gflops_w": "maximize"}
+    session.write_text(json.dumps(data))
+    doc = show(capsys, session)
+    assert doc["best"]["config"] == {"block_size_x": 256}  # the fastest, as latency wants
+    assert doc["weights"]["latency_ms"]["direction"] == "minimize"

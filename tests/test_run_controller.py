@@ -105,6 +105,14 @@ def test_a_sessions_stored_worker_count_is_held_to_the_same_limit_as_the_flag(cl
     out.write_text(json.dumps(data))
     line = one_line_error(cli("tune", "--resume", str(out), "--budget", "2"))
     assert "workers 1000000: must be from 1 to" in line
+    # refining always uses local worker processes, so a stored Ray executor does not lift the limit
+    data["run"].update(workers=4000, executor="ray")
+    data["trials"][0]["details"]["resources_pending"] = True
+    out.write_text(json.dumps(data))
+    assert "workers 4000: must be from 1 to" in one_line_error(cli("tune", "--resume", "--out", str(out), "--refine-only"))
+    data["run"].update(workers=None, executor="local")
+    data["trials"][0]["details"].pop("resources_pending")
+    out.write_text(json.dumps(data))
     assert len(load_session(out).trials) == 3
     done = cli("tune", "--resume", str(out), "--budget", "2", "--workers", "1", "--quiet")
     assert done.returncode == 0, done.stderr
@@ -486,5 +494,5 @@ def test_out_dash_is_refused_where_a_command_writes_a_session(cli, tmp_path: Pat
                                  "cache": {"1": {"b": 1, "time": 1.0}}}))
     for argv in (["tune", "vector_add", "--backend", "sim", "--budget", "2", "--out", "-"],
                  ["import-kt", str(cache), "--out", "-"]):
-        assert "--out -: this command writes a session file" in one_line_error(cli(*argv))
+        assert "--out -: this command writes a file" in one_line_error(cli(*argv))
     assert not (tmp_path / "-").exists() and not (ROOT / "-").exists()

@@ -347,10 +347,10 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
     )
 
 
-def _file_out(out: str | None) -> None:
+def _file_out(out: str | None, flag: str = "--out") -> None:
     """``--out -`` means standard output only where a command can print its result (export)."""
     if out == STDOUT:
-        raise WorkbenchError("--out -: this command writes a session file, not standard output "
+        raise WorkbenchError(f"{flag} -: this command writes a file, not standard output "
                              "(./- names a file called '-')")
 
 
@@ -889,6 +889,7 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
     if args is None:
         return gui_main(None, None, None, False)
     _check_run_flags(args)
+    _file_out(args.screenshot, "--screenshot")
     if args.sizes and not (args.run or args.replay):
         raise WorkbenchError("--sizes applies to a sweep the window starts: gui --run KERNEL --sizes NAME=V1,V2,...")
     run = None

@@ -102,3 +102,23 @@ def test_opening_another_session_keeps_its_own_constraints(window, qtbot, tmp_pa
     window.open_session(free)
     assert window.model.constraints.max_latency_ms is None
     assert not window.objective_panel.limits["max_latency_ms"].enabled.isChecked()
+
+
+def test_a_session_with_a_known_metric_turned_round_opens_without_that_direction(window, tmp_path):
+    """An older session could store --maximize latency_ms: it opens (its trials are facts), the
+    wrong direction is left out, and the panel offers no toggle for a known metric."""
+    import json
+
+    from workbench.runner.controller import RunRequest, start_run
+
+    path = tmp_path / "old.json"
+    start_run(RunRequest(kernel="transpose", backend="sim", budget=6, seed=1, workers=1), path).run()
+    data = json.loads(path.read_text())
+    data["directions"] = {"latency_ms": "maximize", "gflops": "minimize", "top-1": "maximize", "merit": "maximize"}
+    path.write_text(json.dumps(data))
+    window.open_session(path)
+    assert window.model.weights.directions == {"merit": 1}
+    offered = window.objective_panel.directional_metrics()
+    assert "merit" in offered and not {"latency_ms", "gflops", "top-1"} & set(offered)
+    window.model.set_direction("latency_ms", 1)  # ignored, not a traceback in a slot
+    assert window.model.weights.directions == {"merit": 1}

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from workbench.core.domain.measurement import Status, Trial
-from workbench.core.domain.objective import Constraints, MetricTable, Weights, rank
+from workbench.core.domain.objective import Constraints, MetricTable, Weights, direction_problem, rank
 from workbench.core.domain.session import Session, problem_key
 
 #: status -> small integer code stored per trial (order = how the views list statuses).
@@ -341,8 +341,8 @@ class SessionModel:
     def set_direction(self, metric: str, direction: int) -> None:
         """The user's direction for ``metric`` (+1 higher is better, -1 lower): re-ranks at once, and
         a running search follows it (the window re-targets the run on ``objective_changed``)."""
-        if self.session is None:
-            return
+        if self.session is None or direction_problem(metric, 1 if direction > 0 else -1):
+            return  # a known metric's direction is fixed (the panel offers no toggle for it)
         updated = self.session.weights.with_direction(metric, 1 if direction > 0 else -1)
         if updated == self.session.weights:
             return

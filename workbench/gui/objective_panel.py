@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Status
 from workbench.core.domain.metrics import known_direction
-from workbench.core.domain.objective import Bound, Weights
+from workbench.core.domain.objective import Bound, Weights, direction_problem
 from workbench.core.domain.search_objective import Objective
 
 from workbench.gui.model import STATUS_CODES, SessionModel
@@ -237,7 +237,9 @@ class ObjectivePanel(QWidget):
         reported = [m for m in self.model.metric_names() if not m.startswith("slot:")]
         names = [m for m in reported if known_direction(m) is None or m in chosen]
         names += sorted(m for m in chosen if m not in names)
-        return [m for m in names if m not in self.WEIGHTED]
+        # a registry metric's direction is fixed, and a name that is no metric name cannot be weighted
+        return [m for m in names if m not in self.WEIGHTED
+                and direction_problem(m, +1) is None and direction_problem(m, -1) is None]
 
     def shown_direction_metrics(self) -> list[str]:
         """The rows shown: metrics given a direction or a weight, or picked from "weigh another metric"

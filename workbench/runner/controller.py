@@ -645,7 +645,7 @@ def remeasure_aborted(path: str | os.PathLike[str],
         spec = _spec_for_continue(request, session)
         session.constraints, session.weights = objective.constraints, objective.weights
         settings = session.run.merged(request.settings_overrides())
-        check_workers(settings.workers, settings.executor)
+        check_workers(settings.workers, "local")  # these runs always use the local pool
         limits = EvalLimits(compile_timeout_s=settings.compile_timeout_s, run_timeout_s=settings.run_timeout_s,
                             max_latency_ms=objective.max_latency_ms)
         space = session.space
@@ -698,7 +698,7 @@ def refine_pending(path: str | os.PathLike[str],
         if space is None:
             raise WorkbenchError("the session records no search space")
         settings = session.run.merged(request.settings_overrides())
-        check_workers(settings.workers, settings.executor)
+        check_workers(settings.workers, "local")  # these runs always use the local pool
         limits = EvalLimits(compile_timeout_s=settings.compile_timeout_s, run_timeout_s=settings.run_timeout_s,
                             max_latency_ms=session.constraints.max_latency_ms)
         objective = Objective(session.constraints, session.weights)

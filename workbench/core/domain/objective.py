@@ -262,17 +262,9 @@ class Weights:
             raise WorkbenchError(f"directions must map metric names to 'maximize'/'minimize', got {self.directions!r}")
         directions = {str(k): parse_direction(v, f"direction of {k}") for k, v in self.directions.items()}
         for name, direction in directions.items():
-            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-                raise WorkbenchError(f"direction for {name!r}: not a metric name")
-            known = METRICS.get(name)
-            if known is not None and known.direction and known.direction != direction:
-                # a stated direction is for a metric the registry does not know (or only guesses by
-                # its name); turning a known one round would rank the slowest config first
-                better = "larger" if known.direction > 0 else "smaller"
-                raise WorkbenchError(
-                    f"direction of {name}: it is a known metric where {better} is better; "
-                    "--maximize and --minimize are for metrics the workbench does not know"
-                )
+            problem = direction_problem(name, direction)
+            if problem:
+                raise WorkbenchError(problem)
         object.__setattr__(self, "directions", directions)
         if not isinstance(self.values, Mapping):
             raise WorkbenchError(f"weights must map metric names to numbers, got {type(self.values).__name__}")
@@ -319,11 +311,34 @@ class Weights:
 
     @staticmethod
     def from_dict(data: Mapping[str, Any] | None, directions: Mapping[str, Any] | None = None) -> "Weights":
+        """Weights as a file stores them. A stored direction that :func:`direction_problem` refuses
+        (written before that rule, e.g. ``--maximize latency_ms``) is left out rather than making the
+        whole session unreadable: it could only rank the known metric the wrong way round."""
+        if directions is not None and not isinstance(directions, Mapping):
+            raise WorkbenchError(f"directions must map metric names to 'maximize'/'minimize', got {directions!r}")
+        parsed = {str(k): parse_direction(v, f"direction of {k}") for k, v in (directions or {}).items()}
+        kept = {name: d for name, d in parsed.items() if not direction_problem(name, d)}
         if data is None:
-            return Weights(directions=directions or {})
+            return Weights(directions=kept)
         if not isinstance(data, Mapping):
             raise WorkbenchError(f"weights must be an object, got {type(data).__name__}")
-        return Weights(dict(data), directions or {})
+        return Weights(dict(data), kept)
+
+
+def direction_problem(name: str, direction: int) -> str | None:
+    """Why a user may not state ``direction`` for ``name``, or None.
+
+    A stated direction is for a metric the registry does not know (or only guesses from its
+    name); turning a known one round would rank the slowest config first.
+    """
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        return f"direction for {name!r}: not a metric name"
+    known = METRICS.get(name)
+    if known is not None and known.direction and known.direction != direction:
+        better = "larger" if known.direction > 0 else "smaller"
+        return (f"direction of {name}: it is a known metric where {better} is better; "
+                "--maximize and --minimize are for metrics the workbench does not know")
+    return None
 
 
 # --------------------------------------------------------------------------------------------
