@@ -52,8 +52,9 @@ def test_a_direction_chosen_during_a_run_reaches_the_running_search(window, qtbo
     window.objective_panel.show_metric("merit")
     window.objective_panel.direction_buttons["merit"].click()
     window.objective_panel.weight_sliders["merit"].setValue(10)
-    qtbot.waitUntil(lambda: engine.objective is not None and engine.objective.weights.directions.get("merit") == 1,
-                    timeout=10_000)
+    # the direction and then the weight each re-target the run: wait for the second to arrive too
+    qtbot.waitUntil(lambda: engine.objective is not None and engine.objective.weights.directions.get("merit") == 1
+                    and engine.objective.weights.get("merit") == 1.0, timeout=10_000)
     assert engine.objective.weights.get("merit") == 1.0  # the Objective the strategy ranks by
     window.stop_run()
     assert window.wait_for_run(30)
