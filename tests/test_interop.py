@@ -340,3 +340,12 @@ def test_an_error_name_or_a_failure_mark_without_a_time_still_counts(tmp_path: P
     assert trials[0].status is Status.RUNTIME_ERROR and trials[0].measurement.message == "RuntimeFailedConfig"
     assert trials[1].status is Status.RUNTIME_ERROR and trials[1].measurement.message == "True"
     assert trials[4].status is Status.RUNTIME_ERROR
+
+
+def test_a_flag_and_a_number_in_one_parameter_are_named_as_mixed_types(tmp_path: Path) -> None:
+    """True == 1 in Python: the domain kept only one of them and then refused the other's record
+    as "not allowed"; the real problem, one parameter of two types, is what gets said."""
+    data = {"kernel_name": "k", "tune_params_keys": ["b"], "tune_params": {"b": [True, 1]},
+            "cache": {"1": {"b": 1, "time": 1.0}, "True": {"b": True, "time": 2.0}}}
+    with pytest.raises(SessionFormatError, match=r"slot b: values mix types \(bool, int\)"):
+        import_kt_cache(write(tmp_path, data))

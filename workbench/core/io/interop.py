@@ -291,6 +291,12 @@ def read_kt_cache_data(path: str | os.PathLike[str]) -> dict[str, Any]:
     return data
 
 
+def _in_domain(value: Value, domain: list[Value]) -> bool:
+    """Whether ``domain`` holds ``value``, where ``True`` and ``1`` are different values (Python's
+    ``==`` makes them one, which merged a flag and a number into one domain entry)."""
+    return any(v == value and (type(v) is bool) == (type(value) is bool) for v in domain)
+
+
 def import_kt_cache(path: str | os.PathLike[str]) -> Session:
     """Read a Kernel Tuner cache file as a session of recorded trials (kind ``recording``).
 
@@ -329,7 +335,7 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
             plain = _plain_value(value)
             if plain is None:
                 raise SessionFormatError(f"{source}: tune_params.{name}: {value!r} is not a number, bool or string")
-            if plain not in domain:
+            if not _in_domain(plain, domain):
                 domain.append(plain)
         domains[name] = domain
         by_text[name] = {str(v): v for v in domain}
@@ -351,7 +357,7 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
                 value = by_text[name][parts[position]]
             else:
                 raise SessionFormatError(f"{source}: {where}: no value for parameter {name!r}")
-            if value not in domains[name]:  # recorded but not declared: the recording is the truth
+            if not _in_domain(value, domains[name]):  # recorded but not declared: the recording is the truth
                 domains[name].append(value)
                 undeclared.add(name)
             point[name] = value
