@@ -316,7 +316,7 @@ def export_text(plan: ExportPlan, fmt: str) -> str:
         raise WorkbenchError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     if fmt in ("cuda", "cupy") and plan.template is None:
         why = ("a python benchmark session has no CUDA source" if plan.kind == "python"
-               else f"no kernel template named {plan.kernel!r} with the session's slots was found")
+               else f"no kernel template named {plan.kernel!r} with the session's slots and problem parameters was found")
         raise WorkbenchError(f"--format {fmt} needs a kernel template: {why}; use --format header or json")
     return {"header": _header, "cuda": _cuda, "json": _json, "cupy": _cupy}[fmt](plan)
 
