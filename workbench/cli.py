@@ -60,14 +60,9 @@ def _check_run_flags(args: argparse.Namespace) -> None:
             if getattr(args, flag, None) is not None:
                 raise WorkbenchError(f"--{flag.replace('_', '-')} with --executor inline: inline candidates run in "
                                      "this process and cannot be cut off; use --executor local")
-    workers = getattr(args, "workers", None)
-    if workers is not None:
-        from workbench.runner.executors import max_workers
+    from workbench.runner.executors import check_workers
 
-        limit = max_workers(getattr(args, "executor", "local"))
-        if not 1 <= workers <= limit:
-            raise WorkbenchError(f"--workers {workers}: must be from 1 to {limit} "
-                                 f"({os.cpu_count() or 1} CPU cores here)")
+    check_workers(getattr(args, "workers", None), getattr(args, "executor", "local"), "--workers")
 
 
 def _add_objective_flags(parser: argparse.ArgumentParser) -> None:

@@ -152,15 +152,15 @@ def max_workers(executor: str = "local") -> int:
     return max(8, 4 * (os.cpu_count() or 1))
 
 
-def check_workers(workers: int | None, executor: str = "local") -> None:
-    """Refuse a worker count this machine cannot mean, from a flag or from a session's stored
-    settings alike (a file must not start a million processes where the flag could not)."""
+def check_workers(workers: int | None, executor: str = "local", flag: str | None = None) -> None:
+    """Refuse a worker count this machine cannot mean, from a flag (``flag`` names it) or from a
+    session's stored settings alike (a file must not start a million processes where the flag could not)."""
     if workers is None:
         return
     limit = max_workers(executor)
     if not 1 <= workers <= limit:
-        raise WorkbenchError(f"workers {workers}: must be from 1 to {limit} ({os.cpu_count() or 1} CPU cores here; "
-                             "--workers sets it)")
+        where = f"{os.cpu_count() or 1} CPU cores here" + ("" if flag else "; --workers sets it")
+        raise WorkbenchError(f"{flag or 'workers'} {workers}: must be from 1 to {limit} ({where})")
 
 
 @dataclass(frozen=True)

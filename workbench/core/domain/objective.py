@@ -49,6 +49,8 @@ from workbench.core.domain.measurement import (
 )
 
 OPS: tuple[str, ...] = ("<=", ">=")
+#: What a metric name looks like (constraints, weights and directions alike).
+_METRIC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 # metric name, comparison, number (with optional exponent), optional trailing unit word.
 _BOUND_RE = re.compile(
@@ -100,7 +102,7 @@ class Bound:
     value: float
 
     def __post_init__(self) -> None:
-        if not isinstance(self.metric, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.metric):
+        if not isinstance(self.metric, str) or not _METRIC_NAME.match(self.metric):
             raise WorkbenchError(f"constraint metric {self.metric!r} is not a metric name")
         if self.op not in OPS:
             raise WorkbenchError(f"constraint operator {self.op!r} must be one of {', '.join(OPS)}")
@@ -270,7 +272,7 @@ class Weights:
             raise WorkbenchError(f"weights must map metric names to numbers, got {type(self.values).__name__}")
         clean: dict[str, float] = {}
         for name, value in self.values.items():
-            if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            if not isinstance(name, str) or not _METRIC_NAME.match(name):
                 raise WorkbenchError(f"weight for {name!r}: not a metric name")
             number = _number(value, f"weight for {name}")
             if number < 0:
@@ -331,7 +333,7 @@ def direction_problem(name: str, direction: int) -> str | None:
     A stated direction is for a metric the registry does not know (or only guesses from its
     name); turning a known one round would rank the slowest config first.
     """
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+    if not _METRIC_NAME.match(name):
         return f"direction for {name!r}: not a metric name"
     known = METRICS.get(name)
     if known is not None and known.direction and known.direction != direction:

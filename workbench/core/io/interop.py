@@ -265,7 +265,7 @@ def _measurement(
         metrics["latency_p20_ms"], metrics["latency_p80_ms"] = spread
     skip = _RECORD_FIELDS | set(keys)
     for name, value in record.items():
-        if name in skip or isinstance(value, bool) or not isinstance(value, (int, float)):
+        if name in skip or not _is_number(value):
             continue
         ours = _metric_name(name)
         if ours in DERIVED_METRICS or ours in metrics:  # the first field of a name wins
