@@ -35,7 +35,9 @@ def _drain(pool: WorkerPool) -> list:
 def test_every_fault_is_recorded_once_with_its_reason():
     modes = ["ok", "hang", "segv", "exit3", "raise", "oom", "nolatency", "notadict"]
     configs = [Config({"mode": m, "k": 0}) for m in modes] + [Config({"mode": "ok", "k": k}) for k in (1, 2)]
-    limits = EvalLimits(compile_timeout_s=5.0, run_timeout_s=0.5)
+    # 2 s: the hang must time out, and the others must not; an out-of-memory candidate fills 64 MiB
+    # and formats its traceback, which took over 0.5 s in CI while replacement workers were starting
+    limits = EvalLimits(compile_timeout_s=5.0, run_timeout_s=2.0)
     with WorkerPool(FAULTY, workers=2, limits=limits) as pool:
         for config in configs:
             pool.submit(config)
@@ -55,7 +57,7 @@ def test_every_fault_is_recorded_once_with_its_reason():
     assert status["ok0"].status is Status.OK and status["ok0"].metrics["latency_ms"] == 1.0
     assert status["ok2"].metrics["latency_ms"] == 3.0
     assert status["hang0"].status is Status.TIMEOUT
-    assert status["hang0"].message == "exceeded run timeout of 0.5 s"
+    assert status["hang0"].message == "exceeded run timeout of 2.0 s"
     assert status["segv0"].status is Status.CRASHED
     assert status["segv0"].message == "worker died with signal 11 (SIGSEGV)"
     assert status["exit30"].status is Status.CRASHED
