@@ -84,6 +84,21 @@ def test_tune_refuses_a_metric_the_simulator_never_reports(capsys, tmp_path: Pat
     assert not out.exists()
 
 
+def test_a_direction_on_a_metric_nobody_reports_is_said_not_passed_over(capsys, session: Path, tmp_path: Path) -> None:
+    """A direction alone weighs nothing, so a typo in it would otherwise go unnoticed."""
+    doc = show(capsys, session, "--maximize", "gflops_ww")
+    assert doc["best"]["config"] == {"block_size_x": 256}  # the score is unchanged
+    assert main(["show", str(session), "--maximize", "gflops_ww", "--minimize", "score_x"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["warning: direction for 'gflops_ww': no trial reports it and the backend does not declare it; "
+                   "it has no effect"]
+    capsys.readouterr()
+    out = tmp_path / "t.json"
+    assert main(["tune", "vector_add", "--backend", "sim", "--budget", "2", "--quiet", "--executor", "inline",
+                 "--out", str(out), "--minimize", "regsters"]) == 0
+    assert "direction for 'regsters'" in capsys.readouterr().err
+
+
 def test_directions_are_saved_with_the_session(tmp_path: Path) -> None:
     from workbench.core.domain.objective import Weights
     from workbench.core.domain.session import Session, load_session, save_session
@@ -154,3 +169,27 @@ def test_a_stored_direction_that_turns_a_known_metric_round_is_left_out_on_load(
     doc = show(capsys, session)
     assert doc["best"]["config"] == {"block_size_x": 256}  # the fastest, as latency wants
     assert doc["weights"]["latency_ms"]["direction"] == "minimize"
+
+
+def test_a_session_whose_stored_limit_cannot_be_met_is_named_and_left_alone(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    assert main(["tune", "vector_add", "--backend", "sim", "--budget", "2", "--quiet", "--executor", "inline",
+                 "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    doc["constraints"]["max_latency_ms"] = -1
+    out.write_text(json.dumps(doc))
+    before = out.read_bytes()
+    for command in (["show", str(out)], ["export", str(out), "--format", "json", "--out", "-"],
+                    ["tune", "--out", str(out), "--resume", "--budget", "2", "--quiet", "--executor", "inline"],
+                    ["tune", "--out", str(out), "--resume", "--budget", "2", "--quiet", "--executor", "inline",
+                     "--min-quality", "0.5"]):
+        capsys.readouterr()
+        assert main(command) == 2, command
+        err = capsys.readouterr().err.strip()
+        assert err == (f"error: {out}: the session's constraints cannot be met: max latency must be positive, "
+                       "got -1 ms; set that limit again"), command
+        assert out.read_bytes() == before
+    # giving the limit again replaces the stored one
+    assert main(["tune", "--out", str(out), "--resume", "--budget", "2", "--quiet", "--executor", "inline",
+                 "--max-latency-ms", "4"]) == 0
+    assert json.loads(out.read_text())["constraints"]["max_latency_ms"] == 4

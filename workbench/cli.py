@@ -224,8 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _objective_from_args(args: argparse.Namespace, base: Any = None) -> tuple[Any, Any]:
-    """Constraints and weights from flags, layered over a session's own (``base``)."""
+def _objective_from_args(args: argparse.Namespace, base: Any = None, source: str = "") -> tuple[Any, Any]:
+    """Constraints and weights from flags, layered over a session's own (``base``, read from the
+    file ``source``: named when what it stores is what cannot be met)."""
     from workbench.core.domain.objective import Bound, Constraints, Weights
 
     constraints = base.constraints if base is not None else Constraints()
@@ -238,7 +239,13 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None) -> tuple[An
     if args.constraint:
         changes["extra"] = tuple(constraints.extra) + tuple(Bound.parse(text) for text in args.constraint)
     constraints = dataclasses.replace(constraints, **changes)
-    constraints.check_possible()
+    try:
+        constraints.check_possible()
+    except WorkbenchError as exc:
+        if base is not None and _impossible(base.constraints):
+            where = f"{source}: " if source else ""
+            raise WorkbenchError(f"{where}the session's constraints cannot be met: {exc}; set that limit again") from None
+        raise
     if args.weight or args.maximize or args.minimize:
         values = dict(weights.values)
         for text in args.weight:
@@ -252,6 +259,14 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None) -> tuple[An
         directions = {**weights.directions, **{m: +1 for m in args.maximize}, **{m: -1 for m in args.minimize}}
         weights = Weights(values=values, directions=directions)
     return constraints, weights
+
+
+def _impossible(constraints: Any) -> bool:
+    try:
+        constraints.check_possible()
+    except WorkbenchError:
+        return True
+    return False
 
 
 def _objectives_from_args(args: argparse.Namespace, base: Any = None) -> tuple[str, ...]:
@@ -268,11 +283,12 @@ def _objectives_from_args(args: argparse.Namespace, base: Any = None) -> tuple[s
 def _check_objective(constraints: Any, weights: Any, available: Any, objectives: tuple[str, ...] = ()) -> None:
     """Refuse a weight or constraint on a metric nothing reports (a typo), or a weighted metric
     without a direction; warn only where the metric may still appear during the run."""
-    from workbench.core.domain.metrics import check_metrics
+    from workbench.core.domain.metrics import check_metrics, idle_directions
     from workbench.core.domain.search_objective import Objective
 
     named = [m for m, w in weights.values.items() if w > 0] + [b.metric for b in constraints.bounds()] + list(objectives)
-    for warning in check_metrics(dict.fromkeys(named), available, weights.directions):
+    warnings = check_metrics(dict.fromkeys(named), available, weights.directions)
+    for warning in warnings + idle_directions(weights.directions, named, available):
         print(f"warning: {warning}", file=sys.stderr)
     Objective(constraints, weights, objectives)  # a weighted metric without a direction is an error here
 
@@ -324,7 +340,7 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
     if continued is None:
         constraints, weights = _objective_from_args(args)
     elif _objective_flags_given(args) and (Path(continued).exists() or journal_path(continued).is_file()):
-        constraints, weights = _objective_from_args(args, load_session(continued))
+        constraints, weights = _objective_from_args(args, load_session(continued), continued)
     else:
         constraints, weights = None, None
     return RunRequest(
@@ -474,7 +490,7 @@ def _remeasure_aborted(args: argparse.Namespace) -> int:
     if not Path(args.out).is_file() and not journal_path(args.out).is_file():
         raise WorkbenchError(f"--remeasure-aborted: --out {args.out} must be an existing session file")
     base = load_session(args.out)
-    constraints, weights = _objective_from_args(args, base)
+    constraints, weights = _objective_from_args(args, base, args.out)
     request = RunRequest(kernel=args.kernel, kernel_dirs=tuple(args.kernel_dir), constraints=constraints,
                          weights=weights, workers=args.workers, compile_timeout_s=args.compile_timeout,
                          run_timeout_s=args.timeout)
@@ -631,7 +647,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.file is None:
         raise WorkbenchError("show needs a session file (or --portability S1 S2 ...)")
     session = load_session(args.file)
-    constraints, weights = _objective_from_args(args, session)
+    constraints, weights = _objective_from_args(args, session, args.file)
     objectives = _objectives_from_args(args, session)
     _check_objective(constraints, weights, _session_metrics(session), objectives)
     summary = summarise(session, constraints, weights, with_trials=args.trials, objectives=objectives,
@@ -685,7 +701,7 @@ def _show_portability(args: argparse.Namespace) -> int:
     if args.trials or _objectives_from_args(args, None):
         raise WorkbenchError("--portability cannot be combined with --trials or --objectives")
     sessions = [load_session(path) for path in paths]
-    constraints, weights = _objective_from_args(args, sessions[0])
+    constraints, weights = _objective_from_args(args, sessions[0], paths[0])
     for session in sessions:
         _check_objective(constraints, weights, _session_metrics(session))
     at = typed_like(sessions[0].problem, parse_assignments(args.at, "--at"))
@@ -707,7 +723,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from workbench.core.domain.session import load_session
 
     sessions = [load_session(path) for path in args.sessions]
-    constraints, weights = _objective_from_args(args, sessions[0])
+    constraints, weights = _objective_from_args(args, sessions[0], args.sessions[0])
     to_stdout = args.out == STDOUT
 
     def check_output(path: Path) -> None:

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from workbench.backends.base import BackendSpec, EvalLimits, Target
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Status
-from workbench.core.domain.metrics import check_metrics
+from workbench.core.domain.metrics import check_metrics, idle_directions
 from workbench.core.domain.objective import Constraints, Weights
 from workbench.core.domain.records import StrategyInfo, backend_options
 from workbench.core.io.output_files import backup_path, check_folder, check_regular_or_absent, keep_backup
@@ -570,11 +570,17 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         if size is not None:  # the session's backend keeps its own problem; the size is the trials'
             session.backend = {**spec.to_dict(), "options": {**spec.options, "problem": dict(session.problem)}}
     session.run = settings
+    try:  # a session file may hold what no flag or slider would accept
+        session.constraints.check_possible()
+    except WorkbenchError as exc:
+        where = f"{output}: " if output is not None and continued else ""
+        raise WorkbenchError(f"{where}the session's constraints cannot be met: {exc}; set that limit again") from None
     if objectives:
         session.strategy["objectives"] = list(objectives)
     objective = Objective(session.constraints, session.weights, objectives)
-    warnings = check_metrics(_named_metrics(session, objectives), available_metrics(spec, target),
-                             session.weights.directions)
+    named, available = _named_metrics(session, objectives), available_metrics(spec, target)
+    warnings = check_metrics(named, available, session.weights.directions)
+    warnings += idle_directions(session.weights.directions, named, available)
     if cost_model is not None:  # which GPU the pruning model stands for, said where the person looks
         session.extra["cost_model"] = {"gpu_model": cost_model.spec.name, "exact": cost_model.exact,
                                        "note": cost_model.note}

@@ -134,3 +134,21 @@ def check_metrics(
                 f"{what} {metric!r} is not a metric the backend declares; it counts once trials report it"
             )
     return warnings
+
+
+def idle_directions(directions: Mapping[str, int], named: Iterable[str], available: Iterable[str] | None) -> list[str]:
+    """Warnings for stated directions of metrics no trial reports and the backend does not declare.
+
+    A direction alone changes nothing unless the metric is also weighted, bounded or searched
+    (``named``, checked by :func:`check_metrics`); one on a metric nothing reports is most likely
+    a typo, said in one line rather than refused, since a session may carry it from another backend.
+    """
+    if available is None:
+        return []
+    names = set(available) | {ALWAYS_REPORTED}
+    skip = set(named)
+    return [
+        f"direction for {metric!r}: no trial reports it and the backend does not declare it; it has no effect"
+        for metric in directions
+        if metric not in names and metric not in skip
+    ]
