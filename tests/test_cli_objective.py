@@ -193,3 +193,61 @@ def test_a_session_whose_stored_limit_cannot_be_met_is_named_and_left_alone(caps
     assert main(["tune", "--out", str(out), "--resume", "--budget", "2", "--quiet", "--executor", "inline",
                  "--max-latency-ms", "4"]) == 0
     assert json.loads(out.read_text())["constraints"]["max_latency_ms"] == 4
+
+
+def _stored(tmp_path: Path, name: str, *flags: str, **constraints) -> Path:
+    """A small simulated session whose file stores ``constraints`` as given (no check)."""
+    out = tmp_path / name
+    assert main(["tune", "vector_add", "--backend", "sim", "--budget", "2", "--quiet", "--executor", "inline",
+                 "--out", str(out), *flags]) == 0
+    doc = json.loads(out.read_text())
+    doc["constraints"].update(constraints)
+    out.write_text(json.dumps(doc))
+    return out
+
+
+def test_the_stored_limit_is_blamed_on_the_file_it_came_from_and_a_flag_on_itself(capsys, tmp_path: Path) -> None:
+    source = _stored(tmp_path, "s.json", max_memory_mb=-1)
+    capsys.readouterr()
+    # continued into another file: the file named is the one that holds the limit
+    assert main(["tune", "--resume", str(source), "--out", str(tmp_path / "t.json"), "--budget", "1", "--quiet",
+                 "--executor", "inline"]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {source}: the session's constraints cannot be met")
+    assert not (tmp_path / "t.json").exists()
+    # a flag that cannot be met is the flag's fault, whatever the file holds
+    assert main(["show", str(source), "--max-latency-ms", "-2"]) == 2
+    assert capsys.readouterr().err.strip() == "error: max latency must be positive, got -2 ms"
+
+
+def test_a_constraint_flag_replaces_the_stored_bound_on_the_same_metric_and_side(capsys, tmp_path: Path) -> None:
+    source = _stored(tmp_path, "e.json", extra=["registers<=-1", "occupancy>=0.25"])
+    capsys.readouterr()
+    assert main(["show", str(source)]) == 2
+    doc = show(capsys, source, "--constraint", "registers<=64")
+    assert doc["constraints"]["extra"] == ["occupancy >= 0.25", "registers <= 64"]
+
+
+def test_an_objective_over_several_sessions_warns_once_and_export_checks_it(capsys, tmp_path: Path) -> None:
+    first, second = _stored(tmp_path, "a.json"), _stored(tmp_path, "b.json", "--gpu-model", "RTX_A4000")
+    capsys.readouterr()
+    assert main(["show", str(first), "--portability", str(second), "--maximize", "gflops_ww"]) == 0
+    assert capsys.readouterr().err.count("direction for 'gflops_ww'") == 1
+    assert main(["export", str(first), str(second), "--format", "json", "--out", "-", "--maximize", "gflops_ww"]) == 0
+    assert capsys.readouterr().err.count("direction for 'gflops_ww'") == 1
+    assert main(["export", str(first), "--format", "json", "--out", "-", "--weight", "registrs=1"]) == 2
+    assert "known metrics:" in capsys.readouterr().err
+
+
+def test_the_windows_runs_refuse_a_stored_limit_that_cannot_be_met(tmp_path: Path) -> None:
+    from workbench.core.domain.session import load_session
+    from workbench.core.errors import WorkbenchError
+    from workbench.runner.controller import RunRequest, prepare_run, remeasure_aborted
+
+    source = _stored(tmp_path, "w.json", min_quality=2)
+    before = source.read_bytes()
+    with pytest.raises(WorkbenchError, match=f"^{source}: the session's constraints cannot be met: min quality"):
+        prepare_run(RunRequest(budget=1), load_session(source), source)
+    with pytest.raises(WorkbenchError, match=f"^{source}: the session's constraints cannot be met"):
+        remeasure_aborted(source)
+    assert source.read_bytes() == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("w.json.")]  # no lock or journal left

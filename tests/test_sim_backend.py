@@ -379,3 +379,15 @@ def test_measured_trials_report_the_memory_figures_the_simulator_reports() -> No
     assert measured["two_pass"]["memory_mb"] == pytest.approx(simulated["memory_mb"])
     assert measured["tree"]["onchip_kb_per_block"] == pytest.approx((512 + 4 * 32 * 64) / 1024)
     assert measured["tree"]["onchip_kb_per_sm"] >= measured["tree"]["onchip_kb_per_block"]
+
+
+@pytest.mark.parametrize("kernel", ["vector_add", "conv2d"])
+def test_every_metric_a_trial_reports_is_declared(kernel: str) -> None:
+    """The declaration is what a weight or constraint is checked against before any trial: a
+    reported metric missing from it could not be weighted in a new run."""
+    target, backend = _backend(kernel)
+    measurement = backend.evaluate(target.default_config, LIMITS)
+    assert measurement.ok
+    assert set(measurement.metrics) <= SimBackend.metrics
+    aborted = backend.evaluate(target.default_config, EvalLimits(max_latency_ms=1e-9))
+    assert aborted.status is Status.ABORTED and set(aborted.metrics) <= SimBackend.metrics

@@ -236,8 +236,11 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None, source: str
         for name in ("max_latency_ms", "max_memory_mb", "min_quality")
         if getattr(args, name) is not None
     }
-    if args.constraint:
-        changes["extra"] = tuple(constraints.extra) + tuple(Bound.parse(text) for text in args.constraint)
+    given = tuple(Bound.parse(text) for text in args.constraint)
+    Constraints(**changes, extra=given).check_possible()  # what the flags say alone
+    if given:  # a flag's bound replaces a stored one on the same metric and side, as the named limits do
+        replaced = {(b.metric, b.op) for b in given}
+        changes["extra"] = tuple(b for b in constraints.extra if (b.metric, b.op) not in replaced) + given
     constraints = dataclasses.replace(constraints, **changes)
     try:
         constraints.check_possible()
@@ -283,14 +286,29 @@ def _objectives_from_args(args: argparse.Namespace, base: Any = None) -> tuple[s
 def _check_objective(constraints: Any, weights: Any, available: Any, objectives: tuple[str, ...] = ()) -> None:
     """Refuse a weight or constraint on a metric nothing reports (a typo), or a weighted metric
     without a direction; warn only where the metric may still appear during the run."""
+    for warning in _objective_warnings(constraints, weights, available, objectives):
+        print(f"warning: {warning}", file=sys.stderr)
+
+
+def _check_objective_on(constraints: Any, weights: Any, sessions: list[Session]) -> None:
+    """:func:`_check_objective` for an objective applied to every one of ``sessions``: each must
+    have what it names; a warning true of several is said once."""
+    warnings: dict[str, None] = {}
+    for session in sessions:
+        warnings.update(dict.fromkeys(_objective_warnings(constraints, weights, _session_metrics(session))))
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+
+
+def _objective_warnings(constraints: Any, weights: Any, available: Any, objectives: tuple[str, ...] = ()) -> list[str]:
+    """The checks of :func:`_check_objective`: refusals raised, warnings returned."""
     from workbench.core.domain.metrics import check_metrics, idle_directions
     from workbench.core.domain.search_objective import Objective
 
     named = [m for m, w in weights.values.items() if w > 0] + [b.metric for b in constraints.bounds()] + list(objectives)
     warnings = check_metrics(dict.fromkeys(named), available, weights.directions)
-    for warning in warnings + idle_directions(weights.directions, named, available):
-        print(f"warning: {warning}", file=sys.stderr)
     Objective(constraints, weights, objectives)  # a weighted metric without a direction is an error here
+    return warnings + idle_directions(weights.directions, named, available)
 
 
 class _ProgressLine:
@@ -702,8 +720,7 @@ def _show_portability(args: argparse.Namespace) -> int:
         raise WorkbenchError("--portability cannot be combined with --trials or --objectives")
     sessions = [load_session(path) for path in paths]
     constraints, weights = _objective_from_args(args, sessions[0], paths[0])
-    for session in sessions:
-        _check_objective(constraints, weights, _session_metrics(session))
+    _check_objective_on(constraints, weights, sessions)
     at = typed_like(sessions[0].problem, parse_assignments(args.at, "--at"))
     predictors, notes = simulator_predictors(sessions, at)
     report = portability_report(sessions, paths, constraints, weights, predictors=predictors, at=at)
@@ -724,6 +741,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     sessions = [load_session(path) for path in args.sessions]
     constraints, weights = _objective_from_args(args, sessions[0], args.sessions[0])
+    _check_objective_on(constraints, weights, sessions)
     to_stdout = args.out == STDOUT
 
     def check_output(path: Path) -> None:

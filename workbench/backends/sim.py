@@ -124,6 +124,7 @@ class SimBackend(Backend):
     metrics: ClassVar[frozenset[str] | None] = frozenset({
         "latency_ms", "latency_p20_ms", "latency_p80_ms", "latency_bound_ms", "throughput_gbs", "gflops",
         "pct_of_peak", "memory_mb", "occupancy", "quality", "registers", "smem_bytes", "spill_bytes",
+        "threads_per_block", "onchip_kb_per_block", "onchip_kb_per_sm", "dram_mb", "work_gflop",
     })
 
     def __init__(self, spec: BackendSpec) -> None:

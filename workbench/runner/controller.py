@@ -208,7 +208,9 @@ def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, res
         clean_stale_temporaries(out)
         existing = out.exists() or journal_path(out).is_file()
         if existing and resume:
-            return _prepare_any(request, load_session(out), out, lock)
+            session = load_session(out)
+            _check_possible(request.constraints or session.constraints, out)
+            return _prepare_any(request, session, out, lock)
         if existing and not force:
             raise WorkbenchError(_why_not_replaced(out))
         if resume:
@@ -254,6 +256,7 @@ def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
     if output is None or Path(output) == source or _same(output, source):
         return start_run(request, source, resume=True)
     session = load_session(source)
+    _check_possible(request.constraints or session.constraints, source)
     out = Path(output)
     check_folder(out)
     check_regular_or_absent(out)
@@ -280,6 +283,8 @@ def prepare_run(request: RunRequest, session: Session | None,
     ``output`` (the session's file, or an autosave path the window chose). The window decides
     beforehand whether a request continues the open session (:func:`continues`)."""
     out = Path(output) if output is not None else None
+    if session is not None:
+        _check_possible(request.constraints or session.constraints, out)
     lock = _take_output(out, session)
     try:
         return _prepare_any(request, session, out, lock)
@@ -321,6 +326,7 @@ def prepare_cells(request: RunRequest, session: Session, output: str | os.PathLi
     if not by_size:
         raise WorkbenchError("nothing to measure: every cell is measured")
     out = Path(output) if output is not None else None
+    _check_possible(request.constraints or session.constraints, out)
     lock = _take_output(out, session)
     try:
         spec = _spec_for_continue(request, session)
@@ -570,15 +576,13 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         if size is not None:  # the session's backend keeps its own problem; the size is the trials'
             session.backend = {**spec.to_dict(), "options": {**spec.options, "problem": dict(session.problem)}}
     session.run = settings
-    try:  # a session file may hold what no flag or slider would accept
-        session.constraints.check_possible()
-    except WorkbenchError as exc:
-        where = f"{output}: " if output is not None and continued else ""
-        raise WorkbenchError(f"{where}the session's constraints cannot be met: {exc}; set that limit again") from None
+    _check_possible(session.constraints, None)  # (a continued session's were checked naming its file)
     if objectives:
         session.strategy["objectives"] = list(objectives)
     objective = Objective(session.constraints, session.weights, objectives)
     named, available = _named_metrics(session, objectives), available_metrics(spec, target)
+    if available is not None:  # a continued session's trials may report more than a declaration says
+        available = available | {name for trial in session.trials for name in trial.measurement.metrics}
     warnings = check_metrics(named, available, session.weights.directions)
     warnings += idle_directions(session.weights.directions, named, available)
     if cost_model is not None:  # which GPU the pruning model stands for, said where the person looks
@@ -598,6 +602,17 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     run = Run(session, engine, spec, output, lock, continued)
     run.warnings = list(warnings)
     return run
+
+
+def _check_possible(constraints: Constraints, source: Path | None) -> None:
+    """Refuse constraints no measurement could meet before anything runs or is written; ``source``
+    (the session file they were read from) is named, since no flag or slider gave them."""
+    try:
+        constraints.check_possible()
+    except WorkbenchError as exc:
+        if source is None:
+            raise
+        raise WorkbenchError(f"{source}: the session's constraints cannot be met: {exc}; set that limit again") from None
 
 
 def _objectives(request: RunRequest, strategy_info: Mapping[str, Any]) -> tuple[str, ...]:
@@ -641,6 +656,7 @@ def remeasure_aborted(path: str | os.PathLike[str],
     out = Path(path)
     lock, session = _open_locked(out, "--remeasure-aborted")
     try:
+        _check_possible(request.constraints or session.constraints, out)
         objective = Objective(request.constraints or session.constraints, request.weights or session.weights)
         groups = remeasurable(session, objective.worth_remeasuring)
         if not groups:
