@@ -340,6 +340,8 @@ def test_background_compiles_show_apart_from_evaluations_and_refine_the_trials(w
     assert window.toolbar.compile_label.text() == "compiles done: 4 refined"
     details = [t.measurement.details for t in window.model.trials]
     assert len(details) == 4 and all(d.get("refined_from_estimate") and not d.get("estimated") for d in details)
+    # re-showing the refined trials is no save: the unsaved run still asks before it is closed
+    assert window.path is None and window.model.dirty and window.windowTitle().endswith(" *")
 
 
 def test_a_run_at_another_size_keeps_the_wider_space_the_panel_shows(window, qtbot):

@@ -123,3 +123,33 @@ def test_a_session_with_a_known_metric_turned_round_opens_without_that_direction
     assert "merit" in offered and not {"latency_ms", "gflops", "top-1"} & set(offered)
     window.model.set_direction("latency_ms", 1)  # ignored, not a traceback in a slot
     assert window.model.weights.directions == {"merit": 1}
+
+
+def test_remeasuring_an_unsaved_session_keeps_it_unsaved_so_closing_asks_and_keeps_its_trials(
+        window, qtbot, monkeypatch):
+    """Re-measure shows the session read back from the autosave its run wrote; that is no save:
+    stopped before a trial lands, the window must still ask before closing, and keep the autosave."""
+    from PySide6.QtWidgets import QMessageBox
+
+    _run(window, qtbot, {"kernel": "transpose", "backend": "sim", "strategy": "random", "budget": 6, "seed": 1,
+                         "options": {"compile": "estimate"}})
+    window.model.set_constraints(max_latency_ms=0.06)
+    window.toolbar.budget.setValue(10)
+    _run(window, qtbot, window.toolbar.request())
+    aborted = [t for t in window.model.session.trials if t.status is Status.ABORTED]
+    assert aborted and window.path is None
+    autosave, measured = window.autosave_path, len(window.model.session.trials)
+    window.model.set_constraints(max_latency_ms=max(t.metric("latency_bound_ms") for t in aborted) * 1.01)
+    window.objective_panel.remeasure_button.click()
+    assert window.running and window.model.dirty and window.windowTitle().endswith(" *")
+    window.stop_run()
+    qtbot.waitUntil(lambda: not window.running, timeout=60_000)
+    assert window.model.dirty and window.windowTitle().endswith(" *")
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question",
+                        lambda *a, **k: asked.append(a[1]) or QMessageBox.StandardButton.Cancel)
+    window.interactive = True  # a person closing the window is asked about unsaved trials
+    assert not window.close()
+    window.interactive = False
+    assert asked == ["Unsaved trials"]
+    assert autosave.exists() and len(load_session(autosave).trials) >= measured

@@ -609,7 +609,9 @@ class MainWindow(QMainWindow):
         if run is None:
             self.statusBar().showMessage(why, 10000)
             return
-        self.model.set_session(run.session)  # the file's session, which the run extends
+        # The file's session, which the run extends. An unsaved session (its trials only in the
+        # autosave) stays unsaved, so closing asks and keeps the autosave: nothing measured is lost.
+        self.model.set_session(run.session, unsaved=self.model.dirty or self.path is None)
         self.statusBar().showMessage(why, 10000)
         self._launch(run)
 

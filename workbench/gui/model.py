@@ -122,15 +122,21 @@ class SessionModel:
             self.set_session(session)
 
     # --- session ------------------------------------------------------------------------------
-    def set_session(self, session: Session | None) -> None:
+    def set_session(self, session: Session | None, unsaved: bool = False) -> None:
         """Show ``session`` (replacing everything); its trials are ingested at once. Showing the same
-        session again (trials refined in place) keeps the size shown."""
-        kept = self.problem_shown if session is self.session else None
+        session again (trials refined in place) keeps the size shown and its unsaved mark.
+
+        ``unsaved``: the session holds trials or changes no file the person chose has (one read
+        back from an autosave, say); the mark is set before any view hears of the session, so the
+        title and the close question never see it clean. Showing a session is no save: only a
+        save clears the mark of the session already shown."""
+        same = session is self.session and session is not None
+        kept = self.problem_shown if same else None
+        self.dirty = unsaved or (same and self.dirty)
         self.session = session
         self.data_version += 1
         self.selected = None
         self.default_index = None
-        self.dirty = False
         self._problems = {}
         self._consumed = 0
         trials = list(session.trials) if session is not None else []
