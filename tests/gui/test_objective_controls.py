@@ -153,3 +153,53 @@ def test_remeasuring_an_unsaved_session_keeps_it_unsaved_so_closing_asks_and_kee
     window.interactive = False
     assert asked == ["Unsaved trials"]
     assert autosave.exists() and len(load_session(autosave).trials) >= measured
+
+
+def _sim_session(path, **request):
+    from workbench.runner.controller import RunRequest, run_to_end
+
+    run_to_end(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=4, seed=1,
+                          backend_options={"compile": "estimate"}, **request), path)
+    return path
+
+
+def test_a_weight_slider_changes_its_own_weight_only_and_weights_off_its_grid_are_shown_as_given(window, tmp_path):
+    """Weights the command line allows (20, 0.25) are not on a 0-10 slider's 0.1 grid: moving
+    another slider must leave them exactly as given, and their labels say what they are."""
+    from workbench.core.domain.objective import Weights
+
+    window.open_session(_sim_session(tmp_path / "w.json", weights=Weights(values={"latency_ms": 20.0,
+                                                                                   "memory_mb": 0.25})))
+    panel = window.objective_panel
+    assert panel.weight_labels["latency_ms"].text() == "20" and panel.weight_labels["memory_mb"].text() == "0.25"
+    assert panel.weight_sliders["latency_ms"].value() == panel.weight_sliders["latency_ms"].maximum()
+    assert "99% of the total weight" in panel.weight_sliders["latency_ms"].toolTip()  # 20 of 20.25
+    panel.weight_sliders["quality"].setValue(10)  # the person moves quality alone
+    weights = window.model.weights.values
+    assert weights["latency_ms"] == 20.0 and weights["memory_mb"] == 0.25 and weights["quality"] == pytest.approx(2.0)
+    panel.weight_sliders["memory_mb"].setValue(50)
+    weights = window.model.weights.values
+    assert weights["latency_ms"] == 20.0 and weights["memory_mb"] == pytest.approx(10.0)
+    assert weights["quality"] == pytest.approx(2.0)
+    assert panel.weight_labels["memory_mb"].text() == "10"
+
+
+def test_a_huge_weight_opens_and_survives_other_sliders(window, tmp_path):
+    from workbench.core.domain.objective import Weights
+
+    window.open_session(_sim_session(tmp_path / "big.json", weights=Weights(values={"latency_ms": 1e9})))
+    panel = window.objective_panel
+    assert window.model.session is not None and panel.weight_labels["latency_ms"].text() == "1e+09"
+    assert panel.weight_sliders["latency_ms"].value() == panel.weight_sliders["latency_ms"].maximum()
+    panel.weight_sliders["quality"].setValue(3)
+    assert window.model.weights.values["latency_ms"] == 1e9 and window.model.weights.values["quality"] > 0
+    window.model.set_weights({"latency_ms": 1.7e308})  # the float range's last decade: no overflow either
+    assert panel.weight_labels["latency_ms"].text() == "1.7e+308"
+
+
+def test_weight_sliders_span_ten_unless_a_weight_is_larger():
+    from workbench.gui.objective_panel import weight_scale
+
+    assert weight_scale([]) == 10.0 and weight_scale([1.0, 0.25, 10.0]) == 10.0
+    assert weight_scale([20.0]) == 20.0 and weight_scale([30.0]) == 50.0 and weight_scale([1e9]) == 1e9
+    assert weight_scale([1.7e308]) == 1.7e308

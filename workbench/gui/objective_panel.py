@@ -9,7 +9,7 @@ landscapes span orders of magnitude.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Iterable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -27,6 +27,10 @@ from workbench.gui.text import metric_label
 
 STEPS = 1000
 OFF = -1.0  # the spin boxes' "off" sentinel (every limit here is >= 0)
+#: Positions of a weight slider, and the weight at its right end unless a weight of the session is
+#: larger: then the end is the next 1-2-5 number above the largest weight (see ``weight_scale``).
+WEIGHT_STEPS = 100
+WEIGHT_SCALE = 10.0
 
 
 class LimitControl:
@@ -189,11 +193,14 @@ class ObjectivePanel(QWidget):
         wgrid = QGridLayout(weights_box)
         self.weight_sliders: dict[str, QSlider] = {}
         self.weight_labels: dict[str, QLabel] = {}
+        #: The weight at a slider's right end (see :func:`weight_scale`): kept while the session is
+        #: shown, so a slider's position means the same weight from one move to the next.
+        self.weight_scale = WEIGHT_SCALE
         for row, metric in enumerate(self.WEIGHTED):
             slider = QSlider(Qt.Orientation.Horizontal)
-            slider.setRange(0, 100)
-            slider.valueChanged.connect(self._on_weight_slider)
-            value = QLabel("0.0")
+            slider.setRange(0, WEIGHT_STEPS)
+            slider.valueChanged.connect(lambda position, m=metric: self._on_weight_slider(m, position))
+            value = QLabel("0")
             value.setMinimumWidth(32)
             wgrid.addWidget(QLabel(metric_label(metric)), row, 0)
             wgrid.addWidget(slider, row, 1)
@@ -225,6 +232,7 @@ class ObjectivePanel(QWidget):
     # --- model -> widgets -------------------------------------------------------------------
     def _on_session_changed(self) -> None:
         self._picked = []
+        self.weight_scale = weight_scale(self.model.weights.values.values())
         self._update_direction_rows()
         self._update_ranges()
         self._on_objective_changed()
@@ -284,9 +292,9 @@ class ObjectivePanel(QWidget):
             row = len(self.WEIGHTED) + offset
             name = QLabel(metric_label(metric))
             slider = QSlider(Qt.Orientation.Horizontal)
-            slider.setRange(0, 100)
-            slider.valueChanged.connect(self._on_weight_slider)
-            value = QLabel("0.0")
+            slider.setRange(0, WEIGHT_STEPS)
+            slider.valueChanged.connect(lambda position, m=metric: self._on_weight_slider(m, position))
+            value = QLabel("0")
             toggle = QPushButton()
             toggle.clicked.connect(lambda _=False, m=metric: self.toggle_direction(m))
             for column, widget in enumerate((name, slider, value, toggle)):
@@ -296,6 +304,7 @@ class ObjectivePanel(QWidget):
             self.direction_buttons[metric] = toggle
             self._direction_rows[metric] = [name, slider, value, toggle]
         self._show_directions()
+        self._show_weights()  # a row given to a weighted metric starts at its weight, not at 0
 
     def toggle_direction(self, metric: str) -> None:
         """Flip the direction of ``metric``; a metric without one starts at higher-is-better."""
@@ -354,12 +363,7 @@ class ObjectivePanel(QWidget):
         if not self.extra_edit.hasFocus():
             self.extra_edit.setText(", ".join(bound.label for bound in constraints.extra))
         self._update_direction_rows()  # a direction the user just chose keeps its row
-        weights = dict(self.model.weights.values)
-        for metric, slider in self.weight_sliders.items():
-            slider.blockSignals(True)
-            slider.setValue(int(round(weights.get(metric, 0.0) * 10)))
-            slider.blockSignals(False)
-            self.weight_labels[metric].setText(f"{weights.get(metric, 0.0):.1f}")
+        self._show_weights()
         self._show_directions()
         self._update_remeasure()
 
@@ -398,13 +402,51 @@ class ObjectivePanel(QWidget):
         self.extra_error.setVisible(False)
         self.model.set_constraints(extra=bounds)
 
-    def _on_weight_slider(self, *_: Any) -> None:
-        values = dict(self.model.weights.values)
+    def _on_weight_slider(self, metric: str, position: int) -> None:
+        """The moved slider sets its own metric's weight and no other: a weight the slider grid
+        cannot show (20 on a 0-10 slider, 0.25 between two steps) stays what the user gave."""
+        weight = position * self.weight_scale / WEIGHT_STEPS
+        self.model.set_weights({**self.model.weights.values, metric: weight})  # all zero: latency alone
+        self._show_weights()  # the labels and shares of every row (a weight moved, so every share did)
+
+    def _show_weights(self) -> None:
+        """Each slider at its weight, each label the weight itself, each tool tip its share of
+        the total (weights are relative: only their ratios rank). Display only: nothing is written back."""
+        weights = self.model.weights.values
+        needed = weight_scale(weights.values())
+        if needed > self.weight_scale:  # a weight set elsewhere beyond the sliders' end: widen them
+            self.weight_scale = needed
+        total = sum(weights.values())
         for metric, slider in self.weight_sliders.items():
-            weight = slider.value() / 10.0
-            self.weight_labels[metric].setText(f"{weight:.1f}")
-            values[metric] = weight
-        self.model.set_weights(values)  # all zero: the objective falls back to latency alone
+            weight = weights.get(metric, 0.0)
+            slider.blockSignals(True)
+            slider.setValue(min(WEIGHT_STEPS, max(0, int(round(weight / self.weight_scale * WEIGHT_STEPS)))))
+            slider.blockSignals(False)
+            share = f"{weight / total:.0%} of the total weight" if total > 0 else "all weights are 0: latency alone ranks"
+            tip = f"{metric}: weight {weight:g} ({share}); the slider spans 0 to {self.weight_scale:g}"
+            self.weight_labels[metric].setText(_weight_text(weight))
+            self.weight_labels[metric].setToolTip(tip)
+            slider.setToolTip(tip)
+
+
+def weight_scale(weights: Iterable[float]) -> float:
+    """The weight at a slider's right end: 10, or the next 1-2-5 number at or above the largest
+    weight when one is larger (a weight of 20 or 1e9 given on the command line), so every weight
+    has a slider position and no weight is ever clipped to fit one."""
+    largest = max((float(w) for w in weights if math.isfinite(float(w))), default=0.0)
+    if largest <= WEIGHT_SCALE:
+        return WEIGHT_SCALE
+    base = 10.0 ** math.floor(math.log10(largest))
+    for step in (1.0, 2.0, 5.0, 10.0):
+        if step * base >= largest and math.isfinite(step * base):
+            return step * base
+    return largest  # the float range's last decade: the largest weight itself
+
+
+def _weight_text(weight: float) -> str:
+    """A weight as given (six significant digits), not rounded to the slider's grid: 0.25 stays
+    0.25, 20 stays 20."""
+    return f"{weight:.6g}"
 
 
 def _nice_step(span: float) -> float:
