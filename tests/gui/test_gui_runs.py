@@ -156,3 +156,60 @@ def test_a_run_counts_as_going_until_the_window_has_shown_its_end(window, qtbot)
         pass
     assert ended.args[0] is first.result and not window.running
     assert window.toolbar.start.isEnabled()
+
+
+def test_an_opened_session_sets_every_run_control_and_start_records_none_of_the_previous_ones(window, qtbot, tmp_path):
+    """Controls the second session recorded nothing for (problem, time limit, GPU model, resource
+    figures) show their defaults, not the first session's values, and Start does not write those
+    into the second session."""
+    import json
+
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    run_to_end(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=5, seed=7, problem={"n": 4096},
+                          time_limit_s=300, gpu_model="L4", backend_options={"compile": "estimate"}), first)
+    run_to_end(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=5, seed=3,
+                          backend_options={"compile": "estimate"}, time_limit_s=600), second)
+    data = json.loads(second.read_text())  # an older file: no GPU model, resource figures or budget recorded
+    for key in ("gpu_model", "compile"):
+        data["backend"]["options"].pop(key)
+    data["run"]["budget"] = data["run"]["time_limit_s"] = None
+    second.write_text(json.dumps(data))
+    toolbar = window.toolbar
+    window.open_session(first)
+    assert (toolbar.problem.text(), toolbar.minutes.value(), toolbar.gpu.currentText(), toolbar.seed.value()) == (
+        "n=4096", 5.0, "L4", 7)
+    assert toolbar.resources.currentData() == "estimate"
+    toolbar.budget.setValue(33)
+    window.open_session(second)
+    assert toolbar.problem.text() == "" and toolbar.minutes.value() == 0.0 and toolbar.seed.value() == 3
+    assert toolbar.gpu.currentText() == "H200" and toolbar.resources.currentData() == "nvrtc"
+    assert toolbar.budget.value() == 100  # the default: the session recorded no budget
+    request = toolbar.request()
+    assert request["problem"] == {} and request["time_limit_s"] is None
+    toolbar.budget.setValue(2)
+    toolbar.resources.setCurrentIndex(toolbar.resources.findData("estimate"))
+    result = start_and_wait(window, qtbot, toolbar.request())
+    assert result.reason == "budget", result.message
+    session = load_session(second)
+    assert session.run.time_limit_s is None and session.problem["n"] != 4096
+    assert session.backend["options"].get("gpu_model") in (None, "H200")
+
+
+def test_a_session_naming_an_unknown_strategy_still_restores_every_other_control(window, tmp_path):
+    import json
+
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=4, seed=5, time_limit_s=120), first)
+    run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=9, seed=2), second)
+    data = json.loads(second.read_text())
+    data["strategy"]["name"] = "retired_strategy"
+    second.write_text(json.dumps(data))
+    window.open_session(first)
+    window.toolbar.strategy.setCurrentText("local")
+    window.open_session(second)
+    toolbar = window.toolbar
+    assert "retired_strategy" in window.statusBar().currentMessage()
+    assert toolbar.minutes.value() == 0.0 and toolbar.seed.value() == 2 and toolbar.budget.value() == 9
+    from workbench.search.base import DEFAULT_STRATEGY
+
+    assert toolbar.strategy.currentText() == DEFAULT_STRATEGY

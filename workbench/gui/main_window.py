@@ -793,17 +793,31 @@ class MainWindow(QMainWindow):
         self._add_recent(str(Path(path).resolve()))
 
     def _restore_run_controls(self, session: Session) -> None:
+        """Fill the toolbar with what ``session`` recorded, and its default where it recorded nothing
+        (no problem, no time limit, no budget): every control is set, so none keeps the value an
+        earlier session left there, which Start would otherwise record into this one."""
+        from workbench.gui.run_panel import DEFAULT_COMPILE, DEFAULT_GPU
+
         backend = session.backend if isinstance(session.backend, dict) else {}
         options = dict(backend.get("options") or {})
-        run = {"kernel": session.kernel if backend.get("kind") != "replay" else None,
-               "backend": backend.get("kind") if backend.get("kind") in ("sim", "cuda", "replay") else None,
-               "replay": options.get("path") if backend.get("kind") == "replay" else None,
-               "gpu_model": options.get("gpu_model"), "problem": options.get("problem") or None,
-               "strategy": (session.strategy or {}).get("name"), "seed": (session.strategy or {}).get("seed"),
-               "strategy_options": (session.strategy or {}).get("options")}
+        kind = backend.get("kind")
+        strategy = session.strategy or {}
         settings = session.run
-        if settings.time_limit_s is not None:
-            run["time_limit_s"] = settings.time_limit_s
+        run: dict[str, Any] = {
+            "kernel": session.kernel if kind != "replay" else None,
+            "backend": kind if kind in ("sim", "cuda", "replay") else None,
+            "replay": options.get("path") if kind == "replay" else None,
+            "gpu_model": (options.get("gpu_model") or DEFAULT_GPU) if kind == "sim" else None,
+            "device": int(options.get("device") or 0) if kind == "cuda" else None,
+            "options": {"compile": options.get("compile") or DEFAULT_COMPILE} if kind == "sim" else {},
+            "problem": options.get("problem") or {},
+            "strategy": strategy.get("name"), "seed": strategy.get("seed"),
+            "strategy_options": strategy.get("options"),
+            "time_limit_s": settings.time_limit_s,
+            "budget": None,
+        }
+        if kind == "replay":
+            run["delay_s"] = options.get("delay_s") or 0.0
         if settings.budget is not None:
             left = settings.budget - len(session.trials)
             run["budget"] = left if left > 0 else settings.budget
@@ -817,7 +831,7 @@ class MainWindow(QMainWindow):
         if plan is not None:
             run["budget"] = plan.budget
         try:
-            self.toolbar.apply({k: v for k, v in run.items() if v is not None})
+            self.toolbar.apply(run)
         except WorkbenchError as exc:  # a strategy or backend this build lacks, a hand-edited option
             self.statusBar().showMessage(f"Session settings not restored: {exc}", 15000)
         self._shown_request = self._choices(self.toolbar.request())

@@ -22,6 +22,13 @@ from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES
 #: figures shipped, so a first run shows points at once (a fully unrolled convolution compiles for seconds).
 QUICK_KERNEL = "vector_add"
 
+#: What the budget box shows before any run, and for a reopened session that recorded no budget.
+DEFAULT_BUDGET = 100
+#: The GPU model the simulator imitates when a session or request names none (the backend's own default).
+DEFAULT_GPU = "H200"
+#: The simulator's resource figures when none are named: compiled (the backend's own default).
+DEFAULT_COMPILE = "nvrtc"
+
 BACKENDS = (("auto", "auto (GPU if present)"), ("cuda", "CUDA device"), ("sim", "simulated GPU"),
             ("replay", "replay a recording"), ("python", "python benchmark"))
 
@@ -114,11 +121,11 @@ class RunToolbar(QToolBar):
         self.backend.currentIndexChanged.connect(self._on_backend_changed)
         self.gpu = QComboBox()
         self.gpu.addItems(available_gpus())
-        if self.gpu.findText("H200") >= 0:
-            self.gpu.setCurrentText("H200")
+        if self.gpu.findText(DEFAULT_GPU) >= 0:
+            self.gpu.setCurrentText(DEFAULT_GPU)
         self.gpu.setToolTip("GPU model the simulator imitates")
         self.resources = QComboBox()
-        self.resources.addItem("compiled", "nvrtc")
+        self.resources.addItem("compiled", DEFAULT_COMPILE)
         self.resources.addItem("estimated", "estimate")
         self.resources.setToolTip("simulator: registers / shared memory / spills from a real NVRTC compile of every "
                                   "config (the shipped table, the disk cache, or a background compile: a config whose "
@@ -158,7 +165,7 @@ class RunToolbar(QToolBar):
         self.strategy_options.changed.connect(self._on_options_changed)
         self.budget = QSpinBox()
         self.budget.setRange(1, 1_000_000)
-        self.budget.setValue(100)
+        self.budget.setValue(DEFAULT_BUDGET)
         self.budget.setSuffix(" evals")
         self.minutes = QDoubleSpinBox()
         self.minutes.setRange(0.0, 10_000.0)
@@ -260,51 +267,64 @@ class RunToolbar(QToolBar):
     def apply(self, run: dict[str, Any]) -> None:
         """Fill the controls from a run request (automation, or a reopened session's settings).
 
-        A stored strategy option the strategy refuses keeps its default and, once every other
-        control is filled, raises ``WorkbenchError`` naming it (the caller shows the line)."""
+        A key left out leaves its control alone; a key given as None or empty (problem, budget,
+        seed, strategy, time limit, replay speed) puts the control at its default, so the controls
+        show exactly what a request records and never what an earlier session left there. An unknown
+        backend keeps the backend control as it was, an unknown strategy puts the default one, a
+        stored strategy option the strategy refuses keeps its default; once every other control is
+        filled, ``WorkbenchError`` names them (the caller shows the line)."""
+        problems: list[str] = []
         if run.get("replay"):
             self.backend.setCurrentIndex(self.backend.findData("replay"))
             self.replay.setText(str(run["replay"]))
         elif run.get("backend"):
             position = self.backend.findData(run["backend"])
             if position < 0:
-                raise WorkbenchError(f"unknown backend {run['backend']!r}")
-            self.backend.setCurrentIndex(position)
+                problems.append(f"unknown backend {run['backend']!r}")
+            else:
+                self.backend.setCurrentIndex(position)
         if run.get("kernel"):
             if self.kernel.findText(run["kernel"]) < 0:
                 self.kernel.addItem(run["kernel"])
             self.kernel.setCurrentText(run["kernel"])
             if run.get("kernel_dirs"):
                 self.kernel_folders[run["kernel"]] = str(run["kernel_dirs"][0])
-        if run.get("problem"):
-            self.problem.setText(", ".join(f"{k}={v}" for k, v in run["problem"].items()))
+        if "problem" in run:
+            self.problem.setText(", ".join(f"{k}={v}" for k, v in (run["problem"] or {}).items()))
         if "sizes" in run:
             self.sizes.setText(format_sizes(run["sizes"]) if run["sizes"] else "")
         if run.get("gpu_model"):
             if self.gpu.findText(run["gpu_model"]) < 0:
                 self.gpu.addItem(run["gpu_model"])
             self.gpu.setCurrentText(run["gpu_model"])
+        device = run.get("device")
+        if type(device) is int:
+            self.device.setValue(min(max(device, 0), self.device.maximum()))
         compile_mode = (run.get("options") or {}).get("compile")
         if compile_mode and self.resources.findData(compile_mode) >= 0:
             self.resources.setCurrentIndex(self.resources.findData(compile_mode))
-        if run.get("strategy"):
-            if run["strategy"] not in STRATEGIES:
-                raise WorkbenchError(f"unknown strategy {run['strategy']!r}; choose one of: {', '.join(STRATEGIES)}")
-            self.strategy.setCurrentText(run["strategy"])
-            self.strategy_options.set_strategy(run["strategy"], reset=True)
-        option_problems: list[str] = []
-        if run.get("strategy_options"):  # checked by the strategy; bad ones reported once all else is filled
-            option_problems = self.strategy_options.set_values(run["strategy_options"])
-        if run.get("budget"):
-            self.budget.setValue(int(run["budget"]))
-        if run.get("seed") is not None:
-            self.seed.setValue(int(run["seed"]))
+        if "strategy" in run:
+            strategy = run["strategy"] or DEFAULT_STRATEGY
+            known = strategy in STRATEGIES
+            if not known:  # the default strategy, not the one an earlier session left
+                problems.append(f"unknown strategy {strategy!r}; choose one of: {', '.join(STRATEGIES)}")
+                strategy = DEFAULT_STRATEGY
+            self.strategy.setCurrentText(strategy)
+            self.strategy_options.set_strategy(strategy, reset=True)
+            if known and run.get("strategy_options"):  # checked by the strategy; bad ones reported once all else is filled
+                problems += self.strategy_options.set_values(run["strategy_options"])
+        elif run.get("strategy_options"):
+            problems += self.strategy_options.set_values(run["strategy_options"])
+        if "budget" in run:
+            self.budget.setValue(int(run["budget"] or DEFAULT_BUDGET))
+        if "seed" in run:
+            self.seed.setValue(int(run["seed"] or 0))
         if "time_limit_s" in run:
             self.minutes.setValue((run["time_limit_s"] or 0.0) / 60.0)
-        if run.get("delay_s"):
-            self.delay.setValue(float(run["delay_s"]))
-        if option_problems:
-            raise WorkbenchError("; ".join(option_problems))
+        if "delay_s" in run:
+            self.delay.setValue(float(run["delay_s"] or 0.0))
+        if problems:
+            raise WorkbenchError("; ".join(problems))
 
     def show_progress(self, done: int, total: int | None, failures: int, eta_s: float | None) -> None:
         self.progress.setMaximum(total or 0)
