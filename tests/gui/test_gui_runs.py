@@ -213,3 +213,40 @@ def test_a_session_naming_an_unknown_strategy_still_restores_every_other_control
     from workbench.search.base import DEFAULT_STRATEGY
 
     assert toolbar.strategy.currentText() == DEFAULT_STRATEGY
+
+
+def test_new_open_recent_and_import_wait_for_the_run_and_say_so(window, qtbot, tmp_path, monkeypatch):
+    """During a run the actions that would replace its session are disabled, and reaching them
+    anyway (the menu's recent entries, a call, the shortcut) says in the status bar why nothing
+    happens; when the run has ended they work again."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QFileDialog
+
+    slow = str(Path(__file__).parents[1] / "fixtures" / "slow_bench.py")
+    other = tmp_path / "other.json"
+    run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=3), other)
+    window._add_recent(str(other))
+    dialogs = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: dialogs.append(a[1]) or ("", ""))
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
+    window.start_run({"kernel": slow, "backend": "python", "strategy": "random", "budget": 400})
+    actions = [window.actions_by_name[name] for name in ("new", "open", "import_kt")]
+    assert not any(action.isEnabled() for action in actions) and not window.recent_menu.isEnabled()
+    assert all("stop the run first" in action.toolTip() for action in actions)
+    for attempt, what in ((window.new_session, "New session"), (window._on_open, "Open"),
+                          (window._on_import_kt, "Import"),
+                          (window.recent_menu.actions()[0].trigger, "Open recent")):
+        window.statusBar().clearMessage()
+        attempt()
+        assert window.statusBar().currentMessage().startswith(f"{what}: a run is going; stop it first")
+    window.statusBar().clearMessage()
+    assert window._busy_shortcuts and all(s.isEnabled() for s in window._busy_shortcuts)
+    qtbot.keyClick(window, Qt.Key.Key_O, Qt.KeyboardModifier.ControlModifier)  # the disabled action's shortcut
+    assert window.statusBar().currentMessage().startswith("Open: a run is going; stop it first")
+    assert dialogs == [] and window.path is None and window.running
+    with qtbot.waitSignal(window.run_done, timeout=30_000):
+        window.stop_run()
+    assert all(action.isEnabled() for action in actions) and window.recent_menu.isEnabled()
+    assert not any(s.isEnabled() for s in window._busy_shortcuts)
+    window._on_open()
+    assert dialogs == ["Open session"]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox, QFileDialog, QLabel, QMainWindow, QMessageBox, QScrollArea, QSplitter, QTabWidget, QVBoxLayout,
     QWidget,
@@ -47,6 +47,8 @@ if TYPE_CHECKING:  # the run controller is imported when a run starts
 
 REFRESH_MS = 100  # charts and tables are fed in batches at 10 Hz, never per point
 MAX_RECENT = 8
+#: File actions that would replace the shown session: none of them may while a run writes into it.
+SESSION_ACTIONS = {"new": "New session", "open": "Open", "import_kt": "Import"}
 SESSION_FILTER = "Workbench sessions (*.json);;All files (*)"
 
 
@@ -247,6 +249,15 @@ class MainWindow(QMainWindow):
                 export.addAction(action)
         menu.addSeparator()
         add("quit", "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        # While a run goes the session actions are disabled, and a disabled action's shortcut does
+        # nothing at all: these stand in for them then, so Ctrl+O says why nothing opens.
+        self._busy_shortcuts: list[QShortcut] = []
+        for name, what in SESSION_ACTIONS.items():
+            for key in self.actions_by_name[name].shortcuts():
+                shortcut = QShortcut(key, self)
+                shortcut.activated.connect(lambda w=what: self._refused_during_run(w))
+                shortcut.setEnabled(False)
+                self._busy_shortcuts.append(shortcut)
         self._update_recent_menu()
 
     def open_kernel_editor(self, folder: str | os.PathLike[str] | None = None, ask: bool = False) -> Any:
@@ -582,14 +593,37 @@ class MainWindow(QMainWindow):
             self.engine_thread.run_finished.connect(self._on_run_finished)
             self.toolbar.set_running(True)
             self.objective_panel.set_run_active(True)
+            self._set_session_actions()
             self.toolbar.show_progress(0, prepared.budget, 0, None)
             self.engine_thread.start()
         except BaseException:  # no thread will end this run: it is over, its session file unlocked
             self._run_closed = True
             self.toolbar.set_running(False)
             self.objective_panel.set_run_active(False)
+            self._set_session_actions()
             prepared.release()
             raise
+
+    def _set_session_actions(self) -> None:
+        """New, Open, Open recent and Import replace the shown session: disabled while a run writes
+        into it (their tool tips say why), enabled again when it has ended."""
+        running = self.running
+        for name in SESSION_ACTIONS:
+            action = self.actions_by_name[name]
+            action.setEnabled(not running)
+            action.setStatusTip("a run is going: stop it first" if running else "")
+            action.setToolTip(action.text().replace("&", "") + (" (stop the run first)" if running else ""))
+        for shortcut in self._busy_shortcuts:
+            shortcut.setEnabled(running)
+        self._update_recent_menu()
+
+    def _refused_during_run(self, what: str) -> bool:
+        """Say in the status bar that ``what`` waits for the run to end; True while a run goes."""
+        if self.running:
+            self.statusBar().showMessage(f"{what}: a run is going; stop it first (its trials go to its session)",
+                                         10000)
+            return True
+        return False
 
     def remeasure_aborted(self) -> None:
         """Measure again the aborted candidates the constraints in force no longer rule out (the
@@ -759,6 +793,7 @@ class MainWindow(QMainWindow):
         self.failures.refresh()
         self.toolbar.set_running(False)
         self.objective_panel.set_run_active(False)
+        self._set_session_actions()
         self.toolbar.progress_label.setText(f"finished: {result.reason}, {result.evaluations} evaluations")
         self._select_best_if_none()
         if result.reason == "error":
@@ -773,7 +808,7 @@ class MainWindow(QMainWindow):
 
     # --- files ---------------------------------------------------------------------------------
     def new_session(self) -> None:
-        if self.running or not self._maybe_save():
+        if self._refused_during_run("New session") or not self._maybe_save():
             return
         self.path = None
         self._shown_request = None
@@ -891,12 +926,12 @@ class MainWindow(QMainWindow):
 
     def _open_recent(self, path: str) -> None:
         """Open recent goes through the same questions as Open: unsaved trials are never dropped silently."""
-        if self.running or not self._maybe_save():
+        if self._refused_during_run("Open recent") or not self._maybe_save():
             return
         self._guarded(lambda: self.open_session(path), "Cannot open")
 
     def _on_open(self) -> None:
-        if self.running or not self._maybe_save():
+        if self._refused_during_run("Open") or not self._maybe_save():
             return
         path, _ = QFileDialog.getOpenFileName(self, "Open session", self._last_dir(), SESSION_FILTER)
         if path:
@@ -924,7 +959,7 @@ class MainWindow(QMainWindow):
         self._update_title()
 
     def _on_import_kt(self) -> None:
-        if self.running or not self._maybe_save():
+        if self._refused_during_run("Import") or not self._maybe_save():
             return
         path, _ = QFileDialog.getOpenFileName(self, "Import Kernel Tuner cache", self._last_dir(), "Kernel Tuner cache (*.json);;All files (*)")
         if path:
@@ -1086,7 +1121,7 @@ class MainWindow(QMainWindow):
         for path in self.recent_files():
             action = self.recent_menu.addAction(path)
             action.triggered.connect(lambda _=False, p=path: self._open_recent(p))
-        self.recent_menu.setEnabled(bool(self.recent_files()))
+        self.recent_menu.setEnabled(bool(self.recent_files()) and not self.running)
 
     def _restore_settings(self) -> None:
         geometry = self.settings.value("geometry")
