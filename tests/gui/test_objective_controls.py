@@ -203,3 +203,49 @@ def test_weight_sliders_span_ten_unless_a_weight_is_larger():
     assert weight_scale([]) == 10.0 and weight_scale([1.0, 0.25, 10.0]) == 10.0
     assert weight_scale([20.0]) == 20.0 and weight_scale([30.0]) == 50.0 and weight_scale([1e9]) == 1e9
     assert weight_scale([1.7e308]) == 1.7e308
+
+
+def test_min_quality_cannot_be_typed_above_one(window, tmp_path):
+    window.open_session(_sim_session(tmp_path / "q.json"))
+    control = window.objective_panel.limits["min_quality"]
+    assert control.spin.maximum() == 1.0
+    control.spin.setValue(5.0)
+    assert window.model.constraints.min_quality == 1.0
+    assert window.objective_panel.limits["max_latency_ms"].spin.maximum() > 1.0  # only quality has a ceiling
+
+
+def test_a_typed_constraint_on_a_metric_nothing_reports_is_refused_with_the_command_lines_words(window, tmp_path):
+    """The CLI refuses `nonexistent >= 3` (a typo would make every trial infeasible); the window says
+    the same line and keeps the constraints it had."""
+    from workbench.core.domain.metrics import check_metrics
+    from workbench.core.errors import WorkbenchError
+    from workbench.runner.plan import session_metrics
+
+    window.open_session(_sim_session(tmp_path / "x.json"))
+    panel = window.objective_panel
+    panel.extra_edit.setText("occupancy >= 0.25")
+    panel._on_extra_edited()
+    assert [b.label for b in window.model.constraints.extra] == ["occupancy >= 0.25"] and panel.extra_error.isHidden()
+    feasible = window.model.ranking.n_feasible
+    panel.extra_edit.setText("occupancy >= 0.25, nonexistent >= 3")
+    panel._on_extra_edited()
+    with pytest.raises(WorkbenchError) as cli:  # what `show --constraint` says (cli._objective_warnings)
+        check_metrics(["nonexistent"], session_metrics(window.model.session))
+    assert not panel.extra_error.isHidden() and panel.extra_error.text() == str(cli.value)
+    assert panel.extra_error.text().startswith("metric 'nonexistent': no trial reports it and the backend does not")
+    assert [b.label for b in window.model.constraints.extra] == ["occupancy >= 0.25"]  # not applied
+    assert window.model.ranking.n_feasible == feasible
+
+
+def test_session_metrics_are_the_trials_and_the_backends_or_unknown_for_a_silent_user_benchmark(tmp_path):
+    from workbench.core.domain.session import load_session
+    from workbench.runner.plan import session_metrics
+
+    session = load_session(_sim_session(tmp_path / "s.json"))
+    assert {"latency_ms", "occupancy", "dram_mb"} <= session_metrics(session)
+    session.trials = []
+    assert "occupancy" in session_metrics(session)  # the simulator declares it
+    session.backend = {"kind": "python", "options": {}}
+    assert session_metrics(session) is None  # a user benchmark that has reported nothing: may still come
+    session.backend = {"kind": "no-such-backend"}
+    assert session_metrics(session) is None

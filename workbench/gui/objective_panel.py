@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Status
-from workbench.core.domain.metrics import known_direction
+from workbench.core.domain.metrics import check_metrics, known_direction
 from workbench.core.domain.objective import Bound, Weights, direction_problem
 from workbench.core.domain.search_objective import Objective
 
@@ -41,18 +41,19 @@ class LimitControl:
         self.enabled = QCheckBox(text)
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(0, STEPS)
+        # min quality: the loosest end of the slider is its left; a quality above 1 does not exist
+        self.lower_bound = field.startswith("min_")
+        self.ceiling: float | None = 1.0 if metric == "quality" else None
         self.spin = QDoubleSpinBox()
         self.spin.setDecimals(4)
         # While the constraint is off the box reads "off", never a value nobody set: its minimum
-        # is a sentinel below every real limit, shown as the special text.
-        self.spin.setRange(OFF, 1e12)
+        # is a sentinel below every real limit, shown as the special text. Its maximum is the
+        # metric's ceiling (quality 1), so no typed limit excludes every trial that could exist.
+        self.spin.setRange(OFF, self.ceiling if self.ceiling is not None else 1e12)
         self.spin.setSpecialValueText("off")
         self.spin.setMinimumWidth(96)
         self.spin.setKeyboardTracking(False)
         self.lo, self.hi = 0.0, 1.0
-        # min quality: the loosest end of the slider is its left; a quality above 1 does not exist
-        self.lower_bound = field.startswith("min_")
-        self.ceiling: float | None = 1.0 if metric == "quality" else None
         self.enabled.toggled.connect(self._on_toggled)
         self.slider.valueChanged.connect(self._on_slider)
         self.spin.valueChanged.connect(self._on_spin)
@@ -397,9 +398,20 @@ class ObjectivePanel(QWidget):
             self.extra_error.setVisible(True)
 
     def set_extra_text(self, text: str) -> None:
-        """``occupancy >= 0.5, registers <= 64`` -> extra bounds (WorkbenchError names a bad one)."""
+        """``occupancy >= 0.5, registers <= 64`` -> extra bounds (WorkbenchError names a bad one).
+
+        A bound on a metric no trial reports and the backend does not declare is refused with the
+        line the command line gives (:func:`check_metrics`; most likely a typo, which would
+        otherwise quietly make every trial infeasible) and nothing is applied. For a user benchmark
+        that has reported nothing yet the metric may still come: it is applied, with a warning."""
+        from workbench.runner.plan import session_metrics
+
         bounds = tuple(Bound.parse(part) for part in (p.strip() for p in text.split(",")) if part)
-        self.extra_error.setVisible(False)
+        session = self.model.session
+        available = session_metrics(session) if session is not None else None
+        warnings = check_metrics(dict.fromkeys(b.metric for b in bounds), available, self.model.weights.directions)
+        self.extra_error.setText("; ".join(warnings))
+        self.extra_error.setVisible(bool(warnings))
         self.model.set_constraints(extra=bounds)
 
     def _on_weight_slider(self, metric: str, position: int) -> None:

@@ -177,6 +177,22 @@ def new_session(
     )
 
 
+def session_metrics(session: Session) -> frozenset[str] | None:
+    """Metrics an open session can be ranked by: what its trials report plus what its backend
+    declares (``show`` checks a weight or constraint against the same). None when neither can say
+    yet: a user benchmark's session whose trials have reported nothing, where a metric may still come.
+    """
+    seen = {name for trial in session.trials for name in trial.measurement.metrics}
+    kind = session.backend.get("kind") if isinstance(session.backend, dict) else None
+    try:
+        declared = backend_class(kind).metrics if isinstance(kind, str) else None
+    except WorkbenchError:  # a backend this build lacks (an imported or hand-edited file)
+        declared = None
+    if declared is None and not seen:
+        return None
+    return frozenset(seen | set(declared or ()))
+
+
 def available_metrics(spec: BackendSpec, target: Target | None = None) -> frozenset[str] | None:
     """Metrics a run of ``spec`` can report: the target's (a recording's), else the backend's
     declaration; None when they cannot be known before trials report them (a user benchmark)."""
