@@ -253,8 +253,8 @@ class MainWindow(QMainWindow):
         # nothing at all: these stand in for them then, so Ctrl+O says why nothing opens.
         self._busy_shortcuts: list[QShortcut] = []
         for name, what in SESSION_ACTIONS.items():
-            for key in self.actions_by_name[name].shortcuts():
-                shortcut = QShortcut(key, self)
+            for sequence in self.actions_by_name[name].shortcuts():
+                shortcut = QShortcut(sequence, self)
                 shortcut.activated.connect(lambda w=what: self._refused_during_run(w))
                 shortcut.setEnabled(False)
                 self._busy_shortcuts.append(shortcut)
@@ -843,7 +843,7 @@ class MainWindow(QMainWindow):
             "backend": kind if kind in ("sim", "cuda", "replay") else None,
             "replay": options.get("path") if kind == "replay" else None,
             "gpu_model": (options.get("gpu_model") or DEFAULT_GPU) if kind == "sim" else None,
-            "device": int(options.get("device") or 0) if kind == "cuda" else None,
+            "device": (options.get("device") if type(options.get("device")) is int else 0) if kind == "cuda" else None,
             "options": {"compile": options.get("compile") or DEFAULT_COMPILE} if kind == "sim" else {},
             "problem": options.get("problem") or {},
             "strategy": strategy.get("name"), "seed": strategy.get("seed"),
