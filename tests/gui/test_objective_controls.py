@@ -214,7 +214,7 @@ def test_min_quality_cannot_be_typed_above_one(window, tmp_path):
     assert window.objective_panel.limits["max_latency_ms"].spin.maximum() > 1.0  # only quality has a ceiling
 
 
-def test_a_typed_constraint_on_a_metric_nothing_reports_is_refused_with_the_command_lines_words(window, tmp_path):
+def test_a_typed_constraint_on_a_metric_nothing_reports_is_refused_with_the_command_lines_words(window, qtbot, tmp_path):
     """The CLI refuses `nonexistent >= 3` (a typo would make every trial infeasible); the window says
     the same line and keeps the constraints it had."""
     from workbench.core.domain.metrics import check_metrics
@@ -231,8 +231,13 @@ def test_a_typed_constraint_on_a_metric_nothing_reports_is_refused_with_the_comm
     panel._on_extra_edited()
     with pytest.raises(WorkbenchError) as cli:  # what `show --constraint` says (cli._objective_warnings)
         check_metrics(["nonexistent"], session_metrics(window.model.session))
-    assert not panel.extra_error.isHidden() and panel.extra_error.text() == str(cli.value)
-    assert panel.extra_error.text().startswith("metric 'nonexistent': no trial reports it and the backend does not")
+    assert not panel.extra_error.isHidden() and panel.extra_error.toolTip() == str(cli.value)
+    shown = panel.extra_error.text().replace("\n", " ")  # as much of the line as three lines of the column hold
+    assert shown.startswith("metric 'nonexistent': no trial reports it") and str(cli.value).startswith(shown.rstrip(" …"))
+    assert panel.extra_error.text().count("\n") <= 2
+    qtbot.wait(50)  # the layout settles: the panel gets the room its rows need, nothing is drawn over the count
+    assert panel.height() >= panel.minimumSizeHint().height()
+    assert panel.extra_error.geometry().bottom() < panel.feasible_label.geometry().top()
     assert [b.label for b in window.model.constraints.extra] == ["occupancy >= 0.25"]  # not applied
     assert window.model.ranking.n_feasible == feasible
 

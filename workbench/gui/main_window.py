@@ -126,7 +126,18 @@ class MainWindow(QMainWindow):
         self.best_card = BestCard(model)
         self.slots_panel = SlotsPanel()
         left_tabs = QTabWidget()
-        left_tabs.addTab(self.best_card, "Recommended")
+        # In a scroll area: the card's wrapped text asks a height for each width, which a column
+        # layout grants before anything else, and the objective panel above was squeezed below its
+        # own minimum (rows drawn over each other) whenever the card's text was long.
+        card_scroll = QScrollArea()
+        card_scroll.setWidget(self.best_card)
+        card_scroll.setWidgetResizable(True)
+        card_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        # the tab page's colour shows through, as without the scroll area (which paints its own)
+        card_scroll.setObjectName("cardScroll")
+        card_scroll.setStyleSheet("#cardScroll, #cardScroll > QWidget { background: transparent; }")
+        self.best_card.setAutoFillBackground(False)  # setWidget turned it on
+        left_tabs.addTab(card_scroll, "Recommended")
         left_tabs.addTab(self.slots_panel, "Search space")
         self.left_tabs = left_tabs
         left = QWidget()

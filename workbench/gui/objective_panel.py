@@ -12,6 +12,7 @@ import math
 from typing import Any, Iterable
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QDoubleSpinBox, QGridLayout, QGroupBox, QLabel, QLineEdit, QPushButton, QSlider, QVBoxLayout, QWidget,
 )
@@ -31,6 +32,8 @@ OFF = -1.0  # the spin boxes' "off" sentinel (every limit here is >= 0)
 #: larger: then the end is the next 1-2-5 number above the largest weight (see ``weight_scale``).
 WEIGHT_STEPS = 100
 WEIGHT_SCALE = 10.0
+#: Lines of the constraint text's error shown under the field (the whole of it is the tool tip).
+ERROR_LINES = 3
 
 
 class LimitControl:
@@ -172,7 +175,6 @@ class ObjectivePanel(QWidget):
         self.extra_edit.setToolTip("constraints on any metric, 'metric <= value' or 'metric >= value', comma separated")
         self.extra_edit.editingFinished.connect(self._on_extra_edited)
         self.extra_error = QLabel("")
-        self.extra_error.setWordWrap(True)
         self.extra_error.setStyleSheet("color: #d55e00")
         self.extra_error.setVisible(False)
         row = 2 * len(self.limits)
@@ -394,8 +396,7 @@ class ObjectivePanel(QWidget):
         try:
             self.set_extra_text(self.extra_edit.text())
         except WorkbenchError as exc:
-            self.extra_error.setText(str(exc))
-            self.extra_error.setVisible(True)
+            self._show_extra_error(str(exc))
 
     def set_extra_text(self, text: str) -> None:
         """``occupancy >= 0.5, registers <= 64`` -> extra bounds (WorkbenchError names a bad one).
@@ -410,9 +411,19 @@ class ObjectivePanel(QWidget):
         session = self.model.session
         available = session_metrics(session) if session is not None else None
         warnings = check_metrics(dict.fromkeys(b.metric for b in bounds), available, self.model.weights.directions)
-        self.extra_error.setText("; ".join(warnings))
-        self.extra_error.setVisible(bool(warnings))
+        self._show_extra_error("; ".join(warnings))
         self.model.set_constraints(extra=bounds)
+
+    def _show_extra_error(self, text: str) -> None:
+        """The constraint text's error or warning under the field (empty: hidden): broken into at
+        most ``ERROR_LINES`` lines of the field's width, the whole line as tool tip. The left column
+        has no room for a longer message (one listing every known metric); the lines are broken
+        here because a word-wrapped label was given less height than its text and drawn over the
+        feasible count."""
+        label = self.extra_error
+        label.setText(_wrap_lines(text, label.fontMetrics(), max(self.extra_edit.width(), 120), ERROR_LINES))
+        label.setToolTip(text)
+        label.setVisible(bool(text))
 
     def _on_weight_slider(self, metric: str, position: int) -> None:
         """The moved slider sets its own metric's weight and no other: a weight the slider grid
@@ -439,6 +450,23 @@ class ObjectivePanel(QWidget):
             self.weight_labels[metric].setText(_weight_text(weight))
             self.weight_labels[metric].setToolTip(tip)
             slider.setToolTip(tip)
+
+
+def _wrap_lines(text: str, metrics: QFontMetrics, width: int, lines: int) -> str:
+    """``text`` broken at spaces into lines of at most ``width`` pixels; past ``lines`` lines, the
+    last one ends in "…" (a word longer than a line keeps its own line)."""
+    wrapped: list[str] = []
+    for word in text.split():
+        if wrapped and metrics.horizontalAdvance(wrapped[-1] + " " + word) <= width:
+            wrapped[-1] += " " + word
+        else:
+            wrapped.append(word)
+    if len(wrapped) <= lines:
+        return "\n".join(wrapped)
+    last = wrapped[lines - 1]
+    while " " in last and metrics.horizontalAdvance(last + " …") > width:
+        last = last.rsplit(" ", 1)[0]
+    return "\n".join([*wrapped[: lines - 1], last + " …"])
 
 
 def weight_scale(weights: Iterable[float]) -> float:
