@@ -250,3 +250,16 @@ def test_new_open_recent_and_import_wait_for_the_run_and_say_so(window, qtbot, t
     assert not any(s.isEnabled() for s in window._busy_shortcuts)
     window._on_open()
     assert dialogs == ["Open session"]
+
+
+def test_a_replay_session_restores_its_own_speed_and_automation_leaves_unnamed_controls_alone(window, tmp_path):
+    recording, path = tmp_path / "rec.json", tmp_path / "replay.json"
+    run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=8, seed=1), recording)
+    run_to_end(RunRequest(replay=str(recording), strategy="random", budget=4), path)
+    toolbar = window.toolbar
+    toolbar.delay.setValue(0.5)  # what an earlier demo left
+    window.open_session(path)
+    assert toolbar.backend.currentData() == "replay" and toolbar.delay.value() == 0.0  # the session recorded none
+    toolbar.apply({"strategy": "local", "seed": 9, "budget": 7})
+    toolbar.apply({"kernel": BENCH, "strategy": None, "seed": None, "budget": None})  # `gui --run` without those flags
+    assert (toolbar.strategy.currentText(), toolbar.seed.value(), toolbar.budget.value()) == ("local", 9, 7)

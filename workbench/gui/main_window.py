@@ -842,7 +842,8 @@ class MainWindow(QMainWindow):
         """Fill the toolbar with what ``session`` recorded, and its default where it recorded nothing
         (no problem, no time limit, no budget): every control is set, so none keeps the value an
         earlier session left there, which Start would otherwise record into this one."""
-        from workbench.gui.run_panel import DEFAULT_COMPILE, DEFAULT_GPU
+        from workbench.gui.run_panel import DEFAULT_BUDGET, DEFAULT_COMPILE, DEFAULT_GPU
+        from workbench.search.base import DEFAULT_STRATEGY
 
         backend = session.backend if isinstance(session.backend, dict) else {}
         options = dict(backend.get("options") or {})
@@ -857,10 +858,10 @@ class MainWindow(QMainWindow):
             "device": (options.get("device") if type(options.get("device")) is int else 0) if kind == "cuda" else None,
             "options": {"compile": options.get("compile") or DEFAULT_COMPILE} if kind == "sim" else {},
             "problem": options.get("problem") or {},
-            "strategy": strategy.get("name"), "seed": strategy.get("seed"),
+            "strategy": strategy.get("name") or DEFAULT_STRATEGY, "seed": strategy.get("seed") or 0,
             "strategy_options": strategy.get("options"),
             "time_limit_s": settings.time_limit_s,
-            "budget": None,
+            "budget": DEFAULT_BUDGET,
         }
         if kind == "replay":
             run["delay_s"] = options.get("delay_s") or 0.0

@@ -267,11 +267,13 @@ class RunToolbar(QToolBar):
     def apply(self, run: dict[str, Any]) -> None:
         """Fill the controls from a run request (automation, or a reopened session's settings).
 
-        A key left out leaves its control alone; a key given as None or empty (problem, budget,
-        seed, strategy, time limit, replay speed) puts the control at its default, so the controls
-        show exactly what a request records and never what an earlier session left there. An unknown
-        backend keeps the backend control as it was, an unknown strategy puts the default one, a
-        stored strategy option the strategy refuses keeps its default; once every other control is
+        A key left out or None leaves its control alone (automation names only what it chooses;
+        a continued session keeps its own strategy and seed then), except that an empty problem
+        and no time limit are values: ``problem: {}`` empties the field, ``time_limit_s: None`` shows
+        *no time limit*, and a replay request's ``delay_s: 0`` sets no delay. A caller restoring a
+        session passes every control (the window's ``_restore_run_controls``). An unknown backend
+        keeps the backend control as it was, an unknown strategy puts the default one, a stored
+        strategy option the strategy refuses keeps its default; once every other control is
         filled, ``WorkbenchError`` names them (the caller shows the line)."""
         problems: list[str] = []
         if run.get("replay"):
@@ -303,8 +305,8 @@ class RunToolbar(QToolBar):
         compile_mode = (run.get("options") or {}).get("compile")
         if compile_mode and self.resources.findData(compile_mode) >= 0:
             self.resources.setCurrentIndex(self.resources.findData(compile_mode))
-        if "strategy" in run:
-            strategy = run["strategy"] or DEFAULT_STRATEGY
+        if run.get("strategy"):
+            strategy = run["strategy"]
             known = strategy in STRATEGIES
             if not known:  # the default strategy, not the one an earlier session left
                 problems.append(f"unknown strategy {strategy!r}; choose one of: {', '.join(STRATEGIES)}")
@@ -315,14 +317,14 @@ class RunToolbar(QToolBar):
                 problems += self.strategy_options.set_values(run["strategy_options"])
         elif run.get("strategy_options"):
             problems += self.strategy_options.set_values(run["strategy_options"])
-        if "budget" in run:
-            self.budget.setValue(int(run["budget"] or DEFAULT_BUDGET))
-        if "seed" in run:
-            self.seed.setValue(int(run["seed"] or 0))
+        if run.get("budget"):
+            self.budget.setValue(int(run["budget"]))
+        if run.get("seed") is not None:
+            self.seed.setValue(int(run["seed"]))
         if "time_limit_s" in run:
             self.minutes.setValue((run["time_limit_s"] or 0.0) / 60.0)
-        if "delay_s" in run:
-            self.delay.setValue(float(run["delay_s"] or 0.0))
+        if run.get("delay_s") is not None and (run.get("replay") or run.get("backend") == "replay"):
+            self.delay.setValue(float(run["delay_s"]))
         if problems:
             raise WorkbenchError("; ".join(problems))
 
