@@ -73,6 +73,9 @@ def test_a_session_whose_weights_score_nothing_opens_and_says_why(window, tmp_pa
     window.open_session(path)
     assert window.path == path and window.model.session is not None
     assert said in window.summary_label.text()
+    from workbench.gui.results_table import feasibility_text
+
+    assert feasibility_text(window.model, 0) == "no score: reports no weighted metric"
 
 
 def test_a_session_that_fails_to_show_leaves_the_window_as_it_was(window, qtbot, tmp_path, monkeypatch):
