@@ -560,7 +560,7 @@ class Ranking:
         return self.why_none()
 
     def why_none(self) -> str:
-        """Why there is no recommendation, in one line (the rest of the story when there is one).
+        """Why there is no recommendation, in one line.
 
         Two things keep a successful trial out of the ranking: a constraint it violates, and having
         no score because it reports none of the weighted metrics (a benchmark that measures latency
@@ -569,6 +569,8 @@ class Ranking:
         """
         if self.n_ok == 0:
             return f"no successful trials among {len(self.table)}"
+        if self.n_feasible:  # asked while there is a recommendation: nothing to explain away
+            return f"{self.n_feasible} feasible configs among {self.n_ok} successful trials"
         reasons = []
         label = self.most_excluding
         if label is not None:
@@ -578,8 +580,6 @@ class Ranking:
             within = " within the constraints" if label is not None else ""
             verb = "reports" if unscored == 1 else "report"
             reasons.append(f"{unscored}{within} {verb} none of the weighted metrics ({self._weighted_names()})")
-        if not reasons:  # n_feasible > 0 here: the caller asked while there is a recommendation
-            return f"{self.n_feasible} feasible configs among {self.n_ok} successful trials"
         return f"no feasible config among {self.n_ok} successful trials; " + "; ".join(reasons)
 
     def _weighted_names(self) -> str:
