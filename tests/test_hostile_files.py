@@ -292,6 +292,15 @@ def test_a_negative_latency_is_refused(tmp_path: Path) -> None:
         load_session(write(tmp_path / "s.json", doc))
 
 
+def test_a_zero_latency_of_a_successful_trial_is_refused(tmp_path: Path) -> None:
+    doc = session_doc()
+    doc["trials"][0]["metrics"]["latency_ms"] = 0.0
+    with pytest.raises(SessionFormatError, match=r"trials\[0\]\.metrics\.latency_ms: 0 ms is not the latency"):
+        load_session(write(tmp_path / "s.json", doc))
+    doc["trials"][0]["status"] = "runtime_error"  # a failure's figures are not measurements: kept as written
+    assert load_session(write(tmp_path / "f.json", doc)).trials[0].metric("latency_ms") == 0.0
+
+
 # --- 8: what is read -----------------------------------------------------------------------------------
 
 

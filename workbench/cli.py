@@ -571,6 +571,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         "weights": _directions_of(constraints, weights)[0],
         "best": best,
         "most_excluding_constraint": ranking.most_excluding if ranking.n_feasible == 0 else None,
+        "why_none": ranking.why_none() if ranking.n_feasible == 0 else None,
     }
     if with_importance:
         from workbench.core.domain.importance import session_importance
@@ -685,8 +686,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         mixed = "  (over all sizes; each size's best below)" if summary.get("sizes") else ""
         print(f"best     {b['latency_ms']:.4g} ms  score {b['score']:.3f}  {b['config']}{mixed}")
         print(f"why      {b['why']}")
-    elif summary["most_excluding_constraint"]:
-        print(f"nothing feasible: '{summary['most_excluding_constraint']}' excludes the most trials")
+    elif summary["why_none"]:
+        print(f"nothing feasible: {summary['why_none']}")
     if summary.get("objectives"):
         print(f"pareto   {len(summary['pareto'])} feasible configs on the front of {', '.join(summary['objectives'])}")
         for point in summary["pareto"]:

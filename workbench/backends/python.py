@@ -111,7 +111,10 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
             details[str(key)] = value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
     latency = metrics.get(LATENCY)
     if latency is None or not math.isfinite(latency) or latency < 0:
-        return f"measure() returned {LATENCY}={result[LATENCY]!r}; it must be a finite number >= 0"
+        return f"measure() returned {LATENCY}={result[LATENCY]!r}; it must be a finite number > 0"
+    if latency == 0:  # nothing takes no time: the timer did not resolve the call, or nothing was timed
+        return (f"measure() returned {LATENCY}={result[LATENCY]!r}: 0 ms is not a measurement (the timer did "
+                "not resolve the call, or nothing was timed); time several repetitions and return their mean")
     return metrics, details
 
 
