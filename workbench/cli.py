@@ -30,6 +30,7 @@ EXIT_BAD_INPUT = 2
 MAX_SEED = 2**63 - 1
 #: Longest timeout or time limit accepted (s): a week; anything longer is a typo, not a plan.
 MAX_SECONDS = 7 * 24 * 3600.0
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 STDOUT = "-"  # export --out -: the export on standard output (other commands refuse it)
 #: Default of ``tune --refine-wait`` (s): a first simulated run on a fresh machine ends seconds after
 #: its last evaluation instead of waiting minutes for every unrolled kernel's compile.
@@ -220,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     gui.add_argument("--sizes", action="append", default=[], metavar="NAME=V1,V2,...",
                      help="with --run: a size sweep, --budget evaluations per size (as tune --sizes)")
     gui.add_argument("--screenshot", default=None, metavar="PNG")
+    gui.add_argument("--force", action="store_true",
+                     help="let --screenshot replace a file that is not a PNG picture or is an input (kept as FILE.bak)")
     gui.add_argument("--quit-when-done", action="store_true")
     return parser
 
@@ -912,13 +915,36 @@ def _check_kernels_table(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def _is_png(path: Path) -> bool:
+    """A picture an earlier ``--screenshot`` (or anything else) saved: recognised by its signature."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(PNG_SIGNATURE)) == PNG_SIGNATURE
+    except OSError:
+        return False
+
+
+def _check_screenshot(args: argparse.Namespace) -> None:
+    """``--screenshot`` obeys every command's output rule, checked before the window opens: a refusal
+    after a run would come too late, and a picture written over the session it shows loses it."""
+    from workbench.core.io.output_files import prepare_output
+
+    _file_out(args.screenshot, "--screenshot")
+    inputs = [path for path in (args.session, args.replay, args.run) if path and os.path.exists(path)]
+    prepare_output(args.screenshot, force=args.force, inputs=inputs, replaceable=_is_png,
+                   what="PNG picture", flag="--screenshot")
+
+
 def cmd_gui(args: argparse.Namespace | None) -> int:
     from workbench.gui.app import main as gui_main
 
     if args is None:
         return gui_main(None, None, None, False)
     _check_run_flags(args)
-    _file_out(args.screenshot, "--screenshot")
+    if args.screenshot is not None:
+        _check_screenshot(args)
+    elif args.force:
+        raise WorkbenchError("--force applies to --screenshot only (a picture that replaces an existing file)")
     if args.sizes and not (args.run or args.replay):
         raise WorkbenchError("--sizes applies to a sweep the window starts: gui --run KERNEL --sizes NAME=V1,V2,...")
     run = None

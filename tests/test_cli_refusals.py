@@ -1,0 +1,82 @@
+"""Refusals and failures the command line must say in one line, before it harms anything:
+a picture never written over a session, a kernel spec's bad field named when it loads, a failed
+run's cause printed, a resource table of failed compiles never taken for a complete one."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_errors import one_line_error
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture
+def no_window(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
+    """``gui`` with the window replaced by a recorder: the checks before it opens are under test."""
+    from workbench.gui import app
+
+    opened: list[tuple] = []
+    monkeypatch.setattr(app, "main", lambda *a: opened.append(a) or 0)
+    return opened
+
+
+def _a_session(tmp_path: Path) -> Path:
+    session = FIXTURES / "session_golden.json"
+    path = tmp_path / "mine.json"
+    shutil.copy(session, path)
+    return path
+
+
+def test_screenshot_over_the_session_it_opens_is_refused_before_the_window(cli, tmp_path, no_window) -> None:
+    session = _a_session(tmp_path)
+    before = session.read_bytes()
+    line = one_line_error(cli("gui", session, "--screenshot", session, "--quit-when-done"))
+    assert "--screenshot" in line and "input" in line
+    assert session.read_bytes() == before and no_window == []
+
+
+def test_screenshot_over_a_file_that_is_not_a_picture_needs_force(cli, tmp_path, no_window) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("notes\n")
+    pic = tmp_path / "pic.png"
+    pic.write_text("not a picture\n")
+    for target in (notes, pic):
+        line = one_line_error(cli("gui", "--screenshot", target, "--quit-when-done"))
+        assert "not a PNG picture" in line and "--force" in line
+    assert notes.read_text() == "notes\n" and pic.read_text() == "not a picture\n" and no_window == []
+    assert cli("gui", "--screenshot", notes, "--force", "--quit-when-done").returncode == 0
+    assert (tmp_path / "notes.txt.bak").read_text() == "notes\n"  # kept, as every command does
+    assert len(no_window) == 1
+
+
+def test_an_earlier_screenshot_is_replaced_without_force(cli, tmp_path, no_window) -> None:
+    shot = tmp_path / "shot.png"
+    shot.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 32)
+    assert cli("gui", "--screenshot", shot, "--quit-when-done").returncode == 0
+    assert no_window and not (tmp_path / "shot.png.bak").exists()
+
+
+def test_a_failed_picture_write_leaves_the_file_there(tmp_path) -> None:
+    from workbench.gui.app import _save_picture
+
+    class Failing:
+        def save(self, path: str, fmt: str) -> bool:
+            Path(path).write_bytes(b"half")  # what a write that breaks off leaves
+            return False
+
+    class Working:
+        def save(self, path: str, fmt: str) -> bool:
+            Path(path).write_bytes(b"\x89PNG picture")
+            return True
+
+    target = tmp_path / "shot.png"
+    target.write_bytes(b"earlier")
+    assert not _save_picture(Failing(), target)
+    assert target.read_bytes() == b"earlier" and [p.name for p in tmp_path.iterdir()] == ["shot.png"]
+    assert _save_picture(Working(), target)
+    assert target.read_bytes() == b"\x89PNG picture" and [p.name for p in tmp_path.iterdir()] == ["shot.png"]
