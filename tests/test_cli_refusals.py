@@ -80,3 +80,19 @@ def test_a_failed_picture_write_leaves_the_file_there(tmp_path) -> None:
     assert target.read_bytes() == b"earlier" and [p.name for p in tmp_path.iterdir()] == ["shot.png"]
     assert _save_picture(Working(), target)
     assert target.read_bytes() == b"\x89PNG picture" and [p.name for p in tmp_path.iterdir()] == ["shot.png"]
+
+
+def test_a_spec_with_a_bad_dtype_is_one_line_naming_file_line_and_field(cli, tmp_path) -> None:
+    import json
+
+    example = Path(__file__).resolve().parents[1] / "docs" / "examples" / "saxpy"
+    spec = json.loads((example / "saxpy.kernel.json").read_text())
+    spec["args"][0]["dtype"] = "float128x"
+    (tmp_path / "saxpy.kernel.json").write_text(json.dumps(spec, indent=1))
+    shutil.copy(example / "saxpy.cu", tmp_path / "saxpy.cu")
+    for args in (("kernels", "--kernel-dir", tmp_path),
+                 ("tune", "saxpy", "--kernel-dir", tmp_path, "--backend", "sim", "--executor", "inline",
+                  "--budget", "3", "--out", tmp_path / "s.json")):
+        line = one_line_error(cli(*args))
+        assert "saxpy.kernel.json:" in line and "args[0].dtype" in line and "float128x" in line
+    assert not (tmp_path / "s.json").exists()
