@@ -96,3 +96,58 @@ def test_a_spec_with_a_bad_dtype_is_one_line_naming_file_line_and_field(cli, tmp
         line = one_line_error(cli(*args))
         assert "saxpy.kernel.json:" in line and "args[0].dtype" in line and "float128x" in line
     assert not (tmp_path / "s.json").exists()
+
+
+WORKER_FAILS = '''
+import multiprocessing, os, sys
+if multiprocessing.parent_process() is not None:  # only in the worker, as a missing device would
+    {failure}
+SPACE = {{"a": [1, 2]}}
+def measure(config):
+    return {{"latency_ms": 1.0}}
+'''
+
+
+def _bench(tmp_path: Path, failure: str) -> Path:
+    path = tmp_path / "bench.py"
+    path.write_text(WORKER_FAILS.format(failure=failure))
+    return path
+
+
+def _error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("error:")]
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_a_run_that_cannot_start_says_why_and_leaves_no_session_in_the_way(cli, tmp_path, quiet) -> None:
+    bench = _bench(tmp_path, 'raise RuntimeError("no device in the worker")')
+    out = tmp_path / "s.json"
+    args = ["tune", bench, "--backend", "python", "--budget", "3", "--out", out] + (["--quiet"] if quiet else [])
+    for _ in range(2):  # the retry is not refused by what the first attempt left
+        done = cli(*args)
+        assert done.returncode == 1, done.stderr
+        errors = _error_lines(done.stderr)
+        assert len(errors) == 1 and "RuntimeError: no device in the worker" in errors[0], done.stderr
+        assert "Traceback" not in done.stderr and "0 trials" not in done.stdout
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["bench.py"]
+
+
+def test_a_worker_that_exits_without_a_report_is_described_by_its_last_output(cli, tmp_path) -> None:
+    bench = _bench(tmp_path, 'print("cannot open the widget", file=sys.stderr, flush=True); os._exit(2)')
+    done = cli("tune", bench, "--backend", "python", "--budget", "3", "--out", tmp_path / "s.json", "--quiet")
+    assert done.returncode == 1
+    assert _error_lines(done.stderr) == ["error: python backend failed to start: worker exited with code 2; "
+                                         "its last output: cannot open the widget"]
+
+
+def test_a_failed_start_over_a_forced_session_keeps_the_old_one(cli, tmp_path) -> None:
+    from workbench.core.domain.session import load_session
+
+    out = _a_session(tmp_path)
+    trials = len(load_session(out).trials)
+    assert trials
+    bench = _bench(tmp_path, 'raise RuntimeError("no device")')
+    done = cli("tune", bench, "--backend", "python", "--budget", "3", "--out", out, "--force", "--quiet")
+    assert done.returncode == 1 and "no device" in done.stderr
+    assert len(load_session(tmp_path / "mine.json.bak").trials) == trials  # --force kept it; nothing replaced it
+    assert not out.exists() or len(load_session(out).trials) == trials

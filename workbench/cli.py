@@ -314,6 +314,11 @@ def _objective_warnings(constraints: Any, weights: Any, available: Any, objectiv
     return warnings + idle_directions(weights.directions, named, available)
 
 
+def _first_line(text: str) -> str:
+    """The first non-empty line of a message (a worker's log stays in the session, not on the terminal)."""
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
 class _ProgressLine:
     """One self-overwriting progress line on stderr (a plain line every few seconds when not a TTY)."""
 
@@ -325,9 +330,7 @@ class _ProgressLine:
     def __call__(self, event: Any) -> None:
         from workbench.runner.events import Progress, RunFinished
 
-        if self.quiet:
-            return
-        if isinstance(event, Progress):
+        if isinstance(event, Progress) and not self.quiet:
             now = time.monotonic()
             if not self.tty and now - self.last < 2.0 and (event.done != event.total or event.compiles_pending):
                 return
@@ -342,7 +345,10 @@ class _ProgressLine:
             sys.stderr.flush()
         elif isinstance(event, RunFinished):
             end = "\n" if self.tty else ""
-            sys.stderr.write(f"{end}finished ({event.reason}) after {event.evaluations} evaluations\n")
+            if not self.quiet:
+                sys.stderr.write(f"{end}finished ({event.reason}) after {event.evaluations} evaluations\n")
+            if event.reason == "error":  # the cause, said even with --quiet: the exit status alone explains nothing
+                sys.stderr.write(f"error: {_first_line(event.message) or 'the run failed'}\n")
 
 
 def _objective_flags_given(args: argparse.Namespace) -> bool:
@@ -429,6 +435,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     run.engine.refine_wait_s = wait
     finished = run.run()
     session, out = run.session, run.output
+    if finished.reason == "error" and not session.trials:  # its cause is said; no session was written
+        return 1
     if run.engine.unrefined:
         print(f"note: {run.engine.unrefined} trials keep estimated resources (marked resources_pending): their "
               f"compiles had not finished {wait:g} s after the last evaluation; a run continuing the "
