@@ -874,6 +874,13 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
 
     if args.workers is not None and args.workers < 1:
         raise WorkbenchError(f"--workers must be at least 1, got {args.workers}")
+    if args.arch is not None and (args.write_table or not args.check_table):
+        from workbench.core.model.compiler import check_arch
+
+        try:  # before any progress line or file: every compile would fail alike
+            check_arch(args.arch)
+        except WorkbenchError as exc:
+            raise WorkbenchError(f"--arch {args.arch}: {exc}") from None
     if args.write_table or args.check_table:
         return _check_kernels_table(args)
     templates = load_templates(*args.kernel_dir, str(kernels_dir()))
