@@ -151,3 +151,19 @@ def test_a_failed_start_over_a_forced_session_keeps_the_old_one(cli, tmp_path) -
     assert done.returncode == 1 and "no device" in done.stderr
     assert len(load_session(tmp_path / "mine.json.bak").trials) == trials  # --force kept it; nothing replaced it
     assert not out.exists() or len(load_session(out).trials) == trials
+
+
+def test_a_benchmark_that_calls_sys_exit_at_import_is_one_error_line(cli, tmp_path) -> None:
+    bench = tmp_path / "bench.py"
+    bench.write_text('import sys\nsys.exit(3)\nSPACE = {"a": [1]}\ndef measure(config):\n    return {}\n')
+    line = one_line_error(cli("tune", bench, "--backend", "python", "--budget", "2", "--out", tmp_path / "s.json"))
+    assert "failed to import" in line and "sys.exit(3)" in line
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_a_bool_is_not_a_latency(tmp_path) -> None:
+    from workbench.backends.python import _metrics_of
+
+    assert _metrics_of({"latency_ms": True}) == "measure() returned latency_ms=True: a bool is not a number of milliseconds"
+    metrics, details = _metrics_of({"latency_ms": 2, "checked": True})
+    assert metrics == {"latency_ms": 2.0} and details == {"checked": True}  # a flag is a detail, not a metric
