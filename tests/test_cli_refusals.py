@@ -167,3 +167,17 @@ def test_a_bool_is_not_a_latency(tmp_path) -> None:
     assert _metrics_of({"latency_ms": True}) == "measure() returned latency_ms=True: a bool is not a number of milliseconds"
     metrics, details = _metrics_of({"latency_ms": 2, "checked": True})
     assert metrics == {"latency_ms": 2.0} and details == {"checked": True}  # a flag is a detail, not a metric
+
+
+@pytest.mark.parametrize("text, said", [
+    # a spec whose TEMPLATE sits in a try block is a spec: its own exception is what is reported
+    ("try:\n    import no_such_module_here\n    TEMPLATE = None\nexcept ImportError:\n"
+     "    raise RuntimeError('needs no_such_module_here')\n", "myk.py:5: RuntimeError: needs no_such_module_here"),
+    ("import sys\nsys.exit(4)\nTEMPLATE = None\n", "myk.py:2: called sys.exit(4) while loading"),
+    # neither kind of spec: not run, but the raise its author wrote is pointed at
+    ("raise ValueError('line one')\n", "its top level raises at line 1"),
+])
+def test_a_python_spec_that_fails_to_load_says_why(cli, tmp_path, text, said) -> None:
+    (tmp_path / "myk.py").write_text(text)
+    line = one_line_error(cli("kernels", "--kernel-dir", tmp_path))
+    assert said in line, line
