@@ -79,6 +79,8 @@ def test_tuning_a_saved_template_with_the_command_line(cli, tmp_path):
     # found when the spec loads, evaluated at the default problem, not later as a worker's traceback
     (lambda s: s["args"][0].__setitem__("dtype", "float128x"), "args[0].dtype", "float128x"),
     (lambda s: s["args"][0].__setitem__("dtype", "object"), "args[0].dtype", "object"),
+    (lambda s: s["args"][0].__setitem__("dtype", "bool"), "args[0].dtype", "bool"),
+    (lambda s: s["args"][0].__setitem__("dtype", "longdouble"), "args[0].dtype", "longdouble"),
     (lambda s: s["args"][0].__setitem__("shape", ["-n"]), "args[0].shape", "-n"),
     (lambda s: s["cost"].__setitem__("flops", "0/0"), "cost.flops", "0/0"),
     (lambda s: s["cost"].__setitem__("bytes_moved", "-1"), "cost.bytes_moved", "-1"),

@@ -117,6 +117,8 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
             if number < 0 and key in NON_NEGATIVE_METRICS:
                 return f"measure() returned {key}={number!r}; it must be >= 0"
             metrics[str(key)] = number
+        elif isinstance(value, np.bool_):
+            details[str(key)] = bool(value)
         else:
             details[str(key)] = value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
     latency = metrics.get(LATENCY)

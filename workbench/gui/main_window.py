@@ -7,7 +7,6 @@ bar that names the device and says plainly when timings are modelled or recorded
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import os
@@ -817,11 +816,10 @@ class MainWindow(QMainWindow):
             if then is not None:
                 then()
         except Exception as exc:
-            _log.debug("showing %s failed; the previous session is shown again", path, exc_info=True)
+            # a bug: its traceback goes to the log, the person gets one line and the old session
+            _log.warning("showing %s failed; the previous session is shown again", path, exc_info=True)
             where = f"{path}: " if path is not None else ""
-            detail = (str(exc).strip().splitlines() or [""])[0][:200]
-            error = WorkbenchError(f"{where}cannot be shown ({type(exc).__name__}{': ' + detail if detail else ''}); "
-                                   "the session open before is kept")
+            error = WorkbenchError(f"{where}cannot be shown ({_described(exc)}); the session open before is kept")
             self._put_back(before, controls)
             raise error from exc
 
@@ -830,14 +828,19 @@ class MainWindow(QMainWindow):
         session, problem, selected, dirty, path, autosave_path, shown_request = before
         self.path, self.autosave_path = path, autosave_path
         # the old session showed before; should a view fail on it now, the failure worth reporting
-        # is the first one (the caller raises it), and the window's own state below still comes back
-        with contextlib.suppress(Exception):
-            self.model.set_session(session)
-            if problem is not None:
-                self.model.show_problem(problem)
-            self.model.select(selected)
-            if controls is not None:
-                self.toolbar.apply(controls)
+        # is the first one (the caller raises it): each step is tried on its own, so one failing
+        # does not keep the others back, and the window's own state below comes back regardless
+        steps: list[Callable[[], object]] = [lambda: self.model.set_session(session)]
+        if problem is not None:
+            steps.append(lambda: self.model.show_problem(problem))
+        steps.append(lambda: self.model.select(selected))
+        if controls is not None:
+            steps.append(lambda: self.toolbar.apply(controls))
+        for step in steps:
+            try:
+                step()
+            except Exception:
+                logging.getLogger(__name__).exception("putting the previous session back: a step failed")
         self.model.dirty = dirty
         self._shown_request = shown_request
         self._update_title()
@@ -1205,8 +1208,12 @@ def _loaded(path: str | os.PathLike[str], loader: Callable[[Any], Session]) -> S
     except (WorkbenchError, OSError):
         raise
     except Exception as exc:
-        _log.debug("reading %s failed", path, exc_info=True)
-        detail = (str(exc).strip().splitlines() or [""])[0][:200]
-        raise WorkbenchError(f"{path}: cannot be read ({type(exc).__name__}"
-                             f"{': ' + detail if detail else ''})") from exc
+        _log.warning("reading %s failed", path, exc_info=True)
+        raise WorkbenchError(f"{path}: cannot be read ({_described(exc)})") from exc
     return session
+
+
+def _described(exc: BaseException) -> str:
+    """An unexpected exception in one short line: its type and the first line of its message."""
+    detail = (str(exc).strip().splitlines() or [""])[0][:200]
+    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__

@@ -374,7 +374,7 @@ class Engine:
             if reason == "error" and not session.trials:
                 # Nothing was measured, and nothing was there before: a session file would hold only
                 # settings the failed start already refused, and would make the retry need --force.
-                # An existing file at the output (--force keeps its .bak copy) stays as it was.
+                # (With --force the session that was at the output is already its .bak copy.)
                 journal.discard_if_empty()
             else:
                 save_session(session, self.output)

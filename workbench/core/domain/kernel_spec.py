@@ -385,10 +385,11 @@ class _Builder:
         return args
 
     def dtype(self, entry: Mapping[str, Any], field: str) -> str:
-        """An argument's dtype: a NumPy number type (the inputs are made, and results compared, in it)."""
+        """An argument's dtype: a NumPy integer or float type of at most 8 bytes (the inputs are made,
+        and results compared, in it; a CUDA kernel has no wider one, and CuPy allocates none)."""
         dtype = entry.get("dtype") or "float32"
         try:
-            usable = isinstance(dtype, str) and np.dtype(dtype).kind in "biuf"
+            usable = isinstance(dtype, str) and np.dtype(dtype).kind in "iuf" and np.dtype(dtype).itemsize <= 8
         except (TypeError, ValueError):
             usable = False
         if not usable:

@@ -523,8 +523,9 @@ class Ranking:
     default_row: int | None = None
     #: the user's metric directions in force (the registry decides the rest)
     directions: Mapping[str, int] = field(default_factory=dict)
-    #: rows that succeeded and meet every constraint but report none of the weighted metrics, so
-    #: they have no score and cannot be ranked (why nothing may be feasible with no constraint at all)
+    #: rows that succeeded and meet every constraint but have no score, because no successful trial
+    #: reports any weighted metric (why nothing may be feasible with no constraint at all; a trial
+    #: missing a weighted metric that others report scores 0 for it instead)
     unscored: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     @property

@@ -497,12 +497,15 @@ def trial_from_dict(rec: Any, where: str, fail: Fail, names: frozenset[str] | No
         problem = f"{_short(raw)} is not a status" if isinstance(raw, str) else f"{_type_name(raw)} is not a status"
         fail(f"{mwhere}.status", f"{problem} (expected one of {_STATUS_LIST})")
     metrics = _numbers(m.get("metrics", {}), f"{mwhere}.metrics", fail)
-    if status is Status.OK and metrics.get("latency_ms") == 0:  # what the backends refuse to record
-        fail(f"{mwhere}.metrics.latency_ms", "0 ms is not the latency of a successful trial (nothing was timed)")
     message = m.get("message", "")
     if type(message) is not str:
         fail(f"{mwhere}.message", f"expected text, got {_type_name(message)}")
     log = m.get("log", message)
+    if status is Status.OK and metrics.get("latency_ms") == 0:
+        # What the backends now refuse to record; a file written before that keeps the trial, as
+        # the failure it is, rather than becoming unreadable with every other trial in it.
+        status, message = Status.RUNTIME_ERROR, "recorded 0 ms: not a measurement (nothing was timed)"
+        log = message if not log else f"{message}\n{log}"
     if type(log) is not str:
         fail(f"{mwhere}.log", f"expected text, got {_type_name(log)}")
     details = m.get("details", {})
