@@ -391,13 +391,13 @@ def pinned_runs() -> dict[str, str]:
 
 
 PINNED = {
-    "one at a time": "b8d992e46210d97a",
-    "batches of 3": "5b802fba5f18f81b",
-    "one concern, bandit": "f07ef3a3a5774aff",
-    "failures ranked": "7aa813c9735a5494",
+    "one at a time": "38f3b4e08458bc88",
+    "batches of 3": "ec8f8cdcf74ded62",
+    "one concern, bandit": "f98a546ef4d8bd09",
+    "failures ranked": "4483d6627aaceaae",
     "foreign results": "9919074c8cb73412",
-    "constrained": "f60e9311114d4a53",
-    "restricted": "618b33db2ba4a334",
+    "constrained": "c9d5b4e59ca25831",
+    "restricted": "fb4f2233657d532f",
 }
 
 
@@ -460,6 +460,55 @@ def test_a_descent_with_coupled_moves_leaves_a_basin_the_restrictions_close():
     found = {n: [min(run(space, corner_latency, seed, 60, coupled=n)) for seed in range(6)] for n in (0, 4)}
     assert found[4] == [0.8] * 6  # every seed reaches the corner's bottom within 60 evaluations
     assert found[0].count(0.8) < 4  # one-slot descents only when the start lands near it
+
+
+# --- shape moves: the same product of two numeric slots with another split --------------------
+SPLIT = [
+    Slot("bx", (1, 2, 4, 8, 16, 32), "launch"),
+    Slot("by", (16, 32, 64, 128, 256, 512), "launch"),
+    Slot("tile", (1, 2, 3, 4, 5, 6), "memory"),
+    Slot("unroll", (1, 2, 4, 8), "compute"),
+    Slot("cache", (False, True), "memory"),
+]
+SPLIT_RULES = ["bx * by <= 1024"]
+
+
+def split_latency(config) -> float:
+    """The thread count (x times y) sets the time, best at 512; at that count a wider x reads
+    memory better, best at 8: from (2, 256) every one-slot move changes the thread count."""
+    threads = config["bx"] * config["by"]
+    return (1.0 + 0.5 * abs(math.log2(threads / 512)) + 0.03 * abs(math.log2(config["bx"]) - 3)
+            + 0.02 * abs(config["tile"] - 4) + 0.01 * abs(math.log2(config["unroll"]) - 2) + 0.01 * config["cache"])
+
+
+def test_shape_moves_keep_a_product_with_another_split_the_smallest_change_first():
+    from workbench.search._common import Coder
+    from workbench.search.descent import shape_moves
+
+    space = SearchSpace(SPLIT, restrictions=SPLIT_RULES)
+    base = space.config({"bx": 2, "by": 256, "tile": 2, "unroll": 4, "cache": False})
+    moves = shape_moves(space, Coder(space), base, lambda c: True)
+    changes = []
+    for move in moves:  # two numeric slots change, their product stays (a flag has none)
+        changed = [k for k in base if move[k] != base[k]]
+        assert len(changed) == 2 and "cache" not in changed
+        assert move[changed[0]] * move[changed[1]] == base[changed[0]] * base[changed[1]]
+        changes.append(abs(math.log2(move[changed[0]] / base[changed[0]])))
+    assert changes == sorted(changes) and changes[0] == 1.0  # a factor of 2 first
+    shapes = [(c["bx"], c["by"], c["tile"], c["unroll"]) for c in moves]
+    assert {(4, 128, 2, 4), (1, 512, 2, 4), (2, 256, 1, 8), (2, 256, 4, 2), (32, 16, 2, 4)} <= set(shapes)
+    fresh = shape_moves(space, Coder(space), base, lambda c: c["bx"] != 4)  # measured ones are left out
+    assert fresh == [c for c in moves if c["bx"] != 4]
+    narrow = SearchSpace(SPLIT, restrictions=SPLIT_RULES + ["bx <= 8"])
+    assert all(c["bx"] <= 8 for c in shape_moves(narrow, Coder(narrow), base, lambda c: True))  # only valid ones
+
+
+def test_a_descent_with_shape_moves_leaves_a_split_basin():
+    space = SearchSpace(SPLIT, restrictions=SPLIT_RULES)
+    found = {n: [min(run(space, split_latency, seed, 60, **({} if n is None else {"shape": n})))
+                 for seed in range(12)] for n in (0, None)}
+    assert found[None].count(1.0) >= 10  # the default
+    assert found[0].count(1.0) <= 7
 
 
 def test_the_first_rounds_after_the_start_are_short():

@@ -89,6 +89,19 @@ def test_python_evaluate_in_process_reports_phases_and_failures():
     assert missing.status is Status.RUNTIME_ERROR and "no 'latency_ms'" in missing.message
 
 
+def test_python_zero_latency_is_a_failure_saying_why(tmp_path):
+    """0 ms is no measurement (the timer did not resolve the call): recorded as the config's failure,
+    so no view ever divides by it and no file holds it as a successful trial."""
+    bench = tmp_path / "zero_bench.py"
+    bench.write_text('SPACE = {"i": [0, 1]}\n\ndef measure(config):\n    return {"latency_ms": 0.0 if config["i"] == 0 else 0.5}\n')
+    backend = create_backend(_python(bench))
+    backend.prepare()
+    zero = backend.evaluate(Config({"i": 0}), EvalLimits())
+    assert zero.status is Status.RUNTIME_ERROR
+    assert zero.message.startswith("measure() returned latency_ms=0.0: 0 ms is not a measurement")
+    assert backend.evaluate(Config({"i": 1}), EvalLimits()).status is Status.OK
+
+
 def _recording(tmp_path: Path) -> tuple[Path, list[Trial]]:
     """A small recorded session of the faulty benchmark, with ok and failed trials."""
     spec = _python(FAULTY)

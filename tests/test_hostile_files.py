@@ -292,6 +292,17 @@ def test_a_negative_latency_is_refused(tmp_path: Path) -> None:
         load_session(write(tmp_path / "s.json", doc))
 
 
+def test_a_zero_latency_of_a_successful_trial_opens_as_the_failure_it_is(tmp_path: Path) -> None:
+    """Older files may hold one (the backends recorded 0 ms before refusing it): the file opens,
+    with that trial a failure saying why, and every other trial as it was."""
+    doc = session_doc()
+    doc["trials"][0]["metrics"]["latency_ms"] = 0.0
+    trial = load_session(write(tmp_path / "s.json", doc)).trials[0]
+    assert trial.status is Status.RUNTIME_ERROR and trial.measurement.message.startswith("recorded 0 ms")
+    doc["trials"][0]["status"] = "runtime_error"  # a failure's figures are not measurements: kept as written
+    assert load_session(write(tmp_path / "f.json", doc)).trials[0].metric("latency_ms") == 0.0
+
+
 # --- 8: what is read -----------------------------------------------------------------------------------
 
 

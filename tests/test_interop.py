@@ -176,9 +176,12 @@ def test_unknown_error_names_and_bad_times_become_runtime_errors(tmp_path: Path)
     data = synthetic(False)
     data["cache"]["32,1,0"]["time"] = "SomeNewError"
     data["cache"]["64,1,0"]["time"] = -1.0
+    data["cache"]["32,2,0"] = {"block_size_x": 32, "tile": 2, "use_shmem": 0, "time": 0.0}  # nothing takes no time
     trials = import_kt_cache(write(tmp_path, data)).trials
     assert trials[0].status is Status.RUNTIME_ERROR and trials[0].measurement.message == "SomeNewError"
     assert trials[1].status is Status.RUNTIME_ERROR and "-1.0" in trials[1].measurement.message
+    zero = next(t for t in trials if t.config["block_size_x"] == 32 and t.config["tile"] == 2)
+    assert zero.status is Status.RUNTIME_ERROR and "recorded time 0.0" in zero.measurement.message
 
 
 def test_imported_session_saves_and_loads(tmp_path: Path) -> None:

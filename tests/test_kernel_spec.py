@@ -76,6 +76,17 @@ def test_tuning_a_saved_template_with_the_command_line(cli, tmp_path):
     (lambda s: s["reference"]["outputs"].__setitem__("out", "__import__('os').system('x')"), "reference.outputs.out", "__import__"),
     (lambda s: s["slots"][0].__setitem__("default", 300), "slots[0].default", None),
     (lambda s: s.__setitem__("profile", {"bogus": "1"}), "profile", "bogus"),
+    # found when the spec loads, evaluated at the default problem, not later as a worker's traceback
+    (lambda s: s["args"][0].__setitem__("dtype", "float128x"), "args[0].dtype", "float128x"),
+    (lambda s: s["args"][0].__setitem__("dtype", "object"), "args[0].dtype", "object"),
+    (lambda s: s["args"][0].__setitem__("dtype", "bool"), "args[0].dtype", "bool"),
+    (lambda s: s["args"][0].__setitem__("dtype", "longdouble"), "args[0].dtype", "longdouble"),
+    (lambda s: s["args"][0].__setitem__("shape", ["-n"]), "args[0].shape", "-n"),
+    (lambda s: s["cost"].__setitem__("flops", "0/0"), "cost.flops", "0/0"),
+    (lambda s: s["cost"].__setitem__("bytes_moved", "-1"), "cost.bytes_moved", "-1"),
+    (lambda s: s["problem"]["n"].update({"min": 10, "max": 1}), "problem.n.max", '"n"'),
+    (lambda s: s["problem"]["n"].update({"min": 1, "max": 100}), "problem.n.default", '"n"'),
+    (lambda s: s["problem"]["n"].update({"min": "one"}), "problem.n.min", '"n"'),
 ])
 def test_a_bad_spec_names_its_field_and_line(tmp_path, edit, field, line_text):
     spec = json.loads(json.dumps(SPEC))

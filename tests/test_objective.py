@@ -201,6 +201,28 @@ def test_constraints_feasibility_and_exclusion_counts() -> None:
     assert "no feasible config among 4 successful trials" in nothing.summary()
 
 
+def test_nothing_to_score_is_said_truthfully_without_any_constraint() -> None:
+    """Only an unreported metric weighted: no trial has a score, so nothing is feasible although no
+    constraint excludes anything; the line says so instead of naming a constraint (there is none)."""
+    trials = [ok(0, latency_ms=1.0), ok(1, latency_ms=2.0), failed(2)]
+    r = rank(trials, weights=Weights({"latency_ms": 0.0, "quality": 5.0}))
+    assert r.best is None and r.most_excluding is None and r.unscored.tolist() == [True, True, False]
+    assert r.summary() == r.why_none() == (
+        "no feasible config among 2 successful trials; 2 report none of the weighted metrics (quality)")
+    assert r.explain(0) == "infeasible: reports none of the weighted metrics (quality), so it has no score"
+    # with a constraint too: both reasons, each with its count
+    both = rank(trials, Constraints(max_latency_ms=1.5), Weights({"latency_ms": 0.0, "quality": 5.0}))
+    assert both.summary() == ("no feasible config among 2 successful trials; latency_ms <= 1.5 excludes 1; "
+                              "1 within the constraints reports none of the weighted metrics (quality)")
+    assert both.explain(1) == "infeasible: latency_ms 2 violates latency_ms <= 1.5"
+    # a NaN latency (a null in a file) on the only successful trial: nothing to rank by
+    nan = rank([ok(0, latency_ms=math.nan, memory_mb=1.0)])
+    assert nan.summary().endswith("1 reports none of the weighted metrics (latency_ms)")
+    # a feasible trial that reports none of several weighted metrics scores 0, and says why
+    mixed = rank([ok(0, latency_ms=1.0), ok(1, memory_mb=2.0)], weights=Weights({"latency_ms": 1.0, "quality": 1.0}))
+    assert mixed.explain(1) == "2nd highest score 0.000 among 2 feasible configs (it reports none of the weighted metrics)"
+
+
 def test_failed_trials_are_never_feasible_even_with_metrics() -> None:
     bad = Trial(0, Config({"x": 0}), Measurement(Status.WRONG_RESULT, {"latency_ms": 0.1}))
     r = rank([bad, ok(1, latency_ms=5.0)])

@@ -13,6 +13,7 @@ import pytest
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.backends.sim import SimBackend
 from workbench.core.model import resource_table
+from workbench.core.errors import WorkbenchError
 from workbench.core.model.compiler import compile_cuda, nvrtc_version
 from workbench.core.domain.templates import kernels_dir, load_templates
 
@@ -93,3 +94,36 @@ def test_sim_uses_the_table_without_compiling(tmp_path: Path, monkeypatch: pytes
     assert not (tmp_path / "cubin").exists() or not any((tmp_path / "cubin").iterdir())
     row = backend.table.get(config.id) if backend.table is not None else None
     assert row is not None and measurement.metric("registers") == row["registers"]
+
+
+def test_a_table_of_nothing_but_compile_errors_is_never_complete(tmp_path: Path, monkeypatch) -> None:
+    """Every compile failing alike (a toolkit that cannot target the arch) is not the kernel's
+    figures: the entry stays partial and the check says none compiled."""
+    from workbench.core.model import compiler
+
+    class Failed:
+        ok = False
+        error = "invalid value for --gpu-architecture (-arch)"
+
+    monkeypatch.setattr(compiler, "compile_cuda", lambda *a, **k: Failed())
+    template = TEMPLATES["vector_add"]
+    table = resource_table.write_table([template], "sm_90", folder=tmp_path, workers=1)
+    entry = table["templates"]["vector_add"]
+    assert len(entry["configs"]) == len(list(template.space(template.resolve_problem())))
+    assert not entry["complete"]
+    report = resource_table.check_table([template], "sm_90", folder=tmp_path)
+    assert not report.ok and "none of its" in report.problems[0] and "gpu-architecture" in report.problems[0]
+
+
+def test_an_arch_the_compiler_does_not_know_is_refused_before_anything_is_written(cli, tmp_path: Path) -> None:
+    from cli_errors import one_line_error
+
+    for args in (("--write-table",), ()):
+        done = cli("check-kernels", *args, "--arch", "sm_1", "--kernel", "vector_add",
+                   env={resource_table.TABLE_DIR_ENV: str(tmp_path)})
+        line = one_line_error(done)
+        assert line.startswith("error: --arch sm_1:") and "sm_90" in line and done.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(WorkbenchError, match="sm_1"):
+        resource_table.write_table([TEMPLATES["vector_add"]], "sm_1", folder=tmp_path)
+    assert list(tmp_path.iterdir()) == []

@@ -205,3 +205,16 @@ def test_a_config_that_failed_at_a_size_scores_zero_there() -> None:
     session.add(Trial(99, Config({"x": 2}), Measurement.failure(Status.RUNTIME_ERROR, "boom"),
                       problem={"n": 8, "dtype": "f32"}))
     assert cross_matrix(size_rows(session))[2, 0] == 0.0
+
+
+def test_a_zero_latency_built_in_memory_does_not_break_the_cross_matrix() -> None:
+    """0 ms is refused when measured or loaded; a session built in memory can still hold one, and
+    the matrix reads it as tying with the optimum rather than dividing by it."""
+    from workbench.core.domain.size_analysis import cross_matrix, size_rows
+    from workbench.core.domain.space import Config
+
+    session = _analysis_session()
+    session.add(Trial(99, Config({"x": 1}), Measurement(Status.OK, {"latency_ms": 0.0}),
+                      problem={"n": 8, "dtype": "f32"}))
+    m = cross_matrix(size_rows(session))
+    assert m[0, 0] == 1.0 and m.shape == (3, 3)

@@ -30,6 +30,7 @@ EXIT_BAD_INPUT = 2
 MAX_SEED = 2**63 - 1
 #: Longest timeout or time limit accepted (s): a week; anything longer is a typo, not a plan.
 MAX_SECONDS = 7 * 24 * 3600.0
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 STDOUT = "-"  # export --out -: the export on standard output (other commands refuse it)
 #: Default of ``tune --refine-wait`` (s): a first simulated run on a fresh machine ends seconds after
 #: its last evaluation instead of waiting minutes for every unrolled kernel's compile.
@@ -220,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     gui.add_argument("--sizes", action="append", default=[], metavar="NAME=V1,V2,...",
                      help="with --run: a size sweep, --budget evaluations per size (as tune --sizes)")
     gui.add_argument("--screenshot", default=None, metavar="PNG")
+    gui.add_argument("--force", action="store_true",
+                     help="let --screenshot replace a file that is not a PNG picture or is an input (kept as FILE.bak)")
     gui.add_argument("--quit-when-done", action="store_true")
     return parser
 
@@ -311,6 +314,11 @@ def _objective_warnings(constraints: Any, weights: Any, available: Any, objectiv
     return warnings + idle_directions(weights.directions, named, available)
 
 
+def _first_line(text: str) -> str:
+    """The first non-empty line of a message (a worker's log stays in the session, not on the terminal)."""
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
 class _ProgressLine:
     """One self-overwriting progress line on stderr (a plain line every few seconds when not a TTY)."""
 
@@ -322,9 +330,7 @@ class _ProgressLine:
     def __call__(self, event: Any) -> None:
         from workbench.runner.events import Progress, RunFinished
 
-        if self.quiet:
-            return
-        if isinstance(event, Progress):
+        if isinstance(event, Progress) and not self.quiet:
             now = time.monotonic()
             if not self.tty and now - self.last < 2.0 and (event.done != event.total or event.compiles_pending):
                 return
@@ -339,7 +345,10 @@ class _ProgressLine:
             sys.stderr.flush()
         elif isinstance(event, RunFinished):
             end = "\n" if self.tty else ""
-            sys.stderr.write(f"{end}finished ({event.reason}) after {event.evaluations} evaluations\n")
+            if not self.quiet:
+                sys.stderr.write(f"{end}finished ({event.reason}) after {event.evaluations} evaluations\n")
+            if event.reason == "error":  # the cause, said even with --quiet: the exit status alone explains nothing
+                sys.stderr.write(f"error: {_first_line(event.message) or 'the run failed'}\n")
 
 
 def _objective_flags_given(args: argparse.Namespace) -> bool:
@@ -426,6 +435,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     run.engine.refine_wait_s = wait
     finished = run.run()
     session, out = run.session, run.output
+    if finished.reason == "error" and not session.trials:  # its cause is said; no session was written
+        return 1
     if run.engine.unrefined:
         print(f"note: {run.engine.unrefined} trials keep estimated resources (marked resources_pending): their "
               f"compiles had not finished {wait:g} s after the last evaluation; a run continuing the "
@@ -571,6 +582,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         "weights": _directions_of(constraints, weights)[0],
         "best": best,
         "most_excluding_constraint": ranking.most_excluding if ranking.n_feasible == 0 else None,
+        "why_none": ranking.why_none() if ranking.n_feasible == 0 else None,
     }
     if with_importance:
         from workbench.core.domain.importance import session_importance
@@ -685,8 +697,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         mixed = "  (over all sizes; each size's best below)" if summary.get("sizes") else ""
         print(f"best     {b['latency_ms']:.4g} ms  score {b['score']:.3f}  {b['config']}{mixed}")
         print(f"why      {b['why']}")
-    elif summary["most_excluding_constraint"]:
-        print(f"nothing feasible: '{summary['most_excluding_constraint']}' excludes the most trials")
+    elif summary["why_none"]:
+        print(f"nothing feasible: {summary['why_none']}")
     if summary.get("objectives"):
         print(f"pareto   {len(summary['pareto'])} feasible configs on the front of {', '.join(summary['objectives'])}")
         for point in summary["pareto"]:
@@ -863,6 +875,13 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
 
     if args.workers is not None and args.workers < 1:
         raise WorkbenchError(f"--workers must be at least 1, got {args.workers}")
+    if args.arch is not None and (args.write_table or not args.check_table):
+        from workbench.core.model.compiler import check_arch
+
+        try:  # before any progress line or file: every compile would fail alike
+            check_arch(args.arch)
+        except WorkbenchError as exc:
+            raise WorkbenchError(f"--arch {args.arch}: {exc}") from None
     if args.write_table or args.check_table:
         return _check_kernels_table(args)
     templates = load_templates(*args.kernel_dir, str(kernels_dir()))
@@ -912,13 +931,36 @@ def _check_kernels_table(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def _is_png(path: Path) -> bool:
+    """A picture an earlier ``--screenshot`` (or anything else) saved: recognised by its signature."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(PNG_SIGNATURE)) == PNG_SIGNATURE
+    except OSError:
+        return False
+
+
+def _check_screenshot(args: argparse.Namespace) -> None:
+    """``--screenshot`` obeys every command's output rule, checked before the window opens: a refusal
+    after a run would come too late, and a picture written over the session it shows loses it."""
+    from workbench.core.io.output_files import prepare_output
+
+    _file_out(args.screenshot, "--screenshot")
+    inputs = [path for path in (args.session, args.replay, args.run) if path and os.path.exists(path)]
+    prepare_output(args.screenshot, force=args.force, inputs=inputs, replaceable=_is_png,
+                   what="PNG picture", flag="--screenshot")
+
+
 def cmd_gui(args: argparse.Namespace | None) -> int:
     from workbench.gui.app import main as gui_main
 
     if args is None:
         return gui_main(None, None, None, False)
     _check_run_flags(args)
-    _file_out(args.screenshot, "--screenshot")
+    if args.screenshot is not None:
+        _check_screenshot(args)
+    elif args.force:
+        raise WorkbenchError("--force applies to --screenshot only (a picture that replaces an existing file)")
     if args.sizes and not (args.run or args.replay):
         raise WorkbenchError("--sizes applies to a sweep the window starts: gui --run KERNEL --sizes NAME=V1,V2,...")
     run = None

@@ -9,7 +9,10 @@ The user writes a module (``options["path"]``) that defines:
 - ``DEFAULT`` (optional): the reference config, measured first;
 - ``NAME`` (optional): what to call the benchmark (default: the file name);
 - ``measure(config: dict) -> dict``: metrics of one run; ``latency_ms`` is required, ``memory_mb``,
-  ``throughput``, ``quality`` and any other numbers are optional.
+  ``throughput``, ``quality`` and any other numbers are optional. A bool is not a number here:
+  ``latency_ms=True`` is a runtime error, other flags are kept as details, not metrics.
+
+A module that fails to import (an exception, or ``sys.exit()``) is bad input, said in one line.
 
 The main process imports the module only to read the declarations (it is the user's own code);
 each worker imports it again by path and calls ``measure``.
@@ -26,6 +29,8 @@ import platform
 import sys
 from types import ModuleType
 from typing import Any, Callable, Mapping
+
+import numpy as np
 
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.errors import WorkbenchError
@@ -55,6 +60,9 @@ def load_module(path: str) -> ModuleType:
     sys.modules[name] = module  # dataclasses and pickling inside the module look themselves up here
     try:
         module_spec.loader.exec_module(module)
+    except SystemExit as exc:  # sys.exit() at import would otherwise end the workbench, unexplained
+        del sys.modules[name]
+        raise WorkbenchError(f"python benchmark {path} failed to import: it called sys.exit({exc.code!r})") from None
     except Exception as exc:  # the user's module failing to import is bad input
         del sys.modules[name]
         raise WorkbenchError(f"python benchmark {path} failed to import: {type(exc).__name__}: {exc}") from exc
@@ -98,8 +106,10 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
         return f"measure() returned no {LATENCY!r} (got: {', '.join(map(str, result)) or 'nothing'})"
     metrics: dict[str, float] = {}
     details: dict[str, Any] = {}
+    if isinstance(result[LATENCY], (bool, np.bool_)):  # True is 1 to Python, but it is no time
+        return f"measure() returned {LATENCY}={result[LATENCY]!r}: a bool is not a number of milliseconds"
     for key, value in result.items():
-        if isinstance(value, numbers.Real):
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):  # flags stay details
             try:
                 number = float(value)
             except OverflowError:
@@ -107,11 +117,16 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
             if number < 0 and key in NON_NEGATIVE_METRICS:
                 return f"measure() returned {key}={number!r}; it must be >= 0"
             metrics[str(key)] = number
+        elif isinstance(value, np.bool_):
+            details[str(key)] = bool(value)
         else:
             details[str(key)] = value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
     latency = metrics.get(LATENCY)
     if latency is None or not math.isfinite(latency) or latency < 0:
-        return f"measure() returned {LATENCY}={result[LATENCY]!r}; it must be a finite number >= 0"
+        return f"measure() returned {LATENCY}={result[LATENCY]!r}; it must be a finite number > 0"
+    if latency == 0:  # nothing takes no time: the timer did not resolve the call, or nothing was timed
+        return (f"measure() returned {LATENCY}={result[LATENCY]!r}: 0 ms is not a measurement (the timer did "
+                "not resolve the call, or nothing was timed); time several repetitions and return their mean")
     return metrics, details
 
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from workbench.core.domain.shipped import shipped_path
+from workbench.core.fs import current_umask
 
 RESOURCES = shipped_path("resources")
 STYLE_SHEET = RESOURCES / "styles" / "workbench.qss"
@@ -30,6 +32,27 @@ def _screenshot_size() -> tuple[int, int]:
 
 def _needs_offscreen() -> bool:
     return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) and sys.platform.startswith("linux")
+
+
+def _save_picture(pixmap: Any, path: Path) -> bool:
+    """Save ``pixmap`` as PNG at ``path`` through a temporary file in the same folder, then a rename:
+    a failed write (a full disk, a folder not writable) leaves whatever was at ``path`` untouched."""
+    try:
+        handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
+    except OSError:
+        return False
+    os.close(handle)
+    try:
+        os.chmod(tmp, 0o666 & ~current_umask())  # the permissions a plain save would have given
+        if not pixmap.save(tmp, "PNG"):
+            return False
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        return False
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def application() -> Any:
@@ -92,7 +115,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                 print(f"error: {exc}", file=sys.stderr)
                 status["code"] = 2
             else:
-                if not window.grab().save(str(screenshot)):
+                if not _save_picture(window.grab(), Path(screenshot)):
                     print(f"error: could not write {screenshot}", file=sys.stderr)
                     status["code"] = 1
         if quit_when_done:

@@ -63,7 +63,9 @@ class BestCard(QFrame):
             if ranking.n_ok == 0:
                 return f"<b>No successful trial</b> among {model.n}. See the failure log."
             label = ranking.most_excluding
-            count = ranking.excluded_by.get(label, 0) if label else 0
+            if label is None or ranking.unscored.any():  # no score to rank by: no constraint to relax
+                return f"<b>Nothing is feasible.</b><br>{html.escape(ranking.why_none())}."
+            count = ranking.excluded_by.get(label, 0)
             return (f"<b>Nothing is feasible.</b><br>The constraint <b>{html.escape(str(label))}</b> excludes the most "
                     f"trials ({count} of {ranking.n_ok} successful). Relax it to get a recommendation.")
         trial = model.trials[best]

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.domain.measurement import Status
-from workbench.gui.analysis import MIN_FAILURES, concentrations_from_columns, failure_reasons, status_counts_from_codes
+from workbench.gui.analysis import concentrations_from_columns, failure_reasons, status_counts_from_codes
 from workbench.gui.model import SessionModel
 from workbench.gui.results_table import TrialFilterProxy, TrialTableModel
 
@@ -111,11 +111,13 @@ class FailureLog(QWidget):
             parts = [f"<b>{failures}</b> failed of {len(trials)}"] + [
                 f"{html.escape(s.value)}: <b>{c}</b>" for s, c in counts.items() if s is not Status.OK]
             self.counts.setText(" &nbsp; ".join(parts))
-        found = concentrations_from_columns(codes, self.model.slot_code_columns())
-        lines = [f"&#9888; {html.escape(c.text())}" for c in found[:4]]
-        # too few failures of a status to name a slot value: say what the failures themselves report
+        found = concentrations_from_columns(codes, self.model.slot_code_columns())[:4]
+        lines = [f"&#9888; {html.escape(c.text())}" for c in found]
+        # a status with no concentration shown (too few failures to name a slot value, or failures
+        # spread evenly over the space): say what the failures themselves report
+        concentrated = {c.status for c in found}
         for status, count in counts.items():
-            if status is Status.OK or count >= MIN_FAILURES:
+            if status is Status.OK or status in concentrated:
                 continue
             reasons = failure_reasons(trials, status)
             shown = "; ".join(f"{html.escape(reason)}" + (f" (x{n})" if n > 1 else "") for reason, n in reasons)

@@ -8,9 +8,10 @@ bar that names the device and says plainly when timings are modelled or recorded
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
@@ -33,6 +34,8 @@ from workbench.gui.results_table import ResultsTable
 from workbench.gui.run_panel import RunToolbar
 from workbench.gui.slots_panel import SlotsPanel
 from workbench.gui.source_view import SourceView
+
+_log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # the run controller is imported when a run starts
     from workbench.core.domain.session import Session
@@ -827,16 +830,68 @@ class MainWindow(QMainWindow):
         self._on_kernel_changed(self.toolbar.kernel.currentText())
 
     def open_session(self, path: str | os.PathLike[str]) -> None:
-        """Load a session (its journal is merged) and show it; raises WorkbenchError."""
+        """Load a session (its journal is merged) and show it; raises WorkbenchError or OSError.
+
+        All or nothing: the file is read, validated and ranked before the window changes, and when
+        showing it still fails the window goes back to the session it showed before (see
+        :meth:`_show_loaded`), so a bad file never leaves a half-switched window."""
         from workbench.core.domain.session import load_session
 
-        session = load_session(path)
-        self.autosave_path = None  # an earlier unsaved session's autosave stays for recovery
-        self.path = Path(path)
-        self.model.set_session(session)
-        self._select_best_if_none()
-        self._restore_run_controls(session)
-        self._add_recent(str(Path(path).resolve()))
+        session = _loaded(path, load_session)
+        self._show_loaded(session, Path(path), lambda: self._add_recent(str(Path(path).resolve())))
+
+    def _show_loaded(self, session: Session, path: Path | None, then: Callable[[], None] | None = None) -> None:
+        """Show a freshly loaded ``session`` as the one at ``path`` (None: unsaved, e.g. an import).
+
+        Any exception while the window switches (a view that cannot show the file's data is a bug,
+        but must not leave the window half-switched or lose what was open) puts the previous
+        session, file, selection and run controls back and is raised as one WorkbenchError line."""
+        before = (self.model.session, self.model.shown_problem(), self.model.selected, self.model.dirty,
+                  self.path, self.autosave_path, self._shown_request)
+        try:
+            controls: dict[str, Any] | None = self.toolbar.request()
+        except WorkbenchError:  # a problem field the user is still typing: nothing to put back
+            controls = None
+        try:
+            self.autosave_path = None  # an earlier unsaved session's autosave stays for recovery
+            self.path = path
+            self.model.set_session(session)
+            self._select_best_if_none()
+            if path is not None:
+                self._restore_run_controls(session)
+            else:
+                self._shown_request = None  # Start with these controls starts a new session
+            if then is not None:
+                then()
+        except Exception as exc:
+            # a bug: its traceback goes to the log, the person gets one line and the old session
+            _log.warning("showing %s failed; the previous session is shown again", path, exc_info=True)
+            where = f"{path}: " if path is not None else ""
+            error = WorkbenchError(f"{where}cannot be shown ({_described(exc)}); the session open before is kept")
+            self._put_back(before, controls)
+            raise error from exc
+
+    def _put_back(self, before: tuple[Any, ...], controls: dict[str, Any] | None) -> None:
+        """Undo a switch that failed half-way (see :meth:`_show_loaded`)."""
+        session, problem, selected, dirty, path, autosave_path, shown_request = before
+        self.path, self.autosave_path = path, autosave_path
+        # the old session showed before; should a view fail on it now, the failure worth reporting
+        # is the first one (the caller raises it): each step is tried on its own, so one failing
+        # does not keep the others back, and the window's own state below comes back regardless
+        steps: list[Callable[[], object]] = [lambda: self.model.set_session(session)]
+        if problem is not None:
+            steps.append(lambda: self.model.show_problem(problem))
+        steps.append(lambda: self.model.select(selected))
+        if controls is not None:
+            steps.append(lambda: self.toolbar.apply(controls))
+        for step in steps:
+            try:
+                step()
+            except Exception:
+                logging.getLogger(__name__).exception("putting the previous session back: a step failed")
+        self.model.dirty = dirty
+        self._shown_request = shown_request
+        self._update_title()
 
     def _restore_run_controls(self, session: Session) -> None:
         """Fill the toolbar with what ``session`` recorded, and its default where it recorded nothing
@@ -961,12 +1016,11 @@ class MainWindow(QMainWindow):
         return self.save_to(path)
 
     def import_kt_cache(self, path: str) -> None:
+        """Import a Kernel Tuner cache as a new, unsaved session; all or nothing like :meth:`open_session`."""
         from workbench.core.io.interop import import_kt_cache
 
-        session = import_kt_cache(path)
-        self._shown_request = None  # Start with these controls starts a new session
-        self.path = None
-        self.model.set_session(session)
+        session = _loaded(path, import_kt_cache)
+        self._show_loaded(session, None)
         self.model.dirty = True
         self._update_title()
 
@@ -1059,11 +1113,14 @@ class MainWindow(QMainWindow):
             self._remember_dir(path)
             self._guarded(lambda: self.export_chart(key, path), "Cannot export the chart")
 
-    def _guarded(self, action: Any, title: str) -> None:
+    def _guarded(self, action: Any, title: str) -> bool:
+        """Run ``action``; a WorkbenchError or OSError is shown as one line. True when it succeeded."""
         try:
             action()
         except (WorkbenchError, OSError) as exc:
             self._error(title, str(exc))
+            return False
+        return True
 
     def _error(self, title: str, text: str) -> None:
         self.statusBar().showMessage(f"{title}: {text}", 10000)
@@ -1099,7 +1156,8 @@ class MainWindow(QMainWindow):
         answer = QMessageBox.question(self, "Recover unsaved session",
                                       f"A run did not end cleanly ({session_file.name}). Recover its trials?")
         if answer == QMessageBox.StandardButton.Yes:
-            self._guarded(lambda: self.open_session(session_file), "Cannot recover")
+            if not self._guarded(lambda: self.open_session(session_file), "Cannot recover"):
+                return  # nothing was recovered: the window and the autosave stay as they were
             self.path = None
             self.autosave_path = session_file
             self._remove_recent(str(session_file.resolve()))
@@ -1197,3 +1255,28 @@ def _same_slots(shown: Any, space: Any) -> bool:
     """Whether ``shown`` has the slots and restrictions of ``space`` (the problem's parameters,
     which a run's size changes, aside)."""
     return shown is not None and shown.slots == space.slots and shown.restrictions == space.restrictions
+
+
+def _loaded(path: str | os.PathLike[str], loader: Callable[[Any], Session]) -> Session:
+    """``loader(path)``, ranked once under its own objective before any view sees it.
+
+    A WorkbenchError or OSError (the file's own fault, said in one line) passes through; any other
+    exception is a bug in reading or ranking, reported as one line naming the file rather than a
+    traceback, with the window untouched since nothing has switched yet."""
+    from workbench.core.domain.objective import rank
+
+    try:
+        session = loader(path)
+        rank(session.trials, session.constraints, session.weights).summary()
+    except (WorkbenchError, OSError):
+        raise
+    except Exception as exc:
+        _log.warning("reading %s failed", path, exc_info=True)
+        raise WorkbenchError(f"{path}: cannot be read ({_described(exc)})") from exc
+    return session
+
+
+def _described(exc: BaseException) -> str:
+    """An unexpected exception in one short line: its type and the first line of its message."""
+    detail = (str(exc).strip().splitlines() or [""])[0][:200]
+    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__

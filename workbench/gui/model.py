@@ -28,7 +28,11 @@ BASE_METRICS: tuple[str, ...] = ("latency_ms", "memory_mb", "quality", "throughp
 
 
 class Event:
-    """A minimal synchronous event: ``connect(callback)``, ``emit(*args)``. No Qt below the widgets."""
+    """A minimal synchronous event: ``connect(callback)``, ``emit(*args)``. No Qt below the widgets.
+
+    Every callback runs even when an earlier one raises: one view that cannot show something must
+    not keep the others (or a running search's re-targeting) from hearing the change. The exception
+    still surfaces once all have run (the last one raised, earlier ones as its context)."""
 
     def __init__(self) -> None:
         self._callbacks: list[Callable[..., None]] = []
@@ -41,8 +45,17 @@ class Event:
             self._callbacks.remove(callback)
 
     def emit(self, *args: Any) -> None:
-        for callback in list(self._callbacks):
-            callback(*args)
+        _call_all(list(self._callbacks), args)
+
+
+def _call_all(callbacks: list[Callable[..., None]], args: tuple[Any, ...]) -> None:
+    """Call each callback in order; one that raises does not stop the rest (see :class:`Event`)."""
+    if not callbacks:
+        return
+    try:
+        callbacks[0](*args)
+    finally:
+        _call_all(callbacks[1:], args)
 
 
 class GrowingColumn:
@@ -360,8 +373,12 @@ class SessionModel:
         self.ranking = self._rank()
         # ranking first: views mark themselves dirty, then redraw at once on objective_changed
         # (which clears the mark), so a slider move draws once, not again on the next timer tick.
-        self.ranking_changed.emit()
-        self.objective_changed.emit()
+        # objective_changed goes out even when a view fails on ranking_changed: it is what re-targets
+        # a running search, which must follow the objective whatever a view makes of it.
+        try:
+            self.ranking_changed.emit()
+        finally:
+            self.objective_changed.emit()
 
     def _rank(self) -> Any:
         default = getattr(self.session, "default_config", None) if self.session is not None else None

@@ -61,6 +61,8 @@ def feasibility_text(model: SessionModel, row: int) -> str:
             shown = "not reported" if math.isnan(value) else f"{value:.3g}"
             worse = ">" if bound.op == "<=" else "<"
             broken.append(f"{bound.metric} {shown} {worse} {bound.value:g}" if not math.isnan(value) else f"{bound.metric} {shown}")
+    if not broken and ranking.unscored[row]:  # within the constraints, but nothing to score it on
+        return "no score: reports no weighted metric"
     return "; ".join(broken) or "no"
 
 

@@ -93,6 +93,10 @@ class _GroupSyncedJournal:
         self.sync()
         self.journal.close()
 
+    def discard_if_empty(self) -> None:
+        """Remove the journal file when it holds no trial (only the header of a run that measured nothing)."""
+        self.journal.remove_if_covered(set())
+
 
 def _journal_for(output: Path) -> _GroupSyncedJournal:
     return _GroupSyncedJournal(output)
@@ -363,13 +367,17 @@ class Engine:
                     self._record(results, measured, in_flight, journal)
             if reason in REFINE_AFTER:
                 self._refine(pool, wait_s=self.refine_wait_s)
+        self._save_strategy_state()
         if self.output is not None:
             from workbench.core.domain.session import save_session
 
-            self._save_strategy_state()
-            save_session(session, self.output)
-        else:
-            self._save_strategy_state()
+            if reason == "error" and not session.trials:
+                # Nothing was measured, and nothing was there before: a session file would hold only
+                # settings the failed start already refused, and would make the retry need --force.
+                # (With --force the session that was at the output is already its .bak copy.)
+                journal.discard_if_empty()
+            else:
+                save_session(session, self.output)
         return RunFinished(reason, self.evaluations, message or self._describe(reason))
 
     def _stop_reason(self, exhausted: bool) -> str | None:

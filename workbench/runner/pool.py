@@ -169,6 +169,12 @@ def describe_exit(exitcode: int | None) -> str:
     return f"worker exited with code {exitcode}"
 
 
+def last_line(output: str, limit: int = 200) -> str:
+    """The last non-empty line of a worker's output, cut to ``limit`` characters, for a one-line error."""
+    line = next((text.strip() for text in reversed(output.splitlines()) if text.strip()), "")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
 def worker_spec(spec: BackendSpec, index: int) -> BackendSpec:
     """The spec worker slot ``index`` builds its backend from.
 
@@ -567,8 +573,11 @@ class WorkerPool(ResultQueue):
         self._workers.remove(worker)
         worker.conn.close()
         if not worker.ready and not worker.failed_startup and self._error is None:
-            log = with_output(reason, read_tail(worker.output_path))
-            self._error = WorkerStartupError(f"{self.spec.kind} backend failed to start: {reason}", log=log)
+            output = read_tail(worker.output_path)
+            said = last_line(output)  # a worker that exits without reporting may still have said why
+            detail = f"{reason}; its last output: {said}" if said else reason
+            self._error = WorkerStartupError(f"{self.spec.kind} backend failed to start: {detail}",
+                                             log=with_output(reason, output))
         if worker.ready and not self._closed:
             self._start_worker(worker.name)
 

@@ -121,6 +121,7 @@ class AgentsOptions:
     sweep: bool = True
     design: int = 4
     coupled: int = 4
+    shape: int = 2
     early_batch: int = 4
     early_span: int = 16
     coupled_probes: int = 2
@@ -202,9 +203,16 @@ class Agents(IndexedStrategy):
         ),
         Option(
             "coupled", 4,
-            "A descent's last pass, at most this many configs per base: for a value no valid one-slot "
+            "A descent's pass after its one-slot passes, at most this many configs per base: for a value no valid one-slot "
             "move reaches (the restrictions keep it out), the valid config with it whose one other "
             "changed slot moves least, those the agents value most first (0: off)",
+            low=0, high=256,
+        ),
+        Option(
+            "shape", 2,
+            "After the coupled moves, at most this many configs per base that keep the product of two "
+            "numeric slots (threads in x times y, a tile's width times height) with another split, the "
+            "smallest change first (0: off)",
             low=0, high=256,
         ),
         Option(
@@ -521,6 +529,12 @@ class Agents(IndexedStrategy):
         nbrs = self.descent.next_moves(self.space, self.coder, lambda c: self.fresh(c, batch), self.opt.short, passes)
         if not nbrs or base is None:
             return []
+        if self.descent.in_shape:  # in their order: the smallest change of shape first
+            out = nbrs[: min(size, self.descent.shape_left)]
+            for config in out:
+                self._enter(config, -1, base[0], batch)
+            self.descent.shape_left -= len(out)
+            return out
         if self.descent.in_coupled:  # moves to domain ends first (where optima often sit), then the rest
             origin = self.coder.encode(base[1])
             ends = [c for c in nbrs
@@ -786,7 +800,8 @@ class Agents(IndexedStrategy):
             self.since_improvement = self.opt.patience
         if self.since_improvement >= self.opt.patience and self.opt.sweep and not self.descent.running:
             self.since_improvement = 0  # first a systematic pass around the incumbent
-            self.descent.start(self._choose_sweep_base(), 0 if self.opt.sweep_adjacent else self.opt.coupled)
+            wide = not self.opt.sweep_adjacent
+            self.descent.start(self._choose_sweep_base(), self.opt.coupled if wide else 0, self.opt.shape if wide else 0)
         if self.descent.running:
             self.round = {}
             passed = self._sweep(size, batch)

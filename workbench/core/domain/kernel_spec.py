@@ -236,7 +236,7 @@ class _Builder:
             if not isinstance(text, str):
                 raise self.fail(f"restrictions[{i}]", "must be text", text)
             self.expr(text, both, f"restrictions[{i}]")
-        args = self.args(problem)
+        args = self.args(problem, small)
         grid = self.dims("grid", both)
         block = self.dims("block", both)
         smem = self.expr(str(spec.get("dynamic_smem", "0")), both, "dynamic_smem")
@@ -245,6 +245,9 @@ class _Builder:
         moved_text = cost.get("bytes_moved")
         moved = self.expr(str(moved_text), list(problem), "cost.bytes_moved") if moved_text else None
         flops = self.expr(str(cost.get("flops", "0")), list(problem), "cost.flops")
+        for key, e in (("bytes_moved", moved), ("flops", flops)):
+            if e is not None:
+                self.check_count(e, {"default": problem, "small": small}, f"cost.{key}", "a cost")
         profile = self.profile(arrays, both, problem, flops)
         reference = self.reference(args, problem)
         args, tolerance = self.tolerance(args)
@@ -312,10 +315,41 @@ class _Builder:
             if entry.get("doc"):
                 docs[name] = str(entry["doc"])
             if "min" in entry or "max" in entry:
-                limits[name] = (float(entry.get("min", -math.inf)), float(entry.get("max", math.inf)))
+                limits[name] = self.limits(entry, field, name, default, small_value)
         return problem, small, docs, limits
 
-    def args(self, problem: Mapping[str, Any]) -> list[Arg]:
+    def limits(self, entry: Mapping[str, Any], field: str, name: str, default: Any, small: Any) -> tuple[float, float]:
+        """A parameter's ``[min, max]``: numbers, in order, holding the default and the small value
+        (found wrong here, where the spec can be named, rather than when a run resolves its problem)."""
+        bounds = []
+        for key, fallback in (("min", -math.inf), ("max", math.inf)):
+            value = entry.get(key, fallback)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
+                raise self.fail(f"{field}.{key}", f"must be a number, got {value!r}", name)
+            bounds.append(float(value))
+        lo, hi = bounds
+        if lo > hi:
+            raise self.fail(f"{field}.max", f"max {entry.get('max')} is below min {entry.get('min')}", name)
+        for key, value in (("default", default), ("small", small)):
+            if not isinstance(value, bool) and not lo <= value <= hi:
+                raise self.fail(f"{field}.{key}", f"{value} is outside min..max [{entry.get('min', '-inf')}, "
+                                                  f"{entry.get('max', 'inf')}]", name)
+        return lo, hi
+
+    def check_count(self, e: Restriction, problems: Mapping[str, Mapping[str, Any]], field: str, what: str) -> None:
+        """``e`` (a shape dimension or a cost) at each of ``problems`` must be a finite number >= 0:
+        a spec whose default problem gives -n elements or 0/0 flops is wrong when it loads, not later
+        in a worker as a traceback."""
+        for label, p in problems.items():
+            try:
+                value = e.evaluate(p)
+            except (WorkbenchError, ArithmeticError, ValueError) as exc:
+                raise self.fail(field, f"{e.text!r} cannot be computed at the {label} problem ({exc})", e.text) from None
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise self.fail(field, f"{e.text!r} is {value!r} at the {label} problem; {what} must be a "
+                                       "finite number >= 0", e.text)
+
+    def args(self, problem: Mapping[str, Any], small: Mapping[str, Any]) -> list[Arg]:
         raw = self.get(self.spec, "args", list, "args", [])
         if not raw:
             raise self.fail("args", "the kernel needs at least one argument")
@@ -327,9 +361,15 @@ class _Builder:
                 raise self.fail(field, "must be an object with name, kind, dtype", entry)
             name = self.get(entry, "name", str, f"{field}.name")
             kind = str(entry.get("kind") or "in")
-            dtype = str(entry.get("dtype") or "float32")
+            dtype = self.dtype(entry, f"{field}.dtype")
             if kind == "scalar":
                 value = self.expr(str(entry.get("value", name)), params, f"{field}.value")
+                for label, p in (("default", problem), ("small", small)):
+                    try:
+                        value.evaluate(p)
+                    except (WorkbenchError, ArithmeticError, ValueError) as exc:
+                        raise self.fail(f"{field}.value", f"{value.text!r} cannot be computed at the {label} "
+                                                          f"problem ({exc})", value.text) from None
                 args.append(Arg(name, kind, dtype, value=_value_over_problem(value)))
                 continue
             shape = entry.get("shape")
@@ -338,9 +378,23 @@ class _Builder:
             if not isinstance(shape, list) or not shape:
                 raise self.fail(f"{field}.shape", "must be a list of expressions, e.g. [\"n\"]", name)
             dims = [self.expr(str(s), params, f"{field}.shape") for s in shape]
+            for e in dims:
+                self.check_count(e, {"default": problem, "small": small}, f"{field}.shape", "a dimension")
             args.append(Arg(name, kind, dtype, shape=_shape_over_problem(tuple(dims)),
                             reset=str(entry.get("reset") or ("poison" if kind != "inout" else "input"))))
         return args
+
+    def dtype(self, entry: Mapping[str, Any], field: str) -> str:
+        """An argument's dtype: a NumPy integer or float type of at most 8 bytes (the inputs are made,
+        and results compared, in it; a CUDA kernel has no wider one, and CuPy allocates none)."""
+        dtype = entry.get("dtype") or "float32"
+        try:
+            usable = isinstance(dtype, str) and np.dtype(dtype).kind in "iuf" and np.dtype(dtype).itemsize <= 8
+        except (TypeError, ValueError):
+            usable = False
+        if not usable:
+            raise self.fail(field, f"{dtype!r} is not a NumPy number type (float32, float64, int32, uint32, ...)", dtype)
+        return str(dtype)
 
     def dims(self, key: str, names: Sequence[str]) -> list[Restriction]:
         raw = self.spec.get(key)

@@ -20,7 +20,9 @@ Additions beyond the contract:
   that the GUI appends to as trials arrive; ``rank(table, ...)`` then never walks Python objects,
   which is what keeps a re-rank of 20,000 trials within a few milliseconds.
 - ``Ranking.pareto_feasible`` (the front over feasible trials only), ``Ranking.n_ok``,
-  ``Ranking.normalised`` (metric -> per-trial normalised value, 1.0 = best seen).
+  ``Ranking.normalised`` (metric -> per-trial normalised value, 1.0 = best seen),
+  ``Ranking.unscored`` (rows within the constraints that report no weighted metric) and
+  ``Ranking.why_none()`` (why there is no recommendation: the constraints, the unscored rows, or both).
 - ``trial_cost(constraints, weights)``: a per-trial scalar (lower is better) for strategies
   (:mod:`workbench.core.domain.search_objective`).
 
@@ -521,6 +523,10 @@ class Ranking:
     default_row: int | None = None
     #: the user's metric directions in force (the registry decides the rest)
     directions: Mapping[str, int] = field(default_factory=dict)
+    #: rows that succeeded and meet every constraint but have no score, because no successful trial
+    #: reports any weighted metric (why nothing may be feasible with no constraint at all; a trial
+    #: missing a weighted metric that others report scores 0 for it instead)
+    unscored: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     @property
     def n_ok(self) -> int:
@@ -552,12 +558,33 @@ class Ranking:
         """One line for a status bar: the recommendation, or why there is none."""
         if self.best is not None:
             return f"recommended: {self.table.ids[self.best]} ({self.explain(self.best)})"
+        return self.why_none()
+
+    def why_none(self) -> str:
+        """Why there is no recommendation, in one line.
+
+        Two things keep a successful trial out of the ranking: a constraint it violates, and having
+        no score because it reports none of the weighted metrics (a benchmark that measures latency
+        only while only quality is weighted, a weight on a metric nothing reports). Both are said,
+        with counts, so the line is true whichever applies.
+        """
         if self.n_ok == 0:
             return f"no successful trials among {len(self.table)}"
-        return (
-            f"no feasible config among {self.n_ok} successful trials; "
-            f"{self.most_excluding} excludes {self.excluded_by[self.most_excluding]}"  # type: ignore[index]
-        )
+        if self.n_feasible:  # asked while there is a recommendation: nothing to explain away
+            return f"{self.n_feasible} feasible configs among {self.n_ok} successful trials"
+        reasons = []
+        label = self.most_excluding
+        if label is not None:
+            reasons.append(f"{label} excludes {self.excluded_by[label]}")
+        unscored = int(np.count_nonzero(self.unscored))
+        if unscored:
+            within = " within the constraints" if label is not None else ""
+            verb = "reports" if unscored == 1 else "report"
+            reasons.append(f"{unscored}{within} {verb} none of the weighted metrics ({self._weighted_names()})")
+        return f"no feasible config among {self.n_ok} successful trials; " + "; ".join(reasons)
+
+    def _weighted_names(self) -> str:
+        return ", ".join(self.weights) or LATENCY
 
     def explain(self, i: int) -> str:
         """One line saying why row ``i`` is where it is."""
@@ -574,6 +601,8 @@ class Ranking:
                 if not bound.check(value):
                     shown = "not reported" if math.isnan(value) else f"{value:.4g}"
                     reasons.append(f"{bound.metric} {shown} violates {bound.label}")
+            if not reasons:  # meets every constraint, but there is nothing to score it on
+                reasons.append(f"reports none of the weighted metrics ({self._weighted_names()}), so it has no score")
             return "infeasible: " + "; ".join(reasons)
         n = self.n_feasible
         position = self.rank_of(i) or 0
@@ -600,7 +629,8 @@ class Ranking:
                 if not math.isnan(self.normalised[m][i])
             )
             word = "highest score" if position == 1 else f"{_ordinal(position)} highest score"
-            text = f"{word} {self.score[i]:.3f} among {n} feasible configs ({parts} of best)"
+            text = f"{word} {self.score[i]:.3f} among {n} feasible configs"
+            text += f" ({parts} of best)" if parts else " (it reports none of the weighted metrics)"
         return text + self._versus_default(i)
 
     def _ratio(self, metric: str, a: int, b: int) -> float | None:
@@ -672,7 +702,8 @@ def rank(
     else:
         score = np.full(n, np.nan)
     # a feasible trial needs a score to be ordered; one without any weighted metric is not
-    feasible &= np.isfinite(score)
+    unscored = feasible & ~np.isfinite(score)
+    feasible &= ~unscored
 
     rows = np.flatnonzero(feasible)
     # best first; ties broken by earlier evaluation (stable sort on the negated score)
@@ -694,6 +725,7 @@ def rank(
         order=order,
         default_row=default_row,
         directions=dict(weights.directions),
+        unscored=unscored,
     )
 
 

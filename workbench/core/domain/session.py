@@ -501,6 +501,11 @@ def trial_from_dict(rec: Any, where: str, fail: Fail, names: frozenset[str] | No
     if type(message) is not str:
         fail(f"{mwhere}.message", f"expected text, got {_type_name(message)}")
     log = m.get("log", message)
+    if status is Status.OK and metrics.get("latency_ms") == 0:
+        # What the backends now refuse to record; a file written before that keeps the trial, as
+        # the failure it is, rather than becoming unreadable with every other trial in it.
+        status, message = Status.RUNTIME_ERROR, "recorded 0 ms: not a measurement (nothing was timed)"
+        log = message if not log else f"{message}\n{log}"
     if type(log) is not str:
         fail(f"{mwhere}.log", f"expected text, got {_type_name(log)}")
     details = m.get("details", {})

@@ -152,7 +152,10 @@ def cross_matrix(rows: Sequence[SizeRow]) -> np.ndarray:
             latency = _latency_at(target.trials, config)
             if latency is None:
                 continue
-            out[i, j] = 0.0 if not math.isfinite(latency) else optimum / latency
+            if not math.isfinite(latency):
+                out[i, j] = 0.0
+            else:  # 0 ms is refused when measured or loaded; one built in memory ties with the optimum
+                out[i, j] = optimum / latency if latency > 0 else 1.0
     return out
 
 

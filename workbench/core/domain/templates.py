@@ -32,7 +32,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -567,7 +567,8 @@ def _is_python_benchmark(path: Path, text: str) -> bool:
     except SyntaxError as exc:
         raise TemplateError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
     names: set[str] = set()
-    for node in tree.body:
+    raises: list[int] = []
+    for node in _module_level(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, ast.Assign):
@@ -576,11 +577,32 @@ def _is_python_benchmark(path: Path, text: str) -> bool:
             names.add(node.target.id)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Raise):
+            raises.append(node.lineno)
     if "TEMPLATE" in names:
         return False
     if {"SPACE", "measure"} <= names:
         return True
-    raise TemplateError(f"{path}: defines no TEMPLATE (a template spec) nor SPACE and measure (a benchmark)")
+    # The file is not run (it is neither kind of spec), so an exception it would raise never
+    # happens; a raise at its top level is named, since that is what its author will be looking at.
+    hint = f" (not run; its top level raises at line {raises[0]})" if raises else ""
+    raise TemplateError(f"{path}: defines no TEMPLATE (a template spec) nor SPACE and measure (a benchmark){hint}")
+
+
+def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements that run at import, inside ``if``/``try``/``with`` blocks too (a TEMPLATE
+    assigned in ``try:`` is still a spec), but not inside functions or classes."""
+    for node in body:
+        yield node
+        if isinstance(node, (ast.If, ast.For, ast.While)):
+            yield from _module_level(node.body + node.orelse)
+        elif isinstance(node, ast.With):
+            yield from _module_level(node.body)
+        elif isinstance(node, ast.Try):
+            inner = node.body + node.orelse + node.finalbody
+            for handler in node.handlers:
+                inner += handler.body
+            yield from _module_level(inner)
 
 
 def _import_spec(path: Path) -> Any:
@@ -596,6 +618,9 @@ def _import_spec(path: Path) -> Any:
         sys.modules.pop(module_name, None)
         message = str(exc)
         raise TemplateError(message if str(path) in message else f"{path}: {message}") from None
+    except SystemExit as exc:  # sys.exit() in a spec must not end the command with the spec's code
+        sys.modules.pop(module_name, None)
+        raise TemplateError(f"{path}{_spec_line(exc, path)}: called sys.exit({exc.code!r}) while loading") from None
     except Exception as exc:  # noqa: BLE001 - a broken spec must not take the caller down with a traceback
         sys.modules.pop(module_name, None)
         line = _spec_line(exc, path)

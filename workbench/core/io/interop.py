@@ -256,7 +256,7 @@ def _measurement(
         )
     if not _is_number(time_value):
         raise SessionFormatError(f"{where}.time: {time_value!r} is neither a time in ms nor an error name")
-    if not math.isfinite(time_value) or time_value < 0:
+    if not math.isfinite(time_value) or time_value <= 0:  # 0 ms is no measurement, as for our own trials
         message = f"Kernel Tuner recorded time {time_value!r}"
         return Measurement(Status.RUNTIME_ERROR, {}, message, message), timings
 

@@ -178,6 +178,18 @@ def supported_archs() -> list[str]:
     return [f"sm_{a}" for a in archs]
 
 
+def check_arch(arch: str) -> None:
+    """Refuse an ``arch`` this NVRTC cannot compile for, before a batch of compiles that would each
+    fail alike (and be stored as if they were the kernel's own errors)."""
+    match = _ARCH.match(arch)
+    if not match:
+        raise WorkbenchError(f"unknown GPU architecture {arch!r}; expected e.g. sm_90")
+    supported = supported_archs()
+    if f"sm_{match.group(2)}" not in supported:
+        raise WorkbenchError(f"{arch!r} is not a GPU architecture {nvrtc_version()} compiles for "
+                             f"(it knows {', '.join(supported)})")
+
+
 def compile_cuda(
     source: str,
     arch: str = "sm_90",

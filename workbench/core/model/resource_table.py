@@ -197,6 +197,11 @@ def check_table(templates: Iterable[KernelTemplate], arch: str, folder: Path | N
             problems.append(f"{arch} {template.name}: {len(unknown)} tabulated configs are not valid configs any more")
         if entry.get("complete") and tabulated != valid:
             problems.append(f"{arch} {template.name}: marked complete but {len(valid - tabulated)} valid configs are missing")
+        rows = [row for key, row in entry.get("configs", {}).items() if key in valid]
+        if rows and not any(isinstance(row, list) for row in rows):
+            first = next((row for row in rows if isinstance(row, str)), "")
+            problems.append(f"{arch} {template.name}: none of its {len(rows)} tabulated configs compiled ({first}); "
+                            "rewrite the table with check-kernels --write-table")
         state = "complete" if entry.get("complete") else "partial"
         summary.append(f"{arch} {template.name}: {len(tabulated & valid)}/{len(valid)} configs ({state})")
     return TableCheck(arch, tuple(problems), tuple(summary))
@@ -240,8 +245,9 @@ def write_table(
     short by ``time_limit_s`` (whole call) is a uniform sample and is marked ``complete: false``.
     The file is rewritten atomically after each template and every ``SAVE_EVERY_S``.
     """
-    from workbench.core.model.compiler import compile_cuda, nvrtc_version  # NVRTC loads lazily
+    from workbench.core.model.compiler import check_arch, compile_cuda, nvrtc_version  # NVRTC loads lazily
 
+    check_arch(arch)  # before the file is read or written
     compiler = nvrtc_version()
     try:
         table = read_table(arch, folder)
@@ -311,7 +317,10 @@ def write_table(
                     entry["seconds"] = round(float(entry.get("seconds", 0.0)) + now - saved, 1)
                     _save(table, arch, folder)
                     saved = now
-            entry["complete"] = len(entry["configs"]) == total and all(c.id in entry["configs"] for c in ordered)
+            # complete: every valid config tabulated, and at least one compiled; a table of nothing
+            # but compile errors says the compiles failed (a wrong arch, a broken toolkit), not the kernel
+            entry["complete"] = (len(entry["configs"]) == total and all(c.id in entry["configs"] for c in ordered)
+                                 and any(isinstance(row, list) for row in entry["configs"].values()))
             entry["seconds"] = round(float(entry.get("seconds", 0.0)) + time.monotonic() - saved, 1)
             entry["workers"] = threads
             _save(table, arch, folder)

@@ -1,0 +1,168 @@
+"""The window when there is nothing to recommend, when a file cannot be shown, and when failures
+spread evenly: it says why in one line, keeps following the objective, and never half-switches."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.objective import Weights
+from workbench.core.domain.session import Session
+from workbench.core.domain.space import SearchSpace, Slot
+from workbench.core.errors import WorkbenchError
+from workbench.gui.model import SessionModel
+
+SLOW = str(Path(__file__).parents[1] / "fixtures" / "slow_bench.py")
+GOLDEN = Path(__file__).parents[1] / "fixtures" / "session_golden.json"
+
+
+def _golden(tmp_path: Path, name: str, **changes: object) -> Path:
+    doc = json.loads(GOLDEN.read_text())
+    doc.update(changes)
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_weighing_a_metric_the_benchmark_never_reports_during_a_run(window, qtbot, monkeypatch):
+    """Quality alone on a benchmark that reports latency only: nothing has a score. The status line
+    and the card say so, and the running search still follows the new weights."""
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
+    window.start_run({"kernel": SLOW, "backend": "python", "strategy": "agents", "budget": 400})
+    engine = window.engine_thread.engine.engine
+    qtbot.waitUntil(lambda: window.model.n >= 3, timeout=30_000)
+    window.model.set_weights({"latency_ms": 0.0, "quality": 5.0})  # what the two sliders do
+    qtbot.waitUntil(lambda: engine.objective is not None and engine.objective.weights.get("quality") == 5.0
+                    and engine.objective.weights.get("latency_ms") == 0.0, timeout=10_000)
+    qtbot.wait(300)  # a few refresh ticks: none of them may raise (pytest-qt fails the test if one does)
+    assert "report none of the weighted metrics (quality)" in window.summary_label.text()
+    assert "none of the weighted metrics" in window.best_card.text() and "None" not in window.best_card.text()
+    window.stop_run()
+    window.wait_for_run(30)
+
+
+def test_objective_changed_goes_out_even_when_a_view_fails():
+    """A view that raises on ranking_changed must not keep the run from being re-targeted."""
+    space = SearchSpace([Slot("x", (1, 2), "launch")])
+    session = Session(kernel="k", space=space,
+                      trials=[Trial(i, c, Measurement(Status.OK, {"latency_ms": 1.0 + i})) for i, c in enumerate(space)])
+    model = SessionModel(session)
+    heard: list[str] = []
+
+    def broken() -> None:
+        raise RuntimeError("a view that cannot draw this")
+
+    model.ranking_changed.connect(broken)
+    model.ranking_changed.connect(lambda: heard.append("ranking"))
+    model.objective_changed.connect(lambda: heard.append("objective"))
+    with pytest.raises(RuntimeError, match="cannot draw"):  # the bug still surfaces
+        model.set_weights({"latency_ms": 1.0, "memory_mb": 1.0})
+    assert heard == ["ranking", "objective"]
+
+
+@pytest.mark.parametrize("name, changes, said", [
+    ("merit", {"weights": {"merit": 1.0}}, "1 reports none of the weighted metrics (merit)"),
+    ("nothing_scored", {"weights": {"latency_ms": 0.0, "quality": 1.0}}, "none of the weighted metrics (quality)"),
+])
+def test_a_session_whose_weights_score_nothing_opens_and_says_why(window, tmp_path, name, changes, said):
+    path = _golden(tmp_path, name, **changes)
+    window.open_session(path)
+    assert window.path == path and window.model.session is not None
+    assert said in window.summary_label.text()
+    from workbench.gui.results_table import feasibility_text
+
+    assert feasibility_text(window.model, 0) == "no score: reports no weighted metric"
+
+
+def test_a_session_that_fails_to_show_leaves_the_window_as_it_was(window, qtbot, tmp_path, monkeypatch):
+    """All or nothing: a view that raises while the new file is shown puts back the session, file,
+    selection and title that were there, and the user gets one line naming the file."""
+    first = _golden(tmp_path, "first")
+    window.open_session(first)
+    window.model.select(0)
+    before = (window.model.session, window.model.n, window.windowTitle(), window.toolbar.request())
+
+    def broken() -> None:
+        if window.path is not None and window.path.name == "second.json":
+            raise ValueError("cannot show this\nsecond line of detail")
+
+    window.model.session_changed.connect(broken)
+    second = _golden(tmp_path, "second", weights={"latency_ms": 2.0})
+    with pytest.raises(WorkbenchError) as caught:
+        window.open_session(second)
+    message = str(caught.value)
+    assert "\n" not in message and "second.json: cannot be shown (ValueError: cannot show this)" in message
+    assert window.path == first and window.model.session is before[0] and window.model.n == before[1]
+    assert window.model.selected == 0 and window.windowTitle() == before[2]
+    assert window.toolbar.request() == before[3]
+    assert str(second.resolve()) not in window.recent_files()
+    # through the menu: one warning, the window unchanged
+    shown: list[tuple[str, str]] = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda _parent, title, text, *a: shown.append((title, text)))
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(second), ""))
+    window.interactive = True
+    window.model.dirty = False
+    window._on_open()
+    assert len(shown) == 1 and "cannot be shown" in shown[0][1]
+    assert window.path == first and window.model.session is before[0]
+
+
+def test_an_unexpected_error_reading_a_file_is_one_line_and_switches_nothing(window, tmp_path, monkeypatch):
+    first = _golden(tmp_path, "first")
+    window.open_session(first)
+    session = window.model.session
+
+    def buggy(path: object) -> Session:
+        raise TypeError("a reader bug")
+
+    monkeypatch.setattr("workbench.core.domain.session.load_session", buggy)
+    assert not window._guarded(lambda: window.open_session(tmp_path / "other.json"), "Cannot open")
+    assert "other.json: cannot be read (TypeError: a reader bug)" in window.statusBar().currentMessage()
+    assert window.path == first and window.model.session is session
+
+
+def test_failed_recovery_leaves_the_window_and_autosave_alone(window, tmp_path, monkeypatch):
+    broken = tmp_path / "autosave" / "broken.json"
+    broken.parent.mkdir(parents=True, exist_ok=True)
+    broken.write_text("{not json")
+    first = _golden(tmp_path, "first")
+    window.open_session(first)
+    monkeypatch.setattr(window, "recoverable", lambda: [broken])
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: QMessageBox.StandardButton.Ok)
+    window.interactive = True
+    window.offer_recovery()
+    assert window.path == first and window.autosave_path is None and not window.model.dirty
+
+
+def test_failures_spread_evenly_still_show_their_reasons(window):
+    """Twelve failures with no slot value in common: no concentration to name, so the failures'
+    own reasons are shown above the table (as for a handful of failures)."""
+    space = SearchSpace([Slot("a", tuple(range(1, 7)), "launch"), Slot("b", tuple(range(1, 7)), "launch")])
+    trials = []
+    for i, config in enumerate(space):
+        if (config["a"] + config["b"]) % 3 == 0:
+            m = Measurement.failure(Status.RUNTIME_ERROR, f"out of memory asking {config['a'] * 100} MB")
+        else:
+            m = Measurement(Status.OK, {"latency_ms": 1.0 + i})
+        trials.append(Trial(i, config, m))
+    window.model.set_session(Session(kernel="toy", space=space, trials=trials, device={"name": "toy"}))
+    window.failures.refresh()
+    text = window.failures.concentration.text()
+    assert "have a=" not in text and "have b=" not in text  # spread evenly: nothing to blame
+    assert "runtime_error (12): out of memory asking 100 MB (x2)" in text
+    assert not window.failures.concentration.isHidden()
+
+
+def test_weights_from_a_file_with_no_reported_metric_rank_nothing_and_say_so():
+    """The model itself (no window): nothing to score is a reason, not an exception."""
+    space = SearchSpace([Slot("x", (1, 2), "launch")])
+    session = Session(kernel="k", space=space, weights=Weights({"quality": 1.0}),
+                      trials=[Trial(i, c, Measurement(Status.OK, {"latency_ms": 1.0})) for i, c in enumerate(space)])
+    model = SessionModel(session)
+    assert model.ranking.best is None
+    assert model.ranking.summary().endswith("2 report none of the weighted metrics (quality)")

@@ -1,0 +1,186 @@
+"""Refusals and failures the command line must say in one line, before it harms anything:
+a picture never written over a session, a kernel spec's bad field named when it loads, a failed
+run's cause printed, a resource table of failed compiles never taken for a complete one."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_errors import one_line_error
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture
+def no_window(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
+    """``gui`` with the window replaced by a recorder: the checks before it opens are under test."""
+    from workbench.gui import app
+
+    opened: list[tuple] = []
+    monkeypatch.setattr(app, "main", lambda *a: opened.append(a) or 0)
+    return opened
+
+
+def _a_session(tmp_path: Path) -> Path:
+    session = FIXTURES / "session_golden.json"
+    path = tmp_path / "mine.json"
+    shutil.copy(session, path)
+    return path
+
+
+def test_screenshot_over_the_session_it_opens_is_refused_before_the_window(cli, tmp_path, no_window) -> None:
+    session = _a_session(tmp_path)
+    before = session.read_bytes()
+    line = one_line_error(cli("gui", session, "--screenshot", session, "--quit-when-done"))
+    assert "--screenshot" in line and "input" in line
+    assert session.read_bytes() == before and no_window == []
+
+
+def test_screenshot_over_a_file_that_is_not_a_picture_needs_force(cli, tmp_path, no_window) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("notes\n")
+    pic = tmp_path / "pic.png"
+    pic.write_text("not a picture\n")
+    for target in (notes, pic):
+        line = one_line_error(cli("gui", "--screenshot", target, "--quit-when-done"))
+        assert "not a PNG picture" in line and "--force" in line
+    assert notes.read_text() == "notes\n" and pic.read_text() == "not a picture\n" and no_window == []
+    assert cli("gui", "--screenshot", notes, "--force", "--quit-when-done").returncode == 0
+    assert (tmp_path / "notes.txt.bak").read_text() == "notes\n"  # kept, as every command does
+    assert len(no_window) == 1
+
+
+def test_an_earlier_screenshot_is_replaced_without_force(cli, tmp_path, no_window) -> None:
+    shot = tmp_path / "shot.png"
+    shot.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 32)
+    assert cli("gui", "--screenshot", shot, "--quit-when-done").returncode == 0
+    assert no_window and not (tmp_path / "shot.png.bak").exists()
+
+
+def test_a_failed_picture_write_leaves_the_file_there(tmp_path) -> None:
+    from workbench.gui.app import _save_picture
+
+    class Failing:
+        def save(self, path: str, fmt: str) -> bool:
+            Path(path).write_bytes(b"half")  # what a write that breaks off leaves
+            return False
+
+    class Working:
+        def save(self, path: str, fmt: str) -> bool:
+            Path(path).write_bytes(b"\x89PNG picture")
+            return True
+
+    target = tmp_path / "shot.png"
+    target.write_bytes(b"earlier")
+    assert not _save_picture(Failing(), target)
+    assert target.read_bytes() == b"earlier" and [p.name for p in tmp_path.iterdir()] == ["shot.png"]
+    assert _save_picture(Working(), target)
+    assert target.read_bytes() == b"\x89PNG picture" and [p.name for p in tmp_path.iterdir()] == ["shot.png"]
+
+
+def test_a_spec_with_a_bad_dtype_is_one_line_naming_file_line_and_field(cli, tmp_path) -> None:
+    import json
+
+    example = Path(__file__).resolve().parents[1] / "docs" / "examples" / "saxpy"
+    spec = json.loads((example / "saxpy.kernel.json").read_text())
+    spec["args"][0]["dtype"] = "float128x"
+    (tmp_path / "saxpy.kernel.json").write_text(json.dumps(spec, indent=1))
+    shutil.copy(example / "saxpy.cu", tmp_path / "saxpy.cu")
+    for args in (("kernels", "--kernel-dir", tmp_path),
+                 ("tune", "saxpy", "--kernel-dir", tmp_path, "--backend", "sim", "--executor", "inline",
+                  "--budget", "3", "--out", tmp_path / "s.json")):
+        line = one_line_error(cli(*args))
+        assert "saxpy.kernel.json:" in line and "args[0].dtype" in line and "float128x" in line
+    assert not (tmp_path / "s.json").exists()
+
+
+WORKER_FAILS = '''
+import multiprocessing, os, sys
+if multiprocessing.parent_process() is not None:  # only in the worker, as a missing device would
+    {failure}
+SPACE = {{"a": [1, 2]}}
+def measure(config):
+    return {{"latency_ms": 1.0}}
+'''
+
+
+def _bench(tmp_path: Path, failure: str) -> Path:
+    path = tmp_path / "bench.py"
+    path.write_text(WORKER_FAILS.format(failure=failure))
+    return path
+
+
+def _error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("error:")]
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_a_run_that_cannot_start_says_why_and_leaves_no_session_in_the_way(cli, tmp_path, quiet) -> None:
+    bench = _bench(tmp_path, 'raise RuntimeError("no device in the worker")')
+    out = tmp_path / "s.json"
+    args = ["tune", bench, "--backend", "python", "--budget", "3", "--out", out] + (["--quiet"] if quiet else [])
+    for _ in range(2):  # the retry is not refused by what the first attempt left
+        done = cli(*args)
+        assert done.returncode == 1, done.stderr
+        errors = _error_lines(done.stderr)
+        assert len(errors) == 1 and "RuntimeError: no device in the worker" in errors[0], done.stderr
+        assert "Traceback" not in done.stderr and "0 trials" not in done.stdout
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["bench.py"]
+
+
+def test_a_worker_that_exits_without_a_report_is_described_by_its_last_output(cli, tmp_path) -> None:
+    bench = _bench(tmp_path, 'print("cannot open the widget", file=sys.stderr, flush=True); os._exit(2)')
+    done = cli("tune", bench, "--backend", "python", "--budget", "3", "--out", tmp_path / "s.json", "--quiet")
+    assert done.returncode == 1
+    assert _error_lines(done.stderr) == ["error: python backend failed to start: worker exited with code 2; "
+                                         "its last output: cannot open the widget"]
+
+
+def test_a_failed_start_over_a_forced_session_keeps_the_old_one(cli, tmp_path) -> None:
+    from workbench.core.domain.session import load_session
+
+    out = _a_session(tmp_path)
+    trials = len(load_session(out).trials)
+    assert trials
+    bench = _bench(tmp_path, 'raise RuntimeError("no device")')
+    done = cli("tune", bench, "--backend", "python", "--budget", "3", "--out", out, "--force", "--quiet")
+    assert done.returncode == 1 and "no device" in done.stderr
+    assert len(load_session(tmp_path / "mine.json.bak").trials) == trials  # --force kept it; nothing replaced it
+    assert not out.exists()  # the failed start wrote no empty session in its place
+
+
+def test_a_benchmark_that_calls_sys_exit_at_import_is_one_error_line(cli, tmp_path) -> None:
+    bench = tmp_path / "bench.py"
+    bench.write_text('import sys\nsys.exit(3)\nSPACE = {"a": [1]}\ndef measure(config):\n    return {}\n')
+    line = one_line_error(cli("tune", bench, "--backend", "python", "--budget", "2", "--out", tmp_path / "s.json"))
+    assert "failed to import" in line and "sys.exit(3)" in line
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_a_bool_is_not_a_latency(tmp_path) -> None:
+    from workbench.backends.python import _metrics_of
+
+    assert _metrics_of({"latency_ms": True}) == "measure() returned latency_ms=True: a bool is not a number of milliseconds"
+    metrics, details = _metrics_of({"latency_ms": 2, "checked": True})
+    assert metrics == {"latency_ms": 2.0} and details == {"checked": True}  # a flag is a detail, not a metric
+    import numpy as np
+
+    _, details = _metrics_of({"latency_ms": 2, "checked": np.bool_(False)})
+    assert details == {"checked": False} and type(details["checked"]) is bool  # NumPy's flag too, as a flag
+
+
+@pytest.mark.parametrize("text, said", [
+    # a spec whose TEMPLATE sits in a try block is a spec: its own exception is what is reported
+    ("try:\n    import no_such_module_here\n    TEMPLATE = None\nexcept ImportError:\n"
+     "    raise RuntimeError('needs no_such_module_here')\n", "myk.py:5: RuntimeError: needs no_such_module_here"),
+    ("import sys\nsys.exit(4)\nTEMPLATE = None\n", "myk.py:2: called sys.exit(4) while loading"),
+    # neither kind of spec: not run, but the raise its author wrote is pointed at
+    ("raise ValueError('line one')\n", "its top level raises at line 1"),
+])
+def test_a_python_spec_that_fails_to_load_says_why(cli, tmp_path, text, said) -> None:
+    (tmp_path / "myk.py").write_text(text)
+    line = one_line_error(cli("kernels", "--kernel-dir", tmp_path))
+    assert said in line, line
