@@ -296,9 +296,11 @@ def _check_objective(constraints: Any, weights: Any, available: Any, objectives:
 def _check_objective_on(constraints: Any, weights: Any, sessions: list[Session]) -> None:
     """:func:`_check_objective` for an objective applied to every one of ``sessions``: each must
     have what it names; a warning true of several is said once."""
+    from workbench.runner.plan import session_metrics
+
     warnings: dict[str, None] = {}
     for session in sessions:
-        warnings.update(dict.fromkeys(_objective_warnings(constraints, weights, _session_metrics(session))))
+        warnings.update(dict.fromkeys(_objective_warnings(constraints, weights, session_metrics(session))))
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
 
@@ -638,19 +640,6 @@ def _sizes_summary(session: Session, constraints: Any, weights: Any) -> list[dic
             for r in rows]
 
 
-def _session_metrics(session: Session) -> frozenset[str]:
-    """What a stored session's trials report, plus what its backend declares."""
-    from workbench.backends.base import backend_class
-
-    seen = {name for t in session.trials for name in t.measurement.metrics}
-    kind = session.backend.get("kind") if isinstance(session.backend, dict) else None
-    try:
-        declared = backend_class(kind).metrics if kind else None
-    except WorkbenchError:
-        declared = None
-    return frozenset(seen | set(declared or ()))
-
-
 def _directions_of(constraints: Any, weights: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """``show --json``'s weights and constraints, each metric with the direction in force."""
     from workbench.core.domain.metrics import direction_word, known_direction
@@ -676,10 +665,12 @@ def cmd_show(args: argparse.Namespace) -> int:
         raise WorkbenchError("--at applies to show --portability")
     if args.file is None:
         raise WorkbenchError("show needs a session file (or --portability S1 S2 ...)")
+    from workbench.runner.plan import session_metrics
+
     session = load_session(args.file)
     constraints, weights = _objective_from_args(args, session, args.file)
     objectives = _objectives_from_args(args, session)
-    _check_objective(constraints, weights, _session_metrics(session), objectives)
+    _check_objective(constraints, weights, session_metrics(session), objectives)
     summary = summarise(session, constraints, weights, with_trials=args.trials, objectives=objectives,
                         with_importance=args.json)
     if args.json:
