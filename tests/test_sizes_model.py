@@ -179,6 +179,19 @@ def test_size_rows_are_ordered_by_size_with_their_best() -> None:
     assert name == "n" and list(values) == [8.0, 1024.0, 1048576.0]
 
 
+def test_a_sizes_best_meets_the_objectives_constraints() -> None:
+    """Under a latency limit a size's best is its best config within the limit, and a size with
+    nothing within it has none (a config missing the limit was shown as that size's best)."""
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.search_objective import Objective
+    from workbench.core.domain.size_analysis import size_rows
+
+    rows = size_rows(_analysis_session(), Objective(Constraints(max_latency_ms=1.1)))
+    assert [r.best.config["x"] if r.best else None for r in rows] == [1, 1, None]
+    rows = size_rows(_analysis_session(), Objective(Constraints(max_latency_ms=3.0)))
+    assert [r.best_latency for r in rows] == [1.0, 1.0, 2.0]
+
+
 def test_winner_bands_and_the_cross_matrix() -> None:
     import numpy as np
 

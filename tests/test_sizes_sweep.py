@@ -396,3 +396,24 @@ def test_a_bad_plan_in_the_file_is_reported_as_the_files_and_one_size_is_singula
     out.write_text(json.dumps(data))
     line = one_line_error(cli("tune", "--resume", "--out", str(out), "--budget", "3"))
     assert "--sizes" not in line and "the session's size sweep" in line and "n=0" in line
+
+
+def test_a_replay_of_a_sweep_replays_the_size_it_is_told(cli, tmp_path: Path) -> None:
+    """Each config has a latency per size: a replay that does not say which size would mix them
+    (before: each config replayed whichever size it was recorded at last, under the template's
+    default problem, which nobody measured)."""
+    out = tmp_path / "sweep.json"
+    sweep(out, sizes={"n": [4096, 1 << 16]})
+    recorded = {(t.config.id, t.problem["n"]): t.metric("latency_ms") for t in load_session(out).trials}
+    mixed = cli("tune", "--replay", str(out), "--budget", "3", "--out", str(tmp_path / "r.json"), "--quiet")
+    assert mixed.returncode == 2 and not (tmp_path / "r.json").exists()
+    assert one_line_error(mixed) == (f"error: recording {out} holds a size sweep (2 sizes: n=4096, n=65536); "
+                                     "a replay replays one: choose it with --set n=VALUE")
+    absent = cli("tune", "--replay", str(out), "--set", "n=77", "--budget", "3", "--out", str(tmp_path / "r.json"))
+    assert absent.returncode == 2 and "has no trials at n=77; its sizes: n=4096, n=65536" in absent.stderr
+    one = cli("tune", "--replay", str(out), "--set", "n=65536", "--budget", "6", "--out", str(tmp_path / "r.json"),
+              "--quiet")
+    assert one.returncode == 0, one.stderr
+    replayed = load_session(tmp_path / "r.json")
+    assert replayed.problem["n"] == 65536 and len(replayed.trials) == 6
+    assert all(t.metric("latency_ms") == recorded[(t.config.id, 65536)] for t in replayed.trials)

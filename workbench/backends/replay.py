@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.errors import SpaceError, WorkbenchError
@@ -62,9 +62,44 @@ def _slots_of(recording: Any, configs: list[Config]) -> tuple[Slot, ...]:
     return tuple(slots)
 
 
-def recorded_measurements(recording: Any) -> dict[str, Measurement]:
+def recorded_trials(recording: Any, path: str, chosen: Mapping[str, Any] | None = None) -> tuple[list[Any], dict[str, Any]]:
+    """The trials a replay replays and the problem they were measured at.
+
+    A recording of one problem replays all of its trials. A size sweep measured each config at
+    several problems, and one config has one latency only at one of them: the replay is of the size
+    that ``chosen`` (``--set NAME=VALUE``) names, and without it is refused in one line listing the
+    sizes, rather than mixing them under a problem nobody measured.
+    """
+    from workbench.core.domain.size_analysis import size_label
+    from workbench.core.domain.sizes import size_parameters, trials_by_problem
+
+    groups = list(trials_by_problem(recording).values())
+    problems = [dict(recording.problem_of(trials[0])) for trials in groups]
+    if chosen:
+        matching = [i for i, problem in enumerate(problems)
+                    if all(name in problem and problem[name] == value for name, value in chosen.items())]
+    else:
+        matching = list(range(len(groups)))
+    if len(matching) == 1:
+        return groups[matching[0]], problems[matching[0]]
+    names = size_parameters(problems)
+    sizes = ", ".join(size_label(p, names) for p in problems[:8]) + (", ..." if len(problems) > 8 else "")
+    first = names[0] if names else "NAME"
+    if not matching:
+        given = ", ".join(f"{k}={v}" for k, v in chosen.items()) if chosen else ""
+        raise WorkbenchError(f"recording {path} has no trials at {given}; its sizes: {sizes}")
+    raise WorkbenchError(f"recording {path} holds a size sweep ({len(problems)} sizes: {sizes}); a replay replays "
+                         f"one: choose it with --set {first}=VALUE")
+
+
+def recorded_measurements(trials: Sequence[Any]) -> dict[str, Measurement]:
     """Config id -> recorded measurement (the last one, when a config was recorded twice)."""
-    return {trial.config.id: trial.measurement for trial in recording.trials}
+    return {trial.config.id: trial.measurement for trial in trials}
+
+
+def _chosen_problem(spec: BackendSpec) -> dict[str, Any] | None:
+    chosen = spec.options.get("problem")
+    return dict(chosen) if isinstance(chosen, Mapping) and chosen else None
 
 
 class ReplayBackend(Backend):
@@ -86,15 +121,16 @@ class ReplayBackend(Backend):
         recording = load_recording(path)
         if not recording.trials:
             raise WorkbenchError(f"recording {path} holds no trials to replay")
+        trials, problem = recorded_trials(recording, path, _chosen_problem(spec))
         points: list[Config] = []
         seen: set[str] = set()
-        for trial in recording.trials:
+        for trial in trials:
             if trial.config.id not in seen:
                 seen.add(trial.config.id)
                 points.append(trial.config)
         slots = _slots_of(recording, points)
         try:  # problem parameters stay visible to restrictions the user adds on top
-            space = SearchSpace.explicit(slots, points, params=dict(recording.problem))
+            space = SearchSpace.explicit(slots, points, params=problem)
         except SpaceError:  # e.g. a recorded problem parameter named like a slot
             space = SearchSpace.explicit(slots, points)
         identity = hashlib.sha256()
@@ -113,16 +149,18 @@ class ReplayBackend(Backend):
             kernel=str(spec.options.get("kernel") or recording.kernel),
             kind="recording",
             space=space,
-            problem=dict(recording.problem),
+            problem=problem,
             source_hash=identity.hexdigest()[:16],
             device=device,
             default_config=default,
             description=f"replay of {len(points)} recorded configs from {os.path.basename(path)}",
-            metrics=frozenset(name for trial in recording.trials for name in trial.measurement.metrics),
+            metrics=frozenset(name for trial in trials for name in trial.measurement.metrics),
         )
 
     def prepare(self) -> None:
-        self._recorded = recorded_measurements(load_recording(_path_of(self.spec)))
+        path = _path_of(self.spec)
+        trials, _problem = recorded_trials(load_recording(path), path, _chosen_problem(self.spec))
+        self._recorded = recorded_measurements(trials)
 
     def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = _no_phase) -> Measurement:
         if self._recorded is None:

@@ -110,8 +110,9 @@ def make_backend_spec(
             raise WorkbenchError(f"--replay {replay}: no such file")
         if backend not in ("auto", "replay"):
             raise WorkbenchError(f"--replay cannot be combined with --backend {backend}")
+        chosen = {"problem": dict(problem)} if problem else {}  # the size of a recorded sweep to replay
         return BackendSpec("replay", backend_options({"path": str(Path(replay).resolve()), "kernel": kernel, "seed": seed,
-                                                      **(extra or {})}))
+                                                      **chosen, **(extra or {})}))
     if not kernel:
         raise WorkbenchError("name a kernel (see `python main.py kernels`), or give --replay FILE")
     location = locate_kernel(kernel, kernel_dirs)

@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.domain.measurement import Trial
+from workbench.core.domain.search_objective import INFEASIBLE
 from workbench.core.domain.session import Session
 from workbench.core.domain.sizes import best_configs, size_parameters, trials_by_problem
 from workbench.core.domain.space import Config
@@ -64,8 +65,18 @@ def _order_key(problem: Mapping[str, Any], names: Sequence[str]) -> tuple[Any, .
 
 
 def size_rows(session: Session, cost: Cost | None = None) -> list[SizeRow]:
-    """Every size with trials, ordered by its size parameters (smallest first), with its best trial
-    by ``cost`` (latency by default)."""
+    """Every size with trials, ordered by its size parameters (smallest first), with its best
+    feasible trial by ``cost`` (latency by default; an objective's cost ranks a trial that misses
+    its constraints at or above ``INFEASIBLE``, and such a trial is no size's best, so a size with
+    nothing feasible has none)."""
+    if cost is not None:
+        objective_cost = cost
+
+        def feasible_cost(trial: Trial) -> float:
+            value = objective_cost(trial)
+            return value if value < INFEASIBLE else math.inf
+
+        cost = feasible_cost
     groups = trials_by_problem(session)
     problems = {key: session.problem_of(trials[0]) for key, trials in groups.items()}
     names = size_parameters(list(problems.values()))
