@@ -417,3 +417,20 @@ def test_a_replay_of_a_sweep_replays_the_size_it_is_told(cli, tmp_path: Path) ->
     replayed = load_session(tmp_path / "r.json")
     assert replayed.problem["n"] == 65536 and len(replayed.trials) == 6
     assert all(t.metric("latency_ms") == recorded[(t.config.id, 65536)] for t in replayed.trials)
+
+
+def test_show_objectives_of_a_sweep_gives_one_front_per_size(cli, tmp_path: Path) -> None:
+    """A small size's configs dominate every large size's: one front over the whole sweep held only
+    the smallest size (and said nothing of it)."""
+    out = tmp_path / "sweep.json"
+    sweep(out, sizes={"n": [4096, 1 << 20]})
+    shown = cli("show", str(out), "--json", "--objectives", "latency_ms,registers")
+    assert shown.returncode == 0, shown.stderr
+    front = json.loads(shown.stdout)["pareto"]
+    assert {p["problem"]["n"] for p in front} == {4096, 1 << 20}
+    trials = load_session(out).trials
+    for point in front:  # no trial of the same size dominates a point
+        same = [t for t in trials if t.ok and t.problem["n"] == point["problem"]["n"]]
+        assert not any(t.metric("latency_ms") <= point["latency_ms"] and t.metric("registers") <= point["registers"]
+                       and (t.metric("latency_ms"), t.metric("registers")) != (point["latency_ms"], point["registers"])
+                       for t in same)

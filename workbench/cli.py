@@ -595,12 +595,18 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
     if objectives:
         from workbench.core.domain.search_objective import Objective
 
-        front = Objective(constraints, weights, objectives).pareto(trials)
+        from workbench.core.domain.sizes import trials_by_problem
+
+        objective = Objective(constraints, weights, objectives)
+        groups = list(trials_by_problem(session).values())
+        sweep = len(groups) > 1  # sizes do not dominate each other: one front per size
         out["objectives"] = list(objectives)
         out["pareto"] = [
-            {"index": trials[i].index, "id": trials[i].config.id, "config": trials[i].config.to_dict(),
-             **{m: _finite(trials[i].metric(m)) for m in objectives}}
-            for i in front
+            {"index": group[i].index, "id": group[i].config.id, "config": group[i].config.to_dict(),
+             **({"problem": dict(session.problem_of(group[i]))} if sweep else {}),
+             **{m: _finite(group[i].metric(m)) for m in objectives}}
+            for group in (groups if sweep else [trials])
+            for i in objective.pareto(group)
         ]
     if with_trials:
         out["trial_list"] = [
@@ -691,10 +697,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     elif summary["why_none"]:
         print(f"nothing feasible: {summary['why_none']}")
     if summary.get("objectives"):
-        print(f"pareto   {len(summary['pareto'])} feasible configs on the front of {', '.join(summary['objectives'])}")
+        per_size = " (one front per size)" if any("problem" in p for p in summary["pareto"]) else ""
+        print(f"pareto   {len(summary['pareto'])} feasible configs on the front of {', '.join(summary['objectives'])}"
+              f"{per_size}")
         for point in summary["pareto"]:
             figures = "  ".join(f"{m} {point[m]:.4g}" for m in summary["objectives"] if point[m] is not None)
-            print(f"         {figures}  {point['config']}")
+            size = ", ".join(f"{k}={v}" for k, v in point["problem"].items()) + ": " if "problem" in point else ""
+            print(f"         {size}{figures}  {point['config']}")
     for size in summary.get("sizes", ()):
         best = size["best"]
         figure = f"best {best['latency_ms']:.4g} ms  {best['config']}" if best and best["latency_ms"] is not None \
