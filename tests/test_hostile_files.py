@@ -428,3 +428,14 @@ def test_long_digit_runs_that_are_no_integers_still_load(tmp_path: Path) -> None
     assert loaded.notes == "build 12345678901234567890123"
     assert loaded.problem == {"n": 2**64 - 1, "eps": 0.00012345678901234567}
     assert type(loaded.problem["n"]) is int
+
+
+def test_a_default_config_outside_the_sessions_domains_is_left_out_not_fatal(tmp_path: Path) -> None:
+    """The template's default is a point of comparison, not a measurement: a file whose edited
+    domains leave it out (written so by an earlier version) opens, with no default config."""
+    doc = session_doc()
+    doc["default_config"] = dict(doc["trials"][0]["config"])
+    name = next(iter(doc["default_config"]))
+    doc["default_config"][name] = 987654321
+    session = load_session(write(tmp_path / "s.json", doc))
+    assert session.default_config is None and len(session.trials) == len(doc["trials"])

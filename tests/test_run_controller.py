@@ -496,3 +496,39 @@ def test_out_dash_is_refused_where_a_command_writes_a_session(cli, tmp_path: Pat
                  ["import-kt", str(cache), "--out", "-"]):
         assert "--out -: this command writes a file" in one_line_error(cli(*argv))
     assert not (tmp_path / "-").exists() and not (ROOT / "-").exists()
+
+
+VECTOR_ADD_DOMAINS = {"block_size": [32, 64, 128, 256, 512, 1024], "items_per_thread": [1, 2, 4, 8, 16],
+                      "grid_stride": [False, True], "grid_blocks": [264, 528, 1056, 2112, 4224],
+                      "vector_width": [1, 2, 4]}
+
+
+def test_an_edited_space_holds_when_the_session_is_continued_without_edits(tmp_path: Path) -> None:
+    """Resuming with no edits searches the session's edited space, not the template's (a value
+    outside it was measured, and the session could not be saved with it); a default config the
+    edit left out is no part of the session, which opens again."""
+    out = tmp_path / "s.json"
+    narrow = dict(VECTOR_ADD_DOMAINS, block_size=[64, 512], items_per_thread=[1, 2])  # the default is 256 x 1
+    session, finished = run_to_end(RunRequest(kernel="vector_add", backend="sim", budget=4, domains=narrow), out)
+    assert finished.reason == "budget" and session.default_config is None
+    session, finished = run_to_end(RunRequest(budget=12), out, resume=True)
+    assert finished.reason == "budget", finished.message
+    reloaded = load_session(out)
+    assert len(reloaded.trials) == 16
+    assert {t.config["block_size"] for t in reloaded.trials} <= {64, 512}
+    assert {t.config["items_per_thread"] for t in reloaded.trials} <= {1, 2}
+
+
+def test_continuing_with_domains_that_leave_out_measured_values_runs_every_strategy(tmp_path: Path) -> None:
+    """The earlier trials stay the session's; the strategy learns from those within its domains
+    (before: the agents, genetic, hybrid and tpe ended the run with a KeyError encoding them)."""
+    for name in ("agents", "genetic", "tpe", "hybrid"):
+        out = tmp_path / f"{name}.json"
+        session, _ = run_to_end(RunRequest(kernel="vector_add", backend="sim", budget=4, strategy=name), out)
+        measured = {t.config["block_size"] for t in session.trials}
+        keep = [v for v in VECTOR_ADD_DOMAINS["block_size"] if v not in measured][:2]
+        session, finished = run_to_end(RunRequest(budget=3, domains=dict(VECTOR_ADD_DOMAINS, block_size=keep)), out,
+                                       resume=True)
+        assert finished.reason == "budget", (name, finished.message)
+        reloaded = load_session(out)
+        assert len(reloaded.trials) == 7 and {t.config["block_size"] for t in reloaded.trials[4:]} <= set(keep)

@@ -526,7 +526,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         if mismatch:
             raise WorkbenchError(f"cannot continue the session of {session.kernel!r}: {mismatch}; start a new session instead")
 
-    space = _edited_space(target, request)
+    space = _edited_space(target, request, session)
     strategy_info = StrategyInfo(**session.strategy) if session is not None else StrategyInfo()
     objectives = _objectives(request, strategy_info)
     strategy_name: str = request.strategy or strategy_info.get("name") or ("tpe" if objectives else DEFAULT_STRATEGY)
@@ -571,6 +571,8 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         session = new_session(spec, target, strategy=strategy_name, seed=seed, strategy_options=options,
                               constraints=request.constraints, weights=request.weights)
         session.space = space
+        if session.default_config is not None and not space.in_domains(session.default_config):
+            session.default_config = None  # edited out of the domains: no point of comparison to keep
     else:
         _update_continued(session, request, spec, target, space, strategy_name, seed, options)
         if size is not None:  # the session's backend keeps its own problem; the size is the trials'
@@ -853,8 +855,14 @@ def _same_target(session: Session, target: Target, spec: BackendSpec,
     return None
 
 
-def _edited_space(target: Target, request: RunRequest) -> Any:
+def _edited_space(target: Target, request: RunRequest, session: Session | None = None) -> Any:
+    """The space the run searches: the request's edits, else a continued session's own space (its
+    edits of an earlier run hold until the person changes them), else the target's."""
     space = target.space
+    stored = session.space if session is not None else None
+    if (stored is not None and not stored.is_explicit and not space.is_explicit
+            and list(stored.names) == list(space.names)):
+        space = stored
     if request.domains is None and request.restrictions is None:
         return space
     if space.is_explicit:
@@ -882,7 +890,8 @@ def _update_continued(session: Session, request: RunRequest, spec: BackendSpec, 
         session.constraints = request.constraints
     if request.weights is not None:
         session.weights = request.weights
-    if session.default_config is None:
+    if session.default_config is None and target.default_config is not None and session.space is not None \
+            and session.space.in_domains(target.default_config):
         session.default_config = target.default_config
 
 

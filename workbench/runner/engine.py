@@ -279,7 +279,9 @@ class Engine:
             strategy.set_objective(self.objective)
         own = self._own_trials()
         if own and not strategy.measured:
-            strategy.warm_start(own)
+            # trials from before the domains were narrowed hold values the strategy cannot place
+            # (they stay in the session; what it learns from are those within its domains)
+            strategy.warm_start([t for t in own if strategy.space.in_domains(t.config)])
         measured: set[str] = set(session.measured_ids(self.problem)) - self.remeasure
         strategy.exclude(measured)
         journal = None

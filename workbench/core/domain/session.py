@@ -659,9 +659,9 @@ def _decode_session(data: Any, source: str) -> Session:
             fail("default_config", f"expected an object, got {_type_name(raw_default)}")
         for key, value in raw_default.items():
             _check_value(value, f"default_config.{_short(key)}", fail)
-        if space is not None:
-            _check_config(space, raw_default, "default_config", fail)
-        default_config = Config(raw_default)
+        # the template's default is a point of comparison, not a measurement: outside the session's
+        # (edited) domains it is left out rather than making every trial of the file unreadable
+        default_config = Config(raw_default) if space is None or space.in_domains(raw_default) else None
     created_at = data.get("created_at", 0.0)
     if type(created_at) not in _NUMBER_TYPES or not math.isfinite(created_at):
         fail("created_at", f"{_short(created_at)} is not a number (seconds since the epoch)")

@@ -492,6 +492,12 @@ class SearchSpace(ABC):
     def __contains__(self, config: object) -> bool:
         return isinstance(config, Mapping) and self.is_valid(config)
 
+    def in_domains(self, config: Mapping[str, Value]) -> bool:
+        """True when ``config`` assigns every slot a value of its domain, restrictions aside: what a
+        trial measured before the domains were narrowed may not do, and a strategy can encode."""
+        return len(config) == len(self._slots) and all(
+            slot.name in config and slot.accepts(config[slot.name]) for slot in self._slots)
+
     def config(self, mapping: Mapping[str, Any]) -> Config:
         """Validate and normalise a user mapping into a :class:`Config` of this space.
 
