@@ -17,6 +17,7 @@ editor can mark them; the format is documented in docs/own-kernel.md.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import importlib.util
 import json
 import math
@@ -39,6 +40,9 @@ from workbench.core.domain.templates import DECLARATIVE_SUFFIX, Arg, KernelTempl
 SPEC_SUFFIX = DECLARATIVE_SUFFIX
 SPEC_FORMAT = "kernel-workbench-template"
 SPEC_VERSION = 1
+#: the fields a declarative spec may hold (docs/own-kernel.md, "The spec format")
+SPEC_FIELDS = ("format", "version", "name", "entry", "title", "description", "source", "slots", "restrictions",
+               "problem", "grid", "block", "dynamic_smem", "args", "reference", "cost", "profile", "compile_options")
 #: Sub-folder of the workbench's data folder where the editor saves templates by default.
 USER_TEMPLATES = "templates"
 #: Work-profile fields a spec may give as expressions of (problem, config).
@@ -217,6 +221,11 @@ class _Builder:
             raise self.fail("", "the spec must be a JSON object")
         if spec.get("format", SPEC_FORMAT) != SPEC_FORMAT:
             raise self.fail("format", f"must be {SPEC_FORMAT!r}", spec.get("format"))
+        for key in spec:  # a misspelt field would otherwise be dropped (a restriction, a cost) unsaid
+            if key not in SPEC_FIELDS:
+                close = difflib.get_close_matches(str(key), SPEC_FIELDS, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(SPEC_FIELDS)})"
+                raise self.fail(str(key), f"is not a field of a template spec{hint}", key)
         version = spec.get("version", SPEC_VERSION)
         if version != SPEC_VERSION:
             raise self.fail("version", f"version {version!r} is not supported (this workbench reads {SPEC_VERSION})", version)
@@ -372,6 +381,12 @@ class _Builder:
                                                           f"problem ({exc})", value.text) from None
                 args.append(Arg(name, kind, dtype, value=_value_over_problem(value)))
                 continue
+            span = entry.get("range")
+            if span is not None and not (
+                    isinstance(span, list) and len(span) == 2
+                    and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in span)
+                    and span[0] <= span[1]):
+                raise self.fail(f"{field}.range", "must be [low, high]: two finite numbers, low <= high", span)
             shape = entry.get("shape")
             if isinstance(shape, str):
                 shape = [shape]
