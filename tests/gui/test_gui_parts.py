@@ -120,6 +120,23 @@ def test_slots_panel_edits_the_space_and_explains_bad_input(qtbot):
         panel.add_value("nothing=1")
 
 
+def test_slots_panel_over_a_template_adds_back_only_declared_values(qtbot):
+    """A template renders only the values it declares: a value it does not is refused in one line
+    (before, it was accepted and every config with it failed to render, using up the budget)."""
+    from workbench.gui.slots_panel import SlotsPanel
+
+    panel = SlotsPanel()
+    qtbot.addWidget(panel)
+    space = _space()
+    panel.set_space(space, fixed=True)
+    panel.set_value_enabled("unroll", 16, False)
+    with pytest.raises(WorkbenchError, match="not among the values the template declares"):
+        panel.add_value("unroll=2")
+    panel.set_space(space)  # a python benchmark's domains may grow
+    panel.add_value("unroll=2")
+    assert 2 in panel.space.slot("unroll").values
+
+
 def test_problem_text_and_table_filter_reject_bad_input(qtbot):
     from workbench.gui.results_table import ResultsTable
     from workbench.gui.run_panel import parse_problem

@@ -501,7 +501,7 @@ class MainWindow(QMainWindow):
             panel = self.slots_panel  # one that shows this space already (edited from a wider one) keeps its base
             if session.space is not None and not (_same_slots(panel.base, session.space)
                                                   or _same_slots(panel.space, session.space)):
-                panel.set_space(session.space)
+                panel.set_space(session.space, fixed=backend != "python")
             self._show_problem_hint(session.problem)
         self._update_title()
 
@@ -521,7 +521,8 @@ class MainWindow(QMainWindow):
         if self.running or not name:
             return
         if self.model.session is not None and self.model.session.kernel == name:
-            self.slots_panel.set_space(self.model.session.space)
+            backend = self.model.session.backend.get("kind") if isinstance(self.model.session.backend, dict) else None
+            self.slots_panel.set_space(self.model.session.space, fixed=backend != "python")
             return
         try:
             from workbench.runner.plan import make_backend_spec, open_target
@@ -529,7 +530,7 @@ class MainWindow(QMainWindow):
             python = name.endswith(".py")
             target = open_target(make_backend_spec(name, "python" if python else "sim",
                                                    extra=None if python else {"compile": "estimate"}))
-            self.slots_panel.set_space(target.space)
+            self.slots_panel.set_space(target.space, fixed=not python)
             self._show_problem_hint(target.problem)
         except (WorkbenchError, Exception) as exc:  # noqa: BLE001 - a broken template must not kill the window
             self.slots_panel.set_space(None)

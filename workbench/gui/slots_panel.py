@@ -35,6 +35,8 @@ class SlotsPanel(QWidget):
     def __init__(self, on_space_changed: Callable[[SearchSpace], None] | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.base: SearchSpace | None = None
+        #: whether the base's domains are all its code accepts (a template's), see :meth:`set_space`
+        self.fixed = False
         self.space: SearchSpace | None = None
         self.extra_values: dict[str, list[Any]] = {}
         self.on_space_changed = on_space_changed
@@ -75,9 +77,11 @@ class SlotsPanel(QWidget):
         layout.addWidget(self.count_label)
         layout.addWidget(self.error_label)
 
-    def set_space(self, space: SearchSpace | None) -> None:
-        """Show a new base space (a template was chosen or a session was opened)."""
-        self.base, self.space = space, space
+    def set_space(self, space: SearchSpace | None, fixed: bool = False) -> None:
+        """Show a new base space (a template was chosen or a session was opened). ``fixed``: its
+        domains are all the code accepts (a template renders only the values it declares), so
+        ``slot=value`` may only put a declared value back; a python benchmark's may grow."""
+        self.base, self.space, self.fixed = space, space, fixed
         self.extra_values = {}
         self.tree.blockSignals(True)
         self.tree.clear()
@@ -158,7 +162,9 @@ class SlotsPanel(QWidget):
             self.error_label.setText(str(exc))
 
     def add_value(self, text: str) -> None:
-        """``slot=value``: extend a slot's domain; the value must have the slot's type."""
+        """``slot=value``: extend a slot's domain; the value must have the slot's type. Over a
+        template (:attr:`fixed`) only a declared value is accepted: the template renders only the
+        values its code is written for, so every config with another would fail to render."""
         if self.base is None:
             raise WorkbenchError("choose a template first")
         name, sep, raw = text.partition("=")
@@ -167,6 +173,10 @@ class SlotsPanel(QWidget):
             raise WorkbenchError(f"{text!r}: write slot=value, e.g. unroll=8")
         slot = self.base.slot(name)
         value = _parse_value(raw, slot)
+        if self.fixed and value not in slot.values:
+            shown = ", ".join(map(str, slot.values[:12])) + (", ..." if len(slot.values) > 12 else "")
+            raise WorkbenchError(f"{name}={value!r} is not among the values the template declares ({shown}); "
+                                 "a value it does not declare cannot be rendered (edit the template to add one)")
         item = self._slot_item(name)
         if item is None:
             raise WorkbenchError(f"no slot {name!r}")
