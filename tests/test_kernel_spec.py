@@ -81,6 +81,8 @@ def test_tuning_a_saved_template_with_the_command_line(cli, tmp_path):
     (lambda s: s["args"][0].__setitem__("dtype", "object"), "args[0].dtype", "object"),
     (lambda s: s["args"][0].__setitem__("dtype", "bool"), "args[0].dtype", "bool"),
     (lambda s: s["args"][0].__setitem__("range", [1, -1]), "args[0].range", None),
+    (lambda s: s.__setitem__("restrictions", ["block_size * items <= 4096", "block_size < 256"]), "restrictions[1]",
+     "block_size < 256"),
     (lambda s: s["args"][0].__setitem__("range", [0, "1"]), "args[0].range", None),
     (lambda s: s.__setitem__("restriction", s.pop("restrictions")), "restriction", '"restriction"'),
     (lambda s: s["args"][0].__setitem__("dtype", "longdouble"), "args[0].dtype", "longdouble"),
@@ -196,8 +198,13 @@ def test_draft_check_reports_space_resources_and_compiler_errors_at_their_lines(
     assert not report.ok and errors and all(d.line == 12 for d in errors)
     log = 'saxpy.cu(4): warning #177-D: variable "q" was declared but never referenced\nother.h(2): error: x\n'
     assert [(d.line, d.severity) for d in parse_compiler_log(log, "saxpy.cu")] == [(4, "warning"), (0, "error")]
-    none_valid = dict(SPEC, restrictions=["block_size > 4096"])
-    assert check_draft(none_valid, SOURCE).diagnostics[0].field == "restrictions"
+    none_valid = dict(SPEC, restrictions=["block_size > 4096"])  # (it leaves out the default first)
+    first = check_draft(none_valid, SOURCE).diagnostics[0]
+    assert first.field == "restrictions[0]" and "excludes the default config" in first.message
+    no_defaults = json.loads(json.dumps(none_valid))
+    for slot in no_defaults["slots"]:
+        slot.pop("default", None)
+    assert check_draft(no_defaults, SOURCE).diagnostics[0].field == "restrictions"  # no valid config at all
 
 
 def test_template_from_spec_matches_the_loaded_one():

@@ -241,10 +241,20 @@ class _Builder:
         if clash:
             raise self.fail("problem", f"{', '.join(sorted(clash))} is both a slot and a problem parameter", sorted(clash)[0])
         restrictions = self.get(spec, "restrictions", list, "restrictions", [])
+        defaults = {s.name: s.default for s in slots} if all(s.default is not None for s in slots) else None
         for i, text in enumerate(restrictions):
             if not isinstance(text, str):
                 raise self.fail(f"restrictions[{i}]", "must be text", text)
-            self.expr(text, both, f"restrictions[{i}]")
+            rule = self.expr(text, both, f"restrictions[{i}]")
+            if defaults is None:
+                continue
+            try:  # the default config is the run's point of comparison: it must be a valid config
+                holds = rule({**problem, **defaults})
+            except (WorkbenchError, ArithmeticError, ValueError) as exc:
+                raise self.fail(f"restrictions[{i}]", f"cannot be evaluated at the default config ({exc})", text) from None
+            if not holds:
+                shown = ", ".join(f"{k}={v}" for k, v in (defaults or {}).items())
+                raise self.fail(f"restrictions[{i}]", f"excludes the default config ({shown})", text)
         args = self.args(problem, small)
         grid = self.dims("grid", both)
         block = self.dims("block", both)
