@@ -532,3 +532,10 @@ def test_continuing_with_domains_that_leave_out_measured_values_runs_every_strat
         assert finished.reason == "budget", (name, finished.message)
         reloaded = load_session(out)
         assert len(reloaded.trials) == 7 and {t.config["block_size"] for t in reloaded.trials[4:]} <= set(keep)
+
+
+def test_a_space_whose_restrictions_exclude_every_config_is_refused_before_the_run(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    with pytest.raises(WorkbenchError, match="^no config of the search space meets its restrictions"):
+        start_run(RunRequest(kernel="vector_add", backend="sim", budget=3, restrictions=["block_size > 100000"]), out)
+    assert not out.exists() and not journal_path(out).exists()
