@@ -1,23 +1,35 @@
-"""A one-line label that ends in "…" when its text does not fit, with the whole text as tool tip.
+"""A one-line label and a combo box that end in "…" when their text does not fit, with the whole text as tool tip.
 
 A plain QLabel in a status bar either pushes its neighbours (the device and SIMULATED labels) or is
-cut mid-letter under them; this one gives up width and says that it did.
+cut mid-letter under them; this one gives up width and says that it did. A plain combo box is
+either as wide as its longest entry (a chart header that no longer fits beside two other charts,
+worse in presentation mode's large fonts) or a fixed number of characters that cuts its current
+entry mid-word; :class:`ElidedCombo` asks for its current entry's width and shrinks when the row
+is short of room.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QPainter
-from PySide6.QtWidgets import QFrame, QSizePolicy
+from PySide6.QtWidgets import (
+    QComboBox, QFrame, QSizePolicy, QStyle, QStyleOptionComboBox, QStylePainter, QWidget,
+)
 
 
 class ElidedLabel(QFrame):
-    def __init__(self, text: str = "") -> None:
+    def __init__(self, text: str = "", minimum_chars: int = 0) -> None:
+        """``minimum_chars`` > 0: a label in a row that lays out by size hints (a tool bar) asks
+        for its whole text and gives it up down to about that many characters."""
         super().__init__()
         self._text = ""
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._minimum_chars = minimum_chars
+        if minimum_chars > 0:
+            self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        else:
+            self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.setMinimumHeight(self.fontMetrics().height())
         self.setText(text)
 
@@ -27,7 +39,16 @@ class ElidedLabel(QFrame):
     def setText(self, text: str) -> None:  # QLabel's name
         self._text = text
         self.setToolTip(text)
+        self.updateGeometry()
         self.update()
+
+    def sizeHint(self) -> QSize:  # Qt override
+        margins = self.contentsMargins()
+        width = self.fontMetrics().horizontalAdvance(self._text) + margins.left() + margins.right() + 4
+        return QSize(max(width, self.minimumSizeHint().width()), self.fontMetrics().height() + 2)
+
+    def minimumSizeHint(self) -> QSize:  # Qt override
+        return QSize(self.fontMetrics().averageCharWidth() * self._minimum_chars, self.fontMetrics().height())
 
     def shown_text(self) -> str:
         """What is drawn at the current width."""
@@ -38,3 +59,63 @@ class ElidedLabel(QFrame):
         painter = QPainter(self)
         painter.drawText(self.contentsRect(), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), self.shown_text())
         painter.end()
+
+
+class ElidedCombo(QComboBox):
+    """A combo box as wide as its current entry when there is room, narrower (down to
+    ``minimum_chars`` characters, its entry ending in "…") when there is not; the tool tip says the
+    whole entry and then what the box is for (``purpose``)."""
+
+    def __init__(self, purpose: str = "", minimum_chars: int = 6, maximum_chars: int = 32, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._purpose = purpose
+        self._minimum_chars = minimum_chars
+        self._maximum_chars = maximum_chars
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self.currentIndexChanged.connect(self._on_current_changed)
+        self._on_current_changed(self.currentIndex())
+
+    def set_purpose(self, purpose: str) -> None:
+        self._purpose = purpose
+        self._on_current_changed(self.currentIndex())
+
+    def _on_current_changed(self, _index: int) -> None:
+        text = self.currentText()
+        self.setToolTip("\n".join(part for part in (text, self._purpose) if part))
+        self.updateGeometry()
+
+    def _width_for(self, text_width: int) -> int:
+        option = QStyleOptionComboBox()
+        self.initStyleOption(option)
+        size = self.style().sizeFromContents(QStyle.ContentsType.CT_ComboBox, option,
+                                             QSize(text_width, self.fontMetrics().height()), self)
+        return size.width()
+
+    def sizeHint(self) -> QSize:  # Qt override
+        hint = super().sizeHint()
+        metrics = self.fontMetrics()
+        text_width = min(metrics.horizontalAdvance(self.currentText()), metrics.averageCharWidth() * self._maximum_chars)
+        return QSize(self._width_for(max(text_width, metrics.averageCharWidth() * self._minimum_chars)), hint.height())
+
+    def minimumSizeHint(self) -> QSize:  # Qt override
+        hint = super().minimumSizeHint()
+        return QSize(self._width_for(self.fontMetrics().averageCharWidth() * self._minimum_chars), hint.height())
+
+    def shown_text(self) -> str:
+        """The current entry as drawn at the current width."""
+        option = QStyleOptionComboBox()
+        self.initStyleOption(option)
+        field = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
+                                            QStyle.SubControl.SC_ComboBoxEditField, self)
+        return self.fontMetrics().elidedText(self.currentText(), Qt.TextElideMode.ElideRight, max(field.width(), 0))
+
+    def paintEvent(self, event: Any) -> None:  # Qt override
+        if self.isEditable():
+            super().paintEvent(event)
+            return
+        painter = QStylePainter(self)
+        option = QStyleOptionComboBox()
+        self.initStyleOption(option)
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, option)
+        option.currentText = self.shown_text()
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, option)

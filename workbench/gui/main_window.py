@@ -26,6 +26,7 @@ from workbench.gui import compat  # noqa: F401 - applied on import, before any w
 from workbench.gui.best_card import BestCard
 from workbench.gui.bridge import EngineThread
 from workbench.gui.charts import MetricChart, ScoreChart, TradeoffChart
+from workbench.gui.column_scroll import ColumnScroll
 from workbench.gui.failure_log import FailureLog
 from workbench.gui.lazy_tabs import LazyTabs
 from workbench.gui.model import SessionModel
@@ -136,9 +137,10 @@ class MainWindow(QMainWindow):
         card_scroll.setWidget(self.best_card)
         card_scroll.setWidgetResizable(True)
         card_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        # the tab page's colour shows through, as without the scroll area (which paints its own)
+        # the tab page's colour shows through, as without the scroll area (which paints its own); not
+        # by a style sheet, which stopped the zoom's font from reaching the card
         card_scroll.setObjectName("cardScroll")
-        card_scroll.setStyleSheet("#cardScroll, #cardScroll > QWidget { background: transparent; }")
+        card_scroll.viewport().setAutoFillBackground(False)
         self.best_card.setAutoFillBackground(False)  # setWidget turned it on
         left_tabs.addTab(card_scroll, "Recommended")
         left_tabs.addTab(self.slots_panel, "Search space")
@@ -199,7 +201,7 @@ class MainWindow(QMainWindow):
 
         main = QSplitter(Qt.Orientation.Horizontal)
         main.setObjectName("main")
-        main.addWidget(left)
+        main.addWidget(ColumnScroll(left))  # scrolls rather than make the window taller than a screen
         main.addWidget(right)
         main.setStretchFactor(0, 0)
         main.setStretchFactor(1, 1)
