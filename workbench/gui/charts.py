@@ -275,7 +275,8 @@ class TradeoffChart(_ChartBase):
         self.no_data = pg.TextItem("", color=(90, 90, 90), anchor=(0.5, 0.5))
         self.no_data.setVisible(False)
         self.plot.addItem(self.no_data, ignoreBounds=True)
-        self.y_combo = ElidedCombo("the memory figure on the y axis: device memory, on-chip storage per SM or per block, ...")
+        self.y_combo = ElidedCombo("the memory figure on the y axis: device memory, on-chip storage per SM or "
+                                   "per block, ...")
         self.y_combo.currentIndexChanged.connect(self._on_y_chosen)
         self.log_box = QCheckBox("log latency")
         self.log_box.setToolTip("latencies of a tuning run often span orders of magnitude")
@@ -434,7 +435,8 @@ class MetricChart(_ChartBase):
         super().__init__(model, parent)
         self.preferred: tuple[str | None, str | None] = (None, None)  # axes asked for before they exist
         self._automatic = [True, True]  # axes at their default, re-chosen when the data says more
-        self.x_combo, self.y_combo = ElidedCombo("the x axis: a slot or a metric"), ElidedCombo("the y axis: a metric or a slot")
+        self.x_combo = ElidedCombo("the x axis: a slot or a metric")
+        self.y_combo = ElidedCombo("the y axis: a metric or a slot")
         self.x_log, self.y_log = QCheckBox("log x"), QCheckBox("log y")
         for combo in (self.x_combo, self.y_combo):
             combo.currentIndexChanged.connect(self._on_axes_changed)

@@ -22,12 +22,13 @@ from PySide6.QtWidgets import (
 class ElidedLabel(QFrame):
     def __init__(self, text: str = "", minimum_chars: int = 0) -> None:
         """``minimum_chars`` > 0: a label in a row that lays out by size hints (a tool bar) asks
-        for its whole text and gives it up down to about that many characters."""
+        for about that many characters and takes whatever room the row has left over; asking for
+        its whole text instead made the row shrink every other control (a combo box cut mid-word)."""
         super().__init__()
         self._text = ""
         self._minimum_chars = minimum_chars
         if minimum_chars > 0:
-            self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+            self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         else:
             self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.setMinimumHeight(self.fontMetrics().height())
@@ -39,13 +40,10 @@ class ElidedLabel(QFrame):
     def setText(self, text: str) -> None:  # QLabel's name
         self._text = text
         self.setToolTip(text)
-        self.updateGeometry()
         self.update()
 
     def sizeHint(self) -> QSize:  # Qt override
-        margins = self.contentsMargins()
-        width = self.fontMetrics().horizontalAdvance(self._text) + margins.left() + margins.right() + 4
-        return QSize(max(width, self.minimumSizeHint().width()), self.fontMetrics().height() + 2)
+        return QSize(self.minimumSizeHint().width(), self.fontMetrics().height() + 2)
 
     def minimumSizeHint(self) -> QSize:  # Qt override
         return QSize(self.fontMetrics().averageCharWidth() * self._minimum_chars, self.fontMetrics().height())
@@ -66,21 +64,24 @@ class ElidedCombo(QComboBox):
     ``minimum_chars`` characters, its entry ending in "…") when there is not; the tool tip says the
     whole entry and then what the box is for (``purpose``)."""
 
-    def __init__(self, purpose: str = "", minimum_chars: int = 6, maximum_chars: int = 32, parent: QWidget | None = None) -> None:
+    def __init__(self, purpose: str = "", minimum_chars: int = 6, maximum_chars: int = 32,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._purpose = purpose
         self._minimum_chars = minimum_chars
         self._maximum_chars = maximum_chars
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
-        self.currentIndexChanged.connect(self._on_current_changed)
-        self._on_current_changed(self.currentIndex())
+        self._hinted_text: str | None = None
+        self._follow_current()
 
-    def set_purpose(self, purpose: str) -> None:
-        self._purpose = purpose
-        self._on_current_changed(self.currentIndex())
-
-    def _on_current_changed(self, _index: int) -> None:
+    def _follow_current(self) -> None:
+        """Tool tip and size hint for the current entry. Checked on every paint, not on a signal:
+        a chart that fills its choosers with signals blocked changes the entry without one, and a
+        changed entry is always repainted."""
         text = self.currentText()
+        if text == self._hinted_text:
+            return
+        self._hinted_text = text
         self.setToolTip("\n".join(part for part in (text, self._purpose) if part))
         self.updateGeometry()
 
@@ -94,7 +95,8 @@ class ElidedCombo(QComboBox):
     def sizeHint(self) -> QSize:  # Qt override
         hint = super().sizeHint()
         metrics = self.fontMetrics()
-        text_width = min(metrics.horizontalAdvance(self.currentText()), metrics.averageCharWidth() * self._maximum_chars)
+        text_width = min(metrics.horizontalAdvance(self.currentText()),
+                         metrics.averageCharWidth() * self._maximum_chars)
         return QSize(self._width_for(max(text_width, metrics.averageCharWidth() * self._minimum_chars)), hint.height())
 
     def minimumSizeHint(self) -> QSize:  # Qt override
@@ -103,6 +105,7 @@ class ElidedCombo(QComboBox):
 
     def shown_text(self) -> str:
         """The current entry as drawn at the current width."""
+        self._follow_current()
         option = QStyleOptionComboBox()
         self.initStyleOption(option)
         field = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
@@ -110,6 +113,7 @@ class ElidedCombo(QComboBox):
         return self.fontMetrics().elidedText(self.currentText(), Qt.TextElideMode.ElideRight, max(field.width(), 0))
 
     def paintEvent(self, event: Any) -> None:  # Qt override
+        self._follow_current()
         if self.isEditable():
             super().paintEvent(event)
             return

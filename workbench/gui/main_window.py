@@ -162,6 +162,7 @@ class MainWindow(QMainWindow):
         chart_row.setObjectName("charts")
         for chart in (self.tradeoff_chart, self.score_chart, self.metric_chart):
             chart_row.addWidget(chart)
+        chart_row.setSizes([5, 3, 5])  # weights: the two charts with axis choosers in their header get the room
 
         self.results = ResultsTable(model)
         self.failures = FailureLog(model, self.results.table_model)

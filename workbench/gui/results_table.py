@@ -315,13 +315,15 @@ class ResultsTable(QWidget):
             self._fit_columns()
 
     def _fit_columns(self) -> None:
-        """Columns as wide as their header (reading every cell to fit 20,000 rows would stall the window)."""
-        metrics = self.view.horizontalHeader().fontMetrics()
+        """Columns as wide as their header (reading every cell to fit 20,000 rows would stall the window),
+        as the style measures it: its margins and sort arrow do not grow with the font as the text does."""
+        header = self.view.horizontalHeader()
+        metrics = header.fontMetrics()
         self.view.verticalHeader().setDefaultSectionSize(max(22, metrics.height() + 6))
         for column in range(self.table_model.columnCount()):
             title = str(self.table_model.headerData(column, Qt.Orientation.Horizontal))
             key = self.table_model.column_key(column)
-            width = max(metrics.horizontalAdvance(title) + 18, 44)
+            width = max(metrics.horizontalAdvance(title) + 18, header.sectionSizeFromContents(column).width(), 44)
             if key == "id":
                 width = max(width, metrics.horizontalAdvance("0123456789abc") + 12)
             elif key == "status":
