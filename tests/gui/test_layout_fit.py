@@ -95,3 +95,24 @@ def test_why_view_keeps_every_term_name_in_presentation_mode(ran, qtbot):
     axis = view.plot.getAxis("left")
     metrics = QFontMetrics(axis.style["tickFont"])
     assert axis.width() >= max(metrics.horizontalAdvance(name) for name in names)
+
+
+@pytest.mark.parametrize("present", [False, True])
+def test_every_bottom_tab_stays_in_sight_and_a_cut_name_is_its_tool_tip(ran, qtbot, present):
+    if present:
+        _present(ran, qtbot)
+    tabs = ran.bottom_tabs
+    bar = tabs.tabBar()
+    assert tabs.count() >= 10
+    for index in range(tabs.count()):  # no tab behind scroll arrows: each lies inside the bar
+        rect = bar.tabRect(index)
+        assert rect.width() > 0 and rect.right() <= bar.width() and bar.rect().contains(rect.center())
+        assert tabs.tabToolTip(index) == tabs.tabText(index)
+
+
+def test_the_tabs_take_their_full_names_back_when_the_window_widens(ran, qtbot):
+    bar = ran.bottom_tabs.tabBar()
+    ran.resize(1920, 1080)
+    qtbot.wait(50)
+    metrics = bar.fontMetrics()
+    assert all(bar.tabRect(i).width() >= metrics.horizontalAdvance(bar.tabText(i)) for i in range(bar.count()))

@@ -15,7 +15,7 @@ from typing import Any
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
-    QComboBox, QFrame, QSizePolicy, QStyle, QStyleOptionComboBox, QStylePainter, QWidget,
+    QComboBox, QFrame, QSizePolicy, QStyle, QStyleOptionComboBox, QStylePainter, QTabBar, QTabWidget, QWidget,
 )
 
 
@@ -97,7 +97,8 @@ class ElidedCombo(QComboBox):
         metrics = self.fontMetrics()
         text_width = min(metrics.horizontalAdvance(self.currentText()),
                          metrics.averageCharWidth() * self._maximum_chars)
-        return QSize(self._width_for(max(text_width, metrics.averageCharWidth() * self._minimum_chars)), hint.height())
+        text_width = max(text_width, metrics.averageCharWidth() * self._minimum_chars)
+        return QSize(self._width_for(text_width), hint.height())
 
     def minimumSizeHint(self) -> QSize:  # Qt override
         hint = super().minimumSizeHint()
@@ -123,3 +124,76 @@ class ElidedCombo(QComboBox):
         painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, option)
         option.currentText = self.shown_text()
         painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, option)
+
+
+def _equal_cap(widths: list[int], room: int) -> int:
+    """The widest a tab may be so that the tabs fit ``room`` when only those wider are cut to it:
+    short names stay whole and the long ones give up the same width."""
+    remaining = room
+    ordered = sorted(widths)
+    for taken, width in enumerate(ordered):
+        left = len(ordered) - taken
+        if width * left > remaining:
+            return max(remaining // left, 0)
+        remaining -= width
+    return ordered[-1] if ordered else room
+
+
+class _ElidedTabBar(QTabBar):
+    """Tabs as wide as their names while they fit the tab widget; when they do not, the longest
+    names but the open tab's are cut to one common width (and end in "…"). Qt's own eliding shrinks
+    every tab, turning "Results" into "R…" while "Parallel coords" keeps most of its letters."""
+
+    _measuring = False  # Qt's minimumTabSizeHint calls tabSizeHint: then the plain hint
+
+    def tabSizeHint(self, index: int) -> QSize:  # Qt override
+        hint = super().tabSizeHint(index)
+        tabs = self.parentWidget()
+        if (self._measuring or tabs is None or self.usesScrollButtons()
+                or self.elideMode() == Qt.TextElideMode.ElideNone):
+            return hint
+        shown = [i for i in range(self.count()) if self.isTabVisible(i)]
+        widths = {i: super(_ElidedTabBar, self).tabSizeHint(i).width() for i in shown}  # full names
+        room = tabs.width() - 4
+        if sum(widths.values()) <= room or index == self.currentIndex():  # the open tab says its whole name
+            return hint
+        room -= widths.get(self.currentIndex(), 0)
+        widths.pop(self.currentIndex(), None)
+        self._measuring = True
+        try:
+            floor = super().minimumTabSizeHint(index).width()
+        finally:
+            self._measuring = False
+        cap = _equal_cap(list(widths.values()), room)
+        return QSize(max(min(hint.width(), cap), floor), hint.height())
+
+
+class ElidedTabs(QTabWidget):
+    """Tabs that all stay in sight, their names ending in "…" when the row is short of room (the
+    whole name as the tab's tool tip), instead of the last ones hidden behind scroll arrows where
+    nobody finds them."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTabBar(_ElidedTabBar())
+        self.setElideMode(Qt.TextElideMode.ElideRight)
+        self.setUsesScrollButtons(False)
+        self.currentChanged.connect(self._on_current)
+
+    def _relayout_tabs(self) -> None:
+        """The tab widths depend on this widget's width and the open tab, which Qt's tab bar does not
+        watch: setting its icon size (unchanged) marks its layout dirty."""
+        bar = self.tabBar()
+        bar.setIconSize(bar.iconSize())
+
+    def resizeEvent(self, event: Any) -> None:  # Qt override
+        self._relayout_tabs()
+        super().resizeEvent(event)
+
+    def _on_current(self, _index: int) -> None:
+        self._relayout_tabs()
+
+    def tabInserted(self, index: int) -> None:  # Qt override
+        super().tabInserted(index)
+        if not self.tabToolTip(index):
+            self.setTabToolTip(index, self.tabText(index))

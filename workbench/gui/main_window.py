@@ -27,6 +27,7 @@ from workbench.gui.best_card import BestCard
 from workbench.gui.bridge import EngineThread
 from workbench.gui.charts import MetricChart, ScoreChart, TradeoffChart
 from workbench.gui.column_scroll import ColumnScroll
+from workbench.gui.elided_label import ElidedTabs
 from workbench.gui.failure_log import FailureLog
 from workbench.gui.lazy_tabs import LazyTabs
 from workbench.gui.model import SessionModel
@@ -167,7 +168,7 @@ class MainWindow(QMainWindow):
         self.results = ResultsTable(model)
         self.failures = FailureLog(model, self.results.table_model)
         self.source_view = SourceView(model)
-        self.bottom_tabs = QTabWidget()
+        self.bottom_tabs = ElidedTabs()  # all ten in sight at 1440 px, not the last behind scroll arrows
         self.bottom_tabs.addTab(self.results, "Results")
         self.bottom_tabs.addTab(self.failures, "Failures")
         # The other tabs are built when first shown (or asked for, e.g. ``self.size_view``): most
@@ -191,6 +192,7 @@ class MainWindow(QMainWindow):
         bottom.addWidget(self.source_view)
         bottom.setStretchFactor(0, 3)
         bottom.setStretchFactor(1, 2)
+        bottom.setSizes([660, 440])  # as the stretch; without it the tab row's full width set the split
 
         right = QSplitter(Qt.Orientation.Vertical)
         right.setObjectName("right")
