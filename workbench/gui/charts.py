@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from workbench.gui.axes import can_log, category_ticks, default_memory_metric, default_rate_metric, memory_metrics_with_data
+from workbench.gui.elided_label import ElidedCombo
 from workbench.gui.fast_scatter import FastScatter
 from workbench.gui.model import SessionModel
 from workbench.gui.text import describe_trial, metric_label
@@ -274,10 +275,8 @@ class TradeoffChart(_ChartBase):
         self.no_data = pg.TextItem("", color=(90, 90, 90), anchor=(0.5, 0.5))
         self.no_data.setVisible(False)
         self.plot.addItem(self.no_data, ignoreBounds=True)
-        self.y_combo = QComboBox()
-        self.y_combo.setToolTip("the memory figure on the y axis: device memory, on-chip storage per SM or per block, ...")
-        self.y_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.y_combo.setMinimumContentsLength(12)
+        self.y_combo = ElidedCombo("the memory figure on the y axis: device memory, on-chip storage per SM or "
+                                   "per block, ...")
         self.y_combo.currentIndexChanged.connect(self._on_y_chosen)
         self.log_box = QCheckBox("log latency")
         self.log_box.setToolTip("latencies of a tuning run often span orders of magnitude")
@@ -436,11 +435,10 @@ class MetricChart(_ChartBase):
         super().__init__(model, parent)
         self.preferred: tuple[str | None, str | None] = (None, None)  # axes asked for before they exist
         self._automatic = [True, True]  # axes at their default, re-chosen when the data says more
-        self.x_combo, self.y_combo = QComboBox(), QComboBox()
+        self.x_combo = ElidedCombo("the x axis: a slot or a metric")
+        self.y_combo = ElidedCombo("the y axis: a metric or a slot")
         self.x_log, self.y_log = QCheckBox("log x"), QCheckBox("log y")
         for combo in (self.x_combo, self.y_combo):
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(10)
             combo.currentIndexChanged.connect(self._on_axes_changed)
         for box in (self.x_log, self.y_log):
             box.toggled.connect(self._on_axes_changed)

@@ -1,23 +1,36 @@
-"""A one-line label that ends in "…" when its text does not fit, with the whole text as tool tip.
+"""A one-line label and a combo box that end in "…" when their text does not fit, with the whole text as tool tip.
 
 A plain QLabel in a status bar either pushes its neighbours (the device and SIMULATED labels) or is
-cut mid-letter under them; this one gives up width and says that it did.
+cut mid-letter under them; this one gives up width and says that it did. A plain combo box is
+either as wide as its longest entry (a chart header that no longer fits beside two other charts,
+worse in presentation mode's large fonts) or a fixed number of characters that cuts its current
+entry mid-word; :class:`ElidedCombo` asks for its current entry's width and shrinks when the row
+is short of room.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QPainter
-from PySide6.QtWidgets import QFrame, QSizePolicy
+from PySide6.QtWidgets import (
+    QComboBox, QFrame, QSizePolicy, QStyle, QStyleOptionComboBox, QStylePainter, QTabBar, QTabWidget, QWidget,
+)
 
 
 class ElidedLabel(QFrame):
-    def __init__(self, text: str = "") -> None:
+    def __init__(self, text: str = "", minimum_chars: int = 0) -> None:
+        """``minimum_chars`` > 0: a label in a row that lays out by size hints (a tool bar) asks
+        for about that many characters and takes whatever room the row has left over; asking for
+        its whole text instead made the row shrink every other control (a combo box cut mid-word)."""
         super().__init__()
         self._text = ""
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._minimum_chars = minimum_chars
+        if minimum_chars > 0:
+            self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        else:
+            self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.setMinimumHeight(self.fontMetrics().height())
         self.setText(text)
 
@@ -29,6 +42,12 @@ class ElidedLabel(QFrame):
         self.setToolTip(text)
         self.update()
 
+    def sizeHint(self) -> QSize:  # Qt override
+        return QSize(self.minimumSizeHint().width(), self.fontMetrics().height() + 2)
+
+    def minimumSizeHint(self) -> QSize:  # Qt override
+        return QSize(self.fontMetrics().averageCharWidth() * self._minimum_chars, self.fontMetrics().height())
+
     def shown_text(self) -> str:
         """What is drawn at the current width."""
         return self.fontMetrics().elidedText(self._text, Qt.TextElideMode.ElideRight, max(self.contentsRect().width(), 0))
@@ -38,3 +57,143 @@ class ElidedLabel(QFrame):
         painter = QPainter(self)
         painter.drawText(self.contentsRect(), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), self.shown_text())
         painter.end()
+
+
+class ElidedCombo(QComboBox):
+    """A combo box as wide as its current entry when there is room, narrower (down to
+    ``minimum_chars`` characters, its entry ending in "…") when there is not; the tool tip says the
+    whole entry and then what the box is for (``purpose``)."""
+
+    def __init__(self, purpose: str = "", minimum_chars: int = 6, maximum_chars: int = 32,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._purpose = purpose
+        self._minimum_chars = minimum_chars
+        self._maximum_chars = maximum_chars
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self._hinted_text: str | None = None
+        self._follow_current()
+
+    def _follow_current(self) -> None:
+        """Tool tip and size hint for the current entry. Checked on every paint, not on a signal:
+        a chart that fills its choosers with signals blocked changes the entry without one, and a
+        changed entry is always repainted."""
+        text = self.currentText()
+        if text == self._hinted_text:
+            return
+        self._hinted_text = text
+        self.setToolTip("\n".join(part for part in (text, self._purpose) if part))
+        self.updateGeometry()
+
+    def _width_for(self, text_width: int) -> int:
+        option = QStyleOptionComboBox()
+        self.initStyleOption(option)
+        size = self.style().sizeFromContents(QStyle.ContentsType.CT_ComboBox, option,
+                                             QSize(text_width, self.fontMetrics().height()), self)
+        return size.width()
+
+    def sizeHint(self) -> QSize:  # Qt override
+        hint = super().sizeHint()
+        metrics = self.fontMetrics()
+        text_width = min(metrics.horizontalAdvance(self.currentText()),
+                         metrics.averageCharWidth() * self._maximum_chars)
+        text_width = max(text_width, metrics.averageCharWidth() * self._minimum_chars)
+        return QSize(self._width_for(text_width), hint.height())
+
+    def minimumSizeHint(self) -> QSize:  # Qt override
+        hint = super().minimumSizeHint()
+        return QSize(self._width_for(self.fontMetrics().averageCharWidth() * self._minimum_chars), hint.height())
+
+    def shown_text(self) -> str:
+        """The current entry as drawn at the current width."""
+        self._follow_current()
+        option = QStyleOptionComboBox()
+        self.initStyleOption(option)
+        field = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
+                                            QStyle.SubControl.SC_ComboBoxEditField, self)
+        return self.fontMetrics().elidedText(self.currentText(), Qt.TextElideMode.ElideRight, max(field.width(), 0))
+
+    def paintEvent(self, event: Any) -> None:  # Qt override
+        self._follow_current()
+        if self.isEditable():
+            super().paintEvent(event)
+            return
+        painter = QStylePainter(self)
+        option = QStyleOptionComboBox()
+        self.initStyleOption(option)
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, option)
+        option.currentText = self.shown_text()
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, option)
+
+
+def _equal_cap(widths: list[int], room: int) -> int:
+    """The widest a tab may be so that the tabs fit ``room`` when only those wider are cut to it:
+    short names stay whole and the long ones give up the same width."""
+    remaining = room
+    ordered = sorted(widths)
+    for taken, width in enumerate(ordered):
+        left = len(ordered) - taken
+        if width * left > remaining:
+            return max(remaining // left, 0)
+        remaining -= width
+    return ordered[-1] if ordered else room
+
+
+class _ElidedTabBar(QTabBar):
+    """Tabs as wide as their names while they fit the tab widget; when they do not, the longest
+    names but the open tab's are cut to one common width (and end in "…"). Qt's own eliding shrinks
+    every tab, turning "Results" into "R…" while "Parallel coords" keeps most of its letters."""
+
+    _measuring = False  # Qt's minimumTabSizeHint calls tabSizeHint: then the plain hint
+
+    def tabSizeHint(self, index: int) -> QSize:  # Qt override
+        hint = super().tabSizeHint(index)
+        tabs = self.parentWidget()
+        if (self._measuring or tabs is None or self.usesScrollButtons()
+                or self.elideMode() == Qt.TextElideMode.ElideNone):
+            return hint
+        shown = [i for i in range(self.count()) if self.isTabVisible(i)]
+        widths = {i: super(_ElidedTabBar, self).tabSizeHint(i).width() for i in shown}  # full names
+        room = tabs.width() - 4
+        if sum(widths.values()) <= room or index == self.currentIndex():  # the open tab says its whole name
+            return hint
+        room -= widths.get(self.currentIndex(), 0)
+        widths.pop(self.currentIndex(), None)
+        self._measuring = True
+        try:
+            floor = super().minimumTabSizeHint(index).width()
+        finally:
+            self._measuring = False
+        cap = _equal_cap(list(widths.values()), room)
+        return QSize(max(min(hint.width(), cap), floor), hint.height())
+
+
+class ElidedTabs(QTabWidget):
+    """Tabs that all stay in sight, their names ending in "…" when the row is short of room (the
+    whole name as the tab's tool tip), instead of the last ones hidden behind scroll arrows where
+    nobody finds them."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTabBar(_ElidedTabBar())
+        self.setElideMode(Qt.TextElideMode.ElideRight)
+        self.setUsesScrollButtons(False)
+        self.currentChanged.connect(self._on_current)
+
+    def _relayout_tabs(self) -> None:
+        """The tab widths depend on this widget's width and the open tab, which Qt's tab bar does not
+        watch: setting its icon size (unchanged) marks its layout dirty."""
+        bar = self.tabBar()
+        bar.setIconSize(bar.iconSize())
+
+    def resizeEvent(self, event: Any) -> None:  # Qt override
+        self._relayout_tabs()
+        super().resizeEvent(event)
+
+    def _on_current(self, _index: int) -> None:
+        self._relayout_tabs()
+
+    def tabInserted(self, index: int) -> None:  # Qt override
+        super().tabInserted(index)
+        if not self.tabToolTip(index):
+            self.setTabToolTip(index, self.tabText(index))

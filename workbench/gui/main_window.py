@@ -26,6 +26,8 @@ from workbench.gui import compat  # noqa: F401 - applied on import, before any w
 from workbench.gui.best_card import BestCard
 from workbench.gui.bridge import EngineThread
 from workbench.gui.charts import MetricChart, ScoreChart, TradeoffChart
+from workbench.gui.column_scroll import ColumnScroll
+from workbench.gui.elided_label import ElidedTabs
 from workbench.gui.failure_log import FailureLog
 from workbench.gui.lazy_tabs import LazyTabs
 from workbench.gui.model import SessionModel
@@ -136,9 +138,10 @@ class MainWindow(QMainWindow):
         card_scroll.setWidget(self.best_card)
         card_scroll.setWidgetResizable(True)
         card_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        # the tab page's colour shows through, as without the scroll area (which paints its own)
+        # the tab page's colour shows through, as without the scroll area (which paints its own); not
+        # by a style sheet, which stopped the zoom's font from reaching the card
         card_scroll.setObjectName("cardScroll")
-        card_scroll.setStyleSheet("#cardScroll, #cardScroll > QWidget { background: transparent; }")
+        card_scroll.viewport().setAutoFillBackground(False)
         self.best_card.setAutoFillBackground(False)  # setWidget turned it on
         left_tabs.addTab(card_scroll, "Recommended")
         left_tabs.addTab(self.slots_panel, "Search space")
@@ -160,11 +163,12 @@ class MainWindow(QMainWindow):
         chart_row.setObjectName("charts")
         for chart in (self.tradeoff_chart, self.score_chart, self.metric_chart):
             chart_row.addWidget(chart)
+        chart_row.setSizes([5, 3, 5])  # weights: the two charts with axis choosers in their header get the room
 
         self.results = ResultsTable(model)
         self.failures = FailureLog(model, self.results.table_model)
         self.source_view = SourceView(model)
-        self.bottom_tabs = QTabWidget()
+        self.bottom_tabs = ElidedTabs()  # all ten in sight at 1440 px, not the last behind scroll arrows
         self.bottom_tabs.addTab(self.results, "Results")
         self.bottom_tabs.addTab(self.failures, "Failures")
         # The other tabs are built when first shown (or asked for, e.g. ``self.size_view``): most
@@ -188,6 +192,7 @@ class MainWindow(QMainWindow):
         bottom.addWidget(self.source_view)
         bottom.setStretchFactor(0, 3)
         bottom.setStretchFactor(1, 2)
+        bottom.setSizes([660, 440])  # as the stretch; without it the tab row's full width set the split
 
         right = QSplitter(Qt.Orientation.Vertical)
         right.setObjectName("right")
@@ -199,7 +204,7 @@ class MainWindow(QMainWindow):
 
         main = QSplitter(Qt.Orientation.Horizontal)
         main.setObjectName("main")
-        main.addWidget(left)
+        main.addWidget(ColumnScroll(left))  # scrolls rather than make the window taller than a screen
         main.addWidget(right)
         main.setStretchFactor(0, 0)
         main.setStretchFactor(1, 1)

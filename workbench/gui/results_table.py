@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QTableView, QVBoxLayout, QWidget,
@@ -308,13 +308,22 @@ class ResultsTable(QWidget):
         for name in TABLE_METRICS:
             self.view.setColumnHidden(self.table_model.column_of("metric:" + name), name not in self._shown_metrics)
 
+    def changeEvent(self, event: QEvent) -> None:  # Qt override
+        """A new font (the window's zoom) refits the columns to their headers at that size."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "table_model"):  # not while constructing
+            self._fit_columns()
+
     def _fit_columns(self) -> None:
-        """Columns as wide as their header (reading every cell to fit 20,000 rows would stall the window)."""
-        metrics = self.view.horizontalHeader().fontMetrics()
+        """Columns as wide as their header (reading every cell to fit 20,000 rows would stall the window),
+        as the style measures it: its margins and sort arrow do not grow with the font as the text does."""
+        header = self.view.horizontalHeader()
+        metrics = header.fontMetrics()
+        self.view.verticalHeader().setDefaultSectionSize(max(22, metrics.height() + 6))
         for column in range(self.table_model.columnCount()):
             title = str(self.table_model.headerData(column, Qt.Orientation.Horizontal))
             key = self.table_model.column_key(column)
-            width = max(metrics.horizontalAdvance(title) + 18, 44)
+            width = max(metrics.horizontalAdvance(title) + 18, header.sectionSizeFromContents(column).width(), 44)
             if key == "id":
                 width = max(width, metrics.horizontalAdvance("0123456789abc") + 12)
             elif key == "status":

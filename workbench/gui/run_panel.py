@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 from workbench.core.domain.assignments import parse_assignment_list
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.sizes import format_sizes, parse_sizes_text
+from workbench.gui.elided_label import ElidedLabel
 from workbench.gui.strategy_options import StrategyOptionsForm
 from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES
 
@@ -182,10 +183,11 @@ class RunToolbar(QToolBar):
         self.pause.clicked.connect(self.pause_requested)
         self.stop.clicked.connect(self.stop_requested)
         self.progress = QProgressBar()
-        self.progress.setMinimumWidth(220)
+        self.progress.setMinimumWidth(140)
         self.progress.setFormat("%v / %m")
-        self.progress_label = QLabel("idle")
-        self.progress_label.setMinimumWidth(260)
+        # Elided, not a fixed width: in presentation mode's large fonts the row is short of room,
+        # and a label that keeps its width is pushed into the tool bar's overflow menu.
+        self.progress_label = ElidedLabel("idle", minimum_chars=12)
         self.compile_label = QLabel("")
         self.compile_label.setToolTip("simulator compiles running in the background: their configs are shown with "
                                       "estimated resources until the compile lands and the trial is refined")

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
@@ -43,6 +43,7 @@ class WhyView(QWidget):
         super().__init__(parent)
         self.model = model
         self.trial_index: int | None = None
+        self._bar_names: list[str] = []  # the term axis's labels, refitted when the font changes
         self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.title.setWordWrap(True)
@@ -126,6 +127,21 @@ class WhyView(QWidget):
             lines += ["<i>No model breakdown for a measured trial: compare its figures with the device's peaks.</i>"]
         self.facts.setText("<br>".join(lines))
 
+    def changeEvent(self, event: Any) -> None:  # Qt override
+        """A new font (the window's zoom) widens the term axis: pyqtgraph drops a tick label that
+        does not fit its axis rather than cutting it, so a long term name would vanish."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "plot"):  # not while constructing
+            self._fit_term_axis()
+
+    def _fit_term_axis(self) -> None:
+        """The term axis as wide as the longest term name in the larger of the axis's tick font
+        and this view's font (the zoom sets the tick font after the widgets' fonts changed)."""
+        left = self.plot.getAxis("left")
+        fonts = [self.font(), left.style.get("tickFont") or left.font()]
+        width = max([QFontMetrics(font).horizontalAdvance(name) for font in fonts for name in self._bar_names] + [20])
+        left.setWidth(width + 12)
+
     def _show_bars(self, names: list[str], values: list[float], latency: float) -> None:
         n = len(names)
         rows = [n - 1 - i for i in range(n)]
@@ -134,8 +150,8 @@ class WhyView(QWidget):
         self.bars.setOpts(x0=[0.0] * n, y=rows, width=values, height=0.7, brushes=brushes)
         left = self.plot.getAxis("left")
         left.setTicks([[(row, name) for row, name in zip(rows, names)]])
-        metrics = QFontMetrics(left.font())
-        left.setWidth(max([metrics.horizontalAdvance(name) for name in names] + [20]) + 12)
+        self._bar_names = list(names)
+        self._fit_term_axis()
         self.latency_line.setVisible(n > 0 and math.isfinite(latency))
         if n and math.isfinite(latency):
             self.latency_line.setValue(latency)

@@ -1,0 +1,118 @@
+"""The window fits a 1440x900 screen in presentation mode, and what it shrinks says what it hides.
+
+Presentation mode (F11) scales every font by 1.5; laid out for the normal font, the window then
+asked for more than a laptop or projector screen has, cut table headers, dropped a bar label of the
+*Why this fast?* chart and pushed the progress text into the tool bar's overflow menu.
+"""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QApplication
+
+
+SCREEN = (1440, 900)
+TITLE_AND_TASK_BARS = 60  # px of a 900 px screen a window cannot have
+
+
+@pytest.fixture
+def ran(window, qtbot):
+    """A finished run of a kernel with long axis names (``shared memory (B)``) and a shared memory term."""
+    with qtbot.waitSignal(window.run_done, timeout=120000):
+        window.start_run({"kernel": "conv2d", "backend": "sim", "strategy": "random", "budget": 12,
+                          "options": {"compile": "estimate"}})
+    window.resize(*SCREEN)
+    QApplication.processEvents()
+    return window
+
+
+def _present(window, qtbot) -> None:
+    window.zoom.presentation_action.setChecked(True)
+    window.resize(*SCREEN)
+    qtbot.wait(50)
+
+
+def test_presentation_mode_fits_a_1440x900_screen(ran, qtbot):
+    _present(ran, qtbot)
+    hint = ran.minimumSizeHint()
+    assert hint.width() <= SCREEN[0] and hint.height() <= SCREEN[1] - TITLE_AND_TASK_BARS
+    assert ran.width() == SCREEN[0]
+    # the run bar's own controls fit without the overflow menu; the progress text gives up width instead
+    assert ran.toolbar.run_bar.minimumSizeHint().width() <= SCREEN[0]
+    bar = ran.toolbar.run_bar
+    assert all(bar.widgetForAction(action) is None or bar.widgetForAction(action).isVisible()
+               for action in bar.actions() if action.isVisible())
+    label = ran.toolbar.progress_label
+    assert label.toolTip() == label.text() and label.text().startswith("finished")
+
+
+def test_the_recommended_card_takes_the_zoomed_font(ran, qtbot):
+    _present(ran, qtbot)
+    assert ran.best_card.font().pointSizeF() == pytest.approx(1.5 * ran.zoom.base_point_size)
+
+
+def test_chart_axis_choosers_show_their_entry_or_tell_it(ran, qtbot):
+    from workbench.gui.elided_label import ElidedCombo
+
+    combos = [ran.tradeoff_chart.y_combo, ran.metric_chart.x_combo, ran.metric_chart.y_combo]
+    assert all(isinstance(combo, ElidedCombo) for combo in combos)
+    ran.tradeoff_chart.y_combo.repaint()
+    assert len(ran.tradeoff_chart.y_combo.currentText()) > 12  # longer than the old fixed width
+    for combo in combos:  # normal zoom, 1440 px: room for the whole entry
+        assert combo.shown_text() == combo.currentText()
+    _present(ran, qtbot)
+    for combo in combos:  # short of room: elided, never cut mid-letter, and the tool tip has it all
+        combo.repaint()
+        shown = combo.shown_text()
+        assert shown == combo.currentText() or shown.endswith("…")
+        assert combo.toolTip().splitlines()[0] == combo.currentText()
+        assert combo.width() >= combo.minimumSizeHint().width()
+
+
+def test_table_headers_refit_to_the_zoomed_font(ran, qtbot):
+    _present(ran, qtbot)
+    view = ran.results.view
+    header = view.horizontalHeader()
+    metrics = header.fontMetrics()
+    model = view.model()
+    for column in range(model.columnCount()):
+        if view.isColumnHidden(column) or column == model.columnCount() - 1:  # the last one stretches
+            continue
+        title = str(model.headerData(column, Qt.Orientation.Horizontal))
+        assert header.sectionSize(column) >= metrics.horizontalAdvance(title) + 8, title
+    assert view.verticalHeader().defaultSectionSize() >= metrics.height()
+
+
+def test_why_view_keeps_every_term_name_in_presentation_mode(ran, qtbot):
+    ran.bottom_tabs.setCurrentWidget(ran.pages.page("why"))
+    QApplication.processEvents()
+    view = ran.why_view
+    names = [name for _, name in view.plot.getAxis("left")._tickLevels[0]]
+    assert "shared memory" in names
+    _present(ran, qtbot)
+    axis = view.plot.getAxis("left")
+    metrics = QFontMetrics(axis.style["tickFont"])
+    assert axis.width() >= max(metrics.horizontalAdvance(name) for name in names)
+
+
+@pytest.mark.parametrize("present", [False, True])
+def test_every_bottom_tab_stays_in_sight_and_a_cut_name_is_its_tool_tip(ran, qtbot, present):
+    if present:
+        _present(ran, qtbot)
+    tabs = ran.bottom_tabs
+    bar = tabs.tabBar()
+    assert tabs.count() >= 10
+    for index in range(tabs.count()):  # no tab behind scroll arrows: each lies inside the bar
+        rect = bar.tabRect(index)
+        assert rect.width() > 0 and rect.right() <= bar.width() and bar.rect().contains(rect.center())
+        assert tabs.tabToolTip(index) == tabs.tabText(index)
+
+
+def test_the_tabs_take_their_full_names_back_when_the_window_widens(ran, qtbot):
+    bar = ran.bottom_tabs.tabBar()
+    ran.resize(1920, 1080)
+    qtbot.wait(50)
+    metrics = bar.fontMetrics()
+    assert all(bar.tabRect(i).width() >= metrics.horizontalAdvance(bar.tabText(i)) for i in range(bar.count()))
