@@ -20,6 +20,7 @@ SHORTEST = 120  # px: the column's minimum height in the window; the rest is rea
 class ColumnScroll(QScrollArea):
     def __init__(self, column: QWidget, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.column = column
         self.setWidget(column)
         self.setWidgetResizable(True)
         self.setFrameShape(QScrollArea.Shape.NoFrame)
@@ -27,17 +28,17 @@ class ColumnScroll(QScrollArea):
         column.installEventFilter(self)
 
     def _column_width(self, hint: QSize) -> int:
-        column = self.widget()
-        return max(column.minimumWidth(), hint.width()) + self.verticalScrollBar().sizeHint().width()
+        bar = self.verticalScrollBar()
+        return max(self.column.minimumWidth(), hint.width()) + (bar.sizeHint().width() if bar is not None else 0)
 
     def minimumSizeHint(self) -> QSize:  # Qt override
-        return QSize(self._column_width(self.widget().minimumSizeHint()), SHORTEST)
+        return QSize(self._column_width(self.column.minimumSizeHint()), SHORTEST)
 
     def sizeHint(self) -> QSize:  # Qt override
-        return QSize(self._column_width(self.widget().sizeHint()), self.widget().sizeHint().height())
+        return QSize(self._column_width(self.column.sizeHint()), self.column.sizeHint().height())
 
     def eventFilter(self, watched: Any, event: QEvent) -> bool:  # Qt override
         """The column's layout changed (a new font, a panel shown): so did this area's hints."""
-        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+        if watched is self.column and event.type() == QEvent.Type.LayoutRequest:
             self.updateGeometry()
         return super().eventFilter(watched, event)
