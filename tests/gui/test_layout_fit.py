@@ -116,3 +116,31 @@ def test_the_tabs_take_their_full_names_back_when_the_window_widens(ran, qtbot):
     qtbot.wait(50)
     metrics = bar.fontMetrics()
     assert all(bar.tabRect(i).width() >= metrics.horizontalAdvance(bar.tabText(i)) for i in range(bar.count()))
+
+
+def test_presentation_mode_enlarges_every_widget_under_the_application_style_sheet(window, qtbot):
+    """The real window runs under ``resources/styles/workbench.qss``, and Qt then stops a parent's
+    font from reaching most children: presentation mode enlarged the charts and next to nothing else
+    (the tests, without the style sheet, did not see it)."""
+    from collections import Counter
+
+    from PySide6.QtWidgets import QWidget
+
+    from workbench.gui.app import STYLE_SHEET
+
+    app = QApplication.instance()
+    before = app.styleSheet()
+    app.setStyleSheet(STYLE_SHEET.read_text())
+    try:
+        window.resize(*SCREEN)
+        _present(window, qtbot)
+        sizes = Counter(round(w.font().pointSizeF(), 1) for w in window.findChildren(QWidget))
+        large = round(1.5 * window.zoom.base_point_size, 1)
+        assert sizes[large] >= 0.9 * sum(sizes.values()), sizes
+        card_title = window.best_card.findChild(QWidget, "cardTitle")
+        assert card_title is None or card_title.font().pointSizeF() > large  # the title stays the larger
+        window.zoom.presentation_action.setChecked(False)
+        qtbot.wait(20)
+        assert round(window.toolbar.progress_label.font().pointSizeF(), 1) == round(window.zoom.base_point_size, 1)
+    finally:
+        app.setStyleSheet(before)

@@ -45,6 +45,24 @@ def zoom_axes(plot_item: Any, factor: float, base_point_size: float) -> None:
         axis.update()
 
 
+#: point sizes the application style sheet gives some widgets (``resources/styles/workbench.qss``)
+STYLED_POINT_SIZES = {"QLabel#cardTitle": 11.0}
+
+
+def zoom_style_sheet(base_point_size: float, factor: float) -> str:
+    """The window's own style sheet at ``factor`` (empty at 1).
+
+    Why: under an application style sheet Qt stops a parent's font from reaching most child
+    widgets, so setting the window's font alone left nearly every label and box at its old size;
+    a rule on the window's own sheet cascades to every widget in it, and the widgets the
+    application sheet sizes keep their size relative to the rest."""
+    if abs(factor - 1.0) < 1e-9:
+        return ""
+    rules = [f"QWidget {{ font-size: {base_point_size * factor:.1f}pt; }}"]
+    rules += [f"{selector} {{ font-size: {size * factor:.1f}pt; }}" for selector, size in STYLED_POINT_SIZES.items()]
+    return "\n".join(rules)
+
+
 class Zoom:
     """The window's zoom: View menu actions (Ctrl+ / Ctrl- / Ctrl+0, presentation mode on F11)."""
 
@@ -104,6 +122,7 @@ class Zoom:
         font = QFont(self.base_font)
         font.setPointSizeF(self.base_point_size * factor)
         self.window.setFont(font)
+        self.window.setStyleSheet(zoom_style_sheet(self.base_point_size, factor))
         self.apply_to(self.window)
         self.presentation_action.blockSignals(True)
         self.presentation_action.setChecked(factor >= PRESENTATION_ZOOM - 1e-6)
