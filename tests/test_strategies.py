@@ -254,6 +254,17 @@ def test_every_number_option_declares_its_bounds(name):
             assert option.low <= option.default <= option.high, f"{name}.{option.name}: default out of its bounds"
 
 
+#: options an extreme needs beside it, since together with the defaults it contradicts them
+#: (``Strategy.options_conflict``: a genetic population of 2 has no room for the default 3-way tournament)
+PARTNERS = {
+    ("genetic", "population", 2): {"tournament": 2},
+    ("genetic", "tournament", 1000): {"population": 1000},
+    ("genetic", "elite", 1000): {"population": 1000},
+    ("annealing", "t_start", 1e-06): {"t_min": 1e-09},
+    ("annealing", "t_min", 10): {"t_start": 100},
+}
+
+
 @pytest.mark.parametrize("name,option,value", [(n, o, v) for n in ALL for o, v in _extremes(n)])
 def test_documented_bounds_extremes_run(name, option, value, space):
     """Each option at each end of its documented range runs a few asks and tells without error.
@@ -262,7 +273,8 @@ def test_documented_bounds_extremes_run(name, option, value, space):
     (agents' and TPE's 10 random configs, genetic's first generation of 16, hybrid's 20 model-led
     evaluations); the values just outside the ranges that crashed a run (agents' elite=0 and
     init=0, genetic's tournament=0) all fail within them, as within the 40 this test once drove."""
-    strategy = create_strategy(name, space, seed=2, **{option: value})
+    options = {option: value, **PARTNERS.get((name, option, value), {})}
+    strategy = create_strategy(name, space, seed=2, **options)
     proposed = drive(strategy, n=4, budget=24)
     assert proposed, f"{name} with {option}={value!r} proposed nothing"
 
@@ -317,3 +329,18 @@ def test_docs_options_table_matches_the_declarations():
         for o in strategy_class(name).OPTIONS:
             row = f"| `{name}` | `{o.name}` | {o.type_name} | `{o.default!r}` | {o.range_text} |"
             assert row in text, row
+
+
+@pytest.mark.parametrize("name, options, said", [
+    ("genetic", {"population": 4, "elite": 20}, "elite=20 cannot exceed population=4"),
+    ("genetic", {"population": 4, "tournament": 50}, "tournament=50 cannot exceed population=4"),
+    ("annealing", {"t_start": 0.001, "t_min": 5}, "t_min=5 must be below t_start=0.001"),
+])
+def test_options_that_contradict_each_other_are_refused_in_one_line(name, options, said):
+    """Each option within its own bounds, together not: refused before a run starts rather than
+    quietly clamped or run as something else."""
+    with pytest.raises(WorkbenchError) as caught:
+        strategy_class(name).validate_options(options)
+    assert str(caught.value).startswith(f"strategy {name!r}: {said}") and "\n" not in str(caught.value)
+    defaults = strategy_class(name).validate_options({})
+    assert strategy_class(name).options_conflict(defaults) is None

@@ -13,7 +13,7 @@ cooled out, the walk restarts (from the best config, or from a random one).
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from workbench.core.domain.measurement import Trial
 from workbench.core.domain.space import Config, SearchSpace
@@ -30,6 +30,13 @@ class Annealing(IndexedStrategy):
         Option("cooling", 0.9, "Temperature multiplier per evaluation", low=0.01, high=0.999),
         Option("restart_best", 0.5, "Chance that a restart starts from the best config (else random)", low=0, high=1),
     )
+
+    @classmethod
+    def options_conflict(cls, options: Mapping[str, Any]) -> str | None:
+        if options["t_min"] >= options["t_start"]:
+            return (f"t_min={options['t_min']:g} must be below t_start={options['t_start']:g} "
+                    "(the search would restart at every step)")
+        return None
     batch_parallel = False
 
     def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:

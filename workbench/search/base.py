@@ -181,7 +181,19 @@ class Strategy(ABC):
                 shown = repr(value)
                 shown = shown if len(shown) <= 40 else shown[:37] + "..."
                 raise WorkbenchError(f"strategy {cls.name!r}: option {key}={shown} must be {exc}") from None
+        problem = cls.options_conflict(resolved)
+        if problem:
+            raise WorkbenchError(f"strategy {cls.name!r}: {problem}")
         return resolved
+
+    @classmethod
+    def options_conflict(cls, options: Mapping[str, Any]) -> str | None:
+        """What makes ``options`` (each within its own bounds) contradict each other, or None.
+
+        Why: a bound per option cannot say that one option must stay below another (elites out of a
+        population, the last temperature below the first); such a run would start and do something
+        else than asked. Strategies with such pairs override this."""
+        return None
 
     @property
     def objective(self) -> Callable[[Trial], float]:

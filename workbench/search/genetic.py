@@ -9,7 +9,7 @@ unmeasured config, so no evaluation is wasted. One generation is one batch (para
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -28,6 +28,14 @@ class Genetic(IndexedStrategy):
         Option("mutation", 0.15, "Chance per slot of moving to a neighbouring value", low=0, high=1),
         Option("elite", 2, "Best configs that always parent the next generation", low=0, high=1000),
     )
+
+    @classmethod
+    def options_conflict(cls, options: Mapping[str, Any]) -> str | None:
+        population = options["population"]
+        for name in ("elite", "tournament"):  # both are drawn from the population: more would be clamped
+            if options[name] > population:
+                return f"{name}={options[name]} cannot exceed population={population}"
+        return None
 
     def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
         super().__init__(space, seed=seed, **options)
