@@ -2,7 +2,7 @@
 
 Presentation mode (F11) scales every font by 1.5; laid out for the normal font, the window then
 asked for more than a laptop or projector screen has, cut table headers, dropped a bar label of the
-*Why this fast?* chart and pushed the progress text into the tool bar's overflow menu.
+*Why fast?* chart and pushed the progress text into the tool bar's overflow menu.
 """
 
 from __future__ import annotations

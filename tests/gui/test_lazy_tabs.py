@@ -6,7 +6,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtWidgets import QApplication
 
-LAZY = {"importance": "Slot importance", "why": "Why this fast?", "roofline": "Roofline", "parallel": "Parallel coords",
+LAZY = {"importance": "Importance", "why": "Why fast?", "roofline": "Roofline", "parallel": "Parallel",
         "slices": "Slices", "compare": "Compare", "sizes": "Sizes", "portability": "Portability"}
 
 
@@ -41,7 +41,7 @@ def test_showing_a_tab_builds_its_page_in_the_placeholders_place(window):
 def test_a_page_built_after_a_zoom_takes_it(window):
     window.zoom.set_factor(1.5)
     size = 1.5 * window.zoom.base_point_size
-    window.bottom_tabs.setCurrentIndex(_labels(window).index("Why this fast?"))
+    window.bottom_tabs.setCurrentIndex(_labels(window).index("Why fast?"))
     assert window.why_view.plot.getAxis("left").style["tickFont"].pointSizeF() == pytest.approx(size)
     roofline = window.roofline_chart
     assert roofline.plot.getAxis("bottom").style["tickFont"].pointSizeF() == pytest.approx(size)

@@ -142,7 +142,7 @@ def _equal_cap(widths: list[int], room: int) -> int:
 class _ElidedTabBar(QTabBar):
     """Tabs as wide as their names while they fit the tab widget; when they do not, the longest
     names but the open tab's are cut to one common width (and end in "…"). Qt's own eliding shrinks
-    every tab, turning "Results" into "R…" while "Parallel coords" keeps most of its letters."""
+    every tab, turning "Results" into "R…" while "Portability" keeps most of its letters."""
 
     _measuring = False  # Qt's minimumTabSizeHint calls tabSizeHint: then the plain hint
 

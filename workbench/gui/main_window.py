@@ -174,10 +174,10 @@ class MainWindow(QMainWindow):
         # The other tabs are built when first shown (or asked for, e.g. ``self.size_view``): most
         # stay closed, and their plots were half the time the window took to open.
         self.pages = LazyTabs(self.bottom_tabs, self._on_page_built)
-        self.pages.add("importance", "Slot importance", self._build_importance)
-        self.pages.add("why", "Why this fast?", self._build_why_view)
+        self.pages.add("importance", "Importance", self._build_importance)
+        self.pages.add("why", "Why fast?", self._build_why_view)
         self.pages.add("roofline", "Roofline", self._build_roofline)
-        self.pages.add("parallel", "Parallel coords", self._build_parallel)
+        self.pages.add("parallel", "Parallel", self._build_parallel)
         self.pages.add("slices", "Slices", self._build_slices)
         self.pages.add("compare", "Compare", self._build_compare)
         self.pages.add("sizes", "Sizes", self._build_size_view)
