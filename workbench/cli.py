@@ -230,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _objective_from_args(args: argparse.Namespace, base: Any = None, source: str = "") -> tuple[Any, Any]:
     """Constraints and weights from flags, layered over a session's own (``base``, read from the
     file ``source``: named when what it stores is what cannot be met)."""
-    from workbench.core.domain.objective import Bound, Constraints, Weights
+    from workbench.core.domain.objective import Bound, Constraints, Weights, check_stored_constraints
 
     constraints = base.constraints if base is not None else Constraints()
     weights = base.weights if base is not None else Weights()
@@ -247,10 +247,9 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None, source: str
     constraints = dataclasses.replace(constraints, **changes)
     try:
         constraints.check_possible()
-    except WorkbenchError as exc:
-        if base is not None and _impossible(base.constraints):
-            where = f"{source}: " if source else ""
-            raise WorkbenchError(f"{where}the session's constraints cannot be met: {exc}; set that limit again") from None
+    except WorkbenchError:
+        if base is not None:  # the stored ones at fault: said naming the file
+            check_stored_constraints(base.constraints, source)
         raise
     if args.weight or args.maximize or args.minimize:
         values = dict(weights.values)
@@ -265,14 +264,6 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None, source: str
         directions = {**weights.directions, **{m: +1 for m in args.maximize}, **{m: -1 for m in args.minimize}}
         weights = Weights(values=values, directions=directions)
     return constraints, weights
-
-
-def _impossible(constraints: Any) -> bool:
-    try:
-        constraints.check_possible()
-    except WorkbenchError:
-        return True
-    return False
 
 
 def _objectives_from_args(args: argparse.Namespace, base: Any = None) -> tuple[str, ...]:

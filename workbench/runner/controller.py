@@ -23,7 +23,7 @@ from workbench.backends.base import BackendSpec, EvalLimits, Target
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Status
 from workbench.core.domain.metrics import check_metrics, idle_directions
-from workbench.core.domain.objective import Constraints, Weights
+from workbench.core.domain.objective import Constraints, Weights, check_stored_constraints
 from workbench.core.domain.records import StrategyInfo, backend_options
 from workbench.core.io.output_files import backup_path, check_folder, check_regular_or_absent, keep_backup
 from workbench.core.domain.run_settings import RunSettings
@@ -209,7 +209,7 @@ def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, res
         existing = out.exists() or journal_path(out).is_file()
         if existing and resume:
             session = load_session(out)
-            _check_possible(request.constraints or session.constraints, out)
+            check_stored_constraints(request.constraints or session.constraints, out)
             return _prepare_any(request, session, out, lock)
         if existing and not force:
             raise WorkbenchError(_why_not_replaced(out))
@@ -256,7 +256,7 @@ def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
     if output is None or Path(output) == source or _same(output, source):
         return start_run(request, source, resume=True)
     session = load_session(source)
-    _check_possible(request.constraints or session.constraints, source)
+    check_stored_constraints(request.constraints or session.constraints, source)
     out = Path(output)
     check_folder(out)
     check_regular_or_absent(out)
@@ -284,7 +284,7 @@ def prepare_run(request: RunRequest, session: Session | None,
     beforehand whether a request continues the open session (:func:`continues`)."""
     out = Path(output) if output is not None else None
     if session is not None:
-        _check_possible(request.constraints or session.constraints, out)
+        check_stored_constraints(request.constraints or session.constraints, out)
     lock = _take_output(out, session)
     try:
         return _prepare_any(request, session, out, lock)
@@ -326,7 +326,7 @@ def prepare_cells(request: RunRequest, session: Session, output: str | os.PathLi
     if not by_size:
         raise WorkbenchError("nothing to measure: every cell is measured")
     out = Path(output) if output is not None else None
-    _check_possible(request.constraints or session.constraints, out)
+    check_stored_constraints(request.constraints or session.constraints, out)
     lock = _take_output(out, session)
     try:
         spec = _spec_for_continue(request, session)
@@ -580,7 +580,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         if size is not None:  # the session's backend keeps its own problem; the size is the trials'
             session.backend = {**spec.to_dict(), "options": {**spec.options, "problem": dict(session.problem)}}
     session.run = settings
-    _check_possible(session.constraints, None)  # (a continued session's were checked naming its file)
+    session.constraints.check_possible()  # (a continued session's were checked naming its file)
     if objectives:
         session.strategy["objectives"] = list(objectives)
     objective = Objective(session.constraints, session.weights, objectives)
@@ -606,17 +606,6 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     run = Run(session, engine, spec, output, lock, continued)
     run.warnings = list(warnings)
     return run
-
-
-def _check_possible(constraints: Constraints, source: Path | None) -> None:
-    """Refuse constraints no measurement could meet before anything runs or is written; ``source``
-    (the session file they were read from) is named, since no flag or slider gave them."""
-    try:
-        constraints.check_possible()
-    except WorkbenchError as exc:
-        if source is None:
-            raise
-        raise WorkbenchError(f"{source}: the session's constraints cannot be met: {exc}; set that limit again") from None
 
 
 def _objectives(request: RunRequest, strategy_info: Mapping[str, Any]) -> tuple[str, ...]:
@@ -660,7 +649,7 @@ def remeasure_aborted(path: str | os.PathLike[str],
     out = Path(path)
     lock, session = _open_locked(out, "--remeasure-aborted")
     try:
-        _check_possible(request.constraints or session.constraints, out)
+        check_stored_constraints(request.constraints or session.constraints, out)
         objective = Objective(request.constraints or session.constraints, request.weights or session.weights)
         groups = remeasurable(session, objective.worth_remeasuring)
         if not groups:

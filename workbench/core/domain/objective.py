@@ -31,6 +31,8 @@ The score formula and the reasons for it are documented in ``docs/objective.md``
 
 from __future__ import annotations
 
+import os
+
 import math
 import re
 from dataclasses import dataclass, field
@@ -155,6 +157,17 @@ class Bound:
 
     def check(self, value: float) -> bool:
         return bool(self.satisfied(np.asarray([value], dtype=float))[0])
+
+
+def check_stored_constraints(constraints: "Constraints", source: str | os.PathLike[str] | None) -> None:
+    """:meth:`Constraints.check_possible` for constraints read from the session file ``source``:
+    the refusal names the file, since no flag or slider gave them (None or '': said plainly)."""
+    try:
+        constraints.check_possible()
+    except WorkbenchError as exc:
+        if not source:
+            raise
+        raise WorkbenchError(f"{source}: the session's constraints cannot be met: {exc}; set that limit again") from None
 
 
 @dataclass(frozen=True)
