@@ -95,6 +95,36 @@ def test_resume_uses_the_sessions_own_settings_and_flags_override_and_are_record
     assert session.run.run_timeout_s == 3.0 and session.run.budget == 14 and session.run.time_limit_s == 600.0
 
 
+def test_switching_strategy_and_back_restores_the_options_it_had(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    run_to_end(RunRequest(kernel=TRIVIAL, strategy="annealing", strategy_options={"cooling": 0.8}, budget=4), out)
+    for strategy, budget in (("local", 2), ("random", 2)):  # two other strategies in between
+        resume_run(out, RunRequest(kernel=TRIVIAL, strategy=strategy, budget=budget)).run()
+    stored = load_session(out).strategy
+    assert stored["name"] == "random" and stored["options"] == {}
+    assert set(stored["earlier_options"]) == {"annealing", "local"}  # random has no options: nothing to keep
+    assert stored["earlier_options"]["annealing"]["cooling"] == 0.8
+
+    resume_run(out, RunRequest(kernel=TRIVIAL, strategy="annealing", budget=2)).run()
+    stored = load_session(out).strategy
+    assert stored["name"] == "annealing" and stored["options"]["cooling"] == 0.8
+    assert set(stored["earlier_options"]) == {"local"}  # annealing's moved back to the running strategy's place
+    resume_run(out, RunRequest(kernel=TRIVIAL, strategy="annealing", strategy_options={}, budget=1)).run()
+    assert load_session(out).strategy["options"]["cooling"] == 0.9  # named options (none) win over the kept ones
+    assert len(load_session(out).trials) == 11
+
+
+@pytest.mark.parametrize("stored", [[1], {"annealing": 3}])
+def test_a_malformed_record_of_earlier_options_is_one_line(tmp_path: Path, stored) -> None:
+    out = tmp_path / "s.json"
+    new_trivial(out, 2)
+    data = json.loads(out.read_text())
+    data["strategy"]["earlier_options"] = stored
+    out.write_text(json.dumps(data))
+    with pytest.raises(SessionFormatError, match="strategy.earlier_options"):
+        load_session(out)
+
+
 def test_a_sessions_stored_worker_count_is_held_to_the_same_limit_as_the_flag(cli, tmp_path: Path) -> None:
     """A file must not start more worker processes than --workers could: a million stored workers is
     one line and no run, the flag still overrides the stored count."""

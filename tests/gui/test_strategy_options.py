@@ -126,3 +126,37 @@ def test_reopening_a_hand_edited_session_reports_one_line_without_a_traceback(qt
     message = window.statusBar().currentMessage()
     assert "elite=[1]" in message and "\n" not in message
     assert window.toolbar.strategy_options.values()["elite"] == 4 and window.toolbar.seed.value() == 5
+
+
+def test_picking_another_strategy_and_back_keeps_what_was_edited(qtbot, window) -> None:
+    toolbar = window.toolbar
+    toolbar.strategy.setCurrentText("annealing")
+    toolbar.strategy_options.editors["cooling"][1].setValue(0.8)
+    toolbar.strategy.setCurrentText("tpe")
+    assert toolbar.request()["strategy_options"] is None  # tpe at its defaults
+    toolbar.strategy.setCurrentText("annealing")
+    assert toolbar.request()["strategy_options"] == {"cooling": 0.8}
+    toolbar.apply({"strategy": "local"})  # another session's settings: nothing kept from this one
+    toolbar.strategy.setCurrentText("annealing")
+    assert toolbar.request()["strategy_options"] is None
+
+
+def test_a_reopened_session_offers_the_options_of_its_earlier_strategies(qtbot, window, cli, tmp_path) -> None:
+    path = tmp_path / "s.json"
+    base = ("--backend", "sim", "--executor", "inline", "--quiet")
+    assert cli("tune", "vector_add", *base, "--budget", "3", "--strategy", "annealing", "--option", "cooling=0.8",
+               "--out", path).returncode == 0
+    done = cli("tune", "--resume", path, *base, "--budget", "2", "--strategy", "local", "--option", "perturbation=5")
+    assert done.returncode == 0, done.stderr
+    window.open_session(path)
+    toolbar = window.toolbar
+    assert toolbar.strategy.currentText() == "local" and toolbar.request()["strategy_options"] == {"perturbation": 5}
+    toolbar.strategy.setCurrentText("annealing")
+    assert toolbar.request()["strategy_options"] == {"cooling": 0.8}
+
+    toolbar.strategy_options.editors["cooling"][1].setValue(0.9)  # back at the default: the form is what runs
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run({**toolbar.request(), "budget": 1})
+    stored = window.model.session.strategy
+    assert stored["name"] == "annealing" and stored["options"]["cooling"] == 0.9
+    assert stored["earlier_options"]["local"]["perturbation"] == 5

@@ -730,7 +730,8 @@ class MainWindow(QMainWindow):
             extra["compile"] = compile_mode
         domains, restrictions = self._edited_domains()
         return RunRequest(
-            strategy=run.get("strategy"), strategy_options=run.get("strategy_options"),
+            # the form holds the session's options when it was opened: all at defaults is a choice too
+            strategy=run.get("strategy"), strategy_options=run.get("strategy_options") or {},
             seed=int(run["seed"]) if run.get("seed") is not None else None, budget=run.get("budget"),
             time_limit_s=run.get("time_limit_s"), workers=run.get("workers"),
             compile_timeout_s=run.get("compile_timeout_s"), run_timeout_s=run.get("run_timeout_s"),
@@ -921,6 +922,7 @@ class MainWindow(QMainWindow):
             "problem": options.get("problem") or {},
             "strategy": strategy.get("name") or DEFAULT_STRATEGY, "seed": strategy.get("seed") or 0,
             "strategy_options": strategy.get("options"),
+            "earlier_strategy_options": strategy.get("earlier_options") or {},
             "time_limit_s": settings.time_limit_s,
             "budget": DEFAULT_BUDGET,
         }

@@ -317,6 +317,8 @@ class RunToolbar(QToolBar):
             self.strategy_options.set_strategy(strategy, reset=True)
             if known and run.get("strategy_options"):  # checked by the strategy; bad ones reported once all else is filled
                 problems += self.strategy_options.set_values(run["strategy_options"])
+            if run.get("earlier_strategy_options"):
+                problems += self.strategy_options.remember(run["earlier_strategy_options"])
         elif run.get("strategy_options"):
             problems += self.strategy_options.set_values(run["strategy_options"])
         if run.get("budget"):

@@ -111,11 +111,23 @@ class StrategyOptionsForm(QWidget):
         self.layout_ = QFormLayout(self)
         self.strategy = ""
         self.editors: dict[str, tuple[Option, QWidget]] = {}
+        #: Edited options of the strategies not shown, by name: picking one again shows them.
+        self.kept: dict[str, dict[str, Any]] = {}
 
     def set_strategy(self, name: str, reset: bool = False) -> None:
-        """Show ``name``'s options at their defaults (when it is already shown: only with ``reset``)."""
+        """Show ``name``'s options: as last edited in this form (or remembered with :meth:`remember`),
+        else at their defaults. When it is already shown, only ``reset`` rebuilds it, at the defaults
+        and forgetting every strategy's kept options (another session's settings are coming)."""
         if name == self.strategy and not reset:
             return
+        if reset:
+            self.kept = {}
+        elif self.strategy:
+            edited = self._edited()
+            if edited:
+                self.kept[self.strategy] = edited
+            else:
+                self.kept.pop(self.strategy, None)
         self.strategy = name
         while self.layout_.rowCount():
             self.layout_.removeRow(0)
@@ -133,7 +145,35 @@ class StrategyOptionsForm(QWidget):
             label.setToolTip(option.description)
             self.layout_.addRow(label, editor)
             self.editors[option.name] = (option, editor)
+        kept = self.kept.pop(name, None)
+        if kept:  # values this form held before, checked when they were restored or at Start
+            self.set_values(kept)
         self.changed.emit()
+
+    def remember(self, options_by_strategy: Mapping[str, Mapping[str, Any]]) -> list[str]:
+        """Keep a reopened session's options of the strategies it ran with before, shown when one
+        of them is picked; returns one line per value its strategy refuses (that value is dropped)."""
+        problems: list[str] = []
+        for name, options in options_by_strategy.items():
+            try:
+                cls = strategy_class(name)
+            except WorkbenchError as exc:
+                problems.append(f"{exc} (its stored options are not kept)")
+                continue
+            good: dict[str, Any] = {}
+            for key, raw in options.items():
+                try:
+                    good[key] = cls.validate_options({key: raw})[key]
+                except WorkbenchError as exc:
+                    problems.append(f"{exc} (kept the default)")
+            if good and name != self.strategy:
+                self.kept[name] = good
+        return problems
+
+    def _edited(self) -> dict[str, Any]:
+        """The options whose editors differ from their defaults, unchecked."""
+        return {name: value for name, value in self.values().items()
+                if value != self.editors[name][0].default and not (self.editors[name][0].default is None and value == "")}
 
     def values(self) -> dict[str, Any]:
         """Every option's value as edited."""
@@ -141,15 +181,12 @@ class StrategyOptionsForm(QWidget):
 
     def changed_count(self) -> int:
         """How many options differ from their defaults (for the button's label; not validated)."""
-        return sum(value != option.default and not (option.default is None and value == "")
-                   for value, (option, _) in zip(self.values().values(), self.editors.values()))
+        return len(self._edited())
 
     def changed_options(self) -> dict[str, Any] | None:
         """The options that differ from their defaults, checked by the strategy (a bad value raises
         ``WorkbenchError`` in one line); None when all are at their defaults."""
-        defaults = {name: option.default for name, (option, _) in self.editors.items()}
-        changed = {name: value for name, value in self.values().items()
-                   if value != defaults[name] and not (defaults[name] is None and value == "")}
+        changed = self._edited()
         if not changed:
             return None
         strategy_class(self.strategy).validate_options(changed)

@@ -540,8 +540,8 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         raw_options: Mapping[str, Any] = request.strategy_options
     elif strategy_name == strategy_info.get("name"):
         raw_options = dict(strategy_info.get("options") or {})
-    else:
-        raw_options = {}
+    else:  # switching back to a strategy this session ran before restores its options
+        raw_options = dict((strategy_info.get("earlier_options") or {}).get(strategy_name) or {})
     options = strategy_class(strategy_name).validate_options(dict(raw_options))
 
     recorded = session.run if session is not None else RunSettings()
@@ -876,7 +876,7 @@ def _update_continued(session: Session, request: RunRequest, spec: BackendSpec, 
         session.space = _space_keeping_trials(space, session)
     elif session.space is None:
         session.space = target.space
-    session.strategy = {"name": strategy_name, "seed": seed, "options": dict(options)}
+    session.strategy = _strategy_record(session.strategy, strategy_name, seed, options)
     if request.constraints is not None:
         session.constraints = request.constraints
     if request.weights is not None:
@@ -884,6 +884,23 @@ def _update_continued(session: Session, request: RunRequest, spec: BackendSpec, 
     if session.default_config is None and target.default_config is not None and session.space is not None \
             and session.space.in_domains(target.default_config):
         session.default_config = target.default_config
+
+
+def _strategy_record(before: StrategyInfo, name: str, seed: int, options: Mapping[str, Any]) -> StrategyInfo:
+    """The strategy record of a continued session: this run's strategy, with the options of the
+    strategies it ran with before kept by name (a switch to another strategy and back restores them)."""
+    earlier = {key: dict(value) for key, value in (before.get("earlier_options") or {}).items()}
+    previous = before.get("name")
+    if previous and previous != name:
+        if before.get("options"):
+            earlier[previous] = dict(before.get("options") or {})
+        else:
+            earlier.pop(previous, None)
+    earlier.pop(name, None)
+    record = StrategyInfo(name=name, seed=seed, options=dict(options))
+    if earlier:
+        record["earlier_options"] = earlier
+    return record
 
 
 def _space_keeping_trials(edited: Any, session: Session) -> Any:

@@ -78,6 +78,9 @@ class StrategyInfo(TypedDict, total=False):
     name: str
     seed: int
     options: dict[str, Any]
+    #: Options of the other strategies this session ran with, by strategy name: switching to
+    #: another strategy and back restores what was set for it instead of its defaults.
+    earlier_options: dict[str, dict[str, Any]]
     state: dict[str, Any]
     #: Metrics a multi-objective run optimised (its Pareto front), in order.
     objectives: list[str]

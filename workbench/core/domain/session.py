@@ -5,7 +5,8 @@ Contract (implemented by the session module):
 - ``Session`` dataclass: ``kernel``, ``kind``, ``source_hash``, ``problem``, ``space``
   (SearchSpace), ``backend`` (``BackendInfo``: kind + options), ``device`` (``DeviceInfo``;
   ``simulated`` bool), ``constraints``, ``weights``, ``strategy`` (``StrategyInfo``: name, seed,
-  options, state; the typed records of ``core/domain/records.py``), ``trials``
+  options, the options of strategies run before, state; the typed records of
+  ``core/domain/records.py``), ``trials``
   (list[Trial]), ``baselines`` (name -> metrics dict), ``default_config`` (Config | None),
   ``created_at``, ``notes``.
   Methods: ``add(trial)``, ``measured_ids() -> set[str]``, ``cache_key(config)``,
@@ -779,6 +780,12 @@ def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fai
         fail("strategy.seed", f"{_short(seed)} is not a seed (an integer from 0 to 2**63-1)")
     if "options" in strategy and type(strategy["options"]) is not dict:
         fail("strategy.options", f"expected an object, got {_type_name(strategy['options'])}")
+    earlier = strategy.get("earlier_options", {})
+    if type(earlier) is not dict:
+        fail("strategy.earlier_options", f"expected an object, got {_type_name(earlier)}")
+    for name, options in earlier.items():
+        if type(options) is not dict:
+            fail(f"strategy.earlier_options.{_short(name)}", f"expected an object, got {_type_name(options)}")
 
 
 def _check_name(value: str, where: str, fail: Fail) -> None:
