@@ -144,3 +144,31 @@ def test_presentation_mode_enlarges_every_widget_under_the_application_style_she
         assert round(window.toolbar.progress_label.font().pointSizeF(), 1) == round(window.zoom.base_point_size, 1)
     finally:
         app.setStyleSheet(before)
+
+
+@pytest.mark.parametrize("present", [False, True])
+def test_while_tab_names_are_cut_a_button_lists_every_tab_by_its_whole_name(ran, qtbot, present):
+    if present:
+        _present(ran, qtbot)
+    tabs = ran.bottom_tabs
+    QApplication.processEvents()
+    assert tabs.names_cut() and tabs.all_tabs.isVisible()  # ten tabs in 1440 px do not keep their names
+    bar = tabs.tabBar()
+    assert max(bar.tabRect(i).right() for i in range(bar.count())) <= tabs.all_tabs.geometry().left()
+    tabs.all_tabs_menu.aboutToShow.emit()
+    actions = tabs.all_tabs_menu.actions()
+    assert [a.text() for a in actions] == [tabs.tabText(i) for i in range(tabs.count())]
+    assert [a.isChecked() for a in actions] == [i == tabs.currentIndex() for i in range(tabs.count())]
+    actions[[a.text() for a in actions].index("Sizes")].trigger()
+    assert tabs.tabText(tabs.currentIndex()) == "Sizes"
+
+    ran.resize(2560, 1080)  # room for every name: no button
+    qtbot.wait(50)
+    assert not tabs.names_cut() and not tabs.all_tabs.isVisible()
+
+
+def test_the_score_chart_gets_a_fair_share_of_the_chart_row(ran, qtbot):
+    """Sizes set before the first layout gave way to the other charts' minimum widths, and the
+    score over trials, the run's progress, was a sliver a third as wide as its neighbours."""
+    widths = [chart.width() for chart in (ran.tradeoff_chart, ran.score_chart, ran.metric_chart)]
+    assert widths[1] >= 0.5 * max(widths[0], widths[2]), widths

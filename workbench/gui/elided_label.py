@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
-    QComboBox, QFrame, QSizePolicy, QStyle, QStyleOptionComboBox, QStylePainter, QTabBar, QTabWidget, QWidget,
+    QComboBox, QFrame, QMenu, QSizePolicy, QStyle, QStyleOptionComboBox, QStylePainter, QTabBar, QTabWidget,
+    QToolButton, QWidget,
 )
 
 
@@ -139,6 +140,12 @@ def _equal_cap(widths: list[int], room: int) -> int:
     return ordered[-1] if ordered else room
 
 
+def _tab_room(tabs: QWidget) -> int:
+    """The width the tab row has: the tab widget's less the corner button while it is shown."""
+    corner = tabs.cornerWidget() if isinstance(tabs, QTabWidget) else None
+    return tabs.width() - 4 - (corner.sizeHint().width() if corner is not None and corner.isVisibleTo(tabs) else 0)
+
+
 class _ElidedTabBar(QTabBar):
     """Tabs as wide as their names while they fit the tab widget; when they do not, the longest
     names but the open tab's are cut to one common width (and end in "…"). Qt's own eliding shrinks
@@ -154,7 +161,7 @@ class _ElidedTabBar(QTabBar):
             return hint
         shown = [i for i in range(self.count()) if self.isTabVisible(i)]
         widths = {i: super(_ElidedTabBar, self).tabSizeHint(i).width() for i in shown}  # full names
-        room = tabs.width() - 4
+        room = _tab_room(tabs)
         if sum(widths.values()) <= room or index == self.currentIndex():  # the open tab says its whole name
             return hint
         room -= widths.get(self.currentIndex(), 0)
@@ -171,7 +178,9 @@ class _ElidedTabBar(QTabBar):
 class ElidedTabs(QTabWidget):
     """Tabs that all stay in sight, their names ending in "…" when the row is short of room (the
     whole name as the tab's tool tip), instead of the last ones hidden behind scroll arrows where
-    nobody finds them."""
+    nobody finds them. While names are cut, a *Tabs* button at the row's end lists every tab by its
+    whole name: in a narrow window or presentation mode's large font a cut name can shrink to a
+    letter or two, and a tool tip is no help on a projector or a touch screen."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -179,10 +188,41 @@ class ElidedTabs(QTabWidget):
         self.setElideMode(Qt.TextElideMode.ElideRight)
         self.setUsesScrollButtons(False)
         self.currentChanged.connect(self._on_current)
+        self.all_tabs = QToolButton(self)
+        self.all_tabs.setObjectName("allTabs")
+        self.all_tabs.setText("Tabs")
+        self.all_tabs.setToolTip("Every tab by its whole name")
+        self.all_tabs.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.all_tabs.setAutoRaise(True)
+        self.all_tabs_menu = QMenu(self.all_tabs)
+        self.all_tabs_menu.aboutToShow.connect(self._fill_menu)
+        self.all_tabs.setMenu(self.all_tabs_menu)
+        self.setCornerWidget(self.all_tabs, Qt.Corner.TopRightCorner)
+        self.all_tabs.hide()
+
+    def names_cut(self) -> bool:
+        """Whether the row is too short for every tab's whole name (without the *Tabs* button)."""
+        bar = self.tabBar()
+        full = sum(QTabBar.tabSizeHint(bar, i).width() for i in range(bar.count()) if bar.isTabVisible(i))
+        return full > self.width() - 4
+
+    def _fill_menu(self) -> None:
+        self.all_tabs_menu.clear()
+        for index in range(self.count()):
+            if not self.isTabVisible(index):
+                continue
+            action = self.all_tabs_menu.addAction(self.tabText(index))
+            action.setCheckable(True)
+            action.setChecked(index == self.currentIndex())
+            action.triggered.connect(lambda _=False, i=index: self.setCurrentIndex(i))
 
     def _relayout_tabs(self) -> None:
         """The tab widths depend on this widget's width and the open tab, which Qt's tab bar does not
-        watch: setting its icon size (unchanged) marks its layout dirty."""
+        watch: setting its icon size (unchanged) marks its layout dirty. The *Tabs* button shows
+        exactly while names are cut, judged without it, so showing it never changes the answer."""
+        cut = self.names_cut()
+        if cut != self.all_tabs.isVisibleTo(self):
+            self.all_tabs.setVisible(cut)
         bar = self.tabBar()
         bar.setIconSize(bar.iconSize())
 
@@ -197,3 +237,13 @@ class ElidedTabs(QTabWidget):
         super().tabInserted(index)
         if not self.tabToolTip(index):
             self.setTabToolTip(index, self.tabText(index))
+        self._relayout_tabs()
+
+    def tabRemoved(self, index: int) -> None:  # Qt override
+        super().tabRemoved(index)
+        self._relayout_tabs()
+
+    def changeEvent(self, event: QEvent) -> None:  # Qt override: presentation mode changes the font
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._relayout_tabs()

@@ -163,7 +163,12 @@ class MainWindow(QMainWindow):
         chart_row.setObjectName("charts")
         for chart in (self.tradeoff_chart, self.score_chart, self.metric_chart):
             chart_row.addWidget(chart)
-        chart_row.setSizes([5, 3, 5])  # weights: the two charts with axis choosers in their header get the room
+        # Shares of the row's width (stretch, not sizes: sizes set before the first layout were lost
+        # to the charts' minimum widths, leaving the score a sliver). The score over trials is the
+        # run's progress and gets a fair share; the two charts with axis choosers in their headers
+        # get more, so that a 1440 px window shows those choosers' entries whole.
+        for index, share in enumerate((5, 3, 5)):
+            chart_row.setStretchFactor(index, share)
 
         self.results = ResultsTable(model)
         self.failures = FailureLog(model, self.results.table_model)
