@@ -564,6 +564,20 @@ def test_continuing_with_domains_that_leave_out_measured_values_runs_every_strat
         assert len(reloaded.trials) == 7 and {t.config["block_size"] for t in reloaded.trials[4:]} <= set(keep)
 
 
+@pytest.mark.parametrize("strategy", ["agents", "annealing", "genetic", "grid", "hybrid", "local", "random", "tpe"])
+def test_continuing_under_tighter_restrictions_measures_what_is_left_of_the_narrowed_space(tmp_path: Path,
+                                                                                          strategy: str) -> None:
+    """The trials outside the narrowed space are not the strategy's to count: six of the eight
+    strategies counted them as taken and ended the run "exhausted" with nothing measured."""
+    out = tmp_path / "s.json"
+    run_to_end(RunRequest(kernel=TRIVIAL, strategy=strategy, budget=40), out)
+    narrowed = ["x < 3"]  # with the fixture's own restriction: 24 configs
+    session, finished = run_to_end(RunRequest(kernel=TRIVIAL, strategy=strategy, budget=40, restrictions=narrowed),
+                                   out, resume=True)
+    inside = {t.config.id for t in session.trials if t.config["x"] < 3}
+    assert finished.reason == "exhausted" and len(inside) == 24, (finished.evaluations, len(inside))
+
+
 def test_a_space_whose_restrictions_exclude_every_config_is_refused_before_the_run(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     with pytest.raises(WorkbenchError, match="^no config of the search space meets its restrictions"):

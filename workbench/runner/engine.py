@@ -283,7 +283,12 @@ class Engine:
             # (they stay in the session; what it learns from are those within its domains)
             strategy.warm_start([t for t in own if strategy.space.in_domains(t.config)])
         measured: set[str] = set(session.measured_ids(self.problem)) - self.remeasure
-        strategy.exclude(measured)
+        # only those the strategy's space holds: a strategy counts what it has taken against the
+        # space's size, and a session continued over narrowed domains or restrictions keeps trials
+        # outside them, which would have it end "exhausted" with configs left unmeasured
+        space = strategy.space
+        strategy.exclude({trial.config.id for trial in session.trials
+                          if trial.config.id in measured and space.is_valid(trial.config)})
         journal = None
         if self.output is not None:  # the journal alone is enough to recover a killed run
             journal = _journal_for(self.output)

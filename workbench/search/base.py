@@ -242,9 +242,12 @@ class Strategy(ABC):
         """Up to ``n`` new configs to measure."""
 
     def tell(self, trials: Sequence[Trial]) -> None:
-        """Finished trials, ok or failed."""
+        """Finished trials, ok or failed. A trial the space rules out (measured before its
+        restrictions were tightened) is learnt from but not counted as taken: it is no config this
+        space could propose, and counting it would end the search before the space is used up."""
         for trial in trials:
-            self.measured.add(trial.config.id)
+            if self.space.is_valid(trial.config):
+                self.measured.add(trial.config.id)
         self._told.extend(trials)
 
     def state(self) -> dict[str, Any]:
