@@ -309,6 +309,32 @@ def test_background_compiles_run_the_most_promising_first_and_a_waited_for_one_a
     assert order == ["later", "fast", "mid", "slow", "unknown"]
 
 
+def test_at_exit_the_compiles_under_way_finish_and_the_queued_ones_are_dropped(tmp_path) -> None:
+    """A compile thread still inside the compiler when the interpreter tore down crashed the
+    process after a command had printed its results (segmentation fault, exit status 139)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import threading, time
+        from pathlib import Path
+        from workbench.backends.compile_jobs import CompileJobs
+        jobs = CompileJobs(threads=1)
+        started = threading.Event()
+        def running():
+            started.set()
+            time.sleep(0.5)
+            Path({str(tmp_path / "ran")!r}).write_text("done")
+        jobs.submit("running", running)
+        queued = jobs.submit("queued", lambda: Path({str(tmp_path / "queued")!r}).write_text("ran"))
+        started.wait(10)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "ran").read_text() == "done" and not (tmp_path / "queued").exists()
+
+
 def test_compile_threads_yield_the_cpu_to_the_search() -> None:
     import os
     import sys

@@ -4,8 +4,11 @@ A fully unrolled kernel takes seconds to compile, so the simulator does not wait
 it hands the source to these threads (NVRTC releases the GIL while it compiles, so threads use all
 cores), waits a bounded time, and simulates with estimated resources when the compile has not
 landed; the compile continues while the search moves on, and its figures are used when the trial is
-re-evaluated. Threads are daemons, so a worker that is closed or killed mid-compile never waits
-for them (``concurrent.futures`` pools join their threads at exit).
+re-evaluated. Threads are daemons, so a worker killed mid-compile never waits for them
+(``concurrent.futures`` pools join their threads at exit, however long the queue). A process that
+ends normally drops what is queued and waits (bounded, ``EXIT_WAIT_S``) for the compiles under way:
+a thread still inside the compiler when the interpreter tears down crashed the process (a
+segmentation fault after the command had printed its results).
 
 The threads run at a lower scheduling priority (``NICE`` on Linux, where priority is per thread):
 the search and the evaluations are what the person watches, and the compiles only refine figures
@@ -14,12 +17,14 @@ already shown, so on a machine with as many busy threads as cores the compiles t
 
 from __future__ import annotations
 
+import atexit
 import heapq
 import itertools
 import math
 import os
 import sys
 import threading
+import time
 from concurrent.futures import Future
 from typing import Any, Callable
 
@@ -27,6 +32,8 @@ from typing import Any, Callable
 NICE = 10
 #: Priority of a job someone is waiting for.
 URGENT = -math.inf
+#: At normal exit, the longest wait (s) for the compiles under way (queued ones are dropped).
+EXIT_WAIT_S = 60.0
 
 
 class CompileJobs:
@@ -46,7 +53,8 @@ class CompileJobs:
         self._queued: dict[str, float] = {}  # key -> current priority, while queued
         self._jobs: dict[str, tuple[Future, Callable[[], Any]]] = {}
         self._arrivals = itertools.count()
-        self._started = 0
+        self._threads: list[threading.Thread] = []
+        self._closing = False
 
     def submit(self, key: str, work: Callable[[], Any], priority: float = 0.0) -> Future:
         """The future of ``work`` under ``key``: one job per key while it is queued or running; a
@@ -61,10 +69,32 @@ class CompileJobs:
                 self._enqueue(key, priority)
             elif key in self._queued and priority < self._queued[key]:
                 self._enqueue(key, priority)
-            while self._started < self.threads:
-                self._started += 1
-                threading.Thread(target=self._serve, name="sim-compile", daemon=True).start()
+            if self._closing:  # the process is ending: nothing new starts
+                job[0].cancel()
+            while len(self._threads) < self.threads and not self._closing:
+                if not self._threads:
+                    atexit.register(self.shutdown)
+                thread = threading.Thread(target=self._serve, name="sim-compile", daemon=True)
+                self._threads.append(thread)
+                thread.start()
             return job[0]
+
+    def shutdown(self, wait_s: float = EXIT_WAIT_S) -> None:
+        """Drop the queued jobs (their futures are cancelled) and wait up to ``wait_s`` for the
+        running ones; the threads then end. Registered to run at the process's normal exit."""
+        with self._lock:
+            self._closing = True
+            for key in list(self._queued):
+                future = self._jobs.pop(key)[0]
+                future.cancel()
+            self._queued.clear()
+            self._heap.clear()
+            self._wakeup.notify_all()
+            threads = list(self._threads)
+        deadline = time.monotonic() + wait_s
+        for thread in threads:
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
 
     def _enqueue(self, key: str, priority: float) -> None:
         self._queued[key] = priority
@@ -88,8 +118,10 @@ class CompileJobs:
         _lower_priority()
         while True:
             with self._lock:
-                while not self._queued:
+                while not self._queued and not self._closing:
                     self._wakeup.wait()
+                if self._closing:
+                    return
                 key = self._next()
                 future, work = self._jobs[key]
             if not future.set_running_or_notify_cancel():  # cancelled while queued
