@@ -583,3 +583,29 @@ def test_a_space_whose_restrictions_exclude_every_config_is_refused_before_the_r
     with pytest.raises(WorkbenchError, match="^no config of the search space meets its restrictions"):
         start_run(RunRequest(kernel="vector_add", backend="sim", budget=3, restrictions=["block_size > 100000"]), out)
     assert not out.exists() and not journal_path(out).exists()
+
+
+def test_an_objective_set_during_a_run_is_the_one_saved_with_the_session(tmp_path: Path, monkeypatch) -> None:
+    """A re-targeted run saved the objective it started with, so ``--resume`` went back to it."""
+    import threading
+
+    from workbench.core.domain.objective import Constraints, Weights
+    from workbench.core.domain.search_objective import Objective
+
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.02")
+    out = tmp_path / "s.json"
+    run = start_run(RunRequest(kernel=SLOW, budget=400), out)
+    worker = threading.Thread(target=run.run)
+    worker.start()
+    try:
+        deadline = time.monotonic() + 30
+        while len(run.session.trials) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        run.set_objective(Objective(Constraints(max_latency_ms=80.0), Weights({"latency_ms": 2.0})))
+        while run.objective is None or run.objective.max_latency_ms != 80.0:
+            time.sleep(0.01)
+    finally:
+        run.stop()
+        worker.join(30)
+    saved = load_session(out)
+    assert saved.constraints.max_latency_ms == 80.0 and saved.weights.active() == {"latency_ms": 2.0}

@@ -261,3 +261,28 @@ def test_moving_a_constraint_during_a_run_retargets_the_search(window, qtbot, mo
     assert engine.strategy.objective is engine.objective  # the strategy ranks by it from the next proposal
     window.stop_run()
     assert window.wait_for_run(30)
+
+
+def test_a_pareto_run_stays_one_when_a_constraint_moves(window, qtbot, monkeypatch, cli, tmp_path):
+    """Re-targeting built an objective of constraints and weights alone: a slider turned a
+    multi-objective search into a single-score one, which no longer searched the front."""
+    bench = tmp_path / "two.py"
+    bench.write_text("import time\nSPACE = {'i': list(range(400))}\n"
+                     "def measure(c):\n    time.sleep(0.05)\n"
+                     "    return {'latency_ms': 100.0 - c['i'] % 50, 'memory_mb': 1.0 + c['i'] % 7}\n")
+    path = tmp_path / "pareto.json"
+    done = cli("tune", bench, "--objectives", "latency_ms,memory_mb", "--budget", "3",
+               "--quiet", "--out", path)
+    assert done.returncode == 0, done.stderr
+    window.open_session(path)
+    window.trusted_code.add(bench.resolve())
+    window.start_run({**window.toolbar.request(), "budget": 400})
+    run = window.engine_thread.engine
+    qtbot.waitUntil(lambda: window.model.n >= 5, timeout=30_000)
+    assert run.objective.objectives == ("latency_ms", "memory_mb")
+    window.model.set_constraints(max_latency_ms=60.0)
+    qtbot.waitUntil(lambda: run.objective.max_latency_ms == 60.0, timeout=10_000)
+    assert run.objective.objectives == ("latency_ms", "memory_mb")
+    window.stop_run()
+    assert window.wait_for_run(30)
+    assert window.model.session.strategy["objectives"] == ["latency_ms", "memory_mb"]

@@ -452,12 +452,14 @@ class MainWindow(QMainWindow):
             return
         from workbench.core.domain.search_objective import Objective
 
+        engine = self.engine_thread.engine
+        running = engine.objective.objectives if engine.objective is not None else ()  # a Pareto run stays one
         try:
-            objective = Objective(self.model.constraints, self.model.weights)
+            objective = Objective(self.model.constraints, self.model.weights, running)
         except WorkbenchError as exc:
             self.statusBar().showMessage(f"the run keeps its objective: {exc}", 8000)
             return
-        self.engine_thread.engine.set_objective(objective)
+        engine.set_objective(objective)
 
     def _fill_size_picker(self) -> None:
         """List the session's sizes (shown only for a sweep) with the size shown selected."""

@@ -166,8 +166,20 @@ class Run:
         self.engine.stop()
 
     def set_objective(self, objective: Objective) -> None:
-        """Re-target the running search (constraints or weights changed in the window)."""
+        """Re-target the running search (constraints or weights changed), and record the new
+        objective in the session, so that what is saved, shown and continued is what was searched."""
+        self.session.constraints = objective.constraints
+        self.session.weights = objective.weights
+        if objective.objectives:
+            self.session.strategy["objectives"] = list(objective.objectives)
+        else:
+            self.session.strategy.pop("objectives", None)
         self.engine.set_objective(objective)
+
+    @property
+    def objective(self) -> Objective | None:
+        """The objective the search follows now (the last one set, once the engine took it)."""
+        return self.engine.objective
 
     @property
     def paused(self) -> bool:
