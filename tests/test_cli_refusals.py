@@ -4,6 +4,8 @@ run's cause printed, a resource table of failed compiles never taken for a compl
 
 from __future__ import annotations
 
+import math
+
 import shutil
 from pathlib import Path
 
@@ -170,6 +172,15 @@ def test_a_bool_is_not_a_latency(tmp_path) -> None:
 
     _, details = _metrics_of({"latency_ms": 2, "checked": np.bool_(False)})
     assert details == {"checked": False} and type(details["checked"]) is bool  # NumPy's flag too, as a flag
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
+def test_a_metric_that_is_not_a_finite_number_fails_the_candidate_in_one_line(value) -> None:
+    """Accepted before, as an ok trial whose infinity was saved as null and came back as NaN."""
+    from workbench.backends.python import _metrics_of
+
+    said = _metrics_of({"latency_ms": 2.0, "error_db": value})
+    assert isinstance(said, str) and said.startswith(f"measure() returned error_db={value!r}: metrics must be finite")
 
 
 @pytest.mark.parametrize("text, said", [

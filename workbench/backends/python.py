@@ -116,6 +116,10 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
                 return f"measure() returned {str(key)[:40]!r}: a number too large for a float"
             if number < 0 and key in NON_NEGATIVE_METRICS:
                 return f"measure() returned {key}={number!r}; it must be >= 0"
+            if not math.isfinite(number) and key != LATENCY:  # (latency has its own line below)
+                # a session file holds finite numbers only: saved, inf became null and NaN on reopening
+                return (f"measure() returned {str(key)[:40]}={number!r}: metrics must be finite numbers "
+                        "(leave a metric out of the dict when it has no value)")
             metrics[str(key)] = number
         elif isinstance(value, np.bool_):
             details[str(key)] = bool(value)
