@@ -301,3 +301,18 @@ def test_trial_cost() -> None:
     assert cost(failed(1)) == math.inf
     mixed = trial_cost(weights=Weights({"latency_ms": 1, "throughput_gbs": 1}))
     assert mixed(ok(0, latency_ms=1.0, throughput_gbs=200.0)) < mixed(ok(1, latency_ms=1.0, throughput_gbs=100.0))
+
+
+@pytest.mark.parametrize("direction", [-1, +1])
+def test_values_at_or_below_zero_keep_their_order_in_the_score(direction: int) -> None:
+    """Clipped at 0 before: every negative value (an error in dB, a margin) tied, and the
+    recommendation was whichever came first, not the best."""
+    values = np.array([-25.0, -60.0, -35.0, 3.0, 0.0])
+    score = normalise(values, np.ones(5, dtype=bool), direction)
+    order = np.argsort(-score, kind="stable")
+    assert order.tolist() == (np.argsort(values) if direction < 0 else np.argsort(-values)).tolist()
+    assert score.max() == 1.0 and np.all(score > 0) and len(set(score.tolist())) == 5
+
+
+def test_a_larger_is_better_zero_still_scores_zero() -> None:
+    assert normalise(np.array([0.0, 50.0, 100.0]), np.ones(3, dtype=bool), +1).tolist() == [0.0, 0.5, 1.0]

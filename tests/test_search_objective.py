@@ -206,3 +206,26 @@ def test_huge_weights_give_the_costs_of_their_ratio() -> None:
     plain = Objective(Constraints(), Weights({"latency_ms": 1.0, "memory_mb": 1.0}))
     assert [huge.trial_cost(t) for t in trials] == pytest.approx([plain.trial_cost(t) for t in trials])
     assert all(math.isfinite(huge.trial_cost(t)) for t in trials)
+
+
+@pytest.mark.parametrize("direction", ["minimize", "maximize"])
+def test_the_cost_keeps_the_order_of_values_at_or_below_zero(direction: str) -> None:
+    """Every smaller-is-better value <= 0 cost the same, every larger-is-better one cost inf
+    (as if not reported): a search could not tell -60 dB from -25 dB."""
+    sign = -1 if direction == "minimize" else 1
+    objective = Objective(weights=Weights({"latency_ms": 0.0, "err_db": 1.0}, directions={"err_db": sign}))
+    values = [-1e300, -60.0, -25.0, 0.0, 1e-3, 2.0, 1e12]
+    costs = [objective(trial(i, latency_ms=1.0, err_db=v)) for i, v in enumerate(values)]
+    ranked = sorted(range(len(values)), key=lambda i: costs[i])
+    assert ranked == sorted(range(len(values)), key=lambda i: sign * -values[i])  # best first, each apart
+    assert len(set(costs)) == len(costs) and all(0 < c < INFEASIBLE for c in costs)
+
+
+def test_large_feasible_costs_stay_apart_and_ahead_of_every_infeasible_one() -> None:
+    """Feasible costs were clipped at 1e9: cycle counts of 2e9 and 9e9 tied with each other and
+    with an infeasible near miss."""
+    objective = Objective(Constraints(extra=("memory_mb <= 10",)),
+                          Weights({"latency_ms": 0.0, "cycles": 1.0}, directions={"cycles": -1}))
+    feasible = [objective(trial(i, latency_ms=1.0, cycles=c, memory_mb=5.0)) for i, c in enumerate((2e9, 5e9, 9e9))]
+    near_miss = objective(trial(9, latency_ms=1.0, cycles=1.0, memory_mb=10.001))
+    assert feasible == sorted(feasible) and len(set(feasible)) == 3 and max(feasible) < near_miss

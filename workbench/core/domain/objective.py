@@ -470,23 +470,24 @@ def normalise(values: np.ndarray, ok: np.ndarray, direction: int) -> np.ndarray:
     """Each value as a fraction of the best ok value: 1.0 = best seen, towards 0 = worse.
 
     Smaller-is-better: ``best / value``; larger-is-better: ``value / best``. Both are ratios, so
-    the result does not depend on units and two metrics can be averaged. Values are clipped at
-    0; when the best smaller-is-better value is 0 (zero spill bytes) the ratio is taken after
-    shifting by the smallest positive gap to it, so 0 scores 1 and that next value 0.5. NaN (not
-    reported) and failed trials give NaN. When no ok trial reports the metric, all NaN.
+    the result does not depend on units and two metrics can be averaged. A ratio needs values
+    above 0 (a larger-is-better 0, no throughput, scores 0 as it is): when the smallest value is
+    below 0 (a margin, an error in dB), or is 0 where smaller is better (zero spill bytes), every
+    value is shifted up so that the smallest becomes the smallest positive gap between two values,
+    which keeps their order (0 spills scores 1 and the next count 0.5). NaN (not reported) and
+    failed trials give NaN. When no ok trial reports the metric, all NaN.
     """
     out = np.full(values.shape, np.nan)
     usable = ok & np.isfinite(values)
     if not usable.any():
         return out
-    v = np.clip(values[usable], 0.0, None)
+    v = values[usable].astype(float)
+    low = v.min()
+    if low < 0 or (low == 0 and direction < 0):
+        gaps = v[v > low] - low
+        v = v - low + (gaps.min() if gaps.size else 1.0)
     if direction < 0:
-        best = v.min()
-        shift = 0.0
-        if best <= 0:
-            gaps = v[v > best] - best
-            shift = gaps.min() if gaps.size else 1.0
-        out[usable] = (best + shift) / (v + shift)
+        out[usable] = v.min() / v
     else:
         best = v.max()
         out[usable] = v / best if best > 0 else 1.0

@@ -8,7 +8,10 @@ trial a cost, lower is better, in three tiers:
 1. **feasible** trials: the weighted geometric mean of their metrics, each oriented so that
    smaller is better (``latency`` as it is, ``throughput`` as ``1 / throughput``). With latency the
    only weighted metric the cost *is* the latency. Scale-free and positive, so "1% better" means
-   the same for every kernel and strategies may compare costs by ratio.
+   the same for every kernel and strategies may compare costs by ratio. A metric value of zero or
+   below (no spills, a margin or an error in dB) has no logarithm; it stands for a tiny positive
+   number that keeps the order of such values (:func:`_positive_log`), so they rank by their value,
+   behind or ahead of every positive one as the direction says.
 2. **infeasible** trials: ``INFEASIBLE * (1 + violation)``, where ``violation`` sums how far each
    bound is missed relative to its limit. Every infeasible trial ranks behind every feasible one,
    but a near miss ranks ahead of a far one, so a search learns where the boundary is instead of
@@ -33,12 +36,28 @@ from workbench.core.domain.metrics import known_direction
 from workbench.core.domain.objective import Bound, Constraints, Weights
 
 #: Cost of an infeasible trial that misses its bounds by nothing measurable; every feasible cost
-#: (a latency in ms, an inverse throughput ...) is far below it.
-INFEASIBLE = 1e9
+#: (a latency in ms, an inverse throughput, a count of cycles ...) is far below it, so that no
+#: feasible value is ever clipped into the infeasible tier (at 1e9, cycle counts of 2e9 and 9e9
+#: tied with each other and with a near miss).
+INFEASIBLE = 1e100
+#: ``log`` of the number that a metric value of 0 stands for in the cost (values below it
+#: follow in their order): far below any positive figure a kernel reports.
+_LOG_ZERO = math.log(1e-30)
+#: The largest log cost of a feasible trial (costs beyond +-it, e.g. the inverse of a rate of 1e-99,
+#: are held there: still feasible, never 0, which strategies divide by, and no strategy tells such
+#: values apart usefully).
+_LOG_FEASIBLE_MAX = math.log(INFEASIBLE) - 1.0
 #: Where an aborted candidate keeps the latency it was seen to exceed.
 LATENCY_BOUND = "latency_bound_ms"
 #: How much a bound on a metric the trial did not report counts as violated (relative units).
 MISSING_VIOLATION = 1.0
+
+
+def _positive_log(value: float) -> float:
+    """``log(value)`` for a positive value; for zero and below, a log under every positive one's
+    that still rises with the value (``log(1e-30) - log(1 - value)``), so order is kept and
+    no value, however negative, overflows."""
+    return math.log(value) if value > 0 else _LOG_ZERO - math.log1p(-value)
 
 
 def _relative_miss(bound: Bound, value: float) -> float:
@@ -97,12 +116,12 @@ class Objective:
         violation = self.violation(trial)
         if violation > 0:
             return INFEASIBLE * (1.0 + violation)
-        value = self.value(trial)
-        return value if value < INFEASIBLE else INFEASIBLE
+        return self.value(trial)
 
     def value(self, trial: Trial) -> float:
         """The weighted geometric mean of the oriented metrics, ignoring constraints (``inf`` when
-        a weighted metric is missing or a larger-is-better one is not positive)."""
+        a weighted metric is missing). Values of zero or below keep their order (see the module
+        doc); a cost beyond the feasible tier's range is held at its edge."""
         if self._only_latency:
             latency = trial.metric(LATENCY)
             return latency if math.isfinite(latency) else math.inf
@@ -111,12 +130,8 @@ class Objective:
             value = trial.metric(metric)
             if not math.isfinite(value):
                 return math.inf
-            if value <= 0:
-                if direction > 0:
-                    return math.inf
-                value = 1e-12  # zero of a smaller-is-better metric (no spills): as good as it gets
-            log_cost -= share * direction * math.log(value)
-        return math.exp(log_cost)
+            log_cost -= share * direction * _positive_log(value)
+        return math.exp(min(max(log_cost, -_LOG_FEASIBLE_MAX), _LOG_FEASIBLE_MAX))
 
     def values(self, trial: Trial) -> list[float]:
         """A multi-objective run's metrics of one trial, each oriented so smaller is better
