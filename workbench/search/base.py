@@ -183,6 +183,12 @@ class Strategy(ABC):
                 raise WorkbenchError(f"strategy {cls.name!r}: option {key}={shown} must be {exc}") from None
         problem = cls.options_conflict(resolved)
         if problem:
+            # the documented low bound of one option can clash with another's default: say which
+            defaulted = [name for name in known if name not in options and f"{name}=" in problem]
+            if defaulted and len(defaulted) < len(known):
+                several = len(defaulted) > 1
+                problem += (f"; {' and '.join(defaulted)} {'are at their defaults' if several else 'is at its default'}: "
+                            f"give {'them' if several else 'it'} too")
             raise WorkbenchError(f"strategy {cls.name!r}: {problem}")
         return resolved
 
