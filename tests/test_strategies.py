@@ -344,3 +344,11 @@ def test_options_that_contradict_each_other_are_refused_in_one_line(name, option
     assert str(caught.value).startswith(f"strategy {name!r}: {said}") and "\n" not in str(caught.value)
     defaults = strategy_class(name).validate_options({})
     assert strategy_class(name).options_conflict(defaults) is None
+
+
+def test_a_low_bound_that_clashes_with_another_options_default_says_to_give_both():
+    """``population=2`` is within its declared range, but the tournament's default is 3."""
+    with pytest.raises(WorkbenchError, match=r"tournament=3 cannot exceed population=2; tournament is at its "
+                                             r"default: give it too$"):
+        strategy_class("genetic").validate_options({"population": 2})
+    assert strategy_class("genetic").validate_options({"population": 2, "tournament": 2, "elite": 1})
