@@ -350,6 +350,22 @@ def test_compile_threads_yield_the_cpu_to_the_search() -> None:
     assert os.getpriority(os.PRIO_PROCESS, 0) == mine  # the calling thread keeps its priority
 
 
+def test_a_compile_dropped_at_exit_is_no_traceback(caplog) -> None:
+    """The callback that stores a landed compile's figures read a cancelled future's exception,
+    which raises: every compile dropped at exit logged a traceback after the run's results."""
+    import logging
+    from concurrent.futures import Future
+
+    backend = SimBackend(BackendSpec("sim", {"kernel": "vector_add"}))
+    backend.prepare()
+    config = next(iter(backend.space))
+    dropped: Future = Future()
+    dropped.cancel()
+    with caplog.at_level(logging.ERROR):
+        result = backend._pending_estimate(config, "dropped-key", dropped)
+    assert result["resources_pending"] and not caplog.records
+
+
 def test_compile_wait_must_be_a_non_negative_number() -> None:
     for bad in (-1, "soon"):
         with pytest.raises(WorkbenchError, match="compile_wait_s"):

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from concurrent.futures import Future, TimeoutError as FutureTimeout
+from concurrent.futures import CancelledError, Future, TimeoutError as FutureTimeout
 from typing import Any, ClassVar
 
 import numpy as np
@@ -221,6 +221,8 @@ class SimBackend(Backend):
                     result = job.result(timeout=wait)
                 except FutureTimeout:
                     return self._pending_estimate(config, key, job)
+                except CancelledError:  # the process is ending and dropped the queued compiles
+                    fallback_reason = "the compile was dropped as the process ended"
                 except WorkbenchError as exc:  # NVRTC missing or arch unsupported: say so, estimate instead
                     fallback_reason = str(exc)
         if result is None:
@@ -265,7 +267,7 @@ class SimBackend(Backend):
         self._estimated_once.add(config.id)
 
         def landed(done: Future) -> None:
-            if done.exception() is None:
+            if not done.cancelled() and done.exception() is None:  # (cancelled: dropped at exit)
                 _RESOURCE_CACHE[key] = done.result()
 
         job.add_done_callback(landed)
