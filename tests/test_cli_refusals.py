@@ -184,3 +184,28 @@ def test_a_python_spec_that_fails_to_load_says_why(cli, tmp_path, text, said) ->
     (tmp_path / "myk.py").write_text(text)
     line = one_line_error(cli("kernels", "--kernel-dir", tmp_path))
     assert said in line, line
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["tune", "vector_add", "--budget", "abc", "--out", "x.json"],
+         "error: argument --budget: invalid int value: 'abc' (python main.py tune --help)"),
+        (["tune", "vector_add", "--bogus", "--out", "x.json"],
+         "error: unrecognized arguments: --bogus (python main.py tune --help)"),
+        (["tune", "vector_add", "--backend", "foo"], "error: argument --backend: invalid choice: 'foo'"),
+        (["frobnicate"], "error: argument command: invalid choice: 'frobnicate'"),
+        (["--bogus"], "error: unrecognized arguments: --bogus (python main.py --help)"),
+        (["export", "a.json"], "error: the following arguments are required: --format, --out"),
+    ],
+)
+def test_usage_errors_are_one_line_naming_the_help_that_shows_the_usage(cli, args: list[str], expected: str) -> None:
+    """argparse's own error prints the whole usage (twenty lines for tune) above the line that matters."""
+    line = one_line_error(cli(*args))
+    assert line.startswith(expected)
+    assert line.endswith("--help)")
+
+
+def test_help_still_prints_the_usage(cli) -> None:
+    result = cli("tune", "--help")
+    assert result.returncode == 0 and result.stdout.startswith("usage: main.py tune") and "--budget" in result.stdout

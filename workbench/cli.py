@@ -82,10 +82,20 @@ def _add_objective_flags(parser: argparse.ArgumentParser) -> None:
                         help="search (tune) or report (show) the Pareto front of two or more metrics, e.g. latency_ms,memory_mb")
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, as every other refusal is: argparse's own
+    prints the whole usage (twenty lines for ``tune``) before the ``error:`` line, burying it. The
+    usage stays one ``--help`` away, named on that line."""
+
+    def error(self, message: str) -> Any:  # argparse declares NoReturn; exits below
+        text = " ".join(message.split())
+        self.exit(EXIT_BAD_INPUT, f"error: {text} (python {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from workbench.runner.plan import BACKEND_CHOICES
 
-    parser = argparse.ArgumentParser(prog="main.py", description="Kernel Tuning Workbench (no subcommand: open the GUI)")
+    parser = _Parser(prog="main.py", description="Kernel Tuning Workbench (no subcommand: open the GUI)")
     sub = parser.add_subparsers(dest="command")
 
     tune = sub.add_parser("tune", help="tune a kernel headless and write a session file")
@@ -986,7 +996,11 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the subcommand's parser, so that its hint names that command's --help
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        owner = commands.choices.get(args.command, parser) if args.command else parser
+        owner.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         if args.command is None:
             return cmd_gui(None)
