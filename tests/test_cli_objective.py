@@ -123,6 +123,24 @@ def test_tune_with_objectives_reports_a_pareto_front(capsys, tmp_path: Path) -> 
     assert "searches one score" in capsys.readouterr().err
 
 
+def test_objectives_none_continues_a_multi_objective_session_with_one_score(cli, tmp_path: Path) -> None:
+    """A Pareto session otherwise keeps its objectives when continued, so a single-score strategy
+    could never continue it; ``--objectives none`` says "one score now", and the session keeps that."""
+    out = tmp_path / "mo.json"
+    common = ["--budget", "3", "--quiet", "--executor", "inline"]
+    assert cli("tune", "vector_add", "--backend", "sim", "--out", out, "--objectives", "latency_ms,memory_mb",
+               *common).returncode == 0
+    refused = cli("tune", "--resume", "--out", out, "--strategy", "agents", *common)
+    assert refused.returncode == 2 and "--objectives none" in refused.stderr
+    assert cli("tune", "--resume", "--out", out, "--strategy", "agents", "--objectives", "none", *common).returncode == 0
+    doc = json.loads(cli("show", out, "--json").stdout)
+    assert "objectives" not in doc and doc["trials"] == 6
+    assert cli("tune", "--resume", "--out", out, *common).returncode == 0  # agents, one score, as recorded
+    assert json.loads(cli("show", out, "--json").stdout)["trials"] == 9
+    for bad in ("", "latency_ms"):
+        assert "or none" in cli("tune", "--resume", "--out", out, "--objectives", bad, *common).stderr
+
+
 def test_a_recording_where_every_config_failed_can_be_shown_and_replayed(cli, tmp_path: Path) -> None:
     """Latency is what every successful trial reports, so the default score's metric is no typo even
     before any trial succeeded; another unreported metric still is."""

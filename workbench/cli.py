@@ -276,15 +276,25 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None, source: str
     return constraints, weights
 
 
-def _objectives_from_args(args: argparse.Namespace, base: Any = None) -> tuple[str, ...]:
-    """``--objectives a,b`` (or the session's own, for show) as a tuple of metric names."""
-    if getattr(args, "objectives", None):
-        names = tuple(part.strip() for part in args.objectives.split(",") if part.strip())
+#: ``--objectives none``: one score, also where the session searched a Pareto front (a continued
+#: multi-objective session otherwise keeps its objectives, and single-score strategies refuse it).
+NO_OBJECTIVES = "none"
+
+
+def _objectives_from_args(args: argparse.Namespace, base: Any = None) -> tuple[str, ...] | None:
+    """``--objectives a,b`` as a tuple of metric names; ``--objectives none`` as ``()``. Not given:
+    the session's own (``base``, for show), else None (a continued run keeps the session's own)."""
+    given = getattr(args, "objectives", None)
+    if given is not None:
+        if given.strip().lower() == NO_OBJECTIVES:
+            return ()
+        names = tuple(part.strip() for part in given.split(",") if part.strip())
         if len(names) < 2:
-            raise WorkbenchError(f"--objectives {args.objectives!r}: give two or more metrics, comma separated")
+            raise WorkbenchError(f"--objectives {given!r}: give two or more metrics, comma separated "
+                                 f"(or {NO_OBJECTIVES}: one score)")
         return names
     stored = base.strategy.get("objectives") if base is not None and isinstance(base.strategy, dict) else None
-    return tuple(str(m) for m in stored) if isinstance(stored, list) else ()
+    return tuple(str(m) for m in stored) if isinstance(stored, list) else None
 
 
 def _check_objective(constraints: Any, weights: Any, available: Any, objectives: tuple[str, ...] = ()) -> None:
@@ -383,7 +393,7 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
         executor=args.executor, ray_address=args.ray_address,
         devices=tuple(parse_devices(args.devices)) if args.devices is not None else None,
         allow_mixed_gpus=args.allow_mixed_gpus, compile_timeout_s=args.compile_timeout, run_timeout_s=args.timeout,
-        objectives=_objectives_from_args(args) or None,
+        objectives=_objectives_from_args(args),
         sizes=parse_sizes(args.sizes) if args.sizes else None, warm_start=args.warm_start,
     )
 
@@ -676,7 +686,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     session = load_session(args.file)
     constraints, weights = _objective_from_args(args, session, args.file)
-    objectives = _objectives_from_args(args, session)
+    objectives = _objectives_from_args(args, session) or ()
     _check_objective(constraints, weights, session_metrics(session), objectives)
     summary = summarise(session, constraints, weights, with_trials=args.trials, objectives=objectives,
                         with_importance=args.json)

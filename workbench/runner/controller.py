@@ -534,7 +534,9 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     strategy_name: str = request.strategy or strategy_info.get("name") or ("tpe" if objectives else DEFAULT_STRATEGY)
     if objectives and not strategy_class(strategy_name).multi_objective:
         multi = sorted(n for n in STRATEGIES if strategy_class(n).multi_objective)
-        raise WorkbenchError(f"--objectives: strategy {strategy_name!r} searches one score; use {', '.join(multi)}")
+        stored = " (this session's)" if request.objectives is None else ""
+        raise WorkbenchError(f"--objectives{stored}: strategy {strategy_name!r} searches one score; use "
+                             f"{', '.join(multi)}, or --objectives none to search one score")
     seed = request.seed if request.seed is not None else int(strategy_info.get("seed") or 0)
     if request.strategy_options is not None:
         raw_options: Mapping[str, Any] = request.strategy_options
@@ -609,6 +611,8 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
 
 
 def _objectives(request: RunRequest, strategy_info: Mapping[str, Any]) -> tuple[str, ...]:
+    """The request's objectives; ``()`` is one score even where the session searched a front
+    (its stored objectives are then dropped from the strategy record). None: the session's own."""
     if request.objectives is not None:
         return tuple(request.objectives)
     stored = strategy_info.get("objectives")
