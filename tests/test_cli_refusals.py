@@ -209,3 +209,38 @@ def test_usage_errors_are_one_line_naming_the_help_that_shows_the_usage(cli, arg
 def test_help_still_prints_the_usage(cli) -> None:
     result = cli("tune", "--help")
     assert result.returncode == 0 and result.stdout.startswith("usage: main.py tune") and "--budget" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["{fixtures}/trivial_bench.py", "--gpu-model", "T4"],
+         "--gpu-model applies to the sim backend (this session's python backend"),
+        (["--replay", "{fixtures}/kt_cache_small.json", "--gpu-model", "T4"],
+         "--gpu-model applies to the sim backend (the replay backend"),
+        (["--replay", "{fixtures}/kt_cache_small.json", "--no-noise"], "--no-noise applies to the sim backend"),
+        (["vector_add", "--backend", "sim", "--allow-mixed-gpus"], "--allow-mixed-gpus applies to the cuda backend"),
+        (["vector_add", "--allow-mixed-gpus"],  # auto: sim on this machine, said once resolved
+         "--allow-mixed-gpus applies to the cuda backend (this session's sim backend"),
+        (["vector_add", "--backend", "cuda", "--no-noise"], "--no-noise applies to the sim backend (the cuda"),
+    ],
+)
+def test_a_flag_the_backend_would_ignore_is_refused(cli, tmp_path: Path, args: list[str], expected: str) -> None:
+    out = tmp_path / "x.json"
+    line = one_line_error(cli("tune", *[a.replace("{fixtures}", str(FIXTURES)) for a in args], "--budget", "2",
+                              "--out", out))
+    assert expected in line
+    assert list(tmp_path.iterdir()) == []  # no session, journal or lock left
+
+
+@pytest.mark.parametrize("flags", [["--backend", "sim"], ["--budget", "5"], ["--seed", "1"], ["--strategy", "random"],
+                                   ["--gpu-model", "T4"]])
+def test_gui_run_flags_without_a_run_are_refused(cli, tmp_path: Path, no_window, flags: list[str]) -> None:
+    line = one_line_error(cli("gui", _a_session(tmp_path), *flags))
+    assert f"{flags[0]} applies to a run the window starts" in line and no_window == []
+
+
+def test_gui_run_defaults_reach_the_window(cli, no_window) -> None:
+    assert cli("gui", "--run", "vector_add").returncode == 0
+    run = no_window[0][1]
+    assert (run["backend"], run["budget"], run["seed"]) == ("auto", 100, 0)

@@ -222,10 +222,11 @@ def build_parser() -> argparse.ArgumentParser:
     gui = sub.add_parser("gui", help="open the desktop application (optionally run, screenshot and quit)")
     gui.add_argument("session", nargs="?")
     gui.add_argument("--run", metavar="KERNEL", default=None)
-    gui.add_argument("--backend", default="auto", choices=BACKEND_CHOICES)
+    # None when not given, so that a run flag without --run (which no run would use) is refused
+    gui.add_argument("--backend", default=None, choices=BACKEND_CHOICES, help="with --run: default auto")
     gui.add_argument("--strategy", default=None)
-    gui.add_argument("--budget", type=int, default=100)
-    gui.add_argument("--seed", type=int, default=0)
+    gui.add_argument("--budget", type=int, default=None, help="with --run or --replay: default 100")
+    gui.add_argument("--seed", type=int, default=None, help="with --run or --replay: default 0")
     gui.add_argument("--replay", default=None)
     gui.add_argument("--gpu-model", default=None)
     gui.add_argument("--sizes", action="append", default=[], metavar="NAME=V1,V2,...",
@@ -423,8 +424,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.budget is not None and args.budget < 1:
         raise WorkbenchError("--budget must be at least 1")
     named = "replay" if args.replay else args.backend
-    if args.refine_wait is not None and named not in (None, "auto", "sim"):
-        raise WorkbenchError(f"--refine-wait applies to the sim backend (the {named} backend has no estimates to refine)")
+    if named not in (None, "auto"):
+        _check_backend_flags(args, named)
     if args.prune is not None and not 0.0 < args.prune <= 1.0:
         raise WorkbenchError(f"--prune {args.prune:g}: the fraction measured must be in (0, 1]")
     if isinstance(args.resume, str):
@@ -437,10 +438,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
         request = _request_from_args(args, args.out if args.resume else None)
         run = start_run(request, args.out, resume=bool(args.resume), force=args.force)
     kind = run.session.backend.get("kind") if isinstance(run.session.backend, dict) else None
-    if args.refine_wait is not None and kind != "sim":
+    try:  # the backend a name, auto or a continued session resolved to
+        _check_backend_flags(args, str(kind), "this session's ")
+    except WorkbenchError:
         run.release()
-        raise WorkbenchError(f"--refine-wait applies to the sim backend (this session's {kind} backend has no "
-                             "estimates to refine)")
+        raise
     for warning in run.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     run.subscribe(_ProgressLine(args.quiet))
@@ -470,6 +472,23 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if checks:
         print(f"{session.kernel}: {checks}")
     return 0 if finished.reason != "error" else 1
+
+
+#: ``tune`` flags that only one backend uses: (destination, flag, that backend, what the others lack).
+#: Any other backend would ignore them, so they are refused rather than recorded and not acted on.
+BACKEND_FLAGS = (
+    ("refine_wait", "--refine-wait", "sim", "has no estimates to refine"),
+    ("gpu_model", "--gpu-model", "sim", "simulates no GPU model"),
+    ("noise", "--no-noise", "sim", "models no timing noise"),
+    ("allow_mixed_gpus", "--allow-mixed-gpus", "cuda", "is not spread over GPUs"),
+)
+
+
+def _check_backend_flags(args: argparse.Namespace, kind: str, whose: str = "") -> None:
+    """Refuse a flag of :data:`BACKEND_FLAGS` given for a run on another backend (``kind``)."""
+    for dest, flag, backend, lacks in BACKEND_FLAGS:
+        if getattr(args, dest, None) is not None and kind != backend:
+            raise WorkbenchError(f"{flag} applies to the {backend} backend ({whose or 'the '}{kind} backend {lacks})")
 
 
 #: What ``tune --refine-only`` takes; any other flag would be ignored, so it is refused.
@@ -974,10 +993,17 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
         raise WorkbenchError("--force applies to --screenshot only (a picture that replaces an existing file)")
     if args.sizes and not (args.run or args.replay):
         raise WorkbenchError("--sizes applies to a sweep the window starts: gui --run KERNEL --sizes NAME=V1,V2,...")
+    if not (args.run or args.replay):
+        for dest in ("backend", "strategy", "budget", "seed", "gpu_model"):
+            if getattr(args, dest) is not None:
+                flag = "--" + dest.replace("_", "-")
+                raise WorkbenchError(f"{flag} applies to a run the window starts: gui --run KERNEL {flag} ... "
+                                     "(or --replay FILE)")
     run = None
     if args.run or args.replay:
-        run = {"kernel": args.run, "backend": args.backend, "strategy": args.strategy, "budget": args.budget,
-               "seed": args.seed, "replay": args.replay, "gpu_model": args.gpu_model}
+        run = {"kernel": args.run, "backend": args.backend or "auto", "strategy": args.strategy,
+               "budget": 100 if args.budget is None else args.budget, "seed": args.seed or 0,
+               "replay": args.replay, "gpu_model": args.gpu_model}
         if args.sizes:
             run["sizes"] = parse_sizes(args.sizes)
     return gui_main(args.session, run, args.screenshot, args.quit_when_done)
