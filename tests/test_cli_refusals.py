@@ -244,3 +244,17 @@ def test_gui_run_defaults_reach_the_window(cli, no_window) -> None:
     assert cli("gui", "--run", "vector_add").returncode == 0
     run = no_window[0][1]
     assert (run["backend"], run["budget"], run["seed"]) == ("auto", 100, 0)
+
+
+def test_set_is_refused_for_a_python_benchmark_whose_measure_gets_no_problem(cli, tmp_path: Path) -> None:
+    """``measure(config)`` sees only its file's PROBLEM: a --set value (a known name or a typo) was
+    stored in the session and never reached the benchmark."""
+    bench = str(FIXTURES / "trivial_bench.py")
+    out = tmp_path / "b.json"
+    for assignment in ("n=5", "m=1"):
+        line = one_line_error(cli("tune", bench, "--set", assignment, "--budget", "2", "--out", out))
+        assert f"--set {assignment}: " in line and "python benchmark" in line
+    assert not out.exists()
+    assert cli("tune", bench, "--budget", "2", "--quiet", "--out", out).returncode == 0
+    line = one_line_error(cli("tune", bench, "--resume", "--out", out, "--set", "n=5", "--budget", "2"))
+    assert "--set n=5: trivial_bench is a python benchmark" in line

@@ -53,7 +53,7 @@ from workbench.runner.costmodel import sim_predictor
 from workbench.runner.engine import Engine
 from workbench.runner.events import Event, RunFinished
 from workbench.runner.executors import ExecutorChoice, check_workers, plan_execution
-from workbench.runner.plan import available_metrics, make_backend_spec, new_session, open_target
+from workbench.runner.plan import available_metrics, check_no_problem, make_backend_spec, new_session, open_target
 from workbench.runner.sweep import SizeRun, SweepRun
 from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, Strategy, create_strategy, strategy_class
 from workbench.search.listed import Listed
@@ -810,6 +810,8 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         options["noise"] = request.noise
     if request.device is not None and kind == "cuda":
         options["device"] = request.device
+    if kind == "python":
+        check_no_problem(session.kernel, request.problem)
     if request.problem is not None and kind != "replay":
         options["problem"] = dict(request.problem)
     options.update(request.backend_options)
