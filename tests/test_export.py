@@ -328,6 +328,20 @@ def test_cli_export_refusal_is_one_line_and_touches_nothing(sessions: dict[str, 
     assert "does not exist" in capsys.readouterr().err
 
 
+def test_cli_export_has_no_objectives_flag(sessions: dict[str, Session], tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """An export picks one config: ``--objectives`` (a Pareto front) was accepted and did nothing."""
+    path = tmp_path / "s.json"
+    save_session(sessions["vector_add"], path)
+    for names in ("latency_ms,memory_mb", "latency_ms", "nonsense"):
+        with pytest.raises(SystemExit) as ended:
+            cli_main(["export", str(path), "--format", "json", "--out", str(tmp_path / "x.json"), "--objectives", names])
+        assert ended.value.code == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("error: unrecognized arguments: --objectives") and "\n" not in err
+    assert not (tmp_path / "x.json").exists()
+
+
 # --- what a later export may replace ---------------------------------------------------------------
 
 

@@ -66,7 +66,8 @@ def _check_run_flags(args: argparse.Namespace) -> None:
     check_workers(getattr(args, "workers", None), getattr(args, "executor", "local"), "--workers")
 
 
-def _add_objective_flags(parser: argparse.ArgumentParser) -> None:
+def _add_objective_flags(parser: argparse.ArgumentParser, objectives: bool = True) -> None:
+    """The objective flags; ``objectives``: with ``--objectives`` (export picks one config, no front)."""
     parser.add_argument("--max-latency-ms", type=float, help="constraint: latency at most this (ms)")
     parser.add_argument("--max-memory-mb", type=float, help="constraint: device memory at most this (MB)")
     parser.add_argument("--min-quality", type=float, help="constraint: quality at least this (0..1)")
@@ -78,8 +79,10 @@ def _add_objective_flags(parser: argparse.ArgumentParser) -> None:
                         help="larger values of METRIC are better (for metrics the workbench does not know; repeatable)")
     parser.add_argument("--minimize", action="append", default=[], metavar="METRIC",
                         help="smaller values of METRIC are better (repeatable)")
-    parser.add_argument("--objectives", default=None, metavar="M1,M2",
-                        help="search (tune) or report (show) the Pareto front of two or more metrics, e.g. latency_ms,memory_mb")
+    if objectives:
+        parser.add_argument("--objectives", default=None, metavar="M1,M2",
+                            help="search (tune) or report (show) the Pareto front of two or more metrics, e.g. "
+                                 "latency_ms,memory_mb; tune --objectives none: one score (a continued session's too)")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -191,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write over a file that is not an earlier export (or over an input), keeping it as FILE.bak")
     export.add_argument("--kernel-dir", action="append", default=[],
                         help="template folder to load (repeatable); folders named inside a session are never loaded")
-    _add_objective_flags(export)
+    _add_objective_flags(export, objectives=False)
 
     kernels = sub.add_parser("kernels", help="list the available templates and their slots")
     kernels.add_argument("--json", action="store_true")
