@@ -463,7 +463,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     summary = summarise(session)
     best = summary["best"]
     best_text = f"best {best['latency_ms']:.4g} ms {best['config']}" if best else "no feasible config"
-    sim = " (simulated)" if summary["simulated"] else ""
+    # what the timings are, as show labels them: modelled, or read back from a recording
+    sim = " (simulated)" if summary["simulated"] else (" (replayed)" if summary["device"].get("replayed") else "")
     verb = "continued" if run.continued else "new session"
     if args.sizes or len(problems_of(session)) > 1:
         for line in size_lines(session):
