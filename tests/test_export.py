@@ -475,6 +475,25 @@ def test_a_device_name_without_letters_or_digits_gets_a_stable_nonempty_guard_ma
     assert len(set(odd)) == len(odd) and target_macro("!!!") == odd[0]
 
 
+@pytest.mark.parametrize("case", ["no usable GPU", "no CuPy"])
+def test_cupy_script_without_a_usable_gpu_or_cupy_says_so_in_one_line(case: str, sessions: dict[str, Session],
+                                                                    tmp_path: Path) -> None:
+    """The script's first CuPy call touching the driver ended in a traceback (``CUDARuntimeError``)."""
+    script = tmp_path / "vector_add_tuned.py"
+    export_sessions([sessions["vector_add"]], "cupy", script)
+    path = [str(ROOT)]
+    if case == "no CuPy":  # a cupy that fails to import, first on the path
+        (tmp_path / "fake" / "cupy").mkdir(parents=True)
+        (tmp_path / "fake" / "cupy" / "__init__.py").write_text("raise ImportError('libcudart.so: not found')\n")
+        path.insert(0, str(tmp_path / "fake"))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "CUDA_VISIBLE_DEVICES": ""}  # no GPU, even on one
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 1 and done.stdout == "", done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in done.stderr, done.stderr
+    assert ("cannot be imported" if case == "no CuPy" else "CuPy cannot use a GPU here") in lines[0]
+
+
 # --- on a GPU ------------------------------------------------------------------------------------------
 
 
