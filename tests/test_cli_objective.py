@@ -99,6 +99,17 @@ def test_a_direction_on_a_metric_nobody_reports_is_said_not_passed_over(capsys, 
     assert "direction for 'regsters'" in capsys.readouterr().err
 
 
+def test_a_python_benchmarks_direction_on_a_metric_no_trial_reported_is_said_after_the_run(cli, tmp_path: Path) -> None:
+    """A python benchmark declares no metrics, so before the run any name may still come; after
+    it, a direction on one that no trial reported (a typo) is said, as for a template before."""
+    bench = Path(__file__).resolve().parent / "fixtures" / "trivial_bench.py"
+    done = cli("tune", bench, "--budget", "3", "--quiet", "--out", tmp_path / "b.json",
+               "--maximize", "nope", "--maximize", "quality")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "warning: direction for 'nope': no trial reports it and the backend does not declare it; it has no effect"]
+
+
 def test_directions_are_saved_with_the_session(tmp_path: Path) -> None:
     from workbench.core.domain.objective import Weights
     from workbench.core.domain.session import Session, load_session, save_session

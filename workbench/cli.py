@@ -455,6 +455,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     session, out = run.session, run.output
     if finished.reason == "error" and not session.trials:  # its cause is said; no session was written
         return 1
+    for warning in _idle_directions_after(run):
+        print(f"warning: {warning}", file=sys.stderr)
     if run.engine.unrefined:
         print(f"note: {run.engine.unrefined} trials keep estimated resources (marked resources_pending): their "
               f"compiles had not finished {wait:g} s after the last evaluation; a run continuing the "
@@ -476,6 +478,24 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if checks:
         print(f"{session.kernel}: {checks}")
     return 0 if finished.reason != "error" else 1
+
+
+def _idle_directions_after(run: Any) -> list[str]:
+    """Directions on metrics no trial reported, said after a run of a backend that declares no
+    metrics (a python benchmark): before the run any name might still be reported, so nothing was
+    said then, and a misspelt ``--maximize`` would otherwise pass unremarked."""
+    from workbench.core.domain.metrics import idle_directions
+    from workbench.runner.plan import available_metrics
+
+    if available_metrics(run.spec) is not None:  # checked before the run, against the declaration
+        return []
+    session = run.session
+    seen = {name for trial in session.trials for name in trial.measurement.metrics}
+    if not seen:  # nothing reported at all: no trial says what the benchmark reports
+        return []
+    stored = session.strategy.get("objectives") if isinstance(session.strategy, dict) else None
+    named = [m for m, w in session.weights.values.items() if w > 0] + [b.metric for b in session.constraints.bounds()]
+    return idle_directions(session.weights.directions, named + list(stored or ()), seen)
 
 
 #: ``tune`` flags that only one backend uses: (destination, flag, that backend, what the others lack).
