@@ -437,7 +437,8 @@ def _check_sizes(spec: BackendSpec, target: Target, problems: Sequence[Mapping[s
     """Every size of a sweep is a problem the template accepts (one line naming the bad value;
     ``where`` says where the sizes came from)."""
     if target.kind != "template":
-        raise WorkbenchError(f"{where}: {target.kernel!r} has one fixed problem (a {target.kind}); "
+        what = {"python": "a python benchmark", "recording": "a recording"}.get(target.kind, f"a {target.kind}")
+        raise WorkbenchError(f"{where}: {target.kernel!r} has one fixed problem ({what}); "
                              "sweeping sizes needs a template")
     for problem in problems:
         try:
