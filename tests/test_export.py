@@ -342,6 +342,31 @@ def test_cli_export_has_no_objectives_flag(sessions: dict[str, Session], tmp_pat
     assert not (tmp_path / "x.json").exists()
 
 
+def test_cuda_export_of_a_template_from_a_folder_names_the_kernel_dir_to_give(sessions: dict[str, Session],
+                                                                             tmp_path: Path,
+                                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A session's own template folder is never loaded unasked; the refusal said "use --format header
+    or json" where giving that folder with --kernel-dir is what exports the source."""
+    import copy
+    import dataclasses
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    spec = (ROOT / "kernels" / "vector_add.py").read_text().replace('name="vector_add"', 'name="my_add"')
+    (folder / "my_add.py").write_text(spec)
+    (folder / "my_add.cu").write_text((ROOT / "kernels" / "vector_add.cu").read_text())
+    session = dataclasses.replace(copy.deepcopy(sessions["vector_add"]), kernel="my_add")
+    session.backend = {**session.backend, "options": {**session.backend["options"], "kernel_dirs": [str(folder)]}}
+    path = tmp_path / "s.json"
+    save_session(session, path)
+    out = tmp_path / "my_add.cu"
+    assert cli_main(["export", str(path), "--format", "cuda", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.endswith(f"give --kernel-dir {folder}") and not out.exists()
+    assert cli_main(["export", str(path), "--format", "cuda", "--out", str(out), "--kernel-dir", str(folder)]) == 0
+    assert "BLOCK_SIZE" in out.read_text()
+
+
 # --- what a later export may replace ---------------------------------------------------------------
 
 
