@@ -367,6 +367,19 @@ def test_cuda_export_of_a_template_from_a_folder_names_the_kernel_dir_to_give(se
     assert "BLOCK_SIZE" in out.read_text()
 
 
+def test_cli_export_of_one_session_given_twice_is_refused(sessions: dict[str, Session], tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sessions of one device are pooled: the same file twice counted every trial twice, silently."""
+    path = tmp_path / "s.json"
+    save_session(sessions["vector_add"], path)
+    monkeypatch.chdir(tmp_path)
+    for second, said in (("s.json", "s.json is given twice"), ("./s.json", "s.json and ./s.json are the same file")):
+        assert cli_main(["export", "s.json", second, "--format", "header", "--out", "h.h"]) == 2
+        assert capsys.readouterr().err.strip() == f"error: {said}; give each session once"
+    assert not (tmp_path / "h.h").exists()
+
+
 # --- what a later export may replace ---------------------------------------------------------------
 
 

@@ -799,12 +799,25 @@ def _show_portability(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_distinct(paths: Sequence[str]) -> None:
+    """Refuse a session file given twice (under any name): an export pools the trials of the
+    sessions of one device, so its trials would count twice in the pick and the notes."""
+    seen: dict[str, str] = {}
+    for path in paths:
+        key = os.path.realpath(path)
+        if key in seen:
+            same = f"{path} is given twice" if seen[key] == path else f"{seen[key]} and {path} are the same file"
+            raise WorkbenchError(f"{same}; give each session once")
+        seen[key] = path
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from workbench.core.io.dispatch import DEFAULT_TOLERANCE, export_dispatch, render_dispatch
     from workbench.core.io.export import export_sessions, is_export_file, render_export
     from workbench.core.io.output_files import prepare_output
     from workbench.core.domain.session import load_session
 
+    _check_distinct(args.sessions)
     sessions = [load_session(path) for path in args.sessions]
     constraints, weights = _objective_from_args(args, sessions[0], args.sessions[0])
     _check_objective_on(constraints, weights, sessions)
