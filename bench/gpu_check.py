@@ -37,7 +37,7 @@ def slug(name: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])  # the first paragraph, whole
     parser.add_argument("--backend", default="cuda", choices=("cuda", "sim"))
     parser.add_argument("--budget", type=int, default=24, help="evaluations per template (default config included)")
     parser.add_argument("--strategy", default=None)

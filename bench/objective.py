@@ -315,6 +315,8 @@ def _save_cache(path: str, cache: dict[str, list[float]]) -> None:
     """Write atomically (a crash keeps the previous file); NaN is stored as null."""
     runs = {k: [None if math.isnan(v) else v for v in vals] for k, vals in cache.items()}
     tmp = path + ".tmp"
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)  # a new --cache in a new folder: made rather than losing the runs
     with open(tmp, "w") as fh:
         json.dump({"kind": "bench-objective-runs", "runs": runs}, fh)
     os.replace(tmp, path)
@@ -334,6 +336,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--overhead", type=int, default=0, metavar="N",
                         help="instead: the agents' CPU ms per config over N evaluations per case, with and without its bounds")
     args = parser.parse_args(argv)
+    for flag, path in (("--markdown", args.markdown), ("--runs-out", args.runs_out)):
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            parser.error(f"{flag} {path}: its folder does not exist")  # said now, not after the runs
     selected = args.cases.split(",") if args.cases else None
     methods = args.methods.split(",")
     variant = dict(item.split("=", 1) for item in args.agents_option)

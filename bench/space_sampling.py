@@ -10,6 +10,7 @@ Run: ``python bench/space_sampling.py``
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -62,7 +63,9 @@ def _timed(fn: Callable[[], object]) -> tuple[float, object]:
     return time.perf_counter() - start, result
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    # no options, but --help must print this help rather than start the measurement
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args(argv)
     header = f"{'space':46} {'cartesian':>10} {'valid':>10} {'count s':>8} {'sample100 s':>11} {'excl10k s':>10} {'got':>4} {'neigh s':>8}"
     print(header)
     print("-" * len(header))
@@ -81,7 +84,8 @@ def main() -> None:
             f"{title:46} {space.cartesian_size:>10.1e} {valid:>10} {t_count:>8.3f} {t_sample:>11.3f} "
             f"{t_excl:>10.3f} {len(more):>4} {t_neigh:>8.4f}"
         )
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

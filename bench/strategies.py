@@ -304,6 +304,8 @@ class RunCache:
 
     def __init__(self, directory: str = "") -> None:
         self.path = os.path.join(directory, "runs.jsonl") if directory else ""
+        if directory:  # made now: the first finished run is appended there, after minutes of work
+            os.makedirs(directory, exist_ok=True)
         self.runs: dict[str, list[float]] = {}
         if self.path and os.path.exists(self.path):
             with open(self.path) as fh:
@@ -604,6 +606,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sim-gpu", default="H200", help="GPU model of the simulated landscapes")
     ap.add_argument("--markdown", default="", help="also write the table as Markdown to this file")
     args = ap.parse_args(argv)
+    if args.markdown and not os.path.isdir(os.path.dirname(os.path.abspath(args.markdown))):
+        ap.error(f"--markdown {args.markdown}: its folder does not exist")  # said now, not after the runs
     selected = [s for s in args.landscapes.split(",") if s] or None
     strategies = [s for s in args.strategies.split(",") if s]
     kt_strategies = [s for s in args.kt_strategies.split(",") if s] if args.kt else []

@@ -52,6 +52,21 @@ def test_the_baselines_cache_keeps_runs_and_refuses_a_file_that_is_not_its_own(t
         bench._load_cache(str(other))
 
 
+def test_a_new_cache_in_a_new_folder_is_made_rather_than_failing_after_the_runs(tmp_path) -> None:
+    path = str(tmp_path / "new" / "folder" / "runs.json")
+    bench._save_cache(path, {"k": [1.0]})
+    assert bench._load_cache(path) == {"k": [1.0]}
+
+
+def test_an_output_into_a_missing_folder_is_refused_before_any_run(tmp_path, capsys) -> None:
+    import pytest
+
+    for flag in ("--markdown", "--runs-out"):
+        with pytest.raises(SystemExit) as ended:
+            bench.main([flag, str(tmp_path / "missing" / "x.md"), "--cases", "no-such-case"])
+        assert ended.value.code == 2 and "its folder does not exist" in capsys.readouterr().err
+
+
 def test_a_baseline_run_on_changed_data_is_not_taken_from_the_cache() -> None:
     land = _landscape()
     case = next(c for c in bench.build_cases(land, (("registers", -1),)) if "min latency" in c.name)

@@ -176,3 +176,16 @@ def test_a_recorded_session_whose_ok_trial_lacks_a_latency_counts_it_as_a_failur
     land = strategies.load_session_landscape(str(path))
     assert land is not None and sorted(land.latency.values(), key=str) == [1.5, None]
     assert strategies.landscape_key(land).startswith("recorded/2/1/1.5/")  # keyed, not a crash on NaN
+
+
+def test_the_run_cache_makes_its_folder_rather_than_failing_at_the_first_finished_run(tmp_path: Path) -> None:
+    folder = tmp_path / "new" / "cache"
+    cache = strategies.RunCache(str(folder))
+    cache.add("key", [1.0, math.inf])
+    assert strategies.RunCache(str(folder)).runs == {"key": [1.0, math.inf]}
+
+
+def test_a_markdown_table_into_a_missing_folder_is_refused_before_any_run(tmp_path: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as ended:
+        strategies.main(["--markdown", str(tmp_path / "missing" / "t.md"), "--landscapes", "none"])
+    assert ended.value.code == 2 and "its folder does not exist" in capsys.readouterr().err

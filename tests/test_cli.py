@@ -190,6 +190,14 @@ def test_import_kt_then_replay_tune(cli, tmp_path: Path, landscape) -> None:
     assert replayed["trials"] == 20 and replayed["device"].get("replayed") is True
 
 
+def test_tune_labels_replayed_timings_in_its_summary_as_it_labels_simulated_ones(cli, tmp_path: Path) -> None:
+    out = tmp_path / "replayed.json"
+    result = cli("tune", "--replay", FIXTURES / "kt_cache_small.json", "--budget", "3", "--executor", "inline",
+                 "--quiet", "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert "feasible (replayed); best" in result.stdout
+
+
 def test_kernel_dir_python_benchmark_is_found_by_name(cli, tmp_path: Path) -> None:
     folder = tmp_path / "mine"
     folder.mkdir()

@@ -99,6 +99,17 @@ def test_a_direction_on_a_metric_nobody_reports_is_said_not_passed_over(capsys, 
     assert "direction for 'regsters'" in capsys.readouterr().err
 
 
+def test_a_python_benchmarks_direction_on_a_metric_no_trial_reported_is_said_after_the_run(cli, tmp_path: Path) -> None:
+    """A python benchmark declares no metrics, so before the run any name may still come; after
+    it, a direction on one that no trial reported (a typo) is said, as for a template before."""
+    bench = Path(__file__).resolve().parent / "fixtures" / "trivial_bench.py"
+    done = cli("tune", bench, "--budget", "3", "--quiet", "--out", tmp_path / "b.json",
+               "--maximize", "nope", "--maximize", "quality")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "warning: direction for 'nope': no trial reports it and the backend does not declare it; it has no effect"]
+
+
 def test_directions_are_saved_with_the_session(tmp_path: Path) -> None:
     from workbench.core.domain.objective import Weights
     from workbench.core.domain.session import Session, load_session, save_session
@@ -121,6 +132,24 @@ def test_tune_with_objectives_reports_a_pareto_front(capsys, tmp_path: Path) -> 
     assert main(["tune", "vector_add", "--backend", "sim", "--budget", "3", "--quiet", "--out", str(tmp_path / "x.json"),
                  "--objectives", "latency_ms,registers", "--strategy", "agents"]) == 2
     assert "searches one score" in capsys.readouterr().err
+
+
+def test_objectives_none_continues_a_multi_objective_session_with_one_score(cli, tmp_path: Path) -> None:
+    """A Pareto session otherwise keeps its objectives when continued, so a single-score strategy
+    could never continue it; ``--objectives none`` says "one score now", and the session keeps that."""
+    out = tmp_path / "mo.json"
+    common = ["--budget", "3", "--quiet", "--executor", "inline"]
+    assert cli("tune", "vector_add", "--backend", "sim", "--out", out, "--objectives", "latency_ms,memory_mb",
+               *common).returncode == 0
+    refused = cli("tune", "--resume", "--out", out, "--strategy", "agents", *common)
+    assert refused.returncode == 2 and "--objectives none" in refused.stderr
+    assert cli("tune", "--resume", "--out", out, "--strategy", "agents", "--objectives", "none", *common).returncode == 0
+    doc = json.loads(cli("show", out, "--json").stdout)
+    assert "objectives" not in doc and doc["trials"] == 6
+    assert cli("tune", "--resume", "--out", out, *common).returncode == 0  # agents, one score, as recorded
+    assert json.loads(cli("show", out, "--json").stdout)["trials"] == 9
+    for bad in ("", "latency_ms"):
+        assert "or none" in cli("tune", "--resume", "--out", out, "--objectives", bad, *common).stderr
 
 
 def test_a_recording_where_every_config_failed_can_be_shown_and_replayed(cli, tmp_path: Path) -> None:

@@ -195,3 +195,77 @@ def test_a_python_spec_that_fails_to_load_says_why(cli, tmp_path, text, said) ->
     (tmp_path / "myk.py").write_text(text)
     line = one_line_error(cli("kernels", "--kernel-dir", tmp_path))
     assert said in line, line
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["tune", "vector_add", "--budget", "abc", "--out", "x.json"],
+         "error: argument --budget: invalid int value: 'abc' (python main.py tune --help)"),
+        (["tune", "vector_add", "--bogus", "--out", "x.json"],
+         "error: unrecognized arguments: --bogus (python main.py tune --help)"),
+        (["tune", "vector_add", "--backend", "foo"], "error: argument --backend: invalid choice: 'foo'"),
+        (["frobnicate"], "error: argument command: invalid choice: 'frobnicate'"),
+        (["--bogus"], "error: unrecognized arguments: --bogus (python main.py --help)"),
+        (["export", "a.json"], "error: the following arguments are required: --format, --out"),
+    ],
+)
+def test_usage_errors_are_one_line_naming_the_help_that_shows_the_usage(cli, args: list[str], expected: str) -> None:
+    """argparse's own error prints the whole usage (twenty lines for tune) above the line that matters."""
+    line = one_line_error(cli(*args))
+    assert line.startswith(expected)
+    assert line.endswith("--help)")
+
+
+def test_help_still_prints_the_usage(cli) -> None:
+    result = cli("tune", "--help")
+    assert result.returncode == 0 and result.stdout.startswith("usage: main.py tune") and "--budget" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["{fixtures}/trivial_bench.py", "--gpu-model", "T4"],
+         "--gpu-model applies to the sim backend (this session's python backend"),
+        (["--replay", "{fixtures}/kt_cache_small.json", "--gpu-model", "T4"],
+         "--gpu-model applies to the sim backend (the replay backend"),
+        (["--replay", "{fixtures}/kt_cache_small.json", "--no-noise"], "--no-noise applies to the sim backend"),
+        (["vector_add", "--backend", "sim", "--allow-mixed-gpus"], "--allow-mixed-gpus applies to the cuda backend"),
+        (["vector_add", "--allow-mixed-gpus"],  # auto: sim on this machine, said once resolved
+         "--allow-mixed-gpus applies to the cuda backend (this session's sim backend"),
+        (["vector_add", "--backend", "cuda", "--no-noise"], "--no-noise applies to the sim backend (the cuda"),
+    ],
+)
+def test_a_flag_the_backend_would_ignore_is_refused(cli, tmp_path: Path, args: list[str], expected: str) -> None:
+    out = tmp_path / "x.json"
+    line = one_line_error(cli("tune", *[a.replace("{fixtures}", str(FIXTURES)) for a in args], "--budget", "2",
+                              "--out", out))
+    assert expected in line
+    assert list(tmp_path.iterdir()) == []  # no session, journal or lock left
+
+
+@pytest.mark.parametrize("flags", [["--backend", "sim"], ["--budget", "5"], ["--seed", "1"], ["--strategy", "random"],
+                                   ["--gpu-model", "T4"]])
+def test_gui_run_flags_without_a_run_are_refused(cli, tmp_path: Path, no_window, flags: list[str]) -> None:
+    line = one_line_error(cli("gui", _a_session(tmp_path), *flags))
+    assert f"{flags[0]} applies to a run the window starts" in line and no_window == []
+
+
+def test_gui_run_defaults_reach_the_window(cli, no_window) -> None:
+    assert cli("gui", "--run", "vector_add").returncode == 0
+    run = no_window[0][1]
+    assert (run["backend"], run["budget"], run["seed"]) == ("auto", 100, 0)
+
+
+def test_set_is_refused_for_a_python_benchmark_whose_measure_gets_no_problem(cli, tmp_path: Path) -> None:
+    """``measure(config)`` sees only its file's PROBLEM: a --set value (a known name or a typo) was
+    stored in the session and never reached the benchmark."""
+    bench = str(FIXTURES / "trivial_bench.py")
+    out = tmp_path / "b.json"
+    for assignment in ("n=5", "m=1"):
+        line = one_line_error(cli("tune", bench, "--set", assignment, "--budget", "2", "--out", out))
+        assert f"--set {assignment}: " in line and "python benchmark" in line
+    assert not out.exists()
+    assert cli("tune", bench, "--budget", "2", "--quiet", "--out", out).returncode == 0
+    line = one_line_error(cli("tune", bench, "--resume", "--out", out, "--set", "n=5", "--budget", "2"))
+    assert "--set n=5: trivial_bench is a python benchmark" in line

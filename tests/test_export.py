@@ -328,6 +328,58 @@ def test_cli_export_refusal_is_one_line_and_touches_nothing(sessions: dict[str, 
     assert "does not exist" in capsys.readouterr().err
 
 
+def test_cli_export_has_no_objectives_flag(sessions: dict[str, Session], tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """An export picks one config: ``--objectives`` (a Pareto front) was accepted and did nothing."""
+    path = tmp_path / "s.json"
+    save_session(sessions["vector_add"], path)
+    for names in ("latency_ms,memory_mb", "latency_ms", "nonsense"):
+        with pytest.raises(SystemExit) as ended:
+            cli_main(["export", str(path), "--format", "json", "--out", str(tmp_path / "x.json"), "--objectives", names])
+        assert ended.value.code == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("error: unrecognized arguments: --objectives") and "\n" not in err
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_cuda_export_of_a_template_from_a_folder_names_the_kernel_dir_to_give(sessions: dict[str, Session],
+                                                                             tmp_path: Path,
+                                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A session's own template folder is never loaded unasked; the refusal said "use --format header
+    or json" where giving that folder with --kernel-dir is what exports the source."""
+    import copy
+    import dataclasses
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    spec = (ROOT / "kernels" / "vector_add.py").read_text().replace('name="vector_add"', 'name="my_add"')
+    (folder / "my_add.py").write_text(spec)
+    (folder / "my_add.cu").write_text((ROOT / "kernels" / "vector_add.cu").read_text())
+    session = dataclasses.replace(copy.deepcopy(sessions["vector_add"]), kernel="my_add")
+    session.backend = {**session.backend, "options": {**session.backend["options"], "kernel_dirs": [str(folder)]}}
+    path = tmp_path / "s.json"
+    save_session(session, path)
+    out = tmp_path / "my_add.cu"
+    assert cli_main(["export", str(path), "--format", "cuda", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.endswith(f"give --kernel-dir {folder}") and not out.exists()
+    assert cli_main(["export", str(path), "--format", "cuda", "--out", str(out), "--kernel-dir", str(folder)]) == 0
+    assert "BLOCK_SIZE" in out.read_text()
+
+
+def test_cli_export_of_one_session_given_twice_is_refused(sessions: dict[str, Session], tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sessions of one device are pooled: the same file twice counted every trial twice, silently."""
+    path = tmp_path / "s.json"
+    save_session(sessions["vector_add"], path)
+    monkeypatch.chdir(tmp_path)
+    for second, said in (("s.json", "s.json is given twice"), ("./s.json", "s.json and ./s.json are the same file")):
+        assert cli_main(["export", "s.json", second, "--format", "header", "--out", "h.h"]) == 2
+        assert capsys.readouterr().err.strip() == f"error: {said}; give each session once"
+    assert not (tmp_path / "h.h").exists()
+
+
 # --- what a later export may replace ---------------------------------------------------------------
 
 
@@ -459,6 +511,25 @@ def test_a_device_name_without_letters_or_digits_gets_a_stable_nonempty_guard_ma
         assert macro.startswith("WORKBENCH_TARGET_") and suffix.startswith("DEVICE_") and len(suffix) == 15
         assert macro.isidentifier() and macro.isascii()
     assert len(set(odd)) == len(odd) and target_macro("!!!") == odd[0]
+
+
+@pytest.mark.parametrize("case", ["no usable GPU", "no CuPy"])
+def test_cupy_script_without_a_usable_gpu_or_cupy_says_so_in_one_line(case: str, sessions: dict[str, Session],
+                                                                    tmp_path: Path) -> None:
+    """The script's first CuPy call touching the driver ended in a traceback (``CUDARuntimeError``)."""
+    script = tmp_path / "vector_add_tuned.py"
+    export_sessions([sessions["vector_add"]], "cupy", script)
+    path = [str(ROOT)]
+    if case == "no CuPy":  # a cupy that fails to import, first on the path
+        (tmp_path / "fake" / "cupy").mkdir(parents=True)
+        (tmp_path / "fake" / "cupy" / "__init__.py").write_text("raise ImportError('libcudart.so: not found')\n")
+        path.insert(0, str(tmp_path / "fake"))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "CUDA_VISIBLE_DEVICES": ""}  # no GPU, even on one
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 1 and done.stdout == "", done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in done.stderr, done.stderr
+    assert ("cannot be imported" if case == "no CuPy" else "CuPy cannot use a GPU here") in lines[0]
 
 
 # --- on a GPU ------------------------------------------------------------------------------------------

@@ -192,7 +192,13 @@ def test_sizes_of_a_recording_are_refused(cli, tmp_path: Path, landscape) -> Non
     recording = landscape("pnpoly_RTX_3090.json")
     line = one_line_error(cli("tune", "--replay", str(recording), "--sizes", "n=1,2", "--budget", "2",
                               "--out", str(tmp_path / "r.json")))
-    assert "--sizes" in line and "has one fixed problem" in line
+    assert "--sizes" in line and "has one fixed problem (a recording)" in line
+
+
+def test_sizes_of_a_python_benchmark_are_refused_naming_what_it_is(cli, tmp_path: Path) -> None:
+    bench = Path(__file__).resolve().parent / "fixtures" / "trivial_bench.py"
+    line = one_line_error(cli("tune", bench, "--sizes", "n=1,2", "--budget", "2", "--out", tmp_path / "p.json"))
+    assert "has one fixed problem (a python benchmark); sweeping sizes needs a template" in line
 
 
 def test_a_hostile_sweep_plan_in_a_file_is_refused_in_one_line(cli, tmp_path: Path) -> None:

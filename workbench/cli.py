@@ -66,7 +66,8 @@ def _check_run_flags(args: argparse.Namespace) -> None:
     check_workers(getattr(args, "workers", None), getattr(args, "executor", "local"), "--workers")
 
 
-def _add_objective_flags(parser: argparse.ArgumentParser) -> None:
+def _add_objective_flags(parser: argparse.ArgumentParser, objectives: bool = True) -> None:
+    """The objective flags; ``objectives``: with ``--objectives`` (export picks one config, no front)."""
     parser.add_argument("--max-latency-ms", type=float, help="constraint: latency at most this (ms)")
     parser.add_argument("--max-memory-mb", type=float, help="constraint: device memory at most this (MB)")
     parser.add_argument("--min-quality", type=float, help="constraint: quality at least this (0..1)")
@@ -78,14 +79,26 @@ def _add_objective_flags(parser: argparse.ArgumentParser) -> None:
                         help="larger values of METRIC are better (for metrics the workbench does not know; repeatable)")
     parser.add_argument("--minimize", action="append", default=[], metavar="METRIC",
                         help="smaller values of METRIC are better (repeatable)")
-    parser.add_argument("--objectives", default=None, metavar="M1,M2",
-                        help="search (tune) or report (show) the Pareto front of two or more metrics, e.g. latency_ms,memory_mb")
+    if objectives:
+        parser.add_argument("--objectives", default=None, metavar="M1,M2",
+                            help="search (tune) or report (show) the Pareto front of two or more metrics, e.g. "
+                                 "latency_ms,memory_mb; tune --objectives none: one score (a continued session's too)")
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line, as every other refusal is: argparse's own
+    prints the whole usage (twenty lines for ``tune``) before the ``error:`` line, burying it. The
+    usage stays one ``--help`` away, named on that line."""
+
+    def error(self, message: str) -> Any:  # argparse declares NoReturn; exits below
+        text = " ".join(message.split())
+        self.exit(EXIT_BAD_INPUT, f"error: {text} (python {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
     from workbench.runner.plan import BACKEND_CHOICES
 
-    parser = argparse.ArgumentParser(prog="main.py", description="Kernel Tuning Workbench (no subcommand: open the GUI)")
+    parser = _Parser(prog="main.py", description="Kernel Tuning Workbench (no subcommand: open the GUI)")
     sub = parser.add_subparsers(dest="command")
 
     tune = sub.add_parser("tune", help="tune a kernel headless and write a session file")
@@ -181,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write over a file that is not an earlier export (or over an input), keeping it as FILE.bak")
     export.add_argument("--kernel-dir", action="append", default=[],
                         help="template folder to load (repeatable); folders named inside a session are never loaded")
-    _add_objective_flags(export)
+    _add_objective_flags(export, objectives=False)
 
     kernels = sub.add_parser("kernels", help="list the available templates and their slots")
     kernels.add_argument("--json", action="store_true")
@@ -212,10 +225,11 @@ def build_parser() -> argparse.ArgumentParser:
     gui = sub.add_parser("gui", help="open the desktop application (optionally run, screenshot and quit)")
     gui.add_argument("session", nargs="?")
     gui.add_argument("--run", metavar="KERNEL", default=None)
-    gui.add_argument("--backend", default="auto", choices=BACKEND_CHOICES)
+    # None when not given, so that a run flag without --run (which no run would use) is refused
+    gui.add_argument("--backend", default=None, choices=BACKEND_CHOICES, help="with --run: default auto")
     gui.add_argument("--strategy", default=None)
-    gui.add_argument("--budget", type=int, default=100)
-    gui.add_argument("--seed", type=int, default=0)
+    gui.add_argument("--budget", type=int, default=None, help="with --run or --replay: default 100")
+    gui.add_argument("--seed", type=int, default=None, help="with --run or --replay: default 0")
     gui.add_argument("--replay", default=None)
     gui.add_argument("--gpu-model", default=None)
     gui.add_argument("--sizes", action="append", default=[], metavar="NAME=V1,V2,...",
@@ -266,15 +280,25 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None, source: str
     return constraints, weights
 
 
-def _objectives_from_args(args: argparse.Namespace, base: Any = None) -> tuple[str, ...]:
-    """``--objectives a,b`` (or the session's own, for show) as a tuple of metric names."""
-    if getattr(args, "objectives", None):
-        names = tuple(part.strip() for part in args.objectives.split(",") if part.strip())
+#: ``--objectives none``: one score, also where the session searched a Pareto front (a continued
+#: multi-objective session otherwise keeps its objectives, and single-score strategies refuse it).
+NO_OBJECTIVES = "none"
+
+
+def _objectives_from_args(args: argparse.Namespace, base: Any = None) -> tuple[str, ...] | None:
+    """``--objectives a,b`` as a tuple of metric names; ``--objectives none`` as ``()``. Not given:
+    the session's own (``base``, for show), else None (a continued run keeps the session's own)."""
+    given = getattr(args, "objectives", None)
+    if given is not None:
+        if given.strip().lower() == NO_OBJECTIVES:
+            return ()
+        names = tuple(part.strip() for part in given.split(",") if part.strip())
         if len(names) < 2:
-            raise WorkbenchError(f"--objectives {args.objectives!r}: give two or more metrics, comma separated")
+            raise WorkbenchError(f"--objectives {given!r}: give two or more metrics, comma separated "
+                                 f"(or {NO_OBJECTIVES}: one score)")
         return names
     stored = base.strategy.get("objectives") if base is not None and isinstance(base.strategy, dict) else None
-    return tuple(str(m) for m in stored) if isinstance(stored, list) else ()
+    return tuple(str(m) for m in stored) if isinstance(stored, list) else None
 
 
 def _check_objective(constraints: Any, weights: Any, available: Any, objectives: tuple[str, ...] = ()) -> None:
@@ -373,7 +397,7 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
         executor=args.executor, ray_address=args.ray_address,
         devices=tuple(parse_devices(args.devices)) if args.devices is not None else None,
         allow_mixed_gpus=args.allow_mixed_gpus, compile_timeout_s=args.compile_timeout, run_timeout_s=args.timeout,
-        objectives=_objectives_from_args(args) or None,
+        objectives=_objectives_from_args(args),
         sizes=parse_sizes(args.sizes) if args.sizes else None, warm_start=args.warm_start,
     )
 
@@ -403,8 +427,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.budget is not None and args.budget < 1:
         raise WorkbenchError("--budget must be at least 1")
     named = "replay" if args.replay else args.backend
-    if args.refine_wait is not None and named not in (None, "auto", "sim"):
-        raise WorkbenchError(f"--refine-wait applies to the sim backend (the {named} backend has no estimates to refine)")
+    if named not in (None, "auto"):
+        _check_backend_flags(args, named)
     if args.prune is not None and not 0.0 < args.prune <= 1.0:
         raise WorkbenchError(f"--prune {args.prune:g}: the fraction measured must be in (0, 1]")
     if isinstance(args.resume, str):
@@ -417,10 +441,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
         request = _request_from_args(args, args.out if args.resume else None)
         run = start_run(request, args.out, resume=bool(args.resume), force=args.force)
     kind = run.session.backend.get("kind") if isinstance(run.session.backend, dict) else None
-    if args.refine_wait is not None and kind != "sim":
+    try:  # the backend a name, auto or a continued session resolved to
+        _check_backend_flags(args, str(kind), "this session's ")
+    except WorkbenchError:
         run.release()
-        raise WorkbenchError(f"--refine-wait applies to the sim backend (this session's {kind} backend has no "
-                             "estimates to refine)")
+        raise
     for warning in run.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     run.subscribe(_ProgressLine(args.quiet))
@@ -430,6 +455,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     session, out = run.session, run.output
     if finished.reason == "error" and not session.trials:  # its cause is said; no session was written
         return 1
+    for warning in _idle_directions_after(run):
+        print(f"warning: {warning}", file=sys.stderr)
     if run.engine.unrefined:
         print(f"note: {run.engine.unrefined} trials keep estimated resources (marked resources_pending): their "
               f"compiles had not finished {wait:g} s after the last evaluation; a run continuing the "
@@ -438,7 +465,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     summary = summarise(session)
     best = summary["best"]
     best_text = f"best {best['latency_ms']:.4g} ms {best['config']}" if best else "no feasible config"
-    sim = " (simulated)" if summary["simulated"] else ""
+    # what the timings are, as show labels them: modelled, or read back from a recording
+    sim = " (simulated)" if summary["simulated"] else (" (replayed)" if summary["device"].get("replayed") else "")
     verb = "continued" if run.continued else "new session"
     if args.sizes or len(problems_of(session)) > 1:
         for line in size_lines(session):
@@ -450,6 +478,41 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if checks:
         print(f"{session.kernel}: {checks}")
     return 0 if finished.reason != "error" else 1
+
+
+def _idle_directions_after(run: Any) -> list[str]:
+    """Directions on metrics no trial reported, said after a run of a backend that declares no
+    metrics (a python benchmark): before the run any name might still be reported, so nothing was
+    said then, and a misspelt ``--maximize`` would otherwise pass unremarked."""
+    from workbench.core.domain.metrics import idle_directions
+    from workbench.runner.plan import available_metrics
+
+    if available_metrics(run.spec) is not None:  # checked before the run, against the declaration
+        return []
+    session = run.session
+    seen = {name for trial in session.trials for name in trial.measurement.metrics}
+    if not seen:  # nothing reported at all: no trial says what the benchmark reports
+        return []
+    stored = session.strategy.get("objectives") if isinstance(session.strategy, dict) else None
+    named = [m for m, w in session.weights.values.items() if w > 0] + [b.metric for b in session.constraints.bounds()]
+    return idle_directions(session.weights.directions, named + list(stored or ()), seen)
+
+
+#: ``tune`` flags that only one backend uses: (destination, flag, that backend, what the others lack).
+#: Any other backend would ignore them, so they are refused rather than recorded and not acted on.
+BACKEND_FLAGS = (
+    ("refine_wait", "--refine-wait", "sim", "has no estimates to refine"),
+    ("gpu_model", "--gpu-model", "sim", "simulates no GPU model"),
+    ("noise", "--no-noise", "sim", "models no timing noise"),
+    ("allow_mixed_gpus", "--allow-mixed-gpus", "cuda", "is not spread over GPUs"),
+)
+
+
+def _check_backend_flags(args: argparse.Namespace, kind: str, whose: str = "") -> None:
+    """Refuse a flag of :data:`BACKEND_FLAGS` given for a run on another backend (``kind``)."""
+    for dest, flag, backend, lacks in BACKEND_FLAGS:
+        if getattr(args, dest, None) is not None and kind != backend:
+            raise WorkbenchError(f"{flag} applies to the {backend} backend ({whose or 'the '}{kind} backend {lacks})")
 
 
 #: What ``tune --refine-only`` takes; any other flag would be ignored, so it is refused.
@@ -666,7 +729,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     session = load_session(args.file)
     constraints, weights = _objective_from_args(args, session, args.file)
-    objectives = _objectives_from_args(args, session)
+    objectives = _objectives_from_args(args, session) or ()
     _check_objective(constraints, weights, session_metrics(session), objectives)
     summary = summarise(session, constraints, weights, with_trials=args.trials, objectives=objectives,
                         with_importance=args.json)
@@ -736,12 +799,25 @@ def _show_portability(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_distinct(paths: Sequence[str]) -> None:
+    """Refuse a session file given twice (under any name): an export pools the trials of the
+    sessions of one device, so its trials would count twice in the pick and the notes."""
+    seen: dict[str, str] = {}
+    for path in paths:
+        key = os.path.realpath(path)
+        if key in seen:
+            same = f"{path} is given twice" if seen[key] == path else f"{seen[key]} and {path} are the same file"
+            raise WorkbenchError(f"{same}; give each session once")
+        seen[key] = path
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from workbench.core.io.dispatch import DEFAULT_TOLERANCE, export_dispatch, render_dispatch
     from workbench.core.io.export import export_sessions, is_export_file, render_export
     from workbench.core.io.output_files import prepare_output
     from workbench.core.domain.session import load_session
 
+    _check_distinct(args.sessions)
     sessions = [load_session(path) for path in args.sessions]
     constraints, weights = _objective_from_args(args, sessions[0], args.sessions[0])
     _check_objective_on(constraints, weights, sessions)
@@ -954,10 +1030,17 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
         raise WorkbenchError("--force applies to --screenshot only (a picture that replaces an existing file)")
     if args.sizes and not (args.run or args.replay):
         raise WorkbenchError("--sizes applies to a sweep the window starts: gui --run KERNEL --sizes NAME=V1,V2,...")
+    if not (args.run or args.replay):
+        for dest in ("backend", "strategy", "budget", "seed", "gpu_model"):
+            if getattr(args, dest) is not None:
+                flag = "--" + dest.replace("_", "-")
+                raise WorkbenchError(f"{flag} applies to a run the window starts: gui --run KERNEL {flag} ... "
+                                     "(or --replay FILE)")
     run = None
     if args.run or args.replay:
-        run = {"kernel": args.run, "backend": args.backend, "strategy": args.strategy, "budget": args.budget,
-               "seed": args.seed, "replay": args.replay, "gpu_model": args.gpu_model}
+        run = {"kernel": args.run, "backend": args.backend or "auto", "strategy": args.strategy,
+               "budget": 100 if args.budget is None else args.budget, "seed": args.seed or 0,
+               "replay": args.replay, "gpu_model": args.gpu_model}
         if args.sizes:
             run["sizes"] = parse_sizes(args.sizes)
     return gui_main(args.session, run, args.screenshot, args.quit_when_done)
@@ -986,7 +1069,11 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the subcommand's parser, so that its hint names that command's --help
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        owner = commands.choices.get(args.command, parser) if args.command else parser
+        owner.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         if args.command is None:
             return cmd_gui(None)

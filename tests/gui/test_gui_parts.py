@@ -196,6 +196,27 @@ def test_main_py_gui_runs_and_quits_leaving_nothing_behind(tmp_path):
     assert not (tmp_path / "config").exists() and not (tmp_path / "xdg").exists()
 
 
+def test_an_automated_window_opening_a_session_leaves_the_persons_settings_alone(tmp_path):
+    """Opening a session records it among the recent files; an automated window (screenshot,
+    quit) did so in the person's own settings when KERNEL_WORKBENCH_CONFIG_DIR was not set."""
+    session = tmp_path / "s.json"
+    save_session(_session(), session)
+    home = tmp_path / "home"
+    mine = home / ".config" / "kernel-workbench" / "workbench.conf"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("[General]\nrecent=/elsewhere/mine.json\n")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(home),
+           "KERNEL_WORKBENCH_DATA_DIR": str(tmp_path / "data")}
+    for name in ("KERNEL_WORKBENCH_CONFIG_DIR", "XDG_CONFIG_HOME", "KERNEL_WORKBENCH_AUTOSAVE_DIR"):
+        env.pop(name, None)
+    for flags in (["--screenshot", str(tmp_path / "shot.png"), "--quit-when-done"], ["--quit-when-done"]):
+        done = subprocess.run([sys.executable, str(ROOT / "main.py"), "gui", str(session), *flags],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert mine.read_text() == "[General]\nrecent=/elsewhere/mine.json\n"
+        assert sorted(p.name for p in home.rglob("*")) == [".config", "kernel-workbench", "workbench.conf"]
+
+
 def test_space_edits_reach_the_next_run_and_keep_measured_trials(window, qtbot):
     window.toolbar.apply({"kernel": BENCH, "backend": "python"})
     window._on_kernel_changed(BENCH)

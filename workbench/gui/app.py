@@ -79,14 +79,18 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                   "(python main.py --help), or set QT_QPA_PLATFORM=offscreen with --screenshot", file=sys.stderr)
             return 2
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    from PySide6.QtCore import QEvent, QTimer
+    from PySide6.QtCore import QEvent, QSettings, QTimer
 
     from workbench.core.errors import WorkbenchError
     from workbench.gui.main_window import MainWindow
 
     app = application()
     automated = bool(quit_when_done or screenshot)
-    window = MainWindow(interactive=not quit_when_done)
+    # An automated window keeps its settings (recent files, last folder, layout) in a folder of its
+    # own, dropped at exit: the person's are neither changed by it nor shown in its pictures.
+    scratch = tempfile.TemporaryDirectory(prefix="kernel-workbench-settings-") if automated else None
+    settings = QSettings(str(Path(scratch.name) / "settings.ini"), QSettings.Format.IniFormat) if scratch else None
+    window = MainWindow(interactive=not quit_when_done, settings=settings)
     if automated:
         window.resize(*_screenshot_size())
     window.show()
@@ -151,4 +155,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
     if thread is None or not thread.isRunning():  # a thread still running must outlive the window
         window.deleteLater()
         app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    if settings is not None and scratch is not None:
+        settings.sync()  # nothing left pending that would recreate the folder once it is gone
+        scratch.cleanup()
     return code or status["code"]

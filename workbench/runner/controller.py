@@ -53,7 +53,7 @@ from workbench.runner.costmodel import sim_predictor
 from workbench.runner.engine import Engine
 from workbench.runner.events import Event, RunFinished
 from workbench.runner.executors import ExecutorChoice, check_workers, plan_execution
-from workbench.runner.plan import available_metrics, make_backend_spec, new_session, open_target
+from workbench.runner.plan import available_metrics, check_no_problem, make_backend_spec, new_session, open_target
 from workbench.runner.sweep import SizeRun, SweepRun
 from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, Strategy, create_strategy, strategy_class
 from workbench.search.listed import Listed
@@ -449,7 +449,8 @@ def _check_sizes(spec: BackendSpec, target: Target, problems: Sequence[Mapping[s
     """Every size of a sweep is a problem the template accepts (one line naming the bad value;
     ``where`` says where the sizes came from)."""
     if target.kind != "template":
-        raise WorkbenchError(f"{where}: {target.kernel!r} has one fixed problem (a {target.kind}); "
+        what = {"python": "a python benchmark", "recording": "a recording"}.get(target.kind, f"a {target.kind}")
+        raise WorkbenchError(f"{where}: {target.kernel!r} has one fixed problem ({what}); "
                              "sweeping sizes needs a template")
     for problem in problems:
         try:
@@ -546,7 +547,9 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     strategy_name: str = request.strategy or strategy_info.get("name") or ("tpe" if objectives else DEFAULT_STRATEGY)
     if objectives and not strategy_class(strategy_name).multi_objective:
         multi = sorted(n for n in STRATEGIES if strategy_class(n).multi_objective)
-        raise WorkbenchError(f"--objectives: strategy {strategy_name!r} searches one score; use {', '.join(multi)}")
+        stored = " (this session's)" if request.objectives is None else ""
+        raise WorkbenchError(f"--objectives{stored}: strategy {strategy_name!r} searches one score; use "
+                             f"{', '.join(multi)}, or --objectives none to search one score")
     seed = request.seed if request.seed is not None else int(strategy_info.get("seed") or 0)
     if request.strategy_options is not None:
         raw_options: Mapping[str, Any] = request.strategy_options
@@ -621,6 +624,8 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
 
 
 def _objectives(request: RunRequest, strategy_info: Mapping[str, Any]) -> tuple[str, ...]:
+    """The request's objectives; ``()`` is one score even where the session searched a front
+    (its stored objectives are then dropped from the strategy record). None: the session's own."""
     if request.objectives is not None:
         return tuple(request.objectives)
     stored = strategy_info.get("objectives")
@@ -818,6 +823,8 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         options["noise"] = request.noise
     if request.device is not None and kind == "cuda":
         options["device"] = request.device
+    if kind == "python":
+        check_no_problem(session.kernel, request.problem)
     if request.problem is not None and kind != "replay":
         options["problem"] = dict(request.problem)
     options.update(request.backend_options)

@@ -126,6 +126,7 @@ def make_backend_spec(
     if location.kind == "python":
         if backend not in ("auto", "python"):
             raise WorkbenchError(f"{kernel} is a python benchmark; it runs with --backend python, not {backend}")
+        check_no_problem(kernel, problem)
         options["path"] = str(location.path)
         return BackendSpec("python", backend_options(options))
     if backend == "python":
@@ -142,6 +143,16 @@ def make_backend_spec(
         options["gpu_model"] = gpu_model or "H200"
         options["noise"] = noise
     return BackendSpec(backend, backend_options(options))
+
+
+def check_no_problem(kernel: str, problem: Mapping[str, Any] | None) -> None:
+    """A python benchmark's ``measure(config)`` is given no problem: its ``PROBLEM`` is fixed in its
+    file, so a problem parameter asked for would be recorded and never reach it. Refused instead."""
+    if problem:
+        name, value = next(iter(problem.items()))
+        raise WorkbenchError(f"--set {name}={value}: {kernel} is a python benchmark, whose problem is the PROBLEM "
+                             "its file defines (measure() is given none); --set changes a template's problem "
+                             "parameters")
 
 
 def open_target(spec: BackendSpec) -> Target:

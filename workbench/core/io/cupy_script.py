@@ -38,8 +38,24 @@ SOURCE: str = ""
 # --- body ---
 
 
+def start_cupy() -> Any:
+    """CuPy with a GPU it can use; without one, one ``error:`` line and exit 1 (SystemExit), not the
+    traceback of whichever CuPy call first touches the driver."""
+    try:
+        cp: Any = importlib.import_module("cupy")
+    except (ImportError, OSError) as exc:
+        raise SystemExit(f"error: this script runs the kernel with CuPy, which cannot be imported here: {exc}") from None
+    try:
+        count = int(cp.cuda.runtime.getDeviceCount())
+    except (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError) as exc:
+        raise SystemExit(f"error: CuPy cannot use a GPU here: {exc}") from None
+    if count < 1:
+        raise SystemExit("error: CuPy sees no GPU here")
+    return cp
+
+
 def main() -> int:
-    cp: Any = importlib.import_module("cupy")
+    cp = start_cupy()
 
     from workbench.core.domain.templates import kernels_dir, load_templates, reset_buffers
 

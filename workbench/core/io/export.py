@@ -90,6 +90,9 @@ class ExportPlan:
     slot_domains: dict[str, list[Any]] = field(default_factory=dict)
     kernel_dirs: list[str] = field(default_factory=list)
     seed: int = 0
+    #: Template folders the first session names that were not given (never loaded unasked): where
+    #: its template is, said when a format needs it.
+    unloaded_dirs: list[str] = field(default_factory=list)
 
     @property
     def recommended(self) -> Choice:
@@ -244,8 +247,19 @@ def plan_export(
         weights=weights, choices=choices, portable=portable, template=template,
         source_hash=first.source_hash, sessions=labels, simulated=simulated, notes=notes,
         slot_domains=domains, kernel_dirs=[str(d) for d in kernel_dirs],
-        seed=_seed(options.get("seed")),
+        seed=_seed(options.get("seed")), unloaded_dirs=_unloaded_dirs(options, kernel_dirs),
     )
+
+
+def _unloaded_dirs(options: Any, given: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """The template folders a session's backend options name that are not among ``given``: only
+    plain one-line paths (the file may say anything), to be named in a message, never loaded."""
+    named = options.get("kernel_dirs") if isinstance(options, Mapping) else None
+    if not isinstance(named, list):
+        return []
+    loaded = {os.path.abspath(str(d)) for d in given}
+    return [d for d in named if isinstance(d, str) and 0 < len(d) <= 1024 and d.isprintable()
+            and os.path.abspath(d) not in loaded]
 
 
 def _export_problem(session: Any, label: str, at: Mapping[str, Any] | None) -> tuple[dict[str, Any], list[Trial]]:
@@ -315,6 +329,10 @@ def export_text(plan: ExportPlan, fmt: str) -> str:
     if fmt not in FORMATS:
         raise WorkbenchError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     if fmt in ("cuda", "cupy") and plan.template is None:
+        if plan.kind != "python" and plan.unloaded_dirs:  # the template is likely there: say how to load it
+            raise WorkbenchError(f"--format {fmt} needs the kernel template {plan.kernel!r}, which the session took "
+                                 f"from {', '.join(plan.unloaded_dirs)}: a folder a file names is never loaded "
+                                 f"unasked; give --kernel-dir {plan.unloaded_dirs[0]}")
         why = ("a python benchmark session has no CUDA source" if plan.kind == "python"
                else f"no kernel template named {plan.kernel!r} with the session's slots and problem parameters was found")
         raise WorkbenchError(f"--format {fmt} needs a kernel template: {why}; use --format header or json")
