@@ -956,7 +956,7 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
         raise WorkbenchError(f"unknown kernel {args.kernel!r}; available: {', '.join(sorted(templates))}")
     progress = None if args.quiet else print_progress(sys.stderr)
     results = check_kernels(templates, arch=args.arch or "sm_90", sample=args.sample, seed=args.seed, kernel=args.kernel,
-                            workers=args.workers or 2, progress=progress)
+                            workers=args.workers or os.cpu_count() or 1, progress=progress)
     if args.json:
         json.dump([r.to_dict() for r in results], sys.stdout, indent=2)
         sys.stdout.write("\n")
