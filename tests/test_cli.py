@@ -351,3 +351,21 @@ def test_out_of_range_strategy_options_are_refused_before_the_run_in_one_line(cl
         assert again.returncode == 2 and "Traceback" not in again.stderr, again.stderr
         lines = again.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: strategy 'agents': option "), lines
+
+
+def test_estimated_resources_make_a_simulated_run_repeat_exactly(cli, tmp_path: Path, monkeypatch) -> None:
+    """In the default mode a trial's figures depend on which compiles had landed (and on the
+    compile cache), so two runs with one seed could diverge; ``--resources estimated`` compiles
+    nothing and is what a repeatable run or a demo needs."""
+    runs = []
+    for name in ("a", "b"):
+        monkeypatch.setenv("KERNEL_WORKBENCH_CACHE_DIR", str(tmp_path / f"cache-{name}"))
+        out = tmp_path / f"{name}.json"
+        done = cli("tune", "conv2d", "--backend", "sim", "--resources", "estimated", "--budget", "12",
+                   "--executor", "inline", "--quiet", "--out", out)
+        assert done.returncode == 0, done.stderr
+        runs.append(json.loads(out.read_text()))
+    first, second = ([(t["config"], t["metrics"]["latency_ms"]) for t in run["trials"]] for run in runs)
+    assert first == second and len(first) == 12
+    assert runs[0]["backend"]["options"]["compile"] == "estimate"
+    assert all(t["details"]["estimated"] is True for t in runs[0]["trials"])

@@ -234,6 +234,8 @@ def test_help_still_prints_the_usage(cli) -> None:
         (["vector_add", "--allow-mixed-gpus"],  # auto: sim on this machine, said once resolved
          "--allow-mixed-gpus applies to the cuda backend (this session's sim backend"),
         (["vector_add", "--backend", "cuda", "--no-noise"], "--no-noise applies to the sim backend (the cuda"),
+        (["--replay", "{fixtures}/kt_cache_small.json", "--resources", "estimated"],
+         "--resources applies to the sim backend (the replay backend models no resources)"),
     ],
 )
 def test_a_flag_the_backend_would_ignore_is_refused(cli, tmp_path: Path, args: list[str], expected: str) -> None:

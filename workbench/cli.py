@@ -32,6 +32,9 @@ MAX_SEED = 2**63 - 1
 MAX_SECONDS = 7 * 24 * 3600.0
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 STDOUT = "-"  # export --out -: the export on standard output (other commands refuse it)
+#: ``tune --resources``: the simulator's compile modes by the name the window shows them under.
+RESOURCE_MODES = {"compiled": "nvrtc", "estimated": "estimate"}
+
 #: Default of ``tune --refine-wait`` (s): a first simulated run on a fresh machine ends seconds after
 #: its last evaluation instead of waiting minutes for every unrolled kernel's compile.
 REFINE_WAIT_S = 5.0
@@ -143,6 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--gpu-model", default=None, help="simulated GPU model (sim backend), e.g. H200, A100, T4")
     tune.add_argument("--no-noise", action="store_false", dest="noise", default=None,
                       help="sim backend: switch modelled timing noise off")
+    tune.add_argument("--resources", choices=sorted(RESOURCE_MODES), default=None,
+                      help="sim backend: where registers and shared memory come from: 'compiled' (default; NVRTC "
+                           "compiles in the background, so runs repeat only once the compiles are cached) or "
+                           "'estimated' (the template's work profile, nothing compiled: runs repeat exactly)")
     tune.add_argument("--patience", type=int, default=None, help="stop when the best score has not improved in K evaluations")
     tune.add_argument("--prune", type=float, default=None, metavar="FRACTION",
                       help="cost-model pruning: measure only this fraction of proposals, those the performance "
@@ -399,6 +406,7 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
         allow_mixed_gpus=args.allow_mixed_gpus, compile_timeout_s=args.compile_timeout, run_timeout_s=args.timeout,
         objectives=_objectives_from_args(args),
         sizes=parse_sizes(args.sizes) if args.sizes else None, warm_start=args.warm_start,
+        backend_options={"compile": RESOURCE_MODES[args.resources]} if args.resources else {},
     )
 
 
@@ -504,6 +512,7 @@ BACKEND_FLAGS = (
     ("refine_wait", "--refine-wait", "sim", "has no estimates to refine"),
     ("gpu_model", "--gpu-model", "sim", "simulates no GPU model"),
     ("noise", "--no-noise", "sim", "models no timing noise"),
+    ("resources", "--resources", "sim", "models no resources"),
     ("allow_mixed_gpus", "--allow-mixed-gpus", "cuda", "is not spread over GPUs"),
 )
 
