@@ -132,6 +132,48 @@ def test_continuing_in_the_window_keeps_trials_another_run_added_to_the_file(win
     assert window.model.n == 10
 
 
+def _replaced_by_another_session(window, tmp_path) -> tuple[Path, bytes]:
+    """The window shows the session of ``s.json``; a `tune --force` then writes another one there."""
+    path = tmp_path / "s.json"
+    run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=3, seed=2), path)
+    window.open_session(path)
+    window.trusted_code.add(Path(BENCH).resolve())
+    run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=6, seed=9), path, force=True)
+    return path, path.read_bytes()
+
+
+def test_save_refuses_a_file_that_now_holds_another_session(window, tmp_path):
+    """The window wrote its session over the one a `tune --force` had put there (its .bak held the
+    window's own session by then): 6 trials gone without a word."""
+    path, theirs = _replaced_by_another_session(window, tmp_path)
+    window.model.dirty = True
+    assert not window.save_to(path)
+    assert "now holds another session" in window.statusBar().currentMessage()
+    assert path.read_bytes() == theirs
+
+
+def test_a_continued_run_refuses_a_file_that_now_holds_another_session(window, qtbot, tmp_path):
+    path, theirs = _replaced_by_another_session(window, tmp_path)
+    with pytest.raises(WorkbenchError, match="now holds another session"):  # (Start shows it in a dialog)
+        window.start_run({**window.toolbar.request(), "budget": 2})
+    assert not window.running and path.read_bytes() == theirs
+
+
+def test_save_over_a_file_that_is_not_a_session_keeps_it(window, qtbot, tmp_path):
+    path = tmp_path / "s.json"
+    run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=3), path)
+    window.open_session(path)
+    path.write_text("notes, not a session\n")
+    window.model.dirty = True
+    assert not window.save_to(path)  # its own path: refused
+    assert path.read_text() == "notes, not a session\n"
+    other = tmp_path / "other.json"
+    other.write_text("more notes\n")
+    assert window.save_to(other)  # Save As, replacing confirmed in the dialog: kept as .bak
+    assert (tmp_path / "other.json.bak").read_text() == "more notes\n"
+    assert len(load_session(other).trials) == 3
+
+
 def test_open_recent_never_drops_an_unsaved_run(window, qtbot, tmp_path):
     other = tmp_path / "other.json"
     run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=3), other)

@@ -980,7 +980,9 @@ class MainWindow(QMainWindow):
                 lock.acquire()
                 from workbench.runner.controller import catch_up
 
-                catch_up(self.model.session, Path(path))  # trials another run added are kept
+                # trials another run added are kept; a file that is no longer this session is
+                # refused at the session's own path, kept as .bak where Save As chose to replace it
+                catch_up(self.model.session, Path(path), replace=self.path is None or Path(path) != self.path)
                 self.model.sync()
             save_session(self.model.session, path, keep_journal=self.running)
         except WorkbenchError as exc:

@@ -362,19 +362,31 @@ def prepare_cells(request: RunRequest, session: Session, output: str | os.PathLi
         raise
 
 
-def catch_up(session: Session, path: Path) -> None:
+def catch_up(session: Session, path: Path, replace: bool = False) -> None:
     """Bring ``session`` (as the window loaded it) up to date with the file at ``path`` before it is
     written again: trials another run added meanwhile (a ``tune --resume``) are taken in. When both
     sides have trials the other lacks, writing either would lose some: refuse, and say how to go on.
-    The caller holds the session's lock, so the file cannot change while this runs."""
+
+    A file that is no longer this session (another session written there since, by ``tune --force``
+    or a copy, or something that is not a session) is refused too: writing would destroy it. With
+    ``replace`` (the person chose this path to save to and confirmed replacing it) it is kept as
+    ``.bak`` instead, as ``--force`` does. The caller holds the session's lock, so the file cannot
+    change while this runs."""
     if not path.exists() and not journal_path(path).is_file():
         return
     try:
         disk = load_session(path)
-    except WorkbenchError:
-        return  # not a session (or not readable): the output rule decides elsewhere
-    if disk.id != session.id:
-        return
+    except WorkbenchError as exc:
+        what = f"something that is not a session ({str(exc)[:120]})"
+        disk = None
+    else:
+        what = f"another session ({disk.kernel!r}, {len(disk.trials)} trials)"
+    if disk is None or disk.id != session.id:
+        if replace and path.exists():
+            keep_backup(path, "save")
+            return
+        raise WorkbenchError(f"{path} now holds {what}, not the session shown here; save this one under "
+                             "another name, or open that file")
     ours = {t.index: t.config.id for t in session.trials}
     theirs = {t.index: t.config.id for t in disk.trials}
     new_on_disk = [t for t in disk.trials if t.index not in ours]
