@@ -374,6 +374,7 @@ def catch_up(session: Session, path: Path, replace: bool = False) -> None:
     change while this runs."""
     if not path.exists() and not journal_path(path).is_file():
         return
+    disk: Session | None
     try:
         disk = load_session(path)
     except WorkbenchError as exc:
