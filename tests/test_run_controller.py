@@ -609,3 +609,43 @@ def test_an_objective_set_during_a_run_is_the_one_saved_with_the_session(tmp_pat
         worker.join(30)
     saved = load_session(out)
     assert saved.constraints.max_latency_ms == 80.0 and saved.weights.active() == {"latency_ms": 2.0}
+
+
+def test_a_file_copied_over_the_output_during_a_run_is_kept_as_bak(tmp_path: Path, monkeypatch, caplog) -> None:
+    """The lock keeps other runs away, not a ``cp``: the final save wrote over the file put there."""
+    import shutil
+    import threading
+
+    from workbench.runner.events import TrialFinished
+
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.01")
+    other = tmp_path / "other.json"
+    new_trivial(other, 4)
+    out = tmp_path / "s.json"
+    run = start_run(RunRequest(kernel=SLOW, budget=12), out)
+    copied = threading.Event()
+
+    def on_event(event) -> None:
+        if isinstance(event, TrialFinished) and not copied.is_set():
+            shutil.copy(other, out)  # what a person's cp or editor does while the run goes on
+            copied.set()
+
+    run.subscribe(on_event)
+    finished = run.run()
+    assert finished.reason == "budget" and copied.is_set()
+    assert load_session(tmp_path / "s.json.bak").id == load_session(other).id  # the copied session, kept
+    assert len(load_session(out).trials) == 12
+    assert "was replaced by something else during the run" in finished.message
+
+
+def test_a_session_saved_during_its_own_run_is_no_replacement(tmp_path: Path, monkeypatch) -> None:
+    """The window saves the session it runs into the same file: that is the run's own file."""
+    from workbench.core.domain.session import save_session
+    from workbench.runner.events import TrialFinished
+
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.01")
+    out = tmp_path / "s.json"
+    run = start_run(RunRequest(kernel=SLOW, budget=6), out)
+    run.subscribe(lambda e: save_session(run.session, out, keep_journal=True) if isinstance(e, TrialFinished) else None)
+    assert run.run().reason == "budget"
+    assert not (tmp_path / "s.json.bak").exists() and len(load_session(out).trials) == 6

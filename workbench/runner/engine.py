@@ -11,6 +11,7 @@ GUI bridges those to Qt signals on its own thread.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import os
 import queue
@@ -29,6 +30,8 @@ from workbench.runner.events import (Event, Progress, RunFinished, Subscribers, 
                                      TrialStarted)
 from workbench.runner.pool import Pool, PoolFactory, Result, WorkerPool
 from workbench.search.base import Strategy
+
+log = logging.getLogger(__name__)
 
 #: How often (seconds) the loop looks at pause / stop / time limit while candidates run.
 POLL_S = 0.05
@@ -98,6 +101,15 @@ class _GroupSyncedJournal:
         self.journal.remove_if_covered(set())
 
 
+def _file_identity(path: Path) -> tuple[int, int, int] | None:
+    """What tells a file apart from one put in its place: inode, size, modification time (None: absent)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 def _journal_for(output: Path) -> _GroupSyncedJournal:
     return _GroupSyncedJournal(output)
 
@@ -154,6 +166,7 @@ class Engine:
         self.limits = limits
         self.patience = patience
         self.output = Path(output) if output is not None else None
+        self._output_seen: tuple[int, int, int] | None = None  # the output file as the run found it
         #: ``pool_factory(spec, workers, limits, on_start=...)`` makes the pool (default: local
         #: worker processes; see :mod:`workbench.runner.executors` for one per GPU and Ray).
         self.pool_factory: PoolFactory = pool_factory or WorkerPool
@@ -291,6 +304,7 @@ class Engine:
                           if trial.config.id in measured and space.is_valid(trial.config)})
         journal = None
         if self.output is not None:  # the journal alone is enough to recover a killed run
+            self._output_seen = _file_identity(self.output)
             journal = _journal_for(self.output)
             journal.start(session)
         try:
@@ -384,8 +398,32 @@ class Engine:
                 # (With --force the session that was at the output is already its .bak copy.)
                 journal.discard_if_empty()
             else:
+                kept = self._keep_replaced_output()
                 save_session(session, self.output)
+                if kept is not None:
+                    note = (f"{self.output} was replaced by something else during the run; that is kept as "
+                            f"{kept.name}, the run's session is at {self.output.name}")
+                    log.warning("%s", note)
+                    message = f"{message or self._describe(reason)}; {note}"
         return RunFinished(reason, self.evaluations, message or self._describe(reason))
+
+    def _keep_replaced_output(self) -> Path | None:
+        """The lock on the output keeps other runs of this program away, not a copy or an editor:
+        when the file changed since the run started and no longer holds this session, keep it as
+        ``.bak`` before the final save writes over it (its path, or None when nothing was kept)."""
+        assert self.output is not None
+        now = _file_identity(self.output)
+        if now is None or now == self._output_seen:
+            return None
+        from workbench.core.domain.session import load_session
+        from workbench.core.io.output_files import keep_backup
+
+        try:
+            if load_session(self.output).id == self.session.id:  # saved meanwhile, e.g. the window's Save
+                return None
+        except WorkbenchError:
+            pass
+        return keep_backup(self.output)
 
     def _stop_reason(self, exhausted: bool) -> str | None:
         if self._stop.is_set():
