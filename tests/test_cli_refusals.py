@@ -5,6 +5,7 @@ run's cause printed, a resource table of failed compiles never taken for a compl
 from __future__ import annotations
 
 import math
+import os
 
 import shutil
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from cli_errors import one_line_error
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+ROOT = FIXTURES.parents[1]
 
 
 @pytest.fixture
@@ -271,3 +273,23 @@ def test_set_is_refused_for_a_python_benchmark_whose_measure_gets_no_problem(cli
     assert cli("tune", bench, "--budget", "2", "--quiet", "--out", out).returncode == 0
     line = one_line_error(cli("tune", bench, "--resume", "--out", out, "--set", "n=5", "--budget", "2"))
     assert "--set n=5: trivial_bench is a python benchmark" in line
+
+
+def test_a_full_disk_is_one_error_line_and_no_claim_that_the_session_was_written(tmp_path) -> None:
+    """The journal's failed flush was raised again when it closed (a bare OSError replaced the
+    line naming the file), and the summary still ended '-> FILE' for a file never written."""
+    import resource
+    import subprocess
+    import sys
+
+    def small_files() -> None:  # what a full disk does to the journal (Python ignores SIGXFSZ)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+
+    out = tmp_path / "s.json"
+    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", str(FIXTURES / "slow_bench.py"), "--budget",
+                           "300", "--quiet", "--out", str(out)], capture_output=True, text=True, timeout=120,
+                          preexec_fn=small_files, env={**os.environ, "WORKBENCH_SLOW_S": "0.001"})
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert lines[0].startswith("error: ") and "cannot append to journal" in lines[0], lines
+    assert "not saved to" in lines[-1] and "--resume" in lines[-1] and "->" not in done.stdout

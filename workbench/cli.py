@@ -463,6 +463,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
     session, out = run.session, run.output
     if finished.reason == "error" and not session.trials:  # its cause is said; no session was written
         return 1
+    if out is not None and not run.engine.saved:  # the save failed (its cause is said): no "-> FILE" then
+        from workbench.core.domain.session import journal_path
+
+        journal = journal_path(out)
+        where = (f"the journal {journal} keeps what it could write, and tune --resume --out {out} recovers it "
+                 "once the cause is fixed" if journal.is_file() else "nothing of them was written")
+        print(f"{session.kernel}: {len(session.trials)} trials measured, not saved to {out}; {where}", file=sys.stderr)
+        return 1
     for warning in _idle_directions_after(run):
         print(f"warning: {warning}", file=sys.stderr)
     if run.engine.unrefined:

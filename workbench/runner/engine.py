@@ -167,6 +167,8 @@ class Engine:
         self.patience = patience
         self.output = Path(output) if output is not None else None
         self._output_seen: tuple[int, int, int] | None = None  # the output file as the run found it
+        #: Whether the run's end wrote the session to ``output`` (a failed save leaves the journal).
+        self.saved = False
         #: ``pool_factory(spec, workers, limits, on_start=...)`` makes the pool (default: local
         #: worker processes; see :mod:`workbench.runner.executors` for one per GPU and Ray).
         self.pool_factory: PoolFactory = pool_factory or WorkerPool
@@ -400,6 +402,7 @@ class Engine:
             else:
                 kept = self._keep_replaced_output()
                 save_session(session, self.output)
+                self.saved = True
                 if kept is not None:
                     note = (f"{self.output} was replaced by something else during the run; that is kept as "
                             f"{kept.name}, the run's session is at {self.output.name}")

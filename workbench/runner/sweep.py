@@ -61,6 +61,8 @@ class SweepRun:
         #: ``refine_wait_s``, None: its default), and the trials left with estimates so far.
         self.refine_wait_s: float | None = None
         self._unrefined = 0
+        #: Whether the last size's run wrote the session (a failed save leaves the journal).
+        self.saved = True
 
     # --- the Run surface -----------------------------------------------------------------------
     @property
@@ -157,6 +159,7 @@ class SweepRun:
                 self.evaluations += finished.evaluations
                 self.refined_total += getattr(run, "refined", 0)
                 self._unrefined += run.engine.unrefined
+                self.saved = run.engine.saved
                 with self._lock:
                     self.current = None
                 if finished.reason in ("stopped", "error"):

@@ -1196,8 +1196,11 @@ class Journal:
 
     def _close(self) -> None:
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            file, self._file = self._file, None
+            try:
+                file.close()
+            except OSError:  # what a failed append left buffered (disk full): that append said so already
+                pass
         key = str(self.path.absolute())
         if _LIVE_JOURNALS.get(key) is self:
             del _LIVE_JOURNALS[key]
