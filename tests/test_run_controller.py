@@ -328,6 +328,27 @@ def test_the_lock_names_its_owner_within_one_process(tmp_path: Path) -> None:
     SessionLock(out).acquire().release()
 
 
+def test_a_run_runs_once_so_it_never_writes_without_its_lock(tmp_path: Path) -> None:
+    """The lock is let go when a run ends; a second run() of the same run would write the session
+    unguarded (beside a writer that took the file meanwhile), so it is refused in one line."""
+    out = tmp_path / "s.json"
+    run = start_run(RunRequest(kernel=TRIVIAL, strategy="random", budget=2), out)
+    assert run.run().reason == "budget"
+    before = out.read_bytes()
+    with SessionLock(out):  # another writer owns the file now
+        with pytest.raises(WorkbenchError, match="already started") as refused:
+            run.run()
+    assert "\n" not in str(refused.value)
+    assert out.read_bytes() == before and len(load_session(out).trials) == 2
+    sweep = start_run(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=1,
+                                 sizes={"n": [1024, 2048]}, backend_options={"compile": "estimate"}),
+                      tmp_path / "w.json")
+    assert sweep.run().evaluations == 2
+    with pytest.raises(WorkbenchError, match="already started"):
+        sweep.run()
+    assert len(load_session(tmp_path / "w.json").trials) == 2
+
+
 # --- kills lose nothing ---------------------------------------------------------------------------
 
 

@@ -141,9 +141,16 @@ class Run:
         self.continued = continued
         #: Things worth telling the person that do not stop the run (a metric only the run will show).
         self.warnings: list[str] = []
+        self._started = False
 
     def run(self) -> RunFinished:
-        """Run to the end; the engine saves the session; the lock is released however it ends."""
+        """Run to the end; the engine saves the session; the lock is released however it ends.
+
+        Once only: the lock is gone after the first end, and a second run would write the session
+        without it, beside any writer that took the file meanwhile."""
+        if self._started:
+            raise WorkbenchError("this run was already started; prepare a new one (its lock is gone)")
+        self._started = True
         try:
             return self.engine.run()
         finally:

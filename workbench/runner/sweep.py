@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from workbench.core.domain.search_objective import Objective
 from workbench.core.domain.session import Session
+from workbench.core.errors import WorkbenchError
 from workbench.core.io.session_lock import SessionLock
 from workbench.runner.events import Event, Progress, RunFinished, Subscribers
 
@@ -61,6 +62,7 @@ class SweepRun:
         #: ``refine_wait_s``, None: its default), and the trials left with estimates so far.
         self.refine_wait_s: float | None = None
         self._unrefined = 0
+        self._started = False
 
     # --- the Run surface -----------------------------------------------------------------------
     @property
@@ -130,7 +132,11 @@ class SweepRun:
 
     # --- running -------------------------------------------------------------------------------
     def run(self) -> RunFinished:
-        """Measure every size still to do; the lock is released however it ends."""
+        """Measure every size still to do; the lock is released however it ends. Once only, as
+        :meth:`workbench.runner.controller.Run.run`: a second run would write without the lock."""
+        if self._started:
+            raise WorkbenchError("this run was already started; prepare a new one (its lock is gone)")
+        self._started = True
         reason, message = "budget", ""
         try:
             for position, item in enumerate(self.todo):
