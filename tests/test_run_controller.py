@@ -349,6 +349,19 @@ def test_a_run_runs_once_so_it_never_writes_without_its_lock(tmp_path: Path) -> 
     assert len(load_session(tmp_path / "w.json").trials) == 2
 
 
+def test_counts_beyond_64_bits_are_refused_before_a_session_is_written(cli, tmp_path: Path) -> None:
+    """A budget or patience the file could not hold back would write a session nothing can read."""
+    out = tmp_path / "s.json"
+    for flag, value in (("--budget", "20000000000000000000"), ("--patience", "99999999999999999999"),
+                        ("--budget", str(2**63))):
+        line = one_line_error(cli("tune", TRIVIAL, "--budget", "2", flag, value, "--out", str(out)))
+        assert value in line and "2**63-1" in line
+        assert not out.exists() and not journal_path(out).exists()
+    new_trivial(out, 2)
+    line = one_line_error(cli("tune", TRIVIAL, "--resume", "--budget", str(2**63 - 2), "--out", str(out)))
+    assert str(2**63 - 2) in line and len(load_session(out).trials) == 2
+
+
 # --- kills lose nothing ---------------------------------------------------------------------------
 
 

@@ -26,7 +26,7 @@ from workbench.core.domain.metrics import check_metrics, idle_directions
 from workbench.core.domain.objective import Constraints, Weights, check_stored_constraints
 from workbench.core.domain.records import StrategyInfo, backend_options
 from workbench.core.io.output_files import backup_path, check_folder, check_regular_or_absent, keep_backup
-from workbench.core.domain.run_settings import RunSettings
+from workbench.core.domain.run_settings import MAX_COUNT, RunSettings
 from workbench.core.domain.session import (
     Session,
     clean_stale_temporaries,
@@ -769,6 +769,9 @@ def _run_budget(request: RunRequest, settings: RunSettings, done: int, session: 
     if request.budget is not None:
         if request.budget < 1:
             raise WorkbenchError(f"budget must be at least 1 evaluation, got {request.budget}")
+        if request.budget > MAX_COUNT - done:  # the session's total is recorded and must load again
+            raise WorkbenchError(f"budget {request.budget}: at most {MAX_COUNT - done} more evaluations "
+                                 "(2**63-1 in all)")
         return request.budget
     if session is not None and settings.budget is not None:
         left = settings.budget - done
