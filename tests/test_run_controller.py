@@ -362,6 +362,33 @@ def test_counts_beyond_64_bits_are_refused_before_a_session_is_written(cli, tmp_
     assert str(2**63 - 2) in line and len(load_session(out).trials) == 2
 
 
+def test_a_read_only_session_is_refused_before_a_run_and_left_as_it_is(cli, tmp_path: Path) -> None:
+    """A save renames a new file over the old one, which the old one's mode does not stop (nor
+    does it stop root): a session the person made read-only is refused before anything runs."""
+    from workbench.runner.controller import remeasure_aborted
+
+    out = tmp_path / "s.json"
+    new_trivial(out, 3)
+    out.chmod(0o444)
+    before, inode = out.read_bytes(), out.stat().st_ino
+    line = one_line_error(cli("tune", TRIVIAL, "--resume", "--budget", "2", "--out", str(out)))
+    assert line == f"error: {out} is read-only; make it writable or continue into another file with --out OTHER"
+    assert "is read-only" in one_line_error(cli("tune", TRIVIAL, "--force", "--budget", "2", "--out", str(out)))
+    with pytest.raises(WorkbenchError, match="is read-only; make it writable$"):
+        remeasure_aborted(out)
+    assert out.read_bytes() == before and out.stat().st_ino == inode and out.stat().st_mode & 0o777 == 0o444
+    assert not journal_path(out).exists() and not lock_path(out).exists()
+    other = tmp_path / "other.json"  # what the refusal offers: continuing into another file
+    done = cli("tune", TRIVIAL, "--resume", str(out), "--budget", "2", "--out", str(other), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert len(load_session(other).trials) == 5 and out.read_bytes() == before
+    other.chmod(0o644)
+    journal_path(other).write_text("")  # a journal made read-only is refused the same way
+    journal_path(other).chmod(0o444)
+    assert "other.json.journal is read-only" in one_line_error(
+        cli("tune", TRIVIAL, "--resume", "--budget", "1", "--out", str(other)))
+
+
 # --- kills lose nothing ---------------------------------------------------------------------------
 
 

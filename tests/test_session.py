@@ -122,6 +122,16 @@ def test_save_refuses_a_header_that_would_not_load_again_and_keeps_the_old_file(
     assert len(load_session(path).trials) == 4
 
 
+def test_save_never_replaces_a_read_only_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    save_session(make_session(2), path)
+    path.chmod(0o444)
+    before = path.read_bytes()
+    with pytest.raises(WorkbenchError, match="is read-only; make it writable or save to another file"):
+        save_session(make_session(5), path)
+    assert path.read_bytes() == before and not list(tmp_path.glob(".*.tmp"))
+
+
 def test_run_settings_counts_are_bounded_to_what_a_file_holds() -> None:
     from workbench.core.domain.run_settings import MAX_COUNT, RunSettings
 

@@ -25,7 +25,13 @@ from workbench.core.domain.measurement import Status
 from workbench.core.domain.metrics import check_metrics, idle_directions
 from workbench.core.domain.objective import Constraints, Weights, check_stored_constraints
 from workbench.core.domain.records import StrategyInfo, backend_options
-from workbench.core.io.output_files import backup_path, check_folder, check_regular_or_absent, keep_backup
+from workbench.core.io.output_files import (
+    backup_path,
+    check_folder,
+    check_regular_or_absent,
+    check_writable,
+    keep_backup,
+)
 from workbench.core.domain.run_settings import MAX_COUNT, RunSettings
 from workbench.core.domain.session import (
     Session,
@@ -221,6 +227,8 @@ def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, res
         return _prepare_any(request, None, None, None, resolved)
     check_folder(out)
     check_regular_or_absent(out)
+    _check_writable(out, "continue into another file with --out OTHER" if resume
+                    else "name another file with --out")
     _refuse_code_as_output(request, out, inputs)
     lock = SessionLock(out).acquire()
     try:
@@ -241,6 +249,12 @@ def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, res
     except BaseException:
         lock.release()
         raise
+
+
+def _check_writable(out: Path, instead: str | None) -> None:
+    """The session file and its journal may be written (neither was made read-only)."""
+    check_writable(out, instead)
+    check_writable(journal_path(out), instead)
 
 
 def _refuse_code_as_output(request: RunRequest, out: Path, inputs: Iterable[str | os.PathLike[str]]) -> None:
@@ -279,6 +293,7 @@ def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
     out = Path(output)
     check_folder(out)
     check_regular_or_absent(out)
+    _check_writable(out, "name another file with --out")
     _refuse_code_as_output(request, out, [source])
     session.id = new_session_id()  # a copy continued elsewhere is a session of its own
     lock = SessionLock(out).acquire()
@@ -321,6 +336,7 @@ def _take_output(out: Path | None, session: Session | None) -> SessionLock | Non
         return None
     check_folder(out)
     check_regular_or_absent(out)
+    _check_writable(out, "save the session under another name (Save As) to continue there")
     lock = SessionLock(out).acquire()
     try:
         clean_stale_temporaries(out)
@@ -652,6 +668,7 @@ def _open_locked(out: Path, flag: str) -> tuple[SessionLock, Session]:
     check_regular_or_absent(out)
     if not out.is_file() and not journal_path(out).is_file():
         raise WorkbenchError(f"{flag}: --out {out} must be an existing session file")
+    _check_writable(out, None)  # its own trials are added to it: no other file will do
     lock = SessionLock(out).acquire()
     try:
         clean_stale_temporaries(out)

@@ -55,7 +55,7 @@ except ImportError:  # pragma: no cover - the json module does the same work, sl
     orjson = None  # type: ignore[assignment]
 
 from workbench.core.errors import SessionFormatError, WorkbenchError
-from workbench.core.fs import MAX_FILE_BYTES, current_umask, read_capped
+from workbench.core.fs import MAX_FILE_BYTES, current_umask, read_capped, read_only
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.objective import Constraints, Ranking, Weights, rank
 from workbench.core.domain.records import BackendInfo, DeviceInfo, StrategyInfo
@@ -937,6 +937,8 @@ def save_session(session: Session, path: str | os.PathLike[str], *, keep_journal
         raise WorkbenchError(f"{p}: {exc}") from None
     except (TypeError, ValueError) as exc:
         raise WorkbenchError(f"{p}: cannot save session: {exc}") from None
+    if read_only(p):  # the rename below would replace it regardless of its mode
+        raise WorkbenchError(f"{p} is read-only; make it writable or save to another file")
     try:
         with _no_gc():
             _atomic_write(p, lambda f: _write_document(f, session, trials, head))
