@@ -389,6 +389,25 @@ def test_a_read_only_session_is_refused_before_a_run_and_left_as_it_is(cli, tmp_
         cli("tune", TRIVIAL, "--resume", "--budget", "1", "--out", str(other)))
 
 
+def test_a_lent_lock_stays_with_its_holder_after_the_run(tmp_path: Path) -> None:
+    """The window lends its autosave's lock to each run: the run writes under it, and the file is
+    still locked when the run ends (no moment another window could take it for a crashed run)."""
+    from workbench.core.io.session_lock import locked_by_other
+    from workbench.runner.controller import prepare_run
+
+    out = tmp_path / "auto.json"
+    held = SessionLock(out).acquire()
+    run = prepare_run(RunRequest(kernel=TRIVIAL, strategy="random", budget=2), None, out, held=held)
+    assert run.run().reason == "budget" and len(load_session(out).trials) == 2
+    assert held.held and locked_by_other(out) and lock_path(out).exists()
+    with pytest.raises(WorkbenchError, match="lock given"):
+        prepare_run(RunRequest(kernel=TRIVIAL, budget=1), None, tmp_path / "other.json", held=held)
+    held.release()
+    with pytest.raises(WorkbenchError, match="not held"):
+        held.lent()
+    assert not locked_by_other(out) and not lock_path(out).exists()
+
+
 # --- kills lose nothing ---------------------------------------------------------------------------
 
 
