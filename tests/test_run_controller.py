@@ -328,6 +328,86 @@ def test_the_lock_names_its_owner_within_one_process(tmp_path: Path) -> None:
     SessionLock(out).acquire().release()
 
 
+def test_a_run_runs_once_so_it_never_writes_without_its_lock(tmp_path: Path) -> None:
+    """The lock is let go when a run ends; a second run() of the same run would write the session
+    unguarded (beside a writer that took the file meanwhile), so it is refused in one line."""
+    out = tmp_path / "s.json"
+    run = start_run(RunRequest(kernel=TRIVIAL, strategy="random", budget=2), out)
+    assert run.run().reason == "budget"
+    before = out.read_bytes()
+    with SessionLock(out):  # another writer owns the file now
+        with pytest.raises(WorkbenchError, match="already started") as refused:
+            run.run()
+    assert "\n" not in str(refused.value)
+    assert out.read_bytes() == before and len(load_session(out).trials) == 2
+    sweep = start_run(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=1,
+                                 sizes={"n": [1024, 2048]}, backend_options={"compile": "estimate"}),
+                      tmp_path / "w.json")
+    assert sweep.run().evaluations == 2
+    with pytest.raises(WorkbenchError, match="already started"):
+        sweep.run()
+    assert len(load_session(tmp_path / "w.json").trials) == 2
+
+
+def test_counts_beyond_64_bits_are_refused_before_a_session_is_written(cli, tmp_path: Path) -> None:
+    """A budget or patience the file could not hold back would write a session nothing can read."""
+    out = tmp_path / "s.json"
+    for flag, value in (("--budget", "20000000000000000000"), ("--patience", "99999999999999999999"),
+                        ("--budget", str(2**63))):
+        line = one_line_error(cli("tune", TRIVIAL, "--budget", "2", flag, value, "--out", str(out)))
+        assert value in line and "2**63-1" in line
+        assert not out.exists() and not journal_path(out).exists()
+    new_trivial(out, 2)
+    line = one_line_error(cli("tune", TRIVIAL, "--resume", "--budget", str(2**63 - 2), "--out", str(out)))
+    assert str(2**63 - 2) in line and len(load_session(out).trials) == 2
+
+
+def test_a_read_only_session_is_refused_before_a_run_and_left_as_it_is(cli, tmp_path: Path) -> None:
+    """A save renames a new file over the old one, which the old one's mode does not stop (nor
+    does it stop root): a session the person made read-only is refused before anything runs."""
+    from workbench.runner.controller import remeasure_aborted
+
+    out = tmp_path / "s.json"
+    new_trivial(out, 3)
+    out.chmod(0o444)
+    before, inode = out.read_bytes(), out.stat().st_ino
+    line = one_line_error(cli("tune", TRIVIAL, "--resume", "--budget", "2", "--out", str(out)))
+    assert line == f"error: {out} is read-only; make it writable or continue into another file with --out OTHER"
+    assert "is read-only" in one_line_error(cli("tune", TRIVIAL, "--force", "--budget", "2", "--out", str(out)))
+    with pytest.raises(WorkbenchError, match="is read-only; make it writable$"):
+        remeasure_aborted(out)
+    assert out.read_bytes() == before and out.stat().st_ino == inode and out.stat().st_mode & 0o777 == 0o444
+    assert not journal_path(out).exists() and not lock_path(out).exists()
+    other = tmp_path / "other.json"  # what the refusal offers: continuing into another file
+    done = cli("tune", TRIVIAL, "--resume", str(out), "--budget", "2", "--out", str(other), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert len(load_session(other).trials) == 5 and out.read_bytes() == before
+    other.chmod(0o644)
+    journal_path(other).write_text("")  # a journal made read-only is refused the same way
+    journal_path(other).chmod(0o444)
+    assert "other.json.journal is read-only" in one_line_error(
+        cli("tune", TRIVIAL, "--resume", "--budget", "1", "--out", str(other)))
+
+
+def test_a_lent_lock_stays_with_its_holder_after_the_run(tmp_path: Path) -> None:
+    """The window lends its autosave's lock to each run: the run writes under it, and the file is
+    still locked when the run ends (no moment another window could take it for a crashed run)."""
+    from workbench.core.io.session_lock import locked_by_other
+    from workbench.runner.controller import prepare_run
+
+    out = tmp_path / "auto.json"
+    held = SessionLock(out).acquire()
+    run = prepare_run(RunRequest(kernel=TRIVIAL, strategy="random", budget=2), None, out, held=held)
+    assert run.run().reason == "budget" and len(load_session(out).trials) == 2
+    assert held.held and locked_by_other(out) and lock_path(out).exists()
+    with pytest.raises(WorkbenchError, match="lock given"):
+        prepare_run(RunRequest(kernel=TRIVIAL, budget=1), None, tmp_path / "other.json", held=held)
+    held.release()
+    with pytest.raises(WorkbenchError, match="not held"):
+        held.lent()
+    assert not locked_by_other(out) and not lock_path(out).exists()
+
+
 # --- kills lose nothing ---------------------------------------------------------------------------
 
 

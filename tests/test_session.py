@@ -103,6 +103,48 @@ def test_save_load_round_trip_keeps_everything(tmp_path: Path) -> None:
     assert not list(tmp_path.glob(".*.tmp"))
 
 
+def test_save_refuses_a_header_that_would_not_load_again_and_keeps_the_old_file(tmp_path: Path) -> None:
+    """Whatever a header field holds, save never writes a file load_session refuses: the saved file
+    stays as it was and the refusal is one line naming the field."""
+    path = tmp_path / "s.json"
+    session = make_session(4)
+    save_session(session, path)
+    before = path.read_bytes()
+    session.extra["count"] = 2**64  # beyond 64 bits: the loader reads no such integer
+    with pytest.raises(WorkbenchError, match="does not fit 64 bits") as refused:
+        save_session(session, path)
+    assert str(path) in str(refused.value) and "\n" not in str(refused.value)
+    del session.extra["count"]
+    session.kernel = "k" * 10_000  # longer than any name the loader accepts
+    with pytest.raises(WorkbenchError, match="kernel"):
+        save_session(session, path)
+    assert path.read_bytes() == before and not list(tmp_path.glob(".*.tmp"))
+    assert len(load_session(path).trials) == 4
+
+
+def test_save_never_replaces_a_read_only_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    save_session(make_session(2), path)
+    path.chmod(0o444)
+    before = path.read_bytes()
+    with pytest.raises(WorkbenchError, match="is read-only; make it writable or save to another file"):
+        save_session(make_session(5), path)
+    assert path.read_bytes() == before and not list(tmp_path.glob(".*.tmp"))
+
+
+def test_run_settings_counts_are_bounded_to_what_a_file_holds() -> None:
+    from workbench.core.domain.run_settings import MAX_COUNT, RunSettings
+
+    for name in ("budget", "patience", "workers"):
+        assert getattr(RunSettings(**{name: MAX_COUNT}), name) == MAX_COUNT
+        with pytest.raises(WorkbenchError, match=f"{name} {MAX_COUNT + 1}: at most {MAX_COUNT}"):
+            RunSettings(**{name: MAX_COUNT + 1})
+    with pytest.raises(WorkbenchError, match="an integer of 20001 bits"):  # no 6,000-digit message
+        RunSettings(budget=2**20000)
+    with pytest.raises(WorkbenchError, match="device number"):
+        RunSettings(devices=(2**64,))
+
+
 def test_explicit_space_round_trip(tmp_path: Path) -> None:
     space = SearchSpace.explicit(SLOTS, [{"block_size": 64, "vector": 2, "fast_math": True, "strategy": "atomic"},
                                          {"block_size": 32, "vector": 1, "fast_math": False, "strategy": "atomic"}])

@@ -305,3 +305,26 @@ def test_a_replay_session_restores_its_own_speed_and_automation_leaves_unnamed_c
     toolbar.apply({"strategy": "local", "seed": 9, "budget": 7})
     toolbar.apply({"kernel": BENCH, "strategy": None, "seed": None, "budget": None})  # `gui --run` without those flags
     assert (toolbar.strategy.currentText(), toolbar.seed.value(), toolbar.budget.value()) == ("local", 9, 7)
+
+
+def test_a_read_only_session_is_neither_continued_nor_saved_over(window, qtbot, tmp_path):
+    """A session the person made read-only stays as it is: Start refuses to continue into it and
+    Save refuses to replace it (each in one line), and Save As another file then continues there."""
+    path = tmp_path / "ro.json"
+    run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=3, seed=1), path)
+    path.chmod(0o444)
+    before = path.read_bytes()
+    window.open_session(path)
+    window.trusted_code.add(Path(BENCH).resolve())
+    window.toolbar.budget.setValue(2)
+    with pytest.raises(WorkbenchError, match="is read-only; make it writable or save the session under another"):
+        window.start_run(window.toolbar.request())
+    assert not window.running
+    assert not window.save_to(path)
+    assert "is read-only" in window.statusBar().currentMessage()
+    assert path.read_bytes() == before
+    other = tmp_path / "rw.json"
+    assert window.save_to(other)
+    result = start_and_wait(window, qtbot, window.toolbar.request())
+    assert result.reason == "budget", result.message
+    assert len(load_session(other).trials) == 5 and path.read_bytes() == before

@@ -73,6 +73,26 @@ def current_umask() -> int:
     return mask
 
 
+def read_only(path: str | os.PathLike[str]) -> bool:
+    """Whether the existing regular file at ``path`` is one this process must not write: its mode
+    lets nobody write it (someone made it read-only; root, who could write it anyway, respects that
+    too), its owner is us and the mode does not let us, or the system refuses us (another user's
+    file, a read-only mount). A save replaces a file by renaming a new one over it, which the
+    file's own mode does not stop, so writers ask here first. False when nothing is there."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    if not stat.S_ISREG(info.st_mode):
+        return False
+    if not info.st_mode & 0o222:
+        return True
+    euid = getattr(os, "geteuid", None)
+    if euid is not None and info.st_uid == euid() and not info.st_mode & stat.S_IWUSR:
+        return True
+    return not os.access(path, os.W_OK)
+
+
 def safe_file_stem(text: str, fallback: str = "untitled") -> str:
     """A file-name stem from arbitrary text: ASCII letters, digits, ``.``, ``_`` and ``-`` only.
 

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.records import provenance
+from workbench.core.io.session_lock import SessionLock
 from workbench.gui import compat  # noqa: F401 - applied on import, before any widget exists
 from workbench.gui.best_card import BestCard
 from workbench.gui.bridge import EngineThread
@@ -79,6 +80,10 @@ class MainWindow(QMainWindow):
         self.model = SessionModel()
         self.path: Path | None = None  # where Save writes; None: unsaved (runs go to an autosave file)
         self.autosave_path: Path | None = None
+        #: The lock of ``autosave_path``, held for as long as the window shows that unsaved session,
+        #: between runs too (each run borrows it): so no other window offers it as a crashed run,
+        #: recovers it, or removes it (see :meth:`_set_autosave`).
+        self._autosave_lock: SessionLock | None = None
         # Not ``self.thread``: that would hide QObject.thread().
         self.engine_thread: EngineThread | None = None
         #: The engine thread's end has been shown (views, controls, ``run_done``). Until then the run
@@ -588,28 +593,59 @@ class MainWindow(QMainWindow):
             request = dataclasses.replace(request, constraints=self.model.constraints if current else None,
                                           weights=self.model.weights if current else None)
         if continuing and current is not None:
-            output = self.path or self.autosave_path or autosave.new_autosave_path(current.kernel)
+            output, held = self._run_output(current.kernel)
         else:
             output = autosave.new_autosave_path(run.get("kernel") or Path(str(run.get("replay") or "session")).stem)
+            held = SessionLock(output).acquire()
         if continuing and current is not None:  # the controls are the truth for this run, "no time limit" included
             current.run = dataclasses.replace(current.run, time_limit_s=run.get("time_limit_s"))
-        prepared = prepare_run(request, current if continuing else None, output)
+        try:
+            prepared = prepare_run(request, current if continuing else None, output, held=held)
+        except BaseException:
+            if held is not None and held is not self._autosave_lock:  # taken for this run only
+                held.release()
+            raise
         if continuing:
             self.model.sync()  # trials another run added to the file meanwhile (see catch_up)
         if prepared.spec.kind == "python" and not continuing:  # the person picked this file to run
             self.trusted_code.add(Path(str(prepared.spec.options.get("path", ""))).resolve())
         if not continuing:
-            self.autosave_path = None  # the previous session's autosave (if any) stays for recovery
             self.path = None
+        if self.path is None:  # a new session's autosave replaces the previous one's, which stays for recovery
+            self._set_autosave(output, held)
+        if not continuing:
             self.model.set_session(prepared.session)
-        if self.path is None:
-            self.autosave_path = output
         self.model.dirty = self.path is None or self.model.dirty
         self._shown_request = self._choices(self.toolbar.request())
         cost_model_note = (prepared.session.extra.get("cost_model") or {}).get("note")
         if cost_model_note:  # pruning models a stand-in GPU: say which
             self.statusBar().showMessage(f"cost model: {cost_model_note}", 15000)
         self._launch(prepared)
+
+    def _run_output(self, kernel: str) -> tuple[Path, SessionLock | None]:
+        """Where a run continuing the shown session writes, with the lock the window lends it: the
+        session's file (the run takes its own lock), else its autosave, whose lock the window holds
+        (taken now for a session that has none yet, e.g. one imported). The caller releases a lock
+        taken here if the run does not start (it is not yet :attr:`_autosave_lock`)."""
+        from workbench.runner import autosave
+
+        if self.path is not None:
+            return self.path, None
+        if self.autosave_path is None:
+            path = autosave.new_autosave_path(kernel)
+            return path, SessionLock(path).acquire()
+        if self._autosave_lock is None or not self._autosave_lock.held:
+            self._autosave_lock = SessionLock(self.autosave_path).acquire()  # e.g. given back on closing
+        return self.autosave_path, self._autosave_lock
+
+    def _set_autosave(self, path: Path | None, lock: SessionLock | None = None) -> None:
+        """The autosave of the unsaved session shown is now ``path`` (None: none), whose lock
+        ``lock`` the window holds from now on. The lock of an autosave no longer shown is let go:
+        the file stays, and is a crashed run to recover for any window (this one included)."""
+        previous = self._autosave_lock
+        self.autosave_path, self._autosave_lock = path, lock
+        if previous is not None and previous is not lock:
+            previous.release()
 
     def _launch(self, prepared: Any) -> None:
         """Run a prepared run (the controller's ``Run``) in the engine thread, the controls following it."""
@@ -662,11 +698,11 @@ class MainWindow(QMainWindow):
             raise WorkbenchError("a run is already going; re-measure when it ends")
         if self.model.session is None:
             raise WorkbenchError("no session to re-measure")
-        path = self.path or self.autosave_path
-        if path is None:
+        if self.path is None and self.autosave_path is None:
             raise WorkbenchError("save the session first: re-measured trials are added to its file")
+        path, held = self._run_output(self.model.session.kernel)
         request = RunRequest(constraints=self.model.constraints, weights=self.model.weights)
-        run, why = remeasure_aborted(path, request)
+        run, why = remeasure_aborted(path, request, held=held)
         if run is None:
             self.statusBar().showMessage(why, 10000)
             return
@@ -679,7 +715,6 @@ class MainWindow(QMainWindow):
     def measure_cells(self, cells: list[Any]) -> None:
         """Measure (size, config) pairs of the open session (the size view's missing cells) through
         the run controller, in the engine thread like any run; the view fills in as trials arrive."""
-        from workbench.runner import autosave
         from workbench.runner.controller import prepare_cells
 
         current = self.model.session
@@ -687,16 +722,19 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("measure missing cells: stop the run first" if self.running
                                          else "measure missing cells: no session", 8000)
             return
-        output = self.path or self.autosave_path or autosave.new_autosave_path(current.kernel)
+        held: SessionLock | None = None
         try:
+            output, held = self._run_output(current.kernel)
             request = self._continue_request(self.toolbar.request(), current)
-            prepared = prepare_cells(dataclasses.replace(request, budget=None), current, output, cells)
+            prepared = prepare_cells(dataclasses.replace(request, budget=None), current, output, cells, held=held)
         except WorkbenchError as exc:
+            if held is not None and held is not self._autosave_lock:  # taken for this run only
+                held.release()
             self.statusBar().showMessage(f"measure missing cells: {exc}", 15000)
             return
         self.model.sync()
         if self.path is None:
-            self.autosave_path = output
+            self._set_autosave(output, held)
         self.model.dirty = True
         self._launch(prepared)
 
@@ -838,6 +876,7 @@ class MainWindow(QMainWindow):
     def new_session(self) -> None:
         if self._refused_during_run("New session") or not self._maybe_save():
             return
+        self._set_autosave(None)  # an unsaved session kept (not discarded) stays for recovery
         self.path = None
         self._shown_request = None
         self.model.set_session(None)
@@ -877,6 +916,7 @@ class MainWindow(QMainWindow):
                 self._shown_request = None  # Start with these controls starts a new session
             if then is not None:
                 then()
+            self._set_autosave(self.autosave_path)  # the earlier autosave's lock: let go only now
         except Exception as exc:
             # a bug: its traceback goes to the log, the person gets one line and the old session
             _log.warning("showing %s failed; the previous session is shown again", path, exc_info=True)
@@ -1005,8 +1045,10 @@ class MainWindow(QMainWindow):
         if self.autosave_path is not None and not self.running and self.autosave_path != self.path:
             from workbench.runner.autosave import discard
 
-            discard(self.autosave_path)
-            self.autosave_path = None
+            kept = discard(self.autosave_path, held=self._autosave_lock)  # under its lock, released there
+            self._set_autosave(None)
+            if kept:  # another process holds it (so it is not this window's to remove)
+                self.statusBar().showMessage(kept, 15000)
 
     def _open_recent(self, path: str) -> None:
         """Open recent goes through the same questions as Open: unsaved trials are never dropped silently."""
@@ -1173,13 +1215,25 @@ class MainWindow(QMainWindow):
         answer = QMessageBox.question(self, "Recover unsaved session",
                                       f"A run did not end cleanly ({session_file.name}). Recover its trials?")
         if answer == QMessageBox.StandardButton.Yes:
-            if not self._guarded(lambda: self.open_session(session_file), "Cannot recover"):
-                return  # nothing was recovered: the window and the autosave stay as they were
-            self.path = None
-            self.autosave_path = session_file
-            self._remove_recent(str(session_file.resolve()))
-            self.model.dirty = True
-            self._update_title()
+            self.recover(session_file)
+
+    def recover(self, session_file: Path) -> bool:
+        """Show a crashed run's autosave as this window's unsaved session, holding its lock from
+        before it is read (another window recovering it meanwhile is refused). False, said in one
+        line, when it cannot be: in use by another process, or not readable; the window and the
+        autosave then stay as they were."""
+        lock = SessionLock(session_file)
+        if not self._guarded(lock.acquire, "Cannot recover"):
+            return False
+        if not self._guarded(lambda: self.open_session(session_file), "Cannot recover"):
+            lock.release()
+            return False
+        self.path = None
+        self._set_autosave(session_file, lock)
+        self._remove_recent(str(session_file.resolve()))
+        self.model.dirty = True
+        self._update_title()
+        return True
 
     # --- settings ------------------------------------------------------------------------------
     def _last_dir(self) -> str:
@@ -1262,6 +1316,8 @@ class MainWindow(QMainWindow):
             return
         else:
             self._drop_autosave()  # saved, discarded, or automation: nothing is left to recover
+        # A kept autosave (closed during a run) is the next start's to recover: its lock goes now.
+        self._set_autosave(self.autosave_path)
         self._timer.stop()
         if self.interactive:  # an automated run's window size is not the person's layout
             self.save_settings()

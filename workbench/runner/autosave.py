@@ -4,8 +4,10 @@ is found again.
 A run always writes somewhere, so a crash never loses a finished trial; a session the person has
 not saved under a name goes to the autosave folder. The autosave lives as long as the window holds
 that unsaved session: it is removed when the session is saved under a name or discarded, and when
-the program ends normally. So an autosave found at start-up is always a run that did not end
-cleanly, except one another live window still writes (it holds the session's lock).
+the program ends normally. The window holds the autosave's lock all that time, between runs too, not
+only while a run writes: so an autosave that is not locked is one no live window shows (its process
+died, or the window went on to another session and left it for recovery), and only those are offered.
+Removing one takes its lock first, so an autosave another process holds is never removed.
 
 The folder is ``KERNEL_WORKBENCH_DATA_DIR/autosave`` when that is set (tests and demos keep the
 person's own folder untouched), else the platform's user data folder.
@@ -19,7 +21,8 @@ from pathlib import Path
 
 from workbench.core.fs import safe_file_stem
 from workbench.core.domain.session import journal_path
-from workbench.core.io.session_lock import lock_path, locked_by_other
+from workbench.core.errors import WorkbenchError
+from workbench.core.io.session_lock import SessionLock, lock_path, locked_by_other
 
 def data_dir() -> Path:
     """The workbench's user data folder (``KERNEL_WORKBENCH_DATA_DIR`` overrides)."""
@@ -70,13 +73,24 @@ def recoverable(exclude: Path | None = None) -> list[Path]:
     return sorted(alive, key=_mtime, reverse=True)
 
 
-def discard(path: Path) -> None:
-    """Remove an autosave with its journal and lock (the session was saved elsewhere or dropped)."""
-    for leftover in (path, journal_path(path), lock_path(path)):
-        try:
-            leftover.unlink()
-        except FileNotFoundError:
-            pass
+def discard(path: Path, held: SessionLock | None = None) -> str | None:
+    """Remove an autosave with its journal and lock (the session was saved elsewhere or dropped).
+
+    Under the autosave's lock: ``held`` when the caller holds it (the window showing the session;
+    it is released here), else taken here without waiting. An autosave another live process holds
+    (a window that recovered it and may be running on it) is left whole: returns why, in one line;
+    None once removed. A lock file is only ever removed by its holder."""
+    lock = held if held is not None and held.held and held.path == lock_path(path) else SessionLock(path)
+    try:
+        lock.acquire()
+    except WorkbenchError as exc:  # in use elsewhere, or a lock file that is not one
+        return f"autosave {path.name} kept: {exc}"
+    try:
+        for leftover in (path, journal_path(path)):
+            leftover.unlink(missing_ok=True)
+    finally:
+        lock.release()  # removes the lock file, which no one else holds
+    return None
 
 
 def _mtime(path: Path) -> float:

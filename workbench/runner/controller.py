@@ -25,8 +25,14 @@ from workbench.core.domain.measurement import Status
 from workbench.core.domain.metrics import check_metrics, idle_directions
 from workbench.core.domain.objective import Constraints, Weights, check_stored_constraints
 from workbench.core.domain.records import StrategyInfo, backend_options
-from workbench.core.io.output_files import backup_path, check_folder, check_regular_or_absent, keep_backup
-from workbench.core.domain.run_settings import RunSettings
+from workbench.core.io.output_files import (
+    backup_path,
+    check_folder,
+    check_regular_or_absent,
+    check_writable,
+    keep_backup,
+)
+from workbench.core.domain.run_settings import MAX_COUNT, RunSettings
 from workbench.core.domain.session import (
     Session,
     clean_stale_temporaries,
@@ -141,9 +147,16 @@ class Run:
         self.continued = continued
         #: Things worth telling the person that do not stop the run (a metric only the run will show).
         self.warnings: list[str] = []
+        self._started = False
 
     def run(self) -> RunFinished:
-        """Run to the end; the engine saves the session; the lock is released however it ends."""
+        """Run to the end; the engine saves the session; the lock is released however it ends.
+
+        Once only: the lock is gone after the first end, and a second run would write the session
+        without it, beside any writer that took the file meanwhile."""
+        if self._started:
+            raise WorkbenchError("this run was already started; prepare a new one (its lock is gone)")
+        self._started = True
         try:
             return self.engine.run()
         finally:
@@ -214,6 +227,8 @@ def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, res
         return _prepare_any(request, None, None, None, resolved)
     check_folder(out)
     check_regular_or_absent(out)
+    _check_writable(out, "continue into another file with --out OTHER" if resume
+                    else "name another file with --out")
     _refuse_code_as_output(request, out, inputs)
     lock = SessionLock(out).acquire()
     try:
@@ -234,6 +249,22 @@ def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, res
     except BaseException:
         lock.release()
         raise
+
+
+def _lock(out: Path, held: SessionLock | None) -> SessionLock:
+    """The lock of ``out``: taken now, or lent by the caller who holds it (``held``), whose lock
+    then outlives the run (releasing what this returns leaves it held)."""
+    if held is None:
+        return SessionLock(out).acquire()
+    if held.path != SessionLock(out).path:
+        raise WorkbenchError(f"{out}: the lock given is {held.path}'s")
+    return held.lent()
+
+
+def _check_writable(out: Path, instead: str | None) -> None:
+    """The session file and its journal may be written (neither was made read-only)."""
+    check_writable(out, instead)
+    check_writable(journal_path(out), instead)
 
 
 def _refuse_code_as_output(request: RunRequest, out: Path, inputs: Iterable[str | os.PathLike[str]]) -> None:
@@ -272,6 +303,7 @@ def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
     out = Path(output)
     check_folder(out)
     check_regular_or_absent(out)
+    _check_writable(out, "name another file with --out")
     _refuse_code_as_output(request, out, [source])
     session.id = new_session_id()  # a copy continued elsewhere is a session of its own
     lock = SessionLock(out).acquire()
@@ -290,14 +322,17 @@ def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
 
 
 def prepare_run(request: RunRequest, session: Session | None,
-                output: str | os.PathLike[str] | None) -> Run | SweepRun:
+                output: str | os.PathLike[str] | None, *, held: SessionLock | None = None) -> Run | SweepRun:
     """A run for the window: continue ``session`` (when given) or start a new one, writing to
     ``output`` (the session's file, or an autosave path the window chose). The window decides
-    beforehand whether a request continues the open session (:func:`continues`)."""
+    beforehand whether a request continues the open session (:func:`continues`).
+
+    ``held``: the lock of ``output`` the caller already holds and keeps after the run (the window
+    holds its unsaved session's autosave for as long as it shows it); the run writes under it."""
     out = Path(output) if output is not None else None
     if session is not None:
         check_stored_constraints(request.constraints or session.constraints, out)
-    lock = _take_output(out, session)
+    lock = _take_output(out, session, held)
     try:
         return _prepare_any(request, session, out, lock)
     except BaseException:
@@ -306,15 +341,17 @@ def prepare_run(request: RunRequest, session: Session | None,
         raise
 
 
-def _take_output(out: Path | None, session: Session | None) -> SessionLock | None:
-    """For a run the window prepares: check that ``out`` may be written, take its lock, clear
-    temporaries a killed save left, and take in the trials another run added to the file meanwhile
-    (:func:`catch_up`); the lock, released again when any of this fails (None without a file)."""
+def _take_output(out: Path | None, session: Session | None, held: SessionLock | None = None) -> SessionLock | None:
+    """For a run the window prepares: check that ``out`` may be written, take its lock (or borrow
+    ``held``), clear temporaries a killed save left, and take in the trials another run added to
+    the file meanwhile (:func:`catch_up`); the lock, released again when any of this fails (None
+    without a file)."""
     if out is None:
         return None
     check_folder(out)
     check_regular_or_absent(out)
-    lock = SessionLock(out).acquire()
+    _check_writable(out, "save the session under another name (Save As) to continue there")
+    lock = _lock(out, held)
     try:
         clean_stale_temporaries(out)
         if session is not None:
@@ -326,10 +363,11 @@ def _take_output(out: Path | None, session: Session | None) -> SessionLock | Non
 
 
 def prepare_cells(request: RunRequest, session: Session, output: str | os.PathLike[str] | None,
-                  cells: Sequence[tuple[Mapping[str, Any], Config]]) -> SweepRun:
+                  cells: Sequence[tuple[Mapping[str, Any], Config]], *, held: SessionLock | None = None) -> SweepRun:
     """A run that measures given configs at given sizes of ``session`` (the size view's missing
     cells: one size's best config at another size), one size after another, with the session's
-    backend; nothing else is measured and no default config first."""
+    backend; nothing else is measured and no default config first. ``held``: as for
+    :func:`prepare_run`."""
     by_size: dict[str, tuple[Mapping[str, Any], list[Config]]] = {}
     for problem, config in cells:
         entry = by_size.setdefault(problem_key(problem), (dict(problem), []))
@@ -339,7 +377,7 @@ def prepare_cells(request: RunRequest, session: Session, output: str | os.PathLi
         raise WorkbenchError("nothing to measure: every cell is measured")
     out = Path(output) if output is not None else None
     check_stored_constraints(request.constraints or session.constraints, out)
-    lock = _take_output(out, session)
+    lock = _take_output(out, session, held)
     try:
         spec = _spec_for_continue(request, session)
         _check_sizes(spec, _open_continued_target(spec, session), [p for p, _c in by_size.values()])
@@ -652,13 +690,15 @@ def _named_metrics(session: Session, objectives: Sequence[str]) -> dict[str, Non
     return dict.fromkeys([*weighted, *bounded, *objectives])
 
 
-def _open_locked(out: Path, flag: str) -> tuple[SessionLock, Session]:
-    """The existing session at ``out`` (``flag`` names what needs it), loaded under its lock, which
-    the caller then holds: one writer at a time, and what a killed run left is cleaned first."""
+def _open_locked(out: Path, flag: str, held: SessionLock | None = None) -> tuple[SessionLock, Session]:
+    """The existing session at ``out`` (``flag`` names what needs it), loaded under its lock (taken,
+    or lent by its holder ``held``), which the caller then holds: one writer at a time, and what a
+    killed run left is cleaned first."""
     check_regular_or_absent(out)
     if not out.is_file() and not journal_path(out).is_file():
         raise WorkbenchError(f"{flag}: --out {out} must be an existing session file")
-    lock = SessionLock(out).acquire()
+    _check_writable(out, None)  # its own trials are added to it: no other file will do
+    lock = _lock(out, held)
     try:
         clean_stale_temporaries(out)
         return lock, load_session(out)
@@ -667,17 +707,18 @@ def _open_locked(out: Path, flag: str) -> tuple[SessionLock, Session]:
         raise
 
 
-def remeasure_aborted(path: str | os.PathLike[str],
-                      request: RunRequest = RunRequest()) -> tuple[Run | SweepRun | None, str]:
+def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunRequest(), *,
+                      held: SessionLock | None = None) -> tuple[Run | SweepRun | None, str]:
     """A run that measures again every aborted candidate of the session at ``path`` whose latency
     bound the objective in force (the session's, or the request's, which becomes the session's)
     no longer rules out, with the session's own backend; new trials go beside the aborted ones.
     A sweep's sizes are each re-measured at their own problem, one after another.
 
     Returns ``(None, why)`` when nothing is worth re-measuring (the lock is not kept then).
+    ``held``: as for :func:`prepare_run`.
     """
     out = Path(path)
-    lock, session = _open_locked(out, "--remeasure-aborted")
+    lock, session = _open_locked(out, "--remeasure-aborted", held)
     try:
         check_stored_constraints(request.constraints or session.constraints, out)
         objective = Objective(request.constraints or session.constraints, request.weights or session.weights)
@@ -775,6 +816,9 @@ def _run_budget(request: RunRequest, settings: RunSettings, done: int, session: 
     if request.budget is not None:
         if request.budget < 1:
             raise WorkbenchError(f"budget must be at least 1 evaluation, got {request.budget}")
+        if request.budget > MAX_COUNT - done:  # the session's total is recorded and must load again
+            raise WorkbenchError(f"budget {request.budget}: at most {MAX_COUNT - done} more evaluations "
+                                 "(2**63-1 in all)")
         return request.budget
     if session is not None and settings.budget is not None:
         left = settings.budget - done

@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from workbench.core.domain.search_objective import Objective
 from workbench.core.domain.session import Session
+from workbench.core.errors import WorkbenchError
 from workbench.core.io.session_lock import SessionLock
 from workbench.runner.events import Event, Progress, RunFinished, Subscribers
 
@@ -63,6 +64,7 @@ class SweepRun:
         self._unrefined = 0
         #: Whether the last size's run wrote the session (a failed save leaves the journal).
         self.saved = True
+        self._started = False
 
     # --- the Run surface -----------------------------------------------------------------------
     @property
@@ -132,7 +134,11 @@ class SweepRun:
 
     # --- running -------------------------------------------------------------------------------
     def run(self) -> RunFinished:
-        """Measure every size still to do; the lock is released however it ends."""
+        """Measure every size still to do; the lock is released however it ends. Once only, as
+        :meth:`workbench.runner.controller.Run.run`: a second run would write without the lock."""
+        if self._started:
+            raise WorkbenchError("this run was already started; prepare a new one (its lock is gone)")
+        self._started = True
         reason, message = "budget", ""
         try:
             for position, item in enumerate(self.todo):

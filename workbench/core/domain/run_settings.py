@@ -19,6 +19,10 @@ from workbench.core.errors import WorkbenchError
 
 EXECUTORS = ("local", "ray", "inline")
 
+#: The largest count a setting may hold: a signed 64-bit integer, which every reader of the file
+#: takes exactly (a session is never written with a number it cannot read back).
+MAX_COUNT = 2**63 - 1
+
 
 @dataclass(frozen=True)
 class RunSettings:
@@ -57,8 +61,8 @@ class RunSettings:
             raise WorkbenchError(f"ray_address {self.ray_address!r}: expected text")
         if self.devices is not None:
             for device in self.devices:
-                if type(device) is not int or device < 0:
-                    raise WorkbenchError(f"devices: {device!r} is not a device number (an integer >= 0)")
+                if type(device) is not int or not 0 <= device <= MAX_COUNT:
+                    raise WorkbenchError(f"devices: {_text(device)} is not a device number (an integer >= 0)")
         if type(self.allow_mixed_gpus) is not bool:
             raise WorkbenchError(f"allow_mixed_gpus {self.allow_mixed_gpus!r}: expected true or false")
 
@@ -106,7 +110,17 @@ def _positive_int(name: str, value: Any) -> None:
     if type(value) is not int:
         raise WorkbenchError(f"{name} {value!r}: expected a whole number")
     if value < 1:
-        raise WorkbenchError(f"{name} must be at least 1, got {value}")
+        raise WorkbenchError(f"{name} must be at least 1, got {_text(value)}")
+    if value > MAX_COUNT:
+        raise WorkbenchError(f"{name} {_text(value)}: at most {MAX_COUNT} (2**63-1)")
+
+
+def _text(value: Any) -> str:
+    """A value for a message: a huge integer by its size (printing one of thousands of digits is
+    slow, and Python refuses beyond 4,300)."""
+    if type(value) is int and value.bit_length() > 128:
+        return f"(an integer of {value.bit_length()} bits)"
+    return repr(value)
 
 
 def _positive_float(name: str, value: Any) -> None:

@@ -55,7 +55,7 @@ except ImportError:  # pragma: no cover - the json module does the same work, sl
     orjson = None  # type: ignore[assignment]
 
 from workbench.core.errors import SessionFormatError, WorkbenchError
-from workbench.core.fs import MAX_FILE_BYTES, current_umask, read_capped
+from workbench.core.fs import MAX_FILE_BYTES, current_umask, read_capped, read_only
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.objective import Constraints, Ranking, Weights, rank
 from workbench.core.domain.records import BackendInfo, DeviceInfo, StrategyInfo
@@ -884,9 +884,34 @@ def _atomic_write(path: Path, write: Callable[[IO[str]], object]) -> None:
     _fsync_dir(directory)
 
 
-def _write_document(f: IO[str], session: Session, trials: list[Trial]) -> None:
-    """The session as one JSON object: header fields indented, then one trial per line."""
-    head = json.dumps(session.header_dict(), indent=1, allow_nan=False, default=_json_default)
+def _header_text(session: Session) -> str:
+    """The header fields as the file holds them (indented JSON)."""
+    return json.dumps(session.header_dict(), indent=1, allow_nan=False, default=_json_default)
+
+
+#: Search spaces (by identity) whose stored form was already read back once: a space does not
+#: change, and reading a recording's space of many points back costs far more than parsing it.
+_SPACES_READ_BACK: dict[int, "weakref.ref[SearchSpace]"] = {}
+
+
+def _check_header_loads(session: Session, head: str) -> None:
+    """Read ``head`` (the header of ``session``) back as :func:`load_session` would, with the same
+    parser and validators, trials aside: a field that cannot be read back (an integer beyond 64 bits,
+    a name too long) is refused here, before the write, rather than leaving a file nothing can open.
+    Raises SessionFormatError."""
+    data = _parse_json(head, "cannot save session")  # every integer of the header is bounded here
+    space = session.space
+    known = space is not None and (ref := _SPACES_READ_BACK.get(id(space))) is not None and ref() is space
+    if known:
+        data["space"] = None
+    _decode_session({**data, "trials": []}, "cannot save session")
+    if space is not None and not known:
+        key = id(space)
+        _SPACES_READ_BACK[key] = weakref.ref(space, lambda _gone: _SPACES_READ_BACK.pop(key, None))
+
+
+def _write_document(f: IO[str], session: Session, trials: list[Trial], head: str) -> None:
+    """The session as one JSON object: header fields indented (``head``), then one trial per line."""
     f.write(head[:-2])  # drop the closing "\n}"
     if trials:
         f.write(',\n "trials": [\n')
@@ -904,13 +929,19 @@ def save_session(session: Session, path: str | os.PathLike[str], *, keep_journal
     """
     p = _session_path(path)
     trials = list(session.trials)  # a snapshot: the engine may append while we write
-    try:  # never write a file that load_session would refuse
+    try:  # never write a file that load_session would refuse: the file there stays as it was
+        head = _header_text(session)
+        _check_header_loads(session, head)
         _check_trials(session, "cannot save session", trials)
     except SessionFormatError as exc:
         raise WorkbenchError(f"{p}: {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise WorkbenchError(f"{p}: cannot save session: {exc}") from None
+    if read_only(p):  # the rename below would replace it regardless of its mode
+        raise WorkbenchError(f"{p} is read-only; make it writable or save to another file")
     try:
         with _no_gc():
-            _atomic_write(p, lambda f: _write_document(f, session, trials))
+            _atomic_write(p, lambda f: _write_document(f, session, trials, head))
     except OSError as exc:
         raise WorkbenchError(f"{p}: cannot save session ({exc.strerror or exc})") from None
     except (TypeError, ValueError) as exc:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from workbench.core.errors import WorkbenchError
+from workbench.core.fs import read_only
 
 BACKUP_SUFFIX = ".bak"
 
@@ -45,6 +46,14 @@ def check_regular_or_absent(path: Path, flag: str = "--out") -> bool:
     if not stat.S_ISREG(info.st_mode):
         raise WorkbenchError(f"{flag} {path}: is not a regular file; refusing to replace it")
     return True
+
+
+def check_writable(path: Path, instead: str | None = "continue into another file with --out OTHER") -> None:
+    """Refuse, in one line (with what to do ``instead``), to write a file the person made
+    read-only (see :func:`workbench.core.fs.read_only`): runs check it before they start, so they
+    never measure for a session they cannot save, nor replace the file by renaming over it."""
+    if read_only(path):
+        raise WorkbenchError(f"{path} is read-only; make it writable" + (f" or {instead}" if instead else ""))
 
 
 def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:

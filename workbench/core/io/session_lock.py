@@ -107,11 +107,40 @@ class SessionLock:
         os.close(self._fd)
         self._fd = None
 
+    def lent(self) -> "SessionLock":
+        """A handle on this held lock for someone its holder lends it to (a window lends the lock
+        of its unsaved session's autosave to each run it starts): they write under it, and their
+        ``release`` leaves it with the holder, so there is no moment the file lies unlocked
+        between the run's end and the holder taking it again."""
+        if self._fd is None and fcntl is not None:
+            raise WorkbenchError(f"{self.session_path}: cannot lend a lock that is not held")
+        return _LentLock(self)
+
     def __enter__(self) -> "SessionLock":
         return self.acquire()
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.release()
+
+
+class _LentLock(SessionLock):
+    """A borrowed handle on a held :class:`SessionLock` (see :meth:`SessionLock.lent`)."""
+
+    def __init__(self, owner: SessionLock) -> None:
+        super().__init__(owner.session_path)
+        self._owner = owner
+
+    @property
+    def held(self) -> bool:
+        return self._owner.held
+
+    def acquire(self) -> "SessionLock":
+        if not self._owner.held and fcntl is not None:
+            raise WorkbenchError(f"{self.session_path}: the lock lent was given back by its holder")
+        return self
+
+    def release(self) -> None:
+        """The holder keeps the lock."""
 
 
 def locked_by_other(session_path: str | os.PathLike[str]) -> bool:

@@ -1,0 +1,149 @@
+"""An unsaved session's autosave belongs to the window that shows it, for as long as it shows it:
+its lock is held between runs too, so another window (another process) neither offers it as a
+crashed run nor recovers it, and nothing removes an autosave another process holds."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from workbench.core.domain.session import journal_path, load_session, save_session
+from workbench.core.io.session_lock import lock_path, locked_by_other
+from workbench.runner.autosave import discard
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = str(Path(__file__).with_name("gui_bench.py"))
+RUN = {"kernel": BENCH, "backend": "python", "strategy": "random", "budget": 4}
+
+
+def start_and_wait(window, qtbot, run, timeout_ms=60_000):
+    with qtbot.waitSignal(window.run_done, timeout=timeout_ms) as blocker:
+        window.start_run(run)
+    return blocker.args[0]
+
+
+def second_window(qtbot, tmp_path, name="b"):
+    from PySide6.QtCore import QSettings
+
+    from workbench.gui.main_window import MainWindow
+
+    other = MainWindow(interactive=False, settings=QSettings(str(tmp_path / f"{name}.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(other)
+    return other
+
+
+def in_another_process(code: str, *, stdin: str = "") -> str:
+    """Run ``code`` in a process of its own (locks are per process), with this checkout and the
+    test's autosave folder; its standard output."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], input=stdin, capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+class Holder:
+    """Another process holding an autosave's lock until told to let go (a window of its own that
+    recovered it and runs on it)."""
+
+    def __init__(self, path: Path) -> None:
+        code = textwrap.dedent(f"""
+            import sys
+            from workbench.core.io.session_lock import SessionLock
+            lock = SessionLock({str(path)!r}).acquire()
+            print("held", flush=True)
+            sys.stdin.readline()
+            lock.release()
+        """)
+        self.process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+        assert self.process.stdout is not None and self.process.stdout.readline().strip() == "held"
+
+    def let_go(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write("\n")
+        self.process.stdin.flush()
+        assert self.process.wait(60) == 0
+
+
+def test_an_idle_windows_unsaved_session_is_not_offered_as_a_crashed_run_elsewhere(window, qtbot):
+    start_and_wait(window, qtbot, RUN)
+    autosave = window.autosave_path
+    assert autosave is not None and window.model.dirty and not window.running
+    out = in_another_process("""
+        from workbench.core.errors import WorkbenchError
+        from workbench.core.io.session_lock import SessionLock
+        from workbench.runner.autosave import autosave_dir, recoverable
+        print([p.name for p in recoverable()])
+        try:
+            SessionLock(next(autosave_dir().glob("*.json"))).acquire()
+        except WorkbenchError as exc:
+            print(exc)
+    """)
+    offered, refused = out.splitlines()
+    assert offered == "[]"  # the window is idle, not gone: nothing crashed
+    assert refused.endswith(f"is in use by pid {os.getpid()}")
+
+
+def test_a_second_window_can_neither_recover_it_nor_have_it_removed_under_it(window, qtbot, tmp_path):
+    start_and_wait(window, qtbot, RUN)
+    autosave = window.autosave_path
+    other = second_window(qtbot, tmp_path)
+    assert other.recoverable() == []
+    assert not other.recover(autosave)  # e.g. from a list taken before the first window ran
+    assert f"in use by pid {os.getpid()}" in other.statusBar().currentMessage()
+    assert other.model.session is None and other.autosave_path is None
+    assert len(load_session(autosave).trials) == 4
+    assert window.close()  # automation: the unsaved run is discarded, under its lock
+    assert not autosave.exists() and not journal_path(autosave).exists() and not lock_path(autosave).exists()
+
+
+def test_the_window_holds_its_autosave_between_runs_and_lends_it_to_each(window, qtbot):
+    start_and_wait(window, qtbot, RUN)
+    autosave = window.autosave_path
+    assert locked_by_other(autosave)
+    window.toolbar.budget.setValue(3)
+    result = start_and_wait(window, qtbot, window.toolbar.request())  # continues into its autosave
+    assert result.reason == "budget", result.message
+    assert window.autosave_path == autosave and window.path is None
+    assert locked_by_other(autosave) and len(load_session(autosave).trials) == 7
+
+
+def test_a_session_replaced_or_saved_lets_go_of_its_autosave(window, qtbot, tmp_path):
+    start_and_wait(window, qtbot, RUN)
+    kept = window.autosave_path
+    saved = tmp_path / "saved.json"
+    save_session(load_session(kept), saved)
+    window.open_session(saved)  # non-interactive: nothing is discarded, the autosave stays for recovery
+    assert not locked_by_other(kept) and kept.exists()
+    other = second_window(qtbot, tmp_path)
+    assert other.recoverable() == [kept] and other.recover(kept)
+    assert other.autosave_path == kept and other.model.dirty and locked_by_other(kept)
+    assert window.close()  # the first window no longer shows it: it does not touch it
+    assert kept.exists() and lock_path(kept).exists()
+    window.new_session()
+    start_and_wait(window, qtbot, RUN)
+    own = window.autosave_path
+    assert own != kept and window.save_to(tmp_path / "named.json")
+    assert not own.exists() and not lock_path(own).exists() and not locked_by_other(own)
+    assert other.close() and not kept.exists() and not lock_path(kept).exists()
+
+
+def test_an_autosave_another_process_holds_is_never_removed(window, qtbot):
+    start_and_wait(window, qtbot, RUN)
+    autosave = window.autosave_path
+    window.new_session()  # non-interactive: the unsaved run stays for recovery
+    assert window.autosave_path is None and not locked_by_other(autosave)
+    holder = Holder(autosave)
+    try:
+        why = discard(autosave)
+        assert why is not None and "in use by pid" in why and "\n" not in why
+        assert autosave.exists() and lock_path(autosave).exists()  # neither the file nor the holder's lock
+        assert len(load_session(autosave).trials) == 4
+    finally:
+        holder.let_go()
+    assert discard(autosave) is None
+    assert not autosave.exists() and not journal_path(autosave).exists() and not lock_path(autosave).exists()
