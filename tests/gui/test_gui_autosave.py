@@ -147,3 +147,11 @@ def test_an_autosave_another_process_holds_is_never_removed(window, qtbot):
         holder.let_go()
     assert discard(autosave) is None
     assert not autosave.exists() and not journal_path(autosave).exists() and not lock_path(autosave).exists()
+
+
+def test_save_as_onto_its_own_autosave_is_no_other_writer(window, qtbot):
+    """The window holds that lock itself: it was refused as a file in use by its own process."""
+    start_and_wait(window, qtbot, RUN)
+    autosave = window.autosave_path
+    assert window.save_to(autosave), window.statusBar().currentMessage()
+    assert window.path == autosave and len(load_session(autosave).trials) == 4

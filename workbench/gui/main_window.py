@@ -1012,6 +1012,9 @@ class MainWindow(QMainWindow):
         # is refused; the run of this window already holds the lock of its own output.
         own = self.engine_thread is not None and self.running and getattr(self.engine_thread.engine, "output",
                                                                           None) == Path(path)
+        # nor the autosave this window holds the lock of while it shows that unsaved session
+        own = own or (self._autosave_lock is not None and self._autosave_lock.held
+                      and self.autosave_path is not None and Path(path) == self.autosave_path)
         lock = None if own else SessionLock(path)
         try:
             check_folder(Path(path), "save")
