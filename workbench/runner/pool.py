@@ -399,33 +399,53 @@ class WorkerPool(ResultQueue):
         return any(w.job for w in self._workers) or any(d.job for d in self._dying)
 
     def close(self) -> None:
-        """Stop every worker (politely, then by force). Candidates still running are abandoned."""
+        """Stop every worker (politely, then by force). Candidates still running are abandoned.
+
+        Whatever cuts the polite part short (a second Ctrl-C while a busy worker is awaited), every
+        worker and everything its candidates started are killed before it propagates: otherwise a
+        worker whose candidate ignores SIGTERM outlives the pool, and the interpreter's exit waits
+        for it forever (``multiprocessing`` joins daemon workers at exit with no timeout). The pool
+        counts as closed once that is done, so a close cut short can be called again.
+        """
         if self._closed:
             return
-        self._closed = True
+        try:
+            for worker in self._workers:
+                if worker.conn_open:
+                    try:
+                        worker.conn.send(Quit())
+                    except (OSError, ValueError):
+                        pass
+            end = time.monotonic() + 1.0
+            for worker in self._workers:
+                worker.process.join(max(0.0, end - time.monotonic()))
+        finally:
+            self._kill_all()
+
+    def _kill_all(self) -> None:
+        """SIGKILL every worker left and the process group each leads, then reap them.
+
+        The kills come first, all of them (each is one system call), the waits after: an interrupt
+        during a wait leaves nothing running, only processes to reap. A group is killed while its
+        leader is not yet reaped, so its number cannot have been reused by an unrelated group.
+        """
+        processes = [w.process for w in self._workers] + [d.process for d in self._dying]
+        for process in processes:
+            kill_group(process.pid)  # what its candidates started (each worker leads a group)
+            try:
+                if process.is_alive():
+                    process.kill()
+            except (OSError, ValueError):
+                pass
+        shutil.rmtree(self._output_dir, ignore_errors=True)
+        for process in processes:
+            process.join(1.0)
         for worker in self._workers:
-            if worker.conn_open:
-                try:
-                    worker.conn.send(Quit())
-                except (OSError, ValueError):
-                    pass
-        end = time.monotonic() + 1.0
-        for worker in self._workers:
-            worker.process.join(max(0.0, end - time.monotonic()))
-            if worker.process.is_alive():
-                worker.process.kill()
-                worker.process.join(1.0)
-            kill_group(worker.process.pid)  # what its candidates started (each worker leads a group)
             worker.conn.close()
-        for dying in self._dying:
-            if dying.process.is_alive():
-                dying.process.kill()
-            dying.process.join(1.0)
-            kill_group(dying.process.pid)
         self._workers.clear()
         self._dying.clear()
         self._pending.clear()
-        shutil.rmtree(self._output_dir, ignore_errors=True)
+        self._closed = True
 
     def __del__(self) -> None:  # last resort; never leave processes behind
         try:
