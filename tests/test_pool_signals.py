@@ -1,10 +1,13 @@
-"""How a pool ends when its owner is interrupted or killed: nothing a candidate started outlives it."""
+"""How a pool ends when its owner is interrupted or killed: nothing a candidate started outlives it,
+and the temporary folder of a pool whose process was killed is removed by the next pool."""
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -14,7 +17,9 @@ import pytest
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.domain.space import Config
-from workbench.runner.pool import WorkerPool
+from workbench.runner.pool import OUTPUT_DIR_PREFIX, WorkerPool, remove_stale_output_dirs
+
+ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = [pytest.mark.timeout(60),
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups and PR_SET_PDEATHSIG")]
@@ -118,3 +123,94 @@ def test_a_close_cut_short_by_a_second_interrupt_still_kills_every_worker_and_it
         _kill([worker.pid, *_pids(pids)])
         worker.join = real_join
         pool.close()
+
+
+def test_the_children_of_candidates_die_with_a_pool_whose_owner_is_killed(bench, tmp_path: Path) -> None:
+    """SIGKILL of the tuning process: the kernel signals each worker, which ends its whole process
+    group, the children its candidates started included (before, the worker alone died)."""
+    spec, pids = bench
+    driver = tmp_path / "driver.py"
+    workers_file = tmp_path / "workers.txt"
+    driver.write_text(textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {str(ROOT)!r})
+        from workbench.backends.base import BackendSpec, EvalLimits
+        from workbench.core.domain.space import Config
+        from workbench.runner.pool import WorkerPool
+        if __name__ == "__main__":
+            pool = WorkerPool(BackendSpec("python", {{"path": {spec.options["path"]!r}}}), 2,
+                              EvalLimits(compile_timeout_s=60, run_timeout_s=60))
+            pool.submit(Config({{"mode": "stubborn", "k": 0}}))  # busy in Python when its parent dies
+            pool.submit(Config({{"mode": "child", "k": 1}}))     # idle, waiting for the next candidate
+            while pool.busy and not pool.results(timeout=0.1):
+                pass
+            with open({str(workers_file)!r}, "w") as f:
+                f.write(" ".join(str(w.process.pid) for w in pool._workers))
+            time.sleep(120)
+        """))
+    proc = subprocess.Popen([sys.executable, str(driver)])
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 40
+        while not workers_file.exists() or len(_pids(pids)) < 2 or not workers_file.read_text():
+            assert time.monotonic() < deadline, "the driver never got both candidates going"
+            assert proc.poll() is None, "the driver died"
+            time.sleep(0.05)
+        workers = [int(pid) for pid in workers_file.read_text().split()]
+        proc.kill()
+        proc.wait(timeout=30)
+        left = _wait_gone(workers + _pids(pids))
+        assert not left, f"{left} outlived the killed owner of their pool (workers {workers})"
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+        _kill(workers + _pids(pids))
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has ended (reuse within the test is vanishingly unlikely)."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def test_a_new_pool_removes_only_the_folders_of_pools_whose_process_is_gone(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    dead = _dead_pid()
+    stale = tmp_path / f"{OUTPUT_DIR_PREFIX}{dead}-abcd1234"
+    stale.mkdir()
+    (stale / "worker-0.0.out").write_text("output")
+    (stale / "worker-1.3.out").write_text("")
+    empty = tmp_path / f"{OUTPUT_DIR_PREFIX}{dead}-zz_9yy8x"
+    empty.mkdir()
+    live = tmp_path / f"{OUTPUT_DIR_PREFIX}{os.getpid()}-abcd1234"  # a pool of a process still running
+    live.mkdir()
+    (live / "worker-0.0.out").write_text("")
+    foreign = tmp_path / f"{OUTPUT_DIR_PREFIX}{dead}-efgh5678"  # holds something no pool writes
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    unnamed = tmp_path / f"{OUTPUT_DIR_PREFIX}abcd1234"  # an older pool's name: no owner to check
+    unnamed.mkdir()
+    other = tmp_path / f"other-{dead}-abcd1234"
+    other.mkdir()
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "worker-0.0.out").write_text("not a pool's")
+    link = tmp_path / f"{OUTPUT_DIR_PREFIX}{dead}-link5678"
+    link.symlink_to(target)
+    plain = tmp_path / f"{OUTPUT_DIR_PREFIX}{dead}-file5678"
+    plain.write_text("a file")
+    removed = remove_stale_output_dirs(str(tmp_path))
+    assert sorted(removed) == sorted([str(stale), str(empty)])
+    assert not stale.exists() and not empty.exists()
+    for kept in (live, foreign, unnamed, other, target, link, plain):
+        assert kept.exists() or kept.is_symlink(), kept
+    assert (target / "worker-0.0.out").read_text() == "not a pool's"
+    # a pool's start does it in the temporary folder, and names its own folder after its process
+    again = tmp_path / f"{OUTPUT_DIR_PREFIX}{dead}-abcd1234"
+    again.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with WorkerPool(BackendSpec("python", {"path": str(ROOT / "tests" / "fixtures" / "trivial_bench.py")})) as pool:
+        assert not again.exists()
+        assert Path(pool._output_dir).parent == tmp_path
+        assert Path(pool._output_dir).name.startswith(f"{OUTPUT_DIR_PREFIX}{os.getpid()}-")

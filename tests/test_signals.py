@@ -16,17 +16,17 @@ import pytest
 
 from workbench.backends.base import BackendSpec
 from workbench.backends.python import PythonBackend
-from workbench.cli import StopSignals, _ProgressLine
+from workbench.cli import StopSignals, Terminated, _ProgressLine
 from workbench.runner.engine import Engine, session_for_target
 from workbench.runner.events import Event, RunFinished, TrialFinished
 from workbench.runner.inline import InlinePool
+from workbench.runner.pool import OUTPUT_DIR_PREFIX
 from workbench.search.grid import GridSearch
 
 ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = [pytest.mark.timeout(90),
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups and PR_SET_PDEATHSIG")]
-
 
 #: Each candidate starts a child that would sleep for two minutes and notes its pid; with
 #: ``WB_STUBBORN`` set, the candidate then ignores SIGTERM and never returns.
@@ -113,7 +113,7 @@ class Tune:
             pytest.fail(f"tune still running {seconds:g} s after the signal; its stderr: {err[-2000:]}")
 
     def pool_folders(self) -> list[str]:
-        return [name for name in os.listdir(self.tmp) if name.startswith("workbench-workers-")]
+        return [name for name in os.listdir(self.tmp) if name.startswith(OUTPUT_DIR_PREFIX)]
 
     def clean(self) -> None:
         if self.proc.poll() is None:
@@ -145,13 +145,55 @@ def test_ctrl_c_twice_while_a_candidate_ignores_sigterm_ends_the_run(tmp_path: P
         tune.clean()
 
 
-def test_only_the_first_ctrl_c_interrupts_and_later_ones_are_said_once(capfd: pytest.CaptureFixture[str]) -> None:
+def test_sigterm_stops_a_tune_as_ctrl_c_does(tmp_path: Path) -> None:
+    """SIGTERM used to end the process where it stood: every child a candidate started, and the
+    workers' temporary folder, were left behind. Now the run stops and keeps its trials."""
+    tune = Tune(tmp_path, "--budget", "40")
+    try:
+        journal = Path(f"{tune.out}.journal")
+        _wait_for(lambda: journal.exists() and journal.read_text().count("\n") >= 4, tune.proc, "three trials")
+        tune.proc.send_signal(signal.SIGTERM)
+        err = tune.finish(20)
+        assert tune.proc.returncode == 128 + signal.SIGTERM, err
+        assert err.splitlines()[-1] == "terminated" and "error" not in err and "Traceback" not in err, err
+        assert not _wait_gone(tune.children()), "a child a candidate started outlived the run"
+        assert not tune.pool_folders()
+        from workbench.core.domain.session import load_session
+
+        assert len(load_session(tune.out).trials) >= 3  # what was measured is kept (tune --resume goes on)
+    finally:
+        tune.clean()
+
+
+def test_sigkill_of_tune_takes_the_candidates_children_and_the_next_run_removes_its_folder(tmp_path: Path) -> None:
+    tune = Tune(tmp_path, "--budget", "40")
+    try:
+        _wait_for(lambda: len(tune.children()) >= 2, tune.proc, "two candidates")
+        tune.proc.kill()
+        tune.finish(20)
+        assert not _wait_gone(tune.children()), "a child a candidate started outlived the killed run"
+        left = tune.pool_folders()
+        assert left == [name for name in left if name.startswith(f"{OUTPUT_DIR_PREFIX}{tune.proc.pid}-")] != []
+        tune.out = tmp_path / "next.json"
+        tune.proc = tune.start("--budget", "1")
+        err = tune.finish(60)
+        assert tune.proc.returncode == 0, err
+        assert not tune.pool_folders()
+    finally:
+        tune.clean()
+
+
+def test_only_the_first_stop_signal_interrupts_and_later_ones_are_said_once(capfd: pytest.CaptureFixture[str]) -> None:
     stop = StopSignals()
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt) as raised:
         stop(signal.SIGINT, None)
+    assert type(raised.value) is KeyboardInterrupt
     stop(signal.SIGINT, None)  # Ctrl-C again while the run stops: ignored
-    stop(signal.SIGINT, None)
+    stop(signal.SIGTERM, None)
     assert capfd.readouterr().err == "stopping...\n"
+    with pytest.raises(Terminated) as terminated:
+        StopSignals()(signal.SIGTERM, None)
+    assert terminated.value.signum == signal.SIGTERM and isinstance(terminated.value, KeyboardInterrupt)
 
 
 def test_a_command_gives_the_signal_handlers_back(cli) -> None:

@@ -1078,16 +1078,26 @@ def _silence_stdout() -> None:
         pass
 
 
-class StopSignals:
-    """SIGINT (Ctrl-C) while a command runs.
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, taken the way Ctrl-C is: the run stops at once, keeps its trials and stops its
+    workers with everything their candidates started (a KeyboardInterrupt, so that every layer
+    that cleans up after Ctrl-C cleans up after it too, and no ``except Exception`` swallows it)."""
 
-    The first raises KeyboardInterrupt where the program is, which stops a run as Ctrl-C always
-    did. Later ones are ignored, said once: an interrupt raised in the middle of that stop
-    (workers being shut down, the journal closed, the lock released) would cut it short and could
-    leave workers behind that the interpreter's exit then waits for.
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"terminated by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+class StopSignals:
+    """SIGINT and SIGTERM while a command runs.
+
+    The first raises where the program is (KeyboardInterrupt, or :class:`Terminated`), which
+    stops a run as Ctrl-C always did. Later ones are ignored, said once: an interrupt raised in
+    the middle of that stop (workers being shut down, the journal closed, the lock released)
+    would cut it short and could leave workers behind that the interpreter's exit then waits for.
     """
 
-    SIGNALS = (signal.SIGINT,)
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self) -> None:
         self.received: int | None = None
@@ -1097,7 +1107,9 @@ class StopSignals:
     def __call__(self, signum: int, frame: Any) -> None:
         if self.received is None:
             self.received = signum
-            raise KeyboardInterrupt
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            raise Terminated(signum)
         if not self._said:
             self._said = True
             try:  # not sys.stderr: the signal may have landed inside one of its writes
@@ -1149,6 +1161,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, json.JSONDecodeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except Terminated as exc:
+        print("terminated", file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
