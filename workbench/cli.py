@@ -12,7 +12,9 @@ import dataclasses
 import json
 import math
 import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
@@ -1084,6 +1086,65 @@ def _silence_stdout() -> None:
         pass
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, taken the way Ctrl-C is: the run stops at once, keeps its trials and stops its
+    workers with everything their candidates started (a KeyboardInterrupt, so that every layer
+    that cleans up after Ctrl-C cleans up after it too, and no ``except Exception`` swallows it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"terminated by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+class StopSignals:
+    """SIGINT and SIGTERM while a command runs.
+
+    The first raises where the program is (KeyboardInterrupt, or :class:`Terminated`), which
+    stops a run as Ctrl-C always did. Later ones are ignored, said once: an interrupt raised in
+    the middle of that stop (workers being shut down, the journal closed, the lock released)
+    would cut it short and could leave workers behind that the interpreter's exit then waits for.
+    """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._said = False
+        self._previous: dict[int, Any] = {}
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if self.received is None:
+            self.received = signum
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            raise Terminated(signum)
+        if not self._said:
+            self._said = True
+            try:  # not sys.stderr: the signal may have landed inside one of its writes
+                os.write(2, b"stopping...\n")
+            except OSError:
+                pass
+
+    def install(self) -> None:
+        """Handle the signals (from the main thread only; one ignored at start stays ignored,
+        as under ``nohup`` or in a shell's background job)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum in self.SIGNALS:
+            previous = signal.getsignal(signum)
+            if previous is not signal.SIG_IGN:
+                self._previous[signum] = previous
+                signal.signal(signum, self)
+
+    def restore(self) -> None:
+        """Put back the handlers from before; while a stop is under way they stay ignored until exit."""
+        if self.received is not None:
+            return
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+        self._previous.clear()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
@@ -1091,6 +1152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         owner = commands.choices.get(args.command, parser) if args.command else parser
         owner.error(f"unrecognized arguments: {' '.join(extra)}")
+    stop_signals = StopSignals()
+    stop_signals.install()
     try:
         if args.command is None:
             return cmd_gui(None)
@@ -1106,6 +1169,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, json.JSONDecodeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except Terminated as exc:
+        print("terminated", file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        stop_signals.restore()

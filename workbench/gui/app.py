@@ -8,10 +8,13 @@ of the whole window once it is complete, and exits 0 (1 when the run or the load
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import sys
 import tempfile
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from workbench.core.domain.shipped import shipped_path
 from workbench.core.fs import current_umask
@@ -69,6 +72,75 @@ def application() -> Any:
     return app
 
 
+#: The signals that close the window as its Close action does (Ctrl-C in the terminal, a kill).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class SignalRelay:
+    """Delivers SIGINT and SIGTERM to ``on_signal(signum)`` on the GUI thread, between events.
+
+    Python runs a signal handler only when the interpreter next gets control, which in a Qt event
+    loop may be never (an idle window) or in the middle of any slot (a KeyboardInterrupt traceback,
+    and the window goes on). So the handlers do nothing but let the signal wake the loop: the
+    interpreter writes each signal's number to a socket (``signal.set_wakeup_fd``), and a
+    ``QSocketNotifier`` on its other end calls ``on_signal`` as an ordinary event.
+    """
+
+    def __init__(self, on_signal: Callable[[int], None]) -> None:
+        from PySide6.QtCore import QSocketNotifier
+
+        self.on_signal = on_signal
+        self._reader, self._writer = socket.socketpair()
+        self._reader.setblocking(False)
+        self._writer.setblocking(False)
+        self._previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+        self._previous_fd = signal.set_wakeup_fd(self._writer.fileno(), warn_on_full_buffer=False)
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, self._note)
+        self._notifier = QSocketNotifier(self._reader.fileno(), QSocketNotifier.Type.Read)
+        self._notifier.activated.connect(self._read)
+
+    @staticmethod
+    def _note(signum: int, frame: Any) -> None:
+        """The Python-level handler: nothing; the wakeup byte carries the signal to :meth:`_read`."""
+
+    def _read(self) -> None:
+        try:
+            data = self._reader.recv(64)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        for signum in data:
+            if signum in STOP_SIGNALS:
+                self.on_signal(signum)
+
+    def close(self) -> None:
+        """Give the signals back to whoever had them before, and the wakeup descriptor too."""
+        self._notifier.setEnabled(False)
+        signal.set_wakeup_fd(self._previous_fd)
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+        self._reader.close()
+        self._writer.close()
+
+
+def _close_on_signal(window: Any) -> None:
+    """Close the window after a stop signal as its Close action would, asking nothing.
+
+    Nobody is there to answer a question, so the window takes each one's safe answer: a run going
+    is stopped and its trials saved (to its file, else its autosave); an unsaved session of a
+    person's window keeps its autosave, to be offered at the next start, as after a crash (the
+    Close action would have asked whether to save it)."""
+    interactive = window.interactive
+    window.interactive = False
+    if interactive and not window.running and window.model.dirty:
+        window.autosave_path = None  # the window no longer drops it: it stays for recovery
+    window.close()
+    if interactive:
+        window.save_settings()
+
+
 def main(session_path: str | None, run: dict | None, screenshot: str | None, quit_when_done: bool) -> int:
     """Open the window; optionally load ``session_path`` and/or start ``run`` (keys: kernel, backend,
     strategy, budget, seed, replay, gpu_model, problem, options); with ``screenshot`` save the window as
@@ -80,6 +152,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             return 2
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from PySide6.QtCore import QEvent, QSettings, QTimer
+    from PySide6.QtWidgets import QDialog
 
     from workbench.core.errors import WorkbenchError
     from workbench.gui.main_window import MainWindow
@@ -143,11 +216,33 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             if not quit_when_done and screenshot:
                 finish()
 
+    def on_signal(signum: int) -> None:
+        if "signal" in status:
+            return
+        status["signal"] = signum
+        for _ in range(16):  # an open question has no one to answer it: its safe answer, Cancel
+            modal = app.activeModalWidget()
+            if not isinstance(modal, QDialog):
+                break
+            modal.reject()
+        app.exit(128 + signum)
+
+    # (signal handlers belong to the main thread; a window made elsewhere, in a test, goes without)
+    relay = SignalRelay(on_signal) if threading.current_thread() is threading.main_thread() else None
     QTimer.singleShot(0, begin)
-    code = app.exec()
-    # Closing runs the window's normal ending: a run still going is stopped with its trials kept,
-    # an automated run's autosave is removed, so the next start does not offer it for recovery.
-    window.close()
+    try:
+        code = app.exec()
+        if "signal" in status:
+            print("interrupted" if status["signal"] == signal.SIGINT else "terminated", file=sys.stderr)
+            _close_on_signal(window)
+            code = 128 + status["signal"]
+        else:
+            # Closing runs the window's normal ending: a run still going is stopped with its trials
+            # kept, an automated run's autosave is removed, so the next start does not offer it.
+            window.close()
+    finally:
+        if relay is not None:
+            relay.close()
     # The window's widgets go now, while the application still exists: left to the interpreter's
     # exit, Qt objects can be destroyed after the application, which crashes the process
     # (SIGSEGV instead of the exit status) now and then.

@@ -278,6 +278,10 @@ class Engine:
             finished = self._run()
         except WorkbenchError as exc:
             finished = RunFinished("error", self.evaluations, str(exc))
+        except KeyboardInterrupt as exc:  # Ctrl-C, or a stop signal taken as one: the person's doing, no error
+            self.finished = RunFinished("interrupted", self.evaluations, str(exc) or "interrupted")
+            self._emit(self.finished)
+            raise
         except BaseException as exc:
             self.finished = RunFinished("error", self.evaluations, f"{type(exc).__name__}: {exc}")
             self._emit(self.finished)

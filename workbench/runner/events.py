@@ -45,7 +45,7 @@ class TrialRefined:
 
 @dataclass(frozen=True)
 class RunFinished:
-    reason: str  # "budget", "time_limit", "exhausted", "stopped", "plateau", "error"
+    reason: str  # "budget", "time_limit", "exhausted", "stopped", "plateau", "error", "interrupted" (Ctrl-C)
     evaluations: int
     message: str = ""
 

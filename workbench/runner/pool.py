@@ -18,8 +18,10 @@ import io
 import multiprocessing as mp
 import os
 import pickle
+import re
 import shutil
 import signal
+import stat
 import struct
 import tempfile
 import time
@@ -119,6 +121,79 @@ def kill_group(pid: int | None) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError, OSError):
         pass
+
+
+#: A pool's folder for its workers' output files, in the temporary folder: the owner's pid, then
+#: ``mkdtemp``'s random part. The pid is what lets a later pool remove the folder of one whose
+#: process was killed outright (SIGKILL leaves it no chance to remove its own).
+OUTPUT_DIR_PREFIX = "workbench-workers-"
+_OUTPUT_DIR_NAME = re.compile(re.escape(OUTPUT_DIR_PREFIX) + r"(\d{1,10})-[a-z0-9_]{8}")
+_OUTPUT_FILE_NAME = re.compile(r"worker-\d+\.\d+\.out")
+
+
+def _process_exists(pid: int) -> bool:
+    """Whether ``pid`` names a process (someone else's counts: its folder is not ours to judge)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True
+    return True
+
+
+def remove_stale_output_dirs(folder: str | None = None) -> list[str]:
+    """Remove the output folders pools left behind when their process was killed; returns their paths.
+
+    Only a folder named as :class:`WorkerPool` names its own (with the owner's pid), a real
+    directory owned by this user, whose owner process is gone, and holding nothing but worker
+    output files: anything else in ``folder`` (default: the temporary folder), and any folder of
+    a process still running, stays as it is. A pid since reused keeps its folder until it too ends.
+    """
+    folder = folder if folder is not None else tempfile.gettempdir()
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _OUTPUT_DIR_NAME.fullmatch(entry.name)
+        if match is None:
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or (uid is not None and info.st_uid != uid):
+            continue
+        if _process_exists(int(match.group(1))):
+            continue
+        if _remove_output_dir(entry.path):
+            removed.append(entry.path)
+    return removed
+
+
+def _remove_output_dir(path: str) -> bool:
+    """Remove a pool's output folder holding only worker output files; anything else keeps it."""
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return False
+    if not all(_OUTPUT_FILE_NAME.fullmatch(name) for name in names):
+        return False
+    for name in names:
+        try:
+            os.unlink(os.path.join(path, name))
+        except FileNotFoundError:
+            pass
+        except OSError:  # a folder by that name, or no permission: not the pool's file
+            return False
+    try:
+        os.rmdir(path)
+    except OSError:
+        return False
+    return True
 
 
 class WorkerStartupError(WorkbenchError):
@@ -354,7 +429,8 @@ class WorkerPool(ResultQueue):
         self._error: WorkerStartupError | None = None
         self._seq = 0
         self._closed = False
-        self._output_dir = tempfile.mkdtemp(prefix="workbench-workers-")
+        remove_stale_output_dirs()
+        self._output_dir = tempfile.mkdtemp(prefix=f"{OUTPUT_DIR_PREFIX}{os.getpid()}-")
         self.started_workers = 0  # processes started, replacements included
         for index in range(workers):
             self._start_worker(f"worker-{index}")
@@ -399,33 +475,53 @@ class WorkerPool(ResultQueue):
         return any(w.job for w in self._workers) or any(d.job for d in self._dying)
 
     def close(self) -> None:
-        """Stop every worker (politely, then by force). Candidates still running are abandoned."""
+        """Stop every worker (politely, then by force). Candidates still running are abandoned.
+
+        Whatever cuts the polite part short (a second Ctrl-C while a busy worker is awaited), every
+        worker and everything its candidates started are killed before it propagates: otherwise a
+        worker whose candidate ignores SIGTERM outlives the pool, and the interpreter's exit waits
+        for it forever (``multiprocessing`` joins daemon workers at exit with no timeout). The pool
+        counts as closed once that is done, so a close cut short can be called again.
+        """
         if self._closed:
             return
-        self._closed = True
+        try:
+            for worker in self._workers:
+                if worker.conn_open:
+                    try:
+                        worker.conn.send(Quit())
+                    except (OSError, ValueError):
+                        pass
+            end = time.monotonic() + 1.0
+            for worker in self._workers:
+                worker.process.join(max(0.0, end - time.monotonic()))
+        finally:
+            self._kill_all()
+
+    def _kill_all(self) -> None:
+        """SIGKILL every worker left and the process group each leads, then reap them.
+
+        The kills come first, all of them (each is one system call), the waits after: an interrupt
+        during a wait leaves nothing running, only processes to reap. A group is killed while its
+        leader is not yet reaped, so its number cannot have been reused by an unrelated group.
+        """
+        processes = [w.process for w in self._workers] + [d.process for d in self._dying]
+        for process in processes:
+            kill_group(process.pid)  # what its candidates started (each worker leads a group)
+            try:
+                if process.is_alive():
+                    process.kill()
+            except (OSError, ValueError):
+                pass
+        shutil.rmtree(self._output_dir, ignore_errors=True)
+        for process in processes:
+            process.join(1.0)
         for worker in self._workers:
-            if worker.conn_open:
-                try:
-                    worker.conn.send(Quit())
-                except (OSError, ValueError):
-                    pass
-        end = time.monotonic() + 1.0
-        for worker in self._workers:
-            worker.process.join(max(0.0, end - time.monotonic()))
-            if worker.process.is_alive():
-                worker.process.kill()
-                worker.process.join(1.0)
-            kill_group(worker.process.pid)  # what its candidates started (each worker leads a group)
             worker.conn.close()
-        for dying in self._dying:
-            if dying.process.is_alive():
-                dying.process.kill()
-            dying.process.join(1.0)
-            kill_group(dying.process.pid)
         self._workers.clear()
         self._dying.clear()
         self._pending.clear()
-        shutil.rmtree(self._output_dir, ignore_errors=True)
+        self._closed = True
 
     def __del__(self) -> None:  # last resort; never leave processes behind
         try:

@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 import traceback
-from typing import Any
+from typing import Any, NoReturn
 
 from workbench.backends.base import BackendSpec, EvalLimits, create_backend
 from workbench.core.domain.measurement import Measurement, Status
@@ -87,17 +87,49 @@ def _clear_output() -> None:
         pass
 
 
-def _die_with_parent(parent_pid: int) -> None:
-    """Make sure this worker never outlives the process that started it.
+#: The signal the kernel sends a worker when its parent dies (``PR_SET_PDEATHSIG``). A catchable
+#: one, not SIGKILL: the worker's handler kills its whole process group, itself included, so what
+#: its candidates started dies with it (SIGKILL would end the worker alone and leave those behind).
+PARENT_DEATH_SIGNAL = signal.SIGUSR1
 
-    ``PR_SET_PDEATHSIG`` lets the kernel SIGKILL us when the parent dies (Linux only; note it fires
-    when the *thread* that spawned us exits). The watchdog thread covers other platforms and the
-    race where the parent died before ``prctl`` ran.
+
+def _end_own_group() -> NoReturn:
+    """SIGKILL the process group this worker leads: whatever its candidates started, and itself.
+
+    Only when it does lead its group (:func:`_lead_own_group` made it so); otherwise only this
+    process exits, never the group of the program that started it."""
+    if hasattr(os, "killpg") and os.getpgrp() == os.getpid():
+        try:
+            os.killpg(os.getpid(), signal.SIGKILL)
+        except OSError:
+            pass
+    os._exit(0)
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Make sure this worker, and all its candidates started, never outlive the process that started it.
+
+    ``PR_SET_PDEATHSIG`` has the kernel signal us when the parent dies (Linux only; note it fires
+    when the *thread* that spawned us exits, so the handler acts only once the parent process is
+    gone). The handler runs when the interpreter's main thread next gets control, at once when
+    it waits for a message or sleeps; the watchdog thread covers a main thread busy in native
+    code, other platforms, and the race where the parent died before ``prctl`` ran. Either ends
+    the worker's whole process group: the tuning process killed by SIGKILL cannot do it.
     """
+    worker_pid = os.getpid()
+
+    def on_parent_death(signum: int, frame: Any) -> None:
+        if os.getpid() != worker_pid:  # a process a candidate forked, which inherited the handler
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)  # what the signal does to any other process
+        elif os.getppid() != parent_pid:
+            _end_own_group()
+
     if sys.platform.startswith("linux"):
+        signal.signal(PARENT_DEATH_SIGNAL, on_parent_death)
         try:
             libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+            libc.prctl(_PR_SET_PDEATHSIG, int(PARENT_DEATH_SIGNAL), 0, 0, 0)
         except (OSError, AttributeError):
             pass
     if os.getppid() != parent_pid:
@@ -107,7 +139,7 @@ def _die_with_parent(parent_pid: int) -> None:
         while True:
             time.sleep(_WATCHDOG_PERIOD_S)
             if os.getppid() != parent_pid:
-                os._exit(0)
+                _end_own_group()
 
     threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
 
@@ -182,8 +214,8 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
 
     ``output_path``: file that receives the worker's stdout and stderr ('' leaves them alone).
     """
+    _lead_own_group()  # first: the parent-death handler kills the group this worker leads
     _die_with_parent(parent_pid)
-    _lead_own_group()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
     if output_path:
         _capture_output(output_path)
@@ -205,8 +237,8 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
     while True:
         try:
             message = conn.recv()
-        except (EOFError, OSError):
-            break
+        except (EOFError, OSError):  # the pool's end is gone (its process died): no Quit is coming
+            _end_own_group()  # at once, with what candidates started; the parent-death signal may come late
         if not isinstance(message, Evaluate):
             break
         seq, config = message.seq, message.config
@@ -226,6 +258,8 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
             measurement = dataclasses.replace(measurement, log=with_output(measurement.log, read_tail(output_path)))
         try:
             conn.send(Reply(seq, measurement, timings, fatal))
+        except OSError:  # the pipe is closed: the pool's process is gone
+            _end_own_group()
         except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable metric value
             failure = Measurement.failure(Status.RUNTIME_ERROR, f"cannot return the measurement: {exc}")
             conn.send(Reply(seq, failure, timings, fatal))

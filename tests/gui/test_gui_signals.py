@@ -1,0 +1,106 @@
+"""Ctrl-C (SIGINT) or SIGTERM to the window's process closes it as its Close action would: a run
+going is stopped and its trials saved, and the process exits with a status, no traceback."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = [pytest.mark.timeout(90), pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")]
+
+
+def _window(tmp_path: Path, *flags: str) -> tuple[subprocess.Popen[str], Path]:
+    autosaves = tmp_path / "autosave"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "KERNEL_WORKBENCH_FORCE_NO_GPU": "1",
+           "KERNEL_WORKBENCH_DATA_DIR": str(tmp_path / "data"), "KERNEL_WORKBENCH_CONFIG_DIR": str(tmp_path / "config"),
+           "KERNEL_WORKBENCH_AUTOSAVE_DIR": str(autosaves), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "gui", "--run", "vector_add", "--backend", "sim",
+                             *flags], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return proc, autosaves
+
+
+def _wait_for(condition, proc: subprocess.Popen[str], what: str, seconds: float = 40.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if proc.poll() is not None:
+            pytest.fail(f"the window ended before {what}: {proc.communicate()[1][-2000:]}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"no {what} within {seconds:g} s: {proc.communicate()[1][-2000:]}")
+        time.sleep(0.05)
+
+
+def _ended(proc: subprocess.Popen[str], seconds: float = 15.0) -> str:
+    """Its stderr once it has exited; the test fails (and the window is killed) if it has not in time."""
+    try:
+        return proc.communicate(timeout=seconds)[1]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail(f"the window still runs {seconds:g} s after the signal: {proc.communicate()[1][-2000:]}")
+
+
+def _journal_lines(folder: Path) -> int:
+    return sum(path.read_text().count("\n") for path in folder.glob("*.journal")) if folder.is_dir() else 0
+
+
+def _trials(folder: Path) -> int:
+    from workbench.core.domain.session import load_session
+
+    sessions = [path for path in folder.glob("*.json")]
+    assert len(sessions) == 1, sorted(os.listdir(folder))
+    return len(load_session(sessions[0]).trials)
+
+
+def test_ctrl_c_stops_the_windows_run_keeps_its_trials_and_exits(tmp_path: Path) -> None:
+    proc, autosaves = _window(tmp_path, "--budget", "100000")
+    try:
+        _wait_for(lambda: _journal_lines(autosaves) >= 6, proc, "trials journaled")
+        proc.send_signal(signal.SIGINT)
+        err = _ended(proc)
+        assert proc.returncode == 128 + signal.SIGINT, err
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err and "interrupted" in err.splitlines(), err
+        # the run was going: stopped, and saved whole to its autosave for the next start to offer
+        assert _trials(autosaves) >= 5
+        assert not list(autosaves.glob("*.lock"))
+    finally:
+        proc.kill()
+        proc.communicate()
+
+
+def test_sigterm_closes_a_window_whose_run_has_ended_keeping_its_unsaved_trials(tmp_path: Path) -> None:
+    """The person's window holds a finished run nobody saved: closing would ask whether to save
+    it; with nobody to ask, its autosave stays for the next start to offer, as after a crash."""
+    proc, autosaves = _window(tmp_path, "--budget", "5")
+    try:
+        _wait_for(lambda: autosaves.is_dir() and list(autosaves.glob("*.json"))
+                  and not list(autosaves.glob("*.lock")), proc, "the run's end")
+        time.sleep(0.5)  # the window shows the end it was told of
+        proc.send_signal(signal.SIGTERM)
+        err = _ended(proc)
+        assert proc.returncode == 128 + signal.SIGTERM, err
+        assert "Traceback" not in err and "terminated" in err.splitlines(), err
+        assert _trials(autosaves) == 5
+    finally:
+        proc.kill()
+        proc.communicate()
+
+
+def test_an_automated_run_interrupted_exits_with_the_signals_status(tmp_path: Path) -> None:
+    proc, autosaves = _window(tmp_path, "--budget", "100000", "--quit-when-done")
+    try:
+        _wait_for(lambda: _journal_lines(autosaves) >= 3, proc, "trials journaled")
+        proc.send_signal(signal.SIGTERM)
+        err = _ended(proc)
+        assert proc.returncode == 128 + signal.SIGTERM, err
+        assert "Traceback" not in err, err
+    finally:
+        proc.kill()
+        proc.communicate()

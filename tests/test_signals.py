@@ -1,0 +1,230 @@
+"""What Ctrl-C, SIGTERM and SIGKILL do to a ``tune``: it ends promptly, keeps its trials, and
+leaves neither a process its candidates started nor its workers' temporary folder behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from workbench.backends.base import BackendSpec
+from workbench.backends.python import PythonBackend
+from workbench.cli import StopSignals, Terminated, _ProgressLine
+from workbench.runner.engine import Engine, session_for_target
+from workbench.runner.events import Event, RunFinished, TrialFinished
+from workbench.runner.inline import InlinePool
+from workbench.runner.pool import OUTPUT_DIR_PREFIX
+from workbench.search.grid import GridSearch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = [pytest.mark.timeout(90),
+              pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups and PR_SET_PDEATHSIG")]
+
+#: Each candidate starts a child that would sleep for two minutes and notes its pid; with
+#: ``WB_STUBBORN`` set, the candidate then ignores SIGTERM and never returns.
+BENCH = '''
+import os, signal, subprocess, time
+
+SPACE = {"a": list(range(1, 41))}
+
+
+def measure(config):
+    child = subprocess.Popen(["sleep", "120"])
+    with open(os.environ["WB_TEST_PIDS"], "a") as handle:
+        handle.write(f"{child.pid}\\n")
+    if os.environ.get("WB_STUBBORN"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        while True:
+            time.sleep(1)
+    time.sleep(0.05)
+    return {"latency_ms": config["a"] * 0.1}
+'''
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is gone for our purposes
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _wait_gone(pids: list[int], seconds: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    alive = list(pids)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [pid for pid in alive if _alive(pid)]
+    return alive
+
+
+def _wait_for(condition: Callable[[], bool], proc: subprocess.Popen[str], what: str, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert proc.poll() is None, f"tune ended before {what}: {proc.communicate()[1][-2000:]}"
+        assert time.monotonic() < deadline, f"no {what} within {seconds:g} s"
+        time.sleep(0.05)
+
+
+class Tune:
+    """A ``tune`` of the benchmark above in a subprocess, with its own temporary folder."""
+
+    def __init__(self, tmp_path: Path, *flags: str, stubborn: bool = False) -> None:
+        self.bench = tmp_path / "children_bench.py"
+        self.bench.write_text(textwrap.dedent(BENCH))
+        self.pids = tmp_path / "pids.txt"
+        self.pids.touch()
+        self.tmp = tmp_path / "tmp"
+        self.tmp.mkdir(exist_ok=True)
+        self.out = tmp_path / "run.json"
+        self.env = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1", "WB_TEST_PIDS": str(self.pids),
+                    "TMPDIR": str(self.tmp), "PYTHONPATH": str(ROOT)}
+        if stubborn:
+            self.env["WB_STUBBORN"] = "1"
+        self.proc = self.start(*flags)
+
+    def start(self, *flags: str) -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, str(ROOT / "main.py"), "tune", str(self.bench), "--strategy", "grid",
+                                 "--out", str(self.out), "--quiet", *flags],
+                                cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def children(self) -> list[int]:
+        return [int(line) for line in self.pids.read_text().split()]
+
+    def finish(self, seconds: float = 30.0) -> str:
+        """Its stderr once it has ended (killed, and the test failed, when it has not within ``seconds``)."""
+        try:
+            return self.proc.communicate(timeout=seconds)[1]
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            err = self.proc.communicate()[1]
+            pytest.fail(f"tune still running {seconds:g} s after the signal; its stderr: {err[-2000:]}")
+
+    def pool_folders(self) -> list[str]:
+        return [name for name in os.listdir(self.tmp) if name.startswith(OUTPUT_DIR_PREFIX)]
+
+    def clean(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+        for pid in self.children():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def test_ctrl_c_twice_while_a_candidate_ignores_sigterm_ends_the_run(tmp_path: Path) -> None:
+    """The second Ctrl-C used to land while the pool waited for the hung worker: the pool gave up
+    without killing it, and the interpreter's exit then waited for it forever."""
+    tune = Tune(tmp_path, "--workers", "2", "--timeout", "60", "--budget", "5", stubborn=True)
+    try:
+        _wait_for(lambda: bool(tune.children()), tune.proc, "candidate running")
+        tune.proc.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+        tune.proc.send_signal(signal.SIGINT)
+        err = tune.finish(20)
+        assert tune.proc.returncode == 130, err
+        assert "interrupted" in err.splitlines() and "error" not in err and "Traceback" not in err, err
+        assert err.count("stopping...") <= 1
+        assert not _wait_gone(tune.children()), "a child the candidate started outlived the run"
+        assert not tune.pool_folders()
+    finally:
+        tune.clean()
+
+
+def test_sigterm_stops_a_tune_as_ctrl_c_does(tmp_path: Path) -> None:
+    """SIGTERM used to end the process where it stood: every child a candidate started, and the
+    workers' temporary folder, were left behind. Now the run stops and keeps its trials."""
+    tune = Tune(tmp_path, "--budget", "40")
+    try:
+        journal = Path(f"{tune.out}.journal")
+        _wait_for(lambda: journal.exists() and journal.read_text().count("\n") >= 4, tune.proc, "three trials")
+        tune.proc.send_signal(signal.SIGTERM)
+        err = tune.finish(20)
+        assert tune.proc.returncode == 128 + signal.SIGTERM, err
+        assert err.splitlines()[-1] == "terminated" and "error" not in err and "Traceback" not in err, err
+        assert not _wait_gone(tune.children()), "a child a candidate started outlived the run"
+        assert not tune.pool_folders()
+        from workbench.core.domain.session import load_session
+
+        assert len(load_session(tune.out).trials) >= 3  # what was measured is kept (tune --resume goes on)
+    finally:
+        tune.clean()
+
+
+def test_sigkill_of_tune_takes_the_candidates_children_and_the_next_run_removes_its_folder(tmp_path: Path) -> None:
+    tune = Tune(tmp_path, "--budget", "40")
+    try:
+        _wait_for(lambda: len(tune.children()) >= 2, tune.proc, "two candidates")
+        tune.proc.kill()
+        tune.finish(20)
+        assert not _wait_gone(tune.children()), "a child a candidate started outlived the killed run"
+        left = tune.pool_folders()
+        assert left == [name for name in left if name.startswith(f"{OUTPUT_DIR_PREFIX}{tune.proc.pid}-")] != []
+        tune.out = tmp_path / "next.json"
+        tune.proc = tune.start("--budget", "1")
+        err = tune.finish(60)
+        assert tune.proc.returncode == 0, err
+        assert not tune.pool_folders()
+    finally:
+        tune.clean()
+
+
+def test_only_the_first_stop_signal_interrupts_and_later_ones_are_said_once(capfd: pytest.CaptureFixture[str]) -> None:
+    stop = StopSignals()
+    with pytest.raises(KeyboardInterrupt) as raised:
+        stop(signal.SIGINT, None)
+    assert type(raised.value) is KeyboardInterrupt
+    stop(signal.SIGINT, None)  # Ctrl-C again while the run stops: ignored
+    stop(signal.SIGTERM, None)
+    assert capfd.readouterr().err == "stopping...\n"
+    with pytest.raises(Terminated) as terminated:
+        StopSignals()(signal.SIGTERM, None)
+    assert terminated.value.signum == signal.SIGTERM and isinstance(terminated.value, KeyboardInterrupt)
+
+
+def test_a_command_gives_the_signal_handlers_back(cli) -> None:
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    assert cli("kernels", "--json").returncode == 0
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+@pytest.mark.parametrize("quiet", [True, False])
+def test_an_interrupted_run_is_no_error_on_the_progress_line(quiet: bool, capsys: pytest.CaptureFixture[str]) -> None:
+    _ProgressLine(quiet)(RunFinished("interrupted", 3, "interrupted"))
+    err = capsys.readouterr().err
+    assert "error" not in err
+    assert err == ("" if quiet else "finished (interrupted) after 3 evaluations\n")
+
+
+def test_an_interrupt_ends_the_run_as_interrupted_not_as_an_error() -> None:
+    """Ctrl-C is the person's doing: the run's end says so, and nothing reports it as a failure."""
+    spec = BackendSpec("python", {"path": str(ROOT / "tests" / "fixtures" / "trivial_bench.py")})
+    target = PythonBackend.target(spec)
+    search = GridSearch(target.space, seed=0)
+    engine = Engine(session_for_target(target, spec, search), search, spec, budget=10, pool_factory=InlinePool)
+    events: list[Event] = []
+
+    def ctrl_c_at_the_second_trial(event: Event) -> None:
+        events.append(event)
+        if isinstance(event, TrialFinished) and sum(isinstance(e, TrialFinished) for e in events) == 2:
+            raise KeyboardInterrupt
+
+    engine.subscribe(ctrl_c_at_the_second_trial)
+    with pytest.raises(KeyboardInterrupt):
+        engine.run()
+    ends = [event for event in events if isinstance(event, RunFinished)]
+    assert ends == [RunFinished("interrupted", 2, "interrupted")] and engine.finished == ends[0]
