@@ -80,8 +80,10 @@ def test_sigterm_closes_a_window_whose_run_has_ended_keeping_its_unsaved_trials(
     it; with nobody to ask, its autosave stays for the next start to offer, as after a crash."""
     proc, autosaves = _window(tmp_path, "--budget", "5")
     try:
+        # the run's end: its autosave saved whole and the journal gone (the window keeps holding the
+        # autosave's lock while it shows that unsaved session, so the lock file stays)
         _wait_for(lambda: autosaves.is_dir() and list(autosaves.glob("*.json"))
-                  and not list(autosaves.glob("*.lock")), proc, "the run's end")
+                  and not list(autosaves.glob("*.journal")) and _trials(autosaves) == 5, proc, "the run's end")
         time.sleep(0.5)  # the window shows the end it was told of
         proc.send_signal(signal.SIGTERM)
         err = _ended(proc)
