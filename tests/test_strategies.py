@@ -13,6 +13,8 @@ import pickle
 import numpy as np
 import pytest
 
+from workbench.search.tpe import FAILURE_VALUE
+
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.space import Config, SearchSpace, Slot
@@ -211,7 +213,29 @@ def test_tpe_tells_optuna_what_was_actually_measured(space):
         config = Config(t.params)
         assert space.is_valid(config)
         expected = landscape(config)
-        assert t.value == (expected if expected is not None else pytest.approx(1e30))
+        assert t.value == (expected if expected is not None else pytest.approx(FAILURE_VALUE))
+
+
+@pytest.mark.parametrize("mode", ["optuna", "penalty", "ignore"])
+def test_tpe_is_told_feasible_then_infeasible_then_failed(space, mode):
+    """Failures were told as 1e30 while an infeasible trial's cost is 1e100 and up: TPE learnt
+    from a compile error as if it were better than a near miss."""
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.search_objective import Objective
+
+    tpe = create_strategy("tpe", space, seed=0, constraints=mode)
+    tpe.set_objective(Objective(Constraints(max_latency_ms=2.0)))
+    configs = list(space)[:3]
+    trials = [Trial(0, configs[0], Measurement(Status.OK, metrics={"latency_ms": 1.5})),
+              Trial(1, configs[1], Measurement(Status.OK, metrics={"latency_ms": 2.02})),
+              Trial(2, configs[2], Measurement(Status.COMPILE_ERROR, message="no"))]
+    tpe.tell(trials)
+    told = [tpe._told_value(t)[0] for t in trials]
+    if mode == "penalty":
+        assert told[0] < told[1] < told[2] == FAILURE_VALUE
+    else:  # the constraint values carry feasibility there: the values are the raw costs
+        assert told[0] < told[2] and told[1] < told[2] == FAILURE_VALUE
 
 
 # --- hybrid portfolio ---------------------------------------------------------------------------

@@ -286,3 +286,16 @@ def test_a_pareto_run_stays_one_when_a_constraint_moves(window, qtbot, monkeypat
     window.stop_run()
     assert window.wait_for_run(30)
     assert window.model.session.strategy["objectives"] == ["latency_ms", "memory_mb"]
+
+
+def test_moving_a_constraint_during_a_size_sweep_retargets_it(window, qtbot):
+    """Re-targeting read the run's objective, which a sweep did not have: every slider move during
+    a sweep raised AttributeError in the slot and the sweep kept its old objective."""
+    run = {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 40, "sizes": {"n": [4096, 65536]},
+           "options": {"compile": "estimate"}}
+    window.start_run(run)
+    sweep = window.engine_thread.engine
+    assert type(sweep).__name__ == "SweepRun"
+    window.model.set_constraints(max_latency_ms=0.5)  # what the slider does; retarget_run follows
+    assert sweep.objective is not None and sweep.objective.max_latency_ms == 0.5
+    assert window.wait_for_run(60)

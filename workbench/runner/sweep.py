@@ -121,6 +121,13 @@ class SweepRun:
         if current is not None:
             current.stop()
 
+    @property
+    def objective(self) -> Objective | None:
+        """The objective the size being measured follows (else the last one set, or None)."""
+        with self._lock:
+            current, objective = self.current, self._objective
+        return current.objective if current is not None and current.objective is not None else objective
+
     def set_objective(self, objective: Objective) -> None:
         with self._lock:
             self._objective = objective

@@ -24,13 +24,14 @@ from optuna.distributions import BaseDistribution, CategoricalDistribution, IntD
 from optuna.trial import TrialState, create_trial
 
 from workbench.core.domain.measurement import Status, Trial
-from workbench.core.domain.search_objective import Objective
+from workbench.core.domain.search_objective import INFEASIBLE, Objective
 from workbench.core.domain.space import Config, SearchSpace
 from workbench.search._common import IndexedStrategy
 from workbench.search.base import Option
 
-#: What a failed evaluation is worth to TPE: worse than any real latency, still a finite number.
-FAILURE_VALUE = 1e30
+#: What a failed evaluation is worth to TPE: worse than every feasible cost (at most 1e99) and every
+#: infeasible one (``INFEASIBLE`` times one plus the miss), still a finite number.
+FAILURE_VALUE = INFEASIBLE * 1e100
 #: The user attribute holding a trial's constraint values for Optuna's ``constraints_func``.
 CONSTRAINTS_ATTR = "constraints"
 #: Optuna >= 5 stores constraint values on the trial (``set_constraint``) and deprecates ``constraints_func``.
