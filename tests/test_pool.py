@@ -123,6 +123,27 @@ def test_compile_timeout_applies_to_the_compile_phase(tmp_path):
         assert measurement.message == "exceeded run timeout of 0.2 s"
 
 
+def test_a_worker_told_to_quit_leaves_without_waiting_on_exit_hooks(tmp_path):
+    """A worker's exit hooks waited for the simulator's compiles under way (which nobody would
+    use), and the pool, which gives a worker a second before killing it, took a second longer to
+    close at the end of every run. Here a hook stands for such waiting work: it must not run."""
+    marker = tmp_path / "hook-ran"
+    bench = tmp_path / "hooked_bench.py"
+    bench.write_text(textwrap.dedent(f"""
+        import atexit, pathlib
+        atexit.register(lambda: pathlib.Path({str(marker)!r}).write_text("ran"))
+        SPACE = {{"x": [1]}}
+        def measure(config):
+            return {{"latency_ms": 1.0}}
+        """))
+    with WorkerPool(BackendSpec("python", {"path": str(bench)}), workers=1, limits=EvalLimits()) as pool:
+        pool.submit(Config({"x": 1}))
+        (_, measurement, _, _), = _drain(pool)
+        assert measurement.ok
+        started = time.monotonic()
+    assert time.monotonic() - started < 5 and not marker.exists()
+
+
 def test_startup_failure_is_an_error_not_a_hang(tmp_path):
     bench = tmp_path / "broken_bench.py"
     bench.write_text("SPACE = {'x': [1]}\nraise RuntimeError('no device here')\n")

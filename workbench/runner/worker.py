@@ -270,3 +270,9 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
         backend.close()
     finally:
         conn.close()
+        # Leave without the interpreter's teardown: its exit hooks would wait for background work
+        # (the simulator's compiles under way) that no one will use, while the pool gives a worker
+        # a second to end before killing it; everything a reply needed was sent.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
