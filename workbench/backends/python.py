@@ -106,6 +106,7 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
         return f"measure() returned no {LATENCY!r} (got: {', '.join(map(str, result)) or 'nothing'})"
     metrics: dict[str, float] = {}
     details: dict[str, Any] = {}
+    non_finite: list[str] = []
     if isinstance(result[LATENCY], (bool, np.bool_)):  # True is 1 to Python, but it is no time
         return f"measure() returned {LATENCY}={result[LATENCY]!r}: a bool is not a number of milliseconds"
     for key, value in result.items():
@@ -117,14 +118,19 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
             if number < 0 and key in NON_NEGATIVE_METRICS:
                 return f"measure() returned {key}={number!r}; it must be >= 0"
             if not math.isfinite(number) and key != LATENCY:  # (latency has its own line below)
-                # a session file holds finite numbers only: saved, inf became null and NaN on reopening
-                return (f"measure() returned {str(key)[:40]}={number!r}: metrics must be finite numbers "
-                        "(leave a metric out of the dict when it has no value)")
+                # A session file holds finite numbers only (saved, inf became null and NaN on
+                # reopening), but the measurement is still one: the metric becomes a detail, as text.
+                details[str(key)] = repr(number)
+                non_finite.append(f"{str(key)[:40]}={number!r} is not a finite number: kept as text, not as a metric")
+                continue
             metrics[str(key)] = number
         elif isinstance(value, np.bool_):
             details[str(key)] = bool(value)
         else:
             details[str(key)] = value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+    if non_finite:
+        notes = details.get("notes")
+        details["notes"] = [*(notes if isinstance(notes, list) else [notes] if notes is not None else []), *non_finite]
     latency = metrics.get(LATENCY)
     if latency is None or not math.isfinite(latency) or latency < 0:
         return f"measure() returned {LATENCY}={result[LATENCY]!r}; it must be a finite number > 0"
