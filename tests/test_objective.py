@@ -316,3 +316,10 @@ def test_values_at_or_below_zero_keep_their_order_in_the_score(direction: int) -
 
 def test_a_larger_is_better_zero_still_scores_zero() -> None:
     assert normalise(np.array([0.0, 50.0, 100.0]), np.ones(3, dtype=bool), +1).tolist() == [0.0, 0.5, 1.0]
+
+
+def test_negative_values_close_together_score_close_together() -> None:
+    """Shifted by the smallest gap, -60 and -59.9999 dB scored 1 and 0.5, and one more trial
+    elsewhere could reorder a weighted ranking."""
+    score = normalise(np.array([-60.0, -59.9999, -25.0]), np.ones(3, dtype=bool), -1)
+    assert score[0] == 1.0 and score[1] == pytest.approx(1.0, abs=1e-5) and score[2] == pytest.approx(0.5)

@@ -229,3 +229,9 @@ def test_large_feasible_costs_stay_apart_and_ahead_of_every_infeasible_one() -> 
     feasible = [objective(trial(i, latency_ms=1.0, cycles=c, memory_mb=5.0)) for i, c in enumerate((2e9, 5e9, 9e9))]
     near_miss = objective(trial(9, latency_ms=1.0, cycles=1.0, memory_mb=10.001))
     assert feasible == sorted(feasible) and len(set(feasible)) == 3 and max(feasible) < near_miss
+
+
+def test_tiny_positive_values_never_rank_past_zero() -> None:
+    objective = Objective(weights=Weights({"latency_ms": 0.0, "err": 1.0}, directions={"err": -1}))
+    costs = [objective(trial(i, latency_ms=1.0, err=v)) for i, v in enumerate((1e-40, 0.0, -1.0))]
+    assert costs[2] < costs[1] <= costs[0]  # 1e-40 ties with the floor instead of beating 0

@@ -471,10 +471,12 @@ def normalise(values: np.ndarray, ok: np.ndarray, direction: int) -> np.ndarray:
 
     Smaller-is-better: ``best / value``; larger-is-better: ``value / best``. Both are ratios, so
     the result does not depend on units and two metrics can be averaged. A ratio needs values
-    above 0 (a larger-is-better 0, no throughput, scores 0 as it is): when the smallest value is
-    below 0 (a margin, an error in dB), or is 0 where smaller is better (zero spill bytes), every
-    value is shifted up so that the smallest becomes the smallest positive gap between two values,
-    which keeps their order (0 spills scores 1 and the next count 0.5). NaN (not reported) and
+    above 0 (a larger-is-better 0, no throughput, scores 0 as it is). When the smallest value is 0
+    where smaller is better (zero spill bytes), every value is shifted up by the smallest positive
+    gap, so 0 spills scores 1 and the next count 0.5. When it is below 0 (a margin, an error in
+    dB), every value is shifted up so that the smallest becomes the values' span: the order is
+    kept, the scores reach from 1 down to at most a half (or up from a half, larger is better), and
+    values close together score close together, whatever else was measured. NaN (not reported) and
     failed trials give NaN. When no ok trial reports the metric, all NaN.
     """
     out = np.full(values.shape, np.nan)
@@ -483,7 +485,10 @@ def normalise(values: np.ndarray, ok: np.ndarray, direction: int) -> np.ndarray:
         return out
     v = values[usable].astype(float)
     low = v.min()
-    if low < 0 or (low == 0 and direction < 0):
+    if low < 0:
+        span = v.max() - low
+        v = v - low + (span if span > 0 else 1.0)
+    elif low == 0 and direction < 0:
         gaps = v[v > low] - low
         v = v - low + (gaps.min() if gaps.size else 1.0)
     if direction < 0:

@@ -54,10 +54,11 @@ MISSING_VIOLATION = 1.0
 
 
 def _positive_log(value: float) -> float:
-    """``log(value)`` for a positive value; for zero and below, a log under every positive one's
-    that still rises with the value (``log(1e-30) - log(1 - value)``), so order is kept and
-    no value, however negative, overflows."""
-    return math.log(value) if value > 0 else _LOG_ZERO - math.log1p(-value)
+    """``log(value)`` for a positive value (at least ``log(1e-30)``: smaller positive figures tie
+    with it rather than rank past zero); for zero and below, a log under that which still rises
+    with the value (``log(1e-30) - log(1 - value)``), so order is kept and no value, however
+    negative, overflows."""
+    return max(math.log(value), _LOG_ZERO) if value > 0 else _LOG_ZERO - math.log1p(-value)
 
 
 def _relative_miss(bound: Bound, value: float) -> float:
