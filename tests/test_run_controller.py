@@ -608,6 +608,7 @@ def test_out_dash_is_refused_where_a_command_writes_a_session(cli, tmp_path: Pat
     assert not (tmp_path / "-").exists() and not (ROOT / "-").exists()
 
 
+VECTOR_ADD_RESTRICTIONS = ("grid_stride or grid_blocks == 264", "block_size * items_per_thread * vector_width <= 32768")
 VECTOR_ADD_DOMAINS = {"block_size": [32, 64, 128, 256, 512, 1024], "items_per_thread": [1, 2, 4, 8, 16],
                       "grid_stride": [False, True], "grid_blocks": [264, 528, 1056, 2112, 4224],
                       "vector_width": [1, 2, 4]}
@@ -661,7 +662,8 @@ def test_continuing_under_tighter_restrictions_measures_what_is_left_of_the_narr
 def test_a_space_whose_restrictions_exclude_every_config_is_refused_before_the_run(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     with pytest.raises(WorkbenchError, match="^no config of the search space meets its restrictions"):
-        start_run(RunRequest(kernel="vector_add", backend="sim", budget=3, restrictions=["block_size > 100000"]), out)
+        start_run(RunRequest(kernel="vector_add", backend="sim", budget=3,
+                             restrictions=[*VECTOR_ADD_RESTRICTIONS, "block_size > 100000"]), out)
     assert not out.exists() and not journal_path(out).exists()
 
 
@@ -729,3 +731,29 @@ def test_a_session_saved_during_its_own_run_is_no_replacement(tmp_path: Path, mo
     run.subscribe(lambda e: save_session(run.session, out, keep_journal=True) if isinstance(e, TrialFinished) else None)
     assert run.run().reason == "budget"
     assert not (tmp_path / "s.json.bak").exists() and len(load_session(out).trials) == 6
+
+
+def test_a_templates_own_restriction_cannot_be_dropped(tmp_path: Path) -> None:
+    """Dropped, it let the search propose configs the template refuses to render: each one failed
+    when measured, and with --prune the cost model's refusal ended the run in an error."""
+    out = tmp_path / "s.json"
+    with pytest.raises(WorkbenchError, match="restriction 'grid_stride or grid_blocks == 264' is vector_add's own"):
+        start_run(RunRequest(kernel="vector_add", backend="sim", budget=3, restrictions=["block_size == 128"]), out)
+    assert not out.exists()
+    session, finished = run_to_end(RunRequest(kernel="vector_add", backend="sim", budget=400, prune_keep=0.5,
+                                              restrictions=[*VECTOR_ADD_RESTRICTIONS, "block_size == 128"],
+                                              backend_options={"compile": "estimate"}), out)
+    assert finished.reason == "exhausted" and all(t.ok for t in session.trials), finished.message
+
+
+def test_the_cost_model_predicts_failure_for_a_config_its_template_refuses() -> None:
+    import math
+
+    from workbench.backends.base import BackendSpec
+    from workbench.core.domain.space import Config
+    from workbench.runner.costmodel import sim_predictor
+
+    predict = sim_predictor(BackendSpec("sim", {"kernel": "vector_add"}))
+    refused = Config({"block_size": 128, "items_per_thread": 16, "grid_stride": False, "grid_blocks": 4224,
+                      "vector_width": 4})
+    assert predict(refused) == math.inf

@@ -940,7 +940,14 @@ def _edited_space(target: Target, request: RunRequest, session: Session | None =
                                  f"{target.kernel}'s slots ({', '.join(space.names)})")
         space = space.with_domains({k: list(v) for k, v in request.domains.items()})
     if request.restrictions is not None:
-        space = space.with_restrictions(list(request.restrictions))
+        edited = space.with_restrictions(list(request.restrictions))
+        if target.kind == "template":  # its backend renders only configs that meet its own
+            dropped = [r for r in target.space.restrictions if r not in edited.restrictions]
+            if dropped:
+                raise WorkbenchError(f"restriction {dropped[0]!r} is {target.kernel}'s own: the template renders only "
+                                     "configs that meet it, so it cannot be dropped (add restrictions to narrow the "
+                                     "space)")
+        space = edited
     return space
 
 

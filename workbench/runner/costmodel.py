@@ -76,7 +76,11 @@ def sim_predictor(spec: BackendSpec, device_name: str | None = None,
 
     def predict(config: Config) -> float:
         if config.id not in cache:
-            measurement = model.evaluate(config, limits)
+            try:
+                measurement = model.evaluate(config, limits)
+            except WorkbenchError:  # a config the template cannot render fails when measured too
+                cache[config.id] = math.inf
+                return math.inf
             latency = measurement.metric("latency_ms") if measurement.ok else math.inf
             cache[config.id] = latency if math.isfinite(latency) else math.inf
         return cache[config.id]
