@@ -261,6 +261,8 @@ def test_gui_run_defaults_reach_the_window(cli, no_window) -> None:
     assert cli("gui", "--run", "vector_add").returncode == 0
     run = no_window[0][1]
     assert (run["backend"], run["budget"], run["seed"]) == ("auto", 100, 0)
+    assert no_window[0][4] is False  # not in presentation mode unless asked
+    assert cli("gui", "--presentation").returncode == 0 and no_window[1][4] is True
 
 
 def test_set_is_refused_for_a_python_benchmark_whose_measure_gets_no_problem(cli, tmp_path: Path) -> None:

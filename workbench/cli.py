@@ -247,6 +247,8 @@ def build_parser() -> argparse.ArgumentParser:
     gui.add_argument("--force", action="store_true",
                      help="let --screenshot replace a file that is not a PNG picture or is an input (kept as FILE.bak)")
     gui.add_argument("--quit-when-done", action="store_true")
+    gui.add_argument("--presentation", action="store_true",
+                     help="open in presentation mode (fonts and markers 1.5x, as F11), e.g. for a projector")
     return parser
 
 
@@ -1062,7 +1064,7 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
                "replay": args.replay, "gpu_model": args.gpu_model}
         if args.sizes:
             run["sizes"] = parse_sizes(args.sizes)
-    return gui_main(args.session, run, args.screenshot, args.quit_when_done)
+    return gui_main(args.session, run, args.screenshot, args.quit_when_done, args.presentation)
 
 
 COMMANDS = {

@@ -172,3 +172,16 @@ def test_the_score_chart_gets_a_fair_share_of_the_chart_row(ran, qtbot):
     score over trials, the run's progress, was a sliver a third as wide as its neighbours."""
     widths = [chart.width() for chart in (ran.tradeoff_chart, ran.score_chart, ran.metric_chart)]
     assert widths[1] >= 0.5 * max(widths[0], widths[2]), widths
+
+
+def test_presenting_once_is_not_remembered_as_the_persons_zoom(window, qtbot):
+    """``gui --presentation`` (a projector today) must not make every later window open enlarged."""
+    from workbench.gui.presentation import PRESENTATION_ZOOM, SETTINGS_KEY
+
+    window.settings.remove(SETTINGS_KEY)
+    window.zoom.present_once()
+    assert window.zoom.presentation_action.isChecked() and window.zoom.factor == PRESENTATION_ZOOM
+    assert window.font().pointSizeF() == pytest.approx(PRESENTATION_ZOOM * window.zoom.base_point_size)
+    assert window.settings.value(SETTINGS_KEY) is None
+    window.zoom.presentation_action.setChecked(False)  # F11 again: back to normal, as usual
+    assert window.zoom.factor == 1.0

@@ -141,7 +141,8 @@ def _close_on_signal(window: Any) -> None:
         window.save_settings()
 
 
-def main(session_path: str | None, run: dict | None, screenshot: str | None, quit_when_done: bool) -> int:
+def main(session_path: str | None, run: dict | None, screenshot: str | None, quit_when_done: bool,
+         presentation: bool = False) -> int:
     """Open the window; optionally load ``session_path`` and/or start ``run`` (keys: kernel, backend,
     strategy, budget, seed, replay, gpu_model, problem, options); with ``screenshot`` save the window as
     PNG once the run (or loading) is complete; with ``quit_when_done`` exit then. Returns the exit code."""
@@ -159,13 +160,16 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
 
     app = application()
     automated = bool(quit_when_done or screenshot)
-    # An automated window keeps its settings (recent files, last folder, layout) in a folder of its
-    # own, dropped at exit: the person's are neither changed by it nor shown in its pictures.
-    scratch = tempfile.TemporaryDirectory(prefix="kernel-workbench-settings-") if automated else None
+    # A window that quits by itself keeps its settings (recent files, last folder, layout) in a
+    # folder of its own, dropped at exit: the person's are neither changed by it nor shown in its
+    # pictures. One that stays open after its picture is the person's window, with their settings.
+    scratch = tempfile.TemporaryDirectory(prefix="kernel-workbench-settings-") if quit_when_done else None
     settings = QSettings(str(Path(scratch.name) / "settings.ini"), QSettings.Format.IniFormat) if scratch else None
     window = MainWindow(interactive=not quit_when_done, settings=settings)
     if automated:
         window.resize(*_screenshot_size())
+    if presentation:
+        window.zoom.present_once()
     window.show()
     status = {"code": 0}
 

@@ -115,6 +115,14 @@ class Zoom:
     def _on_presentation(self, on: bool) -> None:
         self.set_factor(PRESENTATION_ZOOM if on else 1.0)
 
+    def present_once(self) -> None:
+        """Presentation mode for this window only (``gui --presentation``): the zoom the person
+        chose is what the next window opens with, not this one."""
+        self.presentation_action.blockSignals(True)
+        self.presentation_action.setChecked(True)
+        self.presentation_action.blockSignals(False)
+        self.set_factor(PRESENTATION_ZOOM, remember=False)
+
     def set_factor(self, factor: float, remember: bool = True) -> None:
         low, high = ZOOM_RANGE
         factor = min(max(float(factor), low), high)
