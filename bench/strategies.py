@@ -608,6 +608,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.markdown and not os.path.isdir(os.path.dirname(os.path.abspath(args.markdown))):
         ap.error(f"--markdown {args.markdown}: its folder does not exist")  # said now, not after the runs
+    if args.cache_dir and os.path.exists(args.cache_dir) and not os.path.isdir(args.cache_dir):
+        ap.error(f"--cache-dir {args.cache_dir}: exists and is not a folder")
     selected = [s for s in args.landscapes.split(",") if s] or None
     strategies = [s for s in args.strategies.split(",") if s]
     kt_strategies = [s for s in args.kt_strategies.split(",") if s] if args.kt else []

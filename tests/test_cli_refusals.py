@@ -297,3 +297,13 @@ def test_a_full_disk_is_one_error_line_and_no_claim_that_the_session_was_written
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert lines[0].startswith("error: ") and "cannot append to journal" in lines[0], lines
     assert "not saved to" in lines[-1] and "--resume" in lines[-1] and "->" not in done.stdout
+
+
+def test_usage_errors_name_the_command_as_it_was_started(capsys) -> None:
+    """The installed command's hint said 'python main.py', which that person does not have."""
+    from workbench.cli import build_parser
+
+    for prog, hint in (("kernel-workbench", "(kernel-workbench tune --help)"), ("main.py", "(python main.py tune --help)")):
+        with pytest.raises(SystemExit):
+            build_parser(prog).parse_args(["tune", "--budget", "x"])
+        assert capsys.readouterr().err.strip().endswith(hint)

@@ -433,3 +433,12 @@ def test_every_metric_a_trial_reports_is_declared(kernel: str) -> None:
     assert set(measurement.metrics) <= SimBackend.metrics
     aborted = backend.evaluate(target.default_config, EvalLimits(max_latency_ms=1e-9))
     assert aborted.status is Status.ABORTED and set(aborted.metrics) <= SimBackend.metrics
+
+
+def test_a_compile_submitted_after_shutdown_is_dropped_not_queued() -> None:
+    from workbench.backends.compile_jobs import CompileJobs
+
+    jobs = CompileJobs(threads=1)
+    jobs.shutdown(wait_s=0)
+    late = jobs.submit("late", lambda: 1)
+    assert late.cancelled() and jobs.pending() == 0

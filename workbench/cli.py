@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, Sequence
 
 from workbench.core.domain.assignments import parse_assignment, parse_assignments
 from workbench.core.domain.size_analysis import size_lines
@@ -95,15 +95,18 @@ class _Parser(argparse.ArgumentParser):
     prints the whole usage (twenty lines for ``tune``) before the ``error:`` line, burying it. The
     usage stays one ``--help`` away, named on that line."""
 
-    def error(self, message: str) -> Any:  # argparse declares NoReturn; exits below
+    def error(self, message: str) -> NoReturn:
         text = " ".join(message.split())
-        self.exit(EXIT_BAD_INPUT, f"error: {text} (python {self.prog} --help)\n")
+        command = f"python {self.prog}" if self.prog.split()[0].endswith(".py") else self.prog
+        self.exit(EXIT_BAD_INPUT, f"error: {text} ({command} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
+    """The command line; ``prog`` is how the person started it (``main.py``, or the installed
+    ``kernel-workbench``), which usage and error hints repeat."""
     from workbench.runner.plan import BACKEND_CHOICES
 
-    parser = _Parser(prog="main.py", description="Kernel Tuning Workbench (no subcommand: open the GUI)")
+    parser = _Parser(prog=prog, description="Kernel Tuning Workbench (no subcommand: open the GUI)")
     sub = parser.add_subparsers(dest="command")
 
     tune = sub.add_parser("tune", help="tune a kernel headless and write a session file")
@@ -1147,8 +1150,12 @@ class StopSignals:
         self._previous.clear()
 
 
+#: The installed command's name (``[project.scripts]``); any other start is ``python main.py``.
+INSTALLED_COMMAND = "kernel-workbench"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(INSTALLED_COMMAND if Path(sys.argv[0]).name == INSTALLED_COMMAND else "main.py")
     args, extra = parser.parse_known_args(argv)
     if extra:  # said by the subcommand's parser, so that its hint names that command's --help
         commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

@@ -62,6 +62,10 @@ class CompileJobs:
         if math.isnan(priority):  # NaN would break the heap's order: last
             priority = math.inf
         with self._lock:
+            if self._closing:  # the process is ending: nothing new is queued, and nobody will wait for it
+                dropped: Future = Future()
+                dropped.cancel()
+                return dropped
             job = self._jobs.get(key)
             if job is None:
                 job = (Future(), work)
@@ -69,9 +73,7 @@ class CompileJobs:
                 self._enqueue(key, priority)
             elif key in self._queued and priority < self._queued[key]:
                 self._enqueue(key, priority)
-            if self._closing:  # the process is ending: nothing new starts
-                job[0].cancel()
-            while len(self._threads) < self.threads and not self._closing:
+            while len(self._threads) < self.threads:
                 if not self._threads:
                     atexit.register(self.shutdown)
                 thread = threading.Thread(target=self._serve, name="sim-compile", daemon=True)

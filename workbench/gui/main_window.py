@@ -1275,7 +1275,7 @@ class MainWindow(QMainWindow):
         if isinstance(state, QByteArray):
             self.restoreState(state)
         for name, splitter in self.splitters.items():
-            value = self.settings.value(f"splitter/{name}")
+            value = self.settings.value(_splitter_key(name))
             if isinstance(value, QByteArray):
                 splitter.restoreState(value)
         axes = self.settings.value("metric_axes")
@@ -1289,7 +1289,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("state", self.saveState())
         for name, splitter in self.splitters.items():
-            self.settings.setValue(f"splitter/{name}", splitter.saveState())
+            self.settings.setValue(_splitter_key(name), splitter.saveState())
         self.settings.setValue("metric_axes", list(self.metric_chart.chosen_axes()))
         self.settings.setValue("kernel", self.toolbar.kernel.currentText())
         self.settings.sync()
@@ -1332,6 +1332,15 @@ def _same_slots(shown: Any, space: Any) -> bool:
     which a run's size changes, aside)."""
     return shown is not None and shown.slots == space.slots and shown.restrictions == space.restrictions
 
+
+
+#: Settings keys of splitters whose layout changed: a state saved before the change would bring
+#: the old layout back (the chart row once left the score over trials a sliver).
+_SPLITTER_KEYS = {"charts": "splitter/charts-2"}
+
+
+def _splitter_key(name: str) -> str:
+    return _SPLITTER_KEYS.get(name, f"splitter/{name}")
 
 def _loaded(path: str | os.PathLike[str], loader: Callable[[Any], Session]) -> Session:
     """``loader(path)``, ranked once under its own objective before any view sees it.

@@ -17,7 +17,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
 from workbench.backends.base import BackendSpec, EvalLimits, Target
 from workbench.core.errors import WorkbenchError
@@ -183,10 +183,11 @@ class Run:
         objective in the session, so that what is saved, shown and continued is what was searched."""
         self.session.constraints = objective.constraints
         self.session.weights = objective.weights
+        # a new record, not an edit of the one the engine's thread may be saving right now
+        strategy = cast(StrategyInfo, {k: v for k, v in self.session.strategy.items() if k != "objectives"})
         if objective.objectives:
-            self.session.strategy["objectives"] = list(objective.objectives)
-        else:
-            self.session.strategy.pop("objectives", None)
+            strategy["objectives"] = list(objective.objectives)
+        self.session.strategy = strategy
         self.engine.set_objective(objective)
 
     @property

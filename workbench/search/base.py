@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
@@ -184,7 +185,7 @@ class Strategy(ABC):
         problem = cls.options_conflict(resolved)
         if problem:
             # the documented low bound of one option can clash with another's default: say which
-            defaulted = [name for name in known if name not in options and f"{name}=" in problem]
+            defaulted = [name for name in known if name not in options and re.search(rf"(?<!\w){name}=", problem)]
             if defaulted and len(defaulted) < len(known):
                 several = len(defaulted) > 1
                 problem += (f"; {' and '.join(defaulted)} {'are at their defaults' if several else 'is at its default'}: "
