@@ -595,3 +595,23 @@ def test_under_constraints_the_agents_climb_from_the_best_feasible_config_once_t
     assert descent_at is not None and descent_at <= 6 + 2 * 8 and dropped >= 1
     assert run_climb(True, climb=False) == (None, 0)
     assert run_climb(False) == run_climb(False, climb=False) == (None, 0)
+
+
+def test_a_space_with_too_many_values_for_the_utilities_is_one_line_not_a_failed_allocation():
+    """One slot of 100,000 values asked for a dense fit over 100,000 features (80 GB): MemoryError."""
+    from workbench.core.errors import WorkbenchError
+    from workbench.search.base import create_strategy
+
+    huge = SearchSpace([Slot("i", tuple(range(100_000)))])
+    with pytest.raises(WorkbenchError, match=r"^strategy 'agents' cannot search this space: 100,000 slot values"):
+        create_strategy("agents", huge)
+
+
+def test_value_pairs_beyond_the_fits_size_keep_the_smallest_and_leave_small_spaces_as_they_were():
+    from workbench.search.utility import UtilityModel
+
+    small = UtilityModel([4, 5, 3], [True, True, False], [[0, 1, 2]])
+    assert [(a, b) for a, b, _ in small.pairs] == [(0, 1), (0, 2), (1, 2)] and small.dim == 12 + 20 + 12 + 15
+    big = UtilityModel([60, 40, 3], [True, True, False], [[0, 1, 2]], max_dim=500)
+    assert [(a, b) for a, b, _ in big.pairs] == [(0, 2), (1, 2)]  # 60 x 40 would not fit; the small ones do
+    assert big.dim == 103 + 180 + 120 <= 500

@@ -757,3 +757,13 @@ def test_the_cost_model_predicts_failure_for_a_config_its_template_refuses() -> 
     refused = Config({"block_size": 128, "items_per_thread": 16, "grid_stride": False, "grid_blocks": 4224,
                       "vector_width": 4})
     assert predict(refused) == math.inf
+
+
+def test_a_space_too_large_for_the_default_strategy_runs_with_the_fallback_and_says_so(tmp_path: Path) -> None:
+    noop = str(FIXTURES / "noop_bench.py")  # one slot of 100,000 values
+    run = start_run(RunRequest(kernel=noop, budget=3), tmp_path / "s.json")
+    assert run.session.strategy["name"] == "tpe"
+    assert any("default strategy 'agents' cannot search this space" in w for w in run.warnings)
+    assert run.run().reason == "budget"
+    with pytest.raises(WorkbenchError, match="strategy 'agents' cannot search this space"):  # named: said, not swapped
+        start_run(RunRequest(kernel=noop, strategy="agents", budget=3), tmp_path / "t.json")

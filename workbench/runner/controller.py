@@ -597,6 +597,13 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     strategy_info = StrategyInfo(**session.strategy) if session is not None else StrategyInfo()
     objectives = _objectives(request, strategy_info)
     strategy_name: str = request.strategy or strategy_info.get("name") or ("tpe" if objectives else DEFAULT_STRATEGY)
+    notes: list[str] = []
+    unsuited = strategy_class(strategy_name).unsuited(space)
+    if unsuited and not (request.strategy or strategy_info.get("name") or request.strategy_options):
+        # nobody chose it: a space the default's model cannot hold runs with the general-purpose model
+        notes.append(f"the default strategy {strategy_name!r} cannot search this space ({unsuited}); "
+                     f"searching it with {FALLBACK_STRATEGY!r}")
+        strategy_name = FALLBACK_STRATEGY
     if objectives and not strategy_class(strategy_name).multi_objective:
         multi = sorted(n for n in STRATEGIES if strategy_class(n).multi_objective)
         stored = " (this session's)" if request.objectives is None else ""
@@ -671,7 +678,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
                     problem=dict(target.problem) if size is not None else None,
                     reference=target.default_config if size is not None and configs is None else None)
     run = Run(session, engine, spec, output, lock, continued)
-    run.warnings = list(warnings)
+    run.warnings = notes + list(warnings)
     return run
 
 
@@ -921,6 +928,10 @@ def _same_target(session: Session, target: Target, spec: BackendSpec,
     if device and str(target.device.get("name", "")) != device:
         return f"the device is {target.device.get('name')!r} instead of {device!r}"
     return None
+
+
+#: What a run whose strategy nobody chose searches with when the default cannot hold its space.
+FALLBACK_STRATEGY = "tpe"
 
 
 def _edited_space(target: Target, request: RunRequest, session: Session | None = None) -> Any:

@@ -62,7 +62,7 @@ from workbench.search._common import Index, IndexedStrategy, latency_rank
 from workbench.search.base import Option
 from workbench.search.descent import Descent, changed_slot, coupled_moves, one_slot_moves
 from workbench.search.feasibility import FeasibilityModel
-from workbench.search.utility import UtilityModel
+from workbench.search.utility import UtilityModel, too_many_values
 
 #: Value subtracted from a proposal the feasibility model finds unlikely (see ``Agents._unlikely``):
 #: more than any utility, so such proposals come after every likely one.
@@ -238,6 +238,11 @@ class Agents(IndexedStrategy):
             "round starts from it",
         ),
     )
+
+    @classmethod
+    def unsuited(cls, space: SearchSpace) -> str | None:
+        """One utility per slot value: a space whose slots hold more values than the fit takes."""
+        return too_many_values(list(space.names), [len(slot.values) for slot in space.slots])
 
     def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
         super().__init__(space, seed=seed, **options)

@@ -202,6 +202,12 @@ class Strategy(ABC):
         else than asked. Strategies with such pairs override this."""
         return None
 
+    @classmethod
+    def unsuited(cls, space: SearchSpace) -> str | None:
+        """Why this strategy cannot search ``space`` (None when it can): checked before it is built,
+        so a space too large for its model is one line, not a failed allocation."""
+        return None
+
     @property
     def objective(self) -> Callable[[Trial], float]:
         """The per-trial cost in force (lower is better)."""
@@ -302,4 +308,9 @@ def options_help(name: str) -> str:
 
 
 def create_strategy(name: str, space: SearchSpace, seed: int = 0, **options: Any) -> Strategy:
-    return strategy_class(name)(space, seed=seed, **options)
+    cls = strategy_class(name)
+    reason = cls.unsuited(space)
+    if reason is not None:
+        raise WorkbenchError(f"strategy {name!r} cannot search this space: {reason}; pick another strategy "
+                             "(--strategy tpe, annealing or random) or narrow the domains")
+    return cls(space, seed=seed, **options)

@@ -19,24 +19,52 @@ from typing import Sequence
 import numpy as np
 
 
+#: Most features (slot values plus value pairs) the utility fit takes: it solves a dense system of
+#: that size every round (2,048: about 32 MB and a tenth of a second), and the recorded tuning
+#: spaces need a few hundred.
+MAX_FEATURES = 2048
+
+
+def too_many_values(names: Sequence[str], sizes: Sequence[int]) -> str | None:
+    """Why a space's slot values are too many for one utility each (None when they fit)."""
+    total = int(sum(int(size) for size in sizes))
+    if total <= MAX_FEATURES:
+        return None
+    widest = max(range(len(sizes)), key=lambda k: int(sizes[k]))
+    return (f"{total:,} slot values in all (slot {names[widest]!r} has {int(sizes[widest]):,}), more than the "
+            f"{MAX_FEATURES:,} whose utilities it fits")
+
+
 class UtilityModel:
     """Per-value utilities of a space's slots (and of value pairs within each clique of slots)."""
 
     def __init__(self, sizes: Sequence[int] | np.ndarray, ordered: Sequence[bool] | np.ndarray,
                  cliques: Sequence[Sequence[int]],
-                 interactions: bool = True) -> None:
+                 interactions: bool = True, max_dim: int = MAX_FEATURES) -> None:
         """``sizes``/``ordered``: per slot; ``cliques``: groups of slots whose value pairs get their
-        own utilities when ``interactions`` is on (across cliques utilities only add up)."""
+        own utilities when ``interactions`` is on (across cliques utilities only add up).
+
+        The fit is dense in the number of features (one per slot value and value pair): when the
+        pairs would take it past ``max_dim``, only the pairs with fewest value combinations that
+        fit are kept (the others' slots still add up). The slot values alone must fit
+        (:func:`too_many_values` says so first)."""
         self.sizes = np.asarray(sizes, dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).astype(int)
         self.pairs: list[tuple[int, int, int]] = []  # (slot, other slot, first feature column)
         dim = int(self.offsets[-1])
-        if interactions:
-            for slots in cliques:
-                for i, k1 in enumerate(slots):
-                    for k2 in slots[i + 1 :]:
-                        self.pairs.append((k1, k2, dim))
-                        dim += int(self.sizes[k1] * self.sizes[k2])
+        candidates = [(k1, k2) for slots in cliques for i, k1 in enumerate(slots) for k2 in slots[i + 1 :]] \
+            if interactions else []
+        kept = set(candidates)
+        if dim + sum(int(self.sizes[a] * self.sizes[b]) for a, b in candidates) > max_dim:
+            kept, room = set(), max_dim - dim
+            for a, b in sorted(candidates, key=lambda pair: int(self.sizes[pair[0]] * self.sizes[pair[1]])):
+                if int(self.sizes[a] * self.sizes[b]) <= room:
+                    kept.add((a, b))
+                    room -= int(self.sizes[a] * self.sizes[b])
+        for k1, k2 in candidates:  # in the cliques' order, as without the limit
+            if (k1, k2) in kept:
+                self.pairs.append((k1, k2, dim))
+                dim += int(self.sizes[k1] * self.sizes[k2])
         self.dim = dim
         self.gram, self.xty, self.yy, self.n_rows = np.zeros((dim, dim)), np.zeros(dim), 0.0, 0
         self.prior = np.eye(dim)  # ridge towards zero utility, plus smoothness along ordered slots
