@@ -352,3 +352,19 @@ def test_the_pareto_front_follows_trials_refined_in_place(shown):
     fastest = int(np.argmin(latency))
     assert xs[0] == pytest.approx(np.log10(latency[fastest]) if chart.log_x else latency[fastest])
     assert ys[0] == pytest.approx(memory[fastest])
+
+
+def test_every_slot_latency_and_score_column_stays_visible_from_one_session_to_the_next(window, cli, tmp_path):
+    """Qt keeps a column number's hidden flag across a model reset: the metric columns hidden for
+    the empty window's layout hid slots, latency and score of the session opened next."""
+    for kernel in ("vector_add", "conv2d", "vector_add"):  # 5, 7 and again 5 slots
+        path = tmp_path / f"{kernel}-{len(list(tmp_path.iterdir()))}.json"
+        done = cli("tune", kernel, "--backend", "sim", "--resources", "estimated", "--budget", "3",
+                   "--executor", "inline", "--quiet", "--out", path)
+        assert done.returncode == 0, done.stderr
+        window.open_session(path)
+        table, view = window.results.table_model, window.results.view
+        always = [key for key in (table.column_key(c) for c in range(table.columnCount()))
+                  if key.startswith("slot:") or key in ("score", "feasible", "metric:latency_ms")]
+        assert len(always) >= len(window.model.session.space.names) + 3
+        assert [k for k in always if view.isColumnHidden(table.column_of(k))] == [], kernel

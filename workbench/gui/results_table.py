@@ -290,6 +290,11 @@ class ResultsTable(QWidget):
         self._on_columns_reset()
 
     def _on_columns_reset(self) -> None:
+        """New columns (another session's slots and metrics): Qt keeps each column *number*'s hidden
+        flag across a model reset, so the metric columns hidden for the last layout would hide
+        whatever now stands at those numbers (slots, latency, score); every column starts shown."""
+        for column in range(self.table_model.columnCount()):
+            self.view.setColumnHidden(column, False)
         self._shown_metrics = set()
         self._on_trials_shown(0, self.model.n)
 
@@ -324,7 +329,9 @@ class ResultsTable(QWidget):
             title = str(self.table_model.headerData(column, Qt.Orientation.Horizontal))
             key = self.table_model.column_key(column)
             width = max(metrics.horizontalAdvance(title) + 18, header.sectionSizeFromContents(column).width(), 44)
-            if key == "id":
+            if key == "index":  # up to six digits (a recording of 200,000 configs), whatever the header
+                width = max(width, metrics.horizontalAdvance("000000") + 12)
+            elif key == "id":
                 width = max(width, metrics.horizontalAdvance("0123456789abc") + 12)
             elif key == "status":
                 width = max(width, metrics.horizontalAdvance("compile_error") + 16)
