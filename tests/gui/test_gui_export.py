@@ -77,3 +77,32 @@ def test_toolbar_chooses_estimated_resources_for_the_simulator(window, qtbot):
     assert len(trials) == 4 and all(t.measurement.details.get("estimated") for t in trials if t.ok)
     toolbar.resources.setCurrentIndex(toolbar.resources.findData("nvrtc"))
     assert toolbar.request()["options"] == {"compile": "nvrtc"}
+
+
+@pytest.mark.parametrize("how", ["csv", "best", "chart"])
+def test_an_export_never_writes_over_the_open_session(window, cli, tmp_path, monkeypatch, how):
+    """The dialog's "replace?" was the only guard: an export pointed at the session's own file
+    replaced it (a read-only one too, the write being a rename), with no backup."""
+    from PySide6.QtWidgets import QFileDialog
+
+    session = tmp_path / "run.json"
+    done = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+               "--executor", "inline", "--quiet", "--out", session)
+    assert done.returncode == 0, done.stderr
+    before = session.read_bytes()
+    window.open_session(session)
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(session), ""))
+    {"csv": window._on_export_csv, "best": window._on_export_best,
+     "chart": lambda: window._on_export_chart("score", "png")}[how]()
+    assert session.read_bytes() == before and "is the open session's file" in window.statusBar().currentMessage()
+
+
+def test_an_export_over_another_file_keeps_it_as_bak(window, cli, tmp_path):
+    session = tmp_path / "run.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+               "--executor", "inline", "--quiet", "--out", session).returncode == 0
+    window.open_session(session)
+    old = tmp_path / "trials.csv"
+    old.write_text("an earlier export\n")
+    window.export_csv(str(old))
+    assert (tmp_path / "trials.csv.bak").read_text() == "an earlier export\n" and old.read_text().count("\n") == 5

@@ -1099,10 +1099,32 @@ class MainWindow(QMainWindow):
             return
         path, _ = QFileDialog.getSaveFileName(self, "Export CSV", str(Path(self._last_dir()) / "trials.csv"), "CSV (*.csv)")
         if path:
-            from workbench.core.io.interop import export_csv
-
             self._remember_dir(path)
-            self._guarded(lambda: export_csv(self.model.session, path), "Cannot export CSV")
+            self._guarded(lambda: self.export_csv(path), "Cannot export CSV")
+
+    def export_csv(self, path: str) -> None:
+        """Every trial of the session as CSV (see :meth:`_export_target` for what may be replaced)."""
+        from workbench.core.io.interop import export_csv
+
+        if self.model.session is None:
+            raise WorkbenchError("no session to export")
+        export_csv(self.model.session, self._export_target(path))
+
+    def _export_target(self, path: str) -> Path:
+        """Where an export may write: never over the open session's file, its autosave or a running
+        run's output (the dialog's "replace?" was all that stood in the way, and a read-only file
+        was replaced too, the write being a rename); a file already there is kept as ``.bak``."""
+        from workbench.core.io.output_files import check_folder, check_regular_or_absent, keep_backup, same_file
+
+        target = Path(path)
+        running = getattr(self.engine_thread.engine, "output", None) if self.engine_thread is not None else None
+        for own in (self.path, self.autosave_path, running):
+            if own is not None and (same_file(target, own) or target.resolve() == Path(own).resolve()):
+                raise WorkbenchError(f"{target} is the open session's file; export to another name")
+        check_folder(target, "export")
+        if check_regular_or_absent(target, "export"):
+            keep_backup(target, "export")
+        return target
 
     #: export format by file suffix (File > Export best config)
     EXPORT_FORMATS = {".h": "header", ".cu": "cuda", ".json": "json", ".py": "cupy"}
@@ -1121,6 +1143,7 @@ class MainWindow(QMainWindow):
             raise WorkbenchError(f"{path}: export to .h, .cu, .json or .py")
         if self.model.session is None:
             raise WorkbenchError("no session to export")
+        self._export_target(path)
         session = self.model.session
         shown = self.model.shown_problem()
         if shown is not None:  # a sweep: export the recommendation at the size the window shows
@@ -1166,7 +1189,8 @@ class MainWindow(QMainWindow):
         from workbench.gui.chart_export import export_chart
 
         badge = self.timing_badge.text().strip()
-        export_chart(self.charts[key], path, badge if badge.startswith(("SIMULATED", "REPLAY")) else None)
+        export_chart(self.charts[key], str(self._export_target(path)),
+                     badge if badge.startswith(("SIMULATED", "REPLAY")) else None)
 
     def _on_export_chart(self, key: str, fmt: str) -> None:
         path, _ = QFileDialog.getSaveFileName(self, f"Export chart as {fmt.upper()}",
