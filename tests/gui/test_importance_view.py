@@ -110,3 +110,16 @@ def test_each_bar_is_labelled_with_its_share_and_the_axis_is_named(view) -> None
     assert top.pos().x() == pytest.approx(view.shares[view._order[0]])  # at the end of its bar
     assert view.bar_plot.getAxis("bottom").labelText == "share of importance"
     assert view.bar_plot.getViewBox().viewRange()[0][1] >= max(view.shares.values()) * 1.15  # room for the text
+
+
+def test_the_importance_tab_of_an_empty_window_raises_nothing(window, qtbot, monkeypatch):
+    """With no session there are no bars, and pyqtgraph's bar item failed on an empty list of pens
+    in every refresh (a traceback from the slot each time)."""
+    import sys
+
+    errors: list = []
+    monkeypatch.setattr(sys, "excepthook", lambda kind, value, tb: errors.append(value))
+    window.bottom_tabs.setCurrentWidget(window.pages.page("importance"))
+    qtbot.wait(300)
+    window.importance.refresh()
+    assert not errors, errors

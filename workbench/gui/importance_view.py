@@ -185,7 +185,9 @@ class ImportanceView(QWidget):
         widths = [self.importance.shares.get(name, 0.0) for name in self._order]
         rows = [n - 1 - i for i in range(n)]
         brushes = [SELECTED_BRUSH if name == self.selected_slot else BAR_BRUSH for name in self._order]
-        self.bars.setOpts(x0=[0.0] * n, y=rows, width=widths, height=0.7, brushes=brushes, pens=[NO_PEN] * n)
+        # (no bars: one pen, since pyqtgraph's bar item fails on an empty list of pens)
+        self.bars.setOpts(x0=[0.0] * n, y=rows, width=widths, height=0.7, brushes=brushes,
+                          **({"pens": [NO_PEN] * n} if n else {"pens": None, "pen": NO_PEN}))
         left = self.bar_plot.getAxis("left")
         left.setTicks([[(row, name) for row, name in zip(rows, self._order)]])
         # pyqtgraph does not widen an axis for custom tick text: size it for the longest slot name
