@@ -328,3 +328,18 @@ def test_a_read_only_session_is_neither_continued_nor_saved_over(window, qtbot, 
     result = start_and_wait(window, qtbot, window.toolbar.request())
     assert result.reason == "budget", result.message
     assert len(load_session(other).trials) == 5 and path.read_bytes() == before
+
+
+def test_a_replay_ignores_the_greyed_out_problem_and_sizes_fields(window, qtbot):
+    """Their text still went into the request: after a template session (or a typed problem) a
+    replay refused to start ("no trials at n=4096"), and the disabled fields could not be cleared."""
+    toolbar = window.toolbar
+    toolbar.problem.setText("n=4096")
+    toolbar.sizes.setText("n=4096,8192")
+    toolbar.backend.setCurrentIndex(toolbar.backend.findData("replay"))
+    toolbar.replay.setText(str(Path(__file__).parents[1] / "fixtures" / "kt_cache_small.json"))
+    assert not toolbar.problem.isEnabled()
+    run = toolbar.request()
+    assert run["problem"] == {} and run["sizes"] is None
+    result = start_and_wait(window, qtbot, {**run, "budget": 3})
+    assert result.reason in ("budget", "exhausted"), result.message

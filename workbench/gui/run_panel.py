@@ -248,10 +248,11 @@ class RunToolbar(QToolBar):
     def request(self) -> dict[str, Any]:
         """The choices as a run request (the same keys as ``--run`` on the command line)."""
         kind = self.backend.currentData()
+        replay = kind == "replay"  # a recording's problem is what was recorded: its fields are greyed out
         return {
             "kernel": self.kernel.currentText() or None,
-            "problem": parse_problem(self.problem.text()),
-            "sizes": parse_sizes_text(self.sizes.text()) if self.sizes.text().strip() else None,
+            "problem": {} if replay else parse_problem(self.problem.text()),
+            "sizes": parse_sizes_text(self.sizes.text()) if self.sizes.text().strip() and not replay else None,
             "backend": kind,
             "gpu_model": self.gpu.currentText() if kind == "sim" else None,
             "device": self.device.value() if kind == "cuda" else None,
