@@ -185,3 +185,25 @@ def test_presenting_once_is_not_remembered_as_the_persons_zoom(window, qtbot):
     assert window.settings.value(SETTINGS_KEY) is None
     window.zoom.presentation_action.setChecked(False)  # F11 again: back to normal, as usual
     assert window.zoom.factor == 1.0
+
+
+def test_presentation_mode_with_a_direction_row_still_fits_1440(window, qtbot, cli, tmp_path):
+    """The direction toggle beside a weight row widened the left column: the window grew past
+    1440 px and every weight slider was squeezed to a stub that could not be dragged."""
+    bench = tmp_path / "custom.py"
+    bench.write_text("SPACE = {'x': [1, 2, 3, 4]}\n"
+                     "def measure(c):\n    return {'latency_ms': 1.0 + c['x'], 'goodness': 10.0 * c['x']}\n")
+    path = tmp_path / "custom.json"
+    assert cli("tune", bench, "--budget", "4", "--quiet", "--out", path).returncode == 0
+    window.open_session(path)
+    _present(window, qtbot)
+    panel = window.objective_panel
+    index = panel.more_metrics.findText("goodness")
+    panel.more_metrics.setCurrentIndex(index)
+    panel.more_metrics.activated.emit(index)
+    panel.direction_buttons["goodness"].click()
+    window.resize(*SCREEN)
+    qtbot.wait(100)
+    QApplication.processEvents()
+    assert window.minimumSizeHint().width() <= SCREEN[0]
+    assert min(slider.width() for slider in panel.weight_sliders.values()) >= 60

@@ -278,7 +278,7 @@ class ObjectivePanel(QWidget):
         self.more_metrics.blockSignals(False)
         self.more_metrics.setVisible(bool(others))
         self.weights_grid.removeWidget(self.more_metrics)
-        self.weights_grid.addWidget(self.more_metrics, len(self.WEIGHTED) + len(wanted), 0, 1, 4)
+        self.weights_grid.addWidget(self.more_metrics, len(self.WEIGHTED) + 2 * len(wanted), 0, 1, 4)
         if wanted == list(self._direction_rows):
             return
         for metric, widgets in self._direction_rows.items():
@@ -292,7 +292,9 @@ class ObjectivePanel(QWidget):
             self.direction_buttons.pop(metric, None)
         self._direction_rows = {}
         for offset, metric in enumerate(wanted):
-            row = len(self.WEIGHTED) + offset
+            # the direction toggle on a line of its own under the metric's slider: beside it, its text
+            # widened the column, and in presentation mode the window no longer fit a 1440 px screen
+            row = len(self.WEIGHTED) + 2 * offset
             name = QLabel(metric_label(metric))
             slider = QSlider(Qt.Orientation.Horizontal)
             slider.setRange(0, WEIGHT_STEPS)
@@ -300,8 +302,9 @@ class ObjectivePanel(QWidget):
             value = QLabel("0")
             toggle = QPushButton()
             toggle.clicked.connect(lambda _=False, m=metric: self.toggle_direction(m))
-            for column, widget in enumerate((name, slider, value, toggle)):
+            for column, widget in enumerate((name, slider, value)):
                 self.weights_grid.addWidget(widget, row, column)
+            self.weights_grid.addWidget(toggle, row + 1, 1, 1, 2)
             self.weight_sliders[metric] = slider
             self.weight_labels[metric] = value
             self.direction_buttons[metric] = toggle
