@@ -368,3 +368,28 @@ def test_every_slot_latency_and_score_column_stays_visible_from_one_session_to_t
                   if key.startswith("slot:") or key in ("score", "feasible", "metric:latency_ms")]
         assert len(always) >= len(window.model.session.space.names) + 3
         assert [k for k in always if view.isColumnHidden(table.column_of(k))] == [], kernel
+
+
+def test_a_recording_without_memory_figures_still_gets_a_tradeoff_chart(window, cli, tmp_path):
+    """The trade-off chart offered memory-like metrics only: for every Kernel Tuner recording it
+    was an empty frame with an empty chooser. It now offers the metrics the trials do report,
+    with the front oriented by each metric's direction."""
+    from pathlib import Path
+
+    cache = Path(__file__).parents[1] / "fixtures" / "kt_cache_small.json"
+    path = tmp_path / "r.json"
+    assert cli("tune", "--replay", cache, "--budget", "20", "--quiet", "--out", path).returncode == 0
+    window.open_session(path)
+    chart = window.tradeoff_chart
+    chart._refresh()
+    offered = [chart.y_combo.itemData(i) for i in range(chart.y_combo.count())]
+    assert offered and not any(name.startswith("latency") for name in offered), offered
+    assert not chart.no_data.isVisible() and len(chart.feasible.data) > 0
+    if "gflops" in offered:  # larger is better: the front keeps the fastest trial, highest rate
+        chart.y_combo.setCurrentIndex(chart.y_combo.findData("gflops"))
+        chart._refresh()
+        latency, rate = window.model.metric("latency_ms"), window.model.metric("gflops")
+        shown = np.isfinite(latency) & np.isfinite(rate)
+        front = chart._pareto(latency, rate, shown)
+        assert int(np.nanargmax(np.where(shown, rate, np.nan))) in front.tolist()  # the highest rate is on it
+        assert all(rate[a] > rate[b] for a, b in zip(front[1:], front[:-1]))  # slower only for a higher rate

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from workbench.core.domain.metrics import known_direction
+
 #: Metrics that say how much memory a config claims, in the order offered.
 #: Register spills are traffic, not a footprint, so they are left out.
 MEMORY_METRICS: tuple[str, ...] = ("memory_mb", "onchip_kb_per_sm", "onchip_kb_per_block", "smem_bytes")
@@ -37,11 +39,19 @@ def has_data(model: Any, name: str) -> bool:
 
 
 def memory_metrics_with_data(model: Any) -> list[str]:
-    return [name for name in MEMORY_METRICS if has_data(model, name)]
+    """What the trade-off chart offers against latency: the memory-like metrics the trials report;
+    without any (a Kernel Tuner recording has none), every other metric they report whose direction
+    is known (GFLOP/s, GB/s, energy ...), so the chart still shows a trade-off instead of nothing."""
+    memory = [name for name in MEMORY_METRICS if has_data(model, name)]
+    if memory or model.n == 0:
+        return memory
+    directions = getattr(getattr(model, "weights", None), "directions", None)
+    return [name for name in model.metric_names() if not name.startswith(("slot:", "latency"))
+            and known_direction(name, directions) is not None and has_data(model, name)]
 
 
 def default_memory_metric(model: Any) -> str | None:
-    """The memory-like metric whose values differ most between successful trials (None: no data)."""
+    """The offered metric whose values differ most between successful trials (None: no data)."""
     offered = memory_metrics_with_data(model)
     if not offered:
         return None

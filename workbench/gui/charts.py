@@ -16,6 +16,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from workbench.core.domain.metrics import known_direction
 from workbench.gui.axes import can_log, category_ticks, default_memory_metric, default_rate_metric, memory_metrics_with_data
 from workbench.gui.elided_label import ElidedCombo
 from workbench.gui.fast_scatter import FastScatter
@@ -373,15 +374,17 @@ class TradeoffChart(_ChartBase):
 
         The sort of all trials is kept until trials or the y metric change, so a slider move (a new
         mask) costs a filter and a running minimum, not a 20,000-row sort."""
-        key = (self.model.data_version, self.y_name)
+        # oriented so that smaller is better (a recording's GFLOP/s stands where memory would)
+        sign = -1.0 if known_direction(self.y_name, self.model.weights.directions) == 1 else 1.0
+        key = (self.model.data_version, self.y_name, sign)
         if self._pareto_order[0] != key:
-            order = np.lexsort((np.where(np.isfinite(memory), memory, np.inf), latency))
+            order = np.lexsort((np.where(np.isfinite(memory), sign * memory, np.inf), latency))
             self._pareto_order = (key, order)
         order = self._pareto_order[1]
         rows = order[mask[order] & np.isfinite(latency[order])]
         if not rows.size:
             return rows
-        values = np.where(np.isfinite(memory[rows]), memory[rows], np.inf)
+        values = np.where(np.isfinite(memory[rows]), sign * memory[rows], np.inf)
         running = np.minimum.accumulate(values)
         keep = np.empty(rows.size, dtype=bool)
         keep[0] = True
