@@ -352,3 +352,27 @@ def test_a_flag_and_a_number_in_one_parameter_are_named_as_mixed_types(tmp_path:
             "cache": {"1": {"b": 1, "time": 1.0}, "True": {"b": True, "time": 2.0}}}
     with pytest.raises(SessionFormatError, match=r"slot b: values mix types \(bool, int\)"):
         import_kt_cache(write(tmp_path, data))
+
+
+@pytest.mark.parametrize("field", ["time", "__error__"])
+@pytest.mark.parametrize("text", ["46.268736", " 2 ", "1e-3", "-0.5", "inf", "NaN"])
+def test_a_number_written_as_text_is_refused_naming_the_record(tmp_path: Path, field: str, text: str) -> None:
+    """Kernel Tuner writes a time as a JSON number and a failure as an error name; a numeric string
+    was read as a failure whose reason was the number, so a file of them imported as all-failed."""
+    cache = synthetic(new_style=False)
+    cache["cache"]["64,1,0"].pop("time")
+    cache["cache"]["64,1,0"][field] = text
+    with pytest.raises(SessionFormatError) as info:
+        import_kt_cache(write(tmp_path, cache))
+    message = str(info.value)
+    assert "\n" not in message and f"cache['64,1,0'].{field}" in message and "number written as text" in message
+
+
+@pytest.mark.parametrize("name", ["InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig", "ErrorConfig"])
+def test_every_error_name_kernel_tuner_writes_is_a_failure(tmp_path: Path, name: str) -> None:
+    """Kernel Tuner's error classes (``kernel_tuner.util``): ``ErrorConfig`` is their base, written
+    for a failure it does not name further."""
+    cache = synthetic(new_style=False)
+    cache["cache"]["64,1,0"]["time"] = name
+    trial = import_kt_cache(write(tmp_path, cache)).trials[1]
+    assert trial.status is not Status.OK and trial.measurement.message == name

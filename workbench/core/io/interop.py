@@ -6,7 +6,8 @@ JSON "cache file": ``device_name``, ``kernel_name``, ``problem_size``, ``tune_pa
 ``time`` (ms), ``times`` (each iteration), ``compile_time`` / ``verification_time`` /
 ``benchmark_time`` (ms) and user metrics such as ``GFLOP/s``. A failed config carries the error
 name as a string in ``time`` (Kernel Tuner up to 1.3) or in ``__error__`` with no ``time`` (1.4+):
-``CompilationFailedConfig``, ``RuntimeFailedConfig`` or ``InvalidConfig``.
+``CompilationFailedConfig``, ``RuntimeFailedConfig``, ``InvalidConfig`` or their base ``ErrorConfig``.
+Kernel Tuner never writes a time as text, so a number in a string is refused rather than guessed at.
 
 Imported files become ordinary sessions (kind ``recording``) whose space is exactly the recorded
 points, so they can be viewed, ranked and replayed like anything the workbench measured itself.
@@ -61,7 +62,11 @@ KT_ERRORS: dict[str, Status] = {
     "CompilationFailedConfig": Status.COMPILE_ERROR,
     "RuntimeFailedConfig": Status.RUNTIME_ERROR,
     "InvalidConfig": Status.SKIPPED,
+    "ErrorConfig": Status.RUNTIME_ERROR,  # the base class, for a failure Kernel Tuner does not name
 }
+#: A number written as text: Kernel Tuner writes times as JSON numbers and errors as names, never
+#: this, so such a ``time`` is refused rather than read as a failure with the number as its reason.
+_NUMERIC_TEXT = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*|\s*[-+]?(inf|infinity|nan)\s*", re.IGNORECASE)
 #: Our failed status -> the Kernel Tuner error name that means the same (as near as it has).
 STATUS_TO_KT: dict[Status, str] = {
     Status.COMPILE_ERROR: "CompilationFailedConfig",
@@ -243,6 +248,12 @@ def _measurement(
     raw_error = record.get("__error__")
     time_value = record.get("time")
     error: Any = raw_error if isinstance(raw_error, str) and raw_error else None
+    for field, text in (("__error__", raw_error), ("time", time_value)):
+        if isinstance(text, str) and _NUMERIC_TEXT.fullmatch(text):
+            raise SessionFormatError(
+                f"{where}.{field}: {text!r} is a number written as text; Kernel Tuner writes a time as a "
+                "number and a failure as an error name such as 'RuntimeFailedConfig'"
+            )
     if error is None and isinstance(time_value, str):
         error = time_value
     if error is None and raw_error is not None and not _is_number(time_value):
