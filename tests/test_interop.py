@@ -138,7 +138,8 @@ def test_record_without_params_uses_the_cache_key(tmp_path: Path) -> None:
         (lambda d: d["tune_params"].update(tile=[[1]]), "tune_params.tile: [1] is not a number"),
         (lambda d: d["cache"]["32,1,0"].update(time=None), "cache['32,1,0'].time: None is neither a time"),
         (lambda d: d["cache"].update(bad=[1]), "cache['bad']: expected an object, got list"),
-        (lambda d: d["cache"].update(bad={"time": 1.0}), "cache['bad']: no value for parameter 'block_size_x'"),
+        (lambda d: d["cache"].update({"1,2,3": {"time": 1.0}}), "cache['1,2,3']: no value for parameter 'block_size_x'"),
+        (lambda d: d["cache"].update(bad={"time": 1.0}), "cache['bad']: the key has 1 comma-separated values"),
     ],
 )
 def test_bad_cache_files_are_explained(tmp_path: Path, mutate, fragment: str) -> None:
@@ -376,3 +377,44 @@ def test_every_error_name_kernel_tuner_writes_is_a_failure(tmp_path: Path, name:
     cache["cache"]["64,1,0"]["time"] = name
     trial = import_kt_cache(write(tmp_path, cache)).trials[1]
     assert trial.status is not Status.OK and trial.measurement.message == name
+
+
+def fewer_keys_cache() -> dict:
+    """A cache whose ``tune_params_keys`` and ``tune_params`` lack ``use_shmem``, which the records carry."""
+    cache = synthetic(new_style=True)
+    cache["tune_params_keys"] = ["block_size_x", "tile"]
+    del cache["tune_params"]["use_shmem"]
+    return cache
+
+
+def test_a_key_with_more_values_than_tune_params_keys_is_refused(tmp_path: Path) -> None:
+    """Keys of three values under two named parameters merged distinct configs into one point and
+    read the third parameter as a metric."""
+    with pytest.raises(SessionFormatError) as info:
+        import_kt_cache(write(tmp_path, fewer_keys_cache()))
+    message = str(info.value)
+    assert "\n" not in message and "cache['32,1,0']" in message
+    assert "3 comma-separated values" in message and "names 2 parameters" in message
+
+
+def test_records_of_one_point_with_different_parameter_values_are_refused(tmp_path: Path) -> None:
+    cache = fewer_keys_cache()
+    cache["cache"] = {
+        "32,1": {"block_size_x": 32, "tile": 1, "use_shmem": 0, "time": 2.0, "GFLOP/s": 100.0},
+        "64,1": {"block_size_x": 64, "tile": 1, "use_shmem": 0, "time": 1.0},
+        "32, 1": {"block_size_x": 32, "tile": 1, "use_shmem": 1, "time": 3.0, "GFLOP/s": 70.0},
+    }
+    with pytest.raises(SessionFormatError) as info:
+        import_kt_cache(write(tmp_path, cache))
+    message = str(info.value)
+    assert "\n" not in message and "cache['32,1'] and cache['32, 1']" in message and "'use_shmem' (0 vs 1)" in message
+
+
+def test_a_field_named_in_tune_params_is_never_a_metric(tmp_path: Path) -> None:
+    """``tune_params`` declares ``use_shmem`` though ``tune_params_keys`` leaves it out: still a parameter."""
+    cache = synthetic(new_style=True)
+    cache["tune_params_keys"] = ["block_size_x", "tile"]
+    cache["cache"] = {f"{k.rsplit(',', 1)[0]}": v for k, v in cache["cache"].items()}
+    session = import_kt_cache(write(tmp_path, cache))
+    assert all("use_shmem" not in t.measurement.metrics for t in session.trials)
+    assert "gflops" in session.trials[0].measurement.metrics

@@ -234,7 +234,11 @@ def _spreads(records: list[Mapping[str, Any]]) -> list[tuple[float, float] | Non
 
 
 def _measurement(
-    record: Mapping[str, Any], keys: list[str], where: str, spread: tuple[float, float] | None
+    record: Mapping[str, Any],
+    keys: list[str],
+    parameters: Mapping[str, Any],
+    where: str,
+    spread: tuple[float, float] | None,
 ) -> tuple[Measurement, dict[str, float]]:
     """Status, metrics and timings of one cache record; ``spread`` is its repetitions' 20th/80th percentile."""
     timings: dict[str, float] = {}
@@ -274,7 +278,7 @@ def _measurement(
     metrics: dict[str, float] = {LATENCY: float(time_value)}
     if spread is not None:
         metrics["latency_p20_ms"], metrics["latency_p80_ms"] = spread
-    skip = _RECORD_FIELDS | set(keys)
+    skip = _RECORD_FIELDS | set(keys) | set(parameters)  # a parameter is never a metric, declared or not
     for name, value in record.items():
         if name in skip or not _is_number(value):
             continue
@@ -306,6 +310,40 @@ def _in_domain(value: Value, domain: list[Value]) -> bool:
     """Whether ``domain`` holds ``value``, where ``True`` and ``1`` are different values (Python's
     ``==`` makes them one, which merged a flag and a number into one domain entry)."""
     return any(v == value and (type(v) is bool) == (type(value) is bool) for v in domain)
+
+
+def _point_key(point: Mapping[str, Value]) -> tuple[tuple[bool, Value], ...]:
+    """A hashable form of a point where ``True`` and ``1`` stay different values."""
+    return tuple((type(v) is bool, v) for v in point.values())
+
+
+def _check_hidden_parameters(
+    source: str, cache: Mapping[str, Any], points: list[dict[str, Value]], keys: list[str]
+) -> None:
+    """Refuse records that share a point yet differ in a field that can only be a parameter.
+
+    When ``tune_params_keys`` lacks a parameter the records carry, distinct configs share a point
+    and would be merged. Among the fields of such records, measurements (``time``, timings, user
+    metrics, observer readings) are computed floats that may differ between two measurements of one
+    config; an integer, bool or string field that differs cannot be a measurement of the same
+    config, so the points are not one config.
+    """
+    first_of: dict[tuple[tuple[bool, Value], ...], str] = {}
+    skip = _RECORD_FIELDS | {"times"} | set(keys)
+    for cache_key, point in zip(cache, points):
+        earlier = first_of.setdefault(_point_key(point), cache_key)
+        if earlier == cache_key:
+            continue
+        a, b = cache[earlier], cache[cache_key]
+        for name in sorted((set(a) & set(b)) - skip):  # a failed record may lack what a measured one has
+            va, vb = a[name], b[name]
+            if va == vb and (type(va) is bool) == (type(vb) is bool):
+                continue
+            if any(isinstance(v, (bool, int, str)) for v in (va, vb)):
+                raise SessionFormatError(
+                    f"{source}: cache[{earlier!r}] and cache[{cache_key!r}] are one point of tune_params_keys "
+                    f"but differ in {name!r} ({va!r} vs {vb!r}): is {name!r} a parameter tune_params_keys lacks?"
+                )
 
 
 def import_kt_cache(path: str | os.PathLike[str]) -> Session:
@@ -358,6 +396,11 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
         if not isinstance(record, dict):
             raise SessionFormatError(f"{source}: {where}: expected an object, got {type(record).__name__}")
         parts = str(cache_key).split(",")
+        if len(parts) != len(keys):  # Kernel Tuner's key is the values of tune_params_keys, joined by commas
+            raise SessionFormatError(
+                f"{source}: {where}: the key has {len(parts)} comma-separated values but tune_params_keys "
+                f"names {len(keys)} parameters"
+            )
         point: dict[str, Value] = {}
         for position, name in enumerate(keys):
             if name in record:
@@ -373,6 +416,7 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
                 undeclared.add(name)
             point[name] = value
         points.append(point)
+    _check_hidden_parameters(source, cache, points, keys)
     for name in undeclared:  # keep numeric domains ordered, so neighbours stay adjacent values
         if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in domains[name]):
             domains[name].sort()
@@ -390,7 +434,7 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
     records = list(cache.values())
     for index, (cache_key, record, config, spread) in enumerate(zip(cache, records, configs, _spreads(records))):
         where = f"{source}: cache[{cache_key!r}]"
-        measurement, timings = _measurement(record, keys, where, spread)
+        measurement, timings = _measurement(record, keys, tune_params, where, spread)
         finished = _timestamp(record.get("timestamp"))
         started = finished - timings.get("total_s", 0.0) if finished else 0.0
         trials.append(Trial(index, config, measurement, started, finished, timings, ""))
