@@ -269,6 +269,8 @@ def _measurement(
             Measurement(status, {}, error_text, error_text, {"kernel_tuner_error": error_text}),
             timings,
         )
+    if "time" not in record:
+        raise SessionFormatError(f"{where}.time: missing (a record holds a time in ms or an error name)")
     if not _is_number(time_value):
         raise SessionFormatError(f"{where}.time: {time_value!r} is neither a time in ms nor an error name")
     if not math.isfinite(time_value) or time_value <= 0:  # 0 ms is no measurement, as for our own trials
