@@ -409,6 +409,8 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
                 value = _plain_value(record[name])
                 if value is None:
                     raise SessionFormatError(f"{source}: {where}.{name}: {record[name]!r} is not a number, bool or string")
+                if isinstance(value, float) and not math.isfinite(value):  # named here, not as a slot of the space
+                    raise SessionFormatError(f"{source}: {where}.{name}: {value!r} is not a finite number")
             elif len(parts) == len(keys) and parts[position] in by_text[name]:
                 value = by_text[name][parts[position]]
             else:
