@@ -421,3 +421,22 @@ def test_a_field_named_in_tune_params_is_never_a_metric(tmp_path: Path) -> None:
     session = import_kt_cache(write(tmp_path, cache))
     assert all("use_shmem" not in t.measurement.metrics for t in session.trials)
     assert "gflops" in session.trials[0].measurement.metrics
+
+
+def test_import_kt_says_on_stderr_what_it_repaired_or_added(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Closing an unfinished file and widening a parameter's declared values changed what was read
+    without a word; each is now a note on stderr, and a clean file gets none."""
+    from workbench.cli import main as cli_main
+
+    assert cli_main(["import-kt", str(write(tmp_path, synthetic(True), "clean.json")), "--out", str(tmp_path / "a.json")]) == 0
+    assert capsys.readouterr().err == ""
+    data = synthetic(True)
+    data["cache"]["256,1,0"] = {"block_size_x": 256, "tile": 1, "use_shmem": 0, "time": 0.5}
+    data["cache"]["512,1,0"] = {"block_size_x": 512, "tile": 1, "use_shmem": 0, "time": 0.4}
+    unfinished = json.dumps(data, indent=1).rstrip()[: -len("}\n}")].rstrip() + ","
+    cache = write(tmp_path, unfinished, "running.json")
+    assert cli_main(["import-kt", str(cache), "--out", str(tmp_path / "b.json")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all(line.startswith("note: ") for line in err)
+    assert "unfinished" in err[0] and "read the 7 complete records" in err[0]
+    assert "added 2 parameter values" in err[1] and "block_size_x: 256, 512" in err[1]

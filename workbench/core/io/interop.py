@@ -121,8 +121,9 @@ def guess_group(name: str) -> str:
 # ------------------------------------------------------------------------------------------------
 
 
-def _read_cache_json(path: Path, raw: bytes) -> Any:
-    """Parse a (possibly gzipped, possibly unfinished) Kernel Tuner cache file (``raw``: its bytes)."""
+def _read_cache_json(path: Path, raw: bytes) -> tuple[Any, bool]:
+    """Parse a (possibly gzipped, possibly unfinished) Kernel Tuner cache file (``raw``: its bytes);
+    the flag says whether it was unfinished and closed here."""
     if raw[:2] == b"\x1f\x8b":
         try:  # read at most the limit: a small gzip file can expand without bound
             with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unzipped:
@@ -138,7 +139,7 @@ def _read_cache_json(path: Path, raw: bytes) -> Any:
     if not text.strip():
         raise SessionFormatError(f"{path}: the file is empty")
     try:
-        return loads_bounded(text)
+        return loads_bounded(text), False
     except json.JSONDecodeError as exc:
         first_error = exc
     except _IntTooLong as exc:
@@ -149,7 +150,7 @@ def _read_cache_json(path: Path, raw: bytes) -> Any:
     # of an interrupted run ends in "...}," without the final "}}".
     repaired = text.rstrip().rstrip(",") + "\n}\n}"
     try:
-        return loads_bounded(repaired)
+        return loads_bounded(repaired), True
     except _IntTooLong as exc:
         raise SessionFormatError(f"{path}: {exc}") from None
     except (json.JSONDecodeError, RecursionError):
@@ -299,7 +300,7 @@ def read_kt_cache_data(path: str | os.PathLike[str]) -> dict[str, Any]:
     file gives one SessionFormatError line.
     """
     p = Path(path)
-    data = _read_cache_json(p, read_capped(p, "Kernel Tuner cache file", MAX_FILE_BYTES))
+    data, _ = _read_cache_json(p, read_capped(p, "Kernel Tuner cache file", MAX_FILE_BYTES))
     if not isinstance(data, dict):
         raise SessionFormatError(f"{p}: expected a JSON object at the top, got {type(data).__name__}")
     for key in ("tune_params_keys", "tune_params", "cache"):
@@ -348,17 +349,19 @@ def _check_hidden_parameters(
                 )
 
 
-def import_kt_cache(path: str | os.PathLike[str]) -> Session:
+def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None) -> Session:
     """Read a Kernel Tuner cache file as a session of recorded trials (kind ``recording``).
 
     The space is exactly the recorded points (Kernel Tuner applied its restrictions before
     measuring); every record becomes a trial in file order, failures with their status and
-    Kernel Tuner's reason as the message.
+    Kernel Tuner's reason as the message. What the import repaired or added on its own (an
+    unfinished file closed, parameter values ``tune_params`` does not declare) is appended to
+    ``notes`` as one line each, for a caller that tells the user.
     """
     p = Path(path)
     source = str(p)
     raw_bytes = read_capped(p, "Kernel Tuner cache file", MAX_FILE_BYTES)
-    data = _read_cache_json(p, raw_bytes)
+    data, unfinished = _read_cache_json(p, raw_bytes)
     if not isinstance(data, dict):
         raise SessionFormatError(f"{source}: expected a JSON object at the top, got {type(data).__name__}")
     for key in ("tune_params_keys", "tune_params", "cache"):
@@ -392,7 +395,7 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
         by_text[name] = {str(v): v for v in domain}
 
     points: list[dict[str, Value]] = []
-    undeclared: set[str] = set()
+    undeclared: dict[str, list[Value]] = {}
     for cache_key, record in cache.items():
         where = f"cache[{cache_key!r}]"
         if not isinstance(record, dict):
@@ -417,7 +420,7 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
                 raise SessionFormatError(f"{source}: {where}: no value for parameter {name!r}")
             if not _in_domain(value, domains[name]):  # recorded but not declared: the recording is the truth
                 domains[name].append(value)
-                undeclared.add(name)
+                undeclared.setdefault(name, []).append(value)
             point[name] = value
         points.append(point)
     _check_hidden_parameters(source, cache, points, keys)
@@ -430,6 +433,19 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
         space = SearchSpace.explicit(slots, points)
     except WorkbenchError as exc:
         raise SessionFormatError(f"{source}: tune_params: {exc}") from None
+
+    if notes is not None:
+        if unfinished:
+            notes.append(f"{source}: the file was unfinished (Kernel Tuner stopped before closing it); "
+                         f"closed it and read the {len(cache)} complete records")
+        if undeclared:
+            added = "; ".join(
+                f"{name}: {', '.join(repr(v) for v in values[:5])}{', ...' if len(values) > 5 else ''}"
+                for name, values in undeclared.items()
+            )
+            count = sum(map(len, undeclared.values()))
+            notes.append(f"{source}: added {count} parameter value{'s' if count > 1 else ''} the records "
+                         f"hold but tune_params does not declare ({added})")
 
     # the space holds each point once in file order, so without repeats its points are the configs
     recorded = space.points
