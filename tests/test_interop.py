@@ -140,6 +140,7 @@ def test_record_without_params_uses_the_cache_key(tmp_path: Path) -> None:
         (lambda d: d["cache"]["32,1,0"].pop("time"), "cache['32,1,0'].time: missing"),
         (lambda d: d["cache"]["64,1,0"].update(tile=math.inf), "cache['64,1,0'].tile: inf is not a finite number"),
         (lambda d: d["cache"]["64,1,0"].update(tile=math.nan), "cache['64,1,0'].tile: nan is not a finite number"),
+        (lambda d: d["cache"].clear(), "cache: no records, nothing to import"),
         (lambda d: d["cache"].update(bad=[1]), "cache['bad']: expected an object, got list"),
         (lambda d: d["cache"].update({"1,2,3": {"time": 1.0}}), "cache['1,2,3']: no value for parameter 'block_size_x'"),
         (lambda d: d["cache"].update(bad={"time": 1.0}), "cache['bad']: the key has 1 comma-separated values"),

@@ -377,6 +377,8 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
     cache = data["cache"]
     if not isinstance(cache, dict):
         raise SessionFormatError(f"{source}: cache: expected an object of records")
+    if not cache:  # a session of no trials opens, but nothing in it can be viewed, ranked or replayed
+        raise SessionFormatError(f"{source}: cache: no records, nothing to import")
 
     domains: dict[str, list[Value]] = {}
     by_text: dict[str, dict[str, Value]] = {}
