@@ -91,13 +91,20 @@ def test_each_record_keeps_its_own_spread_whatever_the_other_records_repeat(tmp_
     assert third.metric("latency_ms") == 7.0 and "latency_p20_ms" not in third.measurement.metrics
 
 
-def test_a_point_recorded_twice_is_one_config_for_both_trials(tmp_path: Path) -> None:
+def test_a_point_recorded_twice_keeps_its_last_record_and_says_so(tmp_path: Path) -> None:
+    """Both records became trials of one config, so the session ranked a config twice while a
+    replay of it answered with the last record only; the import now keeps the last, with a note."""
     data = synthetic(True)
     data["cache"]["32,1,0.0"] = {"block_size_x": 32, "tile": 1, "use_shmem": 0, "time": 3.0}
-    session = import_kt_cache(write(tmp_path, data))
-    assert session.space is not None and session.space.count() == 5 and len(session.trials) == 6
-    assert session.trials[0].config == session.trials[5].config
-    assert [t.config for t in session.trials[:5]] == list(session.space.points)
+    notes: list[str] = []
+    session = import_kt_cache(write(tmp_path, data), notes)
+    assert session.space is not None and session.space.count() == 5 and len(session.trials) == 5
+    assert [t.config for t in session.trials] == list(session.space.points)
+    last = session.trials[-1]
+    assert last.config == Config({"block_size_x": 32, "tile": 1, "use_shmem": 0}) and last.measurement.metrics["latency_ms"] == 3.0
+    assert [t.index for t in session.trials] == list(range(5))
+    assert notes == [f"{tmp_path / 'cache.json'}: 1 record of a config recorded again later in the file dropped, "
+                     "the last record of each kept (cache['32,1,0'] gave way to cache['32,1,0.0'])"]
 
 
 def test_group_guesses() -> None:

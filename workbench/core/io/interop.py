@@ -236,12 +236,12 @@ def _spreads(records: list[Mapping[str, Any]]) -> list[tuple[float, float] | Non
 
 def _measurement(
     record: Mapping[str, Any],
-    keys: list[str],
-    parameters: Mapping[str, Any],
+    not_metrics: frozenset[str] | set[str],
     where: str,
     spread: tuple[float, float] | None,
 ) -> tuple[Measurement, dict[str, float]]:
-    """Status, metrics and timings of one cache record; ``spread`` is its repetitions' 20th/80th percentile."""
+    """Status, metrics and timings of one cache record; ``spread`` is its repetitions' 20th/80th
+    percentile, ``not_metrics`` the fields never read as metrics (record fields and parameters)."""
     timings: dict[str, float] = {}
     for kt_name, ours in KT_TIMINGS.items():
         value = record.get(kt_name)
@@ -281,9 +281,8 @@ def _measurement(
     metrics: dict[str, float] = {LATENCY: float(time_value)}
     if spread is not None:
         metrics["latency_p20_ms"], metrics["latency_p80_ms"] = spread
-    skip = _RECORD_FIELDS | set(keys) | set(parameters)  # a parameter is never a metric, declared or not
     for name, value in record.items():
-        if name in skip or not _is_number(value):
+        if name in not_metrics or not _is_number(value):
             continue
         ours = _metric_name(name)
         if ours in DERIVED_METRICS or ours in metrics:  # the first field of a name wins
@@ -321,7 +320,7 @@ def _point_key(point: Mapping[str, Value]) -> tuple[tuple[bool, Value], ...]:
 
 
 def _check_hidden_parameters(
-    source: str, cache: Mapping[str, Any], points: list[dict[str, Value]], keys: list[str]
+    source: str, cache: Mapping[str, Any], point_keys: list[tuple[tuple[bool, Value], ...]], keys: list[str]
 ) -> None:
     """Refuse records that share a point yet differ in a field that can only be a parameter.
 
@@ -333,8 +332,8 @@ def _check_hidden_parameters(
     """
     first_of: dict[tuple[tuple[bool, Value], ...], str] = {}
     skip = _RECORD_FIELDS | {"times"} | set(keys)
-    for cache_key, point in zip(cache, points):
-        earlier = first_of.setdefault(_point_key(point), cache_key)
+    for cache_key, point_key in zip(cache, point_keys):
+        earlier = first_of.setdefault(point_key, cache_key)
         if earlier == cache_key:
             continue
         a, b = cache[earlier], cache[cache_key]
@@ -425,7 +424,20 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
                 undeclared.setdefault(name, []).append(value)
             point[name] = value
         points.append(point)
-    _check_hidden_parameters(source, cache, points, keys)
+    point_keys = [_point_key(point) for point in points]
+    last_of = {point_key: index for index, point_key in enumerate(point_keys)}
+    cache_keys = list(cache)
+    records = list(cache.values())
+    replaced: list[tuple[str, str]] = []
+    if len(last_of) < len(points):
+        _check_hidden_parameters(source, cache, point_keys, keys)
+        # One config recorded twice keeps its last record, as a replay of the recording would: a
+        # session holds one trial per recorded config.
+        kept = sorted(last_of.values())
+        replaced = [(cache_keys[i], cache_keys[last_of[k]]) for i, k in enumerate(point_keys) if last_of[k] != i]
+        records = [records[i] for i in kept]
+        points = [points[i] for i in kept]
+        cache_keys = [cache_keys[i] for i in kept]
     for name in undeclared:  # keep numeric domains ordered, so neighbours stay adjacent values
         if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in domains[name]):
             domains[name].sort()
@@ -448,15 +460,18 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
             count = sum(map(len, undeclared.values()))
             notes.append(f"{source}: added {count} parameter value{'s' if count > 1 else ''} the records "
                          f"hold but tune_params does not declare ({added})")
+        if replaced:
+            dropped, keeper = replaced[0]
+            notes.append(f"{source}: {len(replaced)} record{'s' if len(replaced) > 1 else ''} of a config recorded "
+                         f"again later in the file dropped, the last record of each kept "
+                         f"(cache[{dropped!r}] gave way to cache[{keeper!r}])")
 
-    # the space holds each point once in file order, so without repeats its points are the configs
-    recorded = space.points
-    configs = recorded if len(recorded) == len(points) else tuple(space.config(point) for point in points)
+    not_metrics = _RECORD_FIELDS | set(keys) | set(tune_params)  # a parameter is never a metric, declared or not
+    configs = space.points  # the space holds each (now distinct) point once, in file order
     trials: list[Trial] = []
-    records = list(cache.values())
-    for index, (cache_key, record, config, spread) in enumerate(zip(cache, records, configs, _spreads(records))):
+    for index, (cache_key, record, config, spread) in enumerate(zip(cache_keys, records, configs, _spreads(records))):
         where = f"{source}: cache[{cache_key!r}]"
-        measurement, timings = _measurement(record, keys, tune_params, where, spread)
+        measurement, timings = _measurement(record, not_metrics, where, spread)
         finished = _timestamp(record.get("timestamp"))
         started = finished - timings.get("total_s", 0.0) if finished else 0.0
         trials.append(Trial(index, config, measurement, started, finished, timings, ""))
