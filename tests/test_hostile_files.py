@@ -439,3 +439,42 @@ def test_a_default_config_outside_the_sessions_domains_is_left_out_not_fatal(tmp
     doc["default_config"][name] = 987654321
     session = load_session(write(tmp_path / "s.json", doc))
     assert session.default_config is None and len(session.trials) == len(doc["trials"])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["show", "{c}"],
+        ["show", "--portability", "{c}"],
+        ["export", "{c}", "--format", "json", "--out", "{tmp}/e.json"],
+        ["tune", "--resume", "{c}"],
+    ],
+)
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_kernel_tuner_cache_given_as_a_session_names_the_import_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], gzipped: bool
+) -> None:
+    """A gzipped cache was reported as "not UTF-8 text (is this a session file?)"; plain or gzipped,
+    the line says how to import it."""
+    import gzip
+
+    raw = (Path(__file__).parent / "fixtures" / "kt_cache_small.json").read_bytes()
+    cache = tmp_path / ("c.json.gz" if gzipped else "c.json")
+    cache.write_bytes(gzip.compress(raw) if gzipped else raw)
+    err = one_line_error(capsys, [a.format(c=cache, tmp=tmp_path) for a in argv])
+    assert "import it: python main.py import-kt FILE --out S.json" in err and "UTF-8" not in err
+
+
+def test_the_gui_names_the_import_command_for_a_gzipped_cache(tmp_path: Path) -> None:
+    import gzip
+
+    path = tmp_path / "c.json.gz"
+    path.write_bytes(gzip.compress((Path(__file__).parent / "fixtures" / "kt_cache_small.json").read_bytes()))
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+           "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "gui", str(path), "--quit-when-done"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if "propagateSizeHints" not in line]  # Qt's offscreen note
+    assert len(errors) == 1 and "import it: python main.py import-kt FILE --out S.json" in errors[0], done.stderr

@@ -91,13 +91,20 @@ def test_each_record_keeps_its_own_spread_whatever_the_other_records_repeat(tmp_
     assert third.metric("latency_ms") == 7.0 and "latency_p20_ms" not in third.measurement.metrics
 
 
-def test_a_point_recorded_twice_is_one_config_for_both_trials(tmp_path: Path) -> None:
+def test_a_point_recorded_twice_keeps_its_last_record_and_says_so(tmp_path: Path) -> None:
+    """Both records became trials of one config, so the session ranked a config twice while a
+    replay of it answered with the last record only; the import now keeps the last, with a note."""
     data = synthetic(True)
     data["cache"]["32,1,0.0"] = {"block_size_x": 32, "tile": 1, "use_shmem": 0, "time": 3.0}
-    session = import_kt_cache(write(tmp_path, data))
-    assert session.space is not None and session.space.count() == 5 and len(session.trials) == 6
-    assert session.trials[0].config == session.trials[5].config
-    assert [t.config for t in session.trials[:5]] == list(session.space.points)
+    notes: list[str] = []
+    session = import_kt_cache(write(tmp_path, data), notes)
+    assert session.space is not None and session.space.count() == 5 and len(session.trials) == 5
+    assert [t.config for t in session.trials] == list(session.space.points)
+    last = session.trials[-1]
+    assert last.config == Config({"block_size_x": 32, "tile": 1, "use_shmem": 0}) and last.measurement.metrics["latency_ms"] == 3.0
+    assert [t.index for t in session.trials] == list(range(5))
+    assert notes == [f"{tmp_path / 'cache.json'}: 1 record of a config recorded again later in the file dropped, "
+                     "the last record of each kept (cache['32,1,0'] gave way to cache['32,1,0.0'])"]
 
 
 def test_group_guesses() -> None:
@@ -137,8 +144,13 @@ def test_record_without_params_uses_the_cache_key(tmp_path: Path) -> None:
         (lambda d: d["tune_params"].update(tile=[]), "tune_params.tile: expected a non-empty list"),
         (lambda d: d["tune_params"].update(tile=[[1]]), "tune_params.tile: [1] is not a number"),
         (lambda d: d["cache"]["32,1,0"].update(time=None), "cache['32,1,0'].time: None is neither a time"),
+        (lambda d: d["cache"]["32,1,0"].pop("time"), "cache['32,1,0'].time: missing"),
+        (lambda d: d["cache"]["64,1,0"].update(tile=math.inf), "cache['64,1,0'].tile: inf is not a finite number"),
+        (lambda d: d["cache"]["64,1,0"].update(tile=math.nan), "cache['64,1,0'].tile: nan is not a finite number"),
+        (lambda d: d["cache"].clear(), "cache: no records, nothing to import"),
         (lambda d: d["cache"].update(bad=[1]), "cache['bad']: expected an object, got list"),
-        (lambda d: d["cache"].update(bad={"time": 1.0}), "cache['bad']: no value for parameter 'block_size_x'"),
+        (lambda d: d["cache"].update({"1,2,3": {"time": 1.0}}), "cache['1,2,3']: no value for parameter 'block_size_x'"),
+        (lambda d: d["cache"].update(bad={"time": 1.0}), "cache['bad']: the key has 1 comma-separated values"),
     ],
 )
 def test_bad_cache_files_are_explained(tmp_path: Path, mutate, fragment: str) -> None:
@@ -352,3 +364,87 @@ def test_a_flag_and_a_number_in_one_parameter_are_named_as_mixed_types(tmp_path:
             "cache": {"1": {"b": 1, "time": 1.0}, "True": {"b": True, "time": 2.0}}}
     with pytest.raises(SessionFormatError, match=r"slot b: values mix types \(bool, int\)"):
         import_kt_cache(write(tmp_path, data))
+
+
+@pytest.mark.parametrize("field", ["time", "__error__"])
+@pytest.mark.parametrize("text", ["46.268736", " 2 ", "1e-3", "-0.5", "inf", "NaN"])
+def test_a_number_written_as_text_is_refused_naming_the_record(tmp_path: Path, field: str, text: str) -> None:
+    """Kernel Tuner writes a time as a JSON number and a failure as an error name; a numeric string
+    was read as a failure whose reason was the number, so a file of them imported as all-failed."""
+    cache = synthetic(new_style=False)
+    cache["cache"]["64,1,0"].pop("time")
+    cache["cache"]["64,1,0"][field] = text
+    with pytest.raises(SessionFormatError) as info:
+        import_kt_cache(write(tmp_path, cache))
+    message = str(info.value)
+    assert "\n" not in message and f"cache['64,1,0'].{field}" in message and "number written as text" in message
+
+
+@pytest.mark.parametrize("name", ["InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig", "ErrorConfig"])
+def test_every_error_name_kernel_tuner_writes_is_a_failure(tmp_path: Path, name: str) -> None:
+    """Kernel Tuner's error classes (``kernel_tuner.util``): ``ErrorConfig`` is their base, written
+    for a failure it does not name further."""
+    cache = synthetic(new_style=False)
+    cache["cache"]["64,1,0"]["time"] = name
+    trial = import_kt_cache(write(tmp_path, cache)).trials[1]
+    assert trial.status is not Status.OK and trial.measurement.message == name
+
+
+def fewer_keys_cache() -> dict:
+    """A cache whose ``tune_params_keys`` and ``tune_params`` lack ``use_shmem``, which the records carry."""
+    cache = synthetic(new_style=True)
+    cache["tune_params_keys"] = ["block_size_x", "tile"]
+    del cache["tune_params"]["use_shmem"]
+    return cache
+
+
+def test_a_key_with_more_values_than_tune_params_keys_is_refused(tmp_path: Path) -> None:
+    """Keys of three values under two named parameters merged distinct configs into one point and
+    read the third parameter as a metric."""
+    with pytest.raises(SessionFormatError) as info:
+        import_kt_cache(write(tmp_path, fewer_keys_cache()))
+    message = str(info.value)
+    assert "\n" not in message and "cache['32,1,0']" in message
+    assert "3 comma-separated values" in message and "names 2 parameters" in message
+
+
+def test_records_of_one_point_with_different_parameter_values_are_refused(tmp_path: Path) -> None:
+    cache = fewer_keys_cache()
+    cache["cache"] = {
+        "32,1": {"block_size_x": 32, "tile": 1, "use_shmem": 0, "time": 2.0, "GFLOP/s": 100.0},
+        "64,1": {"block_size_x": 64, "tile": 1, "use_shmem": 0, "time": 1.0},
+        "32, 1": {"block_size_x": 32, "tile": 1, "use_shmem": 1, "time": 3.0, "GFLOP/s": 70.0},
+    }
+    with pytest.raises(SessionFormatError) as info:
+        import_kt_cache(write(tmp_path, cache))
+    message = str(info.value)
+    assert "\n" not in message and "cache['32,1'] and cache['32, 1']" in message and "'use_shmem' (0 vs 1)" in message
+
+
+def test_a_field_named_in_tune_params_is_never_a_metric(tmp_path: Path) -> None:
+    """``tune_params`` declares ``use_shmem`` though ``tune_params_keys`` leaves it out: still a parameter."""
+    cache = synthetic(new_style=True)
+    cache["tune_params_keys"] = ["block_size_x", "tile"]
+    cache["cache"] = {f"{k.rsplit(',', 1)[0]}": v for k, v in cache["cache"].items()}
+    session = import_kt_cache(write(tmp_path, cache))
+    assert all("use_shmem" not in t.measurement.metrics for t in session.trials)
+    assert "gflops" in session.trials[0].measurement.metrics
+
+
+def test_import_kt_says_on_stderr_what_it_repaired_or_added(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Closing an unfinished file and widening a parameter's declared values changed what was read
+    without a word; each is now a note on stderr, and a clean file gets none."""
+    from workbench.cli import main as cli_main
+
+    assert cli_main(["import-kt", str(write(tmp_path, synthetic(True), "clean.json")), "--out", str(tmp_path / "a.json")]) == 0
+    assert capsys.readouterr().err == ""
+    data = synthetic(True)
+    data["cache"]["256,1,0"] = {"block_size_x": 256, "tile": 1, "use_shmem": 0, "time": 0.5}
+    data["cache"]["512,1,0"] = {"block_size_x": 512, "tile": 1, "use_shmem": 0, "time": 0.4}
+    unfinished = json.dumps(data, indent=1).rstrip()[: -len("}\n}")].rstrip() + ","
+    cache = write(tmp_path, unfinished, "running.json")
+    assert cli_main(["import-kt", str(cache), "--out", str(tmp_path / "b.json")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all(line.startswith("note: ") for line in err)
+    assert "unfinished" in err[0] and "read the 7 complete records" in err[0]
+    assert "added 2 parameter values" in err[1] and "block_size_x: 256, 512" in err[1]

@@ -931,7 +931,8 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
     out = Path(args.out)
     check_folder(out)
     check_regular_or_absent(out)
-    session = import_kt_cache(args.cache)  # a bad cache is reported before anything at --out is touched
+    notes: list[str] = []
+    session = import_kt_cache(args.cache, notes)  # a bad cache is reported before anything at --out is touched
     with SessionLock(out):  # not while a run writes that file
         if journal_path(out).is_file() and not args.force:
             raise WorkbenchError(f"--out {out}: the journal of a run is beside it ({journal_path(out).name}); "
@@ -943,6 +944,8 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
 
             os.replace(journal_path(out), journal_path(backup_path(out)))
         save_session(session, out)
+    for note in notes:  # after the save: a refused --out stays one line
+        print(f"note: {note}", file=sys.stderr)
     print(f"imported {len(session.trials)} trials of {session.kernel} on {session.device.get('name', '?')} -> {args.out}")
     return 0
 

@@ -573,7 +573,8 @@ def _check_version(data: Mapping[str, Any], source: str) -> None:
     if fmt != FORMAT_NAME:
         if "tune_params_keys" in data and "cache" in data:
             raise SessionFormatError(
-                f"{source}: this is a Kernel Tuner cache file, not a session; import it instead"
+                f"{source}: this is a Kernel Tuner cache file, not a session; "
+                "import it: python main.py import-kt FILE --out S.json"
             )
         fail("format", f"{fmt!r} is not {FORMAT_NAME!r} (not a workbench session)")
     version = data.get("version")
@@ -1006,8 +1007,17 @@ def _parse_json(text: str, source: str) -> Any:
 
 
 def _read_text(path: Path) -> str:
-    """The file as text: a regular file of at most :data:`MAX_FILE_BYTES`, UTF-8."""
+    """The file as text: a regular file of at most :data:`MAX_FILE_BYTES`, UTF-8.
+
+    Sessions are never compressed, but Kernel Tuner cache files often are (``.json.gz``): a gzip
+    file is named as such, with the command that imports a cache, rather than as undecodable text.
+    """
     data = read_capped(path, "session file", MAX_FILE_BYTES)
+    if data[:2] == b"\x1f\x8b":
+        raise SessionFormatError(
+            f"{path}: a gzip-compressed file, not a session; if it is a Kernel Tuner cache file, "
+            "import it: python main.py import-kt FILE --out S.json"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

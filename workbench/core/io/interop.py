@@ -6,7 +6,8 @@ JSON "cache file": ``device_name``, ``kernel_name``, ``problem_size``, ``tune_pa
 ``time`` (ms), ``times`` (each iteration), ``compile_time`` / ``verification_time`` /
 ``benchmark_time`` (ms) and user metrics such as ``GFLOP/s``. A failed config carries the error
 name as a string in ``time`` (Kernel Tuner up to 1.3) or in ``__error__`` with no ``time`` (1.4+):
-``CompilationFailedConfig``, ``RuntimeFailedConfig`` or ``InvalidConfig``.
+``CompilationFailedConfig``, ``RuntimeFailedConfig``, ``InvalidConfig`` or their base ``ErrorConfig``.
+Kernel Tuner never writes a time as text, so a number in a string is refused rather than guessed at.
 
 Imported files become ordinary sessions (kind ``recording``) whose space is exactly the recorded
 points, so they can be viewed, ranked and replayed like anything the workbench measured itself.
@@ -61,7 +62,11 @@ KT_ERRORS: dict[str, Status] = {
     "CompilationFailedConfig": Status.COMPILE_ERROR,
     "RuntimeFailedConfig": Status.RUNTIME_ERROR,
     "InvalidConfig": Status.SKIPPED,
+    "ErrorConfig": Status.RUNTIME_ERROR,  # the base class, for a failure Kernel Tuner does not name
 }
+#: A number written as text: Kernel Tuner writes times as JSON numbers and errors as names, never
+#: this, so such a ``time`` is refused rather than read as a failure with the number as its reason.
+_NUMERIC_TEXT = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*|\s*[-+]?(inf|infinity|nan)\s*", re.IGNORECASE)
 #: Our failed status -> the Kernel Tuner error name that means the same (as near as it has).
 STATUS_TO_KT: dict[Status, str] = {
     Status.COMPILE_ERROR: "CompilationFailedConfig",
@@ -116,8 +121,9 @@ def guess_group(name: str) -> str:
 # ------------------------------------------------------------------------------------------------
 
 
-def _read_cache_json(path: Path, raw: bytes) -> Any:
-    """Parse a (possibly gzipped, possibly unfinished) Kernel Tuner cache file (``raw``: its bytes)."""
+def _read_cache_json(path: Path, raw: bytes) -> tuple[Any, bool]:
+    """Parse a (possibly gzipped, possibly unfinished) Kernel Tuner cache file (``raw``: its bytes);
+    the flag says whether it was unfinished and closed here."""
     if raw[:2] == b"\x1f\x8b":
         try:  # read at most the limit: a small gzip file can expand without bound
             with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unzipped:
@@ -133,7 +139,7 @@ def _read_cache_json(path: Path, raw: bytes) -> Any:
     if not text.strip():
         raise SessionFormatError(f"{path}: the file is empty")
     try:
-        return loads_bounded(text)
+        return loads_bounded(text), False
     except json.JSONDecodeError as exc:
         first_error = exc
     except _IntTooLong as exc:
@@ -144,7 +150,7 @@ def _read_cache_json(path: Path, raw: bytes) -> Any:
     # of an interrupted run ends in "...}," without the final "}}".
     repaired = text.rstrip().rstrip(",") + "\n}\n}"
     try:
-        return loads_bounded(repaired)
+        return loads_bounded(repaired), True
     except _IntTooLong as exc:
         raise SessionFormatError(f"{path}: {exc}") from None
     except (json.JSONDecodeError, RecursionError):
@@ -229,9 +235,13 @@ def _spreads(records: list[Mapping[str, Any]]) -> list[tuple[float, float] | Non
 
 
 def _measurement(
-    record: Mapping[str, Any], keys: list[str], where: str, spread: tuple[float, float] | None
+    record: Mapping[str, Any],
+    not_metrics: frozenset[str] | set[str],
+    where: str,
+    spread: tuple[float, float] | None,
 ) -> tuple[Measurement, dict[str, float]]:
-    """Status, metrics and timings of one cache record; ``spread`` is its repetitions' 20th/80th percentile."""
+    """Status, metrics and timings of one cache record; ``spread`` is its repetitions' 20th/80th
+    percentile, ``not_metrics`` the fields never read as metrics (record fields and parameters)."""
     timings: dict[str, float] = {}
     for kt_name, ours in KT_TIMINGS.items():
         value = record.get(kt_name)
@@ -243,6 +253,12 @@ def _measurement(
     raw_error = record.get("__error__")
     time_value = record.get("time")
     error: Any = raw_error if isinstance(raw_error, str) and raw_error else None
+    for field, text in (("__error__", raw_error), ("time", time_value)):
+        if isinstance(text, str) and _NUMERIC_TEXT.fullmatch(text):
+            raise SessionFormatError(
+                f"{where}.{field}: {text!r} is a number written as text; Kernel Tuner writes a time as a "
+                "number and a failure as an error name such as 'RuntimeFailedConfig'"
+            )
     if error is None and isinstance(time_value, str):
         error = time_value
     if error is None and raw_error is not None and not _is_number(time_value):
@@ -254,6 +270,8 @@ def _measurement(
             Measurement(status, {}, error_text, error_text, {"kernel_tuner_error": error_text}),
             timings,
         )
+    if "time" not in record:
+        raise SessionFormatError(f"{where}.time: missing (a record holds a time in ms or an error name)")
     if not _is_number(time_value):
         raise SessionFormatError(f"{where}.time: {time_value!r} is neither a time in ms nor an error name")
     if not math.isfinite(time_value) or time_value <= 0:  # 0 ms is no measurement, as for our own trials
@@ -263,9 +281,8 @@ def _measurement(
     metrics: dict[str, float] = {LATENCY: float(time_value)}
     if spread is not None:
         metrics["latency_p20_ms"], metrics["latency_p80_ms"] = spread
-    skip = _RECORD_FIELDS | set(keys)
     for name, value in record.items():
-        if name in skip or not _is_number(value):
+        if name in not_metrics or not _is_number(value):
             continue
         ours = _metric_name(name)
         if ours in DERIVED_METRICS or ours in metrics:  # the first field of a name wins
@@ -282,7 +299,7 @@ def read_kt_cache_data(path: str | os.PathLike[str]) -> dict[str, Any]:
     file gives one SessionFormatError line.
     """
     p = Path(path)
-    data = _read_cache_json(p, read_capped(p, "Kernel Tuner cache file", MAX_FILE_BYTES))
+    data, _ = _read_cache_json(p, read_capped(p, "Kernel Tuner cache file", MAX_FILE_BYTES))
     if not isinstance(data, dict):
         raise SessionFormatError(f"{p}: expected a JSON object at the top, got {type(data).__name__}")
     for key in ("tune_params_keys", "tune_params", "cache"):
@@ -297,17 +314,53 @@ def _in_domain(value: Value, domain: list[Value]) -> bool:
     return any(v == value and (type(v) is bool) == (type(value) is bool) for v in domain)
 
 
-def import_kt_cache(path: str | os.PathLike[str]) -> Session:
+def _point_key(point: Mapping[str, Value]) -> tuple[tuple[bool, Value], ...]:
+    """A hashable form of a point where ``True`` and ``1`` stay different values."""
+    return tuple((type(v) is bool, v) for v in point.values())
+
+
+def _check_hidden_parameters(
+    source: str, cache: Mapping[str, Any], point_keys: list[tuple[tuple[bool, Value], ...]], keys: list[str]
+) -> None:
+    """Refuse records that share a point yet differ in a field that can only be a parameter.
+
+    When ``tune_params_keys`` lacks a parameter the records carry, distinct configs share a point
+    and would be merged. Among the fields of such records, measurements (``time``, timings, user
+    metrics, observer readings) are computed floats that may differ between two measurements of one
+    config; an integer, bool or string field that differs cannot be a measurement of the same
+    config, so the points are not one config.
+    """
+    first_of: dict[tuple[tuple[bool, Value], ...], str] = {}
+    skip = _RECORD_FIELDS | {"times"} | set(keys)
+    for cache_key, point_key in zip(cache, point_keys):
+        earlier = first_of.setdefault(point_key, cache_key)
+        if earlier == cache_key:
+            continue
+        a, b = cache[earlier], cache[cache_key]
+        for name in sorted((set(a) & set(b)) - skip):  # a failed record may lack what a measured one has
+            va, vb = a[name], b[name]
+            if va == vb and (type(va) is bool) == (type(vb) is bool):
+                continue
+            if any(isinstance(v, (bool, int, str)) for v in (va, vb)):
+                raise SessionFormatError(
+                    f"{source}: cache[{earlier!r}] and cache[{cache_key!r}] are one point of tune_params_keys "
+                    f"but differ in {name!r} ({va!r} vs {vb!r}): is {name!r} a parameter tune_params_keys lacks?"
+                )
+
+
+def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None) -> Session:
     """Read a Kernel Tuner cache file as a session of recorded trials (kind ``recording``).
 
     The space is exactly the recorded points (Kernel Tuner applied its restrictions before
     measuring); every record becomes a trial in file order, failures with their status and
-    Kernel Tuner's reason as the message.
+    Kernel Tuner's reason as the message. What the import repaired or added on its own (an
+    unfinished file closed, parameter values ``tune_params`` does not declare) is appended to
+    ``notes`` as one line each, for a caller that tells the user.
     """
     p = Path(path)
     source = str(p)
     raw_bytes = read_capped(p, "Kernel Tuner cache file", MAX_FILE_BYTES)
-    data = _read_cache_json(p, raw_bytes)
+    data, unfinished = _read_cache_json(p, raw_bytes)
     if not isinstance(data, dict):
         raise SessionFormatError(f"{source}: expected a JSON object at the top, got {type(data).__name__}")
     for key in ("tune_params_keys", "tune_params", "cache"):
@@ -323,6 +376,8 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
     cache = data["cache"]
     if not isinstance(cache, dict):
         raise SessionFormatError(f"{source}: cache: expected an object of records")
+    if not cache:  # a session of no trials opens, but nothing in it can be viewed, ranked or replayed
+        raise SessionFormatError(f"{source}: cache: no records, nothing to import")
 
     domains: dict[str, list[Value]] = {}
     by_text: dict[str, dict[str, Value]] = {}
@@ -341,27 +396,48 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
         by_text[name] = {str(v): v for v in domain}
 
     points: list[dict[str, Value]] = []
-    undeclared: set[str] = set()
+    undeclared: dict[str, list[Value]] = {}
     for cache_key, record in cache.items():
         where = f"cache[{cache_key!r}]"
         if not isinstance(record, dict):
             raise SessionFormatError(f"{source}: {where}: expected an object, got {type(record).__name__}")
         parts = str(cache_key).split(",")
+        if len(parts) != len(keys):  # Kernel Tuner's key is the values of tune_params_keys, joined by commas
+            raise SessionFormatError(
+                f"{source}: {where}: the key has {len(parts)} comma-separated values but tune_params_keys "
+                f"names {len(keys)} parameters"
+            )
         point: dict[str, Value] = {}
         for position, name in enumerate(keys):
             if name in record:
                 value = _plain_value(record[name])
                 if value is None:
                     raise SessionFormatError(f"{source}: {where}.{name}: {record[name]!r} is not a number, bool or string")
+                if isinstance(value, float) and not math.isfinite(value):  # named here, not as a slot of the space
+                    raise SessionFormatError(f"{source}: {where}.{name}: {value!r} is not a finite number")
             elif len(parts) == len(keys) and parts[position] in by_text[name]:
                 value = by_text[name][parts[position]]
             else:
                 raise SessionFormatError(f"{source}: {where}: no value for parameter {name!r}")
             if not _in_domain(value, domains[name]):  # recorded but not declared: the recording is the truth
                 domains[name].append(value)
-                undeclared.add(name)
+                undeclared.setdefault(name, []).append(value)
             point[name] = value
         points.append(point)
+    point_keys = [_point_key(point) for point in points]
+    last_of = {point_key: index for index, point_key in enumerate(point_keys)}
+    cache_keys = list(cache)
+    records = list(cache.values())
+    replaced: list[tuple[str, str]] = []
+    if len(last_of) < len(points):
+        _check_hidden_parameters(source, cache, point_keys, keys)
+        # One config recorded twice keeps its last record, as a replay of the recording would: a
+        # session holds one trial per recorded config.
+        kept = sorted(last_of.values())
+        replaced = [(cache_keys[i], cache_keys[last_of[k]]) for i, k in enumerate(point_keys) if last_of[k] != i]
+        records = [records[i] for i in kept]
+        points = [points[i] for i in kept]
+        cache_keys = [cache_keys[i] for i in kept]
     for name in undeclared:  # keep numeric domains ordered, so neighbours stay adjacent values
         if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in domains[name]):
             domains[name].sort()
@@ -372,14 +448,30 @@ def import_kt_cache(path: str | os.PathLike[str]) -> Session:
     except WorkbenchError as exc:
         raise SessionFormatError(f"{source}: tune_params: {exc}") from None
 
-    # the space holds each point once in file order, so without repeats its points are the configs
-    recorded = space.points
-    configs = recorded if len(recorded) == len(points) else tuple(space.config(point) for point in points)
+    if notes is not None:
+        if unfinished:
+            notes.append(f"{source}: the file was unfinished (Kernel Tuner stopped before closing it); "
+                         f"closed it and read the {len(cache)} complete records")
+        if undeclared:
+            added = "; ".join(
+                f"{name}: {', '.join(repr(v) for v in values[:5])}{', ...' if len(values) > 5 else ''}"
+                for name, values in undeclared.items()
+            )
+            count = sum(map(len, undeclared.values()))
+            notes.append(f"{source}: added {count} parameter value{'s' if count > 1 else ''} the records "
+                         f"hold but tune_params does not declare ({added})")
+        if replaced:
+            dropped, keeper = replaced[0]
+            notes.append(f"{source}: {len(replaced)} record{'s' if len(replaced) > 1 else ''} of a config recorded "
+                         f"again later in the file dropped, the last record of each kept "
+                         f"(cache[{dropped!r}] gave way to cache[{keeper!r}])")
+
+    not_metrics = _RECORD_FIELDS | set(keys) | set(tune_params)  # a parameter is never a metric, declared or not
+    configs = space.points  # the space holds each (now distinct) point once, in file order
     trials: list[Trial] = []
-    records = list(cache.values())
-    for index, (cache_key, record, config, spread) in enumerate(zip(cache, records, configs, _spreads(records))):
+    for index, (cache_key, record, config, spread) in enumerate(zip(cache_keys, records, configs, _spreads(records))):
         where = f"{source}: cache[{cache_key!r}]"
-        measurement, timings = _measurement(record, keys, where, spread)
+        measurement, timings = _measurement(record, not_metrics, where, spread)
         finished = _timestamp(record.get("timestamp"))
         started = finished - timings.get("total_s", 0.0) if finished else 0.0
         trials.append(Trial(index, config, measurement, started, finished, timings, ""))
