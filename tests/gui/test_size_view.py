@@ -176,3 +176,31 @@ def test_the_size_picker_switches_what_the_window_recommends(window, qtbot, tmp_
     assert json.loads(out.read_text())["config"] == best.config.to_dict()
     window.model.set_session(load_session(_sweep(tmp_path / "one.json", budget=3, sizes={"n": [4096]})))
     assert not picker.isVisibleTo(window)
+
+
+def _cli_sweep(cli, path: Path, budget: int = 6) -> Path:
+    """vector_add swept over two sizes, neither of them the template's own problem size."""
+    done = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--sizes", "n=4096,1048576",
+               "--budget", budget, "--strategy", "random", "--executor", "inline", "--quiet", "--out", path)
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+def test_source_and_compare_render_a_sweep_trial_at_its_own_size(window, cli, tmp_path):
+    """Both rendered the kernel at the session's base problem (PROBLEM_N of the template's default),
+    not at the size the trial was measured at."""
+    window.open_session(_cli_sweep(cli, tmp_path / "sweep.json"))
+    base_n = window.model.session.problem["n"]
+    trials = window.model.trials
+    n = trials[0].problem["n"]
+    assert n != base_n and all(t.problem["n"] == n for t in trials)
+    window.model.select(0)
+    text = window.source_view.editor.toPlainText()
+    assert f"#define PROBLEM_N {n}\n" in text and f"PROBLEM_N {base_n}" not in text
+    # a pair whose last slot line differs: the diff's context shows the problem line after it
+    a, b = next((i, j) for i in range(len(trials)) for j in range(len(trials))
+                if trials[i].config["vector_width"] != trials[j].config["vector_width"])
+    window.bottom_tabs.setCurrentWidget(window.compare)
+    window.compare.set_pair(a, b)
+    diff = window.compare.diff.toPlainText()
+    assert f"\n #define PROBLEM_N {n}" in diff and f"PROBLEM_N {base_n}" not in diff, diff

@@ -167,8 +167,8 @@ class CompareView(QWidget):
         self.table.resizeColumnsToContents()
         session = self.model.session
         assert session is not None  # a and b are its trials
-        source_a, _ = render_source(session, a.config)
-        source_b, _ = render_source(session, b.config)
+        source_a, _ = render_source(session, a.config, session.problem_of(a))
+        source_b, _ = render_source(session, b.config, session.problem_of(b))
         self.diff.setPlainText("\n".join(source_diff(source_a, source_b, f"A trial {a.index}", f"B trial {b.index}")))
 
     def rows_shown(self) -> list[list[str]]:
