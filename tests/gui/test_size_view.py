@@ -204,3 +204,28 @@ def test_source_and_compare_render_a_sweep_trial_at_its_own_size(window, cli, tm
     window.compare.set_pair(a, b)
     diff = window.compare.diff.toPlainText()
     assert f"\n #define PROBLEM_N {n}" in diff and f"PROBLEM_N {base_n}" not in diff, diff
+
+
+def test_measured_cells_at_a_size_not_shown_fill_the_view_in(window, qtbot, cli, tmp_path):
+    """The model told views only of trials at the size shown: cells measured at another size left
+    the view saying "1 cells not measured" (and the button enabled) until the session was reopened."""
+    path = _cli_sweep(cli, tmp_path / "sweep.json")
+    session = load_session(path)
+    rows = size_rows(session)
+    small, large = rows[0], rows[1]
+    if not missing_cells(rows):  # the large size's winner was measured small too: forget it there
+        session.trials = [t for t in session.trials if not (t.config == large.best_config
+                                                            and problem_key(session.problem_of(t)) == small.key)]
+        save_session(session, path)
+    window.open_session(path)
+    view = window.size_view
+    window.bottom_tabs.setCurrentWidget(view)
+    assert window.model.shown_problem() == dict(large.problem)
+    missing = [problem for problem, _config in view.missing]
+    assert missing and all(dict(p) == dict(small.problem) for p in missing), view.missing  # none at the size shown
+    before = len(window.model.session.trials)
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        view.measure_button.click()
+    assert len(window.model.session.trials) == before + len(missing)
+    qtbot.waitUntil(lambda: "0 cells not measured" in view.status.text(), timeout=5_000)
+    assert view.measure_button.text() == "Measure missing" and not view.measure_button.isEnabled()
