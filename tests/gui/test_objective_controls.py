@@ -286,3 +286,27 @@ def test_a_limit_on_a_metric_no_trial_reports_cannot_be_ticked_until_one_does(wi
     assert "no trial reports" not in control.enabled.toolTip()
     control.enabled.setChecked(True)
     assert model.ranking.n_feasible >= 1  # the loosest limit of the data keeps the trial that reports it
+
+
+def test_after_remeasuring_aborted_trials_the_summary_compares_with_the_default_measured_again(
+        window, qtbot, cli, tmp_path):
+    """The ranking took the default config's first trial, the aborted one: with the default just
+    measured fine, the summary still said "the default config failed (aborted)"."""
+    path = tmp_path / "aborted.json"
+    done = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "6",
+               "--max-latency-ms", "0.000001", "--executor", "inline", "--quiet", "--out", path)
+    assert done.returncode == 0, done.stderr
+    window.open_session(path)
+    model, panel = window.model, window.objective_panel
+    default = model.session.default_config
+    assert default is not None and all(t.status is Status.ABORTED for t in model.session.trials)
+    assert any(t.config.id == default.id for t in model.session.trials)
+    panel.limits["max_latency_ms"].enabled.setChecked(False)
+    assert panel.remeasure_button.isEnabled()
+    with qtbot.waitSignal(window.run_done, timeout=90_000):
+        panel.remeasure_button.click()
+    measured = [row for row, t in enumerate(model.trials) if t.config.id == default.id]
+    assert len(measured) == 2 and not model.trials[measured[0]].ok and model.trials[measured[1]].ok
+    assert model.ranking.default_row == measured[1] and model.default_index == measured[1]
+    summary = window.summary_label.text()
+    assert "default config failed" not in summary and "default" in summary, summary

@@ -623,5 +623,5 @@ def _log10(values: Any) -> np.ndarray:
 
 
 def _default_index(model: SessionModel) -> int | None:
-    """Row of the first trial of the session's default config (the reference), if measured."""
+    """Row of the session's default config (the reference): its latest successful trial, if measured."""
     return model.default_index

@@ -284,8 +284,12 @@ class SessionModel:
         self.trials.extend(fresh)
         self.table.extend(fresh)
         default = getattr(self.session, "default_config", None)
-        if self.default_index is None and default is not None:
-            self.default_index = next((start + k for k, t in enumerate(fresh) if t.config.id == default.id), None)
+        for k, trial in enumerate(fresh if default is not None else ()):
+            # the latest successful trial of the default config, else its latest (as the ranking's
+            # default_row): one re-measured after it was aborted is the comparison, not the abort
+            if trial.config.id == default.id and (trial.ok or self.default_index is None
+                                                   or not self.trials[self.default_index].ok):
+                self.default_index = start + k
         names = set(self.columns)
         for trial in fresh:
             names.update(trial.measurement.metrics)
