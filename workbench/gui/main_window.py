@@ -538,9 +538,10 @@ class MainWindow(QMainWindow):
         """Show the chosen template's space in the slots panel before any run (no GPU involved)."""
         if self.running or not name:
             return
-        if self._shows_session_kernel(name):
-            backend = self.model.session.backend.get("kind") if isinstance(self.model.session.backend, dict) else None
-            self.slots_panel.set_space(self.model.session.space, fixed=backend != "python")
+        session = self.model.session
+        if session is not None and self._shows_session_kernel(name):
+            backend = session.backend.get("kind") if isinstance(session.backend, dict) else None
+            self.slots_panel.set_space(session.space, fixed=backend != "python")
             return
         try:
             from workbench.runner.plan import make_backend_spec, open_target

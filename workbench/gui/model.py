@@ -284,11 +284,12 @@ class SessionModel:
         self.trials.extend(fresh)
         self.table.extend(fresh)
         default = getattr(self.session, "default_config", None)
-        for k, trial in enumerate(fresh if default is not None else ()):
+        default_id = default.id if default is not None else None
+        for k, trial in enumerate(fresh if default_id is not None else ()):
             # the latest successful trial of the default config, else its latest (as the ranking's
             # default_row): one re-measured after it was aborted is the comparison, not the abort
-            if trial.config.id == default.id and (trial.ok or self.default_index is None
-                                                   or not self.trials[self.default_index].ok):
+            if trial.config.id == default_id and (trial.ok or self.default_index is None
+                                                  or not self.trials[self.default_index].ok):
                 self.default_index = start + k
         names = set(self.columns)
         for trial in fresh:
