@@ -294,6 +294,20 @@ def test_metric_table_appends_incrementally_and_matches_from_trials() -> None:
     assert table.position(trials[5].config.id) == 5 and table.position("nope") is None
 
 
+def test_the_default_row_is_the_default_configs_latest_successful_trial() -> None:
+    """A default config aborted and then measured again in full is compared as measured, not as
+    "the default config failed"; one that never succeeded is its latest failure."""
+    default = Config({"x": 0})
+    aborted = Trial(0, default, Measurement.failure(Status.ABORTED, "over the latency limit"))
+    again = Trial(2, default, Measurement(Status.OK, {"latency_ms": 4.0}))
+    later_failure = Trial(3, default, Measurement.failure(Status.RUNTIME_ERROR, "flaky"))
+    trials = [aborted, ok(1, latency_ms=2.0), again, later_failure]
+    ranking = rank(trials, default=default.id)
+    assert ranking.default_row == 2 and ranking.explain(1).endswith("2.0x faster than the default")
+    assert rank(trials[:2], default=default.id).default_row == 0
+    assert rank([aborted, ok(1, latency_ms=2.0), later_failure], default=default.id).default_row == 2
+
+
 def test_trial_cost() -> None:
     cost = trial_cost(Constraints(max_latency_ms=5))
     assert cost(ok(0, latency_ms=2.0)) == 2.0

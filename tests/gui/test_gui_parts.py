@@ -4,6 +4,7 @@ the simulated backend's labels, and the automation entry point (in-process and t
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -397,3 +398,55 @@ def test_a_run_at_another_size_keeps_the_wider_space_the_panel_shows(window, qtb
     assert panel.base.count() == full
     panel.set_value_enabled("block_size", 1024, True)  # widening again is possible
     assert panel.space.count() == full
+
+
+def test_an_empty_compare_tab_asks_for_two_trials_instead_of_calling_them_the_same(window, qtbot):
+    """With no pair chosen the diff pane's placeholder said the rendered sources of A and B were the same."""
+    from PySide6.QtWidgets import QApplication
+
+    window.bottom_tabs.setCurrentWidget(window.compare)
+    QApplication.processEvents()
+    diff = window.compare.diff
+    assert diff.toPlainText() == "" and "pick two trials" in diff.placeholderText()
+    assert "the same" not in diff.placeholderText()
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": BENCH, "backend": "python", "strategy": "random", "budget": 4, "seed": 1})
+    window.compare.set_pair(0, 0)  # one trial against itself: now the sources are the same
+    assert diff.toPlainText() == "" and "are the same" in diff.placeholderText()
+    window.compare.set_pair(0, None)
+    assert "pick two trials" in diff.placeholderText()
+
+
+def test_compare_of_a_recording_says_it_has_no_source_to_compare(window, landscape):
+    """A recording has no source: an empty diff there is no sign the two configs render the same."""
+    window.import_kt_cache(str(landscape("pnpoly_RTX_3090.json")))
+    window.bottom_tabs.setCurrentWidget(window.compare)
+    window.compare.set_pair(0, 1)
+    diff = window.compare.diff
+    assert diff.toPlainText() == "" and diff.placeholderText().startswith("no source to compare: ")
+
+
+def test_the_score_axis_of_a_session_without_a_score_reads_0_to_1_without_an_si_prefix(window, qtbot, cli, tmp_path):
+    """Every trial failed (all drawn at 0): pyqtgraph's automatic range was a hair around 0 and its
+    automatic SI prefix labelled the axis "score (x0.001)" with ticks up to ±400."""
+    from PySide6.QtWidgets import QApplication
+
+    bench = tmp_path / "broken.py"
+    bench.write_text("SPACE = {'a': [1, 2, 4, 8], 'b': [1, 2, 3]}\n"
+                     "def measure(config):\n    raise RuntimeError('always fails')\n")
+    path = tmp_path / "broken.json"
+    cli("tune", bench, "--backend", "python", "--budget", "6", "--quiet", "--out", path)
+    window.open_session(path)
+    assert window.model.n == 6 and window.model.failed_mask().all()
+    chart = window.score_chart
+    chart.refresh()
+    QApplication.processEvents()
+    axis = chart.plot.getAxis("left")
+    assert re.sub(r"<[^>]+>", "", axis.labelString()).strip() == "score", axis.labelString()  # no "(x0.001)"
+    low, high = chart.plot.getViewBox().viewRange()[1]
+    assert -0.1 <= low <= 0.0 and 1.0 <= high <= 1.1
+    # a session with scores gets the automatic range back
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": BENCH, "backend": "python", "strategy": "random", "budget": 4, "seed": 1})
+    chart.refresh()
+    assert chart.plot.getViewBox().autoRangeEnabled()[1]

@@ -343,3 +343,33 @@ def test_a_replay_ignores_the_greyed_out_problem_and_sizes_fields(window, qtbot)
     assert run["problem"] == {} and run["sizes"] is None
     result = start_and_wait(window, qtbot, {**run, "budget": 3})
     assert result.reason in ("budget", "exhausted"), result.message
+
+
+def test_a_reopened_python_session_shows_its_backend_and_file_and_an_edit_still_continues_it(window, qtbot, cli, tmp_path):
+    """The toolbar kept the backend an earlier session left (the simulated GPU) and showed the
+    benchmark's name, not its file: Start after any edit then asked for a new session of a
+    simulated kernel that does not exist. Opening the session still runs none of its code."""
+    bench = tmp_path / "bench.py"
+    marker = tmp_path / "imported"
+    bench.write_text(f"open({str(marker)!r}, 'a').close()\n"
+                     "SPACE = {'block': [32, 64, 128, 256], 'mode': ['fast', 'safe']}\n"
+                     "def measure(config):\n"
+                     "    return {'latency_ms': 1.0 + abs(config['block'] - 128) / 128 + (config['mode'] == 'safe')}\n")
+    path = tmp_path / "bench.json"
+    done = cli("tune", bench, "--backend", "python", "--budget", "3", "--quiet", "--out", path)
+    assert done.returncode == 0, done.stderr
+    marker.unlink()
+    window.toolbar.apply({"kernel": "vector_add", "backend": "sim"})  # what an earlier session left
+    window.open_session(path)
+    assert not marker.exists()  # opening a file never runs code
+    assert window.toolbar.backend.currentData() == "python", window.toolbar.backend.currentText()
+    assert Path(window.toolbar.kernel.currentText()).resolve() == bench.resolve()
+    with pytest.raises(WorkbenchError, match="python benchmark"):  # the restored file is not a yes to its code
+        window.start_run(window.toolbar.request())
+    window.trusted_code.add(bench.resolve())  # what the confirmation dialog records
+    window.toolbar.budget.setValue(2)
+    result = start_and_wait(window, qtbot, window.toolbar.request())
+    assert result.reason == "budget", result.message
+    assert window.path == path  # the same session, written to its own file
+    session = load_session(path)
+    assert len(session.trials) == 5 and session.backend["kind"] == "python"

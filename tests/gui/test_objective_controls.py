@@ -254,3 +254,59 @@ def test_session_metrics_are_the_trials_and_the_backends_or_unknown_for_a_silent
     assert session_metrics(session) is None  # a user benchmark that has reported nothing: may still come
     session.backend = {"kind": "no-such-backend"}
     assert session_metrics(session) is None
+
+
+@pytest.mark.parametrize("field", ["min_quality", "max_memory_mb"])
+def test_a_limit_on_a_metric_no_trial_reports_cannot_be_ticked_until_one_does(window, cli, tmp_path, field):
+    """Ticking such a limit switched it on at a bound from a made-up range and excluded every trial
+    (none reports the metric): the recommendation vanished. The box is off limits, saying why."""
+    import dataclasses
+
+    bench = tmp_path / "latency_only.py"
+    bench.write_text("SPACE = {'block': [32, 64, 128, 256], 'mode': ['fast', 'safe']}\n"
+                     "def measure(config):\n"
+                     "    return {'latency_ms': 1.0 + abs(config['block'] - 128) / 128 + (config['mode'] == 'safe')}\n")
+    path = tmp_path / "latency_only.json"
+    done = cli("tune", bench, "--backend", "python", "--budget", "4", "--quiet", "--out", path)
+    assert done.returncode == 0, done.stderr
+    window.open_session(path)
+    model, control = window.model, window.objective_panel.limits[field]
+    feasible = model.ranking.n_feasible
+    assert feasible == 4 and model.ranking.best is not None
+    assert not control.enabled.isEnabled() and "no trial reports" in control.enabled.toolTip()
+    assert not control.slider.isEnabled() and not control.spin.isEnabled()
+    assert window.objective_panel.limits["max_latency_ms"].enabled.isEnabled()  # latency is reported
+    # a trial that reports the metric arrives (as from a running search): the limit can be set
+    last = model.session.trials[-1]
+    metrics = {**last.measurement.metrics, control.metric: 0.5}
+    model.session.trials.append(dataclasses.replace(last, index=last.index + 1,
+                                                    measurement=dataclasses.replace(last.measurement, metrics=metrics)))
+    model.sync()
+    assert control.enabled.isEnabled() and control.slider.isEnabled() and control.spin.isEnabled()
+    assert "no trial reports" not in control.enabled.toolTip()
+    control.enabled.setChecked(True)
+    assert model.ranking.n_feasible >= 1  # the loosest limit of the data keeps the trial that reports it
+
+
+def test_after_remeasuring_aborted_trials_the_summary_compares_with_the_default_measured_again(
+        window, qtbot, cli, tmp_path):
+    """The ranking took the default config's first trial, the aborted one: with the default just
+    measured fine, the summary still said "the default config failed (aborted)"."""
+    path = tmp_path / "aborted.json"
+    done = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "6",
+               "--max-latency-ms", "0.000001", "--executor", "inline", "--quiet", "--out", path)
+    assert done.returncode == 0, done.stderr
+    window.open_session(path)
+    model, panel = window.model, window.objective_panel
+    default = model.session.default_config
+    assert default is not None and all(t.status is Status.ABORTED for t in model.session.trials)
+    assert any(t.config.id == default.id for t in model.session.trials)
+    panel.limits["max_latency_ms"].enabled.setChecked(False)
+    assert panel.remeasure_button.isEnabled()
+    with qtbot.waitSignal(window.run_done, timeout=90_000):
+        panel.remeasure_button.click()
+    measured = [row for row, t in enumerate(model.trials) if t.config.id == default.id]
+    assert len(measured) == 2 and not model.trials[measured[0]].ok and model.trials[measured[1]].ok
+    assert model.ranking.default_row == measured[1] and model.default_index == measured[1]
+    summary = window.summary_label.text()
+    assert "default config failed" not in summary and "default" in summary, summary

@@ -176,3 +176,56 @@ def test_the_size_picker_switches_what_the_window_recommends(window, qtbot, tmp_
     assert json.loads(out.read_text())["config"] == best.config.to_dict()
     window.model.set_session(load_session(_sweep(tmp_path / "one.json", budget=3, sizes={"n": [4096]})))
     assert not picker.isVisibleTo(window)
+
+
+def _cli_sweep(cli, path: Path, budget: int = 6) -> Path:
+    """vector_add swept over two sizes, neither of them the template's own problem size."""
+    done = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--sizes", "n=4096,1048576",
+               "--budget", budget, "--strategy", "random", "--executor", "inline", "--quiet", "--out", path)
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+def test_source_and_compare_render_a_sweep_trial_at_its_own_size(window, cli, tmp_path):
+    """Both rendered the kernel at the session's base problem (PROBLEM_N of the template's default),
+    not at the size the trial was measured at."""
+    window.open_session(_cli_sweep(cli, tmp_path / "sweep.json"))
+    base_n = window.model.session.problem["n"]
+    trials = window.model.trials
+    n = trials[0].problem["n"]
+    assert n != base_n and all(t.problem["n"] == n for t in trials)
+    window.model.select(0)
+    text = window.source_view.editor.toPlainText()
+    assert f"#define PROBLEM_N {n}\n" in text and f"PROBLEM_N {base_n}" not in text
+    # a pair whose last slot line differs: the diff's context shows the problem line after it
+    a, b = next((i, j) for i in range(len(trials)) for j in range(len(trials))
+                if trials[i].config["vector_width"] != trials[j].config["vector_width"])
+    window.bottom_tabs.setCurrentWidget(window.compare)
+    window.compare.set_pair(a, b)
+    diff = window.compare.diff.toPlainText()
+    assert f"\n #define PROBLEM_N {n}" in diff and f"PROBLEM_N {base_n}" not in diff, diff
+
+
+def test_measured_cells_at_a_size_not_shown_fill_the_view_in(window, qtbot, cli, tmp_path):
+    """The model told views only of trials at the size shown: cells measured at another size left
+    the view saying "1 cells not measured" (and the button enabled) until the session was reopened."""
+    path = _cli_sweep(cli, tmp_path / "sweep.json")
+    session = load_session(path)
+    rows = size_rows(session)
+    small, large = rows[0], rows[1]
+    if not missing_cells(rows):  # the large size's winner was measured small too: forget it there
+        session.trials = [t for t in session.trials if not (t.config == large.best_config
+                                                            and problem_key(session.problem_of(t)) == small.key)]
+        save_session(session, path)
+    window.open_session(path)
+    view = window.size_view
+    window.bottom_tabs.setCurrentWidget(view)
+    assert window.model.shown_problem() == dict(large.problem)
+    missing = [problem for problem, _config in view.missing]
+    assert missing and all(dict(p) == dict(small.problem) for p in missing), view.missing  # none at the size shown
+    before = len(window.model.session.trials)
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        view.measure_button.click()
+    assert len(window.model.session.trials) == before + len(missing)
+    qtbot.waitUntil(lambda: "0 cells not measured" in view.status.text(), timeout=5_000)
+    assert view.measure_button.text() == "Measure missing" and not view.measure_button.isEnabled()

@@ -190,6 +190,9 @@ class ScoreChart(_ChartBase):
         super().__init__(model, parent)
         self.plot.setLabel("bottom", "trial")
         self.plot.setLabel("left", "score")
+        # scores are fractions of the best (1.0 = best seen): never "score (x0.001)" over a flat axis
+        self.plot.getAxis("left").enableAutoSIPrefix(False)
+        self._y_pinned = False  # the score axis shows 0..1 while no trial has a score
         self.feasible = _scatter(FEASIBLE, size=5, hover=self._tip)
         self.infeasible = _scatter(INFEASIBLE, size=5, hover=self._tip)
         self.failed = _scatter(FAILED, symbol="x", size=7, pen=FAILED_PEN, hover=self._tip)
@@ -209,8 +212,12 @@ class ScoreChart(_ChartBase):
             for item in (self.feasible, self.infeasible, self.failed):
                 item.setData([], [])
             self.best_line.setData([], [])
+            self._pin_y(True)
             return
         score = np.asarray(ranking.score, dtype=float)
+        # without a single score (every trial failed) the failures alone at 0 would give a
+        # hair-thin automatic range around 0; the scale scores live on reads better
+        self._pin_y(not np.isfinite(score).any())
         feasible = np.asarray(ranking.feasible, dtype=bool)
         failed = model.failed_mask()
         ok_infeasible = ~feasible & ~failed
@@ -218,6 +225,15 @@ class ScoreChart(_ChartBase):
         self.infeasible.setData(x=index[ok_infeasible], y=np.nan_to_num(score[ok_infeasible]), data=index[ok_infeasible])
         self.failed.setData(x=index[failed], y=np.zeros(int(failed.sum())), data=index[failed])
         self.best_line.setData(*_steps(model.best_so_far()))
+
+    def _pin_y(self, pinned: bool) -> None:
+        """Show the score axis at 0..1, or hand it back to the automatic range once scores exist
+        (only on that change, so a zoom the person made is not undone by every refresh)."""
+        if pinned:
+            self.plot.setYRange(0.0, 1.0, padding=0.05)
+        elif self._y_pinned:
+            self.plot.enableAutoRange(axis="y")
+        self._y_pinned = pinned
 
     def _xy(self, index: int) -> tuple[float, float] | None:
         ranking = self.model.ranking
@@ -626,5 +642,5 @@ def _log10(values: Any) -> np.ndarray:
 
 
 def _default_index(model: SessionModel) -> int | None:
-    """Row of the first trial of the session's default config (the reference), if measured."""
+    """Row of the session's default config (the reference): its latest successful trial, if measured."""
     return model.default_index

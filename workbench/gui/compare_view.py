@@ -30,6 +30,10 @@ DIFFERS = QBrush(QColor(255, 236, 179))
 CURVE_COLOURS = ((0, 114, 178), (213, 94, 0), (0, 158, 115), (204, 121, 167), (86, 180, 233), (230, 159, 0))
 
 
+#: What the diff pane says while A or B is not chosen (an empty pane would read as "no difference").
+PICK_TWO = "pick two trials: select one and press A = selected, then another and B = selected"
+
+
 class CompareView(QWidget):
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -54,7 +58,7 @@ class CompareView(QWidget):
         font = QFont("monospace", 9)
         font.setStyleHint(QFont.StyleHint.Monospace)
         self.diff.setFont(font)
-        self.diff.setPlaceholderText("the rendered sources of A and B are the same")
+        self.diff.setPlaceholderText(PICK_TWO)
         self.plot = pg.PlotWidget(background="w")
         self.plot.setMenuEnabled(False)
         self.plot.setLabel("bottom", "evaluation")
@@ -146,6 +150,7 @@ class CompareView(QWidget):
         if self.a is None or self.b is None:
             self.heading.setText("<i>Compare: select a trial and press A = selected, then another and B = selected.</i>")
             self.table.setRowCount(0)
+            self.diff.setPlaceholderText(PICK_TWO)
             self.diff.setPlainText("")
             return
         a, b = trials[self.a], trials[self.b]
@@ -167,8 +172,11 @@ class CompareView(QWidget):
         self.table.resizeColumnsToContents()
         session = self.model.session
         assert session is not None  # a and b are its trials
-        source_a, _ = render_source(session, a.config)
-        source_b, _ = render_source(session, b.config)
+        source_a, note = render_source(session, a.config, session.problem_of(a))
+        source_b, _ = render_source(session, b.config, session.problem_of(b))
+        # an empty diff means the same source only when there is a source (a recording has none)
+        self.diff.setPlaceholderText("the rendered sources of A and B are the same" if source_a or source_b
+                                     else f"no source to compare: {note}")
         self.diff.setPlainText("\n".join(source_diff(source_a, source_b, f"A trial {a.index}", f"B trial {b.index}")))
 
     def rows_shown(self) -> list[list[str]]:

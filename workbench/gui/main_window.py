@@ -94,6 +94,7 @@ class MainWindow(QMainWindow):
         #: The toolbar's request right after a session was shown: Start with these same choices
         #: continues that session with its own backend (see :meth:`start_run`).
         self._shown_request: dict[str, Any] | None = None
+        self._restored_code: Path | None = None  # the python benchmark file the toolbar shows as the session's
         #: Python benchmark files the person agreed to run (named on the command line, or
         #: confirmed in the dialog a continued session brings up).
         self.trusted_code: set[Path] = set()
@@ -537,9 +538,10 @@ class MainWindow(QMainWindow):
         """Show the chosen template's space in the slots panel before any run (no GPU involved)."""
         if self.running or not name:
             return
-        if self.model.session is not None and self.model.session.kernel == name:
-            backend = self.model.session.backend.get("kind") if isinstance(self.model.session.backend, dict) else None
-            self.slots_panel.set_space(self.model.session.space, fixed=backend != "python")
+        session = self.model.session
+        if session is not None and self._shows_session_kernel(name):
+            backend = session.backend.get("kind") if isinstance(session.backend, dict) else None
+            self.slots_panel.set_space(session.space, fixed=backend != "python")
             return
         try:
             from workbench.runner.plan import make_backend_spec, open_target
@@ -552,6 +554,19 @@ class MainWindow(QMainWindow):
         except (WorkbenchError, Exception) as exc:  # noqa: BLE001 - a broken template must not kill the window
             self.slots_panel.set_space(None)
             self.slots_panel.error_label.setText(f"{name}: {exc}")
+
+    def _shows_session_kernel(self, name: str) -> bool:
+        """Whether the kernel field names what the shown session measured: its template, or for a
+        python benchmark its file (loading that file to list its space would run its code)."""
+        session = self.model.session
+        if session is None:
+            return False
+        if session.kernel == name:
+            return True
+        backend = session.backend if isinstance(session.backend, dict) else {}
+        path = (backend.get("options") or {}).get("path")
+        return (backend.get("kind") == "python" and bool(path) and name.endswith(".py")
+                and Path(name).resolve() == Path(str(path)).resolve())
 
     def _show_problem_hint(self, problem: Any) -> None:
         """The problem field's placeholder shows the parameters in force for the shown kernel."""
@@ -789,7 +804,7 @@ class MainWindow(QMainWindow):
         if path.resolve() in self.trusted_code:
             return True
         named = str(self.toolbar.kernel.currentText())
-        if named.endswith(".py") and Path(named).resolve() == path.resolve():
+        if named.endswith(".py") and Path(named).resolve() == path.resolve() != self._restored_code:
             return True
         if not self.interactive:
             raise WorkbenchError(f"the session runs the python benchmark {path}; running its code needs "
@@ -959,9 +974,12 @@ class MainWindow(QMainWindow):
         kind = backend.get("kind")
         strategy = session.strategy or {}
         settings = session.run
+        # a python benchmark runs by its file: the toolbar's kernel field takes a path for it, and
+        # the bare name (the file's stem) would name a template that does not exist
+        kernel = options.get("path") if kind == "python" else session.kernel
         run: dict[str, Any] = {
-            "kernel": session.kernel if kind != "replay" else None,
-            "backend": kind if kind in ("sim", "cuda", "replay") else None,
+            "kernel": kernel if kind != "replay" else None,
+            "backend": kind if kind in ("sim", "cuda", "replay", "python") else None,
             "replay": options.get("path") if kind == "replay" else None,
             "gpu_model": (options.get("gpu_model") or DEFAULT_GPU) if kind == "sim" else None,
             "device": (options.get("device") if type(options.get("device")) is int else 0) if kind == "cuda" else None,
@@ -987,6 +1005,8 @@ class MainWindow(QMainWindow):
         run["sizes"] = {k: list(v) for k, v in plan.sizes.items()} if plan is not None else {}
         if plan is not None:
             run["budget"] = plan.budget
+        # the file shown because the session names it is no yes to run its code (see _confirm_code)
+        self._restored_code = Path(str(kernel)).resolve() if kind == "python" and kernel else None
         try:
             self.toolbar.apply(run)
         except WorkbenchError as exc:  # a strategy or backend this build lacks, a hand-edited option

@@ -96,7 +96,9 @@ class SessionModel:
     - ``ranking_changed()``: feasibility/score/best changed (new trials or a new objective);
     - ``objective_changed()``: constraints or weights changed (sliders follow);
     - ``selection_changed(index | None)``: a trial was selected in one view; the others follow;
-    - ``sizes_changed()``: a sweep's trials reached a problem size not seen before.
+    - ``sizes_changed()``: a sweep's trials reached a problem size not seen before;
+    - ``session_grew()``: the session gained trials, at whatever size (``trials_added`` covers only
+      the size shown): for views that read the whole session, like the size view.
 
     A size sweep keeps several problems' trials in one session, and a ranking across sizes would
     always recommend the smallest size's config. So the model shows one problem at a time
@@ -112,6 +114,7 @@ class SessionModel:
         self.objective_changed = Event()
         self.selection_changed = Event()
         self.sizes_changed = Event()
+        self.session_grew = Event()
         self.session: Session | None = None
         #: Changes whenever the trials' data does (a new session, new trials, trials refined in
         #: place): what views key their caches on, since the trial count alone misses a refinement.
@@ -238,18 +241,27 @@ class SessionModel:
         return bool(self.session is not None and self.session.device.get("simulated", False))
 
     def sync(self) -> bool:
-        """Pull trials the engine appended to the session since the last call; True if any."""
+        """Pull trials the engine appended to the session since the last call; True if any at the
+        size shown. Any new trial, shown or not, is heard of through ``session_grew``."""
         if self.session is None:
             return False
         fresh = list(self.session.trials[self._consumed :])
         if not fresh:
             return False
+        self.data_version += 1  # the session's data changed, whether or not the size shown did
+        self.dirty = True
+        try:
+            return self._sync_shown(fresh)
+        finally:
+            self.session_grew.emit()
+
+    def _sync_shown(self, fresh: list[Trial]) -> bool:
+        """Note ``fresh``'s sizes (following a sweep to its new size) and ingest those shown."""
         known = len(self._problems)
         following = self.problem_shown is None or self.problem_shown == next(reversed(self._problems))
         self._note_problems(fresh)
         if len(self._problems) > max(known, 1):  # a second (or later) size: a sweep
             if following:  # a sweep moved on to a new size while the latest size was shown: follow it
-                self.dirty = True
                 self._switch_to(next(reversed(self._problems)))
                 self.sizes_changed.emit()
                 return True
@@ -259,7 +271,6 @@ class SessionModel:
             return False
         start = len(self.trials)
         self._ingest(fresh)
-        self.dirty = True
         self.ranking = self._rank()
         self.trials_added.emit(start, len(self.trials))
         self.ranking_changed.emit()
@@ -273,8 +284,13 @@ class SessionModel:
         self.trials.extend(fresh)
         self.table.extend(fresh)
         default = getattr(self.session, "default_config", None)
-        if self.default_index is None and default is not None:
-            self.default_index = next((start + k for k, t in enumerate(fresh) if t.config.id == default.id), None)
+        default_id = default.id if default is not None else None
+        for k, trial in enumerate(fresh if default_id is not None else ()):
+            # the latest successful trial of the default config, else its latest (as the ranking's
+            # default_row): one re-measured after it was aborted is the comparison, not the abort
+            if trial.config.id == default_id and (trial.ok or self.default_index is None
+                                                  or not self.trials[self.default_index].ok):
+                self.default_index = start + k
         names = set(self.columns)
         for trial in fresh:
             names.update(trial.measurement.metrics)

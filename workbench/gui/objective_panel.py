@@ -81,6 +81,15 @@ class LimitControl:
         self.spin.setDecimals(int(min(8, max(2, 3 - math.floor(math.log10(smallest))))))
         self.spin.blockSignals(False)
 
+    def set_available(self, available: bool) -> None:
+        """Offer the limit only where it can mean something: with trials measured and none
+        reporting the metric, its range would be made up and any limit would exclude every trial
+        (a trial without the figure cannot be shown to meet it)."""
+        tip = "" if available else f"no trial reports {metric_label(self.metric)}: a limit on it would exclude every trial"
+        for widget in (self.enabled, self.slider, self.spin):
+            widget.setEnabled(available)
+            widget.setToolTip(tip)
+
     def value_at(self, position: int) -> float:
         t = position / STEPS
         if self.log:
@@ -354,8 +363,12 @@ class ObjectivePanel(QWidget):
         self.remeasure_button.setEnabled(count > 0 and not self.run_active)
 
     def _update_ranges(self) -> None:
+        measured = bool(self.model.n) and not bool(self.model.failed_mask().all())
+        constraints = self.model.constraints
         for control in self.limits.values():
             span = self.model.data_range(control.metric)
+            # a limit already in force stays reachable, so it can be turned off
+            control.set_available(span is not None or not measured or getattr(constraints, control.field) is not None)
             if span is None:
                 span = (0.0, 1.0) if not control.log else (1e-3, 1.0)
             control.set_range(*span)

@@ -123,7 +123,7 @@ class PortabilityView(QWidget):
 
         model.session_changed.connect(self._mark_dirty)
         model.objective_changed.connect(self._mark_dirty)
-        model.trials_added.connect(self._mark_dirty)
+        model.session_grew.connect(self._mark_dirty)  # every size, not only the one shown
 
     # --- sessions ----------------------------------------------------------------------------------
     def add_sessions(self, paths: list[str]) -> None:

@@ -172,7 +172,7 @@ class SizeView(QWidget):
         self._timer.setInterval(REFRESH_DELAY_MS)
         self._timer.timeout.connect(self.refresh)
         model.session_changed.connect(self.refresh)
-        model.trials_added.connect(self.schedule_refresh)
+        model.session_grew.connect(self.schedule_refresh)  # every size, not only the one shown
         model.objective_changed.connect(self.schedule_refresh)
         self.refresh()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import html
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +38,10 @@ def _templates(dirs: tuple[str, ...]) -> dict[str, Any]:
     return load_templates(*dirs, str(kernels_dir()))
 
 
-def render_source(session: Session, config: Config) -> tuple[str, str]:
-    """(source text, note) for a config of the session's kernel; the note says what is shown."""
+def render_source(session: Session, config: Config, problem: Mapping[str, Any] | None = None) -> tuple[str, str]:
+    """(source text, note) for a config of the session's kernel at ``problem`` (None: the session's
+    own); the note says what is shown. A size sweep's trial renders at its own size (pass
+    ``session.problem_of(trial)``): the problem's defines are part of the code that was measured."""
     options = session.backend.get("options") or BackendOptions()
     if session.kind == "python":
         path = options.get("path")
@@ -57,7 +60,8 @@ def render_source(session: Session, config: Config) -> tuple[str, str]:
                         "(opening a file never runs code); tune with --kernel-dir to use it")
         return "", f"no template named {session.kernel!r} on this machine (a recording has no source)"
     try:
-        return template.render(config, session.problem), f"{template.name}.cu rendered for this config"
+        return (template.render(config, session.problem if problem is None else dict(problem)),
+                f"{template.name}.cu rendered for this config")
     except WorkbenchError as exc:
         return "", f"cannot render: {exc}"
 
@@ -98,7 +102,7 @@ class SourceView(QWidget):
     def show_trial(self, index: int) -> None:
         trial = self.model.trials[index]
         assert self.model.session is not None  # it holds the trial
-        source, note = render_source(self.model.session, trial.config)
+        source, note = render_source(self.model.session, trial.config, self.model.session.problem_of(trial))
         self.shown_index = index
         metrics, details = trial.measurement.metrics, trial.measurement.details
         resources = [f"{label} <b>{fmt(metrics[key])}</b>" for key, label in RESOURCE_METRICS if key in metrics]

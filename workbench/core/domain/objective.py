@@ -460,6 +460,16 @@ class MetricTable:
         except ValueError:
             return None
 
+    def latest_position(self, config_id: str) -> int | None:
+        """Row of the latest successful trial of a config id, else of its latest trial (None when
+        not measured). A config measured again (an aborted candidate re-measured in full) stands
+        for what it did last, and a failure only when it never succeeded."""
+        rows = [row for row, found in enumerate(self.ids) if found == config_id]
+        if not rows:
+            return None
+        ok = self.ok
+        return next((row for row in reversed(rows) if ok[row]), rows[-1])
+
 
 # --------------------------------------------------------------------------------------------
 # Ranking
@@ -730,7 +740,7 @@ def rank(
 
     latency = table.column(LATENCY)
     memory = table.column(MEMORY)
-    default_row = table.position(default) if default else None
+    default_row = table.latest_position(default) if default else None
     return Ranking(
         table=table,
         constraints=constraints,
