@@ -3,12 +3,12 @@ the worker's pipe. Real spawned workers running a Python benchmark written into 
 
 from __future__ import annotations
 
-import os
 import textwrap
 import time
 from pathlib import Path
 
 import pytest
+from processes import alive as _alive
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.domain.measurement import Status
@@ -64,18 +64,6 @@ def measure(config):
         time.sleep(30)
     return {"latency_ms": 1.0}
 '''
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie is gone for our purposes
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 @pytest.fixture()

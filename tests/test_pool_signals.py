@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import wait_gone as _wait_gone
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.domain.space import Config
@@ -45,27 +46,6 @@ def measure(config):
             time.sleep(1)
     return {"latency_ms": 1.0 + config["k"]}
 '''
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie is gone for our purposes
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
-def _wait_gone(pids: list[int], seconds: float = 10.0) -> list[int]:
-    deadline = time.monotonic() + seconds
-    alive = list(pids)
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.05)
-        alive = [pid for pid in alive if _alive(pid)]
-    return alive
 
 
 def _pids(path: Path) -> list[int]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+from processes import wait_gone as _wait_gone
 
 from workbench.backends.base import BackendSpec
 from workbench.backends.python import PythonBackend
@@ -47,27 +48,6 @@ def measure(config):
     time.sleep(0.05)
     return {"latency_ms": config["a"] * 0.1}
 '''
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie is gone for our purposes
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
-def _wait_gone(pids: list[int], seconds: float = 10.0) -> list[int]:
-    deadline = time.monotonic() + seconds
-    alive = list(pids)
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.05)
-        alive = [pid for pid in alive if _alive(pid)]
-    return alive
 
 
 def _wait_for(condition: Callable[[], bool], proc: subprocess.Popen[str], what: str, seconds: float = 30.0) -> None:
