@@ -448,3 +448,17 @@ def test_import_kt_says_on_stderr_what_it_repaired_or_added(tmp_path: Path, caps
     assert len(err) == 2 and all(line.startswith("note: ") for line in err)
     assert "unfinished" in err[0] and "read the 7 complete records" in err[0]
     assert "added 2 parameter values" in err[1] and "block_size_x: 256, 512" in err[1]
+
+
+def test_the_recorded_compile_time_is_a_metric_to_constrain_too(cli, tmp_path: Path) -> None:
+    """It was kept as a timing only, so `--constraint compile_s<=...` on a recording was refused as
+    a metric no trial reports."""
+    cache = Path(__file__).parent / "fixtures" / "kt_cache_small.json"
+    session = import_kt_cache(cache)
+    first = session.trials[0]
+    assert first.metric("compile_s") == pytest.approx(first.timings["compile_s"]) == pytest.approx(0.21)
+    out = tmp_path / "r.json"
+    done = cli("tune", "--replay", cache, "--constraint", "compile_s<=0.2", "--budget", "6", "--quiet", "--out", out)
+    assert done.returncode == 0, done.stderr
+    replayed = load_session(out)
+    assert all(math.isfinite(t.metric("compile_s")) for t in replayed.trials if t.ok)
