@@ -16,6 +16,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.session import Session, save_session
 from workbench.core.domain.space import SearchSpace, Slot
+from workbench.gui.text import metric_label
 from workbench.gui.analysis import concentrations_from_columns, failure_concentrations
 from workbench.gui.model import GrowingColumn, SessionModel
 
@@ -296,12 +297,13 @@ def test_imported_kernel_tuner_cache_is_shown_as_recorded(window, landscape):
     ok = int((~model.failed_mask()).sum())
     assert model.n > 100 and ok > 0
     assert "REPLAY" in window.timing_badge.text() or "recorded" in window.timing_badge.text()
-    # memory is not in a Kernel Tuner cache: the trade-off chart says so instead of drawing every
-    # trial at a made-up 0 MB
+    # memory is not in a Kernel Tuner cache: the trade-off chart draws no made-up 0 MB but a figure
+    # the recording has (its compile time here)
     chart = window.tradeoff_chart
-    assert len(chart.feasible.data) + len(chart.infeasible.data) == 0
-    assert chart.no_data.isVisible() and "memory" in chart.no_data.toPlainText()
-    assert chart.plot.getAxis("left").labelText == "memory (not reported)"
+    offered = [chart.y_combo.itemData(i) for i in range(chart.y_combo.count())]
+    assert "memory_mb" not in offered and "compile_s" in offered
+    assert len(chart.feasible.data) > 0 and not chart.no_data.isVisible()
+    assert chart.plot.getAxis("left").labelText == metric_label(chart.y_name) != "memory (not reported)"
     assert window.toolbar.kernel.currentText() == model.session.kernel  # not the previous template
     assert "throughput_gbs" not in model.metric_names()  # only metrics the recording has are offered
 
