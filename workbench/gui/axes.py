@@ -38,7 +38,7 @@ def has_data(model: Any, name: str) -> bool:
     return bool(np.isfinite(model.metric(name)[~model.failed_mask()]).any())
 
 
-def memory_metrics_with_data(model: Any) -> list[str]:
+def tradeoff_metrics(model: Any) -> list[str]:
     """What the trade-off chart offers against latency: the memory-like metrics the trials report;
     without any (a Kernel Tuner recording has none), every other metric they report whose direction
     is known (GFLOP/s, GB/s, energy ...), so the chart still shows a trade-off instead of nothing."""
@@ -50,9 +50,9 @@ def memory_metrics_with_data(model: Any) -> list[str]:
             and known_direction(name, directions) is not None and has_data(model, name)]
 
 
-def default_memory_metric(model: Any) -> str | None:
-    """The offered metric whose values differ most between successful trials (None: no data)."""
-    offered = memory_metrics_with_data(model)
+def default_tradeoff_metric(model: Any, offered: list[str]) -> str | None:
+    """Of ``offered`` (:func:`tradeoff_metrics`), the metric whose values differ most between
+    successful trials (None: nothing offered)."""
     if not offered:
         return None
     ok = ~model.failed_mask()

@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.domain.metrics import known_direction
-from workbench.gui.axes import can_log, category_ticks, default_memory_metric, default_rate_metric, memory_metrics_with_data
+from workbench.gui.axes import can_log, category_ticks, default_rate_metric, default_tradeoff_metric, tradeoff_metrics
 from workbench.gui.elided_label import ElidedCombo
 from workbench.gui.fast_scatter import FastScatter
 from workbench.gui.model import SessionModel
@@ -319,7 +319,8 @@ class TradeoffChart(_ChartBase):
         n = self.model.n
         key = (n if n < 1000 else n // 1000, id(self.model.session))
         if self._default_y[0] != key:
-            self._default_y = (key, (memory_metrics_with_data(self.model), default_memory_metric(self.model)))
+            offered = tradeoff_metrics(self.model)
+            self._default_y = (key, (offered, default_tradeoff_metric(self.model, offered)))
         offered, default = self._default_y[1]
         if [self.y_combo.itemData(i) for i in range(self.y_combo.count())] != offered:
             self.y_combo.blockSignals(True)
