@@ -101,6 +101,20 @@ def _set_value(editor: QWidget, value: Any) -> None:
         editor.setText(str(value))
 
 
+def _checked(strategy: str, options: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Each stored option checked alone by the strategy, as a run start would: the values it takes,
+    and one line per value it refuses (that option keeps its default). An unknown strategy raises."""
+    cls = strategy_class(strategy)
+    good: dict[str, Any] = {}
+    problems: list[str] = []
+    for name, raw in options.items():
+        try:
+            good[name] = cls.validate_options({name: raw})[name]
+        except WorkbenchError as exc:
+            problems.append(f"{exc} (kept the default)")
+    return good, problems
+
+
 class StrategyOptionsForm(QWidget):
     """The options of one strategy; :meth:`set_strategy` rebuilds it for another."""
 
@@ -156,16 +170,11 @@ class StrategyOptionsForm(QWidget):
         problems: list[str] = []
         for name, options in options_by_strategy.items():
             try:
-                cls = strategy_class(name)
+                good, refused = _checked(name, options)
             except WorkbenchError as exc:
                 problems.append(f"{exc} (its stored options are not kept)")
                 continue
-            good: dict[str, Any] = {}
-            for key, raw in options.items():
-                try:
-                    good[key] = cls.validate_options({key: raw})[key]
-                except WorkbenchError as exc:
-                    problems.append(f"{exc} (kept the default)")
+            problems += refused
             if good and name != self.strategy:
                 self.kept[name] = good
         return problems
@@ -202,14 +211,8 @@ class StrategyOptionsForm(QWidget):
         through restoring the session. A float finer than the editor can show widens its decimals;
         one still too fine is reported, since Start runs what the form holds.
         """
-        problems: list[str] = []
-        cls = strategy_class(self.strategy)
-        for name, raw in options.items():
-            try:
-                value = cls.validate_options({name: raw})[name]
-            except WorkbenchError as exc:
-                problems.append(f"{exc} (kept the default)")
-                continue
+        checked, problems = _checked(self.strategy, options)
+        for name, value in checked.items():
             editor = self.editors[name][1]
             if isinstance(editor, QDoubleSpinBox):
                 editor.setDecimals(max(editor.decimals(), _decimals(float(value))))
