@@ -4,7 +4,6 @@ leaves neither a process its candidates started nor its workers' temporary folde
 from __future__ import annotations
 
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+from processes import IN_TERMINAL_SESSION, Terminal
 from processes import wait_gone as _wait_gone
 
 from workbench.backends.base import BackendSpec
@@ -85,9 +85,7 @@ class Tune:
         if terminal is None:
             return subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     text=True)
-        session = ("import fcntl, os, sys, termios; os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
-                   "os.execv(sys.executable, sys.argv[1:])")
-        return subprocess.Popen([sys.executable, "-c", session, *command], cwd=ROOT, env=self.env,
+        return subprocess.Popen([*IN_TERMINAL_SESSION, *command], cwd=ROOT, env=self.env,
                                 stdin=terminal, stdout=terminal, stderr=terminal, text=True)
 
     def children(self) -> list[int]:
@@ -162,44 +160,29 @@ def test_closing_the_terminal_stops_a_tune_that_writes_to_it_as_sigterm_does(tmp
     kernel hangs it up and sends SIGHUP. The tune used to die there, leaving its session unsaved;
     taken as SIGTERM, its stop then failed writing its lines to the terminal that was gone (EIO).
     Now it stops as SIGTERM stops it, with SIGHUP's status, and keeps its trials."""
-    leader, follower = os.openpty()
+    terminal = Terminal()
     try:
-        tune = Tune(tmp_path, "--budget", "40", terminal=follower)
+        tune = Tune(tmp_path, "--budget", "40", terminal=terminal.follower)
     finally:
-        os.close(follower)
-    written = bytearray()
-
-    def drained() -> None:  # what it writes is read as a terminal window would, so it never blocks
-        while select.select([leader], [], [], 0)[0]:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            written.extend(chunk)
-
+        terminal.started()
     try:
         journal = Path(f"{tune.out}.journal")
-        _wait_for(lambda: (drained(), journal.exists() and journal.read_text().count("\n") >= 4)[1], tune.proc,
-                  "three trials")
-        drained()
-        os.close(leader)  # the terminal is gone
-        leader = -1
+        _wait_for(lambda: (terminal.drain(), journal.exists() and journal.read_text().count("\n") >= 4)[1],
+                  tune.proc, "three trials")
+        terminal.hang_up()
         try:
             tune.proc.wait(20)
         except subprocess.TimeoutExpired:
             pytest.fail("tune still running 20 s after its terminal hung up")
-        assert b"[" in written, bytes(written[-2000:])  # it did write progress lines to the terminal
-        assert tune.proc.returncode == 128 + signal.SIGHUP
+        assert "[" in terminal.tail(), terminal.tail()  # it did write progress lines to the terminal
+        assert tune.proc.returncode == 128 + signal.SIGHUP, terminal.tail()
         assert not _wait_gone(tune.children()), "a child a candidate started outlived the run"
         assert not tune.pool_folders()
         from workbench.core.domain.session import load_session
 
         assert len(load_session(tune.out).trials) >= 3
     finally:
-        if leader >= 0:
-            os.close(leader)
+        terminal.hang_up()
         tune.clean()
 
 
@@ -258,6 +241,30 @@ def test_a_command_gives_the_signal_handlers_back(cli) -> None:
     before = [signal.getsignal(signum) for signum in signals]
     assert cli("kernels", "--json").returncode == 0
     assert [signal.getsignal(signum) for signum in signals] == before
+
+
+def test_sighup_ignored_at_start_stays_ignored_as_under_nohup() -> None:
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        stop = StopSignals()
+        stop.install()
+        try:
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN and signal.getsignal(signal.SIGTERM) is stop
+        finally:
+            stop.restore()
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        stop = StopSignals()
+        stop.install()
+        try:
+            assert signal.getsignal(signal.SIGHUP) is stop
+        finally:
+            stop.restore()
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGHUP, before)
+    with pytest.raises(Terminated) as hung_up:
+        StopSignals()(signal.SIGHUP, None)
+    assert hung_up.value.signum == signal.SIGHUP
 
 
 @pytest.mark.parametrize("quiet", [True, False])

@@ -4,7 +4,6 @@ going is stopped and its trials saved, and the process exits with a status, no t
 from __future__ import annotations
 
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -12,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import IN_TERMINAL_SESSION, Terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,9 +28,7 @@ def _window(tmp_path: Path, *flags: str, terminal: int | None = None) -> tuple[s
            "KERNEL_WORKBENCH_AUTOSAVE_DIR": str(autosaves), "PYTHONPATH": str(ROOT)}
     command = [sys.executable, str(ROOT / "main.py"), "gui", "--run", "vector_add", "--backend", "sim", *flags]
     if terminal is not None:
-        session = ("import fcntl, os, sys, termios; os.setsid(); fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
-                   "os.execv(sys.executable, sys.argv[1:])")
-        return subprocess.Popen([sys.executable, "-c", session, *command], cwd=ROOT, env=env, stdin=terminal,
+        return subprocess.Popen([*IN_TERMINAL_SESSION, *command], cwd=ROOT, env=env, stdin=terminal,
                                 stdout=terminal, stderr=terminal, text=True), autosaves
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return proc, autosaves
@@ -124,36 +122,47 @@ def test_closing_the_terminal_of_a_window_with_a_run_going_stops_it_and_keeps_it
     """The kernel hangs the terminal up and sends SIGHUP: the window closes as on SIGTERM, with
     SIGHUP's status, although its last line ("terminated") goes to a terminal that is gone (a
     write there fails, EIO, and used to cut the close short before the run was stopped)."""
-    leader, follower = os.openpty()
+    terminal = Terminal()
     try:
-        proc, autosaves = _window(tmp_path, "--budget", "100000", terminal=follower)
+        proc, autosaves = _window(tmp_path, "--budget", "100000", terminal=terminal.follower)
     finally:
-        os.close(follower)
-    written = bytearray()
-
-    def drained() -> None:  # read as a terminal window would, so that no write of the window blocks
-        while select.select([leader], [], [], 0)[0]:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            written.extend(chunk)
-
+        terminal.started()
     try:
-        _wait_for(lambda: (drained(), _journal_lines(autosaves) >= 6)[1], proc, "trials journaled")
-        os.close(leader)  # the terminal is gone
-        leader = -1
+        _wait_for(lambda: (terminal.drain(), _journal_lines(autosaves) >= 6)[1], proc, "trials journaled")
+        terminal.hang_up()
         try:
             proc.wait(15)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"the window still runs 15 s after its terminal hung up: {bytes(written[-2000:])!r}")
-        assert proc.returncode == 128 + signal.SIGHUP, bytes(written[-2000:])
+            pytest.fail(f"the window still runs 15 s after its terminal hung up: {terminal.tail()}")
+        assert proc.returncode == 128 + signal.SIGHUP, terminal.tail()
         assert _trials(autosaves) >= 5
         assert not list(autosaves.glob("*.lock"))
     finally:
-        if leader >= 0:
-            os.close(leader)
+        terminal.hang_up()
         proc.kill()
         proc.wait()
+
+
+def test_a_window_started_under_nohup_keeps_sighup_ignored(qapp) -> None:
+    """``nohup`` ignores SIGHUP so that what it starts outlives the terminal: the relay leaves it
+    so, while SIGINT and SIGTERM still close the window; closing gives everything back."""
+    from workbench.gui.app import SignalRelay
+
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        relay = SignalRelay(lambda signum: None)
+        try:
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) == relay._note
+        finally:
+            relay.close()
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        relay = SignalRelay(lambda signum: None)
+        try:
+            assert signal.getsignal(signal.SIGHUP) == relay._note
+        finally:
+            relay.close()
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGHUP, before)
