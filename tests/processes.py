@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import select
+import sys
 import time
 
 
@@ -27,3 +29,46 @@ def wait_gone(pids: list[int], seconds: float = 10.0) -> list[int]:
         time.sleep(0.05)
         still = [pid for pid in still if alive(pid)]
     return still
+
+
+#: Prefix of a command line that runs the rest as the leader of a session of its own whose
+#: controlling terminal is its stdin (a pseudo-terminal's follower end), as a program started in a
+#: terminal window or over ssh is: when the terminal goes, the kernel sends it SIGHUP.
+IN_TERMINAL_SESSION = [sys.executable, "-c", "import fcntl, os, sys, termios; os.setsid(); "
+                       "fcntl.ioctl(0, termios.TIOCSCTTY, 0); os.execv(sys.executable, sys.argv[1:])"]
+
+
+class Terminal:
+    """A pseudo-terminal for a subprocess (``follower`` as its stdin, stdout and stderr, with
+    :data:`IN_TERMINAL_SESSION`). :meth:`drain` reads what it wrote, as a terminal window would,
+    so that its writes never block; :meth:`hang_up` closes the terminal as closing its window does."""
+
+    def __init__(self) -> None:
+        self.leader, self.follower = os.openpty()
+        self.written = bytearray()
+
+    def started(self) -> None:
+        """The subprocess has the follower end: ours goes, so that only the leader's close hangs it up."""
+        if self.follower >= 0:
+            os.close(self.follower)
+            self.follower = -1
+
+    def drain(self) -> None:
+        while self.leader >= 0 and select.select([self.leader], [], [], 0)[0]:
+            try:
+                chunk = os.read(self.leader, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.written.extend(chunk)
+
+    def hang_up(self) -> None:
+        self.drain()
+        self.started()
+        if self.leader >= 0:
+            os.close(self.leader)
+            self.leader = -1
+
+    def tail(self) -> str:
+        return bytes(self.written[-2000:]).decode(errors="replace")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from processes import alive as _alive
+from processes import wait_gone
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.domain.measurement import Status
@@ -21,7 +22,8 @@ BENCH = '''
 import gc, os, subprocess, sys, time
 from multiprocessing.connection import Connection
 
-SPACE = {"mode": ["ok", "fork", "popen", "double_fork", "small_garbage", "huge_header", "partial_frame"]}
+SPACE = {"mode": ["ok", "fork", "popen", "double_fork", "small_garbage", "huge_header", "partial_frame",
+                  "fork_returns", "fork_exits", "slow_a", "slow_b"]}
 PIDS = os.environ.get("WB_TEST_PIDS", "")
 
 
@@ -54,6 +56,18 @@ def measure(config):
             os.write(write, str(grandchild).encode())
             os._exit(0)
         _note(int(os.read(read, 32)))
+    elif mode in ("fork_returns", "fork_exits"):
+        pid = os.fork()
+        if pid == 0:  # the child returns into the worker first, or leaves by SystemExit
+            if mode == "fork_exits":
+                sys.exit(0)
+            return {"latency_ms": 999.0}
+        _note(pid)
+        time.sleep(0.3)
+        return {"latency_ms": 5.0}
+    elif mode in ("slow_a", "slow_b"):
+        time.sleep(0.5)
+        return {"latency_ms": 2.0 if mode == "slow_a" else 3.0}
     elif mode == "small_garbage":
         os.write(_pipe().fileno(), b"\\x00\\x00\\x00\\x07garbage")
     elif mode == "huge_header":
@@ -97,6 +111,26 @@ def test_children_a_candidate_starts_do_not_outlive_the_pool(bench) -> None:
     while any(_alive(pid) for pid in started) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [pid for pid in started if _alive(pid)]
+
+
+@pytest.mark.parametrize("mode", ["fork_returns", "fork_exits"])
+def test_a_candidate_whose_forked_child_returns_too_gets_the_parents_result_and_later_ones_are_unaffected(
+        bench, mode: str) -> None:
+    """Both sides of the benchmark's ``os.fork()`` returned into the worker: the child's reply was
+    recorded for the candidate, then the two processes shared the pipe, and a later good config
+    timed out. Now the child leaves at once, and the worker alone answers (``fork_exits``: a child
+    that leaves by ``sys.exit`` still leaves without a word on the pipe)."""
+    spec, pids = bench
+    out: dict[str, tuple[Status, float | None]] = {}
+    with WorkerPool(spec, workers=1, limits=EvalLimits(compile_timeout_s=5.0, run_timeout_s=5.0)) as pool:
+        for name in (mode, "slow_a", "slow_b"):
+            pool.submit(Config({"mode": name}))
+        while pool.busy:
+            for config, measurement, _, _ in pool.results(timeout=20):
+                out[config["mode"]] = (measurement.status, measurement.metrics.get("latency_ms"))
+    assert out == {mode: (Status.OK, 5.0), "slow_a": (Status.OK, 2.0), "slow_b": (Status.OK, 3.0)}
+    children = [int(line) for line in pids.read_text().split()]
+    assert len(children) == 1 and not wait_gone(children, 5.0)
 
 
 def test_garbage_in_the_workers_pipe_is_that_candidates_crash(bench) -> None:

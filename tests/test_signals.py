@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+from processes import IN_TERMINAL_SESSION, Terminal
 from processes import wait_gone as _wait_gone
 
 from workbench.backends.base import BackendSpec
@@ -61,7 +62,7 @@ def _wait_for(condition: Callable[[], bool], proc: subprocess.Popen[str], what: 
 class Tune:
     """A ``tune`` of the benchmark above in a subprocess, with its own temporary folder."""
 
-    def __init__(self, tmp_path: Path, *flags: str, stubborn: bool = False) -> None:
+    def __init__(self, tmp_path: Path, *flags: str, stubborn: bool = False, terminal: int | None = None) -> None:
         self.bench = tmp_path / "children_bench.py"
         self.bench.write_text(textwrap.dedent(BENCH))
         self.pids = tmp_path / "pids.txt"
@@ -73,12 +74,19 @@ class Tune:
                     "TMPDIR": str(self.tmp), "PYTHONPATH": str(ROOT)}
         if stubborn:
             self.env["WB_STUBBORN"] = "1"
-        self.proc = self.start(*flags)
+        self.proc = self.start(*flags, terminal=terminal)
 
-    def start(self, *flags: str) -> subprocess.Popen[str]:
-        return subprocess.Popen([sys.executable, str(ROOT / "main.py"), "tune", str(self.bench), "--strategy", "grid",
-                                 "--out", str(self.out), "--quiet", *flags],
-                                cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def start(self, *flags: str, terminal: int | None = None) -> subprocess.Popen[str]:
+        """With ``terminal`` (a pseudo-terminal's follower end) the tune runs in a session of its own
+        whose controlling terminal that is, as in a terminal window or over ssh; its stdin, stdout
+        and stderr are that terminal, and ``--quiet`` is left out, so it writes progress lines there."""
+        command = [sys.executable, str(ROOT / "main.py"), "tune", str(self.bench), "--strategy", "grid",
+                   "--out", str(self.out), *([] if terminal is not None else ["--quiet"]), *flags]
+        if terminal is None:
+            return subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True)
+        return subprocess.Popen([*IN_TERMINAL_SESSION, *command], cwd=ROOT, env=self.env,
+                                stdin=terminal, stdout=terminal, stderr=terminal, text=True)
 
     def children(self) -> list[int]:
         return [int(line) for line in self.pids.read_text().split()]
@@ -125,16 +133,18 @@ def test_ctrl_c_twice_while_a_candidate_ignores_sigterm_ends_the_run(tmp_path: P
         tune.clean()
 
 
-def test_sigterm_stops_a_tune_as_ctrl_c_does(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_stops_a_tune_as_ctrl_c_does(tmp_path: Path, signum: int) -> None:
     """SIGTERM used to end the process where it stood: every child a candidate started, and the
-    workers' temporary folder, were left behind. Now the run stops and keeps its trials."""
+    workers' temporary folder, were left behind. Now the run stops and keeps its trials. SIGHUP
+    (the terminal closed, the ssh connection dropped) did the same until it was taken as SIGTERM."""
     tune = Tune(tmp_path, "--budget", "40")
     try:
         journal = Path(f"{tune.out}.journal")
         _wait_for(lambda: journal.exists() and journal.read_text().count("\n") >= 4, tune.proc, "three trials")
-        tune.proc.send_signal(signal.SIGTERM)
+        tune.proc.send_signal(signum)
         err = tune.finish(20)
-        assert tune.proc.returncode == 128 + signal.SIGTERM, err
+        assert tune.proc.returncode == 128 + signum, err
         assert err.splitlines()[-1] == "terminated" and "error" not in err and "Traceback" not in err, err
         assert not _wait_gone(tune.children()), "a child a candidate started outlived the run"
         assert not tune.pool_folders()
@@ -143,6 +153,56 @@ def test_sigterm_stops_a_tune_as_ctrl_c_does(tmp_path: Path) -> None:
         assert len(load_session(tune.out).trials) >= 3  # what was measured is kept (tune --resume goes on)
     finally:
         tune.clean()
+
+
+def test_closing_the_terminal_stops_a_tune_that_writes_to_it_as_sigterm_does(tmp_path: Path) -> None:
+    """The terminal a tune runs in goes away (its window closed, the ssh connection dropped): the
+    kernel hangs it up and sends SIGHUP. The tune used to die there, leaving its session unsaved;
+    taken as SIGTERM, its stop then failed writing its lines to the terminal that was gone (EIO).
+    Now it stops as SIGTERM stops it, with SIGHUP's status, and keeps its trials."""
+    terminal = Terminal()
+    try:
+        tune = Tune(tmp_path, "--budget", "40", terminal=terminal.follower)
+    finally:
+        terminal.started()
+    try:
+        journal = Path(f"{tune.out}.journal")
+        _wait_for(lambda: (terminal.drain(), journal.exists() and journal.read_text().count("\n") >= 4)[1],
+                  tune.proc, "three trials")
+        terminal.hang_up()
+        try:
+            tune.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            pytest.fail("tune still running 20 s after its terminal hung up")
+        assert "[" in terminal.tail(), terminal.tail()  # it did write progress lines to the terminal
+        assert tune.proc.returncode == 128 + signal.SIGHUP, terminal.tail()
+        assert not _wait_gone(tune.children()), "a child a candidate started outlived the run"
+        assert not tune.pool_folders()
+        from workbench.core.domain.session import load_session
+
+        assert len(load_session(tune.out).trials) >= 3
+    finally:
+        terminal.hang_up()
+        tune.clean()
+
+
+def test_a_hung_up_terminal_is_silenced_and_a_live_one_files_and_pipes_are_not(tmp_path: Path) -> None:
+    from workbench.core.fs import silence_hung_up_output
+
+    leader, gone = os.openpty()
+    live_leader, live = os.openpty()
+    read_end, write_end = os.pipe()
+    with open(tmp_path / "log", "wb") as log:
+        try:
+            os.close(leader)  # hangs ``gone`` up
+            assert silence_hung_up_output((gone, live, write_end, log.fileno())) == [gone]
+            os.write(gone, b"nobody reads this\n")  # no EIO now: it is /dev/null
+            os.write(live, b"x")
+            os.write(write_end, b"y")
+            assert os.read(live_leader, 1) == b"x" and os.read(read_end, 1) == b"y"
+        finally:
+            for fd in (gone, live, live_leader, read_end, write_end):
+                os.close(fd)
 
 
 def test_sigkill_of_tune_takes_the_candidates_children_and_the_next_run_removes_its_folder(tmp_path: Path) -> None:
@@ -177,9 +237,34 @@ def test_only_the_first_stop_signal_interrupts_and_later_ones_are_said_once(capf
 
 
 def test_a_command_gives_the_signal_handlers_back(cli) -> None:
-    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    before = [signal.getsignal(signum) for signum in signals]
     assert cli("kernels", "--json").returncode == 0
-    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+    assert [signal.getsignal(signum) for signum in signals] == before
+
+
+def test_sighup_ignored_at_start_stays_ignored_as_under_nohup() -> None:
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        stop = StopSignals()
+        stop.install()
+        try:
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN and signal.getsignal(signal.SIGTERM) is stop
+        finally:
+            stop.restore()
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        stop = StopSignals()
+        stop.install()
+        try:
+            assert signal.getsignal(signal.SIGHUP) is stop
+        finally:
+            stop.restore()
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGHUP, before)
+    with pytest.raises(Terminated) as hung_up:
+        StopSignals()(signal.SIGHUP, None)
+    assert hung_up.value.signum == signal.SIGHUP
 
 
 @pytest.mark.parametrize("quiet", [True, False])

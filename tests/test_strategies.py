@@ -19,7 +19,8 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.space import Config, SearchSpace, Slot
 from workbench.search._common import latency_rank
-from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, Strategy, create_strategy, strategy_class
+from workbench.search.base import (DEFAULT_STRATEGY, STRATEGIES, OptionsConflict, Strategy, create_strategy,
+                                   strategy_class)
 from workbench.search.pruning import Pruned, with_pruning
 
 SLOTS = [
@@ -376,3 +377,28 @@ def test_a_low_bound_that_clashes_with_another_options_default_says_to_give_both
                                              r"default: give it too$"):
         strategy_class("genetic").validate_options({"population": 2})
     assert strategy_class("genetic").validate_options({"population": 2, "tournament": 2, "elite": 1})
+
+
+def test_the_hint_names_the_options_the_conflict_gives_not_those_its_message_mentions():
+    """The options left at their defaults come from the conflict's names: a message worded without
+    ``name=`` still gets the hint, and an option merely mentioned in it (``elite``) is not named."""
+    genetic = strategy_class("genetic")
+
+    class Worded(genetic):
+        name = "worded"
+
+        @classmethod
+        def options_conflict(cls, options):
+            if options["tournament"] > options["population"]:
+                return OptionsConflict(f"a tournament of {options['tournament']} needs as many in the population "
+                                       f"({options['population']}), and elite= is not the cause", ("tournament", "population"))
+            return None
+
+    with pytest.raises(WorkbenchError) as caught:
+        Worded.validate_options({"population": 2})
+    assert str(caught.value) == ("strategy 'worded': a tournament of 3 needs as many in the population (2), and elite= "
+                                 "is not the cause; tournament is at its default: give it too")
+    with pytest.raises(WorkbenchError, match=r"; population is at its default: give it too$"):
+        Worded.validate_options({"tournament": 50})
+    conflict = genetic.options_conflict({**genetic.validate_options({}), "population": 4, "elite": 5})
+    assert conflict == OptionsConflict("elite=5 cannot exceed population=4", ("elite", "population"))

@@ -23,6 +23,7 @@ from workbench.core.domain.assignments import parse_assignment, parse_assignment
 from workbench.core.domain.size_analysis import size_lines
 from workbench.core.domain.sizes import parse_sizes, problems_of, typed_like
 from workbench.core.errors import WorkbenchError
+from workbench.core.fs import silence_hung_up_output
 
 if TYPE_CHECKING:  # imported where used: the CLI starts without loading the session module
     from workbench.core.domain.session import Session
@@ -1095,7 +1096,7 @@ def _silence_stdout() -> None:
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, taken the way Ctrl-C is: the run stops at once, keeps its trials and stops its
+    """SIGTERM or SIGHUP, taken the way Ctrl-C is: the run stops at once, keeps its trials and stops its
     workers with everything their candidates started (a KeyboardInterrupt, so that every layer
     that cleans up after Ctrl-C cleans up after it too, and no ``except Exception`` swallows it)."""
 
@@ -1104,16 +1105,25 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+#: The signals that stop a command as Ctrl-C does: SIGTERM (a kill) and, where there is one, SIGHUP
+#: (the terminal closed, the ssh connection dropped), whose default would end the process where it
+#: stands, with nothing saved and the workers left to notice their parent gone.
+STOP_SIGNALS: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM) + (
+    (signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ())
+
+
 class StopSignals:
-    """SIGINT and SIGTERM while a command runs.
+    """SIGINT, SIGTERM and SIGHUP while a command runs.
 
     The first raises where the program is (KeyboardInterrupt, or :class:`Terminated`), which
     stops a run as Ctrl-C always did. Later ones are ignored, said once: an interrupt raised in
     the middle of that stop (workers being shut down, the journal closed, the lock released)
     would cut it short and could leave workers behind that the interpreter's exit then waits for.
+    After SIGHUP, output to a terminal that hung up goes to /dev/null, so that the stop's last
+    lines cannot fail it.
     """
 
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+    SIGNALS = STOP_SIGNALS
 
     def __init__(self) -> None:
         self.received: int | None = None
@@ -1121,6 +1131,8 @@ class StopSignals:
         self._previous: dict[int, Any] = {}
 
     def __call__(self, signum: int, frame: Any) -> None:
+        if signum == getattr(signal, "SIGHUP", None):
+            silence_hung_up_output()
         if self.received is None:
             self.received = signum
             if signum == signal.SIGINT:

@@ -11,19 +11,26 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import IN_TERMINAL_SESSION, Terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")]
 
 
-def _window(tmp_path: Path, *flags: str) -> tuple[subprocess.Popen[str], Path]:
+def _window(tmp_path: Path, *flags: str, terminal: int | None = None) -> tuple[subprocess.Popen[str], Path]:
+    """The window in a subprocess; with ``terminal`` (a pseudo-terminal's follower end) in a session
+    of its own whose controlling terminal, stdin, stdout and stderr that is, as when it is started
+    from a terminal window or over ssh."""
     autosaves = tmp_path / "autosave"
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "KERNEL_WORKBENCH_FORCE_NO_GPU": "1",
            "KERNEL_WORKBENCH_DATA_DIR": str(tmp_path / "data"), "KERNEL_WORKBENCH_CONFIG_DIR": str(tmp_path / "config"),
            "KERNEL_WORKBENCH_AUTOSAVE_DIR": str(autosaves), "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "gui", "--run", "vector_add", "--backend", "sim",
-                             *flags], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    command = [sys.executable, str(ROOT / "main.py"), "gui", "--run", "vector_add", "--backend", "sim", *flags]
+    if terminal is not None:
+        return subprocess.Popen([*IN_TERMINAL_SESSION, *command], cwd=ROOT, env=env, stdin=terminal,
+                                stdout=terminal, stderr=terminal, text=True), autosaves
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return proc, autosaves
 
 
@@ -95,14 +102,67 @@ def test_sigterm_closes_a_window_whose_run_has_ended_keeping_its_unsaved_trials(
         proc.communicate()
 
 
-def test_an_automated_run_interrupted_exits_with_the_signals_status(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_an_automated_run_interrupted_exits_with_the_signals_status(tmp_path: Path, signum: int) -> None:
+    """SIGHUP (the terminal the window was started from gone) is taken as SIGTERM; it used to end
+    the process where it stood."""
     proc, autosaves = _window(tmp_path, "--budget", "100000", "--quit-when-done")
     try:
         _wait_for(lambda: _journal_lines(autosaves) >= 3, proc, "trials journaled")
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signum)
         err = _ended(proc)
-        assert proc.returncode == 128 + signal.SIGTERM, err
-        assert "Traceback" not in err, err
+        assert proc.returncode == 128 + signum, err
+        assert "Traceback" not in err and "terminated" in err.splitlines(), err
     finally:
         proc.kill()
         proc.communicate()
+
+
+def test_closing_the_terminal_of_a_window_with_a_run_going_stops_it_and_keeps_its_trials(tmp_path: Path) -> None:
+    """The kernel hangs the terminal up and sends SIGHUP: the window closes as on SIGTERM, with
+    SIGHUP's status, although its last line ("terminated") goes to a terminal that is gone (a
+    write there fails, EIO, and used to cut the close short before the run was stopped)."""
+    terminal = Terminal()
+    try:
+        proc, autosaves = _window(tmp_path, "--budget", "100000", terminal=terminal.follower)
+    finally:
+        terminal.started()
+    try:
+        _wait_for(lambda: (terminal.drain(), _journal_lines(autosaves) >= 6)[1], proc, "trials journaled")
+        terminal.hang_up()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the window still runs 15 s after its terminal hung up: {terminal.tail()}")
+        assert proc.returncode == 128 + signal.SIGHUP, terminal.tail()
+        assert _trials(autosaves) >= 5
+        assert not list(autosaves.glob("*.lock"))
+    finally:
+        terminal.hang_up()
+        proc.kill()
+        proc.wait()
+
+
+def test_a_window_started_under_nohup_keeps_sighup_ignored(qapp) -> None:
+    """``nohup`` ignores SIGHUP so that what it starts outlives the terminal: the relay leaves it
+    so, while SIGINT and SIGTERM still close the window; closing gives everything back."""
+    from workbench.gui.app import SignalRelay
+
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        relay = SignalRelay(lambda signum: None)
+        try:
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) == relay._note
+        finally:
+            relay.close()
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        relay = SignalRelay(lambda signum: None)
+        try:
+            assert signal.getsignal(signal.SIGHUP) == relay._note
+        finally:
+            relay.close()
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGHUP, before)

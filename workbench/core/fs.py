@@ -9,6 +9,7 @@ autosave name) are reduced to a safe stem, so that no crafted name can point out
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -71,6 +72,36 @@ def current_umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def silence_hung_up_output(fds: tuple[int, ...] = (1, 2)) -> list[int]:
+    """Point those of ``fds`` that can no longer be written (a terminal that hung up) at /dev/null;
+    returns the ones it changed.
+
+    Why: after the terminal closes or the ssh connection drops (SIGHUP) every write to it fails
+    with EIO, and the few lines a stopping program still writes (its last progress line,
+    "terminated") would turn its orderly stop into a traceback and a wrong exit status. A
+    zero-length write tells: it fails that way only there; a live terminal, a file or a pipe
+    keep what is written to them."""
+    changed: list[int] = []
+    for fd in fds:
+        try:
+            os.write(fd, b"")
+        except OSError as exc:
+            if exc.errno != errno.EIO:
+                continue
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+            except OSError:
+                continue
+            try:
+                os.dup2(devnull, fd)
+                changed.append(fd)
+            except OSError:
+                pass
+            finally:
+                os.close(devnull)
+    return changed
 
 
 def read_only(path: str | os.PathLike[str]) -> bool:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from workbench.core.domain.shipped import shipped_path
-from workbench.core.fs import current_umask
+from workbench.core.fs import current_umask, silence_hung_up_output
 
 RESOURCES = shipped_path("resources")
 STYLE_SHEET = RESOURCES / "styles" / "workbench.qss"
@@ -72,12 +72,18 @@ def application() -> Any:
     return app
 
 
-#: The signals that close the window as its Close action does (Ctrl-C in the terminal, a kill).
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: The signal of a terminal that closed or an ssh connection that dropped, where there is one.
+HANGUP: int | None = getattr(signal, "SIGHUP", None)
+#: The signals that close the window as its Close action does (Ctrl-C in the terminal, a kill, the
+#: terminal it was started from gone).
+STOP_SIGNALS: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM) + ((HANGUP,) if HANGUP is not None else ())
 
 
 class SignalRelay:
-    """Delivers SIGINT and SIGTERM to ``on_signal(signum)`` on the GUI thread, between events.
+    """Delivers SIGINT, SIGTERM and SIGHUP to ``on_signal(signum)`` on the GUI thread, between events.
+
+    SIGHUP ignored when the window starts (``nohup``) stays ignored: the window was meant to
+    outlive its terminal.
 
     Python runs a signal handler only when the interpreter next gets control, which in a Qt event
     loop may be never (an idle window) or in the middle of any slot (a KeyboardInterrupt traceback,
@@ -94,8 +100,10 @@ class SignalRelay:
         self._reader.setblocking(False)
         self._writer.setblocking(False)
         self._previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+        if HANGUP is not None and self._previous[HANGUP] is signal.SIG_IGN:
+            del self._previous[HANGUP]
         self._previous_fd = signal.set_wakeup_fd(self._writer.fileno(), warn_on_full_buffer=False)
-        for signum in STOP_SIGNALS:
+        for signum in self._previous:
             signal.signal(signum, self._note)
         self._notifier = QSocketNotifier(self._reader.fileno(), QSocketNotifier.Type.Read)
         self._notifier.activated.connect(self._read)
@@ -221,6 +229,8 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                 finish()
 
     def on_signal(signum: int) -> None:
+        if signum == HANGUP:  # its terminal is likely gone: what is still said must not fail the close
+            silence_hung_up_output()
         if "signal" in status:
             return
         status["signal"] = signum

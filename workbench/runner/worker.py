@@ -158,12 +158,33 @@ def _lead_own_group() -> None:
             pass
 
 
+def _leave_if_forked(worker_pid: int, ending: BaseException | None = None) -> None:
+    """End at once a process that a candidate forked and that came back into the worker's code.
+
+    A benchmark that calls ``os.fork()`` and lets both processes return hands the worker's loop to
+    two processes sharing one pipe: the child's reply could be recorded for the candidate, and the
+    two would then take turns at the next messages, so a later candidate would get a stray reply,
+    none, or a torn frame. The child leaves with ``os._exit`` (``ending``'s status when it is
+    leaving by an exception): no reply, no interpreter teardown that would run the worker's exit
+    hooks, nothing read from or written to the pipe. The worker itself (``worker_pid``) goes on."""
+    if os.getpid() == worker_pid:
+        return
+    code = 0
+    if isinstance(ending, SystemExit):
+        code = ending.code if isinstance(ending.code, int) else (0 if ending.code is None else 1)
+    elif ending is not None:
+        code = 1
+    os._exit(code)
+
+
 class PhaseClock:
     """Forwards phase changes to the parent (when there is a pipe to it) and accumulates the time
-    spent in each phase."""
+    spent in each phase. Only the process that made the clock writes to the pipe: a process a
+    candidate forked that calls it keeps the timings to itself."""
 
     def __init__(self, conn: Any | None) -> None:
         self.conn = conn
+        self.pid = os.getpid()
         self.seq = -1
         self.current: str | None = None
         self.since = 0.0
@@ -176,7 +197,7 @@ class PhaseClock:
         now = time.monotonic()
         self._close_current(now)
         self.current, self.since = name, now
-        if self.conn is not None:
+        if self.conn is not None and os.getpid() == self.pid:
             self.conn.send(PhaseStarted(self.seq, name, now))
 
     def _close_current(self, now: float) -> None:
@@ -215,6 +236,7 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
     ``output_path``: file that receives the worker's stdout and stderr ('' leaves them alone).
     """
     _lead_own_group()  # first: the parent-death handler kills the group this worker leads
+    worker_pid = os.getpid()  # any other process found below is one a candidate forked
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
     if output_path:
@@ -223,6 +245,7 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
         backend = create_backend(spec)
         backend.prepare()
     except BaseException as exc:  # noqa: BLE001 - report anything, then exit
+        _leave_if_forked(worker_pid, exc)  # a benchmark module that forks as it is loaded
         message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         log = traceback.format_exc()
         if output_path:
@@ -232,7 +255,8 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
         conn.send(StartupError(message, log))
         conn.close()
         return
-    conn.send(Ready(os.getpid()))
+    _leave_if_forked(worker_pid)
+    conn.send(Ready(worker_pid))
     clock = PhaseClock(conn)
     while True:
         try:
@@ -248,7 +272,12 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
             _clear_output()
         clock.begin(seq)
         started = time.monotonic()
-        fatal, measurement = evaluate_candidate(backend, config, now_limits, clock)
+        try:
+            fatal, measurement = evaluate_candidate(backend, config, now_limits, clock)
+        except BaseException as exc:
+            _leave_if_forked(worker_pid, exc)
+            raise
+        _leave_if_forked(worker_pid)  # both sides of a candidate's fork returned: only the worker replies
         if getattr(backend, "needs_restart", False):
             fatal = True  # e.g. a CUDA error poisoned the context: report, then make way for a fresh worker
         timings = clock.finish(started)

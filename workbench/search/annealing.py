@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 from workbench.core.domain.measurement import Trial
 from workbench.core.domain.space import Config, SearchSpace
 from workbench.search._common import IndexedStrategy
-from workbench.search.base import Option
+from workbench.search.base import Option, OptionsConflict
 
 
 class Annealing(IndexedStrategy):
@@ -32,10 +32,10 @@ class Annealing(IndexedStrategy):
     )
 
     @classmethod
-    def options_conflict(cls, options: Mapping[str, Any]) -> str | None:
+    def options_conflict(cls, options: Mapping[str, Any]) -> OptionsConflict | None:
         if options["t_min"] >= options["t_start"]:
-            return (f"t_min={options['t_min']:g} must be below t_start={options['t_start']:g} "
-                    "(the search would restart at every step)")
+            return OptionsConflict(f"t_min={options['t_min']:g} must be below t_start={options['t_start']:g} "
+                                   "(the search would restart at every step)", ("t_min", "t_start"))
         return None
     batch_parallel = False
 

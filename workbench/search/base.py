@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import math
-import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
@@ -95,6 +94,18 @@ class Option:
         if self.choices is not None:
             return "choice"
         return "any" if self.default is None else type(self.default).__name__
+
+
+@dataclass(frozen=True)
+class OptionsConflict:
+    """Options that contradict each other: the sentence that says how, and the options it concerns.
+
+    The names are given, not read back from the sentence, so the hint that names an option left at
+    its default (give it too) does not depend on how a strategy words its message."""
+
+    message: str
+    #: the declared options involved (each an ``Option.name`` of the strategy)
+    options: tuple[str, ...]
 
 
 def _number(value: Any, whole: bool) -> int | float | None:
@@ -182,10 +193,11 @@ class Strategy(ABC):
                 shown = repr(value)
                 shown = shown if len(shown) <= 40 else shown[:37] + "..."
                 raise WorkbenchError(f"strategy {cls.name!r}: option {key}={shown} must be {exc}") from None
-        problem = cls.options_conflict(resolved)
-        if problem:
+        conflict = cls.options_conflict(resolved)
+        if conflict is not None:
+            problem = conflict.message
             # the documented low bound of one option can clash with another's default: say which
-            defaulted = [name for name in known if name not in options and re.search(rf"(?<!\w){name}=", problem)]
+            defaulted = [name for name in known if name not in options and name in conflict.options]
             if defaulted and len(defaulted) < len(known):
                 several = len(defaulted) > 1
                 problem += (f"; {' and '.join(defaulted)} {'are at their defaults' if several else 'is at its default'}: "
@@ -194,7 +206,7 @@ class Strategy(ABC):
         return resolved
 
     @classmethod
-    def options_conflict(cls, options: Mapping[str, Any]) -> str | None:
+    def options_conflict(cls, options: Mapping[str, Any]) -> OptionsConflict | None:
         """What makes ``options`` (each within its own bounds) contradict each other, or None.
 
         Why: a bound per option cannot say that one option must stay below another (elites out of a

@@ -16,7 +16,7 @@ import numpy as np
 from workbench.core.domain.measurement import Trial
 from workbench.core.domain.space import Config, SearchSpace
 from workbench.search._common import IndexedStrategy
-from workbench.search.base import Option
+from workbench.search.base import Option, OptionsConflict
 
 
 class Genetic(IndexedStrategy):
@@ -30,11 +30,12 @@ class Genetic(IndexedStrategy):
     )
 
     @classmethod
-    def options_conflict(cls, options: Mapping[str, Any]) -> str | None:
+    def options_conflict(cls, options: Mapping[str, Any]) -> OptionsConflict | None:
         population = options["population"]
         for name in ("elite", "tournament"):  # both are drawn from the population: more would be clamped
             if options[name] > population:
-                return f"{name}={options[name]} cannot exceed population={population}"
+                return OptionsConflict(f"{name}={options[name]} cannot exceed population={population}",
+                                       (name, "population"))
         return None
 
     def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
