@@ -4,6 +4,7 @@ one runs no code, errors name their line, and the slots a source expects are fou
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -228,3 +229,29 @@ def test_the_example_kernel_computes_its_reference_when_run(tmp_path):
     rtol, atol = template.tolerance
     for config, outputs in zip(configs, run_configs(template, problem, configs, inputs, tmp_path)):
         np.testing.assert_allclose(outputs["out"].astype(np.float64), expected, rtol=rtol, atol=atol, err_msg=str(config))
+
+
+@pytest.mark.parametrize("payload, said", [
+    ('{"name": "k", "version": ' + "9" * 5000 + "}", "an integer with 5,000 digits"),
+    ('{"name": "k", "version": 99999999999999999999}', "does not fit 64 bits"),
+    ('{"name": "k", "slots": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+])
+def test_a_spec_of_absurd_json_is_one_line(tmp_path, cli, payload, said):
+    """Python's own limits (4,300 digits, the recursion limit) were tracebacks out of the loader."""
+    (tmp_path / f"k{SPEC_SUFFIX}").write_text(payload)
+    with pytest.raises(SpecError, match=said):
+        load_declarative(tmp_path / f"k{SPEC_SUFFIX}")
+    result = cli("kernels", "--kernel-dir", tmp_path)
+    assert result.returncode == 2 and said in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("fifo", ["saxpy" + SPEC_SUFFIX, "saxpy.cu"])
+def test_a_fifo_in_a_template_folder_is_refused_not_read(tmp_path, cli, fifo):
+    """Listing a folder opened a FIFO named like a spec or its source for reading, which waits for a
+    writer for ever; it is refused by its type, before anything opens it."""
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(SPEC))
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    (tmp_path / fifo).unlink()
+    os.mkfifo(tmp_path / fifo)
+    result = cli("kernels", "--kernel-dir", tmp_path)
+    assert result.returncode == 2 and "not a regular file" in result.stderr and "Traceback" not in result.stderr

@@ -31,8 +31,10 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.domain.array_expr import compile_array_expression
-from workbench.core.errors import TemplateError, WorkbenchError
+from workbench.core.errors import SessionFormatError, TemplateError, WorkbenchError
+from workbench.core.fs import read_capped
 from workbench.core.domain.expr import Restriction, compile_restriction
+from workbench.core.domain.session import loads_bounded
 from workbench.core.domain.space import GROUPS, Config, Slot
 from workbench.core.domain.templates import DECLARATIVE_SUFFIX, Arg, KernelTemplate, WorkProfile, no_reference
 
@@ -637,19 +639,38 @@ def template_from_spec(spec: Mapping[str, Any], source: str, *, spec_text: str =
     return dataclasses.replace(builder.build(), source_path=source_path)
 
 
+#: Largest spec or CUDA source file read (a template is a few kilobytes; a larger file is not one).
+MAX_SPEC_BYTES = 16 * 1024 * 1024
+
+
+def _read_spec_text(path: Path, spec: Path, what: str) -> str:
+    """The UTF-8 text of a regular file of at most :data:`MAX_SPEC_BYTES` (a SpecError naming
+    ``spec`` otherwise): a FIFO or device in a template folder is refused, never opened, so listing
+    the folder cannot hang or read without end."""
+    try:
+        data = read_capped(path, what, MAX_SPEC_BYTES)
+    except SessionFormatError as exc:  # its message starts with the path; the SpecError names it
+        reason = str(exc)
+        raise SpecError(reason[len(str(path)) + 2:] if reason.startswith(f"{path}: ") else reason,
+                        path=str(spec)) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SpecError("not UTF-8 text", path=str(spec)) from None
+
+
 def load_declarative(spec_file: str | os.PathLike[str]) -> KernelTemplate:
     """Read ``<name>.kernel.json`` and its ``.cu``; no code of the template's runs here."""
     path = Path(spec_file).resolve()
+    text = _read_spec_text(path, path, "template spec")
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError(f"cannot read: {exc.strerror}", path=str(path)) from None
-    except UnicodeDecodeError:
-        raise SpecError("is not UTF-8 text", path=str(path)) from None
-    try:
-        spec = json.loads(text)
+        spec = loads_bounded(text)
     except json.JSONDecodeError as exc:
         raise SpecError(f"not valid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno, path=str(path)) from None
+    except ValueError as exc:  # an integer literal too long to be a slot value or parameter
+        raise SpecError(f"not a valid spec: {exc}", path=str(path)) from None
+    except RecursionError:
+        raise SpecError("not a valid spec: JSON nested too deeply", path=str(path)) from None
     if not isinstance(spec, dict):
         raise SpecError("the spec must be a JSON object", line=1, path=str(path))
     source_name = spec.get("source") or path.name[: -len(SPEC_SUFFIX)] + ".cu"
@@ -657,10 +678,9 @@ def load_declarative(spec_file: str | os.PathLike[str]) -> KernelTemplate:
         raise SpecError("source must be a file name in the spec's folder", "source", _line_of(text, "source", source_name), str(path))
     cu = path.parent / source_name
     try:
-        source = cu.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or "not UTF-8 text"
-        raise SpecError(f"cannot read CUDA source {source_name}: {reason}", "source",
+        source = _read_spec_text(cu, path, "CUDA source")
+    except SpecError as exc:
+        raise SpecError(f"cannot read CUDA source {source_name}: {exc.message}", "source",
                         _line_of(text, "source", source_name), str(path)) from None
     return template_from_spec(spec, source, spec_text=text, path=str(path), folder=path.parent, source_path=str(cu))
 
