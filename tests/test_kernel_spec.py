@@ -255,3 +255,30 @@ def test_a_fifo_in_a_template_folder_is_refused_not_read(tmp_path, cli, fifo):
     os.mkfifo(tmp_path / fifo)
     result = cli("kernels", "--kernel-dir", tmp_path)
     assert result.returncode == 2 and "not a regular file" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("content, said", [
+    (b'x = "\xe9"\n', r"k\.py:1: syntax error: \(unicode error\)"),  # Latin-1 without a coding line
+    (b"x = 1\x00\n", r"k\.py: syntax error: source code string cannot contain null bytes"),
+    (b"x = " + b"-" * 200_000 + b"1\n", r"k\.py: syntax error: nested too deeply"),
+    (None, r"k\.py: not a regular file"),  # a FIFO: opening it waited for a writer for ever
+])
+def test_a_python_spec_that_cannot_be_read_or_parsed_is_one_line(tmp_path, cli, content, said):
+    """A folder's .py file was read as text in the locale's encoding (a UnicodeDecodeError traceback),
+    opened whatever its type, and parsed without a bound on nesting (MemoryError)."""
+    if content is None:
+        os.mkfifo(tmp_path / "k.py")
+    else:
+        (tmp_path / "k.py").write_bytes(content)
+    with pytest.raises(TemplateError, match=said):
+        load_templates(tmp_path)
+    result = cli("kernels", "--kernel-dir", tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_python_spec_with_a_coding_line_is_read_in_its_encoding(tmp_path):
+    """The file is parsed from its bytes, as the import reads it: a PEP 263 coding line is honoured."""
+    (tmp_path / "k.py").write_bytes(b'# -*- coding: latin-1 -*-\nx = "\xe9"\n')
+    with pytest.raises(TemplateError, match="defines no TEMPLATE"):
+        load_templates(tmp_path)

@@ -36,7 +36,7 @@ from workbench.core.fs import read_capped
 from workbench.core.domain.expr import Restriction, compile_restriction
 from workbench.core.domain.session import loads_bounded
 from workbench.core.domain.space import GROUPS, Config, Slot
-from workbench.core.domain.templates import DECLARATIVE_SUFFIX, Arg, KernelTemplate, WorkProfile, no_reference
+from workbench.core.domain.templates import DECLARATIVE_SUFFIX, MAX_SPEC_BYTES, Arg, KernelTemplate, WorkProfile, no_reference
 
 #: File name ending of a declarative spec (``saxpy.kernel.json`` beside ``saxpy.cu``).
 SPEC_SUFFIX = DECLARATIVE_SUFFIX
@@ -637,10 +637,6 @@ def template_from_spec(spec: Mapping[str, Any], source: str, *, spec_text: str =
     """The KernelTemplate a spec mapping describes (SpecError with field and line when it cannot)."""
     builder = _Builder(spec, source, spec_text or json.dumps(spec, indent=2), path, Path(folder) if folder else None)
     return dataclasses.replace(builder.build(), source_path=source_path)
-
-
-#: Largest spec or CUDA source file read (a template is a few kilobytes; a larger file is not one).
-MAX_SPEC_BYTES = 16 * 1024 * 1024
 
 
 def _read_spec_text(path: Path, spec: Path, what: str) -> str:
