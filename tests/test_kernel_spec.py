@@ -282,3 +282,18 @@ def test_a_python_spec_with_a_coding_line_is_read_in_its_encoding(tmp_path):
     (tmp_path / "k.py").write_bytes(b'# -*- coding: latin-1 -*-\nx = "\xe9"\n')
     with pytest.raises(TemplateError, match="defines no TEMPLATE"):
         load_templates(tmp_path)
+
+
+@pytest.mark.parametrize("shape", [["1e308"], ["n", "n", "n", "n"]])
+def test_a_buffer_too_large_to_count_is_refused_when_the_spec_loads(tmp_path, cli, shape):
+    """A finite shape of 1e308 elements (or n**4 of them) loaded, then failed the run's start in the
+    backend with 'OverflowError: Python int too large to convert to C long'."""
+    args = [dict(a, shape=shape) if a["name"] == "y" else a for a in SPEC["args"]]
+    path = save_template_folder(tmp_path, dict(SPEC, reference={"kind": "none"}), SOURCE)
+    path.write_text(json.dumps(dict(SPEC, args=args, reference={"kind": "none"})))
+    with pytest.raises(SpecError, match=r"args\[1\]\.shape: .* elements of float32 at the default problem; a "
+                                        r"buffer must fit in 2\*\*63-1 bytes"):
+        load_declarative(path)
+    result = cli("tune", "saxpy", "--kernel-dir", tmp_path, "--backend", "sim", "--budget", "2", "--resources",
+                 "estimated", "--executor", "inline", "--out", tmp_path / "o.json", "--quiet")
+    assert result.returncode == 2 and "buffer must fit" in result.stderr and not (tmp_path / "o.json").exists()

@@ -149,6 +149,10 @@ def _value_over_problem(e: Restriction) -> Callable[[Mapping[str, Any]], Any]:
     return lambda p: e.evaluate(p)
 
 
+#: Largest buffer an argument may describe, in bytes: sizes are counted as int64 (see ``_nbytes``).
+MAX_BUFFER_BYTES = 2**63 - 1
+
+
 def _shape_over_problem(dims: tuple[Restriction, ...]) -> Callable[[Mapping[str, Any]], tuple[int, ...]]:
     return lambda p: tuple(int(e.evaluate(p)) for e in dims)
 
@@ -370,6 +374,19 @@ class _Builder:
                 raise self.fail(field, f"{e.text!r} is {value!r} at the {label} problem; {what} must be a "
                                        "finite number >= 0", e.text)
 
+    def check_size(self, dims: list[Restriction], dtype: str, problems: Mapping[str, Mapping[str, Any]],
+                   field: str) -> None:
+        """The buffer the dimensions describe must have a size in bytes that fits 64 bits (sizes are
+        counted as int64): ``[1e308]`` is finite, but no allocation, simulation or export can use it."""
+        itemsize = np.dtype(dtype).itemsize
+        for label, p in problems.items():
+            size = itemsize
+            for e in dims:
+                size *= int(e.evaluate(p))
+            if size > MAX_BUFFER_BYTES:
+                raise self.fail(field, f"{size / itemsize:.3g} elements of {dtype} at the {label} problem; a buffer "
+                                       "must fit in 2**63-1 bytes", ", ".join(e.text for e in dims))
+
     def args(self, problem: Mapping[str, Any], small: Mapping[str, Any]) -> list[Arg]:
         raw = self.get(self.spec, "args", list, "args", [])
         if not raw:
@@ -407,6 +424,7 @@ class _Builder:
             dims = [self.expr(str(s), params, f"{field}.shape") for s in shape]
             for e in dims:
                 self.check_count(e, {"default": problem, "small": small}, f"{field}.shape", "a dimension")
+            self.check_size(dims, dtype, {"default": problem, "small": small}, f"{field}.shape")
             args.append(Arg(name, kind, dtype, shape=_shape_over_problem(tuple(dims)),
                             reset=str(entry.get("reset") or ("poison" if kind != "inout" else "input"))))
         return args
