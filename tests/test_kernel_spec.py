@@ -154,6 +154,18 @@ def test_reference_expressions_compute_but_never_act():
     np.testing.assert_allclose(stencil({"u": u}), 0.5 * u[1:-1] + 0.25 * (u[:-2] + u[2:]))
 
 
+def test_a_reference_power_of_an_array_by_a_huge_exponent_is_an_evaluation_error():
+    """The power guard took abs() of an array for a truth value: 'x ** 1e308' in a reference ended
+    the run's start with NumPy's 'truth value of an array ... is ambiguous' instead of saying why."""
+    from workbench.core.domain.expr import EvaluationError
+
+    huge = compile_array_expression("u ** 1e308", ["u"])
+    with pytest.raises(EvaluationError, match=r"an array of 3 values \*\* 1e\+308 is too large"):
+        huge({"u": np.array([0.5, 2.0, 3.0])})
+    np.testing.assert_array_equal(huge({"u": np.array([0.0, 1.0, -1.0])}), [0.0, 1.0, 1.0])  # stays finite
+    np.testing.assert_allclose(compile_array_expression("u ** 2", ["u"])({"u": np.array([3.0])}), [9.0])
+
+
 def test_expression_problem_marks_the_offending_part():
     text = "block_size * itms <= 64"
     problem = expression_problem(text, ["block_size", "items"])
