@@ -478,3 +478,20 @@ def _window_refusal(path: Path, tmp_path: Path) -> str:
     errors = [line for line in done.stderr.splitlines() if "propagateSizeHints" not in line]  # Qt's offscreen note
     assert len(errors) == 1, done.stderr
     return errors[0]
+
+
+def test_a_fifo_at_an_autosaves_lock_name_neither_hangs_nor_hides_it(tmp_path, monkeypatch):
+    """Listing autosaves probes each one's lock with a read-only open, which on a FIFO waits for a
+    writer for ever: the window's start hung. The probe no longer blocks; the FIFO is no live lock,
+    so the autosave is offered, and recovering it refuses the FIFO in one line."""
+    from workbench.core.io.session_lock import SessionLock, lock_path, locked_by_other
+    from workbench.runner.autosave import recoverable
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(tmp_path))
+    autosave = tmp_path / "toy-1.json"
+    save_session(Session(kernel="toy", space=SearchSpace([Slot("a", (1, 2))])), autosave)
+    os.mkfifo(lock_path(autosave))
+    assert not locked_by_other(autosave)
+    assert recoverable() == [autosave]
+    with pytest.raises(WorkbenchError, match="not a regular file, not a lock file"):
+        SessionLock(autosave).acquire()
