@@ -495,3 +495,17 @@ def test_a_fifo_at_an_autosaves_lock_name_neither_hangs_nor_hides_it(tmp_path, m
     assert recoverable() == [autosave]
     with pytest.raises(WorkbenchError, match="not a regular file, not a lock file"):
         SessionLock(autosave).acquire()
+
+
+def test_saving_beside_a_fifo_at_the_journals_name_does_not_hang(tmp_path):
+    """After a save the journal is read to see whether it is the session's own (then dropped): a FIFO
+    at its name was opened with a plain open, which waits for a writer for ever. It is not ours: it
+    is left where it is, and a FIFO is not taken for a session file either."""
+    from workbench.core.domain.session import is_session_file, journal_path
+
+    path = tmp_path / "s.json"
+    os.mkfifo(journal_path(path))
+    save_session(Session(kernel="toy", space=SearchSpace([Slot("a", (1, 2))])), path)
+    assert load_session(path).kernel == "toy"
+    assert stat.S_ISFIFO(os.lstat(journal_path(path)).st_mode)
+    assert not is_session_file(journal_path(path))

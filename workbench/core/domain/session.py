@@ -31,6 +31,7 @@ checks; nothing in a file is ever executed or imported.
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 from glob import escape as glob_escape
 import hashlib
@@ -38,6 +39,7 @@ import json
 import math
 import os
 import re
+import stat
 import tempfile
 import threading
 import time
@@ -825,11 +827,25 @@ def _check_config(space: SearchSpace, values: Mapping[str, Any], where: str, fai
 # ------------------------------------------------------------------------------------------------
 
 
+def _open_regular(path: str | os.PathLike[str]) -> IO[bytes]:
+    """``open(path, "rb")`` for a regular file only (OSError otherwise), opened without blocking:
+    a plain open of a FIFO planted at a session's or journal's name waits for a writer for ever."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def is_session_file(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` looks like a session file (its first 4 KB name the format): what a command
     that writes sessions may replace without ``--force``."""
     try:
-        with open(path, "rb") as handle:
+        with _open_regular(path) as handle:
             head = handle.read(4096).decode("utf-8", "replace")
     except OSError:
         return False
@@ -957,11 +973,9 @@ def _journal_of(jp: Path, session: "Session") -> bool:
     journal is superseded by saving it (another's holds trials the file lacks). Journals older than
     format 2 carry no id and are matched by kernel and creation time."""
     try:
-        with open(jp, "rb") as handle:
+        with _open_regular(jp) as handle:
             first = handle.readline(1 << 20)
-    except FileNotFoundError:
-        return False
-    except OSError:
+    except OSError:  # missing, or no file of ours (a FIFO, a folder): nothing to drop
         return False
     try:
         header = _loads(first.decode("utf-8"))
