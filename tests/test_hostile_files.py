@@ -5,6 +5,8 @@ in the test's own temporary folder; none is kept in the repository."""
 from __future__ import annotations
 
 import json
+import math
+import re
 import os
 import shutil
 import stat
@@ -509,3 +511,23 @@ def test_saving_beside_a_fifo_at_the_journals_name_does_not_hang(tmp_path):
     assert load_session(path).kernel == "toy"
     assert stat.S_ISFIFO(os.lstat(journal_path(path)).st_mode)
     assert not is_session_file(journal_path(path))
+
+
+@pytest.mark.parametrize("edit, said", [
+    (lambda doc: doc["device"].update(peak_fp32_gflops={"a": 1}), r"device\.peak_fp32_gflops: .* is not a finite number"),
+    (lambda doc: doc["device"].update(replayed="yes"), r"device\.replayed: expected true or false"),
+    (lambda doc: doc["backend"]["options"].update(problem={"n": math.nan}), r"backend\.options\.problem\.n: nan is not"),
+])
+def test_device_fields_and_the_runs_problem_are_checked_when_a_session_loads(tmp_path, cli, edit, said):
+    """The loader let these through and the window then failed to show the file ('cannot be shown
+    (TypeError: float() argument must be ... not dict)', a problem field of 'n=nan' it could not
+    parse), logging a traceback; they are now refused as the file's own fault, naming the field."""
+    path = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--budget", "2", "--resources", "estimated",
+               "--executor", "inline", "--out", path, "--quiet").returncode == 0
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(SessionFormatError, match=said):
+        load_session(path)
+    assert re.search(said, _window_refusal(path, tmp_path))

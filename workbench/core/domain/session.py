@@ -639,6 +639,7 @@ def _decode_session(data: Any, source: str) -> Session:
         if type(device["name"]) is not str:
             fail("device.name", f"expected text, got {_type_name(device['name'])}")
         _check_name(device["name"], "device.name", fail)
+    _check_device_fields(device, fail)
     backend = obj("backend")
     if "kind" in backend and type(backend["kind"]) is not str:
         fail("backend.kind", f"expected text, got {_type_name(backend['kind'])}")
@@ -755,6 +756,31 @@ def _all_in_domains(space: SearchSpace, configs: list[Config]) -> bool:
     return True
 
 
+#: Device fields the views compute with (peaks, counts) and those they show as text or test as flags;
+#: null stands for unknown. Other fields a recording brings along are kept as they are.
+_DEVICE_NUMBERS = ("peak_bandwidth_gbs", "peak_fp32_gflops", "memory_gb", "sm_count", "index",
+                   "driver_version", "runtime_version")
+_DEVICE_TEXTS = ("recording", "backend", "model", "arch", "compute_capability", "pci_bus_id", "path")
+_DEVICE_FLAGS = ("replayed", "recorded")
+
+
+def _check_device_fields(device: Mapping[str, Any], fail: Fail) -> None:
+    """The device's known fields have their types: the window computed a peak fraction from
+    ``peak_fp32_gflops`` of an edited file and failed to show it (a dict is no number)."""
+    for key in _DEVICE_NUMBERS:
+        value = device.get(key)
+        if value is not None and not (type(value) in _NUMBER_TYPES and math.isfinite(value)):
+            fail(f"device.{key}", f"{_short(value)} is not a finite number")
+    for key in _DEVICE_TEXTS:
+        value = device.get(key)
+        if value is not None and type(value) is not str:
+            fail(f"device.{key}", f"expected text, got {_type_name(value)}")
+    for key in _DEVICE_FLAGS:
+        value = device.get(key)
+        if value is not None and type(value) is not bool:
+            fail(f"device.{key}", f"expected true or false, got {_short(value)}")
+
+
 def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fail: Fail) -> None:
     """The run settings a reopened session restores into the run controls have their types."""
     options = backend.get("options", {})
@@ -763,8 +789,8 @@ def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fai
     for key in ("path", "gpu_model", "kernel", "arch", "compile"):
         if key in options and options[key] is not None and type(options[key]) is not str:
             fail(f"backend.options.{key}", f"expected text, got {_type_name(options[key])}")
-    if "problem" in options and options["problem"] is not None and type(options["problem"]) is not dict:
-        fail("backend.options.problem", f"expected an object, got {_type_name(options['problem'])}")
+    if "problem" in options and options["problem"] is not None:  # the window's problem field shows it
+        _checked_problem(options["problem"], "backend.options.problem", fail)
     seed = options.get("seed")
     if seed is not None and not (type(seed) is int and 0 <= seed < 2**63):
         fail("backend.options.seed", f"{_short(seed)} is not a seed (an integer from 0 to 2**63-1)")
