@@ -517,6 +517,9 @@ def test_saving_beside_a_fifo_at_the_journals_name_does_not_hang(tmp_path):
     (lambda doc: doc["device"].update(peak_fp32_gflops={"a": 1}), r"device\.peak_fp32_gflops: .* is not a finite number"),
     (lambda doc: doc["device"].update(replayed="yes"), r"device\.replayed: expected true or false"),
     (lambda doc: doc["backend"]["options"].update(problem={"n": math.nan}), r"backend\.options\.problem\.n: nan is not"),
+    # text the window's problem field reads back as something else (a refused number, two settings)
+    (lambda doc: doc["backend"]["options"].update(problem={"n": "NaN"}), r"backend\.options\.problem\.n: 'NaN' does not read"),
+    (lambda doc: doc["backend"]["options"].update(problem={"n": "1,m=2"}), r"problem\.n: '1,m=2' does not read back"),
 ])
 def test_device_fields_and_the_runs_problem_are_checked_when_a_session_loads(tmp_path, cli, edit, said):
     """The loader let these through and the window then failed to show the file ('cannot be shown

@@ -57,6 +57,7 @@ except ImportError:  # pragma: no cover - the json module does the same work, sl
     orjson = None  # type: ignore[assignment]
 
 from workbench.core.errors import SessionFormatError, WorkbenchError
+from workbench.core.domain.assignments import parse_assignment_list, parse_value
 from workbench.core.fs import MAX_FILE_BYTES, current_umask, read_capped, read_only
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.objective import Constraints, Ranking, Weights, rank
@@ -781,6 +782,18 @@ def _check_device_fields(device: Mapping[str, Any], fail: Fail) -> None:
             fail(f"device.{key}", f"expected true or false, got {_short(value)}")
 
 
+def _check_typed_back(name: str, value: Any, where: str, fail: Fail) -> None:
+    """A run setting restored into a text field (``n=1024, mode=fast``) must read back as itself:
+    text that the field reads as something else (``"NaN"`` as a refused number, ``"12"`` as an int,
+    ``"a,b"`` as two settings) would make the window fail to show the file."""
+    try:
+        same = parse_assignment_list(f"{name}={value}") == {name: value}
+    except WorkbenchError:
+        same = False
+    if not same or type(parse_value(str(value))) is not type(value):
+        fail(where, f"{_short(value)} does not read back as itself when typed ({name}={value})")
+
+
 def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fail: Fail) -> None:
     """The run settings a reopened session restores into the run controls have their types."""
     options = backend.get("options", {})
@@ -790,7 +803,8 @@ def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fai
         if key in options and options[key] is not None and type(options[key]) is not str:
             fail(f"backend.options.{key}", f"expected text, got {_type_name(options[key])}")
     if "problem" in options and options["problem"] is not None:  # the window's problem field shows it
-        _checked_problem(options["problem"], "backend.options.problem", fail)
+        for name, value in _checked_problem(options["problem"], "backend.options.problem", fail).items():
+            _check_typed_back(name, value, f"backend.options.problem.{name}", fail)
     seed = options.get("seed")
     if seed is not None and not (type(seed) is int and 0 <= seed < 2**63):
         fail("backend.options.seed", f"{_short(seed)} is not a seed (an integer from 0 to 2**63-1)")
