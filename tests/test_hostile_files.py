@@ -534,3 +534,18 @@ def test_device_fields_and_the_runs_problem_are_checked_when_a_session_loads(tmp
     with pytest.raises(SessionFormatError, match=said):
         load_session(path)
     assert re.search(said, _window_refusal(path, tmp_path))
+
+
+@pytest.mark.parametrize("index", [2**63, 2**64 - 1])
+def test_a_trial_index_beyond_int64_is_refused_when_the_file_loads(tmp_path, cli, index):
+    """Any integer of 64 bits was taken as a trial's index; ranking (show, the window, export) then
+    ended in 'OverflowError: Python int too large to convert to C long' from the int64 index column."""
+    path = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--budget", "2", "--resources", "estimated",
+               "--executor", "inline", "--out", path, "--quiet").returncode == 0
+    doc = json.loads(path.read_text())
+    doc["trials"][1]["index"] = index
+    path.write_text(json.dumps(doc))
+    result = cli("show", path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert re.search(r"trials\[1\]\.index: \d+ is not an integer from 0 to 2\*\*63-1", result.stderr)

@@ -458,8 +458,8 @@ def trial_from_dict(rec: Any, where: str, fail: Fail, names: frozenset[str] | No
         unknown = sorted(set(rec) - _TRIAL_FIELDS)[0]
         fail(f"{where}.{unknown}", "unknown field")
     index = rec.get("index")
-    if type(index) is not int or index < 0:
-        fail(f"{where}.index", f"{index!r} is not a non-negative integer")
+    if type(index) is not int or not 0 <= index < 2**63:  # trial tables hold indices as int64
+        fail(f"{where}.index", f"{_short(index)} is not an integer from 0 to 2**63-1")
     values = rec.get("config")
     if type(values) is not dict:
         fail(f"{where}.config", f"expected an object, got {_type_name(values)}")
