@@ -673,8 +673,10 @@ def _read_spec_text(path: Path, spec: Path, what: str) -> str:
         raise SpecError("not UTF-8 text", path=str(spec)) from None
 
 
-def load_declarative(spec_file: str | os.PathLike[str]) -> KernelTemplate:
-    """Read ``<name>.kernel.json`` and its ``.cu``; no code of the template's runs here."""
+def read_spec(spec_file: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
+    """The spec object of ``<name>.kernel.json`` and its text, read as every reader of a spec must
+    (the loader and the editor): a regular UTF-8 file of bounded size, JSON with 64-bit integers and
+    bounded nesting, an object at the top; a SpecError naming the file otherwise."""
     path = Path(spec_file).resolve()
     text = _read_spec_text(path, path, "template spec")
     try:
@@ -687,6 +689,20 @@ def load_declarative(spec_file: str | os.PathLike[str]) -> KernelTemplate:
         raise SpecError("not a valid spec: JSON nested too deeply", path=str(path)) from None
     if not isinstance(spec, dict):
         raise SpecError("the spec must be a JSON object", line=1, path=str(path))
+    return spec, text
+
+
+def read_spec_source(folder: Path, name: str) -> str:
+    """The CUDA source ``name`` beside a spec, read as the loader reads it; "" when there is no
+    regular file of that name (the editor then starts from an empty source)."""
+    cu = folder / Path(name).name
+    return _read_spec_text(cu, cu, "CUDA source") if cu.is_file() else ""
+
+
+def load_declarative(spec_file: str | os.PathLike[str]) -> KernelTemplate:
+    """Read ``<name>.kernel.json`` and its ``.cu``; no code of the template's runs here."""
+    path = Path(spec_file).resolve()
+    spec, text = read_spec(path)
     source_name = spec.get("source") or path.name[: -len(SPEC_SUFFIX)] + ".cu"
     if not isinstance(source_name, str) or Path(source_name).name != source_name:
         raise SpecError("source must be a file name in the spec's folder", "source", _line_of(text, "source", source_name), str(path))
