@@ -42,6 +42,7 @@ METRICS: dict[str, MetricInfo] = dict(
         _m("latency_p80_ms", "ms", MINIMIZE, "80th percentile of the kernel time"),
         _m("latency_bound_ms", "ms", MINIMIZE, "lower bound on the latency of an aborted candidate"),
         _m("time", "ms", MINIMIZE, "kernel time (Kernel Tuner)"),
+        _m("kt_time_ms", "ms", MINIMIZE, "Kernel Tuner's recorded time (the figure it optimised: by default the mean of its repetitions)"),
         _m("memory_mb", "MB", MINIMIZE, "device memory the config takes"),
         _m("registers", "", MINIMIZE, "registers per thread"),
         _m("smem_bytes", "B", MINIMIZE, "shared memory per block"),
