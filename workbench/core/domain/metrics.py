@@ -61,6 +61,11 @@ METRICS: dict[str, MetricInfo] = dict(
     )
 )
 
+#: Readings of the kernel time other than ``latency_ms`` that do not start with ``latency``
+#: (Kernel Tuner's recorded time): a view that sets metrics against latency does not offer them,
+#: since latency plotted against itself is no trade-off.
+OTHER_LATENCY_READINGS = frozenset({"kt_time_ms"})
+
 #: Naming conventions of metrics that are not registered by name (Kernel Tuner user metrics after
 #: import turn ``GFLOPS/W`` into ``gflops_w``, ``Energy (J)`` into ``energy_j``): the first rule
 #: whose pattern matches the lower-case name decides. Efficiency (per watt, per joule) and rates
