@@ -2,7 +2,8 @@
 
 A recording is a workbench session file (or its journal) or a Kernel Tuner cache file. The space
 is exactly the set of recorded points, and evaluating a point returns what was recorded, failures
-included with their original reason, so strategies, the engine and the GUI can be exercised and
+included with their original reason, and the recorded phase timings (compile, verify, benchmark,
+total) rather than the time the look-up took, so strategies, the engine and the GUI can be exercised and
 compared on real data without a GPU. ``delay_s`` sleeps per evaluation, to play a recording back
 "as if live" in demos.
 """
@@ -97,6 +98,12 @@ def recorded_measurements(trials: Sequence[Any]) -> dict[str, Measurement]:
     return {trial.config.id: trial.measurement for trial in trials}
 
 
+def recorded_timings(trials: Sequence[Any]) -> dict[str, dict[str, float]]:
+    """Config id -> the recorded trial's phase timings in seconds (the last trial of a config, as
+    :func:`recorded_measurements`); empty for a trial that recorded none."""
+    return {trial.config.id: {name: float(value) for name, value in trial.timings.items()} for trial in trials}
+
+
 def _chosen_problem(spec: BackendSpec) -> dict[str, Any] | None:
     chosen = spec.options.get("problem")
     return dict(chosen) if isinstance(chosen, Mapping) and chosen else None
@@ -111,6 +118,7 @@ class ReplayBackend(Backend):
     def __init__(self, spec: BackendSpec) -> None:
         super().__init__(spec)
         self._recorded: dict[str, Measurement] | None = None
+        self._timings: dict[str, dict[str, float]] = {}
         self.delay_s = float(spec.options.get("delay_s", 0.0) or 0.0)
         if self.delay_s < 0:
             raise WorkbenchError(f"replay delay_s must be >= 0, got {self.delay_s}")
@@ -161,6 +169,7 @@ class ReplayBackend(Backend):
         path = _path_of(self.spec)
         trials, _problem = recorded_trials(load_recording(path), path, _chosen_problem(self.spec))
         self._recorded = recorded_measurements(trials)
+        self._timings = recorded_timings(trials)
 
     def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = _no_phase) -> Measurement:
         if self._recorded is None:
@@ -173,3 +182,9 @@ class ReplayBackend(Backend):
         if recorded is None:
             return Measurement.failure(Status.SKIPPED, "not in the recording")
         return recorded
+
+    def recorded_timings(self, config: Config) -> Mapping[str, float]:
+        """The recording's timings of ``config`` (none for a config it lacks): a replayed trial's
+        compile, verify and benchmark times are the recorded ones, not this look-up's (called after
+        :meth:`evaluate`, which loaded the recording)."""
+        return dict(self._timings.get(config.id, {}))

@@ -23,7 +23,7 @@ from workbench.gui.text import fmt, metric_label
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 #: Metric columns after latency / score / feasibility / noise, in this order (those some trial reports).
-TABLE_METRICS = ("memory_mb", "onchip_kb_per_sm", "throughput_gbs", "gflops", "quality", "occupancy", "registers")
+TABLE_METRICS = ("kt_time_ms", "memory_mb", "onchip_kb_per_sm", "throughput_gbs", "gflops", "quality", "occupancy", "registers")
 #: Rates a kernel may not have (a histogram does no floating-point work): a column of zeros says nothing.
 RATE_METRICS = frozenset({"throughput_gbs", "gflops"})
 
@@ -42,6 +42,8 @@ _HEADER_TIPS = {
     "feasible": "yes, or the constraint the trial violates with its value",
     "spread": "run-to-run noise: half the p20..p80 latency range, as a percent of the median",
     "score": "the objective's score (1 = best on every weighted metric)",
+    "metric:kt_time_ms": "the time Kernel Tuner recorded and optimised (by default the mean of its repetitions); "
+                         "latency is their median",
 }
 
 

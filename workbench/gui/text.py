@@ -9,6 +9,7 @@ METRIC_LABELS: dict[str, str] = {
     "latency_ms": "latency (ms)",
     "latency_p20_ms": "latency p20 (ms)",
     "latency_p80_ms": "latency p80 (ms)",
+    "kt_time_ms": "Kernel Tuner time (ms)",
     "memory_mb": "memory (MB)",
     "quality": "quality",
     "throughput_gbs": "throughput (GB/s)",
