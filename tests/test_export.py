@@ -199,8 +199,9 @@ def test_a_kernel_tuner_recording_exports_its_own_slot_names() -> None:
     for name, value in best.items():
         assert f"#define {name.upper()} {value}" in header
     assert session.device["name"] in header
-    with pytest.raises(WorkbenchError, match="needs a kernel template"):
+    with pytest.raises(WorkbenchError, match="needs a kernel template") as refused:
         export_text(plan, "cuda")
+    assert str(refused.value).startswith("--format cuda needs") and "use --format header or --format json" in str(refused.value)
 
 
 def test_sessions_of_different_kernels_or_problems_refuse(sessions: dict[str, Session]) -> None:
