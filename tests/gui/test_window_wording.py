@@ -47,3 +47,17 @@ def test_an_export_the_session_cannot_give_names_the_exports_it_can(window, qtbo
     message = window.statusBar().currentMessage()
     assert "a .cu export needs a kernel template" in message and not out.exists()
     assert "use a .h export or a .json export" in message and not FLAG.search(message), message
+
+
+def test_the_source_of_a_template_from_an_unloaded_folder_points_to_the_kernel_editor(tmp_path):
+    import dataclasses
+
+    from workbench.core.domain.session import load_session
+    from workbench.gui.source_view import render_source
+
+    session = load_session(Path(__file__).resolve().parents[1] / "fixtures" / "session_golden.json")
+    backend = {**session.backend, "options": {**session.backend["options"], "kernel_dirs": [str(tmp_path)]}}
+    session = dataclasses.replace(session, backend=backend)
+    text, note = render_source(session, session.trials[0].config)
+    assert text == "" and "is not loaded" in note and "File > Open kernel folder..." in note
+    assert not FLAG.search(note), note
