@@ -61,3 +61,17 @@ def test_the_source_of_a_template_from_an_unloaded_folder_points_to_the_kernel_e
     text, note = render_source(session, session.trials[0].config)
     assert text == "" and "is not loaded" in note and "File > Open kernel folder..." in note
     assert not FLAG.search(note), note
+
+
+def test_a_recording_moved_away_is_asked_for_in_the_recording_field(window, qtbot, tmp_path):
+    import shutil
+
+    recording = tmp_path / "recording.json"
+    shutil.copy(Path(__file__).resolve().parents[1] / "fixtures" / "kt_cache_small.json", recording)
+    run = {"backend": "replay", "replay": str(recording), "strategy": "random", "budget": 2}
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run(run)
+    recording.unlink()
+    message = _start_from_the_toolbar(window, qtbot, {**run, "budget": 4})  # continue it: 2 more
+    assert "which is not there any more" in message and not window.running, message
+    assert "the recording field" in message and not FLAG.search(message), message

@@ -24,6 +24,7 @@ SETTING_FLAGS: dict[str, str] = {
     "problem": "--set",
     "format": "--format",
     "at": "--at",
+    "replay": "--replay",
 }
 
 #: How a front end words a setting: from the value a message gives it ("" when it gives none).

@@ -878,7 +878,8 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         if request.replay is not None:
             path = Path(request.replay)
         if not path.is_file():
-            raise WorkbenchError(f"the session replays {path}, which is not there any more (give --replay FILE)")
+            raise WorkbenchError(template=f"the session replays {path}, which is not there any more "
+                                          "(give {replay:FILE})")
         options["path"] = str(path.resolve())
     if kind in ("sim", "cuda", "python") or options.get("kernel_dirs"):
         options["kernel_dirs"] = [str(Path(d).resolve()) for d in request.kernel_dirs]
