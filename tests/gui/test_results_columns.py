@@ -11,6 +11,7 @@ import dataclasses
 import textwrap
 
 import pytest
+from PySide6.QtCore import Qt
 
 BENCH = textwrap.dedent('''
     """Reports metrics of its own; ``late_score`` only from the seventh config on."""
@@ -72,6 +73,7 @@ def test_a_metric_first_reported_mid_run_is_inserted_and_the_other_columns_stay(
     assert "metric:late_score" not in before and "metric:merit" in before
     latency = before.index("metric:latency_ms")
     view.setColumnWidth(latency, 123)  # as the person sized it
+    view.sortByColumn(before.index("status"), Qt.SortOrder.DescendingOrder)  # and sorted it, after the new column
     model.select(2)
     resets, inserted = [], []
     table.modelReset.connect(lambda: resets.append(1))
@@ -82,6 +84,7 @@ def test_a_metric_first_reported_mid_run_is_inserted_and_the_other_columns_stay(
     assert not resets and inserted == [(before.index("status"), before.index("status"))]
     assert after == before[: before.index("status")] + ["metric:late_score"] + before[before.index("status"):]
     assert view.columnWidth(latency) == 123 and model.selected == 2
+    assert results.proxy.sortColumn() == after.index("status") == view.horizontalHeader().sortIndicatorSection()
     assert results.selected_row() == 2
     late = after.index("metric:late_score")
     assert not view.isColumnHidden(late) and view.columnWidth(late) > 0
@@ -91,13 +94,9 @@ def test_a_metric_first_reported_mid_run_is_inserted_and_the_other_columns_stay(
     assert _keys(table) == after
 
 
-def table_horizontal():
-    from PySide6.QtCore import Qt
-
+def table_horizontal() -> Qt.Orientation:
     return Qt.Orientation.Horizontal
 
 
-def tool_tip():
-    from PySide6.QtCore import Qt
-
+def tool_tip() -> Qt.ItemDataRole:
     return Qt.ItemDataRole.ToolTipRole
