@@ -37,7 +37,7 @@ from workbench.gui.results_table import ResultsTable
 from workbench.gui.run_panel import RunToolbar
 from workbench.gui.slots_panel import SlotsPanel
 from workbench.gui.source_view import SourceView
-from workbench.gui.text import window_message
+from workbench.gui.text import EXPORT_SUFFIXES, window_message
 
 _log = logging.getLogger(__name__)
 
@@ -1148,7 +1148,7 @@ class MainWindow(QMainWindow):
         return target
 
     #: export format by file suffix (File > Export best config)
-    EXPORT_FORMATS = {".h": "header", ".cu": "cuda", ".json": "json", ".py": "cupy"}
+    EXPORT_FORMATS = {suffix: fmt for fmt, suffix in EXPORT_SUFFIXES.items()}
 
     def export_best(self, path: str) -> None:
         """Export the recommended config under the constraints and weights in force now.

@@ -76,12 +76,13 @@ def describe_trial(model: Any, index: int) -> str:
     return "\n".join(lines)
 
 
-#: the export each ``--format`` is in the window: the file's suffix (File > Export best config)
-_EXPORT_SUFFIXES = {"header": ".h", "cuda": ".cu", "json": ".json", "cupy": ".py"}
+#: The window's export of each ``--format``: the suffix of the file File > Export best config
+#: writes it to (the suffix picks the format there).
+EXPORT_SUFFIXES = {"header": ".h", "cuda": ".cu", "json": ".json", "cupy": ".py"}
 
 
 def _export_wording(value: str) -> str:
-    suffix = _EXPORT_SUFFIXES.get(value)
+    suffix = EXPORT_SUFFIXES.get(value)
     if suffix is None:  # a format the window does not export: the command line's name is the only one
         return f"--format {value}" if value else "--format"
     return f"a {suffix} export"
