@@ -207,8 +207,9 @@ def test_a_kernel_tuner_recording_exports_its_own_slot_names(tmp_path: Path) -> 
     source = ('#include "tuned.h"\nextern "C" __global__ void k(float* x) '
               "{ x[threadIdx.x % (block_size_x * tile)] = 1.0f; }\n")
     assert compile_cuda(source, arch=ARCH, options=(f"--include-path={tmp_path}",), use_cache=False).ok
-    with pytest.raises(WorkbenchError, match="needs a kernel template"):
+    with pytest.raises(WorkbenchError, match="needs a kernel template") as refused:
         export_text(plan, "cuda")
+    assert str(refused.value).startswith("--format cuda needs") and "use --format header or --format json" in str(refused.value)
 
 
 def test_a_replay_of_a_kernel_tuner_recording_exports_the_names_as_recorded(tmp_path: Path) -> None:

@@ -134,8 +134,9 @@ def test_a_stopped_sweep_resumes_with_the_sizes_not_done(tmp_path: Path) -> None
     assert [len(g) for g in trials_by_problem(final).values()] == [5, 5, 5]
     assert [t.config.id for t in final.trials[: len(partial.trials)]] == [t.config.id for t in partial.trials]
     # nothing left to do: said in one line; a larger budget per size measures more of each
-    with pytest.raises(WorkbenchError, match="every size of the sweep already has its 5 evaluations"):
+    with pytest.raises(WorkbenchError, match="every size of the sweep already has its 5 evaluations") as done:
         start_run(RunRequest(), out, resume=True)
+    assert "raise --budget (evaluations per size) or add sizes to --sizes" in str(done.value)  # the CLI's words
     more = start_run(RunRequest(budget=6, sizes={"n": [256]}), out, resume=True)
     more.run()
     again = load_session(out)

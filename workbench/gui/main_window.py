@@ -37,6 +37,7 @@ from workbench.gui.results_table import ResultsTable
 from workbench.gui.run_panel import RunToolbar
 from workbench.gui.slots_panel import SlotsPanel
 from workbench.gui.source_view import SourceView
+from workbench.gui.text import EXPORT_SUFFIXES, window_message
 
 _log = logging.getLogger(__name__)
 
@@ -463,7 +464,7 @@ class MainWindow(QMainWindow):
         try:
             objective = Objective(self.model.constraints, self.model.weights, running)
         except WorkbenchError as exc:
-            self.statusBar().showMessage(f"the run keeps its objective: {exc}", 8000)
+            self.statusBar().showMessage(f"the run keeps its objective: {window_message(exc)}", 8000)
             return
         engine.set_objective(objective)
 
@@ -579,7 +580,7 @@ class MainWindow(QMainWindow):
         try:
             self.start_run(self.toolbar.request())
         except WorkbenchError as exc:
-            self._error("Cannot start the run", str(exc))
+            self._error("Cannot start the run", window_message(exc))
 
     def start_run(self, run: dict[str, Any]) -> None:
         """Start a run from a request (toolbar or automation) through the run controller.
@@ -745,7 +746,7 @@ class MainWindow(QMainWindow):
         except WorkbenchError as exc:
             if held is not None and held is not self._autosave_lock:  # taken for this run only
                 held.release()
-            self.statusBar().showMessage(f"measure missing cells: {exc}", 15000)
+            self.statusBar().showMessage(f"measure missing cells: {window_message(exc)}", 15000)
             return
         self.model.sync()
         if self.path is None:
@@ -1010,7 +1011,7 @@ class MainWindow(QMainWindow):
         try:
             self.toolbar.apply(run)
         except WorkbenchError as exc:  # a strategy or backend this build lacks, a hand-edited option
-            self.statusBar().showMessage(f"Session settings not restored: {exc}", 15000)
+            self.statusBar().showMessage(f"Session settings not restored: {window_message(exc)}", 15000)
         self._shown_request = self._choices(self.toolbar.request())
 
     def save(self) -> bool:
@@ -1049,7 +1050,7 @@ class MainWindow(QMainWindow):
                 self.model.sync()
             save_session(self.model.session, path, keep_journal=self.running)
         except WorkbenchError as exc:
-            self._error("Cannot save", str(exc))
+            self._error("Cannot save", window_message(exc))
             return False
         finally:
             if lock is not None:
@@ -1147,7 +1148,7 @@ class MainWindow(QMainWindow):
         return target
 
     #: export format by file suffix (File > Export best config)
-    EXPORT_FORMATS = {".h": "header", ".cu": "cuda", ".json": "json", ".py": "cupy"}
+    EXPORT_FORMATS = {suffix: fmt for fmt, suffix in EXPORT_SUFFIXES.items()}
 
     def export_best(self, path: str) -> None:
         """Export the recommended config under the constraints and weights in force now.
@@ -1224,7 +1225,7 @@ class MainWindow(QMainWindow):
         try:
             action()
         except (WorkbenchError, OSError) as exc:
-            self._error(title, str(exc))
+            self._error(title, window_message(exc))
             return False
         return True
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from workbench.core.errors import WorkbenchError, Wording
+
 METRIC_LABELS: dict[str, str] = {
     "latency_ms": "latency (ms)",
     "latency_p20_ms": "latency p20 (ms)",
@@ -73,3 +75,31 @@ def describe_trial(model: Any, index: int) -> str:
     else:
         lines.append(trial.measurement.message)
     return "\n".join(lines)
+
+
+#: The window's export of each ``--format``: the suffix of the file File > Export best config
+#: writes it to (the suffix picks the format there).
+EXPORT_SUFFIXES = {"header": ".h", "cuda": ".cu", "json": ".json", "cupy": ".py"}
+
+
+def _export_wording(value: str) -> str:
+    suffix = EXPORT_SUFFIXES.get(value)
+    if suffix is None:  # a format the window does not export: the command line's name is the only one
+        return f"--format {value}" if value else "--format"
+    return f"a {suffix} export"
+
+
+#: The window's names for the settings a message may name (see ``workbench.core.errors``): the
+#: control a person changes here, where the command line names a flag.
+WINDOW_SETTINGS: dict[str, Wording] = {
+    "budget": lambda value: "the evals box",
+    "sizes": lambda value: f"the sizes field's {value}" if value else "the sizes field",
+    "problem": lambda value: f"{value} in the problem field" if value else "the problem field",
+    "format": _export_wording,
+    "replay": lambda value: "the recording's new place in the recording field",
+}
+
+
+def window_message(exc: BaseException) -> str:
+    """An error's message as the window says it: the settings it names called by their controls."""
+    return exc.worded(WINDOW_SETTINGS) if isinstance(exc, WorkbenchError) else str(exc)

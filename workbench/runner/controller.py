@@ -479,8 +479,8 @@ def _resolve_new(request: RunRequest) -> tuple[BackendSpec, Target]:
         problem = dict(request.problem or {})
         for name in sorted(set(request.sizes) & set(problem)):
             if problem[name] not in request.sizes[name]:  # the session's own size must be one measured
-                raise WorkbenchError(f"--set {name}={problem[name]} is not one of the swept sizes "
-                                     f"(--sizes {name}=...): no trial would be measured at it")
+                raise WorkbenchError(template=f"{{problem:{name}={problem[name]}}} is not one of the swept sizes "
+                                              f"({{sizes:{name}=...}}): no trial would be measured at it")
         _check_sizes(spec, target, size_grid(target.problem, request.sizes))
     return spec, target
 
@@ -497,21 +497,21 @@ def _prepare_any(request: RunRequest, session: Session | None, output: Path | No
 
 
 def _check_sizes(spec: BackendSpec, target: Target, problems: Sequence[Mapping[str, Any]],
-                 where: str = "--sizes") -> None:
+                 where: str = "{sizes}") -> None:
     """Every size of a sweep is a problem the template accepts (one line naming the bad value;
-    ``where`` says where the sizes came from)."""
+    ``where`` says where the sizes came from, as an error's template: ``{sizes}`` is the setting)."""
     if target.kind != "template":
         what = {"python": "a python benchmark", "recording": "a recording"}.get(target.kind, f"a {target.kind}")
-        raise WorkbenchError(f"{where}: {target.kernel!r} has one fixed problem ({what}); "
-                             "sweeping sizes needs a template")
+        raise WorkbenchError(template=f"{where}: {target.kernel!r} has one fixed problem ({what}); "
+                                      "sweeping sizes needs a template")
     for problem in problems:
         try:
             open_target(BackendSpec(spec.kind, {**spec.options, "problem": dict(problem)}))
         except WorkbenchError as exc:
-            raise WorkbenchError(f"{where}: {exc}") from None
+            raise exc.prefixed(f"{where}: ") from None
 
 
-def _resolved_plan(spec: BackendSpec, plan: SweepPlan, base: Mapping[str, Any], where: str = "--sizes") -> SweepPlan:
+def _resolved_plan(spec: BackendSpec, plan: SweepPlan, base: Mapping[str, Any], where: str = "{sizes}") -> SweepPlan:
     """``plan`` with every value as the template resolves it (``1024.0`` -> ``1024`` for an integer
     parameter, ``1`` -> ``1.0`` for a float one), each once: trials record the resolved problem,
     and a size counts as done only when its plan value has the same key as its trials' problem."""
@@ -522,7 +522,7 @@ def _resolved_plan(spec: BackendSpec, plan: SweepPlan, base: Mapping[str, Any], 
             try:
                 target = open_target(BackendSpec(spec.kind, {**spec.options, "problem": {**base, name: value}}))
             except WorkbenchError as exc:
-                raise WorkbenchError(f"{where}: {exc}") from None
+                raise exc.prefixed(f"{where}: ") from None
             resolved = target.problem.get(name, value)
             seen.setdefault(problem_key({name: resolved}), resolved)
         sizes[name] = tuple(seen.values())
@@ -550,7 +550,7 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
         plan = dataclasses.replace(plan, budget=request.budget or plan.budget,
                                    warm_start=plan.warm_start if request.warm_start is None else request.warm_start)
     # Sizes the person did not give come from the session file (its extra.sweep): say so.
-    where = "--sizes" if request.sizes else f"the session's size sweep (extra.{SWEEP_KEY} in its file)"
+    where = "{sizes}" if request.sizes else f"the session's size sweep (extra.{SWEEP_KEY} in its file)"
     plan = _resolved_plan(spec, plan, session.problem, where)
     problems = plan.problems(session.problem)
     _check_sizes(spec, open_target(spec), problems, where)
@@ -558,8 +558,8 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
     todo = [SizeRun(p, plan.budget - len(groups.get(problem_key(p), ())))
             for p in problems if len(groups.get(problem_key(p), ())) < plan.budget]
     if not todo:
-        raise WorkbenchError(f"every size of the sweep already has its {plan.budget} evaluations; "
-                             "give a larger --budget (evaluations per size) or more --sizes")
+        raise WorkbenchError(template=f"every size of the sweep already has its {plan.budget} evaluations; "
+                                      "raise {budget} (evaluations per size) or add sizes to {sizes}")
     set_sweep_plan(session, plan)
     # The request's objective is the session's now (the base run above recorded it); each size
     # takes the session's objective as it is when that size starts, so a constraint or weight
@@ -878,7 +878,8 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         if request.replay is not None:
             path = Path(request.replay)
         if not path.is_file():
-            raise WorkbenchError(f"the session replays {path}, which is not there any more (give --replay FILE)")
+            raise WorkbenchError(template=f"the session replays {path}, which is not there any more "
+                                          "(give {replay:FILE})")
         options["path"] = str(path.resolve())
     if kind in ("sim", "cuda", "python") or options.get("kernel_dirs"):
         options["kernel_dirs"] = [str(Path(d).resolve()) for d in request.kernel_dirs]

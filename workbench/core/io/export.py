@@ -351,7 +351,8 @@ def export_text(plan: ExportPlan, fmt: str) -> str:
                                  f"unasked; give --kernel-dir {plan.unloaded_dirs[0]}")
         why = ("a python benchmark session has no CUDA source" if plan.kind == "python"
                else f"no kernel template named {plan.kernel!r} with the session's slots and problem parameters was found")
-        raise WorkbenchError(f"--format {fmt} needs a kernel template: {why}; use --format header or json")
+        raise WorkbenchError(template=f"{{format:{fmt}}} needs a kernel template: {why}; "
+                                      "use {format:header} or {format:json}")
     return {"header": _header, "cuda": _cuda, "json": _json, "cupy": _cupy}[fmt](plan)
 
 
