@@ -75,3 +75,18 @@ def test_a_recording_moved_away_is_asked_for_in_the_recording_field(window, qtbo
     message = _start_from_the_toolbar(window, qtbot, {**run, "budget": 4})  # continue it: 2 more
     assert "which is not there any more" in message and not window.running, message
     assert "the recording field" in message and not FLAG.search(message), message
+
+
+def test_a_problem_outside_the_swept_sizes_is_refused_with_a_sweep_open_or_not(window, qtbot):
+    run = {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 2,
+           "sizes": {"n": [1024, 2048]}, "options": {"compile": "estimate"}}
+    outside = {**run, "problem": {"n": 4096}, "budget": 4}
+    message = _start_from_the_toolbar(window, qtbot, outside)  # nothing open: a new sweep
+    assert "n=4096 in the problem field is not one of the swept sizes" in message and not window.running, message
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run(run)
+    session = window.model.session
+    message = _start_from_the_toolbar(window, qtbot, outside)  # the sweep open: the same refusal
+    assert "n=4096 in the problem field is not one of the swept sizes (the sizes field's n=...)" in message, message
+    assert not window.running and window.model.session is session and len(session.trials) == 4
+    assert not FLAG.search(message), message

@@ -602,7 +602,9 @@ class MainWindow(QMainWindow):
         request = self._run_request(run, current)
         continuing = current is not None and (self._same_choices(run) or continues(request, current))
         if continuing and current is not None:
-            request = self._continue_request(run, current)
+            # the problem field goes to the controller, which refuses one the session is not at
+            # (or, for a sweep, one no swept size measures) rather than the run ignoring it
+            request = dataclasses.replace(self._continue_request(run, current), problem=run.get("problem") or None)
         elif current is not None and not self._maybe_save():
             raise WorkbenchError("run not started: the current session has unsaved trials")
         else:

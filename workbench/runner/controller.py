@@ -476,13 +476,20 @@ def _resolve_new(request: RunRequest) -> tuple[BackendSpec, Target]:
     target = open_target(spec)
     strategy_class(request.strategy or DEFAULT_STRATEGY).validate_options(dict(request.strategy_options or {}))
     if request.sizes:
-        problem = dict(request.problem or {})
-        for name in sorted(set(request.sizes) & set(problem)):
-            if problem[name] not in request.sizes[name]:  # the session's own size must be one measured
-                raise WorkbenchError(template=f"{{problem:{name}={problem[name]}}} is not one of the swept sizes "
-                                              f"({{sizes:{name}=...}}): no trial would be measured at it")
+        _check_problem_swept(request.problem, request.sizes)
         _check_sizes(spec, target, size_grid(target.problem, request.sizes))
     return spec, target
+
+
+def _check_problem_swept(problem: Mapping[str, Any] | None, sizes: Mapping[str, Sequence[Any]]) -> None:
+    """A problem the person names for a sweep names sizes it sweeps: the session's own problem must be
+    one that is measured (a value outside the swept ones would have no trial at it). Checked where
+    every sweep is prepared, new or continued, for the command line and the window alike."""
+    given = dict(problem or {})
+    for name in sorted(set(sizes) & set(given)):
+        if given[name] not in sizes[name]:
+            raise WorkbenchError(template=f"{{problem:{name}={given[name]}}} is not one of the swept sizes "
+                                          f"({{sizes:{name}=...}}): no trial would be measured at it")
 
 
 def _prepare_any(request: RunRequest, session: Session | None, output: Path | None, lock: SessionLock | None,
@@ -537,6 +544,14 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
     without running it; each size then runs with its own target, space and default config, and its
     budget is what that size lacks of the plan's evaluations per size (``budget``, when given, is
     the new number per size)."""
+    # Before the base run below opens anything: a problem named for the sweep is one of its sizes
+    # (a continued sweep's, with those the request adds); a continued session's own problem, named
+    # again, is the one it was started with (a template's default need not be swept).
+    swept = request.sizes if plan is None else (plan.merged(request.sizes) if request.sizes else plan).sizes
+    named = dict(request.problem or {})
+    if session is not None:
+        named = {k: v for k, v in named.items() if k not in session.problem or session.problem[k] != v}
+    _check_problem_swept(named, swept or {})
     base_request = dataclasses.replace(request, sizes=None, warm_start=None, budget=1)
     base = _prepare(base_request, session, output, None, resolved)
     session, spec = base.session, base.spec
