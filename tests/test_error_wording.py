@@ -6,9 +6,15 @@ window names its controls). See ``workbench/core/errors.py``.
 
 from __future__ import annotations
 
+import json
 import pickle
+import shutil
+from pathlib import Path
+
+import pytest
 
 from workbench.core.errors import SETTING_FLAGS, SpaceError, WorkbenchError, word
+from workbench.gui.text import WINDOW_SETTINGS  # words only: no Qt is imported
 
 WINDOW = {"budget": lambda value: "the evals box", "format": lambda value: f"a .{value} export"}
 
@@ -44,3 +50,95 @@ def test_a_prefix_keeps_the_settings_of_the_error_it_explains() -> None:
 def test_the_settings_survive_a_trip_between_processes() -> None:
     error = pickle.loads(pickle.dumps(WorkbenchError(template="raise {budget}")))
     assert str(error) == "raise --budget" and error.worded(WINDOW) == "raise the evals box"
+
+
+# --- the refusals that name a setting, each worded both ways ------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _both(error: WorkbenchError) -> tuple[str, str]:
+    """What ``tune`` prints and what the window shows."""
+    return str(error), error.worded(WINDOW_SETTINGS)
+
+
+def _sim(**fields: object) -> object:
+    from workbench.runner.controller import RunRequest
+
+    return RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=2,
+                      backend_options={"compile": "estimate"}, **fields)
+
+
+def test_a_template_folder_not_given_is_named_by_flag_and_by_the_menu(tmp_path: Path) -> None:
+    from workbench.runner.controller import RunRequest, resume_run, start_run
+
+    folder = tmp_path / "mine"
+    shutil.copytree(ROOT / "docs" / "examples" / "saxpy", folder)
+    path = tmp_path / "s.json"
+    start_run(RunRequest(kernel="saxpy", kernel_dirs=(str(folder),), backend="sim", strategy="random", budget=2,
+                         backend_options={"compile": "estimate"}), path).run()
+    with pytest.raises(WorkbenchError) as refused:
+        resume_run(path, RunRequest(budget=2))
+    cli, window = _both(refused.value)
+    assert cli.endswith(f"(the session's template came from {folder}: use --kernel-dir {folder} to run code from there)")
+    assert window.endswith(f"use File > Open kernel folder... on {folder} to run code from there)")
+
+
+def test_a_single_score_strategy_for_a_trade_off_names_the_strategies_and_one_score(tmp_path: Path) -> None:
+    import dataclasses
+
+    from workbench.runner.controller import resume_run, start_run
+
+    path = tmp_path / "p.json"
+    start_run(dataclasses.replace(_sim(), strategy=None, objectives=("latency_ms", "memory_mb")), path).run()
+    with pytest.raises(WorkbenchError) as refused:
+        resume_run(path, dataclasses.replace(_sim(), kernel=None, backend=None))
+    cli, window = _both(refused.value)
+    assert cli.startswith("--objectives (this session's): strategy 'random' searches one score; use --strategy ")
+    assert cli.endswith(", or --objectives none to search one score")
+    assert window.startswith("the objectives (this session's): strategy 'random' searches one score; use ")
+    assert window.endswith(" in the strategy box, or File > New session to search one score")
+
+
+def test_a_python_session_names_its_file_to_tune_and_says_the_window_asks(tmp_path: Path) -> None:
+    from workbench.runner.controller import RunRequest, resume_run, start_run
+
+    bench = ROOT / "tests" / "gui" / "gui_bench.py"
+    path = tmp_path / "py.json"
+    start_run(RunRequest(kernel=str(bench), backend="python", strategy="random", budget=2), path).run()
+    with pytest.raises(WorkbenchError) as refused:
+        resume_run(path, RunRequest(budget=2))
+    cli, window = _both(refused.value)
+    assert cli == f"the session runs the python benchmark {bench}; name it to run its code (tune {bench} --resume ...)"
+    assert window == (f"the session runs the python benchmark {bench}; "
+                      "the window asks before running its code: answer yes to run it")
+
+
+def test_stored_workers_and_devices_are_named_by_flag_and_as_the_files_settings(tmp_path: Path) -> None:
+    from workbench.runner.controller import RunRequest, resume_run, start_run
+    from workbench.runner.executors import assign_devices, check_workers
+
+    path = tmp_path / "w.json"
+    start_run(_sim(), path).run()
+    doc = json.loads(path.read_text())
+    doc["run"]["workers"] = 100_000
+    path.write_text(json.dumps(doc))
+    with pytest.raises(WorkbenchError) as refused:
+        resume_run(path, RunRequest(budget=2))
+    cli, window = _both(refused.value)
+    assert cli.startswith("workers 100000: must be from 1 to ") and cli.endswith("; --workers sets it)")
+    assert window.endswith("; the session's worker count (run.workers in its file) sets it)")
+    with pytest.raises(WorkbenchError) as flag:  # the flag's own value: the command line's only
+        check_workers(0, flag="--workers")
+    assert str(flag.value).startswith("--workers 0: must be from 1 to ") and flag.value.template is None
+    doc["run"]["workers"], doc["run"]["devices"] = None, [0]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(WorkbenchError) as refused:
+        resume_run(path, RunRequest(budget=2))
+    assert _both(refused.value) == ("--devices applies to the cuda backend, not sim",
+                                    "the session's devices (run.devices in its file) applies to the cuda backend, not sim")
+    for requested, said in (((), "name at least one device"), ((3,), "no device 3; visible devices are 0..1"),
+                            ((1, 1), "device 1 is named twice")):
+        with pytest.raises(WorkbenchError) as bad:
+            assign_devices(["H100", "H100"], requested)
+        assert _both(bad.value) == (f"--devices: {said}", f"the session's devices (run.devices in its file): {said}")

@@ -25,6 +25,11 @@ SETTING_FLAGS: dict[str, str] = {
     "format": "--format",
     "at": "--at",
     "replay": "--replay",
+    "kernel_dir": "--kernel-dir",
+    "objectives": "--objectives",
+    "strategy": "--strategy",
+    "workers": "--workers",
+    "devices": "--devices",
 }
 
 #: How a front end words a setting: from the value a message gives it ("" when it gives none).
@@ -37,8 +42,13 @@ def _flag(flag: str) -> Wording:
     return lambda value: f"{flag} {value}" if value else flag
 
 
-#: :data:`SETTING_FLAGS` as wordings: the command line's, and every front end's fallback.
-FLAG_WORDING: dict[str, Wording] = {key: _flag(flag) for key, flag in SETTING_FLAGS.items()}
+#: :data:`SETTING_FLAGS` as wordings: the command line's, and every front end's fallback. A few
+#: settings the command line gives by a command rather than a flag: ``{benchmark_code:PATH}``, the
+#: person's yes to run a continued session's python benchmark (naming its file to ``tune``).
+FLAG_WORDING: dict[str, Wording] = {
+    **{key: _flag(flag) for key, flag in SETTING_FLAGS.items()},
+    "benchmark_code": lambda value: f"name it to run its code (tune {value or 'FILE'} --resume ...)",
+}
 
 
 def word(template: str, names: Mapping[str, Wording]) -> str:

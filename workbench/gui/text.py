@@ -97,6 +97,13 @@ WINDOW_SETTINGS: dict[str, Wording] = {
     "problem": lambda value: f"{value} in the problem field" if value else "the problem field",
     "format": _export_wording,
     "replay": lambda value: "the recording's new place in the recording field",
+    "kernel_dir": lambda value: f"File > Open kernel folder... on {value}" if value else "File > Open kernel folder...",
+    "objectives": lambda value: "File > New session" if value == "none" else "the objectives",
+    "strategy": lambda value: f"{value} in the strategy box" if value else "the strategy box",
+    "benchmark_code": lambda value: "the window asks before running its code: answer yes to run it",
+    # the window has no control for these: a continued session's come from its file's run settings
+    "workers": lambda value: "the session's worker count (run.workers in its file)",
+    "devices": lambda value: "the session's devices (run.devices in its file)",
 }
 
 

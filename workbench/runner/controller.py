@@ -622,8 +622,8 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     if objectives and not strategy_class(strategy_name).multi_objective:
         multi = sorted(n for n in STRATEGIES if strategy_class(n).multi_objective)
         stored = " (this session's)" if request.objectives is None else ""
-        raise WorkbenchError(f"--objectives{stored}: strategy {strategy_name!r} searches one score; use "
-                             f"{', '.join(multi)}, or --objectives none to search one score")
+        raise WorkbenchError(template=f"{{objectives}}{stored}: strategy {strategy_name!r} searches one score; "
+                                      f"use {{strategy:{', '.join(multi)}}}, or {{objectives:none}} to search one score")
     seed = request.seed if request.seed is not None else int(strategy_info.get("seed") or 0)
     if request.strategy_options is not None:
         raw_options: Mapping[str, Any] = request.strategy_options
@@ -884,8 +884,7 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         path = Path(str(options.get("path", "")))
         named = request.kernel is not None and Path(request.kernel).suffix == ".py" and _same(request.kernel, path)
         if not (named or request.trust_session_code):
-            raise WorkbenchError(f"the session runs the python benchmark {path}; name it to run its code "
-                                 f"(tune {path} --resume ...)")
+            raise WorkbenchError(template=f"the session runs the python benchmark {path}; {{benchmark_code:{path}}}")
         if not path.is_file():
             raise WorkbenchError(f"the session's python benchmark {path} is not there any more")
     if kind == "replay":
@@ -922,7 +921,9 @@ def _open_continued_target(spec: BackendSpec, session: Session) -> Target:
         folders = options.get("kernel_dirs") if isinstance(options, dict) else None
         if folders and isinstance(folders, list) and not spec.options.get("kernel_dirs"):
             named = ", ".join(str(f) for f in folders[:3])
-            raise WorkbenchError(f"{exc} (the session's template came from {named}: pass --kernel-dir to run code from there)") from None
+            said = exc.template if exc.template is not None else str(exc)
+            raise WorkbenchError(template=f"{said} (the session's template came from {named}: use "
+                                          f"{{kernel_dir:{folders[0]}}} to run code from there)") from None
         raise
 
 
