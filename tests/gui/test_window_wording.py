@@ -90,3 +90,97 @@ def test_a_problem_outside_the_swept_sizes_is_refused_with_a_sweep_open_or_not(w
     assert "n=4096 in the problem field is not one of the swept sizes (the sizes field's n=...)" in message, message
     assert not window.running and window.model.session is session and len(session.trials) == 4
     assert not FLAG.search(message), message
+
+
+def _saxpy_folder(tmp_path: Path) -> Path:
+    """A template folder of the user's own (the editor's worked example), loaded by nothing unasked."""
+    import shutil
+
+    folder = tmp_path / "mine"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "docs" / "examples" / "saxpy", folder)
+    return folder
+
+
+def test_a_session_from_a_folder_not_loaded_points_to_open_kernel_folder_which_continues_it(window, qtbot, tmp_path):
+    from workbench.core.domain.session import load_session
+    from workbench.runner.controller import RunRequest, start_run
+
+    folder, path = _saxpy_folder(tmp_path), tmp_path / "saxpy.json"
+    start_run(RunRequest(kernel="saxpy", kernel_dirs=(str(folder),), backend="sim", strategy="random", budget=2,
+                         backend_options={"compile": "estimate"}), path).run()
+    window.open_session(str(path))
+    message = _start_from_the_toolbar(window, qtbot, {"budget": 4})
+    assert f"the session's template came from {folder}: use File > Open kernel folder... on {folder}" in message
+    assert not window.running and not FLAG.search(message), message
+    out = tmp_path / "best.cu"
+    assert not window._guarded(lambda: window.export_best(str(out)), "Cannot export") and not out.exists()
+    message = window.statusBar().currentMessage()
+    assert f"use File > Open kernel folder... on {folder}" in message and not FLAG.search(message), message
+    editor = window.open_kernel_editor(folder)  # what File > Open kernel folder... does once the folder is chosen
+    qtbot.addWidget(editor)
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.toolbar.start.click()  # now it continues, from the folder the person chose
+    assert window.model.session.kernel == "saxpy" and len(load_session(path).trials) == 2 + 4  # 4 more
+    window.export_best(str(out))
+    assert "__global__" in out.read_text()
+
+
+def test_a_single_score_strategy_on_a_trade_off_session_names_the_strategy_box_and_a_new_session(window, qtbot,
+                                                                                                    tmp_path):
+    from workbench.runner.controller import RunRequest, start_run
+
+    path = tmp_path / "pareto.json"
+    start_run(RunRequest(kernel="vector_add", backend="sim", budget=3, objectives=("latency_ms", "memory_mb"),
+                         backend_options={"compile": "estimate"}), path).run()
+    window.open_session(str(path))
+    message = _start_from_the_toolbar(window, qtbot, {"strategy": "random", "budget": 5})
+    assert "strategy 'random' searches one score" in message and not window.running, message
+    assert "in the strategy box" in message and "File > New session to search one score" in message
+    assert not FLAG.search(message), message
+
+
+def test_re_measuring_a_python_session_asks_for_its_code_as_start_does(window, qtbot, tmp_path):
+    import dataclasses
+
+    from workbench.core.domain.measurement import Status
+    from workbench.core.domain.session import load_session, save_session
+    from workbench.runner.controller import RunRequest, start_run
+
+    path = tmp_path / "py.json"
+    start_run(RunRequest(kernel=BENCH, backend="python", strategy="random", budget=3, seed=1), path).run()
+    session = load_session(path)
+    first = session.trials[0]
+    session.trials[0] = dataclasses.replace(first, measurement=dataclasses.replace(first.measurement,
+                                                                                   status=Status.ABORTED))
+    save_session(session, path)
+    window.open_session(str(path))
+    assert not window._guarded(window.remeasure_aborted, "Cannot re-measure")
+    message = window.statusBar().currentMessage()  # no person here to say yes (interactive=False)
+    assert "running its code needs the person's yes" in message and not FLAG.search(message), message
+    window.trusted_code.add(Path(BENCH).resolve())  # the person's yes
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.remeasure_aborted()
+    assert len(load_session(path).trials) == 4
+
+
+def test_a_session_files_workers_and_devices_are_named_as_its_settings(window, qtbot, tmp_path):
+    import json
+
+    from workbench.runner.controller import RunRequest, start_run
+
+    path = tmp_path / "w.json"
+    start_run(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=2,
+                         backend_options={"compile": "estimate"}), path).run()
+    doc = json.loads(path.read_text())
+    doc["run"]["workers"] = 100_000
+    path.write_text(json.dumps(doc))
+    window.open_session(str(path))
+    message = _start_from_the_toolbar(window, qtbot, {"budget": 4})
+    assert "workers 100000: must be from 1 to" in message and not window.running, message
+    assert "the session's worker count (run.workers in its file) sets it" in message and not FLAG.search(message)
+    doc["run"]["workers"], doc["run"]["devices"] = None, [0]
+    path.write_text(json.dumps(doc))
+    window.open_session(str(path))
+    message = _start_from_the_toolbar(window, qtbot, {"budget": 4})
+    assert "the session's devices (run.devices in its file) applies to the cuda backend, not sim" in message, message
+    assert not window.running and not FLAG.search(message), message
