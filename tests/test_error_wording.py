@@ -142,3 +142,41 @@ def test_stored_workers_and_devices_are_named_by_flag_and_as_the_files_settings(
         with pytest.raises(WorkbenchError) as bad:
             assign_devices(["H100", "H100"], requested)
         assert _both(bad.value) == (f"--devices: {said}", f"the session's devices (run.devices in its file): {said}")
+
+
+def test_a_backend_the_kernel_cannot_run_on_is_named_by_flag_and_by_the_backend_box(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.runner import plan
+
+    bench = str(ROOT / "tests" / "gui" / "gui_bench.py")
+    monkeypatch.setenv("KERNEL_WORKBENCH_FORCE_NO_GPU", "1")
+    plan.cuda_device_count.cache_clear()
+    plan.cuda_missing.cache_clear()
+    cases = [
+        (dict(kernel="vector_add", backend="cuda"), "--backend cuda: ", "(or use --backend sim)",
+         "CUDA device in the backend box: ", "(or use simulated GPU in the backend box)"),
+        (dict(kernel=None, backend="replay", replay=str(tmp_path / "r.json")), f"--replay {tmp_path / 'r.json'}: ",
+         "no such file", f"the recording field's {tmp_path / 'r.json'}: ", "no such file"),
+        (dict(kernel=bench, backend="sim"), f"{bench} is a python benchmark; it runs with --backend python, ",
+         "not --backend sim", f"{bench} is a python benchmark; it runs with python benchmark in the backend box, ",
+         "not simulated GPU in the backend box"),
+        (dict(kernel=bench, backend="python", problem={"n": 4}), "--set n=4: ",
+         "; --set changes a template's problem parameters", "n=4 in the problem field: ",
+         "; the problem field changes a template's problem parameters"),
+        (dict(kernel="vector_add", backend="python"), "vector_add is a CUDA template; --backend python runs ",
+         "python benchmark files", "vector_add is a CUDA template; python benchmark in the backend box runs ",
+         "python benchmark files"),
+        (dict(kernel="vector_add", backend="sim", kernel_dirs=[str(tmp_path / "gone")]),
+         f"--kernel-dir {tmp_path / 'gone'}: ", "not a folder",
+         f"File > Open kernel folder... on {tmp_path / 'gone'}: ", "not a folder"),
+    ]
+    try:
+        for fields, cli_start, cli_end, window_start, window_end in cases:
+            with pytest.raises(WorkbenchError) as refused:
+                plan.make_backend_spec(**fields)
+            cli, window = _both(refused.value)
+            assert cli.startswith(cli_start) and cli.endswith(cli_end), cli
+            assert window.startswith(window_start) and window.endswith(window_end), window
+    finally:
+        plan.cuda_device_count.cache_clear()
+        plan.cuda_missing.cache_clear()

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 BENCH = str(Path(__file__).with_name("gui_bench.py"))
 FLAG = re.compile(r"(?<![\w-])--[a-z]")
 
@@ -183,4 +185,42 @@ def test_a_session_files_workers_and_devices_are_named_as_its_settings(window, q
     window.open_session(str(path))
     message = _start_from_the_toolbar(window, qtbot, {"budget": 4})
     assert "the session's devices (run.devices in its file) applies to the cuda backend, not sim" in message, message
+    assert not window.running and not FLAG.search(message), message
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    """No CUDA device, whatever this machine has (the answer is cached per process: forgotten)."""
+    from workbench.runner import plan
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_FORCE_NO_GPU", "1")
+    plan.cuda_device_count.cache_clear()
+    plan.cuda_missing.cache_clear()
+    yield
+    plan.cuda_device_count.cache_clear()
+    plan.cuda_missing.cache_clear()
+
+
+@pytest.mark.parametrize("run, said", [
+    ({"kernel": "vector_add", "backend": "cuda"}, ["CUDA device in the backend box: ",
+                                                   "(or use simulated GPU in the backend box)"]),
+    ({"backend": "replay", "replay": "/no/such/recording.json"},
+     ["the recording field's /no/such/recording.json: no such file"]),
+    ({"kernel": BENCH, "backend": "sim"},
+     ["is a python benchmark; it runs with python benchmark in the backend box, not simulated GPU in the backend box"]),
+    ({"kernel": BENCH, "backend": "python", "problem": {"n": 4}},
+     ["n=4 in the problem field: ", "; the problem field changes a template's problem parameters"]),
+    ({"kernel": "vector_add", "backend": "python"},
+     ["vector_add is a CUDA template; python benchmark in the backend box runs python benchmark files"]),
+])
+def test_a_backend_the_kernel_cannot_run_on_names_the_backend_box(window, qtbot, no_gpu, run, said):
+    message = _start_from_the_toolbar(window, qtbot, {**run, "budget": 2})
+    assert message.startswith("Cannot start the run: ") and not window.running, message
+    assert all(part in message for part in said) and not FLAG.search(message), message
+
+
+def test_a_saved_templates_folder_gone_is_named_as_a_kernel_folder(window, qtbot, tmp_path):
+    window._kernel_folder_opened("vector_add", tmp_path / "gone")  # as if opened, then removed
+    message = _start_from_the_toolbar(window, qtbot, {"kernel": "vector_add", "backend": "sim", "budget": 2})
+    assert f"File > Open kernel folder... on {tmp_path / 'gone'}: not a folder" in message, message
     assert not window.running and not FLAG.search(message), message

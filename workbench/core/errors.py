@@ -25,6 +25,8 @@ SETTING_FLAGS: dict[str, str] = {
     "format": "--format",
     "at": "--at",
     "replay": "--replay",
+    "recording": "--replay",
+    "backend": "--backend",
     "kernel_dir": "--kernel-dir",
     "objectives": "--objectives",
     "strategy": "--strategy",

@@ -89,6 +89,16 @@ def _export_wording(value: str) -> str:
     return f"a {suffix} export"
 
 
+#: The backend box's choices: the backend's name on the command line, and its label here.
+BACKENDS = (("auto", "auto (GPU if present)"), ("cuda", "CUDA device"), ("sim", "simulated GPU"),
+            ("replay", "replay a recording"), ("python", "python benchmark"))
+
+
+def _backend_wording(value: str) -> str:
+    label = dict(BACKENDS).get(value)
+    return f"{label} in the backend box" if label else "the backend box"
+
+
 #: The window's names for the settings a message may name (see ``workbench.core.errors``): the
 #: control a person changes here, where the command line names a flag.
 WINDOW_SETTINGS: dict[str, Wording] = {
@@ -97,6 +107,8 @@ WINDOW_SETTINGS: dict[str, Wording] = {
     "problem": lambda value: f"{value} in the problem field" if value else "the problem field",
     "format": _export_wording,
     "replay": lambda value: "the recording's new place in the recording field",
+    "recording": lambda value: f"the recording field's {value}" if value else "the recording field",
+    "backend": _backend_wording,
     "kernel_dir": lambda value: f"File > Open kernel folder... on {value}" if value else "File > Open kernel folder...",
     "objectives": lambda value: "File > New session" if value == "none" else "the objectives",
     "strategy": lambda value: f"{value} in the strategy box" if value else "the strategy box",
