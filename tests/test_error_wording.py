@@ -180,3 +180,32 @@ def test_a_backend_the_kernel_cannot_run_on_is_named_by_flag_and_by_the_backend_
     finally:
         plan.cuda_device_count.cache_clear()
         plan.cuda_missing.cache_clear()
+
+
+def test_a_strategy_a_replay_and_a_session_without_a_backend_are_worded_both_ways(tmp_path: Path) -> None:
+    import dataclasses
+
+    from workbench.core.domain.session import load_session, save_session
+    from workbench.runner.controller import RunRequest, resume_run, start_run
+    from workbench.runner.plan import make_backend_spec
+
+    noop = str(ROOT / "tests" / "fixtures" / "noop_bench.py")
+    with pytest.raises(WorkbenchError) as refused:
+        start_run(RunRequest(kernel=noop, strategy="agents", budget=2), None)
+    cli, window = _both(refused.value)
+    assert cli.endswith("pick another strategy (--strategy tpe, annealing or random) or narrow the domains")
+    assert window.endswith("pick another strategy (tpe, annealing or random in the strategy box) or narrow the domains")
+    with pytest.raises(WorkbenchError) as refused:
+        make_backend_spec(None, "replay")
+    assert _both(refused.value) == (
+        "--backend replay needs --replay FILE (a recorded session or a Kernel Tuner cache)",
+        "replay a recording in the backend box needs a file in the recording field (a recorded session or a "
+        "Kernel Tuner cache)")
+    path = tmp_path / "s.json"
+    start_run(_sim(), path).run()
+    save_session(dataclasses.replace(load_session(path), backend={}), path)
+    with pytest.raises(WorkbenchError) as refused:
+        resume_run(path, RunRequest(budget=2))
+    cli, window = _both(refused.value)
+    assert cli.endswith("records no backend to continue with; start a new run (tune KERNEL or tune --replay FILE)")
+    assert window.endswith("records no backend to continue with; start a new one with File > New session")

@@ -224,3 +224,35 @@ def test_a_saved_templates_folder_gone_is_named_as_a_kernel_folder(window, qtbot
     message = _start_from_the_toolbar(window, qtbot, {"kernel": "vector_add", "backend": "sim", "budget": 2})
     assert f"File > Open kernel folder... on {tmp_path / 'gone'}: not a folder" in message, message
     assert not window.running and not FLAG.search(message), message
+
+
+def test_a_strategy_that_cannot_search_the_space_names_the_strategy_box(window, qtbot):
+    noop = str(Path(__file__).resolve().parents[1] / "fixtures" / "noop_bench.py")  # one slot of 100,000 values
+    message = _start_from_the_toolbar(window, qtbot, {"kernel": noop, "backend": "python", "strategy": "agents",
+                                                      "budget": 2})
+    assert "strategy 'agents' cannot search this space" in message and not window.running, message
+    assert "pick another strategy (tpe, annealing or random in the strategy box)" in message
+    assert not FLAG.search(message), message
+
+
+def test_a_replay_without_a_recording_asks_for_one_in_the_recording_field(window, qtbot):
+    message = _start_from_the_toolbar(window, qtbot, {"backend": "replay", "replay": "", "budget": 2})
+    assert "replay a recording in the backend box needs a file in the recording field" in message, message
+    assert not window.running and not FLAG.search(message), message
+
+
+def test_a_session_without_a_backend_is_told_to_start_a_new_one_with_file_new(window, qtbot, tmp_path):
+    import json
+
+    from workbench.runner.controller import RunRequest, start_run
+
+    path = tmp_path / "nb.json"
+    start_run(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=2,
+                         backend_options={"compile": "estimate"}), path).run()
+    doc = json.loads(path.read_text())
+    doc["backend"] = {}
+    path.write_text(json.dumps(doc))
+    window.open_session(str(path))
+    message = _start_from_the_toolbar(window, qtbot, {"budget": 4})
+    assert "records no backend to continue with; start a new one with File > New session" in message, message
+    assert not window.running and not FLAG.search(message), message

@@ -46,10 +46,12 @@ def _flag(flag: str) -> Wording:
 
 #: :data:`SETTING_FLAGS` as wordings: the command line's, and every front end's fallback. A few
 #: settings the command line gives by a command rather than a flag: ``{benchmark_code:PATH}``, the
-#: person's yes to run a continued session's python benchmark (naming its file to ``tune``).
+#: person's yes to run a continued session's python benchmark (naming its file to ``tune``), and
+#: ``{new_session}``, a run that starts a session of its own.
 FLAG_WORDING: dict[str, Wording] = {
     **{key: _flag(flag) for key, flag in SETTING_FLAGS.items()},
     "benchmark_code": lambda value: f"name it to run its code (tune {value or 'FILE'} --resume ...)",
+    "new_session": lambda value: "a new run (tune KERNEL or tune --replay FILE)",
 }
 
 

@@ -107,7 +107,9 @@ WINDOW_SETTINGS: dict[str, Wording] = {
     "problem": lambda value: f"{value} in the problem field" if value else "the problem field",
     "format": _export_wording,
     "replay": lambda value: "the recording's new place in the recording field",
-    "recording": lambda value: f"the recording field's {value}" if value else "the recording field",
+    "recording": lambda value: ("a file in the recording field" if value in ("", "FILE")
+                                else f"the recording field's {value}"),
+    "new_session": lambda value: "a new one with File > New session",
     "backend": _backend_wording,
     "kernel_dir": lambda value: f"File > Open kernel folder... on {value}" if value else "File > Open kernel folder...",
     "objectives": lambda value: "File > New session" if value == "none" else "the objectives",

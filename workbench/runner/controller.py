@@ -875,8 +875,8 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
     kind = backend.get("kind")
     options = dict(backend.get("options") or {}) if isinstance(backend.get("options"), dict) else {}
     if not kind:
-        raise WorkbenchError(f"the session of {session.kernel!r} records no backend to continue with; "
-                             "start a new run (tune KERNEL or tune --replay FILE)")
+        raise WorkbenchError(template=f"the session of {session.kernel!r} records no backend to continue with; "
+                                      "start {new_session}")
     if request.backend not in (None, "auto", kind):
         raise WorkbenchError(f"the session was measured with the {kind} backend, not {request.backend}; "
                              "start a new session for another backend")

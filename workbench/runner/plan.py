@@ -105,7 +105,8 @@ def make_backend_spec(
         raise WorkbenchError(f"unknown backend {backend!r}; choose one of: {', '.join(BACKEND_CHOICES)}")
     if replay is not None or backend == "replay":
         if replay is None:
-            raise WorkbenchError("--backend replay needs --replay FILE (a recorded session or a Kernel Tuner cache)")
+            raise WorkbenchError(template="{backend:replay} needs {recording:FILE} (a recorded session or a Kernel "
+                                          "Tuner cache)")
         if not Path(replay).is_file():
             raise WorkbenchError(template=f"{{recording:{replay}}}: no such file")
         if backend not in ("auto", "replay"):

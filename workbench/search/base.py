@@ -323,6 +323,6 @@ def create_strategy(name: str, space: SearchSpace, seed: int = 0, **options: Any
     cls = strategy_class(name)
     reason = cls.unsuited(space)
     if reason is not None:
-        raise WorkbenchError(f"strategy {name!r} cannot search this space: {reason}; pick another strategy "
-                             "(--strategy tpe, annealing or random) or narrow the domains")
+        raise WorkbenchError(template=f"strategy {name!r} cannot search this space: {reason}; pick another "
+                                      "strategy ({strategy:tpe, annealing or random}) or narrow the domains")
     return cls(space, seed=seed, **options)
