@@ -74,8 +74,11 @@ def test_a_template_folder_not_given_is_named_by_flag_and_by_the_menu(tmp_path: 
 
     folder = tmp_path / "mine"
     shutil.copytree(ROOT / "docs" / "examples" / "saxpy", folder)
+    spec = folder / "saxpy.kernel.json"
+    (folder / "my_saxpy.kernel.json").write_text(spec.read_text().replace('"name": "saxpy"', '"name": "my_saxpy"'))
+    spec.unlink()
     path = tmp_path / "s.json"
-    start_run(RunRequest(kernel="saxpy", kernel_dirs=(str(folder),), backend="sim", strategy="random", budget=2,
+    start_run(RunRequest(kernel="my_saxpy", kernel_dirs=(str(folder),), backend="sim", strategy="random", budget=2,
                          backend_options={"compile": "estimate"}), path).run()
     with pytest.raises(WorkbenchError) as refused:
         resume_run(path, RunRequest(budget=2))

@@ -95,11 +95,15 @@ def test_a_problem_outside_the_swept_sizes_is_refused_with_a_sweep_open_or_not(w
 
 
 def _saxpy_folder(tmp_path: Path) -> Path:
-    """A template folder of the user's own (the editor's worked example), loaded by nothing unasked."""
+    """A template folder of the user's own (the editor's worked example, named ``my_saxpy``: no
+    template the kernel list already runs from another folder), loaded by nothing unasked."""
     import shutil
 
     folder = tmp_path / "mine"
     shutil.copytree(Path(__file__).resolve().parents[2] / "docs" / "examples" / "saxpy", folder)
+    spec = folder / "saxpy.kernel.json"
+    (folder / "my_saxpy.kernel.json").write_text(spec.read_text().replace('"name": "saxpy"', '"name": "my_saxpy"'))
+    spec.unlink()
     return folder
 
 
@@ -108,7 +112,7 @@ def test_a_session_from_a_folder_not_loaded_points_to_open_kernel_folder_which_c
     from workbench.runner.controller import RunRequest, start_run
 
     folder, path = _saxpy_folder(tmp_path), tmp_path / "saxpy.json"
-    start_run(RunRequest(kernel="saxpy", kernel_dirs=(str(folder),), backend="sim", strategy="random", budget=2,
+    start_run(RunRequest(kernel="my_saxpy", kernel_dirs=(str(folder),), backend="sim", strategy="random", budget=2,
                          backend_options={"compile": "estimate"}), path).run()
     window.open_session(str(path))
     message = _start_from_the_toolbar(window, qtbot, {"budget": 4})
@@ -122,7 +126,7 @@ def test_a_session_from_a_folder_not_loaded_points_to_open_kernel_folder_which_c
     qtbot.addWidget(editor)
     with qtbot.waitSignal(window.run_done, timeout=120_000):
         window.toolbar.start.click()  # now it continues, from the folder the person chose
-    assert window.model.session.kernel == "saxpy" and len(load_session(path).trials) == 2 + 4  # 4 more
+    assert window.model.session.kernel == "my_saxpy" and len(load_session(path).trials) == 2 + 4  # 4 more
     window.export_best(str(out))
     assert "__global__" in out.read_text()
 
