@@ -86,8 +86,10 @@ def test_a_problem_outside_the_swept_sizes_is_refused_with_a_sweep_open_or_not(w
     message = _start_from_the_toolbar(window, qtbot, outside)  # nothing open: a new sweep
     assert "n=4096 in the problem field is not one of the swept sizes" in message and not window.running, message
     with qtbot.waitSignal(window.run_done, timeout=120_000):
-        window.start_run(run)
+        window.start_run(run)  # no problem named: the default one runs, and the field says so
     session = window.model.session
+    assert window.toolbar.problem.text() == "" and session.problem["n"] == 1 << 24
+    # the field left as it was (n=4096) made the next Start continue this sweep with the problem ignored
     message = _start_from_the_toolbar(window, qtbot, outside)  # the sweep open: the same refusal
     assert "n=4096 in the problem field is not one of the swept sizes (the sizes field's n=...)" in message, message
     assert not window.running and window.model.session is session and len(session.trials) == 4

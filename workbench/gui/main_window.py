@@ -643,6 +643,8 @@ class MainWindow(QMainWindow):
             self._set_autosave(output, held)
         if not continuing:
             self.model.set_session(prepared.session)
+            if "problem" not in run:  # a request without one runs the default problem: the field says so,
+                self.toolbar.apply({"problem": {}})  # not what was typed there before (the next Start reads it)
         self.model.dirty = self.path is None or self.model.dirty
         self._shown_request = self._choices(self.toolbar.request())
         cost_model_note = (prepared.session.extra.get("cost_model") or {}).get("note")
