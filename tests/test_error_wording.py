@@ -212,3 +212,14 @@ def test_a_strategy_a_replay_and_a_session_without_a_backend_are_worded_both_way
     cli, window = _both(refused.value)
     assert cli.endswith("records no backend to continue with; start a new run (tune KERNEL or tune --replay FILE)")
     assert window.endswith("records no backend to continue with; start a new one with File > New session")
+
+
+def test_mixed_gpu_models_are_named_by_flags_and_as_the_files_settings() -> None:
+    from workbench.runner.executors import assign_devices
+
+    with pytest.raises(WorkbenchError) as refused:
+        assign_devices(["H100", "A100"])
+    cli, window = _both(refused.value)
+    assert cli.endswith("pick one model with --devices, or allow mixing them with --allow-mixed-gpus")
+    assert window.endswith("pick one model with the session's devices (run.devices in its file), or allow mixing "
+                           "them with run.allow_mixed_gpus in the session's file")

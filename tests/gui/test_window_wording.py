@@ -262,3 +262,17 @@ def test_a_session_without_a_backend_is_told_to_start_a_new_one_with_file_new(wi
     message = _start_from_the_toolbar(window, qtbot, {"budget": 4})
     assert "records no backend to continue with; start a new one with File > New session" in message, message
     assert not window.running and not FLAG.search(message), message
+
+
+def test_the_device_box_picks_the_gpu_a_new_cuda_session_measures_on(window):
+    """The box's device reached the backend's options only: the run then measured on every visible
+    GPU and the session described the first (and on GPUs of two models was refused with flags)."""
+    from workbench.backends.base import BackendSpec
+    from workbench.runner.executors import ExecutorChoice, plan_execution
+
+    request = window._run_request({"kernel": "vector_add", "backend": "cuda", "device": 1, "budget": 2}, None)
+    assert request.devices == (1,)
+    plan = plan_execution(BackendSpec("cuda", {"kernel": "vector_add", "device": 1}),
+                          ExecutorChoice("local", None, request.devices), gpu_names=lambda: ["H100", "A100"])
+    assert plan.spec.options["device"] == 1 and plan.spec.options["devices"] == [1] and plan.workers == 1
+    assert window._run_request({"kernel": "vector_add", "backend": "sim", "budget": 2}, None).devices is None

@@ -32,6 +32,7 @@ SETTING_FLAGS: dict[str, str] = {
     "strategy": "--strategy",
     "workers": "--workers",
     "devices": "--devices",
+    "allow_mixed_gpus": "--allow-mixed-gpus",
 }
 
 #: How a front end words a setting: from the value a message gives it ("" when it gives none).

@@ -798,6 +798,9 @@ class MainWindow(QMainWindow):
             budget=run.get("budget"), time_limit_s=run.get("time_limit_s"), workers=run.get("workers"),
             compile_timeout_s=run.get("compile_timeout_s"), run_timeout_s=run.get("run_timeout_s"),
             domains=domains, restrictions=restrictions, sizes=run.get("sizes") or None,
+            # the device box picks the GPU: without it every visible GPU would measure (the run's
+            # default) and the session would describe the first, not the one chosen
+            devices=(int(run["device"]),) if run.get("backend") == "cuda" and run.get("device") is not None else None,
         )
 
     def _continue_request(self, run: dict[str, Any], session: Session) -> RunRequest:

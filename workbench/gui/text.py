@@ -118,6 +118,7 @@ WINDOW_SETTINGS: dict[str, Wording] = {
     # the window has no control for these: a continued session's come from its file's run settings
     "workers": lambda value: "the session's worker count (run.workers in its file)",
     "devices": lambda value: "the session's devices (run.devices in its file)",
+    "allow_mixed_gpus": lambda value: "run.allow_mixed_gpus in the session's file",
 }
 
 

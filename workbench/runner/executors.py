@@ -66,10 +66,10 @@ def assign_devices(names: Sequence[str], requested: Sequence[int] | None = None,
     models = sorted({names[d] for d in devices})
     if len(models) > 1 and not allow_mixed:
         listing = ", ".join(f"{d}: {names[d]}" for d in devices)
-        raise WorkbenchError(
+        raise WorkbenchError(template=(
             f"the devices are different GPU models ({listing}); their timings must not be ranked together: "
-            "pick one model with --devices, or pass --allow-mixed-gpus"
-        )
+            "pick one model with {devices}, or allow mixing them with {allow_mixed_gpus}"
+        ))
     return devices
 
 
