@@ -97,6 +97,8 @@ WINDOW_SETTINGS: dict[str, Wording] = {
     "problem": lambda value: f"{value} in the problem field" if value else "the problem field",
     "format": _export_wording,
     "replay": lambda value: "the recording's new place in the recording field",
+    "replay_new": lambda value: "File > New session, then Start with the recording",
+    "import_kt": lambda value: "File > Import Kernel Tuner cache...",
 }
 
 

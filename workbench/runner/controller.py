@@ -927,8 +927,8 @@ def _check_reading(session: Session, path: str) -> None:
         return
     name = os.path.basename(path)
     replayed = bool(session.device.get("replayed"))
-    again = ("start a new session that replays it ({replay:" + path + "})" if replayed
-             else f"import {name} again into a new session (import-kt)")
+    again = ("replay it into a new session ({replay_new:" + path + "})" if replayed
+             else f"import {name} again into a new session ({{import_kt:{path}}})")
     raise WorkbenchError(template=f"cannot continue the session of {session.kernel!r}: {len(ok)} of its trials "
                                   f"were read from {name} {how}, and a ranking of both would mix them; "
                                   f"{again}. This session stays as it is")
