@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import math
 from typing import Any
 
@@ -27,6 +28,12 @@ METRIC_LABELS: dict[str, str] = {
     "threads_per_block": "threads / block",
     "power_w": "power (W)",
 }
+
+
+def plain_tip(text: str) -> str:
+    """``text`` as a tool tip that shows it as written: Qt renders a tip that looks like markup as
+    rich text, so a name from a file (``<img src=...>``, ``a<b``) would draw or vanish instead."""
+    return f"<p>{html.escape(text)}</p>"
 
 
 def metric_label(name: str) -> str:
