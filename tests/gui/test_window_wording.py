@@ -75,3 +75,17 @@ def test_a_recording_moved_away_is_asked_for_in_the_recording_field(window, qtbo
     message = _start_from_the_toolbar(window, qtbot, {**run, "budget": 4})  # continue it: 2 more
     assert "which is not there any more" in message and not window.running, message
     assert "the recording field" in message and not FLAG.search(message), message
+
+
+def test_a_problem_for_a_python_benchmark_names_the_problem_field(window, qtbot):
+    message = _start_from_the_toolbar(window, qtbot, {"kernel": BENCH, "backend": "python", "budget": 2,
+                                                      "problem": {"n": 5}})
+    assert "n=5 in the problem field: " in message and "is a python benchmark" in message, message
+    assert not window.running and not FLAG.search(message), message
+
+
+def test_a_recording_that_is_not_there_names_the_recording_field(window, qtbot, tmp_path):
+    gone = tmp_path / "gone.json"
+    message = _start_from_the_toolbar(window, qtbot, {"backend": "replay", "replay": str(gone), "budget": 2})
+    assert f"{gone}: no such file" in message and "the recording field" in message, message
+    assert not window.running and not FLAG.search(message), message

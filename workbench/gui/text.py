@@ -103,7 +103,7 @@ WINDOW_SETTINGS: dict[str, Wording] = {
     "sizes": lambda value: f"the sizes field's {value}" if value else "the sizes field",
     "problem": lambda value: f"{value} in the problem field" if value else "the problem field",
     "format": _export_wording,
-    "replay": lambda value: "the recording's new place in the recording field",
+    "replay": lambda value: "the recording field",
 }
 
 

@@ -879,7 +879,7 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
             path = Path(request.replay)
         if not path.is_file():
             raise WorkbenchError(template=f"the session replays {quoted(path)}, which is not there any more "
-                                          "(give {replay:FILE})")
+                                          "(give its new place: {replay:FILE})")
         options["path"] = str(path.resolve())
     if kind in ("sim", "cuda", "python") or options.get("kernel_dirs"):
         options["kernel_dirs"] = [str(Path(d).resolve()) for d in request.kernel_dirs]
