@@ -104,6 +104,7 @@ WINDOW_SETTINGS: dict[str, Wording] = {
     "problem": lambda value: f"{value} in the problem field" if value else "the problem field",
     "format": _export_wording,
     "replay": lambda value: "the recording field",
+    "at": lambda value: f"{value} in the at-size field" if value else "the at-size field",
 }
 
 
