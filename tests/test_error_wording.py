@@ -7,8 +7,11 @@ window names its controls). See ``workbench/core/errors.py``.
 from __future__ import annotations
 
 import pickle
+from pathlib import Path
 
-from workbench.core.errors import SETTING_FLAGS, SpaceError, WorkbenchError, word
+import pytest
+
+from workbench.core.errors import SETTING_FLAGS, SpaceError, WorkbenchError, quoted, word
 
 WINDOW = {"budget": lambda value: "the evals box", "format": lambda value: f"a .{value} export"}
 
@@ -44,3 +47,29 @@ def test_a_prefix_keeps_the_settings_of_the_error_it_explains() -> None:
 def test_the_settings_survive_a_trip_between_processes() -> None:
     error = pickle.loads(pickle.dumps(WorkbenchError(template="raise {budget}")))
     assert str(error) == "raise --budget" and error.worded(WINDOW) == "raise the evals box"
+
+
+def test_user_data_in_a_message_is_shown_as_it_is_never_worded_as_a_setting() -> None:
+    """A path, a problem value or a quoted file may hold braces that read like a setting
+    (``{budget}``) or break one (``a}b``): quoted, they are text in every front end."""
+    path, value = "/data/{budget}/run.json", "a}b"
+    error = WorkbenchError(template=f"replays {quoted(path)}; {{problem:mode={quoted(value)}}} is not swept")
+    assert str(error) == "replays /data/{budget}/run.json; --set mode=a}b is not swept"
+    window = {"problem": lambda v: f"{v} in the problem field"}
+    assert error.worded(window) == "replays /data/{budget}/run.json; mode=a}b in the problem field is not swept"
+
+
+def test_a_prefix_on_a_plain_message_keeps_its_braces_and_its_class() -> None:
+    inner = SpaceError("problem parameter 'n'='{sizes}' is not a number")
+    outer = inner.prefixed("{sizes}: ")
+    assert str(outer) == "--sizes: problem parameter 'n'='{sizes}' is not a number"
+    assert isinstance(outer, SpaceError)
+
+
+def test_sizes_given_as_braces_are_quoted_back_verbatim_by_the_command_line(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from workbench.cli import main
+
+    assert main(["tune", "vector_add", "--backend", "sim", "--sizes", "n={budget}", "--budget", "2",
+                 "--out", str(tmp_path / "x.json")]) != 0
+    assert "got '{budget}'" in capsys.readouterr().err

@@ -129,3 +129,12 @@ def test_a_replay_of_a_session_file_continues_whatever_its_reading(tmp_path: Pat
     run_to_end(RunRequest(replay=str(recording), strategy="random", budget=2), out)
     session, _ = run_to_end(RunRequest(budget=2), out, resume=True)
     assert len(session.trials) == 4
+
+
+def test_a_recording_path_with_braces_is_named_as_it_is(tmp_path: Path) -> None:
+    folder = tmp_path / "a{budget}b"
+    folder.mkdir()
+    _cache_path, out = _old_replay(folder)
+    with pytest.raises(WorkbenchError) as refused:
+        resume_run(out, RunRequest(budget=2))
+    assert f"tune --replay {folder / 'c.json'})" in str(refused.value), str(refused.value)

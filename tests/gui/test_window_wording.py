@@ -77,6 +77,20 @@ def test_a_recording_moved_away_is_asked_for_in_the_recording_field(window, qtbo
     assert "the recording field" in message and not FLAG.search(message), message
 
 
+def test_a_problem_for_a_python_benchmark_names_the_problem_field(window, qtbot):
+    message = _start_from_the_toolbar(window, qtbot, {"kernel": BENCH, "backend": "python", "budget": 2,
+                                                      "problem": {"n": 5}})
+    assert "n=5 in the problem field: " in message and "is a python benchmark" in message, message
+    assert not window.running and not FLAG.search(message), message
+
+
+def test_a_recording_that_is_not_there_names_the_recording_field(window, qtbot, tmp_path):
+    gone = tmp_path / "gone.json"
+    message = _start_from_the_toolbar(window, qtbot, {"backend": "replay", "replay": str(gone), "budget": 2})
+    assert f"{gone}: no such file" in message and "the recording field" in message, message
+    assert not window.running and not FLAG.search(message), message
+
+
 def test_an_old_replay_of_a_cache_is_not_continued_and_the_window_says_how_to_start_anew(window, qtbot, tmp_path):
     """Replayed when a record's latency_ms was Kernel Tuner's time (the session's JSON written as
     that code saved it), the session is not continued with medians; the window names its menu."""

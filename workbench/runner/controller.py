@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
 from workbench.backends.base import BackendSpec, EvalLimits, Target
 from workbench.backends.replay import reading_now
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.measurement import Status
 from workbench.core.domain.metrics import check_metrics, idle_directions
 from workbench.core.domain.objective import Constraints, Weights, check_stored_constraints
@@ -480,8 +480,8 @@ def _resolve_new(request: RunRequest) -> tuple[BackendSpec, Target]:
         problem = dict(request.problem or {})
         for name in sorted(set(request.sizes) & set(problem)):
             if problem[name] not in request.sizes[name]:  # the session's own size must be one measured
-                raise WorkbenchError(template=f"{{problem:{name}={problem[name]}}} is not one of the swept sizes "
-                                              f"({{sizes:{name}=...}}): no trial would be measured at it")
+                raise WorkbenchError(template=f"{{problem:{quoted(name)}={quoted(problem[name])}}} is not one of the swept "
+                                              f"sizes ({{sizes:{quoted(name)}=...}}): no trial would be measured at it")
         _check_sizes(spec, target, size_grid(target.problem, request.sizes))
     return spec, target
 
@@ -503,7 +503,7 @@ def _check_sizes(spec: BackendSpec, target: Target, problems: Sequence[Mapping[s
     ``where`` says where the sizes came from, as an error's template: ``{sizes}`` is the setting)."""
     if target.kind != "template":
         what = {"python": "a python benchmark", "recording": "a recording"}.get(target.kind, f"a {target.kind}")
-        raise WorkbenchError(template=f"{where}: {target.kernel!r} has one fixed problem ({what}); "
+        raise WorkbenchError(template=f"{where}: {quoted(repr(target.kernel))} has one fixed problem ({what}); "
                                       "sweeping sizes needs a template")
     for problem in problems:
         try:
@@ -879,8 +879,8 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         if request.replay is not None:
             path = Path(request.replay)
         if not path.is_file():
-            raise WorkbenchError(template=f"the session replays {path}, which is not there any more "
-                                          "(give {replay:FILE})")
+            raise WorkbenchError(template=f"the session replays {quoted(path)}, which is not there any more "
+                                          "(give its new place: {replay:FILE})")
         options["path"] = str(path.resolve())
         _check_reading(session, str(path.resolve()))
     if kind in ("sim", "cuda", "python") or options.get("kernel_dirs"):
@@ -922,14 +922,14 @@ def _check_reading(session: Session, path: str) -> None:
         how = ("when a Kernel Tuner record's latency_ms was its time (by default the mean of its "
                "repetitions); it is now their median")
     else:
-        how = f"under another reading of its records ({then}, now {now})"
+        how = f"under another reading of its records ({quoted(then)}, now {quoted(now)})"
     if not ok:
         return
-    name = os.path.basename(path)
+    name = quoted(os.path.basename(path))
     replayed = bool(session.device.get("replayed"))
-    again = ("replay it into a new session ({replay_new:" + path + "})" if replayed
-             else f"import {name} again into a new session ({{import_kt:{path}}})")
-    raise WorkbenchError(template=f"cannot continue the session of {session.kernel!r}: {len(ok)} of its trials "
+    again = ("replay it into a new session ({replay_new:" + quoted(path) + "})" if replayed
+             else f"import {name} again into a new session ({{import_kt:{quoted(path)}}})")
+    raise WorkbenchError(template=f"cannot continue the session of {quoted(repr(session.kernel))}: {len(ok)} of its trials "
                                   f"were read from {name} {how}, and a ranking of both would mix them; "
                                   f"{again}. This session stays as it is")
 

@@ -37,7 +37,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.errors import SpaceError, WorkbenchError
+from workbench.core.errors import SpaceError, WorkbenchError, quoted
 from workbench.core.fs import current_umask
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.sizes import problems_of, size_parameters, typed_like
@@ -351,7 +351,7 @@ def export_text(plan: ExportPlan, fmt: str) -> str:
                                  f"unasked; give --kernel-dir {plan.unloaded_dirs[0]}")
         why = ("a python benchmark session has no CUDA source" if plan.kind == "python"
                else f"no kernel template named {plan.kernel!r} with the session's slots and problem parameters was found")
-        raise WorkbenchError(template=f"{{format:{fmt}}} needs a kernel template: {why}; "
+        raise WorkbenchError(template=f"{{format:{quoted(fmt)}}} needs a kernel template: {quoted(why)}; "
                                       "use {format:header} or {format:json}")
     return {"header": _header, "cuda": _cuda, "json": _json, "cupy": _cupy}[fmt](plan)
 
