@@ -89,3 +89,30 @@ def test_a_recording_that_is_not_there_names_the_recording_field(window, qtbot, 
     message = _start_from_the_toolbar(window, qtbot, {"backend": "replay", "replay": str(gone), "budget": 2})
     assert f"{gone}: no such file" in message and "the recording field" in message, message
     assert not window.running and not FLAG.search(message), message
+
+
+def test_an_old_replay_of_a_cache_is_not_continued_and_the_window_says_how_to_start_anew(window, qtbot, tmp_path):
+    """Replayed when a record's latency_ms was Kernel Tuner's time (the session's JSON written as
+    that code saved it), the session is not continued with medians; the window names its menu."""
+    import json
+
+    from workbench.runner.controller import RunRequest, run_to_end
+
+    recording = tmp_path / "recording.json"
+    recording.write_text((Path(__file__).resolve().parents[1] / "fixtures" / "kt_cache_small.json").read_text())
+    out = tmp_path / "old.json"
+    run_to_end(RunRequest(replay=str(recording), strategy="random", budget=2, executor="inline"), out)
+    data = json.loads(out.read_text())
+    data["device"].pop("kt_reading")
+    for trial in data["trials"]:
+        metrics = trial.get("metrics", {})
+        if "kt_time_ms" in metrics:
+            metrics["latency_ms"] = metrics.pop("kt_time_ms")
+    out.write_text(json.dumps(data))
+    before = out.read_bytes()
+    window.open_session(str(out))
+    message = _start_from_the_toolbar(window, qtbot, {"backend": "replay", "replay": str(recording),
+                                                      "strategy": "random", "budget": 4})
+    assert "now their median" in message and not window.running, message
+    assert "File > New session" in message and not FLAG.search(message), message
+    assert out.read_bytes() == before

@@ -26,6 +26,9 @@ SETTING_FLAGS: dict[str, str] = {
     "format": "--format",
     "at": "--at",
     "replay": "--replay",
+    # whole commands: what starts a new session of a recording (a continued one was refused)
+    "replay_new": "tune --replay",
+    "import_kt": "import-kt",
 }
 
 #: How a front end words a setting: from the value a message gives it ("" when it gives none).

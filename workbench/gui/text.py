@@ -105,6 +105,8 @@ WINDOW_SETTINGS: dict[str, Wording] = {
     "format": _export_wording,
     "replay": lambda value: "the recording field",
     "at": lambda value: f"{value} in the at-size field" if value else "the at-size field",
+    "replay_new": lambda value: "File > New session, then Start with the recording",
+    "import_kt": lambda value: "File > Import Kernel Tuner cache...",
 }
 
 

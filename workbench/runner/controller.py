@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
 from workbench.backends.base import BackendSpec, EvalLimits, Target
+from workbench.backends.replay import reading_now
 from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.measurement import Status
 from workbench.core.domain.metrics import check_metrics, idle_directions
@@ -881,6 +882,7 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
             raise WorkbenchError(template=f"the session replays {quoted(path)}, which is not there any more "
                                           "(give its new place: {replay:FILE})")
         options["path"] = str(path.resolve())
+        _check_reading(session, str(path.resolve()))
     if kind in ("sim", "cuda", "python") or options.get("kernel_dirs"):
         options["kernel_dirs"] = [str(Path(d).resolve()) for d in request.kernel_dirs]
     if request.gpu_model is not None and kind == "sim":
@@ -895,6 +897,41 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         options["problem"] = dict(request.problem)
     options.update(request.backend_options)
     return BackendSpec(kind, backend_options(options))
+
+
+def _check_reading(session: Session, path: str) -> None:
+    """Refuse to continue a replay whose trials the recording at ``path`` no longer reads as they
+    were read when the session replayed (or imported) them: the new trials would be ranked against
+    figures that mean something else, and the recommendation would mix the two. The session is
+    left as it is; a new session replays (or an import reads) every record the way it is read now.
+
+    A session records the rule its trials were read under in its device record (a replay copies
+    the recording's). Without it, the session predates the record: its ok trials were read when a
+    cache record's ``latency_ms`` was Kernel Tuner's ``time``, which is told by the Kernel Tuner
+    time kept beside the median since (``kt_time_ms``) being absent.
+    """
+    now = reading_now(path)
+    if now is None:  # a session file is replayed as it was saved, whatever the code reading it
+        return
+    then = session.device.get("kt_reading")
+    if then == now:
+        return
+    ok = [t for t in session.trials if t.ok and "latency_ms" in t.measurement.metrics]
+    if then is None:
+        ok = [t for t in ok if "kt_time_ms" not in t.measurement.metrics]
+        how = ("when a Kernel Tuner record's latency_ms was its time (by default the mean of its "
+               "repetitions); it is now their median")
+    else:
+        how = f"under another reading of its records ({quoted(then)}, now {quoted(now)})"
+    if not ok:
+        return
+    name = quoted(os.path.basename(path))
+    replayed = bool(session.device.get("replayed"))
+    again = ("replay it into a new session ({replay_new:" + quoted(path) + "})" if replayed
+             else f"import {name} again into a new session ({{import_kt:{quoted(path)}}})")
+    raise WorkbenchError(template=f"cannot continue the session of {quoted(repr(session.kernel))}: {len(ok)} of its trials "
+                                  f"were read from {name} {how}, and a ranking of both would mix them; "
+                                  f"{again}. This session stays as it is")
 
 
 def _open_continued_target(spec: BackendSpec, session: Session) -> Target:
