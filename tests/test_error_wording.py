@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.errors import SETTING_FLAGS, SpaceError, WorkbenchError, word
+from workbench.core.errors import SETTING_FLAGS, SpaceError, WorkbenchError, quoted, word
 from workbench.gui.text import WINDOW_SETTINGS  # words only: no Qt is imported
 
 WINDOW = {"budget": lambda value: "the evals box", "format": lambda value: f"a .{value} export"}
@@ -158,8 +158,9 @@ def test_a_backend_the_kernel_cannot_run_on_is_named_by_flag_and_by_the_backend_
     cases = [
         (dict(kernel="vector_add", backend="cuda"), "--backend cuda: ", "(or use --backend sim)",
          "CUDA device in the backend box: ", "(or use simulated GPU in the backend box)"),
-        (dict(kernel=None, backend="replay", replay=str(tmp_path / "r.json")), f"--replay {tmp_path / 'r.json'}: ",
-         "no such file", f"the recording field's {tmp_path / 'r.json'}: ", "no such file"),
+        (dict(kernel=None, backend="replay", replay=str(tmp_path / "r.json")), f"{tmp_path / 'r.json'}: no such file",
+         "(the recording to replay, --replay)", f"{tmp_path / 'r.json'}: no such file",
+         "(the recording to replay, the recording field)"),
         (dict(kernel=bench, backend="sim"), f"{bench} is a python benchmark; it runs with --backend python, ",
          "not --backend sim", f"{bench} is a python benchmark; it runs with python benchmark in the backend box, ",
          "not simulated GPU in the backend box"),
@@ -172,6 +173,10 @@ def test_a_backend_the_kernel_cannot_run_on_is_named_by_flag_and_by_the_backend_
         (dict(kernel="vector_add", backend="sim", kernel_dirs=[str(tmp_path / "gone")]),
          f"--kernel-dir {tmp_path / 'gone'}: ", "not a folder",
          f"File > Open kernel folder... on {tmp_path / 'gone'}: ", "not a folder"),
+        # a folder whose name reads like a setting is shown as it is
+        (dict(kernel="vector_add", backend="sim", kernel_dirs=[str(tmp_path / "{budget}")]),
+         f"--kernel-dir {tmp_path / '{budget}'}: ", "not a folder",
+         f"File > Open kernel folder... on {tmp_path / '{budget}'}: ", "not a folder"),
     ]
     try:
         for fields, cli_start, cli_end, window_start, window_end in cases:
@@ -201,9 +206,8 @@ def test_a_strategy_a_replay_and_a_session_without_a_backend_are_worded_both_way
     with pytest.raises(WorkbenchError) as refused:
         make_backend_spec(None, "replay")
     assert _both(refused.value) == (
-        "--backend replay needs --replay FILE (a recorded session or a Kernel Tuner cache)",
-        "replay a recording in the backend box needs a file in the recording field (a recorded session or a "
-        "Kernel Tuner cache)")
+        "a replay needs --replay FILE (a recorded session or a Kernel Tuner cache)",
+        "a replay needs the recording field (a recorded session or a Kernel Tuner cache)")
     path = tmp_path / "s.json"
     start_run(_sim(), path).run()
     save_session(dataclasses.replace(load_session(path), backend={}), path)
@@ -223,3 +227,29 @@ def test_mixed_gpu_models_are_named_by_flags_and_as_the_files_settings() -> None
     assert cli.endswith("pick one model with --devices, or allow mixing them with --allow-mixed-gpus")
     assert window.endswith("pick one model with the session's devices (run.devices in its file), or allow mixing "
                            "them with run.allow_mixed_gpus in the session's file")
+
+
+def test_user_data_in_a_message_is_shown_as_it_is_never_worded_as_a_setting() -> None:
+    """A path, a problem value or a quoted file may hold braces that read like a setting
+    (``{budget}``) or break one (``a}b``): quoted, they are text in every front end."""
+    path, value = "/data/{budget}/run.json", "a}b"
+    error = WorkbenchError(template=f"replays {quoted(path)}; {{problem:mode={quoted(value)}}} is not swept")
+    assert str(error) == "replays /data/{budget}/run.json; --set mode=a}b is not swept"
+    window = {"problem": lambda v: f"{v} in the problem field"}
+    assert error.worded(window) == "replays /data/{budget}/run.json; mode=a}b in the problem field is not swept"
+
+
+def test_a_prefix_on_a_plain_message_keeps_its_braces_and_its_class() -> None:
+    inner = SpaceError("problem parameter 'n'='{sizes}' is not a number")
+    outer = inner.prefixed("{sizes}: ")
+    assert str(outer) == "--sizes: problem parameter 'n'='{sizes}' is not a number"
+    assert isinstance(outer, SpaceError)
+
+
+def test_sizes_given_as_braces_are_quoted_back_verbatim_by_the_command_line(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from workbench.cli import main
+
+    assert main(["tune", "vector_add", "--backend", "sim", "--sizes", "n={budget}", "--budget", "2",
+                 "--out", str(tmp_path / "x.json")]) != 0
+    assert "got '{budget}'" in capsys.readouterr().err

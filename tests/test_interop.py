@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from workbench.core.errors import SessionFormatError
-from workbench.core.io.interop import export_csv, export_kt_cache, guess_group, import_kt_cache
+from workbench.core.io.interop import KT_READING, export_csv, export_kt_cache, guess_group, import_kt_cache
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.session import Session, load_session, save_session
 from workbench.core.domain.space import Config, SearchSpace, Slot
@@ -58,7 +58,7 @@ def write(tmp_path: Path, data, name: str = "cache.json") -> Path:
 def test_import_synthetic_cache_both_failure_encodings(tmp_path: Path, new_style: bool) -> None:
     session = import_kt_cache(write(tmp_path, synthetic(new_style)))
     assert session.kind == "recording" and session.kernel == "vector_add"
-    assert session.device == {"name": "NVIDIA Test GPU", "simulated": False, "recorded": True}
+    assert session.device == {"name": "NVIDIA Test GPU", "simulated": False, "recorded": True, "kt_reading": KT_READING}
     assert session.problem == {"problem_size_x": 1024, "problem_size_y": 512}
     assert [t.status for t in session.trials] == [
         Status.OK, Status.OK, Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.SKIPPED,

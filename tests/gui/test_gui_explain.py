@@ -3,6 +3,8 @@ on text slots, limit lines only while on, the violated constraint named, the exc
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication
@@ -431,3 +433,20 @@ def test_the_table_shows_kernel_tuners_time_for_a_recording_only(window, tmp_pat
 
     assert table.headerData(column, Qt.Orientation.Horizontal) == "Kernel Tuner time (ms)"
     assert "median" in table.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+
+
+def test_a_recording_read_before_the_median_rule_calls_its_latency_kernel_tuners_time(tmp_path):
+    """A session imported (or replayed) when a record's latency_ms was Kernel Tuner's time has p20
+    and p80 beside it but no Kernel Tuner time: its latency is that time (a mean), not a median."""
+    from workbench.core.domain.measurement import Measurement
+    from workbench.gui.explain import breakdown
+
+    session = _kt_recording(tmp_path)
+    old = {"latency_ms": 2.0, "latency_p20_ms": 1.0, "latency_p80_ms": 1.0}  # what the old rule stored
+    trial = dataclasses.replace(session.trials[0], measurement=Measurement(session.trials[0].measurement.status, old))
+    device = {k: v for k, v in session.device.items() if k != "kt_reading"}
+    assert breakdown(trial, device).facts[0] == "measured: latency (ms, Kernel Tuner's time) 2, p20 1, p80 1"
+    replayed = {**device, "replayed": True, "backend": "replay"}
+    assert breakdown(trial, replayed).facts[0].startswith("measured: latency (ms, Kernel Tuner's time) 2")
+    measured = {"name": "GPU X", "simulated": False}  # the workbench's own measurement: its median
+    assert breakdown(trial, measured).facts[0].startswith("measured: median latency (ms) 2")

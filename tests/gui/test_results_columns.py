@@ -8,10 +8,15 @@ gets its column inserted, and the columns already there keep their order, widths
 from __future__ import annotations
 
 import dataclasses
+import json
 import textwrap
 
 import pytest
 from PySide6.QtCore import Qt
+
+from workbench.core.domain.session import save_session
+from workbench.gui.failure_log import FailureLog
+from workbench.gui.results_table import MAX_HEADER_CHARS
 
 BENCH = textwrap.dedent('''
     """Reports metrics of its own; ``late_score`` only from the seventh config on."""
@@ -89,9 +94,34 @@ def test_a_metric_first_reported_mid_run_is_inserted_and_the_other_columns_stay(
     late = after.index("metric:late_score")
     assert not view.isColumnHidden(late) and view.columnWidth(late) > 0
     assert [table.raw(row, "metric:late_score") for row in range(6, 12)] == [float(i) for i in range(6, 12)]
+    # the Failures tab shares the table model: a failure has no metrics, so the new column stays hidden there
+    failures = ran.findChild(FailureLog)
+    assert failures.view.isColumnHidden(late)
+    assert [k for c, k in enumerate(after) if not failures.view.isColumnHidden(c)] == \
+        [k for c, k in enumerate(before) if not failures.view.isColumnHidden(c if c < late else c + 1)]
     # opening it again gives the same columns in the same order
     model.set_session(dataclasses.replace(growing, trials=list(growing.trials)))
     assert _keys(table) == after
+
+
+def test_a_metric_name_from_a_file_is_shown_as_text_and_its_column_stays_narrow(ran, tmp_path):
+    """Metric names in a session file are not restricted: one that looks like markup is shown as
+    written in its tool tip (not drawn), and a name of thousands of characters does not push every
+    other column off the screen."""
+    path = tmp_path / "s.json"
+    save_session(ran.model.session, path)
+    markup, long = "<b>x</b><img src='file:///etc/hostname'>", "y" * 3000
+    doc = json.loads(path.read_text())
+    for trial in doc["trials"]:
+        trial["metrics"].update({markup: 1.0, long: 2.0})
+    path.write_text(json.dumps(doc))
+    ran.open_session(str(path))
+    table, view = ran.results.table_model, ran.results.view
+    keys = _keys(table)
+    tip = table.headerData(keys.index("metric:" + markup), table_horizontal(), tool_tip())
+    assert "&lt;img src=" in tip and "<img" not in tip and "<b>" not in tip
+    cap = view.horizontalHeader().fontMetrics().horizontalAdvance("M" * MAX_HEADER_CHARS) + 18
+    assert 0 < view.columnWidth(keys.index("metric:" + long)) <= cap
 
 
 def table_horizontal() -> Qt.Orientation:

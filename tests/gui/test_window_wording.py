@@ -210,8 +210,6 @@ def no_gpu(monkeypatch):
 @pytest.mark.parametrize("run, said", [
     ({"kernel": "vector_add", "backend": "cuda"}, ["CUDA device in the backend box: ",
                                                    "(or use simulated GPU in the backend box)"]),
-    ({"backend": "replay", "replay": "/no/such/recording.json"},
-     ["the recording field's /no/such/recording.json: no such file"]),
     ({"kernel": BENCH, "backend": "sim"},
      ["is a python benchmark; it runs with python benchmark in the backend box, not simulated GPU in the backend box"]),
     ({"kernel": BENCH, "backend": "python", "problem": {"n": 4}},
@@ -243,7 +241,7 @@ def test_a_strategy_that_cannot_search_the_space_names_the_strategy_box(window, 
 
 def test_a_replay_without_a_recording_asks_for_one_in_the_recording_field(window, qtbot):
     message = _start_from_the_toolbar(window, qtbot, {"backend": "replay", "replay": "", "budget": 2})
-    assert "replay a recording in the backend box needs a file in the recording field" in message, message
+    assert "a replay needs the recording field" in message, message
     assert not window.running and not FLAG.search(message), message
 
 
@@ -276,3 +274,44 @@ def test_the_device_box_picks_the_gpu_a_new_cuda_session_measures_on(window):
                           ExecutorChoice("local", None, request.devices), gpu_names=lambda: ["H100", "A100"])
     assert plan.spec.options["device"] == 1 and plan.spec.options["devices"] == [1] and plan.workers == 1
     assert window._run_request({"kernel": "vector_add", "backend": "sim", "budget": 2}, None).devices is None
+
+
+def test_a_problem_for_a_python_benchmark_names_the_problem_field(window, qtbot):
+    message = _start_from_the_toolbar(window, qtbot, {"kernel": BENCH, "backend": "python", "budget": 2,
+                                                      "problem": {"n": 5}})
+    assert "n=5 in the problem field: " in message and "is a python benchmark" in message, message
+    assert not window.running and not FLAG.search(message), message
+
+
+def test_a_recording_that_is_not_there_names_the_recording_field(window, qtbot, tmp_path):
+    gone = tmp_path / "gone.json"
+    message = _start_from_the_toolbar(window, qtbot, {"backend": "replay", "replay": str(gone), "budget": 2})
+    assert f"{gone}: no such file" in message and "the recording field" in message, message
+    assert not window.running and not FLAG.search(message), message
+
+
+def test_an_old_replay_of_a_cache_is_not_continued_and_the_window_says_how_to_start_anew(window, qtbot, tmp_path):
+    """Replayed when a record's latency_ms was Kernel Tuner's time (the session's JSON written as
+    that code saved it), the session is not continued with medians; the window names its menu."""
+    import json
+
+    from workbench.runner.controller import RunRequest, run_to_end
+
+    recording = tmp_path / "recording.json"
+    recording.write_text((Path(__file__).resolve().parents[1] / "fixtures" / "kt_cache_small.json").read_text())
+    out = tmp_path / "old.json"
+    run_to_end(RunRequest(replay=str(recording), strategy="random", budget=2, executor="inline"), out)
+    data = json.loads(out.read_text())
+    data["device"].pop("kt_reading")
+    for trial in data["trials"]:
+        metrics = trial.get("metrics", {})
+        if "kt_time_ms" in metrics:
+            metrics["latency_ms"] = metrics.pop("kt_time_ms")
+    out.write_text(json.dumps(data))
+    before = out.read_bytes()
+    window.open_session(str(out))
+    message = _start_from_the_toolbar(window, qtbot, {"backend": "replay", "replay": str(recording),
+                                                      "strategy": "random", "budget": 4})
+    assert "now their median" in message and not window.running, message
+    assert "File > New session" in message and not FLAG.search(message), message
+    assert out.read_bytes() == before

@@ -34,22 +34,41 @@ def _path_of(spec: BackendSpec) -> str:
     return path
 
 
+def is_kt_cache(path: str) -> bool:
+    """Whether the recording at ``path`` is a Kernel Tuner cache (else a session or its journal),
+    from its first bytes: the format decides how it is read."""
+    from workbench.core.domain.session import FORMAT_NAME
+
+    if path.endswith(".journal") or not os.path.isfile(path):
+        return False
+    with open(path, "rb") as handle:
+        raw = handle.read(_HEAD_BYTES)
+    head = raw.decode("utf-8", errors="replace")
+    if FORMAT_NAME in head:
+        return False
+    return raw.startswith(b"\x1f\x8b") or "tune_params_keys" in head or '"cache"' in head  # gzip: KT only
+
+
+def reading_now(path: str) -> str | None:
+    """How a replay of ``path`` reads its metrics today: the importer's rule for a Kernel Tuner cache
+    (:data:`~workbench.core.io.interop.KT_READING`), None for a session, whose trials are replayed
+    as they were saved whatever the code reading them."""
+    if not is_kt_cache(path):
+        return None
+    from workbench.core.io.interop import KT_READING
+
+    return KT_READING
+
+
 def load_recording(path: str) -> Any:
     """The recording as a :class:`~workbench.core.domain.session.Session`, whichever format it is in."""
-    from workbench.core.domain.session import FORMAT_NAME, load_session
+    from workbench.core.domain.session import load_session
 
-    raw = b""
-    if os.path.isfile(path):
-        with open(path, "rb") as handle:
-            raw = handle.read(_HEAD_BYTES)
-    head = raw.decode("utf-8", errors="replace")
-    if FORMAT_NAME in head or path.endswith(".journal") or not os.path.isfile(path):
-        return load_session(path)
-    if raw.startswith(b"\x1f\x8b") or "tune_params_keys" in head or '"cache"' in head:  # gzip: KT only
+    if is_kt_cache(path):
         from workbench.core.io.interop import import_kt_cache
 
         return import_kt_cache(path)
-    return load_session(path)  # neither: let the session loader say what is wrong
+    return load_session(path)  # a session, or neither: then the session loader says what is wrong
 
 
 def _slots_of(recording: Any, configs: list[Config]) -> tuple[Slot, ...]:

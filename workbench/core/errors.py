@@ -5,7 +5,8 @@ is a ``WorkbenchError`` whose message is one line a person can act on; the comma
 without a traceback and exits non-zero.
 
 A message that tells the person which setting to change names the setting, not the command line's
-flag for it: ``WorkbenchError(template="give a larger {budget}")``. ``str()`` words it with the
+flag for it: ``WorkbenchError(template="give a larger {budget}")``; any user data in a template goes through
+:func:`quoted`, so its braces stay text. ``str()`` words it with the
 flags (:data:`SETTING_FLAGS`: ``give a larger --budget``), and a front end that names its settings
 otherwise (the window, by its controls) words it with its own names (:meth:`WorkbenchError.worded`),
 so the window never tells someone to type a flag it has no place for.
@@ -25,7 +26,6 @@ SETTING_FLAGS: dict[str, str] = {
     "format": "--format",
     "at": "--at",
     "replay": "--replay",
-    "recording": "--replay",
     "backend": "--backend",
     "kernel_dir": "--kernel-dir",
     "objectives": "--objectives",
@@ -33,12 +33,27 @@ SETTING_FLAGS: dict[str, str] = {
     "workers": "--workers",
     "devices": "--devices",
     "allow_mixed_gpus": "--allow-mixed-gpus",
+    # whole commands: what starts a new session of a recording (a continued one was refused)
+    "replay_new": "tune --replay",
+    "import_kt": "import-kt",
 }
 
 #: How a front end words a setting: from the value a message gives it ("" when it gives none).
 Wording = Callable[[str], str]
 
-_PLACEHOLDER = re.compile(r"\{([a-z_]+)(?::([^{}]*))?\}")
+#: ``{{`` / ``}}`` (a brace of the text: see :func:`quoted`), or a setting ``{key}`` / ``{key:value}``
+#: whose value may hold quoted braces.
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([a-z_]+)(?::((?:[^{}]|\{\{|\}\})*))?\}")
+
+
+def quoted(text: object) -> str:
+    """``text`` for a template: its braces doubled, so that user data (a path, a problem value, a
+    message quoting a file) is shown as it is and never read as a setting to word."""
+    return str(text).replace("{", "{{").replace("}", "}}")
+
+
+def _unquoted(text: str) -> str:
+    return text.replace("{{", "{").replace("}}", "}")
 
 
 def _flag(flag: str) -> Wording:
@@ -57,13 +72,15 @@ FLAG_WORDING: dict[str, Wording] = {
 
 
 def word(template: str, names: Mapping[str, Wording]) -> str:
-    """``template`` with each ``{key}`` / ``{key:value}`` of a setting in ``names`` worded by it;
-    other text in braces is left as it is. (A quoted name that happens to read ``{budget}`` is
-    worded too: a message the worse for it, never a wrong setting changed.)"""
+    """``template`` with each ``{key}`` / ``{key:value}`` of a setting in ``names`` worded by it and
+    each doubled brace (:func:`quoted` text) made single; other text in braces is left as it is."""
 
     def one(match: re.Match[str]) -> str:
+        whole = match.group(0)
+        if whole in ("{{", "}}"):
+            return whole[0]
         wording = names.get(match.group(1))
-        return match.group(0) if wording is None else wording(match.group(2) or "")
+        return _unquoted(whole) if wording is None else wording(_unquoted(match.group(2) or ""))
 
     return _PLACEHOLDER.sub(one, template)
 
@@ -104,8 +121,9 @@ class WorkbenchError(Exception):
     def prefixed(self, prefix: str) -> WorkbenchError:
         """A WorkbenchError saying ``prefix`` and then this one's message (``prefix`` may name
         settings too), keeping the settings this message names: where an error is explained by
-        where its input came from (``{sizes}: ...``)."""
-        return WorkbenchError(template=prefix + (self.template if self.template is not None else str(self)))
+        where its input came from (``{sizes}: ...``). The error keeps its class (a
+        :class:`SpaceError` stays one)."""
+        return type(self)(template=prefix + (self.template if self.template is not None else quoted(str(self))))
 
 
 class SpaceError(WorkbenchError):

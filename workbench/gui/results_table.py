@@ -21,7 +21,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Trial
 from workbench.core.domain.metrics import METRICS, known_direction
 from workbench.gui.model import STATUSES, SessionModel
-from workbench.gui.text import fmt, metric_label
+from workbench.gui.text import fmt, metric_label, plain_tip
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 #: Metric columns after latency / score / feasibility / noise, in this order (those some trial reports).
@@ -55,6 +55,10 @@ def metric_heading(name: str) -> str:
     if label == name and info is not None and info.unit and info.unit.lower() not in name.lower():
         return f"{name} ({info.unit})"
     return label
+
+
+#: The widest a metric column starts, in characters of its header (longer names are elided).
+MAX_HEADER_CHARS = 24
 
 
 def metric_tip(name: str, directions: Mapping[str, int]) -> str:
@@ -187,7 +191,7 @@ class TrialTableModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
             key = self._columns[section][0]
             if key.startswith("metric:") and key[7:] in self.own_metrics:
-                return metric_tip(key[7:], self.model.weights.directions)
+                return plain_tip(metric_tip(key[7:], self.model.weights.directions))
             return _HEADER_TIPS.get(key)
         return None
 
@@ -400,6 +404,8 @@ class ResultsTable(QWidget):
                 width = max(width, metrics.horizontalAdvance("compile_error") + 16)
             elif key == "feasible":
                 width = max(width, metrics.horizontalAdvance("latency_ms 0.41 > 0.3") + 12)
+            elif key.startswith("metric:"):  # a name from a file can be any length: the tool tip has it whole
+                width = min(width, metrics.horizontalAdvance("M" * MAX_HEADER_CHARS) + 18)
             self.view.setColumnWidth(column, width)
 
     def _on_ranking_changed(self) -> None:

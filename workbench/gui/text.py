@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import math
 from typing import Any
 
@@ -27,6 +28,12 @@ METRIC_LABELS: dict[str, str] = {
     "threads_per_block": "threads / block",
     "power_w": "power (W)",
 }
+
+
+def plain_tip(text: str) -> str:
+    """``text`` as a tool tip that shows it as written: Qt renders a tip that looks like markup as
+    rich text, so a name from a file (``<img src=...>``, ``a<b``) would draw or vanish instead."""
+    return f"<p>{html.escape(text)}</p>"
 
 
 def metric_label(name: str) -> str:
@@ -106,9 +113,10 @@ WINDOW_SETTINGS: dict[str, Wording] = {
     "sizes": lambda value: f"the sizes field's {value}" if value else "the sizes field",
     "problem": lambda value: f"{value} in the problem field" if value else "the problem field",
     "format": _export_wording,
-    "replay": lambda value: "the recording's new place in the recording field",
-    "recording": lambda value: ("a file in the recording field" if value in ("", "FILE")
-                                else f"the recording field's {value}"),
+    "replay": lambda value: "the recording field",
+    "at": lambda value: f"{value} in the at-size field" if value else "the at-size field",
+    "replay_new": lambda value: "File > New session, then Start with the recording",
+    "import_kt": lambda value: "File > Import Kernel Tuner cache...",
     "new_session": lambda value: "a new one with File > New session",
     "backend": _backend_wording,
     "kernel_dir": lambda value: f"File > Open kernel folder... on {value}" if value else "File > Open kernel folder...",

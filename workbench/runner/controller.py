@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
 from workbench.backends.base import BackendSpec, EvalLimits, Target
-from workbench.core.errors import WorkbenchError
+from workbench.backends.replay import reading_now
+from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.measurement import Status
 from workbench.core.domain.metrics import check_metrics, idle_directions
 from workbench.core.domain.objective import Constraints, Weights, check_stored_constraints
@@ -488,8 +489,8 @@ def _check_problem_swept(problem: Mapping[str, Any] | None, sizes: Mapping[str, 
     given = dict(problem or {})
     for name in sorted(set(sizes) & set(given)):
         if given[name] not in sizes[name]:
-            raise WorkbenchError(template=f"{{problem:{name}={given[name]}}} is not one of the swept sizes "
-                                          f"({{sizes:{name}=...}}): no trial would be measured at it")
+            raise WorkbenchError(template=f"{{problem:{quoted(name)}={quoted(given[name])}}} is not one of the swept "
+                                          f"sizes ({{sizes:{quoted(name)}=...}}): no trial would be measured at it")
 
 
 def _prepare_any(request: RunRequest, session: Session | None, output: Path | None, lock: SessionLock | None,
@@ -509,7 +510,7 @@ def _check_sizes(spec: BackendSpec, target: Target, problems: Sequence[Mapping[s
     ``where`` says where the sizes came from, as an error's template: ``{sizes}`` is the setting)."""
     if target.kind != "template":
         what = {"python": "a python benchmark", "recording": "a recording"}.get(target.kind, f"a {target.kind}")
-        raise WorkbenchError(template=f"{where}: {target.kernel!r} has one fixed problem ({what}); "
+        raise WorkbenchError(template=f"{where}: {quoted(repr(target.kernel))} has one fixed problem ({what}); "
                                       "sweeping sizes needs a template")
     for problem in problems:
         try:
@@ -622,7 +623,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     if objectives and not strategy_class(strategy_name).multi_objective:
         multi = sorted(n for n in STRATEGIES if strategy_class(n).multi_objective)
         stored = " (this session's)" if request.objectives is None else ""
-        raise WorkbenchError(template=f"{{objectives}}{stored}: strategy {strategy_name!r} searches one score; "
+        raise WorkbenchError(template=f"{{objectives}}{stored}: strategy {quoted(repr(strategy_name))} searches one score; "
                                       f"use {{strategy:{', '.join(multi)}}}, or {{objectives:none}} to search one score")
     seed = request.seed if request.seed is not None else int(strategy_info.get("seed") or 0)
     if request.strategy_options is not None:
@@ -875,7 +876,7 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
     kind = backend.get("kind")
     options = dict(backend.get("options") or {}) if isinstance(backend.get("options"), dict) else {}
     if not kind:
-        raise WorkbenchError(template=f"the session of {session.kernel!r} records no backend to continue with; "
+        raise WorkbenchError(template=f"the session of {quoted(repr(session.kernel))} records no backend to continue with; "
                                       "start {new_session}")
     if request.backend not in (None, "auto", kind):
         raise WorkbenchError(f"the session was measured with the {kind} backend, not {request.backend}; "
@@ -884,7 +885,7 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         path = Path(str(options.get("path", "")))
         named = request.kernel is not None and Path(request.kernel).suffix == ".py" and _same(request.kernel, path)
         if not (named or request.trust_session_code):
-            raise WorkbenchError(template=f"the session runs the python benchmark {path}; {{benchmark_code:{path}}}")
+            raise WorkbenchError(template=f"the session runs the python benchmark {quoted(path)}; {{benchmark_code:{quoted(path)}}}")
         if not path.is_file():
             raise WorkbenchError(f"the session's python benchmark {path} is not there any more")
     if kind == "replay":
@@ -892,9 +893,10 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         if request.replay is not None:
             path = Path(request.replay)
         if not path.is_file():
-            raise WorkbenchError(template=f"the session replays {path}, which is not there any more "
-                                          "(give {replay:FILE})")
+            raise WorkbenchError(template=f"the session replays {quoted(path)}, which is not there any more "
+                                          "(give its new place: {replay:FILE})")
         options["path"] = str(path.resolve())
+        _check_reading(session, str(path.resolve()))
     if kind in ("sim", "cuda", "python") or options.get("kernel_dirs"):
         options["kernel_dirs"] = [str(Path(d).resolve()) for d in request.kernel_dirs]
     if request.gpu_model is not None and kind == "sim":
@@ -911,6 +913,41 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
     return BackendSpec(kind, backend_options(options))
 
 
+def _check_reading(session: Session, path: str) -> None:
+    """Refuse to continue a replay whose trials the recording at ``path`` no longer reads as they
+    were read when the session replayed (or imported) them: the new trials would be ranked against
+    figures that mean something else, and the recommendation would mix the two. The session is
+    left as it is; a new session replays (or an import reads) every record the way it is read now.
+
+    A session records the rule its trials were read under in its device record (a replay copies
+    the recording's). Without it, the session predates the record: its ok trials were read when a
+    cache record's ``latency_ms`` was Kernel Tuner's ``time``, which is told by the Kernel Tuner
+    time kept beside the median since (``kt_time_ms``) being absent.
+    """
+    now = reading_now(path)
+    if now is None:  # a session file is replayed as it was saved, whatever the code reading it
+        return
+    then = session.device.get("kt_reading")
+    if then == now:
+        return
+    ok = [t for t in session.trials if t.ok and "latency_ms" in t.measurement.metrics]
+    if then is None:
+        ok = [t for t in ok if "kt_time_ms" not in t.measurement.metrics]
+        how = ("when a Kernel Tuner record's latency_ms was its time (by default the mean of its "
+               "repetitions); it is now their median")
+    else:
+        how = f"under another reading of its records ({quoted(then)}, now {quoted(now)})"
+    if not ok:
+        return
+    name = quoted(os.path.basename(path))
+    replayed = bool(session.device.get("replayed"))
+    again = ("replay it into a new session ({replay_new:" + quoted(path) + "})" if replayed
+             else f"import {name} again into a new session ({{import_kt:{quoted(path)}}})")
+    raise WorkbenchError(template=f"cannot continue the session of {quoted(repr(session.kernel))}: {len(ok)} of its trials "
+                                  f"were read from {name} {how}, and a ranking of both would mix them; "
+                                  f"{again}. This session stays as it is")
+
+
 def _open_continued_target(spec: BackendSpec, session: Session) -> Target:
     """The continued session's target; when its template is not found, say which folder the
     session names (its code runs only when the person passes that folder)."""
@@ -920,10 +957,10 @@ def _open_continued_target(spec: BackendSpec, session: Session) -> Target:
         options = session.backend.get("options") if isinstance(session.backend, dict) else None
         folders = options.get("kernel_dirs") if isinstance(options, dict) else None
         if folders and isinstance(folders, list) and not spec.options.get("kernel_dirs"):
-            named = ", ".join(str(f) for f in folders[:3])
-            said = exc.template if exc.template is not None else str(exc)
+            named = quoted(", ".join(str(f) for f in folders[:3]))
+            said = exc.template if exc.template is not None else quoted(str(exc))
             raise WorkbenchError(template=f"{said} (the session's template came from {named}: use "
-                                          f"{{kernel_dir:{folders[0]}}} to run code from there)") from None
+                                          f"{{kernel_dir:{quoted(folders[0])}}} to run code from there)") from None
         raise
 
 

@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 
 from workbench.backends import cuda_env
 from workbench.backends.base import BackendSpec, EvalLimits
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.measurement import Measurement
 from workbench.core.domain.records import BackendOptions
 from workbench.core.domain.space import Config
@@ -67,7 +67,7 @@ def assign_devices(names: Sequence[str], requested: Sequence[int] | None = None,
     if len(models) > 1 and not allow_mixed:
         listing = ", ".join(f"{d}: {names[d]}" for d in devices)
         raise WorkbenchError(template=(
-            f"the devices are different GPU models ({listing}); their timings must not be ranked together: "
+            f"the devices are different GPU models ({quoted(listing)}); their timings must not be ranked together: "
             "pick one model with {devices}, or allow mixing them with {allow_mixed_gpus}"
         ))
     return devices
@@ -196,7 +196,7 @@ def plan_execution(
         raise WorkbenchError(f"unknown executor {choice.kind!r}; choose one of: {', '.join(EXECUTOR_CHOICES)}")
     check_workers(workers, choice.kind)
     if choice.devices is not None and spec.kind != "cuda":
-        raise WorkbenchError(template=f"{{devices}} applies to the cuda backend, not {spec.kind}")
+        raise WorkbenchError(template=f"{{devices}} applies to the cuda backend, not {quoted(spec.kind)}")
     if choice.address is not None and choice.kind != "ray":
         raise WorkbenchError("--ray-address needs --executor ray")
     notes: list[str] = []

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from workbench.core.domain.assignments import MAX_ASSIGNMENT_CHARS, parse_value
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.measurement import Trial
 from workbench.core.domain.session import Session, problem_key
 from workbench.core.domain.space import Config, Value
@@ -196,7 +196,7 @@ class SweepPlan:
         name are appended; a name not swept before cannot be added (the earlier sizes have none)."""
         added = sorted(set(sizes) - set(self.sizes))
         if added:
-            raise WorkbenchError(template=f"{{sizes:{added[0]}}}: the sweep varies {', '.join(self.sizes)}; "
+            raise WorkbenchError(template=f"{{sizes:{quoted(added[0])}}}: the sweep varies {quoted(', '.join(self.sizes))}; "
                                           "start a new session to sweep another parameter")
         out = {k: list(v) for k, v in self.sizes.items()}
         for name, values in sizes.items():

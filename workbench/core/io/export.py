@@ -37,7 +37,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.errors import SpaceError, WorkbenchError
+from workbench.core.errors import SpaceError, WorkbenchError, quoted
 from workbench.core.fs import current_umask
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.sizes import problems_of, size_parameters, typed_like
@@ -346,12 +346,12 @@ def export_text(plan: ExportPlan, fmt: str) -> str:
         raise WorkbenchError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     if fmt in ("cuda", "cupy") and plan.template is None:
         if plan.kind != "python" and plan.unloaded_dirs:  # the template is likely there: say how to load it
-            raise WorkbenchError(template=f"{{format:{fmt}}} needs the kernel template {plan.kernel!r}, which the "
-                                          f"session took from {', '.join(plan.unloaded_dirs)}: a folder a file names "
-                                          f"is never loaded unasked; use {{kernel_dir:{plan.unloaded_dirs[0]}}}")
+            raise WorkbenchError(template=f"{{format:{quoted(fmt)}}} needs the kernel template {quoted(repr(plan.kernel))}, "
+                                          f"which the session took from {quoted(', '.join(plan.unloaded_dirs))}: a folder a "
+                                          f"file names is never loaded unasked; use {{kernel_dir:{quoted(plan.unloaded_dirs[0])}}}")
         why = ("a python benchmark session has no CUDA source" if plan.kind == "python"
                else f"no kernel template named {plan.kernel!r} with the session's slots and problem parameters was found")
-        raise WorkbenchError(template=f"{{format:{fmt}}} needs a kernel template: {why}; "
+        raise WorkbenchError(template=f"{{format:{quoted(fmt)}}} needs a kernel template: {quoted(why)}; "
                                       "use {format:header} or {format:json}")
     return {"header": _header, "cuda": _cuda, "json": _json, "cupy": _cupy}[fmt](plan)
 

@@ -43,7 +43,7 @@ import zlib
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping, TypeGuard
+from typing import Any, Final, Mapping, TypeGuard
 
 import numpy as np
 
@@ -103,6 +103,14 @@ KT_TIME = "kt_time_ms"
 #: Metrics the importer derives from ``time`` and ``times``: a record field named (after renaming)
 #: like one of them is not read, so it can never stand in for the measured time.
 DERIVED_METRICS = frozenset({LATENCY, KT_TIME, "latency_p20_ms", "latency_p80_ms"})
+#: The device record's key for how a cache's records were read into metrics, and today's rule. An
+#: imported session and every replay of a cache carry it (a replay copies the recording's device
+#: record), so a session read under another rule is told apart from one read now: continuing it
+#: would rank figures read two ways against each other. Change :data:`KT_READING` whenever what a
+#: record's metrics mean changes. A session without the key was read when ``latency_ms`` was
+#: Kernel Tuner's ``time``.
+KT_READING_KEY: Final = "kt_reading"
+KT_READING = "latency_ms=median(times)"
 
 # Checked in order; the first rule whose pattern occurs in the lower-case name decides.
 _GROUP_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -513,7 +521,7 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
         problem=problem,
         space=space,
         backend={"kind": "replay", "options": {"path": str(p.resolve())}},
-        device={"name": device, "simulated": False, "recorded": True},
+        device={"name": device, "simulated": False, "recorded": True, KT_READING_KEY: KT_READING},
         trials=trials,
         notes=f"Imported from the Kernel Tuner cache file {p.name}.",
         extra={
