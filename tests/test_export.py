@@ -391,7 +391,7 @@ def test_cuda_export_of_a_template_from_a_folder_names_the_kernel_dir_to_give(se
     out = tmp_path / "my_add.cu"
     assert cli_main(["export", str(path), "--format", "cuda", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and err.endswith(f"give --kernel-dir {folder}") and not out.exists()
+    assert "\n" not in err and err.endswith(f"use --kernel-dir {folder}") and not out.exists()
     assert cli_main(["export", str(path), "--format", "cuda", "--out", str(out), "--kernel-dir", str(folder)]) == 0
     assert "BLOCK_SIZE" in out.read_text()
 

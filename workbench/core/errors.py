@@ -26,6 +26,13 @@ SETTING_FLAGS: dict[str, str] = {
     "format": "--format",
     "at": "--at",
     "replay": "--replay",
+    "backend": "--backend",
+    "kernel_dir": "--kernel-dir",
+    "objectives": "--objectives",
+    "strategy": "--strategy",
+    "workers": "--workers",
+    "devices": "--devices",
+    "allow_mixed_gpus": "--allow-mixed-gpus",
     # whole commands: what starts a new session of a recording (a continued one was refused)
     "replay_new": "tune --replay",
     "import_kt": "import-kt",
@@ -53,8 +60,15 @@ def _flag(flag: str) -> Wording:
     return lambda value: f"{flag} {value}" if value else flag
 
 
-#: :data:`SETTING_FLAGS` as wordings: the command line's, and every front end's fallback.
-FLAG_WORDING: dict[str, Wording] = {key: _flag(flag) for key, flag in SETTING_FLAGS.items()}
+#: :data:`SETTING_FLAGS` as wordings: the command line's, and every front end's fallback. A few
+#: settings the command line gives by a command rather than a flag: ``{benchmark_code:PATH}``, the
+#: person's yes to run a continued session's python benchmark (naming its file to ``tune``), and
+#: ``{new_session}``, a run that starts a session of its own.
+FLAG_WORDING: dict[str, Wording] = {
+    **{key: _flag(flag) for key, flag in SETTING_FLAGS.items()},
+    "benchmark_code": lambda value: f"name it to run its code (tune {value or 'FILE'} --resume ...)",
+    "new_session": lambda value: "a new run (tune KERNEL or tune --replay FILE)",
+}
 
 
 def word(template: str, names: Mapping[str, Wording]) -> str:

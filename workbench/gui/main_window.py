@@ -296,6 +296,7 @@ class MainWindow(QMainWindow):
         from workbench.gui.kernel_editor import KernelEditor
 
         editor = KernelEditor(self, start_run=self.start_run, interactive=self.interactive)
+        editor.folder_opened = self._kernel_folder_opened
         self.kernel_editor = editor
         if folder is not None:
             editor.open_folder(Path(folder))
@@ -303,6 +304,15 @@ class MainWindow(QMainWindow):
         if ask:
             editor.choose_and_open()
         return editor
+
+    def _kernel_folder_opened(self, name: str, folder: Path) -> None:
+        """A template opened with File > Open kernel folder... runs and exports from that folder here
+        (what ``--kernel-dir`` does for ``tune`` and ``export``): the person chose the folder, so a
+        session of that template continues and its .cu export renders. Opening a session file never
+        names a folder to run from."""
+        self.toolbar.kernel_folders[name] = str(folder)
+        if self.toolbar.kernel.findText(name) < 0:
+            self.toolbar.kernel.addItem(name)
 
     # --- the tabs built when first shown (see LazyTabs) ----------------------------------------------
     def _build_importance(self) -> QWidget:
@@ -602,7 +612,9 @@ class MainWindow(QMainWindow):
         request = self._run_request(run, current)
         continuing = current is not None and (self._same_choices(run) or continues(request, current))
         if continuing and current is not None:
-            request = self._continue_request(run, current)
+            # the problem field goes to the controller, which refuses one the session is not at
+            # (or, for a sweep, one no swept size measures) rather than the run ignoring it
+            request = dataclasses.replace(self._continue_request(run, current), problem=run.get("problem") or None)
         elif current is not None and not self._maybe_save():
             raise WorkbenchError("run not started: the current session has unsaved trials")
         else:
@@ -631,6 +643,8 @@ class MainWindow(QMainWindow):
             self._set_autosave(output, held)
         if not continuing:
             self.model.set_session(prepared.session)
+            if "problem" not in run:  # a request without one runs the default problem: the field says so,
+                self.toolbar.apply({"problem": {}})  # not what was typed there before (the next Start reads it)
         self.model.dirty = self.path is None or self.model.dirty
         self._shown_request = self._choices(self.toolbar.request())
         cost_model_note = (prepared.session.extra.get("cost_model") or {}).get("note")
@@ -716,9 +730,22 @@ class MainWindow(QMainWindow):
             raise WorkbenchError("no session to re-measure")
         if self.path is None and self.autosave_path is None:
             raise WorkbenchError("save the session first: re-measured trials are added to its file")
-        path, held = self._run_output(self.model.session.kernel)
-        request = RunRequest(constraints=self.model.constraints, weights=self.model.weights)
-        run, why = remeasure_aborted(path, request, held=held)
+        session = self.model.session
+        backend = session.backend if isinstance(session.backend, dict) else {}
+        # the session's own code and template folder, as Start continues it: the benchmark's code
+        # runs with the person's yes, a template from the folder the kernel list runs it from
+        trust = backend.get("kind") == "python" and self._confirm_code(Path(str((backend.get("options") or {}).get("path", ""))))
+        shown = self.toolbar.request()
+        folders = shown.get("kernel_dirs") if self._shows_session_kernel(str(shown.get("kernel") or "")) else None
+        path, held = self._run_output(session.kernel)
+        request = RunRequest(constraints=self.model.constraints, weights=self.model.weights, trust_session_code=trust,
+                             kernel_dirs=tuple(str(d) for d in folders or ()))
+        try:
+            run, why = remeasure_aborted(path, request, held=held)
+        except BaseException:
+            if held is not None and held is not self._autosave_lock:  # taken for this run only
+                held.release()
+            raise
         if run is None:
             self.statusBar().showMessage(why, 10000)
             return
@@ -771,6 +798,9 @@ class MainWindow(QMainWindow):
             budget=run.get("budget"), time_limit_s=run.get("time_limit_s"), workers=run.get("workers"),
             compile_timeout_s=run.get("compile_timeout_s"), run_timeout_s=run.get("run_timeout_s"),
             domains=domains, restrictions=restrictions, sizes=run.get("sizes") or None,
+            # the device box picks the GPU: without it every visible GPU would measure (the run's
+            # default) and the session would describe the first, not the one chosen
+            devices=(int(run["device"]),) if run.get("backend") == "cuda" and run.get("device") is not None else None,
         )
 
     def _continue_request(self, run: dict[str, Any], session: Session) -> RunRequest:
@@ -798,6 +828,9 @@ class MainWindow(QMainWindow):
             compile_timeout_s=run.get("compile_timeout_s"), run_timeout_s=run.get("run_timeout_s"),
             backend_options=extra, constraints=self.model.constraints, weights=self.model.weights,
             domains=domains, restrictions=restrictions, trust_session_code=trust, sizes=run.get("sizes") or None,
+            # the folder the kernel list runs this template from (the person's: saved with the
+            # editor, or opened with File > Open kernel folder...), never one the file names
+            kernel_dirs=tuple(str(d) for d in run.get("kernel_dirs") or ()),
         )
 
     def _confirm_code(self, path: Path) -> bool:

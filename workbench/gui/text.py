@@ -96,6 +96,16 @@ def _export_wording(value: str) -> str:
     return f"a {suffix} export"
 
 
+#: The backend box's choices: the backend's name on the command line, and its label here.
+BACKENDS = (("auto", "auto (GPU if present)"), ("cuda", "CUDA device"), ("sim", "simulated GPU"),
+            ("replay", "replay a recording"), ("python", "python benchmark"))
+
+
+def _backend_wording(value: str) -> str:
+    label = dict(BACKENDS).get(value)
+    return f"{label} in the backend box" if label else "the backend box"
+
+
 #: The window's names for the settings a message may name (see ``workbench.core.errors``): the
 #: control a person changes here, where the command line names a flag.
 WINDOW_SETTINGS: dict[str, Wording] = {
@@ -107,6 +117,16 @@ WINDOW_SETTINGS: dict[str, Wording] = {
     "at": lambda value: f"{value} in the at-size field" if value else "the at-size field",
     "replay_new": lambda value: "File > New session, then Start with the recording",
     "import_kt": lambda value: "File > Import Kernel Tuner cache...",
+    "new_session": lambda value: "a new one with File > New session",
+    "backend": _backend_wording,
+    "kernel_dir": lambda value: f"File > Open kernel folder... on {value}" if value else "File > Open kernel folder...",
+    "objectives": lambda value: "File > New session" if value == "none" else "the objectives",
+    "strategy": lambda value: f"{value} in the strategy box" if value else "the strategy box",
+    "benchmark_code": lambda value: "the window asks before running its code: answer yes to run it",
+    # the window has no control for these: a continued session's come from its file's run settings
+    "workers": lambda value: "the session's worker count (run.workers in its file)",
+    "devices": lambda value: "the session's devices (run.devices in its file)",
+    "allow_mixed_gpus": lambda value: "run.allow_mixed_gpus in the session's file",
 }
 
 

@@ -477,13 +477,20 @@ def _resolve_new(request: RunRequest) -> tuple[BackendSpec, Target]:
     target = open_target(spec)
     strategy_class(request.strategy or DEFAULT_STRATEGY).validate_options(dict(request.strategy_options or {}))
     if request.sizes:
-        problem = dict(request.problem or {})
-        for name in sorted(set(request.sizes) & set(problem)):
-            if problem[name] not in request.sizes[name]:  # the session's own size must be one measured
-                raise WorkbenchError(template=f"{{problem:{quoted(name)}={quoted(problem[name])}}} is not one of the swept "
-                                              f"sizes ({{sizes:{quoted(name)}=...}}): no trial would be measured at it")
+        _check_problem_swept(request.problem, request.sizes)
         _check_sizes(spec, target, size_grid(target.problem, request.sizes))
     return spec, target
+
+
+def _check_problem_swept(problem: Mapping[str, Any] | None, sizes: Mapping[str, Sequence[Any]]) -> None:
+    """A problem the person names for a sweep names sizes it sweeps: the session's own problem must be
+    one that is measured (a value outside the swept ones would have no trial at it). Checked where
+    every sweep is prepared, new or continued, for the command line and the window alike."""
+    given = dict(problem or {})
+    for name in sorted(set(sizes) & set(given)):
+        if given[name] not in sizes[name]:
+            raise WorkbenchError(template=f"{{problem:{quoted(name)}={quoted(given[name])}}} is not one of the swept "
+                                          f"sizes ({{sizes:{quoted(name)}=...}}): no trial would be measured at it")
 
 
 def _prepare_any(request: RunRequest, session: Session | None, output: Path | None, lock: SessionLock | None,
@@ -538,6 +545,14 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
     without running it; each size then runs with its own target, space and default config, and its
     budget is what that size lacks of the plan's evaluations per size (``budget``, when given, is
     the new number per size)."""
+    # Before the base run below opens anything: a problem named for the sweep is one of its sizes
+    # (a continued sweep's, with those the request adds); a continued session's own problem, named
+    # again, is the one it was started with (a template's default need not be swept).
+    swept = request.sizes if plan is None else (plan.merged(request.sizes) if request.sizes else plan).sizes
+    named = dict(request.problem or {})
+    if session is not None:
+        named = {k: v for k, v in named.items() if k not in session.problem or session.problem[k] != v}
+    _check_problem_swept(named, swept or {})
     base_request = dataclasses.replace(request, sizes=None, warm_start=None, budget=1)
     base = _prepare(base_request, session, output, None, resolved)
     session, spec = base.session, base.spec
@@ -608,8 +623,8 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     if objectives and not strategy_class(strategy_name).multi_objective:
         multi = sorted(n for n in STRATEGIES if strategy_class(n).multi_objective)
         stored = " (this session's)" if request.objectives is None else ""
-        raise WorkbenchError(f"--objectives{stored}: strategy {strategy_name!r} searches one score; use "
-                             f"{', '.join(multi)}, or --objectives none to search one score")
+        raise WorkbenchError(template=f"{{objectives}}{stored}: strategy {quoted(repr(strategy_name))} searches one score; "
+                                      f"use {{strategy:{', '.join(multi)}}}, or {{objectives:none}} to search one score")
     seed = request.seed if request.seed is not None else int(strategy_info.get("seed") or 0)
     if request.strategy_options is not None:
         raw_options: Mapping[str, Any] = request.strategy_options
@@ -861,8 +876,8 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
     kind = backend.get("kind")
     options = dict(backend.get("options") or {}) if isinstance(backend.get("options"), dict) else {}
     if not kind:
-        raise WorkbenchError(f"the session of {session.kernel!r} records no backend to continue with; "
-                             "start a new run (tune KERNEL or tune --replay FILE)")
+        raise WorkbenchError(template=f"the session of {quoted(repr(session.kernel))} records no backend to continue with; "
+                                      "start {new_session}")
     if request.backend not in (None, "auto", kind):
         raise WorkbenchError(f"the session was measured with the {kind} backend, not {request.backend}; "
                              "start a new session for another backend")
@@ -870,8 +885,7 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         path = Path(str(options.get("path", "")))
         named = request.kernel is not None and Path(request.kernel).suffix == ".py" and _same(request.kernel, path)
         if not (named or request.trust_session_code):
-            raise WorkbenchError(f"the session runs the python benchmark {path}; name it to run its code "
-                                 f"(tune {path} --resume ...)")
+            raise WorkbenchError(template=f"the session runs the python benchmark {quoted(path)}; {{benchmark_code:{quoted(path)}}}")
         if not path.is_file():
             raise WorkbenchError(f"the session's python benchmark {path} is not there any more")
     if kind == "replay":
@@ -943,8 +957,10 @@ def _open_continued_target(spec: BackendSpec, session: Session) -> Target:
         options = session.backend.get("options") if isinstance(session.backend, dict) else None
         folders = options.get("kernel_dirs") if isinstance(options, dict) else None
         if folders and isinstance(folders, list) and not spec.options.get("kernel_dirs"):
-            named = ", ".join(str(f) for f in folders[:3])
-            raise WorkbenchError(f"{exc} (the session's template came from {named}: pass --kernel-dir to run code from there)") from None
+            named = quoted(", ".join(str(f) for f in folders[:3]))
+            said = exc.template if exc.template is not None else quoted(str(exc))
+            raise WorkbenchError(template=f"{said} (the session's template came from {named}: use "
+                                          f"{{kernel_dir:{quoted(folders[0])}}} to run code from there)") from None
         raise
 
 

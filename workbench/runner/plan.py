@@ -38,7 +38,7 @@ def kernel_search_dirs(extra: Sequence[str | os.PathLike[str]] = ()) -> list[Pat
     dirs = [Path(d) for d in extra]
     for d in dirs:
         if not d.is_dir():
-            raise WorkbenchError(f"--kernel-dir {d}: not a folder")
+            raise WorkbenchError(template=f"{{kernel_dir:{quoted(d)}}}: not a folder")
     return dirs + [kernels_dir()]
 
 
@@ -125,18 +125,19 @@ def make_backend_spec(
     }
     if location.kind == "python":
         if backend not in ("auto", "python"):
-            raise WorkbenchError(f"{kernel} is a python benchmark; it runs with --backend python, not {backend}")
+            raise WorkbenchError(template=f"{quoted(kernel)} is a python benchmark; it runs with {{backend:python}}, "
+                                          f"not {{backend:{quoted(backend)}}}")
         check_no_problem(kernel, problem)
         options["path"] = str(location.path)
         return BackendSpec("python", backend_options(options))
     if backend == "python":
-        raise WorkbenchError(f"{kernel} is a CUDA template; --backend python runs python benchmark files")
+        raise WorkbenchError(template=f"{quoted(kernel)} is a CUDA template; {{backend:python}} runs python benchmark files")
     if backend == "auto":
         backend = "cuda" if cuda_device_count() > 0 and not cuda_missing() else "sim"
     if backend == "cuda":
         if cuda_device_count() == 0 or cuda_missing():
-            raise WorkbenchError(f"--backend cuda: {'; '.join(cuda_missing()) or 'no CUDA device found'} "
-                                 "(or use --backend sim)")
+            raise WorkbenchError(template=f"{{backend:cuda}}: {quoted('; '.join(cuda_missing()) or 'no CUDA device found')} "
+                                          "(or use {backend:sim})")
         if device is not None:
             options["device"] = device
     if backend == "sim":

@@ -346,9 +346,9 @@ def export_text(plan: ExportPlan, fmt: str) -> str:
         raise WorkbenchError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     if fmt in ("cuda", "cupy") and plan.template is None:
         if plan.kind != "python" and plan.unloaded_dirs:  # the template is likely there: say how to load it
-            raise WorkbenchError(f"--format {fmt} needs the kernel template {plan.kernel!r}, which the session took "
-                                 f"from {', '.join(plan.unloaded_dirs)}: a folder a file names is never loaded "
-                                 f"unasked; give --kernel-dir {plan.unloaded_dirs[0]}")
+            raise WorkbenchError(template=f"{{format:{quoted(fmt)}}} needs the kernel template {quoted(repr(plan.kernel))}, "
+                                          f"which the session took from {quoted(', '.join(plan.unloaded_dirs))}: a folder a "
+                                          f"file names is never loaded unasked; use {{kernel_dir:{quoted(plan.unloaded_dirs[0])}}}")
         why = ("a python benchmark session has no CUDA source" if plan.kind == "python"
                else f"no kernel template named {plan.kernel!r} with the session's slots and problem parameters was found")
         raise WorkbenchError(template=f"{{format:{quoted(fmt)}}} needs a kernel template: {quoted(why)}; "
