@@ -144,7 +144,12 @@ def _record_values(data: dict[str, Any], key: str, record: dict[str, Any], names
 
 
 def load_kt_cache(path: str) -> Landscape:
-    """Read a Kernel Tuner cache file in place: plain, gzipped or unfinished (parameters with one value are dropped)."""
+    """Read a Kernel Tuner cache file in place: plain, gzipped or unfinished (parameters with one value are dropped).
+
+    A config's latency here is its record's ``time``, the figure Kernel Tuner optimised, so the
+    optimum and every fraction compare with Kernel Tuner's own runs; an import (``import-kt``, a
+    replay of the file) stores the median of the repetitions as ``latency_ms`` and ``time`` as
+    ``kt_time_ms``."""
     from workbench.core.io.interop import read_kt_cache_data
 
     data = read_kt_cache_data(path)

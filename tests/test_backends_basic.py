@@ -215,3 +215,60 @@ def test_replay_of_a_gzipped_kernel_tuner_cache(tmp_path):
     packed.write_bytes(gzip.compress((FIXTURES / "kt_cache_small.json").read_bytes()))
     target = ReplayBackend.target(BackendSpec("replay", {"path": str(packed)}))
     assert target.space.count() == 5
+
+
+_TIMED_CACHE = {
+    "device_name": "GPU X", "kernel_name": "timed", "problem_size": 64, "tune_params_keys": ["block_size_x"],
+    "tune_params": {"block_size_x": [32, 64, 128]},
+    "cache": {
+        "32": {"block_size_x": 32, "time": 2.0, "times": [1.9, 2.0, 2.1], "compile_time": 512.0,
+               "verification_time": 3.0, "benchmark_time": 41.0, "GFLOP/s": 10.0},
+        "64": {"block_size_x": 64, "time": 1.5, "times": [1.4, 1.5, 1.6], "compile_time": 734.0,
+               "benchmark_time": 27.0},
+        "128": {"block_size_x": 128, "time": "CompilationFailedConfig", "compile_time": 250.0},
+    },
+}
+
+
+@pytest.mark.parametrize("executor", ["inline", "local"])
+def test_a_replay_reports_the_recorded_timings_not_its_own(tmp_path, executor):
+    """Every figure of a replayed trial is the recording's: latency and metrics, and the phase
+    timings too (compile, verify, benchmark, total), never the milliseconds the look-up took."""
+    import json
+
+    from workbench.cli import main as cli_main
+    from workbench.core.domain.session import load_session
+    from workbench.core.io.interop import import_kt_cache
+
+    cache = tmp_path / "timed.json"
+    cache.write_text(json.dumps(_TIMED_CACHE))
+    out = tmp_path / "replayed.json"
+    assert cli_main(["tune", "--replay", str(cache), "--strategy", "grid", "--budget", "3", "--workers", "1",
+                     "--executor", executor, "--quiet", "--out", str(out)]) == 0
+    recorded = {t.config.id: t for t in import_kt_cache(cache).trials}
+    replayed = load_session(out).trials
+    assert len(replayed) == 3
+    for trial in replayed:
+        original = recorded[trial.config.id]
+        assert trial.status is original.status
+        assert dict(trial.measurement.metrics) == dict(original.measurement.metrics)
+        assert dict(trial.timings) == pytest.approx(dict(original.timings))
+    by_block = {t.config["block_size_x"]: t.timings for t in replayed}
+    assert by_block[32] == pytest.approx({"compile_s": 0.512, "verify_s": 0.003, "benchmark_s": 0.041,
+                                          "total_s": 0.556})
+    assert by_block[128] == pytest.approx({"compile_s": 0.25, "total_s": 0.25})
+
+
+def test_a_replayed_config_outside_the_recording_has_no_timings(tmp_path):
+    """A config the recording lacks is skipped with no figures at all, not the look-up's time."""
+    import json
+
+    cache = tmp_path / "timed.json"
+    cache.write_text(json.dumps(_TIMED_CACHE))
+    backend = create_backend(BackendSpec("replay", {"path": str(cache)}))
+    backend.prepare()
+    missing = Config({"block_size_x": 256})
+    assert backend.evaluate(missing, EvalLimits()).status is Status.SKIPPED
+    assert backend.recorded_timings(missing) == {}
+    assert backend.recorded_timings(Config({"block_size_x": 64})) == pytest.approx(
+        {"compile_s": 0.734, "benchmark_s": 0.027, "total_s": 0.761})

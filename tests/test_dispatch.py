@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import json
 import math
 import os
 import shutil
@@ -388,3 +389,21 @@ def test_a_single_config_export_of_a_sweep_uses_the_sessions_own_size() -> None:
     assert plan.choices[0].trial.config["block"] == 256
     header = export_text(plan, "header")
     assert "#define BLOCK 256" in header and "12 trials at other problem sizes were left out" in header
+
+
+def test_kernel_tuner_recordings_dispatch_with_the_names_their_kernel_reads(tmp_path: Path) -> None:
+    """Caches imported from Kernel Tuner at two sizes: the dispatch header's slot macros are the
+    recorded names (``block_size_x``), as in the header export, not upper-cased ones."""
+    from workbench.core.io.interop import import_kt_cache
+
+    sessions = []
+    for n, fast in ((100, 32), (200, 64)):
+        cache = {"device_name": "GPU", "kernel_name": "k", "problem_size": n, "tune_params_keys": ["block_size_x"],
+                 "tune_params": {"block_size_x": [32, 64]},
+                 "cache": {str(b): {"block_size_x": b, "time": 1.0 if b == fast else 3.0, "times": [1.0, 1.0]
+                                    if b == fast else [3.0, 3.0]} for b in (32, 64)}}
+        (tmp_path / f"c{n}.json").write_text(json.dumps(cache))
+        sessions.append(import_kt_cache(tmp_path / f"c{n}.json"))
+    header = dispatch_c(plan_dispatch(sessions))
+    assert "#define block_size_x 32" in header and "#define block_size_x 64" in header
+    assert "BLOCK_SIZE_X" not in header

@@ -73,6 +73,33 @@ def test_grid_run_measures_every_valid_config_once_default_first():
     assert session.strategy["name"] == "grid"
 
 
+def test_the_progress_best_is_the_objectives_best_not_the_fastest_trial():
+    """Under a memory limit the fastest config (y=4, 40 MB) is out: the progress line reports the
+    best feasible trial's latency, what the summary will recommend."""
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.search_objective import Objective
+
+    spec, target, session, search = _setup("trivial")
+    engine = Engine(session, search, spec, workers=1, pool_factory=InlinePool,
+                    objective=Objective(Constraints(max_memory_mb=25.0)))
+    progress: list[Progress] = []
+    engine.subscribe(lambda e: progress.append(e) if isinstance(e, Progress) else None)
+    engine.run()
+    feasible = [t for t in session.trials if t.ok and t.metric("memory_mb") <= 25.0]
+    fastest = min(t.metric("latency_ms") for t in session.trials if t.ok)
+    best = min(t.metric("latency_ms") for t in feasible)
+    assert best == 1.5 and fastest == 1.0  # x=6, y=2 against x=6, y=4
+    assert progress[-1].best_latency_ms == best
+    # nothing feasible: no best to report, rather than the fastest infeasible trial
+    spec, target, session, search = _setup("trivial")
+    engine = Engine(session, search, spec, workers=1, budget=3, pool_factory=InlinePool,
+                    objective=Objective(Constraints(max_memory_mb=1.0)))
+    progress.clear()
+    engine.subscribe(lambda e: progress.append(e) if isinstance(e, Progress) else None)
+    engine.run()
+    assert progress and all(p.best_latency_ms is None for p in progress)
+
+
 def test_budget_counts_failures_and_eta_is_reported():
     spec, target, session, search = _setup("faulty")
     engine = Engine(session, search, spec, budget=5, limits=EvalLimits(run_timeout_s=0.5))

@@ -188,7 +188,9 @@ def test_python_benchmark_sessions_export_header_and_json_only(tmp_path: Path) -
             export_text(plan, fmt)
 
 
-def test_a_kernel_tuner_recording_exports_its_own_slot_names() -> None:
+def test_a_kernel_tuner_recording_exports_its_own_slot_names(tmp_path: Path) -> None:
+    """Kernel Tuner defines each parameter under the name it was given (``block_size_x``), so the
+    kernel that was tuned reads that name: a header from its recording defines exactly it."""
     from workbench.core.io.interop import import_kt_cache
 
     session = import_kt_cache(ROOT / "tests" / "fixtures" / "kt_cache_small.json")
@@ -197,10 +199,37 @@ def test_a_kernel_tuner_recording_exports_its_own_slot_names() -> None:
     best = best_config(session)
     header = export_text(plan, "header")
     for name, value in best.items():
-        assert f"#define {name.upper()} {value}" in header
+        assert f"#define {name} {value}" in header
+        assert f"#define {name.upper()} " not in header
     assert session.device["name"] in header
-    with pytest.raises(WorkbenchError, match="needs a kernel template"):
+    # the header compiles in front of a kernel written for Kernel Tuner (lower-case names)
+    (tmp_path / "tuned.h").write_text(header)
+    source = ('#include "tuned.h"\nextern "C" __global__ void k(float* x) '
+              "{ x[threadIdx.x % (block_size_x * tile)] = 1.0f; }\n")
+    assert compile_cuda(source, arch=ARCH, options=(f"--include-path={tmp_path}",), use_cache=False).ok
+    with pytest.raises(WorkbenchError, match="needs a kernel template") as refused:
         export_text(plan, "cuda")
+    assert str(refused.value).startswith("--format cuda needs") and "use --format header or --format json" in str(refused.value)
+
+
+def test_a_replay_of_a_kernel_tuner_recording_exports_the_names_as_recorded(tmp_path: Path) -> None:
+    """A session replayed from a Kernel Tuner cache (``tune --replay``) is that kernel's too; text
+    values keep their case as well, while a python benchmark's names stay upper-cased (above)."""
+    cache = {"device_name": "GPU X", "kernel_name": "my_kernel", "problem_size": 64,
+             "tune_params_keys": ["block_size_x", "use_method"],
+             "tune_params": {"block_size_x": [32, 64], "use_method": ["fast", "Slow"]},
+             "cache": {"32,fast": {"block_size_x": 32, "use_method": "fast", "time": 2.0},
+                       "64,Slow": {"block_size_x": 64, "use_method": "Slow", "time": 1.0}}}
+    (tmp_path / "kt.json").write_text(json.dumps(cache))
+    assert cli_main(["tune", "--replay", str(tmp_path / "kt.json"), "--budget", "2", "--strategy", "grid",
+                     "--workers", "1", "--out", str(tmp_path / "replayed.json")]) == 0
+    from workbench.core.domain.session import load_session
+
+    header = export_text(plan_export([load_session(tmp_path / "replayed.json")]), "header")
+    for line in ("#define block_size_x 64", "#define use_method_fast 0", "#define use_method_Slow 1",
+                 "#define use_method 1"):
+        assert line in header.splitlines()
+    assert "BLOCK_SIZE_X" not in header and "USE_METHOD" not in header
 
 
 def test_sessions_of_different_kernels_or_problems_refuse(sessions: dict[str, Session]) -> None:
@@ -362,7 +391,7 @@ def test_cuda_export_of_a_template_from_a_folder_names_the_kernel_dir_to_give(se
     out = tmp_path / "my_add.cu"
     assert cli_main(["export", str(path), "--format", "cuda", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and err.endswith(f"give --kernel-dir {folder}") and not out.exists()
+    assert "\n" not in err and err.endswith(f"use --kernel-dir {folder}") and not out.exists()
     assert cli_main(["export", str(path), "--format", "cuda", "--out", str(out), "--kernel-dir", str(folder)]) == 0
     assert "BLOCK_SIZE" in out.read_text()
 

@@ -8,10 +8,11 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from workbench.core.errors import SessionFormatError
-from workbench.core.io.interop import export_csv, export_kt_cache, guess_group, import_kt_cache
+from workbench.core.io.interop import KT_READING, export_csv, export_kt_cache, guess_group, import_kt_cache
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.session import Session, load_session, save_session
 from workbench.core.domain.space import Config, SearchSpace, Slot
@@ -57,7 +58,7 @@ def write(tmp_path: Path, data, name: str = "cache.json") -> Path:
 def test_import_synthetic_cache_both_failure_encodings(tmp_path: Path, new_style: bool) -> None:
     session = import_kt_cache(write(tmp_path, synthetic(new_style)))
     assert session.kind == "recording" and session.kernel == "vector_add"
-    assert session.device == {"name": "NVIDIA Test GPU", "simulated": False, "recorded": True}
+    assert session.device == {"name": "NVIDIA Test GPU", "simulated": False, "recorded": True, "kt_reading": KT_READING}
     assert session.problem == {"problem_size_x": 1024, "problem_size_y": 512}
     assert [t.status for t in session.trials] == [
         Status.OK, Status.OK, Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.SKIPPED,
@@ -184,6 +185,44 @@ def test_mixed_int_float_parameters_and_undeclared_values(tmp_path: Path) -> Non
     assert session.space.count() == 5
 
 
+def test_latency_is_the_median_of_the_repetitions_and_kernel_tuners_time_is_kept_beside_it(tmp_path: Path) -> None:
+    """Kernel Tuner's ``time`` is the mean of its repetitions (one slow run drags it up, out of
+    the repetitions' p20..p80 band); the workbench's ``latency_ms`` is their median, inside it."""
+    data = synthetic(False)
+    records = data["cache"]
+    records["32,1,0"].update({"time": 2.0, "times": [1.0] * 9 + [11.0]})  # mean 2.0, median 1.0
+    records["64,2,1"] = {"block_size_x": 64, "tile": 2, "use_shmem": 1, "time": 1.7, "times": [1.6]}
+    records["128,2,1"] = {"block_size_x": 128, "tile": 2, "use_shmem": 1, "time": 0.9, "times": [0.0, 0.0]}
+    first, second, third, fourth = import_kt_cache(write(tmp_path, data)).trials[:4]
+    assert first.metric("latency_ms") == 1.0 and first.metric("kt_time_ms") == 2.0
+    assert first.metric("latency_p20_ms") <= first.metric("latency_ms") <= first.metric("latency_p80_ms")
+    assert first.metric("latency_p80_ms") < first.metric("kt_time_ms")
+    # no repetitions: Kernel Tuner's time is the only figure, and it is both
+    assert second.metric("latency_ms") == 1.0 == second.metric("kt_time_ms")
+    # one repetition: it is the median; no band
+    assert third.metric("latency_ms") == 1.6 and third.metric("kt_time_ms") == 1.7
+    assert "latency_p20_ms" not in third.measurement.metrics
+    # repetitions of 0 ms are no time (as a 0 ms time is none): Kernel Tuner's time stands
+    assert fourth.metric("latency_ms") == 0.9 == fourth.metric("kt_time_ms")
+    assert "latency_p20_ms" not in fourth.measurement.metrics
+
+
+def test_export_writes_kernel_tuners_own_time_back(tmp_path: Path) -> None:
+    """Kernel Tuner reading an exported recording sees the time it recorded, not the median."""
+    data = synthetic(False)
+    data["cache"]["32,1,0"].update({"time": 2.0, "times": [1.0, 1.0, 1.0, 1.0, 6.0]})
+    session = import_kt_cache(write(tmp_path, data))
+    export_kt_cache(session, tmp_path / "out.json")
+    records = json.loads((tmp_path / "out.json").read_text())["cache"]
+    assert records["32,1,0"]["time"] == 2.0 and records["64,1,0"]["time"] == 1.0
+    # a session the workbench measured has no Kernel Tuner time: its latency is written
+    space = SearchSpace([Slot("b", (1, 2))])
+    own = Session(kernel="k", kind="template", space=space, device={"name": "GPU"})
+    own.add(Trial(0, space.config({"b": 1}), Measurement(Status.OK, {"latency_ms": 0.25})))
+    export_kt_cache(own, tmp_path / "own.json")
+    assert json.loads((tmp_path / "own.json").read_text())["cache"]["1"]["time"] == 0.25
+
+
 def test_unknown_error_names_and_bad_times_become_runtime_errors(tmp_path: Path) -> None:
     data = synthetic(False)
     data["cache"]["32,1,0"]["time"] = "SomeNewError"
@@ -272,7 +311,15 @@ def test_import_real_convolution_a100(landscape) -> None:
     raw = json.loads(path.read_text())["cache"]
     fastest = min(r["time"] for r in raw.values() if isinstance(r["time"], float))
     ranking = session.rank()
-    assert session.trials[ranking.best].metric("latency_ms") == fastest
+    best = session.trials[ranking.best]
+    assert best.metric("kt_time_ms") == fastest  # here the fastest median is also Kernel Tuner's fastest
+    times = next(r["times"] for r in raw.values() if r["time"] == fastest)
+    assert best.metric("latency_ms") == pytest.approx(float(np.median(times)))
+    ok = [t for t in session.trials if t.ok]
+    # Kernel Tuner's time is the mean of 32 repetitions, most often outside their p20..p80 band;
+    # the median the workbench calls latency_ms never is
+    assert sum(t.metric("latency_p20_ms") <= t.metric("kt_time_ms") <= t.metric("latency_p80_ms") for t in ok) < len(ok) / 2
+    assert all(t.metric("latency_p20_ms") <= t.metric("latency_ms") <= t.metric("latency_p80_ms") for t in ok)
     assert ranking.n_feasible == 4201
     assert all(t.metric("gflops") > 0 for t in session.trials if t.ok)
 
@@ -285,7 +332,11 @@ def test_import_real_pnpoly_and_export_round_trip(tmp_path: Path, landscape) -> 
     assert export_kt_cache(session, tmp_path / "pnpoly.json") == 4092
     back = import_kt_cache(tmp_path / "pnpoly.json")
     assert [(t.config, t.status) for t in back.trials] == [(t.config, t.status) for t in session.trials]
-    assert [t.metric("latency_ms") for t in back.trials if t.ok] == [t.metric("latency_ms") for t in session.trials if t.ok]
+    # Kernel Tuner's own time goes back as `time`; the repetitions are not written, so the file
+    # read again has that time as its only figure
+    kt_times = [t.metric("kt_time_ms") for t in session.trials if t.ok]
+    assert [t.metric("kt_time_ms") for t in back.trials if t.ok] == kt_times
+    assert [t.metric("latency_ms") for t in back.trials if t.ok] == kt_times
 
 
 def test_a_cache_whose_session_could_not_be_opened_again_is_refused(tmp_path: Path) -> None:
@@ -318,13 +369,14 @@ def test_hostile_repetition_times_give_no_spread_the_loader_would_refuse(tmp_pat
     assert load_session(tmp_path / "s.json").trials[0].measurement.metrics == metrics
 
 
-@pytest.mark.parametrize("field", ["latency_ms", "latency-ms", "latency_p20_ms", "Latency P80 ms"])
+@pytest.mark.parametrize("field", ["latency_ms", "latency-ms", "latency_p20_ms", "Latency P80 ms", "kt_time_ms", "KT time ms"])
 def test_record_fields_never_replace_the_derived_times(tmp_path: Path, field: str) -> None:
     data = synthetic(False)
     data["cache"]["32,1,0"][field] = 0.001
     data["cache"]["64,1,0"][field] = 0.001  # no repetitions: still not a spread
     trials = import_kt_cache(write(tmp_path, data)).trials
     assert trials[0].metric("latency_ms") == 2.0 and trials[1].metric("latency_ms") == 1.0
+    assert trials[0].metric("kt_time_ms") == 2.0 and trials[1].metric("kt_time_ms") == 1.0
     assert trials[0].metric("latency_p20_ms") == pytest.approx(1.88)
     assert trials[0].metric("latency_p80_ms") == pytest.approx(2.12)
     assert "latency_p20_ms" not in trials[1].measurement.metrics

@@ -134,8 +134,9 @@ def test_a_stopped_sweep_resumes_with_the_sizes_not_done(tmp_path: Path) -> None
     assert [len(g) for g in trials_by_problem(final).values()] == [5, 5, 5]
     assert [t.config.id for t in final.trials[: len(partial.trials)]] == [t.config.id for t in partial.trials]
     # nothing left to do: said in one line; a larger budget per size measures more of each
-    with pytest.raises(WorkbenchError, match="every size of the sweep already has its 5 evaluations"):
+    with pytest.raises(WorkbenchError, match="every size of the sweep already has its 5 evaluations") as done:
         start_run(RunRequest(), out, resume=True)
+    assert "raise --budget (evaluations per size) or add sizes to --sizes" in str(done.value)  # the CLI's words
     more = start_run(RunRequest(budget=6, sizes={"n": [256]}), out, resume=True)
     more.run()
     again = load_session(out)
@@ -440,3 +441,34 @@ def test_show_objectives_of_a_sweep_gives_one_front_per_size(cli, tmp_path: Path
         assert not any(t.metric("latency_ms") <= point["latency_ms"] and t.metric("registers") <= point["registers"]
                        and (t.metric("latency_ms"), t.metric("registers")) != (point["latency_ms"], point["registers"])
                        for t in same)
+
+
+def test_a_problem_outside_the_swept_sizes_is_refused_however_the_sweep_is_prepared(tmp_path: Path) -> None:
+    """The window prepares runs with ``prepare_run``, the command line with ``start_run``: both
+    refuse a named problem no swept size measures, for a new sweep and for a continued one."""
+    from workbench.runner.controller import prepare_run, resume_run
+
+    outside = dict(kernel="vector_add", backend="sim", strategy="random", budget=2,
+                   problem={"n": 4096}, sizes={"n": [1024, 2048]})
+    with pytest.raises(WorkbenchError, match="n=4096 is not one of the swept sizes"):
+        prepare_run(RunRequest(**outside), None, tmp_path / "new.json")
+    assert not (tmp_path / "new.json").exists()
+    out = tmp_path / "s.json"
+    sweep(out, budget=2, sizes={"n": [1024, 2048]}, problem={"n": 1024})
+    session = load_session(out)
+    # the session's own problem named again, with added sizes that leave it out of no sweep: continued
+    more = RunRequest(budget=3, problem={"n": 1024}, sizes={"n": [2048]})
+    run = prepare_run(more, session, out)
+    run.release()
+    # a sweep at the template's default problem (not swept) continued with another problem: refused
+    # as a new sweep would be, not continued at the sizes with the problem ignored
+    default = tmp_path / "d.json"
+    sweep(default, budget=2, sizes={"n": [1024, 2048]})
+    with pytest.raises(WorkbenchError, match="is not one of the swept sizes") as refused:
+        resume_run(default, RunRequest(budget=3, problem={"n": 4096}))
+    assert str(refused.value).startswith("--set n=4096 is not one of the swept sizes (--sizes n=...)")
+    with pytest.raises(WorkbenchError, match="is not one of the swept sizes"):
+        prepare_run(RunRequest(budget=3, problem={"n": 4096}), load_session(default), default)
+    assert len(load_session(default).trials) == 4
+    # its own problem named again is the sweep it is: continued
+    resume_run(default, RunRequest(budget=3, problem={"n": 1 << 24})).release()

@@ -3,6 +3,8 @@ on text slots, limit lines only while on, the violated constraint named, the exc
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication
@@ -393,3 +395,58 @@ def test_a_recording_without_memory_figures_still_gets_a_tradeoff_chart(window, 
         front = chart._pareto(latency, rate, shown)
         assert int(np.nanargmax(np.where(shown, rate, np.nan))) in front.tolist()  # the highest rate is on it
         assert all(rate[a] > rate[b] for a, b in zip(front[1:], front[:-1]))  # slower only for a higher rate
+
+
+def _kt_recording(tmp_path):
+    """A Kernel Tuner cache: one record whose mean time a slow repetition drags up, one without repetitions."""
+    import json
+
+    from workbench.core.io.interop import import_kt_cache
+
+    cache = {"device_name": "GPU X", "kernel_name": "k", "problem_size": 64, "tune_params_keys": ["block_size_x"],
+             "tune_params": {"block_size_x": [32, 64]},
+             "cache": {"32": {"block_size_x": 32, "time": 2.0, "times": [1.0] * 9 + [11.0]},
+                       "64": {"block_size_x": 64, "time": 1.5}}}
+    (tmp_path / "kt.json").write_text(json.dumps(cache))
+    return import_kt_cache(tmp_path / "kt.json")
+
+
+def test_a_kernel_tuner_trial_is_explained_with_its_median_and_kernel_tuners_own_time(tmp_path):
+    """The median of the repetitions is called the median, Kernel Tuner's mean is named as its
+    own figure, and a record without repetitions (one figure, Kernel Tuner's) is no median."""
+    from workbench.gui.explain import breakdown
+
+    session = _kt_recording(tmp_path)
+    repeated, single = (breakdown(t, session.device).facts[0] for t in session.trials)
+    assert repeated == "measured: median latency (ms) 1, p20 1, p80 1, Kernel Tuner time (ms) 2"
+    assert single == "measured: latency (ms) 1.5, Kernel Tuner time (ms) 1.5"
+
+
+def test_the_table_shows_kernel_tuners_time_for_a_recording_only(window, tmp_path):
+    table, view = window.results.table_model, window.results.view
+    window.model.set_session(_session())
+    assert view.isColumnHidden(table.column_of("metric:kt_time_ms"))
+    window.model.set_session(_kt_recording(tmp_path))
+    column = table.column_of("metric:kt_time_ms")  # the slots before it differ
+    assert not view.isColumnHidden(column)
+    from PySide6.QtCore import Qt
+
+    assert table.headerData(column, Qt.Orientation.Horizontal) == "Kernel Tuner time (ms)"
+    assert "median" in table.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+
+
+def test_a_recording_read_before_the_median_rule_calls_its_latency_kernel_tuners_time(tmp_path):
+    """A session imported (or replayed) when a record's latency_ms was Kernel Tuner's time has p20
+    and p80 beside it but no Kernel Tuner time: its latency is that time (a mean), not a median."""
+    from workbench.core.domain.measurement import Measurement
+    from workbench.gui.explain import breakdown
+
+    session = _kt_recording(tmp_path)
+    old = {"latency_ms": 2.0, "latency_p20_ms": 1.0, "latency_p80_ms": 1.0}  # what the old rule stored
+    trial = dataclasses.replace(session.trials[0], measurement=Measurement(session.trials[0].measurement.status, old))
+    device = {k: v for k, v in session.device.items() if k != "kt_reading"}
+    assert breakdown(trial, device).facts[0] == "measured: latency (ms, Kernel Tuner's time) 2, p20 1, p80 1"
+    replayed = {**device, "replayed": True, "backend": "replay"}
+    assert breakdown(trial, replayed).facts[0].startswith("measured: latency (ms, Kernel Tuner's time) 2")
+    measured = {"name": "GPU X", "simulated": False}  # the workbench's own measurement: its median
+    assert breakdown(trial, measured).facts[0].startswith("measured: median latency (ms) 2")

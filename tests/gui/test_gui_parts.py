@@ -302,6 +302,7 @@ def test_imported_kernel_tuner_cache_is_shown_as_recorded(window, landscape):
     chart = window.tradeoff_chart
     offered = [chart.y_combo.itemData(i) for i in range(chart.y_combo.count())]
     assert "memory_mb" not in offered and "compile_s" in offered
+    assert "kt_time_ms" not in offered  # Kernel Tuner's time against the median latency is no trade-off
     assert len(chart.feasible.data) > 0 and not chart.no_data.isVisible()
     assert chart.plot.getAxis("left").labelText == metric_label(chart.y_name) != "memory (not reported)"
     assert window.toolbar.kernel.currentText() == model.session.kernel  # not the previous template

@@ -159,7 +159,8 @@ def test_bad_cells_and_specs_are_problems_not_crashes(editor, qtbot, tmp_path):
     assert editor.grid_edits[0].toolTip().startswith('restriction "n // block_sise"')  # marked as typed
     (folder / f"k{SPEC_SUFFIX}").write_text('{"name": "k", "slots": [1], "problem": []}')
     editor._guard(lambda: editor.open_folder(folder))
-    assert "is not a template spec" in editor.last_error and editor.isVisible()
+    assert f"k{SPEC_SUFFIX}:1: slots[0]: must be an object" in editor.last_error and editor.isVisible()
+    assert "main.py" not in editor.last_error  # the window names the line itself
 
 
 def test_a_check_asked_for_while_the_last_thread_winds_down_still_reports(editor, qtbot, monkeypatch):

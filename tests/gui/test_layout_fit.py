@@ -174,6 +174,48 @@ def test_the_score_chart_gets_a_fair_share_of_the_chart_row(ran, qtbot):
     assert widths[1] >= 0.5 * max(widths[0], widths[2]), widths
 
 
+def _stretch_shares(window) -> dict[str, float]:
+    """Each chart's width as the row's stretch factors alone would give it."""
+    row = window.splitters["charts"]
+    charts = {"tradeoff": window.tradeoff_chart, "score": window.score_chart, "metric": window.metric_chart}
+    room = sum(chart.width() for chart in charts.values())
+    total = sum(chart.sizePolicy().horizontalStretch() for chart in charts.values())
+    assert total > 0 and row.width() >= room
+    return {name: room * chart.sizePolicy().horizontalStretch() / total for name, chart in charts.items()}
+
+
+def test_chart_headers_leave_the_score_chart_its_share_in_presentation_mode(ran, qtbot):
+    """At 1440 px in presentation mode the other charts' headers (a title beside axis choosers)
+    set minimum widths that took the row from the score chart (about 170 px of its 250); their
+    controls now flow under the title instead, whole, and the title keeps its whole name."""
+    _present(ran, qtbot)
+    shares = _stretch_shares(ran)
+    assert ran.score_chart.width() >= 0.8 * shares["score"], (ran.score_chart.width(), shares)
+    for chart in (ran.tradeoff_chart, ran.metric_chart):
+        header = chart.header
+        assert not header.one_line()  # short of room: the choosers moved to a line of their own
+        assert header.title.shown_text() == header.title.text()
+        assert all(group.geometry().top() >= header.title.geometry().bottom() for group in header.groups[-1:])
+    for combo in (ran.tradeoff_chart.y_combo, ran.metric_chart.x_combo, ran.metric_chart.y_combo):
+        assert combo.shown_text() == combo.currentText()
+
+
+def test_chart_headers_stay_on_one_line_when_there_is_room(ran, qtbot):
+    """Normal zoom at 1440 px, and presentation mode at 1920 px: title and controls side by side."""
+    for present, size in ((False, SCREEN), (True, (1920, 1080))):
+        ran.zoom.presentation_action.setChecked(present)
+        ran.resize(*size)
+        qtbot.wait(50)
+        for chart in (ran.tradeoff_chart, ran.score_chart, ran.metric_chart):
+            header = chart.header
+            assert header.one_line(), (present, size, chart.title)
+            assert header.height() == header.heightForWidth(header.width())
+            assert header.title.shown_text() == header.title.text()
+            assert all(group.geometry().top() < header.title.geometry().bottom() for group in header.groups)
+        shares = _stretch_shares(ran)
+        assert ran.score_chart.width() >= 0.8 * shares["score"]
+
+
 def test_presenting_once_is_not_remembered_as_the_persons_zoom(window, qtbot):
     """``gui --presentation`` (a projector today) must not make every later window open enlarged."""
     from workbench.gui.presentation import PRESENTATION_ZOOM, SETTINGS_KEY

@@ -96,3 +96,8 @@ def test_sweeps_are_compared_at_the_size_typed(window, tmp_path: Path) -> None:
     view.at.setText("n=3")
     view.refresh()
     assert view.report is None and "no trials at problem" in view.heading.text()
+    # the tab has the field the refusal means: it names it, not the command line's --at
+    assert "the at-size field" in view.heading.text() and "--at" not in view.heading.text()
+    view.at.setText("m=3")
+    view.refresh()
+    assert "m in the at-size field: not a problem parameter" in view.heading.text() and "--at" not in view.heading.text()

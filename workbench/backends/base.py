@@ -113,6 +113,15 @@ class Backend(ABC):
     def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = _no_phase) -> Measurement:
         """Measure one config. Expected failures are returned as failed measurements, not raised."""
 
+    def recorded_timings(self, config: Config) -> Mapping[str, float] | None:
+        """The phase timings (s) of ``config``'s last evaluation as recorded elsewhere, or None.
+
+        None (every backend that measures): the worker's clock times the phases of ``evaluate``.
+        A backend that answers from a recording returns the recording's timings instead (empty
+        when it holds none), because its own look-up time is no compile or run time of the kernel.
+        """
+        return None
+
     def close(self) -> None:
         """Release resources (called when the worker exits normally)."""
 

@@ -2,7 +2,8 @@
 
 A recording is a workbench session file (or its journal) or a Kernel Tuner cache file. The space
 is exactly the set of recorded points, and evaluating a point returns what was recorded, failures
-included with their original reason, so strategies, the engine and the GUI can be exercised and
+included with their original reason, and the recorded phase timings (compile, verify, benchmark,
+total) rather than the time the look-up took, so strategies, the engine and the GUI can be exercised and
 compared on real data without a GPU. ``delay_s`` sleeps per evaluation, to play a recording back
 "as if live" in demos.
 """
@@ -33,22 +34,41 @@ def _path_of(spec: BackendSpec) -> str:
     return path
 
 
+def is_kt_cache(path: str) -> bool:
+    """Whether the recording at ``path`` is a Kernel Tuner cache (else a session or its journal),
+    from its first bytes: the format decides how it is read."""
+    from workbench.core.domain.session import FORMAT_NAME
+
+    if path.endswith(".journal") or not os.path.isfile(path):
+        return False
+    with open(path, "rb") as handle:
+        raw = handle.read(_HEAD_BYTES)
+    head = raw.decode("utf-8", errors="replace")
+    if FORMAT_NAME in head:
+        return False
+    return raw.startswith(b"\x1f\x8b") or "tune_params_keys" in head or '"cache"' in head  # gzip: KT only
+
+
+def reading_now(path: str) -> str | None:
+    """How a replay of ``path`` reads its metrics today: the importer's rule for a Kernel Tuner cache
+    (:data:`~workbench.core.io.interop.KT_READING`), None for a session, whose trials are replayed
+    as they were saved whatever the code reading them."""
+    if not is_kt_cache(path):
+        return None
+    from workbench.core.io.interop import KT_READING
+
+    return KT_READING
+
+
 def load_recording(path: str) -> Any:
     """The recording as a :class:`~workbench.core.domain.session.Session`, whichever format it is in."""
-    from workbench.core.domain.session import FORMAT_NAME, load_session
+    from workbench.core.domain.session import load_session
 
-    raw = b""
-    if os.path.isfile(path):
-        with open(path, "rb") as handle:
-            raw = handle.read(_HEAD_BYTES)
-    head = raw.decode("utf-8", errors="replace")
-    if FORMAT_NAME in head or path.endswith(".journal") or not os.path.isfile(path):
-        return load_session(path)
-    if raw.startswith(b"\x1f\x8b") or "tune_params_keys" in head or '"cache"' in head:  # gzip: KT only
+    if is_kt_cache(path):
         from workbench.core.io.interop import import_kt_cache
 
         return import_kt_cache(path)
-    return load_session(path)  # neither: let the session loader say what is wrong
+    return load_session(path)  # a session, or neither: then the session loader says what is wrong
 
 
 def _slots_of(recording: Any, configs: list[Config]) -> tuple[Slot, ...]:
@@ -97,6 +117,12 @@ def recorded_measurements(trials: Sequence[Any]) -> dict[str, Measurement]:
     return {trial.config.id: trial.measurement for trial in trials}
 
 
+def recorded_timings(trials: Sequence[Any]) -> dict[str, dict[str, float]]:
+    """Config id -> the recorded trial's phase timings in seconds (the last trial of a config, as
+    :func:`recorded_measurements`); empty for a trial that recorded none."""
+    return {trial.config.id: {name: float(value) for name, value in trial.timings.items()} for trial in trials}
+
+
 def _chosen_problem(spec: BackendSpec) -> dict[str, Any] | None:
     chosen = spec.options.get("problem")
     return dict(chosen) if isinstance(chosen, Mapping) and chosen else None
@@ -111,6 +137,7 @@ class ReplayBackend(Backend):
     def __init__(self, spec: BackendSpec) -> None:
         super().__init__(spec)
         self._recorded: dict[str, Measurement] | None = None
+        self._timings: dict[str, dict[str, float]] = {}
         self.delay_s = float(spec.options.get("delay_s", 0.0) or 0.0)
         if self.delay_s < 0:
             raise WorkbenchError(f"replay delay_s must be >= 0, got {self.delay_s}")
@@ -161,6 +188,7 @@ class ReplayBackend(Backend):
         path = _path_of(self.spec)
         trials, _problem = recorded_trials(load_recording(path), path, _chosen_problem(self.spec))
         self._recorded = recorded_measurements(trials)
+        self._timings = recorded_timings(trials)
 
     def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = _no_phase) -> Measurement:
         if self._recorded is None:
@@ -173,3 +201,9 @@ class ReplayBackend(Backend):
         if recorded is None:
             return Measurement.failure(Status.SKIPPED, "not in the recording")
         return recorded
+
+    def recorded_timings(self, config: Config) -> Mapping[str, float]:
+        """The recording's timings of ``config`` (none for a config it lacks): a replayed trial's
+        compile, verify and benchmark times are the recorded ones, not this look-up's (called after
+        :meth:`evaluate`, which loaded the recording)."""
+        return dict(self._timings.get(config.id, {}))

@@ -3,7 +3,92 @@
 Every user-facing error (a malformed file, an unsafe restriction, a value outside a slot's domain)
 is a ``WorkbenchError`` whose message is one line a person can act on; the command line prints it
 without a traceback and exits non-zero.
+
+A message that tells the person which setting to change names the setting, not the command line's
+flag for it: ``WorkbenchError(template="give a larger {budget}")``; any user data in a template goes through
+:func:`quoted`, so its braces stay text. ``str()`` words it with the
+flags (:data:`SETTING_FLAGS`: ``give a larger --budget``), and a front end that names its settings
+otherwise (the window, by its controls) words it with its own names (:meth:`WorkbenchError.worded`),
+so the window never tells someone to type a flag it has no place for.
 """
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+#: The command line's flag for each setting a message may name (``{key}``, or ``{key:value}`` for
+#: the setting with a value: ``{format:json}`` is ``--format json``).
+SETTING_FLAGS: dict[str, str] = {
+    "budget": "--budget",
+    "sizes": "--sizes",
+    "problem": "--set",
+    "format": "--format",
+    "at": "--at",
+    "replay": "--replay",
+    "backend": "--backend",
+    "kernel_dir": "--kernel-dir",
+    "objectives": "--objectives",
+    "strategy": "--strategy",
+    "workers": "--workers",
+    "devices": "--devices",
+    "allow_mixed_gpus": "--allow-mixed-gpus",
+    # whole commands: what starts a new session of a recording (a continued one was refused)
+    "replay_new": "tune --replay",
+    "import_kt": "import-kt",
+}
+
+#: How a front end words a setting: from the value a message gives it ("" when it gives none).
+Wording = Callable[[str], str]
+
+#: ``{{`` / ``}}`` (a brace of the text: see :func:`quoted`), or a setting ``{key}`` / ``{key:value}``
+#: whose value may hold quoted braces.
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([a-z_]+)(?::((?:[^{}]|\{\{|\}\})*))?\}")
+
+
+def quoted(text: object) -> str:
+    """``text`` for a template: its braces doubled, so that user data (a path, a problem value, a
+    message quoting a file) is shown as it is and never read as a setting to word."""
+    return str(text).replace("{", "{{").replace("}", "}}")
+
+
+def _unquoted(text: str) -> str:
+    return text.replace("{{", "{").replace("}}", "}")
+
+
+def _flag(flag: str) -> Wording:
+    return lambda value: f"{flag} {value}" if value else flag
+
+
+#: :data:`SETTING_FLAGS` as wordings: the command line's, and every front end's fallback. A few
+#: settings the command line gives by a command rather than a flag: ``{benchmark_code:PATH}``, the
+#: person's yes to run a continued session's python benchmark (naming its file to ``tune``), and
+#: ``{new_session}``, a run that starts a session of its own.
+FLAG_WORDING: dict[str, Wording] = {
+    **{key: _flag(flag) for key, flag in SETTING_FLAGS.items()},
+    "benchmark_code": lambda value: f"name it to run its code (tune {value or 'FILE'} --resume ...)",
+    "new_session": lambda value: "a new run (tune KERNEL or tune --replay FILE)",
+}
+
+
+def word(template: str, names: Mapping[str, Wording]) -> str:
+    """``template`` with each ``{key}`` / ``{key:value}`` of a setting in ``names`` worded by it and
+    each doubled brace (:func:`quoted` text) made single; other text in braces is left as it is."""
+
+    def one(match: re.Match[str]) -> str:
+        whole = match.group(0)
+        if whole in ("{{", "}}"):
+            return whole[0]
+        wording = names.get(match.group(1))
+        return _unquoted(whole) if wording is None else wording(_unquoted(match.group(2) or ""))
+
+    return _PLACEHOLDER.sub(one, template)
+
+
+def _printable(text: str) -> str:
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class WorkbenchError(Exception):
@@ -12,13 +97,33 @@ class WorkbenchError(Exception):
     The message often quotes a file (a field name, a value); control characters in it are shown
     escaped (``\\n``, ``\\x1b``), so a crafted file can neither break the line nor send escape
     sequences to the terminal.
+
+    ``template``: the message with the settings it names as ``{key}`` placeholders (see the
+    module's docstring); the message itself is then the template worded with the flags.
     """
 
+    def __init__(self, *args: object, template: str | None = None) -> None:
+        if template is not None:
+            args = (word(template, FLAG_WORDING), *args)
+        super().__init__(*args)
+        self.template = template
+
     def __str__(self) -> str:
-        text = super().__str__()
-        if text.isprintable():
-            return text
-        return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+        return _printable(super().__str__())
+
+    def worded(self, names: Mapping[str, Wording]) -> str:
+        """The message with the settings it names worded by ``names`` (a setting ``names`` lacks
+        keeps its flag); a message without settings is ``str(self)``."""
+        if self.template is None:
+            return str(self)
+        return _printable(word(self.template, {**FLAG_WORDING, **names}))
+
+    def prefixed(self, prefix: str) -> WorkbenchError:
+        """A WorkbenchError saying ``prefix`` and then this one's message (``prefix`` may name
+        settings too), keeping the settings this message names: where an error is explained by
+        where its input came from (``{sizes}: ...``). The error keeps its class (a
+        :class:`SpaceError` stays one)."""
+        return type(self)(template=prefix + (self.template if self.template is not None else quoted(str(self))))
 
 
 class SpaceError(WorkbenchError):

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.core.domain.metrics import known_direction
+from workbench.core.domain.metrics import OTHER_LATENCY_READINGS, known_direction
 
 #: Metrics that say how much memory a config claims, in the order offered.
 #: Register spills are traffic, not a footprint, so they are left out.
@@ -41,12 +41,14 @@ def has_data(model: Any, name: str) -> bool:
 def tradeoff_metrics(model: Any) -> list[str]:
     """What the trade-off chart offers against latency: the memory-like metrics the trials report;
     without any (a Kernel Tuner recording has none), every other metric they report whose direction
-    is known (GFLOP/s, GB/s, energy ...), so the chart still shows a trade-off instead of nothing."""
+    is known (GFLOP/s, GB/s, energy ...) and is no other reading of the latency (Kernel Tuner's
+    time), so the chart still shows a trade-off instead of nothing or latency against itself."""
     memory = [name for name in MEMORY_METRICS if has_data(model, name)]
     if memory or model.n == 0:
         return memory
     directions = getattr(getattr(model, "weights", None), "directions", None)
     return [name for name in model.metric_names() if not name.startswith(("slot:", "latency"))
+            and name not in OTHER_LATENCY_READINGS
             and known_direction(name, directions) is not None and has_data(model, name)]
 
 

@@ -14,10 +14,11 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.domain.metrics import known_direction
 from workbench.gui.axes import can_log, category_ticks, default_rate_metric, default_tradeoff_metric, tradeoff_metrics
+from workbench.gui.chart_header import ChartHeader
 from workbench.gui.elided_label import ElidedCombo
 from workbench.gui.fast_scatter import FastScatter
 from workbench.gui.model import SessionModel
@@ -74,13 +75,11 @@ class _ChartBase(QWidget):
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         for axis in ("bottom", "left"):  # major and first minor level only: the finest grid costs ~4 ms a paint
             self.plot.getAxis(axis).setStyle(maxTickLevel=1)
-        # One header row per chart (title + the chart's own controls) keeps the three plots aligned.
-        self.header = QHBoxLayout()
-        self.header.setContentsMargins(6, 2, 6, 0)
-        self.title_label = QLabel(f"<b>{self.title}</b>")
-        self.title_label.setToolTip(self.hint)
-        self.header.addWidget(self.title_label)
-        self.header.addStretch(1)
+        # One header per chart: the title and the chart's own controls (``self.header.add_group``),
+        # on one line when the chart is wide enough and flowing onto more when it is not, so that a
+        # header's width never squeezes the chart beside it (see ``chart_header.py``).
+        self.header = ChartHeader(self.title, self.hint)
+        self.title_label = self.header.title
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -92,7 +91,7 @@ class _ChartBase(QWidget):
         self.legend.setContentsMargins(8, 0, 6, 0)
         self.legend.setStyleSheet("font-size: 8pt; color: #333;")
         self.legend_entries: list[str] = []
-        layout.addLayout(self.header)
+        layout.addWidget(self.header)
         layout.addWidget(self.legend)
         layout.addWidget(self.plot, 1)
         self.plot.setMenuEnabled(False)
@@ -298,9 +297,7 @@ class TradeoffChart(_ChartBase):
         self.log_box = QCheckBox("log latency")
         self.log_box.setToolTip("latencies of a tuning run often span orders of magnitude")
         self.log_box.toggled.connect(lambda on: self.set_log(on, False))
-        self.header.addWidget(QLabel("   y"))
-        self.header.addWidget(self.y_combo)
-        self.header.addWidget(self.log_box)
+        self.header.add_group(QLabel("   y"), self.y_combo, self.log_box)
         self.log_box.setChecked(True)
 
     def plotted_title(self) -> str:
@@ -477,8 +474,8 @@ class MetricChart(_ChartBase):
         self._labels: tuple[str, str] = ("", "")
         self._log_allowed: dict[tuple[Any, ...], bool] = {}
         self._ticks: tuple[Any, Any] = (None, None)
-        for widget in (QLabel("   x"), self.x_combo, self.x_log, QLabel("  y"), self.y_combo, self.y_log):
-            self.header.addWidget(widget)
+        self.header.add_group(QLabel("  x"), self.x_combo, self.x_log)
+        self.header.add_group(QLabel("  y"), self.y_combo, self.y_log)
         self._fill_combos()
 
     def set_axes(self, x: str, y: str, log_x: bool = False, log_y: bool = False) -> None:

@@ -10,10 +10,11 @@ is short of room.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from PySide6.QtCore import QEvent, QSize, Qt
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QFontMetricsF, QPainter
 from PySide6.QtWidgets import (
     QComboBox, QFrame, QMenu, QSizePolicy, QStyle, QStyleOptionComboBox, QStylePainter, QTabBar, QTabWidget,
     QToolButton, QWidget,
@@ -21,14 +22,22 @@ from PySide6.QtWidgets import (
 
 
 class ElidedLabel(QFrame):
-    def __init__(self, text: str = "", minimum_chars: int = 0) -> None:
+    def __init__(self, text: str = "", minimum_chars: int = 0, whole: bool = False) -> None:
         """``minimum_chars`` > 0: a label in a row that lays out by size hints (a tool bar) asks
         for about that many characters and takes whatever room the row has left over; asking for
-        its whole text instead made the row shrink every other control (a combo box cut mid-word)."""
+        its whole text instead made the row shrink every other control (a combo box cut mid-word).
+
+        ``whole``: the label asks for its whole text and gives it up down to ``minimum_chars``
+        only when its row is short of room (a chart's title beside the chart's own controls:
+        a title that insisted on its whole width set the chart's minimum width, and squeezed
+        the chart beside it in presentation mode's large fonts)."""
         super().__init__()
         self._text = ""
         self._minimum_chars = minimum_chars
-        if minimum_chars > 0:
+        self._whole = whole
+        if whole:
+            self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        elif minimum_chars > 0:
             self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         else:
             self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -41,9 +50,17 @@ class ElidedLabel(QFrame):
     def setText(self, text: str) -> None:  # QLabel's name
         self._text = text
         self.setToolTip(text)
+        if self._whole:
+            self.updateGeometry()
         self.update()
 
     def sizeHint(self) -> QSize:  # Qt override
+        if self._whole:
+            margins = self.contentsMargins()
+            # the exact advance rounded up: elidedText cuts a text given its advance rounded down
+            advance = math.ceil(QFontMetricsF(self.font()).horizontalAdvance(self._text))
+            width = advance + margins.left() + margins.right()
+            return QSize(max(width, self.minimumSizeHint().width()), self.fontMetrics().height() + 2)
         return QSize(self.minimumSizeHint().width(), self.fontMetrics().height() + 2)
 
     def minimumSizeHint(self) -> QSize:  # Qt override

@@ -74,12 +74,21 @@ class FailureLog(QWidget):
         model.trials_added.connect(self._on_trials_changed)
         model.session_changed.connect(self._on_session_changed)
         table_model.modelReset.connect(self._hide_columns)
+        table_model.columnsInserted.connect(self._hide_inserted)
         self._hide_columns()
+
+    def _hide_inserted(self, _parent: object, first: int, last: int) -> None:
+        """A metric first reported mid-run arrives as an inserted column of the shared table
+        model: a failure has no metrics, so it stays hidden here like the others."""
+        for column in range(first, last + 1):
+            self.view.setColumnHidden(column, not self._shown_here(self.table_model.column_key(column)))
+
+    def _shown_here(self, key: str) -> bool:
+        return key in self.VISIBLE or key.startswith("slot:")
 
     def _hide_columns(self) -> None:
         for column in range(self.table_model.columnCount()):
-            key = self.table_model.column_key(column)
-            self.view.setColumnHidden(column, not (key in self.VISIBLE or key.startswith("slot:")))
+            self.view.setColumnHidden(column, not self._shown_here(self.table_model.column_key(column)))
         header = self.view.horizontalHeader()
         header.moveSection(header.visualIndex(self.table_model.column_of("message")),
                            header.visualIndex(self.table_model.column_of("status")) + 1)

@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
 from workbench.core.errors import WorkbenchError
 from workbench.core.model.kernel_draft import Diagnostic, DraftReport, check_draft
 from workbench.core.domain.kernel_spec import (
-    DEFAULT_ATOL, DEFAULT_RTOL, SPEC_SUFFIX, SpecError, expression_problem, format_values, parse_values, read_spec,
-    read_spec_source, save_template_folder, split_expressions, user_templates_dir,
+    DEFAULT_ATOL, DEFAULT_RTOL, SPEC_SUFFIX, SpecError, expression_problem, format_values, load_declarative, parse_values,
+    read_spec, read_spec_source, save_template_folder, split_expressions, user_templates_dir,
 )
 from workbench.core.domain.macros import scan_macros
 
@@ -98,6 +98,9 @@ class KernelEditor(QMainWindow):
         self.setWindowTitle("Kernel template editor")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
         self.start_run_callback = start_run
+        #: told (name, folder) when a folder's declarative template opens: the person chose that
+        #: folder, so the main window may run and export the template from it (``--kernel-dir``)
+        self.folder_opened: Callable[[str, Path], None] | None = None
         self.folder: Path | None = None  # where the template was opened from / saved to
         self.reference_file: Path | None = None  # a python reference the person chose in this dialog
         self.report: DraftReport | None = None
@@ -630,10 +633,12 @@ class KernelEditor(QMainWindow):
                 self.set_spec(spec, source, folder)
             except (AttributeError, TypeError, KeyError, ValueError) as exc:
                 self.new_kernel()  # a half-filled form would be worse than a fresh one
+                load_declarative(path)  # the loader's own error names the field and its line (reads JSON only)
                 raise SpecError(f"is not a template spec this editor can show ({type(exc).__name__}: {exc}); "
-                                "fix it in a text editor, the errors of `python main.py kernels --kernel-dir` name its lines",
-                                path=str(path)) from None
+                                "fix it in a text editor", path=str(path)) from None
             self.setWindowTitle(f"Kernel template editor - {path}")
+            if self.folder_opened is not None and spec.get("name"):
+                self.folder_opened(str(spec["name"]), folder)
             return
         sources = sorted(folder.glob("*.cu"))
         if not sources:

@@ -37,6 +37,7 @@ from workbench.gui.results_table import ResultsTable
 from workbench.gui.run_panel import RunToolbar
 from workbench.gui.slots_panel import SlotsPanel
 from workbench.gui.source_view import SourceView
+from workbench.gui.text import EXPORT_SUFFIXES, window_message
 
 _log = logging.getLogger(__name__)
 
@@ -295,6 +296,7 @@ class MainWindow(QMainWindow):
         from workbench.gui.kernel_editor import KernelEditor
 
         editor = KernelEditor(self, start_run=self.start_run, interactive=self.interactive)
+        editor.folder_opened = self._kernel_folder_opened
         self.kernel_editor = editor
         if folder is not None:
             editor.open_folder(Path(folder))
@@ -302,6 +304,15 @@ class MainWindow(QMainWindow):
         if ask:
             editor.choose_and_open()
         return editor
+
+    def _kernel_folder_opened(self, name: str, folder: Path) -> None:
+        """A template opened with File > Open kernel folder... runs and exports from that folder here
+        (what ``--kernel-dir`` does for ``tune`` and ``export``): the person chose the folder, so a
+        session of that template continues and its .cu export renders. Opening a session file never
+        names a folder to run from."""
+        self.toolbar.kernel_folders[name] = str(folder)
+        if self.toolbar.kernel.findText(name) < 0:
+            self.toolbar.kernel.addItem(name)
 
     # --- the tabs built when first shown (see LazyTabs) ----------------------------------------------
     def _build_importance(self) -> QWidget:
@@ -463,7 +474,7 @@ class MainWindow(QMainWindow):
         try:
             objective = Objective(self.model.constraints, self.model.weights, running)
         except WorkbenchError as exc:
-            self.statusBar().showMessage(f"the run keeps its objective: {exc}", 8000)
+            self.statusBar().showMessage(f"the run keeps its objective: {window_message(exc)}", 8000)
             return
         engine.set_objective(objective)
 
@@ -579,7 +590,7 @@ class MainWindow(QMainWindow):
         try:
             self.start_run(self.toolbar.request())
         except WorkbenchError as exc:
-            self._error("Cannot start the run", str(exc))
+            self._error("Cannot start the run", window_message(exc))
 
     def start_run(self, run: dict[str, Any]) -> None:
         """Start a run from a request (toolbar or automation) through the run controller.
@@ -601,7 +612,9 @@ class MainWindow(QMainWindow):
         request = self._run_request(run, current)
         continuing = current is not None and (self._same_choices(run) or continues(request, current))
         if continuing and current is not None:
-            request = self._continue_request(run, current)
+            # the problem field goes to the controller, which refuses one the session is not at
+            # (or, for a sweep, one no swept size measures) rather than the run ignoring it
+            request = dataclasses.replace(self._continue_request(run, current), problem=run.get("problem") or None)
         elif current is not None and not self._maybe_save():
             raise WorkbenchError("run not started: the current session has unsaved trials")
         else:
@@ -630,6 +643,8 @@ class MainWindow(QMainWindow):
             self._set_autosave(output, held)
         if not continuing:
             self.model.set_session(prepared.session)
+            if "problem" not in run:  # a request without one runs the default problem: the field says so,
+                self.toolbar.apply({"problem": {}})  # not what was typed there before (the next Start reads it)
         self.model.dirty = self.path is None or self.model.dirty
         self._shown_request = self._choices(self.toolbar.request())
         cost_model_note = (prepared.session.extra.get("cost_model") or {}).get("note")
@@ -715,9 +730,22 @@ class MainWindow(QMainWindow):
             raise WorkbenchError("no session to re-measure")
         if self.path is None and self.autosave_path is None:
             raise WorkbenchError("save the session first: re-measured trials are added to its file")
-        path, held = self._run_output(self.model.session.kernel)
-        request = RunRequest(constraints=self.model.constraints, weights=self.model.weights)
-        run, why = remeasure_aborted(path, request, held=held)
+        session = self.model.session
+        backend = session.backend if isinstance(session.backend, dict) else {}
+        # the session's own code and template folder, as Start continues it: the benchmark's code
+        # runs with the person's yes, a template from the folder the kernel list runs it from
+        trust = backend.get("kind") == "python" and self._confirm_code(Path(str((backend.get("options") or {}).get("path", ""))))
+        shown = self.toolbar.request()
+        folders = shown.get("kernel_dirs") if self._shows_session_kernel(str(shown.get("kernel") or "")) else None
+        path, held = self._run_output(session.kernel)
+        request = RunRequest(constraints=self.model.constraints, weights=self.model.weights, trust_session_code=trust,
+                             kernel_dirs=tuple(str(d) for d in folders or ()))
+        try:
+            run, why = remeasure_aborted(path, request, held=held)
+        except BaseException:
+            if held is not None and held is not self._autosave_lock:  # taken for this run only
+                held.release()
+            raise
         if run is None:
             self.statusBar().showMessage(why, 10000)
             return
@@ -745,7 +773,7 @@ class MainWindow(QMainWindow):
         except WorkbenchError as exc:
             if held is not None and held is not self._autosave_lock:  # taken for this run only
                 held.release()
-            self.statusBar().showMessage(f"measure missing cells: {exc}", 15000)
+            self.statusBar().showMessage(f"measure missing cells: {window_message(exc)}", 15000)
             return
         self.model.sync()
         if self.path is None:
@@ -770,6 +798,9 @@ class MainWindow(QMainWindow):
             budget=run.get("budget"), time_limit_s=run.get("time_limit_s"), workers=run.get("workers"),
             compile_timeout_s=run.get("compile_timeout_s"), run_timeout_s=run.get("run_timeout_s"),
             domains=domains, restrictions=restrictions, sizes=run.get("sizes") or None,
+            # the device box picks the GPU: without it every visible GPU would measure (the run's
+            # default) and the session would describe the first, not the one chosen
+            devices=(int(run["device"]),) if run.get("backend") == "cuda" and run.get("device") is not None else None,
         )
 
     def _continue_request(self, run: dict[str, Any], session: Session) -> RunRequest:
@@ -797,6 +828,9 @@ class MainWindow(QMainWindow):
             compile_timeout_s=run.get("compile_timeout_s"), run_timeout_s=run.get("run_timeout_s"),
             backend_options=extra, constraints=self.model.constraints, weights=self.model.weights,
             domains=domains, restrictions=restrictions, trust_session_code=trust, sizes=run.get("sizes") or None,
+            # the folder the kernel list runs this template from (the person's: saved with the
+            # editor, or opened with File > Open kernel folder...), never one the file names
+            kernel_dirs=tuple(str(d) for d in run.get("kernel_dirs") or ()),
         )
 
     def _confirm_code(self, path: Path) -> bool:
@@ -1010,7 +1044,7 @@ class MainWindow(QMainWindow):
         try:
             self.toolbar.apply(run)
         except WorkbenchError as exc:  # a strategy or backend this build lacks, a hand-edited option
-            self.statusBar().showMessage(f"Session settings not restored: {exc}", 15000)
+            self.statusBar().showMessage(f"Session settings not restored: {window_message(exc)}", 15000)
         self._shown_request = self._choices(self.toolbar.request())
 
     def save(self) -> bool:
@@ -1049,7 +1083,7 @@ class MainWindow(QMainWindow):
                 self.model.sync()
             save_session(self.model.session, path, keep_journal=self.running)
         except WorkbenchError as exc:
-            self._error("Cannot save", str(exc))
+            self._error("Cannot save", window_message(exc))
             return False
         finally:
             if lock is not None:
@@ -1147,7 +1181,7 @@ class MainWindow(QMainWindow):
         return target
 
     #: export format by file suffix (File > Export best config)
-    EXPORT_FORMATS = {".h": "header", ".cu": "cuda", ".json": "json", ".py": "cupy"}
+    EXPORT_FORMATS = {suffix: fmt for fmt, suffix in EXPORT_SUFFIXES.items()}
 
     def export_best(self, path: str) -> None:
         """Export the recommended config under the constraints and weights in force now.
@@ -1224,7 +1258,7 @@ class MainWindow(QMainWindow):
         try:
             action()
         except (WorkbenchError, OSError) as exc:
-            self._error(title, str(exc))
+            self._error(title, window_message(exc))
             return False
         return True
 

@@ -41,6 +41,7 @@ from workbench.core.domain.portability import (
     portability_report,
 )
 from workbench.gui.model import SessionModel
+from workbench.gui.text import window_message
 
 WARN = "#d55e00"
 
@@ -146,7 +147,7 @@ class PortabilityView(QWidget):
             try:
                 self.add_sessions(paths)
             except WorkbenchError as exc:
-                self._show_error(str(exc))
+                self._show_error(window_message(exc))
 
     def _on_remove_clicked(self) -> None:
         row = self.files.currentRow() - (1 if self._current() is not None else 0)
@@ -198,7 +199,7 @@ class PortabilityView(QWidget):
             report = portability_report(sessions, labels, self.model.constraints, self.model.weights,
                                         predictors=predictors, at=at)
         except WorkbenchError as exc:
-            self._show_error(str(exc))
+            self._show_error(window_message(exc))
             return
         report.notes += notes
         self.report = report

@@ -8,6 +8,7 @@ insertions; a re-rank only signals that the derived columns (feasible, score) ch
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
@@ -18,14 +19,57 @@ from PySide6.QtWidgets import (
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Trial
+from workbench.core.domain.metrics import METRICS, known_direction
 from workbench.gui.model import STATUSES, SessionModel
-from workbench.gui.text import fmt, metric_label
+from workbench.gui.text import fmt, metric_label, plain_tip
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 #: Metric columns after latency / score / feasibility / noise, in this order (those some trial reports).
-TABLE_METRICS = ("memory_mb", "onchip_kb_per_sm", "throughput_gbs", "gflops", "quality", "occupancy", "registers")
+TABLE_METRICS = ("kt_time_ms", "memory_mb", "onchip_kb_per_sm", "throughput_gbs", "gflops", "quality", "occupancy", "registers")
 #: Rates a kernel may not have (a histogram does no floating-point work): a column of zeros says nothing.
 RATE_METRICS = frozenset({"throughput_gbs", "gflops"})
+#: Metrics a built-in column shows: latency and :data:`TABLE_METRICS` by name, the latency
+#: percentiles as the noise column. Every other metric a trial reports gets a column of its own.
+BUILT_IN_METRICS = frozenset({"latency_ms", "latency_p20_ms", "latency_p80_ms", *TABLE_METRICS})
+
+
+def reported_metrics(trials: Iterable[Trial], known: Iterable[str] = ()) -> list[str]:
+    """The metrics ``trials`` report with a finite value that no built-in column shows and that are
+    not in ``known``, in the order they first appear (a trial's own in name order): a python
+    benchmark's own figures (``merit``), a recording's user metrics, the simulator's model terms."""
+    seen = set(known) | BUILT_IN_METRICS
+    found: list[str] = []
+    for trial in trials:  # a set lookup per reported name: a 20,000-trial session opens without delay
+        new = [name for name in trial.measurement.metrics if name not in seen]
+        for name in sorted(new):
+            if math.isfinite(trial.metric(name)):
+                seen.add(name)
+                found.append(name)
+    return found
+
+
+def metric_heading(name: str) -> str:
+    """A metric's column title: its label, or its name with the unit the registry gives it."""
+    label = metric_label(name)
+    info = METRICS.get(name)
+    if label == name and info is not None and info.unit and info.unit.lower() not in name.lower():
+        return f"{name} ({info.unit})"
+    return label
+
+
+#: The widest a metric column starts, in characters of its header (longer names are elided).
+MAX_HEADER_CHARS = 24
+
+
+def metric_tip(name: str, directions: Mapping[str, int]) -> str:
+    """What a metric column holds and which way is better (the user's direction, the registry's,
+    or a naming convention's), or that no direction is known yet."""
+    info = METRICS.get(name)
+    what = f"{name}: {info.description}" if info is not None and info.description else f"{name}: reported by the trials"
+    direction = known_direction(name, directions)
+    if direction is None:
+        return f"{what}; direction unknown (choose one under Score weights to weigh it)"
+    return f"{what}; {'higher' if direction > 0 else 'lower'} is better"
 
 
 def metric_says_something(name: str, value: float) -> bool:
@@ -42,6 +86,8 @@ _HEADER_TIPS = {
     "feasible": "yes, or the constraint the trial violates with its value",
     "spread": "run-to-run noise: half the p20..p80 latency range, as a percent of the median",
     "score": "the objective's score (1 = best on every weighted metric)",
+    "metric:kt_time_ms": "the time Kernel Tuner recorded and optimised (by default the mean of its repetitions); "
+                         "latency is their median",
 }
 
 
@@ -77,13 +123,19 @@ def latency_spread_percent(trial: Trial) -> float:
 class TrialTableModel(QAbstractTableModel):
     """Columns: #, each slot, latency, score, feasibility (or the violated constraint), the latency
     spread, the other metrics, status, message and the config id last: what a config *is* and how it
-    did come first, so they stay on screen on a 1440 px window."""
+    did come first, so they stay on screen on a 1440 px window.
+
+    The other metrics are the usual ones (:data:`TABLE_METRICS`) and then every metric the trials
+    report besides (:func:`reported_metrics`). Those arrive with the trials: a metric first
+    reported mid-run is inserted after the others (``columnsInserted``), never by a reset, so the
+    columns already there keep their order, widths, sort and the selected row."""
 
     def __init__(self, model: SessionModel) -> None:
         super().__init__()
         self.model = model
         self._columns: list[tuple[str, str]] = []
         self._rows = 0
+        self.own_metrics: list[str] = []  # reported metrics beyond the built-in columns, in column order
         model.session_changed.connect(self._on_session_changed)
         model.trials_added.connect(self._on_trials_added)
         model.ranking_changed.connect(self._on_ranking_changed)
@@ -96,11 +148,20 @@ class TrialTableModel(QAbstractTableModel):
         columns += [("metric:latency_ms", metric_label("latency_ms")), ("score", "score"), ("feasible", "feasible"),
                     ("spread", "noise ±%")]
         columns += [("metric:" + m, metric_label(m)) for m in TABLE_METRICS]
+        self.own_metrics = reported_metrics(self.model.trials)
+        columns += [("metric:" + m, metric_heading(m)) for m in self.own_metrics]
         columns += [("status", "status"), ("message", "message"), ("id", "id")]
         self._columns = columns
         self.endResetModel()
 
     def _on_trials_added(self, start: int, stop: int) -> None:
+        fresh = reported_metrics(self.model.trials[start:stop], self.own_metrics)
+        if fresh:
+            at = self.column_of("status")
+            self.beginInsertColumns(QModelIndex(), at, at + len(fresh) - 1)
+            self._columns[at:at] = [("metric:" + m, metric_heading(m)) for m in fresh]
+            self.own_metrics += fresh
+            self.endInsertColumns()
         if stop <= self._rows:
             return
         self.beginInsertRows(QModelIndex(), self._rows, stop - 1)
@@ -128,7 +189,10 @@ class TrialTableModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return self._columns[section][1]
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
-            return _HEADER_TIPS.get(self._columns[section][0])
+            key = self._columns[section][0]
+            if key.startswith("metric:") and key[7:] in self.own_metrics:
+                return plain_tip(metric_tip(key[7:], self.model.weights.directions))
+            return _HEADER_TIPS.get(key)
         return None
 
     def raw(self, row: int, key: str) -> Any:
@@ -284,6 +348,8 @@ class ResultsTable(QWidget):
         model.ranking_changed.connect(self._on_ranking_changed)
         self.table_model.modelReset.connect(self._fit_columns)
         self.table_model.modelReset.connect(self._on_columns_reset)
+        # a metric first reported mid-run: its new column fitted, the others left as the user sized them
+        self.table_model.columnsInserted.connect(lambda _parent, first, last: self._fit_columns(range(first, last + 1)))
         model.trials_added.connect(self._on_trials_shown)
         self._shown_metrics: set[str] = set()
         self._fit_columns()
@@ -319,13 +385,14 @@ class ResultsTable(QWidget):
         if event.type() == QEvent.Type.FontChange and hasattr(self, "table_model"):  # not while constructing
             self._fit_columns()
 
-    def _fit_columns(self) -> None:
-        """Columns as wide as their header (reading every cell to fit 20,000 rows would stall the window),
-        as the style measures it: its margins and sort arrow do not grow with the font as the text does."""
+    def _fit_columns(self, columns: Iterable[int] | None = None) -> None:
+        """Columns (``columns``, or all) as wide as their header (reading every cell to fit 20,000
+        rows would stall the window), as the style measures it: its margins and sort arrow do not
+        grow with the font as the text does."""
         header = self.view.horizontalHeader()
         metrics = header.fontMetrics()
         self.view.verticalHeader().setDefaultSectionSize(max(22, metrics.height() + 6))
-        for column in range(self.table_model.columnCount()):
+        for column in range(self.table_model.columnCount()) if columns is None else columns:
             title = str(self.table_model.headerData(column, Qt.Orientation.Horizontal))
             key = self.table_model.column_key(column)
             width = max(metrics.horizontalAdvance(title) + 18, header.sectionSizeFromContents(column).width(), 44)
@@ -337,6 +404,8 @@ class ResultsTable(QWidget):
                 width = max(width, metrics.horizontalAdvance("compile_error") + 16)
             elif key == "feasible":
                 width = max(width, metrics.horizontalAdvance("latency_ms 0.41 > 0.3") + 12)
+            elif key.startswith("metric:"):  # a name from a file can be any length: the tool tip has it whole
+                width = min(width, metrics.horizontalAdvance("M" * MAX_HEADER_CHARS) + 18)
             self.view.setColumnWidth(column, width)
 
     def _on_ranking_changed(self) -> None:

@@ -17,6 +17,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.domain.sizes import format_sizes, parse_sizes_text
 from workbench.gui.elided_label import ElidedLabel
 from workbench.gui.strategy_options import StrategyOptionsForm
+from workbench.gui.text import BACKENDS
 from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES
 
 #: The template the window opens on when no last-used one is remembered: small, with its resource
@@ -29,9 +30,6 @@ DEFAULT_BUDGET = 100
 DEFAULT_GPU = "H200"
 #: The simulator's resource figures when none are named: compiled (the backend's own default).
 DEFAULT_COMPILE = "nvrtc"
-
-BACKENDS = (("auto", "auto (GPU if present)"), ("cuda", "CUDA device"), ("sim", "simulated GPU"),
-            ("replay", "replay a recording"), ("python", "python benchmark"))
 
 
 @functools.lru_cache(maxsize=1)

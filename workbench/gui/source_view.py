@@ -57,7 +57,7 @@ def render_source(session: Session, config: Config, problem: Mapping[str, Any] |
         folders = [str(d) for d in options.get("kernel_dirs", ()) or () if isinstance(d, str)]
         if folders:
             return "", (f"template {session.kernel!r} comes from the folder {folders[0]!r}, which is not loaded "
-                        "(opening a file never runs code); tune with --kernel-dir to use it")
+                        "(opening a file never runs code); File > Open kernel folder... shows it in the kernel editor")
         return "", f"no template named {session.kernel!r} on this machine (a recording has no source)"
     try:
         return (template.render(config, session.problem if problem is None else dict(problem)),

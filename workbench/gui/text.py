@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import html
 import math
 from typing import Any
+
+from workbench.core.errors import WorkbenchError, Wording
 
 METRIC_LABELS: dict[str, str] = {
     "latency_ms": "latency (ms)",
     "latency_p20_ms": "latency p20 (ms)",
     "latency_p80_ms": "latency p80 (ms)",
+    "kt_time_ms": "Kernel Tuner time (ms)",
     "memory_mb": "memory (MB)",
     "quality": "quality",
     "throughput_gbs": "throughput (GB/s)",
@@ -24,6 +28,12 @@ METRIC_LABELS: dict[str, str] = {
     "threads_per_block": "threads / block",
     "power_w": "power (W)",
 }
+
+
+def plain_tip(text: str) -> str:
+    """``text`` as a tool tip that shows it as written: Qt renders a tip that looks like markup as
+    rich text, so a name from a file (``<img src=...>``, ``a<b``) would draw or vanish instead."""
+    return f"<p>{html.escape(text)}</p>"
 
 
 def metric_label(name: str) -> str:
@@ -72,3 +82,54 @@ def describe_trial(model: Any, index: int) -> str:
     else:
         lines.append(trial.measurement.message)
     return "\n".join(lines)
+
+
+#: The window's export of each ``--format``: the suffix of the file File > Export best config
+#: writes it to (the suffix picks the format there).
+EXPORT_SUFFIXES = {"header": ".h", "cuda": ".cu", "json": ".json", "cupy": ".py"}
+
+
+def _export_wording(value: str) -> str:
+    suffix = EXPORT_SUFFIXES.get(value)
+    if suffix is None:  # a format the window does not export: the command line's name is the only one
+        return f"--format {value}" if value else "--format"
+    return f"a {suffix} export"
+
+
+#: The backend box's choices: the backend's name on the command line, and its label here.
+BACKENDS = (("auto", "auto (GPU if present)"), ("cuda", "CUDA device"), ("sim", "simulated GPU"),
+            ("replay", "replay a recording"), ("python", "python benchmark"))
+
+
+def _backend_wording(value: str) -> str:
+    label = dict(BACKENDS).get(value)
+    return f"{label} in the backend box" if label else "the backend box"
+
+
+#: The window's names for the settings a message may name (see ``workbench.core.errors``): the
+#: control a person changes here, where the command line names a flag.
+WINDOW_SETTINGS: dict[str, Wording] = {
+    "budget": lambda value: "the evals box",
+    "sizes": lambda value: f"the sizes field's {value}" if value else "the sizes field",
+    "problem": lambda value: f"{value} in the problem field" if value else "the problem field",
+    "format": _export_wording,
+    "replay": lambda value: "the recording field",
+    "at": lambda value: f"{value} in the at-size field" if value else "the at-size field",
+    "replay_new": lambda value: "File > New session, then Start with the recording",
+    "import_kt": lambda value: "File > Import Kernel Tuner cache...",
+    "new_session": lambda value: "a new one with File > New session",
+    "backend": _backend_wording,
+    "kernel_dir": lambda value: f"File > Open kernel folder... on {value}" if value else "File > Open kernel folder...",
+    "objectives": lambda value: "File > New session" if value == "none" else "the objectives",
+    "strategy": lambda value: f"{value} in the strategy box" if value else "the strategy box",
+    "benchmark_code": lambda value: "the window asks before running its code: answer yes to run it",
+    # the window has no control for these: a continued session's come from its file's run settings
+    "workers": lambda value: "the session's worker count (run.workers in its file)",
+    "devices": lambda value: "the session's devices (run.devices in its file)",
+    "allow_mixed_gpus": lambda value: "run.allow_mixed_gpus in the session's file",
+}
+
+
+def window_message(exc: BaseException) -> str:
+    """An error's message as the window says it: the settings it names called by their controls."""
+    return exc.worded(WINDOW_SETTINGS) if isinstance(exc, WorkbenchError) else str(exc)

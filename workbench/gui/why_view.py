@@ -192,7 +192,8 @@ class RooflineChart(_ChartBase):
             self.plot.addItem(label, ignoreBounds=True)
         self.note = QLabel("")
         self.note.setStyleSheet("color: #555")
-        self.header.addWidget(self.note)
+        self.note.setContentsMargins(12, 0, 0, 0)  # apart from the title when beside it
+        self.header.add_group(self.note)
         self.data = roofline(model)
         self.set_log(True, True)
 

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
 from workbench.backends.base import BackendSpec, EvalLimits, Target
-from workbench.core.errors import WorkbenchError
+from workbench.backends.replay import reading_now
+from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.measurement import Status
 from workbench.core.domain.metrics import check_metrics, idle_directions
 from workbench.core.domain.objective import Constraints, Weights, check_stored_constraints
@@ -476,13 +477,20 @@ def _resolve_new(request: RunRequest) -> tuple[BackendSpec, Target]:
     target = open_target(spec)
     strategy_class(request.strategy or DEFAULT_STRATEGY).validate_options(dict(request.strategy_options or {}))
     if request.sizes:
-        problem = dict(request.problem or {})
-        for name in sorted(set(request.sizes) & set(problem)):
-            if problem[name] not in request.sizes[name]:  # the session's own size must be one measured
-                raise WorkbenchError(f"--set {name}={problem[name]} is not one of the swept sizes "
-                                     f"(--sizes {name}=...): no trial would be measured at it")
+        _check_problem_swept(request.problem, request.sizes)
         _check_sizes(spec, target, size_grid(target.problem, request.sizes))
     return spec, target
+
+
+def _check_problem_swept(problem: Mapping[str, Any] | None, sizes: Mapping[str, Sequence[Any]]) -> None:
+    """A problem the person names for a sweep names sizes it sweeps: the session's own problem must be
+    one that is measured (a value outside the swept ones would have no trial at it). Checked where
+    every sweep is prepared, new or continued, for the command line and the window alike."""
+    given = dict(problem or {})
+    for name in sorted(set(sizes) & set(given)):
+        if given[name] not in sizes[name]:
+            raise WorkbenchError(template=f"{{problem:{quoted(name)}={quoted(given[name])}}} is not one of the swept "
+                                          f"sizes ({{sizes:{quoted(name)}=...}}): no trial would be measured at it")
 
 
 def _prepare_any(request: RunRequest, session: Session | None, output: Path | None, lock: SessionLock | None,
@@ -497,21 +505,21 @@ def _prepare_any(request: RunRequest, session: Session | None, output: Path | No
 
 
 def _check_sizes(spec: BackendSpec, target: Target, problems: Sequence[Mapping[str, Any]],
-                 where: str = "--sizes") -> None:
+                 where: str = "{sizes}") -> None:
     """Every size of a sweep is a problem the template accepts (one line naming the bad value;
-    ``where`` says where the sizes came from)."""
+    ``where`` says where the sizes came from, as an error's template: ``{sizes}`` is the setting)."""
     if target.kind != "template":
         what = {"python": "a python benchmark", "recording": "a recording"}.get(target.kind, f"a {target.kind}")
-        raise WorkbenchError(f"{where}: {target.kernel!r} has one fixed problem ({what}); "
-                             "sweeping sizes needs a template")
+        raise WorkbenchError(template=f"{where}: {quoted(repr(target.kernel))} has one fixed problem ({what}); "
+                                      "sweeping sizes needs a template")
     for problem in problems:
         try:
             open_target(BackendSpec(spec.kind, {**spec.options, "problem": dict(problem)}))
         except WorkbenchError as exc:
-            raise WorkbenchError(f"{where}: {exc}") from None
+            raise exc.prefixed(f"{where}: ") from None
 
 
-def _resolved_plan(spec: BackendSpec, plan: SweepPlan, base: Mapping[str, Any], where: str = "--sizes") -> SweepPlan:
+def _resolved_plan(spec: BackendSpec, plan: SweepPlan, base: Mapping[str, Any], where: str = "{sizes}") -> SweepPlan:
     """``plan`` with every value as the template resolves it (``1024.0`` -> ``1024`` for an integer
     parameter, ``1`` -> ``1.0`` for a float one), each once: trials record the resolved problem,
     and a size counts as done only when its plan value has the same key as its trials' problem."""
@@ -522,7 +530,7 @@ def _resolved_plan(spec: BackendSpec, plan: SweepPlan, base: Mapping[str, Any], 
             try:
                 target = open_target(BackendSpec(spec.kind, {**spec.options, "problem": {**base, name: value}}))
             except WorkbenchError as exc:
-                raise WorkbenchError(f"{where}: {exc}") from None
+                raise exc.prefixed(f"{where}: ") from None
             resolved = target.problem.get(name, value)
             seen.setdefault(problem_key({name: resolved}), resolved)
         sizes[name] = tuple(seen.values())
@@ -537,6 +545,14 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
     without running it; each size then runs with its own target, space and default config, and its
     budget is what that size lacks of the plan's evaluations per size (``budget``, when given, is
     the new number per size)."""
+    # Before the base run below opens anything: a problem named for the sweep is one of its sizes
+    # (a continued sweep's, with those the request adds); a continued session's own problem, named
+    # again, is the one it was started with (a template's default need not be swept).
+    swept = request.sizes if plan is None else (plan.merged(request.sizes) if request.sizes else plan).sizes
+    named = dict(request.problem or {})
+    if session is not None:
+        named = {k: v for k, v in named.items() if k not in session.problem or session.problem[k] != v}
+    _check_problem_swept(named, swept or {})
     base_request = dataclasses.replace(request, sizes=None, warm_start=None, budget=1)
     base = _prepare(base_request, session, output, None, resolved)
     session, spec = base.session, base.spec
@@ -550,7 +566,7 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
         plan = dataclasses.replace(plan, budget=request.budget or plan.budget,
                                    warm_start=plan.warm_start if request.warm_start is None else request.warm_start)
     # Sizes the person did not give come from the session file (its extra.sweep): say so.
-    where = "--sizes" if request.sizes else f"the session's size sweep (extra.{SWEEP_KEY} in its file)"
+    where = "{sizes}" if request.sizes else f"the session's size sweep (extra.{SWEEP_KEY} in its file)"
     plan = _resolved_plan(spec, plan, session.problem, where)
     problems = plan.problems(session.problem)
     _check_sizes(spec, open_target(spec), problems, where)
@@ -558,8 +574,8 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
     todo = [SizeRun(p, plan.budget - len(groups.get(problem_key(p), ())))
             for p in problems if len(groups.get(problem_key(p), ())) < plan.budget]
     if not todo:
-        raise WorkbenchError(f"every size of the sweep already has its {plan.budget} evaluations; "
-                             "give a larger --budget (evaluations per size) or more --sizes")
+        raise WorkbenchError(template=f"every size of the sweep already has its {plan.budget} evaluations; "
+                                      "raise {budget} (evaluations per size) or add sizes to {sizes}")
     set_sweep_plan(session, plan)
     # The request's objective is the session's now (the base run above recorded it); each size
     # takes the session's objective as it is when that size starts, so a constraint or weight
@@ -607,8 +623,8 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     if objectives and not strategy_class(strategy_name).multi_objective:
         multi = sorted(n for n in STRATEGIES if strategy_class(n).multi_objective)
         stored = " (this session's)" if request.objectives is None else ""
-        raise WorkbenchError(f"--objectives{stored}: strategy {strategy_name!r} searches one score; use "
-                             f"{', '.join(multi)}, or --objectives none to search one score")
+        raise WorkbenchError(template=f"{{objectives}}{stored}: strategy {quoted(repr(strategy_name))} searches one score; "
+                                      f"use {{strategy:{', '.join(multi)}}}, or {{objectives:none}} to search one score")
     seed = request.seed if request.seed is not None else int(strategy_info.get("seed") or 0)
     if request.strategy_options is not None:
         raw_options: Mapping[str, Any] = request.strategy_options
@@ -860,8 +876,8 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
     kind = backend.get("kind")
     options = dict(backend.get("options") or {}) if isinstance(backend.get("options"), dict) else {}
     if not kind:
-        raise WorkbenchError(f"the session of {session.kernel!r} records no backend to continue with; "
-                             "start a new run (tune KERNEL or tune --replay FILE)")
+        raise WorkbenchError(template=f"the session of {quoted(repr(session.kernel))} records no backend to continue with; "
+                                      "start {new_session}")
     if request.backend not in (None, "auto", kind):
         raise WorkbenchError(f"the session was measured with the {kind} backend, not {request.backend}; "
                              "start a new session for another backend")
@@ -869,8 +885,7 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         path = Path(str(options.get("path", "")))
         named = request.kernel is not None and Path(request.kernel).suffix == ".py" and _same(request.kernel, path)
         if not (named or request.trust_session_code):
-            raise WorkbenchError(f"the session runs the python benchmark {path}; name it to run its code "
-                                 f"(tune {path} --resume ...)")
+            raise WorkbenchError(template=f"the session runs the python benchmark {quoted(path)}; {{benchmark_code:{quoted(path)}}}")
         if not path.is_file():
             raise WorkbenchError(f"the session's python benchmark {path} is not there any more")
     if kind == "replay":
@@ -878,8 +893,10 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         if request.replay is not None:
             path = Path(request.replay)
         if not path.is_file():
-            raise WorkbenchError(f"the session replays {path}, which is not there any more (give --replay FILE)")
+            raise WorkbenchError(template=f"the session replays {quoted(path)}, which is not there any more "
+                                          "(give its new place: {replay:FILE})")
         options["path"] = str(path.resolve())
+        _check_reading(session, str(path.resolve()))
     if kind in ("sim", "cuda", "python") or options.get("kernel_dirs"):
         options["kernel_dirs"] = [str(Path(d).resolve()) for d in request.kernel_dirs]
     if request.gpu_model is not None and kind == "sim":
@@ -896,6 +913,41 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
     return BackendSpec(kind, backend_options(options))
 
 
+def _check_reading(session: Session, path: str) -> None:
+    """Refuse to continue a replay whose trials the recording at ``path`` no longer reads as they
+    were read when the session replayed (or imported) them: the new trials would be ranked against
+    figures that mean something else, and the recommendation would mix the two. The session is
+    left as it is; a new session replays (or an import reads) every record the way it is read now.
+
+    A session records the rule its trials were read under in its device record (a replay copies
+    the recording's). Without it, the session predates the record: its ok trials were read when a
+    cache record's ``latency_ms`` was Kernel Tuner's ``time``, which is told by the Kernel Tuner
+    time kept beside the median since (``kt_time_ms``) being absent.
+    """
+    now = reading_now(path)
+    if now is None:  # a session file is replayed as it was saved, whatever the code reading it
+        return
+    then = session.device.get("kt_reading")
+    if then == now:
+        return
+    ok = [t for t in session.trials if t.ok and "latency_ms" in t.measurement.metrics]
+    if then is None:
+        ok = [t for t in ok if "kt_time_ms" not in t.measurement.metrics]
+        how = ("when a Kernel Tuner record's latency_ms was its time (by default the mean of its "
+               "repetitions); it is now their median")
+    else:
+        how = f"under another reading of its records ({quoted(then)}, now {quoted(now)})"
+    if not ok:
+        return
+    name = quoted(os.path.basename(path))
+    replayed = bool(session.device.get("replayed"))
+    again = ("replay it into a new session ({replay_new:" + quoted(path) + "})" if replayed
+             else f"import {name} again into a new session ({{import_kt:{quoted(path)}}})")
+    raise WorkbenchError(template=f"cannot continue the session of {quoted(repr(session.kernel))}: {len(ok)} of its trials "
+                                  f"were read from {name} {how}, and a ranking of both would mix them; "
+                                  f"{again}. This session stays as it is")
+
+
 def _open_continued_target(spec: BackendSpec, session: Session) -> Target:
     """The continued session's target; when its template is not found, say which folder the
     session names (its code runs only when the person passes that folder)."""
@@ -905,8 +957,10 @@ def _open_continued_target(spec: BackendSpec, session: Session) -> Target:
         options = session.backend.get("options") if isinstance(session.backend, dict) else None
         folders = options.get("kernel_dirs") if isinstance(options, dict) else None
         if folders and isinstance(folders, list) and not spec.options.get("kernel_dirs"):
-            named = ", ".join(str(f) for f in folders[:3])
-            raise WorkbenchError(f"{exc} (the session's template came from {named}: pass --kernel-dir to run code from there)") from None
+            named = quoted(", ".join(str(f) for f in folders[:3]))
+            said = exc.template if exc.template is not None else quoted(str(exc))
+            raise WorkbenchError(template=f"{said} (the session's template came from {named}: use "
+                                          f"{{kernel_dir:{quoted(folders[0])}}} to run code from there)") from None
         raise
 
 

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Mapping
 from workbench.backends.base import BackendSpec, EvalLimits, Target
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Trial
-from workbench.core.domain.search_objective import Objective
+from workbench.core.domain.search_objective import INFEASIBLE, Objective
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config
 from workbench.runner.events import (Event, Progress, RunFinished, Subscribers, TrialFinished, TrialRefined,
@@ -199,6 +199,8 @@ class Engine:
         #: (by config id), re-measured by :meth:`_refine` at the end of the run.
         self._pending: dict[str, Trial] = {}
         self.refined = 0
+        #: The best feasible trial under the objective (its cost, the trial): the progress line's best.
+        self._shown_best: tuple[float, Trial] | None = None
         #: Longest time (s) the end-of-run refinement waits for compiles (None: until they land).
         #: Trials still estimated then keep their mark; a later run continuing the session
         #: refines them (see :meth:`_loop`).
@@ -255,6 +257,7 @@ class Engine:
         self.strategy.set_objective(objective)
         self._best = min((objective(t) for t in self._own_trials()), default=math.inf)
         self._since_improvement = 0
+        self._find_shown_best()
 
     @property
     def paused(self) -> bool:
@@ -327,10 +330,10 @@ class Engine:
         own = self._own_trials()
         self._best = min((strategy.objective(t) for t in own), default=math.inf)
         self._since_improvement = 0
-        self._best_latency = math.inf
+        self._find_shown_best()
         self._next_index = session.next_index()
         for trial in own:
-            self._note_latency(trial)
+            self._note_best(trial)
         in_flight: dict[str, Config] = {}
         exhausted = False
         reason: str | None = None
@@ -506,7 +509,7 @@ class Engine:
                 self._best, self._since_improvement = score, 0
             else:
                 self._since_improvement += 1
-            self._note_latency(trial)
+            self._note_best(trial)
             self._next_index += 1
             trials.append(trial)
             if measurement.details.get("resources_pending"):
@@ -579,7 +582,7 @@ class Engine:
                 break
         self._pending.pop(before.config.id, None)
         self.refined += 1
-        self._note_latency(refined)
+        self._note_best(refined, replaced=before)
         self._emit(TrialRefined(before, refined))
 
     def _progress(self) -> Progress:
@@ -591,13 +594,31 @@ class Engine:
         if self.time_limit_s is not None:
             left = max(0.0, self.time_limit_s - elapsed)
             eta = left if eta is None else min(eta, left)
-        best = self._best_latency if math.isfinite(self._best_latency) else None
+        best = self._shown_best[1].metric("latency_ms") if self._shown_best is not None else None
         return Progress(done, self.budget, self.failures, elapsed, eta, best, len(self._pending), self.refined)
 
-    def _note_latency(self, trial: Trial) -> None:
-        latency = trial.metric("latency_ms")
-        if trial.ok and math.isfinite(latency) and latency < self._best_latency:
-            self._best_latency = latency
+    def _find_shown_best(self) -> None:
+        """The best feasible trial at this run's problem under the objective in force (what the
+        progress line reports), from scratch: at the start and when the objective changes."""
+        self._shown_best = None
+        for trial in self._own_trials():
+            self._note_best(trial)
+
+    def _note_best(self, trial: Trial, replaced: Trial | None = None) -> None:
+        """Keep the progress line's best up to date with a new trial, or with one re-measured in
+        place (``replaced``: its earlier reading; a best that got worse is looked for again).
+
+        Why the objective's best and not the lowest latency: under constraints or weights the
+        fastest trial is often not the recommendation, and a figure the summary then contradicts
+        ("best 0.23 ms" while running, "best 0.25 ms" at the end) misleads."""
+        if replaced is not None and self._shown_best is not None and self._shown_best[1] is replaced:
+            self._find_shown_best()
+            return
+        cost = self.strategy.objective(trial)
+        if not trial.ok or cost >= INFEASIBLE or not math.isfinite(trial.metric("latency_ms")):
+            return
+        if self._shown_best is None or cost < self._shown_best[0]:
+            self._shown_best = (cost, trial)
 
     def _save_strategy_state(self) -> None:
         info = getattr(self.session, "strategy", None)

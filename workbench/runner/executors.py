@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 
 from workbench.backends import cuda_env
 from workbench.backends.base import BackendSpec, EvalLimits
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.measurement import Measurement
 from workbench.core.domain.records import BackendOptions
 from workbench.core.domain.space import Config
@@ -55,21 +55,21 @@ def assign_devices(names: Sequence[str], requested: Sequence[int] | None = None,
         raise WorkbenchError("no CUDA device is visible (use --backend sim, or check the driver)")
     devices = list(range(len(names))) if requested is None else [int(d) for d in requested]
     if not devices:
-        raise WorkbenchError("--devices: name at least one device")
+        raise WorkbenchError(template="{devices}: name at least one device")
     seen: set[int] = set()
     for device in devices:
         if not 0 <= device < len(names):
-            raise WorkbenchError(f"--devices: no device {device}; visible devices are 0..{len(names) - 1}")
+            raise WorkbenchError(template=f"{{devices}}: no device {device}; visible devices are 0..{len(names) - 1}")
         if device in seen:
-            raise WorkbenchError(f"--devices: device {device} is named twice")
+            raise WorkbenchError(template=f"{{devices}}: device {device} is named twice")
         seen.add(device)
     models = sorted({names[d] for d in devices})
     if len(models) > 1 and not allow_mixed:
         listing = ", ".join(f"{d}: {names[d]}" for d in devices)
-        raise WorkbenchError(
-            f"the devices are different GPU models ({listing}); their timings must not be ranked together: "
-            "pick one model with --devices, or pass --allow-mixed-gpus"
-        )
+        raise WorkbenchError(template=(
+            f"the devices are different GPU models ({quoted(listing)}); their timings must not be ranked together: "
+            "pick one model with {devices}, or allow mixing them with {allow_mixed_gpus}"
+        ))
     return devices
 
 
@@ -159,8 +159,10 @@ def check_workers(workers: int | None, executor: str = "local", flag: str | None
         return
     limit = max_workers(executor)
     if not 1 <= workers <= limit:
-        where = f"{os.cpu_count() or 1} CPU cores here" + ("" if flag else "; --workers sets it")
-        raise WorkbenchError(f"{flag or 'workers'} {workers}: must be from 1 to {limit} ({where})")
+        if flag:  # the flag's own value: the command line's wording is the only one
+            raise WorkbenchError(f"{flag} {workers}: must be from 1 to {limit} ({os.cpu_count() or 1} CPU cores here)")
+        raise WorkbenchError(template=f"workers {workers}: must be from 1 to {limit} ({os.cpu_count() or 1} CPU "
+                                      "cores here; {workers} sets it)")
 
 
 @dataclass(frozen=True)
@@ -194,7 +196,7 @@ def plan_execution(
         raise WorkbenchError(f"unknown executor {choice.kind!r}; choose one of: {', '.join(EXECUTOR_CHOICES)}")
     check_workers(workers, choice.kind)
     if choice.devices is not None and spec.kind != "cuda":
-        raise WorkbenchError(f"--devices applies to the cuda backend, not {spec.kind}")
+        raise WorkbenchError(template=f"{{devices}} applies to the cuda backend, not {quoted(spec.kind)}")
     if choice.address is not None and choice.kind != "ray":
         raise WorkbenchError("--ray-address needs --executor ray")
     notes: list[str] = []

@@ -25,7 +25,7 @@ from workbench.backends.base import BackendSpec, EvalLimits, create_backend
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.space import Config
 from workbench.runner.pool import Result, ResultQueue, WorkerStartupError, worker_spec
-from workbench.runner.worker import PhaseClock, evaluate_candidate
+from workbench.runner.worker import PhaseClock, evaluate_candidate, trial_timings
 
 #: Backends whose candidates run no kernel, so they need no process of their own (with a template
 #: whose spec is not the user's Python: see :func:`check_inline`).
@@ -158,4 +158,5 @@ class InlinePool(ResultQueue):
         self._clock.begin(0)
         started = time.monotonic()
         _, measurement = evaluate_candidate(self._backend, config, self.limits, self._clock)
-        self._done.append(Result(config, measurement, self._clock.finish(started), name))
+        timings = trial_timings(self._backend, config, self._clock.finish(started))
+        self._done.append(Result(config, measurement, timings, name))

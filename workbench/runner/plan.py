@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from workbench.backends import cuda_env
 from workbench.backends.base import BackendSpec, Target, backend_class
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.objective import Constraints, Weights
 from workbench.core.domain.records import DeviceInfo, backend_options
 from workbench.core.domain.session import Session
@@ -38,7 +38,7 @@ def kernel_search_dirs(extra: Sequence[str | os.PathLike[str]] = ()) -> list[Pat
     dirs = [Path(d) for d in extra]
     for d in dirs:
         if not d.is_dir():
-            raise WorkbenchError(f"--kernel-dir {d}: not a folder")
+            raise WorkbenchError(template=f"{{kernel_dir:{quoted(d)}}}: not a folder")
     return dirs + [kernels_dir()]
 
 
@@ -105,9 +105,9 @@ def make_backend_spec(
         raise WorkbenchError(f"unknown backend {backend!r}; choose one of: {', '.join(BACKEND_CHOICES)}")
     if replay is not None or backend == "replay":
         if replay is None:
-            raise WorkbenchError("--backend replay needs --replay FILE (a recorded session or a Kernel Tuner cache)")
+            raise WorkbenchError(template="a replay needs {replay:FILE} (a recorded session or a Kernel Tuner cache)")
         if not Path(replay).is_file():
-            raise WorkbenchError(f"--replay {replay}: no such file")
+            raise WorkbenchError(template=f"{quoted(replay)}: no such file (the recording to replay, {{replay}})")
         if backend not in ("auto", "replay"):
             raise WorkbenchError(f"--replay cannot be combined with --backend {backend}")
         chosen = {"problem": dict(problem)} if problem else {}  # the size of a recorded sweep to replay
@@ -125,18 +125,19 @@ def make_backend_spec(
     }
     if location.kind == "python":
         if backend not in ("auto", "python"):
-            raise WorkbenchError(f"{kernel} is a python benchmark; it runs with --backend python, not {backend}")
+            raise WorkbenchError(template=f"{quoted(kernel)} is a python benchmark; it runs with {{backend:python}}, "
+                                          f"not {{backend:{quoted(backend)}}}")
         check_no_problem(kernel, problem)
         options["path"] = str(location.path)
         return BackendSpec("python", backend_options(options))
     if backend == "python":
-        raise WorkbenchError(f"{kernel} is a CUDA template; --backend python runs python benchmark files")
+        raise WorkbenchError(template=f"{quoted(kernel)} is a CUDA template; {{backend:python}} runs python benchmark files")
     if backend == "auto":
         backend = "cuda" if cuda_device_count() > 0 and not cuda_missing() else "sim"
     if backend == "cuda":
         if cuda_device_count() == 0 or cuda_missing():
-            raise WorkbenchError(f"--backend cuda: {'; '.join(cuda_missing()) or 'no CUDA device found'} "
-                                 "(or use --backend sim)")
+            raise WorkbenchError(template=f"{{backend:cuda}}: {quoted('; '.join(cuda_missing()) or 'no CUDA device found')} "
+                                          "(or use {backend:sim})")
         if device is not None:
             options["device"] = device
     if backend == "sim":
@@ -150,9 +151,9 @@ def check_no_problem(kernel: str, problem: Mapping[str, Any] | None) -> None:
     file, so a problem parameter asked for would be recorded and never reach it. Refused instead."""
     if problem:
         name, value = next(iter(problem.items()))
-        raise WorkbenchError(f"--set {name}={value}: {kernel} is a python benchmark, whose problem is the PROBLEM "
-                             "its file defines (measure() is given none); --set changes a template's problem "
-                             "parameters")
+        raise WorkbenchError(template=f"{{problem:{quoted(name)}={quoted(value)}}}: {quoted(kernel)} is a python "
+                                      "benchmark, whose problem is the PROBLEM its file defines (measure() is given "
+                                      "none); {problem} changes a template's problem parameters")
 
 
 def open_target(spec: BackendSpec) -> Target:

@@ -213,6 +213,13 @@ class PhaseClock:
         return self.timings
 
 
+def trial_timings(backend: Any, config: Any, measured: dict[str, float]) -> dict[str, float]:
+    """The timings a trial records: the backend's recorded ones when it answers from a recording
+    (a replay: the look-up's own time is no phase of the kernel), else the clock's ``measured``."""
+    recorded = backend.recorded_timings(config)
+    return measured if recorded is None else {str(k): float(v) for k, v in recorded.items()}
+
+
 def evaluate_candidate(backend: Any, config: Any, limits: EvalLimits, clock: PhaseClock) -> tuple[bool, Measurement]:
     """One evaluation; returns whether the worker must retire after it (fatal) and the measurement."""
     try:
@@ -280,7 +287,7 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
         _leave_if_forked(worker_pid)  # both sides of a candidate's fork returned: only the worker replies
         if getattr(backend, "needs_restart", False):
             fatal = True  # e.g. a CUDA error poisoned the context: report, then make way for a fresh worker
-        timings = clock.finish(started)
+        timings = trial_timings(backend, config, clock.finish(started))
         if output_path and measurement.status.failed:
             sys.stdout.flush()
             sys.stderr.flush()

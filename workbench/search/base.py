@@ -17,7 +17,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.measurement import Trial
 from workbench.core.domain.search_objective import default_objective
 from workbench.core.domain.space import Config, SearchSpace
@@ -323,6 +323,6 @@ def create_strategy(name: str, space: SearchSpace, seed: int = 0, **options: Any
     cls = strategy_class(name)
     reason = cls.unsuited(space)
     if reason is not None:
-        raise WorkbenchError(f"strategy {name!r} cannot search this space: {reason}; pick another strategy "
-                             "(--strategy tpe, annealing or random) or narrow the domains")
+        raise WorkbenchError(template=f"strategy {quoted(repr(name))} cannot search this space: {quoted(reason)}; pick another "
+                                      "strategy ({strategy:tpe, annealing or random}) or narrow the domains")
     return cls(space, seed=seed, **options)

@@ -42,6 +42,7 @@ METRICS: dict[str, MetricInfo] = dict(
         _m("latency_p80_ms", "ms", MINIMIZE, "80th percentile of the kernel time"),
         _m("latency_bound_ms", "ms", MINIMIZE, "lower bound on the latency of an aborted candidate"),
         _m("time", "ms", MINIMIZE, "kernel time (Kernel Tuner)"),
+        _m("kt_time_ms", "ms", MINIMIZE, "Kernel Tuner's recorded time (the figure it optimised: by default the mean of its repetitions)"),
         _m("memory_mb", "MB", MINIMIZE, "device memory the config takes"),
         _m("registers", "", MINIMIZE, "registers per thread"),
         _m("smem_bytes", "B", MINIMIZE, "shared memory per block"),
@@ -59,6 +60,11 @@ METRICS: dict[str, MetricInfo] = dict(
         _m("quality", "", MAXIMIZE, "accuracy against the float64 reference (1 = exact)"),
     )
 )
+
+#: Readings of the kernel time other than ``latency_ms`` that do not start with ``latency``
+#: (Kernel Tuner's recorded time): a view that sets metrics against latency does not offer them,
+#: since latency plotted against itself is no trade-off.
+OTHER_LATENCY_READINGS = frozenset({"kt_time_ms"})
 
 #: Naming conventions of metrics that are not registered by name (Kernel Tuner user metrics after
 #: import turn ``GFLOPS/W`` into ``gflops_w``, ``Energy (J)`` into ``energy_j``): the first rule

@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.objective import Constraints, Weights, rank
 from workbench.core.domain.session import Session
@@ -214,7 +214,8 @@ def check_compatible(sessions: Sequence[Session], labels: Sequence[str], at: Map
     unknown = sorted(set(at or {}) - set(first.problem))
     if unknown:
         known = ", ".join(sorted(first.problem)) or "none"
-        raise WorkbenchError(f"--at {unknown[0]}: not a problem parameter of {labels[0]} (these are: {known})")
+        raise WorkbenchError(template=f"{{at:{quoted(unknown[0])}}}: not a problem parameter of {quoted(labels[0])} "
+                                      f"(these are: {quoted(known)})")
     names = {s.name for s in first.space.slots} if first.space is not None else set()
     for session, label in zip(sessions[1:], labels[1:]):
         if session.kernel != first.kernel:
@@ -312,8 +313,8 @@ def portability_report(
     for session, label in zip(sessions, labels):
         trials = trials_at_problem(session, at)
         if not trials:
-            raise WorkbenchError(f"{label}: no trials at problem {_problem_of(session, at)}; "
-                                 "name a measured size with --at NAME=VALUE (show FILE lists them)")
+            raise WorkbenchError(template=f"{quoted(label)}: no trials at problem {quoted(_problem_of(session, at))}; "
+                                          "name a measured size with {at:NAME=VALUE} (show FILE lists them)")
         for trial in trials:
             device = _device_of(session, trial)
             entry = grouped.setdefault(device, (label, []))

@@ -56,6 +56,9 @@ class DeviceInfo(TypedDict, total=False):
     #: True for a replay of a recording; ``recorded`` for a session imported from a tuner's cache.
     replayed: bool
     recorded: bool
+    #: How a Kernel Tuner cache's records were read into metrics (``interop.KT_READING``); absent
+    #: from sessions read before the rule was recorded.
+    kt_reading: str
     recording: str
     backend: str
     model: str

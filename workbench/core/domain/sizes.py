@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from workbench.core.domain.assignments import MAX_ASSIGNMENT_CHARS, parse_value
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.measurement import Trial
 from workbench.core.domain.session import Session, problem_key
 from workbench.core.domain.space import Config, Value
@@ -196,8 +196,8 @@ class SweepPlan:
         name are appended; a name not swept before cannot be added (the earlier sizes have none)."""
         added = sorted(set(sizes) - set(self.sizes))
         if added:
-            raise WorkbenchError(f"--sizes {added[0]}: the sweep varies {', '.join(self.sizes)}; "
-                                 "start a new session to sweep another parameter")
+            raise WorkbenchError(template=f"{{sizes:{quoted(added[0])}}}: the sweep varies {quoted(', '.join(self.sizes))}; "
+                                          "start a new session to sweep another parameter")
         out = {k: list(v) for k, v in self.sizes.items()}
         for name, values in sizes.items():
             for value in values:
@@ -205,7 +205,8 @@ class SweepPlan:
                     out[name].append(value)
         count = math.prod(len(v) for v in out.values())
         if count > MAX_SWEEP_PROBLEMS:
-            raise WorkbenchError(f"--sizes: a grid of {count:,} sizes is more than the {MAX_SWEEP_PROBLEMS} a sweep may hold")
+            raise WorkbenchError(template=f"{{sizes}}: a grid of {count:,} sizes is more than the "
+                                          f"{MAX_SWEEP_PROBLEMS} a sweep may hold")
         return SweepPlan({k: tuple(v) for k, v in out.items()}, self.budget, self.warm_start)
 
 

@@ -42,6 +42,7 @@ from workbench.core.io.export import (
     _one_line,
     _write_atomic,
     find_template,
+    reads_recorded_names,
     slot_defines,
 )
 from workbench.core.domain.measurement import LATENCY, Trial
@@ -235,6 +236,8 @@ def plan_dispatch(
         choices=[], portable=None, template=template, source_hash=first.source_hash, sessions=labels,
         simulated=any(bool(s.device.get("simulated")) for s in sessions),
         slot_domains={s.name: list(s.values) for s in space.slots} if space is not None else {},
+        # a recording's kernel reads its parameters by the names recorded, as the header export writes them
+        names_as_recorded=template is None and reads_recorded_names(first),
     )
     notes = []
     if method == "greedy":

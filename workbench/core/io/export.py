@@ -14,8 +14,9 @@ is poor). The header guards the per-device configs with ``WORKBENCH_TARGET_<DEVI
 macros and falls back to the portable config; the other formats use the portable config.
 
 Slot macro names are the template's (:meth:`KernelTemplate.defines`); for sessions without a
-template (python benchmarks, recordings of unknown kernels) they are the upper-cased slot names,
-and only ``header`` and ``json`` are possible. No CuPy and no Qt here: the CuPy script's code is
+template they are the upper-cased slot names (python benchmarks, replays of the workbench's own
+sessions), or the names as recorded for a Kernel Tuner recording, whose kernel reads each parameter
+by the name Kernel Tuner defined it under; only ``header`` and ``json`` are possible. No CuPy and no Qt here: the CuPy script's code is
 :mod:`workbench.core.io.cupy_script`, copied in as text with the tuned values written as constants.
 """
 
@@ -36,7 +37,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.errors import SpaceError, WorkbenchError
+from workbench.core.errors import SpaceError, WorkbenchError, quoted
 from workbench.core.fs import current_umask
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.sizes import problems_of, size_parameters, typed_like
@@ -93,6 +94,9 @@ class ExportPlan:
     #: Template folders the first session names that were not given (never loaded unasked): where
     #: its template is, said when a format needs it.
     unloaded_dirs: list[str] = field(default_factory=list)
+    #: Slot macros keep the slots' own names (a Kernel Tuner recording without a template) instead
+    #: of upper-casing them.
+    names_as_recorded: bool = False
 
     @property
     def recommended(self) -> Choice:
@@ -152,6 +156,17 @@ def find_template(session: Session, templates: Mapping[str, Any] | None = None,
     if names != {s.name for s in template.slots} or not set(session.problem) <= set(template.problem):
         return None
     return template
+
+
+def reads_recorded_names(session: Session) -> bool:
+    """Whether the session's kernel reads its parameters under the names the session records.
+
+    Kernel Tuner compiles a kernel with ``#define <parameter> <value>`` for each parameter as the
+    user named it (``block_size_x``), so a header for that kernel must use those names; an
+    imported Kernel Tuner recording says so in its device (``recorded``), which replays of it keep.
+    The workbench's own templates read upper-cased names instead (:meth:`KernelTemplate.defines`).
+    """
+    return bool(session.device.get("recorded"))
 
 
 def plan_export(
@@ -248,6 +263,7 @@ def plan_export(
         source_hash=first.source_hash, sessions=labels, simulated=simulated, notes=notes,
         slot_domains=domains, kernel_dirs=[str(d) for d in kernel_dirs],
         seed=_seed(options.get("seed")), unloaded_dirs=_unloaded_dirs(options, kernel_dirs),
+        names_as_recorded=template is None and reads_recorded_names(first),
     )
 
 
@@ -330,12 +346,13 @@ def export_text(plan: ExportPlan, fmt: str) -> str:
         raise WorkbenchError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     if fmt in ("cuda", "cupy") and plan.template is None:
         if plan.kind != "python" and plan.unloaded_dirs:  # the template is likely there: say how to load it
-            raise WorkbenchError(f"--format {fmt} needs the kernel template {plan.kernel!r}, which the session took "
-                                 f"from {', '.join(plan.unloaded_dirs)}: a folder a file names is never loaded "
-                                 f"unasked; give --kernel-dir {plan.unloaded_dirs[0]}")
+            raise WorkbenchError(template=f"{{format:{quoted(fmt)}}} needs the kernel template {quoted(repr(plan.kernel))}, "
+                                          f"which the session took from {quoted(', '.join(plan.unloaded_dirs))}: a folder a "
+                                          f"file names is never loaded unasked; use {{kernel_dir:{quoted(plan.unloaded_dirs[0])}}}")
         why = ("a python benchmark session has no CUDA source" if plan.kind == "python"
                else f"no kernel template named {plan.kernel!r} with the session's slots and problem parameters was found")
-        raise WorkbenchError(f"--format {fmt} needs a kernel template: {why}; use --format header or json")
+        raise WorkbenchError(template=f"{{format:{quoted(fmt)}}} needs a kernel template: {quoted(why)}; "
+                                      "use {format:header} or {format:json}")
     return {"header": _header, "cuda": _cuda, "json": _json, "cupy": _cupy}[fmt](plan)
 
 
@@ -458,17 +475,22 @@ def _c_char(char: str) -> str:
     return "".join(f"\\{byte:03o}" for byte in char.encode("utf-8"))
 
 
-def _macro(name: str) -> str:
-    macro = re.sub(r"[^A-Za-z0-9_]", "_", name).upper()
+def _macro(name: str, upper: bool = True) -> str:
+    """A C identifier for ``name``: other characters become ``_``, upper-cased unless ``upper`` is
+    False (a recording's parameter names, which are already the kernel's identifiers)."""
+    macro = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    macro = macro.upper() if upper else macro
     return "_" + macro if macro[:1].isdigit() or not macro else macro
 
 
 def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
     """``#define`` lines of the config's slots, named as the template renders them.
 
-    Without a template: upper-cased slot names; identifier values get one constant per domain
-    value (as templates do), other text becomes a string literal. Upper-casing can give two names
-    one macro (values ``fast`` and ``FAST``, or slot ``a`` value ``b`` and slot ``a_b``): a header
+    Without a template: upper-cased slot names, or for a Kernel Tuner recording the names as
+    recorded (``plan.names_as_recorded``: the kernel reads ``block_size_x``, not ``BLOCK_SIZE_X``);
+    identifier values get one constant per domain value (as templates do, named
+    ``<slot>_<value>`` in the same case rule), other text becomes a string literal. Upper-casing can
+    give two names one macro (values ``fast`` and ``FAST``, or slot ``a`` value ``b`` and slot ``a_b``): a header
     defining a macro twice would name the wrong config, so that refuses in one line, as a template
     with such names is refused when it loads.
     """
@@ -488,16 +510,18 @@ def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
         if other != owner:
             raise WorkbenchError(f"{other} and {owner} would both define {macro}; rename one to export a header")
 
+    upper = not plan.names_as_recorded
     for name, value in config.items():
-        macro = _macro(name)
+        macro = _macro(name, upper)
         claim(macro, f"slot {name!r}")
         domain = plan.slot_domains.get(name) or [value]
         if value not in domain:
             raise WorkbenchError(f"config {config.id}: {name}={value!r} is outside the slot's domain")
         if isinstance(value, str) and all(isinstance(v, str) and _C_IDENTIFIER.match(v) for v in domain):
             for index, choice in enumerate(domain):
-                claim(f"{macro}_{choice.upper()}", f"slot {name!r} value {choice!r}")
-                lines.append(f"#define {macro}_{choice.upper()} {index}")
+                constant = f"{macro}_{choice.upper() if upper else choice}"
+                claim(constant, f"slot {name!r} value {choice!r}")
+                lines.append(f"#define {constant} {index}")
             lines.append(f"#define {macro} {domain.index(value)}")
         else:
             lines.append(f"#define {macro} {_c_value(value, macro)}")

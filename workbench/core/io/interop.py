@@ -12,6 +12,14 @@ Kernel Tuner never writes a time as text, so a number in a string is refused rat
 Imported files become ordinary sessions (kind ``recording``) whose space is exactly the recorded
 points, so they can be viewed, ranked and replayed like anything the workbench measured itself.
 
+A record's ``time`` is Kernel Tuner's own figure (the mean of its repetitions with its default
+observers, or whatever an observer put there), while the workbench's ``latency_ms`` is the median
+of a config's repetitions with ``latency_p20_ms`` / ``latency_p80_ms`` around it. So ``latency_ms``
+is the median of the record's ``times`` when it has them (its ``time`` when it has none), and
+``time`` itself is kept as the metric ``kt_time_ms``: a mean dragged up by one slow repetition
+would otherwise be called a median and fall outside its own p20..p80 band. Exports back to the
+cache format write ``kt_time_ms`` as ``time``, so Kernel Tuner reads its own figure again.
+
 Public API:
 
 - ``import_kt_cache(path) -> Session``
@@ -35,7 +43,7 @@ import zlib
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping, TypeGuard
+from typing import Any, Final, Mapping, TypeGuard
 
 import numpy as np
 
@@ -89,9 +97,20 @@ KT_TIMINGS: dict[str, str] = {
 #: Kernel Tuner metric names -> ours.
 KT_METRICS: dict[str, str] = {"GFLOP/s": GFLOPS, "GB/s": THROUGHPUT, "TFLOP/s": "tflops"}
 _RECORD_FIELDS = frozenset({"time", "times", "timestamp", "__error__", *KT_TIMINGS})
+#: Kernel Tuner's own ``time`` of a record, kept beside the median ``latency_ms`` (see the module
+#: docstring): what Kernel Tuner optimised, and what an export writes back as ``time``.
+KT_TIME = "kt_time_ms"
 #: Metrics the importer derives from ``time`` and ``times``: a record field named (after renaming)
 #: like one of them is not read, so it can never stand in for the measured time.
-DERIVED_METRICS = frozenset({LATENCY, "latency_p20_ms", "latency_p80_ms"})
+DERIVED_METRICS = frozenset({LATENCY, KT_TIME, "latency_p20_ms", "latency_p80_ms"})
+#: The device record's key for how a cache's records were read into metrics, and today's rule. An
+#: imported session and every replay of a cache carry it (a replay copies the recording's device
+#: record), so a session read under another rule is told apart from one read now: continuing it
+#: would rank figures read two ways against each other. Change :data:`KT_READING` whenever what a
+#: record's metrics mean changes. A session without the key was read when ``latency_ms`` was
+#: Kernel Tuner's ``time``.
+KT_READING_KEY: Final = "kt_reading"
+KT_READING = "latency_ms=median(times)"
 
 # Checked in order; the first rule whose pattern occurs in the lower-case name decides.
 _GROUP_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -215,8 +234,13 @@ def _repeated_times(record: Mapping[str, Any]) -> list[float]:
     return [float(t) for t in times if type(t) in (int, float) and finite(t) and t >= 0]
 
 
-def _spreads(records: list[Mapping[str, Any]]) -> list[tuple[float, float] | None]:
-    """Each record's 20th and 80th percentile of its repeated times (None under two repetitions).
+#: A record's repetitions summarised: (median, 20th percentile, 80th percentile) in ms; the
+#: percentiles are None under two repetitions, the whole is None without any.
+Spread = tuple[float, float | None, float | None]
+
+
+def _spreads(records: list[Mapping[str, Any]]) -> list[Spread | None]:
+    """Each record's median and 20th / 80th percentile of its repeated times (see :data:`Spread`).
 
     One NumPy call per repetition count rather than per record: a cache holds thousands of records
     that mostly share one count, and a per-record call cost more than the rest of the import.
@@ -224,13 +248,13 @@ def _spreads(records: list[Mapping[str, Any]]) -> list[tuple[float, float] | Non
     samples = [_repeated_times(record) for record in records]
     rows_of_count: dict[int, list[int]] = {}
     for row, values in enumerate(samples):
-        if len(values) >= 2:
+        if values:
             rows_of_count.setdefault(len(values), []).append(row)
-    spreads: list[tuple[float, float] | None] = [None] * len(records)
-    for rows in rows_of_count.values():
-        low, high = np.percentile(np.array([samples[row] for row in rows]), [20, 80], axis=1)
-        for row, p20, p80 in zip(rows, low.tolist(), high.tolist()):
-            spreads[row] = (p20, p80)
+    spreads: list[Spread | None] = [None] * len(records)
+    for count, rows in rows_of_count.items():
+        low, median, high = np.percentile(np.array([samples[row] for row in rows]), [20, 50, 80], axis=1)
+        for row, p20, p50, p80 in zip(rows, low.tolist(), median.tolist(), high.tolist()):
+            spreads[row] = (p50, p20, p80) if count >= 2 else (p50, None, None)
     return spreads
 
 
@@ -238,10 +262,11 @@ def _measurement(
     record: Mapping[str, Any],
     not_metrics: frozenset[str] | set[str],
     where: str,
-    spread: tuple[float, float] | None,
+    spread: Spread | None,
 ) -> tuple[Measurement, dict[str, float]]:
-    """Status, metrics and timings of one cache record; ``spread`` is its repetitions' 20th/80th
-    percentile, ``not_metrics`` the fields never read as metrics (record fields and parameters)."""
+    """Status, metrics and timings of one cache record; ``spread`` is its repetitions' median and
+    20th/80th percentile, ``not_metrics`` the fields never read as metrics (record fields and
+    parameters)."""
     timings: dict[str, float] = {}
     for kt_name, ours in KT_TIMINGS.items():
         value = record.get(kt_name)
@@ -278,11 +303,14 @@ def _measurement(
         message = f"Kernel Tuner recorded time {time_value!r}"
         return Measurement(Status.RUNTIME_ERROR, {}, message, message), timings
 
-    metrics: dict[str, float] = {LATENCY: float(time_value)}
+    # The median of the repetitions when there are any (and it is a time: not 0), else Kernel
+    # Tuner's figure, the only one there is; Kernel Tuner's own stays beside it.
+    median = spread[0] if spread is not None and spread[0] > 0 else None
+    metrics: dict[str, float] = {LATENCY: float(time_value) if median is None else median, KT_TIME: float(time_value)}
     if "compile_s" in timings:  # also a figure to constrain or weigh (`compile_s <= 1`), not only a timing
         metrics["compile_s"] = timings["compile_s"]
-    if spread is not None:
-        metrics["latency_p20_ms"], metrics["latency_p80_ms"] = spread
+    if median is not None and spread is not None and spread[1] is not None and spread[2] is not None:
+        metrics["latency_p20_ms"], metrics["latency_p80_ms"] = spread[1], spread[2]
     for name, value in record.items():
         if name in not_metrics or not _is_number(value):
             continue
@@ -510,7 +538,7 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
         problem=problem,
         space=space,
         backend={"kind": "replay", "options": {"path": str(p.resolve())}},
-        device={"name": device, "simulated": False, "recorded": True},
+        device={"name": device, "simulated": False, "recorded": True, KT_READING_KEY: KT_READING},
         trials=trials,
         notes=f"Imported from the Kernel Tuner cache file {p.name}.",
         extra={
@@ -575,7 +603,8 @@ def _problem_size(session: Session) -> Any:
 def export_kt_cache(session: Session, path: str | os.PathLike[str]) -> int:
     """Write the session as a Kernel Tuner cache file (errors in ``time``, as Kernel Tuner <= 1.3).
 
-    One record per distinct config: an ok trial wins over failed ones of the same config. Ok
+    ``time`` is a trial's ``kt_time_ms`` when it has one (it came from a Kernel Tuner cache), else
+    its ``latency_ms``. One record per distinct config: an ok trial wins over failed ones of the same config. Ok
     trials without a latency cannot be expressed in that format and are left out. Returns the
     number of records written. A session measured at several problem sizes is refused (a cache
     holds one problem, and its records are keyed by config alone).
@@ -598,7 +627,9 @@ def export_kt_cache(session: Session, path: str | os.PathLike[str]) -> int:
         existing = cache.get(key)
         if existing is not None and (not trial.ok or not isinstance(existing["time"], str)):
             continue  # keep the first ok record, or the first failure until an ok one comes
-        latency = trial.metric(LATENCY)
+        # Kernel Tuner's own figure when the trial came from its cache (its median latency is ours)
+        kt_time = trial.metric(KT_TIME)
+        latency = kt_time if math.isfinite(kt_time) and kt_time > 0 else trial.metric(LATENCY)
         if trial.ok and not math.isfinite(latency):
             continue
         record: dict[str, Any] = {n: trial.config[n] for n in names}

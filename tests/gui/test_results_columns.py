@@ -1,0 +1,132 @@
+"""The Results table has a column for every metric the trials report, not only the usual ones.
+
+A python benchmark returns a dict of its own metrics (``merit``, energy, ...); the table showed only
+its built-in columns, so those figures were nowhere in the table. A metric first reported mid-run
+gets its column inserted, and the columns already there keep their order, widths and selection.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import textwrap
+
+import pytest
+from PySide6.QtCore import Qt
+
+from workbench.core.domain.session import save_session
+from workbench.gui.failure_log import FailureLog
+from workbench.gui.results_table import MAX_HEADER_CHARS
+
+BENCH = textwrap.dedent('''
+    """Reports metrics of its own; ``late_score`` only from the seventh config on."""
+    SPACE = {"i": list(range(12))}
+
+    def measure(config):
+        i = config["i"]
+        out = {"latency_ms": 1.0 + i / 10, "merit": float(i % 5), "energy_j": 0.5 + i / 100, "tflops": 1.0 + i}
+        if i >= 6:
+            out["late_score"] = float(i)
+        return out
+''')
+
+
+@pytest.fixture
+def ran(window, qtbot, tmp_path):
+    bench = tmp_path / "own_metrics_bench.py"
+    bench.write_text(BENCH)
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": str(bench), "backend": "python", "strategy": "grid", "budget": 12})
+    assert len(window.model.trials) == 12
+    return window
+
+
+def _keys(table) -> list[str]:
+    return [table.column_key(c) for c in range(table.columnCount())]
+
+
+def test_a_benchmarks_own_metrics_have_columns_with_their_values_unit_and_direction(ran):
+    table, view = ran.results.table_model, ran.results.view
+    keys = _keys(table)
+    for name in ("merit", "energy_j", "tflops", "late_score"):
+        column = keys.index("metric:" + name)
+        assert not view.isColumnHidden(column)
+        assert keys.index("metric:quality") < column < keys.index("status")  # after the usual metrics
+    merit = keys.index("metric:merit")
+    assert [table.raw(row, "metric:merit") for row in range(12)] == [float(i % 5) for i in range(12)]
+    assert table.data(table.index(3, merit)) == "3"
+    tflops, energy = keys.index("metric:tflops"), keys.index("metric:energy_j")
+    assert table.headerData(tflops, table_horizontal()) == "tflops (TFLOP/s)"  # the registry's unit
+    assert table.headerData(energy, table_horizontal()) == "energy_j"  # its name says it already
+    tip = table.headerData(tflops, table_horizontal(), tool_tip())
+    assert "arithmetic throughput" in tip and "higher is better" in tip
+    assert "lower is better" in table.headerData(energy, table_horizontal(), tool_tip())
+    assert "direction unknown" in table.headerData(merit, table_horizontal(), tool_tip())
+    ran.model.set_direction("merit", +1)  # the person's direction is the column's too
+    assert "higher is better" in table.headerData(merit, table_horizontal(), tool_tip())
+    # latency and its percentiles have their own columns (latency, noise): no second one
+    assert "metric:latency_p20_ms" not in keys and keys.count("metric:latency_ms") == 1
+
+
+def test_a_metric_first_reported_mid_run_is_inserted_and_the_other_columns_stay(ran, qtbot):
+    model, results = ran.model, ran.results
+    table, view = results.table_model, results.view
+    trials = list(model.session.trials)
+    growing = dataclasses.replace(model.session, trials=trials[:6])
+    model.set_session(growing)
+    before = _keys(table)
+    assert "metric:late_score" not in before and "metric:merit" in before
+    latency = before.index("metric:latency_ms")
+    view.setColumnWidth(latency, 123)  # as the person sized it
+    view.sortByColumn(before.index("status"), Qt.SortOrder.DescendingOrder)  # and sorted it, after the new column
+    model.select(2)
+    resets, inserted = [], []
+    table.modelReset.connect(lambda: resets.append(1))
+    table.columnsInserted.connect(lambda _parent, first, last: inserted.append((first, last)))
+    growing.trials.extend(trials[6:])
+    assert model.sync()
+    after = _keys(table)
+    assert not resets and inserted == [(before.index("status"), before.index("status"))]
+    assert after == before[: before.index("status")] + ["metric:late_score"] + before[before.index("status"):]
+    assert view.columnWidth(latency) == 123 and model.selected == 2
+    assert results.proxy.sortColumn() == after.index("status") == view.horizontalHeader().sortIndicatorSection()
+    assert results.selected_row() == 2
+    late = after.index("metric:late_score")
+    assert not view.isColumnHidden(late) and view.columnWidth(late) > 0
+    assert [table.raw(row, "metric:late_score") for row in range(6, 12)] == [float(i) for i in range(6, 12)]
+    # the Failures tab shares the table model: a failure has no metrics, so the new column stays hidden there
+    failures = ran.findChild(FailureLog)
+    assert failures.view.isColumnHidden(late)
+    assert [k for c, k in enumerate(after) if not failures.view.isColumnHidden(c)] == \
+        [k for c, k in enumerate(before) if not failures.view.isColumnHidden(c if c < late else c + 1)]
+    # opening it again gives the same columns in the same order
+    model.set_session(dataclasses.replace(growing, trials=list(growing.trials)))
+    assert _keys(table) == after
+
+
+def test_a_metric_name_from_a_file_is_shown_as_text_and_its_column_stays_narrow(ran, tmp_path):
+    """Metric names in a session file are not restricted: one that looks like markup is shown as
+    written in its tool tip (not drawn), and a name of thousands of characters does not push every
+    other column off the screen."""
+    path = tmp_path / "s.json"
+    save_session(ran.model.session, path)
+    markup, long = "<b>x</b><img src='file:///etc/hostname'>", "y" * 3000
+    doc = json.loads(path.read_text())
+    for trial in doc["trials"]:
+        trial["metrics"].update({markup: 1.0, long: 2.0})
+    path.write_text(json.dumps(doc))
+    ran.open_session(str(path))
+    table, view = ran.results.table_model, ran.results.view
+    keys = _keys(table)
+    tip = table.headerData(keys.index("metric:" + markup), table_horizontal(), tool_tip())
+    assert "&lt;img src=" in tip and "<img" not in tip and "<b>" not in tip
+    cap = view.horizontalHeader().fontMetrics().horizontalAdvance("M" * MAX_HEADER_CHARS) + 18
+    assert 0 < view.columnWidth(keys.index("metric:" + long)) <= cap
+
+
+def table_horizontal() -> Qt.Orientation:
+    return Qt.Orientation.Horizontal
+
+
+def tool_tip() -> Qt.ItemDataRole:
+    return Qt.ItemDataRole.ToolTipRole

@@ -1,0 +1,140 @@
+"""A session read from a Kernel Tuner cache under an earlier rule (``latency_ms`` was Kernel
+Tuner's ``time``, now the median of the repetitions) is never continued into a mix of both.
+
+The old-rule sessions are written here as JSON, the way the earlier code saved them: no
+``kt_time_ms`` beside the latency, no reading recorded in the device record.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_errors import one_line_error
+
+from workbench.core.domain.session import Journal, journal_path, load_session
+from workbench.core.errors import WorkbenchError
+from workbench.core.io.interop import KT_READING, import_kt_cache
+from workbench.core.io.session_lock import lock_path
+from workbench.runner.controller import RunRequest, resume_run, run_to_end
+
+pytestmark = pytest.mark.usefixtures("inline_runs")
+
+# Kernel Tuner's time is the mean; b=3's median (1.2) is the best, its mean (3.0) the worst.
+CACHE = {"device_name": "GPU", "kernel_name": "k", "problem_size": 100, "tune_params_keys": ["b"],
+         "tune_params": {"b": [1, 2, 3, 4]}, "objective": "time",
+         "cache": {"1": {"b": 1, "time": 2.0, "times": [2.0, 2.0, 2.0]},
+                   "2": {"b": 2, "time": 1.5, "times": [1.4, 1.5, 1.6]},
+                   "3": {"b": 3, "time": 3.0, "times": [1.2, 1.2, 6.6]},
+                   "4": {"b": 4, "time": 1.6, "times": [1.6, 1.6, 1.6]}}}
+
+
+def _cache(tmp_path: Path) -> Path:
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(CACHE))
+    return path
+
+
+def _as_read_before(data: dict[str, Any]) -> None:
+    """``data`` (a session file's JSON) as the earlier code wrote it: latency_ms = Kernel Tuner's time."""
+    data["device"].pop("kt_reading")
+    for trial in data["trials"]:
+        metrics = trial.get("metrics", {})
+        if "kt_time_ms" in metrics:
+            metrics["latency_ms"] = metrics.pop("kt_time_ms")
+
+
+def _old_replay(tmp_path: Path) -> tuple[Path, Path]:
+    """A replay session of two of the cache's configs, read under the old rule."""
+    cache = _cache(tmp_path)
+    out = tmp_path / "s.json"
+    run_to_end(RunRequest(replay=str(cache), strategy="random", budget=2, seed=1), out)
+    data = json.loads(out.read_text())
+    _as_read_before(data)
+    out.write_text(json.dumps(data))
+    return cache, out
+
+
+def test_the_reading_is_recorded_by_an_import_and_a_replay(tmp_path: Path) -> None:
+    cache = _cache(tmp_path)
+    assert import_kt_cache(cache).device["kt_reading"] == KT_READING
+    session, _ = run_to_end(RunRequest(replay=str(cache), strategy="random", budget=2), tmp_path / "s.json")
+    assert load_session(tmp_path / "s.json").device["kt_reading"] == KT_READING
+
+
+def test_an_old_replay_session_is_not_continued_and_is_left_as_it_is(cli, tmp_path: Path) -> None:
+    """Continued, its trials keep Kernel Tuner's time while the new ones get medians: the best
+    median (b=3, 1.2) was recorded at its mean 3.0 and would never be recommended."""
+    _cache_path, out = _old_replay(tmp_path)
+    before = out.read_bytes()
+    with pytest.raises(WorkbenchError, match=r"2 of its trials were read from c\.json when .* now their median"):
+        resume_run(out, RunRequest(budget=2))
+    assert out.read_bytes() == before and not lock_path(out).exists()
+    line = one_line_error(cli("tune", "--resume", str(out), "--budget", "2", "--quiet"))
+    assert "new session" in line and "--replay" in line and "stays as it is" in line
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "s.json"]
+
+
+def test_an_old_interrupted_replay_is_not_continued_from_its_journal(tmp_path: Path) -> None:
+    _cache_path, out = _old_replay(tmp_path)
+    Journal(out).start(load_session(out))
+    out.unlink()  # killed before its first save: only the journal is left
+    before = journal_path(out).read_bytes()
+    with pytest.raises(WorkbenchError, match="2 of its trials were read from c.json"):
+        resume_run(out, RunRequest(budget=2))
+    assert journal_path(out).read_bytes() == before and not out.exists()
+
+
+def test_an_old_import_is_not_continued_and_says_to_import_again(tmp_path: Path) -> None:
+    cache = _cache(tmp_path)
+    out = tmp_path / "imported.json"
+    from workbench.core.domain.session import save_session
+
+    save_session(import_kt_cache(cache), out)
+    data = json.loads(out.read_text())
+    _as_read_before(data)
+    out.write_text(json.dumps(data))
+    with pytest.raises(WorkbenchError, match=r"4 of its trials .* import c\.json again"):
+        resume_run(out, RunRequest(budget=1))
+
+
+def test_a_session_read_now_continues_to_the_medians_best(tmp_path: Path) -> None:
+    """Read today (recorded or not: sessions saved before the reading was recorded keep Kernel
+    Tuner's time beside the median), a replay continues and recommends the best median."""
+    cache = _cache(tmp_path)
+    out = tmp_path / "s.json"
+    run_to_end(RunRequest(replay=str(cache), strategy="random", budget=2, seed=1), out)
+    data = json.loads(out.read_text())
+    data["device"].pop("kt_reading")  # saved between the median rule and its record
+    out.write_text(json.dumps(data))
+    session, _ = run_to_end(RunRequest(budget=2, strategy="grid"), out, resume=True)
+    assert len(session.trials) == 4 and all("kt_time_ms" in t.measurement.metrics for t in session.trials)
+    best = min(session.trials, key=lambda t: t.measurement.metrics["latency_ms"])
+    assert dict(best.config) == {"b": 3}
+
+
+def test_a_replay_of_a_session_file_continues_whatever_its_reading(tmp_path: Path) -> None:
+    """A session file is replayed as it was saved: an old import's replay is consistent with itself."""
+    from workbench.core.domain.session import save_session
+
+    recording = tmp_path / "imported.json"
+    save_session(import_kt_cache(_cache(tmp_path)), recording)
+    data = json.loads(recording.read_text())
+    _as_read_before(data)
+    recording.write_text(json.dumps(data))
+    out = tmp_path / "s.json"
+    run_to_end(RunRequest(replay=str(recording), strategy="random", budget=2), out)
+    session, _ = run_to_end(RunRequest(budget=2), out, resume=True)
+    assert len(session.trials) == 4
+
+
+def test_a_recording_path_with_braces_is_named_as_it_is(tmp_path: Path) -> None:
+    folder = tmp_path / "a{budget}b"
+    folder.mkdir()
+    _cache_path, out = _old_replay(folder)
+    with pytest.raises(WorkbenchError) as refused:
+        resume_run(out, RunRequest(budget=2))
+    assert f"tune --replay {folder / 'c.json'})" in str(refused.value), str(refused.value)
