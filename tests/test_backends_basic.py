@@ -58,6 +58,12 @@ def test_python_source_hash_follows_the_file(tmp_path):
         ("SPACE = {'a': [1]}\nRESTRICTIONS = 'a > 0'\ndef measure(c): pass\n", "RESTRICTIONS"),
         ("SPACE = {'a': [1]}\nRESTRICTIONS = ['__import__(\"os\")']\ndef measure(c): pass\n", "not allowed"),
         ("1/0\n", "ZeroDivisionError"),
+        # a number was a TypeError traceback; a generator passed the check by being used up by it
+        ("SPACE = {'a': [1]}\nRESTRICTIONS = 5\ndef measure(c): pass\n", "RESTRICTIONS must be a list"),
+        ("SPACE = {'a': [1]}\nRESTRICTIONS = (r for r in ['a > 0'])\ndef measure(c): pass\n", "RESTRICTIONS must be"),
+        # materialised whole: a MemoryError traceback, and itertools.count() never ended
+        ("SPACE = {'a': range(10**12)}\ndef measure(c): pass\n", r"SPACE\['a'\] has more than 1,000,000 values"),
+        ("import itertools\nSPACE = {'a': itertools.count()}\ndef measure(c): pass\n", "more than 1,000,000"),
     ],
 )
 def test_python_declaration_errors_are_one_line(tmp_path, source, complaint):

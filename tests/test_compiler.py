@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import os
 from pathlib import Path
 
 import pytest
@@ -197,6 +198,22 @@ def test_cache_key_covers_options_and_arch() -> None:
 def test_corrupt_cache_entry_recompiles(_cache: Path) -> None:
     first = compile_cuda(KERNEL, entry="k")
     (_cache / f"{first.key}.json").write_text("{not json")
+    clear_memory_cache()
+    again = compile_cuda(KERNEL, entry="k")
+    assert again.ok and not again.cached and again.cubin == first.cubin
+
+
+@pytest.mark.parametrize("record", ["[1]", '"text"', "null", "[" * 100_000 + "]" * 100_000, None])
+def test_a_cache_entry_that_is_not_our_record_recompiles(_cache: Path, record: str | None) -> None:
+    """Valid JSON of another shape was an AttributeError traceback (check-kernels, every compile of a
+    run), deep nesting a RecursionError, and a FIFO at the entry's name blocked the open for ever."""
+    first = compile_cuda(KERNEL, entry="k")
+    path = _cache / f"{first.key}.json"
+    path.unlink()
+    if record is None:
+        os.mkfifo(path)
+    else:
+        path.write_text(record)
     clear_memory_cache()
     again = compile_cuda(KERNEL, entry="k")
     assert again.ok and not again.cached and again.cubin == first.cubin

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 import threading
@@ -29,6 +30,7 @@ from workbench.backends.cuda import (
     is_sticky,
     nvml_handle,
     opt_in_shared_memory,
+    read_probe_cache,
     store_json,
     upload_constant,
 )
@@ -233,6 +235,22 @@ def test_probe_cache_writes_under_a_temporary_name_of_its_own(tmp_path: Path) ->
     assert store_json(path, {"GPU": 1.0})
     assert json.loads(path.read_text()) == {"GPU": 1.0}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["copy_probe.json", "copy_probe.tmp"]
+
+
+@pytest.mark.parametrize("content", ['["GPU"]', '{"GPU": "fast"}', '{"GPU": [1]}', '{"GPU": -1}', '{"GPU": true}',
+                                     "[" * 100_000, None])
+def test_a_damaged_probe_cache_is_measured_again(tmp_path: Path, content: str | None) -> None:
+    """copy_probe did float(cached[name]) on whatever JSON was there: a list holding the name, or a
+    value of text or a list, was a TypeError/ValueError at the backend's start; a FIFO blocked it."""
+    path = tmp_path / "copy_probe.json"
+    if content is None:
+        os.mkfifo(path)
+    else:
+        path.write_text(content)
+    assert read_probe_cache(path) == {}
+    path.unlink()
+    path.write_text('{"GPU": 812.5, "other": "x"}')
+    assert read_probe_cache(path) == {"GPU": 812.5}
 
 
 def test_concurrent_probe_writers_leave_a_whole_file(tmp_path: Path) -> None:

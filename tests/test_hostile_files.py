@@ -5,6 +5,8 @@ in the test's own temporary folder; none is kept in the repository."""
 from __future__ import annotations
 
 import json
+import math
+import re
 import os
 import shutil
 import stat
@@ -478,3 +480,72 @@ def _window_refusal(path: Path, tmp_path: Path) -> str:
     errors = [line for line in done.stderr.splitlines() if "propagateSizeHints" not in line]  # Qt's offscreen note
     assert len(errors) == 1, done.stderr
     return errors[0]
+
+
+def test_a_fifo_at_an_autosaves_lock_name_neither_hangs_nor_hides_it(tmp_path, monkeypatch):
+    """Listing autosaves probes each one's lock with a read-only open, which on a FIFO waits for a
+    writer for ever: the window's start hung. The probe no longer blocks; the FIFO is no live lock,
+    so the autosave is offered, and recovering it refuses the FIFO in one line."""
+    from workbench.core.io.session_lock import SessionLock, lock_path, locked_by_other
+    from workbench.runner.autosave import recoverable
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(tmp_path))
+    autosave = tmp_path / "toy-1.json"
+    save_session(Session(kernel="toy", space=SearchSpace([Slot("a", (1, 2))])), autosave)
+    os.mkfifo(lock_path(autosave))
+    assert not locked_by_other(autosave)
+    assert recoverable() == [autosave]
+    with pytest.raises(WorkbenchError, match="not a regular file, not a lock file"):
+        SessionLock(autosave).acquire()
+
+
+def test_saving_beside_a_fifo_at_the_journals_name_does_not_hang(tmp_path):
+    """After a save the journal is read to see whether it is the session's own (then dropped): a FIFO
+    at its name was opened with a plain open, which waits for a writer for ever. It is not ours: it
+    is left where it is, and a FIFO is not taken for a session file either."""
+    from workbench.core.domain.session import is_session_file, journal_path
+
+    path = tmp_path / "s.json"
+    os.mkfifo(journal_path(path))
+    save_session(Session(kernel="toy", space=SearchSpace([Slot("a", (1, 2))])), path)
+    assert load_session(path).kernel == "toy"
+    assert stat.S_ISFIFO(os.lstat(journal_path(path)).st_mode)
+    assert not is_session_file(journal_path(path))
+
+
+@pytest.mark.parametrize("edit, said", [
+    (lambda doc: doc["device"].update(peak_fp32_gflops={"a": 1}), r"device\.peak_fp32_gflops: .* is not a finite number"),
+    (lambda doc: doc["device"].update(replayed="yes"), r"device\.replayed: expected true or false"),
+    (lambda doc: doc["backend"]["options"].update(problem={"n": math.nan}), r"backend\.options\.problem\.n: nan is not"),
+    # text the window's problem field reads back as something else (a refused number, two settings)
+    (lambda doc: doc["backend"]["options"].update(problem={"n": "NaN"}), r"backend\.options\.problem\.n: 'NaN' does not read"),
+    (lambda doc: doc["backend"]["options"].update(problem={"n": "1,m=2"}), r"problem\.n: '1,m=2' does not read back"),
+])
+def test_device_fields_and_the_runs_problem_are_checked_when_a_session_loads(tmp_path, cli, edit, said):
+    """The loader let these through and the window then failed to show the file ('cannot be shown
+    (TypeError: float() argument must be ... not dict)', a problem field of 'n=nan' it could not
+    parse), logging a traceback; they are now refused as the file's own fault, naming the field."""
+    path = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--budget", "2", "--resources", "estimated",
+               "--executor", "inline", "--out", path, "--quiet").returncode == 0
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(SessionFormatError, match=said):
+        load_session(path)
+    assert re.search(said, _window_refusal(path, tmp_path))
+
+
+@pytest.mark.parametrize("index", [2**63, 2**64 - 1])
+def test_a_trial_index_beyond_int64_is_refused_when_the_file_loads(tmp_path, cli, index):
+    """Any integer of 64 bits was taken as a trial's index; ranking (show, the window, export) then
+    ended in 'OverflowError: Python int too large to convert to C long' from the int64 index column."""
+    path = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--budget", "2", "--resources", "estimated",
+               "--executor", "inline", "--out", path, "--quiet").returncode == 0
+    doc = json.loads(path.read_text())
+    doc["trials"][1]["index"] = index
+    path.write_text(json.dumps(doc))
+    result = cli("show", path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert re.search(r"trials\[1\]\.index: \d+ is not an integer from 0 to 2\*\*63-1", result.stderr)

@@ -4,6 +4,7 @@ one runs no code, errors name their line, and the slots a source expects are fou
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -153,6 +154,18 @@ def test_reference_expressions_compute_but_never_act():
     np.testing.assert_allclose(stencil({"u": u}), 0.5 * u[1:-1] + 0.25 * (u[:-2] + u[2:]))
 
 
+def test_a_reference_power_of_an_array_by_a_huge_exponent_is_an_evaluation_error():
+    """The power guard took abs() of an array for a truth value: 'x ** 1e308' in a reference ended
+    the run's start with NumPy's 'truth value of an array ... is ambiguous' instead of saying why."""
+    from workbench.core.domain.expr import EvaluationError
+
+    huge = compile_array_expression("u ** 1e308", ["u"])
+    with pytest.raises(EvaluationError, match=r"an array of 3 values \*\* 1e\+308 is too large"):
+        huge({"u": np.array([0.5, 2.0, 3.0])})
+    np.testing.assert_array_equal(huge({"u": np.array([0.0, 1.0, -1.0])}), [0.0, 1.0, 1.0])  # stays finite
+    np.testing.assert_allclose(compile_array_expression("u ** 2", ["u"])({"u": np.array([3.0])}), [9.0])
+
+
 def test_expression_problem_marks_the_offending_part():
     text = "block_size * itms <= 64"
     problem = expression_problem(text, ["block_size", "items"])
@@ -228,3 +241,71 @@ def test_the_example_kernel_computes_its_reference_when_run(tmp_path):
     rtol, atol = template.tolerance
     for config, outputs in zip(configs, run_configs(template, problem, configs, inputs, tmp_path)):
         np.testing.assert_allclose(outputs["out"].astype(np.float64), expected, rtol=rtol, atol=atol, err_msg=str(config))
+
+
+@pytest.mark.parametrize("payload, said", [
+    ('{"name": "k", "version": ' + "9" * 5000 + "}", "an integer with 5,000 digits"),
+    ('{"name": "k", "version": 99999999999999999999}', "does not fit 64 bits"),
+    ('{"name": "k", "slots": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+])
+def test_a_spec_of_absurd_json_is_one_line(tmp_path, cli, payload, said):
+    """Python's own limits (4,300 digits, the recursion limit) were tracebacks out of the loader."""
+    (tmp_path / f"k{SPEC_SUFFIX}").write_text(payload)
+    with pytest.raises(SpecError, match=said):
+        load_declarative(tmp_path / f"k{SPEC_SUFFIX}")
+    result = cli("kernels", "--kernel-dir", tmp_path)
+    assert result.returncode == 2 and said in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("fifo", ["saxpy" + SPEC_SUFFIX, "saxpy.cu"])
+def test_a_fifo_in_a_template_folder_is_refused_not_read(tmp_path, cli, fifo):
+    """Listing a folder opened a FIFO named like a spec or its source for reading, which waits for a
+    writer for ever; it is refused by its type, before anything opens it."""
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(SPEC))
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    (tmp_path / fifo).unlink()
+    os.mkfifo(tmp_path / fifo)
+    result = cli("kernels", "--kernel-dir", tmp_path)
+    assert result.returncode == 2 and "not a regular file" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("content, said", [
+    (b'x = "\xe9"\n', r"k\.py:1: syntax error: \(unicode error\)"),  # Latin-1 without a coding line
+    (b"x = 1\x00\n", r"k\.py: syntax error: source code string cannot contain null bytes"),
+    (b"x = " + b"-" * 200_000 + b"1\n", r"k\.py: syntax error: nested too deeply"),
+    (None, r"k\.py: not a regular file"),  # a FIFO: opening it waited for a writer for ever
+])
+def test_a_python_spec_that_cannot_be_read_or_parsed_is_one_line(tmp_path, cli, content, said):
+    """A folder's .py file was read as text in the locale's encoding (a UnicodeDecodeError traceback),
+    opened whatever its type, and parsed without a bound on nesting (MemoryError)."""
+    if content is None:
+        os.mkfifo(tmp_path / "k.py")
+    else:
+        (tmp_path / "k.py").write_bytes(content)
+    with pytest.raises(TemplateError, match=said):
+        load_templates(tmp_path)
+    result = cli("kernels", "--kernel-dir", tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_python_spec_with_a_coding_line_is_read_in_its_encoding(tmp_path):
+    """The file is parsed from its bytes, as the import reads it: a PEP 263 coding line is honoured."""
+    (tmp_path / "k.py").write_bytes(b'# -*- coding: latin-1 -*-\nx = "\xe9"\n')
+    with pytest.raises(TemplateError, match="defines no TEMPLATE"):
+        load_templates(tmp_path)
+
+
+@pytest.mark.parametrize("shape", [["1e308"], ["n", "n", "n", "n"]])
+def test_a_buffer_too_large_to_count_is_refused_when_the_spec_loads(tmp_path, cli, shape):
+    """A finite shape of 1e308 elements (or n**4 of them) loaded, then failed the run's start in the
+    backend with 'OverflowError: Python int too large to convert to C long'."""
+    args = [dict(a, shape=shape) if a["name"] == "y" else a for a in SPEC["args"]]
+    path = save_template_folder(tmp_path, dict(SPEC, reference={"kind": "none"}), SOURCE)
+    path.write_text(json.dumps(dict(SPEC, args=args, reference={"kind": "none"})))
+    with pytest.raises(SpecError, match=r"args\[1\]\.shape: .* elements of float32 at the default problem; a "
+                                        r"buffer must fit in 2\*\*63-1 bytes"):
+        load_declarative(path)
+    result = cli("tune", "saxpy", "--kernel-dir", tmp_path, "--backend", "sim", "--budget", "2", "--resources",
+                 "estimated", "--executor", "inline", "--out", tmp_path / "o.json", "--quiet")
+    assert result.returncode == 2 and "buffer must fit" in result.stderr and not (tmp_path / "o.json").exists()

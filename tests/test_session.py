@@ -439,7 +439,7 @@ def test_newer_version_is_refused(tmp_path: Path) -> None:
         (lambda d: d["device"].update(simulated="yes"), "device.simulated: expected true or false"),
         (lambda d: d.update(constraints={"max_latency_ms": "fast"}), "constraints: max_latency_ms: 'fast' is not a number"),
         (lambda d: d.update(weights={"latency_ms": -1}), "weights: weight for latency_ms cannot be negative"),
-        (lambda d: d["trials"][1].update(index=-2), "trials[1].index: -2 is not a non-negative integer"),
+        (lambda d: d["trials"][1].update(index=-2), "trials[1].index: -2 is not an integer from 0 to 2**63-1"),
         (lambda d: d["trials"][1].update(index=0), "trials[1].index: 0 appears twice"),
         (lambda d: d["trials"][1].update(id="000000000000"), "trials[1].id: '000000000000' does not match its config"),
         (lambda d: d["trials"][1]["metrics"].update(latency_ms="1.5"), "trials[1].metrics.latency_ms: '1.5' is not a number"),

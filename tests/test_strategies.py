@@ -184,6 +184,16 @@ def test_pruned_reserve_keeps_the_whole_space_reachable(space):
     assert len(drive(pruned, n=5)) == space.count()
 
 
+@pytest.mark.parametrize("fraction", [1e-320, 1e-300, 1e-9])
+def test_a_tiny_pruning_fraction_asks_for_the_unmeasured_space_at_most(space, fraction):
+    """n / 1e-320 is infinite: math.ceil of it was an OverflowError traceback out of a run started
+    with --prune 1e-320 (and 1e-300 asked the inner strategy for 10**300 proposals)."""
+    pruned = Pruned(create_strategy("random", space, seed=0), predict, fraction)
+    batch = pruned.ask(2)  # the whole space ranked, the best one measured (at least one per batch)
+    assert len(batch) == 1 and len(pruned.reserve) == space.count() - 1
+    assert len(drive(pruned, n=2)) == space.count() - 1  # the reserve keeps the rest reachable
+
+
 def test_pruned_forwards_the_engines_objective(space):
     pruned = Pruned(create_strategy("agents", space), lambda c: 1.0, 0.5)
     pruned.set_objective(lambda trial: 42.0)

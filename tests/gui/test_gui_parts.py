@@ -453,3 +453,28 @@ def test_the_score_axis_of_a_session_without_a_score_reads_0_to_1_without_an_si_
         window.start_run({"kernel": BENCH, "backend": "python", "strategy": "random", "budget": 4, "seed": 1})
     chart.refresh()
     assert chart.plot.getViewBox().autoRangeEnabled()[1]
+
+
+@pytest.mark.parametrize("ini", [
+    "[General]\nrecent=@Variant(\\0\\0\\0\\x2\\0\\0\\0\\x5)\n",  # an int
+    "[General]\nrecent=@Variant(\\0\\0\\0\\x1a\\0\\0\\0\\x1\\0\\0\\0\\x2)\n",  # a QPointF
+    "[General]\nrecent=\\0\\0, /ok.json\n",  # a path no file system holds
+    "[view]\nzoom=nan\n",
+    "[view]\nzoom=1e308\n",
+])
+def test_a_damaged_settings_file_still_opens_the_window(qtbot, tmp_path, ini):
+    """Settings of another type than the window wrote (an edited or damaged settings.ini) ended the
+    window's start with a TypeError or 'cannot convert float NaN' traceback, before it showed."""
+    from PySide6.QtCore import QSettings
+
+    from workbench.gui.main_window import MainWindow
+    from workbench.gui.presentation import ZOOM_RANGE
+
+    (tmp_path / "p.ini").write_text(ini)
+    window = MainWindow(interactive=False, settings=QSettings(str(tmp_path / "p.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    assert window.recent_files() in ([], ["/ok.json"])
+    window._add_recent(str(tmp_path / "a.json"))
+    assert window.recent_files()[0] == str(tmp_path / "a.json")
+    zooms = [getattr(child, "factor") for child in vars(window).values() if hasattr(child, "set_factor")]
+    assert zooms and all(ZOOM_RANGE[0] <= z <= ZOOM_RANGE[1] for z in zooms)

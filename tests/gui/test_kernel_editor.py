@@ -233,3 +233,22 @@ def test_the_arguments_table_shows_and_keeps_each_outputs_own_tolerance(editor, 
     assert (written["out"]["rtol"], written["twice"]["rtol"]) == (0.0002, 0.01)
     template = template_from_spec(editor.spec(), SAXPY_CU)
     assert template.tolerance_for("out") == (0.0002, 1e-6) and template.tolerance_for("twice") == (0.01, 0.001)
+
+
+@pytest.mark.parametrize("payload, said", [
+    ('{"name": "k", "version": ' + "9" * 5000 + "}", "an integer with 5,000 digits"),
+    ('{"name": "k", "slots": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+    (None, "not a regular file"),
+])
+def test_the_editor_reads_a_spec_as_the_loader_does(editor, tmp_path, payload, said):
+    """Open folder parsed the spec with plain json.loads: a 5,000-digit integer (ValueError) and deep
+    nesting (RecursionError) escaped its error handling, and a FIFO named like a spec hung it."""
+    import os
+
+    spec = tmp_path / f"k{SPEC_SUFFIX}"
+    if payload is None:
+        os.mkfifo(spec)
+    else:
+        spec.write_text(payload)
+    with pytest.raises(SpecError, match=said):
+        editor.open_folder(tmp_path)

@@ -464,12 +464,10 @@ def copy_probe(cp: Any, device_name: str) -> float:
     from workbench.core.model.compiler import cache_dir
 
     path = Path(cache_dir()).parent / "copy_probe.json"
-    try:
-        cached = json.loads(path.read_text())
-    except (OSError, ValueError):
-        cached = {}
-    if device_name in cached:
-        return float(cached[device_name])
+    cached = read_probe_cache(path)
+    known = cached.get(device_name)
+    if known is not None:
+        return known
     n = 256 * 1024 * 1024  # 1 GiB of float32
     src = cp.ones(n, dtype=cp.float32)
     dst = cp.empty_like(src)
@@ -487,6 +485,22 @@ def copy_probe(cp: Any, device_name: str) -> float:
     cached[device_name] = bandwidth
     store_json(path, cached)
     return bandwidth
+
+
+def read_probe_cache(path: Path) -> dict[str, float]:
+    """The cached copy bandwidths (device name -> GB/s) at ``path``: only finite positive numbers
+    are taken; anything else there (a list, text, a FIFO, a damaged file) is measured again, not a
+    TypeError or a blocked open at the backend's start."""
+    from workbench.core.fs import read_capped
+
+    try:
+        raw = json.loads(read_capped(path, "copy probe cache", 1 << 20))
+    except (WorkbenchError, ValueError, RecursionError):
+        return {}
+    if not isinstance(raw, dict):
+        return {}
+    return {name: float(value) for name, value in raw.items()
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0}
 
 
 def store_json(path: Path, data: Any) -> bool:

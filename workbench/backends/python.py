@@ -21,6 +21,7 @@ each worker imports it again by path and calls ``measure``.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import importlib.util
 import math
 import numbers
@@ -69,6 +70,10 @@ def load_module(path: str) -> ModuleType:
     return module
 
 
+#: Most values one slot of a python benchmark's SPACE may list (each is stored in the session file).
+MAX_SLOT_VALUES = 1_000_000
+
+
 def _space_of(module: ModuleType, path: str) -> SearchSpace:
     space = getattr(module, "SPACE", None)
     if not isinstance(space, Mapping) or not space:
@@ -88,9 +93,14 @@ def _space_of(module: ModuleType, path: str) -> SearchSpace:
             raise WorkbenchError(
                 f"python benchmark {path}: slot {name!r} has group {group!r}; choose one of {', '.join(GROUPS)}"
             )
-        slots.append(Slot(name=str(name), values=tuple(values), group=group))
+        # at most one value more than allowed is read: range(10**12) or itertools.count() would
+        # fill memory or never end
+        taken = tuple(itertools.islice(values, MAX_SLOT_VALUES + 1))
+        if len(taken) > MAX_SLOT_VALUES:
+            raise WorkbenchError(f"python benchmark {path}: SPACE[{name!r}] has more than {MAX_SLOT_VALUES:,} values")
+        slots.append(Slot(name=str(name), values=taken, group=group))
     restrictions = getattr(module, "RESTRICTIONS", ()) or ()
-    if isinstance(restrictions, str) or not all(isinstance(r, str) for r in restrictions):
+    if not isinstance(restrictions, (list, tuple)) or not all(isinstance(r, str) for r in restrictions):
         raise WorkbenchError(f"python benchmark {path}: RESTRICTIONS must be a list of expression strings")
     problem = getattr(module, "PROBLEM", {}) or {}
     if not isinstance(problem, Mapping):

@@ -27,7 +27,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.model.kernel_draft import Diagnostic, DraftReport, check_draft
 from workbench.core.domain.kernel_spec import (
     DEFAULT_ATOL, DEFAULT_RTOL, SPEC_SUFFIX, SpecError, expression_problem, format_values, load_declarative, parse_values,
-    save_template_folder, split_expressions, user_templates_dir,
+    read_spec, read_spec_source, save_template_folder, split_expressions, user_templates_dir,
 )
 from workbench.core.domain.macros import scan_macros
 
@@ -626,16 +626,9 @@ class KernelEditor(QMainWindow):
             specs = [p for p in specs if p.name == name + SPEC_SUFFIX]
         if specs:
             path = specs[0]
-            try:
-                spec = json.loads(path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise SpecError(f"not valid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno, path=str(path)) from None
-            except (OSError, UnicodeDecodeError) as exc:
-                raise SpecError(f"cannot read: {exc}", path=str(path)) from None
-            if not isinstance(spec, dict):
-                raise SpecError("the spec must be a JSON object", path=str(path), line=1)
+            spec, _ = read_spec(path)  # as the loader reads it: a FIFO, a 5,000-digit integer are one line
             source_name = str(spec.get("source") or path.name[: -len(SPEC_SUFFIX)] + ".cu")
-            source = (folder / Path(source_name).name).read_text(encoding="utf-8") if (folder / Path(source_name).name).is_file() else ""
+            source = read_spec_source(folder, source_name)
             try:
                 self.set_spec(spec, source, folder)
             except (AttributeError, TypeError, KeyError, ValueError) as exc:

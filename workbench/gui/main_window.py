@@ -1324,10 +1324,15 @@ class MainWindow(QMainWindow):
         self.settings.setValue("last_dir", str(Path(path).parent))
 
     def recent_files(self) -> list[str]:
+        """The recent files the settings list; a settings file edited or damaged into another type
+        (a number, a point) lists none, and an entry that cannot be a path (a NUL) is skipped:
+        the window must start whatever the file holds."""
         value: Any = self.settings.value("recent", [])
         if isinstance(value, str):
             value = [value]
-        return [str(v) for v in value or []]
+        if not isinstance(value, (list, tuple)):
+            return []
+        return [v for v in value if isinstance(v, str) and v and "\0" not in v][:MAX_RECENT]
 
     def _add_recent(self, path: str) -> None:
         recent = [path] + [p for p in self.recent_files() if p != path]

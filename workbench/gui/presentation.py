@@ -7,6 +7,8 @@ the window's settings, so a teacher who set it up once finds it again.
 
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 import pyqtgraph as pg
@@ -91,6 +93,8 @@ class Zoom:
         try:
             factor = float(saved) if saved is not None else 1.0
         except (TypeError, ValueError):
+            factor = 1.0
+        if not math.isfinite(factor):  # "nan" in an edited settings file: no font has that size
             factor = 1.0
         self.set_factor(factor, remember=False)
 

@@ -55,11 +55,19 @@ class Pruned(Strategy):
         value = float(self.predictor(config))
         return math.inf if math.isnan(value) else value
 
+    def _proposals_for(self, n: int) -> int:
+        """How many proposals to ask the inner strategy for, so that ``keep_fraction`` of them is
+        ``n``: never more than the configs not measured yet, which is also what keeps a tiny
+        fraction (1e-320, whose ``n / fraction`` is infinite) from asking for the impossible."""
+        left = max(n, self.space.count() - len(self.measured))
+        wanted = n / self.keep_fraction
+        return left if wanted >= left else max(n, math.ceil(wanted))
+
     def ask(self, n: int) -> list[Config]:
         if n <= 0:
             return []
         self.inner.exclude(self.measured)  # the engine reports known configs to the wrapper
-        want = max(n, math.ceil(n / self.keep_fraction))
+        want = self._proposals_for(n)
         proposals = [c for c in self.inner.ask(want) if c.id not in self.measured]
         if not proposals:  # the inner strategy is done: measure the pruned reserve, best first
             self.reserve.sort(key=lambda item: (item[0], item[1]))

@@ -74,14 +74,21 @@ def _num(value: Any, text: str) -> Any:
     return value
 
 
+def _zero_or_one(base: Any) -> bool:
+    """Whether every value of ``base`` (a number, or an array in a reference expression) is 0 or
+    +-1, whose powers stay finite whatever the exponent."""
+    return bool(np.all((np.abs(base) == 0) | (np.abs(base) == 1)))
+
+
 def _pow(base: Any, exp: Any) -> Any:
     if isinstance(base, int) and isinstance(exp, int) and exp > 0:
         bits = abs(int(base)).bit_length()
         if bits > 1 and (bits - 1) * exp > MAX_POW_BITS:
             raise EvaluationError(f"{base} ** {exp} is too large")
-    elif isinstance(exp, (int, float)) and abs(exp) > 1e6 and abs(base) not in (0, 1):
+    elif isinstance(exp, (int, float)) and abs(exp) > 1e6 and not _zero_or_one(base):
         # float powers overflow to OverflowError or underflow to 0: neither is meaningful
-        raise EvaluationError(f"{base} ** {exp} is too large")
+        shown = f"an array of {np.size(base)} values" if np.ndim(base) else base
+        raise EvaluationError(f"{shown} ** {exp} is too large")
     result = base**exp
     if isinstance(result, complex):  # negative base, fractional exponent
         raise EvaluationError(f"{base} ** {exp} is not a real number")

@@ -31,10 +31,12 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.domain.array_expr import compile_array_expression
-from workbench.core.errors import TemplateError, WorkbenchError
+from workbench.core.errors import SessionFormatError, TemplateError, WorkbenchError
+from workbench.core.fs import read_capped
 from workbench.core.domain.expr import Restriction, compile_restriction
+from workbench.core.domain.session import loads_bounded
 from workbench.core.domain.space import GROUPS, Config, Slot
-from workbench.core.domain.templates import DECLARATIVE_SUFFIX, Arg, KernelTemplate, WorkProfile, no_reference
+from workbench.core.domain.templates import DECLARATIVE_SUFFIX, MAX_SPEC_BYTES, Arg, KernelTemplate, WorkProfile, no_reference
 
 #: File name ending of a declarative spec (``saxpy.kernel.json`` beside ``saxpy.cu``).
 SPEC_SUFFIX = DECLARATIVE_SUFFIX
@@ -145,6 +147,10 @@ def _float_over_problem(e: Restriction) -> Callable[[Mapping[str, Any]], float]:
 
 def _value_over_problem(e: Restriction) -> Callable[[Mapping[str, Any]], Any]:
     return lambda p: e.evaluate(p)
+
+
+#: Largest buffer an argument may describe, in bytes: sizes are counted as int64 (see ``_nbytes``).
+MAX_BUFFER_BYTES = 2**63 - 1
 
 
 def _shape_over_problem(dims: tuple[Restriction, ...]) -> Callable[[Mapping[str, Any]], tuple[int, ...]]:
@@ -368,6 +374,19 @@ class _Builder:
                 raise self.fail(field, f"{e.text!r} is {value!r} at the {label} problem; {what} must be a "
                                        "finite number >= 0", e.text)
 
+    def check_size(self, dims: list[Restriction], dtype: str, problems: Mapping[str, Mapping[str, Any]],
+                   field: str) -> None:
+        """The buffer the dimensions describe must have a size in bytes that fits 64 bits (sizes are
+        counted as int64): ``[1e308]`` is finite, but no allocation, simulation or export can use it."""
+        itemsize = np.dtype(dtype).itemsize
+        for label, p in problems.items():
+            size = itemsize
+            for e in dims:
+                size *= int(e.evaluate(p))
+            if size > MAX_BUFFER_BYTES:
+                raise self.fail(field, f"{size / itemsize:.3g} elements of {dtype} at the {label} problem; a buffer "
+                                       "must fit in 2**63-1 bytes", ", ".join(e.text for e in dims))
+
     def args(self, problem: Mapping[str, Any], small: Mapping[str, Any]) -> list[Arg]:
         raw = self.get(self.spec, "args", list, "args", [])
         if not raw:
@@ -405,6 +424,7 @@ class _Builder:
             dims = [self.expr(str(s), params, f"{field}.shape") for s in shape]
             for e in dims:
                 self.check_count(e, {"default": problem, "small": small}, f"{field}.shape", "a dimension")
+            self.check_size(dims, dtype, {"default": problem, "small": small}, f"{field}.shape")
             args.append(Arg(name, kind, dtype, shape=_shape_over_problem(tuple(dims)),
                             reset=str(entry.get("reset") or ("poison" if kind != "inout" else "input"))))
         return args
@@ -637,30 +657,60 @@ def template_from_spec(spec: Mapping[str, Any], source: str, *, spec_text: str =
     return dataclasses.replace(builder.build(), source_path=source_path)
 
 
+def _read_spec_text(path: Path, spec: Path, what: str) -> str:
+    """The UTF-8 text of a regular file of at most :data:`MAX_SPEC_BYTES` (a SpecError naming
+    ``spec`` otherwise): a FIFO or device in a template folder is refused, never opened, so listing
+    the folder cannot hang or read without end."""
+    try:
+        data = read_capped(path, what, MAX_SPEC_BYTES)
+    except SessionFormatError as exc:  # its message starts with the path; the SpecError names it
+        reason = str(exc)
+        raise SpecError(reason[len(str(path)) + 2:] if reason.startswith(f"{path}: ") else reason,
+                        path=str(spec)) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SpecError("not UTF-8 text", path=str(spec)) from None
+
+
+def read_spec(spec_file: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
+    """The spec object of ``<name>.kernel.json`` and its text, read as every reader of a spec must
+    (the loader and the editor): a regular UTF-8 file of bounded size, JSON with 64-bit integers and
+    bounded nesting, an object at the top; a SpecError naming the file otherwise."""
+    path = Path(spec_file).resolve()
+    text = _read_spec_text(path, path, "template spec")
+    try:
+        spec = loads_bounded(text)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"not valid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno, path=str(path)) from None
+    except ValueError as exc:  # an integer literal too long to be a slot value or parameter
+        raise SpecError(f"not a valid spec: {exc}", path=str(path)) from None
+    except RecursionError:
+        raise SpecError("not a valid spec: JSON nested too deeply", path=str(path)) from None
+    if not isinstance(spec, dict):
+        raise SpecError("the spec must be a JSON object", line=1, path=str(path))
+    return spec, text
+
+
+def read_spec_source(folder: Path, name: str) -> str:
+    """The CUDA source ``name`` beside a spec, read as the loader reads it; "" when there is no
+    regular file of that name (the editor then starts from an empty source)."""
+    cu = folder / Path(name).name
+    return _read_spec_text(cu, cu, "CUDA source") if cu.is_file() else ""
+
+
 def load_declarative(spec_file: str | os.PathLike[str]) -> KernelTemplate:
     """Read ``<name>.kernel.json`` and its ``.cu``; no code of the template's runs here."""
     path = Path(spec_file).resolve()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError(f"cannot read: {exc.strerror}", path=str(path)) from None
-    except UnicodeDecodeError:
-        raise SpecError("is not UTF-8 text", path=str(path)) from None
-    try:
-        spec = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SpecError(f"not valid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno, path=str(path)) from None
-    if not isinstance(spec, dict):
-        raise SpecError("the spec must be a JSON object", line=1, path=str(path))
+    spec, text = read_spec(path)
     source_name = spec.get("source") or path.name[: -len(SPEC_SUFFIX)] + ".cu"
     if not isinstance(source_name, str) or Path(source_name).name != source_name:
         raise SpecError("source must be a file name in the spec's folder", "source", _line_of(text, "source", source_name), str(path))
     cu = path.parent / source_name
     try:
-        source = cu.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or "not UTF-8 text"
-        raise SpecError(f"cannot read CUDA source {source_name}: {reason}", "source",
+        source = _read_spec_text(cu, path, "CUDA source")
+    except SpecError as exc:
+        raise SpecError(f"cannot read CUDA source {source_name}: {exc.message}", "source",
                         _line_of(text, "source", source_name), str(path)) from None
     return template_from_spec(spec, source, spec_text=text, path=str(path), folder=path.parent, source_path=str(cu))
 

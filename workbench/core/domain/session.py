@@ -31,6 +31,7 @@ checks; nothing in a file is ever executed or imported.
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 from glob import escape as glob_escape
 import hashlib
@@ -38,6 +39,7 @@ import json
 import math
 import os
 import re
+import stat
 import tempfile
 import threading
 import time
@@ -55,6 +57,7 @@ except ImportError:  # pragma: no cover - the json module does the same work, sl
     orjson = None  # type: ignore[assignment]
 
 from workbench.core.errors import SessionFormatError, WorkbenchError
+from workbench.core.domain.assignments import parse_assignment_list, parse_value
 from workbench.core.fs import MAX_FILE_BYTES, current_umask, read_capped, read_only
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.objective import Constraints, Ranking, Weights, rank
@@ -455,8 +458,8 @@ def trial_from_dict(rec: Any, where: str, fail: Fail, names: frozenset[str] | No
         unknown = sorted(set(rec) - _TRIAL_FIELDS)[0]
         fail(f"{where}.{unknown}", "unknown field")
     index = rec.get("index")
-    if type(index) is not int or index < 0:
-        fail(f"{where}.index", f"{index!r} is not a non-negative integer")
+    if type(index) is not int or not 0 <= index < 2**63:  # trial tables hold indices as int64
+        fail(f"{where}.index", f"{_short(index)} is not an integer from 0 to 2**63-1")
     values = rec.get("config")
     if type(values) is not dict:
         fail(f"{where}.config", f"expected an object, got {_type_name(values)}")
@@ -637,6 +640,7 @@ def _decode_session(data: Any, source: str) -> Session:
         if type(device["name"]) is not str:
             fail("device.name", f"expected text, got {_type_name(device['name'])}")
         _check_name(device["name"], "device.name", fail)
+    _check_device_fields(device, fail)
     backend = obj("backend")
     if "kind" in backend and type(backend["kind"]) is not str:
         fail("backend.kind", f"expected text, got {_type_name(backend['kind'])}")
@@ -753,6 +757,43 @@ def _all_in_domains(space: SearchSpace, configs: list[Config]) -> bool:
     return True
 
 
+#: Device fields the views compute with (peaks, counts) and those they show as text or test as flags;
+#: null stands for unknown. Other fields a recording brings along are kept as they are.
+_DEVICE_NUMBERS = ("peak_bandwidth_gbs", "peak_fp32_gflops", "memory_gb", "sm_count", "index",
+                   "driver_version", "runtime_version")
+_DEVICE_TEXTS = ("recording", "backend", "model", "arch", "compute_capability", "pci_bus_id", "path")
+_DEVICE_FLAGS = ("replayed", "recorded")
+
+
+def _check_device_fields(device: Mapping[str, Any], fail: Fail) -> None:
+    """The device's known fields have their types: the window computed a peak fraction from
+    ``peak_fp32_gflops`` of an edited file and failed to show it (a dict is no number)."""
+    for key in _DEVICE_NUMBERS:
+        value = device.get(key)
+        if value is not None and not (type(value) in _NUMBER_TYPES and math.isfinite(value)):
+            fail(f"device.{key}", f"{_short(value)} is not a finite number")
+    for key in _DEVICE_TEXTS:
+        value = device.get(key)
+        if value is not None and type(value) is not str:
+            fail(f"device.{key}", f"expected text, got {_type_name(value)}")
+    for key in _DEVICE_FLAGS:
+        value = device.get(key)
+        if value is not None and type(value) is not bool:
+            fail(f"device.{key}", f"expected true or false, got {_short(value)}")
+
+
+def _check_typed_back(name: str, value: Any, where: str, fail: Fail) -> None:
+    """A run setting restored into a text field (``n=1024, mode=fast``) must read back as itself:
+    text that the field reads as something else (``"NaN"`` as a refused number, ``"12"`` as an int,
+    ``"a,b"`` as two settings) would make the window fail to show the file."""
+    try:
+        same = parse_assignment_list(f"{name}={value}") == {name: value}
+    except WorkbenchError:
+        same = False
+    if not same or type(parse_value(str(value))) is not type(value):
+        fail(where, f"{_short(value)} does not read back as itself when typed ({name}={value})")
+
+
 def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fail: Fail) -> None:
     """The run settings a reopened session restores into the run controls have their types."""
     options = backend.get("options", {})
@@ -761,8 +802,9 @@ def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fai
     for key in ("path", "gpu_model", "kernel", "arch", "compile"):
         if key in options and options[key] is not None and type(options[key]) is not str:
             fail(f"backend.options.{key}", f"expected text, got {_type_name(options[key])}")
-    if "problem" in options and options["problem"] is not None and type(options["problem"]) is not dict:
-        fail("backend.options.problem", f"expected an object, got {_type_name(options['problem'])}")
+    if "problem" in options and options["problem"] is not None:  # the window's problem field shows it
+        for name, value in _checked_problem(options["problem"], "backend.options.problem", fail).items():
+            _check_typed_back(name, value, f"backend.options.problem.{name}", fail)
     seed = options.get("seed")
     if seed is not None and not (type(seed) is int and 0 <= seed < 2**63):
         fail("backend.options.seed", f"{_short(seed)} is not a seed (an integer from 0 to 2**63-1)")
@@ -825,11 +867,25 @@ def _check_config(space: SearchSpace, values: Mapping[str, Any], where: str, fai
 # ------------------------------------------------------------------------------------------------
 
 
+def _open_regular(path: str | os.PathLike[str]) -> IO[bytes]:
+    """``open(path, "rb")`` for a regular file only (OSError otherwise), opened without blocking:
+    a plain open of a FIFO planted at a session's or journal's name waits for a writer for ever."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def is_session_file(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` looks like a session file (its first 4 KB name the format): what a command
     that writes sessions may replace without ``--force``."""
     try:
-        with open(path, "rb") as handle:
+        with _open_regular(path) as handle:
             head = handle.read(4096).decode("utf-8", "replace")
     except OSError:
         return False
@@ -957,11 +1013,9 @@ def _journal_of(jp: Path, session: "Session") -> bool:
     journal is superseded by saving it (another's holds trials the file lacks). Journals older than
     format 2 carry no id and are matched by kernel and creation time."""
     try:
-        with open(jp, "rb") as handle:
+        with _open_regular(jp) as handle:
             first = handle.readline(1 << 20)
-    except FileNotFoundError:
-        return False
-    except OSError:
+    except OSError:  # missing, or no file of ours (a FIFO, a folder): nothing to drop
         return False
     try:
         header = _loads(first.decode("utf-8"))

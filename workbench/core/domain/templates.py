@@ -37,7 +37,8 @@ from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 import numpy as np
 
 from workbench.core.domain import pysyntax
-from workbench.core.errors import TemplateError, WorkbenchError
+from workbench.core.errors import SessionFormatError, TemplateError, WorkbenchError
+from workbench.core.fs import read_capped
 from workbench.core.domain.space import Config, ProductSpace, SearchSpace, Slot, Value
 
 Dim3 = tuple[int, int, int]
@@ -420,6 +421,10 @@ class KernelTemplate:
 # --- helpers for template specs ---------------------------------------------------------------------
 
 
+#: Largest template spec (Python or declarative) or CUDA source read: a template is a few kilobytes.
+MAX_SPEC_BYTES = 16 * 1024 * 1024
+
+
 def read_cu(spec_file: str, filename: str | None = None) -> str:
     """The CUDA source beside a spec module (``<stem>.cu`` unless ``filename`` is given).
 
@@ -544,9 +549,10 @@ def load_template(spec_file: str | os.PathLike[str]) -> KernelTemplate | None:
     """Load one spec file; ``None`` for a Python benchmark module (``SPACE`` + ``measure``)."""
     path = Path(spec_file).resolve()
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise TemplateError(f"{path}: cannot read: {exc.strerror}") from None
+        # bytes: the parser decodes them as the import will (UTF-8, or a PEP 263 coding line)
+        text = read_capped(path, "template spec", MAX_SPEC_BYTES)
+    except SessionFormatError as exc:  # a FIFO in the folder would block an open() for ever
+        raise TemplateError(str(exc)) from None
     if _is_python_benchmark(path, text):
         return None
     module = _import_spec(path)
@@ -560,12 +566,15 @@ def load_template(spec_file: str | os.PathLike[str]) -> KernelTemplate | None:
 # --- internals --------------------------------------------------------------------------------------
 
 
-def _is_python_benchmark(path: Path, text: str) -> bool:
+def _is_python_benchmark(path: Path, text: str | bytes) -> bool:
     """True when the module's top level defines SPACE and measure but no TEMPLATE (decided without running it)."""
     try:
         tree = pysyntax.parse(text, filename=str(path))
-    except SyntaxError as exc:
-        raise TemplateError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
+    except SyntaxError as exc:  # an undecodable file or a NUL byte too, where there is no line
+        line = f":{exc.lineno}" if exc.lineno else ""
+        raise TemplateError(f"{path}{line}: syntax error: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise TemplateError(f"{path}: syntax error: nested too deeply to parse") from None
     names: set[str] = set()
     raises: list[int] = []
     for node in _module_level(tree.body):

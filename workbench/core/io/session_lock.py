@@ -150,11 +150,16 @@ def locked_by_other(session_path: str | os.PathLike[str]) -> bool:
     path = lock_path(session_path)
     if fcntl is None:
         return False
+    # O_NONBLOCK: a FIFO planted at the lock's name would block a plain read-only open until some
+    # writer came (the window's start, listing autosaves, hung there); it is no lock of ours
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags)
     except OSError:
         return False
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return True

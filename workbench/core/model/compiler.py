@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from workbench.core.errors import WorkbenchError
+from workbench.core.fs import read_capped
 
 #: Environment variable that moves the on-disk compile cache (tests point it at a temporary folder).
 CACHE_DIR_ENV = "KERNEL_WORKBENCH_CACHE_DIR"
@@ -362,11 +363,17 @@ def clear_memory_cache() -> None:
         _memory.clear()
 
 
+#: Largest compile cache record read (a CUBIN of a few hundred kilobytes, base64, and its log).
+_MAX_RECORD_BYTES = 64 * 1024 * 1024
+
+
 def _disk_get(key: str) -> CompileResult | None:
     path = cache_dir() / f"{key}.json"
     try:
-        record = json.loads(path.read_text())
-        if record.get("format") != _CACHE_FORMAT or record.get("key") != key:
+        # a regular file of bounded size only (a FIFO there would block the open for ever)
+        record = json.loads(read_capped(path, "compile cache record", _MAX_RECORD_BYTES))
+        # any JSON at all may be there (another program's file, a damaged disk): only our object counts
+        if not isinstance(record, dict) or record.get("format") != _CACHE_FORMAT or record.get("key") != key:
             return None
         return CompileResult(
             ok=bool(record["ok"]),
@@ -376,7 +383,7 @@ def _disk_get(key: str) -> CompileResult | None:
             compiler_version=str(record["compiler_version"]),
             key=key,
         )
-    except (OSError, ValueError, KeyError, TypeError):
+    except (WorkbenchError, OSError, ValueError, KeyError, TypeError, RecursionError):
         return None  # missing, half-written by an old version, or corrupt: compile again
 
 
