@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-_SANDBOX = tempfile.mkdtemp(prefix="kernel-workbench-shots-")
-os.environ["KERNEL_WORKBENCH_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
-os.environ["KERNEL_WORKBENCH_DATA_DIR"] = os.path.join(_SANDBOX, "data")
+from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer
+from PySide6.QtWidgets import QApplication
 
-from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from screenshot_sandbox import SANDBOX
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "saxpy"
 WIDTH = 960  # keep the images small
@@ -44,7 +40,7 @@ def main(out: str) -> int:
     app = QApplication.instance() or QApplication([])
     from workbench.gui.main_window import MainWindow
 
-    window = MainWindow(interactive=False, settings=QSettings(os.path.join(_SANDBOX, "s.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(interactive=False, settings=QSettings(os.path.join(SANDBOX, "s.ini"), QSettings.Format.IniFormat))
     window.resize(1440, 900)
     window.show()
     editor = window.open_kernel_editor(EXAMPLE)

@@ -8,21 +8,10 @@ a temporary folder too.
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop, QTimer
-from PySide6.QtWidgets import QApplication
-
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-os.environ.setdefault("KERNEL_WORKBENCH_FORCE_NO_GPU", "1")
-_SANDBOX = tempfile.mkdtemp(prefix="kernel-workbench-shots-")
-os.environ["KERNEL_WORKBENCH_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
-os.environ["KERNEL_WORKBENCH_DATA_DIR"] = os.path.join(_SANDBOX, "data")
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from screenshot_sandbox import ROOT, SANDBOX, settle
 
 LANDSCAPES = ROOT.parent / "shared" / "landscapes"
 CACHES = {
@@ -33,12 +22,6 @@ CACHES = {
     "W7800": LANDSCAPES / "more" / "convolution_W7800.json.gz",
 }
 
-
-def settle(app: QApplication, ms: int = 300) -> None:
-    loop = QEventLoop()
-    QTimer.singleShot(ms, loop.quit)
-    loop.exec()
-    app.processEvents()
 
 
 def main(folder: str) -> int:
@@ -53,7 +36,7 @@ def main(folder: str) -> int:
         return 1
     paths = []
     for name, cache in CACHES.items():
-        path = Path(_SANDBOX) / f"{name}.json"
+        path = Path(SANDBOX) / f"{name}.json"
         save_session(import_kt_cache(cache), path)
         paths.append(str(path))
     app = application()

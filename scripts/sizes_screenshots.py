@@ -7,31 +7,16 @@ missing cells were measured. Sessions, settings and autosaves go to a temporary 
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 
-# Qt reads the platform when the QApplication is made, not at import: the settings below still apply.
 from PySide6.QtCore import QEventLoop, QTimer
-from PySide6.QtWidgets import QApplication
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-os.environ.setdefault("KERNEL_WORKBENCH_FORCE_NO_GPU", "1")
-_SANDBOX = tempfile.mkdtemp(prefix="kernel-workbench-shots-")
-os.environ["KERNEL_WORKBENCH_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
-os.environ["KERNEL_WORKBENCH_DATA_DIR"] = os.path.join(_SANDBOX, "data")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from screenshot_sandbox import SANDBOX, settle
 
 SIZES = {"n": [1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28]}
 BUDGET = 40
 
-
-def settle(app: QApplication, ms: int = 300) -> None:
-    loop = QEventLoop()
-    QTimer.singleShot(ms, loop.quit)
-    loop.exec()
-    app.processEvents()
 
 
 def main(folder: str) -> int:
@@ -40,7 +25,7 @@ def main(folder: str) -> int:
     from workbench.runner.controller import RunRequest, start_run
 
     out = Path(folder)
-    session_path = Path(_SANDBOX) / "reduce_sweep.json"
+    session_path = Path(SANDBOX) / "reduce_sweep.json"
     run = start_run(RunRequest(kernel="reduce_sum", backend="sim", budget=BUDGET, sizes=SIZES, seed=1), session_path)
     run.run()
     app = application()
