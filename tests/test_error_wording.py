@@ -161,6 +161,9 @@ def test_a_backend_the_kernel_cannot_run_on_is_named_by_flag_and_by_the_backend_
         (dict(kernel=None, backend="replay", replay=str(tmp_path / "r.json")), f"{tmp_path / 'r.json'}: no such file",
          "(the recording to replay, --replay)", f"{tmp_path / 'r.json'}: no such file",
          "(the recording to replay, the recording field)"),
+        (dict(kernel=None, backend="replay", replay=str(tmp_path)), f"{tmp_path}: not a regular file",
+         "(the recording to replay, --replay)", f"{tmp_path}: not a regular file",
+         "(the recording to replay, the recording field)"),
         (dict(kernel=bench, backend="sim"), f"{bench} is a python benchmark; it runs with --backend python, ",
          "not --backend sim", f"{bench} is a python benchmark; it runs with python benchmark in the backend box, ",
          "not simulated GPU in the backend box"),
@@ -253,3 +256,13 @@ def test_sizes_given_as_braces_are_quoted_back_verbatim_by_the_command_line(tmp_
     assert main(["tune", "vector_add", "--backend", "sim", "--sizes", "n={budget}", "--budget", "2",
                  "--out", str(tmp_path / "x.json")]) != 0
     assert "got '{budget}'" in capsys.readouterr().err
+
+
+def test_a_prefix_on_an_error_that_takes_more_than_a_message_keeps_its_text() -> None:
+    """A spec error is made from a message, a field and a line: it cannot be made again from a
+    template alone, so the prefixed error is a plain one with the same text."""
+    from workbench.core.domain.kernel_spec import SpecError
+
+    outer = SpecError("not a number", field="slots[0].values", line=3, path="k.kernel.json").prefixed("{sizes}: ")
+    assert type(outer) is WorkbenchError
+    assert str(outer) == "--sizes: k.kernel.json:3: slots[0].values: not a number"

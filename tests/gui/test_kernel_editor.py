@@ -252,3 +252,17 @@ def test_the_editor_reads_a_spec_as_the_loader_does(editor, tmp_path, payload, s
         spec.write_text(payload)
     with pytest.raises(SpecError, match=said):
         editor.open_folder(tmp_path)
+
+
+def test_the_editors_refusals_name_the_windows_controls(editor) -> None:
+    """Tune and Save in the editor report a refusal the way the window does: by its controls,
+    never by a command-line flag the window has no place for."""
+    from workbench.core.errors import WorkbenchError
+
+    def refuse() -> None:
+        raise WorkbenchError(template="every size of the sweep already has its 2 evaluations; raise {budget} "
+                                      "(evaluations per size) or add sizes to {sizes}")
+
+    editor._guard(refuse)
+    assert "raise the evals box" in editor.last_error and "the sizes field" in editor.last_error
+    assert "--" not in editor.last_error

@@ -122,8 +122,11 @@ class WorkbenchError(Exception):
         """A WorkbenchError saying ``prefix`` and then this one's message (``prefix`` may name
         settings too), keeping the settings this message names: where an error is explained by
         where its input came from (``{sizes}: ...``). The error keeps its class (a
-        :class:`SpaceError` stays one)."""
-        return type(self)(template=prefix + (self.template if self.template is not None else quoted(str(self))))
+        :class:`SpaceError` stays one) unless the class takes more than a message to make: such
+        an error (a spec error's file and line) becomes a plain WorkbenchError with its text."""
+        template = prefix + (self.template if self.template is not None else quoted(str(self)))
+        kind = type(self) if type(self).__init__ is WorkbenchError.__init__ else WorkbenchError
+        return kind(template=template)
 
 
 class SpaceError(WorkbenchError):

@@ -7,6 +7,7 @@ view. "Add session..." overlays another session's best latency so far on the cur
 
 from __future__ import annotations
 
+import html
 import math
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.gui.comparison import best_latency_so_far, compare_trials, running_min, session_label, source_diff
 from workbench.gui.model import SessionModel
 from workbench.gui.source_view import render_source
-from workbench.gui.text import fmt, metric_label
+from workbench.gui.text import fmt, metric_label, window_message
 
 DIFFERS = QBrush(QColor(255, 236, 179))
 CURVE_COLOURS = ((0, 114, 178), (213, 94, 0), (0, 158, 115), (204, 121, 167), (86, 180, 233), (230, 159, 0))
@@ -197,7 +198,7 @@ class CompareView(QWidget):
             try:
                 self.add_session(path)
             except WorkbenchError as exc:
-                self.curve_legend.setText(f"<span style='color:#d55e00'>{exc}</span>")
+                self.curve_legend.setText(f"<span style='color:#d55e00'>{html.escape(window_message(exc))}</span>")
 
     def _draw_curves(self) -> None:
         self._curves_dirty = False

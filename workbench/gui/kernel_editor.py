@@ -30,6 +30,7 @@ from workbench.core.domain.kernel_spec import (
     read_spec, read_spec_source, save_template_folder, split_expressions, user_templates_dir,
 )
 from workbench.core.domain.macros import scan_macros
+from workbench.gui.text import window_message
 
 #: Pause in typing (ms) after which the draft is checked and compiled in the background.
 CHECK_DELAY_MS = 700
@@ -703,7 +704,7 @@ class KernelEditor(QMainWindow):
         try:
             action()
         except WorkbenchError as exc:
-            self._error(str(exc))
+            self._error(window_message(exc))
         except OSError as exc:
             self._error(f"{exc.filename or ''}: {exc.strerror or exc}")
 

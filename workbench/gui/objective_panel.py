@@ -24,7 +24,7 @@ from workbench.core.domain.objective import Bound, Weights, direction_problem
 from workbench.core.domain.search_objective import Objective
 
 from workbench.gui.model import STATUS_CODES, SessionModel
-from workbench.gui.text import metric_label
+from workbench.gui.text import metric_label, plain_tip
 
 STEPS = 1000
 OFF = -1.0  # the spin boxes' "off" sentinel (every limit here is >= 0)
@@ -332,10 +332,10 @@ class ObjectivePanel(QWidget):
             direction = known_direction(metric, directions)
             if direction is None:
                 toggle.setText("direction?")
-                toggle.setToolTip(f"{metric}: is higher or lower better? Click to choose; it can be weighted then")
+                toggle.setToolTip(plain_tip(f"{metric}: is higher or lower better? Click to choose; it can be weighted then"))
             else:
                 toggle.setText("higher is better" if direction > 0 else "lower is better")
-                toggle.setToolTip(f"{metric}: click for {'lower' if direction > 0 else 'higher'} is better")
+                toggle.setToolTip(plain_tip(f"{metric}: click for {'lower' if direction > 0 else 'higher'} is better"))
             self.weight_sliders[metric].setEnabled(direction is not None)
 
     def remeasurable(self) -> int:

@@ -41,7 +41,7 @@ from workbench.core.domain.portability import (
     portability_report,
 )
 from workbench.gui.model import SessionModel
-from workbench.gui.text import window_message
+from workbench.gui.text import plain_tip, window_message
 
 WARN = "#d55e00"
 
@@ -220,7 +220,7 @@ class PortabilityView(QWidget):
         for j, device in enumerate(report.devices):
             header = self.table.horizontalHeaderItem(j)
             if header is not None:
-                header.setToolTip(device)
+                header.setToolTip(plain_tip(device))
         self.table.setVerticalHeaderLabels([f"[{i + 1}] best of {d}" for i, d in enumerate(report.devices)])
         for i, (best, row) in enumerate(zip(report.bests, report.matrix)):
             for j, cell in enumerate(row):

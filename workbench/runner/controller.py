@@ -13,6 +13,7 @@ before anything at the output path is read or moved and held until the final sav
 from __future__ import annotations
 
 import dataclasses
+import math
 import logging
 import os
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
 from workbench.backends.base import BackendSpec, EvalLimits, Target
-from workbench.backends.replay import reading_now
+from workbench.backends.replay import load_recording, reading_now
 from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.measurement import Status
 from workbench.core.domain.metrics import check_metrics, idle_directions
@@ -922,7 +923,8 @@ def _check_reading(session: Session, path: str) -> None:
     A session records the rule its trials were read under in its device record (a replay copies
     the recording's). Without it, the session predates the record: its ok trials were read when a
     cache record's ``latency_ms`` was Kernel Tuner's ``time``, which is told by the Kernel Tuner
-    time kept beside the median since (``kt_time_ms``) being absent.
+    time kept beside the median since (``kt_time_ms``) being absent; of those, only trials whose
+    figure the recording now reads differently would mix (a record without repetitions has one).
     """
     now = reading_now(path)
     if now is None:  # a session file is replayed as it was saved, whatever the code reading it
@@ -932,7 +934,12 @@ def _check_reading(session: Session, path: str) -> None:
         return
     ok = [t for t in session.trials if t.ok and "latency_ms" in t.measurement.metrics]
     if then is None:
-        ok = [t for t in ok if "kt_time_ms" not in t.measurement.metrics]
+        # read then as Kernel Tuner's time; the trials whose figure reads otherwise now are the
+        # ones that would mix (a record without repetitions reads its time either way)
+        latency_now = {t.config.id: t.metric("latency_ms") for t in load_recording(path).trials if t.ok}
+        ok = [t for t in ok if "kt_time_ms" not in t.measurement.metrics
+              and t.config.id in latency_now and not math.isclose(t.metric("latency_ms"), latency_now[t.config.id],
+                                                                   rel_tol=1e-9, abs_tol=0.0)]
         how = ("when a Kernel Tuner record's latency_ms was its time (by default the mean of its "
                "repetitions); it is now their median")
     else:

@@ -107,7 +107,8 @@ def make_backend_spec(
         if replay is None:
             raise WorkbenchError(template="a replay needs {replay:FILE} (a recorded session or a Kernel Tuner cache)")
         if not Path(replay).is_file():
-            raise WorkbenchError(template=f"{quoted(replay)}: no such file (the recording to replay, {{replay}})")
+            what = "not a regular file" if Path(replay).exists() else "no such file"  # a folder, a FIFO
+            raise WorkbenchError(template=f"{quoted(replay)}: {what} (the recording to replay, {{replay}})")
         if backend not in ("auto", "replay"):
             raise WorkbenchError(f"--replay cannot be combined with --backend {backend}")
         chosen = {"problem": dict(problem)} if problem else {}  # the size of a recorded sweep to replay
