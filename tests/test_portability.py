@@ -31,6 +31,7 @@ from workbench.core.domain.portability import (
     portability_report,
 )
 from workbench.core.domain.session import Session
+from workbench.core.io.interop import KT_READING
 from workbench.core.domain.space import SearchSpace, Slot
 from workbench.runner.plan import make_backend_spec, new_session, open_target
 from workbench.runner.portability import simulator_predictors
@@ -99,6 +100,22 @@ def test_matrix_and_pick_on_made_up_recordings() -> None:
     assert report.portable.candidates == 3
     text = "\n".join(format_report(report))
     assert "80.0%" in text and "GPU B" in text
+
+
+def test_recordings_read_under_different_latency_rules_are_noted() -> None:
+    """A cache imported before latency became the median of the repetitions (no reading recorded,
+    no kt_time_ms) against one imported now: a mean against a median, which the report says."""
+    old = recorded("GPU A", {(32, 1): 1.0, (64, 1): 1.25})
+    new = recorded("GPU B", {(32, 1): 2.0, (64, 1): 2.5})
+    new.device["kt_reading"] = KT_READING
+    for trial in new.trials:
+        trial.measurement.metrics["kt_time_ms"] = trial.metric("latency_ms")
+    notes = portability_report([old, new], ["a.json", "b.json"]).notes
+    assert any("read under different rules" in n and "a.json: Kernel Tuner's time" in n
+               and f"b.json: {KT_READING}" in n for n in notes), notes
+    other = recorded("GPU C", {(32, 1): 2.0, (64, 1): 2.0})
+    other.device["kt_reading"] = KT_READING
+    assert not any("different rules" in n for n in portability_report([new, other], ["b.json", "c.json"]).notes)
 
 
 def test_failures_count_as_zero_and_unmeasured_configs_are_missing() -> None:

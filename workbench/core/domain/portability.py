@@ -282,6 +282,35 @@ def _cell(device: _Device, config: Config) -> Cell:
     return Cell(None, MISSING)
 
 
+def _kt_reading(session: Session) -> str | None:
+    """How a session read from a Kernel Tuner cache got its latency: the reading its import recorded,
+    "Kernel Tuner's time" for one imported before readings were recorded (its ok trials lack the
+    ``kt_time_ms`` kept beside the median since), None for a session measured by the workbench."""
+    if not session.device.get("recorded"):
+        return None
+    reading = session.device.get("kt_reading")
+    if isinstance(reading, str):
+        return reading
+    if any(t.ok and "kt_time_ms" not in t.measurement.metrics for t in session.trials):
+        return "Kernel Tuner's time"
+    return None
+
+
+def _mixed_readings(sessions: Sequence[Session], labels: Sequence[str]) -> str | None:
+    """A note when recordings imported under different readings of their latency are compared
+    (a mean against a median would read as a difference between the GPUs), else None."""
+    readings: dict[str, list[str]] = {}
+    for session, label in zip(sessions, labels):
+        reading = _kt_reading(session)
+        if reading is not None:
+            readings.setdefault(reading, []).append(label)
+    if len(readings) < 2:
+        return None
+    parts = "; ".join(f"{', '.join(names)}: {reading}" for reading, names in readings.items())
+    return (f"the recordings' latencies were read under different rules ({parts}): import the older "
+            "caches again so that every GPU's latency means the same")
+
+
 def portability_report(
     sessions: Sequence[Session],
     sources: Sequence[str] | None = None,
@@ -351,6 +380,9 @@ def portability_report(
         notes.append("predicted cells are the simulator's figures, not measurements")
     if simulated:
         notes.append(f"simulated timings (a modelled GPU): {', '.join(sorted(simulated))}")
+    mixed = _mixed_readings(sessions, labels)
+    if mixed:
+        notes.append(mixed)
     return PortabilityReport(
         kernel=first.kernel, problem=_problem_of(first, at), devices=[d.name for d in devices], bests=bests,
         matrix=matrix, portable=portable, simulated=sorted(simulated), notes=notes,
