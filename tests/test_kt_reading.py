@@ -157,3 +157,16 @@ def test_an_old_session_whose_figures_read_the_same_now_continues(tmp_path: Path
     out.write_text(json.dumps(old))
     session, _ = run_to_end(RunRequest(budget=1), out, resume=True)
     assert len(session.trials) == 4 and min(t.metric("latency_ms") for t in session.trials) == 1.5
+
+
+def test_a_replay_whose_recording_changed_says_so_not_that_code_changed(tmp_path: Path) -> None:
+    cache = _cache(tmp_path)
+    out = tmp_path / "s.json"
+    run_to_end(RunRequest(replay=str(cache), strategy="random", budget=2, seed=1), out)
+    data = json.loads(cache.read_text())
+    data["cache"]["5"] = {"b": 5, "time": 1.0, "times": [1.0, 1.0, 1.0]}
+    data["tune_params"]["b"].append(5)
+    cache.write_text(json.dumps(data))
+    with pytest.raises(WorkbenchError, match="the recording changed since the session replayed it") as refused:
+        resume_run(out, RunRequest(budget=1))
+    assert "code" not in str(refused.value)

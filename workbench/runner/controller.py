@@ -978,6 +978,8 @@ def _same_target(session: Session, target: Target, spec: BackendSpec,
     if target.kernel != session.kernel:
         return f"the kernel is {target.kernel!r}"
     if session.source_hash and session.source_hash not in {target.source_hash, *target.earlier_hashes}:
+        if spec.kind == "replay":  # a replay's identity is its recording's bytes, not kernel code
+            return "the recording changed since the session replayed it"
         return "the kernel's code changed since the session was measured"
     expected = dict(session.problem if problem is None else problem)
     if dict(target.problem) != expected:
