@@ -330,19 +330,53 @@ def test_a_read_only_session_is_neither_continued_nor_saved_over(window, qtbot, 
     assert len(load_session(other).trials) == 5 and path.read_bytes() == before
 
 
-def test_a_replay_ignores_the_greyed_out_problem_and_sizes_fields(window, qtbot):
+def test_a_replay_is_not_refused_for_a_template_problem_left_in_the_field(window, qtbot):
     """Their text still went into the request: after a template session (or a typed problem) a
-    replay refused to start ("no trials at n=4096"), and the disabled fields could not be cleared."""
+    replay refused to start ("no trials at n=4096"). The sizes field is greyed out and ignored; the
+    problem field stays usable (it picks a sweep recording's size) and is emptied on switching."""
     toolbar = window.toolbar
     toolbar.problem.setText("n=4096")
     toolbar.sizes.setText("n=4096,8192")
     toolbar.backend.setCurrentIndex(toolbar.backend.findData("replay"))
     toolbar.replay.setText(str(Path(__file__).parents[1] / "fixtures" / "kt_cache_small.json"))
-    assert not toolbar.problem.isEnabled()
+    assert toolbar.problem.isEnabled() and toolbar.problem.text() == "" and not toolbar.sizes.isEnabled()
+    assert "for a recording of several sizes: the size to replay, e.g. n=65536" in toolbar.problem.toolTip()
+    toolbar.set_running(False)  # a run's end re-applies the backend's state: it must not clear a typed size
+    toolbar.problem.setText("n=4096")
+    toolbar.set_running(False)
+    assert toolbar.problem.text() == "n=4096"
+    toolbar.problem.clear()  # the field as the switch left it
+    toolbar.budget.setValue(3)
     run = toolbar.request()
     assert run["problem"] == {} and run["sizes"] is None
-    result = start_and_wait(window, qtbot, {**run, "budget": 3})
-    assert result.reason in ("budget", "exhausted"), result.message
+    toolbar.start.click()
+    qtbot.waitUntil(lambda: not window.running, timeout=60_000)
+    assert window.model.session is not None and window.model.session.backend["kind"] == "replay"
+    assert len(window.model.session.trials) == 3, window.statusBar().currentMessage()
+
+
+def test_a_sweep_recording_replays_the_size_typed_in_the_problem_field(window, qtbot, tmp_path):
+    """The problem field was greyed out for a replay, so a sweep recording, refused without a size
+    (the command line's --set), could not be replayed from the window at all."""
+    recording = tmp_path / "sweep.json"
+    run_to_end(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=2, seed=1,
+                          sizes={"n": [1024, 2048]}, backend_options={"compile": "estimate"}), recording)
+    recorded = {(t.config.id, t.problem["n"]): t.metric("latency_ms") for t in load_session(recording).trials}
+    toolbar = window.toolbar
+    toolbar.backend.setCurrentIndex(toolbar.backend.findData("replay"))
+    toolbar.replay.setText(str(recording))
+    toolbar.budget.setValue(2)
+    toolbar.start.click()  # no size: refused, naming the field that takes one
+    message = window.statusBar().currentMessage()
+    assert not window.running and "holds a size sweep (2 sizes: n=1024, n=2048)" in message, message
+    assert message.endswith("choose it with n=VALUE in the problem field") and "--set" not in message, message
+    toolbar.problem.setText("n=2048")
+    toolbar.start.click()
+    qtbot.waitUntil(lambda: not window.running, timeout=60_000)
+    session = window.model.session
+    assert session is not None and session.problem["n"] == 2048 and len(session.trials) == 2, \
+        window.statusBar().currentMessage()
+    assert all(t.metric("latency_ms") == recorded[(t.config.id, 2048)] for t in session.trials)
 
 
 def test_a_reopened_python_session_shows_its_backend_and_file_and_an_edit_still_continues_it(window, qtbot, cli, tmp_path):

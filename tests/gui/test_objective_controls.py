@@ -310,3 +310,40 @@ def test_after_remeasuring_aborted_trials_the_summary_compares_with_the_default_
     assert model.ranking.default_row == measured[1] and model.default_index == measured[1]
     summary = window.summary_label.text()
     assert "default config failed" not in summary and "default" in summary, summary
+
+
+def test_remeasure_on_a_python_session_says_nothing_to_re_measure_before_asking_to_run_its_code(
+        window, tmp_path, monkeypatch):
+    """The window asked whether to run the benchmark's code first and only then found that nothing
+    was worth re-measuring; it asks only when re-measuring would run the code."""
+    import dataclasses
+
+    from PySide6.QtWidgets import QMessageBox
+
+    from workbench.core.domain.session import save_session
+    from workbench.runner.controller import RunRequest, run_to_end
+
+    path = tmp_path / "merit.json"
+    run_to_end(RunRequest(kernel=MERIT, backend="python", strategy="random", budget=4, seed=0, workers=1), path)
+    session = load_session(path)
+    first = session.trials[0]
+    aborted = dataclasses.replace(first.measurement, status=Status.ABORTED,
+                                  metrics={"latency_bound_ms": first.metric("latency_ms") * 2})
+    session.trials[0] = dataclasses.replace(first, measurement=aborted)
+    save_session(session, path)
+    window.open_session(path)
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: asked.append(a[1]) or QMessageBox.StandardButton.No)
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: QMessageBox.StandardButton.Ok)
+    window.interactive = True  # a person at the window: the code is asked about
+    window.model.set_constraints(max_latency_ms=first.metric("latency_ms"))  # still rules the aborted one out
+    window._guarded(window.remeasure_aborted, "Cannot re-measure")
+    message = window.statusBar().currentMessage()
+    assert asked == [] and not window.running, asked
+    assert message == "nothing to re-measure: 1 aborted trials, none below the latency limit in force", message
+    window.model.set_constraints(max_latency_ms=first.metric("latency_ms") * 4)  # now it would be measured
+    window._guarded(window.remeasure_aborted, "Cannot re-measure")
+    window.interactive = False
+    assert asked == ["Run the benchmark's code?"] and not window.running
+    assert "the benchmark's code was not confirmed" in window.statusBar().currentMessage()
+    assert len(load_session(path).trials) == 4  # nothing ran

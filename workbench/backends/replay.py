@@ -16,7 +16,7 @@ import time
 from typing import Any, Mapping, Sequence
 
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
-from workbench.core.errors import SpaceError, WorkbenchError
+from workbench.core.errors import SpaceError, WorkbenchError, quoted
 from workbench.core.domain.measurement import Measurement, Status
 from workbench.core.domain.records import device_info
 from workbench.core.domain.space import Config, SearchSpace, Slot
@@ -108,8 +108,9 @@ def recorded_trials(recording: Any, path: str, chosen: Mapping[str, Any] | None 
     if not matching:
         given = ", ".join(f"{k}={v}" for k, v in chosen.items()) if chosen else ""
         raise WorkbenchError(f"recording {path} has no trials at {given}; its sizes: {sizes}")
-    raise WorkbenchError(f"recording {path} holds a size sweep ({len(problems)} sizes: {sizes}); a replay replays "
-                         f"one: choose it with --set {first}=VALUE")
+    # a template: the window names its problem field where the command line says --set
+    raise WorkbenchError(template=f"recording {quoted(path)} holds a size sweep ({len(problems)} sizes: {quoted(sizes)}); "
+                                  f"a replay replays one: choose it with {{problem:{quoted(first)}=VALUE}}")
 
 
 def recorded_measurements(trials: Sequence[Any]) -> dict[str, Measurement]:

@@ -722,24 +722,29 @@ class MainWindow(QMainWindow):
         """Measure again the aborted candidates the constraints in force no longer rule out (the
         "Re-measure aborted" button; the CLI's ``tune --remeasure-aborted``), through the run
         controller: new trials go beside the aborted ones in this session's file."""
-        from workbench.runner.controller import RunRequest, remeasure_aborted
+        from workbench.runner.controller import RunRequest, nothing_to_remeasure, remeasure_aborted
 
         if self.running:
             raise WorkbenchError("a run is already going; re-measure when it ends")
         if self.model.session is None:
             raise WorkbenchError("no session to re-measure")
+        session = self.model.session
+        request = RunRequest(constraints=self.model.constraints, weights=self.model.weights)
+        nothing = nothing_to_remeasure(session, request)
+        if nothing is not None:  # the controller's rule, said before anything is asked of the person
+            self.statusBar().showMessage(nothing, 10000)
+            return
         if self.path is None and self.autosave_path is None:
             raise WorkbenchError("save the session first: re-measured trials are added to its file")
-        session = self.model.session
         backend = session.backend if isinstance(session.backend, dict) else {}
         # the session's own code and template folder, as Start continues it: the benchmark's code
-        # runs with the person's yes, a template from the folder the kernel list runs it from
+        # runs with the person's yes (asked only now that it would run), a template from the folder
+        # the kernel list runs it from
         trust = backend.get("kind") == "python" and self._confirm_code(Path(str((backend.get("options") or {}).get("path", ""))))
         shown = self.toolbar.request()
         folders = shown.get("kernel_dirs") if self._shows_session_kernel(str(shown.get("kernel") or "")) else None
         path, held = self._run_output(session.kernel)
-        request = RunRequest(constraints=self.model.constraints, weights=self.model.weights, trust_session_code=trust,
-                             kernel_dirs=tuple(str(d) for d in folders or ()))
+        request = dataclasses.replace(request, trust_session_code=trust, kernel_dirs=tuple(str(d) for d in folders or ()))
         try:
             run, why = remeasure_aborted(path, request, held=held)
         except BaseException:

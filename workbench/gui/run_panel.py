@@ -102,8 +102,6 @@ class RunToolbar(QToolBar):
         assert editor is not None  # the combo box is editable
         editor.editingFinished.connect(lambda: self.kernel_changed.emit(self.kernel.currentText()))
         self.problem = QLineEdit()
-        self.problem.setPlaceholderText("problem, e.g. n=1048576")
-        self.problem.setToolTip("problem parameters (name=value, comma separated); empty = the template's defaults")
         self.problem.setMinimumWidth(130)
         self.problem.setMaximumWidth(260)
         self.sizes = QLineEdit()
@@ -118,6 +116,7 @@ class RunToolbar(QToolBar):
             self.backend.addItem(label, key)
         self.backend.setCurrentIndex(self.backend.findData("sim"))
         self.backend.currentIndexChanged.connect(self._on_backend_changed)
+        self._backend_kind = self.backend.currentData()  # the backend the problem field was last filled for
         self.gpu = QComboBox()
         self.gpu.addItems(available_gpus())
         if self.gpu.findText(DEFAULT_GPU) >= 0:
@@ -221,8 +220,20 @@ class RunToolbar(QToolBar):
             if action is not None:
                 action.setVisible(shown)
         self.kernel.setEnabled(kind != "replay")
-        self.problem.setEnabled(kind != "replay")
         self.sizes.setEnabled(kind != "replay")
+        # A replay's problem is what was recorded; the field then only picks one size of a recording
+        # of several. A template's problem left in it would pick a size nobody chose (and refuse an
+        # ordinary recording measured at another), so switching to a replay empties it.
+        if kind == "replay" and self._backend_kind != "replay":
+            self.problem.clear()
+        self._backend_kind = kind
+        if kind == "replay":
+            self.problem.setPlaceholderText("size to replay, e.g. n=65536")
+            self.problem.setToolTip("for a recording of several sizes: the size to replay, e.g. n=65536 "
+                                    "(empty for a recording of one size)")
+        else:
+            self.problem.setPlaceholderText("problem, e.g. n=1048576")
+            self.problem.setToolTip("problem parameters (name=value, comma separated); empty = the template's defaults")
 
     def _action_of(self, widget: QWidget) -> Any:
         for bar in (self, self.run_bar):
@@ -246,10 +257,11 @@ class RunToolbar(QToolBar):
     def request(self) -> dict[str, Any]:
         """The choices as a run request (the same keys as ``--run`` on the command line)."""
         kind = self.backend.currentData()
-        replay = kind == "replay"  # a recording's problem is what was recorded: its fields are greyed out
+        replay = kind == "replay"  # a recording's kernel and sizes are what was recorded: greyed out
         return {
             "kernel": self.kernel.currentText() or None,
-            "problem": {} if replay else parse_problem(self.problem.text()),
+            # for a replay, the one size of a sweep recording to replay (emptied on switching to replay)
+            "problem": parse_problem(self.problem.text()) if self.problem.text().strip() else {},
             "sizes": parse_sizes_text(self.sizes.text()) if self.sizes.text().strip() and not replay else None,
             "backend": kind,
             "gpu_model": self.gpu.currentText() if kind == "sim" else None,

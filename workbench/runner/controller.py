@@ -732,6 +732,20 @@ def _open_locked(out: Path, flag: str, held: SessionLock | None = None) -> tuple
         raise
 
 
+def nothing_to_remeasure(session: Session, request: RunRequest = RunRequest()) -> str | None:
+    """Why :func:`remeasure_aborted` of ``session`` would measure nothing (``"nothing to
+    re-measure: ..."``), or None when it would measure something. Reads the session in memory and
+    takes no lock, so a front end can answer "nothing" before it asks anything of the person (such
+    as whether to run a python benchmark's code), with the same rule the run then follows.
+    """
+    objective = Objective(request.constraints or session.constraints, request.weights or session.weights)
+    if remeasurable(session, objective.worth_remeasuring):
+        return None
+    aborted = sum(t.status is Status.ABORTED for t in session.trials)
+    return (f"nothing to re-measure: {aborted} aborted trials, none below the latency limit in force"
+            if aborted else "nothing to re-measure: no aborted trials")
+
+
 def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunRequest(), *,
                       held: SessionLock | None = None) -> tuple[Run | SweepRun | None, str]:
     """A run that measures again every aborted candidate of the session at ``path`` whose latency
@@ -748,11 +762,10 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
         check_stored_constraints(request.constraints or session.constraints, out)
         objective = Objective(request.constraints or session.constraints, request.weights or session.weights)
         groups = remeasurable(session, objective.worth_remeasuring)
-        if not groups:
-            aborted = sum(t.status is Status.ABORTED for t in session.trials)
+        nothing = nothing_to_remeasure(session, request)
+        if nothing is not None:
             lock.release()
-            return None, (f"nothing to re-measure: {aborted} aborted trials, none below the latency limit in force"
-                          if aborted else "nothing to re-measure: no aborted trials")
+            return None, nothing
         spec = _spec_for_continue(request, session)
         session.constraints, session.weights = objective.constraints, objective.weights
         settings = session.run.merged(request.settings_overrides())
