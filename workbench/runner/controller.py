@@ -739,8 +739,10 @@ def nothing_to_remeasure(session: Session, request: RunRequest = RunRequest()) -
     as whether to run a python benchmark's code), with the same rule the run then follows.
     """
     objective = Objective(request.constraints or session.constraints, request.weights or session.weights)
-    if remeasurable(session, objective.worth_remeasuring):
-        return None
+    return None if remeasurable(session, objective.worth_remeasuring) else _nothing_to_remeasure(session)
+
+
+def _nothing_to_remeasure(session: Session) -> str:
     aborted = sum(t.status is Status.ABORTED for t in session.trials)
     return (f"nothing to re-measure: {aborted} aborted trials, none below the latency limit in force"
             if aborted else "nothing to re-measure: no aborted trials")
@@ -762,10 +764,9 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
         check_stored_constraints(request.constraints or session.constraints, out)
         objective = Objective(request.constraints or session.constraints, request.weights or session.weights)
         groups = remeasurable(session, objective.worth_remeasuring)
-        nothing = nothing_to_remeasure(session, request)
-        if nothing is not None:
+        if not groups:
             lock.release()
-            return None, nothing
+            return None, _nothing_to_remeasure(session)
         spec = _spec_for_continue(request, session)
         session.constraints, session.weights = objective.constraints, objective.weights
         settings = session.run.merged(request.settings_overrides())
