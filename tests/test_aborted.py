@@ -78,3 +78,15 @@ def test_relaxing_the_latency_limit_mid_run_stops_aborting_at_the_old_bound(tmp_
     assert after and not [t for t in after if t.status is Status.ABORTED]
     assert any(t.ok and t.metric("latency_ms") > 1.5 * tight for t in after)  # once aborted, now timed in full
     assert run.engine.limits.max_latency_ms == 100.0
+
+
+def test_the_progress_line_counts_aborted_candidates_apart_from_failures(tmp_path: Path, capsys) -> None:
+    """An aborted candidate is a kept fact (a latency bound over the limit), not a candidate that
+    could not be measured: the progress line says how many were aborted, and failures stay 0."""
+    out = tmp_path / "s.json"
+    assert main(["tune", "transpose", "--backend", "sim", "--budget", "12", "--seed", "1", "--executor", "inline",
+                 "--max-latency-ms", "0.06", "--out", str(out)]) == 0
+    aborted = sum(t.status is Status.ABORTED for t in load_session(out).trials)
+    failed = sum(t.status.failed and t.status is not Status.ABORTED for t in load_session(out).trials)
+    last = [line for line in capsys.readouterr().err.replace("\r", "\n").splitlines() if line.startswith("[")][-1]
+    assert aborted and f"failures {failed}  aborted {aborted}  best" in last, last

@@ -370,7 +370,9 @@ class _ProgressLine:
             total = f"/{event.total}" if event.total else ""
             best = f"{event.best_latency_ms:.4g} ms" if event.best_latency_ms is not None else "-"
             eta = f"{event.eta_s:.0f}s" if event.eta_s is not None else "?"
-            line = f"[{event.done}{total}] failures {event.failures}  best {best}  elapsed {event.elapsed_s:.0f}s  ETA {eta}"
+            aborted = f"  aborted {event.aborted}" if event.aborted else ""
+            line = (f"[{event.done}{total}] failures {event.failures}{aborted}  best {best}  "
+                    f"elapsed {event.elapsed_s:.0f}s  ETA {eta}")
             if event.compiles_pending or event.refined:  # the simulator's background compiles
                 line += f"  compiles: {event.compiles_pending} pending (estimated meanwhile), {event.refined} refined"
             sys.stderr.write(("\r" + line + "\x1b[K") if self.tty else line + "\n")

@@ -478,3 +478,11 @@ def test_a_damaged_settings_file_still_opens_the_window(qtbot, tmp_path, ini):
     assert window.recent_files()[0] == str(tmp_path / "a.json")
     zooms = [getattr(child, "factor") for child in vars(window).values() if hasattr(child, "set_factor")]
     assert zooms and all(ZOOM_RANGE[0] <= z <= ZOOM_RANGE[1] for z in zooms)
+
+
+def test_the_toolbar_counts_aborted_candidates_apart_from_failures(window) -> None:
+    window.toolbar.show_progress(12, 20, 1, None, aborted=9)
+    text = window.toolbar.progress_label.text()
+    assert "1 failed, 9 aborted over the latency limit" in text
+    window.toolbar.show_progress(12, 20, 0, 3.0)
+    assert "aborted" not in window.toolbar.progress_label.text()

@@ -873,7 +873,7 @@ class MainWindow(QMainWindow):
         return {slot.name: list(slot.values) for slot in edited.slots}, list(edited.restrictions)
 
     def _on_progress(self, event: Any) -> None:
-        self.toolbar.show_progress(event.done, event.total, event.failures, event.eta_s)
+        self.toolbar.show_progress(event.done, event.total, event.failures, event.eta_s, event.aborted)
         self.toolbar.show_compiles(event.compiles_pending, event.refined)
 
     def _on_pause(self) -> None:

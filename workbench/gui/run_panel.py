@@ -343,11 +343,13 @@ class RunToolbar(QToolBar):
         if problems:
             raise WorkbenchError("; ".join(problems))
 
-    def show_progress(self, done: int, total: int | None, failures: int, eta_s: float | None) -> None:
+    def show_progress(self, done: int, total: int | None, failures: int, eta_s: float | None,
+                      aborted: int = 0) -> None:
         self.progress.setMaximum(total or 0)
         self.progress.setValue(done)
         eta = f"ETA {eta_s:.0f}s" if eta_s is not None else ""
-        self.progress_label.setText(f"{done} done, {failures} failed {eta}")
+        stopped = f", {aborted} aborted over the latency limit" if aborted else ""
+        self.progress_label.setText(f"{done} done, {failures} failed{stopped} {eta}")
 
     def show_compiles(self, pending: int, refined: int) -> None:
         """Background compiles, apart from evaluations: how many trials still show estimates."""

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from workbench.backends.base import BackendSpec, EvalLimits, Target
 from workbench.core.errors import WorkbenchError
-from workbench.core.domain.measurement import Trial
+from workbench.core.domain.measurement import Status, Trial
 from workbench.core.domain.search_objective import INFEASIBLE, Objective
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config
@@ -194,6 +194,7 @@ class Engine:
         self._in_run = False
         self.evaluations = 0
         self.failures = 0
+        self.aborted = 0
         self.finished: RunFinished | None = None
         #: This run's trials simulated with estimated resources whose compile had not landed
         #: (by config id), re-measured by :meth:`_refine` at the end of the run.
@@ -275,7 +276,7 @@ class Engine:
         if self._in_run:
             raise WorkbenchError("this engine is already running")
         self._in_run = True
-        self.evaluations = self.failures = self.refined = 0
+        self.evaluations = self.failures = self.aborted = self.refined = 0
         self._pending = {}
         try:
             finished = self._run()
@@ -503,7 +504,9 @@ class Engine:
             in_flight.pop(config.id, None)
             measured.add(config.id)
             self.evaluations += 1
-            self.failures += int(measurement.status.failed)
+            aborted = measurement.status is Status.ABORTED
+            self.aborted += int(aborted)
+            self.failures += int(measurement.status.failed and not aborted)
             score = self.strategy.objective(trial)
             if score < self._best:
                 self._best, self._since_improvement = score, 0
@@ -595,7 +598,8 @@ class Engine:
             left = max(0.0, self.time_limit_s - elapsed)
             eta = left if eta is None else min(eta, left)
         best = self._shown_best[1].metric("latency_ms") if self._shown_best is not None else None
-        return Progress(done, self.budget, self.failures, elapsed, eta, best, len(self._pending), self.refined)
+        return Progress(done, self.budget, self.failures, elapsed, eta, best, len(self._pending), self.refined,
+                        aborted=self.aborted)
 
     def _find_shown_best(self) -> None:
         """The best feasible trial at this run's problem under the objective in force (what the

@@ -33,6 +33,10 @@ class Progress:
     #: background, and those since refined with the compiled figures (the sim backend).
     compiles_pending: int = 0
     refined: int = 0
+    #: Candidates stopped early as hopeless under the latency limit (status ``aborted``): kept
+    #: facts with a latency bound, re-measurable when the limit is relaxed; not counted in
+    #: ``failures``, which are candidates that could not be measured.
+    aborted: int = 0
 
 
 @dataclass(frozen=True)
