@@ -486,3 +486,10 @@ def test_the_toolbar_counts_aborted_candidates_apart_from_failures(window) -> No
     assert "1 failed, 9 aborted over the latency limit" in text
     window.toolbar.show_progress(12, 20, 0, 3.0)
     assert "aborted" not in window.toolbar.progress_label.text()
+
+
+def test_an_empty_window_does_not_say_memory_is_not_reported(window) -> None:
+    """Before any trial nothing is reported yet: the trade-off chart's axis says what it will show."""
+    window.refresh()
+    assert window.model.n == 0
+    assert window.tradeoff_chart.plot.getAxis("left").labelText == "memory"

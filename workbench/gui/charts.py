@@ -331,7 +331,9 @@ class TradeoffChart(_ChartBase):
             self.y_combo.blockSignals(True)
             self.y_combo.setCurrentIndex(self.y_combo.findData(wanted))
             self.y_combo.blockSignals(False)
-        label = metric_label(self.y_name) if wanted is not None else "memory (not reported)"
+        # before any trial there is nothing to report yet: "not reported" would say the session lacks it
+        label = metric_label(self.y_name) if wanted is not None else (
+            "memory" if self.model.n == 0 else "memory (not reported)")
         if self.plot.getAxis("left").labelText != label:
             self.plot.setLabel("left", label)
 
