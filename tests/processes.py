@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import select
 import sys
+import textwrap
 import time
+from pathlib import Path
 
 
 def alive(pid: int) -> bool:
@@ -29,6 +31,17 @@ def wait_gone(pids: list[int], seconds: float = 10.0) -> list[int]:
         time.sleep(0.05)
         still = [pid for pid in still if alive(pid)]
     return still
+
+
+def pid_recording_bench(folder: Path, name: str, source: str) -> tuple[Path, Path]:
+    """A python benchmark file ``name`` in ``folder`` from ``source`` (dedented), and the empty file
+    whose path ``WB_TEST_PIDS`` must hold: the benchmark's candidates append the pids of the
+    processes they start there, so a test can check every one of them is gone afterwards."""
+    bench = folder / name
+    bench.write_text(textwrap.dedent(source))
+    pids = folder / "pids.txt"
+    pids.write_text("")
+    return bench, pids
 
 
 #: Prefix of a command line that runs the rest as the leader of a session of its own whose

@@ -3,12 +3,12 @@ the worker's pipe. Real spawned workers running a Python benchmark written into 
 
 from __future__ import annotations
 
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
 from processes import alive as _alive
+from processes import pid_recording_bench
 from processes import wait_gone
 
 from workbench.backends.base import BackendSpec, EvalLimits
@@ -82,10 +82,7 @@ def measure(config):
 
 @pytest.fixture()
 def bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[BackendSpec, Path]:
-    path = tmp_path / "hostile_bench.py"
-    path.write_text(textwrap.dedent(BENCH))
-    pids = tmp_path / "pids.txt"
-    pids.write_text("")
+    path, pids = pid_recording_bench(tmp_path, "hostile_bench.py", BENCH)
     monkeypatch.setenv("WB_TEST_PIDS", str(pids))
     return BackendSpec("python", {"path": str(path)}), pids
 

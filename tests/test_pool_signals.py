@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import pid_recording_bench
 from processes import wait_gone as _wait_gone
 
 from workbench.backends.base import BackendSpec, EvalLimits
@@ -62,10 +63,7 @@ def _kill(pids: list[int]) -> None:
 
 @pytest.fixture()
 def bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[BackendSpec, Path]:
-    path = tmp_path / "signal_bench.py"
-    path.write_text(textwrap.dedent(BENCH))
-    pids = tmp_path / "pids.txt"
-    pids.write_text("")
+    path, pids = pid_recording_bench(tmp_path, "signal_bench.py", BENCH)
     monkeypatch.setenv("WB_TEST_PIDS", str(pids))
     return BackendSpec("python", {"path": str(path)}), pids
 
