@@ -15,6 +15,7 @@ import re
 import stat
 import unicodedata
 from pathlib import Path
+from typing import IO
 
 from workbench.core.errors import SessionFormatError
 
@@ -27,30 +28,50 @@ MAX_STEM_CHARS = 80
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
+def open_regular(path: str | os.PathLike[str]) -> IO[bytes]:
+    """``open(path, "rb")`` for a regular file only, opened without blocking and checked on the
+    open descriptor: a plain open of a FIFO planted at a file's name waits for a writer for ever,
+    and a check of the name before opening could be raced. Raises OSError (EISDIR for a folder,
+    EINVAL for a device, pipe or socket) otherwise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise OSError(errno.EISDIR, "is a folder", str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file (a device, pipe or socket)", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_capped(path: str | os.PathLike[str], what: str = "file", limit: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes, else a one-line SessionFormatError.
 
-    The type and size are checked before reading (a device, FIFO or socket is refused, never
-    opened for reading); the read itself stops at ``limit + 1`` bytes in case the file grows.
+    The type and size are checked on the open file (:func:`open_regular`: a device, FIFO or socket
+    is refused, never read); the read itself stops at ``limit + 1`` bytes in case the file grows.
     """
     p = Path(path)
     try:
-        info = os.stat(p)
+        handle = open_regular(p)
     except FileNotFoundError:
         raise SessionFormatError(f"{p}: no such file") from None
     except OSError as exc:
+        if exc.errno == errno.EISDIR:
+            raise SessionFormatError(f"{p}: is a folder, not a {what}") from None
+        if exc.errno == errno.EINVAL:
+            raise SessionFormatError(f"{p}: not a regular file (a device, pipe or socket), not a {what}") from None
         raise SessionFormatError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise SessionFormatError(f"{p}: is a folder, not a {what}")
-    if not stat.S_ISREG(info.st_mode):
-        raise SessionFormatError(f"{p}: not a regular file (a device, pipe or socket), not a {what}")
-    if info.st_size > limit:
-        raise SessionFormatError(f"{p}: {info.st_size:,} bytes is larger than the {limit:,}-byte limit for a {what}")
-    try:
-        with open(p, "rb") as handle:
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
+            raise SessionFormatError(f"{p}: {size:,} bytes is larger than the {limit:,}-byte limit for a {what}")
+        try:
             data = handle.read(limit + 1)
-    except OSError as exc:
-        raise SessionFormatError(f"{p}: cannot read ({exc.strerror or exc})") from None
+        except OSError as exc:
+            raise SessionFormatError(f"{p}: cannot read ({exc.strerror or exc})") from None
     if len(data) > limit:
         raise SessionFormatError(f"{p}: larger than the {limit:,}-byte limit for a {what}")
     return data

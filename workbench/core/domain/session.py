@@ -31,7 +31,6 @@ checks; nothing in a file is ever executed or imported.
 from __future__ import annotations
 
 import contextlib
-import errno
 import gc
 from glob import escape as glob_escape
 import hashlib
@@ -39,7 +38,6 @@ import json
 import math
 import os
 import re
-import stat
 import tempfile
 import threading
 import time
@@ -58,7 +56,7 @@ except ImportError:  # pragma: no cover - the json module does the same work, sl
 
 from workbench.core.errors import SessionFormatError, WorkbenchError
 from workbench.core.domain.assignments import parse_assignment_list, parse_value
-from workbench.core.fs import MAX_FILE_BYTES, current_umask, read_capped, read_only
+from workbench.core.fs import MAX_FILE_BYTES, current_umask, open_regular, read_capped, read_only
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.objective import Constraints, Ranking, Weights, rank
 from workbench.core.domain.records import BackendInfo, DeviceInfo, StrategyInfo
@@ -867,25 +865,11 @@ def _check_config(space: SearchSpace, values: Mapping[str, Any], where: str, fai
 # ------------------------------------------------------------------------------------------------
 
 
-def _open_regular(path: str | os.PathLike[str]) -> IO[bytes]:
-    """``open(path, "rb")`` for a regular file only (OSError otherwise), opened without blocking:
-    a plain open of a FIFO planted at a session's or journal's name waits for a writer for ever."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
 def is_session_file(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` looks like a session file (its first 4 KB name the format): what a command
     that writes sessions may replace without ``--force``."""
     try:
-        with _open_regular(path) as handle:
+        with open_regular(path) as handle:
             head = handle.read(4096).decode("utf-8", "replace")
     except OSError:
         return False
@@ -1013,7 +997,7 @@ def _journal_of(jp: Path, session: "Session") -> bool:
     journal is superseded by saving it (another's holds trials the file lacks). Journals older than
     format 2 carry no id and are matched by kernel and creation time."""
     try:
-        with _open_regular(jp) as handle:
+        with open_regular(jp) as handle:
             first = handle.readline(1 << 20)
     except OSError:  # missing, or no file of ours (a FIFO, a folder): nothing to drop
         return False
