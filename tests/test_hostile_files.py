@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from workbench.cli import main as cli_main
-from workbench.core.errors import SessionFormatError, SpaceError, WorkbenchError
+from workbench.core.errors import SessionFormatError, SpaceError, UnreadableFile, WorkbenchError
 from workbench.core.io.export import export_sessions, find_template
 from workbench.core.domain.expr import compile_restriction
-from workbench.core.fs import current_umask, safe_file_stem
+from workbench.core.fs import current_umask, read_capped, safe_file_stem
 from workbench.core.io.interop import import_kt_cache
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.objective import Bound
@@ -549,3 +549,13 @@ def test_a_trial_index_beyond_int64_is_refused_when_the_file_loads(tmp_path, cli
     result = cli("show", path)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert re.search(r"trials\[1\]\.index: \d+ is not an integer from 0 to 2\*\*63-1", result.stderr)
+
+
+def test_an_unreadable_file_keeps_its_path_and_reason_apart(tmp_path):
+    """A caller that names the file its own way (a spec naming its source) words the reason alone,
+    without taking the path back off the message."""
+    with pytest.raises(UnreadableFile) as caught:
+        read_capped(tmp_path / "a: b.json", "session file")
+    assert caught.value.path == str(tmp_path / "a: b.json") and caught.value.reason == "no such file"
+    assert str(caught.value) == f"{tmp_path / 'a: b.json'}: no such file"
+    assert isinstance(caught.value, SessionFormatError)  # callers that catch the family still do

@@ -116,7 +116,11 @@ def test_invalid_json_and_missing_source_say_where(tmp_path):
     with pytest.raises(SpecError, match=r"k\.kernel\.json:3: not valid JSON"):
         load_declarative(path)
     path.write_text(json.dumps(dict(SPEC, name="k", source="k.cu")))
-    with pytest.raises(SpecError, match="cannot read CUDA source k.cu"):
+    with pytest.raises(SpecError, match="cannot read CUDA source k.cu: no such file$") as caught:
+        load_declarative(path)
+    assert str(tmp_path / "k.cu") not in str(caught.value)  # the spec is named, once, not the source's path
+    (tmp_path / "k.cu").mkdir()
+    with pytest.raises(SpecError, match="cannot read CUDA source k.cu: is a folder, not a CUDA source$"):
         load_declarative(path)
     path.write_text(json.dumps(dict(SPEC, source="../etc/passwd")))
     with pytest.raises(SpecError, match="source must be a file name"):

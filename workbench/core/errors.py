@@ -141,5 +141,16 @@ class SessionFormatError(WorkbenchError):
     """A session or cache file cannot be read: names the file, the field and the problem."""
 
 
+class UnreadableFile(SessionFormatError):
+    """A file could not be read at all (missing, a folder or a pipe, too large, an I/O error):
+    ``"<path>: <reason>"``, with both kept apart so that a caller that names the file its own way
+    (a template spec's loader names the spec, not the source it reads) words the reason alone."""
+
+    def __init__(self, path: object, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = str(path)
+        self.reason = reason
+
+
 class TemplateError(WorkbenchError):
     """A kernel template is missing, malformed, or cannot be rendered."""

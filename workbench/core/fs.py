@@ -17,7 +17,7 @@ import unicodedata
 from pathlib import Path
 from typing import IO
 
-from workbench.core.errors import SessionFormatError
+from workbench.core.errors import UnreadableFile
 
 #: Largest session or cache file read (and largest decompressed cache): far above any real one
 #: (100,000 trials take about 30 MB), far below what would exhaust memory when parsed.
@@ -48,7 +48,7 @@ def open_regular(path: str | os.PathLike[str]) -> IO[bytes]:
 
 
 def read_capped(path: str | os.PathLike[str], what: str = "file", limit: int = MAX_FILE_BYTES) -> bytes:
-    """The bytes of a regular file of at most ``limit`` bytes, else a one-line SessionFormatError.
+    """The bytes of a regular file of at most ``limit`` bytes, else a one-line :class:`UnreadableFile`.
 
     The type and size are checked on the open file (:func:`open_regular`: a device, FIFO or socket
     is refused, never read); the read itself stops at ``limit + 1`` bytes in case the file grows.
@@ -57,23 +57,23 @@ def read_capped(path: str | os.PathLike[str], what: str = "file", limit: int = M
     try:
         handle = open_regular(p)
     except FileNotFoundError:
-        raise SessionFormatError(f"{p}: no such file") from None
+        raise UnreadableFile(p, "no such file") from None
     except OSError as exc:
         if exc.errno == errno.EISDIR:
-            raise SessionFormatError(f"{p}: is a folder, not a {what}") from None
+            raise UnreadableFile(p, f"is a folder, not a {what}") from None
         if exc.errno == errno.EINVAL:
-            raise SessionFormatError(f"{p}: not a regular file (a device, pipe or socket), not a {what}") from None
-        raise SessionFormatError(f"{p}: cannot read ({exc.strerror or exc})") from None
+            raise UnreadableFile(p, f"not a regular file (a device, pipe or socket), not a {what}") from None
+        raise UnreadableFile(p, f"cannot read ({exc.strerror or exc})") from None
     with handle:
         size = os.fstat(handle.fileno()).st_size
         if size > limit:
-            raise SessionFormatError(f"{p}: {size:,} bytes is larger than the {limit:,}-byte limit for a {what}")
+            raise UnreadableFile(p, f"{size:,} bytes is larger than the {limit:,}-byte limit for a {what}")
         try:
             data = handle.read(limit + 1)
         except OSError as exc:
-            raise SessionFormatError(f"{p}: cannot read ({exc.strerror or exc})") from None
+            raise UnreadableFile(p, f"cannot read ({exc.strerror or exc})") from None
     if len(data) > limit:
-        raise SessionFormatError(f"{p}: larger than the {limit:,}-byte limit for a {what}")
+        raise UnreadableFile(p, f"larger than the {limit:,}-byte limit for a {what}")
     return data
 
 

@@ -31,7 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.domain.array_expr import compile_array_expression
-from workbench.core.errors import SessionFormatError, TemplateError, WorkbenchError
+from workbench.core.errors import TemplateError, UnreadableFile, WorkbenchError
 from workbench.core.fs import read_capped
 from workbench.core.domain.expr import Restriction, compile_restriction
 from workbench.core.domain.session import loads_bounded
@@ -663,10 +663,8 @@ def _read_spec_text(path: Path, spec: Path, what: str) -> str:
     the folder cannot hang or read without end."""
     try:
         data = read_capped(path, what, MAX_SPEC_BYTES)
-    except SessionFormatError as exc:  # its message starts with the path; the SpecError names it
-        reason = str(exc)
-        raise SpecError(reason[len(str(path)) + 2:] if reason.startswith(f"{path}: ") else reason,
-                        path=str(spec)) from None
+    except UnreadableFile as exc:  # the SpecError names the file its own way
+        raise SpecError(exc.reason, path=str(spec)) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
