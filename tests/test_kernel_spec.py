@@ -161,10 +161,8 @@ def test_reference_expressions_compute_but_never_act():
 def test_a_reference_power_of_an_array_by_a_huge_exponent_is_an_evaluation_error():
     """The power guard took abs() of an array for a truth value: 'x ** 1e308' in a reference ended
     the run's start with NumPy's 'truth value of an array ... is ambiguous' instead of saying why."""
-    from workbench.core.domain.expr import EvaluationError
-
     huge = compile_array_expression("u ** 1e308", ["u"])
-    with pytest.raises(EvaluationError, match=r"an array of 3 values \*\* 1e\+308 is too large"):
+    with pytest.raises(RestrictionError, match=r'"u \*\* 1e308": cannot be computed: an array of 3 values \*\* 1e\+308 is too large'):
         huge({"u": np.array([0.5, 2.0, 3.0])})
     np.testing.assert_array_equal(huge({"u": np.array([0.0, 1.0, -1.0])}), [0.0, 1.0, 1.0])  # stays finite
     np.testing.assert_allclose(compile_array_expression("u ** 2", ["u"])({"u": np.array([3.0])}), [9.0])
@@ -222,6 +220,27 @@ def test_draft_check_reports_space_resources_and_compiler_errors_at_their_lines(
     for slot in no_defaults["slots"]:
         slot.pop("default", None)
     assert check_draft(no_defaults, SOURCE).diagnostics[0].field == "restrictions"  # no valid config at all
+
+
+@pytest.mark.parametrize("expression, said", [
+    ("zeros_like(x)[::0]", 'expression "zeros_like(x)[::0]": cannot be computed: slice step cannot be zero'),
+    ("x[1:]", "gives shape (4098,), but output 'out' has shape (4099,)"),
+    ("x[n]", "cannot be computed: index 4099 is out of bounds"),
+])
+def test_a_reference_that_cannot_be_computed_names_its_field_when_checked_and_when_run(tmp_path, cli, expression, said):
+    """Only the inputs tell whether an expression can be computed: the editor's check computes it on
+    the small problem and marks the field; a run that starts with it stops in one line naming the
+    spec's field and line, without the exception's class (it said "ValueError: slice step ...")."""
+    spec = dict(SPEC, reference={"kind": "expression", "outputs": {"out": expression}})
+    report = check_draft(spec, SOURCE, compile_default=False)
+    assert not report.ok and [(d.field, said in d.message) for d in report.diagnostics] == [("reference.outputs.out", True)]
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec, indent=1))
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    result = cli("tune", "saxpy", "--kernel-dir", tmp_path, "--backend", "sim", "--budget", 2,
+                 "--out", tmp_path / "s.json")  # in a worker process: its startup error crosses the pipe
+    error = result.stderr.strip().splitlines()[-1]
+    assert result.returncode == 1 and said in error and "Error:" not in error, result.stderr
+    assert f"saxpy{SPEC_SUFFIX}:" in error and "reference.outputs.out" in error and not (tmp_path / "s.json").exists()
 
 
 def test_template_from_spec_matches_the_loaded_one():

@@ -25,7 +25,7 @@ from workbench.backends.base import BackendSpec, EvalLimits, create_backend
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.space import Config
 from workbench.runner.pool import Result, ResultQueue, WorkerStartupError, worker_spec
-from workbench.runner.worker import PhaseClock, evaluate_candidate, trial_timings
+from workbench.runner.worker import PhaseClock, evaluate_candidate, startup_reason, trial_timings
 
 #: Backends whose candidates run no kernel, so they need no process of their own (with a template
 #: whose spec is not the user's Python: see :func:`check_inline`).
@@ -93,8 +93,7 @@ class InlinePool(ResultQueue):
             backend = create_backend(worker_spec(spec, 0))
             backend.prepare()
         except Exception as exc:  # noqa: BLE001 - any failure to build the backend is reported like a worker that could not start
-            message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            self._error = WorkerStartupError(f"{spec.kind} backend failed to start: {message}")
+            self._error = WorkerStartupError(f"{spec.kind} backend failed to start: {startup_reason(exc)}")
         else:
             self._backend = backend
         self._clock = PhaseClock(None)

@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 
 from workbench.backends.base import BackendSpec, EvalLimits, create_backend
 from workbench.core.domain.measurement import Measurement, Status
+from workbench.core.errors import WorkbenchError
 from workbench.runner.messages import Evaluate, PhaseStarted, Ready, Reply, StartupError
 
 #: phase name -> key of the trial timings dict it accumulates into.
@@ -237,6 +238,14 @@ def evaluate_candidate(backend: Any, config: Any, limits: EvalLimits, clock: Pha
         return False, Measurement.failure(Status.RUNTIME_ERROR, text, log=traceback.format_exc())
 
 
+def startup_reason(exc: BaseException) -> str:
+    """Why a backend could not start, in one line: a WorkbenchError's own message (already worded
+    for a person: a template's reference naming its spec field), else the exception's type and text."""
+    if isinstance(exc, WorkbenchError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
 def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: int, output_path: str = "") -> None:
     """Entry point of a worker process (the target of ``multiprocessing.Process``).
 
@@ -253,7 +262,7 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
         backend.prepare()
     except BaseException as exc:  # noqa: BLE001 - report anything, then exit
         _leave_if_forked(worker_pid, exc)  # a benchmark module that forks as it is loaded
-        message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        message = startup_reason(exc)
         log = traceback.format_exc()
         if output_path:
             sys.stdout.flush()

@@ -55,8 +55,18 @@ class ArrayExpression:
         self._fn = fn
 
     def __call__(self, values: Mapping[str, Any]) -> np.ndarray:
-        with np.errstate(all="ignore"):
-            return np.asarray(self._fn(values), dtype=np.float64)
+        """The expression's value; a :class:`RestrictionError` quoting it when NumPy cannot compute
+        it for these inputs (a zero slice step, shapes that do not broadcast, an index out of range),
+        which only the inputs can tell, so it is found when the reference first runs."""
+        try:
+            with np.errstate(all="ignore"):
+                return np.asarray(self._fn(values), dtype=np.float64)
+        except RestrictionError:
+            raise
+        except MemoryError:
+            raise RestrictionError(f'expression "{self.text}": needs more memory than there is') from None
+        except (ArithmeticError, LookupError, TypeError, ValueError) as exc:
+            raise RestrictionError(f'expression "{self.text}": cannot be computed: {exc}') from None
 
 
 class _ArrayCompiler(_Compiler):

@@ -508,14 +508,28 @@ class _Builder:
         if missing:
             raise self.fail("reference.outputs", f"no expression for output {sorted(missing)[0]!r}", "outputs")
 
+        where = {out: (f"reference.outputs.{out}", _line_of(self.text, f"reference.outputs.{out}", exprs[out]))
+                 for out in compiled}
+        path = self.path
+
         def reference(inputs: Mapping[str, Any], p: Mapping[str, Any]) -> dict[str, np.ndarray]:
+            """Each output's expression on ``inputs``; an expression that cannot be computed for
+            them (or gives a shape its output cannot take) is a SpecError at its field and line."""
             env = {**p, **{k: np.asarray(v, dtype=np.float64) if np.ndim(v) else float(v) for k, v in inputs.items()}}
             result = {}
             for out, e in compiled.items():
                 shape_of = outputs[out].shape
                 assert shape_of is not None  # out and inout arguments always have a shape
                 shape = shape_of(p)
-                result[out] = np.array(np.broadcast_to(e(env), shape), dtype=np.float64)
+                try:
+                    value = e(env)
+                except WorkbenchError as exc:
+                    raise SpecError(str(exc), *where[out], path) from None
+                try:
+                    result[out] = np.array(np.broadcast_to(value, shape), dtype=np.float64)
+                except ValueError:
+                    raise SpecError(f"gives shape {value.shape}, but output {out!r} has shape {tuple(shape)}",
+                                    *where[out], path) from None
             return result
 
         return reference

@@ -14,8 +14,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+import numpy as np
+
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.kernel_spec import SpecError, template_from_spec
+from workbench.core.domain.templates import KernelTemplate, no_reference
 
 #: One NVRTC diagnostic: `file(line): error|warning[ #code-D]: text`.
 _DIAGNOSTIC = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+)\): (?P<severity>error|warning|catastrophic error)[^:]*: (?P<text>.*)$")
@@ -102,6 +105,9 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
     if default is None:
         default = next(iter(space))
     diagnostics: list[Diagnostic] = []
+    reference = _reference_problem(template)
+    if reference is not None:
+        diagnostics.append(reference)
     if not template.default:
         diagnostics.append(Diagnostic("spec", "warning", f"no defaults set: the first valid config {default.to_dict()} is used",
                                       field="slots"))
@@ -124,6 +130,22 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
                      "spill_bytes": result.spill_bytes, "stack_bytes": result.stack_bytes}
     return DraftReport(tuple(diagnostics), size, valid, default.to_dict(), result.ok, resources, result.compile_s,
                        note=f"default config compiled for {arch}" if result.ok else "the default config does not compile")
+
+
+def _reference_problem(template: KernelTemplate) -> Diagnostic | None:
+    """The reference expressions computed once on the small problem: whether they can be depends on
+    the inputs' shapes (a zero slice step, shapes that do not broadcast), so only computing them
+    tells, and the author learns it here rather than when a run starts. A reference in a Python
+    file is not run here: its code runs only in a run's worker."""
+    if template.reference is no_reference or template.reference_runs_a_file:
+        return None
+    try:
+        template.reference(template.make_inputs(template.small_problem, np.random.default_rng(0)), template.small_problem)
+    except SpecError as exc:
+        return Diagnostic("spec", "error", exc.message, field=exc.field)
+    except WorkbenchError as exc:
+        return Diagnostic("spec", "error", f"the reference on the small problem: {exc}", field="reference")
+    return None
 
 
 __all__ = ["Diagnostic", "DraftReport", "check_draft", "parse_compiler_log"]
