@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from workbench.backends.base import BackendSpec
 from workbench.core.errors import SETTING_FLAGS, SpaceError, WorkbenchError, quoted, word
 from workbench.gui.text import WINDOW_SETTINGS  # words only: no Qt is imported
 
@@ -145,6 +146,31 @@ def test_stored_workers_and_devices_are_named_by_flag_and_as_the_files_settings(
         with pytest.raises(WorkbenchError) as bad:
             assign_devices(["H100", "H100"], requested)
         assert _both(bad.value) == (f"--devices: {said}", f"the session's devices (run.devices in its file): {said}")
+
+
+def test_a_stored_executor_is_named_by_flag_and_as_the_files_setting(tmp_path: Path) -> None:
+    """A session whose file says how its runs execute (an inline or Ray executor) can be continued
+    in the window, which has no control for it: the refusal names the file's setting there."""
+    from workbench.runner.controller import RunRequest, resume_run, start_run
+    from workbench.runner.executors import ExecutorChoice, plan_execution
+
+    path = tmp_path / "e.json"
+    start_run(_sim(), path).run()
+    doc = json.loads(path.read_text())
+    doc["run"]["executor"], doc["run"]["ray_address"] = "local", "10.0.0.1:6379"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(WorkbenchError) as refused:
+        resume_run(path, RunRequest(budget=2))
+    assert _both(refused.value) == (
+        "--ray-address needs --executor ray",
+        "the session's Ray address (run.ray_address in its file) needs the session's executor ray (run.executor in its file)")
+    python = BackendSpec("python", {"path": str(ROOT / "tests" / "gui" / "gui_bench.py")})
+    with pytest.raises(WorkbenchError) as inline:
+        plan_execution(python, ExecutorChoice("inline"), None)
+    cli, window = _both(inline.value)
+    assert cli.startswith("--executor inline runs candidates in this process") and cli.endswith("not python; use --executor local")
+    assert window.startswith("the session's executor inline (run.executor in its file) runs candidates")
+    assert window.endswith("use the session's executor local (run.executor in its file)")
 
 
 def test_a_backend_the_kernel_cannot_run_on_is_named_by_flag_and_by_the_backend_box(

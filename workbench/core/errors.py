@@ -32,6 +32,8 @@ SETTING_FLAGS: dict[str, str] = {
     "strategy": "--strategy",
     "workers": "--workers",
     "devices": "--devices",
+    "executor": "--executor",
+    "ray_address": "--ray-address",
     "allow_mixed_gpus": "--allow-mixed-gpus",
     # whole commands: what starts a new session of a recording (a continued one was refused)
     "replay_new": "tune --replay",

@@ -36,11 +36,11 @@ def parse_devices(text: str) -> list[int]:
     """``"0,2"`` -> ``[0, 2]`` (the ``--devices`` flag); a clear error for anything else."""
     parts = [p.strip() for p in str(text).split(",")]
     if not parts or any(not p for p in parts):
-        raise WorkbenchError(f"--devices {text!r}: expected device numbers separated by commas, e.g. 0,1")
+        raise WorkbenchError(template=f"{{devices}} {quoted(repr(text))}: expected device numbers separated by commas, e.g. 0,1")
     try:
         return [int(p) for p in parts]
     except ValueError:
-        raise WorkbenchError(f"--devices {text!r}: expected device numbers separated by commas, e.g. 0,1") from None
+        raise WorkbenchError(template=f"{{devices}} {quoted(repr(text))}: expected device numbers separated by commas, e.g. 0,1") from None
 
 
 def assign_devices(names: Sequence[str], requested: Sequence[int] | None = None, allow_mixed: bool = False) -> list[int]:
@@ -198,7 +198,7 @@ def plan_execution(
     if choice.devices is not None and spec.kind != "cuda":
         raise WorkbenchError(template=f"{{devices}} applies to the cuda backend, not {quoted(spec.kind)}")
     if choice.address is not None and choice.kind != "ray":
-        raise WorkbenchError("--ray-address needs --executor ray")
+        raise WorkbenchError(template="{ray_address} needs {executor:ray}")
     notes: list[str] = []
     if choice.kind == "local":
         factory: PoolFactory = LocalPool
@@ -217,7 +217,7 @@ def plan_execution(
         workers = workers or 1
     else:
         if choice.devices is not None:
-            raise WorkbenchError("--devices picks local GPUs; on Ray each actor gets the GPU Ray assigns it")
+            raise WorkbenchError(template="{devices} picks local GPUs; on Ray each actor gets the GPU Ray assigns it")
         from workbench.runner.ray_executor import cluster_workers, ray_pool_factory
 
         factory = ray_pool_factory(choice.address, allow_mixed_gpus=choice.allow_mixed_gpus)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from workbench.backends.base import BackendSpec, EvalLimits, create_backend
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.space import Config
 from workbench.runner.pool import Result, ResultQueue, WorkerStartupError, worker_spec
 from workbench.runner.worker import PhaseClock, evaluate_candidate, startup_reason, trial_timings
@@ -39,11 +39,11 @@ def check_inline(spec: BackendSpec) -> None:
     or a declarative one."""
     kind = spec.kind
     if kind not in INLINE_BACKENDS:
-        raise WorkbenchError(
-            f"--executor inline runs candidates in this process, without per-candidate timeouts or crash "
-            f"isolation, so it serves only the {' and '.join(INLINE_BACKENDS)} backends, not {kind}; "
-            "use --executor local"
-        )
+        raise WorkbenchError(template=(
+            f"{{executor:inline}} runs candidates in this process, without per-candidate timeouts or crash "
+            f"isolation, so it serves only the {' and '.join(INLINE_BACKENDS)} backends, not {quoted(kind)}; "
+            "use {executor:local}"
+        ))
     if kind == "sim" and spec.options.get("kernel_dirs"):
         from workbench.backends.templated import load_template_for
         from workbench.core.domain.templates import kernels_dir
@@ -51,10 +51,10 @@ def check_inline(spec: BackendSpec) -> None:
         template = load_template_for(spec)
         path = Path(template.path) if template.path else None
         if path is not None and path.suffix == ".py" and path.resolve().parent != kernels_dir().resolve():
-            raise WorkbenchError(
-                f"--executor inline: template {template.name!r} is a Python spec ({path}) whose code runs for "
-                "every candidate, here without a timeout; use --executor local"
-            )
+            raise WorkbenchError(template=(
+                f"{{executor:inline}}: template {quoted(repr(template.name))} is a Python spec ({quoted(path)}) whose "
+                "code runs for every candidate, here without a timeout; use {executor:local}"
+            ))
 
 
 class InlinePool(ResultQueue):

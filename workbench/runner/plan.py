@@ -110,7 +110,7 @@ def make_backend_spec(
             what = "not a regular file" if Path(replay).exists() else "no such file"  # a folder, a FIFO
             raise WorkbenchError(template=f"{quoted(replay)}: {what} (the recording to replay, {{replay}})")
         if backend not in ("auto", "replay"):
-            raise WorkbenchError(f"--replay cannot be combined with --backend {backend}")
+            raise WorkbenchError(template=f"{{replay}} cannot be combined with {{backend:{quoted(backend)}}}")
         chosen = {"problem": dict(problem)} if problem else {}  # the size of a recorded sweep to replay
         return BackendSpec("replay", backend_options({"path": str(Path(replay).resolve()), "kernel": kernel, "seed": seed,
                                                       **chosen, **(extra or {})}))

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from workbench.backends.base import BackendSpec, EvalLimits
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.measurement import Measurement, Status
 from workbench.core.domain.records import BackendOptions
 from workbench.core.domain.space import Config
@@ -49,7 +49,8 @@ def import_ray() -> Any:
     try:
         import ray  # optional extra
     except ImportError:
-        raise WorkbenchError("--executor ray needs Ray: pip install 'kernel-workbench[ray]' (or pip install 'ray>=2.9')") from None
+        raise WorkbenchError(template="{executor:ray} needs Ray: pip install 'kernel-workbench[ray]' "
+                                      "(or pip install 'ray>=2.9')") from None
     return ray
 
 
@@ -65,7 +66,7 @@ def check_reachable(address: str, timeout_s: float = 5.0) -> None:
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or not host:
         if address != "auto":
-            raise WorkbenchError(f"--ray-address {address!r}: expected HOST:PORT, ray://HOST:PORT or auto")
+            raise WorkbenchError(template=f"{{ray_address}} {quoted(repr(address))}: expected HOST:PORT, ray://HOST:PORT or auto")
         return
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
