@@ -122,6 +122,32 @@ def test_slots_panel_edits_the_space_and_explains_bad_input(qtbot):
         panel.add_value("nothing=1")
 
 
+def test_a_slot_of_many_values_is_one_line_narrowed_by_a_restriction(qtbot):
+    """A benchmark slot of 100,000 values made an item per value: choosing the benchmark froze the
+    window for seconds. It is one line now; the space keeps every value and a restriction narrows it."""
+    from workbench.core.domain.space import SearchSpace, Slot
+    from workbench.gui.slots_panel import MAX_TOGGLED_VALUES, SlotsPanel
+
+    panel = SlotsPanel()
+    qtbot.addWidget(panel)
+    space = SearchSpace([Slot("i", tuple(range(100_000))), Slot("unroll", (1, 4))])
+    panel.set_space(space)
+    item = panel._slot_item("i")
+    assert item is not None and item.childCount() == 1 and MAX_TOGGLED_VALUES < 100_000
+    assert item.child(0).text(0).startswith("100,000 values (0 ... 99999): too many to toggle one by one")
+    assert "i % 100 == 0" in item.child(0).text(0)
+    assert panel._slot_item("unroll").childCount() == 2  # a short slot keeps its toggles
+    panel.restrictions.setPlainText("i % 1000 == 0")
+    panel.apply()
+    assert panel.error_label.text() == "" and panel.space.count() == 100 * 2
+    with pytest.raises(WorkbenchError, match="too many to toggle one by one; narrow them with a restriction"):
+        panel.set_value_enabled("i", 5, False)
+    panel.add_value("i=200000")
+    assert panel.space.slot("i").values[-1] == 200_000 and item.child(0).text(0).startswith("100,001 values")
+    with pytest.raises(WorkbenchError, match="value 5 appears twice"):
+        panel.add_value("i=5")
+
+
 def test_slots_panel_over_a_template_adds_back_only_declared_values(qtbot):
     """A template renders only the values it declares: a value it does not is refused in one line
     (before, it was accepted and every config with it failed to render, using up the budget)."""

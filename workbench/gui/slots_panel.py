@@ -22,6 +22,12 @@ from workbench.core.domain.space import GROUPS, SearchSpace, Slot
 ROLE_SLOT = Qt.ItemDataRole.UserRole + 1
 ROLE_VALUE = Qt.ItemDataRole.UserRole + 2
 
+#: A slot with more values than this is one line in the tree, not a toggle per value: a python
+#: benchmark may declare a slot of up to a million values, and an item for each froze the window
+#: for seconds (100,000 values: 6 s) when the benchmark was chosen. Its values are narrowed with a
+#: restriction instead, which also says which ones in a way a list of toggles cannot.
+MAX_TOGGLED_VALUES = 512
+
 
 class _Counted(QObject):
     """Carries a count finished on a background thread to the GUI thread (a queued signal)."""
@@ -38,7 +44,8 @@ class SlotsPanel(QWidget):
         #: whether the base's domains are all its code accepts (a template's), see :meth:`set_space`
         self.fixed = False
         self.space: SearchSpace | None = None
-        self.extra_values: dict[str, list[Any]] = {}
+        #: the values of the slots too long to show a toggle each (:data:`MAX_TOGGLED_VALUES`), in order
+        self.long_values: dict[str, list[Any]] = {}
         self.on_space_changed = on_space_changed
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["slot / value", "doc"])
@@ -82,7 +89,7 @@ class SlotsPanel(QWidget):
         domains are all the code accepts (a template renders only the values it declares), so
         ``slot=value`` may only put a declared value back; a python benchmark's may grow."""
         self.base, self.space, self.fixed = space, space, fixed
-        self.extra_values = {}
+        self.long_values = {}
         self.tree.blockSignals(True)
         self.tree.clear()
         if space is not None:
@@ -110,9 +117,21 @@ class SlotsPanel(QWidget):
         item.setToolTip(0, slot.doc or slot.name)
         item.setToolTip(1, slot.doc or slot.name)
         item.setData(0, ROLE_SLOT, slot.name)
-        for value in slot.values:
-            self._add_value_item(item, slot.name, value)
+        if len(slot.values) > MAX_TOGGLED_VALUES:
+            self.long_values[slot.name] = list(slot.values)
+            note = QTreeWidgetItem(item, [self._long_note(slot.name)])
+            note.setFirstColumnSpanned(True)
+            note.setFlags(Qt.ItemFlag.ItemIsEnabled)
+        else:
+            for value in slot.values:
+                self._add_value_item(item, slot.name, value)
         item.setExpanded(False)
+
+    def _long_note(self, name: str) -> str:
+        values = self.long_values[name]
+        example = f", e.g. {name} % 100 == 0" if type(values[0]) is int else ""
+        return (f"{len(values):,} values ({values[0]} ... {values[-1]}): too many to toggle one by one; "
+                f"narrow them with a restriction below{example}")
 
     def _add_value_item(self, slot_item: QTreeWidgetItem, name: str, value: Any) -> None:
         child = QTreeWidgetItem(slot_item, [str(value)])
@@ -135,6 +154,9 @@ class SlotsPanel(QWidget):
         if self.base is None:
             return out
         for slot in self.base.slots:
+            if slot.name in self.long_values:
+                out[slot.name] = list(self.long_values[slot.name])
+                continue
             item = self._slot_item(slot.name)
             if item is None:
                 continue
@@ -143,6 +165,9 @@ class SlotsPanel(QWidget):
         return out
 
     def set_value_enabled(self, name: str, value: Any, enabled: bool) -> None:
+        if name in self.long_values:
+            raise WorkbenchError(f"slot {name} has {len(self.long_values[name]):,} values, too many to toggle one by "
+                                 "one; narrow them with a restriction")
         item = self._slot_item(name)
         if item is None:
             raise WorkbenchError(f"no slot {name!r}")
@@ -180,6 +205,18 @@ class SlotsPanel(QWidget):
         item = self._slot_item(name)
         if item is None:
             raise WorkbenchError(f"no slot {name!r}")
+        if name in self.long_values:
+            values = self.long_values[name]
+            if value in values:
+                raise WorkbenchError(f"{name} already has the value {value!r}")
+            values.append(value)
+            self.tree.blockSignals(True)
+            note = item.child(0)
+            if note is not None:
+                note.setText(0, self._long_note(name))
+            self.tree.blockSignals(False)
+            self.apply()
+            return
         if any(child.data(0, ROLE_VALUE) == value for child in _children(item)):
             raise WorkbenchError(f"{name} already has the value {value!r}")
         self.tree.blockSignals(True)
