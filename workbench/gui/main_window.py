@@ -177,7 +177,7 @@ class MainWindow(QMainWindow):
         for index, share in enumerate((5, 3, 5)):
             chart_row.setStretchFactor(index, share)
 
-        self.results = ResultsTable(model)
+        self.results = ResultsTable(model, settings=self.settings)  # the columns chosen are remembered
         self.failures = FailureLog(model, self.results.table_model)
         self.source_view = SourceView(model)
         self.bottom_tabs = ElidedTabs()  # all ten in sight at 1440 px, not the last behind scroll arrows
