@@ -12,7 +12,8 @@ import dataclasses
 import textwrap
 
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication
 
 from workbench.gui.column_choice import merge_order, stored_keys
 from workbench.gui.failure_log import FailureLog
@@ -64,8 +65,12 @@ def _new_window(qtbot, settings_path) -> MainWindow:
     return win
 
 
-def test_the_outcome_comes_first_and_is_on_screen_at_1440_px_whatever_the_slots(window, cli, tmp_path):
+@pytest.mark.parametrize("present", [False, True])
+def test_the_outcome_comes_first_and_is_on_screen_at_1440_px_whatever_the_slots(window, cli, tmp_path, present):
+    if present:
+        window.zoom.present_once()
     window.open_session(_session(cli, tmp_path, "conv2d"))
+    QApplication.processEvents()
     results = window.results
     keys = _keys(results)
     slots = ["slot:" + name for name in window.model.session.space.names]
@@ -78,6 +83,11 @@ def test_the_outcome_comes_first_and_is_on_screen_at_1440_px_whatever_the_slots(
         column = results.table_model.column_of(key)
         left = view.columnViewportPosition(column)
         assert 0 <= left and left + view.columnWidth(column) <= room, (key, left, room)
+    # the feasible column is as narrow as the status beside it: a violated constraint is elided, its tip whole
+    window.model.set_constraints(max_latency_ms=1e-6)
+    table = results.table_model
+    tip = table.data(table.index(0, table.column_of("feasible")), Qt.ItemDataRole.ToolTipRole)
+    assert tip.startswith("<p>latency_ms ") and "&gt; 1e-06" in tip
 
 
 def test_the_header_menu_hides_and_shows_a_column_and_the_settings_keep_it_by_key(window, cli, tmp_path, qtbot):
@@ -100,6 +110,39 @@ def test_the_header_menu_hides_and_shows_a_column_and_the_settings_keep_it_by_ke
     entries["Default column order"].trigger()
     assert results.columns.shown_order() == _keys(results) and "slot:block_size_y" in _shown(results)
     assert window.settings.value(HIDDEN) is None and window.settings.value(ORDER) is None
+
+
+def test_the_right_clicked_column_is_offered_first_to_hide(window, cli, tmp_path):
+    window.open_session(_session(cli, tmp_path, "conv2d"))
+    results = window.results
+    menu = results.columns.menu("feasible")
+    first = menu.actions()[0]
+    assert first.text() == "Hide “feasible”"
+    first.trigger()
+    assert "feasible" not in _shown(results) and "feasible" in stored_keys(window.settings.value(HIDDEN))
+
+
+def test_the_tables_own_rule_and_the_persons_choice_compose(window, cli, tmp_path):
+    """A column hidden by either stays hidden: the person's hidden GFLOP/s column stays hidden when
+    trials report GFLOP/s; Kernel Tuner's time, which no simulated trial has, stays hidden when
+    ticked (its entry says why) and is ticked, not hidden by the person, when a recording brings it."""
+    from pathlib import Path
+
+    window.open_session(_session(cli, tmp_path, "conv2d"))
+    results, table = window.results, window.results.table_model
+    assert "metric:gflops" in _shown(results) and "metric:kt_time_ms" not in _shown(results)
+    entry = next(a for a in results.columns.menu().actions() if a.data() == "metric:kt_time_ms")
+    assert entry.isChecked() and entry.text().endswith("(hidden: no values yet)")
+    _tick(results, "metric:gflops", False)
+    window.open_session(_session(cli, tmp_path, "conv2d", budget=4))
+    assert results.view.isColumnHidden(table.column_of("metric:gflops"))
+    entry = next(a for a in results.columns.menu().actions() if a.data() == "metric:gflops")
+    assert not entry.isChecked() and "hidden:" not in entry.text()
+    cache = Path(__file__).parents[1] / "fixtures" / "kt_cache_small.json"
+    recording = tmp_path / "r.json"
+    assert cli("tune", "--replay", cache, "--budget", "5", "--quiet", "--out", recording).returncode == 0
+    window.open_session(recording)
+    assert "metric:kt_time_ms" in _shown(results)
 
 
 def test_the_last_shown_column_cannot_be_hidden(qtbot):

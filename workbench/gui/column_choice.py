@@ -216,21 +216,30 @@ class ColumnChoice(QObject):
             self.settings.remove(key)
 
     # --- the header's menu ---------------------------------------------------------------------
-    def menu(self) -> QMenu:
-        """A checkable entry per column, left to right as shown (ticked: the person has not hidden
-        it; a column the table's rule hides says why), then *Show all columns* and *Default column
-        order*. The last column shown cannot be unticked: with none, no header is left to click."""
+    def menu(self, clicked: str | None = None) -> QMenu:
+        """*Hide* the ``clicked`` column (the header right-clicked), a checkable entry per column,
+        left to right as shown (ticked: the person has not hidden it; a column the table's rule
+        hides says so), then *Show all columns* and *Default column order*. The last column shown
+        cannot be hidden: with none, no header is left to click."""
         menu = QMenu(self.view)
         shown = [key for key in self.keys() if self.is_shown(key)]
         metrics = menu.fontMetrics()
         limit = metrics.horizontalAdvance("M" * (MAX_MENU_CHARS // 2))
+
+        def title(key: str) -> str:
+            text = str(self.table.headerData(self.table.column_of(key), Qt.Orientation.Horizontal))
+            return metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, limit).replace("&", "&&")  # '&': a shortcut
+
+        if clicked is not None and clicked in shown:
+            hide = menu.addAction(f"Hide “{title(clicked)}”")
+            hide.setEnabled(shown != [clicked])
+            hide.triggered.connect(lambda: self.set_shown(clicked, False))
+            menu.addSeparator()
         chosen = set(self.hidden)
         for key in self.shown_order():
-            title = str(self.table.headerData(self.table.column_of(key), Qt.Orientation.Horizontal))
-            title = metrics.elidedText(title, Qt.TextElideMode.ElideMiddle, limit)
             reason = self.automatic(key)
-            text = f"{title} ({reason})" if reason is not None and key not in chosen else title
-            action = menu.addAction(text.replace("&", "&&"))  # '&' marks a shortcut letter in a menu
+            text = f"{title(key)} (hidden: {reason})" if reason is not None and key not in chosen else title(key)
+            action = menu.addAction(text)
             action.setCheckable(True)
             action.setChecked(key not in chosen)
             action.setData(key)
@@ -246,6 +255,7 @@ class ColumnChoice(QObject):
         return menu
 
     def _on_menu_requested(self, pos: QPoint) -> None:
-        menu = self.menu()
+        column = self.view.horizontalHeader().logicalIndexAt(pos)
+        menu = self.menu(self.table.column_key(column) if column >= 0 else None)
         menu.exec(self.view.horizontalHeader().mapToGlobal(pos))
         menu.deleteLater()

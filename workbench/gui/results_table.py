@@ -239,6 +239,9 @@ class TrialTableModel(QAbstractTableModel):
             if key in ("score", "spread"):
                 return fmt(value, 3)
             return fmt(value) if not isinstance(value, str) else value
+        if role == Qt.ItemDataRole.ToolTipRole and key in ("feasible", "message"):
+            text = self.raw(row, key)  # whole, as written: the column is narrower than a long one
+            return plain_tip(text) if text and text not in ("yes", "ok") else None
         if role == SORT_ROLE:
             value = self.raw(row, key)
             if isinstance(value, float) and math.isnan(value):
@@ -413,7 +416,7 @@ class ResultsTable(QWidget):
         name = key[7:] if key.startswith("metric:") else ""
         if name not in TABLE_METRICS or name in self._shown_metrics:
             return None
-        return "nothing to show yet"
+        return "no values yet"
 
     def changeEvent(self, event: QEvent) -> None:  # Qt override
         """A new font (the window's zoom) refits the columns to their headers at that size."""
@@ -436,10 +439,8 @@ class ResultsTable(QWidget):
                 width = max(width, metrics.horizontalAdvance("000000") + 12)
             elif key == "id":
                 width = max(width, metrics.horizontalAdvance("0123456789abc") + 12)
-            elif key == "status":
+            elif key in ("status", "feasible"):  # a violated constraint is longer: elided, its tool tip has it
                 width = max(width, metrics.horizontalAdvance("compile_error") + 16)
-            elif key == "feasible":
-                width = max(width, metrics.horizontalAdvance("latency_ms 0.41 > 0.3") + 12)
             elif key.startswith("metric:"):  # a name from a file can be any length: the tool tip has it whole
                 width = min(width, metrics.horizontalAdvance("M" * MAX_HEADER_CHARS) + 18)
             self.view.setColumnWidth(column, width)
