@@ -122,6 +122,18 @@ def test_the_right_clicked_column_is_offered_first_to_hide(window, cli, tmp_path
     assert "feasible" not in _shown(results) and "feasible" in stored_keys(window.settings.value(HIDDEN))
 
 
+def test_the_view_menu_offers_the_same_choice(window, cli, tmp_path):
+    """For the keyboard, and for whoever does not think of right-clicking a header."""
+    window.open_session(_session(cli, tmp_path, "conv2d"))
+    submenu = next(a.menu() for a in window.zoom.menu.actions() if a.text() == "Results &columns")
+    for _ in range(2):  # rebuilt each time it opens, no entries twice
+        submenu.aboutToShow.emit()
+    entries = [a for a in submenu.actions() if a.data()]
+    assert [a.data() for a in entries] == window.results.columns.shown_order()
+    next(a for a in entries if a.data() == "score").trigger()
+    assert "score" not in _shown(window.results)
+
+
 def test_the_tables_own_rule_and_the_persons_choice_compose(window, cli, tmp_path):
     """A column hidden by either stays hidden: the person's hidden GFLOP/s column stays hidden when
     trials report GFLOP/s; Kernel Tuner's time, which no simulated trial has, stays hidden when

@@ -158,10 +158,11 @@ class ColumnChoice(QObject):
 
     def _place(self, order: Sequence[str]) -> None:
         header = self.view.horizontalHeader()
+        column = {key: index for index, key in enumerate(self.keys())}  # column_of per key: n² for many metrics
         self._placing = True
         try:
             for visual, key in enumerate(order):
-                now = header.visualIndex(self.table.column_of(key))
+                now = header.visualIndex(column[key])
                 if now != visual:
                     header.moveSection(now, visual)
         finally:
@@ -217,11 +218,18 @@ class ColumnChoice(QObject):
 
     # --- the header's menu ---------------------------------------------------------------------
     def menu(self, clicked: str | None = None) -> QMenu:
+        """The header's context menu (see :meth:`fill`)."""
+        menu = QMenu(self.view)
+        self.fill(menu, clicked)
+        return menu
+
+    def fill(self, menu: QMenu, clicked: str | None = None) -> None:
         """*Hide* the ``clicked`` column (the header right-clicked), a checkable entry per column,
         left to right as shown (ticked: the person has not hidden it; a column the table's rule
         hides says so), then *Show all columns* and *Default column order*. The last column shown
-        cannot be hidden: with none, no header is left to click."""
-        menu = QMenu(self.view)
+        cannot be hidden: with none, no header is left to click. (Also the window's View menu,
+        rebuilt as it opens: the menu for keyboard users and for those who do not right-click.)"""
+        menu.clear()
         shown = [key for key in self.keys() if self.is_shown(key)]
         metrics = menu.fontMetrics()
         limit = metrics.horizontalAdvance("M" * (MAX_MENU_CHARS // 2))
@@ -252,7 +260,6 @@ class ColumnChoice(QObject):
         reset = menu.addAction("Default column order")
         reset.setEnabled(self.shown_order() != self.keys())
         reset.triggered.connect(self.default_order)
-        return menu
 
     def _on_menu_requested(self, pos: QPoint) -> None:
         column = self.view.horizontalHeader().logicalIndexAt(pos)

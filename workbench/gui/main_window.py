@@ -106,6 +106,9 @@ class MainWindow(QMainWindow):
         from workbench.gui.presentation import Zoom
 
         self.zoom = Zoom(self)  # View menu: presentation mode, Ctrl+/Ctrl- (remembered)
+        self.zoom.menu.addSeparator()
+        columns_menu = self.zoom.menu.addMenu("Results &columns")  # the Results header's menu, by keyboard too
+        columns_menu.aboutToShow.connect(lambda: self.results.columns.fill(columns_menu))
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
         self._timer.timeout.connect(self.refresh)
