@@ -174,7 +174,7 @@ class ColumnChoice(QObject):
         if shown:
             self.hidden = [k for k in self.hidden if k != key]
         elif key not in self.hidden:
-            self.hidden = [key] + self.hidden  # the newest first: a long list drops the oldest
+            self.hidden = ([key] + self.hidden)[:MAX_STORED_KEYS]  # the newest first: a long list drops the oldest
         self.update_hidden()
         self._store(self._hidden_key, self.hidden)
 
