@@ -106,11 +106,11 @@ def test_constraint_boxes_say_off_and_min_quality_stays_at_or_below_one(shown):
     assert not memory.enabled.isChecked() and shown.model.constraints.max_memory_mb is None
 
 
-def test_table_puts_slots_first_names_violations_and_the_card_names_the_excluded_fastest(shown):
+def test_table_puts_the_outcome_first_names_violations_and_the_card_names_the_excluded_fastest(shown):
     table = shown.results.table_model
     headers = [table.headerData(c, table_orientation()) for c in range(table.columnCount())]
-    assert headers[:5] == ["#", "block_size", "strategy", "latency (ms)", "score"]
-    assert headers[5] == "feasible" and headers[-1] == "id"
+    assert headers[:7] == ["#", "latency (ms)", "score", "feasible", "status", "block_size", "strategy"]
+    assert headers[7] == "noise ±%" and headers[-2:] == ["message", "id"]
     shown.model.set_constraints(max_latency_ms=0.15)
     slow = 5  # latency 0.2
     assert table.data(table.index(slow, table.column_of("feasible"))) == "latency_ms 0.2 > 0.15"

@@ -51,7 +51,7 @@ def test_a_benchmarks_own_metrics_have_columns_with_their_values_unit_and_direct
     for name in ("merit", "energy_j", "tflops", "late_score"):
         column = keys.index("metric:" + name)
         assert not view.isColumnHidden(column)
-        assert keys.index("metric:quality") < column < keys.index("status")  # after the usual metrics
+        assert keys.index("metric:quality") < column < keys.index("message")  # after the usual metrics
     merit = keys.index("metric:merit")
     assert [table.raw(row, "metric:merit") for row in range(12)] == [float(i % 5) for i in range(12)]
     assert table.data(table.index(3, merit)) == "3"
@@ -78,7 +78,7 @@ def test_a_metric_first_reported_mid_run_is_inserted_and_the_other_columns_stay(
     assert "metric:late_score" not in before and "metric:merit" in before
     latency = before.index("metric:latency_ms")
     view.setColumnWidth(latency, 123)  # as the person sized it
-    view.sortByColumn(before.index("status"), Qt.SortOrder.DescendingOrder)  # and sorted it, after the new column
+    view.sortByColumn(before.index("id"), Qt.SortOrder.DescendingOrder)  # and sorted it, after the new column
     model.select(2)
     resets, inserted = [], []
     table.modelReset.connect(lambda: resets.append(1))
@@ -86,10 +86,10 @@ def test_a_metric_first_reported_mid_run_is_inserted_and_the_other_columns_stay(
     growing.trials.extend(trials[6:])
     assert model.sync()
     after = _keys(table)
-    assert not resets and inserted == [(before.index("status"), before.index("status"))]
-    assert after == before[: before.index("status")] + ["metric:late_score"] + before[before.index("status"):]
+    assert not resets and inserted == [(before.index("message"), before.index("message"))]
+    assert after == before[: before.index("message")] + ["metric:late_score"] + before[before.index("message"):]
     assert view.columnWidth(latency) == 123 and model.selected == 2
-    assert results.proxy.sortColumn() == after.index("status") == view.horizontalHeader().sortIndicatorSection()
+    assert results.proxy.sortColumn() == after.index("id") == view.horizontalHeader().sortIndicatorSection()
     assert results.selected_row() == 2
     late = after.index("metric:late_score")
     assert not view.isColumnHidden(late) and view.columnWidth(late) > 0

@@ -106,6 +106,9 @@ class MainWindow(QMainWindow):
         from workbench.gui.presentation import Zoom
 
         self.zoom = Zoom(self)  # View menu: presentation mode, Ctrl+/Ctrl- (remembered)
+        self.zoom.menu.addSeparator()
+        columns_menu = self.zoom.menu.addMenu("Results &columns")  # the Results header's menu, by keyboard too
+        columns_menu.aboutToShow.connect(lambda: self.results.columns.fill(columns_menu))
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
         self._timer.timeout.connect(self.refresh)
@@ -177,7 +180,7 @@ class MainWindow(QMainWindow):
         for index, share in enumerate((5, 3, 5)):
             chart_row.setStretchFactor(index, share)
 
-        self.results = ResultsTable(model)
+        self.results = ResultsTable(model, settings=self.settings)  # the columns chosen are remembered
         self.failures = FailureLog(model, self.results.table_model)
         self.source_view = SourceView(model)
         self.bottom_tabs = ElidedTabs()  # all ten in sight at 1440 px, not the last behind scroll arrows

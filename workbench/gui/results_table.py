@@ -11,7 +11,9 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtCore import (
+    QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, QSettings, QSortFilterProxyModel, Qt,
+)
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QTableView, QVBoxLayout, QWidget,
@@ -20,6 +22,7 @@ from PySide6.QtWidgets import (
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Trial
 from workbench.core.domain.metrics import METRICS, known_direction
+from workbench.gui.column_choice import ColumnChoice
 from workbench.gui.model import STATUSES, SessionModel
 from workbench.gui.text import fmt, metric_label, plain_tip
 
@@ -121,14 +124,21 @@ def latency_spread_percent(trial: Trial) -> float:
 
 
 class TrialTableModel(QAbstractTableModel):
-    """Columns: #, each slot, latency, score, feasibility (or the violated constraint), the latency
-    spread, the other metrics, status, message and the config id last: what a config *is* and how it
-    did come first, so they stay on screen on a 1440 px window.
+    """Columns: #, latency, score, feasibility (or the violated constraint), status, then each slot,
+    the latency spread, the other metrics, message and the config id last.
+
+    How a config did comes first, what it is after, as in Optuna's dashboard, Kernel Tuner's
+    output and W&B sweeps: the outcome columns are few and narrow and stay on screen at 1440 px
+    whatever the kernel, while the slots are as many as the kernel has (seven for a convolution)
+    and, placed first, pushed latency, score and status off to the right. Status stands beside
+    feasibility because together they say why a row is grey or orange. The noise and the other
+    metrics explain the outcome in more detail and follow the slots; message and id are long and
+    read last. (The person may hide and reorder them: :class:`~workbench.gui.column_choice.ColumnChoice`.)
 
     The other metrics are the usual ones (:data:`TABLE_METRICS`) and then every metric the trials
     report besides (:func:`reported_metrics`). Those arrive with the trials: a metric first
-    reported mid-run is inserted after the others (``columnsInserted``), never by a reset, so the
-    columns already there keep their order, widths, sort and the selected row."""
+    reported mid-run is inserted after the others, before the message (``columnsInserted``), never
+    by a reset, so the columns already there keep their order, widths, sort and the selected row."""
 
     def __init__(self, model: SessionModel) -> None:
         super().__init__()
@@ -144,20 +154,21 @@ class TrialTableModel(QAbstractTableModel):
     def _on_session_changed(self) -> None:
         self.beginResetModel()
         self._rows = self.model.n
-        columns = [("index", "#")] + [("slot:" + s, s) for s in self.model.slot_names]
-        columns += [("metric:latency_ms", metric_label("latency_ms")), ("score", "score"), ("feasible", "feasible"),
-                    ("spread", "noise ±%")]
+        columns = [("index", "#"), ("metric:latency_ms", metric_label("latency_ms")), ("score", "score"),
+                   ("feasible", "feasible"), ("status", "status")]
+        columns += [("slot:" + s, s) for s in self.model.slot_names]
+        columns += [("spread", "noise ±%")]
         columns += [("metric:" + m, metric_label(m)) for m in TABLE_METRICS]
         self.own_metrics = reported_metrics(self.model.trials)
         columns += [("metric:" + m, metric_heading(m)) for m in self.own_metrics]
-        columns += [("status", "status"), ("message", "message"), ("id", "id")]
+        columns += [("message", "message"), ("id", "id")]
         self._columns = columns
         self.endResetModel()
 
     def _on_trials_added(self, start: int, stop: int) -> None:
         fresh = reported_metrics(self.model.trials[start:stop], self.own_metrics)
         if fresh:
-            at = self.column_of("status")
+            at = self.column_of("message")
             self.beginInsertColumns(QModelIndex(), at, at + len(fresh) - 1)
             self._columns[at:at] = [("metric:" + m, metric_heading(m)) for m in fresh]
             self.own_metrics += fresh
@@ -228,6 +239,9 @@ class TrialTableModel(QAbstractTableModel):
             if key in ("score", "spread"):
                 return fmt(value, 3)
             return fmt(value) if not isinstance(value, str) else value
+        if role == Qt.ItemDataRole.ToolTipRole and key in ("feasible", "message"):
+            text = self.raw(row, key)  # whole, as written: the column is narrower than a long one
+            return plain_tip(text) if text and text not in ("yes", "ok") else None
         if role == SORT_ROLE:
             value = self.raw(row, key)
             if isinstance(value, float) and math.isnan(value):
@@ -306,15 +320,25 @@ class TrialFilterProxy(QSortFilterProxyModel):
 
 
 class ResultsTable(QWidget):
-    """The table with its filter bar; selecting a row selects the trial everywhere."""
+    """The table with its filter bar; selecting a row selects the trial everywhere.
 
-    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+    The person chooses the columns shown and their order (the header's context menu, dragging a
+    header), remembered in ``settings`` by column key (:class:`~workbench.gui.column_choice.ColumnChoice`;
+    ``None``: not remembered). A metric column no trial fills is hidden by the table's own rule
+    (:meth:`_on_trials_shown`) unless the person hid it first: hidden by either stays hidden."""
+
+    #: The settings group of the person's column choice.
+    SETTINGS_GROUP = "results_table"
+
+    def __init__(self, model: SessionModel, parent: QWidget | None = None, settings: QSettings | None = None) -> None:
         super().__init__(parent)
         self.model = model
         self.table_model = TrialTableModel(model)
         self.proxy = TrialFilterProxy(self.table_model)
         self.view = QTableView()
         self.view.setModel(self.proxy)
+        self._shown_metrics: set[str] = set()
+        self.columns = ColumnChoice(self.view, self.table_model, settings, self.SETTINGS_GROUP, self._hidden_by_rule)
         # No sort until the user clicks a header: rows arrive in evaluation order, and sorting
         # 20,000 rows through Python data() calls on every load would take seconds.
         self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
@@ -349,26 +373,35 @@ class ResultsTable(QWidget):
         self.table_model.modelReset.connect(self._fit_columns)
         self.table_model.modelReset.connect(self._on_columns_reset)
         # a metric first reported mid-run: its new column fitted, the others left as the user sized them
-        self.table_model.columnsInserted.connect(lambda _parent, first, last: self._fit_columns(range(first, last + 1)))
+        self.table_model.columnsInserted.connect(self._on_columns_inserted)
         model.trials_added.connect(self._on_trials_shown)
-        self._shown_metrics: set[str] = set()
         self._fit_columns()
         self._on_columns_reset()
 
     def _on_columns_reset(self) -> None:
         """New columns (another session's slots and metrics): Qt keeps each column *number*'s hidden
         flag across a model reset, so the metric columns hidden for the last layout would hide
-        whatever now stands at those numbers (slots, latency, score); every column starts shown."""
-        for column in range(self.table_model.columnCount()):
-            self.view.setColumnHidden(column, False)
+        whatever now stands at those numbers (slots, latency, score); each column is shown or
+        hidden, and placed, by its key."""
         self._shown_metrics = set()
-        self._on_trials_shown(0, self.model.n)
+        self._scan_metrics(0, self.model.n)
+        self.columns.apply()
+
+    def _on_columns_inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
+        self.columns.place_inserted(first, last)
+        self._fit_columns(range(first, last + 1))
 
     def _on_trials_shown(self, start: int, stop: int) -> None:
         """Show a metric column once some trial reports a value that says something; until then
         (or for a rate the kernel does not have) it stays hidden, so the table is not padded with
-        empty or all-zero columns."""
+        empty or all-zero columns. A column the person hid stays hidden."""
+        if self._scan_metrics(start, stop):
+            self.columns.update_hidden()
+
+    def _scan_metrics(self, start: int, stop: int) -> bool:
+        """Note the usual metrics trials ``start..stop`` say something in; whether any is new."""
         missing = [m for m in TABLE_METRICS if m not in self._shown_metrics]
+        before = len(missing)
         if missing:
             for trial in self.model.trials[start:stop]:
                 for name in [m for m in missing if metric_says_something(m, trial.metric(m))]:
@@ -376,8 +409,14 @@ class ResultsTable(QWidget):
                     missing.remove(name)
                 if not missing:
                     break
-        for name in TABLE_METRICS:
-            self.view.setColumnHidden(self.table_model.column_of("metric:" + name), name not in self._shown_metrics)
+        return len(missing) != before
+
+    def _hidden_by_rule(self, key: str) -> str | None:
+        """Why the table hides the column ``key`` by itself (a usual metric no trial fills), or None."""
+        name = key[7:] if key.startswith("metric:") else ""
+        if name not in TABLE_METRICS or name in self._shown_metrics:
+            return None
+        return "no values yet"
 
     def changeEvent(self, event: QEvent) -> None:  # Qt override
         """A new font (the window's zoom) refits the columns to their headers at that size."""
@@ -400,10 +439,8 @@ class ResultsTable(QWidget):
                 width = max(width, metrics.horizontalAdvance("000000") + 12)
             elif key == "id":
                 width = max(width, metrics.horizontalAdvance("0123456789abc") + 12)
-            elif key == "status":
+            elif key in ("status", "feasible"):  # a violated constraint is longer: elided, its tool tip has it
                 width = max(width, metrics.horizontalAdvance("compile_error") + 16)
-            elif key == "feasible":
-                width = max(width, metrics.horizontalAdvance("latency_ms 0.41 > 0.3") + 12)
             elif key.startswith("metric:"):  # a name from a file can be any length: the tool tip has it whole
                 width = min(width, metrics.horizontalAdvance("M" * MAX_HEADER_CHARS) + 18)
             self.view.setColumnWidth(column, width)
