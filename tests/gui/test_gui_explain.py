@@ -106,6 +106,18 @@ def test_constraint_boxes_say_off_and_min_quality_stays_at_or_below_one(shown):
     assert not memory.enabled.isChecked() and shown.model.constraints.max_memory_mb is None
 
 
+def test_a_failed_or_aborted_row_says_no_in_feasible_and_its_reason_once_in_status(window):
+    """The feasible column repeated the failure's status (``launch_error`` twice, side by side)."""
+    session = _session()
+    session.trials[1] = Trial(1, session.trials[1].config, Measurement.failure(Status.LAUNCH_ERROR, "too many resources"))
+    session.trials[2] = Trial(2, session.trials[2].config, Measurement(Status.ABORTED, {"latency_bound_ms": 3.0}))
+    window.model.set_session(session)
+    table = window.results.table_model
+    cells = [(table.data(table.index(row, table.column_of("feasible"))),
+              table.data(table.index(row, table.column_of("status")))) for row in range(3)]
+    assert cells == [("yes", "ok"), ("no (failed)", "launch_error"), ("no (aborted)", "aborted")]
+
+
 def test_table_puts_the_outcome_first_names_violations_and_the_card_names_the_excluded_fastest(shown):
     table = shown.results.table_model
     headers = [table.headerData(c, table_orientation()) for c in range(table.columnCount())]

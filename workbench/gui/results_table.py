@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.domain.measurement import Trial
+from workbench.core.domain.measurement import Status, Trial
 from workbench.core.domain.metrics import METRICS, known_direction
 from workbench.gui.column_choice import ColumnChoice
 from workbench.gui.model import STATUSES, SessionModel
@@ -95,11 +95,12 @@ _HEADER_TIPS = {
 
 
 def feasibility_text(model: SessionModel, row: int) -> str:
-    """``yes``, the failure status, or each violated constraint with the trial's value
-    (``latency_ms 0.41 > 0.3``), so an infeasible row says why without a trip to the card."""
+    """``yes``; ``no (failed)`` / ``no (aborted)`` for a trial without a measurement to judge (the
+    status column beside it says which failure); or each violated constraint with the trial's
+    value (``latency_ms 0.41 > 0.3``), so an infeasible row says why without a trip to the card."""
     trial = model.trials[row]
     if not trial.ok:
-        return trial.status.value
+        return "no (aborted)" if trial.status is Status.ABORTED else "no (failed)"
     ranking = model.ranking
     if ranking is None or ranking.feasible[row]:
         return "yes"
