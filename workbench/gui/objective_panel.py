@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
+import numpy as np
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
@@ -150,14 +152,45 @@ class LimitControl:
         self.panel.model.set_constraints(**{self.field: value})
 
 
+class WeightRow:
+    """One metric's weight: its name, a slider, the weight as stored and, for a metric whose
+    direction the registry does not fix, a direction toggle on a line of its own under the slider
+    (beside it, its text widened the column, and in presentation mode the window no longer fit a
+    1440 px screen)."""
+
+    def __init__(self, panel: "ObjectivePanel", metric: str, toggle: bool) -> None:
+        self.metric = metric
+        self.name = QLabel(metric_label(metric))
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setRange(0, WEIGHT_STEPS)
+        self.slider.valueChanged.connect(lambda position: panel._on_weight_slider(metric, position))
+        self.value = QLabel("0")
+        self.value.setMinimumWidth(32)
+        self.toggle: QPushButton | None = None
+        if toggle:
+            self.toggle = QPushButton()
+            self.toggle.clicked.connect(lambda _=False: panel.toggle_direction(metric))
+        #: False when no successful trial reports the metric and no weight on it is in force: a
+        #: weight on it would change nothing, so the row is greyed out and its tool tip says why.
+        self.available = True
+
+    def widgets(self) -> list[QWidget]:
+        return [self.name, self.slider, self.value, *([self.toggle] if self.toggle is not None else [])]
+
+
 class ObjectivePanel(QWidget):
     """The constraint limits, the score weights and the live feasible count.
 
-    A metric whose direction the registry does not know (an imported ``score``) can be picked from
-    "weigh another metric" and then has its own weight row with a direction toggle (lower / higher
-    is better; metrics already given a direction or a weight have their row from the start); its
-    weight slider works once it has a direction. ``remeasure_requested`` asks the
-    window to measure again the aborted candidates the constraints in force no longer rule out.
+    Score weights: one row per metric. The fixed rows (``WEIGHTED``) are always there, and every
+    metric already weighted or given a direction has its row from the start; any other metric a
+    successful trial reports can be picked from "weigh another metric..." (a template's descriptive
+    figures, threads per block and the like, stay out of the way until then), also one that
+    appears mid-run. A metric whose direction the registry does not fix (an imported ``score``)
+    has a direction toggle under its slider, which works once it has a direction. A row whose
+    metric no successful trial reports is greyed out, its tool tip saying so, since a weight on it
+    would change nothing; one with a weight in force stays usable, so it can be set back to 0.
+    ``remeasure_requested`` asks the window to measure again the aborted candidates the
+    constraints in force no longer rule out.
     """
 
     WEIGHTED = ("latency_ms", "throughput_gbs", "memory_mb", "quality")
@@ -203,34 +236,29 @@ class ObjectivePanel(QWidget):
 
         weights_box = QGroupBox("Score weights")
         wgrid = QGridLayout(weights_box)
+        wgrid.setColumnStretch(1, 1)
+        self.weights_grid = wgrid
+        #: The weight rows by metric, in the order shown; the three dicts below view their parts.
+        self.weight_rows: dict[str, WeightRow] = {}
         self.weight_sliders: dict[str, QSlider] = {}
         self.weight_labels: dict[str, QLabel] = {}
+        #: Direction toggles of the metrics whose direction the registry does not fix, by metric.
+        self.direction_buttons: dict[str, QPushButton] = {}
         #: The weight at a slider's right end (see :func:`weight_scale`): kept while the session is
         #: shown, so a slider's position means the same weight from one move to the next.
         self.weight_scale = WEIGHT_SCALE
-        for row, metric in enumerate(self.WEIGHTED):
-            slider = QSlider(Qt.Orientation.Horizontal)
-            slider.setRange(0, WEIGHT_STEPS)
-            slider.valueChanged.connect(lambda position, m=metric: self._on_weight_slider(m, position))
-            value = QLabel("0")
-            value.setMinimumWidth(32)
-            wgrid.addWidget(QLabel(metric_label(metric)), row, 0)
-            wgrid.addWidget(slider, row, 1)
-            wgrid.addWidget(value, row, 2)
-            self.weight_sliders[metric] = slider
-            self.weight_labels[metric] = value
-        wgrid.setColumnStretch(1, 1)
-        self.weights_grid = wgrid
-        #: Direction toggles of the metrics with an unknown or user-chosen direction, by metric.
-        self.direction_buttons: dict[str, QPushButton] = {}
-        self._direction_rows: dict[str, list[QWidget]] = {}
-        self._rows_for_n = -1
-        self._picked: list[str] = []  # metrics given a row from the list, this session
+        self._grid_lines = 0  # lines of the grid the weight rows take so far
+        #: Metrics given a row beyond the fixed ones, this session, in order. A row stays once given:
+        #: a weight dragged back to 0 does not take its row away from under the mouse.
+        self._extra: list[str] = []
+        self._reported: tuple[object, int, frozenset[str] | None] = (None, -1, None)
         self.more_metrics = QComboBox()
-        self.more_metrics.setToolTip("metrics whose direction is not known: pick one to weigh it "
-                                     "and say whether higher or lower is better")
+        self.more_metrics.setToolTip("other metrics the trials report: pick one to weigh it (for one whose "
+                                     "direction is not known, say then whether higher or lower is better)")
         self.more_metrics.activated.connect(self._on_more_metric)
         self.more_metrics.setVisible(False)
+        for metric in self.WEIGHTED:
+            self._add_row(metric)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -243,55 +271,76 @@ class ObjectivePanel(QWidget):
 
     # --- model -> widgets -------------------------------------------------------------------
     def _on_session_changed(self) -> None:
-        self._picked = []
+        self._drop_extra_rows()
         self.weight_scale = weight_scale(self.model.weights.values.values())
-        self._update_direction_rows()
+        self._update_weight_rows()
         self._update_ranges()
         self._on_objective_changed()
         self._on_ranking_changed()
 
+    def reported_metrics(self) -> frozenset[str] | None:
+        """Metrics a successful trial among those shown reports; None while none has succeeded (any
+        metric may still come). Kept per version of the data: a slider move re-ranks every trial,
+        it does not change what was measured, and must stay quick at 20,000 trials."""
+        model = self.model
+        if self._reported[0] is not model.session or self._reported[1] != model.data_version:
+            names: frozenset[str] | None = None
+            ok = ~model.failed_mask()
+            if model.n and bool(ok.any()):
+                names = frozenset(name for name, column in model.columns.items()
+                                  if not name.startswith("slot:") and bool(np.isfinite(column.view(model.n)[ok]).any()))
+            self._reported = (model.session, model.data_version, names)
+        return self._reported[2]
+
+    def weighable_metrics(self) -> list[str]:
+        """Every metric that can be weighted: one a successful trial reports (before any has, those
+        every chart offers) and one the user gave a direction. A name that is no metric name (a
+        recording's ``top-1``) cannot be weighted; a figure only failed or aborted trials carry
+        (``latency_bound_ms``) would rank nothing."""
+        reported = self.reported_metrics()
+        names = [m for m in self.model.metric_names() if not m.startswith("slot:") and (reported is None or m in reported)]
+        names += sorted(m for m in self.model.weights.directions if m not in names)
+        return [m for m in names if _weighable(m)]
+
     def directional_metrics(self) -> list[str]:
-        """Metrics that need the user's direction: reported by a trial (or given a direction) and
-        unknown to the registry, or given a direction by the user; the four fixed rows excluded."""
-        chosen = self.model.weights.directions
-        reported = [m for m in self.model.metric_names() if not m.startswith("slot:")]
-        names = [m for m in reported if known_direction(m) is None or m in chosen]
-        names += sorted(m for m in chosen if m not in names)
-        # a registry metric's direction is fixed, and a name that is no metric name cannot be weighted
-        return [m for m in names if m not in self.WEIGHTED
-                and direction_problem(m, +1) is None and direction_problem(m, -1) is None]
+        """The weighable metrics whose direction the user states: the registry does not know them,
+        or only guesses from the name (:func:`direction_problem` allows either way)."""
+        return [m for m in self.weighable_metrics() if _takes_direction(m)]
 
     def shown_direction_metrics(self) -> list[str]:
-        """The rows shown: metrics given a direction or a weight, or picked from "weigh another metric"
-        (a template's descriptive figures, threads per block and the like, stay out of the way)."""
-        weights = self.model.weights
-        return [m for m in self.directional_metrics()
-                if m in weights.directions or weights.get(m) > 0 or m in self._picked]
+        """The rows shown with a direction toggle."""
+        return [m for m, row in self.weight_rows.items() if row.toggle is not None]
 
     def show_metric(self, metric: str) -> None:
-        """Give ``metric`` a weight row with its direction toggle (what choosing it in the list does)."""
-        if metric in self.directional_metrics() and metric not in self._picked:
-            self._picked.append(metric)
-            self._update_direction_rows()
+        """Give ``metric`` a weight row (what choosing it under "weigh another metric..." does)."""
+        if metric not in self.weight_rows and metric in self.weighable_metrics():
+            self._add_row(metric)
+            self._update_weight_rows()
 
     def _on_more_metric(self, index: int) -> None:
         if index > 0:
             self.show_metric(self.more_metrics.itemText(index))
 
-    def _update_direction_rows(self) -> None:
-        wanted = self.shown_direction_metrics()
-        others = [m for m in self.directional_metrics() if m not in wanted]
-        self.more_metrics.blockSignals(True)
-        self.more_metrics.clear()
-        self.more_metrics.addItems(["weigh another metric...", *others])
-        self.more_metrics.blockSignals(False)
-        self.more_metrics.setVisible(bool(others))
-        self.weights_grid.removeWidget(self.more_metrics)
-        self.weights_grid.addWidget(self.more_metrics, len(self.WEIGHTED) + 2 * len(wanted), 0, 1, 4)
-        if wanted == list(self._direction_rows):
-            return
-        for metric, widgets in self._direction_rows.items():
-            for widget in widgets:
+    def _add_row(self, metric: str) -> None:
+        row = WeightRow(self, metric, toggle=metric not in self.WEIGHTED and _takes_direction(metric))
+        line = self._grid_lines
+        for column, widget in enumerate((row.name, row.slider, row.value)):
+            self.weights_grid.addWidget(widget, line, column)
+        if row.toggle is not None:
+            self.weights_grid.addWidget(row.toggle, line + 1, 1, 1, 2)
+            self.direction_buttons[metric] = row.toggle
+        self._grid_lines += 1 if row.toggle is None else 2
+        self.weight_rows[metric] = row
+        self.weight_sliders[metric] = row.slider
+        self.weight_labels[metric] = row.value
+        if metric not in self.WEIGHTED:
+            self._extra.append(metric)
+
+    def _drop_extra_rows(self) -> None:
+        """Another session: the rows beyond the fixed ones go (its own come back from its weights)."""
+        for metric in self._extra:
+            row = self.weight_rows.pop(metric)
+            for widget in row.widgets():
                 self.weights_grid.removeWidget(widget)
                 widget.hide()  # gone now, not at the next pass of the event loop
                 widget.setParent(None)
@@ -299,25 +348,42 @@ class ObjectivePanel(QWidget):
             self.weight_sliders.pop(metric, None)
             self.weight_labels.pop(metric, None)
             self.direction_buttons.pop(metric, None)
-        self._direction_rows = {}
-        for offset, metric in enumerate(wanted):
-            # the direction toggle on a line of its own under the metric's slider: beside it, its text
-            # widened the column, and in presentation mode the window no longer fit a 1440 px screen
-            row = len(self.WEIGHTED) + 2 * offset
-            name = QLabel(metric_label(metric))
-            slider = QSlider(Qt.Orientation.Horizontal)
-            slider.setRange(0, WEIGHT_STEPS)
-            slider.valueChanged.connect(lambda position, m=metric: self._on_weight_slider(m, position))
-            value = QLabel("0")
-            toggle = QPushButton()
-            toggle.clicked.connect(lambda _=False, m=metric: self.toggle_direction(m))
-            for column, widget in enumerate((name, slider, value)):
-                self.weights_grid.addWidget(widget, row, column)
-            self.weights_grid.addWidget(toggle, row + 1, 1, 1, 2)
-            self.weight_sliders[metric] = slider
-            self.weight_labels[metric] = value
-            self.direction_buttons[metric] = toggle
-            self._direction_rows[metric] = [name, slider, value, toggle]
+        self._extra = []
+        self._grid_lines = len(self.WEIGHTED)
+
+    def _update_weight_rows(self) -> None:
+        """A row for each metric weighted or given a direction, the list of the other weighable
+        ones, and which rows can change the ranking; then each row's direction and weight."""
+        weights = self.model.weights
+        weighable = self.weighable_metrics()
+        for metric in dict.fromkeys([*weighable, *weights.values, *weights.directions]):
+            if (metric not in self.weight_rows and _weighable(metric)
+                    and (weights.get(metric) > 0 or metric in weights.directions)):
+                self._add_row(metric)
+        others = [m for m in weighable if m not in self.weight_rows]
+        if [self.more_metrics.itemText(i) for i in range(1, self.more_metrics.count())] != others:
+            self.more_metrics.blockSignals(True)
+            self.more_metrics.clear()
+            self.more_metrics.addItem("weigh another metric...")
+            for metric in others:
+                self.more_metrics.addItem(metric)
+                self.more_metrics.setItemData(self.more_metrics.count() - 1,
+                                              plain_tip(f"{metric_label(metric)}: {_direction_words(metric, weights)}"),
+                                              Qt.ItemDataRole.ToolTipRole)
+            self.more_metrics.blockSignals(False)
+        self.weights_grid.removeWidget(self.more_metrics)
+        self.weights_grid.addWidget(self.more_metrics, self._grid_lines, 0, 1, 3)
+        self.more_metrics.setVisible(bool(others))
+        reported = self.reported_metrics()
+        for metric, row in self.weight_rows.items():
+            row.available = (reported is None or metric in reported or weights.get(metric) > 0
+                             or row.slider.isSliderDown())
+            for widget in row.widgets():
+                if widget is not row.slider:  # the slider also needs a direction: _show_directions
+                    widget.setEnabled(row.available)
+            row.name.setToolTip(plain_tip(
+                f"{metric}: {_direction_words(metric, weights)}" if row.available else
+                f"no trial of this session reports {metric_label(metric)}: a weight on it would change nothing"))
         self._show_directions()
         self._show_weights()  # a row given to a weighted metric starts at its weight, not at 0
 
@@ -327,16 +393,22 @@ class ObjectivePanel(QWidget):
         self.model.set_direction(metric, 1 if current is None else -current)
 
     def _show_directions(self) -> None:
+        """Each toggle's word, and each slider usable where its weight can rank: the metric has a
+        direction, and a trial reports it or a weight on it is in force."""
         directions = self.model.weights.directions
-        for metric, toggle in self.direction_buttons.items():
+        for metric, row in self.weight_rows.items():
             direction = known_direction(metric, directions)
-            if direction is None:
+            toggle = row.toggle
+            if toggle is not None and direction is None:
                 toggle.setText("direction?")
                 toggle.setToolTip(plain_tip(f"{metric}: is higher or lower better? Click to choose; it can be weighted then"))
-            else:
+            elif toggle is not None and direction is not None:
+                guessed = "" if metric in directions else " (guessed from its name)"
                 toggle.setText("higher is better" if direction > 0 else "lower is better")
-                toggle.setToolTip(plain_tip(f"{metric}: click for {'lower' if direction > 0 else 'higher'} is better"))
-            self.weight_sliders[metric].setEnabled(direction is not None)
+                toggle.setToolTip(plain_tip(f"{metric}{guessed}: click for {'lower' if direction > 0 else 'higher'} is better"))
+            row.slider.setEnabled(direction is not None and row.available)
+            if not row.available:
+                row.slider.setToolTip(row.name.toolTip())
 
     def remeasurable(self) -> int:
         """Configs whose latest trial (at each size) is aborted at a bound the constraints in force no
@@ -381,9 +453,7 @@ class ObjectivePanel(QWidget):
             control.show(getattr(constraints, field))
         if not self.extra_edit.hasFocus():
             self.extra_edit.setText(", ".join(bound.label for bound in constraints.extra))
-        self._update_direction_rows()  # a direction the user just chose keeps its row
-        self._show_weights()
-        self._show_directions()
+        self._update_weight_rows()  # a metric just weighted or given a direction gets its row
         self._update_remeasure()
 
     def _on_ranking_changed(self) -> None:
@@ -392,9 +462,8 @@ class ObjectivePanel(QWidget):
         if ranking is None or n == 0:
             self.feasible_label.setText("no trials yet")
             return
-        if n != self._rows_for_n:  # a metric the run just started to report
-            self._rows_for_n = n
-            self._update_direction_rows()
+        if self._reported[1] != self.model.data_version:  # a metric the run just started to report
+            self._update_weight_rows()
         ok = int((~self.model.failed_mask()).sum())
         self.feasible_label.setText(f"<b>{int(ranking.n_feasible)}</b> feasible of {ok} ok trials ({n} total)")
         if not any(control.slider.isSliderDown() for control in self.limits.values()):
@@ -466,6 +535,22 @@ class ObjectivePanel(QWidget):
             self.weight_labels[metric].setText(_weight_text(weight))
             self.weight_labels[metric].setToolTip(tip)
             slider.setToolTip(tip)
+
+
+
+def _weighable(metric: str) -> bool:
+    """Whether ``metric`` can be given a weight: a metric name, in one direction at least."""
+    return direction_problem(metric, +1) is None or direction_problem(metric, -1) is None
+
+
+def _takes_direction(metric: str) -> bool:
+    """Whether the user may state the direction of ``metric``: the registry does not fix it."""
+    return direction_problem(metric, +1) is None and direction_problem(metric, -1) is None
+
+
+def _direction_words(metric: str, weights: Weights) -> str:
+    direction = known_direction(metric, weights.directions)
+    return "direction not known" if direction is None else ("higher is better" if direction > 0 else "lower is better")
 
 
 def _wrap_lines(text: str, metrics: QFontMetrics, width: int, lines: int) -> str:
