@@ -34,7 +34,7 @@ from workbench.gui.lazy_tabs import LazyTabs
 from workbench.gui.model import SessionModel
 from workbench.gui.objective_panel import ObjectivePanel
 from workbench.gui.results_table import ResultsTable
-from workbench.gui.run_panel import RunToolbar
+from workbench.gui.run_panel import KT_CACHE_FILTER, RunToolbar
 from workbench.gui.slots_panel import SlotsPanel
 from workbench.gui.source_view import SourceView
 from workbench.gui.text import EXPORT_SUFFIXES, window_message
@@ -967,10 +967,10 @@ class MainWindow(QMainWindow):
             self.path = path
             self.model.set_session(session)
             self._select_best_if_none()
-            if path is not None:
-                self._restore_run_controls(session)
-            else:
-                self._shown_request = None  # Start with these controls starts a new session
+            # an import too: its controls are the recording's, as when the same import is saved and
+            # opened, so Start continues it (into an autosave) instead of reading the kernel's name
+            # as a template left in the kernel field of a backend it was never measured on
+            self._restore_run_controls(session)
             if then is not None:
                 then()
             self._set_autosave(self.autosave_path)  # the earlier autosave's lock: let go only now
@@ -1151,7 +1151,7 @@ class MainWindow(QMainWindow):
     def _on_import_kt(self) -> None:
         if self._refused_during_run("Import") or not self._maybe_save():
             return
-        path, _ = QFileDialog.getOpenFileName(self, "Import Kernel Tuner cache", self._last_dir(), "Kernel Tuner cache (*.json);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "Import Kernel Tuner cache", self._last_dir(), KT_CACHE_FILTER)
         if path:
             self._remember_dir(path)
             self._guarded(lambda: self.import_kt_cache(path), "Cannot import the cache")

@@ -20,6 +20,11 @@ from workbench.gui.strategy_options import StrategyOptionsForm
 from workbench.gui.text import BACKENDS
 from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES
 
+#: File dialog filters for recordings: Kernel Tuner caches are mostly kept gzipped (``.json.gz``,
+#: which replay and import read), and a ``*.json`` filter hid them under "All files".
+RECORDING_FILTER = "Sessions and Kernel Tuner caches (*.json *.json.gz);;All files (*)"
+KT_CACHE_FILTER = "Kernel Tuner caches (*.json *.json.gz);;All files (*)"
+
 #: The template the window opens on when no last-used one is remembered: small, with its resource
 #: figures shipped, so a first run shows points at once (a fully unrolled convolution compiles for seconds).
 QUICK_KERNEL = "vector_add"
@@ -207,7 +212,7 @@ class RunToolbar(QToolBar):
         self.options_button.setText(f"Options ({count})" if count else "Options")
 
     def _on_browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Recording to replay", "", "Sessions and caches (*.json);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "Recording to replay", "", RECORDING_FILTER)
         if path:
             self.replay.setText(path)
 
