@@ -106,3 +106,37 @@ def test_an_export_over_another_file_keeps_it_as_bak(window, cli, tmp_path):
     old.write_text("an earlier export\n")
     window.export_csv(str(old))
     assert (tmp_path / "trials.csv.bak").read_text() == "an earlier export\n" and old.read_text().count("\n") == 5
+
+
+@pytest.mark.parametrize("badge", ["SIMULATED: timings are modelled, not measured",
+                                   "REPLAY: timings were recorded earlier, not measured now"])
+@pytest.mark.parametrize("width", [240, 320, 420])
+def test_the_timing_label_of_an_exported_chart_fits_inside_it_whole(window, qtbot, badge, width):
+    """The SIMULATED / REPLAY label is what must survive export: its box was as wide as its text
+    on one line, and ran past the right edge of a chart as narrow as the window's score chart."""
+    from PySide6.QtCore import QRect, QSize, Qt
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    from workbench.gui.chart_export import MARGIN, paint_chart
+
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 4, "seed": 1,
+                          "options": {"compile": "estimate"}})
+    size = QSize(width, 600)
+    image = QImage(width, 600, QImage.Format.Format_RGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    try:
+        painted = paint_chart(painter, window.score_chart, size, badge)
+        # what drawing the label with its flags takes: the whole text, wrapped or not
+        text = None if painted is None else painter.boundingRect(
+            painted.badge_box, int(Qt.AlignmentFlag.AlignCenter) | int(Qt.TextFlag.TextWordWrap), badge)
+    finally:
+        painter.end()
+    colour = QColor("#f0c000" if badge.startswith("SIMULATED") else "#56b4e9")
+    coloured = [x for y in range(0, 200, 2) for x in range(width) if image.pixelColor(x, y) == colour]
+    assert coloured and max(coloured) < width - MARGIN  # the label's box ends inside the picture
+    box = painted.badge_box
+    assert box is not None and painted.badge_text is not None and text is not None
+    assert QRect(MARGIN, 0, width - 2 * MARGIN, 600).contains(box)
+    assert box.contains(painted.badge_text) and text.width() <= box.width() and text.height() <= box.height()

@@ -8,6 +8,7 @@ same function, so both carry the same things.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,23 @@ MARGIN = 12
 TITLE_PT = 13
 LEGEND_PT = 9
 BADGE_COLOURS = {"SIMULATED": "#f0c000", "REPLAY": "#56b4e9"}
+#: Room left and right of the label's text inside its box; the smallest font it takes to stay one
+#: line, and the smallest it shrinks to at all.
+BADGE_PAD = 6
+ONE_LINE_PT = 8.0
+MIN_BADGE_PT = 5.0
 
 
-def paint_chart(painter: QPainter, chart: Any, size: QSize, badge: str | None) -> None:
+@dataclass(frozen=True)
+class PaintedChart:
+    """Where :func:`paint_chart` put the label, so a caller (a test) can check it is all inside."""
+
+    #: The label's coloured box, and the rectangle its text takes; None without a label.
+    badge_box: QRect | None
+    badge_text: QRect | None
+
+
+def paint_chart(painter: QPainter, chart: Any, size: QSize, badge: str | None) -> PaintedChart:
     """Paint title, badge, legend and plot of ``chart`` into a ``size`` area of ``painter``."""
     width, height = size.width(), size.height()
     painter.fillRect(QRect(0, 0, width, height), QColor("white"))
@@ -36,16 +51,11 @@ def paint_chart(painter: QPainter, chart: Any, size: QSize, badge: str | None) -
     title_height = painter.boundingRect(area, flags, chart.export_title()).height() + 4
     painter.drawText(QRect(MARGIN, MARGIN, width - 2 * MARGIN, title_height), flags, chart.export_title())
     top = MARGIN + title_height
+    badge_box: QRect | None = None
+    badge_text: QRect | None = None
     if badge:  # its own line under the title: on a narrow chart it would cover the title
-        badge_font = QFont(painter.font())
-        badge_font.setPointSize(LEGEND_PT + 1)
-        painter.setFont(badge_font)
-        badge_height = painter.fontMetrics().height() + 4
-        box = QRect(MARGIN, top + 2, painter.fontMetrics().horizontalAdvance(badge) + 12, badge_height)
-        colour = next((c for key, c in BADGE_COLOURS.items() if badge.startswith(key)), "#dddddd")
-        painter.fillRect(box, QColor(colour))
-        painter.drawText(box, int(Qt.AlignmentFlag.AlignCenter), badge)
-        top += badge_height + 4
+        badge_box, badge_text = _paint_badge(painter, badge, QRect(MARGIN, top + 2, width - 2 * MARGIN, height))
+        top = badge_box.bottom() + 1 + 4
     legend = QTextDocument()
     legend_font = QFont(painter.font())
     legend_font.setPointSize(LEGEND_PT)
@@ -62,6 +72,47 @@ def paint_chart(painter: QPainter, chart: Any, size: QSize, badge: str | None) -
     source = QRectF(0, 0, chart.plot.width(), chart.plot.height())
     chart.plot.render(painter, QRectF(0, top, width, height - top), source.toRect(),
                       Qt.AspectRatioMode.IgnoreAspectRatio)
+    return PaintedChart(badge_box, badge_text)
+
+
+def _paint_badge(painter: QPainter, badge: str, room: QRect) -> tuple[QRect, QRect]:
+    """The SIMULATED / REPLAY label at the top left of ``room``, as wide as its text but never wider
+    than ``room``: it is the one thing that must survive export, so no part of it may run past the
+    picture's edge. It stays one line while a slightly smaller font (down to ``ONE_LINE_PT``) fits
+    (an SVG keeps it as one searchable string), else wraps onto more lines at its own size, and a
+    word longer than the line (a very narrow picture) makes the font smaller still. Returns the
+    box and the rectangle its text takes."""
+    font = QFont(painter.font())
+    font.setPointSizeF(LEGEND_PT + 1)
+    inner = max(room.width() - 2 * BADGE_PAD, 1)
+    one_line = int(Qt.AlignmentFlag.AlignLeft)
+    wrap = one_line | int(Qt.TextFlag.TextWordWrap)
+    for size in _steps(LEGEND_PT + 1, ONE_LINE_PT):
+        font.setPointSizeF(size)
+        painter.setFont(font)
+        needed = painter.boundingRect(QRect(0, 0, inner, room.height()), one_line, badge)
+        if needed.width() <= inner:
+            break
+    else:
+        for size in _steps(LEGEND_PT + 1, MIN_BADGE_PT):
+            font.setPointSizeF(size)
+            painter.setFont(font)
+            needed = painter.boundingRect(QRect(0, 0, inner, room.height()), wrap, badge)
+            if needed.width() <= inner:
+                break
+    box = QRect(room.left(), room.top(), min(needed.width(), inner) + 2 * BADGE_PAD, needed.height() + 4)
+    colour = next((c for key, c in BADGE_COLOURS.items() if badge.startswith(key)), "#dddddd")
+    painter.fillRect(box, QColor(colour))
+    text_area = box.adjusted(BADGE_PAD, 2, -BADGE_PAD, -2)
+    flags = int(Qt.AlignmentFlag.AlignCenter) | int(Qt.TextFlag.TextWordWrap)
+    drawn = painter.boundingRect(text_area, flags, badge)
+    painter.drawText(text_area, flags, badge)
+    return box, drawn
+
+
+def _steps(largest: float, smallest: float) -> list[float]:
+    """Font sizes from ``largest`` down to ``smallest`` in half points."""
+    return [largest - 0.5 * k for k in range(int((largest - smallest) * 2) + 1)]
 
 
 def export_chart(chart: Any, path: str, badge: str | None = None, scale: float = 2.0) -> None:
