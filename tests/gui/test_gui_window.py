@@ -83,6 +83,7 @@ def test_run_fills_every_view_and_failure_log(window, qtbot):
     # the importance tab computes when shown; choosing a slot there sets the Explore chart's x axis
     window.bottom_tabs.setCurrentIndex(2)
     window.importance.refresh()
+    qtbot.waitUntil(lambda: not window.importance.computing, timeout=30_000)  # computed off the GUI thread
     shares = window.importance.shares
     assert set(shares) == {"block_size", "unroll", "vec"} and sum(shares.values()) == pytest.approx(1.0)
     window.importance.select_slot("unroll")

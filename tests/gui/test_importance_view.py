@@ -1,9 +1,13 @@
 """The importance widget: bars follow the computed shares, a click on a bar selects that slot
-(signal + per-value latency plot), bursts of refresh requests coalesce, few trials say why."""
+(signal + per-value latency plot), bursts of refresh requests coalesce, few trials say why; the
+computation runs off the GUI thread, only the latest request's result is shown, and a request for
+what is shown computes nothing."""
 
 from __future__ import annotations
 
 import math
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -55,8 +59,19 @@ def view(qtbot):
     return widget
 
 
-def test_bars_follow_the_shares_and_the_top_slot_is_shown(view) -> None:
-    view.refresh()
+@pytest.fixture
+def computed(qtbot):
+    """``computed(view)``: refresh ``view`` and wait for the result its thread delivers."""
+
+    def refresh(view, *args):
+        view.refresh(*args)
+        qtbot.waitUntil(lambda: not view.computing, timeout=30_000)
+
+    return refresh
+
+
+def test_bars_follow_the_shares_and_the_top_slot_is_shown(view, computed) -> None:
+    computed(view)
     assert list(view.shares)[0] == "block"
     assert sum(view.shares.values()) == pytest.approx(1.0)
     widths = list(view.bars.opts["width"])
@@ -68,8 +83,8 @@ def test_bars_follow_the_shares_and_the_top_slot_is_shown(view) -> None:
     assert "200 trials" in view.status.text()
 
 
-def test_clicking_a_bar_selects_its_slot(view, qtbot) -> None:
-    view.refresh()
+def test_clicking_a_bar_selects_its_slot(view, qtbot, computed) -> None:
+    computed(view)
     box = view.bar_plot.getPlotItem().getViewBox()
     scene_point = box.mapViewToScene(view.bar_position("vec"))
     widget_point = view.bar_plot.mapFromScene(scene_point)
@@ -83,10 +98,11 @@ def test_clicking_a_bar_selects_its_slot(view, qtbot) -> None:
     assert "failed" in ticks[2][1]  # vec 4 includes the failed launches
 
 
-def test_latency_target_and_few_trials(view) -> None:
+def test_latency_target_and_few_trials(view, qtbot, computed) -> None:
     view.set_target("latency_ms")
+    qtbot.waitUntil(lambda: not view.computing, timeout=30_000)
     assert view.importance.target == "latency_ms" and view.importance.available
-    view.refresh(trials(5))
+    computed(view, trials(5))
     assert not view.importance.available
     assert "not shown" in view.status.text() and "at least" in view.status.text()
     assert all(w == 0 for w in view.bars.opts["width"])
@@ -101,8 +117,8 @@ def test_refresh_requests_coalesce(view, qtbot) -> None:
     assert view.data["calls"] == 1
 
 
-def test_each_bar_is_labelled_with_its_share_and_the_axis_is_named(view) -> None:
-    view.refresh()
+def test_each_bar_is_labelled_with_its_share_and_the_axis_is_named(view, computed) -> None:
+    computed(view)
     texts = [label.toPlainText() for label in view.bar_labels]
     assert texts == [f"{view.shares[name]:.0%}" for name in view._order]
     assert all(label.isVisible() for label in view.bar_labels)
@@ -122,4 +138,79 @@ def test_the_importance_tab_of_an_empty_window_raises_nothing(window, qtbot, mon
     window.bottom_tabs.setCurrentWidget(window.pages.page("importance"))
     qtbot.wait(300)
     window.importance.refresh()
+    qtbot.waitUntil(lambda: not window.importance.computing, timeout=30_000)
     assert not errors, errors
+
+
+class Gated:
+    """Stands in for ``slot_importance``: each call waits for its own gate (at most 10 s), then
+    computes as usual; ``started`` lists (target, trials) in call order."""
+
+    def __init__(self, real):
+        self.real, self.gates, self.started = real, [threading.Event() for _ in range(4)], []
+
+    def __call__(self, trials, names, **kwargs):
+        self.started.append((kwargs.get("target"), len(trials)))
+        self.gates[len(self.started) - 1].wait(10)
+        return self.real(trials, names, **kwargs)
+
+
+def test_refresh_returns_at_once_and_the_result_arrives(view, qtbot, monkeypatch) -> None:
+    import workbench.gui.importance_view as module
+
+    gated = Gated(module.slot_importance)
+    monkeypatch.setattr(module, "slot_importance", gated)
+    start = time.perf_counter()
+    view.refresh()
+    assert time.perf_counter() - start < 2  # not the 10 s the computation is held for
+    assert view.computing and "computing" in view.status.text()
+    gated.gates[0].set()
+    qtbot.waitUntil(lambda: not view.computing, timeout=30_000)
+    assert list(view.shares)[0] == "block" and "200 trials" in view.status.text()
+    # nothing it depends on changed: nothing is computed again
+    view.refresh()
+    view.set_target("latency_ms")
+    assert view.computing
+    gated.gates[1].set()
+    qtbot.waitUntil(lambda: not view.computing, timeout=30_000)
+    view.refresh()
+    assert not view.computing and gated.started == [("score", 200), ("latency_ms", 200)]
+
+
+def test_only_the_latest_request_is_computed_and_shown(view, qtbot, monkeypatch) -> None:
+    import workbench.gui.importance_view as module
+
+    gated = Gated(module.slot_importance)
+    monkeypatch.setattr(module, "slot_importance", gated)
+    view.refresh()  # computing: score over 200 trials
+    qtbot.waitUntil(lambda: len(gated.started) == 1, timeout=5_000)
+    view.set_target("latency_ms")  # waits its turn...
+    view.refresh(trials(150, seed=1))  # ...and is replaced by this one before it comes
+    gated.gates[0].set()
+    qtbot.waitUntil(lambda: len(gated.started) == 2, timeout=30_000)
+    # the first result was stale when it came: not shown; the latest is being computed
+    assert view.computing and view.importance.reason == "no trials yet" and view.importance.target == "score"
+    gated.gates[1].set()
+    qtbot.waitUntil(lambda: not view.computing, timeout=30_000)
+    assert gated.started == [("score", 200), ("latency_ms", 150)]
+    assert view.importance.target == "latency_ms" and view.importance.available
+    assert view.importance.n_trials == sum(t.ok for t in trials(150, seed=1))
+
+
+def test_the_objective_recomputes_the_score_importance_only(view, qtbot, monkeypatch, computed) -> None:
+    import workbench.gui.importance_view as module
+
+    objective = {"weights": Weights()}
+    view._objective = lambda: (Constraints(), objective["weights"])
+    computed(view)
+    calls: list = []
+    real = module.slot_importance
+    monkeypatch.setattr(module, "slot_importance", lambda *a, **k: calls.append(k["target"]) or real(*a, **k))
+    objective["weights"] = Weights({"latency_ms": 2.0})  # the same ratios, another objective
+    computed(view)
+    assert calls == ["score"]
+    view.set_target("latency_ms")
+    qtbot.waitUntil(lambda: not view.computing, timeout=30_000)
+    objective["weights"] = Weights({"latency_ms": 3.0})
+    computed(view)  # latency importance does not depend on the objective
+    assert calls == ["score", "latency_ms"]

@@ -3,7 +3,13 @@
 A standalone widget. It is given a callable that returns the session's trials (and optionally one
 that returns the objective in force and one that returns the slot domains), recomputes in
 :meth:`refresh`, and coalesces bursts of calls from a live run through :meth:`schedule_refresh`
-(importance costs up to ~0.5 s at 2,000 trials, so it must not run per trial). Clicking a bar
+(importance costs up to ~0.5 s at 2,000 trials, and the first one ~2 s more to import Optuna, so it
+must not run per trial). The computation runs on a background thread, as the slots panel counts a
+space: :meth:`refresh` returns at once, the status line says *computing...* meanwhile while the bars
+keep the last result, a result arrives by a queued signal and is shown only if it answers the latest
+request (one computes at a time; requests made meanwhile collapse to the latest), and a request for
+what is already shown or being computed (the same trials, slots, target and, for the score, the same
+objective) computes nothing. Clicking a bar
 selects that slot: the lower plot shows each value's latencies as a strip (every ok trial, jittered)
 over a box (quartiles and median), and ``slot_selected(name)`` is emitted so the window can colour
 its scatter by that slot.
@@ -14,11 +20,12 @@ The numbers come from :mod:`workbench.core.domain.importance` (PED-ANOVA); nothi
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QTimer, Signal
+from PySide6.QtCore import QObject, QPointF, QTimer, Signal
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
@@ -38,6 +45,41 @@ TARGET_LABELS = {SCORE: "score", LATENCY: "latency"}
 REFRESH_DELAY_MS = 400
 
 TrialSource = Callable[[], Sequence[Trial]]
+
+
+class _Request:
+    """What one computation depends on, taken on the GUI thread: the trials (frozen records, held
+    here so a thread reads a list no run appends to), the slots, their domains, the target and,
+    for the score target only, the objective (latency importance does not depend on it)."""
+
+    def __init__(self, trials: Sequence[Trial], names: list[str], domains: dict[str, list[Any]],
+                 target: str, objective: tuple[Any, Any]) -> None:
+        self.trials = tuple(trials)
+        self.names, self.domains, self.target = names, domains, target
+        self.objective = objective if target == SCORE else (None, None)
+
+    def same_as(self, other: "_Request | None") -> bool:
+        """Whether ``other`` would compute the same: trials compared by identity (a refined trial
+        is a new record), so the check costs microseconds, not a comparison of every metric."""
+        return (other is not None and self.target == other.target and self.names == other.names
+                and self.domains == other.domains and self.objective == other.objective
+                and len(self.trials) == len(other.trials)
+                and all(a is b for a, b in zip(self.trials, other.trials)))
+
+
+class _Delivered(QObject):
+    """Carries a result finished on a background thread to the GUI thread (a queued signal)."""
+
+    done = Signal(object, object)  # the request, and (Importance, value statistics) or None: it failed
+
+
+def _compute(request: _Request) -> tuple[Importance, dict[str, list[ValueStats]]]:
+    """The importance and the per-value statistics of ``request`` (run off the GUI thread)."""
+    constraints, weights = request.objective
+    domains = request.domains or None
+    importance = slot_importance(request.trials, request.names, target=request.target,
+                                 constraints=constraints, weights=weights, domains=domains)
+    return importance, value_distributions(request.trials, request.names, domains)
 
 
 class ImportanceView(QWidget):
@@ -115,6 +157,12 @@ class ImportanceView(QWidget):
         self._timer.setSingleShot(True)
         self._timer.setInterval(REFRESH_DELAY_MS)
         self._timer.timeout.connect(self.refresh)
+        #: What the bars show, what a thread computes now, and the latest request made meanwhile.
+        self._shown: _Request | None = None
+        self._running: _Request | None = None
+        self._pending: _Request | None = None
+        self._delivered = _Delivered(self)
+        self._delivered.done.connect(self._on_computed)
 
     # --- public ----------------------------------------------------------------------------------
     @property
@@ -136,18 +184,62 @@ class ImportanceView(QWidget):
         """Refresh soon, once, however many times this is called meanwhile (for live runs)."""
         self._timer.start()
 
+    @property
+    def computing(self) -> bool:
+        """Whether a result is still to come for the latest request."""
+        return self._running is not None
+
     def refresh(self, trials: Sequence[Trial] | None = None) -> None:
-        """Recompute from ``trials`` (default: the source callable's) and redraw both plots."""
+        """Recompute from ``trials`` (default: the source callable's) on a background thread and
+        redraw both plots when the result arrives; returns at once. Nothing is computed when the
+        request is the one shown or being computed."""
         self._timer.stop()
         if trials is None:
             trials = self._source() if self._source is not None else self._trials
         self._trials = list(trials)
         domains = self._domain_map()
         names = list(domains) if domains else _names_of(self._trials)
-        constraints, weights = self._objective() if self._objective is not None else (None, None)
-        self.importance = slot_importance(self._trials, names, target=self.target, constraints=constraints,
-                                          weights=weights, domains=domains or None)
-        self.stats = value_distributions(self._trials, names, domains or None)
+        objective = self._objective() if self._objective is not None else (None, None)
+        request = _Request(self._trials, names, domains, self.target, objective)
+        if self._running is not None:  # one computation at a time: the latest request waits its turn
+            self._pending = None if request.same_as(self._running) else request
+            return
+        self._pending = None
+        if not request.same_as(self._shown):
+            self._start(request)
+
+    def _start(self, request: _Request) -> None:
+        self._running = request
+        self.status.setText(f"computing importance over {len(request.trials)} trials...")
+        delivered = self._delivered
+
+        def compute() -> None:
+            result = None
+            try:
+                result = _compute(request)
+            finally:  # a failure is still delivered (as None), so the view never waits for ever
+                try:
+                    delivered.done.emit(request, result)
+                except RuntimeError:  # the view was destroyed while computing (the window closed)
+                    pass
+
+        threading.Thread(target=compute, name="slot-importance", daemon=True).start()
+
+    def _on_computed(self, request: _Request, result: tuple[Importance, dict[str, list[ValueStats]]] | None) -> None:
+        """A result on the GUI thread: shown if it answers the latest request, else the latest
+        request is computed next (its bars stay as they were until then)."""
+        self._running = None
+        pending, self._pending = self._pending, None
+        if pending is not None and not pending.same_as(request):
+            self._start(pending)
+            return
+        self._shown = request
+        if result is None:
+            self.importance = Importance(request.target, reason="it could not be computed (see the log)")
+            self.stats = {}
+        else:
+            self.importance, self.stats = result
+        names = request.names
         if self.importance.available:
             self._order = list(self.importance.shares)
             self.status.setText(f"{self.importance.n_trials} trials, {self.importance.method}. "
