@@ -163,9 +163,10 @@ def test_refresh_returns_at_once_and_the_result_arrives(view, qtbot, monkeypatch
     start = time.perf_counter()
     view.refresh()
     assert time.perf_counter() - start < 2  # not the 10 s the computation is held for
-    assert view.computing and "computing" in view.status.text()
+    assert view.computing and "computing" in view.status.text() and view.busy.isVisible()
     gated.gates[0].set()
     qtbot.waitUntil(lambda: not view.computing, timeout=30_000)
+    assert not view.busy.isVisible()
     assert list(view.shares)[0] == "block" and "200 trials" in view.status.text()
     # nothing it depends on changed: nothing is computed again
     view.refresh()

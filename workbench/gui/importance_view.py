@@ -117,6 +117,10 @@ class ImportanceView(QWidget):
         header = QHBoxLayout()
         header.setContentsMargins(6, 2, 6, 0)
         header.addWidget(QLabel("<b>Which slots matter</b>"))
+        #: Beside the title, where it is seen: the status line sits under the plots, often scrolled away.
+        self.busy = QLabel("<i>computing...</i>")
+        self.busy.setVisible(False)
+        header.addWidget(self.busy)
         header.addStretch(1)
         header.addWidget(self.target_box)
 
@@ -211,6 +215,8 @@ class ImportanceView(QWidget):
     def _start(self, request: _Request) -> None:
         self._running = request
         self.status.setText(f"computing importance over {len(request.trials)} trials...")
+        self.busy.setText(f"<i>computing over {len(request.trials)} trials...</i>")
+        self.busy.setVisible(True)
         delivered = self._delivered
 
         def compute() -> None:
@@ -229,6 +235,7 @@ class ImportanceView(QWidget):
         """A result on the GUI thread: shown if it answers the latest request, else the latest
         request is computed next (its bars stay as they were until then)."""
         self._running = None
+        self.busy.setVisible(False)
         pending, self._pending = self._pending, None
         if pending is not None and not pending.same_as(request):
             self._start(pending)
