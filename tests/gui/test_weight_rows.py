@@ -40,6 +40,7 @@ def test_a_recording_weighted_on_kernel_tuner_time_shows_that_weight(window, tmp
     for metric in ("throughput_gbs", "memory_mb", "quality"):
         assert not panel.weight_sliders[metric].isEnabled()
         assert "no trial of this session reports" in panel.weight_rows[metric].name.toolTip()
+        assert "no trial of this session reports" in panel.weight_sliders[metric].toolTip()
     assert panel.weight_sliders["latency_ms"].isEnabled()
     # picking GFLOP/s gives it a working row, with no direction toggle (its direction is known)
     box = panel.more_metrics

@@ -407,8 +407,6 @@ class ObjectivePanel(QWidget):
                 toggle.setText("higher is better" if direction > 0 else "lower is better")
                 toggle.setToolTip(plain_tip(f"{metric}{guessed}: click for {'lower' if direction > 0 else 'higher'} is better"))
             row.slider.setEnabled(direction is not None and row.available)
-            if not row.available:
-                row.slider.setToolTip(row.name.toolTip())
 
     def remeasurable(self) -> int:
         """Configs whose latest trial (at each size) is aborted at a bound the constraints in force no
@@ -532,6 +530,9 @@ class ObjectivePanel(QWidget):
             slider.blockSignals(False)
             share = f"{weight / total:.0%} of the total weight" if total > 0 else "all weights are 0: latency alone ranks"
             tip = f"{metric}: weight {weight:g} ({share}); the slider spans 0 to {self.weight_scale:g}"
+            row = self.weight_rows.get(metric)
+            if row is not None and not row.available:  # greyed out: the tip says why
+                tip = row.name.toolTip()
             self.weight_labels[metric].setText(_weight_text(weight))
             self.weight_labels[metric].setToolTip(tip)
             slider.setToolTip(tip)
