@@ -225,6 +225,12 @@ def test_why_panel_draws_the_selected_trials_modelled_terms_and_its_peaks(window
     window.model.select(1)  # no stored breakdown: the figures and the same ratios, no bars
     assert len(view.bars.opts["width"]) == 0 and not view.latency_line.isVisible()
     assert "28% of the GPU's peak bandwidth" in view.facts.text() and "measured" in view.title.text()
+    assert view.plot.isHidden() and "its share of the device's peaks above" in view.facts.text()
+    window.model.set_session(dataclasses.replace(_simulated_trial_session(), device={"name": "toy GPU"}))
+    window.model.select(1)  # a recording: no peaks to compare with, and the panel says so
+    assert view.plot.isHidden() and "does not give this device's peak bandwidth and FLOP/s" in view.facts.text()
+    window.model.select(0)
+    assert not view.plot.isHidden()
 
 
 def test_roofline_places_trials_under_the_roofs(window):
