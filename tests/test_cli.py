@@ -198,6 +198,19 @@ def test_tune_labels_replayed_timings_in_its_summary_as_it_labels_simulated_ones
     assert "feasible (replayed); best" in result.stdout
 
 
+def test_a_replay_naming_another_kernel_is_refused_not_relabelled(cli, tmp_path: Path) -> None:
+    """``tune KERNEL --replay FILE`` filed the recorded trials under KERNEL (its exports, its title)."""
+    out = tmp_path / "replayed.json"
+    result = cli("tune", "reduce_sum", "--replay", FIXTURES / "kt_cache_small.json", "--budget", "3",
+                 "--executor", "inline", "--out", out)
+    assert result.returncode == 2 and not out.exists()
+    assert result.stderr.strip().endswith(f"is a recording of 'vector_add', not 'reduce_sum': a replay's kernel is the "
+                                          f"recorded one (leave the kernel out: tune --replay {FIXTURES / 'kt_cache_small.json'})")
+    result = cli("tune", "vector_add", "--replay", FIXTURES / "kt_cache_small.json", "--budget", "3",
+                 "--executor", "inline", "--quiet", "--out", out)  # naming the recorded kernel is fine
+    assert result.returncode == 0, result.stderr
+
+
 def test_kernel_dir_python_benchmark_is_found_by_name(cli, tmp_path: Path) -> None:
     folder = tmp_path / "mine"
     folder.mkdir()

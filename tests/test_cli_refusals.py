@@ -251,7 +251,7 @@ def test_a_flag_the_backend_would_ignore_is_refused(cli, tmp_path: Path, args: l
 
 
 @pytest.mark.parametrize("flags", [["--backend", "sim"], ["--budget", "5"], ["--seed", "1"], ["--strategy", "random"],
-                                   ["--gpu-model", "T4"]])
+                                   ["--gpu-model", "T4"], ["--set", "n=4096"]])
 def test_gui_run_flags_without_a_run_are_refused(cli, tmp_path: Path, no_window, flags: list[str]) -> None:
     line = one_line_error(cli("gui", _a_session(tmp_path), *flags))
     assert f"{flags[0]} applies to a run the window starts" in line and no_window == []
@@ -263,6 +263,14 @@ def test_gui_run_defaults_reach_the_window(cli, no_window) -> None:
     assert (run["backend"], run["budget"], run["seed"]) == ("auto", 100, 0)
     assert no_window[0][4] is False  # not in presentation mode unless asked
     assert cli("gui", "--presentation").returncode == 0 and no_window[1][4] is True
+
+
+def test_gui_set_picks_the_size_of_a_sweep_recording_that_the_refusal_asks_for(cli, no_window) -> None:
+    """A sweep recording replayed by ``gui --replay`` was refused with "choose it with --set n=VALUE",
+    a flag ``gui`` did not have: it has it now, for --replay and --run alike."""
+    assert cli("gui", "--replay", FIXTURES / "kt_cache_small.json", "--set", "n=65536", "--set", "m=2").returncode == 0
+    assert no_window[0][1]["problem"] == {"n": 65536, "m": 2}
+    assert cli("gui", "--run", "vector_add").returncode == 0 and "problem" not in no_window[1][1]
 
 
 def test_set_is_refused_for_a_python_benchmark_whose_measure_gets_no_problem(cli, tmp_path: Path) -> None:

@@ -472,3 +472,15 @@ def test_a_problem_outside_the_swept_sizes_is_refused_however_the_sweep_is_prepa
     assert len(load_session(default).trials) == 4
     # its own problem named again is the sweep it is: continued
     resume_run(default, RunRequest(budget=3, problem={"n": 1 << 24})).release()
+
+
+def test_the_windows_sizes_text_of_a_grid_is_accepted_by_sizes() -> None:
+    """The window shows a grid as ``rows=1024,16384; cols=256,1024``; pasted into ``--sizes`` it was
+    refused with "rows: 1024 is listed twice" (the second group's values read as the first's)."""
+    from workbench.core.domain.sizes import format_sizes, parse_sizes
+
+    grid = {"rows": [1024, 16384], "cols": [256, 1024]}
+    assert parse_sizes([format_sizes(grid)]) == grid
+    assert parse_sizes(["rows=1024,16384;", " cols=256,1024"]) == grid
+    with pytest.raises(WorkbenchError, match="--sizes rows: given twice"):
+        parse_sizes(["rows=1; rows=2"])

@@ -245,6 +245,9 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
     gui.add_argument("--seed", type=int, default=None, help="with --run or --replay: default 0")
     gui.add_argument("--replay", default=None)
     gui.add_argument("--gpu-model", default=None)
+    gui.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                     help="with --run: a problem parameter (repeatable, as tune --set); with --replay: the size "
+                          "of a sweep recording to replay")
     gui.add_argument("--sizes", action="append", default=[], metavar="NAME=V1,V2,...",
                      help="with --run: a size sweep, --budget evaluations per size (as tune --sizes)")
     gui.add_argument("--screenshot", default=None, metavar="PNG")
@@ -1058,6 +1061,9 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
         _check_screenshot(args)
     elif args.force:
         raise WorkbenchError("--force applies to --screenshot only (a picture that replaces an existing file)")
+    if args.set and not (args.run or args.replay):
+        raise WorkbenchError("--set applies to a run the window starts: gui --run KERNEL --set NAME=VALUE "
+                             "(or --replay FILE --set NAME=VALUE for a size of a sweep recording)")
     if args.sizes and not (args.run or args.replay):
         raise WorkbenchError("--sizes applies to a sweep the window starts: gui --run KERNEL --sizes NAME=V1,V2,...")
     if not (args.run or args.replay):
@@ -1073,6 +1079,8 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
                "replay": args.replay, "gpu_model": args.gpu_model}
         if args.sizes:
             run["sizes"] = parse_sizes(args.sizes)
+        if args.set:
+            run["problem"] = parse_assignments(args.set, "--set")
     return gui_main(args.session, run, args.screenshot, args.quit_when_done, args.presentation)
 
 

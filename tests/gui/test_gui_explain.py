@@ -106,6 +106,21 @@ def test_constraint_boxes_say_off_and_min_quality_stays_at_or_below_one(shown):
     assert not memory.enabled.isChecked() and shown.model.constraints.max_memory_mb is None
 
 
+def test_a_pareto_session_of_latency_and_memory_plots_its_own_front(window):
+    """``--objectives latency_ms,memory_mb``: the chart's y started at the metric that differs most
+    (on-chip storage), so the front drawn was not the run's. The run's other objective is the y."""
+    session = _session()
+    for trial in session.trials:  # device memory differs a little, on-chip storage much more
+        trial.measurement.metrics["memory_mb"] = 68.0 + 0.1 * (trial.index % 3)
+    window.model.set_session(dataclasses.replace(session, strategy={"name": "tpe", "objectives": ["latency_ms", "memory_mb"]}))
+    chart = window.tradeoff_chart
+    chart.refresh()
+    assert chart.y_name == "memory_mb"
+    window.model.set_session(session)  # the same trials searched for one score: the spread decides
+    chart.refresh()
+    assert chart.y_name == "onchip_kb_per_sm"
+
+
 def test_a_failed_or_aborted_row_says_no_in_feasible_and_its_reason_once_in_status(window):
     """The feasible column repeated the failure's status (``launch_error`` twice, side by side)."""
     session = _session()
@@ -210,6 +225,12 @@ def test_why_panel_draws_the_selected_trials_modelled_terms_and_its_peaks(window
     window.model.select(1)  # no stored breakdown: the figures and the same ratios, no bars
     assert len(view.bars.opts["width"]) == 0 and not view.latency_line.isVisible()
     assert "28% of the GPU's peak bandwidth" in view.facts.text() and "measured" in view.title.text()
+    assert view.plot.isHidden() and "its share of the device's peaks above" in view.facts.text()
+    window.model.set_session(dataclasses.replace(_simulated_trial_session(), device={"name": "toy GPU"}))
+    window.model.select(1)  # a recording: no peaks to compare with, and the panel says so
+    assert view.plot.isHidden() and "does not give this device's peak bandwidth and FLOP/s" in view.facts.text()
+    window.model.select(0)
+    assert not view.plot.isHidden()
 
 
 def test_roofline_places_trials_under_the_roofs(window):

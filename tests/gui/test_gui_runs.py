@@ -355,6 +355,23 @@ def test_a_replay_is_not_refused_for_a_template_problem_left_in_the_field(window
     assert len(window.model.session.trials) == 3, window.statusBar().currentMessage()
 
 
+def test_a_replay_from_the_window_is_of_the_recorded_kernel_not_the_kernel_box(window, qtbot, tmp_path):
+    """The kernel box's text went into a replay's request, and the replayed trials were filed under
+    it: a reduce_sum recording replayed with vector_add in the box became a vector_add session."""
+    recording = tmp_path / "reduce.json"
+    run_to_end(RunRequest(kernel="reduce_sum", backend="sim", strategy="random", budget=3, seed=1,
+                          backend_options={"compile": "estimate"}), recording)
+    toolbar = window.toolbar
+    assert toolbar.kernel.currentText() == "vector_add"
+    toolbar.backend.setCurrentIndex(toolbar.backend.findData("replay"))
+    toolbar.replay.setText(str(recording))
+    toolbar.budget.setValue(2)
+    assert toolbar.request()["kernel"] is None
+    toolbar.start.click()
+    qtbot.waitUntil(lambda: not window.running, timeout=60_000)
+    assert window.model.session is not None and window.model.session.kernel == "reduce_sum", window.statusBar().currentMessage()
+
+
 def test_a_sweep_recording_replays_the_size_typed_in_the_problem_field(window, qtbot, tmp_path):
     """The problem field was greyed out for a replay, so a sweep recording, refused without a size
     (the command line's --set), could not be replayed from the window at all."""

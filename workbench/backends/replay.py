@@ -149,6 +149,11 @@ class ReplayBackend(Backend):
         recording = load_recording(path)
         if not recording.trials:
             raise WorkbenchError(f"recording {path} holds no trials to replay")
+        named = spec.options.get("kernel")
+        if named and named != recording.kernel:  # the trials would be filed, shown and exported under it
+            raise WorkbenchError(template=f"{quoted(path)} is a recording of {quoted(repr(recording.kernel))}, not "
+                                          f"{quoted(repr(named))}: a replay's kernel is the recorded one "
+                                          f"(leave the kernel out: {{replay_new:{quoted(path)}}})")
         trials, problem = recorded_trials(recording, path, _chosen_problem(spec))
         points: list[Config] = []
         seen: set[str] = set()
@@ -174,7 +179,7 @@ class ReplayBackend(Backend):
         device.setdefault("name", "recording")
         device.setdefault("simulated", False)
         return Target(
-            kernel=str(spec.options.get("kernel") or recording.kernel),
+            kernel=str(recording.kernel),
             kind="recording",
             space=space,
             problem=problem,

@@ -44,6 +44,9 @@ def tradeoff_metrics(model: Any) -> list[str]:
     is known (GFLOP/s, GB/s, energy ...) and is no other reading of the latency (Kernel Tuner's
     time), so the chart still shows a trade-off instead of nothing or latency against itself."""
     memory = [name for name in MEMORY_METRICS if has_data(model, name)]
+    partner = pareto_partner(model)
+    if partner is not None and partner not in memory:
+        memory.append(partner)
     if memory or model.n == 0:
         return memory
     directions = getattr(getattr(model, "weights", None), "directions", None)
@@ -52,11 +55,27 @@ def tradeoff_metrics(model: Any) -> list[str]:
             and known_direction(name, directions) is not None and has_data(model, name)]
 
 
+def pareto_partner(model: Any) -> str | None:
+    """The other objective of a session searched for the front of latency and one more metric
+    (``tune --objectives latency_ms,memory_mb``), when some trial reports it: the trade-off chart
+    then plots against it, so the front it draws is the run's own. None for any other session."""
+    strategy = getattr(getattr(model, "session", None), "strategy", None)
+    objectives = strategy.get("objectives") if isinstance(strategy, dict) else None
+    if not isinstance(objectives, list) or len(objectives) != 2 or "latency_ms" not in objectives:
+        return None
+    other = str(objectives[1] if objectives[0] == "latency_ms" else objectives[0])
+    return other if has_data(model, other) else None
+
+
 def default_tradeoff_metric(model: Any, offered: list[str]) -> str | None:
-    """Of ``offered`` (:func:`tradeoff_metrics`), the metric whose values differ most between
-    successful trials (None: nothing offered)."""
+    """Of ``offered`` (:func:`tradeoff_metrics`), the run's other objective (:func:`pareto_partner`)
+    when it is one, else the metric whose values differ most between successful trials (None:
+    nothing offered)."""
     if not offered:
         return None
+    partner = pareto_partner(model)
+    if partner in offered:
+        return partner
     ok = ~model.failed_mask()
     spreads = [relative_spread(model.metric(name)[ok]) for name in offered]
     return offered[int(np.argmax(spreads))]  # ties: the first offered (device memory)

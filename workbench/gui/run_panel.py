@@ -264,7 +264,7 @@ class RunToolbar(QToolBar):
         kind = self.backend.currentData()
         replay = kind == "replay"  # a recording's kernel and sizes are what was recorded: greyed out
         return {
-            "kernel": self.kernel.currentText() or None,
+            "kernel": None if replay else (self.kernel.currentText() or None),  # a replay's is the recording's
             # for a replay, the one size of a sweep recording to replay (emptied on switching to replay)
             "problem": parse_problem(self.problem.text()) if self.problem.text().strip() else {},
             "sizes": parse_sizes_text(self.sizes.text()) if self.sizes.text().strip() and not replay else None,

@@ -96,6 +96,7 @@ class WhyView(QWidget):
             self.plot.removeItem(label)
         self.value_labels = []
         if index is None or model.session is None:
+            self.plot.setVisible(True)
             self._show_bars([], [], math.nan)
             self.title.setText("<i>Select a trial (or run one) to see why it is as fast as it is.</i>")
             self.facts.setText("")
@@ -104,6 +105,7 @@ class WhyView(QWidget):
         which = "selected" if model.selected is not None else "best feasible"
         head = f"<b>Why is trial {trial.index} ({which}) this fast?</b> [{trial.config.id}]"
         if not trial.ok:
+            self.plot.setVisible(False)
             self._show_bars([], [], math.nan)
             self.title.setText(f"{head} It failed ({html.escape(trial.status.value)}).")
             self.facts.setText(html.escape(trial.measurement.message))
@@ -123,8 +125,14 @@ class WhyView(QWidget):
         lines += [f"&bull; <i>{html.escape(note, quote=False)}</i>" for note in info.notes]
         if info.time_terms:
             lines += ["<i>The terms overlap: the kernel takes the largest plus a share of the rest.</i>"]
+        elif math.isfinite(info.bandwidth_fraction) or math.isfinite(info.flops_fraction):
+            lines += ["<i>No model breakdown for a measured trial: its share of the device's peaks above says "
+                      "how close it came.</i>"]
         else:
-            lines += ["<i>No model breakdown for a measured trial: compare its figures with the device's peaks.</i>"]
+            lines += ["<i>No model breakdown for a measured trial, and no share of the device's peaks: the session "
+                      "does not give this device's peak bandwidth and FLOP/s, or the trial reports no GB/s or "
+                      "GFLOP/s (a recording keeps only what was recorded).</i>"]
+        self.plot.setVisible(bool(info.time_terms))  # an empty time axis explains nothing
         self.facts.setText("<br>".join(lines))
 
     def changeEvent(self, event: Any) -> None:  # Qt override

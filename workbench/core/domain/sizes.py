@@ -110,9 +110,12 @@ def _one_size_value(raw: str, where: str) -> Value:
 def parse_sizes(items: Sequence[str], flag: str = "--sizes") -> dict[str, list[Value]]:
     """``["n=1024,4096", "m=8,16"]`` -> ``{"n": [1024, 4096], "m": [8, 16]}`` (values parsed like
     ``--set``); a name given twice or a value listed twice is an error, and so is a grid of more than
-    :data:`MAX_SWEEP_PROBLEMS` problems."""
+    :data:`MAX_SWEEP_PROBLEMS` problems. An item may hold several groups separated by ``;``, as the
+    window's sizes field shows a grid (``n=1024,4096; m=8,16``), so that text can be pasted here."""
     out: dict[str, list[Value]] = {}
-    for item in items:
+    for item in (part.strip() for given in items for part in given.split(";")):
+        if not item:
+            continue
         if len(item) > MAX_ASSIGNMENT_CHARS * 10:
             raise WorkbenchError(f"{flag}: {len(item):,} characters is too long")
         name, sep, raw = item.partition("=")
@@ -138,7 +141,7 @@ def parse_sizes(items: Sequence[str], flag: str = "--sizes") -> dict[str, list[V
 
 def parse_sizes_text(text: str, flag: str = "sizes") -> dict[str, list[Value]]:
     """The window's sizes field: ``n=1024,4096; m=8,16`` (one ``NAME=V1,V2`` group per ``;``)."""
-    return parse_sizes([part.strip() for part in text.split(";") if part.strip()], flag)
+    return parse_sizes([text], flag)
 
 
 def format_sizes(sizes: Mapping[str, Sequence[Value]]) -> str:
