@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from workbench.core.domain.array_expr import compile_array_expression
-from workbench.core.errors import RestrictionError, TemplateError
+from workbench.core.errors import RestrictionError, TemplateError, WorkbenchError
 from workbench.core.model.kernel_draft import check_draft, parse_compiler_log
 from workbench.core.domain.kernel_spec import (
     SPEC_SUFFIX, SpecError, expression_problem, load_declarative, parse_values, save_template_folder,
@@ -283,6 +283,37 @@ def test_a_python_spec_that_cannot_be_read_or_parsed_is_one_line(tmp_path, cli, 
     else:
         (tmp_path / "k.py").write_bytes(content)
     with pytest.raises(TemplateError, match=said):
+        load_templates(tmp_path)
+    result = cli("kernels", "--kernel-dir", tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("make, said", [
+    (lambda cu: os.mkfifo(cu), "not a regular file"),  # a plain open waited for a writer for ever
+    (lambda cu: cu.symlink_to("/dev/zero"), "not a regular file"),  # read until memory ran out
+    (lambda cu: cu.write_bytes(b"\xff\xfe" + "x".encode("utf-16-le")), "not UTF-8 text"),  # a codec traceback line
+    (lambda cu: None, "no such file"),
+])
+def test_a_python_specs_cuda_source_is_read_as_a_declarative_ones(tmp_path, cli, make, said):
+    """``read_cu``, which every shipped spec calls, opened ``<name>.cu`` with a plain read_text: a FIFO
+    of that name hung ``kernels --kernel-dir``, a link to a device was read without end, and UTF-16
+    bytes surfaced as the codec's UnicodeDecodeError."""
+    shutil.copy(ROOT / "kernels" / "gelu.py", tmp_path / "gelu.py")
+    make(tmp_path / "gelu.cu")
+    with pytest.raises(TemplateError, match=f"gelu.py: cannot read CUDA source gelu.cu: {said}"):
+        load_templates(tmp_path)
+    result = cli("kernels", "--kernel-dir", tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr and "UnicodeDecodeError" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and said in result.stderr
+
+
+@pytest.mark.parametrize("name", ["loop" + SPEC_SUFFIX, "loop.py"])
+def test_a_link_to_itself_in_a_template_folder_is_one_line(tmp_path, cli, name):
+    """Resolving a spec's path raised RuntimeError ('Symlink loop') on Python 3.11: a traceback
+    out of ``kernels --kernel-dir`` for a link that points at itself."""
+    (tmp_path / name).symlink_to(tmp_path / name)
+    with pytest.raises(WorkbenchError, match="Too many levels of symbolic links"):
         load_templates(tmp_path)
     result = cli("kernels", "--kernel-dir", tmp_path)
     assert result.returncode == 2 and "Traceback" not in result.stderr

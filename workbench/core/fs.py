@@ -77,6 +77,32 @@ def read_capped(path: str | os.PathLike[str], what: str = "file", limit: int = M
     return data
 
 
+def read_utf8(path: str | os.PathLike[str], what: str = "file", limit: int = MAX_FILE_BYTES) -> str:
+    """The text of a regular UTF-8 file of at most ``limit`` bytes (:func:`read_capped`), else a
+    one-line SessionFormatError: a source someone hands over may be UTF-16, Latin-1 or binary, and
+    the codec's own error (``'utf-8' codec can't decode byte 0xff in position 0``) names neither
+    the file nor what to do."""
+    data = read_capped(path, what, limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise SessionFormatError(f"{Path(path)}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); "
+                                 f"save the {what} as UTF-8") from None
+
+
+def resolved(path: str | os.PathLike[str]) -> Path:
+    """``Path(path).resolve()``, or the absolute path when its links cannot be followed.
+
+    Python 3.11's ``resolve`` raises RuntimeError on a symbolic link that points at itself (and
+    OSError on some others), so such a link planted in a folder would end a listing with a
+    traceback; the read that follows refuses it in one line (``Too many levels of symbolic links``)."""
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(path))
+
+
 def current_umask() -> int:
     """The process's file-creation mask.
 
