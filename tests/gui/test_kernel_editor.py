@@ -254,6 +254,24 @@ def test_the_editor_reads_a_spec_as_the_loader_does(editor, tmp_path, payload, s
         editor.open_folder(tmp_path)
 
 
+@pytest.mark.parametrize("content, said", [
+    (b"\xff\xfe" + "#define X 1".encode("utf-16-le"), "not UTF-8 text"),  # was a UnicodeDecodeError traceback
+    (None, "not a regular file"),  # a FIFO: reading it hung the window
+])
+def test_a_lone_cuda_file_is_read_as_the_loader_reads_a_source(editor, tmp_path, content, said):
+    """Open kernel folder on a folder holding only a .cu read it with a plain read_text: a FIFO hung
+    the window and a UTF-16 file escaped the menu action's error handling."""
+    import os
+
+    cu = tmp_path / "k.cu"
+    if content is None:
+        os.mkfifo(cu)
+    else:
+        cu.write_bytes(content)
+    editor._guard(lambda: editor.open_folder(tmp_path))
+    assert said in editor.last_error and str(cu) in editor.last_error
+
+
 def test_the_editors_refusals_name_the_windows_controls(editor) -> None:
     """Tune and Save in the editor report a refusal the way the window does: by its controls,
     never by a command-line flag the window has no place for."""

@@ -27,7 +27,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.model.kernel_draft import Diagnostic, DraftReport, check_draft
 from workbench.core.domain.kernel_spec import (
     DEFAULT_ATOL, DEFAULT_RTOL, SPEC_SUFFIX, SpecError, expression_problem, format_values, load_declarative, parse_values,
-    read_spec, read_spec_source, save_template_folder, split_expressions, user_templates_dir,
+    read_cuda_file, read_spec, read_spec_source, save_template_folder, split_expressions, user_templates_dir,
 )
 from workbench.core.domain.macros import scan_macros
 from workbench.gui.text import window_message
@@ -645,8 +645,8 @@ class KernelEditor(QMainWindow):
         if not sources:
             raise WorkbenchError(f"{folder}: no {SPEC_SUFFIX} template and no .cu file")
         stem = sources[0].stem
-        self.set_spec({"name": stem, "entry": stem, "grid": ["1"], "block": ["block_size"], "args": []},
-                      sources[0].read_text(encoding="utf-8"), None)
+        source = read_cuda_file(sources[0])  # before the form changes: a file it refuses leaves the draft as it was
+        self.set_spec({"name": stem, "entry": stem, "grid": ["1"], "block": ["block_size"], "args": []}, source, None)
         self.detect_slots()
         self.setWindowTitle(f"Kernel template editor - {sources[0]} (new template)")
 
