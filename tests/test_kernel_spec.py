@@ -320,6 +320,20 @@ def test_a_link_to_itself_in_a_template_folder_is_one_line(tmp_path, cli, name):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_finding_identifier_values_takes_time_linear_in_the_macros():
+    """Each macro was checked against every other with a search of the whole source: a source
+    using 300 macros took a minute, and the editor scans a lone .cu in the window's thread."""
+    import time
+
+    source = SOURCE + "\n" + "\n".join(f"int v{i} = MACRO_{i};" for i in range(3000))
+    source += "\n#if STRATEGY == STRATEGY_A\n#elif STRATEGY_B != STRATEGY\n#endif\n"
+    started = time.monotonic()
+    scan = scan_macros(source)
+    assert time.monotonic() - started < 10
+    slots = {s.name: s for s in scan.slots}
+    assert len(slots) == 3000 + 3 and slots["strategy"].choices == ("a", "b")
+
+
 def test_a_python_spec_with_a_coding_line_is_read_in_its_encoding(tmp_path):
     """The file is parsed from its bytes, as the import reads it: a PEP 263 coding line is honoured."""
     (tmp_path / "k.py").write_bytes(b'# -*- coding: latin-1 -*-\nx = "\xe9"\n')
