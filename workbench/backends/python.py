@@ -14,8 +14,10 @@ The user writes a module (``options["path"]``) that defines:
 
 A module that fails to import (an exception, or ``sys.exit()``) is bad input, said in one line.
 
-The main process imports the module only to read the declarations (it is the user's own code);
-each worker imports it again by path and calls ``measure``.
+The module is the user's own code, and it runs only in processes of its own: its declarations are
+read by a spawned process (:func:`read_target`, bounded by :data:`IMPORT_TIMEOUT_S`), and each
+worker imports it again by path and calls ``measure``. A module that ends the process, closes its
+output, hangs or prints without end as it is imported is one line, never the tuning process's exit.
 """
 
 from __future__ import annotations
@@ -150,6 +152,95 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
     return metrics, details
 
 
+#: Longest a benchmark module may take to import when its declarations are read.
+IMPORT_TIMEOUT_S = 120.0
+#: Largest answer the reading process may send (a Target is a few kilobytes per thousand values).
+_MAX_ANSWER_BYTES = 256 * 1024 * 1024
+
+
+def _read_target_child(conn: Any, spec: BackendSpec) -> None:
+    """The reading process: import the module, send ``("ok", Target)`` or ``("error", line)``."""
+    os.setsid()  # what the module starts joins this group, which the parent kills afterwards
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # what the module prints as it loads reaches no one's terminal
+    os.dup2(devnull, 2)
+    answer: tuple[str, Any]
+    pid = os.getpid()
+    try:
+        answer = ("ok", PythonBackend.target_here(spec))
+    except WorkbenchError as exc:
+        answer = ("error", str(exc))
+    except BaseException as exc:  # noqa: BLE001 - anything else the module raises, said in one line
+        answer = ("error", f"python benchmark {spec.options.get('path')}: {type(exc).__name__} while reading its "
+                           "declarations")
+    if os.getpid() != pid:  # a process the module forked as it loaded: only the reader answers
+        os._exit(0)
+    try:
+        conn.send(answer)
+    except Exception:  # noqa: BLE001 - an answer that does not pickle
+        conn.send(("error", f"python benchmark {spec.options.get('path')}: its declarations cannot be sent back "
+                            "(values must be numbers, bools or identifiers)"))
+    conn.close()
+    os._exit(0)
+
+
+def read_target(spec: BackendSpec, timeout_s: float = IMPORT_TIMEOUT_S) -> Target:
+    """The benchmark's :class:`Target`, read by a spawned process that imports the module.
+
+    Importing runs the module's top level, which is the user's code: in the tuning process a module
+    that calls ``os._exit`` ended the run without a word, one that closed stdout/stderr or printed
+    megabytes took the terminal with it, one that slept never let the run start, and what it forked
+    outlived the run. Here any of that is one line: the process is killed with what it started
+    after ``timeout_s`` or once it has answered.
+    """
+    import multiprocessing as mp
+    import pickle
+    import signal
+    import time
+
+    path = _path_of(spec)
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe(duplex=False)
+    process = ctx.Process(target=_read_target_child, args=(child, spec), name="benchmark-declarations", daemon=True)
+    process.start()
+    child.close()
+    answer: Any = None
+    try:
+        deadline = time.monotonic() + timeout_s
+        while answer is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WorkbenchError(f"python benchmark {path} failed to import: still loading after "
+                                     f"{timeout_s:g} s (its top level must define SPACE and measure, not run them)")
+            if parent.poll(min(left, 0.2)):
+                try:
+                    answer = pickle.loads(parent.recv_bytes(_MAX_ANSWER_BYTES))
+                except (EOFError, OSError):
+                    answer = ("ended", None)
+                except Exception as exc:  # noqa: BLE001 - bytes the module wrote into the pipe
+                    answer = ("error", f"python benchmark {path} failed to import: its answer was unreadable "
+                                       f"({type(exc).__name__})")
+            elif not process.is_alive():
+                answer = ("ended", None)
+    finally:
+        parent.close()
+        try:
+            if process.pid is not None:
+                os.killpg(process.pid, signal.SIGKILL)  # the reader and whatever the module started
+        except OSError:
+            pass
+        process.kill()  # had it not made its own group yet
+        process.join(5)
+    kind, value = answer if isinstance(answer, tuple) and len(answer) == 2 else ("error", None)
+    if kind == "ok" and isinstance(value, Target):
+        return value
+    if kind == "ended":
+        code = process.exitcode
+        how = f"exit status {code}" if code is not None and code >= 0 else f"signal {-(code or 0)}"
+        raise WorkbenchError(f"python benchmark {path} failed to import: the process ended as it loaded ({how})")
+    raise WorkbenchError(str(value) if isinstance(value, str) else f"python benchmark {path} failed to import")
+
+
 class PythonBackend(Backend):
     """Measures configs by calling the benchmark module's ``measure(config)``."""
 
@@ -162,6 +253,12 @@ class PythonBackend(Backend):
 
     @classmethod
     def target(cls, spec: BackendSpec) -> Target:
+        """The benchmark's declarations, read in a process of its own (see :func:`read_target`)."""
+        return read_target(spec)
+
+    @classmethod
+    def target_here(cls, spec: BackendSpec) -> Target:
+        """The declarations, read by importing the module in this process (what the reading process runs)."""
         path = _path_of(spec)
         module = load_module(path)
         space = _space_of(module, path)
