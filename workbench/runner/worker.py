@@ -20,11 +20,12 @@ import sys
 import threading
 import time
 import traceback
+from multiprocessing.reduction import ForkingPickler
 from typing import Any, NoReturn
 
 from workbench.backends.base import BackendSpec, EvalLimits, create_backend
 from workbench.core.domain.measurement import Measurement, Status
-from workbench.runner.messages import Evaluate, PhaseStarted, Ready, Reply, StartupError
+from workbench.runner.messages import MAX_MESSAGE_BYTES, Evaluate, PhaseStarted, Ready, Reply, StartupError
 
 #: phase name -> key of the trial timings dict it accumulates into.
 PHASE_TIMING_KEYS: dict[str, str] = {"compile": "compile_s", "verify": "verify_s", "run": "benchmark_s"}
@@ -237,6 +238,21 @@ def evaluate_candidate(backend: Any, config: Any, limits: EvalLimits, clock: Pha
         return False, Measurement.failure(Status.RUNTIME_ERROR, text, log=traceback.format_exc())
 
 
+def reply_bytes(reply: Reply) -> bytes:
+    """``reply`` pickled as ``conn.send`` would, or, when that is larger than the parent reads
+    (:data:`MAX_MESSAGE_BYTES`), a failure of the candidate saying so: a measurement carrying a
+    100 MB detail was refused by the parent as garbage in the pipe, recorded as a crash that
+    blamed the candidate for writing to it."""
+    data = bytes(ForkingPickler.dumps(reply))
+    if len(data) <= MAX_MESSAGE_BYTES:
+        return data
+    failure = Measurement.failure(
+        Status.RUNTIME_ERROR,
+        f"the measurement is too large to return ({len(data):,} bytes pickled, at most {MAX_MESSAGE_BYTES:,}): "
+        "return numbers and short details", log=reply.measurement.log[-OUTPUT_TAIL_BYTES:])
+    return bytes(ForkingPickler.dumps(dataclasses.replace(reply, measurement=failure)))
+
+
 def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: int, output_path: str = "") -> None:
     """Entry point of a worker process (the target of ``multiprocessing.Process``).
 
@@ -293,7 +309,7 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
             sys.stderr.flush()
             measurement = dataclasses.replace(measurement, log=with_output(measurement.log, read_tail(output_path)))
         try:
-            conn.send(Reply(seq, measurement, timings, fatal))
+            conn.send_bytes(reply_bytes(Reply(seq, measurement, timings, fatal)))
         except OSError:  # the pipe is closed: the pool's process is gone
             _end_own_group()
         except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable metric value
