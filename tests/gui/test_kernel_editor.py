@@ -272,6 +272,24 @@ def test_a_lone_cuda_file_is_read_as_the_loader_reads_a_source(editor, tmp_path,
     assert said in editor.last_error and str(cu) in editor.last_error
 
 
+def test_the_window_offers_an_opened_template_only_under_the_name_the_loader_checked(window, editor, tmp_path):
+    """Open kernel folder handed the spec's raw "name" to the window's kernel list: a name with a
+    newline and an escape sequence, which the loader refuses, became a kernel to pick and run."""
+    spec = json.loads((EXAMPLE / f"saxpy{SPEC_SUFFIX}").read_text())
+    spec["name"] = "evil\nname\x1b[31m"
+    (tmp_path / "saxpy.cu").write_text(SAXPY_CU)
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec))
+    editor._guard(lambda: editor.open_folder(tmp_path))
+    assert editor.source.toPlainText() == SAXPY_CU  # shown, to be fixed in the editor
+    names = [window.toolbar.kernel.itemText(i) for i in range(window.toolbar.kernel.count())]
+    assert not [n for n in names if "evil" in n] and not [n for n in window.toolbar.kernel_folders if "evil" in n]
+    spec["name"] = "fixed_saxpy"
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec))
+    editor._guard(lambda: editor.open_folder(tmp_path))
+    assert window.toolbar.kernel.findText("fixed_saxpy") >= 0
+    assert window.toolbar.kernel_folders["fixed_saxpy"] == str(tmp_path)
+
+
 def test_the_editors_refusals_name_the_windows_controls(editor) -> None:
     """Tune and Save in the editor report a refusal the way the window does: by its controls,
     never by a command-line flag the window has no place for."""

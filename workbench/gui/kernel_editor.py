@@ -638,8 +638,16 @@ class KernelEditor(QMainWindow):
                 raise SpecError(f"is not a template spec this editor can show ({type(exc).__name__}: {exc}); "
                                 "fix it in a text editor", path=str(path)) from None
             self.setWindowTitle(f"Kernel template editor - {path}")
-            if self.folder_opened is not None and spec.get("name"):
-                self.folder_opened(str(spec["name"]), folder)
+            if self.folder_opened is not None:
+                # The window offers the template to run and export only when it loads, under the
+                # name the loader checked: the raw "name" of a spec being fixed here (a newline, an
+                # escape sequence, a name the loader refuses) must not reach its kernel list.
+                try:
+                    loaded = load_declarative(path).name
+                except WorkbenchError:
+                    loaded = ""  # the editor shows the spec; its check says what is wrong
+                if loaded:
+                    self.folder_opened(loaded, folder)
             return
         sources = sorted(folder.glob("*.cu"))
         if not sources:
