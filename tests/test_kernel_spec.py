@@ -308,6 +308,28 @@ def test_a_python_specs_cuda_source_is_read_as_a_declarative_ones(tmp_path, cli,
     assert len(result.stderr.strip().splitlines()) == 1 and said in result.stderr
 
 
+def _socket_at(path: Path) -> None:
+    import socket
+
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.close()  # the socket file stays
+
+
+@pytest.mark.parametrize("make", [_socket_at, lambda cu: cu.symlink_to("/dev/zero"),
+                                  lambda cu: cu.symlink_to(cu.parent / "gone")])
+def test_a_python_spec_beside_a_cu_that_is_no_regular_file_is_a_template_that_says_so(tmp_path, cli, make):
+    """A .py beside a .cu that was no regular file was taken for a python benchmark ('gelu is a
+    python benchmark; it runs with --backend python'), and a socket read as 'No such device or
+    address'; the spec's own loader now says what is wrong with the source."""
+    shutil.copy(ROOT / "kernels" / "gelu.py", tmp_path / "gelu.py")
+    make(tmp_path / "gelu.cu")
+    result = cli("tune", "gelu", "--kernel-dir", tmp_path, "--backend", "sim", "--budget", "1", "--out", tmp_path / "o.json")
+    assert result.returncode == 2 and "cannot read CUDA source gelu.cu:" in result.stderr, result.stderr
+    assert "python benchmark" not in result.stderr and "No such device" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "o.json").exists()
+
+
 @pytest.mark.parametrize("name", ["loop" + SPEC_SUFFIX, "loop.py"])
 def test_a_link_to_itself_in_a_template_folder_is_one_line(tmp_path, cli, name):
     """Resolving a spec's path raised RuntimeError ('Symlink loop') on Python 3.11: a traceback

@@ -33,7 +33,12 @@ def open_regular(path: str | os.PathLike[str]) -> IO[bytes]:
     open descriptor: a plain open of a FIFO planted at a file's name waits for a writer for ever,
     and a check of the name before opening could be raced. Raises OSError (EISDIR for a folder,
     EINVAL for a device, pipe or socket) otherwise."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket, or a device with nothing behind it: not "no such device"
+            raise OSError(errno.EINVAL, "not a regular file (a device, pipe or socket)", str(path)) from None
+        raise
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
