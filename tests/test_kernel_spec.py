@@ -330,6 +330,21 @@ def test_a_python_spec_beside_a_cu_that_is_no_regular_file_is_a_template_that_sa
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "o.json").exists()
 
 
+def test_a_source_name_with_a_nul_character_is_one_line(tmp_path, cli):
+    """A spec's "source" holding a NUL passed the file-name check and reached os.open, whose
+    ValueError ('embedded null byte') was a traceback out of ``kernels`` and Open kernel folder."""
+    from workbench.core.errors import SessionFormatError
+    from workbench.core.fs import read_capped
+
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps({**SPEC, "source": "\x00.cu"}))
+    result = cli("kernels", "--kernel-dir", tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr and "\x00" not in result.stderr
+    assert "source must be a file name" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    with pytest.raises(SessionFormatError, match=r"a\\x00b: not a file name \(it holds a NUL character\)"):
+        read_capped(tmp_path / "a\x00b")  # any reader handed such a name from a file
+
+
 @pytest.mark.parametrize("name", ["loop" + SPEC_SUFFIX, "loop.py"])
 def test_a_link_to_itself_in_a_template_folder_is_one_line(tmp_path, cli, name):
     """Resolving a spec's path raised RuntimeError ('Symlink loop') on Python 3.11: a traceback

@@ -61,6 +61,9 @@ def read_capped(path: str | os.PathLike[str], what: str = "file", limit: int = M
     p = Path(path)
     try:
         handle = open_regular(p)
+    except ValueError:  # a NUL character, which no file name holds (a name read from a file can)
+        shown = str(p).replace("\x00", "\\x00")
+        raise SessionFormatError(f"{shown}: not a file name (it holds a NUL character)") from None
     except FileNotFoundError:
         raise SessionFormatError(f"{p}: no such file") from None
     except OSError as exc:

@@ -708,7 +708,7 @@ def load_declarative(spec_file: str | os.PathLike[str]) -> KernelTemplate:
     path = resolved(spec_file)
     spec, text = read_spec(path)
     source_name = spec.get("source") or path.name[: -len(SPEC_SUFFIX)] + ".cu"
-    if not isinstance(source_name, str) or Path(source_name).name != source_name:
+    if not isinstance(source_name, str) or Path(source_name).name != source_name or "\x00" in source_name:
         raise SpecError("source must be a file name in the spec's folder", "source", _line_of(text, "source", source_name), str(path))
     cu = path.parent / source_name
     try:
