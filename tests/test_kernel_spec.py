@@ -330,6 +330,17 @@ def test_a_python_spec_beside_a_cu_that_is_no_regular_file_is_a_template_that_sa
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "o.json").exists()
 
 
+def test_a_spec_and_source_saved_with_a_byte_order_mark_load(tmp_path, cli):
+    """Editors on Windows save UTF-8 with a BOM: the spec was refused with the JSON parser's
+    'Unexpected UTF-8 BOM (decode using utf-8-sig)', a hint about Python, not about the file."""
+    (tmp_path / "saxpy.cu").write_bytes(b"\xef\xbb\xbf" + SOURCE.encode())
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_bytes(b"\xef\xbb\xbf" + json.dumps(SPEC).encode())
+    template = load_declarative(tmp_path / f"saxpy{SPEC_SUFFIX}")
+    assert template.source == SOURCE and template.name == "saxpy"
+    result = cli("kernels", "--kernel-dir", tmp_path)
+    assert result.returncode == 0 and "saxpy" in result.stdout, result.stderr
+
+
 def test_a_source_name_with_a_nul_character_is_one_line(tmp_path, cli):
     """A spec's "source" holding a NUL passed the file-name check and reached os.open, whose
     ValueError ('embedded null byte') was a traceback out of ``kernels`` and Open kernel folder."""

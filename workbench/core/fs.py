@@ -86,17 +86,20 @@ def read_capped(path: str | os.PathLike[str], what: str = "file", limit: int = M
 
 
 def read_utf8(path: str | os.PathLike[str], what: str = "file", limit: int = MAX_FILE_BYTES) -> str:
-    """The text of a regular UTF-8 file of at most ``limit`` bytes (:func:`read_capped`), else a
-    one-line SessionFormatError: a source someone hands over may be UTF-16, Latin-1 or binary, and
+    """The text of a regular UTF-8 file of at most ``limit`` bytes (:func:`read_capped`), without a
+    leading byte-order mark, else a one-line SessionFormatError: a source someone hands over may be UTF-16, Latin-1 or binary, and
     the codec's own error (``'utf-8' codec can't decode byte 0xff in position 0``) names neither
     the file nor what to do."""
     data = read_capped(path, what, limit)
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise SessionFormatError(f"{Path(path)}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); "
                                  f"save the {what} as UTF-8") from None
+    # A byte-order mark, which some editors put at the start of UTF-8 files, is no part of the text
+    # (the JSON parser refused it as "Unexpected UTF-8 BOM (decode using utf-8-sig)").
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def resolved(path: str | os.PathLike[str]) -> Path:
