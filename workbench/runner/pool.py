@@ -38,7 +38,7 @@ from workbench.core.domain.space import Config
 from workbench.runner.messages import (
     MAX_MESSAGE_BYTES, Evaluate, FromWorker, PhaseStarted, Quit, Ready, Reply, StartupError,
 )
-from workbench.runner.worker import EXIT_AFTER_MEMORY_ERROR, read_tail, with_output, worker_main
+from workbench.runner.worker import EXIT_AFTER_MEMORY_ERROR, EXIT_PIPE_LOST, read_tail, with_output, worker_main
 
 
 class Result(NamedTuple):
@@ -241,6 +241,8 @@ def describe_exit(exitcode: int | None) -> str:
         return f"worker died with signal {-exitcode} ({name}){hint}"
     if exitcode == EXIT_AFTER_MEMORY_ERROR:
         return "worker exited after running out of memory"
+    if exitcode == EXIT_PIPE_LOST:
+        return "worker lost its pipe to the pool: the candidate closed file descriptors it did not open"
     return f"worker exited with code {exitcode}"
 
 

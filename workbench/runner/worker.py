@@ -34,6 +34,9 @@ _PR_SET_PDEATHSIG = 1
 _WATCHDOG_PERIOD_S = 0.5
 #: exit code of a worker that gave up after MemoryError (its address space may be capped).
 EXIT_AFTER_MEMORY_ERROR = 86
+#: exit code of a worker whose end of the pipe broke while its parent lives: a candidate closed
+#: descriptors it did not open (``os.closerange``), so no reply can say so.
+EXIT_PIPE_LOST = 87
 #: At most this much of a candidate's output is attached to its log.
 OUTPUT_TAIL_BYTES = 8192
 
@@ -310,8 +313,12 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
             measurement = dataclasses.replace(measurement, log=with_output(measurement.log, read_tail(output_path)))
         try:
             conn.send_bytes(reply_bytes(Reply(seq, measurement, timings, fatal)))
-        except OSError:  # the pipe is closed: the pool's process is gone
-            _end_own_group()
+        except OSError:
+            if os.getppid() == parent_pid:
+                # The pool lives, so the candidate broke this end of the pipe. The exit code tells the
+                # pool so (it kills what is left of this group), where SIGKILL read as out of memory.
+                os._exit(EXIT_PIPE_LOST)
+            _end_own_group()  # the pool's process is gone
         except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable metric value
             failure = Measurement.failure(Status.RUNTIME_ERROR, f"cannot return the measurement: {exc}")
             conn.send(Reply(seq, failure, timings, fatal))
