@@ -321,3 +321,17 @@ def test_a_benchmark_module_that_hangs_or_prints_as_it_loads_neither_stalls_nor_
     with pytest.raises(WorkbenchError, match="still loading after 2 s"):
         read_target(_python(bench), timeout_s=2)
     assert time.monotonic() - started < 20
+
+
+@pytest.mark.parametrize("declarations, complaint", [
+    ("SPACE = {'a': [object()]}", "slot a: <object object"),
+    ("SPACE = {'a': [1, 1]}", "slot a: value 1 appears twice"),
+    ("SPACE = {'a': [1]}\nDEFAULT = {'b': 1}", "unknown slot 'b'"),
+])
+def test_a_benchmarks_space_errors_name_its_file(tmp_path, declarations, complaint):
+    """The space's own checks said 'slot a: value 1 appears twice' without naming the benchmark."""
+    bench = tmp_path / "named.py"
+    bench.write_text(declarations + "\ndef measure(c):\n    return {'latency_ms': 1.0}\n")
+    with pytest.raises(WorkbenchError) as info:
+        PythonBackend.target(_python(bench))
+    assert str(info.value).startswith(f"python benchmark {bench}: ") and complaint in str(info.value)

@@ -261,13 +261,17 @@ class PythonBackend(Backend):
         """The declarations, read by importing the module in this process (what the reading process runs)."""
         path = _path_of(spec)
         module = load_module(path)
-        space = _space_of(module, path)
+        try:
+            space = _space_of(module, path)
+            default = getattr(module, "DEFAULT", None)
+            default_config = space.config(default) if default else None
+        except WorkbenchError as exc:  # the space's own checks name a slot, not the file it is in
+            message = str(exc)
+            raise WorkbenchError(message if path in message else f"python benchmark {path}: {message}") from None
         if not callable(getattr(module, "measure", None)):
             raise WorkbenchError(f"python benchmark {path} must define measure(config) -> dict")
         with open(path, "rb") as handle:
             source_hash = hashlib.sha256(handle.read()).hexdigest()[:16]
-        default = getattr(module, "DEFAULT", None)
-        default_config = space.config(default) if default else None
         name = str(spec.options.get("kernel") or getattr(module, "NAME", "") or os.path.splitext(os.path.basename(path))[0])
         if len(name) > MAX_NAME_CHARS or not name.isprintable():  # the name reaches exports and file names
             raise WorkbenchError(f"python benchmark {path}: NAME must be one printable line of at most "
