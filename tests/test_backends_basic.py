@@ -335,3 +335,32 @@ def test_a_benchmarks_space_errors_name_its_file(tmp_path, declarations, complai
     with pytest.raises(WorkbenchError) as info:
         PythonBackend.target(_python(bench))
     assert str(info.value).startswith(f"python benchmark {bench}: ") and complaint in str(info.value)
+
+
+def test_importing_a_users_python_file_writes_nothing_beside_it_and_runs_its_source(tmp_path, monkeypatch):
+    """The default import wrote __pycache__/*.pyc into the user's folder (a template spec's, a
+    benchmark's) and ran a cached .pyc whose recorded size and time matched the source instead of
+    the source that was read and hashed."""
+    import os
+    import py_compile
+    import sys
+
+    from workbench.core.domain.templates import load_templates
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # as for a user without PYTHONDONTWRITEBYTECODE
+    bench = tmp_path / "bench.py"
+    bench.write_text("SPACE = {'a': [7]}\ndef measure(c):\n    return {'latency_ms': 1.0}\n")
+    stat = bench.stat()
+    planted = Path(py_compile.compile(str(bench), doraise=True))  # the cache the import would trust ...
+    bench.write_text("SPACE = {'a': [8]}\ndef measure(c):\n    return {'latency_ms': 1.0}\n")
+    os.utime(bench, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # ... for a source of the same size and time
+    assert [s.values for s in PythonBackend.target_here(_python(bench)).space.slots] == [(8,)]
+    planted.unlink()
+    planted.parent.rmdir()
+    spec_folder = tmp_path / "specs"
+    spec_folder.mkdir()
+    for name in ("gelu.py", "gelu.cu"):
+        (spec_folder / name).write_bytes((Path(__file__).parents[1] / "kernels" / name).read_bytes())
+    assert "gelu" in load_templates(spec_folder)
+    PythonBackend.target_here(_python(bench))
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["bench.py", "gelu.cu", "gelu.py", "specs"]

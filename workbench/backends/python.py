@@ -37,6 +37,7 @@ import numpy as np
 
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.errors import WorkbenchError
+from workbench.core.domain.pysyntax import file_module_spec
 from workbench.core.domain.measurement import LATENCY, Measurement, Status
 from workbench.core.domain.session import MAX_NAME_CHARS, NON_NEGATIVE_METRICS
 from workbench.core.domain.space import GROUPS, Config, ProductSpace, SearchSpace, Slot
@@ -56,7 +57,7 @@ def load_module(path: str) -> ModuleType:
     """Import a benchmark module from its file under a private name (never shadows real modules)."""
     digest = hashlib.sha1(path.encode()).hexdigest()[:10]
     name = f"_workbench_bench_{digest}"
-    module_spec = importlib.util.spec_from_file_location(name, path)
+    module_spec = file_module_spec(name, path)
     if module_spec is None or module_spec.loader is None:
         raise WorkbenchError(f"cannot import python benchmark {path}: not a Python file")
     module = importlib.util.module_from_spec(module_spec)

@@ -33,6 +33,7 @@ import numpy as np
 from workbench.core.domain.array_expr import compile_array_expression
 from workbench.core.errors import SessionFormatError, TemplateError, WorkbenchError
 from workbench.core.fs import read_utf8, resolved
+from workbench.core.domain.pysyntax import file_module_spec
 from workbench.core.domain.expr import Restriction, compile_restriction
 from workbench.core.domain.session import loads_bounded
 from workbench.core.domain.space import GROUPS, Config, Slot
@@ -553,7 +554,7 @@ class _PythonReference:
 
     def __call__(self, inputs: Mapping[str, Any], problem: Mapping[str, Any]) -> dict[str, np.ndarray]:
         if self._fn is None:
-            spec = importlib.util.spec_from_file_location(f"workbench_reference_{self.path.stem}", self.path)
+            spec = file_module_spec(f"workbench_reference_{self.path.stem}", self.path)
             if spec is None or spec.loader is None or not self.path.is_file():
                 raise TemplateError(f"{self.path}: reference file not found")
             module = importlib.util.module_from_spec(spec)

@@ -621,7 +621,7 @@ def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 
 def _import_spec(path: Path) -> Any:
     module_name = "workbench_kernels_" + hashlib.sha1(str(path).encode()).hexdigest()[:10] + "." + path.stem
-    spec = importlib.util.spec_from_file_location(module_name, path)
+    spec = pysyntax.file_module_spec(module_name, path)
     if spec is None or spec.loader is None:
         raise TemplateError(f"{path}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
