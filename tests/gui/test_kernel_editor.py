@@ -290,6 +290,16 @@ def test_the_window_offers_an_opened_template_only_under_the_name_the_loader_che
     assert window.toolbar.kernel_folders["fixed_saxpy"] == str(tmp_path)
 
 
+def test_a_lone_source_using_thousands_of_macros_is_refused_not_made_into_rows(editor, tmp_path):
+    """A .cu using 20,000 undefined macros became 20,000 slot rows, filled in the window's thread
+    for about 15 seconds, a template no one can tune."""
+    source = SAXPY_CU + "\n" + "\n".join(f"int v{i} = MACRO_{i};" for i in range(1500))
+    (tmp_path / "k.cu").write_text(source)
+    editor._guard(lambda: editor.open_folder(tmp_path))
+    assert "uses 1,50" in editor.last_error and "at most 1,000" in editor.last_error
+    assert editor.slots_table.rowCount() < 10 and editor.source.toPlainText() == source
+
+
 def test_the_editors_refusals_name_the_windows_controls(editor) -> None:
     """Tune and Save in the editor report a refusal the way the window does: by its controls,
     never by a command-line flag the window has no place for."""

@@ -32,6 +32,9 @@ from workbench.core.domain.kernel_spec import (
 from workbench.core.domain.macros import scan_macros
 from workbench.gui.text import window_message
 
+#: Most slots one Detect slots adds: a source using thousands of undefined macros (20,000 rows
+#: took the window 15 s to fill) is no template to tune.
+MAX_DETECTED_SLOTS = 1000
 #: Pause in typing (ms) after which the draft is checked and compiled in the background.
 CHECK_DELAY_MS = 700
 SLOT_COLUMNS = ("name", "values", "group", "default", "description")
@@ -138,7 +141,7 @@ class KernelEditor(QMainWindow):
         self.tabs = QTabWidget()
         self.slots_table = self._table(SLOT_COLUMNS)
         self.detect_button = QPushButton("Detect slots from source")
-        self.detect_button.clicked.connect(self.detect_slots)
+        self.detect_button.clicked.connect(lambda: self._guard(self.detect_slots))
         self.tabs.addTab(self._with_buttons(self.slots_table, self.detect_button), "Slots")
         self.restrictions = QPlainTextEdit()
         self.restrictions.setPlaceholderText("one restriction per line, e.g. block_size * items <= 4096")
@@ -581,6 +584,10 @@ class KernelEditor(QMainWindow):
         """Add a row for every slot macro the source uses that the table lacks (and problem parameters)."""
         scan = scan_macros(self.source.toPlainText())
         have = {_cell(self.slots_table, r, 0) for r in range(self.slots_table.rowCount())}
+        new = sum(1 for slot in scan.slots if slot.name not in have)
+        if new > MAX_DETECTED_SLOTS:  # a row each would hold the window for many seconds, for no template
+            raise WorkbenchError(f"the source uses {new:,} macros it does not define; at most "
+                                 f"{MAX_DETECTED_SLOTS:,} are made slots at once (define the others in the source)")
         added = []
         self.slots_table.blockSignals(True)
         for slot in scan.slots:
