@@ -364,3 +364,23 @@ def test_importing_a_users_python_file_writes_nothing_beside_it_and_runs_its_sou
     assert "gelu" in load_templates(spec_folder)
     PythonBackend.target_here(_python(bench))
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["bench.py", "gelu.cu", "gelu.py", "specs"]
+
+
+def test_what_a_module_writes_into_the_reading_processs_pipe_is_never_run_in_the_tuning_process(tmp_path):
+    """The reading process's answer was unpickled with plain pickle.loads: a module writing a pickle
+    of its own into that pipe made the tuning process call any function it named."""
+    import os
+
+    ran = tmp_path / "ran_in"
+    bench = tmp_path / "bench.py"
+    payload = f"open({str(ran)!r}, 'w').write(str(__import__('os').getpid()))"
+    bench.write_text(
+        "import gc, pickle\nfrom multiprocessing.connection import Connection\n"
+        "SPACE = {'a': [1]}\ndef measure(c):\n    return {'latency_ms': 1.0}\n"
+        f"class P:\n    def __reduce__(self):\n        return (exec, ({payload!r},))\n"
+        "for c in gc.get_objects():\n"
+        "    if isinstance(c, Connection) and not c.closed and c.writable:\n"
+        "        c.send_bytes(pickle.dumps(P()))\n")
+    with pytest.raises(WorkbenchError, match="its answer was unreadable"):
+        PythonBackend.target(_python(bench))
+    assert not ran.exists() or ran.read_text() != str(os.getpid())

@@ -25,9 +25,11 @@ from __future__ import annotations
 import hashlib
 import itertools
 import importlib.util
+import io
 import math
 import numbers
 import os
+import pickle
 import platform
 import sys
 from types import ModuleType
@@ -159,29 +161,54 @@ IMPORT_TIMEOUT_S = 120.0
 _MAX_ANSWER_BYTES = 256 * 1024 * 1024
 
 
+#: Builtin types a Target's pickle names (its slots' value types and containers); nothing callable.
+_PLAIN_TYPES = frozenset({"int", "float", "bool", "str", "bytes", "complex", "tuple", "list", "dict", "set", "frozenset"})
+#: What unpickling bytes that are no Target's may raise (the module can write into the pipe).
+_UNREADABLE = (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, ImportError, LookupError,
+               RecursionError, ArithmeticError, MemoryError)
+
+
+class _AnswerUnpickler(pickle.Unpickler):
+    """Unpickles the reading process's answer naming only workbench classes and plain builtin
+    types: the module runs in that process and can write to its pipe, and a plain unpickling of
+    what it wrote would call any function in the tuning process."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module.startswith("workbench.") or (module == "builtins" and name in _PLAIN_TYPES):
+            found = super().find_class(module, name)
+            if isinstance(found, type):
+                return found
+        raise pickle.UnpicklingError(f"the answer names {module}.{name}")
+
+
 def _read_target_child(conn: Any, spec: BackendSpec) -> None:
     """The reading process: import the module, send ``("ok", Target)`` or ``("error", line)``."""
     os.setsid()  # what the module starts joins this group, which the parent kills afterwards
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # what the module prints as it loads reaches no one's terminal
     os.dup2(devnull, 2)
-    answer: tuple[str, Any]
     pid = os.getpid()
+    path = spec.options.get("path")
+    answer: tuple[str, Any] = ("error", f"python benchmark {path}: its top level failed while its declarations were read")
     try:
         answer = ("ok", PythonBackend.target_here(spec))
     except WorkbenchError as exc:
         answer = ("error", str(exc))
-    except BaseException as exc:  # noqa: BLE001 - anything else the module raises, said in one line
-        answer = ("error", f"python benchmark {spec.options.get('path')}: {type(exc).__name__} while reading its "
-                           "declarations")
-    if os.getpid() != pid:  # a process the module forked as it loaded: only the reader answers
-        os._exit(0)
-    try:
-        conn.send(answer)
-    except Exception:  # noqa: BLE001 - an answer that does not pickle
-        conn.send(("error", f"python benchmark {spec.options.get('path')}: its declarations cannot be sent back "
-                            "(values must be numbers, bools or identifiers)"))
-    conn.close()
+    finally:
+        # Also when something else escapes (KeyboardInterrupt, GeneratorExit raised by the module,
+        # an exception from a value's __eq__): it is named, sent, and then ends this process.
+        if os.getpid() != pid:  # a process the module forked as it loaded: only the reader answers
+            os._exit(0)
+        escaping = sys.exc_info()[0]
+        if escaping is not None:
+            answer = ("error", f"python benchmark {path}: {escaping.__name__} while reading its declarations")
+        try:
+            data = pickle.dumps(answer)
+        except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
+            data = pickle.dumps(("error", f"python benchmark {path}: its declarations cannot be sent back "
+                                          "(values must be numbers, bools or identifiers)"))
+        conn.send_bytes(data)
+        conn.close()
     os._exit(0)
 
 
@@ -195,7 +222,6 @@ def read_target(spec: BackendSpec, timeout_s: float = IMPORT_TIMEOUT_S) -> Targe
     after ``timeout_s`` or once it has answered.
     """
     import multiprocessing as mp
-    import pickle
     import signal
     import time
 
@@ -215,10 +241,13 @@ def read_target(spec: BackendSpec, timeout_s: float = IMPORT_TIMEOUT_S) -> Targe
                                      f"{timeout_s:g} s (its top level must define SPACE and measure, not run them)")
             if parent.poll(min(left, 0.2)):
                 try:
-                    answer = pickle.loads(parent.recv_bytes(_MAX_ANSWER_BYTES))
+                    data = parent.recv_bytes(_MAX_ANSWER_BYTES)
                 except (EOFError, OSError):
                     answer = ("ended", None)
-                except Exception as exc:  # noqa: BLE001 - bytes the module wrote into the pipe
+                    continue
+                try:
+                    answer = _AnswerUnpickler(io.BytesIO(data)).load()
+                except _UNREADABLE as exc:  # bytes the module wrote into the pipe
                     answer = ("error", f"python benchmark {path} failed to import: its answer was unreadable "
                                        f"({type(exc).__name__})")
             elif not process.is_alive():
