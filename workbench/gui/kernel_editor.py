@@ -662,8 +662,8 @@ class KernelEditor(QMainWindow):
         stem = sources[0].stem
         source = read_cuda_file(sources[0])  # before the form changes: a file it refuses leaves the draft as it was
         self.set_spec({"name": stem, "entry": stem, "grid": ["1"], "block": ["block_size"], "args": []}, source, None)
-        self.detect_slots()
         self.setWindowTitle(f"Kernel template editor - {sources[0]} (new template)")
+        self.detect_slots()  # may refuse a source of thousands of macros: the source still shows, titled
 
     def choose_and_open(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Open kernel folder", str(user_templates_dir()))
