@@ -272,3 +272,115 @@ def test_a_replayed_config_outside_the_recording_has_no_timings(tmp_path):
     assert backend.recorded_timings(missing) == {}
     assert backend.recorded_timings(Config({"block_size_x": 64})) == pytest.approx(
         {"compile_s": 0.734, "benchmark_s": 0.027, "total_s": 0.761})
+
+
+@pytest.mark.parametrize("top_level, complaint", [
+    ("import os\nos._exit(6)\n", r"the process ended as it loaded \(exit status 6\)"),  # ended the run, unexplained
+    ("import os\nos.close(1)\nos.close(2)\nraise RuntimeError('no output left')\n", "RuntimeError: no output left"),
+    ("raise KeyboardInterrupt\n", "KeyboardInterrupt while reading its declarations"),  # read as the user's Ctrl-C
+])
+def test_a_benchmark_module_that_ends_or_cripples_its_process_as_it_loads_is_one_line(tmp_path, top_level, complaint):
+    """The declarations were read by importing the module in the tuning process itself: os._exit
+    at its top level ended ``tune`` with the module's status and no word, closing stdout/stderr
+    left the run nothing to report with. They are read in a process of their own."""
+    import os
+    import subprocess
+    import sys
+
+    bench = tmp_path / "bench.py"
+    bench.write_text("SPACE = {'a': [1, 2]}\ndef measure(c):\n    return {'latency_ms': 1.0}\n" + top_level)
+    with pytest.raises(WorkbenchError, match=complaint):
+        PythonBackend.target(_python(bench))
+    done = subprocess.run([sys.executable, str(Path(__file__).parents[1] / "main.py"), "tune", str(bench), "--budget", "2",
+                           "--out", str(tmp_path / "s.json"), "--quiet"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and complaint.replace("\\", "")[:20] in done.stderr
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_a_benchmark_module_that_hangs_or_prints_as_it_loads_neither_stalls_nor_floods_the_run(tmp_path, capfd):
+    """A module sleeping at its top level kept the run from ever starting; what one printed as it
+    loaded went to the terminal of ``tune``; a process it forked outlived the reading of it."""
+    from processes import alive
+
+    from workbench.backends.python import read_target
+
+    pid_file = tmp_path / "pid"
+    bench = tmp_path / "bench.py"
+    bench.write_text("import os, sys, time\nSPACE = {'a': [1, 2]}\ndef measure(c):\n    return {'latency_ms': 1.0}\n"
+                     "sys.stdout.write('x' * 1_000_000)\nsys.stdout.flush()\n"
+                     f"pid = os.fork()\nif pid == 0:\n    time.sleep(60)\n    os._exit(0)\nopen({str(pid_file)!r}, 'w').write(str(pid))\n")
+    target = read_target(_python(bench))
+    assert target.space.count() == 2
+    assert "xxxx" not in capfd.readouterr().out
+    time.sleep(0.5)
+    assert not alive(int(pid_file.read_text()))
+    bench.write_text("import time\nSPACE = {'a': [1]}\ndef measure(c):\n    return {'latency_ms': 1.0}\ntime.sleep(60)\n")
+    started = time.monotonic()
+    with pytest.raises(WorkbenchError, match="still loading after 2 s"):
+        read_target(_python(bench), timeout_s=2)
+    assert time.monotonic() - started < 20
+
+
+@pytest.mark.parametrize("declarations, complaint", [
+    ("SPACE = {'a': [object()]}", "slot a: <object object"),
+    ("SPACE = {'a': [1, 1]}", "slot a: value 1 appears twice"),
+    ("SPACE = {'a': [1]}\nDEFAULT = {'b': 1}", "unknown slot 'b'"),
+])
+def test_a_benchmarks_space_errors_name_its_file(tmp_path, declarations, complaint):
+    """The space's own checks said 'slot a: value 1 appears twice' without naming the benchmark."""
+    bench = tmp_path / "named.py"
+    bench.write_text(declarations + "\ndef measure(c):\n    return {'latency_ms': 1.0}\n")
+    with pytest.raises(WorkbenchError) as info:
+        PythonBackend.target(_python(bench))
+    assert str(info.value).startswith(f"python benchmark {bench}: ") and complaint in str(info.value)
+
+
+def test_importing_a_users_python_file_writes_nothing_beside_it_and_runs_its_source(tmp_path, monkeypatch):
+    """The default import wrote __pycache__/*.pyc into the user's folder (a template spec's, a
+    benchmark's) and ran a cached .pyc whose recorded size and time matched the source instead of
+    the source that was read and hashed."""
+    import os
+    import py_compile
+    import sys
+
+    from workbench.core.domain.templates import load_templates
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # as for a user without PYTHONDONTWRITEBYTECODE
+    bench = tmp_path / "bench.py"
+    bench.write_text("SPACE = {'a': [7]}\ndef measure(c):\n    return {'latency_ms': 1.0}\n")
+    stat = bench.stat()
+    planted = Path(py_compile.compile(str(bench), doraise=True))  # the cache the import would trust ...
+    bench.write_text("SPACE = {'a': [8]}\ndef measure(c):\n    return {'latency_ms': 1.0}\n")
+    os.utime(bench, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # ... for a source of the same size and time
+    assert [s.values for s in PythonBackend.target_here(_python(bench)).space.slots] == [(8,)]
+    planted.unlink()
+    planted.parent.rmdir()
+    spec_folder = tmp_path / "specs"
+    spec_folder.mkdir()
+    for name in ("gelu.py", "gelu.cu"):
+        (spec_folder / name).write_bytes((Path(__file__).parents[1] / "kernels" / name).read_bytes())
+    assert "gelu" in load_templates(spec_folder)
+    PythonBackend.target_here(_python(bench))
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["bench.py", "gelu.cu", "gelu.py", "specs"]
+
+
+def test_what_a_module_writes_into_the_reading_processs_pipe_is_never_run_in_the_tuning_process(tmp_path):
+    """The reading process's answer was unpickled with plain pickle.loads: a module writing a pickle
+    of its own into that pipe made the tuning process call any function it named."""
+    import os
+
+    ran = tmp_path / "ran_in"
+    bench = tmp_path / "bench.py"
+    payload = f"open({str(ran)!r}, 'w').write(str(__import__('os').getpid()))"
+    bench.write_text(
+        "import gc, pickle\nfrom multiprocessing.connection import Connection\n"
+        "SPACE = {'a': [1]}\ndef measure(c):\n    return {'latency_ms': 1.0}\n"
+        f"class P:\n    def __reduce__(self):\n        return (exec, ({payload!r},))\n"
+        "for c in gc.get_objects():\n"
+        "    if isinstance(c, Connection) and not c.closed and c.writable:\n"
+        "        c.send_bytes(pickle.dumps(P()))\n")
+    with pytest.raises(WorkbenchError, match="its answer was unreadable"):
+        PythonBackend.target(_python(bench))
+    assert not ran.exists() or ran.read_text() != str(os.getpid())

@@ -103,7 +103,8 @@ def test_a_spec_with_a_bad_dtype_is_one_line_naming_file_line_and_field(cli, tmp
 
 WORKER_FAILS = '''
 import multiprocessing, os, sys
-if multiprocessing.parent_process() is not None:  # only in the worker, as a missing device would
+if multiprocessing.current_process().name.startswith("workbench-"):  # only in a pool's worker, as a missing
+    # device would (not in the process that reads the declarations)
     {failure}
 SPACE = {{"a": [1, 2]}}
 def measure(config):

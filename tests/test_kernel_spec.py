@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from workbench.core.domain.array_expr import compile_array_expression
-from workbench.core.errors import RestrictionError, TemplateError
+from workbench.core.errors import RestrictionError, TemplateError, WorkbenchError
 from workbench.core.model.kernel_draft import check_draft, parse_compiler_log
 from workbench.core.domain.kernel_spec import (
     SPEC_SUFFIX, SpecError, expression_problem, load_declarative, parse_values, save_template_folder,
@@ -310,6 +310,99 @@ def test_a_python_spec_that_cannot_be_read_or_parsed_is_one_line(tmp_path, cli, 
     result = cli("kernels", "--kernel-dir", tmp_path)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("make, said", [
+    (lambda cu: os.mkfifo(cu), "not a regular file"),  # a plain open waited for a writer for ever
+    (lambda cu: cu.symlink_to("/dev/zero"), "not a regular file"),  # read until memory ran out
+    (lambda cu: cu.write_bytes(b"\xff\xfe" + "x".encode("utf-16-le")), "not UTF-8 text"),  # a codec traceback line
+    (lambda cu: None, "no such file"),
+])
+def test_a_python_specs_cuda_source_is_read_as_a_declarative_ones(tmp_path, cli, make, said):
+    """``read_cu``, which every shipped spec calls, opened ``<name>.cu`` with a plain read_text: a FIFO
+    of that name hung ``kernels --kernel-dir``, a link to a device was read without end, and UTF-16
+    bytes surfaced as the codec's UnicodeDecodeError."""
+    shutil.copy(ROOT / "kernels" / "gelu.py", tmp_path / "gelu.py")
+    make(tmp_path / "gelu.cu")
+    with pytest.raises(TemplateError, match=f"gelu.py: cannot read CUDA source gelu.cu: {said}"):
+        load_templates(tmp_path)
+    result = cli("kernels", "--kernel-dir", tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr and "UnicodeDecodeError" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and said in result.stderr
+
+
+def _socket_at(path: Path) -> None:
+    import socket
+
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.close()  # the socket file stays
+
+
+@pytest.mark.parametrize("make", [_socket_at, lambda cu: cu.symlink_to("/dev/zero"),
+                                  lambda cu: cu.symlink_to(cu.parent / "gone")])
+def test_a_python_spec_beside_a_cu_that_is_no_regular_file_is_a_template_that_says_so(tmp_path, cli, make):
+    """A .py beside a .cu that was no regular file was taken for a python benchmark ('gelu is a
+    python benchmark; it runs with --backend python'), and a socket read as 'No such device or
+    address'; the spec's own loader now says what is wrong with the source."""
+    shutil.copy(ROOT / "kernels" / "gelu.py", tmp_path / "gelu.py")
+    make(tmp_path / "gelu.cu")
+    result = cli("tune", "gelu", "--kernel-dir", tmp_path, "--backend", "sim", "--budget", "1", "--out", tmp_path / "o.json")
+    assert result.returncode == 2 and "cannot read CUDA source gelu.cu:" in result.stderr, result.stderr
+    assert "python benchmark" not in result.stderr and "No such device" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "o.json").exists()
+
+
+def test_a_spec_and_source_saved_with_a_byte_order_mark_load(tmp_path, cli):
+    """Editors on Windows save UTF-8 with a BOM: the spec was refused with the JSON parser's
+    'Unexpected UTF-8 BOM (decode using utf-8-sig)', a hint about Python, not about the file."""
+    (tmp_path / "saxpy.cu").write_bytes(b"\xef\xbb\xbf" + SOURCE.encode())
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_bytes(b"\xef\xbb\xbf" + json.dumps(SPEC).encode())
+    template = load_declarative(tmp_path / f"saxpy{SPEC_SUFFIX}")
+    assert template.source == SOURCE and template.name == "saxpy"
+    result = cli("kernels", "--kernel-dir", tmp_path)
+    assert result.returncode == 0 and "saxpy" in result.stdout, result.stderr
+
+
+def test_a_source_name_with_a_nul_character_is_one_line(tmp_path, cli):
+    """A spec's "source" holding a NUL passed the file-name check and reached os.open, whose
+    ValueError ('embedded null byte') was a traceback out of ``kernels`` and Open kernel folder."""
+    from workbench.core.errors import SessionFormatError
+    from workbench.core.fs import read_capped
+
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps({**SPEC, "source": "\x00.cu"}))
+    result = cli("kernels", "--kernel-dir", tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr and "\x00" not in result.stderr
+    assert "source must be a file name" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    with pytest.raises(SessionFormatError, match=r"a\\x00b: not a file name \(it holds a NUL character\)"):
+        read_capped(tmp_path / "a\x00b")  # any reader handed such a name from a file
+
+
+@pytest.mark.parametrize("name", ["loop" + SPEC_SUFFIX, "loop.py"])
+def test_a_link_to_itself_in_a_template_folder_is_one_line(tmp_path, cli, name):
+    """Resolving a spec's path raised RuntimeError ('Symlink loop') on Python 3.11: a traceback
+    out of ``kernels --kernel-dir`` for a link that points at itself."""
+    (tmp_path / name).symlink_to(tmp_path / name)
+    with pytest.raises(WorkbenchError, match="Too many levels of symbolic links"):
+        load_templates(tmp_path)
+    result = cli("kernels", "--kernel-dir", tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_finding_identifier_values_takes_time_linear_in_the_macros():
+    """Each macro was checked against every other with a search of the whole source: a source
+    using 300 macros took a minute, and the editor scans a lone .cu in the window's thread."""
+    import time
+
+    source = SOURCE + "\n" + "\n".join(f"int v{i} = MACRO_{i};" for i in range(3000))
+    source += "\n#if STRATEGY == STRATEGY_A\n#elif STRATEGY_B != STRATEGY\n#endif\n"
+    started = time.monotonic()
+    scan = scan_macros(source)
+    assert time.monotonic() - started < 10
+    slots = {s.name: s for s in scan.slots}
+    assert len(slots) == 3000 + 3 and slots["strategy"].choices == ("a", "b")
 
 
 def test_a_python_spec_with_a_coding_line_is_read_in_its_encoding(tmp_path):

@@ -23,7 +23,7 @@ import gc, os, subprocess, sys, time
 from multiprocessing.connection import Connection
 
 SPACE = {"mode": ["ok", "fork", "popen", "double_fork", "small_garbage", "huge_header", "partial_frame",
-                  "fork_returns", "fork_exits", "slow_a", "slow_b"]}
+                  "fork_returns", "fork_exits", "slow_a", "slow_b", "huge_detail", "close_fds"]}
 PIDS = os.environ.get("WB_TEST_PIDS", "")
 
 
@@ -68,6 +68,10 @@ def measure(config):
     elif mode in ("slow_a", "slow_b"):
         time.sleep(0.5)
         return {"latency_ms": 2.0 if mode == "slow_a" else 3.0}
+    elif mode == "close_fds":
+        os.closerange(3, 1024)  # the worker's pipe among them
+    elif mode == "huge_detail":
+        return {"latency_ms": 1.0, "note": "y" * (65 * 1024 * 1024)}
     elif mode == "small_garbage":
         os.write(_pipe().fileno(), b"\\x00\\x00\\x00\\x07garbage")
     elif mode == "huge_header":
@@ -147,3 +151,24 @@ def test_a_frame_that_never_completes_still_times_out(bench) -> None:
     assert results["partial_frame"][0] is Status.TIMEOUT
     assert results["ok"][0] is Status.OK
     assert time.monotonic() - start < 20
+
+
+def test_a_measurement_too_large_to_return_is_that_candidates_failure_not_garbage(bench) -> None:
+    """A measurement with a 65 MiB detail went out as a message longer than the parent reads: it
+    was taken for bytes the candidate wrote into the pipe, a crash that blamed the candidate for
+    it, and the worker was killed. The worker now says what happened and serves the next one."""
+    spec, _ = bench
+    results = _run(spec, ["huge_detail", "ok"], timeout_s=20.0)
+    status, message = results["huge_detail"]
+    assert status is Status.RUNTIME_ERROR and "too large to return" in message and "pipe" not in message
+    assert results["ok"][0] is Status.OK
+
+
+def test_a_candidate_that_closes_the_workers_pipe_is_a_crash_that_says_so(bench) -> None:
+    """os.closerange(3, ...) in a candidate closed the worker's pipe; the worker then killed its own
+    group, and the pool described the SIGKILL as 'possibly out of memory'."""
+    spec, _ = bench
+    results = _run(spec, ["close_fds", "ok"], timeout_s=20.0)
+    status, message = results["close_fds"]
+    assert status is Status.CRASHED and "closed file descriptors" in message and "memory" not in message
+    assert results["ok"][0] is Status.OK

@@ -254,6 +254,52 @@ def test_the_editor_reads_a_spec_as_the_loader_does(editor, tmp_path, payload, s
         editor.open_folder(tmp_path)
 
 
+@pytest.mark.parametrize("content, said", [
+    (b"\xff\xfe" + "#define X 1".encode("utf-16-le"), "not UTF-8 text"),  # was a UnicodeDecodeError traceback
+    (None, "not a regular file"),  # a FIFO: reading it hung the window
+])
+def test_a_lone_cuda_file_is_read_as_the_loader_reads_a_source(editor, tmp_path, content, said):
+    """Open kernel folder on a folder holding only a .cu read it with a plain read_text: a FIFO hung
+    the window and a UTF-16 file escaped the menu action's error handling."""
+    import os
+
+    cu = tmp_path / "k.cu"
+    if content is None:
+        os.mkfifo(cu)
+    else:
+        cu.write_bytes(content)
+    editor._guard(lambda: editor.open_folder(tmp_path))
+    assert said in editor.last_error and str(cu) in editor.last_error
+
+
+def test_the_window_offers_an_opened_template_only_under_the_name_the_loader_checked(window, editor, tmp_path):
+    """Open kernel folder handed the spec's raw "name" to the window's kernel list: a name with a
+    newline and an escape sequence, which the loader refuses, became a kernel to pick and run."""
+    spec = json.loads((EXAMPLE / f"saxpy{SPEC_SUFFIX}").read_text())
+    spec["name"] = "evil\nname\x1b[31m"
+    (tmp_path / "saxpy.cu").write_text(SAXPY_CU)
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec))
+    editor._guard(lambda: editor.open_folder(tmp_path))
+    assert editor.source.toPlainText() == SAXPY_CU  # shown, to be fixed in the editor
+    names = [window.toolbar.kernel.itemText(i) for i in range(window.toolbar.kernel.count())]
+    assert not [n for n in names if "evil" in n] and not [n for n in window.toolbar.kernel_folders if "evil" in n]
+    spec["name"] = "fixed_saxpy"
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec))
+    editor._guard(lambda: editor.open_folder(tmp_path))
+    assert window.toolbar.kernel.findText("fixed_saxpy") >= 0
+    assert window.toolbar.kernel_folders["fixed_saxpy"] == str(tmp_path)
+
+
+def test_a_lone_source_using_thousands_of_macros_is_refused_not_made_into_rows(editor, tmp_path):
+    """A .cu using 20,000 undefined macros became 20,000 slot rows, filled in the window's thread
+    for about 15 seconds, a template no one can tune."""
+    source = SAXPY_CU + "\n" + "\n".join(f"int v{i} = MACRO_{i};" for i in range(1500))
+    (tmp_path / "k.cu").write_text(source)
+    editor._guard(lambda: editor.open_folder(tmp_path))
+    assert "uses 1,50" in editor.last_error and "at most 1,000" in editor.last_error
+    assert editor.slots_table.rowCount() < 10 and editor.source.toPlainText() == source
+
+
 def test_the_editors_refusals_name_the_windows_controls(editor) -> None:
     """Tune and Save in the editor report a refusal the way the window does: by its controls,
     never by a command-line flag the window has no place for."""

@@ -14,8 +14,10 @@ The user writes a module (``options["path"]``) that defines:
 
 A module that fails to import (an exception, or ``sys.exit()``) is bad input, said in one line.
 
-The main process imports the module only to read the declarations (it is the user's own code);
-each worker imports it again by path and calls ``measure``.
+The module is the user's own code, and it runs only in processes of its own: its declarations are
+read by a spawned process (:func:`read_target`, bounded by :data:`IMPORT_TIMEOUT_S`), and each
+worker imports it again by path and calls ``measure``. A module that ends the process, closes its
+output, hangs or prints without end as it is imported is one line, never the tuning process's exit.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from __future__ import annotations
 import hashlib
 import itertools
 import importlib.util
+import io
 import math
 import numbers
 import os
+import pickle
 import platform
 import sys
 from types import ModuleType
@@ -35,6 +39,7 @@ import numpy as np
 
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.errors import WorkbenchError
+from workbench.core.domain.pysyntax import file_module_spec
 from workbench.core.domain.measurement import LATENCY, Measurement, Status
 from workbench.core.domain.session import MAX_NAME_CHARS, NON_NEGATIVE_METRICS
 from workbench.core.domain.space import GROUPS, Config, ProductSpace, SearchSpace, Slot
@@ -54,7 +59,7 @@ def load_module(path: str) -> ModuleType:
     """Import a benchmark module from its file under a private name (never shadows real modules)."""
     digest = hashlib.sha1(path.encode()).hexdigest()[:10]
     name = f"_workbench_bench_{digest}"
-    module_spec = importlib.util.spec_from_file_location(name, path)
+    module_spec = file_module_spec(name, path)
     if module_spec is None or module_spec.loader is None:
         raise WorkbenchError(f"cannot import python benchmark {path}: not a Python file")
     module = importlib.util.module_from_spec(module_spec)
@@ -150,6 +155,122 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
     return metrics, details
 
 
+#: Longest a benchmark module may take to import when its declarations are read.
+IMPORT_TIMEOUT_S = 120.0
+#: Largest answer the reading process may send (a Target is a few kilobytes per thousand values).
+_MAX_ANSWER_BYTES = 256 * 1024 * 1024
+
+
+#: Builtin types a Target's pickle names (its slots' value types and containers); nothing callable.
+_PLAIN_TYPES = frozenset({"int", "float", "bool", "str", "bytes", "complex", "tuple", "list", "dict", "set", "frozenset"})
+#: What unpickling bytes that are no Target's may raise (the module can write into the pipe).
+_UNREADABLE = (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, ImportError, LookupError,
+               RecursionError, ArithmeticError, MemoryError)
+
+
+class _AnswerUnpickler(pickle.Unpickler):
+    """Unpickles the reading process's answer naming only workbench classes and plain builtin
+    types: the module runs in that process and can write to its pipe, and a plain unpickling of
+    what it wrote would call any function in the tuning process."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module.startswith("workbench.") or (module == "builtins" and name in _PLAIN_TYPES):
+            found = super().find_class(module, name)
+            if isinstance(found, type):
+                return found
+        raise pickle.UnpicklingError(f"the answer names {module}.{name}")
+
+
+def _read_target_child(conn: Any, spec: BackendSpec) -> None:
+    """The reading process: import the module, send ``("ok", Target)`` or ``("error", line)``."""
+    os.setsid()  # what the module starts joins this group, which the parent kills afterwards
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # what the module prints as it loads reaches no one's terminal
+    os.dup2(devnull, 2)
+    pid = os.getpid()
+    path = spec.options.get("path")
+    answer: tuple[str, Any] = ("error", f"python benchmark {path}: its top level failed while its declarations were read")
+    try:
+        answer = ("ok", PythonBackend.target_here(spec))
+    except WorkbenchError as exc:
+        answer = ("error", str(exc))
+    finally:
+        # Also when something else escapes (KeyboardInterrupt, GeneratorExit raised by the module,
+        # an exception from a value's __eq__): it is named, sent, and then ends this process.
+        if os.getpid() != pid:  # a process the module forked as it loaded: only the reader answers
+            os._exit(0)
+        escaping = sys.exc_info()[0]
+        if escaping is not None:
+            answer = ("error", f"python benchmark {path}: {escaping.__name__} while reading its declarations")
+        try:
+            data = pickle.dumps(answer)
+        except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
+            data = pickle.dumps(("error", f"python benchmark {path}: its declarations cannot be sent back "
+                                          "(values must be numbers, bools or identifiers)"))
+        conn.send_bytes(data)
+        conn.close()
+    os._exit(0)
+
+
+def read_target(spec: BackendSpec, timeout_s: float = IMPORT_TIMEOUT_S) -> Target:
+    """The benchmark's :class:`Target`, read by a spawned process that imports the module.
+
+    Importing runs the module's top level, which is the user's code: in the tuning process a module
+    that calls ``os._exit`` ended the run without a word, one that closed stdout/stderr or printed
+    megabytes took the terminal with it, one that slept never let the run start, and what it forked
+    outlived the run. Here any of that is one line: the process is killed with what it started
+    after ``timeout_s`` or once it has answered.
+    """
+    import multiprocessing as mp
+    import signal
+    import time
+
+    path = _path_of(spec)
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe(duplex=False)
+    process = ctx.Process(target=_read_target_child, args=(child, spec), name="benchmark-declarations", daemon=True)
+    process.start()
+    child.close()
+    answer: Any = None
+    try:
+        deadline = time.monotonic() + timeout_s
+        while answer is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WorkbenchError(f"python benchmark {path} failed to import: still loading after "
+                                     f"{timeout_s:g} s (its top level must define SPACE and measure, not run them)")
+            if parent.poll(min(left, 0.2)):
+                try:
+                    data = parent.recv_bytes(_MAX_ANSWER_BYTES)
+                except (EOFError, OSError):
+                    answer = ("ended", None)
+                    continue
+                try:
+                    answer = _AnswerUnpickler(io.BytesIO(data)).load()
+                except _UNREADABLE as exc:  # bytes the module wrote into the pipe
+                    answer = ("error", f"python benchmark {path} failed to import: its answer was unreadable "
+                                       f"({type(exc).__name__})")
+            elif not process.is_alive():
+                answer = ("ended", None)
+    finally:
+        parent.close()
+        try:
+            if process.pid is not None:
+                os.killpg(process.pid, signal.SIGKILL)  # the reader and whatever the module started
+        except OSError:
+            pass
+        process.kill()  # had it not made its own group yet
+        process.join(5)
+    kind, value = answer if isinstance(answer, tuple) and len(answer) == 2 else ("error", None)
+    if kind == "ok" and isinstance(value, Target):
+        return value
+    if kind == "ended":
+        code = process.exitcode
+        how = f"exit status {code}" if code is not None and code >= 0 else f"signal {-(code or 0)}"
+        raise WorkbenchError(f"python benchmark {path} failed to import: the process ended as it loaded ({how})")
+    raise WorkbenchError(str(value) if isinstance(value, str) else f"python benchmark {path} failed to import")
+
+
 class PythonBackend(Backend):
     """Measures configs by calling the benchmark module's ``measure(config)``."""
 
@@ -162,15 +283,25 @@ class PythonBackend(Backend):
 
     @classmethod
     def target(cls, spec: BackendSpec) -> Target:
+        """The benchmark's declarations, read in a process of its own (see :func:`read_target`)."""
+        return read_target(spec)
+
+    @classmethod
+    def target_here(cls, spec: BackendSpec) -> Target:
+        """The declarations, read by importing the module in this process (what the reading process runs)."""
         path = _path_of(spec)
         module = load_module(path)
-        space = _space_of(module, path)
+        try:
+            space = _space_of(module, path)
+            default = getattr(module, "DEFAULT", None)
+            default_config = space.config(default) if default else None
+        except WorkbenchError as exc:  # the space's own checks name a slot, not the file it is in
+            message = str(exc)
+            raise WorkbenchError(message if path in message else f"python benchmark {path}: {message}") from None
         if not callable(getattr(module, "measure", None)):
             raise WorkbenchError(f"python benchmark {path} must define measure(config) -> dict")
         with open(path, "rb") as handle:
             source_hash = hashlib.sha256(handle.read()).hexdigest()[:16]
-        default = getattr(module, "DEFAULT", None)
-        default_config = space.config(default) if default else None
         name = str(spec.options.get("kernel") or getattr(module, "NAME", "") or os.path.splitext(os.path.basename(path))[0])
         if len(name) > MAX_NAME_CHARS or not name.isprintable():  # the name reaches exports and file names
             raise WorkbenchError(f"python benchmark {path}: NAME must be one printable line of at most "

@@ -33,7 +33,12 @@ def open_regular(path: str | os.PathLike[str]) -> IO[bytes]:
     open descriptor: a plain open of a FIFO planted at a file's name waits for a writer for ever,
     and a check of the name before opening could be raced. Raises OSError (EISDIR for a folder,
     EINVAL for a device, pipe or socket) otherwise."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket, or a device with nothing behind it: not "no such device"
+            raise OSError(errno.EINVAL, "not a regular file (a device, pipe or socket)", str(path)) from None
+        raise
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
@@ -56,6 +61,8 @@ def read_capped(path: str | os.PathLike[str], what: str = "file", limit: int = M
     p = Path(path)
     try:
         handle = open_regular(p)
+    except ValueError:  # a NUL character, which no file name holds (a name read from a file can)
+        raise UnreadableFile(str(p).replace("\x00", "\\x00"), "not a file name (it holds a NUL character)") from None
     except FileNotFoundError:
         raise UnreadableFile(p, "no such file") from None
     except OSError as exc:
@@ -75,6 +82,35 @@ def read_capped(path: str | os.PathLike[str], what: str = "file", limit: int = M
     if len(data) > limit:
         raise UnreadableFile(p, f"larger than the {limit:,}-byte limit for a {what}")
     return data
+
+
+def read_utf8(path: str | os.PathLike[str], what: str = "file", limit: int = MAX_FILE_BYTES) -> str:
+    """The text of a regular UTF-8 file of at most ``limit`` bytes (:func:`read_capped`), without a
+    leading byte-order mark, else a one-line :class:`UnreadableFile`: a source someone hands over may be UTF-16, Latin-1 or binary, and
+    the codec's own error (``'utf-8' codec can't decode byte 0xff in position 0``) names neither
+    the file nor what to do."""
+    data = read_capped(path, what, limit)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise UnreadableFile(Path(path), f"not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); "
+                                         f"save the {what} as UTF-8") from None
+    # A byte-order mark, which some editors put at the start of UTF-8 files, is no part of the text
+    # (the JSON parser refused it as "Unexpected UTF-8 BOM (decode using utf-8-sig)").
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def resolved(path: str | os.PathLike[str]) -> Path:
+    """``Path(path).resolve()``, or the absolute path when its links cannot be followed.
+
+    Python 3.11's ``resolve`` raises RuntimeError on a symbolic link that points at itself (and
+    OSError on some others), so such a link planted in a folder would end a listing with a
+    traceback; the read that follows refuses it in one line (``Too many levels of symbolic links``)."""
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(path))
 
 
 def current_umask() -> int:

@@ -27,11 +27,14 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.model.kernel_draft import Diagnostic, DraftReport, check_draft
 from workbench.core.domain.kernel_spec import (
     DEFAULT_ATOL, DEFAULT_RTOL, SPEC_SUFFIX, SpecError, expression_problem, format_values, load_declarative, parse_values,
-    read_spec, read_spec_source, save_template_folder, split_expressions, user_templates_dir,
+    read_cuda_file, read_spec, read_spec_source, save_template_folder, split_expressions, user_templates_dir,
 )
 from workbench.core.domain.macros import scan_macros
 from workbench.gui.text import window_message
 
+#: Most slots one Detect slots adds: a source using thousands of undefined macros (20,000 rows
+#: took the window 15 s to fill) is no template to tune.
+MAX_DETECTED_SLOTS = 1000
 #: Pause in typing (ms) after which the draft is checked and compiled in the background.
 CHECK_DELAY_MS = 700
 SLOT_COLUMNS = ("name", "values", "group", "default", "description")
@@ -138,7 +141,7 @@ class KernelEditor(QMainWindow):
         self.tabs = QTabWidget()
         self.slots_table = self._table(SLOT_COLUMNS)
         self.detect_button = QPushButton("Detect slots from source")
-        self.detect_button.clicked.connect(self.detect_slots)
+        self.detect_button.clicked.connect(lambda: self._guard(self.detect_slots))
         self.tabs.addTab(self._with_buttons(self.slots_table, self.detect_button), "Slots")
         self.restrictions = QPlainTextEdit()
         self.restrictions.setPlaceholderText("one restriction per line, e.g. block_size * items <= 4096")
@@ -581,6 +584,10 @@ class KernelEditor(QMainWindow):
         """Add a row for every slot macro the source uses that the table lacks (and problem parameters)."""
         scan = scan_macros(self.source.toPlainText())
         have = {_cell(self.slots_table, r, 0) for r in range(self.slots_table.rowCount())}
+        new = sum(1 for slot in scan.slots if slot.name not in have)
+        if new > MAX_DETECTED_SLOTS:  # a row each would hold the window for many seconds, for no template
+            raise WorkbenchError(f"the source uses {new:,} macros it does not define; at most "
+                                 f"{MAX_DETECTED_SLOTS:,} are made slots at once (define the others in the source)")
         added = []
         self.slots_table.blockSignals(True)
         for slot in scan.slots:
@@ -638,17 +645,25 @@ class KernelEditor(QMainWindow):
                 raise SpecError(f"is not a template spec this editor can show ({type(exc).__name__}: {exc}); "
                                 "fix it in a text editor", path=str(path)) from None
             self.setWindowTitle(f"Kernel template editor - {path}")
-            if self.folder_opened is not None and spec.get("name"):
-                self.folder_opened(str(spec["name"]), folder)
+            if self.folder_opened is not None:
+                # The window offers the template to run and export only when it loads, under the
+                # name the loader checked: the raw "name" of a spec being fixed here (a newline, an
+                # escape sequence, a name the loader refuses) must not reach its kernel list.
+                try:
+                    loaded = load_declarative(path).name
+                except WorkbenchError:
+                    loaded = ""  # the editor shows the spec; its check says what is wrong
+                if loaded:
+                    self.folder_opened(loaded, folder)
             return
         sources = sorted(folder.glob("*.cu"))
         if not sources:
             raise WorkbenchError(f"{folder}: no {SPEC_SUFFIX} template and no .cu file")
         stem = sources[0].stem
-        self.set_spec({"name": stem, "entry": stem, "grid": ["1"], "block": ["block_size"], "args": []},
-                      sources[0].read_text(encoding="utf-8"), None)
-        self.detect_slots()
+        source = read_cuda_file(sources[0])  # before the form changes: a file it refuses leaves the draft as it was
+        self.set_spec({"name": stem, "entry": stem, "grid": ["1"], "block": ["block_size"], "args": []}, source, None)
         self.setWindowTitle(f"Kernel template editor - {sources[0]} (new template)")
+        self.detect_slots()  # may refuse a source of thousands of macros: the source still shows, titled
 
     def choose_and_open(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Open kernel folder", str(user_templates_dir()))

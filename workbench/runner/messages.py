@@ -13,6 +13,11 @@ from workbench.core.domain.measurement import Measurement
 from workbench.core.domain.space import Config
 
 
+#: Largest message the parent reads from a worker; a longer length header is garbage (a candidate
+#: wrote to the pipe), so a worker never sends a longer one (a reply too large says so instead).
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+
 # --- parent -> worker ----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Evaluate:

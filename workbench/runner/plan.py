@@ -57,7 +57,9 @@ def locate_kernel(name: str, extra_dirs: Sequence[str | os.PathLike[str]] = ()) 
         raise WorkbenchError(f"kernel name {name!r} is not a valid name")
     for folder in kernel_search_dirs(extra_dirs):
         spec, source = folder / f"{name}.py", folder / f"{name}.cu"
-        if source.is_file() and spec.is_file():
+        # anything at NAME.cu (a FIFO, a dangling link) makes NAME.py a template's spec: the loader
+        # then says what is wrong with the source, where calling it a benchmark would mislead
+        if os.path.lexists(source) and spec.is_file():
             return KernelLocation(name, "template", spec.resolve())
         declarative = folder / f"{name}{DECLARATIVE_SUFFIX}"
         if declarative.is_file():

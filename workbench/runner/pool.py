@@ -35,8 +35,10 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Measurement, Status
 from workbench.core.domain.records import BackendOptions
 from workbench.core.domain.space import Config
-from workbench.runner.messages import Evaluate, FromWorker, PhaseStarted, Quit, Ready, Reply, StartupError
-from workbench.runner.worker import EXIT_AFTER_MEMORY_ERROR, read_tail, with_output, worker_main
+from workbench.runner.messages import (
+    MAX_MESSAGE_BYTES, Evaluate, FromWorker, PhaseStarted, Quit, Ready, Reply, StartupError,
+)
+from workbench.runner.worker import EXIT_AFTER_MEMORY_ERROR, EXIT_PIPE_LOST, read_tail, with_output, worker_main
 
 
 class Result(NamedTuple):
@@ -51,8 +53,6 @@ class Result(NamedTuple):
 
 #: Seconds between SIGTERM and SIGKILL for a worker past its timeout.
 KILL_GRACE_S = 0.2
-#: Largest message read from a worker; a longer length header is garbage (a candidate wrote to the pipe).
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 #: Bytes read from one worker's pipe per wake-up (the rest waits for the next step).
 _READ_CHUNK = 1 << 20
 #: What a worker's reply may name when unpickled: its own record types and NumPy scalars/arrays.
@@ -241,6 +241,8 @@ def describe_exit(exitcode: int | None) -> str:
         return f"worker died with signal {-exitcode} ({name}){hint}"
     if exitcode == EXIT_AFTER_MEMORY_ERROR:
         return "worker exited after running out of memory"
+    if exitcode == EXIT_PIPE_LOST:
+        return "worker lost its pipe to the pool: the candidate closed file descriptors it did not open"
     return f"worker exited with code {exitcode}"
 
 

@@ -20,12 +20,13 @@ import sys
 import threading
 import time
 import traceback
+from multiprocessing.reduction import ForkingPickler
 from typing import Any, NoReturn
 
 from workbench.backends.base import BackendSpec, EvalLimits, create_backend
 from workbench.core.domain.measurement import Measurement, Status
 from workbench.core.errors import WorkbenchError
-from workbench.runner.messages import Evaluate, PhaseStarted, Ready, Reply, StartupError
+from workbench.runner.messages import MAX_MESSAGE_BYTES, Evaluate, PhaseStarted, Ready, Reply, StartupError
 
 #: phase name -> key of the trial timings dict it accumulates into.
 PHASE_TIMING_KEYS: dict[str, str] = {"compile": "compile_s", "verify": "verify_s", "run": "benchmark_s"}
@@ -34,6 +35,9 @@ _PR_SET_PDEATHSIG = 1
 _WATCHDOG_PERIOD_S = 0.5
 #: exit code of a worker that gave up after MemoryError (its address space may be capped).
 EXIT_AFTER_MEMORY_ERROR = 86
+#: exit code of a worker whose end of the pipe broke while its parent lives: a candidate closed
+#: descriptors it did not open (``os.closerange``), so no reply can say so.
+EXIT_PIPE_LOST = 87
 #: At most this much of a candidate's output is attached to its log.
 OUTPUT_TAIL_BYTES = 8192
 
@@ -246,6 +250,21 @@ def startup_reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
+def reply_bytes(reply: Reply) -> bytes:
+    """``reply`` pickled as ``conn.send`` would, or, when that is larger than the parent reads
+    (:data:`MAX_MESSAGE_BYTES`), a failure of the candidate saying so: a measurement carrying a
+    100 MB detail was refused by the parent as garbage in the pipe, recorded as a crash that
+    blamed the candidate for writing to it."""
+    data = bytes(ForkingPickler.dumps(reply))
+    if len(data) <= MAX_MESSAGE_BYTES:
+        return data
+    failure = Measurement.failure(
+        Status.RUNTIME_ERROR,
+        f"the measurement is too large to return ({len(data):,} bytes pickled, at most {MAX_MESSAGE_BYTES:,}): "
+        "return numbers and short details", log=reply.measurement.log[-OUTPUT_TAIL_BYTES:])
+    return bytes(ForkingPickler.dumps(dataclasses.replace(reply, measurement=failure)))
+
+
 def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: int, output_path: str = "") -> None:
     """Entry point of a worker process (the target of ``multiprocessing.Process``).
 
@@ -302,9 +321,13 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
             sys.stderr.flush()
             measurement = dataclasses.replace(measurement, log=with_output(measurement.log, read_tail(output_path)))
         try:
-            conn.send(Reply(seq, measurement, timings, fatal))
-        except OSError:  # the pipe is closed: the pool's process is gone
-            _end_own_group()
+            conn.send_bytes(reply_bytes(Reply(seq, measurement, timings, fatal)))
+        except OSError:
+            if os.getppid() == parent_pid:
+                # The pool lives, so the candidate broke this end of the pipe. The exit code tells the
+                # pool so (it kills what is left of this group), where SIGKILL read as out of memory.
+                os._exit(EXIT_PIPE_LOST)
+            _end_own_group()  # the pool's process is gone
         except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable metric value
             failure = Measurement.failure(Status.RUNTIME_ERROR, f"cannot return the measurement: {exc}")
             conn.send(Reply(seq, failure, timings, fatal))

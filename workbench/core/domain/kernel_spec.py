@@ -32,7 +32,8 @@ import numpy as np
 
 from workbench.core.domain.array_expr import compile_array_expression
 from workbench.core.errors import TemplateError, UnreadableFile, WorkbenchError
-from workbench.core.fs import read_capped
+from workbench.core.fs import read_utf8, resolved
+from workbench.core.domain.pysyntax import file_module_spec
 from workbench.core.domain.expr import Restriction, compile_restriction
 from workbench.core.domain.session import loads_bounded
 from workbench.core.domain.space import GROUPS, Config, Slot
@@ -567,7 +568,7 @@ class _PythonReference:
 
     def __call__(self, inputs: Mapping[str, Any], problem: Mapping[str, Any]) -> dict[str, np.ndarray]:
         if self._fn is None:
-            spec = importlib.util.spec_from_file_location(f"workbench_reference_{self.path.stem}", self.path)
+            spec = file_module_spec(f"workbench_reference_{self.path.stem}", self.path)
             if spec is None or spec.loader is None or not self.path.is_file():
                 raise TemplateError(f"{self.path}: reference file not found")
             module = importlib.util.module_from_spec(spec)
@@ -676,20 +677,16 @@ def _read_spec_text(path: Path, spec: Path, what: str) -> str:
     ``spec`` otherwise): a FIFO or device in a template folder is refused, never opened, so listing
     the folder cannot hang or read without end."""
     try:
-        data = read_capped(path, what, MAX_SPEC_BYTES)
+        return read_utf8(path, what, MAX_SPEC_BYTES)
     except UnreadableFile as exc:  # the SpecError names the file its own way
         raise SpecError(exc.reason, path=str(spec)) from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SpecError("not UTF-8 text", path=str(spec)) from None
 
 
 def read_spec(spec_file: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
     """The spec object of ``<name>.kernel.json`` and its text, read as every reader of a spec must
     (the loader and the editor): a regular UTF-8 file of bounded size, JSON with 64-bit integers and
     bounded nesting, an object at the top; a SpecError naming the file otherwise."""
-    path = Path(spec_file).resolve()
+    path = resolved(spec_file)
     text = _read_spec_text(path, path, "template spec")
     try:
         spec = loads_bounded(text)
@@ -711,12 +708,20 @@ def read_spec_source(folder: Path, name: str) -> str:
     return _read_spec_text(cu, cu, "CUDA source") if cu.is_file() else ""
 
 
+def read_cuda_file(path: str | os.PathLike[str]) -> str:
+    """A ``.cu`` file opened on its own (the editor's new template from a lone source), read as the
+    loader reads a spec's source: a regular UTF-8 file of bounded size, a SpecError naming it
+    otherwise (a FIFO is refused, never opened; Latin-1 or binary bytes are one line)."""
+    cu = resolved(path)
+    return _read_spec_text(cu, cu, "CUDA source")
+
+
 def load_declarative(spec_file: str | os.PathLike[str]) -> KernelTemplate:
     """Read ``<name>.kernel.json`` and its ``.cu``; no code of the template's runs here."""
-    path = Path(spec_file).resolve()
+    path = resolved(spec_file)
     spec, text = read_spec(path)
     source_name = spec.get("source") or path.name[: -len(SPEC_SUFFIX)] + ".cu"
-    if not isinstance(source_name, str) or Path(source_name).name != source_name:
+    if not isinstance(source_name, str) or Path(source_name).name != source_name or "\x00" in source_name:
         raise SpecError("source must be a file name in the spec's folder", "source", _line_of(text, "source", source_name), str(path))
     cu = path.parent / source_name
     try:
@@ -786,5 +791,6 @@ def _write_atomic(path: Path, text: str) -> None:
 
 __all__ = [
     "ExpressionProblem", "SPEC_SUFFIX", "SpecError", "expression_problem", "format_values", "load_declarative",
-    "parse_values", "save_template_folder", "spec_path", "split_expressions", "template_from_spec", "user_templates_dir",
+    "parse_values", "read_cuda_file", "save_template_folder", "spec_path", "split_expressions", "template_from_spec",
+    "user_templates_dir",
 ]

@@ -22,6 +22,8 @@ KNOWN_MACROS = frozenset({
 
 _TOKEN = re.compile(r"\b[A-Z][A-Z0-9_]*\b")
 _DIRECTIVE = re.compile(r"^\s*#\s*(\w+)\s*(.*)$")
+#: Two names compared with == or != (a lookahead, so that each name can start a match).
+_COMPARISON = re.compile(r"(?=\b(\w+)\s*[!=]=\s*(\w+)\b)")
 
 
 @dataclass(frozen=True)
@@ -116,11 +118,15 @@ def scan_macros(source: str) -> MacroScan:
     for m in fallback:
         candidates.setdefault(m, used.get(m, 0))
     values: dict[str, list[str]] = {}
-    code = "\n".join(lines)
+    # Every comparison of two names, found in one pass (overlapping, so `A == B == C` gives both
+    # pairs): asking the whole source about each pair of macros instead took minutes for a few
+    # hundred of them, and the editor scans a source opened on its own in the window's thread.
+    compared = {frozenset(pair) for pair in _COMPARISON.findall("\n".join(lines))}
     for m in sorted(candidates, key=len):
-        for owner in sorted(candidates, key=len):
-            compared = re.search(rf"\b{owner}\s*[!=]=\s*{m}\b|\b{m}\s*[!=]=\s*{owner}\b", code)
-            if owner != m and m.startswith(owner + "_") and owner not in values.get(owner, []) and compared:
+        # the owners of m are the candidates it extends by "_...": the shortest one compared with it
+        for cut in (i for i, ch in enumerate(m) if ch == "_"):
+            owner = m[:cut]
+            if owner in candidates and frozenset((owner, m)) in compared:
                 values.setdefault(owner, []).append(m)
                 break
     members = {v for vs in values.values() for v in vs}

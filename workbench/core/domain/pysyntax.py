@@ -11,7 +11,11 @@ and spec files are small), so serialising it costs nothing noticeable.
 from __future__ import annotations
 
 import ast
+import importlib.machinery
+import importlib.util
+import os
 import threading
+from types import CodeType
 from typing import Literal, overload
 
 _PARSE_LOCK = threading.Lock()
@@ -31,3 +35,22 @@ def parse(text: str | bytes, mode: Literal["exec", "eval"] = "exec", filename: s
         if mode == "eval":
             return ast.parse(text, filename=filename, mode="eval")
         return ast.parse(text, filename=filename, mode="exec")
+
+
+class _SourceOnlyLoader(importlib.machinery.SourceFileLoader):
+    """Compiles the file's own source on every import and writes nothing beside it.
+
+    The default loader writes ``__pycache__/<name>.cpython-3XX.pyc`` into the folder of every
+    file it imports, and prefers a cached ``.pyc`` whose recorded size and time match the
+    source's. A user's kernel folder or benchmark is not ours to write into, and the code run
+    must be the source that was read and hashed, not a planted or stale cache."""
+
+    def get_code(self, fullname: str) -> CodeType:
+        return self.source_to_code(self.get_data(self.path), self.path)
+
+
+def file_module_spec(name: str, path: str | os.PathLike[str]) -> importlib.machinery.ModuleSpec | None:
+    """``importlib.util.spec_from_file_location(name, path)`` for a user's Python file (a template
+    spec, a benchmark, a reference function): imported from its source, leaving its folder as it was."""
+    location = os.fspath(path)
+    return importlib.util.spec_from_file_location(name, location, loader=_SourceOnlyLoader(name, location))

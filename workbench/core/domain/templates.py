@@ -38,7 +38,7 @@ import numpy as np
 
 from workbench.core.domain import pysyntax
 from workbench.core.errors import SessionFormatError, TemplateError, WorkbenchError
-from workbench.core.fs import read_capped
+from workbench.core.fs import read_capped, read_utf8, resolved
 from workbench.core.domain.space import Config, ProductSpace, SearchSpace, Slot, Value
 
 Dim3 = tuple[int, int, int]
@@ -428,14 +428,19 @@ MAX_SPEC_BYTES = 16 * 1024 * 1024
 def read_cu(spec_file: str, filename: str | None = None) -> str:
     """The CUDA source beside a spec module (``<stem>.cu`` unless ``filename`` is given).
 
-    Specs call ``read_cu(__file__)``; a missing file is a :class:`TemplateError` naming it.
+    Specs call ``read_cu(__file__)``; a file that is missing, not UTF-8, larger than
+    :data:`MAX_SPEC_BYTES` or no regular file is a :class:`TemplateError` naming it. It is read as
+    a declarative spec's source is (:func:`workbench.core.fs.read_utf8`): a FIFO at its name would
+    otherwise block listing the folder for ever, and a link to ``/dev/zero`` read until memory ran out.
     """
     spec = Path(spec_file)
     cu = spec.with_name(filename) if filename else spec.with_suffix(".cu")
     try:
-        return cu.read_text()
-    except OSError as exc:
-        raise TemplateError(f"{spec}: cannot read CUDA source {cu.name}: {exc.strerror}") from None
+        return read_utf8(cu, "CUDA source", MAX_SPEC_BYTES)
+    except SessionFormatError as exc:  # its message starts with the path; this one names the spec
+        reason = str(exc)
+        reason = reason[len(str(cu)) + 2:] if reason.startswith(f"{cu}: ") else reason
+        raise TemplateError(f"{spec}: cannot read CUDA source {cu.name}: {reason}") from None
 
 
 def ceil_div(a: int, b: int) -> int:
@@ -547,7 +552,7 @@ def load_templates(*dirs: str | os.PathLike[str]) -> dict[str, KernelTemplate]:
 
 def load_template(spec_file: str | os.PathLike[str]) -> KernelTemplate | None:
     """Load one spec file; ``None`` for a Python benchmark module (``SPACE`` + ``measure``)."""
-    path = Path(spec_file).resolve()
+    path = resolved(spec_file)
     try:
         # bytes: the parser decodes them as the import will (UTF-8, or a PEP 263 coding line)
         text = read_capped(path, "template spec", MAX_SPEC_BYTES)
@@ -616,7 +621,7 @@ def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 
 def _import_spec(path: Path) -> Any:
     module_name = "workbench_kernels_" + hashlib.sha1(str(path).encode()).hexdigest()[:10] + "." + path.stem
-    spec = importlib.util.spec_from_file_location(module_name, path)
+    spec = pysyntax.file_module_spec(module_name, path)
     if spec is None or spec.loader is None:
         raise TemplateError(f"{path}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
