@@ -495,26 +495,7 @@ class ObjectivePanel(QWidget):
         available = session_metrics(session) if session is not None else None
         warnings = check_metrics(dict.fromkeys(b.metric for b in bounds), available, self.model.weights.directions)
         self._show_extra_error("; ".join(warnings))
-        named, rest = self._named_limits(bounds)
-        self.model.set_constraints(extra=rest, **named)
-        if named:  # the bound moved to its own control: the field keeps the others
-            self.extra_edit.setText(", ".join(bound.label for bound in rest))
-
-    def _named_limits(self, bounds: tuple[Bound, ...]) -> tuple[dict[str, float], tuple[Bound, ...]]:
-        """The typed bounds that one of the named limits states (``latency_ms <= 0.8`` is *max
-        latency* 0.8), by field, and the others. Typed in the field, such a bound used to stay
-        there while its own box read *off* and the chart drew no limit line for it; the box and
-        the line are where a person looks for it (the last one typed wins)."""
-        named: dict[str, float] = {}
-        rest = []
-        for bound in bounds:
-            field = next((control.field for control in self.limits.values() if control.metric == bound.metric
-                          and bound.op == (">=" if control.lower_bound else "<=")), None)
-            if field is None:
-                rest.append(bound)
-            else:
-                named[field] = bound.value
-        return named, tuple(rest)
+        self.model.set_constraints(extra=bounds)
 
     def _show_extra_error(self, text: str) -> None:
         """The constraint text's error or warning under the field (empty: hidden): broken into at
