@@ -10,7 +10,8 @@ closest to the device's roof for this kernel.
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -107,3 +108,166 @@ def can_log(values: np.ndarray, categorical: bool) -> bool:
     values = values[np.isfinite(values)]
     return bool(values.size) and bool((values > 0).all())
 
+
+
+# --- tick labels that fit their axis (Qt-free: the caller measures text) ------------------------
+#
+# A label is worth drawing only where it can be read: not on top of its neighbour, not cut at the
+# axis's end. The functions below choose which ticks to label from pixel positions and a ``measure``
+# callable (the text's extent along the axis: its width on a horizontal axis, the line height on a
+# vertical one), so the same rule serves every font size, zoom and axis length.
+
+Measure = Callable[[str], float]
+
+
+def inside(position: float, extent: float, length: float) -> bool:
+    """True when a label of ``extent`` centred at ``position`` stays on an axis of ``length``
+    (pyqtgraph leaves out a label that would stick out)."""
+    return position - extent / 2 >= -0.5 and position + extent / 2 <= length + 0.5
+
+
+def fits(positions: Sequence[float], extents: Sequence[float], length: float, gap: float) -> bool:
+    """True when labels of ``extents`` centred at ``positions`` (pixels along an axis of
+    ``length``) keep ``gap`` between neighbours and stay inside the axis."""
+    pairs = sorted(zip(positions, extents))
+    for (p, e), (q, f) in zip(pairs, pairs[1:]):
+        if q - p < (e + f) / 2 + gap:
+            return False
+    return all(inside(p, e, length) for p, e in pairs)
+
+
+def format_ticks(values: Sequence[float]) -> list[str]:
+    """Plain numbers with the fewest significant digits that tell every value apart and say it
+    exactly (0.05, 0.055, 0.06; never 5e-2 next to 5e-2)."""
+    for digits in range(1, 10):
+        texts = [f"{v:.{digits}g}" for v in values]
+        exact = all(math.isclose(float(t), v, rel_tol=1e-9, abs_tol=1e-300) for t, v in zip(texts, values))
+        if exact and len(set(texts)) == len(texts):
+            return texts
+    return [f"{v:.10g}" for v in values]
+
+
+def log_tick_sets(low: float, high: float) -> list[list[float]]:
+    """Candidate labelled values of a log axis from ``low`` to ``high`` (positive), nicest first:
+    every decade (or every second, third... when there are many), 1-2-5 in each decade, 1 to 9 in
+    each decade, and, when the range is less than a decade, evenly spaced round values (0.05,
+    0.06, 0.07), which a log axis otherwise has none of."""
+    if not (math.isfinite(low) and math.isfinite(high) and 0 < low < high):
+        return []
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+
+    def within(values: Sequence[float]) -> list[float]:
+        return [v for v in values if low * (1 - 1e-9) <= v <= high * (1 + 1e-9)]
+
+    sets: list[list[float]] = []
+    for every in (10, 5, 3, 2, 1):
+        decades = within([10.0 ** k for k in range(first, last + 1) if k % every == 0])
+        if decades and decades not in sets:
+            sets.append(decades)
+    for mantissas in ((1, 2, 5), tuple(range(1, 10))):
+        values = within([float(f"{m}e{k}") for k in range(first, last + 1) for m in mantissas])
+        if values and values not in sets:
+            sets.append(values)
+    if high / low < 10:
+        top = math.floor(math.log10(high - low))
+        for exponent in range(top, top - 3, -1):
+            for m in (5, 2, 1):
+                step = m * 10.0 ** exponent
+                values = [float(f"{k * m}e{exponent}") for k in range(math.ceil(low / step - 1e-9),
+                                                                      math.floor(high / step + 1e-9) + 1)]
+                values = within(values)
+                if 2 <= len(values) <= 40 and values not in sets:
+                    sets.append(values)
+    return sets
+
+
+def choose_log_ticks(low_log: float, high_log: float, length: float, measure: Measure,
+                     gap: float) -> tuple[list[float], list[float]]:
+    """The values to label and the unlabelled (grid) values of a log axis showing
+    ``10**low_log .. 10**high_log`` over ``length`` pixels: of :func:`log_tick_sets`, the one with
+    the most labels that fit (the nicer one on a tie), or, when none has two that fit, of every
+    second or third value of each; then the finest set at least 6 px apart as minor ticks."""
+    if not (math.isfinite(low_log) and math.isfinite(high_log)) or high_log <= low_log or length <= 0:
+        return [], []
+    scale = length / (high_log - low_log)
+
+    def pixels(values: Sequence[float]) -> list[float]:
+        return [(math.log10(v) - low_log) * scale for v in values]
+
+    best: list[float] = []
+    candidates = log_tick_sets(10.0 ** low_log, 10.0 ** high_log)
+    for step, offset in ((1, 0), (2, 0), (2, 1), (3, 0), (3, 1), (3, 2)):  # every one, every second...
+        if step > 1 and len(best) >= 2:  # a whole set reads better than every second value of one
+            break
+        for candidate in candidates:
+            values = candidate[offset::step]
+            extents = [measure(t) for t in format_ticks(values)]
+            spots = pixels(values)
+            keep = [k for k, (p, e) in enumerate(zip(spots, extents)) if inside(p, e, length)]  # the rest: unlabelled
+            if len(keep) > len(best) and fits([spots[k] for k in keep], [extents[k] for k in keep], length, gap):
+                best = [values[k] for k in keep]
+    minor: list[float] = []
+    for values in log_tick_sets(10.0 ** low_log, 10.0 ** high_log):
+        spots = sorted(pixels(values))
+        if len(values) > len(minor) and all(b - a >= 6 for a, b in zip(spots, spots[1:])):
+            minor = values
+    labelled = set(best)
+    return best, [v for v in minor if v not in labelled]
+
+
+def elide(text: str, width: float, measure: Measure, mark: str = "…") -> str:
+    """``text`` cut at the end (with ``mark``) to fit ``width``; all of it when it fits, "" when
+    not even its first character and the mark fit."""
+    if measure(text) <= width:
+        return text
+    for keep in range(len(text) - 1, 0, -1):
+        cut = text[:keep].rstrip("_ ") + mark
+        if measure(cut) <= width:
+            return cut
+    return ""
+
+
+def fit_category_labels(positions: Sequence[float], labels: Sequence[str], length: float, measure: Measure,
+                        gap: float, numeric: bool, min_chars: int = 4) -> list[str]:
+    """The text to draw under each of ``labels`` (centred at ``positions`` along an axis of
+    ``length`` pixels); "" where a label is left out.
+
+    All labels in full when they fit. Otherwise numbers are thinned (every second, third...
+    label: the ones shown still place the others), and words are shortened with an ellipsis to
+    the room each has, thinned as well when fewer than ``min_chars`` characters of a word would
+    remain. Whoever shows the axis keeps the full names for a tool tip."""
+    n = len(labels)
+    if n == 0:
+        return []
+    order = sorted(range(n), key=lambda i: positions[i])
+    widths = [measure(t) for t in labels]
+    if fits(positions, widths, length, gap):
+        return list(labels)
+    out = [""] * n
+    pitch = length / n  # about the room each label has; a step that leaves too little is not tried
+    least = min([*widths, *(measure(t[:min_chars] + "…") for t in labels if len(t) > min_chars)])
+    first_step = max(1, min(n, math.floor((least + gap) / max(pitch, 1e-9))))
+    for step, offset in ((step, offset) for step in range(first_step, n + 1) for offset in range(min(step, 3))):
+        shown = order[offset::step]
+        if numeric:
+            shown = [i for i in shown if inside(positions[i], widths[i], length)]
+            if shown and fits([positions[i] for i in shown], [widths[i] for i in shown], length, gap):
+                for i in shown:
+                    out[i] = labels[i]
+                return out
+            continue
+        spots = [positions[i] for i in shown]
+        texts = []
+        for k, i in enumerate(shown):
+            left = spots[k] - spots[k - 1] if k > 0 else 2 * spots[k]
+            right = spots[k + 1] - spots[k] if k + 1 < len(shown) else 2 * (length - spots[k])
+            room = min(left, right) - gap
+            texts.append(elide(labels[i], room, measure))
+        readable = all(len(t) - 1 >= min(min_chars, len(labels[i])) or t == labels[i] for t, i in zip(texts, shown))
+        if readable and all(texts):
+            for t, i in zip(texts, shown):
+                out[i] = t
+            return out
+    first = order[0]  # not even one label in a few characters: the first, cut to the axis
+    out[first] = elide(labels[first], length, measure)
+    return out

@@ -22,6 +22,7 @@ from workbench.gui.chart_header import ChartHeader
 from workbench.gui.elided_label import ElidedCombo
 from workbench.gui.fast_scatter import FastScatter
 from workbench.gui.model import SessionModel
+from workbench.gui.plot_axes import ReadableAxis
 from workbench.gui.text import describe_trial, metric_label
 
 # --- the palette: created once, reused by every item (colour-blind-safe Okabe-Ito hues) ----------
@@ -41,19 +42,6 @@ SELECT_PEN = pg.mkPen(0, 0, 0, 255, width=2.5)
 SPREAD_PEN = pg.mkPen(0, 114, 178, 90, width=1)
 
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
-
-
-class ReadableAxis(pg.AxisItem):
-    """In log mode, label only the 1-2-5 ticks with plain numbers (pyqtgraph labels every minor
-    tick, which runs together as "0.56789" over a decade)."""
-
-    def logTickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
-        out = []
-        for v in values:
-            number = 10 ** float(v) * scale
-            mantissa = number / 10 ** math.floor(math.log10(number)) if number > 0 else 0
-            out.append(f"{number:g}" if min(abs(mantissa - m) for m in (1, 2, 5, 10)) < 1e-6 else "")
-        return out
 
 
 def _scatter(brush: Any, symbol: str = "o", size: float = 6, pen: Any = NO_PEN, hover: Any = None) -> FastScatter:

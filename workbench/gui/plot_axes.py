@@ -1,0 +1,135 @@
+"""Axis items whose tick labels can be read: measured against the room the axis has.
+
+pyqtgraph labels a log axis with its own tick levels, which over less than a decade leaves one
+label or none (and, with its automatic SI prefix, a "(x0.001)" beside the title), or every minor
+tick, which runs together as "0.070.060.05". Fixed ticks (``setTicks``) are drawn as given, through
+each other when the axis is short. The two axes here choose their labels at paint time from the
+axis's length in pixels and its tick font (so a zoomed window or a resized pane relabels itself),
+with the rules of :mod:`workbench.gui.axes`.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any, Sequence
+
+import pyqtgraph as pg
+from PySide6.QtGui import QFont, QFontMetricsF
+
+from workbench.gui.axes import choose_log_ticks, fit_category_labels, format_ticks
+
+
+class _MeasuredAxis(pg.AxisItem):
+    """What the subclasses share: the tick font's metrics and the room between labels
+    (``spacing``: in lines on a vertical axis, in widths of "M" on a horizontal one)."""
+
+    spacing = (0.8, 1.2)  # (vertical, horizontal)
+
+    def tick_font(self) -> QFont:
+        font = self.style.get("tickFont")
+        return QFont(font) if font is not None else QFont()
+
+    def vertical(self) -> bool:
+        return self.orientation in ("left", "right")
+
+    def measure(self) -> tuple[Any, float]:
+        """A text's extent along this axis (its width; one line's height on a vertical axis),
+        and the gap to keep between two labels."""
+        metrics = QFontMetricsF(self.tick_font())
+        if self.vertical():
+            line = metrics.height()
+            return (lambda _text: line), line * self.spacing[0]
+        return metrics.horizontalAdvance, metrics.horizontalAdvance("M") * self.spacing[1]
+
+
+class ReadableAxis(_MeasuredAxis):
+    """A numeric axis; in log mode, labelled with plain numbers that fit: decades, 1-2-5 or
+    1 to 9 per decade, or round values less than a decade apart (0.05, 0.06, 0.07), as many as
+    the axis has room for, with the ticks not labelled as grid lines. No SI prefix: a latency of
+    0.02 ms reads 0.02, not 20 with "(x0.001)" beside the title."""
+
+    def __init__(self, orientation: str = "bottom", **kwargs: Any) -> None:
+        super().__init__(orientation, **kwargs)
+        self.enableAutoSIPrefix(False)
+        self.labelled: list[float] = []  # the values labelled at the last paint (for tests and tips)
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[Any]:  # pyqtgraph override
+        if not self.logMode:
+            return super().tickValues(minVal, maxVal, size)
+        low, high = sorted((float(minVal), float(maxVal)))
+        measure, gap = self.measure()
+        labelled, minor = choose_log_ticks(low, high, float(size), measure, gap)
+        self.labelled = labelled
+        return [(None, [math.log10(v) for v in labelled]), (None, [math.log10(v) for v in minor])]
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # pyqtgraph override
+        if not self.logMode:
+            return super().tickStrings(values, scale, spacing)
+        numbers = [10.0 ** float(v) for v in values]
+        labelled = [v for v in numbers if any(math.isclose(v, w, rel_tol=1e-9) for w in self.labelled)]
+        texts = dict(zip(labelled, format_ticks(labelled)))
+        return [texts.get(v, "") for v in numbers]
+
+
+class CategoryAxis(_MeasuredAxis):
+    """Labels at given positions (slot values, axis names, sizes), fitted to the axis at paint
+    time: all in full when they fit, else numbers thinned and words shortened with an ellipsis
+    (see :func:`workbench.gui.axes.fit_category_labels`). Whenever a label is cut or left out,
+    the axis's tool tip lists every label in full."""
+
+    def __init__(self, orientation: str = "bottom", title: str = "", **kwargs: Any) -> None:
+        super().__init__(orientation, **kwargs)
+        self.title = title
+        self.categories: list[tuple[float, str]] = []
+        self.shown: dict[float, str] = {}  # position -> the text drawn there at the last paint
+
+    def set_categories(self, positions: Sequence[float], labels: Sequence[str]) -> None:
+        self.categories = [(float(p), str(t)) for p, t in zip(positions, labels)]
+        self.shown = {}
+        self.picture = None
+        self.update()
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[Any]:  # pyqtgraph override
+        low, high = sorted((float(minVal), float(maxVal)))
+        inside = [(p, t) for p, t in self.categories if low <= p <= high]
+        if not inside or high <= low:
+            self.shown = {}
+            return [(None, [])]
+        scale = float(size) / (high - low)
+        if self.vertical():
+            positions = [(high - p) * scale for p, _ in inside]
+        else:
+            positions = [(p - low) * scale for p, _ in inside]
+        texts = [t for _, t in inside]
+        measure, gap = self.measure()
+        numeric = all(_is_number(t) for t in texts)
+        fitted = fit_category_labels(positions, texts, float(size), measure, gap, numeric)
+        self.shown = {p: f for (p, _), f in zip(inside, fitted)}
+        cut = [t for t, f in zip(texts, fitted) if f != t]
+        all_names = ", ".join(t for _, t in self.categories)
+        tip = f"{self.title}: {all_names}" if self.title else all_names
+        self.setToolTip(html.escape(tip) if cut else "")
+        return [(None, [p for p, _ in inside])]
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # pyqtgraph override
+        return [self.shown.get(float(v), "") for v in values]
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return text[:1].isdigit()  # a shortened size (2¹⁰, 64k) counts as a number: thin, not cut
+    return True
+
+
+def set_plot_font(plot_item: Any, font: QFont) -> None:
+    """Tick labels and axis titles of one plot in ``font`` (the window's zoom sets it on every plot
+    it finds; a view that builds plots later gives them its own font, which the zoom sets too)."""
+    for name in ("bottom", "left"):
+        axis = plot_item.getAxis(name)
+        axis.setStyle(tickFont=font)
+        axis.label.setFont(font)
+        axis.picture = None
+        axis.update()
