@@ -276,7 +276,7 @@ def test_parallel_coordinates_and_slices_draw_every_trial_across_slots_and_score
     view = shown.parallel
     shown.bottom_tabs.setCurrentWidget(view)
     QApplication.processEvents()
-    assert [name for _, name in view.plot.getAxis("bottom")._tickLevels[0]] == ["block_size", "strategy", "score"]
+    assert [name for _, name in view.plot.getAxis("bottom").categories] == ["block_size", "strategy", "score"]
     assert view.value_label_texts()[:7] == ["64", "128", "256", "512", "atomic", "tree", "shuffle"]
     xs, ys = view.feasible.getData()
     assert len(xs) == 4 * model.n  # 3 axes + a break per trial
@@ -289,7 +289,7 @@ def test_parallel_coordinates_and_slices_draw_every_trial_across_slots_and_score
     QApplication.processEvents()
     assert list(slices.plots) == ["block_size", "strategy"]
     strategy = slices.plots["strategy"]
-    assert strategy.getAxis("bottom")._tickLevels == [[(0.0, "atomic"), (1.0, "tree"), (2.0, "shuffle")]]
+    assert strategy.getAxis("bottom").categories == [(0.0, "atomic"), (1.0, "tree"), (2.0, "shuffle")]
     _, feasible, best_item = slices.points["strategy"]
     assert sorted(feasible.ys.tolist()) == sorted(model.ranking.score.tolist())
     assert best_item.data.tolist() == [best]

@@ -30,13 +30,14 @@ def test_a_log_axis_under_a_decade_gets_round_labels_that_fit() -> None:
     labelled, _ = choose_log_ticks(math.log10(0.003), math.log10(0.3), 120, lambda _t: line, line * 0.8)
     assert labelled == [0.01, 0.1]
     # a short axis over a decade still gets two labels: every second of a set
-    labelled, _ = choose_log_ticks(math.log10(0.0035), math.log10(0.05), 90, lambda _t: 25.0, 20.0)
+    labelled, _ = choose_log_ticks(math.log10(0.0035), math.log10(0.05), 110, lambda _t: 25.0, 20.0)
     assert len(labelled) == 2
 
 
 def test_tick_numbers_are_plain_and_tell_values_apart() -> None:
     assert format_ticks([0.05, 0.055, 0.06]) == ["0.05", "0.055", "0.06"]
     assert format_ticks([20.0, 25.0]) == ["20", "25"]
+    assert format_ticks([0.1, 1.0, 10.0, 100.0]) == ["0.1", "1", "10", "100"]  # never 1e+01
 
 
 def test_category_labels_are_thinned_or_shortened_to_their_room() -> None:
@@ -46,22 +47,28 @@ def test_category_labels_are_thinned_or_shortened_to_their_room() -> None:
     length = 100.0
     numbers = ["64", "128", "256", "512", "1024"]
     spots = [length * (k + 0.5) / len(numbers) for k in range(len(numbers))]
-    shown = fit_category_labels(spots, numbers, length, width, 6, numeric=True)
+    shown = [t for t, _ in fit_category_labels(spots, numbers, length, width, 6, numeric=True)]
     kept = [(p, t) for p, t in zip(spots, shown) if t]
     assert len(kept) >= 2 and all(t in numbers for _, t in kept)  # whole numbers or none
     assert fits([p for p, _ in kept], [width(t) for _, t in kept], length, 6)
     words = ["atomic", "shared_tree", "warp_shuffle", "two_pass"]
     length = 260.0
     spots = [length * (k + 0.5) / len(words) for k in range(len(words))]
-    shown = fit_category_labels(spots, words, length, width, 6, numeric=False)
+    shown = [t for t, _ in fit_category_labels(spots, words, length, width, 6, numeric=False)]
     assert all(shown) and any(t.endswith("…") for t in shown)
     assert all(w.startswith(t.rstrip("…")) for w, t in zip(words, shown))
     assert fits(spots, [width(t) for t in shown], length, 6)
+    # on two lines taking turns, each word has twice the room: the same axis shows them in full
+    fitted = fit_category_labels(spots, words, length, width, 6, numeric=False, rows=2)
+    assert [t for t, _ in fitted] == words and [r for _, r in fitted] == [0, 1, 0, 1]
+    for row in (0, 1):
+        assert fits(spots[row::2], [width(t) for t in words[row::2]], length, 6)
 
 
 # --- the views --------------------------------------------------------------------------------
 def drawn_labels(axis) -> list[tuple[object, str]]:
     """The tick labels an axis draws now: (rectangle, text), empty texts left out."""
+    from PySide6.QtCore import QRectF
     from PySide6.QtGui import QPainter, QPicture
 
     picture = QPicture()
@@ -73,7 +80,13 @@ def drawn_labels(axis) -> list[tuple[object, str]]:
     finally:
         painter.end()
     assert specs is not None, "the axis has no size"
-    return [(rect, text) for rect, _flags, text in specs[2] if text]
+    out = []
+    for rect, _flags, text in specs[2]:
+        if text.strip():
+            lines = text.count("\n")  # a label on the second line (labels taking turns): that line's box
+            height = rect.height() / (lines + 1)
+            out.append((QRectF(rect.x(), rect.y() + height * lines, rect.width(), height), text.strip()))
+    return out
 
 
 def assert_readable(axis, least: int = 2) -> list[str]:

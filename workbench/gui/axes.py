@@ -118,29 +118,34 @@ def can_log(values: np.ndarray, categorical: bool) -> bool:
 # vertical one), so the same rule serves every font size, zoom and axis length.
 
 Measure = Callable[[str], float]
+EDGE = 2.0  # px kept free at each end of an axis: pyqtgraph measures a label a little wider than we do
 
 
-def inside(position: float, extent: float, length: float) -> bool:
-    """True when a label of ``extent`` centred at ``position`` stays on an axis of ``length``
-    (pyqtgraph leaves out a label that would stick out)."""
-    return position - extent / 2 >= -0.5 and position + extent / 2 <= length + 0.5
+def inside(position: float, extent: float, length: float, overhang: float = 0.0) -> bool:
+    """True when a label of ``extent`` centred at ``position`` stays on an axis of ``length``, or
+    sticks out by at most ``overhang`` (pyqtgraph leaves out a label that sticks out further)."""
+    return position - extent / 2 >= EDGE - overhang and position + extent / 2 <= length + overhang - EDGE
 
 
-def fits(positions: Sequence[float], extents: Sequence[float], length: float, gap: float) -> bool:
+def fits(positions: Sequence[float], extents: Sequence[float], length: float, gap: float,
+         overhang: float = 0.0) -> bool:
     """True when labels of ``extents`` centred at ``positions`` (pixels along an axis of
     ``length``) keep ``gap`` between neighbours and stay inside the axis."""
     pairs = sorted(zip(positions, extents))
     for (p, e), (q, f) in zip(pairs, pairs[1:]):
         if q - p < (e + f) / 2 + gap:
             return False
-    return all(inside(p, e, length) for p, e in pairs)
+    return all(inside(p, e, length, overhang) for p, e in pairs)
 
 
 def format_ticks(values: Sequence[float]) -> list[str]:
     """Plain numbers with the fewest significant digits that tell every value apart and say it
     exactly (0.05, 0.055, 0.06; never 5e-2 next to 5e-2)."""
+    def whole(v: float) -> int:  # digits before the point, so that 10 reads 10, not 1e+01 (up to 999999)
+        return min(math.floor(math.log10(abs(v))) + 1, 6) if abs(v) >= 1 else 1
+
     for digits in range(1, 10):
-        texts = [f"{v:.{digits}g}" for v in values]
+        texts = [f"{v:.{max(digits, whole(v))}g}" for v in values]
         exact = all(math.isclose(float(t), v, rel_tol=1e-9, abs_tol=1e-300) for t, v in zip(texts, values))
         if exact and len(set(texts)) == len(texts):
             return texts
@@ -228,9 +233,11 @@ def elide(text: str, width: float, measure: Measure, mark: str = "…") -> str:
 
 
 def fit_category_labels(positions: Sequence[float], labels: Sequence[str], length: float, measure: Measure,
-                        gap: float, numeric: bool, min_chars: int = 4) -> list[str]:
+                        gap: float, numeric: bool, min_chars: int = 4, rows: int = 1,
+                        overhang: float = 0.0) -> list[tuple[str, int]]:
     """The text to draw under each of ``labels`` (centred at ``positions`` along an axis of
-    ``length`` pixels); "" where a label is left out.
+    ``length`` pixels, reaching at most ``overhang`` past its ends) and the row it goes on (0 ... ``rows`` - 1: with two rows, neighbouring
+    labels take turns, so each has twice the room); "" where a label is left out.
 
     All labels in full when they fit. Otherwise numbers are thinned (every second, third...
     label: the ones shown still place the others), and words are shortened with an ellipsis to
@@ -241,33 +248,40 @@ def fit_category_labels(positions: Sequence[float], labels: Sequence[str], lengt
         return []
     order = sorted(range(n), key=lambda i: positions[i])
     widths = [measure(t) for t in labels]
-    if fits(positions, widths, length, gap):
-        return list(labels)
-    out = [""] * n
+
+    def placed(shown: list[int], texts: Sequence[str]) -> list[tuple[str, int]]:
+        out = [("", 0)] * n
+        for k, (i, text) in enumerate(zip(shown, texts)):
+            out[i] = (text, k % rows)
+        return out
+
+    def each_row_fits(shown: list[int]) -> bool:
+        return all(fits([positions[i] for i in shown[r::rows]], [widths[i] for i in shown[r::rows]], length, gap,
+                        overhang) for r in range(rows))
+
+    if each_row_fits(order):
+        return placed(order, [labels[i] for i in order])
     pitch = length / n  # about the room each label has; a step that leaves too little is not tried
     least = min([*widths, *(measure(t[:min_chars] + "…") for t in labels if len(t) > min_chars)])
-    first_step = max(1, min(n, math.floor((least + gap) / max(pitch, 1e-9))))
+    first_step = max(1, min(n, math.floor((least + gap) / max(pitch * rows, 1e-9))))
     for step, offset in ((step, offset) for step in range(first_step, n + 1) for offset in range(min(step, 3))):
         shown = order[offset::step]
         if numeric:
-            shown = [i for i in shown if inside(positions[i], widths[i], length)]
-            if shown and fits([positions[i] for i in shown], [widths[i] for i in shown], length, gap):
-                for i in shown:
-                    out[i] = labels[i]
-                return out
+            shown = [i for i in shown if inside(positions[i], widths[i], length, overhang)]
+            if shown and each_row_fits(shown):
+                return placed(shown, [labels[i] for i in shown])
             continue
-        spots = [positions[i] for i in shown]
         texts = []
         for k, i in enumerate(shown):
-            left = spots[k] - spots[k - 1] if k > 0 else 2 * spots[k]
-            right = spots[k + 1] - spots[k] if k + 1 < len(shown) else 2 * (length - spots[k])
-            room = min(left, right) - gap
-            texts.append(elide(labels[i], room, measure))
+            before = shown[k - rows] if k >= rows else None
+            after = shown[k + rows] if k + rows < len(shown) else None
+            # to a neighbour on the same line: the gap between them; to an end of the axis: none
+            end = overhang - EDGE  # how far past an end of the axis a label may reach
+            left = positions[i] - positions[before] if before is not None else 2 * (positions[i] + end) + gap
+            right = positions[after] - positions[i] if after is not None else 2 * (length + end - positions[i]) + gap
+            texts.append(elide(labels[i], min(left, right) - gap, measure))
         readable = all(len(t) - 1 >= min(min_chars, len(labels[i])) or t == labels[i] for t, i in zip(texts, shown))
         if readable and all(texts):
-            for t, i in zip(texts, shown):
-                out[i] = t
-            return out
+            return placed(shown, texts)
     first = order[0]  # not even one label in a few characters: the first, cut to the axis
-    out[first] = elide(labels[first], length, measure)
-    return out
+    return placed([first], [elide(labels[first], length, measure)])

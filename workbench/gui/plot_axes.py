@@ -80,9 +80,27 @@ class CategoryAxis(_MeasuredAxis):
 
     def __init__(self, orientation: str = "bottom", title: str = "", **kwargs: Any) -> None:
         super().__init__(orientation, **kwargs)
+        self._set_overhang()
         self.title = title
         self.categories: list[tuple[float, str]] = []
         self.shown: dict[float, str] = {}  # position -> the text drawn there at the last paint
+
+    def setStyle(self, **kwargs: Any) -> None:  # pyqtgraph override
+        super().setStyle(**kwargs)
+        if "tickFont" in kwargs:
+            self._set_overhang()
+
+    def _set_overhang(self) -> None:
+        """A label under either end of a horizontal axis may reach past it by about two
+        characters, into the corner beside it, as in most plotting programs; pyqtgraph drops it
+        otherwise, which lost the outer values of a narrow slice plot."""
+        if not self.vertical():
+            self.style["hideOverlappingLabels"] = int(QFontMetricsF(self.tick_font()).horizontalAdvance("MM"))
+            self.prepareGeometryChange()
+
+    def overhang(self) -> float:
+        value = self.style.get("hideOverlappingLabels")
+        return float(value) if not isinstance(value, bool) and isinstance(value, (int, float)) else 0.0
 
     def set_categories(self, positions: Sequence[float], labels: Sequence[str]) -> None:
         self.categories = [(float(p), str(t)) for p, t in zip(positions, labels)]
@@ -104,9 +122,17 @@ class CategoryAxis(_MeasuredAxis):
         texts = [t for _, t in inside]
         measure, gap = self.measure()
         numeric = all(_is_number(t) for t in texts)
-        fitted = fit_category_labels(positions, texts, float(size), measure, gap, numeric)
-        self.shown = {p: f for (p, _), f in zip(inside, fitted)}
-        cut = [t for t, f in zip(texts, fitted) if f != t]
+        overhang = self.overhang()
+        fitted = fit_category_labels(positions, texts, float(size), measure, gap, numeric, overhang=overhang)
+        if not self.vertical() and _shown_chars(fitted) < sum(len(t) for t in texts):
+            # Labels taking turns on two lines have twice the room each: worth one more line when
+            # it shows more of them (pyqtgraph makes the axis as tall as its tallest label).
+            staggered = fit_category_labels(positions, texts, float(size), measure, gap, numeric, rows=2,
+                                            overhang=overhang)
+            if _shown_chars(staggered) > _shown_chars(fitted):
+                fitted = staggered
+        self.shown = {p: "\n" * row + text if text else "" for (p, _), (text, row) in zip(inside, fitted)}
+        cut = [t for t, (f, _) in zip(texts, fitted) if f != t]
         all_names = ", ".join(t for _, t in self.categories)
         tip = f"{self.title}: {all_names}" if self.title else all_names
         self.setToolTip(html.escape(tip) if cut else "")
@@ -114,6 +140,19 @@ class CategoryAxis(_MeasuredAxis):
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # pyqtgraph override
         return [self.shown.get(float(v), "") for v in values]
+
+    def _updateMaxTextSize(self, x: int) -> None:  # pyqtgraph override
+        """pyqtgraph sizes a horizontal axis for 0.8 of its labels' height, which cut off the
+        bottom of a label on the second line (and an underscore on the first)."""
+        super()._updateMaxTextSize(int(math.ceil(x / 0.8)) if not self.vertical() else x)
+
+    def shown_labels(self) -> list[str]:
+        """The labels drawn at the last paint, in order along the axis ("" where left out)."""
+        return [self.shown.get(p, "").lstrip("\n") for p, _ in self.categories]
+
+
+def _shown_chars(fitted: Sequence[tuple[str, int]]) -> int:
+    return sum(len(text.rstrip("…")) for text, _ in fitted)
 
 
 def _is_number(text: str) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, OUTLINE, _scatter
@@ -189,16 +189,30 @@ class SlicePlots(_HiddenUntilShown):
         self.canvas.setBackground("w")
         self.plots: dict[str, Any] = {}
         self.points: dict[str, tuple[Any, Any, Any]] = {}
+        self.columns = 0
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(QLabel("<b>Slice plot</b>: score against each slot's value "
                                 "(blue feasible, grey infeasible, star the best)"))
         layout.addWidget(self.canvas, 1)
 
+    def _columns(self, count: int) -> int:
+        """As many plots side by side as leave each about 18 characters of width (at most 4):
+        narrower, a slot's value names had no room under its plot."""
+        em = QFontMetricsF(self.font()).horizontalAdvance("M")
+        return max(1, min(4, count, int(self.canvas.width() // (18 * em)) if self.canvas.width() > 0 else 4))
+
+    def resizeEvent(self, event: Any) -> None:  # Qt override
+        super().resizeEvent(event)
+        if self.plots and self._columns(len(self.plots)) != self.columns:
+            self.plots = {}  # laid out again at the next refresh
+            self.dirty = True
+            self.refresh_if_dirty()
+
     def _rebuild(self, names: list[str]) -> None:
         self.canvas.clear()
         self.plots, self.points = {}, {}
-        columns = max(1, min(4, len(names)))
+        columns = self.columns = self._columns(len(names))
         for i, name in enumerate(names):
             plot = self.canvas.addPlot(row=i // columns, col=i % columns,
                                        axisItems={"bottom": CategoryAxis("bottom", title=name)})
