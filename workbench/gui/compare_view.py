@@ -64,7 +64,7 @@ class CompareView(QWidget):
         self.plot = pg.PlotWidget(background="w", axisItems={"left": ReadableAxis("left")})
         self.plot.setMenuEnabled(False)
         self.plot.setLabel("bottom", "evaluation")
-        self.plot.setLabel("left", "best latency so far (ms)")
+        self.plot.setLabel("left", "best latency (ms)")  # short: the plot is short in presentation mode
         self.plot.setLogMode(y=True)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.curve_legend = QLabel()

@@ -49,6 +49,8 @@ class ReadableAxis(_MeasuredAxis):
     the axis has room for, with the ticks not labelled as grid lines. No SI prefix: a latency of
     0.02 ms reads 0.02, not 20 with "(x0.001)" beside the title."""
 
+    spacing = (0.5, 1.2)
+
     def __init__(self, orientation: str = "bottom", **kwargs: Any) -> None:
         super().__init__(orientation, **kwargs)
         self.enableAutoSIPrefix(False)
@@ -77,6 +79,8 @@ class CategoryAxis(_MeasuredAxis):
     time: all in full when they fit, else numbers thinned and words shortened with an ellipsis
     (see :func:`workbench.gui.axes.fit_category_labels`). Whenever a label is cut or left out,
     the axis's tool tip lists every label in full."""
+
+    spacing = (0.15, 1.2)  # a label per row or column needs no more than a sliver between lines
 
     def __init__(self, orientation: str = "bottom", title: str = "", **kwargs: Any) -> None:
         super().__init__(orientation, **kwargs)

@@ -48,7 +48,7 @@ REFRESH_DELAY_MS = 300
 SERIES_SYMBOLS = (("o", "&#9679;"), ("s", "&#9632;"), ("d", "&#9670;"), ("t1", "&#9650;"), ("t", "&#9660;"),
                   ("star", "&#9733;"))
 SERIES_DASHES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
-PLOT_LINES = 7  # the latency plot's least height, in lines of the view's font
+PLOT_LINES = 8  # the latency plot's least height, in lines of the view's font
 
 Cells = list[tuple[Mapping[str, Any], Config]]
 
@@ -121,12 +121,11 @@ class SizeView(QWidget):
         self.latency_plot = pg.PlotWidget(axisItems={"bottom": self.latency_axis, "left": ReadableAxis("left")})
         self.latency_plot.setBackground("w")
         self.latency_plot.setLogMode(x=False, y=True)
-        self.latency_plot.setLabel("left", "latency (ms)")
+        self.latency_plot.setLabel("left", "ms")  # the title says what: a short plot has no room for more
         self.latency_plot.showGrid(x=True, y=True, alpha=0.25)
         self.latency_title = _title("Best latency per size (log-log)")
         self.band_axis = CategoryAxis("bottom")
         self.band_rows_axis = CategoryAxis("left")
-        self.band_rows_axis.spacing = (0.15, 1.2)  # one row of bands per label: no more room needed
         self.band_plot = pg.PlotWidget(axisItems={"bottom": self.band_axis, "left": self.band_rows_axis})
         self.band_plot.setBackground("w")
         self.band_plot.setMouseEnabled(x=True, y=False)
@@ -157,8 +156,8 @@ class SizeView(QWidget):
         self.matrix_plot = pg.PlotWidget(axisItems={"bottom": self.matrix_x, "left": self.matrix_y})
         self.matrix_plot.setBackground("w")
         self.matrix_title = _title("Each size's best config at every size (% of that size's optimum)")
-        self.matrix_plot.setLabel("bottom", "measured at size")
-        self.matrix_plot.setLabel("left", "best config of size")
+        self.matrix_plot.setLabel("bottom", "measured at")
+        self.matrix_plot.setLabel("left", "best config of")
         self.matrix_plot.invertY(True)
         self.matrix_plot.setMouseEnabled(x=False, y=False)
         self.image = pg.ImageItem()
@@ -374,14 +373,11 @@ class SizeView(QWidget):
         for axis in (self.matrix_x, self.matrix_y):
             axis.title = which
             axis.set_categories(positions, labels)
-        self.matrix_plot.setLabel("bottom", f"measured at size ({which})")
-        self.matrix_plot.setLabel("left", "best config of size")
-        small = n > 8
+        self.matrix_plot.setLabel("bottom", f"measured at ({which})")
+        self.matrix_plot.setLabel("left", "best config of")
         for i in range(n):
             for j in range(n):
-                value = float(self.matrix[i, j])
-                text = "?" if not math.isfinite(value) else f"{value:.0%}" if not small else f"{value * 100:.0f}"
-                item = pg.TextItem(text, color=(20, 20, 20), anchor=(0.5, 0.5))
+                item = pg.TextItem("", color=(20, 20, 20), anchor=(0.5, 0.5))
                 item.setPos(j + 0.5, i + 0.5)
                 self.matrix_plot.addItem(item)
                 self._cell_text.append(item)
@@ -390,23 +386,29 @@ class SizeView(QWidget):
         self._fit_cell_text()
 
     def _fit_cell_text(self, *_: Any) -> None:
-        """The cells' numbers in the view's font, smaller where a cell is too small for it, and
-        left out where even a small one would overlap its neighbours (the colour still tells)."""
+        """The cells' numbers in the view's font: with a % sign where a cell has room for "100%",
+        without where it has room for "100", in a smaller font where it has room for neither, and
+        left out where even a small one would run into its neighbours (the colour still tells)."""
         n = len(self.rows)
-        if not n or not self._cell_text:
+        if not n or len(self._cell_text) != n * n:
             return
         box = self.matrix_plot.getViewBox().sceneBoundingRect()
         cell_w, cell_h = box.width() / n, box.height() / n
         font = self._text_font()
-        widest = max((item.toPlainText() for item in self._cell_text), key=len)
         metrics = QFontMetricsF(font)
-        ratio = min(1.0, 0.9 * cell_w / max(metrics.horizontalAdvance(widest), 1.0),
-                    0.9 * cell_h / max(metrics.height(), 1.0))
+
+        def room(text: str) -> float:  # the most this font can be scaled by and still fit a cell
+            return min(0.8 * cell_w / max(metrics.horizontalAdvance(text), 1.0), 0.9 * cell_h / max(metrics.height(), 1.0))
+
+        percent = room("100%") >= 1.0
+        ratio = min(1.0, room("100%" if percent else "100"))
         size = font.pointSizeF() * ratio if font.pointSizeF() > 0 else 0.0
         visible = size >= 5.0
         if visible:
             font.setPointSizeF(size)
-        for item in self._cell_text:
+        for k, item in enumerate(self._cell_text):
+            value = float(self.matrix[k // n, k % n])
+            item.setText("?" if not math.isfinite(value) else f"{value:.0%}" if percent else f"{value * 100:.0f}")
             item.setFont(font)
             item.setVisible(visible)
 
