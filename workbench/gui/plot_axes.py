@@ -80,7 +80,7 @@ class CategoryAxis(_MeasuredAxis):
     (see :func:`workbench.gui.axes.fit_category_labels`). Whenever a label is cut or left out,
     the axis's tool tip lists every label in full."""
 
-    spacing = (0.15, 1.2)  # a label per row or column needs no more than a sliver between lines
+    spacing = (0.15, 0.6)  # a label per row or column needs no more than a sliver between them
 
     def __init__(self, orientation: str = "bottom", title: str = "", **kwargs: Any) -> None:
         super().__init__(orientation, **kwargs)
