@@ -71,13 +71,13 @@ def test_explore_axes_match_the_combos_and_name_text_values(shown):
     chart.set_axes("slot:strategy", "latency_ms")
     assert chart.plot.getAxis("bottom").labelText == chart.x_combo.currentText() == "strategy (slot)"
     assert chart.plot.getAxis("left").labelText == chart.y_combo.currentText() == "latency (ms)"
-    assert chart.plot.getAxis("bottom")._tickLevels == [[(0.0, "atomic"), (1.0, "tree"), (2.0, "shuffle")]]
+    assert chart.plot.getAxis("bottom").categories == [(0.0, "atomic"), (1.0, "tree"), (2.0, "shuffle")]
     assert _drawn_tick_texts(chart.plot.getAxis("bottom")) == ["atomic", "tree", "shuffle"]  # none hidden at the ends
     assert not chart.x_log.isEnabled() and chart.y_log.isEnabled()  # no log of a text slot
     chart.x_log.setChecked(True)
     assert not chart.log_x
     chart.set_axes("slot:block_size", "gflops")
-    assert chart.plot.getAxis("bottom")._tickLevels is None  # numbers: ordinary ticks
+    assert chart.plot.getAxis("bottom").categories == []  # numbers: ordinary ticks
     assert chart.plot.getAxis("left").labelText == "GFLOP/s"
 
 

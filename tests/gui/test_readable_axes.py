@@ -224,3 +224,33 @@ def test_slice_and_parallel_labels_do_not_overlap(window, qtbot, reduce_run, pre
     texts = assert_readable(axis, least=len(window.parallel.axis_names))  # every axis named, if shortened
     if texts != window.parallel.axis_names:
         assert all(name in axis.toolTip() for name in window.parallel.axis_names)
+
+
+def test_a_cut_category_axis_shows_every_name_in_its_tool_tip(qtbot) -> None:
+    import pyqtgraph as pg
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    from workbench.gui.plot_axes import CategoryAxis
+
+    names = ["atomic_long_name", "shared_tree_x", "warp_shuffle", "two_pass_yy", "another_one", "last_one"]
+    axis = CategoryAxis("bottom", title="strategy")
+    plot = pg.PlotWidget(axisItems={"bottom": axis})
+    qtbot.addWidget(plot)
+    plot.resize(200, 150)
+    plot.show()
+    axis.set_categories(range(len(names)), names)
+    plot.setXRange(-0.5, len(names) - 0.5, padding=0)
+    qtbot.wait(50)
+    plot.repaint()
+    assert_readable(axis)
+    assert axis.shown_labels() != names
+    spot = plot.mapFromScene(axis.sceneBoundingRect().center())
+    QApplication.sendEvent(plot.viewport(), QHelpEvent(QEvent.Type.ToolTip, spot, plot.viewport().mapToGlobal(spot)))
+    qtbot.waitUntil(QToolTip.isVisible, timeout=2000)
+    assert QToolTip.text() == "strategy: " + ", ".join(names)
+    plot.resize(1400, 150)  # room for every name: no tool tip needed
+    qtbot.wait(50)
+    plot.repaint()
+    assert axis.shown_labels() == names and axis.toolTip() == ""

@@ -118,6 +118,7 @@ def can_log(values: np.ndarray, categorical: bool) -> bool:
 # vertical one), so the same rule serves every font size, zoom and axis length.
 
 Measure = Callable[[str], float]
+LABEL_SHARE = 0.5  # a numeric axis's labels take at most this share of its length (more is a wall of numbers)
 EDGE = 2.0  # px kept free at each end of an axis: pyqtgraph measures a label a little wider than we do
 
 
@@ -178,9 +179,10 @@ def log_tick_sets(low: float, high: float) -> list[list[float]]:
         for exponent in range(top, top - 3, -1):
             for m in (5, 2, 1):
                 step = m * 10.0 ** exponent
-                values = [float(f"{k * m}e{exponent}") for k in range(math.ceil(low / step - 1e-9),
-                                                                      math.floor(high / step + 1e-9) + 1)]
-                values = within(values)
+                first_k, last_k = math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9)
+                if last_k - first_k + 1 > 40:  # more than any axis labels
+                    continue
+                values = within([float(f"{k * m}e{exponent}") for k in range(first_k, last_k + 1)])
                 if 2 <= len(values) <= 40 and values not in sets:
                     sets.append(values)
     return sets
@@ -190,7 +192,8 @@ def choose_log_ticks(low_log: float, high_log: float, length: float, measure: Me
                      gap: float) -> tuple[list[float], list[float]]:
     """The values to label and the unlabelled (grid) values of a log axis showing
     ``10**low_log .. 10**high_log`` over ``length`` pixels: of :func:`log_tick_sets`, the one with
-    the most labels that fit (the nicer one on a tie), or, when none has two that fit, of every
+    the most labels that fit and take at most ``LABEL_SHARE`` of the axis (the nicer one on a
+    tie), or, when none has two that fit, of every
     second or third value of each; then the finest set at least 6 px apart as minor ticks."""
     if not (math.isfinite(low_log) and math.isfinite(high_log)) or high_log <= low_log or length <= 0:
         return [], []
@@ -201,18 +204,26 @@ def choose_log_ticks(low_log: float, high_log: float, length: float, measure: Me
 
     best: list[float] = []
     candidates = log_tick_sets(10.0 ** low_log, 10.0 ** high_log)
+    narrowest = min(measure("1"), measure("0"))
     for step, offset in ((1, 0), (2, 0), (2, 1), (3, 0), (3, 1), (3, 2)):  # every one, every second...
         if step > 1 and len(best) >= 2:  # a whole set reads better than every second value of one
             break
         for candidate in candidates:
             values = candidate[offset::step]
-            extents = [measure(t) for t in format_ticks(values)]
+            if len(values) <= len(best):
+                continue
             spots = pixels(values)
+            inner = spots[1:-1]  # an end's label may be dropped for sticking out; the others must fit
+            if any(b - a < gap + narrowest for a, b in zip(inner, inner[1:])):
+                continue  # too close for any label: not worth formatting and measuring
+            extents = [measure(t) for t in format_ticks(values)]
             keep = [k for k, (p, e) in enumerate(zip(spots, extents)) if inside(p, e, length)]  # the rest: unlabelled
-            if len(keep) > len(best) and fits([spots[k] for k in keep], [extents[k] for k in keep], length, gap):
+            sparse = len(keep) <= 2 or sum(extents[k] for k in keep) <= LABEL_SHARE * length
+            if len(keep) > len(best) and sparse and fits([spots[k] for k in keep], [extents[k] for k in keep],
+                                                         length, gap):
                 best = [values[k] for k in keep]
     minor: list[float] = []
-    for values in log_tick_sets(10.0 ** low_log, 10.0 ** high_log):
+    for values in candidates:
         spots = sorted(pixels(values))
         if len(values) > len(minor) and all(b - a >= 6 for a, b in zip(spots, spots[1:])):
             minor = values
@@ -225,11 +236,18 @@ def elide(text: str, width: float, measure: Measure, mark: str = "…") -> str:
     not even its first character and the mark fit."""
     if measure(text) <= width:
         return text
-    for keep in range(len(text) - 1, 0, -1):
-        cut = text[:keep].rstrip("_ ") + mark
-        if measure(cut) <= width:
-            return cut
-    return ""
+
+    def cut(keep: int) -> str:
+        return text[:keep].rstrip("_ ") + mark
+
+    low, high = 0, len(text) - 1  # the longest prefix that fits, by halving (a prefix grows with its length)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if measure(cut(middle)) <= width:
+            low = middle
+        else:
+            high = middle - 1
+    return cut(low) if low > 0 else ""
 
 
 def fit_category_labels(positions: Sequence[float], labels: Sequence[str], length: float, measure: Measure,

@@ -530,7 +530,7 @@ class MetricChart(_ChartBase):
             self._ticks = ticks
             view = self.plot.getPlotItem().getViewBox()
             for axis, values, which in (("bottom", ticks[0], view.XAxis), ("left", ticks[1], view.YAxis)):
-                self.plot.getAxis(axis).setTicks([values] if values else None)
+                self.plot.getAxis(axis).set_categories([p for p, _ in values or []], [t for _, t in values or []])
                 if values:  # half a category of room each side, or the end labels would be cut off (hidden)
                     view.setRange(**{"xRange" if which == view.XAxis else "yRange": (-0.6, len(values) - 0.4)}, padding=0)
                 else:

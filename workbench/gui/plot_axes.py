@@ -21,10 +21,12 @@ from workbench.gui.axes import choose_log_ticks, fit_category_labels, format_tic
 
 
 class _MeasuredAxis(pg.AxisItem):
-    """What the subclasses share: the tick font's metrics and the room between labels
-    (``spacing``: in lines on a vertical axis, in widths of "M" on a horizontal one)."""
+    """What the subclasses share: the tick font's metrics and the room between labels."""
 
-    spacing = (0.8, 1.2)  # (vertical, horizontal)
+    def spacing(self) -> tuple[float, float]:
+        """The gap between two labels: in lines on a vertical axis, in widths of "M" on a
+        horizontal one."""
+        return 0.8, 1.2
 
     def tick_font(self) -> QFont:
         font = self.style.get("tickFont")
@@ -39,39 +41,8 @@ class _MeasuredAxis(pg.AxisItem):
         metrics = QFontMetricsF(self.tick_font())
         if self.vertical():
             line = metrics.height()
-            return (lambda _text: line), line * self.spacing[0]
-        return metrics.horizontalAdvance, metrics.horizontalAdvance("M") * self.spacing[1]
-
-
-class ReadableAxis(_MeasuredAxis):
-    """A numeric axis; in log mode, labelled with plain numbers that fit: decades, 1-2-5 or
-    1 to 9 per decade, or round values less than a decade apart (0.05, 0.06, 0.07), as many as
-    the axis has room for, with the ticks not labelled as grid lines. No SI prefix: a latency of
-    0.02 ms reads 0.02, not 20 with "(x0.001)" beside the title."""
-
-    spacing = (0.5, 1.2)
-
-    def __init__(self, orientation: str = "bottom", **kwargs: Any) -> None:
-        super().__init__(orientation, **kwargs)
-        self.enableAutoSIPrefix(False)
-        self.labelled: list[float] = []  # the values labelled at the last paint (for tests and tips)
-
-    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[Any]:  # pyqtgraph override
-        if not self.logMode:
-            return super().tickValues(minVal, maxVal, size)
-        low, high = sorted((float(minVal), float(maxVal)))
-        measure, gap = self.measure()
-        labelled, minor = choose_log_ticks(low, high, float(size), measure, gap)
-        self.labelled = labelled
-        return [(None, [math.log10(v) for v in labelled]), (None, [math.log10(v) for v in minor])]
-
-    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # pyqtgraph override
-        if not self.logMode:
-            return super().tickStrings(values, scale, spacing)
-        numbers = [10.0 ** float(v) for v in values]
-        labelled = [v for v in numbers if any(math.isclose(v, w, rel_tol=1e-9) for w in self.labelled)]
-        texts = dict(zip(labelled, format_ticks(labelled)))
-        return [texts.get(v, "") for v in numbers]
+            return (lambda _text: line), line * self.spacing()[0]
+        return metrics.horizontalAdvance, metrics.horizontalAdvance("M") * self.spacing()[1]
 
 
 class CategoryAxis(_MeasuredAxis):
@@ -80,7 +51,8 @@ class CategoryAxis(_MeasuredAxis):
     (see :func:`workbench.gui.axes.fit_category_labels`). Whenever a label is cut or left out,
     the axis's tool tip lists every label in full."""
 
-    spacing = (0.15, 0.6)  # a label per row or column needs no more than a sliver between them
+    def spacing(self) -> tuple[float, float]:
+        return 0.15, 0.6  # a label per row or column needs no more than a sliver between them
 
     def __init__(self, orientation: str = "bottom", title: str = "", **kwargs: Any) -> None:
         super().__init__(orientation, **kwargs)
@@ -165,6 +137,45 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return text[:1].isdigit()  # a shortened size (2¹⁰, 64k) counts as a number: thin, not cut
     return True
+
+
+class ReadableAxis(CategoryAxis):
+    """A numeric axis that can show categories too (``set_categories``; an empty list makes it
+    numeric again). In log mode it is labelled with plain numbers that fit: decades, 1-2-5 or
+    1 to 9 per decade, or round values less than a decade apart (0.05, 0.06, 0.07), as many as
+    the axis has room for, with the ticks not labelled as grid lines. No SI prefix: a latency of
+    0.02 ms reads 0.02, not 20 with "(x0.001)" beside the title."""
+
+
+    def __init__(self, orientation: str = "bottom", **kwargs: Any) -> None:
+        super().__init__(orientation, **kwargs)
+        self.enableAutoSIPrefix(False)
+        self.labelled: list[float] = []  # the values labelled at the last paint (for tests and tips)
+
+    def spacing(self) -> tuple[float, float]:
+        return super().spacing() if self.categories else (0.5, 1.2)  # numbers: a pitch of 1.5 lines at least
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[Any]:  # pyqtgraph override
+        if self.categories:
+            return super().tickValues(minVal, maxVal, size)
+        self.setToolTip("")
+        if not self.logMode:
+            return pg.AxisItem.tickValues(self, minVal, maxVal, size)
+        low, high = sorted((float(minVal), float(maxVal)))
+        measure, gap = self.measure()
+        labelled, minor = choose_log_ticks(low, high, float(size), measure, gap)
+        self.labelled = labelled
+        return [(None, [math.log10(v) for v in labelled]), (None, [math.log10(v) for v in minor])]
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # pyqtgraph override
+        if self.categories:
+            return super().tickStrings(values, scale, spacing)
+        if not self.logMode:
+            return pg.AxisItem.tickStrings(self, values, scale, spacing)
+        numbers = [10.0 ** float(v) for v in values]
+        labelled = [v for v in numbers if any(math.isclose(v, w, rel_tol=1e-9) for w in self.labelled)]
+        texts = dict(zip(labelled, format_ticks(labelled)))
+        return [texts.get(v, "") for v in numbers]
 
 
 def set_plot_font(plot_item: Any, font: QFont) -> None:
