@@ -254,3 +254,23 @@ def test_a_cut_category_axis_shows_every_name_in_its_tool_tip(qtbot) -> None:
     qtbot.wait(50)
     plot.repaint()
     assert axis.shown_labels() == names and axis.toolTip() == ""
+
+
+def test_parallel_value_labels_are_thinned_to_the_axis_height(window, qtbot, reduce_run) -> None:
+    """In presentation mode on a short screen an axis of six values has no room for six labels of
+    the large font: they ran into each other."""
+    from collections import Counter
+
+    from PySide6.QtGui import QFontMetricsF
+
+    window.resize(1440, 700)
+    window.open_session(reduce_run)
+    window.zoom.presentation_action.setChecked(True)
+    window.bottom_tabs.setCurrentWidget(window.parallel)
+    _settle(qtbot, window)
+    view = window.parallel
+    height = view.plot.getPlotItem().getViewBox().height()
+    line = QFontMetricsF(view.value_labels[0].textItem.font()).height()
+    per_axis = Counter(round(label.pos().x()) for label in view.value_labels)
+    assert max(per_axis.values()) * line <= height, (dict(per_axis), line, height)
+    assert min(per_axis.values()) >= 2  # the lowest and another value still named

@@ -108,6 +108,8 @@ class ParallelCoordinates(_HiddenUntilShown):
         self.axis_lines: list[pg.InfiniteLine] = []
         self.value_labels: list[pg.TextItem] = []
         self.axis_names: list[str] = []
+        self._drawn: tuple[list[str], list[list[Any]], int] | None = None  # what the value labels were drawn for
+        self.plot.getPlotItem().getViewBox().sigResized.connect(self._on_resized)
         legend = QLabel('<span style="color:#0072b2">━</span> feasible &nbsp; <span style="color:#969696">━</span> '
                         'infeasible &nbsp; <span style="color:#f0aa00">━</span> best feasible')
         legend.setStyleSheet("font-size: 8pt; color: #333;")
@@ -138,6 +140,16 @@ class ParallelCoordinates(_HiddenUntilShown):
         else:
             self.best.setData([], [])
 
+    def _labels_per_axis(self) -> int:
+        """As many value labels per axis as its height has lines for (a zoomed font has fewer)."""
+        height = self.plot.getPlotItem().getViewBox().height()
+        line = QFontMetricsF(self.font()).height() * 1.2
+        return max(2, min(MAX_VALUE_LABELS, int(height // line))) if height > 0 else MAX_VALUE_LABELS
+
+    def _on_resized(self, *_: Any) -> None:
+        if self._drawn is not None and self._labels_per_axis() != self._drawn[2]:
+            self._draw_axes(self._drawn[0], self._drawn[1])
+
     def _draw_axes(self, names: list[str], values: list[list[Any]]) -> None:
         for item in self.axis_lines + self.value_labels:
             self.plot.removeItem(item)
@@ -145,18 +157,20 @@ class ParallelCoordinates(_HiddenUntilShown):
         k = len(names)
         self.names_axis.set_categories(range(k + 1), names + ["score"])
         font = QFont(self.font())  # the window's zoom reaches the values drawn on the plot this way
+        most = self._labels_per_axis()
         for i in range(k + 1):
             line = pg.InfiniteLine(pos=i, angle=90, pen=pg.mkPen(60, 60, 60, 200, width=1))
             self.plot.addItem(line)
             self.axis_lines.append(line)
         for i, domain in enumerate(values):
-            step = max(1, int(np.ceil(len(domain) / MAX_VALUE_LABELS)))
+            step = max(1, int(np.ceil(len(domain) / most)))
             for j in range(0, len(domain), step):
                 label = pg.TextItem(str(domain[j]), color=(30, 30, 30), anchor=(0, 0.5))
                 label.setFont(font)
                 label.setPos(i, j / max(len(domain) - 1, 1))
                 self.plot.addItem(label)
                 self.value_labels.append(label)
+        self._drawn = (names, values, most)
         for score in (0.0, 0.5, 1.0):
             label = pg.TextItem(f"{score:g}", color=(30, 30, 30), anchor=(0, 0.5))
             label.setFont(font)
