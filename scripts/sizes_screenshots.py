@@ -33,9 +33,7 @@ def main(folder: str) -> int:
     window.resize(1440, 900)
     window.show()
     window.open_session(str(session_path))
-    window.bottom_tabs.setCurrentWidget(window.size_view)
-    window.splitters["right"].setSizes([260, 640])
-    window.splitters["bottom"].setSizes([1100, 0])
+    window.bottom_tabs.setCurrentWidget(window.size_view)  # the window as it opens: no pane resized for the picture
     settle(app)
     window.size_view.refresh()
     settle(app)

@@ -168,15 +168,38 @@ def _analysis_session() -> Session:
 
 
 def test_size_rows_are_ordered_by_size_with_their_best() -> None:
-    from workbench.core.domain.size_analysis import size_axis, size_rows
+    from workbench.core.domain.size_analysis import size_layout, size_rows
 
     rows = size_rows(_analysis_session())
     assert [r.problem["n"] for r in rows] == [8, 1 << 10, 1 << 20]
     assert [r.label for r in rows] == ["n=8", "n=1024", "n=1048576"]
     assert [r.best.config["x"] for r in rows] == [1, 1, 2]
     assert [r.best_latency for r in rows] == [1.0, 1.0, 2.0]
-    name, values = size_axis(rows)
-    assert name == "n" and list(values) == [8.0, 1024.0, 1048576.0]
+    layout = size_layout(rows)
+    assert layout.x_name == "n" and list(layout.x) == [8.0, 1024.0, 1048576.0]
+    assert layout.series == ((0, 1, 2),) and layout.series_labels == ("",)
+
+
+def test_a_grid_sweep_is_drawn_as_one_series_per_value_of_the_other_parameter() -> None:
+    """rows x cols: along the parameter with more values, one series per value of the other, so no
+    two sizes share a point (along the product, rows=2^10, cols=2^12 and rows=2^14, cols=2^8 did)."""
+    from types import SimpleNamespace
+
+    from workbench.core.domain.size_analysis import size_layout
+
+    problems = [{"rows": r, "cols": c} for r in (1024, 16384) for c in (256, 1024, 4096)]
+    rows = [SimpleNamespace(problem=p) for p in problems]
+    layout = size_layout(rows)  # type: ignore[arg-type]
+    assert layout.x_name == "cols" and layout.series_names == ("rows",)
+    assert layout.parameters == ("rows", "cols")
+    assert layout.series == ((0, 1, 2), (3, 4, 5))
+    assert layout.series_labels == ("rows=1024", "rows=16384")
+    points = {(s, float(layout.x[i])) for s, members in enumerate(layout.series) for i in members}
+    assert len(points) == len(problems)  # every size a point of its own
+    # the parameter with more values goes along x, whichever is named first
+    layout = size_layout([SimpleNamespace(problem={"a": a, "b": b}) for a in (1, 2, 3) for b in (5, 6)])  # type: ignore[arg-type]
+    assert layout.x_name == "a" and layout.series_labels == ("b=5", "b=6")
+    assert layout.series == ((0, 2, 4), (1, 3, 5))
 
 
 def test_a_sizes_best_meets_the_objectives_constraints() -> None:

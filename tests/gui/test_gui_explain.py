@@ -71,13 +71,13 @@ def test_explore_axes_match_the_combos_and_name_text_values(shown):
     chart.set_axes("slot:strategy", "latency_ms")
     assert chart.plot.getAxis("bottom").labelText == chart.x_combo.currentText() == "strategy (slot)"
     assert chart.plot.getAxis("left").labelText == chart.y_combo.currentText() == "latency (ms)"
-    assert chart.plot.getAxis("bottom")._tickLevels == [[(0.0, "atomic"), (1.0, "tree"), (2.0, "shuffle")]]
+    assert chart.plot.getAxis("bottom").categories == [(0.0, "atomic"), (1.0, "tree"), (2.0, "shuffle")]
     assert _drawn_tick_texts(chart.plot.getAxis("bottom")) == ["atomic", "tree", "shuffle"]  # none hidden at the ends
     assert not chart.x_log.isEnabled() and chart.y_log.isEnabled()  # no log of a text slot
     chart.x_log.setChecked(True)
     assert not chart.log_x
     chart.set_axes("slot:block_size", "gflops")
-    assert chart.plot.getAxis("bottom")._tickLevels is None  # numbers: ordinary ticks
+    assert chart.plot.getAxis("bottom").categories == []  # numbers: ordinary ticks
     assert chart.plot.getAxis("left").labelText == "GFLOP/s"
 
 
@@ -297,7 +297,7 @@ def test_parallel_coordinates_and_slices_draw_every_trial_across_slots_and_score
     view = shown.parallel
     shown.bottom_tabs.setCurrentWidget(view)
     QApplication.processEvents()
-    assert [name for _, name in view.plot.getAxis("bottom")._tickLevels[0]] == ["block_size", "strategy", "score"]
+    assert [name for _, name in view.plot.getAxis("bottom").categories] == ["block_size", "strategy", "score"]
     assert view.value_label_texts()[:7] == ["64", "128", "256", "512", "atomic", "tree", "shuffle"]
     xs, ys = view.feasible.getData()
     assert len(xs) == 4 * model.n  # 3 axes + a break per trial
@@ -310,7 +310,7 @@ def test_parallel_coordinates_and_slices_draw_every_trial_across_slots_and_score
     QApplication.processEvents()
     assert list(slices.plots) == ["block_size", "strategy"]
     strategy = slices.plots["strategy"]
-    assert strategy.getAxis("bottom")._tickLevels == [[(0.0, "atomic"), (1.0, "tree"), (2.0, "shuffle")]]
+    assert strategy.getAxis("bottom").categories == [(0.0, "atomic"), (1.0, "tree"), (2.0, "shuffle")]
     _, feasible, best_item = slices.points["strategy"]
     assert sorted(feasible.ys.tolist()) == sorted(model.ranking.score.tolist())
     assert best_item.data.tolist() == [best]

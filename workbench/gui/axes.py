@@ -10,7 +10,8 @@ closest to the device's roof for this kernel.
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -126,3 +127,198 @@ def can_log(values: np.ndarray, categorical: bool) -> bool:
     values = values[np.isfinite(values)]
     return bool(values.size) and bool((values > 0).all())
 
+
+
+# --- tick labels that fit their axis (Qt-free: the caller measures text) ------------------------
+#
+# A label is worth drawing only where it can be read: not on top of its neighbour, not cut at the
+# axis's end. The functions below choose which ticks to label from pixel positions and a ``measure``
+# callable (the text's extent along the axis: its width on a horizontal axis, the line height on a
+# vertical one), so the same rule serves every font size, zoom and axis length.
+
+Measure = Callable[[str], float]
+LABEL_SHARE = 0.5  # a numeric axis's labels take at most this share of its length (more is a wall of numbers)
+EDGE = 2.0  # px kept free at each end of an axis: pyqtgraph measures a label a little wider than we do
+
+
+def inside(position: float, extent: float, length: float, overhang: float = 0.0) -> bool:
+    """True when a label of ``extent`` centred at ``position`` stays on an axis of ``length``, or
+    sticks out by at most ``overhang`` (pyqtgraph leaves out a label that sticks out further)."""
+    return position - extent / 2 >= EDGE - overhang and position + extent / 2 <= length + overhang - EDGE
+
+
+def fits(positions: Sequence[float], extents: Sequence[float], length: float, gap: float,
+         overhang: float = 0.0) -> bool:
+    """True when labels of ``extents`` centred at ``positions`` (pixels along an axis of
+    ``length``) keep ``gap`` between neighbours and stay inside the axis."""
+    pairs = sorted(zip(positions, extents))
+    for (p, e), (q, f) in zip(pairs, pairs[1:]):
+        if q - p < (e + f) / 2 + gap:
+            return False
+    return all(inside(p, e, length, overhang) for p, e in pairs)
+
+
+def format_ticks(values: Sequence[float]) -> list[str]:
+    """Plain numbers with the fewest significant digits that tell every value apart and say it
+    exactly (0.05, 0.055, 0.06; never 5e-2 next to 5e-2)."""
+    def whole(v: float) -> int:  # digits before the point, so that 10 reads 10, not 1e+01 (up to 999999)
+        return min(math.floor(math.log10(abs(v))) + 1, 6) if abs(v) >= 1 else 1
+
+    for digits in range(1, 10):
+        texts = [f"{v:.{max(digits, whole(v))}g}" for v in values]
+        exact = all(math.isclose(float(t), v, rel_tol=1e-9, abs_tol=1e-300) for t, v in zip(texts, values))
+        if exact and len(set(texts)) == len(texts):
+            return texts
+    return [f"{v:.10g}" for v in values]
+
+
+def log_tick_sets(low: float, high: float) -> list[list[float]]:
+    """Candidate labelled values of a log axis from ``low`` to ``high`` (positive), nicest first:
+    every decade (or every second, third... when there are many), 1-2-5 in each decade, 1 to 9 in
+    each decade, and, when the range is less than a decade, evenly spaced round values (0.05,
+    0.06, 0.07), which a log axis otherwise has none of."""
+    if not (math.isfinite(low) and math.isfinite(high) and 0 < low < high):
+        return []
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+
+    def within(values: Sequence[float]) -> list[float]:
+        return [v for v in values if low * (1 - 1e-9) <= v <= high * (1 + 1e-9)]
+
+    sets: list[list[float]] = []
+    for every in (10, 5, 3, 2, 1):
+        decades = within([10.0 ** k for k in range(first, last + 1) if k % every == 0])
+        if decades and decades not in sets:
+            sets.append(decades)
+    for mantissas in ((1, 2, 5), tuple(range(1, 10))):
+        values = within([float(f"{m}e{k}") for k in range(first, last + 1) for m in mantissas])
+        if values and values not in sets:
+            sets.append(values)
+    if high / low < 10:
+        top = math.floor(math.log10(high - low))
+        for exponent in range(top, top - 3, -1):
+            for m in (5, 2, 1):
+                step = m * 10.0 ** exponent
+                first_k, last_k = math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9)
+                if last_k - first_k + 1 > 40:  # more than any axis labels
+                    continue
+                values = within([float(f"{k * m}e{exponent}") for k in range(first_k, last_k + 1)])
+                if 2 <= len(values) <= 40 and values not in sets:
+                    sets.append(values)
+    return sets
+
+
+def choose_log_ticks(low_log: float, high_log: float, length: float, measure: Measure,
+                     gap: float) -> tuple[list[float], list[float]]:
+    """The values to label and the unlabelled (grid) values of a log axis showing
+    ``10**low_log .. 10**high_log`` over ``length`` pixels: of :func:`log_tick_sets`, the one with
+    the most labels that fit and take at most ``LABEL_SHARE`` of the axis (the nicer one on a
+    tie), or, when none has two that fit, of every
+    second or third value of each; then the finest set at least 6 px apart as minor ticks."""
+    if not (math.isfinite(low_log) and math.isfinite(high_log)) or high_log <= low_log or length <= 0:
+        return [], []
+    scale = length / (high_log - low_log)
+
+    def pixels(values: Sequence[float]) -> list[float]:
+        return [(math.log10(v) - low_log) * scale for v in values]
+
+    best: list[float] = []
+    candidates = log_tick_sets(10.0 ** low_log, 10.0 ** high_log)
+    narrowest = min(measure("1"), measure("0"))
+    for step, offset in ((1, 0), (2, 0), (2, 1), (3, 0), (3, 1), (3, 2)):  # every one, every second...
+        if step > 1 and len(best) >= 2:  # a whole set reads better than every second value of one
+            break
+        for candidate in candidates:
+            values = candidate[offset::step]
+            if len(values) <= len(best):
+                continue
+            spots = pixels(values)
+            inner = spots[1:-1]  # an end's label may be dropped for sticking out; the others must fit
+            if any(b - a < gap + narrowest for a, b in zip(inner, inner[1:])):
+                continue  # too close for any label: not worth formatting and measuring
+            extents = [measure(t) for t in format_ticks(values)]
+            keep = [k for k, (p, e) in enumerate(zip(spots, extents)) if inside(p, e, length)]  # the rest: unlabelled
+            sparse = len(keep) <= 2 or sum(extents[k] for k in keep) <= LABEL_SHARE * length
+            if len(keep) > len(best) and sparse and fits([spots[k] for k in keep], [extents[k] for k in keep],
+                                                         length, gap):
+                best = [values[k] for k in keep]
+    minor: list[float] = []
+    for values in candidates:
+        spots = sorted(pixels(values))
+        if len(values) > len(minor) and all(b - a >= 6 for a, b in zip(spots, spots[1:])):
+            minor = values
+    labelled = set(best)
+    return best, [v for v in minor if v not in labelled]
+
+
+def elide(text: str, width: float, measure: Measure, mark: str = "…") -> str:
+    """``text`` cut at the end (with ``mark``) to fit ``width``; all of it when it fits, "" when
+    not even its first character and the mark fit."""
+    if measure(text) <= width:
+        return text
+
+    def cut(keep: int) -> str:
+        return text[:keep].rstrip("_ ") + mark
+
+    low, high = 0, len(text) - 1  # the longest prefix that fits, by halving (a prefix grows with its length)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if measure(cut(middle)) <= width:
+            low = middle
+        else:
+            high = middle - 1
+    return cut(low) if low > 0 else ""
+
+
+def fit_category_labels(positions: Sequence[float], labels: Sequence[str], length: float, measure: Measure,
+                        gap: float, numeric: bool, min_chars: int = 4, rows: int = 1,
+                        overhang: float = 0.0) -> list[tuple[str, int]]:
+    """The text to draw under each of ``labels`` (centred at ``positions`` along an axis of
+    ``length`` pixels, reaching at most ``overhang`` past its ends) and the row it goes on (0 ... ``rows`` - 1: with two rows, neighbouring
+    labels take turns, so each has twice the room); "" where a label is left out.
+
+    All labels in full when they fit. Otherwise numbers are thinned (every second, third...
+    label: the ones shown still place the others), and words are shortened with an ellipsis to
+    the room each has, thinned as well when fewer than ``min_chars`` characters of a word would
+    remain. Whoever shows the axis keeps the full names for a tool tip."""
+    n = len(labels)
+    if n == 0:
+        return []
+    order = sorted(range(n), key=lambda i: positions[i])
+    widths = [measure(t) for t in labels]
+
+    def placed(shown: list[int], texts: Sequence[str]) -> list[tuple[str, int]]:
+        out = [("", 0)] * n
+        for k, (i, text) in enumerate(zip(shown, texts)):
+            out[i] = (text, k % rows)
+        return out
+
+    def each_row_fits(shown: list[int]) -> bool:
+        return all(fits([positions[i] for i in shown[r::rows]], [widths[i] for i in shown[r::rows]], length, gap,
+                        overhang) for r in range(rows))
+
+    if each_row_fits(order):
+        return placed(order, [labels[i] for i in order])
+    pitch = length / n  # about the room each label has; a step that leaves too little is not tried
+    least = min([*widths, *(measure(t[:min_chars] + "…") for t in labels if len(t) > min_chars)])
+    first_step = max(1, min(n, math.floor((least + gap) / max(pitch * rows, 1e-9))))
+    for step, offset in ((step, offset) for step in range(first_step, n + 1) for offset in range(min(step, 3))):
+        shown = order[offset::step]
+        if numeric:
+            shown = [i for i in shown if inside(positions[i], widths[i], length, overhang)]
+            if shown and each_row_fits(shown):
+                return placed(shown, [labels[i] for i in shown])
+            continue
+        texts = []
+        for k, i in enumerate(shown):
+            before = shown[k - rows] if k >= rows else None
+            after = shown[k + rows] if k + rows < len(shown) else None
+            # to a neighbour on the same line: the gap between them; to an end of the axis: none
+            end = overhang - EDGE  # how far past an end of the axis a label may reach
+            left = positions[i] - positions[before] if before is not None else 2 * (positions[i] + end) + gap
+            right = positions[after] - positions[i] if after is not None else 2 * (length + end - positions[i]) + gap
+            texts.append(elide(labels[i], min(left, right) - gap, measure))
+        readable = all(len(t) - 1 >= min(min_chars, len(labels[i])) or t == labels[i] for t, i in zip(texts, shown))
+        if readable and all(texts):
+            return placed(shown, texts)
+    first = order[0]  # not even one label in a few characters: the first, cut to the axis
+    return placed([first], [elide(labels[first], length, measure)])

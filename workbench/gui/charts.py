@@ -22,6 +22,7 @@ from workbench.gui.chart_header import ChartHeader
 from workbench.gui.elided_label import ElidedCombo
 from workbench.gui.fast_scatter import FastScatter
 from workbench.gui.model import SessionModel
+from workbench.gui.plot_axes import ReadableAxis
 from workbench.gui.text import describe_trial, metric_label
 
 # --- the palette: created once, reused by every item (colour-blind-safe Okabe-Ito hues) ----------
@@ -41,19 +42,6 @@ SELECT_PEN = pg.mkPen(0, 0, 0, 255, width=2.5)
 SPREAD_PEN = pg.mkPen(0, 114, 178, 90, width=1)
 
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
-
-
-class ReadableAxis(pg.AxisItem):
-    """In log mode, label only the 1-2-5 ticks with plain numbers (pyqtgraph labels every minor
-    tick, which runs together as "0.56789" over a decade)."""
-
-    def logTickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
-        out = []
-        for v in values:
-            number = 10 ** float(v) * scale
-            mantissa = number / 10 ** math.floor(math.log10(number)) if number > 0 else 0
-            out.append(f"{number:g}" if min(abs(mantissa - m) for m in (1, 2, 5, 10)) < 1e-6 else "")
-        return out
 
 
 def _scatter(brush: Any, symbol: str = "o", size: float = 6, pen: Any = NO_PEN, hover: Any = None) -> FastScatter:
@@ -542,7 +530,7 @@ class MetricChart(_ChartBase):
             self._ticks = ticks
             view = self.plot.getPlotItem().getViewBox()
             for axis, values, which in (("bottom", ticks[0], view.XAxis), ("left", ticks[1], view.YAxis)):
-                self.plot.getAxis(axis).setTicks([values] if values else None)
+                self.plot.getAxis(axis).set_categories([p for p, _ in values or []], [t for _, t in values or []])
                 if values:  # half a category of room each side, or the end labels would be cut off (hidden)
                     view.setRange(**{"xRange" if which == view.XAxis else "yRange": (-0.6, len(values) - 0.4)}, padding=0)
                 else:

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from workbench.core.errors import WorkbenchError
 from workbench.gui.comparison import best_latency_so_far, compare_trials, running_min, session_label, source_diff
 from workbench.gui.model import SessionModel
+from workbench.gui.plot_axes import ReadableAxis
 from workbench.gui.source_view import render_source
 from workbench.gui.text import fmt, metric_label, window_message
 
@@ -60,10 +61,10 @@ class CompareView(QWidget):
         font.setStyleHint(QFont.StyleHint.Monospace)
         self.diff.setFont(font)
         self.diff.setPlaceholderText(PICK_TWO)
-        self.plot = pg.PlotWidget(background="w")
+        self.plot = pg.PlotWidget(background="w", axisItems={"left": ReadableAxis("left")})
         self.plot.setMenuEnabled(False)
         self.plot.setLabel("bottom", "evaluation")
-        self.plot.setLabel("left", "best latency so far (ms)")
+        self.plot.setLabel("left", "best latency (ms)")  # short: the plot is short in presentation mode
         self.plot.setLogMode(y=True)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.curve_legend = QLabel()

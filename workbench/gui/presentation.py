@@ -15,6 +15,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QAction, QFont, QKeySequence
 
 from workbench.gui.fast_scatter import FastScatter
+from workbench.gui.plot_axes import set_plot_font
 
 ZOOM_STEP = 1.15
 ZOOM_RANGE = (0.7, 2.5)
@@ -39,12 +40,7 @@ def zoom_axes(plot_item: Any, factor: float, base_point_size: float) -> None:
     """Tick labels and axis titles of one plot at ``factor``."""
     font = QFont()
     font.setPointSizeF(base_point_size * factor)
-    for name in ("bottom", "left"):
-        axis = plot_item.getAxis(name)
-        axis.setStyle(tickFont=font)
-        axis.label.setFont(font)
-        axis.picture = None
-        axis.update()
+    set_plot_font(plot_item, font)
 
 
 #: point sizes the application style sheet gives some widgets (``resources/styles/workbench.qss``)
@@ -109,6 +105,10 @@ class Zoom:
         for plot in root.findChildren(pg.PlotWidget):  # the other views' plots: their axis fonts
             if id(plot) not in charted:
                 zoom_axes(plot.getPlotItem(), self.factor, self.base_point_size)
+        for canvas in root.findChildren(pg.GraphicsLayoutWidget):  # plots in a grid (the slice plots)
+            for item in canvas.ci.items:
+                if isinstance(item, pg.PlotItem):
+                    zoom_axes(item, self.factor, self.base_point_size)
 
     def zoom_in(self) -> None:
         self.set_factor(self.factor * ZOOM_STEP)

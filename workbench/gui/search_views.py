@@ -12,10 +12,13 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QEvent
+from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, OUTLINE, _scatter
 from workbench.gui.model import SessionModel
+from workbench.gui.plot_axes import CategoryAxis, set_plot_font
 
 FEASIBLE_LINE = pg.mkPen(0, 114, 178, 60, width=1)
 INFEASIBLE_LINE = pg.mkPen(150, 150, 150, 40, width=1)
@@ -70,6 +73,13 @@ class _HiddenUntilShown(QWidget):
         super().showEvent(event)
         self.refresh_if_dirty()
 
+    def changeEvent(self, event: QEvent) -> None:  # Qt override
+        """A zoomed window (presentation mode) gives the view a larger font: redraw in it."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "model"):
+            self.dirty = True
+            self.refresh_if_dirty()
+
     def refresh(self) -> None:
         self.dirty = False
         self._refresh()
@@ -83,7 +93,8 @@ class ParallelCoordinates(_HiddenUntilShown):
 
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(model, parent)
-        self.plot = pg.PlotWidget(background="w")
+        self.names_axis = CategoryAxis("bottom", title="axes")
+        self.plot = pg.PlotWidget(background="w", axisItems={"bottom": self.names_axis})
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
@@ -97,6 +108,8 @@ class ParallelCoordinates(_HiddenUntilShown):
         self.axis_lines: list[pg.InfiniteLine] = []
         self.value_labels: list[pg.TextItem] = []
         self.axis_names: list[str] = []
+        self._drawn: tuple[list[str], list[list[Any]], int] | None = None  # what the value labels were drawn for
+        self.plot.getPlotItem().getViewBox().sigResized.connect(self._on_resized)
         legend = QLabel('<span style="color:#0072b2">━</span> feasible &nbsp; <span style="color:#969696">━</span> '
                         'infeasible &nbsp; <span style="color:#f0aa00">━</span> best feasible')
         legend.setStyleSheet("font-size: 8pt; color: #333;")
@@ -127,25 +140,40 @@ class ParallelCoordinates(_HiddenUntilShown):
         else:
             self.best.setData([], [])
 
+    def _labels_per_axis(self) -> int:
+        """As many value labels per axis as its height has lines for (a zoomed font has fewer)."""
+        height = self.plot.getPlotItem().getViewBox().height()
+        line = QFontMetricsF(self.font()).height() * 1.2
+        return max(2, min(MAX_VALUE_LABELS, int(height // line))) if height > 0 else MAX_VALUE_LABELS
+
+    def _on_resized(self, *_: Any) -> None:
+        if self._drawn is not None and self._labels_per_axis() != self._drawn[2]:
+            self._draw_axes(self._drawn[0], self._drawn[1])
+
     def _draw_axes(self, names: list[str], values: list[list[Any]]) -> None:
         for item in self.axis_lines + self.value_labels:
             self.plot.removeItem(item)
         self.axis_lines, self.value_labels = [], []
         k = len(names)
-        self.plot.getAxis("bottom").setTicks([[(float(i), name) for i, name in enumerate(names + ["score"])]])
+        self.names_axis.set_categories(range(k + 1), names + ["score"])
+        font = QFont(self.font())  # the window's zoom reaches the values drawn on the plot this way
+        most = self._labels_per_axis()
         for i in range(k + 1):
             line = pg.InfiniteLine(pos=i, angle=90, pen=pg.mkPen(60, 60, 60, 200, width=1))
             self.plot.addItem(line)
             self.axis_lines.append(line)
         for i, domain in enumerate(values):
-            step = max(1, int(np.ceil(len(domain) / MAX_VALUE_LABELS)))
+            step = max(1, int(np.ceil(len(domain) / most)))
             for j in range(0, len(domain), step):
                 label = pg.TextItem(str(domain[j]), color=(30, 30, 30), anchor=(0, 0.5))
+                label.setFont(font)
                 label.setPos(i, j / max(len(domain) - 1, 1))
                 self.plot.addItem(label)
                 self.value_labels.append(label)
+        self._drawn = (names, values, most)
         for score in (0.0, 0.5, 1.0):
             label = pg.TextItem(f"{score:g}", color=(30, 30, 30), anchor=(0, 0.5))
+            label.setFont(font)
             label.setPos(k, score)
             self.plot.addItem(label)
             self.value_labels.append(label)
@@ -175,18 +203,33 @@ class SlicePlots(_HiddenUntilShown):
         self.canvas.setBackground("w")
         self.plots: dict[str, Any] = {}
         self.points: dict[str, tuple[Any, Any, Any]] = {}
+        self.columns = 0
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(QLabel("<b>Slice plot</b>: score against each slot's value "
                                 "(blue feasible, grey infeasible, star the best)"))
         layout.addWidget(self.canvas, 1)
 
+    def _columns(self, count: int) -> int:
+        """As many plots side by side as leave each about 18 characters of width (at most 4):
+        narrower, a slot's value names had no room under its plot."""
+        em = QFontMetricsF(self.font()).horizontalAdvance("M")
+        return max(1, min(4, count, int(self.canvas.width() // (18 * em)) if self.canvas.width() > 0 else 4))
+
+    def resizeEvent(self, event: Any) -> None:  # Qt override
+        super().resizeEvent(event)
+        if self.plots and self._columns(len(self.plots)) != self.columns:
+            self.plots = {}  # laid out again at the next refresh
+            self.dirty = True
+            self.refresh_if_dirty()
+
     def _rebuild(self, names: list[str]) -> None:
         self.canvas.clear()
         self.plots, self.points = {}, {}
-        columns = max(1, min(4, len(names)))
+        columns = self.columns = self._columns(len(names))
         for i, name in enumerate(names):
-            plot = self.canvas.addPlot(row=i // columns, col=i % columns)
+            plot = self.canvas.addPlot(row=i // columns, col=i % columns,
+                                       axisItems={"bottom": CategoryAxis("bottom", title=name)})
             plot.setMenuEnabled(False)
             plot.setMouseEnabled(x=False, y=False)
             plot.hideButtons()
@@ -227,5 +270,9 @@ class SlicePlots(_HiddenUntilShown):
             infeasible_items.setData(x=x[i], y=score[i], data=index[i])
             best = ranking.best
             best_item.setData(x=[rank[codes[best]]], y=[score[best]], data=[best]) if best is not None else best_item.setData([], [])
-            step = max(1, int(np.ceil(len(domain) / MAX_VALUE_LABELS)))
-            self.plots[name].getAxis("bottom").setTicks([[(float(j), str(domain[j])) for j in range(0, len(domain), step)]])
+            plot = self.plots[name]
+            plot.getAxis("bottom").set_categories(range(len(domain)), [str(v) for v in domain])
+            plot.setXRange(-0.5, len(domain) - 0.5, padding=0)  # half a value's room beside the outer labels
+        font = QFont(self.font())
+        for plot in self.plots.values():
+            set_plot_font(plot, font)

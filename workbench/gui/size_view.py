@@ -15,31 +15,40 @@ Every number comes from :mod:`workbench.core.domain.size_analysis`; this module 
 
 from __future__ import annotations
 
+import html
 import math
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, QTimer
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QRectF, Qt, QTimer
+from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.size_analysis import (
+    SizeLayout,
     SizeRow,
     cross_matrix,
     distinct_winners,
     missing_cells,
-    size_axis,
+    size_layout,
     size_rows,
     winner_bands,
 )
 from workbench.core.domain.space import Config
+from workbench.gui.plot_axes import CategoryAxis, ReadableAxis
 
 #: Colour-blind-safe palette (Okabe-Ito), one colour per winning config, cycled.
 PALETTE = ((0, 114, 178), (230, 159, 0), (0, 158, 115), (204, 121, 167), (86, 180, 233), (213, 94, 0),
            (240, 228, 66), (0, 0, 0))
 MISSING_RGBA = (225, 225, 225, 255)
 REFRESH_DELAY_MS = 300
+#: a grid sweep's series: one marker and one dash per value of the parameters not along x
+SERIES_SYMBOLS = (("o", "&#9679;"), ("s", "&#9632;"), ("d", "&#9670;"), ("t1", "&#9650;"), ("t", "&#9660;"),
+                  ("star", "&#9733;"))
+SERIES_DASHES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
+PLOT_LINES = 8  # the latency plot's least height, in lines of the view's font
 
 Cells = list[tuple[Mapping[str, Any], Config]]
 
@@ -78,18 +87,6 @@ def tick_label(text: str) -> str:
     return f"{value:g}"
 
 
-class _SizeAxis(pg.AxisItem):
-    """Ticks at the sizes (x in log10 units), labelled with their values."""
-
-    def __init__(self, orientation: str = "bottom") -> None:
-        super().__init__(orientation)
-        self.labels: list[tuple[float, str]] = []
-
-    def set_sizes(self, positions: Sequence[float] | np.ndarray, labels: Sequence[str]) -> None:
-        self.labels = list(zip(positions, labels))
-        self.setTicks([self.labels, []])
-
-
 class SizeView(QWidget):
     """The three size plots for ``model.session``; ``measure(cells)`` (from the window) measures
     missing matrix cells in the background."""
@@ -103,6 +100,7 @@ class SizeView(QWidget):
         self.matrix = np.zeros((0, 0))
         self.winners: list[Config] = []
         self.missing: Cells = []
+        self.layout_: SizeLayout | None = None
         self._version: Any = None
 
         self.status = QLabel("")
@@ -117,55 +115,72 @@ class SizeView(QWidget):
         header.addWidget(self.status, 1)
         header.addWidget(self.measure_button)
 
-        self.latency_axis = _SizeAxis()
-        self.latency_plot = pg.PlotWidget(axisItems={"bottom": self.latency_axis})
+        # Titles are labels above the plots, not pyqtgraph titles: a plot title never wraps, and a
+        # long one widened its plot past the pane, cutting off the matrix's last columns.
+        self.latency_axis = CategoryAxis("bottom")
+        self.latency_plot = pg.PlotWidget(axisItems={"bottom": self.latency_axis, "left": ReadableAxis("left")})
         self.latency_plot.setBackground("w")
         self.latency_plot.setLogMode(x=False, y=True)
-        self.latency_plot.setLabel("left", "best latency (ms)")
-        self.latency_plot.getAxis("left").enableAutoSIPrefix(False)
+        self.latency_plot.setLabel("left", "ms")  # the title says what: a short plot has no room for more
         self.latency_plot.showGrid(x=True, y=True, alpha=0.25)
-        self.latency_plot.setTitle("Best latency per size (log-log)", color="k", size="10pt")
-        self.band_axis = _SizeAxis()
-        self.band_plot = pg.PlotWidget(axisItems={"bottom": self.band_axis})
+        self.latency_title = _title("Best latency per size (log-log)")
+        self.band_axis = CategoryAxis("bottom")
+        self.band_rows_axis = CategoryAxis("left")
+        self.band_plot = pg.PlotWidget(axisItems={"bottom": self.band_axis, "left": self.band_rows_axis})
         self.band_plot.setBackground("w")
-        self.band_plot.setMaximumHeight(120)
-        self.band_plot.hideAxis("left")
         self.band_plot.setMouseEnabled(x=True, y=False)
-        self.band_plot.setTitle("Which config wins where", color="k", size="10pt")
         self.band_plot.setXLink(self.latency_plot)
+        self.band_title = _title("Which config wins where")
         self.legend = QLabel("")
         self.legend.setWordWrap(True)
         self.legend.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        left = QWidget()
+        left = _Column()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(self.latency_plot, 3)
-        left_layout.addWidget(self.band_plot, 1)
+        left_layout.setSpacing(2)
+        left_layout.addWidget(self.latency_title)
+        left_layout.addWidget(self.latency_plot, 1)
+        left_layout.addWidget(self.band_title)
+        left_layout.addWidget(self.band_plot)
         left_layout.addWidget(self.legend)
+        # The column keeps its plot a readable height and scrolls when the pane is shorter
+        # (presentation mode on a small screen) instead of squeezing the plot to its axis.
+        self.left_scroll = QScrollArea()
+        self.left_scroll.setWidget(left)
+        self.left_scroll.setWidgetResizable(True)
+        self.left_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.left_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
-        self.matrix_x = _SizeAxis("bottom")
-        self.matrix_y = _SizeAxis("left")
+        self.matrix_x = CategoryAxis("bottom")
+        self.matrix_y = CategoryAxis("left")
         self.matrix_plot = pg.PlotWidget(axisItems={"bottom": self.matrix_x, "left": self.matrix_y})
         self.matrix_plot.setBackground("w")
-        self.matrix_plot.setTitle("Each size's best config at every size (% of that size's optimum)",
-                                  color="k", size="10pt")
-        self.matrix_plot.setLabel("bottom", "measured at size")
-        self.matrix_plot.setLabel("left", "best config of size")
+        self.matrix_title = _title("Each size's best config at every size (% of that size's optimum)")
+        self.matrix_plot.setLabel("bottom", "measured at")
+        self.matrix_plot.setLabel("left", "best config of")
         self.matrix_plot.invertY(True)
         self.matrix_plot.setMouseEnabled(x=False, y=False)
         self.image = pg.ImageItem()
         self.matrix_plot.addItem(self.image)
         self._cell_text: list[pg.TextItem] = []
+        self.matrix_plot.getViewBox().sigResized.connect(self._fit_cell_text)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.setSpacing(2)
+        right_layout.addWidget(self.matrix_title)
+        right_layout.addWidget(self.matrix_plot, 1)
 
         split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(left)
-        split.addWidget(self.matrix_plot)
+        split.addWidget(self.left_scroll)
+        split.addWidget(right)
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(header)
         layout.addWidget(split, 1)
+        self._fit_to_font()
 
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -186,6 +201,19 @@ class SizeView(QWidget):
         super().showEvent(event)
         if self._version != getattr(self.model, "data_version", None):
             self.refresh()
+
+    def changeEvent(self, event: QEvent) -> None:  # Qt override
+        """A zoomed window (presentation mode) gives this view a larger font: so do its plots' texts."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "_timer"):  # built
+            self._fit_to_font()
+            self._draw()
+
+    def _fit_to_font(self) -> None:
+        line = QFontMetricsF(self.font()).height()
+        self.latency_plot.setMinimumHeight(int(PLOT_LINES * line))
+        rows = max(1, len(self.layout_.series)) if self.layout_ is not None else 1
+        self.band_plot.setFixedHeight(int((1.25 * rows + 2.2) * line))
 
     def set_measure(self, measure: Callable[[Cells], None] | None) -> None:
         self._measure = measure
@@ -232,6 +260,10 @@ class SizeView(QWidget):
             self._measure(list(self.missing))
 
     # --- drawing -------------------------------------------------------------------------------
+    def _text_font(self) -> QFont:
+        """Text inside the plots: the view's own font, which the window's zoom enlarges."""
+        return QFont(self.font())
+
     def _draw(self) -> None:
         self._update_button()
         self.latency_plot.clear()
@@ -241,60 +273,88 @@ class SizeView(QWidget):
         self._cell_text = []
         self.image.clear()
         rows = self.rows
-        if not rows:
+        self.layout_ = size_layout(rows) if rows else None
+        self._fit_to_font()
+        if not rows or self.layout_ is None:
             self.legend.setText("")
+            for axis in (self.latency_axis, self.band_axis, self.band_rows_axis, self.matrix_x, self.matrix_y):
+                axis.set_categories([], [])
             return
-        name, sizes = size_axis(rows)
+        layout = self.layout_
+        sizes = layout.x
         x = np.log10(np.maximum(sizes, 1e-300)) if (sizes > 0).all() else sizes.astype(float)
-        if " x " in name:  # a grid: each size's own values, shortened
-            labels = [", ".join(f"{k}={tick_label(str(r.problem[k]))}" for k in name.split(" x ")) for r in rows]
-        else:
-            labels = [tick_label(r.label.split("=")[-1]) for r in rows]
-        self.latency_axis.set_sizes(x, labels)
-        self.band_axis.set_sizes(x, labels)
-        self.latency_plot.setLabel("bottom", f"{name} (log scale)")
+        ticks = sorted({(float(p), tick_label(_number(v))) for p, v in zip(x, sizes)})
+        for axis in (self.latency_axis, self.band_axis):
+            axis.title = layout.x_name
+            axis.set_categories([p for p, _ in ticks], [t for _, t in ticks])
+        scale = "log scale" if (sizes > 0).all() else "linear"
+        self.latency_plot.setLabel("bottom", f"{layout.x_name} ({scale})")
         colour_of = {c.id: _colour(k) for k, c in enumerate(self.winners)}
         latency = np.array([r.best_latency for r in rows])
-        finite = np.isfinite(latency)
-        self.latency_plot.plot(x[finite], latency[finite], pen=pg.mkPen(90, 90, 90, width=1.5))
-        brushes = [pg.mkBrush(*colour_of[r.best_config.id]) for r in rows if r.best_config is not None]
-        self.latency_plot.plot(x[finite], latency[finite], pen=None, symbol="o", symbolSize=10,
-                               symbolBrush=brushes, symbolPen=pg.mkPen("w"))
-        span = float(x.max() - x.min()) if len(x) > 1 else 1.0
+        several = len(layout.series) > 1
+        for s, members in enumerate(layout.series):
+            keep = [i for i in members if math.isfinite(latency[i])]
+            symbol = SERIES_SYMBOLS[s % len(SERIES_SYMBOLS)][0] if several else "o"
+            dash = SERIES_DASHES[s % len(SERIES_DASHES)]
+            xs, ys = x[keep], latency[keep]
+            self.latency_plot.plot(xs, ys, pen=pg.mkPen(90, 90, 90, width=1.5, style=dash))
+            brushes = [pg.mkBrush(*colour_of[rows[i].best_config.id]) for i in keep]  # type: ignore[union-attr]
+            self.latency_plot.plot(xs, ys, pen=None, symbol=symbol, symbolSize=10, symbolBrush=brushes,
+                                   symbolPen=pg.mkPen(60, 60, 60) if several else pg.mkPen("w"))
+        span = float(x.max() - x.min()) if len(x) > 1 and x.max() > x.min() else 1.0
         self.latency_plot.setXRange(float(x.min()) - 0.08 * span, float(x.max()) + 0.08 * span, padding=0)
-        self._draw_bands(x)
-        self._draw_matrix(labels)
+        self._draw_bands(x, layout)
+        self._draw_matrix(layout)
         names = {c.id: f"#{k + 1}" for k, c in enumerate(self.winners)}
         parts = []
+        if several:
+            lines = " &nbsp; ".join(f"{SERIES_SYMBOLS[s % len(SERIES_SYMBOLS)][1]} {html.escape(label)}"
+                                    for s, label in enumerate(layout.series_labels))
+            parts.append(f"<i>lines:</i> {lines}")
         for k, config in enumerate(self.winners):
             r, g, b = _colour(k)
             values = ", ".join(f"{key}={value}" for key, value in config.items())
-            parts.append(f"<span style='color:rgb({r},{g},{b})'>&#9632;</span> <b>{names[config.id]}</b> {values}")
+            parts.append(f"<span style='color:rgb({r},{g},{b})'>&#9632;</span> <b>{names[config.id]}</b> "
+                         f"{html.escape(values)}")
         self.legend.setText("<br>".join(parts))
 
-    def _draw_bands(self, x: np.ndarray) -> None:
-        edges = np.empty(len(x) + 1)
-        if len(x) == 1:
-            edges[:] = [x[0] - 0.5, x[0] + 0.5]
-        else:
-            mids = (x[1:] + x[:-1]) / 2
-            edges[1:-1] = mids
-            edges[0] = x[0] - (mids[0] - x[0])
-            edges[-1] = x[-1] + (x[-1] - mids[-1])
+    def _draw_bands(self, x: np.ndarray, layout: SizeLayout) -> None:
+        """One row of bands per series (the only row of a sweep over one parameter)."""
         index = {c.id: k for k, c in enumerate(self.winners)}
-        for band in winner_bands(self.rows):
-            k = index[band.config.id]
-            left, right = edges[band.first], edges[band.last + 1]
-            bar = pg.BarGraphItem(x0=[left], x1=[right], y0=[0.0], y1=[1.0], brush=pg.mkBrush(*_colour(k), 210),
-                                  pen=pg.mkPen("w", width=2))
-            self.band_plot.addItem(bar)
-            text = pg.TextItem(f"#{k + 1}", color=(255, 255, 255) if k % len(PALETTE) in (0, 5, 7) else (0, 0, 0),
-                               anchor=(0.5, 0.5))
-            text.setPos((left + right) / 2, 0.5)
-            self.band_plot.addItem(text)
-        self.band_plot.setYRange(0, 1, padding=0.05)
+        font = self._text_font()
+        n_series = len(layout.series)
+        for s, members in enumerate(layout.series):
+            xs = x[list(members)]
+            edges = np.empty(len(xs) + 1)
+            if len(xs) == 1:
+                edges[:] = [xs[0] - 0.5, xs[0] + 0.5]
+            else:
+                mids = (xs[1:] + xs[:-1]) / 2
+                edges[1:-1] = mids
+                edges[0] = xs[0] - (mids[0] - xs[0])
+                edges[-1] = xs[-1] + (xs[-1] - mids[-1])
+            y0 = n_series - 1 - s  # the first series on top
+            for band in winner_bands([self.rows[i] for i in members]):
+                k = index[band.config.id]
+                left, right = edges[band.first], edges[band.last + 1]
+                bar = pg.BarGraphItem(x0=[left], x1=[right], y0=[y0 + 0.05], y1=[y0 + 0.95],
+                                      brush=pg.mkBrush(*_colour(k), 210), pen=pg.mkPen("w", width=2))
+                self.band_plot.addItem(bar)
+                text = pg.TextItem(f"#{k + 1}", anchor=(0.5, 0.5),
+                                   color=(255, 255, 255) if k % len(PALETTE) in (0, 5, 7) else (0, 0, 0))
+                text.setFont(font)
+                text.setPos((left + right) / 2, y0 + 0.5)
+                self.band_plot.addItem(text)
+        if n_series > 1:
+            self.band_plot.showAxis("left")
+            self.band_rows_axis.title = ", ".join(layout.series_names)
+            self.band_rows_axis.set_categories([n_series - 1 - s + 0.5 for s in range(n_series)],
+                                               [_short(label) for label in layout.series_labels])
+        else:
+            self.band_plot.hideAxis("left")
+        self.band_plot.setYRange(0, n_series, padding=0.05)
 
-    def _draw_matrix(self, labels: Sequence[str]) -> None:
+    def _draw_matrix(self, layout: SizeLayout) -> None:
         n = len(self.rows)
         rgba = np.zeros((n, n, 4), dtype=np.ubyte)  # [column (x), row (y)]
         for i in range(n):
@@ -303,16 +363,91 @@ class SizeView(QWidget):
         self.image.setImage(rgba, levels=None, autoLevels=False)
         self.image.setRect(QRectF(0, 0, n, n))
         positions = [k + 0.5 for k in range(n)]
-        self.matrix_x.set_sizes(positions, labels)
-        self.matrix_y.set_sizes(positions, labels)
-        small = n > 8
+        names = layout.parameters
+        if layout.series_names:  # a grid: each size's values in one order, the order in the axis title
+            labels = ["\u00d7".join(tick_label(_number(r.problem[k])) for k in names) for r in self.rows]
+            which = " \u00d7 ".join(names)
+        else:
+            labels = [tick_label(_number(v)) for v in layout.x]
+            which = layout.x_name
+        for axis in (self.matrix_x, self.matrix_y):
+            axis.title = which
+            axis.set_categories(positions, labels)
+        self.matrix_plot.setLabel("bottom", f"measured at ({which})")
+        self.matrix_plot.setLabel("left", "best config of")
         for i in range(n):
             for j in range(n):
-                value = float(self.matrix[i, j])
-                text = "?" if not math.isfinite(value) else f"{value:.0%}" if not small else f"{value * 100:.0f}"
-                item = pg.TextItem(text, color=(20, 20, 20), anchor=(0.5, 0.5))
+                item = pg.TextItem("", color=(20, 20, 20), anchor=(0.5, 0.5))
                 item.setPos(j + 0.5, i + 0.5)
                 self.matrix_plot.addItem(item)
                 self._cell_text.append(item)
         self.matrix_plot.setXRange(0, n, padding=0.02)
         self.matrix_plot.setYRange(0, n, padding=0.02)
+        self._fit_cell_text()
+
+    def _fit_cell_text(self, *_: Any) -> None:
+        """The cells' numbers in the view's font: with a % sign where a cell has room for "100%",
+        without where it has room for "100", in a smaller font where it has room for neither, and
+        left out where even a small one would run into its neighbours (the colour still tells)."""
+        n = len(self.rows)
+        if not n or len(self._cell_text) != n * n:
+            return
+        box = self.matrix_plot.getViewBox().sceneBoundingRect()
+        cell_w, cell_h = box.width() / n, box.height() / n
+        font = self._text_font()
+        metrics = QFontMetricsF(font)
+
+        def room(text: str) -> float:  # the most this font can be scaled by and still fit a cell
+            return min(0.8 * cell_w / max(metrics.horizontalAdvance(text), 1.0), 0.9 * cell_h / max(metrics.height(), 1.0))
+
+        percent = room("100%") >= 1.0
+        ratio = min(1.0, room("100%" if percent else "100"))
+        size = font.pointSizeF() * ratio if font.pointSizeF() > 0 else 0.0
+        visible = size >= 5.0
+        if visible:
+            font.setPointSizeF(size)
+        for k, item in enumerate(self._cell_text):
+            value = float(self.matrix[k // n, k % n])
+            item.setText("?" if not math.isfinite(value) else f"{value:.0%}" if percent else f"{value * 100:.0f}")
+            item.setFont(font)
+            item.setVisible(visible)
+
+
+class _Column(QWidget):
+    """A column for a scroll area that asks only the height its parts need (the labels' wrapped
+    text in full, the plots at their least height): a scroll area gives a column with wrapping
+    labels its preferred height, which for a plot is far more than the pane has, so it scrolled
+    even where everything fitted."""
+
+    def heightForWidth(self, width: int) -> int:  # Qt override
+        layout = self.layout()
+        if layout is None:
+            return super().heightForWidth(width)
+        margins = layout.contentsMargins()
+        items = [layout.itemAt(i) for i in range(layout.count())]
+        parts = [item.widget() for item in items if item is not None]
+        shown = [w for w in parts if w is not None and not w.isHidden()]
+        total = margins.top() + margins.bottom() + layout.spacing() * max(len(shown) - 1, 0)
+        for widget in shown:
+            if widget.hasHeightForWidth():
+                total += widget.heightForWidth(width)
+            else:
+                total += max(widget.minimumSizeHint().height(), widget.minimumHeight())
+        return total
+
+
+def _title(text: str) -> QLabel:
+    label = QLabel(f"<b>{html.escape(text)}</b>")
+    label.setWordWrap(True)
+    label.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+    return label
+
+
+def _number(value: Any) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def _short(label: str) -> str:
+    """``rows=16384, x=2`` with its numbers as tick labels (``rows=2¹⁴, x=2``)."""
+    return ", ".join(f"{k}={tick_label(v)}" if "=" in part else part
+                     for part in label.split(", ") for k, _, v in [part.partition("=")])

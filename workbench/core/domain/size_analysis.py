@@ -90,15 +90,36 @@ def size_rows(session: Session, cost: Cost | None = None) -> list[SizeRow]:
     return rows
 
 
-def size_axis(rows: Sequence[SizeRow]) -> tuple[str, np.ndarray]:
-    """The name and values of the axis sizes are drawn along: the one size parameter that varies,
-    else the product of the varying ones (a grid drawn along its total size), else the row number."""
+@dataclass(frozen=True)
+class SizeLayout:
+    """Where each size is drawn: along ``x_name`` (the varying parameter with the most values), one
+    series per combination of the other varying parameters (a grid sweep; a sweep over one
+    parameter is one series). No two sizes share a point: a grid drawn along the product of its
+    parameters put rows=1024, cols=4096 and rows=16384, cols=256 on the same spot."""
+
+    x_name: str
+    x: np.ndarray  # per row: its value of x_name (the row number when no parameter varies)
+    series_names: tuple[str, ...]
+    series: tuple[tuple[int, ...], ...]  # per series: its rows, in x order
+    series_labels: tuple[str, ...]  # "rows=1024" per series; "" for the one series of a plain sweep
+    parameters: tuple[str, ...]  # every varying parameter, in the problem's order
+
+
+def size_layout(rows: Sequence[SizeRow]) -> SizeLayout:
+    """The x axis and the series of :class:`SizeLayout` for ``rows`` (as :func:`size_rows` orders them)."""
     names = size_parameters([r.problem for r in rows])
-    if len(names) == 1:
-        return names[0], np.array([float(r.problem[names[0]]) for r in rows])
-    if names:
-        return " x ".join(names), np.array([math.prod(float(r.problem[n]) for n in names) for r in rows])
-    return "size", np.arange(1, len(rows) + 1, dtype=float)
+    if not names:
+        return SizeLayout("size", np.arange(1, len(rows) + 1, dtype=float), (), (tuple(range(len(rows))),), ("",), ())
+    counts = {n: len({float(r.problem[n]) for r in rows}) for n in names}
+    x_name = max(reversed(names), key=lambda n: counts[n])  # ties: the last named (a grid's inner loop)
+    others = tuple(n for n in names if n != x_name)
+    groups: dict[tuple[float, ...], list[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault(tuple(float(row.problem[n]) for n in others), []).append(i)
+    x = np.array([float(r.problem[x_name]) for r in rows])
+    series = tuple(tuple(sorted(members, key=lambda i: x[i])) for _, members in sorted(groups.items()))
+    labels = tuple(", ".join(f"{n}={rows[members[0]].problem[n]}" for n in others) for members in series)
+    return SizeLayout(x_name, x, others, series, labels, tuple(names))
 
 
 @dataclass(frozen=True)
@@ -199,5 +220,5 @@ def size_lines(session: Session, cost: Cost | None = None) -> list[str]:
     return lines
 
 
-__all__ = ["Band", "SizeRow", "cross_matrix", "distinct_winners", "missing_cells", "size_axis", "size_label",
+__all__ = ["Band", "SizeRow", "cross_matrix", "distinct_winners", "missing_cells", "SizeLayout", "size_label", "size_layout",
            "size_lines", "size_rows", "winner_bands"]

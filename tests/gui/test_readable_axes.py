@@ -1,0 +1,276 @@
+"""Tick labels that can be read: log axes over less than a decade, sizes, slot values and axis
+names, at the window's default size and in presentation mode (workbench.gui.plot_axes, the rules
+in workbench.gui.axes, and the views that use them: Compare, Sizes, Slices, Parallel)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.gui.axes import choose_log_ticks, fit_category_labels, fits, format_ticks
+from workbench.runner.controller import RunRequest, start_run
+
+
+# --- the rules, without Qt ----------------------------------------------------------------------
+def test_a_log_axis_under_a_decade_gets_round_labels_that_fit() -> None:
+    line = 14.0
+    for low, high in ((0.0185, 0.028), (0.05, 0.075), (0.052, 0.058)):
+        labelled, minor = choose_log_ticks(math.log10(low), math.log10(high), 150, lambda _t: line, line * 0.8)
+        assert len(labelled) >= 2, (low, high, labelled)
+        assert all(low <= v <= high for v in labelled)
+        steps = np.diff(labelled)
+        assert np.allclose(steps, steps[0])  # evenly spaced round values
+        assert not set(labelled) & set(minor)
+    # over decades: 1-2-5, never the crowded 1..9 on a short axis
+    labelled, _ = choose_log_ticks(math.log10(0.003), math.log10(0.3), 200, lambda _t: line, line * 0.8)
+    assert labelled == [0.005, 0.01, 0.02, 0.05, 0.1, 0.2]
+    labelled, _ = choose_log_ticks(math.log10(0.003), math.log10(0.3), 120, lambda _t: line, line * 0.8)
+    assert labelled == [0.01, 0.1]
+    # a short axis over a decade still gets two labels: every second of a set
+    labelled, _ = choose_log_ticks(math.log10(0.0035), math.log10(0.05), 110, lambda _t: 25.0, 20.0)
+    assert len(labelled) == 2
+
+
+def test_tick_numbers_are_plain_and_tell_values_apart() -> None:
+    assert format_ticks([0.05, 0.055, 0.06]) == ["0.05", "0.055", "0.06"]
+    assert format_ticks([20.0, 25.0]) == ["20", "25"]
+    assert format_ticks([0.1, 1.0, 10.0, 100.0]) == ["0.1", "1", "10", "100"]  # never 1e+01
+
+
+def test_category_labels_are_thinned_or_shortened_to_their_room() -> None:
+    def width(text: str) -> float:
+        return 7.0 * len(text)
+
+    length = 100.0
+    numbers = ["64", "128", "256", "512", "1024"]
+    spots = [length * (k + 0.5) / len(numbers) for k in range(len(numbers))]
+    shown = [t for t, _ in fit_category_labels(spots, numbers, length, width, 6, numeric=True)]
+    kept = [(p, t) for p, t in zip(spots, shown) if t]
+    assert len(kept) >= 2 and all(t in numbers for _, t in kept)  # whole numbers or none
+    assert fits([p for p, _ in kept], [width(t) for _, t in kept], length, 6)
+    words = ["atomic", "shared_tree", "warp_shuffle", "two_pass"]
+    length = 260.0
+    spots = [length * (k + 0.5) / len(words) for k in range(len(words))]
+    shown = [t for t, _ in fit_category_labels(spots, words, length, width, 6, numeric=False)]
+    assert all(shown) and any(t.endswith("…") for t in shown)
+    assert all(w.startswith(t.rstrip("…")) for w, t in zip(words, shown))
+    assert fits(spots, [width(t) for t in shown], length, 6)
+    # on two lines taking turns, each word has twice the room: the same axis shows them in full
+    fitted = fit_category_labels(spots, words, length, width, 6, numeric=False, rows=2)
+    assert [t for t, _ in fitted] == words and [r for _, r in fitted] == [0, 1, 0, 1]
+    for row in (0, 1):
+        assert fits(spots[row::2], [width(t) for t in words[row::2]], length, 6)
+
+
+# --- the views --------------------------------------------------------------------------------
+def drawn_labels(axis) -> list[tuple[object, str]]:
+    """The tick labels an axis draws now: (rectangle, text), empty texts left out."""
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QPainter, QPicture
+
+    picture = QPicture()
+    painter = QPainter(picture)
+    try:
+        if axis.style["tickFont"] is not None:
+            painter.setFont(axis.style["tickFont"])
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    assert specs is not None, "the axis has no size"
+    out = []
+    for rect, _flags, text in specs[2]:
+        if text.strip():
+            lines = text.count("\n")  # a label on the second line (labels taking turns): that line's box
+            height = rect.height() / (lines + 1)
+            out.append((QRectF(rect.x(), rect.y() + height * lines, rect.width(), height), text.strip()))
+    return out
+
+
+def assert_readable(axis, least: int = 2) -> list[str]:
+    labels = drawn_labels(axis)
+    texts = [text for _, text in labels]
+    assert len(labels) >= least, texts
+    for k, (a, _) in enumerate(labels):
+        for b, _ in labels[k + 1:]:
+            assert not a.intersects(b), texts  # no label through another
+    return texts
+
+
+def _settle(qtbot, window) -> None:
+    for _ in range(5):
+        qtbot.wait(30)
+    window.repaint()
+
+
+def _sweep(path: Path, kernel: str, sizes: dict, budget: int) -> str:
+    start_run(RunRequest(kernel=kernel, backend="sim", strategy="random", budget=budget, sizes=sizes), path).run()
+    return str(path)
+
+
+@pytest.fixture
+def reduce_run(tmp_path: Path) -> str:
+    path = tmp_path / "r.json"
+    start_run(RunRequest(kernel="reduce_sum", backend="sim", strategy="random", budget=24, seed=3), path).run()
+    return str(path)
+
+
+def test_compare_labels_a_latency_range_under_a_decade_in_plain_ms(window, qtbot, reduce_run) -> None:
+    window.open_session(reduce_run)
+    window.bottom_tabs.setCurrentWidget(window.compare)
+    _settle(qtbot, window)
+    plot = window.compare.plot
+    plot.setYRange(math.log10(0.0185), math.log10(0.028), padding=0)
+    _settle(qtbot, window)
+    axis = plot.getAxis("left")
+    texts = assert_readable(axis)
+    assert all(0.0185 <= float(t) <= 0.028 for t in texts)  # milliseconds, as the title says
+    assert "x0.001" not in axis.labelString()
+
+
+def test_size_view_latency_axis_is_labelled_for_a_small_sweep(window, qtbot, tmp_path) -> None:
+    path = _sweep(tmp_path / "s.json", "vector_add", {"n": [4096, 65536, 1 << 20, 1 << 24]}, 3)
+    window.open_session(path)
+    window.bottom_tabs.setCurrentWidget(window.size_view)
+    _settle(qtbot, window)
+    view = window.size_view
+    view.latency_plot.setYRange(math.log10(0.05), math.log10(0.075), padding=0)  # as close as a sweep's sizes get
+    _settle(qtbot, window)
+    texts = assert_readable(view.latency_plot.getAxis("left"))
+    assert all(0.05 <= float(t) <= 0.075 for t in texts)  # plain milliseconds, not 6·10⁻²
+    assert_readable(view.latency_plot.getAxis("bottom"))
+
+
+def test_the_size_view_fits_the_default_window(window, qtbot, tmp_path) -> None:
+    """Nine sizes at 1440x900: the matrix's every column in sight (a plot title wider than the pane
+    widened the plot past it, cutting the last columns off without a scroll bar)."""
+    sizes = {"n": [1 << k for k in range(12, 30, 2)]}
+    window.open_session(_sweep(tmp_path / "nine.json", "reduce_sum", sizes, 2))
+    window.bottom_tabs.setCurrentWidget(window.size_view)
+    _settle(qtbot, window)
+    view = window.size_view
+    assert len(view.rows) == 9
+    plot = view.matrix_plot
+    item = plot.getPlotItem()
+    assert item.sceneBoundingRect().width() <= plot.viewport().width() + 1
+    box = item.getViewBox()
+    assert box.sceneBoundingRect().right() <= plot.viewport().width() + 1
+    assert box.viewRange()[0][1] >= 9  # every column inside the shown range
+    assert_readable(plot.getAxis("bottom"))
+    assert_readable(plot.getAxis("left"))
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1920, 1080)])
+def test_presentation_mode_keeps_the_size_view_readable(window, qtbot, tmp_path, size) -> None:
+    from PySide6.QtGui import QFontMetricsF
+
+    path = _sweep(tmp_path / "s.json", "reduce_sum", {"n": [4096, 1 << 20, 1 << 26]}, 4)
+    window.open_session(path)
+    window.bottom_tabs.setCurrentWidget(window.size_view)
+    _settle(qtbot, window)
+    view = window.size_view
+    normal_text = view.latency_title.font().pointSizeF()
+    normal_cells = view._cell_text[0].textItem.font().pointSizeF()
+    window.resize(*size)
+    window.zoom.presentation_action.setChecked(True)
+    _settle(qtbot, window)
+    assert view.latency_title.font().pointSizeF() >= 1.4 * normal_text  # titles follow the zoom
+    line = QFontMetricsF(view.latency_plot.getAxis("left").style["tickFont"]).height()
+    assert view.latency_plot.getPlotItem().getViewBox().height() >= 3 * line  # the plot is not squeezed to its axis
+    assert_readable(view.latency_plot.getAxis("left"))
+    # every winner's legend entry is in the column (reached by scrolling when the pane is short)
+    assert view.legend.height() >= view.legend.heightForWidth(view.legend.width()) - 1
+    assert all(f"#{k + 1}" in view.legend.text() for k in range(len(view.winners)))
+    if size == (1920, 1080):  # big cells: the cell text grows with the zoom
+        assert view._cell_text[0].textItem.font().pointSizeF() > normal_cells
+
+
+def test_a_grid_sweep_draws_every_size_at_a_point_of_its_own(window, qtbot, tmp_path) -> None:
+    path = _sweep(tmp_path / "g.json", "softmax", {"rows": [1024, 16384], "cols": [256, 1024, 4096]}, 2)
+    window.open_session(path)
+    window.bottom_tabs.setCurrentWidget(window.size_view)
+    _settle(qtbot, window)
+    view = window.size_view
+    assert len(view.rows) == 6
+    points = set()
+    for s, item in enumerate(i for i in view.latency_plot.getPlotItem().listDataItems() if i.opts["symbol"]):
+        xs, ys = item.getData()
+        points |= {(s, round(float(x), 6)) for x in xs}
+    assert len(points) == 6  # two series (rows) of three points (cols), none on top of another
+    assert "rows=1024" in view.legend.text() and "rows=16384" in view.legend.text()
+    assert_readable(view.latency_plot.getAxis("bottom"), least=3)
+    assert_readable(view.band_plot.getAxis("left"), least=2)  # one row of bands per rows value
+    assert_readable(view.matrix_plot.getAxis("left"), least=6)
+
+
+@pytest.mark.parametrize("present", [False, True])
+def test_slice_and_parallel_labels_do_not_overlap(window, qtbot, reduce_run, present) -> None:
+    window.open_session(reduce_run)
+    if present:
+        window.zoom.presentation_action.setChecked(True)
+    window.bottom_tabs.setCurrentWidget(window.slices)
+    _settle(qtbot, window)
+    for name, plot in window.slices.plots.items():
+        assert_readable(plot.getAxis("bottom"), least=1)
+    strategy = window.slices.plots["strategy"].getAxis("bottom")
+    if any(text not in ("atomic", "shared_tree", "warp_shuffle", "two_pass") for _, text in drawn_labels(strategy)) \
+            or len(drawn_labels(strategy)) < 4:
+        assert "warp_shuffle" in strategy.toolTip()  # what is cut or left out is in the tool tip
+    window.bottom_tabs.setCurrentWidget(window.parallel)
+    _settle(qtbot, window)
+    axis = window.parallel.plot.getAxis("bottom")
+    texts = assert_readable(axis, least=len(window.parallel.axis_names))  # every axis named, if shortened
+    if texts != window.parallel.axis_names:
+        assert all(name in axis.toolTip() for name in window.parallel.axis_names)
+
+
+def test_a_cut_category_axis_shows_every_name_in_its_tool_tip(qtbot) -> None:
+    import pyqtgraph as pg
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    from workbench.gui.plot_axes import CategoryAxis
+
+    names = ["atomic_long_name", "shared_tree_x", "warp_shuffle", "two_pass_yy", "another_one", "last_one"]
+    axis = CategoryAxis("bottom", title="strategy")
+    plot = pg.PlotWidget(axisItems={"bottom": axis})
+    qtbot.addWidget(plot)
+    plot.resize(200, 150)
+    plot.show()
+    axis.set_categories(range(len(names)), names)
+    plot.setXRange(-0.5, len(names) - 0.5, padding=0)
+    qtbot.wait(50)
+    plot.repaint()
+    assert_readable(axis)
+    assert axis.shown_labels() != names
+    spot = plot.mapFromScene(axis.sceneBoundingRect().center())
+    QApplication.sendEvent(plot.viewport(), QHelpEvent(QEvent.Type.ToolTip, spot, plot.viewport().mapToGlobal(spot)))
+    qtbot.waitUntil(QToolTip.isVisible, timeout=2000)
+    assert QToolTip.text() == "strategy: " + ", ".join(names)
+    plot.resize(1400, 150)  # room for every name: no tool tip needed
+    qtbot.wait(50)
+    plot.repaint()
+    assert axis.shown_labels() == names and axis.toolTip() == ""
+
+
+def test_parallel_value_labels_are_thinned_to_the_axis_height(window, qtbot, reduce_run) -> None:
+    """In presentation mode on a short screen an axis of six values has no room for six labels of
+    the large font: they ran into each other."""
+    from collections import Counter
+
+    from PySide6.QtGui import QFontMetricsF
+
+    window.resize(1440, 700)
+    window.open_session(reduce_run)
+    window.zoom.presentation_action.setChecked(True)
+    window.bottom_tabs.setCurrentWidget(window.parallel)
+    _settle(qtbot, window)
+    view = window.parallel
+    height = view.plot.getPlotItem().getViewBox().height()
+    line = QFontMetricsF(view.value_labels[0].textItem.font()).height()
+    per_axis = Counter(round(label.pos().x()) for label in view.value_labels)
+    assert max(per_axis.values()) * line <= height, (dict(per_axis), line, height)
+    assert min(per_axis.values()) >= 2  # the lowest and another value still named

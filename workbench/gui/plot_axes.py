@@ -1,0 +1,189 @@
+"""Axis items whose tick labels can be read: measured against the room the axis has.
+
+pyqtgraph labels a log axis with its own tick levels, which over less than a decade leaves one
+label or none (and, with its automatic SI prefix, a "(x0.001)" beside the title), or every minor
+tick, which runs together as "0.070.060.05". Fixed ticks (``setTicks``) are drawn as given, through
+each other when the axis is short. The two axes here choose their labels at paint time from the
+axis's length in pixels and its tick font (so a zoomed window or a resized pane relabels itself),
+with the rules of :mod:`workbench.gui.axes`.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any, Sequence
+
+import pyqtgraph as pg
+from PySide6.QtGui import QFont, QFontMetricsF
+
+from workbench.gui.axes import choose_log_ticks, fit_category_labels, format_ticks
+
+
+class _MeasuredAxis(pg.AxisItem):
+    """What the subclasses share: the tick font's metrics and the room between labels."""
+
+    def spacing(self) -> tuple[float, float]:
+        """The gap between two labels: in lines on a vertical axis, in widths of "M" on a
+        horizontal one."""
+        return 0.8, 1.2
+
+    def tick_font(self) -> QFont:
+        font = self.style.get("tickFont")
+        return QFont(font) if font is not None else QFont()
+
+    def vertical(self) -> bool:
+        return self.orientation in ("left", "right")
+
+    def measure(self) -> tuple[Any, float]:
+        """A text's extent along this axis (its width; one line's height on a vertical axis),
+        and the gap to keep between two labels."""
+        metrics = QFontMetricsF(self.tick_font())
+        if self.vertical():
+            line = metrics.height()
+            return (lambda _text: line), line * self.spacing()[0]
+        return metrics.horizontalAdvance, metrics.horizontalAdvance("M") * self.spacing()[1]
+
+
+class CategoryAxis(_MeasuredAxis):
+    """Labels at given positions (slot values, axis names, sizes), fitted to the axis at paint
+    time: all in full when they fit, else numbers thinned and words shortened with an ellipsis
+    (see :func:`workbench.gui.axes.fit_category_labels`). Whenever a label is cut or left out,
+    the axis's tool tip lists every label in full."""
+
+    def spacing(self) -> tuple[float, float]:
+        return 0.15, 0.6  # a label per row or column needs no more than a sliver between them
+
+    def __init__(self, orientation: str = "bottom", title: str = "", **kwargs: Any) -> None:
+        super().__init__(orientation, **kwargs)
+        self._set_overhang()
+        self.title = title
+        self.categories: list[tuple[float, str]] = []
+        self.shown: dict[float, str] = {}  # position -> the text drawn there at the last paint
+
+    def setStyle(self, **kwargs: Any) -> None:  # pyqtgraph override
+        super().setStyle(**kwargs)
+        if "tickFont" in kwargs:
+            self._set_overhang()
+
+    def _set_overhang(self) -> None:
+        """A label under either end of a horizontal axis may reach past it by about two
+        characters, into the corner beside it, as in most plotting programs; pyqtgraph drops it
+        otherwise, which lost the outer values of a narrow slice plot."""
+        if not self.vertical():
+            self.style["hideOverlappingLabels"] = int(QFontMetricsF(self.tick_font()).horizontalAdvance("MM"))
+            self.prepareGeometryChange()
+
+    def overhang(self) -> float:
+        value = self.style.get("hideOverlappingLabels")
+        return float(value) if not isinstance(value, bool) and isinstance(value, (int, float)) else 0.0
+
+    def set_categories(self, positions: Sequence[float], labels: Sequence[str]) -> None:
+        self.categories = [(float(p), str(t)) for p, t in zip(positions, labels)]
+        self.shown = {}
+        self.picture = None
+        self.update()
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[Any]:  # pyqtgraph override
+        low, high = sorted((float(minVal), float(maxVal)))
+        inside = [(p, t) for p, t in self.categories if low <= p <= high]
+        if not inside or high <= low:
+            self.shown = {}
+            return [(None, [])]
+        scale = float(size) / (high - low)
+        if self.vertical():
+            positions = [(high - p) * scale for p, _ in inside]
+        else:
+            positions = [(p - low) * scale for p, _ in inside]
+        texts = [t for _, t in inside]
+        measure, gap = self.measure()
+        numeric = all(_is_number(t) for t in texts)
+        overhang = self.overhang()
+        fitted = fit_category_labels(positions, texts, float(size), measure, gap, numeric, overhang=overhang)
+        if not self.vertical() and _shown_chars(fitted) < sum(len(t) for t in texts):
+            # Labels taking turns on two lines have twice the room each: worth one more line when
+            # it shows more of them (pyqtgraph makes the axis as tall as its tallest label).
+            staggered = fit_category_labels(positions, texts, float(size), measure, gap, numeric, rows=2,
+                                            overhang=overhang)
+            if _shown_chars(staggered) > _shown_chars(fitted):
+                fitted = staggered
+        self.shown = {p: "\n" * row + text if text else "" for (p, _), (text, row) in zip(inside, fitted)}
+        cut = [t for t, (f, _) in zip(texts, fitted) if f != t]
+        all_names = ", ".join(t for _, t in self.categories)
+        tip = f"{self.title}: {all_names}" if self.title else all_names
+        self.setToolTip(html.escape(tip) if cut else "")
+        return [(None, [p for p, _ in inside])]
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # pyqtgraph override
+        return [self.shown.get(float(v), "") for v in values]
+
+    def _updateMaxTextSize(self, x: int) -> None:  # pyqtgraph override
+        """pyqtgraph sizes a horizontal axis for 0.8 of its labels' height, which cut off the
+        bottom of a label on the second line (and an underscore on the first)."""
+        super()._updateMaxTextSize(int(math.ceil(x / 0.8)) if not self.vertical() else x)
+
+    def shown_labels(self) -> list[str]:
+        """The labels drawn at the last paint, in order along the axis ("" where left out)."""
+        return [self.shown.get(p, "").lstrip("\n") for p, _ in self.categories]
+
+
+def _shown_chars(fitted: Sequence[tuple[str, int]]) -> int:
+    return sum(len(text.rstrip("…")) for text, _ in fitted)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return text[:1].isdigit()  # a shortened size (2¹⁰, 64k) counts as a number: thin, not cut
+    return True
+
+
+class ReadableAxis(CategoryAxis):
+    """A numeric axis that can show categories too (``set_categories``; an empty list makes it
+    numeric again). In log mode it is labelled with plain numbers that fit: decades, 1-2-5 or
+    1 to 9 per decade, or round values less than a decade apart (0.05, 0.06, 0.07), as many as
+    the axis has room for, with the ticks not labelled as grid lines. No SI prefix: a latency of
+    0.02 ms reads 0.02, not 20 with "(x0.001)" beside the title."""
+
+
+    def __init__(self, orientation: str = "bottom", **kwargs: Any) -> None:
+        super().__init__(orientation, **kwargs)
+        self.enableAutoSIPrefix(False)
+        self.labelled: list[float] = []  # the values labelled at the last paint (for tests and tips)
+
+    def spacing(self) -> tuple[float, float]:
+        return super().spacing() if self.categories else (0.5, 1.2)  # numbers: a pitch of 1.5 lines at least
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[Any]:  # pyqtgraph override
+        if self.categories:
+            return super().tickValues(minVal, maxVal, size)
+        self.setToolTip("")
+        if not self.logMode:
+            return pg.AxisItem.tickValues(self, minVal, maxVal, size)
+        low, high = sorted((float(minVal), float(maxVal)))
+        measure, gap = self.measure()
+        labelled, minor = choose_log_ticks(low, high, float(size), measure, gap)
+        self.labelled = labelled
+        return [(None, [math.log10(v) for v in labelled]), (None, [math.log10(v) for v in minor])]
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # pyqtgraph override
+        if self.categories:
+            return super().tickStrings(values, scale, spacing)
+        if not self.logMode:
+            return pg.AxisItem.tickStrings(self, values, scale, spacing)
+        numbers = [10.0 ** float(v) for v in values]
+        labelled = [v for v in numbers if any(math.isclose(v, w, rel_tol=1e-9) for w in self.labelled)]
+        texts = dict(zip(labelled, format_ticks(labelled)))
+        return [texts.get(v, "") for v in numbers]
+
+
+def set_plot_font(plot_item: Any, font: QFont) -> None:
+    """Tick labels and axis titles of one plot in ``font`` (the window's zoom sets it on every plot
+    it finds; a view that builds plots later gives them its own font, which the zoom sets too)."""
+    for name in ("bottom", "left"):
+        axis = plot_item.getAxis(name)
+        axis.setStyle(tickFont=font)
+        axis.label.setFont(font)
+        axis.picture = None
+        axis.update()
