@@ -175,6 +175,8 @@ def test_a_killed_sweep_resumes_from_its_journal(cli, tmp_path: Path) -> None:
         (["--sizes", "n=0,4096"], "--sizes: vector_add: problem parameter n=0 is outside"),
         (["--sizes", "bogus=1,2"], "--sizes: vector_add: unknown problem parameter 'bogus'"),
         (["--sizes", "n="], "--sizes 'n=': expected NAME=V1,V2"),
+        (["--sizes", ";"], "--sizes ';': expected NAME=V1,V2"),  # not a plain run of one size
+        (["--sizes", ""], "--sizes '': expected NAME=V1,V2"),
         (["--sizes", "n=4,4"], "--sizes n: 4 is listed twice"),
         (["--sizes", "n=4", "--sizes", "n=8"], "--sizes n: given twice"),
         (["--sizes", "n=" + ",".join(str(i) for i in range(1, 300))], "more than the 256 a sweep may hold"),

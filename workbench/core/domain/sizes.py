@@ -133,6 +133,8 @@ def parse_sizes(items: Sequence[str], flag: str = "--sizes") -> dict[str, list[V
                 raise WorkbenchError(f"{flag} {name}: {part.strip()} is listed twice")
             values.append(value)
         out[name] = values
+    if items and not out:  # only separators or blanks (an empty shell variable): not a plain run
+        raise WorkbenchError(f"{flag} {';'.join(items)[:60]!r}: expected NAME=V1,V2,...")
     count = math.prod(len(v) for v in out.values()) if out else 0
     if count > MAX_SWEEP_PROBLEMS:
         raise WorkbenchError(f"{flag}: a grid of {count:,} sizes is more than the {MAX_SWEEP_PROBLEMS} a sweep may hold")
