@@ -243,6 +243,15 @@ def test_a_reference_that_cannot_be_computed_names_its_field_when_checked_and_wh
     assert f"saxpy{SPEC_SUFFIX}:" in error and "reference.outputs.out" in error and not (tmp_path / "s.json").exists()
 
 
+def test_the_editors_check_does_not_compute_a_reference_over_a_small_problem_that_is_not_small():
+    """The check runs in the window's process after every pause in typing: a small problem of
+    millions of values took seconds and gigabytes there (or ended in a MemoryError traceback)."""
+    problem = {**SPEC["problem"], "n": {**SPEC["problem"]["n"], "small": 50_000_000}}
+    report = check_draft(dict(SPEC, problem=problem), SOURCE, compile_default=False)
+    assert [(d.severity, d.field) for d in report.diagnostics] == [("warning", "reference")]
+    assert "150,000,000 values" in report.diagnostics[0].message and report.ok
+
+
 def test_template_from_spec_matches_the_loaded_one():
     t = template_from_spec(SPEC, SOURCE)
     assert t.space().count() == load_declarative(EXAMPLE / f"saxpy{SPEC_SUFFIX}").space().count()

@@ -10,6 +10,7 @@ the spec (``restrictions[0]``), so the editor can mark it.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -132,6 +133,12 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
                        note=f"default config compiled for {arch}" if result.ok else "the default config does not compile")
 
 
+#: The most the editor's check computes a reference over (float64 bytes of the small problem's
+#: buffers): it runs in the window's process after every pause in typing, so a small problem that
+#: is not small must not take seconds and gigabytes there.
+MAX_CHECKED_BYTES = 64 << 20
+
+
 def _reference_problem(template: KernelTemplate) -> Diagnostic | None:
     """The reference expressions computed once on the small problem: whether they can be depends on
     the inputs' shapes (a zero slice step, shapes that do not broadcast), so only computing them
@@ -139,12 +146,20 @@ def _reference_problem(template: KernelTemplate) -> Diagnostic | None:
     file is not run here: its code runs only in a run's worker."""
     if template.reference is no_reference or template.reference_runs_a_file:
         return None
+    size = sum(math.prod(arg.shape(template.small_problem)) for arg in template.args if arg.shape is not None)
+    if size * 8 > MAX_CHECKED_BYTES:  # computed in float64, in the window's own process
+        return Diagnostic("spec", "warning", f"the reference was not computed on the small problem: its buffers hold "
+                          f"{size:,} values, more than the check computes (make the small problem smaller)",
+                          field="reference")
     try:
         template.reference(template.make_inputs(template.small_problem, np.random.default_rng(0)), template.small_problem)
     except SpecError as exc:
         return Diagnostic("spec", "error", exc.message, field=exc.field)
     except WorkbenchError as exc:
         return Diagnostic("spec", "error", f"the reference on the small problem: {exc}", field="reference")
+    except MemoryError:
+        return Diagnostic("spec", "warning", "the reference was not computed on the small problem: not enough memory",
+                          field="reference")
     return None
 
 
