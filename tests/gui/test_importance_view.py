@@ -215,3 +215,40 @@ def test_the_objective_recomputes_the_score_importance_only(view, qtbot, monkeyp
     objective["weights"] = Weights({"latency_ms": 3.0})
     computed(view)  # latency importance does not depend on the objective
     assert calls == ["score", "latency_ms"]
+
+
+def test_going_back_to_the_importance_shown_while_another_computes_computes_nothing(view, qtbot, monkeypatch,
+                                                                                   computed) -> None:
+    """Switching to latency and back to score while latency computed computed the score again."""
+    import workbench.gui.importance_view as module
+
+    computed(view)  # the score importance shown
+    shown = view.status.text()
+    gated = Gated(module.slot_importance)
+    monkeypatch.setattr(module, "slot_importance", gated)
+    view.set_target("latency_ms")
+    qtbot.waitUntil(lambda: len(gated.started) == 1, timeout=5_000)
+    view.set_target("score")  # back to what is shown
+    gated.gates[0].set()
+    gated.gates[1].set()
+    qtbot.waitUntil(lambda: not view.computing, timeout=30_000)
+    assert gated.started == [("latency_ms", 200)] and view.status.text() == shown and not view.busy.isVisible()
+
+
+def test_a_failed_computation_says_why_in_one_line_and_is_tried_again(view, qtbot, monkeypatch, computed) -> None:
+    """A failure went to the thread's excepthook as a traceback, the view said "see the log" and
+    the same request was never computed again."""
+    import workbench.gui.importance_view as module
+    from workbench.core.errors import WorkbenchError
+
+    calls = []
+
+    def broken(*args, **kwargs):
+        calls.append(1)
+        raise WorkbenchError("no slot varies among these trials")
+
+    monkeypatch.setattr(module, "slot_importance", broken)
+    computed(view)
+    assert view.status.text() == "Importance not shown: no slot varies among these trials."
+    computed(view)  # the same request: tried again, not taken for one shown
+    assert len(calls) == 2

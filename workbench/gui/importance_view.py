@@ -19,6 +19,7 @@ The numbers come from :mod:`workbench.core.domain.importance` (PED-ANOVA); nothi
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from typing import Any, Callable, Mapping, Sequence
@@ -31,6 +32,9 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from workbench.core.domain.importance import SCORE, Importance, ValueStats, slot_importance, value_distributions
 from workbench.core.domain.measurement import LATENCY, Trial
+from workbench.core.errors import WorkbenchError
+
+_log = logging.getLogger(__name__)
 
 BAR_BRUSH = pg.mkBrush(0, 114, 178, 200)
 SELECTED_BRUSH = pg.mkBrush(230, 159, 0, 230)
@@ -70,7 +74,7 @@ class _Request:
 class _Delivered(QObject):
     """Carries a result finished on a background thread to the GUI thread (a queued signal)."""
 
-    done = Signal(object, object)  # the request, and (Importance, value statistics) or None: it failed
+    done = Signal(object, object)  # the request, and (Importance, value statistics) or why it failed
 
 
 def _compute(request: _Request) -> tuple[Importance, dict[str, list[ValueStats]]]:
@@ -163,6 +167,7 @@ class ImportanceView(QWidget):
         self._timer.timeout.connect(self.refresh)
         #: What the bars show, what a thread computes now, and the latest request made meanwhile.
         self._shown: _Request | None = None
+        self._shown_status = ""  # the status line of the result shown, put back when a computation is dropped
         self._running: _Request | None = None
         self._pending: _Request | None = None
         self._delivered = _Delivered(self)
@@ -220,10 +225,15 @@ class ImportanceView(QWidget):
         delivered = self._delivered
 
         def compute() -> None:
-            result = None
+            result: tuple[Importance, dict[str, list[ValueStats]]] | str = "it could not be computed"
             try:
                 result = _compute(request)
-            finally:  # a failure is still delivered (as None), so the view never waits for ever
+            except WorkbenchError as exc:  # already one line for a person
+                result = str(exc)
+            except (ArithmeticError, LookupError, TypeError, ValueError, RuntimeError, MemoryError) as exc:
+                _log.warning("slot importance could not be computed", exc_info=True)
+                result = f"it could not be computed ({type(exc).__name__}: {exc})"
+            finally:  # a failure is still delivered, so the view never waits for ever
                 try:
                     delivered.done.emit(request, result)
                 except RuntimeError:  # the view was destroyed while computing (the window closed)
@@ -231,20 +241,26 @@ class ImportanceView(QWidget):
 
         threading.Thread(target=compute, name="slot-importance", daemon=True).start()
 
-    def _on_computed(self, request: _Request, result: tuple[Importance, dict[str, list[ValueStats]]] | None) -> None:
-        """A result on the GUI thread: shown if it answers the latest request, else the latest
-        request is computed next (its bars stay as they were until then)."""
+    def _on_computed(self, request: _Request, result: tuple[Importance, dict[str, list[ValueStats]]] | str) -> None:
+        """A result on the GUI thread: shown if it answers the latest request; dropped when the
+        latest request is the one already shown (a switch away and back while computing), which
+        then stays; else the latest request is computed next (its bars stay as they were until
+        then). A failure is shown with its reason and not remembered as shown, so it is tried again."""
         self._running = None
         self.busy.setVisible(False)
         pending, self._pending = self._pending, None
+        if pending is not None and pending.same_as(self._shown):
+            self.status.setText(self._shown_status)
+            return
         if pending is not None and not pending.same_as(request):
             self._start(pending)
             return
-        self._shown = request
-        if result is None:
-            self.importance = Importance(request.target, reason="it could not be computed (see the log)")
+        if isinstance(result, str):
+            self._shown = None
+            self.importance = Importance(request.target, reason=result)
             self.stats = {}
         else:
+            self._shown = request
             self.importance, self.stats = result
         names = request.names
         if self.importance.available:
@@ -254,6 +270,7 @@ class ImportanceView(QWidget):
         else:
             self._order = names
             self.status.setText(f"Importance not shown: {self.importance.reason}.")
+        self._shown_status = self.status.text()
         if self.selected_slot not in self.stats:
             self.selected_slot = self._order[0] if self._order else None
         self._draw_bars()
