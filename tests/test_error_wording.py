@@ -163,14 +163,14 @@ def test_a_stored_executor_is_named_by_flag_and_as_the_files_setting(tmp_path: P
         resume_run(path, RunRequest(budget=2))
     assert _both(refused.value) == (
         "--ray-address needs --executor ray",
-        "the session's Ray address (run.ray_address in its file) needs the session's executor ray (run.executor in its file)")
+        "the session's Ray address (run.ray_address in its file) needs run.executor = ray in the session's file")
     python = BackendSpec("python", {"path": str(ROOT / "tests" / "gui" / "gui_bench.py")})
     with pytest.raises(WorkbenchError) as inline:
         plan_execution(python, ExecutorChoice("inline"), None)
     cli, window = _both(inline.value)
     assert cli.startswith("--executor inline runs candidates in this process") and cli.endswith("not python; use --executor local")
-    assert window.startswith("the session's executor inline (run.executor in its file) runs candidates")
-    assert window.endswith("use the session's executor local (run.executor in its file)")
+    assert window.startswith("run.executor = inline in the session's file runs candidates")
+    assert window.endswith("use run.executor = local in the session's file")
 
 
 def test_a_backend_the_kernel_cannot_run_on_is_named_by_flag_and_by_the_backend_box(

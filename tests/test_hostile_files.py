@@ -8,6 +8,7 @@ import json
 import math
 import re
 import os
+import pickle
 import shutil
 import stat
 import subprocess
@@ -562,3 +563,5 @@ def test_an_unreadable_file_keeps_its_path_and_reason_apart(tmp_path):
     assert caught.value.path == str(tmp_path / "a: b.json") and caught.value.reason == "no such file"
     assert str(caught.value) == f"{tmp_path / 'a: b.json'}: no such file"
     assert isinstance(caught.value, SessionFormatError)  # callers that catch the family still do
+    again = pickle.loads(pickle.dumps(caught.value))  # e.g. on its way out of a worker process
+    assert (again.path, again.reason, str(again)) == (caught.value.path, "no such file", str(caught.value))

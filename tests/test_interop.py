@@ -123,6 +123,10 @@ def test_import_gzip_and_unfinished_files(tmp_path: Path) -> None:
     gz = tmp_path / "cache.json.gz"
     gz.write_bytes(gzip.compress(text.encode()))
     assert len(import_kt_cache(gz).trials) == 5
+    anonymous = synthetic(False)
+    anonymous.pop("kernel_name", None)
+    gz.write_bytes(gzip.compress(json.dumps(anonymous).encode()))
+    assert import_kt_cache(gz).kernel == "cache"  # named after the file without .json.gz, not "cache.json"
     # Kernel Tuner leaves the file open-ended while it runs: "...}," without the closing braces
     unfinished = text.rstrip()[: -len("}\n}")].rstrip() + ","
     assert len(import_kt_cache(write(tmp_path, unfinished, "running.json")).trials) == 5

@@ -153,6 +153,9 @@ class UnreadableFile(SessionFormatError):
         self.path = str(path)
         self.reason = reason
 
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:  # pickled by its fields, not its message
+        return (type(self), (self.path, self.reason))
+
 
 class TemplateError(WorkbenchError):
     """A kernel template is missing, malformed, or cannot be rendered."""

@@ -127,8 +127,8 @@ WINDOW_SETTINGS: dict[str, Wording] = {
     "workers": lambda value: "the session's worker count (run.workers in its file)",
     "devices": lambda value: "the session's devices (run.devices in its file)",
     "allow_mixed_gpus": lambda value: "run.allow_mixed_gpus in the session's file",
-    "executor": lambda value: (f"the session's executor {value} (run.executor in its file)" if value
-                               else "the session's executor (run.executor in its file)"),
+    "executor": lambda value: (f"run.executor = {value} in the session's file" if value
+                               else "run.executor in the session's file"),
     "ray_address": lambda value: "the session's Ray address (run.ray_address in its file)",
 }
 

@@ -397,6 +397,16 @@ def _check_hidden_parameters(
                 )
 
 
+def _file_kernel_name(path: Path) -> str:
+    """The kernel a cache without ``kernel_name`` is named after: its file name without ``.json``
+    and ``.gz`` (``mycache.json.gz`` is ``mycache``, not ``mycache.json``)."""
+    name = path.name
+    for suffix in (".gz", ".json"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+    return name or path.stem
+
+
 def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None) -> Session:
     """Read a Kernel Tuner cache file as a session of recorded trials (kind ``recording``).
 
@@ -526,7 +536,7 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
     device_name = data.get("device_name")
     kernel_name = data.get("kernel_name")
     fail = _failer(source)
-    kernel = str(kernel_name) if kernel_name else p.stem
+    kernel = str(kernel_name) if kernel_name else _file_kernel_name(p)
     _check_name(kernel, "kernel_name", fail)
     device = str(device_name) if device_name else "unknown"
     _check_name(device, "device_name", fail)
