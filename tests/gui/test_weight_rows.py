@@ -110,3 +110,13 @@ def test_a_metric_first_reported_mid_run_can_be_weighted_then(window, new_metric
     # a weight given from outside the panel (a session's file, a retargeted run) gets its row too
     window.model.set_weights({**window.model.weights.values, "latency_p20_ms": 0.5})
     assert panel.weight_labels["latency_p20_ms"].text() == "0.5"
+
+
+def test_a_session_of_failures_only_offers_no_failures_figure_to_weigh(window):
+    """With every trial failed or aborted, *weigh another metric...* offered what only failures
+    carry (an aborted trial's latency bound), which would rank nothing."""
+    space = SearchSpace([Slot("x", (0, 1), "launch")])
+    trials = [Trial(0, Config({"x": 0}), Measurement.failure(Status.COMPILE_ERROR, "no")),
+              Trial(1, Config({"x": 1}), Measurement(Status.ABORTED, {"latency_bound_ms": 3.0}))]
+    window.model.set_session(Session(kernel="toy", space=space, trials=trials, device={"name": "toy"}))
+    assert "latency_bound_ms" not in _offered(window.objective_panel)

@@ -25,7 +25,7 @@ from workbench.core.domain.metrics import check_metrics, known_direction
 from workbench.core.domain.objective import Bound, Weights, direction_problem
 from workbench.core.domain.search_objective import Objective
 
-from workbench.gui.model import STATUS_CODES, SessionModel
+from workbench.gui.model import BASE_METRICS, STATUS_CODES, SessionModel
 from workbench.gui.text import metric_label, plain_tip
 
 STEPS = 1000
@@ -298,6 +298,8 @@ class ObjectivePanel(QWidget):
         recording's ``top-1``) cannot be weighted; a figure only failed or aborted trials carry
         (``latency_bound_ms``) would rank nothing."""
         reported = self.reported_metrics()
+        if reported is None and self.model.n:  # trials, none of them successful: what they carry is a failure's
+            reported = frozenset(BASE_METRICS)
         names = [m for m in self.model.metric_names() if not m.startswith("slot:") and (reported is None or m in reported)]
         names += sorted(m for m in self.model.weights.directions if m not in names)
         return [m for m in names if _weighable(m)]
