@@ -128,8 +128,9 @@ def test_the_timing_label_of_an_exported_chart_fits_inside_it_whole(window, qtbo
     painter = QPainter(image)
     try:
         painted = paint_chart(painter, window.score_chart, size, badge)
+        assert painted is not None
         # what drawing the label with its flags takes: the whole text, wrapped or not
-        text = None if painted is None else painter.boundingRect(
+        text = painter.boundingRect(
             painted.badge_box, int(Qt.AlignmentFlag.AlignCenter) | int(Qt.TextFlag.TextWordWrap), badge)
     finally:
         painter.end()
