@@ -21,18 +21,18 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, QPointF, QTimer, Signal
+from PySide6.QtCore import QPointF, QTimer, Signal
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.domain.importance import SCORE, Importance, ValueStats, slot_importance, value_distributions
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.errors import WorkbenchError
+from workbench.gui.background import Background
 
 _log = logging.getLogger(__name__)
 
@@ -69,12 +69,6 @@ class _Request:
                 and self.domains == other.domains and self.objective == other.objective
                 and len(self.trials) == len(other.trials)
                 and all(a is b for a, b in zip(self.trials, other.trials)))
-
-
-class _Delivered(QObject):
-    """Carries a result finished on a background thread to the GUI thread (a queued signal)."""
-
-    done = Signal(object, object)  # the request, and (Importance, value statistics) or why it failed
 
 
 def _compute(request: _Request) -> tuple[Importance, dict[str, list[ValueStats]]]:
@@ -170,8 +164,8 @@ class ImportanceView(QWidget):
         self._shown_status = ""  # the status line of the result shown, put back when a computation is dropped
         self._running: _Request | None = None
         self._pending: _Request | None = None
-        self._delivered = _Delivered(self)
-        self._delivered.done.connect(self._on_computed)
+        self._computing = Background(self)
+        self._computing.done.connect(self._on_computed)
 
     # --- public ----------------------------------------------------------------------------------
     @property
@@ -222,26 +216,20 @@ class ImportanceView(QWidget):
         self.status.setText(f"computing importance over {len(request.trials)} trials...")
         self.busy.setText(f"<i>computing over {len(request.trials)} trials...</i>")
         self.busy.setVisible(True)
-        delivered = self._delivered
 
-        def compute() -> None:
-            result: tuple[Importance, dict[str, list[ValueStats]]] | str = "it could not be computed"
+        def compute() -> tuple[Importance, dict[str, list[ValueStats]]] | str:
             try:
-                result = _compute(request)
+                return _compute(request)
             except WorkbenchError as exc:  # already one line for a person
-                result = str(exc)
+                return str(exc)
             except (ArithmeticError, LookupError, TypeError, ValueError, RuntimeError, MemoryError) as exc:
                 _log.warning("slot importance could not be computed", exc_info=True)
-                result = f"it could not be computed ({type(exc).__name__}: {exc})"
-            finally:  # a failure is still delivered, so the view never waits for ever
-                try:
-                    delivered.done.emit(request, result)
-                except RuntimeError:  # the view was destroyed while computing (the window closed)
-                    pass
+                return f"it could not be computed ({type(exc).__name__}: {exc})"
 
-        threading.Thread(target=compute, name="slot-importance", daemon=True).start()
+        self._computing.start("slot-importance", request, compute)
 
-    def _on_computed(self, request: _Request, result: tuple[Importance, dict[str, list[ValueStats]]] | str) -> None:
+    def _on_computed(self, request: _Request,
+                     result: tuple[Importance, dict[str, list[ValueStats]]] | str | None) -> None:
         """A result on the GUI thread: shown if it answers the latest request; dropped when the
         latest request is the one already shown (a switch away and back while computing), which
         then stays; else the latest request is computed next (its bars stay as they were until
@@ -255,9 +243,9 @@ class ImportanceView(QWidget):
         if pending is not None and not pending.same_as(request):
             self._start(pending)
             return
-        if isinstance(result, str):
+        if not isinstance(result, tuple):  # why it failed (None: a failure nobody worded, in the log)
             self._shown = None
-            self.importance = Importance(request.target, reason=result)
+            self.importance = Importance(request.target, reason=result or "it could not be computed (see the log)")
             self.stats = {}
         else:
             self._shown = request

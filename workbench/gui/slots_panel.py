@@ -8,16 +8,16 @@ space stays in the session and in every view).
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
 )
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.space import GROUPS, SearchSpace, Slot
+from workbench.gui.background import Background
 
 ROLE_SLOT = Qt.ItemDataRole.UserRole + 1
 ROLE_VALUE = Qt.ItemDataRole.UserRole + 2
@@ -27,12 +27,6 @@ ROLE_VALUE = Qt.ItemDataRole.UserRole + 2
 #: for seconds (100,000 values: 6 s) when the benchmark was chosen. Its values are narrowed with a
 #: restriction instead, which also says which ones in a way a list of toggles cannot.
 MAX_TOGGLED_VALUES = 512
-
-
-class _Counted(QObject):
-    """Carries a count finished on a background thread to the GUI thread (a queued signal)."""
-
-    done = Signal(object, str)
 
 
 class SlotsPanel(QWidget):
@@ -70,8 +64,8 @@ class SlotsPanel(QWidget):
         self._timer.setSingleShot(True)
         self._timer.setInterval(250)
         self._timer.timeout.connect(self.apply)
-        self._counted = _Counted()
-        self._counted.done.connect(self._on_counted)
+        self._counting = Background(self)
+        self._counting.done.connect(self._on_counted)
         add_row = QHBoxLayout()
         add_row.addWidget(self.add_edit, 1)
         add_row.addWidget(self.add_button)
@@ -258,24 +252,20 @@ class SlotsPanel(QWidget):
         if self.space is None:
             self.count_label.setText("no template chosen")
             return
-        space, counted = self.space, self._counted
+        space = self.space
         self.count_label.setText(f"counting the valid configs of {space.cartesian_size:,} combinations...")
 
-        def count() -> None:
+        def count() -> str:
             try:
-                text = f"<b>{space.count():,}</b> valid configs of {space.cartesian_size:,} combinations"
+                return f"<b>{space.count():,}</b> valid configs of {space.cartesian_size:,} combinations"
             except (WorkbenchError, ArithmeticError, RecursionError) as exc:
-                text = f"cannot count the valid configs: {exc}"
-            try:
-                counted.done.emit(space, text)
-            except RuntimeError:  # the panel was destroyed while counting (the window closed)
-                pass
+                return f"cannot count the valid configs: {exc}"
 
-        threading.Thread(target=count, name="space-count", daemon=True).start()
+        self._counting.start("space-count", space, count)
 
-    def _on_counted(self, space: SearchSpace, text: str) -> None:
+    def _on_counted(self, space: SearchSpace, text: str | None) -> None:
         if space is self.space:  # a later edit's count replaces an earlier one
-            self.count_label.setText(text)
+            self.count_label.setText(text if text is not None else "cannot count the valid configs")
 
 
 def _parse_value(raw: str, slot: Any) -> Any:
