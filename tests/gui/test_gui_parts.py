@@ -519,3 +519,22 @@ def test_an_empty_window_does_not_say_memory_is_not_reported(window) -> None:
     window.refresh()
     assert window.model.n == 0
     assert window.tradeoff_chart.plot.getAxis("left").labelText == "memory"
+
+
+def test_a_background_result_outlives_a_receiver_destroyed_while_it_works(qtbot):
+    """With the panel as its parent, closing the panel deleted the carrier under the counting
+    thread, whose emit then ended the process (a test worker died in its teardown under load)."""
+    import shiboken6
+
+    from workbench.core.domain.space import SearchSpace, Slot
+    from workbench.gui.importance_view import ImportanceView
+    from workbench.gui.slots_panel import SlotsPanel
+
+    panel, view = SlotsPanel(), ImportanceView(lambda: [])
+    carriers = [panel._counting, view._computing]
+    panel.set_space(SearchSpace([Slot("a", (1, 2, 3))]))
+    for widget in (panel, view):
+        shiboken6.delete(widget)  # as closing the window destroys them
+    assert not shiboken6.isValid(panel) and all(shiboken6.isValid(carrier) for carrier in carriers)
+    for carrier in carriers:
+        carrier.done.emit(None, None)  # what a late thread does: no receiver, no crash

@@ -5,7 +5,7 @@ takes from a fraction of a second to minutes; on the GUI thread that freezes the
 runs on a daemon thread and its result comes back through a queued signal, so the slot that shows
 it runs on the GUI thread; each result carries the request it answers, so the receiver can drop
 one a later request has made stale. A window closed while the thread works destroys the receiver:
-the late emit then raises RuntimeError, which is the answer's end, not an error.
+the late emit then goes nowhere (see :class:`Background`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,12 @@ from PySide6.QtCore import QObject, Signal
 
 
 class Background(QObject):
-    """Runs ``work`` on a thread and emits ``done(request, result)`` on the GUI thread."""
+    """Runs ``work`` on a thread and emits ``done(request, result)`` on the GUI thread.
+
+    Make it without a parent: the thread holds it until it has emitted, so it outlives a receiver
+    that is destroyed meanwhile (Qt then drops the connection and the emit goes nowhere). With the
+    receiver as its parent, the receiver's destruction deleted it under the running thread, whose
+    emit on the deleted object ended the process."""
 
     done = Signal(object, object)
 
@@ -34,7 +39,7 @@ class Background(QObject):
             finally:
                 try:
                     self.done.emit(request, result)
-                except RuntimeError:  # the receiver was destroyed while working (the window closed)
+                except RuntimeError:  # the interpreter is shutting down around this daemon thread
                     pass
 
         threading.Thread(target=run, name=name, daemon=True).start()

@@ -164,7 +164,7 @@ class ImportanceView(QWidget):
         self._shown_status = ""  # the status line of the result shown, put back when a computation is dropped
         self._running: _Request | None = None
         self._pending: _Request | None = None
-        self._computing = Background(self)
+        self._computing = Background()  # no parent: see Background
         self._computing.done.connect(self._on_computed)
 
     # --- public ----------------------------------------------------------------------------------

@@ -64,7 +64,7 @@ class SlotsPanel(QWidget):
         self._timer.setSingleShot(True)
         self._timer.setInterval(250)
         self._timer.timeout.connect(self.apply)
-        self._counting = Background(self)
+        self._counting = Background()  # no parent: see Background
         self._counting.done.connect(self._on_counted)
         add_row = QHBoxLayout()
         add_row.addWidget(self.add_edit, 1)
