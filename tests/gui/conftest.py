@@ -41,3 +41,29 @@ def window(qtbot, tmp_path):
     if win.running:
         win.stop_run()
         win.wait_for_run(30)
+
+
+#: A python benchmark reporting metrics of its own; ``late_score`` only from the seventh config on
+#: (a metric first reported mid-run).
+OWN_METRICS_BENCH = '''"""Reports metrics of its own; ``late_score`` only from the seventh config on."""
+SPACE = {"i": list(range(12))}
+
+
+def measure(config):
+    i = config["i"]
+    out = {"latency_ms": 1.0 + i / 10, "merit": float(i % 5), "energy_j": 0.5 + i / 100, "tflops": 1.0 + i}
+    if i >= 6:
+        out["late_score"] = float(i)
+    return out
+'''
+
+
+@pytest.fixture
+def own_metrics_window(window, qtbot, tmp_path):
+    """The window after a 12-evaluation run of :data:`OWN_METRICS_BENCH`."""
+    bench = tmp_path / "own_metrics_bench.py"
+    bench.write_text(OWN_METRICS_BENCH)
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": str(bench), "backend": "python", "strategy": "grid", "budget": 12})
+    assert len(window.model.trials) == 12
+    return window

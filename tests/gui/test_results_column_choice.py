@@ -9,7 +9,6 @@ new session, a new window and another kernel's columns all get the right ones.
 from __future__ import annotations
 
 import dataclasses
-import textwrap
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
@@ -218,27 +217,9 @@ def test_another_kernels_columns_are_not_hidden_or_moved_by_position(window, cli
     assert not results.view.isColumnHidden(table.column_of("slot:block_size"))
 
 
-BENCH = textwrap.dedent('''
-    """Reports metrics of its own; ``late_score`` only from the seventh config on."""
-    SPACE = {"i": list(range(12))}
-
-    def measure(config):
-        i = config["i"]
-        out = {"latency_ms": 1.0 + i / 10, "merit": float(i % 5), "energy_j": 0.5 + i / 100}
-        if i >= 6:
-            out["late_score"] = float(i)
-        return out
-''')
-
-
 @pytest.fixture
-def ran(window, qtbot, tmp_path):
-    bench = tmp_path / "own_metrics_bench.py"
-    bench.write_text(BENCH)
-    with qtbot.waitSignal(window.run_done, timeout=60_000):
-        window.start_run({"kernel": str(bench), "backend": "python", "strategy": "grid", "budget": 12})
-    assert len(window.model.trials) == 12
-    return window
+def ran(own_metrics_window):
+    return own_metrics_window
 
 
 def _grow(window):
@@ -262,10 +243,11 @@ def test_a_metric_inserted_mid_run_keeps_the_hidden_and_moved_columns(ran):
     arrive()
     assert not resets and "metric:late_score" in _keys(results)
     shown = results.columns.shown_order()
-    # the new column stands beside the column it follows in the table's order (merit, hidden), the
-    # rest as they were
+    # the new column stands beside the column it follows in the table's order, the rest as they were
+    own = results.columns.keys()
+    follows = own[own.index("metric:late_score") - 1]
     assert [k for k in shown if k != "metric:late_score"] == before
-    assert shown.index("metric:late_score") == shown.index("metric:merit") + 1
+    assert shown.index("metric:late_score") == shown.index(follows) + 1
     assert shown[:3] == ["index", "id", "metric:energy_j"]
     assert results.view.isColumnHidden(table.column_of("metric:merit"))
     assert not results.view.isColumnHidden(table.column_of("metric:late_score"))

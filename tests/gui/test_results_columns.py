@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import textwrap
 
 import pytest
 from PySide6.QtCore import Qt
@@ -18,27 +17,9 @@ from workbench.core.domain.session import save_session
 from workbench.gui.failure_log import FailureLog
 from workbench.gui.results_table import MAX_HEADER_CHARS
 
-BENCH = textwrap.dedent('''
-    """Reports metrics of its own; ``late_score`` only from the seventh config on."""
-    SPACE = {"i": list(range(12))}
-
-    def measure(config):
-        i = config["i"]
-        out = {"latency_ms": 1.0 + i / 10, "merit": float(i % 5), "energy_j": 0.5 + i / 100, "tflops": 1.0 + i}
-        if i >= 6:
-            out["late_score"] = float(i)
-        return out
-''')
-
-
 @pytest.fixture
-def ran(window, qtbot, tmp_path):
-    bench = tmp_path / "own_metrics_bench.py"
-    bench.write_text(BENCH)
-    with qtbot.waitSignal(window.run_done, timeout=60_000):
-        window.start_run({"kernel": str(bench), "backend": "python", "strategy": "grid", "budget": 12})
-    assert len(window.model.trials) == 12
-    return window
+def ran(own_metrics_window):
+    return own_metrics_window
 
 
 def _keys(table) -> list[str]:

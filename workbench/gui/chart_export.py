@@ -82,24 +82,12 @@ def _paint_badge(painter: QPainter, badge: str, room: QRect) -> tuple[QRect, QRe
     (an SVG keeps it as one searchable string), else wraps onto more lines at its own size, and a
     word longer than the line (a very narrow picture) makes the font smaller still. Returns the
     box and the rectangle its text takes."""
-    font = QFont(painter.font())
-    font.setPointSizeF(LEGEND_PT + 1)
     inner = max(room.width() - 2 * BADGE_PAD, 1)
     one_line = int(Qt.AlignmentFlag.AlignLeft)
-    wrap = one_line | int(Qt.TextFlag.TextWordWrap)
-    for size in _steps(LEGEND_PT + 1, ONE_LINE_PT):
-        font.setPointSizeF(size)
-        painter.setFont(font)
-        needed = painter.boundingRect(QRect(0, 0, inner, room.height()), one_line, badge)
-        if needed.width() <= inner:
-            break
-    else:
-        for size in _steps(LEGEND_PT + 1, MIN_BADGE_PT):
-            font.setPointSizeF(size)
-            painter.setFont(font)
-            needed = painter.boundingRect(QRect(0, 0, inner, room.height()), wrap, badge)
-            if needed.width() <= inner:
-                break
+    needed = (_fitted(painter, badge, QRect(0, 0, inner, room.height()), one_line, ONE_LINE_PT)
+              or _fitted(painter, badge, QRect(0, 0, inner, room.height()), one_line | int(Qt.TextFlag.TextWordWrap),
+                         MIN_BADGE_PT, last_anyway=True))
+    assert needed is not None  # last_anyway: the smallest size is taken whether it fits or not
     box = QRect(room.left(), room.top(), min(needed.width(), inner) + 2 * BADGE_PAD, needed.height() + 4)
     colour = next((c for key, c in BADGE_COLOURS.items() if badge.startswith(key)), "#dddddd")
     painter.fillRect(box, QColor(colour))
@@ -108,6 +96,22 @@ def _paint_badge(painter: QPainter, badge: str, room: QRect) -> tuple[QRect, QRe
     drawn = painter.boundingRect(text_area, flags, badge)
     painter.drawText(text_area, flags, badge)
     return box, drawn
+
+
+def _fitted(painter: QPainter, text: str, room: QRect, flags: int, smallest: float,
+            last_anyway: bool = False) -> QRect | None:
+    """The rectangle ``text`` takes drawn with ``flags`` in the largest font size from the badge's
+    own down to ``smallest`` at which it is no wider than ``room`` (the painter keeps that font);
+    None when none is, unless ``last_anyway``: then the smallest size's."""
+    font = QFont(painter.font())
+    needed = None
+    for size in _steps(LEGEND_PT + 1, smallest):
+        font.setPointSizeF(size)
+        painter.setFont(font)
+        needed = painter.boundingRect(room, flags, text)
+        if needed.width() <= room.width():
+            return needed
+    return needed if last_anyway else None
 
 
 def _steps(largest: float, smallest: float) -> list[float]:
