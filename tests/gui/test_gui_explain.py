@@ -343,6 +343,14 @@ def test_compare_shows_two_configs_side_by_side_with_their_source_diff_and_overl
     _, theirs = view.curves[1].getData()
     assert 10 ** ours[-1] == pytest.approx(0.1) and 10 ** theirs[-1] == pytest.approx(0.2)  # log y axis
     assert "session 2: toy · toy GPU" in view.curve_legend.text() and "best 0.2 ms" in view.curve_legend.text()
+    assert "another kernel" not in view.curve_legend.text()
+    # another kernel's session, named in its file with markup, imported from a recording (no strategy)
+    alien = dataclasses.replace(_session(), kernel="<b>conv</b>", device={"name": "A100", "recorded": True})
+    save_session(alien, path)
+    view.add_session(str(path))
+    third = view.curve_legend.text().split("<br>")[2]
+    assert "session 3: &lt;b&gt;conv&lt;/b&gt; · A100 · imported" in third  # shown as text, not markup
+    assert "(another kernel: its latencies measure other work)" in third
 
 
 def test_large_rates_are_written_as_numbers_not_exponents():

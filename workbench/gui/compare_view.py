@@ -221,5 +221,8 @@ class CompareView(QWidget):
             self.curves.append(curve)
             final = fmt(float(best[keep][-1])) + " ms" if keep.any() else "no successful trial"
             which = "this session" if k == 0 and session is self.model.session else f"session {k + 1}"
-            entries.append(f'<span style="color:rgb{colour}">━</span> {which}: {session_label(session)} (best {final})')
+            entry = f'<span style="color:rgb{colour}">━</span> {which}: {html.escape(session_label(session))} (best {final})'
+            if sessions and session is not sessions[0] and session.kernel != sessions[0].kernel:
+                entry += " <span style='color:#d55e00'>(another kernel: its latencies measure other work)</span>"
+            entries.append(entry)
         self.curve_legend.setText("<br>".join(entries))

@@ -76,7 +76,10 @@ def running_min(latency: np.ndarray) -> np.ndarray:
 
 
 def session_label(session: Session) -> str:
-    """``sgemm · Simulated NVIDIA H200 · agents`` for a legend."""
+    """``sgemm · Simulated NVIDIA H200 · agents`` for a legend; a session no strategy of ours
+    measured (an import of a recording) says so instead of a strategy's name."""
     device = (session.device or {}).get("name", "?")
-    strategy = (session.strategy or {}).get("name", "?") if isinstance(session.strategy, dict) else "?"
+    strategy = (session.strategy or {}).get("name") if isinstance(session.strategy, dict) else None
+    if not strategy:
+        strategy = "imported" if (session.device or {}).get("recorded") else "?"
     return f"{session.kernel} · {device} · {strategy}"
