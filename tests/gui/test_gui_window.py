@@ -119,13 +119,26 @@ def test_sliders_rerank_as_the_objective_says(window, qtbot):
     latency.enabled.setChecked(False)
     assert model.constraints.max_latency_ms is None
     # a constraint on any metric, typed: quality >= 0.99 excludes unroll >= 8 (quality = 1 - 0.002 * unroll)
-    window.objective_panel.set_extra_text("quality >= 0.99")
+    panel = window.objective_panel
+    panel.set_extra_text("quality >= 0.99, quality >= 0.98, throughput_gbs >= 0.001")
     ok = [t for t in trials if t.ok and t.metric("memory_mb") <= limit]
     assert model.ranking.n_feasible == sum(1 for t in ok if t.metric("quality") >= 0.99)
     assert all(trials[i].config["unroll"] < 8 for i in model.ranking.order)
+    # a typed bound a named limit states is that limit (the tightest typed), in its box and chart line
+    quality = panel.limits["min_quality"]
+    assert model.constraints.min_quality == 0.99 and quality.enabled.isChecked() and quality.spin.value() == 0.99
+    assert panel.extra_edit.text() == "throughput_gbs >= 0.001"
+    panel.set_extra_text("quality >= 0.9")  # looser than the limit in force: every bound still holds
+    assert model.constraints.min_quality == 0.99 and panel.extra_edit.text() == ""
+    panel.set_extra_text("quality >= 1.5, memory_mb <= -1")  # values the boxes cannot show stay typed
+    assert model.constraints.min_quality == 0.99 and model.constraints.max_memory_mb == limit
+    assert [b.label for b in model.constraints.extra] == ["quality >= 1.5", "memory_mb <= -1"]
+    assert model.ranking.n_feasible == 0
     with pytest.raises(Exception):
-        window.objective_panel.set_extra_text("quality ~ 0.99")
-    window.objective_panel.set_extra_text("")
+        panel.set_extra_text("quality ~ 0.99")
+    panel.set_extra_text("")
+    quality.enabled.setChecked(False)
+    assert model.constraints.min_quality is None and model.constraints.extra == ()
     # weights: throughput only ranks by highest throughput
     for metric, slider in window.objective_panel.weight_sliders.items():
         slider.setValue(10 if metric == "throughput_gbs" else 0)

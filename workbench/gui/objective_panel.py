@@ -63,6 +63,12 @@ class LimitControl:
         self.slider.valueChanged.connect(self._on_slider)
         self.spin.valueChanged.connect(self._on_spin)
 
+    def can_show(self, value: float) -> bool:
+        """Whether the box can hold ``value`` as this limit: a latency above 0, a memory of 0 or
+        more, a quality no higher than 1 (the box's ceiling)."""
+        floor_ok = value > 0 if self.field == "max_latency_ms" else value >= 0
+        return floor_ok and value <= self.spin.maximum()
+
     def set_range(self, lo: float, hi: float) -> None:
         if self.log:
             lo = max(lo, 1e-9)
@@ -497,7 +503,30 @@ class ObjectivePanel(QWidget):
         available = session_metrics(session) if session is not None else None
         warnings = check_metrics(dict.fromkeys(b.metric for b in bounds), available, self.model.weights.directions)
         self._show_extra_error("; ".join(warnings))
-        self.model.set_constraints(extra=bounds)
+        named, rest = self._named_limits(bounds)
+        self.model.set_constraints(extra=rest, **named)
+        if named:  # the bound went to its limit's box and chart line: the field keeps the others
+            self.extra_edit.setText(", ".join(bound.label for bound in rest))
+
+    def _named_limits(self, bounds: tuple[Bound, ...]) -> tuple[dict[str, float], tuple[Bound, ...]]:
+        """The typed bounds one of the named limits states (``latency_ms <= 0.8`` is *max latency*),
+        as that limit, and the others. Left in the field such a bound applied while its box read
+        *off* and the chart drew no line for it. Every bound still holds: a limit becomes the
+        tightest of the bounds typed for it and the value it had. A value the box cannot show (a
+        negative memory, a quality above 1) stays in the field, where it is seen as typed."""
+        constraints = self.model.constraints
+        named: dict[str, float] = {}
+        rest = []
+        for bound in bounds:
+            control = next((c for c in self.limits.values() if c.metric == bound.metric
+                            and bound.op == (">=" if c.lower_bound else "<=")), None)
+            if control is None or not control.can_show(bound.value):
+                rest.append(bound)
+                continue
+            current = named.get(control.field, getattr(constraints, control.field))
+            tighter = max if control.lower_bound else min
+            named[control.field] = bound.value if current is None else tighter(current, bound.value)
+        return named, tuple(rest)
 
     def _show_extra_error(self, text: str) -> None:
         """The constraint text's error or warning under the field (empty: hidden): broken into at
