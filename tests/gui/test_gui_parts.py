@@ -249,6 +249,7 @@ def test_space_edits_reach_the_next_run_and_keep_measured_trials(window, qtbot):
     window.toolbar.apply({"kernel": BENCH, "backend": "python"})
     window._on_kernel_changed(BENCH)
     panel = window.slots_panel
+    qtbot.waitUntil(lambda: panel.base is not None, timeout=60_000)  # read by a process of its own
     full = panel.base.count()
     panel.set_value_enabled("unroll", 16, False)
     panel.set_value_enabled("block_size", 1024, False)
@@ -538,3 +539,21 @@ def test_a_background_result_outlives_a_receiver_destroyed_while_it_works(qtbot)
     assert not shiboken6.isValid(panel) and all(shiboken6.isValid(carrier) for carrier in carriers)
     for carrier in carriers:
         carrier.done.emit(None, None)  # what a late thread does: no receiver, no crash
+
+
+def test_a_benchmarks_space_is_read_off_the_gui_thread_and_a_stale_one_dropped(window, qtbot):
+    """The kernel field's benchmark was read on the GUI thread, by a process of its own: about a
+    second per edit, and up to its import's time limit for a module that sleeps as it loads."""
+    window.toolbar.apply({"kernel": BENCH, "backend": "python"})
+    window._on_kernel_changed(BENCH)
+    panel = window.slots_panel
+    assert panel.base is None and "reading the space of" in panel.count_label.text()  # returned at once
+    qtbot.waitUntil(lambda: panel.base is not None, timeout=60_000)
+    assert "unroll" in [slot.name for slot in panel.base.slots]
+    window._on_kernel_changed(BENCH)
+    window.toolbar.apply({"kernel": "vector_add", "backend": "sim"})  # the field moves on meanwhile
+    window._on_kernel_changed("vector_add")
+    qtbot.waitUntil(lambda: window._reading_benchmark is None, timeout=60_000)
+    qtbot.wait(50)
+    names = [slot.name for slot in panel.base.slots]  # vector_add's, not the late benchmark's
+    assert "vector_width" in names and "unroll" not in names

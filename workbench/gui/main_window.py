@@ -24,6 +24,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.domain.records import provenance
 from workbench.core.io.session_lock import SessionLock
 from workbench.gui import compat  # noqa: F401 - applied on import, before any widget exists
+from workbench.gui.background import Background
 from workbench.gui.best_card import BestCard
 from workbench.gui.bridge import EngineThread
 from workbench.gui.charts import MetricChart, ScoreChart, TradeoffChart
@@ -140,6 +141,10 @@ class MainWindow(QMainWindow):
             lambda: self._guarded(self.remeasure_aborted, "Cannot re-measure"))
         self.best_card = BestCard(model)
         self.slots_panel = SlotsPanel()
+        #: a python benchmark's space, read in a process of its own (up to its import's time limit)
+        self._benchmark_reader = Background()  # no parent: see Background
+        self._benchmark_reader.done.connect(self._on_benchmark_read)
+        self._reading_benchmark: str | None = None
         left_tabs = QTabWidget()
         # In a scroll area: the card's wrapped text asks a height for each width, which a column
         # layout grants before anything else, and the objective panel above was squeezed below its
@@ -557,17 +562,31 @@ class MainWindow(QMainWindow):
             backend = session.backend.get("kind") if isinstance(session.backend, dict) else None
             self.slots_panel.set_space(session.space, fixed=backend != "python")
             return
-        try:
-            from workbench.runner.plan import make_backend_spec, open_target
-
-            python = name.endswith(".py")
-            target = open_target(make_backend_spec(name, "python" if python else "sim",
-                                                   extra=None if python else {"compile": "estimate"}))
-            self.slots_panel.set_space(target.space, fixed=not python)
-            self._show_problem_hint(target.problem)
-        except (WorkbenchError, Exception) as exc:  # noqa: BLE001 - a broken template must not kill the window
+        if name.endswith(".py"):  # its declarations are read by a process of its own: not on this thread
             self.slots_panel.set_space(None)
-            self.slots_panel.error_label.setText(f"{name}: {exc}")
+            self.slots_panel.count_label.setText(f"reading the space of {Path(name).name}...")
+            self._reading_benchmark = name
+            self._benchmark_reader.start("benchmark-space", name, lambda: _open_kernel(name))
+            return
+        self._show_kernel_space(name, _open_kernel(name))
+
+    def _on_benchmark_read(self, name: str, target: Any) -> None:
+        """A python benchmark's space, read off the GUI thread: shown unless the kernel field or a
+        run has moved on meanwhile."""
+        if name != self._reading_benchmark:
+            return
+        self._reading_benchmark = None
+        if not self.running and self.toolbar.kernel.currentText() == name:
+            self._show_kernel_space(name, target)
+
+    def _show_kernel_space(self, name: str, target: Any) -> None:
+        """The space of ``target`` (an opened kernel) in the slots panel, or why it cannot be read."""
+        if isinstance(target, str) or target is None:
+            self.slots_panel.set_space(None)
+            self.slots_panel.error_label.setText(f"{name}: {target or 'its space could not be read (see the log)'}")
+            return
+        self.slots_panel.set_space(target.space, fixed=not name.endswith(".py"))
+        self._show_problem_hint(target.problem)
 
     def _shows_session_kernel(self, name: str) -> bool:
         """Whether the kernel field names what the shown session measured: its template, or for a
@@ -1456,3 +1475,16 @@ def _described(exc: BaseException) -> str:
     """An unexpected exception in one short line: its type and the first line of its message."""
     detail = (str(exc).strip().splitlines() or [""])[0][:200]
     return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+
+
+def _open_kernel(name: str) -> Any:
+    """The target of kernel ``name`` (a template, simulated; or a python benchmark's file), or one
+    line saying why it cannot be opened: a broken template or benchmark must not end the window."""
+    from workbench.runner.plan import make_backend_spec, open_target
+
+    python = name.endswith(".py")
+    try:
+        return open_target(make_backend_spec(name, "python" if python else "sim",
+                                             extra=None if python else {"compile": "estimate"}))
+    except (WorkbenchError, Exception) as exc:  # noqa: BLE001 - a broken template must not kill the window
+        return str(exc)
