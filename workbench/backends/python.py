@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import importlib.util
-import io
 import math
 import numbers
 import os
@@ -39,6 +38,7 @@ import numpy as np
 
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.errors import WorkbenchError
+from workbench.core.restricted_pickle import restricted_loads
 from workbench.core.domain.pysyntax import file_module_spec
 from workbench.core.domain.measurement import LATENCY, Measurement, Status
 from workbench.core.domain.session import MAX_NAME_CHARS, NON_NEGATIVE_METRICS
@@ -161,24 +161,9 @@ IMPORT_TIMEOUT_S = 120.0
 _MAX_ANSWER_BYTES = 256 * 1024 * 1024
 
 
-#: Builtin types a Target's pickle names (its slots' value types and containers); nothing callable.
-_PLAIN_TYPES = frozenset({"int", "float", "bool", "str", "bytes", "complex", "tuple", "list", "dict", "set", "frozenset"})
 #: What unpickling bytes that are no Target's may raise (the module can write into the pipe).
 _UNREADABLE = (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, ImportError, LookupError,
                RecursionError, ArithmeticError, MemoryError)
-
-
-class _AnswerUnpickler(pickle.Unpickler):
-    """Unpickles the reading process's answer naming only workbench classes and plain builtin
-    types: the module runs in that process and can write to its pipe, and a plain unpickling of
-    what it wrote would call any function in the tuning process."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        if module.startswith("workbench.") or (module == "builtins" and name in _PLAIN_TYPES):
-            found = super().find_class(module, name)
-            if isinstance(found, type):
-                return found
-        raise pickle.UnpicklingError(f"the answer names {module}.{name}")
 
 
 def _read_target_child(conn: Any, spec: BackendSpec) -> None:
@@ -246,7 +231,7 @@ def read_target(spec: BackendSpec, timeout_s: float = IMPORT_TIMEOUT_S) -> Targe
                     answer = ("ended", None)
                     continue
                 try:
-                    answer = _AnswerUnpickler(io.BytesIO(data)).load()
+                    answer = restricted_loads(data)  # the module can write into the pipe
                 except _UNREADABLE as exc:  # bytes the module wrote into the pipe
                     answer = ("error", f"python benchmark {path} failed to import: its answer was unreadable "
                                        f"({type(exc).__name__})")

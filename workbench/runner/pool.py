@@ -14,10 +14,8 @@ otherwise (including before the first phase report), each counted from the start
 from __future__ import annotations
 
 import dataclasses
-import io
 import multiprocessing as mp
 import os
-import pickle
 import re
 import shutil
 import signal
@@ -34,6 +32,7 @@ from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Measurement, Status
 from workbench.core.domain.records import BackendOptions
+from workbench.core.restricted_pickle import NUMPY_NAMES, RefusedName, restricted_loads
 from workbench.core.domain.space import Config
 from workbench.runner.messages import (
     MAX_MESSAGE_BYTES, Evaluate, FromWorker, PhaseStarted, Quit, Ready, Reply, StartupError,
@@ -55,31 +54,8 @@ class Result(NamedTuple):
 KILL_GRACE_S = 0.2
 #: Bytes read from one worker's pipe per wake-up (the rest waits for the next step).
 _READ_CHUNK = 1 << 20
-#: What a worker's reply may name when unpickled: its own record types and NumPy scalars/arrays.
-_NUMPY_NAMES = frozenset({("numpy", "dtype"), ("numpy", "ndarray"), ("numpy.core.multiarray", "scalar"),
-                          ("numpy._core.multiarray", "scalar"), ("numpy.core.multiarray", "_reconstruct"),
-                          ("numpy._core.multiarray", "_reconstruct")})
-
-
 class _GarbageMessage(Exception):
     """Bytes from a worker's pipe that are not a message of the wire protocol."""
-
-
-class _ReplyUnpickler(pickle.Unpickler):
-    """Unpickles a worker's reply naming only workbench classes and NumPy scalars and arrays.
-
-    A candidate runs in the worker and can write to the pipe; what it writes must never make the
-    parent call an arbitrary function (which plain unpickling would), only fail this one candidate.
-    """
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _NUMPY_NAMES or (module == "builtins" and name in ("set", "frozenset", "complex")):
-            return super().find_class(module, name)
-        if module.startswith("workbench."):
-            found = super().find_class(module, name)
-            if isinstance(found, type):
-                return found
-        raise _GarbageMessage(f"names {module}.{name}")
 
 
 def _next_message(buffer: bytearray) -> tuple[FromWorker, int] | None:
@@ -102,10 +78,10 @@ def _next_message(buffer: bytearray) -> tuple[FromWorker, int] | None:
         raise _GarbageMessage(f"a message length of {size} bytes")
     if len(buffer) < start + size:
         return None
-    try:
-        message = _ReplyUnpickler(io.BytesIO(bytes(buffer[start:start + size]))).load()
-    except _GarbageMessage:
-        raise
+    try:  # a candidate can write to the pipe: what it wrote must only fail that candidate
+        message = restricted_loads(bytes(buffer[start:start + size]), NUMPY_NAMES)
+    except RefusedName as exc:
+        raise _GarbageMessage(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - any unpickling failure means garbage
         raise _GarbageMessage(f"{type(exc).__name__}") from None
     if not isinstance(message, (Ready, StartupError, PhaseStarted, Reply)):
