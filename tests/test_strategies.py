@@ -227,6 +227,33 @@ def test_tpe_tells_optuna_what_was_actually_measured(space):
         assert t.value == (expected if expected is not None else pytest.approx(FAILURE_VALUE))
 
 
+def test_tpe_searches_a_huge_slot_by_its_value_index():
+    """A categorical of a million values made every proposal take seconds (Optuna copies and weighs
+    every choice per trial); such a slot is an integer over its index, whatever ``ordinal`` says,
+    while short slots stay categorical."""
+    from optuna.distributions import CategoricalDistribution, IntDistribution
+
+    from workbench.core.domain.space import ProductSpace
+    from workbench.search.tpe import CATEGORICAL_LIMIT
+
+    size = 1_000_000
+    huge = ProductSpace([Slot("n", tuple(range(0, 3 * size, 3))), Slot("block", (32, 64, 128))])
+    tpe = create_strategy("tpe", huge, seed=0, startup=2)
+    assert isinstance(tpe.distributions["n"], IntDistribution)
+    assert tpe.distributions["n"].high == size - 1
+    assert isinstance(tpe.distributions["block"], CategoricalDistribution)
+    measured = []
+    for i in range(4):
+        (config,) = tpe.ask(1)
+        assert huge.is_valid(config)
+        measured.append(config["n"])
+        tpe.tell([Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + config["n"] / size}))])
+    told = [t.params["n"] for t in tpe.study.trials if t.state.name == "COMPLETE"]
+    assert sorted(3 * k for k in told) == sorted(measured)  # Optuna learns the index of what was measured
+    just_below = ProductSpace([Slot("n", tuple(range(CATEGORICAL_LIMIT)))])
+    assert isinstance(create_strategy("tpe", just_below).distributions["n"], CategoricalDistribution)
+
+
 @pytest.mark.parametrize("mode", ["optuna", "penalty", "ignore"])
 def test_tpe_is_told_feasible_then_infeasible_then_failed(space, mode):
     """Failures were told as 1e30 while an infeasible trial's cost is 1e100 and up: TPE learnt

@@ -4,7 +4,11 @@ Why Optuna: TPE is a well-tested Bayesian optimiser; writing our own would be wo
 is the part Optuna does not know: the space has restrictions and the session has history.
 
 - Each slot is a categorical distribution (or, with ``ordinal``, an integer over its value index
-  so that TPE's kernels see that 128 lies between 64 and 256).
+  so that TPE's kernels see that 128 lies between 64 and 256). A slot with more than
+  :data:`CATEGORICAL_LIMIT` values is always an integer over its index: Optuna copies a categorical's
+  choices with every trial and weighs every choice in every observation, so a domain of a million
+  values costs seconds per proposal and memory that grows with both, while a categorical that
+  large can learn nothing from the few trials a run measures anyway.
 - When Optuna suggests a config that is invalid or already measured, its trial is closed as FAIL
   (Optuna then ignores it) and we measure the nearest valid unmeasured config instead; that
   config's result is added to the study with ``add_trial`` under its *own* parameters, so TPE
@@ -32,6 +36,8 @@ from workbench.search.base import Option
 #: What a failed evaluation is worth to TPE: worse than every feasible cost (at most 1e99) and every
 #: infeasible one (``INFEASIBLE`` times one plus the miss), still a finite number.
 FAILURE_VALUE = INFEASIBLE * 1e100
+#: The most values a slot may have and still be a categorical distribution (see the module docstring).
+CATEGORICAL_LIMIT = 1024
 #: The user attribute holding a trial's constraint values for Optuna's ``constraints_func``.
 CONSTRAINTS_ATTR = "constraints"
 #: Optuna >= 5 stores constraint values on the trial (``set_constraint``) and deprecates ``constraints_func``.
@@ -64,7 +70,11 @@ class TPE(IndexedStrategy):
     OPTIONS = (
         Option("startup", 10, "Random configs before TPE starts modelling", low=1, high=10000),
         Option("multivariate", True, "Model slots jointly (captures interactions) instead of one by one"),
-        Option("ordinal", False, "Treat ordered slots as integers over their value index (else categorical)"),
+        Option(
+            "ordinal", False,
+            f"Treat ordered slots as integers over their value index (else categorical; slots of more than "
+            f"{CATEGORICAL_LIMIT} values always are)",
+        ),
         Option("failures", "worst", "How failed trials are told to TPE", ("worst", "ignore")),
         Option(
             "constraints", "optuna",
@@ -76,7 +86,11 @@ class TPE(IndexedStrategy):
 
     def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
         super().__init__(space, seed=seed, **options)
-        self._ordinal = [bool(self.options["ordinal"]) and bool(o) for o in self.coder.ordered]
+        ordinal = bool(self.options["ordinal"])
+        self._ordinal = [
+            (ordinal and bool(ordered)) or int(size) > CATEGORICAL_LIMIT
+            for ordered, size in zip(self.coder.ordered, self.coder.sizes)
+        ]
         self.distributions: dict[str, BaseDistribution] = {}
         for k, name in enumerate(self.coder.names):
             if self._ordinal[k]:
