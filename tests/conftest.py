@@ -1,6 +1,7 @@
 """Test-wide settings: Qt renders offscreen, caches live in a per-session temp folder."""
 
 import os
+import signal
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,13 @@ os.environ.setdefault("KERNEL_WORKBENCH_CACHE_DIR", os.path.join(tempfile.gettem
 _SANDBOX = tempfile.mkdtemp(prefix="kernel-workbench-test-home-")
 os.environ["KERNEL_WORKBENCH_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 os.environ["KERNEL_WORKBENCH_DATA_DIR"] = os.path.join(_SANDBOX, "data")
+# A suite started in the background (`cmd &` in a script, nohup) inherits SIGINT or SIGHUP ignored,
+# and so would every program a test starts: `tune` rightly keeps a signal that was ignored at its
+# start ignored (as under nohup), so the tests that stop one with Ctrl-C or a hang-up would wait
+# for it in vain. The tests' programs start as from a terminal.
+for _signum in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+    if signal.getsignal(_signum) is signal.SIG_IGN:
+        signal.signal(_signum, signal.default_int_handler if _signum == signal.SIGINT else signal.SIG_DFL)
 # No test may silently pick up a real GPU through `auto`: GPU tests opt in with the `gpu` marker.
 
 #: The checkout: commands run from here, as ``python main.py ...`` would be.

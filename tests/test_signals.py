@@ -80,7 +80,7 @@ class Tune:
         """With ``terminal`` (a pseudo-terminal's follower end) the tune runs in a session of its own
         whose controlling terminal that is, as in a terminal window or over ssh; its stdin, stdout
         and stderr are that terminal, and ``--quiet`` is left out, so it writes progress lines there."""
-        command = [sys.executable, str(ROOT / "main.py"), "tune", str(self.bench), "--strategy", "grid",
+        command = [sys.executable, "-X", "faulthandler", str(ROOT / "main.py"), "tune", str(self.bench), "--strategy", "grid",
                    "--out", str(self.out), *([] if terminal is not None else ["--quiet"]), *flags]
         if terminal is None:
             return subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -96,9 +96,13 @@ class Tune:
         try:
             return self.proc.communicate(timeout=seconds)[1]
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            err = self.proc.communicate()[1]
-            pytest.fail(f"tune still running {seconds:g} s after the signal; its stderr: {err[-2000:]}")
+            self.proc.send_signal(signal.SIGABRT)  # -X faulthandler: every thread's stack to stderr
+            try:
+                err = self.proc.communicate(timeout=5)[1]
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                err = self.proc.communicate()[1]
+            pytest.fail(f"tune still running {seconds:g} s after the signal; its stderr: {err[-6000:]}")
 
     def pool_folders(self) -> list[str]:
         return [name for name in os.listdir(self.tmp) if name.startswith(OUTPUT_DIR_PREFIX)]
