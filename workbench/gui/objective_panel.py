@@ -9,6 +9,7 @@ landscapes span orders of magnitude.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Iterable
 
 import numpy as np
@@ -281,6 +282,7 @@ class ObjectivePanel(QWidget):
         self.weight_scale = weight_scale(self.model.weights.values.values())
         self._update_weight_rows()
         self._update_ranges()
+        self._fold_named_bounds()
         self._on_objective_changed()
         self._on_ranking_changed()
 
@@ -507,6 +509,18 @@ class ObjectivePanel(QWidget):
         self.model.set_constraints(extra=rest, **named)
         if named:  # the bound went to its limit's box and chart line: the field keeps the others
             self.extra_edit.setText(", ".join(bound.label for bound in rest))
+
+    def _fold_named_bounds(self) -> None:
+        """A session opened with a named limit written as a bound (``tune --constraint
+        latency_ms<=0.8``) shows it in its box, as a typed one does (:meth:`_named_limits`). The
+        feasible set is the same either way, so the ranking stands and the session stays as clean
+        as it was: this is how it is shown, not a change the person made."""
+        session = self.model.session
+        if session is None or not session.constraints.extra:
+            return
+        named, rest = self._named_limits(session.constraints.extra)
+        if named:
+            session.constraints = replace(session.constraints, extra=rest, **named)
 
     def _named_limits(self, bounds: tuple[Bound, ...]) -> tuple[dict[str, float], tuple[Bound, ...]]:
         """The typed bounds one of the named limits states (``latency_ms <= 0.8`` is *max latency*),
