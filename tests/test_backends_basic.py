@@ -323,6 +323,28 @@ def test_a_benchmark_module_that_hangs_or_prints_as_it_loads_neither_stalls_nor_
     assert time.monotonic() - started < 20
 
 
+def test_a_benchmark_is_read_with_the_callers_environment_folder_and_path_of_the_moment(tmp_path, monkeypatch):
+    """Reading processes are forked from a server started at the first read: without being handed
+    them, a module read later saw that moment's environment, working folder and import path."""
+    from workbench.backends.python import read_target
+
+    bench = tmp_path / "bench.py"
+    bench.write_text("import os, helper_mod\n"
+                     "SPACE = {'a': [int(os.environ['WB_TEST_SIZE']), int(open('size.txt').read()), helper_mod.SIZE]}\n"
+                     "def measure(c):\n    return {'latency_ms': 1.0}\n")
+    read_target(_python(TRIVIAL))  # the server is running from here on
+    for n in (5, 7):
+        folder, lib = tmp_path / f"cwd{n}", tmp_path / f"lib{n}"
+        folder.mkdir()
+        lib.mkdir()
+        (folder / "size.txt").write_text(str(n + 1))
+        (lib / "helper_mod.py").write_text(f"SIZE = {n + 2}\n")
+        monkeypatch.setenv("WB_TEST_SIZE", str(n))
+        monkeypatch.chdir(folder)
+        monkeypatch.syspath_prepend(str(lib))
+        assert read_target(_python(bench)).space.slots[0].values == (n, n + 1, n + 2)
+
+
 @pytest.mark.parametrize("declarations, complaint", [
     ("SPACE = {'a': [object()]}", "slot a: <object object"),
     ("SPACE = {'a': [1, 1]}", "slot a: value 1 appears twice"),
