@@ -43,6 +43,32 @@ def test_screenshot_over_the_session_it_opens_is_refused_before_the_window(cli, 
     assert session.read_bytes() == before and no_window == []
 
 
+def test_force_never_writes_over_an_existing_backup(cli, tmp_path) -> None:
+    """``--force`` copied the replaced file to FILE.bak over whatever was there: a second --force
+    lost the first backup, and a file of the person's own named so was silently overwritten."""
+    from workbench.core.domain.session import load_session
+    from workbench.core.io.output_files import backup_path
+
+    session = tmp_path / "s.json"
+    assert cli("tune", "transpose", "--backend", "sim", "--budget", "2", "--out", session, "--quiet").returncode == 0
+    target = tmp_path / "x.json"
+    target.write_text("mine\n")
+    (tmp_path / "x.json.bak").write_text("precious\n")
+    (tmp_path / "x.json.2.bak.journal").write_text("a journal\n")  # a backup's name takes its journal's too
+    for n in (1, 2):
+        done = cli("export", session, "--format", "json", "--out", target, "--force")
+        assert done.returncode == 0, done.stderr
+        target.write_text(f"mine {n}\n")
+    assert (tmp_path / "x.json.bak").read_text() == "precious\n"
+    assert (tmp_path / "x.json.3.bak").read_text() == "mine\n" and (tmp_path / "x.json.4.bak").read_text() == "mine 1\n"
+    assert not (tmp_path / "x.json.2.bak").exists() and backup_path(target).name == "x.json.5.bak"
+    for n in (1, 2):  # a session replaced twice keeps both sessions that were there
+        assert cli("tune", "transpose", "--backend", "sim", "--budget", str(2 + n), "--out", session, "--force",
+                   "--quiet").returncode == 0
+    assert len(load_session(tmp_path / "s.json.bak").trials) == 2
+    assert len(load_session(tmp_path / "s.json.2.bak").trials) == 3
+
+
 def test_screenshot_over_a_file_that_is_not_a_picture_needs_force(cli, tmp_path, no_window) -> None:
     notes = tmp_path / "notes.txt"
     notes.write_text("notes\n")

@@ -282,7 +282,7 @@ def _refuse_code_as_output(request: RunRequest, out: Path, inputs: Iterable[str 
 
 
 def _why_not_replaced(out: Path) -> str:
-    keep = f"keeping it as {out.name}.bak"
+    keep = f"keeping it as {backup_path(out).name}"
     if not out.exists():
         return (f"--out {out}: the journal of an unsaved run is there ({journal_path(out).name}); "
                 f"--resume recovers and continues it, --force replaces it ({keep})")
@@ -1095,9 +1095,8 @@ def _space_keeping_trials(edited: Any, session: Session) -> Any:
 
 def _back_up_session(out: Path) -> None:
     """``--force``: keep what is at ``out`` (the file with its journal merged, when it loads) as
-    ``out.bak``, then clear the way for a new session."""
+    its :func:`backup_path` (``out.bak`` unless that name is taken), then clear the way for a new session."""
     backup = backup_path(out)
-    check_regular_or_absent(backup)
     jp = journal_path(out)
     try:
         old = load_session(out)

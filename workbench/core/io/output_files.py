@@ -3,7 +3,7 @@
 A command writes only into an existing folder, never over something that is not a regular file
 (a device node, a folder, a symbolic link), never over its own input, and never over a file that is
 not its own kind of output, unless the person says ``--force``; then the previous file is kept as
-``FILE.bak``. What counts as "its own kind" is the command's call (``replaceable``): an export may
+``FILE.bak`` (``FILE.2.bak``, ... when that name is taken: a backup is never written over either). What counts as "its own kind" is the command's call (``replaceable``): an export may
 replace an earlier export, ``import-kt`` an earlier session; ``tune`` decides with ``--resume``.
 """
 
@@ -15,15 +15,31 @@ import stat
 from pathlib import Path
 from typing import Callable, Iterable
 
+from workbench.core.domain.session import journal_path
 from workbench.core.errors import WorkbenchError
 from workbench.core.fs import read_only
 
 BACKUP_SUFFIX = ".bak"
 
 
+#: The most numbered backups of one file looked through for a free name.
+MAX_BACKUPS = 1000
+
+
 def backup_path(path: str | os.PathLike[str]) -> Path:
+    """Where ``path`` is kept when it is replaced: ``FILE.bak``, or, when that name is taken, the
+    first free one of ``FILE.2.bak``, ``FILE.3.bak``, ... A file already there may be an earlier
+    backup or a file of the person's own; either way it is not the command's to write over."""
     p = Path(path)
-    return p.with_name(p.name + BACKUP_SUFFIX)
+    candidate = p.with_name(p.name + BACKUP_SUFFIX)
+    number = 2
+    while os.path.lexists(candidate) or os.path.lexists(journal_path(candidate)):  # a session's backup takes its journal
+        if number > MAX_BACKUPS:
+            raise WorkbenchError(f"{p}: {MAX_BACKUPS} backups of it exist already ({p.name}{BACKUP_SUFFIX} to "
+                                 f"{candidate.name}); remove some")
+        candidate = p.with_name(f"{p.name}.{number}{BACKUP_SUFFIX}")
+        number += 1
+    return candidate
 
 
 def check_folder(path: Path, flag: str = "--out") -> None:
@@ -95,9 +111,8 @@ def prepare_output(
 
 
 def keep_backup(path: Path, flag: str = "--out") -> Path:
-    """Copy ``path`` to ``path.bak`` (replacing an earlier backup, which must be a regular file)."""
+    """Copy ``path`` to its :func:`backup_path` (a name no file has: nothing is written over)."""
     backup = backup_path(path)
-    check_regular_or_absent(backup, flag)
     try:
         shutil.copy2(path, backup)
     except OSError as exc:
