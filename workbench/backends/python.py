@@ -166,19 +166,9 @@ _UNREADABLE = (pickle.UnpicklingError, EOFError, ValueError, TypeError, Attribut
                RecursionError, ArithmeticError, MemoryError)
 
 
-def _read_target_child(conn: Any, spec: BackendSpec, environ: dict[str, str], cwd: str, path_list: list[str]) -> None:
-    """The reading process: import the module, send ``("ok", Target)`` or ``("error", line)``.
-
-    It is forked from a server started earlier (see :func:`_reader_context`), so it first takes the
-    caller's environment, folder and import path of now, as a process started now would have."""
+def _read_target_child(conn: Any, spec: BackendSpec) -> None:
+    """The reading process: import the module, send ``("ok", Target)`` or ``("error", line)``."""
     os.setsid()  # what the module starts joins this group, which the parent kills afterwards
-    os.environ.clear()
-    os.environ.update(environ)
-    sys.path[:] = path_list
-    try:
-        os.chdir(cwd)
-    except OSError:  # the caller's folder is gone: a relative path in the module then fails as it would
-        pass
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # what the module prints as it loads reaches no one's terminal
     os.dup2(devnull, 2)
@@ -207,25 +197,8 @@ def _read_target_child(conn: Any, spec: BackendSpec, environ: dict[str, str], cw
     os._exit(0)
 
 
-def _reader_context() -> Any:
-    """Where reading processes come from: forked from a server process that has this module (and
-    NumPy and the domain types with it) imported already, where the platform has one.
-
-    A process spawned afresh imports all of that again, and the caller's main module besides:
-    about 0.3 s per read, paid at every run's start and for every edit of the window's kernel
-    field. The server is started from a clean interpreter (never forked from a process with
-    threads, such as the window's) and ends with the process that started it."""
-    import multiprocessing as mp
-
-    if "forkserver" not in mp.get_all_start_methods():
-        return mp.get_context("spawn")
-    ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload([__name__])  # before the server starts; no effect once it has
-    return ctx
-
-
 def read_target(spec: BackendSpec, timeout_s: float = IMPORT_TIMEOUT_S) -> Target:
-    """The benchmark's :class:`Target`, read by a process of its own that imports the module.
+    """The benchmark's :class:`Target`, read by a spawned process that imports the module.
 
     Importing runs the module's top level, which is the user's code: in the tuning process a module
     that calls ``os._exit`` ended the run without a word, one that closed stdout/stderr or printed
@@ -233,18 +206,14 @@ def read_target(spec: BackendSpec, timeout_s: float = IMPORT_TIMEOUT_S) -> Targe
     outlived the run. Here any of that is one line: the process is killed with what it started
     after ``timeout_s`` or once it has answered.
     """
+    import multiprocessing as mp
     import signal
     import time
 
     path = _path_of(spec)
-    ctx = _reader_context()
+    ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
-    try:
-        cwd = os.getcwd()
-    except OSError:
-        cwd = "/"
-    process = ctx.Process(target=_read_target_child, args=(child, spec, dict(os.environ), cwd, list(sys.path)),
-                          name="benchmark-declarations", daemon=True)
+    process = ctx.Process(target=_read_target_child, args=(child, spec), name="benchmark-declarations", daemon=True)
     process.start()
     child.close()
     answer: Any = None
