@@ -324,8 +324,9 @@ def test_a_benchmark_module_that_hangs_or_prints_as_it_loads_neither_stalls_nor_
 
 
 def test_a_benchmark_is_read_with_the_callers_environment_folder_and_path_of_the_moment(tmp_path, monkeypatch):
-    """Reading processes are forked from a server started at the first read: without being handed
-    them, a module read later saw that moment's environment, working folder and import path."""
+    """A module is read with the caller's environment, working folder and import path as they are
+    at the read, not as they were at an earlier one (a long-lived reading process, such as a
+    forkserver, would hand over those of its own start)."""
     from workbench.backends.python import read_target
 
     bench = tmp_path / "bench.py"
