@@ -19,10 +19,25 @@ os.environ["KERNEL_WORKBENCH_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 # A suite started in the background (`cmd &` in a script, nohup) inherits SIGINT or SIGHUP ignored,
 # and so would every program a test starts: `tune` rightly keeps a signal that was ignored at its
 # start ignored (as under nohup), so the tests that stop one with Ctrl-C or a hang-up would wait
-# for it in vain. The tests' programs start as from a terminal.
+# for it in vain. A signal ignored here is ignored by a handler that does nothing instead: the
+# suite still ignores it, and a program started from it gets the default (a handler, unlike an
+# ignored disposition, does not survive exec).
+
+
+def _ignore(signum: int, frame: Any) -> None:
+    """Ignore the signal, as the disposition it replaces did."""
+
+
+#: The signals the suite was started ignoring, for its worker processes (pytest-xdist), which start
+#: with the default dispositions because of the handler.
+_IGNORED_ENV = "KERNEL_WORKBENCH_TESTS_IGNORED_SIGNALS"
+_ignored = {int(part) for part in os.environ.get(_IGNORED_ENV, "").split(",") if part.isdigit()}
 for _signum in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
     if signal.getsignal(_signum) is signal.SIG_IGN:
-        signal.signal(_signum, signal.default_int_handler if _signum == signal.SIGINT else signal.SIG_DFL)
+        _ignored.add(int(_signum))
+for _signum in _ignored:
+    signal.signal(_signum, _ignore)
+os.environ[_IGNORED_ENV] = ",".join(str(number) for number in sorted(_ignored))
 # No test may silently pick up a real GPU through `auto`: GPU tests opt in with the `gpu` marker.
 
 #: The checkout: commands run from here, as ``python main.py ...`` would be.
