@@ -513,8 +513,9 @@ class ObjectivePanel(QWidget):
     def _fold_named_bounds(self) -> None:
         """A session opened with a named limit written as a bound (``tune --constraint
         latency_ms<=0.8``) shows it in its box, as a typed one does (:meth:`_named_limits`). The
-        feasible set is the same either way, so the ranking stands and the session stays as clean
-        as it was: this is how it is shown, not a change the person made."""
+        feasible set is the same either way, so the ranking stands and the session is not marked
+        modified. The limit is then the box's in every respect: a run continued from the window
+        also stops candidates early that are hopeless under it, as it does for a limit set in the box."""
         session = self.model.session
         if session is None or not session.constraints.extra:
             return
