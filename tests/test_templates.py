@@ -189,6 +189,13 @@ def test_loader_skips_private_files_and_python_benchmarks(tmp_path: Path) -> Non
         ("TEMPLATE = 3\n", "must be a KernelTemplate"),
         ("def f(:\n", "syntax error"),
         ("X = 1\n", "defines no TEMPLATE"),
+        # what escaped ``except Exception`` or its message, as a traceback of the whole command
+        ("class E(BaseException):\n    pass\nraise E('boom')\nTEMPLATE = 1\n", "bad.py:3: E: boom"),
+        ("class E(Exception):\n    def __str__(self):\n        raise ValueError\nraise E()\nTEMPLATE = 1\n",
+         "bad.py:4: E (its message could not be formatted)"),
+        ("raise RuntimeError('one\\ntwo')\nTEMPLATE = 1\n", "bad.py:1: RuntimeError: one ..."),
+        ("import sys\nclass C:\n    def __repr__(self):\n        raise ValueError\nsys.exit(C())\nTEMPLATE = 1\n",
+         "bad.py:5: called sys.exit(...) while loading"),
     ],
 )
 def test_broken_specs_name_file_and_problem(tmp_path: Path, text: str, fragment: str) -> None:

@@ -159,3 +159,23 @@ class UnreadableFile(SessionFormatError):
 
 class TemplateError(WorkbenchError):
     """A kernel template is missing, malformed, or cannot be rendered."""
+
+
+#: The most characters of an exception's message that :func:`exception_line` keeps.
+EXCEPTION_LINE_CHARS = 300
+
+
+def exception_line(exc: BaseException) -> str:
+    """``Type: first line of the message``, for an exception raised by code that is not ours (a
+    template spec's top level): its ``__str__`` may raise, print pages, or span lines, and the
+    line it goes into must still be one line a person can read."""
+    name = type(exc).__name__
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - the message of someone else's exception may itself fail
+        return f"{name} (its message could not be formatted)"
+    lines = [line.strip() for line in text.splitlines() if line.strip()] if isinstance(text, str) else []
+    if not lines:
+        return name
+    first = lines[0] if len(lines[0]) <= EXCEPTION_LINE_CHARS else lines[0][:EXCEPTION_LINE_CHARS] + "..."
+    return f"{name}: {first}" + (" ..." if len(lines) > 1 else "")

@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 import numpy as np
 
 from workbench.core.domain import pysyntax
-from workbench.core.errors import SessionFormatError, TemplateError, WorkbenchError
+from workbench.core.errors import SessionFormatError, TemplateError, WorkbenchError, exception_line
 from workbench.core.fs import read_capped, read_utf8, resolved
 from workbench.core.domain.space import Config, ProductSpace, SearchSpace, Slot, Value
 
@@ -634,11 +634,17 @@ def _import_spec(path: Path) -> Any:
         raise TemplateError(message if str(path) in message else f"{path}: {message}") from None
     except SystemExit as exc:  # sys.exit() in a spec must not end the command with the spec's code
         sys.modules.pop(module_name, None)
-        raise TemplateError(f"{path}{_spec_line(exc, path)}: called sys.exit({exc.code!r}) while loading") from None
-    except Exception as exc:  # noqa: BLE001 - a broken spec must not take the caller down with a traceback
+        try:
+            code = repr(exc.code)[:80]
+        except Exception:  # noqa: BLE001 - the code is the spec's object; its repr may fail
+            code = "..."
+        raise TemplateError(f"{path}{_spec_line(exc, path)}: called sys.exit({code}) while loading") from None
+    except KeyboardInterrupt:  # Ctrl-C while loading stops the command, as anywhere else
         sys.modules.pop(module_name, None)
-        line = _spec_line(exc, path)
-        raise TemplateError(f"{path}{line}: {type(exc).__name__}: {exc}") from None
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a broken spec, whatever it raises, must not take the caller down
+        sys.modules.pop(module_name, None)
+        raise TemplateError(f"{path}{_spec_line(exc, path)}: {exception_line(exc)}") from None
     return module
 
 
