@@ -394,6 +394,14 @@ def test_cuda_export_of_a_template_from_a_folder_names_the_kernel_dir_to_give(se
     assert "\n" not in err and err.endswith(f"use --kernel-dir {folder}") and not out.exists()
     assert cli_main(["export", str(path), "--format", "cuda", "--out", str(out), "--kernel-dir", str(folder)]) == 0
     assert "BLOCK_SIZE" in out.read_text()
+    # a folder given that is missing or holds a broken spec is named, not passed over for the
+    # "no template found, use --kernel-dir" refusal
+    (folder / "broken.py").write_text("raise RuntimeError('half edited')\nTEMPLATE = None\n")
+    for given, said in ((folder, "broken.py:1: RuntimeError: half edited"), (tmp_path / "gone", "not found")):
+        assert cli_main(["export", str(path), "--format", "cuda", "--out", str(out), "--force",
+                         "--kernel-dir", str(given)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and said in err and "use --kernel-dir" not in err
 
 
 def test_cli_export_of_one_session_given_twice_is_refused(sessions: dict[str, Session], tmp_path: Path,

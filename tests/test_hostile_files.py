@@ -154,8 +154,10 @@ def test_export_and_the_source_view_never_import_a_sessions_template_folder(tmp_
     text, note = render_source(load_session(path), session.trials[0].config)
     assert text == "" and "not loaded" in note and str(folder) in note
     assert not marker.exists()
-    # a folder the user names is loaded (that is how a template outside the library is used)
-    assert find_template(load_session(path), kernel_dirs=[folder]) is None
+    # a folder the user names is loaded (that is how a template outside the library is used), and
+    # what is wrong in it is said, not passed over
+    with pytest.raises(WorkbenchError, match="evil.py: TEMPLATE must be a KernelTemplate"):
+        find_template(load_session(path), kernel_dirs=[folder])
     assert marker.exists()
 
 

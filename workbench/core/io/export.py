@@ -138,17 +138,16 @@ def find_template(session: Session, templates: Mapping[str, Any] | None = None,
     specs, and opening or exporting a file must not run code the file points at. Whoever wants a
     folder's template passes it (``kernel_dirs``: folders the user named on the command line or
     picked in the GUI). A recording is matched by kernel name and slot names.
+
+    A folder that is missing, or holds a spec that does not load, is an error naming it (as for
+    ``tune --kernel-dir``): passed over, it left "no template found, use --kernel-dir" in its place.
     """
     if session.kind not in ("template", "recording"):
         return None
     if templates is None:
         from workbench.core.domain.templates import kernels_dir, load_templates
 
-        dirs = [str(d) for d in kernel_dirs if os.path.isdir(d)]
-        try:
-            templates = load_templates(*dirs, str(kernels_dir()))
-        except WorkbenchError:
-            return None
+        templates = load_templates(*(str(d) for d in kernel_dirs), str(kernels_dir()))
     template = templates.get(session.kernel)
     if template is None:
         return None
