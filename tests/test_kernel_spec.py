@@ -110,6 +110,19 @@ def test_a_bad_spec_names_its_field_and_line(tmp_path, edit, field, line_text):
         load_templates(tmp_path)
 
 
+def test_a_key_given_twice_is_refused_not_the_last_taken(tmp_path):
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    path = tmp_path / f"saxpy{SPEC_SUFFIX}"
+    text = json.dumps(SPEC, indent=2)
+    path.write_text(text.replace('"name": "saxpy",', '"name": "saxpy",\n  "name": "other",', 1))
+    assert '"other"' in path.read_text()
+    with pytest.raises(SpecError, match=r"saxpy\.kernel\.json: key 'name' appears twice in one object"):
+        load_declarative(path)
+    path.write_text(text.replace('"doc":', '"doc": "x", "doc":', 1))  # inside a nested object too
+    with pytest.raises(SpecError, match="key 'doc' appears twice"):
+        load_declarative(path)
+
+
 def test_invalid_json_and_missing_source_say_where(tmp_path):
     path = tmp_path / f"k{SPEC_SUFFIX}"
     path.write_text('{\n "name": "k",\n "slots": [1,,]\n}')

@@ -698,7 +698,20 @@ def read_spec(spec_file: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
         raise SpecError("not a valid spec: JSON nested too deeply", path=str(path)) from None
     if not isinstance(spec, dict):
         raise SpecError("the spec must be a JSON object", line=1, path=str(path))
+    json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, path))  # parsed once already: bounded
     return spec, text
+
+
+def _unique_keys(pairs: list[tuple[str, Any]], path: Path) -> dict[str, Any]:
+    """JSON keeps the last of two equal keys without a word, so a spec edited by hand could say
+    ``"name"`` twice and load as the second; a spec is refused instead, naming the key."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise SpecError(f"key {key!r} appears twice in one object; JSON would keep the last without a word",
+                            path=str(path))
+        seen.add(key)
+    return dict(pairs)
 
 
 def read_spec_source(folder: Path, name: str) -> str:
