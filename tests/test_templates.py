@@ -206,6 +206,17 @@ def test_broken_specs_name_file_and_problem(tmp_path: Path, text: str, fragment:
     assert "bad.py" in message and fragment in message and "\n" not in message
 
 
+def test_an_empty_folder_name_is_refused_not_taken_for_the_current_folder(tmp_path: Path, monkeypatch) -> None:
+    """``--kernel-dir ""`` loaded the current folder: from a checkout, ``main.py`` as a spec."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "script.py").write_text("raise RuntimeError('ran')\nTEMPLATE = None\n")
+    for empty in ("", " "):
+        with pytest.raises(TemplateError, match="empty name"):
+            load_templates(empty)
+    with pytest.raises(TemplateError, match="script.py:1: RuntimeError: ran"):  # "." still means it
+        load_templates(".")
+
+
 def test_first_folder_overrides_and_hash_follows_edits(tmp_path: Path, shipped: dict[str, KernelTemplate]) -> None:
     _copy_vector_add(tmp_path)
     spec = tmp_path / "vector_add.py"

@@ -530,6 +530,8 @@ def load_templates(*dirs: str | os.PathLike[str]) -> dict[str, KernelTemplate]:
     search path: ``load_templates(user_dir, kernels_dir())`` lets a user folder override a shipped
     template.
     """
+    if any(not os.fspath(d).strip() for d in dirs):  # Path("") is the current folder, whose .py files would run
+        raise TemplateError("a kernel template folder was given as an empty name; name the folder (. for the current one)")
     folders = [Path(d) for d in dirs] if dirs else [kernels_dir()]
     templates: dict[str, KernelTemplate] = {}
     for folder in folders:
