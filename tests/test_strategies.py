@@ -227,6 +227,29 @@ def test_tpe_tells_optuna_what_was_actually_measured(space):
         assert t.value == (expected if expected is not None else pytest.approx(FAILURE_VALUE))
 
 
+def test_repair_tries_a_bounded_part_of_a_huge_slot_and_still_finds_a_valid_config():
+    """Repair's one-slot pass tried every value of every slot: with a slot of a million and a
+    restriction that rules out most of them, each proposal built and checked a million configs."""
+    from workbench.core.domain.space import ProductSpace
+    from workbench.search._common import REPAIR_VALUES_PER_SLOT
+
+    size = 1_000_000
+    space = ProductSpace([Slot("n", tuple(range(size))), Slot("block", (32, 64, 128, 256))],
+                         restrictions=["n * block <= 64000 or n % 1000 == 7"])
+    strategy = create_strategy("tpe", space, seed=0)
+    weighed = []
+    step_cost = strategy.coder.step_cost
+    strategy.coder.step_cost = lambda k, a, b: weighed.append(k) or step_cost(k, a, b)  # type: ignore[method-assign]
+    wished = (500_000, 3)  # n = 500000 with block 256: invalid; the nearest valid n ending in 007
+    config = strategy.repair(wished)
+    assert config is not None and space.is_valid(config)
+    assert len(weighed) <= REPAIR_VALUES_PER_SLOT + 3  # the moves considered, not a million
+    assert abs(config["n"] - 500_000) <= REPAIR_VALUES_PER_SLOT // 2 and config["block"] == 256
+    small = ProductSpace([Slot("a", tuple(range(REPAIR_VALUES_PER_SLOT + 1))), Slot("b", (1, 2))],
+                         restrictions=["a == 0 or b == 9"])  # a domain this short is still tried whole
+    assert create_strategy("tpe", small, seed=0).repair((REPAIR_VALUES_PER_SLOT, 1)) == Config({"a": 0, "b": 2})
+
+
 def test_tpe_searches_a_huge_slot_by_its_value_index():
     """A categorical of a million values made every proposal take seconds (Optuna copies and weighs
     every choice per trial); such a slot is an integer over its index, whatever ``ordinal`` says,

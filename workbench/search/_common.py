@@ -23,6 +23,8 @@ Index = tuple[int, ...]
 
 #: Restricted spaces up to this many valid configs are enumerated once for repair's last resort.
 SMALL_SPACE = 20_000
+#: The most values of one slot that repair's one-slot pass tries (see ``IndexedStrategy._repair_targets``).
+REPAIR_VALUES_PER_SLOT = 256
 
 
 class Coder:
@@ -210,7 +212,7 @@ class IndexedStrategy(Strategy):
         moves: list[tuple[float, float, int, int]] = []
         noise = self.rng.random(int(self.coder.sizes.sum()))
         for k in range(len(index)):
-            for j in range(int(self.coder.sizes[k])):
+            for j in self._repair_targets(k, index[k]):
                 if j != index[k]:
                     moves.append((self.coder.step_cost(k, index[k], j), float(noise[len(moves)]), k, j))
         moves.sort()
@@ -236,6 +238,21 @@ class IndexedStrategy(Strategy):
             return None
         dist = [self.coder.distance(index, self.coder.encode(c)) for c in candidates]
         return candidates[int(np.argmin(dist))]
+
+    def _repair_targets(self, k: int, at: int) -> Sequence[int]:
+        """The values of slot ``k`` that repair's one-slot pass tries from value index ``at``: all of
+        them in a domain of up to :data:`REPAIR_VALUES_PER_SLOT` + 1 values; in a longer one, the
+        nearest that many of an ordered slot, or that many drawn at random of a categorical one.
+        Why: every value of a slot of a million made each repair build, sort and check a million
+        configs (tens of seconds per proposal, where a restriction rules most of them out), while
+        the two-slot and sampled passes that follow reach the rest of the domain anyway."""
+        size = int(self.coder.sizes[k])
+        if size <= REPAIR_VALUES_PER_SLOT + 1:
+            return range(size)
+        if self.coder.ordered[k]:
+            low = min(max(0, at - REPAIR_VALUES_PER_SLOT // 2), size - REPAIR_VALUES_PER_SLOT - 1)
+            return range(low, low + REPAIR_VALUES_PER_SLOT + 1)
+        return sorted(int(j) for j in self.rng.choice(size, REPAIR_VALUES_PER_SLOT + 1, replace=False))
 
     def _fallback(self, n: int, batch: set[str]) -> list[Config]:
         """Uniform fresh configs for repair's last resort.
