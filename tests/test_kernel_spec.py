@@ -110,6 +110,31 @@ def test_a_bad_spec_names_its_field_and_line(tmp_path, edit, field, line_text):
         load_templates(tmp_path)
 
 
+def test_a_slot_longer_than_a_template_slot_may_be_is_refused_before_its_values_are_checked(tmp_path):
+    """A slot of a million values took seconds to load (each value checked and rendered, several
+    times) and tens of seconds per proposal of a restricted search."""
+    import dataclasses
+
+    from workbench.core.domain.templates import MAX_TEMPLATE_SLOT_VALUES
+
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    path = tmp_path / f"saxpy{SPEC_SUFFIX}"
+    spec = json.loads(json.dumps(SPEC))
+    spec["slots"][0]["values"] = list(range(1, MAX_TEMPLATE_SLOT_VALUES + 2))
+    spec["slots"][0]["default"] = 1
+    path.write_text(json.dumps(spec))
+    with pytest.raises(SpecError, match=r"slots\[0\]\.values: has 65,537 values; a template slot may have at most 65,536"):
+        load_declarative(path)
+    spec["slots"][0]["values"] = spec["slots"][0]["values"][:-1]  # the most a slot may have loads
+    path.write_text(json.dumps(spec))
+    template = load_declarative(path)
+    assert len(template.slots[0].values) == MAX_TEMPLATE_SLOT_VALUES
+    too_long = (template.slots[0].__class__(template.slots[0].name, tuple(range(1, MAX_TEMPLATE_SLOT_VALUES + 2))),
+                *template.slots[1:])
+    with pytest.raises(TemplateError, match="has 65,537 values"):  # a Python spec's template too
+        dataclasses.replace(template, slots=too_long)
+
+
 def test_a_key_given_twice_is_refused_not_the_last_taken(tmp_path):
     (tmp_path / "saxpy.cu").write_text(SOURCE)
     path = tmp_path / f"saxpy{SPEC_SUFFIX}"

@@ -37,7 +37,7 @@ from workbench.core.domain.pysyntax import file_module_spec
 from workbench.core.domain.expr import Restriction, compile_restriction
 from workbench.core.domain.session import loads_bounded
 from workbench.core.domain.space import GROUPS, Config, Slot
-from workbench.core.domain.templates import DECLARATIVE_SUFFIX, MAX_SPEC_BYTES, Arg, KernelTemplate, WorkProfile, no_reference
+from workbench.core.domain.templates import DECLARATIVE_SUFFIX, MAX_SPEC_BYTES, MAX_TEMPLATE_SLOT_VALUES, Arg, KernelTemplate, WorkProfile, no_reference
 
 #: File name ending of a declarative spec (``saxpy.kernel.json`` beside ``saxpy.cu``).
 SPEC_SUFFIX = DECLARATIVE_SUFFIX
@@ -306,6 +306,10 @@ class _Builder:
                 raise self.fail(field, "must be an object with name and values", entry)
             name = self.get(entry, "name", str, f"{field}.name")
             values = self.get(entry, "values", list, f"slots[{i}].values")
+            if len(values) > MAX_TEMPLATE_SLOT_VALUES:  # refused before a million values are checked one by one
+                raise self.fail(f"{field}.values", f"has {len(values):,} values; a template slot may have at most "
+                                f"{MAX_TEMPLATE_SLOT_VALUES:,} (a problem size belongs in the problem, not in a slot)",
+                                name)
             group = str(entry.get("group") or "launch")
             if group not in GROUPS:
                 raise self.fail(f"{field}.group", f"must be one of {', '.join(GROUPS)}", group)

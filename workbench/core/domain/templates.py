@@ -423,6 +423,11 @@ class KernelTemplate:
 
 #: Largest template spec (Python or declarative) or CUDA source read: a template is a few kilobytes.
 MAX_SPEC_BYTES = 16 * 1024 * 1024
+#: The most values one slot of a template may have. Each value of a template's slot is a variant
+#: of the kernel that is compiled on its own; a domain of a million made loading the template take
+#: seconds (every value checked and rendered as a C literal, several times) and each proposal of
+#: a restricted search tens of seconds, while no tuning budget measures a noticeable part of it.
+MAX_TEMPLATE_SLOT_VALUES = 65_536
 
 
 def read_cu(spec_file: str, filename: str | None = None) -> str:
@@ -668,6 +673,10 @@ def _validate_static(t: KernelTemplate) -> None:
 
     if not _C_IDENTIFIER.match(t.name or ""):
         fail("name must be a C identifier")
+    for slot in t.slots:
+        if len(slot.values) > MAX_TEMPLATE_SLOT_VALUES:
+            fail(f"slot {slot.name} has {len(slot.values):,} values; a template slot may have at most "
+                 f"{MAX_TEMPLATE_SLOT_VALUES:,} (a problem size belongs in the problem, not in a slot)")
     if not _C_IDENTIFIER.match(t.entry or ""):
         fail(f"entry {t.entry!r} must be a C identifier")
     if not re.search(r"\b" + re.escape(t.entry) + r"\s*\(", t.source):
