@@ -138,6 +138,38 @@ def test_compile_error_is_a_result_not_an_exception() -> None:
     assert "1 error detected" in result.log
 
 
+def test_an_include_is_checked_before_nvrtc_opens_it_and_its_contents_key_the_cache(tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """NVRTC opens what an #include names itself: a FIFO blocked the compile (and check-kernels)
+    for ever, and a header edited after a compile left the cached figures of the old one."""
+    import threading
+
+    headers = tmp_path / "inc"
+    headers.mkdir()
+    os.mkfifo(headers / "pipe.h")
+    kernel = '#include "tile.h"\n__global__ void k(float* x) { __shared__ float s[TILE]; s[threadIdx.x] = 1; ' \
+             '__syncthreads(); x[threadIdx.x] = s[TILE - 1 - threadIdx.x]; }\n'
+    (headers / "tile.h").write_text("#define TILE 64\n")
+    results: list = []
+    worker = threading.Thread(target=lambda: results.append(
+        compile_cuda('#include "inc/pipe.h"\n__global__ void k() {}\n', name="p.cu")), daemon=True)
+    monkeypatch.chdir(tmp_path)  # a quoted name is looked for in the working folder, as NVRTC does
+    worker.start()
+    worker.join(60)
+    assert results, "the compile blocked on the FIFO"
+    assert not results[0].ok and "inc/pipe.h" in results[0].error and "not a regular file" in results[0].error
+    for options in ([f"-I{headers}"], ["--include-path", str(headers)]):
+        first = compile_cuda(kernel, options=options, name="t.cu", entry="k")
+        assert first.ok and first.smem_bytes == 64 * 4
+    (headers / "tile.h").write_text("#define TILE 128\n")
+    second = compile_cuda(kernel, options=[f"-I{headers}"], name="t.cu", entry="k")
+    assert second.ok and not second.cached and second.smem_bytes == 128 * 4
+    made = compile_cuda('#define H "inc/tile.h"\n#include H\n__global__ void k() {}\n', name="m.cu")
+    assert not made.ok and "literal" in made.error
+    (headers / "outer.h").write_text('#include "pipe.h"\n')  # through another header, in its own folder
+    assert "pipe.h" in compile_cuda('#include "inc/outer.h"\n__global__ void k() {}\n', name="o.cu").error
+
+
 def test_other_arch_and_options() -> None:
     sm80 = compile_cuda(KERNEL, arch="sm_80", entry="k")
     capped = compile_cuda(KERNEL, options=("-maxrregcount=16",), entry="k")

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 import threading
 import time
@@ -206,8 +207,13 @@ def compile_cuda(
     first error line). Bad arguments (an unknown arch) and a missing NVRTC raise WorkbenchError.
     ``entry`` selects which kernel's figures to report when the source holds several.
     """
-    version, opts, key = _keyed(source, arch, options, name)
     started = time.perf_counter()
+    included = included_files(source, options)
+    if isinstance(included, str):  # refused before NVRTC opens anything
+        version = nvrtc_version()
+        return CompileResult(False, b"", f"{name}: error: {included}", arch=arch, compiler_version=version,
+                             key=_TRANSIENT, compile_s=time.perf_counter() - started)
+    version, opts, key = _keyed(source, arch, options, name, included)
     if use_cache:
         hit = _memory_get(key) or _disk_get(key)
         if hit is not None:
@@ -228,7 +234,10 @@ def cached_compile(
 ) -> CompileResult | None:
     """What :func:`compile_cuda` would return from its caches (memory, then disk), or None: never
     compiles, so a caller can take a cached figure at once and queue only the real compiles."""
-    _, _, key = _keyed(source, arch, options, name)
+    included = included_files(source, options)
+    if isinstance(included, str):
+        return None
+    _, _, key = _keyed(source, arch, options, name, included)
     started = time.perf_counter()
     hit = _memory_get(key) or _disk_get(key)
     if hit is None:
@@ -237,16 +246,112 @@ def cached_compile(
     return _for_entry(replace(hit, cached=True, compile_s=time.perf_counter() - started), entry)
 
 
-def _keyed(source: str, arch: str, options: Sequence[str], name: str) -> tuple[str, list[str], str]:
-    """(NVRTC version, full option list, cache key) of a compile."""
+def _keyed(source: str, arch: str, options: Sequence[str], name: str,
+           included: Sequence[tuple[str, str]] = ()) -> tuple[str, list[str], str]:
+    """(NVRTC version, full option list, cache key) of a compile. ``included``: (path, content hash)
+    of the files on disk the source includes, so that editing a header is a new compile."""
     if not _ARCH.match(arch):
         raise WorkbenchError(f"unknown GPU architecture {arch!r}; expected e.g. sm_90")
     version = nvrtc_version()
     opts = _options(arch, options)
-    key = hashlib.sha256(
-        json.dumps([_CACHE_FORMAT, source, opts, arch, version, name], separators=(",", ":")).encode()
-    ).hexdigest()
+    parts: list[Any] = [_CACHE_FORMAT, source, opts, arch, version, name]
+    if included:  # only then: every key of a self-contained source stays what it was
+        parts.append([list(pair) for pair in included])
+    key = hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()
     return version, opts, key
+
+
+# --- what a source includes ---------------------------------------------------------------------
+
+#: An ``#include`` directive (its operand, up to a line comment); NVRTC reads what it names itself.
+_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include\b[ \t]*(.*?)[ \t]*(?://.*)?$", re.MULTILINE)
+_INCLUDE_NAME = re.compile(r'"([^"\n]+)"|<([^>\n]+)>')
+#: The most files on disk one compile may include, directly or through each other.
+MAX_INCLUDED_FILES = 64
+#: The most bytes an included file may have (the size limit of a template's own source).
+MAX_INCLUDED_BYTES = 16 * 1024 * 1024
+
+
+def _include_dirs(options: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The folders NVRTC searches (``-I``, ``--include-path``) and the headers it includes first
+    (``-include``, ``--pre-include``), as the options give them."""
+    dirs: list[str] = []
+    pre: list[str] = []
+    items = list(options)
+    for i, option in enumerate(items):
+        following = items[i + 1] if i + 1 < len(items) else ""
+        for flags, into in ((("-I", "--include-path", "-include-path"), dirs),
+                            (("-include", "--pre-include", "-pre-include"), pre)):
+            for flag in flags:
+                if option == flag and following:
+                    into.append(following)
+                elif option.startswith(flag + "="):
+                    into.append(option[len(flag) + 1:])
+                elif flag == "-I" and option.startswith("-I") and len(option) > 2:
+                    into.append(option[2:])
+    return dirs, pre
+
+
+def included_files(source: str, options: Sequence[str] = ()) -> list[tuple[str, str]] | str:
+    """(path, sha256) of every file on disk ``source`` includes, directly or through an included
+    file, in the order first met; or the reason, one line, why it cannot be compiled.
+
+    NVRTC opens what an ``#include`` names itself, so a name that is a FIFO or a device blocked the
+    compile for ever, and a header edited since left its cached result in place. So the names are
+    resolved here as NVRTC resolves them (absolute; the including file's folder, the working folder
+    and ``-I`` folders for ``"name"``; ``-I`` folders for ``<name>``): one that exists must be a
+    regular file of bounded size. A name found nowhere is left to NVRTC (a header it has built in,
+    or its own "could not open" error). An operand that is not a literal name (a macro) cannot be
+    resolved beforehand and is refused.
+    """
+    if "include" not in source and not any("include" in o for o in options):
+        return []
+    dirs, pre = _include_dirs(options)
+    found: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    pending: list[tuple[str, str, str | None]] = [(name, '"', None) for name in pre]
+    texts: list[tuple[str, str | None]] = [(source, None)]
+    while texts or pending:
+        if texts:
+            text, folder = texts.pop(0)
+            for match in _INCLUDE.finditer(text):
+                operand = match.group(1)
+                literal = _INCLUDE_NAME.fullmatch(operand)
+                if literal is None:
+                    shown = operand if len(operand) <= 60 else operand[:60] + "..."
+                    return (f"#include {shown}: only a literal \"file\" or <file> can be included (a name made "
+                            "by a macro cannot be checked before the compiler opens it)")
+                quoted = literal.group(1) is not None
+                pending.append((literal.group(1) or literal.group(2), '"' if quoted else "<", folder))
+            continue
+        name, kind, folder = pending.pop(0)
+        if os.path.isabs(name):
+            candidates = [name]
+        else:
+            near = ([folder] if folder else []) + ([os.getcwd()] if kind == '"' else [])
+            candidates = [os.path.join(d, name) for d in near + dirs]
+        for candidate in candidates:
+            try:
+                info = os.stat(candidate)
+            except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                shown = f'"{name}"' if kind == '"' else f"<{name}>"
+                return f"#include {shown} names {candidate}, which is not a regular file"
+            real = os.path.realpath(candidate)
+            if real in seen:
+                break
+            if len(seen) >= MAX_INCLUDED_FILES:
+                return f"includes more than {MAX_INCLUDED_FILES} files"
+            seen.add(real)
+            try:
+                data = read_capped(Path(real), "included file", MAX_INCLUDED_BYTES)
+            except WorkbenchError as exc:
+                return f"#include of {candidate}: {exc}"
+            found.append((real, hashlib.sha256(data).hexdigest()))
+            texts.append((data.decode("utf-8", errors="replace"), os.path.dirname(real)))
+            break
+    return found
 
 
 # --- NVRTC ------------------------------------------------------------------------------------------
