@@ -93,6 +93,18 @@ def test_tuning_a_saved_template_with_the_command_line(cli, tmp_path):
     (lambda s: s["problem"]["n"].update({"min": 10, "max": 1}), "problem.n.max", '"n"'),
     (lambda s: s["problem"]["n"].update({"min": 1, "max": 100}), "problem.n.default", '"n"'),
     (lambda s: s["problem"]["n"].update({"min": "one"}), "problem.n.min", '"n"'),
+    # a launch CUDA refuses at the default config loaded, passed check-kernels and failed every trial
+    (lambda s: s.__setitem__("block", ["0"]), "block", '"0"'),
+    (lambda s: s.__setitem__("block", ["block_size", "8"]), "block", '"block_size"'),  # 1,024 threads at most
+    (lambda s: s.__setitem__("block", ["block_size", "1", "65"]), "block", '"65"'),
+    (lambda s: s.__setitem__("block", ["block_size / 3"]), "block", '"block_size / 3"'),  # not a whole number
+    (lambda s: s.__setitem__("grid", ["-1"]), "grid", '"-1"'),
+    (lambda s: s.__setitem__("grid", ["2**62"]), "grid", '"2**62"'),
+    (lambda s: s.__setitem__("grid", ["1", "70000"]), "grid", '"70000"'),
+    (lambda s: s.__setitem__("dynamic_smem", "2**70"), "dynamic_smem", '"2**70"'),
+    (lambda s: s.__setitem__("dynamic_smem", "-4"), "dynamic_smem", '"-4"'),
+    (lambda s: s.__setitem__("compile_options", [5]), "compile_options[0]", None),
+    (lambda s: s.__setitem__("compile_options", [["-O3"]]), "compile_options[0]", None),
 ])
 def test_a_bad_spec_names_its_field_and_line(tmp_path, edit, field, line_text):
     spec = json.loads(json.dumps(SPEC))

@@ -266,6 +266,8 @@ class _Builder:
         grid = self.dims("grid", both)
         block = self.dims("block", both)
         smem = self.expr(str(spec.get("dynamic_smem", "0")), both, "dynamic_smem")
+        if defaults is not None:
+            self.check_launch(grid, block, smem, {"default": {**problem, **defaults}, "small": {**small, **defaults}})
         arrays = [a for a in args if a.kind != "scalar"]
         cost = self.get(spec, "cost", dict, "cost", {})
         moved_text = cost.get("bytes_moved")
@@ -278,6 +280,7 @@ class _Builder:
         reference = self.reference(args, problem)
         args, tolerance = self.tolerance(args)
         default = {s.name: s.default for s in slots if s.default is not None}
+        compile_options = self.compile_options()
         try:
             return KernelTemplate(
                 name=name, title=str(spec.get("title") or name), description=str(spec.get("description") or ""),
@@ -290,7 +293,7 @@ class _Builder:
                 bytes_moved=_bytes_moved(moved, arrays),
                 flops=_float_over_problem(flops),
                 problem=problem, small_problem=small, default=default, tolerance=tolerance,
-                compile_options=tuple(str(o) for o in self.get(spec, "compile_options", list, "compile_options", [])),
+                compile_options=compile_options,
                 problem_doc=docs, problem_limits=limits, path=self.path,
             )
         except TemplateError as exc:
@@ -378,6 +381,49 @@ class _Builder:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
                 raise self.fail(field, f"{e.text!r} is {value!r} at the {label} problem; {what} must be a "
                                        "finite number >= 0", e.text)
+
+    def check_launch(self, grid: list[Restriction], block: list[Restriction], smem: Restriction,
+                     configs: Mapping[str, Mapping[str, Any]]) -> None:
+        """At the default config (with the default and the small problem) the launch must be one
+        CUDA accepts on every GPU: each grid and block dimension a whole number of at least 1
+        within CUDA's limits, at most 1,024 threads a block, and a dynamic shared memory size that is
+        a byte count. A spec whose block is 0 loaded, passed check-kernels, and failed every trial."""
+        for label, env in configs.items():
+            at = f"at the default config with the {label} problem"
+            for key, exprs, limits in (("grid", grid, GRID_LIMITS), ("block", block, BLOCK_LIMITS)):
+                for axis, e, limit in zip("xyz", exprs, limits):
+                    value = self._launch_value(e, env, key, at)
+                    if not 1 <= value <= limit:
+                        raise self.fail(key, f"{axis} = {e.text!r} is {value:g} {at}; a {key} dimension must be "
+                                             f"a whole number from 1 to {limit:,}", e.text)
+            threads = math.prod(self._launch_value(e, env, "block", at) for e in block)
+            if threads > MAX_BLOCK_THREADS:
+                raise self.fail("block", f"{threads:g} threads a block {at}; CUDA allows at most "
+                                         f"{MAX_BLOCK_THREADS:,}", block[0].text)
+            value = self._launch_value(smem, env, "dynamic_smem", at)
+            if not 0 <= value <= MAX_DYNAMIC_SMEM:
+                raise self.fail("dynamic_smem", f"{smem.text!r} is {value:g} bytes {at}; it must be from 0 to "
+                                                f"{MAX_DYNAMIC_SMEM:,}", smem.text)
+
+    def _launch_value(self, e: Restriction, env: Mapping[str, Any], key: str, at: str) -> float:
+        """``e`` at ``env``: a whole number (a float only when it is one), else a SpecError."""
+        try:
+            value = e.evaluate(env)
+        except (WorkbenchError, ArithmeticError, ValueError) as exc:
+            raise self.fail(key, f"{e.text!r} cannot be computed {at} ({exc})", e.text) from None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or value != int(value):
+            raise self.fail(key, f"{e.text!r} is {value!r} {at}; it must be a whole number", e.text)
+        return value
+
+    def compile_options(self) -> tuple[str, ...]:
+        """The spec's compile options: each must be text (a number there was turned into one)."""
+        raw = self.get(self.spec, "compile_options", list, "compile_options", [])
+        for i, option in enumerate(raw):
+            if not isinstance(option, str) or not option.strip():
+                raise self.fail(f"compile_options[{i}]", "must be an option as text, such as \"-use_fast_math\"",
+                                str(option))
+        return tuple(raw)
 
     def check_size(self, dims: list[Restriction], dtype: str, problems: Mapping[str, Mapping[str, Any]],
                    field: str) -> None:
@@ -585,6 +631,15 @@ class _PythonReference:
         if not isinstance(result, Mapping) or set(result) != set(self.outputs):
             raise TemplateError(f"{self.path}: {self.function}() must return a dict with keys {list(self.outputs)}")
         return {k: np.asarray(v, dtype=np.float64) for k, v in result.items()}
+
+
+#: CUDA's launch limits, the same on every GPU since compute capability 3.0.
+GRID_LIMITS = (2**31 - 1, 65_535, 65_535)
+BLOCK_LIMITS = (1_024, 1_024, 64)
+MAX_BLOCK_THREADS = 1_024
+#: The largest dynamic shared memory request a launch can state (a 32-bit byte count); what a GPU
+#: gives is far less and is checked when a config runs.
+MAX_DYNAMIC_SMEM = 2**31 - 1
 
 
 def _geometry(exprs: list[Restriction]) -> Callable[[Mapping[str, Any], Config], tuple[int, int, int]]:
