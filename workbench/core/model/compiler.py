@@ -267,7 +267,7 @@ def _keyed(source: str, arch: str, options: Sequence[str], name: str,
 _INCLUDE = re.compile(r"^[ \t]*#[ \t]*include\b[ \t]*(.*?)[ \t]*(?://.*)?$", re.MULTILINE)
 _INCLUDE_NAME = re.compile(r'"([^"\n]+)"|<([^>\n]+)>')
 #: The most files on disk one compile may include, directly or through each other.
-MAX_INCLUDED_FILES = 64
+MAX_INCLUDED_FILES = 4096
 #: The most bytes an included file may have (the size limit of a template's own source).
 MAX_INCLUDED_BYTES = 16 * 1024 * 1024
 
@@ -301,8 +301,10 @@ def included_files(source: str, options: Sequence[str] = ()) -> list[tuple[str, 
     resolved here as NVRTC resolves them (absolute; the including file's folder, the working folder
     and ``-I`` folders for ``"name"``; ``-I`` folders for ``<name>``): one that exists must be a
     regular file of bounded size. A name found nowhere is left to NVRTC (a header it has built in,
-    or its own "could not open" error). An operand that is not a literal name (a macro) cannot be
-    resolved beforehand and is refused.
+    or its own "could not open" error). An operand of the source itself that is not a literal name
+    (a macro) cannot be resolved beforehand and is refused; in an included header it is left to
+    NVRTC, since the CUDA and CCCL headers make such names, so a header that does that is trusted
+    as the compiler's own headers are.
     """
     if "include" not in source and not any("include" in o for o in options):
         return []
@@ -317,6 +319,8 @@ def included_files(source: str, options: Sequence[str] = ()) -> list[tuple[str, 
             for match in _INCLUDE.finditer(text):
                 operand = match.group(1)
                 literal = _INCLUDE_NAME.fullmatch(operand)
+                if literal is None and folder is not None:
+                    continue  # a header's own (CUDA's and CCCL's make names with macros): left to NVRTC
                 if literal is None:
                     shown = operand if len(operand) <= 60 else operand[:60] + "..."
                     return (f"#include {shown}: only a literal \"file\" or <file> can be included (a name made "
