@@ -106,6 +106,15 @@ def test_an_export_over_another_file_keeps_it_as_bak(window, cli, tmp_path):
     old.write_text("an earlier export\n")
     window.export_csv(str(old))
     assert (tmp_path / "trials.csv.bak").read_text() == "an earlier export\n" and old.read_text().count("\n") == 5
+    # exporting again over what the window wrote keeps no backup of it (each re-export added one)
+    for _ in range(2):
+        window.export_csv(str(old))
+        window.export_best(str(tmp_path / "best.h"))
+        window.export_chart("score", str(tmp_path / "score.png"))
+    assert sorted(p.name for p in tmp_path.glob("*.bak")) == ["trials.csv.bak"]
+    old.write_text("mine now\n")  # a file put there since is the person's: kept
+    window.export_csv(str(old))
+    assert (tmp_path / "trials.csv.2.bak").read_text() == "mine now\n"
 
 
 @pytest.mark.parametrize("badge", ["SIMULATED: timings are modelled, not measured",

@@ -82,6 +82,9 @@ class MainWindow(QMainWindow):
         self.model = SessionModel()
         self.path: Path | None = None  # where Save writes; None: unsaved (runs go to an autosave file)
         self.autosave_path: Path | None = None
+        #: Files this window exported (resolved path -> size and modification time when written):
+        #: exporting to one of them again replaces it without keeping a backup of it.
+        self._exports_written: dict[str, tuple[int, int]] = {}
         #: The lock of ``autosave_path``, held for as long as the window shows that unsaved session,
         #: between runs too (each run borrows it): so no other window offers it as a crashed run,
         #: recovers it, or removes it (see :meth:`_set_autosave`).
@@ -1189,12 +1192,18 @@ class MainWindow(QMainWindow):
 
         if self.model.session is None:
             raise WorkbenchError("no session to export")
-        export_csv(self.model.session, self._export_target(path))
+        target = self._export_target(path)
+        export_csv(self.model.session, target)
+        self._exported(target)
 
     def _export_target(self, path: str) -> Path:
         """Where an export may write: never over the open session's file, its autosave or a running
         run's output (the dialog's "replace?" was all that stood in the way, and a read-only file
-        was replaced too, the write being a rename); a file already there is kept as ``.bak``."""
+        was replaced too, the write being a rename). A file already there is kept as ``.bak``
+        (``.2.bak``, ... when that is taken), unless this window wrote it, or it is an export the
+        command line recognises as one: exporting again and again to one name kept a numbered
+        backup of each earlier export."""
+        from workbench.core.io.export import is_export_file
         from workbench.core.io.output_files import check_folder, check_regular_or_absent, keep_backup, same_file
 
         target = Path(path)
@@ -1203,9 +1212,26 @@ class MainWindow(QMainWindow):
             if own is not None and (same_file(target, own) or target.resolve() == Path(own).resolve()):
                 raise WorkbenchError(f"{target} is the open session's file; export to another name")
         check_folder(target, "export")
-        if check_regular_or_absent(target, "export"):
+        if check_regular_or_absent(target, "export") and not self._wrote(target) and not is_export_file(target):
             keep_backup(target, "export")
         return target
+
+    def _exported(self, target: Path) -> None:
+        """Note a file this window has just written (with its size and time, so a file put there
+        since is not taken for it)."""
+        try:
+            info = target.stat()
+        except OSError:
+            return
+        self._exports_written[str(target.resolve())] = (info.st_size, info.st_mtime_ns)
+
+    def _wrote(self, target: Path) -> bool:
+        """Whether the file at ``target`` is one this window exported, unchanged since."""
+        try:
+            info = target.stat()
+        except OSError:
+            return False
+        return self._exports_written.get(str(target.resolve())) == (info.st_size, info.st_mtime_ns)
 
     #: export format by file suffix (File > Export best config)
     EXPORT_FORMATS = {suffix: fmt for fmt, suffix in EXPORT_SUFFIXES.items()}
@@ -1224,13 +1250,14 @@ class MainWindow(QMainWindow):
             raise WorkbenchError(f"{path}: export to .h, .cu, .json or .py")
         if self.model.session is None:
             raise WorkbenchError("no session to export")
-        self._export_target(path)
+        target = self._export_target(path)
         session = self.model.session
         shown = self.model.shown_problem()
         if shown is not None:  # a sweep: export the recommendation at the size the window shows
             session = dataclasses.replace(session, problem=shown, trials=session.trials_at(shown))
         export_sessions([session], fmt, path, self.model.constraints, self.model.weights,
                         templates=self._export_templates(session.kernel))
+        self._exported(target)
 
     def _export_templates(self, kernel: str) -> dict[str, Any] | None:
         """The templates an export may render: the shipped library plus, for a template made in the
@@ -1270,8 +1297,9 @@ class MainWindow(QMainWindow):
         from workbench.gui.chart_export import export_chart
 
         badge = self.timing_badge.text().strip()
-        export_chart(self.charts[key], str(self._export_target(path)),
-                     badge if badge.startswith(("SIMULATED", "REPLAY")) else None)
+        target = self._export_target(path)
+        export_chart(self.charts[key], str(target), badge if badge.startswith(("SIMULATED", "REPLAY")) else None)
+        self._exported(target)
 
     def _on_export_chart(self, key: str, fmt: str) -> None:
         path, _ = QFileDialog.getSaveFileName(self, f"Export chart as {fmt.upper()}",
