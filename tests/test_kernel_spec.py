@@ -158,6 +158,10 @@ def test_a_key_given_twice_is_refused_not_the_last_taken(tmp_path):
     path.write_text(text.replace('"doc":', '"doc": "x", "doc":', 1))  # inside a nested object too
     with pytest.raises(SpecError, match="key 'doc' appears twice"):
         load_declarative(path)
+    # nesting the first reading takes (orjson's depth) is one line from the second too, never a traceback
+    path.write_text('{"name": "x", "deep": ' + "[" * 1000 + "]" * 1000 + "}")
+    with pytest.raises(SpecError, match="nested too deeply|deep"):
+        load_declarative(path)
 
 
 def test_invalid_json_and_missing_source_say_where(tmp_path):

@@ -550,6 +550,13 @@ def test_import_kt_never_drops_a_journal_or_replaces_measured_trials(cli, tmp_pa
     assert "journal" in line and journal_path(killed).exists()
     done = cli("import-kt", cache, "--out", str(measured), "--force")
     assert done.returncode == 0 and len(load_session(tmp_path / "measured.json.bak").trials) == 4
+    # a journal beside the replaced file goes beside its backup, not beside the next free name
+    with Journal(measured) as journal:
+        journal.start(load_session(measured))
+    done = cli("import-kt", cache, "--out", str(measured), "--force")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "measured.json.2.bak").exists() and journal_path(tmp_path / "measured.json.2.bak").exists()
+    assert not journal_path(measured).exists() and not (tmp_path / "measured.json.3.bak").exists()
 
 
 def test_a_version_1_file_and_its_journal_are_matched_by_kernel_and_creation_time(tmp_path: Path) -> None:

@@ -194,6 +194,14 @@ def test_loader_skips_private_files_and_python_benchmarks(tmp_path: Path) -> Non
         ("class E(Exception):\n    def __str__(self):\n        raise ValueError\nraise E()\nTEMPLATE = 1\n",
          "bad.py:4: E (its message could not be formatted)"),
         ("raise RuntimeError('one\\ntwo')\nTEMPLATE = 1\n", "bad.py:1: RuntimeError: one ..."),
+        ("class E(Exception):\n    def __str__(self):\n        raise SystemExit(7)\nraise E()\nTEMPLATE = 1\n",
+         "bad.py:4: E (its message could not be formatted)"),
+        ("class S(str):\n    def splitlines(self):\n        raise ValueError\nclass E(Exception):\n"
+         "    def __str__(self):\n        return S('odd')\nraise E()\nTEMPLATE = 1\n", "bad.py:7: E: odd"),
+        ("from workbench.core.errors import WorkbenchError\nclass W(WorkbenchError):\n    def __str__(self):\n"
+         "        raise ValueError\nraise W('x')\nTEMPLATE = 1\n", "(its message could not be formatted)"),
+        ("import sys\nclass C:\n    def __repr__(self):\n        raise GeneratorExit\nsys.exit(C())\nTEMPLATE = 1\n",
+         "bad.py:5: called sys.exit(...) while loading"),
         ("import sys\nclass C:\n    def __repr__(self):\n        raise ValueError\nsys.exit(C())\nTEMPLATE = 1\n",
          "bad.py:5: called sys.exit(...) while loading"),
     ],

@@ -943,12 +943,15 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
         if journal_path(out).is_file() and not args.force:
             raise WorkbenchError(f"--out {out}: the journal of a run is beside it ({journal_path(out).name}); "
                                  "tune --resume recovers it, --force replaces it")
+        from workbench.core.io.output_files import backup_path, keep_backup
+
+        backup = backup_path(out)  # named before prepare_output makes it, which takes the name
         prepare_output(out, force=args.force, inputs=[args.cache], replaceable=_is_imported_recording,
                        what="session imported from a Kernel Tuner cache")
         if args.force and journal_path(out).is_file():  # kept beside the backup, never dropped
-            from workbench.core.io.output_files import backup_path
-
-            os.replace(journal_path(out), journal_path(backup_path(out)))
+            if out.exists() and not backup.exists():  # an earlier import is replaced without one: its journal needs it
+                keep_backup(out)
+            os.replace(journal_path(out), journal_path(backup))
         save_session(session, out)
     for note in notes:  # after the save: a refused --out stays one line
         print(f"note: {note}", file=sys.stderr)

@@ -171,10 +171,13 @@ def exception_line(exc: BaseException) -> str:
     line it goes into must still be one line a person can read."""
     name = type(exc).__name__
     try:
-        text = str(exc)
-    except Exception:  # noqa: BLE001 - the message of someone else's exception may itself fail
+        raw = str(exc)
+        text = str.__str__(raw) if isinstance(raw, str) else ""  # a plain str: a subclass's methods are its own
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - the message of someone else's exception may fail, even exit
         return f"{name} (its message could not be formatted)"
-    lines = [line.strip() for line in text.splitlines() if line.strip()] if isinstance(text, str) else []
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines:
         return name
     first = lines[0] if len(lines[0]) <= EXCEPTION_LINE_CHARS else lines[0][:EXCEPTION_LINE_CHARS] + "..."

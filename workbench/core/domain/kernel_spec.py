@@ -757,7 +757,10 @@ def read_spec(spec_file: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
         raise SpecError("not a valid spec: JSON nested too deeply", path=str(path)) from None
     if not isinstance(spec, dict):
         raise SpecError("the spec must be a JSON object", line=1, path=str(path))
-    json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, path))  # parsed once already: bounded
+    try:  # parsed once already, so its integers are bounded; the json module nests less deeply than orjson
+        json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, path))
+    except RecursionError:
+        raise SpecError("not a valid spec: JSON nested too deeply", path=str(path)) from None
     return spec, text
 
 

@@ -637,13 +637,16 @@ def _import_spec(path: Path) -> Any:
         spec.loader.exec_module(module)
     except WorkbenchError as exc:
         sys.modules.pop(module_name, None)
-        message = str(exc)
+        ours = type(exc).__module__.startswith("workbench.")  # ours words itself; a spec's own subclass may not
+        message = str(exc) if ours else exception_line(exc).split(": ", 1)[-1]
         raise TemplateError(message if str(path) in message else f"{path}: {message}") from None
     except SystemExit as exc:  # sys.exit() in a spec must not end the command with the spec's code
         sys.modules.pop(module_name, None)
         try:
-            code = repr(exc.code)[:80]
-        except Exception:  # noqa: BLE001 - the code is the spec's object; its repr may fail
+            code = str.__str__(repr(exc.code))[:80]
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # noqa: BLE001 - the code is the spec's object; its repr may fail, even exit
             code = "..."
         raise TemplateError(f"{path}{_spec_line(exc, path)}: called sys.exit({code}) while loading") from None
     except KeyboardInterrupt:  # Ctrl-C while loading stops the command, as anywhere else
