@@ -164,10 +164,35 @@ def test_an_include_is_checked_before_nvrtc_opens_it_and_its_contents_key_the_ca
     (headers / "tile.h").write_text("#define TILE 128\n")
     second = compile_cuda(kernel, options=[f"-I{headers}"], name="t.cu", entry="k")
     assert second.ok and not second.cached and second.smem_bytes == 128 * 4
-    made = compile_cuda('#define H "inc/tile.h"\n#include H\n__global__ void k() {}\n', name="m.cu")
-    assert not made.ok and "literal" in made.error
+    made = compile_cuda('#define H "inc/pipe.h"\n#include H\n__global__ void k() {}\n', name="m.cu")
+    assert not made.ok and "not a regular file" in made.error  # a name the source makes with a macro of its own
     (headers / "outer.h").write_text('#include "pipe.h"\n')  # through another header, in its own folder
     assert "pipe.h" in compile_cuda('#include "inc/outer.h"\n__global__ void k() {}\n', name="o.cu").error
+    # a header reached through a link looks for its own names beside the link, as NVRTC does
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "via.h").write_text('#include "pipe.h"\n')
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "linked" / "via.h").symlink_to(tmp_path / "real" / "via.h")
+    os.mkfifo(tmp_path / "linked" / "pipe.h")
+    assert "linked/pipe.h" in compile_cuda('#include "linked/via.h"\n__global__ void k() {}\n', name="l.cu").error
+
+
+@pytest.mark.parametrize("source", [
+    '#include "tile.h" /* why */\n',  # a comment after the name
+    "#if 0\n#include SOME_HEADER\n#endif\n",  # a macro-made name: NVRTC's to resolve
+    '/*\n#include "sub"\n*/\n#include "tile.h"\n',  # commented out (and a folder)
+    '// #include "sub"\n#include "tile.h"\n',
+    '#include "sub"\n',  # a folder: passed over, left to NVRTC's own error
+])
+def test_includes_that_compile_are_not_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str) -> None:
+    from workbench.core.model.compiler import included_files
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tile.h").write_text("#define TILE 4\n")
+    (tmp_path / "sub").mkdir()
+    found = included_files(source)
+    assert not isinstance(found, str), found
+    assert [Path(p).name for p, _ in found] == (["tile.h"] if "tile.h" in source else [])
 
 
 def test_other_arch_and_options() -> None:

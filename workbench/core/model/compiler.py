@@ -263,9 +263,58 @@ def _keyed(source: str, arch: str, options: Sequence[str], name: str,
 
 # --- what a source includes ---------------------------------------------------------------------
 
-#: An ``#include`` directive (its operand, up to a line comment); NVRTC reads what it names itself.
-_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include\b[ \t]*(.*?)[ \t]*(?://.*)?$", re.MULTILINE)
-_INCLUDE_NAME = re.compile(r'"([^"\n]+)"|<([^>\n]+)>')
+#: Comments (blanked, an unterminated block comment to the end, as the preprocessor reads it) and
+#: string and character literals (kept, so that a "//" inside one is no comment). Every alternative
+#: consumes what it matched, so the scan is linear in the length of the text.
+_COMMENT_OR_LITERAL = re.compile(r"//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?")
+_QUOTED_NAME = re.compile(r'"([^"\n]+)"|<([^>\n]+)>')
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _without_comments(text: str) -> str:
+    """``text`` with its comments blanked (newlines kept, so lines stay lines)."""
+    def blank(match: re.Match[str]) -> str:
+        found = match.group(0)
+        return found if found[0] in "\"'" else "\n" * found.count("\n") or " "
+
+    return _COMMENT_OR_LITERAL.sub(blank, text)
+
+
+def _directives(text: str) -> list[tuple[str, str]]:
+    """(``include`` or ``define``, the rest of the line) of each such directive in ``text``."""
+    out = []
+    for line in _without_comments(text).split("\n"):
+        stripped = line.lstrip()
+        if not stripped.startswith("#"):
+            continue
+        rest = stripped[1:].lstrip()
+        for word in ("include", "define"):
+            if rest.startswith(word) and not (rest[len(word):len(word) + 1].isalnum() or rest[len(word):len(word) + 1] == "_"):
+                out.append((word, rest[len(word):].strip()))
+    return out
+
+
+def _included_names(text: str) -> list[tuple[str, str]]:
+    """(name, ``"`` or ``<``) of each ``#include`` in ``text`` whose name is written out or given by a
+    macro the text defines as one (``#define HEADER "x.h"``); other macro-made names are NVRTC's."""
+    directives = _directives(text)
+    defined: dict[str, str] = {}
+    for word, rest in directives:
+        if word == "define":
+            name = _IDENTIFIER.match(rest)
+            if name is not None:
+                defined[name.group(0)] = rest[name.end():].strip()
+    names = []
+    for word, rest in directives:
+        if word != "include":
+            continue
+        operand = defined.get(rest, rest) if _IDENTIFIER.fullmatch(rest) else rest
+        literal = _QUOTED_NAME.match(operand)
+        if literal is not None:
+            names.append((literal.group(1) or literal.group(2), '"' if literal.group(1) is not None else "<"))
+    return names
+
+
 #: The most files on disk one compile may include, directly or through each other.
 MAX_INCLUDED_FILES = 4096
 #: The most bytes an included file may have (the size limit of a template's own source).
@@ -298,13 +347,13 @@ def included_files(source: str, options: Sequence[str] = ()) -> list[tuple[str, 
 
     NVRTC opens what an ``#include`` names itself, so a name that is a FIFO or a device blocked the
     compile for ever, and a header edited since left its cached result in place. So the names are
-    resolved here as NVRTC resolves them (absolute; the including file's folder, the working folder
-    and ``-I`` folders for ``"name"``; ``-I`` folders for ``<name>``): one that exists must be a
-    regular file of bounded size. A name found nowhere is left to NVRTC (a header it has built in,
-    or its own "could not open" error). An operand of the source itself that is not a literal name
-    (a macro) cannot be resolved beforehand and is refused; in an included header it is left to
-    NVRTC, since the CUDA and CCCL headers make such names, so a header that does that is trusted
-    as the compiler's own headers are.
+    resolved here as NVRTC resolves them (absolute; the including file's folder as named, the
+    working folder and ``-I`` folders for ``"name"``; ``-I`` folders for ``<name>``), in code that
+    is not commented out: one that exists must be a folder (passed over) or a regular file of
+    bounded size. A name found nowhere is left to NVRTC (a header it has built in, or its own
+    "could not open" error), and so is a name made by a macro other than one the same file
+    defines as a plain name (the CUDA and CCCL headers make such names; they are not resolved
+    here). ``#if`` is not evaluated: a name in a branch that is compiled out is checked too.
     """
     if "include" not in source and not any("include" in o for o in options):
         return []
@@ -316,17 +365,7 @@ def included_files(source: str, options: Sequence[str] = ()) -> list[tuple[str, 
     while texts or pending:
         if texts:
             text, folder = texts.pop(0)
-            for match in _INCLUDE.finditer(text):
-                operand = match.group(1)
-                literal = _INCLUDE_NAME.fullmatch(operand)
-                if literal is None and folder is not None:
-                    continue  # a header's own (CUDA's and CCCL's make names with macros): left to NVRTC
-                if literal is None:
-                    shown = operand if len(operand) <= 60 else operand[:60] + "..."
-                    return (f"#include {shown}: only a literal \"file\" or <file> can be included (a name made "
-                            "by a macro cannot be checked before the compiler opens it)")
-                quoted = literal.group(1) is not None
-                pending.append((literal.group(1) or literal.group(2), '"' if quoted else "<", folder))
+            pending.extend((name, kind, folder) for name, kind in _included_names(text))
             continue
         name, kind, folder = pending.pop(0)
         if os.path.isabs(name):
@@ -339,6 +378,8 @@ def included_files(source: str, options: Sequence[str] = ()) -> list[tuple[str, 
                 info = os.stat(candidate)
             except OSError:
                 continue
+            if stat.S_ISDIR(info.st_mode):
+                continue  # not a header: the search goes on, as the compiler's does
             if not stat.S_ISREG(info.st_mode):
                 shown = f'"{name}"' if kind == '"' else f"<{name}>"
                 return f"#include {shown} names {candidate}, which is not a regular file"
@@ -349,11 +390,12 @@ def included_files(source: str, options: Sequence[str] = ()) -> list[tuple[str, 
                 return f"includes more than {MAX_INCLUDED_FILES} files"
             seen.add(real)
             try:
-                data = read_capped(Path(real), "included file", MAX_INCLUDED_BYTES)
+                data = read_capped(Path(candidate), "included file", MAX_INCLUDED_BYTES)
             except WorkbenchError as exc:
                 return f"#include of {candidate}: {exc}"
-            found.append((real, hashlib.sha256(data).hexdigest()))
-            texts.append((data.decode("utf-8", errors="replace"), os.path.dirname(real)))
+            found.append((os.path.abspath(candidate), hashlib.sha256(data).hexdigest()))
+            # its own quoted names are looked for beside it as it was named (a link's folder, not its target's)
+            texts.append((data.decode("utf-8", errors="replace"), os.path.dirname(os.path.abspath(candidate))))
             break
     return found
 
