@@ -147,6 +147,16 @@ def test_a_slot_longer_than_a_template_slot_may_be_is_refused_before_its_values_
         dataclasses.replace(template, slots=too_long)
 
 
+def test_a_dangling_link_is_named_as_it_is_in_the_folder(tmp_path):
+    """The error named only the link's target (``/nonexistent/x: no such file``), not the file in
+    the folder the person has to remove or fix."""
+    link = tmp_path / f"saxpy{SPEC_SUFFIX}"
+    link.symlink_to(tmp_path / "gone" / "x.json")
+    with pytest.raises(SpecError) as caught:
+        load_declarative(link)
+    assert str(caught.value).startswith(f"{link}: a link to {tmp_path / 'gone' / 'x.json'}: no such file")
+
+
 def test_a_key_given_twice_is_refused_not_the_last_taken(tmp_path):
     (tmp_path / "saxpy.cu").write_text(SOURCE)
     path = tmp_path / f"saxpy{SPEC_SUFFIX}"

@@ -746,7 +746,13 @@ def read_spec(spec_file: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
     (the loader and the editor): a regular UTF-8 file of bounded size, JSON with 64-bit integers and
     bounded nesting, an object at the top; a SpecError naming the file otherwise."""
     path = resolved(spec_file)
-    text = _read_spec_text(path, path, "template spec")
+    given = Path(os.path.abspath(spec_file))
+    try:
+        text = read_utf8(path, "template spec", MAX_SPEC_BYTES)
+    except UnreadableFile as exc:  # a link is named as it is in the folder, with where it points
+        linked = path != given and given.is_symlink()
+        raise SpecError(f"a link to {path}: {exc.reason}" if linked else exc.reason,
+                        path=str(given if linked else path)) from None
     try:
         spec = loads_bounded(text)
     except json.JSONDecodeError as exc:
@@ -794,7 +800,7 @@ def read_cuda_file(path: str | os.PathLike[str]) -> str:
 def load_declarative(spec_file: str | os.PathLike[str]) -> KernelTemplate:
     """Read ``<name>.kernel.json`` and its ``.cu``; no code of the template's runs here."""
     path = resolved(spec_file)
-    spec, text = read_spec(path)
+    spec, text = read_spec(spec_file)
     source_name = spec.get("source") or path.name[: -len(SPEC_SUFFIX)] + ".cu"
     if not isinstance(source_name, str) or Path(source_name).name != source_name or "\x00" in source_name:
         raise SpecError("source must be a file name in the spec's folder", "source", _line_of(text, "source", source_name), str(path))
