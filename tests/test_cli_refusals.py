@@ -38,9 +38,12 @@ def _a_session(tmp_path: Path) -> Path:
 def test_screenshot_over_the_session_it_opens_is_refused_before_the_window(cli, tmp_path, no_window) -> None:
     session = _a_session(tmp_path)
     before = session.read_bytes()
-    line = one_line_error(cli("gui", session, "--screenshot", session, "--quit-when-done"))
-    assert "--screenshot" in line and "input" in line
-    assert session.read_bytes() == before and no_window == []
+    for force in ((), ("--force",)):  # --force too: it moved the session aside and wrote the picture there
+        line = one_line_error(cli("gui", session, "--screenshot", session, "--quit-when-done", *force))
+        assert "--screenshot" in line and "is the file this window opens" in line
+        line = one_line_error(cli("gui", "--replay", session, "--screenshot", session, "--quit-when-done", *force))
+        assert "is the file this window opens" in line
+    assert session.read_bytes() == before and no_window == [] and not (tmp_path / "mine.json.bak").exists()
 
 
 def test_force_never_writes_over_an_existing_backup(cli, tmp_path) -> None:

@@ -359,6 +359,14 @@ def test_a_sweep_without_trials_at_its_own_problem_exports_one_size_or_says_how(
     assert "#define PROBLEM_N 16384" in picked.read_text()
     missing = one_line_error(cli("show", "--portability", str(two), str(one), "--at", "n=99"))
     assert "--at" in missing
+    # the example names one --at per parameter, so it works as typed ("--at n=1, alpha=2" did not)
+    grid = tmp_path / "grid.json"
+    sweep(grid, budget=2, sizes={"n": [8192, 16384], "alpha": [1.0, 3.0]})
+    refused = one_line_error(cli("export", str(grid), "--format", "json", "--out", str(tmp_path / "g.json")))
+    example = refused.split("(e.g. ", 1)[1].split(")", 1)[0]
+    assert example.count("--at ") == 2, refused
+    result = cli("export", str(grid), "--format", "json", *example.split(), "--out", str(tmp_path / "g.json"))
+    assert result.returncode == 0, result.stderr
 
 
 def test_csv_of_a_sweep_says_each_trials_size_and_a_kt_cache_refuses_it(tmp_path: Path) -> None:

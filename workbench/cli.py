@@ -162,7 +162,7 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
                            "model ranks best (templates only)")
     tune.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="strategy option (repeatable)")
     tune.add_argument("--help-strategy", metavar="NAME", default=None,
-                      help="print the strategy's options (name, type, default, description) and exit")
+                      help="print the strategy's options (name, type, default, allowed values, description) and exit")
     tune.add_argument("--out", default=None,
                       help="session file to write (a journal and a lock are kept beside it while running); "
                            "an existing session needs --resume or --force")
@@ -252,7 +252,7 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
                      help="with --run: a size sweep, --budget evaluations per size (as tune --sizes)")
     gui.add_argument("--screenshot", default=None, metavar="PNG")
     gui.add_argument("--force", action="store_true",
-                     help="let --screenshot replace a file that is not a PNG picture or is an input (kept as FILE.bak)")
+                     help="let --screenshot replace a file that is not a PNG picture (kept as FILE.bak); never the file the window opens")
     gui.add_argument("--quit-when-done", action="store_true")
     gui.add_argument("--presentation", action="store_true",
                      help="open in presentation mode (fonts and markers 1.5x, as F11), e.g. for a projector")
@@ -1046,10 +1046,14 @@ def _is_png(path: Path) -> bool:
 def _check_screenshot(args: argparse.Namespace) -> None:
     """``--screenshot`` obeys every command's output rule, checked before the window opens: a refusal
     after a run would come too late, and a picture written over the session it shows loses it."""
-    from workbench.core.io.output_files import prepare_output
+    from workbench.core.io.output_files import prepare_output, same_file
 
     _file_out(args.screenshot, "--screenshot")
     inputs = [path for path in (args.session, args.replay, args.run) if path and os.path.exists(path)]
+    for path in inputs:  # as tune refuses its own input: --force would move the session aside for a picture
+        if same_file(args.screenshot, path):
+            raise WorkbenchError(f"--screenshot {args.screenshot}: is the file this window opens; name another "
+                                 "file for the picture")
     prepare_output(args.screenshot, force=args.force, inputs=inputs, replaceable=_is_png,
                    what="PNG picture", flag="--screenshot")
 
