@@ -179,7 +179,9 @@ def test_an_include_is_checked_before_nvrtc_opens_it_and_its_contents_key_the_ca
 
 @pytest.mark.parametrize("source", [
     '#include "tile.h" /* why */\n',  # a comment after the name
-    "#if 0\n#include SOME_HEADER\n#endif\n",  # a macro-made name: NVRTC's to resolve
+    '#define A "tile.h"\n#define B A\n#include B\n',  # made by macros the source defines once
+    '#include \\\n  "tile.h"\n',  # a directive continued on the next line
+    '// a note \\\n#include "sub/pipe.h"\n#include "tile.h"\n',  # a comment continued: not code
     '/*\n#include "sub"\n*/\n#include "tile.h"\n',  # commented out (and a folder)
     '// #include "sub"\n#include "tile.h"\n',
     '#include "sub"\n',  # a folder: passed over, left to NVRTC's own error
@@ -190,9 +192,45 @@ def test_includes_that_compile_are_not_refused(tmp_path: Path, monkeypatch: pyte
     monkeypatch.chdir(tmp_path)
     (tmp_path / "tile.h").write_text("#define TILE 4\n")
     (tmp_path / "sub").mkdir()
+    os.mkfifo(tmp_path / "sub" / "pipe.h")
     found = included_files(source)
     assert not isinstance(found, str), found
-    assert [Path(p).name for p, _ in found] == (["tile.h"] if "tile.h" in source else [])
+    assert [Path(p).name for p, _ in found] == (["tile.h"] if "tile.h" in source or "#include B" in source else [])
+
+
+@pytest.mark.parametrize("source, options", [
+    ("#include SOME_HEADER\n", ()),  # defined nowhere: could name anything
+    ('#define H "inc/pipe.h"\n#undef H\n#define H "inc/tile.h"\n#include H\n', ()),  # which one holds is not followed
+    ("#include HDR\n", ("-DHDR=\"inc/pipe.h\"",)),  # from the options: followed, and a FIFO
+    ('#define H2 "inc/pipe.h"\n#define H H2\n#include H\n', ()),
+    ('#include \\\n"inc/pipe.h"\n', ()),
+])
+def test_an_include_name_that_is_not_checked_is_refused_in_the_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      source: str, options: tuple[str, ...]) -> None:
+    """A name made by a macro (two deep, from -D, redefined) or continued on the next line was passed
+    unchecked: a FIFO hung the compile, and an edited header kept its stale cached figures."""
+    from workbench.core.model.compiler import included_files
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "tile.h").write_text("#define TILE 4\n")
+    os.mkfifo(tmp_path / "inc" / "pipe.h")
+    found = included_files(source, options)
+    assert isinstance(found, str) and ("cannot be resolved" in found or "not a regular file" in found), found
+
+
+def test_a_header_reached_by_two_names_is_checked_beside_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.core.model.compiler import included_files
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "via.h").write_text('#include "pipe.h"\n')
+    (tmp_path / "real" / "pipe.h").write_text("\n")
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "linked" / "via.h").symlink_to(tmp_path / "real" / "via.h")
+    os.mkfifo(tmp_path / "linked" / "pipe.h")
+    found = included_files('#include "real/via.h"\n#include "linked/via.h"\n')
+    assert isinstance(found, str) and "linked/pipe.h" in found
 
 
 def test_other_arch_and_options() -> None:

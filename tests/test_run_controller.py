@@ -557,6 +557,11 @@ def test_import_kt_never_drops_a_journal_or_replaces_measured_trials(cli, tmp_pa
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "measured.json.2.bak").exists() and journal_path(tmp_path / "measured.json.2.bak").exists()
     assert not journal_path(measured).exists() and not (tmp_path / "measured.json.3.bak").exists()
+    # replacing an earlier import needs no backup, so a folder full of them does not stop it
+    for n in range(3, 1001):
+        (tmp_path / f"measured.json.{n}.bak").write_text("")
+    done = cli("import-kt", cache, "--out", str(measured))
+    assert done.returncode == 0, done.stderr
 
 
 def test_a_version_1_file_and_its_journal_are_matched_by_kernel_and_creation_time(tmp_path: Path) -> None:

@@ -367,6 +367,13 @@ def test_a_sweep_without_trials_at_its_own_problem_exports_one_size_or_says_how(
     assert example.count("--at ") == 2, refused
     result = cli("export", str(grid), "--format", "json", *example.split(), "--out", str(tmp_path / "g.json"))
     assert result.returncode == 0, result.stderr
+    cube = tmp_path / "cube.json"  # three swept parameters: the example names all three
+    start_run(RunRequest(kernel="sgemm", backend="sim", strategy="random", budget=1,
+                         sizes={"m": [256, 512], "n": [256, 512], "k": [256, 512]}), cube).run()
+    refused = one_line_error(cli("export", str(cube), "--format", "json", "--out", str(tmp_path / "c.json")))
+    example = refused.split("(e.g. ", 1)[1].split(")", 1)[0]
+    result = cli("export", str(cube), "--format", "json", *example.split(), "--out", str(tmp_path / "c.json"))
+    assert example.count("--at ") == 3 and result.returncode == 0, (refused, result.stderr)
 
 
 def test_csv_of_a_sweep_says_each_trials_size_and_a_kt_cache_refuses_it(tmp_path: Path) -> None:

@@ -945,7 +945,7 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
                                  "tune --resume recovers it, --force replaces it")
         from workbench.core.io.output_files import backup_path, keep_backup
 
-        backup = backup_path(out)  # named before prepare_output makes it, which takes the name
+        backup = backup_path(out) if args.force else out  # named before prepare_output makes it, which takes the name
         prepare_output(out, force=args.force, inputs=[args.cache], replaceable=_is_imported_recording,
                        what="session imported from a Kernel Tuner cache")
         if args.force and journal_path(out).is_file():  # kept beside the backup, never dropped

@@ -115,6 +115,24 @@ def test_an_export_over_another_file_keeps_it_as_bak(window, cli, tmp_path):
     old.write_text("mine now\n")  # a file put there since is the person's: kept
     window.export_csv(str(old))
     assert (tmp_path / "trials.csv.2.bak").read_text() == "mine now\n"
+    # a copy keeping the size and modification time (cp -p) is still another file
+    import os
+    import shutil
+
+    copy = tmp_path / "other.csv"
+    copy.write_bytes(b"x" * old.stat().st_size)
+    os.utime(copy, ns=(old.stat().st_atime_ns, old.stat().st_mtime_ns))
+    os.replace(copy, old)
+    window.export_csv(str(old))
+    assert (tmp_path / "trials.csv.3.bak").read_bytes().startswith(b"xxx")
+    # an export made elsewhere and edited by hand is backed up too
+    cli_export = tmp_path / "cli.h"
+    assert cli("export", session, "--format", "header", "--out", cli_export).returncode == 0
+    shutil.copy(cli_export, tmp_path / "best.h")
+    with open(tmp_path / "best.h", "a") as handle:
+        handle.write("// my own line\n")
+    window.export_best(str(tmp_path / "best.h"))
+    assert "// my own line" in (tmp_path / "best.h.bak").read_text()
 
 
 @pytest.mark.parametrize("badge", ["SIMULATED: timings are modelled, not measured",

@@ -82,9 +82,9 @@ class MainWindow(QMainWindow):
         self.model = SessionModel()
         self.path: Path | None = None  # where Save writes; None: unsaved (runs go to an autosave file)
         self.autosave_path: Path | None = None
-        #: Files this window exported (resolved path -> size and modification time when written):
+        #: Files this window exported (resolved path -> inode, size, modification and change time):
         #: exporting to one of them again replaces it without keeping a backup of it.
-        self._exports_written: dict[str, tuple[int, int]] = {}
+        self._exports_written: dict[str, tuple[int, int, int, int]] = {}
         #: The lock of ``autosave_path``, held for as long as the window shows that unsaved session,
         #: between runs too (each run borrows it): so no other window offers it as a crashed run,
         #: recovers it, or removes it (see :meth:`_set_autosave`).
@@ -1200,10 +1200,9 @@ class MainWindow(QMainWindow):
         """Where an export may write: never over the open session's file, its autosave or a running
         run's output (the dialog's "replace?" was all that stood in the way, and a read-only file
         was replaced too, the write being a rename). A file already there is kept as ``.bak``
-        (``.2.bak``, ... when that is taken), unless this window wrote it, or it is an export the
-        command line recognises as one: exporting again and again to one name kept a numbered
-        backup of each earlier export."""
-        from workbench.core.io.export import is_export_file
+        (``.2.bak``, ... when that is taken), unless this window wrote it and it is unchanged since:
+        exporting again and again to one name kept a numbered backup of each earlier export. (An
+        export written elsewhere is backed up: it may have been edited by hand.)"""
         from workbench.core.io.output_files import check_folder, check_regular_or_absent, keep_backup, same_file
 
         target = Path(path)
@@ -1212,7 +1211,7 @@ class MainWindow(QMainWindow):
             if own is not None and (same_file(target, own) or target.resolve() == Path(own).resolve()):
                 raise WorkbenchError(f"{target} is the open session's file; export to another name")
         check_folder(target, "export")
-        if check_regular_or_absent(target, "export") and not self._wrote(target) and not is_export_file(target):
+        if check_regular_or_absent(target, "export") and not self._wrote(target):
             keep_backup(target, "export")
         return target
 
@@ -1223,7 +1222,7 @@ class MainWindow(QMainWindow):
             info = target.stat()
         except OSError:
             return
-        self._exports_written[str(target.resolve())] = (info.st_size, info.st_mtime_ns)
+        self._exports_written[str(target.resolve())] = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
     def _wrote(self, target: Path) -> bool:
         """Whether the file at ``target`` is one this window exported, unchanged since."""
@@ -1231,7 +1230,9 @@ class MainWindow(QMainWindow):
             info = target.stat()
         except OSError:
             return False
-        return self._exports_written.get(str(target.resolve())) == (info.st_size, info.st_mtime_ns)
+        # the inode and change time too: a copy with the same size and modification time (cp -p) is another file
+        return self._exports_written.get(str(target.resolve())) == (info.st_ino, info.st_size, info.st_mtime_ns,
+                                                                    info.st_ctime_ns)
 
     #: export format by file suffix (File > Export best config)
     EXPORT_FORMATS = {suffix: fmt for fmt, suffix in EXPORT_SUFFIXES.items()}

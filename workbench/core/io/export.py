@@ -299,7 +299,7 @@ def _export_problem(session: Any, label: str, at: Mapping[str, Any] | None) -> t
     if len(measured) == 1:
         return measured[0], session.trials_at(measured[0])
     names = size_parameters(measured) or list(session.problem)
-    example = " ".join(f"--at {n}={measured[0].get(n)}" for n in names[:2])  # one flag per name, as typed
+    example = " ".join(f"--at {n}={measured[0].get(n)}" for n in names)  # one flag per name, as typed
     raise WorkbenchError(f"{label}: no trials at the session's problem {dict(session.problem)}; it was measured "
                          f"at {len(measured)} sizes: pick one with --at NAME=VALUE (e.g. {example}), "
                          "or export them all with --format dispatch")

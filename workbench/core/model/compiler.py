@@ -21,10 +21,10 @@ import stat
 import tempfile
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.fs import read_capped
@@ -281,38 +281,75 @@ def _without_comments(text: str) -> str:
 
 
 def _directives(text: str) -> list[tuple[str, str]]:
-    """(``include`` or ``define``, the rest of the line) of each such directive in ``text``."""
+    """(``include``, ``define`` or ``undef``, the rest of the line) of each such directive in
+    ``text``, read as the preprocessor reads lines: a backslash at a line's end joins the next line
+    first (so a comment, a string or a directive may continue there), then comments are blanked."""
+    spliced = text.replace("\\\r\n", "").replace("\\\n", "")
     out = []
-    for line in _without_comments(text).split("\n"):
+    for line in _without_comments(spliced).split("\n"):
         stripped = line.lstrip()
         if not stripped.startswith("#"):
             continue
         rest = stripped[1:].lstrip()
-        for word in ("include", "define"):
-            if rest.startswith(word) and not (rest[len(word):len(word) + 1].isalnum() or rest[len(word):len(word) + 1] == "_"):
+        for word in ("include", "define", "undef"):
+            follows = rest[len(word):len(word) + 1]
+            if rest.startswith(word) and not (follows.isalnum() or follows == "_"):
                 out.append((word, rest[len(word):].strip()))
     return out
 
 
-def _included_names(text: str) -> list[tuple[str, str]]:
-    """(name, ``"`` or ``<``) of each ``#include`` in ``text`` whose name is written out or given by a
-    macro the text defines as one (``#define HEADER "x.h"``); other macro-made names are NVRTC's."""
+#: How many macro names deep an include's operand is followed (``#define A B``, ``#define B "x.h"``).
+_MACRO_DEPTH = 8
+
+
+def _included_names(text: str, defined: Mapping[str, str] | None = None) -> tuple[list[tuple[str, str]], list[str]]:
+    """(name, ``"`` or ``<``) of each ``#include`` in ``text`` whose name is written out, or made by
+    object-like macros that resolve to one (those ``defined`` by the options, then the text's own,
+    each defined once); and the operands that could not be resolved that way."""
     directives = _directives(text)
-    defined: dict[str, str] = {}
+    macros: dict[str, str | None] = dict(defined or {})
     for word, rest in directives:
-        if word == "define":
-            name = _IDENTIFIER.match(rest)
-            if name is not None:
-                defined[name.group(0)] = rest[name.end():].strip()
-    names = []
+        name = _IDENTIFIER.match(rest)
+        if word in ("define", "undef") and name is not None:
+            body = rest[name.end():]
+            function_like = word == "define" and body.startswith("(")
+            # defined twice (or undefined) or function-like: which one is in force is not followed here
+            macros[name.group(0)] = None if (name.group(0) in macros or function_like or word == "undef") \
+                else body.strip()
+    names, unresolved = [], []
     for word, rest in directives:
         if word != "include":
             continue
-        operand = defined.get(rest, rest) if _IDENTIFIER.fullmatch(rest) else rest
-        literal = _QUOTED_NAME.match(operand)
-        if literal is not None:
+        operand: str | None = rest
+        for _ in range(_MACRO_DEPTH):
+            if operand is None or not _IDENTIFIER.fullmatch(operand):
+                break
+            operand = macros.get(operand)
+        literal = _QUOTED_NAME.fullmatch(operand) if operand is not None else None
+        if literal is None:
+            unresolved.append(rest)
+        else:
             names.append((literal.group(1) or literal.group(2), '"' if literal.group(1) is not None else "<"))
-    return names
+    return names, unresolved
+
+
+def _defined_by_options(options: Sequence[str]) -> dict[str, str]:
+    """The object-like macros ``-D NAME=VALUE`` (``-DNAME=VALUE``, ``--define-macro``) define."""
+    out: dict[str, str] = {}
+    items = list(options)
+    for i, option in enumerate(items):
+        value = None
+        if option in ("-D", "--define-macro") and i + 1 < len(items):
+            value = items[i + 1]
+        elif option.startswith("--define-macro="):
+            value = option[len("--define-macro="):]
+        elif option.startswith("-D") and len(option) > 2:
+            value = option[2:]
+        if value is not None:
+            name, _, body = value.partition("=")
+            if _IDENTIFIER.fullmatch(name):
+                out[name] = body.strip() or "1"
+    return out
 
 
 #: The most files on disk one compile may include, directly or through each other.
@@ -349,25 +386,33 @@ def included_files(source: str, options: Sequence[str] = ()) -> list[tuple[str, 
     compile for ever, and a header edited since left its cached result in place. So the names are
     resolved here as NVRTC resolves them (absolute; the including file's folder as named, the
     working folder and ``-I`` folders for ``"name"``; ``-I`` folders for ``<name>``), in code that
-    is not commented out: one that exists must be a folder (passed over) or a regular file of
-    bounded size. A name found nowhere is left to NVRTC (a header it has built in, or its own
-    "could not open" error), and so is a name made by a macro other than one the same file
-    defines as a plain name (the CUDA and CCCL headers make such names; they are not resolved
-    here). ``#if`` is not evaluated: a name in a branch that is compiled out is checked too.
+    is not commented out (lines joined by a trailing backslash first): one that exists must be a
+    folder (passed over) or a regular file of bounded size. A name found nowhere is left to NVRTC (a
+    header it has built in, or its own "could not open" error). A name made by object-like macros
+    (``-D`` options, or the file's own, each defined once) is followed to what they say. In the
+    source itself a name that cannot be resolved so is refused, since it could be anything; in an
+    included header it is left to NVRTC (the CUDA and CCCL headers make names that way).
+    ``#if`` is not evaluated: a name in a branch that is compiled out is checked too.
     """
     if "include" not in source and not any("include" in o for o in options):
         return []
     dirs, pre = _include_dirs(options)
+    defined = _defined_by_options(options)
     found: list[tuple[str, str]] = []
     seen: set[str] = set()
-    pending: list[tuple[str, str, str | None]] = [(name, '"', None) for name in pre]
-    texts: list[tuple[str, str | None]] = [(source, None)]
+    pending: deque[tuple[str, str, str | None]] = deque((name, '"', None) for name in pre)
+    texts: deque[tuple[str, str | None]] = deque([(source, None)])
     while texts or pending:
         if texts:
-            text, folder = texts.pop(0)
-            pending.extend((name, kind, folder) for name, kind in _included_names(text))
+            text, folder = texts.popleft()
+            names, unresolved = _included_names(text, defined)
+            if unresolved and folder is None:  # the source's own: a name not checked could be a FIFO
+                shown = unresolved[0] if len(unresolved[0]) <= 60 else unresolved[0][:60] + "..."
+                return (f"#include {shown}: the name cannot be resolved before compiling (write it out, or "
+                        "define it once as a plain \"file\" or <file>)")
+            pending.extend((name, kind, folder) for name, kind in names)
             continue
-        name, kind, folder = pending.pop(0)
+        name, kind, folder = pending.popleft()
         if os.path.isabs(name):
             candidates = [name]
         else:
@@ -383,12 +428,12 @@ def included_files(source: str, options: Sequence[str] = ()) -> list[tuple[str, 
             if not stat.S_ISREG(info.st_mode):
                 shown = f'"{name}"' if kind == '"' else f"<{name}>"
                 return f"#include {shown} names {candidate}, which is not a regular file"
-            real = os.path.realpath(candidate)
-            if real in seen:
+            named = os.path.abspath(candidate)  # by the name it is reached as: its own names are looked for beside that
+            if named in seen:
                 break
             if len(seen) >= MAX_INCLUDED_FILES:
                 return f"includes more than {MAX_INCLUDED_FILES} files"
-            seen.add(real)
+            seen.add(named)
             try:
                 data = read_capped(Path(candidate), "included file", MAX_INCLUDED_BYTES)
             except WorkbenchError as exc:
