@@ -945,10 +945,11 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
                                  "tune --resume recovers it, --force replaces it")
         from workbench.core.io.output_files import backup_path, keep_backup
 
-        backup = backup_path(out) if args.force else out  # named before prepare_output makes it, which takes the name
+        # named before prepare_output makes the backup, which takes the name; only --force keeps one
+        backup = backup_path(out) if args.force else None
         prepare_output(out, force=args.force, inputs=[args.cache], replaceable=_is_imported_recording,
                        what="session imported from a Kernel Tuner cache")
-        if args.force and journal_path(out).is_file():  # kept beside the backup, never dropped
+        if backup is not None and journal_path(out).is_file():  # kept beside the backup, never dropped
             if out.exists() and not backup.exists():  # an earlier import is replaced without one: its journal needs it
                 keep_backup(out)
             os.replace(journal_path(out), journal_path(backup))

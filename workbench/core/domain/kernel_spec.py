@@ -754,7 +754,7 @@ def read_spec(spec_file: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
         raise SpecError(f"a link to {path}: {exc.reason}" if linked else exc.reason,
                         path=str(given if linked else path)) from None
     try:
-        spec = loads_bounded(text)
+        spec = loads_bounded(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, path))
     except json.JSONDecodeError as exc:
         raise SpecError(f"not valid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno, path=str(path)) from None
     except ValueError as exc:  # an integer literal too long to be a slot value or parameter
@@ -763,10 +763,6 @@ def read_spec(spec_file: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
         raise SpecError("not a valid spec: JSON nested too deeply", path=str(path)) from None
     if not isinstance(spec, dict):
         raise SpecError("the spec must be a JSON object", line=1, path=str(path))
-    try:  # parsed once already, so its integers are bounded; the json module nests less deeply than orjson
-        json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, path))
-    except RecursionError:
-        raise SpecError("not a valid spec: JSON nested too deeply", path=str(path)) from None
     return spec, text
 
 

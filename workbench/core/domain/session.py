@@ -326,8 +326,12 @@ def _loads(text: str) -> Any:
     return json.loads(text, parse_int=_bounded_int)
 
 
-def loads_bounded(text: str) -> Any:
-    """:func:`json.loads` with integers limited to :data:`MAX_INT_DIGITS` digits (for other file readers)."""
+def loads_bounded(text: str, object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None) -> Any:
+    """:func:`json.loads` with integers limited to :data:`MAX_INT_DIGITS` digits (for other file readers).
+    With ``object_pairs_hook`` (a reader that sees every object's keys, to refuse one given twice)
+    the json module reads it, in one pass; orjson has no such hook."""
+    if object_pairs_hook is not None:
+        return json.loads(text, parse_int=_bounded_int, object_pairs_hook=object_pairs_hook)
     return _loads(text)
 
 
