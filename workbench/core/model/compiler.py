@@ -398,20 +398,22 @@ def included_files(source: str, options: Sequence[str] = ()) -> list[tuple[str, 
         return []
     dirs, pre = _include_dirs(options)
     defined = _defined_by_options(options)
+    names, unresolved = _included_names(source, defined)
+    if unresolved:  # the source's own: a name not checked could be a FIFO
+        shown = unresolved[0] if len(unresolved[0]) <= 60 else unresolved[0][:60] + "..."
+        return (f"#include {shown}: the name cannot be resolved before compiling (write it out, or "
+                "define it once as a plain \"file\" or <file>)")
+    tree_key = (tuple(names), tuple(pre), tuple(dirs), os.getcwd(), tuple(sorted(defined.items())))
+    with _SCANNED_LOCK:
+        known = _TREES.get(tree_key)
+    if known is not None and all(_identity(path) == identity for path, identity in known[1]):
+        return list(known[0])
     found: list[tuple[str, str]] = []
     seen: set[str] = set()
+    watched: dict[str, tuple[int, ...] | None] = {}  # every folder looked in, every file read: their identity
     pending: deque[tuple[str, str, str | None]] = deque((name, '"', None) for name in pre)
-    texts: deque[tuple[str, str | None]] = deque([(source, None)])
-    while texts or pending:
-        if texts:
-            text, folder = texts.popleft()
-            names, unresolved = _included_names(text, defined)
-            if unresolved and folder is None:  # the source's own: a name not checked could be a FIFO
-                shown = unresolved[0] if len(unresolved[0]) <= 60 else unresolved[0][:60] + "..."
-                return (f"#include {shown}: the name cannot be resolved before compiling (write it out, or "
-                        "define it once as a plain \"file\" or <file>)")
-            pending.extend((name, kind, folder) for name, kind in names)
-            continue
+    pending.extend((name, kind, None) for name, kind in names)
+    while pending:
         name, kind, folder = pending.popleft()
         if os.path.isabs(name):
             candidates = [name]
@@ -419,6 +421,9 @@ def included_files(source: str, options: Sequence[str] = ()) -> list[tuple[str, 
             near = ([folder] if folder else []) + ([os.getcwd()] if kind == '"' else [])
             candidates = [os.path.join(d, name) for d in near + dirs]
         for candidate in candidates:
+            parent = os.path.dirname(os.path.abspath(candidate))
+            if parent not in watched:
+                watched[parent] = _identity(parent)  # a file made there later changes its modification time
             try:
                 info = os.stat(candidate)
             except OSError:
@@ -435,14 +440,66 @@ def included_files(source: str, options: Sequence[str] = ()) -> list[tuple[str, 
                 return f"includes more than {MAX_INCLUDED_FILES} files"
             seen.add(named)
             try:
-                data = read_capped(Path(candidate), "included file", MAX_INCLUDED_BYTES)
+                digest, own = _scanned_header(named, info, defined)
             except WorkbenchError as exc:
                 return f"#include of {candidate}: {exc}"
-            found.append((os.path.abspath(candidate), hashlib.sha256(data).hexdigest()))
-            # its own quoted names are looked for beside it as it was named (a link's folder, not its target's)
-            texts.append((data.decode("utf-8", errors="replace"), os.path.dirname(os.path.abspath(candidate))))
+            found.append((named, digest))
+            watched[named] = _identity_of(info)
+            # its own quoted names are looked for beside it as it was named (a link's folder, not its
+            # target's); names it makes with macros that cannot be followed are NVRTC's, as CUDA's are
+            pending.extend((own_name, own_kind, os.path.dirname(named)) for own_name, own_kind in own)
             break
+    with _SCANNED_LOCK:
+        _TREES[tree_key] = (tuple(found), tuple(watched.items()))
+        while len(_TREES) > _TREES_MAX:
+            _TREES.popitem(last=False)
     return found
+
+
+def _identity_of(info: os.stat_result) -> tuple[int, ...]:
+    return (info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _identity(path: str) -> tuple[int, ...] | None:
+    """What says a file or folder is unchanged (None: there is nothing there)."""
+    try:
+        return _identity_of(os.stat(path))
+    except OSError:
+        return None
+
+
+#: Headers already read, by path and file identity (inode, size, modification and change time) and
+#: the ``-D`` macros in force: their content hash and the names they include. A compile looks its
+#: cache up once per config, and a template built on a large header tree (``-I`` of a library)
+#: would otherwise read and hash every header of it each time; an edited header is a new entry.
+_SCANNED: OrderedDict[tuple[Any, ...], tuple[str, list[tuple[str, str]]]] = OrderedDict()
+_SCANNED_MAX = 8192
+_SCANNED_LOCK = threading.Lock()
+#: Whole resolutions (the names a source includes, the options and the working folder) with the
+#: identity of every folder looked in and every file read: while none of them changed (a header
+#: edited, a file added to a folder of the search path), the answer is the same, so a cache lookup
+#: per config costs a stat of each instead of a search of the whole tree.
+_TREES: OrderedDict[tuple[Any, ...], tuple[tuple[tuple[str, str], ...], tuple[tuple[str, tuple[int, ...] | None], ...]]] \
+    = OrderedDict()
+_TREES_MAX = 256
+
+
+def _scanned_header(named: str, info: os.stat_result, defined: Mapping[str, str]) -> tuple[str, list[tuple[str, str]]]:
+    """(sha256 of the header at ``named``, the names it includes), read once per identity."""
+    key = (named, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns, tuple(sorted(defined.items())))
+    with _SCANNED_LOCK:
+        hit = _SCANNED.get(key)
+        if hit is not None:
+            _SCANNED.move_to_end(key)
+            return hit
+    data = read_capped(Path(named), "included file", MAX_INCLUDED_BYTES)
+    names, _ = _included_names(data.decode("utf-8", errors="replace"), defined)
+    entry = (hashlib.sha256(data).hexdigest(), names)
+    with _SCANNED_LOCK:
+        _SCANNED[key] = entry
+        while len(_SCANNED) > _SCANNED_MAX:
+            _SCANNED.popitem(last=False)
+    return entry
 
 
 # --- NVRTC ------------------------------------------------------------------------------------------
