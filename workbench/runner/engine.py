@@ -54,6 +54,12 @@ def session_for_target(target: Target, spec: BackendSpec, strategy: Strategy | N
     return new_session(spec, target, strategy=strategy.name, seed=strategy.seed, strategy_options=strategy.options)
 
 
+def _is_failure(status: Status) -> bool:
+    """Whether a trial counts in the run's failures: failed, and not abandoned on purpose (an
+    early abort is counted apart)."""
+    return status.failed and status is not Status.ABORTED
+
+
 class _GroupSyncedJournal:
     """The session journal, flushed after every trial and fsynced at most every ``JOURNAL_SYNC_S``.
 
@@ -504,9 +510,8 @@ class Engine:
             in_flight.pop(config.id, None)
             measured.add(config.id)
             self.evaluations += 1
-            aborted = measurement.status is Status.ABORTED
-            self.aborted += int(aborted)
-            self.failures += int(measurement.status.failed and not aborted)
+            self.aborted += int(measurement.status is Status.ABORTED)
+            self.failures += int(_is_failure(measurement.status))
             score = self.strategy.objective(trial)
             if score < self._best:
                 self._best, self._since_improvement = score, 0
@@ -585,6 +590,8 @@ class Engine:
                 break
         self._pending.pop(before.config.id, None)
         self.refined += 1
+        # a refined trial can fail where its estimate ran (a launch the real resources do not fit)
+        self.failures += int(_is_failure(measurement.status)) - int(_is_failure(before.measurement.status))
         self._note_best(refined, replaced=before)
         self._emit(TrialRefined(before, refined))
 
