@@ -352,31 +352,12 @@ def test_a_trial_whose_refined_compile_fails_counts_as_a_failure(tmp_path) -> No
     the run's failure count (the progress line, the window's bar) says so."""
     import uuid
 
+    from test_sim_backend import _shared_memory_template
+
     from workbench.backends.sim import SimBackend
     from workbench.search.base import create_strategy
 
-    (tmp_path / "big.cu").write_text(
-        f"// {uuid.uuid4().hex}\n"
-        'extern "C" __global__ void big(float* out) {\n'
-        "    __shared__ float s[5000 * K];\n"
-        "    s[threadIdx.x] = K * 1.0f;\n"
-        "    __syncthreads();\n"
-        "    out[threadIdx.x] = s[(threadIdx.x + 1) % 256];\n"
-        "}\n"
-    )
-    (tmp_path / "big.py").write_text(
-        "import numpy as np\n"
-        "from workbench.core.domain.space import Slot\n"
-        "from workbench.core.domain.templates import Arg, KernelTemplate, WorkProfile, read_cu\n"
-        "TEMPLATE = KernelTemplate(name='big', title='t', description='d', source=read_cu(__file__), entry='big',\n"
-        "  slots=(Slot('k', (1, 2, 3), 'compute', 'shared floats, in 5000s'),),\n"
-        "  args=(Arg('out', 'out', 'float32', shape=lambda p: (int(p['n']),)),), problem={'n': 256},\n"
-        "  default={'k': 1}, grid=lambda p, c: (1, 1, 1), block=lambda p, c: (256, 1, 1),\n"
-        "  make_inputs=lambda p, rng: {}, reference=lambda i, p: {'out': np.ones(int(p['n']))},\n"
-        "  profile=lambda p, c: WorkProfile(bytes_read=0.0, bytes_written=1024.0, flops=0.0),\n"
-        "  bytes_moved=lambda p: 1024.0, flops=lambda p: 0.0)\n"
-    )
-    spec = BackendSpec("sim", {"kernel": "big", "kernel_dirs": [str(tmp_path)], "compile_wait_s": 0})
+    spec = _shared_memory_template(tmp_path, uuid.uuid4().hex)
     target = SimBackend.target(spec)
     strategy = create_strategy("grid", target.space, seed=0)
     session = session_for_target(target, spec, strategy)

@@ -225,6 +225,33 @@ def _counting_template(folder, marker: str) -> BackendSpec:
     return BackendSpec("sim", {"kernel": "counting", "kernel_dirs": [str(folder)], "compile_wait_s": 0})
 
 
+def _shared_memory_template(folder, marker: str, compile_wait_s: float = 0) -> BackendSpec:
+    """Three configs, ``k`` times 5,000 floats of static shared memory each: k = 3 is over the 48 KiB
+    a block may declare, so its compile fails (not its estimate, which reads no source)."""
+    (folder / "big.cu").write_text(
+        f"// {marker}\n"
+        'extern "C" __global__ void big(float* out) {\n'
+        "    __shared__ float s[5000 * K];\n"
+        "    s[threadIdx.x] = K * 1.0f;\n"
+        "    __syncthreads();\n"
+        "    out[threadIdx.x] = s[(threadIdx.x + 1) % 256];\n"
+        "}\n"
+    )
+    (folder / "big.py").write_text(
+        "import numpy as np\n"
+        "from workbench.core.domain.space import Slot\n"
+        "from workbench.core.domain.templates import Arg, KernelTemplate, WorkProfile, read_cu\n"
+        "TEMPLATE = KernelTemplate(name='big', title='t', description='d', source=read_cu(__file__), entry='big',\n"
+        "  slots=(Slot('k', (1, 2, 3), 'compute', 'shared floats, in 5000s'),),\n"
+        "  args=(Arg('out', 'out', 'float32', shape=lambda p: (int(p['n']),)),), problem={'n': 256},\n"
+        "  default={'k': 1}, grid=lambda p, c: (1, 1, 1), block=lambda p, c: (256, 1, 1),\n"
+        "  make_inputs=lambda p, rng: {}, reference=lambda i, p: {'out': np.ones(int(p['n']))},\n"
+        "  profile=lambda p, c: WorkProfile(bytes_read=0.0, bytes_written=4.0 * p['n'], flops=0.0),\n"
+        "  bytes_moved=lambda p: 4.0 * p['n'], flops=lambda p: 0.0)\n"
+    )
+    return BackendSpec("sim", {"kernel": "big", "kernel_dirs": [str(folder)], "compile_wait_s": compile_wait_s})
+
+
 def test_a_compile_that_has_not_landed_is_estimated_then_refined(tmp_path) -> None:
     """Not waiting for a compile gives a marked estimate at once; evaluating the config again
     waits for that compile and gives the compiler's figures."""

@@ -144,6 +144,30 @@ def test_a_stopped_sweep_resumes_with_the_sizes_not_done(tmp_path: Path) -> None
     assert problems_of(again)[-1]["n"] == 256
 
 
+def test_a_sweeps_progress_counts_failures_and_time_over_every_size(tmp_path: Path) -> None:
+    """Each size's run counts from zero; the sweep's progress line adds what the sizes before it
+    counted, so failures and elapsed time never go back (they did at each new size)."""
+    import uuid
+
+    from test_sim_backend import _shared_memory_template
+
+    from workbench.runner.events import Progress
+
+    _shared_memory_template(tmp_path, uuid.uuid4().hex)
+    request = RunRequest(kernel="big", backend="sim", kernel_dirs=(str(tmp_path),), strategy="grid", budget=3,
+                         sizes={"n": [256, 512, 1024]})
+    run = start_run(request, tmp_path / "sweep.json")
+    progress: list[Progress] = []
+    run.subscribe(lambda event: progress.append(event) if isinstance(event, Progress) else None)
+    run.run()
+    failed = [t for t in load_session(tmp_path / "sweep.json").trials if t.status.failed]
+    assert len(failed) == 3  # k = 3 at every size
+    assert progress[-1].done == 9 and progress[-1].failures == 3
+    for before, after in zip(progress, progress[1:]):
+        assert after.done >= before.done and after.failures >= before.failures
+        assert after.elapsed_s >= before.elapsed_s
+
+
 def test_a_killed_sweep_resumes_from_its_journal(cli, tmp_path: Path) -> None:
     out = tmp_path / "killed.json"
     budget = 20  # per size: a wide window for the kill to land inside the 2nd size on a loaded machine

@@ -62,6 +62,11 @@ class SweepRun:
         #: ``refine_wait_s``, None: its default), and the trials left with estimates so far.
         self.refine_wait_s: float | None = None
         self._unrefined = 0
+        #: What the sizes measured so far add to the progress of the size being measured (each
+        #: size's run counts from zero): failures, aborted candidates, and running time (pauses
+        #: left out, as a run counts it); the current size's latest running time.
+        self._failures_done = self._aborted_done = 0
+        self._elapsed_done = self._elapsed_now = 0.0
         #: Whether the last size's run wrote the session (a failed save leaves the journal).
         self.saved = True
         self._started = False
@@ -172,6 +177,10 @@ class SweepRun:
                 self.evaluations += finished.evaluations
                 self.refined_total += getattr(run, "refined", 0)
                 self._unrefined += run.engine.unrefined
+                self._failures_done += run.engine.failures
+                self._aborted_done += run.engine.aborted
+                self._elapsed_done += self._elapsed_now
+                self._elapsed_now = 0.0
                 self.saved = run.engine.saved
                 with self._lock:
                     self.current = None
@@ -194,14 +203,19 @@ class SweepRun:
         self._subscribers.emit(event)
 
     def _forward(self, event: Event, offset: int) -> None:
-        """Pass a size's events on: progress counted over the whole sweep, no per-size end."""
+        """Pass a size's events on: progress counted over the whole sweep (evaluations, failures,
+        aborted candidates, running time; the best latency is the size's own), no per-size end."""
         if isinstance(event, RunFinished):
             return
         if isinstance(event, Progress):
             done = offset + event.done
             total = self.budget
+            self._elapsed_now = event.elapsed_s
+            elapsed = self._elapsed_done + event.elapsed_s
             eta = event.eta_s
-            if done > 0 and event.elapsed_s > 0 and total:
-                eta = event.elapsed_s / max(event.done, 1) * max(0, total - done)
-            event = dataclasses.replace(event, done=done, total=total, eta_s=eta)
+            if done > 0 and elapsed > 0 and total:
+                eta = elapsed / done * max(0, total - done)
+            event = dataclasses.replace(event, done=done, total=total, eta_s=eta, elapsed_s=elapsed,
+                                        failures=self._failures_done + event.failures,
+                                        aborted=self._aborted_done + event.aborted)
         self._emit(event)
