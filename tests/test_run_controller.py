@@ -114,6 +114,32 @@ def test_switching_strategy_and_back_restores_the_options_it_had(tmp_path: Path)
     assert len(load_session(out).trials) == 11
 
 
+def test_stored_options_this_version_cannot_take_fall_back_to_defaults_with_a_warning(cli, tmp_path: Path) -> None:
+    """A session records every option of its strategy; one since removed, or a value outside
+    what the option now accepts, must not make the session impossible to continue: it runs with
+    the default and says so. An option a person names is still checked strictly."""
+    out = tmp_path / "s.json"
+    run_to_end(RunRequest(kernel=TRIVIAL, strategy="annealing", strategy_options={"cooling": 0.8}, budget=2), out)
+    data = json.loads(out.read_text())
+    data["strategy"]["options"].update({"retired_option": 3, "cooling": 7.5})
+    data["strategy"]["earlier_options"] = {"local": {"renamed_option": True}}
+    out.write_text(json.dumps(data))
+
+    result = cli("tune", TRIVIAL, "--resume", str(out), "--budget", "1")
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert any("'retired_option'" in line and "ignored" in line for line in warnings)
+    assert any("cooling=7.5" in line and "default 0.9 is used" in line for line in warnings)
+    assert load_session(out).strategy["options"]["cooling"] == 0.9
+    assert "retired_option" not in load_session(out).strategy["options"]
+    result = cli("tune", TRIVIAL, "--resume", str(out), "--budget", "1", "--strategy", "local")
+    assert result.returncode == 0 and "'renamed_option' of strategy 'local'" in result.stderr
+
+    refused = cli("tune", TRIVIAL, "--resume", str(out), "--budget", "1", "--option", "retired_option=3")
+    assert refused.returncode != 0 and "has no option 'retired_option'" in one_line_error(refused)
+    assert len(load_session(out).trials) == 4
+
+
 @pytest.mark.parametrize("stored", [[1], {"annealing": 3}])
 def test_a_malformed_record_of_earlier_options_is_one_line(tmp_path: Path, stored) -> None:
     out = tmp_path / "s.json"

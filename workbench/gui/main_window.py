@@ -1074,7 +1074,7 @@ class MainWindow(QMainWindow):
         try:
             self.toolbar.apply(run)
         except WorkbenchError as exc:  # a strategy or backend this build lacks, a hand-edited option
-            self.statusBar().showMessage(f"Session settings not restored: {window_message(exc)}", 15000)
+            self.statusBar().showMessage(f"Some session settings not restored: {window_message(exc)}", 15000)
         self._shown_request = self._choices(self.toolbar.request())
 
     def save(self) -> bool:

@@ -633,6 +633,9 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         raw_options = dict(strategy_info.get("options") or {})
     else:  # switching back to a strategy this session ran before restores its options
         raw_options = dict((strategy_info.get("earlier_options") or {}).get(strategy_name) or {})
+    if request.strategy_options is None:  # the session's own: what this version cannot take falls back
+        raw_options, dropped = _usable_stored_options(strategy_name, raw_options)
+        notes += dropped
     options = strategy_class(strategy_name).validate_options(dict(raw_options))
 
     recorded = session.run if session is not None else RunSettings()
@@ -697,6 +700,42 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     run = Run(session, engine, spec, output, lock, continued)
     run.warnings = notes + list(warnings)
     return run
+
+
+def _usable_stored_options(strategy_name: str, stored: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The options a session recorded for ``strategy_name`` that this version's strategy takes,
+    and a note for each one it does not (an option since removed or renamed, a value outside its
+    range now): those run with their default.
+
+    Why: a session records every option's value, defaults included, so without this one option
+    removed from a strategy would make every session saved before unable to continue. Options a
+    person gives are still checked strictly (:meth:`Strategy.validate_options`).
+    """
+    cls = strategy_class(strategy_name)
+    known = {option.name: option for option in cls.OPTIONS}
+    usable: dict[str, Any] = {}
+    notes: list[str] = []
+    for name, value in stored.items():
+        option = known.get(name)
+        if option is None:
+            notes.append(f"this session's option {name!r} of strategy {strategy_name!r} is not one this version has; "
+                         "ignored")
+            continue
+        try:
+            usable[name] = option.check(value)
+        except ValueError as exc:
+            shown = repr(value)
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            notes.append(f"this session's option {name}={shown} of strategy {strategy_name!r} must be {exc}; "
+                         f"its default {option.default!r} is used")
+    if usable:
+        try:
+            cls.validate_options(usable)
+        except WorkbenchError as exc:  # values that clash with each other: the strategy's defaults
+            notes.append(f"this session's options of strategy {strategy_name!r} are not usable together ({exc}); "
+                         "its defaults are used")
+            usable = {}
+    return usable, notes
 
 
 def _objectives(request: RunRequest, strategy_info: Mapping[str, Any]) -> tuple[str, ...]:
