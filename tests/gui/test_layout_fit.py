@@ -249,3 +249,33 @@ def test_presentation_mode_with_a_direction_row_still_fits_1440(window, qtbot, c
     QApplication.processEvents()
     assert window.minimumSizeHint().width() <= SCREEN[0]
     assert min(slider.width() for slider in panel.weight_sliders.values()) >= 60
+
+
+def test_a_status_message_is_never_drawn_over_the_recommendation(qtbot, tmp_path, cli):
+    """Opened in presentation mode, a session whose settings are partly refused shows one line at
+    the foot of the window: the message, with the recommendation hidden under it until it ends
+    (both were drawn at once, unreadable)."""
+    import json
+
+    from PySide6.QtCore import QSettings
+
+    from workbench.gui.main_window import MainWindow
+
+    session = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+               "--out", str(session)).returncode == 0
+    data = json.loads(session.read_text())
+    data["strategy"]["options"]["retired_option"] = 1
+    session.write_text(json.dumps(data))
+    window = MainWindow(interactive=False, settings=QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.resize(*SCREEN)
+    window.zoom.present_once()
+    window.show()
+    window.open_session(session)  # before the window's first layout, as `gui SESSION --presentation` does
+    qtbot.wait(100)
+    assert "retired_option" in window.statusBar().currentMessage()
+    assert not window.summary_label.isVisible()
+    window.statusBar().clearMessage()
+    qtbot.wait(10)
+    assert window.summary_label.isVisible() and window.summary_label.text().startswith("recommended")

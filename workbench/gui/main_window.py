@@ -254,6 +254,10 @@ class MainWindow(QMainWindow):
         status.addPermanentWidget(self.device_label)
         status.addPermanentWidget(self.timing_badge)
         status.addWidget(self.summary_label, 1)
+        # A message takes the summary's place while it lasts. The status bar hides its widgets
+        # itself only if they are visible when the message comes; one shown later (the window
+        # laid out again for presentation mode) was drawn under the message, both unreadable.
+        status.messageChanged.connect(lambda message: self.summary_label.setVisible(not message))
 
     def _build_menus(self) -> None:
         menu = self.menuBar().addMenu("&File")
