@@ -211,6 +211,30 @@ def test_a_stopped_run_continues_with_what_its_budget_has_left(tmp_path: Path) -
     assert finished.reason == "budget" and len(session.trials) == 20
 
 
+@pytest.mark.parametrize("suffix", [".journal", ".lock"])
+def test_no_command_writes_at_the_name_of_a_sessions_journal_or_lock(cli, tmp_path: Path, suffix: str) -> None:
+    """``FILE.journal`` stood for the session ``FILE`` itself (``tune``, ``import-kt`` and Save As
+    wrote over ``FILE``: a benchmark's source, a recording, a 20-trial session), and ``FILE.lock``
+    is truncated and removed by the next run of ``FILE``; such names are refused as outputs,
+    ``--force`` or not, and nothing is written."""
+    session = tmp_path / "s.json"
+    new_trivial(session, 3)
+    bench = tmp_path / "bench.py"
+    bench.write_bytes(Path(TRIVIAL).read_bytes())
+    cache = tmp_path / "c.json"
+    cache.write_bytes((FIXTURES / "kt_cache_small.json").read_bytes())
+    before = {p: p.read_bytes() for p in (session, bench, cache)}
+    for args in (["tune", str(bench), "--budget", "2", "--out", f"{bench}{suffix}"],
+                 ["tune", str(bench), "--resume", str(session), "--budget", "1", "--out", f"{session}{suffix}"],
+                 ["import-kt", str(cache), "--out", f"{cache}{suffix}", "--force"],
+                 ["export", str(session), "--format", "json", "--out", f"{session}{suffix}", "--force"],
+                 ["gui", str(session), "--quit-when-done", "--screenshot", f"{session}{suffix}"]):
+        line = one_line_error(cli(*args))
+        assert f"names ending in {suffix}" in line and "choose another name" in line, (args, line)
+    assert {p: p.read_bytes() for p in before} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bench.py", "c.json", "s.json"]
+
+
 @pytest.mark.parametrize("command", ["tune", "import-kt", "export"])
 def test_no_command_writes_over_its_input(cli, tmp_path: Path, command: str) -> None:
     session = tmp_path / "s.json"

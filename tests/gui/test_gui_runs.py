@@ -118,6 +118,19 @@ def test_save_refuses_a_file_another_process_writes(window, qtbot, tmp_path):
     assert window.save_to(busy) and len(load_session(busy).trials) == 3
 
 
+def test_save_as_refuses_the_name_of_a_journal_or_lock_and_writes_over_nothing(window, qtbot, tmp_path):
+    """Save As ``notes.journal`` wrote the session over ``notes``, a file of the person's own."""
+    start_and_wait(window, qtbot, {"kernel": BENCH, "backend": "python", "strategy": "random", "budget": 3})
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    notes = folder / "notes"
+    notes.write_text("my notes\n")
+    for name in ("notes.journal", "notes.lock"):
+        assert not window.save_to(folder / name)
+        assert "choose another name" in window.statusBar().currentMessage()
+    assert notes.read_text() == "my notes\n" and sorted(p.name for p in folder.iterdir()) == ["notes"]
+
+
 def test_continuing_in_the_window_keeps_trials_another_run_added_to_the_file(window, qtbot, tmp_path):
     path = tmp_path / "s.json"
     run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=5, seed=2), path)

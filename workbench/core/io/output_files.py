@@ -49,8 +49,29 @@ def check_folder(path: Path, flag: str = "--out") -> None:
         raise WorkbenchError(f"{flag} {path}: folder {folder} does not exist")
 
 
+#: Names this program keeps beside a session file ``FILE`` while a run writes it: ``FILE.journal``
+#: (every finished trial, for recovery) and ``FILE.lock`` (one writer at a time).
+SIDECAR_SUFFIXES = (".journal", ".lock")
+
+
+def check_not_sidecar(path: Path, flag: str = "--out") -> None:
+    """Refuse a name the program keeps beside a session as an output: whatever is written there
+    would be taken for a journal or a lock (a session's ``FILE.journal`` is read as its newest
+    trials, and naming one stood for the session ``FILE`` itself, which was written over; a
+    ``FILE.lock`` is truncated and removed by the next run of ``FILE``)."""
+    suffix = next((s for s in SIDECAR_SUFFIXES if path.name.endswith(s) and len(path.name) > len(s)), None)
+    if suffix is None:
+        return
+    owner = path.with_name(path.name[: -len(suffix)])
+    kind = "journal" if suffix == ".journal" else "lock"
+    raise WorkbenchError(f"{flag} {path}: names ending in {suffix} are the {kind} this program keeps beside a "
+                         f"session ({owner.name}{suffix} beside {owner.name}); choose another name")
+
+
 def check_regular_or_absent(path: Path, flag: str = "--out") -> bool:
-    """True when ``path`` exists as a regular file, False when absent; an error for anything else."""
+    """True when ``path`` exists as a regular file, False when absent; an error for anything else,
+    and for the names of a session's journal and lock (:func:`check_not_sidecar`)."""
+    check_not_sidecar(Path(path), flag)
     try:
         info = os.lstat(path)
     except FileNotFoundError:
