@@ -368,6 +368,30 @@ def test_a_stale_lock_of_a_dead_owner_does_not_block(tmp_path: Path) -> None:
     assert not lock_path(out).exists()
 
 
+def test_a_file_of_ones_own_at_the_locks_name_is_neither_emptied_nor_removed(cli, tmp_path: Path) -> None:
+    """``tune --out poetry`` takes ``poetry.lock``: a person's file there was truncated and then
+    removed by the run. A lock file holds nothing but its owner's pid; anything else, or a file with
+    another name too (a hard link), is refused in one line and left as it was."""
+    project = tmp_path / "poetry.lock"
+    project.write_text("[[package]]\nname = 'numpy'\n")
+    line = one_line_error(cli("tune", TRIVIAL, "--budget", "2", "--out", str(tmp_path / "poetry")))
+    assert "poetry.lock: holds other data, not a lock of this program" in line
+    assert project.read_text() == "[[package]]\nname = 'numpy'\n" and not (tmp_path / "poetry").exists()
+
+    linked = tmp_path / "elsewhere"
+    linked.write_text("")
+    os.link(linked, tmp_path / "s.json.lock")
+    with pytest.raises(WorkbenchError, match="has another name too"):
+        SessionLock(tmp_path / "s.json").acquire()
+    assert linked.exists() and (tmp_path / "s.json.lock").exists()
+
+    held = SessionLock(tmp_path / "t.json").acquire()
+    lock_path(tmp_path / "t.json").unlink()
+    lock_path(tmp_path / "t.json").write_text("put here meanwhile")
+    held.release()  # removes only the file it holds
+    assert lock_path(tmp_path / "t.json").read_text() == "put here meanwhile"
+
+
 def test_the_lock_names_its_owner_within_one_process(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     with SessionLock(out):

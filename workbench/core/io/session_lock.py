@@ -91,17 +91,24 @@ class SessionLock:
             if same:
                 break
             os.close(fd)
+        foreign = _foreign_content(fd)
+        if foreign:  # a file of the person's own that happens to have the lock's name: not ours to empty
+            os.close(fd)
+            raise WorkbenchError(f"{self.path}: {foreign}, not a lock of this program; a run of {self.session_path.name} "
+                                 f"keeps its lock there: move that file away or name the session otherwise")
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd
         return self
 
     def release(self) -> None:
-        """Remove the lock file and let go (removal first, so no one locks a file about to vanish)."""
+        """Remove the lock file and let go (removal first, so no one locks a file about to vanish).
+        Only the file this lock holds is removed: one put at the path meanwhile stays."""
         if self._fd is None:
             return
         try:
-            os.unlink(self.path)
+            if os.path.samestat(os.fstat(self._fd), os.stat(self.path, follow_symlinks=False)):
+                os.unlink(self.path)
         except OSError:
             pass
         os.close(self._fd)
@@ -166,6 +173,21 @@ def locked_by_other(session_path: str | os.PathLike[str]) -> bool:
     finally:
         os.close(fd)  # closing drops a lock the probe took
     return False
+
+
+def _foreign_content(fd: int) -> str:
+    """Why the open file ``fd`` is not a lock file of this program ('' when it is one: empty, or
+    the pid line an owner wrote, perhaps one that died), said as the start of a sentence."""
+    info = os.fstat(fd)
+    if info.st_nlink > 1:
+        return "has another name too (a hard link)"
+    try:
+        head = os.pread(fd, 33, 0)
+    except OSError:
+        return "cannot be read"
+    if not head or (len(head) <= 32 and head.strip().isdigit() and head.rstrip(b"\n").isdigit()):
+        return ""
+    return "holds other data"
 
 
 def _read_owner(fd: int) -> str:
