@@ -211,6 +211,23 @@ def test_a_stopped_run_continues_with_what_its_budget_has_left(tmp_path: Path) -
     assert finished.reason == "budget" and len(session.trials) == 20
 
 
+def test_tune_never_writes_its_session_over_the_template_code_it_reads(cli, tmp_path: Path) -> None:
+    """``--force`` moved a --kernel-dir template's own source to .bak, then the run could not read it."""
+    folder = tmp_path / "k"
+    folder.mkdir()
+    for suffix in (".cu", ".py"):
+        text = (ROOT / "kernels" / f"vector_add{suffix}").read_text().replace("vector_add", "myadd")
+        (folder / f"myadd{suffix}").write_text(text)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    for name in ("myadd.cu", "myadd.py"):
+        line = one_line_error(cli("tune", "myadd", "--backend", "sim", "--resources", "estimated", "--budget", "2",
+                                  "--kernel-dir", str(folder), "--out", str(folder / name), "--force"))
+        assert "is template code in the --kernel-dir folder this run reads" in line
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert cli("tune", "myadd", "--backend", "sim", "--resources", "estimated", "--budget", "2",
+               "--kernel-dir", str(folder), "--out", str(folder / "myadd.session.json")).returncode == 0
+
+
 @pytest.mark.parametrize("suffix", [".journal", ".lock"])
 def test_no_command_writes_at_the_name_of_a_sessions_journal_or_lock(cli, tmp_path: Path, suffix: str) -> None:
     """``FILE.journal`` stood for the session ``FILE`` itself (``tune``, ``import-kt`` and Save As

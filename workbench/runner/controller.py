@@ -270,15 +270,23 @@ def _check_writable(out: Path, instead: str | None) -> None:
     check_writable(journal_path(out), instead)
 
 
+#: Files of a template folder (``--kernel-dir``) a run may read: sources, headers, specs.
+TEMPLATE_CODE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".py", ".kernel.json")
+
+
 def _refuse_code_as_output(request: RunRequest, out: Path, inputs: Iterable[str | os.PathLike[str]]) -> None:
     """A run never writes its session over what it reads: the benchmark it runs, the recording it
-    replays, the session it continues (not even with ``--force``: the run would then need what it
-    just replaced)."""
+    replays, the session it continues, the code in the template folders it names (not even with
+    ``--force``: the run would then need what it just replaced)."""
     code = [Path(p) for p in inputs] + ([Path(request.replay)] if request.replay else [])
     if request.kernel and request.kernel.endswith(".py"):
         code.append(Path(request.kernel))
     if out.exists() and any(_same(out, p) for p in code if p.exists()):
         raise WorkbenchError(f"--out {out}: is this run's input; name another file for the session")
+    if out.exists() and out.name.endswith(TEMPLATE_CODE_SUFFIXES) and any(
+            _same(out.parent, folder) for folder in request.kernel_dirs if Path(folder).is_dir()):
+        raise WorkbenchError(f"--out {out}: is template code in the --kernel-dir folder this run reads; "
+                             "name another file for the session")
 
 
 def _why_not_replaced(out: Path) -> str:
