@@ -236,24 +236,33 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
     check.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
     gui = sub.add_parser("gui", help="open the desktop application (optionally run, screenshot and quit)")
-    gui.add_argument("session", nargs="?")
-    gui.add_argument("--run", metavar="KERNEL", default=None)
+    gui.add_argument("session", nargs="?", help="session file to open (with --run: the run continues it)")
+    gui.add_argument("--run", metavar="KERNEL", default=None,
+                     help="start tuning KERNEL (a template name or a python benchmark file) when the window opens")
     # None when not given, so that a run flag without --run (which no run would use) is refused
     gui.add_argument("--backend", default=None, choices=BACKEND_CHOICES, help="with --run: default auto")
-    gui.add_argument("--strategy", default=None)
+    gui.add_argument("--strategy", default=None, help="with --run or --replay: search strategy (default: the benchmarked default)")
     gui.add_argument("--budget", type=int, default=None, help="with --run or --replay: default 100")
     gui.add_argument("--seed", type=int, default=None, help="with --run or --replay: default 0")
-    gui.add_argument("--replay", default=None)
-    gui.add_argument("--gpu-model", default=None)
+    gui.add_argument("--replay", default=None, metavar="FILE",
+                     help="start replaying recorded timings (a session or a Kernel Tuner cache) when the window opens")
+    gui.add_argument("--gpu-model", default=None, help="with --run: simulated GPU model (sim backend), e.g. H200, A100, T4")
+    gui.add_argument("--resources", choices=sorted(RESOURCE_MODES), default=None,
+                     help="with --run: where the simulated GPU takes registers and shared memory from, as tune "
+                          "--resources ('estimated' compiles nothing: the quickest start for a demo; selects the "
+                          "sim backend when --backend is auto)")
     gui.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                      help="with --run: a problem parameter (repeatable, as tune --set); with --replay: the size "
                           "of a sweep recording to replay")
     gui.add_argument("--sizes", action="append", default=[], metavar="NAME=V1,V2,...",
                      help="with --run: a size sweep, --budget evaluations per size (as tune --sizes)")
-    gui.add_argument("--screenshot", default=None, metavar="PNG")
+    gui.add_argument("--screenshot", default=None, metavar="PNG",
+                     help="save a picture of the window once the run (or the opening) is complete")
     gui.add_argument("--force", action="store_true",
                      help="let --screenshot replace a file that is not a PNG picture (kept as FILE.bak); never the file the window opens")
-    gui.add_argument("--quit-when-done", action="store_true")
+    gui.add_argument("--quit-when-done", action="store_true",
+                     help="close the window once the run (or the opening) is complete, leaving the person's "
+                          "settings untouched (exit status as tune's)")
     gui.add_argument("--presentation", action="store_true",
                      help="open in presentation mode (fonts and markers 1.5x, as F11), e.g. for a projector")
     return parser
@@ -1075,7 +1084,7 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
     if args.sizes and not (args.run or args.replay):
         raise WorkbenchError("--sizes applies to a sweep the window starts: gui --run KERNEL --sizes NAME=V1,V2,...")
     if not (args.run or args.replay):
-        for dest in ("backend", "strategy", "budget", "seed", "gpu_model"):
+        for dest in ("backend", "strategy", "budget", "seed", "gpu_model", "resources"):
             if getattr(args, dest) is not None:
                 flag = "--" + dest.replace("_", "-")
                 raise WorkbenchError(f"{flag} applies to a run the window starts: gui --run KERNEL {flag} ... "
@@ -1089,6 +1098,12 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
             run["sizes"] = parse_sizes(args.sizes)
         if args.set:
             run["problem"] = parse_assignments(args.set, "--set")
+        if args.resources is not None:
+            if args.replay or run["backend"] not in ("auto", "sim"):
+                raise WorkbenchError("--resources applies to the simulated GPU: gui --run KERNEL --backend sim "
+                                     "--resources ...")
+            run["backend"] = "sim"
+            run["options"] = {"compile": RESOURCE_MODES[args.resources]}
     return gui_main(args.session, run, args.screenshot, args.quit_when_done, args.presentation)
 
 

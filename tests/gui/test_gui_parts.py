@@ -207,6 +207,23 @@ def test_main_opens_a_session_and_saves_a_screenshot(qtbot, tmp_path):
     assert main(str(tmp_path / "missing.json"), None, None, True) == 2  # bad input: exit 2, as the CLI
 
 
+def test_gui_run_takes_the_simulators_resource_mode_as_tune_does(monkeypatch):
+    """A demo's quickest start (nothing compiled) was reachable from ``tune`` only."""
+    from workbench import cli
+    from workbench.gui import app
+
+    started: list[dict] = []
+    monkeypatch.setattr(app, "main", lambda session, run, *rest: started.append(run) or 0)
+    assert cli.main(["gui", "--run", "conv2d", "--resources", "estimated", "--budget", "5"]) == 0
+    assert started[-1]["backend"] == "sim" and started[-1]["options"] == {"compile": "estimate"}
+    assert cli.main(["gui", "--run", "conv2d", "--backend", "sim", "--resources", "compiled"]) == 0
+    assert started[-1]["options"] == {"compile": "nvrtc"}
+    for refused in (["gui", "--run", "conv2d", "--backend", "cuda", "--resources", "estimated"],
+                    ["gui", "--resources", "estimated"]):
+        assert cli.main(refused) == 2
+    assert len(started) == 2
+
+
 def test_main_py_gui_runs_and_quits_leaving_nothing_behind(tmp_path):
     """An automated run (screenshot, quit) ends normally: no autosave for the next start to offer
     as a crashed run, no lock, and the person's settings untouched."""
