@@ -363,6 +363,33 @@ def test_remeasure_aborted_measures_each_size_at_its_own_problem(tmp_path: Path)
     assert all(t.status is Status.OK for t in after.trials[len(before.trials):])
 
 
+def test_show_ranks_a_sweep_at_the_size_export_answers_for_never_across_sizes(cli, tmp_path: Path) -> None:
+    """``show`` ranked every size's trials together (its best was always the smallest size's
+    config) while ``export`` picked the session's own problem: a script reading ``best`` shipped
+    the wrong config. Now both answer for one size: ``--at``, else the session's own problem."""
+    sizes = {"n": [4096, 1 << 16]}
+    out = tmp_path / "s.json"
+    sweep(out, budget=5, sizes=sizes)
+    shown = json.loads(cli("show", str(out), "--json").stdout)
+    assert shown["best"] is None and shown["answered"] is None  # no trials at its own problem (n = 2**20)
+    assert shown["feasible"] == 10
+    text = cli("show", str(out)).stdout
+    assert "sizes are not ranked together" in text and "feasible 10  (over all sizes)" in text
+    per_size = {s["problem"]["n"]: s["best"]["id"] for s in shown["sizes"]}
+    for n in sizes["n"]:
+        picked = json.loads(cli("show", str(out), "--json", "--at", f"n={n}").stdout)
+        assert picked["answered"]["n"] == n and picked["feasible"] == 5 and picked["best"]["id"] == per_size[n]
+        exported = json.loads(cli("export", str(out), "--format", "json", "--at", f"n={n}", "--out", "-").stdout)
+        assert exported["config_id"] == picked["best"]["id"]
+    assert "no trials at problem" in one_line_error(cli("show", str(out), "--at", "n=12"))
+
+    own = tmp_path / "own.json"  # a sweep that includes its own problem answers for it, as export does
+    sweep(own, budget=4, sizes={"n": [4096, load_session(out).problem["n"]]})
+    shown = json.loads(cli("show", str(own), "--json").stdout)
+    exported = json.loads(cli("export", str(own), "--format", "json", "--out", "-").stdout)
+    assert shown["answered"] == dict(load_session(own).problem) and shown["best"]["id"] == exported["config_id"]
+
+
 def test_a_sweep_without_trials_at_its_own_problem_exports_one_size_or_says_how(cli, tmp_path: Path) -> None:
     """The base problem is not one of the sizes: one size measured exports that size; several
     are refused in one line naming --at and --format dispatch, and --at picks one."""

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, NoReturn, Sequence
 
 from workbench.core.domain.assignments import parse_assignment, parse_assignments
 from workbench.core.domain.size_analysis import size_lines
@@ -184,7 +184,8 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
                       help="compare sessions of one kernel on several GPUs: each GPU's best config on every "
                            "other GPU, and the config with the best worst case")
     show.add_argument("--at", action="append", default=[], metavar="NAME=VALUE",
-                      help="with --portability: compare the sessions at this size of their sweeps (repeatable)")
+                      help="the size of a sweep to rank (repeatable; default: the session's own problem, as "
+                           "export); with --portability: compare the sessions at this size of their sweeps")
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.add_argument("--trials", action="store_true", help="include every trial")
     _add_objective_flags(show)
@@ -635,25 +636,36 @@ def _finite(value: float) -> float | None:
 
 
 def summarise(session: Session, constraints: Any = None, weights: Any = None, with_trials: bool = False,
-              objectives: tuple[str, ...] = (), with_importance: bool = False) -> dict[str, Any]:
+              objectives: tuple[str, ...] = (), with_importance: bool = False,
+              at: Mapping[str, Any] | None = None, label: str = "the session") -> dict[str, Any]:
     """The ``show --json`` object: a contract (see docs/cli.md).
 
     ``importance`` and ``importance_note`` are computed only ``with_importance`` (``show --json``):
     importing Optuna's importance module imports scikit-learn, about a second of start-up that the
     other callers (the text summary, the end of ``tune``) would pay for figures they never print.
+
+    A session measured at several sizes is ranked at one of them, the one ``export`` answers for
+    (``at``, else the session's own problem: ``answered`` names it); without trials there, nothing
+    is ranked and ``best`` is None: configs of different sizes are never ranked together.
     """
     from workbench.core.domain.objective import rank
+    from workbench.core.domain.sizes import problems_of
+    from workbench.core.io.export import answered_problem
 
     constraints = constraints or session.constraints
     weights = weights or session.weights
     trials = list(session.trials)
-    ranking = rank(trials, constraints, weights)
+    ranked, answered = trials, None
+    if at or len(problems_of(session)) > 1:
+        found = answered_problem(session, label, at)
+        answered, ranked = (found[0], list(found[1])) if found is not None else (None, [])
+    ranking = rank(ranked, constraints, weights)
     by_status: dict[str, int] = {}
     for trial in trials:
         by_status[trial.status.value] = by_status.get(trial.status.value, 0) + 1
     best = None
     if ranking.best is not None:
-        t = trials[ranking.best]
+        t = ranked[ranking.best]
         best = {
             "index": t.index,
             "id": t.config.id,
@@ -672,13 +684,16 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         "backend": session.backend.get("kind") if isinstance(session.backend, dict) else None,
         "trials": len(trials),
         "by_status": by_status,
-        "feasible": int(ranking.n_feasible),
+        # (with no size ranked, how many trials meet the constraints at any size)
+        "feasible": int(ranking.n_feasible if ranked or not trials else rank(trials, constraints, weights).n_feasible),
         "constraints": _directions_of(constraints, weights)[1],
         "weights": _directions_of(constraints, weights)[0],
         "best": best,
-        "most_excluding_constraint": ranking.most_excluding if ranking.n_feasible == 0 else None,
-        "why_none": ranking.why_none() if ranking.n_feasible == 0 else None,
+        "most_excluding_constraint": ranking.most_excluding if ranking.n_feasible == 0 and ranked else None,
+        "why_none": ranking.why_none() if ranking.n_feasible == 0 and ranked else None,
     }
+    if at or len(problems_of(session)) > 1:
+        out["answered"] = answered
     if with_importance:
         from workbench.core.domain.importance import session_importance
 
@@ -760,8 +775,6 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     if args.portability is not None:
         return _show_portability(args)
-    if args.at:
-        raise WorkbenchError("--at applies to show --portability")
     if args.file is None:
         raise WorkbenchError("show needs a session file (or --portability S1 S2 ...)")
     from workbench.runner.plan import session_metrics
@@ -770,8 +783,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     constraints, weights = _objective_from_args(args, session, args.file)
     objectives = _objectives_from_args(args, session) or ()
     _check_objective(constraints, weights, session_metrics(session), objectives)
+    at = parse_assignments(args.at, "--at") if args.at else None
     summary = summarise(session, constraints, weights, with_trials=args.trials, objectives=objectives,
-                        with_importance=args.json)
+                        with_importance=args.json, at=at, label=str(args.file))
     if args.json:
         json.dump(summary, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -781,12 +795,16 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"kernel   {summary['kernel']}")
     print(f"device   {device}{label}")
     print(f"trials   {summary['trials']}  " + "  ".join(f"{k}={v}" for k, v in sorted(summary["by_status"].items())))
-    print(f"feasible {summary['feasible']}")
+    answered = summary.get("answered")
+    size = f" at {', '.join(f'{k}={v}' for k, v in answered.items())}" if answered else ""
+    over = "  (over all sizes)" if "answered" in summary and answered is None else size
+    print(f"feasible {summary['feasible']}{over}")
     if summary["best"]:
         b = summary["best"]
-        mixed = "  (over all sizes; each size's best below)" if summary.get("sizes") else ""
-        print(f"best     {b['latency_ms']:.4g} ms  score {b['score']:.3f}  {b['config']}{mixed}")
+        print(f"best     {b['latency_ms']:.4g} ms  score {b['score']:.3f}  {b['config']}{size}")
         print(f"why      {b['why']}")
+    elif "answered" in summary and answered is None:
+        print("best     one per size below: sizes are not ranked together (--at NAME=VALUE ranks one of them)")
     elif summary["why_none"]:
         print(f"nothing feasible: {summary['why_none']}")
     if summary.get("objectives"):

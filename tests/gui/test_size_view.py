@@ -158,6 +158,16 @@ def test_the_window_ranks_one_size_at_a_time_and_follows_a_running_sweep(tmp_pat
     assert live.shown_problem()["n"] == 4096 and live.n == 4 and len(live.problems()) == 3 and seen == ["sizes"] * 2
 
 
+def test_a_reopened_sweep_shows_the_size_show_and_export_answer_for(tmp_path):
+    """The window opened on the last size measured while `show` and `export` answered for the
+    session's own problem: three answers to one question."""
+    from workbench.gui.model import SessionModel
+
+    base = load_session(_sweep(tmp_path / "a.json", budget=2, sizes={"n": [4096]})).problem["n"]
+    session = load_session(_sweep(tmp_path / "b.json", budget=3, sizes={"n": [base, 4096, 1 << 26]}))
+    assert SessionModel(session).shown_problem() == dict(session.problem)
+
+
 def test_the_size_picker_switches_what_the_window_recommends(window, qtbot, tmp_path):
     path = _sweep(tmp_path / "p.json", budget=4)
     window.open_session(str(path))

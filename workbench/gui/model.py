@@ -160,7 +160,10 @@ class SessionModel:
         if len(self._problems) < 2:
             self.problem_shown = None
         else:
-            self.problem_shown = kept if kept in self._problems else next(reversed(self._problems))
+            # the size `show` and `export` answer for (the session's own problem), else the last measured
+            own = problem_key(session.problem) if session is not None else None
+            self.problem_shown = (kept if kept in self._problems else own if own in self._problems
+                                  else next(reversed(self._problems)))
         self._reset_columns()
         self._ingest(self._shown(trials))
         self.ranking = self._rank()

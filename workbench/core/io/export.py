@@ -278,9 +278,26 @@ def _unloaded_dirs(options: Any, given: Sequence[str | os.PathLike[str]]) -> lis
 
 
 def _export_problem(session: Any, label: str, at: Mapping[str, Any] | None) -> tuple[dict[str, Any], list[Trial]]:
-    """The problem a header of ``session`` serves and its trials there: ``at`` over the session's
-    problem; without ``at``, the session's problem, else the only size it was measured at. A sweep
-    measured at several sizes but not at its own problem is refused in one line naming how to pick."""
+    """The problem a header of ``session`` serves and its trials there (:func:`answered_problem`).
+    A sweep measured at several sizes but not at its own problem is refused in one line naming
+    how to pick."""
+    found = answered_problem(session, label, at)
+    if found is not None:
+        return found
+    measured = problems_of(session)
+    names = size_parameters(measured) or list(session.problem)
+    example = " ".join(f"--at {n}={measured[0].get(n)}" for n in names)  # one flag per name, as typed
+    raise WorkbenchError(f"{label}: no trials at the session's problem {dict(session.problem)}; it was measured "
+                         f"at {len(measured)} sizes: pick one with --at NAME=VALUE (e.g. {example}), "
+                         "or export them all with --format dispatch")
+
+
+def answered_problem(session: Any, label: str, at: Mapping[str, Any] | None) -> tuple[dict[str, Any], list[Trial]] | None:
+    """The problem a recommendation of ``session`` answers for, and its trials there: ``at`` over
+    the session's problem (an error in one line when it is not a parameter or has no trials);
+    without ``at``, the session's problem, else the only size it was measured at; None for a sweep
+    measured at several sizes but not at its own problem (configs of different sizes are never
+    ranked together: the smallest size's would always win). ``export`` and ``show`` agree by it."""
     if at:
         unknown = sorted(set(at) - set(session.problem))
         if unknown:
@@ -298,11 +315,7 @@ def _export_problem(session: Any, label: str, at: Mapping[str, Any] | None) -> t
     measured = problems_of(session)
     if len(measured) == 1:
         return measured[0], session.trials_at(measured[0])
-    names = size_parameters(measured) or list(session.problem)
-    example = " ".join(f"--at {n}={measured[0].get(n)}" for n in names)  # one flag per name, as typed
-    raise WorkbenchError(f"{label}: no trials at the session's problem {dict(session.problem)}; it was measured "
-                         f"at {len(measured)} sizes: pick one with --at NAME=VALUE (e.g. {example}), "
-                         "or export them all with --format dispatch")
+    return None
 
 
 def _seed(value: Any) -> int:
