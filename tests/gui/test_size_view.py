@@ -188,6 +188,22 @@ def test_the_size_picker_switches_what_the_window_recommends(window, qtbot, tmp_
     assert not picker.isVisibleTo(window)
 
 
+def test_the_score_chart_numbers_a_sizes_trials_as_the_table_does(window, qtbot, tmp_path):
+    """At one size of a sweep the chart counted 0..9 while the table showed #20..#29: a teacher
+    saying "trial 5" pointed at another row than the audience read."""
+    window.open_session(str(_sweep(tmp_path / "p.json", budget=4)))
+    chart = window.score_chart
+    chart.refresh()
+    numbers = sorted(t.index for t in window.model.trials)
+    assert numbers[0] > 0  # the last size measured: not the session's first trials
+    xs = [float(x) for item in (chart.feasible, chart.infeasible, chart.failed) for x in item.xs]
+    assert sorted(int(x) for x in xs) == numbers
+    line_x = chart.best_line.getData()[0]
+    assert min(line_x) >= numbers[0] and max(line_x) == numbers[-1]
+    window.model.select(0)
+    assert chart.selected_item.xs[0] == window.model.trials[0].index
+
+
 def _cli_sweep(cli, path: Path, budget: int = 6) -> Path:
     """vector_add swept over two sizes, neither of them the template's own problem size."""
     done = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--sizes", "n=4096,1048576",

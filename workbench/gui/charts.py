@@ -208,10 +208,12 @@ class ScoreChart(_ChartBase):
         feasible = np.asarray(ranking.feasible, dtype=bool)
         failed = model.failed_mask()
         ok_infeasible = ~feasible & ~failed
-        self.feasible.setData(x=index[feasible], y=score[feasible], data=index[feasible])
-        self.infeasible.setData(x=index[ok_infeasible], y=np.nan_to_num(score[ok_infeasible]), data=index[ok_infeasible])
-        self.failed.setData(x=index[failed], y=np.zeros(int(failed.sum())), data=index[failed])
-        self.best_line.setData(*_steps(model.best_so_far()))
+        number = model.trial_numbers()  # x: the trial's number, the table's `#` (data: its row here)
+        self.feasible.setData(x=number[feasible], y=score[feasible], data=index[feasible])
+        self.infeasible.setData(x=number[ok_infeasible], y=np.nan_to_num(score[ok_infeasible]), data=index[ok_infeasible])
+        self.failed.setData(x=number[failed], y=np.zeros(int(failed.sum())), data=index[failed])
+        rows, values = _steps(model.best_so_far())
+        self.best_line.setData(number[rows.astype(np.int64)].astype(float), values)
 
     def _pin_y(self, pinned: bool) -> None:
         """Show the score axis at 0..1, or hand it back to the automatic range once scores exist
@@ -227,7 +229,7 @@ class ScoreChart(_ChartBase):
         if ranking is None:
             return None
         value = float(ranking.score[index])
-        return float(index), value if math.isfinite(value) else 0.0
+        return float(self.model.trial_numbers()[index]), value if math.isfinite(value) else 0.0
 
 
 class TradeoffChart(_ChartBase):

@@ -122,6 +122,8 @@ class SessionModel:
         self.trials: list[Trial] = []
         self.columns: dict[str, GrowingColumn] = {}
         self.status = GrowingColumn(dtype=np.int16, fill=-1)
+        #: each shown trial's number in the session (``Trial.index``, the table's ``#``)
+        self.numbers = GrowingColumn(dtype=np.int64, fill=-1)
         self.table = MetricTable()
         self.slot_codes: dict[str, GrowingColumn] = {}
         self.slot_values: dict[str, list[Any]] = {}
@@ -225,6 +227,7 @@ class SessionModel:
         self.trials = []
         self.columns = {name: GrowingColumn() for name in BASE_METRICS}
         self.status = GrowingColumn(dtype=np.int16, fill=-1)
+        self.numbers = GrowingColumn(dtype=np.int64, fill=-1)
         self.table = MetricTable()
         self.slot_codes = {}
         self.slot_values = {}
@@ -301,6 +304,7 @@ class SessionModel:
             column = self.columns.setdefault(name, GrowingColumn())
             column.extend([trial.metric(name) for trial in fresh], start)
         self.status.extend([STATUS_CODES[trial.status] for trial in fresh], start)
+        self.numbers.extend([trial.index for trial in fresh], start)
         space = self.session.space if self.session is not None else None
         for slot in space.slots if space is not None else ():
             values = self.slot_values.setdefault(slot.name, list(slot.values))
@@ -343,6 +347,12 @@ class SessionModel:
     def slot_code_columns(self) -> dict[str, tuple[np.ndarray, list[Any]]]:
         """Per slot: the index of each trial's value in ``slot_values[name]``, and those values."""
         return {name: (column.view(self.n), self.slot_values[name]) for name, column in self.slot_codes.items()}
+
+    def trial_numbers(self) -> np.ndarray:
+        """Each shown trial's number in the session (``Trial.index``): what the results table shows
+        as ``#`` and the score chart plots along its x axis (for one size of a sweep, a range that
+        does not start at 0)."""
+        return self.numbers.view(self.n)
 
     def failed_mask(self) -> np.ndarray:
         return self.status_codes() != STATUS_CODES[Status.OK]
