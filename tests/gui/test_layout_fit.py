@@ -279,3 +279,17 @@ def test_a_status_message_is_never_drawn_over_the_recommendation(qtbot, tmp_path
     window.statusBar().clearMessage()
     qtbot.wait(10)
     assert window.summary_label.isVisible() and window.summary_label.text().startswith("recommended")
+
+
+def test_the_recommendation_line_keeps_its_config_in_presentation_mode(ran, qtbot):
+    """At 1440x900 in presentation mode the foot of the window read "recommended: 6d2674…": the
+    device line (with backend and kernel) and the SIMULATED badge took the room. The device line
+    now names the device alone (the rest in its tool tip)."""
+    _present(ran, qtbot)
+    summary = ran.summary_label
+    assert summary.text().startswith("recommended: ")
+    config_id = summary.text().split()[1]
+    assert config_id in summary.shown_text() and summary.shown_text() != summary.text()[: len("recommended: ") + 4]
+    assert len(summary.shown_text()) >= 30
+    assert "backend: sim" in ran.device_label.toolTip() and "conv2d" in ran.device_label.toolTip()
+    assert ran.device_label.text() == "Simulated NVIDIA H200"

@@ -526,9 +526,11 @@ class MainWindow(QMainWindow):
             device = session.device
             backend = session.backend.get("kind", "?") if isinstance(session.backend, dict) else "?"
             checks = str(session.extra.get("reference") or "")  # a template without a reference says how it checks
-            self.device_label.setText(f"{device.get('name', 'unknown device')}  ·  backend: {backend}  ·  {session.kernel}"
-                                      + ("  ·  no reference given" if checks else ""))
-            self.device_label.setToolTip(checks)
+            # the device alone (the badge beside it says how its timings came, the tool bar names the
+            # kernel): the status bar's room goes to the recommendation; the tool tip says it all
+            self.device_label.setText(f"{device.get('name', 'unknown device')}" + ("  ·  no reference given" if checks else ""))
+            self.device_label.setToolTip("\n".join(part for part in (checks, f"{device.get('name', 'unknown device')}  ·  "
+                                                                           f"backend: {backend}  ·  {session.kernel}") if part))
             if checks:
                 self.statusBar().showMessage(f"{session.kernel}: {checks}", 15000)
             if device.get("simulated"):
