@@ -336,6 +336,20 @@ def test_a_full_disk_is_one_error_line_and_no_claim_that_the_session_was_written
     assert lines[0].startswith("error: ") and "cannot append to journal" in lines[0], lines
     assert "not saved to" in lines[-1] and "--resume" in lines[-1] and "->" not in done.stdout
 
+    # continuing a session: the line counts what this run measured apart from what the file held
+    import re
+
+    kept = tmp_path / "kept.json"
+    assert subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", str(FIXTURES / "slow_bench.py"), "--budget",
+                           "3", "--quiet", "--out", str(kept)], capture_output=True, timeout=120,
+                          env={**os.environ, "WORKBENCH_SLOW_S": "0.001"}).returncode == 0
+    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", str(FIXTURES / "slow_bench.py"), "--resume",
+                           "--budget", "300", "--quiet", "--out", str(kept)], capture_output=True, text=True,
+                          timeout=120, preexec_fn=small_files, env={**os.environ, "WORKBENCH_SLOW_S": "0.001"})
+    counted = re.search(r"(\d+) trials? measured by this run \((\d+) in the session\) not saved", done.stderr)
+    assert done.returncode == 1 and counted, done.stderr
+    assert int(counted.group(2)) == int(counted.group(1)) + 3
+
 
 def test_usage_errors_name_the_command_as_it_was_started(capsys) -> None:
     """The installed command's hint said 'python main.py', which that person does not have."""

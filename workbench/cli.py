@@ -482,6 +482,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     run.subscribe(_ProgressLine(args.quiet))
     wait = REFINE_WAIT_S if args.refine_wait is None else args.refine_wait
     run.engine.refine_wait_s = wait
+    before = len(run.session.trials)
     finished = run.run()
     session, out = run.session, run.output
     if finished.reason == "error" and not session.trials:  # its cause is said; no session was written
@@ -492,7 +493,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
         journal = journal_path(out)
         where = (f"the journal {journal} keeps what it could write, and tune --resume --out {out} recovers it "
                  "once the cause is fixed" if journal.is_file() else "nothing of them was written")
-        print(f"{session.kernel}: {len(session.trials)} trials measured, not saved to {out}; {where}", file=sys.stderr)
+        new = len(session.trials) - before
+        print(f"{session.kernel}: {new} trial{'' if new == 1 else 's'} measured by this run "
+              f"({len(session.trials)} in the session) not saved to {out}; {where}", file=sys.stderr)
         return 1
     for warning in _idle_directions_after(run):
         print(f"warning: {warning}", file=sys.stderr)
