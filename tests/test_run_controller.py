@@ -349,6 +349,31 @@ def test_the_journals_newer_trial_wins_over_the_files_older_one(tmp_path: Path) 
     assert len(merged.trials) == 5 and merged.trials[3].metric("latency_ms") == 0.125
 
 
+def journal_only(out: Path, trials: int = 3) -> Path:
+    """What a run killed before its first save leaves: ``out``'s journal, and no ``out``."""
+    new_trivial(out, trials)
+    session = load_session(out)
+    with Journal(out) as journal:
+        journal.start(session)
+        for trial in session.trials:
+            journal.append(trial)
+    out.unlink()
+    return journal_path(out)
+
+
+def test_a_session_named_by_the_journal_a_killed_run_left_is_continued_into_its_own_file(cli, tmp_path: Path) -> None:
+    """Refusing outputs named *.journal refused ``--resume k.json.journal`` too, which continues
+    the session ``k.json``; the journal stands for that file, as it always did."""
+    out = tmp_path / "k.json"
+    journal = journal_only(out)
+    done = cli("tune", TRIVIAL, "--resume", str(journal), "--budget", "1", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert len(load_session(out).trials) == 4 and not journal.exists()
+    journal_only(tmp_path / "m.json")
+    done = cli("tune", TRIVIAL, "--resume", "--out", str(journal_path(tmp_path / "m.json")), "--budget", "1", "--quiet")
+    assert done.returncode == 0 and len(load_session(tmp_path / "m.json").trials) == 4, done.stderr
+
+
 # --- one writer per session -----------------------------------------------------------------------
 
 

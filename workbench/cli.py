@@ -440,6 +440,20 @@ def _file_out(out: str | None, flag: str = "--out") -> None:
                              "(./- names a file called '-')")
 
 
+def _continued_by_journal(args: argparse.Namespace) -> None:
+    """The session a command continues may be named by its journal (``--resume k.json.journal``,
+    what a killed run leaves before its first save): it stands for ``k.json``, which is read with
+    it and written. A new session is never written at a journal's name (the output rule)."""
+    from workbench.core.domain.session import session_path_of
+
+    if isinstance(args.resume, str):
+        args.resume = str(session_path_of(args.resume))
+        if args.out is not None and Path(args.out).name.endswith(".journal"):
+            args.out = str(session_path_of(args.out)) if session_path_of(args.out) == Path(args.resume) else args.out
+    elif args.resume and args.out is not None:
+        args.out = str(session_path_of(args.out))
+
+
 def cmd_tune(args: argparse.Namespace) -> int:
     from workbench.core.model.verify import reference_summary
     from workbench.runner.controller import resume_run, start_run
@@ -451,6 +465,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         return 0
     _check_run_flags(args)
     _file_out(args.out)
+    _continued_by_journal(args)
     if args.remeasure_aborted:
         return _remeasure_aborted(args)
     if args.refine_only:

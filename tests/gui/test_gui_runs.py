@@ -131,6 +131,17 @@ def test_save_as_refuses_the_name_of_a_journal_or_lock_and_writes_over_nothing(w
     assert notes.read_text() == "my notes\n" and sorted(p.name for p in folder.iterdir()) == ["notes"]
 
 
+def test_a_journal_opened_in_the_window_is_saved_as_the_session_it_stands_for(window, tmp_path):
+    """Opening the journal a killed run left showed its trials, then Save refused the journal's
+    name; the window takes it as the session file it continues, as the command line does."""
+    from test_run_controller import journal_only
+
+    journal = journal_only(tmp_path / "k.json")
+    window.open_session(journal)
+    assert window.path == tmp_path / "k.json" and window.model.n == 3
+    assert window.save() and len(load_session(tmp_path / "k.json").trials) == 3
+
+
 def test_continuing_in_the_window_keeps_trials_another_run_added_to_the_file(window, qtbot, tmp_path):
     path = tmp_path / "s.json"
     run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=5, seed=2), path)

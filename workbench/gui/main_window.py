@@ -973,10 +973,11 @@ class MainWindow(QMainWindow):
         All or nothing: the file is read, validated and ranked before the window changes, and when
         showing it still fails the window goes back to the session it showed before (see
         :meth:`_show_loaded`), so a bad file never leaves a half-switched window."""
-        from workbench.core.domain.session import load_session
+        from workbench.core.domain.session import load_session, session_path_of
 
         session = _loaded(path, load_session)
-        self._show_loaded(session, Path(path), lambda: self._add_recent(str(Path(path).resolve())))
+        path = session_path_of(path)  # a killed run's journal opens as the session it continues
+        self._show_loaded(session, path, lambda: self._add_recent(str(path.resolve())))
 
     def _show_loaded(self, session: Session, path: Path | None, then: Callable[[], None] | None = None) -> None:
         """Show a freshly loaded ``session`` as the one at ``path`` (None: unsaved, e.g. an import).

@@ -886,9 +886,14 @@ def journal_path(path: str | os.PathLike[str]) -> Path:
     return p if p.name.endswith(JOURNAL_SUFFIX) else p.with_name(p.name + JOURNAL_SUFFIX)
 
 
-def _session_path(path: str | os.PathLike[str]) -> Path:
+def session_path_of(path: str | os.PathLike[str]) -> Path:
+    """The session file a path stands for: ``out.json.journal`` (the journal a killed run left)
+    stands for ``out.json``, which it is read with and continued into; any other path for itself."""
     p = Path(path)
     return p.with_name(p.name[: -len(JOURNAL_SUFFIX)]) if p.name.endswith(JOURNAL_SUFFIX) else p
+
+
+_session_path = session_path_of
 
 
 def _fsync_dir(directory: Path) -> None:
