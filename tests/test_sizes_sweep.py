@@ -384,7 +384,9 @@ def test_show_ranks_a_sweep_at_the_size_export_answers_for_never_across_sizes(cl
     assert "no trials at problem" in one_line_error(cli("show", str(out), "--at", "n=12"))
 
     own = tmp_path / "own.json"  # a sweep that includes its own problem answers for it, as export does
-    sweep(own, budget=4, sizes={"n": [4096, load_session(out).problem["n"]]})
+    done = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--strategy", "random",
+               "--budget", "4", "--sizes", f"n=4096,{load_session(out).problem['n']}", "--out", str(own))
+    assert "8 trials (new session), 8 feasible" in done.stdout  # tune's last line counts every size
     shown = json.loads(cli("show", str(own), "--json").stdout)
     exported = json.loads(cli("export", str(own), "--format", "json", "--out", "-").stdout)
     assert shown["answered"] == dict(load_session(own).problem) and shown["best"]["id"] == exported["config_id"]

@@ -530,7 +530,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
             print(line)
         count = len(problems_of(session))
         best_text = f"{count} size" + ("" if count == 1 else "s")
-    print(f"{session.kernel}: {summary['trials']} trials ({verb}), {summary['feasible']} feasible{sim}; {best_text} -> {out}")
+    print(f"{session.kernel}: {summary['trials']} trials ({verb}), {_feasible_count(session)} feasible{sim}; "
+          f"{best_text} -> {out}")
     checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
     if checks:
         print(f"{session.kernel}: {checks}")
@@ -643,10 +644,17 @@ def _remeasure_aborted(args: argparse.Namespace) -> int:
         return 0
     run.subscribe(_ProgressLine(args.quiet))
     finished = run.run()
-    summary = summarise(run.session)
     print(f"{run.session.kernel}: {message.replace('re-measuring', 're-measured')}; "
-          f"{summary['feasible']} feasible -> {args.out}")
+          f"{_feasible_count(run.session)} feasible -> {args.out}")
     return 0 if finished.reason != "error" else 1
+
+
+def _feasible_count(session: Session) -> int:
+    """Trials of the session (every size of a sweep) that meet its constraints: what a run's last
+    line counts (``show`` counts one size, the one it ranks)."""
+    from workbench.core.domain.objective import rank
+
+    return int(rank(list(session.trials), session.constraints, session.weights).n_feasible)
 
 
 def _finite(value: float) -> float | None:
