@@ -376,6 +376,40 @@ def test_a_trial_whose_refined_compile_fails_counts_as_a_failure(tmp_path) -> No
     assert progress[-1].failures == 1
 
 
+def test_refining_an_earlier_runs_trial_leaves_this_runs_counts_alone(tmp_path) -> None:
+    """A run refines the estimated trials an earlier run left, but counts only its own: one that
+    had failed on its estimate and refines to ok took this run's failures to -1."""
+    import dataclasses
+    import uuid
+
+    from test_sim_backend import _counting_template
+
+    from workbench.backends.sim import SimBackend
+    from workbench.core.domain.session import save_session
+    from workbench.search.base import create_strategy
+
+    spec = _counting_template(tmp_path, uuid.uuid4().hex)
+    target = SimBackend.target(spec)
+    strategy = create_strategy("grid", target.space, seed=0)
+    out = tmp_path / "run.json"
+    first = Engine(session_for_target(target, spec, strategy), strategy, spec, budget=3, output=out, pool_factory=InlinePool)
+    first.refine_wait_s = 0.0
+    first.run()
+    saved = load_session(out)
+    failed = saved.trials[0]  # as a launch check on estimated resources fails, before the compile lands
+    saved.trials[0] = dataclasses.replace(failed, measurement=dataclasses.replace(failed.measurement, status=Status.LAUNCH_ERROR))
+    save_session(saved, out)
+    again = Engine(load_session(out), create_strategy("grid", target.space, seed=0), spec, budget=1, output=out,
+                   pool_factory=InlinePool)
+    events = again.event_queue()
+    again.run()
+    assert again.refined == 3 and again.failures == 0 and again.aborted == 0
+    while not events.empty():
+        event = events.get()
+        assert not isinstance(event, Progress) or event.failures == 0
+    assert load_session(out).trials[0].ok
+
+
 def test_a_run_at_another_size_leaves_the_estimated_trials_of_other_sizes_alone(tmp_path) -> None:
     """Only the trials at a run's own problem are carried over for refinement: one size of a sweep
     never re-evaluates another size's configs with its own problem."""

@@ -201,6 +201,8 @@ class Engine:
         self.evaluations = 0
         self.failures = 0
         self.aborted = 0
+        #: indices of the trials this run evaluated: its counts (failures, aborted) are of those
+        self._counted: set[int] = set()
         self.finished: RunFinished | None = None
         #: This run's trials simulated with estimated resources whose compile had not landed
         #: (by config id), re-measured by :meth:`_refine` at the end of the run.
@@ -283,6 +285,7 @@ class Engine:
             raise WorkbenchError("this engine is already running")
         self._in_run = True
         self.evaluations = self.failures = self.aborted = self.refined = 0
+        self._counted = set()
         self._pending = {}
         try:
             finished = self._run()
@@ -512,6 +515,7 @@ class Engine:
             self.evaluations += 1
             self.aborted += int(measurement.status is Status.ABORTED)
             self.failures += int(_is_failure(measurement.status))
+            self._counted.add(trial.index)
             score = self.strategy.objective(trial)
             if score < self._best:
                 self._best, self._since_improvement = score, 0
@@ -590,8 +594,11 @@ class Engine:
                 break
         self._pending.pop(before.config.id, None)
         self.refined += 1
-        # a refined trial can fail where its estimate ran (a launch the real resources do not fit)
-        self.failures += int(_is_failure(measurement.status)) - int(_is_failure(before.measurement.status))
+        if before.index in self._counted:  # a trial an earlier run left was never in this run's figures
+            # a refined trial can fail where its estimate ran (a launch the real resources do not fit)
+            # and the reverse; an abort can come or go with the compiled figures
+            self.failures += int(_is_failure(measurement.status)) - int(_is_failure(before.measurement.status))
+            self.aborted += int(measurement.status is Status.ABORTED) - int(before.measurement.status is Status.ABORTED)
         self._note_best(refined, replaced=before)
         self._emit(TrialRefined(before, refined))
 
