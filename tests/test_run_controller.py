@@ -211,18 +211,23 @@ def test_a_stopped_run_continues_with_what_its_budget_has_left(tmp_path: Path) -
     assert finished.reason == "budget" and len(session.trials) == 20
 
 
-def test_tune_never_writes_its_session_over_the_template_code_it_reads(cli, tmp_path: Path) -> None:
-    """``--force`` moved a --kernel-dir template's own source to .bak, then the run could not read it."""
+def test_no_session_is_written_under_a_code_files_name(cli, tmp_path: Path) -> None:
+    """``--force`` moved a --kernel-dir template's own source to .bak, then the run could not read
+    it; a new session named ``run.py`` in the folder broke every later run of it (a spec that does
+    not load)."""
     folder = tmp_path / "k"
     folder.mkdir()
     for suffix in (".cu", ".py"):
         text = (ROOT / "kernels" / f"vector_add{suffix}").read_text().replace("vector_add", "myadd")
         (folder / f"myadd{suffix}").write_text(text)
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
-    for name in ("myadd.cu", "myadd.py"):
+    # existing sources, and new names a later run of the folder would take for template code
+    for name in ("myadd.cu", "myadd.py", "run.py", "other.kernel.json", "common.cuh"):
         line = one_line_error(cli("tune", "myadd", "--backend", "sim", "--resources", "estimated", "--budget", "2",
                                   "--kernel-dir", str(folder), "--out", str(folder / name), "--force"))
-        assert "is template code in the --kernel-dir folder this run reads" in line
+        assert f"{name}: a name ending in " in line and "a session is a JSON file" in line, line
+    line = one_line_error(cli("import-kt", str(FIXTURES / "kt_cache_small.json"), "--out", str(folder / "c.py")))
+    assert "a session is a JSON file" in line
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
     assert cli("tune", "myadd", "--backend", "sim", "--resources", "estimated", "--budget", "2",
                "--kernel-dir", str(folder), "--out", str(folder / "myadd.session.json")).returncode == 0
@@ -242,7 +247,7 @@ def test_no_command_writes_at_the_name_of_a_sessions_journal_or_lock(cli, tmp_pa
     cache.write_bytes((FIXTURES / "kt_cache_small.json").read_bytes())
     before = {p: p.read_bytes() for p in (session, bench, cache)}
     for args in (["tune", str(bench), "--budget", "2", "--out", f"{bench}{suffix}"],
-                 ["tune", str(bench), "--resume", str(session), "--budget", "1", "--out", f"{session}{suffix}"],
+                 ["tune", TRIVIAL, "--resume", str(session), "--budget", "1", "--out", f"{tmp_path / 'other.json'}{suffix}"],
                  ["import-kt", str(cache), "--out", f"{cache}{suffix}", "--force"],
                  ["export", str(session), "--format", "json", "--out", f"{session}{suffix}", "--force"],
                  ["gui", str(session), "--quit-when-done", "--screenshot", f"{session}{suffix}"]):

@@ -981,6 +981,7 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
     from workbench.core.io.output_files import (
         check_folder,
         check_regular_or_absent,
+        check_session_name,
         prepare_output,
     )
     from workbench.core.domain.session import journal_path, save_session
@@ -990,6 +991,7 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
     out = Path(args.out)
     check_folder(out)
     check_regular_or_absent(out)
+    check_session_name(out)
     notes: list[str] = []
     session = import_kt_cache(args.cache, notes)  # a bad cache is reported before anything at --out is touched
     with SessionLock(out):  # not while a run writes that file

@@ -125,7 +125,7 @@ def test_save_as_refuses_the_name_of_a_journal_or_lock_and_writes_over_nothing(w
     folder.mkdir()
     notes = folder / "notes"
     notes.write_text("my notes\n")
-    for name in ("notes.journal", "notes.lock"):
+    for name in ("notes.journal", "notes.lock", "kernel.cu", "bench.py"):
         assert not window.save_to(folder / name)
         assert "choose another name" in window.statusBar().currentMessage()
     assert notes.read_text() == "my notes\n" and sorted(p.name for p in folder.iterdir()) == ["notes"]

@@ -1094,7 +1094,7 @@ class MainWindow(QMainWindow):
     def save_to(self, path: str | os.PathLike[str]) -> bool:
         from workbench.core.domain.session import save_session
 
-        from workbench.core.io.output_files import check_folder, check_regular_or_absent
+        from workbench.core.io.output_files import check_folder, check_regular_or_absent, check_session_name
         from workbench.core.io.session_lock import SessionLock
 
         if self.model.session is None:
@@ -1110,6 +1110,7 @@ class MainWindow(QMainWindow):
         try:
             check_folder(Path(path), "save")
             check_regular_or_absent(Path(path), "save")
+            check_session_name(Path(path), "save")
             if lock is not None:
                 lock.acquire()
                 from workbench.runner.controller import catch_up

@@ -31,6 +31,7 @@ from workbench.core.io.output_files import (
     backup_path,
     check_folder,
     check_regular_or_absent,
+    check_session_name,
     check_writable,
     keep_backup,
 )
@@ -270,23 +271,16 @@ def _check_writable(out: Path, instead: str | None) -> None:
     check_writable(journal_path(out), instead)
 
 
-#: Files of a template folder (``--kernel-dir``) a run may read: sources, headers, specs.
-TEMPLATE_CODE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".py", ".kernel.json")
-
-
 def _refuse_code_as_output(request: RunRequest, out: Path, inputs: Iterable[str | os.PathLike[str]]) -> None:
     """A run never writes its session over what it reads: the benchmark it runs, the recording it
-    replays, the session it continues, the code in the template folders it names (not even with
-    ``--force``: the run would then need what it just replaced)."""
+    replays, the session it continues (not even with ``--force``: the run would then need what it
+    just replaced); nor at a code file's name (:func:`check_session_name`)."""
     code = [Path(p) for p in inputs] + ([Path(request.replay)] if request.replay else [])
     if request.kernel and request.kernel.endswith(".py"):
         code.append(Path(request.kernel))
     if out.exists() and any(_same(out, p) for p in code if p.exists()):
         raise WorkbenchError(f"--out {out}: is this run's input; name another file for the session")
-    if out.exists() and out.name.endswith(TEMPLATE_CODE_SUFFIXES) and any(
-            _same(out.parent, folder) for folder in request.kernel_dirs if Path(folder).is_dir()):
-        raise WorkbenchError(f"--out {out}: is template code in the --kernel-dir folder this run reads; "
-                             "name another file for the session")
+    check_session_name(out)
 
 
 def _why_not_replaced(out: Path) -> str:
@@ -361,6 +355,7 @@ def _take_output(out: Path | None, session: Session | None, held: SessionLock | 
         return None
     check_folder(out)
     check_regular_or_absent(out)
+    check_session_name(out)
     _check_writable(out, "save the session under another name (Save As) to continue there")
     lock = _lock(out, held)
     try:

@@ -68,6 +68,21 @@ def check_not_sidecar(path: Path, flag: str = "--out") -> None:
                          f"session ({owner.name}{suffix} beside {owner.name}); choose another name")
 
 
+#: Names of code a run may read (kernel sources, headers, Python benchmarks and template specs).
+CODE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".py", ".kernel.json")
+
+
+def check_session_name(path: Path, flag: str = "--out") -> None:
+    """Refuse a code file's name for a session file (JSON), existing or not: written into a
+    template folder, a session named ``run.py`` or ``k.cu`` is taken for a template's code by every
+    later run of that folder (a spec that does not load), and an existing source is the code a run
+    reads (``--force`` moved it to ``.bak`` and the run then failed to read it)."""
+    suffix = next((s for s in CODE_SUFFIXES if Path(path).name.endswith(s)), None)
+    if suffix is not None:
+        raise WorkbenchError(f"{flag} {path}: a name ending in {suffix} is code's (a kernel source, a header, a "
+                             "Python benchmark or template spec), and a session is a JSON file; choose another name")
+
+
 def check_regular_or_absent(path: Path, flag: str = "--out") -> bool:
     """True when ``path`` exists as a regular file, False when absent; an error for anything else,
     and for the names of a session's journal and lock (:func:`check_not_sidecar`)."""
