@@ -409,10 +409,15 @@ def test_a_second_writer_stops_at_once_naming_the_first(cli, tmp_path: Path) -> 
 def test_a_stale_lock_of_a_dead_owner_does_not_block(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     new_trivial(out, 3)
-    lock_path(out).write_text("999999999\n")  # left behind by a killed run: no process holds it
+    lock_path(out).write_text("999999999\n")  # left behind by a killed run of a version before the mark
     session, finished = run_to_end(RunRequest(kernel=TRIVIAL, budget=2), out, resume=True)
     assert finished.reason == "budget" and len(session.trials) == 5
     assert not lock_path(out).exists()
+    from workbench.core.io.session_lock import LOCK_MARK
+
+    lock_path(out).write_text(f"{LOCK_MARK}{os.getppid()}\n")  # marked: ours, whatever process has that pid now
+    session, finished = run_to_end(RunRequest(kernel=TRIVIAL, budget=1), out, resume=True)
+    assert finished.reason == "budget" and len(session.trials) == 6 and not lock_path(out).exists()
 
 
 def test_a_file_of_ones_own_at_the_locks_name_is_neither_emptied_nor_removed(cli, tmp_path: Path) -> None:
@@ -431,6 +436,14 @@ def test_a_file_of_ones_own_at_the_locks_name_is_neither_emptied_nor_removed(cli
     with pytest.raises(WorkbenchError, match="has another name too"):
         SessionLock(tmp_path / "s.json").acquire()
     assert linked.exists() and (tmp_path / "s.json.lock").exists()
+
+    # another program's pid file (the pid of a live process), or a person's empty file
+    (tmp_path / "server.lock").write_text(f"{os.getppid()}\n")
+    (tmp_path / "yarn.lock").write_text("")
+    for name, why in (("server", "holds the pid of a running process"), ("yarn", "is empty")):
+        with pytest.raises(WorkbenchError, match=why):
+            SessionLock(tmp_path / name).acquire()
+    assert (tmp_path / "server.lock").read_text() == f"{os.getppid()}\n" and (tmp_path / "yarn.lock").exists()
 
     held = SessionLock(tmp_path / "t.json").acquire()
     lock_path(tmp_path / "t.json").unlink()

@@ -39,16 +39,27 @@ def lock_path(session_path: str | os.PathLike[str]) -> Path:
     return p.with_name(name + LOCK_SUFFIX)
 
 
-def _open_lock_file(path: Path) -> int:
-    """Open (creating) the lock file, never through a symbolic link and never anything but a
-    regular file: a planted link must not make us truncate the file it points to."""
-    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+#: The first words of a lock file this program writes; then the owner's pid.
+LOCK_MARK = "kernel-workbench session lock, pid "
+
+
+def _open_lock_file(path: Path) -> tuple[int, bool]:
+    """Open the lock file, creating it when there is none (then ``True``), never through a
+    symbolic link and never anything but a regular file: a planted link must not make us truncate
+    the file it points to."""
+    base = os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags, 0o644)
+        try:
+            return _regular(path, os.open(path, base | os.O_CREAT | os.O_EXCL, 0o644)), True
+        except FileExistsError:
+            return _regular(path, os.open(path, base)), False
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise WorkbenchError(f"{path}: is a symbolic link, not a lock file; remove it") from None
         raise WorkbenchError(f"{path}: cannot create the lock file ({exc.strerror or exc})") from None
+
+
+def _regular(path: Path, fd: int) -> int:
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise WorkbenchError(f"{path}: is not a regular file, not a lock file; remove it")
@@ -72,7 +83,10 @@ class SessionLock:
         if self._fd is not None or fcntl is None:
             return self
         while True:
-            fd = _open_lock_file(self.path)
+            try:
+                fd, created = _open_lock_file(self.path)
+            except FileNotFoundError:  # removed between our two opens: try again
+                continue
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
@@ -91,13 +105,13 @@ class SessionLock:
             if same:
                 break
             os.close(fd)
-        foreign = _foreign_content(fd)
+        foreign = "" if created else _foreign_content(fd)
         if foreign:  # a file of the person's own that happens to have the lock's name: not ours to empty
             os.close(fd)
             raise WorkbenchError(f"{self.path}: {foreign}, not a lock of this program; a run of {self.session_path.name} "
                                  f"keeps its lock there: move that file away or name the session otherwise")
         os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        os.write(fd, f"{LOCK_MARK}{os.getpid()}\n".encode())
         self._fd = fd
         return self
 
@@ -176,23 +190,44 @@ def locked_by_other(session_path: str | os.PathLike[str]) -> bool:
 
 
 def _foreign_content(fd: int) -> str:
-    """Why the open file ``fd`` is not a lock file of this program ('' when it is one: empty, or
-    the pid line an owner wrote, perhaps one that died), said as the start of a sentence."""
+    """Why an existing file ``fd``, whose lock we now hold, is not a lock file left by a run of
+    this program ('' when it is one), said as the start of a sentence.
+
+    A lock of ours is marked (:data:`LOCK_MARK`); one written before the mark held the bare pid of
+    its owner, who must then be gone (a live owner would hold the lock). So a bare pid of a live
+    process is another program's pid file, and an empty file a person's (ours are written when
+    created, under the lock)."""
     info = os.fstat(fd)
     if info.st_nlink > 1:
         return "has another name too (a hard link)"
     try:
-        head = os.pread(fd, 33, 0)
+        head = os.pread(fd, 96, 0)
     except OSError:
         return "cannot be read"
-    if not head or (len(head) <= 32 and head.strip().isdigit() and head.rstrip(b"\n").isdigit()):
+    text = head.decode("ascii", "replace")
+    if text.startswith(LOCK_MARK) and text[len(LOCK_MARK):].rstrip("\n").isdigit():
         return ""
-    return "holds other data"
+    if len(head) <= 32 and text.rstrip("\n").isdigit():
+        return "holds the pid of a running process" if _alive(int(text)) else ""
+    return "is empty" if not head else "holds other data"
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0 or pid == os.getpid():
+        return pid == os.getpid()
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def _read_owner(fd: int) -> str:
     try:
-        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        text = os.pread(fd, 96, 0).decode("ascii", "replace").strip()
     except OSError:
         return ""
+    text = text[len(LOCK_MARK):] if text.startswith(LOCK_MARK) else text
     return text if text.isdigit() else ""
