@@ -1145,9 +1145,10 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
         if args.set:
             run["problem"] = parse_assignments(args.set, "--set")
         if args.resources is not None:
-            if args.replay or run["backend"] not in ("auto", "sim"):
-                raise WorkbenchError("--resources applies to the simulated GPU: gui --run KERNEL --backend sim "
-                                     "--resources ...")
+            if args.replay or run["backend"] not in ("auto", "sim") or str(args.run or "").endswith(".py"):
+                raise WorkbenchError("--resources applies to a template on the simulated GPU: gui --run KERNEL "
+                                     "--backend sim --resources ... (a python benchmark or a recording has no "
+                                     "compiled resources)")
             run["backend"] = "sim"
             run["options"] = {"compile": RESOURCE_MODES[args.resources]}
     return gui_main(args.session, run, args.screenshot, args.quit_when_done, args.presentation)

@@ -219,6 +219,7 @@ def test_gui_run_takes_the_simulators_resource_mode_as_tune_does(monkeypatch):
     assert cli.main(["gui", "--run", "conv2d", "--backend", "sim", "--resources", "compiled"]) == 0
     assert started[-1]["options"] == {"compile": "nvrtc"}
     for refused in (["gui", "--run", "conv2d", "--backend", "cuda", "--resources", "estimated"],
+                    ["gui", "--run", "bench.py", "--resources", "estimated"],
                     ["gui", "--resources", "estimated"]):
         assert cli.main(refused) == 2
     assert len(started) == 2
