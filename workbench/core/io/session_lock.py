@@ -52,11 +52,21 @@ def _open_lock_file(path: Path) -> tuple[int, bool]:
         try:
             return _regular(path, os.open(path, base | os.O_CREAT | os.O_EXCL, 0o644)), True
         except FileExistsError:
+            pass
+        try:
             return _regular(path, os.open(path, base)), False
+        except FileNotFoundError:  # removed by its owner between the two opens: the caller tries again
+            raise _Vanished() from None
+    except _Vanished:
+        raise
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise WorkbenchError(f"{path}: is a symbolic link, not a lock file; remove it") from None
         raise WorkbenchError(f"{path}: cannot create the lock file ({exc.strerror or exc})") from None
+
+
+class _Vanished(Exception):
+    """The lock file was there, then gone before we opened it (its owner released it)."""
 
 
 def _regular(path: Path, fd: int) -> int:
@@ -85,7 +95,7 @@ class SessionLock:
         while True:
             try:
                 fd, created = _open_lock_file(self.path)
-            except FileNotFoundError:  # removed between our two opens: try again
+            except _Vanished:  # removed between our two opens: try again
                 continue
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -110,8 +120,13 @@ class SessionLock:
             os.close(fd)
             raise WorkbenchError(f"{self.path}: {foreign}, not a lock of this program; a run of {self.session_path.name} "
                                  f"keeps its lock there: move that file away or name the session otherwise")
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{LOCK_MARK}{os.getpid()}\n".encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{LOCK_MARK}{os.getpid()}\n".encode())
+        except OSError as exc:  # a full disk, a quota: no lock, and no empty file left in the way
+            self._fd = fd
+            self.release()
+            raise WorkbenchError(f"{self.path}: cannot write the lock file ({exc.strerror or exc})") from None
         self._fd = fd
         return self
 
@@ -195,8 +210,9 @@ def _foreign_content(fd: int) -> str:
 
     A lock of ours is marked (:data:`LOCK_MARK`); one written before the mark held the bare pid of
     its owner, who must then be gone (a live owner would hold the lock). So a bare pid of a live
-    process is another program's pid file, and an empty file a person's (ours are written when
-    created, under the lock)."""
+    process is another program's pid file. An empty file is taken for ours: a lock is empty from
+    its creation until its creator holds it and writes its line, and another run may take it in
+    between (the creator then meets a lock in use)."""
     info = os.fstat(fd)
     if info.st_nlink > 1:
         return "has another name too (a hard link)"
@@ -209,7 +225,7 @@ def _foreign_content(fd: int) -> str:
         return ""
     if len(head) <= 32 and text.rstrip("\n").isdigit():
         return "holds the pid of a running process" if _alive(int(text)) else ""
-    return "is empty" if not head else "holds other data"
+    return "" if not head else "holds other data"
 
 
 def _alive(pid: int) -> bool:
