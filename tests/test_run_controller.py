@@ -377,6 +377,12 @@ def test_a_session_named_by_the_journal_a_killed_run_left_is_continued_into_its_
     journal_only(tmp_path / "m.json")
     done = cli("tune", TRIVIAL, "--resume", "--out", str(journal_path(tmp_path / "m.json")), "--budget", "1", "--quiet")
     assert done.returncode == 0 and len(load_session(tmp_path / "m.json").trials) == 4, done.stderr
+    journal = journal_only(tmp_path / "n.json")  # the same journal spelt twice, relative and absolute
+    done = cli("tune", TRIVIAL, "--resume", os.path.relpath(journal), "--out", str(journal), "--budget", "1", "--quiet")
+    assert done.returncode == 0 and len(load_session(tmp_path / "n.json").trials) == 4, done.stderr
+    journal = journal_only(tmp_path / "r.json")
+    done = cli("tune", "--remeasure-aborted", "--out", str(journal))
+    assert done.returncode == 0 and "nothing to re-measure" in done.stdout, done.stderr
 
 
 # --- one writer per session -----------------------------------------------------------------------
@@ -437,19 +443,57 @@ def test_a_file_of_ones_own_at_the_locks_name_is_neither_emptied_nor_removed(cli
         SessionLock(tmp_path / "s.json").acquire()
     assert linked.exists() and (tmp_path / "s.json.lock").exists()
 
-    # another program's pid file (the pid of a live process), or a person's empty file
+    # another program's pid file: the pid of a live process (an old lock's pid is its dead owner's)
     (tmp_path / "server.lock").write_text(f"{os.getppid()}\n")
-    (tmp_path / "yarn.lock").write_text("")
-    for name, why in (("server", "holds the pid of a running process"), ("yarn", "is empty")):
-        with pytest.raises(WorkbenchError, match=why):
-            SessionLock(tmp_path / name).acquire()
-    assert (tmp_path / "server.lock").read_text() == f"{os.getppid()}\n" and (tmp_path / "yarn.lock").exists()
+    with pytest.raises(WorkbenchError, match="holds the pid of a running process"):
+        SessionLock(tmp_path / "server").acquire()
+    assert (tmp_path / "server.lock").read_text() == f"{os.getppid()}\n"
 
     held = SessionLock(tmp_path / "t.json").acquire()
     lock_path(tmp_path / "t.json").unlink()
     lock_path(tmp_path / "t.json").write_text("put here meanwhile")
     held.release()  # removes only the file it holds
     assert lock_path(tmp_path / "t.json").read_text() == "put here meanwhile"
+
+
+def test_a_lock_being_made_or_let_go_meanwhile_is_no_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lock is empty from its creation until its creator writes its line, and another run may
+    take it in between: an empty lock file was refused as "not ours" and left in the way of every
+    later run. A holder that lets go between our two opens (exists, then gone) means: try again."""
+    from workbench.core.io import session_lock
+
+    lock_path(tmp_path / "made.json").write_text("")  # as its creator leaves it before writing
+    SessionLock(tmp_path / "made.json").acquire().release()
+    assert not lock_path(tmp_path / "made.json").exists()
+
+    holder = SessionLock(tmp_path / "s.json").acquire()
+    real_open = os.open
+
+    def holder_lets_go(path, flags, *rest):
+        if str(path).endswith(".lock") and not flags & os.O_CREAT and holder.held:
+            holder.release()
+        return real_open(path, flags, *rest)
+
+    monkeypatch.setattr(session_lock.os, "open", holder_lets_go)
+    SessionLock(tmp_path / "s.json").acquire().release()
+    monkeypatch.setattr(session_lock.os, "open", real_open)
+    with pytest.raises(WorkbenchError, match="cannot create the lock file"):  # a missing folder is no retry
+        SessionLock(tmp_path / "missing" / "s.json").acquire()
+
+
+def test_a_lock_that_cannot_be_written_leaves_nothing_in_the_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk while the lock's line was written left an empty lock file (and a bare OSError)."""
+    from workbench.core.io import session_lock
+
+    def full(fd, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(session_lock.os, "write", full)
+    with pytest.raises(WorkbenchError, match="cannot write the lock file .No space left on device"):
+        SessionLock(tmp_path / "s.json").acquire()
+    monkeypatch.undo()
+    assert list(tmp_path.iterdir()) == []
+    SessionLock(tmp_path / "s.json").acquire().release()
 
 
 def test_the_lock_names_its_owner_within_one_process(tmp_path: Path) -> None:

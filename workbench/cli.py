@@ -448,9 +448,9 @@ def _continued_by_journal(args: argparse.Namespace) -> None:
 
     if isinstance(args.resume, str):
         args.resume = str(session_path_of(args.resume))
-        if args.out is not None and Path(args.out).name.endswith(".journal"):
-            args.out = str(session_path_of(args.out)) if session_path_of(args.out) == Path(args.resume) else args.out
-    elif args.resume and args.out is not None:
+        if args.out is not None and os.path.abspath(session_path_of(args.out)) == os.path.abspath(args.resume):
+            args.out = args.resume  # continued into itself, however it is spelt
+    elif args.out is not None and (args.resume or args.remeasure_aborted or args.refine_only):
         args.out = str(session_path_of(args.out))
 
 
