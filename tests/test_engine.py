@@ -409,6 +409,24 @@ def test_refining_an_earlier_runs_trial_leaves_this_runs_counts_alone(tmp_path) 
         assert not isinstance(event, Progress) or event.failures == 0
     assert load_session(out).trials[0].ok
 
+    # the other way round: a failure the refinement of an earlier run's trial reveals is counted
+    from test_sim_backend import _shared_memory_template
+
+    folder = tmp_path / "big"
+    folder.mkdir()
+    big = _shared_memory_template(folder, uuid.uuid4().hex)
+    big_target = SimBackend.target(big)
+    grid = create_strategy("grid", big_target.space, seed=0)
+    left = tmp_path / "big.json"
+    early = Engine(session_for_target(big_target, big, grid), grid, big, budget=3, output=left, pool_factory=InlinePool)
+    early.refine_wait_s = 0.0
+    early.run()
+    assert early.failures == 0 and early.unrefined == 3  # k = 3 ran on estimates: its compile had not landed
+    later = Engine(load_session(left), create_strategy("grid", big_target.space, seed=0), big, budget=1, output=left,
+                   pool_factory=InlinePool)
+    later.run()
+    assert later.refined == 3 and later.failures == 1
+
 
 def test_a_run_at_another_size_leaves_the_estimated_trials_of_other_sizes_alone(tmp_path) -> None:
     """Only the trials at a run's own problem are carried over for refinement: one size of a sweep

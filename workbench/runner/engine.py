@@ -594,11 +594,14 @@ class Engine:
                 break
         self._pending.pop(before.config.id, None)
         self.refined += 1
-        if before.index in self._counted:  # a trial an earlier run left was never in this run's figures
-            # a refined trial can fail where its estimate ran (a launch the real resources do not fit)
-            # and the reverse; an abort can come or go with the compiled figures
-            self.failures += int(_is_failure(measurement.status)) - int(_is_failure(before.measurement.status))
-            self.aborted += int(measurement.status is Status.ABORTED) - int(before.measurement.status is Status.ABORTED)
+        # A refined trial can fail where its estimate ran (a launch the real resources do not fit),
+        # and the reverse; an abort can come or go with the compiled figures. A trial an earlier run
+        # left was never in this run's counts: only what its refinement reveals is added.
+        failed = int(_is_failure(measurement.status)) - int(_is_failure(before.measurement.status))
+        aborted = int(measurement.status is Status.ABORTED) - int(before.measurement.status is Status.ABORTED)
+        ours = before.index in self._counted
+        self.failures += failed if ours else max(failed, 0)
+        self.aborted += aborted if ours else max(aborted, 0)
         self._note_best(refined, replaced=before)
         self._emit(TrialRefined(before, refined))
 
