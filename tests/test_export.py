@@ -139,6 +139,34 @@ def test_embedded_source_literal_survives_quotes_and_backslashes() -> None:
         assert ast.literal_eval(_py_text(text)) == text
 
 
+def test_a_source_files_name_is_a_c_string_in_the_line_directive(tmp_path: Path) -> None:
+    """The name of one's own kernel's .cu went raw into ``#line 1 "NAME"``: a quote or a backslash
+    broke every compile, a line break put the rest of the name into the compiled code (and into
+    the exports)."""
+    example = ROOT / "docs" / "examples" / "saxpy"
+    name = 'q"x\\y\n__device__ int injected = 1;\n#define QQ ".cu'
+    spec = json.loads((example / "saxpy.kernel.json").read_text())
+    spec["source"] = name
+    (tmp_path / "saxpy.kernel.json").write_text(json.dumps(spec))
+    (tmp_path / name).write_bytes((example / "saxpy.cu").read_bytes())
+    template = load_templates(tmp_path)["saxpy"]
+    source = template.render(template.default_config(), template.problem)
+    line = next(text for text in source.splitlines() if text.startswith("#line"))
+    assert line == '#line 1 "q\\"x\\\\y\\012__device__ int injected = 1;\\012#define QQ \\".cu"'
+    assert not any(text.startswith("__device__ int injected") for text in source.splitlines())
+    compiled = compile_cuda(source, "sm_90", entry=template.entry, use_cache=False)
+    assert compiled.ok, compiled.log
+
+
+def test_a_nul_in_a_kernels_source_leaves_the_cupy_script_valid_python() -> None:
+    """A NUL byte in a .cu (which NVRTC and nvcc take) made the exported CuPy script invalid Python."""
+    from workbench.core.io.export import _py_text
+
+    for text in ["// nul here:\x00 end\r\n", "\x1b[31m\x7f\ttab\x0c"]:
+        assert ast.literal_eval(_py_text(text)) == text
+        compile(_py_text(text), "<export>", "eval")
+
+
 # --- objective in force, refusals ----------------------------------------------------------------
 
 

@@ -345,7 +345,7 @@ class KernelTemplate:
         valid = self.space(params).config(config)
         head = [f"// {self.name}: config {valid.id}", *self.defines(valid, params)]
         location = Path(self.source_path).name if self.source_path else f"{self.name}.cu"
-        head.append(f'#line 1 "{location}"')
+        head.append(f'#line 1 "{c_string_body(location)}"')
         return "\n".join(head) + "\n" + self.source
 
     def source_hash(self) -> str:
@@ -446,6 +446,22 @@ def read_cu(spec_file: str, filename: str | None = None) -> str:
         reason = str(exc)
         reason = reason[len(str(cu)) + 2:] if reason.startswith(f"{cu}: ") else reason
         raise TemplateError(f"{spec}: cannot read CUDA source {cu.name}: {reason}") from None
+
+
+def c_string_body(text: str) -> str:
+    """``text`` as the inside of a C string literal (every character outside printable ASCII as
+    octal escapes of its UTF-8 bytes). Why: a quote, a backslash or a line break in a file's name
+    (``#line 1 "NAME"``) ended the directive early, so the rest of the name was compiled as code,
+    or broke every compile of the template; exports write text values the same way."""
+    out = []
+    for char in text:
+        if char in ('"', "\\", "?"):  # ? too: no trigraphs
+            out.append("\\" + char)
+        elif " " <= char <= "~":
+            out.append(char)
+        else:
+            out.extend(f"\\{byte:03o}" for byte in char.encode("utf-8"))
+    return "".join(out)
 
 
 def ceil_div(a: int, b: int) -> int:

@@ -45,7 +45,7 @@ from workbench.core.domain.objective import Constraints, Weights, rank
 from workbench.core.domain.portability import max_min_pick
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config
-from workbench.core.domain.templates import c_literal
+from workbench.core.domain.templates import c_literal, c_string_body
 
 FORMATS: tuple[str, ...] = ("header", "cuda", "json", "cupy")
 SUFFIXES: dict[str, str] = {"header": ".h", "cuda": ".cu", "json": ".json", "cupy": ".py"}
@@ -473,18 +473,10 @@ def _c_value(value: Any, name: str) -> str:
     no value can end the string, the line or the ``#define``.
     """
     if isinstance(value, str):
-        return '"' + "".join(_c_char(c) for c in value) + '"'
+        return '"' + c_string_body(value) + '"'
     if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
         raise WorkbenchError(f"slot {name}: {value} does not fit a 64-bit C integer")
     return c_literal(value, name)
-
-
-def _c_char(char: str) -> str:
-    if char in ('"', "\\", "?"):  # ? too: no trigraphs
-        return "\\" + char
-    if " " <= char <= "~":
-        return char
-    return "".join(f"\\{byte:03o}" for byte in char.encode("utf-8"))
 
 
 def _macro(name: str, upper: bool = True) -> str:
@@ -738,8 +730,11 @@ def _script_parts() -> tuple[str, str]:
 
 
 def _py_text(text: str) -> str:
-    """A triple-quoted Python literal for ``text`` that reads like the source it holds."""
+    """A triple-quoted Python literal for ``text`` that reads like the source it holds; a control
+    character other than a line break or a tab (a NUL: Python refuses a source with one) is
+    written as its escape."""
     body = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    body = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", lambda m: f"\\x{ord(m.group()):02x}", body)
     if body.endswith('"'):  # a quote right before the closing quotes would end the literal early
         body = body[:-1] + '\\"'
     return '"""\\\n' + body + '"""'
