@@ -280,3 +280,30 @@ def test_the_windows_runs_refuse_a_stored_limit_that_cannot_be_met(tmp_path: Pat
         remeasure_aborted(source)
     assert source.read_bytes() == before
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("w.json.")]  # no lock or journal left
+
+
+def test_a_named_limit_and_the_bound_it_states_are_one_limit(cli, tmp_path: Path) -> None:
+    """``--constraint latency_ms<=10`` left a stored ``--max-latency-ms 3.5`` in force (12 feasible of
+    31), and the reverse: the two spellings are one limit, replaced in either spelling, and a
+    limit no measurement can meet is refused in either."""
+    out = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--strategy", "random",
+               "--budget", "12", "--constraint", "latency_ms<=0.06", "--out", str(out)).returncode == 0
+    stored = json.loads(out.read_text())["constraints"]
+    assert stored.get("max_latency_ms") == 0.06 and not stored.get("extra")  # the limit, which also aborts
+
+    def feasible(*flags: str) -> int:
+        return json.loads(cli("show", str(out), "--json", *flags).stdout)["feasible"]
+
+    loose = feasible("--max-latency-ms", "100")
+    assert loose == 12 and feasible("--constraint", "latency_ms<=100") == loose
+    assert feasible("--constraint", "latency_ms<=100", "--max-latency-ms", "0.06") == feasible()  # the tighter
+    old = json.loads(out.read_text())  # a file an earlier version wrote: the limit as a typed bound
+    old["constraints"] = {"extra": ["latency_ms <= 0.06"]}
+    out.write_text(json.dumps(old))
+    assert feasible("--max-latency-ms", "100") == loose
+    for flags, said in ((["--constraint", "quality>=1.5"], "min quality is at most 1"),
+                        (["--constraint", "latency_ms<=0"], "max latency must be positive"),
+                        (["--min-quality", "-0.5"], "min quality is between 0 and 1")):
+        result = cli("show", str(out), *flags)
+        assert result.returncode == 2 and said in result.stderr, (flags, result.stderr)

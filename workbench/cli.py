@@ -269,6 +269,11 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
     return parser
 
 
+#: The bound each named limit states, by (metric, side): a ``--constraint`` on it is that limit.
+NAMED_LIMITS = {("latency_ms", "<="): "max_latency_ms", ("memory_mb", "<="): "max_memory_mb",
+                ("quality", ">="): "min_quality"}
+
+
 def _objective_from_args(args: argparse.Namespace, base: Any = None, source: str = "") -> tuple[Any, Any]:
     """Constraints and weights from flags, layered over a session's own (``base``, read from the
     file ``source``: named when what it stores is what cannot be met)."""
@@ -281,11 +286,21 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None, source: str
         for name in ("max_latency_ms", "max_memory_mb", "min_quality")
         if getattr(args, name) is not None
     }
-    given = tuple(Bound.parse(text) for text in args.constraint)
-    Constraints(**changes, extra=given).check_possible()  # what the flags say alone
-    if given:  # a flag's bound replaces a stored one on the same metric and side, as the named limits do
-        replaced = {(b.metric, b.op) for b in given}
-        changes["extra"] = tuple(b for b in constraints.extra if (b.metric, b.op) not in replaced) + given
+    # A bound one of the named limits states (latency_ms <=, memory_mb <=, quality >=) is that limit,
+    # as in the window's boxes: in either spelling it replaces the stored limit in either spelling
+    # (the tightest, when both spellings are given), and a latency limit stops hopeless candidates.
+    given: list[Any] = []
+    for bound in (Bound.parse(text) for text in args.constraint):
+        field = NAMED_LIMITS.get((bound.metric, bound.op))
+        if field is None:
+            given.append(bound)
+            continue
+        tighter = min if bound.op == "<=" else max
+        changes[field] = bound.value if changes.get(field) is None else tighter(changes[field], bound.value)
+    Constraints(**changes, extra=tuple(given)).check_possible()  # what the flags say alone
+    replaced = {(b.metric, b.op) for b in given} | {key for key, field in NAMED_LIMITS.items() if field in changes}
+    if replaced:  # a flag's bound replaces a stored one on the same metric and side, in either spelling
+        changes["extra"] = tuple(b for b in constraints.extra if (b.metric, b.op) not in replaced) + tuple(given)
     constraints = dataclasses.replace(constraints, **changes)
     try:
         constraints.check_possible()

@@ -106,24 +106,25 @@ def test_opening_another_session_keeps_its_own_constraints(window, qtbot, tmp_pa
 
 
 def test_a_session_written_with_a_named_limit_as_a_bound_opens_with_it_in_its_box(window, tmp_path):
-    """``tune --constraint latency_ms<=X`` stores the limit as a typed bound: opened, it read *off*
+    """A session storing the limit as a typed bound (earlier versions of ``tune --constraint
+    latency_ms<=X``, or by hand): opened, it read *off*
     in its box with no chart line, while it held. It opens in the box, the ranking and the
-    session's clean state unchanged; a bound the box cannot show stays typed."""
+    session's clean state unchanged; a bound on another metric stays typed."""
     from workbench.core.domain.objective import Bound, Constraints
     from workbench.runner.controller import RunRequest, start_run
 
     path = tmp_path / "typed.json"
-    bounds = (Bound.parse("latency_ms <= 0.3"), Bound.parse("latency_ms <= 0.2"), Bound.parse("quality >= 1.5"))
+    bounds = (Bound.parse("latency_ms <= 0.3"), Bound.parse("latency_ms <= 0.2"), Bound.parse("occupancy >= 2"))
     start_run(RunRequest(kernel="transpose", backend="sim", budget=8, seed=1, workers=1,
                          constraints=Constraints(extra=bounds)), path).run()
     window.open_session(path)
     model, panel = window.model, window.objective_panel
     latency = panel.limits["max_latency_ms"]
     assert model.constraints.max_latency_ms == 0.2 and latency.enabled.isChecked() and latency.spin.value() == 0.2
-    assert [b.label for b in model.constraints.extra] == ["quality >= 1.5"]
-    assert panel.extra_edit.text() == "quality >= 1.5"
+    assert [b.label for b in model.constraints.extra] == ["occupancy >= 2"]
+    assert panel.extra_edit.text() == "occupancy >= 2"
     assert not model.dirty
-    assert model.ranking.n_feasible == 0  # quality >= 1.5 still holds
+    assert model.ranking.n_feasible == 0  # occupancy >= 2 still holds
     model.set_constraints(extra=())
     feasible = sum(1 for t in model.trials if t.ok and t.metric("latency_ms") <= 0.2)
     assert 0 < model.ranking.n_feasible == feasible < len(model.trials)
