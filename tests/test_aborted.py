@@ -90,3 +90,24 @@ def test_the_progress_line_counts_aborted_candidates_apart_from_failures(tmp_pat
     failed = sum(t.status.failed and t.status is not Status.ABORTED for t in load_session(out).trials)
     last = [line for line in capsys.readouterr().err.replace("\r", "\n").splitlines() if line.startswith("[")][-1]
     assert aborted and f"failures {failed}  aborted {aborted}  best" in last, last
+
+
+def test_a_limit_that_aborts_every_candidate_is_named_as_the_cause(tmp_path: Path, capsys) -> None:
+    """Every candidate stopped under the limit read "no successful trials among 12" (show, export)
+    and "See the failure log" in the window, where there is no failure: the limit is the cause."""
+    from workbench.core.domain.objective import rank
+
+    out = tmp_path / "s.json"
+    assert main(["tune", "sgemm", "--backend", "sim", "--resources", "estimated", "--budget", "6",
+                 "--max-latency-ms", "0.01", "--out", str(out), "--quiet"]) == 0
+    session = load_session(out)
+    assert all(t.status is Status.ABORTED for t in session.trials)
+    capsys.readouterr()
+    main(["show", str(out)])
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert "6 stopped early as hopeless under the latency limit (limit 0.01 ms), the fastest at least" in line
+    assert "tune --remeasure-aborted" in line
+    assert main(["export", str(out), "--format", "json", "--out", str(tmp_path / "e.json")]) == 2
+    assert "stopped early as hopeless under the latency limit" in capsys.readouterr().err
+    ranking = rank(session.trials, session.constraints, session.weights)
+    assert ranking.aborted_count() == 6 and "stopped early" in ranking.why_none()

@@ -166,3 +166,17 @@ def test_weights_from_a_file_with_no_reported_metric_rank_nothing_and_say_so():
     model = SessionModel(session)
     assert model.ranking.best is None
     assert model.ranking.summary().endswith("2 report none of the weighted metrics (quality)")
+
+
+def test_candidates_stopped_under_the_latency_limit_are_not_shown_as_failures(window, cli, tmp_path):
+    """Aborted candidates were drawn as "failed (at 0)" crosses and the card sent the person to the
+    failure log; they are over the limit in force (infeasible, drawn in grey) and the card says so."""
+    out = tmp_path / "s.json"
+    assert cli("tune", "sgemm", "--backend", "sim", "--resources", "estimated", "--budget", "6",
+               "--max-latency-ms", "0.01", "--out", str(out), "--quiet").returncode == 0
+    window.open_session(out)
+    chart = window.score_chart
+    chart.refresh()
+    assert len(chart.failed) == 0 and len(chart.infeasible) == 6
+    text = window.best_card.text()
+    assert "stopped early as hopeless under the latency limit" in text and "failure log" not in text

@@ -206,7 +206,7 @@ class ScoreChart(_ChartBase):
         # hair-thin automatic range around 0; the scale scores live on reads better
         self._pin_y(not np.isfinite(score).any())
         feasible = np.asarray(ranking.feasible, dtype=bool)
-        failed = model.failed_mask()
+        failed = model.failed_mask() & ~model.aborted_mask()  # an aborted candidate is infeasible, not failed
         ok_infeasible = ~feasible & ~failed
         number = model.trial_numbers()  # x: the trial's number, the table's `#` (data: its row here)
         self.feasible.setData(x=number[feasible], y=score[feasible], data=index[feasible])

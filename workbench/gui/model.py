@@ -357,6 +357,11 @@ class SessionModel:
     def failed_mask(self) -> np.ndarray:
         return self.status_codes() != STATUS_CODES[Status.OK]
 
+    def aborted_mask(self) -> np.ndarray:
+        """Trials stopped early as hopeless under the latency limit: not failures, but infeasible
+        under the limit in force (they are kept with a lower bound on their latency)."""
+        return self.status_codes() == STATUS_CODES[Status.ABORTED]
+
     # --- objective ------------------------------------------------------------------------------
     @property
     def constraints(self) -> Constraints:

@@ -603,7 +603,7 @@ class Ranking:
         with counts, so the line is true whichever applies.
         """
         if self.n_ok == 0:
-            return f"no successful trials among {len(self.table)}"
+            return f"no successful trials among {len(self.table)}" + self._aborted_note()
         if self.n_feasible:  # asked while there is a recommendation: nothing to explain away
             return f"{self.n_feasible} feasible configs among {self.n_ok} successful trials"
         reasons = []
@@ -616,6 +616,24 @@ class Ranking:
             verb = "reports" if unscored == 1 else "report"
             reasons.append(f"{unscored}{within} {verb} none of the weighted metrics ({self._weighted_names()})")
         return f"no feasible config among {self.n_ok} successful trials; " + "; ".join(reasons)
+
+    def aborted_count(self) -> int:
+        """Rows stopped early as hopeless under the latency limit (status ``aborted``)."""
+        return sum(status is Status.ABORTED for status in self.table.statuses)
+
+    def _aborted_note(self) -> str:
+        """When candidates were stopped early under the latency limit, that the limit is why, with
+        the fastest lower bound seen and the way back ('' when none was)."""
+        aborted = self.aborted_count()
+        if not aborted:
+            return ""
+        bounds = self.table.column("latency_bound_ms")
+        bounds = bounds[np.isfinite(bounds)]
+        fastest = f", the fastest at least {float(bounds.min()):.4g} ms" if bounds.size else ""
+        limit = self.constraints.max_latency_ms
+        against = f" (limit {limit:g} ms)" if limit is not None else ""
+        return (f": {aborted} stopped early as hopeless under the latency limit{against}{fastest}; relax it and "
+                "re-measure them (tune --remeasure-aborted)")
 
     def _weighted_names(self) -> str:
         return ", ".join(self.weights) or LATENCY
