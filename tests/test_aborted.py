@@ -41,6 +41,12 @@ def test_aborted_candidates_keep_a_bound_and_come_back_when_the_limit_is_relaxed
         assert t.metric("latency_ms") >= bound
     assert again.constraints.max_latency_ms == limit
     assert len(again.trials) == len(session.trials) + len(back)  # the aborted records stay: facts
+    # asked again: the ones measured since are said apart from those still over the limit
+    capsys.readouterr()
+    assert main(["tune", "--remeasure-aborted", "--out", str(out), "--max-latency-ms", str(limit), "--quiet"]) == 0
+    said = capsys.readouterr().out
+    assert (f"{len(aborted)} aborted trials, {len(back)} of them measured again in full since, "
+            f"the other {len(aborted) - len(back)} still over the latency limit in force") in said, said
 
 
 def test_remeasure_aborted_needs_an_existing_session(tmp_path: Path, capsys) -> None:

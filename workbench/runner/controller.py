@@ -785,9 +785,17 @@ def nothing_to_remeasure(session: Session, request: RunRequest = RunRequest()) -
 
 
 def _nothing_to_remeasure(session: Session) -> str:
-    aborted = sum(t.status is Status.ABORTED for t in session.trials)
-    return (f"nothing to re-measure: {aborted} aborted trials, none below the latency limit in force"
-            if aborted else "nothing to re-measure: no aborted trials")
+    aborted = [t for t in session.trials if t.status is Status.ABORTED]
+    if not aborted:
+        return "nothing to re-measure: no aborted trials"
+    measured = {(problem_key(session.problem_of(t)), t.config.id) for t in session.trials
+                if t.status is not Status.ABORTED}
+    again = sum((problem_key(session.problem_of(t)), t.config.id) in measured for t in aborted)
+    left = len(aborted) - again
+    if not again:
+        return f"nothing to re-measure: {len(aborted)} aborted trials, none below the latency limit in force"
+    return (f"nothing to re-measure: {len(aborted)} aborted trials, {again} of them measured again in full "
+            f"since" + (f", the other {left} still over the latency limit in force" if left else ""))
 
 
 def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunRequest(), *,
