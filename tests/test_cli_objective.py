@@ -307,3 +307,22 @@ def test_a_named_limit_and_the_bound_it_states_are_one_limit(cli, tmp_path: Path
                         (["--min-quality", "-0.5"], "min quality is between 0 and 1")):
         result = cli("show", str(out), *flags)
         assert result.returncode == 2 and said in result.stderr, (flags, result.stderr)
+
+
+def test_an_export_says_the_direction_that_decided_its_config(capsys, session: Path, tmp_path: Path) -> None:
+    """``--maximize score_x`` and ``--minimize score_x`` export different configs, and the exports
+    did not say which way the metric was ranked, nor its value in the header's figures."""
+    chosen = {}
+    for word in ("maximize", "minimize"):
+        out = tmp_path / f"{word}.json"
+        flags = ["--weight", "latency_ms=0", "--weight", "score_x=1", f"--{word}", "score_x"]
+        assert main(["export", str(session), "--format", "json", "--out", str(out), *flags]) == 0
+        doc = json.loads(out.read_text())
+        assert doc["directions"] == {"score_x": word}
+        chosen[word] = doc["config"]["block_size_x"]
+        header = tmp_path / f"{word}.h"
+        assert main(["export", str(session), "--format", "header", "--out", str(header), *flags]) == 0
+        text = header.read_text()
+        assert f"score_x=1 ({word}d)" in text
+        assert any(line.startswith("// metrics:") and "score_x=" in line for line in text.splitlines())
+    assert chosen == {"maximize": 256, "minimize": 32}

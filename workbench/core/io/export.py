@@ -450,10 +450,12 @@ def _one_line(text: Any) -> str:
     return safe
 
 
-def _metrics_text(trial: Trial) -> str:
+def _metrics_text(trial: Trial, decided: Sequence[str] = ()) -> str:
+    """The chosen trial's usual figures, and those of the metrics that decided the choice
+    (``decided``: the weighted and constrained ones)."""
     metrics = trial.measurement.metrics
     parts = []
-    for name in _QUOTED:
+    for name in dict.fromkeys([*_QUOTED, *decided]):
         value = metrics.get(name)
         if value is not None and isinstance(value, (int, float)) and math.isfinite(value):
             parts.append(f"{name}={value:.4g}")
@@ -461,8 +463,13 @@ def _metrics_text(trial: Trial) -> str:
 
 
 def _objective_text(plan: ExportPlan) -> tuple[str, str]:
+    """The constraints and the weights as comment text; a weighted metric whose direction the
+    person gave says it (``myscore=1 (maximized)``): for a metric the workbench does not know,
+    that direction decided which config won."""
     bounds = ", ".join(str(b) for b in plan.constraints.bounds()) or "none"
-    weights = ", ".join(f"{k}={v:g}" for k, v in plan.weights.active().items()) or "none"
+    chosen = plan.weights.directions_dict()
+    weights = ", ".join(f"{k}={v:g}" + (f" ({chosen[k]}d)" if k in chosen else "")
+                        for k, v in plan.weights.active().items()) or "none"
     return bounds, weights
 
 
@@ -565,11 +572,15 @@ def target_macro(device: str) -> str:
     return TARGET_PREFIX + core
 
 
+def _deciding_metrics(plan: ExportPlan) -> list[str]:
+    return [*plan.weights.active(), *(b.metric for b in plan.constraints.bounds())]
+
+
 def _choice_comments(plan: ExportPlan, choice: Choice, prefix: str = "// ") -> list[str]:
     lines = [
         f"{prefix}config {choice.trial.config.id}: {_one_line(choice.trial.config.to_dict())}",
         f"{prefix}from {_one_line(choice.session)}, trial {choice.trial.index}",
-        f"{prefix}metrics: {_metrics_text(choice.trial)}",
+        f"{prefix}metrics: {_one_line(_metrics_text(choice.trial, _deciding_metrics(plan)))}",
         f"{prefix}why: {_one_line(choice.why)}",
     ]
     return lines
@@ -694,6 +705,7 @@ def _json(plan: ExportPlan) -> str:
         "problem": dict(plan.problem),
         "constraints": plan.constraints.to_dict(),
         "weights": plan.weights.to_dict(),
+        "directions": plan.weights.directions_dict(),  # the person's, for metrics the workbench does not know
         "simulated": plan.simulated,
         "template_hash": plan.template.source_hash() if plan.template is not None else None,
         "session_source_hash": plan.source_hash,
