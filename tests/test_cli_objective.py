@@ -304,9 +304,15 @@ def test_a_named_limit_and_the_bound_it_states_are_one_limit(cli, tmp_path: Path
     assert feasible("--max-latency-ms", "100") == loose
     for flags, said in ((["--constraint", "quality>=1.5"], "min quality is at most 1"),
                         (["--constraint", "latency_ms<=0"], "max latency must be positive"),
-                        (["--min-quality", "-0.5"], "min quality is between 0 and 1")):
+                        (["--min-quality", "-0.5"], "min quality is between 0 and 1"),
+                        (["--min-quality", "0.5", "--constraint", "quality>=-1"], "min quality is between 0 and 1")):
         result = cli("show", str(out), *flags)
         assert result.returncode == 2 and said in result.stderr, (flags, result.stderr)
+    # what a file stores as a typed bound (the window keeps what it cannot show) still opens
+    for stored in ({"extra": ["quality >= 1.5"]}, {"min_quality": -0.5}, {"extra": ["quality >= -0.5"]}):
+        old["constraints"] = stored
+        out.write_text(json.dumps(old))
+        assert cli("show", str(out), "--json").returncode == 0, stored
 
 
 def test_an_export_says_the_direction_that_decided_its_config(capsys, session: Path, tmp_path: Path) -> None:

@@ -290,7 +290,12 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None, source: str
     # as in the window's boxes: in either spelling it replaces the stored limit in either spelling
     # (the tightest, when both spellings are given), and a latency limit stops hopeless candidates.
     given: list[Any] = []
-    for bound in (Bound.parse(text) for text in args.constraint):
+    parsed = [Bound.parse(text) for text in args.constraint]
+    asked = [changes.get("min_quality")] + [b.value for b in parsed if (b.metric, b.op) == ("quality", ">=")]
+    negative = next((value for value in asked if value is not None and value < 0), None)
+    if negative is not None:  # every trial meets it: a typo for something else
+        raise WorkbenchError(f"min quality is between 0 and 1 (1: exact result), got {negative:g}")
+    for bound in parsed:
         field = NAMED_LIMITS.get((bound.metric, bound.op))
         if field is None:
             given.append(bound)

@@ -109,22 +109,22 @@ def test_a_session_written_with_a_named_limit_as_a_bound_opens_with_it_in_its_bo
     """A session storing the limit as a typed bound (earlier versions of ``tune --constraint
     latency_ms<=X``, or by hand): opened, it read *off*
     in its box with no chart line, while it held. It opens in the box, the ranking and the
-    session's clean state unchanged; a bound on another metric stays typed."""
+    session's clean state unchanged; a bound the box cannot show stays typed."""
     from workbench.core.domain.objective import Bound, Constraints
     from workbench.runner.controller import RunRequest, start_run
 
     path = tmp_path / "typed.json"
-    bounds = (Bound.parse("latency_ms <= 0.3"), Bound.parse("latency_ms <= 0.2"), Bound.parse("occupancy >= 2"))
+    bounds = (Bound.parse("latency_ms <= 0.3"), Bound.parse("latency_ms <= 0.2"), Bound.parse("quality >= 1.5"))
     start_run(RunRequest(kernel="transpose", backend="sim", budget=8, seed=1, workers=1,
                          constraints=Constraints(extra=bounds)), path).run()
     window.open_session(path)
     model, panel = window.model, window.objective_panel
     latency = panel.limits["max_latency_ms"]
     assert model.constraints.max_latency_ms == 0.2 and latency.enabled.isChecked() and latency.spin.value() == 0.2
-    assert [b.label for b in model.constraints.extra] == ["occupancy >= 2"]
-    assert panel.extra_edit.text() == "occupancy >= 2"
+    assert [b.label for b in model.constraints.extra] == ["quality >= 1.5"]
+    assert panel.extra_edit.text() == "quality >= 1.5"
     assert not model.dirty
-    assert model.ranking.n_feasible == 0  # occupancy >= 2 still holds
+    assert model.ranking.n_feasible == 0  # quality >= 1.5 still holds
     model.set_constraints(extra=())
     feasible = sum(1 for t in model.trials if t.ok and t.metric("latency_ms") <= 0.2)
     assert 0 < model.ranking.n_feasible == feasible < len(model.trials)
@@ -372,3 +372,17 @@ def test_remeasure_on_a_python_session_says_nothing_to_re_measure_before_asking_
     assert asked == ["Run the benchmark's code?"] and not window.running
     assert "the benchmark's code was not confirmed" in window.statusBar().currentMessage()
     assert len(load_session(path).trials) == 4  # nothing ran
+
+
+def test_a_typed_bound_the_boxes_cannot_show_does_not_stop_a_run_from_starting(window, cli, qtbot, tmp_path):
+    """The window keeps such a bound typed (nothing meets it, and the ranking says so); a check
+    of every spelling at the run's start refused it, blaming the session's file."""
+    out = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+               "--out", str(out), "--quiet").returncode == 0
+    window.open_session(out)
+    window.objective_panel.set_extra_text("quality >= 1.5")
+    assert [b.label for b in window.model.constraints.extra] == ["quality >= 1.5"]
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": "vector_add", "backend": "sim", "budget": 1, "options": {"compile": "estimate"}})
+    assert window.model.n == 5 and window.model.ranking.n_feasible == 0
