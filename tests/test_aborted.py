@@ -117,3 +117,36 @@ def test_a_limit_that_aborts_every_candidate_is_named_as_the_cause(tmp_path: Pat
     assert "stopped early as hopeless under the latency limit" in capsys.readouterr().err
     ranking = rank(session.trials, session.constraints, session.weights)
     assert ranking.aborted_count() == 6 and "stopped early" in ranking.why_none()
+    # the limit relaxed since: re-measuring is what is left, not relaxing it again
+    relaxed = rank(session.trials, session.constraints.__class__(max_latency_ms=100.0), session.weights)
+    assert relaxed.why_none().endswith("6 stopped early as hopeless under an earlier latency limit; re-measure them "
+                                       "(tune --remeasure-aborted)")
+
+
+def test_a_sweeps_size_whose_candidates_were_all_stopped_says_so(tmp_path: Path, capsys) -> None:
+    """Its line read "none succeeded", as if the kernel had failed there."""
+    out = tmp_path / "s.json"
+    assert main(["tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "3",
+                 "--sizes", "n=4096,67108864", "--max-latency-ms", "0.01", "--out", str(out), "--quiet"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any("n=67108864: 3 trials, none succeeded (3 stopped early as hopeless under the latency limit)" in line
+               for line in lines), lines
+
+
+def test_a_failed_remeasurement_is_not_counted_as_measured_again(tmp_path: Path) -> None:
+    """Any later trial of an aborted config counted as "measured again in full", a failure too."""
+    import dataclasses
+
+    from workbench.core.domain.measurement import Measurement
+    from workbench.runner.controller import nothing_to_remeasure
+
+    out = tmp_path / "s.json"
+    assert main(["tune", "sgemm", "--backend", "sim", "--resources", "estimated", "--budget", "3",
+                 "--max-latency-ms", "0.01", "--out", str(out), "--quiet"]) == 0
+    session = load_session(out)
+    first = session.trials[0]
+    session.trials.append(dataclasses.replace(first, index=3, measurement=Measurement(Status.RUNTIME_ERROR, message="x")))
+    assert nothing_to_remeasure(session) == "nothing to re-measure: 3 aborted trials, none below the latency limit in force"
+    session.trials.append(dataclasses.replace(first, index=4, measurement=Measurement(Status.OK, {"latency_ms": 5.0})))
+    assert nothing_to_remeasure(session) == ("nothing to re-measure: 3 aborted trials, 1 of them measured again in full "
+                                             "since, the other 2 still over the latency limit in force")

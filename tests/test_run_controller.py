@@ -495,6 +495,12 @@ def test_a_lock_that_cannot_be_written_leaves_nothing_in_the_way(tmp_path: Path,
     assert list(tmp_path.iterdir()) == []
     SessionLock(tmp_path / "s.json").acquire().release()
 
+    real_write = os.write
+    monkeypatch.setattr(session_lock.os, "write", lambda fd, data: real_write(fd, data[:1]))  # a byte at a time
+    held = SessionLock(tmp_path / "t.json").acquire()
+    assert lock_path(tmp_path / "t.json").read_text() == f"{session_lock.LOCK_MARK}{os.getpid()}\n"
+    held.release()
+
 
 def test_the_lock_names_its_owner_within_one_process(tmp_path: Path) -> None:
     out = tmp_path / "s.json"

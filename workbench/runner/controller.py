@@ -788,9 +788,11 @@ def _nothing_to_remeasure(session: Session) -> str:
     aborted = [t for t in session.trials if t.status is Status.ABORTED]
     if not aborted:
         return "nothing to re-measure: no aborted trials"
-    measured = {(problem_key(session.problem_of(t)), t.config.id) for t in session.trials
-                if t.status is not Status.ABORTED}
-    again = sum((problem_key(session.problem_of(t)), t.config.id) in measured for t in aborted)
+    measured: dict[tuple[str, str], int] = {}  # (size, config) -> index of its first full measurement
+    for t in session.trials:
+        if t.ok:
+            measured.setdefault((problem_key(session.problem_of(t)), t.config.id), t.index)
+    again = sum(measured.get((problem_key(session.problem_of(t)), t.config.id), -1) > t.index for t in aborted)
     left = len(aborted) - again
     if not again:
         return f"nothing to re-measure: {len(aborted)} aborted trials, none below the latency limit in force"

@@ -624,11 +624,13 @@ class Ranking:
             return ""
         bounds = self.table.column("latency_bound_ms")
         bounds = bounds[np.isfinite(bounds)]
-        fastest = f", the fastest at least {float(bounds.min()):.4g} ms" if bounds.size else ""
+        fastest = float(bounds.min()) if bounds.size else None
         limit = self.constraints.max_latency_ms
-        against = f" (limit {limit:g} ms)" if limit is not None else ""
-        return (f": {aborted} stopped early as hopeless under the latency limit{against}{fastest}; relax it and "
-                "re-measure them (tune --remeasure-aborted)")
+        if limit is None or (fastest is not None and fastest <= limit):  # relaxed since: measuring is what is left
+            return f": {aborted} stopped early as hopeless under an earlier latency limit; re-measure them (tune --remeasure-aborted)"
+        seen = f", the fastest at least {fastest:.4g} ms" if fastest is not None else ""
+        return (f": {aborted} stopped early as hopeless under the latency limit (limit {limit:g} ms){seen}; relax "
+                "it and re-measure them (tune --remeasure-aborted)")
 
     def _weighted_names(self) -> str:
         return ", ".join(self.weights) or LATENCY

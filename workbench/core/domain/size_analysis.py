@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.domain.measurement import Trial
+from workbench.core.domain.measurement import Status, Trial
 from workbench.core.domain.search_objective import INFEASIBLE
 from workbench.core.domain.session import Session
 from workbench.core.domain.sizes import best_configs, size_parameters, trials_by_problem
@@ -213,7 +213,10 @@ def size_lines(session: Session, cost: Cost | None = None) -> list[str]:
     lines = []
     for row in rows:
         if row.best is None:
-            lines.append(f"  {row.label}: {len(row.trials)} trials, none succeeded")
+            aborted = sum(t.status is Status.ABORTED for t in row.trials)
+            why = (f"none succeeded ({aborted} stopped early as hopeless under the latency limit)" if aborted
+                   else "none succeeded")
+            lines.append(f"  {row.label}: {len(row.trials)} trials, {why}")
             continue
         lines.append(f"  {row.label}: best {row.best_latency:.4g} ms, config {names[row.best.config.id]} "
                      f"{row.best.config.to_dict()} ({len(row.trials)} trials)")

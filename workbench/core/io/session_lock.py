@@ -65,6 +65,10 @@ def _open_lock_file(path: Path) -> tuple[int, bool]:
         raise WorkbenchError(f"{path}: cannot create the lock file ({exc.strerror or exc})") from None
 
 
+def _no_progress() -> int:
+    raise OSError(errno.ENOSPC, "no space left on device")
+
+
 class _Vanished(Exception):
     """The lock file was there, then gone before we opened it (its owner released it)."""
 
@@ -122,7 +126,10 @@ class SessionLock:
                                  f"keeps its lock there: move that file away or name the session otherwise")
         try:
             os.ftruncate(fd, 0)
-            os.write(fd, f"{LOCK_MARK}{os.getpid()}\n".encode())
+            line = f"{LOCK_MARK}{os.getpid()}\n".encode()
+            written = 0
+            while written < len(line):  # a short write on a nearly full disk: the rest, or an error
+                written += os.write(fd, line[written:]) or _no_progress()
         except OSError as exc:  # a full disk, a quota: no lock, and no empty file left in the way
             self._fd = fd
             self.release()
