@@ -376,6 +376,21 @@ def test_a_trial_whose_refined_compile_fails_counts_as_a_failure(tmp_path) -> No
     assert progress[-1].failures == 1
 
 
+def _left_estimated(spec, out: Path):
+    """A grid run of ``spec``'s three configs saved to ``out`` without waiting for their compiles:
+    every trial keeps estimated resources for a later run to refine. (target, engine)."""
+    from workbench.backends.sim import SimBackend
+    from workbench.search.base import create_strategy
+
+    target = SimBackend.target(spec)
+    strategy = create_strategy("grid", target.space, seed=0)
+    engine = Engine(session_for_target(target, spec, strategy), strategy, spec, budget=3, output=out,
+                    pool_factory=InlinePool)
+    engine.refine_wait_s = 0.0
+    engine.run()
+    return target, engine
+
+
 def test_refining_an_earlier_runs_trial_leaves_this_runs_counts_alone(tmp_path) -> None:
     """A run refines the estimated trials an earlier run left, but counts only its own: one that
     had failed on its estimate and refines to ok took this run's failures to -1."""
@@ -384,17 +399,12 @@ def test_refining_an_earlier_runs_trial_leaves_this_runs_counts_alone(tmp_path) 
 
     from test_sim_backend import _counting_template
 
-    from workbench.backends.sim import SimBackend
     from workbench.core.domain.session import save_session
     from workbench.search.base import create_strategy
 
     spec = _counting_template(tmp_path, uuid.uuid4().hex)
-    target = SimBackend.target(spec)
-    strategy = create_strategy("grid", target.space, seed=0)
     out = tmp_path / "run.json"
-    first = Engine(session_for_target(target, spec, strategy), strategy, spec, budget=3, output=out, pool_factory=InlinePool)
-    first.refine_wait_s = 0.0
-    first.run()
+    target, _first = _left_estimated(spec, out)
     saved = load_session(out)
     failed = saved.trials[0]  # as a launch check on estimated resources fails, before the compile lands
     saved.trials[0] = dataclasses.replace(failed, measurement=dataclasses.replace(failed.measurement, status=Status.LAUNCH_ERROR))
@@ -415,12 +425,8 @@ def test_refining_an_earlier_runs_trial_leaves_this_runs_counts_alone(tmp_path) 
     folder = tmp_path / "big"
     folder.mkdir()
     big = _shared_memory_template(folder, uuid.uuid4().hex)
-    big_target = SimBackend.target(big)
-    grid = create_strategy("grid", big_target.space, seed=0)
     left = tmp_path / "big.json"
-    early = Engine(session_for_target(big_target, big, grid), grid, big, budget=3, output=left, pool_factory=InlinePool)
-    early.refine_wait_s = 0.0
-    early.run()
+    big_target, early = _left_estimated(big, left)
     assert early.failures == 0 and early.unrefined == 3  # k = 3 ran on estimates: its compile had not landed
     later = Engine(load_session(left), create_strategy("grid", big_target.space, seed=0), big, budget=1, output=left,
                    pool_factory=InlinePool)

@@ -193,3 +193,15 @@ def safe_file_stem(text: str, fallback: str = "untitled") -> str:
     stem = _UNSAFE.sub("_", folded).strip("._-")
     stem = re.sub(r"\.{2,}", ".", stem)[:MAX_STEM_CHARS].rstrip("._-")
     return stem or fallback
+
+
+def process_exists(pid: int) -> bool:
+    """Whether ``pid`` names a running process (someone else's counts: a process we may not signal
+    exists; so does a pid too large to ask about, rather than being taken for gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True
+    return True

@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Protocol, Self
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
+from workbench.core.fs import process_exists
 from workbench.core.domain.measurement import Measurement, Status
 from workbench.core.domain.records import BackendOptions
 from workbench.core.restricted_pickle import NUMPY_NAMES, RefusedName, restricted_loads
@@ -107,17 +108,6 @@ _OUTPUT_DIR_NAME = re.compile(re.escape(OUTPUT_DIR_PREFIX) + r"(\d{1,10})-[a-z0-
 _OUTPUT_FILE_NAME = re.compile(r"worker-\d+\.\d+\.out")
 
 
-def _process_exists(pid: int) -> bool:
-    """Whether ``pid`` names a process (someone else's counts: its folder is not ours to judge)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (OSError, OverflowError):
-        return True
-    return True
-
-
 def remove_stale_output_dirs(folder: str | None = None) -> list[str]:
     """Remove the output folders pools left behind when their process was killed; returns their paths.
 
@@ -143,7 +133,7 @@ def remove_stale_output_dirs(folder: str | None = None) -> list[str]:
             continue
         if not stat.S_ISDIR(info.st_mode) or (uid is not None and info.st_uid != uid):
             continue
-        if _process_exists(int(match.group(1))):
+        if process_exists(int(match.group(1))):  # someone else's counts: its folder is not ours to judge
             continue
         if _remove_output_dir(entry.path):
             removed.append(entry.path)

@@ -19,6 +19,7 @@ from pathlib import Path
 from types import TracebackType
 
 from workbench.core.errors import WorkbenchError
+from workbench.core.fs import process_exists
 
 try:
     import fcntl
@@ -231,20 +232,9 @@ def _foreign_content(fd: int) -> str:
     if text.startswith(LOCK_MARK) and text[len(LOCK_MARK):].rstrip("\n").isdigit():
         return ""
     if len(head) <= 32 and text.rstrip("\n").isdigit():
-        return "holds the pid of a running process" if _alive(int(text)) else ""
+        pid = int(text)
+        return "holds the pid of a running process" if pid > 0 and process_exists(pid) else ""
     return "" if not head else "holds other data"
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0 or pid == os.getpid():
-        return pid == os.getpid()
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True
-    return True
 
 
 def _read_owner(fd: int) -> str:
