@@ -833,8 +833,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     summary = summarise(session, constraints, weights, with_trials=args.trials, objectives=objectives,
                         with_importance=args.json, at=at, label=str(args.file))
     if args.json:
-        json.dump(summary, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        _print_json(summary)
         return 0
     device = summary["device"].get("name", "?")
     label = " [SIMULATED timings]" if summary["simulated"] else (" [replayed]" if summary["device"].get("replayed") else "")
@@ -873,6 +872,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_json(document: Any) -> None:
+    """``document`` as indented JSON on stdout in one write: ``json.dump`` writes piece by piece
+    (1.7 million writes for the trial list of an 18,000-trial session, most of ``show --json``'s time)."""
+    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+
+
 def _one_line(text: str) -> str:
     """``text`` as one inert line: a newline, a terminal escape or a bidi override that a file put
     into a failure message is printed as its escape (``\\n``, ``\\x1b``) instead of acting on the terminal."""
@@ -895,8 +900,7 @@ def _show_portability(args: argparse.Namespace) -> int:
     report = portability_report(sessions, paths, constraints, weights, predictors=predictors, at=at)
     report.notes += notes
     if args.json:
-        json.dump(report.to_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        _print_json(report.to_dict())
         return 0
     print("\n".join(format_report(report)))
     return 0
@@ -987,8 +991,7 @@ def cmd_kernels(args: argparse.Namespace) -> int:
             "baseline": t.baseline_name or None,
         })
     if args.json:
-        json.dump(listing, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        _print_json(listing)
         return 0
     for item in listing:
         slots = ", ".join(f"{s['name']}[{len(s['values'])}]" for s in item["slots"])
@@ -1070,8 +1073,7 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
     results = check_kernels(templates, arch=args.arch or "sm_90", sample=args.sample, seed=args.seed, kernel=args.kernel,
                             workers=args.workers or os.cpu_count() or 1, progress=progress)
     if args.json:
-        json.dump([r.to_dict() for r in results], sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        _print_json([r.to_dict() for r in results])
     else:
         print(format_check_table(results))
     return 0 if all(r.ok for r in results) else 1
