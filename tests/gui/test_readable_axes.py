@@ -274,3 +274,28 @@ def test_parallel_value_labels_are_thinned_to_the_axis_height(window, qtbot, red
     per_axis = Counter(round(label.pos().x()) for label in view.value_labels)
     assert max(per_axis.values()) * line <= height, (dict(per_axis), line, height)
     assert min(per_axis.values()) >= 2  # the lowest and another value still named
+
+
+def test_crowded_markers_are_drawn_fainter_so_density_shows(qtbot):
+    """A score chart of 18,000 trials was an opaque wall of markers: past a crowd, each marker is
+    drawn fainter (where points pile up reads darker), never invisible, opaque again zoomed in."""
+    import numpy as np
+    import pyqtgraph as pg
+
+    from workbench.gui.fast_scatter import CROWD, MIN_CROWD_OPACITY, FastScatter, crowd_opacity
+
+    assert crowd_opacity(10) == crowd_opacity(CROWD) == 1.0
+    assert crowd_opacity(4 * CROWD) == 0.5 and crowd_opacity(10**9) == MIN_CROWD_OPACITY
+    plot = pg.PlotWidget()
+    qtbot.addWidget(plot)
+    plot.resize(400, 300)
+    for count, opacity in ((100, 1.0), (6 * CROWD, crowd_opacity(6 * CROWD))):
+        scatter = FastScatter(brush=pg.mkBrush(0, 0, 255))
+        plot.addItem(scatter)
+        rng = np.random.default_rng(0)
+        scatter.setData(x=rng.random(count), y=rng.random(count))
+        plot.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+        plot.grab()  # paints
+        drawn = scatter._fragments.ndarray()
+        assert len(drawn) == count and np.allclose(drawn[:, 9], opacity)
+        plot.removeItem(scatter)
