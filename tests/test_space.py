@@ -755,3 +755,23 @@ def test_the_contract_cannot_be_built_half_implemented() -> None:
 
     with pytest.raises(TypeError):
         Partial()
+
+
+@settings(max_examples=40, deadline=None)
+@given(size=st.integers(0, 60), seed=st.integers(0, 2**16),
+       calls=st.lists(st.tuples(st.integers(1, 70), st.sets(st.integers(0, 80), max_size=70)), min_size=1, max_size=8))
+def test_a_recordings_draws_are_those_of_listing_what_remains(size: int, seed: int, calls) -> None:
+    """The sampler of a recording keeps what remains in a tree instead of listing it per call; the
+    draws must be exactly those of the list (the same generator call on the same remaining points,
+    in recorded order), whatever the exclusions do between calls: grow, shrink, name no point."""
+    from workbench.core.domain.space import RecordedSpace
+
+    space = RecordedSpace([Slot("x", tuple(range(max(size, 1))))], [{"x": i} for i in range(size)])
+    points = list(space)
+    fast, slow = np.random.default_rng(seed), np.random.default_rng(seed)
+    for n, excluded in calls:
+        taken = {points[i].id for i in excluded if i < len(points)} | {f"nobody-{i}" for i in excluded if i >= 60}
+        remaining = [c for c in points if c.id not in taken]
+        expected = ([remaining[int(i)] for i in slow.choice(len(remaining), size=min(n, len(remaining)), replace=False)]
+                    if remaining else [])
+        assert space.sample(fast, n, taken) == expected

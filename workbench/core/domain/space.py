@@ -35,7 +35,7 @@ import numpy as np
 from workbench.core.errors import SpaceError
 from workbench.core.domain.expr import Restriction, compile_restriction, kind_of
 from workbench.core.domain.space_count import Counter
-from workbench.core.domain.space_sampling import sample_product, sample_recorded
+from workbench.core.domain.space_sampling import RecordedSampler, sample_product
 
 Value = Union[int, float, bool, str]
 
@@ -808,6 +808,7 @@ class RecordedSpace(SearchSpace):
         self._points = tuple(c for c in recorded if self.satisfies(c))
         self._point_ids = {c.id: i for i, c in enumerate(self._points)}
         self._neighbour_index: dict[tuple[int, ...], Config] | None = None  # index vector -> point
+        self._sampler: RecordedSampler | None = None  # made at the first draw
 
     @property
     def points(self) -> tuple[Config, ...]:
@@ -835,7 +836,9 @@ class RecordedSpace(SearchSpace):
         return len(self._points)
 
     def _sample(self, rng: np.random.Generator, n: int, taken: set[str]) -> list[Config]:
-        return sample_recorded(self._points, rng, n, taken)
+        if self._sampler is None:
+            self._sampler = RecordedSampler(self._points)
+        return self._sampler.sample(rng, n, taken)
 
     def _neighbours(self, origin: tuple[int, ...], adjacent_only: bool) -> list[Config]:
         """Recorded points one slot away, found by looking up each changed index vector."""

@@ -10,6 +10,7 @@ is not excluded.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -23,13 +24,63 @@ MIN_REJECTION_FRACTION = 0.01
 REJECTION_MIN_YIELD = 0.02
 
 
-def sample_recorded(points: Sequence[Config], rng: np.random.Generator, n: int, taken: set[str]) -> list[Config]:
-    """Up to ``n`` distinct recorded points whose ids are not in ``taken``, uniformly at random."""
-    remaining = [c for c in points if c.id not in taken]
-    if not remaining:
-        return []
-    picks = rng.choice(len(remaining), size=min(n, len(remaining)), replace=False)
-    return [remaining[int(i)] for i in picks]
+class RecordedSampler:
+    """Up to ``n`` distinct recorded points whose ids are not in ``taken``, uniformly at random: the
+    draws of ``rng.choice(len(remaining), size, replace=False)`` on the list of the points that
+    remain, in recorded order, in time that grows with the exclusions and the draws instead of
+    with the recording.
+
+    Why: a strategy that repairs a wish by sampling calls it once per proposal; listing what
+    remains of an 18,000-point recording each time was most of a repair's cost. The points still
+    to draw from are counted in a Fenwick tree over their recorded positions; each call updates it
+    by the difference between its exclusions and the previous call's, then finds the i-th
+    remaining point by a search of the tree. Calls from several threads take turns.
+    """
+
+    def __init__(self, points: Sequence[Config]) -> None:
+        self._points = points
+        self._position = {c.id: i for i, c in enumerate(points)}
+        size = len(points)
+        self._tree = np.zeros(size + 1, dtype=np.int64)
+        for i in range(1, size + 1):  # every point remains: the tree of all ones, built in O(n)
+            self._tree[i] += 1
+            parent = i + (i & -i)
+            if parent <= size:
+                self._tree[parent] += self._tree[i]
+        self._excluded: set[int] = set()
+        self._lock = threading.Lock()
+
+    def _add(self, position: int, delta: int) -> None:
+        i = position + 1
+        size = len(self._points)
+        while i <= size:
+            self._tree[i] += delta
+            i += i & -i
+
+    def _select(self, k: int) -> int:
+        """Recorded position of the k-th (0-based) point that remains."""
+        position, step = 0, 1 << max(len(self._points).bit_length() - 1, 0)
+        while step:
+            nxt = position + step
+            if nxt <= len(self._points) and self._tree[nxt] <= k:
+                position = nxt
+                k -= int(self._tree[nxt])
+            step >>= 1
+        return position
+
+    def sample(self, rng: np.random.Generator, n: int, taken: set[str]) -> list[Config]:
+        with self._lock:
+            excluded = {p for p in (self._position.get(i) for i in taken) if p is not None}
+            for position in self._excluded - excluded:
+                self._add(position, +1)
+            for position in excluded - self._excluded:
+                self._add(position, -1)
+            self._excluded = excluded
+            remaining = len(self._points) - len(excluded)
+            if not remaining:
+                return []
+            picks = rng.choice(remaining, size=min(n, remaining), replace=False)
+            return [self._points[self._select(int(i))] for i in picks]
 
 
 def sample_product(space: ProductSpace, rng: np.random.Generator, n: int, taken: set[str]) -> list[Config]:
