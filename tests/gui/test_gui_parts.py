@@ -350,6 +350,9 @@ def test_imported_kernel_tuner_cache_is_shown_as_recorded(window, landscape):
     assert "kt_time_ms" not in offered  # Kernel Tuner's time against the median latency is no trade-off
     assert len(chart.feasible.data) > 0 and not chart.no_data.isVisible()
     assert chart.plot.getAxis("left").labelText == metric_label(chart.y_name) != "memory (not reported)"
+    # and its title says so: "Latency vs memory" above a compile-time axis read as a mislabel
+    assert chart.title_label.text() == f"Latency vs {metric_label(chart.y_name)}" != "Latency vs memory"
+    assert chart.hint in chart.title_label.toolTip()
     assert window.toolbar.kernel.currentText() == model.session.kernel  # not the previous template
     assert "throughput_gbs" not in model.metric_names()  # only metrics the recording has are offered
 

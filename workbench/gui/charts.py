@@ -17,7 +17,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.domain.metrics import known_direction
-from workbench.gui.axes import can_log, category_ticks, default_rate_metric, default_tradeoff_metric, tradeoff_metrics
+from workbench.gui.axes import (
+    MEMORY_METRICS, can_log, category_ticks, default_rate_metric, default_tradeoff_metric, tradeoff_metrics,
+)
 from workbench.gui.chart_header import ChartHeader
 from workbench.gui.elided_label import ElidedCombo
 from workbench.gui.fast_scatter import FastScatter
@@ -326,6 +328,11 @@ class TradeoffChart(_ChartBase):
             "memory" if self.model.n == 0 else "memory (not reported)")
         if self.plot.getAxis("left").labelText != label:
             self.plot.setLabel("left", label)
+        # the title names what is plotted: memory, or the figure a session without memory offers instead
+        title = self.title if wanted is None or wanted in MEMORY_METRICS else self.plotted_title()
+        if self.title_label.text() != title:
+            self.title_label.setText(title)
+            self.title_label.setToolTip("\n".join(part for part in (title, self.hint) if part))
 
     def _on_session_changed(self) -> None:
         self.y_chosen = None  # a new session gets its own default
