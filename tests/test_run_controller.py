@@ -135,9 +135,19 @@ def test_stored_options_this_version_cannot_take_fall_back_to_defaults_with_a_wa
     result = cli("tune", TRIVIAL, "--resume", str(out), "--budget", "1", "--strategy", "local")
     assert result.returncode == 0 and "'renamed_option' of strategy 'local'" in result.stderr
 
+    # stored values that clash with each other: those the clash names take their defaults, the rest stay
+    data = json.loads(out.read_text())
+    data["strategy"] = {**data["strategy"], "name": "genetic",
+                        "options": {"population": 2, "elite": 5, "tournament": 1, "mutation": 0.4}}
+    out.write_text(json.dumps(data))
+    result = cli("tune", TRIVIAL, "--resume", str(out), "--budget", "1")
+    assert result.returncode == 0, result.stderr
+    assert "do not go together (elite=5 cannot exceed population=2); elite, population take the default" in result.stderr
+    kept = load_session(out).strategy["options"]
+    assert (kept["population"], kept["elite"], kept["tournament"], kept["mutation"]) == (16, 2, 1, 0.4)
     refused = cli("tune", TRIVIAL, "--resume", str(out), "--budget", "1", "--option", "retired_option=3")
     assert refused.returncode != 0 and "has no option 'retired_option'" in one_line_error(refused)
-    assert len(load_session(out).trials) == 4
+    assert len(load_session(out).trials) == 5
 
 
 @pytest.mark.parametrize("stored", [[1], {"annealing": 3}])

@@ -731,13 +731,16 @@ def _usable_stored_options(strategy_name: str, stored: Mapping[str, Any]) -> tup
             shown = shown if len(shown) <= 40 else shown[:37] + "..."
             notes.append(f"this session's option {name}={shown} of strategy {strategy_name!r} must be {exc}; "
                          f"its default {option.default!r} is used")
-    if usable:
-        try:
-            cls.validate_options(usable)
-        except WorkbenchError as exc:  # values that clash with each other: the strategy's defaults
-            notes.append(f"this session's options of strategy {strategy_name!r} are not usable together ({exc}); "
-                         "its defaults are used")
-            usable = {}
+    while usable:  # values that clash with each other: those the clash names take their defaults
+        resolved = {**{option.name: option.default for option in cls.OPTIONS}, **usable}
+        conflict = cls.options_conflict(resolved)
+        if conflict is None:
+            break
+        dropped = sorted(name for name in conflict.options if name in usable) or sorted(usable)
+        notes.append(f"this session's options of strategy {strategy_name!r} do not go together "
+                     f"({conflict.message}); {', '.join(dropped)} take{'s' if len(dropped) == 1 else ''} "
+                     f"the default")
+        usable = {name: value for name, value in usable.items() if name not in dropped}
     return usable, notes
 
 
