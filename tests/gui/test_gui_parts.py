@@ -196,13 +196,23 @@ def test_simulated_run_is_labelled_and_source_marks_slots(window, qtbot):
     assert "#define" in text and window.source_view.marked_count() >= len(model.trials[0].config)
 
 
-def test_main_opens_a_session_and_saves_a_screenshot(qtbot, tmp_path):
-    from workbench.gui.app import main
+def test_main_opens_a_session_and_saves_a_screenshot(qtbot, tmp_path, monkeypatch):
+    """(While the window runs, garbage is collected in the GUI thread only: collected in an engine
+    thread, a widget's wrapper has its widget deleted from the GUI thread while the engine thread
+    may hold a Qt lock that deletion needs; both waited for ever once.)"""
+    import gc
 
+    from workbench.gui.app import main
+    from workbench.gui.main_window import MainWindow
+
+    seen = []
+    grab = MainWindow.grab
+    monkeypatch.setattr(MainWindow, "grab", lambda self, *a: seen.append(gc.isenabled()) or grab(self, *a))
     path = tmp_path / "toy.json"
     save_session(_session(), path)
     shot = tmp_path / "shot.png"
     assert main(str(path), None, str(shot), True) == 0
+    assert seen == [False] and gc.isenabled()
     assert shot.stat().st_size > 10_000
     assert main(str(tmp_path / "missing.json"), None, None, True) == 2  # bad input: exit 2, as the CLI
 

@@ -7,6 +7,7 @@ of the whole window once it is complete, and exits 0 (1 when the run or the load
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import socket
@@ -160,6 +161,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                   "(python main.py --help), or set QT_QPA_PLATFORM=offscreen with --screenshot", file=sys.stderr)
             return 2
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from pyqtgraph.util.garbage_collector import GarbageCollector
     from PySide6.QtCore import QEvent, QSettings, QTimer
     from PySide6.QtWidgets import QDialog
 
@@ -244,6 +246,11 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
     # (signal handlers belong to the main thread; a window made elsewhere, in a test, goes without)
     relay = SignalRelay(on_signal) if threading.current_thread() is threading.main_thread() else None
     QTimer.singleShot(0, begin)
+    # Garbage is collected in the GUI thread only, on a timer (pyqtgraph's collector): collected in
+    # the engine thread, a widget's Python wrapper has Shiboken delete the widget from the GUI thread
+    # while the engine thread, waiting for the interpreter, may hold one of the Qt signal locks the
+    # deletion needs, and both wait for ever (seen once, in a test run of the window).
+    collector = GarbageCollector(interval=1.0)
     try:
         code = app.exec()
         if "signal" in status:
@@ -257,6 +264,8 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
     finally:
         if relay is not None:
             relay.close()
+        collector.timer.stop()
+        gc.enable()
     # The window's widgets go now, while the application still exists: left to the interpreter's
     # exit, Qt objects can be destroyed after the application, which crashes the process
     # (SIGSEGV instead of the exit status) now and then.
