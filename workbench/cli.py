@@ -269,15 +269,10 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
     return parser
 
 
-#: The bound each named limit states, by (metric, side): a ``--constraint`` on it is that limit.
-NAMED_LIMITS = {("latency_ms", "<="): "max_latency_ms", ("memory_mb", "<="): "max_memory_mb",
-                ("quality", ">="): "min_quality"}
-
-
 def _objective_from_args(args: argparse.Namespace, base: Any = None, source: str = "") -> tuple[Any, Any]:
     """Constraints and weights from flags, layered over a session's own (``base``, read from the
     file ``source``: named when what it stores is what cannot be met)."""
-    from workbench.core.domain.objective import Bound, Constraints, Weights, check_stored_constraints
+    from workbench.core.domain.objective import NAMED_LIMITS, Bound, Constraints, Weights, check_stored_constraints
 
     constraints = base.constraints if base is not None else Constraints()
     weights = base.weights if base is not None else Weights()
@@ -702,7 +697,8 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
     weights = weights or session.weights
     trials = list(session.trials)
     ranked, answered = trials, None
-    if at or len(problems_of(session)) > 1:
+    one_size = bool(at) or len(problems_of(session)) > 1  # ranked at one size: the one export answers for
+    if one_size:
         found = answered_problem(session, label, at)
         answered, ranked = (found[0], list(found[1])) if found is not None else (None, [])
     ranking = rank(ranked, constraints, weights)
@@ -738,7 +734,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         "most_excluding_constraint": ranking.most_excluding if ranking.n_feasible == 0 and ranked else None,
         "why_none": ranking.why_none() if ranking.n_feasible == 0 and ranked else None,
     }
-    if at or len(problems_of(session)) > 1:
+    if one_size:
         out["answered"] = answered
     if with_importance:
         from workbench.core.domain.importance import session_importance

@@ -791,10 +791,11 @@ def _nothing_to_remeasure(session: Session) -> str:
     aborted = [t for t in session.trials if t.status is Status.ABORTED]
     if not aborted:
         return "nothing to re-measure: no aborted trials"
-    measured: dict[tuple[str, str], int] = {}  # (size, config) -> index of its first full measurement
+    measured: dict[tuple[str, str], int] = {}  # (size, config) -> index of its latest full measurement
     for t in session.trials:
         if t.ok:
-            measured.setdefault((problem_key(session.problem_of(t)), t.config.id), t.index)
+            key = (problem_key(session.problem_of(t)), t.config.id)
+            measured[key] = max(measured.get(key, -1), t.index)
     again = sum(measured.get((problem_key(session.problem_of(t)), t.config.id), -1) > t.index for t in aborted)
     left = len(aborted) - again
     if not again:

@@ -170,6 +170,12 @@ def check_stored_constraints(constraints: "Constraints", source: str | os.PathLi
         raise WorkbenchError(f"{source}: the session's constraints cannot be met: {exc}; set that limit again") from None
 
 
+#: The bound each named limit of :class:`Constraints` states, by (metric, side): a typed bound on
+#: one of them is that limit.
+NAMED_LIMITS: dict[tuple[str, str], str] = {(LATENCY, "<="): "max_latency_ms", (MEMORY, "<="): "max_memory_mb",
+                                            (QUALITY, ">="): "min_quality"}
+
+
 @dataclass(frozen=True)
 class Constraints:
     """Limits a config must meet to be recommended; the common three have their own fields."""

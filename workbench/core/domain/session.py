@@ -893,8 +893,6 @@ def session_path_of(path: str | os.PathLike[str]) -> Path:
     return p.with_name(p.name[: -len(JOURNAL_SUFFIX)]) if p.name.endswith(JOURNAL_SUFFIX) else p
 
 
-_session_path = session_path_of
-
 
 def _fsync_dir(directory: Path) -> None:
     try:
@@ -977,7 +975,7 @@ def save_session(session: Session, path: str | os.PathLike[str], *, keep_journal
     With ``keep_journal`` (a save in the middle of a live run) the journal stays; either way a
     :class:`Journal` still appending notices and starts a fresh one, so no later trial is lost.
     """
-    p = _session_path(path)
+    p = session_path_of(path)
     trials = list(session.trials)  # a snapshot: the engine may append while we write
     try:  # never write a file that load_session would refuse: the file there stays as it was
         head = _header_text(session)
@@ -1132,7 +1130,7 @@ def load_session(path: str | os.PathLike[str]) -> Session:
 
 
 def _load_session(path: str | os.PathLike[str]) -> Session:
-    p = _session_path(path)
+    p = session_path_of(path)
     jp = journal_path(p)
     header, journalled = read_journal(jp) if jp.is_file() else (None, None)
     if p.exists() or p.is_symlink():
@@ -1192,7 +1190,7 @@ def clean_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
     kill in between leaves one behind. Only the owner of the session's lock may call this (another
     live writer's temporary file would otherwise be removed under it).
     """
-    p = _session_path(path)
+    p = session_path_of(path)
     removed: list[Path] = []
     folder = p.parent if str(p.parent) else Path(".")
     for name in (p.name, journal_path(p).name):
