@@ -1,5 +1,6 @@
 """GUI tests run offscreen, with settings and autosaves in a temp folder, never the user's."""
 
+import gc
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -24,6 +25,23 @@ def _isolated(tmp_path, monkeypatch):
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
     yield
+
+
+@pytest.fixture(autouse=True)
+def _garbage_collected_in_the_gui_thread(qapp):
+    """Cyclic garbage is collected in the GUI thread only during a window test, as in the
+    application (``workbench.gui.app``): a collection that starts in the engine thread can delete a
+    widget's wrapper there, and Shiboken's deletion then waits for the GUI thread while the GUI
+    thread waits for a Qt lock the engine thread holds (a hang seen once in a suite run). Between
+    tests no engine thread runs, so the interpreter's own collection is back on then."""
+    from pyqtgraph.util.garbage_collector import GarbageCollector
+
+    collector = GarbageCollector(interval=0.5)
+    try:
+        yield collector
+    finally:
+        collector.timer.stop()
+        gc.enable()
 
 
 @pytest.fixture
