@@ -477,6 +477,80 @@ def test_every_export_format_is_recognised_as_an_earlier_export(kernel: str, ses
         assert is_export_file(path), fmt
 
 
+def _every_format(session: Session, kernel: str = "vector_add") -> dict[str, str]:
+    """Every export format's text: of ``session`` (a template's), and of a two-size recording of
+    ``kernel`` for the dispatch formats (with an odd kernel name, header and json of that too)."""
+    from workbench.core.io.dispatch import render_dispatch
+
+    texts = {fmt: export_text(plan_export([session]), fmt) for fmt in FORMATS}
+    if kernel != "vector_add":  # an odd kernel name (no template: header and json only)
+        odd = plan_export([_sweep_session(kernel)])
+        texts = {fmt: export_text(odd, fmt) for fmt in ("header", "json")}
+    for fmt in ("dispatch", "dispatch-py"):
+        texts[fmt] = render_dispatch([_sweep_session(kernel)], fmt)[1]
+    return texts
+
+
+@pytest.mark.parametrize("kernel", ["vector_add", 'k "content_sha256": "0000" // kernel-workbench content sha256'])
+def test_every_export_carries_a_seal_that_any_edit_breaks(kernel: str, sessions: dict[str, Session],
+                                                          tmp_path: Path) -> None:
+    """An export can be told from the file alone to be as it was written (replaced freely by the
+    next export) or edited since (kept as .bak first)."""
+    from workbench.core.io.export_seal import unchanged_export
+
+    for fmt, text in _every_format(sessions["vector_add"], kernel).items():
+        path = tmp_path / f"e_{fmt}"
+        path.write_text(text)
+        assert unchanged_export(path), fmt
+        lines = text.splitlines(keepends=True)
+        middle = len(lines) // 2
+        edits = {
+            "a changed character": text.replace(lines[middle], lines[middle].replace("1", "2", 1) + " ", 1),
+            "a line added at the end": text + "// mine\n",
+            "a line added before the seal": "".join(lines[:-1]) + "# mine\n" + lines[-1],
+            "a line removed": "".join(lines[:middle] + lines[middle + 1:]),
+            "line ends changed": text.replace("\n", "\r\n"),
+            "the seal alone changed": text.replace(text.strip()[-64:], "f" * 64),
+        }
+        if fmt != "json":
+            edits["no seal (an export of an earlier version)"] = "".join(lines[:-1])
+        for what, edited in edits.items():
+            assert edited != text, (fmt, what)
+            path.write_text(edited, newline="")
+            assert not unchanged_export(path), (fmt, what)
+        if fmt != "json":
+            assert is_export_file(path), fmt  # still an export: replaced, after a backup
+    assert not unchanged_export(tmp_path / "missing") and not unchanged_export(tmp_path)
+
+
+def test_cli_export_keeps_an_edited_earlier_export_as_bak(sessions: dict[str, Session], tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "s.json"
+    save_session(sessions["vector_add"], source)
+    for fmt, name in (("header", "e.h"), ("json", "e.json"), ("cupy", "e.py")):
+        out = tmp_path / name
+        for _ in range(2):  # an untouched earlier export is replaced without a backup
+            assert cli_main(["export", str(source), "--format", fmt, "--out", str(out)]) == 0
+        assert not list(tmp_path.glob(name + "*.bak")) and "kept" not in capsys.readouterr().out
+        written = out.read_text()
+        edited = (written.replace('"kernel": "vector_add"', '"kernel": "my_add"') if fmt == "json"
+                  else written + ("# my note\n" if fmt == "cupy" else "// my note\n"))
+        assert edited != written
+        out.write_text(edited)
+        assert cli_main(["export", str(source), "--format", fmt, "--out", str(out)]) == 0
+        said = capsys.readouterr().out
+        assert (tmp_path / f"{name}.bak").read_text() == edited, fmt
+        assert out.read_text() == written and f"kept the file that was there as {out}.bak" in said, fmt
+    # a dispatch too
+    sweep = tmp_path / "sweep.json"
+    save_session(_sweep_session("vector_add"), sweep)
+    out = tmp_path / "d.h"
+    assert cli_main(["export", str(sweep), "--format", "dispatch", "--out", str(out)]) == 0
+    out.write_text(out.read_text() + "\n")
+    assert cli_main(["export", str(sweep), "--format", "dispatch", "--out", str(out)]) == 0
+    assert (tmp_path / "d.h.bak").is_file() and "kept the file" in capsys.readouterr().out
+
+
 def test_only_an_exports_own_structure_makes_a_file_replaceable(sessions: dict[str, Session], tmp_path: Path) -> None:
     """The marker text inside someone else's file (a kernel name, a quoted comment) is not enough."""
     from workbench.core.io.interop import import_kt_cache

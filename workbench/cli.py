@@ -917,6 +917,7 @@ def _check_distinct(paths: Sequence[str]) -> None:
 def cmd_export(args: argparse.Namespace) -> int:
     from workbench.core.io.dispatch import DEFAULT_TOLERANCE, export_dispatch, render_dispatch
     from workbench.core.io.export import export_sessions, is_export_file, render_export
+    from workbench.core.io.export_seal import unchanged_export
     from workbench.core.io.output_files import prepare_output
     from workbench.core.domain.session import load_session
 
@@ -925,10 +926,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     constraints, weights = _objective_from_args(args, sessions[0], args.sessions[0])
     _check_objective_on(constraints, weights, sessions)
     to_stdout = args.out == STDOUT
+    kept: list[Path] = []
 
     def check_output(path: Path) -> None:
-        prepare_output(path, force=args.force, inputs=args.sessions, replaceable=is_export_file,
-                       what="file exported by this workbench")
+        backup = prepare_output(path, force=args.force, inputs=args.sessions, replaceable=is_export_file,
+                                pristine=unchanged_export, what="file exported by this workbench")
+        kept.extend([backup] if backup is not None else [])
 
     if args.format in ("dispatch", "dispatch-py"):
         if args.at:
@@ -964,6 +967,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(summary + " -> standard output", file=sys.stderr)
     else:
         print(f"{summary} -> {args.out}")
+        for backup in kept:
+            print(f"kept the file that was there as {backup} (an export edited since it was written, or "
+                  "one of an earlier version)" if is_export_file(backup) else f"kept the file that was there as {backup}")
     return 0
 
 

@@ -125,8 +125,11 @@ def test_an_export_over_another_file_keeps_it_as_bak(window, cli, tmp_path):
     os.replace(copy, old)
     window.export_csv(str(old))
     assert (tmp_path / "trials.csv.3.bak").read_bytes().startswith(b"xxx")
-    # an export made elsewhere and edited by hand is backed up too
+    # an export made elsewhere is replaced as it is (its seal holds), and backed up once edited by hand
     cli_export = tmp_path / "cli.h"
+    assert cli("export", session, "--format", "header", "--out", cli_export).returncode == 0
+    window.export_best(str(cli_export))
+    assert not (tmp_path / "cli.h.bak").exists()
     assert cli("export", session, "--format", "header", "--out", cli_export).returncode == 0
     shutil.copy(cli_export, tmp_path / "best.h")
     with open(tmp_path / "best.h", "a") as handle:

@@ -1208,9 +1208,10 @@ class MainWindow(QMainWindow):
         """Where an export may write: never over the open session's file, its autosave or a running
         run's output (the dialog's "replace?" was all that stood in the way, and a read-only file
         was replaced too, the write being a rename). A file already there is kept as ``.bak``
-        (``.2.bak``, ... when that is taken), unless this window wrote it and it is unchanged since:
-        exporting again and again to one name kept a numbered backup of each earlier export. (An
-        export written elsewhere is backed up: it may have been edited by hand.)"""
+        (``.2.bak``, ... when that is taken), unless it is an export unchanged since it was written
+        (its seal, :mod:`workbench.core.io.export_seal`, or this window's record of what it wrote):
+        exporting again and again to one name kept a numbered backup of each earlier export."""
+        from workbench.core.io.export_seal import unchanged_export
         from workbench.core.io.output_files import check_folder, check_regular_or_absent, keep_backup, same_file
 
         target = Path(path)
@@ -1219,7 +1220,7 @@ class MainWindow(QMainWindow):
             if own is not None and (same_file(target, own) or target.resolve() == Path(own).resolve()):
                 raise WorkbenchError(f"{target} is the open session's file; export to another name")
         check_folder(target, "export")
-        if check_regular_or_absent(target, "export") and not self._wrote(target):
+        if check_regular_or_absent(target, "export") and not (self._wrote(target) or unchanged_export(target)):
             keep_backup(target, "export")
         return target
 

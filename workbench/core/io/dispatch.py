@@ -49,6 +49,7 @@ from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.objective import Constraints, Weights, rank
 from workbench.core.domain.session import Session, problem_key
 from workbench.core.domain.space import Config
+from workbench.core.io.export_seal import seal_text
 
 DISPATCH_FORMATS: tuple[str, ...] = ("dispatch", "dispatch-py")
 DEFAULT_TOLERANCE = 0.05
@@ -544,7 +545,7 @@ def render_dispatch(
         raise WorkbenchError(f"unknown dispatch format {fmt!r}; choose one of: {', '.join(DISPATCH_FORMATS)}")
     plan = plan_dispatch(sessions, tolerance, constraints, weights, parameter=parameter, sources=sources,
                          kernel_dirs=kernel_dirs)
-    return plan, RENDERERS[fmt](plan)
+    return plan, seal_text(RENDERERS[fmt](plan), "//" if fmt == "dispatch" else "#")
 
 
 def export_dispatch(

@@ -46,6 +46,7 @@ from workbench.core.domain.portability import max_min_pick
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config
 from workbench.core.domain.templates import c_literal, c_string_body
+from workbench.core.io.export_seal import seal_json, seal_text
 
 FORMATS: tuple[str, ...] = ("header", "cuda", "json", "cupy")
 SUFFIXES: dict[str, str] = {"header": ".h", "cuda": ".cu", "json": ".json", "cupy": ".py"}
@@ -353,7 +354,8 @@ def _portable(choices: list[Choice], scores: dict[str, dict[str, tuple[float, in
 
 
 def export_text(plan: ExportPlan, fmt: str) -> str:
-    """The export in format ``fmt`` (one of :data:`FORMATS`) as text."""
+    """The export in format ``fmt`` (one of :data:`FORMATS`) as text, sealed
+    (:mod:`workbench.core.io.export_seal`: a later export can tell whether it was edited)."""
     if fmt not in FORMATS:
         raise WorkbenchError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     if fmt in ("cuda", "cupy") and plan.template is None:
@@ -365,7 +367,10 @@ def export_text(plan: ExportPlan, fmt: str) -> str:
                else f"no kernel template named {plan.kernel!r} with the session's slots and problem parameters was found")
         raise WorkbenchError(template=f"{{format:{quoted(fmt)}}} needs a kernel template: {quoted(why)}; "
                                       "use {format:header} or {format:json}")
-    return {"header": _header, "cuda": _cuda, "json": _json, "cupy": _cupy}[fmt](plan)
+    if fmt == "json":
+        return _json(plan)
+    text = {"header": _header, "cuda": _cuda, "cupy": _cupy}[fmt](plan)
+    return seal_text(text, "#" if fmt == "cupy" else "//")
 
 
 def render_export(
@@ -724,7 +729,7 @@ def _json(plan: ExportPlan) -> str:
         doc["macros"] = slot_defines(plan, single.trial.config) if single is not None else None
         if single is not None:
             doc["launch"] = launch_geometry(plan, single.trial.config)
-    return json.dumps(doc, indent=2, allow_nan=False, default=_finite) + "\n"
+    return seal_json(doc, indent=2, allow_nan=False, default=_finite)
 
 
 # --- cupy ---------------------------------------------------------------------------------------

@@ -121,29 +121,32 @@ def prepare_output(
     force: bool,
     inputs: Iterable[str | os.PathLike[str]] = (),
     replaceable: Callable[[Path], bool] = lambda _: False,
+    pristine: Callable[[Path], bool] = lambda _: True,
     what: str = "output",
     flag: str = "--out",
-) -> Path:
+) -> Path | None:
     """Check ``path`` as a command's output; with ``force``, keep an existing file as ``.bak``.
 
-    Returns the path to write. Raises :class:`WorkbenchError` with one line that says what is
-    there and how to proceed; nothing is written or moved when it raises.
+    ``replaceable(path)``: the file is this command's own kind of output (an earlier run's), which
+    is replaced without ``--force``; ``pristine(path)``: such a file is as the command wrote it. One
+    that is not (edited since) is kept as ``.bak`` before it is replaced, so the edits survive.
+    Returns the backup it kept, if any. Raises :class:`WorkbenchError` with one line that says what
+    is there and how to proceed; nothing is written or moved when it raises.
     """
     p = Path(path)
     check_folder(p, flag)
     if not check_regular_or_absent(p, flag):
-        return p
+        return None
     if any(same_file(p, source) for source in inputs):
         if not force:
             raise WorkbenchError(f"{flag} {p}: is this command's input; writing over it would lose it "
                                  f"(--force replaces it, keeping it as {backup_path(p).name})")
     elif replaceable(p):
-        return p
+        return None if pristine(p) else keep_backup(p, flag)
     elif not force:
         raise WorkbenchError(f"{flag} {p}: exists and is not a {what}; --force replaces it "
                              f"(keeping it as {backup_path(p).name})")
-    keep_backup(p, flag)
-    return p
+    return keep_backup(p, flag)
 
 
 def keep_backup(path: Path, flag: str = "--out") -> Path:
