@@ -292,6 +292,38 @@ def test_status_bar_summary_ends_in_an_ellipsis_instead_of_running_under_the_dev
     assert label.toolTip() == label.text()  # the whole text on hover
 
 
+@pytest.mark.parametrize("presentation", [False, True])
+def test_a_long_status_message_ends_in_an_ellipsis_and_its_whole_text_is_its_tool_tip(shown, qtbot, presentation):
+    """QStatusBar painted a message as it was, cut mid-word under the device label with nothing
+    to say more was there; in presentation mode's large font most messages were cut."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtGui import QStatusTipEvent
+
+    if presentation:
+        shown.zoom.set_factor(1.5)
+    shown.resize(1440, 900)
+    bar = shown.statusBar()
+    text = "Some session settings not restored: " + "a long reason, " * 30 + "the end"
+    bar.showMessage(text, 400)
+    QApplication.processEvents()
+    label = bar.message_label
+    assert bar.currentMessage() == text and label.isVisible() and not shown.summary_label.isVisible()
+    assert label.shown_text().endswith("…") and label.toolTip() == text
+    right = label.mapTo(shown, QPoint(label.width(), 0)).x()
+    assert right <= shown.device_label.mapTo(shown, QPoint(0, 0)).x()  # beside the device label, not under it
+    short = "saved run.json"
+    bar.showMessage(short, 400)
+    QApplication.processEvents()
+    assert label.shown_text() == short
+    qtbot.waitUntil(lambda: bar.currentMessage() == "", timeout=3000)  # the timeout clears it
+    assert not label.isVisible() and shown.summary_label.isVisible()
+    # a menu entry's status tip goes the same way
+    QApplication.sendEvent(shown, QStatusTipEvent("tip " + "x" * 600))
+    assert bar.currentMessage().startswith("tip ") and label.shown_text().endswith("…")
+    QApplication.sendEvent(shown, QStatusTipEvent(""))
+    assert bar.currentMessage() == ""
+
+
 def test_parallel_coordinates_and_slices_draw_every_trial_across_slots_and_score(shown):
     model = shown.model
     view = shown.parallel

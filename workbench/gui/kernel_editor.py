@@ -31,6 +31,7 @@ from workbench.core.domain.kernel_spec import (
 )
 from workbench.core.domain.macros import scan_macros
 from workbench.gui.text import window_message
+from workbench.gui.status_bar import install_status_bar
 
 #: Most slots one Detect slots adds: a source using thousands of undefined macros (20,000 rows
 #: took the window 15 s to fill) is no template to tune.
@@ -100,6 +101,7 @@ class KernelEditor(QMainWindow):
         self.interactive = interactive  # False: errors go to the status bar only (automation, tests)
         self.last_error = ""
         self.setWindowTitle("Kernel template editor")
+        install_status_bar(self)
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
         self.start_run_callback = start_run
         #: told (name, folder) when a folder's declarative template opens: the person chose that

@@ -235,7 +235,9 @@ class MainWindow(QMainWindow):
         self.splitters = {"main": main, "right": right, "charts": chart_row, "bottom": bottom}
         self.setCentralWidget(main)
 
-        status = self.statusBar()
+        from workbench.gui.status_bar import install_status_bar
+
+        status = install_status_bar(self)
         self.device_label = QLabel("no session")
         self.timing_badge = QLabel("")
         self.timing_badge.setObjectName("timingBadge")
