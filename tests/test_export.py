@@ -521,6 +521,16 @@ def test_every_export_carries_a_seal_that_any_edit_breaks(kernel: str, sessions:
         if fmt != "json":
             assert is_export_file(path), fmt  # still an export: replaced, after a backup
     assert not unchanged_export(tmp_path / "missing") and not unchanged_export(tmp_path)
+    big = tmp_path / "big.json"  # larger than any export: not read whole, never parsed
+    big.write_text('{"content_sha256": "' + "0" * 64 + '", "pad": "' + "x" * (17 << 20) + '"}')
+    assert not unchanged_export(big)
+
+
+def test_export_data_that_holds_the_seals_blank_is_refused_in_one_line() -> None:
+    from workbench.core.io.export_seal import seal_json
+
+    with pytest.raises(WorkbenchError, match="cannot seal the export"):
+        seal_json({"problem": {"content_sha256": "0" * 64}}, indent=2)
 
 
 def test_cli_export_keeps_an_edited_earlier_export_as_bak(sessions: dict[str, Session], tmp_path: Path,

@@ -21,14 +21,17 @@ import os
 import re
 from typing import Any
 
+from workbench.core.errors import WorkbenchError
+
 #: The words of a text export's seal line, after its comment prefix.
 SEAL_WORDS = "kernel-workbench content sha256"
 #: The JSON export's key holding its seal.
 SEAL_KEY = "content_sha256"
 _BLANK = "0" * 64
 _SEAL_LINE = re.compile(r"(?://|#) " + re.escape(SEAL_WORDS) + r" ([0-9a-f]{64})\n?")
-#: Larger files are no export of ours (the largest, a dispatch of many sizes, is a few hundred kB).
-_READ_LIMIT = 64 << 20
+#: Larger files are no export of ours (the largest, a dispatch of many sizes, is a few hundred kB;
+#: a JSON file is parsed, so a large one would cost seconds and memory many times its size).
+_READ_LIMIT = 16 << 20
 
 
 def _digest(text: str) -> str:
@@ -46,8 +49,8 @@ def seal_json(doc: dict[str, Any], **dump_options: Any) -> str:
     """``doc`` as JSON text (``json.dumps`` with ``dump_options``) with its seal as the last key."""
     text = json.dumps({**doc, SEAL_KEY: _BLANK}, **dump_options) + "\n"
     blank = _json_seal(_BLANK, dump_options)
-    if text.count(blank) != 1:  # the key is ours alone: json.dumps escapes quotes inside strings
-        raise ValueError("the seal key appears more than once")
+    if text.count(blank) != 1:  # a key of the export's own data with the seal's name and blank value
+        raise WorkbenchError(f"cannot seal the export: its data holds a key {SEAL_KEY!r} with the seal's blank value")
     return text.replace(blank, _json_seal(_digest(text), dump_options))
 
 
@@ -71,7 +74,7 @@ def unchanged_export(path: str | os.PathLike[str]) -> bool:
     except UnicodeDecodeError:
         return False
     if text.lstrip().startswith("{"):
-        return _unchanged_json(text)
+        return f'"{SEAL_KEY}"' in text and _unchanged_json(text)
     body, _, last = text.rstrip("\n").rpartition("\n")
     match = _SEAL_LINE.fullmatch(last)
     return match is not None and _digest(body + "\n") == match.group(1) and text == f"{body}\n{last}\n"
