@@ -545,7 +545,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
             print(line)
         count = len(problems_of(session))
         best_text = f"{count} size" + ("" if count == 1 else "s")
-    print(f"{session.kernel}: {summary['trials']} trials ({verb}), {_feasible_count(session)} feasible{sim}; "
+    # a sweep's summary ranks one size; the line counts every size's feasible trials
+    feasible = _feasible_count(session) if "answered" in summary else summary["feasible"]
+    print(f"{session.kernel}: {summary['trials']} trials ({verb}), {feasible} feasible{sim}; "
           f"{best_text} -> {out}")
     checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
     if checks:

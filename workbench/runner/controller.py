@@ -64,7 +64,7 @@ from workbench.runner.events import Event, RunFinished
 from workbench.runner.executors import ExecutorChoice, check_workers, plan_execution
 from workbench.runner.plan import available_metrics, check_no_problem, make_backend_spec, new_session, open_target
 from workbench.runner.sweep import SizeRun, SweepRun
-from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, Strategy, create_strategy, strategy_class
+from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, Strategy, create_strategy, shown_value, strategy_class
 from workbench.search.listed import Listed
 from workbench.search.pruning import with_pruning
 from workbench.search.seeded import with_seeds
@@ -727,9 +727,7 @@ def _usable_stored_options(strategy_name: str, stored: Mapping[str, Any]) -> tup
         try:
             usable[name] = option.check(value)
         except ValueError as exc:
-            shown = repr(value)
-            shown = shown if len(shown) <= 40 else shown[:37] + "..."
-            notes.append(f"this session's option {name}={shown} of strategy {strategy_name!r} must be {exc}; "
+            notes.append(f"this session's option {name}={shown_value(value)} of strategy {strategy_name!r} must be {exc}; "
                          f"its default {option.default!r} is used")
     while usable:  # values that clash with each other: those the clash names take their defaults
         resolved = {**{option.name: option.default for option in cls.OPTIONS}, **usable}

@@ -23,6 +23,13 @@ from workbench.core.domain.search_objective import default_objective
 from workbench.core.domain.space import Config, SearchSpace
 
 
+def shown_value(value: Any) -> str:
+    """An option's value as a message shows it: its ``repr``, shortened so the line stays readable
+    (a value from a file or a command line can be of any length)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 @dataclass(frozen=True)
 class Option:
     """One declared strategy option."""
@@ -190,9 +197,7 @@ class Strategy(ABC):
             try:
                 resolved[key] = known[key].check(value)
             except ValueError as exc:
-                shown = repr(value)
-                shown = shown if len(shown) <= 40 else shown[:37] + "..."
-                raise WorkbenchError(f"strategy {cls.name!r}: option {key}={shown} must be {exc}") from None
+                raise WorkbenchError(f"strategy {cls.name!r}: option {key}={shown_value(value)} must be {exc}") from None
         conflict = cls.options_conflict(resolved)
         if conflict is not None:
             problem = conflict.message

@@ -893,7 +893,6 @@ def session_path_of(path: str | os.PathLike[str]) -> Path:
     return p.with_name(p.name[: -len(JOURNAL_SUFFIX)]) if p.name.endswith(JOURNAL_SUFFIX) else p
 
 
-
 def _fsync_dir(directory: Path) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)

@@ -15,9 +15,10 @@ import stat
 from pathlib import Path
 from typing import Callable, Iterable
 
-from workbench.core.domain.session import journal_path
+from workbench.core.domain.session import JOURNAL_SUFFIX, journal_path
 from workbench.core.errors import WorkbenchError
 from workbench.core.fs import read_only
+from workbench.core.io.session_lock import LOCK_SUFFIX
 
 BACKUP_SUFFIX = ".bak"
 
@@ -51,7 +52,7 @@ def check_folder(path: Path, flag: str = "--out") -> None:
 
 #: Names this program keeps beside a session file ``FILE`` while a run writes it: ``FILE.journal``
 #: (every finished trial, for recovery) and ``FILE.lock`` (one writer at a time).
-SIDECAR_SUFFIXES = (".journal", ".lock")
+SIDECAR_SUFFIXES = (JOURNAL_SUFFIX, LOCK_SUFFIX)
 
 
 def check_not_sidecar(path: Path, flag: str = "--out") -> None:
@@ -63,7 +64,7 @@ def check_not_sidecar(path: Path, flag: str = "--out") -> None:
     if suffix is None:
         return
     owner = path.with_name(path.name[: -len(suffix)])
-    kind = "journal" if suffix == ".journal" else "lock"
+    kind = "journal" if suffix == JOURNAL_SUFFIX else "lock"
     raise WorkbenchError(f"{flag} {path}: names ending in {suffix} are the {kind} this program keeps beside a "
                          f"session ({owner.name}{suffix} beside {owner.name}); choose another name")
 
