@@ -168,6 +168,37 @@ def test_a_sweeps_progress_counts_failures_and_time_over_every_size(tmp_path: Pa
         assert after.elapsed_s >= before.elapsed_s
 
 
+def test_a_sweeps_running_time_and_eta_count_the_time_between_its_sizes(tmp_path: Path) -> None:
+    """Preparing a size (its target, its warm start) is part of what a sweep takes: each size's run
+    clock starts after it, so a sweep that added those clocks up showed too little time gone and an
+    ETA too short by the preparation of every size still to come."""
+    from workbench.runner.events import Progress
+
+    run = start_run(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=4, sizes=SIZES),
+                    tmp_path / "slow.json")
+    prepare_s = 0.4
+    build = run._prepare
+
+    def slow_prepare(problem, budget):
+        time.sleep(prepare_s)
+        return build(problem, budget)
+
+    run._prepare = slow_prepare
+    progress: list[Progress] = []
+    run.subscribe(lambda event: progress.append(event) if isinstance(event, Progress) else None)
+    started = time.monotonic()
+    run.run()
+    took = time.monotonic() - started
+    last = progress[-1]
+    assert last.done == 12
+    # the three preparations are in the running time (and nothing beyond the sweep's own wall time)
+    assert 3 * prepare_s <= last.elapsed_s <= took
+    first_of_second_size = next(p for p in progress if p.done == 5)
+    # after the first size, at least one preparation is behind us: the ETA's rate includes it, so
+    # the two sizes left are predicted to take at least their two preparations
+    assert first_of_second_size.eta_s is not None and first_of_second_size.eta_s >= 2 * prepare_s * 7 / 8
+
+
 def test_a_killed_sweep_resumes_from_its_journal(cli, tmp_path: Path) -> None:
     out = tmp_path / "killed.json"
     budget = 20  # per size: a wide window for the kill to land inside the 2nd size on a loaded machine

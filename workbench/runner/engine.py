@@ -195,6 +195,7 @@ class Engine:
         self._subscribers = Subscribers()
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._paused_s = 0.0
         self._running = threading.Event()  # cleared while paused
         self._running.set()
         self._in_run = False
@@ -469,6 +470,11 @@ class Engine:
 
     def _elapsed(self) -> float:
         return time.monotonic() - self._t0 - self._paused_s
+
+    @property
+    def paused_s(self) -> float:
+        """Seconds the run so far has spent paused (left out of its running time)."""
+        return self._paused_s
 
     def _wait_paused(self) -> None:
         """Nothing is running: sleep until resumed (or briefly, to re-check the stop conditions)."""

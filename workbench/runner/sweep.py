@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -63,10 +64,13 @@ class SweepRun:
         self.refine_wait_s: float | None = None
         self._unrefined = 0
         #: What the sizes measured so far add to the progress of the size being measured (each
-        #: size's run counts from zero): failures, aborted candidates, and running time (pauses
-        #: left out, as a run counts it); the current size's latest running time.
+        #: size's run counts from zero): failures, aborted candidates, and the seconds they spent
+        #: paused. The sweep's running time is its own clock's, less the pauses: preparing each
+        #: size (its target, its warm start) and saving it are part of what the sweep takes, and
+        #: an ETA from the runs' own clocks left them out.
         self._failures_done = self._aborted_done = 0
-        self._elapsed_done = self._elapsed_now = 0.0
+        self._paused_done = 0.0
+        self._t0: float | None = None
         #: Whether the last size's run wrote the session (a failed save leaves the journal).
         self.saved = True
         self._started = False
@@ -151,6 +155,7 @@ class SweepRun:
         if self._started:
             raise WorkbenchError("this run was already started; prepare a new one (its lock is gone)")
         self._started = True
+        self._t0 = time.monotonic()
         reason, message = "budget", ""
         try:
             for position, item in enumerate(self.todo):
@@ -179,8 +184,7 @@ class SweepRun:
                 self._unrefined += run.engine.unrefined
                 self._failures_done += run.engine.failures
                 self._aborted_done += run.engine.aborted
-                self._elapsed_done += self._elapsed_now
-                self._elapsed_now = 0.0
+                self._paused_done += run.engine.paused_s
                 self.saved = run.engine.saved
                 with self._lock:
                     self.current = None
@@ -202,6 +206,15 @@ class SweepRun:
     def _emit(self, event: Event) -> None:
         self._subscribers.emit(event)
 
+    def elapsed_s(self) -> float:
+        """Seconds since the sweep started, pauses left out (0 before it starts)."""
+        if self._t0 is None:
+            return 0.0
+        with self._lock:
+            current = self.current
+        paused = self._paused_done + (current.engine.paused_s if current is not None else 0.0)
+        return max(0.0, time.monotonic() - self._t0 - paused)
+
     def _forward(self, event: Event, offset: int) -> None:
         """Pass a size's events on: progress counted over the whole sweep (evaluations, failures,
         aborted candidates, running time; the best latency is the size's own), no per-size end."""
@@ -210,8 +223,7 @@ class SweepRun:
         if isinstance(event, Progress):
             done = offset + event.done
             total = self.budget
-            self._elapsed_now = event.elapsed_s
-            elapsed = self._elapsed_done + event.elapsed_s
+            elapsed = self.elapsed_s()
             eta = event.eta_s
             if done > 0 and elapsed > 0 and total:
                 eta = elapsed / done * max(0, total - done)
