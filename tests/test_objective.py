@@ -337,3 +337,19 @@ def test_negative_values_close_together_score_close_together() -> None:
     elsewhere could reorder a weighted ranking."""
     score = normalise(np.array([-60.0, -59.9999, -25.0]), np.ones(3, dtype=bool), -1)
     assert score[0] == 1.0 and score[1] == pytest.approx(1.0, abs=1e-5) and score[2] == pytest.approx(0.5)
+
+
+def test_named_limits_fold_to_the_tightest_bound_and_keep_the_others() -> None:
+    """One rule for the command line and the window: a bound on latency (<=), memory (<=) or
+    quality (>=) is that named limit, the tightest of its bounds and its start value wins, and a
+    bound on another metric or side, or one the caller refuses, stays a bound."""
+    from workbench.core.domain.objective import Bound, fold_named_limits
+
+    bounds = [Bound.parse(t) for t in ("latency_ms<=0.8", "latency_ms<=0.5", "quality>=0.9", "latency_ms>=0.1",
+                                        "registers<=64", "memory_mb<=-1")]
+    named, rest = fold_named_limits(bounds, start={"max_latency_ms": 0.6, "min_quality": 0.95})
+    assert named == {"max_latency_ms": 0.5, "min_quality": 0.95, "max_memory_mb": -1}
+    assert [b.label for b in rest] == [Bound.parse("latency_ms>=0.1").label, Bound.parse("registers<=64").label]
+    named, rest = fold_named_limits(bounds, accept=lambda field, value: value >= 0)
+    assert named == {"max_latency_ms": 0.5, "min_quality": 0.9}
+    assert Bound.parse("memory_mb<=-1").label in [b.label for b in rest]

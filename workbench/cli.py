@@ -272,7 +272,8 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
 def _objective_from_args(args: argparse.Namespace, base: Any = None, source: str = "") -> tuple[Any, Any]:
     """Constraints and weights from flags, layered over a session's own (``base``, read from the
     file ``source``: named when what it stores is what cannot be met)."""
-    from workbench.core.domain.objective import NAMED_LIMITS, Bound, Constraints, Weights, check_stored_constraints
+    from workbench.core.domain.objective import (NAMED_LIMITS, Bound, Constraints, Weights, check_stored_constraints,
+                                                 fold_named_limits)
 
     constraints = base.constraints if base is not None else Constraints()
     weights = base.weights if base is not None else Weights()
@@ -284,19 +285,13 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None, source: str
     # A bound one of the named limits states (latency_ms <=, memory_mb <=, quality >=) is that limit,
     # as in the window's boxes: in either spelling it replaces the stored limit in either spelling
     # (the tightest, when both spellings are given), and a latency limit stops hopeless candidates.
-    given: list[Any] = []
     parsed = [Bound.parse(text) for text in args.constraint]
     asked = [changes.get("min_quality")] + [b.value for b in parsed if (b.metric, b.op) == ("quality", ">=")]
     negative = next((value for value in asked if value is not None and value < 0), None)
     if negative is not None:  # every trial meets it: a typo for something else
         raise WorkbenchError(f"min quality is between 0 and 1 (1: exact result), got {negative:g}")
-    for bound in parsed:
-        field = NAMED_LIMITS.get((bound.metric, bound.op))
-        if field is None:
-            given.append(bound)
-            continue
-        tighter = min if bound.op == "<=" else max
-        changes[field] = bound.value if changes.get(field) is None else tighter(changes[field], bound.value)
+    named, given = fold_named_limits(parsed, start=changes)
+    changes.update(named)
     Constraints(**changes, extra=tuple(given)).check_possible()  # what the flags say alone
     replaced = {(b.metric, b.op) for b in given} | {key for key, field in NAMED_LIMITS.items() if field in changes}
     if replaced:  # a flag's bound replaces a stored one on the same metric and side, in either spelling

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Status
 from workbench.core.domain.metrics import check_metrics, known_direction
-from workbench.core.domain.objective import Bound, Weights, direction_problem
+from workbench.core.domain.objective import Bound, Weights, direction_problem, fold_named_limits
 from workbench.core.domain.search_objective import Objective
 
 from workbench.gui.model import BASE_METRICS, STATUS_CODES, SessionModel
@@ -530,18 +530,8 @@ class ObjectivePanel(QWidget):
         tightest of the bounds typed for it and the value it had. A value the box cannot show (a
         negative memory, a quality above 1) stays in the field, where it is seen as typed."""
         constraints = self.model.constraints
-        named: dict[str, float] = {}
-        rest = []
-        for bound in bounds:
-            control = next((c for c in self.limits.values() if c.metric == bound.metric
-                            and bound.op == (">=" if c.lower_bound else "<=")), None)
-            if control is None or not control.can_show(bound.value):
-                rest.append(bound)
-                continue
-            current = named.get(control.field, getattr(constraints, control.field))
-            tighter = max if control.lower_bound else min
-            named[control.field] = bound.value if current is None else tighter(current, bound.value)
-        return named, tuple(rest)
+        start = {field: getattr(constraints, field) for field in self.limits}
+        return fold_named_limits(bounds, start, accept=lambda field, value: self.limits[field].can_show(value))
 
     def _show_extra_error(self, text: str) -> None:
         """The constraint text's error or warning under the field (empty: hidden): broken into at

@@ -176,6 +176,27 @@ NAMED_LIMITS: dict[tuple[str, str], str] = {(LATENCY, "<="): "max_latency_ms", (
                                             (QUALITY, ">="): "min_quality"}
 
 
+def fold_named_limits(bounds: Iterable[Bound], start: Mapping[str, float | None] | None = None,
+                      accept: Callable[[str, float], bool] | None = None) -> tuple[dict[str, float], tuple[Bound, ...]]:
+    """The bounds that state a named limit (``latency_ms <= 0.8`` is ``max_latency_ms``), as those
+    limits, and the other bounds. Every bound still holds: a limit is the tightest of the bounds
+    stating it and its ``start`` value. A bound ``accept(field, value)`` refuses stays among the
+    others (the window keeps a value its box cannot show in the typed field). Only the limits some
+    bound states are returned. The command line and the window fold with this one rule, so a
+    bound means the same limit in both."""
+    named: dict[str, float] = {}
+    rest: list[Bound] = []
+    for bound in bounds:
+        field = NAMED_LIMITS.get((bound.metric, bound.op))
+        if field is None or (accept is not None and not accept(field, bound.value)):
+            rest.append(bound)
+            continue
+        current = named.get(field, (start or {}).get(field))
+        tighter = min if bound.op == "<=" else max
+        named[field] = bound.value if current is None else tighter(current, bound.value)
+    return named, tuple(rest)
+
+
 @dataclass(frozen=True)
 class Constraints:
     """Limits a config must meet to be recommended; the common three have their own fields."""
