@@ -312,3 +312,72 @@ def test_the_editors_refusals_name_the_windows_controls(editor) -> None:
     editor._guard(refuse)
     assert "raise the evals box" in editor.last_error and "the sizes field" in editor.last_error
     assert "--" not in editor.last_error
+
+
+def test_saving_an_opened_spec_keeps_what_the_form_has_no_control_for(editor, tmp_path):
+    """A hand-written spec holds fields the form cannot show (a description, compile options, an
+    argument's range and reset, a parameter's bounds); Save and Tune used to drop them silently."""
+    folder = tmp_path / "full"
+    folder.mkdir()
+    (folder / "saxpy.cu").write_text(SAXPY_CU)
+    spec = json.loads((EXAMPLE / "saxpy.kernel.json").read_text())
+    spec["description"] = "hand-written notes"
+    spec["compile_options"] = ["-use_fast_math"]
+    spec["problem"]["n"].update(min=1024, max=1 << 26)
+    spec["args"][0]["range"] = [-1.0, 1.0]
+    spec["args"][2]["reset"] = "zero"
+    (folder / "saxpy.kernel.json").write_text(json.dumps(spec))
+    editor.open_folder(folder)
+    editor.title_edit.setText("SAXPY, retitled")
+    saved = json.loads(editor.save().read_text())
+    assert saved["title"] == "SAXPY, retitled"  # what the form edits is the form's
+    assert saved["description"] == "hand-written notes" and saved["compile_options"] == ["-use_fast_math"]
+    assert saved["problem"]["n"]["min"] == 1024 and saved["problem"]["n"]["max"] == 1 << 26
+    assert saved["args"][0]["range"] == [-1.0, 1.0] and saved["args"][2]["reset"] == "zero"
+    assert list(load_templates(folder)["saxpy"].compile_options) == ["-use_fast_math"]
+    # an argument renamed in the form is another argument: its old extras do not follow the name
+    editor.args_table.item(0, 0).setText("xs")
+    assert "range" not in editor.spec()["args"][0]
+
+
+def test_saving_writes_only_the_files_its_spec_names(editor, tmp_path):
+    """A spec whose source is ``main.cu`` keeps it; a ``saxpy.cu`` of the person's own beside it is
+    theirs (saving used to rename the source to ``saxpy.cu``, writing over it)."""
+    folder = tmp_path / "named"
+    folder.mkdir()
+    (folder / "main.cu").write_text(SAXPY_CU)
+    (folder / "saxpy.cu").write_text("// MY OTHER FILE\n")
+    spec = json.loads((EXAMPLE / "saxpy.kernel.json").read_text())
+    spec["source"] = "main.cu"
+    (folder / "saxpy.kernel.json").write_text(json.dumps(spec))
+    editor.open_folder(folder)
+    editor.source.setPlainText(SAXPY_CU + "// edited\n")
+    saved = json.loads(editor.save().read_text())
+    assert saved["source"] == "main.cu" and (folder / "main.cu").read_text().endswith("// edited\n")
+    assert (folder / "saxpy.cu").read_text() == "// MY OTHER FILE\n"
+    # a reference file of the person's own at the name a chosen reference would take stops the save
+    (folder / "_saxpy_reference.py").write_text("# mine\n")
+    chosen = tmp_path / "ref.py"
+    chosen.write_text("def reference(inputs, problem):\n    return {'out': inputs['x']}\n")
+    editor.choose_reference(chosen)
+    with pytest.raises(Exception, match="not part of a saved template"):
+        editor.save()
+    assert (folder / "_saxpy_reference.py").read_text() == "# mine\n"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "latin1"])
+def test_a_chosen_reference_that_is_no_utf8_file_is_one_message(editor, tmp_path, kind):
+    """The reference copied in on save is read as a spec's own files: a FIFO froze the window
+    (the read waited for a writer), Latin-1 bytes escaped as a traceback."""
+    import os
+
+    chosen = tmp_path / "ref.py"
+    if kind == "fifo":
+        os.mkfifo(chosen)
+    else:
+        chosen.write_bytes("# caf\xe9\ndef reference(inputs, problem):\n    return {}\n".encode("latin-1"))
+    editor.open_folder(EXAMPLE)
+    editor.choose_reference(chosen)
+    editor._guard(lambda: editor.save(tmp_path / "out"))
+    assert "ref.py" in editor.last_error
+    assert not (tmp_path / "out" / "saxpy.kernel.json").exists()  # refused before anything was written

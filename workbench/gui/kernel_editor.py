@@ -70,6 +70,49 @@ class _CheckThread(QThread):
         self.checked.emit(self.generation, report)
 
 
+#: What the form edits, per part of a spec; everything else an opened spec holds (a description,
+#: compile options, an argument's value range or reset, a problem parameter's bounds, keys of a
+#: newer spec version) is carried over unchanged by :func:`keep_unedited_fields`.
+_FORM_FIELDS = frozenset({"name", "entry", "title", "slots", "restrictions", "problem", "grid", "block",
+                          "dynamic_smem", "args", "reference", "cost", "profile", "source", "format", "version"})
+_SLOT_FIELDS = frozenset({"name", "values", "group", "default", "doc"})
+_PROBLEM_FIELDS = frozenset({"default", "small", "doc"})
+_ARG_FIELDS = frozenset({"name", "kind", "dtype", "value", "shape", "rtol", "atol"})
+_REFERENCE_FIELDS = frozenset({"kind", "outputs", "file", "function"})
+_COST_FIELDS = frozenset({"bytes_moved", "flops"})
+
+
+def _extras(original: Any, edited_fields: frozenset[str]) -> dict[str, Any]:
+    return {k: v for k, v in original.items() if k not in edited_fields} if isinstance(original, Mapping) else {}
+
+
+def _by_name(items: Any) -> dict[Any, Any]:
+    return {item.get("name"): item for item in items if isinstance(item, Mapping)} if isinstance(items, list) else {}
+
+
+def keep_unedited_fields(opened: Mapping[str, Any], edited: dict[str, Any]) -> dict[str, Any]:
+    """``edited`` (the spec the form describes) with every field of the ``opened`` spec that the
+    form has no control for. Why: saving a hand-written spec the editor opened must not drop what
+    the form cannot show; an argument losing its ``reset`` breaks a kernel that accumulates into
+    it. Slots and arguments are matched by name, problem parameters by key; one renamed or removed
+    in the form takes its extra fields with it."""
+    merged = {**_extras(opened, _FORM_FIELDS), **edited}
+    for key, fields in (("slots", _SLOT_FIELDS), ("args", _ARG_FIELDS)):
+        before = _by_name(opened.get(key))
+        merged[key] = [{**_extras(before.get(item.get("name")), fields), **item} for item in edited.get(key, [])]
+    problem = opened.get("problem") if isinstance(opened.get("problem"), Mapping) else {}
+    merged["problem"] = {name: {**_extras(problem.get(name), _PROBLEM_FIELDS), **entry}
+                         for name, entry in edited.get("problem", {}).items()}
+    reference = opened.get("reference")
+    if isinstance(reference, Mapping) and reference.get("kind") == edited.get("reference", {}).get("kind"):
+        merged["reference"] = {**_extras(reference, _REFERENCE_FIELDS), **edited["reference"]}
+    for key, fields in (("cost", _COST_FIELDS), ("profile", frozenset(PROFILE_KEYS))):
+        kept = _extras(opened.get(key), fields)
+        if kept or key in edited:
+            merged[key] = {**kept, **edited.get(key, {})}
+    return merged
+
+
 def _item(text: Any) -> QTableWidgetItem:
     return QTableWidgetItem("" if text is None else str(text))
 
@@ -299,6 +342,7 @@ class KernelEditor(QMainWindow):
         self._loading = True
         try:
             self.folder = folder
+            self._opened = json.loads(json.dumps(spec))  # a deep copy: what the form does not edit is kept from it
             self.reference_file = None
             self.name_edit.setText(str(spec.get("name", "")))
             self.entry_edit.setText(str(spec.get("entry", "")) if spec.get("entry") != spec.get("name") else "")
@@ -444,7 +488,7 @@ class KernelEditor(QMainWindow):
         if profile:
             spec["profile"] = profile
         self.form_problems = problems
-        return spec
+        return keep_unedited_fields(getattr(self, "_opened", {}), spec)
 
     # --- live checks --------------------------------------------------------------------------------
     def _changed(self, *_: Any) -> None:

@@ -825,32 +825,69 @@ def spec_path(folder: str | os.PathLike[str], name: str) -> Path:
 
 def save_template_folder(folder: str | os.PathLike[str], spec: Mapping[str, Any], source: str,
                          reference_file: str | os.PathLike[str] | None = None) -> Path:
-    """Write ``<name>.cu`` and ``<name>.kernel.json`` (atomically) into ``folder``; returns the spec's path.
+    """Write the template's CUDA source and ``<name>.kernel.json`` (atomically) into ``folder``;
+    returns the spec's path.
 
     The spec is checked first (a template that would not load is not written). Files the workbench
-    did not write are never replaced: a ``<name>.cu`` without its ``.kernel.json``, or a Python spec
-    of the same name. A chosen Python reference is copied in as ``_<name>_reference.py`` (the leading
-    underscore keeps template loading from taking it for a Python spec).
+    did not write are never replaced: a spec already at ``<name>.kernel.json`` keeps the source
+    file it names (``"source": "main.cu"`` stays ``main.cu``), and only the source and reference
+    files that spec names may be written over; any other file in the way (a ``<name>.cu`` of the
+    person's own, a Python spec of the same name) stops the save with one line. A chosen Python
+    reference is copied in as ``_<name>_reference.py`` (the leading underscore keeps template
+    loading from taking it for a Python spec), read as a spec's own files are: a regular UTF-8
+    file of bounded size, never a FIFO.
     """
     name = str(spec.get("name") or "")
     folder = Path(folder)
-    spec = dict(spec, format=SPEC_FORMAT, version=SPEC_VERSION, source=f"{name}.cu")
-    if reference_file is not None:
-        spec["reference"] = dict(spec.get("reference") or {}, kind="python", file=f"_{name}_reference.py")
-    template_from_spec(spec, source, folder=folder)  # raises SpecError before anything is written
-    folder.mkdir(parents=True, exist_ok=True)
     target = spec_path(folder, name)
-    cu = folder / f"{name}.cu"
+    owned_source, owned = _files_of_saved_spec(target, name)
+    spec = dict(spec, format=SPEC_FORMAT, version=SPEC_VERSION, source=owned_source)
+    reference_name = f"_{name}_reference.py"
+    if reference_file is not None:
+        spec["reference"] = dict(spec.get("reference") or {}, kind="python", file=reference_name)
+    template_from_spec(spec, source, folder=folder)  # raises SpecError before anything is written
+    code = None
+    if reference_file is not None:
+        chosen = resolved(reference_file)
+        code = _read_spec_text(chosen, chosen, "Python reference")
+    folder.mkdir(parents=True, exist_ok=True)
     if (folder / f"{name}.py").exists():
         raise TemplateError(f"{folder / (name + '.py')}: a Python spec of that name is there; choose another name")
-    if cu.exists() and not target.exists():
-        raise TemplateError(f"{cu}: exists and is not part of a saved template; choose another name or folder")
-    if reference_file is not None:
-        code = Path(reference_file).read_text(encoding="utf-8")
-        _write_atomic(folder / f"_{name}_reference.py", code)
-    _write_atomic(cu, source)
+    written = [(folder / owned_source, source)]
+    if code is not None:
+        written.append((folder / reference_name, code))
+    for path, _ in written:
+        if (path.exists() or path.is_symlink()) and path.name not in owned:
+            raise TemplateError(f"{path}: exists and is not part of a saved template; choose another name or folder")
+    for path, text in written:
+        _write_atomic(path, text)
     _write_atomic(target, json.dumps(spec, indent=2) + "\n")
     return target
+
+
+def _files_of_saved_spec(target: Path, name: str) -> tuple[str, set[str]]:
+    """The source file name a spec already at ``target`` names, and every file of the folder it
+    owns (that source and its Python reference): what saving over it may write. Without a spec
+    there: ``<name>.cu`` and nothing owned. A spec that cannot be read is taken to own the default
+    names, as saving over it always did."""
+    default = f"{name}.cu"
+    if not (target.exists() or target.is_symlink()):
+        return default, set()
+    try:
+        saved, _ = read_spec(target)
+    except SpecError:
+        return default, {default, f"_{name}_reference.py"}
+
+    def plain(value: Any) -> str | None:
+        ok = isinstance(value, str) and value and Path(value).name == value and "\x00" not in value
+        return value if ok else None
+
+    source = plain(saved.get("source")) or default
+    owned = {source}
+    reference = saved.get("reference")
+    if isinstance(reference, Mapping) and reference.get("kind") == "python" and plain(reference.get("file")):
+        owned.add(str(reference["file"]))
+    return source, owned
 
 
 def _write_atomic(path: Path, text: str) -> None:
