@@ -100,7 +100,9 @@ def keep_unedited_fields(opened: Mapping[str, Any], edited: dict[str, Any]) -> d
     for key, fields in (("slots", _SLOT_FIELDS), ("args", _ARG_FIELDS)):
         before = _by_name(opened.get(key))
         merged[key] = [{**_extras(before.get(item.get("name")), fields), **item} for item in edited.get(key, [])]
-    problem = opened.get("problem") if isinstance(opened.get("problem"), Mapping) else {}
+    problem = opened.get("problem")
+    if not isinstance(problem, Mapping):
+        problem = {}
     merged["problem"] = {name: {**_extras(problem.get(name), _PROBLEM_FIELDS), **entry}
                          for name, entry in edited.get("problem", {}).items()}
     reference = opened.get("reference")
