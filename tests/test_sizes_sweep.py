@@ -585,3 +585,30 @@ def test_the_windows_sizes_text_of_a_grid_is_accepted_by_sizes() -> None:
     assert parse_sizes(["rows=1024,16384;", " cols=256,1024"]) == grid
     with pytest.raises(WorkbenchError, match="--sizes rows: given twice"):
         parse_sizes(["rows=1; rows=2"])
+
+
+def test_each_size_searches_the_valid_configs_of_its_own_problem(tmp_path: Path) -> None:
+    """A restriction may read the problem (softmax: ``threads_per_row * vector_width <= cols``).
+    Every size used to search the space of the first size, stored with the session: at a narrow
+    size budget went to configs the template refuses (recorded as runtime errors), at a wide one
+    valid configs were never proposed."""
+    from workbench.core.domain.templates import load_templates
+
+    template = load_templates()["softmax"]
+    request = RunRequest(kernel="softmax", backend="sim", strategy="random", budget=12, seed=3,
+                         sizes={"cols": [64, 4096]}, backend_options={"compile": "estimate"})
+    run = start_run(request, tmp_path / "narrow.json")
+    counts = {}
+    build = run._prepare
+
+    def prepare(problem, budget):
+        size_run = build(problem, budget)
+        counts[problem["cols"]] = size_run.engine.strategy.space.count()
+        return size_run
+
+    run._prepare = prepare
+    run.run()
+    expected = {cols: template.space(template.resolve_problem({"cols": cols})).count() for cols in (64, 4096)}
+    assert expected[64] != expected[4096] and counts == expected
+    session = load_session(tmp_path / "narrow.json")
+    assert all(t.status.value == "ok" for t in session.trials), [t.measurement.error for t in session.trials]

@@ -1067,12 +1067,15 @@ FALLBACK_STRATEGY = "tpe"
 
 def _edited_space(target: Target, request: RunRequest, session: Session | None = None) -> Any:
     """The space the run searches: the request's edits, else a continued session's own space (its
-    edits of an earlier run hold until the person changes them), else the target's."""
+    edits of an earlier run hold until the person changes them), else the target's. A stored space
+    is taken at the target's problem parameters: its restrictions may read them (``threads *
+    width <= cols``), and a sweep's session stores the space at its first size, so each other size
+    searched the first size's valid configs instead of its own."""
     space = target.space
     stored = session.space if session is not None else None
     if (stored is not None and not stored.is_explicit and not space.is_explicit
             and list(stored.names) == list(space.names)):
-        space = stored
+        space = stored.with_params(space.params)
     if request.domains is None and request.restrictions is None:
         return space
     if space.is_explicit:
