@@ -612,3 +612,23 @@ def test_each_size_searches_the_valid_configs_of_its_own_problem(tmp_path: Path)
     assert expected[64] != expected[4096] and counts == expected
     session = load_session(tmp_path / "narrow.json")
     assert all(t.status.value == "ok" for t in session.trials), [t.measurement.error for t in session.trials]
+
+
+def test_tunes_per_size_lines_name_the_best_feasible_config_as_show_does(cli, tmp_path: Path) -> None:
+    """The lines at the end of a sweep ranked by latency alone, naming configs that break the
+    session's constraints, where ``show`` and ``export --at`` name each size's best feasible one."""
+    out = tmp_path / "limited.json"
+    tuned = cli("tune", "reduce_sum", "--backend", "sim", "--resources", "estimated", "--sizes",
+                "n=4096,65536,1048576", "--budget", "8", "--seed", "1", "--constraint", "registers<=24",
+                "--out", str(out))
+    assert tuned.returncode == 0, tuned.stderr
+    shown = json.loads(cli("show", str(out), "--json").stdout)["sizes"]
+    session = load_session(out)
+    assert any(t.metric("registers") > 24 for t in session.trials)  # the constraint excludes something
+    lines = [line for line in tuned.stdout.splitlines() if line.startswith("  n=")]
+    assert len(lines) == len(shown) == 3
+    for line, size in zip(lines, shown):
+        if size["best"] is None:
+            assert "none meets the constraints" in line or "none succeeded" in line
+        else:
+            assert str(size["best"]["config"]) in line, (line, size["best"])

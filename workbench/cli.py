@@ -536,7 +536,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     sim = " (simulated)" if summary["simulated"] else (" (replayed)" if summary["device"].get("replayed") else "")
     verb = "continued" if run.continued else "new session"
     if args.sizes or len(problems_of(session)) > 1:
-        for line in size_lines(session):
+        from workbench.core.domain.search_objective import Objective
+
+        for line in size_lines(session, Objective(session.constraints, session.weights)):
             print(line)
         count = len(problems_of(session))
         best_text = f"{count} size" + ("" if count == 1 else "s")

@@ -206,7 +206,9 @@ def missing_cells(rows: Sequence[SizeRow]) -> list[tuple[Mapping[str, Any], Conf
 
 
 def size_lines(session: Session, cost: Cost | None = None) -> list[str]:
-    """One line per size for the command line: its best latency and config, and how many trials."""
+    """One line per size for the command line: its best latency and config under ``cost`` (an
+    objective's: the best *feasible* trial, as ``show`` and ``export --at`` answer), and how many
+    trials."""
     rows = size_rows(session, cost)
     winners = distinct_winners(rows)
     names = {c.id: f"#{k + 1}" for k, c in enumerate(winners)}
@@ -214,7 +216,9 @@ def size_lines(session: Session, cost: Cost | None = None) -> list[str]:
     for row in rows:
         if row.best is None:
             aborted = sum(t.status is Status.ABORTED for t in row.trials)
-            why = (f"none succeeded ({aborted} stopped early as hopeless under the latency limit)" if aborted
+            succeeded = any(t.status is Status.OK for t in row.trials)
+            why = ("none meets the constraints" if succeeded
+                   else f"none succeeded ({aborted} stopped early as hopeless under the latency limit)" if aborted
                    else "none succeeded")
             lines.append(f"  {row.label}: {len(row.trials)} trials, {why}")
             continue
