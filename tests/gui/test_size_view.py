@@ -255,3 +255,29 @@ def test_measured_cells_at_a_size_not_shown_fill_the_view_in(window, qtbot, cli,
     assert len(window.model.session.trials) == before + len(missing)
     qtbot.waitUntil(lambda: "0 cells not measured" in view.status.text(), timeout=5_000)
     assert view.measure_button.text() == "Measure missing" and not view.measure_button.isEnabled()
+
+
+def test_a_matrix_too_large_for_numbers_in_its_cells_is_drawn_without_them(window, tmp_path):
+    """Every cell got a text item on every redraw, however small the cells: a sweep of 128 sizes
+    (16,384 items) took about a minute to show its tab, 256 sizes did not finish in five. The items
+    are made only while a number fits its cell; the colours still tell."""
+    import dataclasses
+
+    small = load_session(_sweep(tmp_path / "few.json", budget=3))
+    first = next(iter(trials_by_problem(small).values()))
+    base = dict(small.problem_of(first[0]))
+    trials = [dataclasses.replace(t, index=k * len(first) + i, problem={**base, "n": 4096 + 256 * k})
+              for k in range(64) for i, t in enumerate(first)]
+    many = dataclasses.replace(small, trials=trials)
+    save_session(many, tmp_path / "many.json")
+    window.open_session(str(tmp_path / "many.json"))
+    view = window.size_view
+    window.bottom_tabs.setCurrentWidget(view)
+    view.refresh()
+    assert len(view.rows) == 64 and np.isfinite(view.matrix).all()
+    assert view._cell_text == []
+    assert len(view.matrix_plot.getViewBox().addedItems) < 50
+    # a sweep of a few sizes keeps its numbers
+    window.open_session(str(tmp_path / "few.json"))
+    view.refresh()
+    assert len(view._cell_text) == 9

@@ -268,9 +268,7 @@ class SizeView(QWidget):
         self._update_button()
         self.latency_plot.clear()
         self.band_plot.clear()
-        for item in self._cell_text:
-            self.matrix_plot.removeItem(item)
-        self._cell_text = []
+        self._remove_cell_text()
         self.image.clear()
         rows = self.rows
         self.layout_ = size_layout(rows) if rows else None
@@ -375,22 +373,21 @@ class SizeView(QWidget):
             axis.set_categories(positions, labels)
         self.matrix_plot.setLabel("bottom", f"measured at ({which})")
         self.matrix_plot.setLabel("left", "best config of")
-        for i in range(n):
-            for j in range(n):
-                item = pg.TextItem("", color=(20, 20, 20), anchor=(0.5, 0.5))
-                item.setPos(j + 0.5, i + 0.5)
-                self.matrix_plot.addItem(item)
-                self._cell_text.append(item)
         self.matrix_plot.setXRange(0, n, padding=0.02)
         self.matrix_plot.setYRange(0, n, padding=0.02)
         self._fit_cell_text()
+
+    def _remove_cell_text(self) -> None:
+        for item in self._cell_text:
+            self.matrix_plot.removeItem(item)
+        self._cell_text = []
 
     def _fit_cell_text(self, *_: Any) -> None:
         """The cells' numbers in the view's font: with a % sign where a cell has room for "100%",
         without where it has room for "100", in a smaller font where it has room for neither, and
         left out where even a small one would run into its neighbours (the colour still tells)."""
         n = len(self.rows)
-        if not n or len(self._cell_text) != n * n:
+        if not n or self.matrix.shape != (n, n):
             return
         box = self.matrix_plot.getViewBox().sceneBoundingRect()
         cell_w, cell_h = box.width() / n, box.height() / n
@@ -404,13 +401,22 @@ class SizeView(QWidget):
         ratio = min(1.0, room("100%" if percent else "100"))
         size = font.pointSizeF() * ratio if font.pointSizeF() > 0 else 0.0
         visible = size >= 5.0
-        if visible:
-            font.setPointSizeF(size)
+        if not visible:  # the items are made only while they fit: a sweep of 256 sizes has 65,536 cells
+            self._remove_cell_text()
+            return
+        font.setPointSizeF(size)
+        if len(self._cell_text) != n * n:
+            self._remove_cell_text()
+            for i in range(n):
+                for j in range(n):
+                    item = pg.TextItem("", color=(20, 20, 20), anchor=(0.5, 0.5))
+                    item.setPos(j + 0.5, i + 0.5)
+                    self.matrix_plot.addItem(item)
+                    self._cell_text.append(item)
         for k, item in enumerate(self._cell_text):
             value = float(self.matrix[k // n, k % n])
             item.setText("?" if not math.isfinite(value) else f"{value:.0%}" if percent else f"{value * 100:.0f}")
             item.setFont(font)
-            item.setVisible(visible)
 
 
 class _Column(QWidget):
