@@ -313,6 +313,11 @@ def test_show_lists_each_size_and_refuses_a_hostile_trial_problem_in_one_line(cl
     Path(run.output).write_text(json.dumps(data))
     line = one_line_error(cli("show", str(run.output)))
     assert "trials[1].problem.n" in line and "line break" in line
+    # a number written as text would be a size of its own, listed and exported apart
+    data["trials"][1]["problem"] = {"n": "4096", "alpha": 2.0}
+    Path(run.output).write_text(json.dumps(data))
+    line = one_line_error(cli("show", str(run.output)))
+    assert "trials[1].problem.n" in line and "'4096' is text" in line and "a number" in line
 
 
 def test_a_size_typed_as_the_other_number_type_counts_as_done(tmp_path: Path) -> None:

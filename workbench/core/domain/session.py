@@ -731,10 +731,24 @@ def _check_trials(session: Session, source: str, trials: list[Trial] | None = No
             raise SessionFormatError(f"{source}: trials[{i}].config: {problem}")
         if trial.problem is not None and session.problem and trial.problem.keys() != session.problem.keys():
             raise SessionFormatError(f"{source}: trials[{i}].problem: {_problem_mismatch(trial.problem, session.problem)}")
+        if trial.problem is not None and session.problem:
+            for name, value in trial.problem.items():
+                if _value_kind(value) != _value_kind(session.problem[name]):
+                    # "4096" beside 4096 would make a size of its own, listed and exported apart
+                    raise SessionFormatError(f"{source}: trials[{i}].problem.{name}: {value!r} is "
+                                             f"{_value_kind(value)}, where the session's problem has "
+                                             f"{_value_kind(session.problem[name])}")
     if space is not None and not _all_in_domains(space, [t.config for t in trials]):
         fail = _failer(source)
         for i, trial in enumerate(trials):  # find and name the first offending value
             _check_config(space, trial.config, f"trials[{i}].config", fail)
+
+
+def _value_kind(value: Any) -> str:
+    """A problem value's kind as a file states it: a bool, a number (int or float alike) or text."""
+    if isinstance(value, bool):
+        return "a true/false value"
+    return "a number" if isinstance(value, (int, float)) else "text"
 
 
 def _problem_mismatch(theirs: Mapping[str, Any], ours: Mapping[str, Any]) -> str:
