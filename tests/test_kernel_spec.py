@@ -186,7 +186,7 @@ def test_invalid_json_and_missing_source_say_where(tmp_path):
     (tmp_path / "k.cu").mkdir()
     with pytest.raises(SpecError, match="cannot read CUDA source k.cu: is a folder, not a CUDA source$"):
         load_declarative(path)
-    path.write_text(json.dumps(dict(SPEC, source="../etc/passwd")))
+    path.write_text(json.dumps(dict(SPEC, name="k", source="../etc/passwd")))
     with pytest.raises(SpecError, match="source must be a file name"):
         load_declarative(path)
 
@@ -498,3 +498,26 @@ def test_a_buffer_too_large_to_count_is_refused_when_the_spec_loads(tmp_path, cl
     result = cli("tune", "saxpy", "--kernel-dir", tmp_path, "--backend", "sim", "--budget", "2", "--resources",
                  "estimated", "--executor", "inline", "--out", tmp_path / "o.json", "--quiet")
     assert result.returncode == 2 and "buffer must fit" in result.stderr and not (tmp_path / "o.json").exists()
+
+
+def test_a_spec_whose_name_is_not_its_files_is_refused_in_one_line(tmp_path, cli):
+    """``saxpy.kernel.json`` naming itself ``foo`` was listed as foo, while ``tune foo`` found no
+    kernel foo and ``tune saxpy`` no template saxpy: both names have to agree."""
+    from cli_errors import one_line_error
+
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(dict(SPEC, name="foo")))
+    for args in (("kernels", "--kernel-dir", str(tmp_path)),
+                 ("tune", "saxpy", "--kernel-dir", str(tmp_path), "--backend", "sim", "--budget", "1",
+                  "--out", str(tmp_path / "s.json"))):
+        result = cli(*args)
+        assert result.returncode != 0
+        line = one_line_error(result)
+        assert "'foo' differs from the file's, saxpy.kernel.json" in line
+
+
+def test_a_python_spec_whose_template_name_is_not_its_files_is_refused(tmp_path):
+    shutil.copy(kernels_dir() / "vector_add.py", tmp_path / "renamed.py")
+    shutil.copy(kernels_dir() / "vector_add.cu", tmp_path / "renamed.cu")
+    with pytest.raises(TemplateError, match="'vector_add' differs from the file's, renamed.py"):
+        load_templates(tmp_path)

@@ -283,8 +283,12 @@ def test_the_window_offers_an_opened_template_only_under_the_name_the_loader_che
     assert editor.source.toPlainText() == SAXPY_CU  # shown, to be fixed in the editor
     names = [window.toolbar.kernel.itemText(i) for i in range(window.toolbar.kernel.count())]
     assert not [n for n in names if "evil" in n] and not [n for n in window.toolbar.kernel_folders if "evil" in n]
+    # a name that differs from the file's is refused too: a run finds the template by its file name
     spec["name"] = "fixed_saxpy"
     (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec))
+    editor._guard(lambda: editor.open_folder(tmp_path))
+    assert window.toolbar.kernel.findText("fixed_saxpy") < 0
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").rename(tmp_path / f"fixed_saxpy{SPEC_SUFFIX}")
     editor._guard(lambda: editor.open_folder(tmp_path))
     assert window.toolbar.kernel.findText("fixed_saxpy") >= 0
     assert window.toolbar.kernel_folders["fixed_saxpy"] == str(tmp_path)

@@ -797,6 +797,12 @@ def load_declarative(spec_file: str | os.PathLike[str]) -> KernelTemplate:
     """Read ``<name>.kernel.json`` and its ``.cu``; no code of the template's runs here."""
     path = resolved(spec_file)
     spec, text = read_spec(spec_file)
+    stem = Path(spec_file).name[: -len(SPEC_SUFFIX)]
+    if isinstance(spec.get("name"), str) and spec["name"] != stem:
+        # a run finds a template by its file's name, a listing by the name inside: both must agree
+        raise SpecError(f"name {spec['name']!r} differs from the file's, {stem}{SPEC_SUFFIX}: a template is found by "
+                        "its file name; rename the file or the name", "name", _line_of(text, "name", spec["name"]),
+                        str(path))
     source_name = spec.get("source") or path.name[: -len(SPEC_SUFFIX)] + ".cu"
     if not isinstance(source_name, str) or Path(source_name).name != source_name or "\x00" in source_name:
         raise SpecError("source must be a file name in the spec's folder", "source", _line_of(text, "source", source_name), str(path))

@@ -587,6 +587,10 @@ def load_template(spec_file: str | os.PathLike[str]) -> KernelTemplate | None:
     template = getattr(module, "TEMPLATE", None)
     if not isinstance(template, KernelTemplate):
         raise TemplateError(f"{path}: TEMPLATE must be a KernelTemplate, got {type(template).__name__}")
+    stem = Path(spec_file).stem
+    if template.name != stem:  # a run finds a template by its file's name, a listing by the name inside
+        raise TemplateError(f"{path}: the template's name {template.name!r} differs from the file's, {stem}.py: a "
+                            "template is found by its file name; rename the file or the name")
     source_path = template.source_path or (str(path.with_suffix(".cu")) if path.with_suffix(".cu").is_file() else "")
     return dataclasses.replace(template, path=str(path), source_path=source_path)
 
