@@ -521,3 +521,19 @@ def test_a_python_spec_whose_template_name_is_not_its_files_is_refused(tmp_path)
     shutil.copy(kernels_dir() / "vector_add.cu", tmp_path / "renamed.cu")
     with pytest.raises(TemplateError, match="'vector_add' differs from the file's, renamed.py"):
         load_templates(tmp_path)
+
+
+def test_a_reference_cannot_make_arrays_far_larger_than_its_inputs():
+    """``arange`` and ``pad`` make arrays from numbers: ``sum(arange(4e8)) * 0`` passed the editor's
+    check of a small problem at 3 GB, and a larger count would take the window's memory."""
+    x = np.ones(4099)
+    huge = compile_array_expression("a * x + y + sum(arange(4e8)) * 0", ["a", "x", "y"])
+    with pytest.raises(RestrictionError, match=r"arange\(\) would make 400,000,000 elements, more than 1,048,576"):
+        huge({"a": 2.0, "x": x, "y": x})
+    with pytest.raises(RestrictionError, match=r"pad\(\) would make"):
+        compile_array_expression("sum(pad(x, 1e9)) + x", ["x"])({"x": x})
+    # what a reference needs stays: arrays the size of its inputs, or a few times it
+    assert compile_array_expression("x + arange(n)", ["x", "n"])({"x": x, "n": 4099})[-1] == 4099.0
+    assert compile_array_expression("pad(x, 2)[2:-2]", ["x"])({"x": x}).shape == (4099,)
+    big = np.ones(1 << 21)
+    assert compile_array_expression("x + arange(n) * 0", ["x", "n"])({"x": big, "n": 1 << 21}).shape == (1 << 21,)

@@ -33,6 +33,36 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any] | None, int, int]] = {  # None: sp
 }
 
 
+#: The most elements an array a reference makes from numbers (``arange``, ``pad``) may hold, as a
+#: multiple of its largest input (and at least ``MIN_MADE``): a reference computes outputs the
+#: size of its inputs, while ``arange(4e9)`` typed into a spec would take the memory of the window
+#: that checks it.
+MADE_PER_INPUT = 4
+MIN_MADE = 1 << 20
+
+
+def _made_limit(env: Mapping[str, Any]) -> int:
+    largest = max((int(np.size(v)) for v in env.values() if isinstance(v, np.ndarray)), default=0)
+    return max(MIN_MADE, MADE_PER_INPUT * largest)
+
+
+def _arange_size(*bounds: Any) -> int:
+    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
+    if not step or not all(np.isfinite(float(b)) for b in (start, stop, step)):
+        return 0  # NumPy's own error (a zero step, a nan) says what is wrong
+    return max(0, int(np.ceil((float(stop) - float(start)) / float(step))))
+
+
+def _pad_size(x: Any, width: Any) -> int:
+    shape = np.shape(x)
+    grow = 2 * max(0, int(width))
+    return int(np.prod([n + grow for n in shape])) if shape else 1
+
+
+#: Functions whose result's size comes from numbers, not only from their array arguments.
+_MADE_SIZE: dict[str, Callable[..., int]] = {"arange": _arange_size, "pad": _pad_size}
+
+
 def _erf(x: Any) -> Any:
     from math import erf  # NumPy has no erf; vectorise the stdlib one
 
@@ -92,6 +122,19 @@ class _ArrayCompiler(_Compiler):
         if func.id in ("roll", "sum", "max", "min", "mean", "cumsum") and len(args) > 1:
             head, rest = args[0], args[1:]
             return (lambda env: fn(head(env), *(int(a(env)) for a in rest))), KIND_NUM
+        if func.id in _MADE_SIZE:
+            size_of, name, text = _MADE_SIZE[func.id], func.id, self.text
+
+            def made(env: Mapping[str, Any]) -> Any:
+                values = [a(env) for a in args]
+                size, limit = size_of(*values), _made_limit(env)
+                if size > limit:
+                    raise RestrictionError(f'expression "{text}": {name}() would make {size:,} elements, more than '
+                                           f"{limit:,} ({MADE_PER_INPUT} x the largest input): a reference computes "
+                                           "outputs the size of its inputs")
+                return fn(*values)
+
+            return made, KIND_NUM
         return (lambda env: fn(*(a(env) for a in args))), KIND_NUM
 
     def _Subscript(self, node: ast.Subscript, depth: int) -> tuple[Any, str]:
