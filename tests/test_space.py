@@ -775,3 +775,19 @@ def test_a_recordings_draws_are_those_of_listing_what_remains(size: int, seed: i
         expected = ([remaining[int(i)] for i in slow.choice(len(remaining), size=min(n, len(remaining)), replace=False)]
                     if remaining else [])
         assert space.sample(fast, n, taken) == expected
+
+
+def test_counting_a_space_that_needs_too_many_checks_is_one_error_not_a_silent_wait(monkeypatch):
+    """A restriction linking long domains (three slots of 1,000 values in one sum) needs about a
+    billion checks to count; every command that counts the space used to sit silent for hours."""
+    from workbench.core.domain import space_count
+
+    monkeypatch.setattr(space_count, "MAX_COUNT_CHECKS", 100_000)
+    values = tuple(range(1, 1001))
+    slots = [Slot(name, values, "compute", "") for name in ("z0", "z1", "z2")]
+    linked = SearchSpace(slots, ["(z0 + z1 + z2) % 7 != 4"], {})
+    with pytest.raises(SpaceError, match=r"needs more than 100,000 checks: the restriction '\(z0 \+ z1 \+ z2\) % 7 != 4' "
+                                          r"links the slots z0, z1, z2 \(1,000 x 1,000 x 1,000 values\)"):
+        linked.count()
+    # the same domains under restrictions that each read fewer slots count at once
+    assert SearchSpace(slots, ["z0 % 7 != 4", "z1 != z2"], {}).count() == 857 * 1000 * 999

@@ -31,6 +31,12 @@ VECTOR_GAIN = 30
 VECTOR_CHUNK = 2**18
 #: A NumPy-counted component keeps the positions of up to this many valid points for exact draws.
 STORE_MAX_POINTS = 2**22
+#: The most slot values the memoised backtracking of one component may check before counting is
+#: given up with a one-line error: restrictions that link long domains (three slots of 4,096
+#: values in one sum) need tens of billions of checks, and every command that counts the space
+#: (listing, tuning, the editor's check) sat silent. The shipped templates need at most a few
+#: hundred; a minute of checks on a slow machine is about this many.
+MAX_COUNT_CHECKS = 10_000_000
 
 
 def rand_below(rng: np.random.Generator, n: int) -> int:
@@ -122,6 +128,8 @@ class Component:
         )
         self.total: int | None = None
         self.valid_flat: np.ndarray | None = None  # vector mode: flat positions of the valid points
+        self._checks_left = MAX_COUNT_CHECKS
+        self._restrictions = [r for r, _ in restrictions]
 
     # -- counting ------------------------------------------------------------------------------
     def count(self) -> int:
@@ -141,6 +149,9 @@ class Component:
             return hit
         total = 0
         env, name, checks = self.env, self.names[d], self.checks[d]
+        self._checks_left -= len(self.domains[d])
+        if self._checks_left < 0:
+            self._too_many_checks()
         for i, value in enumerate(self.domains[d]):
             env[name] = value
             if all(r(env) for r in checks):
@@ -148,6 +159,16 @@ class Component:
                 total += self._dfs_count(d + 1)
         memo[key] = total
         return total
+
+    def _too_many_checks(self) -> None:
+        from workbench.core.errors import SpaceError
+
+        self._checks_left = MAX_COUNT_CHECKS  # a later call starts afresh (the memo keeps what was done)
+        sizes = " x ".join(f"{len(d):,}" for d in self.domains)
+        linked = next((r.text for r in self._restrictions), "")
+        raise SpaceError(f"counting the valid configs needs more than {MAX_COUNT_CHECKS:,} checks: the restriction "
+                         f"{linked!r} links the slots {', '.join(self.names)} ({sizes} values); narrow their "
+                         "domains or split the restriction")
 
     def _scalar_env(self, local: Sequence[int]) -> dict[str, Any]:
         env = dict(self.params)
