@@ -330,3 +330,26 @@ def test_results_are_named_records() -> None:
     assert result.config == Config({"x": 1, "y": 2, "mode": "a"}) and result.worker.startswith("worker-") and "total_s" in result.timings
     config, measurement, timings, worker = result
     assert (config, measurement, timings, worker) == (result.config, result.measurement, result.timings, result.worker)
+
+
+def test_a_start_that_never_ends_is_one_error_naming_what_runs_at_start(tmp_path):
+    """A template's Python reference runs when a worker starts; one that sleeps for ever kept a run
+    at [0/N] until the start limit, whose message said nothing of where to look."""
+    import json
+    import shutil
+
+    example = Path(__file__).resolve().parents[1] / "docs" / "examples" / "saxpy"
+    shutil.copy(example / "saxpy.cu", tmp_path / "saxpy.cu")
+    spec = json.loads((example / "saxpy.kernel.json").read_text())
+    spec["reference"] = {"kind": "python", "file": "_ref.py"}
+    (tmp_path / "saxpy.kernel.json").write_text(json.dumps(spec))
+    (tmp_path / "_ref.py").write_text("import time\n\ndef reference(inputs, problem):\n    time.sleep(1000)\n")
+    sim = BackendSpec("sim", {"kernel": "saxpy", "kernel_dirs": [str(tmp_path)], "compile": "estimate"})
+    started = time.monotonic()
+    with WorkerPool(sim, workers=1, start_timeout_s=3) as pool:
+        pool.submit(Config({"block_size": 256, "items": 1}))
+        with pytest.raises(WorkerStartupError, match="did not start within 3 s: its start runs code of the kernel's own "
+                                                     r"\(a template's Python reference"):
+            while time.monotonic() - started < 60:
+                pool.results(timeout=0.2)
+    assert time.monotonic() - started < 30

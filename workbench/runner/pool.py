@@ -657,7 +657,9 @@ class WorkerPool(ResultQueue):
             elif not worker.ready and not worker.failed_startup and now - worker.started >= self.start_timeout_s:
                 if self._error is None:
                     self._error = WorkerStartupError(
-                        f"{self.spec.kind} backend did not start within {self.start_timeout_s:g} s"
+                        f"{self.spec.kind} backend did not start within {self.start_timeout_s:g} s: its start runs "
+                        "code of the kernel's own (a template's Python reference, a benchmark module as it "
+                        "loads), and a start that never ends is most often that code waiting or looping"
                     )
                 worker.failed_startup = True
                 self._kill(worker, replace=False)
