@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from cli_errors import one_line_error
 
@@ -637,3 +638,33 @@ def test_tunes_per_size_lines_name_the_best_feasible_config_as_show_does(cli, tm
             assert "none meets the constraints" in line or "none succeeded" in line
         else:
             assert str(size["best"]["config"]) in line, (line, size["best"])
+
+
+def test_the_cross_matrix_under_weights_compares_the_objectives_value_never_above_the_optimum(tmp_path: Path) -> None:
+    """Under weights a size's best is not its fastest config, and latency ratios against it went
+    above 100 %; the cells now compare the objective's value, with 1 on the diagonal."""
+    from workbench.core.domain.objective import Bound, Constraints, Weights
+    from workbench.core.domain.search_objective import Objective
+
+    out = tmp_path / "grid.json"
+    start_run(RunRequest(kernel="softmax", backend="sim", strategy="random", budget=6, seed=0,
+                         sizes={"rows": [1024, 16384], "cols": [128, 1024, 4096]},
+                         backend_options={"compile": "estimate"}), out).run()
+    session = load_session(out)
+    weighted = Objective(Constraints(), Weights({"quality": 1.0, "latency_ms": 0.01}))
+    rows = size_rows(session, weighted)
+    by_latency = cross_matrix(rows)  # what the view drew: latency against the weighted bests
+    matrix = cross_matrix(rows, weighted)
+    assert np.nanmax(by_latency) > 1.0  # the defect this replaces
+    assert np.nanmax(matrix) <= 1.0 + 1e-12
+    assert all(matrix[i, i] == 1.0 for i in range(len(rows)) if rows[i].best is not None)
+    # a config that misses a constraint at a size is unusable there: 0, as a failure
+    limited = Objective(Constraints(extra=(Bound.parse("registers<=20"),)), Weights())
+    limited_rows = size_rows(session, limited)
+    cells = cross_matrix(limited_rows, limited)
+    for i, row in enumerate(limited_rows):
+        assert row.best is None or row.best.metric("registers") <= 20
+        for j, target in enumerate(limited_rows):
+            trials = [t for t in target.trials if row.best is not None and t.config == row.best.config]
+            if trials and all(t.metric("registers") > 20 for t in trials) and target.best is not None:
+                assert cells[i, j] == 0.0

@@ -237,7 +237,7 @@ class SizeView(QWidget):
             except WorkbenchError:  # an objective that cannot rank (a metric without a direction): latency
                 objective = None
         self.rows = size_rows(session, objective)
-        self.matrix = cross_matrix(self.rows)
+        self.matrix = cross_matrix(self.rows, objective)
         self.winners = distinct_winners(self.rows)
         self.missing = missing_cells(self.rows)
         if len(self.rows) < 2:

@@ -156,21 +156,34 @@ def distinct_winners(rows: Sequence[SizeRow]) -> list[Config]:
 
 def _latency_at(trials: Sequence[Trial], config: Config) -> float | None:
     """The config's best latency among ``trials`` (inf when it only failed; None: never measured)."""
+    return _cost_at(trials, config, None)
+
+
+def _cost_at(trials: Sequence[Trial], config: Config, cost: Cost | None) -> float | None:
+    """The config's best cost among ``trials`` (latency without ``cost``): inf when it only failed
+    (or, under an objective, never met its constraints); None: never measured."""
     found: float | None = None
     for trial in trials:
         if trial.config != config:
             continue
-        value = trial.metric("latency_ms") if trial.ok else math.inf
+        if cost is None:
+            value = trial.metric("latency_ms") if trial.ok else math.inf
+        else:
+            value = cost(trial)
+            value = value if value < INFEASIBLE else math.inf
         if not math.isfinite(value):
             value = math.inf
         found = value if found is None else min(found, value)
     return found
 
 
-def cross_matrix(rows: Sequence[SizeRow]) -> np.ndarray:
-    """``m[i, j]``: size j's best latency over the latency of size i's best config at size j (1 on
-    the diagonal; 0 where that config failed there; NaN where it was not measured there or a size
-    has no best)."""
+def cross_matrix(rows: Sequence[SizeRow], cost: Cost | None = None) -> np.ndarray:
+    """``m[i, j]``: size j's best over size i's best config at size j, by latency, or by ``cost``
+    (the objective's, lower is better, on a ratio scale: a weighted geometric mean of metrics; the
+    rows' bests must be the cost's, as :func:`size_rows` gives them). 1 on the diagonal; 0 where
+    that config failed there (or misses the objective's constraints there); NaN where it was not
+    measured there or a size has no best. Why the cost: under weights a size's best is not its
+    fastest config, and latency ratios against it went above 100 %."""
     n = len(rows)
     out = np.full((n, n), np.nan)
     for i, source in enumerate(rows):
@@ -178,16 +191,16 @@ def cross_matrix(rows: Sequence[SizeRow]) -> np.ndarray:
         if config is None:
             continue
         for j, target in enumerate(rows):
-            optimum = target.best_latency
+            optimum = target.best_latency if cost is None or target.best is None else cost(target.best)
             if not math.isfinite(optimum):
                 continue
-            latency = _latency_at(target.trials, config)
-            if latency is None:
+            value = _cost_at(target.trials, config, cost)
+            if value is None:
                 continue
-            if not math.isfinite(latency):
+            if not math.isfinite(value):
                 out[i, j] = 0.0
             else:  # 0 ms is refused when measured or loaded; one built in memory ties with the optimum
-                out[i, j] = optimum / latency if latency > 0 else 1.0
+                out[i, j] = optimum / value if value > 0 else 1.0
     return out
 
 
