@@ -281,3 +281,31 @@ def test_a_matrix_too_large_for_numbers_in_its_cells_is_drawn_without_them(windo
     window.open_session(str(tmp_path / "few.json"))
     view.refresh()
     assert len(view._cell_text) == 9
+
+
+def test_each_matrix_cell_says_in_words_what_it_shows(window, tmp_path):
+    """Hovering a cell names the row's config, the column's size and the value: the only way to
+    read a cell too small for its number."""
+    path = _sweep(tmp_path / "s.json", budget=4)
+    window.open_session(str(path))
+    view = window.size_view
+    window.bottom_tabs.setCurrentWidget(view)
+    view.refresh()
+    first = view.rows[0].label
+    assert view.cell_tip(0, 0).startswith(f"best config of {first} (#")
+    assert view.cell_tip(0, 0).endswith(f" at {first}: 100.0% of that size's optimum")
+    view.matrix[0, 1] = np.nan
+    assert "not measured there" in view.cell_tip(0, 1)
+    view.matrix[0, 1] = 0.0
+    assert "failed or misses the constraints there" in view.cell_tip(0, 1)
+    assert view.cell_tip(5, 0) == ""
+    # the hover sets it as the plot's tool tip
+    box = view.matrix_plot.getViewBox()
+    view._on_matrix_hover(box.mapViewToScene(pg_point(1.5, 0.5)))
+    assert view.matrix_plot.toolTip() == view.cell_tip(0, 1)
+
+
+def pg_point(x, y):
+    from PySide6.QtCore import QPointF
+
+    return QPointF(x, y)

@@ -164,6 +164,7 @@ class SizeView(QWidget):
         self.matrix_plot.addItem(self.image)
         self._cell_text: list[pg.TextItem] = []
         self.matrix_plot.getViewBox().sigResized.connect(self._fit_cell_text)
+        self.matrix_plot.scene().sigMouseMoved.connect(self._on_matrix_hover)
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
@@ -376,6 +377,30 @@ class SizeView(QWidget):
         self.matrix_plot.setXRange(0, n, padding=0.02)
         self.matrix_plot.setYRange(0, n, padding=0.02)
         self._fit_cell_text()
+
+    def cell_tip(self, i: int, j: int) -> str:
+        """What cell (row ``i``, column ``j``) says in words: the hover text, which a cell too small
+        for its number (a sweep of many sizes) needs most."""
+        if not (0 <= i < len(self.rows) and 0 <= j < len(self.rows)) or self.matrix.shape[0] <= max(i, j):
+            return ""
+        source, target = self.rows[i], self.rows[j]
+        names = {c.id: f"#{k + 1}" for k, c in enumerate(self.winners)}
+        config = source.best_config
+        if config is None:
+            return f"{source.label}: no best config"
+        value = float(self.matrix[i, j])
+        said = ("not measured there (Measure missing measures it)" if not math.isfinite(value)
+                else "failed or misses the constraints there" if value == 0.0
+                else f"{value:.1%} of that size's optimum")
+        return f"best config of {source.label} ({names.get(config.id, '')}) at {target.label}: {said}"
+
+    def _on_matrix_hover(self, position: Any) -> None:
+        n = len(self.rows)
+        if not n:
+            return
+        point = self.matrix_plot.getViewBox().mapSceneToView(position)
+        j, i = math.floor(point.x()), math.floor(point.y())
+        self.matrix_plot.setToolTip(self.cell_tip(i, j) if 0 <= i < n and 0 <= j < n else "")
 
     def _remove_cell_text(self) -> None:
         for item in self._cell_text:
