@@ -668,3 +668,27 @@ def test_the_cross_matrix_under_weights_compares_the_objectives_value_never_abov
             trials = [t for t in target.trials if row.best is not None and t.config == row.best.config]
             if trials and all(t.metric("registers") > 20 for t in trials) and target.best is not None:
                 assert cells[i, j] == 0.0
+
+
+def test_a_config_a_restriction_excludes_at_a_size_is_no_missing_cell_there(tmp_path: Path) -> None:
+    """Measure missing asked for a size's winner at a size where a restriction reading the problem
+    excludes it: nothing was measured, and the cell stayed missing (and the button lit) for ever."""
+    from workbench.core.domain.size_analysis import invalid_cells
+
+    out = tmp_path / "narrow.json"
+    start_run(RunRequest(kernel="softmax", backend="sim", strategy="random", budget=6, seed=1,
+                         sizes={"cols": [32, 1024, 4096]}, backend_options={"compile": "estimate"}), out).run()
+    session = load_session(out)
+    rows = size_rows(session)
+    invalid = invalid_cells(rows, session.space)
+    assert invalid  # some size's winner uses more threads x width than 32 columns allow
+    for i, j in invalid:
+        problem, config = rows[j].problem, rows[i].best_config
+        assert not session.space.with_params(problem).is_valid(config)
+    assert not {(problem_key(p), c.id) for p, c in missing_cells(rows, session.space)} & {
+        (problem_key(rows[j].problem), rows[i].best_config.id) for i, j in invalid}
+    cells = missing_cells(rows, session.space)
+    if cells:  # what is left is measurable, and measuring it leaves nothing missing
+        prepare_cells(RunRequest(), session, out, cells).run()
+        after = load_session(out)
+        assert missing_cells(size_rows(after), after.space) == []

@@ -298,6 +298,9 @@ def test_each_matrix_cell_says_in_words_what_it_shows(window, tmp_path):
     assert "not measured there" in view.cell_tip(0, 1)
     view.matrix[0, 1] = 0.0
     assert "failed or misses the constraints there" in view.cell_tip(0, 1)
+    view.invalid = {(0, 1)}
+    assert "not a valid config there" in view.cell_tip(0, 1)
+    view.invalid = set()
     assert view.cell_tip(5, 0) == ""
     # the hover sets it as the plot's tool tip
     box = view.matrix_plot.getViewBox()

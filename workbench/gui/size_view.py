@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollA
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.size_analysis import (
+    invalid_cells,
     SizeLayout,
     SizeRow,
     cross_matrix,
@@ -99,6 +100,8 @@ class SizeView(QWidget):
         self.rows: list[SizeRow] = []
         self.matrix = np.zeros((0, 0))
         self.winners: list[Config] = []
+        #: Cells (row, column) whose config is not a valid config at the column's size.
+        self.invalid: set[tuple[int, int]] = set()
         self.missing: Cells = []
         self.layout_: SizeLayout | None = None
         self._version: Any = None
@@ -226,6 +229,7 @@ class SizeView(QWidget):
         self._version = getattr(self.model, "data_version", None)
         if session is None or not session.trials:
             self.rows, self.matrix, self.winners, self.missing = [], np.zeros((0, 0)), [], []
+            self.invalid = set()
             self.status.setText("no session")
             self._draw()
             return
@@ -240,7 +244,8 @@ class SizeView(QWidget):
         self.rows = size_rows(session, objective)
         self.matrix = cross_matrix(self.rows, objective)
         self.winners = distinct_winners(self.rows)
-        self.missing = missing_cells(self.rows)
+        self.missing = missing_cells(self.rows, session.space)
+        self.invalid = invalid_cells(self.rows, session.space)
         if len(self.rows) < 2:
             self.status.setText("one problem size in this session: a sweep (the sizes field, or tune --sizes "
                                 "NAME=V1,V2,...) tunes several")
@@ -389,7 +394,8 @@ class SizeView(QWidget):
         if config is None:
             return f"{source.label}: no best config"
         value = float(self.matrix[i, j])
-        said = ("not measured there (Measure missing measures it)" if not math.isfinite(value)
+        said = ("not a valid config there (a restriction excludes it at that size)" if (i, j) in self.invalid
+                else "not measured there (Measure missing measures it)" if not math.isfinite(value)
                 else "failed or misses the constraints there" if value == 0.0
                 else f"{value:.1%} of that size's optimum")
         return f"best config of {source.label} ({names.get(config.id, '')}) at {target.label}: {said}"
@@ -440,7 +446,9 @@ class SizeView(QWidget):
                     self._cell_text.append(item)
         for k, item in enumerate(self._cell_text):
             value = float(self.matrix[k // n, k % n])
-            item.setText("?" if not math.isfinite(value) else f"{value:.0%}" if percent else f"{value * 100:.0f}")
+            invalid = (k // n, k % n) in self.invalid
+            item.setText("\u2013" if invalid else "?" if not math.isfinite(value)
+                         else f"{value:.0%}" if percent else f"{value * 100:.0f}")
             item.setFont(font)
 
 

@@ -22,9 +22,9 @@ import numpy as np
 
 from workbench.core.domain.measurement import Status, Trial
 from workbench.core.domain.search_objective import INFEASIBLE
-from workbench.core.domain.session import Session
+from workbench.core.domain.session import Session, problem_key
 from workbench.core.domain.sizes import best_configs, size_parameters, trials_by_problem
-from workbench.core.domain.space import Config
+from workbench.core.domain.space import Config, SearchSpace
 
 Cost = Callable[[Trial], float]
 
@@ -204,16 +204,44 @@ def cross_matrix(rows: Sequence[SizeRow], cost: Cost | None = None) -> np.ndarra
     return out
 
 
-def missing_cells(rows: Sequence[SizeRow]) -> list[tuple[Mapping[str, Any], Config]]:
+def valid_at(space: SearchSpace | None) -> Callable[[Mapping[str, Any], Config], bool]:
+    """Whether a config is valid at a problem, by the session's stored space taken at that problem's
+    parameters (its restrictions may read them: ``threads * width <= cols``). Without a space, or
+    for a recording's (its points are what was measured), every config counts as valid."""
+    if space is None or space.is_explicit:
+        return lambda problem, config: True
+    spaces: dict[str, SearchSpace] = {}
+
+    def valid(problem: Mapping[str, Any], config: Config) -> bool:
+        key = problem_key(problem)
+        if key not in spaces:
+            spaces[key] = space.with_params(problem)
+        return spaces[key].is_valid(config)
+
+    return valid
+
+
+def invalid_cells(rows: Sequence[SizeRow], space: SearchSpace | None) -> set[tuple[int, int]]:
+    """Cells ``(i, j)`` of the cross matrix whose config (size i's best) is not a valid config at
+    size j: nothing can be measured there, so such a cell is neither missing nor a failure."""
+    valid = valid_at(space)
+    return {(i, j) for i, source in enumerate(rows) if source.best_config is not None
+            for j, target in enumerate(rows) if not valid(target.problem, source.best_config)}
+
+
+def missing_cells(rows: Sequence[SizeRow], space: SearchSpace | None = None) -> list[tuple[Mapping[str, Any], Config]]:
     """(size, config) pairs the cross matrix lacks: each size's best config never measured at
-    another size. Grouped by size, in row order, each pair once."""
+    another size where it is valid (by ``space``, the session's: see :func:`valid_at`; a config
+    a restriction excludes at a size cannot be measured there, and asking for it measured nothing
+    and left the cell missing for ever). Grouped by size, in row order, each pair once."""
     out: list[tuple[Mapping[str, Any], Config]] = []
+    valid = valid_at(space)
     winners = [r.best_config for r in rows if r.best_config is not None]
     for target in rows:
         if not math.isfinite(target.best_latency):
             continue
         for config in dict.fromkeys(winners):
-            if config is not None and _latency_at(target.trials, config) is None:
+            if config is not None and _latency_at(target.trials, config) is None and valid(target.problem, config):
                 out.append((target.problem, config))
     return out
 
@@ -240,5 +268,5 @@ def size_lines(session: Session, cost: Cost | None = None) -> list[str]:
     return lines
 
 
-__all__ = ["Band", "SizeRow", "cross_matrix", "distinct_winners", "missing_cells", "SizeLayout", "size_label", "size_layout",
+__all__ = ["Band", "SizeRow", "cross_matrix", "distinct_winners", "invalid_cells", "missing_cells", "valid_at", "SizeLayout", "size_label", "size_layout",
            "size_lines", "size_rows", "winner_bands"]
