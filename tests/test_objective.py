@@ -353,3 +353,17 @@ def test_named_limits_fold_to_the_tightest_bound_and_keep_the_others() -> None:
     named, rest = fold_named_limits(bounds, accept=lambda field, value: value >= 0)
     assert named == {"max_latency_ms": 0.5, "min_quality": 0.9}
     assert Bound.parse("memory_mb<=-1").label in [b.label for b in rest]
+
+
+def test_a_bounds_label_reads_back_to_the_same_value() -> None:
+    """Labels are stored in session files and re-parsed by the window's field: written with six
+    digits, ``latency_p20_ms <= 3.3374549243584903`` came back as ``<= 3.33745`` and excluded the
+    one config it had been set to admit."""
+    from workbench.core.domain.objective import Bound
+
+    for text in ("latency_p20_ms<=3.3374549243584903", "registers<=1234567", "quality>=0.999999999", "x<=1e-300",
+                 "latency_ms<=0.8", "memory_mb<=64"):
+        bound = Bound.parse(text)
+        assert Bound.parse(bound.label).value == bound.value
+    assert Bound.parse("registers<=64").label == "registers <= 64"
+    assert Bound.parse("latency_ms<=0.8").label == "latency_ms <= 0.8"

@@ -144,8 +144,13 @@ class Bound:
 
     @property
     def label(self) -> str:
-        """The text shown to people and used as the key of ``Ranking.excluded_by``."""
-        return f"{self.metric} {self.op} {self.value:g}"
+        """The text shown to people, stored in session files and used as the key of
+        ``Ranking.excluded_by``. The value is written so that it reads back exactly (``3.3374549243584903``,
+        not ``3.33745``): a label is parsed again when a session is reopened or the window's field is
+        edited, and a rounded bound excluded the very config it was set to admit."""
+        value = self.value
+        shown = str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
+        return f"{self.metric} {self.op} {shown}"
 
     def __str__(self) -> str:
         return self.label
