@@ -540,3 +540,31 @@ def test_a_parameter_of_many_declared_values_imports_in_linear_time(tmp_path: Pa
     assert len(block.values) == 50_000  # 7 and 7.0 are one value, as == has them
     assert flag.values == (True, False)
     assert [(t.config["block"], t.config["flag"]) for t in session.trials] == [(3, True), (4, False)]
+
+
+def test_import_kt_replaces_an_earlier_import_but_not_a_replayed_run(tmp_path: Path, cli) -> None:
+    """A replayed run is a session of recorded trials too, but its strategy, budget and flags are a
+    run's own: import-kt replaced it silently, with no backup."""
+    cache = write(tmp_path, synthetic(True))
+    imported = tmp_path / "imported.json"
+    assert cli("import-kt", str(cache), "--out", str(imported)).returncode == 0
+    assert cli("import-kt", str(cache), "--out", str(imported)).returncode == 0  # an earlier import: replaced
+    replayed = tmp_path / "replayed.json"
+    assert cli("tune", "--replay", str(imported), "--budget", "5", "--out", str(replayed)).returncode == 0
+    before = replayed.read_bytes()
+    refused = cli("import-kt", str(cache), "--out", str(replayed))
+    assert refused.returncode != 0 and "--force" in refused.stderr and replayed.read_bytes() == before
+
+
+def test_export_does_not_write_where_a_killed_runs_journal_waits(tmp_path: Path, cli) -> None:
+    """With only a killed run's journal at a path, export wrote its file there: the journal's trials
+    could then neither be shown nor resumed (the file is no session)."""
+    from workbench.core.domain.session import journal_path
+
+    cache = write(tmp_path, synthetic(True))
+    session = tmp_path / "s.json"
+    assert cli("import-kt", str(cache), "--out", str(session)).returncode == 0
+    waiting = tmp_path / "run.json"
+    journal_path(waiting).write_text("")
+    refused = cli("export", str(session), "--format", "json", "--out", str(waiting))
+    assert refused.returncode != 0 and "journal of a run is beside it" in refused.stderr and not waiting.exists()

@@ -928,6 +928,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     kept: list[Path] = []
 
     def check_output(path: Path) -> None:
+        from workbench.core.domain.session import journal_path
+
+        if journal_path(path).is_file():  # a killed run's trials live there until a run takes them in
+            raise WorkbenchError(f"--out {path}: the journal of a run is beside it ({journal_path(path).name}); an "
+                                 "export there would leave those trials unreadable; tune --resume recovers them first, "
+                                 "or choose another name")
         backup = prepare_output(path, force=args.force, inputs=args.sessions, replaceable=is_export_file,
                                 pristine=unchanged_export, what="file exported by this workbench")
         kept.extend([backup] if backup is not None else [])
@@ -1047,7 +1053,9 @@ def _is_imported_recording(path: Path) -> bool:
     if not is_session_file(path):
         return False
     try:
-        return load_session(path).kind == "recording"
+        # an import, not a replayed run (whose strategy, budget and flags are a run's own)
+        session = load_session(path)
+        return session.kind == "recording" and "kernel_tuner" in session.extra
     except WorkbenchError:
         return False
 
