@@ -66,15 +66,27 @@ METRICS: dict[str, MetricInfo] = dict(
 #: since latency plotted against itself is no trade-off.
 OTHER_LATENCY_READINGS = frozenset({"kt_time_ms"})
 
+#: Words of a quantity of work (what a rate counts per second, watt or joule).
+_WORK = r"(flop|flops|op|ops|points|items|samples|elements|bytes|b|kb|mb|gb|tb|frames|iterations|iters|rows|pixels|" \
+        r"perf|instructions|requests|tokens|updates|cells|keys)"
+#: Units and words of time, energy and power (what a cost per unit of work is measured in).
+_TIME_ENERGY = r"(time|latency|duration|runtime|ns|us|ms|s|sec|seconds|energy|power|j|joule|joules|w|watt|watts)"
 #: Naming conventions of metrics that are not registered by name (Kernel Tuner user metrics after
-#: import turn ``GFLOPS/W`` into ``gflops_w``, ``Energy (J)`` into ``energy_j``): the first rule
-#: whose pattern matches the lower-case name decides. Efficiency (per watt, per joule) and rates
-#: (per second) are larger-is-better; times, energy, power and sizes are smaller-is-better.
+#: import turn ``GFLOPS/W`` into ``gflops_w``, ``Energy (J)`` into ``energy_j``, ``Mpoints/s`` into
+#: ``mpoints_s``): the first rule whose pattern matches the lower-case name decides. A trailing
+#: ``_s``, ``_w`` or ``_j`` is read by what precedes it: after a quantity of work it is a rate or an
+#: efficiency (``mpoints_s``, ``perf_w``, ``bytes_j``: larger is better), after time, energy or power
+#: its unit (``compile_time_s``, ``energy_j``: smaller is better), and after anything else it says
+#: nothing, so the person gives the direction (``--maximize`` / ``--minimize``) rather than the
+#: ranking guessing it; time or energy per unit of work (``ns_flop``) is smaller-is-better.
 CONVENTIONS: tuple[tuple[str, int], ...] = (
+    (rf"^[gmkt]?{_WORK}(_.*)?_(per_)?(s|sec|second|w|watt|j|joule)$", MAXIMIZE),  # mpoints_s, perf_w, bytes_j
+    (rf"^{_TIME_ENERGY}_(per_)?[gmkt]?{_WORK}$", MINIMIZE),  # ns_flop, time_per_flop, j_per_op
     (r"(flop|ops).*_(per_)?(w|watt|j|joule)$", MAXIMIZE),  # gflops_w, flops_per_joule: efficiency
+    (r"(efficiency|speedup)", MAXIMIZE),
     (r"(energy|power|watt|joule)", MINIMIZE),
-    (r"(flop|gb_s|gbs|bandwidth|throughput|occupancy|quality|speedup|efficiency)", MAXIMIZE),
-    (r"(time|latency|_ms$|_us$|_ns$|_s$|duration|memory|bytes|_mb$|registers|spill|_w$|_j$)", MINIMIZE),
+    (r"(flop|gb_s|gbs|bandwidth|throughput|occupancy|quality)", MAXIMIZE),
+    (r"(time|latency|_ms$|_us$|_ns$|duration|memory|bytes|_mb$|registers|spill)", MINIMIZE),
 )
 
 
