@@ -374,15 +374,27 @@ def test_remeasure_on_a_python_session_says_nothing_to_re_measure_before_asking_
     assert len(load_session(path).trials) == 4  # nothing ran
 
 
-def test_a_typed_bound_the_boxes_cannot_show_does_not_stop_a_run_from_starting(window, cli, qtbot, tmp_path):
-    """The window keeps such a bound typed (nothing meets it, and the ranking says so); a check
-    of every spelling at the run's start refused it, blaming the session's file."""
+def test_a_typed_bound_nothing_can_meet_is_refused_as_on_the_command_line(window, cli, tmp_path):
+    """The window applied bounds the command line refuses (``registers <= -5``, ``quality >= 1.5``,
+    a metric bounded from both sides the wrong way round) and saved them, and ``show`` then refused
+    the session's file; it now refuses them in the same words, and keeps what it had."""
+    from workbench.core.errors import WorkbenchError
+
     out = tmp_path / "s.json"
     assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
                "--out", str(out), "--quiet").returncode == 0
     window.open_session(out)
-    window.objective_panel.set_extra_text("quality >= 1.5")
-    assert [b.label for b in window.model.constraints.extra] == ["quality >= 1.5"]
-    with qtbot.waitSignal(window.run_done, timeout=60_000):
-        window.start_run({"kernel": "vector_add", "backend": "sim", "budget": 1, "options": {"compile": "estimate"}})
-    assert window.model.n == 5 and window.model.ranking.n_feasible == 0
+    panel = window.objective_panel
+    panel.set_extra_text("registers <= 64")
+    for text in ("quality >= 1.5", "registers <= -5", "registers >= 64, registers <= 32", "latency_ms <= 0"):
+        said = cli("show", str(out), *[f"--constraint={part.strip()}" for part in text.split(",")])
+        assert said.returncode != 0
+        with pytest.raises(WorkbenchError) as refused:
+            panel.set_extra_text(text)
+        assert str(refused.value).split(": ")[-1] in said.stderr
+        assert [b.label for b in window.model.constraints.extra] == ["registers <= 64"]
+    panel.extra_edit.setText("registers <= -5")
+    panel._on_extra_edited()
+    assert not panel.extra_error.isHidden()
+    window.save_to(str(tmp_path / "saved.json"))
+    assert cli("show", str(tmp_path / "saved.json")).returncode == 0

@@ -504,8 +504,13 @@ class ObjectivePanel(QWidget):
         session = self.model.session
         available = session_metrics(session) if session is not None else None
         warnings = check_metrics(dict.fromkeys(b.metric for b in bounds), available, self.model.weights.directions)
-        self._show_extra_error("; ".join(warnings))
         named, rest = self._named_limits(bounds)
+        # what the command line refuses (registers <= -5, occupancy >= 0.9 with <= 0.1) is refused
+        # here too, before anything applies: the window saved such sessions, which show then refused
+        constraints = self.model.constraints
+        folded, others = fold_named_limits(bounds, {field: getattr(constraints, field) for field in self.limits})
+        replace(constraints, extra=others, **folded).check_possible()  # as the command line folds them
+        self._show_extra_error("; ".join(warnings))
         self.model.set_constraints(extra=rest, **named)
         if named:  # the bound went to its limit's box and chart line: the field keeps the others
             self.extra_edit.setText(", ".join(bound.label for bound in rest))
