@@ -73,6 +73,11 @@ def test_remeasure_aborted_is_enabled_when_the_limit_is_relaxed_and_runs_through
     aborted = [t for t in window.model.session.trials if t.status is Status.ABORTED]
     assert aborted and panel.remeasure_button.isVisible()
     assert not panel.remeasure_button.isEnabled()  # the limit in force still rules every one out
+    # the failure log counts them apart, as the run's progress does: stopped on purpose, not failed
+    window.failures.refresh()
+    failed = sum(t.status.failed and t.status is not Status.ABORTED for t in window.model.session.trials)
+    assert f"<b>{failed}</b> failed of" in window.failures.counts.text()
+    assert f"aborted: <b>{len(aborted)}</b>" in window.failures.counts.text()
     limit = sorted(t.metric("latency_bound_ms") for t in aborted)[len(aborted) // 2]
     window.model.set_constraints(max_latency_ms=limit)  # what the slider does
     expected = {t.config.id for t in aborted if t.metric("latency_bound_ms") <= limit}

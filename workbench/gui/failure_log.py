@@ -113,7 +113,9 @@ class FailureLog(QWidget):
         trials = self.model.trials
         codes = self.model.status_codes().astype(np.int64)
         counts = status_counts_from_codes(codes)
-        failures = sum(c for s, c in counts.items() if s is not Status.OK)
+        # aborted candidates were stopped on purpose (hopeless under the latency limit), not failures:
+        # the run's progress and the command line count them apart
+        failures = sum(c for s, c in counts.items() if s not in (Status.OK, Status.ABORTED))
         if not trials:
             self.counts.setText("no trials")
         else:
