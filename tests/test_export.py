@@ -695,3 +695,23 @@ def test_cupy_script_runs_and_checks_on_a_gpu(name: str, sessions: dict[str, Ses
     line = [ln for ln in done.stdout.splitlines() if ln.startswith("OK:")][0]
     latency = float(line.split("latency ")[1].split(" ms")[0])
     assert math.isfinite(latency) and latency > 0
+
+
+def test_a_cupy_script_names_template_folders_by_absolute_path(tmp_path, cli) -> None:
+    """``export --kernel-dir mykernels`` wrote the folder as given: the script, run from any other
+    folder, found no template (a KeyError traceback) or a shipped one of the same name."""
+    import ast
+    import shutil
+
+    example = Path(__file__).resolve().parents[1] / "docs" / "examples" / "saxpy"
+    shutil.copytree(example, tmp_path / "mykernels")
+    root = Path(__file__).resolve().parents[1]  # where the cli fixture runs commands from
+    relative = os.path.relpath(tmp_path / "mykernels", root)
+    session, script = tmp_path / "sx.json", tmp_path / "sx.py"
+    assert cli("tune", "saxpy", "--kernel-dir", relative, "--backend", "sim", "--resources", "estimated",
+               "--budget", "3", "--out", session, "--quiet").returncode == 0
+    assert cli("export", session, "--kernel-dir", relative, "--format", "cupy", "--out", script).returncode == 0
+    tree = ast.parse((tmp_path / "sx.py").read_text())
+    dirs = next(ast.literal_eval(node.value) for node in tree.body
+                if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "KERNEL_DIRS")
+    assert dirs == [str(tmp_path / "mykernels")]

@@ -261,7 +261,7 @@ def plan_export(
         kernel=first.kernel, kind=first.kind, problem=dict(problem), constraints=constraints,
         weights=weights, choices=choices, portable=portable, template=template,
         source_hash=first.source_hash, sessions=labels, simulated=simulated, notes=notes,
-        slot_domains=domains, kernel_dirs=[str(d) for d in kernel_dirs],
+        slot_domains=domains, kernel_dirs=[os.path.abspath(d) for d in kernel_dirs],
         seed=_seed(options.get("seed")), unloaded_dirs=_unloaded_dirs(options, kernel_dirs),
         names_as_recorded=template is None and reads_recorded_names(first),
     )
