@@ -495,3 +495,22 @@ def test_trials_simulated_while_compiling_are_refined_at_the_end(tmp_path) -> No
             assert trial.ok and trial.measurement.details["refined_from_estimate"] is True
             assert trial.measurement.details["estimated"] is False
             assert "resources_pending" not in trial.measurement.details
+
+
+def test_patience_in_a_multi_objective_run_counts_growth_of_the_front(tmp_path) -> None:
+    """A Pareto run's scalar cost is latency alone, which it does not improve: --patience counted
+    from the fastest trial and ended the run while its front still grew."""
+    from workbench.core.domain.objective import Constraints, Weights
+    from workbench.core.domain.search_objective import Objective
+    from workbench.core.domain.session import load_session
+    from workbench.runner.controller import RunRequest, start_run
+
+    out = tmp_path / "front.json"
+    finished = start_run(RunRequest(kernel="sgemm", backend="sim", budget=100, seed=3, patience=5, executor="inline",
+                                    objectives=("registers", "gflops"), backend_options={"compile": "estimate"}),
+                         out).run()
+    trials = load_session(out).trials
+    objective = Objective(Constraints(), Weights(), objectives=("registers", "gflops"))
+    joined = [k for k in range(len(trials)) if k in objective.pareto(trials[:k + 1])]
+    assert finished.reason == "plateau"
+    assert len(trials) == joined[-1] + 1 + 5  # five evaluations after the last point that joined the front

@@ -18,7 +18,7 @@ import queue
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from workbench.backends.base import BackendSpec, EvalLimits, Target
 from workbench.core.errors import WorkbenchError
@@ -265,8 +265,7 @@ class Engine:
             if pool is not None:
                 pool.set_abort_threshold(self.limits.max_latency_ms)
         self.strategy.set_objective(objective)
-        self._best = min((objective(t) for t in self._own_trials()), default=math.inf)
-        self._since_improvement = 0
+        self._reset_progress(self._own_trials())
         self._find_shown_best()
 
     @property
@@ -339,8 +338,7 @@ class Engine:
         self._t0 = time.monotonic()
         self._paused_s = 0.0
         own = self._own_trials()
-        self._best = min((strategy.objective(t) for t in own), default=math.inf)
-        self._since_improvement = 0
+        self._reset_progress(own)
         self._find_shown_best()
         self._next_index = session.next_index()
         for trial in own:
@@ -468,6 +466,38 @@ class Engine:
             "exhausted": "the strategy has nothing left to propose",
         }.get(reason, reason)
 
+    def _reset_progress(self, trials: Sequence[Trial]) -> None:
+        """What counts as progress for ``patience`` from here: the best cost of ``trials``, or in a
+        multi-objective run their Pareto front (the scalar cost there is latency alone, which is
+        not what such a run improves, and a run whose front grew stopped as a plateau)."""
+        self._best = math.inf
+        self._front: list[list[float]] = []
+        self._since_improvement = 0
+        for trial in trials:
+            self._improves(trial)
+        self._since_improvement = 0
+
+    def _improves(self, trial: Trial) -> bool:
+        """Whether ``trial`` is progress: a lower cost, or a feasible point no earlier one dominates
+        or equals (it joins the front of a multi-objective run; the points it dominates leave)."""
+        objective = self.strategy.objective
+        if not getattr(objective, "objectives", ()):
+            score = objective(trial)
+            if score < self._best:
+                self._best = score
+                return True
+            return False
+        if not objective.feasible(trial):  # type: ignore[attr-defined]
+            return False
+        point = objective.values(trial)  # type: ignore[attr-defined]
+        if not all(math.isfinite(v) for v in point):
+            return False
+        if any(all(p <= v for p, v in zip(other, point)) for other in self._front):
+            return False
+        self._front = [other for other in self._front if not all(v <= p for p, v in zip(other, point))]
+        self._front.append(point)
+        return True
+
     def _elapsed(self) -> float:
         return time.monotonic() - self._t0 - self._paused_s
 
@@ -522,9 +552,8 @@ class Engine:
             self.aborted += int(measurement.status is Status.ABORTED)
             self.failures += int(_is_failure(measurement.status))
             self._counted.add(trial.index)
-            score = self.strategy.objective(trial)
-            if score < self._best:
-                self._best, self._since_improvement = score, 0
+            if self._improves(trial):
+                self._since_improvement = 0
             else:
                 self._since_improvement += 1
             self._note_best(trial)
