@@ -514,3 +514,27 @@ def test_patience_in_a_multi_objective_run_counts_growth_of_the_front(tmp_path) 
     joined = [k for k in range(len(trials)) if k in objective.pareto(trials[:k + 1])]
     assert finished.reason == "plateau"
     assert len(trials) == joined[-1] + 1 + 5  # five evaluations after the last point that joined the front
+
+
+def test_patience_in_a_multi_objective_run_counts_smaller_violations_until_the_front_has_a_point(tmp_path) -> None:
+    """With nothing feasible yet a Pareto run's front is empty; counting only points that join it
+    ended such runs after --patience evaluations however much closer to the bounds they came."""
+    from workbench.core.domain.objective import Bound, Constraints, Weights
+    from workbench.core.domain.search_objective import Objective
+    from workbench.core.domain.session import load_session
+    from workbench.runner.controller import RunRequest, start_run
+
+    out = tmp_path / "bounded.json"
+    constraints = Constraints(extra=(Bound.parse("registers<=1"),))  # no config meets it
+    finished = start_run(RunRequest(kernel="sgemm", backend="sim", budget=60, seed=1, patience=4, executor="inline",
+                                    objectives=("registers", "gflops"), constraints=constraints,
+                                    backend_options={"compile": "estimate"}), out).run()
+    trials = load_session(out).trials
+    cost = Objective(constraints, Weights(), objectives=("registers", "gflops"))
+    best, improved = float("inf"), []
+    for k, trial in enumerate(trials):
+        if cost(trial) < best:
+            best = cost(trial)
+            improved.append(k)
+    assert len(improved) > 1  # the violation did fall
+    assert finished.reason != "plateau" or len(trials) == improved[-1] + 1 + 4

@@ -369,16 +369,17 @@ def test_a_bounds_label_reads_back_to_the_same_value() -> None:
     assert Bound.parse("latency_ms<=0.8").label == "latency_ms <= 0.8"
 
 
-def test_rate_and_efficiency_names_are_larger_is_better_and_a_bare_unit_says_nothing() -> None:
+def test_rate_and_efficiency_names_are_larger_is_better_and_units_smaller() -> None:
     """Imported metric names lose their slash: ``Mpoints/s`` -> ``mpoints_s``. A trailing ``_s``
     was read as seconds, so rates were minimised and the slowest config recommended; ``perf/W``
-    likewise. What precedes the unit decides; when nothing does, the person says."""
+    likewise. What precedes the unit decides: work makes it a rate, time or anything else a unit."""
     from workbench.core.domain.metrics import known_direction
 
     larger = ["mpoints_s", "gpoints_s", "items_s", "perf_w", "bytes_j", "samples_per_joule", "energy_efficiency",
               "gflops_w", "gflop_s", "gb_s", "tflop_s", "flops_per_joule", "speedup"]
     smaller = ["ns_flop", "time_per_flop", "j_per_op", "compile_time_s", "energy_j", "power_w", "latency_s",
-               "kt_time_ms", "registers", "memory_mb", "bytes"]
+               "kt_time_ms", "registers", "memory_mb", "bytes", "tokens_latency_s", "bytes_copy_time_s",
+               "mb_transfer_time_s", "items_elapsed_s", "wall_s", "board_w", "total_j"]
     assert {n: known_direction(n) for n in larger} == dict.fromkeys(larger, 1)
     assert {n: known_direction(n) for n in smaller} == dict.fromkeys(smaller, -1)
-    assert known_direction("wall_s") is None and known_direction("foo_w") is None
+    assert known_direction("margin") is None

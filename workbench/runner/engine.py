@@ -479,9 +479,13 @@ class Engine:
 
     def _improves(self, trial: Trial) -> bool:
         """Whether ``trial`` is progress: a lower cost, or a feasible point no earlier one dominates
-        or equals (it joins the front of a multi-objective run; the points it dominates leave)."""
+        or equals (it joins the front of a multi-objective run; the points it dominates leave).
+        Until such a run's front has a point, a lower cost (a smaller violation) is progress, as in
+        a run of one score."""
         objective = self.strategy.objective
-        if not getattr(objective, "objectives", ()):
+        multi = bool(getattr(objective, "objectives", ()))
+        if not multi or (not self._front and not objective.feasible(trial)):  # type: ignore[attr-defined]
+            # one score; or a front with no point yet, where a smaller violation is the progress
             score = objective(trial)
             if score < self._best:
                 self._best = score

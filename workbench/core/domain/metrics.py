@@ -76,17 +76,20 @@ _TIME_ENERGY = r"(time|latency|duration|runtime|ns|us|ms|s|sec|seconds|energy|po
 #: ``mpoints_s``): the first rule whose pattern matches the lower-case name decides. A trailing
 #: ``_s``, ``_w`` or ``_j`` is read by what precedes it: after a quantity of work it is a rate or an
 #: efficiency (``mpoints_s``, ``perf_w``, ``bytes_j``: larger is better), after time, energy or power
-#: its unit (``compile_time_s``, ``energy_j``: smaller is better), and after anything else it says
-#: nothing, so the person gives the direction (``--maximize`` / ``--minimize``) rather than the
-#: ranking guessing it; time or energy per unit of work (``ns_flop``) is smaller-is-better.
+#: its unit (``compile_time_s``, ``energy_j``: smaller is better), and after anything else a unit
+#: too (``wall_s``, ``board_w``: smaller, as sessions saved with such weights were ranked); time or
+#: energy per unit of work (``ns_flop``) is smaller-is-better.
 CONVENTIONS: tuple[tuple[str, int], ...] = (
+    # a unit right after a time, energy or power word is that quantity's: bytes_copy_time_s, gpu_energy_j
+    (r"(^|_)(time|latency|duration|runtime|elapsed|energy|power)_(s|sec|ms|us|ns|w|watt|j|joule)$", MINIMIZE),
     (rf"^[gmkt]?{_WORK}(_.*)?_(per_)?(s|sec|second|w|watt|j|joule)$", MAXIMIZE),  # mpoints_s, perf_w, bytes_j
     (rf"^{_TIME_ENERGY}_(per_)?[gmkt]?{_WORK}$", MINIMIZE),  # ns_flop, time_per_flop, j_per_op
     (r"(flop|ops).*_(per_)?(w|watt|j|joule)$", MAXIMIZE),  # gflops_w, flops_per_joule: efficiency
     (r"(efficiency|speedup)", MAXIMIZE),
     (r"(energy|power|watt|joule)", MINIMIZE),
     (r"(flop|gb_s|gbs|bandwidth|throughput|occupancy|quality)", MAXIMIZE),
-    (r"(time|latency|_ms$|_us$|_ns$|duration|memory|bytes|_mb$|registers|spill)", MINIMIZE),
+    # a bare unit after any other word is read as a unit, as it always was (wall_s, board_w, total_j)
+    (r"(time|latency|_ms$|_us$|_ns$|_s$|duration|memory|bytes|_mb$|registers|spill|_w$|_j$)", MINIMIZE),
 )
 
 

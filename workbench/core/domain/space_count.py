@@ -129,7 +129,8 @@ class Component:
         self.total: int | None = None
         self.valid_flat: np.ndarray | None = None  # vector mode: flat positions of the valid points
         self._checks_left = MAX_COUNT_CHECKS
-        self._restrictions = [r for r, _ in restrictions]
+        #: the restriction reading most of this component's slots: the one a count too costly names
+        self._widest = max(restrictions, key=lambda pair: len(pair[1]))[0].text if restrictions else ""
 
     # -- counting ------------------------------------------------------------------------------
     def count(self) -> int:
@@ -165,7 +166,7 @@ class Component:
 
         self._checks_left = MAX_COUNT_CHECKS  # a later call starts afresh (the memo keeps what was done)
         sizes = " x ".join(f"{len(d):,}" for d in self.domains)
-        linked = next((r.text for r in self._restrictions), "")
+        linked = self._widest
         raise SpaceError(f"counting the valid configs needs more than {MAX_COUNT_CHECKS:,} checks: the restriction "
                          f"{linked!r} links the slots {', '.join(self.names)} ({sizes} values); narrow their "
                          "domains or split the restriction")
