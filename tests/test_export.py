@@ -715,3 +715,23 @@ def test_a_cupy_script_names_template_folders_by_absolute_path(tmp_path, cli) ->
     dirs = next(ast.literal_eval(node.value) for node in tree.body
                 if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "KERNEL_DIRS")
     assert dirs == [str(tmp_path / "mykernels")]
+
+
+@pytest.mark.parametrize("name", ["defined", "__FILE__", "int", "WORKBENCH_TUNED_MY_KERNEL_H"])
+def test_a_recorded_parameter_named_as_a_header_cannot_define_it_is_refused_in_one_line(tmp_path: Path, name) -> None:
+    """Recorded names are exported as recorded: a parameter ``defined`` gave a header gcc refuses,
+    ``__FILE__`` redefined a builtin and one named like the include guard broke the header."""
+    cache = {"device_name": "GPU X", "kernel_name": "my_kernel", "problem_size": 64,
+             "tune_params_keys": ["block_size_x", name],
+             "tune_params": {"block_size_x": [32, 64], name: [0, 1]},
+             "cache": {"32,0": {"block_size_x": 32, name: 0, "time": 2.0},
+                       "64,1": {"block_size_x": 64, name: 1, "time": 1.0}}}
+    (tmp_path / "kt.json").write_text(json.dumps(cache))
+    assert cli_main(["tune", "--replay", str(tmp_path / "kt.json"), "--budget", "2", "--strategy", "grid",
+                     "--workers", "1", "--out", str(tmp_path / "replayed.json")]) == 0
+    from workbench.core.domain.session import load_session
+
+    plan = plan_export([load_session(tmp_path / "replayed.json")])
+    with pytest.raises(WorkbenchError, match=f"would define {name}, a name a header cannot define"):
+        export_text(plan, "header")
+    assert json.loads(export_text(plan, "json"))["config"][name] == 1  # the JSON export has no macros

@@ -491,6 +491,18 @@ def _c_value(value: Any, name: str) -> str:
     return c_literal(value, name)
 
 
+#: Names no header may #define: the preprocessor's operator, and C/C++ keywords a recording's
+#: parameter could be named (a macro named ``int`` compiles and breaks every line after it).
+_RESERVED_MACROS = frozenset({
+    "defined", "auto", "bool", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
+    "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile",
+    "while", "class", "namespace", "template", "typename", "this", "new", "delete", "true", "false", "nullptr",
+    "operator", "private", "protected", "public", "virtual", "friend", "using", "try", "catch", "throw",
+    "constexpr", "decltype", "static_assert", "noexcept", "explicit", "mutable", "asm", "export",
+})
+
+
 def _macro(name: str, upper: bool = True) -> str:
     """A C identifier for ``name``: other characters become ``_``, upper-cased unless ``upper`` is
     False (a recording's parameter names, which are already the kernel's identifiers)."""
@@ -522,6 +534,9 @@ def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
     seen: dict[str, str] = {}
 
     def claim(macro: str, owner: str) -> None:
+        if macro in _RESERVED_MACROS or macro.startswith("__") or re.match(r"WORKBENCH_(TUNED|DISPATCH)_", macro):
+            raise WorkbenchError(f"{owner} would define {macro}, a name a header cannot define (the preprocessor's, "
+                                 "the compiler's or this header's own); rename it to export a header")
         other = seen.setdefault(macro, owner)
         if other != owner:
             raise WorkbenchError(f"{other} and {owner} would both define {macro}; rename one to export a header")
