@@ -568,3 +568,16 @@ def test_export_does_not_write_where_a_killed_runs_journal_waits(tmp_path: Path,
     journal_path(waiting).write_text("")
     refused = cli("export", str(session), "--format", "json", "--out", str(waiting))
     assert refused.returncode != 0 and "journal of a run is beside it" in refused.stderr and not waiting.exists()
+
+
+def test_a_negative_recorded_duration_is_left_out_not_imported(tmp_path: Path) -> None:
+    """``compile_time: -5`` became ``compile_s = -0.005`` and a negative total, while a negative
+    kernel time is refused: no duration is negative."""
+    from workbench.core.io.interop import import_kt_cache
+
+    data = synthetic(True)
+    data["cache"]["64,1,0"]["compile_time"] = -5.0
+    session = import_kt_cache(write(tmp_path, data), [])
+    trial = next(t for t in session.trials if t.config["block_size_x"] == 64 and t.config["tile"] == 1)
+    assert "compile_s" not in trial.timings and "compile_s" not in trial.measurement.metrics
+    assert all(v >= 0 for t in session.trials for v in t.timings.values())

@@ -270,7 +270,9 @@ def _measurement(
     timings: dict[str, float] = {}
     for kt_name, ours in KT_TIMINGS.items():
         value = record.get(kt_name)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        # a negative duration is no duration (a clock that went back, a hand edit): left out, as a
+        # negative kernel time is refused, so it is neither a timing nor a metric to constrain
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
             timings[ours] = float(value) / 1000.0
     if timings:
         timings["total_s"] = sum(timings.values())
