@@ -383,3 +383,20 @@ def test_rate_and_efficiency_names_are_larger_is_better_and_units_smaller() -> N
     assert {n: known_direction(n) for n in larger} == dict.fromkeys(larger, 1)
     assert {n: known_direction(n) for n in smaller} == dict.fromkeys(smaller, -1)
     assert known_direction("margin") is None
+
+
+def test_metric_values_near_the_float_limit_still_rank() -> None:
+    """Values of +-1e308 overflowed the shift of a signed metric to inf: every score was NaN, and
+    the ranking said no trial reported the metric."""
+    import warnings
+
+    from workbench.core.domain.objective import normalise
+
+    values = np.array([-1e308, -1e307, 1e307, 1e308])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning either
+        smaller = normalise(values, np.ones(4, dtype=bool), -1)
+        larger = normalise(values, np.ones(4, dtype=bool), +1)
+    assert np.all(np.isfinite(smaller)) and np.all(np.isfinite(larger))
+    assert smaller[0] == 1.0 and list(np.argsort(-smaller)) == [0, 1, 2, 3]
+    assert larger[3] == 1.0 and list(np.argsort(larger)) == [0, 1, 2, 3]

@@ -526,6 +526,9 @@ def normalise(values: np.ndarray, ok: np.ndarray, direction: int) -> np.ndarray:
     if not usable.any():
         return out
     v = values[usable].astype(float)
+    scale = float(np.max(np.abs(v)))
+    if scale > 1e150:  # the scores are ratios, unchanged by a common factor; the shift below would overflow
+        v = v / scale
     low = v.min()
     if low < 0:
         span = v.max() - low
