@@ -307,6 +307,10 @@ def test_multi_device_header_guards_each_device_and_falls_back_to_the_portable_c
         assert ours.cubin == rendered.cubin or ours.registers == rendered.registers
     doc = json.loads(export_text(plan, "json"))
     assert doc["device"] == "portable" and len(doc["devices"]) == 2
+    # the portable pick's figures say whose they are (they are one device's measurement)
+    source = next(d for d in doc["devices"] if d["device"] == doc["metrics_device"])
+    assert source["session"] == plan.portable.session  # the device whose session holds the trial
+    assert doc["metrics"] == plan.portable.trial.measurement.metrics
 
 
 def test_no_portable_config_makes_the_header_say_so(tmp_path: Path) -> None:

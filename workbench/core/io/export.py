@@ -70,7 +70,7 @@ class Choice:
     score: float
     why: str
     session: str  # label of the session the trial came from
-    devices: tuple[str, ...] = ()  # for the portable pick: the devices it is feasible on
+    devices: tuple[str, ...] = ()  # for the portable pick: the devices it is feasible on (its trial is the first's)
 
 
 @dataclass
@@ -735,6 +735,9 @@ def _json(plan: ExportPlan) -> str:
         "config": single.trial.config.to_dict() if single is not None else None,
         "config_id": single.trial.config.id if single is not None else None,
         "metrics": {k: _finite(v) for k, v in single.trial.measurement.metrics.items()} if single else None,
+        # whose figures ``metrics`` are: with several devices, those of the first device's trial of the
+        # portable config (each device's own are in ``devices``)
+        "metrics_device": None if single is None else (single.devices[0] if single.devices else single.device),
         "score": _finite(single.score) if single is not None else None,
         "why": single.why if single is not None else None,
         "devices": [_choice_dict(c) for c in plan.choices],
