@@ -507,9 +507,8 @@ class ObjectivePanel(QWidget):
         named, rest = self._named_limits(bounds)
         # what the command line refuses (registers <= -5, occupancy >= 0.9 with <= 0.1) is refused
         # here too, before anything applies: the window saved such sessions, which show then refused
-        constraints = self.model.constraints
-        folded, others = fold_named_limits(bounds, {field: getattr(constraints, field) for field in self.limits})
-        replace(constraints, extra=others, **folded).check_possible()  # as the command line folds them
+        folded, others = fold_named_limits(bounds, self._limit_values())
+        replace(self.model.constraints, extra=others, **folded).check_possible()  # as the command line folds them
         self._show_extra_error("; ".join(warnings))
         self.model.set_constraints(extra=rest, **named)
         if named:  # the bound went to its limit's box and chart line: the field keeps the others
@@ -534,9 +533,13 @@ class ObjectivePanel(QWidget):
         *off* and the chart drew no line for it. Every bound still holds: a limit becomes the
         tightest of the bounds typed for it and the value it had. A value the box cannot show (a
         negative memory, a quality above 1) stays in the field, where it is seen as typed."""
+        return fold_named_limits(bounds, self._limit_values(),
+                                 accept=lambda field, value: self.limits[field].can_show(value))
+
+    def _limit_values(self) -> dict[str, float | None]:
+        """The named limits in force (None: off), where folded bounds start from."""
         constraints = self.model.constraints
-        start = {field: getattr(constraints, field) for field in self.limits}
-        return fold_named_limits(bounds, start, accept=lambda field, value: self.limits[field].can_show(value))
+        return {field: getattr(constraints, field) for field in self.limits}
 
     def _show_extra_error(self, text: str) -> None:
         """The constraint text's error or warning under the field (empty: hidden): broken into at

@@ -70,13 +70,7 @@ def size_rows(session: Session, cost: Cost | None = None) -> list[SizeRow]:
     its constraints at or above ``INFEASIBLE``, and such a trial is no size's best, so a size with
     nothing feasible has none)."""
     if cost is not None:
-        objective_cost = cost
-
-        def feasible_cost(trial: Trial) -> float:
-            value = objective_cost(trial)
-            return value if value < INFEASIBLE else math.inf
-
-        cost = feasible_cost
+        cost = _feasible_only(cost)
     groups = trials_by_problem(session)
     problems = {key: session.problem_of(trials[0]) for key, trials in groups.items()}
     names = size_parameters(list(problems.values()))
@@ -154,6 +148,17 @@ def distinct_winners(rows: Sequence[SizeRow]) -> list[Config]:
     return out
 
 
+def _feasible_only(cost: Cost) -> Cost:
+    """``cost`` with every trial that misses the objective's constraints (at or above
+    ``INFEASIBLE``) at ``inf``, as a failure: no size's best, no cell's value."""
+
+    def feasible_cost(trial: Trial) -> float:
+        value = cost(trial)
+        return value if value < INFEASIBLE else math.inf
+
+    return feasible_cost
+
+
 def _latency_at(trials: Sequence[Trial], config: Config) -> float | None:
     """The config's best latency among ``trials`` (inf when it only failed; None: never measured)."""
     return _cost_at(trials, config, None)
@@ -163,14 +168,14 @@ def _cost_at(trials: Sequence[Trial], config: Config, cost: Cost | None) -> floa
     """The config's best cost among ``trials`` (latency without ``cost``): inf when it only failed
     (or, under an objective, never met its constraints); None: never measured."""
     found: float | None = None
+    feasible = None if cost is None else _feasible_only(cost)
     for trial in trials:
         if trial.config != config:
             continue
-        if cost is None:
+        if feasible is None:
             value = trial.metric("latency_ms") if trial.ok else math.inf
         else:
-            value = cost(trial)
-            value = value if value < INFEASIBLE else math.inf
+            value = feasible(trial)
         if not math.isfinite(value):
             value = math.inf
         found = value if found is None else min(found, value)
