@@ -10,6 +10,8 @@ the table gives the median, the mean and its standard error, and the target:
 - ``predict``: one performance-model prediction with every term active: target 1 ms.
 - ``importance``: slot importance of 5,000 trials, subsampled to 2,000 (the analysis view): target
   1 s (the view computes it off the GUI thread).
+- ``library``: list the shipped template library again and hash every template (each command,
+  each session opened and the window's kernel list do this): target 20 ms.
 
 Session save and load (100,000 trials, target 2 s each) is ``bench/session_io.py``; simulated
 evaluations per second ``bench/sim_speed.py``; space counting and sampling ``bench/space_sampling.py``.
@@ -37,7 +39,7 @@ from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.objective import Constraints, MetricTable, Weights, rank
 from workbench.core.model.perfmodel import predict
 from workbench.core.domain.space import Config, SearchSpace, Slot
-from workbench.core.domain.templates import WorkProfile
+from workbench.core.domain.templates import WorkProfile, load_templates
 
 
 def rank_case(seed: int) -> Callable[[], object]:
@@ -87,11 +89,18 @@ def importance_case(seed: int) -> Callable[[], object]:
     return lambda: slot_importance(trials, names, domains=domains, max_trials=2000)
 
 
+def library_case(seed: int) -> Callable[[], object]:
+    """Every shipped template loaded (its spec imported) and its source hash taken."""
+    del seed  # deterministic
+    return lambda: [template.source_hash() for template in load_templates().values()]
+
+
 #: name, builder, what one call is, target seconds per call, calls per timing.
 CASES = (
     ("rank", rank_case, "20,000 trials", 0.025, 1),
     ("predict", predict_case, "one prediction", 0.001, 500),
     ("importance", importance_case, "5,000 trials -> 2,000", 1.0, 1),
+    ("library", library_case, "all specs, load + hash", 0.02, 5),
 )
 
 

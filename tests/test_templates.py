@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import textwrap
+import os
 from pathlib import Path
 
 import numpy as np
@@ -246,6 +247,32 @@ def test_first_folder_overrides_and_hash_follows_edits(tmp_path: Path, shipped: 
     before = load_template(spec).source_hash()
     (tmp_path / "vector_add.cu").write_text((tmp_path / "vector_add.cu").read_text() + "\n// edit\n")
     assert load_template(spec).source_hash() != before
+
+
+def test_a_spec_edited_in_place_loads_as_edited_even_with_its_old_size_and_time(tmp_path: Path) -> None:
+    """Loading keeps what it parsed and compiled per file content (a listing reads every spec
+    again); a file rewritten within the same clock tick and to the same length, broken then
+    mended, or whose CUDA source changed under an unchanged spec, is still read as it is now."""
+    _copy_vector_add(tmp_path)
+    spec = tmp_path / "vector_add.py"
+    text = spec.read_text()
+    stamp = spec.stat().st_mtime_ns
+    assert load_template(spec).default["block_size"] == 256
+
+    def rewrite(new: str) -> None:
+        spec.write_text(new)
+        os.utime(spec, ns=(stamp, stamp))
+
+    rewrite(text.replace('default={"block_size": 256', 'default={"block_size": 512'))
+    assert load_template(spec).default["block_size"] == 512
+    rewrite(text.replace("TEMPLATE = ", "TEMPLATE: int = 1 / 0 or "))
+    with pytest.raises(TemplateError, match="ZeroDivisionError"):
+        load_template(spec)
+    rewrite(text)
+    assert load_template(spec).default["block_size"] == 256
+    cu = tmp_path / "vector_add.cu"
+    cu.write_text(cu.read_text() + "\n// edited\n")
+    assert load_template(spec).source.endswith("// edited\n")
 
 
 def test_sessions_of_a_shipped_template_before_its_spec_was_reworded_still_continue(tmp_path: Path) -> None:

@@ -13,12 +13,36 @@ from __future__ import annotations
 import ast
 import importlib.machinery
 import importlib.util
+import functools
 import os
 import threading
 from types import CodeType
-from typing import Literal, overload
+from typing import Callable, Literal, ParamSpec, TypeVar, overload
 
 _PARSE_LOCK = threading.Lock()
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+#: Files larger than this are parsed or compiled on every call instead of kept: a spec is a few
+#: kilobytes, and 256 kept entries of up to this size bound the memory the caches hold.
+CACHED_TEXT_BYTES = 1 << 20
+
+
+def per_content(func: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``func`` remembered for its last 256 distinct arguments, for a pure function of a file's
+    text (and name): the text is part of the key, so an edited file is read afresh. Calls with
+    more than :data:`CACHED_TEXT_BYTES` of text are not kept. Positional arguments only."""
+    kept = functools.lru_cache(maxsize=256)(func)
+
+    @functools.wraps(func)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        size = sum(len(arg) for arg in args if isinstance(arg, (bytes, str)))
+        if kwargs or size > CACHED_TEXT_BYTES:
+            return func(*args, **kwargs)
+        return kept(*args)
+
+    return call
 
 
 @overload
@@ -46,7 +70,19 @@ class _SourceOnlyLoader(importlib.machinery.SourceFileLoader):
     must be the source that was read and hashed, not a planted or stale cache."""
 
     def get_code(self, fullname: str) -> CodeType:
-        return self.source_to_code(self.get_data(self.path), self.path)
+        return compiled_source(self.get_data(self.path), self.path)
+
+
+@per_content
+def compiled_source(data: bytes, path: str) -> CodeType:
+    """The code object of a Python file's bytes, compiled once per content and name.
+
+    A listing of the template library imports every spec again (a spec's module may read its
+    CUDA source, which can change while its own text does not), and compiling the text was most
+    of that work. Compiling is a function of the bytes and the name alone and a code object
+    cannot be changed, so reusing it is the same as compiling again; the bytes are the key, so
+    an edited file is compiled afresh."""
+    return compile(data, path, "exec", dont_inherit=True)
 
 
 def file_module_spec(name: str, path: str | os.PathLike[str]) -> importlib.machinery.ModuleSpec | None:

@@ -499,6 +499,13 @@ def spec_identity(path: Path) -> bytes:
     data = path.read_bytes()
     if path.suffix != ".py":
         return data
+    return _python_spec_identity(data)
+
+
+@pysyntax.per_content
+def _python_spec_identity(data: bytes) -> bytes:
+    """:func:`spec_identity` of a Python spec's bytes. Kept per content: every session opened and
+    every listing hashes each template again, and parsing was most of that work."""
     try:
         tree = pysyntax.parse(data)
     except (SyntaxError, ValueError):
@@ -598,8 +605,25 @@ def load_template(spec_file: str | os.PathLike[str]) -> KernelTemplate | None:
 # --- internals --------------------------------------------------------------------------------------
 
 
-def _is_python_benchmark(path: Path, text: str | bytes) -> bool:
+def _is_python_benchmark(path: Path, text: bytes) -> bool:
     """True when the module's top level defines SPACE and measure but no TEMPLATE (decided without running it)."""
+    kind = _python_spec_kind(str(path), text)
+    if isinstance(kind, TemplateError):
+        raise TemplateError(str(kind))
+    return kind
+
+
+@pysyntax.per_content
+def _python_spec_kind(path: str, text: bytes) -> bool | TemplateError:
+    """What :func:`_is_python_benchmark` decides for these bytes: the answer or the error to raise,
+    kept per content and name (a listing reads every spec of the library again)."""
+    try:
+        return _decide_python_benchmark(Path(path), text)
+    except TemplateError as exc:
+        return exc
+
+
+def _decide_python_benchmark(path: Path, text: bytes) -> bool:
     try:
         tree = pysyntax.parse(text, filename=str(path))
     except SyntaxError as exc:  # an undecodable file or a NUL byte too, where there is no line
