@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import keyword
 import pickle
 from collections import Counter
 
@@ -791,3 +792,43 @@ def test_counting_a_space_that_needs_too_many_checks_is_one_error_not_a_silent_w
         linked.count()
     # the same domains under restrictions that each read fewer slots count at once
     assert SearchSpace(slots, ["z0 % 7 != 4", "z1 != z2"], {}).count() == 857 * 1000 * 999
+
+
+_IDENTIFIERS = st.text(st.sampled_from("aZ_9éßΩλ"), min_size=1, max_size=6).filter(
+    lambda text: text.isidentifier() and not keyword.iskeyword(text))
+
+
+@st.composite
+def _wide_domains(draw: st.DrawFn) -> list[Slot]:
+    """Slots whose names and values stress the canonical text: accented and Greek identifiers (JSON
+    escapes them), floats from subnormal to huge, 64-bit integers, bools."""
+    names = draw(st.lists(_IDENTIFIERS, min_size=1, max_size=6, unique=True))
+    slots = []
+    for name in names:
+        kind = draw(st.sampled_from(["int", "float", "bool", "str"]))
+        if kind == "int":
+            values = draw(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=4, unique=True))
+        elif kind == "float":
+            values = draw(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=4,
+                                   unique_by=lambda v: v if v else 0.0))
+        elif kind == "bool":
+            values = [False, True]
+        else:
+            values = draw(st.lists(_IDENTIFIERS, min_size=1, max_size=4, unique=True))
+        slots.append(Slot(name, tuple(values)))
+    return slots
+
+
+@settings(max_examples=80, deadline=None)
+@given(slots=_wide_domains(), data=st.data())
+def test_configs_a_space_builds_are_the_configs_their_values_make(slots: list[Slot], data: st.DataObject) -> None:
+    """A space writes a config's canonical text from per-value pieces: its id, hash, equality and
+    slot order must be exactly what ``Config()`` of the same values gives, for any name and value."""
+    space = SearchSpace(slots)
+    indices = [data.draw(st.integers(0, len(slot.values) - 1)) for slot in slots]
+    values = {slot.name: slot.values[i] for slot, i in zip(slots, indices)}
+    plain = Config(values)
+    for built in (space.config_at(indices), space.from_indices(indices), space.config(values),
+                  SearchSpace.explicit(slots, [values]).points[0]):
+        assert (built.id, hash(built), list(built.items())) == (plain.id, hash(plain), list(plain.items()))
+        assert built == plain
