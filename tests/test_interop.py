@@ -132,6 +132,36 @@ def test_import_gzip_and_unfinished_files(tmp_path: Path) -> None:
     assert len(import_kt_cache(write(tmp_path, unfinished, "running.json")).trials) == 5
 
 
+def _as_kernel_tuner_writes_it(data: dict) -> str:
+    """A cache laid out as Kernel Tuner writes one while it runs: the header, then one line per
+    record ending in "," (the object is closed only when the run ends)."""
+    head = json.dumps({k: v for k, v in data.items() if k != "cache"}, indent=1)[:-2]
+    lines = [f"{json.dumps(key)}: {json.dumps(record)}," for key, record in data["cache"].items()]
+    return head + ',\n"cache": {\n' + "\n".join(lines) + "\n"
+
+
+def test_a_cache_cut_inside_a_record_keeps_the_whole_records_before_it_and_says_so(tmp_path: Path) -> None:
+    """A run killed during a write (or a full disk) leaves the file ending inside a record: the
+    whole records before it are read and a note says one record was left out. A file cut inside
+    its first record has none to read and is refused in one line."""
+    text = _as_kernel_tuner_writes_it(synthetic(False))
+    last_record = text.rstrip().rfind("\n")
+    for cut_at in (last_record + 12, len(text.rstrip()) - 3):  # inside the key, inside the record
+        notes: list[str] = []
+        session = import_kt_cache(write(tmp_path, text[:cut_at], "killed.json"), notes)
+        assert [t.config["block_size_x"] for t in session.trials] == [32, 64, 64, 128]
+        assert any("ends inside a record" in note and "4 complete records" in note for note in notes), notes
+    gz = tmp_path / "killed.json.gz"
+    gz.write_bytes(gzip.compress(text[: last_record + 12].encode()))
+    assert len(import_kt_cache(gz).trials) == 4
+    notes = []
+    assert len(import_kt_cache(write(tmp_path, text, "running.json"), notes).trials) == 5  # whole: closed
+    assert any("unfinished" in note and "5 complete records" in note for note in notes), notes
+    first_record = text.index('"cache": {') + 20
+    with pytest.raises(SessionFormatError, match=r"killed\.json: not valid JSON \(line"):
+        import_kt_cache(write(tmp_path, text[:first_record], "killed.json"))
+
+
 def test_record_without_params_uses_the_cache_key(tmp_path: Path) -> None:
     data = synthetic(False)
     for record in data["cache"].values():

@@ -140,9 +140,14 @@ def guess_group(name: str) -> str:
 # ------------------------------------------------------------------------------------------------
 
 
-def _read_cache_json(path: Path, raw: bytes) -> tuple[Any, bool]:
+#: How :func:`_read_cache_json` repaired a file Kernel Tuner left unfinished: closed after its last
+#: record, or closed after the last whole record when the file ends inside one (a write cut short).
+CLOSED, CUT = "closed", "cut"
+
+
+def _read_cache_json(path: Path, raw: bytes) -> tuple[Any, str | None]:
     """Parse a (possibly gzipped, possibly unfinished) Kernel Tuner cache file (``raw``: its bytes);
-    the flag says whether it was unfinished and closed here."""
+    the second value says how an unfinished file was repaired (:data:`CLOSED`, :data:`CUT`) or is None."""
     if raw[:2] == b"\x1f\x8b":
         try:  # read at most the limit: a small gzip file can expand without bound
             with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unzipped:
@@ -158,24 +163,33 @@ def _read_cache_json(path: Path, raw: bytes) -> tuple[Any, bool]:
     if not text.strip():
         raise SessionFormatError(f"{path}: the file is empty")
     try:
-        return loads_bounded(text), False
+        return loads_bounded(text), None
     except json.JSONDecodeError as exc:
         first_error = exc
     except _IntTooLong as exc:
         raise SessionFormatError(f"{path}: {exc}") from None
     except RecursionError:
         raise SessionFormatError(f"{path}: JSON nested too deeply") from None
-    # Kernel Tuner appends records while it runs and closes the object only at the end: a cache
-    # of an interrupted run ends in "...}," without the final "}}".
-    repaired = text.rstrip().rstrip(",") + "\n}\n}"
-    try:
-        return loads_bounded(repaired), True
-    except _IntTooLong as exc:
-        raise SessionFormatError(f"{path}: {exc}") from None
-    except (json.JSONDecodeError, RecursionError):
-        raise SessionFormatError(
-            f"{path}: not valid JSON (line {first_error.lineno}, column {first_error.colno}: {first_error.msg})"
-        ) from None
+    # Kernel Tuner appends records while it runs, one line each ending in "},", and closes the
+    # object only at the end: a cache of an interrupted run ends in "...}," without the final "}}".
+    # A run killed during a write (or a full disk) ends inside a record instead: the records before
+    # it are whole, so the file is closed after the last line that ends one.
+    body = text.rstrip()
+    whole_records = body[: body.rfind("},\n") + 1]
+    for repair, closed in ((CLOSED, body.rstrip(",")), (CUT, whole_records)):
+        if not closed:
+            continue
+        try:
+            data = loads_bounded(closed + "\n}\n}")
+        except _IntTooLong as exc:
+            raise SessionFormatError(f"{path}: {exc}") from None
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("cache"), dict):  # not a header closed early
+            return data, repair
+    raise SessionFormatError(
+        f"{path}: not valid JSON (line {first_error.lineno}, column {first_error.colno}: {first_error.msg})"
+    ) from None
 
 
 def _plain_value(value: Any) -> Value | None:
@@ -508,9 +522,12 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
         raise SessionFormatError(f"{source}: tune_params: {exc}") from None
 
     if notes is not None:
-        if unfinished:
+        if unfinished == CLOSED:
             notes.append(f"{source}: the file was unfinished (Kernel Tuner stopped before closing it); "
                          f"closed it and read the {len(cache)} complete records")
+        elif unfinished == CUT:
+            notes.append(f"{source}: the file ends inside a record (a write cut short); left that record out, "
+                         f"closed the file and read the {len(cache)} complete records before it")
         if undeclared:
             added = "; ".join(
                 f"{name}: {', '.join(repr(v) for v in values[:5])}{', ...' if len(values) > 5 else ''}"
