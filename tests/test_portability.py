@@ -188,6 +188,11 @@ def test_simulated_gpus_predict_the_configs_they_did_not_measure() -> None:
     assert report.simulated == sorted([h200.device["name"], t4.device["name"]])
     # with predictions every config measured somewhere is known everywhere
     assert report.portable is not None and report.portable.candidates >= len(t4_ids | {t.config.id for t in h200.trials}) - 2
+    # a portable config chosen on a prediction says so, and that an export (measured only) may differ
+    says = [note for note in report.notes if "never measured on" in note]
+    assert bool(says) == report.portable.predicted
+    if report.portable.predicted:
+        assert "export chooses" in says[0]
     # a recorded session never gets a predictor
     assert simulator_predictors([recorded("GPU A", {(32, 1): 1.0})]) == ({}, [])
 

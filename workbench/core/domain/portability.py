@@ -378,6 +378,10 @@ def portability_report(
                      "(a simulated device predicts them; a recording cannot)")
     if any(c.source == PREDICTED for row in matrix for c in row):
         notes.append("predicted cells are the simulator's figures, not measurements")
+    if portable is not None and portable.predicted:
+        guessed = ", ".join(name for name, cell in portable.cells.items() if cell.source == PREDICTED)
+        notes.append(f"the portable config was never measured on {guessed} (predicted there); an export "
+                     "chooses its portable config among configs measured on every device, so it can differ")
     if simulated:
         notes.append(f"simulated timings (a modelled GPU): {', '.join(sorted(simulated))}")
     mixed = _mixed_readings(sessions, labels)
