@@ -88,6 +88,28 @@ def test_a_template_folder_not_given_is_named_by_flag_and_by_the_menu(tmp_path: 
     assert window.endswith(f"use File > Open kernel folder... on {folder} to run code from there)")
 
 
+def test_a_shipped_template_found_instead_of_the_sessions_own_names_its_folder(tmp_path: Path) -> None:
+    """A session of a template that shares a shipped template's name, continued without its folder,
+    found the shipped one and said only that the kernel's code changed: the folder was the answer."""
+    from workbench.runner.controller import RunRequest, resume_run, start_run
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    for suffix in (".py", ".cu"):
+        (folder / f"vector_add{suffix}").write_text((ROOT / "kernels" / f"vector_add{suffix}").read_text())
+    spec = folder / "vector_add.py"
+    spec.write_text(spec.read_text().replace("(32, 64, 128, 256, 512, 1024)", "(64, 128, 256, 512, 1024)"))
+    path = tmp_path / "s.json"
+    start_run(_sim(kernel_dirs=(str(folder),)), path).run()
+    with pytest.raises(WorkbenchError) as refused:
+        resume_run(path, RunRequest(budget=2))
+    cli, window = _both(refused.value)
+    assert "the kernel's code changed since the session was measured" in cli
+    assert cli.endswith(f"(the session's template came from {folder}: use --kernel-dir {folder} to run code from there)")
+    assert window.endswith(f"use File > Open kernel folder... on {folder} to run code from there)")
+    resume_run(path, RunRequest(budget=4, kernel_dirs=(str(folder),))).run()  # with the folder it continues
+
+
 def test_a_single_score_strategy_for_a_trade_off_names_the_strategies_and_one_score(tmp_path: Path) -> None:
     import dataclasses
 

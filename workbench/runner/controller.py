@@ -609,7 +609,10 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         target = _open_continued_target(spec, session)
         mismatch = _same_target(session, target, spec, size)
         if mismatch:
-            raise WorkbenchError(f"cannot continue the session of {session.kernel!r}: {mismatch}; start a new session instead")
+            said = quoted(f"cannot continue the session of {session.kernel!r}: {mismatch}")
+            folders = _folders_hint(spec, session)
+            # a template of the same name elsewhere (the shipped library) was found instead of the session's own
+            raise WorkbenchError(template=f"{said}{folders}" if folders else f"{said}; start a new session instead")
 
     space = _edited_space(target, request, session)
     if next(iter(space), None) is None:  # said before anything starts, rather than a run that ends at once
@@ -1029,14 +1032,24 @@ def _open_continued_target(spec: BackendSpec, session: Session) -> Target:
     try:
         return open_target(spec)
     except WorkbenchError as exc:
-        options = session.backend.get("options") if isinstance(session.backend, dict) else None
-        folders = options.get("kernel_dirs") if isinstance(options, dict) else None
-        if folders and isinstance(folders, list) and not spec.options.get("kernel_dirs"):
-            named = quoted(", ".join(str(f) for f in folders[:3]))
+        folders = _folders_hint(spec, session)
+        if folders:
             said = exc.template if exc.template is not None else quoted(str(exc))
-            raise WorkbenchError(template=f"{said} (the session's template came from {named}: use "
-                                          f"{{kernel_dir:{quoted(folders[0])}}} to run code from there)") from None
+            raise WorkbenchError(template=f"{said}{folders}") from None
         raise
+
+
+def _folders_hint(spec: BackendSpec, session: Session) -> str:
+    """`` (the session's template came from DIR: use --kernel-dir DIR ...)`` as a message template,
+    when the session names template folders the continuing run was not given ('' otherwise). Its
+    code runs only when the person passes the folder, so a continuation never adds it by itself."""
+    options = session.backend.get("options") if isinstance(session.backend, dict) else None
+    folders = options.get("kernel_dirs") if isinstance(options, dict) else None
+    if not folders or not isinstance(folders, list) or spec.options.get("kernel_dirs"):
+        return ""
+    named = quoted(", ".join(str(f) for f in folders[:3]))
+    return (f" (the session's template came from {named}: use {{kernel_dir:{quoted(str(folders[0]))}}} "
+            "to run code from there)")
 
 
 def _same_target(session: Session, target: Target, spec: BackendSpec,
