@@ -31,6 +31,7 @@ class Coder:
     """Config <-> index vector for one space, plus the normalised distance between vectors."""
 
     def __init__(self, space: SearchSpace) -> None:
+        self._space = space
         self.names: tuple[str, ...] = tuple(s.name for s in space.slots)
         self.values: tuple[tuple[Any, ...], ...] = tuple(tuple(s.values) for s in space.slots)
         self.sizes = np.array([len(v) for v in self.values], dtype=np.int64)
@@ -43,7 +44,7 @@ class Coder:
         return tuple(self._lookup[k][config[name]] for k, name in enumerate(self.names))
 
     def decode(self, index: Sequence[int]) -> Config:
-        return Config({name: self.values[k][int(i)] for k, (name, i) in enumerate(zip(self.names, index))})
+        return self._space.config_at([int(i) for i in index])
 
     def distance(self, a: Sequence[int], b: Sequence[int]) -> float:
         """Distance between two index vectors: ordered slots by normalised step, others by mismatch."""
