@@ -1175,12 +1175,18 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
             run["sizes"] = parse_sizes(args.sizes)
         if args.set:
             run["problem"] = parse_assignments(args.set, "--set")
-        if args.resources is not None:
+        # the simulated GPU's own options: a run elsewhere would ignore them, so they are refused, and
+        # with `auto` they ask for the simulated GPU (as tune refuses them for any other backend)
+        for flag, given, lacks in (("--resources", args.resources, "has no compiled resources"),
+                                   ("--gpu-model", args.gpu_model, "simulates no GPU model")):
+            if given is None:
+                continue
             if args.replay or run["backend"] not in ("auto", "sim") or str(args.run or "").endswith(".py"):
-                raise WorkbenchError("--resources applies to a template on the simulated GPU: gui --run KERNEL "
-                                     "--backend sim --resources ... (a python benchmark or a recording has no "
-                                     "compiled resources)")
+                raise WorkbenchError(f"{flag} applies to a template on the simulated GPU: gui --run KERNEL "
+                                     f"--backend sim {flag} ... (a python benchmark, a recording or a real GPU "
+                                     f"{lacks})")
             run["backend"] = "sim"
+        if args.resources is not None:
             run["options"] = {"compile": RESOURCE_MODES[args.resources]}
     return gui_main(args.session, run, args.screenshot, args.quit_when_done, args.presentation)
 

@@ -235,6 +235,25 @@ def test_gui_run_takes_the_simulators_resource_mode_as_tune_does(monkeypatch):
     assert len(started) == 2
 
 
+def test_gui_gpu_model_is_refused_where_the_run_would_ignore_it(monkeypatch, capsys):
+    """``gui --replay FILE --gpu-model T4`` opened the recording and dropped the model without a
+    word, where ``tune`` refuses it: the model applies to the simulated GPU only, as --resources."""
+    from workbench import cli
+    from workbench.gui import app
+
+    started: list[dict] = []
+    monkeypatch.setattr(app, "main", lambda session, run, *rest: started.append(run) or 0)
+    assert cli.main(["gui", "--run", "conv2d", "--gpu-model", "T4", "--budget", "5"]) == 0
+    assert started[-1]["backend"] == "sim" and started[-1]["gpu_model"] == "T4"
+    for refused in (["gui", "--replay", str(ROOT / "tests" / "fixtures" / "kt_cache_small.json"), "--gpu-model", "T4"],
+                    ["gui", "--run", "conv2d", "--backend", "cuda", "--gpu-model", "T4"],
+                    ["gui", "--run", "bench.py", "--gpu-model", "T4"]):
+        capsys.readouterr()
+        assert cli.main(refused) == 2
+        assert "--gpu-model applies to a template on the simulated GPU" in capsys.readouterr().err
+    assert len(started) == 1
+
+
 def test_main_py_gui_runs_and_quits_leaving_nothing_behind(tmp_path):
     """An automated run (screenshot, quit) ends normally: no autosave for the next start to offer
     as a crashed run, no lock, and the person's settings untouched."""
