@@ -700,7 +700,8 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
     if one_size:
         found = answered_problem(session, label, at)
         answered, ranked = (found[0], list(found[1])) if found is not None else (None, [])
-    ranking = rank(ranked, constraints, weights)
+    default = session.default_config  # the window's "why" compares with it too
+    ranking = rank(ranked, constraints, weights, default=default.id if default is not None else None)
     by_status: dict[str, int] = {}
     for trial in trials:
         by_status[trial.status.value] = by_status.get(trial.status.value, 0) + 1
