@@ -102,15 +102,20 @@ def inline_runs(monkeypatch: pytest.MonkeyPatch) -> None:
 
     For tests whose point is not isolation: the window, sessions, locks, continuation. It also
     covers the tests' own python benchmarks, which a person's run could not take inline, because
-    those fixtures neither hang nor crash; a test of timeouts, crashes or worker processes does
-    not use it. Runs started as separate processes (the command line) are not affected: they
-    pass ``--executor inline`` where they may.
+    those fixtures neither hang nor crash: their declarations are read in this process too
+    (``PythonBackend.target_here``) instead of by a process started for each run. A test of
+    timeouts, crashes, worker processes or the declaration reader does not use it. Runs started
+    as separate processes (the command line) are not affected: they pass ``--executor inline``
+    where they may.
     """
     import dataclasses
 
+    from workbench.backends.python import PythonBackend
     from workbench.runner import controller
     from workbench.runner.executors import ExecutionPlan, ExecutorChoice, plan_execution
     from workbench.runner.inline import InlinePool
+
+    monkeypatch.setattr(PythonBackend, "target", PythonBackend.target_here)
 
     def plan_inline(spec: Any, choice: ExecutorChoice, workers: int | None = None, **kwargs: Any) -> ExecutionPlan:
         planned = plan_execution(spec, choice, workers, **kwargs)
