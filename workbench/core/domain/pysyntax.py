@@ -11,9 +11,9 @@ and spec files are small), so serialising it costs nothing noticeable.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.machinery
 import importlib.util
-import functools
 import os
 import threading
 from types import CodeType
