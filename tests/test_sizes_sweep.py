@@ -60,6 +60,13 @@ def test_cli_sweep_writes_one_session_with_a_tuning_per_size(cli, tmp_path: Path
     # the trials of each size ran at that size (the simulator's latency grows with n)
     rows = size_rows(session)
     assert rows[0].best_latency <= rows[-1].best_latency
+    # a size where every trial succeeded but none meets the constraints says why, not "nothing succeeded"
+    shown = json.loads(cli("show", out, "--json", "--max-latency-ms", "0.000001").stdout)
+    assert [(size["feasible"], size["best"]) for size in shown["sizes"]] == [(0, None)] * 4
+    assert all("latency_ms <= 1e-06 excludes 4" in size["why_none"] for size in shown["sizes"])
+    text = cli("show", out, "--max-latency-ms", "0.000001").stdout
+    assert "nothing succeeded" not in text and text.count("trials, nothing feasible: ") == 4
+    assert json.loads(cli("show", out, "--json").stdout)["sizes"][0]["why_none"] is None
 
 
 def _seeds_before(session, trials_so_far, problem, default):

@@ -789,11 +789,20 @@ def _sizes_summary(session: Session, constraints: Any, weights: Any) -> list[dic
     rows = size_rows(session, Objective(constraints, weights))
     if len(rows) < 2 and not session.extra.get("sweep"):
         return []
-    return [{"problem": dict(r.problem), "trials": len(r.trials),
-             "best": None if r.best is None else {"index": r.best.index, "id": r.best.config.id,
-                                                 "config": r.best.config.to_dict(),
-                                                 "latency_ms": _finite(r.best.metric("latency_ms"))}}
-            for r in rows]
+    from workbench.core.domain.objective import rank
+
+    out = []
+    for r in rows:
+        ranking = rank(list(r.trials), constraints, weights)
+        out.append({
+            "problem": dict(r.problem), "trials": len(r.trials), "feasible": int(ranking.n_feasible),
+            "best": None if r.best is None else {"index": r.best.index, "id": r.best.config.id,
+                                                "config": r.best.config.to_dict(),
+                                                "latency_ms": _finite(r.best.metric("latency_ms"))},
+            # why a size has no best: failures only, or successes the constraints exclude (and which)
+            "why_none": ranking.why_none() if r.best is None else None,
+        })
+    return out
 
 
 def _directions_of(constraints: Any, weights: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -858,8 +867,8 @@ def cmd_show(args: argparse.Namespace) -> int:
             print(f"         {size}{figures}  {point['config']}")
     for size in summary.get("sizes", ()):
         best = size["best"]
-        figure = f"best {best['latency_ms']:.4g} ms  {best['config']}" if best and best["latency_ms"] is not None \
-            else "nothing succeeded"
+        figure = (f"best {best['latency_ms']:.4g} ms  {best['config']}" if best and best["latency_ms"] is not None
+                  else f"nothing feasible: {size['why_none']}" if size.get("why_none") else "nothing succeeded")
         print(f"size     {', '.join(f'{k}={v}' for k, v in size['problem'].items())}: {size['trials']} trials, {figure}")
     if args.trials:
         for t in summary["trial_list"]:
