@@ -55,6 +55,24 @@ def test_start_on_a_reopened_python_session_continues_it_once_its_code_is_confir
     assert window.autosave_path is None and not list(autosave_dir().glob("*.json*"))
 
 
+def test_start_after_stop_goes_on_to_the_budget_as_after_reopening(window, qtbot, monkeypatch, tmp_path):
+    """A run stopped early left the budget box at the whole budget, and Start measured all of it
+    again (a reopened file offers what is left): the same session offered two budgets."""
+    merit = str(Path(__file__).parents[1] / "fixtures" / "merit_bench.py")
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
+    window.trusted_code.add(Path(merit).resolve())
+    window.start_run({"kernel": merit, "backend": "python", "strategy": "random", "budget": 40, "seed": 1})
+    qtbot.waitUntil(lambda: window.model.n >= 4, timeout=30_000)
+    with qtbot.waitSignal(window.run_done, timeout=30_000):
+        window.stop_run()
+    done = window.model.n
+    assert 4 <= done < 40 and window.toolbar.budget.value() == 40 - done
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0")
+    result = start_and_wait(window, qtbot, window.toolbar.request())
+    assert result.reason == "budget" and window.model.n == 40
+    assert window.toolbar.budget.value() == 40  # all measured: the recorded budget again, as on reopening
+
+
 def test_start_on_a_reopened_replay_session_keeps_its_trials_kernel_and_budget(window, qtbot, tmp_path):
     recording = tmp_path / "rec.json"
     run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=60, seed=1), recording)

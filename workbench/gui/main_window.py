@@ -69,6 +69,25 @@ def app_settings() -> QSettings:
     return QSettings("kernel-workbench", "workbench")
 
 
+def _offered_budget(session: Session) -> int | None:
+    """What the budget box offers for going on with ``session``: what its recorded budget has left
+    (a run stopped early, a session reopened), so Start goes on to the budget instead of starting
+    it over, or the whole budget again once all of it is measured. None for a session that
+    recorded none, and for a sweep, whose box holds its budget per size."""
+    from workbench.core.domain.sizes import sweep_plan
+
+    budget = session.run.budget
+    if budget is None:
+        return None
+    try:
+        if sweep_plan(session) is not None:
+            return None
+    except WorkbenchError:
+        pass
+    left = budget - len(session.trials)
+    return left if left > 0 else budget
+
+
 class MainWindow(QMainWindow):
     """The workbench window. ``interactive=False`` answers every question with its safe default
     (used by automation and tests: closing during a run stops and saves; no recovery prompt)."""
@@ -948,6 +967,9 @@ class MainWindow(QMainWindow):
         self.objective_panel.set_run_active(False)
         self._set_session_actions()
         self.toolbar.progress_label.setText(f"finished: {result.reason}, {result.evaluations} evaluations")
+        offered = _offered_budget(self.model.session) if self.model.session is not None else None
+        if offered is not None:
+            self.toolbar.budget.setValue(offered)  # as on reopening the file
         self._select_best_if_none()
         if result.reason == "error":
             self._error("The run ended with an error", result.message.splitlines()[0] if result.message else "error")
@@ -1066,9 +1088,9 @@ class MainWindow(QMainWindow):
         }
         if kind == "replay":
             run["delay_s"] = options.get("delay_s") or 0.0
-        if settings.budget is not None:
-            left = settings.budget - len(session.trials)
-            run["budget"] = left if left > 0 else settings.budget
+        offered = _offered_budget(session)
+        if offered is not None:
+            run["budget"] = offered  # a sweep's is set below
         from workbench.core.domain.sizes import sweep_plan
 
         try:  # a sweep shows its sizes and its budget per size; any other session an empty sizes field
