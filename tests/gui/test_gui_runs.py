@@ -73,6 +73,24 @@ def test_start_after_stop_goes_on_to_the_budget_as_after_reopening(window, qtbot
     assert window.toolbar.budget.value() == 40  # all measured: the recorded budget again, as on reopening
 
 
+def test_the_row_the_window_picked_follows_the_new_best_and_the_persons_pick_stays(window, qtbot, tmp_path):
+    """The window selects the best when a run ends; a continued run that found a better one left
+    the table, source view and chart ring on the old one while the card named the new one."""
+    bench = tmp_path / "rising.py"
+    bench.write_text("SPACE = {'i': list(range(40))}\n\ndef measure(config):\n"
+                     "    return {'latency_ms': 100.0 - config['i']}\n")
+    window.trusted_code.add(bench.resolve())
+    start_and_wait(window, qtbot, {"kernel": str(bench), "backend": "python", "strategy": "grid", "budget": 10})
+    first = window.model.selected
+    assert first is not None and first == window.model.ranking.best
+    start_and_wait(window, qtbot, {**window.toolbar.request(), "budget": 10})
+    best = window.model.ranking.best
+    assert best != first and window.model.selected == best  # the window's own pick follows
+    window.model.select(3)  # the person's pick
+    start_and_wait(window, qtbot, {**window.toolbar.request(), "budget": 10})
+    assert window.model.ranking.best != best and window.model.selected == 3
+
+
 def test_start_on_a_reopened_replay_session_keeps_its_trials_kernel_and_budget(window, qtbot, tmp_path):
     recording = tmp_path / "rec.json"
     run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=60, seed=1), recording)

@@ -118,6 +118,8 @@ class MainWindow(QMainWindow):
         #: The toolbar's request right after a session was shown: Start with these same choices
         #: continues that session with its own backend (see :meth:`start_run`).
         self._shown_request: dict[str, Any] | None = None
+        #: The session and row the window selected itself (see :meth:`_select_best_if_none`).
+        self._picked_best: tuple[Session | None, int | None] = (None, None)
         self._restored_code: Path | None = None  # the python benchmark file the toolbar shows as the session's
         #: Python benchmark files the person agreed to run (named on the command line, or
         #: confirmed in the dialog a continued session brings up).
@@ -976,10 +978,18 @@ class MainWindow(QMainWindow):
         self.run_done.emit(result)
 
     def _select_best_if_none(self) -> None:
-        """Show the recommendation in the source view and table when the user has picked nothing."""
+        """Show the recommendation in the source view and table when the user has picked nothing:
+        a row the window picked itself (the best when the last run ended) is nobody's choice, so it
+        follows the recommendation when a continued run finds a better one; a row the person
+        picked stays."""
         ranking = self.model.ranking
-        if self.model.selected is None and ranking is not None and ranking.best is not None:
+        if ranking is None or ranking.best is None:
+            return
+        session, row = self._picked_best
+        mine = session is not None and session is self.model.session and row == self.model.selected
+        if self.model.selected is None or mine:
             self.model.select(ranking.best)
+            self._picked_best = (self.model.session, ranking.best)
 
     # --- files ---------------------------------------------------------------------------------
     def new_session(self) -> None:
