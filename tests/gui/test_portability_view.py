@@ -11,6 +11,7 @@ from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.session import Session, save_session
 from workbench.core.domain.space import SearchSpace, Slot
 from workbench.gui.portability_view import heat_rgb
+from workbench.gui.text import window_message
 
 SPACE = SearchSpace([Slot("block", (32, 64, 128), "launch")])
 
@@ -67,9 +68,24 @@ def test_sessions_that_do_not_go_together_say_why(window, tmp_path: Path) -> Non
     save_session(recording("GPU A", {32: 1.0}), tmp_path / "a.json")
     save_session(other, tmp_path / "b.json")
     window.open_session(tmp_path / "a.json")
-    window.bottom_tabs.setCurrentWidget(window.portability)
-    window.portability.add_sessions([str(tmp_path / "b.json")])
-    assert "differs from" in window.portability.heading.text() and window.portability.report is None
+    view = window.portability
+    window.bottom_tabs.setCurrentWidget(view)
+    save_session(recording("GPU C", {32: 2.0}), tmp_path / "c.json")
+    view.add_sessions([str(tmp_path / "c.json")])
+    assert view.report is not None and view.files.count() == 2
+    # refused, and nothing changes: the file was listed and the report emptied until removed by hand
+    with pytest.raises(WorkbenchError, match="kernel 'other' differs from"):
+        view.add_sessions([str(tmp_path / "b.json")])
+    with pytest.raises(WorkbenchError, match="c.json is compared already"):
+        view.add_sessions([str(tmp_path / "c.json")])
+    assert view.files.count() == 2 and view.report is not None and len(view.report.devices) == 2
+    # a Kernel Tuner cache is named as one, with the window's own way to import it
+    cache = tmp_path / "cache.json"
+    cache.write_text((Path(__file__).parents[1] / "fixtures" / "kt_cache_small.json").read_text())
+    with pytest.raises(WorkbenchError) as refused:
+        view.add_sessions([str(cache)])
+    assert window_message(refused.value).endswith("import it with File > Import Kernel Tuner cache...")
+    assert str(refused.value).endswith("import it: python main.py import-kt FILE --out S.json")
 
 
 def test_sweeps_are_compared_at_the_size_typed(window, tmp_path: Path) -> None:

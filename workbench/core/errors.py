@@ -70,6 +70,8 @@ FLAG_WORDING: dict[str, Wording] = {
     **{key: _flag(flag) for key, flag in SETTING_FLAGS.items()},
     "benchmark_code": lambda value: f"name it to run its code (tune {value or 'FILE'} --resume ...)",
     "new_session": lambda value: "a new run (tune KERNEL or tune --replay FILE)",
+    # a Kernel Tuner cache given where a session is expected: the command that makes one of it
+    "import_cache": lambda value: "import it: python main.py import-kt FILE --out S.json",
 }
 
 

@@ -38,6 +38,7 @@ from workbench.core.domain.portability import (
     PREDICTED,
     Cell,
     PortabilityReport,
+    check_compatible,
     portability_report,
 )
 from workbench.gui.model import SessionModel
@@ -128,10 +129,27 @@ class PortabilityView(QWidget):
 
     # --- sessions ----------------------------------------------------------------------------------
     def add_sessions(self, paths: list[str]) -> None:
-        """Add saved sessions (raises WorkbenchError naming the first file that is not one; none is added then)."""
+        """Add saved sessions of the kernel compared (raises WorkbenchError naming the first file
+        that is not one, is listed already, or is of another kernel, space or problem; none is
+        added then, and the report stays as it was)."""
         from workbench.core.domain.session import load_session
 
+        listed = {Path(p).resolve() for p in self.paths}
+        for path in paths:
+            if Path(path).resolve() in listed:
+                raise WorkbenchError(f"{Path(path).name} is compared already")
+            listed.add(Path(path).resolve())
         loaded = [load_session(path) for path in paths]
+        current = self._current()
+        sessions = ([current] if current is not None else []) + self.sessions + loaded
+        labels = ((["open session"] if current is not None else []) + [Path(p).name for p in self.paths]
+                  + [Path(p).name for p in paths])
+        if len(sessions) > 1:
+            try:
+                at = parse_assignment_list(self.at.text(), "at size")
+            except WorkbenchError:  # the at-size field is the report's to word; compare whole problems here
+                at = None
+            check_compatible(sessions, labels, at)
         self.paths += [str(p) for p in paths]
         self.sessions += loaded
         self.refresh()

@@ -117,6 +117,7 @@ WINDOW_SETTINGS: dict[str, Wording] = {
     "at": lambda value: f"{value} in the at-size field" if value else "the at-size field",
     "replay_new": lambda value: "File > New session, then Start with the recording",
     "import_kt": lambda value: "File > Import Kernel Tuner cache...",
+    "import_cache": lambda value: "import it with File > Import Kernel Tuner cache...",
     "new_session": lambda value: "a new one with File > New session",
     "backend": _backend_wording,
     "kernel_dir": lambda value: f"File > Open kernel folder... on {value}" if value else "File > Open kernel folder...",

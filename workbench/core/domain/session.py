@@ -54,7 +54,7 @@ try:  # optional speed-up: parses and writes large sessions several times faster
 except ImportError:  # pragma: no cover - the json module does the same work, slower
     orjson = None  # type: ignore[assignment]
 
-from workbench.core.errors import SessionFormatError, WorkbenchError
+from workbench.core.errors import SessionFormatError, WorkbenchError, quoted
 from workbench.core.domain.assignments import parse_assignment_list, parse_value
 from workbench.core.fs import MAX_FILE_BYTES, current_umask, open_regular, read_capped, read_only
 from workbench.core.domain.measurement import Measurement, Status, Trial
@@ -577,10 +577,8 @@ def _check_version(data: Mapping[str, Any], source: str) -> None:
     fmt = data.get("format")
     if fmt != FORMAT_NAME:
         if "tune_params_keys" in data and "cache" in data:
-            raise SessionFormatError(
-                f"{source}: this is a Kernel Tuner cache file, not a session; "
-                "import it: python main.py import-kt FILE --out S.json"
-            )
+            raise SessionFormatError(template=f"{quoted(source)}: this is a Kernel Tuner cache file, not a session; "
+                                              "{import_cache}")
         fail("format", f"{fmt!r} is not {FORMAT_NAME!r} (not a workbench session)")
     version = data.get("version")
     if type(version) is not int or version < 1:
@@ -1072,10 +1070,8 @@ def _read_text(path: Path) -> str:
     """
     data = read_capped(path, "session file", MAX_FILE_BYTES)
     if data[:2] == b"\x1f\x8b":
-        raise SessionFormatError(
-            f"{path}: a gzip-compressed file, not a session; if it is a Kernel Tuner cache file, "
-            "import it: python main.py import-kt FILE --out S.json"
-        )
+        raise SessionFormatError(template=f"{quoted(path)}: a gzip-compressed file, not a session; if it is a "
+                                          "Kernel Tuner cache file, {import_cache}")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
