@@ -65,6 +65,31 @@ def test_the_source_of_a_template_from_an_unloaded_folder_points_to_the_kernel_e
     assert not FLAG.search(note), note
 
 
+def test_a_recording_of_another_kernel_named_like_a_shipped_template_has_no_source(tmp_path):
+    """A Kernel Tuner cache whose kernel is called vector_add was rendered with the shipped
+    vector_add template and said "cannot render: unknown problem parameter"; a replay of a session
+    of the shipped template still shows its source."""
+    from workbench.core.io.interop import import_kt_cache
+    from workbench.gui.source_view import render_source
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    imported = import_kt_cache(fixtures / "kt_cache_small.json")
+    assert imported.kernel == "vector_add"
+    text, note = render_source(imported, imported.trials[0].config)
+    assert text == "" and "has other slots than this session" in note and "cannot render" not in note
+    from workbench.core.domain.session import load_session
+    from workbench.runner.controller import RunRequest, run_to_end
+
+    simulated, replayed = tmp_path / "sim.json", tmp_path / "replay.json"
+    run_to_end(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=2,
+                          backend_options={"compile": "estimate"}), simulated)
+    run_to_end(RunRequest(replay=str(simulated), strategy="random", budget=2), replayed)
+    for path in (simulated, replayed):
+        session = load_session(path)
+        text, note = render_source(session, session.trials[0].config)
+        assert "__global__" in text and note == "vector_add.cu rendered for this config"
+
+
 def test_a_recording_moved_away_is_asked_for_in_the_recording_field(window, qtbot, tmp_path):
     import shutil
 

@@ -59,6 +59,10 @@ def render_source(session: Session, config: Config, problem: Mapping[str, Any] |
             return "", (f"template {session.kernel!r} comes from the folder {folders[0]!r}, which is not loaded "
                         "(opening a file never runs code); File > Open kernel folder... shows it in the kernel editor")
         return "", f"no template named {session.kernel!r} on this machine (a recording has no source)"
+    slots = {slot.name for slot in session.space.slots} if session.space is not None else set(config)
+    if slots != {slot.name for slot in template.slots}:  # a recording of another kernel of that name
+        return "", (f"the template named {session.kernel!r} on this machine has other slots than this session "
+                    "(a recording of another kernel of that name has no source here)")
     try:
         return (template.render(config, session.problem if problem is None else dict(problem)),
                 f"{template.name}.cu rendered for this config")
