@@ -91,6 +91,18 @@ def test_the_row_the_window_picked_follows_the_new_best_and_the_persons_pick_sta
     assert window.model.ranking.best != best and window.model.selected == 3
 
 
+def test_a_refused_start_leaves_the_controls_as_they_were(window, qtbot):
+    """Automation's request was put into the controls before the checks: a refused one left the
+    kernel box and problem field naming a run that never started, beside the session shown."""
+    start_and_wait(window, qtbot, {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 3,
+                                   "options": {"compile": "estimate"}})
+    before = window.toolbar.request()
+    with pytest.raises(WorkbenchError):
+        window.start_run({"kernel": "softmax", "backend": "sim", "problem": {"n": 5}, "budget": 3})
+    assert not window.running and window.toolbar.request() == before
+    assert window.toolbar.kernel.currentText() == "vector_add" and window.model.session.kernel == "vector_add"
+
+
 def test_start_on_a_reopened_replay_session_keeps_its_trials_kernel_and_budget(window, qtbot, tmp_path):
     recording = tmp_path / "rec.json"
     run_to_end(RunRequest(kernel=BENCH, strategy="random", budget=60, seed=1), recording)

@@ -655,13 +655,29 @@ class MainWindow(QMainWindow):
         """
         if self.running:
             raise WorkbenchError("a run is already going; stop it first")
-        from workbench.runner import autosave
-        from workbench.runner.controller import continues, prepare_run
-
+        try:
+            shown: dict[str, Any] | None = self.toolbar.request()  # put back when the run is refused
+        except WorkbenchError:  # a field the person is still typing: nothing to put back
+            shown = None
         try:
             self.toolbar.apply(run)  # the controls show what runs, whoever started it
         except WorkbenchError:
             pass
+        try:
+            self._start(run)
+        except BaseException:
+            if shown is not None:  # a refused run leaves the controls as they were, not showing it
+                try:
+                    self.toolbar.apply(shown)
+                except WorkbenchError:
+                    pass
+            raise
+
+    def _start(self, run: dict[str, Any]) -> None:
+        """:meth:`start_run` once the controls show ``run``."""
+        from workbench.runner import autosave
+        from workbench.runner.controller import continues, prepare_run
+
         current = self.model.session
         request = self._run_request(run, current)
         continuing = current is not None and (self._same_choices(run) or continues(request, current))
