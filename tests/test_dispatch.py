@@ -132,6 +132,8 @@ def test_sizes_outside_and_between_the_measured_ones_follow_the_stated_rule() ->
     boundary = plan.ranges[0].upper
     assert plan.select(1) == plan.select(1000) == plan.select(boundary - 1) == 0
     assert plan.select(boundary) == plan.select(10**12) == 1
+    # the comment states the rule for sizes that are not positive too (an offset swept through 0)
+    assert "their arithmetic mean (a+b)/2 when either is not positive" in dispatch_c(plan)
 
 
 def test_inputs_a_dispatch_cannot_serve_are_refused() -> None:
@@ -362,6 +364,13 @@ def test_a_tuned_size_sweep_exports_a_header_that_keeps_every_size_within_tolera
     for n, index in zip(sizes, chosen):
         latency = {t.config.id: t.metric("latency_ms") for t in session.trials_at({**session.problem, "n": n}) if t.ok}
         assert latency[configs[index]] <= 1.01 * min(latency.values()) + 1e-12
+    assert "template changed" not in text
+    # the figures of an older version of the template are said to be so, as in the header export
+    stale = load_session(session_path)
+    stale.source_hash = "0" * 16
+    save_session(stale, session_path)
+    assert cli_main(["export", str(session_path), "--format", "dispatch", "--out", str(header), "--force"]) == 0
+    assert "// note: the template changed since" in header.read_text()
 
 
 @pytest.mark.skipif(CC is None, reason="no host C compiler")

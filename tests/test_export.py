@@ -132,6 +132,28 @@ def test_every_format_round_trips(name: str, sessions: dict[str, Session], tmp_p
     assert set(constants) == placeholders
 
 
+def test_what_the_export_alone_does_not_carry_is_said(sessions: dict[str, Session]) -> None:
+    """Compile options the config was measured with, buffers to zero before a launch, and resource
+    figures the simulator estimated (no compile) were exported as if there were none, or as if
+    they were the compiler's."""
+    import dataclasses
+
+    session = sessions["reduce_sum"]  # measured with resources estimated (sim_session)
+    template = dataclasses.replace(TEMPLATES["reduce_sum"], compile_options=("-DWB_EXTRA=1", "--use_fast_math"))
+    plan = plan_export([session], templates={"reduce_sum": template})
+    header = export_text(plan, "header")
+    assert "// compile the template with the options it was tuned with: -DWB_EXTRA=1 --use_fast_math" in header
+    assert json.loads(export_text(plan, "json"))["compile_options"] == ["-DWB_EXTRA=1", "--use_fast_math"]
+    cuda = export_text(plan, "cuda")
+    zeroed = [line for line in cuda.splitlines() if "(zero it before every launch)" in line]
+    assert {line.split(":")[0].strip("/ ") for line in zeroed} == {a.name for a in template.args if a.reset == "zero"}
+    assert plan.recommended.trial.measurement.details.get("estimated") is True
+    metrics_line = next(line for line in header.splitlines() if line.startswith("// metrics:"))
+    assert "registers=" in metrics_line and "(estimated)" in metrics_line and "no compiler ran" in metrics_line
+    latency = next(part for part in metrics_line.split(", ") if "latency_ms=" in part)
+    assert "(estimated)" not in latency  # the timing is the simulator's, labelled as such elsewhere
+
+
 def test_embedded_source_literal_survives_quotes_and_backslashes() -> None:
     from workbench.core.io.export import _py_text
 
@@ -322,8 +344,9 @@ def test_no_portable_config_makes_the_header_say_so(tmp_path: Path) -> None:
     plan = plan_export([a, b])
     assert plan.portable is None
     assert "#error" in export_text(plan, "header")
-    with pytest.raises(WorkbenchError, match="no config is feasible on every device"):
-        export_text(plan, "cuda")
+    for fmt in ("cuda", "json"):  # json too: it was written with every field null and reported success
+        with pytest.raises(WorkbenchError, match="no config is feasible on every device"):
+            export_text(plan, fmt)
 
 
 # --- command line ----------------------------------------------------------------------------------
@@ -426,6 +449,24 @@ def test_cuda_export_of_a_template_from_a_folder_names_the_kernel_dir_to_give(se
     assert "\n" not in err and err.endswith(f"use --kernel-dir {folder}") and not out.exists()
     assert cli_main(["export", str(path), "--format", "cuda", "--out", str(out), "--kernel-dir", str(folder)]) == 0
     assert "BLOCK_SIZE" in out.read_text()
+    # the header and the json need it too (the problem macros, the launch): they came out without
+    # them, a header that did not compile, with no word
+    for fmt in ("header", "json"):
+        target = tmp_path / f"my_add.{fmt}"
+        assert cli_main(["export", str(path), "--format", fmt, "--out", str(target)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and err.endswith(f"use --kernel-dir {folder}") and not target.exists()
+        assert cli_main(["export", str(path), "--format", fmt, "--out", str(target), "--kernel-dir", str(folder)]) == 0
+    assert "#define PROBLEM_N " in (tmp_path / "my_add.header").read_text()
+    assert json.loads((tmp_path / "my_add.json").read_text())["macros"]
+    # a template session whose template is nowhere: the header is refused, the json says what it lacks
+    session.backend = {**session.backend, "options": {**session.backend["options"], "kernel_dirs": []}}
+    save_session(session, path)
+    assert cli_main(["export", str(path), "--format", "header", "--out", str(tmp_path / "x.h")]) == 2
+    assert "none with the session's slots and problem parameters was found" in capsys.readouterr().err
+    assert cli_main(["export", str(path), "--format", "json", "--out", str(tmp_path / "x.json")]) == 0
+    doc = json.loads((tmp_path / "x.json").read_text())
+    assert "macros" not in doc and any("macros, launch and compile options are left out" in n for n in doc["notes"])
     # a folder given that is missing or holds a broken spec is named, not passed over for the
     # "no template found, use --kernel-dir" refusal
     (folder / "broken.py").write_text("raise RuntimeError('half edited')\nTEMPLATE = None\n")

@@ -241,6 +241,12 @@ def plan_dispatch(
         names_as_recorded=template is None and reads_recorded_names(first),
     )
     notes = []
+    if template is not None:  # as the header notes it: a dispatch of an older template's figures
+        current = {template.source_hash(), *template.earlier_hashes()}
+        stale = [lab for s, lab in zip(sessions, labels) if s.kind == "template" and s.source_hash not in current]
+        if stale:
+            notes.append(f"the template changed since {', '.join(stale)} was tuned "
+                         f"(source hash {template.source_hash()} now); re-tune to be sure the configs still win")
     if method == "greedy":
         notes.append(f"the exact set cover took over {node_limit} search nodes; this greedy cover uses at most "
                      f"H({len(sizes)}) = {_harmonic(len(sizes)):.2f} times the fewest configs")
@@ -430,8 +436,9 @@ def _comments(plan: DispatchPlan, prefix: str) -> list[str]:
         f"{prefix}{len(plan.configs)} config{'' if len(plan.configs) == 1 else 's'} for {k} measured sizes: "
         + ("the fewest possible (exact set cover)" if plan.method == "exact" else
            f"greedy set cover (at most {_harmonic(k):.2f} times the fewest)"),
-        f"{prefix}between measured sizes a < b with different configs the boundary is the geometric mean sqrt(a*b); "
-        "below the smallest and above the largest measured size the nearest range's config is a guess",
+        f"{prefix}between measured sizes a < b with different configs the boundary is the geometric mean sqrt(a*b) "
+        "(their arithmetic mean (a+b)/2 when either is not positive); below the smallest and above the largest "
+        "measured size the nearest range's config is a guess",
     ]
     lines += [f"{prefix}note: {_one_line(n)}" for n in plan.notes]
     for index, config in enumerate(plan.configs):

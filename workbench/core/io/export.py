@@ -58,6 +58,8 @@ EXPORT_MARKER = "exported by Kernel Tuning Workbench"
 #: Metrics quoted in comments (when the trial reports them), in this order.
 _QUOTED = ("latency_ms", "throughput_gbs", "gflops", "pct_of_peak", "memory_mb", "quality",
            "registers", "smem_bytes", "spill_bytes", "occupancy")
+#: The compiler's figures, which a simulated run without a compile estimates (``details.estimated``).
+_RESOURCE_METRICS = frozenset({"registers", "smem_bytes", "spill_bytes", "occupancy"})
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -358,6 +360,22 @@ def export_text(plan: ExportPlan, fmt: str) -> str:
     (:mod:`workbench.core.io.export_seal`: a later export can tell whether it was edited)."""
     if fmt not in FORMATS:
         raise WorkbenchError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+    if fmt == "header" and plan.template is None and plan.kind == "template":
+        # the template reads its problem as PROBLEM_* macros, which only the template can name: a
+        # header of the slots alone does not compile against it
+        if plan.unloaded_dirs:
+            raise WorkbenchError(template=f"{{format:header}} needs the kernel template {quoted(repr(plan.kernel))} "
+                                          f"(its problem macros), which the session took from "
+                                          f"{quoted(', '.join(plan.unloaded_dirs))}: a folder a file names is never "
+                                          f"loaded unasked; use {{kernel_dir:{quoted(plan.unloaded_dirs[0])}}}")
+        raise WorkbenchError(template=f"{{format:header}} needs the kernel template {quoted(repr(plan.kernel))} (its "
+                                      "problem macros): none with the session's slots and problem parameters was "
+                                      "found; use {format:json}")
+    if fmt == "json" and plan.template is None and plan.kind == "template" and plan.unloaded_dirs:
+        raise WorkbenchError(template=f"{{format:json}} of {quoted(repr(plan.kernel))} needs its kernel template for "
+                                      f"the macros and launch, which the session took from "
+                                      f"{quoted(', '.join(plan.unloaded_dirs))}: a folder a file names is never loaded "
+                                      f"unasked; use {{kernel_dir:{quoted(plan.unloaded_dirs[0])}}}")
     if fmt in ("cuda", "cupy") and plan.template is None:
         if plan.kind != "python" and plan.unloaded_dirs:  # the template is likely there: say how to load it
             raise WorkbenchError(template=f"{{format:{quoted(fmt)}}} needs the kernel template {quoted(repr(plan.kernel))}, "
@@ -459,12 +477,16 @@ def _metrics_text(trial: Trial, decided: Sequence[str] = ()) -> str:
     """The chosen trial's usual figures, and those of the metrics that decided the choice
     (``decided``: the weighted and constrained ones)."""
     metrics = trial.measurement.metrics
+    estimated = bool((trial.measurement.details or {}).get("estimated"))
     parts = []
     for name in dict.fromkeys([*_QUOTED, *decided]):
         value = metrics.get(name)
         if value is not None and isinstance(value, (int, float)) and math.isfinite(value):
-            parts.append(f"{name}={value:.4g}")
-    return ", ".join(parts) or "none reported"
+            parts.append(f"{name}={value:.4g}" + (" (estimated)" if estimated and name in _RESOURCE_METRICS else ""))
+    text = ", ".join(parts) or "none reported"
+    if estimated and any(name in metrics for name in _RESOURCE_METRICS):
+        text += "; resource figures estimated from the template's work profile (no compiler ran)"
+    return text
 
 
 def _objective_text(plan: ExportPlan) -> tuple[str, str]:
@@ -655,6 +677,9 @@ def _header(plan: ExportPlan) -> str:
     problem = problem_defines(plan)
     if problem:
         out += ["", "// the problem the config was tuned for (the template reads these)", *problem]
+    if plan.template is not None and plan.template.compile_options:  # measured so: compile it the same way
+        out += ["", f"// compile the template with the options it was tuned with: "
+                    f"{_one_line(' '.join(plan.template.compile_options))}"]
     out += ["", f"#endif  // {guard}", ""]
     return "\n".join(out)
 
@@ -683,7 +708,8 @@ def _cuda(plan: ExportPlan) -> str:
             head.append(f"//   {arg.name}: scalar {arg.dtype} = {_one_line(repr(value))}")
         else:
             shape = tuple(int(v) for v in arg.shape(problem))
-            head.append(f"//   {arg.name}: {arg.kind} {arg.dtype} array of shape {shape}")
+            reset = {"zero": " (zero it before every launch)", "poison": ""}.get(arg.reset, "")
+            head.append(f"//   {arg.name}: {arg.kind} {arg.dtype} array of shape {shape}{reset}")
     for name in template.constants:
         head.append(f"//   (__constant__ {name}: copied to the module's symbol before launching)")
     if template.compile_options:
@@ -716,7 +742,7 @@ def _choice_dict(choice: Choice) -> dict[str, Any]:
 
 
 def _json(plan: ExportPlan) -> str:
-    single = plan.portable
+    single = plan.recommended  # several devices with no config feasible on all: refused, as cuda and cupy
     doc: dict[str, Any] = {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
@@ -730,23 +756,25 @@ def _json(plan: ExportPlan) -> str:
         "template_hash": plan.template.source_hash() if plan.template is not None else None,
         "session_source_hash": plan.source_hash,
         "sessions": list(plan.sessions),
-        "device": single.device if single is not None and len(plan.choices) == 1 else
-        ("portable" if single is not None else None),
-        "config": single.trial.config.to_dict() if single is not None else None,
-        "config_id": single.trial.config.id if single is not None else None,
-        "metrics": {k: _finite(v) for k, v in single.trial.measurement.metrics.items()} if single else None,
+        "device": single.device if len(plan.choices) == 1 else "portable",
+        "config": single.trial.config.to_dict(),
+        "config_id": single.trial.config.id,
+        "metrics": {k: _finite(v) for k, v in single.trial.measurement.metrics.items()},
         # whose figures ``metrics`` are: with several devices, those of the first device's trial of the
         # portable config (each device's own are in ``devices``)
-        "metrics_device": None if single is None else (single.devices[0] if single.devices else single.device),
-        "score": _finite(single.score) if single is not None else None,
-        "why": single.why if single is not None else None,
+        "metrics_device": single.devices[0] if single.devices else single.device,
+        "score": _finite(single.score),
+        "why": single.why,
         "devices": [_choice_dict(c) for c in plan.choices],
         "notes": list(plan.notes),
     }
     if plan.template is not None:
-        doc["macros"] = slot_defines(plan, single.trial.config) if single is not None else None
-        if single is not None:
-            doc["launch"] = launch_geometry(plan, single.trial.config)
+        doc["macros"] = slot_defines(plan, single.trial.config)
+        doc["launch"] = launch_geometry(plan, single.trial.config)
+        doc["compile_options"] = list(plan.template.compile_options)
+    elif plan.kind == "template":
+        doc["notes"].append(f"no kernel template named {plan.kernel!r} with the session's slots and problem "
+                            "parameters was found: macros, launch and compile options are left out")
     return seal_json(doc, indent=2, allow_nan=False, default=_finite)
 
 
