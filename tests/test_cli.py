@@ -303,6 +303,16 @@ def test_a_cli_run_saves_what_its_compiles_have_not_refined_and_says_so(cli, tmp
     assert "note: 2 trials keep estimated resources" in result.stderr and "--resume" in result.stderr
     trials = json.loads(out.read_text())["trials"]
     assert sum(bool(t["details"].get("resources_pending")) for t in trials) == 2
+    # show says how many trials rest on estimates, whether the best does, and how to refine them
+    shown = json.loads(cli("show", str(out), "--json").stdout)
+    assert shown["resources_pending"] == 2
+    best_pending = bool(trials[shown["best"]["index"]]["details"].get("resources_pending"))
+    assert shown["best"]["resources_pending"] is best_pending
+    text = cli("show", str(out)).stdout
+    assert "estimate 2 trials simulated with estimated resources" in text
+    assert f"tune --resume --out {out} --refine-only" in text
+    assert ("(resources estimated" in text) is best_pending
+    assert ("(resources estimated)" in result.stdout) is best_pending
     again = cli("tune", "--resume", "--out", str(out), "--kernel-dir", str(tmp_path), "--budget", "1",
                 "--refine-wait", "600", env=env)
     assert again.returncode == 0, again.stderr
@@ -310,6 +320,9 @@ def test_a_cli_run_saves_what_its_compiles_have_not_refined_and_says_so(cli, tmp
     trials = json.loads(out.read_text())["trials"]
     assert not any(t["details"].get("resources_pending") for t in trials)
     assert sum(bool(t["details"].get("refined_from_estimate")) for t in trials) == 2
+    shown = json.loads(cli("show", str(out), "--json").stdout)
+    assert shown["resources_pending"] == 0 and shown["best"]["resources_pending"] is False
+    assert "estimate " not in cli("show", str(out)).stdout
 
 
 def test_refine_only_refines_the_estimated_trials_of_a_sweep_at_every_size(cli, tmp_path: Path) -> None:

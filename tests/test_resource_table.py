@@ -127,3 +127,63 @@ def test_an_arch_the_compiler_does_not_know_is_refused_before_anything_is_writte
     with pytest.raises(WorkbenchError, match="sm_1"):
         resource_table.write_table([TEMPLATES["vector_add"]], "sm_1", folder=tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def _copy_table(tmp_path: Path, source_arch: str, arch: str, registers_plus: int = 0) -> None:
+    """The shipped ``source_arch`` table stored as ``arch``'s, registers shifted (a stand-in for
+    another architecture's figures: only which table is read is under test)."""
+    data = resource_table.read_table(source_arch)
+    assert data is not None
+    copied = json.loads(json.dumps(data))
+    copied["arch"] = arch
+    for entry in copied["templates"].values():
+        for key, row in entry["configs"].items():
+            if isinstance(row, list):
+                entry["configs"][key] = [row[0] + registers_plus, *row[1:]]
+    resource_table._save(copied, arch, tmp_path)
+
+
+def test_the_nearest_architecture_with_figures_comes_first(tmp_path: Path) -> None:
+    """Same major version first, then the closest compute capability; the arch itself is not its
+    own neighbour, and a stale entry is no neighbour at all."""
+    for arch in ("sm_75", "sm_80", "sm_90"):
+        _copy_table(tmp_path, "sm_90", arch)
+    template = TEMPLATES["vector_add"]
+    problem = template.resolve_problem()
+    order = [arch for arch, _ in resource_table.nearest_figures(template, problem, "sm_86", folder=tmp_path)]
+    assert order == ["sm_80", "sm_90", "sm_75"]
+    assert [a for a, _ in resource_table.nearest_figures(template, problem, "sm_90", folder=tmp_path)] == ["sm_80", "sm_75"]
+    edited = dataclasses.replace(template, source=template.source + "\n// edited\n", path="")
+    assert resource_table.nearest_figures(edited, problem, "sm_86", folder=tmp_path) == []
+
+
+def test_a_config_this_arch_lacks_is_estimated_from_the_nearest_table(tmp_path: Path, monkeypatch) -> None:
+    """While its own compile is pending, a config is simulated with the nearest architecture's
+    figures for it (same shared memory, registers of the same unrolling), marked as an estimate
+    and naming the table; the compile still refines it."""
+    from workbench.backends import sim
+    from workbench.core.model.compiler import clear_memory_cache
+
+    _copy_table(tmp_path, "sm_90", "sm_80", registers_plus=6)  # sm_86 has no table of its own here
+    monkeypatch.setenv(resource_table.TABLE_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv("KERNEL_WORKBENCH_CACHE_DIR", str(tmp_path / "cubin"))
+    sim._RESOURCE_CACHE.clear()
+    clear_memory_cache()
+    backend = SimBackend(BackendSpec("sim", {"kernel": "sgemm", "gpu_model": "RTX3090", "compile_wait_s": 0}))
+    backend.prepare()
+    assert backend.arch == "sm_86" and backend.table is None
+    config = list(backend.space)[11]
+    neighbour = resource_table.figures_for(backend.template, backend.problem, "sm_80", folder=tmp_path)
+    assert neighbour is not None
+    row = neighbour.get(config.id)
+    assert row is not None
+    measured = backend.evaluate(config, EvalLimits())
+    assert measured.details["estimated"] is True and measured.details["resources_pending"] is True
+    assert measured.details["estimated_from"] == "sm_80"
+    assert measured.metric("registers") == row["registers"]
+    assert measured.metric("smem_bytes") == row["smem_bytes"] + backend._launch(config)[2]
+    # with no table of any other architecture, the work-profile rule
+    monkeypatch.setenv(resource_table.TABLE_DIR_ENV, str(tmp_path / "none"))
+    alone = SimBackend(BackendSpec("sim", {"kernel": "sgemm", "gpu_model": "RTX3090", "compile_wait_s": 0}))
+    alone.prepare()
+    assert alone.neighbours == [] and "estimated_from" not in alone._estimate(config)

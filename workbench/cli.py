@@ -12,6 +12,7 @@ import dataclasses
 import json
 import math
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -532,6 +533,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     summary = summarise(session)
     best = summary["best"]
     best_text = f"best {best['latency_ms']:.4g} ms {best['config']}" if best else "no feasible config"
+    if best and best["resources_pending"]:
+        best_text += " (resources estimated)"
     # what the timings are, as show labels them: modelled, or read back from a recording
     sim = " (simulated)" if summary["simulated"] else (" (replayed)" if summary["device"].get("replayed") else "")
     verb = "continued" if run.continued else "new session"
@@ -717,6 +720,9 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
             "score": _finite(float(ranking.score[ranking.best])),
             "metrics": {k: _finite(float(v)) for k, v in t.measurement.metrics.items()},
             "why": ranking.explain(ranking.best),
+            # simulated with estimated registers and shared memory (its compile had not landed): a
+            # refinement can move it, or turn it into a launch failure
+            "resources_pending": bool(t.measurement.details.get("resources_pending")),
         }
     device = dict(session.device)
     out: dict[str, Any] = {
@@ -733,6 +739,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         "best": best,
         "most_excluding_constraint": ranking.most_excluding if ranking.n_feasible == 0 and ranked else None,
         "why_none": ranking.why_none() if ranking.n_feasible == 0 and ranked else None,
+        "resources_pending": sum(bool(t.measurement.details.get("resources_pending")) for t in trials),
     }
     if one_size:
         out["answered"] = answered
@@ -849,9 +856,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     size = f" at {', '.join(f'{k}={v}' for k, v in answered.items())}" if answered else ""
     over = "  (over all sizes)" if "answered" in summary and answered is None else size
     print(f"feasible {summary['feasible']}{over}")
+    if summary["resources_pending"]:
+        print(f"estimate {_pending_line(summary['resources_pending'], str(args.file))}")
     if summary["best"]:
         b = summary["best"]
-        print(f"best     {b['latency_ms']:.4g} ms  score {b['score']:.3f}  {b['config']}{size}")
+        estimated = "  (resources estimated: refining can change it)" if b["resources_pending"] else ""
+        print(f"best     {b['latency_ms']:.4g} ms  score {b['score']:.3f}  {b['config']}{size}{estimated}")
         print(f"why      {b['why']}")
     elif "answered" in summary and answered is None:
         print("best     one per size below: sizes are not ranked together (--at NAME=VALUE ranks one of them)")
@@ -875,6 +885,13 @@ def cmd_show(args: argparse.Namespace) -> int:
             lat = f"{t['latency_ms']:.4g}" if t["latency_ms"] is not None else "-"
             print(f"{t['index']:>5} {t['status']:<14} {lat:>10}  {t['config']}  {_one_line(t['message'])}")
     return 0
+
+
+def _pending_line(count: int, path: str) -> str:
+    """What ``count`` trials simulated with estimated resources mean, and the command that ends it."""
+    return (f"{count} trial{'s' if count != 1 else ''} simulated with estimated resources (compile not landed: "
+            f"a refinement can change their figures or refuse their launch); refine them with "
+            f"tune --resume --out {shlex.quote(path)} --refine-only")
 
 
 def _print_json(document: Any) -> None:

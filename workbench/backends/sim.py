@@ -39,7 +39,7 @@ from workbench.core.model.gpus import GpuSpec, load_gpu
 from workbench.core.domain.measurement import Measurement, Status
 from workbench.core.model.perfmodel import estimate_resources, launch_check, predict
 from workbench.core.model.quality import quality_of
-from workbench.core.model.resource_table import TemplateFigures, figures_for
+from workbench.core.model.resource_table import TemplateFigures, figures_for, nearest_figures
 from workbench.core.domain.space import Config
 from workbench.core.model.footprint import device_memory_mb, onchip_figures
 from workbench.core.domain.templates import WorkProfile
@@ -186,6 +186,10 @@ class SimBackend(Backend):
         self._arith_slots = tuple(s.name for s in self.template.slots if s.group in _ARITHMETIC_GROUPS)
         self.table: TemplateFigures | None = (
             figures_for(self.template, self.problem, self.arch) if self.compile_mode == "nvrtc" else None)
+        #: Other architectures' tabulated figures, nearest first: the estimate of a config this
+        #: arch's table lacks while its compile is pending (``compile: "estimate"`` uses none).
+        self.neighbours: list[tuple[str, TemplateFigures]] = (
+            nearest_figures(self.template, self.problem, self.arch) if self.compile_mode == "nvrtc" else [])
         self._prepared = True
 
     def _resources(self, config: Config, smem_dynamic: int, phase: PhaseCallback,
@@ -257,6 +261,12 @@ class SimBackend(Backend):
         return float(predict(self.gpu, profile, grid, block, {**estimate, "smem_bytes": smem}).latency_ms)
 
     def _estimate(self, config: Config) -> dict[str, Any]:
+        """Resources without this arch's compile: the same config's figures on the nearest
+        architecture with a table, else the work-profile rule; marked ``estimated`` either way."""
+        for arch, figures in self.neighbours:
+            row = figures.get(config.id)
+            if row is not None and "compile_error" not in row:
+                return {**row, "estimated": True, "estimated_from": arch, "resource_source": f"estimate ({arch} table)"}
         _, block, _, profile = self._launch(config)
         return estimate_resources(profile, int(np.prod(block)), 0)
 
@@ -373,7 +383,9 @@ class SimBackend(Backend):
         if refusal:
             return Measurement(Status.LAUNCH_ERROR, metrics=used, message=refusal, log=refusal,
                                details={"estimated": bool(resources.get("estimated")),
-                                        **({"resources_pending": True} if resources.get("resources_pending") else {})})
+                                        **({"resources_pending": True} if resources.get("resources_pending") else {}),
+                                        **({"estimated_from": resources["estimated_from"]}
+                                           if resources.get("estimated_from") else {})})
         prediction = predict(self.gpu, profile, grid, block, {**resources, "smem_bytes": smem_total})
         status, message, quality = self._emulated(config)
         if status is not None:
@@ -398,6 +410,8 @@ class SimBackend(Backend):
             details["resource_source"] = resources["resource_source"]
         if resources.get("resources_pending"):
             details["resources_pending"] = True
+        if resources.get("estimated_from"):
+            details["estimated_from"] = resources["estimated_from"]
         if profile.notes:
             details["notes"] = list(profile.notes)
         if limits.max_latency_ms is not None and p20 > 1.5 * limits.max_latency_ms:

@@ -151,6 +151,39 @@ def figures_for(template: KernelTemplate, problem: Mapping[str, Any], arch: str,
     return TemplateFigures(entry, str(table.get("compiler", "")))
 
 
+def _arch_number(arch: str) -> tuple[int, int] | None:
+    """``sm_86`` -> (8, 86); None for a name that is not ``sm_<digits>``."""
+    digits = arch[3:] if arch.startswith("sm_") else ""
+    if not digits.isdigit() or len(digits) < 2:
+        return None
+    return int(digits[:-1]), int(digits)
+
+
+def nearest_figures(template: KernelTemplate, problem: Mapping[str, Any], arch: str,
+                    folder: Path | None = None) -> list[tuple[str, TemplateFigures]]:
+    """The other architectures' figures of ``template`` at ``problem``, nearest first: the same
+    major version first, then the closest compute capability.
+
+    The same source compiled for a neighbouring architecture gives ptxas's figures for the same
+    unrolling and the same shared arrays: shared memory is identical and registers usually within
+    a few, where the work-profile rule (:func:`~workbench.core.model.perfmodel.estimate_resources`)
+    knows neither. So a config this architecture's table lacks is estimated from them while its own
+    compile is pending; they are an estimate, marked as one, and never replace a compile.
+    """
+    mine = _arch_number(arch)
+    if mine is None:
+        return []
+    found: list[tuple[tuple[bool, int], str, TemplateFigures]] = []
+    for other in shipped_archs(folder):
+        number = _arch_number(other)
+        if other == arch or number is None:
+            continue
+        figures = figures_for(template, problem, other, folder)
+        if figures is not None:
+            found.append(((number[0] != mine[0], abs(number[1] - mine[1])), other, figures))
+    return [(other, figures) for _, other, figures in sorted(found, key=lambda item: item[0])]
+
+
 # --- checking (no compiler) ---------------------------------------------------------------------
 
 @dataclass(frozen=True)
