@@ -448,15 +448,18 @@ def test_background_compiles_show_apart_from_evaluations_and_refine_the_trials(w
     compiles in their own label, and ends with the refined trials in the window's model."""
     monkeypatch.setenv("KERNEL_WORKBENCH_CACHE_DIR", str(tmp_path / "fresh-cache"))  # nothing compiled yet
     labels = []
-    window.toolbar.compile_label.setText("")
+    window.toolbar.show_compiles(0, 0)
     with qtbot.waitSignal(window.run_done, timeout=120_000) as blocker:
         window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 4, "seed": 2,
-                          "options": {"arch": "sm_86", "compile_wait_s": 0}})  # no table ships for sm_86
-        window.engine_thread.progress.connect(lambda _e: labels.append(window.toolbar.compile_label.text()))
+                          "options": {"arch": "sm_87", "compile_wait_s": 0}})  # no table ships for sm_87
+        window.engine_thread.progress.connect(lambda _e: labels.append(
+            (window.toolbar.compile_text, window.toolbar.progress_label.text())))
     assert blocker.args[0].reason == "budget"
     assert window.engine_thread.engine.refined == 4
-    assert any(text.startswith("compiling ") for text in labels)
-    assert window.toolbar.compile_label.text() == "compiles done: 4 refined"
+    # said after the run's state in the progress label, which never goes to the overflow menu
+    assert any(" compiling in background" in text and shown.startswith(f"{text}; ") for text, shown in labels)
+    assert window.toolbar.compile_text == "compiles done: 4 refined"
+    assert window.toolbar.progress_label.text() == "finished: budget, 4 evaluations; compiles done: 4 refined"
     details = [t.measurement.details for t in window.model.trials]
     assert len(details) == 4 and all(d.get("refined_from_estimate") and not d.get("estimated") for d in details)
     # re-showing the refined trials is no save: the unsaved run still asks before it is closed

@@ -48,6 +48,30 @@ def test_presentation_mode_fits_a_1440x900_screen(ran, qtbot):
     assert label.toolTip() == label.text() and label.text().startswith("finished")
 
 
+@pytest.mark.parametrize("presentation", [False, True])
+def test_the_background_compile_count_stays_on_the_run_bar(ran, qtbot, presentation):
+    """A run waiting for its compiles says so where it is seen: first in the progress label, which
+    gives up width, instead of in a label of its own in the overflow menu at 1440 px."""
+    if presentation:
+        _present(ran, qtbot)
+    else:
+        ran.resize(*SCREEN)
+    ran.toolbar.show_state("40 done, 2 failed")
+    ran.toolbar.show_compiles(37, 3)
+    qtbot.wait(50)
+    bar = ran.toolbar.run_bar
+    assert all(bar.widgetForAction(action) is None or bar.widgetForAction(action).isVisible()
+               for action in bar.actions() if action.isVisible())
+    label = ran.toolbar.progress_label
+    assert label.isVisible() and label.width() > 0
+    assert label.text() == "37 compiling in background (estimates shown), 3 refined; 40 done, 2 failed"
+    assert label.toolTip() == label.text()
+    assert label.shown_text().startswith("37 compiling")  # first, so even a narrow label keeps the count
+    ran.toolbar.show_state("finished: budget, 40 evaluations")
+    ran.toolbar.show_compiles(0, 40)
+    assert label.text() == "finished: budget, 40 evaluations; compiles done: 40 refined"
+
+
 def test_the_recommended_card_takes_the_zoomed_font(ran, qtbot):
     _present(ran, qtbot)
     assert ran.best_card.font().pointSizeF() == pytest.approx(1.5 * ran.zoom.base_point_size)

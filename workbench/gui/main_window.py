@@ -961,7 +961,7 @@ class MainWindow(QMainWindow):
         """Ask the engine to stop: no new candidates; running ones finish or time out and are recorded."""
         if self.running and self.engine_thread is not None:
             self.engine_thread.stop()
-            self.toolbar.progress_label.setText("stopping...")
+            self.toolbar.show_state("stopping...")
 
     def wait_for_run(self, timeout_s: float = 60.0) -> bool:
         """Block (GUI thread) until the engine thread ends; used when closing."""
@@ -984,7 +984,7 @@ class MainWindow(QMainWindow):
         self.toolbar.set_running(False)
         self.objective_panel.set_run_active(False)
         self._set_session_actions()
-        self.toolbar.progress_label.setText(f"finished: {result.reason}, {result.evaluations} evaluations")
+        self.toolbar.show_state(f"finished: {result.reason}, {result.evaluations} evaluations")
         offered = _offered_budget(self.model.session) if self.model.session is not None else None
         if offered is not None:
             self.toolbar.budget.setValue(offered)  # as on reopening the file

@@ -190,9 +190,12 @@ class RunToolbar(QToolBar):
         # Elided, not a fixed width: in presentation mode's large fonts the row is short of room,
         # and a label that keeps its width is pushed into the tool bar's overflow menu.
         self.progress_label = ElidedLabel("idle", minimum_chars=12)
-        self.compile_label = QLabel("")
-        self.compile_label.setToolTip("simulator compiles running in the background: their configs are shown with "
-                                      "estimated resources until the compile lands and the trial is refined")
+        # What the simulator's background compiles are doing, said in the progress label after the
+        # run's state: a label of its own here went into the overflow menu at 1440 px, so a run
+        # waiting for its compiles showed nothing but a full bar and a greyed Start.
+        self._run_text = "idle"
+        self.compile_text = ""
+        self._compiles_pending = False
         for widget in (QLabel(" Kernel "), self.kernel, self.problem, self.sizes, _sep(), QLabel("Backend "), self.backend, self.gpu,
                        self.resources, self.device, self.replay, self.browse, self.delay):
             self.addWidget(widget)
@@ -201,7 +204,7 @@ class RunToolbar(QToolBar):
         self.run_bar.setObjectName("searchToolbar")
         self.run_bar.setMovable(False)
         for widget in (QLabel(" Strategy "), self.strategy, self.options_button, self.budget, self.minutes, self.seed, _sep(), self.start,
-                       self.pause, self.stop, _sep(), self.progress, self.progress_label, self.compile_label):
+                       self.pause, self.stop, _sep(), self.progress, self.progress_label):
             self.run_bar.addWidget(widget)
         self._on_backend_changed()
         self.set_running(False)
@@ -354,16 +357,26 @@ class RunToolbar(QToolBar):
         self.progress.setValue(done)
         eta = f"ETA {eta_s:.0f}s" if eta_s is not None else ""
         stopped = f", {aborted} aborted over the latency limit" if aborted else ""
-        self.progress_label.setText(f"{done} done, {failures} failed{stopped} {eta}")
+        self.show_state(f"{done} done, {failures} failed{stopped} {eta}".rstrip())
+
+    def show_state(self, text: str) -> None:
+        """The run's state in the progress label with what the compiles are doing: first while they
+        are pending (the bar beside it already counts the evaluations, and a narrow label elides
+        the end), after the state once they are done."""
+        self._run_text = text
+        parts = (self.compile_text, text) if self._compiles_pending else (text, self.compile_text)
+        self.progress_label.setText("; ".join(part for part in parts if part))
 
     def show_compiles(self, pending: int, refined: int) -> None:
         """Background compiles, apart from evaluations: how many trials still show estimates."""
+        self._compiles_pending = pending > 0
         if not pending and not refined:
-            self.compile_label.setText("")
+            self.compile_text = ""
         elif pending:
-            self.compile_label.setText(f"compiling {pending} in background (estimates shown), {refined} refined")
+            self.compile_text = f"{pending} compiling in background (estimates shown), {refined} refined"
         else:
-            self.compile_label.setText(f"compiles done: {refined} refined")
+            self.compile_text = f"compiles done: {refined} refined"
+        self.show_state(self._run_text)
 
 
 def _sep() -> QWidget:
