@@ -523,3 +523,17 @@ def test_a_recording_read_before_the_median_rule_calls_its_latency_kernel_tuners
     assert breakdown(trial, replayed).facts[0].startswith("measured: latency (ms, Kernel Tuner's time) 2")
     measured = {"name": "GPU X", "simulated": False}  # the workbench's own measurement: its median
     assert breakdown(trial, measured).facts[0].startswith("measured: median latency (ms) 2")
+
+
+def test_the_card_says_when_the_recommendation_rests_on_estimated_resources(shown):
+    """A trial simulated before its compile landed (a run stopped before refining, or a saved
+    command-line run) is marked on the card: its figures may still move."""
+    best = shown.model.ranking.best
+    assert best is not None and "Resources estimated" not in shown.best_card.text()
+    session = _session()
+    trial = session.trials[best]
+    session.trials[best] = Trial(trial.index, trial.config, Measurement(
+        Status.OK, dict(trial.measurement.metrics), details={"estimated": True, "resources_pending": True}))
+    shown.model.set_session(session)
+    assert shown.model.ranking.best == best
+    assert "Resources estimated" in shown.best_card.text() and "continues the session and refines" in shown.best_card.text()
