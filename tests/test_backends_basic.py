@@ -165,6 +165,27 @@ def test_replay_through_the_engine_reproduces_the_recording(tmp_path):
     assert session.device["replayed"] is True
 
 
+def test_a_recording_is_read_once_per_process_until_it_changes(tmp_path):
+    """The target and the evaluations of one process share one reading of an unchanged
+    recording; a recording written again (the file or its journal) is read again."""
+    from workbench.backends.replay import load_recording
+    from workbench.core.domain.session import load_session
+
+    path, trials = _recording(tmp_path)
+    first = load_recording(str(path))
+    assert load_recording(str(path)) is first
+    session = load_session(path)
+    session.add(Trial(5, Config({"mode": "ok", "k": 1}), Measurement(Status.OK, {"latency_ms": 1.0})))
+    save_session(session, path)
+    again = load_recording(str(path))
+    assert again is not first and len(again.trials) == len(trials) + 1
+    journal = Journal(path)
+    journal.start(again)
+    journal.append(Trial(6, Config({"mode": "raise", "k": 2}), Measurement(Status.OK, {"latency_ms": 2.0})))
+    journal.close()
+    assert len(load_recording(str(path)).trials) == len(trials) + 2
+
+
 def test_replay_of_a_journal_only_recording(tmp_path):
     path, trials = _recording(tmp_path)
     from workbench.core.domain.session import load_session

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
+from collections import OrderedDict
 from typing import Any, Mapping, Sequence
 
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
@@ -60,15 +62,50 @@ def reading_now(path: str) -> str | None:
     return KT_READING
 
 
+#: The recordings this process read last, by path and file stamps: a run in one process (the inline
+#: executor, the window's first look) reads its recording for the target and again for the
+#: evaluations, and a large Kernel Tuner cache takes over a second to import. Few, since each holds
+#: every recorded trial.
+_RECENT: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+_RECENT_MAX = 2
+_RECENT_LOCK = threading.Lock()
+
+
+def _stamp(path: str) -> tuple[Any, ...]:
+    """What changes when the recording does: the file's and its journal's size and mtime."""
+    stamp: list[Any] = [os.path.realpath(path)]
+    for name in (path, path + ".journal"):
+        try:
+            info = os.stat(name)
+        except OSError:
+            stamp.append(None)
+        else:
+            stamp.append((info.st_size, info.st_mtime_ns, info.st_ino))
+    return tuple(stamp)
+
+
 def load_recording(path: str) -> Any:
-    """The recording as a :class:`~workbench.core.domain.session.Session`, whichever format it is in."""
+    """The recording as a :class:`~workbench.core.domain.session.Session`, whichever format it is in.
+
+    Read once per process while the files are unchanged; callers only read the session returned."""
     from workbench.core.domain.session import load_session
 
+    key = _stamp(path)
+    with _RECENT_LOCK:
+        if key in _RECENT:
+            _RECENT.move_to_end(key)
+            return _RECENT[key]
     if is_kt_cache(path):
         from workbench.core.io.interop import import_kt_cache
 
-        return import_kt_cache(path)
-    return load_session(path)  # a session, or neither: then the session loader says what is wrong
+        recording = import_kt_cache(path)
+    else:
+        recording = load_session(path)  # a session, or neither: then the session loader says what is wrong
+    with _RECENT_LOCK:
+        _RECENT[key] = recording
+        while len(_RECENT) > _RECENT_MAX:
+            _RECENT.popitem(last=False)
+    return recording
 
 
 def _slots_of(recording: Any, configs: list[Config]) -> tuple[Slot, ...]:
