@@ -49,6 +49,24 @@ def test_aborted_candidates_keep_a_bound_and_come_back_when_the_limit_is_relaxed
             f"the other {len(aborted) - len(back)} still over the latency limit in force") in said, said
 
 
+def test_remeasure_aborted_refuses_a_session_of_other_code(tmp_path: Path, capsys) -> None:
+    """Re-measuring adds trials of the code found now beside the session's: code other than what
+    the session measured is refused, as a continued run refuses it, and nothing is written."""
+    from workbench.core.domain.session import save_session
+
+    out = tmp_path / "s.json"
+    assert main(["tune", "transpose", "--backend", "sim", "--budget", "12", "--seed", "1", "--quiet",
+                 "--executor", "inline", "--max-latency-ms", "0.06", "--out", str(out)]) == 0
+    session = load_session(out)
+    session.source_hash = "0" * 16  # measured with other code than the template has now
+    save_session(session, out)
+    before = out.read_bytes()
+    capsys.readouterr()
+    assert main(["tune", "--remeasure-aborted", "--out", str(out), "--max-latency-ms", "10", "--quiet"]) == 2
+    assert "the kernel's code changed since the session was measured" in capsys.readouterr().err
+    assert out.read_bytes() == before
+
+
 def test_remeasure_aborted_needs_an_existing_session(tmp_path: Path, capsys) -> None:
     assert main(["tune", "--remeasure-aborted", "--out", str(tmp_path / "none.json")]) == 2
     assert "existing session" in capsys.readouterr().err

@@ -357,6 +357,26 @@ def test_refine_only_refines_the_estimated_trials_of_a_sweep_at_every_size(cli, 
         assert ignored.returncode == 2 and f"drop {named}" in ignored.stderr, (flags, ignored.stderr)
 
 
+def test_refine_only_refuses_a_template_changed_since_the_run(cli, tmp_path: Path) -> None:
+    """Refining re-measures with the template found now: an edited one would put another kernel's
+    figures into the session (a launch that failed, a compile error), so it is refused as
+    ``--resume`` refuses it, and the file is left as it was."""
+    env = _slowly_compiling_template(tmp_path)
+    out = tmp_path / "run.json"
+    result = cli("tune", "counting", "--kernel-dir", str(tmp_path), "--backend", "sim", "--strategy", "grid",
+                 "--budget", "3", "--refine-wait", "0", "--out", str(out), env=env)
+    assert result.returncode == 0, result.stderr
+    before = out.read_bytes()
+    source = tmp_path / "counting.cu"
+    source.write_text(source.read_text().replace("K * 1.0f", "K * 2.0f"))
+    for extra in ((), ("--budget", "1")):
+        flags = ("--refine-only",) if not extra else extra
+        refused = cli("tune", "--resume", "--out", str(out), "--kernel-dir", str(tmp_path), *flags, env=env)
+        assert refused.returncode == 2, refused.stdout
+        assert "the kernel's code changed since the session was measured" in refused.stderr
+    assert out.read_bytes() == before
+
+
 def test_out_of_range_strategy_options_are_refused_before_the_run_in_one_line(cli, tmp_path: Path) -> None:
     """``--option elite=0`` crashed the agents mid-run (no session saved). A hand-edited session's
     stored options never reach the strategy unchecked either: on ``--resume`` each value the option

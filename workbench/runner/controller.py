@@ -606,13 +606,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         if request.kernel is not None and not _names_kernel(request, session):
             raise WorkbenchError(f"the session is of {session.kernel!r}, not of {request.kernel!r}")
         spec = _spec_for_continue(request, session)
-        target = _open_continued_target(spec, session)
-        mismatch = _same_target(session, target, spec, size)
-        if mismatch:
-            said = quoted(f"cannot continue the session of {session.kernel!r}: {mismatch}")
-            folders = _folders_hint(spec, session)
-            # a template of the same name elsewhere (the shipped library) was found instead of the session's own
-            raise WorkbenchError(template=f"{said}{folders}" if folders else f"{said}; start a new session instead")
+        target = _continued_target(spec, session, size)
 
     space = _edited_space(target, request, session)
     if next(iter(space), None) is None:  # said before anything starts, rather than a run that ends at once
@@ -825,6 +819,7 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
             lock.release()
             return None, _nothing_to_remeasure(session)
         spec = _spec_for_continue(request, session)
+        _check_continues(spec, session, [problem for problem, _configs in groups])
         session.constraints, session.weights = objective.constraints, objective.weights
         settings = session.run.merged(request.settings_overrides())
         check_workers(settings.workers, "local")  # these runs always use the local pool
@@ -876,6 +871,7 @@ def refine_pending(path: str | os.PathLike[str],
             lock.release()
             return None, "nothing to refine: no trial holds estimated resources"
         spec = _spec_for_continue(request, session)
+        _check_continues(spec, session, [problem for problem, _n in groups.values()])
         space = session.space
         if space is None:
             raise WorkbenchError("the session records no search space")
@@ -1024,6 +1020,29 @@ def _check_reading(session: Session, path: str) -> None:
     raise WorkbenchError(template=f"cannot continue the session of {quoted(repr(session.kernel))}: {len(ok)} of its trials "
                                   f"were read from {name} {how}, and a ranking of both would mix them; "
                                   f"{again}. This session stays as it is")
+
+
+def _continued_target(spec: BackendSpec, session: Session, problem: Mapping[str, Any] | None = None) -> Target:
+    """The target a run continuing ``session`` (at ``problem``, default its own) measures, refused
+    in one line when it is not what the session measured: another kernel's code, problem, backend
+    or device would mix figures of two kernels in one session."""
+    target = _open_continued_target(spec, session)
+    mismatch = _same_target(session, target, spec, problem)
+    if mismatch:
+        said = quoted(f"cannot continue the session of {session.kernel!r}: {mismatch}")
+        folders = _folders_hint(spec, session)
+        # a template of the same name elsewhere (the shipped library) was found instead of the session's own
+        raise WorkbenchError(template=f"{said}{folders}" if folders else f"{said}; start a new session instead")
+    return target
+
+
+def _check_continues(spec: BackendSpec, session: Session, problems: Sequence[Mapping[str, Any]]) -> None:
+    """Refuse, before anything runs, a continuation at any of ``problems`` whose target is not what
+    the session measured there (:func:`_continued_target`)."""
+    own = problem_key(session.problem)
+    for problem in problems:
+        sized = spec if problem_key(problem) == own else BackendSpec(spec.kind, {**spec.options, "problem": dict(problem)})
+        _continued_target(sized, session, problem)
 
 
 def _open_continued_target(spec: BackendSpec, session: Session) -> Target:
