@@ -114,6 +114,22 @@ def test_launch_check_refuses_what_cuda_refuses_with_cuda_wording() -> None:
     assert launch_check(H200, (256, 1, 1), 0, 32, grid=(1, 70000, 1)).startswith("invalid configuration argument")
 
 
+
+def test_a_launch_is_accepted_exactly_when_a_block_can_be_resident() -> None:
+    """The launch check and the occupancy model agree on every shipped GPU: a block within the
+    per-block register total that the register file, taken by warps in groups, cannot hold is
+    refused (204 registers x 288 threads on an H200: nine warps of 6,656, room for eight), never
+    accepted with no block resident (a trial "ok" with an infinite latency)."""
+    refusal = launch_check(H200, (288, 1, 1), 0, 204)
+    assert refusal is not None and refusal.startswith("too many resources requested for launch")
+    for name in list_gpus():
+        gpu = load_gpu(name)
+        for registers in range(16, 256, 3):
+            for threads in range(32, gpu.max_threads_per_block + 1, 32):
+                accepted = launch_check(gpu, (threads, 1, 1), 0, registers) is None
+                assert accepted == (occupancy(gpu, threads, registers, 0).active_blocks_per_sm > 0), (name, registers, threads)
+
+
 # --- qualitative laws ---------------------------------------------------------------------------
 
 

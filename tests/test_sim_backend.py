@@ -469,3 +469,32 @@ def test_a_compile_submitted_after_shutdown_is_dropped_not_queued() -> None:
     jobs.shutdown(wait_s=0)
     late = jobs.submit("late", lambda: 1)
     assert late.cancelled() and jobs.pending() == 0
+
+
+def test_a_config_no_sm_can_hold_is_a_launch_error_not_an_infinite_latency() -> None:
+    """A shipped conv2d config whose compiled registers fit the per-block total but not the
+    register file in warp groups (on an H200): refused as the driver refuses it, never "ok" with
+    an infinite latency counted among the feasible configs."""
+    backend = SimBackend(BackendSpec("sim", {"kernel": "conv2d", "gpu_model": "H200", "noise": False}))
+    backend.prepare()
+    config = next(c for c in backend.space if c.id == "5fa409b18e21")
+    measured = backend.evaluate(config, LIMITS)
+    assert measured.status is Status.LAUNCH_ERROR, (measured.status, measured.metrics)
+    assert measured.message.startswith("too many resources requested for launch")
+    assert measured.details["resource_source"] == "table" and measured.details["estimated"] is False
+
+
+def test_every_outcome_on_estimated_resources_carries_the_mark(monkeypatch) -> None:
+    """A wrong result, like a launch refusal or a timing, rests on the figures it was simulated
+    with: an estimate's marks travel with it, so the refinement finds it and nothing reads the
+    estimate as a compile's fact."""
+    backend = SimBackend(BackendSpec("sim", {"kernel": "gelu", "gpu_model": "H200", "noise": False}))
+    backend.prepare()
+    config = next(iter(backend.space))
+    estimate = {**backend._estimate(config), "resources_pending": True, "resource_source": "estimate (compile pending)"}
+    monkeypatch.setattr(backend, "_resources", lambda *_a, **_k: dict(estimate))
+    monkeypatch.setattr(backend, "_emulated", lambda _c: (Status.WRONG_RESULT, "max error 1.0 > tolerance", 0.1))
+    wrong = backend.evaluate(config, LIMITS)
+    assert wrong.status is Status.WRONG_RESULT
+    assert wrong.details["estimated"] is True and wrong.details["resources_pending"] is True
+    assert wrong.details["resource_source"] == "estimate (compile pending)"

@@ -379,39 +379,39 @@ class SimBackend(Backend):
         threads = int(np.prod(block))
         used = {"registers": float(resources["registers"]), "smem_bytes": float(smem_total), "spill_bytes": float(spill),
                 **onchip_figures(int(resources["registers"]), smem_total, threads)}
+        # Where the figures came from travels with every outcome that rests on them (a launch
+        # refused, a wrong result, a timing), so an estimate is never read as a compile's fact and
+        # the refinement finds every trial still waiting for its compile.
+        marks: dict[str, Any] = {"estimated": bool(resources.get("estimated"))}
+        for key in ("estimate_reason", "resource_source", "estimated_from"):
+            if resources.get(key):
+                marks[key] = resources[key]
+        if resources.get("resources_pending"):
+            marks["resources_pending"] = True
         refusal = launch_check(self.gpu, block, smem_total, int(resources["registers"]), grid=grid)
-        if refusal:
-            return Measurement(Status.LAUNCH_ERROR, metrics=used, message=refusal, log=refusal,
-                               details={"estimated": bool(resources.get("estimated")),
-                                        **({"resources_pending": True} if resources.get("resources_pending") else {}),
-                                        **({"estimated_from": resources["estimated_from"]}
-                                           if resources.get("estimated_from") else {})})
-        prediction = predict(self.gpu, profile, grid, block, {**resources, "smem_bytes": smem_total})
+        prediction = None if refusal else predict(self.gpu, profile, grid, block, {**resources, "smem_bytes": smem_total})
+        if prediction is not None and not math.isfinite(prediction.latency_ms):  # no block can be resident
+            refusal = f"too many resources requested for launch (no block fits an SM: {prediction.occupancy.explain()})"
+        if refusal or prediction is None:
+            refusal = refusal or "launch refused"
+            return Measurement(Status.LAUNCH_ERROR, metrics=used, message=refusal, log=refusal, details=marks)
         status, message, quality = self._emulated(config)
         if status is not None:
             return Measurement(status, metrics={**used, "quality": quality}, message=message, log=message,
-                               details=self._reference_details(config))
+                               details={**self._reference_details(config), **marks})
         latency, p20, p80 = self._noisy(config, prediction.latency_ms)
         details: dict[str, Any] = {
             "terms": [t.to_dict() for t in prediction.terms],
             "bound": prediction.bound,
             "occupancy_limiter": prediction.occupancy.limiter,
             "occupancy": prediction.occupancy.explain(),
-            "estimated": bool(resources.get("estimated")),
             "gpu": self.gpu.name,
             "arch": self.arch,
             "simulated": True,
             "quality_source": "emulation" if self.template.emulate is not None else "float32 rounding of the reference",
         }
         details.update(self._reference_details(config))
-        if resources.get("estimate_reason"):
-            details["estimate_reason"] = resources["estimate_reason"]
-        if resources.get("resource_source"):
-            details["resource_source"] = resources["resource_source"]
-        if resources.get("resources_pending"):
-            details["resources_pending"] = True
-        if resources.get("estimated_from"):
-            details["estimated_from"] = resources["estimated_from"]
+        details.update(marks)
         if profile.notes:
             details["notes"] = list(profile.notes)
         if limits.max_latency_ms is not None and p20 > 1.5 * limits.max_latency_ms:

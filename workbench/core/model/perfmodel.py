@@ -208,6 +208,17 @@ def launch_check(
                 f"too many resources requested for launch ({int(registers)} registers x {threads} threads "
                 f"= {regs_per_warp * warps} > {gpu.max_registers_per_block} registers per block)"
             )
+        # The register file is split among the SM's schedulers and warps take it in groups: a block
+        # within the per-block total can still find no room (as :func:`occupancy` counts it), and
+        # the driver refuses such a launch as well.
+        resident = gpu.registers_per_sm // regs_per_warp
+        resident -= resident % gpu.warp_alloc_granularity
+        if resident < warps:
+            return (
+                f"too many resources requested for launch ({int(registers)} registers x {threads} threads: "
+                f"{warps} warps of {regs_per_warp} registers, and the register file holds {resident} such warps "
+                f"in groups of {gpu.warp_alloc_granularity})"
+            )
     return None
 
 
