@@ -313,6 +313,9 @@ def test_a_cli_run_saves_what_its_compiles_have_not_refined_and_says_so(cli, tmp
     assert f"tune --resume --out {out} --refine-only" in text
     assert ("(resources estimated" in text) is best_pending
     assert ("(resources estimated)" in result.stdout) is best_pending
+    listed = json.loads(cli("show", str(out), "--json", "--trials").stdout)["trial_list"]
+    assert [t["resources_pending"] for t in listed] == [bool(t["details"].get("resources_pending")) for t in trials]
+    assert cli("show", str(out), "--trials").stdout.count("(resources estimated)") == 2 + best_pending
     again = cli("tune", "--resume", "--out", str(out), "--kernel-dir", str(tmp_path), "--budget", "1",
                 "--refine-wait", "600", env=env)
     assert again.returncode == 0, again.stderr
@@ -339,6 +342,12 @@ def test_refine_only_refines_the_estimated_trials_of_a_sweep_at_every_size(cli, 
     before = json.loads(out.read_text())["trials"]
     pending = sum(bool(t["details"].get("resources_pending")) for t in before)
     assert pending >= 2
+    # each size's best says whether it rests on an estimate, in the json and in its line
+    sizes = json.loads(cli("show", str(out), "--json").stdout)["sizes"]
+    marks = [size["best"]["resources_pending"] for size in sizes]
+    assert marks == [bool(before[size["best"]["index"]]["details"].get("resources_pending")) for size in sizes]
+    size_lines = [line for line in cli("show", str(out)).stdout.splitlines() if line.startswith("size ")]
+    assert ["(resources estimated)" in line for line in size_lines] == marks
     again = cli("tune", "--resume", "--out", str(out), "--kernel-dir", str(tmp_path), "--refine-only", env=env)
     assert again.returncode == 0, again.stderr
     after = json.loads(out.read_text())["trials"]

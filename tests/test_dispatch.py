@@ -118,6 +118,22 @@ def test_fewest_configs_within_tolerance_and_geometric_boundaries() -> None:
         assert plan.select(figure.size) == figure.config
     # at 0% each size needs its own best: 32, 32, 256, 256 is still two configs
     assert len(plan_dispatch([sweep_recording(SWEEP)], tolerance=0.0).configs) == 2
+    assert not any("estimated" in note for note in plan.notes)
+
+
+def test_a_dispatch_of_estimated_figures_says_they_may_move() -> None:
+    """Trials simulated while their compiles were pending are figures that refining can change,
+    and the ranges with them: the dispatch's notes say how many and how to refine."""
+    import dataclasses
+
+    recording = sweep_recording(SWEEP)
+    for i in (0, 3):
+        trial = recording.trials[i]
+        details = {**trial.measurement.details, "estimated": True, "resources_pending": True}
+        recording.trials[i] = dataclasses.replace(trial, measurement=dataclasses.replace(trial.measurement, details=details))
+    plan = plan_dispatch([recording], tolerance=0.05)
+    assert any(note.startswith("2 trials of these sessions hold resource figures estimated") and "--refine-only" in note
+               for note in plan.notes)
     # make 64 the best at 4000 (1.90 against 32's 2.00): at 0% three configs are needed...
     changed = {**SWEEP, 4000: {**SWEEP[4000], (64, "fast"): 1.90}}
     three = plan_dispatch([sweep_recording(changed)], tolerance=0.0)

@@ -154,6 +154,34 @@ def test_what_the_export_alone_does_not_carry_is_said(sessions: dict[str, Sessio
     assert "(estimated)" not in latency  # the timing is the simulator's, labelled as such elsewhere
 
 
+def test_a_pick_resting_on_a_pending_estimate_says_so_and_where_it_came_from(
+        sessions: dict[str, Session], tmp_path: Path, capsys) -> None:
+    """A config simulated while its compile was pending may move when refined: the header names
+    the table its figures came from and the command that refines, the json notes it, and the
+    command line warns; none of them calls it a work-profile estimate of a run without a compiler."""
+    import copy
+    import dataclasses
+
+    session = copy.deepcopy(sessions["reduce_sum"])
+    best = rank(session.trials, session.constraints, session.weights).best
+    assert best is not None
+    trial = session.trials[best]
+    details = {**trial.measurement.details, "estimated": True, "resources_pending": True, "estimated_from": "sm_89"}
+    session.trials[best] = dataclasses.replace(trial, measurement=dataclasses.replace(trial.measurement, details=details))
+    plan = plan_export([session])
+    metrics_line = next(line for line in export_text(plan, "header").splitlines() if line.startswith("// metrics:"))
+    assert "estimated from the sm_89 table's figures for this config while its compile was pending" in metrics_line
+    assert "--refine-only" in metrics_line and "no compiler ran" not in metrics_line
+    notes = json.loads(export_text(plan, "json"))["notes"]
+    assert any("sm_89 table" in note and "--refine-only" in note for note in notes)
+    path = tmp_path / "s.json"
+    save_session(session, path)
+    capsys.readouterr()
+    assert cli_main(["export", str(path), "--format", "json", "--out", str(tmp_path / "e.json")]) == 0
+    warning = capsys.readouterr().err
+    assert warning.startswith("warning: the exported config's resource figures") and f"--out {path} --refine-only" in warning
+
+
 def test_embedded_source_literal_survives_quotes_and_backslashes() -> None:
     from workbench.core.io.export import _py_text
 

@@ -102,6 +102,21 @@ def test_matrix_and_pick_on_made_up_recordings() -> None:
     assert "80.0%" in text and "GPU B" in text
 
 
+def test_trials_on_pending_estimates_are_noted() -> None:
+    """A simulated session saved before its compiles landed holds figures a refinement can move:
+    the report counts them per device and names the command that refines."""
+    import dataclasses
+
+    a = recorded("GPU A", {(32, 1): 1.0, (64, 1): 1.25})
+    b = recorded("GPU B", {(32, 1): 2.0, (64, 1): 2.5})
+    assert not any("estimated" in n for n in portability_report([a, b], ["a.json", "b.json"]).notes)
+    trial = b.trials[0]
+    b.trials[0] = dataclasses.replace(trial, measurement=dataclasses.replace(
+        trial.measurement, details={"estimated": True, "resources_pending": True}))
+    notes = portability_report([a, b], ["a.json", "b.json"]).notes
+    assert any("(1 on GPU B)" in n and "--refine-only" in n for n in notes), notes
+
+
 def test_recordings_read_under_different_latency_rules_are_noted() -> None:
     """A cache imported before latency became the median of the repetitions (no reading recorded,
     no kt_time_ms) against one imported now: a mean against a median, which the report says."""

@@ -28,6 +28,7 @@ from workbench.core.fs import silence_hung_up_output
 
 if TYPE_CHECKING:  # imported where used: the CLI starts without loading the session module
     from workbench.core.domain.session import Session
+    from workbench.core.domain.measurement import Trial
 
 EXIT_BAD_INPUT = 2
 #: Largest seed accepted (seeds feed NumPy generators, which take non-negative integers).
@@ -722,7 +723,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
             "why": ranking.explain(ranking.best),
             # simulated with estimated registers and shared memory (its compile had not landed): a
             # refinement can move it, or turn it into a launch failure
-            "resources_pending": bool(t.measurement.details.get("resources_pending")),
+            "resources_pending": _pending(t),
         }
     device = dict(session.device)
     out: dict[str, Any] = {
@@ -739,7 +740,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         "best": best,
         "most_excluding_constraint": ranking.most_excluding if ranking.n_feasible == 0 and ranked else None,
         "why_none": ranking.why_none() if ranking.n_feasible == 0 and ranked else None,
-        "resources_pending": sum(bool(t.measurement.details.get("resources_pending")) for t in trials),
+        "resources_pending": sum(_pending(t) for t in trials),
     }
     if one_size:
         out["answered"] = answered
@@ -775,6 +776,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
                 "latency_ms": _finite(t.metric("latency_ms")),
                 "latency_bound_ms": _finite(t.metric("latency_bound_ms")),
                 "message": t.measurement.message,
+                "resources_pending": _pending(t),
                 **({"problem": dict(t.problem)} if t.problem is not None else {}),
             }
             for t in trials
@@ -783,6 +785,12 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
     if sizes:
         out["sizes"] = sizes
     return out
+
+
+def _pending(trial: Trial) -> bool:
+    """Whether ``trial`` was simulated with estimated resources whose compile had not landed: a
+    refinement can change its figures, its status and the ranking (``show`` marks it)."""
+    return bool(trial.measurement.details.get("resources_pending"))
 
 
 def _sizes_summary(session: Session, constraints: Any, weights: Any) -> list[dict[str, Any]]:
@@ -805,7 +813,8 @@ def _sizes_summary(session: Session, constraints: Any, weights: Any) -> list[dic
             "problem": dict(r.problem), "trials": len(r.trials), "feasible": int(ranking.n_feasible),
             "best": None if r.best is None else {"index": r.best.index, "id": r.best.config.id,
                                                 "config": r.best.config.to_dict(),
-                                                "latency_ms": _finite(r.best.metric("latency_ms"))},
+                                                "latency_ms": _finite(r.best.metric("latency_ms")),
+                                                "resources_pending": _pending(r.best)},
             # why a size has no best: failures only, or successes the constraints exclude (and which)
             "why_none": ranking.why_none() if r.best is None else None,
         })
@@ -877,13 +886,15 @@ def cmd_show(args: argparse.Namespace) -> int:
             print(f"         {size}{figures}  {point['config']}")
     for size in summary.get("sizes", ()):
         best = size["best"]
-        figure = (f"best {best['latency_ms']:.4g} ms  {best['config']}" if best and best["latency_ms"] is not None
+        estimated = " (resources estimated)" if best and best["resources_pending"] else ""
+        figure = (f"best {best['latency_ms']:.4g} ms{estimated}  {best['config']}" if best and best["latency_ms"] is not None
                   else f"nothing feasible: {size['why_none']}" if size.get("why_none") else "nothing succeeded")
         print(f"size     {', '.join(f'{k}={v}' for k, v in size['problem'].items())}: {size['trials']} trials, {figure}")
     if args.trials:
         for t in summary["trial_list"]:
             lat = f"{t['latency_ms']:.4g}" if t["latency_ms"] is not None else "-"
-            print(f"{t['index']:>5} {t['status']:<14} {lat:>10}  {t['config']}  {_one_line(t['message'])}")
+            estimated = "  (resources estimated)" if t["resources_pending"] else ""
+            print(f"{t['index']:>5} {t['status']:<14} {lat:>10}  {t['config']}  {_one_line(t['message'])}{estimated}")
     return 0
 
 
@@ -994,6 +1005,12 @@ def cmd_export(args: argparse.Namespace) -> int:
         portable = (f"; portable {plan.portable.trial.config.id}"
                     if plan.portable is not None and len(plan.choices) > 1 else "")
         summary = f"{plan.kernel}: exported {args.format} ({picks}{portable})"
+        pending = [c.device for c in plan.choices if c.trial.measurement.details.get("resources_pending")]
+        if pending:
+            print(f"warning: the exported config's resource figures on {', '.join(pending)} were estimated while its "
+                  f"compile was pending, and refining can change the pick: "
+                  f"tune --resume --out {shlex.quote(str(args.sessions[0]))} --refine-only, then export again",
+                  file=sys.stderr)
     if to_stdout:  # the text alone on stdout, so a pipe or a redirect gets a clean file
         sys.stdout.write(text)
         print(summary + " -> standard output", file=sys.stderr)

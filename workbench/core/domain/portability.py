@@ -387,6 +387,11 @@ def portability_report(
     mixed = _mixed_readings(sessions, labels)
     if mixed:
         notes.append(mixed)
+    pending = {d.name: sum(bool(t.measurement.details.get("resources_pending")) for t in d.trials) for d in devices}
+    if any(pending.values()):  # the bests and the cells may move once the compiles are in
+        counts = ", ".join(f"{n} on {name}" for name, n in pending.items() if n)
+        notes.append(f"trials simulated with resources estimated while their compiles were pending ({counts}): "
+                     "refine each such session (tune --resume --out SESSION --refine-only) before relying on the table")
     return PortabilityReport(
         kernel=first.kernel, problem=_problem_of(first, at), devices=[d.name for d in devices], bests=bests,
         matrix=matrix, portable=portable, simulated=sorted(simulated), notes=notes,

@@ -484,9 +484,26 @@ def _metrics_text(trial: Trial, decided: Sequence[str] = ()) -> str:
         if value is not None and isinstance(value, (int, float)) and math.isfinite(value):
             parts.append(f"{name}={value:.4g}" + (" (estimated)" if estimated and name in _RESOURCE_METRICS else ""))
     text = ", ".join(parts) or "none reported"
-    if estimated and any(name in metrics for name in _RESOURCE_METRICS):
-        text += "; resource figures estimated from the template's work profile (no compiler ran)"
+    note = estimate_note(trial)
+    if note and any(name in metrics for name in _RESOURCE_METRICS):
+        text += f"; {note}"
     return text
+
+
+def estimate_note(trial: Trial) -> str:
+    """Where a simulated trial's estimated resource figures came from, and whether they can still
+    change ('' when they are a compile's): what an export must say beside figures that are not facts."""
+    details = trial.measurement.details or {}
+    if not details.get("estimated"):
+        return ""
+    source = (f"the {details['estimated_from']} table's figures for this config" if details.get("estimated_from")
+              else "the template's work profile")
+    if details.get("resources_pending"):
+        return (f"resource figures estimated from {source} while its compile was pending: refining the session "
+                "(tune --resume --out SESSION --refine-only) can change them, and the pick")
+    if details.get("estimate_reason"):
+        return f"resource figures estimated from {source} (no compile: {details['estimate_reason']})"
+    return f"resource figures estimated from {source} (no compiler ran)"
 
 
 def _objective_text(plan: ExportPlan) -> tuple[str, str]:
@@ -768,6 +785,10 @@ def _json(plan: ExportPlan) -> str:
         "devices": [_choice_dict(c) for c in plan.choices],
         "notes": list(plan.notes),
     }
+    for choice in plan.choices:
+        note = estimate_note(choice.trial)
+        if note:
+            doc["notes"].append(f"{choice.device}: {note}" if len(plan.choices) > 1 else note)
     if plan.template is not None:
         doc["macros"] = slot_defines(plan, single.trial.config)
         doc["launch"] = launch_geometry(plan, single.trial.config)
