@@ -110,6 +110,31 @@ def test_a_python_benchmarks_direction_on_a_metric_no_trial_reported_is_said_aft
         "warning: direction for 'nope': no trial reports it and the backend does not declare it; it has no effect"]
 
 
+def test_a_python_benchmark_weighted_on_a_metric_it_does_not_report_is_said_and_its_session_opens(
+        cli, tmp_path: Path) -> None:
+    """A weight on a metric the benchmark never returns scores nothing: said after the run (the
+    name could not be checked before it), and the session saved with it still opens in ``show``
+    and ``export``, with the reason nothing is feasible, instead of refusing the run's own file."""
+    bench = Path(__file__).resolve().parent / "fixtures" / "trivial_bench.py"
+    out = tmp_path / "b.json"
+    done = cli("tune", bench, "--budget", "3", "--quiet", "--out", out,
+               "--weight", "throughput_gbs=1", "--weight", "latency_ms=0")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "warning: weighted metric 'throughput_gbs': no trial of the run reported it (the benchmark reports "
+        "latency_ms, memory_mb, quality): it scores no trial; a typo, or a metric the benchmark does not return"]
+    shown = cli("show", out)
+    assert shown.returncode == 0, shown.stderr
+    assert "nothing feasible:" in shown.stdout and "report none of the weighted metrics (throughput_gbs)" in shown.stdout
+    assert cli("show", out, "--weight", "latency_ms=1", "--weight", "throughput_gbs=0").returncode == 0
+    exported = cli("export", out, "--format", "json", "--weight", "latency_ms=1", "--weight", "throughput_gbs=0",
+                   "--out", tmp_path / "e.json")
+    assert exported.returncode == 0, exported.stderr
+    # a name no metric has is still said, as a warning, where a benchmark may report anything
+    typo = cli("show", out, "--weight", "latncy_ms=1")
+    assert typo.returncode == 0 and "'latncy_ms' is not a metric the backend declares" in typo.stderr
+
+
 def test_directions_are_saved_with_the_session(tmp_path: Path) -> None:
     from workbench.core.domain.objective import Weights
     from workbench.core.domain.session import Session, load_session, save_session

@@ -557,10 +557,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 
 def _idle_directions_after(run: Any) -> list[str]:
-    """Directions on metrics no trial reported, said after a run of a backend that declares no
-    metrics (a python benchmark): before the run any name might still be reported, so nothing was
-    said then, and a misspelt ``--maximize`` would otherwise pass unremarked."""
-    from workbench.core.domain.metrics import idle_directions
+    """Weights, bounds and directions on metrics no trial reported, said after a run of a backend
+    that declares no metrics (a python benchmark): before the run any name might still be
+    reported, so nothing was said then, and a misspelt ``--maximize`` or a weight on a metric the
+    benchmark does not report would otherwise pass unremarked (a run that ranks nothing)."""
+    from workbench.core.domain.metrics import ALWAYS_REPORTED, idle_directions
     from workbench.runner.plan import available_metrics
 
     if available_metrics(run.spec) is not None:  # checked before the run, against the declaration
@@ -570,8 +571,17 @@ def _idle_directions_after(run: Any) -> list[str]:
     if not seen:  # nothing reported at all: no trial says what the benchmark reports
         return []
     stored = session.strategy.get("objectives") if isinstance(session.strategy, dict) else None
-    named = [m for m, w in session.weights.values.items() if w > 0] + [b.metric for b in session.constraints.bounds()]
-    return idle_directions(session.weights.directions, named + list(stored or ()), seen)
+    weighted = [m for m, w in session.weights.values.items() if w > 0]
+    bounded = [b.metric for b in session.constraints.bounds()]
+    reported = ", ".join(sorted(seen | {ALWAYS_REPORTED}))
+    unreported = [
+        f"{what} {metric!r}: no trial of the run reported it (the benchmark reports {reported}): {effect}; "
+        "a typo, or a metric the benchmark does not return"
+        for what, metrics, effect in (("weighted metric", weighted, "it scores no trial"),
+                                      ("constrained metric", bounded, "its bound excludes every trial"))
+        for metric in dict.fromkeys(metrics) if metric not in seen and metric != ALWAYS_REPORTED
+    ]
+    return unreported + idle_directions(session.weights.directions, weighted + bounded + list(stored or ()), seen)
 
 
 #: ``tune`` flags that only one backend uses: (destination, flag, that backend, what the others lack).
