@@ -512,7 +512,11 @@ def test_cli_export_of_one_session_given_twice_is_refused(sessions: dict[str, Se
     path = tmp_path / "s.json"
     save_session(sessions["vector_add"], path)
     monkeypatch.chdir(tmp_path)
-    for second, said in (("s.json", "s.json is given twice"), ("./s.json", "s.json and ./s.json are the same file")):
+    os.link(path, tmp_path / "hard.json")  # one file under another name
+    (tmp_path / "copy.json").write_bytes(path.read_bytes())  # the same trials in another file
+    for second, said in (("s.json", "s.json is given twice"), ("./s.json", "s.json and ./s.json are the same file"),
+                         ("hard.json", "s.json and hard.json are the same file"),
+                         ("copy.json", "s.json and copy.json hold the same session (identical files)")):
         assert cli_main(["export", "s.json", second, "--format", "header", "--out", "h.h"]) == 2
         assert capsys.readouterr().err.strip() == f"error: {said}; give each session once"
     assert not (tmp_path / "h.h").exists()

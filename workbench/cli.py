@@ -952,13 +952,29 @@ def _show_portability(args: argparse.Namespace) -> int:
 def _check_distinct(paths: Sequence[str]) -> None:
     """Refuse a session file given twice (under any name): an export pools the trials of the
     sessions of one device, so its trials would count twice in the pick and the notes."""
-    seen: dict[str, str] = {}
+    import hashlib
+
+    seen: dict[Any, str] = {}
+    contents: dict[str, str] = {}
     for path in paths:
-        key = os.path.realpath(path)
+        try:  # one file under two names: a symbolic or a hard link
+            info = os.stat(path)
+            key: Any = (info.st_dev, info.st_ino)
+        except OSError:
+            key = os.path.realpath(path)  # unreadable: the session loader says why, next
         if key in seen:
             same = f"{path} is given twice" if seen[key] == path else f"{seen[key]} and {path} are the same file"
             raise WorkbenchError(f"{same}; give each session once")
         seen[key] = path
+        try:  # a copy holds the same trials as its original
+            with open(path, "rb") as handle:
+                digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        except OSError:
+            continue
+        if digest in contents:
+            raise WorkbenchError(f"{contents[digest]} and {path} hold the same session (identical files); "
+                                 "give each session once")
+        contents[digest] = path
 
 
 def cmd_export(args: argparse.Namespace) -> int:
