@@ -217,6 +217,26 @@ def test_main_opens_a_session_and_saves_a_screenshot(qtbot, tmp_path, monkeypatc
     assert main(str(tmp_path / "missing.json"), None, None, True) == 2  # bad input: exit 2, as the CLI
 
 
+def test_an_interactive_window_that_refuses_its_file_says_so_and_exits_2_when_closed(qapp, tmp_path):
+    """The person's window stays open after a file it refused (File > Open is a click away), says
+    the refusal in its status bar as well as on stderr, and its exit status is still 2."""
+    from PySide6.QtCore import QTimer
+
+    from workbench.gui.app import main
+    from workbench.gui.main_window import MainWindow
+
+    seen: list[str] = []
+
+    def look() -> None:
+        shown = [w for w in qapp.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
+        seen.extend(w.statusBar().currentMessage() for w in shown)
+        qapp.exit(0)
+
+    QTimer.singleShot(1500, look)
+    assert main(str(tmp_path / "missing.json"), None, None, False) == 2
+    assert any(message.startswith("error: ") and "missing.json" in message for message in seen), seen
+
+
 def test_gui_run_takes_the_simulators_resource_mode_as_tune_does(monkeypatch):
     """A demo's quickest start (nothing compiled) was reachable from ``tune`` only."""
     from workbench import cli

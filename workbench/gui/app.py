@@ -188,6 +188,8 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
         status["code"] = 2
         if quit_when_done:
             app.exit(2)
+        else:  # the person's window stays open (File > Open is a click away) and says it too
+            window.statusBar().showMessage(f"error: {message}")
 
     def finish(result: Any = None) -> None:
         if result is not None and getattr(result, "reason", "") == "error":
