@@ -134,6 +134,31 @@ def test_every_bottom_tab_stays_in_sight_and_a_cut_name_is_its_tool_tip(ran, qtb
         assert tabs.tabToolTip(index) == tabs.tabText(index)
 
 
+def test_cut_tab_names_keep_enough_letters_to_tell_them_apart(ran, qtbot):
+    """Presentation mode at 1440 px: the cut names keep a distinct start each (they read "Re… F…
+    I… W… R… P… S… C… S… P…" with the style's full padding, two "S…" and two "P…"), and the
+    padding is the style's own again once names fit."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QStyle
+
+    from workbench.gui.elided_label import CUT_TAB_PADDING
+
+    _present(ran, qtbot)
+    tabs = ran.bottom_tabs
+    bar = tabs.tabBar()
+    assert tabs.names_cut() and bar.cut
+    metrics = bar.fontMetrics()
+    shown = [metrics.elidedText(bar.tabText(i), Qt.TextElideMode.ElideRight, bar.tabRect(i).width() - CUT_TAB_PADDING)
+             for i in range(bar.count())]
+    starts = [text.rstrip("…") for text in shown]
+    assert all(starts) and len(set(starts)) == len(starts), shown
+    ran.zoom.presentation_action.setChecked(False)
+    ran.resize(1920, 1080)
+    qtbot.wait(50)
+    assert not bar.cut
+    assert bar.style().pixelMetric(QStyle.PixelMetric.PM_TabBarTabHSpace) > CUT_TAB_PADDING
+
+
 def test_the_tabs_take_their_full_names_back_when_the_window_widens(ran, qtbot):
     bar = ran.bottom_tabs.tabBar()
     ran.resize(1920, 1080)

@@ -16,7 +16,8 @@ from typing import Any
 from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QFontMetricsF, QPainter
 from PySide6.QtWidgets import (
-    QComboBox, QFrame, QMenu, QSizePolicy, QStyle, QStyleOptionComboBox, QStylePainter, QTabBar, QTabWidget,
+    QComboBox, QFrame, QMenu, QProxyStyle, QSizePolicy, QStyle, QStyleOptionComboBox, QStylePainter, QTabBar,
+    QTabWidget,
     QToolButton, QWidget,
 )
 
@@ -163,12 +164,40 @@ def _tab_room(tabs: QWidget) -> int:
     return tabs.width() - 4 - (corner.sizeHint().width() if corner is not None and corner.isVisibleTo(tabs) else 0)
 
 
+class _NarrowTabPadding(QProxyStyle):
+    """The application's style with less padding beside a tab's name while names are cut: the
+    Fusion style's 24 px per tab took more of a short row than the letters did (ten tabs in
+    presentation mode's large font read "Re… F… I…"), and each pixel given back is a letter more."""
+
+    def __init__(self, bar: QTabBar) -> None:
+        super().__init__()  # (the application's style: the proxy only changes the one metric)
+        self._bar = bar
+
+    def pixelMetric(self, metric: QStyle.PixelMetric, option: Any = None, widget: Any = None) -> int:  # Qt override
+        value = super().pixelMetric(metric, option, widget)
+        if metric == QStyle.PixelMetric.PM_TabBarTabHSpace and getattr(self._bar, "cut", False):
+            return min(value, CUT_TAB_PADDING)
+        return value
+
+
+#: Horizontal padding (px, both sides together) of a tab while the row cuts names.
+CUT_TAB_PADDING = 10
+
+
 class _ElidedTabBar(QTabBar):
     """Tabs as wide as their names while they fit the tab widget; when they do not, the longest
-    names but the open tab's are cut to one common width (and end in "…"). Qt's own eliding shrinks
-    every tab, turning "Results" into "R…" while "Portability" keeps most of its letters."""
+    names but the open tab's are cut to one common width (and end in "…"), with narrower padding.
+    Qt's own eliding shrinks every tab, turning "Results" into "R…" while "Portability" keeps most
+    of its letters."""
 
     _measuring = False  # Qt's minimumTabSizeHint calls tabSizeHint: then the plain hint
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: Whether the row is short of room for every whole name (set by the tab widget).
+        self.cut = False
+        self._padding = _NarrowTabPadding(self)
+        self.setStyle(self._padding)
 
     def tabSizeHint(self, index: int) -> QSize:  # Qt override
         hint = super().tabSizeHint(index)
@@ -220,7 +249,14 @@ class ElidedTabs(QTabWidget):
     def names_cut(self) -> bool:
         """Whether the row is too short for every tab's whole name (without the *Tabs* button)."""
         bar = self.tabBar()
-        full = sum(QTabBar.tabSizeHint(bar, i).width() for i in range(bar.count()) if bar.isTabVisible(i))
+        narrow = getattr(bar, "cut", False)
+        if narrow:  # judged at the usual padding: the narrow padding is the answer's effect, not its input
+            bar.cut = False
+        try:
+            full = sum(QTabBar.tabSizeHint(bar, i).width() for i in range(bar.count()) if bar.isTabVisible(i))
+        finally:
+            if narrow:
+                bar.cut = True
         return full > self.width() - 4
 
     def _fill_menu(self) -> None:
@@ -241,6 +277,8 @@ class ElidedTabs(QTabWidget):
         if cut != self.all_tabs.isVisibleTo(self):
             self.all_tabs.setVisible(cut)
         bar = self.tabBar()
+        if isinstance(bar, _ElidedTabBar):
+            bar.cut = cut
         bar.setIconSize(bar.iconSize())
 
     def resizeEvent(self, event: Any) -> None:  # Qt override
