@@ -249,14 +249,14 @@ class ElidedTabs(QTabWidget):
     def names_cut(self) -> bool:
         """Whether the row is too short for every tab's whole name (without the *Tabs* button)."""
         bar = self.tabBar()
-        narrow = getattr(bar, "cut", False)
-        if narrow:  # judged at the usual padding: the narrow padding is the answer's effect, not its input
+        narrow = isinstance(bar, _ElidedTabBar) and bar.cut
+        if isinstance(bar, _ElidedTabBar):  # judged at the usual padding: the narrow one is the answer's effect
             bar.cut = False
         try:
             full = sum(QTabBar.tabSizeHint(bar, i).width() for i in range(bar.count()) if bar.isTabVisible(i))
         finally:
-            if narrow:
-                bar.cut = True
+            if isinstance(bar, _ElidedTabBar):
+                bar.cut = narrow
         return full > self.width() - 4
 
     def _fill_menu(self) -> None:
