@@ -342,3 +342,23 @@ def test_the_recommendation_line_keeps_its_config_in_presentation_mode(ran, qtbo
     assert len(summary.shown_text()) >= 30
     assert "backend: sim" in ran.device_label.toolTip() and "conv2d" in ran.device_label.toolTip()
     assert ran.device_label.text() == "Simulated NVIDIA H200"
+
+
+def test_texts_drawn_inside_the_plots_take_the_zoom(ran, qtbot):
+    """Presentation mode enlarged axes and markers but not the figures drawn inside the plots:
+    the bars' milliseconds (Why fast?), the importance shares, the roofs' figures and the
+    messages where a plot has no data stayed small on a projector."""
+    import pyqtgraph as pg
+
+    views = [ran.pages.page(key) for key in ("why", "importance", "roofline")]
+    ran.why_view.refresh()
+    _present(ran, qtbot)
+    large = 1.5 * ran.zoom.base_point_size
+    texts = [item for view in views for plot in view.findChildren(pg.PlotWidget)
+             for item in plot.getPlotItem().getViewBox().addedItems if isinstance(item, pg.TextItem)]
+    assert any(t in ran.why_view.value_labels for t in texts) and ran.why_view.value_labels
+    assert texts and all(round(t.textItem.font().pointSizeF(), 1) >= round(large, 1) for t in texts), \
+        sorted({round(t.textItem.font().pointSizeF(), 1) for t in texts})
+    # the legends above the parallel coordinates and the comparison are sized by the style sheets
+    assert all(legend.objectName() == "plotLegend" and not legend.styleSheet()
+               for legend in (ran.compare.curve_legend,))

@@ -69,7 +69,7 @@ class CompareView(QWidget):
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.curve_legend = QLabel()
         self.curve_legend.setWordWrap(True)
-        self.curve_legend.setStyleSheet("font-size: 8pt")
+        self.curve_legend.setObjectName("plotLegend")  # sized by the style sheets, so the zoom reaches it
         self.add_button = QPushButton("Add session...")
         self.add_button.setToolTip("overlay another session's best latency so far (e.g. another GPU or strategy)")
         self.add_button.clicked.connect(self._on_add_clicked)

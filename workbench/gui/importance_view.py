@@ -25,8 +25,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QTimer, Signal
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtCore import QEvent, QPointF, QTimer, Signal
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.domain.importance import SCORE, Importance, ValueStats, slot_importance, value_distributions
@@ -192,6 +192,14 @@ class ImportanceView(QWidget):
         """Whether a result is still to come for the latest request."""
         return self._running is not None
 
+    def changeEvent(self, event: QEvent) -> None:  # Qt override
+        """A zoomed window (presentation mode) gives the view a larger font: so do the shares drawn
+        beside the bars."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            for label in getattr(self, "bar_labels", ()):
+                label.setFont(QFont(self.font()))
+
     def refresh(self, trials: Sequence[Trial] | None = None) -> None:
         """Recompute from ``trials`` (default: the source callable's) on a background thread and
         redraw both plots when the result arrives; returns at once. Nothing is computed when the
@@ -304,6 +312,7 @@ class ImportanceView(QWidget):
         if self.importance.available:
             for row, width in zip(rows, widths):
                 label = pg.TextItem(f"{width:.0%}", color=(40, 40, 40), anchor=(0, 0.5))
+                label.setFont(QFont(self.font()))  # the window's zoom reaches the shares this way
                 label.setPos(width, row)
                 self.bar_plot.addItem(label)
                 self.bar_labels.append(label)

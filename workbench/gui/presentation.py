@@ -37,14 +37,19 @@ def zoom_chart(chart: Any, factor: float, base_point_size: float) -> None:
 
 
 def zoom_axes(plot_item: Any, factor: float, base_point_size: float) -> None:
-    """Tick labels and axis titles of one plot at ``factor``."""
+    """Tick labels, axis titles and the texts drawn inside one plot (a message where there is no
+    data, the roofs' figures) at ``factor``. Texts a view draws anew on each refresh take the
+    view's font when they are made (the window's zoom sets it), and the view redraws on a change."""
     font = QFont()
     font.setPointSizeF(base_point_size * factor)
     set_plot_font(plot_item, font)
+    for item in plot_item.getViewBox().addedItems:
+        if isinstance(item, pg.TextItem):
+            item.setFont(font)
 
 
 #: point sizes the application style sheet gives some widgets (``resources/styles/workbench.qss``)
-STYLED_POINT_SIZES = {"QLabel#cardTitle": 11.0}
+STYLED_POINT_SIZES = {"QLabel#cardTitle": 11.0, "QLabel#plotLegend": 8.0}
 
 
 def zoom_style_sheet(base_point_size: float, factor: float) -> str:

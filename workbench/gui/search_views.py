@@ -112,7 +112,7 @@ class ParallelCoordinates(_HiddenUntilShown):
         self.plot.getPlotItem().getViewBox().sigResized.connect(self._on_resized)
         legend = QLabel('<span style="color:#0072b2">━</span> feasible &nbsp; <span style="color:#969696">━</span> '
                         'infeasible &nbsp; <span style="color:#f0aa00">━</span> best feasible')
-        legend.setStyleSheet("font-size: 8pt; color: #333;")
+        legend.setObjectName("plotLegend")  # sized by the style sheets, so the zoom reaches it
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(QLabel("<b>Parallel coordinates</b>: every successful trial across its slot values and score"))

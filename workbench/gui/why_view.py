@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, OUTLINE, _ChartBase, _scatter
@@ -118,6 +118,7 @@ class WhyView(QWidget):
         self._show_bars(names, values, info.latency_ms)
         for name, value, _ in info.time_terms:
             label = pg.TextItem(f"{value:.3g} ms", color=(40, 40, 40), anchor=(0, 0.5))
+            label.setFont(QFont(self.font()))  # the window's zoom reaches the values drawn on the plot this way
             label.setPos(value, len(names) - 1 - names.index(name))
             self.plot.addItem(label)
             self.value_labels.append(label)
@@ -141,6 +142,8 @@ class WhyView(QWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange and hasattr(self, "plot"):  # not while constructing
             self._fit_term_axis()
+            for label in self.value_labels:  # the bars' figures in the new size
+                label.setFont(QFont(self.font()))
 
     def _fit_term_axis(self) -> None:
         """The term axis as wide as the longest term name in the larger of the axis's tick font
