@@ -74,6 +74,24 @@ def test_the_size_view_draws_rows_bands_and_the_matrix(window, qtbot, tmp_path):
     assert len(ys) == 3 and np.allclose(ys, [r.best_latency for r in rows])
 
 
+def test_a_session_of_one_size_names_it_and_draws_no_size_plots(window, qtbot, tmp_path):
+    """One size has nothing to compare: the view says which size was measured instead of a size
+    axis reading "1 (x0.001)" and a one-cell matrix of "best config of 1"; a sweep shows them."""
+    path = tmp_path / "one.json"
+    run = start_run(RunRequest(kernel="reduce_sum", backend="sim", strategy="random", budget=4), path)
+    run.run()
+    window.open_session(str(path))
+    view = window.size_view
+    window.bottom_tabs.setCurrentWidget(view)
+    view.refresh()
+    n = load_session(path).problem["n"]
+    assert len(view.rows) == 1 and not view.plots.isVisible()
+    assert view.status.text().startswith(f"one problem size in this session (n={n}") and "nothing to compare" in view.status.text()
+    window.open_session(str(_sweep(tmp_path / "s.json", budget=2)))
+    view.refresh()
+    assert len(view.rows) == 3 and view.plots.isVisible()
+
+
 def test_missing_cells_are_measured_in_the_background(window, qtbot, tmp_path):
     path = _sweep(tmp_path / "m.json", budget=4, sizes={"n": [4096, 1 << 26]}, warm=False)
     session = load_session(path)

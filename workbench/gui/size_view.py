@@ -178,6 +178,9 @@ class SizeView(QWidget):
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.left_scroll)
         split.addWidget(right)
+        #: The plots: hidden while the session has fewer than two sizes (one size has nothing to
+        #: compare, and its plots read as a size axis of "1" and a matrix of "best config of 1").
+        self.plots = split
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
@@ -247,8 +250,10 @@ class SizeView(QWidget):
         self.missing = missing_cells(self.rows, session.space)
         self.invalid = invalid_cells(self.rows, session.space)
         if len(self.rows) < 2:
-            self.status.setText("one problem size in this session: a sweep (the sizes field, or tune --sizes "
-                                "NAME=V1,V2,...) tunes several")
+            problem = ", ".join(f"{k}={v}" for k, v in session.problem.items())
+            measured = f" ({problem})" if problem else ""
+            self.status.setText(f"one problem size in this session{measured}: nothing to compare across sizes; "
+                                "a sweep (the sizes field, or tune --sizes NAME=V1,V2,...) tunes several")
         else:
             worst = np.nanmin(np.where(np.eye(len(self.rows), dtype=bool), np.nan, self.matrix)) \
                 if np.isfinite(self.matrix).sum() > len(self.rows) else math.nan
@@ -279,7 +284,8 @@ class SizeView(QWidget):
         rows = self.rows
         self.layout_ = size_layout(rows) if rows else None
         self._fit_to_font()
-        if not rows or self.layout_ is None:
+        self.plots.setVisible(len(rows) > 1)
+        if len(rows) < 2 or self.layout_ is None:
             self.legend.setText("")
             for axis in (self.latency_axis, self.band_axis, self.band_rows_axis, self.matrix_x, self.matrix_y):
                 axis.set_categories([], [])
