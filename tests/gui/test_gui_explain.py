@@ -537,3 +537,18 @@ def test_the_card_says_when_the_recommendation_rests_on_estimated_resources(show
     shown.model.set_session(session)
     assert shown.model.ranking.best == best
     assert "Resources estimated" in shown.best_card.text() and "continues the session and refines" in shown.best_card.text()
+
+
+def test_the_compare_table_shows_both_configs_whole_beside_the_diff(shown, qtbot):
+    """At 1440 px the table beside the source diff showed column A and one letter of column B:
+    the table now takes the width of its columns from the diff."""
+    view = shown.compare
+    shown.bottom_tabs.setCurrentWidget(view)
+    shown.resize(1440, 900)
+    view.set_pair(0, 5)
+    qtbot.wait(50)
+    header = view.table.horizontalHeader()
+    viewport = view.table.viewport().width()
+    for column in (1, 2):  # A and B
+        assert header.sectionViewportPosition(column) + header.sectionSize(column) <= viewport, (column, viewport)
+    assert view.diff.width() >= 100

@@ -32,6 +32,9 @@ DIFFERS = QBrush(QColor(255, 236, 179))
 CURVE_COLOURS = ((0, 114, 178), (213, 94, 0), (0, 158, 115), (204, 121, 167), (86, 180, 233), (230, 159, 0))
 
 
+#: Narrowest the source diff beside the A/B table gets (px) when the table takes the room it needs.
+MIN_DIFF_WIDTH = 120
+
 #: What the diff pane says while A or B is not chosen (an empty pane would read as "no difference").
 PICK_TWO = "pick two trials: select one and press A = selected, then another and B = selected"
 
@@ -84,9 +87,11 @@ class CompareView(QWidget):
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(self.heading)
         left_layout.addLayout(buttons)
-        pair = QSplitter(Qt.Orientation.Horizontal)
+        self.pair = pair = QSplitter(Qt.Orientation.Horizontal)
         pair.addWidget(self.table)
         pair.addWidget(self.diff)
+        pair.setStretchFactor(0, 1)  # the table keeps its width; the diff takes what the window adds
+        pair.setStretchFactor(1, 0)
         left_layout.addWidget(pair, 1)
         right = QWidget()
         right_layout = QVBoxLayout(right)
@@ -140,6 +145,24 @@ class CompareView(QWidget):
             second = int(ranking.order[1]) if ranking is not None and ranking.order.size > 1 else None
             self.set_pair(best, default if default is not None and default != best else second)
 
+    def _fit_table(self) -> None:
+        """Give the A/B table the width of its columns, taken from the diff beside it: side by side
+        is the table's point, and it showed column A whole and B cut to its first letter."""
+        header = self.table.horizontalHeader()
+        wanted = (sum(header.sectionSize(c) for c in range(self.table.columnCount()))
+                  + self.table.verticalScrollBar().sizeHint().width() + 2 * self.table.frameWidth())
+        sizes = self.pair.sizes()
+        total = sum(sizes)
+        if total <= 0 or sizes[0] >= wanted:
+            return
+        table = min(wanted, max(total - MIN_DIFF_WIDTH, total // 2))
+        self.pair.setSizes([table, total - table])
+
+    def resizeEvent(self, event: Any) -> None:  # Qt override
+        super().resizeEvent(event)
+        if self.table.rowCount():
+            self._fit_table()
+
     def set_pair(self, a: int | None, b: int | None) -> None:
         """Compare trial rows ``a`` and ``b`` (None leaves that side empty)."""
         n = self.model.n
@@ -172,6 +195,7 @@ class CompareView(QWidget):
                     item.setFont(QFont(item.font().family(), weight=QFont.Weight.Bold))
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
+        self._fit_table()
         session = self.model.session
         assert session is not None  # a and b are its trials
         source_a, note = render_source(session, a.config, session.problem_of(a))
