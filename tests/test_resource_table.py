@@ -187,3 +187,36 @@ def test_a_config_this_arch_lacks_is_estimated_from_the_nearest_table(tmp_path: 
     alone = SimBackend(BackendSpec("sim", {"kernel": "sgemm", "gpu_model": "RTX3090", "compile_wait_s": 0}))
     alone.prepare()
     assert alone.neighbours == [] and "estimated_from" not in alone._estimate(config)
+
+
+def test_predictions_stand_on_the_figures_a_run_stands_on_without_compiling(monkeypatch) -> None:
+    """The cost model behind pruning and the portability report predicts a compiled run with the
+    table's figures (it used the work-profile estimate, so a config predicted on a GPU could be
+    'faster than its optimum' by 59%), estimates only what nothing knows, and never compiles;
+    a run that chose estimated resources is predicted with estimates."""
+    from workbench.backends import sim
+    from workbench.runner.costmodel import sim_predictor
+
+    monkeypatch.setattr(sim, "_jobs", lambda: pytest.fail("a prediction queued a compile"))
+    spec = BackendSpec("sim", {"kernel": "transpose", "gpu_model": "H200"})
+    run = SimBackend(BackendSpec("sim", {"kernel": "transpose", "gpu_model": "H200", "noise": False}))
+    run.prepare()
+    predict = sim_predictor(spec)
+    for config in list(run.space)[::97]:
+        measured = run.evaluate(config, EvalLimits())
+        assert measured.details["resource_source"] == "table"
+        expected = measured.metric("latency_ms") if measured.ok else float("inf")
+        assert predict.predict(config) == pytest.approx(expected), config
+    known = SimBackend(BackendSpec("sim", {"kernel": "conv2d", "gpu_model": "RTX3090", "compile": "known",
+                                           "noise": False}))
+    known.prepare()
+    untabled = next(c for c in known.space if known.table is None or known.table.get(c.id) is None)
+    figures = known.evaluate(untabled, EvalLimits()).details
+    assert figures["estimated"] is True and figures["resource_source"].startswith("estimate")
+    chose = SimBackend(BackendSpec("sim", {"kernel": "transpose", "gpu_model": "H200", "compile": "estimate",
+                                           "noise": False}))
+    chose.prepare()
+    estimated = sim_predictor(BackendSpec("sim", {"kernel": "transpose", "gpu_model": "H200", "compile": "estimate"}))
+    for config in list(run.space)[::97]:
+        measured = chose.evaluate(config, EvalLimits())
+        assert estimated(config) == pytest.approx(measured.metric("latency_ms") if measured.ok else float("inf"))

@@ -18,7 +18,8 @@ refinement pass) raises its compile to the front, waits for it and returns the r
 
 Options (besides ``kernel``, ``problem``, ``kernel_dirs``): ``gpu_model`` (default ``H200``),
 ``noise`` (default True: a few percent of seeded run-to-run spread), ``seed``, ``arch`` (default:
-the GPU's), ``compile`` (``nvrtc`` default, or ``estimate``), ``compile_wait_s`` (default 1.0).
+the GPU's), ``compile`` (``nvrtc`` default, ``estimate``, or ``known``: no compiling, see
+:data:`COMPILE_MODES`), ``compile_wait_s`` (default 1.0).
 """
 
 from __future__ import annotations
@@ -46,7 +47,11 @@ from workbench.core.domain.templates import WorkProfile
 from workbench.core.model.verify import AdoptedReference, adopt_reference, reference_details
 
 DEFAULT_GPU = "H200"
-COMPILE_MODES = ("nvrtc", "estimate")
+#: ``nvrtc``: compiler figures (table, caches, or a compile); ``estimate``: the work-profile rule for
+#: every config, nothing compiled; ``known``: the figures known without compiling (the table, the
+#: compiler's caches), else estimated as a pending compile would be: what a prediction of many
+#: configs uses (the portability report, cost-model pruning) to stand on the same figures as a run.
+COMPILE_MODES = ("nvrtc", "estimate", "known")
 #: Run-to-run spread of the modelled timings: median jitter and the p20..p80 half-width (fractions).
 NOISE_MEDIAN = 0.01
 NOISE_SPREAD = (0.005, 0.03)
@@ -184,12 +189,12 @@ class SimBackend(Backend):
             {k: np.asarray(v, dtype=np.float32) for k, v in self.small_expected.items()}, self.small_expected
         )
         self._arith_slots = tuple(s.name for s in self.template.slots if s.group in _ARITHMETIC_GROUPS)
-        self.table: TemplateFigures | None = (
-            figures_for(self.template, self.problem, self.arch) if self.compile_mode == "nvrtc" else None)
+        tabled = self.compile_mode in ("nvrtc", "known")
+        self.table: TemplateFigures | None = figures_for(self.template, self.problem, self.arch) if tabled else None
         #: Other architectures' tabulated figures, nearest first: the estimate of a config this
         #: arch's table lacks while its compile is pending (``compile: "estimate"`` uses none).
         self.neighbours: list[tuple[str, TemplateFigures]] = (
-            nearest_figures(self.template, self.problem, self.arch) if self.compile_mode == "nvrtc" else [])
+            nearest_figures(self.template, self.problem, self.arch) if tabled else [])
         self._prepared = True
 
     def _resources(self, config: Config, smem_dynamic: int, phase: PhaseCallback,
@@ -209,7 +214,16 @@ class SimBackend(Backend):
             return cached
         result: dict[str, Any] | None = None
         fallback_reason = ""
-        if self.compile_mode == "nvrtc":
+        if self.compile_mode == "known":
+            result = self.table.get(config.id) if self.table is not None else None
+            if result is None:
+                try:
+                    result = _cached_figures(source, self.arch, self.template.compile_options, self.template.entry)
+                except WorkbenchError:  # no NVRTC to name the cache entry: estimated, as below
+                    result = None
+            if result is None:
+                result = {**self._estimate(config), "resource_source": "estimate (not compiled)"}
+        elif self.compile_mode == "nvrtc":
             result = self.table.get(config.id) if self.table is not None else None
             if result is None:
                 try:

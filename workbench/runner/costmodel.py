@@ -68,7 +68,10 @@ def sim_predictor(spec: BackendSpec, device_name: str | None = None,
     match = gpu_model_for(spec, device_name, compute_capability)
     # in this (the user's) process: never import a reference file the template names; the
     # prediction needs latencies, and only a run's workers compute the reference
-    options.update({"gpu_model": match.spec.name, "noise": False, "compile": "estimate", "run_reference_file": False})
+    # the figures a run stands on where they are known without compiling (the shipped table, the
+    # compiler's caches), estimated otherwise; a run that chose estimated resources is predicted so
+    compile_mode = "estimate" if options.get("compile") == "estimate" else "known"
+    options.update({"gpu_model": match.spec.name, "noise": False, "compile": compile_mode, "run_reference_file": False})
     model = SimBackend(BackendSpec("sim", options))
     model.prepare()
     limits = EvalLimits()
