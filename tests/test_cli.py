@@ -366,6 +366,33 @@ def test_refine_only_refines_the_estimated_trials_of_a_sweep_at_every_size(cli, 
         assert ignored.returncode == 2 and f"drop {named}" in ignored.stderr, (flags, ignored.stderr)
 
 
+def test_an_interrupted_refinement_keeps_what_it_refined(cli, tmp_path: Path, monkeypatch) -> None:
+    """A refined trial replaces its estimate in memory and, at once, in the session's journal: an
+    interrupt before the closing save (Ctrl-C while the last compiles were awaited) lost every
+    refinement of the run."""
+    from workbench.core.domain import session as session_module
+    from workbench.core.domain.session import load_session
+
+    env = _slowly_compiling_template(tmp_path)
+    out = tmp_path / "run.json"
+    first = cli("tune", "counting", "--kernel-dir", str(tmp_path), "--backend", "sim", "--strategy", "grid",
+                "--budget", "3", "--refine-wait", "0", "--out", str(out), env=env)
+    assert first.returncode == 0, first.stderr
+    pending = sum(bool(t.measurement.details.get("resources_pending")) for t in load_session(out).trials)
+    assert pending == 2
+
+    def interrupted(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(session_module, "save_session", interrupted)
+    again = cli("tune", "--resume", "--out", str(out), "--kernel-dir", str(tmp_path), "--refine-only", env=env)
+    assert again.returncode == 130, again.stderr
+    monkeypatch.undo()
+    trials = load_session(out).trials  # the file and its journal, as the next command reads them
+    assert len(trials) == 3 and not any(t.measurement.details.get("resources_pending") for t in trials)
+    assert sum(bool(t.measurement.details.get("refined_from_estimate")) for t in trials) == 2
+
+
 def test_refine_only_refuses_a_template_changed_since_the_run(cli, tmp_path: Path) -> None:
     """Refining re-measures with the template found now: an edited one would put another kernel's
     figures into the session (a launch that failed, a compile error), so it is refused as

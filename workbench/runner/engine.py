@@ -215,6 +215,9 @@ class Engine:
         #: Trials still estimated then keep their mark; a later run continuing the session
         #: refines them (see :meth:`_loop`).
         self.refine_wait_s: float | None = None
+        #: The running run's journal (None between runs): refined trials are journaled as they land,
+        #: so an interrupted refinement keeps what it refined.
+        self._journal: Any = None
 
     @property
     def unrefined(self) -> int:
@@ -326,9 +329,11 @@ class Engine:
             self._output_seen = _file_identity(self.output)
             journal = _journal_for(self.output)
             journal.start(session)
+        self._journal = journal
         try:
             return self._loop(journal, measured)
         finally:
+            self._journal = None
             if journal is not None:
                 journal.close()
 
@@ -632,6 +637,8 @@ class Engine:
                 trials[position] = refined
                 break
         self._pending.pop(before.config.id, None)
+        if self._journal is not None:  # under its index: a reader of the journal takes the later record
+            self._journal.append(refined)
         self.refined += 1
         # A refined trial can fail where its estimate ran (a launch the real resources do not fit),
         # and the reverse; an abort can come or go with the compiled figures. A trial an earlier run
