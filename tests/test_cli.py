@@ -366,6 +366,19 @@ def test_refine_only_refines_the_estimated_trials_of_a_sweep_at_every_size(cli, 
         assert ignored.returncode == 2 and f"drop {named}" in ignored.stderr, (flags, ignored.stderr)
 
 
+def test_show_says_when_a_sessions_resources_are_estimates_no_refinement_replaces(cli, tmp_path: Path) -> None:
+    """A run with ``--resources estimated`` compiles nothing: every figure that follows from the
+    registers rests on the work-profile rule, which show says (it said nothing: only pending
+    estimates were marked)."""
+    out = tmp_path / "e.json"
+    assert cli("tune", "transpose", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+               "--executor", "inline", "--out", str(out)).returncode == 0
+    shown = json.loads(cli("show", str(out), "--json").stdout)
+    assert shown["resources_estimated"] == 4 and shown["resources_pending"] == 0
+    line = next(line for line in cli("show", str(out)).stdout.splitlines() if line.startswith("estimate "))
+    assert "4 trials hold estimated resources that no refinement replaces" in line and "--resources estimated" in line
+
+
 def test_an_interrupted_refinement_keeps_what_it_refined(cli, tmp_path: Path, monkeypatch) -> None:
     """A refined trial replaces its estimate in memory and, at once, in the session's journal: an
     interrupt before the closing save (Ctrl-C while the last compiles were awaited) lost every

@@ -751,6 +751,8 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         "most_excluding_constraint": ranking.most_excluding if ranking.n_feasible == 0 and ranked else None,
         "why_none": ranking.why_none() if ranking.n_feasible == 0 and ranked else None,
         "resources_pending": sum(_pending(t) for t in trials),
+        # simulated with estimated resources for good: the run chose them, or had no compiler
+        "resources_estimated": sum(bool(t.measurement.details.get("estimated")) and not _pending(t) for t in trials),
     }
     if one_size:
         out["answered"] = answered
@@ -877,6 +879,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"feasible {summary['feasible']}{over}")
     if summary["resources_pending"]:
         print(f"estimate {_pending_line(summary['resources_pending'], str(args.file))}")
+    if summary["resources_estimated"]:
+        print(f"estimate {_estimated_line(session, summary['resources_estimated'])}")
     if summary["best"]:
         b = summary["best"]
         estimated = "  (resources estimated: refining can change it)" if b["resources_pending"] else ""
@@ -913,6 +917,19 @@ def _pending_line(count: int, path: str) -> str:
     return (f"{count} trial{'s' if count != 1 else ''} simulated with estimated resources (compile not landed: "
             f"a refinement can change their figures or refuse their launch); refine them with "
             f"tune --resume --out {shlex.quote(path)} --refine-only")
+
+
+def _estimated_line(session: Session, count: int) -> str:
+    """Why ``count`` trials keep estimated resources that no refinement will replace."""
+    options = session.backend.get("options") if isinstance(session.backend, dict) else None
+    chosen = isinstance(options, dict) and options.get("compile") == "estimate"
+    reasons = {str(t.measurement.details.get("estimate_reason")) for t in session.trials
+               if t.measurement.details.get("estimate_reason")}
+    why = ("the run chose estimated resources (--resources estimated)" if chosen
+           else f"no compile was possible ({_one_line(sorted(reasons)[0])})" if reasons
+           else "their compiles were not made")
+    return (f"{count} trial{'s' if count != 1 else ''} hold estimated resources that no refinement replaces: {why}; "
+            "their registers, shared memory and what follows from them (occupancy, the modelled latency) are estimates")
 
 
 def _print_json(document: Any) -> None:
