@@ -113,11 +113,13 @@ def failure_reason(trial: Trial) -> str:
     return message[0] if message else trial.status.value
 
 
-def failure_reasons(trials: Sequence[Trial], status: Status, limit: int = 3) -> list[tuple[str, int]]:
-    """The distinct reasons of the failures of ``status``, most frequent first, with their counts."""
+def failure_reasons(trials: Sequence[Trial], status: Status, limit: int | None = 3) -> list[tuple[str, int]]:
+    """The distinct reasons of the failures of ``status``, most frequent first, with their counts
+    (the ``limit`` most frequent; None: all)."""
     counts: dict[str, int] = {}
     for trial in trials:
         if trial.status is status:
             reason = failure_reason(trial)
             counts[reason] = counts.get(reason, 0) + 1
-    return sorted(counts.items(), key=lambda item: -item[1])[:limit]
+    ordered = sorted(counts.items(), key=lambda item: -item[1])
+    return ordered if limit is None else ordered[:limit]

@@ -19,6 +19,10 @@ from workbench.gui.model import SessionModel
 from workbench.gui.results_table import TrialFilterProxy, TrialTableModel
 
 
+#: Distinct failure reasons named per status in the summary (the rest are counted).
+SHOWN_REASONS = 3
+
+
 class FailureLog(QWidget):
     """Failures only: a filtered view over the shared trial table model, plus counts and analysis."""
 
@@ -130,8 +134,14 @@ class FailureLog(QWidget):
         for status, count in counts.items():
             if status is Status.OK or status in concentrated:
                 continue
-            reasons = failure_reasons(trials, status)
-            shown = "; ".join(f"{html.escape(reason)}" + (f" (x{n})" if n > 1 else "") for reason, n in reasons)
+            reasons = failure_reasons(trials, status, limit=None)
+            shown = "; ".join(f"{html.escape(reason)}" + (f" (x{n})" if n > 1 else "")
+                              for reason, n in reasons[:SHOWN_REASONS])
+            rest = reasons[SHOWN_REASONS:]
+            if rest:  # said, not dropped: a reason left out reads as no such failure
+                more = sum(n for _reason, n in rest)
+                shown += (f"; and {len(rest)} other reason{'s' if len(rest) > 1 else ''} "
+                          f"({more} trial{'s' if more > 1 else ''}: filter the table by status)")
             lines.append(f"{html.escape(status.value)} ({count}): {shown}")
         self.concentration.setText("<br>".join(lines))
         self.concentration.setVisible(bool(lines))
