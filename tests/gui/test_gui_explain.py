@@ -76,8 +76,22 @@ def test_explore_axes_match_the_combos_and_name_text_values(shown):
     assert not chart.x_log.isEnabled() and chart.y_log.isEnabled()  # no log of a text slot
     chart.x_log.setChecked(True)
     assert not chart.log_x
+    # the trials of one value are spread across its category, not drawn on top of each other
+    chart.refresh()
+    xs = np.concatenate([chart.feasible.xs, chart.infeasible.xs])
+    codes = np.rint(xs)
+    assert np.all(np.abs(xs - codes) <= 0.2 + 1e-9)
+    for code in np.unique(codes):
+        same = xs[codes == code]
+        assert len(np.unique(same)) == len(same)
+    shown.model.select(3)  # the selection ring sits on the spread point, not on the category's centre
+    ring = chart.selected_item.xs
+    assert len(ring) == 1 and ring[0] in xs
     chart.set_axes("slot:block_size", "gflops")
     assert chart.plot.getAxis("bottom").categories == []  # numbers: ordinary ticks
+    chart.refresh()
+    assert set(np.concatenate([chart.feasible.xs, chart.infeasible.xs])) <= {
+        float(t.config["block_size"]) for t in shown.model.trials}  # numbers stay where they are
     assert chart.plot.getAxis("left").labelText == "GFLOP/s"
 
 

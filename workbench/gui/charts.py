@@ -437,6 +437,16 @@ class TradeoffChart(_ChartBase):
         return float(self.model.metric("latency_ms")[index]), float(self.model.metric(self.y_name)[index])
 
 
+#: Width (in categories) over which the trials of one value of a text slot are spread.
+CATEGORY_SPREAD = 0.4
+
+
+def category_spread(index: np.ndarray) -> np.ndarray:
+    """Offsets in [-CATEGORY_SPREAD/2, CATEGORY_SPREAD/2) by trial index, evenly filled (golden-ratio
+    sequence) and the same on every redraw."""
+    return (np.mod(np.asarray(index, dtype=float) * 0.6180339887498949, 1.0) - 0.5) * CATEGORY_SPREAD
+
+
 class MetricChart(_ChartBase):
     """Any metric (or slot) against any other, with optional log axes.
 
@@ -590,6 +600,12 @@ class MetricChart(_ChartBase):
         else:
             self.spread.setData([], [])
         x, y = self.tx(x), self.ty(y)
+        # a text slot's trials share its position: spread them across the category (by trial, so a
+        # point keeps its place between redraws), or five trials of one value read as one point
+        if self._ticks[0] is not None:
+            x = x + category_spread(index)
+        if self._ticks[1] is not None:
+            y = y + category_spread(index)
         self.feasible.setData(x=x[f], y=y[f], data=index[f])
         self.infeasible.setData(x=x[i], y=y[i], data=index[i])
         best = ranking.best
@@ -600,7 +616,9 @@ class MetricChart(_ChartBase):
 
     def _xy(self, index: int) -> tuple[float, float] | None:
         x_name, y_name = self.axes()
-        return float(self.model.metric(x_name)[index]), float(self.model.metric(y_name)[index])
+        x, y = float(self.model.metric(x_name)[index]), float(self.model.metric(y_name)[index])
+        offset = float(category_spread(np.array([index]))[0])  # where _refresh drew it (no log on a text slot)
+        return x + (offset if self._ticks[0] is not None else 0.0), y + (offset if self._ticks[1] is not None else 0.0)
 
 
 def _steps(best: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
