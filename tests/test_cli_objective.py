@@ -126,13 +126,15 @@ def test_a_python_benchmark_weighted_on_a_metric_it_does_not_report_is_said_and_
     shown = cli("show", out)
     assert shown.returncode == 0, shown.stderr
     assert "nothing feasible:" in shown.stdout and "report none of the weighted metrics (throughput_gbs)" in shown.stdout
+    assert "metric 'throughput_gbs' of the session's own objective: no trial reports it" in shown.stderr
     assert cli("show", out, "--weight", "latency_ms=1", "--weight", "throughput_gbs=0").returncode == 0
     exported = cli("export", out, "--format", "json", "--weight", "latency_ms=1", "--weight", "throughput_gbs=0",
                    "--out", tmp_path / "e.json")
     assert exported.returncode == 0, exported.stderr
-    # a name no metric has is still said, as a warning, where a benchmark may report anything
+    # a name the command line gives is checked against what the trials report, as before
     typo = cli("show", out, "--weight", "latncy_ms=1")
-    assert typo.returncode == 0 and "'latncy_ms' is not a metric the backend declares" in typo.stderr
+    assert typo.returncode == 2 and "'latncy_ms': no trial reports it" in typo.stderr
+    assert cli("show", out, "--constraint", "occupancy>=0.5").returncode == 2
 
 
 def test_directions_are_saved_with_the_session(tmp_path: Path) -> None:

@@ -180,6 +180,12 @@ def test_a_pick_resting_on_a_pending_estimate_says_so_and_where_it_came_from(
     assert cli_main(["export", str(path), "--format", "json", "--out", str(tmp_path / "e.json")]) == 0
     warning = capsys.readouterr().err
     assert warning.startswith("warning: the exported config's resource figures") and f"--out {path} --refine-only" in warning
+    # with a session of another GPU given first, the command names the session that holds the estimate
+    other = tmp_path / "other.json"
+    save_session(sim_session("reduce_sum", gpu="A100_SXM"), other)
+    assert cli_main(["export", str(other), str(path), "--format", "json", "--out", str(tmp_path / "e2.json")]) == 0
+    warning = capsys.readouterr().err
+    assert f"--out {path} --refine-only" in warning and f"--out {other} " not in warning
 
 
 def test_embedded_source_literal_survives_quotes_and_backslashes() -> None:
@@ -503,6 +509,17 @@ def test_cuda_export_of_a_template_from_a_folder_names_the_kernel_dir_to_give(se
                          "--kernel-dir", str(given)]) == 2
         err = capsys.readouterr().err.strip()
         assert "\n" not in err and said in err and "use --kernel-dir" not in err
+
+
+def test_export_never_opens_a_pipe_or_a_device_given_as_a_session(tmp_path: Path, capsys) -> None:
+    """Comparing the sessions given for copies must not read a FIFO (a plain open waits for a
+    writer for ever) or a device (``/dev/zero`` never ends): refused in one line, at once."""
+    fifo = tmp_path / "f.json"
+    os.mkfifo(fifo)
+    for given in ([str(fifo)], ["/dev/zero"], [str(fifo), "/dev/zero"]):
+        assert cli_main(["export", *given, "--format", "json", "--out", str(tmp_path / "o.json")]) == 2
+        assert capsys.readouterr().err.startswith("error: ")
+    assert not (tmp_path / "o.json").exists()
 
 
 def test_cli_export_of_one_session_given_twice_is_refused(sessions: dict[str, Session], tmp_path: Path,

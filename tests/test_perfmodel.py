@@ -130,6 +130,20 @@ def test_a_launch_is_accepted_exactly_when_a_block_can_be_resident() -> None:
                 assert accepted == (occupancy(gpu, threads, registers, 0).active_blocks_per_sm > 0), (name, registers, threads)
 
 
+
+def test_an_estimate_never_asks_for_a_launch_the_check_refuses() -> None:
+    """The estimate caps registers as ptxas does under ``__launch_bounds__``: whatever the work
+    per thread, the block it describes can be resident on every shipped GPU (it was capped by the
+    per-block total only, so nine warps of 224 registers were estimated and then refused)."""
+    for name in list_gpus():
+        gpu = load_gpu(name)
+        for threads in range(32, gpu.max_threads_per_block + 1, 32):
+            for work in (1, 16, 64, 128, 512):
+                estimate = estimate_resources(WorkProfile(bytes_read=1.0, bytes_written=1.0, flops=1.0,
+                                                          work_per_thread=work), threads, 0)
+                assert launch_check(gpu, (threads, 1, 1), 0, estimate["registers"]) is None, (name, threads, work)
+
+
 # --- qualitative laws ---------------------------------------------------------------------------
 
 

@@ -207,12 +207,6 @@ def test_predictions_stand_on_the_figures_a_run_stands_on_without_compiling(monk
         assert measured.details["resource_source"] == "table"
         expected = measured.metric("latency_ms") if measured.ok else float("inf")
         assert predict.predict(config) == pytest.approx(expected), config
-    known = SimBackend(BackendSpec("sim", {"kernel": "conv2d", "gpu_model": "RTX3090", "compile": "known",
-                                           "noise": False}))
-    known.prepare()
-    untabled = next(c for c in known.space if known.table is None or known.table.get(c.id) is None)
-    figures = known.evaluate(untabled, EvalLimits()).details
-    assert figures["estimated"] is True and figures["resource_source"].startswith("estimate")
     chose = SimBackend(BackendSpec("sim", {"kernel": "transpose", "gpu_model": "H200", "compile": "estimate",
                                            "noise": False}))
     chose.prepare()
@@ -220,3 +214,26 @@ def test_predictions_stand_on_the_figures_a_run_stands_on_without_compiling(monk
     for config in list(run.space)[::97]:
         measured = chose.evaluate(config, EvalLimits())
         assert estimated(config) == pytest.approx(measured.metric("latency_ms") if measured.ok else float("inf"))
+
+
+def test_a_prediction_uses_a_compile_made_later_in_the_process(tmp_path: Path, monkeypatch) -> None:
+    """What no table holds is estimated, but not remembered as the answer: once a run of this
+    process has compiled the config, the next prediction reads the compiler's figures."""
+    from workbench.backends import sim
+    from workbench.core.model.compiler import clear_memory_cache
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_CACHE_DIR", str(tmp_path / "cubin"))
+    sim._RESOURCE_CACHE.clear()
+    clear_memory_cache()
+    options = {"kernel": "vector_add", "gpu_model": "RTX3090", "arch": "sm_87", "noise": False}  # no sm_87 table
+    known = SimBackend(BackendSpec("sim", {**options, "compile": "known"}))
+    known.prepare()
+    config = next(iter(known.space))
+    before = known.evaluate(config, EvalLimits()).details
+    assert before["estimated"] is True and before["resource_source"].startswith("estimate")
+    run = SimBackend(BackendSpec("sim", {**options, "compile_wait_s": 60}))
+    compiled = run.evaluate(config, EvalLimits())
+    assert compiled.details["estimated"] is False
+    after = known.evaluate(config, EvalLimits())
+    assert after.details["estimated"] is False and after.details["resource_source"] == "cache"
+    assert after.metric("registers") == compiled.metric("registers")

@@ -341,10 +341,12 @@ def _objectives_from_args(args: argparse.Namespace, base: Any = None) -> tuple[s
     return tuple(str(m) for m in stored) if isinstance(stored, list) else None
 
 
-def _check_objective(constraints: Any, weights: Any, available: Any, objectives: tuple[str, ...] = ()) -> None:
+def _check_objective(constraints: Any, weights: Any, available: Any, objectives: tuple[str, ...] = (),
+                     session: Session | None = None) -> None:
     """Refuse a weight or constraint on a metric nothing reports (a typo), or a weighted metric
-    without a direction; warn only where the metric may still appear during the run."""
-    for warning in _objective_warnings(constraints, weights, available, objectives):
+    without a direction; warn only where the metric may still appear during the run, or where
+    the name is the session's own (``session``: what a run saved is opened, and said)."""
+    for warning in _objective_warnings(constraints, weights, available, objectives, session):
         print(f"warning: {warning}", file=sys.stderr)
 
 
@@ -355,18 +357,31 @@ def _check_objective_on(constraints: Any, weights: Any, sessions: list[Session])
 
     warnings: dict[str, None] = {}
     for session in sessions:
-        warnings.update(dict.fromkeys(_objective_warnings(constraints, weights, session_metrics(session))))
+        warnings.update(dict.fromkeys(_objective_warnings(constraints, weights, session_metrics(session),
+                                                          session=session)))
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
 
 
-def _objective_warnings(constraints: Any, weights: Any, available: Any, objectives: tuple[str, ...] = ()) -> list[str]:
-    """The checks of :func:`_check_objective`: refusals raised, warnings returned."""
-    from workbench.core.domain.metrics import check_metrics, idle_directions
+def _objective_warnings(constraints: Any, weights: Any, available: Any, objectives: tuple[str, ...] = (),
+                        session: Session | None = None) -> list[str]:
+    """The checks of :func:`_check_objective`: refusals raised, warnings returned.
+
+    A metric the session's own objective names (a python benchmark's run weighted a metric the
+    benchmark never returned, which the run allowed and said) is not refused when that session is
+    opened: it is said, and ranks nothing. A name only the command line gives is checked in full."""
+    from workbench.core.domain.metrics import ALWAYS_REPORTED, check_metrics, idle_directions
     from workbench.core.domain.search_objective import Objective
 
     named = [m for m, w in weights.values.items() if w > 0] + [b.metric for b in constraints.bounds()] + list(objectives)
-    warnings = check_metrics(dict.fromkeys(named), available, weights.directions)
+    own: set[str] = set()
+    if session is not None:
+        own = {m for m, w in session.weights.values.items() if w > 0} | {b.metric for b in session.constraints.bounds()}
+    unreported = [] if available is None else [m for m in dict.fromkeys(named)
+                                               if m in own and m not in available and m != ALWAYS_REPORTED]
+    warnings = check_metrics(dict.fromkeys(m for m in named if m not in unreported), available, weights.directions)
+    warnings += [f"metric {m!r} of the session's own objective: no trial reports it, so it ranks nothing "
+                 f"(known metrics: {', '.join(sorted(set(available) | {ALWAYS_REPORTED}))})" for m in unreported]
     Objective(constraints, weights, objectives)  # a weighted metric without a direction is an error here
     return warnings + idle_directions(weights.directions, named, available)
 
@@ -861,7 +876,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     session = load_session(args.file)
     constraints, weights = _objective_from_args(args, session, args.file)
     objectives = _objectives_from_args(args, session) or ()
-    _check_objective(constraints, weights, session_metrics(session), objectives)
+    _check_objective(constraints, weights, session_metrics(session), objectives, session=session)
     at = parse_assignments(args.at, "--at") if args.at else None
     summary = summarise(session, constraints, weights, with_trials=args.trials, objectives=objectives,
                         with_importance=args.json, at=at, label=str(args.file))
@@ -970,28 +985,41 @@ def _check_distinct(paths: Sequence[str]) -> None:
     """Refuse a session file given twice (under any name): an export pools the trials of the
     sessions of one device, so its trials would count twice in the pick and the notes."""
     import hashlib
+    import stat
+
+    from workbench.core.fs import MAX_FILE_BYTES, open_regular
 
     seen: dict[Any, str] = {}
-    contents: dict[str, str] = {}
+    by_size: dict[int, list[str]] = {}
     for path in paths:
         try:  # one file under two names: a symbolic or a hard link
             info = os.stat(path)
             key: Any = (info.st_dev, info.st_ino)
         except OSError:
-            key = os.path.realpath(path)  # unreadable: the session loader says why, next
+            info, key = None, os.path.realpath(path)  # unreadable: the session loader says why, next
         if key in seen:
             same = f"{path} is given twice" if seen[key] == path else f"{seen[key]} and {path} are the same file"
             raise WorkbenchError(f"{same}; give each session once")
         seen[key] = path
-        try:  # a copy holds the same trials as its original
-            with open(path, "rb") as handle:
-                digest = hashlib.file_digest(handle, "sha256").hexdigest()
-        except OSError:
-            continue
-        if digest in contents:
-            raise WorkbenchError(f"{contents[digest]} and {path} hold the same session (identical files); "
-                                 "give each session once")
-        contents[digest] = path
+        # a copy holds the same trials as its original: compared only among regular files of one
+        # size (never opening a pipe or a device, which the session loader refuses next)
+        if info is not None and stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FILE_BYTES:
+            by_size.setdefault(info.st_size, []).append(path)
+    for same_size in (group for group in by_size.values() if len(group) > 1):
+        contents: dict[str, str] = {}
+        for path in same_size:
+            try:
+                hashed = hashlib.sha256()
+                with open_regular(path) as handle:
+                    for chunk in iter(lambda: handle.read(1 << 20), b""):
+                        hashed.update(chunk)
+                digest = hashed.hexdigest()
+            except OSError:
+                continue
+            if digest in contents:
+                raise WorkbenchError(f"{contents[digest]} and {path} hold the same session (identical files); "
+                                     "give each session once")
+            contents[digest] = path
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -1048,11 +1076,14 @@ def cmd_export(args: argparse.Namespace) -> int:
         portable = (f"; portable {plan.portable.trial.config.id}"
                     if plan.portable is not None and len(plan.choices) > 1 else "")
         summary = f"{plan.kernel}: exported {args.format} ({picks}{portable})"
-        pending = [c.device for c in plan.choices if c.trial.measurement.details.get("resources_pending")]
+        pending = [c for c in plan.choices if c.trial.measurement.details.get("resources_pending")]
         if pending:
-            print(f"warning: the exported config's resource figures on {', '.join(pending)} were estimated while its "
-                  f"compile was pending, and refining can change the pick: "
-                  f"tune --resume --out {shlex.quote(str(args.sessions[0]))} --refine-only, then export again",
+            holders = [str(path) for session, path in zip(sessions, args.sessions)
+                       if any(t is c.trial for c in pending for t in session.trials)]
+            refine = "; ".join(f"tune --resume --out {shlex.quote(path)} --refine-only" for path in holders)
+            print(f"warning: the exported config's resource figures on {', '.join(c.device for c in pending)} were "
+                  f"estimated while its compile was pending, and refining can change the pick: "
+                  f"{refine or 'refine the session (tune --resume --out SESSION --refine-only)'}, then export again",
                   file=sys.stderr)
     if to_stdout:  # the text alone on stdout, so a pipe or a redirect gets a clean file
         sys.stdout.write(text)

@@ -465,7 +465,8 @@ def test_window_opens_on_a_quick_template_then_on_the_last_used(qtbot, tmp_path)
 
 def test_background_compiles_show_apart_from_evaluations_and_refine_the_trials(window, qtbot, tmp_path, monkeypatch):
     """A simulated run whose compiles have not landed shows estimates at once, counts the pending
-    compiles in their own label, and ends with the refined trials in the window's model."""
+    compiles first in the progress label, and ends with the refined trials in the window's model;
+    the next run starts without the last one's count."""
     monkeypatch.setenv("KERNEL_WORKBENCH_CACHE_DIR", str(tmp_path / "fresh-cache"))  # nothing compiled yet
     labels = []
     window.toolbar.show_compiles(0, 0)
@@ -476,7 +477,7 @@ def test_background_compiles_show_apart_from_evaluations_and_refine_the_trials(w
             (window.toolbar.compile_text, window.toolbar.progress_label.text())))
     assert blocker.args[0].reason == "budget"
     assert window.engine_thread.engine.refined == 4
-    # said after the run's state in the progress label, which never goes to the overflow menu
+    # said before the run's state in the progress label, which never goes to the overflow menu
     assert any(" compiling in background" in text and shown.startswith(f"{text}; ") for text, shown in labels)
     assert window.toolbar.compile_text == "compiles done: 4 refined"
     assert window.toolbar.progress_label.text() == "finished: budget, 4 evaluations; compiles done: 4 refined"
@@ -484,6 +485,10 @@ def test_background_compiles_show_apart_from_evaluations_and_refine_the_trials(w
     assert len(details) == 4 and all(d.get("refined_from_estimate") and not d.get("estimated") for d in details)
     # re-showing the refined trials is no save: the unsaved run still asks before it is closed
     assert window.path is None and window.model.dirty and window.windowTitle().endswith(" *")
+    window.toolbar.show_compiles(3, 1)  # as a run stopped during its refinement leaves the label
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 1, "seed": 3})
+        assert window.toolbar.compile_text == "" and not window.toolbar.progress_label.text().startswith("3 compiling")
 
 
 def test_a_run_at_another_size_keeps_the_wider_space_the_panel_shows(window, qtbot):

@@ -221,8 +221,8 @@ class SimBackend(Backend):
                     result = _cached_figures(source, self.arch, self.template.compile_options, self.template.entry)
                 except WorkbenchError:  # no NVRTC to name the cache entry: estimated, as below
                     result = None
-            if result is None:
-                result = {**self._estimate(config), "resource_source": "estimate (not compiled)"}
+            if result is None:  # not kept: a compile later in this process (a run) is known next time
+                return {**self._estimate(config), "resource_source": "estimate (not compiled)"}
         elif self.compile_mode == "nvrtc":
             result = self.table.get(config.id) if self.table is not None else None
             if result is None:

@@ -757,6 +757,7 @@ class MainWindow(QMainWindow):
             self.toolbar.set_running(True)
             self.objective_panel.set_run_active(True)
             self._set_session_actions()
+            self.toolbar.show_compiles(0, 0)  # a new run's compiles: none yet (an earlier run's are not its)
             self.toolbar.show_progress(0, prepared.budget, 0, None)
             self.engine_thread.start()
         except BaseException:  # no thread will end this run: it is over, its session file unlocked

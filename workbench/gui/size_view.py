@@ -250,7 +250,8 @@ class SizeView(QWidget):
         self.missing = missing_cells(self.rows, session.space)
         self.invalid = invalid_cells(self.rows, session.space)
         if len(self.rows) < 2:
-            problem = ", ".join(f"{k}={v}" for k, v in session.problem.items())
+            measured_at = self.rows[0].problem if self.rows else session.problem
+            problem = ", ".join(f"{k}={v}" for k, v in measured_at.items())
             measured = f" ({problem})" if problem else ""
             self.status.setText(f"one problem size in this session{measured}: nothing to compare across sizes; "
                                 "a sweep (the sizes field, or tune --sizes NAME=V1,V2,...) tunes several")

@@ -195,12 +195,10 @@ def new_session(
 
 def session_metrics(session: Session) -> frozenset[str] | None:
     """Metrics an open session can be ranked by: what its trials report plus what its backend
-    declares (``show`` checks a weight or constraint against the same). None when that cannot be
-    known: a user benchmark's session (it declares nothing, and a trial of a continued run, or one
-    it has not met yet, may report a metric none reported so far: a session saved weighting such a
-    metric must open, with a warning for a name no metric has, as ``tune`` allowed it). A
-    recording (``replay``) has what its trials report and nothing more, even if that is nothing
-    (every recorded config failed).
+    declares (``show`` checks a weight or constraint against the same). None when neither can say
+    yet: a user benchmark's session whose trials have reported nothing, where a metric may still
+    come. A recording (``replay``) has what its trials report and nothing more, even if that is
+    nothing (every recorded config failed).
     """
     seen = {name for trial in session.trials for name in trial.measurement.metrics}
     kind = session.backend.get("kind") if isinstance(session.backend, dict) else None
@@ -208,7 +206,7 @@ def session_metrics(session: Session) -> frozenset[str] | None:
         declared = backend_class(kind).metrics if isinstance(kind, str) else None
     except WorkbenchError:  # a backend this build lacks (an imported or hand-edited file)
         declared = None
-    if declared is None and kind != "replay" and (kind == "python" or not seen):
+    if declared is None and not seen and kind != "replay":
         return None
     return frozenset(seen | set(declared or ()))
 

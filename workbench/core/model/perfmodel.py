@@ -550,7 +550,10 @@ def predict(
         terms.append(Term("serial", t_serial * ms, f"{profile.serial_fraction:.2%} of the work runs on one SM"))
     terms.append(Term("launch", t_launch * ms, f"{launches} launch(es) x {gpu.launch_overhead_us:.1f} us overhead"))
     if resources.get("estimated"):
-        terms.append(Term("estimated", 1.0, "registers and shared memory are estimates (no compiler ran)", "flag"))
+        source = (f"the {resources['estimated_from']} table's figures for this config" if resources.get("estimated_from")
+                  else "the work-profile rule")
+        when = "while its compile is pending" if resources.get("resources_pending") else "without a compile"
+        terms.append(Term("estimated", 1.0, f"registers and shared memory are estimates ({source}, {when})", "flag"))
 
     bound = _bound(totals, t_atomic + t_shared_atomic, t_launch, t_serial, kernel, main)
     return Prediction(total * ms, tuple(terms), bound, occ)
@@ -616,19 +619,27 @@ def _bound(totals: Mapping[str, float], t_atomic: float, t_launch: float, t_seri
     return name
 
 
+#: Warps per register-allocation group the estimate assumes (every shipped GPU description's
+#: ``warp_alloc_granularity``).
+ESTIMATE_WARP_GROUP = 4
+
+
 def estimate_resources(profile: WorkProfile, threads_per_block: int, smem_bytes: int) -> dict[str, Any]:
     """Registers and shared memory when no compiler result is available, marked ``estimated``.
 
     Rule of thumb fitted to NVRTC's figures for the shipped streaming kernels: ~16 registers of
     bookkeeping plus two per independent element in flight (operand and result), rounded to 8.
     Like ptxas under ``__launch_bounds__(threads)``, the count is capped so the block fits the
-    64K register file, and the excess is spilled (4 B stored and loaded per register). Static shared
+    64K register file, its warps taken in groups of four as :func:`launch_check` takes them (a
+    block of nine warps is given the room of twelve), and the excess is spilled (4 B stored and
+    loaded per register). Static shared
     memory is the larger of ``smem_bytes`` and what the template says its source declares
     (``profile.static_smem_bytes``): shared tiles limit occupancy whether or not a compiler ran.
     """
     want = _ceil_to(16 + 2.0 * max(1.0, profile.work_per_thread), 8)
     threads = max(1, int(threads_per_block))
-    fit = max(16, min(255, (65536 // _ceil_to(threads, 32)) // 8 * 8))
+    warps = _ceil_to(math.ceil(threads / 32), ESTIMATE_WARP_GROUP)
+    fit = max(16, min(255, (65536 // (warps * 32)) // 8 * 8))
     regs = min(want, fit)
     spill = (want - regs) * 4
     return {
