@@ -316,6 +316,8 @@ def test_show_lists_each_size_and_refuses_a_hostile_trial_problem_in_one_line(cl
     assert {t["problem"]["n"] for t in summary["trial_list"]} == {4096, 8192}
     text = cli("show", str(run.output))
     assert "size     n=4096" in text.stdout and "over all sizes" in text.stdout
+    # named as tune names them, by what differs between the sizes (alpha does not)
+    assert "size     n=4096: 2 trials" in text.stdout and "alpha" not in text.stdout.split("size ", 1)[1]
     data = json.loads(Path(run.output).read_text())
     data["trials"][1]["problem"] = {"n": "4096\n#define EVIL", "alpha": 2.0}
     Path(run.output).write_text(json.dumps(data))

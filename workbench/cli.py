@@ -913,12 +913,17 @@ def cmd_show(args: argparse.Namespace) -> int:
             figures = "  ".join(f"{m} {point[m]:.4g}" for m in summary["objectives"] if point[m] is not None)
             size = ", ".join(f"{k}={v}" for k, v in point["problem"].items()) + ": " if "problem" in point else ""
             print(f"         {size}{figures}  {point['config']}")
-    for size in summary.get("sizes", ()):
+    sizes = summary.get("sizes", ())
+    # named as tune names them: by the parameters that differ between the sizes
+    varying = [k for k in (sizes[0]["problem"] if sizes else {})
+               if len({repr(size["problem"].get(k)) for size in sizes}) > 1] or list(sizes[0]["problem"] if sizes else ())
+    for size in sizes:
         best = size["best"]
         estimated = " (resources estimated)" if best and best["resources_pending"] else ""
         figure = (f"best {best['latency_ms']:.4g} ms{estimated}  {best['config']}" if best and best["latency_ms"] is not None
                   else f"nothing feasible: {size['why_none']}" if size.get("why_none") else "nothing succeeded")
-        print(f"size     {', '.join(f'{k}={v}' for k, v in size['problem'].items())}: {size['trials']} trials, {figure}")
+        label = ", ".join(f"{k}={size['problem'].get(k)}" for k in varying)
+        print(f"size     {label}: {size['trials']} trials, {figure}")
     if args.trials:
         for t in summary["trial_list"]:
             lat = f"{t['latency_ms']:.4g}" if t["latency_ms"] is not None else "-"
