@@ -237,3 +237,20 @@ def test_a_prediction_uses_a_compile_made_later_in_the_process(tmp_path: Path, m
     after = known.evaluate(config, EvalLimits())
     assert after.details["estimated"] is False and after.details["resource_source"] == "cache"
     assert after.metric("registers") == compiled.metric("registers")
+
+
+def test_a_row_that_is_not_figures_counts_as_not_tabulated(tmp_path: Path) -> None:
+    """A table is data a folder named by the environment can hold: a row of text, floats, negative
+    or missing figures is passed over (the config is compiled), never an error in the evaluation."""
+    template = TEMPLATES["vector_add"]
+    problem = template.resolve_problem()
+    table = resource_table.write_table([template], "sm_90", folder=tmp_path, workers=1, time_limit_s=0.01)
+    key = next(iter(table["templates"]["vector_add"]["configs"]))
+    path = resource_table.table_path("sm_90", tmp_path)
+    for row in (["32", 0, 0, 0, 0], [32.5, 0, 0, 0, 0], [-1, 0, 0, 0, 0], [32, 0], {"registers": 32}, [2**40, 0, 0, 0, 0]):
+        data = json.loads(gzip.decompress(path.read_bytes()))
+        data["templates"]["vector_add"]["configs"][key] = row
+        path.write_bytes(gzip.compress(json.dumps(data).encode()))
+        resource_table._loaded.clear()  # read again (rewrites within one clock tick keep the stamp)
+        figures = resource_table.figures_for(template, problem, "sm_90", folder=tmp_path)
+        assert figures is not None and figures.get(key) is None, row

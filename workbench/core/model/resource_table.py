@@ -70,7 +70,7 @@ def problem_key(problem: Mapping[str, Any]) -> str:
 
 # --- reading ----------------------------------------------------------------------------------------
 
-_loaded: dict[Path, tuple[float, dict[str, Any] | None]] = {}
+_loaded: dict[Path, tuple[tuple[int, int], dict[str, Any] | None]] = {}
 _loaded_lock = threading.Lock()
 
 
@@ -78,7 +78,8 @@ def read_table(arch: str, folder: Path | None = None) -> dict[str, Any] | None:
     """The table for ``arch`` (None when none ships); re-read when the file changes."""
     path = table_path(arch, folder)
     try:
-        stamp = path.stat().st_mtime
+        info = path.stat()
+        stamp = (info.st_mtime_ns, info.st_size)
     except OSError:
         return None
     with _loaded_lock:
@@ -130,7 +131,10 @@ class TemplateFigures:
             return None
         if isinstance(row, str):
             return {"compile_error": row, "log": f"{row}\n(from the shipped resource table, {self.compiler})"}
-        figures: Figures = dict(zip(COLUMNS, (int(v) for v in row)))
+        if (not isinstance(row, list) or len(row) != len(COLUMNS)
+                or not all(type(v) is int and 0 <= v < 2**31 for v in row)):
+            return None  # not figures ptxas reports (an edited table): as if not tabulated, so compiled
+        figures: Figures = dict(zip(COLUMNS, row))
         figures["estimated"] = False
         figures["resource_source"] = "table"
         return figures
