@@ -537,3 +537,15 @@ def test_a_reference_cannot_make_arrays_far_larger_than_its_inputs():
     assert compile_array_expression("pad(x, 2)[2:-2]", ["x"])({"x": x}).shape == (4099,)
     big = np.ones(1 << 21)
     assert compile_array_expression("x + arange(n) * 0", ["x", "n"])({"x": big, "n": 1 << 21}).shape == (1 << 21,)
+
+
+def test_a_switch_written_as_text_is_refused_before_it_inverts(tmp_path):
+    """"true" / "false" in quotes are identifier values, rendered by position ("false", the second,
+    as 1): the kernel would run the opposite branch of what the config says. Refused in one line."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["slots"].append({"name": "use_ldg", "values": ["true", "false"], "group": "memory", "default": "true",
+                          "doc": "read through the read-only path"})
+    (tmp_path / "saxpy.cu").write_text("#if USE_LDG\n#endif\n" + SOURCE)
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec, indent=2))
+    with pytest.raises((TemplateError, SpecError), match="without quotes"):
+        load_templates(tmp_path)

@@ -745,6 +745,9 @@ def _validate_static(t: KernelTemplate) -> None:
         claim(slot.name.upper(), f"slot {slot.name}")
         for value in slot.values:
             if isinstance(value, str):
+                if value.lower() in ("true", "false"):  # an identifier renders as its position: "false" as 1
+                    fail(f"slot {slot.name!r}: value {value!r} is text, which names a choice by its position "
+                         f"(\"false\" second: rendered as 1); write a switch's values as true / false without quotes")
                 if not _C_IDENTIFIER.match(value):
                     fail(f"slot {slot.name!r}: value {value!r} must be a C identifier")
                 claim(f"{slot.name.upper()}_{value.upper()}", f"slot {slot.name} value {value}")
