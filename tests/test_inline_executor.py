@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import multiprocessing
 from pathlib import Path
 
@@ -131,6 +133,19 @@ def test_a_users_python_spec_is_refused_inline_and_a_declarative_one_is_not(tmp_
     check_inline(BackendSpec("sim", {"kernel": "vector_add"}))  # the shipped library's
     saxpy = Path(__file__).resolve().parents[1] / "docs" / "examples" / "saxpy"
     check_inline(BackendSpec("sim", {"kernel": "saxpy", "kernel_dirs": [str(saxpy)]}))  # declarative
+    # a declarative spec whose reference is a Python file of its own: that file is the user's code
+    referenced = tmp_path / "referenced"
+    referenced.mkdir()
+    spec = json.loads((saxpy / "saxpy.kernel.json").read_text())
+    spec["reference"] = {"kind": "python", "file": "_saxpy_reference.py"}
+    (referenced / "saxpy.kernel.json").write_text(json.dumps(spec))
+    shutil.copy(saxpy / "saxpy.cu", referenced / "saxpy.cu")
+    marker = tmp_path / "ran.txt"
+    (referenced / "_saxpy_reference.py").write_text(
+        f"open({str(marker)!r}, 'w').write('ran')\ndef reference(inputs, problem):\n    return {{}}\n")
+    with pytest.raises(WorkbenchError, match="reference with a Python file") as caught:
+        check_inline(BackendSpec("sim", {"kernel": "saxpy", "kernel_dirs": [str(referenced)]}))
+    assert "--executor local" in str(caught.value) and not marker.exists()
 
 
 def test_timeouts_with_the_inline_executor_are_refused(tmp_path: Path) -> None:

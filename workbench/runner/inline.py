@@ -44,16 +44,22 @@ def check_inline(spec: BackendSpec) -> None:
             f"isolation, so it serves only the {' and '.join(INLINE_BACKENDS)} backends, not {quoted(kind)}; "
             "use {executor:local}"
         ))
-    if kind == "sim" and spec.options.get("kernel_dirs"):
+    if kind == "sim" and spec.options.get("kernel"):  # any template of the person's folders may hold code
         from workbench.backends.templated import load_template_for
         from workbench.core.domain.templates import kernels_dir
 
         template = load_template_for(spec)
         path = Path(template.path) if template.path else None
-        if path is not None and path.suffix == ".py" and path.resolve().parent != kernels_dir().resolve():
+        shipped = path is not None and path.resolve().parent == kernels_dir().resolve()
+        if path is not None and path.suffix == ".py" and not shipped:
             raise WorkbenchError(template=(
                 f"{{executor:inline}}: template {quoted(repr(template.name))} is a Python spec ({quoted(path)}) whose "
                 "code runs for every candidate, here without a timeout; use {executor:local}"
+            ))
+        if template.reference_runs_a_file and not shipped:  # the spec's reference is the user's Python
+            raise WorkbenchError(template=(
+                f"{{executor:inline}}: template {quoted(repr(template.name))} computes its reference with a Python "
+                "file of its own, which runs only in a worker process (with its timeout); use {executor:local}"
             ))
 
 
