@@ -24,7 +24,7 @@ def no_window(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
     from workbench.gui import app
 
     opened: list[tuple] = []
-    monkeypatch.setattr(app, "main", lambda *a: opened.append(a) or 0)
+    monkeypatch.setattr(app, "main", lambda *a, **named: opened.append(a) or 0)
     return opened
 
 

@@ -247,6 +247,9 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
     gui.add_argument("--strategy", default=None, help="with --run or --replay: search strategy (default: the benchmarked default)")
     gui.add_argument("--budget", type=int, default=None, help="with --run or --replay: default 100")
     gui.add_argument("--seed", type=int, default=None, help="with --run or --replay: default 0")
+    gui.add_argument("--kernel-dir", action="append", default=[], metavar="DIR",
+                     help="a folder of your own templates, listed in the kernel box and run from there "
+                          "(as File > Open kernel folder..., and as tune --kernel-dir; repeatable)")
     gui.add_argument("--replay", default=None, metavar="FILE",
                      help="start replaying recorded timings (a session or a Kernel Tuner cache) when the window opens")
     gui.add_argument("--gpu-model", default=None, help="with --run: simulated GPU model (sim backend), e.g. H200, A100, T4")
@@ -1311,7 +1314,10 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
             run["backend"] = "sim"
         if args.resources is not None:
             run["options"] = {"compile": RESOURCE_MODES[args.resources]}
-    return gui_main(args.session, run, args.screenshot, args.quit_when_done, args.presentation)
+        if args.kernel_dir:
+            run["kernel_dirs"] = list(args.kernel_dir)
+    return gui_main(args.session, run, args.screenshot, args.quit_when_done, args.presentation,
+                    kernel_dirs=args.kernel_dir)
 
 
 COMMANDS = {

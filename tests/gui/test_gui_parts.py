@@ -243,7 +243,7 @@ def test_gui_run_takes_the_simulators_resource_mode_as_tune_does(monkeypatch):
     from workbench.gui import app
 
     started: list[dict] = []
-    monkeypatch.setattr(app, "main", lambda session, run, *rest: started.append(run) or 0)
+    monkeypatch.setattr(app, "main", lambda session, run, *rest, **named: started.append(run) or 0)
     assert cli.main(["gui", "--run", "conv2d", "--resources", "estimated", "--budget", "5"]) == 0
     assert started[-1]["backend"] == "sim" and started[-1]["options"] == {"compile": "estimate"}
     assert cli.main(["gui", "--run", "conv2d", "--backend", "sim", "--resources", "compiled"]) == 0
@@ -262,7 +262,7 @@ def test_gui_gpu_model_is_refused_where_the_run_would_ignore_it(monkeypatch, cap
     from workbench.gui import app
 
     started: list[dict] = []
-    monkeypatch.setattr(app, "main", lambda session, run, *rest: started.append(run) or 0)
+    monkeypatch.setattr(app, "main", lambda session, run, *rest, **named: started.append(run) or 0)
     assert cli.main(["gui", "--run", "conv2d", "--gpu-model", "T4", "--budget", "5"]) == 0
     assert started[-1]["backend"] == "sim" and started[-1]["gpu_model"] == "T4"
     for refused in (["gui", "--replay", str(ROOT / "tests" / "fixtures" / "kt_cache_small.json"), "--gpu-model", "T4"],
@@ -635,3 +635,27 @@ def test_a_benchmarks_space_is_read_off_the_gui_thread_and_a_stale_one_dropped(w
     qtbot.wait(50)
     names = [slot.name for slot in panel.base.slots]  # vector_add's, not the late benchmark's
     assert "vector_width" in names and "unroll" not in names
+
+
+def test_gui_runs_a_template_from_a_folder_the_command_line_names(window, qtbot, monkeypatch):
+    """``gui --run saxpy --kernel-dir DIR`` (as ``tune --kernel-dir``): the folder's templates are
+    listed and run from there, and the source view renders the person's template instead of saying
+    its folder is not loaded."""
+    from pathlib import Path
+
+    from workbench import cli
+    from workbench.gui import app
+
+    folder = Path(__file__).resolve().parents[2] / "docs" / "examples" / "saxpy"
+    started: list[tuple] = []
+    monkeypatch.setattr(app, "main", lambda session, run, *rest, **named: started.append((run, named)) or 0)
+    assert cli.main(["gui", "--run", "saxpy", "--kernel-dir", str(folder), "--budget", "3"]) == 0
+    run, named = started[-1]
+    assert run["kernel_dirs"] == [str(folder)] and named["kernel_dirs"] == [str(folder)]
+    window._kernel_folder_opened("saxpy", folder)  # what app.main does for each template of the folder
+    with qtbot.waitSignal(window.run_done, timeout=120_000) as blocker:
+        window.start_run({**run, "backend": "sim", "strategy": "random", "budget": 3})
+    assert blocker.args[0].reason in ("budget", "exhausted")
+    window.source_view.show_trial(0)
+    text = window.source_view.editor.toPlainText()
+    assert "#define BLOCK_SIZE" in text and "not loaded" not in window.source_view.header.text()

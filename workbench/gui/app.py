@@ -15,7 +15,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from workbench.core.domain.shipped import shipped_path
 from workbench.core.fs import current_umask, silence_hung_up_output
@@ -151,7 +151,7 @@ def _close_on_signal(window: Any) -> None:
 
 
 def main(session_path: str | None, run: dict | None, screenshot: str | None, quit_when_done: bool,
-         presentation: bool = False) -> int:
+         presentation: bool = False, kernel_dirs: Sequence[str] = ()) -> int:
     """Open the window; optionally load ``session_path`` and/or start ``run`` (keys: kernel, backend,
     strategy, budget, seed, replay, gpu_model, problem, options); with ``screenshot`` save the window as
     PNG once the run (or loading) is complete; with ``quit_when_done`` exit then. Returns the exit code."""
@@ -216,6 +216,11 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
 
     def begin() -> None:
         try:
+            for folder in kernel_dirs:  # named by the person: its templates load, as File > Open kernel folder...
+                from workbench.core.domain.templates import load_templates
+
+                for name in load_templates(folder):
+                    window._kernel_folder_opened(name, Path(folder).resolve())
             if session_path:
                 window.open_session(session_path)
             if run:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pyqtgraph as pg
@@ -40,9 +40,11 @@ PICK_TWO = "pick two trials: select one and press A = selected, then another and
 
 
 class CompareView(QWidget):
-    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+    def __init__(self, model: SessionModel, parent: QWidget | None = None,
+                 opened: Callable[[], Mapping[str, str]] = dict) -> None:
         super().__init__(parent)
         self.model = model
+        self.opened = opened  # the folders the person opened templates from (see render_source)
         self.a: int | None = None
         self.b: int | None = None
         self.others: list[Any] = []  # sessions overlaid on the current one
@@ -198,8 +200,8 @@ class CompareView(QWidget):
         self._fit_table()
         session = self.model.session
         assert session is not None  # a and b are its trials
-        source_a, note = render_source(session, a.config, session.problem_of(a))
-        source_b, _ = render_source(session, b.config, session.problem_of(b))
+        source_a, note = render_source(session, a.config, session.problem_of(a), self.opened())
+        source_b, _ = render_source(session, b.config, session.problem_of(b), self.opened())
         # an empty diff means the same source only when there is a source (a recording has none)
         self.diff.setPlaceholderText("the rendered sources of A and B are the same" if source_a or source_b
                                      else f"no source to compare: {note}")

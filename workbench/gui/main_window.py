@@ -211,7 +211,7 @@ class MainWindow(QMainWindow):
 
         self.results = ResultsTable(model, settings=self.settings)  # the columns chosen are remembered
         self.failures = FailureLog(model, self.results.table_model)
-        self.source_view = SourceView(model)
+        self.source_view = SourceView(model, opened=lambda: self.toolbar.kernel_folders)
         self.bottom_tabs = ElidedTabs()  # all ten in sight at 1440 px, not the last behind scroll arrows
         self.bottom_tabs.addTab(self.results, "Results")
         self.bottom_tabs.addTab(self.failures, "Failures")
@@ -392,7 +392,7 @@ class MainWindow(QMainWindow):
     def _build_compare(self) -> QWidget:
         from workbench.gui.compare_view import CompareView
 
-        return CompareView(self.model)
+        return CompareView(self.model, opened=lambda: self.toolbar.kernel_folders)
 
     def _build_size_view(self) -> QWidget:
         from workbench.gui.size_view import SizeView

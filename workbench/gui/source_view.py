@@ -12,7 +12,7 @@ import html
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextDocument
@@ -38,18 +38,22 @@ def _templates(dirs: tuple[str, ...]) -> dict[str, Any]:
     return load_templates(*dirs, str(kernels_dir()))
 
 
-def render_source(session: Session, config: Config, problem: Mapping[str, Any] | None = None) -> tuple[str, str]:
+def render_source(session: Session, config: Config, problem: Mapping[str, Any] | None = None,
+                  opened: Mapping[str, str] | None = None) -> tuple[str, str]:
     """(source text, note) for a config of the session's kernel at ``problem`` (None: the session's
     own); the note says what is shown. A size sweep's trial renders at its own size (pass
-    ``session.problem_of(trial)``): the problem's defines are part of the code that was measured."""
+    ``session.problem_of(trial)``): the problem's defines are part of the code that was measured.
+    ``opened``: template name -> the folder the person opened it from (``gui --kernel-dir``, File >
+    Open kernel folder..., the editor): such a template renders from there."""
     options = session.backend.get("options") or BackendOptions()
     if session.kind == "python":
         path = options.get("path")
         if path and Path(path).is_file():
             return Path(path).read_text(), f"python benchmark {path} (config passed to measure())"
         return "", "python benchmark: source file not found"
-    try:  # the shipped library only: a folder named in the file is never imported (its specs are code)
-        templates = _templates(())
+    folder = (opened or {}).get(session.kernel)
+    try:  # the shipped library, and a folder the person opened: one the file names is never imported
+        templates = _templates((folder,) if folder else ())
     except WorkbenchError as exc:
         return "", f"templates could not be loaded: {exc}"
     template = templates.get(session.kernel)
@@ -73,9 +77,11 @@ def render_source(session: Session, config: Config, problem: Mapping[str, Any] |
 class SourceView(QWidget):
     """Follows the model's selection: header with config and resources, then the highlighted source."""
 
-    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+    def __init__(self, model: SessionModel, parent: QWidget | None = None,
+                 opened: Callable[[], Mapping[str, str]] = dict) -> None:
         super().__init__(parent)
         self.model = model
+        self.opened = opened  # the folders the person opened templates from (see render_source)
         self.header = QLabel("Select a trial (click a point or a table row) to see its source.")
         self.header.setWordWrap(True)
         self.header.setTextFormat(Qt.TextFormat.RichText)
@@ -106,7 +112,8 @@ class SourceView(QWidget):
     def show_trial(self, index: int) -> None:
         trial = self.model.trials[index]
         assert self.model.session is not None  # it holds the trial
-        source, note = render_source(self.model.session, trial.config, self.model.session.problem_of(trial))
+        source, note = render_source(self.model.session, trial.config, self.model.session.problem_of(trial),
+                                     self.opened())
         self.shown_index = index
         metrics, details = trial.measurement.metrics, trial.measurement.details
         resources = [f"{label} <b>{fmt(metrics[key])}</b>" for key, label in RESOURCE_METRICS if key in metrics]
