@@ -572,3 +572,28 @@ def test_an_unreadable_file_keeps_its_path_and_reason_apart(tmp_path):
     assert isinstance(caught.value, SessionFormatError)  # callers that catch the family still do
     again = pickle.loads(pickle.dumps(caught.value))  # e.g. on its way out of a worker process
     assert (again.path, again.reason, str(again)) == (caught.value.path, "no such file", str(caught.value))
+
+
+def test_a_journal_record_never_puts_another_config_under_a_measured_trials_index(tmp_path: Path) -> None:
+    """A journal re-records a trial (a refinement, same config) or adds new ones: a record that puts
+    another config under an index the session holds would replace a measured trial by a stranger
+    (and be saved so by the next run), so the session is refused in one line; a re-record is taken."""
+    from workbench.core.domain.session import Journal
+
+    session = plain_session()
+    path = tmp_path / "s.json"
+    save_session(session, path)
+    journal = Journal(path)
+    journal.start(session)
+    first = session.trials[0]
+    journal.append(Trial(0, first.config, Measurement(Status.OK, {"latency_ms": 0.9}), 20.0, 20.5))  # re-recorded
+    journal.close()
+    assert load_session(path).trials[0].metric("latency_ms") == 0.9
+    stranger = next(c for c in session.space if c.id != first.config.id)
+    journal = Journal(path)
+    journal.start(session)
+    journal.append(Trial(0, stranger, Measurement(Status.OK, {"latency_ms": 1e-6}), 21.0, 21.5))
+    journal.close()
+    with pytest.raises(SessionFormatError, match="trial 0 holds config") as caught:
+        load_session(path)
+    assert "\n" not in str(caught.value)

@@ -4,6 +4,7 @@ matches the templates, and checked cheaply so a stale table fails here instead o
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 import gzip
 import json
 from pathlib import Path
@@ -254,3 +255,71 @@ def test_a_row_that_is_not_figures_counts_as_not_tabulated(tmp_path: Path) -> No
         resource_table._loaded.clear()  # read again (rewrites within one clock tick keep the stamp)
         figures = resource_table.figures_for(template, problem, "sm_90", folder=tmp_path)
         assert figures is not None and figures.get(key) is None, row
+
+
+def test_a_table_folder_is_data_however_hostile(tmp_path: Path, monkeypatch) -> None:
+    """A folder the environment names may hold anything at a table's name: a FIFO (opened, it would
+    wait for ever), a gzip bomb, JSON nested past the parser, or the wrong shapes. Each is refused in
+    one line by the check and passed over by the simulator (which then compiles)."""
+    import os
+
+    template = TEMPLATES["vector_add"]
+    problem = template.resolve_problem()
+    cases = {
+        "fifo": None,
+        "bomb": gzip.compress(b"0" * (resource_table.MAX_TABLE_BYTES + 10)),
+        "deep": gzip.compress(b"[" * 100_000 + b"]" * 100_000),
+        "truncated": gzip.compress(json.dumps({"format": resource_table.FORMAT}).encode())[:-6],
+        "templates_list": gzip.compress(json.dumps({"format": resource_table.FORMAT, "version": resource_table.VERSION,
+                                                    "templates": []}).encode()),
+        "configs_list": gzip.compress(json.dumps({"format": resource_table.FORMAT, "version": resource_table.VERSION,
+                                                  "templates": {"vector_add": {"configs": []}}}).encode()),
+    }
+    for name, data in cases.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        path = resource_table.table_path("sm_90", folder)
+        if data is None:
+            os.mkfifo(path)
+        else:
+            path.write_bytes(data)
+        with pytest.raises(WorkbenchError) as caught:
+            resource_table.read_table("sm_90", folder)
+        assert "\n" not in str(caught.value) and "resource table" in str(caught.value), name
+        assert resource_table.figures_for(template, problem, "sm_90", folder=folder) is None
+        assert resource_table.nearest_figures(template, problem, "sm_86", folder=folder) == []
+
+
+def test_an_architecture_is_never_a_path(tmp_path: Path) -> None:
+    """A session's ``arch`` names the table file read and the compile target: one that is not
+    ``sm_<digits>`` is refused when the session loads and by the simulator, never joined into a path."""
+    from workbench.core.domain.session import SessionFormatError, load_session, save_session
+    from test_hostile_files import plain_session
+
+    with pytest.raises(WorkbenchError, match="not a GPU architecture"):
+        resource_table.table_path("../../etc/passwd")
+    with pytest.raises(WorkbenchError, match="arch"):
+        SimBackend(BackendSpec("sim", {"kernel": "vector_add", "arch": "/tmp/fifo/sm_90"}))
+    for arch, field in (("../sm_90", "backend.options.arch"), ("sm_90\\x1b]0;x", "backend.options.arch"),
+                        ("sm_90", None)):
+        session = plain_session()
+        session.backend = {"kind": "sim", "options": {"kernel": "my_kernel", "arch": arch}}
+        path = tmp_path / "s.json"
+        save_session(session, path) if field is None else path.write_text(
+            json.dumps({**json.loads(_saved(session, tmp_path)), "backend": session.backend}))
+        if field is None:
+            load_session(path)
+        else:
+            with pytest.raises(SessionFormatError, match=field.replace(".", r"\.")):
+                load_session(path)
+
+
+def _saved(session: Any, folder: Path) -> str:
+    from workbench.core.domain.session import save_session
+
+    path = folder / "plain.json"
+    good = session.backend
+    session.backend = {"kind": "sim", "options": {"kernel": "my_kernel"}}
+    save_session(session, path)
+    session.backend = good
+    return path.read_text()

@@ -498,3 +498,10 @@ def test_every_outcome_on_estimated_resources_carries_the_mark(monkeypatch) -> N
     assert wrong.status is Status.WRONG_RESULT
     assert wrong.details["estimated"] is True and wrong.details["resources_pending"] is True
     assert wrong.details["resource_source"] == "estimate (compile pending)"
+
+
+def test_the_sessions_compile_modes_are_the_simulators() -> None:
+    """The session loader refuses a compile mode the simulator does not have: the two lists agree."""
+    from workbench.core.domain.session import SIM_COMPILE_MODES
+
+    assert tuple(SIM_COMPILE_MODES) == tuple(sim_module.COMPILE_MODES)

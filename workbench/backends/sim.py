@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from concurrent.futures import CancelledError, Future, TimeoutError as FutureTimeout
 from typing import Any, ClassVar
 
@@ -138,6 +139,9 @@ class SimBackend(Backend):
         if mode not in COMPILE_MODES:
             raise WorkbenchError(f"sim backend: compile must be one of {', '.join(COMPILE_MODES)}, got {mode!r}")
         self.compile_mode = mode
+        arch = spec.options.get("arch")
+        if arch is not None and not (isinstance(arch, str) and re.fullmatch(r"sm_[0-9]{2,3}[a-z]?", arch)):
+            raise WorkbenchError(f"sim backend: arch must be a GPU architecture such as sm_90, got {arch!r}")
         try:
             self.compile_wait_s = float(spec.options.get("compile_wait_s", COMPILE_WAIT_S))
         except (TypeError, ValueError):

@@ -808,6 +808,12 @@ def _check_typed_back(name: str, value: Any, where: str, fail: Fail) -> None:
         fail(where, f"{_short(value)} does not read back as itself when typed ({name}={value})")
 
 
+#: What ``backend.options.arch`` may hold (``sm_90``, ``sm_90a``).
+_ARCH_NAME = re.compile(r"sm_[0-9]{2,3}[a-z]?")
+#: The simulator's compile modes (``backends/sim.py`` ``COMPILE_MODES``, which a test keeps equal).
+SIM_COMPILE_MODES = ("nvrtc", "estimate", "known")
+
+
 def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fail: Fail) -> None:
     """The run settings a reopened session restores into the run controls have their types."""
     options = backend.get("options", {})
@@ -827,6 +833,14 @@ def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fai
     wait = options.get("compile_wait_s")
     if wait is not None and not (type(wait) in (int, float) and math.isfinite(wait) and wait >= 0):
         fail("backend.options.compile_wait_s", f"{_short(wait)} is not a number of seconds")
+    # an architecture names files (its resource table) and a compile target: sm_ and digits only,
+    # never a path; the compile mode is one the simulator has
+    arch = options.get("arch")
+    if arch is not None and not _ARCH_NAME.fullmatch(arch):
+        fail("backend.options.arch", f"{_short(arch)} is not a GPU architecture (sm_ and digits, e.g. sm_90)")
+    mode = options.get("compile")
+    if mode is not None and mode not in SIM_COMPILE_MODES:
+        fail("backend.options.compile", f"{_short(mode)} is not one of {', '.join(SIM_COMPILE_MODES)}")
     for key in ("kernel_dirs",):
         if key in options and not (type(options[key]) is list and all(type(d) is str for d in options[key])):
             fail(f"backend.options.{key}", "expected a list of folder names")
@@ -1153,7 +1167,7 @@ def _load_session(path: str | os.PathLike[str]) -> Session:
     if journalled:
         if p.exists():
             _check_journal_belongs(header, session, jp, p)
-        session.trials = _merge_trials(session.trials, journalled)
+        session.trials = _merge_trials(session.trials, journalled, jp)
         _check_trials(session, str(jp))
     return session
 
@@ -1175,16 +1189,23 @@ def _check_journal_belongs(header: dict[str, Any] | None, session: Session, jp: 
         )
 
 
-def _merge_trials(saved: list[Trial], journalled: list[Trial]) -> list[Trial]:
+def _merge_trials(saved: list[Trial], journalled: list[Trial], source: Path | None = None) -> list[Trial]:
     """The file's trials and the journal's, by index; the journal wins where both hold one.
 
     The journal is written after the file was read (a run continues a loaded session), so a trial
-    it holds under an index the file also has is the newer record of that evaluation.
+    it holds under an index the file also has is the newer record of that evaluation: the same
+    config (a refinement), never another one, which would replace a measured trial by a stranger.
     """
     by_index = {t.index: t for t in saved}
     changed = False
     for trial in journalled:
-        if by_index.get(trial.index) is not trial:
+        earlier = by_index.get(trial.index)
+        if earlier is not None and earlier.config.id != trial.config.id:
+            raise SessionFormatError(
+                f"{source or 'journal'}: a record of trial {trial.index} holds config {trial.config.id}, where the "
+                f"session's trial {trial.index} is config {earlier.config.id}; a journal only adds trials or re-records "
+                "one; move it away to open the session")
+        if earlier is not trial:
             by_index[trial.index] = trial
             changed = True
     if not changed:

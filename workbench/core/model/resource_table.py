@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import tempfile
 import threading
 import time
@@ -29,6 +30,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 from workbench.core.errors import WorkbenchError
+from workbench.core.fs import open_regular
 from workbench.core.domain.shipped import shipped_path
 from workbench.core.domain.templates import KernelTemplate
 
@@ -54,6 +56,9 @@ def table_dir() -> Path:
 
 
 def table_path(arch: str, folder: Path | None = None) -> Path:
+    """The table file of ``arch``; an arch that is not ``sm_<digits>`` names none (never a path)."""
+    if not re.fullmatch(r"sm_[0-9]{2,3}[a-z]?", arch):
+        raise WorkbenchError(f"{arch!r} is not a GPU architecture (sm_ and digits, e.g. sm_90)")
     return (folder or table_dir()) / f"{arch}.json.gz"
 
 
@@ -86,16 +91,46 @@ def read_table(arch: str, folder: Path | None = None) -> dict[str, Any] | None:
         hit = _loaded.get(path)
         if hit is not None and hit[0] == stamp:
             return hit[1]
-    try:
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
-            table = json.load(handle)
-    except (OSError, ValueError) as exc:
-        raise WorkbenchError(f"{path}: unreadable resource table ({exc}); regenerate it with check-kernels --write-table") from None
-    if not isinstance(table, dict) or table.get("format") != FORMAT or table.get("version") != VERSION:
+    try:  # a regular file only (a FIFO waits for ever), and at most MAX_TABLE_BYTES once unpacked
+        with open_regular(path) as raw, gzip.GzipFile(fileobj=raw) as unpacked:
+            data = unpacked.read(MAX_TABLE_BYTES + 1)
+        if len(data) > MAX_TABLE_BYTES:
+            raise ValueError(f"more than {MAX_TABLE_BYTES // 2**20} MB unpacked")
+        table = json.loads(data.decode("utf-8"))
+    except (OSError, EOFError, ValueError, RecursionError) as exc:  # (gzip's errors: OSError, EOFError)
+        reason = _one_line(str(exc))[:200]
+        raise WorkbenchError(f"{path}: unreadable resource table ({reason}); regenerate it with check-kernels --write-table") from None
+    if not _well_formed(table):
         raise WorkbenchError(f"{path}: not a version {VERSION} resource table; regenerate it with check-kernels --write-table")
     with _loaded_lock:
         _loaded[path] = (stamp, table)
     return table
+
+
+#: The most a table may unpack to (the complete ones are ~2 MB): a file that unpacks to gigabytes
+#: (a gzip bomb in a folder the environment names) is refused, not read into memory.
+MAX_TABLE_BYTES = 64 * 2**20
+
+
+def _one_line(text: str) -> str:
+    """``text`` as one printable line: a table is data, and its text may reach a terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _well_formed(table: Any) -> bool:
+    """A table's shape: its format and version, and templates whose entries have the field types the
+    lookups read (a row's own figures are checked where it is read, :meth:`TemplateFigures.get`)."""
+    if not isinstance(table, dict) or table.get("format") != FORMAT or table.get("version") != VERSION:
+        return False
+    templates = table.get("templates")
+    if not isinstance(templates, dict):
+        return False
+    for entry in templates.values():
+        if not (isinstance(entry, dict) and isinstance(entry.get("configs"), dict)
+                and isinstance(entry.get("compile_options", []), list)
+                and all(isinstance(o, str) for o in entry.get("compile_options", []))):
+            return False
+    return True
 
 
 def _entry_matches(entry: Mapping[str, Any], template: KernelTemplate, problem: Mapping[str, Any]) -> bool:
@@ -237,7 +272,8 @@ def check_table(templates: Iterable[KernelTemplate], arch: str, folder: Path | N
         rows = [row for key, row in entry.get("configs", {}).items() if key in valid]
         if rows and not any(isinstance(row, list) for row in rows):
             first = next((row for row in rows if isinstance(row, str)), "")
-            problems.append(f"{arch} {template.name}: none of its {len(rows)} tabulated configs compiled ({first}); "
+            problems.append(f"{arch} {template.name}: none of its {len(rows)} tabulated configs compiled "
+                            f"({_one_line(first)[:200]}); "
                             "rewrite the table with check-kernels --write-table")
         state = "complete" if entry.get("complete") else "partial"
         summary.append(f"{arch} {template.name}: {len(tabulated & valid)}/{len(valid)} configs ({state})")
