@@ -597,3 +597,22 @@ def test_a_journal_record_never_puts_another_config_under_a_measured_trials_inde
     with pytest.raises(SessionFormatError, match="trial 0 holds config") as caught:
         load_session(path)
     assert "\n" not in str(caught.value)
+
+
+def test_resource_marks_count_only_when_they_are_true(tmp_path: Path, capsys) -> None:
+    """A file's "false", 1 or {} where a mark is true or false is no mark: show counts no trial as
+    estimated, and an export names no table from a hostile ``estimated_from``."""
+    session = plain_session()
+    for i, (pending, estimated) in enumerate((("false", "no"), (1, 1), ({}, [])), start=0):
+        trial = session.trials[i]
+        details = {"resources_pending": pending, "estimated": estimated, "estimated_from": "\x1b]0;x\x07"}
+        session.trials[i] = Trial(trial.index, trial.config, Measurement(Status.OK, dict(trial.measurement.metrics),
+                                                                         details=details), 10.0 + i, 10.5 + i)
+    path = tmp_path / "s.json"
+    save_session(session, path)
+    capsys.readouterr()
+    assert cli_main(["show", str(path), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["resources_pending"] == 0 and shown["resources_estimated"] == 0
+    assert cli_main(["export", str(path), "--format", "json", "--out", str(tmp_path / "e.json")]) == 0
+    assert not any("table" in note for note in json.loads((tmp_path / "e.json").read_text())["notes"])

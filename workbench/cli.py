@@ -770,7 +770,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         "why_none": ranking.why_none() if ranking.n_feasible == 0 and ranked else None,
         "resources_pending": sum(_pending(t) for t in trials),
         # simulated with estimated resources for good: the run chose them, or had no compiler
-        "resources_estimated": sum(bool(t.measurement.details.get("estimated")) and not _pending(t) for t in trials),
+        "resources_estimated": sum(t.measurement.resources_estimated and not _pending(t) for t in trials),
     }
     if one_size:
         out["answered"] = answered
@@ -820,7 +820,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
 def _pending(trial: Trial) -> bool:
     """Whether ``trial`` was simulated with estimated resources whose compile had not landed: a
     refinement can change its figures, its status and the ranking (``show`` marks it)."""
-    return bool(trial.measurement.details.get("resources_pending"))
+    return trial.measurement.resources_pending
 
 
 def _sizes_summary(session: Session, constraints: Any, weights: Any) -> list[dict[str, Any]]:
@@ -949,7 +949,7 @@ def _estimated_line(session: Session, count: int) -> str:
     reasons = {str(t.measurement.details.get("estimate_reason")) for t in session.trials
                if t.measurement.details.get("estimate_reason")}
     why = ("the run chose estimated resources (--resources estimated)" if chosen
-           else f"no compile was possible ({_one_line(sorted(reasons)[0])})" if reasons
+           else f"no compile was possible ({_one_line(sorted(reasons)[0][:200])})" if reasons
            else "their compiles were not made")
     return (f"{count} trial{'s' if count != 1 else ''} hold estimated resources that no refinement replaces: {why}; "
             "their registers, shared memory and what follows from them (occupancy, the modelled latency) are estimates")
@@ -1084,7 +1084,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         portable = (f"; portable {plan.portable.trial.config.id}"
                     if plan.portable is not None and len(plan.choices) > 1 else "")
         summary = f"{plan.kernel}: exported {args.format} ({picks}{portable})"
-        pending = [c for c in plan.choices if c.trial.measurement.details.get("resources_pending")]
+        pending = [c for c in plan.choices if c.trial.measurement.resources_pending]
         if pending:
             holders = [str(path) for session, path in zip(sessions, args.sessions)
                        if any(t is c.trial for c in pending for t in session.trials)]

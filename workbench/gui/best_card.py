@@ -76,7 +76,7 @@ class BestCard(QFrame):
         shown = "<br>".join(f"{html.escape(metric_label(k))}: {fmt(metrics[k])}{_metric_note(k, metrics[k])}"
                             for k in CARD_METRICS if k in metrics and not (k in _RATES and not metrics[k]))
         parts = [f"<big>{config}</big>", shown]  # relative: it grows with the zoom
-        if trial.measurement.details.get("resources_pending"):
+        if trial.measurement.resources_pending:
             parts.append("<b>Resources estimated</b>: its compile had not landed, so its registers and shared "
                          "memory are an estimate; Start (it continues the session and refines them first) can change these figures or "
                          "refuse its launch.")

@@ -71,6 +71,17 @@ class Measurement:
     details: Mapping[str, Any] = field(default_factory=dict)
 
     @property
+    def resources_pending(self) -> bool:
+        """Simulated with estimated resources while its compile was pending (``details``; only a
+        true ``true`` counts: a file's "false" or 1 is not a mark)."""
+        return self.details.get("resources_pending") is True
+
+    @property
+    def resources_estimated(self) -> bool:
+        """Simulated with estimated registers and shared memory, pending or for good."""
+        return self.details.get("estimated") is True
+
+    @property
     def ok(self) -> bool:
         return self.status is Status.OK
 

@@ -387,7 +387,7 @@ def portability_report(
     mixed = _mixed_readings(sessions, labels)
     if mixed:
         notes.append(mixed)
-    pending = {d.name: sum(bool(t.measurement.details.get("resources_pending")) for t in d.trials) for d in devices}
+    pending = {d.name: sum(t.measurement.resources_pending for t in d.trials) for d in devices}
     if any(pending.values()):  # the bests and the cells may move once the compiles are in
         counts = ", ".join(f"{n} on {name}" for name, n in pending.items() if n)
         notes.append(f"trials simulated with resources estimated while their compiles were pending ({counts}): "

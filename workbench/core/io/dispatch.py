@@ -247,7 +247,7 @@ def plan_dispatch(
         if stale:
             notes.append(f"the template changed since {', '.join(stale)} was tuned "
                          f"(source hash {template.source_hash()} now); re-tune to be sure the configs still win")
-    pending = sum(bool(t.measurement.details.get("resources_pending")) for _p, trials in by_problem.values()
+    pending = sum(t.measurement.resources_pending for _p, trials in by_problem.values()
                   for t in trials)
     if pending:  # the figures the ranges rest on may move, and the choice with them
         notes.append(f"{pending} trial{'s' if pending != 1 else ''} of these sessions hold resource figures estimated "

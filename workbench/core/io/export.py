@@ -477,7 +477,7 @@ def _metrics_text(trial: Trial, decided: Sequence[str] = ()) -> str:
     """The chosen trial's usual figures, and those of the metrics that decided the choice
     (``decided``: the weighted and constrained ones)."""
     metrics = trial.measurement.metrics
-    estimated = bool((trial.measurement.details or {}).get("estimated"))
+    estimated = trial.measurement.resources_estimated
     parts = []
     for name in dict.fromkeys([*_QUOTED, *decided]):
         value = metrics.get(name)
@@ -494,15 +494,17 @@ def estimate_note(trial: Trial) -> str:
     """Where a simulated trial's estimated resource figures came from, and whether they can still
     change ('' when they are a compile's): what an export must say beside figures that are not facts."""
     details = trial.measurement.details or {}
-    if not details.get("estimated"):
+    if not trial.measurement.resources_estimated:
         return ""
-    source = (f"the {details['estimated_from']} table's figures for this config" if details.get("estimated_from")
-              else "the template's work profile")
-    if details.get("resources_pending"):
+    arch = details.get("estimated_from")
+    source = (f"the {arch} table's figures for this config"
+              if isinstance(arch, str) and re.fullmatch(r"sm_[0-9]{2,3}[a-z]?", arch) else "the template's work profile")
+    if trial.measurement.resources_pending:
         return (f"resource figures estimated from {source} while its compile was pending: refining the session "
                 "(tune --resume --out SESSION --refine-only) can change them, and the pick")
-    if details.get("estimate_reason"):
-        return f"resource figures estimated from {source} (no compile: {details['estimate_reason']})"
+    reason = details.get("estimate_reason")
+    if isinstance(reason, str) and reason:
+        return f"resource figures estimated from {source} (no compile: {reason[:200]})"
     return f"resource figures estimated from {source} (no compiler ran)"
 
 
