@@ -147,7 +147,7 @@ def test_an_include_is_checked_before_nvrtc_opens_it_and_its_contents_key_the_ca
     headers = tmp_path / "inc"
     headers.mkdir()
     os.mkfifo(headers / "pipe.h")
-    kernel = '#include "tile.h"\n__global__ void k(float* x) { __shared__ float s[TILE]; s[threadIdx.x] = 1; ' \
+    kernel = '#include "tile.h"\nextern "C" __global__ void k(float* x) { __shared__ float s[TILE]; s[threadIdx.x] = 1; ' \
              '__syncthreads(); x[threadIdx.x] = s[TILE - 1 - threadIdx.x]; }\n'
     (headers / "tile.h").write_text("#define TILE 64\n")
     results: list = []
@@ -434,3 +434,14 @@ def test_check_table_command_fails_on_a_stale_table_and_passes_on_a_fresh_one(cl
     stale = check()
     assert stale.returncode == 1
     assert "error: sm_90 vector_add: stale" in stale.stderr
+
+
+def test_an_entry_the_module_lacks_is_a_compile_error_naming_extern_c() -> None:
+    """A C++ kernel's name is mangled: its figures were taken from all the module's kernels and every
+    offline check passed, while a GPU run could not find the function. A compile error instead."""
+    source = "__global__ void blur(float* x) { x[threadIdx.x] = 1.0f; }\n"
+    result = compile_cuda(source, name="b.cu", entry="blur", use_cache=False)
+    assert not result.ok and "entry 'blur' is not a kernel of the compiled module" in result.error
+    assert 'extern "C"' in result.error
+    fixed = compile_cuda('extern "C" ' + source, name="b.cu", entry="blur", use_cache=False)
+    assert fixed.ok and fixed.registers > 0

@@ -578,7 +578,15 @@ def _for_entry(result: CompileResult, entry: str | None) -> CompileResult:
     if not kernels:
         return result
     constants = module_constant_bytes(result.log)
-    if entry is not None and entry in kernels:
+    if entry is not None and entry not in kernels:
+        # a C++ kernel's name is mangled (_Z6blur1dPKf...): the module has no function the launch
+        # could look up, which a GPU run would find only when it loads the module
+        found = ", ".join(sorted(kernels)[:3])
+        mangled = any(name.startswith("_Z") and entry in name for name in kernels)
+        hint = ' (declare it extern "C": a C++ name is mangled)' if mangled else ""
+        return replace(result, ok=False, cubin=b"", log=(
+            f"error: entry {entry!r} is not a kernel of the compiled module; it has {found}{hint}\n{result.log}"))
+    if entry is not None:
         chosen = asdict(kernels[entry])
         chosen.pop("name")
     else:
