@@ -505,3 +505,18 @@ def test_the_sessions_compile_modes_are_the_simulators() -> None:
     from workbench.core.domain.session import SIM_COMPILE_MODES
 
     assert tuple(SIM_COMPILE_MODES) == tuple(sim_module.COMPILE_MODES)
+
+
+def test_buffers_beyond_the_gpus_memory_are_an_allocation_failure() -> None:
+    """A problem whose buffers exceed the modelled GPU's memory failed on a real device before any
+    launch: it was simulated as a feasible 134 ms run holding 550 GB on a 141 GB H200."""
+    import dataclasses
+
+    backend = SimBackend(BackendSpec("sim", {"kernel": "vector_add", "gpu_model": "H200", "problem": {"n": 2**24}}))
+    backend.prepare()
+    config = next(iter(backend.space))
+    assert backend.evaluate(config, LIMITS).ok  # 201 MB of buffers on 141 GB
+    backend.gpu = dataclasses.replace(backend.gpu, memory_gb=0.1)  # a board of 100 MB
+    measured = backend.evaluate(config, LIMITS)
+    assert measured.status is Status.RUNTIME_ERROR and measured.message.startswith("out of memory")
+    assert "0.1 GB" in measured.message

@@ -388,6 +388,12 @@ class SimBackend(Backend):
             raise
         except Exception as exc:  # noqa: BLE001 - a template function failing is that config's problem
             return Measurement.failure(Status.RUNTIME_ERROR, f"template failed for this config: {type(exc).__name__}: {exc}")
+        needed_mb = device_memory_mb(self.template, self.problem, config)
+        if needed_mb > self.gpu.memory_gb * 1000.0:  # the buffers a real run allocates first would not fit
+            return Measurement.failure(
+                Status.RUNTIME_ERROR,
+                f"out of memory (cudaErrorMemoryAllocation): the buffers need {needed_mb / 1000.0:,.1f} GB, "
+                f"the {self.gpu.name} has {self.gpu.memory_gb:g} GB")
         resources = self._resources(config, smem_dynamic, phase, limits)
         if "compile_error" in resources:
             return Measurement.failure(Status.COMPILE_ERROR, resources["compile_error"], resources["log"])
@@ -449,7 +455,7 @@ class SimBackend(Backend):
             "throughput_gbs": throughput,
             "gflops": gflops,
             "pct_of_peak": pct,
-            "memory_mb": device_memory_mb(self.template, self.problem, config),
+            "memory_mb": needed_mb,
             "onchip_kb_per_sm": used["onchip_kb_per_block"] * prediction.occupancy.active_blocks_per_sm,
             # what this config really moves and computes (re-reads, padding, extra passes included),
             # for its arithmetic intensity on a roofline
