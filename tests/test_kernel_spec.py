@@ -549,3 +549,23 @@ def test_a_switch_written_as_text_is_refused_before_it_inverts(tmp_path):
     (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec, indent=2))
     with pytest.raises((TemplateError, SpecError), match="without quotes"):
         load_templates(tmp_path)
+
+
+def test_a_template_without_a_reference_reports_no_quality_on_the_simulator(tmp_path):
+    """Nothing compared, nothing claimed: a simulated trial of a template with ``reference: none``
+    had quality 1.0 ("7.2 of the 7.2 correct digits") that no comparison measured."""
+    from workbench.backends.base import BackendSpec, EvalLimits
+    from workbench.backends.sim import SimBackend
+
+    spec = json.loads(json.dumps(SPEC))
+    spec["reference"] = {"kind": "none"}
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec, indent=2))
+    backend = SimBackend(BackendSpec("sim", {"kernel": "saxpy", "kernel_dirs": [str(tmp_path)]}))
+    backend.prepare()
+    measured = backend.evaluate(next(iter(backend.space)), EvalLimits())
+    assert measured.ok and "quality" not in measured.metrics
+    assert measured.details["quality_source"].startswith("none")
+    with_reference = SimBackend(BackendSpec("sim", {"kernel": "saxpy", "kernel_dirs": [str(EXAMPLE)]}))
+    with_reference.prepare()
+    assert with_reference.evaluate(next(iter(with_reference.space)), EvalLimits()).metric("quality") > 0.9

@@ -188,10 +188,12 @@ class SimBackend(Backend):
             # Outputs are checked through the emulation: the first valid config's stand in for the reference.
             self.adopted = adopt_reference(np, self.template.reference_candidates(self.problem), self._emulate)
             self.small_expected = dict(self.adopted.expected) if self.adopted is not None else {}
-        # Without an emulation, the best a float32 kernel can do: the reference rounded to float32.
+        # Without an emulation, the best a float32 kernel can do: the reference rounded to float32;
+        # with nothing to compare with (no reference, no emulation to adopt one), no quality at all
+        # rather than a perfect one nobody measured.
         self.float32_quality = quality_of(
             {k: np.asarray(v, dtype=np.float32) for k, v in self.small_expected.items()}, self.small_expected
-        )
+        ) if self.small_expected else math.nan
         self._arith_slots = tuple(s.name for s in self.template.slots if s.group in _ARITHMETIC_GROUPS)
         tabled = self.compile_mode in ("nvrtc", "known")
         self.table: TemplateFigures | None = figures_for(self.template, self.problem, self.arch) if tabled else None
@@ -432,7 +434,9 @@ class SimBackend(Backend):
             "gpu": self.gpu.name,
             "arch": self.arch,
             "simulated": True,
-            "quality_source": "emulation" if self.template.emulate is not None else "float32 rounding of the reference",
+            "quality_source": ("emulation" if self.template.emulate is not None
+                               else "float32 rounding of the reference" if self.small_expected
+                               else "none: the template gives no reference to compare with"),
         }
         details.update(self._reference_details(config))
         details.update(marks)
@@ -465,4 +469,6 @@ class SimBackend(Backend):
             "quality": quality,
             **used,
         }
+        if not math.isfinite(quality):  # nothing was compared: no figure, not a made-up one
+            del metrics["quality"]
         return Measurement(Status.OK, metrics=metrics, details=details)
