@@ -87,6 +87,9 @@ def test_tuning_a_saved_template_with_the_command_line(cli, tmp_path):
     (lambda s: s["args"][0].__setitem__("range", [0, "1"]), "args[0].range", None),
     (lambda s: s.__setitem__("restriction", s.pop("restrictions")), "restriction", '"restriction"'),
     (lambda s: s["args"][0].__setitem__("dtype", "longdouble"), "args[0].dtype", "longdouble"),
+    # C type names NumPy widens: "float" was taken as float64 where the kernel reads float*
+    (lambda s: s["args"][0].__setitem__("dtype", "float"), "args[0].dtype", '"float"'),
+    (lambda s: s["args"][0].__setitem__("dtype", "int"), "args[0].dtype", '"int"'),
     (lambda s: s["args"][0].__setitem__("shape", ["-n"]), "args[0].shape", "-n"),
     (lambda s: s["cost"].__setitem__("flops", "0/0"), "cost.flops", "0/0"),
     (lambda s: s["cost"].__setitem__("bytes_moved", "-1"), "cost.bytes_moved", "-1"),

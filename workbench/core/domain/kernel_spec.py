@@ -59,6 +59,16 @@ _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _COL = re.compile(r"\(col (\d+): ")
 
 
+
+#: C type names that NumPy reads as another width ("float" and "int" are 8 bytes to NumPy, 4 to C):
+#: the width the kernel reads is said instead of guessed.
+_C_TYPE_NAMES = {
+    "float": "float32 (C float) or float64 (C double)",
+    "int": "int32 (C int) or int64 (C long long)",
+    "long": "int64 (C long long) or int32",
+    "uint": "uint32 (C unsigned) or uint64",
+}
+
 class SpecError(TemplateError):
     """A declarative spec is wrong: ``field`` says where (``slots[1].values``), ``line`` the spec's line (1-based, 0 unknown)."""
 
@@ -484,6 +494,9 @@ class _Builder:
         """An argument's dtype: a NumPy integer or float type of at most 8 bytes (the inputs are made,
         and results compared, in it; a CUDA kernel has no wider one, and CuPy allocates none)."""
         dtype = entry.get("dtype") or "float32"
+        if isinstance(dtype, str) and dtype in _C_TYPE_NAMES:  # NumPy reads "float" as 8 bytes, C as 4
+            raise self.fail(field, f"{dtype!r} is a C type name that NumPy reads otherwise; write "
+                                   f"{_C_TYPE_NAMES[dtype]}", dtype)
         try:
             usable = isinstance(dtype, str) and np.dtype(dtype).kind in "iuf" and np.dtype(dtype).itemsize <= 8
         except (TypeError, ValueError):
