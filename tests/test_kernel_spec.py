@@ -90,6 +90,8 @@ def test_tuning_a_saved_template_with_the_command_line(cli, tmp_path):
     # C type names NumPy widens: "float" was taken as float64 where the kernel reads float*
     (lambda s: s["args"][0].__setitem__("dtype", "float"), "args[0].dtype", '"float"'),
     (lambda s: s["args"][0].__setitem__("dtype", "int"), "args[0].dtype", '"int"'),
+    # a default config names every slot or none: one slot without said where, not "missing slot" later
+    (lambda s: s["slots"][1].pop("default"), "slots[1].default", '"name": "items"'),
     (lambda s: s["args"][0].__setitem__("shape", ["-n"]), "args[0].shape", "-n"),
     (lambda s: s["cost"].__setitem__("flops", "0/0"), "cost.flops", "0/0"),
     (lambda s: s["cost"].__setitem__("bytes_moved", "-1"), "cost.bytes_moved", "-1"),

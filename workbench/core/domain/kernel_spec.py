@@ -338,6 +338,12 @@ class _Builder:
                     raise
                 raise self.fail(field, str(exc), name) from None
             slots.append(slot)
+        given = [slot.default is not None for slot in slots]
+        if any(given) and not all(given):  # a default config names every slot, or none does
+            i = given.index(False)
+            raise self.fail(f"slots[{i}].default", f"slot {slots[i].name!r} has no default while "
+                            f"{sum(given)} other slot{'s' if sum(given) > 1 else ''} have one; give every slot a "
+                            "default, or none (the first valid config is then the reference)", slots[i].name)
         return slots
 
     def problem(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, str], dict[str, tuple[float, float]]]:
