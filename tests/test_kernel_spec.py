@@ -574,3 +574,17 @@ def test_a_template_without_a_reference_reports_no_quality_on_the_simulator(tmp_
     with_reference = SimBackend(BackendSpec("sim", {"kernel": "saxpy", "kernel_dirs": [str(EXAMPLE)]}))
     with_reference.prepare()
     assert with_reference.evaluate(next(iter(with_reference.space)), EvalLimits()).metric("quality") > 0.9
+
+
+def test_a_run_where_every_config_fails_to_compile_says_why_in_its_last_line(cli, tmp_path):
+    """"0 feasible; no feasible config" and exit 0 told a new user nothing: the last line of tune and
+    show name the failure most trials share, with the compiler's line."""
+    (tmp_path / "saxpy.cu").write_text(SOURCE.replace("{", "{ int broken = ;", 1))
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(SPEC, indent=2))
+    out = tmp_path / "s.json"
+    done = cli("tune", "saxpy", "--kernel-dir", str(tmp_path), "--backend", "sim", "--budget", "3", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    last = done.stdout.strip().splitlines()[-1]
+    assert "no feasible config (no successful trials among 3; most often compile_error (3): " in last
+    assert "error" in last.split("compile_error (3): ", 1)[1]
+    assert "most often compile_error (3)" in cli("show", str(out)).stdout

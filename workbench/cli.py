@@ -551,7 +551,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
               file=sys.stderr)
     summary = summarise(session)
     best = summary["best"]
-    best_text = f"best {best['latency_ms']:.4g} ms {best['config']}" if best else "no feasible config"
+    best_text = (f"best {best['latency_ms']:.4g} ms {best['config']}" if best
+                 else f"no feasible config ({summary['why_none']})" if summary.get("why_none") else "no feasible config")
     if best and best["resources_pending"]:
         best_text += " (resources estimated)"
     # what the timings are, as show labels them: modelled, or read back from a recording
@@ -767,7 +768,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         "weights": _directions_of(constraints, weights)[0],
         "best": best,
         "most_excluding_constraint": ranking.most_excluding if ranking.n_feasible == 0 and ranked else None,
-        "why_none": ranking.why_none() if ranking.n_feasible == 0 and ranked else None,
+        "why_none": _why_none(ranking, ranked) if ranking.n_feasible == 0 and ranked else None,
         "resources_pending": sum(_pending(t) for t in trials),
         # simulated with estimated resources for good: the run chose them, or had no compiler
         "resources_estimated": sum(t.measurement.resources_estimated and not _pending(t) for t in trials),
@@ -815,6 +816,23 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
     if sizes:
         out["sizes"] = sizes
     return out
+
+
+def _why_none(ranking: Any, trials: Sequence[Trial]) -> str:
+    """Why nothing is recommended; when nothing succeeded, with the failure most trials share (a
+    template every config of which fails to compile said only "no successful trials")."""
+    why = str(ranking.why_none())
+    if ranking.n_ok:
+        return why
+    reasons: dict[tuple[str, str], int] = {}
+    for trial in trials:
+        if trial.status.value not in ("ok", "aborted"):
+            key = (trial.status.value, _first_line(trial.measurement.message)[:200])
+            reasons[key] = reasons.get(key, 0) + 1
+    if not reasons:
+        return why
+    (status, message), count = max(reasons.items(), key=lambda item: item[1])
+    return f"{why}; most often {status} ({count}): {_one_line(message)}"
 
 
 def _pending(trial: Trial) -> bool:
