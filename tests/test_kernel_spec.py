@@ -588,3 +588,17 @@ def test_a_run_where_every_config_fails_to_compile_says_why_in_its_last_line(cli
     assert "no feasible config (no successful trials among 3; most often compile_error (3): " in last
     assert "error" in last.split("compile_error (3): ", 1)[1]
     assert "most often compile_error (3)" in cli("show", str(out)).stdout
+
+
+def test_a_python_reference_that_raises_is_named_with_its_file(tmp_path, cli):
+    """"sim backend failed to start: KeyError: 'v'" named neither the file nor the function."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["reference"] = {"kind": "python", "file": "_saxpy_reference.py"}
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec, indent=2))
+    (tmp_path / "_saxpy_reference.py").write_text("def reference(inputs, problem):\n    return {'out': inputs['v']}\n")
+    out = tmp_path / "s.json"
+    done = cli("tune", "saxpy", "--kernel-dir", str(tmp_path), "--backend", "sim", "--budget", "2", "--out", str(out))
+    assert done.returncode != 0
+    assert f"{tmp_path / '_saxpy_reference.py'}: reference(inputs, problem) raised KeyError: 'v'" in done.stderr
+    assert not out.exists() and not Path(str(out) + ".journal").exists()  # nothing measured, nothing left

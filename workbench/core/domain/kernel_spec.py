@@ -646,7 +646,11 @@ class _PythonReference:
             if not callable(fn):
                 raise TemplateError(f"{self.path}: defines no function {self.function}(inputs, problem)")
             self._fn = fn
-        result = self._fn(dict(inputs), dict(problem))
+        try:
+            result = self._fn(dict(inputs), dict(problem))
+        except Exception as exc:  # noqa: BLE001 - the author's code: said with where it is
+            raise TemplateError(f"{self.path}: {self.function}(inputs, problem) raised "
+                                f"{type(exc).__name__}: {exc}") from None
         if not isinstance(result, Mapping) or set(result) != set(self.outputs):
             raise TemplateError(f"{self.path}: {self.function}() must return a dict with keys {list(self.outputs)}")
         return {k: np.asarray(v, dtype=np.float64) for k, v in result.items()}
