@@ -90,6 +90,9 @@ def test_tuning_a_saved_template_with_the_command_line(cli, tmp_path):
     # C type names NumPy widens: "float" was taken as float64 where the kernel reads float*
     (lambda s: s["args"][0].__setitem__("dtype", "float"), "args[0].dtype", '"float"'),
     (lambda s: s["args"][0].__setitem__("dtype", "int"), "args[0].dtype", '"int"'),
+    # an argument's kind or name is blamed where it is wrong, not as a reference output later
+    (lambda s: s["args"][2].__setitem__("kind", "output"), "args[2].kind", '"output"'),
+    (lambda s: s["args"][1].__setitem__("name", "x"), "args[1].name", None),
     # a default config names every slot or none: one slot without said where, not "missing slot" later
     (lambda s: s["slots"][1].pop("default"), "slots[1].default", '"name": "items"'),
     (lambda s: s["args"][0].__setitem__("shape", ["-n"]), "args[0].shape", "-n"),

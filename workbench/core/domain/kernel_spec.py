@@ -60,6 +60,9 @@ _COL = re.compile(r"\(col (\d+): ")
 
 
 
+#: What an argument is to the kernel: read, written, both, or a scalar passed by value.
+ARG_KINDS = ("in", "out", "inout", "scalar")
+
 #: C type names that NumPy reads as another width ("float" and "int" are 8 bytes to NumPy, 4 to C):
 #: the width the kernel reads is said instead of guessed.
 _C_TYPE_NAMES = {
@@ -465,7 +468,11 @@ class _Builder:
             if not isinstance(entry, Mapping):
                 raise self.fail(field, "must be an object with name, kind, dtype", entry)
             name = self.get(entry, "name", str, f"{field}.name")
-            kind = str(entry.get("kind") or "in")
+            if name in (a.name for a in args):  # said here, not as a reference output that is no output
+                raise self.fail(f"{field}.name", f"argument {name!r} is named twice", name)
+            kind = entry.get("kind") or "in"
+            if kind not in ARG_KINDS:
+                raise self.fail(f"{field}.kind", f"{kind!r} is not one of {', '.join(ARG_KINDS)}", kind)
             dtype = self.dtype(entry, f"{field}.dtype")
             if kind == "scalar":
                 value = self.expr(str(entry.get("value", name)), params, f"{field}.value")
