@@ -461,7 +461,7 @@ class _Builder:
         raw = self.get(self.spec, "args", list, "args", [])
         if not raw:
             raise self.fail("args", "the kernel needs at least one argument")
-        args = []
+        args: list[Arg] = []
         params = list(problem)
         for i, entry in enumerate(raw):
             field = f"args[{i}]"
