@@ -652,7 +652,7 @@ def test_gui_runs_a_template_from_a_folder_the_command_line_names(window, qtbot,
     assert cli.main(["gui", "--run", "saxpy", "--kernel-dir", str(folder), "--budget", "3"]) == 0
     run, named = started[-1]
     assert run["kernel_dirs"] == [str(folder)] and named["kernel_dirs"] == [str(folder)]
-    window._kernel_folder_opened("saxpy", folder)  # what app.main does for each template of the folder
+    # (a run naming the folder registers it, as app.main does for each template of a --kernel-dir)
     with qtbot.waitSignal(window.run_done, timeout=120_000) as blocker:
         window.start_run({**run, "backend": "sim", "strategy": "random", "budget": 3})
     assert blocker.args[0].reason in ("budget", "exhausted")

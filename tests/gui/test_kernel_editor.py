@@ -84,6 +84,8 @@ def test_type_detect_compile_tune_save_and_reopen(window, editor, qtbot, tmp_pat
     assert session.kernel == "saxpy" and len(session.trials) == 20
     assert sum(t.ok for t in session.trials) == 20  # every config of the example launches
     assert blocker.args[0] is not None
+    window.source_view.show_trial(0)  # the draft renders: the person's own folder, not "not loaded"
+    assert "#define BLOCK_SIZE" in window.source_view.editor.toPlainText()
 
     saved = editor.save()
     assert saved == user_templates_dir() / f"saxpy{SPEC_SUFFIX}"

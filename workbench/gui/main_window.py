@@ -655,6 +655,16 @@ class MainWindow(QMainWindow):
         """
         if self.running:
             raise WorkbenchError("a run is already going; stop it first")
+        folders = run.get("kernel_dirs") or ()
+        if run.get("kernel") and folders:  # the person's folder (the editor's drafts, gui --kernel-dir):
+            # its template renders in the source view and Compare from there
+            from workbench.core.domain.kernel_spec import SPEC_SUFFIX
+
+            name = str(run["kernel"])
+            for folder in map(Path, folders):
+                if (folder / f"{name}{SPEC_SUFFIX}").is_file() or (folder / f"{name}.py").is_file():
+                    self._kernel_folder_opened(name, folder)
+                    break
         try:
             shown: dict[str, Any] | None = self.toolbar.request()  # put back when the run is refused
         except WorkbenchError:  # a field the person is still typing: nothing to put back
