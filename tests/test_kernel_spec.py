@@ -605,3 +605,12 @@ def test_a_python_reference_that_raises_is_named_with_its_file(tmp_path, cli):
     assert done.returncode != 0
     assert f"{tmp_path / '_saxpy_reference.py'}: reference(inputs, problem) raised KeyError: 'v'" in done.stderr
     assert not out.exists() and not Path(str(out) + ".journal").exists()  # nothing measured, nothing left
+
+
+def test_a_lone_cuda_source_is_named_with_the_spec_it_lacks(tmp_path, cli):
+    """A folder holding only blur.cu said "unknown kernel 'blur'", as if the file were not there."""
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    done = cli("tune", "saxpy", "--kernel-dir", str(tmp_path), "--backend", "sim", "--budget", "2",
+               "--out", str(tmp_path / "s.json"))
+    assert done.returncode == 2
+    assert f"{tmp_path / 'saxpy.cu'} is a CUDA source without a template spec: add saxpy{SPEC_SUFFIX}" in done.stderr

@@ -69,6 +69,12 @@ def locate_kernel(name: str, extra_dirs: Sequence[str | os.PathLike[str]] = ()) 
     available = sorted({p.stem for d in kernel_search_dirs(extra_dirs) for p in d.glob("*.py") if not p.stem.startswith("_")}
                        | {p.name[: -len(DECLARATIVE_SUFFIX)] for d in kernel_search_dirs(extra_dirs)
                           for p in d.glob("*" + DECLARATIVE_SUFFIX)})
+    lone = next((folder / f"{name}.cu" for folder in kernel_search_dirs(extra_dirs)
+                 if (folder / f"{name}.cu").is_file()), None)
+    if lone is not None:  # a kernel without the spec that makes it a template: say what is missing
+        raise WorkbenchError(f"{lone} is a CUDA source without a template spec: add {name}{DECLARATIVE_SUFFIX} "
+                             "beside it (docs/own-kernel.md), or open the folder in the window's kernel editor, "
+                             "which writes one")
     raise WorkbenchError(f"unknown kernel {name!r}; available: {', '.join(available) or 'none'}")
 
 
