@@ -65,7 +65,8 @@ def table_path(arch: str, folder: Path | None = None) -> Path:
 def shipped_archs(folder: Path | None = None) -> list[str]:
     """The architectures a table ships for (``sm_90.json.gz`` -> ``sm_90``)."""
     base = folder or table_dir()
-    return sorted(p.name[: -len(".json.gz")] for p in base.glob("sm_*.json.gz"))
+    names = (p.name[: -len(".json.gz")] for p in base.glob("sm_*.json.gz"))
+    return sorted(name for name in names if re.fullmatch(r"sm_[0-9]{2,3}[a-z]?", name))
 
 
 def problem_key(problem: Mapping[str, Any]) -> str:
