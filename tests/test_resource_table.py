@@ -288,6 +288,10 @@ def test_a_table_folder_is_data_however_hostile(tmp_path: Path, monkeypatch) -> 
         assert "\n" not in str(caught.value) and "resource table" in str(caught.value), name
         assert resource_table.figures_for(template, problem, "sm_90", folder=folder) is None
         assert resource_table.nearest_figures(template, problem, "sm_86", folder=folder) == []
+    stray = tmp_path / "stray"
+    stray.mkdir()
+    (stray / "sm_x.json.gz").write_bytes(b"")  # names no architecture: no table at all
+    assert resource_table.shipped_archs(stray) == []
 
 
 def test_an_architecture_is_never_a_path(tmp_path: Path) -> None:
