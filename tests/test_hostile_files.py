@@ -616,3 +616,26 @@ def test_resource_marks_count_only_when_they_are_true(tmp_path: Path, capsys) ->
     assert shown["resources_pending"] == 0 and shown["resources_estimated"] == 0
     assert cli_main(["export", str(path), "--format", "json", "--out", str(tmp_path / "e.json")]) == 0
     assert not any("table" in note for note in json.loads((tmp_path / "e.json").read_text())["notes"])
+
+
+def test_a_megabyte_of_text_in_a_trial_is_cut_in_an_exports_comment(tmp_path: Path) -> None:
+    """A stored reason of megabytes became one comment line of megabytes in a header."""
+    session = plain_session()
+    trial = session.trials[0]
+    session.trials[0] = Trial(trial.index, trial.config, Measurement(
+        Status.OK, {**trial.measurement.metrics, "registers": 32.0},
+        details={"estimated": True, "estimate_reason": "x" * 3_000_000}),
+        10.0, 10.5)
+    for i in (1, 2):  # the estimated trial is the best
+        t = session.trials[i]
+        session.trials[i] = Trial(t.index, t.config, Measurement(Status.OK, {"latency_ms": 5.0 + i}), 10.0 + i, 10.5 + i)
+    path = tmp_path / "s.json"
+    save_session(session, path)
+    out = tmp_path / "h.h"
+    assert cli_main(["export", str(path), "--format", "header", "--out", str(out)]) == 0
+    longest = max(len(line) for line in out.read_text().splitlines())
+    assert longest < 2300 and "x" * 100 in out.read_text()
+    from workbench.core.io.export import MAX_COMMENT_CHARS, _one_line
+
+    cut = _one_line("y" * 3_000_000)  # any text a comment line carries
+    assert len(cut) < MAX_COMMENT_CHARS + 60 and cut.endswith("(cut: longer than a comment line needs)")

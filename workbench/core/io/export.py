@@ -466,11 +466,17 @@ def _one_line(text: Any) -> str:
     becomes ``/`` (a backslash at the end of a line would splice the next line into the comment,
     so a following ``#define`` would vanish) and ``??`` is split (``??/`` is a trigraph for one).
     """
-    words = " ".join(str(text).split())
+    words = " ".join(str(text)[:4 * MAX_COMMENT_CHARS].split())  # (a file's text may be megabytes)
     safe = "".join(c if " " <= c <= "~" else "?" for c in words).replace("\\", "/")
     while "??" in safe:
         safe = safe.replace("??", "?-?")
+    if len(safe) > MAX_COMMENT_CHARS or len(str(text)) > 4 * MAX_COMMENT_CHARS:
+        safe = safe[:MAX_COMMENT_CHARS].rstrip() + " ... (cut: longer than a comment line needs)"
     return safe
+
+
+#: The longest text one comment line of an export carries (a stored reason, a name: from files).
+MAX_COMMENT_CHARS = 2000
 
 
 def _metrics_text(trial: Trial, decided: Sequence[str] = ()) -> str:
