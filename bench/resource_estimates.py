@@ -13,6 +13,10 @@ table, and prints per template and architecture:
 - ``lat p90``: 90th percentile of |modelled latency with the estimate / with the truth - 1| over
   the configs both launch.
 
+"nearest" is the simulator's own estimate (``SimBackend._estimate``: another major version's figures
+are passed over where they would refuse the launch, and the rule stands in; ``rule`` in the sources
+column); a row covers the configs some other table holds.
+
 No compiling: every figure comes from the shipped tables. ``--arch`` and ``--kernel`` restrict the
 rows; a row needs the truth and at least one other architecture's figures for the same configs.
 
@@ -74,9 +78,11 @@ def compare(kernel: str, arch: str) -> tuple[int, int, str, Tally, Tally] | None
         if real is None or "compile_error" in real:
             continue
         tabulated += 1
-        near = next(((a, row) for a, f in neighbours if (row := f.get(config.id)) is not None and "compile_error" not in row), None)
-        if near is None:
-            continue
+        estimate = backend._estimate(config)  # the simulator's own choice of estimate
+        if not estimate.get("estimated_from"):
+            if not any(f.get(config.id) is not None for _a, f in neighbours):
+                continue  # no other table holds the config: both estimates are the rule
+        near = (str(estimate.get("estimated_from") or "rule"), estimate)
         sources.add(near[0])
         grid, block, smem_dynamic, work = backend._launch(config)
 

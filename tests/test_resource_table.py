@@ -144,16 +144,17 @@ def _copy_table(tmp_path: Path, source_arch: str, arch: str, registers_plus: int
     resource_table._save(copied, arch, tmp_path)
 
 
-def test_the_nearest_architecture_with_figures_comes_first(tmp_path: Path) -> None:
-    """Same major version first, then the closest compute capability; the arch itself is not its
-    own neighbour, and a stale entry is no neighbour at all."""
-    for arch in ("sm_75", "sm_80", "sm_90"):
+def test_the_nearest_architecture_of_the_generation_comes_first(tmp_path: Path) -> None:
+    """Architectures of the same major version only, the closest compute capability first; the
+    arch itself is not its own neighbour, another generation is none, and a stale entry is none."""
+    for arch in ("sm_75", "sm_80", "sm_89", "sm_90"):
         _copy_table(tmp_path, "sm_90", arch)
     template = TEMPLATES["vector_add"]
     problem = template.resolve_problem()
     order = [arch for arch, _ in resource_table.nearest_figures(template, problem, "sm_86", folder=tmp_path)]
-    assert order == ["sm_80", "sm_90", "sm_75"]
-    assert [a for a, _ in resource_table.nearest_figures(template, problem, "sm_90", folder=tmp_path)] == ["sm_80", "sm_75"]
+    assert order == ["sm_89", "sm_80"]
+    assert resource_table.nearest_figures(template, problem, "sm_90", folder=tmp_path) == []
+    assert resource_table.nearest_figures(template, problem, "sm_75", folder=tmp_path) == []
     edited = dataclasses.replace(template, source=template.source + "\n// edited\n", path="")
     assert resource_table.nearest_figures(edited, problem, "sm_86", folder=tmp_path) == []
 

@@ -282,7 +282,8 @@ class SimBackend(Backend):
 
     def _estimate(self, config: Config) -> dict[str, Any]:
         """Resources without this arch's compile: the same config's figures on the nearest
-        architecture with a table, else the work-profile rule; marked ``estimated`` either way."""
+        architecture of this generation with a table, else the work-profile rule; marked
+        ``estimated`` either way."""
         for arch, figures in self.neighbours:
             row = figures.get(config.id)
             if row is not None and "compile_error" not in row:
