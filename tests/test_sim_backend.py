@@ -500,13 +500,6 @@ def test_every_outcome_on_estimated_resources_carries_the_mark(monkeypatch) -> N
     assert wrong.details["resource_source"] == "estimate (compile pending)"
 
 
-def test_the_sessions_compile_modes_are_the_simulators() -> None:
-    """The session loader refuses a compile mode the simulator does not have: the two lists agree."""
-    from workbench.core.domain.session import SIM_COMPILE_MODES
-
-    assert tuple(SIM_COMPILE_MODES) == tuple(sim_module.COMPILE_MODES)
-
-
 def test_buffers_beyond_the_gpus_memory_are_an_allocation_failure() -> None:
     """A problem whose buffers exceed the modelled GPU's memory failed on a real device before any
     launch: it was simulated as a feasible 134 ms run holding 550 GB on a 141 GB H200."""

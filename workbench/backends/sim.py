@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from concurrent.futures import CancelledError, Future, TimeoutError as FutureTimeout
 from typing import Any, ClassVar
 
@@ -39,6 +38,7 @@ from workbench.core.model.compiler import cached_compile, compile_cuda  # NVRTC 
 from workbench.core.errors import WorkbenchError
 from workbench.core.model.gpus import GpuSpec, load_gpu
 from workbench.core.domain.measurement import Measurement, Status
+from workbench.core.domain.records import SIM_COMPILE_MODES, is_arch_name
 from workbench.core.model.perfmodel import estimate_resources, launch_check, predict
 from workbench.core.model.quality import quality_of
 from workbench.core.model.resource_table import TemplateFigures, figures_for, nearest_figures
@@ -52,7 +52,7 @@ DEFAULT_GPU = "H200"
 #: every config, nothing compiled; ``known``: the figures known without compiling (the table, the
 #: compiler's caches), else estimated as a pending compile would be: what a prediction of many
 #: configs uses (the portability report, cost-model pruning) to stand on the same figures as a run.
-COMPILE_MODES = ("nvrtc", "estimate", "known")
+COMPILE_MODES = SIM_COMPILE_MODES
 #: Run-to-run spread of the modelled timings: median jitter and the p20..p80 half-width (fractions).
 NOISE_MEDIAN = 0.01
 NOISE_SPREAD = (0.005, 0.03)
@@ -140,7 +140,7 @@ class SimBackend(Backend):
             raise WorkbenchError(f"sim backend: compile must be one of {', '.join(COMPILE_MODES)}, got {mode!r}")
         self.compile_mode = mode
         arch = spec.options.get("arch")
-        if arch is not None and not (isinstance(arch, str) and re.fullmatch(r"sm_[0-9]{2,3}[a-z]?", arch)):
+        if arch is not None and not is_arch_name(arch):
             raise WorkbenchError(f"sim backend: arch must be a GPU architecture such as sm_90, got {arch!r}")
         try:
             self.compile_wait_s = float(spec.options.get("compile_wait_s", COMPILE_WAIT_S))

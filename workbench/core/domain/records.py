@@ -9,9 +9,22 @@ every reader may rely on. ``core/domain/session.py`` checks the types of those k
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, Mapping, TypedDict, cast
 
 from workbench.core.domain.space import Value
+
+
+#: A GPU architecture's name (``sm_90``, ``sm_90a``): it names resource-table files and compile
+#: targets, so it is never anything a path could be made of.
+_ARCH_NAME = re.compile(r"sm_[0-9]{2,3}[a-z]?")
+#: The simulator's compile modes (what ``backend.options.compile`` may hold; see ``backends/sim.py``).
+SIM_COMPILE_MODES = ("nvrtc", "estimate", "known")
+
+
+def is_arch_name(value: Any) -> bool:
+    """Whether ``value`` is a GPU architecture's name (``sm_`` and two or three digits, a letter at most)."""
+    return isinstance(value, str) and _ARCH_NAME.fullmatch(value) is not None
 
 
 class BackendOptions(TypedDict, total=False):

@@ -59,7 +59,7 @@ from workbench.core.domain.assignments import parse_assignment_list, parse_value
 from workbench.core.fs import MAX_FILE_BYTES, current_umask, open_regular, read_capped, read_only
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.objective import Constraints, Ranking, Weights, rank
-from workbench.core.domain.records import BackendInfo, DeviceInfo, StrategyInfo
+from workbench.core.domain.records import SIM_COMPILE_MODES, BackendInfo, DeviceInfo, StrategyInfo, is_arch_name
 from workbench.core.domain.run_settings import RunSettings
 from workbench.core.domain.space import Config, SearchSpace, canonical_json, int_in_range
 
@@ -808,12 +808,6 @@ def _check_typed_back(name: str, value: Any, where: str, fail: Fail) -> None:
         fail(where, f"{_short(value)} does not read back as itself when typed ({name}={value})")
 
 
-#: What ``backend.options.arch`` may hold (``sm_90``, ``sm_90a``).
-_ARCH_NAME = re.compile(r"sm_[0-9]{2,3}[a-z]?")
-#: The simulator's compile modes (``backends/sim.py`` ``COMPILE_MODES``, which a test keeps equal).
-SIM_COMPILE_MODES = ("nvrtc", "estimate", "known")
-
-
 def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fail: Fail) -> None:
     """The run settings a reopened session restores into the run controls have their types."""
     options = backend.get("options", {})
@@ -836,7 +830,7 @@ def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fai
     # an architecture names files (its resource table) and a compile target: sm_ and digits only,
     # never a path; the compile mode is one the simulator has
     arch = options.get("arch")
-    if arch is not None and not _ARCH_NAME.fullmatch(arch):
+    if arch is not None and not is_arch_name(arch):
         fail("backend.options.arch", f"{_short(arch)} is not a GPU architecture (sm_ and digits, e.g. sm_90)")
     mode = options.get("compile")
     if mode is not None and mode not in SIM_COMPILE_MODES:

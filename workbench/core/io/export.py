@@ -39,6 +39,7 @@ import numpy as np
 
 from workbench.core.errors import SpaceError, WorkbenchError, quoted
 from workbench.core.fs import current_umask
+from workbench.core.domain.records import is_arch_name
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.sizes import problems_of, size_parameters, typed_like
 from workbench.core.domain.objective import Constraints, Weights, rank
@@ -504,7 +505,7 @@ def estimate_note(trial: Trial) -> str:
         return ""
     arch = details.get("estimated_from")
     source = (f"the {arch} table's figures for this config"
-              if isinstance(arch, str) and re.fullmatch(r"sm_[0-9]{2,3}[a-z]?", arch) else "the template's work profile")
+              if is_arch_name(arch) else "the template's work profile")
     if trial.measurement.resources_pending:
         return (f"resource figures estimated from {source} while its compile was pending: refining the session "
                 "(tune --resume --out SESSION --refine-only) can change them, and the pick")

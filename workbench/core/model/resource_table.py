@@ -18,7 +18,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import re
 import tempfile
 import threading
 import time
@@ -29,6 +28,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
+from workbench.core.domain.records import is_arch_name
 from workbench.core.errors import WorkbenchError
 from workbench.core.fs import open_regular
 from workbench.core.domain.shipped import shipped_path
@@ -57,7 +57,7 @@ def table_dir() -> Path:
 
 def table_path(arch: str, folder: Path | None = None) -> Path:
     """The table file of ``arch``; an arch that is not ``sm_<digits>`` names none (never a path)."""
-    if not re.fullmatch(r"sm_[0-9]{2,3}[a-z]?", arch):
+    if not is_arch_name(arch):
         raise WorkbenchError(f"{arch!r} is not a GPU architecture (sm_ and digits, e.g. sm_90)")
     return (folder or table_dir()) / f"{arch}.json.gz"
 
@@ -66,7 +66,7 @@ def shipped_archs(folder: Path | None = None) -> list[str]:
     """The architectures a table ships for (``sm_90.json.gz`` -> ``sm_90``)."""
     base = folder or table_dir()
     names = (p.name[: -len(".json.gz")] for p in base.glob("sm_*.json.gz"))
-    return sorted(name for name in names if re.fullmatch(r"sm_[0-9]{2,3}[a-z]?", name))
+    return sorted(name for name in names if is_arch_name(name))
 
 
 def problem_key(problem: Mapping[str, Any]) -> str:
