@@ -89,7 +89,8 @@ def word(template: str, names: Mapping[str, Wording]) -> str:
     return _PLACEHOLDER.sub(one, template)
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
+    """``text`` as one inert line: a control or bidi character is written as its escape."""
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
@@ -113,14 +114,14 @@ class WorkbenchError(Exception):
         self.template = template
 
     def __str__(self) -> str:
-        return _printable(super().__str__())
+        return printable(super().__str__())
 
     def worded(self, names: Mapping[str, Wording]) -> str:
         """The message with the settings it names worded by ``names`` (a setting ``names`` lacks
         keeps its flag); a message without settings is ``str(self)``."""
         if self.template is None:
             return str(self)
-        return _printable(word(self.template, {**FLAG_WORDING, **names}))
+        return printable(word(self.template, {**FLAG_WORDING, **names}))
 
     def prefixed(self, prefix: str) -> WorkbenchError:
         """A WorkbenchError saying ``prefix`` and then this one's message (``prefix`` may name

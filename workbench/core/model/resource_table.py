@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 from workbench.core.domain.records import is_arch_name
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, printable
 from workbench.core.fs import open_regular
 from workbench.core.domain.shipped import shipped_path
 from workbench.core.domain.templates import KernelTemplate
@@ -99,7 +99,7 @@ def read_table(arch: str, folder: Path | None = None) -> dict[str, Any] | None:
             raise ValueError(f"more than {MAX_TABLE_BYTES // 2**20} MB unpacked")
         table = json.loads(data.decode("utf-8"))
     except (OSError, EOFError, ValueError, RecursionError) as exc:  # (gzip's errors: OSError, EOFError)
-        reason = _one_line(str(exc))[:200]
+        reason = printable(str(exc))[:200]
         raise WorkbenchError(f"{path}: unreadable resource table ({reason}); regenerate it with check-kernels --write-table") from None
     if not _well_formed(table):
         raise WorkbenchError(f"{path}: not a version {VERSION} resource table; regenerate it with check-kernels --write-table")
@@ -111,11 +111,6 @@ def read_table(arch: str, folder: Path | None = None) -> dict[str, Any] | None:
 #: The most a table may unpack to (the complete ones are ~2 MB): a file that unpacks to gigabytes
 #: (a gzip bomb in a folder the environment names) is refused, not read into memory.
 MAX_TABLE_BYTES = 64 * 2**20
-
-
-def _one_line(text: str) -> str:
-    """``text`` as one printable line: a table is data, and its text may reach a terminal."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _well_formed(table: Any) -> bool:
@@ -221,10 +216,10 @@ def nearest_figures(template: KernelTemplate, problem: Mapping[str, Any], arch: 
     found: list[tuple[int, str, TemplateFigures]] = []
     for other in shipped_archs(folder):
         number = _arch_number(other)
-        if other == arch or number is None:
+        if other == arch or number is None or number[0] != mine[0]:  # another generation's is never read
             continue
         figures = figures_for(template, problem, other, folder)
-        if figures is not None and number[0] == mine[0]:
+        if figures is not None:
             found.append((abs(number[1] - mine[1]), other, figures))
     return [(other, figures) for _, other, figures in sorted(found, key=lambda item: item[0])]
 
@@ -279,7 +274,7 @@ def check_table(templates: Iterable[KernelTemplate], arch: str, folder: Path | N
         if rows and not any(isinstance(row, list) for row in rows):
             first = next((row for row in rows if isinstance(row, str)), "")
             problems.append(f"{arch} {template.name}: none of its {len(rows)} tabulated configs compiled "
-                            f"({_one_line(first)[:200]}); "
+                            f"({printable(first)[:200]}); "
                             "rewrite the table with check-kernels --write-table")
         state = "complete" if entry.get("complete") else "partial"
         summary.append(f"{arch} {template.name}: {len(tabulated & valid)}/{len(valid)} configs ({state})")
