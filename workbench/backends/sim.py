@@ -416,11 +416,11 @@ class SimBackend(Backend):
         if resources.get("resources_pending"):
             marks["resources_pending"] = True
         refusal = launch_check(self.gpu, block, smem_total, int(resources["registers"]), grid=grid)
-        prediction = None if refusal else predict(self.gpu, profile, grid, block, {**resources, "smem_bytes": smem_total})
-        if prediction is not None and not math.isfinite(prediction.latency_ms):  # no block can be resident
+        if refusal:
+            return Measurement(Status.LAUNCH_ERROR, metrics=used, message=refusal, log=refusal, details=marks)
+        prediction = predict(self.gpu, profile, grid, block, {**resources, "smem_bytes": smem_total})
+        if not math.isfinite(prediction.latency_ms):  # no block resident (the launch check says the same)
             refusal = f"too many resources requested for launch (no block fits an SM: {prediction.occupancy.explain()})"
-        if refusal or prediction is None:
-            refusal = refusal or "launch refused"
             return Measurement(Status.LAUNCH_ERROR, metrics=used, message=refusal, log=refusal, details=marks)
         status, message, quality = self._emulated(config)
         if status is not None:
