@@ -864,7 +864,7 @@ def refine_pending(path: str | os.PathLike[str],
     try:
         groups: dict[str, tuple[dict[str, Any], int]] = {}
         for key, trials in trials_by_problem(session).items():
-            pending = sum(bool(t.measurement.details.get("resources_pending")) for t in trials)
+            pending = sum(t.measurement.resources_pending for t in trials)
             if pending:
                 groups[key] = (session.problem_of(trials[0]), pending)
         if not groups:

@@ -359,7 +359,7 @@ class Engine:
         # Trials an earlier run left estimated at this run's problem (it ended before their compiles
         # landed): looked at once now, so their compiles start (or their cached figures refine them
         # at once), and refined with this run's own at its end.
-        self._pending = {t.config.id: t for t in own if t.measurement.details.get("resources_pending")}
+        self._pending = {t.config.id: t for t in own if t.measurement.resources_pending}
         self._emit(self._progress())
         with self.pool_factory(self.spec, self.workers, self.limits, on_start=on_start) as pool:
             if self._pending:
@@ -568,7 +568,7 @@ class Engine:
             self._note_best(trial)
             self._next_index += 1
             trials.append(trial)
-            if measurement.details.get("resources_pending"):
+            if measurement.resources_pending:
                 self._pending[config.id] = trial
             self._emit(TrialFinished(trial))
         self.strategy.tell(trials)
@@ -611,7 +611,7 @@ class Engine:
                 before = in_flight.pop(config.id, None)
                 if before is None:
                     continue
-                if (again and measurement.details.get("resources_pending") and config.id not in sent_again
+                if (again and measurement.resources_pending and config.id not in sent_again
                         and not self._stop.is_set()):
                     sent_again.add(config.id)
                     queue_.append(before)
@@ -621,7 +621,7 @@ class Engine:
                 self._emit(self._progress())
 
     def _replace(self, before: Trial, measurement: Any, timings: dict[str, float], worker: str) -> None:
-        if measurement.details.get("resources_pending") or measurement.status.value in ("timeout", "crashed"):
+        if measurement.resources_pending or measurement.status.value in ("timeout", "crashed"):
             return  # the compile has still not landed (or the worker died): keep the marked estimate
         details = {**measurement.details, "refined_from_estimate": True}
         estimated = before.metric("latency_ms")
