@@ -658,13 +658,15 @@ class MainWindow(QMainWindow):
         folders = run.get("kernel_dirs") or ()
         if run.get("kernel") and folders:  # the person's folder (the editor's drafts, gui --kernel-dir):
             # its template renders in the source view and Compare from there
-            from workbench.core.domain.kernel_spec import SPEC_SUFFIX
+            from workbench.runner.plan import locate_kernel
 
-            name = str(run["kernel"])
-            for folder in map(Path, folders):
-                if (folder / f"{name}{SPEC_SUFFIX}").is_file() or (folder / f"{name}.py").is_file():
-                    self._kernel_folder_opened(name, folder)
-                    break
+            try:
+                found = locate_kernel(str(run["kernel"]), folders)
+            except WorkbenchError:  # the start says why, below
+                found = None
+            if found is not None and found.kind == "template" and any(
+                    found.path.parent == Path(folder).resolve() for folder in folders):
+                self._kernel_folder_opened(found.name, found.path.parent)
         try:
             shown: dict[str, Any] | None = self.toolbar.request()  # put back when the run is refused
         except WorkbenchError:  # a field the person is still typing: nothing to put back
