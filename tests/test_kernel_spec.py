@@ -614,3 +614,41 @@ def test_a_lone_cuda_source_is_named_with_the_spec_it_lacks(tmp_path, cli):
                "--out", str(tmp_path / "s.json"))
     assert done.returncode == 2
     assert f"{tmp_path / 'saxpy.cu'} is a CUDA source without a template spec: add saxpy{SPEC_SUFFIX}" in done.stderr
+
+
+def test_one_broken_spec_leaves_the_folders_other_templates_usable(tmp_path, cli):
+    """A half-edited spec beside a good one made every command on the folder fail with its error:
+    the good template is listed, tuned and exported; the broken one is named; its own run is refused."""
+    folder = save_template_folder(tmp_path / "mine", SPEC, SOURCE).parent
+    (folder / f"half{SPEC_SUFFIX}").write_text('{"name": "half", ')
+    listed = cli("kernels", "--kernel-dir", folder)
+    assert listed.returncode == 2 and listed.stdout.startswith("conv2d") and "\nsaxpy " in listed.stdout
+    assert listed.stderr.count("\n") == 1 and listed.stderr.startswith("error: ") and f"half{SPEC_SUFFIX}" in listed.stderr
+    out = tmp_path / "s.json"
+    done = cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--executor", "inline", "--budget", "4",
+               "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    exported = cli("export", out, "--format", "cuda", "--out", tmp_path / "s.cu", "--kernel-dir", folder)
+    assert exported.returncode == 0, exported.stderr
+    checked = cli("check-kernels", "--kernel-dir", folder, "--kernel", "saxpy", "--sample", "1", "--quiet")
+    assert checked.returncode == 0, checked.stderr
+    refused = cli("tune", "half", "--kernel-dir", folder, "--backend", "sim", "--budget", "4", "--out", tmp_path / "h.json")
+    assert refused.returncode == 2 and f"half{SPEC_SUFFIX}" in refused.stderr and not (tmp_path / "h.json").exists()
+
+
+def test_a_user_template_named_like_a_shipped_one_says_that_it_replaces_it(tmp_path, cli):
+    """The search path lets a person's folder hide a shipped template, on purpose; it was silent, so
+    a listing or a run did not tell which ``gelu`` it was."""
+    shutil.copy(ROOT / "kernels" / "gelu.py", tmp_path / "gelu.py")
+    shutil.copy(ROOT / "kernels" / "gelu.cu", tmp_path / "gelu.cu")
+    listed = cli("kernels", "--kernel-dir", tmp_path, "--json")
+    assert listed.returncode == 0
+    (gelu,) = [item for item in json.loads(listed.stdout) if item["name"] == "gelu"]
+    assert gelu["spec"] == str((tmp_path / "gelu.py").resolve()) and gelu["replaces"].endswith("kernels/gelu.py")
+    assert "note: gelu is " in listed.stderr and "replaces" in listed.stderr
+    done = cli("tune", "gelu", "--kernel-dir", tmp_path, "--backend", "sim", "--workers", "1", "--budget", "2",
+               "--out", tmp_path / "g.json", "--quiet")
+    assert done.returncode == 0 and "which replaces the shipped template of that name" in done.stderr
+    plain = cli("tune", "gelu", "--backend", "sim", "--executor", "inline", "--budget", "3", "--out", tmp_path / "p.json",
+                "--quiet")
+    assert plain.returncode == 0 and "replaces" not in plain.stderr

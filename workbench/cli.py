@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Mapping, NoReturn, Sequence
 from workbench.core.domain.assignments import parse_assignment, parse_assignments
 from workbench.core.domain.size_analysis import size_lines
 from workbench.core.domain.sizes import parse_sizes, problems_of, typed_like
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, printable
 from workbench.core.fs import silence_hung_up_output
 
 if TYPE_CHECKING:  # imported where used: the CLI starts without loading the session module
@@ -832,7 +832,7 @@ def _why_none(ranking: Any, trials: Sequence[Trial]) -> str:
     if not reasons:
         return why
     (status, message), count = max(reasons.items(), key=lambda item: item[1])
-    return f"{why}; most often {status} ({count}): {_one_line(message)}"
+    return f"{why}; most often {status} ({count}): {printable(message)}"
 
 
 def _pending(trial: Trial) -> bool:
@@ -949,7 +949,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         for t in summary["trial_list"]:
             lat = f"{t['latency_ms']:.4g}" if t["latency_ms"] is not None else "-"
             estimated = "  (resources estimated)" if t["resources_pending"] else ""
-            print(f"{t['index']:>5} {t['status']:<14} {lat:>10}  {t['config']}  {_one_line(t['message'])}{estimated}")
+            print(f"{t['index']:>5} {t['status']:<14} {lat:>10}  {t['config']}  {printable(t['message'])}{estimated}")
     return 0
 
 
@@ -967,7 +967,7 @@ def _estimated_line(session: Session, count: int) -> str:
     reasons = {str(t.measurement.details.get("estimate_reason")) for t in session.trials
                if t.measurement.details.get("estimate_reason")}
     why = ("the run chose estimated resources (--resources estimated)" if chosen
-           else f"no compile was possible ({_one_line(sorted(reasons)[0][:200])})" if reasons
+           else f"no compile was possible ({printable(sorted(reasons)[0][:200])})" if reasons
            else "their compiles were not made")
     return (f"{count} trial{'s' if count != 1 else ''} hold estimated resources that no refinement replaces: {why}; "
             "their registers, shared memory and what follows from them (occupancy, the modelled latency) are estimates")
@@ -977,12 +977,6 @@ def _print_json(document: Any) -> None:
     """``document`` as indented JSON on stdout in one write: ``json.dump`` writes piece by piece
     (1.7 million writes for the trial list of an 18,000-trial session, most of ``show --json``'s time)."""
     sys.stdout.write(json.dumps(document, indent=2) + "\n")
-
-
-def _one_line(text: str) -> str:
-    """``text`` as one inert line: a newline, a terminal escape or a bidi override that a file put
-    into a failure message is printed as its escape (``\\n``, ``\\x1b``) instead of acting on the terminal."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _show_portability(args: argparse.Namespace) -> int:
@@ -1123,9 +1117,10 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_kernels(args: argparse.Namespace) -> int:
-    from workbench.core.domain.templates import kernels_dir, load_templates
+    from workbench.core.domain.templates import kernels_dir, scan_templates
 
-    templates = load_templates(*args.kernel_dir, str(kernels_dir()))
+    library = scan_templates(*args.kernel_dir, str(kernels_dir()))
+    templates = library.templates
     listing: list[dict[str, Any]] = []
     for name in sorted(templates):
         t = templates[name]
@@ -1140,14 +1135,26 @@ def cmd_kernels(args: argparse.Namespace) -> int:
             "default": dict(t.default),
             "valid_configs": space.count(),
             "baseline": t.baseline_name or None,
+            "spec": t.path,
+            "replaces": str(library.shadowed[name]) if name in library.shadowed else None,
         })
     if args.json:
         _print_json(listing)
-        return 0
-    for item in listing:
-        slots = ", ".join(f"{s['name']}[{len(s['values'])}]" for s in item["slots"])
-        print(f"{item['name']:<12} {item['valid_configs']:>7} configs  {slots}")
-    return 0
+    else:
+        for item in listing:
+            slots = ", ".join(f"{s['name']}[{len(s['values'])}]" for s in item["slots"])
+            print(f"{item['name']:<12} {item['valid_configs']:>7} configs  {slots}")
+    _report_library(library)
+    return 2 if library.broken else 0  # a spec that does not load is bad input, as a file refused
+
+
+def _report_library(library: Any) -> None:
+    """Say on standard error which templates replace another of the same name (a user folder's
+    over the shipped one) and which specs do not load, after the listing of those that do."""
+    for name, hidden in sorted(library.shadowed.items()):
+        print(f"note: {name} is {library.templates[name].path}, which replaces {hidden}", file=sys.stderr)
+    for reason in library.broken.values():
+        print(f"error: {printable(reason)}", file=sys.stderr)
 
 
 def cmd_import_kt(args: argparse.Namespace) -> int:
@@ -1206,7 +1213,7 @@ def _is_imported_recording(path: Path) -> bool:
 
 def cmd_check_kernels(args: argparse.Namespace) -> int:
     from workbench.core.model.checks import check_kernels, format_check_table, print_progress
-    from workbench.core.domain.templates import kernels_dir, load_templates
+    from workbench.core.domain.templates import find_template, kernels_dir, scan_templates
 
     if args.workers is not None and args.workers < 1:
         raise WorkbenchError(f"--workers must be at least 1, got {args.workers}")
@@ -1219,9 +1226,13 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
             raise WorkbenchError(f"--arch {args.arch}: {exc}") from None
     if args.write_table or args.check_table:
         return _check_kernels_table(args)
-    templates = load_templates(*args.kernel_dir, str(kernels_dir()))
-    if args.kernel is not None and args.kernel not in templates:
-        raise WorkbenchError(f"unknown kernel {args.kernel!r}; available: {', '.join(sorted(templates))}")
+    library = scan_templates(*args.kernel_dir, str(kernels_dir()))
+    templates = library.templates
+    if args.kernel is not None:
+        named = find_template(args.kernel, *args.kernel_dir, str(kernels_dir()))  # its spec's own error, if any
+        if named is None:
+            raise WorkbenchError(f"unknown kernel {args.kernel!r}; available: {', '.join(sorted(templates))}")
+        templates = {args.kernel: named}
     progress = None if args.quiet else print_progress(sys.stderr)
     results = check_kernels(templates, arch=args.arch or "sm_90", sample=args.sample, seed=args.seed, kernel=args.kernel,
                             workers=args.workers or os.cpu_count() or 1, progress=progress)
@@ -1229,7 +1240,10 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
         _print_json([r.to_dict() for r in results])
     else:
         print(format_check_table(results))
-    return 0 if all(r.ok for r in results) else 1
+    if args.kernel is not None:
+        return 0 if all(r.ok for r in results) else 1
+    _report_library(library)
+    return 2 if library.broken else 0 if all(r.ok for r in results) else 1
 
 
 def _check_kernels_table(args: argparse.Namespace) -> int:

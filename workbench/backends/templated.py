@@ -9,7 +9,7 @@ from typing import Any, Mapping
 from workbench.backends.base import BackendSpec, Target
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.records import device_info
-from workbench.core.domain.templates import KernelTemplate, kernels_dir, load_template, load_templates
+from workbench.core.domain.templates import KernelTemplate, find_template, kernels_dir, scan_templates
 from workbench.core.model.verify import NO_REFERENCE_NOTE
 
 
@@ -18,18 +18,11 @@ def load_template_for(spec: BackendSpec) -> KernelTemplate:
     name = spec.options.get("kernel")
     if not name:
         raise WorkbenchError(f"{spec.kind} backend needs options.kernel: the template name")
-    if not spec.options.get("kernel_dirs"):
-        # A shipped template lives in ``<name>.py``: load that spec alone (loading the whole
-        # library parses every spec, a few tenths of a second in each process at each run start).
-        spec_file = kernels_dir() / f"{name}.py"
-        if spec_file.is_file():
-            template = load_template(spec_file)
-            if template is not None and template.name == name:
-                return template
-    templates = load_templates(*spec.options.get("kernel_dirs", ()), str(kernels_dir()))
-    if name not in templates:
-        raise WorkbenchError(f"unknown template {name!r}; available: {', '.join(sorted(templates))}")
-    return templates[name]
+    dirs = [*spec.options.get("kernel_dirs", ()), str(kernels_dir())]
+    template = find_template(name, *dirs)  # that spec alone: another one of the folder may be half edited
+    if template is None:
+        raise WorkbenchError(f"unknown template {name!r}; available: {', '.join(sorted(scan_templates(*dirs).templates))}")
+    return template
 
 
 def template_target(template: KernelTemplate, spec: BackendSpec, device: Mapping[str, Any]) -> Target:

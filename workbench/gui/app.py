@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from workbench.core.domain.shipped import shipped_path
+from workbench.core.errors import printable
 from workbench.core.fs import current_umask, silence_hung_up_output
 
 RESOURCES = shipped_path("resources")
@@ -217,10 +218,14 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
     def begin() -> None:
         try:
             for folder in kernel_dirs:  # named by the person: its templates load, as File > Open kernel folder...
-                from workbench.core.domain.templates import load_templates
+                from workbench.core.domain.templates import scan_templates
 
-                for name in load_templates(folder):
+                library = scan_templates(folder)
+                for name in library.templates:
                     window._kernel_folder_opened(name, Path(folder).resolve())
+                for reason in library.broken.values():  # the others still open and run
+                    print(f"warning: {printable(reason)}", file=sys.stderr)
+                    window.statusBar().showMessage(f"warning: {printable(reason)}")
             if session_path:
                 window.open_session(session_path)
             if run:

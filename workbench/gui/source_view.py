@@ -32,10 +32,10 @@ _USE_COLOUR = QColor(220, 236, 255)
 
 
 @functools.lru_cache(maxsize=8)
-def _templates(dirs: tuple[str, ...]) -> dict[str, Any]:
-    from workbench.core.domain.templates import kernels_dir, load_templates
+def _template(name: str, dirs: tuple[str, ...]) -> Any:
+    from workbench.core.domain.templates import find_template, kernels_dir
 
-    return load_templates(*dirs, str(kernels_dir()))
+    return find_template(name, *dirs, str(kernels_dir()))
 
 
 def render_source(session: Session, config: Config, problem: Mapping[str, Any] | None = None,
@@ -53,10 +53,9 @@ def render_source(session: Session, config: Config, problem: Mapping[str, Any] |
         return "", "python benchmark: source file not found"
     folder = (opened or {}).get(session.kernel)
     try:  # the shipped library, and a folder the person opened: one the file names is never imported
-        templates = _templates((folder,) if folder else ())
+        template = _template(session.kernel, (folder,) if folder else ())
     except WorkbenchError as exc:
-        return "", f"templates could not be loaded: {exc}"
-    template = templates.get(session.kernel)
+        return "", f"the template could not be loaded: {exc}"
     if template is None:
         folders = [str(d) for d in options.get("kernel_dirs", ()) or () if isinstance(d, str)]
         if folders:

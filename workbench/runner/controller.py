@@ -62,7 +62,14 @@ from workbench.runner.costmodel import sim_predictor
 from workbench.runner.engine import Engine
 from workbench.runner.events import Event, RunFinished
 from workbench.runner.executors import ExecutorChoice, check_workers, plan_execution
-from workbench.runner.plan import available_metrics, check_no_problem, make_backend_spec, new_session, open_target
+from workbench.runner.plan import (
+    available_metrics,
+    check_no_problem,
+    make_backend_spec,
+    new_session,
+    open_target,
+    replacement_note,
+)
 from workbench.runner.sweep import SizeRun, SweepRun
 from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, Strategy, create_strategy, shown_value, strategy_class
 from workbench.search.listed import Listed
@@ -615,6 +622,8 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     objectives = _objectives(request, strategy_info)
     strategy_name: str = request.strategy or strategy_info.get("name") or ("tpe" if objectives else DEFAULT_STRATEGY)
     notes: list[str] = []
+    if not continued and target.kind == "template":
+        notes += filter(None, [replacement_note(target.kernel, request.kernel_dirs)])
     unsuited = strategy_class(strategy_name).unsuited(space)
     if unsuited and not (request.strategy or strategy_info.get("name") or request.strategy_options):
         # nobody chose it: a space the default's model cannot hold runs with the general-purpose model

@@ -42,6 +42,21 @@ def kernel_search_dirs(extra: Sequence[str | os.PathLike[str]] = ()) -> list[Pat
     return dirs + [kernels_dir()]
 
 
+def replacement_note(name: str, extra_dirs: Sequence[str | os.PathLike[str]]) -> str | None:
+    """What a run says when a template of the person's folders hides the shipped one of that name
+    (the search path lets it, on purpose): a listing, a session or an export of it is then of the
+    person's kernel, and a typo-free name alone does not tell which one ran. None otherwise."""
+    if not extra_dirs:
+        return None
+    try:
+        mine, shipped = locate_kernel(name, extra_dirs), locate_kernel(name, ())
+    except WorkbenchError:
+        return None
+    if mine.kind != "template" or shipped.kind != "template" or mine.path == shipped.path:
+        return None
+    return f"template {name!r} is {mine.path}, which replaces the shipped template of that name"
+
+
 def locate_kernel(name: str, extra_dirs: Sequence[str | os.PathLike[str]] = ()) -> KernelLocation:
     """Find a kernel by name without executing anything.
 

@@ -547,37 +547,102 @@ def _previous_hashes(folder: Path) -> dict[str, list[str]]:
     return _PREVIOUS_HASHES[folder]
 
 
-def load_templates(*dirs: str | os.PathLike[str]) -> dict[str, KernelTemplate]:
+@dataclass(frozen=True)
+class TemplateLibrary:
+    """What a search path of template folders holds: the templates that load, the spec files that
+    do not (file -> the one-line reason) and the templates hidden by a same-named one in an earlier
+    folder (name -> the hidden spec file). A listing shows all three, so one half-edited spec
+    neither hides the folder's other templates nor goes unmentioned, and a user template that
+    replaces a shipped one says so."""
+
+    templates: dict[str, KernelTemplate]
+    broken: dict[Path, str]  # spec file -> a one-line reason that names the file
+    shadowed: dict[str, Path]
+
+
+def scan_templates(*dirs: str | os.PathLike[str]) -> TemplateLibrary:
     """Load every template spec found in the given folders (default: the shipped ``kernels/``).
 
     Every ``*.py`` in a folder is a spec unless its name starts with ``_``, and so is every
     ``*.kernel.json`` (a declarative spec, see :mod:`workbench.core.domain.kernel_spec`); a module that defines
-    ``SPACE`` and ``measure`` (a Python benchmark) instead of ``TEMPLATE`` is skipped here. A spec
-    that fails to import or to describe a valid template raises :class:`TemplateError` naming the
-    file and the problem. When two folders define the same name, the earlier folder wins, as on a
-    search path: ``load_templates(user_dir, kernels_dir())`` lets a user folder override a shipped
-    template.
+    ``SPACE`` and ``measure`` (a Python benchmark) instead of ``TEMPLATE`` is skipped here. When two
+    folders define the same name, the earlier folder wins, as on a search path:
+    ``scan_templates(user_dir, kernels_dir())`` lets a user folder override a shipped template.
+    A folder that is missing is an error; a spec that does not load is recorded in ``broken``.
     """
     if any(not os.fspath(d).strip() for d in dirs):  # Path("") is the current folder, whose .py files would run
         raise TemplateError("a kernel template folder was given as an empty name; name the folder (. for the current one)")
-    folders = [Path(d) for d in dirs] if dirs else [kernels_dir()]
     templates: dict[str, KernelTemplate] = {}
+    broken: dict[Path, str] = {}
+    shadowed: dict[str, Path] = {}
+    for spec_file in _spec_files(dirs):
+        try:
+            template = _load_spec(spec_file)
+        except WorkbenchError as exc:  # the reason names the file (the loaders' messages mostly do already)
+            broken[spec_file] = str(exc) if spec_file.name in str(exc) else f"{spec_file}: {exc}"
+            continue
+        if template is None:
+            continue
+        if template.name in templates:
+            shadowed.setdefault(template.name, spec_file)
+        else:
+            templates[template.name] = template
+    return TemplateLibrary(templates, broken, shadowed)
+
+
+def load_templates(*dirs: str | os.PathLike[str]) -> dict[str, KernelTemplate]:
+    """Every template of the folders, as :func:`scan_templates` finds them; a spec that fails to
+    import or to describe a valid template raises :class:`TemplateError` naming the file and the
+    problem (for callers that need the whole library, such as the shipped table's writer)."""
+    library = scan_templates(*dirs)
+    for reason in library.broken.values():
+        raise TemplateError(reason)
+    return library.templates
+
+
+def find_template(name: str, *dirs: str | os.PathLike[str]) -> KernelTemplate | None:
+    """The template called ``name`` from the first folder that defines it, ``None`` when none does.
+
+    A template is found by its file name (``NAME.py`` or ``NAME.kernel.json``), so only that spec
+    is read: another spec of the folder that does not load is not this run's or export's business.
+    Its own spec that does not load raises :class:`TemplateError`.
+    """
+    if any(not os.fspath(d).strip() for d in dirs):
+        raise TemplateError("a kernel template folder was given as an empty name; name the folder (. for the current one)")
+    if not name.isidentifier() or name.startswith("_"):
+        return None
+    for folder in _folders(dirs):
+        for spec_file in (folder / f"{name}.py", folder / f"{name}{DECLARATIVE_SUFFIX}"):
+            if spec_file.is_file():
+                template = _load_spec(spec_file)
+                if template is not None:
+                    return template
+    return None
+
+
+def _folders(dirs: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    folders = [Path(d) for d in dirs] if dirs else [kernels_dir()]
     for folder in folders:
         if not folder.is_dir():
             raise TemplateError(f"kernel template folder not found: {folder}")
-        for spec_file in sorted(folder.glob("*.py")):
-            if spec_file.name.startswith("_"):
-                continue
-            template = load_template(spec_file)
-            if template is not None and template.name not in templates:
-                templates[template.name] = template
-        for spec_file in sorted(folder.glob("*" + DECLARATIVE_SUFFIX)):  # JSON specs: loading runs no code
-            from workbench.core.domain.kernel_spec import load_declarative  # it imports this module
+    return folders
 
-            template = load_declarative(spec_file)
-            if template.name not in templates:
-                templates[template.name] = template
-    return templates
+
+def _spec_files(dirs: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """Every spec file of the folders in search-path order (a folder's Python specs before its JSON ones)."""
+    files: list[Path] = []
+    for folder in _folders(dirs):
+        files += [f for f in sorted(folder.glob("*.py")) if not f.name.startswith("_")]
+        files += sorted(folder.glob("*" + DECLARATIVE_SUFFIX))
+    return files
+
+
+def _load_spec(spec_file: Path) -> KernelTemplate | None:
+    if spec_file.name.endswith(DECLARATIVE_SUFFIX):  # JSON specs: loading runs no code
+        from workbench.core.domain.kernel_spec import load_declarative  # it imports this module
+
+        return load_declarative(spec_file)
+    return load_template(spec_file)
 
 
 def load_template(spec_file: str | os.PathLike[str]) -> KernelTemplate | None:
@@ -858,7 +923,10 @@ __all__ = [
     "WorkProfile",
     "ceil_div",
     "kernels_dir",
+    "TemplateLibrary",
+    "find_template",
     "load_template",
     "load_templates",
+    "scan_templates",
     "read_cu",
 ]

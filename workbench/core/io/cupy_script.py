@@ -57,10 +57,11 @@ def start_cupy() -> Any:
 def main() -> int:
     cp = start_cupy()
 
-    from workbench.core.domain.templates import kernels_dir, load_templates, reset_buffers
+    from workbench.core.domain.templates import find_template, kernels_dir, reset_buffers
 
-    templates = load_templates(*[d for d in KERNEL_DIRS if os.path.isdir(d)], str(kernels_dir()))
-    template = templates[KERNEL]
+    template = find_template(KERNEL, *[d for d in KERNEL_DIRS if os.path.isdir(d)], str(kernels_dir()))
+    if template is None:
+        raise SystemExit(f"error: no template {KERNEL} in {', '.join(KERNEL_DIRS) or 'the workbench library'}")
     if template.source_hash() != TEMPLATE_HASH:
         print(f"note: the {KERNEL} spec changed since export (inputs/reference may differ)", file=sys.stderr)
     problem = template.resolve_problem(PROBLEM)

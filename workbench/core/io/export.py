@@ -143,16 +143,19 @@ def find_template(session: Session, templates: Mapping[str, Any] | None = None,
     folder's template passes it (``kernel_dirs``: folders the user named on the command line or
     picked in the GUI). A recording is matched by kernel name and slot names.
 
-    A folder that is missing, or holds a spec that does not load, is an error naming it (as for
-    ``tune --kernel-dir``): passed over, it left "no template found, use --kernel-dir" in its place.
+    A folder that is missing, or the kernel's own spec that does not load, is an error naming it (as
+    for ``tune --kernel-dir``): passed over, it left "no template found, use --kernel-dir" in its
+    place. Only the kernel's own spec is read; another spec of the folder that does not load is not
+    the export's business.
     """
     if session.kind not in ("template", "recording"):
         return None
     if templates is None:
-        from workbench.core.domain.templates import kernels_dir, load_templates
+        from workbench.core.domain.templates import find_template as find_named, kernels_dir
 
-        templates = load_templates(*(str(d) for d in kernel_dirs), str(kernels_dir()))
-    template = templates.get(session.kernel)
+        template = find_named(session.kernel, *(str(d) for d in kernel_dirs), str(kernels_dir()))
+    else:
+        template = templates.get(session.kernel)
     if template is None:
         return None
     names = {s.name for s in session.space.slots} if session.space is not None else set()
