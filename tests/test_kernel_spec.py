@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -652,3 +653,44 @@ def test_a_user_template_named_like_a_shipped_one_says_that_it_replaces_it(tmp_p
     plain = cli("tune", "gelu", "--backend", "sim", "--executor", "inline", "--budget", "3", "--out", tmp_path / "p.json",
                 "--quiet")
     assert plain.returncode == 0 and "replaces" not in plain.stderr
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda s: s.__setitem__("compile_options", ['-use_fast_math\n#include "/etc/passwd"\nint injected = 1;\n//']),
+     "compile_options[0]"),
+    (lambda s: s["args"][0].__setitem__("name", "x\n#include <evil>\n"), "args[0].name"),
+    (lambda s: s["args"][0].__setitem__("name", "x y"), "args[0].name"),
+])
+def test_a_spec_text_with_a_line_break_is_refused_before_an_export_could_carry_it(tmp_path, edit, field):
+    """A compile option or an argument name with a line break loaded, and ``export --format cuda``
+    wrote it into its comment header, where the line after the break was live code."""
+    spec = json.loads(json.dumps(SPEC))
+    edit(spec)
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec))
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    with pytest.raises(SpecError, match=re.escape(field)):
+        load_declarative(tmp_path / f"saxpy{SPEC_SUFFIX}")
+
+
+def test_the_cuda_exports_comment_lines_stay_comments_whatever_the_template_says(tmp_path, cli):
+    """Defence behind the loaders: a template built in code with such texts (no loader between)
+    still exports a header whose every line before the source is a comment."""
+    import copy
+    import dataclasses
+
+    from workbench.core.domain.session import load_session
+    from workbench.core.io.export import render_export
+
+    session = tmp_path / "s.json"
+    done = cli("tune", "saxpy", "--kernel-dir", EXAMPLE, "--backend", "sim", "--executor", "inline", "--budget", "3",
+               "--out", session, "--quiet")
+    assert done.returncode == 0, done.stderr
+    hostile = copy.copy(load_declarative(EXAMPLE / f"saxpy{SPEC_SUFFIX}"))
+    # past the template's own checks, which refuse both (a frozen dataclass is set only this way)
+    object.__setattr__(hostile, "compile_options", ("-O3\nint injected = 1;",))
+    object.__setattr__(hostile, "args", (dataclasses.replace(hostile.args[0], name="x\n#include <evil>"),
+                                         *hostile.args[1:]))
+    _, text = render_export([load_session(session)], "cuda", templates={"saxpy": hostile})
+    head = text[: text.index("#define BLOCK_SIZE")].splitlines()
+    assert any("compile options: -O3 int injected" in line for line in head)
+    assert head and all(line.startswith("//") or not line.strip() for line in head), head

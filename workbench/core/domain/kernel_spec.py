@@ -442,6 +442,9 @@ class _Builder:
             if not isinstance(option, str) or not option.strip():
                 raise self.fail(f"compile_options[{i}]", "must be an option as text, such as \"-use_fast_math\"",
                                 str(option))
+            if not option.isprintable():  # a line break would also end the comment an export quotes it in
+                raise self.fail(f"compile_options[{i}]", "must be one option on one line, without control "
+                                "characters", option)
         return tuple(raw)
 
     def check_size(self, dims: list[Restriction], dtype: str, problems: Mapping[str, Mapping[str, Any]],
@@ -468,6 +471,8 @@ class _Builder:
             if not isinstance(entry, Mapping):
                 raise self.fail(field, "must be an object with name, kind, dtype", entry)
             name = self.get(entry, "name", str, f"{field}.name")
+            if not _C_IDENTIFIER.match(name):  # the name the shapes, values and reference use for it
+                raise self.fail(f"{field}.name", f"{name!r} must be a C identifier", name)
             if name in (a.name for a in args):  # said here, not as a reference output that is no output
                 raise self.fail(f"{field}.name", f"argument {name!r} is named twice", name)
             kind = entry.get("kind") or "in"

@@ -824,6 +824,9 @@ def _validate_static(t: KernelTemplate) -> None:
         if isinstance(value, str) or not isinstance(value, (int, float, bool)):
             fail(f"problem parameter {name!r} must be a number or a bool")
         claim(f"PROBLEM_{name.upper()}", f"problem parameter {name}")
+    for option in t.compile_options:
+        if not isinstance(option, str) or not option.isprintable():
+            fail(f"compile option {option!r} must be one option on one line, without control characters")
     if set(t.small_problem) != set(t.problem):
         fail("small_problem must set exactly the problem parameters")
     unknown_default = set(t.default) - {s.name for s in t.slots}
@@ -831,6 +834,8 @@ def _validate_static(t: KernelTemplate) -> None:
         fail(f"default names unknown slots: {', '.join(sorted(unknown_default))}")
     arg_names = set()
     for arg in t.args:
+        if not isinstance(arg.name, str) or not _C_IDENTIFIER.match(arg.name):
+            fail(f"argument name {arg.name!r} must be a C identifier")
         if arg.name in arg_names:
             fail(f"argument {arg.name!r} is declared twice")
         arg_names.add(arg.name)

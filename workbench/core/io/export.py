@@ -725,8 +725,10 @@ def _cuda(plan: ExportPlan) -> str:
     problem = template.resolve_problem(plan.problem)
     head = _preamble(plan)
     head += _choice_comments(plan, choice)
-    head.append(f'// entry: extern "C" __global__ {template.entry}(...)')
-    head.append(f"// launch: {template.entry}<<<dim3({grid[0]}, {grid[1]}, {grid[2]}), "
+    # every text a spec gave goes through _one_line: the loaders refuse line breaks in names and
+    # options, and an export is the last place where one would become code
+    head.append(f'// entry: extern "C" __global__ {_one_line(template.entry)}(...)')
+    head.append(f"// launch: {_one_line(template.entry)}<<<dim3({grid[0]}, {grid[1]}, {grid[2]}), "
                 f"dim3({block[0]}, {block[1]}, {block[2]}), {smem}>>>(...)")
     head.append("// arguments, in order:")
     for arg in template.args:
@@ -734,15 +736,16 @@ def _cuda(plan: ExportPlan) -> str:
             continue
         if arg.kind == "scalar":
             value = arg.value(problem) if arg.value else problem[arg.name]
-            head.append(f"//   {arg.name}: scalar {arg.dtype} = {_one_line(repr(value))}")
+            head.append(f"//   {_one_line(arg.name)}: scalar {_one_line(arg.dtype)} = {_one_line(repr(value))}")
         else:
             shape = tuple(int(v) for v in arg.shape(problem))
             reset = {"zero": " (zero it before every launch)", "poison": ""}.get(arg.reset, "")
-            head.append(f"//   {arg.name}: {arg.kind} {arg.dtype} array of shape {shape}{reset}")
+            head.append(f"//   {_one_line(arg.name)}: {_one_line(arg.kind)} {_one_line(arg.dtype)} array of shape "
+                        f"{shape}{reset}")
     for name in template.constants:
-        head.append(f"//   (__constant__ {name}: copied to the module's symbol before launching)")
+        head.append(f"//   (__constant__ {_one_line(name)}: copied to the module's symbol before launching)")
     if template.compile_options:
-        head.append(f"// compile options: {' '.join(template.compile_options)}")
+        head.append(f"// compile options: {_one_line(' '.join(template.compile_options))}")
     return "\n".join(head) + "\n" + template.render(config, problem)
 
 
