@@ -120,18 +120,28 @@ class Objective:
         return self.value(trial)
 
     def value(self, trial: Trial) -> float:
-        """The weighted geometric mean of the oriented metrics, ignoring constraints (``inf`` when
-        a weighted metric is missing). Values of zero or below keep their order (see the module
-        doc); a cost beyond the feasible tier's range is held at its edge."""
+        """The weighted geometric mean of the oriented metrics, ignoring constraints. Values of
+        zero or below keep their order (see the module doc); a cost beyond the feasible tier's range
+        is held at its edge.
+
+        A weighted metric the trial does not report is left out and the other weights share its
+        part, as the ranking leaves out a metric no trial reports (a weight on quality for a kernel
+        without a reference): counting it as infinite made every trial of such a run cost the same
+        as a failure, a blind search while the views ranked by the other metrics. ``inf`` only when
+        the trial reports none of the weighted metrics (the views cannot score it either)."""
         if self._only_latency:
             latency = trial.metric(LATENCY)
             return latency if math.isfinite(latency) else math.inf
         log_cost = 0.0
+        reported = 0.0
         for metric, share, direction in self._terms:
             value = trial.metric(metric)
-            if not math.isfinite(value):
-                return math.inf
-            log_cost -= share * direction * _positive_log(value)
+            if math.isfinite(value):
+                log_cost -= share * direction * _positive_log(value)
+                reported += share
+        if reported <= 0.0:
+            return math.inf
+        log_cost /= reported
         return math.exp(min(max(log_cost, -_LOG_FEASIBLE_MAX), _LOG_FEASIBLE_MAX))
 
     def values(self, trial: Trial) -> list[float]:
