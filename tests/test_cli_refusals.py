@@ -359,3 +359,15 @@ def test_usage_errors_name_the_command_as_it_was_started(capsys) -> None:
         with pytest.raises(SystemExit):
             build_parser(prog).parse_args(["tune", "--budget", "x"])
         assert capsys.readouterr().err.strip().endswith(hint)
+
+
+@pytest.mark.parametrize("make", [os.mkdir, os.mkfifo])
+def test_a_journal_name_taken_by_a_folder_or_a_pipe_is_refused_before_the_run(cli, tmp_path: Path, make) -> None:
+    """A folder at FILE.journal let the run start and fail at its first write (exit 1, after the
+    workers had started); it is bad input, said before anything runs, and left where it is."""
+    out = tmp_path / "s.json"
+    make(tmp_path / "s.json.journal")
+    result = cli("tune", "vector_add", "--backend", "sim", "--executor", "inline", "--budget", "2", "--out", out)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "its journal's name, s.json.journal, is taken by" in result.stderr and not out.exists()
+    assert os.path.lexists(tmp_path / "s.json.journal")

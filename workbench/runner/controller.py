@@ -273,9 +273,15 @@ def _lock(out: Path, held: SessionLock | None) -> SessionLock:
 
 
 def _check_writable(out: Path, instead: str | None) -> None:
-    """The session file and its journal may be written (neither was made read-only)."""
+    """The session file and its journal may be written (neither was made read-only), and the
+    journal's name is free for a file (a folder there failed the run's first write, exit 1)."""
     check_writable(out, instead)
-    check_writable(journal_path(out), instead)
+    journal = journal_path(out)
+    if journal.exists() and not journal.is_file():
+        raise WorkbenchError(f"--out {out}: its journal's name, {journal.name}, is taken by "
+                             f"{'a folder' if journal.is_dir() else 'something that is not a file'}; "
+                             "move that away or name another file with --out")
+    check_writable(journal, instead)
 
 
 def _refuse_code_as_output(request: RunRequest, out: Path, inputs: Iterable[str | os.PathLike[str]]) -> None:
