@@ -371,3 +371,23 @@ def test_a_journal_name_taken_by_a_folder_or_a_pipe_is_refused_before_the_run(cl
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert "its journal's name, s.json.journal, is taken by" in result.stderr and not out.exists()
     assert os.path.lexists(tmp_path / "s.json.journal")
+
+
+@pytest.mark.parametrize("args", [
+    ["show", "."], ["show", ""], ["show", "/"], ["show", "./"],
+    ["export", "{s}", "--format", "json", "--out", "."],
+    ["export", "{s}", "--format", "header", "--out", "{d}/sub/"],
+    ["tune", "vector_add", "--backend", "sim", "--budget", "2", "--out", "{d}/tsub/"],
+    ["tune", "--remeasure-aborted", "--out", "."],
+    ["show", "--portability", ".", "{s}"],
+])
+def test_a_file_argument_that_names_a_folder_by_its_form_is_one_line(cli, tmp_path: Path, args: list[str]) -> None:
+    """``show .`` was a ValueError traceback (a path with an empty name has no journal name) and
+    ``--out sub/`` wrote a file called ``sub``: a path object drops the trailing slash."""
+    session = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--executor", "inline", "--budget", "2", "--out", session,
+               "--quiet").returncode == 0
+    result = cli(*[a.format(s=session, d=tmp_path) for a in args])
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert "names a folder" in result.stderr or "names no file" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]

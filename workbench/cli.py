@@ -463,6 +463,27 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
     )
 
 
+#: The arguments that name one file each (lists: several), with the flag a message calls them by.
+_FILE_ARGUMENTS = (("out", "--out"), ("file", "session"), ("sessions", "session"), ("portability", "--portability"),
+                   ("cache", "cache"), ("session", "session"), ("replay", "--replay"), ("screenshot", "--screenshot"),
+                   ("resume", "--resume"))
+
+
+def _check_file_names(args: argparse.Namespace) -> None:
+    """A file argument that names a folder by its form (``''``, ``.``, ``..``, ``/``, ``dir/``) is
+    refused before anything reads or writes: ``--out sub/`` wrote a file called ``sub``, since a
+    path object drops the slash, and ``show .`` was a traceback."""
+    for name, flag in _FILE_ARGUMENTS:
+        given = getattr(args, name, None)
+        for value in given if isinstance(given, list) else [given]:
+            if not isinstance(value, str) or value == STDOUT:
+                continue
+            if not value.strip():
+                raise WorkbenchError(f"{flag}: an empty name names no file")
+            if value.endswith(("/", os.sep)) or Path(value).name in ("", ".", ".."):
+                raise WorkbenchError(f"{flag} {value}: names a folder; name a file")
+
+
 def _file_out(out: str | None, flag: str = "--out") -> None:
     """``--out -`` means standard output only where a command can print its result (export)."""
     if out == STDOUT:
@@ -1459,6 +1480,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command is None:
             return cmd_gui(None)
+        _check_file_names(args)
         code = COMMANDS[args.command](args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
         return code
