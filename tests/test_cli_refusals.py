@@ -391,3 +391,22 @@ def test_a_file_argument_that_names_a_folder_by_its_form_is_one_line(cli, tmp_pa
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert "names a folder" in result.stderr or "names no file" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]
+
+
+def test_resume_into_another_name_of_the_same_file_or_with_force_alone_is_refused(cli, tmp_path: Path) -> None:
+    """``--resume A --out B`` with B a link to A wrote A under its own name (a hard link B kept the
+    old trials, a symbolic one was left as it was), and ``--resume A --force`` ignored --force."""
+    source = tmp_path / "a.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--executor", "inline", "--budget", "2", "--out", source,
+               "--quiet").returncode == 0
+    before = source.read_bytes()
+    os.link(source, tmp_path / "hard.json")
+    (tmp_path / "soft.json").symlink_to(source)
+    for extra, said in ((["--out", tmp_path / "hard.json"], "is another name (a hard link) of"),
+                        (["--out", tmp_path / "soft.json"], "is a symbolic link"),
+                        (["--force"], "choose one"), (["--out", source, "--force"], "choose one")):
+        result = cli("tune", "--resume", source, "--budget", "1", "--quiet", *extra)
+        assert result.returncode == 2 and said in result.stderr and result.stderr.count("\n") == 1
+    assert source.read_bytes() == before and (tmp_path / "hard.json").samefile(source)
+    into_other = cli("tune", "--resume", source, "--budget", "1", "--quiet", "--out", tmp_path / "b.json")
+    assert into_other.returncode == 0 and source.read_bytes() == before

@@ -314,8 +314,17 @@ def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
     """Continue the session at ``path`` with its own settings (``tune --resume SESSION``); flags in
     ``request`` override them and are recorded. ``output`` (default ``path``) is where it goes."""
     source = Path(path)
-    if output is None or Path(output) == source or _same(output, source):
+    if output is None or os.path.abspath(output) == os.path.abspath(source):  # the same name, however spelt
+        if force:
+            raise WorkbenchError("--resume continues the session and --force replaces it: choose one "
+                                 "(--force with --out OTHER replaces OTHER)")
         return start_run(request, source, resume=True)
+    if _same(output, source):
+        # Another name of the same file: continuing "into" it wrote the session under its own
+        # name, leaving a symbolic link alone and a hard link holding the old trials.
+        check_regular_or_absent(Path(output))  # a symbolic link: refused as every --out is
+        raise WorkbenchError(f"--out {output}: is another name (a hard link) of {source}; continue into "
+                             f"{source} itself (drop --out) or name another file")
     session = load_session(source)
     check_stored_constraints(request.constraints or session.constraints, source)
     out = Path(output)
