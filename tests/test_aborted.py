@@ -168,3 +168,17 @@ def test_a_failed_remeasurement_is_not_counted_as_measured_again(tmp_path: Path)
     session.trials.append(dataclasses.replace(first, index=4, measurement=Measurement(Status.OK, {"latency_ms": 5.0})))
     assert nothing_to_remeasure(session) == ("nothing to re-measure: 3 aborted trials, 1 of them measured again in full "
                                              "since, the other 2 still over the latency limit in force")
+
+
+@pytest.mark.parametrize("flag", [["--gpu-model", "A100"], ["--set", "n=4096"], ["--no-noise"], ["--budget", "5"],
+                                  ["--seed", "5"], ["--force"], ["--resume"], ["--patience", "2"]])
+def test_remeasure_aborted_refuses_flags_it_would_ignore(cli, tmp_path, flag) -> None:
+    """A device, a problem or a budget given with --remeasure-aborted was ignored without a word:
+    the file still said H200 after --gpu-model A100, at the session's problem after --set."""
+    out = tmp_path / "a.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--budget", "6", "--max-latency-ms", "0.03", "--out", out,
+               "--resources", "estimated", "--executor", "inline", "--quiet").returncode == 0
+    before = out.read_bytes()
+    result = cli("tune", "--remeasure-aborted", "--out", out, "--max-latency-ms", "0.06", *flag)
+    assert result.returncode == 2 and "drop " in result.stderr and result.stderr.count("\n") == 1
+    assert out.read_bytes() == before

@@ -645,6 +645,11 @@ def _check_backend_flags(args: argparse.Namespace, kind: str, whose: str = "") -
 #: What ``tune --refine-only`` takes; any other flag would be ignored, so it is refused.
 REFINE_ONLY_FLAGS = frozenset({"command", "resume", "out", "refine_only", "refine_wait", "workers", "timeout",
                                "compile_timeout", "quiet", "kernel_dir", "kernel"})
+#: What ``--remeasure-aborted`` takes besides: the objective it re-measures under (a relaxed limit
+#: is why one re-measures); everything else is the session's own.
+REMEASURE_FLAGS = REFINE_ONLY_FLAGS - {"resume", "refine_only", "refine_wait"} | {
+    "remeasure_aborted", "max_latency_ms", "max_memory_mb", "min_quality", "constraint", "weight", "maximize",
+    "minimize"}
 #: Flags whose option name is not their destination's.
 _FLAG_NAMES = {"warm_start": "--no-warm-start", "kernel": "KERNEL", "noise": "--no-noise/--noise",
                "option": "--option", "constraint": "--constraint", "weight": "--weight"}
@@ -697,6 +702,10 @@ def _remeasure_aborted(args: argparse.Namespace) -> int:
     if args.sizes or args.warm_start is not None or args.refine_only:
         flag = "--sizes" if args.sizes else "--no-warm-start" if args.warm_start is not None else "--refine-only"
         raise WorkbenchError(f"--remeasure-aborted re-measures the sizes the session has; drop {flag}")
+    given = _flags_given(args, keep=REMEASURE_FLAGS)
+    if given:  # a device, a problem or a budget of its own would be ignored, or measure something else
+        raise WorkbenchError(f"--remeasure-aborted re-measures with the session's own backend and settings under "
+                             f"the objective given; drop {given[0]}")
     from workbench.core.domain.session import journal_path
 
     if not Path(args.out).is_file() and not journal_path(args.out).is_file():
