@@ -270,6 +270,11 @@ def test_help_still_prints_the_usage(cli) -> None:
         (["vector_add", "--backend", "cuda", "--no-noise"], "--no-noise applies to the sim backend (the cuda"),
         (["--replay", "{fixtures}/kt_cache_small.json", "--resources", "estimated"],
          "--resources applies to the sim backend (the replay backend models no resources)"),
+        # a limit on the time a lookup takes: trials timed out or not by the replaying machine's speed
+        (["--replay", "{fixtures}/kt_cache_small.json", "--timeout", "0.001"],
+         "--timeout applies to the cuda, sim and python backends (the replay backend reads recorded figures"),
+        (["--replay", "{fixtures}/kt_cache_small.json", "--compile-timeout", "5"],
+         "--compile-timeout applies to the cuda, sim and python backends (the replay backend compiles nothing)"),
     ],
 )
 def test_a_flag_the_backend_would_ignore_is_refused(cli, tmp_path: Path, args: list[str], expected: str) -> None:

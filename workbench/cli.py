@@ -626,20 +626,26 @@ def _idle_directions_after(run: Any) -> list[str]:
 
 #: ``tune`` flags that only one backend uses: (destination, flag, that backend, what the others lack).
 #: Any other backend would ignore them, so they are refused rather than recorded and not acted on.
-BACKEND_FLAGS = (
-    ("refine_wait", "--refine-wait", "sim", "has no estimates to refine"),
-    ("gpu_model", "--gpu-model", "sim", "simulates no GPU model"),
-    ("noise", "--no-noise", "sim", "models no timing noise"),
-    ("resources", "--resources", "sim", "models no resources"),
-    ("allow_mixed_gpus", "--allow-mixed-gpus", "cuda", "is not spread over GPUs"),
+BACKEND_FLAGS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
+    ("refine_wait", "--refine-wait", ("sim",), "has no estimates to refine"),
+    ("gpu_model", "--gpu-model", ("sim",), "simulates no GPU model"),
+    ("noise", "--no-noise", ("sim",), "models no timing noise"),
+    ("resources", "--resources", ("sim",), "models no resources"),
+    ("allow_mixed_gpus", "--allow-mixed-gpus", ("cuda",), "is not spread over GPUs"),
+    # a replay's figures are the recording's: a limit on the time it takes to look one up made
+    # trials time out or not by the speed of the machine replaying
+    ("timeout", "--timeout", ("cuda", "sim", "python"), "reads recorded figures and times nothing"),
+    ("compile_timeout", "--compile-timeout", ("cuda", "sim", "python"), "compiles nothing"),
 )
 
 
 def _check_backend_flags(args: argparse.Namespace, kind: str, whose: str = "") -> None:
-    """Refuse a flag of :data:`BACKEND_FLAGS` given for a run on another backend (``kind``)."""
-    for dest, flag, backend, lacks in BACKEND_FLAGS:
-        if getattr(args, dest, None) is not None and kind != backend:
-            raise WorkbenchError(f"{flag} applies to the {backend} backend ({whose or 'the '}{kind} backend {lacks})")
+    """Refuse a flag of :data:`BACKEND_FLAGS` given for a run on a backend it does not apply to (``kind``)."""
+    for dest, flag, backends, lacks in BACKEND_FLAGS:
+        if getattr(args, dest, None) is not None and kind not in backends:
+            named = backends[0] if len(backends) == 1 else f"{', '.join(backends[:-1])} and {backends[-1]} backends"
+            raise WorkbenchError(f"{flag} applies to the {named}{'' if len(backends) > 1 else ' backend'} "
+                                 f"({whose or 'the '}{kind} backend {lacks})")
 
 
 #: What ``tune --refine-only`` takes; any other flag would be ignored, so it is refused.
