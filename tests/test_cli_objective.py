@@ -359,3 +359,36 @@ def test_an_export_says_the_direction_that_decided_its_config(capsys, session: P
         assert f"score_x=1 ({word}d)" in text
         assert any(line.startswith("// metrics:") and "score_x=" in line for line in text.splitlines())
     assert chosen == {"maximize": 256, "minimize": 32}
+
+
+_ODD_NAMES = '''SPACE = {"a": [1, 2, 3, 4]}
+def measure(config):
+    a = config["a"]
+    return {"latency_ms": 1.0 + a, "GFLOP/s": 10.0 * a, "error-db": -3.0 * a, "my score": 1.0 / a}
+'''
+
+
+def test_a_benchmarks_metric_names_are_recorded_as_names_a_weight_or_bound_can_give(cli, tmp_path: Path) -> None:
+    """``GFLOP/s``, ``error-db`` and ``my score`` were listed as known metrics, yet no weight, bound
+    or direction could name them; a bound below 0 on a minimised metric (an error in dB) was
+    refused as if every such metric were an amount; and asking for the direction of a typo led
+    to a second refusal."""
+    bench = tmp_path / "odd.py"
+    bench.write_text(_ODD_NAMES)
+    out = tmp_path / "s.json"
+    assert cli("tune", bench, "--budget", "4", "--out", out, "--workers", "1", "--quiet").returncode == 0
+    doc = json.loads(out.read_text())
+    assert set(doc["trials"][0]["metrics"]) >= {"gflops", "error_db", "my_score"}
+    best = json.loads(cli("show", out, "--json", "--weight", "gflops=1", "--weight", "latency_ms=0").stdout)
+    assert best["best"]["config"] == {"a": 4}  # GFLOP/s is larger-is-better, known as gflops
+    dB = cli("show", out, "--json", "--constraint", "error_db<=-6", "--weight", "my_score=1", "--maximize", "my_score")
+    assert dB.returncode == 0, dB.stderr
+    assert json.loads(dB.stdout)["best"]["config"] == {"a": 2}
+    for args, said in ((["--weight", "GFLOP/s=1"], "weight for 'GFLOP/s': not a metric name (metrics are recorded "
+                                                  "under names like 'gflops')"),
+                       (["--constraint", "error-db<=3"], "metric 'error-db': not a metric name (metrics are recorded "
+                                                         "under names like 'error_db')")):
+        refused = cli("show", out, *args)
+        assert refused.returncode == 2 and said in refused.stderr
+    typo = cli("show", out, "--objectives", "latency_ms,foo")
+    assert typo.returncode == 2 and "no trial reports it" in typo.stderr and "--maximize" not in typo.stderr

@@ -41,7 +41,9 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.restricted_pickle import restricted_loads
 from workbench.core.domain.pysyntax import file_module_spec
 from workbench.core.domain.measurement import LATENCY, Measurement, Status
-from workbench.core.domain.session import MAX_NAME_CHARS, NON_NEGATIVE_METRICS
+from workbench.core.domain.metrics import metric_name
+from workbench.core.domain.measurement import NON_NEGATIVE_METRICS
+from workbench.core.domain.session import MAX_NAME_CHARS
 from workbench.core.domain.space import GROUPS, Config, ProductSpace, SearchSpace, Slot
 
 
@@ -130,15 +132,21 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
                 number = float(value)
             except OverflowError:
                 return f"measure() returned {str(key)[:40]!r}: a number too large for a float"
-            if number < 0 and key in NON_NEGATIVE_METRICS:
+            # a name a weight, a bound or a direction can give (``GFLOP/s`` -> gflops, ``my score``
+            # -> my_score): the one every list of known metrics then shows
+            name = metric_name(str(key))
+            if number < 0 and name in NON_NEGATIVE_METRICS:
                 return f"measure() returned {key}={number!r}; it must be >= 0"
-            if not math.isfinite(number) and key != LATENCY:  # (latency has its own line below)
+            if not math.isfinite(number) and name != LATENCY:  # (latency has its own line below)
                 # A session file holds finite numbers only (saved, inf became null and NaN on
                 # reopening), but the measurement is still one: the metric becomes a detail, as text.
                 details[str(key)] = repr(number)
                 non_finite.append(f"{str(key)[:40]}={number!r} is not a finite number: kept as text, not as a metric")
                 continue
-            metrics[str(key)] = number
+            if name in metrics:
+                return (f"measure() returned two metrics named {name!r} once written as names "
+                        f"({str(key)[:40]!r} and another); rename one")
+            metrics[name] = number
         elif isinstance(value, np.bool_):
             details[str(key)] = bool(value)
         else:

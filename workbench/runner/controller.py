@@ -701,12 +701,14 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     session.constraints.check_possible()  # (a continued session's were checked naming its file)
     if objectives:
         session.strategy["objectives"] = list(objectives)
-    objective = Objective(session.constraints, session.weights, objectives)
     named, available = _named_metrics(session, objectives), available_metrics(spec, target)
     if available is not None:  # a continued session's trials may report more than a declaration says
         available = available | {name for trial in session.trials for name in trial.measurement.metrics}
+    # a metric nothing reports is said before one without a direction: asking for a direction of
+    # a typo led to a second refusal
     warnings = check_metrics(named, available, session.weights.directions)
     warnings += idle_directions(session.weights.directions, named, available)
+    objective = Objective(session.constraints, session.weights, objectives)
     if cost_model is not None:  # which GPU the pruning model stands for, said where the person looks
         session.extra["cost_model"] = {"gpu_model": cost_model.spec.name, "exact": cost_model.exact,
                                        "note": cost_model.note}

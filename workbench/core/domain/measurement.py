@@ -42,6 +42,10 @@ MEMORY = "memory_mb"
 QUALITY = "quality"
 THROUGHPUT = "throughput_gbs"
 GFLOPS = "gflops"
+#: Metrics that are amounts (times, sizes, counts): a negative value is a corrupt record, and a
+#: bound below zero on one can never hold. (A metric minimised is not one: an error in dB is negative.)
+NON_NEGATIVE_METRICS = frozenset({"latency_ms", "memory_mb", "throughput_gbs", "gflops", "registers",
+                                   "smem_bytes", "spill_bytes", "occupancy"})
 
 #: Direction of each known metric: +1 when bigger is better, -1 when smaller is better (the
 #: registry in :mod:`workbench.core.domain.metrics`, by name).

@@ -64,6 +64,33 @@ METRICS: dict[str, MetricInfo] = dict(
 #: Readings of the kernel time other than ``latency_ms`` that do not start with ``latency``
 #: (Kernel Tuner's recorded time): a view that sets metrics against latency does not offer them,
 #: since latency plotted against itself is no trade-off.
+#: Kernel Tuner's metric names (units as names) -> ours.
+KT_METRICS: dict[str, str] = {"GFLOP/s": "gflops", "GB/s": "throughput_gbs", "TFLOP/s": "tflops"}
+
+
+def metric_name(name: str) -> str:
+    """A metric name as reported (a Kernel Tuner cache's ``GFLOP/s``, a benchmark's ``error-db``)
+    as one the workbench can name in a weight, a bound or a direction: Kernel Tuner's units become
+    ours (``GFLOP/s`` -> ``gflops``), anything else an identifier (``GFLOPS/W`` -> ``gflops_w``,
+    ``my score`` -> ``my_score``). Identifiers are kept as they are."""
+    if name in KT_METRICS:
+        return KT_METRICS[name]
+    return name if name.isidentifier() and name.isascii() else identifier_of(name)
+
+
+def not_a_metric_name(what: str, name: object) -> str:
+    """The refusal of a name no metric can have, with the name it is recorded under when there is one."""
+    if isinstance(name, str) and name.strip():
+        return f"{what} {name!r}: not a metric name (metrics are recorded under names like {metric_name(name)!r})"
+    return f"{what} {name!r}: not a metric name"
+
+
+def identifier_of(name: str) -> str:
+    """``name`` made a lower-case identifier (runs of other characters become ``_``)."""
+    clean = re.sub(r"[^A-Za-z0-9_]+", "_", name).strip("_").lower() or "metric"
+    return clean if not clean[0].isdigit() else f"m_{clean}"
+
+
 OTHER_LATENCY_READINGS = frozenset({"kt_time_ms"})
 
 #: Words of a quantity of work (what a rate counts per second, watt or joule).

@@ -41,10 +41,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.domain.metrics import METRICS, direction_word, parse_direction
+from workbench.core.domain.metrics import METRICS, direction_word, not_a_metric_name, parse_direction
 from workbench.core.domain.measurement import (
     LATENCY,
     MEMORY,
+    NON_NEGATIVE_METRICS,
     QUALITY,
     THROUGHPUT,
     Status,
@@ -53,6 +54,8 @@ from workbench.core.domain.measurement import (
 )
 
 OPS: tuple[str, ...] = ("<=", ">=")
+#: What a metric's name may look like as a benchmark or a cache reports it (``GFLOP/s``, ``error-db``).
+_REPORTED_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_/%. -]*\Z")
 #: What a metric name looks like (constraints, weights and directions alike).
 _METRIC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -107,7 +110,7 @@ class Bound:
 
     def __post_init__(self) -> None:
         if not isinstance(self.metric, str) or not _METRIC_NAME.match(self.metric):
-            raise WorkbenchError(f"constraint metric {self.metric!r} is not a metric name")
+            raise WorkbenchError(not_a_metric_name("constraint metric", self.metric))
         if self.op not in OPS:
             raise WorkbenchError(f"constraint operator {self.op!r} must be one of {', '.join(OPS)}")
         object.__setattr__(self, "value", _number(self.value, f"constraint on {self.metric}"))
@@ -129,6 +132,9 @@ class Bound:
             raise WorkbenchError(f"constraint {text[:30]!r}...: longer than {MAX_BOUND_CHARS} characters")
         match = _BOUND_RE.match(text)
         if match is None:
+            left = re.split(r"[<>=]", text, maxsplit=1)[0].strip()
+            if left != text.strip() and _REPORTED_NAME.match(left) and not _METRIC_NAME.match(left):  # GFLOP/s >= 300
+                raise WorkbenchError(not_a_metric_name(f"constraint {text.strip()!r}: metric", left))
             raise WorkbenchError(
                 f"constraint {text.strip()!r} is not of the form 'metric <= value' or 'metric >= value'"
             )
@@ -251,7 +257,7 @@ class Constraints:
         high: dict[str, Bound] = {}
         for bound in self.bounds():
             if bound.op == "<=":
-                if metric_direction(bound.metric) < 0 and bound.value < 0:
+                if bound.metric in NON_NEGATIVE_METRICS and bound.value < 0:
                     raise WorkbenchError(f"constraint {bound.label}: {bound.metric} cannot be negative")
                 if bound.metric not in high or bound.value < high[bound.metric].value:
                     high[bound.metric] = bound
@@ -320,7 +326,7 @@ class Weights:
         clean: dict[str, float] = {}
         for name, value in self.values.items():
             if not isinstance(name, str) or not _METRIC_NAME.match(name):
-                raise WorkbenchError(f"weight for {name!r}: not a metric name")
+                raise WorkbenchError(not_a_metric_name("weight for", name))
             number = _number(value, f"weight for {name}")
             if number < 0:
                 raise WorkbenchError(f"weight for {name} cannot be negative, got {number:g}")
@@ -381,7 +387,7 @@ def direction_problem(name: str, direction: int) -> str | None:
     name); turning a known one round would rank the slowest config first.
     """
     if not _METRIC_NAME.match(name):
-        return f"direction for {name!r}: not a metric name"
+        return not_a_metric_name("direction for", name)
     known = METRICS.get(name)
     if known is not None and known.direction and known.direction != direction:
         better = "larger" if known.direction > 0 else "smaller"

@@ -57,7 +57,7 @@ except ImportError:  # pragma: no cover - the json module does the same work, sl
 from workbench.core.errors import SessionFormatError, WorkbenchError, quoted
 from workbench.core.domain.assignments import parse_assignment_list, parse_value
 from workbench.core.fs import MAX_FILE_BYTES, current_umask, open_regular, read_capped, read_only
-from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.measurement import NON_NEGATIVE_METRICS, Measurement, Status, Trial
 from workbench.core.domain.objective import Constraints, Ranking, Weights, rank
 from workbench.core.domain.records import SIM_COMPILE_MODES, BackendInfo, DeviceInfo, StrategyInfo, is_arch_name
 from workbench.core.domain.run_settings import RunSettings
@@ -88,9 +88,6 @@ MAX_INT_DIGITS = 100
 MAX_NAME_CHARS = 200
 #: Longest ``notes`` text kept from a file.
 MAX_TEXT_CHARS = 1_000_000
-#: Metrics that are amounts (times, sizes, counts): a negative value is a corrupt record.
-NON_NEGATIVE_METRICS = frozenset({"latency_ms", "memory_mb", "throughput_gbs", "gflops", "registers",
-                                   "smem_bytes", "spill_bytes", "occupancy"})
 _SESSION_FIELDS = (
     "format", "version", "kernel", "kind", "source_hash", "problem", "space", "backend", "device",
     "constraints", "weights", "strategy", "baselines", "default_config", "created_at", "notes",

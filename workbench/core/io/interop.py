@@ -48,7 +48,8 @@ from typing import Any, Final, Mapping, TypeGuard
 import numpy as np
 
 from workbench.core.errors import SessionFormatError, WorkbenchError
-from workbench.core.domain.measurement import GFLOPS, LATENCY, METRIC_DIRECTION, THROUGHPUT, Measurement, Status, Trial
+from workbench.core.domain.measurement import LATENCY, METRIC_DIRECTION, Measurement, Status, Trial
+from workbench.core.domain.metrics import KT_METRICS, identifier_of
 from workbench.core.fs import MAX_FILE_BYTES, read_capped
 from workbench.core.domain.session import (
     NON_NEGATIVE_METRICS,
@@ -94,8 +95,6 @@ KT_TIMINGS: dict[str, str] = {
     "strategy_time": "strategy_s",
     "framework_time": "framework_s",
 }
-#: Kernel Tuner metric names -> ours.
-KT_METRICS: dict[str, str] = {"GFLOP/s": GFLOPS, "GB/s": THROUGHPUT, "TFLOP/s": "tflops"}
 _RECORD_FIELDS = frozenset({"time", "times", "timestamp", "__error__", *KT_TIMINGS})
 #: Kernel Tuner's own ``time`` of a record, kept beside the median ``latency_ms`` (see the module
 #: docstring): what Kernel Tuner optimised, and what an export writes back as ``time``.
@@ -197,14 +196,6 @@ def _plain_value(value: Any) -> Value | None:
     if isinstance(value, (bool, int, float, str)):
         return value
     return None
-
-
-def _metric_name(name: str) -> str:
-    """A Kernel Tuner metric name as one of ours (``GFLOP/s`` -> ``gflops``, else made an identifier)."""
-    if name in KT_METRICS:
-        return KT_METRICS[name]
-    clean = re.sub(r"[^A-Za-z0-9_]+", "_", name).strip("_").lower() or "metric"
-    return clean if not clean[0].isdigit() else f"m_{clean}"
 
 
 def _problem(problem_size: Any) -> dict[str, Value]:
@@ -330,7 +321,7 @@ def _measurement(
     for name, value in record.items():
         if name in not_metrics or not _is_number(value):
             continue
-        ours = _metric_name(name)
+        ours = KT_METRICS.get(name) or identifier_of(name)  # (names were lower-cased on import)
         if ours in DERIVED_METRICS or ours in metrics:  # the first field of a name wins
             continue
         if math.isfinite(value) and not (value < 0 and ours in NON_NEGATIVE_METRICS):
