@@ -142,7 +142,7 @@ def test_a_stopped_sweep_resumes_with_the_sizes_not_done(tmp_path: Path) -> None
     assert [len(g) for g in trials_by_problem(final).values()] == [5, 5, 5]
     assert [t.config.id for t in final.trials[: len(partial.trials)]] == [t.config.id for t in partial.trials]
     # nothing left to do: said in one line; a larger budget per size measures more of each
-    with pytest.raises(WorkbenchError, match="every size of the sweep already has its 5 evaluations") as done:
+    with pytest.raises(WorkbenchError, match="every size of the sweep already has 5 evaluations or more, the 5 per size asked for") as done:
         start_run(RunRequest(), out, resume=True)
     assert "raise --budget (evaluations per size) or add sizes to --sizes" in str(done.value)  # the CLI's words
     more = start_run(RunRequest(budget=6, sizes={"n": [256]}), out, resume=True)
@@ -338,7 +338,7 @@ def test_a_size_typed_as_the_other_number_type_counts_as_done(tmp_path: Path) ->
     session = load_session(out)
     assert len(session.trials) == 4
     assert dict(sweep_plan(session).sizes) == {"alpha": (1.0, 2.0)}
-    with pytest.raises(WorkbenchError, match="already has its 2 evaluations"):
+    with pytest.raises(WorkbenchError, match="already has 2 evaluations or more"):
         start_run(RunRequest(), out, resume=True)
     twice = tmp_path / "b.json"
     sweep(twice, budget=2, sizes={"n": [1024, 1024.0, 1e3]})
@@ -701,3 +701,11 @@ def test_a_config_a_restriction_excludes_at_a_size_is_no_missing_cell_there(tmp_
         prepare_cells(RunRequest(), session, out, cells).run()
         after = load_session(out)
         assert missing_cells(size_rows(after), after.space) == []
+
+
+def test_a_budget_below_what_each_size_has_says_how_many_it_has(tmp_path) -> None:
+    """Asking for 1 per size of a sweep with 2 per size said 'already has its 1 evaluations'."""
+    out = tmp_path / "a.json"
+    sweep(out, budget=2, sizes={"alpha": [1, 2]})
+    with pytest.raises(WorkbenchError, match="already has 2 evaluations or more, the 1 per size asked for"):
+        start_run(RunRequest(budget=1), out, resume=True)

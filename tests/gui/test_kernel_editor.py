@@ -312,7 +312,7 @@ def test_the_editors_refusals_name_the_windows_controls(editor) -> None:
     from workbench.core.errors import WorkbenchError
 
     def refuse() -> None:
-        raise WorkbenchError(template="every size of the sweep already has its 2 evaluations; raise {budget} "
+        raise WorkbenchError(template="every size of the sweep already has 2 evaluations or more, the 2 per size asked for; raise {budget} "
                                       "(evaluations per size) or add sizes to {sizes}")
 
     editor._guard(refuse)

@@ -600,8 +600,10 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
     todo = [SizeRun(p, plan.budget - len(groups.get(problem_key(p), ())))
             for p in problems if len(groups.get(problem_key(p), ())) < plan.budget]
     if not todo:
-        raise WorkbenchError(template=f"every size of the sweep already has its {plan.budget} evaluations; "
-                                      "raise {budget} (evaluations per size) or add sizes to {sizes}")
+        fewest = min(len(groups.get(problem_key(p), ())) for p in problems)
+        raise WorkbenchError(template=f"every size of the sweep already has {fewest} evaluations or more, the "
+                                      f"{plan.budget} per size asked for; raise {{budget}} (evaluations per size) "
+                                      "or add sizes to {sizes}")
     set_sweep_plan(session, plan)
     # The request's objective is the session's now (the base run above recorded it); each size
     # takes the session's objective as it is when that size starts, so a constraint or weight
