@@ -709,3 +709,16 @@ def test_a_budget_below_what_each_size_has_says_how_many_it_has(tmp_path) -> Non
     sweep(out, budget=2, sizes={"alpha": [1, 2]})
     with pytest.raises(WorkbenchError, match="already has 2 evaluations or more, the 1 per size asked for"):
         start_run(RunRequest(budget=1), out, resume=True)
+
+
+def test_a_sweep_ended_by_patience_says_so_and_names_its_winners_as_winners(cli, tmp_path: Path) -> None:
+    """Every size stopped on --patience and the sweep said 'finished (budget)'; its per-size
+    'config #2' read as a trial index (the trial was index 17 in show)."""
+    out = tmp_path / "p.json"
+    tuned = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--sizes", "n=1024,65536",
+                "--budget", "30", "--patience", "3", "--executor", "inline", "--out", out)
+    assert tuned.returncode == 0, tuned.stderr
+    assert "finished (plateau)" in tuned.stderr and "finished (budget)" not in tuned.stderr
+    assert len(load_session(out).trials) < 60
+    lines = [line for line in tuned.stdout.splitlines() if line.startswith("  n=")]
+    assert lines and all(", winner #" in line for line in lines)

@@ -157,6 +157,7 @@ class SweepRun:
         self._started = True
         self._t0 = time.monotonic()
         reason, message = "budget", ""
+        ends: list[str] = []
         try:
             for position, item in enumerate(self.todo):
                 with self._lock:
@@ -191,17 +192,23 @@ class SweepRun:
                 if finished.reason in ("stopped", "error"):
                     reason, message = finished.reason, finished.message
                     break
-                reason = finished.reason if len(self.todo) == 1 else "budget"
+                ends.append(finished.reason)
             else:
-                message = self._summary()
+                # each size ends by its own rule (budget, patience, time limit: all are per size):
+                # the sweep's reason is the one most sizes ended by, and the summary counts them
+                reason = max(ends, key=ends.count) if ends else "budget"
+                message = self._summary(ends)
         finally:
             self.release()
         result = RunFinished(reason, self.evaluations, message or self._summary())
         self._emit(result)
         return result
 
-    def _summary(self) -> str:
-        return f"{len(self.todo)} sizes measured, {self.evaluations} evaluations"
+    def _summary(self, ends: Sequence[str] = ()) -> str:
+        text = f"{len(self.todo)} sizes measured, {self.evaluations} evaluations"
+        if len(set(ends)) > 1:
+            text += "; sizes ended by " + ", ".join(f"{r} ({ends.count(r)})" for r in dict.fromkeys(ends))
+        return text
 
     def _emit(self, event: Event) -> None:
         self._subscribers.emit(event)

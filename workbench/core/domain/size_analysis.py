@@ -269,7 +269,7 @@ def size_lines(session: Session, cost: Cost | None = None) -> list[str]:
             lines.append(f"  {row.label}: {len(row.trials)} trials, {why}")
             continue
         estimated = " (resources estimated)" if row.best.measurement.resources_pending else ""
-        lines.append(f"  {row.label}: best {row.best_latency:.4g} ms{estimated}, config {names[row.best.config.id]} "
+        lines.append(f"  {row.label}: best {row.best_latency:.4g} ms{estimated}, winner {names[row.best.config.id]} "
                      f"{row.best.config.to_dict()} ({len(row.trials)} trials)")
     return lines
 
