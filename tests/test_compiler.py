@@ -372,6 +372,17 @@ def test_check_kernels_reports_failures() -> None:
     assert "FAIL" in table and "float4 path broken" in table
 
 
+def test_a_template_whose_every_config_fails_shows_no_resource_figures() -> None:
+    """Nothing compiled was shown as 'registers 0  smem B 0' and [0, 0] in --json: figures of a
+    kernel that has none."""
+    t = load_templates()["vector_add"]
+    broken = dataclasses.replace(t, source=t.source + "\n#error every config broken\n")
+    (r,) = check_kernels([broken], sample=1)
+    assert r.compiled == 0 and r.registers is None and r.to_dict()["smem_bytes"] is None
+    row = format_check_table([r]).splitlines()[2].split()
+    assert row[4:7] == ["-", "-", "-"], row
+
+
 def test_check_kernels_rejects_unknown_names() -> None:
     with pytest.raises(WorkbenchError, match="unknown kernel"):
         check_kernels(load_templates(), kernel="nope")
@@ -381,7 +392,8 @@ def test_check_kernels_rejects_unknown_names() -> None:
 
 def test_format_check_table() -> None:
     rows = [
-        CheckResult("a_kernel", 1200, compiled=4, registers=(20, 40), smem_bytes=(0, 4096), seconds=0.5),
+        CheckResult("a_kernel", 1200, compiled=4, registers=(20, 40), smem_bytes=(0, 4096),
+                    spill_bytes=(0, 0), seconds=0.5),
         CheckResult("b", 0, problem="the default config is missing or invalid"),
     ]
     table = format_check_table(rows).splitlines()

@@ -32,10 +32,11 @@ class CheckResult:
     valid_configs: int
     compiled: int = 0
     failures: tuple[tuple[str, str], ...] = ()  # (config id, first error line)
-    registers: tuple[int, int] = (0, 0)  # (min, max) over compiled configs
-    smem_bytes: tuple[int, int] = (0, 0)
-    spill_bytes: tuple[int, int] = (0, 0)
-    stack_bytes: tuple[int, int] = (0, 0)
+    # (min, max) over compiled configs; None when none compiled (no figure, not a figure of 0)
+    registers: tuple[int, int] | None = None
+    smem_bytes: tuple[int, int] | None = None
+    spill_bytes: tuple[int, int] | None = None
+    stack_bytes: tuple[int, int] | None = None
     cached: int = 0  # how many compiles were cache hits
     seconds: float = 0.0
     problem: str = ""  # set when the template itself is broken (no default config, render error)
@@ -50,7 +51,7 @@ class CheckResult:
         out = asdict(self)
         out["failures"] = [{"config": config_id, "error": error} for config_id, error in self.failures]
         for name in ("registers", "smem_bytes", "spill_bytes", "stack_bytes", "configs"):
-            out[name] = list(out[name])
+            out[name] = None if out[name] is None else list(out[name])
         out["ok"] = self.ok
         return out
 
@@ -173,8 +174,8 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
     good = [r for r in results if r.ok]
     failures = tuple((c.id, r.error) for c, r in zip(configs, results) if not r.ok)
 
-    def span(values: list[int]) -> tuple[int, int]:
-        return (min(values), max(values)) if values else (0, 0)
+    def span(values: list[int]) -> tuple[int, int] | None:
+        return (min(values), max(values)) if values else None
 
     return CheckResult(
         kernel=template.name,
@@ -223,6 +224,8 @@ def format_check_table(results: Iterable[CheckResult]) -> str:
     return "\n".join(lines)
 
 
-def _span(pair: tuple[int, int]) -> str:
+def _span(pair: tuple[int, int] | None) -> str:
+    if pair is None:
+        return "-"
     low, high = pair
     return str(low) if low == high else f"{low}-{high}"
