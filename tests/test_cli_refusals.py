@@ -275,6 +275,8 @@ def test_help_still_prints_the_usage(cli) -> None:
          "--timeout applies to the cuda, sim and python backends (the replay backend reads recorded figures"),
         (["--replay", "{fixtures}/kt_cache_small.json", "--compile-timeout", "5"],
          "--compile-timeout applies to the cuda, sim and python backends (the replay backend compiles nothing)"),
+        (["--replay", "{fixtures}/kt_cache_small.json", "--kernel-dir", "{fixtures}"],
+         "--kernel-dir applies to the cuda, sim and python backends (the replay backend loads no template"),
     ],
 )
 def test_a_flag_the_backend_would_ignore_is_refused(cli, tmp_path: Path, args: list[str], expected: str) -> None:

@@ -636,13 +636,14 @@ BACKEND_FLAGS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     # trials time out or not by the speed of the machine replaying
     ("timeout", "--timeout", ("cuda", "sim", "python"), "reads recorded figures and times nothing"),
     ("compile_timeout", "--compile-timeout", ("cuda", "sim", "python"), "compiles nothing"),
+    ("kernel_dir", "--kernel-dir", ("cuda", "sim", "python"), "loads no template or benchmark"),
 )
 
 
 def _check_backend_flags(args: argparse.Namespace, kind: str, whose: str = "") -> None:
     """Refuse a flag of :data:`BACKEND_FLAGS` given for a run on a backend it does not apply to (``kind``)."""
     for dest, flag, backends, lacks in BACKEND_FLAGS:
-        if getattr(args, dest, None) is not None and kind not in backends:
+        if getattr(args, dest, None) not in (None, []) and kind not in backends:
             named = backends[0] if len(backends) == 1 else f"{', '.join(backends[:-1])} and {backends[-1]} backends"
             raise WorkbenchError(f"{flag} applies to the {named}{'' if len(backends) > 1 else ' backend'} "
                                  f"({whose or 'the '}{kind} backend {lacks})")
