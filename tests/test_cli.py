@@ -469,3 +469,16 @@ def test_estimated_resources_make_a_simulated_run_repeat_exactly(cli, tmp_path: 
     assert first == second and len(first) == 12
     assert runs[0]["backend"]["options"]["compile"] == "estimate"
     assert all(t["details"]["estimated"] is True for t in runs[0]["trials"])
+
+
+def test_the_trial_listing_has_a_header_with_units_and_a_sweeps_trials_say_their_size(cli, tmp_path) -> None:
+    """``show --trials`` printed bare numbers (``1 ok 20.45``: no unit), and a sweep's trials of
+    different sizes were listed alike."""
+    out = tmp_path / "sw.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--executor", "inline", "--resources", "estimated",
+               "--sizes", "n=1024,65536", "--budget", "2", "--out", out, "--quiet").returncode == 0
+    lines = cli("show", out, "--trials").stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:4] == ["trial", "status", "latency", "ms"])
+    assert "size" in lines[header].split()
+    rows = lines[header + 1:]
+    assert len(rows) == 4 and {row.split()[3] for row in rows} == {"n=1024", "n=65536"}

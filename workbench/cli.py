@@ -983,10 +983,18 @@ def cmd_show(args: argparse.Namespace) -> int:
         label = ", ".join(f"{k}={size['problem'].get(k)}" for k in varying)
         print(f"size     {label}: {size['trials']} trials, {figure}")
     if args.trials:
+        # a sweep's trials say their size (by the parameters that differ), as its size lines do
+        sized = bool(sizes)
+        print(f"{'trial':>5} {'status':<14} {'latency ms':>10}  {'size  ' if sized else ''}config  message")
         for t in summary["trial_list"]:
             lat = f"{t['latency_ms']:.4g}" if t["latency_ms"] is not None else "-"
             estimated = "  (resources estimated)" if t["resources_pending"] else ""
-            print(f"{t['index']:>5} {t['status']:<14} {lat:>10}  {t['config']}  {printable(t['message'])}{estimated}")
+            size_label = ""
+            if sized:
+                problem = t.get("problem") or summary.get("problem") or {}
+                size_label = ", ".join(f"{k}={problem.get(k)}" for k in varying) + "  "
+            print(f"{t['index']:>5} {t['status']:<14} {lat:>10}  {size_label}{t['config']}  "
+                  f"{printable(t['message'])}{estimated}")
     return 0
 
 
