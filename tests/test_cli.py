@@ -482,3 +482,14 @@ def test_the_trial_listing_has_a_header_with_units_and_a_sweeps_trials_say_their
     assert "size" in lines[header].split()
     rows = lines[header + 1:]
     assert len(rows) == 4 and {row.split()[3] for row in rows} == {"n=1024", "n=65536"}
+
+
+def test_refine_only_with_nothing_pending_says_why_the_estimates_stay(cli, tmp_path) -> None:
+    """'no trial holds estimated resources' where show said every trial holds estimates (chosen
+    with --resources estimated): the two now agree."""
+    out = tmp_path / "e.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--executor", "inline", "--resources", "estimated",
+               "--budget", "2", "--out", out, "--quiet").returncode == 0
+    result = cli("tune", "--resume", "--out", out, "--refine-only")
+    assert result.returncode == 0 and "nothing to refine" in result.stdout
+    assert "2 trials hold estimated resources that no refinement replaces: the run chose estimated" in result.stdout

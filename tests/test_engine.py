@@ -538,3 +538,49 @@ def test_patience_in_a_multi_objective_run_counts_smaller_violations_until_the_f
             improved.append(k)
     assert len(improved) > 1  # the violation did fall
     assert finished.reason != "plateau" or len(trials) == improved[-1] + 1 + 4
+
+
+class _SlowCompilePool:
+    """A pool whose worker answers a config with estimated resources (``resources_pending``) the
+    first ``slow`` times it is sent, as when its compile outlasts the worker's wait, then measured."""
+
+    def __init__(self, slow: int) -> None:
+        self.slow, self.sent, self.queue = slow, Counter(), []
+        self.idle_count = 1
+
+    def submit(self, config) -> None:
+        from workbench.core.domain.measurement import Measurement
+
+        self.sent[config.id] += 1
+        pending = self.sent[config.id] <= self.slow
+        details = {"resources_pending": True} if pending else {}
+        self.queue.append((config, Measurement(Status.OK, {"latency_ms": 1.0}, details=details), {}, "w0"))
+
+    def poll(self, timeout: float) -> None:
+        pass
+
+    def results(self, timeout: float):
+        out, self.queue = self.queue, []
+        return out
+
+
+@pytest.mark.parametrize("wait_s, refined", [(None, False), (30.0, True)])
+def test_a_refinement_with_a_wait_sends_a_slow_compile_again_until_the_wait_runs_out(tmp_path, wait_s, refined) -> None:
+    """A compile that outlasted the worker's wait twice was given up after one resend, so a
+    refine-only run with a 120 s wait ended after 58 s with trials still estimated, which a rerun
+    refined in seconds. With a wait, it is sent again until the wait runs out."""
+    from workbench.core.domain.measurement import Measurement, Trial
+    from workbench.core.domain.space import Config
+
+    spec = BackendSpec("python", {"path": str(FIXTURES / "trivial_bench.py")})
+    target = PythonBackend.target(spec)
+    strategy = GridSearch(target.space, seed=0)
+    engine = Engine(session_for_target(target, spec, strategy), strategy, spec, budget=1)
+    config = Config(next(iter(target.space)).to_dict())
+    trial = Trial(0, config, Measurement(Status.OK, {"latency_ms": 2.0}, details={"resources_pending": True}))
+    engine.session.trials.append(trial)
+    engine._pending[config.id] = trial
+    pool = _SlowCompilePool(slow=3)
+    engine._t0 = time.monotonic()  # (what run() sets before a refinement)
+    engine._refine(pool, wait_s=wait_s)
+    assert engine.refined == int(refined) and pool.sent[config.id] == (4 if refined else 2)

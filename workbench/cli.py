@@ -686,13 +686,21 @@ def _refine_only(args: argparse.Namespace) -> int:
     run, message = refine_pending(out, request)
     if run is None:
         print(f"{message} in {out}")
+        from workbench.core.domain.session import load_session
+
+        session = load_session(out)
+        estimated = sum(t.measurement.resources_estimated for t in session.trials)
+        if estimated:  # show says they hold estimates: say why none of them is waiting for a compile
+            print(f"note: {_estimated_line(session, estimated)}")
         return 0
     wait = REFINE_ONLY_WAIT_S if args.refine_wait is None else args.refine_wait
     run.engine.refine_wait_s = wait
     run.subscribe(_ProgressLine(args.quiet))
+    started = time.monotonic()
     finished = run.run()
     left = run.engine.unrefined
-    kept = f"; {left} still estimated after {wait:g} s (run it again)" if left else ""
+    kept = (f"; {left} still estimated after {time.monotonic() - started:.0f} s (a --refine-wait of {wait:g} s; "
+            "run it again)" if left else "")
     print(f"{run.session.kernel}: refined {run.refined} trials{kept} -> {out}")
     return 0 if finished.reason != "error" else 1
 

@@ -580,7 +580,8 @@ class Engine:
 
         The backend waits for such a config's compile the second time it sees it; with ``again``
         a config that comes back still estimated (a worker seeing it for the first time, e.g. one
-        left by an earlier run) is sent once more. The strategy is not told again (it has moved
+        left by an earlier run, or a compile that outlasted the worker's wait) is sent once more,
+        and with ``wait_s`` again until that runs out. The strategy is not told again (it has moved
         on); the session, the views and the saved file get the refined figures. A stop request,
         or ``wait_s`` seconds passing, ends the pass: what is still compiling is abandoned with
         the workers (the pool closes next) and its trials keep their mark. Trials go best
@@ -611,7 +612,10 @@ class Engine:
                 before = in_flight.pop(config.id, None)
                 if before is None:
                     continue
-                if (again and measurement.resources_pending and config.id not in sent_again
+                # sent again once; with a wait given, until it runs out (each worker waits for the
+                # compile, so this does not spin): ending the pass early left trials estimated that a
+                # rerun refined in seconds
+                if (again and measurement.resources_pending and (config.id not in sent_again or deadline is not None)
                         and not self._stop.is_set()):
                     sent_again.add(config.id)
                     queue_.append(before)
