@@ -161,6 +161,14 @@ def test_latency_only_ranking_orders_by_latency() -> None:
     assert rank(close, default=close[0].config.id).explain(1).endswith("; 3.0% faster than the default")
 
 
+def test_a_default_config_stopped_early_is_not_called_a_failure() -> None:
+    """'the default config failed (aborted)' where aborted candidates are documented as not failures."""
+    aborted = Trial(0, Config({"x": 0}), Measurement(Status.ABORTED, {"latency_bound_ms": 9.0}))
+    trials = [aborted, ok(1, latency_ms=1.0)]
+    assert rank(trials, default=aborted.config.id).explain(1).endswith(
+        "; the default config was stopped early as hopeless under the latency limit")
+
+
 def test_weighted_score_trades_latency_for_memory() -> None:
     trials = [ok(0, latency_ms=1.0, memory_mb=400.0), ok(1, latency_ms=1.25, memory_mb=100.0)]
     assert rank(trials).best == 0

@@ -738,7 +738,10 @@ class Ranking:
         if d == i or self.table.ids[d] == self.table.ids[i]:
             return "; this is the default config"
         if not self.table.ok[d]:
-            return f"; the default config failed ({self.table.statuses[d].value})"
+            status = self.table.statuses[d]
+            if status is Status.ABORTED:  # not a failure: stopped early as hopeless under the latency limit
+                return "; the default config was stopped early as hopeless under the latency limit"
+            return f"; the default config failed ({status.value})"
         ratio = self._ratio(LATENCY, i, d)
         if ratio is None:
             return ""

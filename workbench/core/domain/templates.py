@@ -624,7 +624,8 @@ def _folders(dirs: Sequence[str | os.PathLike[str]]) -> list[Path]:
     folders = [Path(d) for d in dirs] if dirs else [kernels_dir()]
     for folder in folders:
         if not folder.is_dir():
-            raise TemplateError(f"kernel template folder not found: {folder}")
+            what = "is a file, not a folder" if folder.exists() else "not found"
+            raise TemplateError(f"kernel template folder {what}: {folder}")
     return folders
 
 
