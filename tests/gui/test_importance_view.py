@@ -117,6 +117,19 @@ def test_refresh_requests_coalesce(view, qtbot) -> None:
     assert view.data["calls"] == 1
 
 
+def test_refresh_requests_arriving_faster_than_the_delay_still_refresh_while_they_arrive(view, qtbot) -> None:
+    """A live run asks every 100 ms; each request restarted the 400 ms timer, so the tab stayed
+    empty ('0 trials') until the run ended."""
+    import time
+
+    view.data["calls"] = 0
+    began = time.monotonic()
+    while time.monotonic() - began < 1.5:
+        view.schedule_refresh()
+        qtbot.wait(100)
+    assert view.data["calls"] >= 2
+
+
 def test_each_bar_is_labelled_with_its_share_and_the_axis_is_named(view, computed) -> None:
     computed(view)
     texts = [label.toPlainText() for label in view.bar_labels]

@@ -184,8 +184,11 @@ class ImportanceView(QWidget):
         self.target_box.setCurrentIndex(index)
 
     def schedule_refresh(self) -> None:
-        """Refresh soon, once, however many times this is called meanwhile (for live runs)."""
-        self._timer.start()
+        """Refresh soon, once, however many times this is called meanwhile (for live runs). A
+        pending refresh is not pushed back: restarted by every batch of trials (every 100 ms of a
+        run), the timer never fired while a run went on, and the tab stayed empty until it ended."""
+        if not self._timer.isActive():
+            self._timer.start()
 
     @property
     def computing(self) -> bool:
