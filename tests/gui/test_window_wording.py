@@ -344,3 +344,25 @@ def test_an_old_replay_of_a_cache_is_not_continued_and_the_window_says_how_to_st
     assert "now their median" in message and not window.running, message
     assert "File > New session" in message and not FLAG.search(message), message
     assert out.read_bytes() == before
+
+
+def test_a_start_replaces_an_earlier_refusal_in_the_status_bar_and_says_the_runs_warnings(window, qtbot, tmp_path):
+    """A refused Start's message stayed on show for 10 s beside the run started next; and the run's
+    warnings (here: a template of the person's folder replacing a shipped one) never reached the window."""
+    import shutil
+
+    refused = _start_from_the_toolbar(window, qtbot, {"kernel": "no_such_kernel", "backend": "sim", "budget": 2})
+    assert refused.startswith("Cannot start the run") and not window.running
+    _start_from_the_toolbar(window, qtbot, {"kernel": "vector_add", "backend": "sim", "strategy": "random",
+                                            "budget": 2, "options": {"compile": "estimate"}})
+    assert window.running or window.model.session is not None
+    assert "Cannot start the run" not in window.statusBar().currentMessage()
+    qtbot.waitUntil(lambda: not window.running, timeout=60_000)
+    root = Path(__file__).resolve().parents[2]
+    for suffix in (".py", ".cu"):
+        shutil.copy(root / "kernels" / f"gelu{suffix}", tmp_path / f"gelu{suffix}")
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run({"kernel": "gelu", "backend": "sim", "strategy": "random", "budget": 2,
+                          "kernel_dirs": [str(tmp_path)], "options": {"compile": "estimate"}})
+    said = window.statusBar().currentMessage()
+    assert "which replaces the shipped template of that name" in said, said

@@ -729,9 +729,17 @@ class MainWindow(QMainWindow):
                 self.toolbar.apply({"problem": {}})  # not what was typed there before (the next Start reads it)
         self.model.dirty = self.path is None or self.model.dirty
         self._shown_request = self._choices(self.toolbar.request())
+        # what the start has to say replaces a refusal of an earlier Start, which stayed on show
+        # beside the run it no longer applied to: the run's warnings (a strategy it fell back from,
+        # a weight on a metric nothing reports ...), and which GPU pruning models
+        said = [f"warning: {w}" for w in getattr(prepared, "warnings", ())]
         cost_model_note = (prepared.session.extra.get("cost_model") or {}).get("note")
-        if cost_model_note:  # pruning models a stand-in GPU: say which
-            self.statusBar().showMessage(f"cost model: {cost_model_note}", 15000)
+        if cost_model_note:
+            said.append(f"cost model: {cost_model_note}")
+        if said:
+            self.statusBar().showMessage("; ".join(said), 15000)
+        else:
+            self.statusBar().clearMessage()
         self._launch(prepared)
 
     def _run_output(self, kernel: str) -> tuple[Path, SessionLock | None]:
