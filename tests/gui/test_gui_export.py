@@ -54,6 +54,19 @@ def test_problem_hint_follows_the_session_shown(window, tmp_path):
     assert "n=4096" in hint and "image_width" not in hint
 
 
+def test_problem_hint_outlives_a_run_and_a_backend_switched_back(window, qtbot):
+    """Every run's end (and a backend switched to replay and back) reset the hint to a made-up
+    'problem, e.g. n=1048576', which is no template's default."""
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": "conv2d", "backend": "sim", "strategy": "random", "budget": 2,
+                          "options": {"compile": "estimate"}})
+    assert "image_width" in window.toolbar.problem.placeholderText()
+    backend = window.toolbar.backend
+    backend.setCurrentIndex(backend.findData("replay"))
+    backend.setCurrentIndex(backend.findData("sim"))
+    assert "image_width" in window.toolbar.problem.placeholderText()
+
+
 def test_screenshot_size_can_be_chosen(monkeypatch):
     from workbench.gui.app import SCREEN_SIZE, _screenshot_size
 

@@ -635,9 +635,7 @@ class MainWindow(QMainWindow):
 
     def _show_problem_hint(self, problem: Any) -> None:
         """The problem field's placeholder shows the parameters in force for the shown kernel."""
-        text = ", ".join(f"{k}={v}" for k, v in dict(problem or {}).items())
-        self.toolbar.problem.setPlaceholderText(text or "no problem parameters")
-        self.toolbar.problem.setToolTip(f"problem parameters (name=value, comma separated); in force: {text or 'none'}")
+        self.toolbar.show_problem_hint(", ".join(f"{k}={v}" for k, v in dict(problem or {}).items()))
 
     # --- runs ----------------------------------------------------------------------------------
     def _on_start(self) -> None:

@@ -122,6 +122,7 @@ class RunToolbar(QToolBar):
         self.backend.setCurrentIndex(self.backend.findData("sim"))
         self.backend.currentIndexChanged.connect(self._on_backend_changed)
         self._backend_kind = self.backend.currentData()  # the backend the problem field was last filled for
+        self._problem_hint: str | None = None  # the shown kernel's problem in force (see show_problem_hint)
         self.gpu = QComboBox()
         self.gpu.addItems(available_gpus())
         if self.gpu.findText(DEFAULT_GPU) >= 0:
@@ -239,9 +240,20 @@ class RunToolbar(QToolBar):
             self.problem.setPlaceholderText("size to replay, e.g. n=65536")
             self.problem.setToolTip("for a recording of several sizes: the size to replay, e.g. n=65536 "
                                     "(empty for a recording of one size)")
+        elif self._problem_hint is not None:  # the shown kernel's parameters in force, from the window
+            self.problem.setPlaceholderText(self._problem_hint or "no problem parameters")
+            self.problem.setToolTip("problem parameters (name=value, comma separated); in force: "
+                                    f"{self._problem_hint or 'none'}")
         else:
             self.problem.setPlaceholderText("problem, e.g. n=1048576")
             self.problem.setToolTip("problem parameters (name=value, comma separated); empty = the template's defaults")
+
+    def show_problem_hint(self, text: str) -> None:
+        """The problem field's placeholder: the parameters in force for the shown kernel (``""``:
+        it has none). Kept for the field's next reset (a backend switched back, a run ended), which
+        showed a made-up example instead."""
+        self._problem_hint = text
+        self._on_backend_changed()
 
     def _action_of(self, widget: QWidget) -> Any:
         for bar in (self, self.run_bar):
