@@ -491,6 +491,24 @@ def test_background_compiles_show_apart_from_evaluations_and_refine_the_trials(w
         assert window.toolbar.compile_text == "" and not window.toolbar.progress_label.text().startswith("3 compiling")
 
 
+def test_a_paused_run_says_so_in_the_progress_label_without_an_eta(window):
+    """Paused, the label read '58 done, 5 failed ETA 5s': only the button's text showed the pause,
+    and the ETA read as progress."""
+    bar = window.toolbar
+    bar.set_running(True)
+    bar.show_progress(58, 100, 5, 5.0)
+    assert bar.progress_label.text() == "58 done, 5 failed ETA 5s"
+    bar.set_running(True, paused=True)
+    assert bar.progress_label.text() == "paused: 58 done, 5 failed"
+    bar.show_progress(58, 100, 5, 4.0)  # a late progress event while paused
+    assert bar.progress_label.text() == "paused: 58 done, 5 failed"
+    bar.set_running(True, paused=False)
+    assert bar.progress_label.text() == "58 done, 5 failed ETA 4s"
+    bar.set_running(False)
+    bar.show_state("finished: budget, 100 evaluations")
+    assert bar.progress_label.text() == "finished: budget, 100 evaluations"
+
+
 def test_a_run_at_another_size_keeps_the_wider_space_the_panel_shows(window, qtbot):
     """The session's space carries the run's problem; the panel's carries the template's default.
     Started from an edited panel, the run must leave the panel's base wide, whatever the size."""

@@ -197,6 +197,9 @@ class RunToolbar(QToolBar):
         self._run_text = "idle"
         self.compile_text = ""
         self._compiles_pending = False
+        self._paused = False
+        self._is_progress = False  # whether _run_text is a progress count (then an ETA or "paused" goes with it)
+        self._eta = ""
         for widget in (QLabel(" Kernel "), self.kernel, self.problem, self.sizes, _sep(), QLabel("Backend "), self.backend, self.gpu,
                        self.resources, self.device, self.replay, self.browse, self.delay):
             self.addWidget(widget)
@@ -267,6 +270,9 @@ class RunToolbar(QToolBar):
         self.pause.setEnabled(running)
         self.stop.setEnabled(running)
         self.pause.setText("Resume" if paused else "Pause")
+        if paused != self._paused:  # said in the label at once: no progress arrives while paused
+            self._paused = paused
+            self.show_state(self._run_text, self._is_progress)
         for widget in (self.kernel, self.problem, self.sizes, self.backend, self.gpu, self.resources, self.device,
                        self.replay, self.browse, self.delay, self.strategy, self.options_button, self.budget,
                        self.minutes, self.seed):
@@ -367,15 +373,17 @@ class RunToolbar(QToolBar):
                       aborted: int = 0) -> None:
         self.progress.setMaximum(total or 0)
         self.progress.setValue(done)
-        eta = f"ETA {eta_s:.0f}s" if eta_s is not None else ""
+        self._eta = f"ETA {eta_s:.0f}s" if eta_s is not None else ""
         stopped = f", {aborted} aborted over the latency limit" if aborted else ""
-        self.show_state(f"{done} done, {failures} failed{stopped} {eta}".rstrip())
+        self.show_state(f"{done} done, {failures} failed{stopped}", progress=True)
 
-    def show_state(self, text: str) -> None:
+    def show_state(self, text: str, progress: bool = False) -> None:
         """The run's state in the progress label with what the compiles are doing: first while they
         are pending (the bar beside it already counts the evaluations, and a narrow label elides
         the end), after the state once they are done."""
-        self._run_text = text
+        self._run_text, self._is_progress = text, progress
+        if progress:  # a paused run says so, and no ETA (it would read as progress)
+            text = f"paused: {text}" if self._paused else f"{text} {self._eta}".rstrip()
         parts = (self.compile_text, text) if self._compiles_pending else (text, self.compile_text)
         self.progress_label.setText("; ".join(part for part in parts if part))
 
@@ -388,7 +396,7 @@ class RunToolbar(QToolBar):
             self.compile_text = f"{pending} compiling in background (estimates shown), {refined} refined"
         else:
             self.compile_text = f"compiles done: {refined} refined"
-        self.show_state(self._run_text)
+        self.show_state(self._run_text, self._is_progress)
 
 
 def _sep() -> QWidget:
