@@ -491,6 +491,24 @@ def test_background_compiles_show_apart_from_evaluations_and_refine_the_trials(w
         assert window.toolbar.compile_text == "" and not window.toolbar.progress_label.text().startswith("3 compiling")
 
 
+def test_show_in_table_brings_up_the_results_on_the_best_trial_even_behind_a_filter(window, qtbot):
+    """The best card's *Show in table* only re-selected the best trial: another tab stayed in
+    front, a row scrolled away stayed away, and a filter hiding it left nothing to see."""
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 12, "seed": 4,
+                          "options": {"compile": "estimate"}})
+    best = window.model.ranking.best
+    other = next(t for t in window.model.trials if t.config["block_size"] != window.model.trials[best].config["block_size"])
+    table = window.results
+    table.slot_edit.setText(f"block_size={other.config['block_size']}")
+    table._on_slot_filter()
+    window.bottom_tabs.setCurrentWidget(window.failures)
+    window.best_card.select_button.click()
+    assert window.bottom_tabs.currentWidget() is table
+    assert table.selected_row() == best and table.slot_edit.text() == ""
+    assert "filters cleared to show it" in window.statusBar().currentMessage()
+
+
 def test_a_paused_run_says_so_in_the_progress_label_without_an_eta(window):
     """Paused, the label read '58 done, 5 failed ETA 5s': only the button's text showed the pause,
     and the ETA read as progress."""

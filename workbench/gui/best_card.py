@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from workbench.gui.model import SessionModel
@@ -21,6 +21,9 @@ FLOAT32_DIGITS = 7.22  # log10(2**24): the digits an exactly rounded float32 res
 
 class BestCard(QFrame):
     """Shows the recommended config of the current ranking; a button selects it everywhere."""
+
+    #: "Show in table": the row of the best trial, for the window to bring the results table up on it.
+    show_requested = Signal(int)
 
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -47,6 +50,7 @@ class BestCard(QFrame):
         ranking = self.model.ranking
         if ranking is not None and ranking.best is not None:
             self.model.select(ranking.best)
+            self.show_requested.emit(ranking.best)
 
     def _on_ranking_changed(self) -> None:
         self.body.setText(self.text())

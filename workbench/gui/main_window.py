@@ -164,6 +164,7 @@ class MainWindow(QMainWindow):
         self.objective_panel.remeasure_requested.connect(
             lambda: self._guarded(self.remeasure_aborted, "Cannot re-measure"))
         self.best_card = BestCard(model)
+        self.best_card.show_requested.connect(self.show_in_table)
         self.slots_panel = SlotsPanel()
         #: a python benchmark's space, read in a process of its own (up to its import's time limit)
         self._benchmark_reader = Background()  # no parent: see Background
@@ -785,6 +786,14 @@ class MainWindow(QMainWindow):
             self._set_session_actions()
             prepared.release()
             raise
+
+    def show_in_table(self, row: int) -> None:
+        """The results table brought up on trial ``row`` (the best card's *Show in table*): its tab
+        shown, the row selected and scrolled to, filters that hide it cleared, and said so."""
+        self.bottom_tabs.setCurrentWidget(self.results)
+        cleared = self.results.show_row(row)
+        if cleared:
+            self.statusBar().showMessage(f"trial {self.model.trials[row].index}: {cleared}", 8000)
 
     def _set_session_actions(self) -> None:
         """New, Open, Open recent and Import replace the shown session: disabled while a run writes

@@ -469,6 +469,21 @@ class ResultsTable(QWidget):
             self.view.setCurrentIndex(proxy_index)
             self.view.scrollTo(proxy_index)
 
+    def show_row(self, row: int) -> str:
+        """Select trial ``row`` and scroll the table to it, clearing the filters when they hide it;
+        what was cleared ("" when nothing), for the window to say."""
+        cleared = ""
+        if not self.proxy.mapFromSource(self.table_model.index(row, 0)).isValid():
+            cleared = "filters cleared to show it"
+            self.slot_edit.clear()
+            self._on_slot_filter()
+            self.status_combo.setCurrentText("all")
+        proxy_index = self.proxy.mapFromSource(self.table_model.index(row, 0))
+        if proxy_index.isValid():
+            self.view.setCurrentIndex(proxy_index)
+            self.view.scrollTo(proxy_index, QAbstractItemView.ScrollHint.PositionAtCenter)
+        return cleared
+
     def selected_row(self) -> int | None:
         current = self.view.currentIndex()
         return self.proxy.mapToSource(current).row() if current.isValid() else None
