@@ -33,7 +33,7 @@ from workbench.core.domain.space import Config, SearchSpace
 from workbench.search._common import IndexedStrategy
 from workbench.search.base import Option
 
-#: What a failed evaluation is worth to TPE: worse than every feasible cost (at most 1e99) and every
+#: What a failed evaluation is worth to TPE: worse than every feasible cost (below 1e99) and every
 #: infeasible one (``INFEASIBLE`` times one plus the miss), still a finite number.
 FAILURE_VALUE = INFEASIBLE * 1e100
 #: The most values a slot may have and still be a categorical distribution (see the module docstring).

@@ -43,10 +43,16 @@ INFEASIBLE = 1e100
 #: ``log`` of the number that a metric value of 0 stands for in the cost (values below it
 #: follow in their order): far below any positive figure a kernel reports.
 _LOG_ZERO = math.log(1e-30)
-#: The largest log cost of a feasible trial (costs beyond +-it, e.g. the inverse of a rate of 1e-99,
-#: are held there: still feasible, never 0, which strategies divide by, and no strategy tells such
-#: values apart usefully).
-_LOG_FEASIBLE_MAX = math.log(INFEASIBLE) - 1.0
+#: The largest log cost of a feasible trial that reports every weighted metric (costs beyond +-it,
+#: e.g. the inverse of a rate of 1e-60, are held there: still feasible, never 0, which strategies
+#: divide by, and no strategy tells such values apart usefully).
+_LOG_FEASIBLE_MAX = math.log(1e49)
+#: A feasible trial that leaves a weighted metric out costs, by its other metrics, between 1e50 and
+#: 1e98: behind every trial that reports them all (the views give it the worst score for that
+#: metric), ahead of every infeasible one, and ordered among its kind, so a run in which no trial
+#: reports a weighted metric still searches by the others.
+_LOG_PARTIAL_CENTRE = math.log(1e74)
+_LOG_PARTIAL_HALF = math.log(1e24)
 #: Where an aborted candidate keeps the latency it was seen to exceed.
 LATENCY_BOUND = "latency_bound_ms"
 #: How much a bound on a metric the trial did not report counts as violated (relative units).
@@ -124,11 +130,13 @@ class Objective:
         zero or below keep their order (see the module doc); a cost beyond the feasible tier's range
         is held at its edge.
 
-        A weighted metric the trial does not report is left out and the other weights share its
-        part, as the ranking leaves out a metric no trial reports (a weight on quality for a kernel
-        without a reference): counting it as infinite made every trial of such a run cost the same
-        as a failure, a blind search while the views ranked by the other metrics. ``inf`` only when
-        the trial reports none of the weighted metrics (the views cannot score it either)."""
+        A trial that does not report a weighted metric is costed by the others (their weights
+        sharing its part) in a tier of its own behind every trial that reports them all: the views
+        give such a trial the worst score for that metric, and leave out a metric no trial reports
+        (a weight on quality for a kernel without a reference). Counted as infinite, every trial of
+        such a run cost the same as a failure, a blind search while the views ranked by the other
+        metrics. ``inf`` only when the trial reports none of the weighted metrics (the views cannot
+        score it either)."""
         if self._only_latency:
             latency = trial.metric(LATENCY)
             return latency if math.isfinite(latency) else math.inf
@@ -141,7 +149,9 @@ class Objective:
                 reported += share
         if reported <= 0.0:
             return math.inf
-        log_cost /= reported
+        if reported < 1.0 - 1e-9:  # (the shares sum to 1)
+            spread = min(max(log_cost / reported, -_LOG_PARTIAL_HALF), _LOG_PARTIAL_HALF)
+            return math.exp(_LOG_PARTIAL_CENTRE + spread)
         return math.exp(min(max(log_cost, -_LOG_FEASIBLE_MAX), _LOG_FEASIBLE_MAX))
 
     def values(self, trial: Trial) -> list[float]:
