@@ -392,3 +392,30 @@ def test_a_benchmarks_metric_names_are_recorded_as_names_a_weight_or_bound_can_g
         assert refused.returncode == 2 and said in refused.stderr
     typo = cli("show", out, "--objectives", "latency_ms,foo")
     assert typo.returncode == 2 and "no trial reports it" in typo.stderr and "--maximize" not in typo.stderr
+
+
+def test_a_session_written_with_a_benchmarks_own_metric_names_is_read_under_the_recorded_ones(cli, tmp_path: Path) -> None:
+    """A session from before the names were recorded as identifiers kept 'GFLOP/s'; a run
+    continuing it added 'gflops', so one metric had two names and neither could be weighted for all."""
+    bench = tmp_path / "odd.py"
+    bench.write_text(_ODD_NAMES)
+    out = tmp_path / "s.json"
+    assert cli("tune", bench, "--budget", "2", "--out", out, "--workers", "1", "--quiet").returncode == 0
+    doc = json.loads(out.read_text())
+    for record in doc["trials"]:  # as the earlier version wrote them
+        metrics = record["measurement"]["metrics"] if "measurement" in record else record["metrics"]
+        metrics["GFLOP/s"] = metrics.pop("gflops")
+    out.write_text(json.dumps(doc))
+    assert cli("tune", bench, "--resume", "--budget", "2", "--out", out, "--workers", "1", "--quiet").returncode == 0
+    shown = json.loads(cli("show", out, "--json", "--trials").stdout)
+    assert len(shown["trial_list"]) == 4
+    from workbench.core.domain.session import load_session
+
+    assert all("gflops" in t.measurement.metrics and "GFLOP/s" not in t.measurement.metrics
+               for t in load_session(out).trials)
+
+
+@pytest.mark.parametrize("bound", ["energy_j<=-1", "compile_s<=-0.5", "gflops<=-3", "time<=-1"])
+def test_a_negative_limit_on_an_amount_the_registry_knows_is_refused(cli, session: Path, bound: str) -> None:
+    result = cli("show", session, "--constraint", bound)
+    assert result.returncode == 2 and "cannot be negative" in result.stderr

@@ -5,6 +5,7 @@ run's cause printed, a resource table of failed compiles never taken for a compl
 from __future__ import annotations
 
 import math
+import json
 import os
 
 import shutil
@@ -387,6 +388,7 @@ def test_a_journal_name_taken_by_a_folder_or_a_pipe_is_refused_before_the_run(cl
     ["tune", "vector_add", "--backend", "sim", "--budget", "2", "--out", "{d}/tsub/"],
     ["tune", "--remeasure-aborted", "--out", "."],
     ["show", "--portability", ".", "{s}"],
+    ["tune", "vector_add", "--backend", "sim", "--budget", "2", "--out", "{d}/sub/."],  # Path() drops the "."
 ])
 def test_a_file_argument_that_names_a_folder_by_its_form_is_one_line(cli, tmp_path: Path, args: list[str]) -> None:
     """``show .`` was a ValueError traceback (a path with an empty name has no journal name) and
@@ -417,3 +419,16 @@ def test_resume_into_another_name_of_the_same_file_or_with_force_alone_is_refuse
     assert source.read_bytes() == before and (tmp_path / "hard.json").samefile(source)
     into_other = cli("tune", "--resume", source, "--budget", "1", "--quiet", "--out", tmp_path / "b.json")
     assert into_other.returncode == 0 and source.read_bytes() == before
+
+
+def test_resume_through_a_linked_folder_is_the_same_file_in_place(cli, tmp_path: Path) -> None:
+    """--resume real/a.json --out link/a.json (link -> real) is the same path, not a hard link:
+    it was refused as 'another name (a hard link)'."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    source = tmp_path / "real" / "a.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--executor", "inline", "--budget", "2", "--out", source,
+               "--quiet").returncode == 0
+    result = cli("tune", "--resume", source, "--budget", "1", "--quiet", "--out", tmp_path / "link" / "a.json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(source.read_text())["trials"].__len__() == 3

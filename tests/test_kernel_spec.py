@@ -694,3 +694,21 @@ def test_the_cuda_exports_comment_lines_stay_comments_whatever_the_template_says
     head = text[: text.index("#define BLOCK_SIZE")].splitlines()
     assert any("compile options: -O3 int injected" in line for line in head)
     assert head and all(line.startswith("//") or not line.strip() for line in head), head
+
+
+def test_a_folder_named_twice_or_the_shipped_one_named_again_replaces_nothing(tmp_path, cli):
+    """`kernels --kernel-dir kernels` said every shipped template replaced itself."""
+    folder = save_template_folder(tmp_path / "mine", SPEC, SOURCE).parent
+    for dirs in ([ROOT / "kernels"], [folder, folder], [folder, tmp_path / "mine" / ".." / "mine"]):
+        listed = cli("kernels", "--json", *[arg for d in dirs for arg in ("--kernel-dir", d)])
+        assert listed.returncode == 0 and "replaces" not in listed.stderr, listed.stderr
+        assert all(item["replaces"] is None for item in json.loads(listed.stdout))
+
+
+def test_check_kernels_of_one_template_runs_no_other_spec_of_its_folder(tmp_path, cli):
+    """`check-kernels --kernel NAME` imported every Python spec of the folders (their code ran)."""
+    folder = save_template_folder(tmp_path / "mine", SPEC, SOURCE).parent
+    (folder / "other.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').close()\nTEMPLATE = None\n")
+    checked = cli("check-kernels", "--kernel-dir", folder, "--kernel", "saxpy", "--sample", "0", "--quiet")
+    assert checked.returncode == 0, checked.stderr
+    assert not (tmp_path / "ran").exists()

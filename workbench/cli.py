@@ -480,7 +480,7 @@ def _check_file_names(args: argparse.Namespace) -> None:
                 continue
             if not value.strip():
                 raise WorkbenchError(f"{flag}: an empty name names no file")
-            if value.endswith(("/", os.sep)) or Path(value).name in ("", ".", ".."):
+            if os.path.basename(value) in ("", ".", ".."):  # (Path("sub/.").name is "sub")
                 raise WorkbenchError(f"{flag} {value}: names a folder; name a file")
 
 
@@ -1279,13 +1279,15 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
             raise WorkbenchError(f"--arch {args.arch}: {exc}") from None
     if args.write_table or args.check_table:
         return _check_kernels_table(args)
-    library = scan_templates(*args.kernel_dir, str(kernels_dir()))
-    templates = library.templates
-    if args.kernel is not None:
-        named = find_template(args.kernel, *args.kernel_dir, str(kernels_dir()))  # its spec's own error, if any
+    if args.kernel is not None:  # that spec alone (its own error, if any), as tune reads it
+        named = find_template(args.kernel, *args.kernel_dir, str(kernels_dir()))
         if named is None:
-            raise WorkbenchError(f"unknown kernel {args.kernel!r}; available: {', '.join(sorted(templates))}")
-        templates = {args.kernel: named}
+            available = scan_templates(*args.kernel_dir, str(kernels_dir())).templates
+            raise WorkbenchError(f"unknown kernel {args.kernel!r}; available: {', '.join(sorted(available))}")
+        library, templates = None, {args.kernel: named}
+    else:
+        library = scan_templates(*args.kernel_dir, str(kernels_dir()))
+        templates = library.templates
     progress = None if args.quiet else print_progress(sys.stderr)
     results = check_kernels(templates, arch=args.arch or "sm_90", sample=args.sample, seed=args.seed, kernel=args.kernel,
                             workers=args.workers or os.cpu_count() or 1, progress=progress)
@@ -1293,7 +1295,7 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
         _print_json([r.to_dict() for r in results])
     else:
         print(format_check_table(results))
-    if args.kernel is not None:
+    if library is None:
         return 0 if all(r.ok for r in results) else 1
     _report_library(library)
     return 2 if library.broken else 0 if all(r.ok for r in results) else 1

@@ -124,6 +124,7 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
     metrics: dict[str, float] = {}
     details: dict[str, Any] = {}
     non_finite: list[str] = []
+    reported: dict[str, str] = {}  # metric name -> the key measure() gave it under
     if isinstance(result[LATENCY], (bool, np.bool_)):  # True is 1 to Python, but it is no time
         return f"measure() returned {LATENCY}={result[LATENCY]!r}: a bool is not a number of milliseconds"
     for key, value in result.items():
@@ -144,9 +145,10 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
                 non_finite.append(f"{str(key)[:40]}={number!r} is not a finite number: kept as text, not as a metric")
                 continue
             if name in metrics:
-                return (f"measure() returned two metrics named {name!r} once written as names "
-                        f"({str(key)[:40]!r} and another); rename one")
+                return (f"measure() returned {reported[name][:40]!r} and {str(key)[:40]!r}, which are both the "
+                        f"metric {name!r} (a name a weight or a bound can give); rename one")
             metrics[name] = number
+            reported[name] = str(key)
         elif isinstance(value, np.bool_):
             details[str(key)] = bool(value)
         else:

@@ -314,7 +314,10 @@ def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
     """Continue the session at ``path`` with its own settings (``tune --resume SESSION``); flags in
     ``request`` override them and are recorded. ``output`` (default ``path``) is where it goes."""
     source = Path(path)
-    if output is None or os.path.abspath(output) == os.path.abspath(source):  # the same name, however spelt
+    # the same file under another spelling (through a linked folder, say) is in place; a link at
+    # --out itself, or another name of the file (a hard link), is not
+    same_name = output is not None and not os.path.islink(output) and Path(output).resolve() == source.resolve()
+    if output is None or same_name:
         if force:
             raise WorkbenchError("--resume continues the session and --force replaces it: choose one "
                                  "(--force with --out OTHER replaces OTHER)")

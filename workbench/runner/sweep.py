@@ -195,7 +195,8 @@ class SweepRun:
                 ends.append(finished.reason)
             else:
                 # each size ends by its own rule (budget, patience, time limit: all are per size):
-                # the sweep's reason is the one most sizes ended by, and the summary counts them
+                # the sweep's reason is the one most sizes ended by (the earliest size's on a tie), and
+                # the summary counts them
                 reason = max(ends, key=ends.count) if ends else "budget"
                 message = self._summary(ends)
         finally:

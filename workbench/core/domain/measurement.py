@@ -42,8 +42,7 @@ MEMORY = "memory_mb"
 QUALITY = "quality"
 THROUGHPUT = "throughput_gbs"
 GFLOPS = "gflops"
-#: Metrics that are amounts (times, sizes, counts): a negative value is a corrupt record, and a
-#: bound below zero on one can never hold. (A metric minimised is not one: an error in dB is negative.)
+#: Metrics a record may never hold below zero: a negative value is a corrupt record.
 NON_NEGATIVE_METRICS = frozenset({"latency_ms", "memory_mb", "throughput_gbs", "gflops", "registers",
                                    "smem_bytes", "spill_bytes", "occupancy"})
 

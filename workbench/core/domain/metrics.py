@@ -61,18 +61,16 @@ METRICS: dict[str, MetricInfo] = dict(
     )
 )
 
-#: Readings of the kernel time other than ``latency_ms`` that do not start with ``latency``
-#: (Kernel Tuner's recorded time): a view that sets metrics against latency does not offer them,
-#: since latency plotted against itself is no trade-off.
 #: Kernel Tuner's metric names (units as names) -> ours.
 KT_METRICS: dict[str, str] = {"GFLOP/s": "gflops", "GB/s": "throughput_gbs", "TFLOP/s": "tflops"}
 
 
 def metric_name(name: str) -> str:
-    """A metric name as reported (a Kernel Tuner cache's ``GFLOP/s``, a benchmark's ``error-db``)
-    as one the workbench can name in a weight, a bound or a direction: Kernel Tuner's units become
-    ours (``GFLOP/s`` -> ``gflops``), anything else an identifier (``GFLOPS/W`` -> ``gflops_w``,
-    ``my score`` -> ``my_score``). Identifiers are kept as they are."""
+    """A metric name as a benchmark reports it (``GFLOP/s``, ``error-db``) as one the workbench can
+    name in a weight, a bound or a direction: Kernel Tuner's units become ours (``GFLOP/s`` ->
+    ``gflops``), a name that is not an identifier becomes a lower-case one (``GFLOPS/W`` ->
+    ``gflops_w``, ``my score`` -> ``my_score``), and an identifier is kept as it is (an import of a
+    Kernel Tuner cache lower-cases those too, as it always has: ``identifier_of``)."""
     if name in KT_METRICS:
         return KT_METRICS[name]
     return name if name.isidentifier() and name.isascii() else identifier_of(name)
@@ -91,6 +89,9 @@ def identifier_of(name: str) -> str:
     return clean if not clean[0].isdigit() else f"m_{clean}"
 
 
+#: Readings of the kernel time other than ``latency_ms`` that do not start with ``latency``
+#: (Kernel Tuner's recorded time): a view that sets metrics against latency does not offer them,
+#: since latency plotted against itself is no trade-off.
 OTHER_LATENCY_READINGS = frozenset({"kt_time_ms"})
 
 #: Words of a quantity of work (what a rate counts per second, watt or joule).

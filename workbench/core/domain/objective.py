@@ -45,7 +45,6 @@ from workbench.core.domain.metrics import METRICS, direction_word, not_a_metric_
 from workbench.core.domain.measurement import (
     LATENCY,
     MEMORY,
-    NON_NEGATIVE_METRICS,
     QUALITY,
     THROUGHPUT,
     Status,
@@ -257,7 +256,9 @@ class Constraints:
         high: dict[str, Bound] = {}
         for bound in self.bounds():
             if bound.op == "<=":
-                if bound.metric in NON_NEGATIVE_METRICS and bound.value < 0:
+                # every metric of the registry is an amount (a time, energy, size, count, rate or
+                # share); a metric it does not know may be negative (an error in dB, a margin)
+                if bound.metric in METRICS and bound.value < 0:
                     raise WorkbenchError(f"constraint {bound.label}: {bound.metric} cannot be negative")
                 if bound.metric not in high or bound.value < high[bound.metric].value:
                     high[bound.metric] = bound

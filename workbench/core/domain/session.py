@@ -58,6 +58,7 @@ from workbench.core.errors import SessionFormatError, WorkbenchError, quoted
 from workbench.core.domain.assignments import parse_assignment_list, parse_value
 from workbench.core.fs import MAX_FILE_BYTES, current_umask, open_regular, read_capped, read_only
 from workbench.core.domain.measurement import NON_NEGATIVE_METRICS, Measurement, Status, Trial
+from workbench.core.domain.metrics import metric_name
 from workbench.core.domain.objective import Constraints, Ranking, Weights, rank
 from workbench.core.domain.records import SIM_COMPILE_MODES, BackendInfo, DeviceInfo, StrategyInfo, is_arch_name
 from workbench.core.domain.run_settings import RunSettings
@@ -403,6 +404,20 @@ def _numbers(value: Any, where: str, fail: Fail) -> dict[str, float]:
     return out
 
 
+def _named_metrics(metrics: dict[str, float]) -> dict[str, float]:
+    """A trial's metrics under the names a weight, a bound or a direction can give
+    (:func:`workbench.core.domain.metrics.metric_name`): a session written before a python
+    benchmark's ``GFLOP/s`` was recorded as ``gflops`` is read as if it had been, so its trials and
+    those of a run continuing it have one name for one metric. A name already in that form wins a
+    clash."""
+    if all(key.isidentifier() and key.isascii() for key in metrics):
+        return metrics
+    named = {key: value for key, value in metrics.items() if key.isidentifier() and key.isascii()}
+    for key, value in metrics.items():
+        named.setdefault(metric_name(key), value)
+    return named
+
+
 def _fast_config_builder() -> Callable[[dict[str, Any]], Config] | None:
     """A Config constructor for JSON-loaded values that skips the slow part of ``Config()``.
 
@@ -499,7 +514,7 @@ def trial_from_dict(rec: Any, where: str, fail: Fail, names: frozenset[str] | No
         raw = raw_status
         problem = f"{_short(raw)} is not a status" if isinstance(raw, str) else f"{_type_name(raw)} is not a status"
         fail(f"{mwhere}.status", f"{problem} (expected one of {_STATUS_LIST})")
-    metrics = _numbers(m.get("metrics", {}), f"{mwhere}.metrics", fail)
+    metrics = _named_metrics(_numbers(m.get("metrics", {}), f"{mwhere}.metrics", fail))
     message = m.get("message", "")
     if type(message) is not str:
         fail(f"{mwhere}.message", f"expected text, got {_type_name(message)}")

@@ -621,11 +621,17 @@ def find_template(name: str, *dirs: str | os.PathLike[str]) -> KernelTemplate | 
 
 
 def _folders(dirs: Sequence[str | os.PathLike[str]]) -> list[Path]:
-    folders = [Path(d) for d in dirs] if dirs else [kernels_dir()]
-    for folder in folders:
+    """The folders of a search path, each once (a folder given twice, or the shipped one named
+    again, would hide its own templates: 'sgemm replaces sgemm')."""
+    folders: list[Path] = []
+    seen: set[Path] = set()
+    for folder in [Path(d) for d in dirs] if dirs else [kernels_dir()]:
         if not folder.is_dir():
             what = "is a file, not a folder" if folder.exists() else "not found"
             raise TemplateError(f"kernel template folder {what}: {folder}")
+        if folder.resolve() not in seen:
+            seen.add(folder.resolve())
+            folders.append(folder)
     return folders
 
 

@@ -321,7 +321,7 @@ def _measurement(
     for name, value in record.items():
         if name in not_metrics or not _is_number(value):
             continue
-        ours = KT_METRICS.get(name) or identifier_of(name)  # (names were lower-cased on import)
+        ours = KT_METRICS.get(name) or identifier_of(name)  # (an import lower-cases every other name)
         if ours in DERIVED_METRICS or ours in metrics:  # the first field of a name wins
             continue
         if math.isfinite(value) and not (value < 0 and ours in NON_NEGATIVE_METRICS):
