@@ -362,3 +362,18 @@ def test_texts_drawn_inside_the_plots_take_the_zoom(ran, qtbot):
     # the legends above the parallel coordinates and the comparison are sized by the style sheets
     assert all(legend.objectName() == "plotLegend" and not legend.styleSheet()
                for legend in (ran.compare.curve_legend,))
+
+
+@pytest.mark.parametrize("size", [SCREEN, (1920, 1080)])
+def test_the_feasible_count_is_shown_whole_in_presentation_mode(ran, qtbot, size):
+    """'40 feasible of 40 ok trials (40 tota' was cut at the column's edge, without an ellipsis."""
+    _present(ran, qtbot)
+    ran.resize(*size)
+    qtbot.wait(50)
+    label = ran.objective_panel.feasible_label
+    label.setText("<b>400</b> feasible of 400 ok trials (400 total)")
+    QApplication.processEvents()
+    plain = "400 feasible of 400 ok trials (400 total)"
+    fits_one_line = QFontMetrics(label.font()).horizontalAdvance(plain) <= label.contentsRect().width()
+    wraps_whole = label.wordWrap() and label.heightForWidth(label.width()) <= label.height()
+    assert fits_one_line or wraps_whole

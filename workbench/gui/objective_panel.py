@@ -231,6 +231,7 @@ class ObjectivePanel(QWidget):
         grid.addWidget(self.extra_error, row + 1, 0, 1, 2)
         self.feasible_label = QLabel("no trials yet")
         self.feasible_label.setObjectName("feasibleCount")
+        self.feasible_label.setWordWrap(True)  # in presentation mode's fonts it was cut at the column's edge
         grid.addWidget(self.feasible_label, row + 2, 0, 1, 2)
         self.remeasure_button = QPushButton("Re-measure aborted")
         self.remeasure_button.setToolTip("measure again, in full, the candidates aborted under a tighter latency "
