@@ -377,3 +377,24 @@ def test_the_feasible_count_is_shown_whole_in_presentation_mode(ran, qtbot, size
     fits_one_line = QFontMetrics(label.font()).horizontalAdvance(plain) <= label.contentsRect().width()
     wraps_whole = label.wordWrap() and label.heightForWidth(label.width()) <= label.height()
     assert fits_one_line or wraps_whole
+
+
+def test_zooming_and_resizing_with_the_slice_plots_built_does_not_crash(window, qtbot):
+    """The slice plots rebuilt their canvas inside a resize: after a run, with the Importance and
+    Slices tabs opened, three zooms in, a zoom reset and a resize crashed the window (a segfault
+    in the scene's paint, 4 of 4 times before the rebuild moved to the event loop)."""
+    window.resize(*SCREEN)
+    window.zoom.present_once()
+    with qtbot.waitSignal(window.run_done, timeout=240_000):
+        window.start_run({"kernel": "sgemm", "backend": "sim", "budget": 120, "seed": 0, "gpu_model": "T4"})
+        for name in ("importance", "slices"):
+            window.bottom_tabs.setCurrentWidget(window.pages.page(name))
+            qtbot.wait(600)
+    for _ in range(3):
+        window.zoom.zoom_in()
+    qtbot.wait(600)
+    window.zoom.set_factor(1.0)
+    window.resize(1280, 720)
+    qtbot.wait(600)
+    slices = window.pages.page("slices")
+    assert slices.plots and not slices.dirty  # rebuilt for the new width, from the event loop

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent
+from PySide6.QtCore import QEvent, QTimer
 from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
@@ -221,7 +221,9 @@ class SlicePlots(_HiddenUntilShown):
         if self.plots and self._columns(len(self.plots)) != self.columns:
             self.plots = {}  # laid out again at the next refresh
             self.dirty = True
-            self.refresh_if_dirty()
+            # from the event loop, not inside the resize: clearing the canvas's plots while the
+            # window was laid out (a zoom reset, then a resize) crashed Qt's paint of the scene
+            QTimer.singleShot(0, self.refresh_if_dirty)
 
     def _rebuild(self, names: list[str]) -> None:
         self.canvas.clear()
