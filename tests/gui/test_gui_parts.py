@@ -695,3 +695,19 @@ def test_gui_runs_a_template_from_a_folder_the_command_line_names(window, qtbot,
     window.source_view.show_trial(0)
     text = window.source_view.editor.toPlainText()
     assert "#define BLOCK_SIZE" in text and "not loaded" not in window.source_view.header.text()
+
+
+def test_every_strategy_in_the_box_says_what_it_is(window):
+    """The strategy box had no tool tip at all: a new user saw 'agents' with no word on it."""
+    from PySide6.QtCore import Qt
+
+    from workbench.search.base import DEFAULT_STRATEGY, strategy_class
+
+    box = window.toolbar.strategy
+    for index in range(box.count()):
+        tip = box.itemData(index, Qt.ItemDataRole.ToolTipRole)
+        assert tip.startswith(box.itemText(index)) and strategy_class(box.itemText(index)).description in tip
+    box.setCurrentText(DEFAULT_STRATEGY)
+    assert box.toolTip().startswith(f"{DEFAULT_STRATEGY} (default): ")
+    box.setCurrentText("random")
+    assert box.toolTip().startswith("random: Uniform random sampling")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox, QFileDialog, QLabel, QLineEdit, QMenu, QProgressBar, QPushButton, QSpinBox, QDoubleSpinBox,
     QToolBar, QToolButton, QWidget, QWidgetAction,
@@ -18,7 +18,7 @@ from workbench.core.domain.sizes import format_sizes, parse_sizes_text
 from workbench.gui.elided_label import ElidedLabel
 from workbench.gui.strategy_options import StrategyOptionsForm
 from workbench.gui.text import BACKENDS
-from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES
+from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, strategy_class
 
 #: File dialog filters for recordings: Kernel Tuner caches are mostly kept gzipped (``.json.gz``,
 #: which replay and import read), and a ``*.json`` filter hid them under "All files".
@@ -152,7 +152,13 @@ class RunToolbar(QToolBar):
         self.delay.setToolTip("demo mode: seconds per replayed evaluation, to play a recording as if live")
         self.strategy = QComboBox()
         self.strategy.addItems(list(STRATEGIES))
+        for index, name in enumerate(STRATEGIES):  # what each is, as tune --help-strategy says it
+            said = strategy_class(name).description
+            self.strategy.setItemData(index, f"{name}{' (default)' if name == DEFAULT_STRATEGY else ''}: {said}"
+                                      if said else name, Qt.ItemDataRole.ToolTipRole)
         self.strategy.setCurrentText(DEFAULT_STRATEGY)
+        self.strategy.currentIndexChanged.connect(self._on_strategy_shown)
+        self._on_strategy_shown()
         # The strategy's options, generated from its OPTIONS, in a pop-up under a button beside it.
         self.strategy_options = StrategyOptionsForm()
         self.strategy_options.set_strategy(self.strategy.currentText())
@@ -257,6 +263,10 @@ class RunToolbar(QToolBar):
         showed a made-up example instead."""
         self._problem_hint = text
         self._on_backend_changed()
+
+    def _on_strategy_shown(self, *_: Any) -> None:
+        """The box's tool tip is the chosen strategy's description (each item has its own)."""
+        self.strategy.setToolTip(str(self.strategy.currentData(Qt.ItemDataRole.ToolTipRole) or ""))
 
     def _action_of(self, widget: QWidget) -> Any:
         for bar in (self, self.run_bar):
