@@ -92,6 +92,24 @@ def test_a_session_of_one_size_names_it_and_draws_no_size_plots(window, qtbot, t
     assert len(view.rows) == 3 and view.plots.isVisible()
 
 
+def test_a_sweep_with_one_size_measured_so_far_is_called_a_sweep(window, qtbot, tmp_path):
+    """Early in a running sweep the view said 'one problem size in this session ... a sweep tunes
+    several' beside a filled sizes field."""
+    from workbench.core.domain.session import Session
+
+    path = _sweep(tmp_path / "s.json", budget=2)
+    session = load_session(path)
+    first = trials_by_problem(session)[problem_key(problems_of(session)[0])]
+    partial = Session.from_dict({**session.to_dict(), "trials": []})
+    partial.trials = list(first)  # as the sweep is while its first size runs
+    save_session(partial, tmp_path / "partial.json")
+    window.open_session(str(tmp_path / "partial.json"))
+    view = window.size_view
+    window.bottom_tabs.setCurrentWidget(view)
+    view.refresh()
+    assert view.status.text().startswith("a sweep of 3 sizes, 1 measured so far"), view.status.text()
+
+
 def test_missing_cells_are_measured_in_the_background(window, qtbot, tmp_path):
     path = _sweep(tmp_path / "m.json", budget=4, sizes={"n": [4096, 1 << 26]}, warm=False)
     session = load_session(path)

@@ -26,6 +26,7 @@ from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from workbench.core.errors import WorkbenchError
+from workbench.core.domain.sizes import sweep_plan
 from workbench.core.domain.size_analysis import (
     invalid_cells,
     SizeLayout,
@@ -249,7 +250,15 @@ class SizeView(QWidget):
         self.winners = distinct_winners(self.rows)
         self.missing = missing_cells(self.rows, session.space)
         self.invalid = invalid_cells(self.rows, session.space)
-        if len(self.rows) < 2:
+        try:
+            plan = sweep_plan(session)
+        except WorkbenchError:  # a hand-edited plan: said where the file is opened
+            plan = None
+        planned = len(plan.problems(session.problem)) if plan is not None else 0
+        if len(self.rows) < 2 and planned > 1:  # a sweep whose second size has no trial yet (running)
+            self.status.setText(f"a sweep of {planned} sizes, {len(self.rows)} measured so far: the plots appear "
+                                "once a second size has trials")
+        elif len(self.rows) < 2:
             measured_at = self.rows[0].problem if self.rows else session.problem
             problem = ", ".join(f"{k}={v}" for k, v in measured_at.items())
             measured = f" ({problem})" if problem else ""
