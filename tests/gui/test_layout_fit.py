@@ -398,3 +398,16 @@ def test_zooming_and_resizing_with_the_slice_plots_built_does_not_crash(window, 
     qtbot.wait(600)
     slices = window.pages.page("slices")
     assert slices.plots and not slices.dirty  # rebuilt for the new width, from the event loop
+
+
+def test_zooming_in_never_makes_the_window_wider_than_it_is(ran, qtbot):
+    """At 1440x900 in presentation mode one Ctrl+ raised the window's minimum width to 1,589 px and
+    three to 2,028: the window grew past the screen, and a zoom reset left it that wide."""
+    _present(ran, qtbot)
+    for _ in range(4):
+        ran.zoom.zoom_in()
+        QApplication.processEvents()
+        assert ran.minimumSizeHint().width() <= SCREEN[0]
+    assert "zoom stays at" in ran.statusBar().currentMessage()
+    ran.zoom.set_factor(1.0)
+    assert ran.width() == SCREEN[0]

@@ -116,7 +116,21 @@ class Zoom:
                     zoom_axes(item, self.factor, self.base_point_size)
 
     def zoom_in(self) -> None:
+        """One step larger, unless the window's controls would then need more width than the
+        window or its screen has: Qt widened the window past a 1440 px screen (2,028 px after three
+        steps in presentation mode), and a reset zoom left it that wide. The step is taken back and
+        the status bar says why."""
+        before = self.factor
+        room = max(self.window.width(), self._screen_width())
         self.set_factor(self.factor * ZOOM_STEP)
+        if self.factor > before and self.window.minimumSizeHint().width() > room:
+            self.set_factor(before)
+            self.window.statusBar().showMessage(
+                f"zoom stays at {before:.0%}: larger, the window's controls would not fit its width of {room} px", 8000)
+
+    def _screen_width(self) -> int:
+        screen = self.window.screen()
+        return screen.availableGeometry().width() if screen is not None else 0
 
     def zoom_out(self) -> None:
         self.set_factor(self.factor / ZOOM_STEP)
