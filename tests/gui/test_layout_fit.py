@@ -411,3 +411,12 @@ def test_zooming_in_never_makes_the_window_wider_than_it_is(ran, qtbot):
     assert "zoom stays at" in ran.statusBar().currentMessage()
     ran.zoom.set_factor(1.0)
     assert ran.width() == SCREEN[0]
+
+
+def test_a_charts_no_data_message_grows_in_presentation_mode(window, qtbot):
+    """'no successful trial reports a memory figure' kept its normal size in presentation mode: a
+    text added with ignoreBounds is not among the view box's items the zoom went through."""
+    chart = window.built_charts["tradeoff"]
+    normal = chart.no_data.textItem.font().pointSizeF()
+    _present(window, qtbot)
+    assert chart.no_data.textItem.font().pointSizeF() == pytest.approx(normal * 1.5)

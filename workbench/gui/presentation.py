@@ -43,7 +43,9 @@ def zoom_axes(plot_item: Any, factor: float, base_point_size: float) -> None:
     font = QFont()
     font.setPointSizeF(base_point_size * factor)
     set_plot_font(plot_item, font)
-    for item in plot_item.getViewBox().addedItems:
+    # the plot's own list too: a text added with ignoreBounds (a chart's "no data" message) is not
+    # among the view box's added items, and kept its normal size in presentation mode
+    for item in {id(i): i for i in [*plot_item.items, *plot_item.getViewBox().addedItems]}.values():
         if isinstance(item, pg.TextItem):
             item.setFont(font)
 
