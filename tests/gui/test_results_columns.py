@@ -114,3 +114,21 @@ def table_horizontal() -> Qt.Orientation:
 
 def tool_tip() -> Qt.ItemDataRole:
     return Qt.ItemDataRole.ToolTipRole
+
+
+def test_an_aborted_trials_latency_reads_as_the_bound_it_was_seen_to_exceed(ran):
+    """Aborted trials showed '-' for latency, though they are kept with their bound."""
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.session import Session
+
+    session = ran.model.session
+    first = session.trials[0]
+    aborted = Trial(len(session.trials), first.config,
+                    Measurement(Status.ABORTED, {"latency_bound_ms": 0.4}, message="aborted above 0.4 ms"))
+    copy = Session.from_dict({**session.to_dict(), "trials": []})
+    copy.trials = [first, aborted]
+    ran.model.set_session(copy)
+    table = ran.results.table_model
+    column = _keys(table).index("metric:latency_ms")
+    assert table.data(table.index(1, column)) == "> 0.4"
+    assert table.data(table.index(0, column)) != "-" and not table.data(table.index(0, column)).startswith(">")

@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.domain.measurement import Status, Trial
+from workbench.core.domain.measurement import LATENCY, Status, Trial
+from workbench.core.domain.search_objective import LATENCY_BOUND
 from workbench.core.domain.metrics import METRICS, known_direction
 from workbench.gui.column_choice import ColumnChoice
 from workbench.gui.model import STATUSES, SessionModel
@@ -239,6 +240,11 @@ class TrialTableModel(QAbstractTableModel):
             value = self.raw(row, key)
             if key in ("score", "spread"):
                 return fmt(value, 3)
+            if key == f"metric:{LATENCY}" and isinstance(value, float) and math.isnan(value):
+                # an aborted candidate keeps the latency it was seen to exceed: a bound, not nothing
+                bound = self.model.trials[row].metric(LATENCY_BOUND)
+                if math.isfinite(bound):
+                    return f"> {fmt(bound)}"
             return fmt(value) if not isinstance(value, str) else value
         if role == Qt.ItemDataRole.ToolTipRole and key in ("feasible", "message"):
             text = self.raw(row, key)  # whole, as written: the column is narrower than a long one
