@@ -420,3 +420,21 @@ def test_a_charts_no_data_message_grows_in_presentation_mode(window, qtbot):
     normal = chart.no_data.textItem.font().pointSizeF()
     _present(window, qtbot)
     assert chart.no_data.textItem.font().pointSizeF() == pytest.approx(normal * 1.5)
+
+
+def test_slice_plots_keep_a_readable_height_and_the_tab_scrolls(window, qtbot):
+    """With sgemm's eight slots in presentation mode at 1440x900, each slice plot was about 10 px
+    high, without ticks; plots keep room for their texts and the tab scrolls instead."""
+    from PySide6.QtGui import QFontMetricsF
+
+    _present(window, qtbot)
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run({"kernel": "sgemm", "backend": "sim", "strategy": "random", "budget": 12,
+                          "options": {"compile": "estimate"}})
+    slices = window.pages.page("slices")
+    window.bottom_tabs.setCurrentWidget(slices)
+    qtbot.waitUntil(lambda: len(slices.plots) == 8, timeout=10_000)
+    QApplication.processEvents()
+    line = QFontMetricsF(slices.font()).height()
+    assert all(plot.geometry().height() >= 8 * line for plot in slices.plots.values())
+    assert slices.scroller.verticalScrollBar().maximum() > 0

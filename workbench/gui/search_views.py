@@ -14,7 +14,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QTimer
 from PySide6.QtGui import QFont, QFontMetricsF
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, OUTLINE, _scatter
 from workbench.gui.model import SessionModel
@@ -194,6 +194,10 @@ def _polylines(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
+#: Lines of text a slice plot keeps room for (ticks, value names, the slot's name) at the least.
+MIN_PLOT_LINES = 11
+
+
 class SlicePlots(_HiddenUntilShown):
     """Per slot, the score of every successful trial against that slot's value (jittered within a value)."""
 
@@ -208,7 +212,13 @@ class SlicePlots(_HiddenUntilShown):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(QLabel("<b>Slice plot</b>: score against each slot's value "
                                 "(blue feasible, grey infeasible, star the best)"))
-        layout.addWidget(self.canvas, 1)
+        # the plots keep a readable height and the tab scrolls: with eight slots in presentation
+        # mode at 1440 px, each plot was about 10 px high, without ticks
+        self.scroller = QScrollArea()
+        self.scroller.setWidgetResizable(True)
+        self.scroller.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroller.setWidget(self.canvas)
+        layout.addWidget(self.scroller, 1)
 
     def _columns(self, count: int) -> int:
         """As many plots side by side as leave each about 18 characters of width (at most 4):
@@ -225,10 +235,16 @@ class SlicePlots(_HiddenUntilShown):
             # window was laid out (a zoom reset, then a resize) crashed Qt's paint of the scene
             QTimer.singleShot(0, self.refresh_if_dirty)
 
+    def _plot_height(self) -> int:
+        """The least height a plot keeps: room for its ticks, its value names and its title."""
+        return int(QFontMetricsF(self.font()).height() * MIN_PLOT_LINES)
+
     def _rebuild(self, names: list[str]) -> None:
         self.canvas.clear()
         self.plots, self.points = {}, {}
         columns = self.columns = self._columns(len(names))
+        rows = -(-len(names) // columns) if names else 0
+        self.canvas.setMinimumHeight(rows * self._plot_height())
         for i, name in enumerate(names):
             plot = self.canvas.addPlot(row=i // columns, col=i % columns,
                                        axisItems={"bottom": CategoryAxis("bottom", title=name)})
@@ -249,6 +265,9 @@ class SlicePlots(_HiddenUntilShown):
         names, _, values = slot_positions(model)
         if list(self.plots) != names:
             self._rebuild(names)
+        font = QFont(self.font())  # (empty plots too: their axes are read in the zoom in force)
+        for plot in self.plots.values():
+            set_plot_font(plot, font)
         if ranking is None or model.n == 0:
             for items in self.points.values():
                 for item in items:
@@ -275,6 +294,3 @@ class SlicePlots(_HiddenUntilShown):
             plot = self.plots[name]
             plot.getAxis("bottom").set_categories(range(len(domain)), [str(v) for v in domain])
             plot.setXRange(-0.5, len(domain) - 0.5, padding=0)  # half a value's room beside the outer labels
-        font = QFont(self.font())
-        for plot in self.plots.values():
-            set_plot_font(plot, font)
