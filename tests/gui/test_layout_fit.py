@@ -438,3 +438,15 @@ def test_slice_plots_keep_a_readable_height_and_the_tab_scrolls(window, qtbot):
     line = QFontMetricsF(slices.font()).height()
     assert all(plot.geometry().height() >= 8 * line for plot in slices.plots.values())
     assert slices.scroller.verticalScrollBar().maximum() > 0
+
+
+def test_switching_bottom_tabs_leaves_the_source_view_its_width(ran, qtbot):
+    """In presentation mode the source view narrowed from about 440 to 300 px as Parallel and
+    Slices were shown: their one-line headings set the tab's minimum width."""
+    _present(ran, qtbot)
+    widths = set()
+    for index in range(ran.bottom_tabs.count()):
+        ran.bottom_tabs.setCurrentIndex(index)
+        qtbot.wait(30)
+        widths.add(ran.source_view.width())
+    assert len(widths) == 1, widths

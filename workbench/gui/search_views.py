@@ -115,8 +115,9 @@ class ParallelCoordinates(_HiddenUntilShown):
         legend.setObjectName("plotLegend")  # sized by the style sheets, so the zoom reaches it
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(QLabel("<b>Parallel coordinates</b>: every successful trial across its slot values and score"))
-        layout.addWidget(legend)
+        layout.addWidget(_wrapping(QLabel("<b>Parallel coordinates</b>: every successful trial across its slot values "
+                                          "and score")))
+        layout.addWidget(_wrapping(legend))
         layout.addWidget(self.plot, 1)
 
     def _refresh(self) -> None:
@@ -194,6 +195,13 @@ def _polylines(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
+def _wrapping(label: QLabel) -> QLabel:
+    """A heading that wraps: one line long in presentation mode's font, it set the tab's minimum
+    width, and the bottom splitter took the source view's room whenever the tab was shown."""
+    label.setWordWrap(True)
+    return label
+
+
 #: Lines of text a slice plot keeps room for (ticks, value names, the slot's name) at the least.
 MIN_PLOT_LINES = 11
 
@@ -210,8 +218,8 @@ class SlicePlots(_HiddenUntilShown):
         self.columns = 0
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(QLabel("<b>Slice plot</b>: score against each slot's value "
-                                "(blue feasible, grey infeasible, star the best)"))
+        layout.addWidget(_wrapping(QLabel("<b>Slice plot</b>: score against each slot's value "
+                                          "(blue feasible, grey infeasible, star the best)")))
         # the plots keep a readable height and the tab scrolls: with eight slots in presentation
         # mode at 1440 px, each plot was about 10 px high, without ticks
         self.scroller = QScrollArea()
