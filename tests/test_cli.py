@@ -493,3 +493,15 @@ def test_refine_only_with_nothing_pending_says_why_the_estimates_stay(cli, tmp_p
     result = cli("tune", "--resume", "--out", out, "--refine-only")
     assert result.returncode == 0 and "nothing to refine" in result.stdout
     assert "2 trials hold estimated resources that no refinement replaces: the run chose estimated" in result.stdout
+
+
+@pytest.mark.parametrize("args", [["--replay", str(Path(__file__).parent / "fixtures" / "kt_cache_small.json")],
+                                  ["vector_add", "--backend", "sim", "--resources", "estimated"]])
+def test_a_time_limit_shorter_than_the_start_still_measures_one_config(cli, tmp_path, args) -> None:
+    """A replay with --time-limit 1e-9 wrote an empty session (and resuming it, with the stored
+    limit, again), where a template's run measured its default config."""
+    out = tmp_path / "t.json"
+    result = cli("tune", *args, "--budget", "5", "--time-limit", "1e-9", "--executor", "inline", "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert "finished (time_limit) after 1 evaluations" in result.stderr
+    assert len(json.loads(out.read_text())["trials"]) == 1

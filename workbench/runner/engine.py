@@ -377,7 +377,7 @@ class Engine:
                     pool.submit(default)
             while True:
                 if reason is None:
-                    reason = self._stop_reason(exhausted and not in_flight)
+                    reason = self._stop_reason(exhausted and not in_flight, started=bool(in_flight) or self.evaluations > 0)
                 if reason is not None and not in_flight:
                     break
                 self._apply_objective(pool)
@@ -449,12 +449,15 @@ class Engine:
             pass
         return keep_backup(self.output)
 
-    def _stop_reason(self, exhausted: bool) -> str | None:
+    def _stop_reason(self, exhausted: bool, started: bool = True) -> str | None:
+        """Why the run stops now, or None. A time limit counts once this run has an evaluation
+        finished or under way (``started``): a limit shorter than the run's start measured the
+        default config of a template (submitted first) and nothing of a recording, which has none."""
         if self._stop.is_set():
             return "stopped"
         if self.budget is not None and self.evaluations >= self.budget:
             return "budget"
-        if self.time_limit_s is not None and self._elapsed() >= self.time_limit_s:
+        if self.time_limit_s is not None and started and self._elapsed() >= self.time_limit_s:
             return "time_limit"
         if self.patience is not None and self._since_improvement >= self.patience:
             return "plateau"
