@@ -450,3 +450,22 @@ def test_switching_bottom_tabs_leaves_the_source_view_its_width(ran, qtbot):
         qtbot.wait(30)
         widths.add(ran.source_view.width())
     assert len(widths) == 1, widths
+
+
+def test_an_empty_window_says_no_trials_yet_in_every_chart_and_counts_trials_in_whole_numbers(window, qtbot):
+    """A new user's first look: the score chart's trial axis read 0.2, 0.4 ... and the Explore chart
+    was a blank frame; once trials arrive the messages go."""
+    QApplication.processEvents()
+    for chart in window.built_charts.values():
+        chart.refresh()
+        assert chart.no_data.isVisible() and chart.no_data.textItem.toPlainText() == "no trials yet", chart
+    score = window.built_charts["score"]
+    low, high = score.plot.getPlotItem().getViewBox().viewRange()[0]
+    assert low <= 0 and high >= 10
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 3,
+                          "options": {"compile": "estimate"}})
+    for chart in window.built_charts.values():
+        chart.refresh()
+        assert not chart.no_data.isVisible(), chart
+    assert score.plot.getPlotItem().getViewBox().viewRange()[0][1] < 10  # back to the trials' own range

@@ -92,6 +92,17 @@ class _ChartBase(QWidget):
         self.selected_item = _scatter(pg.mkBrush(0, 0, 0, 0), size=16, pen=SELECT_PEN)
         self.selected_item.setZValue(20)
         self.log_x = self.log_y = False
+        # why the plot is empty, in its middle: an empty frame says nothing to a new user
+        self.no_data = pg.TextItem("", color=(90, 90, 90), anchor=(0.5, 0.5))
+        self.no_data.setVisible(False)
+        self.plot.addItem(self.no_data, ignoreBounds=True)
+
+    def _say_no_data(self, text: str) -> None:
+        """Write why the plot is empty in its middle (an empty frame says nothing)."""
+        self.no_data.setText(text)
+        (x0, x1), (y0, y1) = self.plot.getPlotItem().vb.viewRange()
+        self.no_data.setPos((x0 + x1) / 2, (y0 + y1) / 2)
+        self.no_data.setVisible(True)
 
     def _add_series(self, item: Any, name: str, glyph: str, style: Any) -> None:
         """Put ``item`` on the plot and ``glyph`` (in the colour of its brush or pen) with ``name`` in the legend."""
@@ -202,7 +213,12 @@ class ScoreChart(_ChartBase):
                 item.setData([], [])
             self.best_line.setData([], [])
             self._pin_y(True)
+            self.plot.setXRange(0, 10, padding=0.05)  # trial numbers, not "0.2, 0.4, ..." of an empty axis
+            self._say_no_data("no trials yet")
             return
+        if self.no_data.isVisible():
+            self.no_data.setVisible(False)
+            self.plot.enableAutoRange(axis="x")
         score = np.asarray(ranking.score, dtype=float)
         # without a single score (every trial failed) the failures alone at 0 would give a
         # hair-thin automatic range around 0; the scale scores live on reads better
@@ -280,9 +296,6 @@ class TradeoffChart(_ChartBase):
             self.plot.addItem(line)
         self.latency_line.sigPositionChangeFinished.connect(self._on_latency_dragged)
         self.memory_line.sigPositionChangeFinished.connect(self._on_memory_dragged)
-        self.no_data = pg.TextItem("", color=(90, 90, 90), anchor=(0.5, 0.5))
-        self.no_data.setVisible(False)
-        self.plot.addItem(self.no_data, ignoreBounds=True)
         self.y_combo = ElidedCombo("the memory figure on the y axis: device memory, on-chip storage per SM or "
                                    "per block, ...")
         self.y_combo.currentIndexChanged.connect(self._on_y_chosen)
@@ -403,13 +416,6 @@ class TradeoffChart(_ChartBase):
         keep[0] = True
         keep[1:] = values[1:] < running[:-1]
         return rows[keep]
-
-    def _say_no_data(self, text: str) -> None:
-        """Write why the plot is empty in its middle (an empty frame says nothing)."""
-        self.no_data.setText(text)
-        (x0, x1), (y0, y1) = self.plot.getPlotItem().vb.viewRange()
-        self.no_data.setPos((x0 + x1) / 2, (y0 + y1) / 2)
-        self.no_data.setVisible(True)
 
     def _place_limits(self) -> None:
         """A limit line is shown at its constraint while the constraint is on, else hidden (a hidden
@@ -583,7 +589,9 @@ class MetricChart(_ChartBase):
             for item in (self.feasible, self.infeasible, self.best):
                 item.setData([], [])
             self.spread.setData([], [])
+            self._say_no_data("no trials yet" if model.n == 0 else "choose a metric for each axis")
             return
+        self.no_data.setVisible(False)
         x, y = model.metric(x_name), model.metric(y_name)
         index = np.arange(model.n)
         shown = ~model.failed_mask() & np.isfinite(x) & np.isfinite(y)
