@@ -413,6 +413,13 @@ def test_a_session_written_with_a_benchmarks_own_metric_names_is_read_under_the_
 
     assert all("gflops" in t.measurement.metrics and "GFLOP/s" not in t.measurement.metrics
                for t in load_session(out).trials)
+    # a renamed metric is checked as a recorded one: GB/s below zero is a corrupt record
+    doc = json.loads(out.read_text())
+    record = doc["trials"][0]
+    (record["measurement"]["metrics"] if "measurement" in record else record["metrics"])["GB/s"] = -5.0
+    out.write_text(json.dumps(doc))
+    refused = cli("show", out)
+    assert refused.returncode == 2 and "GB/s: -5.0 is negative" in refused.stderr
 
 
 @pytest.mark.parametrize("bound", ["energy_j<=-1", "compile_s<=-0.5", "gflops<=-3", "time<=-1"])

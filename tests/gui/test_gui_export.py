@@ -65,6 +65,12 @@ def test_problem_hint_outlives_a_run_and_a_backend_switched_back(window, qtbot):
     backend.setCurrentIndex(backend.findData("replay"))
     backend.setCurrentIndex(backend.findData("sim"))
     assert "image_width" in window.toolbar.problem.placeholderText()
+    # the hint set during a run (a sweep moving to its next size) enables no control
+    window.toolbar.set_running(True)
+    window.toolbar.show_problem_hint("n=65536")
+    assert not window.toolbar.kernel.isEnabled() and not window.toolbar.sizes.isEnabled()
+    assert window.toolbar.problem.placeholderText() == "n=65536"
+    window.toolbar.set_running(False)
 
 
 def test_screenshot_size_can_be_chosen(monkeypatch):

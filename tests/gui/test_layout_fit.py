@@ -438,6 +438,12 @@ def test_slice_plots_keep_a_readable_height_and_the_tab_scrolls(window, qtbot):
     line = QFontMetricsF(slices.font()).height()
     assert all(plot.geometry().height() >= 8 * line for plot in slices.plots.values())
     assert slices.scroller.verticalScrollBar().maximum() > 0
+    # a zoom that keeps the number of columns still gives the plots the new font's height
+    before = slices.canvas.minimumHeight()
+    window.zoom.zoom_out()
+    QApplication.processEvents()
+    slices.refresh_if_dirty()
+    assert slices.canvas.minimumHeight() < before
 
 
 def test_switching_bottom_tabs_leaves_the_source_view_its_width(ran, qtbot):

@@ -131,4 +131,7 @@ def test_an_aborted_trials_latency_reads_as_the_bound_it_was_seen_to_exceed(ran)
     table = ran.results.table_model
     column = _keys(table).index("metric:latency_ms")
     assert table.data(table.index(1, column)) == "> 0.4"
+    from workbench.gui.results_table import SORT_ROLE
+
+    assert table.data(table.index(1, column), SORT_ROLE) == 0.4  # sorted where it reads, not first
     assert table.data(table.index(0, column)) != "-" and not table.data(table.index(0, column)).startswith(">")

@@ -107,7 +107,7 @@ def test_a_sweep_with_one_size_measured_so_far_is_called_a_sweep(window, qtbot, 
     view = window.size_view
     window.bottom_tabs.setCurrentWidget(view)
     view.refresh()
-    assert view.status.text().startswith("a sweep of 3 sizes, 1 measured so far"), view.status.text()
+    assert view.status.text().startswith("a sweep of 3 sizes, 1 of them measured"), view.status.text()
 
 
 def test_missing_cells_are_measured_in_the_background(window, qtbot, tmp_path):

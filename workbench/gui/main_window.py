@@ -737,8 +737,8 @@ class MainWindow(QMainWindow):
             said.append(f"cost model: {cost_model_note}")
         if said:
             self.statusBar().showMessage("; ".join(said), 15000)
-        else:
-            self.statusBar().clearMessage()
+        elif self.statusBar().currentMessage().startswith("Cannot start the run"):
+            self.statusBar().clearMessage()  # (a new session's own note, shown just now, stays)
         self._launch(prepared)
 
     def _run_output(self, kernel: str) -> tuple[Path, SessionLock | None]:

@@ -128,7 +128,8 @@ class Zoom:
         if self.factor > before and self.window.minimumSizeHint().width() > room:
             self.set_factor(before)
             self.window.statusBar().showMessage(
-                f"zoom stays at {before:.0%}: larger, the window's controls would not fit its width of {room} px", 8000)
+                f"zoom stays at {before:.0%}: larger, the window's controls would need more than {room} px, "
+                "the width of the window or its screen", 8000)
 
     def _screen_width(self) -> int:
         screen = self.window.screen()

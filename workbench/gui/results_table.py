@@ -251,6 +251,10 @@ class TrialTableModel(QAbstractTableModel):
             return plain_tip(text) if text and text not in ("yes", "ok") else None
         if role == SORT_ROLE:
             value = self.raw(row, key)
+            if key == f"metric:{LATENCY}" and isinstance(value, float) and math.isnan(value):
+                bound = self.model.trials[row].metric(LATENCY_BOUND)  # shown as "> bound": sorted there
+                if math.isfinite(bound):
+                    return bound
             if isinstance(value, float) and math.isnan(value):
                 return -math.inf
             return value if not isinstance(value, bool) else int(value)

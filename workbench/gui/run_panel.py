@@ -245,7 +245,12 @@ class RunToolbar(QToolBar):
         if kind == "replay" and self._backend_kind != "replay":
             self.problem.clear()
         self._backend_kind = kind
-        if kind == "replay":
+        self._show_problem_placeholder()
+
+    def _show_problem_placeholder(self) -> None:
+        """The problem field's placeholder and tool tip for the backend chosen (only those: the
+        window sets them during a run, while the controls stay disabled)."""
+        if self.backend.currentData() == "replay":
             self.problem.setPlaceholderText("size to replay, e.g. n=65536")
             self.problem.setToolTip("for a recording of several sizes: the size to replay, e.g. n=65536 "
                                     "(empty for a recording of one size)")
@@ -262,7 +267,7 @@ class RunToolbar(QToolBar):
         it has none). Kept for the field's next reset (a backend switched back, a run ended), which
         showed a made-up example instead."""
         self._problem_hint = text
-        self._on_backend_changed()
+        self._show_problem_placeholder()
 
     def _on_strategy_shown(self, *_: Any) -> None:
         """The box's tool tip is the chosen strategy's description (each item has its own)."""

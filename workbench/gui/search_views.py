@@ -241,7 +241,7 @@ class SlicePlots(_HiddenUntilShown):
             self.dirty = True
             # from the event loop, not inside the resize: clearing the canvas's plots while the
             # window was laid out (a zoom reset, then a resize) crashed Qt's paint of the scene
-            QTimer.singleShot(0, self.refresh_if_dirty)
+            QTimer.singleShot(0, self, self.refresh_if_dirty)  # (not after the view is gone)
 
     def _plot_height(self) -> int:
         """The least height a plot keeps: room for its ticks, its value names and its title."""
@@ -250,11 +250,9 @@ class SlicePlots(_HiddenUntilShown):
     def _rebuild(self, names: list[str]) -> None:
         self.canvas.clear()
         self.plots, self.points = {}, {}
-        columns = self.columns = self._columns(len(names))
-        rows = -(-len(names) // columns) if names else 0
-        self.canvas.setMinimumHeight(rows * self._plot_height())
+        self.columns = self._columns(len(names))
         for i, name in enumerate(names):
-            plot = self.canvas.addPlot(row=i // columns, col=i % columns,
+            plot = self.canvas.addPlot(row=i // self.columns, col=i % self.columns,
                                        axisItems={"bottom": CategoryAxis("bottom", title=name)})
             plot.setMenuEnabled(False)
             plot.setMouseEnabled(x=False, y=False)
@@ -273,6 +271,9 @@ class SlicePlots(_HiddenUntilShown):
         names, _, values = slot_positions(model)
         if list(self.plots) != names:
             self._rebuild(names)
+        # their least height in the font in force (a zoom changes it without a rebuild)
+        rows = -(-len(names) // self.columns) if names else 0
+        self.canvas.setMinimumHeight(rows * self._plot_height())
         font = QFont(self.font())  # (empty plots too: their axes are read in the zoom in force)
         for plot in self.plots.values():
             set_plot_font(plot, font)

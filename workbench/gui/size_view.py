@@ -256,7 +256,7 @@ class SizeView(QWidget):
             plan = None
         planned = len(plan.problems(session.problem)) if plan is not None else 0
         if len(self.rows) < 2 and planned > 1:  # a sweep whose second size has no trial yet (running)
-            self.status.setText(f"a sweep of {planned} sizes, {len(self.rows)} measured so far: the plots appear "
+            self.status.setText(f"a sweep of {planned} sizes, {len(self.rows)} of them measured: the plots appear "
                                 "once a second size has trials")
         elif len(self.rows) < 2:
             measured_at = self.rows[0].problem if self.rows else session.problem

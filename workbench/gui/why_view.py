@@ -194,8 +194,6 @@ class RooflineChart(_ChartBase):
         for item in (self.infeasible, self.feasible, self.best):
             item.sigClicked.connect(self._clicked)
         self.plot.addItem(self.selected_item)
-        self.no_data = pg.TextItem("", color=(90, 90, 90), anchor=(0.5, 0.5))
-        self.plot.addItem(self.no_data, ignoreBounds=True)
         # the roofs are named with their numbers, as Nsight Compute does
         self.compute_label = pg.TextItem("", color=(150, 60, 110), anchor=(1, 1))
         self.bandwidth_label = pg.TextItem("", color=(150, 60, 110), anchor=(0, 1))
@@ -230,10 +228,7 @@ class RooflineChart(_ChartBase):
             for item in (self.feasible, self.infeasible, self.best):
                 item.setData([], [])
             self.roof.setData([], [])
-            self.no_data.setText(data.reason or "no trials yet")
-            (x0, x1), (y0, y1) = self.plot.getPlotItem().vb.viewRange()
-            self.no_data.setPos((x0 + x1) / 2, (y0 + y1) / 2)
-            self.no_data.setVisible(True)
+            self._say_no_data(data.reason or "no trials yet")
             self.note.setText("")
             self.compute_label.setText("")
             self.bandwidth_label.setText("")

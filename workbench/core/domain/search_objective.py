@@ -48,9 +48,8 @@ _LOG_ZERO = math.log(1e-30)
 #: divide by, and no strategy tells such values apart usefully).
 _LOG_FEASIBLE_MAX = math.log(1e49)
 #: A feasible trial that leaves a weighted metric out costs, by its other metrics, between 1e50 and
-#: 1e98: behind every trial that reports them all (the views give it the worst score for that
-#: metric), ahead of every infeasible one, and ordered among its kind, so a run in which no trial
-#: reports a weighted metric still searches by the others.
+#: 1e98: behind every trial that reports them all, ahead of every infeasible one, and ordered among
+#: its kind, so a run in which no trial reports a weighted metric still searches by the others.
 _LOG_PARTIAL_CENTRE = math.log(1e74)
 _LOG_PARTIAL_HALF = math.log(1e24)
 #: Where an aborted candidate keeps the latency it was seen to exceed.
@@ -131,12 +130,14 @@ class Objective:
         is held at its edge.
 
         A trial that does not report a weighted metric is costed by the others (their weights
-        sharing its part) in a tier of its own behind every trial that reports them all: the views
-        give such a trial the worst score for that metric, and leave out a metric no trial reports
-        (a weight on quality for a kernel without a reference). Counted as infinite, every trial of
-        such a run cost the same as a failure, a blind search while the views ranked by the other
-        metrics. ``inf`` only when the trial reports none of the weighted metrics (the views cannot
-        score it either)."""
+        sharing its part) in a tier of its own behind every trial that reports them all. The views
+        leave out a metric no trial reports (a weight on quality for a kernel without a reference),
+        as this tier's order does; where some trials report it, they score it the worst value for
+        one that does not, so a trial far better on the other metrics can still rank above one that
+        reports it there, while the search keeps the stricter order (the recommendation is the
+        views'). Counted as infinite, every trial of a run without that metric cost the same as a
+        failure, a blind search while the views ranked by the other metrics. ``inf`` only when the
+        trial reports none of the weighted metrics (the views cannot score it either)."""
         if self._only_latency:
             latency = trial.metric(LATENCY)
             return latency if math.isfinite(latency) else math.inf

@@ -404,17 +404,30 @@ def _numbers(value: Any, where: str, fail: Fail) -> dict[str, float]:
     return out
 
 
-def _named_metrics(metrics: dict[str, float]) -> dict[str, float]:
+#: Key sets of trial metrics known to be names already (a session's trials share a few).
+_NAMED_KEY_SETS: set[tuple[str, ...]] = set()
+
+
+def _named_metrics(metrics: dict[str, float], where: str, fail: Fail) -> dict[str, float]:
     """A trial's metrics under the names a weight, a bound or a direction can give
     (:func:`workbench.core.domain.metrics.metric_name`): a session written before a python
     benchmark's ``GFLOP/s`` was recorded as ``gflops`` is read as if it had been, so its trials and
     those of a run continuing it have one name for one metric. A name already in that form wins a
-    clash."""
-    if all(key.isidentifier() and key.isascii() for key in metrics):
+    clash; a renamed one is checked as a recorded one is (``GB/s`` below zero is corrupt)."""
+    keys = tuple(metrics)
+    if keys in _NAMED_KEY_SETS:
+        return metrics
+    if all(key.isidentifier() and key.isascii() for key in keys):
+        if len(_NAMED_KEY_SETS) < 1024:
+            _NAMED_KEY_SETS.add(keys)
         return metrics
     named = {key: value for key, value in metrics.items() if key.isidentifier() and key.isascii()}
     for key, value in metrics.items():
-        named.setdefault(metric_name(key), value)
+        name = metric_name(key)
+        if name not in named:
+            if value < 0 and name in NON_NEGATIVE_METRICS:
+                fail(f"{where}.{key}", f"{value!r} is negative")
+            named[name] = value
     return named
 
 
@@ -514,7 +527,7 @@ def trial_from_dict(rec: Any, where: str, fail: Fail, names: frozenset[str] | No
         raw = raw_status
         problem = f"{_short(raw)} is not a status" if isinstance(raw, str) else f"{_type_name(raw)} is not a status"
         fail(f"{mwhere}.status", f"{problem} (expected one of {_STATUS_LIST})")
-    metrics = _named_metrics(_numbers(m.get("metrics", {}), f"{mwhere}.metrics", fail))
+    metrics = _named_metrics(_numbers(m.get("metrics", {}), f"{mwhere}.metrics", fail), f"{mwhere}.metrics", fail)
     message = m.get("message", "")
     if type(message) is not str:
         fail(f"{mwhere}.message", f"expected text, got {_type_name(message)}")
