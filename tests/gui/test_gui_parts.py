@@ -417,6 +417,8 @@ def test_chart_legends_sit_above_the_plots_not_over_the_points(window):
     tradeoff = window.tradeoff_chart.legend.text()
     for name in ("Pareto&nbsp;front", "best&nbsp;feasible", "default&nbsp;config"):
         assert name in tradeoff
+    # an entry never breaks inside: it wrapped as "latency p20–" / "p80" in presentation mode
+    assert "latency&nbsp;p20\u2060–\u2060p80" in tradeoff
     assert window.score_chart.layout().indexOf(window.score_chart.legend) < window.score_chart.layout().indexOf(window.score_chart.plot)
 
 

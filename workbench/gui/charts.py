@@ -108,7 +108,10 @@ class _ChartBase(QWidget):
         """Put ``item`` on the plot and ``glyph`` (in the colour of its brush or pen) with ``name`` in the legend."""
         self.plot.addItem(item)
         colour = style.color().name() if style.color().alpha() else "#333333"
-        self.legend_entries.append(f'<span style="color:{colour}">{glyph}</span>&nbsp;{name.replace(" ", "&nbsp;")}')
+        # one entry never breaks inside ("latency p20–" / "p80" did, at its dash: word joiners hold
+        # it, as non-breaking spaces hold its words); the line breaks between entries
+        kept = name.replace(" ", "&nbsp;").replace("–", "\u2060–\u2060")
+        self.legend_entries.append(f'<span style="color:{colour}">{glyph}</span>&nbsp;{kept}')
         self.legend.setText(" &nbsp; ".join(self.legend_entries))
 
     def export_title(self) -> str:
