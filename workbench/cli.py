@@ -1266,7 +1266,7 @@ def _is_imported_recording(path: Path) -> bool:
 
 def cmd_check_kernels(args: argparse.Namespace) -> int:
     from workbench.core.model.checks import check_kernels, format_check_table, print_progress
-    from workbench.core.domain.templates import find_template, kernels_dir, scan_templates
+    from workbench.core.domain.templates import kernels_dir, require_template, scan_templates
 
     if args.workers is not None and args.workers < 1:
         raise WorkbenchError(f"--workers must be at least 1, got {args.workers}")
@@ -1280,10 +1280,7 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
     if args.write_table or args.check_table:
         return _check_kernels_table(args)
     if args.kernel is not None:  # that spec alone (its own error, if any), as tune reads it
-        named = find_template(args.kernel, *args.kernel_dir, str(kernels_dir()))
-        if named is None:
-            available = scan_templates(*args.kernel_dir, str(kernels_dir())).templates
-            raise WorkbenchError(f"unknown kernel {args.kernel!r}; available: {', '.join(sorted(available))}")
+        named = require_template(args.kernel, *args.kernel_dir, str(kernels_dir()), what="kernel")
         library, templates = None, {args.kernel: named}
     else:
         library = scan_templates(*args.kernel_dir, str(kernels_dir()))

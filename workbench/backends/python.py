@@ -40,9 +40,8 @@ from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallb
 from workbench.core.errors import WorkbenchError
 from workbench.core.restricted_pickle import restricted_loads
 from workbench.core.domain.pysyntax import file_module_spec
-from workbench.core.domain.measurement import LATENCY, Measurement, Status
+from workbench.core.domain.measurement import LATENCY, NON_NEGATIVE_METRICS, Measurement, Status
 from workbench.core.domain.metrics import metric_name
-from workbench.core.domain.measurement import NON_NEGATIVE_METRICS
 from workbench.core.domain.session import MAX_NAME_CHARS
 from workbench.core.domain.space import GROUPS, Config, ProductSpace, SearchSpace, Slot
 

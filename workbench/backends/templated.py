@@ -9,7 +9,7 @@ from typing import Any, Mapping
 from workbench.backends.base import BackendSpec, Target
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.records import device_info
-from workbench.core.domain.templates import KernelTemplate, find_template, kernels_dir, scan_templates
+from workbench.core.domain.templates import KernelTemplate, kernels_dir, require_template
 from workbench.core.model.verify import NO_REFERENCE_NOTE
 
 
@@ -18,11 +18,8 @@ def load_template_for(spec: BackendSpec) -> KernelTemplate:
     name = spec.options.get("kernel")
     if not name:
         raise WorkbenchError(f"{spec.kind} backend needs options.kernel: the template name")
-    dirs = [*spec.options.get("kernel_dirs", ()), str(kernels_dir())]
-    template = find_template(name, *dirs)  # that spec alone: another one of the folder may be half edited
-    if template is None:
-        raise WorkbenchError(f"unknown template {name!r}; available: {', '.join(sorted(scan_templates(*dirs).templates))}")
-    return template
+    # that spec alone: another one of the folder may be half edited
+    return require_template(name, *spec.options.get("kernel_dirs", ()), str(kernels_dir()))
 
 
 def template_target(template: KernelTemplate, spec: BackendSpec, device: Mapping[str, Any]) -> Target:

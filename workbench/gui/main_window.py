@@ -58,6 +58,8 @@ MAX_RECENT = 8
 #: File actions that would replace the shown session: none of them may while a run writes into it.
 SESSION_ACTIONS = {"new": "New session", "open": "Open", "import_kt": "Import"}
 SESSION_FILTER = "Workbench sessions (*.json);;All files (*)"
+#: The status bar's title of a refused Start (a run that starts next clears it).
+START_REFUSED = "Cannot start the run"
 
 
 def app_settings() -> QSettings:
@@ -643,7 +645,7 @@ class MainWindow(QMainWindow):
         try:
             self.start_run(self.toolbar.request())
         except WorkbenchError as exc:
-            self._error("Cannot start the run", window_message(exc))
+            self._error(START_REFUSED, window_message(exc))
 
     def start_run(self, run: dict[str, Any]) -> None:
         """Start a run from a request (toolbar or automation) through the run controller.
@@ -731,13 +733,13 @@ class MainWindow(QMainWindow):
         # what the start has to say replaces a refusal of an earlier Start, which stayed on show
         # beside the run it no longer applied to: the run's warnings (a strategy it fell back from,
         # a weight on a metric nothing reports ...), and which GPU pruning models
-        said = [f"warning: {w}" for w in getattr(prepared, "warnings", ())]
+        said = [f"warning: {w}" for w in prepared.warnings]
         cost_model_note = (prepared.session.extra.get("cost_model") or {}).get("note")
         if cost_model_note:
             said.append(f"cost model: {cost_model_note}")
         if said:
             self.statusBar().showMessage("; ".join(said), 15000)
-        elif self.statusBar().currentMessage().startswith("Cannot start the run"):
+        elif self.statusBar().currentMessage().startswith(START_REFUSED):
             self.statusBar().clearMessage()  # (a new session's own note, shown just now, stays)
         self._launch(prepared)
 

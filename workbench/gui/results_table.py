@@ -232,6 +232,14 @@ class TrialTableModel(QAbstractTableModel):
             return trial.config.get(key[5:])
         return None
 
+    def _latency_bound(self, row: int, key: str, value: Any) -> float | None:
+        """For the latency cell of an aborted candidate (no latency), the latency it was seen to
+        exceed: shown and sorted as a bound, not as nothing."""
+        if key != f"metric:{LATENCY}" or not (isinstance(value, float) and math.isnan(value)):
+            return None
+        bound = self.model.trials[row].metric(LATENCY_BOUND)
+        return bound if math.isfinite(bound) else None
+
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
@@ -240,21 +248,18 @@ class TrialTableModel(QAbstractTableModel):
             value = self.raw(row, key)
             if key in ("score", "spread"):
                 return fmt(value, 3)
-            if key == f"metric:{LATENCY}" and isinstance(value, float) and math.isnan(value):
-                # an aborted candidate keeps the latency it was seen to exceed: a bound, not nothing
-                bound = self.model.trials[row].metric(LATENCY_BOUND)
-                if math.isfinite(bound):
-                    return f"> {fmt(bound)}"
+            bound = self._latency_bound(row, key, value)
+            if bound is not None:
+                return f"> {fmt(bound)}"
             return fmt(value) if not isinstance(value, str) else value
         if role == Qt.ItemDataRole.ToolTipRole and key in ("feasible", "message"):
             text = self.raw(row, key)  # whole, as written: the column is narrower than a long one
             return plain_tip(text) if text and text not in ("yes", "ok") else None
         if role == SORT_ROLE:
             value = self.raw(row, key)
-            if key == f"metric:{LATENCY}" and isinstance(value, float) and math.isnan(value):
-                bound = self.model.trials[row].metric(LATENCY_BOUND)  # shown as "> bound": sorted there
-                if math.isfinite(bound):
-                    return bound
+            bound = self._latency_bound(row, key, value)
+            if bound is not None:  # shown as "> bound": sorted there
+                return bound
             if isinstance(value, float) and math.isnan(value):
                 return -math.inf
             return value if not isinstance(value, bool) else int(value)

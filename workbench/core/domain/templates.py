@@ -570,8 +570,6 @@ def scan_templates(*dirs: str | os.PathLike[str]) -> TemplateLibrary:
     ``scan_templates(user_dir, kernels_dir())`` lets a user folder override a shipped template.
     A folder that is missing is an error; a spec that does not load is recorded in ``broken``.
     """
-    if any(not os.fspath(d).strip() for d in dirs):  # Path("") is the current folder, whose .py files would run
-        raise TemplateError("a kernel template folder was given as an empty name; name the folder (. for the current one)")
     templates: dict[str, KernelTemplate] = {}
     broken: dict[Path, str] = {}
     shadowed: dict[str, Path] = {}
@@ -607,11 +605,10 @@ def find_template(name: str, *dirs: str | os.PathLike[str]) -> KernelTemplate | 
     is read: another spec of the folder that does not load is not this run's or export's business.
     Its own spec that does not load raises :class:`TemplateError`.
     """
-    if any(not os.fspath(d).strip() for d in dirs):
-        raise TemplateError("a kernel template folder was given as an empty name; name the folder (. for the current one)")
+    folders = _folders(dirs)  # (checked first: a bad folder is said whatever the name)
     if not name.isidentifier() or name.startswith("_"):
         return None
-    for folder in _folders(dirs):
+    for folder in folders:
         for spec_file in (folder / f"{name}.py", folder / f"{name}{DECLARATIVE_SUFFIX}"):
             if spec_file.is_file():
                 template = _load_spec(spec_file)
@@ -620,9 +617,20 @@ def find_template(name: str, *dirs: str | os.PathLike[str]) -> KernelTemplate | 
     return None
 
 
+def require_template(name: str, *dirs: str | os.PathLike[str], what: str = "template") -> KernelTemplate:
+    """:func:`find_template`, or an error naming the templates the folders do have."""
+    template = find_template(name, *dirs)
+    if template is None:
+        available = ", ".join(sorted(scan_templates(*dirs).templates))
+        raise WorkbenchError(f"unknown {what} {name!r}; available: {available}")
+    return template
+
+
 def _folders(dirs: Sequence[str | os.PathLike[str]]) -> list[Path]:
     """The folders of a search path, each once (a folder given twice, or the shipped one named
     again, would hide its own templates: 'sgemm replaces sgemm')."""
+    if any(not os.fspath(d).strip() for d in dirs):  # Path("") is the current folder, whose .py files would run
+        raise TemplateError("a kernel template folder was given as an empty name; name the folder (. for the current one)")
     folders: list[Path] = []
     seen: set[Path] = set()
     for folder in [Path(d) for d in dirs] if dirs else [kernels_dir()]:
@@ -939,6 +947,7 @@ __all__ = [
     "find_template",
     "load_template",
     "load_templates",
+    "require_template",
     "scan_templates",
     "read_cu",
 ]
