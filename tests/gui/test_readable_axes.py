@@ -299,3 +299,36 @@ def test_crowded_markers_are_drawn_fainter_so_density_shows(qtbot):
         drawn = scatter._fragments.ndarray()
         assert len(drawn) == count and np.allclose(drawn[:, 9], opacity)
         plot.removeItem(scatter)
+
+
+class _Metrics:
+    """The part of a session model the axis choice reads: per-trial metrics, none failed."""
+
+    def __init__(self, **metrics: list[float]) -> None:
+        self.metrics = {name: np.asarray(values, dtype=float) for name, values in metrics.items()}
+        self.n = len(next(iter(self.metrics.values())))
+        self.session = None
+
+    def metric(self, name: str) -> np.ndarray:
+        return self.metrics[name]
+
+    def failed_mask(self) -> np.ndarray:
+        return np.zeros(self.n, dtype=bool)
+
+
+def test_the_tradeoff_default_stays_on_a_near_tie_and_moves_for_a_clear_difference() -> None:
+    """Mid-run the spreads of two memory figures drift past each other with every trial; the
+    chart's y axis switched at each crossing in front of an audience. It now keeps the figure on
+    show until another differs twice as much."""
+    from workbench.gui.axes import SWITCH_FACTOR, default_tradeoff_metric
+
+    offered = ["memory_mb", "onchip_kb_per_sm"]
+    near = _Metrics(memory_mb=[10, 12, 14], onchip_kb_per_sm=[10, 13, 15])  # on-chip differs a little more
+    assert default_tradeoff_metric(near, offered) == "onchip_kb_per_sm"  # nothing on show: the larger spread
+    assert default_tradeoff_metric(near, offered, shown="memory_mb") == "memory_mb"
+    clear = _Metrics(memory_mb=[10, 10.5, 11], onchip_kb_per_sm=[8, 32, 64])
+    assert default_tradeoff_metric(clear, offered, shown="memory_mb") == "onchip_kb_per_sm"
+    flat = _Metrics(memory_mb=[10, 10, 10], onchip_kb_per_sm=[8, 9, 10])  # constant at first, then not
+    assert default_tradeoff_metric(flat, offered, shown="memory_mb") == "onchip_kb_per_sm"
+    assert default_tradeoff_metric(near, ["onchip_kb_per_sm"], shown="memory_mb") == "onchip_kb_per_sm"  # no longer offered
+    assert SWITCH_FACTOR > 1

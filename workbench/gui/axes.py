@@ -68,10 +68,21 @@ def pareto_partner(model: Any) -> str | None:
     return other if has_data(model, other) else None
 
 
-def default_tradeoff_metric(model: Any, offered: list[str]) -> str | None:
+#: How many times more another metric must differ between configs than the one on show before the
+#: default moves to it (see :func:`default_tradeoff_metric`).
+SWITCH_FACTOR = 2.0
+
+
+def default_tradeoff_metric(model: Any, offered: list[str], shown: str | None = None) -> str | None:
     """Of ``offered`` (:func:`tradeoff_metrics`), the run's other objective (:func:`pareto_partner`)
     when it is one, else the metric whose values differ most between successful trials (None:
-    nothing offered)."""
+    nothing offered).
+
+    ``shown`` is the default already on the axis: it stays unless another metric differs
+    :data:`SWITCH_FACTOR` times as much. The spreads of a running session drift with every
+    trial, and near-ties would otherwise flip the axis back and forth in front of an audience;
+    a metric that was constant in the first trials and varies later still takes over.
+    """
     if not offered:
         return None
     partner = pareto_partner(model)
@@ -79,7 +90,10 @@ def default_tradeoff_metric(model: Any, offered: list[str]) -> str | None:
         return partner
     ok = ~model.failed_mask()
     spreads = [relative_spread(model.metric(name)[ok]) for name in offered]
-    return offered[int(np.argmax(spreads))]  # ties: the first offered (device memory)
+    best = int(np.argmax(spreads))  # ties: the first offered (device memory)
+    if shown in offered and spreads[best] <= SWITCH_FACTOR * spreads[offered.index(shown)]:
+        return shown
+    return offered[best]
 
 
 def default_rate_metric(model: Any) -> str:

@@ -325,7 +325,7 @@ class TradeoffChart(_ChartBase):
         key = (n if n < 1000 else n // 1000, id(self.model.session))
         if self._default_y[0] != key:
             offered = tradeoff_metrics(self.model)
-            self._default_y = (key, (offered, default_tradeoff_metric(self.model, offered)))
+            self._default_y = (key, (offered, default_tradeoff_metric(self.model, offered, self._default_y[1][1])))
         offered, default = self._default_y[1]
         if [self.y_combo.itemData(i) for i in range(self.y_combo.count())] != offered:
             self.y_combo.blockSignals(True)
@@ -352,6 +352,7 @@ class TradeoffChart(_ChartBase):
 
     def _on_session_changed(self) -> None:
         self.y_chosen = None  # a new session gets its own default
+        self._default_y = (None, ([], None))
         self.dirty = True
 
     def _on_latency_dragged(self, line: pg.InfiniteLine) -> None:
