@@ -268,6 +268,26 @@ def test_closing_during_a_run_loses_nothing(window, qtbot, monkeypatch):
     assert later.recoverable()[0] == autosave
 
 
+def test_the_progress_count_moves_with_the_rows_it_counts(window, qtbot, monkeypatch):
+    """Progress was shown as each event arrived while the table took trials on the refresh tick, so
+    mid-run the count read one ahead of the rows. Both now move on the tick."""
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
+    window.start_run({"kernel": SLOW, "backend": "python", "strategy": "random", "budget": 400})
+    qtbot.waitUntil(lambda: window.model.n >= 2, timeout=30_000)
+    window._timer.stop()  # no tick: the trials that finish now are in the session, not yet shown
+    shown = window.results.table_model.rowCount()
+    counted: list[object] = []
+    window.engine_thread.progress.connect(counted.append)
+    qtbot.waitUntil(lambda: len(counted) >= 4, timeout=30_000)  # two more trials at least
+    assert window.toolbar.progress.value() <= shown  # not counted before they are shown
+    window.refresh()  # the tick: rows and count together (a trial may land between the engine's last
+    # event and this sync, so its row can be shown one event before it is counted, never after)
+    assert shown < window.toolbar.progress.value() <= window.results.table_model.rowCount() == window.model.n
+    window._timer.start()
+    window.stop_run()
+    assert window.wait_for_run(30)
+
+
 def test_moving_a_constraint_during_a_run_retargets_the_search(window, qtbot, monkeypatch):
     monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
     window.start_run({"kernel": SLOW, "backend": "python", "strategy": "agents", "budget": 400})

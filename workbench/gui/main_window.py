@@ -117,6 +117,7 @@ class MainWindow(QMainWindow):
         #: taken for the one whose end is still queued.
         self._run_closed = True
         self.last_result: Any = None
+        self._progress: Any = None  # the run's latest progress, shown on the next refresh tick
         #: The toolbar's request right after a session was shown: Start with these same choices
         #: continues that session with its own backend (see :meth:`start_run`).
         self._shown_request: dict[str, Any] | None = None
@@ -492,6 +493,7 @@ class MainWindow(QMainWindow):
     def refresh(self) -> None:
         """One timer tick: absorb new trials, then redraw what changed (batched)."""
         self.model.sync()
+        self._show_progress()
         for chart in self.built_charts.values():
             chart.refresh_if_dirty()
         if self.bottom_tabs.currentWidget() is self.failures or not self.running:
@@ -772,6 +774,7 @@ class MainWindow(QMainWindow):
         """Run a prepared run (the controller's ``Run``) in the engine thread, the controls following it."""
         self.engine_thread = EngineThread(prepared, self)
         self._run_closed = False
+        self._progress = None  # an earlier run's last count is not this one's
         try:
             self.engine_thread.progress.connect(self._on_progress)
             self.engine_thread.run_finished.connect(self._on_run_finished)
@@ -973,8 +976,15 @@ class MainWindow(QMainWindow):
         return {slot.name: list(slot.values) for slot in edited.slots}, list(edited.restrictions)
 
     def _on_progress(self, event: Any) -> None:
-        self.toolbar.show_progress(event.done, event.total, event.failures, event.eta_s, event.aborted)
-        self.toolbar.show_compiles(event.compiles_pending, event.refined)
+        """Kept for the next refresh tick: the table and the charts take new trials on the tick,
+        and a count shown as each event arrived ran ahead of the rows it counted."""
+        self._progress = event
+
+    def _show_progress(self) -> None:
+        event, self._progress = self._progress, None
+        if event is not None:
+            self.toolbar.show_progress(event.done, event.total, event.failures, event.eta_s, event.aborted)
+            self.toolbar.show_compiles(event.compiles_pending, event.refined)
 
     def _on_pause(self) -> None:
         if not self.running:
