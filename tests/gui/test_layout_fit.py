@@ -475,3 +475,20 @@ def test_an_empty_window_says_no_trials_yet_in_every_chart_and_counts_trials_in_
         chart.refresh()
         assert not chart.no_data.isVisible(), chart
     assert score.plot.getPlotItem().getViewBox().viewRange()[0][1] < 10  # back to the trials' own range
+
+
+def test_a_remembered_zoom_is_taken_down_to_what_the_screen_fits(qtbot, tmp_path, monkeypatch):
+    """A zoom chosen on a wide screen was restored as it was on a narrower one, where Ctrl+ would
+    have refused it: the window opened wider than its screen."""
+    from PySide6.QtCore import QSettings
+
+    from workbench.gui.main_window import MainWindow
+    from workbench.gui.presentation import SETTINGS_KEY, Zoom
+
+    settings = QSettings(str(tmp_path / "zoom.ini"), QSettings.Format.IniFormat)
+    settings.setValue(SETTINGS_KEY, 2.5)
+    monkeypatch.setattr(Zoom, "_room", lambda self: 1000)  # a narrow screen
+    win = MainWindow(interactive=False, settings=settings)
+    qtbot.addWidget(win)
+    assert 1.0 <= win.zoom.factor < 2.5 and win.minimumSizeHint().width() <= 1000
+    assert float(settings.value(SETTINGS_KEY)) == 2.5  # the choice is kept for the wide screen

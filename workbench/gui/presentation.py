@@ -100,6 +100,10 @@ class Zoom:
         if not math.isfinite(factor):  # "nan" in an edited settings file: no font has that size
             factor = 1.0
         self.set_factor(factor, remember=False)
+        # a zoom chosen on a wider screen (or window) is taken down to what this one's controls fit
+        room = self._room()
+        while self.factor > 1.0 and self.window.minimumSizeHint().width() > room:
+            self.set_factor(max(self.factor / ZOOM_STEP, 1.0), remember=False)
 
     def apply_to(self, root: Any) -> None:
         """The zoom in force on the charts and plots inside ``root`` (the window, or a view built
@@ -123,7 +127,7 @@ class Zoom:
         steps in presentation mode), and a reset zoom left it that wide. The step is taken back and
         the status bar says why."""
         before = self.factor
-        room = max(self.window.width(), self._screen_width())
+        room = self._room()
         self.set_factor(self.factor * ZOOM_STEP)
         if self.factor > before and self.window.minimumSizeHint().width() > room:
             self.set_factor(before)
@@ -131,9 +135,10 @@ class Zoom:
                 f"zoom stays at {before:.0%}: larger, the window's controls would need more than {room} px, "
                 "the width of the window or its screen", 8000)
 
-    def _screen_width(self) -> int:
+    def _room(self) -> int:
+        """The width the window's controls may take: the window's, or its screen's when wider."""
         screen = self.window.screen()
-        return screen.availableGeometry().width() if screen is not None else 0
+        return max(self.window.width(), screen.availableGeometry().width() if screen is not None else 0)
 
     def zoom_out(self) -> None:
         self.set_factor(self.factor / ZOOM_STEP)
