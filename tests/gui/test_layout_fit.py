@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QTabBar
 
 
 SCREEN = (1440, 900)
@@ -195,13 +195,14 @@ def test_presentation_mode_enlarges_every_widget_under_the_application_style_she
         app.setStyleSheet(before)
 
 
-@pytest.mark.parametrize("present", [False, True])
-def test_while_tab_names_are_cut_a_button_lists_every_tab_by_its_whole_name(ran, qtbot, present):
-    if present:
-        _present(ran, qtbot)
+def test_while_tab_names_are_cut_a_button_lists_every_tab_by_its_whole_name(ran, qtbot):
     tabs = ran.bottom_tabs
     QApplication.processEvents()
-    assert tabs.names_cut() and tabs.all_tabs.isVisible()  # ten tabs in 1440 px do not keep their names
+    # at 1440 px ten tabs keep their names only at the narrow padding: nothing for a button to tell
+    assert tabs.names_cut() and not tabs.names_elided() and not tabs.all_tabs.isVisible()
+    _present(ran, qtbot)
+    QApplication.processEvents()
+    assert tabs.names_elided() and tabs.all_tabs.isVisible()  # in the large font they do not
     bar = tabs.tabBar()
     assert max(bar.tabRect(i).right() for i in range(bar.count())) <= tabs.all_tabs.geometry().left()
     tabs.all_tabs_menu.aboutToShow.emit()
@@ -214,6 +215,24 @@ def test_while_tab_names_are_cut_a_button_lists_every_tab_by_its_whole_name(ran,
     ran.resize(2560, 1080)  # room for every name: no button
     qtbot.wait(50)
     assert not tabs.names_cut() and not tabs.all_tabs.isVisible()
+
+
+def test_no_tabs_button_while_the_narrow_padding_keeps_every_name_whole(window, qtbot):
+    """In presentation mode at 1920 px the names fitted once the padding narrowed, yet the *Tabs*
+    button stayed, a button with nothing to tell that also took the row's room."""
+    _present(window, qtbot)
+    tabs = window.bottom_tabs
+    usual, narrow = tabs._names_width(narrow=False), tabs._names_width(narrow=True)
+    assert narrow < usual
+    tabs.setFixedWidth((usual + narrow) // 2 + 4)  # too short at the usual padding, enough at the narrow one
+    qtbot.wait(50)
+    bar = tabs.tabBar()
+    assert tabs.names_cut() and bar.cut and not tabs.names_elided()
+    assert not tabs.all_tabs.isVisible()
+    assert all(bar.tabSizeHint(i).width() == QTabBar.tabSizeHint(bar, i).width() for i in range(bar.count()))  # whole
+    tabs.setFixedWidth(narrow - 40)  # now names are cut even so: the button lists them
+    qtbot.wait(50)
+    assert tabs.names_elided() and tabs.all_tabs.isVisible()
 
 
 def test_the_score_chart_gets_a_fair_share_of_the_chart_row(ran, qtbot):

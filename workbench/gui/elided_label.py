@@ -247,17 +247,25 @@ class ElidedTabs(QTabWidget):
         self.all_tabs.hide()
 
     def names_cut(self) -> bool:
-        """Whether the row is too short for every tab's whole name (without the *Tabs* button)."""
+        """Whether the row is too short for every tab's whole name at the usual padding (without
+        the *Tabs* button): then the tabs take the narrow padding."""
+        return self._names_width(narrow=False) > self.width() - 4
+
+    def names_elided(self) -> bool:
+        """Whether some name is cut even at the narrow padding (without the *Tabs* button): only
+        then is the button shown, since with every name whole there is nothing for it to tell."""
+        return self._names_width(narrow=True) > self.width() - 4
+
+    def _names_width(self, narrow: bool) -> int:
+        """The width of every visible tab with its whole name, at the usual or the narrow padding."""
         bar = self.tabBar()
-        narrow = isinstance(bar, _ElidedTabBar) and bar.cut
-        if isinstance(bar, _ElidedTabBar):  # judged at the usual padding: the narrow one is the answer's effect
-            bar.cut = False
+        if not isinstance(bar, _ElidedTabBar):
+            return sum(bar.tabSizeHint(i).width() for i in range(bar.count()) if bar.isTabVisible(i))
+        before, bar.cut = bar.cut, narrow
         try:
-            full = sum(QTabBar.tabSizeHint(bar, i).width() for i in range(bar.count()) if bar.isTabVisible(i))
+            return sum(QTabBar.tabSizeHint(bar, i).width() for i in range(bar.count()) if bar.isTabVisible(i))
         finally:
-            if isinstance(bar, _ElidedTabBar):
-                bar.cut = narrow
-        return full > self.width() - 4
+            bar.cut = before
 
     def _fill_menu(self) -> None:
         self.all_tabs_menu.clear()
@@ -272,10 +280,12 @@ class ElidedTabs(QTabWidget):
     def _relayout_tabs(self) -> None:
         """The tab widths depend on this widget's width and the open tab, which Qt's tab bar does not
         watch: setting its icon size (unchanged) marks its layout dirty. The *Tabs* button shows
-        exactly while names are cut, judged without it, so showing it never changes the answer."""
+        exactly while names are cut at the narrow padding, judged without it, so showing it never
+        changes the answer."""
         cut = self.names_cut()
-        if cut != self.all_tabs.isVisibleTo(self):
-            self.all_tabs.setVisible(cut)
+        elided = cut and self.names_elided()
+        if elided != self.all_tabs.isVisibleTo(self):
+            self.all_tabs.setVisible(elided)
         bar = self.tabBar()
         if isinstance(bar, _ElidedTabBar):
             bar.cut = cut
