@@ -266,6 +266,11 @@ def test_roofline_places_trials_under_the_roofs(window):
     assert not chart.no_data.isVisible()
     assert chart.compute_label.toPlainText() == "peak FP32 60000 GFLOP/s"
     assert chart.bandwidth_label.toPlainText() == "4800 GB/s"
+    chart.plot.getPlotItem().vb.autoRange()
+    QApplication.processEvents()
+    box = chart.plot.getPlotItem().vb.sceneBoundingRect()
+    for label in (chart.compute_label, chart.bandwidth_label):  # inside the plot, not cut by its edge
+        assert box.contains(label.sceneBoundingRect()), (label.toPlainText(), label.sceneBoundingRect(), box)
     window.model.select(0)  # the selection is ringed where the trial sits
     assert chart.selected_item.xs[0] == pytest.approx(np.log10(data.intensity[0]))
     assert chart.selected_item.ys[0] == pytest.approx(np.log10(data.gflops[0]))

@@ -194,8 +194,10 @@ class RooflineChart(_ChartBase):
         for item in (self.infeasible, self.feasible, self.best):
             item.sigClicked.connect(self._clicked)
         self.plot.addItem(self.selected_item)
-        # the roofs are named with their numbers, as Nsight Compute does
-        self.compute_label = pg.TextItem("", color=(150, 60, 110), anchor=(1, 1))
+        # the roofs are named with their numbers, as Nsight Compute does; the compute roof's name
+        # hangs under its right end: the roof is the top of the data, so above it the name was cut
+        # by the plot's edge (trials sit far left of that end, which lies 4x past the largest intensity)
+        self.compute_label = pg.TextItem("", color=(150, 60, 110), anchor=(1, 0))
         self.bandwidth_label = pg.TextItem("", color=(150, 60, 110), anchor=(0, 1))
         for label in (self.compute_label, self.bandwidth_label):
             self.plot.addItem(label, ignoreBounds=True)
