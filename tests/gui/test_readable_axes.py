@@ -224,6 +224,12 @@ def test_slice_and_parallel_labels_do_not_overlap(window, qtbot, reduce_run, pre
     texts = assert_readable(axis, least=len(window.parallel.axis_names))  # every axis named, if shortened
     if texts != window.parallel.axis_names:
         assert all(name in axis.toolTip() for name in window.parallel.axis_names)
+    bottom = window.splitters["bottom"]  # a narrow tab (the source view given most of the row)
+    bottom.setSizes([420, sum(bottom.sizes()) - 420])
+    _settle(qtbot, window)
+    box = window.parallel.plot.getPlotItem().vb.sceneBoundingRect()
+    for label in window.parallel.value_labels[-3:]:  # the score's 0, 0.5, 1: whole, right of its axis
+        assert label.sceneBoundingRect().right() <= box.right() + 1, (label.toPlainText(), box)
 
 
 def test_a_cut_category_axis_shows_every_name_in_its_tool_tip(qtbot) -> None:

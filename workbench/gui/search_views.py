@@ -150,6 +150,19 @@ class ParallelCoordinates(_HiddenUntilShown):
     def _on_resized(self, *_: Any) -> None:
         if self._drawn is not None and self._labels_per_axis() != self._drawn[2]:
             self._draw_axes(self._drawn[0], self._drawn[1])
+        elif self._drawn is not None:
+            self._fit_x_range(len(self._drawn[0]))
+
+    def _fit_x_range(self, k: int) -> None:
+        """Room right of the score axis for its value labels (drawn to its right): a fixed margin
+        cut "0.5" in half in presentation mode's font or a narrow tab."""
+        width = self.plot.getPlotItem().getViewBox().width()
+        score_labels = self.value_labels[-3:]  # 0, 0.5 and 1, drawn last
+        text = max((label.boundingRect().width() for label in score_labels), default=0.0) + 6
+        right = 0.4
+        if 0 < text < width:  # the margin m, in axis units, that the labels' pixels take: m = text * (0.5 + k + m) / width
+            right = max(right, text * (0.5 + k) / (width - text))
+        self.plot.setXRange(-0.5, k + right, padding=0)
 
     def _draw_axes(self, names: list[str], values: list[list[Any]]) -> None:
         for item in self.axis_lines + self.value_labels:
@@ -178,7 +191,7 @@ class ParallelCoordinates(_HiddenUntilShown):
             label.setPos(k, score)
             self.plot.addItem(label)
             self.value_labels.append(label)
-        self.plot.setXRange(-0.5, k + 0.4, padding=0)
+        self._fit_x_range(k)
         self.plot.setYRange(-0.05, 1.05, padding=0)
 
     def value_label_texts(self) -> list[str]:
