@@ -116,6 +116,18 @@ def test_an_export_never_writes_over_the_open_session(window, cli, tmp_path, mon
     assert session.read_bytes() == before and "is the open session's file" in window.statusBar().currentMessage()
 
 
+def test_an_export_names_the_session_file_it_came_from_as_the_command_line_does(window, cli, tmp_path):
+    session = tmp_path / "run.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+               "--executor", "inline", "--quiet", "--out", session).returncode == 0
+    assert cli("export", session, "--format", "header", "--out", tmp_path / "cli.h").returncode == 0
+    window.open_session(session)
+    window.export_best(str(tmp_path / "gui.h"))
+    provenance = [line for line in (tmp_path / "gui.h").read_text().splitlines() if str(session) in line]
+    assert provenance and provenance == [line for line in (tmp_path / "cli.h").read_text().splitlines()
+                                         if str(session) in line]
+
+
 def test_an_export_over_another_file_keeps_it_as_bak(window, cli, tmp_path):
     session = tmp_path / "run.json"
     assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",

@@ -4,6 +4,8 @@ specs give errors at their lines and leave the window working."""
 
 from __future__ import annotations
 
+import ast
+
 import json
 from pathlib import Path
 
@@ -101,6 +103,11 @@ def test_type_detect_compile_tune_save_and_reopen(window, editor, qtbot, tmp_pat
     header = tmp_path / "saxpy_tuned.cu"  # File > Export best config renders the editor's template
     window.export_best(str(header))
     assert "__global__" in header.read_text() and "saxpy" in header.read_text()
+    script = tmp_path / "saxpy_tuned.py"  # the CuPy script searches the folder the template comes from
+    window.export_best(str(script))
+    folders = ast.literal_eval(next(line for line in script.read_text().splitlines()
+                                    if line.startswith("KERNEL_DIRS = ")).split("=", 1)[1].strip())
+    assert len(folders) == 1 and (Path(folders[0]) / f"saxpy{SPEC_SUFFIX}").is_file()
 
     reopened = window.open_kernel_editor(saved.parent)
     qtbot.addWidget(reopened)

@@ -1355,31 +1355,36 @@ class MainWindow(QMainWindow):
         shown = self.model.shown_problem()
         if shown is not None:  # a sweep: export the recommendation at the size the window shows
             session = dataclasses.replace(session, problem=shown, trials=session.trials_at(shown))
-        export_sessions([session], fmt, path, self.model.constraints, self.model.weights,
-                        templates=self._export_templates(session.kernel))
+        templates, folder = self._export_templates(session.kernel)
+        # the file the session came from names it in the export's header, as on the command line
+        sources = [str(self.path)] if self.path is not None and not self.model.dirty else None
+        export_sessions([session], fmt, path, self.model.constraints, self.model.weights, sources=sources,
+                        templates=templates, kernel_dirs=[folder] if folder is not None else ())
         self._exported(target)
 
-    def _export_templates(self, kernel: str) -> dict[str, Any] | None:
+    def _export_templates(self, kernel: str) -> tuple[dict[str, Any] | None, Path | None]:
         """The templates an export may render: the shipped library plus, for a template made in the
-        editor, its declarative spec from the folder the kernel list runs it from.
+        editor, its declarative spec from the folder the kernel list runs it from; and that folder,
+        which a CuPy script searches when it runs (as the command line's ``--kernel-dir`` makes it).
 
         Only declarative specs are read from that folder (reading one runs no code), because the
-        folder can come from a reopened session's settings; None leaves the lookup to the exporter.
+        folder can come from a reopened session's settings; (None, None) leaves the lookup to the
+        exporter.
         """
         from workbench.core.domain.kernel_spec import load_declarative
         from workbench.core.domain.templates import DECLARATIVE_SUFFIX, kernels_dir, load_templates
 
         folder = self.toolbar.kernel_folders.get(kernel)
         if folder is None or not Path(folder).is_dir():
-            return None
+            return None, None
         for spec in sorted(Path(folder).glob("*" + DECLARATIVE_SUFFIX)):
             try:
                 template = load_declarative(spec)
             except WorkbenchError:
                 continue  # another template of the folder that does not load is not this export's business
             if template.name == kernel:
-                return {**load_templates(str(kernels_dir())), kernel: template}
-        return None
+                return {**load_templates(str(kernels_dir())), kernel: template}, Path(folder)
+        return None, None
 
     def _on_export_best(self) -> None:
         if self.model.session is None:
