@@ -409,6 +409,23 @@ def test_remeasure_aborted_measures_each_size_at_its_own_problem(tmp_path: Path)
     assert all(t.status is Status.OK for t in after.trials[len(before.trials):])
 
 
+def test_show_explains_a_sweeps_slots_at_one_size_never_across_sizes(cli, tmp_path: Path) -> None:
+    """``show --json`` gave the same importance at every ``--at``, computed over every size's
+    trials together (a latency ranking that says which size is fast, not which slot matters),
+    where the window explains one size. 12 trials a size are too few for it (20), 24 together
+    were not."""
+    from workbench.core.domain.importance import MIN_TRIALS
+
+    out = tmp_path / "s.json"
+    sweep(out, budget=12, sizes={"n": [4096, 1 << 16]})
+    assert 12 < MIN_TRIALS <= 24
+    for n in (4096, 1 << 16):
+        shown = json.loads(cli("show", str(out), "--json", "--at", f"n={n}").stdout)
+        assert shown["importance"] == {} and "12 trials" in shown["importance_note"]
+    unanswered = json.loads(cli("show", str(out), "--json").stdout)  # no size answered: nothing explained
+    assert unanswered["importance"] == {}
+
+
 def test_show_ranks_a_sweep_at_the_size_export_answers_for_never_across_sizes(cli, tmp_path: Path) -> None:
     """``show`` ranked every size's trials together (its best was always the smallest size's
     config) while ``export`` picked the session's own problem: a script reading ``best`` shipped

@@ -823,7 +823,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
     if with_importance:
         from workbench.core.domain.importance import session_importance
 
-        importance = session_importance(session, constraints, weights, targets=("score",))["score"]
+        importance = session_importance(session, constraints, weights, targets=("score",), trials=ranked)["score"]
         out["importance"] = {k: round(v, 4) for k, v in importance.shares.items()}
         out["importance_note"] = importance.reason or importance.method
     if objectives:

@@ -230,13 +230,19 @@ def value_distributions(
 
 def session_importance(session: Session, constraints: Constraints | None = None,
                        weights: Weights | None = None, seed: int = 0,
-                       targets: Sequence[str] = TARGETS) -> dict[str, Importance]:
-    """Importance of a session's slots for each of ``targets``, under its (or the given) objective."""
+                       targets: Sequence[str] = TARGETS,
+                       trials: Sequence[Trial] | None = None) -> dict[str, Importance]:
+    """Importance of a session's slots for each of ``targets``, under its (or the given) objective.
+
+    ``trials``: the ones to explain (default: all). A sweep passes one size's: latencies of
+    different problem sizes ranked together would say which size is fast, not which slot.
+    """
     names, domains = session_slots(session)
     constraints = session.constraints if constraints is None else constraints
     weights = session.weights if weights is None else weights
+    chosen = list(session.trials if trials is None else trials)
     return {
-        target: slot_importance(session.trials, names, target=target, constraints=constraints,
+        target: slot_importance(chosen, names, target=target, constraints=constraints,
                                 weights=weights, domains=domains, seed=seed)
         for target in targets
     }
