@@ -492,7 +492,10 @@ def test_cuda_export_of_a_template_from_a_folder_names_the_kernel_dir_to_give(se
         assert "\n" not in err and err.endswith(f"use --kernel-dir {folder}") and not target.exists()
         assert cli_main(["export", str(path), "--format", fmt, "--out", str(target), "--kernel-dir", str(folder)]) == 0
     assert "#define PROBLEM_N " in (tmp_path / "my_add.header").read_text()
-    assert json.loads((tmp_path / "my_add.json").read_text())["macros"]
+    macros = json.loads((tmp_path / "my_add.json").read_text())["macros"]
+    # the problem's defines too: a build with the slots' alone failed on PROBLEM_N
+    header = [m for m in (tmp_path / "my_add.header").read_text().splitlines() if m.startswith("#define")]
+    assert "#define PROBLEM_N 16777216" in macros and set(macros) <= set(header)
     # a template session whose template is nowhere: the header is refused, the json says what it lacks
     session.backend = {**session.backend, "options": {**session.backend["options"], "kernel_dirs": []}}
     save_session(session, path)

@@ -805,7 +805,8 @@ def _json(plan: ExportPlan) -> str:
         if note:
             doc["notes"].append(f"{choice.device}: {note}" if len(plan.choices) > 1 else note)
     if plan.template is not None:
-        doc["macros"] = slot_defines(plan, single.trial.config)
+        # every define a build of the template needs: the slots', then the problem's (the header's)
+        doc["macros"] = slot_defines(plan, single.trial.config) + problem_defines(plan)
         doc["launch"] = launch_geometry(plan, single.trial.config)
         doc["compile_options"] = list(plan.template.compile_options)
     elif plan.kind == "template":
