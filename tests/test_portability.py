@@ -293,6 +293,31 @@ def test_show_portability_bad_input_is_one_line(cli, tmp_path: Path) -> None:
     assert result.returncode == 2 and "show needs a session file" in result.stderr
 
 
+def test_a_templates_folder_named_with_kernel_dir_lets_simulated_gpus_predict_it(cli, tmp_path: Path) -> None:
+    """A template of one's own folder was never predicted (only shipped ones), and ``show`` took no
+    ``--kernel-dir`` to name the folder; the note did not say how to get the predictions."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    spec = (ROOT / "kernels" / "vector_add.py").read_text().replace('name="vector_add"', 'name="my_add"')
+    (folder / "my_add.py").write_text(spec)
+    (folder / "my_add.cu").write_text((ROOT / "kernels" / "vector_add.cu").read_text())
+    paths = []
+    for gpu, seed in (("H200", 1), ("T4", 2)):
+        paths.append(tmp_path / f"{gpu}.json")
+        done = cli("tune", "my_add", "--kernel-dir", folder, "--backend", "sim", "--gpu-model", gpu, "--resources",
+                   "estimated", "--budget", "6", "--seed", seed, "--workers", "1", "--quiet", "--out", paths[-1])
+        assert done.returncode == 0, done.stderr
+    without = cli("show", "--portability", *paths)
+    assert without.returncode == 0 and "(predicted)" not in without.stdout
+    assert "no prediction (unknown template 'my_add'" in without.stdout and f"use --kernel-dir {folder}" in without.stdout
+    named = cli("show", "--portability", *paths, "--kernel-dir", folder, "--json")
+    assert named.returncode == 0, named.stderr
+    report = json.loads(named.stdout)
+    assert not any("no prediction" in note for note in report["notes"])
+    refused = cli("show", paths[0], "--kernel-dir", folder)  # nothing to predict without --portability
+    assert refused.returncode == 2 and "--kernel-dir applies to show --portability" in refused.stderr
+
+
 def test_the_multi_device_header_falls_back_to_the_max_min_config() -> None:
     from workbench.core.io.export import export_text, plan_export
 

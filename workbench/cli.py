@@ -190,6 +190,9 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
                            "export); with --portability: compare the sessions at this size of their sweeps")
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.add_argument("--trials", action="store_true", help="include every trial")
+    show.add_argument("--kernel-dir", action="append", default=[], metavar="DIR",
+                      help="with --portability: template folder whose templates the simulated GPUs predict "
+                           "(repeatable); folders named inside a session are never loaded")
     _add_objective_flags(show)
 
     export = sub.add_parser("export", help="write the recommended config as a header, .cu, JSON or CuPy script")
@@ -935,6 +938,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     if args.portability is not None:
         return _show_portability(args)
+    if args.kernel_dir:
+        raise WorkbenchError("--kernel-dir applies to show --portability (the templates its simulated GPUs predict)")
     if args.file is None:
         raise WorkbenchError("show needs a session file (or --portability S1 S2 ...)")
     from workbench.runner.plan import session_metrics
@@ -1044,7 +1049,7 @@ def _show_portability(args: argparse.Namespace) -> int:
     constraints, weights = _objective_from_args(args, sessions[0], paths[0])
     _check_objective_on(constraints, weights, sessions)
     at = typed_like(sessions[0].problem, parse_assignments(args.at, "--at"))
-    predictors, notes = simulator_predictors(sessions, at)
+    predictors, notes = simulator_predictors(sessions, at, kernel_dirs=args.kernel_dir)
     report = portability_report(sessions, paths, constraints, weights, predictors=predictors, at=at)
     report.notes += notes
     if args.json:

@@ -117,3 +117,20 @@ def test_sweeps_are_compared_at_the_size_typed(window, tmp_path: Path) -> None:
     view.at.setText("m=3")
     view.refresh()
     assert "m in the at-size field: not a problem parameter" in view.heading.text() and "--at" not in view.heading.text()
+
+
+def test_the_tab_predicts_a_declarative_template_of_the_kernel_lists_folder(window, tmp_path: Path) -> None:
+    """The simulated GPUs predicted shipped templates only, so a template of one's own showed "-"
+    where the shipped one showed its prediction; a declarative spec (reading it runs no code) is
+    predicted from the kernel list's folder, a Python spec is not loaded (the folder may come
+    from a reopened session's settings)."""
+    from workbench.core.domain.templates import DECLARATIVE_SUFFIX
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / f"mine{DECLARATIVE_SUFFIX}").write_text("{}")
+    window.toolbar.kernel_folders["mine"] = str(folder)
+    assert window.portability.kernel_dirs("mine") == [str(folder)]
+    assert window.portability.kernel_dirs("vector_add") == []  # not a folder's
+    (folder / "mine.py").write_text("raise SystemExit('ran')")
+    assert window.portability.kernel_dirs("mine") == []  # its .py would be loaded first

@@ -406,7 +406,18 @@ class MainWindow(QMainWindow):
     def _build_portability(self) -> QWidget:
         from workbench.gui.portability_view import PortabilityView
 
-        return PortabilityView(self.model)
+        return PortabilityView(self.model, kernel_dirs=self._prediction_dirs)
+
+    def _prediction_dirs(self, kernel: str) -> list[str]:
+        """The kernel list's folder of ``kernel`` when the template there is a declarative spec
+        alone (reading one runs no code; the folder can come from a reopened session's settings):
+        the simulated GPUs of the Portability tab predict it from there, as ``--kernel-dir`` does."""
+        from workbench.core.domain.templates import DECLARATIVE_SUFFIX
+
+        folder = self.toolbar.kernel_folders.get(kernel)
+        if folder is None or (Path(folder) / f"{kernel}.py").exists():
+            return []
+        return [str(folder)] if (Path(folder) / f"{kernel}{DECLARATIVE_SUFFIX}").is_file() else []
 
     def _on_page_built(self, key: str, page: QWidget) -> None:
         from workbench.gui.why_view import RooflineChart

@@ -12,7 +12,7 @@ when the GPU is not known at build time. Computed when the tab is shown, not per
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont
@@ -60,9 +60,12 @@ def heat_rgb(fraction: float | None) -> tuple[int, int, int]:
 
 
 class PortabilityView(QWidget):
-    def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
+    def __init__(self, model: SessionModel, parent: QWidget | None = None,
+                 kernel_dirs: Callable[[str], list[str]] = lambda kernel: []) -> None:
         super().__init__(parent)
         self.model = model
+        #: kernel -> the template folders its simulated GPUs may load to predict it (the window's)
+        self.kernel_dirs = kernel_dirs
         self.paths: list[str] = []
         self.sessions: list[Any] = []  # sessions added from files, besides the open one
         self.report: PortabilityReport | None = None
@@ -213,7 +216,7 @@ class PortabilityView(QWidget):
 
         try:
             at = parse_assignment_list(self.at.text(), "at size")
-            predictors, notes = simulator_predictors(sessions, at)
+            predictors, notes = simulator_predictors(sessions, at, kernel_dirs=self.kernel_dirs(sessions[0].kernel))
             report = portability_report(sessions, labels, self.model.constraints, self.model.weights,
                                         predictors=predictors, at=at)
         except WorkbenchError as exc:

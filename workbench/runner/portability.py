@@ -4,11 +4,12 @@ A simulated session's device is a model, so any config can be evaluated on it fo
 millisecond (estimated resources, no noise). A recorded or measured session gets no predictor: its
 GPU is not here, and a model's guess must not pass for a measurement (the report labels
 predictions). The sessions' own template folders are never loaded (opening a file never runs
-code): only shipped templates are predicted.
+code): shipped templates are predicted, and those of folders the person names (``--kernel-dir``).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Mapping, Sequence
 
 from workbench.backends.base import BackendSpec
@@ -18,9 +19,12 @@ from workbench.core.domain.records import BackendOptions
 from workbench.core.domain.session import Session
 
 
-def simulator_predictors(sessions: Sequence[Session], at: Mapping[str, Any] | None = None) -> tuple[dict[str, Predictor], list[str]]:
+def simulator_predictors(sessions: Sequence[Session], at: Mapping[str, Any] | None = None,
+                         kernel_dirs: Sequence[str | os.PathLike[str]] = ()) -> tuple[dict[str, Predictor], list[str]]:
     """device name -> predictor for every simulated template session (at its problem with ``at``
-    over it), and one note per one refused."""
+    over it), and one note per one refused; ``kernel_dirs``: template folders the person named,
+    searched before the shipped library."""
+    from workbench.core.io.export import _unloaded_dirs
     from workbench.runner.costmodel import sim_predictor
 
     predictors: dict[str, Predictor] = {}
@@ -33,10 +37,13 @@ def simulator_predictors(sessions: Sequence[Session], at: Mapping[str, Any] | No
         if not name or name in predictors:
             continue
         options = BackendOptions(**(backend.get("options") or {}))
-        options["kernel_dirs"] = []  # shipped templates only
+        recorded = dict(options)
+        options["kernel_dirs"] = [str(d) for d in kernel_dirs]  # never the session's own
         options["problem"] = {**session.problem, **(at or {})}
         try:
             predictors[name] = sim_predictor(BackendSpec("sim", options))
         except WorkbenchError as exc:
-            notes.append(f"{name}: no prediction ({exc})")
+            unloaded = _unloaded_dirs(recorded, kernel_dirs)
+            hint = f"; its template folder is not loaded: use --kernel-dir {unloaded[0]}" if unloaded else ""
+            notes.append(f"{name}: no prediction ({exc}){hint}")
     return predictors, notes
