@@ -509,6 +509,15 @@ def test_a_buffer_too_large_to_count_is_refused_when_the_spec_loads(tmp_path, cl
     assert result.returncode == 2 and "buffer must fit" in result.stderr and not (tmp_path / "o.json").exists()
 
 
+def test_a_shape_naming_an_unknown_parameter_is_called_an_expression_not_a_restriction(tmp_path):
+    args = [dict(a, shape=["m"]) if a["name"] == "y" else a for a in SPEC["args"]]
+    path = save_template_folder(tmp_path, dict(SPEC, reference={"kind": "none"}), SOURCE)
+    path.write_text(json.dumps(dict(SPEC, args=args, reference={"kind": "none"})))
+    with pytest.raises(SpecError, match=r"args\[1\]\.shape: expression \"m\": unknown name 'm'") as caught:
+        load_declarative(path)
+    assert "restriction" not in str(caught.value)
+
+
 def test_a_spec_whose_name_is_not_its_files_is_refused_in_one_line(tmp_path, cli):
     """``saxpy.kernel.json`` naming itself ``foo`` was listed as foo, while ``tune foo`` found no
     kernel foo and ``tune saxpy`` no template saxpy: both names have to agree."""

@@ -536,7 +536,10 @@ class _Builder:
         try:
             return compile_restriction(text, names)
         except WorkbenchError as exc:
-            raise self.fail(field, str(exc), text) from None
+            message = str(exc)
+            if not field.startswith("restrictions"):  # a shape, a launch dimension, a profile term
+                message = message.replace("restriction ", "expression ", 1)
+            raise self.fail(field, message, text) from None
 
     def profile(self, arrays: list[Arg], names: Sequence[str], problem: Mapping[str, Any],
                 flops: Restriction) -> Callable[[Mapping[str, Any], Config], WorkProfile]:
