@@ -509,6 +509,13 @@ def test_a_buffer_too_large_to_count_is_refused_when_the_spec_loads(tmp_path, cl
     assert result.returncode == 2 and "buffer must fit" in result.stderr and not (tmp_path / "o.json").exists()
 
 
+def test_a_problem_parameter_outside_its_declared_bounds_names_them_as_written(tmp_path):
+    problem = {**SPEC["problem"], "n": {**SPEC["problem"]["n"], "min": 1, "max": 1 << 30}}
+    path = save_template_folder(tmp_path, dict(SPEC, problem=problem, reference={"kind": "none"}), SOURCE)
+    with pytest.raises(WorkbenchError, match=r"problem parameter n=0 is outside \[1, 1073741824\]$"):
+        load_declarative(path).resolve_problem({"n": 0})  # not [1.0, 1073741824.0]
+
+
 def test_a_shape_naming_an_unknown_parameter_is_called_an_expression_not_a_restriction(tmp_path):
     args = [dict(a, shape=["m"]) if a["name"] == "y" else a for a in SPEC["args"]]
     path = save_template_folder(tmp_path, dict(SPEC, reference={"kind": "none"}), SOURCE)

@@ -313,7 +313,8 @@ class KernelTemplate:
         for name, value in resolved.items():
             lo, hi = self.problem_limits.get(name, (1, math.inf) if _is_int(self.problem[name]) else (-math.inf, math.inf))
             if isinstance(value, (int, float)) and not isinstance(value, bool) and not lo <= value <= hi:
-                raise WorkbenchError(f"{self.name}: problem parameter {name}={value} is outside [{lo}, {hi}]")
+                raise WorkbenchError(f"{self.name}: problem parameter {name}={value} is outside "
+                                     f"[{_bound_text(lo)}, {_bound_text(hi)}]")
         return resolved
 
     def defines(self, config: Config, problem: Problem | None = None) -> list[str]:
@@ -558,6 +559,12 @@ class TemplateLibrary:
     templates: dict[str, KernelTemplate]
     broken: dict[Path, str]  # spec file -> a one-line reason that names the file
     shadowed: dict[str, Path]
+
+
+def _bound_text(bound: float) -> str:
+    """A problem parameter's bound as written: ``1``, not the ``1.0`` a declarative spec's limits
+    are stored as; ``inf`` and fractions as they are."""
+    return str(int(bound)) if isinstance(bound, float) and bound.is_integer() else str(bound)
 
 
 def scan_templates(*dirs: str | os.PathLike[str]) -> TemplateLibrary:
