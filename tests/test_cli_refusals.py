@@ -432,3 +432,15 @@ def test_resume_through_a_linked_folder_is_the_same_file_in_place(cli, tmp_path:
     result = cli("tune", "--resume", source, "--budget", "1", "--quiet", "--out", tmp_path / "link" / "a.json")
     assert result.returncode == 0, result.stderr
     assert json.loads(source.read_text())["trials"].__len__() == 3
+
+
+@pytest.mark.parametrize("flag", ["--sizes", "--set"])
+def test_a_size_the_templates_default_config_does_not_fit_says_so(cli, tmp_path, flag) -> None:
+    """'config threads_per_row=32, ... violates restriction' named a config nobody had typed, and
+    not the size: it is the template's default, which a run measures first."""
+    value = "cols=8,1024" if flag == "--sizes" else "cols=8"
+    line = one_line_error(cli("tune", "softmax", "--backend", "sim", flag, value, "--budget", "2",
+                              "--out", tmp_path / "s.json"))
+    assert "the template's default config is not valid at" in line and "cols=8" in line
+    assert 'violates restriction "threads_per_row * vector_width <= cols"' in line
+    assert not (tmp_path / "s.json").exists()
