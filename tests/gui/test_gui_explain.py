@@ -571,3 +571,15 @@ def test_the_compare_table_shows_both_configs_whole_beside_the_diff(shown, qtbot
     for column in (1, 2):  # A and B
         assert header.sectionViewportPosition(column) + header.sectionSize(column) <= viewport, (column, viewport)
     assert view.diff.width() >= 100
+
+
+def test_a_simulated_quality_that_compared_nothing_says_so() -> None:
+    """A simulated template without emulation reports the quality of its reference rounded to
+    float32, whatever the kernel computes: the card said '7.2 of the 7.2 correct digits ... against
+    a float64 reference' for a kernel whose reference was wrong."""
+    from workbench.core.model.quality import ROUNDED_REFERENCE
+    from workbench.gui.best_card import _metric_note
+
+    modelled = _metric_note("quality", 1.0, ROUNDED_REFERENCE)
+    assert "no output was compared" in modelled and "against a float64 reference" not in modelled
+    assert "against a float64 reference" in _metric_note("quality", 0.9, "emulation")

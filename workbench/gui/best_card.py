@@ -10,13 +10,13 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from workbench.core.model.quality import FLOAT32_DIGITS, ROUNDED_REFERENCE
 from workbench.gui.model import SessionModel
 from workbench.gui.text import fmt, metric_label
 
 CARD_METRICS = ("latency_ms", "memory_mb", "onchip_kb_per_sm", "throughput_gbs", "gflops", "quality", "occupancy", "registers")
 #: Rates that are 0 for every config of a kernel that does no such work (a histogram's GFLOP/s): not shown.
 _RATES = ("throughput_gbs", "gflops")
-FLOAT32_DIGITS = 7.22  # log10(2**24): the digits an exactly rounded float32 result carries
 
 
 class BestCard(QFrame):
@@ -77,7 +77,8 @@ class BestCard(QFrame):
         trial = model.trials[best]
         config = "<br>".join(f"<b>{html.escape(k)}</b> = {html.escape(str(v))}" for k, v in trial.config.items())
         metrics = trial.measurement.metrics
-        shown = "<br>".join(f"{html.escape(metric_label(k))}: {fmt(metrics[k])}{_metric_note(k, metrics[k])}"
+        source = trial.measurement.details.get("quality_source") if isinstance(trial.measurement.details, dict) else None
+        shown = "<br>".join(f"{html.escape(metric_label(k))}: {fmt(metrics[k])}{_metric_note(k, metrics[k], source)}"
                             for k in CARD_METRICS if k in metrics and not (k in _RATES and not metrics[k]))
         parts = [f"<big>{config}</big>", shown]  # relative: it grows with the zoom
         if trial.measurement.resources_pending:
@@ -126,10 +127,15 @@ class BestCard(QFrame):
         return "<br>".join(lines)
 
 
-def _metric_note(name: str, value: float) -> str:
-    """A few words that make a bare number readable (quality is a share of float32's digits)."""
+def _metric_note(name: str, value: float, quality_source: object = None) -> str:
+    """A few words that make a bare number readable (quality is a share of float32's digits). A
+    simulated quality that is the reference's own float32 rounding says that nothing was run or
+    compared: a wrong kernel gets the same figure."""
     if name == "quality" and isinstance(value, (int, float)) and math.isfinite(value):
         digits = value * FLOAT32_DIGITS
+        if quality_source == ROUNDED_REFERENCE:
+            return (f" <span style='color:#555'>(modelled: the reference rounded to float32, {digits:.1f} of "
+                    f"{FLOAT32_DIGITS:.1f} digits; the simulator runs no kernel, so no output was compared)</span>")
         return (f" <span style='color:#555'>({digits:.1f} of the {FLOAT32_DIGITS:.1f} correct digits float32 "
                 f"can carry, against a float64 reference)</span>")
     return ""

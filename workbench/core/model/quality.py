@@ -20,6 +20,10 @@ import numpy as np
 
 FLOAT32_DIGITS = math.log10(2.0**24)
 
+#: The simulator's ``details.quality_source`` when it emulates nothing: the quality is that of the
+#: reference rounded to float32, whatever the kernel computes (no output was compared).
+ROUNDED_REFERENCE = "float32 rounding of the reference"
+
 
 def relative_error(result: np.ndarray, reference: np.ndarray) -> float:
     """Normwise relative error ``max|result - reference| / max|reference|`` (inf on NaN or shape mismatch)."""
