@@ -414,6 +414,16 @@ def test_a_single_config_export_of_a_sweep_uses_the_sessions_own_size() -> None:
     assert plan.choices[0].trial.config["block"] == 256
     header = export_text(plan, "header")
     assert "#define BLOCK 256" in header and "12 trials at other problem sizes were left out" in header
+    notes = json.loads(export_text(plan, "json"))["notes"]  # every format says it, none says "header"
+    assert any("this export serves" in note for note in notes) and not any("header" in note for note in notes)
+
+
+def test_dispatch_refuses_at_naming_the_format_given(cli, tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    save_session(sweep_recording(SWEEP), path)
+    for fmt in ("dispatch", "dispatch-py"):
+        result = cli("export", path, "--format", fmt, "--at", "n=1000", "--out", tmp_path / "d")
+        assert result.returncode == 2 and f"--format {fmt} exports every size" in result.stderr
 
 
 def test_kernel_tuner_recordings_dispatch_with_the_names_their_kernel_reads(tmp_path: Path) -> None:

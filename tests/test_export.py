@@ -321,7 +321,7 @@ def test_sessions_of_different_kernels_or_problems_refuse(sessions: dict[str, Se
         plan_export([sessions["gelu"], sessions["softmax"]])
     other = sim_session("vector_add", n=3)
     other.problem = {**other.problem, "n": 1024}
-    with pytest.raises(WorkbenchError, match="a header serves one problem"):
+    with pytest.raises(WorkbenchError, match="an export serves one problem"):
         plan_export([sessions["vector_add"], other])
     with pytest.raises(WorkbenchError, match="unknown export format"):
         export_text(plan_export([sessions["gelu"]]), "pdf")

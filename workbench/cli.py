@@ -1127,7 +1127,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     if args.format in ("dispatch", "dispatch-py"):
         if args.at:
-            raise WorkbenchError("--at picks one size; --format dispatch exports every size (drop --at)")
+            raise WorkbenchError(f"--at picks one size; --format {args.format} exports every size (drop --at)")
         tolerance = DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance
         if to_stdout:
             dispatch, text = render_dispatch(sessions, args.format, tolerance, constraints, weights,

@@ -374,7 +374,8 @@ def portability_report(
     notes = []
     unmeasured = sum(1 for row in matrix for c in row if c.source == MISSING)
     if unmeasured:
-        notes.append(f"{unmeasured} cells are missing: the config was never measured there "
+        cells = "1 cell is" if unmeasured == 1 else f"{unmeasured} cells are"
+        notes.append(f"{cells} missing: the config was never measured there "
                      "(a simulated device predicts them; a recording cannot)")
     if any(c.source == PREDICTED for row in matrix for c in row):
         notes.append("predicted cells are the simulator's figures, not measurements")

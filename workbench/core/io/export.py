@@ -206,7 +206,7 @@ def plan_export(
     for (theirs, _trials), label in zip(picked[1:], labels[1:]):
         if theirs != problem:
             raise WorkbenchError(f"{label}: problem {theirs} differs from {labels[0]}'s "
-                                 f"{problem}; a header serves one problem")
+                                 f"{problem}; an export serves one problem")
 
     template = find_template(first, templates, kernel_dirs)
     if template is not None and any(find_template(s, {template.name: template}) is None for s in sessions[1:]):
@@ -227,7 +227,7 @@ def plan_export(
         for trial in own:
             groups.setdefault(_device_of(session, trial), []).append((trial, label))
     if other_sizes:
-        notes.append(f"{other_sizes} trials at other problem sizes were left out (the header serves "
+        notes.append(f"{other_sizes} trials at other problem sizes were left out (this export serves "
                      f"{problem}); --format dispatch picks a config by size")
     if not groups:
         raise WorkbenchError(f"{labels[0]}: the session has no trials to export")
