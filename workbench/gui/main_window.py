@@ -1096,6 +1096,7 @@ class MainWindow(QMainWindow):
             self.autosave_path = None  # an earlier unsaved session's autosave stays for recovery
             self.path = path
             self.model.set_session(session)
+            self._say_size_shown(session)
             self._select_best_if_none()
             # an import too: its controls are the recording's, as when the same import is saved and
             # opened, so Start continues it (into an autosave) instead of reading the kernel's name
@@ -1111,6 +1112,21 @@ class MainWindow(QMainWindow):
             error = WorkbenchError(f"{where}cannot be shown ({_described(exc)}); the session open before is kept")
             self._put_back(before, controls)
             raise error from exc
+
+    def _say_size_shown(self, session: Session) -> None:
+        """A sweep none of whose sizes is its own problem opens on the last size measured, where
+        ``show`` and ``export`` name no size: the status bar says which size is shown and that the
+        size box picks another, so a recommendation or an export is not taken for the sweep's."""
+        from workbench.core.domain.session import problem_key
+        from workbench.core.domain.size_analysis import size_label
+        from workbench.core.domain.sizes import size_parameters
+
+        shown, problems = self.model.shown_problem(), self.model.problems()
+        if shown is None or problem_key(session.problem) in {problem_key(p) for p in problems}:
+            return
+        label = size_label(shown, size_parameters(problems))
+        self.statusBar().showMessage(f"a sweep of {len(problems)} sizes, none of them its own problem: showing "
+                                     f"{label}, the last measured; the size box picks another", 15000)
 
     def _put_back(self, before: tuple[Any, ...], controls: dict[str, Any] | None) -> None:
         """Undo a switch that failed half-way (see :meth:`_show_loaded`)."""
