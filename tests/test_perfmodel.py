@@ -83,7 +83,8 @@ def test_occupancy_limited_by_registers_uses_per_warp_allocation() -> None:
     assert (occ.active_blocks_per_sm, occ.fraction, occ.limiter) == (4, 0.5, "registers")
     # 33 registers round up to 40 per thread (1280 per warp, 256-register units): 51 warps -> 48 -> 6 blocks.
     assert occupancy(A100, 256, 33, 0).active_blocks_per_sm == 6
-    assert "limited by registers: 50% occupancy" in occ.explain()
+    assert "limited by registers: 50% occupancy (4 blocks, 32 warps per SM)" in occ.explain()
+    assert "(1 block, 8 warps per SM)" in occupancy(A100, 256, 255, 0).explain()  # not "1 blocks"
 
 
 def test_occupancy_limited_by_shared_memory_counts_reserved_and_granularity() -> None:

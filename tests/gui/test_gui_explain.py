@@ -229,7 +229,10 @@ def test_why_panel_draws_the_selected_trials_modelled_terms_and_its_peaks(window
     ticks = [name for _, name in view.plot.getAxis("left")._tickLevels[0]]
     assert ticks == ["memory", "compute", "launch"]  # the ms terms, top to bottom; waves is a fact
     assert list(view.bars.opts["width"]) == [0.017, 0.0003, 0.003]
-    assert [label.toPlainText() for label in view.value_labels] == ["0.017 ms", "0.0003 ms", "0.003 ms"]
+    # each value set apart from its bar, and no tick beside the names: at a bar too short to see,
+    # tick and value read "-0.003 ms"
+    assert [label.toPlainText() for label in view.value_labels] == ["\u20020.017 ms", "\u20020.0003 ms", "\u20020.003 ms"]
+    assert view.plot.getAxis("left").style["tickLength"] == 0
     assert view.latency_line.isVisible() and view.latency_line.value() == pytest.approx(0.0279)
     facts = view.facts.text()
     assert "memory-bound" in facts and "limited by threads" in facts and "waves: 16384 blocks" in facts

@@ -53,6 +53,9 @@ class WhyView(QWidget):
         self.plot.hideButtons()
         self.plot.setLabel("bottom", "modelled time (ms)")
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
+        # no tick marks beside the term names: next to a bar too short to see, the tick and the
+        # value's label read as a minus sign ("-0.003 ms")
+        self.plot.getAxis("left").setStyle(tickLength=0)
         self.plot.setMinimumHeight(140)
         self.bars = pg.BarGraphItem(x0=[], y=[], height=0.7, width=[], brushes=[])
         self.plot.addItem(self.bars)
@@ -117,7 +120,7 @@ class WhyView(QWidget):
         values = [t[1] for t in info.time_terms]
         self._show_bars(names, values, info.latency_ms)
         for name, value, _ in info.time_terms:
-            label = pg.TextItem(f"{value:.3g} ms", color=(40, 40, 40), anchor=(0, 0.5))
+            label = pg.TextItem(f"\u2002{value:.3g} ms", color=(40, 40, 40), anchor=(0, 0.5))  # apart from the bar
             label.setFont(QFont(self.font()))  # the window's zoom reaches the values drawn on the plot this way
             label.setPos(value, len(names) - 1 - names.index(name))
             self.plot.addItem(label)

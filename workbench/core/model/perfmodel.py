@@ -71,7 +71,7 @@ class Occupancy:
     def explain(self) -> str:
         return (
             f"limited by {self.limiter}: {self.fraction:.0%} occupancy "
-            f"({self.active_blocks_per_sm} blocks, {self.active_warps_per_sm} warps per SM)"
+            f"({_count(self.active_blocks_per_sm, 'block')}, {_count(self.active_warps_per_sm, 'warp')} per SM)"
         )
 
 
@@ -113,6 +113,11 @@ class Prediction:
         lines = [f"{self.latency_ms:.4g} ms, {self.bound}-bound; {self.occupancy.explain()}"]
         lines += [f"  {t.name}: {t.explanation}" for t in self.terms]
         return "\n".join(lines)
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 block``, ``8 blocks``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _ceil_to(value: float, unit: int) -> int:
