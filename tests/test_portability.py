@@ -316,6 +316,8 @@ def test_a_templates_folder_named_with_kernel_dir_lets_simulated_gpus_predict_it
     assert not any("no prediction" in note for note in report["notes"])
     refused = cli("show", paths[0], "--kernel-dir", folder)  # nothing to predict without --portability
     assert refused.returncode == 2 and "--kernel-dir applies to show --portability" in refused.stderr
+    typo = cli("show", "--portability", *paths, "--kernel-dir", tmp_path / "nope")  # one line, as tune says it
+    assert typo.returncode == 2 and typo.stderr.count("\n") == 1 and "kernel template folder not found" in typo.stderr
 
 
 def test_the_multi_device_header_falls_back_to_the_max_min_config() -> None:

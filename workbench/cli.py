@@ -1045,6 +1045,9 @@ def _show_portability(args: argparse.Namespace) -> int:
     paths = ([args.file] if args.file else []) + list(args.portability)
     if args.trials or _objectives_from_args(args, None):
         raise WorkbenchError("--portability cannot be combined with --trials or --objectives")
+    from workbench.core.domain.templates import check_template_folders
+
+    check_template_folders(args.kernel_dir)  # a typo is one line, not a note per simulated GPU
     sessions = [load_session(path) for path in paths]
     constraints, weights = _objective_from_args(args, sessions[0], paths[0])
     _check_objective_on(constraints, weights, sessions)

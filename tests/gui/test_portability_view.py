@@ -8,7 +8,7 @@ import pytest
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Measurement, Status, Trial
-from workbench.core.domain.session import Session, save_session
+from workbench.core.domain.session import Session, load_session, save_session
 from workbench.core.domain.space import SearchSpace, Slot
 from workbench.gui.portability_view import heat_rgb
 from workbench.gui.text import window_message
@@ -119,18 +119,51 @@ def test_sweeps_are_compared_at_the_size_typed(window, tmp_path: Path) -> None:
     assert "m in the at-size field: not a problem parameter" in view.heading.text() and "--at" not in view.heading.text()
 
 
-def test_the_tab_predicts_a_declarative_template_of_the_kernel_lists_folder(window, tmp_path: Path) -> None:
-    """The simulated GPUs predicted shipped templates only, so a template of one's own showed "-"
-    where the shipped one showed its prediction; a declarative spec (reading it runs no code) is
-    predicted from the kernel list's folder, a Python spec is not loaded (the folder may come
-    from a reopened session's settings)."""
-    from workbench.core.domain.templates import DECLARATIVE_SUFFIX
+@pytest.fixture
+def own_folder_sessions(cli, tmp_path: Path) -> tuple[Path, dict[str, Path]]:
+    """A folder holding a declarative template (the saxpy example) beside a Python file that marks
+    when it runs, and simulated sessions of the template on two GPUs."""
+    import shutil
 
-    folder = tmp_path / "mine"
-    folder.mkdir()
-    (folder / f"mine{DECLARATIVE_SUFFIX}").write_text("{}")
-    window.toolbar.kernel_folders["mine"] = str(folder)
-    assert window.portability.kernel_dirs("mine") == [str(folder)]
-    assert window.portability.kernel_dirs("vector_add") == []  # not a folder's
-    (folder / "mine.py").write_text("raise SystemExit('ran')")
-    assert window.portability.kernel_dirs("mine") == []  # its .py would be loaded first
+    folder = tmp_path / "F"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "docs" / "examples" / "saxpy", folder)
+    (folder / "payload.py").write_text(f"open({str(tmp_path / 'RAN')!r}, 'w').close()\n")
+    sessions = {}
+    for gpu in ("H200", "T4"):
+        sessions[gpu] = tmp_path / f"{gpu}.json"
+        done = cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--gpu-model", gpu, "--resources",
+                   "estimated", "--budget", "6", "--workers", "1", "--quiet", "--out", sessions[gpu])
+        assert done.returncode == 0, done.stderr
+    return folder, sessions
+
+
+def test_the_tab_predicts_the_kernel_lists_declarative_template(window, own_folder_sessions, tmp_path) -> None:
+    """The simulated GPUs predicted shipped templates only, so a template of one's own showed "-"
+    where a shipped one showed its prediction. The window's declarative template is predicted now."""
+    folder, sessions = own_folder_sessions
+    window.toolbar.kernel_folders["saxpy"] = str(folder)
+    window.open_session(sessions["H200"])
+    window.portability.add_sessions([str(sessions["T4"])])
+    report = window.portability.report
+    assert report is not None and not any("no prediction" in note for note in report.notes), report.notes
+    assert not (tmp_path / "RAN").exists()
+
+
+@pytest.mark.parametrize("named", ["payload", "nosuch"])
+def test_a_session_naming_another_template_never_runs_a_folders_python(window, own_folder_sessions, tmp_path,
+                                                                       named) -> None:
+    """A session whose backend named another template than its kernel ("payload") made the tab
+    import that file from the kernel list's folder, and an unknown one made the lookup's error
+    list the folder by importing every Python file in it: opening a file ran code."""
+    folder, sessions = own_folder_sessions
+    session = load_session(sessions["T4"])
+    session.backend = {**session.backend, "options": {**session.backend["options"], "kernel": named}}
+    crafted = tmp_path / "crafted.json"
+    save_session(session, crafted)
+    window.toolbar.kernel_folders["saxpy"] = str(folder)
+    window.open_session(sessions["H200"])
+    window.portability.add_sessions([str(crafted)])
+    window.portability.refresh()
+    assert not (tmp_path / "RAN").exists()
+    assert any(f"names template {named!r}, not the session's kernel 'saxpy'" in note
+               for note in window.portability.report.notes)

@@ -44,7 +44,7 @@ from workbench.core.model.quality import ROUNDED_REFERENCE, quality_of
 from workbench.core.model.resource_table import TemplateFigures, figures_for, nearest_figures
 from workbench.core.domain.space import Config
 from workbench.core.model.footprint import device_memory_mb, onchip_figures
-from workbench.core.domain.templates import WorkProfile
+from workbench.core.domain.templates import KernelTemplate, WorkProfile
 from workbench.core.model.verify import AdoptedReference, adopt_reference, reference_details
 
 DEFAULT_GPU = "H200"
@@ -133,8 +133,11 @@ class SimBackend(Backend):
         "threads_per_block", "onchip_kb_per_block", "onchip_kb_per_sm", "dram_mb", "work_gflop",
     })
 
-    def __init__(self, spec: BackendSpec) -> None:
+    def __init__(self, spec: BackendSpec, template: KernelTemplate | None = None) -> None:
+        """``template``: the template already loaded (a prediction in the person's process, from a
+        spec read without running code); None loads the one ``spec`` names, as a worker does."""
         super().__init__(spec)
+        self._given_template = template
         mode = str(spec.options.get("compile", "nvrtc"))
         if mode not in COMPILE_MODES:
             raise WorkbenchError(f"sim backend: compile must be one of {', '.join(COMPILE_MODES)}, got {mode!r}")
@@ -170,7 +173,7 @@ class SimBackend(Backend):
     def prepare(self) -> None:
         if self._prepared:
             return
-        self.template = load_template_for(self.spec)
+        self.template = self._given_template or load_template_for(self.spec)
         self.gpu = _gpu_for(self.spec)
         self.arch = str(self.spec.options.get("arch") or self.gpu.arch)
         self.problem = self.template.resolve_problem(self.spec.options.get("problem"))

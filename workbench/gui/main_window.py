@@ -406,18 +406,15 @@ class MainWindow(QMainWindow):
     def _build_portability(self) -> QWidget:
         from workbench.gui.portability_view import PortabilityView
 
-        return PortabilityView(self.model, kernel_dirs=self._prediction_dirs)
+        return PortabilityView(self.model, templates=self._prediction_templates)
 
-    def _prediction_dirs(self, kernel: str) -> list[str]:
-        """The kernel list's folder of ``kernel`` when the template there is a declarative spec
-        alone (reading one runs no code; the folder can come from a reopened session's settings):
-        the simulated GPUs of the Portability tab predict it from there, as ``--kernel-dir`` does."""
-        from workbench.core.domain.templates import DECLARATIVE_SUFFIX
-
-        folder = self.toolbar.kernel_folders.get(kernel)
-        if folder is None or (Path(folder) / f"{kernel}.py").exists():
-            return []
-        return [str(folder)] if (Path(folder) / f"{kernel}{DECLARATIVE_SUFFIX}").is_file() else []
+    def _prediction_templates(self, kernel: str) -> dict[str, Any]:
+        """``{kernel: template}`` when the kernel list runs ``kernel`` from a folder as a declarative
+        spec: the Portability tab's simulated GPUs predict it from that template object. No folder is
+        handed on (the folder can come from a reopened session's settings, and a lookup in it would
+        import its Python specs)."""
+        template, _ = self._folder_template(kernel)
+        return {kernel: template} if template is not None else {}
 
     def _on_page_built(self, key: str, page: QWidget) -> None:
         from workbench.gui.why_view import RooflineChart
@@ -1398,8 +1395,19 @@ class MainWindow(QMainWindow):
         folder can come from a reopened session's settings; (None, None) leaves the lookup to the
         exporter.
         """
+        from workbench.core.domain.templates import kernels_dir, load_templates
+
+        template, folder = self._folder_template(kernel)
+        if template is None:
+            return None, None
+        return {**load_templates(str(kernels_dir())), kernel: template}, folder
+
+    def _folder_template(self, kernel: str) -> tuple[Any, Path | None]:
+        """The declarative template ``kernel`` of the folder the kernel list runs it from, with that
+        folder; (None, None) when it has none. Only declarative specs are read (reading one runs no
+        code)."""
         from workbench.core.domain.kernel_spec import load_declarative
-        from workbench.core.domain.templates import DECLARATIVE_SUFFIX, kernels_dir, load_templates
+        from workbench.core.domain.templates import DECLARATIVE_SUFFIX
 
         folder = self.toolbar.kernel_folders.get(kernel)
         if folder is None or not Path(folder).is_dir():
@@ -1408,9 +1416,9 @@ class MainWindow(QMainWindow):
             try:
                 template = load_declarative(spec)
             except WorkbenchError:
-                continue  # another template of the folder that does not load is not this export's business
+                continue  # another template of the folder that does not load is not this one's business
             if template.name == kernel:
-                return {**load_templates(str(kernels_dir())), kernel: template}, Path(folder)
+                return template, Path(folder)
         return None, None
 
     def _on_export_best(self) -> None:

@@ -61,11 +61,12 @@ def heat_rgb(fraction: float | None) -> tuple[int, int, int]:
 
 class PortabilityView(QWidget):
     def __init__(self, model: SessionModel, parent: QWidget | None = None,
-                 kernel_dirs: Callable[[str], list[str]] = lambda kernel: []) -> None:
+                 templates: Callable[[str], dict[str, Any]] = lambda kernel: {}) -> None:
         super().__init__(parent)
         self.model = model
-        #: kernel -> the template folders its simulated GPUs may load to predict it (the window's)
-        self.kernel_dirs = kernel_dirs
+        #: kernel -> {name: template} the simulated GPUs predict with, loaded without running code
+        #: (the window's declarative specs); other kernels are predicted from the shipped library only
+        self.templates = templates
         self.paths: list[str] = []
         self.sessions: list[Any] = []  # sessions added from files, besides the open one
         self.report: PortabilityReport | None = None
@@ -216,7 +217,7 @@ class PortabilityView(QWidget):
 
         try:
             at = parse_assignment_list(self.at.text(), "at size")
-            predictors, notes = simulator_predictors(sessions, at, kernel_dirs=self.kernel_dirs(sessions[0].kernel))
+            predictors, notes = simulator_predictors(sessions, at, templates=self.templates(sessions[0].kernel))
             report = portability_report(sessions, labels, self.model.constraints, self.model.weights,
                                         predictors=predictors, at=at)
         except WorkbenchError as exc:

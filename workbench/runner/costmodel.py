@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
@@ -55,9 +55,10 @@ def gpu_model_for(spec: BackendSpec, device_name: str | None, compute_capability
 
 
 def sim_predictor(spec: BackendSpec, device_name: str | None = None,
-                  compute_capability: str | None = None) -> SimPredictor:
+                  compute_capability: str | None = None, template: Any = None) -> SimPredictor:
     """A predictor of latency (ms; ``inf`` for configs the model expects to fail) for a template run,
-    with the :class:`GpuMatch` it models."""
+    with the :class:`GpuMatch` it models; ``template``: the template already loaded (else the one
+    the spec names is loaded from its folders)."""
     from workbench.backends.sim import SimBackend
 
     if spec.kind not in ("sim", "cuda"):
@@ -72,7 +73,7 @@ def sim_predictor(spec: BackendSpec, device_name: str | None = None,
     # compiler's caches), estimated otherwise; a run that chose estimated resources is predicted so
     compile_mode = "estimate" if options.get("compile") == "estimate" else "known"
     options.update({"gpu_model": match.spec.name, "noise": False, "compile": compile_mode, "run_reference_file": False})
-    model = SimBackend(BackendSpec("sim", options))
+    model = SimBackend(BackendSpec("sim", options), template=template)
     model.prepare()
     limits = EvalLimits()
     cache: dict[str, float] = {}

@@ -20,10 +20,17 @@ from workbench.core.domain.session import Session
 
 
 def simulator_predictors(sessions: Sequence[Session], at: Mapping[str, Any] | None = None,
-                         kernel_dirs: Sequence[str | os.PathLike[str]] = ()) -> tuple[dict[str, Predictor], list[str]]:
+                         kernel_dirs: Sequence[str | os.PathLike[str]] = (),
+                         templates: Mapping[str, Any] | None = None) -> tuple[dict[str, Predictor], list[str]]:
     """device name -> predictor for every simulated template session (at its problem with ``at``
-    over it), and one note per one refused; ``kernel_dirs``: template folders the person named,
-    searched before the shipped library."""
+    over it), and one note per one refused.
+
+    ``kernel_dirs``: template folders the person named, searched before the shipped library.
+    ``templates``: kernel name -> template already loaded without running code (the window's
+    declarative specs), used as they are and never looked up in a folder. A session whose backend
+    names another template than its kernel is not predicted: the file alone would choose what is
+    loaded.
+    """
     from workbench.core.io.export import _unloaded_dirs
     from workbench.runner.costmodel import sim_predictor
 
@@ -37,13 +44,18 @@ def simulator_predictors(sessions: Sequence[Session], at: Mapping[str, Any] | No
         if not name or name in predictors:
             continue
         options = BackendOptions(**(backend.get("options") or {}))
+        if options.get("kernel") != session.kernel:
+            notes.append(f"{name}: no prediction (its backend names template {options.get('kernel')!r}, "
+                         f"not the session's kernel {session.kernel!r})")
+            continue
         recorded = dict(options)
-        options["kernel_dirs"] = [str(d) for d in kernel_dirs]  # never the session's own
+        template = (templates or {}).get(session.kernel)
+        options["kernel_dirs"] = [] if template is not None else [str(d) for d in kernel_dirs]  # never the session's own
         options["problem"] = {**session.problem, **(at or {})}
         try:
-            predictors[name] = sim_predictor(BackendSpec("sim", options))
+            predictors[name] = sim_predictor(BackendSpec("sim", options), template=template)
         except WorkbenchError as exc:
-            unloaded = _unloaded_dirs(recorded, kernel_dirs)
+            unloaded = _unloaded_dirs(recorded, kernel_dirs) if str(exc).startswith("unknown template") else []
             hint = f"; its template folder is not loaded: use --kernel-dir {unloaded[0]}" if unloaded else ""
             notes.append(f"{name}: no prediction ({exc}){hint}")
     return predictors, notes

@@ -633,6 +633,13 @@ def require_template(name: str, *dirs: str | os.PathLike[str], what: str = "temp
     return template
 
 
+def check_template_folders(dirs: Sequence[str | os.PathLike[str]]) -> None:
+    """Refuse, in one line, a template folder that is missing, a file, or an empty name (what
+    ``tune --kernel-dir`` refuses), before anything is looked up in it."""
+    if dirs:
+        _folders(dirs)
+
+
 def _folders(dirs: Sequence[str | os.PathLike[str]]) -> list[Path]:
     """The folders of a search path, each once (a folder given twice, or the shipped one named
     again, would hide its own templates: 'sgemm replaces sgemm')."""
