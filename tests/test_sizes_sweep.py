@@ -423,7 +423,7 @@ def test_show_explains_a_sweeps_slots_at_one_size_never_across_sizes(cli, tmp_pa
         shown = json.loads(cli("show", str(out), "--json", "--at", f"n={n}").stdout)
         assert shown["importance"] == {} and "12 trials" in shown["importance_note"]
     unanswered = json.loads(cli("show", str(out), "--json").stdout)  # no size answered: nothing explained
-    assert unanswered["importance"] == {}
+    assert unanswered["importance"] == {} and "picked with --at" in unanswered["importance_note"]
 
 
 def test_show_ranks_a_sweep_at_the_size_export_answers_for_never_across_sizes(cli, tmp_path: Path) -> None:

@@ -826,9 +826,13 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
     if with_importance:
         from workbench.core.domain.importance import session_importance
 
-        importance = session_importance(session, constraints, weights, targets=("score",), trials=ranked)["score"]
-        out["importance"] = {k: round(v, 4) for k, v in importance.shares.items()}
-        out["importance_note"] = importance.reason or importance.method
+        if one_size and answered is None:  # "0 trials" would misread a sweep of hundreds
+            out["importance"] = {}
+            out["importance_note"] = "no size answered: the slots are explained at one size, picked with --at"
+        else:
+            importance = session_importance(session, constraints, weights, targets=("score",), trials=ranked)["score"]
+            out["importance"] = {k: round(v, 4) for k, v in importance.shares.items()}
+            out["importance_note"] = importance.reason or importance.method
     if objectives:
         from workbench.core.domain.search_objective import Objective
 

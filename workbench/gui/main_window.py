@@ -148,6 +148,7 @@ class MainWindow(QMainWindow):
         self.model.objective_changed.connect(self.retarget_run)
         self.toolbar.kernel_changed.connect(self._on_kernel_changed)
         self._restore_settings()
+        self.zoom.fit_to_screen()
         self._on_session_changed()
         if not self.model.session:
             self._on_kernel_changed(self.toolbar.kernel.currentText())
@@ -1111,7 +1112,7 @@ class MainWindow(QMainWindow):
             raise error from exc
 
     def _say_size_shown(self, session: Session) -> None:
-        """A sweep none of whose sizes is its own problem opens on the last size measured, where
+        """A sweep none of whose sizes is its own problem opens on the size it added last, where
         ``show`` and ``export`` name no size: the status bar says which size is shown and that the
         size box picks another, so a recommendation or an export is not taken for the sweep's."""
         from workbench.core.domain.session import problem_key
@@ -1123,7 +1124,7 @@ class MainWindow(QMainWindow):
             return
         label = size_label(shown, size_parameters(problems))
         self.statusBar().showMessage(f"a sweep of {len(problems)} sizes, none of them its own problem: showing "
-                                     f"{label}, the last measured; the size box picks another", 15000)
+                                     f"{label}, the size added last; the size box picks another", 15000)
 
     def _put_back(self, before: tuple[Any, ...], controls: dict[str, Any] | None) -> None:
         """Undo a switch that failed half-way (see :meth:`_show_loaded`)."""

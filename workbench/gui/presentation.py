@@ -100,7 +100,11 @@ class Zoom:
         if not math.isfinite(factor):  # "nan" in an edited settings file: no font has that size
             factor = 1.0
         self.set_factor(factor, remember=False)
-        # a zoom chosen on a wider screen (or window) is taken down to what this one's controls fit
+
+    def fit_to_screen(self) -> None:
+        """A remembered zoom chosen on a wider screen (or window) taken down to what this one's
+        controls fit; called once the window's geometry is restored, so the screen is the one it
+        reopens on."""
         room = self._room()
         while self.factor > 1.0 and self.window.minimumSizeHint().width() > room:
             self.set_factor(max(self.factor / ZOOM_STEP, 1.0), remember=False)

@@ -538,7 +538,7 @@ class _Builder:
         except WorkbenchError as exc:
             message = str(exc)
             if not field.startswith("restrictions"):  # a shape, a launch dimension, a profile term
-                message = message.replace("restriction ", "expression ", 1)
+                message = message.replace("restriction", "expression")
             raise self.fail(field, message, text) from None
 
     def profile(self, arrays: list[Arg], names: Sequence[str], problem: Mapping[str, Any],
