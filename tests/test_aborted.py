@@ -139,6 +139,14 @@ def test_a_limit_that_aborts_every_candidate_is_named_as_the_cause(tmp_path: Pat
     relaxed = rank(session.trials, session.constraints.__class__(max_latency_ms=100.0), session.weights)
     assert relaxed.why_none().endswith("6 stopped early as hopeless under an earlier latency limit; re-measure them "
                                        "(tune --remeasure-aborted)")
+    # relaxed past some of them only: it said all 6 could be re-measured where the rule takes those
+    # whose bound the limit in force admits
+    bounds = sorted(t.metric("latency_bound_ms") for t in session.trials)
+    limit = (bounds[1] + bounds[2]) / 2
+    partly = rank(session.trials, session.constraints.__class__(max_latency_ms=limit), session.weights)
+    assert (f"6 stopped early as hopeless under an earlier latency limit; 2 of them may meet the limit in force "
+            f"({limit:g} ms): re-measure them (tune --remeasure-aborted); the other 4 are at least {bounds[2]:.4g} ms"
+            ) in partly.why_none()
 
 
 def test_a_sweeps_size_whose_candidates_were_all_stopped_says_so(tmp_path: Path, capsys) -> None:

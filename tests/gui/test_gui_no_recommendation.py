@@ -182,3 +182,12 @@ def test_candidates_stopped_under_the_latency_limit_are_not_shown_as_failures(wi
     assert len(chart.failed) == 0 and len(chart.infeasible) == 6
     text = window.best_card.text()
     assert "stopped early as hopeless under the latency limit" in text and "failure log" not in text
+    assert text.startswith("<b>No successful trial</b> among 6: ")  # said once, not "... : no successful trials"
+    assert "Re-measure aborted button" in text and "tune --remeasure-aborted" not in text  # the window's way
+    # the charts say why they are empty, and the latency slider reaches the trials' lower bounds:
+    # dragging it right is how they become worth re-measuring
+    for chart in (window.tradeoff_chart, window.metric_chart):
+        chart.refresh()
+        assert chart.no_data.isVisible() and "6 stopped early under the latency limit" in chart.no_data.textItem.toPlainText()
+    lo, hi = window.model.data_range("latency_ms")
+    assert hi == max(t.metric("latency_bound_ms") for t in window.model.trials)

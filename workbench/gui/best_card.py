@@ -66,7 +66,8 @@ class BestCard(QFrame):
         if best is None:
             if ranking.n_ok == 0:
                 if ranking.aborted_count():  # stopped under the latency limit: not failures
-                    return f"<b>No successful trial</b>: {html.escape(ranking.why_none())}."
+                    note = ranking.aborted_note(how="the Re-measure aborted button under the constraints")
+                    return f"<b>No successful trial</b> among {model.n}: {html.escape(note)}."
                 return f"<b>No successful trial</b> among {model.n}. See the failure log."
             label = ranking.most_excluding
             if label is None or ranking.unscored.any():  # no score to rank by: no constraint to relax

@@ -96,13 +96,28 @@ class _ChartBase(QWidget):
         self.no_data = pg.TextItem("", color=(90, 90, 90), anchor=(0.5, 0.5))
         self.no_data.setVisible(False)
         self.plot.addItem(self.no_data, ignoreBounds=True)
+        # kept in the middle when the range moves after it was written (a limit line drawn after it
+        # stretched the axes and left the text at the plot's edge, cut)
+        self.plot.getPlotItem().vb.sigRangeChanged.connect(self._center_no_data)
 
     def _say_no_data(self, text: str) -> None:
         """Write why the plot is empty in its middle (an empty frame says nothing)."""
         self.no_data.setText(text)
-        (x0, x1), (y0, y1) = self.plot.getPlotItem().vb.viewRange()
-        self.no_data.setPos((x0 + x1) / 2, (y0 + y1) / 2)
         self.no_data.setVisible(True)
+        self._center_no_data()
+
+    def _center_no_data(self, *_: Any) -> None:
+        if self.no_data.isVisible():
+            (x0, x1), (y0, y1) = self.plot.getPlotItem().vb.viewRange()
+            self.no_data.setPos((x0 + x1) / 2, (y0 + y1) / 2)
+
+    def _no_success_text(self) -> str:
+        """Why no trial can be drawn when none succeeded: trials stopped early under the latency
+        limit are not failures, and "yet" would promise points the session will not get."""
+        aborted = int(np.count_nonzero(self.model.aborted_mask()))
+        if aborted:
+            return f"no successful trial:\n{aborted} stopped early under the latency limit"
+        return "no successful trial yet"
 
     def _add_series(self, item: Any, name: str, glyph: str, style: Any) -> None:
         """Put ``item`` on the plot and ``glyph`` (in the colour of its brush or pen) with ``name`` in the legend."""
@@ -374,7 +389,7 @@ class TradeoffChart(_ChartBase):
             for item in (self.pareto, self.spread):
                 item.setData([], [])
             self._say_no_data("no trials yet" if model.n == 0 else
-                              "no successful trial reports a memory figure" if ok.any() else "no successful trial yet")
+                              "no successful trial reports a memory figure" if ok.any() else self._no_success_text())
             self._place_limits()
             return
         self.no_data.setVisible(False)
@@ -603,6 +618,11 @@ class MetricChart(_ChartBase):
             shown &= x > 0
         if self.log_y:
             shown &= y > 0
+        if shown.any():
+            self.no_data.setVisible(False)
+        else:  # the axes chosen draw nothing: say why, as the other charts do
+            self._say_no_data(self._no_success_text() if model.failed_mask().all() else
+                              f"no successful trial reports both {metric_label(x_name)} and {metric_label(y_name)}")
         feasible = np.asarray(ranking.feasible, dtype=bool)
         f, i = shown & feasible, shown & ~feasible
         if y_name == "latency_ms":

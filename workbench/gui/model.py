@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from workbench.core.domain.measurement import Status, Trial
+from workbench.core.domain.measurement import LATENCY, Status, Trial
 from workbench.core.domain.objective import Constraints, MetricTable, Weights, direction_problem, rank
 from workbench.core.domain.session import Session, problem_key
 
@@ -436,8 +436,13 @@ class SessionModel:
         self.selection_changed.emit(index)
 
     def data_range(self, metric: str) -> tuple[float, float] | None:
-        """(min, max) of a metric over ok trials, for slider ranges; None without data."""
+        """(min, max) of a metric over ok trials, for slider ranges; None without data. The latency's
+        takes in the lower bounds of trials aborted under a latency limit: relaxing the limit past
+        them is how they get re-measured, so the slider must reach them (with every trial aborted,
+        there is no other latency to span)."""
         values = self.metric(metric)[~self.failed_mask()] if self.n else np.empty(0)
+        if metric == LATENCY and self.n:
+            values = np.concatenate([values, self.metric("latency_bound_ms")[self.aborted_mask()]])
         values = values[np.isfinite(values)]
         if values.size == 0:
             return None

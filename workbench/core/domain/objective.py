@@ -640,7 +640,8 @@ class Ranking:
         with counts, so the line is true whichever applies.
         """
         if self.n_ok == 0:
-            return f"no successful trials among {len(self.table)}" + self._aborted_note()
+            note = self.aborted_note()
+            return f"no successful trials among {len(self.table)}" + (f": {note}" if note else "")
         if self.n_feasible:  # asked while there is a recommendation: nothing to explain away
             return f"{self.n_feasible} feasible configs among {self.n_ok} successful trials"
         reasons = []
@@ -658,21 +659,30 @@ class Ranking:
         """Rows stopped early as hopeless under the latency limit (status ``aborted``)."""
         return sum(status is Status.ABORTED for status in self.table.statuses)
 
-    def _aborted_note(self) -> str:
+    def aborted_note(self, how: str = "tune --remeasure-aborted") -> str:
         """When candidates were stopped early under the latency limit, that the limit is why, with
-        the fastest lower bound seen and the way back ('' when none was)."""
+        the fastest lower bound seen, how many the limit in force no longer rules out (the rule
+        re-measuring follows: a bound at most the limit, or no limit) and the way back, ``how``
+        ('' when none was stopped)."""
         aborted = self.aborted_count()
         if not aborted:
             return ""
-        bounds = self.table.column("latency_bound_ms")
-        bounds = bounds[np.isfinite(bounds)]
-        fastest = float(bounds.min()) if bounds.size else None
+        stopped = np.array([status is Status.ABORTED for status in self.table.statuses], dtype=bool)
+        bounds = self.table.column("latency_bound_ms")[stopped]
+        known = bounds[np.isfinite(bounds)]
+        fastest = float(known.min()) if known.size else None
         limit = self.constraints.max_latency_ms
-        if limit is None or (fastest is not None and fastest <= limit):  # relaxed since: measuring is what is left
-            return f": {aborted} stopped early as hopeless under an earlier latency limit; re-measure them (tune --remeasure-aborted)"
-        seen = f", the fastest at least {fastest:.4g} ms" if fastest is not None else ""
-        return (f": {aborted} stopped early as hopeless under the latency limit (limit {limit:g} ms){seen}; relax "
-                "it and re-measure them (tune --remeasure-aborted)")
+        worth = aborted if limit is None else int(np.count_nonzero(~np.isfinite(bounds) | (bounds <= limit)))
+        if not worth:
+            seen = f", the fastest at least {fastest:.4g} ms" if fastest is not None else ""
+            return (f"{aborted} stopped early as hopeless under the latency limit (limit {limit:g} ms){seen}; relax "
+                    f"it and re-measure them ({how})")
+        if worth == aborted:  # relaxed since (or no limit now): measuring is what is left
+            return f"{aborted} stopped early as hopeless under an earlier latency limit; re-measure them ({how})"
+        over = bounds[np.isfinite(bounds) & (bounds > limit)]
+        return (f"{aborted} stopped early as hopeless under an earlier latency limit; {worth} of them may meet the "
+                f"limit in force ({limit:g} ms): re-measure them ({how}); the other {aborted - worth} are at least "
+                f"{float(over.min()):.4g} ms")
 
     def _weighted_names(self) -> str:
         return ", ".join(self.weights) or LATENCY
