@@ -55,6 +55,26 @@ def test_start_on_a_reopened_python_session_continues_it_once_its_code_is_confir
     assert window.autosave_path is None and not list(autosave_dir().glob("*.json*"))
 
 
+def test_new_session_after_a_python_session_does_not_import_its_benchmark(window, qtbot, tmp_path):
+    """New session kept the opened session's benchmark in the kernel field and imported it to show
+    its space: the file a session names ran without the person's yes."""
+    marker = tmp_path / "RAN"
+    bench = tmp_path / "marked.py"
+    bench.write_text(Path(BENCH).read_text() + f"\nopen({str(marker)!r}, 'w').close()\n")
+    path = tmp_path / "s.json"
+    run_to_end(RunRequest(kernel=str(bench), strategy="random", budget=3), path)
+    marker.unlink()
+    window.open_session(path)
+    window.new_session()
+    assert window._reading_benchmark is None and "read when you confirm" in window.slots_panel.count_label.text()
+    qtbot.wait(200)
+    assert not marker.exists()
+    window.trusted_code.add(bench.resolve())  # once confirmed, the field reads it as for any file
+    window._on_kernel_changed(str(bench))
+    qtbot.waitUntil(lambda: window._reading_benchmark is None, timeout=30_000)
+    assert marker.exists()
+
+
 def test_start_after_stop_goes_on_to_the_budget_as_after_reopening(window, qtbot, monkeypatch, tmp_path):
     """A run stopped early left the budget box at the whole budget, and Start measured all of it
     again (a reopened file offers what is left): the same session offered two budgets."""

@@ -610,11 +610,22 @@ class MainWindow(QMainWindow):
             return
         if name.endswith(".py"):  # its declarations are read by a process of its own: not on this thread
             self.slots_panel.set_space(None)
+            if not self._may_read_benchmark(name):
+                self.slots_panel.count_label.setText(f"the space of {Path(name).name} is read when you confirm "
+                                                     "running its code (Start asks)")
+                return
             self.slots_panel.count_label.setText(f"reading the space of {Path(name).name}...")
             self._reading_benchmark = name
             self._benchmark_reader.start("benchmark-space", name, lambda: _open_kernel(name))
             return
         self._show_kernel_space(name, _open_kernel(name))
+
+    def _may_read_benchmark(self, name: str) -> bool:
+        """Whether the kernel field's python benchmark may be imported to read its space: not the
+        file a session put there (New session keeps the field, and opening a file never runs code)
+        until the person confirms its code; one they typed or picked themselves, yes."""
+        path = Path(name).resolve()
+        return path in self.trusted_code or path != self._restored_code
 
     def _on_benchmark_read(self, name: str, target: Any) -> None:
         """A python benchmark's space, read off the GUI thread: shown unless the kernel field or a
