@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -62,13 +63,32 @@ SESSION_FILTER = "Workbench sessions (*.json);;All files (*)"
 START_REFUSED = "Cannot start the run"
 
 
-def app_settings() -> QSettings:
-    """The window's settings: ``KERNEL_WORKBENCH_CONFIG_DIR/settings.ini`` when that is set (tests and
-    automated runs never touch the person's own settings), else the platform's place."""
+def app_settings() -> tuple[QSettings, str | None]:
+    """The window's settings, an INI file: ``KERNEL_WORKBENCH_CONFIG_DIR/settings.ini`` when that is
+    set (tests and automated runs never touch the person's own settings), else ``settings.ini`` in
+    the platform's configuration folder for the application. A file holding a pickled Python object
+    is set aside before Qt opens it (:mod:`settings_guard`); the line saying so comes second.
+
+    One INI file on every platform (not the registry or a property list) because only a file can be
+    looked at before Qt reads it. Settings an earlier version kept in Qt's native file on Linux
+    (``workbench.conf`` in the same folder) are taken over once, looked at the same way.
+    """
+    from workbench.gui.settings_guard import guarded_settings
+
     folder = os.environ.get("KERNEL_WORKBENCH_CONFIG_DIR")
     if folder:
-        return QSettings(str(Path(folder) / "settings.ini"), QSettings.Format.IniFormat)
-    return QSettings("kernel-workbench", "workbench")
+        return guarded_settings(Path(folder) / "settings.ini")
+    import platformdirs
+
+    home = Path(platformdirs.user_config_dir("kernel-workbench", appauthor=False))
+    path = home / "settings.ini"
+    earlier = home / "workbench.conf"
+    if not path.exists() and earlier.is_file():
+        try:
+            shutil.copyfile(earlier, path)  # then looked at as the window's own file
+        except OSError:
+            pass
+    return guarded_settings(path)
 
 
 def _offered_budget(session: Session) -> int | None:
@@ -99,7 +119,10 @@ class MainWindow(QMainWindow):
     def __init__(self, interactive: bool = True, settings: QSettings | None = None) -> None:
         super().__init__()
         self.interactive = interactive
-        self.settings = settings or app_settings()
+        settings_note = None
+        if settings is None:
+            settings, settings_note = app_settings()
+        self.settings = settings
         self.model = SessionModel()
         self.path: Path | None = None  # where Save writes; None: unsaved (runs go to an autosave file)
         self.autosave_path: Path | None = None
@@ -152,6 +175,9 @@ class MainWindow(QMainWindow):
         self._on_session_changed()
         if not self.model.session:
             self._on_kernel_changed(self.toolbar.kernel.currentText())
+        if settings_note:  # a settings file set aside: said where the person looks, and in the log
+            _log.warning("%s", settings_note)
+            self.statusBar().showMessage(settings_note, 60000)
 
     # --- construction --------------------------------------------------------------------------
     def _build(self) -> None:
