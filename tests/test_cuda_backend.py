@@ -253,6 +253,28 @@ def test_a_damaged_probe_cache_is_measured_again(tmp_path: Path, content: str | 
     assert read_probe_cache(path) == {"GPU": 812.5}
 
 
+def test_the_probe_cache_lives_inside_the_cache_folder_not_beside_it(tmp_path: Path, monkeypatch) -> None:
+    """It was written to the parent of $KERNEL_WORKBENCH_CACHE_DIR, the person's folder there,
+    over any copy_probe.json of theirs. CuPy is a CPU stand-in: the code path is the backend's."""
+    from workbench.backends.cuda import copy_probe
+
+    class Event:
+        def record(self) -> None:
+            pass
+
+        def synchronize(self) -> None:
+            pass
+
+    cp = types.SimpleNamespace(float32=np.float32, ones=lambda n, dtype: np.ones(4, dtype), empty_like=np.empty_like,
+                               cuda=types.SimpleNamespace(Event=Event, get_elapsed_time=lambda a, b: 1.0))
+    monkeypatch.setenv("KERNEL_WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    theirs = tmp_path / "copy_probe.json"
+    theirs.write_text("my own notes\n")
+    bandwidth = copy_probe(cp, "GPU")
+    assert theirs.read_text() == "my own notes\n"
+    assert json.loads((tmp_path / "cache" / "copy_probe.json").read_text()) == {"GPU": bandwidth}
+
+
 def test_concurrent_probe_writers_leave_a_whole_file(tmp_path: Path) -> None:
     path = tmp_path / "copy_probe.json"
     errors: list[BaseException] = []

@@ -463,7 +463,8 @@ def copy_probe(cp: Any, device_name: str) -> float:
     """Device-to-device copy bandwidth (GB/s, read + write), measured once per device and cached."""
     from workbench.core.model.compiler import cache_dir
 
-    path = Path(cache_dir()).parent / "copy_probe.json"
+    # inside the cache folder: its parent is the person's when KERNEL_WORKBENCH_CACHE_DIR names one
+    path = Path(cache_dir()) / "copy_probe.json"
     cached = read_probe_cache(path)
     known = cached.get(device_name)
     if known is not None:
