@@ -337,6 +337,31 @@ def test_a_cache_entry_that_is_not_our_record_recompiles(_cache: Path, record: s
     assert again.ok and not again.cached and again.cubin == first.cubin
 
 
+@pytest.mark.parametrize("edit", [
+    (r"Used \d+ registers", "Used " + "9" * 5000 + " registers"),  # too long to read: every candidate failed on it
+    (r"\d+ bytes spill stores", "100000000000000000000000 bytes spill stores"),
+    (r"Used \d+ registers", "Used 4096 registers"),
+])
+def test_a_cache_record_with_figures_ptxas_could_not_report_recompiles(_cache: Path, edit: tuple[str, str]) -> None:
+    """The figures are read from the cached log each time: an edited or damaged record passed for
+    the compiler's word (1e23 bytes of spills made every latency 1e18 ms), or failed every
+    candidate of the source for good (a number of 5,000 digits)."""
+    import json
+    import re
+
+    first = compile_cuda(KERNEL, entry="k")
+    path = _cache / f"{first.key}.json"
+    record = json.loads(path.read_text())
+    pattern, replacement = edit
+    assert re.search(pattern, record["log"])
+    record["log"] = re.sub(pattern, replacement, record["log"])
+    path.write_text(json.dumps(record))
+    clear_memory_cache()
+    again = compile_cuda(KERNEL, entry="k")
+    assert again.ok and not again.cached
+    assert (again.registers, again.spill_bytes) == (first.registers, first.spill_bytes)
+
+
 def test_compile_errors_are_cached_too(_cache: Path) -> None:
     bad = 'extern "C" __global__ void k() { nope; }\n'
     assert not compile_cuda(bad).ok

@@ -636,7 +636,7 @@ def _disk_get(key: str) -> CompileResult | None:
         # any JSON at all may be there (another program's file, a damaged disk): only our object counts
         if not isinstance(record, dict) or record.get("format") != _CACHE_FORMAT or record.get("key") != key:
             return None
-        return CompileResult(
+        result = CompileResult(
             ok=bool(record["ok"]),
             cubin=base64.b64decode(record["cubin"]),
             log=str(record["log"]),
@@ -644,8 +644,29 @@ def _disk_get(key: str) -> CompileResult | None:
             compiler_version=str(record["compiler_version"]),
             key=key,
         )
+        return result if _plausible_figures(result.log) else None
     except (WorkbenchError, OSError, ValueError, KeyError, TypeError, RecursionError):
         return None  # missing, half-written by an old version, or corrupt: compile again
+
+
+#: The most any ptxas report can say per kernel (beyond them a record was not written by ptxas):
+#: registers per thread (the architectural limit), shared memory per block, a thread's local
+#: memory (stack frame and spills), constant memory.
+_FIGURE_LIMITS = {"registers": 255, "smem_bytes": 256 * 1024, "stack_bytes": 512 * 1024,
+                  "spill_store_bytes": 512 * 1024, "spill_load_bytes": 512 * 1024,
+                  "cmem_bytes": 1024 * 1024, "barriers": 16}
+
+
+def _plausible_figures(log: str) -> bool:
+    """Whether the resource figures a cached log reports are ones ptxas could have written. The
+    figures are read from the log each time, so an edited or damaged record would otherwise pass
+    for the compiler's word: 8 registers for a 162-register kernel, 1e23 bytes of spills, or a
+    number too long to read (every candidate failing on it for good)."""
+    try:
+        kernels = parse_ptxas_log(log)
+    except ValueError:  # a number of thousands of digits
+        return False
+    return all(0 <= getattr(kernel, name) <= limit for kernel in kernels.values() for name, limit in _FIGURE_LIMITS.items())
 
 
 def _disk_put(key: str, result: CompileResult) -> None:
