@@ -507,6 +507,24 @@ def test_a_fifo_at_an_autosaves_lock_name_neither_hangs_nor_hides_it(tmp_path, m
         SessionLock(autosave).acquire()
 
 
+def test_discarding_an_autosave_whose_journal_name_is_a_folder_keeps_it_whole_and_says_why(tmp_path, monkeypatch):
+    """Discard unlinked the session, then raised IsADirectoryError on the folder at the journal's
+    name: out of the window's close, with the session already gone and the folder offered for
+    recovery at every start. It is one line now, and the autosave stays whole."""
+    from workbench.core.domain.session import journal_path
+    from workbench.runner.autosave import discard
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(tmp_path))
+    autosave = tmp_path / "toy-1.json"
+    save_session(Session(kernel="toy", space=SearchSpace([Slot("a", (1, 2))])), autosave)
+    journal_path(autosave).mkdir()
+    kept = discard(autosave)
+    assert kept is not None and "kept" in kept and "could not be removed" in kept and "\n" not in kept
+    assert autosave.is_file() and journal_path(autosave).is_dir()
+    journal_path(autosave).rmdir()
+    assert discard(autosave) is None and not autosave.exists()
+
+
 def test_saving_beside_a_fifo_at_the_journals_name_does_not_hang(tmp_path):
     """After a save the journal is read to see whether it is the session's own (then dropped): a FIFO
     at its name was opened with a plain open, which waits for a writer for ever. It is not ours: it

@@ -1294,7 +1294,8 @@ class MainWindow(QMainWindow):
 
             kept = discard(self.autosave_path, held=self._autosave_lock)  # under its lock, released there
             self._set_autosave(None)
-            if kept:  # another process holds it (so it is not this window's to remove)
+            if kept:  # another process holds it, or a part of it is not a file this window can remove
+                _log.warning("%s", kept)
                 self.statusBar().showMessage(kept, 15000)
 
     def _open_recent(self, path: str) -> None:

@@ -86,8 +86,14 @@ def discard(path: Path, held: SessionLock | None = None) -> str | None:
     except WorkbenchError as exc:  # in use elsewhere, or a lock file that is not one
         return f"autosave {path.name} kept: {exc}"
     try:
-        for leftover in (path, journal_path(path)):
-            leftover.unlink(missing_ok=True)
+        # the journal first: one that cannot be removed (a folder at its name, a read-only place)
+        # leaves the autosave whole, to be recovered, rather than half removed
+        for leftover in (journal_path(path), path):
+            try:
+                leftover.unlink(missing_ok=True)
+            except OSError as exc:
+                return (f"autosave {path.name} kept: {leftover} could not be removed "
+                        f"({exc.strerror or exc}); remove it by hand to drop the autosave")
     finally:
         lock.release()  # removes the lock file, which no one else holds
     return None
