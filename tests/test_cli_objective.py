@@ -146,12 +146,28 @@ def test_directions_are_saved_with_the_session(tmp_path: Path) -> None:
     assert load_session(tmp_path / "d.json").weights.directions == {"score_x": 1}
 
 
+def test_show_json_says_a_direction_given_for_a_metric_no_weight_names(cli, tmp_path: Path) -> None:
+    """``--maximize merit --objectives latency_ms,merit``: no key of show --json said which way the
+    front was built, since merit had no weight."""
+    bench = tmp_path / "merit_bench.py"
+    bench.write_text('SPACE = {"x": [1, 2, 3, 4]}\n\n\ndef measure(config):\n'
+                     '    return {"latency_ms": 1.0 + config["x"], "merit": float(config["x"])}\n')
+    out = tmp_path / "m.json"
+    done = cli("tune", bench, "--budget", "4", "--maximize", "merit", "--objectives", "latency_ms,merit",
+               "--workers", "1", "--quiet", "--out", out)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(cli("show", out, "--json").stdout)
+    assert doc["directions"] == {"merit": "maximize"} and "merit" not in doc["weights"]
+    assert doc["objective_directions"] == {"latency_ms": "minimize", "merit": "maximize"}
+
+
 def test_tune_with_objectives_reports_a_pareto_front(capsys, tmp_path: Path) -> None:
     out = tmp_path / "mo.json"
     assert main(["tune", "vector_add", "--backend", "sim", "--budget", "12", "--quiet", "--out", str(out),
                  "--objectives", "latency_ms,registers", "--executor", "inline"]) == 0
     doc = show(capsys, out)
     assert doc["objectives"] == ["latency_ms", "registers"] and doc["pareto"]
+    assert doc["objective_directions"] == {"latency_ms": "minimize", "registers": "minimize"}
     lat = [p["latency_ms"] for p in doc["pareto"]]
     reg = [p["registers"] for p in doc["pareto"]]
     assert lat == sorted(lat) and reg == sorted(reg, reverse=True) and len(set(reg)) == len(reg)

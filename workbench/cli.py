@@ -814,6 +814,8 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         "feasible": int(ranking.n_feasible if ranked or not trials else rank(trials, constraints, weights).n_feasible),
         "constraints": _directions_of(constraints, weights)[1],
         "weights": _directions_of(constraints, weights)[0],
+        # every direction given (--maximize / --minimize, the window's toggle), weighted or not
+        "directions": {m: _direction_word(m, weights) for m in sorted(weights.directions)},
         "best": best,
         "most_excluding_constraint": ranking.most_excluding if ranking.n_feasible == 0 and ranked else None,
         "why_none": _why_none(ranking, ranked) if ranking.n_feasible == 0 and ranked else None,
@@ -842,6 +844,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         groups = list(trials_by_problem(session).values())
         sweep = len(groups) > 1  # sizes do not dominate each other: one front per size
         out["objectives"] = list(objectives)
+        out["objective_directions"] = {m: _direction_word(m, weights) for m in objectives}
         out["pareto"] = [
             {"index": group[i].index, "id": group[i].config.id, "config": group[i].config.to_dict(),
              **({"problem": dict(session.problem_of(group[i]))} if sweep else {}),
@@ -923,18 +926,23 @@ def _sizes_summary(session: Session, constraints: Any, weights: Any) -> list[dic
 
 def _directions_of(constraints: Any, weights: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """``show --json``'s weights and constraints, each metric with the direction in force."""
-    from workbench.core.domain.metrics import direction_word, known_direction
 
-    def word(metric: str) -> str | None:
-        direction = known_direction(metric, weights.directions)
-        return direction_word(direction) if direction is not None else None
-
-    shown_weights = {m: {"weight": w, "direction": word(m)} for m, w in weights.values.items()}
+    shown_weights = {m: {"weight": w, "direction": _direction_word(m, weights)} for m, w in weights.values.items()}
     shown_constraints = constraints.to_dict()
     shown_constraints["bounds"] = [
-        {"metric": b.metric, "op": b.op, "value": b.value, "direction": word(b.metric)} for b in constraints.bounds()
+        {"metric": b.metric, "op": b.op, "value": b.value, "direction": _direction_word(b.metric, weights)}
+        for b in constraints.bounds()
     ]
     return shown_weights, shown_constraints
+
+
+def _direction_word(metric: str, weights: Any) -> str | None:
+    """``"minimize"`` / ``"maximize"``: the direction given for ``metric`` or its known one; None
+    for a metric nobody has given one."""
+    from workbench.core.domain.metrics import direction_word, known_direction
+
+    direction = known_direction(metric, weights.directions)
+    return direction_word(direction) if direction is not None else None
 
 
 def cmd_show(args: argparse.Namespace) -> int:
