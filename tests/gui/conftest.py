@@ -18,7 +18,7 @@ def _inline_unless_marked(request: pytest.FixtureRequest) -> None:
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path, monkeypatch):
-    """Each test gets its own autosave folder and QSettings file."""
+    """Each test gets its own autosave folder, and Qt's own settings (file dialogs') a folder of its own."""
     from PySide6.QtCore import QSettings
 
     monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(tmp_path / "autosave"))
@@ -46,11 +46,11 @@ def _garbage_collected_in_the_gui_thread(qapp):
 
 @pytest.fixture
 def window(qtbot, tmp_path):
-    from PySide6.QtCore import QSettings
+    from workbench.gui.settings_store import JsonSettings
 
     from workbench.gui.main_window import MainWindow
 
-    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    settings = JsonSettings(str(tmp_path / "settings.ini"))
     win = MainWindow(interactive=False, settings=settings)
     qtbot.addWidget(win)
     win.resize(1440, 900)

@@ -26,11 +26,11 @@ def start_and_wait(window, qtbot, run, timeout_ms=60_000):
 
 
 def second_window(qtbot, tmp_path, name="b"):
-    from PySide6.QtCore import QSettings
+    from workbench.gui.settings_store import JsonSettings
 
     from workbench.gui.main_window import MainWindow
 
-    other = MainWindow(interactive=False, settings=QSettings(str(tmp_path / f"{name}.ini"), QSettings.Format.IniFormat))
+    other = MainWindow(interactive=False, settings=JsonSettings(str(tmp_path / f"{name}.ini")))
     qtbot.addWidget(other)
     return other
 

@@ -280,7 +280,7 @@ def test_roofline_places_trials_under_the_roofs(window):
 
 
 def test_presentation_mode_enlarges_fonts_and_markers_and_is_remembered(shown, qtbot, tmp_path):
-    from PySide6.QtCore import QSettings
+    from workbench.gui.settings_store import JsonSettings
 
     from workbench.gui.main_window import MainWindow
 
@@ -297,7 +297,7 @@ def test_presentation_mode_enlarges_fonts_and_markers_and_is_remembered(shown, q
     shown.zoom.zoom_in()
     assert shown.zoom.factor == pytest.approx(1.5 * 1.15) and shown.zoom.presentation_action.isChecked()
     shown.settings.sync()
-    again = MainWindow(interactive=False, settings=QSettings(shown.settings.fileName(), QSettings.Format.IniFormat))
+    again = MainWindow(interactive=False, settings=JsonSettings(shown.settings.fileName()))
     qtbot.addWidget(again)
     assert again.zoom.factor == pytest.approx(1.5 * 1.15)  # remembered
     again.zoom.set_factor(1.0)

@@ -337,11 +337,11 @@ def test_space_edits_reach_the_next_run_and_keep_measured_trials(window, qtbot):
 
 
 def test_layout_and_preferences_persist(qtbot, tmp_path):
-    from PySide6.QtCore import QSettings
+    from workbench.gui.settings_store import JsonSettings
 
     from workbench.gui.main_window import MainWindow
 
-    settings = QSettings(str(tmp_path / "prefs.ini"), QSettings.Format.IniFormat)
+    settings = JsonSettings(str(tmp_path / "prefs.ini"))
     first = MainWindow(interactive=False, settings=settings)
     qtbot.addWidget(first)
     first.model.set_session(_session())
@@ -350,7 +350,7 @@ def test_layout_and_preferences_persist(qtbot, tmp_path):
     first._remember_dir(str(tmp_path / "somewhere" / "file.json"))
     first._add_recent(str(tmp_path / "a.json"))
     first.save_settings()
-    second = MainWindow(interactive=False, settings=QSettings(str(tmp_path / "prefs.ini"), QSettings.Format.IniFormat))
+    second = MainWindow(interactive=False, settings=JsonSettings(str(tmp_path / "prefs.ini")))
     qtbot.addWidget(second)
     second.model.set_session(_session())
     assert second.metric_chart.axes() == ("slot:unroll", "memory_mb")
@@ -361,7 +361,7 @@ def test_layout_and_preferences_persist(qtbot, tmp_path):
 
 def test_a_killed_run_is_offered_for_recovery(qtbot, tmp_path, monkeypatch):
     """Only a journal exists (the process died before its first save): the next start finds it."""
-    from PySide6.QtCore import QSettings
+    from workbench.gui.settings_store import JsonSettings
 
     from workbench.core.domain.session import Journal
     from workbench.gui.main_window import MainWindow
@@ -377,7 +377,7 @@ def test_a_killed_run_is_offered_for_recovery(qtbot, tmp_path, monkeypatch):
         journal.append(trial)
     journal.close()
     assert not path.exists()
-    window = MainWindow(interactive=False, settings=QSettings(str(tmp_path / "p.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(interactive=False, settings=JsonSettings(str(tmp_path / "p.ini")))
     qtbot.addWidget(window)
     assert window.recoverable() == [path]
     window.open_session(path)
@@ -449,12 +449,12 @@ def test_slots_panel_counts_the_space_off_the_gui_thread(qtbot):
 
 
 def test_window_opens_on_a_quick_template_then_on_the_last_used(qtbot, tmp_path):
-    from PySide6.QtCore import QSettings
+    from workbench.gui.settings_store import JsonSettings
 
     from workbench.gui.main_window import MainWindow
     from workbench.gui.run_panel import QUICK_KERNEL
 
-    settings = QSettings(str(tmp_path / "kernel.ini"), QSettings.Format.IniFormat)
+    settings = JsonSettings(str(tmp_path / "kernel.ini"))
     first = MainWindow(interactive=False, settings=settings)
     qtbot.addWidget(first)
     assert first.toolbar.kernel.currentText() == QUICK_KERNEL == "vector_add"
@@ -608,13 +608,13 @@ def test_the_score_axis_of_a_session_without_a_score_reads_0_to_1_without_an_si_
 def test_a_damaged_settings_file_still_opens_the_window(qtbot, tmp_path, ini):
     """Settings of another type than the window wrote (an edited or damaged settings.ini) ended the
     window's start with a TypeError or 'cannot convert float NaN' traceback, before it showed."""
-    from PySide6.QtCore import QSettings
+    from workbench.gui.settings_store import JsonSettings
 
     from workbench.gui.main_window import MainWindow
     from workbench.gui.presentation import ZOOM_RANGE
 
     (tmp_path / "p.ini").write_text(ini)
-    window = MainWindow(interactive=False, settings=QSettings(str(tmp_path / "p.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(interactive=False, settings=JsonSettings(str(tmp_path / "p.ini")))
     qtbot.addWidget(window)
     assert window.recent_files() in ([], ["/ok.json"])
     window._add_recent(str(tmp_path / "a.json"))

@@ -69,6 +69,21 @@ def test_new_session_after_a_python_session_does_not_import_its_benchmark(window
     assert window._reading_benchmark is None and "read when you confirm" in window.slots_panel.count_label.text()
     qtbot.wait(200)
     assert not marker.exists()
+    # and Start asks, as it does for a continued session (a new run of it started unasked)
+    with pytest.raises(WorkbenchError, match="needs the person's yes"):
+        window.start_run(window.toolbar.request())
+    assert not marker.exists()
+    # a session of another backend naming the file as its kernel puts it in the field the same way
+    session = load_session(path)
+    session.backend = {"kind": "sim", "options": {"kernel": "vector_add"}}
+    session.kernel = str(bench)
+    crafted = tmp_path / "crafted.json"
+    save_session(session, crafted)
+    window.open_session(crafted)
+    assert window.toolbar.kernel.currentText() == str(bench)
+    window.new_session()
+    qtbot.wait(200)
+    assert window._reading_benchmark is None and not marker.exists()
     window.trusted_code.add(bench.resolve())  # once confirmed, the field reads it as for any file
     window._on_kernel_changed(str(bench))
     qtbot.waitUntil(lambda: window._reading_benchmark is None, timeout=30_000)
@@ -140,11 +155,11 @@ def test_start_on_a_reopened_replay_session_keeps_its_trials_kernel_and_budget(w
 
 
 def test_a_finished_unsaved_run_is_kept_until_a_normal_close_then_nothing_is_left(qtbot, tmp_path):
-    from PySide6.QtCore import QSettings
+    from workbench.gui.settings_store import JsonSettings
 
     from workbench.gui.main_window import MainWindow
 
-    settings = QSettings(str(tmp_path / "p.ini"), QSettings.Format.IniFormat)
+    settings = JsonSettings(str(tmp_path / "p.ini"))
     window = MainWindow(interactive=False, settings=settings)
     qtbot.addWidget(window)
     start_and_wait(window, qtbot, {"kernel": BENCH, "backend": "python", "strategy": "random", "budget": 8})

@@ -325,7 +325,7 @@ def test_a_status_message_is_never_drawn_over_the_recommendation(qtbot, tmp_path
     (both were drawn at once, unreadable)."""
     import json
 
-    from PySide6.QtCore import QSettings
+    from workbench.gui.settings_store import JsonSettings
 
     from workbench.gui.main_window import MainWindow
 
@@ -335,7 +335,7 @@ def test_a_status_message_is_never_drawn_over_the_recommendation(qtbot, tmp_path
     data = json.loads(session.read_text())
     data["strategy"]["options"]["retired_option"] = 1
     session.write_text(json.dumps(data))
-    window = MainWindow(interactive=False, settings=QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(interactive=False, settings=JsonSettings(str(tmp_path / "settings.ini")))
     qtbot.addWidget(window)
     window.resize(*SCREEN)
     window.zoom.present_once()
@@ -499,12 +499,12 @@ def test_an_empty_window_says_no_trials_yet_in_every_chart_and_counts_trials_in_
 def test_a_remembered_zoom_is_taken_down_to_what_the_screen_fits(qtbot, tmp_path, monkeypatch):
     """A zoom chosen on a wide screen was restored as it was on a narrower one, where Ctrl+ would
     have refused it: the window opened wider than its screen."""
-    from PySide6.QtCore import QSettings
+    from workbench.gui.settings_store import JsonSettings
 
     from workbench.gui.main_window import MainWindow
     from workbench.gui.presentation import SETTINGS_KEY, Zoom
 
-    settings = QSettings(str(tmp_path / "zoom.ini"), QSettings.Format.IniFormat)
+    settings = JsonSettings(str(tmp_path / "zoom.ini"))
     settings.setValue(SETTINGS_KEY, 2.5)
     monkeypatch.setattr(Zoom, "_room", lambda self: 1000)  # a narrow screen
     win = MainWindow(interactive=False, settings=settings)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
+
+from workbench.gui.settings_store import JsonSettings
 from PySide6.QtWidgets import QApplication
 
 from workbench.gui.column_choice import merge_order, stored_keys
@@ -57,7 +59,7 @@ def _drag(results: ResultsTable, key: str, to: int) -> None:
 
 
 def _new_window(qtbot, settings_path) -> MainWindow:
-    win = MainWindow(interactive=False, settings=QSettings(str(settings_path), QSettings.Format.IniFormat))
+    win = MainWindow(interactive=False, settings=JsonSettings(str(settings_path)))
     qtbot.addWidget(win)
     win.resize(1440, 900)
     win.show()

@@ -7,8 +7,10 @@ of the whole window once it is complete, and exits 0 (1 when the run or the load
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -66,12 +68,28 @@ def application() -> Any:
 
     app = QApplication.instance()
     if app is None:
+        _private_qt_settings()
         app = QApplication([sys.argv[0] if sys.argv else "kernel-workbench"])
         app.setOrganizationName("kernel-workbench")
         app.setApplicationName("Kernel Tuning Workbench")
         if STYLE_SHEET.is_file():
             app.setStyleSheet(STYLE_SHEET.read_text())
     return app
+
+
+def _private_qt_settings() -> None:
+    """Qt's own settings (the file dialogs' history and sidebar in ``QtProject.conf``) go to a
+    folder of this process's, made empty and removed at exit: Qt reads that file through QSettings,
+    where PySide6 unpickles any Python object a planted file holds, so the person's (or a
+    system-wide one in ``/etc/xdg``) would run code at the first Open dialog. The window's own
+    settings are a JSON file (:mod:`settings_store`)."""
+    from PySide6.QtCore import QSettings
+
+    folder = tempfile.mkdtemp(prefix="kernel-workbench-qt-")
+    atexit.register(shutil.rmtree, folder, True)
+    for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
+        for scope in (QSettings.Scope.UserScope, QSettings.Scope.SystemScope):
+            QSettings.setPath(fmt, scope, folder)
 
 
 #: The signal of a terminal that closed or an ssh connection that dropped, where there is one.
@@ -163,11 +181,12 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             return 2
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from pyqtgraph.util.garbage_collector import GarbageCollector
-    from PySide6.QtCore import QEvent, QSettings, QTimer
+    from PySide6.QtCore import QEvent, QTimer
     from PySide6.QtWidgets import QDialog
 
     from workbench.core.errors import WorkbenchError
     from workbench.gui.main_window import MainWindow
+    from workbench.gui.settings_store import JsonSettings
 
     app = application()
     automated = bool(quit_when_done or screenshot)
@@ -175,7 +194,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
     # folder of its own, dropped at exit: the person's are neither changed by it nor shown in its
     # pictures. One that stays open after its picture is the person's window, with their settings.
     scratch = tempfile.TemporaryDirectory(prefix="kernel-workbench-settings-") if quit_when_done else None
-    settings = QSettings(str(Path(scratch.name) / "settings.ini"), QSettings.Format.IniFormat) if scratch else None
+    settings = JsonSettings(Path(scratch.name) / "settings.json") if scratch else None
     window = MainWindow(interactive=not quit_when_done, settings=settings)
     if automated:
         window.resize(*_screenshot_size())

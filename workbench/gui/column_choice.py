@@ -25,8 +25,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
-from PySide6.QtCore import QObject, QPoint, QSettings, Qt
+from PySide6.QtCore import QObject, QPoint, Qt
 from PySide6.QtWidgets import QMenu, QTableView
+
+from workbench.gui.settings_store import SettingsStore
 
 #: At most this many keys are kept per list in the settings (the columns of many kernels add up;
 #: beyond it the keys of columns not in the table now are dropped, the last ones first).
@@ -99,7 +101,7 @@ class ColumnChoice(QObject):
     :meth:`place_inserted` after columns are inserted, and :meth:`update_hidden` when its rule's
     answer may have changed."""
 
-    def __init__(self, view: QTableView, table: KeyedColumns, settings: QSettings | None, group: str,
+    def __init__(self, view: QTableView, table: KeyedColumns, settings: SettingsStore | None, group: str,
                  automatic: Callable[[str], str | None] = lambda _key: None) -> None:
         super().__init__(view)
         self.view = view

@@ -10,11 +10,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox, QFileDialog, QLabel, QMainWindow, QMessageBox, QScrollArea, QSplitter, QTabWidget, QVBoxLayout,
@@ -37,6 +36,7 @@ from workbench.gui.model import SessionModel
 from workbench.gui.objective_panel import ObjectivePanel
 from workbench.gui.results_table import ResultsTable
 from workbench.gui.run_panel import KT_CACHE_FILTER, RunToolbar
+from workbench.gui.settings_store import JsonSettings, SettingsStore
 from workbench.gui.slots_panel import SlotsPanel
 from workbench.gui.source_view import SourceView
 from workbench.gui.text import EXPORT_SUFFIXES, window_message
@@ -63,32 +63,17 @@ SESSION_FILTER = "Workbench sessions (*.json);;All files (*)"
 START_REFUSED = "Cannot start the run"
 
 
-def app_settings() -> tuple[QSettings, str | None]:
-    """The window's settings, an INI file: ``KERNEL_WORKBENCH_CONFIG_DIR/settings.ini`` when that is
-    set (tests and automated runs never touch the person's own settings), else ``settings.ini`` in
-    the platform's configuration folder for the application. A file holding a pickled Python object
-    is set aside before Qt opens it (:mod:`settings_guard`); the line saying so comes second.
-
-    One INI file on every platform (not the registry or a property list) because only a file can be
-    looked at before Qt reads it. Settings an earlier version kept in Qt's native file on Linux
-    (``workbench.conf`` in the same folder) are taken over once, looked at the same way.
-    """
-    from workbench.gui.settings_guard import guarded_settings
-
+def app_settings() -> JsonSettings:
+    """The window's settings (:mod:`settings_store`): ``settings.json`` in
+    ``KERNEL_WORKBENCH_CONFIG_DIR`` when that is set (tests and automated runs never touch the
+    person's own settings), else in the platform's configuration folder for the application. Its
+    ``note`` says when a file there was set aside unread."""
     folder = os.environ.get("KERNEL_WORKBENCH_CONFIG_DIR")
-    if folder:
-        return guarded_settings(Path(folder) / "settings.ini")
-    import platformdirs
+    if not folder:
+        import platformdirs
 
-    home = Path(platformdirs.user_config_dir("kernel-workbench", appauthor=False))
-    path = home / "settings.ini"
-    earlier = home / "workbench.conf"
-    if not path.exists() and earlier.is_file():
-        try:
-            shutil.copyfile(earlier, path)  # then looked at as the window's own file
-        except OSError:
-            pass
-    return guarded_settings(path)
+        folder = platformdirs.user_config_dir("kernel-workbench", appauthor=False)
+    return JsonSettings(Path(folder) / "settings.json")
 
 
 def _offered_budget(session: Session) -> int | None:
@@ -116,13 +101,13 @@ class MainWindow(QMainWindow):
 
     run_done = Signal(object)  # RunFinished, after the window has absorbed the run's last trials
 
-    def __init__(self, interactive: bool = True, settings: QSettings | None = None) -> None:
+    def __init__(self, interactive: bool = True, settings: SettingsStore | None = None) -> None:
         super().__init__()
         self.interactive = interactive
-        settings_note = None
         if settings is None:
-            settings, settings_note = app_settings()
-        self.settings = settings
+            settings = app_settings()
+        settings_note = getattr(settings, "note", "")
+        self.settings: SettingsStore = settings
         self.model = SessionModel()
         self.path: Path | None = None  # where Save writes; None: unsaved (runs go to an autosave file)
         self.autosave_path: Path | None = None
@@ -175,7 +160,7 @@ class MainWindow(QMainWindow):
         self._on_session_changed()
         if not self.model.session:
             self._on_kernel_changed(self.toolbar.kernel.currentText())
-        if settings_note:  # a settings file set aside: said where the person looks, and in the log
+        if settings_note:  # a settings file set aside unread: said where the person looks, and in the log
             _log.warning("%s", settings_note)
             self.statusBar().showMessage(settings_note, 60000)
 
@@ -742,6 +727,9 @@ class MainWindow(QMainWindow):
         current = self.model.session
         request = self._run_request(run, current)
         continuing = current is not None and (self._same_choices(run) or continues(request, current))
+        named = str(run.get("kernel") or "")
+        if not continuing and named.endswith(".py") and Path(named).resolve() == self._restored_code:
+            self._confirm_code(Path(named))  # a new run of the file a session put in the field: asked as a continued one is
         if continuing and current is not None:
             # the problem field goes to the controller, which refuses one the session is not at
             # (or, for a sweep, one no swept size measures) rather than the run ignoring it
@@ -1229,7 +1217,8 @@ class MainWindow(QMainWindow):
         if plan is not None:
             run["budget"] = plan.budget
         # the file shown because the session names it is no yes to run its code (see _confirm_code)
-        self._restored_code = Path(str(kernel)).resolve() if kind == "python" and kernel else None
+        # (any backend's: a session of another kind can name a .py file as its kernel too)
+        self._restored_code = Path(str(kernel)).resolve() if kernel and str(kernel).endswith(".py") else None
         try:
             self.toolbar.apply(run)
         except WorkbenchError as exc:  # a strategy or backend this build lacks, a hand-edited option

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, QSettings, QSortFilterProxyModel, Qt,
+    QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt,
 )
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
@@ -25,6 +25,7 @@ from workbench.core.domain.search_objective import LATENCY_BOUND
 from workbench.core.domain.metrics import METRICS, known_direction
 from workbench.gui.column_choice import ColumnChoice
 from workbench.gui.model import STATUSES, SessionModel
+from workbench.gui.settings_store import SettingsStore
 from workbench.gui.text import fmt, metric_label, plain_tip
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -346,7 +347,7 @@ class ResultsTable(QWidget):
     #: The settings group of the person's column choice.
     SETTINGS_GROUP = "results_table"
 
-    def __init__(self, model: SessionModel, parent: QWidget | None = None, settings: QSettings | None = None) -> None:
+    def __init__(self, model: SessionModel, parent: QWidget | None = None, settings: SettingsStore | None = None) -> None:
         super().__init__(parent)
         self.model = model
         self.table_model = TrialTableModel(model)

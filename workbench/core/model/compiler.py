@@ -659,14 +659,16 @@ _FIGURE_LIMITS = {"registers": 255, "smem_bytes": 256 * 1024, "stack_bytes": 512
 
 def _plausible_figures(log: str) -> bool:
     """Whether the resource figures a cached log reports are ones ptxas could have written. The
-    figures are read from the log each time, so an edited or damaged record would otherwise pass
-    for the compiler's word: 8 registers for a 162-register kernel, 1e23 bytes of spills, or a
-    number too long to read (every candidate failing on it for good)."""
+    figures are read from the log each time, so a damaged or edited record would otherwise pass
+    for the compiler's word: 1e23 bytes of spills, or a number too long to read (every candidate
+    of the source failing on it for good). A plausible edit (fewer registers) is not caught."""
     try:
         kernels = parse_ptxas_log(log)
+        constants = module_constant_bytes(log)
     except ValueError:  # a number of thousands of digits
         return False
-    return all(0 <= getattr(kernel, name) <= limit for kernel in kernels.values() for name, limit in _FIGURE_LIMITS.items())
+    return constants <= _FIGURE_LIMITS["cmem_bytes"] and all(
+        0 <= getattr(kernel, name) <= limit for kernel in kernels.values() for name, limit in _FIGURE_LIMITS.items())
 
 
 def _disk_put(key: str, result: CompileResult) -> None:

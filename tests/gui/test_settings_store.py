@@ -1,0 +1,104 @@
+"""The window's settings are a JSON file read once (workbench.gui.settings_store): no settings file,
+the window's or Qt's own, can run code when the window starts or a file dialog opens."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray
+
+from workbench.gui.settings_store import FORMAT, JsonSettings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class _Payload:
+    """Pickles to a call that leaves a marker file."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = str(marker)
+
+    def __reduce__(self) -> tuple[object, tuple[str, ...]]:
+        return (os.system, (f"touch {self.marker}",))
+
+
+def _pickled_variant(marker: Path) -> str:
+    """How PySide6 stores a Python object in an INI settings file, every byte as Qt's escape: Qt
+    unpickles it as soon as it first reads the file."""
+    data = pickle.dumps(_Payload(marker))
+    name = b"PySide::PyObjectWrapper\0"
+    blob = b"\0\0\0\x7f" + len(name).to_bytes(4, "big") + name + len(data).to_bytes(4, "big") + data
+    return "@Variant(" + "".join(f"\\x{b:02x}" for b in blob) + ")"
+
+
+def test_values_round_trip_and_only_the_shapes_the_window_writes_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    store = JsonSettings(path)
+    store.setValue("geometry", QByteArray(b"\x01\x02\xffgeometry"))
+    store.setValue("recent", ["/a.json", "/b.json"])
+    store.setValue("view/zoom", 1.5)
+    store.setValue("kernel", "sgemm")
+    again = JsonSettings(path)
+    assert again.note == "" and again.value("geometry") == QByteArray(b"\x01\x02\xffgeometry")
+    assert again.value("recent") == ["/a.json", "/b.json"] and again.value("view/zoom") == 1.5
+    again.remove("kernel")
+    assert JsonSettings(path).value("kernel", "none") == "none"
+    # a hand-edited file: values of other shapes are dropped, not handed to the window
+    document = json.loads(path.read_text())
+    document["values"].update({"nested": {"a": [1]}, "mixed": ["x", 1], "bytes": {"base64": "!!"}})
+    path.write_text(json.dumps(document))
+    edited = JsonSettings(path)
+    assert edited.value("nested") is None and edited.value("mixed") is None and edited.value("bytes") is None
+    assert edited.value("recent") == ["/a.json", "/b.json"]
+
+
+def test_an_unreadable_file_is_set_aside_never_overwritten_and_the_window_says_so(tmp_path, monkeypatch, qtbot):
+    from workbench.gui.main_window import MainWindow
+
+    path = tmp_path / "settings.json"
+    for text, kept in (("{not json", "settings.json.refused"), ('{"format": "other"}', "settings.json.2.refused")):
+        path.write_text(text)
+        monkeypatch.setenv("KERNEL_WORKBENCH_CONFIG_DIR", str(tmp_path))
+        window = MainWindow(interactive=False)
+        qtbot.addWidget(window)
+        assert "not read" in window.statusBar().currentMessage() and kept in window.statusBar().currentMessage()
+        assert (tmp_path / kept).read_text() == text  # kept as it was
+    os.mkfifo(tmp_path / "fifo.json")  # a FIFO is refused unread, never waited on
+    assert "not a regular file" in JsonSettings(tmp_path / "fifo.json").note
+
+
+def test_a_planted_qt_settings_file_is_never_read_by_the_window(tmp_path, monkeypatch, qtbot) -> None:
+    """PySide6 unpickled a Python object in the window's QSettings file as soon as it was read:
+    planted there, it ran code at every start. The window's settings are JSON; an INI file of the
+    same folder is not read."""
+    from workbench.gui.main_window import MainWindow
+
+    marker = tmp_path / "RAN"
+    (tmp_path / "settings.ini").write_text(f"[view]\nzoom={_pickled_variant(marker)}\n")
+    (tmp_path / "settings.json").write_text(json.dumps(
+        {"format": FORMAT, "version": 1, "values": {"view/zoom": _pickled_variant(marker)}}))  # a string here
+    monkeypatch.setenv("KERNEL_WORKBENCH_CONFIG_DIR", str(tmp_path))
+    window = MainWindow(interactive=False)
+    qtbot.addWidget(window)
+    window.save_settings()
+    assert not marker.exists() and window.zoom.factor == 1.0
+
+
+def test_qts_own_settings_of_file_dialogs_are_never_read_from_the_persons_folders(tmp_path: Path) -> None:
+    """Every file dialog read Qt's QtProject.conf from the person's configuration folder (or
+    /etc/xdg), where PySide6 unpickles a planted object: the first Open ran code."""
+    marker = tmp_path / "RAN"
+    xdg = tmp_path / "xdg"
+    xdg.mkdir()
+    (xdg / "QtProject.conf").write_text(f"[FileDialog]\nhistory={_pickled_variant(marker)}\nviewMode=Detail\n")
+    script = ("from workbench.gui.app import application\nfrom PySide6.QtWidgets import QFileDialog\n"
+              "app = application()\nQFileDialog(None, 'Open session', '/tmp')\n")
+    env = {**os.environ, "XDG_CONFIG_HOME": str(xdg), "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists()
