@@ -25,6 +25,7 @@ def main(folder: str) -> int:
     from workbench.runner.controller import RunRequest, start_run
 
     out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
     session_path = Path(SANDBOX) / "reduce_sweep.json"
     run = start_run(RunRequest(kernel="reduce_sum", backend="sim", budget=BUDGET, sizes=SIZES, seed=1), session_path)
     run.run()
@@ -37,7 +38,8 @@ def main(folder: str) -> int:
     settle(app)
     window.size_view.refresh()
     settle(app)
-    window.grab().save(str(out / "sizes-window.png"), "PNG")
+    if not window.grab().save(str(out / "sizes-window.png"), "PNG"):
+        raise SystemExit(f"error: could not write {out / 'sizes-window.png'}")
     print(f"wrote {out / 'sizes-window.png'}: {window.size_view.status.text()}")
 
     done = QEventLoop()
@@ -53,7 +55,8 @@ def main(folder: str) -> int:
     view.resize(1440, 620)
     view.show()
     settle(app, 500)
-    view.grab().save(str(out / "sizes-view.png"), "PNG")
+    if not view.grab().save(str(out / "sizes-view.png"), "PNG"):
+        raise SystemExit(f"error: could not write {out / 'sizes-view.png'}")
     print(f"wrote {out / 'sizes-view.png'}: {view.status.text()}")
     window.close()
     return 0
