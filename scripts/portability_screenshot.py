@@ -53,7 +53,9 @@ def main(folder: str) -> int:
     view.refresh()
     settle(app, 500)
     out = Path(folder) / "gui-portability.png"
-    window.grab().save(str(out), "PNG")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if not window.grab().save(str(out), "PNG"):
+        raise SystemExit(f"error: could not write {out}")
     print(f"wrote {out}: {view.heading.text()}")
     window.close()
     return 0
