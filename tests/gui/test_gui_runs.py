@@ -84,6 +84,18 @@ def test_new_session_after_a_python_session_does_not_import_its_benchmark(window
     window.new_session()
     qtbot.wait(200)
     assert window._reading_benchmark is None and not marker.exists()
+    # another session shown since: the kernel list still holds the file as an item, still not the person's
+    other = tmp_path / "other.json"
+    run_to_end(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=2,
+                          backend_options={"compile": "estimate"}), other)
+    window.open_session(other)
+    window.new_session()
+    window._on_kernel_changed(str(bench))  # the person picks the item
+    qtbot.wait(200)
+    assert window._reading_benchmark is None and not marker.exists()
+    with pytest.raises(WorkbenchError, match="needs the person's yes"):
+        window.start_run({**window.toolbar.request(), "kernel": str(bench), "backend": "python"})
+    assert not marker.exists()
     window.trusted_code.add(bench.resolve())  # once confirmed, the field reads it as for any file
     window._on_kernel_changed(str(bench))
     qtbot.waitUntil(lambda: window._reading_benchmark is None, timeout=30_000)

@@ -50,10 +50,14 @@ def test_values_round_trip_and_only_the_shapes_the_window_writes_are_read(tmp_pa
     assert JsonSettings(path).value("kernel", "none") == "none"
     # a hand-edited file: values of other shapes are dropped, not handed to the window
     document = json.loads(path.read_text())
-    document["values"].update({"nested": {"a": [1]}, "mixed": ["x", 1], "bytes": {"base64": "!!"}})
-    path.write_text(json.dumps(document))
+    document["values"].update({"nested": {"a": [1]}, "mixed": ["x", 1], "bytes": {"base64": "!!"},
+                               "long": ["x"] * 5000})
+    text = json.dumps(document).replace('"values": {', '"values": {"huge": ' + "9" * 400 + ', "inf": 1e999, ')
+    assert "1e999" in text  # numbers beyond any float, which JSON allows
+    path.write_text(text)
     edited = JsonSettings(path)
     assert edited.value("nested") is None and edited.value("mixed") is None and edited.value("bytes") is None
+    assert edited.value("long") is None and edited.value("huge") is None and edited.value("inf") is None
     assert edited.value("recent") == ["/a.json", "/b.json"]
 
 
@@ -102,3 +106,24 @@ def test_qts_own_settings_of_file_dialogs_are_never_read_from_the_persons_folder
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert not marker.exists()
+
+
+def test_no_qt_settings_file_can_unpickle_once_the_application_is_made(tmp_path: Path) -> None:
+    """Qt reads files of its own through QSettings (an icon theme's index.theme in ~/.icons, KDE's
+    kdeglobals, QtProject.conf), and PySide6 unpickled a planted object in any of them. The
+    application disarms that for the process (PySide6 keeps the unpickler it first looked up);
+    this fails if a PySide6 version stops keeping it. The first run shows the payload does run
+    where nothing disarms it."""
+    marker = tmp_path / "RAN"
+    planted = tmp_path / "index.theme"
+    planted.write_text(f"[Icon Theme]\nName={_pickled_variant(marker)}\n")
+    read = (f"from PySide6.QtCore import QSettings\n"
+            f"QSettings({str(planted)!r}, QSettings.Format.IniFormat).value('Icon Theme/Name')\n")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    for prelude, runs in (("", True), ("from workbench.gui.app import application\napplication()\n", False)):
+        script = prelude + read + "import pickle\nassert pickle.loads(pickle.dumps([1])) == [1]\n"
+        done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert marker.exists() is runs
+        marker.unlink(missing_ok=True)

@@ -68,6 +68,7 @@ def application() -> Any:
 
     app = QApplication.instance()
     if app is None:
+        disarm_qt_unpickling()
         _private_qt_settings()
         app = QApplication([sys.argv[0] if sys.argv else "kernel-workbench"])
         app.setOrganizationName("kernel-workbench")
@@ -75,6 +76,44 @@ def application() -> Any:
         if STYLE_SHEET.is_file():
             app.setStyleSheet(STYLE_SHEET.read_text())
     return app
+
+
+def disarm_qt_unpickling() -> None:
+    """Make every Python object a Qt settings file holds read as None, in this process, for good.
+
+    Qt reads settings files of its own through QSettings: the file dialogs' ``QtProject.conf``, an
+    icon theme's ``index.theme`` (in ``~/.icons``, which people fill with downloaded themes), KDE's
+    ``kdeglobals`` as the platform theme starts. PySide6 turns a ``PySide::PyObjectWrapper`` value
+    of any of them into a Python object with ``pickle.loads``, which runs code a planted file
+    chooses. PySide6 looks ``pickle.loads`` up once, the first time it unpickles, and keeps what
+    it found: so one such value is read here, from a file of this process's, while ``pickle.loads``
+    is a function that returns None (raising would leave an error pending for later), and the real
+    one is put back for the rest of Python. ``tests/gui/test_settings_store.py`` fails if a
+    PySide6 version stops keeping it. Idempotent; call before any QSettings reads anything.
+    """
+    import pickle
+
+    from PySide6.QtCore import QSettings
+
+    global _disarmed
+    if _disarmed:
+        return
+    real = pickle.loads
+    pickle.loads = lambda *args, **kwargs: None
+    try:
+        name = b"PySide::PyObjectWrapper\0"
+        data = pickle.dumps(0)
+        blob = b"\0\0\0\x7f" + len(name).to_bytes(4, "big") + name + len(data).to_bytes(4, "big") + data
+        with tempfile.TemporaryDirectory(prefix="kernel-workbench-disarm-") as folder:
+            path = Path(folder) / "prime.ini"
+            path.write_text("[prime]\nvalue=@Variant(" + "".join(f"\\x{b:02x}" for b in blob) + ")\n")
+            QSettings(str(path), QSettings.Format.IniFormat).value("prime/value")
+    finally:
+        pickle.loads = real
+    _disarmed = True
+
+
+_disarmed = False
 
 
 def _private_qt_settings() -> None:

@@ -131,7 +131,9 @@ class MainWindow(QMainWindow):
         self._shown_request: dict[str, Any] | None = None
         #: The session and row the window selected itself (see :meth:`_select_best_if_none`).
         self._picked_best: tuple[Session | None, int | None] = (None, None)
-        self._restored_code: Path | None = None  # the python benchmark file the toolbar shows as the session's
+        #: Python files a session put in the kernel field, for the window's life (the kernel list keeps
+        #: them as items): importing one needs the person's yes (see :meth:`_from_session`)
+        self._session_code: set[Path] = set()
         #: Python benchmark files the person agreed to run (named on the command line, or
         #: confirmed in the dialog a continued session brings up).
         self.trusted_code: set[Path] = set()
@@ -635,8 +637,13 @@ class MainWindow(QMainWindow):
         """Whether the kernel field's python benchmark may be imported to read its space: not the
         file a session put there (New session keeps the field, and opening a file never runs code)
         until the person confirms its code; one they typed or picked themselves, yes."""
-        path = Path(name).resolve()
-        return path in self.trusted_code or path != self._restored_code
+        return not self._from_session(name)
+
+    def _from_session(self, name: str) -> bool:
+        """Whether the python file ``name`` is one a session put in the kernel field (as written or
+        as it resolves now: a link changed since still counts), never confirmed by the person."""
+        forms = {Path(name).resolve(), Path(os.path.abspath(name))}
+        return bool(forms & self._session_code) and not forms & self.trusted_code
 
     def _on_benchmark_read(self, name: str, target: Any) -> None:
         """A python benchmark's space, read off the GUI thread: shown unless the kernel field or a
@@ -728,7 +735,7 @@ class MainWindow(QMainWindow):
         request = self._run_request(run, current)
         continuing = current is not None and (self._same_choices(run) or continues(request, current))
         named = str(run.get("kernel") or "")
-        if not continuing and named.endswith(".py") and Path(named).resolve() == self._restored_code:
+        if not continuing and named.endswith(".py") and self._from_session(named):
             self._confirm_code(Path(named))  # a new run of the file a session put in the field: asked as a continued one is
         if continuing and current is not None:
             # the problem field goes to the controller, which refuses one the session is not at
@@ -980,7 +987,7 @@ class MainWindow(QMainWindow):
         if path.resolve() in self.trusted_code:
             return True
         named = str(self.toolbar.kernel.currentText())
-        if named.endswith(".py") and Path(named).resolve() == path.resolve() != self._restored_code:
+        if named.endswith(".py") and Path(named).resolve() == path.resolve() and not self._from_session(named):
             return True
         if not self.interactive:
             raise WorkbenchError(f"the session runs the python benchmark {path}; running its code needs "
@@ -1218,7 +1225,8 @@ class MainWindow(QMainWindow):
             run["budget"] = plan.budget
         # the file shown because the session names it is no yes to run its code (see _confirm_code)
         # (any backend's: a session of another kind can name a .py file as its kernel too)
-        self._restored_code = Path(str(kernel)).resolve() if kernel and str(kernel).endswith(".py") else None
+        if kernel and str(kernel).endswith(".py"):
+            self._session_code.update({Path(str(kernel)).resolve(), Path(os.path.abspath(str(kernel)))})
         try:
             self.toolbar.apply(run)
         except WorkbenchError as exc:  # a strategy or backend this build lacks, a hand-edited option

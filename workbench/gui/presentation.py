@@ -95,7 +95,7 @@ class Zoom:
         saved = window.settings.value(SETTINGS_KEY)
         try:
             factor = float(saved) if saved is not None else 1.0
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # an integer of 400 digits is no float
             factor = 1.0
         if not math.isfinite(factor):  # "nan" in an edited settings file: no font has that size
             factor = 1.0

@@ -104,6 +104,8 @@ class JsonSettings:
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump(document, handle, indent=1, sort_keys=True, allow_nan=False)
+                handle.flush()
+                os.fsync(handle.fileno())  # a power cut leaves the old file or the new one, never an empty one
             os.replace(tmp, self.path)
         except (OSError, ValueError):
             Path(tmp).unlink(missing_ok=True)
@@ -163,11 +165,21 @@ def _decoded(stored: Any) -> Any:
     return stored
 
 
+#: The longest list the window keeps (its column lists hold a few hundred names at most).
+MAX_LIST_ITEMS = 1000
+
+
 def _storable(value: Any) -> bool:
     """Values of the shapes :func:`_encoded` writes; anything else in a file is dropped on reading
-    (the window checks each value's type again where it uses it)."""
-    if value is None or isinstance(value, (bool, int, float, str)):
+    (the window checks each value's type again where it uses it): finite numbers a float holds
+    exactly (an integer of 400 digits made the zoom's float() raise at every start), lists of at
+    most :data:`MAX_LIST_ITEMS` strings."""
+    if value is None or isinstance(value, (bool, str)):
         return True
+    if isinstance(value, int):
+        return abs(value) <= 2**53
+    if isinstance(value, float):
+        return math.isfinite(value)
     if isinstance(value, list):
-        return all(isinstance(item, str) for item in value)
+        return len(value) <= MAX_LIST_ITEMS and all(isinstance(item, str) for item in value)
     return isinstance(value, dict) and set(value) == {_BYTES_KEY} and isinstance(value[_BYTES_KEY], str)
