@@ -126,14 +126,26 @@ class JsonSettings:
             self._set_aside(str(exc))
 
     def _set_aside(self, reason: str) -> None:
-        """Keep the unreadable file (never overwritten: the first free ``.refused`` name) and
-        start on defaults."""
-        names = (self.path.with_name(self.path.name + (".refused" if n == 1 else f".{n}.refused")) for n in range(1, 100))
-        kept = next((name for name in names if not os.path.lexists(name)), None)
+        """Keep the unreadable file (never overwritten: the first free ``.refused`` name, taken by a
+        hard link, which fails rather than replace a file that appeared meanwhile) and start on
+        defaults."""
+        kept: Path | None = None
+        problem = "every .refused name is taken"
+        for n in range(1, 100):
+            name = self.path.with_name(self.path.name + (".refused" if n == 1 else f".{n}.refused"))
+            try:
+                os.link(self.path, name, follow_symlinks=False)
+            except FileExistsError:
+                continue
+            except OSError as exc:  # no hard links here (or none allowed): the file stays where it is
+                problem = exc.strerror or str(exc)
+                break
+            kept = name
+            break
         try:
             if kept is None:
-                raise OSError("every .refused name is taken")
-            os.rename(self.path, kept)
+                raise OSError(problem)
+            os.unlink(self.path)
             where = f"set aside as {kept}"
         except OSError as exc:  # then the window does not write over it either
             self._writable = False
