@@ -803,6 +803,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
             "resources_pending": _pending(t),
         }
     device = dict(session.device)
+    shown_weights, shown_constraints = _directions_of(constraints, weights)
     out: dict[str, Any] = {
         "kernel": session.kernel,
         "device": device,
@@ -812,8 +813,8 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         "by_status": by_status,
         # (with no size ranked, how many trials meet the constraints at any size)
         "feasible": int(ranking.n_feasible if ranked or not trials else rank(trials, constraints, weights).n_feasible),
-        "constraints": _directions_of(constraints, weights)[1],
-        "weights": _directions_of(constraints, weights)[0],
+        "constraints": shown_constraints,
+        "weights": shown_weights,
         # every direction given (--maximize / --minimize, the window's toggle), weighted or not
         "directions": {m: _direction_word(m, weights) for m in sorted(weights.directions)},
         "best": best,
@@ -926,7 +927,6 @@ def _sizes_summary(session: Session, constraints: Any, weights: Any) -> list[dic
 
 def _directions_of(constraints: Any, weights: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """``show --json``'s weights and constraints, each metric with the direction in force."""
-
     shown_weights = {m: {"weight": w, "direction": _direction_word(m, weights)} for m, w in weights.values.items()}
     shown_constraints = constraints.to_dict()
     shown_constraints["bounds"] = [

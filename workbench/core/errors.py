@@ -164,6 +164,10 @@ class TemplateError(WorkbenchError):
     """A kernel template is missing, malformed, or cannot be rendered."""
 
 
+class UnknownTemplate(WorkbenchError):
+    """No folder searched has a template of that name (its message lists those they have)."""
+
+
 #: The most characters of an exception's message that :func:`exception_line` keeps.
 EXCEPTION_LINE_CHARS = 300
 

@@ -623,7 +623,7 @@ class MainWindow(QMainWindow):
             return
         if name.endswith(".py"):  # its declarations are read by a process of its own: not on this thread
             self.slots_panel.set_space(None)
-            if not self._may_read_benchmark(name):
+            if self._from_session(name):  # opening a file never runs code: not before the person's yes
                 self.slots_panel.count_label.setText(f"the space of {Path(name).name} is read when you confirm "
                                                      "running its code (Start asks)")
                 return
@@ -632,12 +632,6 @@ class MainWindow(QMainWindow):
             self._benchmark_reader.start("benchmark-space", name, lambda: _open_kernel(name))
             return
         self._show_kernel_space(name, _open_kernel(name))
-
-    def _may_read_benchmark(self, name: str) -> bool:
-        """Whether the kernel field's python benchmark may be imported to read its space: not the
-        file a session put there (New session keeps the field, and opening a file never runs code)
-        until the person confirms its code; one they typed or picked themselves, yes."""
-        return not self._from_session(name)
 
     def _from_session(self, name: str) -> bool:
         """Whether the python file ``name`` is one a session put in the kernel field (as written or

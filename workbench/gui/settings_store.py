@@ -11,8 +11,8 @@ geometry bytes as base64), read once at start (a regular file of bounded size: n
 device), and written atomically when they change.
 
 The object offers the part of ``QSettings``'s interface the window uses (``value``, ``setValue``,
-``remove``, ``sync``, ``fileName``, ``allKeys``, ``clear``), so the window and its views take
-either: the tests and automated runs may hand it a scratch ``QSettings``.
+``remove``, ``sync``, ``fileName``, ``allKeys``, ``clear``); the window and its views type it as
+:class:`SettingsStore`.
 
 A file that is not such a settings file (damaged, hand-edited into something else) is left
 where it is under ``NAME.refused`` and the window starts on defaults, saying so in one line.
@@ -38,6 +38,7 @@ VERSION = 1
 #: Far more than the window writes (a few kilobytes): a larger file is not its own.
 MAX_BYTES = 4 * 1024 * 1024
 _BYTES_KEY = "base64"
+_ABSENT = object()
 
 
 class SettingsStore(Protocol):
@@ -73,8 +74,10 @@ class JsonSettings:
         return _decoded(stored)
 
     def setValue(self, key: str, value: Any) -> None:
-        self._values[key] = _encoded(value)
-        self.sync()
+        encoded = _encoded(value)
+        if self._values.get(key, _ABSENT) != encoded:  # the window saves every setting at close: unchanged, no write
+            self._values[key] = encoded
+            self.sync()
 
     def remove(self, key: str) -> None:
         if self._values.pop(key, None) is not None:

@@ -13,7 +13,7 @@ import os
 from typing import Any, Mapping, Sequence
 
 from workbench.backends.base import BackendSpec
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import UnknownTemplate, WorkbenchError
 from workbench.core.domain.portability import Predictor
 from workbench.core.domain.records import BackendOptions
 from workbench.core.domain.session import Session
@@ -31,7 +31,7 @@ def simulator_predictors(sessions: Sequence[Session], at: Mapping[str, Any] | No
     names another template than its kernel is not predicted: the file alone would choose what is
     loaded.
     """
-    from workbench.core.io.export import _unloaded_dirs
+    from workbench.core.io.export import unloaded_dirs
     from workbench.runner.costmodel import sim_predictor
 
     predictors: dict[str, Predictor] = {}
@@ -55,7 +55,7 @@ def simulator_predictors(sessions: Sequence[Session], at: Mapping[str, Any] | No
         try:
             predictors[name] = sim_predictor(BackendSpec("sim", options), template=template)
         except WorkbenchError as exc:
-            unloaded = _unloaded_dirs(recorded, kernel_dirs) if str(exc).startswith("unknown template") else []
+            unloaded = unloaded_dirs(recorded, kernel_dirs) if isinstance(exc, UnknownTemplate) else []
             hint = f"; its template folder is not loaded: use --kernel-dir {unloaded[0]}" if unloaded else ""
             notes.append(f"{name}: no prediction ({exc}){hint}")
     return predictors, notes

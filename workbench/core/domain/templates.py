@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 import numpy as np
 
 from workbench.core.domain import pysyntax
-from workbench.core.errors import SessionFormatError, TemplateError, WorkbenchError, exception_line
+from workbench.core.errors import SessionFormatError, TemplateError, UnknownTemplate, WorkbenchError, exception_line
 from workbench.core.fs import read_capped, read_utf8, resolved
 from workbench.core.domain.space import Config, ProductSpace, SearchSpace, Slot, Value
 
@@ -629,7 +629,7 @@ def require_template(name: str, *dirs: str | os.PathLike[str], what: str = "temp
     template = find_template(name, *dirs)
     if template is None:
         available = ", ".join(sorted(scan_templates(*dirs).templates))
-        raise WorkbenchError(f"unknown {what} {name!r}; available: {available}")
+        raise UnknownTemplate(f"unknown {what} {name!r}; available: {available}")
     return template
 
 

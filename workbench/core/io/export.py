@@ -268,12 +268,12 @@ def plan_export(
         weights=weights, choices=choices, portable=portable, template=template,
         source_hash=first.source_hash, sessions=labels, simulated=simulated, notes=notes,
         slot_domains=domains, kernel_dirs=[os.path.abspath(d) for d in kernel_dirs],
-        seed=_seed(options.get("seed")), unloaded_dirs=_unloaded_dirs(options, kernel_dirs),
+        seed=_seed(options.get("seed")), unloaded_dirs=unloaded_dirs(options, kernel_dirs),
         names_as_recorded=template is None and reads_recorded_names(first),
     )
 
 
-def _unloaded_dirs(options: Any, given: Sequence[str | os.PathLike[str]]) -> list[str]:
+def unloaded_dirs(options: Any, given: Sequence[str | os.PathLike[str]]) -> list[str]:
     """The template folders a session's backend options name that are not among ``given``: only
     plain one-line paths (the file may say anything), to be named in a message, never loaded."""
     named = options.get("kernel_dirs") if isinstance(options, Mapping) else None
