@@ -64,24 +64,25 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
 
-    from PySide6.QtCore import QSettings, QTemporaryDir
+    from PySide6.QtCore import QTemporaryDir
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([])
     from workbench.core.domain.objective import rank
     from workbench.gui.main_window import MainWindow
+    from workbench.gui.settings_store import JsonSettings
 
     folder = QTemporaryDir()
     os.environ["KERNEL_WORKBENCH_AUTOSAVE_DIR"] = folder.path()
 
     def open_window(_k: int) -> None:
-        other = MainWindow(interactive=False, settings=QSettings(folder.path() + "/o.ini", QSettings.Format.IniFormat))
+        other = MainWindow(interactive=False, settings=JsonSettings(folder.path() + "/o.json"))
         other.close()
         other.deleteLater()
         app.processEvents()
 
     opened = timed(open_window, args.repeat)
-    window = MainWindow(interactive=False, settings=QSettings(folder.path() + "/s.ini", QSettings.Format.IniFormat))
+    window = MainWindow(interactive=False, settings=JsonSettings(folder.path() + "/s.json"))
     window.resize(1440, 900)
     window.show()
     session = synthetic_session(args.trials)
@@ -124,6 +125,22 @@ def main() -> int:
         window.repaint()
 
     rows.append(("slider move + repaint whole window", timed(slider_move_painted, args.repeat), None))
+
+    sizes = [(1440, 900), (1100, 760)]
+
+    def resize(k: int) -> None:
+        window.resize(*sizes[k % 2])  # every view laid out again, the tab rows' names fitted anew
+        app.processEvents()
+
+    rows.append(("resize the window + events", timed(resize, args.repeat), None))
+
+    def presentation(_k: int) -> None:
+        window.zoom.presentation_action.toggle()  # fonts, style sheet and chart fonts of every view
+        app.processEvents()
+
+    rows.append(("presentation mode on / off + events", timed(presentation, args.repeat), None))
+    if window.zoom.presentation_action.isChecked():
+        presentation(0)
 
     extra = synthetic_session(100 * args.repeat, seed=1).trials
     base = len(session.trials)
