@@ -222,7 +222,12 @@ def test_the_size_picker_switches_what_the_window_recommends(window, qtbot, tmp_
     import json
 
     best = min((t for t in shown if t.ok), key=lambda t: t.metric("latency_ms"))
-    assert json.loads(out.read_text())["config"] == best.config.to_dict()
+    exported = json.loads(out.read_text())
+    assert exported["config"] == best.config.to_dict()
+    # and says what it leaves out, as the command line's export of one size does
+    others = len(window.model.session.trials) - len(shown)
+    assert any(f"{others} trials at other problem sizes were left out (this export serves "
+               f"{window.model.shown_problem()})" in note for note in exported["notes"]), exported["notes"]
     window.model.set_session(load_session(_sweep(tmp_path / "one.json", budget=3, sizes={"n": [4096]})))
     assert not picker.isVisibleTo(window)
 

@@ -1406,14 +1406,14 @@ class MainWindow(QMainWindow):
             raise WorkbenchError("no session to export")
         target = self._export_target(path)
         session = self.model.session
-        shown = self.model.shown_problem()
-        if shown is not None:  # a sweep: export the recommendation at the size the window shows
-            session = dataclasses.replace(session, problem=shown, trials=session.trials_at(shown))
         templates, folder = self._export_templates(session.kernel)
         # the file the session came from names it in the export's header, as on the command line
         sources = [str(self.path)] if self.path is not None and not self.model.dirty else None
+        # a sweep: the recommendation at the size the window shows (the header says how many
+        # trials of other sizes it leaves out, as the command line's --at does)
         export_sessions([session], fmt, path, self.model.constraints, self.model.weights, sources=sources,
-                        templates=templates, kernel_dirs=[folder] if folder is not None else ())
+                        templates=templates, kernel_dirs=[folder] if folder is not None else (),
+                        at=self.model.shown_problem())
         self._exported(target)
 
     def _export_templates(self, kernel: str) -> tuple[dict[str, Any] | None, Path | None]:

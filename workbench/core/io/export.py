@@ -228,7 +228,7 @@ def plan_export(
             groups.setdefault(_device_of(session, trial), []).append((trial, label))
     if other_sizes:
         notes.append(f"{other_sizes} trials at other problem sizes were left out (this export serves "
-                     f"{problem}); --format dispatch picks a config by size")
+                     f"{problem}); export --format dispatch picks a config by size")
     if not groups:
         raise WorkbenchError(f"{labels[0]}: the session has no trials to export")
 
