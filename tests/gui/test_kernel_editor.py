@@ -394,3 +394,91 @@ def test_a_chosen_reference_that_is_no_utf8_file_is_one_message(editor, tmp_path
     editor._guard(lambda: editor.save(tmp_path / "out"))
     assert "ref.py" in editor.last_error
     assert not (tmp_path / "out" / "saxpy.kernel.json").exists()  # refused before anything was written
+
+
+def _saxpy_folder_with_python_reference(folder: Path, file: str) -> Path:
+    """The worked example with its reference in a Python file named ``file`` by the spec."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "saxpy.cu").write_text(SAXPY_CU)
+    spec = json.loads((EXAMPLE / "saxpy.kernel.json").read_text())
+    spec["reference"] = {"kind": "python", "file": file, "function": "reference"}
+    (folder / "saxpy.kernel.json").write_text(json.dumps(spec))
+    return folder
+
+
+@pytest.mark.parametrize("name", ["../victim", "ABSOLUTE", "../../made_by_tune/x", ""])
+def test_tune_refuses_a_name_that_is_no_c_identifier_before_touching_any_file(editor, tmp_path, name):
+    """Tune made ``drafts/<name>`` and deleted every spec there before the name was checked: a
+    name of ``../templates`` (typed, or from an opened spec) emptied the person's template folder,
+    an absolute one any folder."""
+    victim = editor.drafts_dir().parent / "victim"
+    elsewhere = tmp_path / "elsewhere"
+    for folder in (victim, elsewhere):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "precious.kernel.json").write_text("{}")
+    editor.open_folder(EXAMPLE)
+    editor.name_edit.setText(str(elsewhere) if name == "ABSOLUTE" else name)
+    editor._guard(lambda: editor.tune(2))
+    assert "name: must be a C identifier" in editor.last_error
+    assert (victim / "precious.kernel.json").exists() and (elsewhere / "precious.kernel.json").exists()
+    assert not (editor.drafts_dir().parent.parent / "made_by_tune").exists()
+
+
+@pytest.mark.parametrize("file", ["../outside.py", "ABSOLUTE"])
+def test_an_opened_spec_cannot_point_tune_or_save_at_a_python_file_outside_its_folder(window, editor, tmp_path, file):
+    """Tune copied the file an opened spec named (``../outside.py``, ``/etc/...``) into its draft and
+    the run imported it: the spec, not the person, chose which code ran."""
+    marker = tmp_path / "ran"
+    outside = tmp_path / "outside.py"
+    outside.write_text(f"open({str(marker)!r}, 'w').write('ran')\n"
+                       "def reference(inputs, problem):\n    return {'out': inputs['x']}\n")
+    folder = _saxpy_folder_with_python_reference(tmp_path / "opened", str(outside) if file == "ABSOLUTE" else file)
+    editor.open_folder(folder)
+    editor._guard(lambda: editor.tune(2))
+    assert "reference.file: must be a .py file name in the template's folder" in editor.last_error
+    editor.last_error = ""
+    editor._guard(lambda: editor.save(tmp_path / "saved"))
+    assert "reference.file" in editor.last_error
+    assert not window.running and not marker.exists()
+    copied = editor.drafts_dir() / "saxpy" / "_saxpy_reference.py"  # (the drafts folder outlives a test)
+    assert not (copied.exists() and copied.read_text() == outside.read_text()) and not (tmp_path / "saved").exists()
+
+
+@pytest.mark.parametrize("kind", ["expression", "none"])
+def test_a_python_reference_backed_out_of_is_neither_saved_nor_copied(editor, qtbot, tmp_path, kind):
+    """Choosing a file and then setting the kind back to an expression or none saved a Python
+    reference anyway, and copied the file in: what the form showed and what was saved differed."""
+    chosen = tmp_path / "mine.py"
+    chosen.write_text("def reference(inputs, problem):\n    return {'out': inputs['x']}\n")
+    editor.open_folder(EXAMPLE)
+    editor.choose_reference(chosen)
+    editor.ref_kind.setCurrentIndex(editor.ref_kind.findData(kind))
+    if kind == "expression":
+        set_row(editor.ref_table, 0, ("out", "a * x + y"))
+    saved = json.loads(editor.save(tmp_path / "lib").read_text())
+    assert saved["reference"]["kind"] == kind and "file" not in saved["reference"]
+    assert not (tmp_path / "lib" / "_saxpy_reference.py").exists()
+
+
+def test_saving_an_opened_template_elsewhere_takes_its_python_reference_along(editor, tmp_path):
+    """Save to another folder wrote the spec naming the reference but not the file: every run of
+    the saved template failed with "reference file not found"."""
+    folder = _saxpy_folder_with_python_reference(tmp_path / "opened", "ref.py")
+    (folder / "ref.py").write_text("def reference(inputs, problem):\n    return {'out': inputs['a'] * inputs['x'] + inputs['y']}\n")
+    editor.open_folder(folder)
+    saved = editor.save(tmp_path / "copy")
+    spec = json.loads(saved.read_text())
+    assert spec["reference"]["file"] == "_saxpy_reference.py"
+    assert (tmp_path / "copy" / "_saxpy_reference.py").read_text() == (folder / "ref.py").read_text()
+    assert "_saxpy_reference.py (in the template folder)" in editor.ref_file_label.text()
+    # saved where it came from, the spec keeps naming its own file and nothing is copied
+    editor.open_folder(folder)
+    assert json.loads(editor.save().read_text())["reference"]["file"] == "ref.py"
+    assert not (folder / "_saxpy_reference.py").exists()
+
+
+def test_a_python_reference_without_a_file_says_to_choose_one(editor):
+    editor.open_folder(EXAMPLE)
+    editor.ref_kind.setCurrentIndex(editor.ref_kind.findData("python"))
+    editor._guard(lambda: editor.save())
+    assert "reference.file: error: choose the file with the reference function (Choose reference file...)" in editor.last_error

@@ -27,7 +27,8 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.model.kernel_draft import Diagnostic, DraftReport, check_draft
 from workbench.core.domain.kernel_spec import (
     DEFAULT_ATOL, DEFAULT_RTOL, SPEC_SUFFIX, SpecError, expression_problem, format_values, load_declarative, parse_values,
-    read_cuda_file, read_spec, read_spec_source, save_template_folder, split_expressions, user_templates_dir,
+    check_template_name, read_cuda_file, read_spec, read_spec_source, reference_file_named, save_template_folder,
+    split_expressions, user_templates_dir,
 )
 from workbench.core.domain.macros import scan_macros
 from workbench.gui.text import window_message
@@ -475,6 +476,9 @@ class KernelEditor(QMainWindow):
                 for r in range(self.ref_table.rowCount()) if _cell(self.ref_table, r, 0)}}
         elif kind == "python":
             previous = getattr(self, "_ref_spec", {})
+            if self.reference_file is None and not previous.get("file"):
+                problems.append(Diagnostic("spec", "error", "choose the file with the reference function "
+                                           "(Choose reference file...)", field="reference.file"))
             spec["reference"] = {"kind": "python", "file": previous.get("file", "") if self.reference_file is None
                                  else f"_{name}_reference.py", "function": previous.get("function", "reference")}
         else:
@@ -666,10 +670,13 @@ class KernelEditor(QMainWindow):
         spec = self.spec()
         if self.form_problems:
             raise WorkbenchError(str(self.form_problems[0]))
-        path = save_template_folder(target, spec, self.source.toPlainText(), reference_file=self.reference_file)
+        path = save_template_folder(target, spec, self.source.toPlainText(),
+                                    reference_file=self._reference_to_copy(spec, target))
         self.folder = target
         self.reference_file = None
         self._ref_spec = dict(json.loads(path.read_text()).get("reference", {}))
+        if self._ref_spec.get("file"):  # the copy is the template's now
+            self.ref_file_label.setText(f"{self._ref_spec['file']} (in the template folder)")
         self.statusBar().showMessage(f"saved {path}", 8000)
         return path
 
@@ -748,19 +755,34 @@ class KernelEditor(QMainWindow):
         spec = self.spec()
         if self.form_problems:
             raise WorkbenchError(str(self.form_problems[0]))
-        folder = self.drafts_dir() / (spec.get("name") or "draft")
+        name = str(spec.get("name") or "")
+        check_template_name(name)  # the draft's folder is named by it: checked before anything is touched
+        folder = self.drafts_dir() / name
+        reference = self._reference_to_copy(spec, folder)
         folder.mkdir(parents=True, exist_ok=True)
         for stale in folder.glob("*" + SPEC_SUFFIX):  # one draft per folder: the current one
-            if stale.name != f"{spec.get('name')}{SPEC_SUFFIX}":
+            if stale.name != f"{name}{SPEC_SUFFIX}":
                 stale.unlink()
-        reference = self.reference_file
-        if reference is None and spec.get("reference", {}).get("kind") == "python" and self.folder is not None:
-            reference = self.folder / spec["reference"]["file"]
         save_template_folder(folder, spec, self.source.toPlainText(), reference_file=reference)
         run = {"kernel": spec["name"], "kernel_dirs": [str(folder)], "backend": "sim",
                "budget": int(budget or self.budget.value()), "seed": 0}
         self.start_run_callback(run)
         return run
+
+    def _reference_to_copy(self, spec: Mapping[str, Any], target: Path) -> Path | None:
+        """The Python reference file a save of ``spec`` into ``target`` copies in: the file chosen
+        in this dialog, else the one the opened spec names, from its folder, when ``target`` is
+        another folder (a template saved elsewhere without it would fail every run). None when
+        the form's reference is not Python: a file chosen and then backed out of (the kind set to
+        an expression or none) is not copied, so the saved spec is the one the form showed."""
+        if spec.get("reference", {}).get("kind") != "python":
+            return None
+        if self.reference_file is not None:
+            return self.reference_file
+        opened = reference_file_named(spec, self.folder)
+        if opened is None or (self.folder is not None and target.resolve() == self.folder.resolve()):
+            return None
+        return opened
 
     def _guard(self, action: Callable[[], Any]) -> None:
         """Run a menu/button action; a failure is one message, never an exception out of the window."""

@@ -867,6 +867,30 @@ def spec_path(folder: str | os.PathLike[str], name: str) -> Path:
     return Path(folder) / f"{name}{SPEC_SUFFIX}"
 
 
+def check_template_name(name: str) -> None:
+    """Raise SpecError unless ``name`` is a template name the loader accepts (a C identifier):
+    callers that make a folder or files from the name check it before touching anything, since
+    ``../x`` or an absolute path would otherwise name a place outside their own folder."""
+    if not _C_IDENTIFIER.match(name):
+        raise SpecError("must be a C identifier", "name")
+
+
+def reference_file_named(spec: Mapping[str, Any], folder: Path | None) -> Path | None:
+    """The Python reference file ``spec`` names, in ``folder`` (the one the spec was read from);
+    None when its reference is not Python or there is no folder. The name must be a plain ``.py``
+    file name, the loader's rule: a spec that names ``../x.py`` or ``/etc/x`` is refused here,
+    before anything copies that file into a template it saves."""
+    reference = spec.get("reference")
+    if folder is None or not isinstance(reference, Mapping) or reference.get("kind") != "python":
+        return None
+    file = reference.get("file")
+    if not isinstance(file, str) or not file:
+        raise SpecError("choose the file with the reference function", "reference.file")
+    if Path(file).name != file or not file.endswith(".py") or "\x00" in file:
+        raise SpecError("must be a .py file name in the template's folder", "reference.file")
+    return folder / file
+
+
 def save_template_folder(folder: str | os.PathLike[str], spec: Mapping[str, Any], source: str,
                          reference_file: str | os.PathLike[str] | None = None) -> Path:
     """Write the template's CUDA source and ``<name>.kernel.json`` (atomically) into ``folder``;
