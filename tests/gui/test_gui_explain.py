@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import SearchSpace, Slot
+from workbench.core.errors import WorkbenchError
 from workbench.gui.text import metric_label
 
 STRATEGIES = ("atomic", "tree", "shuffle")
@@ -400,8 +401,8 @@ def test_compare_shows_two_configs_side_by_side_with_their_source_diff_and_overl
     assert "another kernel" not in view.curve_legend.text()
     # another kernel's session, named in its file with markup, imported from a recording (no strategy)
     alien = dataclasses.replace(_session(), kernel="<b>conv</b>", device={"name": "A100", "recorded": True})
-    save_session(alien, path)
-    view.add_session(str(path))
+    save_session(alien, tmp_path / "alien.json")
+    view.add_session(str(tmp_path / "alien.json"))
     third = view.curve_legend.text().split("<br>")[2]
     assert "session 3: &lt;b&gt;conv&lt;/b&gt; · A100 · imported" in third  # shown as text, not markup
     assert "(another kernel: its latencies measure other work)" in third
@@ -586,3 +587,82 @@ def test_a_simulated_quality_that_compared_nothing_says_so() -> None:
     modelled = _metric_note("quality", 1.0, ROUNDED_REFERENCE)
     assert "no output was compared" in modelled and "against a float64 reference" not in modelled
     assert "against a float64 reference" in _metric_note("quality", 0.9, "emulation")
+
+
+def _sized(problem: dict, latencies: list[float], problems: list[dict] | None = None) -> Session:
+    """A toy session at ``problem`` whose trials (one per latency) were measured at ``problems``."""
+    session = _session()
+    trials = []
+    for i, latency in enumerate(latencies):
+        trial = dataclasses.replace(session.trials[i % len(session.trials)], index=i,
+                                    problem=None if problems is None else dict(problems[i]))
+        trial.measurement.metrics["latency_ms"] = latency
+        trials.append(trial)
+    return dataclasses.replace(session, problem=dict(problem), trials=trials)
+
+
+def test_an_overlaid_session_is_compared_at_the_problem_size_shown():
+    """A sweep's curve was one running minimum over every size (the smallest size's optimum), and
+    a session of another size was drawn as if it measured the same work."""
+    from workbench.gui.comparison import overlay_trials
+
+    small, large = {"n": 1024}, {"n": 65536}
+    sweep = _sized(large, [0.5, 0.01, 0.4, 0.02], [large, small, large, small])
+    trials, elsewhere = overlay_trials(sweep, large)
+    assert [t.metric("latency_ms") for t in trials] == [0.5, 0.4] and elsewhere is None
+    trials, elsewhere = overlay_trials(sweep, small)
+    assert [t.metric("latency_ms") for t in trials] == [0.01, 0.02] and elsewhere is None
+    trials, elsewhere = overlay_trials(sweep, {"n": 7})  # not measured there: its own problem, said
+    assert [t.metric("latency_ms") for t in trials] == [0.5, 0.4] and elsewhere == large
+    only_small = _sized(large, [0.3, 0.2], [small, small])  # never measured at its own problem
+    trials, elsewhere = overlay_trials(only_small, large)
+    assert len(trials) == 2 and elsewhere == small
+
+
+def test_compare_overlays_refuse_duplicates_keep_the_legend_on_errors_and_clear(shown, tmp_path):
+    from workbench.core.domain.session import save_session
+
+    view = shown.compare
+    shown.path = tmp_path / "open.json"
+    save_session(shown.model.session, shown.path)
+    with pytest.raises(WorkbenchError, match="open.json is the open session: its curve is drawn already"):
+        view.add_session(shown.path)
+    other, other_size = tmp_path / "other.json", tmp_path / "other_size.json"
+    save_session(_session(), other)
+    save_session(_sized({"n": 4}, [0.05, 0.04]), other_size)  # the toy session has no problem: n=4 is another
+    view.add_session(str(other))
+    with pytest.raises(WorkbenchError, match="other.json is overlaid already"):
+        view.add_session(str(tmp_path / "." / "other.json"))
+    view.add_session(str(other_size))
+    assert "(at another problem size, n=4: its latencies measure other work)" in view.curve_legend.text().split("<br>")[2]
+    # a file that is no session: one line above the legend, which still names every curve drawn
+    (tmp_path / "bad.json").write_text("{")
+    from unittest import mock
+    with mock.patch("workbench.gui.compare_view.QFileDialog.getOpenFileName", return_value=(str(tmp_path / "bad.json"), "")):
+        view._on_add_clicked()
+    lines = view.curve_legend.text().split("<br>")
+    assert "bad.json" in lines[0] and len(lines) == 4 and "this session" in lines[1] and len(view.curves) == 3
+    view.clear_sessions()
+    assert view.others == [] and len(view.curves) == 1 and not view.clear_button.isEnabled()
+    view.add_session(str(other))  # cleared: the same file may come back
+    assert len(view.curves) == 2 and view.clear_button.isEnabled()
+
+
+def test_many_overlaid_sessions_keep_the_plot_its_room_and_distinct_strokes(shown, tmp_path, qtbot):
+    from workbench.core.domain.session import save_session
+    from workbench.gui.compare_view import CURVE_COLOURS, MAX_OVERLAID
+
+    view = shown.compare
+    shown.bottom_tabs.setCurrentWidget(view)
+    for k in range(MAX_OVERLAID):
+        path = tmp_path / f"s{k}.json"
+        save_session(_session(), path)
+        view.add_session(str(path))
+    save_session(_session(), tmp_path / "one_more.json")
+    with pytest.raises(WorkbenchError, match=f"at most {MAX_OVERLAID} sessions are overlaid: Clear sessions first"):
+        view.add_session(str(tmp_path / "one_more.json"))
+    qtbot.wait(10)
+    assert view.isVisible() and view.curve_legend.sizeHint().height() > view.height() // 2  # it would have crushed the plot
+    assert view.legend_scroll.height() <= view.height() // 3 + 2 and view.plot.height() > view.height() // 3
+    strokes = {(curve.opts["pen"].color().getRgb()[:3], curve.opts["pen"].style()) for curve in view.curves}
+    assert len(strokes) == len(view.curves) == MAX_OVERLAID + 1 > len(CURVE_COLOURS)

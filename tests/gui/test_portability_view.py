@@ -167,3 +167,49 @@ def test_a_session_naming_another_template_never_runs_a_folders_python(window, o
     assert not (tmp_path / "RAN").exists()
     assert any(f"names template {named!r}, not the session's kernel 'saxpy'" in note
                for note in window.portability.report.notes)
+
+
+def test_a_file_that_would_leave_no_report_or_is_the_open_session_is_refused(window, tmp_path: Path) -> None:
+    """An empty session or one with nothing feasible on its GPU was added, and its error then stood
+    over every later change until the row was removed; the open session's own file was added as a
+    fourth row, its trials counted twice."""
+    paths = {}
+    for name, latencies in (("a", {32: 1.0, 64: 1.25, 128: 2.0}), ("b", {32: 4.0, 64: 2.5, 128: 2.0}),
+                            ("failed", {32: None, 64: None}), ("empty", {})):
+        paths[name] = tmp_path / f"{name}.json"
+        save_session(recording(f"GPU {name}", latencies), paths[name])
+    window.open_session(paths["a"])
+    view = window.portability
+    window.bottom_tabs.setCurrentWidget(view)
+    with pytest.raises(WorkbenchError, match=r"a\.json is compared already \(the open session\)"):
+        view.add_sessions([str(paths["a"])])
+    view.add_sessions([str(paths["b"])])
+    for name in ("failed", "empty"):
+        with pytest.raises(WorkbenchError, match=f"{name}.json not added"):
+            view.add_sessions([str(paths[name])])
+    assert view.files.count() == 2 and view.report is not None and len(view.table_texts()) == 2
+
+
+def test_an_open_sweep_is_compared_at_the_size_the_window_shows(window, tmp_path: Path) -> None:
+    """The report compared each session's own problem, which a sweep may never have measured,
+    while the window showed another size."""
+    sizes = ({"n": 10}, {"n": 20})
+
+    def sweep(device: str, scale: float) -> Session:
+        session = Session(kernel="k", kind="recording", space=SPACE, device={"name": device, "recorded": True},
+                          problem={"n": 99})
+        for i, (problem, block) in enumerate((p, b) for p in sizes for b in (32, 64)):
+            latency = scale * (1.0 if block == 32 else 2.0) * problem["n"]
+            session.add(Trial(i, SPACE.config({"block": block}), Measurement(Status.OK, {"latency_ms": latency}),
+                              problem=dict(problem)))
+        return session
+
+    save_session(sweep("GPU A", 1.0), tmp_path / "a.json")
+    save_session(sweep("GPU B", 2.0), tmp_path / "b.json")
+    window.open_session(tmp_path / "a.json")
+    shown = window.model.shown_problem()
+    assert shown is not None and shown["n"] in (10, 20)
+    view = window.portability
+    window.bottom_tabs.setCurrentWidget(view)
+    view.add_sessions([str(tmp_path / "b.json")])
+    assert view.report is not None and view.report.problem["n"] == shown["n"]

@@ -2,7 +2,8 @@
 
 A and B start as the best feasible config and the default config (the question a tuning run answers:
 what changed, and what did it buy?); "A = selected" / "B = selected" take the trial selected in any
-view. "Add session..." overlays another session's best latency so far on the current one's.
+view. "Add session..." overlays another session's best latency so far on the current one's, at the
+problem size the window shows; "Clear sessions" takes the overlays away.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
-    QFileDialog, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSplitter, QTableWidget, QTableWidgetItem,
-    QVBoxLayout, QWidget,
+    QFileDialog, QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QScrollArea, QSplitter, QTableWidget,
+    QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
 from workbench.core.errors import WorkbenchError
-from workbench.gui.comparison import best_latency_so_far, compare_trials, running_min, session_label, source_diff
+from workbench.gui.comparison import (
+    best_latency_so_far, compare_trials, overlay_trials, running_min, session_label, source_diff,
+)
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import ReadableAxis
 from workbench.gui.source_view import render_source
@@ -30,6 +33,11 @@ from workbench.gui.text import fmt, metric_label, window_message
 
 DIFFERS = QBrush(QColor(255, 236, 179))
 CURVE_COLOURS = ((0, 114, 178), (213, 94, 0), (0, 158, 115), (204, 121, 167), (86, 180, 233), (230, 159, 0))
+#: After the colours, the same colours dashed (the legend draws each curve's stroke): two curves
+#: never look alike.
+CURVE_STYLES = ((Qt.PenStyle.SolidLine, "━"), (Qt.PenStyle.DashLine, "╍"))
+#: Sessions overlaid at most besides the open one: one per colour and stroke.
+MAX_OVERLAID = len(CURVE_COLOURS) * len(CURVE_STYLES) - 1
 
 
 #: Narrowest the source diff beside the A/B table gets (px) when the table takes the room it needs.
@@ -41,13 +49,17 @@ PICK_TWO = "pick two trials: select one and press A = selected, then another and
 
 class CompareView(QWidget):
     def __init__(self, model: SessionModel, parent: QWidget | None = None,
-                 opened: Callable[[], Mapping[str, str]] = dict) -> None:
+                 opened: Callable[[], Mapping[str, str]] = dict,
+                 session_path: Callable[[], Path | None] = lambda: None) -> None:
         super().__init__(parent)
         self.model = model
         self.opened = opened  # the folders the person opened templates from (see render_source)
+        self.session_path = session_path  # the open session's file (None: unsaved)
         self.a: int | None = None
         self.b: int | None = None
         self.others: list[Any] = []  # sessions overlaid on the current one
+        self.other_paths: list[Path] = []  # their files, resolved
+        self.add_error = ""  # why the last Add session... added nothing (shown above the legend)
         self.heading = QLabel()
         self.heading.setTextFormat(Qt.TextFormat.RichText)
         self.heading.setWordWrap(True)
@@ -75,9 +87,21 @@ class CompareView(QWidget):
         self.curve_legend = QLabel()
         self.curve_legend.setWordWrap(True)
         self.curve_legend.setObjectName("plotLegend")  # sized by the style sheets, so the zoom reaches it
+        self.curve_legend.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        # the legend scrolls past a third of the pane: a dozen sessions' lines pushed the plot to 30 px
+        self.legend_scroll = QScrollArea()
+        self.legend_scroll.setWidget(self.curve_legend)
+        self.legend_scroll.setWidgetResizable(True)
+        self.legend_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.legend_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.add_button = QPushButton("Add session...")
-        self.add_button.setToolTip("overlay another session's best latency so far (e.g. another GPU or strategy)")
+        self.add_button.setToolTip("overlay another session's best latency so far (e.g. another GPU or strategy), "
+                                   "at the problem size shown")
         self.add_button.clicked.connect(self._on_add_clicked)
+        self.clear_button = QPushButton("Clear sessions")
+        self.clear_button.setToolTip("take away the sessions added here")
+        self.clear_button.clicked.connect(self.clear_sessions)
+        self.clear_button.setEnabled(False)
         self.curves: list[pg.PlotDataItem] = []
 
         buttons = QHBoxLayout()
@@ -102,8 +126,9 @@ class CompareView(QWidget):
         top.addWidget(QLabel("<b>Sessions</b>"))
         top.addStretch(1)
         top.addWidget(self.add_button)
+        top.addWidget(self.clear_button)
         right_layout.addLayout(top)
-        right_layout.addWidget(self.curve_legend)
+        right_layout.addWidget(self.legend_scroll)
         right_layout.addWidget(self.plot, 1)
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(left)
@@ -164,6 +189,13 @@ class CompareView(QWidget):
         super().resizeEvent(event)
         if self.table.rowCount():
             self._fit_table()
+        self._fit_legend()
+
+    def _fit_legend(self) -> None:
+        """The legend as tall as its lines, up to a third of the tab: the plot keeps the rest."""
+        wanted = self.curve_legend.heightForWidth(max(self.legend_scroll.viewport().width(), 1))
+        wanted = max(wanted, self.curve_legend.sizeHint().height())
+        self.legend_scroll.setFixedHeight(min(wanted + 2, max(self.height() // 3, 1)))
 
     def set_pair(self, a: int | None, b: int | None) -> None:
         """Compare trial rows ``a`` and ``b`` (None leaves that side empty)."""
@@ -212,11 +244,32 @@ class CompareView(QWidget):
                 for r in range(self.table.rowCount())]
 
     # --- sessions ----------------------------------------------------------------------------------
-    def add_session(self, path: str) -> None:
-        """Overlay a saved session (raises WorkbenchError for a file that is not one)."""
+    def add_session(self, path: str | Path) -> None:
+        """Overlay a saved session. Raises WorkbenchError, adding nothing, for a file that is not
+        one, one overlaid already or the open session's own (its curve is drawn already: a second
+        one would only hide it), or when every curve style is taken."""
         from workbench.core.domain.session import load_session  # only when asked
 
-        self.others.append(load_session(path))
+        where = Path(path).resolve()
+        name = Path(path).name
+        own = self.session_path()
+        if own is not None and where == Path(own).resolve() and self.model.session is not None:
+            raise WorkbenchError(f"{name} is the open session: its curve is drawn already")
+        if where in self.other_paths:
+            raise WorkbenchError(f"{name} is overlaid already")
+        if len(self.others) >= MAX_OVERLAID:
+            raise WorkbenchError(f"at most {MAX_OVERLAID} sessions are overlaid: Clear sessions first")
+        session = load_session(path)
+        self.others.append(session)
+        self.other_paths.append(where)
+        self.add_error = ""
+        self.clear_button.setEnabled(True)
+        self._draw_curves()
+
+    def clear_sessions(self) -> None:
+        """Take away every overlaid session (the open one stays)."""
+        self.others, self.other_paths, self.add_error = [], [], ""
+        self.clear_button.setEnabled(False)
         self._draw_curves()
 
     def _on_add_clicked(self) -> None:
@@ -224,8 +277,9 @@ class CompareView(QWidget):
         if path:
             try:
                 self.add_session(path)
-            except WorkbenchError as exc:
-                self.curve_legend.setText(f"<span style='color:#d55e00'>{html.escape(window_message(exc))}</span>")
+            except WorkbenchError as exc:  # said above the legend, which still names the curves drawn
+                self.add_error = window_message(exc)
+                self._draw_curves()
 
     def _draw_curves(self) -> None:
         self._curves_dirty = False
@@ -233,22 +287,34 @@ class CompareView(QWidget):
             self.plot.removeItem(curve)
         self.curves = []
         sessions = ([self.model.session] if self.model.session is not None else []) + self.others
-        entries = []
+        shown = self.model.shown_problem()
+        problem = shown if shown is not None else (self.model.session.problem if self.model.session is not None else None)
+        entries = [f"<span style='color:#d55e00'>{html.escape(self.add_error)}</span>"] if self.add_error else []
         for k, session in enumerate(sessions):
+            elsewhere = None
             if session is self.model.session:  # from the model's columns: no walk over 20,000 trials
                 best = running_min(np.where(self.model.failed_mask(), np.nan, self.model.metric("latency_ms")))
             else:
-                best = best_latency_so_far(session.trials)
+                trials, elsewhere = overlay_trials(session, problem)
+                best = best_latency_so_far(trials)
             colour = CURVE_COLOURS[k % len(CURVE_COLOURS)]
+            style, stroke = CURVE_STYLES[(k // len(CURVE_COLOURS)) % len(CURVE_STYLES)]
             x = np.arange(len(best), dtype=float)
             keep = np.isfinite(best)
-            curve = pg.PlotDataItem(x[keep], best[keep], pen=pg.mkPen(*colour, width=2.5), stepMode=None)
+            curve = pg.PlotDataItem(x[keep], best[keep], pen=pg.mkPen(*colour, width=2.5, style=style), stepMode=None)
             self.plot.addItem(curve)
             self.curves.append(curve)
             final = fmt(float(best[keep][-1])) + " ms" if keep.any() else "no successful trial"
             which = "this session" if k == 0 and session is self.model.session else f"session {k + 1}"
-            entry = f'<span style="color:rgb{colour}">━</span> {which}: {html.escape(session_label(session))} (best {final})'
+            entry = (f'<span style="color:rgb{colour}">{stroke}</span> {which}: '
+                     f'{html.escape(session_label(session))} (best {final})')
             if sessions and session is not sessions[0] and session.kernel != sessions[0].kernel:
                 entry += " <span style='color:#d55e00'>(another kernel: its latencies measure other work)</span>"
+            elif elsewhere is not None:
+                differs = ", ".join(f"{key}={value}" for key, value in elsewhere.items()
+                                    if problem is None or problem.get(key) != value)
+                entry += (f" <span style='color:#d55e00'>(at another problem size, {html.escape(differs)}: "
+                          "its latencies measure other work)</span>")
             entries.append(entry)
         self.curve_legend.setText("<br>".join(entries))
+        self._fit_legend()

@@ -11,12 +11,12 @@ from __future__ import annotations
 import difflib
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from workbench.core.domain.measurement import Trial
-from workbench.core.domain.session import Session
+from workbench.core.domain.session import Session, problem_key
 
 COMPARED_METRICS = ("latency_ms", "latency_p20_ms", "latency_p80_ms", "throughput_gbs", "gflops", "quality",
                     "memory_mb", "onchip_kb_per_sm", "occupancy")
@@ -83,3 +83,25 @@ def session_label(session: Session) -> str:
     if not strategy:
         strategy = "imported" if (session.device or {}).get("recorded") else "?"
     return f"{session.kernel} · {device} · {strategy}"
+
+
+def overlay_trials(session: Session, problem: Mapping[str, Any] | None) -> tuple[list[Trial], dict[str, Any] | None]:
+    """The trials of ``session`` whose best latency so far is overlaid on a view of ``problem``
+    (None: no problem is shown), and the problem they were measured at when it is another one
+    (None when it is ``problem``).
+
+    Latencies at different problem sizes measure different work, so a curve never mixes sizes: a
+    running minimum over a sweep's trials was the smallest size's optimum, and a curve of another
+    size looked faster or slower for no reason of its configs. The trials at ``problem`` when the
+    session measured it, else those at its own problem, else at the size it measured last."""
+    if problem is not None:
+        there = session.trials_at(problem)
+        if there:
+            return there, None
+    chosen = dict(session.problem)
+    trials = session.trials_at(chosen)
+    if not trials and session.trials:
+        chosen = session.problem_of(session.trials[-1])
+        trials = session.trials_at(chosen)
+    other = None if problem is None or problem_key(chosen) == problem_key(problem) else chosen
+    return trials, other

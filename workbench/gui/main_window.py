@@ -410,7 +410,7 @@ class MainWindow(QMainWindow):
     def _build_compare(self) -> QWidget:
         from workbench.gui.compare_view import CompareView
 
-        return CompareView(self.model, opened=lambda: self.toolbar.kernel_folders)
+        return CompareView(self.model, opened=lambda: self.toolbar.kernel_folders, session_path=lambda: self.path)
 
     def _build_size_view(self) -> QWidget:
         from workbench.gui.size_view import SizeView
@@ -420,7 +420,7 @@ class MainWindow(QMainWindow):
     def _build_portability(self) -> QWidget:
         from workbench.gui.portability_view import PortabilityView
 
-        return PortabilityView(self.model, templates=self._prediction_templates)
+        return PortabilityView(self.model, templates=self._prediction_templates, session_path=lambda: self.path)
 
     def _prediction_templates(self, kernel: str) -> dict[str, Any]:
         """``{kernel: template}`` when the kernel list runs ``kernel`` from a folder as a declarative

@@ -61,9 +61,11 @@ def heat_rgb(fraction: float | None) -> tuple[int, int, int]:
 
 class PortabilityView(QWidget):
     def __init__(self, model: SessionModel, parent: QWidget | None = None,
-                 templates: Callable[[str], dict[str, Any]] = lambda kernel: {}) -> None:
+                 templates: Callable[[str], dict[str, Any]] = lambda kernel: {},
+                 session_path: Callable[[], Path | None] = lambda: None) -> None:
         super().__init__(parent)
         self.model = model
+        self.session_path = session_path  # the open session's file (None: unsaved)
         #: kernel -> {name: template} the simulated GPUs predict with, loaded without running code
         #: (the window's declarative specs); other kernels are predicted from the shipped library only
         self.templates = templates
@@ -87,7 +89,8 @@ class PortabilityView(QWidget):
         self.clear_button.clicked.connect(self.clear)
         self.at = QLineEdit()
         self.at.setPlaceholderText("at size: n=1024")
-        self.at.setToolTip("compare size sweeps at this problem size instead of each session's own problem")
+        self.at.setToolTip("compare size sweeps at this problem size (empty: the size the window shows, "
+                           "else each session's own problem)")
         self.at.editingFinished.connect(self.refresh)
         self.table = QTableWidget(0, 0)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
@@ -133,30 +136,77 @@ class PortabilityView(QWidget):
 
     # --- sessions ----------------------------------------------------------------------------------
     def add_sessions(self, paths: list[str]) -> None:
-        """Add saved sessions of the kernel compared (raises WorkbenchError naming the first file
-        that is not one, is listed already, or is of another kernel, space or problem; none is
-        added then, and the report stays as it was)."""
+        """Add saved sessions of the kernel compared. Raises WorkbenchError naming the first file
+        that is not one, is listed already (or is the open session's own file), is of another
+        kernel, space or problem, or would leave no report (no trials at the problem compared,
+        nothing feasible on its GPU under the objective in force); none is added then, and the
+        report stays as it was."""
         from workbench.core.domain.session import load_session
 
         listed = {Path(p).resolve() for p in self.paths}
+        own = self.session_path()
+        if own is not None and self._current() is not None:
+            listed.add(Path(own).resolve())
         for path in paths:
             if Path(path).resolve() in listed:
-                raise WorkbenchError(f"{Path(path).name} is compared already")
+                raise WorkbenchError(f"{Path(path).name} is compared already"
+                                     + (" (the open session)" if own is not None and Path(path).resolve()
+                                        == Path(own).resolve() else ""))
             listed.add(Path(path).resolve())
         loaded = [load_session(path) for path in paths]
-        current = self._current()
-        sessions = ([current] if current is not None else []) + self.sessions + loaded
-        labels = ((["open session"] if current is not None else []) + [Path(p).name for p in self.paths]
-                  + [Path(p).name for p in paths])
+        sessions, labels = self._compared()
+        sessions, labels = sessions + loaded, labels + [Path(p).name for p in paths]
         if len(sessions) > 1:
             try:
-                at = parse_assignment_list(self.at.text(), "at size")
+                at, at_read = self._at(), True
             except WorkbenchError:  # the at-size field is the report's to word; compare whole problems here
-                at = None
+                at, at_read = None, False
             check_compatible(sessions, labels, at)
+            if at_read:
+                self._refuse_a_broken_report(sessions, labels, at, [Path(p).name for p in paths])
         self.paths += [str(p) for p in paths]
         self.sessions += loaded
         self.refresh()
+
+    def _refuse_a_broken_report(self, sessions: list[Any], labels: list[str], at: dict[str, Any] | None,
+                                names: list[str]) -> None:
+        """Raise when ``sessions`` give no report while those compared now do (or are too few for
+        one): the file that breaks it is refused instead of added, which left every later change
+        showing its error until the row was removed."""
+        try:
+            self._report(sessions, labels, at)
+        except WorkbenchError as exc:
+            before, before_labels = sessions[:-len(names)], labels[:-len(names)]
+            if len(before) >= 2:
+                try:
+                    self._report(before, before_labels, at)
+                except WorkbenchError:
+                    return  # the report is broken already (the objective in force): that is said there
+            raise WorkbenchError(f"{window_message(exc)}; {', '.join(names)} not added") from None
+
+    def _compared(self) -> tuple[list[Any], list[str]]:
+        """The sessions compared now and their labels: the open one first, when it has trials."""
+        current = self._current()
+        return (([current] if current is not None else []) + list(self.sessions),
+                (["open session"] if current is not None else []) + [Path(p).name for p in self.paths])
+
+    def _at(self) -> dict[str, Any] | None:
+        """The problem compared: the at-size field's, else the size the window shows (a sweep),
+        else None (each session's own problem)."""
+        typed = parse_assignment_list(self.at.text(), "at size")
+        if typed:
+            return dict(typed)
+        shown = self.model.shown_problem()
+        return dict(shown) if shown is not None else None
+
+    def _report(self, sessions: list[Any], labels: list[str], at: dict[str, Any] | None) -> PortabilityReport:
+        from workbench.runner.portability import simulator_predictors
+
+        predictors, notes = simulator_predictors(sessions, at, templates=self.templates(sessions[0].kernel))
+        report = portability_report(sessions, labels, self.model.constraints, self.model.weights,
+                                    predictors=predictors, at=at)
+        report.notes += notes
+        return report
 
     def clear(self) -> None:
         self.paths, self.sessions = [], []
@@ -195,9 +245,7 @@ class PortabilityView(QWidget):
 
     def refresh(self) -> None:
         self._dirty = False
-        current = self._current()
-        sessions = ([current] if current is not None else []) + self.sessions
-        labels = (["open session"] if current is not None else []) + [Path(p).name for p in self.paths]
+        sessions, labels = self._compared()
         self.files.clear()
         for session, label in zip(sessions, labels):
             device = session.device.get("name", "?")
@@ -213,17 +261,11 @@ class PortabilityView(QWidget):
                                  "from Kernel Tuner, or simulated) to see how each GPU's best config does on the "
                                  "others, and which single config is safest everywhere.</i>")
             return
-        from workbench.runner.portability import simulator_predictors
-
         try:
-            at = parse_assignment_list(self.at.text(), "at size")
-            predictors, notes = simulator_predictors(sessions, at, templates=self.templates(sessions[0].kernel))
-            report = portability_report(sessions, labels, self.model.constraints, self.model.weights,
-                                        predictors=predictors, at=at)
+            report = self._report(sessions, labels, self._at())
         except WorkbenchError as exc:
             self._show_error(window_message(exc))
             return
-        report.notes += notes
         self.report = report
         self.heading.setText(f"<b>{_escape(report.kernel)}</b> on {len(report.devices)} GPUs at "
                              f"{_escape(_config_text(report.problem))}: each GPU's best config as a fraction of "
