@@ -624,6 +624,22 @@ def test_a_python_reference_that_raises_is_named_with_its_file(tmp_path, cli):
     assert not out.exists() and not Path(str(out) + ".journal").exists()  # nothing measured, nothing left
 
 
+@pytest.mark.parametrize("returned", ["inputs['x'][:10]", "float(inputs['x'].sum())"])
+def test_a_python_reference_of_the_wrong_shape_is_said_when_the_simulator_starts(tmp_path, cli, returned):
+    """The simulator compares no outputs, so a reference of ten elements (or one number) for an
+    output of n ran every simulated trial "ok": the author learnt it only on a GPU."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["reference"] = {"kind": "python", "file": "_saxpy_reference.py"}
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec, indent=2))
+    (tmp_path / "_saxpy_reference.py").write_text(f"def reference(inputs, problem):\n    return {{'out': {returned}}}\n")
+    done = cli("tune", "saxpy", "--kernel-dir", str(tmp_path), "--backend", "sim", "--budget", "2",
+               "--out", str(tmp_path / "s.json"))
+    assert done.returncode != 0
+    assert f"{tmp_path / '_saxpy_reference.py'}: reference() gave out of shape " in done.stderr
+    assert "but output 'out' has shape (" in done.stderr
+
+
 def test_a_lone_cuda_source_is_named_with_the_spec_it_lacks(tmp_path, cli):
     """A folder holding only blur.cu said "unknown kernel 'blur'", as if the file were not there."""
     (tmp_path / "saxpy.cu").write_text(SOURCE)

@@ -578,7 +578,8 @@ class _Builder:
             function = self.get(raw, "function", str, "reference.function", "reference")
             if Path(file).name != file or not file.endswith(".py"):
                 raise self.fail("reference.file", "must be a .py file name in the template's folder", file)
-            return _PythonReference((self.folder or Path(".")) / file, function, tuple(outputs))
+            shapes = {name: arg.shape for name, arg in outputs.items() if arg.shape is not None}
+            return _PythonReference((self.folder or Path(".")) / file, function, tuple(outputs), shapes)
         exprs = self.get(raw, "outputs", dict, "reference.outputs")
         names = list(problem) + [a.name for a in args if a.kind in ("in", "inout", "scalar")]
         compiled = {}
@@ -644,10 +645,12 @@ class _PythonReference:
     #: Read by :attr:`KernelTemplate.reference_runs_a_file`: calling this imports the file.
     runs_file = True
 
-    def __init__(self, path: Path, function: str, outputs: tuple[str, ...]) -> None:
+    def __init__(self, path: Path, function: str, outputs: tuple[str, ...],
+                 shapes: Mapping[str, Callable[[Mapping[str, Any]], Any]] | None = None) -> None:
         self.path = path
         self.function = function
         self.outputs = outputs
+        self.shapes = dict(shapes or {})  # each output's shape for a problem
         self._fn: Callable[..., Any] | None = None
 
     def __call__(self, inputs: Mapping[str, Any], problem: Mapping[str, Any]) -> dict[str, np.ndarray]:
@@ -668,7 +671,16 @@ class _PythonReference:
                                 f"{type(exc).__name__}: {exc}") from None
         if not isinstance(result, Mapping) or set(result) != set(self.outputs):
             raise TemplateError(f"{self.path}: {self.function}() must return a dict with keys {list(self.outputs)}")
-        return {k: np.asarray(v, dtype=np.float64) for k, v in result.items()}
+        arrays = {k: np.asarray(v, dtype=np.float64) for k, v in result.items()}
+        for name, array in arrays.items():
+            # said where the reference is computed (the simulator's start too), not only when a
+            # GPU's outputs are compared with it element by element
+            shape_of = self.shapes.get(name)
+            want = tuple(int(d) for d in shape_of(problem)) if shape_of is not None else None
+            if want is not None and array.size != math.prod(want):
+                raise TemplateError(f"{self.path}: {self.function}() gave {name} of shape {array.shape}, but output "
+                                    f"{name!r} has shape {want}")
+        return arrays
 
 
 #: CUDA's launch limits, the same on every GPU since compute capability 3.0.
