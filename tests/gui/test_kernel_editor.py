@@ -482,3 +482,67 @@ def test_a_python_reference_without_a_file_says_to_choose_one(editor):
     editor.ref_kind.setCurrentIndex(editor.ref_kind.findData("python"))
     editor._guard(lambda: editor.save())
     assert "reference.file: error: choose the file with the reference function (Choose reference file...)" in editor.last_error
+
+
+def test_a_name_starting_with_an_underscore_is_refused_by_tune_and_save(editor, tmp_path):
+    """Template lookups skip such names (a folder's private files), so a draft saved as ``_hidden``
+    ran as "unknown template '_hidden'; available: _hidden, ..."."""
+    editor.open_folder(EXAMPLE)
+    editor.name_edit.setText("_hidden")
+    for action in (lambda: editor.tune(2), lambda: editor.save(tmp_path / "lib")):
+        editor.last_error = ""
+        editor._guard(action)
+        assert "name: must not start with '_'" in editor.last_error
+    assert not (editor.drafts_dir() / "_hidden").exists() and not (tmp_path / "lib").exists()
+
+
+def test_save_never_writes_over_another_template_of_the_same_name(editor, tmp_path):
+    """Renaming an opened template to the name of another in its folder, or saving it into a folder
+    with a template of its name, wrote over that template's spec and source without a word."""
+    folder = tmp_path / "lib"
+    editor.open_folder(EXAMPLE)
+    editor.save(folder)
+    (folder / "saxpy.cu").write_text(SAXPY_CU + "// mine\n")
+    other = tmp_path / "other"
+    other.mkdir()
+    editor.open_folder(EXAMPLE)
+    editor.entry_edit.setText("saxpy")  # the kernel's function keeps its name
+    editor.name_edit.setText("axpy")
+    editor.save(other)  # a new name in a new folder: saved
+    editor.name_edit.setText("saxpy")
+    editor._guard(lambda: editor.save(folder))  # into the folder holding another saxpy
+    assert "saxpy.kernel.json: another template of that name is there" in editor.last_error
+    assert (folder / "saxpy.cu").read_text().endswith("// mine\n")
+    editor.open_folder(folder)  # opened, it is the editor's to save
+    editor.source.setPlainText(SAXPY_CU + "// edited\n")
+    editor.save()
+    assert (folder / "saxpy.cu").read_text().endswith("// edited\n")
+
+
+def test_links_neither_carry_a_file_from_elsewhere_nor_redirect_a_draft(editor, tmp_path):
+    """A reference file that links outside the opened folder became a plain file of the folder it
+    was saved to; a link in the drafts folder made Tune delete the specs where it pointed."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("def reference(inputs, problem):\n    return {'out': inputs['x']}\n")
+    folder = _saxpy_folder_with_python_reference(tmp_path / "opened", "ref.py")
+    (folder / "ref.py").symlink_to(secret)
+    editor.open_folder(folder)
+    editor._guard(lambda: editor.save(tmp_path / "copy"))
+    assert "reference.file links to a file outside the template's folder" in editor.last_error
+    assert not (tmp_path / "copy").exists()
+    editor.open_folder(EXAMPLE)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "precious.kernel.json").write_text("{}")
+    editor.drafts_dir().mkdir(parents=True, exist_ok=True)
+    link = editor.drafts_dir() / "saxpy"
+    if link.exists():
+        import shutil
+        shutil.rmtree(link)
+    link.symlink_to(elsewhere)
+    try:
+        editor._guard(lambda: editor.tune(2))
+        assert "a link, not a drafts folder of the editor's" in editor.last_error
+        assert (elsewhere / "precious.kernel.json").exists()
+    finally:
+        link.unlink()

@@ -213,3 +213,39 @@ def test_an_open_sweep_is_compared_at_the_size_the_window_shows(window, tmp_path
     window.bottom_tabs.setCurrentWidget(view)
     view.add_sessions([str(tmp_path / "b.json")])
     assert view.report is not None and view.report.problem["n"] == shown["n"]
+
+
+def test_an_added_file_opened_later_is_counted_once_and_a_link_loop_is_one_line(window, tmp_path: Path) -> None:
+    """Added before it was opened, a file's trials were counted twice (Portability) and its curve
+    drawn twice (Compare); a symbolic link to itself raised out of both buttons."""
+    paths = {}
+    for name, latencies in (("a", {32: 1.0, 64: 1.25, 128: 2.0}), ("b", {32: 4.0, 64: 2.5, 128: 2.0}),
+                            ("c", {32: 3.0, 64: 1.0, 128: 2.5})):
+        paths[name] = tmp_path / f"{name}.json"
+        save_session(recording(f"GPU {name}", latencies), paths[name])
+    window.open_session(paths["c"])
+    view = window.portability
+    window.bottom_tabs.setCurrentWidget(view)
+    view.add_sessions([str(paths["a"]), str(paths["b"])])
+    window.compare.add_session(str(paths["a"]))
+    window.open_session(paths["a"])
+    view.refresh()
+    assert view.report is not None and sorted(b.trials for b in view.report.bests) == [3, 3]
+    assert view.files.item(1).text() == "a.json: the open session now, counted once"
+    window.compare._draw_curves()
+    assert len(window.compare.curves) == 1  # the open session's
+    (tmp_path / "loop.json").symlink_to(tmp_path / "loop.json")
+    for add in (lambda: view.add_sessions([str(tmp_path / "loop.json")]),
+                lambda: window.compare.add_session(str(tmp_path / "loop.json"))):
+        with pytest.raises(WorkbenchError, match="loop.json"):
+            add()
+
+
+def test_a_file_is_not_refused_for_what_the_objective_does_to_the_open_session(window, tmp_path: Path) -> None:
+    save_session(recording("GPU A", {32: 1.0, 64: 1.25}), tmp_path / "a.json")
+    save_session(recording("GPU B", {32: 4.0, 64: 2.5}), tmp_path / "b.json")
+    window.open_session(tmp_path / "a.json")
+    window.model.set_constraints(max_memory_mb=1.0)  # nothing is feasible anywhere
+    view = window.portability
+    view.add_sessions([str(tmp_path / "b.json")])
+    assert view.files.count() == 2 and view.report is None and "nothing feasible" in view.heading.text()

@@ -22,7 +22,9 @@ from PySide6.QtWidgets import (
     QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
+from workbench.core.domain.session import problem_key
 from workbench.core.errors import WorkbenchError
+from workbench.core.fs import resolved
 from workbench.gui.comparison import (
     best_latency_so_far, compare_trials, overlay_trials, running_min, session_label, source_diff,
 )
@@ -250,10 +252,10 @@ class CompareView(QWidget):
         one would only hide it), or when every curve style is taken."""
         from workbench.core.domain.session import load_session  # only when asked
 
-        where = Path(path).resolve()
+        where = resolved(path)
         name = Path(path).name
         own = self.session_path()
-        if own is not None and where == Path(own).resolve() and self.model.session is not None:
+        if own is not None and where == resolved(own) and self.model.session is not None:
             raise WorkbenchError(f"{name} is the open session: its curve is drawn already")
         if where in self.other_paths:
             raise WorkbenchError(f"{name} is overlaid already")
@@ -286,7 +288,11 @@ class CompareView(QWidget):
         for curve in self.curves:
             self.plot.removeItem(curve)
         self.curves = []
-        sessions = ([self.model.session] if self.model.session is not None else []) + self.others
+        own = self.session_path()
+        opened = resolved(own) if own is not None and self.model.session is not None else None
+        # an overlay whose file has since been opened is the open session's curve: not drawn twice
+        sessions = ([self.model.session] if self.model.session is not None else []) + [
+            other for other, where in zip(self.others, self.other_paths) if where != opened]
         shown = self.model.shown_problem()
         problem = shown if shown is not None else (self.model.session.problem if self.model.session is not None else None)
         entries = [f"<span style='color:#d55e00'>{html.escape(self.add_error)}</span>"] if self.add_error else []
@@ -312,7 +318,8 @@ class CompareView(QWidget):
                 entry += " <span style='color:#d55e00'>(another kernel: its latencies measure other work)</span>"
             elif elsewhere is not None:
                 differs = ", ".join(f"{key}={value}" for key, value in elsewhere.items()
-                                    if problem is None or problem.get(key) != value)
+                                    if problem is None or problem_key({key: problem.get(key)}) != problem_key({key: value}))
+                differs = differs or ", ".join(f"{key}={value}" for key, value in elsewhere.items())
                 entry += (f" <span style='color:#d55e00'>(at another problem size, {html.escape(differs)}: "
                           "its latencies measure other work)</span>")
             entries.append(entry)

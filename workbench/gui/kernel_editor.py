@@ -28,8 +28,9 @@ from workbench.core.model.kernel_draft import Diagnostic, DraftReport, check_dra
 from workbench.core.domain.kernel_spec import (
     DEFAULT_ATOL, DEFAULT_RTOL, SPEC_SUFFIX, SpecError, expression_problem, format_values, load_declarative, parse_values,
     check_template_name, read_cuda_file, read_spec, read_spec_source, reference_file_named, save_template_folder,
-    split_expressions, user_templates_dir,
+    spec_path, split_expressions, user_templates_dir,
 )
+from workbench.core.fs import resolved
 from workbench.core.domain.macros import scan_macros
 from workbench.gui.text import window_message
 from workbench.gui.status_bar import install_status_bar
@@ -154,6 +155,7 @@ class KernelEditor(QMainWindow):
         #: folder, so the main window may run and export the template from it (``--kernel-dir``)
         self.folder_opened: Callable[[str, Path], None] | None = None
         self.folder: Path | None = None  # where the template was opened from / saved to
+        self.spec_file: Path | None = None  # the spec file opened or saved last (None: a new draft)
         self.reference_file: Path | None = None  # a python reference the person chose in this dialog
         self.report: DraftReport | None = None
         self.form_problems: list[Diagnostic] = []
@@ -345,6 +347,7 @@ class KernelEditor(QMainWindow):
         self._loading = True
         try:
             self.folder = folder
+            self.spec_file = None  # (open_folder names it once the form is filled)
             self._opened = json.loads(json.dumps(spec))  # a deep copy: what the form does not edit is kept from it
             self.reference_file = None
             self.name_edit.setText(str(spec.get("name", "")))
@@ -670,8 +673,15 @@ class KernelEditor(QMainWindow):
         spec = self.spec()
         if self.form_problems:
             raise WorkbenchError(str(self.form_problems[0]))
+        check_template_name(str(spec.get("name") or ""))
+        existing = spec_path(target, str(spec["name"]))
+        if (existing.exists() or existing.is_symlink()) and (
+                self.spec_file is None or resolved(existing) != resolved(self.spec_file)):
+            raise WorkbenchError(f"{existing}: another template of that name is there; open it to change it, "
+                                 "or choose another name or folder")
         path = save_template_folder(target, spec, self.source.toPlainText(),
                                     reference_file=self._reference_to_copy(spec, target))
+        self.spec_file = path
         self.folder = target
         self.reference_file = None
         self._ref_spec = dict(json.loads(path.read_text()).get("reference", {}))
@@ -699,6 +709,7 @@ class KernelEditor(QMainWindow):
                 load_declarative(path)  # the loader's own error names the field and its line (reads JSON only)
                 raise SpecError(f"is not a template spec this editor can show ({type(exc).__name__}: {exc}); "
                                 "fix it in a text editor", path=str(path)) from None
+            self.spec_file = path
             self.setWindowTitle(f"Kernel template editor - {path}")
             if self.folder_opened is not None:
                 # The window offers the template to run and export only when it loads, under the
@@ -759,6 +770,8 @@ class KernelEditor(QMainWindow):
         check_template_name(name)  # the draft's folder is named by it: checked before anything is touched
         folder = self.drafts_dir() / name
         reference = self._reference_to_copy(spec, folder)
+        if folder.is_symlink():  # the drafts are the editor's own folders: it never makes links there
+            raise WorkbenchError(f"{folder}: a link, not a drafts folder of the editor's; remove it to tune {name}")
         folder.mkdir(parents=True, exist_ok=True)
         for stale in folder.glob("*" + SPEC_SUFFIX):  # one draft per folder: the current one
             if stale.name != f"{name}{SPEC_SUFFIX}":
@@ -780,8 +793,13 @@ class KernelEditor(QMainWindow):
         if self.reference_file is not None:
             return self.reference_file
         opened = reference_file_named(spec, self.folder)
-        if opened is None or (self.folder is not None and target.resolve() == self.folder.resolve()):
+        if opened is None or self.folder is None or resolved(target) == resolved(self.folder):
             return None
+        if resolved(opened).parent != resolved(self.folder):
+            # a link in the folder to a file elsewhere: copied, whatever it holds would become a
+            # plain file of the new folder without the person having seen it
+            raise WorkbenchError(f"{opened}: reference.file links to a file outside the template's folder "
+                                 f"({resolved(opened)}); copy that file into the folder to take it along")
         return opened
 
     def _guard(self, action: Callable[[], Any]) -> None:

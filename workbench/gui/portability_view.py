@@ -32,12 +32,14 @@ from PySide6.QtWidgets import (
 
 from workbench.core.domain.assignments import parse_assignment_list
 from workbench.core.errors import WorkbenchError
+from workbench.core.fs import resolved
 from workbench.core.domain.portability import (
     FAILED,
     INFEASIBLE,
     PREDICTED,
     Cell,
     PortabilityReport,
+    SessionUnanswered,
     check_compatible,
     portability_report,
 )
@@ -143,16 +145,15 @@ class PortabilityView(QWidget):
         report stays as it was."""
         from workbench.core.domain.session import load_session
 
-        listed = {Path(p).resolve() for p in self.paths}
-        own = self.session_path()
-        if own is not None and self._current() is not None:
-            listed.add(Path(own).resolve())
+        listed = {resolved(p) for p in self.paths}
+        own = self._open_file()
+        if own is not None:
+            listed.add(own)
         for path in paths:
-            if Path(path).resolve() in listed:
+            if resolved(path) in listed:
                 raise WorkbenchError(f"{Path(path).name} is compared already"
-                                     + (" (the open session)" if own is not None and Path(path).resolve()
-                                        == Path(own).resolve() else ""))
-            listed.add(Path(path).resolve())
+                                     + (" (the open session)" if resolved(path) == own else ""))
+            listed.add(resolved(path))
         loaded = [load_session(path) for path in paths]
         sessions, labels = self._compared()
         sessions, labels = sessions + loaded, labels + [Path(p).name for p in paths]
@@ -170,25 +171,32 @@ class PortabilityView(QWidget):
 
     def _refuse_a_broken_report(self, sessions: list[Any], labels: list[str], at: dict[str, Any] | None,
                                 names: list[str]) -> None:
-        """Raise when ``sessions`` give no report while those compared now do (or are too few for
-        one): the file that breaks it is refused instead of added, which left every later change
-        showing its error until the row was removed."""
+        """Raise when the report cannot use one of the files being added (no trials at the size
+        compared, nothing feasible on its GPU): it is refused instead of added, which left every
+        later change showing its error until the row was removed. A report the sessions compared
+        already cannot give (the objective in force leaves one of them nothing) is not the new
+        file's fault: that is said by the report, and the file is added."""
         try:
             self._report(sessions, labels, at)
-        except WorkbenchError as exc:
-            before, before_labels = sessions[:-len(names)], labels[:-len(names)]
-            if len(before) >= 2:
-                try:
-                    self._report(before, before_labels, at)
-                except WorkbenchError:
-                    return  # the report is broken already (the objective in force): that is said there
-            raise WorkbenchError(f"{window_message(exc)}; {', '.join(names)} not added") from None
+        except SessionUnanswered as exc:
+            if exc.label in names:
+                raise WorkbenchError(f"{window_message(exc)}; {exc.label} not added") from None
+        except WorkbenchError:
+            return  # e.g. one GPU only so far: the report says so until another is added
+
+    def _open_file(self) -> Path | None:
+        """The open session's file while the open session is compared (None: unsaved, or no trials)."""
+        own = self.session_path()
+        return resolved(own) if own is not None and self._current() is not None else None
 
     def _compared(self) -> tuple[list[Any], list[str]]:
-        """The sessions compared now and their labels: the open one first, when it has trials."""
+        """The sessions compared now and their labels: the open one first, when it has trials. An
+        added file that has since been opened is left out (its trials are the open session's)."""
         current = self._current()
-        return (([current] if current is not None else []) + list(self.sessions),
-                (["open session"] if current is not None else []) + [Path(p).name for p in self.paths])
+        own = self._open_file()
+        added = [(s, Path(p).name) for s, p in zip(self.sessions, self.paths) if own is None or resolved(p) != own]
+        return (([current] if current is not None else []) + [s for s, _ in added],
+                (["open session"] if current is not None else []) + [label for _, label in added])
 
     def _at(self) -> dict[str, Any] | None:
         """The problem compared: the at-size field's, else the size the window shows (a sweep),
@@ -247,7 +255,13 @@ class PortabilityView(QWidget):
         self._dirty = False
         sessions, labels = self._compared()
         self.files.clear()
-        for session, label in zip(sessions, labels):
+        current, own = self._current(), self._open_file()
+        rows = ([(current, "open session", None)] if current is not None else []) + [
+            (session, Path(path).name, resolved(path)) for session, path in zip(self.sessions, self.paths)]
+        for session, label, where in rows:  # every added file keeps its row (Remove counts rows)
+            if where is not None and where == own:
+                self.files.addItem(f"{label}: the open session now, counted once")
+                continue
             device = session.device.get("name", "?")
             sim = " [SIMULATED]" if session.device.get("simulated") else ""
             self.files.addItem(f"{label}: {session.kernel} on {device}{sim}, {len(session.trials)} trials")

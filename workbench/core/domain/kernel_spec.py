@@ -56,6 +56,9 @@ REFERENCE_KINDS = ("expression", "python", "none")
 #: An output's tolerance when its argument gives none (``args[i].rtol`` / ``.atol``).
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-5, 1e-6
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: Why a template name may not start with "_": template folders keep their private files
+#: (a Python reference is ``_<name>_reference.py``) under such names, and lookups skip them.
+HIDDEN_NAME = "must not start with '_' (names starting with '_' are a template folder's private files)"
 _COL = re.compile(r"\(col (\d+): ")
 
 
@@ -252,6 +255,8 @@ class _Builder:
         name = self.get(spec, "name", str, "name")
         if not _C_IDENTIFIER.match(name):
             raise self.fail("name", "must be a C identifier", name)
+        if name.startswith("_"):
+            raise self.fail("name", HIDDEN_NAME, name)
         entry = self.get(spec, "entry", str, "entry", name)
         slots = self.slots()
         problem, small, docs, limits = self.problem()
@@ -885,6 +890,8 @@ def check_template_name(name: str) -> None:
     ``../x`` or an absolute path would otherwise name a place outside their own folder."""
     if not _C_IDENTIFIER.match(name):
         raise SpecError("must be a C identifier", "name")
+    if name.startswith("_"):
+        raise SpecError(HIDDEN_NAME, "name")
 
 
 def reference_file_named(spec: Mapping[str, Any], folder: Path | None) -> Path | None:

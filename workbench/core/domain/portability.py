@@ -311,6 +311,16 @@ def _mixed_readings(sessions: Sequence[Session], labels: Sequence[str]) -> str |
             "caches again so that every GPU's latency means the same")
 
 
+class SessionUnanswered(WorkbenchError):
+    """One session the report cannot use (no trials at the problem compared, or nothing feasible
+    on its GPU under the objective); ``label`` names it, so a caller adding files can tell a file
+    that breaks the report from an objective that does."""
+
+    def __init__(self, label: str, *args: object, template: str | None = None) -> None:
+        super().__init__(*args, template=template)
+        self.label = label
+
+
 def portability_report(
     sessions: Sequence[Session],
     sources: Sequence[str] | None = None,
@@ -342,8 +352,9 @@ def portability_report(
     for session, label in zip(sessions, labels):
         trials = trials_at_problem(session, at)
         if not trials:
-            raise WorkbenchError(template=f"{quoted(label)}: no trials at problem {quoted(_problem_of(session, at))}; "
-                                          "name a measured size with {at:NAME=VALUE} (show FILE lists them)")
+            raise SessionUnanswered(label, template=f"{quoted(label)}: no trials at problem "
+                                    f"{quoted(_problem_of(session, at))}; name a measured size with "
+                                    "{at:NAME=VALUE} (show FILE lists them)")
         for trial in trials:
             device = _device_of(session, trial)
             entry = grouped.setdefault(device, (label, []))
@@ -359,7 +370,7 @@ def portability_report(
         table = _device_table(name, label, trials, constraints, weights)
         if table.best is None:
             summary = rank(trials, constraints, weights).summary()
-            raise WorkbenchError(f"{label}: nothing feasible on {name} ({summary})")
+            raise SessionUnanswered(label, f"{label}: nothing feasible on {name} ({summary})")
         table.predictor = predictors.get(name)
         devices.append(table)
 
