@@ -73,7 +73,7 @@ class BestCard(QFrame):
             if label is None or ranking.unscored.any():  # no score to rank by: no constraint to relax
                 return f"<b>Nothing is feasible.</b><br>{html.escape(ranking.why_none())}."
             count = ranking.excluded_by.get(label, 0)
-            return (f"<b>Nothing is feasible.</b><br>The constraint <b>{html.escape(str(label))}</b> excludes the most "
+            return (f"<b>Nothing is feasible.</b><br>The constraint <b>{html.escape(ranking.shown(label))}</b> excludes the most "
                     f"trials ({count} of {ranking.n_ok} successful). Relax it to get a recommendation.")
         trial = model.trials[best]
         config = "<br>".join(f"<b>{html.escape(k)}</b> = {html.escape(str(v))}" for k, v in trial.config.items())

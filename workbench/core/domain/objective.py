@@ -157,6 +157,12 @@ class Bound:
         shown = str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
         return f"{self.metric} {self.op} {shown}"
 
+    @property
+    def shown(self) -> str:
+        """The bound for a sentence a person reads (six significant digits: ``memory_mb <= 63.9132``,
+        not the slider's exact ``63.91320761904762``); never parsed back, unlike :attr:`label`."""
+        return f"{self.metric} {self.op} {shown_number(self.value)}"
+
     def __str__(self) -> str:
         return self.label
 
@@ -577,6 +583,13 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
+def shown_number(value: float) -> str:
+    """A bound's or a measured value's figure in a sentence: six significant digits, an integer whole."""
+    if math.isfinite(value) and value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return f"{value:.6g}"
+
+
 @dataclass
 class Ranking:
     """What the views need, aligned with the trials (or table rows) that were ranked."""
@@ -619,6 +632,10 @@ class Ranking:
         label, count = max(self.excluded_by.items(), key=lambda item: item[1])
         return label if count > 0 else None
 
+    def shown(self, label: str) -> str:
+        """The constraint of ``label`` (a key of :attr:`excluded_by`) as a person reads it."""
+        return next((bound.shown for bound in self.constraints.bounds() if bound.label == label), label)
+
     def rank_of(self, i: int) -> int | None:
         """1-based position of row ``i`` among feasible trials (None when infeasible)."""
         if not self.feasible[i]:
@@ -647,7 +664,7 @@ class Ranking:
         reasons = []
         label = self.most_excluding
         if label is not None:
-            reasons.append(f"{label} excludes {self.excluded_by[label]}")
+            reasons.append(f"{self.shown(label)} excludes {self.excluded_by[label]}")
         unscored = int(np.count_nonzero(self.unscored))
         if unscored:
             within = " within the constraints" if label is not None else ""
@@ -700,8 +717,8 @@ class Ranking:
             for bound in self.constraints.bounds():
                 value = table.column(bound.metric)[i]
                 if not bound.check(value):
-                    shown = "not reported" if math.isnan(value) else f"{value:.4g}"
-                    reasons.append(f"{bound.metric} {shown} violates {bound.label}")
+                    shown = "not reported" if math.isnan(value) else shown_number(float(value))
+                    reasons.append(f"{bound.metric} {shown} violates {bound.shown}")
             if not reasons:  # meets every constraint, but there is nothing to score it on
                 reasons.append(f"reports none of the weighted metrics ({self._weighted_names()}), so it has no score")
             return "infeasible: " + "; ".join(reasons)
