@@ -212,6 +212,27 @@ def test_simulated_gpus_predict_the_configs_they_did_not_measure() -> None:
     assert simulator_predictors([recorded("GPU A", {(32, 1): 1.0})]) == ({}, [])
 
 
+def test_a_prediction_above_the_runs_best_is_explained_and_simulated_cells_are_not_called_measured() -> None:
+    """"100.5%" of an optimum read as an error to a student, and "predicted cells are the
+    simulator's figures, not measurements" implied the other cells were measured when every
+    session was simulated."""
+    a = recorded("GPU A", {(32, 1): 1.0, (64, 1): 2.0})
+    b = recorded("GPU B", {(64, 1): 1.0, (128, 2): 3.0})
+    for session in (a, b):
+        session.device = {"name": session.device["name"], "simulated": True}
+    predictors = {"GPU B": lambda config: 0.9 if config["block"] == 32 else 1.0,  # beats B's best of its run
+                  "GPU A": lambda config: 1.0}
+    report = portability_report([a, b], predictors=predictors)
+    cell = report.matrix[0][1]
+    assert cell.source == PREDICTED and cell.fraction == pytest.approx(1.0 / 0.9)
+    note = next(n for n in report.notes if n.startswith("predicted cells"))
+    assert note.startswith("predicted cells are predictions for configs that GPU's run did not try")
+    assert "1 above 100%: the model expects the config to beat the best its run found there" in note
+    a.device, b.device = {"name": "GPU A", "recorded": True}, {"name": "GPU B", "simulated": True}
+    note = next(n for n in portability_report([a, b], predictors=predictors).notes if n.startswith("predicted"))
+    assert "the simulator's figures, not measurements" in note
+
+
 # --- recorded: five GPUs, one convolution kernel ----------------------------------------------------
 
 

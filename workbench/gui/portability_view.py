@@ -254,6 +254,9 @@ class PortabilityView(QWidget):
     def refresh(self) -> None:
         self._dirty = False
         sessions, labels = self._compared()
+        problem = dict(sessions[0].problem) if sessions else {}
+        self.at.setPlaceholderText("at size: " + (", ".join(f"{k}={v}" for k, v in list(problem.items())[:1])
+                                                   or "NAME=VALUE"))
         self.files.clear()
         current, own = self._current(), self._open_file()
         rows = ([(current, "open session", None)] if current is not None else []) + [

@@ -388,8 +388,16 @@ def portability_report(
         cells = "1 cell is" if unmeasured == 1 else f"{unmeasured} cells are"
         notes.append(f"{cells} missing: the config was never measured there "
                      "(a simulated device predicts them; a recording cannot)")
-    if any(c.source == PREDICTED for row in matrix for c in row):
-        notes.append("predicted cells are the simulator's figures, not measurements")
+    predicted = [c for row in matrix for c in row if c.source == PREDICTED]
+    if predicted:
+        # every cell of a simulated GPU is modelled; a predicted one is of a config its run never tried
+        whose = "predictions" if simulated and len(simulated) == len(devices) else "the simulator's figures, not measurements"
+        note = f"predicted cells are {whose} for configs that GPU's run did not try"
+        above = sum(1 for c in predicted if c.fraction is not None and c.fraction > 1.0)
+        if above:
+            note += (f"; {above} above 100%: the model expects the config to beat the best its run found there "
+                     "(the optimum is the best of that run, not of the space)")
+        notes.append(note)
     if portable is not None and portable.predicted:
         guessed = ", ".join(name for name, cell in portable.cells.items() if cell.source == PREDICTED)
         notes.append(f"the portable config was never measured on {guessed} (predicted there); an export "
