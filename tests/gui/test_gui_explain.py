@@ -251,6 +251,29 @@ def test_why_panel_draws_the_selected_trials_modelled_terms_and_its_peaks(window
     assert not view.plot.isHidden()
 
 
+@pytest.mark.parametrize("size", [(1440, 900), (1920, 1080)])
+def test_why_panel_figures_fit_the_plot_and_the_latency_label_grows_in_presentation_mode(window, qtbot, size):
+    """In presentation mode the figure after the longest bar ran past the plot's edge ("0.0159"
+    without "ms"), the latency line's label kept its small font and covered the bottom bar's figure."""
+    window.model.set_session(_simulated_trial_session())
+    window.model.select(0)
+    view = window.why_view
+    window.bottom_tabs.setCurrentWidget(view)
+    window.zoom.presentation_action.setChecked(True)
+    window.resize(*size)
+    qtbot.wait(50)
+    view.refresh()
+    qtbot.wait(20)
+    box = view.plot.getPlotItem().vb.sceneBoundingRect()
+    label = view.latency_line.label
+    assert label.textItem.font().pointSizeF() == pytest.approx(view.font().pointSizeF())
+    assert view.font().pointSizeF() > window.zoom.base_point_size * 1.2  # presentation mode's large font
+    for figure in view.value_labels:
+        rect = figure.sceneBoundingRect()
+        assert rect.right() <= box.right() + 1, (figure.toPlainText(), rect.right(), box.right())
+        assert not rect.intersects(label.sceneBoundingRect()), figure.toPlainText()
+
+
 def test_roofline_places_trials_under_the_roofs(window):
     window.model.set_session(_simulated_trial_session())
     window.bottom_tabs.setCurrentWidget(window.roofline_chart)
@@ -258,7 +281,7 @@ def test_roofline_places_trials_under_the_roofs(window):
     chart = window.roofline_chart
     chart.refresh()
     assert chart.plot.getAxis("bottom").labelText == "arithmetic intensity (FLOP/byte)"
-    assert chart.plot.getAxis("left").labelText == "achieved GFLOP/s"
+    assert chart.plot.getAxis("left").labelText == "modelled GFLOP/s (simulated)"  # nothing ran: not "achieved"
     data = chart.data
     assert data.per_config and data.ridge == pytest.approx(12.5)
     assert data.intensity[0] == pytest.approx(0.0168e9 / 67.1e6)
@@ -586,7 +609,9 @@ def test_a_simulated_quality_that_compared_nothing_says_so() -> None:
 
     modelled = _metric_note("quality", 1.0, ROUNDED_REFERENCE)
     assert "no output was compared" in modelled and "against a float64 reference" not in modelled
-    assert "against a float64 reference" in _metric_note("quality", 0.9, "emulation")
+    emulated = _metric_note("quality", 0.9, "emulation")  # the simulator's NumPy emulation of the config
+    assert "against a float64 reference" in emulated and "simulated: the config's arithmetic emulated" in emulated
+    assert "no kernel ran" in emulated and "simulated" not in _metric_note("quality", 0.9, None)  # a GPU's
 
 
 def _sized(problem: dict, latencies: list[float], problems: list[dict] | None = None) -> Session:

@@ -40,7 +40,7 @@ from workbench.core.model.gpus import GpuSpec, load_gpu
 from workbench.core.domain.measurement import Measurement, Status
 from workbench.core.domain.records import SIM_COMPILE_MODES, is_arch_name
 from workbench.core.model.perfmodel import estimate_resources, launch_check, predict
-from workbench.core.model.quality import ROUNDED_REFERENCE, quality_of
+from workbench.core.model.quality import EMULATION, ROUNDED_REFERENCE, quality_of
 from workbench.core.model.resource_table import TemplateFigures, figures_for, nearest_figures
 from workbench.core.domain.space import Config
 from workbench.core.model.footprint import device_memory_mb, onchip_figures
@@ -438,7 +438,7 @@ class SimBackend(Backend):
             "gpu": self.gpu.name,
             "arch": self.arch,
             "simulated": True,
-            "quality_source": ("emulation" if self.template.emulate is not None
+            "quality_source": (EMULATION if self.template.emulate is not None
                                else ROUNDED_REFERENCE if self.small_expected
                                else "none: the template gives no reference to compare with"),
         }

@@ -10,7 +10,7 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from workbench.core.model.quality import FLOAT32_DIGITS, ROUNDED_REFERENCE
+from workbench.core.model.quality import EMULATION, FLOAT32_DIGITS, ROUNDED_REFERENCE
 from workbench.gui.model import SessionModel
 from workbench.gui.text import fmt, metric_label
 
@@ -137,6 +137,10 @@ def _metric_note(name: str, value: float, quality_source: object = None) -> str:
         if quality_source == ROUNDED_REFERENCE:
             return (f" <span style='color:#555'>(modelled: the reference rounded to float32, {digits:.1f} of "
                     f"{FLOAT32_DIGITS:.1f} digits; the simulator runs no kernel, so no output was compared)</span>")
+        if quality_source == EMULATION:
+            return (f" <span style='color:#555'>(simulated: the config's arithmetic emulated in NumPy, {digits:.1f} "
+                    f"of the {FLOAT32_DIGITS:.1f} correct digits float32 can carry, against a float64 "
+                    "reference; no kernel ran)</span>")
         return (f" <span style='color:#555'>({digits:.1f} of the {FLOAT32_DIGITS:.1f} correct digits float32 "
                 f"can carry, against a float64 reference)</span>")
     return ""

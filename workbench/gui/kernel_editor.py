@@ -46,7 +46,7 @@ ARG_COLUMNS = ("name", "kind", "dtype", "shape / value", "rtol", "atol")
 PROFILE_KEYS = ("work_per_thread", "access_bytes", "coalescing", "bytes_read", "bytes_written")
 
 NEW_SOURCE = """// y = a * x + y, written from scratch. Upper-case macros the file uses but does not define
-// (BLOCK_SIZE, ITEMS) are the slots; PROBLEM_N is the problem parameter n.
+// (here BLOCK_SIZE) are the slots; PROBLEM_N is the problem parameter n.
 extern "C" __global__ void kernel_name(const float* __restrict__ x, float* __restrict__ y, float a)
 {
     const long long i = (long long)blockIdx.x * BLOCK_SIZE + threadIdx.x;

@@ -59,6 +59,8 @@ class WhyView(QWidget):
         self.plot.setMinimumHeight(140)
         self.bars = pg.BarGraphItem(x0=[], y=[], height=0.7, width=[], brushes=[])
         self.plot.addItem(self.bars)
+        # the line's label sits in a row of its own under the bars (see _show_bars): beside the
+        # bottom bar it covered that bar's figure
         self.latency_line = pg.InfiniteLine(angle=90, pen=LATENCY_PEN, label="latency {value:.4g} ms",
                                             labelOpts={"position": 0.04, "color": (40, 40, 40), "fill": (255, 255, 255, 200)})
         self.plot.addItem(self.latency_line)
@@ -147,6 +149,30 @@ class WhyView(QWidget):
             self._fit_term_axis()
             for label in self.value_labels:  # the bars' figures in the new size
                 label.setFont(QFont(self.font()))
+            self.latency_line.label.setFont(QFont(self.font()))
+            self._fit_x_range()
+
+    def resizeEvent(self, event: Any) -> None:  # Qt override: the figures' room depends on the width
+        super().resizeEvent(event)
+        if hasattr(self, "plot"):
+            self._fit_x_range()
+
+    def _fit_x_range(self) -> None:
+        """The time axis long enough for each bar's figure after its end, in the figures' font: at
+        a fixed 1.3x of the longest bar, presentation mode's larger figures ran past the plot's
+        edge ("0.0159" without its "ms")."""
+        values = list(getattr(self, "_bar_values", []))
+        latency = getattr(self, "_latency", math.nan)
+        if not values:
+            return
+        room = self.plot.getPlotItem().vb.width()
+        metrics = QFontMetrics(self.font())
+        needed = [max(values + ([latency] if math.isfinite(latency) else [])) * 1.05]
+        for value in values:
+            text = metrics.horizontalAdvance(f"\u2002{value:.3g} ms") + 8
+            share = text / room if room > 0 else 1.0
+            needed.append(value / (1.0 - share) if share < 0.75 else value * 4.0)
+        self.plot.setXRange(0, max(needed), padding=0)
 
     def _fit_term_axis(self) -> None:
         """The term axis as wide as the longest term name in the larger of the axis's tick font
@@ -166,11 +192,15 @@ class WhyView(QWidget):
         left.setTicks([[(row, name) for row, name in zip(rows, names)]])
         self._bar_names = list(names)
         self._fit_term_axis()
+        self._bar_values, self._latency = list(values), latency
         self.latency_line.setVisible(n > 0 and math.isfinite(latency))
         if n and math.isfinite(latency):
             self.latency_line.setValue(latency)
-            self.plot.setXRange(0, max(values + [latency]) * 1.3, padding=0)
-            self.plot.setYRange(-0.6, n - 0.4, padding=0)
+            self.latency_line.label.setFont(QFont(self.font()))
+            low = -1.3  # a row under the bars for the latency line's label
+            self.plot.setYRange(low, n - 0.4, padding=0)
+            self.latency_line.label.setPosition(0.45 / (n - 0.4 - low))  # (the row's middle, as a share)
+            self._fit_x_range()
 
 
 class RooflineChart(_ChartBase):
@@ -239,6 +269,9 @@ class RooflineChart(_ChartBase):
             self.bandwidth_label.setText("")
             return
         self.no_data.setVisible(False)
+        # a simulated GPU's rates are modelled, not achieved by anything that ran
+        simulated = bool(model.session is not None and model.session.device.get("simulated"))
+        self.plot.setLabel("left", "modelled GFLOP/s (simulated)" if simulated else "achieved GFLOP/s")
         self.note.setText("intensity from each config's modelled traffic" if data.per_config
                           else "intensity from the operation's minimum bytes and flops")
         shown = np.isfinite(data.intensity) & np.isfinite(data.gflops)

@@ -23,6 +23,8 @@ FLOAT32_DIGITS = math.log10(2.0**24)
 #: The simulator's ``details.quality_source`` when it emulates nothing: the quality is that of the
 #: reference rounded to float32, whatever the kernel computes (no output was compared).
 ROUNDED_REFERENCE = "float32 rounding of the reference"
+#: ... and the quality of outputs computed by the template's NumPy emulation of the config
+EMULATION = "emulation"
 
 
 def relative_error(result: np.ndarray, reference: np.ndarray) -> float:
