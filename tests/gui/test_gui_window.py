@@ -338,3 +338,16 @@ def test_moving_a_constraint_during_a_size_sweep_retargets_it(window, qtbot):
     # as the single-run test does (asserted at once, it failed under load once the size had started)
     qtbot.waitUntil(lambda: sweep.objective is not None and sweep.objective.max_latency_ms == 0.5, timeout=10_000)
     assert window.wait_for_run(60)
+
+
+def test_start_with_another_strategy_says_it_continues_the_open_session(window, qtbot):
+    """Picking another strategy and pressing Start added to the same session without a word: a
+    teacher comparing random with agents saw one chart of both and one recommendation."""
+    run_bench(window, qtbot, budget=6, strategy="random")
+    messages = []
+    window.statusBar().messageChanged.connect(messages.append)
+    run_bench(window, qtbot, budget=4, strategy="grid")
+    assert len(window.model.trials) == 10
+    said = next(m for m in messages if m.startswith("continuing this session"))
+    assert said == ("continuing this session: 6 trials so far with grid (its earlier trials: random); "
+                    "the charts show them all; File > New session starts a fresh one")

@@ -95,6 +95,16 @@ def _offered_budget(session: Session) -> int | None:
     return left if left > 0 else budget
 
 
+def _continued_note(session: Session, strategy: str) -> str:
+    """What Start says when it adds to the open session rather than starting one: the charts then
+    show every run of it together, and a person comparing strategies expected a fresh session."""
+    before = (session.strategy or {}).get("name") or ""
+    n = len(session.trials)
+    switch = f" with {strategy} (its earlier trials: {before})" if strategy and before and strategy != before else ""
+    return (f"continuing this session: {n} trial{'s' if n != 1 else ''} so far{switch}; the charts show them all; "
+            "File > New session starts a fresh one")
+
+
 class MainWindow(QMainWindow):
     """The workbench window. ``interactive=False`` answers every question with its safe default
     (used by automation and tests: closing during a run stops and saves; no recovery prompt)."""
@@ -745,8 +755,10 @@ class MainWindow(QMainWindow):
         else:
             output = autosave.new_autosave_path(run.get("kernel") or Path(str(run.get("replay") or "session")).stem)
             held = SessionLock(output).acquire()
+        continued_note = ""
         if continuing and current is not None:  # the controls are the truth for this run, "no time limit" included
             current.run = dataclasses.replace(current.run, time_limit_s=run.get("time_limit_s"))
+            continued_note = _continued_note(current, str(run.get("strategy") or ""))
         try:
             prepared = prepare_run(request, current if continuing else None, output, held=held)
         except BaseException:
@@ -770,7 +782,7 @@ class MainWindow(QMainWindow):
         # what the start has to say replaces a refusal of an earlier Start, which stayed on show
         # beside the run it no longer applied to: the run's warnings (a strategy it fell back from,
         # a weight on a metric nothing reports ...), and which GPU pruning models
-        said = [f"warning: {w}" for w in prepared.warnings]
+        said = ([continued_note] if continued_note else []) + [f"warning: {w}" for w in prepared.warnings]
         cost_model_note = (prepared.session.extra.get("cost_model") or {}).get("note")
         if cost_model_note:
             said.append(f"cost model: {cost_model_note}")
