@@ -356,3 +356,12 @@ def pg_point(x, y):
     from PySide6.QtCore import QPointF
 
     return QPointF(x, y)
+
+
+def test_a_cell_just_short_of_its_sizes_optimum_does_not_read_as_the_winner():
+    """99.55% printed "100", the diagonal's figure, for a config that does not win at that size."""
+    from workbench.gui.size_view import _cell_percent
+
+    assert _cell_percent(0.9955, False) == ">99" and _cell_percent(0.9955, True) == ">99%"
+    assert _cell_percent(1.0, False) == "100" and _cell_percent(0.994, False) == "99"
+    assert _cell_percent(0.5, True) == "50%"

@@ -463,9 +463,17 @@ class SizeView(QWidget):
         for k, item in enumerate(self._cell_text):
             value = float(self.matrix[k // n, k % n])
             invalid = (k // n, k % n) in self.invalid
-            item.setText("\u2013" if invalid else "?" if not math.isfinite(value)
-                         else f"{value:.0%}" if percent else f"{value * 100:.0f}")
+            item.setText("\u2013" if invalid else "?" if not math.isfinite(value) else _cell_percent(value, percent))
             item.setFont(font)
+
+
+def _cell_percent(value: float, sign: bool) -> str:
+    """A cross-size cell's percentage of its size's optimum, whole; one short of the optimum by
+    less than half a percent reads ">99", not "100": the diagonal's 100 means it is the winner."""
+    text = f"{value * 100:.0f}"
+    if value < 1.0 and text == "100":
+        text = ">99"
+    return text + ("%" if sign else "")
 
 
 class _Column(QWidget):
