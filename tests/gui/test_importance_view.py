@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pytest
+from PySide6.QtGui import QFont
 from PySide6.QtCore import Qt
 
 from workbench.core.domain.importance import value_distributions
@@ -130,7 +131,7 @@ def test_refresh_requests_arriving_faster_than_the_delay_still_refresh_while_the
     assert view.data["calls"] >= 2
 
 
-def test_each_bar_is_labelled_with_its_share_and_the_axis_is_named(view, computed) -> None:
+def test_each_bar_is_labelled_with_its_share_and_the_axis_is_named(view, computed, qtbot) -> None:
     computed(view)
     texts = [label.toPlainText() for label in view.bar_labels]
     assert texts == [f"{view.shares[name]:.0%}" for name in view._order]
@@ -138,7 +139,14 @@ def test_each_bar_is_labelled_with_its_share_and_the_axis_is_named(view, compute
     top = view.bar_labels[0]
     assert top.pos().x() == pytest.approx(view.shares[view._order[0]])  # at the end of its bar
     assert view.bar_plot.getAxis("bottom").labelText == "share of importance"
-    assert view.bar_plot.getViewBox().viewRange()[0][1] >= max(view.shares.values()) * 1.15  # room for the text
+    box = view.bar_plot.getViewBox().sceneBoundingRect()  # room for each figure after its bar
+    assert all(label.sceneBoundingRect().right() <= box.right() + 1 for label in view.bar_labels), (
+        [label.sceneBoundingRect().right() for label in view.bar_labels], box.right())
+    view.setFont(QFont(view.font().family(), int(view.font().pointSizeF() * 2)))  # presentation mode's size
+    qtbot.wait(10)
+    box = view.bar_plot.getViewBox().sceneBoundingRect()
+    assert all(label.sceneBoundingRect().right() <= box.right() + 1 for label in view.bar_labels), (
+        [label.sceneBoundingRect().right() for label in view.bar_labels], box.right())
 
 
 def test_the_importance_tab_of_an_empty_window_raises_nothing(window, qtbot, monkeypatch):
@@ -265,3 +273,16 @@ def test_a_failed_computation_says_why_in_one_line_and_is_tried_again(view, qtbo
     assert view.status.text() == "Importance not shown: no slot varies among these trials."
     computed(view)  # the same request: tried again, not taken for one shown
     assert len(calls) == 2
+
+
+def test_a_wide_short_pane_shows_both_plots_side_by_side_with_every_bar(view, qtbot, computed) -> None:
+    """In the bottom tabs of a 1440 x 900 window the stacked plots got half of 300 px each: three
+    of five bars showed and the share axis was scrolled out of sight."""
+    computed(view)
+    view.resize(700, 290)
+    qtbot.wait(20)
+    assert view.bar_plot.geometry().top() == view.value_plot.geometry().top()  # side by side
+    assert view.bar_plot.height() >= 200
+    view.resize(500, 600)
+    qtbot.wait(20)
+    assert view.value_plot.geometry().top() > view.bar_plot.geometry().bottom()  # stacked when tall

@@ -27,12 +27,13 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, QTimer, Signal
 from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QBoxLayout, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.domain.importance import SCORE, Importance, ValueStats, slot_importance, value_distributions
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.errors import WorkbenchError
 from workbench.gui.background import Background
+from workbench.gui.plot_axes import bar_figures_extent
 
 _log = logging.getLogger(__name__)
 
@@ -151,8 +152,11 @@ class ImportanceView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(header)
-        layout.addWidget(self.bar_plot, 1)
-        layout.addWidget(self.value_plot, 1)
+        #: the two plots: stacked in a tall pane, side by side in a wide one (see resizeEvent)
+        self.plots = QBoxLayout(QBoxLayout.Direction.TopToBottom)
+        self.plots.addWidget(self.bar_plot, 1)
+        self.plots.addWidget(self.value_plot, 1)
+        layout.addLayout(self.plots, 1)
         layout.addWidget(self.status)
 
         self._timer = QTimer(self)
@@ -195,13 +199,38 @@ class ImportanceView(QWidget):
         """Whether a result is still to come for the latest request."""
         return self._running is not None
 
+    def resizeEvent(self, event: Any) -> None:  # Qt override
+        """Side by side when the pane is wide and short (the bottom tabs of a 1440 x 900 window):
+        stacked, each plot got half of 300 px and the bars of five slots ran past the pane's edge,
+        the share axis scrolled out of sight."""
+        super().resizeEvent(event)
+        self._fit_bar_range()
+        room = self.parentWidget() or self  # in the tab, the scroll area's viewport: what is in sight
+        wide = room.width() >= 1.6 * room.height()
+        direction = QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
+        if self.plots.direction() != direction:
+            self.plots.setDirection(direction)
+
+    def heightForWidth(self, width: int) -> int:  # Qt override
+        """The least height the view needs at ``width``: the header, the plots at their least, the
+        status line wrapped. A scroll area sizes a widget with a wrapping label by this, and the
+        layout's own answer was the plots' preferred 480 px: a pane that fitted scrolled."""
+        layout = self.layout()
+        spacing = max(layout.spacing(), 0) if layout is not None else 0
+        plots = [self.bar_plot.minimumHeight(), self.value_plot.minimumHeight()]
+        stacked = self.plots.direction() == QBoxLayout.Direction.TopToBottom
+        plots_height = sum(plots) + spacing if stacked else max(plots)
+        header = max(self.target_box.sizeHint().height(), self.busy.sizeHint().height()) + 2
+        return header + plots_height + self.status.heightForWidth(width) + 2 * spacing
+
     def changeEvent(self, event: QEvent) -> None:  # Qt override
         """A zoomed window (presentation mode) gives the view a larger font: so do the shares drawn
         beside the bars."""
         super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange:
-            for label in getattr(self, "bar_labels", ()):
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "plots"):  # not while constructing
+            for label in self.bar_labels:
                 label.setFont(QFont(self.font()))
+            self._fit_bar_range()
 
     def refresh(self, trials: Sequence[Trial] | None = None) -> None:
         """Recompute from ``trials`` (default: the source callable's) on a background thread and
@@ -319,8 +348,16 @@ class ImportanceView(QWidget):
                 label.setPos(width, row)
                 self.bar_plot.addItem(label)
                 self.bar_labels.append(label)
-        self.bar_plot.setXRange(0, max(widths + [0.05]) * 1.2, padding=0)
+        self._fit_bar_range()
         self.bar_plot.setYRange(-0.6, max(n - 0.4, 0.4), padding=0)
+
+    def _fit_bar_range(self) -> None:
+        """The share axis long enough for each bar's figure in the font in force (and the width)."""
+        widths = [self.importance.shares.get(name, 0.0) for name in self._order]
+        texts = [label.toPlainText() for label in self.bar_labels] or [""] * len(widths)
+        end = bar_figures_extent(widths, texts, self.font(), self.bar_plot.getPlotItem().vb.width(),
+                                 max(widths + [0.05]) * 1.05)
+        self.bar_plot.setXRange(0, end, padding=0)
 
     def _draw_values(self) -> None:
         stats = self.stats.get(self.selected_slot or "", [])

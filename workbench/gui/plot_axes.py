@@ -187,3 +187,17 @@ def set_plot_font(plot_item: Any, font: QFont) -> None:
         axis.label.setFont(font)
         axis.picture = None
         axis.update()
+
+
+def bar_figures_extent(values: Sequence[float], texts: Sequence[str], font: QFont, plot_width_px: float,
+                       least: float) -> float:
+    """The end of a bar chart's value axis (from 0) at which each bar's figure, drawn after the
+    bar's end in ``font``, still fits the plot ``plot_width_px`` wide; at least ``least``. A fixed
+    margin (1.2x or 1.3x of the longest bar) let presentation mode's larger figures run past the
+    plot's edge ("61" without its "%")."""
+    metrics = QFontMetricsF(font)
+    needed = [least]
+    for value, text in zip(values, texts):
+        share = (metrics.horizontalAdvance(text) + 8) / plot_width_px if plot_width_px > 0 else 1.0
+        needed.append(value / (1.0 - share) if share < 0.75 else value * 4.0)
+    return max(needed)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWi
 from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, OUTLINE, _ChartBase, _scatter
 from workbench.gui.explain import breakdown, roofline
 from workbench.gui.model import SessionModel
+from workbench.gui.plot_axes import bar_figures_extent
 from workbench.gui.text import fmt
 
 TERM_BRUSH = pg.mkBrush(0, 114, 178, 200)
@@ -165,14 +166,10 @@ class WhyView(QWidget):
         latency = getattr(self, "_latency", math.nan)
         if not values:
             return
-        room = self.plot.getPlotItem().vb.width()
-        metrics = QFontMetrics(self.font())
-        needed = [max(values + ([latency] if math.isfinite(latency) else [])) * 1.05]
-        for value in values:
-            text = metrics.horizontalAdvance(f"\u2002{value:.3g} ms") + 8
-            share = text / room if room > 0 else 1.0
-            needed.append(value / (1.0 - share) if share < 0.75 else value * 4.0)
-        self.plot.setXRange(0, max(needed), padding=0)
+        least = max(values + ([latency] if math.isfinite(latency) else [])) * 1.05
+        end = bar_figures_extent(values, [f"\u2002{value:.3g} ms" for value in values], self.font(),
+                                 self.plot.getPlotItem().vb.width(), least)
+        self.plot.setXRange(0, end, padding=0)
 
     def _fit_term_axis(self) -> None:
         """The term axis as wide as the longest term name in the larger of the axis's tick font
