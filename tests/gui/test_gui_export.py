@@ -202,3 +202,21 @@ def test_the_timing_label_of_an_exported_chart_fits_inside_it_whole(window, qtbo
     assert box is not None and painted.badge_text is not None and text is not None
     assert QRect(MARGIN, 0, width - 2 * MARGIN, 600).contains(box)
     assert box.contains(painted.badge_text) and text.width() <= box.width() and text.height() <= box.height()
+
+
+def test_a_chart_never_shown_exports_with_its_axes_laid_out(window, qtbot, tmp_path):
+    """The roofline exported before its tab was opened had no GFLOP/s figures (pyqtgraph drops a
+    tick label its axis has no room for, and sizes the axis only while painting it) and its
+    x-axis title lay over the ticks: the picture a teacher pastes into slides."""
+    from PySide6.QtGui import QFontMetrics
+
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run({"kernel": "sgemm", "backend": "sim", "strategy": "random", "budget": 8, "seed": 0})
+    chart = window.roofline_chart
+    assert not chart.isVisible()
+    window.export_chart("roofline", str(tmp_path / "roofline.png"))
+    left = chart.plot.getAxis("left")
+    top = max(value for level in left.tickValues(*left.range, left.height()) for value in level[1])
+    widest = QFontMetrics(left.style.get("tickFont") or left.font()).horizontalAdvance(f"{10 ** top:.0f}")
+    assert widest >= 4 * QFontMetrics(left.font()).horizontalAdvance("0")  # GFLOP/s of five digits
+    assert left.width() >= widest  # the axis took the room its figures need

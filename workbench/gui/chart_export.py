@@ -119,9 +119,26 @@ def _steps(largest: float, smallest: float) -> list[float]:
     return [largest - 0.5 * k for k in range(int((largest - smallest) * 2) + 1)]
 
 
+def _settle(chart: Any) -> None:
+    """Lay the chart's axes out for its figures before it is painted for the file. pyqtgraph sizes
+    an axis for its tick labels while painting it and drops a label that does not fit; a chart
+    never shown (a tab not opened yet) kept its first axis sizes, so the export of the roofline had
+    no GFLOP/s figures at all and its x-axis title over the ticks. Painting it once unseen lets the
+    axes ask for their room, which the layout then gives."""
+    from PySide6.QtWidgets import QApplication
+
+    for _ in range(2):  # a wider axis narrows the plot, which can change the ticks once more
+        scratch = QImage(max(chart.plot.width(), 1), max(chart.plot.height(), 1), QImage.Format.Format_RGB32)
+        painter = QPainter(scratch)
+        chart.plot.render(painter)
+        painter.end()
+        QApplication.processEvents()
+
+
 def export_chart(chart: Any, path: str, badge: str | None = None, scale: float = 2.0) -> None:
     """Write ``chart`` as PNG or SVG (by the suffix); raises WorkbenchError when it cannot."""
     chart.refresh()
+    _settle(chart)
     plot_width, plot_height = max(chart.plot.width(), 320), max(chart.plot.height(), 200)
     size = QSize(plot_width, plot_height + 130)  # room above the plot for the title and the legend
     if path.lower().endswith(".svg"):
