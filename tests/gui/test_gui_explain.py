@@ -684,7 +684,7 @@ def test_many_overlaid_sessions_keep_the_plot_its_room_and_distinct_strokes(show
         save_session(_session(), path)
         view.add_session(str(path))
     save_session(_session(), tmp_path / "one_more.json")
-    with pytest.raises(WorkbenchError, match=f"at most {MAX_OVERLAID} sessions are overlaid: Clear sessions first"):
+    with pytest.raises(WorkbenchError, match=f"at most {MAX_OVERLAID} sessions are overlaid: Clear them first"):
         view.add_session(str(tmp_path / "one_more.json"))
     qtbot.wait(10)
     assert view.isVisible() and view.curve_legend.sizeHint().height() > view.height() // 2  # it would have crushed the plot

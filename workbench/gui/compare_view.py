@@ -3,7 +3,7 @@
 A and B start as the best feasible config and the default config (the question a tuning run answers:
 what changed, and what did it buy?); "A = selected" / "B = selected" take the trial selected in any
 view. "Add session..." overlays another session's best latency so far on the current one's, at the
-problem size the window shows; "Clear sessions" takes the overlays away.
+problem size the window shows; "Clear" takes the overlays away.
 """
 
 from __future__ import annotations
@@ -100,8 +100,8 @@ class CompareView(QWidget):
         self.add_button.setToolTip("overlay another session's best latency so far (e.g. another GPU or strategy), "
                                    "at the problem size shown")
         self.add_button.clicked.connect(self._on_add_clicked)
-        self.clear_button = QPushButton("Clear sessions")
-        self.clear_button.setToolTip("take away the sessions added here")
+        self.clear_button = QPushButton("Clear")
+        self.clear_button.setToolTip("take away the sessions added with Add session...")
         self.clear_button.clicked.connect(self.clear_sessions)
         self.clear_button.setEnabled(False)
         self.curves: list[pg.PlotDataItem] = []
@@ -124,11 +124,12 @@ class CompareView(QWidget):
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
+        # (no title beside the buttons: in presentation mode's font at 1440 px a wider header row
+        # took the room of the A/B table's values)
         top = QHBoxLayout()
-        top.addWidget(QLabel("<b>Sessions</b>"))
-        top.addStretch(1)
         top.addWidget(self.add_button)
         top.addWidget(self.clear_button)
+        top.addStretch(1)
         right_layout.addLayout(top)
         right_layout.addWidget(self.legend_scroll)
         right_layout.addWidget(self.plot, 1)
@@ -136,6 +137,8 @@ class CompareView(QWidget):
         splitter.addWidget(left)
         splitter.addWidget(right)
         splitter.setSizes([600, 300])
+        splitter.setStretchFactor(0, 2)  # the pair first: its table is what the tab is for
+        splitter.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
@@ -260,7 +263,7 @@ class CompareView(QWidget):
         if where in self.other_paths:
             raise WorkbenchError(f"{name} is overlaid already")
         if len(self.others) >= MAX_OVERLAID:
-            raise WorkbenchError(f"at most {MAX_OVERLAID} sessions are overlaid: Clear sessions first")
+            raise WorkbenchError(f"at most {MAX_OVERLAID} sessions are overlaid: Clear them first")
         session = load_session(path)
         self.others.append(session)
         self.other_paths.append(where)
