@@ -351,3 +351,16 @@ def test_start_with_another_strategy_says_it_continues_the_open_session(window, 
     said = next(m for m in messages if m.startswith("continuing this session"))
     assert said == ("continuing this session: 6 trials so far with grid (its earlier trials: random); "
                     "the charts show them all; File > New session starts a fresh one")
+
+
+def test_a_run_that_measured_the_whole_space_reads_as_complete(window, qtbot, tmp_path):
+    """Twenty evaluations asked of a four-config space ended with the bar at "4 / 20", mostly
+    empty, and the budget box offering "16 evals" more of nothing."""
+    bench = tmp_path / "four.py"
+    bench.write_text("SPACE = {'i': [0, 1, 2, 3]}\n\ndef measure(config):\n    return {'latency_ms': 1.0 + config['i']}\n")
+    result = run_bench(window, qtbot, budget=20, strategy="grid", kernel=str(bench))
+    assert result.reason == "exhausted" and result.evaluations == 4
+    bar = window.toolbar.progress
+    assert bar.value() == bar.maximum() == 4
+    assert window.toolbar.budget.value() == 20
+    assert "finished: nothing left to measure" in window.toolbar.progress_label.text()

@@ -1071,10 +1071,18 @@ class MainWindow(QMainWindow):
         self.toolbar.set_running(False)
         self.objective_panel.set_run_active(False)
         self._set_session_actions()
-        self.toolbar.show_state(f"finished: {result.reason}, {result.evaluations} evaluations")
-        offered = _offered_budget(self.model.session) if self.model.session is not None else None
-        if offered is not None:
-            self.toolbar.budget.setValue(offered)  # as on reopening the file
+        if result.reason == "exhausted":
+            # the run is complete, not cut short: the bar full, and no offer of the budget's rest
+            # (4 of 20 and "16 evals" read as a run that stopped early, with nothing left to run)
+            self.toolbar.progress.setMaximum(max(result.evaluations, 1))
+            self.toolbar.progress.setValue(max(result.evaluations, 1))
+            self.toolbar.show_state(f"finished: nothing left to measure (the strategy proposed every config it "
+                                    f"can), {result.evaluations} evaluations")
+        else:
+            self.toolbar.show_state(f"finished: {result.reason}, {result.evaluations} evaluations")
+            offered = _offered_budget(self.model.session) if self.model.session is not None else None
+            if offered is not None:
+                self.toolbar.budget.setValue(offered)  # as on reopening the file
         self._select_best_if_none()
         if result.reason == "error":
             self._error("The run ended with an error", result.message.splitlines()[0] if result.message else "error")
