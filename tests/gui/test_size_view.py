@@ -216,6 +216,8 @@ def test_the_size_picker_switches_what_the_window_recommends(window, qtbot, tmp_
     picker.setCurrentIndex(0)
     picker.activated.emit(0)
     assert window.model.shown_problem()["n"] == 4096
+    # the source pane shows the size's recommendation, as the card does (it said "Select a trial")
+    assert window.model.selected == window.model.ranking.best is not None
     shown = window.model.trials
     out = tmp_path / "best.json"
     window.export_best(str(out))  # exports the recommendation at the size shown

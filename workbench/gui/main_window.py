@@ -574,6 +574,10 @@ class MainWindow(QMainWindow):
         problem = self.size_picker.itemData(index)
         if isinstance(problem, dict):
             self.model.show_problem(problem)
+            # the views start over at the new size: the source pane shows its recommendation, as
+            # on opening, instead of "Select a trial" beside a card that names one
+            if not self.running:
+                self._select_best_if_none()
 
     def _on_session_changed(self) -> None:
         self._fill_size_picker()
