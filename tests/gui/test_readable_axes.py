@@ -338,3 +338,34 @@ def test_the_tradeoff_default_stays_on_a_near_tie_and_moves_for_a_clear_differen
     assert default_tradeoff_metric(flat, offered, shown="memory_mb") == "onchip_kb_per_sm"
     assert default_tradeoff_metric(near, ["onchip_kb_per_sm"], shown="memory_mb") == "onchip_kb_per_sm"  # no longer offered
     assert SWITCH_FACTOR > 1
+
+
+def test_a_column_of_sizes_is_labelled_row_by_row_where_the_figures_fit(qtbot) -> None:
+    """The cross-size matrix of five sizes in presentation mode labelled 2^12, 2^20 and 2^28 only:
+    labels were spaced by a whole line's height, figures (no descenders) need their ascent."""
+    import pyqtgraph as pg
+    from PySide6.QtGui import QFont, QFontMetricsF
+
+    from workbench.gui.plot_axes import CategoryAxis
+
+    sizes = ["2¹²", "2¹⁶", "2²⁰", "2²⁴", "2²⁸"]
+    axis = CategoryAxis("left")
+    font = QFont()
+    font.setPointSizeF(13.5)  # presentation mode's
+    axis.setStyle(tickFont=font)
+    metrics = QFontMetricsF(font)
+    plot = pg.PlotWidget(axisItems={"left": axis})
+    qtbot.addWidget(plot)
+    pitch = max(metrics.ascent() * 1.15, metrics.ascent() + 4) + 1  # room for a figure, not for a line
+    plot.resize(300, 300)
+    plot.show()
+    axis.set_categories(range(len(sizes)), sizes)
+    plot.setYRange(-0.5, len(sizes) - 0.5, padding=0)
+    qtbot.wait(50)
+    around = plot.height() - axis.geometry().height()  # the plot's margins and bottom axis
+    plot.resize(300, int(pitch * len(sizes) + around))
+    qtbot.wait(50)
+    plot.repaint()
+    length = axis.geometry().height()
+    assert metrics.height() * 1.15 * len(sizes) > length >= metrics.ascent() * 1.15 * len(sizes)
+    assert axis.shown_labels() == sizes

@@ -98,6 +98,15 @@ class CategoryAxis(_MeasuredAxis):
         texts = [t for _, t in inside]
         measure, gap = self.measure()
         numeric = all(_is_number(t) for t in texts)
+        if numeric and self.vertical():
+            # figures have no descenders: a column of them needs their height (the font's ascent)
+            # apart, not a whole line's; by lines, five sizes in a 125 px matrix lost two labels
+            rise = QFontMetricsF(self.tick_font()).ascent()
+
+            def measure(_text: str) -> float:
+                return rise
+
+            gap = rise * self.spacing()[0]
         overhang = self.overhang()
         fitted = fit_category_labels(positions, texts, float(size), measure, gap, numeric, overhang=overhang)
         if not self.vertical() and _shown_chars(fitted) < sum(len(t) for t in texts):
