@@ -364,3 +364,20 @@ def test_a_run_that_measured_the_whole_space_reads_as_complete(window, qtbot, tm
     assert bar.value() == bar.maximum() == 4
     assert window.toolbar.budget.value() == 20
     assert "finished: nothing left to measure" in window.toolbar.progress_label.text()
+
+
+def test_an_objective_set_before_the_first_run_is_the_runs(window, qtbot):
+    """A latency limit typed into a fresh window showed as on, was kept nowhere, and the first run
+    searched without it (the box then read "off"); weights likewise."""
+    control = window.objective_panel.limits["max_latency_ms"]
+    control.enabled.setChecked(True)
+    control.spin.setValue(0.5)
+    control.spin.editingFinished.emit()
+    assert window.model.constraints.max_latency_ms == pytest.approx(0.5)
+    window.model.set_weights({"latency_ms": 1.0, "memory_mb": 0.5})
+    run_bench(window, qtbot, budget=10)
+    session = window.model.session
+    assert session.constraints.max_latency_ms == pytest.approx(0.5) and session.weights.values["memory_mb"] == 0.5
+    assert control.enabled.isChecked() and control.spin.value() == pytest.approx(0.5)
+    window.new_session()  # a closed session leaves no objective behind for the next window state
+    assert window.model.constraints.max_latency_ms is None

@@ -752,8 +752,8 @@ class MainWindow(QMainWindow):
         elif current is not None and not self._maybe_save():
             raise WorkbenchError("run not started: the current session has unsaved trials")
         else:
-            request = dataclasses.replace(request, constraints=self.model.constraints if current else None,
-                                          weights=self.model.weights if current else None)
+            # the objective in force: the shown session's, or what the panel set before any run
+            request = dataclasses.replace(request, constraints=self.model.constraints, weights=self.model.weights)
         if continuing and current is not None:
             output, held = self._run_output(current.kernel)
         else:

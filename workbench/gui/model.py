@@ -136,6 +136,7 @@ class SessionModel:
         self.problem_shown: str | None = None
         self._problems: dict[str, dict[str, Any]] = {}  # key -> problem, in order of first trial
         self._consumed = 0  # session trials looked at so far (shown or not)
+        self._unbound: tuple[Constraints, Weights] = (Constraints(), Weights())
         if session is not None:
             self.set_session(session)
 
@@ -150,6 +151,9 @@ class SessionModel:
         save clears the mark of the session already shown."""
         same = session is self.session and session is not None
         kept = self.problem_shown if same else None
+        # the objective set while no session is shown (see set_constraints): none again once a
+        # session is shown or closed, as a new window's panel shows
+        self._unbound = (Constraints(), Weights())
         self.dirty = unsaved or (same and self.dirty)
         self.session = session
         self.data_version += 1
@@ -365,28 +369,35 @@ class SessionModel:
     # --- objective ------------------------------------------------------------------------------
     @property
     def constraints(self) -> Constraints:
-        return self.session.constraints if self.session is not None else Constraints()
+        return self.session.constraints if self.session is not None else self._unbound[0]
 
     @property
     def weights(self) -> Weights:
-        return self.session.weights if self.session is not None else Weights()
+        return self.session.weights if self.session is not None else self._unbound[1]
 
     def set_constraints(self, **changes: Any) -> None:
-        """Change some constraints (``max_latency_ms=...``; None removes one) and re-rank at once."""
-        if self.session is None:
+        """Change some constraints (``max_latency_ms=...``; None removes one) and re-rank at once.
+        Without a session they are kept for the next run the window starts: a limit set before the
+        first Start was shown as on and then dropped, so that run searched without it."""
+        updated = replace(self.constraints, **changes)
+        if updated == self.constraints:
             return
-        updated = replace(self.session.constraints, **changes)
-        if updated == self.session.constraints:
+        if self.session is None:
+            self._unbound = (updated, self._unbound[1])
+            self.objective_changed.emit()
             return
         self.session.constraints = updated
         self._objective_changed()
 
     def set_weights(self, values: dict[str, float]) -> None:
-        """New weight values; the metric directions the user chose stay."""
-        if self.session is None:
+        """New weight values; the metric directions the user chose stay. Kept for the next run
+        without a session, as constraints are."""
+        updated = Weights(values=dict(values), directions=self.weights.directions)
+        if updated == self.weights:
             return
-        updated = Weights(values=dict(values), directions=self.session.weights.directions)
-        if updated == self.session.weights:
+        if self.session is None:
+            self._unbound = (self._unbound[0], updated)
+            self.objective_changed.emit()
             return
         self.session.weights = updated
         self._objective_changed()
