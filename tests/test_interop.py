@@ -140,6 +140,23 @@ def _as_kernel_tuner_writes_it(data: dict) -> str:
     return head + ',\n"cache": {\n' + "\n".join(lines) + "\n"
 
 
+def test_a_cache_missing_only_its_last_brace_or_written_on_windows_keeps_every_whole_record(tmp_path: Path) -> None:
+    """A file lacking only its final "}" lost its last (whole) record, said to be cut; a cut file
+    with Windows line endings was refused as invalid JSON."""
+    text = json.dumps(synthetic(False), indent=1)
+    for missing in (1, 2):  # the last brace, and a newline before it
+        notes: list[str] = []
+        cut = text.rstrip()[:-missing] if missing == 1 else text.rstrip()[:-1].rstrip()
+        assert len(import_kt_cache(write(tmp_path, cut, "open.json"), notes).trials) == 5
+        assert not any("ends inside a record" in note for note in notes), notes
+    windows = _as_kernel_tuner_writes_it(synthetic(False)).replace("\n", "\r\n")
+    last_record = windows.rstrip().rfind("\r\n")
+    notes = []
+    session = import_kt_cache(write(tmp_path, windows[: last_record + 14], "killed_on_windows.json"), notes)
+    assert [t.config["block_size_x"] for t in session.trials] == [32, 64, 64, 128]
+    assert any("ends inside a record" in note for note in notes), notes
+
+
 def test_a_cache_cut_inside_a_record_keeps_the_whole_records_before_it_and_says_so(tmp_path: Path) -> None:
     """A run killed during a write (or a full disk) leaves the file ending inside a record: the
     whole records before it are read and a note says one record was left out. A file cut inside
@@ -611,3 +628,13 @@ def test_a_negative_recorded_duration_is_left_out_not_imported(tmp_path: Path) -
     trial = next(t for t in session.trials if t.config["block_size_x"] == 64 and t.config["tile"] == 1)
     assert "compile_s" not in trial.timings and "compile_s" not in trial.measurement.metrics
     assert all(v >= 0 for t in session.trials for v in t.timings.values())
+
+
+def test_a_replay_of_a_cut_cache_says_what_was_left_out_as_import_does(tmp_path: Path, cli) -> None:
+    """import-kt said a record was left out of a cut cache; tune --replay of the same file said
+    nothing, so the recording looked whole."""
+    text = _as_kernel_tuner_writes_it(synthetic(False))
+    cut = write(tmp_path, text[: text.rstrip().rfind("\n") + 12], "killed.json")
+    done = cli("tune", "--replay", str(cut), "--budget", "2", "--workers", "1", "--out", str(tmp_path / "r.json"))
+    assert done.returncode == 0, done.stderr
+    assert f"warning: recording {cut}: " in done.stderr and "ends inside a record" in done.stderr

@@ -381,3 +381,15 @@ def test_an_objective_set_before_the_first_run_is_the_runs(window, qtbot):
     assert control.enabled.isChecked() and control.spin.value() == pytest.approx(0.5)
     window.new_session()  # a closed session leaves no objective behind for the next window state
     assert window.model.constraints.max_latency_ms is None
+
+
+def test_the_windows_import_of_a_cut_cache_says_what_was_left_out(window, tmp_path):
+    """The window imported a cut or trimmed cache without a word, where import-kt prints notes."""
+    from tests.test_interop import _as_kernel_tuner_writes_it, synthetic
+
+    text = _as_kernel_tuner_writes_it(synthetic(False))
+    cut = tmp_path / "killed.json"
+    cut.write_text(text[: text.rstrip().rfind("\n") + 12])
+    window.import_kt_cache(str(cut))
+    assert len(window.model.trials) == 4
+    assert "note: " in window.statusBar().currentMessage() and "ends inside a record" in window.statusBar().currentMessage()

@@ -73,6 +73,8 @@ class Target:
     #: Source hashes earlier versions of the same code had (a shipped template whose spec only moved
     #: its imports or reworded its text): sessions measured with them are this target's too.
     earlier_hashes: frozenset[str] = frozenset()
+    #: What reading it had to repair or leave out (a recording cut short), said when a run starts.
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

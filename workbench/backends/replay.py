@@ -84,6 +84,11 @@ def _stamp(path: str) -> tuple[Any, ...]:
     return tuple(stamp)
 
 
+#: ``Session.extra`` key of a cache import's notes (a cut file's records left out, duplicates
+#: dropped): a replay says them when it starts, as ``import-kt`` does.
+IMPORT_NOTES = "import_notes"
+
+
 def load_recording(path: str) -> Any:
     """The recording as a :class:`~workbench.core.domain.session.Session`, whichever format it is in.
 
@@ -98,7 +103,9 @@ def load_recording(path: str) -> Any:
     if is_kt_cache(path):
         from workbench.core.io.interop import import_kt_cache
 
-        recording = import_kt_cache(path)
+        notes: list[str] = []
+        recording = import_kt_cache(path, notes)
+        recording.extra[IMPORT_NOTES] = [f"recording {path}: {note}" for note in notes]
     else:
         recording = load_session(path)  # a session, or neither: then the session loader says what is wrong
     with _RECENT_LOCK:
@@ -223,6 +230,7 @@ class ReplayBackend(Backend):
             source_hash=identity.hexdigest()[:16],
             device=device,
             default_config=default,
+            notes=tuple(recording.extra.get(IMPORT_NOTES, ())),
             description=f"replay of {len(points)} recorded configs from {os.path.basename(path)}",
             metrics=frozenset(name for trial in trials for name in trial.measurement.metrics),
         )

@@ -1341,10 +1341,13 @@ class MainWindow(QMainWindow):
         """Import a Kernel Tuner cache as a new, unsaved session; all or nothing like :meth:`open_session`."""
         from workbench.core.io.interop import import_kt_cache
 
-        session = _loaded(path, import_kt_cache)
+        notes: list[str] = []  # what the import repaired or left out, said as import-kt says it
+        session = _loaded(path, lambda cache: import_kt_cache(cache, notes))
         self._show_loaded(session, None)
         self.model.dirty = True
         self._update_title()
+        if notes:
+            self.statusBar().showMessage("; ".join(f"note: {note}" for note in notes), 30000)
 
     def _on_import_kt(self) -> None:
         if self._refused_during_run("Import") or not self._maybe_save():

@@ -729,7 +729,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
                     problem=dict(target.problem) if size is not None else None,
                     reference=target.default_config if size is not None and configs is None else None)
     run = Run(session, engine, spec, output, lock, continued)
-    run.warnings = notes + list(warnings)
+    run.warnings = list(target.notes) + notes + list(warnings)
     return run
 
 

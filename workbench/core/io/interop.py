@@ -173,13 +173,17 @@ def _read_cache_json(path: Path, raw: bytes) -> tuple[Any, str | None]:
     # object only at the end: a cache of an interrupted run ends in "...}," without the final "}}".
     # A run killed during a write (or a full disk) ends inside a record instead: the records before
     # it are whole, so the file is closed after the last line that ends one.
-    body = text.rstrip()
+    # (a file written on Windows ends its lines in "\r\n"; the least repair is tried first: a file
+    # that lacks only its last brace keeps every record)
+    body = text.replace("\r\n", "\n").rstrip()
     whole_records = body[: body.rfind("},\n") + 1]
-    for repair, closed in ((CLOSED, body.rstrip(",")), (CUT, whole_records)):
+    attempts = ((CLOSED, body + "\n}"), (CLOSED, body.rstrip(",") + "\n}\n}"),
+                (CUT, whole_records + "\n}\n}" if whole_records else ""))
+    for repair, closed in attempts:
         if not closed:
             continue
         try:
-            data = loads_bounded(closed + "\n}\n}")
+            data = loads_bounded(closed)
         except _IntTooLong as exc:
             raise SessionFormatError(f"{path}: {exc}") from None
         except (json.JSONDecodeError, RecursionError):
