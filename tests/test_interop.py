@@ -638,3 +638,16 @@ def test_a_replay_of_a_cut_cache_says_what_was_left_out_as_import_does(tmp_path:
     done = cli("tune", "--replay", str(cut), "--budget", "2", "--workers", "1", "--out", str(tmp_path / "r.json"))
     assert done.returncode == 0, done.stderr
     assert f"warning: recording {cut}: " in done.stderr and "ends inside a record" in done.stderr
+
+
+def test_show_and_tune_label_an_imported_recording(tmp_path: Path, cli) -> None:
+    """show printed an imported cache's device without a label, as if measured now (a replayed
+    run said [replayed], a simulated one [SIMULATED timings])."""
+    out = tmp_path / "imported.json"
+    assert cli("import-kt", str(write(tmp_path, synthetic(False))), "--out", str(out)).returncode == 0
+    shown = cli("show", str(out))
+    assert shown.returncode == 0 and "[recorded]" in next(line for line in shown.stdout.splitlines()
+                                                          if line.startswith("device"))
+    resumed = cli("tune", "--resume", str(out), "--budget", "1", "--workers", "1")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "feasible (recorded); best" in resumed.stdout.strip().splitlines()[-1]

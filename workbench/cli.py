@@ -580,7 +580,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if best and best["resources_pending"]:
         best_text += " (resources estimated)"
     # what the timings are, as show labels them: modelled, or read back from a recording
-    sim = " (simulated)" if summary["simulated"] else (" (replayed)" if summary["device"].get("replayed") else "")
+    sim = " (simulated)" if summary["simulated"] else (" (replayed)" if summary["device"].get("replayed")
+                                                       else " (recorded)" if summary["device"].get("recorded") else "")
     verb = "continued" if run.continued else "new session"
     if args.sizes or len(problems_of(session)) > 1:
         from workbench.core.domain.search_objective import Objective
@@ -967,7 +968,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         _print_json(summary)
         return 0
     device = summary["device"].get("name", "?")
-    label = " [SIMULATED timings]" if summary["simulated"] else (" [replayed]" if summary["device"].get("replayed") else "")
+    # an import of a recording is labelled too: its timings were measured earlier, not now
+    label = " [SIMULATED timings]" if summary["simulated"] else (
+        " [replayed]" if summary["device"].get("replayed") else " [recorded]" if summary["device"].get("recorded") else "")
     print(f"kernel   {summary['kernel']}")
     print(f"device   {device}{label}")
     print(f"trials   {summary['trials']}  " + "  ".join(f"{k}={v}" for k, v in sorted(summary["by_status"].items())))
