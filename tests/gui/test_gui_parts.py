@@ -713,3 +713,44 @@ def test_every_strategy_in_the_box_says_what_it_is(window):
     assert box.toolTip().startswith(f"{DEFAULT_STRATEGY} (default): ")
     box.setCurrentText("random")
     assert box.toolTip().startswith("random: Uniform random sampling")
+
+
+def _aborted_and_failed_session(message: str = "boom") -> Session:
+    space = SearchSpace([Slot("block", (32, 64, 128, 256), "launch")])
+    trials = [Trial(0, space.config({"block": 32}), Measurement(Status.OK, {"latency_ms": 1.0})),
+              Trial(1, space.config({"block": 64}), Measurement.failure(Status.RUNTIME_ERROR, message))]
+    for i, block in enumerate((128, 256), start=2):
+        trials.append(Trial(i, space.config({"block": block}),
+                            Measurement.failure(Status.ABORTED, f"aborted above {0.1 * i:.3f} ms (limit 0.1 ms)")))
+    return Session(kernel="k", space=space, trials=trials, device={"name": "GPU"})
+
+
+def test_the_failed_filter_lists_failures_not_aborted_candidates(window, qtbot) -> None:
+    """The Failures tab said "1 failed, aborted: 2" and listed three rows under "failed"; its
+    reasons named each aborted trial's own bound, which grouped nothing."""
+    window.model.set_session(_aborted_and_failed_session())
+    log = window.failures
+    log.refresh()
+    shown = [log.proxy.mapToSource(log.proxy.index(r, 0)).row() for r in range(log.proxy.rowCount())]
+    assert [window.model.trials[r].status for r in shown] == [Status.RUNTIME_ERROR]
+    log.status_combo.setCurrentText("aborted")
+    assert log.proxy.rowCount() == 2  # their own filter shows them
+    text = log.concentration.text()
+    assert "aborted (2): stopped above the latency limit in force" in text and "0.200 ms" not in text
+
+
+def test_long_words_and_long_filters_never_widen_the_window(window, qtbot) -> None:
+    """A 10,000-character filter made the window 71,831 px wide (its error said the text in
+    full); a 6,000-character word in a failure's message, 44,398 px."""
+    window.resize(1440, 900)
+    window.model.set_session(_aborted_and_failed_session("Y" * 6000))
+    window.failures.refresh()
+    window.bottom_tabs.setCurrentWidget(window.failures)
+    qtbot.wait(20)
+    assert window.width() == 1440
+    window.bottom_tabs.setCurrentIndex(0)  # Results
+    table = window.results
+    table.slot_edit.setText("x" * 10_000)
+    table._on_slot_filter()
+    qtbot.wait(20)
+    assert table.filter_error.text() and window.width() == 1440

@@ -4,6 +4,7 @@ failures concentrate by slot value, and the full compiler or runtime log of the 
 from __future__ import annotations
 
 import html
+import re
 
 import numpy as np
 from PySide6.QtCore import QModelIndex, Qt
@@ -21,6 +22,19 @@ from workbench.gui.results_table import TrialFilterProxy, TrialTableModel
 
 #: Distinct failure reasons named per status in the summary (the rest are counted).
 SHOWN_REASONS = 3
+
+
+#: The most characters of a reason the summary shows (the log pane below has the whole message).
+REASON_CHARS = 240
+
+
+def _wrappable(reason: str) -> str:
+    """``reason`` as the summary shows it: at most :data:`REASON_CHARS` characters, with a place to
+    break every 40 characters of an unbroken word (a path, a hex dump): a 6,000-character word in
+    an exception's message made the window 44,398 px wide, since a label wraps only at spaces."""
+    if len(reason) > REASON_CHARS:
+        reason = reason[:REASON_CHARS - 1] + "\u2026"
+    return re.sub(r"\S{40}", lambda match: match.group(0) + "\u200b", reason)
 
 
 class FailureLog(QWidget):
@@ -134,8 +148,12 @@ class FailureLog(QWidget):
         for status, count in counts.items():
             if status is Status.OK or status in concentrated:
                 continue
+            if status is Status.ABORTED:  # each message names its own bound: grouped, they told nothing
+                lines.append(f"aborted ({count}): stopped above the latency limit in force, each with the "
+                             "latency it had reached; Re-measure aborted measures them once the limit allows")
+                continue
             reasons = failure_reasons(trials, status, limit=None)
-            shown = "; ".join(f"{html.escape(reason)}" + (f" (x{n})" if n > 1 else "")
+            shown = "; ".join(f"{html.escape(_wrappable(reason))}" + (f" (x{n})" if n > 1 else "")
                               for reason, n in reasons[:SHOWN_REASONS])
             rest = reasons[SHOWN_REASONS:]
             if rest:  # said, not dropped: a reason left out reads as no such failure

@@ -27,6 +27,7 @@ from workbench.gui.column_choice import ColumnChoice
 from workbench.gui.model import STATUSES, SessionModel
 from workbench.gui.settings_store import SettingsStore
 from workbench.gui.text import fmt, metric_label, plain_tip
+from workbench.gui.elided_label import ElidedLabel
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 #: Metric columns after latency / score / feasibility / noise, in this order (those some trial reports).
@@ -326,7 +327,9 @@ class TrialFilterProxy(QSortFilterProxyModel):
             if ranking is None or not ranking.feasible[row]:
                 return False
         elif self.status_filter == "failed":
-            if trial.ok:
+            # aborted candidates were stopped on purpose over the latency limit, not failures: the
+            # counts say "0 failed, aborted: 30", so the rows must agree (their own filter shows them)
+            if trial.ok or trial.status is Status.ABORTED:
                 return False
         elif self.status_filter != "all" and trial.status.value != self.status_filter:
             return False
@@ -373,7 +376,9 @@ class ResultsTable(QWidget):
         self.slot_edit = QLineEdit()
         self.slot_edit.setPlaceholderText("filter by slot value, e.g. block_size=256, unroll=4")
         self.slot_edit.editingFinished.connect(self._on_slot_filter)
-        self.filter_error = QLabel()
+        # elided in the room the bar has (its tool tip the whole line): a refused filter of 10,000
+        # characters, said in full, made the window 71,831 px wide, and it stayed that wide
+        self.filter_error = ElidedLabel(minimum_chars=12)
         self.filter_error.setStyleSheet("color: #d55e00")
         bar = QHBoxLayout()
         bar.addWidget(QLabel("status"))
