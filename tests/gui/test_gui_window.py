@@ -393,3 +393,17 @@ def test_the_windows_import_of_a_cut_cache_says_what_was_left_out(window, tmp_pa
     window.import_kt_cache(str(cut))
     assert len(window.model.trials) == 4
     assert "note: " in window.statusBar().currentMessage() and "ends inside a record" in window.statusBar().currentMessage()
+
+
+def test_a_replay_pace_over_the_run_timeout_is_refused_not_turned_into_timeouts(window, qtbot, tmp_path):
+    """A pace of 12 s per evaluation (the timeout is 10 s) made every recorded trial a timeout
+    that never happened, and the card said there was no successful trial."""
+    from workbench.core.errors import WorkbenchError
+
+    run_bench(window, qtbot, budget=3)
+    recording = tmp_path / "rec.json"
+    window.save_to(recording)
+    window.new_session()
+    with pytest.raises(WorkbenchError, match="a replay pace of 12 s per evaluation is not below the run timeout"):
+        window.start_run({"backend": "replay", "replay": str(recording), "budget": 2, "delay_s": 12})
+    assert not window.running and window.model.session is None

@@ -620,6 +620,20 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
     return SweepRun(session, todo, prepare_size, output, lock, base.continued, spec, base.warnings)
 
 
+def _check_replay_pace(spec: BackendSpec, run_timeout_s: float | None) -> None:
+    """A replay's pace is slept inside each evaluation, which the run timeout guards: a pace at or
+    over it turned every recorded trial into a timeout that never happened."""
+    if spec.kind != "replay" or run_timeout_s is None:
+        return
+    try:
+        pace = float(spec.options.get("delay_s", 0.0) or 0.0)
+    except (TypeError, ValueError):
+        return  # the backend refuses it in its own words
+    if pace >= run_timeout_s:
+        raise WorkbenchError(f"a replay pace of {pace:g} s per evaluation is not below the run timeout of "
+                             f"{run_timeout_s:g} s: every recorded trial would time out; choose a shorter pace")
+
+
 def _prepare(request: RunRequest, session: Session | None, output: Path | None, lock: SessionLock | None,
              resolved: tuple[BackendSpec, Target] | None = None, *, size: Mapping[str, Any] | None = None,
              warm: bool = False, configs: Sequence[Config] | None = None) -> Run:
@@ -703,6 +717,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         if size is not None:  # the session's backend keeps its own problem; the size is the trials'
             session.backend = {**spec.to_dict(), "options": {**spec.options, "problem": dict(session.problem)}}
     session.run = settings
+    _check_replay_pace(spec, settings.run_timeout_s)
     session.constraints.check_possible()  # (a continued session's were checked naming its file)
     if objectives:
         session.strategy["objectives"] = list(objectives)
