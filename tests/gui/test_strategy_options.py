@@ -160,3 +160,28 @@ def test_a_reopened_session_offers_the_options_of_its_earlier_strategies(qtbot, 
     stored = window.model.session.strategy
     assert stored["name"] == "annealing" and stored["options"]["cooling"] == 0.9
     assert stored["earlier_options"]["local"]["perturbation"] == 5
+
+
+def test_options_checked_against_each_other_survive_a_switch_and_a_reopen(qtbot, window, cli, tmp_path) -> None:
+    """t_start=0.001 with t_min=0.0001 is a valid pair, but each was checked alone against the
+    other's default: switching away and back, or reopening the session, lost t_start (the run
+    would then continue with t_start=0.3) and said t_min was at its default when it was not."""
+    toolbar = window.toolbar
+    toolbar.strategy.setCurrentText("annealing")
+    editors = toolbar.strategy_options.editors
+    editors["t_min"][1].setValue(0.0001)
+    editors["t_start"][1].setValue(0.001)
+    pair = toolbar.request()["strategy_options"]
+    assert pair["t_start"] == pytest.approx(0.001) and pair["t_min"] == pytest.approx(0.0001)
+    toolbar.strategy.setCurrentText("genetic")
+    toolbar.strategy.setCurrentText("annealing")
+    assert toolbar.request()["strategy_options"] == pair
+    out = tmp_path / "annealed.json"
+    done = cli("tune", "transpose", "--backend", "sim", "--resources", "estimated", "--strategy", "annealing",
+               "--option", "t_start=0.001", "--option", "t_min=0.0001", "--budget", "2", "--executor", "inline",
+               "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    window.open_session(out)
+    options = window.toolbar.request()["strategy_options"]
+    assert options["t_start"] == pytest.approx(0.001) and options["t_min"] == pytest.approx(0.0001)
+    assert "default" not in window.statusBar().currentMessage()

@@ -102,9 +102,17 @@ def _set_value(editor: QWidget, value: Any) -> None:
 
 
 def _checked(strategy: str, options: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """Each stored option checked alone by the strategy, as a run start would: the values it takes,
-    and one line per value it refuses (that option keeps its default). An unknown strategy raises."""
+    """The stored options checked by the strategy, as a run start would: the values it takes, and
+    one line per value it refuses (that option keeps its default). Together first, since some
+    options are checked against each other (annealing's ``t_min`` below ``t_start``): checked one
+    by one against the others' defaults, a valid pair lost one of its values. When the set is
+    refused, each option alone says which value is wrong. An unknown strategy raises."""
     cls = strategy_class(strategy)
+    try:
+        resolved = cls.validate_options(dict(options))
+        return {name: resolved[name] for name in options}, []
+    except WorkbenchError:
+        pass
     good: dict[str, Any] = {}
     problems: list[str] = []
     for name, raw in options.items():
