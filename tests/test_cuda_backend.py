@@ -94,7 +94,11 @@ def test_register_hungry_configs_are_refused_before_launch_from_the_device_limit
     refusal = launch_check(gpu, (256, 3, 1), 4096, 255)  # 255 registers x 768 threads
     assert refusal is not None and refusal.startswith("too many resources requested for launch")
     assert "65536 registers per block" in refusal
+    # the product it says adds up, and the allocation it compares is named as such
+    assert "255 registers x 768 threads = 195840, 196608 as allocated per warp in units of 256 > 65536" in refusal
     assert launch_check(gpu, (256, 3, 1), 4096, 80) is None  # 80 x 768 fits in 64 K registers
+    refusal = launch_check(gpu, (1024, 1, 1), 4096, 128)  # an exact product needs no second figure
+    assert refusal is not None and "128 registers x 1024 threads = 131072 > 65536" in refusal
 
 
 def test_static_plus_dynamic_shared_memory_is_compared_with_the_opt_in_limit() -> None:

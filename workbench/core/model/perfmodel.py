@@ -209,9 +209,15 @@ def launch_check(
         warps = math.ceil(threads / gpu.warp_size)
         regs_per_warp = _ceil_to(int(registers) * gpu.warp_size, gpu.register_alloc_unit)
         if registers > gpu.max_registers_per_thread or regs_per_warp * warps > gpu.max_registers_per_block:
+            # the product as the hardware counts it: registers are allocated per warp in units, so
+            # "255 x 768" takes more than 195,840 (said as such: the bare product did not add up)
+            asked = int(registers) * threads
+            allocated = regs_per_warp * warps
+            counted = (f" = {asked}" if allocated == asked else
+                       f" = {asked}, {allocated} as allocated per warp in units of {gpu.register_alloc_unit}")
             return (
-                f"too many resources requested for launch ({int(registers)} registers x {threads} threads "
-                f"= {regs_per_warp * warps} > {gpu.max_registers_per_block} registers per block)"
+                f"too many resources requested for launch ({int(registers)} registers x {threads} threads"
+                f"{counted} > {gpu.max_registers_per_block} registers per block)"
             )
         # The register file is split among the SM's schedulers and warps take it in groups: a block
         # within the per-block total can still find no room (as :func:`occupancy` counts it), and
