@@ -407,3 +407,15 @@ def test_a_replay_pace_over_the_run_timeout_is_refused_not_turned_into_timeouts(
     with pytest.raises(WorkbenchError, match="a replay pace of 12 s per evaluation is not below the run timeout"):
         window.start_run({"backend": "replay", "replay": str(recording), "budget": 2, "delay_s": 12})
     assert not window.running and window.model.session is None
+
+
+def test_a_first_run_refused_over_a_metric_set_in_the_panel_says_the_panel_set_it(window):
+    """A weight on memory set before a replay of a recording (which reports none) refused Start
+    naming the metric, and nothing said the panel had put it there."""
+    from workbench.core.errors import WorkbenchError
+
+    cache = Path(__file__).resolve().parents[1] / "fixtures" / "kt_cache_small.json"
+    window.model.set_weights({"latency_ms": 1.0, "memory_mb": 0.5})
+    with pytest.raises(WorkbenchError, match="memory_mb.*set under Constraints or Score weights before this run"):
+        window.start_run({"backend": "replay", "replay": str(cache), "budget": 3})
+    assert not window.running

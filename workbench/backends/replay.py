@@ -84,8 +84,8 @@ def _stamp(path: str) -> tuple[Any, ...]:
     return tuple(stamp)
 
 
-#: ``Session.extra`` key of a cache import's notes (a cut file's records left out, duplicates
-#: dropped): a replay says them when it starts, as ``import-kt`` does.
+#: ``Session.extra`` key of what reading a cache repaired (a cut file's record left out): a replay
+#: says it when it starts, as ``import-kt`` does.
 IMPORT_NOTES = "import_notes"
 
 
@@ -103,9 +103,9 @@ def load_recording(path: str) -> Any:
     if is_kt_cache(path):
         from workbench.core.io.interop import import_kt_cache
 
-        notes: list[str] = []
-        recording = import_kt_cache(path, notes)
-        recording.extra[IMPORT_NOTES] = [f"recording {path}: {note}" for note in notes]
+        repairs: list[str] = []  # (each line names the file)
+        recording = import_kt_cache(path, repairs=repairs)
+        recording.extra[IMPORT_NOTES] = [f"recording {note}" for note in repairs]
     else:
         recording = load_session(path)  # a session, or neither: then the session loader says what is wrong
     with _RECENT_LOCK:

@@ -95,6 +95,18 @@ def _offered_budget(session: Session) -> int | None:
     return left if left > 0 else budget
 
 
+def _panel_objective_named(error: WorkbenchError, request: Any) -> WorkbenchError:
+    """``error`` of a first run, saying that a metric it names was set in the window's objective
+    panel before the run (a weight on memory, say, which a replay of a recording cannot report):
+    the refusal named the metric, and nothing said the panel had put it there."""
+    named = {bound.metric for bound in request.constraints.bounds()} if request.constraints is not None else set()
+    named |= set(request.weights.active()) - {"latency_ms"} if request.weights is not None else set()
+    text = str(error)
+    if not any(f"'{metric}'" in text or f"{metric} " in text for metric in named):
+        return error
+    return WorkbenchError(f"{text} (set under Constraints or Score weights before this run: clear it there)")
+
+
 def _continued_note(session: Session, strategy: str) -> str:
     """What Start says when it adds to the open session rather than starting one: the charts then
     show every run of it together, and a person comparing strategies expected a fresh session."""
@@ -765,6 +777,12 @@ class MainWindow(QMainWindow):
             continued_note = _continued_note(current, str(run.get("strategy") or ""))
         try:
             prepared = prepare_run(request, current if continuing else None, output, held=held)
+        except WorkbenchError as exc:
+            if held is not None and held is not self._autosave_lock:  # taken for this run only
+                held.release()
+            if current is None:  # an objective set in the panel before any run: say where it came from
+                raise _panel_objective_named(exc, request) from None
+            raise
         except BaseException:
             if held is not None and held is not self._autosave_lock:  # taken for this run only
                 held.release()

@@ -102,25 +102,14 @@ def _set_value(editor: QWidget, value: Any) -> None:
 
 
 def _checked(strategy: str, options: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """The stored options checked by the strategy, as a run start would: the values it takes, and
-    one line per value it refuses (that option keeps its default). Together first, since some
-    options are checked against each other (annealing's ``t_min`` below ``t_start``): checked one
-    by one against the others' defaults, a valid pair lost one of its values. When the set is
-    refused, each option alone says which value is wrong. An unknown strategy raises."""
-    cls = strategy_class(strategy)
-    try:
-        resolved = cls.validate_options(dict(options))
-        return {name: resolved[name] for name in options}, []
-    except WorkbenchError:
-        pass
-    good: dict[str, Any] = {}
-    problems: list[str] = []
-    for name, raw in options.items():
-        try:
-            good[name] = cls.validate_options({name: raw})[name]
-        except WorkbenchError as exc:
-            problems.append(f"{exc} (kept the default)")
-    return good, problems
+    """The stored options the strategy takes and one line per value it does not (an unknown
+    option, a value out of range, values that clash), those at their defaults: the run controller's
+    own rule (:func:`usable_stored_options`), so the form holds what a continued run would run.
+    Checked one by one against the others' defaults, a valid pair (annealing's ``t_min`` below
+    ``t_start``) lost one of its values. An unknown strategy raises."""
+    from workbench.runner.controller import usable_stored_options
+
+    return usable_stored_options(strategy, options)
 
 
 class StrategyOptionsForm(QWidget):

@@ -622,7 +622,8 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
 
 def _check_replay_pace(spec: BackendSpec, run_timeout_s: float | None) -> None:
     """A replay's pace is slept inside each evaluation, which the run timeout guards: a pace at or
-    over it turned every recorded trial into a timeout that never happened."""
+    over it turned every recorded trial into a timeout that never happened. None: no timeout
+    guards the evaluations (the inline executor)."""
     if spec.kind != "replay" or run_timeout_s is None:
         return
     try:
@@ -677,7 +678,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     else:  # switching back to a strategy this session ran before restores its options
         raw_options = dict((strategy_info.get("earlier_options") or {}).get(strategy_name) or {})
     if request.strategy_options is None:  # the session's own: what this version cannot take falls back
-        raw_options, dropped = _usable_stored_options(strategy_name, raw_options)
+        raw_options, dropped = usable_stored_options(strategy_name, raw_options)
         notes += dropped
     options = strategy_class(strategy_name).validate_options(dict(raw_options))
 
@@ -717,7 +718,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         if size is not None:  # the session's backend keeps its own problem; the size is the trials'
             session.backend = {**spec.to_dict(), "options": {**spec.options, "problem": dict(session.problem)}}
     session.run = settings
-    _check_replay_pace(spec, settings.run_timeout_s)
+    _check_replay_pace(spec, settings.run_timeout_s if settings.executor != "inline" else None)
     session.constraints.check_possible()  # (a continued session's were checked naming its file)
     if objectives:
         session.strategy["objectives"] = list(objectives)
@@ -748,7 +749,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     return run
 
 
-def _usable_stored_options(strategy_name: str, stored: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def usable_stored_options(strategy_name: str, stored: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The options a session recorded for ``strategy_name`` that this version's strategy takes,
     and a note for each one it does not (an option since removed or renamed, a value outside its
     range now): those run with their default.

@@ -418,14 +418,17 @@ def _file_kernel_name(path: Path) -> str:
     return name or path.stem
 
 
-def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None) -> Session:
+def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None,
+                    repairs: list[str] | None = None) -> Session:
     """Read a Kernel Tuner cache file as a session of recorded trials (kind ``recording``).
 
     The space is exactly the recorded points (Kernel Tuner applied its restrictions before
     measuring); every record becomes a trial in file order, failures with their status and
     Kernel Tuner's reason as the message. What the import repaired or added on its own (an
     unfinished file closed, parameter values ``tune_params`` does not declare) is appended to
-    ``notes`` as one line each, for a caller that tells the user.
+    ``notes`` as one line each, for a caller that tells the user; ``repairs`` gets the line of a
+    file that was not whole (unfinished, or cut inside a record) alone, for a replay that says
+    only that whenever it starts.
     """
     p = Path(path)
     source = str(p)
@@ -516,13 +519,15 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
     except WorkbenchError as exc:
         raise SessionFormatError(f"{source}: tune_params: {exc}") from None
 
+    repaired = (f"{source}: the file was unfinished (Kernel Tuner stopped before closing it); "
+                f"closed it and read the {len(cache)} complete records" if unfinished == CLOSED else
+                f"{source}: the file ends inside a record (a write cut short); left that record out, "
+                f"closed the file and read the {len(cache)} complete records before it" if unfinished == CUT else "")
+    if repairs is not None and repaired:
+        repairs.append(repaired)
     if notes is not None:
-        if unfinished == CLOSED:
-            notes.append(f"{source}: the file was unfinished (Kernel Tuner stopped before closing it); "
-                         f"closed it and read the {len(cache)} complete records")
-        elif unfinished == CUT:
-            notes.append(f"{source}: the file ends inside a record (a write cut short); left that record out, "
-                         f"closed the file and read the {len(cache)} complete records before it")
+        if repaired:
+            notes.append(repaired)
         if undeclared:
             added = "; ".join(
                 f"{name}: {', '.join(repr(v) for v in values[:5])}{', ...' if len(values) > 5 else ''}"
