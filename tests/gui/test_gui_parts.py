@@ -179,6 +179,16 @@ def test_problem_text_and_table_filter_reject_bad_input(qtbot):
     assert table.proxy.rowCount() == sum(1 for t in model.trials if t.config["unroll"] == 16)
     with pytest.raises(WorkbenchError):
         table.proxy.set_slot_filter("colour=red")
+    # a value the slot does not have, no value, or one slot twice: said, not an empty table
+    for text, said in (("unroll=16.0", "unroll has no value 16.0 (its values: "), ("unroll=", "write slot=value"),
+                       ("unroll=16, unroll=4", "unroll is named twice")):
+        with pytest.raises(WorkbenchError, match=re.escape(said)):
+            table.proxy.set_slot_filter(text)
+    table.slot_edit.setText("unroll=16")
+    table._on_slot_filter()
+    table.slot_edit.setText("unroll=16.0")
+    table._on_slot_filter()  # refused: every trial is listed, not the previous filter beside the refusal
+    assert "no value 16.0" in table.filter_error.text() and table.proxy.rowCount() == len(model.trials)
     table.proxy.set_slot_filter("")
     table.status_combo.setCurrentText("compile_error")
     assert table.proxy.rowCount() == 2

@@ -309,13 +309,20 @@ class TrialFilterProxy(QSortFilterProxyModel):
         terms: dict[str, str] = {}
         source: Any = self.sourceModel()  # the trials model this proxy was built on
         slots = set(source.model.slot_names)
+        domains: dict[str, list[Any]] = source.model.slot_values
         for part in filter(None, (p.strip() for p in text.replace(";", ",").split(","))):
             name, sep, value = part.partition("=")
             name, value = name.strip(), value.strip()
-            if not sep or not name:
+            if not sep or not name or not value:
                 raise WorkbenchError(f"filter {part!r}: write slot=value, e.g. block_size=256")
             if name not in slots:
                 raise WorkbenchError(f"filter {part!r}: no slot {name!r} (slots: {', '.join(sorted(slots))})")
+            if name in terms:  # two values of one slot match no trial: said, not an empty table
+                raise WorkbenchError(f"filter {part!r}: {name} is named twice; a trial has one value of it")
+            shown = [str(v) for v in domains.get(name, [])]
+            if shown and value not in shown:  # "32.0", "0x20": an empty table said nothing of why
+                listed = ", ".join(shown[:8]) + (", ..." if len(shown) > 8 else "")
+                raise WorkbenchError(f"filter {part!r}: {name} has no value {value} (its values: {listed})")
             terms[name] = value
         self.refilter(lambda: setattr(self, "slot_filter", terms))
 
@@ -476,6 +483,7 @@ class ResultsTable(QWidget):
             self.proxy.set_slot_filter(self.slot_edit.text())
             self.filter_error.setText("")
         except WorkbenchError as exc:
+            self.proxy.set_slot_filter("")  # every trial, not the previous filter beside the refused text
             self.filter_error.setText(str(exc))
 
     def _on_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
