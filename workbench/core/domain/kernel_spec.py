@@ -59,6 +59,21 @@ _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: Why a template name may not start with "_": template folders keep their private files
 #: (a Python reference is ``_<name>_reference.py``) under such names, and lookups skip them.
 HIDDEN_NAME = "must not start with '_' (names starting with '_' are a template folder's private files)"
+#: What a Python reference file's name must be: the loader's rule, and the editor's before it copies.
+REFERENCE_FILE_RULE = "must be a .py file name in the template's folder"
+
+
+def _name_problem(name: str) -> str | None:
+    """Why ``name`` is no template name (the loader's rule, which the editor applies before it
+    makes a folder of that name), or None."""
+    if not _C_IDENTIFIER.match(name):
+        return "must be a C identifier"
+    return HIDDEN_NAME if name.startswith("_") else None
+
+
+def _plain_reference_file(file: str) -> bool:
+    """Whether ``file`` names a ``.py`` file in the template's own folder (no path, no NUL)."""
+    return Path(file).name == file and file.endswith(".py") and "\x00" not in file
 _COL = re.compile(r"\(col (\d+): ")
 
 
@@ -253,10 +268,9 @@ class _Builder:
         if version != SPEC_VERSION:
             raise self.fail("version", f"version {version!r} is not supported (this workbench reads {SPEC_VERSION})", version)
         name = self.get(spec, "name", str, "name")
-        if not _C_IDENTIFIER.match(name):
-            raise self.fail("name", "must be a C identifier", name)
-        if name.startswith("_"):
-            raise self.fail("name", HIDDEN_NAME, name)
+        refused = _name_problem(name)
+        if refused is not None:
+            raise self.fail("name", refused, name)
         entry = self.get(spec, "entry", str, "entry", name)
         slots = self.slots()
         problem, small, docs, limits = self.problem()
@@ -581,8 +595,8 @@ class _Builder:
         if kind == "python":
             file = self.get(raw, "file", str, "reference.file")
             function = self.get(raw, "function", str, "reference.function", "reference")
-            if Path(file).name != file or not file.endswith(".py"):
-                raise self.fail("reference.file", "must be a .py file name in the template's folder", file)
+            if not _plain_reference_file(file):
+                raise self.fail("reference.file", REFERENCE_FILE_RULE, file)
             shapes = {name: arg.shape for name, arg in outputs.items() if arg.shape is not None}
             return _PythonReference((self.folder or Path(".")) / file, function, tuple(outputs), shapes)
         exprs = self.get(raw, "outputs", dict, "reference.outputs")
@@ -888,10 +902,9 @@ def check_template_name(name: str) -> None:
     """Raise SpecError unless ``name`` is a template name the loader accepts (a C identifier):
     callers that make a folder or files from the name check it before touching anything, since
     ``../x`` or an absolute path would otherwise name a place outside their own folder."""
-    if not _C_IDENTIFIER.match(name):
-        raise SpecError("must be a C identifier", "name")
-    if name.startswith("_"):
-        raise SpecError(HIDDEN_NAME, "name")
+    problem = _name_problem(name)
+    if problem is not None:
+        raise SpecError(problem, "name")
 
 
 def reference_file_named(spec: Mapping[str, Any], folder: Path | None) -> Path | None:
@@ -905,8 +918,8 @@ def reference_file_named(spec: Mapping[str, Any], folder: Path | None) -> Path |
     file = reference.get("file")
     if not isinstance(file, str) or not file:
         raise SpecError("choose the file with the reference function", "reference.file")
-    if Path(file).name != file or not file.endswith(".py") or "\x00" in file:
-        raise SpecError("must be a .py file name in the template's folder", "reference.file")
+    if not _plain_reference_file(file):
+        raise SpecError(REFERENCE_FILE_RULE, "reference.file")
     return folder / file
 
 
