@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, NoReturn, Sequence
 
+from workbench.core.domain.records import provenance
 from workbench.core.domain.assignments import parse_assignment, parse_assignments
 from workbench.core.domain.size_analysis import size_lines
 from workbench.core.domain.sizes import parse_sizes, problems_of, typed_like
@@ -580,8 +581,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if best and best["resources_pending"]:
         best_text += " (resources estimated)"
     # what the timings are, as show labels them: modelled, or read back from a recording
-    sim = " (simulated)" if summary["simulated"] else (" (replayed)" if summary["device"].get("replayed")
-                                                       else " (recorded)" if summary["device"].get("recorded") else "")
+    source = provenance(summary["device"])
+    sim = "" if source == "measured" else f" ({source})"
     verb = "continued" if run.continued else "new session"
     if args.sizes or len(problems_of(session)) > 1:
         from workbench.core.domain.search_objective import Objective
@@ -969,8 +970,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         return 0
     device = summary["device"].get("name", "?")
     # an import of a recording is labelled too: its timings were measured earlier, not now
-    label = " [SIMULATED timings]" if summary["simulated"] else (
-        " [replayed]" if summary["device"].get("replayed") else " [recorded]" if summary["device"].get("recorded") else "")
+    label = {"simulated": " [SIMULATED timings]", "replayed": " [replayed]", "recorded": " [recorded]"}.get(
+        provenance(summary["device"]), "")
     print(f"kernel   {summary['kernel']}")
     print(f"device   {device}{label}")
     print(f"trials   {summary['trials']}  " + "  ".join(f"{k}={v}" for k, v in sorted(summary["by_status"].items())))

@@ -61,6 +61,7 @@ class CompareView(QWidget):
         self.b: int | None = None
         self.others: list[Any] = []  # sessions overlaid on the current one
         self.other_paths: list[Path] = []  # their files, resolved
+        self._overlay_cache: dict[tuple[int, str | None], tuple[np.ndarray, dict[str, Any] | None]] = {}
         self.add_error = ""  # why the last Add session... added nothing (shown above the legend)
         self.heading = QLabel()
         self.heading.setTextFormat(Qt.TextFormat.RichText)
@@ -271,9 +272,20 @@ class CompareView(QWidget):
         self.clear_button.setEnabled(True)
         self._draw_curves()
 
+    def _overlay_curve(self, session: Any, problem: Mapping[str, Any] | None) -> tuple[np.ndarray, dict[str, Any] | None]:
+        """An overlaid session's best latency so far at ``problem`` (see :func:`overlay_trials`),
+        kept per session and size: the curves are redrawn on every tick of a run while the tab is
+        shown, and a file's trials do not change meanwhile."""
+        key = (id(session), problem_key(problem) if problem is not None else None)
+        if key not in self._overlay_cache:
+            trials, elsewhere = overlay_trials(session, problem)
+            self._overlay_cache[key] = (best_latency_so_far(trials), elsewhere)
+        return self._overlay_cache[key]
+
     def clear_sessions(self) -> None:
         """Take away every overlaid session (the open one stays)."""
         self.others, self.other_paths, self.add_error = [], [], ""
+        self._overlay_cache.clear()
         self.clear_button.setEnabled(False)
         self._draw_curves()
 
@@ -304,8 +316,7 @@ class CompareView(QWidget):
             if session is self.model.session:  # from the model's columns: no walk over 20,000 trials
                 best = running_min(np.where(self.model.failed_mask(), np.nan, self.model.metric("latency_ms")))
             else:
-                trials, elsewhere = overlay_trials(session, problem)
-                best = best_latency_so_far(trials)
+                best, elsewhere = self._overlay_curve(session, problem)
             colour = CURVE_COLOURS[k % len(CURVE_COLOURS)]
             style, stroke = CURVE_STYLES[(k // len(CURVE_COLOURS)) % len(CURVE_STYLES)]
             x = np.arange(len(best), dtype=float)

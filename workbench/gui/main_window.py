@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.core.fs import resolved
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.records import provenance
 from workbench.core.io.session_lock import SessionLock
@@ -93,6 +94,12 @@ def _offered_budget(session: Session) -> int | None:
         pass
     left = budget - len(session.trials)
     return left if left > 0 else budget
+
+
+def _path_forms(name: str) -> set[Path]:
+    """A file named in the kernel field as it resolves now and as written: a session's python file
+    is remembered by both, so a link changed since still counts (``resolved`` survives a link loop)."""
+    return {resolved(name), Path(os.path.abspath(name))}
 
 
 def _panel_objective_named(error: WorkbenchError, request: Any) -> WorkbenchError:
@@ -662,7 +669,7 @@ class MainWindow(QMainWindow):
     def _from_session(self, name: str) -> bool:
         """Whether the python file ``name`` is one a session put in the kernel field (as written or
         as it resolves now: a link changed since still counts), never confirmed by the person."""
-        forms = {Path(name).resolve(), Path(os.path.abspath(name))}
+        forms = _path_forms(name)
         return bool(forms & self._session_code) and not forms & self.trusted_code
 
     def _on_benchmark_read(self, name: str, target: Any) -> None:
@@ -1262,7 +1269,7 @@ class MainWindow(QMainWindow):
         # the file shown because the session names it is no yes to run its code (see _confirm_code)
         # (any backend's: a session of another kind can name a .py file as its kernel too)
         if kernel and str(kernel).endswith(".py"):
-            self._session_code.update({Path(str(kernel)).resolve(), Path(os.path.abspath(str(kernel)))})
+            self._session_code.update(_path_forms(str(kernel)))
         try:
             self.toolbar.apply(run)
         except WorkbenchError as exc:  # a strategy or backend this build lacks, a hand-edited option

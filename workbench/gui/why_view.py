@@ -128,6 +128,7 @@ class WhyView(QWidget):
             label.setPos(value, len(names) - 1 - names.index(name))
             self.plot.addItem(label)
             self.value_labels.append(label)
+        self._fit_x_range()  # room for the figures just drawn
         lines = [f"&bull; {html.escape(line, quote=False)}" for line in info.facts]
         lines += [f"&bull; <i>{html.escape(note, quote=False)}</i>" for note in info.notes]
         if info.time_terms:
@@ -167,8 +168,8 @@ class WhyView(QWidget):
         if not values:
             return
         least = max(values + ([latency] if math.isfinite(latency) else [])) * 1.05
-        end = bar_figures_extent(values, [f"\u2002{value:.3g} ms" for value in values], self.font(),
-                                 self.plot.getPlotItem().vb.width(), least)
+        texts = [label.toPlainText() for label in self.value_labels] or [""] * len(values)  # as drawn
+        end = bar_figures_extent(values, texts, self.font(), self.plot.getPlotItem().vb.width(), least)
         self.plot.setXRange(0, end, padding=0)
 
     def _fit_term_axis(self) -> None:
