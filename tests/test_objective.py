@@ -289,14 +289,20 @@ def test_ranking_properties(latencies, limit) -> None:
 def test_metric_table_appends_incrementally_and_matches_from_trials() -> None:
     trials = [ok(i, latency_ms=float(i + 1)) for i in range(100)] + [failed(100)]
     trials.append(ok(101, latency_ms=0.5, power_w=30.0))  # a metric first seen late
+    trials[50] = ok(50, latency_ms=51.0, energy_j=2.0)  # one trial's metric, amid trials without it
     table = MetricTable(capacity=4)
     for t in trials:
         table.append(t)
     whole = MetricTable.from_trials(trials)
     assert len(table) == len(whole) == 102
-    for name in ("latency_ms", "power_w"):
+    for name in ("latency_ms", "power_w", "energy_j"):
         np.testing.assert_array_equal(table.column(name), whole.column(name))
     assert np.isnan(table.column("power_w")[:101]).all()
+    energy = whole.column("energy_j")
+    assert energy[50] == 2.0 and np.isnan(np.delete(energy, 50)).all()
+    assert whole.column("latency_ms")[100] != whole.column("latency_ms")[100]  # the failure: NaN
+    assert whole.metrics == ["latency_ms", "energy_j", "power_w"]  # in order of first report
+    assert whole.ids == [t.config.id for t in trials] and whole.index.tolist() == [t.index for t in trials]
     assert table.ok.tolist() == whole.ok.tolist()
     assert rank(table).best == rank(trials).best == 101
     assert table.position(trials[5].config.id) == 5 and table.position("nope") is None

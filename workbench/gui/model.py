@@ -136,6 +136,7 @@ class SessionModel:
         self.problem_shown: str | None = None
         self._problems: dict[str, dict[str, Any]] = {}  # key -> problem, in order of first trial
         self._consumed = 0  # session trials looked at so far (shown or not)
+        self._own_key: tuple[dict[str, Any], str] | None = None  # the session's problem and its key
         self._unbound: tuple[Constraints, Weights] = (Constraints(), Weights())
         if session is not None:
             self.set_session(session)
@@ -210,7 +211,12 @@ class SessionModel:
 
     def _problem_of(self, trial: Trial) -> str:
         assert self.session is not None  # the trial is one of its
-        return problem_key(self.session.problem if trial.problem is None else trial.problem)
+        if trial.problem is None:  # most trials: the session's own problem, its key made once per session
+            own = self.session.problem
+            if self._own_key is None or self._own_key[0] is not own:
+                self._own_key = (own, problem_key(own))
+            return self._own_key[1]
+        return problem_key(trial.problem)
 
     def _note_problems(self, trials: Sequence[Trial]) -> None:
         """Record the problems of newly seen trials and count them as looked at."""
@@ -301,12 +307,10 @@ class SessionModel:
             if trial.config.id == default_id and (trial.ok or self.default_index is None
                                                   or not self.trials[self.default_index].ok):
                 self.default_index = start + k
-        names = set(self.columns)
-        for trial in fresh:
-            names.update(trial.measurement.metrics)
-        for name in names:
+        stop = start + len(fresh)
+        for name in dict.fromkeys([*self.columns, *self.table.metrics]):  # the table has just read them
             column = self.columns.setdefault(name, GrowingColumn())
-            column.extend([trial.metric(name) for trial in fresh], start)
+            column.extend(self.table.column(name)[start:stop], start)
         self.status.extend([STATUS_CODES[trial.status] for trial in fresh], start)
         self.numbers.extend([trial.index for trial in fresh], start)
         space = self.session.space if self.session is not None else None

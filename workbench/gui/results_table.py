@@ -11,6 +11,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
+
 from PySide6.QtCore import (
     QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt,
 )
@@ -78,11 +80,13 @@ def metric_tip(name: str, directions: Mapping[str, int]) -> str:
     return f"{what}; {'higher' if direction > 0 else 'lower'} is better"
 
 
-def metric_says_something(name: str, value: float) -> bool:
-    """Whether one trial's value makes the metric's column worth showing."""
-    if not math.isfinite(value):
-        return False
-    return value != 0.0 or name not in RATE_METRICS
+def _any_says_something(name: str, values: np.ndarray) -> bool:
+    """Whether any of ``values`` (trials' values of metric ``name``) makes its column worth showing:
+    a number, and for a rate (:data:`RATE_METRICS`) one other than 0."""
+    finite = values[np.isfinite(values)]
+    return bool(finite.size) and (name not in RATE_METRICS or bool(np.any(finite != 0.0)))
+
+
 _FAIL_COLOUR = QBrush(QColor(213, 94, 0))
 _INFEASIBLE_COLOUR = QBrush(QColor(120, 120, 120))
 
@@ -327,6 +331,8 @@ class TrialFilterProxy(QSortFilterProxyModel):
         self.refilter(lambda: setattr(self, "slot_filter", terms))
 
     def filterAcceptsRow(self, row: int, parent: Index) -> bool:
+        if self.status_filter == "all" and not self.slot_filter:  # Qt asks once per row of every reset
+            return True
         source: TrialTableModel = self.sourceModel()  # type: ignore[assignment]
         trial = source.model.trials[row]
         if self.status_filter == "feasible":
@@ -429,16 +435,10 @@ class ResultsTable(QWidget):
 
     def _scan_metrics(self, start: int, stop: int) -> bool:
         """Note the usual metrics trials ``start..stop`` say something in; whether any is new."""
-        missing = [m for m in TABLE_METRICS if m not in self._shown_metrics]
-        before = len(missing)
-        if missing:
-            for trial in self.model.trials[start:stop]:
-                for name in [m for m in missing if metric_says_something(m, trial.metric(m))]:
-                    self._shown_metrics.add(name)
-                    missing.remove(name)
-                if not missing:
-                    break
-        return len(missing) != before
+        new = [name for name in TABLE_METRICS if name not in self._shown_metrics
+               and name in self.model.columns and _any_says_something(name, self.model.columns[name].view(stop)[start:])]
+        self._shown_metrics.update(new)
+        return bool(new)
 
     def _hidden_by_rule(self, key: str) -> str | None:
         """Why the table hides the column ``key`` by itself (a usual metric no trial fills), or None."""

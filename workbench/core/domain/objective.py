@@ -452,29 +452,29 @@ class MetricTable:
         self.extend((trial,))
 
     def extend(self, trials: Iterable[Trial]) -> None:
+        """Append ``trials`` a column at a time: a session of 10^5 trials is opened and ranked
+        at once, where a row-by-row fill cost tens of microseconds per trial."""
         trials = list(trials)
         if not trials:
             return
-        start = self._n
-        self._grow(start + len(trials))
-        rows: dict[str, list[tuple[int, float]]] = {}
-        for offset, trial in enumerate(trials):
-            row = start + offset
-            measurement = trial.measurement
-            self._ok[row] = measurement.status is Status.OK
-            self._index[row] = trial.index
-            self.ids.append(trial.config.id)
-            self.statuses.append(measurement.status)
-            self.messages.append(measurement.message)
-            for name, value in measurement.metrics.items():
-                rows.setdefault(name, []).append((row, np.nan if value is None else value))
-        for name, pairs in rows.items():
+        start, count = self._n, len(trials)
+        end = start + count
+        self._grow(end)
+        measurements = [trial.measurement for trial in trials]
+        statuses = [measurement.status for measurement in measurements]
+        self._ok[start:end] = [status is Status.OK for status in statuses]
+        self._index[start:end] = [trial.index for trial in trials]
+        self.ids.extend(trial.config.id for trial in trials)
+        self.statuses.extend(statuses)
+        self.messages.extend(measurement.message for measurement in measurements)
+        reported = [measurement.metrics for measurement in measurements]
+        for name in dict.fromkeys(name for metrics in reported for name in metrics):
             col = self._cols.get(name)
             if col is None:
                 col = self._cols[name] = np.full(self._cap, np.nan)
-            where, values = zip(*pairs)
-            col[list(where)] = np.asarray(values, dtype=float)
-        self._n = start + len(trials)
+            # a metric a trial did not report reads None here, and None is NaN in a float array
+            col[start:end] = np.array([metrics.get(name) for metrics in reported], dtype=float)
+        self._n = end
 
     @property
     def ok(self) -> np.ndarray:
