@@ -107,6 +107,7 @@ def test_a_session_that_fails_to_show_leaves_the_window_as_it_was(window, qtbot,
     window.interactive = True
     window.model.dirty = False
     window._on_open()
+    qtbot.waitUntil(lambda: window.opening is None, timeout=30_000)  # read off the GUI thread
     assert len(shown) == 1 and "cannot be shown" in shown[0][1]
     assert window.path == first and window.model.session is before[0]
 

@@ -300,6 +300,7 @@ def test_open_recent_never_drops_an_unsaved_run(window, qtbot, tmp_path):
     start_and_wait(window, qtbot, {"kernel": BENCH, "backend": "python", "strategy": "random", "budget": 4})
     autosave = window.autosave_path
     window.recent_menu.actions()[0].trigger()  # non-interactive: no question, so nothing is discarded
+    qtbot.waitUntil(lambda: window.opening is None, timeout=30_000)  # read off the GUI thread
     assert window.path == other and autosave.exists()
     assert len(load_session(autosave).trials) == 4 and autosave in window.recoverable()
 

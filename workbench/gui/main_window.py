@@ -32,6 +32,7 @@ from workbench.gui.charts import MetricChart, ScoreChart, TradeoffChart
 from workbench.gui.column_scroll import ColumnScroll
 from workbench.gui.elided_label import ElidedTabs
 from workbench.gui.failure_log import FailureLog
+from workbench.gui.file_reading import FileReading
 from workbench.gui.lazy_tabs import LazyTabs
 from workbench.gui.model import SessionModel
 from workbench.gui.objective_panel import ObjectivePanel
@@ -216,6 +217,7 @@ class MainWindow(QMainWindow):
         self._benchmark_reader = Background()  # no parent: see Background
         self._benchmark_reader.done.connect(self._on_benchmark_read)
         self._reading_benchmark: str | None = None
+        self._file_reading = FileReading(self)  # Open, Open recent and Import read off the GUI thread
         left_tabs = QTabWidget()
         # In a scroll area: the card's wrapped text asks a height for each width, which a column
         # layout grants before anything else, and the objective panel above was squeezed below its
@@ -551,6 +553,11 @@ class MainWindow(QMainWindow):
             self.failures.refresh_if_dirty()
 
     @property
+    def opening(self) -> Path | None:
+        """The file Open, Open recent or Import is reading (off the GUI thread); None when none is."""
+        return self._file_reading.reading
+
+    @property
     def running(self) -> bool:
         """From a run's launch until the window has shown its end (see ``_run_closed``)."""
         return self.engine_thread is not None and not self._run_closed
@@ -723,6 +730,8 @@ class MainWindow(QMainWindow):
         """
         if self.running:
             raise WorkbenchError("a run is already going; stop it first")
+        if self.opening is not None:  # it replaces the session this run would continue
+            raise WorkbenchError(f"{self.opening.name} is being opened; wait for it or cancel it")
         folders = run.get("kernel_dirs") or ()
         if run.get("kernel") and folders:  # the person's folder (the editor's drafts, gui --kernel-dir):
             # its template renders in the source view and Compare from there
@@ -890,10 +899,15 @@ class MainWindow(QMainWindow):
         self._update_recent_menu()
 
     def _refused_during_run(self, what: str) -> bool:
-        """Say in the status bar that ``what`` waits for the run to end; True while a run goes."""
+        """Say in the status bar that ``what`` waits for the run to end, or for the file being
+        opened to be shown; True while either goes."""
         if self.running:
             self.statusBar().showMessage(f"{what}: a run is going; stop it first (its trials go to its session)",
                                          10000)
+            return True
+        opening = self.opening
+        if opening is not None:
+            self.statusBar().showMessage(f"{what}: {opening.name} is being opened; wait for it or cancel it", 10000)
             return True
         return False
 
@@ -1147,9 +1161,23 @@ class MainWindow(QMainWindow):
         All or nothing: the file is read, validated and ranked before the window changes, and when
         showing it still fails the window goes back to the session it showed before (see
         :meth:`_show_loaded`), so a bad file never leaves a half-switched window."""
-        from workbench.core.domain.session import load_session, session_path_of
+        from workbench.core.domain.session import load_session
 
-        session = _loaded(path, load_session)
+        self._show_opened(_loaded(path, load_session), path)
+
+    def open_session_in_background(self, path: str | os.PathLike[str], title: str = "Cannot open the session") -> None:
+        """:meth:`open_session` with the file read on a thread (Open and Open recent; see
+        :mod:`workbench.gui.file_reading`); what cannot be opened is said under ``title``."""
+        from workbench.core.domain.session import load_session
+
+        file = Path(path)
+        self._file_reading.start(file, lambda: _loaded(file, load_session),
+                                 lambda session: self._guarded(lambda: self._show_opened(session, file), title),
+                                 lambda error: self._error(title, window_message(error)), dialog=self.interactive)
+
+    def _show_opened(self, session: Session, path: str | os.PathLike[str]) -> None:
+        from workbench.core.domain.session import session_path_of
+
         path = session_path_of(path)  # a killed run's journal opens as the session it continues
         self._show_loaded(session, path, lambda: self._add_recent(str(path.resolve())))
 
@@ -1342,7 +1370,7 @@ class MainWindow(QMainWindow):
         """Open recent goes through the same questions as Open: unsaved trials are never dropped silently."""
         if self._refused_during_run("Open recent") or not self._maybe_save():
             return
-        self._guarded(lambda: self.open_session(path), "Cannot open")
+        self.open_session_in_background(path, "Cannot open")
 
     def _on_open(self) -> None:
         if self._refused_during_run("Open") or not self._maybe_save():
@@ -1350,7 +1378,7 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(self, "Open session", self._last_dir(), SESSION_FILTER)
         if path:
             self._remember_dir(path)
-            self._guarded(lambda: self.open_session(path), "Cannot open the session")
+            self.open_session_in_background(path)
 
     def _on_save_as(self) -> bool:
         if self.model.session is None:
@@ -1366,12 +1394,22 @@ class MainWindow(QMainWindow):
         """Import a Kernel Tuner cache as a new, unsaved session; all or nothing like :meth:`open_session`."""
         from workbench.core.io.interop import import_kt_cache
 
-        notes: list[str] = []  # what the import repaired or left out, said as import-kt says it
-        session = _loaded(path, lambda cache: import_kt_cache(cache, notes))
+        self._show_imported(*_imported(path, import_kt_cache))
+
+    def import_kt_cache_in_background(self, path: str | os.PathLike[str]) -> None:
+        """:meth:`import_kt_cache` with the cache read on a thread (see :mod:`workbench.gui.file_reading`)."""
+        from workbench.core.io.interop import import_kt_cache
+
+        title = "Cannot import the cache"
+        self._file_reading.start(Path(path), lambda: _imported(path, import_kt_cache),
+                                 lambda read: self._guarded(lambda: self._show_imported(*read), title),
+                                 lambda error: self._error(title, window_message(error)), dialog=self.interactive)
+
+    def _show_imported(self, session: Session, notes: list[str]) -> None:
         self._show_loaded(session, None)
         self.model.dirty = True
         self._update_title()
-        if notes:
+        if notes:  # what the import repaired or left out, said as import-kt says it
             self.statusBar().showMessage("; ".join(f"note: {note}" for note in notes), 30000)
 
     def _on_import_kt(self) -> None:
@@ -1380,7 +1418,7 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(self, "Import Kernel Tuner cache", self._last_dir(), KT_CACHE_FILTER)
         if path:
             self._remember_dir(path)
-            self._guarded(lambda: self.import_kt_cache(path), "Cannot import the cache")
+            self.import_kt_cache_in_background(path)
 
     def _on_export_csv(self) -> None:
         if self.model.session is None:
@@ -1719,6 +1757,13 @@ def _loaded(path: str | os.PathLike[str], loader: Callable[[Any], Session]) -> S
         _log.warning("reading %s failed", path, exc_info=True)
         raise WorkbenchError(f"{path}: cannot be read ({_described(exc)})") from exc
     return session
+
+
+def _imported(path: str | os.PathLike[str], importer: Callable[..., Session]) -> tuple[Session, list[str]]:
+    """A Kernel Tuner cache read by ``importer`` as :func:`_loaded` reads a session, with the notes
+    of what the import repaired or left out."""
+    notes: list[str] = []
+    return _loaded(path, lambda cache: importer(cache, notes)), notes
 
 
 def _described(exc: BaseException) -> str:

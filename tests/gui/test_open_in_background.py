@@ -1,0 +1,123 @@
+"""Open, Open recent and Import read the file off the GUI thread: the window answers meanwhile,
+refuses what would replace its session until the file is shown, and a read given up is dropped."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QFileDialog, QProgressDialog, QPushButton
+
+import workbench.core.domain.session as session_module
+from workbench.core.errors import WorkbenchError
+from workbench.gui import file_reading
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+GOLDEN = FIXTURES / "session_golden.json"
+KT_CACHE = FIXTURES / "kt_cache_small.json"
+
+
+@pytest.fixture
+def held_reads(monkeypatch):
+    """``load_session`` held until the test lets it go, so the window is seen while a file is read."""
+    release = threading.Event()
+    threads: list[str] = []
+    real = session_module.load_session
+
+    def held(path, *args, **kwargs):
+        threads.append(threading.current_thread().name)
+        assert release.wait(30)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(session_module, "load_session", held)
+    yield release, threads
+    release.set()
+
+
+def _choose(monkeypatch, path: Path) -> None:
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(path), ""))
+
+
+def test_open_reads_on_a_thread_and_the_window_refuses_to_replace_its_session_meanwhile(
+        window, qtbot, tmp_path, monkeypatch, held_reads):
+    release, threads = held_reads
+    path = tmp_path / "golden.json"
+    shutil.copy(GOLDEN, path)
+    _choose(monkeypatch, path)
+    window._on_open()
+    assert window.opening == path and window.model.session is None  # returned before the file was read
+    qtbot.waitUntil(lambda: threads == ["read-session"])
+    for attempt, what in ((window.new_session, "New session"), (window._on_open, "Open"),
+                          (window._on_import_kt, "Import")):
+        window.statusBar().clearMessage()
+        attempt()
+        assert window.statusBar().currentMessage() == f"{what}: golden.json is being opened; wait for it or cancel it"
+    with pytest.raises(WorkbenchError, match="golden.json is being opened"):
+        window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 3})
+    release.set()
+    qtbot.waitUntil(lambda: window.opening is None, timeout=30_000)
+    assert window.path == path and window.model.n == len(session_module.load_session(path).trials) > 0
+    assert window.recent_files()[0] == str(path.resolve())
+
+
+def test_a_read_given_up_is_dropped_and_the_window_keeps_its_session(window, qtbot, tmp_path, monkeypatch, held_reads):
+    release, _threads = held_reads
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    shutil.copy(GOLDEN, first)
+    shutil.copy(GOLDEN, second)
+    release.set()
+    window.open_session(first)
+    release.clear()
+    shown = window.model.session
+    monkeypatch.setattr(file_reading, "DIALOG_AFTER_MS", 0)
+    window.interactive = True  # a person watches: the busy dialog appears, and its Cancel gives up
+    window.model.dirty = False
+    _choose(monkeypatch, second)
+    window._on_open()
+    qtbot.waitUntil(lambda: window.findChild(QProgressDialog) is not None
+                    and window.findChild(QProgressDialog).isVisible())
+    dialog = window.findChild(QProgressDialog)
+    assert "second.json" in dialog.labelText()
+    button = dialog.findChild(QPushButton)
+    assert button.text() == "Cancel"
+    button.click()
+    assert window.opening is None
+    release.set()
+    qtbot.wait(300)  # the thread ends and its result arrives: dropped
+    assert window.model.session is shown and window.path == first
+    assert str(second.resolve()) not in window.recent_files()
+
+
+def test_a_file_that_cannot_be_read_is_one_line_and_switches_nothing(window, qtbot, tmp_path, monkeypatch):
+    first, broken = tmp_path / "first.json", tmp_path / "broken.json"
+    shutil.copy(GOLDEN, first)
+    broken.write_text('{"format": "kernel-workbench-session", "trials": [')
+    window.open_session(first)
+    shown = window.model.session
+    window._add_recent(str(broken.resolve()))
+    window.recent_menu.actions()[0].trigger()
+    qtbot.waitUntil(lambda: window.opening is None, timeout=30_000)
+    message = window.statusBar().currentMessage()
+    assert message.startswith("Cannot open: ") and "broken.json" in message and "\n" not in message
+    assert window.model.session is shown and window.path == first
+
+
+def test_import_reads_the_cache_on_a_thread_and_shows_it_unsaved(window, qtbot, tmp_path, monkeypatch):
+    from workbench.core.io import interop
+
+    threads: list[str] = []
+    real = interop.import_kt_cache
+
+    def watched(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(interop, "import_kt_cache", watched)
+    _choose(monkeypatch, KT_CACHE)
+    window._on_import_kt()
+    qtbot.waitUntil(lambda: window.opening is None, timeout=30_000)
+    assert threads == ["read-session"]
+    assert window.model.n > 0 and window.path is None and window.model.dirty
+    assert window.toolbar.backend.currentData() == "replay"
