@@ -250,3 +250,30 @@ def test_a_file_is_not_refused_for_what_the_objective_does_to_the_open_session(w
     view = window.portability
     view.add_sessions([str(tmp_path / "b.json")])
     assert view.files.count() == 2 and view.report is None and "nothing feasible" in view.heading.text()
+
+
+def test_adding_a_file_computes_the_report_once(window, tmp_path: Path, monkeypatch) -> None:
+    """The check that refuses a file the report cannot use makes the report the tab then shows
+    (over recorded landscapes a report takes seconds: adding one paid for it twice)."""
+    import workbench.gui.portability_view as portability_view
+
+    a, b, c = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
+    save_session(recording("GPU A", {32: 1.0, 64: 1.25, 128: 2.0}), a)
+    save_session(recording("GPU B", {32: 4.0, 64: 2.5, 128: 2.0}), b)
+    save_session(recording("GPU C", {32: 3.0, 64: 1.0, 128: 2.0}), c)
+    window.open_session(a)
+    view = window.portability
+    window.bottom_tabs.setCurrentWidget(view)
+    made: list[list[str]] = []
+    real = portability_view.portability_report
+
+    def counted(sessions, labels, *args, **kwargs):
+        made.append(list(labels))
+        return real(sessions, labels, *args, **kwargs)
+
+    monkeypatch.setattr(portability_view, "portability_report", counted)
+    view.add_sessions([str(b)])
+    assert made == [["open session", "b.json"]] and view.report is not None
+    view.add_sessions([str(c)])
+    assert made[1:] == [["open session", "b.json", "c.json"]]
+    assert [r[:3] for r in view.table_texts()][2] == ["80.0%", "80.0%", "100.0%"]  # GPU C's best, block 64

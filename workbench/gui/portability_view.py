@@ -157,6 +157,7 @@ class PortabilityView(QWidget):
         loaded = [load_session(path) for path in paths]
         sessions, labels = self._compared()
         sessions, labels = sessions + loaded, labels + [Path(p).name for p in paths]
+        checked: PortabilityReport | None = None
         if len(sessions) > 1:
             try:
                 at, at_read = self._at(), True
@@ -164,25 +165,27 @@ class PortabilityView(QWidget):
                 at, at_read = None, False
             check_compatible(sessions, labels, at)
             if at_read:
-                self._refuse_a_broken_report(sessions, labels, at, [Path(p).name for p in paths])
+                checked = self._refuse_a_broken_report(sessions, labels, at, [Path(p).name for p in paths])
         self.paths += [str(p) for p in paths]
         self.sessions += loaded
-        self.refresh()
+        self.refresh(checked)
 
     def _refuse_a_broken_report(self, sessions: list[Any], labels: list[str], at: dict[str, Any] | None,
-                                names: list[str]) -> None:
+                                names: list[str]) -> PortabilityReport | None:
         """Raise when the report cannot use one of the files being added (no trials at the size
         compared, nothing feasible on its GPU): it is refused instead of added, which left every
         later change showing its error until the row was removed. A report the sessions compared
         already cannot give (the objective in force leaves one of them nothing) is not the new
-        file's fault: that is said by the report, and the file is added."""
+        file's fault: that is said by the report, and the file is added. Returns the report when
+        there is one, for the view to show without computing it again."""
         try:
-            self._report(sessions, labels, at)
+            return self._report(sessions, labels, at)
         except SessionUnanswered as exc:
             if exc.label in names:
                 raise WorkbenchError(f"{window_message(exc)}; {exc.label} not added") from None
         except WorkbenchError:
-            return  # e.g. one GPU only so far: the report says so until another is added
+            pass  # e.g. one GPU only so far: the report says so until another is added
+        return None
 
     def _open_file(self) -> Path | None:
         """The open session's file while the open session is compared (None: unsaved, or no trials)."""
@@ -251,7 +254,9 @@ class PortabilityView(QWidget):
         if self._dirty:
             self.refresh()
 
-    def refresh(self) -> None:
+    def refresh(self, computed: PortabilityReport | None = None) -> None:
+        """Show the files and the report; ``computed``: the report of exactly what is compared now,
+        made by :meth:`add_sessions`' check (a report over recorded landscapes takes seconds)."""
         self._dirty = False
         sessions, labels = self._compared()
         problem = dict(sessions[0].problem) if sessions else {}
@@ -279,7 +284,7 @@ class PortabilityView(QWidget):
                                  "others, and which single config is safest everywhere.</i>")
             return
         try:
-            report = self._report(sessions, labels, self._at())
+            report = computed if computed is not None else self._report(sessions, labels, self._at())
         except WorkbenchError as exc:
             self._show_error(window_message(exc))
             return
