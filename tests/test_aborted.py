@@ -14,6 +14,13 @@ from workbench.core.domain.session import load_session
 pytestmark = pytest.mark.timeout(120)
 
 
+def test_an_abort_is_neither_ok_nor_a_failure_and_every_other_outcome_but_ok_is_one() -> None:
+    """The one rule the run's counts, the failure log, the table's "failed" filter and the search
+    share: an aborted candidate was stopped on purpose."""
+    assert [s for s in Status if not s.is_failure] == [Status.OK, Status.ABORTED]
+    assert Status.ABORTED.failed and not Status.OK.failed
+
+
 def test_aborted_candidates_keep_a_bound_and_come_back_when_the_limit_is_relaxed(tmp_path: Path, capsys) -> None:
     out = tmp_path / "s.json"
     assert main(["tune", "transpose", "--backend", "sim", "--budget", "12", "--seed", "1", "--quiet",

@@ -133,7 +133,7 @@ class FailureLog(QWidget):
         counts = status_counts_from_codes(codes)
         # aborted candidates were stopped on purpose (hopeless under the latency limit), not failures:
         # the run's progress and the command line count them apart
-        failures = sum(c for s, c in counts.items() if s not in (Status.OK, Status.ABORTED))
+        failures = sum(c for s, c in counts.items() if s.is_failure)
         if not trials:
             self.counts.setText("no trials")
         else:

@@ -342,7 +342,7 @@ class TrialFilterProxy(QSortFilterProxyModel):
         elif self.status_filter == "failed":
             # aborted candidates were stopped on purpose over the latency limit, not failures: the
             # counts say "0 failed, aborted: 30", so the rows must agree (their own filter shows them)
-            if trial.ok or trial.status is Status.ABORTED:
+            if not trial.status.is_failure:
                 return False
         elif self.status_filter != "all" and trial.status.value != self.status_filter:
             return False

@@ -54,11 +54,6 @@ def session_for_target(target: Target, spec: BackendSpec, strategy: Strategy | N
     return new_session(spec, target, strategy=strategy.name, seed=strategy.seed, strategy_options=strategy.options)
 
 
-def _is_failure(status: Status) -> bool:
-    """Whether a trial counts in the run's failures: failed, and not abandoned on purpose (an
-    early abort is counted apart)."""
-    return status.failed and status is not Status.ABORTED
-
 
 class _GroupSyncedJournal:
     """The session journal, flushed after every trial and fsynced at most every ``JOURNAL_SYNC_S``.
@@ -562,7 +557,7 @@ class Engine:
             measured.add(config.id)
             self.evaluations += 1
             self.aborted += int(measurement.status is Status.ABORTED)
-            self.failures += int(_is_failure(measurement.status))
+            self.failures += int(measurement.status.is_failure)
             self._counted.add(trial.index)
             if self._improves(trial):
                 self._since_improvement = 0
@@ -650,7 +645,7 @@ class Engine:
         # A refined trial can fail where its estimate ran (a launch the real resources do not fit),
         # and the reverse; an abort can come or go with the compiled figures. A trial an earlier run
         # left was never in this run's counts: only what its refinement reveals is added.
-        failed = int(_is_failure(measurement.status)) - int(_is_failure(before.measurement.status))
+        failed = int(measurement.status.is_failure) - int(before.measurement.status.is_failure)
         aborted = int(measurement.status is Status.ABORTED) - int(before.measurement.status is Status.ABORTED)
         ours = before.index in self._counted
         self.failures += failed if ours else max(failed, 0)

@@ -27,7 +27,7 @@ import optuna
 from optuna.distributions import BaseDistribution, CategoricalDistribution, IntDistribution
 from optuna.trial import TrialState, create_trial
 
-from workbench.core.domain.measurement import Status, Trial
+from workbench.core.domain.measurement import Trial
 from workbench.core.domain.search_objective import INFEASIBLE, Objective
 from workbench.core.domain.space import Config, SearchSpace
 from workbench.search._common import IndexedStrategy
@@ -189,7 +189,7 @@ class TPE(IndexedStrategy):
     def tell(self, trials: Sequence[Trial]) -> None:
         super().tell(trials)
         for trial in trials:
-            failed = not trial.ok and trial.status is not Status.ABORTED
+            failed = trial.status.is_failure
             attrs: dict[str, Any]
             if failed and self.options["failures"] == "ignore":
                 value, attrs, state = None, {}, TrialState.FAIL

@@ -35,6 +35,12 @@ class Status(str, Enum):
     def failed(self) -> bool:
         return self is not Status.OK
 
+    @property
+    def is_failure(self) -> bool:
+        """Failed, and not abandoned on purpose: what the run, the failure log and the table count
+        as failures (an early abort is counted apart, and can be measured again)."""
+        return self is not Status.OK and self is not Status.ABORTED
+
 
 # Canonical metric names. Backends may report others; these are the ones the views know about.
 LATENCY = "latency_ms"
