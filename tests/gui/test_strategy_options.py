@@ -190,7 +190,11 @@ def test_options_checked_against_each_other_survive_a_switch_and_a_reopen(qtbot,
 def test_a_stored_option_this_version_lacks_does_not_break_a_valid_pair(qtbot) -> None:
     """With an option since removed beside the pair, the form fell back to checking each value
     alone and dropped t_start again, where the run controller kept both (form and run disagreed)."""
-    from workbench.gui.strategy_options import _checked
+    from workbench.gui.strategy_options import StrategyOptionsForm
 
-    kept, said = _checked("annealing", {"t_start": 0.001, "t_min": 0.0001, "old_gone": 3})
-    assert kept == {"t_start": 0.001, "t_min": 0.0001} and len(said) == 1 and "old_gone" in said[0]
+    form = StrategyOptionsForm()
+    qtbot.addWidget(form)
+    form.set_strategy("annealing")
+    said = form.set_values({"t_start": 0.001, "t_min": 0.0001, "old_gone": 3})
+    assert len(said) == 1 and "old_gone" in said[0]
+    assert form.values()["t_start"] == pytest.approx(0.001) and form.values()["t_min"] == pytest.approx(0.0001)

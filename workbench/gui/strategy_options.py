@@ -101,17 +101,6 @@ def _set_value(editor: QWidget, value: Any) -> None:
         editor.setText(str(value))
 
 
-def _checked(strategy: str, options: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """The stored options the strategy takes and one line per value it does not (an unknown
-    option, a value out of range, values that clash), those at their defaults: the run controller's
-    own rule (:func:`usable_stored_options`), so the form holds what a continued run would run.
-    Checked one by one against the others' defaults, a valid pair (annealing's ``t_min`` below
-    ``t_start``) lost one of its values. An unknown strategy raises."""
-    from workbench.runner.controller import usable_stored_options
-
-    return usable_stored_options(strategy, options)
-
-
 class StrategyOptionsForm(QWidget):
     """The options of one strategy; :meth:`set_strategy` rebuilds it for another."""
 
@@ -163,11 +152,14 @@ class StrategyOptionsForm(QWidget):
 
     def remember(self, options_by_strategy: Mapping[str, Mapping[str, Any]]) -> list[str]:
         """Keep a reopened session's options of the strategies it ran with before, shown when one
-        of them is picked; returns one line per value its strategy refuses (that value is dropped)."""
+        of them is picked; returns one line per value its strategy refuses (that value is dropped):
+        the run controller's own rule, so the form holds what a continued run would run."""
+        from workbench.runner.controller import usable_stored_options  # not imported before a session is
+
         problems: list[str] = []
         for name, options in options_by_strategy.items():
             try:
-                good, refused = _checked(name, options)
+                good, refused = usable_stored_options(name, options)
             except WorkbenchError as exc:
                 problems.append(f"{exc} (its stored options are not kept)")
                 continue
@@ -208,7 +200,9 @@ class StrategyOptionsForm(QWidget):
         through restoring the session. A float finer than the editor can show widens its decimals;
         one still too fine is reported, since Start runs what the form holds.
         """
-        checked, problems = _checked(self.strategy, options)
+        from workbench.runner.controller import usable_stored_options  # not imported before a session is
+
+        checked, problems = usable_stored_options(self.strategy, options)
         for name, value in checked.items():
             editor = self.editors[name][1]
             if isinstance(editor, QDoubleSpinBox):
