@@ -308,6 +308,22 @@ def test_metric_table_appends_incrementally_and_matches_from_trials() -> None:
     assert table.position(trials[5].config.id) == 5 and table.position("nope") is None
 
 
+def test_metric_table_of_many_sparse_metrics_matches_one_trial_at_a_time() -> None:
+    """Trials that each report a metric of their own (a recording's user metrics) are placed value
+    by value; the table is the one appending them one by one builds."""
+    trials = [ok(i, latency_ms=1.0 + i, **{f"m{i}": float(i)}) for i in range(40)] + [failed(40)]
+    trials.append(ok(41, latency_ms=0.5, m3=None))  # a null read back from a file: NaN
+    whole = MetricTable.from_trials(trials)
+    table = MetricTable(capacity=2)
+    for trial in trials:
+        table.append(trial)
+    assert whole.metrics == table.metrics == ["latency_ms", *(f"m{i}" for i in range(40))]
+    for name in whole.metrics:
+        np.testing.assert_array_equal(whole.column(name), table.column(name))
+    m3 = whole.column("m3")
+    assert m3[3] == 3.0 and np.isnan(np.delete(m3, 3)).all()
+
+
 def test_the_default_row_is_the_default_configs_latest_successful_trial() -> None:
     """A default config aborted and then measured again in full is compared as measured, not as
     "the default config failed"; one that never succeeded is its latest failure."""

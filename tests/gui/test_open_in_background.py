@@ -121,3 +121,84 @@ def test_import_reads_the_cache_on_a_thread_and_shows_it_unsaved(window, qtbot, 
     assert threads == ["read-session"]
     assert window.model.n > 0 and window.path is None and window.model.dirty
     assert window.toolbar.backend.currentData() == "replay"
+
+
+def _two_files(tmp_path: Path) -> tuple[Path, Path]:
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    shutil.copy(GOLDEN, first)
+    shutil.copy(GOLDEN, second)
+    return first, second
+
+
+def test_every_way_to_start_a_run_waits_for_the_file_being_read(window, qtbot, tmp_path, held_reads):
+    """Re-measure aborted and the size view's Measure missing start runs too: a file shown under a
+    run would hand the run's trials to another session."""
+    release, _threads = held_reads
+    first, second = _two_files(tmp_path)
+    release.set()
+    window.open_session(first)
+    release.clear()
+    window.open_session_in_background(second)
+    with pytest.raises(WorkbenchError, match="second.json is being opened"):
+        window.remeasure_aborted()
+    window.measure_cells([({"n": 8}, window.model.session.trials[0].config)])
+    assert window.statusBar().currentMessage() == ("measure missing cells: second.json is being opened; "
+                                                   "wait for it or cancel it")
+    assert not window.running
+    release.set()
+    qtbot.waitUntil(lambda: window.opening is None, timeout=30_000)
+    assert window.path == second
+
+
+def test_a_file_read_while_a_dialog_is_open_is_shown_when_it_closes(window, qtbot, tmp_path, held_reads):
+    """A dialog's own event loop (Save as, a question) delivers the read: the session must not
+    change under what the dialog was opened about (Save as wrote the file just opened)."""
+    from PySide6.QtWidgets import QDialog
+
+    release, _threads = held_reads
+    first, second = _two_files(tmp_path)
+    release.set()
+    window.open_session(first)
+    release.clear()
+    window.open_session_in_background(second)
+    dialog = QDialog(window)
+    dialog.setModal(True)
+    dialog.show()
+    release.set()
+    qtbot.wait(400)  # read, and held back
+    assert window.path == first and window.opening == second
+    dialog.close()
+    qtbot.waitUntil(lambda: window.opening is None, timeout=30_000)
+    assert window.path == second
+
+
+def test_changes_made_while_the_file_is_read_are_asked_about_before_it_replaces_them(
+        window, qtbot, tmp_path, held_reads, monkeypatch):
+    release, _threads = held_reads
+    first, second = _two_files(tmp_path)
+    release.set()
+    window.open_session(first)
+    assert not window.model.dirty
+    release.clear()
+    asked: list[bool] = []
+    monkeypatch.setattr(window, "_maybe_save", lambda: asked.append(True) and False)  # the person cancels
+    window.open_session_in_background(second)
+    window.model.set_constraints(max_latency_ms=0.5)  # an objective set meanwhile: unsaved
+    assert window.model.dirty
+    release.set()
+    qtbot.waitUntil(lambda: window.opening is None, timeout=30_000)
+    assert asked == [True] and window.path == first and window.model.constraints.max_latency_ms == 0.5
+
+
+def test_a_window_closed_while_a_file_is_read_does_not_show_it(window, qtbot, tmp_path, held_reads):
+    release, _threads = held_reads
+    first, second = _two_files(tmp_path)
+    release.set()
+    window.open_session(first)
+    release.clear()
+    window.open_session_in_background(second)
+    window.close()
+    assert window.opening is None
+    release.set()
+    qtbot.wait(300)
+    assert window.path == first and str(second.resolve()) not in window.recent_files()

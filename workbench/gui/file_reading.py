@@ -6,7 +6,9 @@ the GUI thread it froze the window, which a desktop then offers to kill. The rea
 all or nothing, as before. One file at a time: until it is shown the window refuses what would
 replace its session, and after a moment a busy dialog (window-modal, so the session shown cannot
 change under the question "save first?" already answered) says which file is read and lets the
-person give up on it: a cancelled read's result is dropped when it arrives.
+person give up on it: a cancelled read's result is dropped when it arrives. A result that arrives
+while another dialog of the window is open (Save as, a question; their event loops deliver it) waits
+until that dialog closes, so nothing it was opened about changes under it.
 """
 
 from __future__ import annotations
@@ -16,13 +18,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Qt, QTimer
-from PySide6.QtWidgets import QProgressDialog, QWidget
+from PySide6.QtWidgets import QApplication, QProgressDialog, QWidget
 
 from workbench.core.errors import WorkbenchError
 from workbench.gui.background import Background
 
 #: How long a read may take before the busy dialog appears (a small file never flashes one).
 DIALOG_AFTER_MS = 400
+#: How often a file read while a dialog of the window's was open looks again whether it has closed.
+RETRY_MS = 100
 
 
 class FileReading(QObject):
@@ -95,6 +99,12 @@ class FileReading(QObject):
 
     def _on_done(self, request: object, result: object) -> None:
         if request != self._request:  # cancelled meanwhile
+            return
+        modal = QApplication.activeModalWidget()
+        if modal is not None and modal is not self._dialog:
+            # a question or a file dialog of the window's is open (its own event loop delivered this):
+            # what it was opened about must not change under it, so the file is shown once it closes
+            QTimer.singleShot(RETRY_MS, self, lambda: self._on_done(request, result))
             return
         file = self.reading
         handlers = self._finish()

@@ -919,6 +919,8 @@ class MainWindow(QMainWindow):
 
         if self.running:
             raise WorkbenchError("a run is already going; re-measure when it ends")
+        if self.opening is not None:  # it replaces the session the re-measured trials go to
+            raise WorkbenchError(f"{self.opening.name} is being opened; wait for it or cancel it")
         if self.model.session is None:
             raise WorkbenchError("no session to re-measure")
         session = self.model.session
@@ -958,10 +960,11 @@ class MainWindow(QMainWindow):
         the run controller, in the engine thread like any run; the view fills in as trials arrive."""
         from workbench.runner.controller import prepare_cells
 
-        current = self.model.session
-        if self.running or current is None:
-            self.statusBar().showMessage("measure missing cells: stop the run first" if self.running
-                                         else "measure missing cells: no session", 8000)
+        current, opening = self.model.session, self.opening
+        why = ("stop the run first" if self.running else "no session" if current is None
+               else f"{opening.name} is being opened; wait for it or cancel it" if opening is not None else None)
+        if why is not None or current is None:
+            self.statusBar().showMessage(f"measure missing cells: {why}", 8000)
             return
         held: SessionLock | None = None
         try:
@@ -1171,9 +1174,28 @@ class MainWindow(QMainWindow):
         from workbench.core.domain.session import load_session
 
         file = Path(path)
-        self._file_reading.start(file, lambda: _loaded(file, load_session),
-                                 lambda session: self._guarded(lambda: self._show_opened(session, file), title),
-                                 lambda error: self._error(title, window_message(error)), dialog=self.interactive)
+        self._read_in_background(file, lambda: _loaded(file, load_session),
+                                 lambda session: self._show_opened(session, file), title)
+
+    def _read_in_background(self, file: Path, read: Callable[[], Any], show: Callable[[Any], None], title: str) -> None:
+        """``read()`` on a thread, then ``show(value)`` under ``title`` (see :mod:`workbench.gui.file_reading`).
+
+        The question "save first?" was answered before the read; a session that gained unsaved
+        changes meanwhile (an objective set while the file was read) is asked about again, and a
+        run cannot have started (every start is refused while a file is read; checked all the
+        same, since showing a file under a running run would hand it another session)."""
+        clean = not self.model.dirty
+
+        def shown(value: Any) -> None:
+            if self.running:
+                self._error(title, f"{file.name} not opened: a run started while it was read")
+            elif self.model.dirty and clean and not self._maybe_save():
+                return  # the person cancelled: the window keeps what it shows
+            else:
+                self._guarded(lambda: show(value), title)
+
+        self._file_reading.start(file, read, shown, lambda error: self._error(title, window_message(error)),
+                                 dialog=self.interactive)
 
     def _show_opened(self, session: Session, path: str | os.PathLike[str]) -> None:
         from workbench.core.domain.session import session_path_of
@@ -1400,10 +1422,8 @@ class MainWindow(QMainWindow):
         """:meth:`import_kt_cache` with the cache read on a thread (see :mod:`workbench.gui.file_reading`)."""
         from workbench.core.io.interop import import_kt_cache
 
-        title = "Cannot import the cache"
-        self._file_reading.start(Path(path), lambda: _imported(path, import_kt_cache),
-                                 lambda read: self._guarded(lambda: self._show_imported(*read), title),
-                                 lambda error: self._error(title, window_message(error)), dialog=self.interactive)
+        self._read_in_background(Path(path), lambda: _imported(path, import_kt_cache),
+                                 lambda read: self._show_imported(*read), "Cannot import the cache")
 
     def _show_imported(self, session: Session, notes: list[str]) -> None:
         self._show_loaded(session, None)
@@ -1717,6 +1737,7 @@ class MainWindow(QMainWindow):
             return
         else:
             self._drop_autosave()  # saved, discarded, or automation: nothing is left to recover
+        self._file_reading.cancel()  # a file being read is not shown in a closed window
         # A kept autosave (closed during a run) is the next start's to recover: its lock goes now.
         self._set_autosave(self.autosave_path)
         self._timer.stop()
