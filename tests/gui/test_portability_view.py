@@ -277,3 +277,24 @@ def test_adding_a_file_computes_the_report_once(window, tmp_path: Path, monkeypa
     view.add_sessions([str(c)])
     assert made[1:] == [["open session", "b.json", "c.json"]]
     assert [r[:3] for r in view.table_texts()][2] == ["80.0%", "80.0%", "100.0%"]  # GPU C's best, block 64
+
+
+def test_a_sweep_added_beside_a_single_size_session_is_compared_at_its_size(window, tmp_path: Path) -> None:
+    """A sweep's own problem is one of its sizes; beside a session of one size it is compared at
+    that size (it was refused as another problem unless the at-size field was filled)."""
+    single, sweep = tmp_path / "single.json", tmp_path / "sweep.json"
+    one = recording("GPU A", {32: 1.0, 64: 2.0})
+    one.problem = {"n": 64}
+    save_session(one, single)
+    swept = recording("GPU B", {32: 9.0, 64: 9.0})  # at n=8, its own problem
+    swept.problem = {"n": 8}
+    for i, (block, latency) in enumerate(((32, 2.0), (64, 1.0))):
+        swept.add(Trial(2 + i, SPACE.config({"block": block}), Measurement(Status.OK, {"latency_ms": latency}),
+                        problem={"n": 64}))
+    save_session(swept, sweep)
+    window.open_session(single)
+    view = window.portability
+    window.bottom_tabs.setCurrentWidget(view)
+    view.add_sessions([str(sweep)])
+    assert view.report is not None and view.report.problem == {"n": 64}
+    assert [r[:2] for r in view.table_texts()] == [["100.0%", "50.0%"], ["50.0%", "100.0%"]]

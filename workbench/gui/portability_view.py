@@ -12,7 +12,7 @@ when the GPU is not known at build time. Computed when the tab is shown, not per
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont
@@ -160,7 +160,7 @@ class PortabilityView(QWidget):
         checked: PortabilityReport | None = None
         if len(sessions) > 1:
             try:
-                at, at_read = self._at(), True
+                at, at_read = self._at(loaded), True
             except WorkbenchError:  # the at-size field is the report's to word; compare whole problems here
                 at, at_read = None, False
             check_compatible(sessions, labels, at)
@@ -201,14 +201,21 @@ class PortabilityView(QWidget):
         return (([current] if current is not None else []) + [s for s, _ in added],
                 (["open session"] if current is not None else []) + [label for _, label in added])
 
-    def _at(self) -> dict[str, Any] | None:
+    def _at(self, adding: Sequence[Any] = ()) -> dict[str, Any] | None:
         """The problem compared: the at-size field's, else the size the window shows (a sweep),
-        else None (each session's own problem)."""
+        else the open session's own when a file compared (or ``adding``) is a sweep (its problem
+        is one of its sizes, which need not be the open session's), else None (each session's own)."""
         typed = parse_assignment_list(self.at.text(), "at size")
         if typed:
             return dict(typed)
         shown = self.model.shown_problem()
-        return dict(shown) if shown is not None else None
+        if shown is not None:
+            return dict(shown)
+        current = self._current()
+        if current is not None and any(trial.problem is not None for session in [*self.sessions, *adding]
+                                       for trial in session.trials):
+            return dict(current.problem)
+        return None
 
     def _report(self, sessions: list[Any], labels: list[str], at: dict[str, Any] | None) -> PortabilityReport:
         from workbench.runner.portability import simulator_predictors
