@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -183,7 +184,13 @@ def test_a_file_that_would_leave_no_report_or_is_the_open_session_is_refused(win
     window.bottom_tabs.setCurrentWidget(view)
     with pytest.raises(WorkbenchError, match=r"a\.json is compared already \(the open session\)"):
         view.add_sessions([str(paths["a"])])
+    os.link(paths["a"], tmp_path / "same_as_a.json")  # the same file under another name
+    with pytest.raises(WorkbenchError, match=r"same_as_a\.json is compared already \(the open session\)"):
+        view.add_sessions([str(tmp_path / "same_as_a.json")])
     view.add_sessions([str(paths["b"])])
+    os.link(paths["b"], tmp_path / "same_as_b.json")
+    with pytest.raises(WorkbenchError, match=r"same_as_b\.json is compared already$"):
+        view.add_sessions([str(tmp_path / "same_as_b.json")])
     for name in ("failed", "empty"):
         with pytest.raises(WorkbenchError, match=f"{name}.json not added"):
             view.add_sessions([str(paths[name])])

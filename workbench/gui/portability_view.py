@@ -11,6 +11,7 @@ when the GPU is not known at build time. Computed when the tab is shown, not per
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -145,15 +146,15 @@ class PortabilityView(QWidget):
         report stays as it was."""
         from workbench.core.domain.session import load_session
 
-        listed = {resolved(p) for p in self.paths}
+        listed = {_file_identity(p) for p in self.paths}
         own = self._open_file()
         if own is not None:
             listed.add(own)
         for path in paths:
-            if resolved(path) in listed:
+            if _file_identity(path) in listed:
                 raise WorkbenchError(f"{Path(path).name} is compared already"
-                                     + (" (the open session)" if resolved(path) == own else ""))
-            listed.add(resolved(path))
+                                     + (" (the open session)" if _file_identity(path) == own else ""))
+            listed.add(_file_identity(path))
         loaded = [load_session(path) for path in paths]
         sessions, labels = self._compared()
         sessions, labels = sessions + loaded, labels + [Path(p).name for p in paths]
@@ -187,17 +188,17 @@ class PortabilityView(QWidget):
             pass  # e.g. one GPU only so far: the report says so until another is added
         return None
 
-    def _open_file(self) -> Path | None:
+    def _open_file(self) -> object | None:
         """The open session's file while the open session is compared (None: unsaved, or no trials)."""
         own = self.session_path()
-        return resolved(own) if own is not None and self._current() is not None else None
+        return _file_identity(own) if own is not None and self._current() is not None else None
 
     def _compared(self) -> tuple[list[Any], list[str]]:
         """The sessions compared now and their labels: the open one first, when it has trials. An
         added file that has since been opened is left out (its trials are the open session's)."""
         current = self._current()
         own = self._open_file()
-        added = [(s, Path(p).name) for s, p in zip(self.sessions, self.paths) if own is None or resolved(p) != own]
+        added = [(s, Path(p).name) for s, p in zip(self.sessions, self.paths) if own is None or _file_identity(p) != own]
         return (([current] if current is not None else []) + [s for s, _ in added],
                 (["open session"] if current is not None else []) + [label for _, label in added])
 
@@ -272,7 +273,7 @@ class PortabilityView(QWidget):
         self.files.clear()
         current, own = self._current(), self._open_file()
         rows = ([(current, "open session", None)] if current is not None else []) + [
-            (session, Path(path).name, resolved(path)) for session, path in zip(self.sessions, self.paths)]
+            (session, Path(path).name, _file_identity(path)) for session, path in zip(self.sessions, self.paths)]
         for session, label, where in rows:  # every added file keeps its row (Remove counts rows)
             if where is not None and where == own:
                 self.files.addItem(f"{label}: the open session now, counted once")
@@ -353,6 +354,16 @@ class PortabilityView(QWidget):
         """The table as shown (tests)."""
         return [[item.text() if (item := self.table.item(r, c)) is not None else ""
                  for c in range(self.table.columnCount())] for r in range(self.table.rowCount())]
+
+
+def _file_identity(path: str | os.PathLike[str]) -> object:
+    """What names one file however it is reached (a symbolic or hard link, another spelling of its
+    path): its device and inode where it can be read, else its resolved path."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return resolved(path)
+    return (status.st_dev, status.st_ino)
 
 
 def _config_text(config: dict[str, Any]) -> str:
