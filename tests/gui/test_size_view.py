@@ -107,7 +107,7 @@ def test_a_sweep_with_one_size_measured_so_far_is_called_a_sweep(window, qtbot, 
     view = window.size_view
     window.bottom_tabs.setCurrentWidget(view)
     view.refresh()
-    assert view.status.text().startswith("a sweep of 3 sizes, 1 of them measured"), view.status.text()
+    assert view.status.text().startswith("a sweep of 3 sizes, 1 of them simulated"), view.status.text()
 
 
 def test_missing_cells_are_measured_in_the_background(window, qtbot, tmp_path):
@@ -299,8 +299,8 @@ def test_measured_cells_at_a_size_not_shown_fill_the_view_in(window, qtbot, cli,
     with qtbot.waitSignal(window.run_done, timeout=60_000):
         view.measure_button.click()
     assert len(window.model.session.trials) == before + len(missing)
-    qtbot.waitUntil(lambda: "0 cells not measured" in view.status.text(), timeout=5_000)
-    assert view.measure_button.text() == "Measure missing" and not view.measure_button.isEnabled()
+    qtbot.waitUntil(lambda: "0 cells not simulated" in view.status.text(), timeout=5_000)
+    assert view.measure_button.text() == "Simulate missing" and not view.measure_button.isEnabled()
 
 
 def test_a_matrix_too_large_for_numbers_in_its_cells_is_drawn_without_them(window, tmp_path):
@@ -341,9 +341,18 @@ def test_each_matrix_cell_says_in_words_what_it_shows(window, tmp_path):
     assert view.cell_tip(0, 0).startswith(f"best config of {first} (#")
     assert view.cell_tip(0, 0).endswith(f" at {first}: 100.0% of that size's optimum")
     view.matrix[0, 1] = np.nan
-    assert "not measured there" in view.cell_tip(0, 1)
+    # a simulated sweep's cells are predictions, and its words say so (a teacher's audience reads them)
+    assert "not simulated there (Simulate missing simulates it)" in view.cell_tip(0, 1)
+    assert view.matrix_plot.getAxis("bottom").labelText.startswith("simulated at")
+    assert view.measure_button.text().startswith("Simulate missing")
     view.matrix[0, 1] = 0.0
     assert "failed or misses the constraints there" in view.cell_tip(0, 1)
+    window.model.session.device = {"name": "A100", "recorded": True}  # measured on a GPU: measured
+    view.refresh()
+    view.matrix[0, 1] = np.nan
+    assert "not measured there (Measure missing measures it)" in view.cell_tip(0, 1)
+    assert view.matrix_plot.getAxis("bottom").labelText.startswith("measured at")
+    assert view.measure_button.text().startswith("Measure missing")
     view.invalid = {(0, 1)}
     assert "not a valid config there" in view.cell_tip(0, 1)
     view.invalid = set()

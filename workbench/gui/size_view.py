@@ -106,12 +106,12 @@ class SizeView(QWidget):
         self.missing: Cells = []
         self.layout_: SizeLayout | None = None
         self._version: Any = None
+        #: "simulated" for a simulated session, whose cells are model predictions, else "measured"
+        self.verb = "measured"
 
         self.status = QLabel("")
         self.status.setWordWrap(True)
-        self.measure_button = QPushButton("Measure missing")
-        self.measure_button.setToolTip("measure each size's best config at the sizes where it was never measured "
-                                       "(in the background, with the session's backend)")
+        self.measure_button = QPushButton("Measure missing")  # its words follow the session (_update_button)
         self.measure_button.clicked.connect(self._on_measure)
         header = QHBoxLayout()
         header.setContentsMargins(6, 2, 6, 0)
@@ -231,6 +231,7 @@ class SizeView(QWidget):
         """Recompute the rows, bands and matrix from the model's session and redraw."""
         session = self.model.session
         self._version = getattr(self.model, "data_version", None)
+        self.verb = "simulated" if session is not None and session.device.get("simulated") else "measured"
         if session is None or not session.trials:
             self.rows, self.matrix, self.winners, self.missing = [], np.zeros((0, 0)), [], []
             self.invalid = set()
@@ -256,7 +257,7 @@ class SizeView(QWidget):
             plan = None
         planned = len(plan.problems(session.problem)) if plan is not None else 0
         if len(self.rows) < 2 and planned > 1:  # a sweep whose second size has no trial yet (running)
-            self.status.setText(f"a sweep of {planned} sizes, {len(self.rows)} of them measured: the plots appear "
+            self.status.setText(f"a sweep of {planned} sizes, {len(self.rows)} of them {self.verb}: the plots appear "
                                 "once a second size has trials")
         elif len(self.rows) < 2:
             measured_at = self.rows[0].problem if self.rows else session.problem
@@ -269,11 +270,14 @@ class SizeView(QWidget):
                 if np.isfinite(self.matrix).sum() > len(self.rows) else math.nan
             note = f"; worst cross-size fraction {worst:.0%}" if math.isfinite(worst) else ""
             self.status.setText(f"{len(self.rows)} sizes, {len(self.winners)} distinct winning configs{note}; "
-                                f"{len(self.missing)} cells not measured")
+                                f"{len(self.missing)} cells not {self.verb}")
         self._draw()
 
     def _update_button(self) -> None:
-        self.measure_button.setText(f"Measure missing ({len(self.missing)})" if self.missing else "Measure missing")
+        action = "Simulate missing" if self.verb == "simulated" else "Measure missing"
+        self.measure_button.setText(f"{action} ({len(self.missing)})" if self.missing else action)
+        self.measure_button.setToolTip(f"{self.verb[:-1]} each size's best config at the sizes where it was never "
+                                       f"{self.verb} (in the background, with the session's backend)")
         self.measure_button.setEnabled(bool(self.missing) and self._measure is not None)
 
     def _on_measure(self) -> None:
@@ -393,7 +397,7 @@ class SizeView(QWidget):
         for axis in (self.matrix_x, self.matrix_y):
             axis.title = which
             axis.set_categories(positions, labels)
-        self.matrix_plot.setLabel("bottom", f"measured at ({which})")
+        self.matrix_plot.setLabel("bottom", f"{self.verb} at ({which})")
         self.matrix_plot.setLabel("left", "best config of")
         self.matrix_plot.setXRange(0, n, padding=0.02)
         self.matrix_plot.setYRange(0, n, padding=0.02)
@@ -411,7 +415,8 @@ class SizeView(QWidget):
             return f"{source.label}: no best config"
         value = float(self.matrix[i, j])
         said = ("not a valid config there (a restriction excludes it at that size)" if (i, j) in self.invalid
-                else "not measured there (Measure missing measures it)" if not math.isfinite(value)
+                else f"not {self.verb} there ({self.measure_button.text().split(' (')[0]} {self.verb[:-1]}s it)"
+                if not math.isfinite(value)
                 else "failed or misses the constraints there" if value == 0.0
                 else f"{value:.1%} of that size's optimum")
         return f"best config of {source.label} ({names.get(config.id, '')}) at {target.label}: {said}"
