@@ -444,3 +444,12 @@ def test_a_size_the_templates_default_config_does_not_fit_says_so(cli, tmp_path,
     assert "the template's default config is not valid at" in line and "cols=8" in line
     assert 'violates restriction "threads_per_row * vector_width <= cols"' in line
     assert not (tmp_path / "s.json").exists()
+
+
+def test_a_session_whose_budget_is_used_up_names_the_flag_that_gives_more(cli, tmp_path) -> None:
+    out = tmp_path / "v.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "3",
+               "--executor", "inline", "--quiet", "--out", out).returncode == 0
+    done = cli("tune", "--resume", out, "--executor", "inline", "--quiet")
+    assert done.returncode == 2
+    assert "the session already has 3 of its 3 evaluations; give a budget to measure more (--budget N)" in done.stderr

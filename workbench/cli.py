@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, NoReturn, Sequence
 
-from workbench.core.domain.records import provenance
+from workbench.core.domain.records import MAX_PACE_S, provenance
 from workbench.core.domain.assignments import parse_assignment, parse_assignments
 from workbench.core.domain.size_analysis import size_lines
 from workbench.core.domain.sizes import parse_sizes, problems_of, typed_like
@@ -40,6 +40,8 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 STDOUT = "-"  # export --out -: the export on standard output (other commands refuse it)
 #: ``tune --resources``: the simulator's compile modes by the name the window shows them under.
 RESOURCE_MODES = {"compiled": "nvrtc", "estimated": "estimate"}
+DELAY_HELP = ("a demonstration's pace: sleep this many seconds per evaluation (0 to 60; simulated GPU and "
+              "replays, which otherwise finish a hundred configs in a second)")
 
 #: Default of ``tune --refine-wait`` (s): a first simulated run on a fresh machine ends seconds after
 #: its last evaluation instead of waiting minutes for every unrolled kernel's compile.
@@ -58,6 +60,9 @@ def _check_run_flags(args: argparse.Namespace) -> None:
         value = getattr(args, flag, None)
         if value is not None and not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
             raise WorkbenchError(f"--{flag.replace('_', '-')} {value}: must be a number of seconds in (0, {MAX_SECONDS:g}]")
+    delay = getattr(args, "delay", None)
+    if delay is not None and not (math.isfinite(delay) and 0 <= delay <= MAX_PACE_S):
+        raise WorkbenchError(f"--delay {delay}: must be a number of seconds in [0, {MAX_PACE_S:g}]")
     refine_wait = getattr(args, "refine_wait", None)
     if refine_wait is not None and not (math.isfinite(refine_wait) and 0 <= refine_wait <= MAX_SECONDS):
         raise WorkbenchError(f"--refine-wait {refine_wait}: must be a number of seconds in [0, {MAX_SECONDS:g}]")
@@ -159,6 +164,7 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
                       help="sim backend: where registers and shared memory come from: 'compiled' (default; NVRTC "
                            "compiles in the background, so runs repeat only once the compiles are cached) or "
                            "'estimated' (the template's work profile, nothing compiled: runs repeat exactly)")
+    tune.add_argument("--delay", type=float, default=None, metavar="SECONDS", help=DELAY_HELP)
     tune.add_argument("--patience", type=int, default=None, help="stop when the best score has not improved in K evaluations")
     tune.add_argument("--prune", type=float, default=None, metavar="FRACTION",
                       help="cost-model pruning: measure only this fraction of proposals, those the performance "
@@ -261,6 +267,8 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
                      help="with --run: where the simulated GPU takes registers and shared memory from, as tune "
                           "--resources ('estimated' compiles nothing: the quickest start for a demo; selects the "
                           "sim backend when --backend is auto)")
+    gui.add_argument("--delay", type=float, default=None, metavar="SECONDS",
+                     help="with --run on the simulated GPU or --replay: " + DELAY_HELP)
     gui.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                      help="with --run: a problem parameter (repeatable, as tune --set); with --replay: the size "
                           "of a sweep recording to replay")
@@ -463,7 +471,8 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
         allow_mixed_gpus=args.allow_mixed_gpus, compile_timeout_s=args.compile_timeout, run_timeout_s=args.timeout,
         objectives=_objectives_from_args(args),
         sizes=parse_sizes(args.sizes) if args.sizes else None, warm_start=args.warm_start,
-        backend_options={"compile": RESOURCE_MODES[args.resources]} if args.resources else {},
+        backend_options={**({"compile": RESOURCE_MODES[args.resources]} if args.resources else {}),
+                         **({"delay_s": args.delay} if args.delay is not None else {})},
     )
 
 
@@ -636,6 +645,7 @@ BACKEND_FLAGS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("gpu_model", "--gpu-model", ("sim",), "simulates no GPU model"),
     ("noise", "--no-noise", ("sim",), "models no timing noise"),
     ("resources", "--resources", ("sim",), "models no resources"),
+    ("delay", "--delay", ("sim", "replay"), "runs at the speed of what it measures"),
     ("allow_mixed_gpus", "--allow-mixed-gpus", ("cuda",), "is not spread over GPUs"),
     # a replay's figures are the recording's: a limit on the time it takes to look one up made
     # trials time out or not by the speed of the machine replaying
@@ -1395,7 +1405,7 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
     if args.sizes and not (args.run or args.replay):
         raise WorkbenchError("--sizes applies to a sweep the window starts: gui --run KERNEL --sizes NAME=V1,V2,...")
     if not (args.run or args.replay):
-        for dest in ("backend", "strategy", "budget", "seed", "gpu_model", "resources"):
+        for dest in ("backend", "strategy", "budget", "seed", "gpu_model", "resources", "delay"):
             if getattr(args, dest) is not None:
                 flag = "--" + dest.replace("_", "-")
                 raise WorkbenchError(f"{flag} applies to a run the window starts: gui --run KERNEL {flag} ... "
@@ -1411,6 +1421,14 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
             run["problem"] = parse_assignments(args.set, "--set")
         # the simulated GPU's own options: a run elsewhere would ignore them, so they are refused, and
         # with `auto` they ask for the simulated GPU (as tune refuses them for any other backend)
+        if args.delay is not None:
+            run["delay_s"] = args.delay
+            if not args.replay and (run["backend"] not in ("auto", "sim") or str(args.run or "").endswith(".py")):
+                raise WorkbenchError("--delay applies to the simulated GPU and to replays: gui --run KERNEL "
+                                     "--backend sim --delay S, or gui --replay FILE --delay S (a python benchmark "
+                                     "or a real GPU runs at the speed of what it measures)")
+            if not args.replay:
+                run["backend"] = "sim"
         for flag, given, lacks in (("--resources", args.resources, "has no compiled resources"),
                                    ("--gpu-model", args.gpu_model, "simulates no GPU model")):
             if given is None:

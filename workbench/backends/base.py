@@ -20,7 +20,7 @@ from typing import Callable, ClassVar, Mapping
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Measurement
-from workbench.core.domain.records import BackendInfo, BackendOptions, DeviceInfo
+from workbench.core.domain.records import MAX_PACE_S, BackendInfo, BackendOptions, DeviceInfo
 from workbench.core.domain.space import Config, SearchSpace, Value
 
 PhaseCallback = Callable[[str], None]
@@ -28,6 +28,21 @@ PhaseCallback = Callable[[str], None]
 
 def _no_phase(_: str) -> None:
     return None
+
+
+def pace_option(spec: "BackendSpec") -> float:
+    """The spec's ``delay_s``: seconds each evaluation sleeps, so a simulated or replayed run goes
+    at a speed a presenter can talk over (they finish a hundred configs in a second otherwise).
+    A number from 0 to :data:`MAX_PACE_S`, or one line saying what it is instead (a session file
+    names it too, and a huge one would have hung a run with no timeout around it)."""
+    raw = spec.options.get("delay_s", 0.0) or 0.0
+    try:
+        pace = float(raw)
+    except (TypeError, ValueError):
+        raise WorkbenchError(f"{spec.kind} backend: delay_s must be a number of seconds, got {raw!r}") from None
+    if not 0.0 <= pace <= MAX_PACE_S:  # NaN too
+        raise WorkbenchError(f"{spec.kind} backend: delay_s must be from 0 to {MAX_PACE_S:g} seconds, got {raw!r}")
+    return pace
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import time
 from collections import OrderedDict
 from typing import Any, Mapping, Sequence
 
-from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
+from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase, pace_option
 from workbench.core.errors import SpaceError, WorkbenchError, quoted
 from workbench.core.domain.measurement import Measurement, Status
 from workbench.core.domain.records import device_info
@@ -183,9 +183,7 @@ class ReplayBackend(Backend):
         super().__init__(spec)
         self._recorded: dict[str, Measurement] | None = None
         self._timings: dict[str, dict[str, float]] = {}
-        self.delay_s = float(spec.options.get("delay_s", 0.0) or 0.0)
-        if self.delay_s < 0:
-            raise WorkbenchError(f"replay delay_s must be >= 0, got {self.delay_s}")
+        self.delay_s = pace_option(spec)
 
     @classmethod
     def target(cls, spec: BackendSpec) -> Target:

@@ -37,7 +37,7 @@ from workbench.gui.lazy_tabs import LazyTabs
 from workbench.gui.model import SessionModel
 from workbench.gui.objective_panel import ObjectivePanel
 from workbench.gui.results_table import ResultsTable
-from workbench.gui.run_panel import KT_CACHE_FILTER, RunToolbar
+from workbench.gui.run_panel import KT_CACHE_FILTER, PACED_BACKENDS, RunToolbar
 from workbench.gui.settings_store import JsonSettings, SettingsStore
 from workbench.gui.slots_panel import SlotsPanel
 from workbench.gui.source_view import SourceView
@@ -1015,7 +1015,7 @@ class MainWindow(QMainWindow):
         if backend.get("kind") == "python":
             trust = self._confirm_code(Path(str(options.get("path", ""))))
         extra: dict[str, Any] = {}
-        if run.get("delay_s") and backend.get("kind") == "replay":
+        if run.get("delay_s") and backend.get("kind") in PACED_BACKENDS:
             extra["delay_s"] = float(run["delay_s"])
         compile_mode = (run.get("options") or {}).get("compile")
         if compile_mode and backend.get("kind") == "sim":
@@ -1302,7 +1302,7 @@ class MainWindow(QMainWindow):
             "time_limit_s": settings.time_limit_s,
             "budget": DEFAULT_BUDGET,
         }
-        if kind == "replay":
+        if kind in PACED_BACKENDS:
             run["delay_s"] = options.get("delay_s") or 0.0
         offered = _offered_budget(session)
         if offered is not None:

@@ -29,6 +29,9 @@ KT_CACHE_FILTER = "Kernel Tuner caches (*.json *.json.gz);;All files (*)"
 #: figures shipped, so a first run shows points at once (a fully unrolled convolution compiles for seconds).
 QUICK_KERNEL = "vector_add"
 
+#: Backends whose runs take a demonstration's pace (the delay box; ``tune --delay``).
+PACED_BACKENDS = ("sim", "replay")
+
 #: What the budget box shows before any run, and for a reopened session that recorded no budget.
 DEFAULT_BUDGET = 100
 #: The GPU model the simulator imitates when a session or request names none (the backend's own default).
@@ -149,7 +152,8 @@ class RunToolbar(QToolBar):
         self.delay.setRange(0.0, 5.0)
         self.delay.setSingleStep(0.05)
         self.delay.setSuffix(" s/eval")
-        self.delay.setToolTip("demo mode: seconds per replayed evaluation, to play a recording as if live")
+        self.delay.setToolTip("demo mode: seconds per evaluation, so a simulated or replayed run goes at a pace "
+                              "you can talk over (they finish a hundred configs in a second otherwise)")
         self.strategy = QComboBox()
         self.strategy.addItems(list(STRATEGIES))
         for index, name in enumerate(STRATEGIES):  # what each is, as tune --help-strategy says it
@@ -233,7 +237,7 @@ class RunToolbar(QToolBar):
         kind = self.backend.currentData()
         for widget, shown in ((self.gpu, kind == "sim"), (self.resources, kind == "sim"), (self.device, kind == "cuda"),
                               (self.replay, kind == "replay"), (self.browse, kind == "replay"),
-                              (self.delay, kind == "replay")):
+                              (self.delay, kind in PACED_BACKENDS)):
             action = self._action_of(widget)
             if action is not None:
                 action.setVisible(shown)
@@ -308,7 +312,7 @@ class RunToolbar(QToolBar):
             "gpu_model": self.gpu.currentText() if kind == "sim" else None,
             "device": self.device.value() if kind == "cuda" else None,
             "replay": (self.replay.text().strip() or None) if kind == "replay" else None,
-            "delay_s": self.delay.value() if kind == "replay" else 0.0,
+            "delay_s": self.delay.value() if kind in PACED_BACKENDS else 0.0,
             "strategy": self.strategy.currentText(),
             "strategy_options": self.strategy_options.changed_options(),
             "budget": self.budget.value(),
@@ -324,7 +328,7 @@ class RunToolbar(QToolBar):
         A key left out or None leaves its control alone (automation names only what it chooses;
         a continued session keeps its own strategy and seed then), except that an empty problem
         and no time limit are values: ``problem: {}`` empties the field, ``time_limit_s: None`` shows
-        *no time limit*, and a replay request's ``delay_s: 0`` sets no delay. A caller restoring a
+        *no time limit*, and a paced backend's ``delay_s: 0`` sets no delay. A caller restoring a
         session passes every control (the window's ``_restore_run_controls``). An unknown backend
         keeps the backend control as it was, an unknown strategy puts the default one, a stored
         strategy option the strategy refuses keeps its default; once every other control is
@@ -379,7 +383,7 @@ class RunToolbar(QToolBar):
             self.seed.setValue(int(run["seed"]))
         if "time_limit_s" in run:
             self.minutes.setValue((run["time_limit_s"] or 0.0) / 60.0)
-        if run.get("delay_s") is not None and (run.get("replay") or run.get("backend") == "replay"):
+        if run.get("delay_s") is not None and (run.get("replay") or run.get("backend") in PACED_BACKENDS):
             self.delay.setValue(float(run["delay_s"]))
         if problems:
             raise WorkbenchError("; ".join(problems))

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
-from workbench.backends.base import BackendSpec, EvalLimits, Target
+from workbench.backends.base import BackendSpec, EvalLimits, Target, pace_option
 from workbench.backends.replay import load_recording, reading_now
 from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.measurement import Status
@@ -620,19 +620,16 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
     return SweepRun(session, todo, prepare_size, output, lock, base.continued, spec, base.warnings)
 
 
-def _check_replay_pace(spec: BackendSpec, run_timeout_s: float | None) -> None:
-    """A replay's pace is slept inside each evaluation, which the run timeout guards: a pace at or
-    over it turned every recorded trial into a timeout that never happened. None: no timeout
-    guards the evaluations (the inline executor)."""
-    if spec.kind != "replay" or run_timeout_s is None:
+def _check_pace(spec: BackendSpec, run_timeout_s: float | None) -> None:
+    """A demonstration's pace (sim, replay) is slept inside each evaluation, which the run timeout
+    guards: a pace at or over it turned every trial into a timeout that never happened. None: no
+    timeout guards the evaluations (the inline executor)."""
+    if spec.kind not in ("sim", "replay"):
         return
-    try:
-        pace = float(spec.options.get("delay_s", 0.0) or 0.0)
-    except (TypeError, ValueError):
-        return  # the backend refuses it in its own words
-    if pace >= run_timeout_s:
-        raise WorkbenchError(f"a replay pace of {pace:g} s per evaluation is not below the run timeout of "
-                             f"{run_timeout_s:g} s: every recorded trial would time out; choose a shorter pace")
+    pace = pace_option(spec)
+    if run_timeout_s is not None and pace >= run_timeout_s:
+        raise WorkbenchError(f"a {spec.kind} pace of {pace:g} s per evaluation is not below the run timeout of "
+                             f"{run_timeout_s:g} s: every trial would time out; choose a shorter pace")
 
 
 def _prepare(request: RunRequest, session: Session | None, output: Path | None, lock: SessionLock | None,
@@ -718,7 +715,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         if size is not None:  # the session's backend keeps its own problem; the size is the trials'
             session.backend = {**spec.to_dict(), "options": {**spec.options, "problem": dict(session.problem)}}
     session.run = settings
-    _check_replay_pace(spec, settings.run_timeout_s if settings.executor != "inline" else None)
+    _check_pace(spec, settings.run_timeout_s if settings.executor != "inline" else None)
     session.constraints.check_possible()  # (a continued session's were checked naming its file)
     if objectives:
         session.strategy["objectives"] = list(objectives)
@@ -962,8 +959,8 @@ def _run_budget(request: RunRequest, settings: RunSettings, done: int, session: 
     if session is not None and settings.budget is not None:
         left = settings.budget - done
         if left < 1:
-            raise WorkbenchError(f"the session already has {done} of its {settings.budget} evaluations; "
-                                 "give a budget to measure more")
+            raise WorkbenchError(template=f"the session already has {done} of its {settings.budget} evaluations; "
+                                          "give a budget to measure more ({budget:N})")
         return left
     if settings.time_limit_s is not None:
         return None
@@ -1024,6 +1021,7 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         check_no_problem(session.kernel, request.problem)
     if request.problem is not None and kind != "replay":
         options["problem"] = dict(request.problem)
+    options.pop("delay_s", None)  # a demonstration's pace is the run's choice, not the session's
     options.update(request.backend_options)
     return BackendSpec(kind, backend_options(options))
 

@@ -46,11 +46,16 @@ class BackendOptions(TypedDict, total=False):
     device: int
     devices: list[int]
     arch: str
-    #: ``replay``: a pause per candidate (demonstrations).
+    #: ``sim``, ``replay``: a pause per candidate (demonstrations; at most :data:`MAX_PACE_S`).
     delay_s: float
     #: ``sim``: False where a template's reference file must not be imported (the cost model in
     #: the user's process needs latencies only).
     run_reference_file: bool
+
+
+#: The longest pace (``delay_s``) a demonstration may set per evaluation: longer is a stalled run,
+#: not a slow one.
+MAX_PACE_S = 60.0
 
 
 class BackendInfo(TypedDict, total=False):

@@ -1,0 +1,92 @@
+"""A demonstration's pace: simulated and replayed runs can sleep per evaluation (``tune --delay``,
+the window's s/eval box), checked where it is given, where a session file names it, and never
+carried into a later run that did not ask for it."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from workbench.backends.base import BackendSpec, create_backend
+from workbench.core.domain.session import load_session
+from workbench.core.errors import WorkbenchError
+from workbench.runner.controller import RunRequest, prepare_run
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_a_paced_simulated_run_sleeps_per_evaluation_and_records_its_pace(cli, tmp_path: Path) -> None:
+    out = tmp_path / "paced.json"
+    start = time.perf_counter()
+    done = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+               "--executor", "inline", "--delay", "0.25", "--quiet", "--out", out)
+    elapsed = time.perf_counter() - start
+    assert done.returncode == 0, done.stderr
+    assert elapsed >= 4 * 0.25
+    session = load_session(out)
+    assert len(session.trials) == 4 and session.backend["options"]["delay_s"] == 0.25
+
+
+def test_continuing_a_paced_session_without_a_pace_runs_unpaced(cli, tmp_path: Path) -> None:
+    """The pace is the run's choice: a session run slowly for an audience and resumed later at the
+    desk must not crawl."""
+    out = tmp_path / "paced.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "2",
+               "--executor", "inline", "--delay", "0.5", "--quiet", "--out", out).returncode == 0
+    run = prepare_run(RunRequest(budget=2, executor="inline"), load_session(out), out)
+    try:
+        assert "delay_s" not in run.spec.options
+    finally:
+        run.release()
+    run = prepare_run(RunRequest(budget=2, executor="inline", backend_options={"delay_s": 0.1}), load_session(out), out)
+    try:
+        assert run.spec.options["delay_s"] == 0.1
+    finally:
+        run.release()
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "61", "inf"])
+def test_a_pace_that_is_not_one_is_one_line(cli, tmp_path: Path, value: str) -> None:
+    done = cli("tune", "vector_add", "--backend", "sim", "--budget", "2", "--delay", value,
+               "--out", tmp_path / "s.json")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert f"--delay {float(value)}: must be a number of seconds in [0, 60]" in done.stderr
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_a_pace_applies_to_the_simulator_and_replays_only(cli, tmp_path: Path) -> None:
+    bench = FIXTURES / "trivial_bench.py"
+    done = cli("tune", bench, "--backend", "python", "--budget", "2", "--delay", "0.1", "--out", tmp_path / "s.json")
+    assert done.returncode == 2
+    assert "--delay applies to the sim and replay backends (the python backend runs at the speed" in done.stderr
+    done = cli("gui", "--run", str(bench), "--delay", "0.1", "--quit-when-done")
+    assert done.returncode == 2 and "--delay applies to the simulated GPU and to replays" in done.stderr
+    done = cli("gui", "--delay", "0.1")
+    assert done.returncode == 2 and "--delay applies to a run the window starts" in done.stderr
+
+
+def test_the_backends_refuse_a_pace_that_is_not_one() -> None:
+    for value in (-1, float("nan"), 61, "soon"):
+        with pytest.raises(WorkbenchError, match="sim backend: delay_s must be"):
+            create_backend(BackendSpec("sim", {"kernel": "vector_add", "delay_s": value}))
+
+
+def test_a_simulated_pace_not_below_the_run_timeout_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(WorkbenchError, match="a sim pace of 3 s per evaluation is not below the run timeout of 2 s"):
+        prepare_run(RunRequest(kernel="vector_add", backend="sim", budget=1, backend_options={"delay_s": 3},
+                               run_timeout_s=2), None, tmp_path / "s.json")
+
+
+@pytest.mark.parametrize("value", [-0.5, 1e9, "0.5", True])
+def test_a_session_file_naming_a_pace_that_is_not_one_is_refused_when_it_opens(tmp_path: Path, value: object) -> None:
+    """A session's pace is restored into the window and slept when the session is continued: a
+    file naming 10^9 seconds would have hung a run with no timeout around it."""
+    doc = json.loads((FIXTURES / "session_golden.json").read_text())
+    doc.setdefault("backend", {"kind": "sim", "options": {}}).setdefault("options", {})["delay_s"] = value
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(WorkbenchError, match="backend.options.delay_s: .* is not a pace from 0 to 60 seconds"):
+        load_session(path)
