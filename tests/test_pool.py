@@ -353,3 +353,26 @@ def test_a_start_that_never_ends_is_one_error_naming_what_runs_at_start(tmp_path
             while time.monotonic() - started < 60:
                 pool.results(timeout=0.2)
     assert time.monotonic() - started < 30
+
+
+def test_a_ctrl_c_while_a_worker_starts_neither_kills_it_nor_prints_a_traceback(monkeypatch, capfd):
+    """A terminal's Ctrl-C reaches every process of its group: one that arrived while a worker's
+    interpreter was still importing killed it, or printed a KeyboardInterrupt traceback over the
+    run's one-line "interrupted". The parent ends the run; the worker never takes the interrupt."""
+    from multiprocessing.context import SpawnProcess
+
+    real_start = SpawnProcess.start
+
+    def start_then_interrupt(self) -> None:
+        real_start(self)
+        for _ in range(30):  # through the new interpreter's start, as a Ctrl-C at that moment would
+            os.kill(self.pid, signal.SIGINT)
+            time.sleep(0.01)
+
+    monkeypatch.setattr(SpawnProcess, "start", start_then_interrupt)
+    with WorkerPool(TRIVIAL, workers=1, limits=EvalLimits()) as pool:
+        pool.submit(Config({"x": 6, "y": 4, "mode": "a"}))
+        results = _drain(pool)
+        assert pool.started_workers == 1
+    assert [m.status for _c, m, _t, _w in results] == [Status.OK]
+    assert "KeyboardInterrupt" not in capfd.readouterr().err
