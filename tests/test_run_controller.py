@@ -987,3 +987,24 @@ def test_a_replay_pace_is_checked_against_the_timeout_only_where_one_guards_the_
     with pytest.raises(WorkbenchError, match="a replay pace of 2 s per evaluation is not below the run timeout of 1 s"):
         prepare_run(RunRequest(replay=cache, budget=1, backend_options={"delay_s": 2}, run_timeout_s=1),
                     None, tmp_path / "pooled.json")
+
+
+def test_no_command_writes_over_an_output_the_person_made_read_only(cli, tmp_path: Path) -> None:
+    """An earlier export is replaced without --force, and the replace is a rename the file's mode
+    does not stop: a read-only one was written over (and came back writable). Every command's
+    output goes through one rule: a read-only file is refused, --force or not."""
+    out = tmp_path / "s.json"
+    new_trivial(out, 3)
+    export = tmp_path / "best.json"
+    assert cli("export", str(out), "--format", "json", "--out", str(export)).returncode == 0
+    export.chmod(0o444)
+    before = export.read_bytes()
+    for extra in ((), ("--force",)):
+        line = one_line_error(cli("export", str(out), "--format", "header", "--out", str(export), *extra))
+        assert line == f"error: {export} is read-only; make it writable or write to another --out"
+    imported = tmp_path / "imported.json"
+    assert cli("import-kt", str(FIXTURES / "kt_cache_small.json"), "--out", str(imported)).returncode == 0
+    imported.chmod(0o444)
+    assert "is read-only" in one_line_error(
+        cli("import-kt", str(FIXTURES / "kt_cache_small.json"), "--out", str(imported), "--force"))
+    assert export.read_bytes() == before and export.stat().st_mode & 0o777 == 0o444

@@ -167,6 +167,14 @@ def test_an_export_over_another_file_keeps_it_as_bak(window, cli, tmp_path):
         handle.write("// my own line\n")
     window.export_best(str(tmp_path / "best.h"))
     assert "// my own line" in (tmp_path / "best.h.bak").read_text()
+    # one the person made read-only is not written over, not even the window's own earlier export
+    from workbench.core.errors import WorkbenchError
+
+    (tmp_path / "best.h").chmod(0o444)
+    before = (tmp_path / "best.h").read_bytes()
+    with pytest.raises(WorkbenchError, match="best.h is read-only; make it writable or export to another name"):
+        window.export_best(str(tmp_path / "best.h"))
+    assert (tmp_path / "best.h").read_bytes() == before and (tmp_path / "best.h").stat().st_mode & 0o777 == 0o444
 
 
 @pytest.mark.parametrize("badge", ["SIMULATED: timings are modelled, not measured",

@@ -1466,7 +1466,8 @@ class MainWindow(QMainWindow):
         (its seal, :mod:`workbench.core.io.export_seal`, or this window's record of what it wrote):
         exporting again and again to one name kept a numbered backup of each earlier export."""
         from workbench.core.io.export_seal import unchanged_export
-        from workbench.core.io.output_files import check_folder, check_regular_or_absent, keep_backup, same_file
+        from workbench.core.io.output_files import (check_folder, check_regular_or_absent, check_writable, keep_backup,
+                                                    same_file)
 
         target = Path(path)
         running = getattr(self.engine_thread.engine, "output", None) if self.engine_thread is not None else None
@@ -1474,8 +1475,10 @@ class MainWindow(QMainWindow):
             if own is not None and (same_file(target, own) or target.resolve() == Path(own).resolve()):
                 raise WorkbenchError(f"{target} is the open session's file; export to another name")
         check_folder(target, "export")
-        if check_regular_or_absent(target, "export") and not (self._wrote(target) or unchanged_export(target)):
-            keep_backup(target, "export")
+        if check_regular_or_absent(target, "export"):
+            check_writable(target, "export to another name")  # even an earlier export: the person protected it
+            if not (self._wrote(target) or unchanged_export(target)):
+                keep_backup(target, "export")
         return target
 
     def _exported(self, target: Path) -> None:

@@ -138,6 +138,9 @@ def prepare_output(
     check_folder(p, flag)
     if not check_regular_or_absent(p, flag):
         return None
+    # made read-only by the person: kept as it is, even an earlier output of this command, even with
+    # --force (the write renames over it, which the file's mode does not stop)
+    check_writable(p, f"write to another {flag}" if flag.startswith("--") else "write to another file")
     if any(same_file(p, source) for source in inputs):
         if not force:
             raise WorkbenchError(f"{flag} {p}: is this command's input; writing over it would lose it "
