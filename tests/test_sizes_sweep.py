@@ -739,3 +739,24 @@ def test_a_sweep_ended_by_patience_says_so_and_names_its_winners_as_winners(cli,
     assert len(load_session(out).trials) < 60
     lines = [line for line in tuned.stdout.splitlines() if line.startswith("  n=")]
     assert lines and all(", winner #" in line for line in lines)
+
+
+def test_at_completes_a_size_from_the_one_measured_size_with_the_values_given(cli, tmp_path) -> None:
+    """A grid swept over alpha at one n (not the template's own): export's refusal suggests
+    --at alpha=1.0, which filled n from the session's problem and found no trials there."""
+    out = tmp_path / "grid.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "2",
+               "--executor", "inline", "--quiet", "--sizes", "n=4096", "--sizes", "alpha=1,2", "--out", out).returncode == 0
+    refused = cli("export", out, "--format", "json", "--out", "-")
+    assert refused.returncode == 2 and "(e.g. --at alpha=1.0)" in refused.stderr
+    done = cli("export", out, "--format", "json", "--at", "alpha=1.0", "--out", "-")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["problem"] == {"n": 4096, "alpha": 1.0}
+    shown = cli("show", out, "--at", "alpha=2", "--json")
+    assert shown.returncode == 0 and json.loads(shown.stdout)["answered"] == {"n": 4096, "alpha": 2.0}
+    wide = tmp_path / "wide.json"  # two measured sizes have alpha=1.0: which one is not guessed
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "1",
+               "--executor", "inline", "--quiet", "--sizes", "n=4096,8192", "--sizes", "alpha=1,2",
+               "--out", wide).returncode == 0
+    ambiguous = cli("export", wide, "--format", "json", "--at", "alpha=1.0", "--out", "-")
+    assert ambiguous.returncode == 2 and "no trials at problem" in ambiguous.stderr

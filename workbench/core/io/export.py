@@ -310,8 +310,15 @@ def answered_problem(session: Any, label: str, at: Mapping[str, Any] | None) -> 
         if unknown:
             raise WorkbenchError(f"--at {unknown[0]}: not a problem parameter of {label} "
                                  f"(these are: {', '.join(session.problem) or 'none'})")
-        problem = {**session.problem, **typed_like(session.problem, at)}
+        typed = typed_like(session.problem, at)
+        problem = {**session.problem, **typed}
         trials = session.trials_at(problem)
+        if not trials:
+            # the names --at leaves out, from the one measured size that has the values given (a
+            # grid swept over alpha at one n other than the session's own: --at alpha=1.0 is enough)
+            sizes = [p for p in problems_of(session) if all(p.get(k) == v for k, v in typed.items())]
+            if len(sizes) == 1:
+                problem, trials = dict(sizes[0]), session.trials_at(sizes[0])
         if not trials:
             raise WorkbenchError(f"{label}: no trials at problem {problem}; name a measured size with --at "
                                  "(show FILE lists them)")
