@@ -209,8 +209,10 @@ def test_replay_errors(tmp_path):
     garbage.write_text("{not json")
     with pytest.raises(WorkbenchError):
         ReplayBackend.target(BackendSpec("replay", {"path": str(garbage)}))
-    with pytest.raises(WorkbenchError, match="delay_s"):
-        create_backend(BackendSpec("replay", {"path": str(garbage), "delay_s": -1}))
+    from workbench.backends.base import pace_option
+
+    with pytest.raises(WorkbenchError, match="replay backend: delay_s must be from 0 to 60 seconds"):
+        pace_option(BackendSpec("replay", {"path": str(garbage), "delay_s": -1}))
 
 
 def test_replay_of_a_kernel_tuner_cache_file():

@@ -1,6 +1,7 @@
-"""A demonstration's pace: simulated and replayed runs can sleep per evaluation (``tune --delay``,
-the window's s/eval box), checked where it is given, where a session file names it, and never
-carried into a later run that did not ask for it."""
+"""A demonstration's pace: simulated and replayed runs start a candidate at most every S seconds
+(``tune --delay``, the window's s/eval box), checked where it is given and where a session file
+names it, never carried into a later run that did not ask for it, and kept by the run between
+candidates: nothing that is not a new candidate waits for it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.backends.base import BackendSpec, create_backend
+from workbench.backends.base import BackendSpec, pace_option
 from workbench.core.domain.session import load_session
 from workbench.core.errors import WorkbenchError
 from workbench.runner.controller import RunRequest, prepare_run
@@ -25,7 +26,7 @@ def test_a_paced_simulated_run_sleeps_per_evaluation_and_records_its_pace(cli, t
                "--executor", "inline", "--delay", "0.25", "--quiet", "--out", out)
     elapsed = time.perf_counter() - start
     assert done.returncode == 0, done.stderr
-    assert elapsed >= 4 * 0.25
+    assert elapsed >= 3 * 0.25  # the first candidate at once, then one per pace
     session = load_session(out)
     assert len(session.trials) == 4 and session.backend["options"]["delay_s"] == 0.25
 
@@ -68,16 +69,41 @@ def test_a_pace_applies_to_the_simulator_and_replays_only(cli, tmp_path: Path) -
     assert done.returncode == 2 and "--delay applies to a run the window starts" in done.stderr
 
 
-def test_the_backends_refuse_a_pace_that_is_not_one() -> None:
+def test_a_pace_that_is_not_one_is_refused_before_the_run(tmp_path: Path) -> None:
     for value in (-1, float("nan"), 61, "soon"):
         with pytest.raises(WorkbenchError, match="sim backend: delay_s must be"):
-            create_backend(BackendSpec("sim", {"kernel": "vector_add", "delay_s": value}))
+            pace_option(BackendSpec("sim", {"kernel": "vector_add", "delay_s": value}))
+    with pytest.raises(WorkbenchError, match="sim backend: delay_s must be from 0 to 60 seconds"):
+        prepare_run(RunRequest(kernel="vector_add", backend="sim", budget=1, backend_options={"delay_s": 61}),
+                    None, tmp_path / "s.json")
+    assert not (tmp_path / "s.json").exists()
 
 
-def test_a_simulated_pace_not_below_the_run_timeout_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(WorkbenchError, match="a sim pace of 3 s per evaluation is not below the run timeout of 2 s"):
-        prepare_run(RunRequest(kernel="vector_add", backend="sim", budget=1, backend_options={"delay_s": 3},
-                               run_timeout_s=2), None, tmp_path / "s.json")
+def test_the_pace_is_per_candidate_whatever_the_workers_and_the_time_limit_ends_its_wait(cli, tmp_path: Path) -> None:
+    """Slept inside each evaluation, two workers went twice as fast as the pace said, and a time
+    limit was overrun by up to a pace."""
+    out = tmp_path / "two.json"
+    start = time.perf_counter()
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+               "--workers", "2", "--delay", "0.4", "--quiet", "--out", out).returncode == 0
+    assert time.perf_counter() - start >= 3 * 0.4
+    limited = tmp_path / "limited.json"
+    start = time.perf_counter()
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "50",
+               "--executor", "inline", "--delay", "5", "--time-limit", "1", "--quiet", "--out", limited).returncode == 0
+    assert time.perf_counter() - start < 4  # the wait for the next candidate ended with the limit
+    assert len(load_session(limited).trials) == 1
+
+
+def test_model_predictions_do_not_wait_for_the_pace(cli, tmp_path: Path) -> None:
+    """--prune ranks proposals with simulator evaluations of the run's own options: they slept the
+    pace each, hidden (a quarter of the proposals measured took three times as long)."""
+    out = tmp_path / "pruned.json"
+    start = time.perf_counter()
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "3",
+               "--executor", "inline", "--delay", "0.3", "--prune", "0.25", "--quiet", "--out", out).returncode == 0
+    assert time.perf_counter() - start < 3 * 0.3 + 2.0
+    assert len(load_session(out).trials) == 3
 
 
 @pytest.mark.parametrize("value", [-0.5, 1e9, "0.5", True])

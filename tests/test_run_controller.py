@@ -975,18 +975,17 @@ def test_a_space_too_large_for_the_default_strategy_runs_with_the_fallback_and_s
         start_run(RunRequest(kernel=noop, strategy="agents", budget=3), tmp_path / "t.json")
 
 
-def test_a_replay_pace_is_checked_against_the_timeout_only_where_one_guards_the_evaluations(tmp_path) -> None:
-    """The inline executor has no per-candidate timeout: a pace over the run timeout there was
-    refused for a timeout that could not happen."""
-    from workbench.runner.controller import prepare_run
+def test_a_replay_pace_longer_than_the_run_timeout_times_nothing_out(tmp_path) -> None:
+    """The pace is kept between candidates, not inside them: a pace over the run timeout (slept in
+    each evaluation, it turned every recorded trial into a timeout and had to be refused) plays
+    the recording as recorded."""
+    from workbench.runner.controller import start_run
 
     cache = str(FIXTURES / "kt_cache_small.json")
-    run = prepare_run(RunRequest(replay=cache, budget=1, backend_options={"delay_s": 2}, run_timeout_s=1,
-                                 executor="inline"), None, tmp_path / "inline.json")
-    run.release()
-    with pytest.raises(WorkbenchError, match="a replay pace of 2 s per evaluation is not below the run timeout of 1 s"):
-        prepare_run(RunRequest(replay=cache, budget=1, backend_options={"delay_s": 2}, run_timeout_s=1),
-                    None, tmp_path / "pooled.json")
+    out = tmp_path / "paced.json"
+    run = start_run(RunRequest(replay=cache, budget=2, backend_options={"delay_s": 0.8}, run_timeout_s=0.5), out)
+    run.run()
+    assert [t.status for t in load_session(out).trials] == [Status.OK, Status.OK]
 
 
 def test_no_command_writes_over_an_output_the_person_made_read_only(cli, tmp_path: Path) -> None:

@@ -241,6 +241,8 @@ def test_a_killed_sweep_resumes_from_its_journal(cli, tmp_path: Path) -> None:
         (["--sizes", ";"], "--sizes ';': expected NAME=V1,V2"),  # not a plain run of one size
         (["--sizes", ""], "--sizes '': expected NAME=V1,V2"),
         (["--sizes", "n=4,4"], "--sizes n: 4 is listed twice"),
+        (["--sizes", "n=1000,1e3"], "--sizes n: 1e3 is listed twice"),  # one size once typed: was merged silently
+        (["--sizes", "alpha=1,1.0"], "--sizes alpha: 1.0 is listed twice"),
         (["--sizes", "n=4", "--sizes", "n=8"], "--sizes n: given twice"),
         (["--sizes", "n=" + ",".join(str(i) for i in range(1, 300))], "more than the 256 a sweep may hold"),
         (["--sizes", "n=abc"], "--sizes: vector_add: problem parameter n must be an integer"),

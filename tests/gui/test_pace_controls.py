@@ -19,7 +19,7 @@ def test_the_pace_box_serves_the_simulator_and_paces_its_run(window, qtbot, tmp_
     start = time.perf_counter()
     with qtbot.waitSignal(window.run_done, timeout=60_000):
         window.start_run(run)
-    assert time.perf_counter() - start >= 3 * 0.3
+    assert time.perf_counter() - start >= 2 * 0.3  # the first at once, then one per pace
     assert window.model.session.backend["options"]["delay_s"] == 0.3
     path = tmp_path / "paced.json"
     assert window.save_to(path)

@@ -30,11 +30,15 @@ def _no_phase(_: str) -> None:
     return None
 
 
+#: Backends whose runs may take a demonstration's pace (``delay_s``).
+PACED_BACKENDS = ("sim", "replay")
+
+
 def pace_option(spec: "BackendSpec") -> float:
-    """The spec's ``delay_s``: seconds each evaluation sleeps, so a simulated or replayed run goes
-    at a speed a presenter can talk over (they finish a hundred configs in a second otherwise).
-    A number from 0 to :data:`MAX_PACE_S`, or one line saying what it is instead (a session file
-    names it too, and a huge one would have hung a run with no timeout around it)."""
+    """The spec's ``delay_s``: the seconds between new candidates of a run (the engine's pace; see
+    ``Engine._paced_room``), so a simulated or replayed run goes at a speed a presenter can talk
+    over (they finish a hundred configs in a second otherwise). A number from 0 to
+    :data:`MAX_PACE_S`, or one line saying what it is instead (a session file names it too)."""
     raw = spec.options.get("delay_s", 0.0) or 0.0
     try:
         pace = float(raw)

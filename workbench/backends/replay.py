@@ -4,8 +4,8 @@ A recording is a workbench session file (or its journal) or a Kernel Tuner cache
 is exactly the set of recorded points, and evaluating a point returns what was recorded, failures
 included with their original reason, and the recorded phase timings (compile, verify, benchmark,
 total) rather than the time the look-up took, so strategies, the engine and the GUI can be exercised and
-compared on real data without a GPU. ``delay_s`` sleeps per evaluation, to play a recording back
-"as if live" in demos.
+compared on real data without a GPU. ``delay_s`` (the engine's pace between candidates) plays a
+recording back "as if live" in demos.
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-import time
 from collections import OrderedDict
 from typing import Any, Mapping, Sequence
 
-from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase, pace_option
+from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.errors import SpaceError, WorkbenchError, quoted
 from workbench.core.domain.measurement import Measurement, Status
 from workbench.core.domain.records import device_info
@@ -183,7 +182,6 @@ class ReplayBackend(Backend):
         super().__init__(spec)
         self._recorded: dict[str, Measurement] | None = None
         self._timings: dict[str, dict[str, float]] = {}
-        self.delay_s = pace_option(spec)
 
     @classmethod
     def target(cls, spec: BackendSpec) -> Target:
@@ -244,8 +242,6 @@ class ReplayBackend(Backend):
             self.prepare()
         assert self._recorded is not None
         phase("run")
-        if self.delay_s:
-            time.sleep(self.delay_s)
         recorded = self._recorded.get(config.id)
         if recorded is None:
             return Measurement.failure(Status.SKIPPED, "not in the recording")

@@ -19,15 +19,14 @@ refinement pass) raises its compile to the front, waits for it and returns the r
 Options (besides ``kernel``, ``problem``, ``kernel_dirs``): ``gpu_model`` (default ``H200``),
 ``noise`` (default True: a few percent of seeded run-to-run spread), ``seed``, ``arch`` (default:
 the GPU's), ``compile`` (``nvrtc`` default, ``estimate``, or ``known``: no compiling, see
-:data:`COMPILE_MODES`), ``compile_wait_s`` (default 1.0), ``delay_s`` (a demonstration's pace:
-seconds each evaluation sleeps, default 0; see :func:`~workbench.backends.base.pace_option`).
+:data:`COMPILE_MODES`), ``compile_wait_s`` (default 1.0), ``delay_s`` (a demonstration's pace,
+kept by the engine between candidates: see :func:`~workbench.backends.base.pace_option`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-import time
 from concurrent.futures import CancelledError, Future, TimeoutError as FutureTimeout
 from typing import Any, ClassVar
 
@@ -35,7 +34,7 @@ import numpy as np
 
 from workbench.backends.compile_jobs import URGENT, CompileJobs
 from workbench.backends.templated import load_template_for, template_target
-from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase, pace_option
+from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.model.compiler import cached_compile, compile_cuda  # NVRTC itself loads at the first compile
 from workbench.core.errors import WorkbenchError
 from workbench.core.model.gpus import GpuSpec, load_gpu
@@ -156,7 +155,6 @@ class SimBackend(Backend):
         self._estimated_once: set[str] = set()  # configs simulated with estimates while compiling
         self._slow_compiles = 0
         self.noise = bool(spec.options.get("noise", True))
-        self.delay_s = pace_option(spec)
         seed = spec.options.get("seed", 0) or 0
         if type(seed) is not int or seed < 0:
             raise WorkbenchError(f"sim backend: seed must be a non-negative integer, got {seed!r}")
@@ -391,8 +389,6 @@ class SimBackend(Backend):
 
     def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = _no_phase) -> Measurement:
         self.prepare()
-        if self.delay_s:
-            time.sleep(self.delay_s)  # a demonstration's pace (pace_option)
         try:
             grid, block, smem_dynamic, profile = self._launch(config)
         except WorkbenchError:

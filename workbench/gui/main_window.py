@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.backends.base import PACED_BACKENDS
 from workbench.core.fs import resolved
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.records import provenance
@@ -37,7 +38,7 @@ from workbench.gui.lazy_tabs import LazyTabs
 from workbench.gui.model import SessionModel
 from workbench.gui.objective_panel import ObjectivePanel
 from workbench.gui.results_table import ResultsTable
-from workbench.gui.run_panel import KT_CACHE_FILTER, PACED_BACKENDS, RunToolbar
+from workbench.gui.run_panel import KT_CACHE_FILTER, RunToolbar
 from workbench.gui.settings_store import JsonSettings, SettingsStore
 from workbench.gui.slots_panel import SlotsPanel
 from workbench.gui.source_view import SourceView

@@ -12,6 +12,8 @@ from PySide6.QtWidgets import (
     QToolBar, QToolButton, QWidget, QWidgetAction,
 )
 
+from workbench.backends.base import PACED_BACKENDS
+from workbench.core.domain.records import MAX_PACE_S
 from workbench.core.domain.assignments import parse_assignment_list
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.sizes import format_sizes, parse_sizes_text
@@ -28,9 +30,6 @@ KT_CACHE_FILTER = "Kernel Tuner caches (*.json *.json.gz);;All files (*)"
 #: The template the window opens on when no last-used one is remembered: small, with its resource
 #: figures shipped, so a first run shows points at once (a fully unrolled convolution compiles for seconds).
 QUICK_KERNEL = "vector_add"
-
-#: Backends whose runs take a demonstration's pace (the delay box; ``tune --delay``).
-PACED_BACKENDS = ("sim", "replay")
 
 #: What the budget box shows before any run, and for a reopened session that recorded no budget.
 DEFAULT_BUDGET = 100
@@ -149,11 +148,11 @@ class RunToolbar(QToolBar):
         self.browse.setMaximumWidth(28)
         self.browse.clicked.connect(self._on_browse)
         self.delay = QDoubleSpinBox()
-        self.delay.setRange(0.0, 5.0)
+        self.delay.setRange(0.0, MAX_PACE_S)
         self.delay.setSingleStep(0.05)
         self.delay.setSuffix(" s/eval")
-        self.delay.setToolTip("demo mode: seconds per evaluation, so a simulated or replayed run goes at a pace "
-                              "you can talk over (they finish a hundred configs in a second otherwise)")
+        self.delay.setToolTip("demo mode: seconds between new candidates, so a simulated or replayed run goes at "
+                              "a pace you can talk over (they finish a hundred configs in a second otherwise)")
         self.strategy = QComboBox()
         self.strategy.addItems(list(STRATEGIES))
         for index, name in enumerate(STRATEGIES):  # what each is, as tune --help-strategy says it

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
-from workbench.backends.base import BackendSpec, EvalLimits, Target, pace_option
+from workbench.backends.base import PACED_BACKENDS, BackendSpec, EvalLimits, Target, pace_option
 from workbench.backends.replay import load_recording, reading_now
 from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.measurement import Status
@@ -620,16 +620,11 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
     return SweepRun(session, todo, prepare_size, output, lock, base.continued, spec, base.warnings)
 
 
-def _check_pace(spec: BackendSpec, run_timeout_s: float | None) -> None:
-    """A demonstration's pace (sim, replay) is slept inside each evaluation, which the run timeout
-    guards: a pace at or over it turned every trial into a timeout that never happened. None: no
-    timeout guards the evaluations (the inline executor)."""
-    if spec.kind not in ("sim", "replay"):
-        return
-    pace = pace_option(spec)
-    if run_timeout_s is not None and pace >= run_timeout_s:
-        raise WorkbenchError(f"a {spec.kind} pace of {pace:g} s per evaluation is not below the run timeout of "
-                             f"{run_timeout_s:g} s: every trial would time out; choose a shorter pace")
+def _check_pace(spec: BackendSpec) -> None:
+    """A demonstration's pace is a number of seconds from 0 to 60, said in one line before the run
+    starts (the engine keeps it between candidates, so no evaluation's timeout is spent on it)."""
+    if spec.kind in PACED_BACKENDS:
+        pace_option(spec)
 
 
 def _prepare(request: RunRequest, session: Session | None, output: Path | None, lock: SessionLock | None,
@@ -715,7 +710,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         if size is not None:  # the session's backend keeps its own problem; the size is the trials'
             session.backend = {**spec.to_dict(), "options": {**spec.options, "problem": dict(session.problem)}}
     session.run = settings
-    _check_pace(spec, settings.run_timeout_s if settings.executor != "inline" else None)
+    _check_pace(spec)
     session.constraints.check_possible()  # (a continued session's were checked naming its file)
     if objectives:
         session.strategy["objectives"] = list(objectives)

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from workbench.backends.base import BackendSpec, EvalLimits, Target
+from workbench.backends.base import PACED_BACKENDS, BackendSpec, EvalLimits, Target, pace_option
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Status, Trial
 from workbench.core.domain.search_objective import INFEASIBLE, Objective
@@ -161,6 +161,9 @@ class Engine:
         self.session = session
         self.strategy = strategy
         self.spec = backend_spec
+        #: A demonstration's pace (s): a new candidate at most this often (see :meth:`_paced_room`).
+        self.pace_s = pace_option(backend_spec) if backend_spec.kind in PACED_BACKENDS else 0.0
+        self._next_paced = 0.0
         self.budget = budget
         self.time_limit_s = time_limit_s
         self.workers = workers
@@ -365,11 +368,13 @@ class Engine:
             reference_id = default.id if default is not None else None
             space = session.space if self.problem is None else strategy.space
             valid = default is not None and (space is None or space.is_valid(default))
+            self._next_paced = 0.0  # the first candidate starts at once (Start shows something at once)
             if default is not None and valid and default.id not in measured:
                 if self.budget is None or self.budget > 0:
                     in_flight[default.id] = default
                     strategy.exclude((default.id,))
                     pool.submit(default)
+                    self._next_paced = time.monotonic() + self.pace_s
             while True:
                 if reason is None:
                     reason = self._stop_reason(exhausted and not in_flight, started=bool(in_flight) or self.evaluations > 0)
@@ -377,7 +382,7 @@ class Engine:
                     break
                 self._apply_objective(pool)
                 if reason is None and not self.paused and reference_id not in in_flight:
-                    room = pool.idle_count
+                    room = self._paced_room(pool.idle_count)
                     if self.budget is not None:
                         room = min(room, self.budget - self.evaluations - len(in_flight))
                     if room > 0:
@@ -385,6 +390,8 @@ class Engine:
                         for config in configs:
                             in_flight[config.id] = config
                             pool.submit(config)
+                        if configs and self.pace_s:
+                            self._next_paced = time.monotonic() + self.pace_s
                         exhausted = not configs and not in_flight
                         if exhausted:
                             continue
@@ -393,7 +400,7 @@ class Engine:
                         reason, message = "error", str(pool.error)
                     elif self.paused:
                         self._wait_paused()
-                    else:  # waiting for capacity (a worker being replaced)
+                    else:  # waiting for capacity (a worker being replaced), or for the pace's next turn
                         pool.poll(POLL_S)
                     continue
                 try:
@@ -571,6 +578,16 @@ class Engine:
             self._emit(TrialFinished(trial))
         self.strategy.tell(trials)
         self._emit(self._progress())
+
+    def _paced_room(self, idle: int) -> int:
+        """How many new candidates may start now: every idle worker's worth, or with a pace
+        (``delay_s`` of a simulated run or a replay, which otherwise go through a hundred configs in
+        a second) one per ``pace_s`` seconds, whatever the number of workers, the first at once. The pace is the
+        loop's, not the evaluation's: a stop or the time limit ends the wait at once, and neither
+        the end-of-run refinement nor a cost model's predictions (simulator evaluations too) wait."""
+        if not self.pace_s:
+            return idle
+        return min(idle, 1) if time.monotonic() >= self._next_paced else 0
 
     def _refine(self, pool: Pool, wait_s: float | None = None, again: bool = True) -> None:
         """Re-measure the trials simulated with estimated resources, now that their compiles have

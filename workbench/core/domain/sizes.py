@@ -129,7 +129,7 @@ def parse_sizes(items: Sequence[str], flag: str = "--sizes") -> dict[str, list[V
         values: list[Value] = []
         for part in raw.split(","):
             value = _one_size_value(part, f"{flag} {name}")
-            if any(type(v) is type(value) and v == value for v in values):
+            if any(_same_size_value(v, value) for v in values):
                 raise WorkbenchError(f"{flag} {name}: {part.strip()} is listed twice")
             values.append(value)
         out[name] = values
@@ -139,6 +139,16 @@ def parse_sizes(items: Sequence[str], flag: str = "--sizes") -> dict[str, list[V
     if count > MAX_SWEEP_PROBLEMS:
         raise WorkbenchError(f"{flag}: a grid of {count:,} sizes is more than the {MAX_SWEEP_PROBLEMS} a sweep may hold")
     return out
+
+
+def _same_size_value(a: Value, b: Value) -> bool:
+    """Whether two typed values are one size: numbers by value (``1000`` and ``1e3`` are one size
+    once typed like the problem's parameter, which silently merged them), anything else by type
+    and value (``true`` is not ``1``)."""
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
+        return a == b
+    return type(a) is type(b) and a == b
 
 
 def parse_sizes_text(text: str, flag: str = "sizes") -> dict[str, list[Value]]:
