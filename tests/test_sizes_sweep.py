@@ -576,6 +576,10 @@ def test_show_objectives_of_a_sweep_gives_one_front_per_size(cli, tmp_path: Path
         assert not any(t.metric("latency_ms") <= point["latency_ms"] and t.metric("registers") <= point["registers"]
                        and (t.metric("latency_ms"), t.metric("registers")) != (point["latency_ms"], point["registers"])
                        for t in same)
+    at = cli("show", str(out), "--json", "--objectives", "latency_ms,registers", "--at", "n=4096")
+    assert at.returncode == 0, at.stderr  # the size asked for, not every size's front
+    small = [p for p in front if p["problem"]["n"] == 4096]
+    assert json.loads(at.stdout)["pareto"] == small
 
 
 def test_a_problem_outside_the_swept_sizes_is_refused_however_the_sweep_is_prepared(tmp_path: Path) -> None:
@@ -762,3 +766,6 @@ def test_at_completes_a_size_from_the_one_measured_size_with_the_values_given(cl
                "--out", wide).returncode == 0
     ambiguous = cli("export", wide, "--format", "json", "--at", "alpha=1.0", "--out", "-")
     assert ambiguous.returncode == 2 and "no trials at problem" in ambiguous.stderr
+    for flag, said in (("n=abc", "--at n=abc: n is a number in"), ("alpha=true", "--at alpha=true: alpha is a number in")):
+        wrong = cli("show", out, "--at", flag)  # said as what it is, not as "no trials at n='abc'"
+        assert wrong.returncode == 2 and said in wrong.stderr, wrong.stderr

@@ -854,8 +854,9 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         from workbench.core.domain.sizes import trials_by_problem
 
         objective = Objective(constraints, weights, objectives)
-        groups = list(trials_by_problem(session).values())
-        sweep = len(groups) > 1  # sizes do not dominate each other: one front per size
+        # sizes do not dominate each other: one front per size, or the front of the size --at names
+        groups = [ranked] if at else list(trials_by_problem(session).values())
+        sweep = bool(at) or len(groups) > 1
         out["objectives"] = list(objectives)
         out["objective_directions"] = {m: _direction_word(m, weights) for m in objectives}
         out["pareto"] = [
@@ -1003,7 +1004,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     elif summary["why_none"]:
         print(f"nothing feasible: {summary['why_none']}")
     if summary.get("objectives"):
-        per_size = " (one front per size)" if any("problem" in p for p in summary["pareto"]) else ""
+        sizes = {json.dumps(p["problem"], sort_keys=True) for p in summary["pareto"] if "problem" in p}
+        per_size = " (one front per size)" if len(sizes) > 1 else ""
         print(f"pareto   {len(summary['pareto'])} feasible configs on the front of {', '.join(summary['objectives'])}"
               f"{per_size}")
         for point in summary["pareto"]:

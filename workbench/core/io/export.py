@@ -311,6 +311,12 @@ def answered_problem(session: Any, label: str, at: Mapping[str, Any] | None) -> 
             raise WorkbenchError(f"--at {unknown[0]}: not a problem parameter of {label} "
                                  f"(these are: {', '.join(session.problem) or 'none'})")
         typed = typed_like(session.problem, at)
+        for name, value in typed.items():  # "no trials at n='abc'" did not say what was wrong with it
+            own = session.problem[name]
+            if _number(own) and not _number(value):
+                given = str(value).lower() if isinstance(value, bool) else value  # as typed: true, not True
+                raise WorkbenchError(f"--at {name}={given}: {name} is a number in {label} (its problem has "
+                                     f"{name}={own})")
         problem = {**session.problem, **typed}
         trials = session.trials_at(problem)
         if not trials:
@@ -330,6 +336,10 @@ def answered_problem(session: Any, label: str, at: Mapping[str, Any] | None) -> 
     if len(measured) == 1:
         return measured[0], session.trials_at(measured[0])
     return None
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _seed(value: Any) -> int:
