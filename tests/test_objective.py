@@ -62,6 +62,8 @@ def test_bound_parse(text: str, expected: Bound) -> None:
         ("memory_mb <= 2 GB", "unit 'GB' does not match"),
         ("__import__('os') <= 1", "not of the form"),
         ("", "not of the form"),
+        ("GFLOP/s >= 300", "metric 'GFLOP/s': not a metric name (metrics are recorded under names like 'gflops')"),
+        ("lätenz <= 2", "metric 'lätenz': not a metric name"),  # a letter outside ASCII: named, not "the form"
     ],
 )
 def test_bound_parse_rejects_with_one_line(text: str, fragment: str) -> None:

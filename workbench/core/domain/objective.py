@@ -132,7 +132,8 @@ class Bound:
         match = _BOUND_RE.match(text)
         if match is None:
             left = re.split(r"[<>=]", text, maxsplit=1)[0].strip()
-            if left != text.strip() and _REPORTED_NAME.match(left) and not _METRIC_NAME.match(left):  # GFLOP/s >= 300
+            named = _REPORTED_NAME.match(left) or left.isidentifier()  # GFLOP/s >= 300, lätenz <= 2
+            if left != text.strip() and named and not _METRIC_NAME.match(left):
                 raise WorkbenchError(not_a_metric_name(f"constraint {text.strip()!r}: metric", left))
             raise WorkbenchError(
                 f"constraint {text.strip()!r} is not of the form 'metric <= value' or 'metric >= value'"
