@@ -19,7 +19,7 @@ from workbench.runner.controller import RunRequest, prepare_run
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def test_a_paced_simulated_run_sleeps_per_evaluation_and_records_its_pace(cli, tmp_path: Path) -> None:
+def test_a_paced_simulated_run_starts_a_candidate_per_pace_and_records_it(cli, tmp_path: Path) -> None:
     out = tmp_path / "paced.json"
     start = time.perf_counter()
     done = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
@@ -116,3 +116,42 @@ def test_a_session_file_naming_a_pace_that_is_not_one_is_refused_when_it_opens(t
     path.write_text(json.dumps(doc))
     with pytest.raises(WorkbenchError, match="backend.options.delay_s: .* is not a pace from 0 to 60 seconds"):
         load_session(path)
+
+
+def test_a_paced_run_whose_strategy_is_done_ends_at_once_and_its_eta_counts_the_pace(tmp_path: Path) -> None:
+    """The strategy was asked only when the pace allowed, so a replay of three recorded configs
+    idled a whole pace after its last one before ending "exhausted"; and the time to go was the
+    average so far, which the first candidate (at once) made far too short."""
+    from workbench.runner.controller import start_run
+    from workbench.runner.events import Progress
+
+    recording = tmp_path / "rec.json"
+    assert start_run(RunRequest(kernel="vector_add", backend="sim", budget=3, backend_options={"compile": "estimate"},
+                                executor="inline"), recording).run().evaluations == 3
+    run = start_run(RunRequest(replay=str(recording), budget=10, executor="inline", backend_options={"delay_s": 0.6}),
+                    tmp_path / "replayed.json")
+    etas: list[tuple[int, float]] = []
+    run.subscribe(lambda event: etas.append((event.done, event.eta_s))
+                  if isinstance(event, Progress) and event.eta_s is not None else None)
+    start = time.perf_counter()
+    finished = run.run()
+    elapsed = time.perf_counter() - start
+    assert finished.reason == "exhausted" and finished.evaluations == 3
+    assert 2 * 0.6 <= elapsed < 3 * 0.6  # the third candidate's turn, not a fourth pace
+    assert all(eta >= (10 - done) * 0.6 for done, eta in etas if done < 3), etas
+
+
+def test_the_pace_holds_across_the_sizes_of_a_sweep(tmp_path: Path) -> None:
+    """Each size is an engine of its own, whose first candidate started at once: two candidates
+    back to back at every size boundary."""
+    from workbench.runner.controller import start_run
+    from workbench.runner.events import TrialStarted
+
+    run = start_run(RunRequest(kernel="vector_add", backend="sim", budget=2, executor="inline",
+                               sizes={"n": [4096, 8192]}, backend_options={"compile": "estimate", "delay_s": 0.4}),
+                    tmp_path / "sweep.json")
+    starts: list[float] = []
+    run.subscribe(lambda event: starts.append(time.monotonic()) if isinstance(event, TrialStarted) else None)
+    run.run()
+    assert len(starts) == 4
+    assert min(b - a for a, b in zip(starts, starts[1:])) >= 0.4 - 0.05, starts

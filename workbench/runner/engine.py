@@ -163,7 +163,10 @@ class Engine:
         self.spec = backend_spec
         #: A demonstration's pace (s): a new candidate at most this often (see :meth:`_paced_room`).
         self.pace_s = pace_option(backend_spec) if backend_spec.kind in PACED_BACKENDS else 0.0
+        #: When the pace lets the next candidate start (monotonic s; 0: at once). A sweep hands it
+        #: from one size's engine to the next, so the pace holds across sizes.
         self._next_paced = 0.0
+        self._held: list[Config] = []  # asked for ahead of its turn (see _loop)
         self.budget = budget
         self.time_limit_s = time_limit_s
         self.workers = workers
@@ -352,6 +355,8 @@ class Engine:
         message = ""
 
         def on_start(config: Config, worker: str) -> None:
+            if self.pace_s:  # the pace counts from when a worker starts a candidate (one may boot first)
+                self._next_paced = max(self._next_paced, time.monotonic() + self.pace_s)
             self._emit(TrialStarted(config, worker))
 
         # Trials an earlier run left estimated at this run's problem (it ended before their compiles
@@ -368,8 +373,10 @@ class Engine:
             reference_id = default.id if default is not None else None
             space = session.space if self.problem is None else strategy.space
             valid = default is not None and (space is None or space.is_valid(default))
-            self._next_paced = 0.0  # the first candidate starts at once (Start shows something at once)
             if default is not None and valid and default.id not in measured:
+                # at once, unless the size before in a sweep has just started its last candidate
+                while time.monotonic() < self._next_paced and not self._stop.is_set():
+                    self._stop.wait(min(POLL_S, max(0.0, self._next_paced - time.monotonic())))
                 if self.budget is None or self.budget > 0:
                     in_flight[default.id] = default
                     strategy.exclude((default.id,))
@@ -386,13 +393,20 @@ class Engine:
                     if self.budget is not None:
                         room = min(room, self.budget - self.evaluations - len(in_flight))
                     if room > 0:
-                        configs = self._ask(room, measured, in_flight)
+                        configs = self._held or self._ask(room, measured, in_flight)
+                        self._held = []
                         for config in configs:
                             in_flight[config.id] = config
                             pool.submit(config)
                         if configs and self.pace_s:
-                            self._next_paced = time.monotonic() + self.pace_s
+                            self._next_paced = max(self._next_paced, time.monotonic() + self.pace_s)
                         exhausted = not configs and not in_flight
+                    elif self.pace_s and not in_flight and not self._held and pool.idle_count:
+                        # waiting for the pace with every result in: the next candidate is asked for
+                        # now (the strategy has seen everything), held until its turn, so a strategy
+                        # with nothing left ends the run at once instead of a pace later
+                        self._held = self._ask(1, measured, in_flight)
+                        exhausted = not self._held
                         if exhausted:
                             continue
                 if not in_flight:
@@ -579,6 +593,11 @@ class Engine:
         self.strategy.tell(trials)
         self._emit(self._progress())
 
+    def hand_pace_from(self, earlier: "Engine") -> None:
+        """Keep ``earlier``'s pace clock (the size before in a sweep): its last candidate's turn
+        still counts, so the pace holds across the sizes of a sweep."""
+        self._next_paced = max(self._next_paced, earlier._next_paced)
+
     def _paced_room(self, idle: int) -> int:
         """How many new candidates may start now: every idle worker's worth, or with a pace
         (``delay_s`` of a simulated run or a replay, which otherwise go through a hundred configs in
@@ -675,7 +694,7 @@ class Engine:
         done = self.evaluations
         eta: float | None = None
         if self.budget is not None and done > 0:
-            eta = elapsed / done * max(0, self.budget - done)
+            eta = max(elapsed / done, self.pace_s) * max(0, self.budget - done)
         if self.time_limit_s is not None:
             left = max(0.0, self.time_limit_s - elapsed)
             eta = left if eta is None else min(eta, left)

@@ -158,6 +158,7 @@ class SweepRun:
         self._t0 = time.monotonic()
         reason, message = "budget", ""
         ends: list[str] = []
+        previous: Any = None
         try:
             for position, item in enumerate(self.todo):
                 with self._lock:
@@ -172,6 +173,8 @@ class SweepRun:
                     objective, paused, stopped = self._objective, self._paused, self._stopped
                 if self.refine_wait_s is not None:
                     run.engine.refine_wait_s = self.refine_wait_s
+                if previous is not None:  # a demonstration's pace holds across sizes
+                    run.engine.hand_pace_from(previous.engine)
                 if objective is not None:
                     run.set_objective(objective)
                 if paused:
@@ -180,6 +183,7 @@ class SweepRun:
                     run.stop()
                 run.subscribe(lambda event, offset=offset: self._forward(event, offset))
                 finished = run.run()
+                previous = run
                 self.evaluations += finished.evaluations
                 self.refined_total += getattr(run, "refined", 0)
                 self._unrefined += run.engine.unrefined
@@ -234,7 +238,8 @@ class SweepRun:
             elapsed = self.elapsed_s()
             eta = event.eta_s
             if done > 0 and elapsed > 0 and total:
-                eta = elapsed / done * max(0, total - done)
+                pace = self.current.engine.pace_s if self.current is not None else 0.0
+                eta = max(elapsed / done, pace) * max(0, total - done)
             event = dataclasses.replace(event, done=done, total=total, eta_s=eta, elapsed_s=elapsed,
                                         failures=self._failures_done + event.failures,
                                         aborted=self._aborted_done + event.aborted)

@@ -53,8 +53,8 @@ class BackendOptions(TypedDict, total=False):
     run_reference_file: bool
 
 
-#: The longest pace (``delay_s``) a demonstration may set per evaluation: longer is a stalled run,
-#: not a slow one.
+#: The longest pace (``delay_s``, seconds between a run's new candidates) a demonstration may
+#: set: longer is a stalled run, not a slow one.
 MAX_PACE_S = 60.0
 
 

@@ -853,7 +853,7 @@ def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fai
     wait = options.get("compile_wait_s")
     if wait is not None and not (type(wait) in (int, float) and math.isfinite(wait) and wait >= 0):
         fail("backend.options.compile_wait_s", f"{_short(wait)} is not a number of seconds")
-    pace = options.get("delay_s")  # restored into the delay box, and slept per evaluation when continued
+    pace = options.get("delay_s")  # restored into the delay box (a continued run paces as the box says)
     if pace is not None and not (type(pace) in (int, float) and 0 <= pace <= MAX_PACE_S):
         fail("backend.options.delay_s", f"{_short(pace)} is not a pace from 0 to {MAX_PACE_S:g} seconds")
     # an architecture names files (its resource table) and a compile target: sm_ and digits only,
