@@ -123,10 +123,15 @@ def test_import_reads_the_cache_on_a_thread_and_shows_it_unsaved(window, qtbot, 
     assert window.toolbar.backend.currentData() == "replay"
 
 
-def _two_files(tmp_path: Path) -> tuple[Path, Path]:
+def _showing_first_reading_second(window, tmp_path: Path, release: threading.Event) -> tuple[Path, Path]:
+    """The window showing first.json (opened at once) while second.json is read, held."""
     first, second = tmp_path / "first.json", tmp_path / "second.json"
     shutil.copy(GOLDEN, first)
     shutil.copy(GOLDEN, second)
+    release.set()
+    window.open_session(first)
+    release.clear()
+    window.open_session_in_background(second)
     return first, second
 
 
@@ -134,11 +139,7 @@ def test_every_way_to_start_a_run_waits_for_the_file_being_read(window, qtbot, t
     """Re-measure aborted and the size view's Measure missing start runs too: a file shown under a
     run would hand the run's trials to another session."""
     release, _threads = held_reads
-    first, second = _two_files(tmp_path)
-    release.set()
-    window.open_session(first)
-    release.clear()
-    window.open_session_in_background(second)
+    first, second = _showing_first_reading_second(window, tmp_path, release)
     with pytest.raises(WorkbenchError, match="second.json is being opened"):
         window.remeasure_aborted()
     window.measure_cells([({"n": 8}, window.model.session.trials[0].config)])
@@ -156,11 +157,7 @@ def test_a_file_read_while_a_dialog_is_open_is_shown_when_it_closes(window, qtbo
     from PySide6.QtWidgets import QDialog
 
     release, _threads = held_reads
-    first, second = _two_files(tmp_path)
-    release.set()
-    window.open_session(first)
-    release.clear()
-    window.open_session_in_background(second)
+    first, second = _showing_first_reading_second(window, tmp_path, release)
     dialog = QDialog(window)
     dialog.setModal(True)
     dialog.show()
@@ -175,14 +172,10 @@ def test_a_file_read_while_a_dialog_is_open_is_shown_when_it_closes(window, qtbo
 def test_changes_made_while_the_file_is_read_are_asked_about_before_it_replaces_them(
         window, qtbot, tmp_path, held_reads, monkeypatch):
     release, _threads = held_reads
-    first, second = _two_files(tmp_path)
-    release.set()
-    window.open_session(first)
-    assert not window.model.dirty
-    release.clear()
     asked: list[bool] = []
     monkeypatch.setattr(window, "_maybe_save", lambda: asked.append(True) and False)  # the person cancels
-    window.open_session_in_background(second)
+    first, second = _showing_first_reading_second(window, tmp_path, release)
+    assert not window.model.dirty
     window.model.set_constraints(max_latency_ms=0.5)  # an objective set meanwhile: unsaved
     assert window.model.dirty
     release.set()
@@ -192,11 +185,7 @@ def test_changes_made_while_the_file_is_read_are_asked_about_before_it_replaces_
 
 def test_a_window_closed_while_a_file_is_read_does_not_show_it(window, qtbot, tmp_path, held_reads):
     release, _threads = held_reads
-    first, second = _two_files(tmp_path)
-    release.set()
-    window.open_session(first)
-    release.clear()
-    window.open_session_in_background(second)
+    first, second = _showing_first_reading_second(window, tmp_path, release)
     window.close()
     assert window.opening is None
     release.set()
