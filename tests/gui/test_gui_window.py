@@ -296,6 +296,9 @@ def test_moving_a_constraint_during_a_run_retargets_the_search(window, qtbot, mo
     window.model.set_constraints(max_latency_ms=60.0)  # what the slider does
     qtbot.waitUntil(lambda: engine.objective is not None and engine.objective.max_latency_ms == 60.0, timeout=10_000)
     assert engine.strategy.objective is engine.objective  # the strategy ranks by it from the next proposal
+    # and the window says so: a change mid-run is not only a re-ranking of what was measured
+    assert window.statusBar().currentMessage() == ("the running search follows the new objective from its next "
+                                                   "proposal: latency_ms <= 60; score latency_ms 100%")
     window.stop_run()
     assert window.wait_for_run(30)
 

@@ -85,7 +85,9 @@ def test_remeasure_aborted_is_enabled_when_the_limit_is_relaxed_and_runs_through
     before = len(window.model.session.trials)
     with qtbot.waitSignal(window.run_done, timeout=90_000):
         panel.remeasure_button.click()
+        assert window.statusBar().currentMessage().startswith(f"re-measuring {len(expected)} aborted candidates")
     assert not panel.remeasure_button.isEnabled()  # all of them measured: nothing left to re-measure
+    assert window.statusBar().currentMessage() == ""  # "re-measuring ..." no longer, once they are
     again = load_session(out)
     back = again.trials[before:]
     assert {t.config.id for t in back} == expected and all(t.ok for t in back)
@@ -261,9 +263,12 @@ def test_a_typed_constraint_on_a_metric_nothing_reports_is_refused_with_the_comm
     panel._on_extra_edited()
     with pytest.raises(WorkbenchError) as cli:  # what `show --constraint` says (cli._objective_warnings)
         check_metrics(["nonexistent"], session_metrics(window.model.session))
-    assert not panel.extra_error.isHidden() and panel.extra_error.toolTip() == str(cli.value)
+    # the refusal, after what is still in force (the field shows only the refused text now)
+    said = f"still in force: occupancy >= 0.25; not applied: {cli.value}"
+    assert not panel.extra_error.isHidden() and panel.extra_error.toolTip() == said
     shown = panel.extra_error.text().replace("\n", " ")  # as much of the line as three lines of the column hold
-    assert shown.startswith("metric 'nonexistent': no trial reports it") and str(cli.value).startswith(shown.rstrip(" …"))
+    assert shown.startswith("still in force: occupancy >= 0.25; not applied: metric 'nonexistent': no trial reports")
+    assert said.startswith(shown.rstrip(" …"))
     assert panel.extra_error.text().count("\n") <= 2
     qtbot.wait(50)  # the layout settles: the panel gets the room its rows need, nothing is drawn over the count
     assert panel.height() >= panel.minimumSizeHint().height()

@@ -219,6 +219,7 @@ class MainWindow(QMainWindow):
         self._benchmark_reader.done.connect(self._on_benchmark_read)
         self._reading_benchmark: str | None = None
         self._file_reading = FileReading(self)  # Open, Open recent and Import read off the GUI thread
+        self._under_way = ""  # the status message that says what a run does, while it does
         left_tabs = QTabWidget()
         # In a scroll area: the card's wrapped text asks a height for each width, which a column
         # layout grants before anything else, and the objective panel above was squeezed below its
@@ -579,6 +580,12 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"the run keeps its objective: {window_message(exc)}", 8000)
             return
         engine.set_objective(objective)
+        # said, so a change mid-run is not taken for a re-ranking of what was measured alone
+        described = objective.describe()
+        bounds = ", ".join(described["constraints"]) or "no constraints"
+        terms = ", ".join(f"{metric} {term['share']:.0%}" for metric, term in described["terms"].items())
+        self.statusBar().showMessage(f"the running search follows the new objective from its next proposal: "
+                                     f"{bounds}; score {terms or 'latency'}", 8000)
 
     def _fill_size_picker(self) -> None:
         """List the session's sizes (shown only for a sweep) with the size shown selected."""
@@ -954,6 +961,7 @@ class MainWindow(QMainWindow):
         # autosave) stays unsaved, so closing asks and keeps the autosave: nothing measured is lost.
         self.model.set_session(run.session, unsaved=self.model.dirty or self.path is None)
         self.statusBar().showMessage(why, 10000)
+        self._under_way = why  # "re-measuring 8 aborted candidates": cleared when they are
         self._launch(run)
 
     def measure_cells(self, cells: list[Any]) -> None:
@@ -1110,6 +1118,9 @@ class MainWindow(QMainWindow):
         self.engine_thread.wait()  # it emitted as its last act: returns at once
         self._run_closed = True
         self.last_result = result
+        if self._under_way and self.statusBar().currentMessage() == self._under_way:  # it is over now
+            self.statusBar().clearMessage()
+        self._under_way = ""
         if self.engine_thread.engine.refined:  # trials replaced in place: rebuild the views' columns
             self.model.set_session(self.model.session)
         self.model.sync()

@@ -490,7 +490,10 @@ class ObjectivePanel(QWidget):
         try:
             self.set_extra_text(self.extra_edit.text())
         except WorkbenchError as exc:
-            self._show_extra_error(str(exc))
+            # nothing of the refused text applies, and the field no longer shows what does: said first,
+            # before a long refusal (one listing the known metrics) is cut to the column's lines
+            in_force = ", ".join(bound.label for bound in self.model.constraints.extra)
+            self._show_extra_error(f"still in force: {in_force}; not applied: {exc}" if in_force else str(exc))
 
     def set_extra_text(self, text: str) -> None:
         """``occupancy >= 0.5, registers <= 64`` -> extra bounds (WorkbenchError names a bad one).
