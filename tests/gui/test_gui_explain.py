@@ -392,6 +392,34 @@ def test_parallel_coordinates_and_slices_draw_every_trial_across_slots_and_score
     _, feasible, best_item = slices.points["strategy"]
     assert sorted(feasible.ys.tolist()) == sorted(model.ranking.score.tolist())
     assert best_item.data.tolist() == [best]
+    assert not view.sample_note.isVisible()  # every trial drawn
+
+
+def test_parallel_coordinates_of_many_trials_draw_an_even_sample_and_say_so(shown, monkeypatch):
+    """A line per trial of an 18,000-config recording took 5 s to draw on the GUI thread."""
+    from workbench.gui import search_views
+
+    monkeypatch.setattr(search_views, "MAX_LINES", 5)
+    view = shown.parallel
+    shown.bottom_tabs.setCurrentWidget(view)
+    view.refresh()
+    QApplication.processEvents()
+    feasible, infeasible = view.feasible.getData()[0], view.infeasible.getData()[0]
+    drawn = (len(feasible if feasible is not None else []) + len(infeasible if infeasible is not None else [])) // 4
+    assert drawn == 5 < shown.model.n
+    assert view.sample_note.isVisible() and view.sample_note.text().startswith(f"5 of {shown.model.n:,} successful")
+    assert view.best.getData()[1][-1] == pytest.approx(1.0)  # the best feasible, drawn whatever the sample
+
+
+def test_a_slot_of_one_value_is_labelled_by_its_name_alone(window):
+    """pyqtgraph scaled a one-value category axis's range and titled it "KWG (x0.001)" over 32."""
+    from workbench.gui.plot_axes import CategoryAxis
+
+    axis = CategoryAxis("bottom", title="KWG")
+    axis.setLabel("KWG")
+    axis.setRange(-0.5, 0.5)
+    axis.set_categories([0.0], ["32"])
+    assert axis.labelString().count("x0.001") == 0 and "KWG" in axis.labelString()
 
 
 def test_compare_shows_two_configs_side_by_side_with_their_source_diff_and_overlays_sessions(shown, tmp_path):

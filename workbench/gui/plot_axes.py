@@ -56,6 +56,9 @@ class CategoryAxis(_MeasuredAxis):
 
     def __init__(self, orientation: str = "bottom", title: str = "", **kwargs: Any) -> None:
         super().__init__(orientation, **kwargs)
+        # positions are places, not quantities: pyqtgraph scaled a one-value axis's range (-0.5, 0.5)
+        # by 1000 and titled it "KWG (x0.001)" over its value 32
+        self.enableAutoSIPrefix(False)
         self._set_overhang()
         self.title = title
         self.categories: list[tuple[float, str]] = []
