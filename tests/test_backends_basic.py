@@ -211,7 +211,7 @@ def test_replay_errors(tmp_path):
         ReplayBackend.target(BackendSpec("replay", {"path": str(garbage)}))
     from workbench.backends.base import pace_option
 
-    with pytest.raises(WorkbenchError, match="replay backend: delay_s must be from 0 to 60 seconds"):
+    with pytest.raises(WorkbenchError, match="replay backend: delay_s must be a number of seconds from 0 to 60, got -1"):
         pace_option(BackendSpec("replay", {"path": str(garbage), "delay_s": -1}))
 
 

@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, NoReturn, Sequence
 
-from workbench.core.domain.records import MAX_PACE_S, provenance
+from workbench.backends.base import PACED_BACKENDS
+from workbench.core.domain.records import MAX_PACE_S, is_pace, provenance
 from workbench.core.domain.assignments import parse_assignment, parse_assignments
 from workbench.core.domain.size_analysis import size_lines
 from workbench.core.domain.sizes import parse_sizes, problems_of, typed_like
@@ -40,8 +41,8 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 STDOUT = "-"  # export --out -: the export on standard output (other commands refuse it)
 #: ``tune --resources``: the simulator's compile modes by the name the window shows them under.
 RESOURCE_MODES = {"compiled": "nvrtc", "estimated": "estimate"}
-DELAY_HELP = ("a demonstration's pace: sleep this many seconds per evaluation (0 to 60; simulated GPU and "
-              "replays, which otherwise finish a hundred configs in a second)")
+DELAY_HELP = ("a demonstration's pace: start a new candidate at most every SECONDS (0 to 60; the simulated GPU "
+              "and replays, which otherwise finish a hundred configs in a second)")
 
 #: Default of ``tune --refine-wait`` (s): a first simulated run on a fresh machine ends seconds after
 #: its last evaluation instead of waiting minutes for every unrolled kernel's compile.
@@ -61,7 +62,7 @@ def _check_run_flags(args: argparse.Namespace) -> None:
         if value is not None and not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
             raise WorkbenchError(f"--{flag.replace('_', '-')} {value}: must be a number of seconds in (0, {MAX_SECONDS:g}]")
     delay = getattr(args, "delay", None)
-    if delay is not None and not (math.isfinite(delay) and 0 <= delay <= MAX_PACE_S):
+    if delay is not None and not is_pace(delay):
         raise WorkbenchError(f"--delay {delay}: must be a number of seconds in [0, {MAX_PACE_S:g}]")
     refine_wait = getattr(args, "refine_wait", None)
     if refine_wait is not None and not (math.isfinite(refine_wait) and 0 <= refine_wait <= MAX_SECONDS):
@@ -645,7 +646,7 @@ BACKEND_FLAGS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("gpu_model", "--gpu-model", ("sim",), "simulates no GPU model"),
     ("noise", "--no-noise", ("sim",), "models no timing noise"),
     ("resources", "--resources", ("sim",), "models no resources"),
-    ("delay", "--delay", ("sim", "replay"), "runs at the speed of what it measures"),
+    ("delay", "--delay", PACED_BACKENDS, "runs at the speed of what it measures"),
     ("allow_mixed_gpus", "--allow-mixed-gpus", ("cuda",), "is not spread over GPUs"),
     # a replay's figures are the recording's: a limit on the time it takes to look one up made
     # trials time out or not by the speed of the machine replaying

@@ -36,6 +36,13 @@ def held_reads(monkeypatch):
     release.set()
 
 
+def _read_and_delivered(qtbot) -> None:
+    """Wait until the reading thread has ended and its result has reached the GUI thread (a fixed
+    wait let a slow read arrive after the test's look, which then saw nothing change trivially)."""
+    qtbot.waitUntil(lambda: not any(t.name == "read-session" for t in threading.enumerate()), timeout=30_000)
+    qtbot.wait(50)  # the queued result's delivery
+
+
 def _choose(monkeypatch, path: Path) -> None:
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(path), ""))
 
@@ -85,7 +92,7 @@ def test_a_read_given_up_is_dropped_and_the_window_keeps_its_session(window, qtb
     button.click()
     assert window.opening is None
     release.set()
-    qtbot.wait(300)  # the thread ends and its result arrives: dropped
+    _read_and_delivered(qtbot)  # the result has arrived, and was dropped
     assert window.model.session is shown and window.path == first
     assert str(second.resolve()) not in window.recent_files()
 
@@ -162,7 +169,7 @@ def test_a_file_read_while_a_dialog_is_open_is_shown_when_it_closes(window, qtbo
     dialog.setModal(True)
     dialog.show()
     release.set()
-    qtbot.wait(400)  # read, and held back
+    _read_and_delivered(qtbot)  # read, and held back
     assert window.path == first and window.opening == second
     dialog.close()
     qtbot.waitUntil(lambda: window.opening is None, timeout=30_000)
@@ -189,5 +196,5 @@ def test_a_window_closed_while_a_file_is_read_does_not_show_it(window, qtbot, tm
     window.close()
     assert window.opening is None
     release.set()
-    qtbot.wait(300)
+    _read_and_delivered(qtbot)
     assert window.path == first and str(second.resolve()) not in window.recent_files()

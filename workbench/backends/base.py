@@ -20,7 +20,7 @@ from typing import Callable, ClassVar, Mapping
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Measurement
-from workbench.core.domain.records import MAX_PACE_S, BackendInfo, BackendOptions, DeviceInfo
+from workbench.core.domain.records import MAX_PACE_S, BackendInfo, BackendOptions, DeviceInfo, is_pace
 from workbench.core.domain.space import Config, SearchSpace, Value
 
 PhaseCallback = Callable[[str], None]
@@ -39,14 +39,13 @@ def pace_option(spec: "BackendSpec") -> float:
     ``Engine._paced_room``), so a simulated or replayed run goes at a speed a presenter can talk
     over (they finish a hundred configs in a second otherwise). A number from 0 to
     :data:`MAX_PACE_S`, or one line saying what it is instead (a session file names it too)."""
-    raw = spec.options.get("delay_s", 0.0) or 0.0
-    try:
-        pace = float(raw)
-    except (TypeError, ValueError):
-        raise WorkbenchError(f"{spec.kind} backend: delay_s must be a number of seconds, got {raw!r}") from None
-    if not 0.0 <= pace <= MAX_PACE_S:  # NaN too
-        raise WorkbenchError(f"{spec.kind} backend: delay_s must be from 0 to {MAX_PACE_S:g} seconds, got {raw!r}")
-    return pace
+    raw = spec.options.get("delay_s")
+    if raw is None:
+        return 0.0
+    if not is_pace(raw):
+        raise WorkbenchError(f"{spec.kind} backend: delay_s must be a number of seconds from 0 to {MAX_PACE_S:g}, "
+                             f"got {raw!r}")
+    return float(raw)
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
-from workbench.core.child_processes import interrupts_ignored
+from workbench.core.child_processes import children_ignore_interrupts
 from workbench.core.errors import WorkbenchError
 from workbench.core.restricted_pickle import restricted_loads
 from workbench.core.domain.pysyntax import file_module_spec
@@ -224,7 +224,7 @@ def read_target(spec: BackendSpec, timeout_s: float = IMPORT_TIMEOUT_S) -> Targe
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
     process = ctx.Process(target=_read_target_child, args=(child, spec), name="benchmark-declarations", daemon=True)
-    with interrupts_ignored():  # a Ctrl-C is the caller's to handle, not a traceback of this child's
+    with children_ignore_interrupts():  # a Ctrl-C is the caller's to handle, not a traceback of this child's
         process.start()
     child.close()
     answer: Any = None

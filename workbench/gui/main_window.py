@@ -219,7 +219,7 @@ class MainWindow(QMainWindow):
         self._benchmark_reader.done.connect(self._on_benchmark_read)
         self._reading_benchmark: str | None = None
         self._file_reading = FileReading(self)  # Open, Open recent and Import read off the GUI thread
-        self._under_way = ""  # the status message that says what a run does, while it does
+        self._remeasure_message = ""  # "re-measuring N aborted candidates" while they are
         left_tabs = QTabWidget()
         # In a scroll area: the card's wrapped text asks a height for each width, which a column
         # layout grants before anything else, and the objective panel above was squeezed below its
@@ -559,6 +559,10 @@ class MainWindow(QMainWindow):
         """The file Open, Open recent or Import is reading (off the GUI thread); None when none is."""
         return self._file_reading.reading
 
+    def _opening_refusal(self) -> str:
+        """Why what would replace the shown session waits (see :attr:`opening`)."""
+        return f"{self.opening.name if self.opening is not None else 'a file'} is being opened; wait for it or cancel it"
+
     @property
     def running(self) -> bool:
         """From a run's launch until the window has shown its end (see ``_run_closed``)."""
@@ -739,7 +743,7 @@ class MainWindow(QMainWindow):
         if self.running:
             raise WorkbenchError("a run is already going; stop it first")
         if self.opening is not None:  # it replaces the session this run would continue
-            raise WorkbenchError(f"{self.opening.name} is being opened; wait for it or cancel it")
+            raise WorkbenchError(self._opening_refusal())
         folders = run.get("kernel_dirs") or ()
         if run.get("kernel") and folders:  # the person's folder (the editor's drafts, gui --kernel-dir):
             # its template renders in the source view and Compare from there
@@ -915,7 +919,7 @@ class MainWindow(QMainWindow):
             return True
         opening = self.opening
         if opening is not None:
-            self.statusBar().showMessage(f"{what}: {opening.name} is being opened; wait for it or cancel it", 10000)
+            self.statusBar().showMessage(f"{what}: {self._opening_refusal()}", 10000)
             return True
         return False
 
@@ -928,7 +932,7 @@ class MainWindow(QMainWindow):
         if self.running:
             raise WorkbenchError("a run is already going; re-measure when it ends")
         if self.opening is not None:  # it replaces the session the re-measured trials go to
-            raise WorkbenchError(f"{self.opening.name} is being opened; wait for it or cancel it")
+            raise WorkbenchError(self._opening_refusal())
         if self.model.session is None:
             raise WorkbenchError("no session to re-measure")
         session = self.model.session
@@ -961,7 +965,7 @@ class MainWindow(QMainWindow):
         # autosave) stays unsaved, so closing asks and keeps the autosave: nothing measured is lost.
         self.model.set_session(run.session, unsaved=self.model.dirty or self.path is None)
         self.statusBar().showMessage(why, 10000)
-        self._under_way = why  # "re-measuring 8 aborted candidates": cleared when they are
+        self._remeasure_message = why  # "re-measuring 8 aborted candidates": cleared when they are
         self._launch(run)
 
     def measure_cells(self, cells: list[Any]) -> None:
@@ -971,7 +975,7 @@ class MainWindow(QMainWindow):
 
         current, opening = self.model.session, self.opening
         why = ("stop the run first" if self.running else "no session" if current is None
-               else f"{opening.name} is being opened; wait for it or cancel it" if opening is not None else None)
+               else self._opening_refusal() if opening is not None else None)
         if why is not None or current is None:
             self.statusBar().showMessage(f"measure missing cells: {why}", 8000)
             return
@@ -1118,9 +1122,9 @@ class MainWindow(QMainWindow):
         self.engine_thread.wait()  # it emitted as its last act: returns at once
         self._run_closed = True
         self.last_result = result
-        if self._under_way and self.statusBar().currentMessage() == self._under_way:  # it is over now
+        if self._remeasure_message and self.statusBar().currentMessage() == self._remeasure_message:  # it is over now
             self.statusBar().clearMessage()
-        self._under_way = ""
+        self._remeasure_message = ""
         if self.engine_thread.engine.refined:  # trials replaced in place: rebuild the views' columns
             self.model.set_session(self.model.session)
         self.model.sync()
@@ -1192,8 +1196,9 @@ class MainWindow(QMainWindow):
     def _read_in_background(self, file: Path, read: Callable[[], Any], show: Callable[[Any], None], title: str) -> None:
         """``read()`` on a thread, then ``show(value)`` under ``title`` (see :mod:`workbench.gui.file_reading`).
 
-        The question "save first?" was answered before the read; a session that gained unsaved
-        changes meanwhile (an objective set while the file was read) is asked about again, and a
+        The question "save first?" was answered before the read; a session that was clean then and
+        has unsaved changes now (an objective set while the file was read) is asked about again (one
+        the person chose to discard is not: that answer stands), and a
         run cannot have started (every start is refused while a file is read; checked all the
         same, since showing a file under a running run would hand it another session)."""
         clean = not self.model.dirty

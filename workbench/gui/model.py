@@ -308,9 +308,10 @@ class SessionModel:
                                                   or not self.trials[self.default_index].ok):
                 self.default_index = start + k
         stop = start + len(fresh)
-        for name in dict.fromkeys([*self.columns, *self.table.metrics]):  # the table has just read them
-            column = self.columns.setdefault(name, GrowingColumn())
-            column.extend(self.table.column(name)[start:stop], start)
+        # every metric the table has read (in this batch or before), from its column; a column no
+        # trial reports stays its fill (NaN) for these rows
+        for name in self.table.metrics:
+            self.columns.setdefault(name, GrowingColumn()).extend(self.table.column(name)[start:stop], start)
         self.status.extend([STATUS_CODES[trial.status] for trial in fresh], start)
         self.numbers.extend([trial.index for trial in fresh], start)
         space = self.session.space if self.session is not None else None

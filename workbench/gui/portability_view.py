@@ -11,7 +11,6 @@ when the GPU is not known at build time. Computed when the tab is shown, not per
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -33,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core.domain.assignments import parse_assignment_list
 from workbench.core.errors import WorkbenchError
-from workbench.core.fs import resolved
+from workbench.core.io.output_files import FileKey, file_key
 from workbench.core.domain.portability import (
     FAILED,
     INFEASIBLE,
@@ -146,15 +145,15 @@ class PortabilityView(QWidget):
         report stays as it was."""
         from workbench.core.domain.session import load_session
 
-        listed = {_file_identity(p) for p in self.paths}
+        listed = {file_key(p) for p in self.paths}
         own = self._open_file()
         if own is not None:
             listed.add(own)
         for path in paths:
-            if _file_identity(path) in listed:
+            if file_key(path) in listed:
                 raise WorkbenchError(f"{Path(path).name} is compared already"
-                                     + (" (the open session)" if _file_identity(path) == own else ""))
-            listed.add(_file_identity(path))
+                                     + (" (the open session)" if file_key(path) == own else ""))
+            listed.add(file_key(path))
         loaded = [load_session(path) for path in paths]
         sessions, labels = self._compared()
         sessions, labels = sessions + loaded, labels + [Path(p).name for p in paths]
@@ -188,17 +187,17 @@ class PortabilityView(QWidget):
             pass  # e.g. one GPU only so far: the report says so until another is added
         return None
 
-    def _open_file(self) -> object | None:
+    def _open_file(self) -> FileKey | None:
         """The open session's file while the open session is compared (None: unsaved, or no trials)."""
         own = self.session_path()
-        return _file_identity(own) if own is not None and self._current() is not None else None
+        return file_key(own) if own is not None and self._current() is not None else None
 
     def _compared(self) -> tuple[list[Any], list[str]]:
         """The sessions compared now and their labels: the open one first, when it has trials. An
         added file that has since been opened is left out (its trials are the open session's)."""
         current = self._current()
         own = self._open_file()
-        added = [(s, Path(p).name) for s, p in zip(self.sessions, self.paths) if own is None or _file_identity(p) != own]
+        added = [(s, Path(p).name) for s, p in zip(self.sessions, self.paths) if own is None or file_key(p) != own]
         return (([current] if current is not None else []) + [s for s, _ in added],
                 (["open session"] if current is not None else []) + [label for _, label in added])
 
@@ -273,7 +272,7 @@ class PortabilityView(QWidget):
         self.files.clear()
         current, own = self._current(), self._open_file()
         rows = ([(current, "open session", None)] if current is not None else []) + [
-            (session, Path(path).name, _file_identity(path)) for session, path in zip(self.sessions, self.paths)]
+            (session, Path(path).name, file_key(path)) for session, path in zip(self.sessions, self.paths)]
         for session, label, where in rows:  # every added file keeps its row (Remove counts rows)
             if where is not None and where == own:
                 self.files.addItem(f"{label}: the open session now, counted once")
@@ -354,16 +353,6 @@ class PortabilityView(QWidget):
         """The table as shown (tests)."""
         return [[item.text() if (item := self.table.item(r, c)) is not None else ""
                  for c in range(self.table.columnCount())] for r in range(self.table.rowCount())]
-
-
-def _file_identity(path: str | os.PathLike[str]) -> object:
-    """What names one file however it is reached (a symbolic or hard link, another spelling of its
-    path): its device and inode where it can be read, else its resolved path."""
-    try:
-        status = os.stat(path)
-    except (OSError, ValueError):
-        return resolved(path)
-    return (status.st_dev, status.st_ino)
 
 
 def _config_text(config: dict[str, Any]) -> str:

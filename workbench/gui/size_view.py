@@ -106,8 +106,9 @@ class SizeView(QWidget):
         self.missing: Cells = []
         self.layout_: SizeLayout | None = None
         self._version: Any = None
-        #: "simulated" for a simulated session, whose cells are model predictions, else "measured"
-        self.verb = "measured"
+        #: "simulated" for a simulated session, whose cells are model predictions, else "measured";
+        #: ``action`` the button's word for filling the missing cells, ``does`` what it does to one
+        self.verb, self.action, self.does = "measured", "Measure missing", "measures"
 
         self.status = QLabel("")
         self.status.setWordWrap(True)
@@ -231,7 +232,9 @@ class SizeView(QWidget):
         """Recompute the rows, bands and matrix from the model's session and redraw."""
         session = self.model.session
         self._version = getattr(self.model, "data_version", None)
-        self.verb = "simulated" if session is not None and session.device.get("simulated") else "measured"
+        simulated = session is not None and bool(session.device.get("simulated"))
+        self.verb, self.action, self.does = (("simulated", "Simulate missing", "simulates") if simulated
+                                             else ("measured", "Measure missing", "measures"))
         if session is None or not session.trials:
             self.rows, self.matrix, self.winners, self.missing = [], np.zeros((0, 0)), [], []
             self.invalid = set()
@@ -274,10 +277,9 @@ class SizeView(QWidget):
         self._draw()
 
     def _update_button(self) -> None:
-        action = "Simulate missing" if self.verb == "simulated" else "Measure missing"
-        self.measure_button.setText(f"{action} ({len(self.missing)})" if self.missing else action)
-        self.measure_button.setToolTip(f"{self.verb[:-1]} each size's best config at the sizes where it was never "
-                                       f"{self.verb} (in the background, with the session's backend)")
+        self.measure_button.setText(f"{self.action} ({len(self.missing)})" if self.missing else self.action)
+        self.measure_button.setToolTip(f"{self.action.split()[0].lower()} each size's best config at the sizes where "
+                                       f"it was never {self.verb} (in the background, with the session's backend)")
         self.measure_button.setEnabled(bool(self.missing) and self._measure is not None)
 
     def _on_measure(self) -> None:
@@ -415,7 +417,7 @@ class SizeView(QWidget):
             return f"{source.label}: no best config"
         value = float(self.matrix[i, j])
         said = ("not a valid config there (a restriction excludes it at that size)" if (i, j) in self.invalid
-                else f"not {self.verb} there ({self.measure_button.text().split(' (')[0]} {self.verb[:-1]}s it)"
+                else f"not {self.verb} there ({self.action} {self.does} it)"
                 if not math.isfinite(value)
                 else "failed or misses the constraints there" if value == 0.0
                 else f"{value:.1%} of that size's optimum")

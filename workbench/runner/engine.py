@@ -166,7 +166,7 @@ class Engine:
         #: When the pace lets the next candidate start (monotonic s; 0: at once). A sweep hands it
         #: from one size's engine to the next, so the pace holds across sizes.
         self._next_paced = 0.0
-        self._held: list[Config] = []  # asked for ahead of its turn (see _loop)
+        self._proposed_ahead: list[Config] = []  # the next candidate, asked for ahead of its turn (see _loop)
         self.budget = budget
         self.time_limit_s = time_limit_s
         self.workers = workers
@@ -269,6 +269,7 @@ class Engine:
             if pool is not None:
                 pool.set_abort_threshold(self.limits.max_latency_ms)
         self.strategy.set_objective(objective)
+        self._proposed_ahead = []  # proposed under the objective before: the next one is asked for anew
         self._reset_progress(self._own_trials())
         self._find_shown_best()
 
@@ -374,8 +375,11 @@ class Engine:
             space = session.space if self.problem is None else strategy.space
             valid = default is not None and (space is None or space.is_valid(default))
             if default is not None and valid and default.id not in measured:
-                # at once, unless the size before in a sweep has just started its last candidate
+                # at once, unless the size before in a sweep has just started its last candidate: its
+                # pace is kept; a stop or the time limit ends the wait
                 while time.monotonic() < self._next_paced and not self._stop.is_set():
+                    if self.time_limit_s is not None and self._elapsed() >= self.time_limit_s:
+                        break
                     self._stop.wait(min(POLL_S, max(0.0, self._next_paced - time.monotonic())))
                 if self.budget is None or self.budget > 0:
                     in_flight[default.id] = default
@@ -393,20 +397,20 @@ class Engine:
                     if self.budget is not None:
                         room = min(room, self.budget - self.evaluations - len(in_flight))
                     if room > 0:
-                        configs = self._held or self._ask(room, measured, in_flight)
-                        self._held = []
+                        configs = self._proposed_ahead or self._ask(room, measured, in_flight)
+                        self._proposed_ahead = []
                         for config in configs:
                             in_flight[config.id] = config
                             pool.submit(config)
                         if configs and self.pace_s:
                             self._next_paced = max(self._next_paced, time.monotonic() + self.pace_s)
                         exhausted = not configs and not in_flight
-                    elif self.pace_s and not in_flight and not self._held and pool.idle_count:
+                    elif self.pace_s and not in_flight and not self._proposed_ahead and pool.idle_count:
                         # waiting for the pace with every result in: the next candidate is asked for
                         # now (the strategy has seen everything), held until its turn, so a strategy
                         # with nothing left ends the run at once instead of a pace later
-                        self._held = self._ask(1, measured, in_flight)
-                        exhausted = not self._held
+                        self._proposed_ahead = self._ask(1, measured, in_flight)
+                        exhausted = not self._proposed_ahead
                         if exhausted:
                             continue
                 if not in_flight:

@@ -38,7 +38,7 @@ from workbench.core.domain.space import Config
 from workbench.runner.messages import (
     MAX_MESSAGE_BYTES, Evaluate, FromWorker, PhaseStarted, Quit, Ready, Reply, StartupError,
 )
-from workbench.core.child_processes import interrupts_ignored
+from workbench.core.child_processes import children_ignore_interrupts
 from workbench.runner.worker import EXIT_AFTER_MEMORY_ERROR, EXIT_PIPE_LOST, read_tail, with_output, worker_main
 
 
@@ -508,7 +508,7 @@ class WorkerPool(ResultQueue):
             name=f"workbench-{name}",
             daemon=True,
         )
-        with interrupts_ignored():  # see worker_main: the new interpreter must not die of a Ctrl-C as it starts
+        with children_ignore_interrupts():  # see worker_main: the new interpreter must not die of a Ctrl-C as it starts
             process.start()
         child_conn.close()
         self.started_workers += 1

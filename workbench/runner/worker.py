@@ -274,7 +274,7 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
     # Ctrl-C is the parent's business. A terminal's Ctrl-C reaches the whole foreground group, and
     # one that arrived while this interpreter was still importing printed a KeyboardInterrupt
     # traceback over the run's one line: the pool starts workers with SIGINT ignored already
-    # (interrupts_ignored), and it stays so.
+    # (children_ignore_interrupts), and it stays so.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     worker_pid = os.getpid()  # any other process found below is one a candidate forked
     _die_with_parent(parent_pid)

@@ -58,6 +58,12 @@ class BackendOptions(TypedDict, total=False):
 MAX_PACE_S = 60.0
 
 
+def is_pace(value: Any) -> bool:
+    """Whether ``value`` is a pace a run may take: a number (not text, not a bool) of seconds from
+    0 to :data:`MAX_PACE_S`. The one rule for the backend option, a session file and the flags."""
+    return type(value) in (int, float) and 0 <= value <= MAX_PACE_S  # NaN fails both comparisons
+
+
 class BackendInfo(TypedDict, total=False):
     """``Session.backend``: the ``BackendSpec`` the session was measured with."""
 

@@ -61,7 +61,7 @@ from workbench.core.domain.measurement import NON_NEGATIVE_METRICS, Measurement,
 from workbench.core.domain.metrics import metric_name
 from workbench.core.domain.objective import Constraints, Ranking, Weights, rank
 from workbench.core.domain.records import (MAX_PACE_S, SIM_COMPILE_MODES, BackendInfo, DeviceInfo, StrategyInfo,
-                                           is_arch_name)
+                                           is_arch_name, is_pace)
 from workbench.core.domain.run_settings import RunSettings
 from workbench.core.domain.space import Config, SearchSpace, canonical_json, int_in_range
 
@@ -854,7 +854,7 @@ def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fai
     if wait is not None and not (type(wait) in (int, float) and math.isfinite(wait) and wait >= 0):
         fail("backend.options.compile_wait_s", f"{_short(wait)} is not a number of seconds")
     pace = options.get("delay_s")  # restored into the delay box (a continued run paces as the box says)
-    if pace is not None and not (type(pace) in (int, float) and 0 <= pace <= MAX_PACE_S):
+    if pace is not None and not is_pace(pace):
         fail("backend.options.delay_s", f"{_short(pace)} is not a pace from 0 to {MAX_PACE_S:g} seconds")
     # an architecture names files (its resource table) and a compile target: sm_ and digits only,
     # never a path; the compile mode is one the simulator has

@@ -17,7 +17,7 @@ from typing import Callable, Iterable
 
 from workbench.core.domain.session import JOURNAL_SUFFIX, journal_path
 from workbench.core.errors import WorkbenchError
-from workbench.core.fs import read_only
+from workbench.core.fs import read_only, resolved
 from workbench.core.io.session_lock import LOCK_SUFFIX
 
 BACKUP_SUFFIX = ".bak"
@@ -107,6 +107,20 @@ def check_writable(path: Path, instead: str | None = "continue into another file
     never measure for a session they cannot save, nor replace the file by renaming over it."""
     if read_only(path):
         raise WorkbenchError(f"{path} is read-only; make it writable" + (f" or {instead}" if instead else ""))
+
+
+#: What names one file however it is reached (see :func:`file_key`).
+FileKey = tuple[int, int] | Path
+
+
+def file_key(path: str | os.PathLike[str]) -> FileKey:
+    """A key equal for every name of one file (a symbolic or hard link, another spelling of its
+    path): its device and inode where it can be read, else its resolved path."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return resolved(path)
+    return (status.st_dev, status.st_ino)
 
 
 def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
