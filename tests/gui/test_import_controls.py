@@ -60,3 +60,28 @@ def test_the_recording_dialogs_list_gzipped_caches(window, monkeypatch):
         patterns = re.search(r"\((.*)\)", first).group(1).split()
         for name in ("cache.json", "convolution_A4000.json.gz"):
             assert any(fnmatch.fnmatch(name, pattern) for pattern in patterns), (name, first)
+
+
+def test_a_recording_chosen_for_a_replay_is_read_ahead_of_start(window, qtbot, tmp_path, monkeypatch):
+    """Start read the recording on the GUI thread: an 18,000-config cache held the window 2 s. The
+    window reads it on a thread as soon as it is chosen; Start then finds it read."""
+    import threading
+
+    from workbench.backends import replay
+
+    cache = tmp_path / "cache.json"
+    cache.write_bytes(KT_CACHE.read_bytes())
+    threads: list[str] = []
+    real = replay.load_recording
+
+    def watched(path):
+        threads.append(threading.current_thread().name)
+        return real(path)
+
+    monkeypatch.setattr(replay, "load_recording", watched)
+    window.toolbar.apply({"replay": str(cache), "budget": 3})
+    qtbot.waitUntil(lambda: threads == ["read-recording"], timeout=30_000)
+    qtbot.waitUntil(lambda: replay._stamp(str(cache)) in replay._RECENT, timeout=30_000)
+    window.toolbar.replay.setText(str(tmp_path / "missing.json"))  # typed, not there: nothing read, Start says it
+    window.toolbar.replay.editingFinished.emit()
+    assert threads == ["read-recording"]

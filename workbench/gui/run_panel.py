@@ -90,6 +90,8 @@ class RunToolbar(QToolBar):
     pause_requested = Signal()
     stop_requested = Signal()
     kernel_changed = Signal(str)
+    #: A recording chosen for a replay (browsed, typed or restored): the window reads it ahead.
+    recording_chosen = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Run", parent)
@@ -144,6 +146,7 @@ class RunToolbar(QToolBar):
         self.replay = QLineEdit()
         self.replay.setPlaceholderText("recording (.json)")
         self.replay.setMinimumWidth(120)
+        self.replay.editingFinished.connect(lambda: self.recording_chosen.emit(self.replay.text().strip()))
         self.browse = QPushButton("...")
         self.browse.setMaximumWidth(28)
         self.browse.clicked.connect(self._on_browse)
@@ -231,6 +234,7 @@ class RunToolbar(QToolBar):
         path, _ = QFileDialog.getOpenFileName(self, "Recording to replay", "", RECORDING_FILTER)
         if path:
             self.replay.setText(path)
+            self.recording_chosen.emit(path)
 
     def _on_backend_changed(self, *_: Any) -> None:
         kind = self.backend.currentData()
@@ -336,6 +340,7 @@ class RunToolbar(QToolBar):
         if run.get("replay"):
             self.backend.setCurrentIndex(self.backend.findData("replay"))
             self.replay.setText(str(run["replay"]))
+            self.recording_chosen.emit(str(run["replay"]))
         elif run.get("backend"):
             position = self.backend.findData(run["backend"])
             if position < 0:
