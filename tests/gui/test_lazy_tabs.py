@@ -92,3 +92,14 @@ def test_a_page_asked_for_as_the_wrong_kind_of_widget_is_an_error_not_a_silent_c
     assert isinstance(window.pages.typed_page("sizes", SizeView), SizeView)
     with pytest.raises(TypeError, match="'sizes' is a SizeView, not a CompareView"):
         window.pages.typed_page("sizes", CompareView)
+
+
+def test_switching_to_a_view_inside_a_page_shows_its_page(window):
+    """Slot importance is the view a scroll area holds: setCurrentWidget(window.importance) did
+    nothing (Qt ignores a widget that is not a page), and a script's switch to it was lost."""
+    window.bottom_tabs.setCurrentWidget(window.importance)
+    QApplication.processEvents()
+    assert window.bottom_tabs.currentIndex() == _labels(window).index("Importance")
+    assert window.importance.isVisible()
+    window.bottom_tabs.setCurrentWidget(window.results)  # a page itself, as before
+    assert window.bottom_tabs.currentWidget() is window.results

@@ -246,6 +246,14 @@ class ElidedTabs(QTabWidget):
         self.setCornerWidget(self.all_tabs, Qt.Corner.TopRightCorner)
         self.all_tabs.hide()
 
+    def setCurrentWidget(self, widget: QWidget) -> None:  # Qt override
+        """Also a view inside a page (one a scroll area holds, as slot importance is): its page is
+        shown. Qt ignored such a widget without a word, and a script's switch to it did nothing."""
+        page: QWidget | None = widget
+        while page is not None and self.indexOf(page) < 0:
+            page = page.parentWidget()
+        super().setCurrentWidget(page if page is not None else widget)
+
     def names_cut(self) -> bool:
         """Whether the row is too short for every tab's whole name at the usual padding (without
         the *Tabs* button): then the tabs take the narrow padding."""
