@@ -71,12 +71,7 @@ def test_open_reads_on_a_thread_and_the_window_refuses_to_replace_its_session_me
 
 def test_a_read_given_up_is_dropped_and_the_window_keeps_its_session(window, qtbot, tmp_path, monkeypatch, held_reads):
     release, _threads = held_reads
-    first, second = tmp_path / "first.json", tmp_path / "second.json"
-    shutil.copy(GOLDEN, first)
-    shutil.copy(GOLDEN, second)
-    release.set()
-    window.open_session(first)
-    release.clear()
+    first, second = _showing_first(window, tmp_path, release)
     shown = window.model.session
     monkeypatch.setattr(file_reading, "DIALOG_AFTER_MS", 0)
     window.interactive = True  # a person watches: the busy dialog appears, and its Cancel gives up
@@ -132,14 +127,20 @@ def test_import_reads_the_cache_on_a_thread_and_shows_it_unsaved(window, qtbot, 
     assert window.toolbar.backend.currentData() == "replay"
 
 
-def _showing_first_reading_second(window, tmp_path: Path, release: threading.Event) -> tuple[Path, Path]:
-    """The window showing first.json (opened at once) while second.json is read, held."""
+def _showing_first(window, tmp_path: Path, release: threading.Event) -> tuple[Path, Path]:
+    """first.json and second.json, the window showing the first (opened at once); reads held again."""
     first, second = tmp_path / "first.json", tmp_path / "second.json"
     shutil.copy(GOLDEN, first)
     shutil.copy(GOLDEN, second)
     release.set()
     window.open_session(first)
     release.clear()
+    return first, second
+
+
+def _showing_first_reading_second(window, tmp_path: Path, release: threading.Event) -> tuple[Path, Path]:
+    """The window showing first.json while second.json is read, held."""
+    first, second = _showing_first(window, tmp_path, release)
     window.open_session_in_background(second)
     return first, second
 
