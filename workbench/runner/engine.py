@@ -411,8 +411,8 @@ class Engine:
                         # with nothing left ends the run at once instead of a pace later
                         self._proposed_ahead = self._ask(1, measured, in_flight)
                         exhausted = not self._proposed_ahead
-                        if exhausted:
-                            continue
+                    if exhausted:
+                        continue
                 if not in_flight:
                     if pool.error is not None:  # no worker can start: stop instead of spinning
                         reason, message = "error", str(pool.error)
