@@ -33,6 +33,32 @@ def wait_gone(pids: list[int], seconds: float = 10.0) -> list[int]:
     return still
 
 
+def describe(pids: list[int]) -> str:
+    """What a test needs to know about processes that outlived what should have ended them: each
+    one's state, parent and process group, and its parent's (a parent still alive is the process
+    that failed to end them; a parent of 1 or a subreaper means their group leader died without
+    taking them along)."""
+    lines = []
+    for pid in pids:
+        line = _process_line(pid)
+        parent = line.split("ppid ")[-1].split(",")[0] if "ppid " in line else ""
+        if parent.isdigit() and int(parent) > 1:
+            line += f"; parent: {_process_line(int(parent))}"
+        lines.append(line)
+    return "; ".join(lines) or "none"
+
+
+def _process_line(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[-1].split()
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            command = handle.read().replace(b"\0", b" ").decode(errors="replace").strip()[:120]
+    except OSError as exc:
+        return f"pid {pid}: unreadable ({type(exc).__name__})"
+    return f"pid {pid}: state {fields[0]}, ppid {fields[1]}, pgrp {fields[2]}, session {fields[3]}, {command!r}"
+
+
 def pid_recording_bench(folder: Path, name: str, source: str) -> tuple[Path, Path]:
     """A python benchmark file ``name`` in ``folder`` from ``source`` (dedented), and the empty file
     whose path ``WB_TEST_PIDS`` must hold: the benchmark's candidates append the pids of the

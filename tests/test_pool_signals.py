@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from processes import pid_recording_bench
+from processes import describe
 from processes import wait_gone as _wait_gone
 
 from workbench.backends.base import BackendSpec, EvalLimits
@@ -95,7 +96,7 @@ def test_a_close_cut_short_by_a_second_interrupt_still_kills_every_worker_and_it
             pool.close()
         assert calls, "close() never waited for the worker"
         left = _wait_gone([worker.pid, *_pids(pids)])
-        assert not left, f"{left} outlived an interrupted close"
+        assert not left, f"outlived an interrupted close: {describe(left)}"
         assert not os.path.exists(pool._output_dir)
     finally:
         _kill([worker.pid, *_pids(pids)])
@@ -138,7 +139,7 @@ def test_the_children_of_candidates_die_with_a_pool_whose_owner_is_killed(bench,
         proc.kill()
         proc.wait(timeout=30)
         left = _wait_gone(workers + _pids(pids))
-        assert not left, f"{left} outlived the killed owner of their pool (workers {workers})"
+        assert not left, f"outlived the killed owner of their pool (workers {workers}): {describe(left)}"
     finally:
         proc.kill()
         proc.wait(timeout=30)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from processes import IN_TERMINAL_SESSION, Terminal
+from processes import IN_TERMINAL_SESSION, Terminal, describe
 from processes import wait_gone as _wait_gone
 
 from workbench.backends.base import BackendSpec
@@ -131,7 +131,7 @@ def test_ctrl_c_twice_while_a_candidate_ignores_sigterm_ends_the_run(tmp_path: P
         assert tune.proc.returncode == 130, err
         assert "interrupted" in err.splitlines() and "error" not in err and "Traceback" not in err, err
         assert err.count("stopping...") <= 1
-        assert not _wait_gone(tune.children()), "a child the candidate started outlived the run"
+        assert not (left := _wait_gone(tune.children())), f"a child the candidate started outlived the run: {describe(left)}"
         assert not tune.pool_folders()
     finally:
         tune.clean()
@@ -150,7 +150,7 @@ def test_sigterm_stops_a_tune_as_ctrl_c_does(tmp_path: Path, signum: int) -> Non
         err = tune.finish(20)
         assert tune.proc.returncode == 128 + signum, err
         assert err.splitlines()[-1] == "terminated" and "error" not in err and "Traceback" not in err, err
-        assert not _wait_gone(tune.children()), "a child a candidate started outlived the run"
+        assert not (left := _wait_gone(tune.children())), f"a child a candidate started outlived the run: {describe(left)}"
         assert not tune.pool_folders()
         from workbench.core.domain.session import load_session
 
@@ -180,7 +180,7 @@ def test_closing_the_terminal_stops_a_tune_that_writes_to_it_as_sigterm_does(tmp
             pytest.fail("tune still running 20 s after its terminal hung up")
         assert "[" in terminal.tail(), terminal.tail()  # it did write progress lines to the terminal
         assert tune.proc.returncode == 128 + signal.SIGHUP, terminal.tail()
-        assert not _wait_gone(tune.children()), "a child a candidate started outlived the run"
+        assert not (left := _wait_gone(tune.children())), f"a child a candidate started outlived the run: {describe(left)}"
         assert not tune.pool_folders()
         from workbench.core.domain.session import load_session
 
@@ -215,7 +215,7 @@ def test_sigkill_of_tune_takes_the_candidates_children_and_the_next_run_removes_
         _wait_for(lambda: len(tune.children()) >= 2, tune.proc, "two candidates")
         tune.proc.kill()
         tune.finish(20)
-        assert not _wait_gone(tune.children()), "a child a candidate started outlived the killed run"
+        assert not (left := _wait_gone(tune.children())), f"a child a candidate started outlived the killed run: {describe(left)}"
         left = tune.pool_folders()
         assert left == [name for name in left if name.startswith(f"{OUTPUT_DIR_PREFIX}{tune.proc.pid}-")] != []
         tune.out = tmp_path / "next.json"
