@@ -126,6 +126,14 @@ def main() -> int:
 
     rows.append(("slider move + repaint whole window", timed(slider_move_painted, args.repeat), None))
 
+    picks = np.random.default_rng(2).integers(0, args.trials, args.repeat)
+
+    def select_trial(k: int) -> None:
+        window.model.select(int(picks[k]))  # every view marks it: charts, table row, source, why
+        app.processEvents()
+
+    rows.append(("select a trial + events", timed(select_trial, args.repeat), None))
+
     sizes = [(1440, 900), (1100, 760)]
 
     def resize(k: int) -> None:

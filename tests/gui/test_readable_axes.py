@@ -303,9 +303,68 @@ def test_crowded_markers_are_drawn_fainter_so_density_shows(qtbot):
         plot.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
         plot.grab()  # paints
         drawn = scatter._fragments.ndarray()
-        assert len(drawn) == count and np.allclose(drawn[:, 9], opacity)
+        assert len(drawn) == count and abs(scatter.drawn_opacity - opacity) <= 1 / 64
         plot.removeItem(scatter)
 
+
+
+def test_the_crowd_is_what_the_plot_shows_not_what_its_window_holds(qtbot):
+    """Zoomed in on a few of many points, each is opaque again: the crowd is counted in the plot's
+    view range. It was counted in the painter's device, which is the whole window when the plot is
+    one of several views in it, so the points outside the zoomed plot still faded those inside."""
+    import numpy as np
+    import pyqtgraph as pg
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    from workbench.gui.fast_scatter import CROWD, FastScatter
+
+    window = QWidget()
+    qtbot.addWidget(window)
+    window.resize(1200, 900)
+    plot = pg.PlotWidget()
+    layout = QVBoxLayout(window)
+    layout.setContentsMargins(400, 300, 400, 300)  # the plot is a small part of the window
+    layout.addWidget(plot)
+    scatter = FastScatter(brush=pg.mkBrush(0, 0, 255))
+    plot.addItem(scatter)
+    scatter.setData(x=np.random.default_rng(0).random(8 * CROWD), y=np.random.default_rng(1).random(8 * CROWD))
+    plot.setRange(xRange=(0.45, 0.55), yRange=(0.45, 0.55), padding=0)  # about 1 % of the points
+    window.grab()
+    assert len(scatter._fragments.ndarray()) < CROWD and scatter.drawn_opacity == 1.0
+
+
+def test_moving_the_selection_ring_repaints_only_around_it(qtbot):
+    """Selecting a trial moved a ring over 18,000 points and repainted the whole plot, every point
+    and the grid, in every chart (a quarter of a second a click): the ring is a marker, which does
+    not tell the view its bounds changed, and a repaint hands Qt only the points it exposed."""
+    import numpy as np
+    import pyqtgraph as pg
+
+    from workbench.gui.fast_scatter import FastScatter
+
+    plot = pg.PlotWidget()
+    qtbot.addWidget(plot)
+    plot.resize(500, 400)
+    count = 20_000
+    scatter = FastScatter(brush=pg.mkBrush(0, 0, 255))
+    ring = FastScatter(size=16, pen=pg.mkPen("k"), marker=True)
+    plot.addItem(scatter)
+    plot.addItem(ring, ignoreBounds=True)
+    xs, ys = np.random.default_rng(0).random(count), np.random.default_rng(1).random(count)
+    scatter.setData(x=xs, y=ys)
+    plot.show()
+    qtbot.waitExposed(plot)
+    qtbot.wait(50)
+    assert len(scatter._fragments.ndarray()) == count  # the first paint draws them all
+    range_before = plot.getPlotItem().vb.viewRange()
+    near = np.argsort(np.hypot(xs - 0.5, ys - 0.5))[:4]  # from one trial to a neighbour, as a person clicks
+    ring.setData([xs[near[0]]], [ys[near[0]]])
+    qtbot.wait(30)
+    for k in near[1:]:
+        ring.setData([xs[k]], [ys[k]])
+        qtbot.wait(30)
+        assert 0 < len(scatter._fragments.ndarray()) < count // 20, "the whole plot was repainted for a ring"
+    assert plot.getPlotItem().vb.viewRange() == range_before
 
 class _Metrics:
     """The part of a session model the axis choice reads: per-trial metrics, none failed."""

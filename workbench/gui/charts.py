@@ -46,8 +46,9 @@ SPREAD_PEN = pg.mkPen(0, 114, 178, 90, width=1)
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
 
-def _scatter(brush: Any, symbol: str = "o", size: float = 6, pen: Any = NO_PEN, hover: Any = None) -> FastScatter:
-    return FastScatter(symbol=symbol, size=size, pen=pen, brush=brush, tip=hover)
+def _scatter(brush: Any, symbol: str = "o", size: float = 6, pen: Any = NO_PEN, hover: Any = None,
+             marker: bool = False) -> FastScatter:
+    return FastScatter(symbol=symbol, size=size, pen=pen, brush=brush, tip=hover, marker=marker)
 
 
 class _ChartBase(QWidget):
@@ -89,7 +90,7 @@ class _ChartBase(QWidget):
         model.objective_changed.connect(self._on_objective_changed)
         model.session_changed.connect(self._on_session_changed)
         model.selection_changed.connect(self._on_selection_changed)
-        self.selected_item = _scatter(pg.mkBrush(0, 0, 0, 0), size=16, pen=SELECT_PEN)
+        self.selected_item = _scatter(pg.mkBrush(0, 0, 0, 0), size=16, pen=SELECT_PEN, marker=True)
         self.selected_item.setZValue(20)
         self.log_x = self.log_y = False
         # why the plot is empty, in its middle: an empty frame says nothing to a new user
@@ -220,7 +221,7 @@ class ScoreChart(_ChartBase):
             self._add_series(item, name, glyph, style)
             item.sigClicked.connect(self._clicked)
         self._add_series(self.best_line, "best so far", "━", BEST_LINE_PEN)
-        self.plot.addItem(self.selected_item)
+        self.plot.addItem(self.selected_item, ignoreBounds=True)  # a selection must not move the axes
 
     def _refresh(self) -> None:
         model, ranking = self.model, self.model.ranking
@@ -302,7 +303,7 @@ class TradeoffChart(_ChartBase):
             self._add_series(item, name, glyph, style)
         for item in (self.infeasible, self.feasible, self.best, self.default):
             item.sigClicked.connect(self._clicked)
-        self.plot.addItem(self.selected_item)
+        self.plot.addItem(self.selected_item, ignoreBounds=True)  # a selection must not move the axes
         label_opts = {"position": 0.55, "color": (213, 94, 0), "fill": (255, 255, 255, 200), "movable": True}
         self.latency_line = pg.InfiniteLine(angle=90, movable=True, pen=LIMIT_PEN, hoverPen=LIMIT_HOVER_PEN,
                                             label="max latency {value:.4g} ms", labelOpts=label_opts)
@@ -504,7 +505,7 @@ class MetricChart(_ChartBase):
             self._add_series(item, name, glyph, style)
             item.sigClicked.connect(self._clicked)
         self.plot.addItem(self.spread)
-        self.plot.addItem(self.selected_item)
+        self.plot.addItem(self.selected_item, ignoreBounds=True)  # a selection must not move the axes
         self._labels: tuple[str, str] = ("", "")
         self._log_allowed: dict[tuple[Any, ...], bool] = {}
         self._ticks: tuple[Any, Any] = (None, None)

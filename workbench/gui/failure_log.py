@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.domain.measurement import Status
-from workbench.gui.analysis import concentrations_from_columns, failure_reasons, status_counts_from_codes
+from workbench.gui.analysis import STATUSES, concentrations_from_columns, failure_reasons, status_counts_from_codes
 from workbench.gui.model import SessionModel
 from workbench.gui.results_table import TrialFilterProxy, TrialTableModel
 
@@ -152,7 +152,10 @@ class FailureLog(QWidget):
                 lines.append(f"aborted ({count}): stopped above the latency limit in force, each with the "
                              "latency it had reached; Re-measure aborted measures them once the limit allows")
                 continue
-            reasons = failure_reasons(trials, status, limit=None)
+            # only this status's trials, picked from the codes: a walk over every trial per status
+            # took two thirds of a run tick at 20,000 trials
+            of_status = [trials[i] for i in np.flatnonzero(codes == STATUSES.index(status))]
+            reasons = failure_reasons(of_status, status, limit=None)
             shown = "; ".join(f"{html.escape(_wrappable(reason))}" + (f" (x{n})" if n > 1 else "")
                               for reason, n in reasons[:SHOWN_REASONS])
             rest = reasons[SHOWN_REASONS:]

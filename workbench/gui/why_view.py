@@ -224,7 +224,7 @@ class RooflineChart(_ChartBase):
             self._add_series(item, name, glyph, style)
         for item in (self.infeasible, self.feasible, self.best):
             item.sigClicked.connect(self._clicked)
-        self.plot.addItem(self.selected_item)
+        self.plot.addItem(self.selected_item, ignoreBounds=True)  # a selection must not move the axes
         # the roofs are named with their numbers, as Nsight Compute does; the compute roof's name
         # hangs under its right end: the roof is the top of the data, so above it the name was cut
         # by the plot's edge (trials sit far left of that end, which lies 4x past the largest intensity)

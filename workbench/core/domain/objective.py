@@ -855,6 +855,9 @@ def rank(
     latency = table.column(LATENCY)
     memory = table.column(MEMORY)
     default_row = table.latest_position(default) if default else None
+    pareto = pareto_front(latency, memory, ok)
+    # without a binding constraint the feasible front is the same one (each is a sort of every row)
+    pareto_feasible = pareto if np.array_equal(feasible, ok) else pareto_front(latency, memory, feasible)
     return Ranking(
         table=table,
         constraints=constraints,
@@ -863,8 +866,8 @@ def rank(
         score=score,
         normalised=normalised,
         excluded_by=excluded_by,
-        pareto=pareto_front(latency, memory, ok),
-        pareto_feasible=pareto_front(latency, memory, feasible),
+        pareto=pareto,
+        pareto_feasible=pareto_feasible,
         order=order,
         default_row=default_row,
         directions=dict(weights.directions),
