@@ -68,6 +68,20 @@ def test_tuning_a_saved_template_with_the_command_line(cli, tmp_path):
                "--out", out, "--quiet")
     assert done.returncode == 0, done.stderr
     assert json.loads(out.read_text())["kernel"] == "saxpy"
+    # the simulator runs no kernel and a declarative template has no emulation: nothing compared its
+    # outputs (one that writes nothing would succeed), which both commands say, and the JSON counts
+    assert "saxpy: outputs not compared for 6 successful trials" in done.stdout
+    shown = cli("show", out)
+    assert "outputs  not compared for 6 successful trials" in shown.stdout and "float32" in shown.stdout
+    assert json.loads(cli("show", out, "--json").stdout)["outputs_unchecked"] == 6
+
+
+def test_a_template_with_an_emulation_has_its_simulated_outputs_compared(cli, tmp_path):
+    out = tmp_path / "r.json"
+    done = cli("tune", "reduce_sum", "--backend", "sim", "--executor", "inline", "--budget", "3", "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert "not compared" not in done.stdout + cli("show", out).stdout
+    assert json.loads(cli("show", out, "--json").stdout)["outputs_unchecked"] == 0
 
 
 @pytest.mark.parametrize("edit, field, line_text", [

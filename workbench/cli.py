@@ -26,6 +26,8 @@ from workbench.core.domain.assignments import parse_assignment, parse_assignment
 from workbench.core.domain.size_analysis import size_lines
 from workbench.core.domain.sizes import parse_sizes, problems_of, typed_like
 from workbench.core.errors import WorkbenchError, printable
+from workbench.core.domain.measurement import Status
+from workbench.core.model.quality import outputs_compared, unchecked_outputs_note
 from workbench.core.fs import silence_hung_up_output
 
 if TYPE_CHECKING:  # imported where used: the CLI starts without loading the session module
@@ -608,6 +610,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
     if checks:
         print(f"{session.kernel}: {checks}")
+    unchecked = unchecked_outputs_note(summary["outputs_unchecked"])
+    if unchecked:
+        print(f"{session.kernel}: outputs {unchecked}")
     return 0 if finished.reason != "error" else 1
 
 
@@ -836,6 +841,8 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         "resources_pending": sum(_pending(t) for t in trials),
         # simulated with estimated resources for good: the run chose them, or had no compiler
         "resources_estimated": sum(t.measurement.resources_estimated and not _pending(t) for t in trials),
+        # successful trials of the simulator whose outputs nothing compared (no emulation)
+        "outputs_unchecked": sum(t.status is Status.OK and not outputs_compared(t.measurement.details) for t in trials),
     }
     if one_size:
         out["answered"] = answered
@@ -995,6 +1002,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"estimate {_pending_line(summary['resources_pending'], str(args.file))}")
     if summary["resources_estimated"]:
         print(f"estimate {_estimated_line(session, summary['resources_estimated'])}")
+    if summary["outputs_unchecked"]:
+        print(f"outputs  {unchecked_outputs_note(summary['outputs_unchecked'])}")
     if summary["best"]:
         b = summary["best"]
         estimated = "  (resources estimated: refining can change it)" if b["resources_pending"] else ""

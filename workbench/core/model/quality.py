@@ -27,6 +27,24 @@ ROUNDED_REFERENCE = "float32 rounding of the reference"
 EMULATION = "emulation"
 
 
+def outputs_compared(details: Mapping[str, object]) -> bool:
+    """Whether a successful trial's outputs were compared with a reference: always on a GPU (a
+    config that disagrees fails as ``wrong_result``), on the simulator only through an emulation."""
+    source = details.get("quality_source")
+    return source is None or source == EMULATION
+
+
+def unchecked_outputs_note(count: int) -> str:
+    """What ``tune`` and ``show`` say of their outputs for ``count`` successful simulated trials whose outputs
+    nothing compared ("" for none): a kernel that writes nothing, or the wrong values, succeeds there."""
+    if not count:
+        return ""
+    return (f"not compared for {count} successful trial{'s' if count != 1 else ''}: the simulator does not "
+            "run kernels and has no emulation of this one's arithmetic, so one that writes nothing or the wrong "
+            "values succeeds here; their quality is the reference rounded to float32, not a measurement "
+            "(a run on a GPU checks every output)")
+
+
 def relative_error(result: np.ndarray, reference: np.ndarray) -> float:
     """Normwise relative error ``max|result - reference| / max|reference|`` (inf on NaN or shape mismatch)."""
     got = np.asarray(result, dtype=np.float64)
