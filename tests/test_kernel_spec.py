@@ -76,6 +76,31 @@ def test_tuning_a_saved_template_with_the_command_line(cli, tmp_path):
     assert json.loads(cli("show", out, "--json").stdout)["outputs_unchecked"] == 6
 
 
+def test_a_launch_that_is_fractional_at_another_size_is_refused_never_rounded_down(cli, tmp_path):
+    """``n / 1024`` blocks is whole at the spec's own problems, so the spec loads; at n=3000 it is
+    2.93, which was launched as 2 blocks (a third of the output never written) and exported so."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["grid"][0] = "n / 1024"
+    spec["problem"]["n"]["small"] = 4096
+    folder = save_template_folder(tmp_path / "mine", spec, SOURCE).parent
+    out = tmp_path / "s.json"
+    for flags in (("--set", "n=3000"), ("--sizes", "n=4096,3000")):
+        done = cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--executor", "inline", "--budget", "2",
+                   "--out", out, *flags)
+        assert done.returncode == 2 and not out.exists(), done.stderr
+        assert "at n=3000" in done.stderr and "'n / 1024' gives 2.9296875" in done.stderr
+        assert "whole number" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    # a config whose launch is fractional at the run's size fails alone, saying why
+    spec["grid"][0] = "n / (block_size * items)"
+    folder = save_template_folder(tmp_path / "other", spec, SOURCE).parent
+    done = cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--executor", "inline", "--strategy", "grid",
+               "--budget", "30", "--set", "n=6144", "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    trials = json.loads(cli("show", out, "--json", "--trials").stdout)["trial_list"]
+    fractional = [t for t in trials if 6144 % (t["config"]["block_size"] * t["config"]["items"])]
+    assert fractional and all(t["status"] == "runtime_error" and "whole number" in t["message"] for t in fractional)
+    assert all(t["status"] == "ok" for t in trials if t not in fractional)
+
 def test_a_template_with_an_emulation_has_its_simulated_outputs_compared(cli, tmp_path):
     out = tmp_path / "r.json"
     done = cli("tune", "reduce_sum", "--backend", "sim", "--executor", "inline", "--budget", "3", "--out", out, "--quiet")

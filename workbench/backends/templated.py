@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from workbench.backends.base import BackendSpec, Target
-from workbench.core.errors import SpaceError, WorkbenchError
+from workbench.core.errors import SpaceError, TemplateError, WorkbenchError
 from workbench.core.domain.records import device_info
 from workbench.core.domain.templates import KernelTemplate, kernels_dir, require_template
 from workbench.core.model.verify import NO_REFERENCE_NOTE
@@ -26,14 +26,20 @@ def template_target(template: KernelTemplate, spec: BackendSpec, device: Mapping
     """The target of a template run: its space for the resolved problem, and its default config."""
     problem = template.resolve_problem(spec.options.get("problem"))
     space = template.space(problem)
+    chosen = spec.options.get("problem") or {}
+    where = ", ".join(f"{name}={problem[name]}" for name in chosen if name in problem) or "the default problem"
     try:
         default = space.config(template.default) if template.default else space.default_config()
     except SpaceError as exc:  # the restriction reads a problem parameter: the default does not fit this size
-        chosen = spec.options.get("problem") or {}
-        where = ", ".join(f"{name}={problem[name]}" for name in chosen if name in problem) or "the default problem"
         raise WorkbenchError(f"{template.name}: the template's default config is not valid at {where} "
                              f"({exc}); a run measures it first, as the point every result is compared with: choose sizes "
                              "it fits, or change the template's default") from None
+    try:  # the spec's launch was checked at its own problems only: a fractional grid at this size is refused now
+        template.grid(problem, default)
+        template.block(problem, default)
+    except TemplateError as exc:
+        raise WorkbenchError(f"{template.name}: at {where}, the default config's {exc}: choose sizes it divides, or "
+                             "change the template's launch") from None
     return Target(
         kernel=template.name,
         kind="template",

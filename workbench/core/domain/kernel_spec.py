@@ -318,7 +318,7 @@ class _Builder:
                 name=name, title=str(spec.get("title") or name), description=str(spec.get("description") or ""),
                 source=self.source, entry=entry, slots=tuple(slots), restrictions=tuple(restrictions),
                 args=tuple(args),
-                grid=_geometry(grid), block=_geometry(block),
+                grid=_geometry(grid, "grid"), block=_geometry(block, "block"),
                 dynamic_smem=_int_over_problem_and_config(smem),
                 make_inputs=_inputs_maker(self.spec.get("args", []), args),
                 reference=reference, profile=profile,
@@ -711,11 +711,22 @@ MAX_BLOCK_THREADS = 1_024
 MAX_DYNAMIC_SMEM = 2**31 - 1
 
 
-def _geometry(exprs: list[Restriction]) -> Callable[[Mapping[str, Any], Config], tuple[int, int, int]]:
+def _geometry(exprs: list[Restriction], key: str) -> Callable[[Mapping[str, Any], Config], tuple[int, int, int]]:
+    """The ``key`` ("grid", "block") of a launch at a problem and config. Checked whole at the default
+    config when the spec loads, an expression such as ``n / 1024`` can still give a fraction at
+    another size: that is refused, never rounded down (2.93 blocks launched as 2 left a third of
+    the output unwritten, and an export carried the short launch)."""
     def geometry(p: Mapping[str, Any], c: Config) -> tuple[int, int, int]:
         env = {**p, **c}
-        x, y, z = (int(e.evaluate(env)) for e in exprs)
-        return (x, y, z)
+        dims = []
+        for axis, e in zip("xyz", exprs):
+            value = e.evaluate(env)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                    or value != int(value):
+                raise TemplateError(f"{key} {axis} = {e.text!r} gives {value!r}; a launch dimension must be a whole "
+                                    "number (round up with (a + b - 1) // b)")
+            dims.append(int(value))
+        return (dims[0], dims[1], dims[2])
 
     return geometry
 
