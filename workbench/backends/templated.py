@@ -35,8 +35,9 @@ def template_target(template: KernelTemplate, spec: BackendSpec, device: Mapping
                              f"({exc}); a run measures it first, as the point every result is compared with: choose sizes "
                              "it fits, or change the template's default") from None
     try:  # the spec's launch was checked at its own problems only: a fractional grid at this size is refused now
-        template.grid(problem, default)
-        template.block(problem, default)
+        if default is not None:
+            template.grid(problem, default)
+            template.block(problem, default)
     except TemplateError as exc:
         raise WorkbenchError(f"{template.name}: at {where}, the default config's {exc}: choose sizes it divides, or "
                              "change the template's launch") from None
