@@ -657,3 +657,31 @@ def test_a_megabyte_of_text_in_a_trial_is_cut_in_an_exports_comment(tmp_path: Pa
 
     cut = _one_line("y" * 3_000_000)  # any text a comment line carries
     assert len(cut) < MAX_COMMENT_CHARS + 60 and cut.endswith("(cut: longer than a comment line needs)")
+
+
+def test_a_session_file_never_sends_a_continued_run_to_a_ray_cluster(cli, tmp_path: Path) -> None:
+    """Ray moves candidates and results as pickles: a received session naming the sender's cluster
+    had ``tune --resume`` connect to it (and load its replies) with no Ray flag given."""
+    from workbench.core.domain.run_settings import RunSettings
+    from workbench.runner.controller import RunRequest, _without_remote_execution
+
+    first = tmp_path / "s.json"
+    done = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--executor", "inline",
+               "--budget", "2", "--out", first, "--quiet")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(first.read_text())
+    doc["run"].update(executor="ray", ray_address="127.0.0.1:1")  # nothing listens there
+    received = write(tmp_path / "received.json", doc)
+    out = tmp_path / "continued.json"
+    done = cli("tune", "--resume", received, "--out", out, "--budget", "2", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert "the session ran on Ray at 127.0.0.1:1; this run uses the local pool" in done.stderr
+    assert json.loads(out.read_text())["run"]["executor"] == "local"
+    assert json.loads(out.read_text())["run"]["ray_address"] is None
+    # Ray named again without an address: a local Ray, never the file's cluster
+    settings, notes = _without_remote_execution(RunSettings(executor="ray", ray_address="10.0.0.9:6379"),
+                                                RunRequest(kernel="vector_add", executor="ray"))
+    assert settings.executor == "ray" and settings.ray_address is None and "give --ray-address" in notes[0]
+    settings, notes = _without_remote_execution(RunSettings(executor="ray", ray_address="10.0.0.9:6379"),
+                                                RunRequest(kernel="vector_add", executor="ray", ray_address="h:1"))
+    assert settings.ray_address == "10.0.0.9:6379" and not notes  # the flag's address is merged over it next

@@ -675,6 +675,8 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     options = strategy_class(strategy_name).validate_options(dict(raw_options))
 
     recorded = session.run if session is not None else RunSettings()
+    recorded, remote = _without_remote_execution(recorded, request)
+    notes += remote
     settings = recorded.merged(request.settings_overrides())
     done = len(session.trials) if session is not None else 0
     budget = _run_budget(request, settings, done, session)
@@ -940,6 +942,28 @@ def refine_pending(path: str | os.PathLike[str],
     except BaseException:
         lock.release()
         raise
+
+
+def _without_remote_execution(recorded: RunSettings, request: RunRequest) -> tuple[RunSettings, list[str]]:
+    """The session's run settings without a Ray cluster the run itself did not name, and what was dropped.
+
+    A file never chooses where a run's work is sent: Ray hands candidates and results between
+    processes as pickles, so a received session naming a cluster of the sender's would have this
+    machine load the sender's replies (code), and one naming Ray at all would start a cluster here.
+    A continued run goes to Ray only when ``--executor ray`` names it again, and to a cluster's
+    address only when ``--ray-address`` does."""
+    notes = []
+    if recorded.executor == "ray" and request.executor is None:
+        where = f" at {recorded.ray_address}" if recorded.ray_address else ""
+        notes.append(f"the session ran on Ray{where}; this run uses the local pool: a session file never chooses "
+                     "where a run's work is sent (give --executor ray again to use Ray)")
+        recorded = dataclasses.replace(recorded, executor="local", ray_address=None)
+    elif recorded.ray_address is not None and request.ray_address is None:
+        if request.executor == "ray":
+            notes.append(f"the session's Ray address {recorded.ray_address} is not reused: a session file never "
+                         "chooses where a run's work is sent (give --ray-address to connect to it)")
+        recorded = dataclasses.replace(recorded, ray_address=None)
+    return recorded, notes
 
 
 def _run_budget(request: RunRequest, settings: RunSettings, done: int, session: Session | None) -> int | None:

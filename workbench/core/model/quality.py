@@ -39,10 +39,9 @@ def unchecked_outputs_note(count: int) -> str:
     nothing compared ("" for none): a kernel that writes nothing, or the wrong values, succeeds there."""
     if not count:
         return ""
-    return (f"not compared for {count} successful trial{'s' if count != 1 else ''}: the simulator does not "
-            "run kernels and has no emulation of this one's arithmetic, so one that writes nothing or the wrong "
-            "values succeeds here; their quality is the reference rounded to float32, not a measurement "
-            "(a run on a GPU checks every output)")
+    return (f"not compared for {count} successful trial{'s' if count != 1 else ''}: the simulator runs no kernel "
+            "and has no emulation of this one's arithmetic (one that writes nothing or wrong values succeeds "
+            "here), and their quality is the reference rounded to float32; a run on a GPU checks every output")
 
 
 def relative_error(result: np.ndarray, reference: np.ndarray) -> float:
