@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 
 BENCH = str(Path(__file__).with_name("gui_bench.py"))
 FLAG = re.compile(r"(?<![\w-])--[a-z]")
@@ -366,3 +367,28 @@ def test_a_start_replaces_an_earlier_refusal_in_the_status_bar_and_says_the_runs
                           "kernel_dirs": [str(tmp_path)], "options": {"compile": "estimate"}})
     said = window.statusBar().currentMessage()
     assert "which replaces the shipped template of that name" in said, said
+
+
+def test_markup_in_a_files_names_is_shown_as_written_never_drawn(window, tmp_path):
+    """A session whose device was named ``<font size=7>HACKED</font><img src=...>`` drew a huge red
+    word and a local picture over the status bar; a template's slot documentation or a compiler's
+    message did the same in their tool tips. What a file says is shown as text."""
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.session import Session, save_session
+    from workbench.core.domain.space import SearchSpace, Slot
+    from workbench.gui.text import plain_tip
+
+    markup = "<font color=red size=7><b>HACKED</b></font><img src='x.png'>"
+    space = SearchSpace([Slot("mode", ("fast", "plain"), "compute")])
+    session = Session(kernel="k", kind="recording", space=space, device={"name": markup, "simulated": False})
+    for i, config in enumerate(space):
+        session.add(Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + i}), 1.0, 2.0))
+    path = tmp_path / "s.json"
+    save_session(session, path)
+    window.open_session(path)
+    label = window.device_label
+    assert label.textFormat() == Qt.TextFormat.PlainText and label.text().startswith(markup)
+    assert "&lt;font" in label.toolTip() and "<font" not in label.toolTip()
+    tip = plain_tip(f"doc: {markup}\nsecond line")
+    assert "<font" not in tip and "<img" not in tip and "<br>" in tip and "HACKED" in tip
+    assert plain_tip("a < b\nc") == "a < b\nc"  # what Qt shows as written stays as it is

@@ -16,6 +16,7 @@ from PySide6.QtCore import QEvent, QSize
 from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QWidget
 
 from workbench.gui.elided_label import ElidedLabel
+from workbench.gui.text import plain_tip
 
 #: the header's margins (left, top, right), px
 LEFT, TOP, RIGHT = 6, 2, 6
@@ -33,7 +34,7 @@ class ChartHeader(QWidget):
         self.title.setParent(self)
         self.title.setObjectName("chartTitle")
         self.title.setStyleSheet("QFrame#chartTitle { font-weight: bold; }")
-        self.title.setToolTip("\n".join(part for part in (title, tip) if part))
+        self.title.setToolTip(plain_tip("\n".join(part for part in (title, tip) if part)))
         self.groups: list[QWidget] = []
         policy = QSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         policy.setHeightForWidth(True)

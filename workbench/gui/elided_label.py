@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QTabWidget,
     QToolButton, QWidget,
 )
+from workbench.gui.text import plain_tip
 
 
 class ElidedLabel(QFrame):
@@ -50,7 +51,7 @@ class ElidedLabel(QFrame):
 
     def setText(self, text: str) -> None:  # QLabel's name
         self._text = text
-        self.setToolTip(text)
+        self.setToolTip(plain_tip(text))
         if self._whole:
             self.updateGeometry()
         self.update()
@@ -101,7 +102,7 @@ class ElidedCombo(QComboBox):
         if text == self._hinted_text:
             return
         self._hinted_text = text
-        self.setToolTip("\n".join(part for part in (text, self._purpose) if part))
+        self.setToolTip(plain_tip("\n".join(part for part in (text, self._purpose) if part)))
         self.updateGeometry()
 
     def _width_for(self, text_width: int) -> int:

@@ -21,6 +21,8 @@ from pyqtgraph.Qt.internals import PrimitiveArray
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QPainter, QPixmap
 
+from workbench.gui.text import plain_tip
+
 HIT_SLOP_PX = 2.0
 
 
@@ -241,4 +243,4 @@ class FastScatter(pg.GraphicsObject):
             self.setToolTip("")
             return
         k = self._nearest(ev.scenePos())
-        self.setToolTip(self._tip(x=float(self.xs[k]), y=float(self.ys[k]), data=int(self.data[k])) if k is not None else "")
+        self.setToolTip(plain_tip(self._tip(x=float(self.xs[k]), y=float(self.ys[k]), data=int(self.data[k]))) if k is not None else "")

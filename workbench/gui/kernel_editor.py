@@ -32,7 +32,7 @@ from workbench.core.domain.kernel_spec import (
 )
 from workbench.core.fs import resolved
 from workbench.core.domain.macros import scan_macros
-from workbench.gui.text import window_message
+from workbench.gui.text import plain_tip, window_message
 from workbench.gui.status_bar import install_status_bar
 
 #: Most slots one Detect slots adds: a source using thousands of undefined macros (20,000 rows
@@ -557,7 +557,7 @@ class KernelEditor(QMainWindow):
         """Launch geometry is checked as typed too: a red field whose tooltip says what is wrong."""
         problem = expression_problem(edit.text() or "1", self.names())
         edit.setStyleSheet("background: #ffe0e0" if problem else "")
-        edit.setToolTip(problem.message if problem else "")
+        edit.setToolTip(plain_tip(problem.message) if problem else "")
 
     def check_now(self) -> None:
         """Start a background check of the draft (one at a time; the newest draft wins)."""

@@ -42,7 +42,7 @@ from workbench.gui.run_panel import KT_CACHE_FILTER, RunToolbar
 from workbench.gui.settings_store import JsonSettings, SettingsStore
 from workbench.gui.slots_panel import SlotsPanel
 from workbench.gui.source_view import SourceView
-from workbench.gui.text import EXPORT_SUFFIXES, window_message
+from workbench.gui.text import EXPORT_SUFFIXES, plain_tip, window_message
 
 _log = logging.getLogger(__name__)
 
@@ -313,6 +313,7 @@ class MainWindow(QMainWindow):
 
         status = install_status_bar(self)
         self.device_label = QLabel("no session")
+        self.device_label.setTextFormat(Qt.TextFormat.PlainText)  # a device's name comes from a file: never markup
         self.timing_badge = QLabel("")
         self.timing_badge.setObjectName("timingBadge")
         from workbench.gui.elided_label import ElidedLabel
@@ -633,8 +634,8 @@ class MainWindow(QMainWindow):
             # the device alone (the badge beside it says how its timings came, the tool bar names the
             # kernel): the status bar's room goes to the recommendation; the tool tip says it all
             self.device_label.setText(f"{device.get('name', 'unknown device')}" + ("  ·  no reference given" if checks else ""))
-            self.device_label.setToolTip("\n".join(part for part in (checks, f"{device.get('name', 'unknown device')}  ·  "
-                                                                           f"backend: {backend}  ·  {session.kernel}") if part))
+            self.device_label.setToolTip(plain_tip("\n".join(part for part in (checks, f"{device.get('name', 'unknown device')}  ·  "
+                                                                           f"backend: {backend}  ·  {session.kernel}") if part)))
             if checks:
                 self.statusBar().showMessage(f"{session.kernel}: {checks}", 15000)
             if device.get("simulated"):

@@ -40,6 +40,7 @@ from workbench.core.domain.size_analysis import (
 )
 from workbench.core.domain.space import Config
 from workbench.gui.plot_axes import CategoryAxis, ReadableAxis
+from workbench.gui.text import plain_tip
 
 #: Colour-blind-safe palette (Okabe-Ito), one colour per winning config, cycled.
 PALETTE = ((0, 114, 178), (230, 159, 0), (0, 158, 115), (204, 121, 167), (86, 180, 233), (213, 94, 0),
@@ -429,7 +430,7 @@ class SizeView(QWidget):
             return
         point = self.matrix_plot.getViewBox().mapSceneToView(position)
         j, i = math.floor(point.x()), math.floor(point.y())
-        self.matrix_plot.setToolTip(self.cell_tip(i, j) if 0 <= i < n and 0 <= j < n else "")
+        self.matrix_plot.setToolTip(plain_tip(self.cell_tip(i, j)) if 0 <= i < n and 0 <= j < n else "")
 
     def _remove_cell_text(self) -> None:
         for item in self._cell_text:

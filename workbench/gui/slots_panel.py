@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.space import GROUPS, SearchSpace, Slot
 from workbench.gui.background import Background
+from workbench.gui.text import plain_tip
 
 ROLE_SLOT = Qt.ItemDataRole.UserRole + 1
 ROLE_VALUE = Qt.ItemDataRole.UserRole + 2
@@ -108,8 +109,8 @@ class SlotsPanel(QWidget):
 
     def _add_slot_item(self, parent: QTreeWidgetItem, slot: Any) -> None:
         item = QTreeWidgetItem(parent, [slot.name, slot.doc])
-        item.setToolTip(0, slot.doc or slot.name)
-        item.setToolTip(1, slot.doc or slot.name)
+        item.setToolTip(0, plain_tip(slot.doc or slot.name))
+        item.setToolTip(1, plain_tip(slot.doc or slot.name))
         item.setData(0, ROLE_SLOT, slot.name)
         if len(slot.values) > MAX_TOGGLED_VALUES:
             self.long_values[slot.name] = list(slot.values)

@@ -6,6 +6,8 @@ import html
 import math
 from typing import Any
 
+from PySide6.QtGui import Qt
+
 from workbench.core.errors import WorkbenchError, Wording
 
 METRIC_LABELS: dict[str, str] = {
@@ -31,9 +33,14 @@ METRIC_LABELS: dict[str, str] = {
 
 
 def plain_tip(text: str) -> str:
-    """``text`` as a tool tip that shows it as written: Qt renders a tip that looks like markup as
-    rich text, so a name from a file (``<img src=...>``, ``a<b``) would draw or vanish instead."""
-    return f"<p>{html.escape(text)}</p>"
+    """``text`` as a tool tip that shows it as written. Qt renders a tip that looks like markup as
+    rich text, so a name from a file (``<img src=...>``, ``<font size=7>``) would draw instead:
+    such text is escaped (its line breaks kept), by the very test Qt applies; any other text is
+    left as it is, which Qt shows as written. Every tip whose text comes from a file, a person or a
+    compiler goes through it."""
+    if not Qt.mightBeRichText(text):
+        return text
+    return "<p>" + html.escape(text).replace("\n", "<br>") + "</p>"
 
 
 def metric_label(name: str) -> str:
