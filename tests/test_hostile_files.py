@@ -116,6 +116,13 @@ def test_error_messages_quoting_a_file_stay_one_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("field,value", [("strategy", {"name": "random", "seed": 2**63}),  # 64 bits, not a seed
+                                         # what a replay, a run or the window reads back from extra
+                                         ("extra.import_notes", {"import_notes": 5}),
+                                         ("extra.import_notes", {"import_notes": "abc"}),  # one warning a letter
+                                         (r"extra.import_notes\[1\]", {"import_notes": ["a", None]}),
+                                         ("extra.cost_model", {"cost_model": "boom"}),  # a window's run hung
+                                         ("extra.reference", {"reference": ["x"]}),
+                                         ("created_at", 1e300),  # broke an export's label
                                          ("strategy", {"name": "random", "seed": "abc"}),
                                          ("backend", {"kind": "sim", "options": {"gpu_model": 5}}),
                                          ("backend", {"kind": "sim", "options": {"problem": [1]}}),
@@ -125,8 +132,22 @@ def test_error_messages_quoting_a_file_stay_one_line(tmp_path: Path) -> None:
                                          ("backend", {"kind": "sim", "options": {"compile_wait_s": -1}}),
                                          ("backend", {"kind": "sim", "options": {"arch": 80}})])
 def test_run_settings_a_reopened_session_restores_have_their_types(field: str, value: Any, tmp_path: Path) -> None:
+    key = field.split(".")[0].replace("\\", "")
     with pytest.raises(SessionFormatError, match=field):
-        load_session(write(tmp_path / "s.json", session_doc(**{field: value})))
+        load_session(write(tmp_path / "s.json", session_doc(**{key: value})))
+
+
+def test_text_a_session_hands_the_terminal_is_one_inert_line(cli, tmp_path: Path) -> None:
+    """A replayed recording's notes are printed as warnings, and a session's reference note after a
+    run: escape sequences and line breaks in them drove the terminal and forged an "error:" line."""
+    doc = plain_session(6).to_dict()
+    doc["extra"] = {"import_notes": ["\x1b[31mRED\x1b[0m\nerror: forged"]}
+    recording = write(tmp_path / "r.json", doc)
+    done = cli("tune", "--replay", recording, "--budget", "2", "--executor", "inline", "--quiet",
+               "--out", tmp_path / "o.json")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stderr and "\nerror: forged" not in done.stderr
+    assert "warning: \\x1b[31mRED\\x1b[0m\\nerror: forged" in done.stderr
 
 
 # --- 2: no import of anything a file names ------------------------------------------------------------

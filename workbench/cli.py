@@ -365,7 +365,7 @@ def _check_objective(constraints: Any, weights: Any, available: Any, objectives:
     without a direction; warn only where the metric may still appear during the run, or where
     the name is the session's own (``session``: what a run saved is opened, and said)."""
     for warning in _objective_warnings(constraints, weights, available, objectives, session):
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {printable(warning)}", file=sys.stderr)
 
 
 def _check_objective_on(constraints: Any, weights: Any, sessions: list[Session]) -> None:
@@ -378,7 +378,7 @@ def _check_objective_on(constraints: Any, weights: Any, sessions: list[Session])
         warnings.update(dict.fromkeys(_objective_warnings(constraints, weights, session_metrics(session),
                                                           session=session)))
     for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {printable(warning)}", file=sys.stderr)
 
 
 def _objective_warnings(constraints: Any, weights: Any, available: Any, objectives: tuple[str, ...] = (),
@@ -560,7 +560,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         run.release()
         raise
     for warning in run.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {printable(warning)}", file=sys.stderr)
     run.subscribe(_ProgressLine(args.quiet))
     wait = REFINE_WAIT_S if args.refine_wait is None else args.refine_wait
     run.engine.refine_wait_s = wait
@@ -580,7 +580,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
               f"({len(session.trials)} in the session) not saved to {out}; {where}", file=sys.stderr)
         return 1
     for warning in _idle_directions_after(run):
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {printable(warning)}", file=sys.stderr)
     if run.engine.unrefined:
         print(f"note: {run.engine.unrefined} trials keep estimated resources (marked resources_pending): their "
               f"compiles had not finished {wait:g} s after the last evaluation; a run continuing the "
@@ -609,7 +609,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
           f"{best_text} -> {out}")
     checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
     if checks:
-        print(f"{session.kernel}: {checks}")
+        print(f"{session.kernel}: {printable(checks)}")
     unchecked = unchecked_outputs_note(summary["outputs_unchecked"])
     if unchecked:
         print(f"{session.kernel}: outputs {unchecked}")

@@ -544,3 +544,33 @@ def test_a_reopened_python_session_shows_its_backend_and_file_and_an_edit_still_
     assert window.path == path  # the same session, written to its own file
     session = load_session(path)
     assert len(session.trials) == 5 and session.backend["kind"] == "python"
+
+
+def test_a_start_that_fails_after_the_run_is_prepared_lets_its_file_go(window, tmp_path, monkeypatch):
+    """A defect between preparing a run and handing it to the engine thread (a session field read
+    with the wrong type) left the prepared run holding its file's lock: the session could not be
+    continued or saved over until the window closed, and an automated window never ended."""
+    path = tmp_path / "s.json"
+    run_to_end(RunRequest(kernel="vector_add", backend="sim", executor="inline", budget=2,
+                          backend_options={"compile": "estimate"}), path)
+    window.open_session(path)
+    window.path = path  # continuing into the file itself: the run takes the file's own lock
+
+    from workbench.runner import controller
+
+    class Defective(list):
+        def __iter__(self):
+            raise RuntimeError("a defect")
+
+    real = controller.prepare_run
+
+    def prepare_run(*args, **kwargs):
+        prepared = real(*args, **kwargs)
+        prepared.warnings = Defective()  # read once the run is prepared, before the engine thread has it
+        return prepared
+
+    monkeypatch.setattr(controller, "prepare_run", prepare_run)
+    with pytest.raises(RuntimeError, match="a defect"):
+        window.start_run({**window.toolbar.request(), "budget": 2})
+    assert not window.running
+    SessionLock(path).acquire().release()  # free again

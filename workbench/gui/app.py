@@ -16,6 +16,7 @@ import socket
 import sys
 import tempfile
 import threading
+import traceback
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -299,6 +300,11 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             fail(str(exc))
             if not quit_when_done and screenshot:
                 finish()
+        except Exception:  # noqa: BLE001 - a defect: its traceback for the report, and an automated window still ends
+            traceback.print_exc()
+            status["code"] = 1
+            if quit_when_done:
+                app.exit(1)
 
     def on_signal(signum: int) -> None:
         if signum == HANGUP:  # its terminal is likely gone: what is still said must not fail the close

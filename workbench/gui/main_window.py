@@ -834,31 +834,37 @@ class MainWindow(QMainWindow):
             if held is not None and held is not self._autosave_lock:  # taken for this run only
                 held.release()
             raise
-        if continuing:
-            self.model.sync()  # trials another run added to the file meanwhile (see catch_up)
-        if prepared.spec.kind == "python" and not continuing:  # the person picked this file to run
-            self.trusted_code.add(Path(str(prepared.spec.options.get("path", ""))).resolve())
-        if not continuing:
-            self.path = None
-        if self.path is None:  # a new session's autosave replaces the previous one's, which stays for recovery
-            self._set_autosave(output, held)
-        if not continuing:
-            self.model.set_session(prepared.session)
-            if "problem" not in run:  # a request without one runs the default problem: the field says so,
-                self.toolbar.apply({"problem": {}})  # not what was typed there before (the next Start reads it)
-        self.model.dirty = self.path is None or self.model.dirty
-        self._shown_request = self._choices(self.toolbar.request())
-        # what the start has to say replaces a refusal of an earlier Start, which stayed on show
-        # beside the run it no longer applied to: the run's warnings (a strategy it fell back from,
-        # a weight on a metric nothing reports ...), and which GPU pruning models
-        said = ([continued_note] if continued_note else []) + [f"warning: {w}" for w in prepared.warnings]
-        cost_model_note = (prepared.session.extra.get("cost_model") or {}).get("note")
-        if cost_model_note:
-            said.append(f"cost model: {cost_model_note}")
-        if said:
-            self.statusBar().showMessage("; ".join(said), 15000)
-        elif self.statusBar().currentMessage().startswith(START_REFUSED):
-            self.statusBar().clearMessage()  # (a new session's own note, shown just now, stays)
+        try:  # until the engine thread has it, nothing may leave the prepared run holding its file's lock
+            if continuing:
+                self.model.sync()  # trials another run added to the file meanwhile (see catch_up)
+            if prepared.spec.kind == "python" and not continuing:  # the person picked this file to run
+                self.trusted_code.add(Path(str(prepared.spec.options.get("path", ""))).resolve())
+            if not continuing:
+                self.path = None
+            if self.path is None:  # a new session's autosave replaces the previous one's, which stays for recovery
+                self._set_autosave(output, held)
+            if not continuing:
+                self.model.set_session(prepared.session)
+                if "problem" not in run:  # a request without one runs the default problem: the field says so,
+                    self.toolbar.apply({"problem": {}})  # not what was typed there before (the next Start reads it)
+            self.model.dirty = self.path is None or self.model.dirty
+            self._shown_request = self._choices(self.toolbar.request())
+            # what the start has to say replaces a refusal of an earlier Start, which stayed on show
+            # beside the run it no longer applied to: the run's warnings (a strategy it fell back from,
+            # a weight on a metric nothing reports ...), and which GPU pruning models
+            said = ([continued_note] if continued_note else []) + [f"warning: {w}" for w in prepared.warnings]
+            cost_model_note = (prepared.session.extra.get("cost_model") or {}).get("note")
+            if cost_model_note:
+                said.append(f"cost model: {cost_model_note}")
+            if said:
+                self.statusBar().showMessage("; ".join(said), 15000)
+            elif self.statusBar().currentMessage().startswith(START_REFUSED):
+                self.statusBar().clearMessage()  # (a new session's own note, shown just now, stays)
+        except BaseException:
+            prepared.release()
+            if held is not None and held is not self._autosave_lock:
+                held.release()
+            raise
         self._launch(prepared)
 
     def _run_output(self, kernel: str) -> tuple[Path, SessionLock | None]:

@@ -367,6 +367,33 @@ def trial_to_dict(trial: Trial) -> dict[str, Any]:
     return out
 
 
+#: The largest time a session may say it was made at: the end of the year 9999, which every
+#: calendar function takes (1e300 passed the loader and broke the label of an export).
+MAX_EPOCH_S = 253_402_300_799
+
+#: ``extra`` fields the program reads back, with the type each must have: the rest of ``extra`` is
+#: kept as it is and never read.
+_EXTRA_TYPES: dict[str, tuple[type, str]] = {"reference": (str, "text"), "import_notes": (list, "a list"),
+                                             "cost_model": (dict, "an object")}
+
+
+def _check_extra(extra: Mapping[str, Any], fail: Fail) -> None:
+    """The ``extra`` fields a run, a replay or the window reads, checked for their types as the
+    file loads: a note that was a number stopped a replay with a traceback, and a cost model that
+    was text left a window's run hanging."""
+    for key, (kind, words) in _EXTRA_TYPES.items():
+        if key in extra and type(extra[key]) is not kind:
+            fail(f"extra.{key}", f"expected {words}, got {_type_name(extra[key])}")
+    for i, note in enumerate(extra.get("import_notes", ())):
+        if type(note) is not str:
+            fail(f"extra.import_notes[{i}]", f"expected text, got {_type_name(note)}")
+    texts = [("extra.reference", extra.get("reference", "")), *((f"extra.import_notes[{i}]", note)
+             for i, note in enumerate(extra.get("import_notes", ())))]
+    for where, text in texts:
+        if len(text) > MAX_TEXT_CHARS:
+            fail(where, f"{len(text):,} characters is more than the {MAX_TEXT_CHARS:,} kept")
+
+
 def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
@@ -695,12 +722,13 @@ def _decode_session(data: Any, source: str) -> Session:
         # (edited) domains it is left out rather than making every trial of the file unreadable
         default_config = Config(raw_default) if space is None or space.in_domains(raw_default) else None
     created_at = data.get("created_at", 0.0)
-    if type(created_at) not in _NUMBER_TYPES or not math.isfinite(created_at):
-        fail("created_at", f"{_short(created_at)} is not a number (seconds since the epoch)")
+    if type(created_at) not in _NUMBER_TYPES or not math.isfinite(created_at) or abs(created_at) > MAX_EPOCH_S:
+        fail("created_at", f"{_short(created_at)} is not a time (seconds since the epoch, before the year 10000)")
     notes = text("notes")
     if len(notes) > MAX_TEXT_CHARS:
         fail("notes", f"{len(notes):,} characters is more than the {MAX_TEXT_CHARS:,} kept")
     extra = obj("extra")
+    _check_extra(extra, fail)
     session_id = text("id")
     if len(session_id) > 64 or not all(c.isalnum() or c in "-_" for c in session_id):
         fail("id", "expected up to 64 letters, digits, '-' or '_'")
