@@ -80,29 +80,54 @@ def test_screenshot_over_a_file_that_is_not_a_picture_needs_force(cli, tmp_path,
     pic.write_text("not a picture\n")
     for target in (notes, pic):
         line = one_line_error(cli("gui", "--screenshot", target, "--quit-when-done"))
-        assert "not a PNG picture" in line and "--force" in line
+        assert "not a screenshot of this program" in line and "--force" in line
     assert notes.read_text() == "notes\n" and pic.read_text() == "not a picture\n" and no_window == []
     assert cli("gui", "--screenshot", notes, "--force", "--quit-when-done").returncode == 0
     assert (tmp_path / "notes.txt.bak").read_text() == "notes\n"  # kept, as every command does
     assert len(no_window) == 1
 
 
-def test_an_earlier_screenshot_is_replaced_without_force(cli, tmp_path, no_window) -> None:
+def _png(*text_chunks: bytes) -> bytes:
+    """A PNG file's start: its signature, the given tEXt chunks, then image data."""
+    import struct
+
+    chunks = b"".join(struct.pack(">I", len(data)) + b"tEXt" + data + b"\0" * 4 for data in text_chunks)
+    return b"\x89PNG\r\n\x1a\n" + chunks + struct.pack(">I", 4) + b"IDAT" + b"\0" * 8
+
+
+def test_an_earlier_screenshot_is_replaced_without_force_a_persons_picture_is_not(cli, tmp_path, no_window) -> None:
+    """Any PNG signature was taken for an earlier screenshot: a person's photo.png was replaced
+    without a copy kept. Only a picture carrying the window's mark is its own."""
+    from workbench.core.io.screenshots import SCREENSHOT_MARK
+
     shot = tmp_path / "shot.png"
-    shot.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 32)
+    shot.write_bytes(_png(b"Author\0someone", b"Software\0" + SCREENSHOT_MARK.encode()))
     assert cli("gui", "--screenshot", shot, "--quit-when-done").returncode == 0
     assert no_window and not (tmp_path / "shot.png.bak").exists()
+    photo = tmp_path / "photo.png"
+    for data in (_png(), _png(b"Software\0another program"), _png(b"Software\0" + SCREENSHOT_MARK.encode() + b"!")):
+        photo.write_bytes(data)
+        line = one_line_error(cli("gui", "--screenshot", photo, "--quit-when-done"))
+        assert "not a screenshot of this program" in line and photo.read_bytes() == data
+    assert len(no_window) == 1
 
 
 def test_a_failed_picture_write_leaves_the_file_there(tmp_path) -> None:
     from workbench.gui.app import _save_picture
 
-    class Failing:
+    class Picture:  # a pixmap as _save_picture uses it
+        def toImage(self):
+            return self
+
+        def setText(self, key: str, text: str) -> None:
+            pass
+
+    class Failing(Picture):
         def save(self, path: str, fmt: str) -> bool:
             Path(path).write_bytes(b"half")  # what a write that breaks off leaves
             return False
 
-    class Working:
+    class Working(Picture):
         def save(self, path: str, fmt: str) -> bool:
             Path(path).write_bytes(b"\x89PNG picture")
             return True

@@ -39,7 +39,6 @@ EXIT_BAD_INPUT = 2
 MAX_SEED = 2**63 - 1
 #: Longest timeout or time limit accepted (s): a week; anything longer is a typo, not a plan.
 MAX_SECONDS = 7 * 24 * 3600.0
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 STDOUT = "-"  # export --out -: the export on standard output (other commands refuse it)
 #: ``tune --resources``: the simulator's compile modes by the name the window shows them under.
 RESOURCE_MODES = {"compiled": "nvrtc", "estimated": "estimate"}
@@ -280,7 +279,7 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
     gui.add_argument("--screenshot", default=None, metavar="PNG",
                      help="save a picture of the window once the run (or the opening) is complete")
     gui.add_argument("--force", action="store_true",
-                     help="let --screenshot replace a file that is not a PNG picture (kept as FILE.bak); never the file the window opens")
+                     help="let --screenshot replace a file that is not one of its own pictures (kept as FILE.bak); never the file the window opens")
     gui.add_argument("--quit-when-done", action="store_true",
                      help="close the window once the run (or the opening) is complete, leaving the person's "
                           "settings untouched (exit status as tune's)")
@@ -1377,19 +1376,11 @@ def _check_kernels_table(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def _is_png(path: Path) -> bool:
-    """A picture an earlier ``--screenshot`` (or anything else) saved: recognised by its signature."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(len(PNG_SIGNATURE)) == PNG_SIGNATURE
-    except OSError:
-        return False
-
-
 def _check_screenshot(args: argparse.Namespace) -> None:
     """``--screenshot`` obeys every command's output rule, checked before the window opens: a refusal
     after a run would come too late, and a picture written over the session it shows loses it."""
     from workbench.core.io.output_files import prepare_output, same_file
+    from workbench.core.io.screenshots import is_own_screenshot
 
     _file_out(args.screenshot, "--screenshot")
     inputs = [path for path in (args.session, args.replay, args.run) if path and os.path.exists(path)]
@@ -1397,8 +1388,8 @@ def _check_screenshot(args: argparse.Namespace) -> None:
         if same_file(args.screenshot, path):
             raise WorkbenchError(f"--screenshot {args.screenshot}: is the file this window opens; name another "
                                  "file for the picture")
-    prepare_output(args.screenshot, force=args.force, inputs=inputs, replaceable=_is_png,
-                   what="PNG picture", flag="--screenshot")
+    prepare_output(args.screenshot, force=args.force, inputs=inputs, replaceable=is_own_screenshot,
+                   what="screenshot of this program", flag="--screenshot")
 
 
 def cmd_gui(args: argparse.Namespace | None) -> int:

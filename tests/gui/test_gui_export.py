@@ -228,3 +228,17 @@ def test_a_chart_never_shown_exports_with_its_axes_laid_out(window, qtbot, tmp_p
     widest = QFontMetrics(left.style.get("tickFont") or left.font()).horizontalAdvance(f"{10 ** top:.0f}")
     assert widest >= 4 * QFontMetrics(left.font()).horizontalAdvance("0")  # GFLOP/s of five digits
     assert left.width() >= widest  # the axis took the room its figures need
+
+
+def test_a_screenshot_the_window_saves_is_recognised_as_its_own(qtbot, tmp_path):
+    """What lets the next --screenshot replace it without --force (and nothing else)."""
+    from PySide6.QtGui import QPixmap
+
+    from workbench.core.io.screenshots import is_own_screenshot
+    from workbench.gui.app import _save_picture
+
+    pixmap = QPixmap(40, 30)
+    pixmap.fill()
+    target = tmp_path / "shot.png"
+    assert _save_picture(pixmap, target) and is_own_screenshot(target)
+    assert pixmap.save(str(tmp_path / "plain.png"), "PNG") and not is_own_screenshot(tmp_path / "plain.png")
