@@ -1295,16 +1295,17 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
 
 
 def _is_imported_recording(path: Path) -> bool:
-    """An earlier import (a session of recorded trials) may be replaced by a new one; a session of
-    measured trials may not without --force."""
+    """An earlier import, as imported, may be replaced by a new one; a session of measured trials,
+    or an import a person has since given notes, constraints or weights, may not without --force
+    (which keeps it as FILE.bak): replacing it silently lost their work."""
     from workbench.core.domain.session import is_session_file, load_session
+    from workbench.core.io.interop import is_as_imported
 
     if not is_session_file(path):
         return False
     try:
         # an import, not a replayed run (whose strategy, budget and flags are a run's own)
-        session = load_session(path)
-        return session.kind == "recording" and "kernel_tuner" in session.extra
+        return is_as_imported(load_session(path))
     except WorkbenchError:
         return False
 

@@ -418,6 +418,24 @@ def _file_kernel_name(path: Path) -> str:
     return name or path.stem
 
 
+def import_note(file_name: str) -> str:
+    """The notes an import writes into its session: left so, the session is still as imported."""
+    return f"Imported from the Kernel Tuner cache file {file_name}."
+
+
+def is_as_imported(session: Any) -> bool:
+    """Whether ``session`` is an import no one has changed since: a recording of a Kernel Tuner
+    cache with the notes, constraints and weights the import gave it. Such a file is the
+    importer's own to replace; one with a person's notes or objective is theirs."""
+    from workbench.core.domain.objective import Constraints, Weights
+
+    if session.kind != "recording" or not isinstance(session.extra.get("kernel_tuner"), dict):
+        return False
+    notes = session.notes
+    return (notes.startswith(import_note("")[:-1]) and notes.endswith(".") and notes.isprintable()
+            and session.constraints == Constraints() and session.weights == Weights())
+
+
 def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None,
                     repairs: list[str] | None = None) -> Session:
     """Read a Kernel Tuner cache file as a session of recorded trials (kind ``recording``).
@@ -569,7 +587,7 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
         backend={"kind": "replay", "options": {"path": str(p.resolve())}},
         device={"name": device, "simulated": False, "recorded": True, KT_READING_KEY: KT_READING},
         trials=trials,
-        notes=f"Imported from the Kernel Tuner cache file {p.name}.",
+        notes=import_note(p.name),
         extra={
             "kernel_tuner": {
                 "file": p.name,
