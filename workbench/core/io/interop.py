@@ -708,8 +708,21 @@ def export_kt_cache(session: Session, path: str | os.PathLike[str]) -> int:
     return len(cache)
 
 
+#: What a spreadsheet reads as the start of a formula in a cell (OWASP's list).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _inert_cell(text: str) -> str:
+    """Free text (a trial's message, written by the benchmark or the file) as a cell a spreadsheet
+    shows and never evaluates: ``=HYPERLINK(...)`` or ``@SUM(...)`` in a message became a live
+    formula in the exported table. Such text gets a leading apostrophe, as spreadsheets themselves
+    write a text cell that looks like a formula."""
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
 def export_csv(session: Session, path: str | os.PathLike[str]) -> int:
-    """One row per trial: index, id, status, each slot, each metric, message. Returns the row count.
+    """One row per trial: index, id, status, each slot, each metric, message (never a formula: see
+    :func:`_inert_cell`). Returns the row count.
 
     Metrics the workbench knows come first in its canonical order, then any others alphabetically;
     a metric a trial did not report is an empty cell. A session measured at several problem sizes
@@ -736,7 +749,7 @@ def export_csv(session: Session, path: str | os.PathLike[str]) -> int:
         for m in metrics:
             value = trial.metric(m)
             cells.append(repr(value) if math.isfinite(value) else "")
-        cells.append(trial.measurement.message)
+        cells.append(_inert_cell(trial.measurement.message))
         writer.writerow(cells)
     try:
         _atomic_write(Path(path), lambda f: f.write(buffer.getvalue()))
