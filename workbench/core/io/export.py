@@ -568,7 +568,15 @@ _RESERVED_MACROS = frozenset({
     "while", "class", "namespace", "template", "typename", "this", "new", "delete", "true", "false", "nullptr",
     "operator", "private", "protected", "public", "virtual", "friend", "using", "try", "catch", "throw",
     "constexpr", "decltype", "static_assert", "noexcept", "explicit", "mutable", "asm", "export",
+    # C++'s alternative operator names, which no preprocessor lets a header define (g++: "xor" cannot be
+    # used as a macro name), the rest of C++'s keywords, and what the standard headers define
+    "and", "and_eq", "bitand", "bitor", "compl", "not", "not_eq", "or", "or_eq", "xor", "xor_eq",
+    "alignas", "alignof", "char8_t", "char16_t", "char32_t", "wchar_t", "const_cast", "dynamic_cast",
+    "reinterpret_cast", "static_cast", "typeid", "thread_local", "concept", "requires", "consteval",
+    "constinit", "co_await", "co_return", "co_yield", "NULL", "main", "assert", "errno", "offsetof",
 })
+#: Names C and C++ keep for themselves: ``_`` and a capital (``_Pragma``, ``_Bool``, ``_Alignas``), or two underscores.
+_RESERVED_PREFIX = re.compile(r"_[A-Z]|__")
 
 
 def _macro(name: str, upper: bool = True) -> str:
@@ -602,7 +610,7 @@ def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
     seen: dict[str, str] = {}
 
     def claim(macro: str, owner: str) -> None:
-        if macro in _RESERVED_MACROS or macro.startswith("__") or re.match(r"WORKBENCH_(TUNED|DISPATCH)_", macro):
+        if macro in _RESERVED_MACROS or _RESERVED_PREFIX.match(macro) or re.match(r"WORKBENCH_(TUNED|DISPATCH)_", macro):
             raise WorkbenchError(f"{owner} would define {macro}, a name a header cannot define (the preprocessor's, "
                                  "the compiler's or this header's own); rename it to export a header")
         other = seen.setdefault(macro, owner)
