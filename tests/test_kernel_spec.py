@@ -76,6 +76,15 @@ def test_tuning_a_saved_template_with_the_command_line(cli, tmp_path):
     assert json.loads(cli("show", out, "--json").stdout)["outputs_unchecked"] == 6
 
 
+@pytest.mark.parametrize("values, default, taken", [([0.5, 1.5, 2], 2, 2.0), ([32.0, 64.0, 128.0], 128, 128.0)])
+def test_a_whole_default_of_a_slot_with_fractional_values_is_that_value(values, default, taken, tmp_path):
+    """A slot of [0.5, 1.5, 2] is a float slot (2 is 2.0): a default of 2 was refused as "not one of
+    the slot's values", the very list it is in."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["slots"].append({"name": "scale", "values": values, "group": "compute", "default": default})
+    template = template_from_spec(spec, SOURCE)
+    assert template.default["scale"] == taken and type(template.default["scale"]) is float
+
 def test_a_launch_that_is_fractional_at_another_size_is_refused_never_rounded_down(cli, tmp_path):
     """``n / 1024`` blocks is whole at the spec's own problems, so the spec loads; at n=3000 it is
     2.93, which was launched as 2 blocks (a third of the output never written) and exported so."""
@@ -116,6 +125,8 @@ def test_a_template_with_an_emulation_has_its_simulated_outputs_compared(cli, tm
     (lambda s: s["args"][2].__setitem__("shape", ["m"]), "args[2].shape", None),
     (lambda s: s["reference"]["outputs"].__setitem__("out", "__import__('os').system('x')"), "reference.outputs.out", "__import__"),
     (lambda s: s["slots"][0].__setitem__("default", 300), "slots[0].default", None),
+    (lambda s: s["slots"][0].__setitem__("default", "256"), "slots[0].default", None),  # text is no number
+    (lambda s: s["slots"][0].__setitem__("default", True), "slots[0].default", None),
     (lambda s: s.__setitem__("profile", {"bogus": "1"}), "profile", "bogus"),
     # found when the spec loads, evaluated at the default problem, not later as a worker's traceback
     (lambda s: s["args"][0].__setitem__("dtype", "float128x"), "args[0].dtype", "float128x"),

@@ -31,7 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.domain.array_expr import compile_array_expression
-from workbench.core.errors import TemplateError, UnreadableFile, WorkbenchError
+from workbench.core.errors import SpaceError, TemplateError, UnreadableFile, WorkbenchError
 from workbench.core.fs import read_utf8, resolved
 from workbench.core.domain.pysyntax import file_module_spec
 from workbench.core.domain.expr import Restriction, compile_restriction
@@ -351,10 +351,12 @@ class _Builder:
             default = entry.get("default")
             try:
                 slot = Slot(name, tuple(values), group, str(entry.get("doc") or ""), None)
-                if default is not None and not slot.accepts(default):
-                    raise self.fail(f"{field}.default", f"{default!r} is not one of the slot's values", name)
                 if default is not None:
-                    slot = Slot(name, slot.values, group, slot.doc, slot.normalise(default))
+                    try:  # as the domain spells it: 2 is the value 2.0 of a slot [0.5, 1.5, 2]
+                        default = slot.normalise(default)
+                    except SpaceError:
+                        raise self.fail(f"{field}.default", f"{default!r} is not one of the slot's values", name) from None
+                    slot = Slot(name, slot.values, group, slot.doc, default)
             except WorkbenchError as exc:
                 if isinstance(exc, SpecError):
                     raise
