@@ -144,6 +144,8 @@ def test_a_template_with_an_emulation_has_its_simulated_outputs_compared(cli, tm
     # an argument's kind or name is blamed where it is wrong, not as a reference output later
     (lambda s: s["args"][2].__setitem__("kind", "output"), "args[2].kind", '"output"'),
     (lambda s: s["args"][1].__setitem__("name", "x"), "args[1].name", None),
+    # valid C, but no expression can name it: "invalid syntax" in the reference said nothing of why
+    (lambda s: s["args"][0].__setitem__("name", "in"), "args[0].name", None),
     # a default config names every slot or none: one slot without said where, not "missing slot" later
     (lambda s: s["slots"][1].pop("default"), "slots[1].default", '"name": "items"'),
     (lambda s: s["args"][0].__setitem__("shape", ["-n"]), "args[0].shape", "-n"),

@@ -20,6 +20,7 @@ import dataclasses
 import difflib
 import importlib.util
 import json
+import keyword
 import math
 import os
 import re
@@ -494,6 +495,9 @@ class _Builder:
             name = self.get(entry, "name", str, f"{field}.name")
             if not _C_IDENTIFIER.match(name):  # the name the shapes, values and reference use for it
                 raise self.fail(f"{field}.name", f"{name!r} must be a C identifier", name)
+            if keyword.iskeyword(name):  # valid C, but the reference's and the shapes' expressions could not name it
+                raise self.fail(f"{field}.name", f"{name!r} is a word the expressions reserve (as Python does); "
+                                f"rename the argument, e.g. {name}_", name)
             if name in (a.name for a in args):  # said here, not as a reference output that is no output
                 raise self.fail(f"{field}.name", f"argument {name!r} is named twice", name)
             kind = entry.get("kind") or "in"
