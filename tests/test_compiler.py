@@ -483,3 +483,15 @@ def test_an_entry_the_module_lacks_is_a_compile_error_naming_extern_c() -> None:
     assert 'extern "C"' in result.error
     fixed = compile_cuda('extern "C" ' + source, name="b.cu", entry="blur", use_cache=False)
     assert fixed.ok and fixed.registers > 0
+
+
+def test_a_compile_log_in_parts_reads_as_lines_and_its_message_starts_with_text() -> None:
+    """NVRTC's log ends each part with NUL (an empty front-end log, then ptxas's): the message of a
+    launch that needed too much shared memory began with "\\x00ptxas error", which show printed."""
+    from workbench.core.domain.measurement import Measurement, Status
+    from workbench.core.model.compiler import log_text
+
+    log = log_text(b"\0ptxas error   : Entry function 'k' uses too much shared data (0x20008 bytes, 0xc000 max)\n\0")
+    assert "\0" not in log and log.startswith("ptxas error")
+    failure = Measurement.failure(Status.COMPILE_ERROR, "\0ptxas error : too much shared data")
+    assert failure.message == "ptxas error : too much shared data"

@@ -101,6 +101,7 @@ class Measurement:
 
     @staticmethod
     def failure(status: Status, message: str, log: str = "", **details: Any) -> "Measurement":
+        message = message.replace("\0", "\n")  # a tool's log in parts (a cached compile's among them)
         first = message.strip().splitlines()[0] if message.strip() else status.value
         return Measurement(status=status, message=first, log=log or message, details=details)
 

@@ -560,7 +560,13 @@ def _program_log(nvrtc: Any, prog: Any) -> str:
     buffer = b" " * size
     (result,) = nvrtc.nvrtcGetProgramLog(prog, buffer)
     _check(nvrtc, result, "nvrtcGetProgramLog")
-    return buffer.rstrip(b"\0").decode(errors="replace")
+    return log_text(buffer)
+
+
+def log_text(buffer: bytes) -> str:
+    """NVRTC's log as text: NUL ends each of its parts (the front end's, then ptxas's), read as line
+    breaks, not as characters a message then began with ("\x00ptxas error ...")."""
+    return "\n".join(part.decode(errors="replace") for part in buffer.split(b"\0") if part.strip())
 
 
 def _cubin(nvrtc: Any, prog: Any) -> bytes:
