@@ -796,3 +796,16 @@ def test_check_kernels_of_one_template_runs_no_other_spec_of_its_folder(tmp_path
     checked = cli("check-kernels", "--kernel-dir", folder, "--kernel", "saxpy", "--sample", "0", "--quiet")
     assert checked.returncode == 0, checked.stderr
     assert not (tmp_path / "ran").exists()
+
+
+def test_a_saved_template_gets_the_users_permissions_and_keeps_a_shared_files(tmp_path):
+    """The editor's Save wrote the source and the spec owner-only (0600, mkstemp's), and saving over
+    a template a group shares took the group's access away."""
+    from workbench.core.fs import current_umask
+
+    target = save_template_folder(tmp_path / "mine", SPEC, SOURCE)
+    plain = 0o666 & ~current_umask()
+    assert {(p.stat().st_mode & 0o777) for p in target.parent.iterdir()} == {plain}
+    target.chmod(0o664)
+    save_template_folder(tmp_path / "mine", SPEC, SOURCE + "\n// edited\n")
+    assert target.stat().st_mode & 0o777 == 0o664

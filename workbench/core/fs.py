@@ -13,9 +13,10 @@ import errno
 import os
 import re
 import stat
+import tempfile
 import unicodedata
 from pathlib import Path
-from typing import IO
+from typing import IO, Callable
 
 from workbench.core.errors import UnreadableFile
 
@@ -205,3 +206,45 @@ def process_exists(pid: int) -> bool:
     except (OSError, OverflowError):
         return True
     return True
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, write: Callable[[IO[str]], object]) -> None:
+    """Write through ``write(file)`` into a temp file beside ``path``, fsync, then rename over it.
+
+    The file keeps the permissions it had (a shared file saved over stays shared); a new one gets
+    what a plain ``open`` would give it (0666 less the umask), never ``mkstemp``'s private 0600.
+    Every file the program writes whole (sessions, exports, templates) is written so."""
+    directory = path.parent if str(path.parent) else Path(".")
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            mode = os.stat(path).st_mode & 0o777
+        except FileNotFoundError:
+            mode = 0o666 & ~current_umask()  # what a plain open() would create
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(directory)

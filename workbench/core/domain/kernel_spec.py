@@ -24,7 +24,6 @@ import keyword
 import math
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -33,7 +32,7 @@ import numpy as np
 
 from workbench.core.domain.array_expr import compile_array_expression
 from workbench.core.errors import SpaceError, TemplateError, UnreadableFile, WorkbenchError
-from workbench.core.fs import read_utf8, resolved
+from workbench.core.fs import atomic_write, read_utf8, resolved
 from workbench.core.domain.pysyntax import file_module_spec
 from workbench.core.domain.expr import Restriction, compile_restriction
 from workbench.core.domain.session import loads_bounded
@@ -977,8 +976,8 @@ def save_template_folder(folder: str | os.PathLike[str], spec: Mapping[str, Any]
         if (path.exists() or path.is_symlink()) and path.name not in owned:
             raise TemplateError(f"{path}: exists and is not part of a saved template; choose another name or folder")
     for path, text in written:
-        _write_atomic(path, text)
-    _write_atomic(target, json.dumps(spec, indent=2) + "\n")
+        _write_text(path, text)
+    _write_text(target, json.dumps(spec, indent=2) + "\n")
     return target
 
 
@@ -1007,17 +1006,8 @@ def _files_of_saved_spec(target: Path, name: str) -> tuple[str, set[str]]:
     return source, owned
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _write_text(path: Path, text: str) -> None:
+    atomic_write(path, lambda handle: handle.write(text))
 
 
 __all__ = [

@@ -38,7 +38,6 @@ import json
 import math
 import os
 import re
-import tempfile
 import threading
 import time
 import uuid
@@ -56,7 +55,7 @@ except ImportError:  # pragma: no cover - the json module does the same work, sl
 
 from workbench.core.errors import SessionFormatError, WorkbenchError, quoted
 from workbench.core.domain.assignments import parse_assignment_list, parse_value
-from workbench.core.fs import MAX_FILE_BYTES, current_umask, open_regular, read_capped, read_only
+from workbench.core.fs import MAX_FILE_BYTES, atomic_write, open_regular, read_capped, read_only
 from workbench.core.domain.measurement import NON_NEGATIVE_METRICS, Measurement, Status, Trial
 from workbench.core.domain.metrics import metric_name
 from workbench.core.domain.objective import Constraints, Ranking, Weights, rank
@@ -970,44 +969,6 @@ def session_path_of(path: str | os.PathLike[str]) -> Path:
     return p.with_name(p.name[: -len(JOURNAL_SUFFIX)]) if p.name.endswith(JOURNAL_SUFFIX) else p
 
 
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _atomic_write(path: Path, write: Callable[[IO[str]], object]) -> None:
-    """Write through ``write(file)`` into a temp file beside ``path``, fsync, then rename over it."""
-    directory = path.parent if str(path.parent) else Path(".")
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            mode = os.stat(path).st_mode & 0o777
-        except FileNotFoundError:
-            mode = 0o666 & ~current_umask()  # what a plain open() would create
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    _fsync_dir(directory)
-
-
 def _header_text(session: Session) -> str:
     """The header fields as the file holds them (indented JSON)."""
     return json.dumps(session.header_dict(), indent=1, allow_nan=False, default=_json_default)
@@ -1065,7 +1026,7 @@ def save_session(session: Session, path: str | os.PathLike[str], *, keep_journal
         raise WorkbenchError(f"{p} is read-only; make it writable or save to another file")
     try:
         with _no_gc():
-            _atomic_write(p, lambda f: _write_document(f, session, trials, head))
+            atomic_write(p, lambda f: _write_document(f, session, trials, head))
     except OSError as exc:
         raise WorkbenchError(f"{p}: cannot save session ({exc.strerror or exc})") from None
     except (TypeError, ValueError) as exc:
@@ -1322,7 +1283,7 @@ class Journal:
                     f.write(_dumps(trial_to_dict(trial)) + "\n")
 
             try:
-                _atomic_write(self.path, write)
+                atomic_write(self.path, write)
                 self._file = open(self.path, "a", encoding="utf-8", newline="\n")
             except OSError as exc:
                 raise WorkbenchError(f"{self.path}: cannot write journal ({exc.strerror or exc})") from None

@@ -37,10 +37,10 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from workbench.core.errors import WorkbenchError
+from workbench.core.fs import atomic_write
 from workbench.core.io.export import (
     ExportPlan,
     _one_line,
-    _write_atomic,
     find_template,
     reads_recorded_names,
     slot_defines,
@@ -582,7 +582,7 @@ def export_dispatch(
                                  sources=sources, kernel_dirs=kernel_dirs)
     if check_output is not None:
         check_output(path)
-    _write_atomic(path, text)
+    atomic_write(path, lambda handle: handle.write(text))
     return plan
 
 

@@ -22,13 +22,11 @@ by the name Kernel Tuner defined it under; only ``header`` and ``json`` are poss
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
 import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass, field
 from importlib import resources
@@ -38,7 +36,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.errors import SpaceError, WorkbenchError, quoted
-from workbench.core.fs import current_umask
+from workbench.core.fs import atomic_write
 from workbench.core.domain.records import is_arch_name
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.sizes import problems_of, size_parameters, typed_like
@@ -457,24 +455,8 @@ def export_sessions(
                                kernel_dirs=kernel_dirs, at=at)
     if check_output is not None:
         check_output(path)
-    _write_atomic(path, text)
+    atomic_write(path, lambda handle: handle.write(text))
     return plan
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Temp file, fsync, rename; the file gets the mode a plain ``open`` would (0666 less the umask)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o666 & ~current_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 # --- shared pieces ------------------------------------------------------------------------------

@@ -50,11 +50,10 @@ import numpy as np
 from workbench.core.errors import SessionFormatError, WorkbenchError
 from workbench.core.domain.measurement import LATENCY, METRIC_DIRECTION, Measurement, Status, Trial
 from workbench.core.domain.metrics import KT_METRICS, identifier_of
-from workbench.core.fs import MAX_FILE_BYTES, read_capped
+from workbench.core.fs import MAX_FILE_BYTES, atomic_write, read_capped
 from workbench.core.domain.session import (
     NON_NEGATIVE_METRICS,
     Session,
-    _atomic_write,
     _check_name,
     _checked_problem,
     _decode_session,
@@ -702,7 +701,7 @@ def export_kt_cache(session: Session, path: str | os.PathLike[str]) -> int:
         "cache": cache,
     }
     try:
-        _atomic_write(Path(path), lambda f: f.write(json.dumps(document, indent=1, default=str) + "\n"))
+        atomic_write(Path(path), lambda f: f.write(json.dumps(document, indent=1, default=str) + "\n"))
     except OSError as exc:
         raise WorkbenchError(f"{path}: cannot write ({exc.strerror or exc})") from None
     return len(cache)
@@ -752,7 +751,7 @@ def export_csv(session: Session, path: str | os.PathLike[str]) -> int:
         cells.append(_inert_cell(trial.measurement.message))
         writer.writerow(cells)
     try:
-        _atomic_write(Path(path), lambda f: f.write(buffer.getvalue()))
+        atomic_write(Path(path), lambda f: f.write(buffer.getvalue()))
     except OSError as exc:
         raise WorkbenchError(f"{path}: cannot write ({exc.strerror or exc})") from None
     return len(session.trials)
