@@ -809,3 +809,16 @@ def test_a_saved_template_gets_the_users_permissions_and_keeps_a_shared_files(tm
     target.chmod(0o664)
     save_template_folder(tmp_path / "mine", SPEC, SOURCE + "\n// edited\n")
     assert target.stat().st_mode & 0o777 == 0o664
+
+
+def test_a_template_named_by_its_files_or_saved_by_the_editor_says_how_to_run_it(cli, tmp_path, monkeypatch):
+    """``tune k/saxpy.kernel.json`` said only "not a valid name", and ``tune saxpy`` of a template the
+    window lists (saved with its editor) "unknown kernel", with no word of --kernel-dir."""
+    folder = save_template_folder(tmp_path / "mine", SPEC, SOURCE).parent
+    for given, named in ((folder / f"saxpy{SPEC_SUFFIX}", "saxpy"), (folder / "saxpy.cu", "saxpy"), (folder, "NAME")):
+        done = cli("tune", given, "--backend", "sim", "--budget", "1", "--out", tmp_path / "o.json")
+        assert done.returncode == 2 and f"--kernel-dir {folder} {named}" in done.stderr, done.stderr
+    monkeypatch.setenv("KERNEL_WORKBENCH_DATA_DIR", str(tmp_path / "data"))
+    saved = save_template_folder(tmp_path / "data" / "templates", SPEC, SOURCE).parent
+    done = cli("tune", "saxpy", "--backend", "sim", "--budget", "1", "--out", tmp_path / "o.json")
+    assert done.returncode == 2 and f"saved in the kernel editor's folder: add --kernel-dir {saved}" in done.stderr

@@ -574,3 +574,25 @@ def test_a_start_that_fails_after_the_run_is_prepared_lets_its_file_go(window, t
         window.start_run({**window.toolbar.request(), "budget": 2})
     assert not window.running
     SessionLock(path).acquire().release()  # free again
+
+
+def test_a_run_named_by_a_template_the_editor_saved_runs_from_its_folder(qtbot, tmp_path, monkeypatch):
+    """The kernel picker lists the templates saved with the editor and runs them from their folder;
+    ``gui --run NAME`` of such a template (a request naming it without a folder) was refused as an
+    unknown kernel."""
+    import json
+
+    from workbench.core.domain.kernel_spec import SPEC_SUFFIX, save_template_folder
+    from workbench.gui.main_window import MainWindow
+    from workbench.gui.settings_store import JsonSettings
+
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "saxpy"
+    monkeypatch.setenv("KERNEL_WORKBENCH_DATA_DIR", str(tmp_path / "data"))
+    saved = save_template_folder(tmp_path / "data" / "templates", json.loads((example / f"saxpy{SPEC_SUFFIX}").read_text()),
+                                 (example / "saxpy.cu").read_text()).parent
+    window = MainWindow(interactive=False, settings=JsonSettings(str(tmp_path / "settings.json")))
+    qtbot.addWidget(window)
+    result = start_and_wait(window, qtbot, {"kernel": "saxpy", "backend": "sim", "budget": 2, "executor": "inline",
+                                            "backend_options": {"compile": "estimate"}})
+    assert result.reason == "budget", result.message
+    assert window.model.session.kernel == "saxpy" and window.toolbar.kernel_folders["saxpy"] == str(saved)

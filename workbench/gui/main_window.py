@@ -764,6 +764,11 @@ class MainWindow(QMainWindow):
         if self.opening is not None:  # it replaces the session this run would continue
             raise WorkbenchError(self._opening_refusal())
         folders = run.get("kernel_dirs") or ()
+        if not folders and str(run.get("kernel")) in self.toolbar.kernel_folders:
+            # a template the kernel picker lists from the editor's folder runs from there, as picking it
+            # does (gui --run NAME of such a template failed as an unknown kernel)
+            folders = [self.toolbar.kernel_folders[str(run["kernel"])]]
+            run = {**run, "kernel_dirs": folders}
         if run.get("kernel") and folders:  # the person's folder (the editor's drafts, gui --kernel-dir):
             # its template renders in the source view and Compare from there
             from workbench.runner.plan import locate_kernel

@@ -69,7 +69,7 @@ def locate_kernel(name: str, extra_dirs: Sequence[str | os.PathLike[str]] = ()) 
             raise WorkbenchError(f"python benchmark {name}: no such file")
         return KernelLocation(as_path.stem, "python", as_path.resolve())
     if not name.isidentifier():
-        raise WorkbenchError(f"kernel name {name!r} is not a valid name")
+        raise WorkbenchError(f"kernel name {name!r} is not a valid name{_path_hint(as_path)}")
     for folder in kernel_search_dirs(extra_dirs):
         spec, source = folder / f"{name}.py", folder / f"{name}.cu"
         # anything at NAME.cu (a FIFO, a dangling link) makes NAME.py a template's spec: the loader
@@ -90,7 +90,28 @@ def locate_kernel(name: str, extra_dirs: Sequence[str | os.PathLike[str]] = ()) 
         raise WorkbenchError(f"{lone} is a CUDA source without a template spec: add {name}{DECLARATIVE_SUFFIX} "
                              "beside it (docs/own-kernel.md), or open the folder in the window's kernel editor, "
                              "which writes one")
-    raise WorkbenchError(f"unknown kernel {name!r}; available: {', '.join(available) or 'none'}")
+    raise WorkbenchError(f"unknown kernel {name!r}; available: {', '.join(available) or 'none'}{_saved_hint(name)}")
+
+
+def _path_hint(path: Path) -> str:
+    """What to write instead of a path to a template's files: the folder and the template's name."""
+    if path.suffix == ".cu" or path.name.endswith(DECLARATIVE_SUFFIX) or path.is_dir():
+        folder = path if path.is_dir() else path.parent
+        stem = path.name[: -len(DECLARATIVE_SUFFIX)] if path.name.endswith(DECLARATIVE_SUFFIX) else path.stem
+        named = stem if not path.is_dir() and stem.isidentifier() else "NAME"
+        return f"; name the template and give its folder: --kernel-dir {folder} {named}"
+    return ""
+
+
+def _saved_hint(name: str) -> str:
+    """Where a template of ``name`` saved with the window's kernel editor is, when there is one: the
+    window lists those, the command line looks only where --kernel-dir says."""
+    from workbench.core.domain.kernel_spec import user_templates_dir
+
+    folder = user_templates_dir()
+    if (folder / f"{name}{DECLARATIVE_SUFFIX}").is_file():
+        return f" (a template {name!r} is saved in the kernel editor's folder: add --kernel-dir {folder})"
+    return ""
 
 
 @functools.lru_cache(maxsize=1)
