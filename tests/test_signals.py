@@ -297,3 +297,24 @@ def test_an_interrupt_ends_the_run_as_interrupted_not_as_an_error() -> None:
         engine.run()
     ends = [event for event in events if isinstance(event, RunFinished)]
     assert ends == [RunFinished("interrupted", 2, "interrupted")] and engine.finished == ends[0]
+
+
+def test_an_interrupted_size_sweep_says_how_far_it_got(tmp_path: Path) -> None:
+    """A sweep passes on no size's own end; interrupted, it said nothing at all, where one run says
+    ``finished (interrupted) after N evaluations``."""
+    from workbench.runner.controller import RunRequest, start_run
+
+    sweep = start_run(RunRequest(kernel="vector_add", backend="sim", executor="inline", budget=3,
+                                 backend_options={"compile": "estimate"}, sizes={"n": [4096, 8192]}),
+                      tmp_path / "sweep.json")
+    events: list[Event] = []
+
+    def ctrl_c_in_the_second_size(event: Event) -> None:
+        events.append(event)
+        if isinstance(event, TrialFinished) and sum(isinstance(e, TrialFinished) for e in events) == 5:
+            raise KeyboardInterrupt
+
+    sweep.subscribe(ctrl_c_in_the_second_size)
+    with pytest.raises(KeyboardInterrupt):
+        sweep.run()
+    assert [e for e in events if isinstance(e, RunFinished)] == [RunFinished("interrupted", 5, "interrupted")]

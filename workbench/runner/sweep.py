@@ -203,6 +203,12 @@ class SweepRun:
                 # the summary counts them
                 reason = max(ends, key=ends.count) if ends else "budget"
                 message = self._summary(ends)
+        except KeyboardInterrupt as exc:  # the size's own end is not passed on (_forward): the sweep's is said
+            with self._lock:
+                current = self.current
+            done = self.evaluations + (current.engine.evaluations if current is not None else 0)
+            self._emit(RunFinished("interrupted", done, str(exc) or "interrupted"))
+            raise
         finally:
             self.release()
         result = RunFinished(reason, self.evaluations, message or self._summary())
