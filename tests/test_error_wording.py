@@ -181,8 +181,10 @@ def test_a_stored_executor_is_named_by_flag_and_as_the_files_setting(tmp_path: P
     doc = json.loads(path.read_text())
     doc["run"]["executor"], doc["run"]["ray_address"] = "local", "10.0.0.1:6379"
     path.write_text(json.dumps(doc))
-    with pytest.raises(WorkbenchError) as refused:
-        resume_run(path, RunRequest(budget=2))
+    # a stored Ray address is never used (test_hostile_files: a file never chooses where work goes)
+    assert resume_run(path, RunRequest(budget=2)).run().reason == "budget"
+    with pytest.raises(WorkbenchError) as refused:  # named on the command line without Ray, it is refused
+        resume_run(path, RunRequest(budget=2, ray_address="10.0.0.1:6379"))
     assert _both(refused.value) == (
         "--ray-address needs --executor ray",
         "the session's Ray address (run.ray_address in its file) needs run.executor = ray in the session's file")

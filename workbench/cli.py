@@ -610,7 +610,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if checks:
         print(f"{session.kernel}: {printable(checks)}")
     unchecked = unchecked_outputs_note(summary["outputs_unchecked"])
-    if unchecked:
+    if unchecked and not checks:  # a template without a reference: the line above says what was checked
         print(f"{session.kernel}: outputs {unchecked}")
     return 0 if finished.reason != "error" else 1
 
