@@ -822,3 +822,23 @@ def test_a_template_named_by_its_files_or_saved_by_the_editor_says_how_to_run_it
     saved = save_template_folder(tmp_path / "data" / "templates", SPEC, SOURCE).parent
     done = cli("tune", "saxpy", "--backend", "sim", "--budget", "1", "--out", tmp_path / "o.json")
     assert done.returncode == 2 and f"saved in the kernel editor's folder: add --kernel-dir {saved}" in done.stderr
+
+
+def test_a_source_that_cannot_compile_stops_the_run_after_a_few_configs(cli, tmp_path):
+    """A syntax error failed every config alike, and the run spent its whole budget compiling, then
+    ended as a search that found nothing (exit 0). Errors that depend on the config are searched on."""
+    from workbench.runner.engine import BROKEN_SOURCE_AFTER
+
+    broken = save_template_folder(tmp_path / "broken", SPEC, SOURCE.replace("{", "{ int oops = ;", 1)).parent
+    out = tmp_path / "b.json"
+    done = cli("tune", "saxpy", "--kernel-dir", broken, "--backend", "sim", "--executor", "inline", "--budget", "25",
+               "--out", out)
+    assert done.returncode == 1, done.stderr
+    assert f"error: the first {BROKEN_SOURCE_AFTER} configs all failed to compile with the same error" in done.stderr
+    assert len(json.loads(cli("show", out, "--json").stdout)["by_status"]) == 1
+    assert json.loads(cli("show", out, "--json").stdout)["trials"] == BROKEN_SOURCE_AFTER
+    some = save_template_folder(tmp_path / "some", SPEC, SOURCE.replace("{", "{\n#if ITEMS > 1\n int oops = ;\n#endif\n", 1)).parent
+    done = cli("tune", "saxpy", "--kernel-dir", some, "--backend", "sim", "--executor", "inline", "--budget", "25",
+               "--strategy", "random", "--out", tmp_path / "s.json", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(cli("show", tmp_path / "s.json", "--json").stdout)["trials"] == 25

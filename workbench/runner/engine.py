@@ -42,6 +42,10 @@ JOURNAL_SYNC_S = 0.2
 #: Ends of a run after which trials simulated with estimated resources are refined (not after a
 #: stop request, a time limit or an error: the user asked for the run to end).
 REFINE_AFTER = ("budget", "exhausted", "plateau")
+#: Configs that must all fail to compile with one and the same error before a run stops as a source
+#: that cannot compile, whatever the config: a syntax error spent a whole budget on compiles that all
+#: said the same line, and the run ended as if it had searched.
+BROKEN_SOURCE_AFTER = 8
 
 
 def session_for_target(target: Target, spec: BackendSpec, strategy: Strategy | None = None) -> Any:
@@ -167,6 +171,7 @@ class Engine:
         #: from one size's engine to the next, so the pace holds across sizes.
         self._next_paced = 0.0
         self._proposed_ahead: list[Config] = []  # the next candidate, asked for ahead of its turn (see _loop)
+        self._broken_checked = False  # whether _broken_source has looked (once a run)
         self.budget = budget
         self.time_limit_s = time_limit_s
         self.workers = workers
@@ -290,6 +295,7 @@ class Engine:
             raise WorkbenchError("this engine is already running")
         self._in_run = True
         self.evaluations = self.failures = self.aborted = self.refined = 0
+        self._broken_checked = False
         self._counted = set()
         self._pending = {}
         try:
@@ -429,6 +435,8 @@ class Engine:
                     continue
                 if results:
                     self._record(results, measured, in_flight, journal)
+                    if reason is None and (broken := self._broken_source()) is not None:
+                        reason, message = "error", broken
             if reason in REFINE_AFTER:
                 self._refine(pool, wait_s=self.refine_wait_s)
         self._save_strategy_state()
@@ -450,6 +458,22 @@ class Engine:
                     log.warning("%s", note)
                     message = f"{message or self._describe(reason)}; {note}"
         return RunFinished(reason, self.evaluations, message or self._describe(reason))
+
+    def _broken_source(self) -> str | None:
+        """Why the run stops when its kernel cannot compile at all, else None: the session's first
+        :data:`BROKEN_SOURCE_AFTER` distinct configs (and every trial of it so far) failed to compile
+        with the very same message, which then names no config of theirs. Looked at once, when this
+        run has measured that many; a session that ever had another outcome is searched on."""
+        if self._broken_checked or self.evaluations < BROKEN_SOURCE_AFTER:
+            return None
+        self._broken_checked = True
+        trials = self.session.trials
+        messages = {t.measurement.message for t in trials}
+        if (len(messages) != 1 or any(t.status is not Status.COMPILE_ERROR for t in trials)
+                or len({t.config.id for t in trials}) < BROKEN_SOURCE_AFTER):
+            return None
+        return (f"the first {len(trials)} configs all failed to compile with the same error ({messages.pop()}): "
+                "the source, not a config, is at fault; fix it and run again")
 
     def _keep_replaced_output(self) -> Path | None:
         """The lock on the output keeps other runs of this program away, not a copy or an editor:
