@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -161,6 +162,11 @@ def test_latency_only_ranking_orders_by_latency() -> None:
     # a gain under 10% is written in percent, never as "1.0x faster"
     close = [ok(0, latency_ms=1.03), ok(1, latency_ms=1.0)]
     assert rank(close, default=close[0].config.id).explain(1).endswith("; 3.0% faster than the default")
+    # a ratio past the largest float is no figure: never "infx faster" (nor an overflow warning)
+    far = [ok(0, latency_ms=1e308), ok(1, latency_ms=1e-3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert "inf" not in rank(far, default=far[0].config.id).explain(1)
 
 
 def test_a_default_config_stopped_early_is_not_called_a_failure() -> None:

@@ -779,7 +779,8 @@ class Ranking:
         va, vb = col[a], col[b]
         if not (np.isfinite(va) and np.isfinite(vb)) or va <= 0 or vb <= 0:
             return None
-        return float(vb / va) if metric_direction(metric, self.directions) < 0 else float(va / vb)
+        ratio = float(vb) / float(va) if metric_direction(metric, self.directions) < 0 else float(va) / float(vb)
+        return ratio if math.isfinite(ratio) else None  # 1e308 against 1e-3: no figure, not "infx faster"
 
     def _versus_default(self, i: int) -> str:
         d = self.default_row
