@@ -842,3 +842,26 @@ def test_a_source_that_cannot_compile_stops_the_run_after_a_few_configs(cli, tmp
                "--strategy", "random", "--out", tmp_path / "s.json", "--quiet")
     assert done.returncode == 0, done.stderr
     assert json.loads(cli("show", tmp_path / "s.json", "--json").stdout)["trials"] == 25
+
+
+def test_a_size_that_gives_an_argument_a_negative_shape_is_refused_before_the_run(cli, tmp_path):
+    """An output of n - 2 elements at n = 1 was not refused: the run reported 'grid 0x1x1 outside the
+    device limits' for every config, which says nothing of the size."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["args"][2]["shape"] = ["n - 2"]
+    spec["reference"] = {"kind": "none"}
+    folder = save_template_folder(tmp_path / "mine", spec, SOURCE).parent
+    done = cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--executor", "inline", "--budget", "2",
+               "--sizes", "n=1,4096", "--out", tmp_path / "o.json")
+    assert done.returncode == 2 and "at n=1" in done.stderr and "argument out would have shape (-1,)" in done.stderr
+
+
+def test_a_launch_that_cannot_be_computed_for_a_config_names_its_field(tmp_path):
+    spec = json.loads(json.dumps(SPEC))
+    spec["slots"][1]["values"] = [0, 1, 2]
+    spec["grid"][0] = "(n + block_size * items - 1) // (block_size * items)"
+    spec["restrictions"] = []
+    template = template_from_spec(spec, SOURCE)
+    problem = template.resolve_problem(None)
+    with pytest.raises(TemplateError, match=r"grid x = .* cannot be computed \(ZeroDivisionError"):
+        template.grid(problem, template.space(problem).config({"block_size": 32, "items": 0}))

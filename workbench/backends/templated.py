@@ -41,6 +41,17 @@ def template_target(template: KernelTemplate, spec: BackendSpec, device: Mapping
     except TemplateError as exc:
         raise WorkbenchError(f"{template.name}: at {where}, the default config's {exc}: choose sizes it divides, or "
                              "change the template's launch") from None
+    for arg in template.args:  # checked at the spec's own problems only, as the launch was
+        if arg.kind == "scalar" or arg.shape is None:
+            continue
+        try:
+            shape = tuple(arg.shape(problem))
+        except (ArithmeticError, ValueError, WorkbenchError) as exc:
+            raise WorkbenchError(f"{template.name}: at {where}, argument {arg.name}'s shape cannot be computed "
+                                 f"({exc}): choose other sizes") from None
+        if any(dim < 0 for dim in shape):
+            raise WorkbenchError(f"{template.name}: at {where}, argument {arg.name} would have shape {shape}: "
+                                 "choose sizes its shape allows (a minimum in the spec's problem says which)")
     return Target(
         kernel=template.name,
         kind="template",

@@ -725,7 +725,10 @@ def _geometry(exprs: list[Restriction], key: str) -> Callable[[Mapping[str, Any]
         env = {**p, **c}
         dims = []
         for axis, e in zip("xyz", exprs):
-            value = e.evaluate(env)
+            try:
+                value = e.evaluate(env)
+            except (ArithmeticError, ValueError) as exc:  # a division by a slot value of 0: name the field
+                raise TemplateError(f"{key} {axis} = {e.text!r} cannot be computed ({type(exc).__name__}: {exc})") from None
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
                     or value != int(value):
                 raise TemplateError(f"{key} {axis} = {e.text!r} gives {value!r}; a launch dimension must be a whole "
