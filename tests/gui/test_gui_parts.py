@@ -764,3 +764,23 @@ def test_long_words_and_long_filters_never_widen_the_window(window, qtbot) -> No
     table._on_slot_filter()
     qtbot.wait(20)
     assert table.filter_error.text() and window.width() == 1440
+
+
+def test_a_run_of_a_broken_template_in_a_kernel_folder_says_why_once(tmp_path):
+    """gui --run NAME --kernel-dir F, NAME's spec broken: the folder's scan warned of it and the
+    run's refusal said the same again, two identical lines."""
+    import json
+
+    from workbench.core.domain.kernel_spec import SPEC_SUFFIX, save_template_folder
+
+    example = ROOT / "docs" / "examples" / "saxpy"
+    spec = json.loads((example / f"saxpy{SPEC_SUFFIX}").read_text())
+    folder = save_template_folder(tmp_path / "mine", spec, (example / "saxpy.cu").read_text()).parent
+    spec_file = folder / f"saxpy{SPEC_SUFFIX}"
+    spec_file.write_text(spec_file.read_text().replace("block_size * items <= 4096", "block_size * itms <= 4096"))
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "KERNEL_WORKBENCH_DATA_DIR": str(tmp_path / "data")}
+    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "gui", "--run", "saxpy", "--kernel-dir", str(folder),
+                           "--backend", "sim", "--budget", "2", "--quit-when-done"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    said = [line for line in done.stderr.splitlines() if "itms" in line]
+    assert done.returncode == 2 and len(said) == 1 and said[0].startswith("error: "), done.stderr
