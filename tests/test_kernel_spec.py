@@ -127,6 +127,8 @@ def test_a_template_with_an_emulation_has_its_simulated_outputs_compared(cli, tm
     (lambda s: s["slots"][0].__setitem__("default", 300), "slots[0].default", None),
     (lambda s: s["slots"][0].__setitem__("default", "256"), "slots[0].default", None),  # text is no number
     (lambda s: s["slots"][0].__setitem__("default", True), "slots[0].default", None),
+    # a float default beside a whole small value: said as the default's, with the fix
+    (lambda s: s["problem"]["n"].__setitem__("default", 16777216.0), "problem.n.small", None),
     (lambda s: s.__setitem__("profile", {"bogus": "1"}), "profile", "bogus"),
     # found when the spec loads, evaluated at the default problem, not later as a worker's traceback
     (lambda s: s["args"][0].__setitem__("dtype", "float128x"), "args[0].dtype", "float128x"),
@@ -865,3 +867,11 @@ def test_a_launch_that_cannot_be_computed_for_a_config_names_its_field(tmp_path)
     problem = template.resolve_problem(None)
     with pytest.raises(TemplateError, match=r"grid x = .* cannot be computed \(ZeroDivisionError"):
         template.grid(problem, template.space(problem).config({"block_size": 32, "items": 0}))
+
+
+def test_a_float_problem_default_with_a_whole_small_value_says_to_write_the_default_whole():
+    spec = json.loads(json.dumps(SPEC))
+    spec["problem"]["n"]["default"] = 16777216.0
+    with pytest.raises(SpecError, match=r"the default 16777216.0 is float, small 4099 is int\); write the default as "
+                                         r"16777216 for a whole size"):
+        template_from_spec(spec, SOURCE)

@@ -383,7 +383,10 @@ class _Builder:
             problem[name] = default
             small_value = entry.get("small", default)
             if type(small_value) is not type(default):  # int vs float vs bool matters here
-                raise self.fail(f"{field}.small", f"must have the type of the default ({type(default).__name__})", name)
+                kinds = f"the default {default!r} is {type(default).__name__}, small {small_value!r} is {type(small_value).__name__}"
+                whole = isinstance(default, float) and default.is_integer() and type(small_value) is int
+                fix = f"; write the default as {int(default)} for a whole size" if whole else ""
+                raise self.fail(f"{field}.small", f"must have the type of the default ({kinds}){fix}", name)
             small[name] = small_value
             if entry.get("doc"):
                 docs[name] = str(entry["doc"])
