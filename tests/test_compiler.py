@@ -495,3 +495,15 @@ def test_a_compile_log_in_parts_reads_as_lines_and_its_message_starts_with_text(
     assert "\0" not in log and log.startswith("ptxas error")
     failure = Measurement.failure(Status.COMPILE_ERROR, "\0ptxas error : too much shared data")
     assert failure.message == "ptxas error : too much shared data"
+
+
+def test_the_launch_bounds_a_kernel_sets_are_read_from_its_cubin() -> None:
+    from workbench.core.model.compiler import compile_cuda, max_threads
+
+    source = ('extern "C" __global__ void __launch_bounds__(128) bounded(float* x) { x[threadIdx.x] = 1.0f; }\n'
+              'extern "C" __global__ void free_(float* x) { x[threadIdx.x] = 2.0f; }\n')
+    compiled = compile_cuda(source, arch="sm_90")
+    assert compiled.ok, compiled.log
+    assert max_threads(compiled.cubin, "bounded") == 128 and max_threads(compiled.cubin, "free_") == 0
+    assert max_threads(compiled.cubin) == 128  # no entry named: the tightest bound
+    assert max_threads(b"\x7fELF" + b"\0" * 10) == max_threads(compiled.cubin[:200]) == max_threads(b"") == 0

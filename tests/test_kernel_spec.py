@@ -875,3 +875,20 @@ def test_a_float_problem_default_with_a_whole_small_value_says_to_write_the_defa
     with pytest.raises(SpecError, match=r"the default 16777216.0 is float, small 4099 is int\); write the default as "
                                          r"16777216 for a whole size"):
         template_from_spec(spec, SOURCE)
+
+
+def test_a_block_larger_than_the_kernels_launch_bounds_is_refused_on_the_simulator(cli, tmp_path):
+    """The source's __launch_bounds__(BLOCK_SIZE) with a launch of twice as many threads fails every
+    launch on a GPU; the simulator called every config feasible."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["block"][0] = "block_size * 2"
+    spec["restrictions"] = ["block_size * items <= 4096", "block_size <= 512"]
+    folder = save_template_folder(tmp_path / "mine", spec, SOURCE).parent
+    out = tmp_path / "s.json"
+    done = cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--executor", "inline", "--budget", "4",
+               "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    trials = json.loads(cli("show", out, "--json", "--trials").stdout)["trial_list"]
+    assert {t["status"] for t in trials} == {"launch_error"}
+    assert all(f"a block of {2 * t['config']['block_size']} threads, and the kernel's __launch_bounds__ allows "
+               f"{t['config']['block_size']}" in t["message"] for t in trials)

@@ -35,7 +35,7 @@ import numpy as np
 from workbench.backends.compile_jobs import URGENT, CompileJobs
 from workbench.backends.templated import load_template_for, template_target
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
-from workbench.core.model.compiler import cached_compile, compile_cuda  # NVRTC itself loads at the first compile
+from workbench.core.model.compiler import cached_compile, compile_cuda, max_threads  # NVRTC itself loads at the first compile
 from workbench.core.errors import WorkbenchError
 from workbench.core.model.gpus import GpuSpec, load_gpu
 from workbench.core.domain.measurement import Measurement, Status
@@ -80,20 +80,22 @@ def _jobs() -> CompileJobs:
 
 def _compiled_figures(source: str, arch: str, options: tuple[str, ...], entry: str) -> dict[str, Any]:
     """Compile (or read the compiler's disk cache) and keep only the figures the simulator uses."""
-    return _figures_of(compile_cuda(source, arch=arch, options=options, entry=entry))
+    return _figures_of(compile_cuda(source, arch=arch, options=options, entry=entry), entry)
 
 
 def _cached_figures(source: str, arch: str, options: tuple[str, ...], entry: str) -> dict[str, Any] | None:
     """The figures of an earlier compile of this source (the compiler's memory or disk cache), or
     None; never compiles, so a cache hit never waits behind the queue of real compiles."""
     compiled = cached_compile(source, arch=arch, options=options, entry=entry)
-    return None if compiled is None else _figures_of(compiled)
+    return None if compiled is None else _figures_of(compiled, entry)
 
 
-def _figures_of(compiled: Any) -> dict[str, Any]:
+def _figures_of(compiled: Any, entry: str = "") -> dict[str, Any]:
     if not compiled.ok:
         return {"compile_error": compiled.error or "compilation failed", "log": compiled.log}
     return {
+        # the block size its __launch_bounds__ allows (0: none), which a launch must keep to
+        "max_threads": max_threads(compiled.cubin, entry),
         "registers": compiled.registers,
         "smem_bytes": compiled.smem_bytes,
         "spill_store_bytes": compiled.spill_store_bytes,
@@ -420,6 +422,10 @@ class SimBackend(Backend):
         if resources.get("resources_pending"):
             marks["resources_pending"] = True
         refusal = launch_check(self.gpu, block, smem_total, int(resources["registers"]), grid=grid)
+        bound = int(resources.get("max_threads") or 0)
+        if not refusal and bound and threads > bound:
+            refusal = (f"too many resources requested for launch: a block of {threads} threads, and the kernel's "
+                       f"__launch_bounds__ allows {bound}")
         if refusal:
             return Measurement(Status.LAUNCH_ERROR, metrics=used, message=refusal, log=refusal, details=marks)
         prediction = predict(self.gpu, profile, grid, block, {**resources, "smem_bytes": smem_total})

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import struct
 import stat
 import tempfile
 import threading
@@ -561,6 +562,55 @@ def _program_log(nvrtc: Any, prog: Any) -> str:
     (result,) = nvrtc.nvrtcGetProgramLog(prog, buffer)
     _check(nvrtc, result, "nvrtcGetProgramLog")
     return log_text(buffer)
+
+
+#: The ``.nv.info`` attribute holding a kernel's ``__launch_bounds__`` maximum (x, y, z threads).
+_EIATTR_MAX_THREADS = 0x05
+#: Its format: a 2-byte size, then that many bytes of value.
+_EIFMT_SVAL = 0x04
+
+
+def max_threads(cubin: bytes, entry: str = "") -> int:
+    """The most threads a block of ``entry`` may have by its ``__launch_bounds__`` (0 when it sets
+    none, or the CUBIN cannot be read): the product of the maximum the compiler records in the
+    function's ``.nv.info.<entry>`` section (EIATTR_MAX_THREADS, three little-endian uint32). A
+    launch of a larger block fails on a GPU; without it, a block twice the bound looked feasible on
+    the simulator. No entry: the smallest bound of any function."""
+    try:
+        sections = _elf_sections(cubin)
+    except (struct.error, ValueError, IndexError):
+        return 0
+    bounds = []
+    for name, body in sections.items():
+        if not name.startswith(".nv.info.") or (entry and name != f".nv.info.{entry}"):
+            continue
+        at = 0
+        while at + 4 <= len(body):
+            fmt, attribute = body[at], body[at + 1]
+            if fmt != _EIFMT_SVAL:
+                at += 4  # the other formats hold their value in the two bytes after the attribute
+                continue
+            size = struct.unpack_from("<H", body, at + 2)[0]
+            if attribute == _EIATTR_MAX_THREADS and size >= 12:
+                x, y, z = struct.unpack_from("<III", body, at + 4)
+                bounds.append(x * y * z)
+            at += 4 + size
+    return min(bounds) if bounds else 0
+
+
+def _elf_sections(data: bytes) -> dict[str, bytes]:
+    """The sections of a 64-bit little-endian ELF file (what NVRTC's CUBINs are), by name."""
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise ValueError("not a 64-bit little-endian ELF file")
+    offset = struct.unpack_from("<Q", data, 0x28)[0]
+    entry_size, count, names_index = struct.unpack_from("<HHH", data, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQ", data, offset + i * entry_size) for i in range(count)]
+    names_at = headers[names_index][4]
+    sections = {}
+    for name, _kind, _flags, _address, start, size in headers:
+        end = data.index(b"\0", names_at + name)
+        sections[data[names_at + name:end].decode("ascii", "replace")] = data[start:start + size]
+    return sections
 
 
 def log_text(buffer: bytes) -> str:
