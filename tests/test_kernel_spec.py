@@ -327,6 +327,11 @@ def test_cell_values_and_expression_lists():
     assert parse_values("warp, block") == ["warp", "block"]
     with pytest.raises(ValueError):
         parse_values("1, two and a half")
+    # the editor's limit is the loader's (it refused 1..5000, which a spec file may hold), and a
+    # range too long is refused before it is built
+    assert len(parse_values("1..5000")) == 5000
+    with pytest.raises(ValueError, match="1,000,000,000,000 values; a template slot may have at most 65,536"):
+        parse_values("1..1000000000000")
     assert split_expressions("n, min(m, 4), k") == ["n", "min(m, 4)", "k"]
 
 

@@ -157,9 +157,12 @@ def parse_values(text: str) -> list[Any]:
             step = int(ranged.group(3) or 1)
             if step < 1:
                 raise ValueError("step must be at least 1")
+            count = (hi - lo) // step + 1  # counted before it is made: 1..10**12 is refused, not built
+            if count > MAX_TEMPLATE_SLOT_VALUES:
+                raise ValueError(f"{count:,} values; a template slot may have at most {MAX_TEMPLATE_SLOT_VALUES:,}")
             values = list(range(lo, hi + 1, step))
-        if len(values) > 4096:
-            raise ValueError(f"{len(values)} values; at most 4096 per slot")
+        if len(values) > MAX_TEMPLATE_SLOT_VALUES:  # the editor's limit is the loader's
+            raise ValueError(f"{len(values):,} values; a template slot may have at most {MAX_TEMPLATE_SLOT_VALUES:,}")
         return values
     values = []
     for part in (p.strip() for p in text.split(",")):
