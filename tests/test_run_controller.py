@@ -867,7 +867,8 @@ def test_continuing_under_tighter_restrictions_measures_what_is_left_of_the_narr
 
 def test_a_space_whose_restrictions_exclude_every_config_is_refused_before_the_run(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
-    with pytest.raises(WorkbenchError, match="^no config of the search space meets its restrictions"):
+    with pytest.raises(WorkbenchError, match=r"^vector_add: no config of the search space meets its restrictions "
+                                             r"\(.*; block_size > 100000\)"):  # which kernel, which rules
         start_run(RunRequest(kernel="vector_add", backend="sim", budget=3,
                              restrictions=[*VECTOR_ADD_RESTRICTIONS, "block_size > 100000"]), out)
     assert not out.exists() and not journal_path(out).exists()

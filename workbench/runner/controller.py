@@ -644,7 +644,9 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
 
     space = _edited_space(target, request, session)
     if next(iter(space), None) is None:  # said before anything starts, rather than a run that ends at once
-        raise WorkbenchError("no config of the search space meets its restrictions; loosen them or widen the domains")
+        rules = "; ".join(space.restrictions)
+        raise WorkbenchError(f"{target.kernel}: no config of the search space meets its restrictions ({rules}); "
+                             "loosen them or widen the domains")
     strategy_info = StrategyInfo(**session.strategy) if session is not None else StrategyInfo()
     objectives = _objectives(request, strategy_info)
     strategy_name: str = request.strategy or strategy_info.get("name") or ("tpe" if objectives else DEFAULT_STRATEGY)
