@@ -394,10 +394,11 @@ def test_usage_errors_name_the_command_as_it_was_started(capsys) -> None:
         assert capsys.readouterr().err.strip().endswith(hint)
 
 
-@pytest.mark.parametrize("make", [os.mkdir, os.mkfifo])
+@pytest.mark.parametrize("make", [os.mkdir, os.mkfifo, lambda path: os.symlink(str(path) + ".nowhere", path)])
 def test_a_journal_name_taken_by_a_folder_or_a_pipe_is_refused_before_the_run(cli, tmp_path: Path, make) -> None:
     """A folder at FILE.journal let the run start and fail at its first write (exit 1, after the
-    workers had started); it is bad input, said before anything runs, and left where it is."""
+    workers had started); it is bad input, said before anything runs, and left where it is. A link
+    to nothing there was removed by the run."""
     out = tmp_path / "s.json"
     make(tmp_path / "s.json.journal")
     result = cli("tune", "vector_add", "--backend", "sim", "--executor", "inline", "--budget", "2", "--out", out)

@@ -277,9 +277,9 @@ def _check_writable(out: Path, instead: str | None) -> None:
     journal's name is free for a file (a folder there failed the run's first write, exit 1)."""
     check_writable(out, instead)
     journal = journal_path(out)
-    if journal.exists() and not journal.is_file():
+    if os.path.lexists(journal) and not journal.is_file():  # a folder, a device, or a link to nothing
         raise WorkbenchError(f"--out {out}: its journal's name, {journal.name}, is taken by "
-                             f"{'a folder' if journal.is_dir() else 'something that is not a file'}; "
+                             f"{'a folder' if journal.is_dir() else 'a link to nothing' if not journal.exists() else 'something that is not a file'}; "
                              "move that away or name another file with --out")
     check_writable(journal, instead)
 
