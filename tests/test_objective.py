@@ -452,3 +452,20 @@ def test_sentences_show_a_slider_bound_to_six_digits_while_its_label_stays_exact
     assert "memory_mb <= 63.9132 excludes 2" in ranking.why_none() and repr(limit) not in ranking.why_none()
     assert ranking.explain(1) == "infeasible: memory_mb 67.3713 violates memory_mb <= 63.9132"
     assert Bound("registers", "<=", 64.0).shown == "registers <= 64"
+
+
+def test_a_pareto_front_from_the_tables_sort_is_the_one_sorted_anew() -> None:
+    """rank() reads the front from the table's kept sort (a slider move sorted every row twice):
+    the same rows, in the same order, ties and unknown figures included."""
+    from workbench.core.domain.objective import MetricTable, pareto_front
+
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        n = int(rng.integers(0, 30))
+        trials = [ok(i, latency_ms=float(rng.choice([0.5, 1.0, 2.0])), memory_mb=float(rng.choice([1.0, 2.0, 5.0])))
+                  if rng.random() < 0.8 else failed(i) for i in range(n)]
+        table = MetricTable.from_trials(trials)
+        latency, memory = table.column("latency_ms"), table.column("memory_mb")
+        mask = rng.random(n) < 0.7
+        assert pareto_front(latency, memory, mask, table.pareto_order()).tolist() == \
+            pareto_front(latency, memory, mask).tolist()

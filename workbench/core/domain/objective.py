@@ -426,6 +426,7 @@ class MetricTable:
         self.ids: list[str] = []
         self.statuses: list[Status] = []
         self.messages: list[str] = []
+        self._pareto_order: np.ndarray | None = None
 
     @classmethod
     def from_trials(cls, trials: Iterable[Trial]) -> "MetricTable":
@@ -537,6 +538,15 @@ class MetricTable:
         ok = self.ok
         return next((row for row in reversed(rows) if ok[row]), rows[-1])
 
+    def pareto_order(self) -> np.ndarray:
+        """Every row by latency, then memory (a memory not reported last): the sort each Pareto
+        front of this table starts from, kept until rows are added, so that a slider move (a new
+        feasible set) re-ranks without sorting every row again, twice."""
+        if self._pareto_order is None or len(self._pareto_order) != self._n:
+            memory = self.column(MEMORY)
+            self._pareto_order = np.lexsort((np.where(np.isfinite(memory), memory, np.inf), self.column(LATENCY)))
+        return self._pareto_order
+
 
 # --------------------------------------------------------------------------------------------
 # Ranking
@@ -579,20 +589,29 @@ def normalise(values: np.ndarray, ok: np.ndarray, direction: int) -> np.ndarray:
     return out
 
 
-def pareto_front(latency: np.ndarray, memory: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def pareto_front(latency: np.ndarray, memory: np.ndarray, mask: np.ndarray,
+                 order: np.ndarray | None = None) -> np.ndarray:
     """Rows (sorted by latency) not dominated in (latency, memory), both smaller-is-better.
 
     Rows without a latency are ignored; rows without memory count as memory-unknown and only the
     fastest of them can be on the front (when no row reports memory, the front is the fastest).
+    ``order``: every row already sorted by latency, then memory (:meth:`MetricTable.pareto_order`),
+    which spares the sort.
     """
-    rows = np.flatnonzero(mask & np.isfinite(latency))
-    if rows.size == 0:
-        return rows
-    lat = latency[rows]
-    mem = memory[rows]
-    mem = np.where(np.isfinite(mem), mem, np.inf)
-    order = np.lexsort((mem, lat))  # by latency, then memory
-    sorted_mem = mem[order]
+    if order is None:
+        rows = np.flatnonzero(mask & np.isfinite(latency))
+        if rows.size == 0:
+            return rows
+        mem = memory[rows]
+        mem = np.where(np.isfinite(mem), mem, np.inf)
+        order = np.lexsort((mem, latency[rows]))  # by latency, then memory
+        sorted_mem = mem[order]
+    else:
+        rows = order[mask[order] & np.isfinite(latency[order])]
+        if rows.size == 0:
+            return rows
+        sorted_mem = np.where(np.isfinite(memory[rows]), memory[rows], np.inf)
+        order = np.arange(rows.size)
     running = np.minimum.accumulate(sorted_mem)
     keep = np.empty(order.size, dtype=bool)
     keep[0] = True
@@ -856,9 +875,10 @@ def rank(
     latency = table.column(LATENCY)
     memory = table.column(MEMORY)
     default_row = table.latest_position(default) if default else None
-    pareto = pareto_front(latency, memory, ok)
-    # without a binding constraint the feasible front is the same one (each is a sort of every row)
-    pareto_feasible = pareto if np.array_equal(feasible, ok) else pareto_front(latency, memory, feasible)
+    by_latency = table.pareto_order()
+    pareto = pareto_front(latency, memory, ok, by_latency)
+    # without a binding constraint the feasible front is the same one
+    pareto_feasible = pareto if np.array_equal(feasible, ok) else pareto_front(latency, memory, feasible, by_latency)
     return Ranking(
         table=table,
         constraints=constraints,
