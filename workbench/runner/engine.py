@@ -46,6 +46,11 @@ REFINE_AFTER = ("budget", "exhausted", "plateau")
 #: that cannot compile, whatever the config: a syntax error spent a whole budget on compiles that all
 #: said the same line, and the run ended as if it had searched.
 BROKEN_SOURCE_AFTER = 8
+#: The backends that compile the source they are given (a recording's failed compiles are facts of
+#: another run, and a python benchmark compiles nothing of ours).
+COMPILING_BACKENDS = ("sim", "cuda")
+#: The most trials of a session the check above looks at: past them, a run goes on as before.
+BROKEN_SOURCE_LOOKS = 256
 
 
 def session_for_target(target: Target, spec: BackendSpec, strategy: Strategy | None = None) -> Any:
@@ -460,20 +465,33 @@ class Engine:
         return RunFinished(reason, self.evaluations, message or self._describe(reason))
 
     def _broken_source(self) -> str | None:
-        """Why the run stops when its kernel cannot compile at all, else None: the session's first
-        :data:`BROKEN_SOURCE_AFTER` distinct configs (and every trial of it so far) failed to compile
-        with the very same message, which then names no config of theirs. Looked at once, when this
-        run has measured that many; a session that ever had another outcome is searched on."""
+        """Why the run stops when its kernel cannot compile at all, else None: every trial of the
+        session so far failed to compile with the very same message, and they are at least
+        :data:`BROKEN_SOURCE_AFTER` distinct configs holding every value of every slot, so no value
+        of any one slot compiles (an ``#error`` under one flag's value, or ``ITEMS > 1``, says the
+        same for every config it hits while the others compile). Only where this run compiles the
+        source (:data:`COMPILING_BACKENDS`). Looked at after each result until the session has had
+        another outcome or :data:`BROKEN_SOURCE_LOOKS` trials (a long slot may never be covered:
+        such a run goes on as before)."""
         if self._broken_checked or self.evaluations < BROKEN_SOURCE_AFTER:
             return None
-        self._broken_checked = True
         trials = self.session.trials
-        messages = {t.measurement.message for t in trials}
-        if (len(messages) != 1 or any(t.status is not Status.COMPILE_ERROR for t in trials)
-                or len({t.config.id for t in trials}) < BROKEN_SOURCE_AFTER):
+        if self.spec.kind not in COMPILING_BACKENDS or len(trials) > BROKEN_SOURCE_LOOKS:
+            self._broken_checked = True
             return None
-        return (f"the first {len(trials)} configs all failed to compile with the same error ({messages.pop()}): "
-                "the source, not a config, is at fault; fix it and run again")
+        messages = {t.measurement.message for t in trials}
+        if len(messages) != 1 or any(t.status is not Status.COMPILE_ERROR for t in trials):
+            self._broken_checked = True  # another outcome: the source compiles somewhere
+            return None
+        if len({t.config.id for t in trials}) < BROKEN_SOURCE_AFTER:
+            return None
+        space = self.session.space
+        for slot in space.slots if space is not None else ():
+            if len({repr(t.config.get(slot.name)) for t in trials}) < len(slot.values):
+                return None  # a value not yet failed may be the one that compiles
+        self._broken_checked = True
+        return (f"the first {len(trials)} configs, which hold every value of every slot, all failed to compile "
+                f"with the same error ({messages.pop()}): the source, not a config, is at fault; fix it and run again")
 
     def _keep_replaced_output(self) -> Path | None:
         """The lock on the output keeps other runs of this program away, not a copy or an editor:
