@@ -618,7 +618,7 @@ def test_import_kt_replaces_an_earlier_import_but_not_a_replayed_run(tmp_path: P
     assert refused.returncode != 0 and "--force" in refused.stderr and replayed.read_bytes() == before
 
 
-@pytest.mark.parametrize("edit", ["notes", "constraints", "weights"])
+@pytest.mark.parametrize("edit", ["notes", "more notes", "constraints", "weights"])
 def test_import_kt_does_not_replace_an_import_a_person_has_worked_on(tmp_path: Path, cli, edit: str) -> None:
     """An import given notes, a constraint or weights (in the window, or by hand) is the person's
     work: import-kt replaced it silently, of another kernel too, and the work was gone."""
@@ -626,7 +626,8 @@ def test_import_kt_does_not_replace_an_import_a_person_has_worked_on(tmp_path: P
     imported = tmp_path / "imported.json"
     assert cli("import-kt", str(cache), "--out", str(imported)).returncode == 0
     doc = json.loads(imported.read_text())
-    doc.update({"notes": {"notes": "three hours of analysis"}, "constraints": {"constraints": {"max_latency_ms": 1.3}},
+    doc.update({"notes": {"notes": "three hours of analysis"}, "more notes": {"notes": doc["notes"] + " Alice: ship 3."},
+                "constraints": {"constraints": {"max_latency_ms": 1.3}},
                 "weights": {"weights": {"latency_ms": 1.0, "quality": 2.0}}}[edit])
     imported.write_text(json.dumps(doc))
     before = imported.read_bytes()

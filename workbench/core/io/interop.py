@@ -428,10 +428,11 @@ def is_as_imported(session: Any) -> bool:
     importer's own to replace; one with a person's notes or objective is theirs."""
     from workbench.core.domain.objective import Constraints, Weights
 
-    if session.kind != "recording" or not isinstance(session.extra.get("kernel_tuner"), dict):
+    facts = session.extra.get("kernel_tuner")
+    if session.kind != "recording" or not isinstance(facts, dict) or not isinstance(facts.get("file"), str):
         return False
-    notes = session.notes
-    return (notes.startswith(import_note("")[:-1]) and notes.endswith(".") and notes.isprintable()
+    # the very notes the import wrote: a person's words added to them on the same line are theirs
+    return (session.notes == import_note(facts["file"])
             and session.constraints == Constraints() and session.weights == Weights())
 
 
