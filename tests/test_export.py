@@ -820,7 +820,8 @@ def test_a_cupy_script_names_template_folders_by_absolute_path(tmp_path, cli) ->
 
 
 @pytest.mark.parametrize("name", ["defined", "__FILE__", "int", "WORKBENCH_TUNED_MY_KERNEL_H",
-                                  "xor", "bitand", "_Pragma", "_Bool", "alignas", "NULL", "main"])
+                                  "xor", "bitand", "_Pragma", "_Bool", "alignas", "NULL", "main", "NDEBUG",
+                                  "INT_MAX", "linux"])
 def test_a_recorded_parameter_named_as_a_header_cannot_define_it_is_refused_in_one_line(tmp_path: Path, name) -> None:
     """Recorded names are exported as recorded: a parameter ``defined`` gave a header gcc refuses,
     ``__FILE__`` redefined a builtin and one named like the include guard broke the header."""

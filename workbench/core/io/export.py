@@ -556,6 +556,14 @@ _RESERVED_MACROS = frozenset({
     "alignas", "alignof", "char8_t", "char16_t", "char32_t", "wchar_t", "const_cast", "dynamic_cast",
     "reinterpret_cast", "static_cast", "typeid", "thread_local", "concept", "requires", "consteval",
     "constinit", "co_await", "co_return", "co_yield", "NULL", "main", "assert", "errno", "offsetof",
+    # what the C and C++ standard headers define, and GNU mode's predefined names: NDEBUG turns
+    # assert() off in every file that includes the header
+    "NDEBUG", "EOF", "BUFSIZ", "FILENAME_MAX", "EXIT_SUCCESS", "EXIT_FAILURE", "RAND_MAX", "CHAR_BIT",
+    "CHAR_MIN", "CHAR_MAX", "SCHAR_MIN", "SCHAR_MAX", "UCHAR_MAX", "SHRT_MIN", "SHRT_MAX", "USHRT_MAX",
+    "INT_MIN", "INT_MAX", "UINT_MAX", "LONG_MIN", "LONG_MAX", "ULONG_MAX", "LLONG_MIN", "LLONG_MAX",
+    "ULLONG_MAX", "SIZE_MAX", "PTRDIFF_MIN", "PTRDIFF_MAX", "INTPTR_MAX", "UINTPTR_MAX", "FLT_MAX", "FLT_MIN",
+    "FLT_EPSILON", "DBL_MAX", "DBL_MIN", "DBL_EPSILON", "INFINITY", "NAN", "HUGE_VAL", "HUGE_VALF", "M_PI",
+    "unix", "linux", "i386",
 })
 #: Names C and C++ keep for themselves: ``_`` and a capital (``_Pragma``, ``_Bool``, ``_Alignas``), or two underscores.
 _RESERVED_PREFIX = re.compile(r"_[A-Z]|__")
