@@ -596,3 +596,13 @@ def test_a_run_named_by_a_template_the_editor_saved_runs_from_its_folder(qtbot, 
                                             "backend_options": {"compile": "estimate"}})
     assert result.reason == "budget", result.message
     assert window.model.session.kernel == "saxpy" and window.toolbar.kernel_folders["saxpy"] == str(saved)
+    # a copy saved under a shipped template's name does not take its place, as it does not for tune
+    spec = json.loads((example / f"saxpy{SPEC_SUFFIX}").read_text())
+    spec["name"] = spec["entry"] = "vector_add"
+    save_template_folder(tmp_path / "data" / "templates", spec,
+                         (example / "saxpy.cu").read_text().replace("saxpy(", "vector_add("))
+    window.toolbar.kernel_folders["vector_add"] = str(saved)  # as the picker lists it after a restart
+    result = start_and_wait(window, qtbot, {"kernel": "vector_add", "backend": "sim", "budget": 2, "executor": "inline",
+                                            "backend_options": {"compile": "estimate"}})
+    assert result.reason == "budget", result.message
+    assert "grid_stride" in window.model.session.space.names  # the shipped vector_add's own slot

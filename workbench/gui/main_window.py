@@ -38,7 +38,7 @@ from workbench.gui.lazy_tabs import LazyTabs
 from workbench.gui.model import SessionModel
 from workbench.gui.objective_panel import ObjectivePanel
 from workbench.gui.results_table import ResultsTable
-from workbench.gui.run_panel import KT_CACHE_FILTER, RunToolbar
+from workbench.gui.run_panel import KT_CACHE_FILTER, RunToolbar, available_kernels
 from workbench.gui.settings_store import JsonSettings, SettingsStore
 from workbench.gui.slots_panel import SlotsPanel
 from workbench.gui.source_view import SourceView
@@ -764,10 +764,12 @@ class MainWindow(QMainWindow):
         if self.opening is not None:  # it replaces the session this run would continue
             raise WorkbenchError(self._opening_refusal())
         folders = run.get("kernel_dirs") or ()
-        if not folders and str(run.get("kernel")) in self.toolbar.kernel_folders:
+        name = str(run.get("kernel") or "")
+        if not folders and name in self.toolbar.kernel_folders and name not in available_kernels():
             # a template the kernel picker lists from the editor's folder runs from there, as picking it
-            # does (gui --run NAME of such a template failed as an unknown kernel)
-            folders = [self.toolbar.kernel_folders[str(run["kernel"])]]
+            # does (gui --run NAME of such a template failed as an unknown kernel); a shipped name
+            # stays the shipped template, as tune NAME runs it
+            folders = [self.toolbar.kernel_folders[name]]
             run = {**run, "kernel_dirs": folders}
         if run.get("kernel") and folders:  # the person's folder (the editor's drafts, gui --kernel-dir):
             # its template renders in the source view and Compare from there
