@@ -706,3 +706,19 @@ def test_a_session_file_never_sends_a_continued_run_to_a_ray_cluster(cli, tmp_pa
     settings, notes = _without_remote_execution(RunSettings(executor="ray", ray_address="10.0.0.9:6379"),
                                                 RunRequest(kernel="vector_add", executor="ray", ray_address="h:1"))
     assert settings.ray_address == "10.0.0.9:6379" and not notes  # the flag's address is merged over it next
+
+
+def test_a_file_written_over_keeps_its_mode_and_group(tmp_path: Path) -> None:
+    """An export over a file a group shares (0660, group daemon) became the owner's group only:
+    the group lost its access. The mode and, where the owner may give it, the group are kept."""
+    from workbench.core.fs import atomic_write
+
+    path = tmp_path / "shared.json"
+    path.write_text("{}")
+    other = next((gid for gid in ([1] if os.geteuid() == 0 else os.getgroups()) if gid != os.stat(path).st_gid), None)
+    if other is None:
+        pytest.skip("no other group this process may give a file")
+    os.chown(path, -1, other)
+    path.chmod(0o660)
+    atomic_write(path, lambda handle: handle.write('{"a": 1}'))
+    assert (os.stat(path).st_gid, os.stat(path).st_mode & 0o777) == (other, 0o660)

@@ -148,6 +148,7 @@ def test_a_template_with_an_emulation_has_its_simulated_outputs_compared(cli, tm
     (lambda s: s["args"][1].__setitem__("name", "x"), "args[1].name", None),
     # valid C, but no expression can name it: "invalid syntax" in the reference said nothing of why
     (lambda s: s["args"][0].__setitem__("name", "in"), "args[0].name", None),
+    (lambda s: s["problem"].__setitem__("lambda", {"default": 1}), "problem.lambda", None),
     # a default config names every slot or none: one slot without said where, not "missing slot" later
     (lambda s: s["slots"][1].pop("default"), "slots[1].default", '"name": "items"'),
     (lambda s: s["args"][0].__setitem__("shape", ["-n"]), "args[0].shape", "-n"),
@@ -907,3 +908,13 @@ def test_a_block_larger_than_the_kernels_launch_bounds_is_refused_on_the_simulat
     assert {t["status"] for t in trials} == {"launch_error"}
     assert all(f"a block of {2 * t['config']['block_size']} threads, and the kernel's __launch_bounds__ allows "
                f"{t['config']['block_size']}" in t["message"] for t in trials)
+
+
+def test_a_template_made_read_only_is_not_saved_over(tmp_path):
+    target = save_template_folder(tmp_path / "mine", SPEC, SOURCE)
+    for frozen in (target, target.parent / "saxpy.cu"):
+        frozen.chmod(0o444)
+        with pytest.raises(TemplateError, match="is read-only"):
+            save_template_folder(tmp_path / "mine", SPEC, SOURCE + "\n// edited\n")
+        frozen.chmod(0o644)
+    assert "edited" not in (target.parent / "saxpy.cu").read_text()

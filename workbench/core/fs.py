@@ -224,9 +224,10 @@ def _fsync_dir(directory: Path) -> None:
 def atomic_write(path: Path, write: Callable[[IO[str]], object]) -> None:
     """Write through ``write(file)`` into a temp file beside ``path``, fsync, then rename over it.
 
-    The file keeps the permissions it had (a shared file saved over stays shared); a new one gets
-    what a plain ``open`` would give it (0666 less the umask), never ``mkstemp``'s private 0600.
-    Every file the program writes whole (sessions, exports, templates) is written so."""
+    The file keeps the permissions and, where the owner may give it, the group it had (a shared
+    file saved over stays shared); a new one gets what a plain ``open`` would give it (0666 less the
+    umask), never ``mkstemp``'s private 0600. Every file the program writes whole (sessions,
+    exports, templates) is written so."""
     directory = path.parent if str(path.parent) else Path(".")
     directory.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
@@ -236,9 +237,16 @@ def atomic_write(path: Path, write: Callable[[IO[str]], object]) -> None:
             f.flush()
             os.fsync(f.fileno())
         try:
-            mode = os.stat(path).st_mode & 0o777
+            before = os.stat(path)
         except FileNotFoundError:
             mode = 0o666 & ~current_umask()  # what a plain open() would create
+        else:
+            mode = before.st_mode & 0o777
+            if hasattr(os, "chown") and before.st_gid != os.stat(tmp).st_gid:
+                try:  # a group the owner belongs to; any other is not ours to give, and stays as it falls
+                    os.chown(tmp, -1, before.st_gid)
+                except OSError:
+                    pass
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:

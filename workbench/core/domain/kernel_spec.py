@@ -32,7 +32,7 @@ import numpy as np
 
 from workbench.core.domain.array_expr import compile_array_expression
 from workbench.core.errors import SpaceError, TemplateError, UnreadableFile, WorkbenchError
-from workbench.core.fs import atomic_write, read_utf8, resolved
+from workbench.core.fs import atomic_write, read_only, read_utf8, resolved
 from workbench.core.domain.pysyntax import file_module_spec
 from workbench.core.domain.expr import Restriction, compile_restriction
 from workbench.core.domain.session import loads_bounded
@@ -378,6 +378,9 @@ class _Builder:
         problem, small, docs, limits = {}, {}, {}, {}
         for name, entry in raw.items():
             field = f"problem.{name}"
+            if keyword.iskeyword(name):  # every expression names it: 'lambda' failed there as "invalid syntax"
+                raise self.fail(field, f"{name!r} is a word the expressions reserve (as Python does); rename the "
+                                f"parameter, e.g. {name}_", name)
             if not isinstance(entry, Mapping):
                 entry = {"default": entry}
             default = entry.get("default")
@@ -981,9 +984,11 @@ def save_template_folder(folder: str | os.PathLike[str], spec: Mapping[str, Any]
     written = [(folder / owned_source, source)]
     if code is not None:
         written.append((folder / reference_name, code))
-    for path, _ in written:
-        if (path.exists() or path.is_symlink()) and path.name not in owned:
+    for path, _ in [*written, (target, "")]:
+        if (path.exists() or path.is_symlink()) and path.name not in owned and path != target:
             raise TemplateError(f"{path}: exists and is not part of a saved template; choose another name or folder")
+        if read_only(path):  # made read-only: refused as a session or an export is
+            raise TemplateError(f"{path}: is read-only; make it writable to save over it, or save elsewhere")
     for path, text in written:
         _write_text(path, text)
     _write_text(target, json.dumps(spec, indent=2) + "\n")
