@@ -163,6 +163,14 @@ def test_inputs_a_dispatch_cannot_serve_are_refused() -> None:
     failed = {**SWEEP, 4000: {k: None for k in SWEEP[4000]}}
     with pytest.raises(WorkbenchError, match="n = 4000: nothing feasible"):
         plan_dispatch([sweep_recording(failed)])
+    # a grid of sizes over two parameters: refused, saying what to export instead
+    from workbench.core.io.dispatch import _size_parameter
+
+    grid = [{"rows": r, "cols": c} for r in (256, 4096) for c in (256, 8192)]
+    for parameter in (None, "rows"):
+        with pytest.raises(WorkbenchError, match="one size parameter: export one size's best config with --format "
+                                                 "header .* --at cols=VALUE"):
+            _size_parameter(grid, parameter)
 
 
 # --- the generated code -----------------------------------------------------------------------------

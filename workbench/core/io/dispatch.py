@@ -124,14 +124,22 @@ def _size_parameter(problems: list[dict[str, Any]], parameter: str | None) -> st
             raise WorkbenchError(f"--size-param {parameter!r}: not a problem parameter (these are: {', '.join(names) or 'none'})")
         if [n for n in varying if n != parameter]:
             other = ", ".join(n for n in varying if n != parameter)
-            raise WorkbenchError(f"the measured sizes also vary in {other}; a dispatch picks by one size parameter")
+            raise WorkbenchError(f"the measured sizes also vary in {other}; a dispatch picks by one size parameter: "
+                                 f"{_one_size_way(varying)}")
         return parameter
     if len(varying) == 1:
         return varying[0]
     if not varying:
         raise WorkbenchError("the session holds one problem size; a dispatch needs trials at two or more sizes "
                              "(tune --sizes NAME=V1,V2,...)")
-    raise WorkbenchError(f"the measured sizes vary in {', '.join(varying)}; a dispatch picks by one size parameter")
+    raise WorkbenchError(f"the measured sizes vary in {', '.join(varying)}; a dispatch picks by one size parameter: "
+                         f"{_one_size_way(varying)}")
+
+
+def _one_size_way(varying: list[str]) -> str:
+    """What to export instead from a sweep over several parameters (a grid of sizes)."""
+    return (f"export one size's best config with --format header (or json, cuda, cupy) and --at, one per "
+            f"parameter ({' '.join(f'--at {name}=VALUE' for name in varying)}); show --json lists every size's best")
 
 
 def plan_dispatch(
