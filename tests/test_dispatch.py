@@ -169,7 +169,7 @@ def test_inputs_a_dispatch_cannot_serve_are_refused() -> None:
     grid = [{"rows": r, "cols": c} for r in (256, 4096) for c in (256, 8192)]
     for parameter in (None, "rows"):
         with pytest.raises(WorkbenchError, match="one size parameter: export one size's best config with --format "
-                                                 "header .* --at cols=VALUE"):
+                                                 r"header .*--at cols=VALUE"):
             _size_parameter(grid, parameter)
 
 
