@@ -769,3 +769,18 @@ def test_at_completes_a_size_from_the_one_measured_size_with_the_values_given(cl
     for flag, said in (("n=abc", "--at n=abc: n is a number in"), ("alpha=true", "--at alpha=true: alpha is a number in")):
         wrong = cli("show", out, "--at", flag)  # said as what it is, not as "no trials at n='abc'"
         assert wrong.returncode == 2 and said in wrong.stderr, wrong.stderr
+
+
+def test_a_grid_sweeps_size_lines_follow_its_order_the_first_name_slowest(cli, tmp_path: Path) -> None:
+    """--sizes cols=... --sizes rows=... runs cols slowest (docs/sizes.md); the size lines were
+    ordered by the parameter the template happens to list first."""
+    out = tmp_path / "grid.json"
+    done = cli("tune", "transpose", "--backend", "sim", "--resources", "estimated", "--executor", "inline",
+               "--budget", "1", "--sizes", "cols=256,8192", "--sizes", "rows=256,4096", "--out", out)
+    assert done.returncode == 0, done.stderr
+    lines = [line.split(":")[0].strip() for line in done.stdout.splitlines() if line.startswith("  ")]
+    assert [line.split(", ")[0] for line in lines] == ["cols=256", "cols=256", "cols=8192", "cols=8192"], lines
+    assert [line.split(", ")[1] for line in lines] == ["rows=256", "rows=4096", "rows=256", "rows=4096"], lines
+    shown = [line.split(":")[0][len("size"):].strip() for line in cli("show", out).stdout.splitlines()
+             if line.startswith("size ")]
+    assert shown == lines

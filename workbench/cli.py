@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Mapping, NoReturn, Sequence
 from workbench.backends.base import PACED_BACKENDS
 from workbench.core.domain.records import MAX_PACE_S, is_pace, provenance
 from workbench.core.domain.assignments import parse_assignment, parse_assignments
-from workbench.core.domain.size_analysis import size_lines
+from workbench.core.domain.size_analysis import in_plan_order, size_lines
 from workbench.core.domain.sizes import parse_sizes, problems_of, typed_like
 from workbench.core.errors import WorkbenchError, printable
 from workbench.core.domain.measurement import Status
@@ -1023,8 +1023,9 @@ def cmd_show(args: argparse.Namespace) -> int:
             print(f"         {size}{figures}  {point['config']}")
     sizes = summary.get("sizes", ())
     # named as tune names them: by the parameters that differ between the sizes
-    varying = [k for k in (sizes[0]["problem"] if sizes else {})
-               if len({repr(size["problem"].get(k)) for size in sizes}) > 1] or list(sizes[0]["problem"] if sizes else ())
+    varying = in_plan_order(session, [k for k in (sizes[0]["problem"] if sizes else {})
+                                      if len({repr(size["problem"].get(k)) for size in sizes}) > 1]
+                            or list(sizes[0]["problem"] if sizes else ()))
     for size in sizes:
         best = size["best"]
         estimated = " (resources estimated)" if best and best["resources_pending"] else ""

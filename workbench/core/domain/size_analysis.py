@@ -20,10 +20,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Status, Trial
 from workbench.core.domain.search_objective import INFEASIBLE
 from workbench.core.domain.session import Session, problem_key
-from workbench.core.domain.sizes import best_configs, size_parameters, trials_by_problem
+from workbench.core.domain.sizes import best_configs, size_parameters, sweep_plan, trials_by_problem
 from workbench.core.domain.space import Config, SearchSpace
 
 Cost = Callable[[Trial], float]
@@ -64,6 +65,17 @@ def _order_key(problem: Mapping[str, Any], names: Sequence[str]) -> tuple[Any, .
     return tuple(float(problem[n]) for n in names)
 
 
+def in_plan_order(session: Session, names: list[str]) -> list[str]:
+    """``names`` with the sweep's own first (``--sizes rows=... --sizes cols=...``: rows vary
+    slowest, as the sweep ran them), then the rest as they were."""
+    try:
+        plan = sweep_plan(session)
+    except WorkbenchError:  # a hand-edited plan is said where it is used; the order here falls back
+        plan = None
+    swept = [n for n in (plan.sizes if plan is not None else ()) if n in names]
+    return swept + [n for n in names if n not in swept]
+
+
 def size_rows(session: Session, cost: Cost | None = None) -> list[SizeRow]:
     """Every size with trials, ordered by its size parameters (smallest first), with its best
     feasible trial by ``cost`` (latency by default; an objective's cost ranks a trial that misses
@@ -73,7 +85,7 @@ def size_rows(session: Session, cost: Cost | None = None) -> list[SizeRow]:
         cost = _feasible_only(cost)
     groups = trials_by_problem(session)
     problems = {key: session.problem_of(trials[0]) for key, trials in groups.items()}
-    names = size_parameters(list(problems.values()))
+    names = in_plan_order(session, size_parameters(list(problems.values())))
     order = sorted(groups, key=lambda k: _order_key(problems[k], names))
     rows = []
     for key in order:
@@ -274,5 +286,5 @@ def size_lines(session: Session, cost: Cost | None = None) -> list[str]:
     return lines
 
 
-__all__ = ["Band", "SizeRow", "cross_matrix", "distinct_winners", "invalid_cells", "missing_cells", "valid_at", "SizeLayout", "size_label", "size_layout",
+__all__ = ["Band", "SizeRow", "cross_matrix", "distinct_winners", "in_plan_order", "invalid_cells", "missing_cells", "valid_at", "SizeLayout", "size_label", "size_layout",
            "size_lines", "size_rows", "winner_bands"]
