@@ -19,7 +19,7 @@ from cli_errors import one_line_error
 from workbench.core.domain.assignments import parse_assignment_list, parse_assignments
 from workbench.core.errors import SessionFormatError, WorkbenchError
 from workbench.core.domain.measurement import Measurement, Status, Trial
-from workbench.core.domain.session import Journal, journal_path, load_session
+from workbench.core.domain.session import Journal, Session, journal_path, load_session
 from workbench.core.io.session_lock import SessionInUse, SessionLock, lock_path
 from workbench.runner.controller import RunRequest, continues, resume_run, run_to_end, start_run
 
@@ -1008,3 +1008,56 @@ def test_no_command_writes_over_an_output_the_person_made_read_only(cli, tmp_pat
     assert "is read-only" in one_line_error(
         cli("import-kt", str(FIXTURES / "kt_cache_small.json"), "--out", str(imported), "--force"))
     assert export.read_bytes() == before and export.stat().st_mode & 0o777 == 0o444
+
+
+def _with_journal(path: Path, session: Session, extra: int) -> None:
+    """``session`` saved at ``path`` with ``extra`` more trials in a journal beside it, as a run
+    killed after measuring them leaves it."""
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.session import save_session
+
+    save_session(session, path)
+    journal = Journal(path)
+    journal.start(session)
+    configs = [c for c in session.space if c.id not in {t.config.id for t in session.trials}][:extra]
+    for k, config in enumerate(configs):
+        journal.append(Trial(len(session.trials) + k, config, Measurement(Status.OK, {"latency_ms": 1.0 + k})))
+    journal.close()
+
+
+def test_saving_over_a_file_a_killed_run_left_a_journal_beside_keeps_both_as_one_backup(tmp_path: Path) -> None:
+    """The window's Save As onto such a file copied the file alone to .bak: the journal stayed beside
+    the saved session, which then would not open, and the killed run's trials were in no file that
+    did."""
+    from workbench.core.domain.session import load_session
+    from workbench.runner.controller import catch_up
+
+    target, other = tmp_path / "target.json", tmp_path / "other.json"
+    run_to_end(RunRequest(kernel="vector_add", backend="sim", budget=3, backend_options={"compile": "estimate"}), target)
+    _with_journal(target, load_session(target), 4)
+    run_to_end(RunRequest(kernel="vector_add", backend="sim", budget=2, seed=9, backend_options={"compile": "estimate"}),
+               other)
+    mine = load_session(other)
+    catch_up(mine, target, replace=True)  # what Save As does once replacing was confirmed
+    from workbench.core.domain.session import save_session
+
+    save_session(mine, target)
+    assert len(load_session(target).trials) == 2 and not journal_path(target).exists()
+    assert len(load_session(tmp_path / "target.json.bak").trials) == 7
+
+
+def test_force_over_a_file_beside_another_sessions_journal_keeps_each_openable(tmp_path: Path) -> None:
+    """tune --force paired such a journal with the backup, which then would not open either."""
+    from workbench.core.domain.session import load_session
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    run_to_end(RunRequest(kernel="vector_add", backend="sim", budget=2, backend_options={"compile": "estimate"}), a)
+    run_to_end(RunRequest(kernel="vector_add", backend="sim", budget=2, seed=3, backend_options={"compile": "estimate"}), b)
+    _with_journal(tmp_path / "journal_of_b.json", load_session(b), 3)
+    os.replace(journal_path(tmp_path / "journal_of_b.json"), journal_path(a))  # b's killed run, beside a
+    (tmp_path / "journal_of_b.json").unlink()
+    run_to_end(RunRequest(kernel="vector_add", backend="sim", budget=2, seed=5, backend_options={"compile": "estimate"}),
+               a, force=True)
+    assert len(load_session(a).trials) == 2 and len(load_session(tmp_path / "a.json.bak").trials) == 2
+    alone = tmp_path / "a.journal-only.json.bak"  # b's journal, kept apart: it opens by itself
+    assert not journal_path(tmp_path / "a.json.bak").exists() and len(load_session(alone).trials) == 5

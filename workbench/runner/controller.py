@@ -39,6 +39,7 @@ from workbench.core.domain.run_settings import MAX_COUNT, RunSettings
 from workbench.core.domain.session import (
     Session,
     clean_stale_temporaries,
+    journal_of_another_session,
     journal_path,
     load_session,
     new_session_id,
@@ -452,8 +453,11 @@ def catch_up(session: Session, path: Path, replace: bool = False) -> None:
     else:
         what = f"another session ({disk.kernel!r}, {len(disk.trials)} trials)"
     if disk is None or disk.id != session.id:
-        if replace and path.exists():
-            keep_backup(path, "save")
+        if replace and (path.exists() or journal_path(path).is_file()):
+            # as --force keeps it: the file with the journal a killed run left beside it, or the two
+            # apart; a copy of the file alone left that journal beside the saved session, which then
+            # would not open, and the run's trials in no file that does
+            _back_up_session(path)
             return
         raise WorkbenchError(f"{path} now holds {what}, not the session shown here; save this one under "
                              "another name, or open that file")
@@ -1262,10 +1266,16 @@ def _back_up_session(out: Path) -> None:
     elif out.exists():
         keep_backup(out)
     if jp.is_file():
-        if old is None:
-            os.replace(jp, journal_path(backup))
-        else:
+        if old is not None:
             jp.unlink()
+        elif not backup.exists() or not journal_of_another_session(jp, backup):
+            os.replace(jp, journal_path(backup))
+        else:  # another session's journal (a file replaced under a run that was then killed): kept apart,
+            # as a journal alone, which opens by its own name; beside the backup neither would open
+            alone = backup_path(out.with_name(f"{out.stem}.journal-only{out.suffix}"))
+            os.replace(jp, journal_path(alone))
+            log.warning("%s is the journal of another session than %s: kept as %s (show %s opens it)",
+                        jp.name, out.name, journal_path(alone).name, alone.name)
     if out.exists():
         out.unlink()
 

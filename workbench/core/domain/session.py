@@ -1191,14 +1191,33 @@ def _check_journal_belongs(header: dict[str, Any] | None, session: Session, jp: 
     """
     if header is None:
         raise SessionFormatError(f"{jp}: journal has no header line, so it cannot be matched to {p.name}; move it away to open {p.name}")
-    theirs, ours = header.get("id") or "", session.id
-    same = theirs == ours if theirs else (
-        header.get("kernel") == session.kernel and header.get("created_at") == session.created_at)
-    if not same:
+    theirs = header.get("id") or ""
+    if not _journal_matches(header, session):
         raise SessionFormatError(
             f"{jp}: journal of another session (kernel {header.get('kernel')!r}, id {theirs or 'none'}), "
             f"not of {p.name}; move it away to open {p.name}"
         )
+
+
+def _journal_matches(header: Mapping[str, Any], session: Session) -> bool:
+    """Whether a journal's header names ``session``: its id, or for files older than ids (format
+    1) its kernel and creation time."""
+    theirs = header.get("id") or ""
+    if theirs:
+        return bool(theirs == session.id)
+    return bool(header.get("kernel") == session.kernel and header.get("created_at") == session.created_at)
+
+
+def journal_of_another_session(journal: Path, session_file: Path) -> bool:
+    """Whether the journal at ``journal`` names a session other than the one in ``session_file``:
+    the one case where keeping the two side by side makes the file unopenable. False when either
+    cannot be read (nothing then says they are apart)."""
+    try:
+        header, _ = read_journal(journal)
+        session = Session.from_dict(_parse_json(_read_text(session_file), str(session_file)), source=str(session_file))
+    except (WorkbenchError, OSError):
+        return False
+    return header is not None and not _journal_matches(header, session)
 
 
 def _merge_trials(saved: list[Trial], journalled: list[Trial], source: Path | None = None) -> list[Trial]:
