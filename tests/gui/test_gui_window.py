@@ -356,6 +356,23 @@ def test_start_with_another_strategy_says_it_continues_the_open_session(window, 
                     "the charts show them all; File > New session starts a fresh one")
 
 
+def test_continuing_a_file_another_run_extended_counts_its_trials(window, qtbot, tmp_path):
+    """The note counted the trials the window had loaded, not those another run had added to the
+    file meanwhile (taken in as the run was prepared): "20 so far" where there were 30."""
+    from workbench.runner.controller import RunRequest, run_to_end
+
+    path = tmp_path / "s.json"
+    run_to_end(RunRequest(kernel="vector_add", backend="sim", executor="inline", budget=4,
+                          backend_options={"compile": "estimate"}), path)
+    window.open_session(path)
+    run_to_end(RunRequest(budget=3, executor="inline"), path, resume=True)  # 7 in the file now
+    messages = []
+    window.statusBar().messageChanged.connect(messages.append)
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({**window.toolbar.request(), "budget": 2})
+    said = next(m for m in messages if m.startswith("continuing this session"))
+    assert said.startswith("continuing this session: 7 trials so far"), said
+
 def test_a_run_that_measured_the_whole_space_reads_as_complete(window, qtbot, tmp_path):
     """Twenty evaluations asked of a four-config space ended with the bar at "4 / 20", mostly
     empty, and the budget box offering "16 evals" more of nothing."""

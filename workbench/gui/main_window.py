@@ -116,11 +116,10 @@ def _panel_objective_named(error: WorkbenchError, request: Any) -> WorkbenchErro
     return WorkbenchError(f"{text} (set under Constraints or Score weights before this run: clear it there)")
 
 
-def _continued_note(session: Session, strategy: str) -> str:
-    """What Start says when it adds to the open session rather than starting one: the charts then
-    show every run of it together, and a person comparing strategies expected a fresh session."""
-    before = (session.strategy or {}).get("name") or ""
-    n = len(session.trials)
+def _continued_note(n: int, before: str, strategy: str) -> str:
+    """What Start says when it adds to the open session (``n`` trials so far, by strategy ``before``)
+    rather than starting one: the charts then show every run of it together, and a person comparing
+    strategies expected a fresh session."""
     switch = f" with {strategy} (its earlier trials: {before})" if strategy and before and strategy != before else ""
     return (f"continuing this session: {n} trial{'s' if n != 1 else ''} so far{switch}; the charts show them all; "
             "File > New session starts a fresh one")
@@ -825,10 +824,10 @@ class MainWindow(QMainWindow):
         else:
             output = autosave.new_autosave_path(run.get("kernel") or Path(str(run.get("replay") or "session")).stem)
             held = SessionLock(output).acquire()
-        continued_note = ""
+        before = ""
         if continuing and current is not None:  # the controls are the truth for this run, "no time limit" included
             current.run = dataclasses.replace(current.run, time_limit_s=run.get("time_limit_s"))
-            continued_note = _continued_note(current, str(run.get("strategy") or ""))
+            before = str((current.strategy or {}).get("name") or "")
         try:
             prepared = prepare_run(request, current if continuing else None, output, held=held)
         except WorkbenchError as exc:
@@ -859,6 +858,9 @@ class MainWindow(QMainWindow):
             # what the start has to say replaces a refusal of an earlier Start, which stayed on show
             # beside the run it no longer applied to: the run's warnings (a strategy it fell back from,
             # a weight on a metric nothing reports ...), and which GPU pruning models
+            # counted now: the trials another run added to the file were taken in as the run was prepared
+            continued_note = (_continued_note(len(prepared.session.trials), before, str(run.get("strategy") or ""))
+                              if continuing else "")
             said = ([continued_note] if continued_note else []) + [f"warning: {w}" for w in prepared.warnings]
             cost_model_note = (prepared.session.extra.get("cost_model") or {}).get("note")
             if cost_model_note:
