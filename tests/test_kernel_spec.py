@@ -834,25 +834,28 @@ def test_a_template_named_by_its_files_or_saved_by_the_editor_says_how_to_run_it
 
 def test_a_source_that_cannot_compile_stops_the_run_after_a_few_configs(cli, tmp_path):
     """A syntax error failed every config alike, and the run spent its whole budget compiling, then
-    ended as a search that found nothing (exit 0). A failure that some slot value explains (an
-    #error under one flag, ITEMS > 1) says the same for every config it hits, and is searched on:
-    here without a default config, which would compile first and end the question."""
+    ended as a search that found nothing (exit 0). It stops once the template's default config
+    and others fail alike. A failure some slot values explain (an #error under a flag, under
+    ITEMS > 1, under a combination of two slots) says the same for every config it hits and is
+    searched on when there is no default to say the template itself is broken; a sweep's size
+    that fails to compile does not end the other sizes."""
     from workbench.runner.engine import BROKEN_SOURCE_AFTER
 
     spec = json.loads(json.dumps(SPEC))
     spec["slots"][1]["values"] = [1, 2, 4, 8]  # 6 x 4 configs
-    for slot in spec["slots"]:
-        slot.pop("default")
     broken = save_template_folder(tmp_path / "broken", spec, SOURCE.replace("{", "{ int oops = ;", 1)).parent
     out = tmp_path / "b.json"
     done = cli("tune", "saxpy", "--kernel-dir", broken, "--backend", "sim", "--executor", "inline", "--budget", "20",
                "--out", out)
     assert done.returncode == 1, done.stderr
-    assert "configs, which hold every value of every slot, all failed to compile with the same error" in done.stderr
+    assert "the template's default config and" in done.stderr and "all failed to compile with the same error" in done.stderr
     shown = json.loads(cli("show", out, "--json").stdout)
     assert list(shown["by_status"]) == ["compile_error"] and BROKEN_SOURCE_AFTER <= shown["trials"] < 20
-    for guard in ("ITEMS > 1", "BLOCK_SIZE == 64"):  # most configs fail alike, some compile
-        some = save_template_folder(tmp_path / guard[:5], spec, SOURCE.replace(
+    no_default = json.loads(json.dumps(spec))
+    for slot in no_default["slots"]:
+        slot.pop("default")
+    for guard in ("ITEMS > 1", "BLOCK_SIZE == 64", "!(BLOCK_SIZE == 64 && ITEMS == 2)"):
+        some = save_template_folder(tmp_path / f"g{len(guard)}", no_default, SOURCE.replace(
             "{", f"{{\n#if {guard}\n int oops = ;\n#endif\n", 1)).parent
         for seed in range(3):
             done = cli("tune", "saxpy", "--kernel-dir", some, "--backend", "sim", "--executor", "inline", "--budget",
@@ -860,6 +863,12 @@ def test_a_source_that_cannot_compile_stops_the_run_after_a_few_configs(cli, tmp
                        "--force")
             assert done.returncode == 0, done.stderr
             assert json.loads(cli("show", tmp_path / "s.json", "--json").stdout)["trials"] == 12
+    small_only = save_template_folder(tmp_path / "small", spec, SOURCE.replace(
+        "{", "{\n#if PROBLEM_N < 100000\n int oops = ;\n#endif\n", 1)).parent
+    done = cli("tune", "saxpy", "--kernel-dir", small_only, "--backend", "sim", "--executor", "inline", "--budget",
+               "10", "--sizes", "n=50000,16777216", "--out", tmp_path / "sweep.json", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(cli("show", tmp_path / "sweep.json", "--json").stdout)["trials"] == 20
 
 
 def test_a_size_that_gives_an_argument_a_negative_shape_is_refused_before_the_run(cli, tmp_path):

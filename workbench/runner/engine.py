@@ -465,33 +465,37 @@ class Engine:
         return RunFinished(reason, self.evaluations, message or self._describe(reason))
 
     def _broken_source(self) -> str | None:
-        """Why the run stops when its kernel cannot compile at all, else None: every trial of the
-        session so far failed to compile with the very same message, and they are at least
-        :data:`BROKEN_SOURCE_AFTER` distinct configs holding every value of every slot, so no value
-        of any one slot compiles (an ``#error`` under one flag's value, or ``ITEMS > 1``, says the
-        same for every config it hits while the others compile). Only where this run compiles the
-        source (:data:`COMPILING_BACKENDS`). Looked at after each result until the session has had
-        another outcome or :data:`BROKEN_SOURCE_LOOKS` trials (a long slot may never be covered:
-        such a run goes on as before)."""
+        """Why the run stops when its template's source cannot compile, else None: the template's
+        default config (its point of comparison, measured first) failed to compile, and so did every
+        other trial of the session, at least :data:`BROKEN_SOURCE_AFTER` distinct configs holding two
+        values or more of every slot that has them, all with the very same message. Without a
+        default config nothing is claimed: a failure under some combination of slot values (an
+        ``#error`` under ``BLOCK_SIZE == 64 && ITEMS == 2``) says the same for every config it hits,
+        and the configs that compile are searched for. Only where this run compiles the source
+        (:data:`COMPILING_BACKENDS`), and never in one size of a sweep (a ``static_assert`` on the
+        problem fails one size, not the others). Looked at after each result until the session had
+        another outcome or :data:`BROKEN_SOURCE_LOOKS` trials."""
         if self._broken_checked or self.evaluations < BROKEN_SOURCE_AFTER:
             return None
         trials = self.session.trials
-        if self.spec.kind not in COMPILING_BACKENDS or len(trials) > BROKEN_SOURCE_LOOKS:
+        default = self.session.default_config
+        if (self.spec.kind not in COMPILING_BACKENDS or self.problem is not None or default is None
+                or len(trials) > BROKEN_SOURCE_LOOKS):
             self._broken_checked = True
             return None
         messages = {t.measurement.message for t in trials}
         if len(messages) != 1 or any(t.status is not Status.COMPILE_ERROR for t in trials):
             self._broken_checked = True  # another outcome: the source compiles somewhere
             return None
-        if len({t.config.id for t in trials}) < BROKEN_SOURCE_AFTER:
+        if default.id not in {t.config.id for t in trials} or len({t.config.id for t in trials}) < BROKEN_SOURCE_AFTER:
             return None
         space = self.session.space
         for slot in space.slots if space is not None else ():
-            if len({repr(t.config.get(slot.name)) for t in trials}) < len(slot.values):
-                return None  # a value not yet failed may be the one that compiles
+            if len(slot.values) > 1 and len({repr(t.config.get(slot.name)) for t in trials}) < 2:
+                return None  # every failure shares this slot's value: the value may be the cause
         self._broken_checked = True
-        return (f"the first {len(trials)} configs, which hold every value of every slot, all failed to compile "
-                f"with the same error ({messages.pop()}): the source, not a config, is at fault; fix it and run again")
+        return (f"the template's default config and {len(trials) - 1} other configs all failed to compile with the "
+                f"same error ({messages.pop()}): fix the source and run again")
 
     def _keep_replaced_output(self) -> Path | None:
         """The lock on the output keeps other runs of this program away, not a copy or an editor:
