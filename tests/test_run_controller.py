@@ -1038,7 +1038,14 @@ def test_saving_over_a_file_a_killed_run_left_a_journal_beside_keeps_both_as_one
     run_to_end(RunRequest(kernel="vector_add", backend="sim", budget=2, seed=9, backend_options={"compile": "estimate"}),
                other)
     mine = load_session(other)
+    target.chmod(0o444)  # made read-only: refused before anything is kept or moved
+    with pytest.raises(WorkbenchError, match="is read-only"):
+        catch_up(mine, target, replace=True)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("target")) == [
+        "target.json", "target.json.journal"]
+    target.chmod(0o644)
     catch_up(mine, target, replace=True)  # what Save As does once replacing was confirmed
+    assert len(load_session(target).trials) == 3  # the file stays until the save renames over it
     from workbench.core.domain.session import save_session
 
     save_session(mine, target)
@@ -1061,3 +1068,10 @@ def test_force_over_a_file_beside_another_sessions_journal_keeps_each_openable(t
     assert len(load_session(a).trials) == 2 and len(load_session(tmp_path / "a.json.bak").trials) == 2
     alone = tmp_path / "a.journal-only.json.bak"  # b's journal, kept apart: it opens by itself
     assert not journal_path(tmp_path / "a.json.bak").exists() and len(load_session(alone).trials) == 5
+    # beside a file that is no session at all, the same
+    (tmp_path / "c.json").write_text('{"hello": 1}')
+    _with_journal(tmp_path / "journal_of_b.json", load_session(b), 3)
+    os.replace(journal_path(tmp_path / "journal_of_b.json"), journal_path(tmp_path / "c.json"))
+    run_to_end(RunRequest(kernel="vector_add", backend="sim", budget=2, seed=5, backend_options={"compile": "estimate"}),
+               tmp_path / "c.json", force=True)
+    assert len(load_session(tmp_path / "c.journal-only.json.bak").trials) == 5

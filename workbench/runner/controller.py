@@ -39,7 +39,6 @@ from workbench.core.domain.run_settings import MAX_COUNT, RunSettings
 from workbench.core.domain.session import (
     Session,
     clean_stale_temporaries,
-    journal_of_another_session,
     journal_path,
     load_session,
     new_session_id,
@@ -456,8 +455,10 @@ def catch_up(session: Session, path: Path, replace: bool = False) -> None:
         if replace and (path.exists() or journal_path(path).is_file()):
             # as --force keeps it: the file with the journal a killed run left beside it, or the two
             # apart; a copy of the file alone left that journal beside the saved session, which then
-            # would not open, and the run's trials in no file that does
-            _back_up_session(path)
+            # would not open, and the run's trials in no file that does. A file made read-only is
+            # refused first, as every writer refuses it; the file itself stays until the save.
+            check_writable(path, "save to another file")
+            _back_up_session(path, keep_file=True)
             return
         raise WorkbenchError(f"{path} now holds {what}, not the session shown here; save this one under "
                              "another name, or open that file")
@@ -1252,9 +1253,15 @@ def _space_keeping_trials(edited: Any, session: Session) -> Any:
     return edited.with_domains(domains)
 
 
-def _back_up_session(out: Path) -> None:
-    """``--force``: keep what is at ``out`` (the file with its journal merged, when it loads) as
-    its :func:`backup_path` (``out.bak`` unless that name is taken), then clear the way for a new session."""
+def _back_up_session(out: Path, keep_file: bool = False) -> None:
+    """``--force`` (and the window's Save As over another file): keep what is at ``out`` (the file
+    with its journal merged, when it loads) as its :func:`backup_path` (``out.bak`` unless that name
+    is taken), then clear the way for a new session. ``keep_file``: the file itself stays until the
+    save that follows renames the new one over it, so a save that fails leaves it where it was.
+
+    A journal that does not open with the backup (another session's, left beside a file replaced
+    under a run that was then killed, or beside a file that is no session) is kept apart, as a
+    journal alone, which opens by its own name: paired with the backup, neither would open."""
     backup = backup_path(out)
     jp = journal_path(out)
     try:
@@ -1268,15 +1275,17 @@ def _back_up_session(out: Path) -> None:
     if jp.is_file():
         if old is not None:
             jp.unlink()
-        elif not backup.exists() or not journal_of_another_session(jp, backup):
-            os.replace(jp, journal_path(backup))
-        else:  # another session's journal (a file replaced under a run that was then killed): kept apart,
-            # as a journal alone, which opens by its own name; beside the backup neither would open
-            alone = backup_path(out.with_name(f"{out.stem}.journal-only{out.suffix}"))
-            os.replace(jp, journal_path(alone))
-            log.warning("%s is the journal of another session than %s: kept as %s (show %s opens it)",
-                        jp.name, out.name, journal_path(alone).name, alone.name)
-    if out.exists():
+        else:
+            paired = journal_path(backup)
+            os.replace(jp, paired)
+            try:
+                load_session(backup)
+            except WorkbenchError:
+                alone = backup_path(out.with_name(f"{out.stem}.journal-only{out.suffix}"))
+                os.replace(paired, journal_path(alone))
+                log.warning("%s does not open with %s: kept as %s (show %s opens it)",
+                            jp.name, out.name, journal_path(alone).name, alone.name)
+    if out.exists() and not keep_file:
         out.unlink()
 
 

@@ -1208,18 +1208,6 @@ def _journal_matches(header: Mapping[str, Any], session: Session) -> bool:
     return bool(header.get("kernel") == session.kernel and header.get("created_at") == session.created_at)
 
 
-def journal_of_another_session(journal: Path, session_file: Path) -> bool:
-    """Whether the journal at ``journal`` names a session other than the one in ``session_file``:
-    the one case where keeping the two side by side makes the file unopenable. False when either
-    cannot be read (nothing then says they are apart)."""
-    try:
-        header, _ = read_journal(journal)
-        session = Session.from_dict(_parse_json(_read_text(session_file), str(session_file)), source=str(session_file))
-    except (WorkbenchError, OSError):
-        return False
-    return header is not None and not _journal_matches(header, session)
-
-
 def _merge_trials(saved: list[Trial], journalled: list[Trial], source: Path | None = None) -> list[Trial]:
     """The file's trials and the journal's, by index; the journal wins where both hold one.
 
