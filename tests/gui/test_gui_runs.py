@@ -601,8 +601,11 @@ def test_a_run_named_by_a_template_the_editor_saved_runs_from_its_folder(qtbot, 
     spec["name"] = spec["entry"] = "vector_add"
     save_template_folder(tmp_path / "data" / "templates", spec,
                          (example / "saxpy.cu").read_text().replace("saxpy(", "vector_add("))
-    window.toolbar.kernel_folders["vector_add"] = str(saved)  # as the picker lists it after a restart
-    result = start_and_wait(window, qtbot, {"kernel": "vector_add", "backend": "sim", "budget": 2, "executor": "inline",
-                                            "backend_options": {"compile": "estimate"}})
-    assert result.reason == "budget", result.message
-    assert "grid_stride" in window.model.session.space.names  # the shipped vector_add's own slot
+    again = MainWindow(interactive=False, settings=JsonSettings(str(tmp_path / "settings2.json")))  # a restart
+    qtbot.addWidget(again)
+    assert "vector_add" not in again.toolbar.kernel_folders  # the picker's vector_add is the shipped one
+    for request in ({"kernel": "vector_add"}, {**again.toolbar.request(), "kernel": "vector_add"}):
+        result = start_and_wait(again, qtbot, {**request, "backend": "sim", "budget": 2, "executor": "inline",
+                                               "backend_options": {"compile": "estimate"}})
+        assert result.reason == "budget", result.message
+        assert "grid_stride" in again.model.session.space.names  # the shipped vector_add's own slot

@@ -101,8 +101,12 @@ class RunToolbar(QToolBar):
         self.kernel.setEditable(True)  # a template name, or the path of a python benchmark file
         self.kernel.setMinimumContentsLength(14)
         self.kernel.addItems(available_kernels())
-        self.kernel_folders = user_kernels()  # the editor's saved templates run from their folder
-        self.kernel.addItems([name for name in sorted(self.kernel_folders) if self.kernel.findText(name) < 0])
+        # the editor's saved templates run from their folder; one saved under a shipped template's
+        # name does not take its place (tune NAME runs the shipped one too): a folder opened on
+        # purpose (File > Open kernel folder, gui --kernel-dir) is what overrides a shipped name
+        shipped = set(available_kernels())
+        self.kernel_folders = {name: folder for name, folder in user_kernels().items() if name not in shipped}
+        self.kernel.addItems(sorted(self.kernel_folders))
         if self.kernel.findText(QUICK_KERNEL) >= 0:
             self.kernel.setCurrentIndex(self.kernel.findText(QUICK_KERNEL))
         self.kernel.setToolTip("kernel template to tune")
