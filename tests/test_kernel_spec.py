@@ -927,3 +927,14 @@ def test_a_template_made_read_only_is_not_saved_over(tmp_path):
             save_template_folder(tmp_path / "mine", SPEC, SOURCE + "\n// edited\n")
         frozen.chmod(0o644)
     assert "edited" not in (target.parent / "saxpy.cu").read_text()
+
+
+
+@pytest.mark.parametrize("name", ["ndebug", "int_max", "null"])
+def test_a_slot_whose_macro_c_or_its_headers_keep_is_refused(name):
+    """A slot "ndebug" rendered and exported '#define NDEBUG 0', turning assert() off in any file
+    including the header; "null" and "int_max" redefined the standard headers' macros."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["slots"].append({"name": name, "values": [0, 1], "default": 0})
+    with pytest.raises(SpecError, match=f"slot {name} would define {name.upper()}, a name C, C\\+\\+ or the standard"):
+        template_from_spec(spec, SOURCE)

@@ -26,6 +26,39 @@ _DIRECTIVE = re.compile(r"^\s*#\s*(\w+)\s*(.*)$")
 _COMPARISON = re.compile(r"(?=\b(\w+)\s*[!=]=\s*(\w+)\b)")
 
 
+#: Names no header may define: the preprocessor's and C/C++'s own words, and what the standard
+#: headers and the compiler define (an exported header, or a template's slot macro, would redefine them).
+RESERVED_MACROS = frozenset({
+    "defined", "auto", "bool", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
+    "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile",
+    "while", "class", "namespace", "template", "typename", "this", "new", "delete", "true", "false", "nullptr",
+    "operator", "private", "protected", "public", "virtual", "friend", "using", "try", "catch", "throw",
+    "constexpr", "decltype", "static_assert", "noexcept", "explicit", "mutable", "asm", "export",
+    # C++'s alternative operator names, which no preprocessor lets a header define (g++: "xor" cannot be
+    # used as a macro name), the rest of C++'s keywords, and what the standard headers define
+    "and", "and_eq", "bitand", "bitor", "compl", "not", "not_eq", "or", "or_eq", "xor", "xor_eq",
+    "alignas", "alignof", "char8_t", "char16_t", "char32_t", "wchar_t", "const_cast", "dynamic_cast",
+    "reinterpret_cast", "static_cast", "typeid", "thread_local", "concept", "requires", "consteval",
+    "constinit", "co_await", "co_return", "co_yield", "NULL", "main", "assert", "errno", "offsetof",
+    # what the C and C++ standard headers define, and GNU mode's predefined names: NDEBUG turns
+    # assert() off in every file that includes the header
+    "NDEBUG", "EOF", "BUFSIZ", "FILENAME_MAX", "EXIT_SUCCESS", "EXIT_FAILURE", "RAND_MAX", "CHAR_BIT",
+    "CHAR_MIN", "CHAR_MAX", "SCHAR_MIN", "SCHAR_MAX", "UCHAR_MAX", "SHRT_MIN", "SHRT_MAX", "USHRT_MAX",
+    "INT_MIN", "INT_MAX", "UINT_MAX", "LONG_MIN", "LONG_MAX", "ULONG_MAX", "LLONG_MIN", "LLONG_MAX",
+    "ULLONG_MAX", "SIZE_MAX", "PTRDIFF_MIN", "PTRDIFF_MAX", "INTPTR_MAX", "UINTPTR_MAX", "FLT_MAX", "FLT_MIN",
+    "FLT_EPSILON", "DBL_MAX", "DBL_MIN", "DBL_EPSILON", "INFINITY", "NAN", "HUGE_VAL", "HUGE_VALF", "M_PI",
+    "unix", "linux", "i386",
+})
+#: Names C and C++ keep for themselves: ``_`` and a capital (``_Pragma``, ``_Bool``, ``_Alignas``), or two underscores.
+RESERVED_PREFIX = re.compile(r"_[A-Z]|__")
+
+
+def reserved_macro(name: str) -> bool:
+    """Whether ``name`` may not be ``#define``d: one of :data:`RESERVED_MACROS`, or a name C and C++
+    keep for themselves (``_`` and a capital, or two underscores)."""
+    return name in RESERVED_MACROS or bool(RESERVED_PREFIX.match(name))
+
 @dataclass(frozen=True)
 class DetectedSlot:
     """A macro the tuner must define: its slot name (lower case), first line, fallback default, identifier values."""

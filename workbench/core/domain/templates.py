@@ -39,6 +39,7 @@ import numpy as np
 from workbench.core.domain import pysyntax
 from workbench.core.errors import SessionFormatError, TemplateError, UnknownTemplate, WorkbenchError, exception_line
 from workbench.core.fs import read_capped, read_utf8, resolved
+from workbench.core.domain.macros import reserved_macro
 from workbench.core.domain.space import Config, ProductSpace, SearchSpace, Slot, Value
 
 Dim3 = tuple[int, int, int]
@@ -827,6 +828,8 @@ def _validate_static(t: KernelTemplate) -> None:
     def claim(macro: str, owner: str) -> None:
         if macro in macros:
             fail(f"{owner} and {macros[macro]} would both define {macro}")
+        if reserved_macro(macro):  # a slot "ndebug" became #define NDEBUG 0, turning assert() off
+            fail(f"{owner} would define {macro}, a name C, C++ or the standard headers keep; rename it")
         macros[macro] = owner
 
     for slot in t.slots:

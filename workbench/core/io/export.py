@@ -37,6 +37,7 @@ import numpy as np
 
 from workbench.core.errors import SpaceError, WorkbenchError, quoted
 from workbench.core.fs import atomic_write
+from workbench.core.domain.macros import reserved_macro
 from workbench.core.domain.records import is_arch_name
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.sizes import problems_of, size_parameters, typed_like
@@ -543,30 +544,6 @@ def _c_value(value: Any, name: str) -> str:
 
 #: Names no header may #define: the preprocessor's operator, and C/C++ keywords a recording's
 #: parameter could be named (a macro named ``int`` compiles and breaks every line after it).
-_RESERVED_MACROS = frozenset({
-    "defined", "auto", "bool", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
-    "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile",
-    "while", "class", "namespace", "template", "typename", "this", "new", "delete", "true", "false", "nullptr",
-    "operator", "private", "protected", "public", "virtual", "friend", "using", "try", "catch", "throw",
-    "constexpr", "decltype", "static_assert", "noexcept", "explicit", "mutable", "asm", "export",
-    # C++'s alternative operator names, which no preprocessor lets a header define (g++: "xor" cannot be
-    # used as a macro name), the rest of C++'s keywords, and what the standard headers define
-    "and", "and_eq", "bitand", "bitor", "compl", "not", "not_eq", "or", "or_eq", "xor", "xor_eq",
-    "alignas", "alignof", "char8_t", "char16_t", "char32_t", "wchar_t", "const_cast", "dynamic_cast",
-    "reinterpret_cast", "static_cast", "typeid", "thread_local", "concept", "requires", "consteval",
-    "constinit", "co_await", "co_return", "co_yield", "NULL", "main", "assert", "errno", "offsetof",
-    # what the C and C++ standard headers define, and GNU mode's predefined names: NDEBUG turns
-    # assert() off in every file that includes the header
-    "NDEBUG", "EOF", "BUFSIZ", "FILENAME_MAX", "EXIT_SUCCESS", "EXIT_FAILURE", "RAND_MAX", "CHAR_BIT",
-    "CHAR_MIN", "CHAR_MAX", "SCHAR_MIN", "SCHAR_MAX", "UCHAR_MAX", "SHRT_MIN", "SHRT_MAX", "USHRT_MAX",
-    "INT_MIN", "INT_MAX", "UINT_MAX", "LONG_MIN", "LONG_MAX", "ULONG_MAX", "LLONG_MIN", "LLONG_MAX",
-    "ULLONG_MAX", "SIZE_MAX", "PTRDIFF_MIN", "PTRDIFF_MAX", "INTPTR_MAX", "UINTPTR_MAX", "FLT_MAX", "FLT_MIN",
-    "FLT_EPSILON", "DBL_MAX", "DBL_MIN", "DBL_EPSILON", "INFINITY", "NAN", "HUGE_VAL", "HUGE_VALF", "M_PI",
-    "unix", "linux", "i386",
-})
-#: Names C and C++ keep for themselves: ``_`` and a capital (``_Pragma``, ``_Bool``, ``_Alignas``), or two underscores.
-_RESERVED_PREFIX = re.compile(r"_[A-Z]|__")
 
 
 def _macro(name: str, upper: bool = True) -> str:
@@ -600,7 +577,7 @@ def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
     seen: dict[str, str] = {}
 
     def claim(macro: str, owner: str) -> None:
-        if macro in _RESERVED_MACROS or _RESERVED_PREFIX.match(macro) or re.match(r"WORKBENCH_(TUNED|DISPATCH)_", macro):
+        if reserved_macro(macro) or re.match(r"WORKBENCH_(TUNED|DISPATCH)_", macro):
             raise WorkbenchError(f"{owner} would define {macro}, a name a header cannot define (the preprocessor's, "
                                  "the compiler's or this header's own); rename it to export a header")
         other = seen.setdefault(macro, owner)
