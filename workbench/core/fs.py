@@ -243,10 +243,10 @@ def atomic_write(path: Path, write: Callable[[IO[str]], object]) -> None:
         else:
             mode = before.st_mode & 0o777
             if hasattr(os, "chown") and before.st_gid != os.stat(tmp).st_gid:
-                try:  # a group the owner belongs to; any other is not ours to give, and stays as it falls
+                try:  # a group the owner belongs to; any other is not ours to give
                     os.chown(tmp, -1, before.st_gid)
-                except OSError:
-                    pass
+                except OSError:  # the new file is in our own group: it gets no more than a new file would
+                    mode = (mode & ~0o070) | (mode & 0o666 & ~current_umask() & 0o070)
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
