@@ -376,3 +376,16 @@ def test_a_cell_just_short_of_its_sizes_optimum_does_not_read_as_the_winner():
     assert _cell_percent(0.9955, False) == ">99" and _cell_percent(0.9955, True) == ">99%"
     assert _cell_percent(1.0, False) == "100" and _cell_percent(0.994, False) == "99"
     assert _cell_percent(0.5, True) == "50%"
+
+
+def test_the_size_picker_lists_a_grid_in_the_sweeps_order(window, tmp_path):
+    """--sizes alpha=... --sizes n=... varies alpha slowest, as tune and show list it; the window's
+    size box listed the grid by the parameter the template names first (n)."""
+    path = tmp_path / "grid.json"
+    start_run(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=1, executor="inline",
+                         backend_options={"compile": "estimate"},
+                         sizes={"alpha": [1.0, 2.5], "n": [4096, 65536]}), path).run()
+    window.open_session(str(path))
+    picker = window.size_picker
+    assert [picker.itemText(i) for i in range(picker.count())] == [
+        "size: alpha=1, n=4096", "size: alpha=1, n=65536", "size: alpha=2.5, n=4096", "size: alpha=2.5, n=65536"]

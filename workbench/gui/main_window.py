@@ -595,12 +595,14 @@ class MainWindow(QMainWindow):
 
     def _fill_size_picker(self) -> None:
         """List the session's sizes (shown only for a sweep) with the size shown selected."""
-        from workbench.core.domain.size_analysis import size_label
+        from workbench.core.domain.size_analysis import in_plan_order, size_label
         from workbench.core.domain.sizes import size_parameters
 
         problems = self.model.problems()
         shown = self.model.shown_problem()
-        names = size_parameters(problems)
+        session = self.model.session
+        # the sweep's own order, as tune and show list its sizes (the first --sizes name slowest)
+        names = in_plan_order(session, size_parameters(problems)) if session is not None else size_parameters(problems)
         self.size_picker.blockSignals(True)
         self.size_picker.clear()
         for problem in sorted(problems, key=lambda p: tuple(float(p[n]) for n in names)):
@@ -1292,13 +1294,13 @@ class MainWindow(QMainWindow):
         ``show`` and ``export`` name no size: the status bar says which size is shown and that the
         size box picks another, so a recommendation or an export is not taken for the sweep's."""
         from workbench.core.domain.session import problem_key
-        from workbench.core.domain.size_analysis import size_label
+        from workbench.core.domain.size_analysis import in_plan_order, size_label
         from workbench.core.domain.sizes import size_parameters
 
         shown, problems = self.model.shown_problem(), self.model.problems()
         if shown is None or problem_key(session.problem) in {problem_key(p) for p in problems}:
             return
-        label = size_label(shown, size_parameters(problems))
+        label = size_label(shown, in_plan_order(session, size_parameters(problems)))
         self.statusBar().showMessage(f"a sweep of {len(problems)} sizes, none of them its own problem: showing "
                                      f"{label}, the size added last; the size box picks another", 15000)
 
