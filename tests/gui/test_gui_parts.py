@@ -784,3 +784,35 @@ def test_a_run_of_a_broken_template_in_a_kernel_folder_says_why_once(tmp_path):
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     said = [line for line in done.stderr.splitlines() if "itms" in line]
     assert done.returncode == 2 and len(said) == 1 and said[0].startswith("error: "), done.stderr
+
+
+def test_a_persons_window_reads_the_session_it_was_started_with_on_a_thread(qapp, tmp_path, monkeypatch):
+    """``gui FILE`` read FILE on the GUI thread before the window could answer (seconds for a
+    session of 100,000 trials); it is read as File > Open reads, with the window up meanwhile."""
+    import threading
+
+    from PySide6.QtCore import QTimer
+
+    from workbench.gui import main_window as main_window_module
+    from workbench.gui.app import main
+    from workbench.gui.main_window import MainWindow
+
+    session = tmp_path / "s.json"
+    save_session(_session(), session)
+    readers: list[str] = []
+    real = main_window_module._loaded
+
+    def loaded(*args, **kwargs):
+        readers.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(main_window_module, "_loaded", loaded)
+    shown: list[int] = []
+
+    def look() -> None:
+        shown.extend(len(w.model.trials) for w in qapp.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible())
+        qapp.exit(0)
+
+    QTimer.singleShot(1500, look)
+    assert main(str(session), None, None, False) == 0
+    assert shown == [len(_session().trials)] and readers and threading.main_thread().name not in readers

@@ -290,7 +290,11 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                         continue  # the run of it fails, saying this as its error: once is enough
                     print(f"warning: {printable(reason)}", file=sys.stderr)
                     window.statusBar().showMessage(f"warning: {printable(reason)}")
-            if session_path:
+            if session_path and not run and not automated:
+                # a person's window: up at once, the file read on a thread (a busy note after 0.4 s,
+                # with Cancel), as File > Open reads it; a refusal is said as a start's is (exit 2)
+                window.open_session_in_background(session_path, failed=lambda exc: fail(printable(str(exc))))
+            elif session_path:
                 window.open_session(session_path)
             if run:
                 window.run_done.connect(finish)

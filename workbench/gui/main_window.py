@@ -1220,16 +1220,19 @@ class MainWindow(QMainWindow):
 
         self._show_opened(_loaded(path, load_session), path)
 
-    def open_session_in_background(self, path: str | os.PathLike[str], title: str = "Cannot open the session") -> None:
-        """:meth:`open_session` with the file read on a thread (Open and Open recent; see
-        :mod:`workbench.gui.file_reading`); what cannot be opened is said under ``title``."""
+    def open_session_in_background(self, path: str | os.PathLike[str], title: str = "Cannot open the session",
+                                   failed: Callable[[BaseException], None] | None = None) -> None:
+        """:meth:`open_session` with the file read on a thread (Open, Open recent, and ``gui FILE``
+        for a person's window; see :mod:`workbench.gui.file_reading`); what cannot be opened is said
+        under ``title``, or handed to ``failed`` (the start's own way of saying it: exit status 2)."""
         from workbench.core.domain.session import load_session
 
         file = Path(path)
         self._read_in_background(file, lambda: _loaded(file, load_session),
-                                 lambda session: self._show_opened(session, file), title)
+                                 lambda session: self._show_opened(session, file), title, failed)
 
-    def _read_in_background(self, file: Path, read: Callable[[], Any], show: Callable[[Any], None], title: str) -> None:
+    def _read_in_background(self, file: Path, read: Callable[[], Any], show: Callable[[Any], None], title: str,
+                            failed: Callable[[BaseException], None] | None = None) -> None:
         """``read()`` on a thread, then ``show(value)`` under ``title`` (see :mod:`workbench.gui.file_reading`).
 
         The question "save first?" was answered before the read; a session that was clean then and
@@ -1244,10 +1247,15 @@ class MainWindow(QMainWindow):
                 self._error(title, f"{file.name} not opened: a run started while it was read")
             elif self.model.dirty and clean and not self._maybe_save():
                 return  # the person cancelled: the window keeps what it shows
-            else:
+            elif failed is None:
                 self._guarded(lambda: show(value), title)
+            else:
+                try:
+                    show(value)
+                except (WorkbenchError, OSError) as exc:
+                    failed(exc)
 
-        self._file_reading.start(file, read, shown, lambda error: self._error(title, window_message(error)),
+        self._file_reading.start(file, read, shown, failed or (lambda error: self._error(title, window_message(error))),
                                  dialog=self.interactive)
 
     def _show_opened(self, session: Session, path: str | os.PathLike[str]) -> None:
