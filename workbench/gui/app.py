@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 from workbench.core.domain.shipped import shipped_path
 from workbench.core.errors import printable
 from workbench.core.fs import current_umask, silence_hung_up_output
-from workbench.core.io.screenshots import SCREENSHOT_MARK
+from workbench.core.io.screenshots import seal
 
 RESOURCES = shipped_path("resources")
 STYLE_SHEET = RESOURCES / "styles" / "workbench.qss"
@@ -53,13 +53,13 @@ def _save_picture(pixmap: Any, path: Path) -> bool:
     os.close(handle)
     try:
         os.chmod(tmp, 0o666 & ~current_umask())  # the permissions a plain save would have given
-        image = pixmap.toImage()
-        image.setText("Software", SCREENSHOT_MARK)  # what lets a later --screenshot replace it (screenshots.py)
-        if not image.save(tmp, "PNG"):
+        if not pixmap.save(tmp, "PNG"):
             return False
+        picture = Path(tmp)  # the mark that lets a later --screenshot replace it (screenshots.py)
+        picture.write_bytes(seal(picture.read_bytes()))
         os.replace(tmp, path)
         return True
-    except OSError:
+    except (OSError, ValueError):  # ValueError: what Qt wrote is no PNG file
         return False
     finally:
         if os.path.exists(tmp):
