@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication
 
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.session import Session
-from workbench.core.domain.space import SearchSpace, Slot
+from workbench.core.domain.space import Config, SearchSpace, Slot
 from workbench.core.errors import WorkbenchError
 from workbench.gui.text import metric_label
 
@@ -719,3 +719,17 @@ def test_many_overlaid_sessions_keep_the_plot_its_room_and_distinct_strokes(show
     assert view.legend_scroll.height() <= view.height() // 3 + 2 and view.plot.height() > view.height() // 3
     strokes = {(curve.opts["pen"].color().getRgb()[:3], curve.opts["pen"].style()) for curve in view.curves}
     assert len(strokes) == len(view.curves) == MAX_OVERLAID + 1 > len(CURVE_COLOURS)
+
+
+def test_the_l1_pipe_term_is_not_called_shared_memory():
+    """A config that uses no shared memory was "shared memory-bound: shared memory is the largest
+    term" in front of a class: the model's term is the whole L1/shared-memory pipe."""
+    from workbench.gui.explain import breakdown
+
+    terms = [{"name": "shared memory", "value": 0.17, "unit": "ms", "explanation": "L1/shared-memory pipe: ..."},
+             {"name": "memory", "value": 0.1, "unit": "ms", "explanation": "DRAM"}]
+    trial = Trial(0, Config({"block_size": 64}), Measurement(Status.OK, {"latency_ms": 0.2},
+                                                             details={"terms": terms, "bound": "shared memory"}))
+    shown = breakdown(trial, {"name": "toy GPU", "simulated": True})
+    assert [name for name, _ms, _why in shown.time_terms] == ["L1 / shared memory", "memory"]
+    assert shown.facts[0] == "L1 / shared memory-bound: L1 / shared memory is the largest term"

@@ -286,3 +286,17 @@ def test_a_wide_short_pane_shows_both_plots_side_by_side_with_every_bar(view, qt
     view.resize(500, 600)
     qtbot.wait(20)
     assert view.value_plot.geometry().top() > view.bar_plot.geometry().bottom()  # stacked when tall
+
+
+def test_the_latency_per_value_axis_reads_in_latencies(view, computed, qtbot) -> None:
+    """The strip plot's axis said "latency (ms, log10) (x0.001)" over ticks of -600 to 200: the
+    log10 of the latencies, scaled by a thousand. It now labels the latencies themselves."""
+    computed(view)
+    view.resize(900, 500)
+    view.show()
+    qtbot.waitExposed(view)
+    view.value_plot.grab()
+    axis = view.value_plot.getAxis("left")
+    latencies = np.concatenate([s.latencies for s in view.stats[view.selected_slot] if s.n_ok])
+    assert axis.logMode and axis.labelled and "x0.001" not in axis.labelString()
+    assert all(0.5 * latencies.min() <= v <= 2.0 * latencies.max() for v in axis.labelled), (axis.labelled, latencies)

@@ -32,6 +32,16 @@ class Breakdown:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
+#: The model's terms as the panel names them: its "shared memory" term is the whole L1/shared-memory
+#: pipe, global loads through L1 included, and a config that uses no shared memory at all was said
+#: to be "shared memory-bound" in front of a class.
+SHOWN_TERMS = {"shared memory": "L1 / shared memory"}
+
+
+def _shown(name: str) -> str:
+    return SHOWN_TERMS.get(name, name)
+
+
 def _fraction(value: float, peak: Any) -> float:
     try:
         peak = float(peak)
@@ -48,11 +58,11 @@ def breakdown(trial: Trial, device: Mapping[str, Any]) -> Breakdown:
     bandwidth = _fraction(float(metrics.get("throughput_gbs", math.nan)), device.get("peak_bandwidth_gbs"))
     flops = _fraction(float(metrics.get("gflops", math.nan)), device.get("peak_fp32_gflops"))
     terms = [t for t in details.get("terms", ()) if isinstance(t, Mapping)]
-    time_terms = tuple((str(t["name"]), float(t["value"]), str(t.get("explanation", "")))
+    time_terms = tuple((_shown(str(t["name"])), float(t["value"]), str(t.get("explanation", "")))
                        for t in terms if t.get("unit") == "ms")
     simulated = bool(details.get("simulated")) or bool(time_terms)
     facts: list[str] = []
-    bound = str(details.get("bound", ""))
+    bound = _shown(str(details.get("bound", "")))
     if bound:
         facts.append(f"{bound}-bound" + (f": {time_terms[int(np.argmax([t[1] for t in time_terms]))][0]} is the largest term"
                                          if time_terms else ""))

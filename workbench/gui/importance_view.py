@@ -33,7 +33,7 @@ from workbench.core.domain.importance import SCORE, Importance, ValueStats, slot
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.errors import WorkbenchError
 from workbench.gui.background import Background
-from workbench.gui.plot_axes import bar_figures_extent
+from workbench.gui.plot_axes import ReadableAxis, bar_figures_extent
 
 _log = logging.getLogger(__name__)
 
@@ -135,9 +135,12 @@ class ImportanceView(QWidget):
         self.bar_labels: list[pg.TextItem] = []
         self.bar_plot.scene().sigMouseClicked.connect(self._on_bar_click)
 
-        self.value_plot = pg.PlotWidget(background="w")
+        # the points are log10 of the latency; the axis says the latencies themselves (0.2, 0.5, 1),
+        # not "latency (ms, log10) (x0.001)" over ticks of -600 to 200
+        self.value_plot = pg.PlotWidget(background="w", axisItems={"left": ReadableAxis("left")})
         self.value_plot.setMenuEnabled(False)
-        self.value_plot.setLabel("left", "latency (ms, log10)")
+        self.value_plot.getAxis("left").setLogMode(True)
+        self.value_plot.setLabel("left", "latency (ms, log scale)")
         self.value_plot.setMinimumHeight(140)
         self.boxes = pg.BarGraphItem(x=[], y0=[], height=[], width=0.55, brush=BOX_BRUSH, pen=BOX_PEN)
         self.medians = pg.PlotDataItem([], [], connect="pairs", pen=MEDIAN_PEN)
