@@ -733,3 +733,18 @@ def test_the_l1_pipe_term_is_not_called_shared_memory():
     shown = breakdown(trial, {"name": "toy GPU", "simulated": True})
     assert [name for name, _ms, _why in shown.time_terms] == ["L1 / shared memory", "memory"]
     assert shown.facts[0] == "L1 / shared memory-bound: L1 / shared memory is the largest term"
+
+
+def test_compare_says_what_each_side_is(shown):
+    """"A: trial 32 vs B: trial 0" told a class nothing of which was the tuned config; with no
+    default config (a replay) B was silently the runner-up."""
+    view = shown.compare
+    ranking = shown.model.ranking
+    best, second = ranking.best, int(ranking.order[1])
+    view.set_pair(best, second)
+    heading = view.heading.text()
+    assert f"<b>A</b>: the recommended config, trial {shown.model.trials[best].index}" in heading
+    assert f"<b>B</b>: the runner-up, trial {shown.model.trials[second].index}" in heading
+    other = next(i for i in range(shown.model.n) if i not in (best, second) and i != shown.model.default_index)
+    view.set_pair(other, best)
+    assert view.heading.text().startswith(f"<b>A</b>: trial {shown.model.trials[other].index}")

@@ -210,6 +210,19 @@ class CompareView(QWidget):
         self.b = b if b is not None and 0 <= b < n else None
         self._show_pair()
 
+    def _role(self, row: int) -> str:
+        """What a side is, said before its trial number: the recommendation, the template's default
+        config, or the runner-up (the pair a run starts with), else nothing (a trial picked by hand).
+        "trial 32 vs trial 0" told a class nothing of which was the tuned config."""
+        ranking = self.model.ranking
+        if ranking is not None and row == ranking.best:
+            return "the recommended config, "
+        if row == self.model.default_index:
+            return "the default config, "
+        if ranking is not None and ranking.order.size > 1 and row == int(ranking.order[1]):
+            return "the runner-up, "
+        return ""
+
     def _show_pair(self) -> None:
         trials = self.model.trials
         if self.a is None or self.b is None:
@@ -219,8 +232,9 @@ class CompareView(QWidget):
             self.diff.setPlainText("")
             return
         a, b = trials[self.a], trials[self.b]
-        self.heading.setText(f"<b>A</b>: trial {a.index} [{a.config.id}] &nbsp; vs &nbsp; <b>B</b>: trial {b.index} "
-                             f"[{b.config.id}] &nbsp; (rows that differ are marked)")
+        self.heading.setText(f"<b>A</b>: {self._role(self.a)}trial {a.index} [{a.config.id}] &nbsp; vs &nbsp; "
+                             f"<b>B</b>: {self._role(self.b)}trial {b.index} [{b.config.id}] &nbsp; "
+                             "(rows that differ are marked)")
         rows = compare_trials(a, b)
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
