@@ -748,3 +748,19 @@ def test_compare_says_what_each_side_is(shown):
     other = next(i for i in range(shown.model.n) if i not in (best, second) and i != shown.model.default_index)
     view.set_pair(other, best)
     assert view.heading.text().startswith(f"<b>A</b>: trial {shown.model.trials[other].index}")
+
+
+def test_the_card_marks_registers_and_occupancy_of_an_estimate(shown):
+    """The estimated mode for demos (nothing compiled) gave a card saying 'occupancy: 1, registers /
+    thread: 32' as facts, where a compile said 0.25 and 128: each such figure now says it is estimated."""
+    best = shown.model.ranking.best
+    session = _session()
+    trial = session.trials[best]
+    metrics = {**trial.measurement.metrics, "registers": 32.0, "occupancy": 1.0}
+    session.trials[best] = Trial(trial.index, trial.config, Measurement(Status.OK, metrics, details={"estimated": True}))
+    shown.model.set_session(session)
+    lines = shown.best_card.text().split("<br>")
+    for label in ("registers", "occupancy"):
+        line = next(text for text in lines if text.startswith(label))
+        assert line.endswith("<i>(estimated, not compiled)</i>"), line
+    assert not any("estimated" in text for text in lines if text.startswith("latency"))

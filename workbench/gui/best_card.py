@@ -17,6 +17,8 @@ from workbench.gui.text import fmt, metric_label
 CARD_METRICS = ("latency_ms", "memory_mb", "onchip_kb_per_sm", "throughput_gbs", "gflops", "quality", "occupancy", "registers")
 #: Rates that are 0 for every config of a kernel that does no such work (a histogram's GFLOP/s): not shown.
 _RATES = ("throughput_gbs", "gflops")
+#: Figures that follow from the registers and shared memory: an estimate's when those are estimated.
+_FROM_RESOURCES = ("onchip_kb_per_sm", "occupancy", "registers")
 
 
 class BestCard(QFrame):
@@ -79,7 +81,11 @@ class BestCard(QFrame):
         config = "<br>".join(f"<b>{html.escape(k)}</b> = {html.escape(str(v))}" for k, v in trial.config.items())
         metrics = trial.measurement.metrics
         source = trial.measurement.details.get("quality_source") if isinstance(trial.measurement.details, dict) else None
+        # estimated resources (the estimated mode for demos, or a compile not landed) make estimated
+        # registers and occupancy: said beside each, where they read as a compile's facts before
+        estimated = trial.measurement.resources_estimated
         shown = "<br>".join(f"{html.escape(metric_label(k))}: {fmt(metrics[k])}{_metric_note(k, metrics[k], source)}"
+                            + (" <i>(estimated, not compiled)</i>" if estimated and k in _FROM_RESOURCES else "")
                             for k in CARD_METRICS if k in metrics and not (k in _RATES and not metrics[k]))
         parts = [f"<big>{config}</big>", shown]  # relative: it grows with the zoom
         if trial.measurement.resources_pending:
