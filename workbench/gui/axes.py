@@ -88,12 +88,16 @@ def default_tradeoff_metric(model: Any, offered: list[str], shown: str | None = 
     partner = pareto_partner(model)
     if partner in offered:
         return partner
+    # what a config costs when it runs, before what it cost to build: a recording's compile time
+    # drew a "Pareto front" of compile seconds against latency, a trade-off nobody makes at run time
+    # (the chooser still offers it)
+    running = [name for name in offered if "compile" not in name] or offered
     ok = ~model.failed_mask()
-    spreads = [relative_spread(model.metric(name)[ok]) for name in offered]
+    spreads = [relative_spread(model.metric(name)[ok]) for name in running]
     best = int(np.argmax(spreads))  # ties: the first offered (device memory)
-    if shown in offered and spreads[best] <= SWITCH_FACTOR * spreads[offered.index(shown)]:
+    if shown in running and spreads[best] <= SWITCH_FACTOR * spreads[running.index(shown)]:
         return shown
-    return offered[best]
+    return running[best]
 
 
 def default_rate_metric(model: Any) -> str:
