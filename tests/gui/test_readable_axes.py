@@ -433,3 +433,9 @@ def test_a_column_of_sizes_is_labelled_row_by_row_where_the_figures_fit(qtbot) -
     length = axis.geometry().height()
     assert metrics.height() * 1.15 * len(sizes) > length >= metrics.ascent() * 1.15 * len(sizes)
     assert axis.shown_labels() == sizes
+
+
+def test_the_score_axis_says_what_a_score_is_relative_to(window) -> None:
+    """A score is a fraction of the best trial seen, so a new best moves every earlier point down and
+    the best-so-far line always ends at 1: 'score' alone read as convergence to a perfect score."""
+    assert window.charts["score"].plot.getAxis("left").labelText == "score (1 = best seen)"

@@ -208,7 +208,7 @@ class ScoreChart(_ChartBase):
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(model, parent)
         self.plot.setLabel("bottom", "trial")
-        self.plot.setLabel("left", "score")
+        self.plot.setLabel("left", "score (1 = best seen)")  # relative: a new best moves every point down
         # scores are fractions of the best (1.0 = best seen): never "score (x0.001)" over a flat axis
         self.plot.getAxis("left").enableAutoSIPrefix(False)
         self._y_pinned = False  # the score axis shows 0..1 while no trial has a score
