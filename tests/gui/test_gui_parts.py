@@ -598,7 +598,7 @@ def test_the_score_axis_of_a_session_without_a_score_reads_0_to_1_without_an_si_
     chart.refresh()
     QApplication.processEvents()
     axis = chart.plot.getAxis("left")
-    assert re.sub(r"<[^>]+>", "", axis.labelString()).strip() == "score", axis.labelString()  # no "(x0.001)"
+    assert re.sub(r"<[^>]+>", "", axis.labelString()).strip() == "score (1 = best seen)", axis.labelString()  # no "(x0.001)"
     low, high = chart.plot.getViewBox().viewRange()[1]
     assert -0.1 <= low <= 0.0 and 1.0 <= high <= 1.1
     # a session with scores gets the automatic range back
