@@ -176,7 +176,7 @@ class Engine:
         #: from one size's engine to the next, so the pace holds across sizes.
         self._next_paced = 0.0
         self._proposed_ahead: list[Config] = []  # the next candidate, asked for ahead of its turn (see _loop)
-        self._broken_checked = False  # whether _broken_source has looked (once a run)
+        self._broken_checked = False  # whether _broken_source has decided for this run (it stops looking then)
         self.budget = budget
         self.time_limit_s = time_limit_s
         self.workers = workers
