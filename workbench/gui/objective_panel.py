@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QDoubleSpinBox, QGridLayout, QGroupBox, QLabel, QLineEdit, QPushButton, QSlider, QVBoxLayout, QWidget,
@@ -39,6 +39,35 @@ WEIGHT_SCALE = 10.0
 ERROR_LINES = 3
 
 
+class LimitSpinBox(QDoubleSpinBox):
+    """A limit's entry box, as wide as the values its slider spans.
+
+    Qt sizes a spin box for the texts of its minimum and maximum. A limit's are the "off" sentinel
+    and 1e12 at up to 8 decimals, over 20 characters, so the box took most of the column and left
+    its slider a stub, worst in presentation mode's fonts. A longer typed value scrolls in the box.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: The ends of the slider's range, set with it (:meth:`LimitControl.set_range`).
+        self.shown_range = (0.0, 1.0)
+
+    def _text_width(self, values: tuple[float, float]) -> int:
+        metrics = self.fontMetrics()
+        texts = [self.textFromValue(v) for v in values] + [self.specialValueText()]
+        return max(metrics.horizontalAdvance(text + " ") for text in texts)
+
+    def _narrowed(self, hint: QSize) -> QSize:
+        spare = self._text_width((self.minimum(), self.maximum())) - self._text_width(self.shown_range)
+        return QSize(hint.width() - max(spare, 0), hint.height())
+
+    def sizeHint(self) -> QSize:  # Qt override
+        return self._narrowed(super().sizeHint())
+
+    def minimumSizeHint(self) -> QSize:  # Qt override
+        return self._narrowed(super().minimumSizeHint())
+
+
 class LimitControl:
     """One constraint: an on/off box, a slider over the data's range and a spin box for exact entry."""
 
@@ -50,7 +79,7 @@ class LimitControl:
         # min quality: the loosest end of the slider is its left; a quality above 1 does not exist
         self.lower_bound = field.startswith("min_")
         self.ceiling: float | None = 1.0 if metric == "quality" else None
-        self.spin = QDoubleSpinBox()
+        self.spin = LimitSpinBox()
         self.spin.setDecimals(4)
         # While the constraint is off the box reads "off", never a value nobody set: its minimum
         # is a sentinel below every real limit, shown as the special text. Its maximum is the
@@ -88,6 +117,8 @@ class LimitControl:
         self.spin.setSingleStep(_nice_step(hi - lo))
         smallest = max(min(abs(lo), abs(hi)) if lo > 0 else (hi - lo) / 100, 1e-9)
         self.spin.setDecimals(int(min(8, max(2, 3 - math.floor(math.log10(smallest))))))
+        self.spin.shown_range = (lo, hi)
+        self.spin.updateGeometry()
         self.spin.blockSignals(False)
 
     def set_available(self, available: bool) -> None:
