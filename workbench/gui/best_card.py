@@ -87,7 +87,10 @@ class BestCard(QFrame):
         shown = "<br>".join(f"{html.escape(metric_label(k))}: {fmt(metrics[k])}{_metric_note(k, metrics[k], source)}"
                             + (" <i>(estimated, not compiled)</i>" if estimated and k in _FROM_RESOURCES else "")
                             for k in CARD_METRICS if k in metrics and not (k in _RATES and not metrics[k]))
-        parts = [f"<big>{config}</big>", shown]  # relative: it grows with the zoom
+        # The reason comes first: it is the card's one sentence, and below the config and its figures
+        # it was out of sight wherever the card scrolls (presentation mode's fonts at 1440x900).
+        parts = [f"<i>Why: {html.escape(ranking.explain(best))}</i>",
+                 f"<big>{config}</big>", shown]  # <big> is relative: it grows with the zoom
         if trial.measurement.resources_pending:
             parts.append("<b>Resources estimated</b>: its compile had not landed, so its registers and shared "
                          "memory are an estimate; Start (it continues the session and refines them first) can change these figures or "
@@ -95,7 +98,6 @@ class BestCard(QFrame):
         baseline = self._baseline_text(trial.metric("latency_ms"))
         if baseline:
             parts.append(baseline)
-        parts.append(f"<i>Why: {html.escape(ranking.explain(best))}</i>")
         fastest = self._fastest_text(best)
         if fastest:
             parts.append(fastest)
