@@ -511,3 +511,23 @@ def test_a_remembered_zoom_is_taken_down_to_what_the_screen_fits(qtbot, tmp_path
     qtbot.addWidget(win)
     assert 1.0 <= win.zoom.factor < 2.5 and win.minimumSizeHint().width() <= 1000
     assert float(settings.value(SETTINGS_KEY)) == 2.5  # the choice is kept for the wide screen
+
+
+def test_constraint_sliders_keep_most_of_their_row_in_presentation_mode(ran, qtbot):
+    """A limit's entry box was sized for its range's ends (the "off" sentinel and 1e12 at eight
+    decimals): it took most of the column and left the slider a stub in presentation mode."""
+    _present(ran, qtbot)
+    for control in ran.objective_panel.limits.values():
+        assert control.slider.width() >= control.spin.width(), control.field
+        control.enabled.setChecked(True)  # on at the loosest limit of the data
+        QApplication.processEvents()
+        shown = control.spin.lineEdit()
+        assert shown.width() >= shown.fontMetrics().horizontalAdvance(control.spin.text()), control.spin.text()
+
+
+def test_the_recommended_card_gives_its_reason_first(ran, qtbot):
+    """The reason is the card's one sentence: after the config and its figures it scrolled out of
+    sight in presentation mode's fonts."""
+    _present(ran, qtbot)
+    first, second = ran.best_card.text().split("<br>")[:2]
+    assert first.startswith("<i>Why: lowest latency among") and second.startswith("<big><b>")
