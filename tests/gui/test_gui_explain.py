@@ -613,9 +613,10 @@ def test_the_card_says_when_the_recommendation_rests_on_estimated_resources(show
     assert "Resources estimated" in shown.best_card.text() and "continues the session and refines" in shown.best_card.text()
 
 
-def test_the_compare_table_shows_both_configs_whole_beside_the_diff(shown, qtbot):
-    """At 1440 px the table beside the source diff showed column A and one letter of column B:
-    the table now takes the width of its columns from the diff."""
+def test_the_compare_table_and_the_source_diff_each_get_the_whole_pane(shown, qtbot):
+    """At 1440 px, side by side, the table showed column A and one letter of column B, and once it
+    took its columns' width the diff beside it kept 120 px, a dozen characters of each line. Each
+    now has the pane in a tab of its own, the diff's saying how much differs."""
     view = shown.compare
     shown.bottom_tabs.setCurrentWidget(view)
     shown.resize(1440, 900)
@@ -623,9 +624,12 @@ def test_the_compare_table_shows_both_configs_whole_beside_the_diff(shown, qtbot
     qtbot.wait(50)
     header = view.table.horizontalHeader()
     viewport = view.table.viewport().width()
-    for column in (1, 2):  # A and B
+    for column in (1, 2, 3):  # A, B and B / A
         assert header.sectionViewportPosition(column) + header.sectionSize(column) <= viewport, (column, viewport)
-    assert view.diff.width() >= 100
+    view.pair.setCurrentWidget(view.diff)
+    qtbot.wait(50)
+    assert view.diff.width() >= view.pair.width() - 10
+    assert view.pair.tabText(1) == "Source diff (none)"  # a toy session: no source to render
 
 
 def test_a_simulated_quality_that_compared_nothing_says_so() -> None:

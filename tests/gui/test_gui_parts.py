@@ -564,7 +564,7 @@ def test_an_empty_compare_tab_asks_for_two_trials_instead_of_calling_them_the_sa
     QApplication.processEvents()
     diff = window.compare.diff
     assert diff.toPlainText() == "" and "pick two trials" in diff.placeholderText()
-    assert "the same" not in diff.placeholderText()
+    assert "the same" not in diff.placeholderText() and window.compare.pair.tabText(1) == "Source diff"
     with qtbot.waitSignal(window.run_done, timeout=60_000):
         window.start_run({"kernel": BENCH, "backend": "python", "strategy": "random", "budget": 4, "seed": 1})
     window.compare.set_pair(0, 0)  # one trial against itself: now the sources are the same

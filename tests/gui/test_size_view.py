@@ -276,6 +276,12 @@ def test_source_and_compare_render_a_sweep_trial_at_its_own_size(window, cli, tm
     window.compare.set_pair(a, b)
     diff = window.compare.diff.toPlainText()
     assert f"\n #define PROBLEM_N {n}" in diff and f"PROBLEM_N {base_n}" not in diff, diff
+    # the diff's tab says how much differs (the file names' lines are not changes)
+    lines = diff.splitlines()[2:]
+    removed, added = (sum(1 for line in lines if line.startswith(sign)) for sign in "-+")
+    assert removed >= 2 and window.compare.pair.tabText(1) == f"Source diff (-{removed} +{added} lines)", diff
+    window.compare.set_pair(a, a)
+    assert window.compare.pair.tabText(1) == "Source diff (same)"
 
 
 def test_measured_cells_at_a_size_not_shown_fill_the_view_in(window, qtbot, cli, tmp_path):

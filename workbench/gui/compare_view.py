@@ -19,7 +19,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QFileDialog, QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QScrollArea, QSplitter, QTableWidget,
-    QTableWidgetItem, QVBoxLayout, QWidget,
+    QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from workbench.core.domain.session import problem_key
@@ -42,8 +42,8 @@ CURVE_STYLES = ((Qt.PenStyle.SolidLine, "━"), (Qt.PenStyle.DashLine, "╍"))
 MAX_OVERLAID = len(CURVE_COLOURS) * len(CURVE_STYLES) - 1
 
 
-#: Narrowest the source diff beside the A/B table gets (px) when the table takes the room it needs.
-MIN_DIFF_WIDTH = 120
+#: The source diff's tab; once a pair is shown it also says how many lines differ.
+DIFF_TAB = "Source diff"
 
 #: What the diff pane says while A or B is not chosen (an empty pane would read as "no difference").
 PICK_TWO = "pick two trials: select one and press A = selected, then another and B = selected"
@@ -116,11 +116,12 @@ class CompareView(QWidget):
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(self.heading)
         left_layout.addLayout(buttons)
-        self.pair = pair = QSplitter(Qt.Orientation.Horizontal)
-        pair.addWidget(self.table)
-        pair.addWidget(self.diff)
-        pair.setStretchFactor(0, 1)  # the table keeps its width; the diff takes what the window adds
-        pair.setStretchFactor(1, 0)
+        # The table and the diff each get the whole pane, one at a time: side by side at 1440 px the
+        # diff kept 120 px, a dozen characters of each line, or the table lost column B.
+        self.pair = pair = QTabWidget()
+        pair.setDocumentMode(True)
+        pair.addTab(self.table, "Slots and figures")
+        pair.addTab(self.diff, DIFF_TAB)
         left_layout.addWidget(pair, 1)
         right = QWidget()
         right_layout = QVBoxLayout(right)
@@ -178,23 +179,8 @@ class CompareView(QWidget):
             second = int(ranking.order[1]) if ranking is not None and ranking.order.size > 1 else None
             self.set_pair(best, default if default is not None and default != best else second)
 
-    def _fit_table(self) -> None:
-        """Give the A/B table the width of its columns, taken from the diff beside it: side by side
-        is the table's point, and it showed column A whole and B cut to its first letter."""
-        header = self.table.horizontalHeader()
-        wanted = (sum(header.sectionSize(c) for c in range(self.table.columnCount()))
-                  + self.table.verticalScrollBar().sizeHint().width() + 2 * self.table.frameWidth())
-        sizes = self.pair.sizes()
-        total = sum(sizes)
-        if total <= 0 or sizes[0] >= wanted:
-            return
-        table = min(wanted, max(total - MIN_DIFF_WIDTH, total // 2))
-        self.pair.setSizes([table, total - table])
-
     def resizeEvent(self, event: Any) -> None:  # Qt override
         super().resizeEvent(event)
-        if self.table.rowCount():
-            self._fit_table()
         self._fit_legend()
 
     def _fit_legend(self) -> None:
@@ -230,6 +216,7 @@ class CompareView(QWidget):
             self.table.setRowCount(0)
             self.diff.setPlaceholderText(PICK_TWO)
             self.diff.setPlainText("")
+            self._name_diff_tab(DIFF_TAB)
             return
         a, b = trials[self.a], trials[self.b]
         self.heading.setText(f"<b>A</b>: {self._role(self.a)}trial {a.index} [{a.config.id}] &nbsp; vs &nbsp; "
@@ -249,7 +236,6 @@ class CompareView(QWidget):
                     item.setFont(QFont(item.font().family(), weight=QFont.Weight.Bold))
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
-        self._fit_table()
         session = self.model.session
         assert session is not None  # a and b are its trials
         source_a, note = render_source(session, a.config, session.problem_of(a), self.opened())
@@ -257,7 +243,15 @@ class CompareView(QWidget):
         # an empty diff means the same source only when there is a source (a recording has none)
         self.diff.setPlaceholderText("the rendered sources of A and B are the same" if source_a or source_b
                                      else f"no source to compare: {note}")
-        self.diff.setPlainText("\n".join(source_diff(source_a, source_b, f"A trial {a.index}", f"B trial {b.index}")))
+        lines = source_diff(source_a, source_b, f"A trial {a.index}", f"B trial {b.index}")
+        self.diff.setPlainText("\n".join(lines))
+        removed = sum(1 for line in lines[2:] if line.startswith("-"))  # after the two file names
+        added = sum(1 for line in lines[2:] if line.startswith("+"))
+        self._name_diff_tab(f"{DIFF_TAB} (-{removed} +{added} lines)" if lines else
+                            f"{DIFF_TAB} (same)" if source_a or source_b else f"{DIFF_TAB} (none)")
+
+    def _name_diff_tab(self, text: str) -> None:
+        self.pair.setTabText(self.pair.indexOf(self.diff), text)
 
     def rows_shown(self) -> list[list[str]]:
         return [[item.text() if (item := self.table.item(r, c)) is not None else "" for c in range(self.table.columnCount())]
