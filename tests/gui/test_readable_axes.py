@@ -22,7 +22,8 @@ def test_a_log_axis_under_a_decade_gets_round_labels_that_fit() -> None:
         assert len(labelled) >= 2, (low, high, labelled)
         assert all(low <= v <= high for v in labelled)
         steps = np.diff(labelled)
-        assert np.allclose(steps, steps[0])  # evenly spaced round values
+        assert np.allclose(steps[1:-1], steps.max())  # evenly spaced round values ...
+        assert all(np.isclose(step, steps.max()) or np.isclose(step, steps.max() / 2) for step in steps)  # ... or half a step at an end
         assert not set(labelled) & set(minor)
     # over decades: 1-2-5, never the crowded 1..9 on a short axis
     labelled, _ = choose_log_ticks(math.log10(0.003), math.log10(0.3), 200, lambda _t: line, line * 0.8)
@@ -32,6 +33,21 @@ def test_a_log_axis_under_a_decade_gets_round_labels_that_fit() -> None:
     # a short axis over a decade still gets two labels: every second of a set
     labelled, _ = choose_log_ticks(math.log10(0.0035), math.log10(0.05), 110, lambda _t: 25.0, 20.0)
     assert len(labelled) == 2
+
+
+def test_a_log_axis_labels_an_end_left_unlabelled_for_a_step() -> None:
+    """From 3.2 to 10 the labels were 4, 5 ... 9: the lowest points, often the best latencies,
+    sat below the last label with nothing to read them by. Half a step (3.5) labels that end
+    where it fits; an end a label of the set is near keeps what it had."""
+    line = 14.0
+    labelled, minor = choose_log_ticks(math.log10(3.2), math.log10(10), 250, lambda _t: line, line * 0.8)
+    assert labelled == [3.5, 4, 5, 6, 7, 8, 9] and 3.5 not in minor
+    labelled, _ = choose_log_ticks(math.log10(3.6), math.log10(10), 250, lambda _t: line, line * 0.8)
+    assert labelled == [4, 5, 6, 7, 8, 9]  # 3.6 to 4 is less than a step
+    # too short an axis for another label: none is squeezed in
+    labelled, _ = choose_log_ticks(math.log10(3.2), math.log10(10), 130, lambda _t: line, line * 0.8)
+    assert 3.5 not in labelled and fits([130 * (math.log10(v) - math.log10(3.2)) / math.log10(10 / 3.2) for v in labelled],
+                                         [line] * len(labelled), 130, line * 0.8)
 
 
 def test_tick_numbers_are_plain_and_tell_values_apart() -> None:
