@@ -155,3 +155,33 @@ def test_save_as_onto_its_own_autosave_is_no_other_writer(window, qtbot):
     autosave = window.autosave_path
     assert window.save_to(autosave), window.statusBar().currentMessage()
     assert window.path == autosave and len(load_session(autosave).trials) == 4
+
+
+def test_a_crashed_runs_autosave_is_recovered_off_the_gui_thread_and_its_lock_given_back_when_not(window, qtbot,
+                                                                                                     tmp_path):
+    """Recovery read the autosave on the GUI thread, freezing the window that had just asked about
+    it; it is read as Open reads a file, under the autosave's lock from before the read."""
+    start_and_wait(window, qtbot, RUN)
+    kept = window.autosave_path
+    window.new_session()  # non-interactive: the unsaved run stays for recovery
+    other = second_window(qtbot, tmp_path)
+    # given up while it is read: nothing shown, the lock back
+    other.recover_in_background(kept)
+    assert other.opening is not None and locked_by_other(kept)
+    other._file_reading.cancel()
+    assert not locked_by_other(kept) and other.model.session is None and other.autosave_path is None
+    # read to the end: this window's unsaved session, under its lock
+    other.recover_in_background(kept)
+    assert other.model.session is None  # not read on the GUI thread
+    qtbot.waitUntil(lambda: other.model.session is not None, timeout=30_000)
+    assert other.autosave_path == kept and other.path is None and other.model.dirty and locked_by_other(kept)
+    assert other.model.n == 4
+    # a damaged autosave: said in one line, the lock back, the window as it was
+    third = second_window(qtbot, tmp_path, "c")
+    broken = kept.with_name("broken.json")
+    broken.write_text('{"format": ')
+    third.recover_in_background(broken)
+    qtbot.waitUntil(lambda: third.opening is None, timeout=30_000)
+    assert third.statusBar().currentMessage().startswith("Cannot recover: ")
+    assert not locked_by_other(broken) and third.model.session is None and third.autosave_path is None
+    assert other.close()

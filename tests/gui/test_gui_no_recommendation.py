@@ -126,7 +126,7 @@ def test_an_unexpected_error_reading_a_file_is_one_line_and_switches_nothing(win
     assert window.path == first and window.model.session is session
 
 
-def test_failed_recovery_leaves_the_window_and_autosave_alone(window, tmp_path, monkeypatch):
+def test_failed_recovery_leaves_the_window_and_autosave_alone(window, tmp_path, monkeypatch, qtbot):
     broken = tmp_path / "autosave" / "broken.json"
     broken.parent.mkdir(parents=True, exist_ok=True)
     broken.write_text("{not json")
@@ -137,7 +137,10 @@ def test_failed_recovery_leaves_the_window_and_autosave_alone(window, tmp_path, 
     monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: QMessageBox.StandardButton.Ok)
     window.interactive = True
     window.offer_recovery()
+    qtbot.waitUntil(lambda: window.opening is None, timeout=30_000)  # read on a thread
+    assert window.statusBar().currentMessage().startswith("Cannot recover: ")
     assert window.path == first and window.autosave_path is None and not window.model.dirty
+    assert broken.read_text() == "{not json"
 
 
 def test_failures_spread_evenly_still_show_their_reasons(window):

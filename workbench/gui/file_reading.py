@@ -39,21 +39,25 @@ class FileReading(QObject):
         self._reader.done.connect(self._on_done)
         self._dialog: QProgressDialog | None = None
         self._handlers: tuple[Callable[[Any], object], Callable[[BaseException], None]] | None = None
+        self._cancelled: Callable[[], None] | None = None
         #: The file being read; None when none is.
         self.reading: Path | None = None
         self._request = 0
 
     def start(self, file: Path, read: Callable[[], Any], shown: Callable[[Any], object],
-              failed: Callable[[BaseException], None], dialog: bool = True) -> None:
+              failed: Callable[[BaseException], None], dialog: bool = True,
+              cancelled: Callable[[], None] | None = None) -> None:
         """``read()`` on a thread; then ``shown(value)`` on the GUI thread, or ``failed(error)`` when
         it raised a WorkbenchError or OSError (any other exception is a bug: logged by the thread,
         and said as one line naming the file). ``dialog``: the busy dialog may appear (not for an
-        automated window, which nobody watches)."""
+        automated window, which nobody watches). ``cancelled()`` is called instead of either when the
+        read is given up (what was taken for it, such as a lock, goes back then)."""
         if self.reading is not None:
             raise WorkbenchError(f"{self.reading.name} is still being read")
         self._request += 1
         self.reading = file
         self._handlers = (shown, failed)
+        self._cancelled = cancelled
 
         def work() -> object:
             try:
@@ -69,7 +73,9 @@ class FileReading(QObject):
     def cancel(self) -> None:
         """Give up on the file being read: its result is dropped when it arrives."""
         self._request += 1
-        self._finish()
+        cancelled, self._cancelled = self._cancelled, None
+        if self._finish() is not None and cancelled is not None:  # a read was going on
+            cancelled()
 
     def _show_dialog(self, request: int, file: Path) -> None:
         if request != self._request or self.reading is None:
@@ -108,6 +114,7 @@ class FileReading(QObject):
             return
         file = self.reading
         handlers = self._finish()
+        self._cancelled = None
         if handlers is None or file is None:
             return
         shown, failed = handlers

@@ -558,7 +558,7 @@ class MainWindow(QMainWindow):
 
     @property
     def opening(self) -> Path | None:
-        """The file Open, Open recent or Import is reading (off the GUI thread); None when none is."""
+        """The file Open, Open recent, Import or recovery is reading (off the GUI thread); None when none is."""
         return self._file_reading.reading
 
     def _opening_refusal(self) -> str:
@@ -1695,7 +1695,7 @@ class MainWindow(QMainWindow):
         answer = QMessageBox.question(self, "Recover unsaved session",
                                       f"A run did not end cleanly ({session_file.name}). Recover its trials?")
         if answer == QMessageBox.StandardButton.Yes:
-            self.recover(session_file)
+            self.recover_in_background(session_file)
 
     def recover(self, session_file: Path) -> bool:
         """Show a crashed run's autosave as this window's unsaved session, holding its lock from
@@ -1708,12 +1708,43 @@ class MainWindow(QMainWindow):
         if not self._guarded(lambda: self.open_session(session_file), "Cannot recover"):
             lock.release()
             return False
+        self._adopt_recovered(session_file, lock)
+        return True
+
+    def recover_in_background(self, session_file: Path) -> None:
+        """:meth:`recover` with the autosave read on a thread, as Open reads a file: a crashed long
+        run's autosave holds as many trials as any session, and read on the GUI thread it froze the
+        window that had just asked whether to recover it. The lock is held from before the read
+        until the session is this window's; a read that fails or is cancelled gives it back."""
+        from workbench.core.domain.session import load_session
+
+        lock = SessionLock(session_file)
+        if not self._guarded(lock.acquire, "Cannot recover"):
+            return
+
+        def shown(session: Session) -> None:
+            if self.running:  # every start is refused while a file is read; checked all the same
+                lock.release()
+                self._error("Cannot recover", f"{session_file.name} not recovered: a run started while it was read")
+            elif not self._guarded(lambda: self._show_opened(session, session_file), "Cannot recover"):
+                lock.release()
+            else:
+                self._adopt_recovered(session_file, lock)
+
+        def failed(error: BaseException) -> None:
+            lock.release()
+            self._error("Cannot recover", window_message(error))
+
+        self._file_reading.start(session_file, lambda: _loaded(session_file, load_session), shown, failed,
+                                 dialog=self.interactive, cancelled=lock.release)
+
+    def _adopt_recovered(self, session_file: Path, lock: SessionLock) -> None:
+        """The recovered autosave, shown, becomes this window's unsaved session under ``lock``."""
         self.path = None
         self._set_autosave(session_file, lock)
         self._remove_recent(str(session_file.resolve()))
         self.model.dirty = True
         self._update_title()
-        return True
 
     # --- settings ------------------------------------------------------------------------------
     def _last_dir(self) -> str:
