@@ -259,7 +259,7 @@ def choose_log_ticks(low_log: float, high_log: float, length: float, measure: Me
             if len(keep) > len(best) and sparse and fits([spots[k] for k in keep], [extents[k] for k in keep],
                                                          length, gap):
                 best = [values[k] for k in keep]
-    best = _with_edge_labels(best, candidates, pixels, measure, length, gap)
+    best = _with_edge_labels(best, pixels, measure, length, gap)
     minor: list[float] = []
     for values in candidates:
         spots = sorted(pixels(values))
@@ -269,31 +269,28 @@ def choose_log_ticks(low_log: float, high_log: float, length: float, measure: Me
     return best, [v for v in minor if v not in labelled]
 
 
-def _with_edge_labels(best: list[float], candidates: list[list[float]], pixels: Callable[[Sequence[float]], list[float]],
-                      measure: Measure, length: float, gap: float) -> list[float]:
-    """``best`` with one more label at an end it leaves unlabelled for about a step of its own: the
-    value nearest that end, among the candidates that are multiples of half the set's smallest
-    difference (3.5 beside 4, 5, 6; 0.053 beside 0.054, 0.056), that still fits.
+def _with_edge_labels(best: list[float], pixels: Callable[[Sequence[float]], list[float]], measure: Measure,
+                      length: float, gap: float) -> list[float]:
+    """Evenly spaced labels ``best`` with half a step more at either end where that value is on
+    the axis and its label fits (3.5 below 4, 5 ... 9; 0.053 below 0.054, 0.056). Sets that are
+    not evenly spaced (decades, 1-2-5) are left as they are: half their step is no round value.
 
     Why: a set is chosen for its spacing, and a log axis from 3.2 to 10 got 4, 5 ... 9, leaving its
     lowest points, often the best latencies, below the last label with nothing to read them by."""
     if len(best) < 2:
         return best
-    unit = min(b - a for a, b in zip(best, best[1:])) / 2
-    spots = pixels(best)
-    for low_end in (True, False):
-        inner_step = spots[1] - spots[0] if low_end else spots[-1] - spots[-2]
-        uncovered = spots[0] if low_end else length - spots[-1]
-        if uncovered < 0.75 * inner_step:
+    steps = [b - a for a, b in zip(best, best[1:])]
+    if not all(math.isclose(step, steps[0], rel_tol=1e-6) for step in steps):
+        return best
+    half = steps[0] / 2
+    for value in (best[0] - half, best[-1] + half):
+        value = float(f"{value:.12g}")  # 3.5, not 3.4999999999999996
+        if value <= 0:
             continue
-        pool = sorted({v for values in candidates for v in values
-                       if (v < best[0] if low_end else v > best[-1]) and math.isclose(v / unit, round(v / unit), abs_tol=1e-6)})
-        for v in (pool if low_end else reversed(pool)):  # nearest the end first
-            trial = sorted([*best, v])
-            extents = [measure(t) for t in format_ticks(trial)]
-            if sum(extents) <= LABEL_SHARE * length and fits(pixels(trial), extents, length, gap):
-                best = trial
-                break
+        trial = sorted([*best, value])
+        extents = [measure(t) for t in format_ticks(trial)]
+        if sum(extents) <= LABEL_SHARE * length and fits(pixels(trial), extents, length, gap):
+            best = trial
     return best
 
 

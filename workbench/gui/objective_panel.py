@@ -53,9 +53,11 @@ class LimitSpinBox(QDoubleSpinBox):
         self.shown_range = (0.0, 1.0)
 
     def _text_width(self, values: tuple[float, float]) -> int:
+        """The room Qt's size hint gives the texts of ``values``: each cut to 18 characters, with a
+        space (QAbstractSpinBox::sizeHint), and the "off" text."""
         metrics = self.fontMetrics()
-        texts = [self.textFromValue(v) for v in values] + [self.specialValueText()]
-        return max(metrics.horizontalAdvance(text + " ") for text in texts)
+        widths = [metrics.horizontalAdvance(self.textFromValue(v)[:18] + " ") for v in values]
+        return max(*widths, metrics.horizontalAdvance(self.specialValueText()))
 
     def _narrowed(self, hint: QSize) -> QSize:
         spare = self._text_width((self.minimum(), self.maximum())) - self._text_width(self.shown_range)
