@@ -685,3 +685,39 @@ def test_show_and_tune_label_an_imported_recording(tmp_path: Path, cli) -> None:
     resumed = cli("tune", "--resume", str(out), "--budget", "1", "--workers", "1")
     assert resumed.returncode == 0, resumed.stderr
     assert "feasible (recorded); best" in resumed.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("objective", ["GFLOP/s", "GB/s"])
+def test_a_failure_kernel_tuner_wrote_into_the_objectives_field_is_a_failure(tmp_path: Path, objective: str) -> None:
+    """Kernel Tuner up to 1.3 writes a failure as ``result[objective] = RuntimeFailedConfig()``: a
+    cache tuned for GFLOP/s has the error name there and no time, and the whole file was refused
+    ("time: missing")."""
+    data = synthetic(False)
+    data["objective"] = objective
+    for key, name in (("64,2,1", "CompilationFailedConfig"), ("128,2,1", "RuntimeFailedConfig")):
+        record = data["cache"][key]
+        record.pop("time")
+        record[objective] = name
+    notes: list[str] = []
+    trials = import_kt_cache(write(tmp_path, data), notes=notes).trials
+    assert [t.status for t in trials] == [Status.OK, Status.OK, Status.COMPILE_ERROR, Status.RUNTIME_ERROR,
+                                          Status.SKIPPED]
+    assert trials[2].measurement.message == "CompilationFailedConfig"
+    # the note says the cache was tuned for another objective than the recommendation's
+    (note,) = notes
+    assert f"Kernel Tuner tuned this cache for {objective!r}; the recommendation ranks by latency" in note
+    metric = {"GFLOP/s": "gflops", "GB/s": "throughput_gbs"}[objective]
+    assert f"--weight {metric}=1 --weight latency_ms=0" in note
+    notes.clear()
+    data["objective"] = "time"
+    import_kt_cache(write(tmp_path, data, "timed.json"), notes=notes)
+    assert notes == []
+    # a record with a time reads as it always did, whatever text another field holds
+    data["cache"]["64,1,0"]["note"] = "RuntimeFailedConfig"
+    assert import_kt_cache(write(tmp_path, data, "noted.json")).trials[1].status is Status.OK
+
+
+def test_a_cache_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(synthetic(True)).encode())
+    assert len(import_kt_cache(path).trials) == 5

@@ -560,7 +560,8 @@ def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
     Without a template: upper-cased slot names, or for a Kernel Tuner recording the names as
     recorded (``plan.names_as_recorded``: the kernel reads ``block_size_x``, not ``BLOCK_SIZE_X``);
     identifier values get one constant per domain value (as templates do, named
-    ``<slot>_<value>`` in the same case rule), other text becomes a string literal. Upper-casing can
+    ``<slot>_<value>`` in the same case rule), except in a recording, whose kernel Kernel Tuner
+    compiled with the value itself (``#define precision float``); other text becomes a string literal. Upper-casing can
     give two names one macro (values ``fast`` and ``FAST``, or slot ``a`` value ``b`` and slot ``a_b``): a header
     defining a macro twice would name the wrong config, so that refuses in one line, as a template
     with such names is refused when it loads.
@@ -591,7 +592,9 @@ def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
         domain = plan.slot_domains.get(name) or [value]
         if value not in domain:
             raise WorkbenchError(f"config {config.id}: {name}={value!r} is outside the slot's domain")
-        if isinstance(value, str) and all(isinstance(v, str) and _C_IDENTIFIER.match(v) for v in domain):
+        if isinstance(value, str) and not upper and _C_IDENTIFIER.match(value):
+            lines.append(f"#define {macro} {value}")  # as Kernel Tuner compiled it: `#define precision float`
+        elif isinstance(value, str) and all(isinstance(v, str) and _C_IDENTIFIER.match(v) for v in domain):
             for index, choice in enumerate(domain):
                 constant = f"{macro}_{choice.upper() if upper else choice}"
                 claim(constant, f"slot {name!r} value {choice!r}")

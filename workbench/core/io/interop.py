@@ -155,7 +155,7 @@ def _read_cache_json(path: Path, raw: bytes) -> tuple[Any, str | None]:
         if len(raw) > MAX_FILE_BYTES:
             raise SessionFormatError(f"{path}: decompresses to more than the {MAX_FILE_BYTES:,}-byte limit")
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte order mark (an editor's save) is no part of the JSON
     except UnicodeDecodeError:
         raise SessionFormatError(f"{path}: not UTF-8 text (is this a Kernel Tuner cache file?)") from None
     if not text.strip():
@@ -298,6 +298,11 @@ def _measurement(
         error = time_value
     if error is None and raw_error is not None and not _is_number(time_value):
         error = raw_error  # some other mark of a failure, and no time to go on
+    if error is None and not _is_number(time_value):
+        # Kernel Tuner up to 1.3 wrote a failure into the field of the objective it tuned for
+        # (`result[objective] = RuntimeFailedConfig()`): a cache tuned for GFLOP/s has the error
+        # name there and no time at all. (A record with a time reads as it always did.)
+        error = next((value for value in record.values() if isinstance(value, str) and value in KT_ERRORS), None)
     if error is not None:
         error_text = str(error)
         status = KT_ERRORS.get(error_text, Status.RUNTIME_ERROR)
@@ -570,6 +575,8 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
         started = finished - timings.get("total_s", 0.0) if finished else 0.0
         trials.append(Trial(index, config, measurement, started, finished, timings, ""))
 
+    if notes is not None:
+        notes.extend(_objective_note(source, data.get("objective"), trials))
     device_name = data.get("device_name")
     kernel_name = data.get("kernel_name")
     fail = _failer(source)
@@ -598,6 +605,21 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
     )
     _check_header(session, source)
     return session
+
+
+def _objective_note(source: str, objective: Any, trials: list[Trial]) -> list[str]:
+    """What to tell of a cache Kernel Tuner tuned for another objective than time (GFLOP/s, an
+    energy figure): the import ranks by latency, as every session does until weighed otherwise,
+    and for a figure such as GFLOPS/W that recommends another config than Kernel Tuner's."""
+    if not isinstance(objective, str) or not objective.strip() or objective.strip() == "time":
+        return []
+    named = objective.strip()[:80]
+    metric = KT_METRICS.get(named) or identifier_of(named)
+    weigh = ""
+    if metric and any(metric in trial.measurement.metrics for trial in trials):
+        weigh = (f"; to rank by it, weigh {metric} instead (show --weight {metric}=1 --weight latency_ms=0, "
+                 "or its slider in the window)")
+    return [f"{source}: Kernel Tuner tuned this cache for {named!r}; the recommendation ranks by latency{weigh}"]
 
 
 def _check_header(session: Session, source: str) -> None:
