@@ -149,23 +149,34 @@ def load_kt_cache(path: str) -> Landscape:
     A config's latency here is its record's ``time``, the figure Kernel Tuner optimised, so the
     optimum and every fraction compare with Kernel Tuner's own runs; an import (``import-kt``, a
     replay of the file) stores the median of the repetitions as ``latency_ms`` and ``time`` as
-    ``kt_time_ms``."""
+    ``kt_time_ms``. A record is a failure as the importer reads one: an error name in ``__error__``,
+    or no ``time`` above 0 (an error name in ``time`` or, Kernel Tuner up to 1.3, in the objective's
+    field with no time)."""
     from workbench.core.io.interop import read_kt_cache_data
 
     data = read_kt_cache_data(path)
     keys = data["tune_params_keys"]
     tunable = [k for k in keys if len(data["tune_params"][k]) > 1]
     slots = [Slot(k, tuple(data["tune_params"][k]), group=guess_group(k)) for k in tunable]
-    points, latency, metrics = [], {}, {}
+    recorded: list[tuple[dict[str, Any], float | None, dict[str, float]]] = []
     for key, record in data["cache"].items():
-        config = Config(_record_values(data, key, record, tunable))
         time_ = record.get("time")
-        ok = isinstance(time_, (int, float)) and "__error__" not in record and math.isfinite(time_)
-        points.append(config)
-        latency[config.id] = float(time_) if ok else None
-        if ok and isinstance(record.get("GFLOP/s"), (int, float)):
-            metrics[config.id] = {"gflops": float(record["GFLOP/s"])}
-    space = SearchSpace.explicit(slots, points)
+        error = record.get("__error__")
+        ok = (not (isinstance(error, str) and error) and isinstance(time_, (int, float))
+              and not isinstance(time_, bool) and math.isfinite(time_) and time_ > 0)
+        gflops = record.get("GFLOP/s")
+        extra = {"gflops": float(gflops)} if ok and isinstance(gflops, (int, float)) else {}
+        recorded.append((_record_values(data, key, record, tunable), float(time_) if ok else None, extra))
+    space = SearchSpace.explicit(slots, [point for point, _, _ in recorded])
+    latency: dict[str, float | None] = {}
+    metrics: dict[str, dict[str, float]] = {}
+    for point, value, extra in recorded:
+        config_id = space.config(point).id  # as the space stores it (an int of a float slot is a float)
+        latency[config_id] = value
+        if extra:
+            metrics[config_id] = extra
+    if not any(v is not None for v in latency.values()):
+        raise ValueError(f"{path}: no successful record (every config failed): no optimum to compare with")
     name = os.path.basename(path).split(".json")[0]
     return Landscape(name, space, latency, metrics, source=path)
 
@@ -204,7 +215,14 @@ def wanted(name: str, selected: list[str] | None) -> bool:
 
 def landscapes(selected: list[str] | None = None) -> list[Landscape]:
     files = [p for pattern in KT_FILE_PATTERNS for p in sorted(glob.glob(os.path.join(LANDSCAPE_DIR, pattern)))]
-    out = [load_kt_cache(p) for p in files if wanted(os.path.basename(p).split(".json")[0], selected)]
+    out = []
+    for path in files:
+        if not wanted(os.path.basename(path).split(".json")[0], selected):
+            continue
+        try:
+            out.append(load_kt_cache(path))
+        except Exception as exc:  # noqa: BLE001 - one unreadable cache must not stop the benchmark
+            print(f"skipping {path}: {exc}", file=sys.stderr)
     for path in sorted(glob.glob(os.path.join(SESSION_DIR, "*.json"))):
         try:
             land = load_session_landscape(path)

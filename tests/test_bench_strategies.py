@@ -189,3 +189,45 @@ def test_a_markdown_table_into_a_missing_folder_is_refused_before_any_run(tmp_pa
     with pytest.raises(SystemExit) as ended:
         strategies.main(["--markdown", str(tmp_path / "missing" / "t.md"), "--landscapes", "none"])
     assert ended.value.code == 2 and "its folder does not exist" in capsys.readouterr().err
+
+
+def _cache(records: dict, tune_params: dict, objective: str = "time") -> dict:
+    return {"device_name": "GPU X", "kernel_name": "k", "problem_size": 64, "objective": objective,
+            "tune_params_keys": list(tune_params), "tune_params": tune_params, "cache": records}
+
+
+def test_load_kt_cache_reads_failures_as_the_importer_does_and_ints_of_float_parameters(tmp_path: Path) -> None:
+    """Caches the benchmark had not met: a parameter declared with ints and floats (``[0.5, 1, 2]``;
+    a search then crashed with a KeyError, the space storing 1 as 1.0), a failure written into the
+    objective's field (Kernel Tuner up to 1.3, ``"GFLOP/s": "RuntimeFailedConfig"``, no time), and a
+    time of 0 or below (taken as the optimum, every fraction then 0)."""
+    import json
+
+    records = {
+        "0.5,1": {"alpha": 0.5, "tile": 1, "time": 2.0},
+        "1,1": {"alpha": 1, "tile": 1, "time": 1.5, "GFLOP/s": 10.0},
+        "2,1": {"alpha": 2, "tile": 1, "GFLOP/s": "RuntimeFailedConfig"},
+        "0.5,2": {"alpha": 0.5, "tile": 2, "time": 0},
+        "1,2": {"alpha": 1, "tile": 2, "time": -1.0},
+        "2,2": {"alpha": 2, "tile": 2, "time": 3.0, "__error__": "CompilationFailedConfig"},
+    }
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(_cache(records, {"alpha": [0.5, 1, 2], "tile": [1, 2]}, "GFLOP/s")))
+    land = strategies.load_kt_cache(str(path))
+    assert land.optimum == 1.5 and sorted(v for v in land.latency.values() if v is not None) == [1.5, 2.0]
+    for strategy in ("agents", "random"):
+        values, _ = strategies.run_once(land, strategy, 0, 6, {})
+        assert sorted(values) == [1.5, 2.0] + [math.inf] * 4
+
+
+def test_a_cache_without_a_success_is_skipped_with_a_line_not_a_traceback(tmp_path: Path, monkeypatch, capsys) -> None:
+    import json
+
+    records = {"1": {"tile": 1, "time": "RuntimeFailedConfig"}, "2": {"tile": 2, "__error__": "InvalidConfig"}}
+    (tmp_path / "failed.json").write_text(json.dumps(_cache(records, {"tile": [1, 2]})))
+    with pytest.raises(ValueError, match="no successful record"):
+        strategies.load_kt_cache(str(tmp_path / "failed.json"))
+    monkeypatch.setattr(strategies, "LANDSCAPE_DIR", str(tmp_path))
+    monkeypatch.setattr(strategies, "SESSION_DIR", str(tmp_path / "none"))
+    assert strategies.landscapes() == []
+    assert "skipping" in capsys.readouterr().err
