@@ -61,7 +61,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from workbench.core.domain.measurement import LATENCY, Measurement, Status, Trial  # noqa: E402
-from workbench.core.domain.space import Config, SearchSpace, Slot  # noqa: E402
+from workbench.core.domain.space import Config, SearchSpace, Slot, SpaceError  # noqa: E402
 from workbench.search.base import STRATEGIES, create_strategy, strategy_class  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -157,7 +157,16 @@ def load_kt_cache(path: str) -> Landscape:
     data = read_kt_cache_data(path)
     keys = data["tune_params_keys"]
     tunable = [k for k in keys if len(data["tune_params"][k]) > 1]
-    slots = [Slot(k, tuple(data["tune_params"][k]), group=guess_group(k)) for k in tunable]
+    slots, symbols = [], {}
+    for k in tunable:
+        values = tuple(data["tune_params"][k])
+        try:
+            slots.append(Slot(k, values, group=guess_group(k)))
+        except SpaceError:
+            # values a slot cannot hold ("unsigned int", "cub::BLOCK_LOAD_DIRECT", ints mixed with
+            # text): the search needs only to tell them apart, so each stands for a name of its own
+            symbols[k] = {json.dumps(v, sort_keys=True): f"v{i}" for i, v in enumerate(values)}
+            slots.append(Slot(k, tuple(symbols[k].values()), group=guess_group(k)))
     recorded: list[tuple[dict[str, Any], float | None, dict[str, float]]] = []
     for key, record in data["cache"].items():
         time_ = record.get("time")
@@ -166,7 +175,10 @@ def load_kt_cache(path: str) -> Landscape:
               and not isinstance(time_, bool) and math.isfinite(time_) and time_ > 0)
         gflops = record.get("GFLOP/s")
         extra = {"gflops": float(gflops)} if ok and isinstance(gflops, (int, float)) else {}
-        recorded.append((_record_values(data, key, record, tunable), float(time_) if ok else None, extra))
+        point = _record_values(data, key, record, tunable)
+        for k, named in symbols.items():
+            point[k] = named[json.dumps(point[k], sort_keys=True)]
+        recorded.append((point, float(time_) if ok else None, extra))
     space = SearchSpace.explicit(slots, [point for point, _, _ in recorded])
     latency: dict[str, float | None] = {}
     metrics: dict[str, dict[str, float]] = {}

@@ -231,3 +231,20 @@ def test_a_cache_without_a_success_is_skipped_with_a_line_not_a_traceback(tmp_pa
     monkeypatch.setattr(strategies, "SESSION_DIR", str(tmp_path / "none"))
     assert strategies.landscapes() == []
     assert "skipping" in capsys.readouterr().err
+
+
+def test_parameter_values_a_slot_cannot_hold_stand_for_names_of_their_own(tmp_path: Path) -> None:
+    """Kernel Tuner takes any text as a value (``"unsigned int"``, ``"cub::BLOCK_LOAD_DIRECT"``) and
+    ints mixed with text; the workbench's slots do not, and the benchmark stopped with a SpaceError
+    traceback. It only needs to tell the values apart."""
+    import json
+
+    values = ["unsigned int", "cub::BLOCK_LOAD_DIRECT", 3]
+    records = {f"{i},{tile}": {"algo": v, "tile": tile, "time": 1.0 + i + tile / 10}
+               for i, v in enumerate(values) for tile in (1, 2)}
+    path = tmp_path / "text.json"
+    path.write_text(json.dumps(_cache(records, {"algo": values, "tile": [1, 2]})))
+    land = strategies.load_kt_cache(str(path))
+    assert land.space.slot("algo").values == ("v0", "v1", "v2") and land.optimum == 1.1
+    values_seen, _ = strategies.run_once(land, "agents", 0, 6, {})
+    assert sorted(values_seen) == sorted(1.0 + i + tile / 10 for i in range(3) for tile in (1, 2))
