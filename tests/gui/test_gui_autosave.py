@@ -170,6 +170,11 @@ def test_a_crashed_runs_autosave_is_recovered_off_the_gui_thread_and_its_lock_gi
     assert other.opening is not None and locked_by_other(kept)
     other._file_reading.cancel()
     assert not locked_by_other(kept) and other.model.session is None and other.autosave_path is None
+    # while another file is read: refused in one line, the lock back
+    other._file_reading.start(kept, lambda: None, lambda _value: None, lambda _error: None, dialog=False)
+    other.recover_in_background(kept)
+    assert "is still being read" in other.statusBar().currentMessage() and not locked_by_other(kept)
+    other._file_reading.cancel()
     # read to the end: this window's unsaved session, under its lock
     other.recover_in_background(kept)
     assert other.model.session is None  # not read on the GUI thread

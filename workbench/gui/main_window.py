@@ -1735,8 +1735,12 @@ class MainWindow(QMainWindow):
             lock.release()
             self._error("Cannot recover", window_message(error))
 
-        self._file_reading.start(session_file, lambda: _loaded(session_file, load_session), shown, failed,
-                                 dialog=self.interactive, cancelled=lock.release)
+        try:
+            self._file_reading.start(session_file, lambda: _loaded(session_file, load_session), shown, failed,
+                                     dialog=self.interactive, cancelled=lock.release)
+        except WorkbenchError as exc:  # another file is being read
+            lock.release()
+            self._error("Cannot recover", window_message(exc))
 
     def _adopt_recovered(self, session_file: Path, lock: SessionLock) -> None:
         """The recovered autosave, shown, becomes this window's unsaved session under ``lock``."""
