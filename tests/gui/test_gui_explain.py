@@ -768,3 +768,25 @@ def test_the_card_marks_registers_and_occupancy_of_an_estimate(shown):
         line = next(text for text in lines if text.startswith(label))
         assert line.endswith("<i>(estimated, not compiled)</i>"), line
     assert not any("estimated" in text for text in lines if text.startswith("latency"))
+
+
+def test_why_panel_refits_its_figures_when_the_window_shrinks_under_it(window, qtbot):
+    """The figures' room was fitted in the view's own resize, before the plot inside it had its new
+    width: after the window shrank, the largest bar's figure ran past the plot's edge ("2.55" with
+    its "ms" cut), and the latency line's label, centred on the line, past its left edge."""
+    window.model.set_session(_simulated_trial_session())
+    window.model.select(0)
+    view = window.why_view
+    window.bottom_tabs.setCurrentWidget(view)
+    window.resize(2400, 1300)
+    qtbot.wait(50)
+    view.refresh()  # fitted to the wide window
+    window.zoom.presentation_action.setChecked(True)
+    window.resize(1440, 900)
+    qtbot.wait(100)
+    box = view.plot.getPlotItem().vb.sceneBoundingRect()
+    for figure in view.value_labels:
+        rect = figure.sceneBoundingRect()
+        assert rect.right() <= box.right() + 1, (figure.toPlainText(), rect.right(), box.right())
+    label = view.latency_line.label.sceneBoundingRect()
+    assert box.left() - 1 <= label.left() and label.right() <= box.right() + 1, (label, box)

@@ -29,6 +29,7 @@ TERM_BRUSH = pg.mkBrush(0, 114, 178, 200)
 LARGEST_BRUSH = pg.mkBrush(213, 94, 0, 220)
 LATENCY_PEN = pg.mkPen(40, 40, 40, 255, width=2, style=Qt.PenStyle.DashLine)
 ROOF_PEN = pg.mkPen(204, 121, 167, 255, width=2.5)
+LATENCY_LABEL = "latency {value:.4g} ms"
 
 
 def _shown_trial(model: SessionModel) -> int | None:
@@ -58,11 +59,15 @@ class WhyView(QWidget):
         # value's label read as a minus sign ("-0.003 ms")
         self.plot.getAxis("left").setStyle(tickLength=0)
         self.plot.setMinimumHeight(140)
+        # The figures' room is the plot's own width, known only once its layout has settled: fitted
+        # in this view's resize alone, the range used the width before (wider in a shrinking
+        # window), and the largest bar's figure ran past the plot's edge.
+        self.plot.getPlotItem().vb.sigResized.connect(self._fit_x_range)
         self.bars = pg.BarGraphItem(x0=[], y=[], height=0.7, width=[], brushes=[])
         self.plot.addItem(self.bars)
         # the line's label sits in a row of its own under the bars (see _show_bars): beside the
         # bottom bar it covered that bar's figure
-        self.latency_line = pg.InfiniteLine(angle=90, pen=LATENCY_PEN, label="latency {value:.4g} ms",
+        self.latency_line = pg.InfiniteLine(angle=90, pen=LATENCY_PEN, label=LATENCY_LABEL,
                                             labelOpts={"position": 0.04, "color": (40, 40, 40), "fill": (255, 255, 255, 200)})
         self.plot.addItem(self.latency_line)
         self.value_labels: list[pg.TextItem] = []
@@ -169,8 +174,16 @@ class WhyView(QWidget):
             return
         least = max(values + ([latency] if math.isfinite(latency) else [])) * 1.05
         texts = [label.toPlainText() for label in self.value_labels] or [""] * len(values)  # as drawn
-        end = bar_figures_extent(values, texts, self.font(), self.plot.getPlotItem().vb.width(), least)
+        width = self.plot.getPlotItem().vb.width()
+        end = bar_figures_extent(values, texts, self.font(), width, least)
         self.plot.setXRange(0, end, padding=0)
+        if math.isfinite(latency):
+            # the line's label is centred on it: where "latency 3.351 ms" would run past the plot's
+            # edge it says "latency" alone (the title gives the figure)
+            whole = QFontMetrics(self.font()).horizontalAdvance(f"latency {latency:.4g} ms")
+            at = latency / end * width if end > 0 else 0.0
+            fits = at - whole / 2 >= 0 and at + whole / 2 <= width
+            self.latency_line.label.setFormat(LATENCY_LABEL if fits else "latency")
 
     def _fit_term_axis(self) -> None:
         """The term axis as wide as the longest term name in the larger of the axis's tick font
