@@ -137,10 +137,19 @@ def _record_values(data: dict[str, Any], key: str, record: dict[str, Any], names
     for name in names:
         if name in record:
             out[name] = record[name]
-        else:
-            by_text = {str(v): v for v in data["tune_params"][name]}
-            out[name] = by_text[parts[keys.index(name)]]
+            continue
+        by_text = {str(v): v for v in data["tune_params"][name]}
+        text = parts[keys.index(name)] if len(parts) == len(keys) else None
+        if text not in by_text:
+            raise ValueError(f"cache[{key!r}]: no value for parameter {name!r} (not in the record, and the key's "
+                             f"{text!r} is none of tune_params' values)")
+        out[name] = by_text[text]
     return out
+
+
+def _value_key(value: Any) -> str:
+    """Tells values apart by type too (1, 1.0 and True are equal in Python, not to Kernel Tuner)."""
+    return json.dumps(value, sort_keys=True)
 
 
 def load_kt_cache(path: str) -> Landscape:
@@ -149,24 +158,16 @@ def load_kt_cache(path: str) -> Landscape:
     A config's latency here is its record's ``time``, the figure Kernel Tuner optimised, so the
     optimum and every fraction compare with Kernel Tuner's own runs; an import (``import-kt``, a
     replay of the file) stores the median of the repetitions as ``latency_ms`` and ``time`` as
-    ``kt_time_ms``. A record is a failure as the importer reads one: an error name in ``__error__``,
-    or no ``time`` above 0 (an error name in ``time`` or, Kernel Tuner up to 1.3, in the objective's
-    field with no time)."""
+    ``kt_time_ms``. A record is a failure where the importer reads one: an error name in
+    ``__error__``, or no ``time`` above 0 (an error name in ``time`` or, Kernel Tuner up to 1.3, in
+    the objective's field with no time). Where the importer refuses a file (a ``time`` of ``null``
+    or ``"46.27"``) this reads a failure: the benchmark needs only the configs that ran. Values the
+    records hold and ``tune_params`` does not declare join their parameter's values, as on import."""
     from workbench.core.io.interop import read_kt_cache_data
 
     data = read_kt_cache_data(path)
     keys = data["tune_params_keys"]
     tunable = [k for k in keys if len(data["tune_params"][k]) > 1]
-    slots, symbols = [], {}
-    for k in tunable:
-        values = tuple(data["tune_params"][k])
-        try:
-            slots.append(Slot(k, values, group=guess_group(k)))
-        except SpaceError:
-            # values a slot cannot hold ("unsigned int", "cub::BLOCK_LOAD_DIRECT", ints mixed with
-            # text): the search needs only to tell them apart, so each stands for a name of its own
-            symbols[k] = {json.dumps(v, sort_keys=True): f"v{i}" for i, v in enumerate(values)}
-            slots.append(Slot(k, tuple(symbols[k].values()), group=guess_group(k)))
     recorded: list[tuple[dict[str, Any], float | None, dict[str, float]]] = []
     for key, record in data["cache"].items():
         time_ = record.get("time")
@@ -175,10 +176,24 @@ def load_kt_cache(path: str) -> Landscape:
               and not isinstance(time_, bool) and math.isfinite(time_) and time_ > 0)
         gflops = record.get("GFLOP/s")
         extra = {"gflops": float(gflops)} if ok and isinstance(gflops, (int, float)) else {}
-        point = _record_values(data, key, record, tunable)
+        recorded.append((_record_values(data, key, record, tunable), float(time_) if ok else None, extra))
+    slots, symbols = [], {}
+    for k in tunable:
+        values = {_value_key(v): v for v in data["tune_params"][k]}
+        undeclared = {_value_key(p[k]): p[k] for p, _, _ in recorded if _value_key(p[k]) not in values}
+        domain = [*values.values(), *undeclared.values()]
+        if undeclared and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in domain):
+            domain.sort()  # neighbours stay adjacent values
+        try:
+            slots.append(Slot(k, tuple(domain), group=guess_group(k)))
+        except SpaceError:
+            # values a slot cannot hold ("unsigned int", "cub::BLOCK_LOAD_DIRECT", ints mixed with
+            # text, 1 beside 1.0): the search needs only to tell them apart, so each stands for a name
+            symbols[k] = {_value_key(v): f"v{i}" for i, v in enumerate(domain)}
+            slots.append(Slot(k, tuple(symbols[k].values()), group=guess_group(k)))
+    for point, _, _ in recorded:
         for k, named in symbols.items():
-            point[k] = named[json.dumps(point[k], sort_keys=True)]
-        recorded.append((point, float(time_) if ok else None, extra))
+            point[k] = named[_value_key(point[k])]
     space = SearchSpace.explicit(slots, [point for point, _, _ in recorded])
     latency: dict[str, float | None] = {}
     metrics: dict[str, dict[str, float]] = {}

@@ -248,3 +248,22 @@ def test_parameter_values_a_slot_cannot_hold_stand_for_names_of_their_own(tmp_pa
     assert land.space.slot("algo").values == ("v0", "v1", "v2") and land.optimum == 1.1
     values_seen, _ = strategies.run_once(land, "agents", 0, 6, {})
     assert sorted(values_seen) == sorted(1.0 + i + tile / 10 for i in range(3) for tile in (1, 2))
+
+
+def test_values_the_records_hold_but_tune_params_does_not_declare_join_the_parameter(tmp_path: Path) -> None:
+    """As on import: a value only the records hold is one of the parameter's values (the benchmark
+    skipped such a cache with "skipping ...: '1.0'", a bare KeyError)."""
+    import json
+
+    records = {"1,a b": {"n": 1, "algo": "a b", "time": 2.0}, "2,a b": {"n": 2, "algo": "a b", "time": 1.0},
+               "3,w": {"n": 3, "algo": "w", "time": 0.5}, "1,w": {"n": 1.0, "algo": "w", "time": 3.0}}
+    path = tmp_path / "undeclared.json"
+    path.write_text(json.dumps(_cache(records, {"n": [1, 2], "algo": ["a b", "c"]})))
+    land = strategies.load_kt_cache(str(path))
+    assert land.optimum == 0.5 and len(land.latency) == 4
+    assert land.space.slot("algo").values == ("v0", "v1", "v2")  # "a b", "c", then "w"
+    assert land.space.slot("n").values == ("v0", "v1", "v2", "v3")  # 1, 2, then 3 and 1.0, told apart
+    # a record whose key names a value tune_params does not hold, and no field: said, not a KeyError
+    path.write_text(json.dumps(_cache({"9": {"time": 1.0}, "1": {"time": 2.0}}, {"n": [1, 2]})))
+    with pytest.raises(ValueError, match=r"no value for parameter 'n'"):
+        strategies.load_kt_cache(str(path))

@@ -505,3 +505,18 @@ def test_a_time_limit_shorter_than_the_start_still_measures_one_config(cli, tmp_
     assert result.returncode == 0, result.stderr
     assert "finished (time_limit) after 1 evaluations" in result.stderr
     assert len(json.loads(out.read_text())["trials"]) == 1
+
+
+def test_a_run_that_measured_the_whole_space_says_so_where_it_says_exhausted(cli, tmp_path) -> None:
+    """"finished (exhausted) after 0 evaluations", for a continued session whose space was all
+    measured, read as a fault: the line now says what the word means."""
+    bench = tmp_path / "three.py"
+    bench.write_text("SPACE = {'a': [1, 2, 3]}\n\ndef measure(config):\n    return {'latency_ms': float(config['a'])}\n")
+    out = tmp_path / "three.json"
+    first = cli("tune", bench, "--backend", "python", "--budget", "5", "--workers", "1", "--out", out)
+    assert first.returncode == 0, first.stderr
+    assert "finished (exhausted: no config left to measure, the strategy proposed every one it can) " \
+           "after 3 evaluations" in first.stderr
+    again = cli("tune", bench, "--backend", "python", "--resume", out, "--budget", "3", "--workers", "1")
+    assert again.returncode == 0, again.stderr
+    assert "finished (exhausted: no config left to measure" in again.stderr and "after 0 evaluations" in again.stderr

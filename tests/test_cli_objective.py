@@ -59,13 +59,18 @@ def test_unknown_direction_needs_the_users_word(capsys, session: Path) -> None:
     assert doc["best"]["config"] == {"block_size_x": 32} and doc["weights"]["score_x"]["direction"] == "minimize"
 
 
-@pytest.mark.parametrize("flag", [["--constraint", "registrs<=32"], ["--constraint", "latency<=0.02"],
-                                  ["--weight", "latncy_ms=1"]])
-def test_metric_nobody_reports_is_an_error_naming_the_known_ones(capsys, session: Path, flag: list[str]) -> None:
+@pytest.mark.parametrize("flag, guess", [(["--constraint", "registrs<=32"], None),
+                                         (["--constraint", "latency<=0.02"], "latency_ms"),
+                                         (["--weight", "latncy_ms=1"], "latency_ms"),
+                                         (["--weight", "zzz=1"], None)])
+def test_metric_nobody_reports_is_an_error_naming_the_known_ones(capsys, session: Path, flag: list[str],
+                                                                 guess: str | None) -> None:
     capsys.readouterr()
     assert main(["show", str(session), *flag]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "known metrics:" in err and "latency_ms" in err
+    # the nearest known name is offered (registers is not one this recording reports)
+    assert (f"(did you mean {guess!r}?)" in err) if guess else "did you mean" not in err
 
 
 def test_constraints_report_their_direction(capsys, session: Path) -> None:
@@ -80,7 +85,7 @@ def test_tune_refuses_a_metric_the_simulator_never_reports(capsys, tmp_path: Pat
     out = tmp_path / "t.json"
     assert main(["tune", "vector_add", "--backend", "sim", "--budget", "3", "--out", str(out), "--quiet",
                  "--constraint", "registrs<=32"]) == 2
-    assert "registers" in capsys.readouterr().err  # named among the known metrics
+    assert "(did you mean 'registers'?)" in capsys.readouterr().err
     assert not out.exists()
 
 

@@ -316,6 +316,15 @@ def test_a_replay_of_a_kernel_tuner_recording_exports_the_names_as_recorded(tmp_
     for line in ("#define block_size_x 64", "#define use_method Slow"):
         assert line in header.splitlines()
     assert "BLOCK_SIZE_X" not in header and "USE_METHOD" not in header and "use_method_" not in header
+    # a value that is an identifier beyond ASCII is the value too, never a string literal for one config
+    cache["tune_params"]["use_method"] = ["fast", "größe"]
+    cache["cache"] = {"32,fast": {"block_size_x": 32, "use_method": "fast", "time": 2.0},
+                      "64,größe": {"block_size_x": 64, "use_method": "größe", "time": 1.0}}
+    (tmp_path / "kt.json").write_text(json.dumps(cache))
+    assert cli_main(["tune", "--replay", str(tmp_path / "kt.json"), "--budget", "2", "--strategy", "grid",
+                     "--workers", "1", "--out", str(tmp_path / "unicode.json")]) == 0
+    header = export_text(plan_export([load_session(tmp_path / "unicode.json")]), "header")
+    assert "#define use_method größe" in header.splitlines()
 
 
 def test_sessions_of_different_kernels_or_problems_refuse(sessions: dict[str, Session]) -> None:
@@ -841,3 +850,17 @@ def test_a_recorded_parameter_named_as_a_header_cannot_define_it_is_refused_in_o
     with pytest.raises(WorkbenchError, match=f"would define {name}, a name a header cannot define"):
         export_text(plan, "header")
     assert json.loads(export_text(plan, "json"))["config"][name] == 1  # the JSON export has no macros
+
+
+def test_the_exports_why_compares_with_the_default_config_as_show_does(sessions: dict[str, Session]) -> None:
+    """``show`` said "lowest latency among 13 feasible configs; 1.1x faster than the default" and
+    the header of the same config only its first half."""
+    from workbench.cli import summarise
+
+    session = sessions["vector_add"]
+    why = summarise(session)["best"]["why"]
+    assert "than the default" in why or "this is the default config" in why
+    plan = plan_export([session])
+    assert plan.choices[0].why == why
+    assert f"why: {why}" in export_text(plan, "header")
+    assert json.loads(export_text(plan, "json"))["why"] == why

@@ -721,3 +721,22 @@ def test_a_cache_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
     path = tmp_path / "bom.json"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps(synthetic(True)).encode())
     assert len(import_kt_cache(path).trials) == 5
+
+
+@pytest.mark.parametrize("objective, hint", [("latency_ms", None), ("compile_time", None),
+                                             ("score", "--weight score=1 --weight latency_ms=0 --maximize score (or --minimize)"),
+                                             ("GFLOPS/W", "--weight gflops_w=1 --weight latency_ms=0,")])
+def test_the_objective_note_suggests_only_weights_that_work(tmp_path: Path, objective: str, hint) -> None:
+    """For an objective named like one of the import's own figures the note suggested
+    "--weight latency_ms=1 --weight latency_ms=0"; for a figure of no known direction a command
+    that is refused until a direction is given."""
+    data = synthetic(True)
+    data["objective"] = objective
+    for record in data["cache"].values():
+        if "time" in record:
+            record.update({"score": 3.0, "GFLOPS/W": 2.0})
+    notes: list[str] = []
+    import_kt_cache(write(tmp_path, data), notes=notes)
+    (note,) = notes
+    assert "the recommendation ranks by latency" in note
+    assert (hint in note) if hint else "--weight" not in note, note

@@ -830,6 +830,10 @@ def test_a_template_named_by_its_files_or_saved_by_the_editor_says_how_to_run_it
     saved = save_template_folder(tmp_path / "data" / "templates", SPEC, SOURCE).parent
     done = cli("tune", "saxpy", "--backend", "sim", "--budget", "1", "--out", tmp_path / "o.json")
     assert done.returncode == 2 and f"saved in the kernel editor's folder: add --kernel-dir {saved}" in done.stderr
+    # another name: the list of kernels names the editor's templates too (the window offers them)
+    done = cli("tune", "nosuch", "--backend", "sim", "--budget", "1", "--out", tmp_path / "o.json")
+    assert done.returncode == 2 and f"; saved with the kernel editor, in {saved}: saxpy (tune needs --kernel-dir " \
+        f"{saved})" in done.stderr, done.stderr
 
 
 def test_a_source_that_cannot_compile_stops_the_run_after_a_few_configs(cli, tmp_path):

@@ -408,11 +408,19 @@ def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
+#: What a run's end reason means, where its one word does not say it: "exhausted" after 0 of a
+#: budget of 3 read as a fault.
+FINISH_REASONS = {"exhausted": "no config left to measure, the strategy proposed every one it can"}
+
+
 class _ProgressLine:
     """One self-overwriting progress line on stderr (a plain line every few seconds when not a TTY)."""
 
-    def __init__(self, quiet: bool) -> None:
+    def __init__(self, quiet: bool, says_end: bool = True) -> None:
         self.quiet = quiet
+        #: Whether the run's end gets its "finished (...)" line (not where nothing new is measured
+        #: on purpose, ``--refine-only``, whose own summary follows).
+        self.says_end = says_end
         self.tty = sys.stderr.isatty()
         self.last = 0.0
 
@@ -436,8 +444,10 @@ class _ProgressLine:
             sys.stderr.flush()
         elif isinstance(event, RunFinished):
             end = "\n" if self.tty else ""
-            if not self.quiet:
-                sys.stderr.write(f"{end}finished ({event.reason}) after {event.evaluations} evaluations\n")
+            if not self.quiet and self.says_end:
+                why = FINISH_REASONS.get(event.reason)
+                sys.stderr.write(f"{end}finished ({event.reason}{': ' + why if why else ''}) "
+                                 f"after {event.evaluations} evaluations\n")
             if event.reason == "error":  # the cause, said even with --quiet: the exit status alone explains nothing
                 sys.stderr.write(f"error: {_first_line(event.message) or 'the run failed'}\n")
 
@@ -715,7 +725,7 @@ def _refine_only(args: argparse.Namespace) -> int:
         return 0
     wait = REFINE_ONLY_WAIT_S if args.refine_wait is None else args.refine_wait
     run.engine.refine_wait_s = wait
-    run.subscribe(_ProgressLine(args.quiet))
+    run.subscribe(_ProgressLine(args.quiet, says_end=False))
     started = time.monotonic()
     finished = run.run()
     left = run.engine.unrefined
@@ -1015,7 +1025,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     if summary.get("objectives"):
         sizes = {json.dumps(p["problem"], sort_keys=True) for p in summary["pareto"] if "problem" in p}
         per_size = " (one front per size)" if len(sizes) > 1 else ""
-        print(f"pareto   {len(summary['pareto'])} feasible configs on the front of {', '.join(summary['objectives'])}"
+        print(f"pareto   {len(summary['pareto'])} feasible config{'' if len(summary['pareto']) == 1 else 's'} "
+              f"on the front of {', '.join(summary['objectives'])}"
               f"{per_size}")
         for point in summary["pareto"]:
             figures = "  ".join(f"{m} {point[m]:.4g}" for m in summary["objectives"] if point[m] is not None)

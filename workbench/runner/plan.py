@@ -90,7 +90,8 @@ def locate_kernel(name: str, extra_dirs: Sequence[str | os.PathLike[str]] = ()) 
         raise WorkbenchError(f"{lone} is a CUDA source without a template spec: add {name}{DECLARATIVE_SUFFIX} "
                              "beside it (docs/own-kernel.md), or open the folder in the window's kernel editor, "
                              "which writes one")
-    raise WorkbenchError(f"unknown kernel {name!r}; available: {', '.join(available) or 'none'}{_saved_hint(name)}")
+    raise WorkbenchError(f"unknown kernel {name!r}; available: {', '.join(available) or 'none'}"
+                         f"{_saved_hint(name) or _editor_templates(set(available))}")
 
 
 def _path_hint(path: Path) -> str:
@@ -101,6 +102,22 @@ def _path_hint(path: Path) -> str:
         named = stem if not path.is_dir() and stem.isidentifier() else "NAME"
         return f"; name the template and give its folder: --kernel-dir {folder} {named}"
     return ""
+
+
+def _editor_templates(listed: set[str]) -> str:
+    """The templates saved with the window's kernel editor that a list of kernels left out: the
+    window offers them too (``gui --run NAME`` finds them), and naming the kernels without them
+    hid a person's own templates."""
+    from workbench.core.domain.kernel_spec import user_templates_dir
+
+    folder = user_templates_dir()
+    try:
+        saved = sorted({p.name[: -len(DECLARATIVE_SUFFIX)] for p in folder.glob("*" + DECLARATIVE_SUFFIX)} - listed)
+    except OSError:
+        return ""
+    if not saved:
+        return ""
+    return f"; saved with the kernel editor, in {folder}: {', '.join(saved)} (tune needs --kernel-dir {folder})"
 
 
 def _saved_hint(name: str) -> str:

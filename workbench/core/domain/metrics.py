@@ -10,6 +10,7 @@ states one (``--maximize`` / ``--minimize``, the GUI's direction toggle) or it c
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
@@ -174,13 +175,17 @@ def check_metrics(
     names = sorted(set(available) | {ALWAYS_REPORTED}) if available is not None else None
     for metric in metrics:
         if names is not None and metric not in names:
+            close = difflib.get_close_matches(metric, names, n=1, cutoff=0.6) or [
+                name for name in names if name.startswith(metric + "_")][:1]  # latency -> latency_ms
+            guess = f" (did you mean {close[0]!r}?)" if close else ""
             raise WorkbenchError(
-                f"{what} {metric!r}: no trial reports it and the backend does not declare it; "
+                f"{what} {metric!r}: no trial reports it and the backend does not declare it{guess}; "
                 f"known metrics: {', '.join(names) or 'none'}"
             )
         if names is None and metric not in METRICS:
             warnings.append(
-                f"{what} {metric!r} is not a metric the backend declares; it counts once trials report it"
+                f"{what} {metric!r} is not one of the workbench's metrics, and this backend declares none in "
+                "advance (a python benchmark's metrics are what its measure() returns); it counts once trials report it"
             )
     return warnings
 

@@ -234,10 +234,11 @@ def plan_export(
     choices: list[Choice] = []
     per_device_scores: dict[str, dict[str, tuple[float, int]]] = {}
     trial_by_id: dict[str, tuple[Trial, str]] = {}
+    default = first.default_config  # "why" compares with it, as show and the window say it
     for device in sorted(groups):
         pairs = groups[device]
         trials = [t for t, _ in pairs]
-        ranking = rank(trials, constraints, weights)
+        ranking = rank(trials, constraints, weights, default=default.id if default is not None else None)
         if ranking.best is None:
             raise WorkbenchError(f"nothing feasible to export on {device}: {ranking.summary()}")
         best = ranking.best
@@ -592,7 +593,7 @@ def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
         domain = plan.slot_domains.get(name) or [value]
         if value not in domain:
             raise WorkbenchError(f"config {config.id}: {name}={value!r} is outside the slot's domain")
-        if isinstance(value, str) and not upper and _C_IDENTIFIER.match(value):
+        if isinstance(value, str) and not upper and value.isidentifier():  # every text value a recording holds
             lines.append(f"#define {macro} {value}")  # as Kernel Tuner compiled it: `#define precision float`
         elif isinstance(value, str) and all(isinstance(v, str) and _C_IDENTIFIER.match(v) for v in domain):
             for index, choice in enumerate(domain):

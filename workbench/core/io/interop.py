@@ -49,7 +49,7 @@ import numpy as np
 
 from workbench.core.errors import SessionFormatError, WorkbenchError
 from workbench.core.domain.measurement import LATENCY, METRIC_DIRECTION, Measurement, Status, Trial
-from workbench.core.domain.metrics import KT_METRICS, identifier_of
+from workbench.core.domain.metrics import KT_METRICS, identifier_of, known_direction
 from workbench.core.fs import MAX_FILE_BYTES, atomic_write, read_capped
 from workbench.core.domain.session import (
     NON_NEGATIVE_METRICS,
@@ -616,9 +616,12 @@ def _objective_note(source: str, objective: Any, trials: list[Trial]) -> list[st
     named = objective.strip()[:80]
     metric = KT_METRICS.get(named) or identifier_of(named)
     weigh = ""
-    if metric and any(metric in trial.measurement.metrics for trial in trials):
-        weigh = (f"; to rank by it, weigh {metric} instead (show --weight {metric}=1 --weight latency_ms=0, "
-                 "or its slider in the window)")
+    # a name the import gives its own figures (latency_ms, compile_s) is not the recorded field's
+    ours = metric in DERIVED_METRICS or metric in KT_TIMINGS.values()
+    if not ours and any(metric in trial.measurement.metrics for trial in trials):
+        direction = "" if known_direction(metric) is not None else f" --maximize {metric} (or --minimize)"
+        weigh = (f"; to rank by it, weigh {metric} instead (show --weight {metric}=1 --weight latency_ms=0"
+                 f"{direction}, or its slider in the window)")
     return [f"{source}: Kernel Tuner tuned this cache for {named!r}; the recommendation ranks by latency{weigh}"]
 
 
