@@ -121,6 +121,19 @@ def test_fewest_configs_within_tolerance_and_geometric_boundaries() -> None:
     assert not any("estimated" in note for note in plan.notes)
 
 
+def test_among_the_fewest_configs_the_plan_of_the_highest_total_fraction_wins() -> None:
+    """The tie-break added each config's own total, so a size two chosen configs both cover counted
+    twice and a cover of overlapping configs beat a better one. Here 64 (0.93 at the middle and
+    the large size) overlaps 32 at the middle: 32 with 128 keeps the large size at 1.0."""
+    slow = 1 / 0.93
+    sweep = {1000: {(32, "fast"): 1.0, (64, "fast"): 2.0, (128, "fast"): 2.0, (256, "fast"): 2.0},
+             4000: {(32, "fast"): slow, (64, "fast"): slow, (128, "fast"): 2.0, (256, "fast"): 1.0},
+             16000: {(32, "fast"): 2.0, (64, "fast"): slow, (128, "fast"): 1.0, (256, "fast"): 2.0}}
+    plan = plan_dispatch([sweep_recording(sweep)], tolerance=0.1)
+    assert [c["block"] for c in plan.configs] == [32, 128]
+    assert sum(f.fraction for f in plan.figures) == pytest.approx(1.0 + 0.93 + 1.0)
+
+
 def test_a_dispatch_of_estimated_figures_says_they_may_move() -> None:
     """Trials simulated while their compiles were pending are figures that refining can change,
     and the ranges with them: the dispatch's notes say how many and how to refine."""

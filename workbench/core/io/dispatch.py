@@ -218,7 +218,15 @@ def plan_dispatch(
                     order.append(cid)
                 covers[cid] = covers.get(cid, 0) | (1 << i)
     total = {cid: sum(fractions[i].get(cid, 0.0) for i in range(len(sizes)) if covers[cid] >> i & 1) for cid in covers}
-    chosen, method = set_cover(len(sizes), [(cid, covers[cid], total[cid]) for cid in order], node_limit)
+
+    def plan_fraction(keys: list[str]) -> float:
+        """What a cover gives: the total fraction of optimum of the sizes as the plan assigns them.
+        (Adding each config's own total counted a size two configs cover twice, so covers of
+        overlapping configs beat better ones.)"""
+        return sum(fractions[i][cid] for i, cid in enumerate(_assign(len(sizes), keys, covers, fractions)))
+
+    chosen, method = set_cover(len(sizes), [(cid, covers[cid], total[cid]) for cid in order], node_limit,
+                               value=plan_fraction)
     assignment = _assign(len(sizes), chosen, covers, fractions)
 
     picked: list[str] = []
@@ -283,11 +291,12 @@ def _boundary(a: float | int, b: float | int, integer: bool) -> float | int:
     return mid if mid > a else float(b)
 
 
-def set_cover(n: int, sets: Sequence[tuple[str, int, float]], node_limit: int = EXACT_NODE_LIMIT) -> tuple[list[str], str]:
+def set_cover(n: int, sets: Sequence[tuple[str, int, float]], node_limit: int = EXACT_NODE_LIMIT,
+              value: Callable[[list[str]], float] | None = None) -> tuple[list[str], str]:
     """The fewest keys whose masks cover bits 0..n-1, and "exact" or "greedy".
 
-    ``sets``: (key, mask, weight); among smallest covers the highest total weight wins. Raises
-    WorkbenchError when some bit is in no mask.
+    ``sets``: (key, mask, weight); among smallest covers the highest ``value(keys)`` wins, by
+    default the total weight. Raises WorkbenchError when some bit is in no mask.
     """
     full = (1 << n) - 1
     union = 0
@@ -343,9 +352,10 @@ def set_cover(n: int, sets: Sequence[tuple[str, int, float]], node_limit: int = 
         nonlocal best
         nodes[0] += 1
         if covered == full:
-            weight = sum(w for _, _, w in chosen)
+            keys = [k for k, _, _ in chosen]
+            weight = value(keys) if value is not None else sum(w for _, _, w in chosen)
             if best is None or weight > best[0] + 1e-12:
-                best = (weight, [k for k, _, _ in chosen])
+                best = (weight, keys)
             return
         left = n - bin(covered).count("1")
         if len(chosen) + -(-left // widest) > size or nodes[0] > node_limit:
