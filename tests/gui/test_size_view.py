@@ -395,3 +395,19 @@ def test_the_size_picker_lists_a_grid_in_the_sweeps_order(window, tmp_path):
     picker = window.size_picker
     assert [picker.itemText(i) for i in range(picker.count())] == [
         "size: alpha=1, n=4096", "size: alpha=1, n=65536", "size: alpha=2.5, n=4096", "size: alpha=2.5, n=65536"]
+
+
+def test_the_latency_plots_title_says_its_size_axis_is_linear_when_it_is(window, tmp_path):
+    """Sizes of 0 or below are drawn on a linear axis, labelled so, under a title that said "log-log"."""
+    path = tmp_path / "alpha.json"
+    start_run(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=2,
+                         sizes={"alpha": [-2.5, 0.0, 1.0]}, backend_options={"compile": "estimate"}), path).run()
+    window.open_session(str(path))
+    view = window.size_view
+    window.bottom_tabs.setCurrentWidget(view)
+    view.refresh()
+    assert view.latency_plot.getAxis("bottom").labelText == "alpha (linear)"
+    assert view.latency_title.text() == "<b>Best latency per size (log latency, linear size)</b>"
+    window.open_session(str(_sweep(tmp_path / "n.json", budget=2)))
+    view.refresh()
+    assert view.latency_title.text() == "<b>Best latency per size (log-log)</b>"

@@ -2,7 +2,7 @@
 
 Three plots over one session's sizes (a size sweep, ``tune --sizes`` or the toolbar's sizes field):
 
-- best latency per size, log-log, each point coloured by the config that won there;
+- best latency per size, log-log (a linear size axis for sizes of 0 or below), each point coloured by the config that won there;
 - which config wins where: one band per run of consecutive sizes sharing a best config, along the
   same size axis (a band's colour is its config's, the same in all three plots);
 - the cross-size matrix: row = the best config of one size, column = a size, cell = that size's
@@ -316,6 +316,9 @@ class SizeView(QWidget):
             axis.set_categories([p for p, _ in ticks], [t for _, t in ticks])
         scale = "log scale" if (sizes > 0).all() else "linear"
         self.latency_plot.setLabel("bottom", f"{layout.x_name} ({scale})")
+        # the title says the axes' scales too: sizes of 0 or below are drawn on a linear axis
+        scales = "log-log" if (sizes > 0).all() else "log latency, linear size"
+        self.latency_title.setText(f"<b>Best latency per size ({scales})</b>")
         colour_of = {c.id: _colour(k) for k, c in enumerate(self.winners)}
         latency = np.array([r.best_latency for r in rows])
         several = len(layout.series) > 1
