@@ -394,7 +394,7 @@ def test_the_size_picker_lists_a_grid_in_the_sweeps_order(window, tmp_path):
     window.open_session(str(path))
     picker = window.size_picker
     assert [picker.itemText(i) for i in range(picker.count())] == [
-        "size: alpha=1, n=4096", "size: alpha=1, n=65536", "size: alpha=2.5, n=4096", "size: alpha=2.5, n=65536"]
+        "size: alpha=1.0, n=4096", "size: alpha=1.0, n=65536", "size: alpha=2.5, n=4096", "size: alpha=2.5, n=65536"]
 
 
 def test_the_latency_plots_title_says_its_size_axis_is_linear_when_it_is(window, tmp_path):

@@ -56,9 +56,12 @@ def size_label(problem: Mapping[str, Any], names: Sequence[str]) -> str:
 
 
 def _compact(value: Any) -> str:
+    """A size's value as every other place writes it: a float as the shortest text that reads back
+    as it (``1.0``, ``1048576.0``), where ``{:g}`` made 1.0 read as the int 1 and 1048576.0 as
+    ``1.04858e+06``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    return repr(float(value)) if isinstance(value, float) else str(value)
 
 
 def _order_key(problem: Mapping[str, Any], names: Sequence[str]) -> tuple[Any, ...]:
