@@ -355,6 +355,7 @@ def test_refine_only_refines_the_estimated_trials_of_a_sweep_at_every_size(cli, 
     assert not any(t["details"].get("resources_pending") for t in after)
     assert sum(bool(t["details"].get("refined_from_estimate")) for t in after) == pending
     assert f"refined {pending} trials" in again.stdout
+    assert "finished (" not in again.stderr  # "finished (exhausted) after 0 evaluations" read as a fault
     nothing = cli("tune", "--resume", "--out", str(out), "--kernel-dir", str(tmp_path), "--refine-only", env=env)
     assert nothing.returncode == 0 and "nothing to refine" in nothing.stdout
     extra = cli("tune", "--resume", "--out", str(out), "--refine-only", "--budget", "2", env=env)
