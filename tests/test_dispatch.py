@@ -229,6 +229,10 @@ def test_c_and_python_pick_the_same_config_and_every_measured_size_is_within_tol
         assert sweep[n][(config["block"], config["mode"])] == pytest.approx(optimum)
     assert module["config_for"](1000) == {"block": 32, "mode": "fast"}
     assert "per-size dispatch exported by Kernel Tuning Workbench" in header.splitlines()[3]
+    # a NaN size is in no range (every comparison with it is false): refused, not the last config
+    for select in (module["select"], plan.select):
+        with pytest.raises(ValueError, match="NaN"):
+            select(float("nan"))
 
 
 def test_the_header_compiles_with_nvrtc_inside_a_device_function() -> None:

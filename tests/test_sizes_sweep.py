@@ -485,6 +485,10 @@ def test_a_sweep_without_trials_at_its_own_problem_exports_one_size_or_says_how(
     assert example.count("--at ") == 2, refused
     result = cli("export", str(grid), "--format", "json", *example.split(), "--out", str(tmp_path / "g.json"))
     assert result.returncode == 0, result.stderr
+    # --at one parameter of the grid: the sizes that match are named, not a problem nobody measured
+    # ("no trials at problem {'n': 16384, 'alpha': <the session's own>}")
+    several = one_line_error(cli("show", str(grid), "--at", "n=16384"))
+    assert "--at n=16384: 2 measured sizes of" in several and "name alpha too (alpha: 1.0, 3.0)" in several, several
     cube = tmp_path / "cube.json"  # three swept parameters: the example names all three
     start_run(RunRequest(kernel="sgemm", backend="sim", strategy="random", budget=1,
                          sizes={"m": [256, 512], "n": [256, 512], "k": [256, 512]}), cube).run()

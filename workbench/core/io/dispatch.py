@@ -97,6 +97,8 @@ class DispatchPlan:
 
     def select(self, size: float) -> int:
         """The config index the decision list picks for ``size`` (the generated code's rule)."""
+        if size != size:
+            raise ValueError("size is NaN: no range holds it")
         for r in self.ranges:
             if r.upper is None or size < r.upper:
                 return r.config
@@ -543,6 +545,8 @@ def dispatch_py(plan: DispatchPlan) -> str:
         "",
         "def select(size):",
         '    """The index into CONFIGS for ``size``."""',
+        "    if size != size:  # NaN compares false with every bound and would get the last range",
+        '        raise ValueError("size is NaN: no range holds it")',
         "    for upper, index in RANGES:",
         "        if upper is None or size < upper:",
         "            return index",

@@ -325,6 +325,12 @@ def answered_problem(session: Any, label: str, at: Mapping[str, Any] | None) -> 
             sizes = [p for p in problems_of(session) if all(p.get(k) == v for k, v in typed.items())]
             if len(sizes) == 1:
                 problem, trials = dict(sizes[0]), session.trials_at(sizes[0])
+            elif len(sizes) > 1:  # several measured sizes match: name what tells them apart
+                given = ", ".join(f"{k}={v}" for k, v in typed.items())
+                left = [k for k in sizes[0] if k not in typed and len({repr(p[k]) for p in sizes}) > 1]
+                choices = "; ".join(f"{k}: {', '.join(str(v) for v in sorted({p[k] for p in sizes}))}" for k in left)
+                raise WorkbenchError(f"--at {given}: {len(sizes)} measured sizes of {label} have it; name "
+                                     f"{' and '.join(left)} too ({choices})")
         if not trials:
             raise WorkbenchError(f"{label}: no trials at problem {problem}; name a measured size with --at "
                                  "(show FILE lists them)")
