@@ -227,6 +227,27 @@ def test_main_opens_a_session_and_saves_a_screenshot(qtbot, tmp_path, monkeypatc
     assert main(str(tmp_path / "missing.json"), None, None, True) == 2  # bad input: exit 2, as the CLI
 
 
+def test_a_run_into_a_session_file_that_does_not_exist_yet_is_saved_there(tmp_path, monkeypatch):
+    """``gui NEW.json --run K --quit-when-done`` refused "no such file", and without SESSION an
+    automated run's trials are discarded: a demo prepared this way kept nothing. The new session
+    is saved at SESSION when the run ends, as ``tune --out`` writes one; a name a session may not
+    take is refused before anything runs."""
+    from workbench.core.domain.session import load_session
+    from workbench.gui.app import main
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(tmp_path / "autosave"))
+    run = {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 3, "options": {"compile": "estimate"}}
+    target = tmp_path / "demo.json"
+    assert main(str(target), dict(run), None, True) == 0
+    session = load_session(target)
+    assert session.kernel == "vector_add" and len(session.trials) == 3
+    assert not any((tmp_path / "autosave").glob("*.json"))  # saved, so no autosave is left behind
+    assert main(str(target), dict(run), None, True) == 0  # it exists now: the run continues it
+    assert len(load_session(target).trials) == 6
+    code = tmp_path / "demo.py"
+    assert main(str(code), dict(run), None, True) == 2 and not code.exists()
+
+
 def test_an_interactive_window_that_refuses_its_file_says_so_and_exits_2_when_closed(qapp, tmp_path):
     """The person's window stays open after a file it refused (File > Open is a click away), says
     the refusal in its status bar as well as on stderr, and its exit status is still 2."""

@@ -254,10 +254,18 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
         else:  # the person's window stays open (File > Open is a click away) and says it too
             window.statusBar().showMessage(f"error: {message}")
 
+    #: SESSION named for a run that does not exist yet: the run's new session is saved there when
+    #: it ends, as ``tune --out`` writes a new file (before, the window refused "no such file").
+    new_file: list[Path] = []
+
     def finish(result: Any = None) -> None:
         if result is not None and getattr(result, "reason", "") == "error":
             print(f"error: run failed: {result.message.splitlines()[0] if result.message else 'error'}", file=sys.stderr)
             status["code"] = 1
+        if new_file and window.model.session is not None and window.path != new_file[0]:
+            if not window.save_to(new_file[0]):
+                print(f"error: {printable(window.statusBar().currentMessage())}", file=sys.stderr)
+                status["code"] = 1
         window.refresh()
         window.failures.refresh()
         if screenshot:
@@ -294,6 +302,12 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                 # a person's window: up at once, the file read on a thread (a busy note after 0.4 s,
                 # with Cancel), as File > Open reads it; a refusal is said as a start's is (exit 2)
                 window.open_session_in_background(session_path, failed=lambda exc: fail(printable(str(exc))))
+            elif session_path and run and not os.path.lexists(session_path):
+                from workbench.core.io.output_files import check_folder, check_session_name
+
+                check_folder(Path(session_path), "SESSION")  # refused before the run, not after it
+                check_session_name(Path(session_path), "SESSION")
+                new_file.append(Path(session_path))
             elif session_path:
                 window.open_session(session_path)
             if run:
