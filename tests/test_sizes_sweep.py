@@ -769,7 +769,8 @@ def test_at_completes_a_size_from_the_one_measured_size_with_the_values_given(cl
                "--executor", "inline", "--quiet", "--sizes", "n=4096,8192", "--sizes", "alpha=1,2",
                "--out", wide).returncode == 0
     ambiguous = cli("export", wide, "--format", "json", "--at", "alpha=1.0", "--out", "-")
-    assert ambiguous.returncode == 2 and "no trials at problem" in ambiguous.stderr
+    assert ambiguous.returncode == 2 and "--at alpha=1.0: 2 measured sizes of" in ambiguous.stderr
+    assert "name n too (n: 4096, 8192)" in ambiguous.stderr, ambiguous.stderr
     for flag, said in (("n=abc", "--at n=abc: n is a number in"), ("alpha=true", "--at alpha=true: alpha is a number in")):
         wrong = cli("show", out, "--at", flag)  # said as what it is, not as "no trials at n='abc'"
         assert wrong.returncode == 2 and said in wrong.stderr, wrong.stderr
