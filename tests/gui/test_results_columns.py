@@ -135,3 +135,15 @@ def test_an_aborted_trials_latency_reads_as_the_bound_it_was_seen_to_exceed(ran)
 
     assert table.data(table.index(1, column), SORT_ROLE) == 0.4  # sorted where it reads, not first
     assert table.data(table.index(0, column)) != "-" and not table.data(table.index(0, column)).startswith(">")
+
+
+def test_the_verdict_columns_are_narrow_until_a_trial_fails_or_misses_a_constraint(ran, qtbot):
+    """Sized for "compile_error" always, status and feasible pushed every slot column off a
+    1440 px window in presentation mode, where every trial was "ok" and "yes"."""
+    results, table = ran.results, ran.results.table_model
+    widths = {key: results.view.columnWidth(table.column_of(key)) for key in ("status", "feasible")}
+    wide = results._verdict_width()
+    assert all(width < wide for width in widths.values()), widths  # the benchmark's trials all succeeded
+    ran.model.set_constraints(max_latency_ms=1.5)  # some trials miss it now: room for the reason
+    qtbot.wait(10)
+    assert all(results.view.columnWidth(table.column_of(key)) >= wide for key in ("status", "feasible"))

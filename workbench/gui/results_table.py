@@ -26,7 +26,7 @@ from workbench.core.domain.measurement import LATENCY, Status, Trial
 from workbench.core.domain.search_objective import LATENCY_BOUND
 from workbench.core.domain.metrics import METRICS, known_direction
 from workbench.gui.column_choice import ColumnChoice
-from workbench.gui.model import STATUSES, SessionModel
+from workbench.gui.model import STATUS_CODES, STATUSES, SessionModel
 from workbench.gui.settings_store import SettingsStore
 from workbench.gui.text import fmt, metric_label, plain_tip
 from workbench.gui.elided_label import ElidedLabel
@@ -432,6 +432,7 @@ class ResultsTable(QWidget):
         empty or all-zero columns. A column the person hid stays hidden."""
         if self._scan_metrics(start, stop):
             self.columns.update_hidden()
+        self._widen_verdicts(start)
 
     def _scan_metrics(self, start: int, stop: int) -> bool:
         """Note the usual metrics trials ``start..stop`` say something in; whether any is new."""
@@ -469,14 +470,40 @@ class ResultsTable(QWidget):
             elif key == "id":
                 width = max(width, metrics.horizontalAdvance("0123456789abc") + 12)
             elif key in ("status", "feasible"):  # a violated constraint is longer: elided, its tool tip has it
-                width = max(width, metrics.horizontalAdvance("compile_error") + 16)
+                width = max(width, metrics.horizontalAdvance(self._longest_verdict()) + 16)
             elif key.startswith("metric:"):  # a name from a file can be any length: the tool tip has it whole
                 width = min(width, metrics.horizontalAdvance("M" * MAX_HEADER_CHARS) + 18)
             self.view.setColumnWidth(column, width)
 
+    def _longest_verdict(self, start: int = 0) -> str:
+        """The longest text the status and feasible columns must show for trials ``start`` on: "ok"
+        and "yes" while every trial succeeded and met the constraints, else room for a failure's
+        name. Sized for a failure always, the two columns pushed every slot column off a 1440 px
+        window in presentation mode."""
+        codes = self.model.status_codes()[start:]
+        ranking = self.model.ranking
+        all_fine = (not (codes != STATUS_CODES[Status.OK]).any()
+                    and (ranking is None or bool(ranking.feasible[start:self.model.n].all())))
+        return "yes" if all_fine else "compile_error"
+
+    def _widen_verdicts(self, start: int) -> None:
+        """A failure or an infeasible trial arrived after the columns were fitted: the two verdict
+        columns grow to show it (never shrink: the person may have sized them)."""
+        if self._longest_verdict(start) == "yes":
+            return
+        for key in ("status", "feasible"):
+            column = self.table_model.column_of(key)
+            if self.view.columnWidth(column) < self._verdict_width():
+                self.view.setColumnWidth(column, self._verdict_width())
+
+    def _verdict_width(self) -> int:
+        return self.view.horizontalHeader().fontMetrics().horizontalAdvance("compile_error") + 16
+
     def _on_ranking_changed(self) -> None:
         if self.proxy.status_filter == "feasible":
             self.proxy.refilter()
+        if self.model.n:
+            self._widen_verdicts(0)  # a constraint moved: rows that met it may not now
 
     def _on_slot_filter(self) -> None:
         try:
