@@ -128,7 +128,10 @@ class WhyView(QWidget):
         values = [t[1] for t in info.time_terms]
         self._show_bars(names, values, info.latency_ms)
         for name, value, _ in info.time_terms:
-            label = pg.TextItem(f"\u2002{value:.3g} ms", color=(40, 40, 40), anchor=(0, 0.5))  # apart from the bar
+            # apart from the bar; over the latency line, on white: the line struck the figure through
+            label = pg.TextItem(f"\u2002{value:.3g} ms", color=(40, 40, 40), anchor=(0, 0.5),
+                                fill=pg.mkBrush(255, 255, 255, 220))
+            label.setZValue(self.latency_line.zValue() + 1)
             label.setFont(QFont(self.font()))  # the window's zoom reaches the values drawn on the plot this way
             label.setPos(value, len(names) - 1 - names.index(name))
             self.plot.addItem(label)
