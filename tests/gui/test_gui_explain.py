@@ -626,6 +626,9 @@ def test_the_compare_table_and_the_source_diff_each_get_the_whole_pane(shown, qt
     viewport = view.table.viewport().width()
     for column in (1, 2, 3):  # A, B and B / A
         assert header.sectionViewportPosition(column) + header.sectionSize(column) <= viewport, (column, viewport)
+    # the figures first: "B is 1.3x slower" is what a comparison is read for (below the slots it was
+    # out of sight at 1440 px)
+    assert [row[0] for row in view.rows_shown()][:2] == ["latency (ms)", "latency p20 (ms)"], view.rows_shown()
     view.pair.setCurrentWidget(view.diff)
     qtbot.wait(50)
     assert view.diff.width() >= view.pair.width() - 10
@@ -790,3 +793,6 @@ def test_why_panel_refits_its_figures_when_the_window_shrinks_under_it(window, q
         assert rect.right() <= box.right() + 1, (figure.toPlainText(), rect.right(), box.right())
     label = view.latency_line.label.sceneBoundingRect()
     assert box.left() - 1 <= label.left() and label.right() <= box.right() + 1, (label, box)
+    # the figures lie over the latency line, on white: the line struck "2.55 ms" through
+    assert all(figure.zValue() > view.latency_line.zValue() and figure.fill.color().alpha() > 0
+               for figure in view.value_labels)

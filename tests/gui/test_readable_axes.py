@@ -45,6 +45,9 @@ def test_a_log_axis_labels_a_bare_end_with_half_a_step() -> None:
     assert labelled == [3.5, 4, 5, 6, 7, 8, 9] and 3.5 not in minor
     labelled, _ = choose_log_ticks(math.log10(3.6), math.log10(10), 250, lambda _t: line, line * 0.8)
     assert labelled == [4, 5, 6, 7, 8, 9]  # 3.5 is off the axis
+    # half a step off the axis: a one-digit value instead (3 below 5, 10, 15; not 2.5, which is off it)
+    labelled, _ = choose_log_ticks(math.log10(2.1), math.log10(17), 300, lambda _t: line, line * 0.8)
+    assert labelled == [3, 5, 10, 15]
     labelled, _ = choose_log_ticks(math.log10(0.0034), math.log10(16862), 250, lambda _t: line, line * 0.8)
     assert labelled == [0.01, 0.1, 1, 10, 100, 1000]  # no 9000 beside the decades
     labelled, _ = choose_log_ticks(math.log10(0.9), math.log10(45), 300, lambda t: 7.0 * len(t), 8)

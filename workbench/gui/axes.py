@@ -271,9 +271,10 @@ def choose_log_ticks(low_log: float, high_log: float, length: float, measure: Me
 
 def _with_edge_labels(best: list[float], pixels: Callable[[Sequence[float]], list[float]], measure: Measure,
                       length: float, gap: float) -> list[float]:
-    """Evenly spaced labels ``best`` with half a step more at either end where that value is on
-    the axis and its label fits (3.5 below 4, 5 ... 9; 0.053 below 0.054, 0.056). Sets that are
-    not evenly spaced (decades, 1-2-5) are left as they are: half their step is no round value.
+    """Evenly spaced labels ``best`` with one more label at either end where one fits on the axis:
+    a one-digit value (3 below 5, 10, 15; the one nearest the axis's end), else half a step (3.5
+    below 4, 5 ... 9; 0.053 below 0.054, 0.056). Sets that are not evenly spaced (decades, 1-2-5)
+    are left as they are: half their step is no round value.
 
     Why: a set is chosen for its spacing, and a log axis from 3.2 to 10 got 4, 5 ... 9, leaving its
     lowest points, often the best latencies, below the last label with nothing to read them by."""
@@ -283,15 +284,34 @@ def _with_edge_labels(best: list[float], pixels: Callable[[Sequence[float]], lis
     if not all(math.isclose(step, steps[0], rel_tol=1e-6) for step in steps):
         return best
     half = steps[0] / 2
-    for value in (best[0] - half, best[-1] + half):
-        value = float(f"{value:.12g}")  # 3.5, not 3.4999999999999996
-        if value <= 0:
-            continue
-        trial = sorted([*best, value])
-        extents = [measure(t) for t in format_ticks(trial)]
-        if sum(extents) <= LABEL_SHARE * length and fits(pixels(trial), extents, length, gap):
-            best = trial
+    digits = max(_significant_digits(v) for v in best)
+    for low_end in (True, False):
+        end = best[0] if low_end else best[-1]
+        # a one-digit value first (3 below 5, 10, 15), the one nearest the axis's end; else half a
+        # step, when it has at most one digit more than the labels (3.5 beside 4, 5; not 1.25 beside 0.5, 1)
+        digit = 10.0 ** math.floor(math.log10(end))
+        ones = [float(f"{m * scale:.12g}") for scale in (digit / 10, digit) for m in range(1, 10)]
+        beyond = sorted((v for v in ones if (v < end if low_end else v > end)), reverse=not low_end)
+        step = float(f"{end - half if low_end else end + half:.12g}")  # 3.5, not 3.4999999999999996
+        if step > 0 and _significant_digits(step) <= digits + 1:
+            beyond.append(step)
+        for value in beyond:
+            if value <= 0 or value in best:
+                continue
+            trial = sorted([*best, value])
+            extents = [measure(t) for t in format_ticks(trial)]
+            if sum(extents) <= LABEL_SHARE * length and fits(pixels(trial), extents, length, gap):
+                best = trial
+                break
     return best
+
+
+def _significant_digits(value: float) -> int:
+    """The fewest significant digits that write ``value`` exactly (3.5: 2, 0.05: 1)."""
+    for digits in range(1, 16):
+        if math.isclose(float(f"{value:.{digits}g}"), value, rel_tol=1e-12):
+            return digits
+    return 16
 
 
 def elide(text: str, width: float, measure: Measure, mark: str = "…") -> str:

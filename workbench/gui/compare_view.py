@@ -120,7 +120,7 @@ class CompareView(QWidget):
         # diff kept 120 px, a dozen characters of each line, or the table lost column B.
         self.pair = pair = QTabWidget()
         pair.setDocumentMode(True)
-        pair.addTab(self.table, "Slots and figures")
+        pair.addTab(self.table, "Figures and slots")
         pair.addTab(self.diff, DIFF_TAB)
         left_layout.addWidget(pair, 1)
         right = QWidget()

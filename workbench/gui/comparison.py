@@ -48,14 +48,17 @@ class Row:
 
 
 def compare_trials(a: Trial, b: Trial) -> list[Row]:
-    """Slot values, then metrics, then resources (those either trial reports)."""
-    rows = [Row("slot", name, a.config.get(name), b.config.get(name)) for name in dict.fromkeys([*a.config, *b.config])]
-    for section, names in (("metric", COMPARED_METRICS), ("resource", COMPARED_RESOURCES)):
-        for name in names:
-            if name in a.measurement.metrics or name in b.measurement.metrics:
-                rows.append(Row(section, name, float(a.metric(name)), float(b.metric(name))))
-    rows.append(Row("metric", "status", a.status.value, b.status.value))
-    return rows
+    """Metrics (with the status), then slot values, then resources (those either trial reports).
+
+    The figures come first: "B is 1.31x slower" is what a comparison is read for, and below eight
+    slot rows it was out of sight in a 1440x900 window."""
+    metrics = [Row("metric", name, float(a.metric(name)), float(b.metric(name))) for name in COMPARED_METRICS
+               if name in a.measurement.metrics or name in b.measurement.metrics]
+    metrics.append(Row("metric", "status", a.status.value, b.status.value))
+    slots = [Row("slot", name, a.config.get(name), b.config.get(name)) for name in dict.fromkeys([*a.config, *b.config])]
+    resources = [Row("resource", name, float(a.metric(name)), float(b.metric(name))) for name in COMPARED_RESOURCES
+                 if name in a.measurement.metrics or name in b.measurement.metrics]
+    return [*metrics, *slots, *resources]
 
 
 def source_diff(source_a: str, source_b: str, name_a: str, name_b: str) -> list[str]:
