@@ -540,3 +540,18 @@ def test_the_recommended_card_gives_its_reason_first(ran, qtbot):
     _present(ran, qtbot)
     first, second = ran.best_card.text().split("<br>")[:2]
     assert first.startswith("<i>Why: lowest latency among") and second.startswith("<big><b>")
+
+
+def test_a_no_data_message_wraps_inside_its_plot(window, qtbot, landscape):
+    """A recording's Roofline said "the session does not record the device's peak bandwidth and
+    FLOP/s" on one line, cut at both edges of the plot in presentation mode at 1440 px."""
+    window.import_kt_cache(str(landscape("pnpoly_RTX_3090.json")))
+    _present(window, qtbot)
+    chart = window.roofline_chart
+    window.bottom_tabs.setCurrentWidget(chart)
+    qtbot.waitUntil(lambda: chart.no_data.isVisible(), timeout=10_000)
+    qtbot.wait(50)
+    box = chart.plot.getPlotItem().vb.sceneBoundingRect()
+    text = chart.no_data.sceneBoundingRect()
+    assert box.left() <= text.left() and text.right() <= box.right(), (text, box)
+    assert "peak bandwidth" in chart.no_data.textItem.toPlainText()

@@ -100,6 +100,7 @@ class _ChartBase(QWidget):
         # kept in the middle when the range moves after it was written (a limit line drawn after it
         # stretched the axes and left the text at the plot's edge, cut)
         self.plot.getPlotItem().vb.sigRangeChanged.connect(self._center_no_data)
+        self.plot.getPlotItem().vb.sigResized.connect(self._center_no_data)
 
     def _say_no_data(self, text: str) -> None:
         """Write why the plot is empty in its middle (an empty frame says nothing)."""
@@ -109,8 +110,18 @@ class _ChartBase(QWidget):
 
     def _center_no_data(self, *_: Any) -> None:
         if self.no_data.isVisible():
-            (x0, x1), (y0, y1) = self.plot.getPlotItem().vb.viewRange()
+            view = self.plot.getPlotItem().vb
+            (x0, x1), (y0, y1) = view.viewRange()
             self.no_data.setPos((x0 + x1) / 2, (y0 + y1) / 2)
+            # wrapped to the plot's width: one line of "the session does not record the device's
+            # peak bandwidth and FLOP/s" ran past both edges of a narrow or zoomed plot
+            text = self.no_data.textItem
+            text.setTextWidth(-1)  # its one-line width, then no wider than the plot
+            width = min(text.document().idealWidth(), max(float(view.width()) * 0.9, 40.0))
+            option = text.document().defaultTextOption()
+            option.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+            text.document().setDefaultTextOption(option)
+            self.no_data.setTextWidth(width)
 
     def _no_success_text(self) -> str:
         """Why no trial can be drawn when none succeeded: trials stopped early under the latency
