@@ -298,6 +298,8 @@ def test_roofline_places_trials_under_the_roofs(window):
     box = chart.plot.getPlotItem().vb.sceneBoundingRect()
     for label in (chart.compute_label, chart.bandwidth_label):  # inside the plot, not cut by its edge
         assert box.contains(label.sceneBoundingRect()), (label.toPlainText(), label.sceneBoundingRect(), box)
+        # over the roofs and the trials, on a light fill: the sloped roof and the star crossed them out
+        assert label.zValue() > max(chart.roof.zValue(), chart.best.zValue()) and label.fill.color().alpha() > 0
     window.model.select(0)  # the selection is ringed where the trial sits
     assert chart.selected_item.xs[0] == pytest.approx(np.log10(data.intensity[0]))
     assert chart.selected_item.ys[0] == pytest.approx(np.log10(data.gflops[0]))
@@ -383,6 +385,9 @@ def test_parallel_coordinates_and_slices_draw_every_trial_across_slots_and_score
     _, best_y = view.best.getData()
     assert best_y[-1] == pytest.approx(model.ranking.score[best]) == pytest.approx(1.0)
     assert best_y[0] == pytest.approx(0.0)  # block_size 64 is the lowest value on its axis
+    # the axes' values lie over every line, on a light fill: drawn under them, they were crossed out
+    lines = max(item.zValue() for item in (view.feasible, view.best))
+    assert all(label.zValue() > lines and label.fill.color().alpha() > 0 for label in view.value_labels)
     slices = shown.slices
     shown.bottom_tabs.setCurrentWidget(slices)
     QApplication.processEvents()

@@ -52,6 +52,11 @@ def _display_order(domain: list[Any]) -> list[int]:
     return list(range(len(domain)))
 
 
+#: The value labels of the axes: on a light fill above every config's line (drawn later than the
+#: labels, they crossed them out), so a line never strikes a value through.
+LABEL_FILL = pg.mkBrush(255, 255, 255, 200)
+LABEL_Z = 20
+
 class _HiddenUntilShown(QWidget):
     """Redraws when shown and when the model changes while shown; marks itself dirty otherwise."""
 
@@ -189,15 +194,17 @@ class ParallelCoordinates(_HiddenUntilShown):
         for i, domain in enumerate(values):
             step = max(1, int(np.ceil(len(domain) / most)))
             for j in range(0, len(domain), step):
-                label = pg.TextItem(str(domain[j]), color=(30, 30, 30), anchor=(0, 0.5))
+                label = pg.TextItem(str(domain[j]), color=(30, 30, 30), anchor=(0, 0.5), fill=LABEL_FILL)
                 label.setFont(font)
+                label.setZValue(LABEL_Z)  # over the configs' lines, which crossed the values out
                 label.setPos(i, j / max(len(domain) - 1, 1))
                 self.plot.addItem(label)
                 self.value_labels.append(label)
         self._drawn = (names, values, most)
         for score in (0.0, 0.5, 1.0):
-            label = pg.TextItem(f"{score:g}", color=(30, 30, 30), anchor=(0, 0.5))
+            label = pg.TextItem(f"{score:g}", color=(30, 30, 30), anchor=(0, 0.5), fill=LABEL_FILL)
             label.setFont(font)
+            label.setZValue(LABEL_Z)
             label.setPos(k, score)
             self.plot.addItem(label)
             self.value_labels.append(label)

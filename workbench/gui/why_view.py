@@ -244,9 +244,10 @@ class RooflineChart(_ChartBase):
         # the roofs are named with their numbers, as Nsight Compute does; the compute roof's name
         # hangs under its right end: the roof is the top of the data, so above it the name was cut
         # by the plot's edge (trials sit far left of that end, which lies 4x past the largest intensity)
-        self.compute_label = pg.TextItem("", color=(150, 60, 110), anchor=(1, 0))
-        self.bandwidth_label = pg.TextItem("", color=(150, 60, 110), anchor=(0, 1))
+        self.compute_label = pg.TextItem("", color=(150, 60, 110), anchor=(1, 0), fill=pg.mkBrush(255, 255, 255, 200))
+        self.bandwidth_label = pg.TextItem("", color=(150, 60, 110), anchor=(0, 1), fill=pg.mkBrush(255, 255, 255, 200))
         for label in (self.compute_label, self.bandwidth_label):
+            label.setZValue(30)  # over the roofs and the trials: the sloped roof and the star crossed them out
             self.plot.addItem(label, ignoreBounds=True)
         self.note = QLabel("")
         self.note.setStyleSheet("color: #555")
