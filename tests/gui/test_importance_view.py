@@ -300,3 +300,35 @@ def test_the_latency_per_value_axis_reads_in_latencies(view, computed, qtbot) ->
     latencies = np.concatenate([s.latencies for s in view.stats[view.selected_slot] if s.n_ok])
     assert axis.logMode and axis.labelled and "x0.001" not in axis.labelString()
     assert all(0.5 * latencies.min() <= v <= 2.0 * latencies.max() for v in axis.labelled), (axis.labelled, latencies)
+
+
+def test_a_slot_of_many_values_labels_every_kth_so_the_values_stand_apart(qtbot, computed) -> None:
+    """31 block sizes ran their values together on the strip plot's axis ("6416283238...") and
+    stacked their "N failed" lines; every k-th value is labelled, k as small as the width allows."""
+    space = SearchSpace([Slot("block_size_x", tuple(range(32, 32 * 32, 32)), "launch"), Slot("vec", (1, 2), "memory")])
+    rng = np.random.default_rng(1)
+    made = []
+    for i in range(300):
+        config = space.config({"block_size_x": int(rng.choice(space.slots[0].values)), "vec": int(rng.choice((1, 2)))})
+        m = (Measurement.failure(Status.LAUNCH_ERROR, "too many") if config["block_size_x"] > 900 and config["vec"] == 2
+             else Measurement(Status.OK, {"latency_ms": 1.0 + config["block_size_x"] / 1000 + rng.random() * 0.01}))
+        made.append(Trial(i, config, m))
+    widget = ImportanceView(lambda: made, objective=lambda: (Constraints(), Weights()),
+                            domains={s.name: list(s.values) for s in space.slots})
+    qtbot.addWidget(widget)
+    widget.resize(700, 500)
+    widget.show()
+    qtbot.waitExposed(widget)
+    computed(widget)
+    widget.select_slot("block_size_x")
+    qtbot.wait(50)
+    axis = widget.value_plot.getAxis("bottom")
+    labelled, unlabelled = axis._tickLevels  # what setTicks was given: the labelled level, then the rest
+    assert 2 <= len(labelled) < 31 and len(labelled) + len(unlabelled) == 31
+    spacing = labelled[1][0] - labelled[0][0]
+    per = widget.value_plot.getPlotItem().vb.width() / 31
+    from PySide6.QtGui import QFontMetricsF
+
+    metrics = QFontMetricsF(axis.style.get("tickFont") or axis.font())
+    widest = max(metrics.horizontalAdvance(line) for _, text in labelled for line in text.split("\n"))
+    assert spacing * per >= widest  # neighbouring labels do not run together

@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, QTimer, Signal
-from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtGui import QFont, QFontMetrics, QFontMetricsF
 from PySide6.QtWidgets import QBoxLayout, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.domain.importance import SCORE, Importance, ValueStats, slot_importance, value_distributions
@@ -140,7 +140,8 @@ class ImportanceView(QWidget):
         self.value_plot = pg.PlotWidget(background="w", axisItems={"left": ReadableAxis("left")})
         self.value_plot.setMenuEnabled(False)
         self.value_plot.getAxis("left").setLogMode(True)
-        self.value_plot.setLabel("left", "latency (ms, log scale)")
+        self.value_plot.setLabel("left", "latency (ms, log)")  # short: "log scale" was cut in presentation mode
+        self.value_plot.getPlotItem().vb.sigResized.connect(self._fit_value_ticks)
         self.value_plot.setMinimumHeight(140)
         self.boxes = pg.BarGraphItem(x=[], y0=[], height=[], width=0.55, brush=BOX_BRUSH, pen=BOX_PEN)
         self.medians = pg.PlotDataItem([], [], connect="pairs", pen=MEDIAN_PEN)
@@ -385,10 +386,25 @@ class ImportanceView(QWidget):
             self.points.setData(np.concatenate(px), np.concatenate(py))
         else:
             self.points.setData([], [])
-        self.value_plot.getAxis("bottom").setTicks([ticks])
+        self._value_ticks = ticks
+        self._fit_value_ticks()
         self.value_plot.setLabel("bottom", self.selected_slot or "")
         if stats:
             self.value_plot.setXRange(-0.6, len(stats) - 0.4, padding=0)
+
+    def _fit_value_ticks(self) -> None:
+        """Label every k-th value of the slot, k as small as lets the labels stand apart in the
+        plot's width and the axis's font (the others keep an unlabelled tick): a slot of 31 block
+        sizes ran its values together ("6416283238...") and stacked its "N failed" lines."""
+        ticks = getattr(self, "_value_ticks", [])
+        axis = self.value_plot.getAxis("bottom")
+        metrics = QFontMetricsF(axis.style.get("tickFont") or axis.font())
+        per = self.value_plot.getPlotItem().vb.width() / max(len(ticks), 1)
+        widest = max((metrics.horizontalAdvance(line) for _, label in ticks for line in label.split("\n")), default=0.0)
+        need = widest + metrics.horizontalAdvance("  ")
+        step = max(1, math.ceil(need / per)) if per > 0 else 1
+        axis.setTicks([[t for k, t in enumerate(ticks) if k % step == 0],
+                       [(p, "") for k, (p, _) in enumerate(ticks) if k % step]])
 
     # --- events ----------------------------------------------------------------------------------
     def _on_target_changed(self, _index: int) -> None:
