@@ -248,6 +248,44 @@ def test_a_run_into_a_session_file_that_does_not_exist_yet_is_saved_there(tmp_pa
     assert main(str(code), dict(run), None, True) == 2 and not code.exists()
 
 
+def test_only_the_runs_own_session_goes_to_the_new_file_in_a_persons_window(qapp, tmp_path, monkeypatch):
+    """In a person's window the save at the run's end followed every later run too: a second run
+    (another kernel) replaced NEW.json, the first session moved aside as a backup, unasked."""
+    from PySide6.QtCore import QTimer
+
+    from workbench.core.domain.session import load_session
+    from workbench.gui.app import main
+    from workbench.gui.main_window import MainWindow
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(tmp_path / "autosave"))
+    monkeypatch.setattr(MainWindow, "_maybe_save", lambda self: True)  # nobody answers questions here
+    target = tmp_path / "demo.json"
+    seen: dict[str, object] = {}
+
+    def poll() -> None:
+        windows = [w for w in qapp.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
+        if not windows or windows[0].running:
+            return
+        window = windows[0]
+        if "second" not in seen and window.path == target:
+            seen["second"] = True
+            window.start_run({"kernel": "sgemm", "backend": "sim", "strategy": "random", "budget": 2,
+                              "options": {"compile": "estimate"}})
+        elif "second" in seen and window.model.session is not None and window.model.session.kernel == "sgemm":
+            seen["path"], seen["dirty"] = window.path, window.model.dirty
+            timer.stop()
+            window.model.dirty = False
+            qapp.exit(0)
+
+    timer = QTimer()
+    timer.timeout.connect(poll)
+    QTimer.singleShot(0, lambda: timer.start(100))
+    run = {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 2, "options": {"compile": "estimate"}}
+    main(str(target), run, None, False)
+    assert seen.get("path") is None and seen.get("dirty") is True, seen
+    assert load_session(target).kernel == "vector_add" and not list(tmp_path.glob("demo.json.bak*"))
+
+
 def test_an_interactive_window_that_refuses_its_file_says_so_and_exits_2_when_closed(qapp, tmp_path):
     """The person's window stays open after a file it refused (File > Open is a click away), says
     the refusal in its status bar as well as on stderr, and its exit status is still 2."""

@@ -146,4 +146,5 @@ def test_the_verdict_columns_are_narrow_until_a_trial_fails_or_misses_a_constrai
     assert all(width < wide for width in widths.values()), widths  # the benchmark's trials all succeeded
     ran.model.set_constraints(max_latency_ms=1.5)  # some trials miss it now: room for the reason
     qtbot.wait(10)
-    assert all(results.view.columnWidth(table.column_of(key)) >= wide for key in ("status", "feasible"))
+    assert results.view.columnWidth(table.column_of("feasible")) >= wide
+    assert results.view.columnWidth(table.column_of("status")) == widths["status"]  # every status still "ok"

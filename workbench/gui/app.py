@@ -263,7 +263,8 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             print(f"error: run failed: {result.message.splitlines()[0] if result.message else 'error'}", file=sys.stderr)
             status["code"] = 1
         if new_file and window.model.session is not None and window.path != new_file[0]:
-            if not window.save_to(new_file[0]):
+            target = new_file.pop()  # the --run's session only: a later run of the window stays unsaved
+            if not window.save_to(target):
                 print(f"error: {printable(window.statusBar().currentMessage())}", file=sys.stderr)
                 status["code"] = 1
         window.refresh()

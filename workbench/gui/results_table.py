@@ -470,31 +470,31 @@ class ResultsTable(QWidget):
             elif key == "id":
                 width = max(width, metrics.horizontalAdvance("0123456789abc") + 12)
             elif key in ("status", "feasible"):  # a violated constraint is longer: elided, its tool tip has it
-                width = max(width, metrics.horizontalAdvance(self._longest_verdict()) + 16)
+                width = max(width, metrics.horizontalAdvance(self._longest_verdict(key)) + 16)
             elif key.startswith("metric:"):  # a name from a file can be any length: the tool tip has it whole
                 width = min(width, metrics.horizontalAdvance("M" * MAX_HEADER_CHARS) + 18)
             self.view.setColumnWidth(column, width)
 
-    def _longest_verdict(self, start: int = 0) -> str:
-        """The longest text the status and feasible columns must show for trials ``start`` on: "ok"
-        and "yes" while every trial succeeded and met the constraints, else room for a failure's
-        name. Sized for a failure always, the two columns pushed every slot column off a 1440 px
-        window in presentation mode."""
-        codes = self.model.status_codes()[start:]
+    def _longest_verdict(self, key: str, start: int = 0) -> str:
+        """The longest text the ``key`` column (status or feasible) must show for trials ``start``
+        on: "ok" while every trial succeeded, "yes" while every one also met the constraints, else
+        room for a failure's name. Sized for a failure always, the two columns pushed every slot
+        column off a 1440 px window in presentation mode."""
+        failed = bool((self.model.status_codes()[start:] != STATUS_CODES[Status.OK]).any())
+        if key == "status":
+            return "compile_error" if failed else "ok"
         ranking = self.model.ranking
-        all_fine = (not (codes != STATUS_CODES[Status.OK]).any()
-                    and (ranking is None or bool(ranking.feasible[start:self.model.n].all())))
-        return "yes" if all_fine else "compile_error"
+        missed = ranking is not None and not bool(ranking.feasible[start:self.model.n].all())
+        return "compile_error" if failed or missed else "yes"
 
     def _widen_verdicts(self, start: int) -> None:
-        """A failure or an infeasible trial arrived after the columns were fitted: the two verdict
-        columns grow to show it (never shrink: the person may have sized them)."""
-        if self._longest_verdict(start) == "yes":
-            return
+        """A failure or an infeasible trial arrived after the columns were fitted: the verdict
+        column that must show it grows (it never shrinks while the session is shown)."""
         for key in ("status", "feasible"):
-            column = self.table_model.column_of(key)
-            if self.view.columnWidth(column) < self._verdict_width():
-                self.view.setColumnWidth(column, self._verdict_width())
+            if self._longest_verdict(key, start) == "compile_error":
+                column = self.table_model.column_of(key)
+                if self.view.columnWidth(column) < self._verdict_width():
+                    self.view.setColumnWidth(column, self._verdict_width())
 
     def _verdict_width(self) -> int:
         return self.view.horizontalHeader().fontMetrics().horizontalAdvance("compile_error") + 16
