@@ -191,14 +191,39 @@ class _ElidedTabBar(QTabBar):
     Qt's own eliding shrinks every tab, turning "Results" into "R…" while "Portability" keeps most
     of its letters."""
 
-    _measuring = False  # Qt's minimumTabSizeHint calls tabSizeHint: then the plain hint
+    _measuring = False  # while Qt's minimumTabSizeHint calls tabSizeHint: then the plain hint
 
     def __init__(self) -> None:
         super().__init__()
         #: Whether the row is short of room for every whole name (set by the tab widget).
         self.cut = False
+        self._style_generation = 0
+        self._whole_widths: dict[bool, tuple[tuple[Any, ...], dict[int, int]]] = {}  # by padding
         self._padding = _NarrowTabPadding(self)
         self.setStyle(self._padding)
+
+    def whole_widths(self) -> dict[int, int]:
+        """Each visible tab's width with its whole name at the current padding. Qt asks for every
+        tab's size hint while laying out the row, and each answer needs every tab's whole width:
+        measured afresh each time that was quadratic in the tabs (a tenth of a window's start-up
+        time, and of every resize). The widths are kept until a name, a tab's visibility, the
+        font, the style or the padding changes."""
+        key = (
+            self._style_generation, self.font().key(), self.iconSize().toTuple(),
+            tuple((self.tabText(i), self.isTabVisible(i)) for i in range(self.count())),
+        )
+        kept = self._whole_widths.get(self.cut)
+        if kept is None or kept[0] != key:
+            kept = self._whole_widths[self.cut] = (key, self._measure_whole_widths())
+        return dict(kept[1])
+
+    def _measure_whole_widths(self) -> dict[int, int]:
+        return {i: QTabBar.tabSizeHint(self, i).width() for i in range(self.count()) if self.isTabVisible(i)}
+
+    def changeEvent(self, event: QEvent) -> None:  # Qt override: a style sheet can change the padding
+        if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange):
+            self._style_generation += 1
+        super().changeEvent(event)
 
     def tabSizeHint(self, index: int) -> QSize:  # Qt override
         hint = super().tabSizeHint(index)
@@ -206,20 +231,24 @@ class _ElidedTabBar(QTabBar):
         if (self._measuring or tabs is None or self.usesScrollButtons()
                 or self.elideMode() == Qt.TextElideMode.ElideNone):
             return hint
-        shown = [i for i in range(self.count()) if self.isTabVisible(i)]
-        widths = {i: super(_ElidedTabBar, self).tabSizeHint(i).width() for i in shown}  # full names
+        widths = self.whole_widths()
         room = _tab_room(tabs)
         if sum(widths.values()) <= room or index == self.currentIndex():  # the open tab says its whole name
             return hint
         room -= widths.get(self.currentIndex(), 0)
         widths.pop(self.currentIndex(), None)
-        self._measuring = True
-        try:
-            floor = super().minimumTabSizeHint(index).width()
-        finally:
-            self._measuring = False
+        floor = self.minimumTabSizeHint(index).width()
         cap = _equal_cap(list(widths.values()), room)
         return QSize(max(min(hint.width(), cap), floor), hint.height())
+
+    def minimumTabSizeHint(self, index: int) -> QSize:  # Qt override
+        """Qt measures the minimum by cutting the tab's name for a moment and asking for its size
+        hint, which is then the plain hint of the cut name (the row's widths are of whole names)."""
+        self._measuring = True
+        try:
+            return super().minimumTabSizeHint(index)
+        finally:
+            self._measuring = False
 
 
 class ElidedTabs(QTabWidget):
@@ -272,7 +301,7 @@ class ElidedTabs(QTabWidget):
             return sum(bar.tabSizeHint(i).width() for i in range(bar.count()) if bar.isTabVisible(i))
         before, bar.cut = bar.cut, narrow
         try:
-            return sum(QTabBar.tabSizeHint(bar, i).width() for i in range(bar.count()) if bar.isTabVisible(i))
+            return sum(bar.whole_widths().values())
         finally:
             bar.cut = before
 

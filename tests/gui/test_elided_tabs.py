@@ -1,0 +1,63 @@
+"""The tab row's whole-name widths are measured once per layout, and measured again when what they
+depend on changes (a name, a tab's visibility, the font)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QLabel, QTabBar
+
+from workbench.gui.elided_label import ElidedTabs, _ElidedTabBar
+
+NAMES = ["Results", "Failed", "Importance", "Why fast?", "Roofline", "Parallel", "Slices", "Compare",
+         "Sizes", "Portability"]
+
+
+@pytest.fixture
+def tabs(qtbot):
+    widget = ElidedTabs()
+    qtbot.addWidget(widget)
+    for name in NAMES:
+        widget.addTab(QLabel(name), name)
+    widget.resize(520, 200)  # too short for every whole name
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def _whole(bar: QTabBar, index: int) -> int:
+    return QTabBar.tabSizeHint(bar, index).width()
+
+
+def test_a_relayout_measures_the_whole_names_once_per_padding_not_once_per_tab(tabs, qtbot, monkeypatch):
+    bar = tabs.tabBar()
+    assert isinstance(bar, _ElidedTabBar) and tabs.names_cut()
+    calls = []
+    measure = _ElidedTabBar._measure_whole_widths
+    monkeypatch.setattr(_ElidedTabBar, "_measure_whole_widths", lambda self: calls.append(1) or measure(self))
+    tabs.resize(500, 200)
+    qtbot.wait(20)
+    hints = [bar.tabSizeHint(i).width() for i in range(bar.count())]
+    assert len(calls) == 0, "nothing the widths depend on changed: no new measurement"
+    assert sum(hints) <= tabs.width()
+    bar.setTabText(3, "Why is it fast?")
+    hints = [bar.tabSizeHint(i).width() for i in range(bar.count())]
+    assert 1 <= len(calls) <= 2  # each padding at most once, however many tabs ask
+
+
+def test_a_longer_name_a_hidden_tab_and_a_larger_font_are_measured_again(tabs, qtbot):
+    bar = tabs.tabBar()
+    tabs.resize(4000, 200)  # room for every name: each tab as wide as its whole name
+    qtbot.wait(20)
+    assert not tabs.names_cut()
+    before = bar.tabSizeHint(2).width()
+    bar.setTabText(2, "Importance of every slot")
+    assert bar.tabSizeHint(2).width() == _whole(bar, 2) > before
+    assert sum(bar.whole_widths().values()) == sum(_whole(bar, i) for i in range(bar.count()))
+    bar.setTabVisible(5, False)
+    assert 5 not in bar.whole_widths()
+    font = QFont(bar.font())
+    font.setPointSizeF(font.pointSizeF() * 2)
+    bar.setFont(font)
+    assert bar.whole_widths()[2] == _whole(bar, 2)
+    assert bar.tabSizeHint(2).width() == _whole(bar, 2) > 1.5 * before
