@@ -427,6 +427,9 @@ def test_a_float_size_parameter_gets_a_double_decision_list(tmp_path: Path) -> N
     assert "workbench_dispatch_k(double size)" in header
     probes = [0.1, 0.5, 0.999, 1.0, 2.0, 3.9, 4.0, 8.0, 1e9]
     assert run_c(header, "workbench_dispatch_k", probes, tmp_path, parse="atof") == [plan.select(v) for v in probes]
+    # NaN is in no range: the header says -1 (as select refuses it), not the last range's config
+    assert "-1 for a NaN size" in header
+    assert run_c(header, "workbench_dispatch_k", ["nan", 1.0], tmp_path, parse="atof") == [-1, 0]
     assert [python_module(dispatch_py(plan))["select"](v) for v in probes] == [plan.select(v) for v in probes]
 
 

@@ -490,10 +490,13 @@ def dispatch_c(plan: DispatchPlan) -> str:
         f"#define WORKBENCH_DISPATCH_{macro}_FN static inline",
         "#endif",
         "",
-        f"// the config index for size {_one_line(plan.parameter)}",
+        f"// the config index for size {_one_line(plan.parameter)}"
+        + ("" if plan.integer else "; -1 for a NaN size, which no range holds"),
         f"WORKBENCH_DISPATCH_{macro}_FN int workbench_dispatch_{ident}({ctype} size)",
         "{",
     ]
+    if not plan.integer:  # every comparison with NaN is false: it would get the last range's config
+        out.append("    if (size != size) return -1;")
     for index, r in enumerate(plan.ranges):
         out.append(f"    // range {index + 1}: {_range_text(plan, index)} -> config {r.config}; measured:")
         out += [f"    //   {_figure_text(plan, f)}" for f in r.sizes]
