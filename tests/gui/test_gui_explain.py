@@ -89,11 +89,21 @@ def test_explore_axes_match_the_combos_and_name_text_values(shown):
     ring = chart.selected_item.xs
     assert len(ring) == 1 and ring[0] in xs
     chart.set_axes("slot:block_size", "gflops")
-    assert chart.plot.getAxis("bottom").categories == []  # numbers: ordinary ticks
+    sizes = [v for s in shown.model.session.space.slots if s.name == "block_size" for v in s.values]
+    # a numeric slot is labelled at its values, not at round numbers between them
+    assert chart.plot.getAxis("bottom").categories == [(float(v), str(v)) for v in sorted(sizes)]
+    assert chart.plot.getAxis("left").categories == []  # a metric: ordinary ticks
     chart.refresh()
     assert set(np.concatenate([chart.feasible.xs, chart.infeasible.xs])) <= {
         float(t.config["block_size"]) for t in shown.model.trials}  # numbers stay where they are
+    drawn = [t for t in _drawn_tick_texts(chart.plot.getAxis("bottom")) if t]
+    assert drawn and set(drawn) <= {str(v) for v in sizes}
     assert chart.plot.getAxis("left").labelText == "GFLOP/s"
+    chart.x_log.setChecked(True)  # on a log axis the ticks move with the values, to their logarithms
+    assert chart.log_x
+    assert chart.plot.getAxis("bottom").categories == [(pytest.approx(np.log10(v)), str(v)) for v in sorted(sizes)]
+    chart.set_axes("slot:block_size", "slot:strategy")  # a slot on each axis: values across, names up
+    assert [t for _, t in chart.plot.getAxis("left").categories] == ["atomic", "tree", "shuffle"]
 
 
 def test_explore_default_rate_follows_the_roof(window):

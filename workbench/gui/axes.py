@@ -137,6 +137,28 @@ def category_ticks(model: Any, name: str) -> list[tuple[float, str]] | None:
     return [(float(i), str(value)) for i, value in enumerate(slot.values)]
 
 
+#: A numeric slot of at most this many values is labelled at its values; one of more reads as a
+#: continuous quantity, with ordinary ticks.
+MAX_VALUE_TICKS = 64
+
+
+def value_ticks(model: Any, name: str, log: bool) -> list[tuple[float, str]] | None:
+    """Tick positions and labels at the values of a numeric slot, in the axis's coordinates (log10
+    on a log axis): block sizes 32, 64, ..., 1024 are labelled as themselves, where ordinary ticks
+    said 0, 200, 400, ... and left the reader to guess which sizes were tried. The axis thins
+    them to what fits. None for metrics, text slots (:func:`category_ticks`), slots of more than
+    :data:`MAX_VALUE_TICKS` values, and a log axis over a value that is not positive."""
+    if not name.startswith("slot:") or model.session is None:
+        return None
+    slot = next((s for s in model.session.space.slots if s.name == name[5:]), None)
+    if slot is None or not slot.ordered or len(slot.values) > MAX_VALUE_TICKS:
+        return None
+    values = sorted(set(slot.values))
+    if log and values[0] <= 0:
+        return None
+    return [(math.log10(v) if log else float(v), format_ticks([v])[0]) for v in values]
+
+
 def can_log(values: np.ndarray, categorical: bool) -> bool:
     """A log axis only for numeric values that are all positive (and at least one reported)."""
     if categorical:

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.domain.metrics import known_direction
 from workbench.gui.axes import (
-    MEMORY_METRICS, can_log, category_ticks, default_rate_metric, default_tradeoff_metric, tradeoff_metrics,
+    MEMORY_METRICS, can_log, category_ticks, value_ticks, default_rate_metric, default_tradeoff_metric, tradeoff_metrics,
 )
 from workbench.gui.chart_header import ChartHeader
 from workbench.gui.elided_label import ElidedCombo
@@ -487,7 +487,8 @@ def category_spread(index: np.ndarray) -> np.ndarray:
 class MetricChart(_ChartBase):
     """Any metric (or slot) against any other, with optional log axes.
 
-    Text and boolean slots are plotted at their position and their ticks name the values; log
+    Text and boolean slots are plotted at their position and their ticks name the values; a
+    numeric slot's ticks are at its values (thinned to what fits); log
     toggles are enabled only for metrics whose values are all positive; the axis labels are set
     from the combos on every refresh, so they always agree."""
 
@@ -520,6 +521,7 @@ class MetricChart(_ChartBase):
         self._labels: tuple[str, str] = ("", "")
         self._log_allowed: dict[tuple[Any, ...], bool] = {}
         self._ticks: tuple[Any, Any] = (None, None)
+        self._categorical = (False, False)  # an axis of a text slot's positions (its trials spread)
         self.header.add_group(QLabel("  x"), self.x_combo, self.x_log)
         self.header.add_group(QLabel("  y"), self.y_combo, self.y_log)
         self._fill_combos()
@@ -574,24 +576,17 @@ class MetricChart(_ChartBase):
         self.set_log(self.x_log.isChecked() and self.x_log.isEnabled(), self.y_log.isChecked() and self.y_log.isEnabled())
 
     def _update_axes(self) -> None:
-        """Labels from the combos, value names as ticks of text slots, log boxes only where they apply."""
+        """Labels from the combos, ticks at a slot's values (named for text slots), log boxes only
+        where they apply."""
         x, y = self.axes()
         labels = (metric_label(x) if x else "", metric_label(y) if y else "")
         if labels != self._labels:
             self._labels = labels
             self.plot.setLabel("bottom", labels[0])
             self.plot.setLabel("left", labels[1])
-        ticks = (category_ticks(self.model, x), category_ticks(self.model, y))
-        if ticks != self._ticks:
-            self._ticks = ticks
-            view = self.plot.getPlotItem().getViewBox()
-            for axis, values, which in (("bottom", ticks[0], view.XAxis), ("left", ticks[1], view.YAxis)):
-                self.plot.getAxis(axis).set_categories([p for p, _ in values or []], [t for _, t in values or []])
-                if values:  # half a category of room each side, or the end labels would be cut off (hidden)
-                    view.setRange(**{"xRange" if which == view.XAxis else "yRange": (-0.6, len(values) - 0.4)}, padding=0)
-                else:
-                    view.enableAutoRange(axis=which)
-        for box, name, categorical in ((self.x_log, x, ticks[0] is not None), (self.y_log, y, ticks[1] is not None)):
+        categories = (category_ticks(self.model, x), category_ticks(self.model, y))
+        self._categorical = (categories[0] is not None, categories[1] is not None)
+        for box, name, categorical in ((self.x_log, x, categories[0] is not None), (self.y_log, y, categories[1] is not None)):
             key = (self.model.data_version, name)
             if key not in self._log_allowed:  # depends on the data only: not recomputed per slider move
                 if len(self._log_allowed) > 64:
@@ -601,6 +596,19 @@ class MetricChart(_ChartBase):
             if box.isEnabled() != allowed:
                 box.setEnabled(allowed)
                 box.setToolTip("" if allowed else "a log axis needs positive numbers")
+        logs = (self.x_log.isChecked() and self.x_log.isEnabled(), self.y_log.isChecked() and self.y_log.isEnabled())
+        ticks = (categories[0] if categories[0] is not None else value_ticks(self.model, x, logs[0]),
+                 categories[1] if categories[1] is not None else value_ticks(self.model, y, logs[1]))
+        if ticks != self._ticks:
+            self._ticks = ticks
+            view = self.plot.getPlotItem().getViewBox()
+            for axis, values, categorical, which in (("bottom", ticks[0], categories[0] is not None, view.XAxis),
+                                                     ("left", ticks[1], categories[1] is not None, view.YAxis)):
+                self.plot.getAxis(axis).set_categories([p for p, _ in values or []], [t for _, t in values or []])
+                if categorical and values:  # half a category of room each side, or the end labels would be cut off
+                    view.setRange(**{"xRange" if which == view.XAxis else "yRange": (-0.6, len(values) - 0.4)}, padding=0)
+                else:
+                    view.enableAutoRange(axis=which)
 
     def _on_session_changed(self) -> None:
         self._automatic = [True, True]  # a new template gets its own default axes (unless asked for)
@@ -646,9 +654,9 @@ class MetricChart(_ChartBase):
         x, y = self.tx(x), self.ty(y)
         # a text slot's trials share its position: spread them across the category (by trial, so a
         # point keeps its place between redraws), or five trials of one value read as one point
-        if self._ticks[0] is not None:
+        if self._categorical[0]:
             x = x + category_spread(index)
-        if self._ticks[1] is not None:
+        if self._categorical[1]:
             y = y + category_spread(index)
         self.feasible.setData(x=x[f], y=y[f], data=index[f])
         self.infeasible.setData(x=x[i], y=y[i], data=index[i])
@@ -662,7 +670,7 @@ class MetricChart(_ChartBase):
         x_name, y_name = self.axes()
         x, y = float(self.model.metric(x_name)[index]), float(self.model.metric(y_name)[index])
         offset = float(category_spread(np.array([index]))[0])  # where _refresh drew it (no log on a text slot)
-        return x + (offset if self._ticks[0] is not None else 0.0), y + (offset if self._ticks[1] is not None else 0.0)
+        return x + (offset if self._categorical[0] else 0.0), y + (offset if self._categorical[1] else 0.0)
 
 
 def _steps(best: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
