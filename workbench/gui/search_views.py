@@ -253,8 +253,7 @@ class SlicePlots(_HiddenUntilShown):
 
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(model, parent)
-        self.canvas = pg.GraphicsLayoutWidget()
-        self.canvas.setBackground("w")
+        self.canvas = self._new_canvas()
         self.plots: dict[str, Any] = {}
         self.points: dict[str, tuple[Any, Any, Any]] = {}
         self.columns = 0
@@ -270,11 +269,19 @@ class SlicePlots(_HiddenUntilShown):
         self.scroller.setWidget(self.canvas)
         layout.addWidget(self.scroller, 1)
 
+    @staticmethod
+    def _new_canvas() -> pg.GraphicsLayoutWidget:
+        canvas = pg.GraphicsLayoutWidget()
+        canvas.setBackground("w")
+        return canvas
+
     def _columns(self, count: int) -> int:
         """As many plots side by side as leave each about 18 characters of width (at most 4):
-        narrower, a slot's value names had no room under its plot."""
+        narrower, a slot's value names had no room under its plot. (The width the scroll area
+        gives its canvas: a canvas just made has none yet.)"""
         em = QFontMetricsF(self.font()).horizontalAdvance("M")
-        return max(1, min(4, count, int(self.canvas.width() // (18 * em)) if self.canvas.width() > 0 else 4))
+        width = self.scroller.viewport().width()
+        return max(1, min(4, count, int(width // (18 * em)) if width > 0 else 4))
 
     def resizeEvent(self, event: Any) -> None:  # Qt override
         super().resizeEvent(event)
@@ -290,7 +297,16 @@ class SlicePlots(_HiddenUntilShown):
         return int(QFontMetricsF(self.font()).height() * MIN_PLOT_LINES)
 
     def _rebuild(self, names: list[str]) -> None:
-        self.canvas.clear()
+        """New plots on a new canvas. Taking the plots out of the canvas they were drawn on
+        (``clear``) left the scene's index pointing at deleted items now and then, and its next
+        paint crashed the program (about one rebuild in ten after a zoom and a resize); a scene
+        that is dropped whole, from the event loop, holds no such pointer."""
+        old = self.scroller.takeWidget()
+        if old is not None:
+            old.hide()
+            old.deleteLater()
+        self.canvas = self._new_canvas()
+        self.scroller.setWidget(self.canvas)
         self.plots, self.points = {}, {}
         self.columns = self._columns(len(names))
         for i, name in enumerate(names):
