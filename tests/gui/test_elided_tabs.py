@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QLabel, QTabBar
+from PySide6.QtWidgets import QLabel, QStyle, QTabBar
 
 from workbench.gui.elided_label import ElidedTabs, _ElidedTabBar
 
@@ -61,3 +61,10 @@ def test_a_longer_name_a_hidden_tab_and_a_larger_font_are_measured_again(tabs, q
     bar.setFont(font)
     assert bar.whole_widths()[2] == _whole(bar, 2)
     assert bar.tabSizeHint(2).width() == _whole(bar, 2) > 1.5 * before
+    # an icon or a button beside a name widens its tab
+    wide = bar.whole_widths()[3]
+    bar.setTabIcon(3, tabs.style().standardIcon(QStyle.StandardPixmap.SP_DialogOkButton))
+    assert bar.whole_widths()[3] == _whole(bar, 3) > wide
+    wide = bar.whole_widths()[4]
+    tabs.setTabsClosable(True)
+    assert bar.whole_widths()[4] == _whole(bar, 4) > wide

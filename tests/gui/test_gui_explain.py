@@ -98,6 +98,11 @@ def test_explore_axes_match_the_combos_and_name_text_values(shown):
         float(t.config["block_size"]) for t in shown.model.trials}  # numbers stay where they are
     drawn = [t for t in _drawn_tick_texts(chart.plot.getAxis("bottom")) if t]
     assert drawn and set(drawn) <= {str(v) for v in sizes}
+    view = chart.plot.getPlotItem().getViewBox()
+    view.setXRange(140, 240, padding=0)  # zoomed in between two values: ordinary numbers, not a bare axis
+    drawn = [t for t in _drawn_tick_texts(chart.plot.getAxis("bottom")) if t]
+    assert len(drawn) >= 2 and all(140 <= float(t) <= 240 for t in drawn)
+    view.enableAutoRange()
     assert chart.plot.getAxis("left").labelText == "GFLOP/s"
     chart.x_log.setChecked(True)  # on a log axis the ticks move with the values, to their logarithms
     assert chart.log_x

@@ -140,14 +140,22 @@ def category_ticks(model: Any, name: str) -> list[tuple[float, str]] | None:
 #: A numeric slot of at most this many values is labelled at its values; one of more reads as a
 #: continuous quantity, with ordinary ticks.
 MAX_VALUE_TICKS = 64
+#: More values than this are labelled at themselves only when they are about evenly spaced on the
+#: axis (the widest gap at most :data:`UNEVEN_GAPS` times the narrowest): the axis thins labels by
+#: a fixed step, which on 1, 2, 4, ..., 4096 along a linear axis labelled 2, 32 and 512 and left
+#: the right seven eighths, where 1024 to 4096 lie, bare. Fewer values are labelled whatever
+#: their spacing (32, 64, 128, 256).
+FEW_VALUES = 6
+UNEVEN_GAPS = 3.0
 
 
 def value_ticks(model: Any, name: str, log: bool) -> list[tuple[float, str]] | None:
     """Tick positions and labels at the values of a numeric slot, in the axis's coordinates (log10
     on a log axis): block sizes 32, 64, ..., 1024 are labelled as themselves, where ordinary ticks
     said 0, 200, 400, ... and left the reader to guess which sizes were tried. The axis thins
-    them to what fits. None for metrics, text slots (:func:`category_ticks`), slots of more than
-    :data:`MAX_VALUE_TICKS` values, and a log axis over a value that is not positive."""
+    them to what fits. None (ordinary ticks) for metrics, text slots (:func:`category_ticks`),
+    slots of more than :data:`MAX_VALUE_TICKS` values or of many unevenly spaced ones, and a log
+    axis over a value that is not positive."""
     if not name.startswith("slot:") or model.session is None:
         return None
     slot = next((s for s in model.session.space.slots if s.name == name[5:]), None)
@@ -156,7 +164,11 @@ def value_ticks(model: Any, name: str, log: bool) -> list[tuple[float, str]] | N
     values = sorted(set(slot.values))
     if log and values[0] <= 0:
         return None
-    return [(math.log10(v) if log else float(v), format_ticks([v])[0]) for v in values]
+    positions = [math.log10(v) if log else float(v) for v in values]
+    gaps = np.diff(positions)
+    if len(values) > FEW_VALUES and gaps.max() > UNEVEN_GAPS * gaps.min():
+        return None
+    return list(zip(positions, format_ticks(values)))
 
 
 def can_log(values: np.ndarray, categorical: bool) -> bool:

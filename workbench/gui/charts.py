@@ -604,7 +604,8 @@ class MetricChart(_ChartBase):
             view = self.plot.getPlotItem().getViewBox()
             for axis, values, categorical, which in (("bottom", ticks[0], categories[0] is not None, view.XAxis),
                                                      ("left", ticks[1], categories[1] is not None, view.YAxis)):
-                self.plot.getAxis(axis).set_categories([p for p, _ in values or []], [t for _, t in values or []])
+                self.plot.getAxis(axis).set_categories([p for p, _ in values or []], [t for _, t in values or []],
+                                                       values_only=not categorical)
                 if categorical and values:  # half a category of room each side, or the end labels would be cut off
                     view.setRange(**{"xRange" if which == view.XAxis else "yRange": (-0.6, len(values) - 0.4)}, padding=0)
                 else:

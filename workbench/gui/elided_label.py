@@ -206,11 +206,14 @@ class _ElidedTabBar(QTabBar):
         """Each visible tab's width with its whole name at the current padding. Qt asks for every
         tab's size hint while laying out the row, and each answer needs every tab's whole width:
         measured afresh each time that was quadratic in the tabs (a tenth of a window's start-up
-        time, and of every resize). The widths are kept until a name, a tab's visibility, the
-        font, the style or the padding changes."""
+        time, and of every resize). The widths are kept until what a tab's width depends on changes:
+        a name, an icon, a button, a tab's visibility, the open tab (a style sheet can pad it
+        apart), the font, the style or the padding."""
+        sides = (QTabBar.ButtonPosition.LeftSide, QTabBar.ButtonPosition.RightSide)
         key = (
-            self._style_generation, self.font().key(), self.iconSize().toTuple(),
-            tuple((self.tabText(i), self.isTabVisible(i)) for i in range(self.count())),
+            self._style_generation, self.font().key(), self.iconSize().toTuple(), self.currentIndex(),
+            tuple((self.tabText(i), self.isTabVisible(i), self.tabIcon(i).cacheKey(),
+                   tuple(id(self.tabButton(i, side)) for side in sides)) for i in range(self.count())),
         )
         kept = self._whole_widths.get(self.cut)
         if kept is None or kept[0] != key:

@@ -163,24 +163,35 @@ class ReadableAxis(CategoryAxis):
         super().__init__(orientation, **kwargs)
         self.enableAutoSIPrefix(False)
         self.labelled: list[float] = []  # the values labelled at the last paint (for tests and tips)
+        #: The categories are the values a numeric quantity can take (a slot's), not names:
+        #: where fewer than two of them are in view (zoomed in between them) the axis labels
+        #: ordinary numbers, since no label at all would leave the axis unreadable.
+        self.values_only = False
+        self._by_category = False  # how the last paint labelled the axis
+
+    def set_categories(self, positions: Sequence[float], labels: Sequence[str], values_only: bool = False) -> None:
+        self.values_only = values_only
+        super().set_categories(positions, labels)
 
     def spacing(self) -> tuple[float, float]:
-        return super().spacing() if self.categories else (0.5, 1.2)  # numbers: a pitch of 1.5 lines at least
+        return super().spacing() if self._by_category else (0.5, 1.2)  # numbers: a pitch of 1.5 lines at least
 
     def tickValues(self, minVal: float, maxVal: float, size: float) -> list[Any]:  # pyqtgraph override
-        if self.categories:
+        low, high = sorted((float(minVal), float(maxVal)))
+        self._by_category = bool(self.categories) and (
+            not self.values_only or sum(low <= p <= high for p, _ in self.categories) >= 2)
+        if self._by_category:
             return super().tickValues(minVal, maxVal, size)
         self.setToolTip("")
         if not self.logMode:
             return pg.AxisItem.tickValues(self, minVal, maxVal, size)
-        low, high = sorted((float(minVal), float(maxVal)))
         measure, gap = self.measure()
         labelled, minor = choose_log_ticks(low, high, float(size), measure, gap)
         self.labelled = labelled
         return [(None, [math.log10(v) for v in labelled]), (None, [math.log10(v) for v in minor])]
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # pyqtgraph override
-        if self.categories:
+        if self._by_category:
             return super().tickStrings(values, scale, spacing)
         if not self.logMode:
             return pg.AxisItem.tickStrings(self, values, scale, spacing)
