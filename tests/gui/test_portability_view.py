@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QApplication
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Measurement, Status, Trial
@@ -42,8 +43,13 @@ def test_portability_tab_compares_the_open_session_with_added_files(window, tmp_
     view = window.portability
     window.bottom_tabs.setCurrentWidget(view)
     assert "add sessions" in view.heading.text().lower() and view.report is None
+    # nothing to compare: no empty report below, and the heading saying what to do is whole
+    QApplication.processEvents()
+    assert not view.lower.isVisible()
+    assert view.heading.height() >= view.heading.heightForWidth(view.heading.width())
     view.add_sessions([str(b)])
     assert view.files.count() == 2 and "GPU B" in view.files.item(1).text()
+    assert view.lower.isVisible()
     rows = view.table_texts()
     assert [r[:3] for r in rows] == [["100.0%", "50.0%", "50.0%"], ["50.0%", "100.0%", "50.0%"]]
     assert "block=32" in rows[0][3]
@@ -60,7 +66,7 @@ def test_portability_tab_compares_the_open_session_with_added_files(window, tmp_
     assert view.files.count() == 2  # nothing added by a failed add
     view.files.setCurrentRow(1)
     view._on_remove_clicked()
-    assert view.files.count() == 1 and view.report is None
+    assert view.files.count() == 1 and view.report is None and not view.lower.isVisible()
 
 
 def test_sessions_that_do_not_go_together_say_why(window, tmp_path: Path) -> None:
