@@ -45,11 +45,11 @@ def test_portability_tab_compares_the_open_session_with_added_files(window, tmp_
     assert "add sessions" in view.heading.text().lower() and view.report is None
     # nothing to compare: no empty report below, and the heading saying what to do is whole
     QApplication.processEvents()
-    assert not view.lower.isVisible()
+    assert not view.report_pane.isVisible()
     assert view.heading.height() >= view.heading.heightForWidth(view.heading.width())
     view.add_sessions([str(b)])
     assert view.files.count() == 2 and "GPU B" in view.files.item(1).text()
-    assert view.lower.isVisible()
+    assert view.report_pane.isVisible()
     rows = view.table_texts()
     assert [r[:3] for r in rows] == [["100.0%", "50.0%", "50.0%"], ["50.0%", "100.0%", "50.0%"]]
     assert "block=32" in rows[0][3]
@@ -66,7 +66,7 @@ def test_portability_tab_compares_the_open_session_with_added_files(window, tmp_
     assert view.files.count() == 2  # nothing added by a failed add
     view.files.setCurrentRow(1)
     view._on_remove_clicked()
-    assert view.files.count() == 1 and view.report is None and not view.lower.isVisible()
+    assert view.files.count() == 1 and view.report is None and not view.report_pane.isVisible()
 
 
 def test_sessions_that_do_not_go_together_say_why(window, tmp_path: Path) -> None:

@@ -121,15 +121,15 @@ class PortabilityView(QWidget):
         upper_layout.addStretch(1)
         #: The report (table, portable pick, notes): hidden while there is none, when it was an
         #: empty table that took half the pane and cut the heading that says what to do short.
-        self.lower = QWidget()
-        lower_layout = QVBoxLayout(self.lower)
+        self.report_pane = QWidget()
+        lower_layout = QVBoxLayout(self.report_pane)
         lower_layout.setContentsMargins(0, 0, 0, 0)
         lower_layout.addWidget(self.table, 1)
         lower_layout.addWidget(self.portable)
         lower_layout.addWidget(self.notes)
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(upper)
-        splitter.addWidget(self.lower)
+        splitter.addWidget(self.report_pane)
         splitter.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -284,7 +284,7 @@ class PortabilityView(QWidget):
             sim = " [SIMULATED]" if session.device.get("simulated") else ""
             self.files.addItem(f"{label}: {session.kernel} on {device}{sim}, {len(session.trials)} trials")
         self.report = None
-        self.lower.setVisible(False)
+        self.report_pane.setVisible(False)
         self.table.setRowCount(0)
         self.table.setColumnCount(0)
         self.portable.setText("")
@@ -304,7 +304,7 @@ class PortabilityView(QWidget):
                              f"{_escape(_config_text(report.problem))}: each GPU's best config as a fraction of "
                              f"every GPU's optimum ({_escape(report.objective)})")
         self._fill_table(report)
-        self.lower.setVisible(True)
+        self.report_pane.setVisible(True)
 
     def _show_error(self, text: str) -> None:
         self.heading.setText(f"<span style='color:{WARN}'>{_escape(text)}</span>")
