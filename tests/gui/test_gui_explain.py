@@ -816,3 +816,26 @@ def test_why_panel_refits_its_figures_when_the_window_shrinks_under_it(window, q
     # the figures lie over the latency line, on white: the line struck "2.55 ms" through
     assert all(figure.zValue() > view.latency_line.zValue() and figure.fill.color().alpha() > 0
                for figure in view.value_labels)
+
+
+def test_explore_starts_a_slot_that_grows_by_a_factor_on_a_log_axis_until_the_person_says(window):
+    """Threads per row of 1, 2, 4, ..., 256 on a linear axis put all but two values into its first
+    tenth; such a slot starts on a log axis, and a log box the person set stays as set."""
+    space = SearchSpace([Slot("threads", tuple(2 ** k for k in range(9)), "launch"), Slot("strategy", STRATEGIES, "reduction")])
+    trials = [Trial(i, config, Measurement(Status.OK, {"latency_ms": 0.1 + 0.01 * i, "throughput_gbs": 100.0 + i}))
+              for i, config in enumerate(space)]
+    window.model.set_session(Session(kernel="toy", space=space, trials=trials, device={"name": "toy GPU", "simulated": True}))
+    window.refresh()
+    chart = window.metric_chart
+    chart.refresh()
+    assert chart.axes()[0] == "slot:threads"
+    assert chart.x_log.isChecked() and chart.log_x and not chart.log_y  # a rate is no such slot: linear
+    assert [t for _, t in chart.plot.getAxis("bottom").categories] == [str(2 ** k) for k in range(9)]
+    chart.x_log.click()  # the person wants it linear: it stays so
+    assert not chart.log_x
+    chart.x_combo.setCurrentIndex(chart.x_combo.findData("slot:strategy"))
+    chart.x_combo.setCurrentIndex(chart.x_combo.findData("slot:threads"))
+    chart.refresh()
+    assert not chart.x_log.isChecked() and not chart.log_x
+    chart.y_combo.setCurrentIndex(chart.y_combo.findData("slot:threads"))  # the y box was never set: log
+    assert chart.y_log.isChecked() and chart.log_y

@@ -19,7 +19,7 @@ def test_a_numeric_slot_is_labelled_at_its_values_where_they_are_about_evenly_sp
     from types import SimpleNamespace
 
     from workbench.core.domain.space import SearchSpace, Slot
-    from workbench.gui.axes import value_ticks
+    from workbench.gui.axes import geometric_slot, value_ticks
 
     powers = tuple(2 ** k for k in range(13))  # 1 .. 4096
     space = SearchSpace([Slot("n", powers), Slot("block", (32, 64, 128, 256)), Slot("step", tuple(range(0, 640, 32))),
@@ -35,6 +35,10 @@ def test_a_numeric_slot_is_labelled_at_its_values_where_they_are_about_evenly_sp
     assert value_ticks(model, "slot:shift", log=True) is None  # no logarithm of -1 or 0
     assert [t for _, t in value_ticks(model, "slot:scale", log=False)] == ["0.5", "1", "1.000001"]  # told apart
     assert value_ticks(model, "slot:mode", log=False) is None and value_ticks(model, "latency_ms", log=False) is None
+    # which slots start on a log axis: values that grow by a factor over 16x or more
+    assert geometric_slot(model, "slot:n")
+    assert not any(geometric_slot(model, f"slot:{name}") for name in ("block", "step", "shift", "scale", "mode"))
+    assert not geometric_slot(model, "latency_ms")
 
 
 def test_a_log_axis_under_a_decade_gets_round_labels_that_fit() -> None:

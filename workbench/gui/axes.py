@@ -171,6 +171,22 @@ def value_ticks(model: Any, name: str, log: bool) -> list[tuple[float, str]] | N
     return list(zip(positions, format_ticks(values)))
 
 
+def geometric_slot(model: Any, name: str) -> bool:
+    """Whether ``name`` is a numeric slot whose values grow by a factor rather than a step (32, 64,
+    ..., 1024): positive, spanning 16x or more, and about evenly spaced only on a log axis. On a
+    linear axis such values crowd into its first few pixels; the Explore chart starts it in log."""
+    if not name.startswith("slot:") or model.session is None:
+        return False
+    slot = next((s for s in model.session.space.slots if s.name == name[5:]), None)
+    if slot is None or not slot.ordered or len(set(slot.values)) < 3:
+        return False
+    values = sorted(set(float(v) for v in slot.values))
+    if values[0] <= 0 or values[-1] < 16 * values[0]:
+        return False
+    linear, log = np.diff(values), np.diff(np.log10(values))
+    return bool(log.max() <= UNEVEN_GAPS * log.min() and linear.max() > UNEVEN_GAPS * linear.min())
+
+
 def can_log(values: np.ndarray, categorical: bool) -> bool:
     """A log axis only for numeric values that are all positive (and at least one reported)."""
     if categorical:

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.domain.metrics import known_direction
 from workbench.gui.axes import (
-    MEMORY_METRICS, can_log, category_ticks, value_ticks, default_rate_metric, default_tradeoff_metric, tradeoff_metrics,
+    MEMORY_METRICS, can_log, category_ticks, geometric_slot, value_ticks, default_rate_metric, default_tradeoff_metric, tradeoff_metrics,
 )
 from workbench.gui.chart_header import ChartHeader
 from workbench.gui.elided_label import ElidedCombo
@@ -506,6 +506,9 @@ class MetricChart(_ChartBase):
             combo.currentIndexChanged.connect(self._on_axes_changed)
         for box in (self.x_log, self.y_log):
             box.toggled.connect(self._on_axes_changed)
+        #: Whether the person set each log box: until then a slot whose values grow by a factor
+        #: (:func:`geometric_slot`) is shown on a log axis, any other axis on a linear one.
+        self._log_chosen = [False, False]
         for axis in ("bottom", "left"):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)  # no "(x0.001)" on a slot axis
         self.spread = pg.PlotDataItem(pen=SPREAD_PEN, connect="pairs")
@@ -534,6 +537,7 @@ class MetricChart(_ChartBase):
             position = combo.findData(name)
             if position >= 0:
                 combo.setCurrentIndex(position)
+        self._log_chosen = [True, True]
         self.x_log.setChecked(log_x)
         self.y_log.setChecked(log_y)
         self.refresh()
@@ -567,11 +571,24 @@ class MetricChart(_ChartBase):
             combo.blockSignals(False)
         self._automatic = [wish not in names and keep not in names for wish, keep in zip(self.preferred, current)]
 
+    def _default_logs(self) -> None:
+        """Each log box the person has not set follows its axis: on for a slot whose values grow by
+        a factor, off otherwise (signals blocked: the caller redraws)."""
+        for box, name, chosen in zip((self.x_log, self.y_log), self.axes(), self._log_chosen):
+            wanted = geometric_slot(self.model, name)
+            if not chosen and box.isChecked() != wanted:
+                box.blockSignals(True)
+                box.setChecked(wanted)
+                box.blockSignals(False)
+
     def _on_axes_changed(self, *_: Any) -> None:
         x, y = self.axes()
         if self.sender() in (self.x_combo, self.y_combo):
             self.preferred = (x, y)  # the user's choice wins over a remembered one
             self._automatic = [False, False]
+        if self.sender() in (self.x_log, self.y_log):  # (the defaults below set a box without a signal)
+            self._log_chosen[0 if self.sender() is self.x_log else 1] = True
+        self._default_logs()
         self._update_axes()
         self.set_log(self.x_log.isChecked() and self.x_log.isEnabled(), self.y_log.isChecked() and self.y_log.isEnabled())
 
@@ -613,11 +630,13 @@ class MetricChart(_ChartBase):
 
     def _on_session_changed(self) -> None:
         self._automatic = [True, True]  # a new template gets its own default axes (unless asked for)
+        self._log_chosen = [False, False]  # and its own log defaults
         self._fill_combos(force=True)
         self._on_axes_changed()
 
     def _refresh(self) -> None:
         self._fill_combos()
+        self._default_logs()
         self._update_axes()
         log_x, log_y = self.x_log.isChecked() and self.x_log.isEnabled(), self.y_log.isChecked() and self.y_log.isEnabled()
         if (log_x, log_y) != (self.log_x, self.log_y):
