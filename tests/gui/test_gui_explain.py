@@ -88,7 +88,7 @@ def test_explore_axes_match_the_combos_and_name_text_values(shown):
     shown.model.select(3)  # the selection ring sits on the spread point, not on the category's centre
     ring = chart.selected_item.xs
     assert len(ring) == 1 and ring[0] in xs
-    chart.set_axes("slot:block_size", "gflops")
+    chart.set_axes("slot:block_size", "gflops", log_x=False)  # (log x was ticked above, on the text slot)
     sizes = [v for s in shown.model.session.space.slots if s.name == "block_size" for v in s.values]
     # a numeric slot is labelled at its values, not at round numbers between them
     assert chart.plot.getAxis("bottom").categories == [(float(v), str(v)) for v in sorted(sizes)]
@@ -831,6 +831,9 @@ def test_explore_starts_a_slot_that_grows_by_a_factor_on_a_log_axis_until_the_pe
     assert chart.axes()[0] == "slot:threads"
     assert chart.x_log.isChecked() and chart.log_x and not chart.log_y  # a rate is no such slot: linear
     assert [t for _, t in chart.plot.getAxis("bottom").categories] == [str(2 ** k) for k in range(9)]
+    chart.set_axes("slot:strategy", "throughput_gbs")  # as a slot picked in Importance is shown
+    chart.set_axes("slot:threads", "throughput_gbs")
+    assert chart.log_x  # the default again: set_axes without log flags does not choose for the person
     chart.x_log.click()  # the person wants it linear: it stays so
     assert not chart.log_x
     chart.x_combo.setCurrentIndex(chart.x_combo.findData("slot:strategy"))

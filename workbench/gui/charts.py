@@ -529,18 +529,21 @@ class MetricChart(_ChartBase):
         self.header.add_group(QLabel("  y"), self.y_combo, self.y_log)
         self._fill_combos()
 
-    def set_axes(self, x: str, y: str, log_x: bool = False, log_y: bool = False) -> None:
-        """Choose the axes; names not offered yet (no session) are remembered and applied when they are."""
+    def set_axes(self, x: str, y: str, log_x: bool | None = None, log_y: bool | None = None) -> None:
+        """Choose the axes; names not offered yet (no session) are remembered and applied when they are.
+        A log flag given sets that box as the person would; None leaves it to the person's last
+        choice or, if they made none, to the axis's default."""
         self.preferred = (x, y)
         self._fill_combos()
         for combo, name in ((self.x_combo, x), (self.y_combo, y)):
             position = combo.findData(name)
             if position >= 0:
                 combo.setCurrentIndex(position)
-        self._log_chosen = [True, True]
-        self.x_log.setChecked(log_x)
-        self.y_log.setChecked(log_y)
-        self.refresh()
+        for k, (box, log) in enumerate(((self.x_log, log_x), (self.y_log, log_y))):
+            if log is not None:
+                self._log_chosen[k] = True
+                box.setChecked(log)
+        self._on_axes_changed()
 
     def axes(self) -> tuple[str, str]:
         return self.x_combo.currentData() or "", self.y_combo.currentData() or ""
