@@ -836,9 +836,17 @@ def test_explore_starts_a_slot_that_grows_by_a_factor_on_a_log_axis_until_the_pe
     assert chart.log_x  # the default again: set_axes without log flags does not choose for the person
     chart.x_log.click()  # the person wants it linear: it stays so
     assert not chart.log_x
+    window.model.set_session(window.model.session)  # shown again (a run continued, another size)
+    chart.refresh()
+    assert not chart.x_log.isChecked() and not chart.log_x
     chart.x_combo.setCurrentIndex(chart.x_combo.findData("slot:strategy"))
     chart.x_combo.setCurrentIndex(chart.x_combo.findData("slot:threads"))
     chart.refresh()
     assert not chart.x_log.isChecked() and not chart.log_x
     chart.y_combo.setCurrentIndex(chart.y_combo.findData("slot:threads"))  # the y box was never set: log
     assert chart.y_log.isChecked() and chart.log_y
+    # a session without trials yet: no log axis is possible, and no box is ticked while disabled
+    window.model.set_session(Session(kernel="other", space=space, trials=[], device={"name": "toy GPU"}))
+    chart.refresh()
+    for box in (chart.x_log, chart.y_log):
+        assert not box.isEnabled() and not box.isChecked()

@@ -509,6 +509,9 @@ class MetricChart(_ChartBase):
         #: Whether the person set each log box: until then a slot whose values grow by a factor
         #: (:func:`geometric_slot`) is shown on a log axis, any other axis on a linear one.
         self._log_chosen = [False, False]
+        self._log_space: Any = None  # the kernel and slots the choices were made for
+        self._geometric: dict[str, bool] = {}  # geometric_slot by axis name, for self._geometric_of
+        self._geometric_of: Any = None  # the space those answers are of
         for axis in ("bottom", "left"):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)  # no "(x0.001)" on a slot axis
         self.spread = pg.PlotDataItem(pen=SPREAD_PEN, connect="pairs")
@@ -574,11 +577,22 @@ class MetricChart(_ChartBase):
             combo.blockSignals(False)
         self._automatic = [wish not in names and keep not in names for wish, keep in zip(self.preferred, current)]
 
+    def _is_geometric(self, name: str) -> bool:
+        """:func:`geometric_slot`, once per space and axis (it sorts the slot's values, and the
+        chart refreshes on every trial and every slider move)."""
+        space = self.model.session.space if self.model.session is not None else None
+        if space is not self._geometric_of:
+            self._geometric_of, self._geometric = space, {}
+        if name not in self._geometric:
+            self._geometric[name] = geometric_slot(self.model, name)
+        return self._geometric[name]
+
     def _default_logs(self) -> None:
         """Each log box the person has not set follows its axis: on for a slot whose values grow by
-        a factor, off otherwise (signals blocked: the caller redraws)."""
+        a factor while a log axis is possible (the box enabled), off otherwise (signals blocked:
+        the caller redraws)."""
         for box, name, chosen in zip((self.x_log, self.y_log), self.axes(), self._log_chosen):
-            wanted = geometric_slot(self.model, name)
+            wanted = box.isEnabled() and self._is_geometric(name)
             if not chosen and box.isChecked() != wanted:
                 box.blockSignals(True)
                 box.setChecked(wanted)
@@ -589,9 +603,8 @@ class MetricChart(_ChartBase):
         if self.sender() in (self.x_combo, self.y_combo):
             self.preferred = (x, y)  # the user's choice wins over a remembered one
             self._automatic = [False, False]
-        if self.sender() in (self.x_log, self.y_log):  # (the defaults below set a box without a signal)
+        if self.sender() in (self.x_log, self.y_log):  # (the defaults set a box without a signal)
             self._log_chosen[0 if self.sender() is self.x_log else 1] = True
-        self._default_logs()
         self._update_axes()
         self.set_log(self.x_log.isChecked() and self.x_log.isEnabled(), self.y_log.isChecked() and self.y_log.isEnabled())
 
@@ -616,6 +629,7 @@ class MetricChart(_ChartBase):
             if box.isEnabled() != allowed:
                 box.setEnabled(allowed)
                 box.setToolTip("" if allowed else "a log axis needs positive numbers")
+        self._default_logs()
         logs = (self.x_log.isChecked() and self.x_log.isEnabled(), self.y_log.isChecked() and self.y_log.isEnabled())
         ticks = (categories[0] if categories[0] is not None else value_ticks(self.model, x, logs[0]),
                  categories[1] if categories[1] is not None else value_ticks(self.model, y, logs[1]))
@@ -633,13 +647,16 @@ class MetricChart(_ChartBase):
 
     def _on_session_changed(self) -> None:
         self._automatic = [True, True]  # a new template gets its own default axes (unless asked for)
-        self._log_chosen = [False, False]  # and its own log defaults
+        session = self.model.session
+        slots = session.space.slots if session is not None and session.space is not None else ()
+        space = (session.kernel, tuple(s.name for s in slots)) if session is not None else None
+        if space != self._log_space:  # and its own log defaults; another size or a new run of it keeps them
+            self._log_space, self._log_chosen = space, [False, False]
         self._fill_combos(force=True)
         self._on_axes_changed()
 
     def _refresh(self) -> None:
         self._fill_combos()
-        self._default_logs()
         self._update_axes()
         log_x, log_y = self.x_log.isChecked() and self.x_log.isEnabled(), self.y_log.isChecked() and self.y_log.isEnabled()
         if (log_x, log_y) != (self.log_x, self.log_y):
