@@ -124,14 +124,19 @@ def default_rate_metric(model: Any) -> str:
     return max(best, key=lambda name: best[name])
 
 
+def _slot_of(model: Any, name: str) -> Any:
+    """The slot an axis name (``slot:NAME``) stands for; None for a metric or an unknown slot."""
+    if not name.startswith("slot:") or model.session is None or model.session.space is None:
+        return None
+    return next((s for s in model.session.space.slots if s.name == name[5:]), None)
+
+
 def category_ticks(model: Any, name: str) -> list[tuple[float, str]] | None:
     """Tick positions and value names of a slot that is plotted by position (text or bool values).
 
     Numeric slots are plotted at their values and return None; so do metrics.
     """
-    if not name.startswith("slot:") or model.session is None:
-        return None
-    slot = next((s for s in model.session.space.slots if s.name == name[5:]), None)
+    slot = _slot_of(model, name)
     if slot is None or slot.ordered:
         return None
     return [(float(i), str(value)) for i, value in enumerate(slot.values)]
@@ -149,6 +154,12 @@ FEW_VALUES = 6
 UNEVEN_GAPS = 3.0
 
 
+def _evenly_spaced(positions: Sequence[float] | np.ndarray) -> bool:
+    """Whether the gaps between sorted ``positions`` differ by at most :data:`UNEVEN_GAPS` times."""
+    gaps = np.diff(positions)
+    return bool(gaps.max() <= UNEVEN_GAPS * gaps.min())
+
+
 def value_ticks(model: Any, name: str, log: bool) -> list[tuple[float, str]] | None:
     """Tick positions and labels at the values of a numeric slot, in the axis's coordinates (log10
     on a log axis): block sizes 32, 64, ..., 1024 are labelled as themselves, where ordinary ticks
@@ -156,17 +167,14 @@ def value_ticks(model: Any, name: str, log: bool) -> list[tuple[float, str]] | N
     them to what fits. None (ordinary ticks) for metrics, text slots (:func:`category_ticks`),
     slots of more than :data:`MAX_VALUE_TICKS` values or of many unevenly spaced ones, and a log
     axis over a value that is not positive."""
-    if not name.startswith("slot:") or model.session is None:
-        return None
-    slot = next((s for s in model.session.space.slots if s.name == name[5:]), None)
+    slot = _slot_of(model, name)
     if slot is None or not slot.ordered or len(slot.values) > MAX_VALUE_TICKS:
         return None
     values = sorted(set(slot.values))
     if log and values[0] <= 0:
         return None
     positions = [math.log10(v) if log else float(v) for v in values]
-    gaps = np.diff(positions)
-    if len(values) > FEW_VALUES and gaps.max() > UNEVEN_GAPS * gaps.min():
+    if len(values) > FEW_VALUES and not _evenly_spaced(positions):
         return None
     return list(zip(positions, format_ticks(values)))
 
@@ -175,16 +183,13 @@ def geometric_slot(model: Any, name: str) -> bool:
     """Whether ``name`` is a numeric slot whose values grow by a factor rather than a step (32, 64,
     ..., 1024): positive, spanning 16x or more, and about evenly spaced only on a log axis. On a
     linear axis such values crowd into its first few pixels; the Explore chart starts it in log."""
-    if not name.startswith("slot:") or model.session is None:
-        return False
-    slot = next((s for s in model.session.space.slots if s.name == name[5:]), None)
-    if slot is None or not slot.ordered or len(set(slot.values)) < 3:
+    slot = _slot_of(model, name)
+    if slot is None or not slot.ordered:
         return False
     values = sorted(set(float(v) for v in slot.values))
-    if values[0] <= 0 or values[-1] < 16 * values[0]:
+    if len(values) < 3 or values[0] <= 0 or values[-1] < 16 * values[0]:
         return False
-    linear, log = np.diff(values), np.diff(np.log10(values))
-    return bool(log.max() <= UNEVEN_GAPS * log.min() and linear.max() > UNEVEN_GAPS * linear.min())
+    return _evenly_spaced(np.log10(values)) and not _evenly_spaced(values)
 
 
 def can_log(values: np.ndarray, categorical: bool) -> bool:

@@ -18,7 +18,8 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.domain.metrics import known_direction
 from workbench.gui.axes import (
-    MEMORY_METRICS, can_log, category_ticks, geometric_slot, value_ticks, default_rate_metric, default_tradeoff_metric, tradeoff_metrics,
+    MEMORY_METRICS, can_log, category_ticks, default_rate_metric, default_tradeoff_metric, geometric_slot, tradeoff_metrics,
+    value_ticks,
 )
 from workbench.gui.chart_header import ChartHeader
 from workbench.gui.elided_label import ElidedCombo
@@ -42,6 +43,10 @@ LIMIT_PEN = pg.mkPen(213, 94, 0, 220, width=2, style=Qt.PenStyle.DashLine)
 LIMIT_HOVER_PEN = pg.mkPen(213, 94, 0, 255, width=4)
 SELECT_PEN = pg.mkPen(0, 0, 0, 255, width=2.5)
 SPREAD_PEN = pg.mkPen(0, 114, 178, 90, width=1)
+#: Behind a figure or a value drawn over lines and points (with a z above them), so a line or a
+#: marker never strikes it through.
+LABEL_FILL = pg.mkBrush(255, 255, 255, 210)
+LABEL_Z = 30
 
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
@@ -619,7 +624,7 @@ class MetricChart(_ChartBase):
             self.plot.setLabel("left", labels[1])
         categories = (category_ticks(self.model, x), category_ticks(self.model, y))
         self._categorical = (categories[0] is not None, categories[1] is not None)
-        for box, name, categorical in ((self.x_log, x, categories[0] is not None), (self.y_log, y, categories[1] is not None)):
+        for box, name, categorical in zip((self.x_log, self.y_log), (x, y), self._categorical):
             key = (self.model.data_version, name)
             if key not in self._log_allowed:  # depends on the data only: not recomputed per slider move
                 if len(self._log_allowed) > 64:
@@ -636,8 +641,7 @@ class MetricChart(_ChartBase):
         if ticks != self._ticks:
             self._ticks = ticks
             view = self.plot.getPlotItem().getViewBox()
-            for axis, values, categorical, which in (("bottom", ticks[0], categories[0] is not None, view.XAxis),
-                                                     ("left", ticks[1], categories[1] is not None, view.YAxis)):
+            for axis, values, categorical, which in zip(("bottom", "left"), ticks, self._categorical, (view.XAxis, view.YAxis)):
                 self.plot.getAxis(axis).set_categories([p for p, _ in values or []], [t for _, t in values or []],
                                                        values_only=not categorical)
                 if categorical and values:  # half a category of room each side, or the end labels would be cut off

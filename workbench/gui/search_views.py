@@ -16,7 +16,7 @@ from PySide6.QtCore import QEvent, QTimer
 from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, OUTLINE, _scatter
+from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, LABEL_FILL, LABEL_Z, OUTLINE, _scatter
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import CategoryAxis, set_plot_font
 
@@ -51,11 +51,6 @@ def _display_order(domain: list[Any]) -> list[int]:
         return sorted(range(len(domain)), key=lambda i: domain[i])
     return list(range(len(domain)))
 
-
-#: The value labels of the axes: on a light fill above every config's line (drawn later than the
-#: labels, they crossed them out), so a line never strikes a value through.
-LABEL_FILL = pg.mkBrush(255, 255, 255, 200)
-LABEL_Z = 20
 
 class _HiddenUntilShown(QWidget):
     """Redraws when shown and when the model changes while shown; marks itself dirty otherwise."""

@@ -314,10 +314,10 @@ class SizeView(QWidget):
         for axis in (self.latency_axis, self.band_axis):
             axis.title = layout.x_name
             axis.set_categories([p for p, _ in ticks], [t for _, t in ticks])
-        scale = "log scale" if (sizes > 0).all() else "linear"
-        self.latency_plot.setLabel("bottom", f"{layout.x_name} ({scale})")
-        # the title says the axes' scales too: sizes of 0 or below are drawn on a linear axis
-        scales = "log-log" if (sizes > 0).all() else "log latency, linear size"
+        positive = bool((sizes > 0).all())  # sizes of 0 or below are drawn on a linear axis
+        self.latency_plot.setLabel("bottom", f"{layout.x_name} ({'log scale' if positive else 'linear'})")
+        # the title says the axes' scales too
+        scales = "log-log" if positive else "log latency, linear size"
         self.latency_title.setText(f"<b>Best latency per size ({scales})</b>")
         colour_of = {c.id: _colour(k) for k, c in enumerate(self.winners)}
         latency = np.array([r.best_latency for r in rows])

@@ -19,7 +19,7 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, OUTLINE, _ChartBase, _scatter
+from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, LABEL_FILL, LABEL_Z, OUTLINE, _ChartBase, _scatter
 from workbench.gui.explain import breakdown, roofline
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import bar_figures_extent
@@ -129,9 +129,8 @@ class WhyView(QWidget):
         self._show_bars(names, values, info.latency_ms)
         for name, value, _ in info.time_terms:
             # apart from the bar; over the latency line, on white: the line struck the figure through
-            label = pg.TextItem(f"\u2002{value:.3g} ms", color=(40, 40, 40), anchor=(0, 0.5),
-                                fill=pg.mkBrush(255, 255, 255, 220))
-            label.setZValue(self.latency_line.zValue() + 1)
+            label = pg.TextItem(f"\u2002{value:.3g} ms", color=(40, 40, 40), anchor=(0, 0.5), fill=LABEL_FILL)
+            label.setZValue(max(LABEL_Z, self.latency_line.zValue() + 1))
             label.setFont(QFont(self.font()))  # the window's zoom reaches the values drawn on the plot this way
             label.setPos(value, len(names) - 1 - names.index(name))
             self.plot.addItem(label)
@@ -244,10 +243,10 @@ class RooflineChart(_ChartBase):
         # the roofs are named with their numbers, as Nsight Compute does; the compute roof's name
         # hangs under its right end: the roof is the top of the data, so above it the name was cut
         # by the plot's edge (trials sit far left of that end, which lies 4x past the largest intensity)
-        self.compute_label = pg.TextItem("", color=(150, 60, 110), anchor=(1, 0), fill=pg.mkBrush(255, 255, 255, 200))
-        self.bandwidth_label = pg.TextItem("", color=(150, 60, 110), anchor=(0, 1), fill=pg.mkBrush(255, 255, 255, 200))
+        self.compute_label = pg.TextItem("", color=(150, 60, 110), anchor=(1, 0), fill=LABEL_FILL)
+        self.bandwidth_label = pg.TextItem("", color=(150, 60, 110), anchor=(0, 1), fill=LABEL_FILL)
         for label in (self.compute_label, self.bandwidth_label):
-            label.setZValue(30)  # over the roofs and the trials: the sloped roof and the star crossed them out
+            label.setZValue(LABEL_Z)  # over the roofs and the trials: the sloped roof and the star crossed them out
             self.plot.addItem(label, ignoreBounds=True)
         self.note = QLabel("")
         self.note.setStyleSheet("color: #555")
