@@ -560,3 +560,30 @@ def test_a_no_data_message_wraps_inside_its_plot(window, qtbot, landscape):
     text = chart.no_data.sceneBoundingRect()
     assert box.left() <= text.left() and text.right() <= box.right(), (text, box)
     assert "peak bandwidth" in chart.no_data.textItem.toPlainText()
+
+
+def test_a_new_width_keeps_the_slice_plot_in_view_that_the_person_scrolled_to(window, qtbot):
+    """Slice plots laid out in other columns after a resize started the tab at its top again: a
+    person who had scrolled down to a slot lost their place at every width that changed the
+    number of columns."""
+    _present(window, qtbot)
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run({"kernel": "sgemm", "backend": "sim", "strategy": "random", "budget": 12,
+                          "options": {"compile": "estimate"}})
+    slices = window.pages.page("slices")
+    window.bottom_tabs.setCurrentWidget(slices)
+    qtbot.waitUntil(lambda: len(slices.plots) == 8, timeout=10_000)
+    QApplication.processEvents()
+    bar = slices.scroller.verticalScrollBar()
+    looked_at = list(slices.plots)[4]  # the third row of two columns
+    bar.setValue(int(slices.plots[looked_at].geometry().top()))
+    columns = slices.columns
+    window.resize(900, 900)
+    qtbot.waitUntil(lambda: slices.columns != columns and len(slices.plots) == 8, timeout=10_000)
+
+    def starts_the_view() -> bool:  # (within a few pixels: the plots settle as their ticks are laid out)
+        QApplication.processEvents()
+        plot = slices.plots[looked_at].geometry()
+        return bar.value() > 0 and abs(plot.top() - bar.value()) < plot.height() / 4
+
+    qtbot.waitUntil(starts_the_view, timeout=5_000)

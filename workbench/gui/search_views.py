@@ -8,6 +8,7 @@ not pay for hidden views), from the session model's columns, in a few items (one
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -252,6 +253,7 @@ class SlicePlots(_HiddenUntilShown):
         self.plots: dict[str, Any] = {}
         self.points: dict[str, tuple[Any, Any, Any]] = {}
         self.columns = 0
+        self._kept_in_view: str | None = None  # the slot whose plot a re-layout scrolls back to
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(_wrapping(QLabel("<b>Slice plot</b>: score against each slot's value "
@@ -281,11 +283,29 @@ class SlicePlots(_HiddenUntilShown):
     def resizeEvent(self, event: Any) -> None:  # Qt override
         super().resizeEvent(event)
         if self.plots and self._columns(len(self.plots)) != self.columns:
+            self._kept_in_view = self._top_slot()
             self.plots = {}  # laid out again at the next refresh
             self.dirty = True
             # from the event loop, not inside the resize: clearing the canvas's plots while the
             # window was laid out (a zoom reset, then a resize) crashed Qt's paint of the scene
             QTimer.singleShot(0, self, self.refresh_if_dirty)  # (not after the view is gone)
+
+    def _top_slot(self) -> str | None:
+        """The first slot whose plot shows at least half its height at the top of the scrolled
+        view (None at the top: a layout with other columns then starts at the top as well)."""
+        offset = self.scroller.verticalScrollBar().value()
+        if offset <= 0:
+            return None
+        shown = sorted((plot.geometry().top(), plot.geometry().left(), name) for name, plot in self.plots.items()
+                       if plot.geometry().center().y() >= offset)
+        return shown[0][2] if shown else None
+
+    def _scroll_to(self, name: str) -> None:
+        """Scroll so that ``name``'s plot starts the view, once the new canvas has its height
+        (the scroll range follows the canvas's layout, which the event loop does)."""
+        plot = self.plots.get(name)
+        if plot is not None:
+            self.scroller.verticalScrollBar().setValue(int(plot.geometry().top()))
 
     def _plot_height(self) -> int:
         """The least height a plot keeps: room for its ticks, its value names and its title."""
@@ -322,11 +342,17 @@ class SlicePlots(_HiddenUntilShown):
     def _refresh(self) -> None:
         model, ranking = self.model, self.model.ranking
         names, _, values = slot_positions(model)
+        kept = None
         if list(self.plots) != names:
+            # a new width's columns keep the plot the person was looking at in view; new slots
+            # (another kernel) start at the top
+            kept, self._kept_in_view = self._kept_in_view, None
             self._rebuild(names)
         # their least height in the font in force (a zoom changes it without a rebuild)
         rows = -(-len(names) // self.columns) if names else 0
         self.canvas.setMinimumHeight(rows * self._plot_height())
+        if kept in self.plots:
+            QTimer.singleShot(0, self, functools.partial(self._scroll_to, kept))
         font = QFont(self.font())  # (empty plots too: their axes are read in the zoom in force)
         for plot in self.plots.values():
             set_plot_font(plot, font)
