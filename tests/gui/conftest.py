@@ -8,6 +8,18 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _styled_as_the_application(qapp):
+    """The application's style sheet, as ``workbench.gui.app.application`` sets it: under a style
+    sheet Qt sizes fonts in another order (a parent's font reaches most children only through the
+    sheet), so a window tested without it is not the window a person sees."""
+    from workbench.gui.app import STYLE_SHEET
+
+    qapp.setStyleSheet(STYLE_SHEET.read_text())
+    yield
+    qapp.setStyleSheet("")
+
+
 @pytest.fixture(autouse=True)
 def _inline_unless_marked(request: pytest.FixtureRequest) -> None:
     """Window tests test the window: their runs evaluate candidates in this process (see the

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from PySide6.QtCore import (
-    QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt,
+    QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, QTimer,
 )
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
@@ -366,6 +366,7 @@ class ResultsTable(QWidget):
     def __init__(self, model: SessionModel, parent: QWidget | None = None, settings: SettingsStore | None = None) -> None:
         super().__init__(parent)
         self.model = model
+        self._refit_pending = False
         self.table_model = TrialTableModel(model)
         self.proxy = TrialFilterProxy(self.table_model)
         self.view = QTableView()
@@ -449,10 +450,18 @@ class ResultsTable(QWidget):
         return "no values yet"
 
     def changeEvent(self, event: QEvent) -> None:  # Qt override
-        """A new font (the window's zoom) refits the columns to their headers at that size."""
+        """A new font (the window's zoom) refits the columns to their headers at that size, from
+        the event loop: under the application's style sheet the table hears of the new font before
+        its header has it, and the columns kept the previous zoom's widths (cut headers in
+        presentation mode, far too wide after it)."""
         super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange and hasattr(self, "table_model"):  # not while constructing
-            self._fit_columns()
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "table_model") and not self._refit_pending:
+            self._refit_pending = True
+            QTimer.singleShot(0, self, self._refit_to_font)
+
+    def _refit_to_font(self) -> None:
+        self._refit_pending = False
+        self._fit_columns()
 
     def _fit_columns(self, columns: Iterable[int] | None = None) -> None:
         """Columns (``columns``, or all) as wide as their header (reading every cell to fit 20,000
