@@ -433,6 +433,25 @@ def test_a_float_size_parameter_gets_a_double_decision_list(tmp_path: Path) -> N
     assert [python_module(dispatch_py(plan))["select"](v) for v in probes] == [plan.select(v) for v in probes]
 
 
+@pytest.mark.skipif(CC is None, reason="no host C compiler to run the header's decision logic")
+@pytest.mark.parametrize("sizes, parse", [
+    ((1e200, 1e300), "atof"),  # their float product overflowed: the header said ``size < inf``
+    ((-1.5e308, -1e308), "atof"),  # their sum overflowed
+    ((2**63 - 2, 2**63 - 1), "atoll"),  # a float square root rounded the bound up past int64
+    ((-(2**63), -(2**63) + 1), "atoll"),
+])
+def test_boundaries_between_extreme_sizes_are_finite_and_each_size_gets_its_own_config(sizes, parse, tmp_path: Path) -> None:
+    low, high = sizes
+    session = sweep_recording({low: SWEEP[1000], high: SWEEP[64000]})  # type: ignore[dict-item]
+    plan = plan_dispatch([session], tolerance=0.0)
+    bound = plan.ranges[0].upper
+    assert bound is not None and low < bound <= high and math.isfinite(bound)
+    assert [plan.select(v) for v in sizes] == [0, 1]
+    module = python_module(dispatch_py(plan))
+    assert [module["select"](v) for v in sizes] == [0, 1]
+    assert run_c(dispatch_c(plan), "workbench_dispatch_k", [repr(v) for v in sizes], tmp_path, parse=parse) == [0, 1]
+
+
 def test_a_single_config_export_of_a_sweep_uses_the_sessions_own_size() -> None:
     from workbench.core.io.export import export_text, plan_export
 

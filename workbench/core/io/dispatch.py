@@ -286,11 +286,22 @@ def _harmonic(k: int) -> float:
 
 
 def _boundary(a: float | int, b: float | int, integer: bool) -> float | int:
-    """The first size that takes b's range: the geometric mean of a and b (arithmetic if not positive)."""
-    mid = math.sqrt(float(a) * float(b)) if a > 0 and b > 0 else (float(a) + float(b)) / 2
+    """The first size that takes b's range (a < b): the geometric mean of a and b (arithmetic if
+    not positive), always in (a, b] and finite. Integers are worked out exactly, since a float
+    rounds sizes near 2**63 up past the largest int64 (sending the largest size to a's config); a
+    float product of two large sizes (1e200 and 1e300) overflowed to a bound written as ``inf``,
+    which neither C nor Python reads."""
     if integer:
-        return max(int(math.ceil(mid)), int(a) + 1)
-    return mid if mid > a else float(b)
+        low, high = int(a), int(b)
+        if low > 0:
+            mid = math.isqrt(low * high)
+            mid += mid * mid < low * high  # the ceiling of the square root
+        else:
+            mid = -((-(low + high)) // 2)
+        return min(max(mid, low + 1), high)
+    low_f, high_f = float(a), float(b)
+    middle = math.sqrt(low_f) * math.sqrt(high_f) if low_f > 0 else low_f / 2 + high_f / 2
+    return middle if low_f < middle <= high_f and math.isfinite(middle) else high_f
 
 
 def set_cover(n: int, sets: Sequence[tuple[str, int, float]], node_limit: int = EXACT_NODE_LIMIT,
