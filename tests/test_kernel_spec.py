@@ -328,6 +328,9 @@ def test_cell_values_and_expression_lists():
     assert parse_values("warp, block") == ["warp", "block"]
     with pytest.raises(ValueError):
         parse_values("1, two and a half")
+    with pytest.raises(ValueError, match="'1e-400' is too small to tell from 0"):  # it read as a second 0
+        parse_values("0, 1e-400")
+    assert parse_values("0, 0e5, 0.0") == [0, 0.0, 0.0]
     # the editor's limit is the loader's (it refused 1..5000, which a spec file may hold), and a
     # range too long is refused before it is built
     assert len(parse_values("1..5000")) == 5000

@@ -246,6 +246,8 @@ def test_a_killed_sweep_resumes_from_its_journal(cli, tmp_path: Path) -> None:
         (["--sizes", "n=4", "--sizes", "n=8"], "--sizes n: given twice"),
         (["--sizes", "n=" + ",".join(str(i) for i in range(1, 300))], "more than the 256 a sweep may hold"),
         (["--sizes", "n=abc"], "--sizes: vector_add: problem parameter n must be an integer"),
+        (["--sizes", "alpha=1e-400,1"], "'1e-400' is too small to tell from 0"),  # it ran at alpha=0.0
+        (["--set", "alpha=-2.5e-999"], "'-2.5e-999' is too small to tell from 0"),
     ],
 )
 def test_bad_sizes_are_refused_in_one_line_before_anything_is_written(cli, tmp_path: Path, flags: list[str],

@@ -33,10 +33,19 @@ def parse_value(raw: str, where: str = "value") -> Any:
             return text
         if not math.isfinite(number):
             raise WorkbenchError(f"{where}: {text!r} is not a finite number")
+        if flushed_to_zero(text, number):
+            raise WorkbenchError(f"{where}: {text!r} is too small to tell from 0 (it would run at 0)")
         return number
     if text.lstrip("+-").replace(".", "", 1).replace("e", "", 1).isdigit():
         raise WorkbenchError(f"{where}: a number of {len(text)} characters is too long")
     return text
+
+
+def flushed_to_zero(text: str, number: float) -> bool:
+    """Whether ``text`` names a number other than 0 that reads as 0 (``1e-400``): below the
+    smallest float, it would silently become 0."""
+    mantissa = text.lower().partition("e")[0]
+    return number == 0.0 and any(digit in mantissa for digit in "123456789")
 
 
 def parse_assignment(text: str, flag: str = "--set", *, identifier: bool = True) -> tuple[str, Any]:

@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.domain.array_expr import compile_array_expression
+from workbench.core.domain.assignments import flushed_to_zero
 from workbench.core.errors import SpaceError, TemplateError, UnreadableFile, WorkbenchError
 from workbench.core.fs import atomic_write, read_only, read_utf8, resolved
 from workbench.core.domain.pysyntax import file_module_spec
@@ -229,6 +230,8 @@ def _literal(part: str) -> Any:
         raise ValueError(f"{part!r} is not a number, true/false or an identifier") from None
     if not math.isfinite(value):
         raise ValueError(f"{part!r} is not a finite number")
+    if flushed_to_zero(part, value):
+        raise ValueError(f"{part!r} is too small to tell from 0")
     return value
 
 
