@@ -170,3 +170,22 @@ def test_a_replay_whose_recording_changed_says_so_not_that_code_changed(tmp_path
     with pytest.raises(WorkbenchError, match="the recording changed since the session replayed it") as refused:
         resume_run(out, RunRequest(budget=1))
     assert "code" not in str(refused.value)
+
+
+@pytest.mark.parametrize("where, reason", [
+    ("gone.json", "which is not there any more"),
+    ("folder", "which is not a regular file"),
+    ("a" * 5000, "which cannot be opened (File name too long)"),
+])
+def test_a_replayed_file_that_cannot_be_read_says_why_in_a_short_line(cli, tmp_path: Path, where: str, reason: str) -> None:
+    """A session replaying a folder or a device said its file was "not there any more", and one
+    naming a path of 100,000 characters printed the system's error with the whole path in it."""
+    cache = _cache(tmp_path)
+    out = tmp_path / "s.json"
+    run_to_end(RunRequest(replay=str(cache), strategy="random", budget=2), out)
+    (tmp_path / "folder").mkdir()
+    data = json.loads(out.read_text())
+    data["backend"]["options"]["path"] = str(tmp_path / where)
+    out.write_text(json.dumps(data))
+    line = one_line_error(cli("tune", "--resume", str(out), "--budget", "3", "--quiet"))
+    assert reason in line and "--replay" in line and len(line) < 600

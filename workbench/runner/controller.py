@@ -1024,14 +1024,16 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         named = request.kernel is not None and Path(request.kernel).suffix == ".py" and _same(request.kernel, path)
         if not (named or request.trust_session_code):
             raise WorkbenchError(template=f"the session runs the python benchmark {quoted(path)}; {{benchmark_code:{quoted(path)}}}")
-        if not path.is_file():
-            raise WorkbenchError(f"the session's python benchmark {path} is not there any more")
+        missing = _not_a_file(path)
+        if missing:
+            raise WorkbenchError(f"the session's python benchmark {_shown(path)} {missing}")
     if kind == "replay":
         path = Path(str(options.get("path", "")))
         if request.replay is not None:
             path = Path(request.replay)
-        if not path.is_file():
-            raise WorkbenchError(template=f"the session replays {quoted(path)}, which is not there any more "
+        missing = _not_a_file(path)
+        if missing:
+            raise WorkbenchError(template=f"the session replays {quoted(_shown(path))}, which {missing} "
                                           "(give its new place: {replay:FILE})")
         options["path"] = str(path.resolve())
         _check_reading(session, str(path.resolve()))
@@ -1292,6 +1294,23 @@ def _back_up_session(out: Path, keep_file: bool = False) -> None:
 def _names_kernel(request: RunRequest, session: Session) -> bool:
     kernel = request.kernel or ""
     return kernel == session.kernel or (kernel.endswith(".py") and Path(kernel).stem == session.kernel)
+
+
+def _not_a_file(path: Path) -> str | None:
+    """Why a file a session names cannot be read (None when it can): gone, not a regular file (a
+    folder, a device, a pipe), or a name the system refuses (too long)."""
+    try:
+        if path.is_file():
+            return None
+        return "is not a regular file" if path.exists() else "is not there any more"
+    except OSError as exc:
+        return f"cannot be opened ({exc.strerror or type(exc).__name__})"
+
+
+def _shown(path: Path, most: int = 160) -> str:
+    """A path from a file, cut in the middle when long, so that the error stays one readable line."""
+    text = str(path)
+    return text if len(text) <= most else f"{text[: most // 2]}...{text[-most // 3:]}"
 
 
 def _same(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
