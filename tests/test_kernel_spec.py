@@ -833,6 +833,8 @@ def test_a_template_named_by_its_files_or_saved_by_the_editor_says_how_to_run_it
     saved = save_template_folder(tmp_path / "data" / "templates", SPEC, SOURCE).parent
     done = cli("tune", "saxpy", "--backend", "sim", "--budget", "1", "--out", tmp_path / "o.json")
     assert done.returncode == 2 and f"saved in the kernel editor's folder: add --kernel-dir {saved}" in done.stderr
+    done = cli("check-kernels", "--kernel", "saxpy")  # (it said only "unknown kernel", docs/own-kernel.md says more)
+    assert done.returncode == 2 and f"saved in the kernel editor's folder: add --kernel-dir {saved}" in done.stderr
     # another name: the list of kernels names the editor's templates too (the window offers them)
     done = cli("tune", "nosuch", "--backend", "sim", "--budget", "1", "--out", tmp_path / "o.json")
     assert done.returncode == 2 and f"; saved with the kernel editor, in {saved}: saxpy (tune needs --kernel-dir " \

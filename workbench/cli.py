@@ -1325,6 +1325,8 @@ def _is_imported_recording(path: Path) -> bool:
 def cmd_check_kernels(args: argparse.Namespace) -> int:
     from workbench.core.model.checks import check_kernels, format_check_table, print_progress
     from workbench.core.domain.templates import kernels_dir, require_template, scan_templates
+    from workbench.core.errors import UnknownTemplate
+    from workbench.runner.plan import saved_template_hint
 
     if args.workers is not None and args.workers < 1:
         raise WorkbenchError(f"--workers must be at least 1, got {args.workers}")
@@ -1338,7 +1340,10 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
     if args.write_table or args.check_table:
         return _check_kernels_table(args)
     if args.kernel is not None:  # that spec alone (its own error, if any), as tune reads it
-        named = require_template(args.kernel, *args.kernel_dir, str(kernels_dir()), what="kernel")
+        try:
+            named = require_template(args.kernel, *args.kernel_dir, str(kernels_dir()), what="kernel")
+        except UnknownTemplate as exc:
+            raise UnknownTemplate(f"{exc}{saved_template_hint(args.kernel)}") from None
         library, templates = None, {args.kernel: named}
     else:
         library = scan_templates(*args.kernel_dir, str(kernels_dir()))

@@ -120,6 +120,12 @@ def _editor_templates(listed: set[str]) -> str:
     return f"; saved with the kernel editor, in {folder}: {', '.join(saved)} (tune needs --kernel-dir {folder})"
 
 
+def saved_template_hint(name: str) -> str:
+    """What to add to an unknown kernel's error when the kernel editor saved a template of that
+    name (every command that takes a kernel name looks only where --kernel-dir says)."""
+    return _saved_hint(name)
+
+
 def _saved_hint(name: str) -> str:
     """Where a template of ``name`` saved with the window's kernel editor is, when there is one: the
     window lists those, the command line looks only where --kernel-dir says."""
