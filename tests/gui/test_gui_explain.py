@@ -14,6 +14,7 @@ from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config, SearchSpace, Slot
 from workbench.core.errors import WorkbenchError
 from workbench.gui.text import metric_label
+from workbench.gui.plot_axes import left_title
 
 STRATEGIES = ("atomic", "tree", "shuffle")
 
@@ -48,7 +49,7 @@ def shown(window):
 def test_tradeoff_plots_the_memory_figure_that_differs_and_draws_limits_only_when_on(shown):
     chart, model = shown.tradeoff_chart, shown.model
     assert chart.y_name == "onchip_kb_per_sm"  # device memory is flat: on-chip storage differs
-    assert chart.plot.getAxis("left").labelText == metric_label("onchip_kb_per_sm")
+    assert left_title(chart.plot) == metric_label("onchip_kb_per_sm")
     assert sorted(set(chart.feasible.ys.tolist())) == [16.0, 32.0, 48.0, 64.0]
     assert not chart.latency_line.isVisible() and not chart.memory_line.isVisible()
     (_, x1), _ = chart.plot.getPlotItem().vb.childrenBounds()
@@ -71,7 +72,7 @@ def test_explore_axes_match_the_combos_and_name_text_values(shown):
     assert chart.axes()[1] == "throughput_gbs"  # 4000 GB/s of 4800 beats 1000 GFLOP/s of 60000
     chart.set_axes("slot:strategy", "latency_ms")
     assert chart.plot.getAxis("bottom").labelText == chart.x_combo.currentText() == "strategy (slot)"
-    assert chart.plot.getAxis("left").labelText == chart.y_combo.currentText() == "latency (ms)"
+    assert left_title(chart.plot) == chart.y_combo.currentText() == "latency (ms)"
     assert chart.plot.getAxis("bottom").categories == [(0.0, "atomic"), (1.0, "tree"), (2.0, "shuffle")]
     assert _drawn_tick_texts(chart.plot.getAxis("bottom")) == ["atomic", "tree", "shuffle"]  # none hidden at the ends
     assert not chart.x_log.isEnabled() and chart.y_log.isEnabled()  # no log of a text slot
@@ -103,7 +104,7 @@ def test_explore_axes_match_the_combos_and_name_text_values(shown):
     drawn = [t for t in _drawn_tick_texts(chart.plot.getAxis("bottom")) if t]
     assert len(drawn) >= 2 and all(140 <= float(t) <= 240 for t in drawn)
     view.enableAutoRange()
-    assert chart.plot.getAxis("left").labelText == "GFLOP/s"
+    assert left_title(chart.plot) == "GFLOP/s"
     chart.x_log.setChecked(True)  # on a log axis the ticks move with the values, to their logarithms
     assert chart.log_x
     assert chart.plot.getAxis("bottom").categories == [(pytest.approx(np.log10(v)), str(v)) for v in sorted(sizes)]
@@ -115,7 +116,7 @@ def test_explore_default_rate_follows_the_roof(window):
     window.model.set_session(_session(gflops_scale=500.0))  # 500k/0.1 GFLOP/s: far nearer its roof
     window.refresh()
     assert window.metric_chart.axes()[1] == "gflops"
-    assert window.metric_chart.plot.getAxis("left").labelText == "GFLOP/s"
+    assert left_title(window.metric_chart.plot) == "GFLOP/s"
 
 
 def test_constraint_boxes_say_off_and_min_quality_stays_at_or_below_one(shown):
@@ -296,7 +297,7 @@ def test_roofline_places_trials_under_the_roofs(window):
     chart = window.roofline_chart
     chart.refresh()
     assert chart.plot.getAxis("bottom").labelText == "arithmetic intensity (FLOP/byte)"
-    assert chart.plot.getAxis("left").labelText == "modelled GFLOP/s (simulated)"  # nothing ran: not "achieved"
+    assert left_title(chart.plot) == "modelled GFLOP/s (simulated)"  # nothing ran: not "achieved"
     data = chart.data
     assert data.per_config and data.ridge == pytest.approx(12.5)
     assert data.intensity[0] == pytest.approx(0.0168e9 / 67.1e6)

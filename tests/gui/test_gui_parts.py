@@ -19,6 +19,7 @@ from workbench.core.domain.space import SearchSpace, Slot
 from workbench.gui.text import metric_label
 from workbench.gui.analysis import concentrations_from_columns, failure_concentrations
 from workbench.gui.model import GrowingColumn, SessionModel
+from workbench.gui.plot_axes import left_title
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = str(Path(__file__).with_name("gui_bench.py"))
@@ -467,7 +468,7 @@ def test_imported_kernel_tuner_cache_is_shown_as_recorded(window, landscape):
     assert "memory_mb" not in offered and "compile_s" in offered
     assert "kt_time_ms" not in offered  # Kernel Tuner's time against the median latency is no trade-off
     assert len(chart.feasible.data) > 0 and not chart.no_data.isVisible()
-    assert chart.plot.getAxis("left").labelText == metric_label(chart.y_name) != "memory (not reported)"
+    assert left_title(chart.plot) == metric_label(chart.y_name) != "memory (not reported)"
     # and its title says so: "Latency vs memory" above a compile-time axis read as a mislabel
     assert chart.title_label.text() == f"Latency vs {metric_label(chart.y_name)}" != "Latency vs memory"
     assert chart.hint in chart.title_label.toolTip()
@@ -704,7 +705,7 @@ def test_an_empty_window_does_not_say_memory_is_not_reported(window) -> None:
     """Before any trial nothing is reported yet: the trade-off chart's axis says what it will show."""
     window.refresh()
     assert window.model.n == 0
-    assert window.tradeoff_chart.plot.getAxis("left").labelText == "memory"
+    assert left_title(window.tradeoff_chart.plot) == "memory"
 
 
 def test_a_background_result_outlives_a_receiver_destroyed_while_it_works(qtbot):

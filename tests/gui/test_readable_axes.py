@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.gui.axes import choose_log_ticks, fit_category_labels, fits, format_ticks
+from workbench.gui.axes import choose_log_ticks, fit_category_labels, fits, format_ticks, title_lines
 from workbench.runner.controller import RunRequest, start_run
+from workbench.gui.plot_axes import left_title
 
 
 # --- the rules, without Qt ----------------------------------------------------------------------
@@ -165,6 +166,40 @@ def reduce_run(tmp_path: Path) -> str:
     path = tmp_path / "r.json"
     start_run(RunRequest(kernel="reduce_sum", backend="sim", strategy="random", budget=24, seed=3), path).run()
     return str(path)
+
+
+def test_an_axis_title_longer_than_its_axis_goes_on_two_lines_broken_near_its_middle() -> None:
+    width = len  # one pixel per character
+    assert title_lines("best latency (ms)", 40, width) == ["best latency (ms)"]
+    assert title_lines("modelled GFLOP/s (simulated)", 20, width) == ["modelled GFLOP/s", "(simulated)"]
+    assert title_lines("a b c d e f", 5, width) == ["a b c", "d e f"]
+    assert title_lines("throughput", 3, width) == ["throughput"]  # one word: nothing to break
+    assert title_lines("best latency (ms)", 0, width) == ["best latency (ms)"]  # not laid out yet
+
+
+@pytest.mark.parametrize("view", ["roofline", "compare"])
+def test_left_titles_stay_whole_in_presentation_mode_at_1440x900(window, qtbot, reduce_run, view) -> None:
+    """A short plot in presentation mode cut its title at the axis's end: "modelled GFLOP/s
+    (simulate" (the word that says the rates are modelled) and "best latency (m"."""
+    from PySide6.QtGui import QFontMetricsF
+
+    window.open_session(reduce_run)
+    window.resize(1440, 900)
+    window.zoom.presentation_action.setChecked(True)
+    page = window.roofline_chart if view == "roofline" else window.compare
+    window.bottom_tabs.setCurrentWidget(page)
+    _settle(qtbot, window)
+    plot = page.plot.getPlotItem()
+    axis = plot.getAxis("left")
+    whole = left_title(plot)
+    metrics = QFontMetricsF(axis.label.font())
+    lines = axis.labelText.split("<br>")
+    assert " ".join(lines) == whole and (view == "compare" or "(simulated)" in whole)
+    assert all(metrics.horizontalAdvance(line) <= plot.getViewBox().height() for line in lines), (lines, plot.getViewBox().height())
+    window.zoom.presentation_action.setChecked(False)
+    window.resize(1920, 1080)
+    _settle(qtbot, window)
+    assert axis.labelText == whole  # room again: one line
 
 
 def test_compare_labels_a_latency_range_under_a_decade_in_plain_ms(window, qtbot, reduce_run) -> None:
@@ -497,4 +532,4 @@ def test_a_column_of_sizes_is_labelled_row_by_row_where_the_figures_fit(qtbot) -
 def test_the_score_axis_says_what_a_score_is_relative_to(window) -> None:
     """A score is a fraction of the best trial seen, so a new best moves every earlier point down and
     the best-so-far line always ends at 1: 'score' alone read as convergence to a perfect score."""
-    assert window.charts["score"].plot.getAxis("left").labelText == "score (1 = best seen)"
+    assert left_title(window.charts["score"].plot) == "score (1 = best seen)"

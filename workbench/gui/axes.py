@@ -388,6 +388,18 @@ def elide(text: str, width: float, measure: Measure, mark: str = "…") -> str:
     return cut(low) if low > 0 else ""
 
 
+def title_lines(title: str, length: float, measure: Measure) -> list[str]:
+    """An axis title as one line when it fits the axis's ``length`` in pixels, else two, broken at
+    the space that leaves the longer line shortest. A cut title loses its end, where the unit
+    and a "(simulated)" stand; two lines keep it whole. Before the axis has a length (0) the
+    title stays on one line."""
+    words = title.split(" ")
+    if length <= 0 or len(words) < 2 or measure(title) <= length:
+        return [title]
+    splits = [[" ".join(words[:k]), " ".join(words[k:])] for k in range(1, len(words))]
+    return min(splits, key=lambda lines: max(measure(lines[0]), measure(lines[1])))
+
+
 def fit_category_labels(positions: Sequence[float], labels: Sequence[str], length: float, measure: Measure,
                         gap: float, numeric: bool, min_chars: int = 4, rows: int = 1,
                         overhang: float = 0.0) -> list[tuple[str, int]]:

@@ -25,7 +25,7 @@ from workbench.gui.chart_header import ChartHeader
 from workbench.gui.elided_label import ElidedCombo
 from workbench.gui.fast_scatter import FastScatter
 from workbench.gui.model import SessionModel
-from workbench.gui.plot_axes import ReadableAxis
+from workbench.gui.plot_axes import ReadableAxis, left_title, set_left_title
 from workbench.gui.text import describe_trial, metric_label
 
 # --- the palette: created once, reused by every item (colour-blind-safe Okabe-Ito hues) ----------
@@ -224,7 +224,7 @@ class ScoreChart(_ChartBase):
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(model, parent)
         self.plot.setLabel("bottom", "trial")
-        self.plot.setLabel("left", "score (1 = best seen)")  # relative: a new best moves every point down
+        set_left_title(self.plot, "score (1 = best seen)")  # relative: a new best moves every point down
         # scores are fractions of the best (1.0 = best seen): never "score (x0.001)" over a flat axis
         self.plot.getAxis("left").enableAutoSIPrefix(False)
         self._y_pinned = False  # the score axis shows 0..1 while no trial has a score
@@ -374,8 +374,8 @@ class TradeoffChart(_ChartBase):
         # before any trial there is nothing to report yet: "not reported" would say the session lacks it
         label = metric_label(self.y_name) if wanted is not None else (
             "memory" if self.model.n == 0 else "memory (not reported)")
-        if self.plot.getAxis("left").labelText != label:
-            self.plot.setLabel("left", label)
+        if left_title(self.plot) != label:
+            set_left_title(self.plot, label)
         # the title names what is plotted: memory, or the figure a session without memory offers instead
         title = self.title if wanted is None or wanted in MEMORY_METRICS else self.plotted_title()
         if self.title_label.text() != title:
@@ -621,7 +621,7 @@ class MetricChart(_ChartBase):
         if labels != self._labels:
             self._labels = labels
             self.plot.setLabel("bottom", labels[0])
-            self.plot.setLabel("left", labels[1])
+            set_left_title(self.plot, labels[1])
         categories = (category_ticks(self.model, x), category_ticks(self.model, y))
         self._categorical = (categories[0] is not None, categories[1] is not None)
         for box, name, categorical in zip((self.x_log, self.y_log), (x, y), self._categorical):

@@ -29,7 +29,7 @@ from workbench.gui.comparison import (
     best_latency_so_far, compare_trials, overlay_trials, running_min, session_label, source_diff,
 )
 from workbench.gui.model import SessionModel
-from workbench.gui.plot_axes import ReadableAxis
+from workbench.gui.plot_axes import ReadableAxis, set_left_title
 from workbench.gui.source_view import render_source
 from workbench.gui.text import fmt, metric_label, window_message
 
@@ -84,7 +84,7 @@ class CompareView(QWidget):
         self.plot = pg.PlotWidget(background="w", axisItems={"left": ReadableAxis("left")})
         self.plot.setMenuEnabled(False)
         self.plot.setLabel("bottom", "evaluation")
-        self.plot.setLabel("left", "best latency (ms)")  # short: the plot is short in presentation mode
+        set_left_title(self.plot, "best latency (ms)")  # short: the plot is short in presentation mode
         self.plot.setLogMode(y=True)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.curve_legend = QLabel()

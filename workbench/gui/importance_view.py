@@ -33,7 +33,7 @@ from workbench.core.domain.importance import SCORE, Importance, ValueStats, slot
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.errors import WorkbenchError
 from workbench.gui.background import Background
-from workbench.gui.plot_axes import ReadableAxis, bar_figures_extent
+from workbench.gui.plot_axes import ReadableAxis, bar_figures_extent, set_left_title
 
 _log = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ class ImportanceView(QWidget):
         self.value_plot = pg.PlotWidget(background="w", axisItems={"left": ReadableAxis("left")})
         self.value_plot.setMenuEnabled(False)
         self.value_plot.getAxis("left").setLogMode(True)
-        self.value_plot.setLabel("left", "latency (ms, log)")  # short: "log scale" was cut in presentation mode
+        set_left_title(self.value_plot, "latency (ms, log)")  # short: "log scale" was cut in presentation mode
         self.value_plot.getPlotItem().vb.sigResized.connect(self._fit_value_ticks)
         self.value_plot.setMinimumHeight(140)
         self.boxes = pg.BarGraphItem(x=[], y0=[], height=[], width=0.55, brush=BOX_BRUSH, pen=BOX_PEN)

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import pyqtgraph as pg
 from PySide6.QtGui import QFont, QFontMetricsF
 
-from workbench.gui.axes import choose_log_ticks, fit_category_labels, format_ticks
+from workbench.gui.axes import choose_log_ticks, fit_category_labels, format_ticks, title_lines
 
 
 class _MeasuredAxis(pg.AxisItem):
@@ -210,6 +210,37 @@ def set_plot_font(plot_item: Any, font: QFont) -> None:
         axis.label.setFont(font)
         axis.picture = None
         axis.update()
+    _fit_left_title(plot_item)
+
+
+def set_left_title(plot_item: Any, title: str) -> None:
+    """The left axis's title, kept whole: on two lines while one is longer than the axis (in the
+    zoom in force, at the plot's height), refitted as the plot is resized. Cut, a short plot in
+    presentation mode showed "modelled GFLOP/s (simulate" and "best latency (m"."""
+    axis = plot_item.getAxis("left")
+    axis.whole_title = title
+    if not getattr(axis, "fits_title", False):
+        axis.fits_title = True
+        plot_item.getViewBox().sigResized.connect(lambda *_: _fit_left_title(plot_item))
+    _fit_left_title(plot_item)
+
+
+def left_title(plot_item: Any) -> str:
+    """The left axis's whole title (as given to :func:`set_left_title`; its label may be on two lines)."""
+    axis = plot_item.getAxis("left")
+    return str(getattr(axis, "whole_title", axis.labelText))
+
+
+def _fit_left_title(plot_item: Any) -> None:
+    axis = plot_item.getAxis("left")
+    title = getattr(axis, "whole_title", None)
+    if title is None:
+        return
+    metrics = QFontMetricsF(axis.label.font())
+    lines = title_lines(title, plot_item.getViewBox().height(), metrics.horizontalAdvance)
+    shown = "<br>".join(html.escape(line, quote=False) for line in lines)
+    if shown != axis.labelText:
+        axis.setLabel(shown)
 
 
 def bar_figures_extent(values: Sequence[float], texts: Sequence[str], font: QFont, plot_width_px: float,

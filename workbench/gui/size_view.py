@@ -39,7 +39,7 @@ from workbench.core.domain.size_analysis import (
     winner_bands,
 )
 from workbench.core.domain.space import Config
-from workbench.gui.plot_axes import CategoryAxis, ReadableAxis
+from workbench.gui.plot_axes import CategoryAxis, ReadableAxis, set_left_title
 from workbench.gui.text import plain_tip
 
 #: Colour-blind-safe palette (Okabe-Ito), one colour per winning config, cycled.
@@ -127,7 +127,7 @@ class SizeView(QWidget):
         self.latency_plot = pg.PlotWidget(axisItems={"bottom": self.latency_axis, "left": ReadableAxis("left")})
         self.latency_plot.setBackground("w")
         self.latency_plot.setLogMode(x=False, y=True)
-        self.latency_plot.setLabel("left", "ms")  # the title says what: a short plot has no room for more
+        set_left_title(self.latency_plot, "ms")  # the title says what: a short plot has no room for more
         self.latency_plot.showGrid(x=True, y=True, alpha=0.25)
         self.latency_title = _title("Best latency per size (log-log)")
         self.band_axis = CategoryAxis("bottom")
@@ -163,7 +163,7 @@ class SizeView(QWidget):
         self.matrix_plot.setBackground("w")
         self.matrix_title = _title("Each size's best config at every size (% of that size's optimum)")
         self.matrix_plot.setLabel("bottom", "measured at")
-        self.matrix_plot.setLabel("left", "best config of")
+        set_left_title(self.matrix_plot, "best config of")
         self.matrix_plot.invertY(True)
         self.matrix_plot.setMouseEnabled(x=False, y=False)
         self.image = pg.ImageItem()
@@ -404,7 +404,7 @@ class SizeView(QWidget):
             axis.title = which
             axis.set_categories(positions, labels)
         self.matrix_plot.setLabel("bottom", f"{self.verb} at ({which})")
-        self.matrix_plot.setLabel("left", "best config of")
+        set_left_title(self.matrix_plot, "best config of")
         self.matrix_plot.setXRange(0, n, padding=0.02)
         self.matrix_plot.setYRange(0, n, padding=0.02)
         self._fit_cell_text()

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWi
 from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, LABEL_FILL, LABEL_Z, OUTLINE, _ChartBase, _scatter
 from workbench.gui.explain import breakdown, roofline
 from workbench.gui.model import SessionModel
-from workbench.gui.plot_axes import bar_figures_extent
+from workbench.gui.plot_axes import bar_figures_extent, set_left_title
 from workbench.gui.text import fmt
 
 TERM_BRUSH = pg.mkBrush(0, 114, 178, 200)
@@ -225,7 +225,7 @@ class RooflineChart(_ChartBase):
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(model, parent)
         self.plot.setLabel("bottom", "arithmetic intensity (FLOP/byte)")
-        self.plot.setLabel("left", "achieved GFLOP/s")
+        set_left_title(self.plot, "achieved GFLOP/s")
         for axis in ("bottom", "left"):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)
         self.roof = pg.PlotDataItem(pen=ROOF_PEN)
@@ -285,7 +285,7 @@ class RooflineChart(_ChartBase):
         self.no_data.setVisible(False)
         # a simulated GPU's rates are modelled, not achieved by anything that ran
         simulated = bool(model.session is not None and model.session.device.get("simulated"))
-        self.plot.setLabel("left", "modelled GFLOP/s (simulated)" if simulated else "achieved GFLOP/s")
+        set_left_title(self.plot, "modelled GFLOP/s (simulated)" if simulated else "achieved GFLOP/s")
         self.note.setText("intensity from each config's modelled traffic" if data.per_config
                           else "intensity from the operation's minimum bytes and flops")
         shown = np.isfinite(data.intensity) & np.isfinite(data.gflops)
