@@ -92,6 +92,27 @@ def test_run_fills_every_view_and_failure_log(window, qtbot):
     assert window.metric_chart.axes()[0] == "slot:unroll"
 
 
+def test_the_failure_log_says_there_is_nothing_to_select_when_nothing_failed(window) -> None:
+    """With no failure the log pane asked to "select a failure" from an empty table."""
+    from workbench.core.domain.measurement import Measurement, Trial
+    from workbench.core.domain.session import Session
+    from workbench.core.domain.space import SearchSpace, Slot
+
+    window.failures.refresh()
+    assert window.failures.log.placeholderText() == "no trials yet"
+    space = SearchSpace([Slot("block_size", (32, 64, 128))])
+    session = Session(kernel="k", kind="recording", space=space, device={"name": "GPU X"})
+    for i, config in enumerate(space):
+        session.add(Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + i})))
+    window.model.set_session(session)
+    window.failures.refresh()
+    assert window.failures.log.placeholderText() == "no failed trial among 3"
+    session.add(Trial(3, space.config({"block_size": 32}), Measurement.failure(Status.COMPILE_ERROR, "error: x")))
+    window.model.set_session(session)
+    window.failures.refresh()
+    assert window.failures.log.placeholderText().startswith("select a failure")
+
+
 def test_sliders_rerank_as_the_objective_says(window, qtbot):
     run_bench(window, qtbot, budget=40)
     model = window.model

@@ -139,6 +139,11 @@ def test_each_bar_is_labelled_with_its_share_and_the_axis_is_named(view, compute
     top = view.bar_labels[0]
     assert top.pos().x() == pytest.approx(view.shares[view._order[0]])  # at the end of its bar
     assert view.bar_plot.getAxis("bottom").labelText == "share of importance"
+    # the axis reads in percentages, as the bars' figures do (it read 0.2 beside "42%")
+    axis = view.bar_plot.getAxis("bottom")
+    assert axis.tickStrings([0.0, 0.2, 0.4], 1.0, 0.2) == ["0%", "20%", "40%"]
+    assert axis.tickStrings([0.05, 0.1], 1.0, 0.05) == ["5%", "10%"]
+    assert axis.tickStrings([0.005, 0.01], 1.0, 0.005) == ["0.5%", "1.0%"]
     box = view.bar_plot.getViewBox().sceneBoundingRect()  # room for each figure after its bar
     assert all(label.sceneBoundingRect().right() <= box.right() + 1 for label in view.bar_labels), (
         [label.sceneBoundingRect().right() for label in view.bar_labels], box.right())

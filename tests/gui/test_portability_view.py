@@ -47,8 +47,16 @@ def test_portability_tab_compares_the_open_session_with_added_files(window, tmp_
     QApplication.processEvents()
     assert not view.report_pane.isVisible()
     assert view.heading.height() >= view.heading.heightForWidth(view.heading.width())
+    # the open session alone: nothing for Remove or Clear to take out (both were enabled)
+    view.files.setCurrentRow(0)
+    assert not view.remove_button.isEnabled() and not view.clear_button.isEnabled()
     view.add_sessions([str(b)])
     assert view.files.count() == 2 and "GPU B" in view.files.item(1).text()
+    assert view.clear_button.isEnabled() and not view.remove_button.isEnabled()
+    view.files.setCurrentRow(1)
+    assert view.remove_button.isEnabled()
+    view.files.setCurrentRow(0)
+    assert not view.remove_button.isEnabled()
     assert view.report_pane.isVisible()
     rows = view.table_texts()
     assert [r[:3] for r in rows] == [["100.0%", "50.0%", "50.0%"], ["50.0%", "100.0%", "50.0%"]]
@@ -65,8 +73,9 @@ def test_portability_tab_compares_the_open_session_with_added_files(window, tmp_
         view.add_sessions([str(tmp_path / "missing.json")])
     assert view.files.count() == 2  # nothing added by a failed add
     view.files.setCurrentRow(1)
-    view._on_remove_clicked()
+    view.remove_button.click()
     assert view.files.count() == 1 and view.report is None and not view.report_pane.isVisible()
+    assert not view.remove_button.isEnabled() and not view.clear_button.isEnabled()
 
 
 def test_sessions_that_do_not_go_together_say_why(window, tmp_path: Path) -> None:

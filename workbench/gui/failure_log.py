@@ -26,6 +26,8 @@ SHOWN_REASONS = 3
 
 #: The most characters of a reason the summary shows (the log pane below has the whole message).
 REASON_CHARS = 240
+#: what the log pane asks for while there are failures to select
+SELECT_A_FAILURE = "select a failure to read its full compiler or runtime log"
 
 
 def _wrappable(reason: str) -> str:
@@ -69,7 +71,7 @@ class FailureLog(QWidget):
         self.concentration.setTextFormat(Qt.TextFormat.RichText)
         self.log = QPlainTextEdit()
         self.log.setReadOnly(True)
-        self.log.setPlaceholderText("select a failure to read its full compiler or runtime log")
+        self.log.setPlaceholderText(SELECT_A_FAILURE)
         self.log.setFont(QFont("monospace", 9))
         bar = QHBoxLayout()
         bar.addWidget(QLabel("status"))
@@ -140,6 +142,9 @@ class FailureLog(QWidget):
             parts = [f"<b>{failures}</b> failed of {len(trials)}"] + [
                 f"{html.escape(s.value)}: <b>{c}</b>" for s, c in counts.items() if s is not Status.OK]
             self.counts.setText(" &nbsp; ".join(parts))
+        # with nothing to select, the pane says so instead of asking for a selection
+        self.log.setPlaceholderText(SELECT_A_FAILURE if failures else
+                                    f"no failed trial among {len(trials)}" if trials else "no trials yet")
         found = concentrations_from_columns(codes, self.model.slot_code_columns())[:4]
         lines = [f"&#9888; {html.escape(c.text())}" for c in found]
         # a status with no concentration shown (too few failures to name a slot value, or failures

@@ -33,7 +33,7 @@ from workbench.core.domain.importance import SCORE, Importance, ValueStats, slot
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.errors import WorkbenchError
 from workbench.gui.background import Background
-from workbench.gui.plot_axes import ReadableAxis, bar_figures_extent, set_left_title
+from workbench.gui.plot_axes import ReadableAxis, ShareAxis, bar_figures_extent, set_left_title
 
 _log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ class ImportanceView(QWidget):
         header.addStretch(1)
         header.addWidget(self.target_box)
 
-        self.bar_plot = pg.PlotWidget(background="w")
+        self.bar_plot = pg.PlotWidget(background="w", axisItems={"bottom": ShareAxis("bottom")})
         self.bar_plot.setMenuEnabled(False)
         self.bar_plot.setMouseEnabled(x=False, y=False)
         self.bar_plot.hideButtons()

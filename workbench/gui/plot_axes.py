@@ -201,6 +201,19 @@ class ReadableAxis(CategoryAxis):
         return [texts.get(v, "") for v in numbers]
 
 
+class ShareAxis(pg.AxisItem):
+    """An axis of fractions labelled as percentages (0.2 reads 20%), so that it reads like the
+    percentages drawn beside the bars it measures."""
+
+    def __init__(self, orientation: str = "bottom", **kwargs: Any) -> None:
+        super().__init__(orientation, **kwargs)
+        self.enableAutoSIPrefix(False)
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # pyqtgraph override
+        decimals = max(0, -math.floor(math.log10(spacing * 100))) if spacing > 0 else 0
+        return [f"{v * 100:.{decimals}f}%" for v in values]
+
+
 def set_plot_font(plot_item: Any, font: QFont) -> None:
     """Tick labels and axis titles of one plot in ``font`` (the window's zoom sets it on every plot
     it finds; a view that builds plots later gives them its own font, which the zoom sets too)."""

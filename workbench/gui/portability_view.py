@@ -86,9 +86,12 @@ class PortabilityView(QWidget):
                                    "or simulated (pick several files at once)")
         self.add_button.clicked.connect(self._on_add_clicked)
         self.remove_button = QPushButton("Remove")
+        self.remove_button.setToolTip("take the selected added session out of the comparison")
         self.remove_button.clicked.connect(self._on_remove_clicked)
         self.clear_button = QPushButton("Clear")
+        self.clear_button.setToolTip("take every added session out of the comparison (the open one stays)")
         self.clear_button.clicked.connect(self.clear)
+        self.files.currentRowChanged.connect(self._enable_buttons)
         self.at = QLineEdit()
         self.at.setPlaceholderText("at size: n=1024")
         self.at.setToolTip("compare size sweeps at this problem size (empty: the size the window shows, "
@@ -242,9 +245,20 @@ class PortabilityView(QWidget):
             except WorkbenchError as exc:
                 self._show_error(window_message(exc))
 
-    def _on_remove_clicked(self) -> None:
+    def _added_row(self) -> int:
+        """The selected row's place among the added sessions (-1: none, or the open session's row)."""
         row = self.files.currentRow() - (1 if self._current() is not None else 0)
-        if 0 <= row < len(self.sessions):
+        return row if 0 <= row < len(self.sessions) else -1
+
+    def _enable_buttons(self, *_: Any) -> None:
+        """Remove and Clear only where they have something to take out: the open session is not
+        theirs to remove, and both were enabled with it alone in the list."""
+        self.remove_button.setEnabled(self._added_row() >= 0)
+        self.clear_button.setEnabled(bool(self.sessions))
+
+    def _on_remove_clicked(self) -> None:
+        row = self._added_row()
+        if row >= 0:
             del self.sessions[row]
             del self.paths[row]
             self.refresh()
@@ -283,6 +297,7 @@ class PortabilityView(QWidget):
             device = session.device.get("name", "?")
             sim = " [SIMULATED]" if session.device.get("simulated") else ""
             self.files.addItem(f"{label}: {session.kernel} on {device}{sim}, {len(session.trials)} trials")
+        self._enable_buttons()
         self.report = None
         self.report_pane.setVisible(False)
         self.table.setRowCount(0)
