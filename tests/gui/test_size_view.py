@@ -411,3 +411,27 @@ def test_the_latency_plots_title_says_its_size_axis_is_linear_when_it_is(window,
     window.open_session(str(_sweep(tmp_path / "n.json", budget=2)))
     view.refresh()
     assert view.latency_title.text() == "<b>Best latency per size (log-log)</b>"
+
+
+def test_sizes_sharing_a_best_config_count_its_missing_cells_and_what_fills_them(window, tmp_path):
+    """Two sizes with one best config never measured at the third showed two "?" cells over
+    "1 cells not simulated": the count was of measurements, not of the cells shown."""
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.session import Session
+    from workbench.core.domain.space import SearchSpace, Slot
+
+    space = SearchSpace([Slot("block", (32, 64))])
+    session = Session(kernel="k", kind="recording", space=space, device={"name": "GPU X"}, problem={"n": 1})
+    measured = {1: {32: 1.0}, 2: {32: 1.0, 64: 0.5}, 3: {32: 2.0, 64: 1.0}}
+    for n, latencies in measured.items():
+        for block, latency in latencies.items():
+            session.add(Trial(len(session.trials), space.config({"block": block}),
+                              Measurement(Status.OK, {"latency_ms": latency}), problem={"n": n}))
+    save_session(session, tmp_path / "s.json")
+    window.open_session(str(tmp_path / "s.json"))
+    view = window.size_view
+    window.bottom_tabs.setCurrentWidget(view)
+    view.refresh()
+    assert int(np.isnan(view.matrix).sum()) == 2 and len(view.missing) == 1
+    assert view.status.text().endswith("2 distinct winning configs; worst cross-size fraction 50%; "
+                                       "2 cells not measured; 1 to measure (sizes with the same best config share it)")

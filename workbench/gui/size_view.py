@@ -273,9 +273,22 @@ class SizeView(QWidget):
             worst = np.nanmin(np.where(np.eye(len(self.rows), dtype=bool), np.nan, self.matrix)) \
                 if np.isfinite(self.matrix).sum() > len(self.rows) else math.nan
             note = f"; worst cross-size fraction {worst:.0%}" if math.isfinite(worst) else ""
-            self.status.setText(f"{len(self.rows)} sizes, {len(self.winners)} distinct winning configs{note}; "
-                                f"{len(self.missing)} cells not {self.verb}")
+            self.status.setText(f"{len(self.rows)} sizes, {len(self.winners)} distinct winning "
+                                f"config{'s' if len(self.winners) != 1 else ''}{note}; {self._missing_text()}")
         self._draw()
+
+    def _missing_text(self) -> str:
+        """How many cells of the matrix show "?", and, where sizes share a best config (so one
+        measurement fills a cell in each of their rows), how many measurements fill them: "1 cells
+        not simulated" stood under two "?" cells."""
+        n = len(self.rows)
+        unknown = sum(1 for i in range(n) for j in range(n)
+                      if not math.isfinite(float(self.matrix[i, j])) and (i, j) not in self.invalid)
+        cells = f"{unknown} cell{'s' if unknown != 1 else ''} not {self.verb}"
+        pairs = len(self.missing)
+        if pairs and pairs != unknown:
+            cells += f"; {pairs} to {self.action.split()[0].lower()} (sizes with the same best config share it)"
+        return cells
 
     def _update_button(self) -> None:
         self.measure_button.setText(f"{self.action} ({len(self.missing)})" if self.missing else self.action)
