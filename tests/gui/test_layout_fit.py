@@ -443,6 +443,27 @@ def test_zooming_in_never_makes_the_window_wider_than_it_is(ran, qtbot):
     assert ran.width() == SCREEN[0]
 
 
+def test_a_zoom_that_would_push_tool_bar_controls_into_the_overflow_menu_is_taken_back(window, qtbot):
+    """At 1440x900 in presentation mode one Ctrl+ was accepted (the window's minimum width allowed
+    it) and hid the run's progress text behind the tool bar's overflow button; a second hid the
+    progress bar too."""
+    from PySide6.QtWidgets import QToolBar
+
+    _present(window, qtbot)
+    bar = window.toolbar.run_bar
+    shown = [bar.widgetForAction(a) for a in bar.actions() if bar.widgetForAction(a) is not None
+             and bar.widgetForAction(a).isVisibleTo(bar)]
+    assert shown and isinstance(bar, QToolBar)
+    window.zoom.zoom_in()
+    QApplication.processEvents()
+    assert window.zoom.factor == pytest.approx(1.5) and "zoom stays at 150%" in window.statusBar().currentMessage()
+    assert all(widget.isVisibleTo(bar) for widget in shown)
+    # where there is room, the step is taken
+    window.zoom.set_factor(1.0)
+    window.zoom.zoom_in()
+    assert window.zoom.factor > 1.0
+
+
 def test_a_charts_no_data_message_grows_in_presentation_mode(window, qtbot):
     """'no successful trial reports a memory figure' kept its normal size in presentation mode: a
     text added with ignoreBounds is not among the view box's items the zoom went through."""

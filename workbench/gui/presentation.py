@@ -13,6 +13,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtGui import QAction, QFont, QKeySequence
+from PySide6.QtWidgets import QToolBar
 
 from workbench.gui.fast_scatter import FastScatter
 from workbench.gui.plot_axes import set_plot_font
@@ -132,12 +133,27 @@ class Zoom:
         the status bar says why."""
         before = self.factor
         room = self._room()
+        shown = self._tool_bar_controls_shown()
         self.set_factor(self.factor * ZOOM_STEP)
-        if self.factor > before and self.window.minimumSizeHint().width() > room:
+        if self.factor > before and (self.window.minimumSizeHint().width() > room
+                                     or shown - self._tool_bar_controls_shown()):
             self.set_factor(before)
             self.window.statusBar().showMessage(
                 f"zoom stays at {before:.0%}: larger, the window's controls would need more than {room} px, "
                 "the width of the window or its screen", 8000)
+
+    def _tool_bar_controls_shown(self) -> set[int]:
+        """The tool bars' controls on show, after laying the bars out: a tool bar short of room
+        moves its last controls into its overflow menu rather than ask for more width, so a zoom
+        the window's minimum width allowed hid the run's progress and then its progress bar."""
+        shown: set[int] = set()
+        for bar in self.window.findChildren(QToolBar):
+            bar.layout().activate()
+            for action in bar.actions():
+                widget = bar.widgetForAction(action)
+                if widget is not None and widget.isVisibleTo(bar):
+                    shown.add(id(widget))
+        return shown
 
     def _room(self) -> int:
         """The width the window's controls may take: the window's, or its screen's when wider."""
