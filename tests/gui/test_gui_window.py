@@ -136,11 +136,17 @@ def test_sliders_rerank_as_the_objective_says(window, qtbot):
     assert model.constraints.max_latency_ms == pytest.approx(latency.value_at(0))
     assert model.ranking.n_feasible == expected_best(trials, latency.value_at(0), limit)[0] == 0
     assert "Nothing is feasible" in window.best_card.text()
+    # every point grey: the latency-vs-memory chart says which constraint did it
+    window.tradeoff_chart.refresh()
+    assert window.tradeoff_chart.no_data.isVisible()
+    assert "excludes" in window.tradeoff_chart.no_data.textItem.toPlainText()
     # the chart limit line follows the slider
     assert window.tradeoff_chart.log_x  # latency on a log axis by default: the line sits at log10(limit)
     assert 10 ** window.tradeoff_chart.latency_line.value() == pytest.approx(latency.value_at(0))
     latency.enabled.setChecked(False)
     assert model.constraints.max_latency_ms is None
+    window.tradeoff_chart.refresh()
+    assert not window.tradeoff_chart.no_data.isVisible()
     # a constraint on any metric, typed: quality >= 0.99 excludes unroll >= 8 (quality = 1 - 0.002 * unroll)
     panel = window.objective_panel
     panel.set_extra_text("quality >= 0.99, quality >= 0.98, throughput_gbs >= 0.001")

@@ -99,7 +99,9 @@ class _ChartBase(QWidget):
         self.selected_item.setZValue(20)
         self.log_x = self.log_y = False
         # why the plot is empty, in its middle: an empty frame says nothing to a new user
-        self.no_data = pg.TextItem("", color=(90, 90, 90), anchor=(0.5, 0.5))
+        # (on white, over the points: it also says why every point drawn is grey)
+        self.no_data = pg.TextItem("", color=(90, 90, 90), anchor=(0.5, 0.5), fill=LABEL_FILL)
+        self.no_data.setZValue(LABEL_Z)
         self.no_data.setVisible(False)
         self.plot.addItem(self.no_data, ignoreBounds=True)
         # kept in the middle when the range moves after it was written (a limit line drawn after it
@@ -409,10 +411,13 @@ class TradeoffChart(_ChartBase):
                               "no successful trial reports a memory figure" if ok.any() else self._no_success_text())
             self._place_limits()
             return
-        self.no_data.setVisible(False)
         index = np.arange(model.n)
         feasible = np.asarray(ranking.feasible, dtype=bool)
         f, i = shown & feasible, shown & ~feasible
+        if f.any():
+            self.no_data.setVisible(False)
+        else:  # every point grey: say which constraint did it (a limit on a metric off these axes has no line)
+            self._say_no_data(ranking.why_none())
         x = self.tx(latency)
         self.feasible.setData(x=x[f], y=memory[f], data=index[f])
         self.infeasible.setData(x=x[i], y=memory[i], data=index[i])
