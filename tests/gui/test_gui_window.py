@@ -110,7 +110,9 @@ def test_the_failure_log_says_there_is_nothing_to_select_when_nothing_failed(win
     session.add(Trial(3, space.config({"block_size": 32}), Measurement.failure(Status.COMPILE_ERROR, "error: x")))
     window.model.set_session(session)
     window.failures.refresh()
-    assert window.failures.log.placeholderText().startswith("select a failure")
+    assert window.failures.log.placeholderText().startswith("select a trial")
+    window.failures.status_combo.setCurrentText("timeout")  # the filter lists none: it says so
+    assert window.failures.log.placeholderText() == "no timeout trial among 4"
 
 
 def test_sliders_rerank_as_the_objective_says(window, qtbot):

@@ -168,11 +168,14 @@ def reduce_run(tmp_path: Path) -> str:
     return str(path)
 
 
-def test_an_axis_title_longer_than_its_axis_goes_on_two_lines_broken_near_its_middle() -> None:
+def test_an_axis_title_longer_than_its_axis_goes_on_as_few_lines_as_fit() -> None:
     width = len  # one pixel per character
     assert title_lines("best latency (ms)", 40, width) == ["best latency (ms)"]
     assert title_lines("modelled GFLOP/s (simulated)", 20, width) == ["modelled GFLOP/s", "(simulated)"]
     assert title_lines("a b c d e f", 5, width) == ["a b c", "d e f"]
+    # two lines still too long: three (no more), as even as the words allow
+    assert title_lines("modelled GFLOP/s (simulated)", 11, width) == ["modelled", "GFLOP/s", "(simulated)"]
+    assert title_lines("a b c d e f g h", 3, width) == ["a b c", "d e f", "g h"]
     assert title_lines("throughput", 3, width) == ["throughput"]  # one word: nothing to break
     assert title_lines("best latency (ms)", 0, width) == ["best latency (ms)"]  # not laid out yet
 

@@ -435,3 +435,24 @@ def test_sizes_sharing_a_best_config_count_its_missing_cells_and_what_fills_them
     assert int(np.isnan(view.matrix).sum()) == 2 and len(view.missing) == 1
     assert view.status.text().endswith("2 distinct winning configs; worst cross-size fraction 50%; "
                                        "2 cells not measured; 1 to measure (sizes with the same best config share it)")
+
+
+def test_cells_no_measurement_can_fill_are_not_counted_as_missing(window, tmp_path):
+    """A size whose every trial failed has no best config and no optimum: its row and column
+    cannot be filled, and counting them said "5 cells not measured" beside a disabled button."""
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.session import Session
+    from workbench.core.domain.space import SearchSpace, Slot
+
+    space = SearchSpace([Slot("block", (32, 64))])
+    session = Session(kernel="k", kind="recording", space=space, device={"name": "GPU X"}, problem={"n": 1})
+    for n, block, latency in ((1, 32, 1.0), (1, 64, 2.0), (2, 32, 1.0), (2, 64, 0.5), (3, 32, None)):
+        m = Measurement(Status.OK, {"latency_ms": latency}) if latency else Measurement.failure(Status.RUNTIME_ERROR, "x")
+        session.add(Trial(len(session.trials), space.config({"block": block}), m, problem={"n": n}))
+    save_session(session, tmp_path / "s.json")
+    window.open_session(str(tmp_path / "s.json"))
+    view = window.size_view
+    window.bottom_tabs.setCurrentWidget(view)
+    view.refresh()
+    assert len(view.rows) == 3 and int(np.isnan(view.matrix).sum()) == 5
+    assert not view.missing and view.status.text().endswith("0 cells not measured")

@@ -10,6 +10,7 @@ closest to the device's roof for this kernel.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, Callable, Sequence
 
@@ -388,16 +389,25 @@ def elide(text: str, width: float, measure: Measure, mark: str = "…") -> str:
     return cut(low) if low > 0 else ""
 
 
-def title_lines(title: str, length: float, measure: Measure) -> list[str]:
-    """An axis title as one line when it fits the axis's ``length`` in pixels, else two, broken at
-    the space that leaves the longer line shortest. A cut title loses its end, where the unit
-    and a "(simulated)" stand; two lines keep it whole. Before the axis has a length (0) the
-    title stays on one line."""
+def title_lines(title: str, length: float, measure: Measure, most: int = 3) -> list[str]:
+    """An axis title as one line when it fits the axis's ``length`` in pixels, else as few lines
+    (at most ``most``) as fit, broken at spaces so that the longest line is shortest. A cut title
+    loses its end, where the unit and a "(simulated)" stand; more lines keep it whole (a single
+    word longer than the axis is still cut). Before the axis has a length (0) the title stays on
+    one line."""
     words = title.split(" ")
     if length <= 0 or len(words) < 2 or measure(title) <= length:
         return [title]
-    splits = [[" ".join(words[:k]), " ".join(words[k:])] for k in range(1, len(words))]
-    return min(splits, key=lambda lines: max(measure(lines[0]), measure(lines[1])))
+    best: list[str] = [title]
+    for count in range(2, min(most, len(words)) + 1):
+        # every way of cutting the words into ``count`` runs; titles are a few words long
+        candidates = [[" ".join(words[a:b]) for a, b in zip((0, *cuts), (*cuts, len(words)))]
+                      for cuts in itertools.combinations(range(1, len(words)), count - 1)]
+        # the longest line shortest; among equals, the earlier lines fuller (as text is read)
+        best = min(candidates, key=lambda lines: (max(measure(line) for line in lines), [-measure(line) for line in lines]))
+        if max(measure(line) for line in best) <= length:
+            break
+    return best
 
 
 def fit_category_labels(positions: Sequence[float], labels: Sequence[str], length: float, measure: Measure,

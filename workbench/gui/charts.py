@@ -47,6 +47,9 @@ SPREAD_PEN = pg.mkPen(0, 114, 178, 90, width=1)
 #: marker never strikes it through.
 LABEL_FILL = pg.mkBrush(255, 255, 255, 210)
 LABEL_Z = 30
+#: A chart's message over its points (above the best and default markers, below the limit lines
+#: and the selection ring).
+NOTE_Z = 12
 
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
@@ -99,9 +102,10 @@ class _ChartBase(QWidget):
         self.selected_item.setZValue(20)
         self.log_x = self.log_y = False
         # why the plot is empty, in its middle: an empty frame says nothing to a new user
-        # (on white, over the points: it also says why every point drawn is grey)
+        # on white over the points (it also says why every point drawn is grey), under the limit
+        # lines and the selection ring, which stay to be dragged and seen
         self.no_data = pg.TextItem("", color=(90, 90, 90), anchor=(0.5, 0.5), fill=LABEL_FILL)
-        self.no_data.setZValue(LABEL_Z)
+        self.no_data.setZValue(NOTE_Z)
         self.no_data.setVisible(False)
         self.plot.addItem(self.no_data, ignoreBounds=True)
         # kept in the middle when the range moves after it was written (a limit line drawn after it
@@ -414,10 +418,14 @@ class TradeoffChart(_ChartBase):
         index = np.arange(model.n)
         feasible = np.asarray(ranking.feasible, dtype=bool)
         f, i = shown & feasible, shown & ~feasible
-        if f.any():
+        if ranking.n_feasible == 0:  # every point grey: say which constraint did it (a limit on a
+            self._say_no_data(ranking.why_none())  # metric off these axes has no line of its own)
+        elif not f.any():
+            feasible_ones = "the feasible trial reports" if ranking.n_feasible == 1 else \
+                f"the {ranking.n_feasible} feasible trials report"
+            self._say_no_data(f"{feasible_ones} no {metric_label(self.y_name)}")
+        else:
             self.no_data.setVisible(False)
-        else:  # every point grey: say which constraint did it (a limit on a metric off these axes has no line)
-            self._say_no_data(ranking.why_none())
         x = self.tx(latency)
         self.feasible.setData(x=x[f], y=memory[f], data=index[f])
         self.infeasible.setData(x=x[i], y=memory[i], data=index[i])

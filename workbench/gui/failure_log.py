@@ -26,8 +26,8 @@ SHOWN_REASONS = 3
 
 #: The most characters of a reason the summary shows (the log pane below has the whole message).
 REASON_CHARS = 240
-#: what the log pane asks for while there are failures to select
-SELECT_A_FAILURE = "select a failure to read its full compiler or runtime log"
+#: what the log pane asks for while the table lists trials to select
+SELECT_A_FAILURE = "select a trial to read its full compiler or runtime log"
 
 
 def _wrappable(reason: str) -> str:
@@ -63,6 +63,7 @@ class FailureLog(QWidget):
         self.status_combo = QComboBox()
         self.status_combo.addItems(["failed"] + [s.value for s in Status if s is not Status.OK])
         self.status_combo.currentTextChanged.connect(self.proxy.set_status_filter)
+        self.status_combo.currentTextChanged.connect(self._say_what_to_select)
         self.counts = QLabel("no failures")
         self.counts.setWordWrap(True)
         self.counts.setTextFormat(Qt.TextFormat.RichText)
@@ -142,9 +143,7 @@ class FailureLog(QWidget):
             parts = [f"<b>{failures}</b> failed of {len(trials)}"] + [
                 f"{html.escape(s.value)}: <b>{c}</b>" for s, c in counts.items() if s is not Status.OK]
             self.counts.setText(" &nbsp; ".join(parts))
-        # with nothing to select, the pane says so instead of asking for a selection
-        self.log.setPlaceholderText(SELECT_A_FAILURE if failures else
-                                    f"no failed trial among {len(trials)}" if trials else "no trials yet")
+        self._say_what_to_select()
         found = concentrations_from_columns(codes, self.model.slot_code_columns())[:4]
         lines = [f"&#9888; {html.escape(c.text())}" for c in found]
         # a status with no concentration shown (too few failures to name a slot value, or failures
@@ -171,6 +170,15 @@ class FailureLog(QWidget):
             lines.append(f"{html.escape(status.value)} ({count}): {shown}")
         self.concentration.setText("<br>".join(lines))
         self.concentration.setVisible(bool(lines))
+
+    def _say_what_to_select(self, *_: object) -> None:
+        """The log pane's prompt: what the table lists to select, or, with nothing listed, why
+        (it asked to "select a failure" from an empty table)."""
+        n, listed = len(self.model.trials), self.proxy.rowCount()
+        status = self.status_combo.currentText()
+        self.log.setPlaceholderText(
+            SELECT_A_FAILURE if listed else "no trials yet" if not n else
+            f"no failed trial among {n}" if status == "failed" else f"no {status} trial among {n}")
 
     def _on_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if not current.isValid():

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox, QFileDialog, QLabel, QMainWindow, QMessageBox, QScrollArea, QSplitter, QTabWidget, QVBoxLayout,
     QWidget,
@@ -189,6 +189,7 @@ class MainWindow(QMainWindow):
         self.toolbar.kernel_changed.connect(self._on_kernel_changed)
         self._restore_settings()
         self.zoom.fit_to_screen()
+        self._fitted_when_shown = False
         self._on_session_changed()
         if not self.model.session:
             self._on_kernel_changed(self.toolbar.kernel.currentText())
@@ -1812,6 +1813,15 @@ class MainWindow(QMainWindow):
         self.settings.sync()
 
     # --- closing -------------------------------------------------------------------------------
+    def showEvent(self, event: QShowEvent) -> None:  # Qt override
+        """The remembered zoom fitted again once the window is first on screen and laid out: its
+        tool bars have a width only then (a zoom that moves the run's controls into their overflow
+        menu is taken down)."""
+        super().showEvent(event)
+        if not self._fitted_when_shown:
+            self._fitted_when_shown = True
+            QTimer.singleShot(0, self, self.zoom.fit_to_screen)
+
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt override
         if self.running:
             if self.interactive:

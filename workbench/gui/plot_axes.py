@@ -10,8 +10,10 @@ with the rules of :mod:`workbench.gui.axes`.
 
 from __future__ import annotations
 
+import functools
 import html
 import math
+import weakref
 from typing import Any, Sequence
 
 import pyqtgraph as pg
@@ -234,8 +236,18 @@ def set_left_title(plot_item: Any, title: str) -> None:
     axis.whole_title = title
     if not getattr(axis, "fits_title", False):
         axis.fits_title = True
-        plot_item.getViewBox().sigResized.connect(lambda *_: _fit_left_title(plot_item))
+        # (a weak reference: the connection must not keep a closed plot alive)
+        plot_item.getViewBox().sigResized.connect(functools.partial(_refit_left_title, weakref.ref(plot_item)))
     _fit_left_title(plot_item)
+
+
+def _refit_left_title(plot: "weakref.ref[Any]", *_: Any) -> None:
+    plot_item = plot()
+    if plot_item is not None:
+        try:
+            _fit_left_title(plot_item)
+        except RuntimeError:  # its Qt side already deleted
+            pass
 
 
 def left_title(plot_item: Any) -> str:
@@ -250,7 +262,8 @@ def _fit_left_title(plot_item: Any) -> None:
     if title is None:
         return
     metrics = QFontMetricsF(axis.label.font())
-    lines = title_lines(title, plot_item.getViewBox().height(), metrics.horizontalAdvance)
+    room = plot_item.getViewBox().height() - 2 * axis.label.document().documentMargin()
+    lines = title_lines(title, room, metrics.horizontalAdvance)
     shown = "<br>".join(html.escape(line, quote=False) for line in lines)
     if shown != axis.labelText:
         axis.setLabel(shown)

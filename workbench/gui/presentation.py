@@ -13,7 +13,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtGui import QAction, QFont, QKeySequence
-from PySide6.QtWidgets import QToolBar
+from PySide6.QtWidgets import QToolBar, QToolButton
 
 from workbench.gui.fast_scatter import FastScatter
 from workbench.gui.plot_axes import set_plot_font
@@ -104,10 +104,13 @@ class Zoom:
 
     def fit_to_screen(self) -> None:
         """A remembered zoom chosen on a wider screen (or window) taken down to what this one's
-        controls fit; called once the window's geometry is restored, so the screen is the one it
-        reopens on."""
+        controls fit (tool bars included); called once the window's geometry is restored, so the screen is the one it
+        reopens on; and again once it is first shown, when its tool bars have their width)."""
         room = self._room()
-        while self.factor > 1.0 and self.window.minimumSizeHint().width() > room:
+        # (tool bars are laid out only once the window is on screen: before, each seems to overflow)
+        shown = self.window.isVisible()
+        while self.factor > 1.0 and (self.window.minimumSizeHint().width() > room
+                                     or (shown and self._tool_bar_overflows())):
             self.set_factor(max(self.factor / ZOOM_STEP, 1.0), remember=False)
 
     def apply_to(self, root: Any) -> None:
@@ -133,27 +136,34 @@ class Zoom:
         the status bar says why."""
         before = self.factor
         room = self._room()
-        shown = self._tool_bar_controls_shown()
         self.set_factor(self.factor * ZOOM_STEP)
-        if self.factor > before and (self.window.minimumSizeHint().width() > room
-                                     or shown - self._tool_bar_controls_shown()):
+        if self.factor <= before:
+            return
+        if self.window.minimumSizeHint().width() > room:
             self.set_factor(before)
             self.window.statusBar().showMessage(
                 f"zoom stays at {before:.0%}: larger, the window's controls would need more than {room} px, "
                 "the width of the window or its screen", 8000)
+        elif self._tool_bar_overflows():
+            self.set_factor(before)
+            self.window.statusBar().showMessage(
+                f"zoom stays at {before:.0%}: larger, the tool bar would move the run's controls into its "
+                "overflow menu; a wider window has room for it", 8000)
 
-    def _tool_bar_controls_shown(self) -> set[int]:
-        """The tool bars' controls on show, after laying the bars out: a tool bar short of room
-        moves its last controls into its overflow menu rather than ask for more width, so a zoom
-        the window's minimum width allowed hid the run's progress and then its progress bar."""
-        shown: set[int] = set()
+    def _tool_bar_overflows(self) -> bool:
+        """Whether a tool bar on show has controls in its overflow menu (its extension button is
+        shown), once laid out: a tool bar short of room moves its last controls there rather than
+        ask for more width, so a zoom the window's minimum width allowed hid the run's progress and
+        then its progress bar. (Controls hidden on purpose, such as another backend's, are not in
+        that menu.)"""
         for bar in self.window.findChildren(QToolBar):
+            if not bar.isVisibleTo(self.window):
+                continue
             bar.layout().activate()
-            for action in bar.actions():
-                widget = bar.widgetForAction(action)
-                if widget is not None and widget.isVisibleTo(bar):
-                    shown.add(id(widget))
-        return shown
+            extension = bar.findChild(QToolButton, "qt_toolbar_ext_button")
+            if extension is not None and extension.isVisibleTo(bar):
+                return True
+        return False
 
     def _room(self) -> int:
         """The width the window's controls may take: the window's, or its screen's when wider."""

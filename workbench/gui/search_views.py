@@ -253,7 +253,8 @@ class SlicePlots(_HiddenUntilShown):
         self.plots: dict[str, Any] = {}
         self.points: dict[str, tuple[Any, Any, Any]] = {}
         self.columns = 0
-        self._kept_in_view: str | None = None  # the slot whose plot a re-layout scrolls back to
+        #: the slots laid out and the one whose plot a re-layout of the same slots scrolls back to
+        self._kept_in_view: tuple[list[str], str | None] = ([], None)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(_wrapping(QLabel("<b>Slice plot</b>: score against each slot's value "
@@ -283,7 +284,7 @@ class SlicePlots(_HiddenUntilShown):
     def resizeEvent(self, event: Any) -> None:  # Qt override
         super().resizeEvent(event)
         if self.plots and self._columns(len(self.plots)) != self.columns:
-            self._kept_in_view = self._top_slot()
+            self._kept_in_view = (list(self.plots), self._top_slot())
             self.plots = {}  # laid out again at the next refresh
             self.dirty = True
             # from the event loop, not inside the resize: clearing the canvas's plots while the
@@ -344,9 +345,10 @@ class SlicePlots(_HiddenUntilShown):
         names, _, values = slot_positions(model)
         kept = None
         if list(self.plots) != names:
-            # a new width's columns keep the plot the person was looking at in view; new slots
-            # (another kernel) start at the top
-            kept, self._kept_in_view = self._kept_in_view, None
+            # a new width's columns keep the plot the person was looking at in view; other slots
+            # (another kernel, opened before the re-layout) start at the top
+            laid_out, slot = self._kept_in_view
+            kept, self._kept_in_view = (slot if laid_out == names else None), ([], None)
             self._rebuild(names)
         # their least height in the font in force (a zoom changes it without a rebuild)
         rows = -(-len(names) // self.columns) if names else 0

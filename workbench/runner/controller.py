@@ -1023,7 +1023,8 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         path = Path(str(options.get("path", "")))
         named = request.kernel is not None and Path(request.kernel).suffix == ".py" and _same(request.kernel, path)
         if not (named or request.trust_session_code):
-            raise WorkbenchError(template=f"the session runs the python benchmark {quoted(path)}; {{benchmark_code:{quoted(path)}}}")
+            raise WorkbenchError(template=f"the session runs the python benchmark {quoted(_shown(path))}; "
+                                          f"{{benchmark_code:{quoted(_shown(path))}}}")
         missing = _not_a_file(path)
         if missing:
             raise WorkbenchError(f"the session's python benchmark {_shown(path)} {missing}")
@@ -1297,8 +1298,9 @@ def _names_kernel(request: RunRequest, session: Session) -> bool:
 
 
 def _not_a_file(path: Path) -> str | None:
-    """Why a file a session names cannot be read (None when it can): gone, not a regular file (a
-    folder, a device, a pipe), or a name the system refuses (too long)."""
+    """Why a file a session names is no file to read (None for a regular file; whether it can be
+    read is found when it is): gone, not a regular file (a folder, a device, a pipe), or a name
+    the system refuses (too long)."""
     try:
         if path.is_file():
             return None
