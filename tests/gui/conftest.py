@@ -8,16 +8,19 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _styled_as_the_application(qapp):
-    """The application's style sheet, as ``workbench.gui.app.application`` sets it: under a style
-    sheet Qt sizes fonts in another order (a parent's font reaches most children only through the
-    sheet), so a window tested without it is not the window a person sees."""
+@pytest.fixture(autouse=True)
+def _styled_as_the_application_where_marked(request: pytest.FixtureRequest, qapp) -> None:
+    """Tests marked ``app_style_sheet`` (the files that test sizes, fonts and layout) run under the
+    application's style sheet, as ``workbench.gui.app.application`` sets it: under a style sheet
+    Qt sizes fonts in another order (a parent's font reaches most children only through the
+    sheet), and a results table tested without it kept the previous zoom's column widths unseen.
+    The others run without it: Qt's style-sheet style made every window test slower (the GUI
+    tests took 111 s instead of 84 s on two workers), for what they do not test."""
     from workbench.gui.app import STYLE_SHEET
 
-    qapp.setStyleSheet(STYLE_SHEET.read_text())
-    yield
-    qapp.setStyleSheet("")
+    wanted = STYLE_SHEET.read_text() if request.node.get_closest_marker("app_style_sheet") else ""
+    if qapp.styleSheet() != wanted:
+        qapp.setStyleSheet(wanted)
 
 
 @pytest.fixture(autouse=True)

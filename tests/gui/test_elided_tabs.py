@@ -9,6 +9,9 @@ from PySide6.QtWidgets import QLabel, QStyle, QTabBar
 
 from workbench.gui.elided_label import ElidedTabs, _ElidedTabBar
 
+#: sizes, fonts and layout: tested as a person's window is styled
+pytestmark = pytest.mark.app_style_sheet
+
 NAMES = ["Results", "Failed", "Importance", "Why fast?", "Roofline", "Parallel", "Slices", "Compare",
          "Sizes", "Portability"]
 

@@ -13,6 +13,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QApplication, QTabBar
 
+#: sizes, fonts and layout: tested as a person's window is styled
+pytestmark = pytest.mark.app_style_sheet
+
 
 SCREEN = (1440, 900)
 TITLE_AND_TASK_BARS = 60  # px of a 900 px screen a window cannot have

@@ -14,6 +14,9 @@ from workbench.gui.axes import choose_log_ticks, fit_category_labels, fits, form
 from workbench.runner.controller import RunRequest, start_run
 from workbench.gui.plot_axes import left_title
 
+#: sizes, fonts and layout: tested as a person's window is styled
+pytestmark = pytest.mark.app_style_sheet
+
 
 # --- the rules, without Qt ----------------------------------------------------------------------
 def test_a_numeric_slot_is_labelled_at_its_values_where_they_are_about_evenly_spaced() -> None:
