@@ -68,6 +68,9 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([])
+    from workbench.gui.app import STYLE_SHEET
+
+    app.setStyleSheet(STYLE_SHEET.read_text())  # the window as a person's is styled (it opens slower under it)
     from workbench.core.domain.objective import rank
     from workbench.gui.main_window import MainWindow
     from workbench.gui.settings_store import JsonSettings
