@@ -5,7 +5,9 @@ timers and repaints to settle before a grab."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -13,6 +15,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("KERNEL_WORKBENCH_FORCE_NO_GPU", "1")
 SANDBOX = tempfile.mkdtemp(prefix="kernel-workbench-shots-")
+atexit.register(shutil.rmtree, SANDBOX, True)  # (nothing of a rendering is kept there)
 os.environ["KERNEL_WORKBENCH_CONFIG_DIR"] = os.path.join(SANDBOX, "config")
 os.environ["KERNEL_WORKBENCH_DATA_DIR"] = os.path.join(SANDBOX, "data")
 ROOT = Path(__file__).resolve().parents[1]

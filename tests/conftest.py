@@ -1,6 +1,8 @@
 """Test-wide settings: Qt renders offscreen, caches live in a per-session temp folder."""
 
+import atexit
 import os
+import shutil
 import signal
 import tempfile
 from dataclasses import dataclass
@@ -12,8 +14,10 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("KERNEL_WORKBENCH_CACHE_DIR", os.path.join(tempfile.gettempdir(), "kernel-workbench-test-cache"))
 # Settings, recent files and autosaves of every test (and of the programs tests start) go to a
-# temporary folder: no test reads or writes the person's own.
+# temporary folder: no test reads or writes the person's own. It goes when the process ends (each
+# run of the suite left one per test process behind, hundreds a day in /tmp).
 _SANDBOX = tempfile.mkdtemp(prefix="kernel-workbench-test-home-")
+atexit.register(shutil.rmtree, _SANDBOX, True)
 os.environ["KERNEL_WORKBENCH_CONFIG_DIR"] = os.path.join(_SANDBOX, "config")
 os.environ["KERNEL_WORKBENCH_DATA_DIR"] = os.path.join(_SANDBOX, "data")
 # A suite started in the background (`cmd &` in a script, nohup) inherits SIGINT or SIGHUP ignored,
