@@ -190,3 +190,23 @@ def test_a_crashed_runs_autosave_is_recovered_off_the_gui_thread_and_its_lock_gi
     assert third.statusBar().currentMessage().startswith("Cannot recover: ")
     assert not locked_by_other(broken) and third.model.session is None and third.autosave_path is None
     assert other.close()
+
+
+def test_an_automated_window_saved_mid_run_keeps_what_the_file_lacks_in_its_autosave(window, qtbot, tmp_path):
+    """Saved to a file while its run went on in the autosave, an automated window's session held
+    trials the file lacked; closing it removed the autosave with them (no one to ask)."""
+    window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 40, "delay_s": 0.05,
+                      "options": {"compile": "estimate"}})
+    qtbot.waitUntil(lambda: window.model.n >= 3, timeout=30_000)
+    assert window.running
+    named = tmp_path / "mid.json"
+    assert window.save_to(named)
+    autosave = window.autosave_path
+    assert autosave is not None
+    assert window.wait_for_run(60)
+    qtbot.waitUntil(lambda: not window.running, timeout=10_000)
+    whole = window.model.n
+    assert len(load_session(named).trials) < whole and window.model.dirty
+    assert window.close()
+    assert len(load_session(autosave).trials) == whole  # kept for the next start to recover
+    assert autosave in second_window(qtbot, tmp_path).recoverable()

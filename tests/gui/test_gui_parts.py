@@ -249,6 +249,24 @@ def test_a_run_into_a_session_file_that_does_not_exist_yet_is_saved_there(tmp_pa
     assert main(str(code), dict(run), None, True) == 2 and not code.exists()
 
 
+def test_an_automated_run_that_would_not_continue_its_session_file_is_refused(tmp_path, monkeypatch, capsys):
+    """``gui EXISTING.json --run OTHER --quit-when-done`` started another session, which an
+    automated window saves nowhere: its trials went at the exit, which said 0."""
+    from workbench.core.domain.session import load_session
+    from workbench.gui.app import main
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(tmp_path / "autosave"))
+    run = {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 3, "options": {"compile": "estimate"}}
+    target = tmp_path / "demo.json"
+    assert main(str(target), dict(run), None, True) == 0
+    capsys.readouterr()
+    other = {**run, "kernel": "reduce_sum"}
+    assert main(str(target), other, None, True) == 2
+    assert "--run does not continue" in capsys.readouterr().err
+    assert len(load_session(target).trials) == 3
+    assert not any((tmp_path / "autosave").glob("*.json"))  # and nothing ran into an autosave either
+
+
 def test_only_the_runs_own_session_goes_to_the_new_file_in_a_persons_window(qapp, tmp_path, monkeypatch):
     """In a person's window the save at the run's end followed every later run too: a second run
     (another kernel) replaced NEW.json, the first session moved aside as a backup, unasked."""

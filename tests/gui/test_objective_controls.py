@@ -10,6 +10,7 @@ import pytest
 
 from workbench.core.domain.measurement import Status
 from workbench.core.domain.session import load_session
+from workbench.core.errors import WorkbenchError
 
 MERIT = str(Path(__file__).parents[1] / "fixtures" / "merit_bench.py")
 
@@ -93,6 +94,43 @@ def test_remeasure_aborted_is_enabled_when_the_limit_is_relaxed_and_runs_through
     assert {t.config.id for t in back} == expected and all(t.ok for t in back)
     assert again.constraints.max_latency_ms == pytest.approx(limit, rel=1e-3)  # files keep 4 digits
     assert len(window.model.session.trials) == len(again.trials)
+
+
+def test_remeasure_continues_the_session_shown_not_what_its_file_holds(window, qtbot, tmp_path):
+    """Re-measure read the session back from its file: trials the window held that the file did
+    not (saved there mid-run, the run going on in the autosave) were dropped, and a Save then
+    wrote the shorter session; a file another session had been written to got the re-measured
+    trials. The window's session is continued, as Start continues it."""
+    import shutil
+
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.session import Session, save_session
+    from workbench.runner.controller import RunRequest, start_run
+
+    out, other = tmp_path / "t.json", tmp_path / "other.json"
+    for path, seed in ((out, 1), (other, 2)):
+        start_run(RunRequest(kernel="transpose", backend="sim", budget=12, seed=seed, workers=1,
+                             constraints=Constraints(max_latency_ms=0.06)), path).run()
+    window.open_session(out)
+    whole = len(window.model.session.trials)
+    aborted = [t for t in window.model.session.trials if t.status is Status.ABORTED]
+    assert aborted
+    window.model.set_constraints(max_latency_ms=None)
+    # another session written to the file meanwhile: refused, the file left as it is
+    shutil.copy(other, out)
+    before = out.read_bytes()
+    with pytest.raises(WorkbenchError, match="now holds another session"):
+        window.remeasure_aborted()
+    assert out.read_bytes() == before and not window.running
+    # the file behind the window: it holds the first half of the window's trials only
+    half = Session.from_dict({**window.model.session.to_dict(), "trials": []})
+    for trial in window.model.session.trials[: whole // 2]:
+        half.add(trial)
+    save_session(half, out)
+    with qtbot.waitSignal(window.run_done, timeout=90_000):
+        window.remeasure_aborted()
+    assert len(window.model.session.trials) == whole + len(aborted)  # none of the window's dropped
+    assert len(load_session(out).trials) == whole + len(aborted)
 
 
 def test_opening_another_session_keeps_its_own_constraints(window, qtbot, tmp_path):

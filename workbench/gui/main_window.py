@@ -805,11 +805,11 @@ class MainWindow(QMainWindow):
     def _start(self, run: dict[str, Any]) -> None:
         """:meth:`start_run` once the controls show ``run``."""
         from workbench.runner import autosave
-        from workbench.runner.controller import continues, prepare_run
+        from workbench.runner.controller import prepare_run
 
         current = self.model.session
         request = self._run_request(run, current)
-        continuing = current is not None and (self._same_choices(run) or continues(request, current))
+        continuing = self.continues_session(run)
         named = str(run.get("kernel") or "")
         if not continuing and named.endswith(".py") and self._from_session(named):
             self._confirm_code(Path(named))  # a new run of the file a session put in the field: asked as a continued one is
@@ -990,7 +990,7 @@ class MainWindow(QMainWindow):
         path, held = self._run_output(session.kernel)
         request = dataclasses.replace(request, trust_session_code=trust, kernel_dirs=tuple(str(d) for d in folders or ()))
         try:
-            run, why = remeasure_aborted(path, request, held=held)
+            run, why = remeasure_aborted(path, request, held=held, session=session)
         except BaseException:
             if held is not None and held is not self._autosave_lock:  # taken for this run only
                 held.release()
@@ -998,8 +998,9 @@ class MainWindow(QMainWindow):
         if run is None:
             self.statusBar().showMessage(why, 10000)
             return
-        # The file's session, which the run extends. An unsaved session (its trials only in the
-        # autosave) stays unsaved, so closing asks and keeps the autosave: nothing measured is lost.
+        # The session shown, which the run extends (with any trials another run added to its file
+        # meanwhile). An unsaved session (its trials only in the autosave, or not all in its file)
+        # stays unsaved, so closing asks and keeps the autosave: nothing measured is lost.
         self.model.set_session(run.session, unsaved=self.model.dirty or self.path is None)
         self.statusBar().showMessage(why, 10000)
         self._remeasure_message = why  # "re-measuring 8 aborted candidates": cleared when they are
@@ -1107,6 +1108,14 @@ class MainWindow(QMainWindow):
         """The keys of a request that say what is measured (not how long or with which strategy)."""
         keys = ("kernel", "backend", "replay", "problem", "gpu_model", "device")
         return {k: run.get(k) or None for k in keys}
+
+    def continues_session(self, run: dict[str, Any]) -> bool:
+        """Whether Start with ``run`` continues the session shown (its trials and file) rather
+        than starting a new one."""
+        from workbench.runner.controller import continues
+
+        current = self.model.session
+        return current is not None and (self._same_choices(run) or continues(self._run_request(run, current), current))
 
     def _same_choices(self, run: dict[str, Any]) -> bool:
         return self._shown_request is not None and self._choices(run) == self._shown_request
@@ -1844,8 +1853,17 @@ class MainWindow(QMainWindow):
         elif not self._maybe_save():
             event.ignore()
             return
+        elif not self.interactive and self.model.dirty and self.model.session is not None \
+                and self.path is not None and self.autosave_path is not None:
+            # an automated window has no one to ask: a session saved to a file while its run went
+            # on in the autosave has trials that file lacks; they stay in the autosave, whole, for
+            # the next start to recover, instead of going with it (an automated run that was never
+            # saved anywhere is let go, as before)
+            from workbench.core.domain.session import save_session
+
+            save_session(self.model.session, self.autosave_path)
         else:
-            self._drop_autosave()  # saved, discarded, or automation: nothing is left to recover
+            self._drop_autosave()  # saved, discarded by the person, or nothing unsaved: nothing to recover
         self._file_reading.cancel()  # a file being read is not shown in a closed window
         # A kept autosave (closed during a run) is the next start's to recover: its lock goes now.
         self._set_autosave(self.autosave_path)

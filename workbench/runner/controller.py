@@ -848,17 +848,30 @@ def _nothing_to_remeasure(session: Session) -> str:
 
 
 def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunRequest(), *,
-                      held: SessionLock | None = None) -> tuple[Run | SweepRun | None, str]:
+                      held: SessionLock | None = None,
+                      session: Session | None = None) -> tuple[Run | SweepRun | None, str]:
     """A run that measures again every aborted candidate of the session at ``path`` whose latency
     bound the objective in force (the session's, or the request's, which becomes the session's)
     no longer rules out, with the session's own backend; new trials go beside the aborted ones.
     A sweep's sizes are each re-measured at their own problem, one after another.
 
+    ``session``: the session as a front end shows it, to be continued at ``path`` as a continued
+    run is (:func:`prepare_run`): its trials not yet in the file are kept, trials another run
+    added to the file are taken in, and a file now holding another session is refused. (Read from
+    the file instead, a window's trials not saved there yet were dropped, and a file another
+    session had been written to got the window's re-measured trials.) Without it the session is
+    the file's (the command line).
+
     Returns ``(None, why)`` when nothing is worth re-measuring (the lock is not kept then).
     ``held``: as for :func:`prepare_run`.
     """
     out = Path(path)
-    lock, session = _open_locked(out, "--remeasure-aborted", held)
+    if session is None:
+        lock, session = _open_locked(out, "--remeasure-aborted", held)
+    else:
+        taken = _take_output(out, session, held)
+        assert taken is not None  # (a path was given)
+        lock = taken
     try:
         check_stored_constraints(request.constraints or session.constraints, out)
         objective = Objective(request.constraints or session.constraints, request.weights or session.weights)
