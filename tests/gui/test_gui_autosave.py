@@ -210,3 +210,14 @@ def test_an_automated_window_saved_mid_run_keeps_what_the_file_lacks_in_its_auto
     assert window.close()
     assert len(load_session(autosave).trials) == whole  # kept for the next start to recover
     assert autosave in second_window(qtbot, tmp_path).recoverable()
+
+
+def test_a_session_is_not_saved_into_the_autosave_folder(window, qtbot):
+    """A file saved there was offered at the next start as a crashed run, and recovering it
+    removed it (the Save As dialog suggests that folder once an autosave was opened from it)."""
+    start_and_wait(window, qtbot, RUN)
+    own = window.autosave_path
+    target = own.parent / "mywork.json"
+    assert not window.save_to(target) and not target.exists()
+    assert "autosave folder" in window.statusBar().currentMessage()
+    assert window.save_to(own)  # its own autosave stays its to write

@@ -1412,6 +1412,13 @@ class MainWindow(QMainWindow):
 
         if self.model.session is None:
             return False
+        from workbench.runner.autosave import in_autosave_folder
+
+        if in_autosave_folder(path) and Path(path) != self.autosave_path:
+            # the next start would offer it as a crashed run, and recovering it removes it
+            self._error("Cannot save", f"{path} is in the autosave folder, whose files are the program's own "
+                                       "(each is offered as a crashed run to recover); save to another folder")
+            return False
         # One writer per session file: a file another process (a `tune`, another window) is writing
         # is refused; the run of this window already holds the lock of its own output.
         own = self.engine_thread is not None and self.running and getattr(self.engine_thread.engine, "output",

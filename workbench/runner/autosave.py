@@ -59,6 +59,15 @@ def new_autosave_path(kernel: str) -> Path:
     return path
 
 
+def in_autosave_folder(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a file in the autosave folder, every session file of which the next
+    start offers as a crashed run to recover (and removes once recovered and saved elsewhere)."""
+    try:
+        return Path(path).resolve().parent == autosave_dir().resolve()
+    except (OSError, RuntimeError):  # a loop of links: no file of that folder either way
+        return False
+
+
 def recoverable(exclude: Path | None = None) -> list[Path]:
     """Autosaves of runs that did not end cleanly (a journal alone counts: killed before its
     first save), newest first; those another live process still writes are left out."""
