@@ -475,3 +475,18 @@ def test_a_session_whose_budget_is_used_up_names_the_flag_that_gives_more(cli, t
     done = cli("tune", "--resume", out, "--executor", "inline", "--quiet")
     assert done.returncode == 2
     assert "the session already has 3 of its 3 evaluations; give a budget to measure more (--budget N)" in done.stderr
+
+
+def test_tune_out_into_the_autosave_folder_is_refused(cli, tmp_path) -> None:
+    """A session written there was offered at the window's next start as a crashed run, and
+    recovering it, then saving it elsewhere, removed the person's file."""
+    autosave = tmp_path / "autosave"
+    env = {"KERNEL_WORKBENCH_AUTOSAVE_DIR": str(autosave)}
+    autosave.mkdir()
+    target = autosave / "mine.json"
+    line = one_line_error(cli("tune", "vector_add", "--backend", "sim", "--budget", "2", "--resources", "estimated",
+                              "--out", target, env=env))
+    assert "autosave folder" in line and not target.exists()
+    elsewhere = tmp_path / "mine.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--budget", "2", "--resources", "estimated",
+               "--out", elsewhere, env=env).returncode == 0

@@ -149,12 +149,21 @@ def test_an_autosave_another_process_holds_is_never_removed(window, qtbot):
     assert not autosave.exists() and not journal_path(autosave).exists() and not lock_path(autosave).exists()
 
 
-def test_save_as_onto_its_own_autosave_is_no_other_writer(window, qtbot):
-    """The window holds that lock itself: it was refused as a file in use by its own process."""
+def test_save_as_onto_its_own_autosave_is_refused_for_the_folder_not_as_a_file_in_use(window, qtbot):
+    """The window holds that lock itself: it was refused as a file in use by its own process.
+    Saved there, the autosave became the session's file, which the next run locked a second time
+    ("in use by" the window's own process) and a clean close left to be offered as a crashed run;
+    the autosave folder is the program's, and saving into it is refused as such."""
     start_and_wait(window, qtbot, RUN)
     autosave = window.autosave_path
-    assert window.save_to(autosave), window.statusBar().currentMessage()
-    assert window.path == autosave and len(load_session(autosave).trials) == 4
+    assert not window.save_to(autosave)
+    message = window.statusBar().currentMessage()
+    assert "autosave folder" in message and "in use" not in message
+    assert window.path is None and window.autosave_path == autosave
+    window.toolbar.budget.setValue(2)
+    result = start_and_wait(window, qtbot, window.toolbar.request())  # continues into its autosave
+    assert result.reason == "budget", result.message
+    assert len(load_session(autosave).trials) == 6
 
 
 def test_a_crashed_runs_autosave_is_recovered_off_the_gui_thread_and_its_lock_given_back_when_not(window, qtbot,
@@ -220,4 +229,4 @@ def test_a_session_is_not_saved_into_the_autosave_folder(window, qtbot):
     target = own.parent / "mywork.json"
     assert not window.save_to(target) and not target.exists()
     assert "autosave folder" in window.statusBar().currentMessage()
-    assert window.save_to(own)  # its own autosave stays its to write
+    assert window.autosave_path == own and own.exists()

@@ -263,6 +263,8 @@ def test_an_automated_run_that_would_not_continue_its_session_file_is_refused(tm
     other = {**run, "kernel": "reduce_sum"}
     assert main(str(target), other, None, True) == 2
     assert "--run does not continue" in capsys.readouterr().err
+    assert main(str(target), {**run, "kernel": "no_such_kernel"}, None, True) == 2
+    assert "unknown kernel 'no_such_kernel'" in capsys.readouterr().err  # the request's own error
     assert len(load_session(target).trials) == 3
     assert not any((tmp_path / "autosave").glob("*.json"))  # and nothing ran into an autosave either
 

@@ -312,12 +312,13 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             elif session_path:
                 window.open_session(session_path)
                 opened = window.model.session
-                if run and quit_when_done and opened is not None and not window.continues_session(dict(run)):
+                other = window.why_not_continued(dict(run)) if run and quit_when_done and opened is not None else None
+                if other is not None and opened is not None:
                     # it would start another session, which an automated window saves nowhere: the
                     # run was thrown away at the exit, which still said 0
                     raise WorkbenchError(
-                        f"--run does not continue {session_path} (a session of {opened.kernel!r}, with other "
-                        "choices): give a new file to save the run to, or --run what that session ran")
+                        f"--run does not continue {session_path} (a session of {opened.kernel!r}; {other}): "
+                        "give a new file to save the run to, or --run what that session ran")
             if run:
                 window.run_done.connect(finish)
                 window.toolbar.apply(dict(run))

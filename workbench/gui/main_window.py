@@ -1117,6 +1117,18 @@ class MainWindow(QMainWindow):
         current = self.model.session
         return current is not None and (self._same_choices(run) or continues(self._run_request(run, current), current))
 
+    def why_not_continued(self, run: dict[str, Any]) -> str | None:
+        """Why Start with ``run`` would start a new session instead of continuing the one shown
+        (None when it continues it); a request that could not start at all raises its error."""
+        from workbench.runner.controller import why_not_continued
+
+        current = self.model.session
+        if current is None:
+            return "no session is open"
+        if self._same_choices(run):
+            return None
+        return why_not_continued(self._run_request(run, current), current)
+
     def _same_choices(self, run: dict[str, Any]) -> bool:
         return self._shown_request is not None and self._choices(run) == self._shown_request
 
@@ -1414,8 +1426,10 @@ class MainWindow(QMainWindow):
             return False
         from workbench.runner.autosave import in_autosave_folder
 
-        if in_autosave_folder(path) and Path(path) != self.autosave_path:
-            # the next start would offer it as a crashed run, and recovering it removes it
+        if in_autosave_folder(path) and (self.path is None or Path(path) != self.path):
+            # the next start would offer it as a crashed run, and recovering it removes it; a
+            # named save onto the window's own autosave made it the session's file, which the next
+            # run then locked a second time (the file a session was opened from stays its to save)
             self._error("Cannot save", f"{path} is in the autosave folder, whose files are the program's own "
                                        "(each is offered as a crashed run to recover); save to another folder")
             return False
@@ -1453,6 +1467,21 @@ class MainWindow(QMainWindow):
         self._update_title()
         self.statusBar().showMessage(f"saved {path}", 3000)
         return True
+
+    def _file_lacks_trials(self) -> bool:
+        """Whether the session shown has trials its file does not hold (a file it was saved to
+        while its run went on in the autosave). ``dirty`` does not tell: every trial a run adds
+        marks it, also when the run writes them into that file."""
+        from workbench.core.domain.session import load_session
+
+        session = self.model.session
+        if session is None or self.path is None or not self.model.dirty:
+            return False
+        try:
+            saved = {t.index for t in load_session(self.path).trials}
+        except WorkbenchError:  # gone or replaced: the autosave is where the trials are
+            return True
+        return any(t.index not in saved for t in session.trials)
 
     def _drop_autosave(self) -> None:
         """The unsaved session's autosave is no longer needed (saved elsewhere, discarded, or the
@@ -1860,15 +1889,17 @@ class MainWindow(QMainWindow):
         elif not self._maybe_save():
             event.ignore()
             return
-        elif not self.interactive and self.model.dirty and self.model.session is not None \
-                and self.path is not None and self.autosave_path is not None:
+        elif not self.interactive and self.autosave_path is not None and self._file_lacks_trials():
             # an automated window has no one to ask: a session saved to a file while its run went
             # on in the autosave has trials that file lacks; they stay in the autosave, whole, for
             # the next start to recover, instead of going with it (an automated run that was never
             # saved anywhere is let go, as before)
             from workbench.core.domain.session import save_session
 
-            save_session(self.model.session, self.autosave_path)
+            try:
+                save_session(self.model.session, self.autosave_path)  # type: ignore[arg-type]
+            except (WorkbenchError, OSError) as exc:  # its journal still holds what the run measured
+                _log.warning("could not keep the unsaved trials in %s: %s", self.autosave_path, exc)
         else:
             self._drop_autosave()  # saved, discarded by the person, or nothing unsaved: nothing to recover
         self._file_reading.cancel()  # a file being read is not shown in a closed window

@@ -58,6 +58,7 @@ from workbench.core.domain.sizes import (
     trials_by_problem,
     warm_start_configs,
 )
+from workbench.runner.autosave import in_autosave_folder
 from workbench.runner.costmodel import sim_predictor
 from workbench.runner.engine import Engine
 from workbench.runner.events import Event, RunFinished
@@ -241,6 +242,9 @@ def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, res
     _check_writable(out, "continue into another file with --out OTHER" if resume
                     else "name another file with --out")
     _refuse_code_as_output(request, out, inputs)
+    if not resume and in_autosave_folder(out):  # (continuing an autosave, as recovering it does, stays allowed)
+        raise WorkbenchError(f"--out {out} is in the window's autosave folder, whose files are offered as crashed "
+                             "runs to recover (and removed once recovered); name a file in another folder")
     lock = SessionLock(out).acquire()
     try:
         clean_stale_temporaries(out)
@@ -478,16 +482,19 @@ def catch_up(session: Session, path: Path, replace: bool = False) -> None:
 def continues(request: RunRequest, session: Session | None) -> bool:
     """Whether ``request`` asks for more of ``session`` (same kernel, problem, code and device)
     rather than a new session: the window continues the open session in that case."""
-    if session is None:
-        return False
-    if request.kernel is None and request.replay is None and request.backend is None:
-        return True
     try:
-        spec = _spec_for_new(request)
-        target = open_target(spec)
+        return session is not None and why_not_continued(request, session) is None
     except WorkbenchError:
         return False
-    return _same_target(session, target, spec) is None
+
+
+def why_not_continued(request: RunRequest, session: Session) -> str | None:
+    """Why ``request`` starts a new session instead of continuing ``session`` ("the kernel is
+    'gelu'"), None when it continues it; a request that could not start at all raises its error."""
+    if request.kernel is None and request.replay is None and request.backend is None:
+        return None
+    spec = _spec_for_new(request)
+    return _same_target(session, open_target(spec), spec)
 
 
 def run_to_end(request: RunRequest, output: str | os.PathLike[str] | None, *,
