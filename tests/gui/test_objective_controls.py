@@ -133,6 +133,29 @@ def test_remeasure_continues_the_session_shown_not_what_its_file_holds(window, q
     assert len(load_session(out).trials) == whole + len(aborted)
 
 
+def test_remeasured_elsewhere_meanwhile_the_window_shows_those_trials_and_stays_saved(window, qtbot, tmp_path):
+    """When another run had re-measured the file's aborted trials, Re-measure took them in but
+    showed them only at the next tick, and then as unsaved changes."""
+    from workbench.core.domain.objective import Constraints
+    from workbench.runner.controller import RunRequest, remeasure_aborted, start_run
+
+    out = tmp_path / "t.json"
+    start_run(RunRequest(kernel="transpose", backend="sim", budget=12, seed=1, workers=1,
+                         constraints=Constraints(max_latency_ms=0.06)), out).run()
+    window.open_session(out)
+    before = window.model.n
+    relaxed = RunRequest(constraints=Constraints(max_latency_ms=None))
+    run, _why = remeasure_aborted(out, relaxed)  # another process, the command line's way
+    assert run is not None
+    run.run()
+    on_disk = len(load_session(out).trials)
+    assert on_disk > before and not window.model.dirty
+    window.model.set_constraints(max_latency_ms=None)
+    window.model.dirty = False
+    window.remeasure_aborted()  # nothing left: the file's re-measured trials are taken in
+    assert not window.running and window.model.n == on_disk and not window.model.dirty
+
+
 def test_opening_another_session_keeps_its_own_constraints(window, qtbot, tmp_path):
     """A limit enabled on one session is not written into the next one opened (the spin box's
     display settings change with the data and used to write their rounded value back)."""

@@ -996,6 +996,11 @@ class MainWindow(QMainWindow):
                 held.release()
             raise
         if run is None:
+            # trials another run added to the file were taken in on the way: shown now, and, being
+            # the file's, they leave the session as saved as it was
+            was_dirty = self.model.dirty
+            self.model.sync()
+            self.model.dirty = was_dirty
             self.statusBar().showMessage(why, 10000)
             return
         # The session shown, which the run extends (with any trials another run added to its file
