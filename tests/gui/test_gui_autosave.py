@@ -230,3 +230,24 @@ def test_a_session_is_not_saved_into_the_autosave_folder(window, qtbot):
     assert not window.save_to(target) and not target.exists()
     assert "autosave folder" in window.statusBar().currentMessage()
     assert window.autosave_path == own and own.exists()
+
+
+def test_a_save_does_not_put_its_objective_back_over_one_changed_elsewhere(window, qtbot, tmp_path):
+    """Two windows on one file: the second Save wrote its own constraints and weights over the
+    first one's, without a word (the trials were merged; the objective was last-writer-wins)."""
+    start_and_wait(window, qtbot, RUN)
+    path = tmp_path / "shared.json"
+    assert window.save_to(path)
+    other = second_window(qtbot, tmp_path)
+    other.open_session(path)
+    other.model.set_constraints(max_latency_ms=4.0)
+    assert other.save_to(path)
+    assert load_session(path).constraints.max_latency_ms == 4.0
+    window.model.set_constraints(max_latency_ms=9.0)
+    assert not window.save_to(path)
+    assert "changed elsewhere" in window.statusBar().currentMessage()
+    assert load_session(path).constraints.max_latency_ms == 4.0
+    # reopened, the file's objective is the one it builds on: its save goes through
+    window.open_session(path)
+    window.model.set_constraints(max_latency_ms=5.0)
+    assert window.save_to(path) and load_session(path).constraints.max_latency_ms == 5.0

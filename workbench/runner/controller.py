@@ -466,6 +466,13 @@ def catch_up(session: Session, path: Path, replace: bool = False) -> None:
             return
         raise WorkbenchError(f"{path} now holds {what}, not the session shown here; save this one under "
                              "another name, or open that file")
+    on_disk, before = (disk.constraints, disk.weights), session.objective_on_disk
+    if before is not None and on_disk != before and on_disk != (session.constraints, session.weights):
+        # changed there since this session was read or written here: writing would put this
+        # session's constraints and weights back over the other writer's without a word
+        raise WorkbenchError(f"the constraints or weights in {path} were changed elsewhere since it was opened "
+                             "here (another window, or tune --resume); save this session under another name, "
+                             "or reopen the file")
     ours = {t.index: t.config.id for t in session.trials}
     theirs = {t.index: t.config.id for t in disk.trials}
     new_on_disk = [t for t in disk.trials if t.index not in ours]

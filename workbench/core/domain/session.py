@@ -128,6 +128,10 @@ class Session:
     #: Identity of this session, written into its journal; "" for files older than format 2.
     id: str = field(default_factory=new_session_id)
     run: RunSettings = field(default_factory=RunSettings)
+    #: The constraints and weights its file held when this process last read or wrote it (not
+    #: stored): a writer that finds others there knows they were changed elsewhere meanwhile
+    #: (another window, a ``tune --resume``), where a save would silently put its own back.
+    objective_on_disk: tuple[Constraints, Weights] | None = field(default=None, compare=False, repr=False)
 
     # --- trials --------------------------------------------------------------------------------
     def add(self, trial: Trial) -> None:
@@ -979,20 +983,21 @@ def _header_text(session: Session) -> str:
 _SPACES_READ_BACK: dict[int, "weakref.ref[SearchSpace]"] = {}
 
 
-def _check_header_loads(session: Session, head: str) -> None:
+def _check_header_loads(session: Session, head: str) -> Session:
     """Read ``head`` (the header of ``session``) back as :func:`load_session` would, with the same
     parser and validators, trials aside: a field that cannot be read back (an integer beyond 64 bits,
     a name too long) is refused here, before the write, rather than leaving a file nothing can open.
-    Raises SessionFormatError."""
+    Raises SessionFormatError; returns the header as read back (what the file will hold)."""
     data = _parse_json(head, "cannot save session")  # every integer of the header is bounded here
     space = session.space
     known = space is not None and (ref := _SPACES_READ_BACK.get(id(space))) is not None and ref() is space
     if known:
         data["space"] = None
-    _decode_session({**data, "trials": []}, "cannot save session")
+    read_back = _decode_session({**data, "trials": []}, "cannot save session")
     if space is not None and not known:
         key = id(space)
         _SPACES_READ_BACK[key] = weakref.ref(space, lambda _gone: _SPACES_READ_BACK.pop(key, None))
+    return read_back
 
 
 def _write_document(f: IO[str], session: Session, trials: list[Trial], head: str) -> None:
@@ -1016,7 +1021,7 @@ def save_session(session: Session, path: str | os.PathLike[str], *, keep_journal
     trials = list(session.trials)  # a snapshot: the engine may append while we write
     try:  # never write a file that load_session would refuse: the file there stays as it was
         head = _header_text(session)
-        _check_header_loads(session, head)
+        read_back = _check_header_loads(session, head)
         _check_trials(session, "cannot save session", trials)
     except SessionFormatError as exc:
         raise WorkbenchError(f"{p}: {exc}") from None
@@ -1031,6 +1036,7 @@ def save_session(session: Session, path: str | os.PathLike[str], *, keep_journal
         raise WorkbenchError(f"{p}: cannot save session ({exc.strerror or exc})") from None
     except (TypeError, ValueError) as exc:
         raise WorkbenchError(f"{p}: cannot save session: {exc}") from None
+    session.objective_on_disk = (read_back.constraints, read_back.weights)  # as the file now says them
     if not keep_journal:
         _drop_journal(journal_path(p), {t.index for t in trials}, session)
     return p
@@ -1181,6 +1187,7 @@ def _load_session(path: str | os.PathLike[str]) -> Session:
             _check_journal_belongs(header, session, jp, p)
         session.trials = _merge_trials(session.trials, journalled, jp)
         _check_trials(session, str(jp))
+    session.objective_on_disk = (session.constraints, session.weights)
     return session
 
 
