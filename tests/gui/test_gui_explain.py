@@ -16,8 +16,6 @@ from workbench.core.errors import WorkbenchError
 from workbench.gui.text import metric_label
 from workbench.gui.plot_axes import left_title
 
-#: sizes, fonts and layout: tested as a person's window is styled
-pytestmark = pytest.mark.app_style_sheet
 
 STRATEGIES = ("atomic", "tree", "shuffle")
 

@@ -21,8 +21,6 @@ from workbench.gui.failure_log import FailureLog
 from workbench.gui.main_window import MainWindow
 from workbench.gui.results_table import ResultsTable
 
-#: sizes, fonts and layout: tested as a person's window is styled
-pytestmark = pytest.mark.app_style_sheet
 
 OUTCOME = ["index", "metric:latency_ms", "score", "feasible", "status"]
 HIDDEN = "results_table/hidden_columns"
