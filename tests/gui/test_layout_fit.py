@@ -495,11 +495,8 @@ def test_a_charts_no_data_message_grows_in_presentation_mode(window, qtbot):
     assert chart.no_data.textItem.font().pointSizeF() == pytest.approx(normal * 1.5)
 
 
-def test_slice_plots_keep_a_readable_height_and_the_tab_scrolls(window, qtbot):
-    """With sgemm's eight slots in presentation mode at 1440x900, each slice plot was about 10 px
-    high, without ticks; plots keep room for their texts and the tab scrolls instead."""
-    from PySide6.QtGui import QFontMetricsF
-
+def _slices_of_eight_slots_presented(window, qtbot):
+    """The Slices tab after a short sgemm run (eight slots) in presentation mode at 1440x900."""
     _present(window, qtbot)
     with qtbot.waitSignal(window.run_done, timeout=120_000):
         window.start_run({"kernel": "sgemm", "backend": "sim", "strategy": "random", "budget": 12,
@@ -508,6 +505,15 @@ def test_slice_plots_keep_a_readable_height_and_the_tab_scrolls(window, qtbot):
     window.bottom_tabs.setCurrentWidget(slices)
     qtbot.waitUntil(lambda: len(slices.plots) == 8, timeout=10_000)
     QApplication.processEvents()
+    return slices
+
+
+def test_slice_plots_keep_a_readable_height_and_the_tab_scrolls(window, qtbot):
+    """With sgemm's eight slots in presentation mode at 1440x900, each slice plot was about 10 px
+    high, without ticks; plots keep room for their texts and the tab scrolls instead."""
+    from PySide6.QtGui import QFontMetricsF
+
+    slices = _slices_of_eight_slots_presented(window, qtbot)
     line = QFontMetricsF(slices.font()).height()
     assert all(plot.geometry().height() >= 8 * line for plot in slices.plots.values())
     assert slices.scroller.verticalScrollBar().maximum() > 0
@@ -618,14 +624,7 @@ def test_a_new_width_keeps_the_slice_plot_in_view_that_the_person_scrolled_to(wi
     """Slice plots laid out in other columns after a resize started the tab at its top again: a
     person who had scrolled down to a slot lost their place at every width that changed the
     number of columns."""
-    _present(window, qtbot)
-    with qtbot.waitSignal(window.run_done, timeout=120_000):
-        window.start_run({"kernel": "sgemm", "backend": "sim", "strategy": "random", "budget": 12,
-                          "options": {"compile": "estimate"}})
-    slices = window.pages.page("slices")
-    window.bottom_tabs.setCurrentWidget(slices)
-    qtbot.waitUntil(lambda: len(slices.plots) == 8, timeout=10_000)
-    QApplication.processEvents()
+    slices = _slices_of_eight_slots_presented(window, qtbot)
     bar = slices.scroller.verticalScrollBar()
     looked_at = list(slices.plots)[4]  # the third row of two columns
     bar.setValue(int(slices.plots[looked_at].geometry().top()))
