@@ -251,3 +251,22 @@ def test_a_save_does_not_put_its_objective_back_over_one_changed_elsewhere(windo
     window.open_session(path)
     window.model.set_constraints(max_latency_ms=5.0)
     assert window.save_to(path) and load_session(path).constraints.max_latency_ms == 5.0
+
+
+def test_an_objective_changed_here_is_no_change_elsewhere_whichever_files_the_session_went_to(window, qtbot, tmp_path):
+    """The record of what a file held was one per session: a run's save to the autosave, or a
+    Save As copy, replaced the record of the session's own file, and the next Save there was
+    refused as "changed elsewhere" though nothing else had written it."""
+    window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 30, "delay_s": 0.05,
+                      "options": {"compile": "estimate"}})
+    qtbot.waitUntil(lambda: window.model.n >= 3, timeout=30_000)
+    mid = tmp_path / "mid.json"
+    assert window.save_to(mid)
+    window.model.set_constraints(max_latency_ms=3.0)  # during the run, which ends in the autosave
+    assert window.wait_for_run(60)
+    qtbot.waitUntil(lambda: not window.running, timeout=10_000)
+    assert window.save_to(mid), window.statusBar().currentMessage()
+    window.model.set_constraints(max_latency_ms=2.0)
+    assert window.save_to(tmp_path / "copy.json")
+    assert window.save_to(mid), window.statusBar().currentMessage()  # back onto the earlier file
+    assert load_session(mid).constraints.max_latency_ms == 2.0

@@ -39,6 +39,7 @@ from workbench.core.domain.run_settings import MAX_COUNT, RunSettings
 from workbench.core.domain.session import (
     Session,
     clean_stale_temporaries,
+    disk_key,
     journal_path,
     load_session,
     new_session_id,
@@ -466,7 +467,7 @@ def catch_up(session: Session, path: Path, replace: bool = False) -> None:
             return
         raise WorkbenchError(f"{path} now holds {what}, not the session shown here; save this one under "
                              "another name, or open that file")
-    on_disk, before = (disk.constraints, disk.weights), session.objective_on_disk
+    on_disk, before = (disk.constraints, disk.weights), session.objective_on_disk.get(disk_key(path))
     if before is not None and on_disk != before and on_disk != (session.constraints, session.weights):
         # changed there since this session was read or written here: writing would put this
         # session's constraints and weights back over the other writer's without a word

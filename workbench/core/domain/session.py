@@ -55,7 +55,7 @@ except ImportError:  # pragma: no cover - the json module does the same work, sl
 
 from workbench.core.errors import SessionFormatError, WorkbenchError, quoted
 from workbench.core.domain.assignments import parse_assignment_list, parse_value
-from workbench.core.fs import MAX_FILE_BYTES, atomic_write, open_regular, read_capped, read_only
+from workbench.core.fs import MAX_FILE_BYTES, atomic_write, open_regular, read_capped, read_only, resolved
 from workbench.core.domain.measurement import NON_NEGATIVE_METRICS, Measurement, Status, Trial
 from workbench.core.domain.metrics import metric_name
 from workbench.core.domain.objective import Constraints, Ranking, Weights, rank
@@ -128,10 +128,12 @@ class Session:
     #: Identity of this session, written into its journal; "" for files older than format 2.
     id: str = field(default_factory=new_session_id)
     run: RunSettings = field(default_factory=RunSettings)
-    #: The constraints and weights its file held when this process last read or wrote it (not
-    #: stored): a writer that finds others there knows they were changed elsewhere meanwhile
-    #: (another window, a ``tune --resume``), where a save would silently put its own back.
-    objective_on_disk: tuple[Constraints, Weights] | None = field(default=None, compare=False, repr=False)
+    #: Per file (its resolved path), the constraints and weights it held when this process last
+    #: read or wrote it (not stored): a writer that finds others there knows they were changed
+    #: elsewhere meanwhile (another window, a ``tune --resume``), where a save would silently put
+    #: its own back. Per file: one session is written to several (its autosave, a Save As copy).
+    objective_on_disk: dict[str, tuple[Constraints, Weights]] = field(default_factory=dict, compare=False,
+                                                                      repr=False)
 
     # --- trials --------------------------------------------------------------------------------
     def add(self, trial: Trial) -> None:
@@ -1036,7 +1038,7 @@ def save_session(session: Session, path: str | os.PathLike[str], *, keep_journal
         raise WorkbenchError(f"{p}: cannot save session ({exc.strerror or exc})") from None
     except (TypeError, ValueError) as exc:
         raise WorkbenchError(f"{p}: cannot save session: {exc}") from None
-    session.objective_on_disk = (read_back.constraints, read_back.weights)  # as the file now says them
+    session.objective_on_disk[disk_key(p)] = (read_back.constraints, read_back.weights)  # as the file says them
     if not keep_journal:
         _drop_journal(journal_path(p), {t.index for t in trials}, session)
     return p
@@ -1187,8 +1189,14 @@ def _load_session(path: str | os.PathLike[str]) -> Session:
             _check_journal_belongs(header, session, jp, p)
         session.trials = _merge_trials(session.trials, journalled, jp)
         _check_trials(session, str(jp))
-    session.objective_on_disk = (session.constraints, session.weights)
+    session.objective_on_disk[disk_key(p)] = (session.constraints, session.weights)
     return session
+
+
+def disk_key(path: str | os.PathLike[str]) -> str:
+    """The key of ``path`` in :attr:`Session.objective_on_disk`: its resolved path (a save
+    renames a new file over the old one, so the file's inode is no key)."""
+    return str(resolved(path))
 
 
 def _check_journal_belongs(header: dict[str, Any] | None, session: Session, jp: Path, p: Path) -> None:
