@@ -477,7 +477,7 @@ def test_a_session_whose_budget_is_used_up_names_the_flag_that_gives_more(cli, t
     assert "the session already has 3 of its 3 evaluations; give a budget to measure more (--budget N)" in done.stderr
 
 
-def test_tune_out_into_the_autosave_folder_is_refused(cli, tmp_path) -> None:
+def test_sessions_and_exports_into_the_autosave_folder_are_refused(cli, tmp_path, landscape) -> None:
     """A session written there was offered at the window's next start as a crashed run, and
     recovering it, then saving it elsewhere, removed the person's file."""
     autosave = tmp_path / "autosave"
@@ -490,3 +490,8 @@ def test_tune_out_into_the_autosave_folder_is_refused(cli, tmp_path) -> None:
     elsewhere = tmp_path / "mine.json"
     assert cli("tune", "vector_add", "--backend", "sim", "--budget", "2", "--resources", "estimated",
                "--out", elsewhere, env=env).returncode == 0
+    # nor an export or an imported recording: every .json there is offered as a crashed run
+    for argv in (["export", elsewhere, "--format", "json", "--out", autosave / "best.json"],
+                 ["import-kt", landscape("pnpoly_RTX_3090.json"), "--out", autosave / "kt.json"]):
+        assert "autosave folder" in one_line_error(cli(*argv, env=env))
+    assert list(autosave.iterdir()) == []

@@ -1173,6 +1173,9 @@ def cmd_export(args: argparse.Namespace) -> int:
             raise WorkbenchError(f"--out {path}: the journal of a run is beside it ({journal_path(path).name}); an "
                                  "export there would leave those trials unreadable; tune --resume recovers them first, "
                                  "or choose another name")
+        from workbench.runner.autosave import refuse_autosave_folder
+
+        refuse_autosave_folder(path)
         backup = prepare_output(path, force=args.force, inputs=args.sessions, replaceable=is_export_file,
                                 pristine=unchanged_export, what="file exported by this workbench")
         kept.extend([backup] if backup is not None else [])
@@ -1293,6 +1296,9 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
 
         # named before prepare_output makes the backup, which takes the name; only --force keeps one
         backup = backup_path(out) if args.force else None
+        from workbench.runner.autosave import refuse_autosave_folder
+
+        refuse_autosave_folder(out)
         prepare_output(out, force=args.force, inputs=[args.cache], replaceable=_is_imported_recording,
                        what="session imported from a Kernel Tuner cache")
         if backup is not None and journal_path(out).is_file():  # kept beside the backup, never dropped

@@ -10,8 +10,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from workbench.core.domain.session import journal_path, load_session, save_session
 from workbench.core.io.session_lock import lock_path, locked_by_other
+from workbench.core.errors import WorkbenchError
 from workbench.runner.autosave import discard
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -230,6 +233,9 @@ def test_a_session_is_not_saved_into_the_autosave_folder(window, qtbot):
     assert not window.save_to(target) and not target.exists()
     assert "autosave folder" in window.statusBar().currentMessage()
     assert window.autosave_path == own and own.exists()
+    with pytest.raises(WorkbenchError, match="autosave folder"):  # nor an export: it would be offered too
+        window.export_best(str(own.parent / "best.json"))
+    assert not (own.parent / "best.json").exists()
 
 
 def test_a_save_does_not_put_its_objective_back_over_one_changed_elsewhere(window, qtbot, tmp_path):

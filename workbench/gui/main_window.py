@@ -1586,6 +1586,9 @@ class MainWindow(QMainWindow):
         for own in (self.path, self.autosave_path, running):
             if own is not None and (same_file(target, own) or target.resolve() == Path(own).resolve()):
                 raise WorkbenchError(f"{target} is the open session's file; export to another name")
+        from workbench.runner.autosave import refuse_autosave_folder
+
+        refuse_autosave_folder(target, "export")
         check_folder(target, "export")
         if check_regular_or_absent(target, "export"):
             check_writable(target, "export to another name")  # even an earlier export: the person protected it

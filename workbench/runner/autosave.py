@@ -68,6 +68,15 @@ def in_autosave_folder(path: str | os.PathLike[str]) -> bool:
         return False
 
 
+def refuse_autosave_folder(path: str | os.PathLike[str], flag: str = "--out") -> None:
+    """Refuse, in one line, a session or export written into the autosave folder: every ``.json``
+    there is offered at the window's next start as a crashed run (an export fails to recover at
+    each start; a session, recovered and saved elsewhere, is removed)."""
+    if in_autosave_folder(path):
+        raise WorkbenchError(f"{flag} {path} is in the window's autosave folder, whose files are offered as "
+                             "crashed runs to recover (and removed once recovered); name a file in another folder")
+
+
 def recoverable(exclude: Path | None = None) -> list[Path]:
     """Autosaves of runs that did not end cleanly (a journal alone counts: killed before its
     first save), newest first; those another live process still writes are left out."""

@@ -59,7 +59,7 @@ from workbench.core.domain.sizes import (
     trials_by_problem,
     warm_start_configs,
 )
-from workbench.runner.autosave import in_autosave_folder
+from workbench.runner.autosave import refuse_autosave_folder
 from workbench.runner.costmodel import sim_predictor
 from workbench.runner.engine import Engine
 from workbench.runner.events import Event, RunFinished
@@ -243,9 +243,8 @@ def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, res
     _check_writable(out, "continue into another file with --out OTHER" if resume
                     else "name another file with --out")
     _refuse_code_as_output(request, out, inputs)
-    if not resume and in_autosave_folder(out):  # (continuing an autosave, as recovering it does, stays allowed)
-        raise WorkbenchError(f"--out {out} is in the window's autosave folder, whose files are offered as crashed "
-                             "runs to recover (and removed once recovered); name a file in another folder")
+    if not resume:  # (continuing an autosave, as recovering it does, stays allowed)
+        refuse_autosave_folder(out)
     lock = SessionLock(out).acquire()
     try:
         clean_stale_temporaries(out)
