@@ -127,3 +127,22 @@ def test_no_qt_settings_file_can_unpickle_once_the_application_is_made(tmp_path:
         assert done.returncode == 0, done.stderr
         assert marker.exists() is runs
         marker.unlink(missing_ok=True)
+
+
+def test_qt_settings_folders_of_processes_that_are_gone_are_removed(tmp_path, monkeypatch):
+    """Each process's folder for Qt's own settings was removed at its exit only: a killed window
+    (SIGKILL, a crash) left one in /tmp for good."""
+    import tempfile
+
+    from workbench.gui.app import QT_FOLDER_PREFIX, remove_orphaned_qt_folders
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    dead = tmp_path / f"{QT_FOLDER_PREFIX}{gone}-abc"
+    alive = tmp_path / f"{QT_FOLDER_PREFIX}{os.getpid()}-def"
+    unnamed = tmp_path / f"{QT_FOLDER_PREFIX}ghi"  # an older version's: no pid to tell by
+    for folder in (dead, alive, unnamed):
+        (folder / "QtProject").mkdir(parents=True)
+    remove_orphaned_qt_folders()
+    assert not dead.exists() and alive.exists() and unnamed.exists()

@@ -120,6 +120,27 @@ def disarm_qt_unpickling() -> None:
 _disarmed = False
 
 
+#: The start of the name of each process's folder for Qt's own settings (then its pid and "-").
+QT_FOLDER_PREFIX = "kernel-workbench-qt-"
+
+
+def remove_orphaned_qt_folders() -> None:
+    """Remove the Qt settings folders of this user's processes that are gone: a process killed
+    (SIGKILL, a crash) never ran its exit's removal, and each left one in the temporary folder.
+    A folder whose process is alive, or one of another user's, is left alone."""
+    root = Path(tempfile.gettempdir())
+    for folder in root.glob(f"{QT_FOLDER_PREFIX}*-*"):
+        pid_text = folder.name[len(QT_FOLDER_PREFIX):].split("-", 1)[0]
+        try:
+            if not pid_text.isdigit() or folder.is_symlink() or folder.lstat().st_uid != os.getuid():
+                continue
+            os.kill(int(pid_text), 0)  # alive (or not ours to signal): kept
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except (OSError, OverflowError, ValueError):
+            continue
+
+
 def _private_qt_settings() -> None:
     """Qt's own settings (the file dialogs' history and sidebar in ``QtProject.conf``) go to a
     folder of this process's, made empty and removed at exit: Qt reads that file through QSettings,
@@ -128,7 +149,8 @@ def _private_qt_settings() -> None:
     settings are a JSON file (:mod:`settings_store`)."""
     from PySide6.QtCore import QSettings
 
-    folder = tempfile.mkdtemp(prefix="kernel-workbench-qt-")
+    remove_orphaned_qt_folders()
+    folder = tempfile.mkdtemp(prefix=f"{QT_FOLDER_PREFIX}{os.getpid()}-")
     atexit.register(shutil.rmtree, folder, True)
     for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
         for scope in (QSettings.Scope.UserScope, QSettings.Scope.SystemScope):
