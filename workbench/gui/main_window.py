@@ -1116,11 +1116,11 @@ class MainWindow(QMainWindow):
 
     def continues_session(self, run: dict[str, Any]) -> bool:
         """Whether Start with ``run`` continues the session shown (its trials and file) rather
-        than starting a new one."""
-        from workbench.runner.controller import continues
-
-        current = self.model.session
-        return current is not None and (self._same_choices(run) or continues(self._run_request(run, current), current))
+        than starting a new one (a request that could not start does not)."""
+        try:
+            return self.why_not_continued(run) is None
+        except WorkbenchError:
+            return False
 
     def why_not_continued(self, run: dict[str, Any]) -> str | None:
         """Why Start with ``run`` would start a new session instead of continuing the one shown
@@ -1429,15 +1429,17 @@ class MainWindow(QMainWindow):
 
         if self.model.session is None:
             return False
-        from workbench.runner.autosave import in_autosave_folder
+        from workbench.runner.autosave import refuse_autosave_folder
 
-        if in_autosave_folder(path) and (self.path is None or Path(path) != self.path):
-            # the next start would offer it as a crashed run, and recovering it removes it; a
-            # named save onto the window's own autosave made it the session's file, which the next
-            # run then locked a second time (the file a session was opened from stays its to save)
-            self._error("Cannot save", f"{path} is in the autosave folder, whose files are the program's own "
-                                       "(each is offered as a crashed run to recover); save to another folder")
-            return False
+        if self.path is None or Path(path) != self.path:
+            # a named save onto the window's own autosave also made it the session's file, which
+            # the next run then locked a second time (the file a session was opened from stays its
+            # to save)
+            try:
+                refuse_autosave_folder(path, "save")
+            except WorkbenchError as exc:
+                self._error("Cannot save", window_message(exc))
+                return False
         # One writer per session file: a file another process (a `tune`, another window) is writing
         # is refused; the run of this window already holds the lock of its own output.
         own = self.engine_thread is not None and self.running and getattr(self.engine_thread.engine, "output",

@@ -229,8 +229,8 @@ def set_plot_font(plot_item: Any, font: QFont) -> None:
 
 
 def set_left_title(plot_item: Any, title: str) -> None:
-    """The left axis's title, kept whole: on two lines while one is longer than the axis (in the
-    zoom in force, at the plot's height), refitted as the plot is resized. Cut, a short plot in
+    """The left axis's title, kept whole: on two or three lines while one is longer than the axis
+    (in the zoom in force, at the plot's height), refitted as the plot is resized. Cut, a short plot in
     presentation mode showed "modelled GFLOP/s (simulate" and "best latency (m"."""
     axis = plot_item.getAxis("left")
     axis.whole_title = title

@@ -104,8 +104,9 @@ class Zoom:
 
     def fit_to_screen(self) -> None:
         """A remembered zoom chosen on a wider screen (or window) taken down to what this one's
-        controls fit (tool bars included); called once the window's geometry is restored, so the screen is the one it
-        reopens on; and again once it is first shown, when its tool bars have their width)."""
+        controls fit, tool bars included; called once the window's geometry is restored, so the
+        screen is the one it reopens on, and again once it is first shown, when its tool bars have
+        their width."""
         room = self._room()
         # (tool bars are laid out only once the window is on screen: before, each seems to overflow)
         shown = self.window.isVisible()

@@ -281,14 +281,12 @@ class SizeView(QWidget):
         """How many cells of the matrix show "?", and, where sizes share a best config (so one
         measurement fills a cell in each of their rows), how many measurements fill them: "1 cells
         not simulated" stood under two "?" cells."""
-        n = len(self.rows)
         # a row without a best config, or a column of a size without a success, cannot be filled:
-        # only cells a measurement could fill are counted
-        fillable = [row.best_config is not None for row in self.rows]
-        measured = [math.isfinite(row.best_latency) for row in self.rows]
-        unknown = sum(1 for i in range(n) for j in range(n)
-                      if fillable[i] and measured[j] and not math.isfinite(float(self.matrix[i, j]))
-                      and (i, j) not in self.invalid)
+        # only cells a measurement could fill are counted (a sweep may have 256 sizes)
+        fillable = np.array([row.best_config is not None for row in self.rows], dtype=bool)
+        measured = np.array([math.isfinite(row.best_latency) for row in self.rows], dtype=bool)
+        open_cells = np.outer(fillable, measured) & ~np.isfinite(np.asarray(self.matrix, dtype=float))
+        unknown = int(open_cells.sum()) - sum(1 for i, j in self.invalid if open_cells[i, j])
         cells = f"{unknown} cell{'s' if unknown != 1 else ''} not {self.verb}"
         pairs = len(self.missing)
         if pairs and pairs != unknown:

@@ -91,7 +91,7 @@ def locate_kernel(name: str, extra_dirs: Sequence[str | os.PathLike[str]] = ()) 
                              "beside it (docs/own-kernel.md), or open the folder in the window's kernel editor, "
                              "which writes one")
     raise WorkbenchError(f"unknown kernel {name!r}; available: {', '.join(available) or 'none'}"
-                         f"{_saved_hint(name) or _editor_templates(set(available))}")
+                         f"{saved_template_hint(name) or _editor_templates(set(available))}")
 
 
 def _path_hint(path: Path) -> str:
@@ -121,12 +121,6 @@ def _editor_templates(listed: set[str]) -> str:
 
 
 def saved_template_hint(name: str) -> str:
-    """What to add to an unknown kernel's error when the kernel editor saved a template of that
-    name (every command that takes a kernel name looks only where --kernel-dir says)."""
-    return _saved_hint(name)
-
-
-def _saved_hint(name: str) -> str:
     """Where a template of ``name`` saved with the window's kernel editor is, when there is one: the
     window lists those, the command line looks only where --kernel-dir says."""
     from workbench.core.domain.kernel_spec import user_templates_dir
