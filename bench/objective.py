@@ -6,7 +6,7 @@ secondary metric it reports:
 
 - ``limit``: minimise latency subject to a limit on the secondary metric that excludes the
   unconstrained optimum (the limit is the 40th percentile of the metric over successful configs,
-  or just better than the optimum's value when that is tighter);
+  counted from the good end, so the 60th for a larger-is-better metric such as occupancy; or just better than the optimum's value when that is tighter);
 - ``efficient``: the best value of the secondary metric subject to ``latency <= 1.2 x fastest``.
 
 Secondary metrics: from simulated landscapes ``registers`` (fewer is better) and ``occupancy``
@@ -28,7 +28,7 @@ minus worker processes):
 Usage::
 
     nice -n 10 python bench/objective.py --seeds 20 --jobs 2 --markdown /tmp/objective.md
-    python bench/objective.py --seeds 3 --cases sim_sgemm   # a quick look
+    python bench/objective.py --seeds 3 --cases sgemm   # a quick look (substrings of the case names)
     python bench/objective.py --cache ~/ktw-objective.json   # keep the baselines' runs: reruns are incremental
 
 With ``--cache`` every run of a method other than ``agents`` is kept in a JSON file (keyed by case,
@@ -194,8 +194,11 @@ _DIGESTS: dict[str, str] = {}  # landscape name -> landscape_digest, for the bas
 
 
 def _init(selected: list[str] | None, variant: dict[str, str] | None = None) -> None:
-    if variant:
-        METHODS["agents"] = ("agents", dict(variant))
+    """Load the landscapes and build the cases ``selected`` names (all: None); the agents run with
+    ``variant``'s options. Called again in one process (a paired comparison), it starts over."""
+    METHODS["agents"] = ("agents", dict(variant or {}))
+    _LANDS.clear()
+    _CASES.clear()
     lands = [load_sim(t) for t in SIM_TEMPLATES]
     paths = sorted(glob.glob(os.path.join(LANDSCAPE_DIR, "*.json")))
     lands += [load_kt(p) for p in paths]
@@ -341,8 +344,14 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{flag} {path}: its folder does not exist")  # said now, not after the runs
     selected = args.cases.split(",") if args.cases else None
     methods = args.methods.split(",")
+    unknown = sorted(set(methods) - set(METHODS))
+    if unknown:
+        parser.error(f"--methods: no method {', '.join(unknown)} (there are: {', '.join(METHODS)})")
     variant = dict(item.split("=", 1) for item in args.agents_option)
     _init(selected, variant)
+    if not _CASES:
+        parser.error(f"--cases {args.cases}: no case name contains any of these (names are like "
+                     f"'sim_H200_sgemm: min latency, registers <= 80')")
     if args.overhead:
         print("| case | evaluations | constrained ms/config | latency alone ms/config |")
         print("|---|---|---|---|")

@@ -20,7 +20,8 @@ optimum = optimum / best (0 when nothing valid was found). Mean over seeds, B = 
 Mean ± standard error per landscape; a summary over the measured landscapes (mean, and on how
 many each strategy is within one standard error of the best); the default's misses against
 Kernel Tuner. Overhead = the strategy's own time (ask + tell) per proposed config over a
-1,000-trial run on the largest measured landscape.
+1,000-trial run on the largest measured landscape the run selects (without one, the largest
+simulated one).
 
 Usage::
 
@@ -660,6 +661,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--markdown {args.markdown}: its folder does not exist")  # said now, not after the runs
     if args.cache_dir and os.path.exists(args.cache_dir) and not os.path.isdir(args.cache_dir):
         ap.error(f"--cache-dir {args.cache_dir}: exists and is not a folder")
+    if args.seeds < 2 or (args.kt and args.kt_seeds == 1):
+        ap.error("--seeds, --kt-seeds: at least 2 (a standard error, and so the tables' comparisons, need two)")
+    if args.kt and not args.cached_only and _kt_version() == "none":
+        ap.error("--kt runs Kernel Tuner's strategies, and Kernel Tuner is not installed here: pip install '.[kt]'")
     selected = [s for s in args.landscapes.split(",") if s] or None
     strategies = [s for s in args.strategies.split(",") if s]
     kt_strategies = [s for s in args.kt_strategies.split(",") if s] if args.kt else []

@@ -267,3 +267,20 @@ def test_values_the_records_hold_but_tune_params_does_not_declare_join_the_param
     path.write_text(json.dumps(_cache({"9": {"time": 1.0}, "1": {"time": 2.0}}, {"n": [1, 2]})))
     with pytest.raises(ValueError, match=r"no value for parameter 'n'"):
         strategies.load_kt_cache(str(path))
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--seeds", "1"], "at least 2"),
+    (["--kt", "--kt-seeds", "1"], "at least 2"),
+])
+def test_one_seed_is_refused_before_any_run_rather_than_tabulated_as_nan(argv, said, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        strategies.main(argv)
+    assert exit_.value.code == 2 and said in capsys.readouterr().err
+
+
+def test_kernel_tuner_rows_without_kernel_tuner_are_one_line_not_a_crash_per_seed(monkeypatch, capsys) -> None:
+    monkeypatch.setattr(strategies, "_kt_version", lambda: "none")
+    with pytest.raises(SystemExit) as exit_:
+        strategies.main(["--kt", "--strategies", "", "--sim", "none"])
+    assert exit_.value.code == 2 and "Kernel Tuner is not installed here: pip install '.[kt]'" in capsys.readouterr().err

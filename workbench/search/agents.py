@@ -147,7 +147,7 @@ class Agents(IndexedStrategy):
         Option("screen", 16, "Joint proposals the agents screen with their utilities per config measured", low=1, high=1000),
         Option("interactions", True, "Fit utilities of value pairs within a concern (slots of one agent interact)"),
         Option("elite", 4, "Configs a candidate may start from (the incumbent and the next best)", low=1, high=100),
-        Option("patience", 8, "Evaluations without improvement before exploration rises in one agent", low=1, high=10000),
+        Option("patience", 8, "Evaluations without progress (see min_gain) before a descent starts (with sweep off: before exploration rises in one agent)", low=1, high=10000),
         Option("hot", 4.0, "Temperature of the focused agent while exploring", low=0.01, high=100),
         Option("sweep_adjacent", False, "A sweep stops after the adjacent values of ordered slots (no wider pass)"),
         Option("short", 4, "Domains with at most this many values are short: every value is one move away (flags, method numbers)", low=0, high=64),
@@ -192,8 +192,9 @@ class Agents(IndexedStrategy):
         Option("learn_all", True, "Learn from every told result, also from configs the agents did not propose"),
         Option(
             "sweep", True,
-            "When stalled, first measure the incumbent's one-slot neighbours (adjacent values first), "
-            "best predicted first, and keep descending while that improves (then focused exploration)",
+            "When stalled, measure the incumbent's one-slot neighbours (adjacent values first), best predicted "
+            "first, and keep descending while that improves; at a local optimum, look at the frontier and "
+            "descend again away from it (off: focused exploration in one agent at a time)",
         ),
         Option(
             "design", 4,
