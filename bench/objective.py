@@ -183,7 +183,7 @@ def build_cases(land: Landscape, secondary: tuple[tuple[str, int], ...]) -> list
         feasible = [latency[c] for c in values if bound.check(values[c])]
         if not feasible:
             continue
-        out.append(Case(f"{land.name}: min latency, {bound.label}", land.name,
+        out.append(Case(f"{land.name}: min latency, {bound.shown}", land.name,
                         Objective(Constraints(extra=(bound,))), LATENCY, -1, min(feasible)))
     return out
 

@@ -149,7 +149,7 @@ class Agents(IndexedStrategy):
         Option("elite", 4, "Configs a candidate may start from (the incumbent and the next best)", low=1, high=100),
         Option("patience", 8, "Evaluations without progress (see min_gain) before a descent starts (with sweep off: before exploration rises in one agent)", low=1, high=10000),
         Option("hot", 4.0, "Temperature of the focused agent while exploring", low=0.01, high=100),
-        Option("sweep_adjacent", False, "A sweep stops after the adjacent values of ordered slots (no wider pass)"),
+        Option("sweep_adjacent", False, "A sweep stops after the adjacent values of ordered slots (no wider pass, no coupled or shape moves)"),
         Option("short", 4, "Domains with at most this many values are short: every value is one move away (flags, method numbers)", low=0, high=64),
         Option("short_probes", 5, "Configs of a round spent on a new incumbent's unmeasured moves within short domains", low=0, high=256),
         Option("frontier", 8, "Good measured configs away from known local optima whose best neighbour is measured before a new descent", low=0, high=256),
