@@ -33,3 +33,22 @@ def test_predictor_refuses_non_template_backends(tmp_path) -> None:
     bench.write_text("SPACE = {'a': [1, 2]}\ndef measure(config):\n    return {'latency_ms': 1.0}\n")
     with pytest.raises(WorkbenchError, match="template"):
         sim_predictor(make_backend_spec(str(bench), "python"))
+
+
+def test_under_a_limit_pruning_measures_what_the_model_predicts_to_meet_it() -> None:
+    """The model's fastest sgemm configs use the most registers: pruning by predicted latency spent
+    the budget on configs a register limit excludes (fewer feasible trials than no pruning at all).
+    Ranked by the run's objective, the kept proposals are the ones predicted to meet it."""
+    from workbench.core.domain.objective import Bound, Constraints
+
+    spec = make_backend_spec("sgemm", "sim", noise=False, extra={"compile": "estimate"})
+    limit = Constraints(extra=(Bound("registers", "<=", 48.0),))
+
+    def feasible(prune: float | None, seed: int) -> int:
+        session, _ = run_to_end(RunRequest(spec=spec, strategy="random", seed=seed, budget=20, prune_keep=prune,
+                                           constraints=limit, executor="inline"), None)
+        return sum(1 for t in session.trials if t.ok and t.metric("registers") <= 48)
+
+    plain = [feasible(None, seed) for seed in range(4)]
+    pruned = [feasible(0.25, seed) for seed in range(4)]
+    assert min(pruned) >= 10 and sum(pruned) >= 2 * sum(plain), (plain, pruned)

@@ -215,7 +215,7 @@ def test_predictions_stand_on_the_figures_a_run_stands_on_without_compiling(monk
     estimated = sim_predictor(BackendSpec("sim", {"kernel": "transpose", "gpu_model": "H200", "compile": "estimate"}))
     for config in list(run.space)[::97]:
         measured = chose.evaluate(config, EvalLimits())
-        assert estimated(config) == pytest.approx(measured.metric("latency_ms") if measured.ok else float("inf"))
+        assert estimated.predict(config) == pytest.approx(measured.metric("latency_ms") if measured.ok else float("inf"))
 
 
 def test_a_prediction_uses_a_compile_made_later_in_the_process(tmp_path: Path, monkeypatch) -> None:

@@ -963,7 +963,7 @@ def test_the_cost_model_predicts_failure_for_a_config_its_template_refuses() -> 
     predict = sim_predictor(BackendSpec("sim", {"kernel": "vector_add"}))
     refused = Config({"block_size": 128, "items_per_thread": 16, "grid_stride": False, "grid_blocks": 4224,
                       "vector_width": 4})
-    assert predict(refused) == math.inf
+    assert predict.predict(refused) == math.inf and not predict(refused).ok
 
 
 def test_a_space_too_large_for_the_default_strategy_runs_with_the_fallback_and_says_so(tmp_path: Path) -> None:

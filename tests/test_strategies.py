@@ -172,7 +172,7 @@ def test_pruned_measures_only_the_best_predicted_fraction(space):
     pruned = Pruned(inner, lambda c: predicted[c.id], keep_fraction=0.25)
     batch = pruned.ask(4)
     assert len(batch) == 4
-    dropped = [cid for _, cid, _ in pruned.reserve]
+    dropped = list(pruned.reserve)
     assert len(dropped) == 12
     assert max(predicted[c.id] for c in batch) < min(predicted[cid] for cid in dropped)
     assert set(dropped) <= inner.measured  # the inner strategy was told they were skipped
@@ -192,6 +192,31 @@ def test_a_tiny_pruning_fraction_asks_for_the_unmeasured_space_at_most(space, fr
     batch = pruned.ask(2)  # the whole space ranked, the best one measured (at least one per batch)
     assert len(batch) == 1 and len(pruned.reserve) == space.count() - 1
     assert len(drive(pruned, n=2)) == space.count() - 1  # the reserve keeps the rest reachable
+
+
+def test_pruning_ranks_the_predictions_by_the_runs_objective_not_by_their_latency(space):
+    """Under a limit the model's fastest predictions are the ones that miss it: pruning keeps the
+    proposal the objective ranks best (the fastest predicted to meet the limit), and ranks its
+    reserve by the objective in force when the reserve is used."""
+    from workbench.core.domain.objective import Bound, Constraints
+    from workbench.core.domain.search_objective import Objective
+
+    order = {c.id: k for k, c in enumerate(space)}
+
+    def predicted(config: Config) -> Measurement:  # the faster, the more registers
+        k = order[config.id]
+        return Measurement(Status.OK, {"latency_ms": 1.0 + k, "registers": 200.0 - k})
+
+    pruned = Pruned(create_strategy("random", space, seed=0), predicted, keep_fraction=1e-9)  # ranks all
+    pruned.set_objective(Objective(Constraints(extra=(Bound("registers", "<=", 190.0),))))
+    assert [order[c.id] for c in pruned.ask(1)] == [10]  # latency alone would have kept 0
+    assert [order[c.id] for c in pruned.ask(2)] == [11, 12]  # the reserve, under the limit
+    pruned.set_objective(Objective())  # the limit lifted: the reserve's fastest come first
+    assert [order[c.id] for c in pruned.ask(2)] == [0, 1]
+    # a predictor of latency alone still works (a float, inf for an expected failure)
+    plain = Pruned(create_strategy("random", space, seed=0),
+                   lambda c: math.inf if order[c.id] == 0 else float(order[c.id]), keep_fraction=1e-9)
+    assert [order[c.id] for c in plain.ask(1)] == [1]
 
 
 def test_pruned_forwards_the_engines_objective(space):

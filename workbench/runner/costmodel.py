@@ -1,7 +1,8 @@
-"""The simulator as a cost model for search: predict a config's latency before measuring it.
+"""The simulator as a cost model for search: predict a config's measurement before measuring it.
 
-``with_pruning`` (``workbench.search.pruning``) ranks a strategy's proposals with such a predictor
-and measures only the most promising fraction, like Triton's ``perf_model`` + ``top_k``. The
+``with_pruning`` (``workbench.search.pruning``) ranks a strategy's proposals by the run's objective
+of these predictions (latency, and the registers, occupancy and memory a limit or a weight may be
+on) and measures only the most promising fraction, like Triton's ``perf_model`` + ``top_k``. The
 predictor runs the performance model in this process with estimated resources (no compile, no
 noise), so one prediction costs about a millisecond while a measurement costs seconds.
 """
@@ -16,20 +17,26 @@ from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
 from workbench.core.model.gpus import GpuMatch
 from workbench.core.domain.records import BackendOptions
+from workbench.core.domain.measurement import LATENCY, Measurement, Status
 from workbench.core.domain.space import Config
 
-Predictor = Callable[[Config], float]
 
 
 @dataclass(frozen=True)
 class SimPredictor:
-    """A latency predictor (a :data:`Predictor`) and the modelled GPU it predicts for."""
+    """The modelled GPU's predictions: ``measure`` the whole predicted measurement (what pruning
+    ranks by the objective), ``predict`` its latency (``inf`` for a config expected to fail)."""
 
-    predict: Predictor
+    measure: Callable[[Config], Measurement]
     gpu: GpuMatch
 
-    def __call__(self, config: Config) -> float:
-        return self.predict(config)
+    def predict(self, config: Config) -> float:
+        measurement = self.measure(config)
+        latency = measurement.metric(LATENCY) if measurement.ok else math.inf
+        return latency if math.isfinite(latency) else math.inf
+
+    def __call__(self, config: Config) -> Measurement:
+        return self.measure(config)
 
 
 def _capability(text: str | None) -> tuple[int, int] | None:
@@ -76,17 +83,14 @@ def sim_predictor(spec: BackendSpec, device_name: str | None = None,
     model = SimBackend(BackendSpec("sim", options), template=template)
     model.prepare()
     limits = EvalLimits()
-    cache: dict[str, float] = {}
+    cache: dict[str, Measurement] = {}
 
-    def predict(config: Config) -> float:
+    def measure(config: Config) -> Measurement:
         if config.id not in cache:
             try:
-                measurement = model.evaluate(config, limits)
-            except WorkbenchError:  # a config the template cannot render fails when measured too
-                cache[config.id] = math.inf
-                return math.inf
-            latency = measurement.metric("latency_ms") if measurement.ok else math.inf
-            cache[config.id] = latency if math.isfinite(latency) else math.inf
+                cache[config.id] = model.evaluate(config, limits)
+            except WorkbenchError as exc:  # a config the template cannot render fails when measured too
+                cache[config.id] = Measurement.failure(Status.COMPILE_ERROR, f"predicted to fail: {exc}")
         return cache[config.id]
 
-    return SimPredictor(predict, match)
+    return SimPredictor(measure, match)

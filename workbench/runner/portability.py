@@ -53,7 +53,7 @@ def simulator_predictors(sessions: Sequence[Session], at: Mapping[str, Any] | No
         options["kernel_dirs"] = [] if template is not None else [str(d) for d in kernel_dirs]  # never the session's own
         options["problem"] = {**session.problem, **(at or {})}
         try:
-            predictors[name] = sim_predictor(BackendSpec("sim", options), template=template)
+            predictors[name] = sim_predictor(BackendSpec("sim", options), template=template).predict
         except WorkbenchError as exc:
             unloaded = unloaded_dirs(recorded, kernel_dirs) if isinstance(exc, UnknownTemplate) else []
             hint = f"; its template folder is not loaded: use --kernel-dir {unloaded[0]}" if unloaded else ""

@@ -2,12 +2,17 @@
 
 Why: a measurement costs a compile and a benchmark (seconds); a cost model's prediction costs
 microseconds. Like Triton's ``perf_model`` + ``top_k``, the wrapper asks the inner strategy for
-``n / keep_fraction`` candidates, ranks them by predicted latency and returns the best ``n``.
+``n / keep_fraction`` candidates, ranks them by the run's objective applied to what the model
+predicts, and returns the best ``n``. The objective, not the predicted latency: under a limit on
+registers, or with the weight on occupancy, the fastest predictions are often the ones that miss
+the limit or score low, and keeping them would spend the measurements the user asked to spare on
+configs the user excluded.
 
 The candidates it drops are told to the inner strategy as ``skipped`` trials ("pruned by the cost
 model"), so the inner strategy stops proposing them and avoids their region, exactly as it avoids
-a region that fails. They are kept in a reserve (best prediction first): when the inner strategy
-has nothing left, the reserve is measured, so pruning never makes part of the space unreachable.
+a region that fails. They are kept in a reserve: when the inner strategy has nothing left, the
+reserve is measured, best predicted first under the objective then in force, so pruning never
+makes part of the space unreachable.
 """
 
 from __future__ import annotations
@@ -16,18 +21,22 @@ import math
 from typing import Any, Callable, Sequence
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.measurement import LATENCY, Measurement, Status, Trial
 from workbench.core.domain.space import Config
 from workbench.search.base import Strategy
 
-Predictor = Callable[[Config], float]
+#: What a cost model says of a config: the measurement it predicts (its metrics, or a failure), or
+#: just a predicted latency in ms (``inf`` or NaN: the model expects it to fail).
+Predictor = Callable[[Config], "Measurement | float"]
 
 
 class Pruned(Strategy):
     """``Pruned(strategy, predictor, keep_fraction)``: the inner strategy filtered by a cost model.
 
-    ``predictor(config)`` returns a predicted latency (lower is better; ``inf`` or NaN for a config
-    the model expects to fail). ``keep_fraction`` in (0, 1] is the share of proposals measured.
+    ``predictor(config)`` returns the predicted measurement, or a predicted latency (see
+    :data:`Predictor`); proposals are ranked by the run's objective of that prediction, as
+    :meth:`Strategy.objective` ranks measured trials. ``keep_fraction`` in (0, 1] is the share of
+    proposals measured.
     """
 
     name = "pruned"
@@ -42,7 +51,7 @@ class Pruned(Strategy):
         self.predictor = predictor
         self.keep_fraction = float(keep_fraction)
         self.batch_parallel = strategy.batch_parallel
-        self.reserve: list[tuple[float, str, Config]] = []  # (prediction, id, config), pruned but measurable
+        self.reserve: dict[str, Config] = {}  # pruned but measurable, ranked when it is used (the objective may change)
         self.pruned = 0
         self._index = 0
 
@@ -52,8 +61,14 @@ class Pruned(Strategy):
         self.inner.set_objective(objective)
 
     def _predict(self, config: Config) -> float:
-        value = float(self.predictor(config))
-        return math.inf if math.isnan(value) else value
+        """The objective's cost of what the model predicts for ``config`` (lower is better)."""
+        predicted = self.predictor(config)
+        if not isinstance(predicted, Measurement):
+            latency = float(predicted)
+            predicted = (Measurement(Status.OK, {LATENCY: latency}) if math.isfinite(latency)
+                         else Measurement.failure(Status.RUNTIME_ERROR, "predicted to fail"))
+        cost = float(self.objective(Trial(0, config, predicted)))
+        return math.inf if math.isnan(cost) else cost
 
     def _proposals_for(self, n: int) -> int:
         """How many proposals to ask the inner strategy for, so that ``keep_fraction`` of them is
@@ -70,10 +85,10 @@ class Pruned(Strategy):
         want = self._proposals_for(n)
         proposals = [c for c in self.inner.ask(want) if c.id not in self.measured]
         if not proposals:  # the inner strategy is done: measure the pruned reserve, best first
-            self.reserve.sort(key=lambda item: (item[0], item[1]))
-            out = [c for _, cid, c in self.reserve if cid not in self.measured][:n]
+            left = [c for cid, c in self.reserve.items() if cid not in self.measured]
+            out = sorted(left, key=lambda c: (self._predict(c), c.id))[:n]
             taken = {c.id for c in out}
-            self.reserve = [item for item in self.reserve if item[1] not in taken and item[1] not in self.measured]
+            self.reserve = {c.id: c for c in left if c.id not in taken}
             return out
         ranked = sorted(proposals, key=lambda c: (self._predict(c), c.id))
         keep = max(1, min(n, round(len(ranked) * self.keep_fraction))) if len(ranked) > n else len(ranked)
@@ -81,7 +96,7 @@ class Pruned(Strategy):
         if dropped:
             skipped = []
             for config in dropped:
-                self.reserve.append((self._predict(config), config.id, config))
+                self.reserve[config.id] = config
                 skipped.append(
                     Trial(self._index, config, Measurement.failure(Status.SKIPPED, "pruned by the cost model"))
                 )
