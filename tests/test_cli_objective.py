@@ -182,6 +182,19 @@ def test_tune_with_objectives_reports_a_pareto_front(capsys, tmp_path: Path) -> 
     assert "searches one score" in capsys.readouterr().err
 
 
+def test_a_pareto_run_that_names_no_strategy_takes_the_options_of_the_one_it_runs(capsys, tmp_path: Path) -> None:
+    """``--objectives`` without ``--strategy`` runs tpe (NSGA-II): its options were checked against
+    the default strategy instead, so ``--option startup=5`` was refused as no option of 'agents'."""
+    out = tmp_path / "mo.json"
+    assert main(["tune", "vector_add", "--backend", "sim", "--budget", "6", "--quiet", "--out", str(out),
+                 "--objectives", "latency_ms,registers", "--option", "startup=5", "--executor", "inline"]) == 0, \
+        capsys.readouterr().err
+    assert json.loads(out.read_text())["strategy"]["name"] == "tpe"
+    assert main(["tune", "vector_add", "--backend", "sim", "--budget", "3", "--quiet", "--out", str(tmp_path / "o.json"),
+                 "--objectives", "latency_ms,registers", "--option", "patience=3", "--executor", "inline"]) == 2
+    assert "strategy 'tpe' has no option 'patience'" in capsys.readouterr().err
+
+
 def test_objectives_none_continues_a_multi_objective_session_with_one_score(cli, tmp_path: Path) -> None:
     """A Pareto session otherwise keeps its objectives when continued, so a single-score strategy
     could never continue it; ``--objectives none`` says "one score now", and the session keeps that."""

@@ -523,7 +523,8 @@ def _resolve_new(request: RunRequest) -> tuple[BackendSpec, Target]:
     """A new session's backend and target, and its strategy's options checked (no worker starts)."""
     spec = _spec_for_new(request)
     target = open_target(spec)
-    strategy_class(request.strategy or DEFAULT_STRATEGY).validate_options(dict(request.strategy_options or {}))
+    name = request.strategy or _unnamed_strategy(_objectives(request, StrategyInfo()))
+    strategy_class(name).validate_options(dict(request.strategy_options or {}))
     if request.sizes:
         _check_problem_swept(request.problem, request.sizes)
         _check_sizes(spec, target, size_grid(target.problem, request.sizes))
@@ -668,7 +669,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
                              "loosen them or widen the domains")
     strategy_info = StrategyInfo(**session.strategy) if session is not None else StrategyInfo()
     objectives = _objectives(request, strategy_info)
-    strategy_name: str = request.strategy or strategy_info.get("name") or ("tpe" if objectives else DEFAULT_STRATEGY)
+    strategy_name: str = request.strategy or strategy_info.get("name") or _unnamed_strategy(objectives)
     notes: list[str] = []
     if not continued and target.kind == "template":
         notes += filter(None, [replacement_note(target.kernel, request.kernel_dirs)])
@@ -799,6 +800,12 @@ def usable_stored_options(strategy_name: str, stored: Mapping[str, Any]) -> tupl
                      f"the default")
         usable = {name: value for name, value in usable.items() if name not in dropped}
     return usable, notes
+
+
+def _unnamed_strategy(objectives: Sequence[str]) -> str:
+    """The strategy of a run that names none: the default, or ``tpe`` (NSGA-II) for a Pareto front,
+    which the default does not search."""
+    return "tpe" if objectives else DEFAULT_STRATEGY
 
 
 def _objectives(request: RunRequest, strategy_info: Mapping[str, Any]) -> tuple[str, ...]:
