@@ -324,6 +324,32 @@ def test_tpe_is_told_feasible_then_infeasible_then_failed(space, mode):
         assert told[0] < told[2] and told[1] < told[2] == FAILURE_VALUE
 
 
+@pytest.mark.parametrize("mode", ["penalty", "optuna", "ignore"])
+def test_tpe_searching_a_front_is_told_its_constraints_in_every_mode_but_ignore(space, mode):
+    """With several objectives 'penalty' told TPE the raw values and no constraint values, as
+    'ignore' does: the front's search never heard of the limit."""
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.search_objective import INFEASIBLE, Objective
+
+    tpe = create_strategy("tpe", space, seed=0, constraints=mode)
+    tpe.set_objective(Objective(Constraints(extra=("registers<=40",)), objectives=("latency_ms", "registers")))
+    configs = list(space)[:4]
+    trials = [Trial(0, configs[0], Measurement(Status.OK, metrics={"latency_ms": 3.0, "registers": 32})),
+              Trial(1, configs[1], Measurement(Status.OK, metrics={"latency_ms": 1.0, "registers": 44})),
+              Trial(2, configs[2], Measurement(Status.OK, metrics={"latency_ms": 0.5, "registers": 80})),
+              Trial(3, configs[3], Measurement(Status.COMPILE_ERROR, message="no"))]
+    tpe.tell(trials)
+    told = [tpe._told_value(t) for t in trials]
+    if mode == "penalty":
+        feasible, near, far, failed = (values for values, _ in told)
+        assert feasible == [3.0, 32.0] and all(v >= INFEASIBLE for v in near + far)
+        assert max(near) < min(far) and max(far) < min(failed) == FAILURE_VALUE  # graded, failures last
+    elif mode == "optuna":
+        assert [attrs["constraints"][0] > 0 for _, attrs in told[:3]] == [False, True, True]
+    else:
+        assert [values for values, _ in told[:3]] == [[3.0, 32.0], [1.0, 44.0], [0.5, 80.0]] and not told[0][1]
+
+
 # --- hybrid portfolio ---------------------------------------------------------------------------
 def test_hybrid_members_learn_from_every_result_and_both_propose(space):
     hybrid = create_strategy("hybrid", space, seed=2)

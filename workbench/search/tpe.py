@@ -27,7 +27,7 @@ import optuna
 from optuna.distributions import BaseDistribution, CategoricalDistribution, IntDistribution
 from optuna.trial import TrialState, create_trial
 
-from workbench.core.domain.measurement import Trial
+from workbench.core.domain.measurement import Status, Trial
 from workbench.core.domain.search_objective import INFEASIBLE, Objective
 from workbench.core.domain.space import Config, SearchSpace
 from workbench.search._common import IndexedStrategy
@@ -141,6 +141,12 @@ class TPE(IndexedStrategy):
         if self._objectives():
             full = self._full_objective()
             values = [v if math.isfinite(v) else FAILURE_VALUE for v in full.values(trial)]
+            if self.options["constraints"] == "penalty" and full.bounds:
+                # the graded cost on every objective: an infeasible trial is dominated by every
+                # feasible one, a near miss dominates a far one, and failures stay behind both
+                if trial.status is Status.ABORTED or (trial.ok and full.violation(trial) > 0):
+                    values = [INFEASIBLE * (1.0 + full.violation(trial))] * len(values)
+                return values, {}
             if not self._constrained() or self.options["constraints"] == "ignore":
                 return values, {}
             return values, {CONSTRAINTS_ATTR: [float(v) for v in full.violations(trial)]}
