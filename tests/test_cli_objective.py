@@ -183,7 +183,7 @@ def test_tune_with_objectives_reports_a_pareto_front(capsys, tmp_path: Path) -> 
 
 
 def test_a_pareto_run_that_names_no_strategy_takes_the_options_of_the_one_it_runs(capsys, tmp_path: Path) -> None:
-    """``--objectives`` without ``--strategy`` runs tpe (NSGA-II): its options were checked against
+    """``--objectives`` without ``--strategy`` runs tpe (multi-objective TPE): its options were checked against
     the default strategy instead, so ``--option startup=5`` was refused as no option of 'agents'."""
     out = tmp_path / "mo.json"
     assert main(["tune", "vector_add", "--backend", "sim", "--budget", "6", "--quiet", "--out", str(out),

@@ -219,6 +219,48 @@ def test_pruning_ranks_the_predictions_by_the_runs_objective_not_by_their_latenc
     assert [order[c.id] for c in plain.ask(1)] == [1]
 
 
+def test_pruning_a_front_keeps_predictions_across_it_and_ignores_bounds_the_model_cannot_judge(space):
+    """Two defects of ranking by one cost: a Pareto run kept one end of the predicted front (the
+    fastest, most registers), and a bound on a metric the model does not predict (a device's
+    power) counted as missed for every prediction, so all tied and configs were kept by id."""
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.search_objective import Objective
+    order = {c.id: k for k, c in enumerate(space)}
+    assert len(order) >= 40
+
+    def predicted(config: Config) -> Measurement:  # a front: the faster, the more registers
+        k = order[config.id]
+        return Measurement(Status.OK, {"latency_ms": 1.0 + k, "registers": 200.0 - 2 * k + (k % 2) * 5})
+
+    pruned = Pruned(create_strategy("random", space, seed=0), predicted, keep_fraction=20 / len(order))
+    pruned.set_objective(Objective(objectives=("latency_ms", "registers")))
+    # the whole space ranked, 20 kept: all on the predicted front (every odd k is dominated by k - 1)
+    kept = [order[c.id] for c in pruned.ask(20)]
+    assert len(kept) == 20 and all(k % 2 == 0 for k in kept) and max(kept) > 40  # not one end of it
+    # one kept of each batch of 10 proposals: the batch's fastest is always on its front, so a
+    # latency tie-break kept it every time; kept at random among the batch's front, it is not
+    spread = Pruned(create_strategy("random", space, seed=0), predicted, keep_fraction=0.1)
+    spread.set_objective(Objective(objectives=("latency_ms", "registers")))
+    kept_fastest = 0
+    for _ in range(12):
+        before = set(spread.reserve)
+        (config,) = spread.ask(1)
+        dropped = set(spread.reserve) - before
+        assert len(dropped) == 9
+        kept_fastest += order[config.id] < min(order[cid] for cid in dropped)
+    assert kept_fastest <= 9
+    unjudged = Pruned(create_strategy("random", space, seed=0), predicted, keep_fraction=1e-9)
+    unjudged.set_objective(Objective(Constraints(extra=("power_w<=250",))))
+    assert [order[c.id] for c in unjudged.ask(3)] == [0]  # by predicted latency, as without the bound
+
+
+def test_a_prediction_is_ranked_by_how_many_others_dominate_it_in_memory_bounded_blocks():
+    from workbench.search.pruning import pareto_ranks
+
+    rows = np.array([[1.0, 3.0], [2.0, 2.0], [2.0, 4.0], [3.0, 5.0], [np.nan, 0.0], [2.0, 2.0]])
+    assert pareto_ranks(rows) == pareto_ranks(rows, chunk=2) == [0, 0, 3, 4, 0, 0]  # NaN is worst; equal rows do not dominate each other
+
+
 def test_pruned_forwards_the_engines_objective(space):
     pruned = Pruned(create_strategy("agents", space), lambda c: 1.0, 0.5)
     pruned.set_objective(lambda trial: 42.0)

@@ -803,8 +803,8 @@ def usable_stored_options(strategy_name: str, stored: Mapping[str, Any]) -> tupl
 
 
 def _unnamed_strategy(objectives: Sequence[str]) -> str:
-    """The strategy of a run that names none: the default, or ``tpe`` (NSGA-II) for a Pareto front,
-    which the default does not search."""
+    """The strategy of a run that names none: the default, or ``tpe`` (Optuna's multi-objective
+    TPE) for a Pareto front, which the default does not search."""
     return "tpe" if objectives else DEFAULT_STRATEGY
 
 

@@ -21,7 +21,11 @@ import math
 from typing import Any, Callable, Sequence
 
 from workbench.core.errors import WorkbenchError
+import numpy as np
+
 from workbench.core.domain.measurement import LATENCY, Measurement, Status, Trial
+from workbench.core.domain.objective import Bound
+from workbench.core.domain.search_objective import INFEASIBLE, Objective
 from workbench.core.domain.space import Config
 from workbench.search.base import Strategy
 
@@ -53,6 +57,7 @@ class Pruned(Strategy):
         self.batch_parallel = strategy.batch_parallel
         self.reserve: dict[str, Config] = {}  # pruned but measurable, ranked when it is used (the objective may change)
         self.pruned = 0
+        self._predictions: dict[str, Measurement] = {}  # per config id: what the model said
         self._index = 0
 
     def set_objective(self, objective: Callable[[Trial], float]) -> None:
@@ -60,15 +65,56 @@ class Pruned(Strategy):
         self._objective = objective
         self.inner.set_objective(objective)
 
-    def _predict(self, config: Config) -> float:
-        """The objective's cost of what the model predicts for ``config`` (lower is better)."""
-        predicted = self.predictor(config)
-        if not isinstance(predicted, Measurement):
-            latency = float(predicted)
-            predicted = (Measurement(Status.OK, {LATENCY: latency}) if math.isfinite(latency)
-                         else Measurement.failure(Status.RUNTIME_ERROR, "predicted to fail"))
-        cost = float(self.objective(Trial(0, config, predicted)))
-        return math.inf if math.isnan(cost) else cost
+    def _prediction(self, config: Config) -> Trial:
+        """What the model predicts for ``config``, as a trial the objective can judge (kept per
+        config: the reserve is ranked again whenever it is used).
+
+        A bound on a metric the model does not predict (a device's power, an error measure, a
+        metric of the user's own benchmark) is taken as met: the model says nothing about it, and
+        counting it as missed gave every prediction the same cost, so pruning kept configs by
+        their id instead of by what the model does know."""
+        predicted = self._predictions.get(config.id)
+        if predicted is None:
+            said = self.predictor(config)
+            if isinstance(said, Measurement):  # its metrics and status (the model's explanations stay out)
+                predicted = Measurement(said.status, dict(said.metrics), said.message)
+            else:
+                latency = float(said)
+                predicted = (Measurement(Status.OK, {LATENCY: latency}) if math.isfinite(latency)
+                             else Measurement.failure(Status.RUNTIME_ERROR, "predicted to fail"))
+            self._predictions[config.id] = predicted
+        bounds: Sequence[Bound] = getattr(self.objective, "bounds", ())
+        unknown = {b.metric: b.value for b in bounds if predicted.ok and b.metric not in predicted.metrics}
+        if unknown:
+            predicted = Measurement(predicted.status, {**predicted.metrics, **unknown}, predicted.message)
+        return Trial(0, config, predicted)
+
+    def _ranked(self, configs: Sequence[Config]) -> list[Config]:
+        """``configs``, best predicted first under the run's objective, ties by predicted latency.
+
+        Searching a Pareto front (an objective with several metrics), the predictions that meet
+        the bounds come first by their Pareto rank (how many others dominate them on the
+        objectives' values: the predicted front first), in random order within a rank, then the
+        others by how far they miss. Ranked by one cost, or with ties broken by latency, pruning
+        kept the fastest end of the front only (the fastest of a batch is always on its front)."""
+        trials = [self._prediction(c) for c in configs]
+        costs = [float(self.objective(t)) for t in trials]
+        costs = [math.inf if math.isnan(c) else c for c in costs]
+        latencies = [t.metric(LATENCY) if t.ok else math.inf for t in trials]
+        latencies = [v if math.isfinite(v) else math.inf for v in latencies]
+        tier = costs
+        objective = self.objective
+        if len(getattr(objective, "objectives", ())) >= 2 and isinstance(objective, Objective):
+            front = [k for k, c in enumerate(costs) if c < INFEASIBLE]
+            ranks = pareto_ranks(np.array([objective.values(trials[k]) for k in front], dtype=float).reshape(len(front), -1))
+            tier = [INFEASIBLE if c < INFEASIBLE else c for c in costs]  # feasible: one tier, split by rank
+            rank = dict(zip(front, ranks))
+            shuffle = self.rng.permutation(len(configs))
+            keys = [(tier[k], rank.get(k, 0), float(shuffle[k]), c.id) for k, c in enumerate(configs)]
+        else:
+            keys = [(tier[k], 0, latencies[k], c.id) for k, c in enumerate(configs)]
+        order = sorted(range(len(configs)), key=lambda k: keys[k])
+        return [configs[k] for k in order]
 
     def _proposals_for(self, n: int) -> int:
         """How many proposals to ask the inner strategy for, so that ``keep_fraction`` of them is
@@ -86,11 +132,11 @@ class Pruned(Strategy):
         proposals = [c for c in self.inner.ask(want) if c.id not in self.measured]
         if not proposals:  # the inner strategy is done: measure the pruned reserve, best first
             left = [c for cid, c in self.reserve.items() if cid not in self.measured]
-            out = sorted(left, key=lambda c: (self._predict(c), c.id))[:n]
+            out = self._ranked(left)[:n]
             taken = {c.id for c in out}
             self.reserve = {c.id: c for c in left if c.id not in taken}
             return out
-        ranked = sorted(proposals, key=lambda c: (self._predict(c), c.id))
+        ranked = self._ranked(proposals)
         keep = max(1, min(n, round(len(ranked) * self.keep_fraction))) if len(ranked) > n else len(ranked)
         kept, dropped = ranked[:keep], ranked[keep:]
         if dropped:
@@ -116,6 +162,21 @@ class Pruned(Strategy):
 
     def state(self) -> dict[str, Any]:
         return {"inner": self.inner.name, "inner_state": self.inner.state(), "pruned": self.pruned}
+
+
+def pareto_ranks(values: np.ndarray, chunk: int = 256) -> list[int]:
+    """Each row's Pareto rank as the number of rows that dominate it (0: on the front; Fonseca and
+    Fleming's ranking), every column smaller-is-better, NaN worst. Computed in blocks of ``chunk``
+    rows, so memory stays ``chunk x rows`` when a tiny keep fraction ranks a whole large space."""
+    values = np.where(np.isnan(values), np.inf, np.asarray(values, dtype=float))
+    n = len(values)
+    dominated_by = np.zeros(n, dtype=np.int64)
+    for start in range(0, n, chunk):
+        block = values[start:start + chunk]
+        no_worse = np.all(block[:, None, :] <= values[None, :, :], axis=2)
+        better = np.any(block[:, None, :] < values[None, :, :], axis=2)
+        dominated_by += (no_worse & better).sum(axis=0)
+    return [int(r) for r in dominated_by]
 
 
 def with_pruning(strategy: Strategy, predictor: Predictor | None, keep_fraction: float = 0.25) -> Strategy:
