@@ -193,6 +193,14 @@ _CASES: dict[str, Case] = {}
 _DIGESTS: dict[str, str] = {}  # landscape name -> landscape_digest, for the baselines' cache keys
 
 
+def case_filters(given: list[str]) -> list[str] | None:
+    """``--cases`` values as substrings of case names (None: every case): each value split at its
+    commas, except a value that holds ", ", which only a case name does ("sgemm: min latency,
+    registers <= 80"): split, it selected every case with "min latency" in it."""
+    out = [part for value in given for part in ([value] if ", " in value else value.split(",")) if part]
+    return out or None
+
+
 def _init(selected: list[str] | None, variant: dict[str, str] | None = None) -> None:
     """Load the landscapes and build the cases ``selected`` names (all: None); the agents run with
     ``variant``'s options. Called again in one process (a paired comparison), it starts over."""
@@ -329,7 +337,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--cases", default=None, help="comma-separated substrings of case names")
+    parser.add_argument("--cases", action="append", default=[],
+                        help="substrings of case names, comma-separated or repeated; a whole case name "
+                             "(it holds ', ') is one")
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--markdown", default=None)
     parser.add_argument("--agents-option", action="append", default=[], metavar="NAME=VALUE",
@@ -342,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     for flag, path in (("--markdown", args.markdown), ("--runs-out", args.runs_out)):
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             parser.error(f"{flag} {path}: its folder does not exist")  # said now, not after the runs
-    selected = args.cases.split(",") if args.cases else None
+    selected = case_filters(args.cases)
     methods = args.methods.split(",")
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
@@ -350,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     variant = dict(item.split("=", 1) for item in args.agents_option)
     _init(selected, variant)
     if not _CASES:
-        parser.error(f"--cases {args.cases}: no case name contains any of these (names are like "
+        parser.error(f"--cases {', '.join(args.cases)}: no case name contains any of these (names are like "
                      f"'sim_H200_sgemm: min latency, registers <= 80')")
     if args.overhead:
         print("| case | evaluations | constrained ms/config | latency alone ms/config |")

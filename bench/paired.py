@@ -167,12 +167,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--landscapes", default="", help="comma-separated name filters (landscape mode)")
     ap.add_argument("--sim", default="none", help="templates added as simulated landscapes (comma-separated; 'none' for none)")
     ap.add_argument("--constrained", action="store_true", help="the constrained cases of bench/objective.py instead")
-    ap.add_argument("--cases", default="", help="comma-separated substrings of case names (--constrained)")
+    ap.add_argument("--cases", action="append", default=[],
+                    help="substrings of case names (--constrained), as bench/objective.py takes them")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args(argv)
     base = _options(args.base, "--base", ap.error)
     variant = {**base, **_options(args.variant, "--variant", ap.error)}
-    if not args.variant:
+    if not args.variant or variant == base:
         ap.error("--variant NAME=VALUE: at least one option that differs from the base")
     if args.seeds < 2:
         ap.error("--seeds: at least 2 (a standard error needs two)")
@@ -188,11 +189,11 @@ def main(argv: list[str] | None = None) -> int:
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     t0 = time.perf_counter()
     if args.constrained:
-        selected = [c for c in args.cases.split(",") if c] or None
+        selected = objective.case_filters(args.cases)
         objective._init(selected, base)
         names = list(objective._CASES)
         if not names:
-            ap.error(f"--cases {args.cases}: no constrained case matches")
+            ap.error(f"--cases {', '.join(args.cases)}: no constrained case matches")
         before = run_cases(selected, base, seeds, args.jobs)
         after = run_cases(selected, variant, seeds, args.jobs)
         simulated = [n for n in names if objective._LANDS[objective._CASES[n].landscape].simulated]

@@ -661,8 +661,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--markdown {args.markdown}: its folder does not exist")  # said now, not after the runs
     if args.cache_dir and os.path.exists(args.cache_dir) and not os.path.isdir(args.cache_dir):
         ap.error(f"--cache-dir {args.cache_dir}: exists and is not a folder")
-    if args.seeds < 2 or (args.kt and args.kt_seeds == 1):
-        ap.error("--seeds, --kt-seeds: at least 2 (a standard error, and so the tables' comparisons, need two)")
+    few = [item for item in args.kt_seeds_of.split(",") if item.partition("=")[2].strip() in ("0", "1")]
+    if args.seeds < 2 or (args.kt and args.kt_seeds == 1) or few:
+        ap.error("--seeds, --kt-seeds, --kt-seeds-of: at least 2 (a standard error, and so the tables' comparisons, "
+                 "need two)")
     if args.kt and not args.cached_only and _kt_version() == "none":
         ap.error("--kt runs Kernel Tuner's strategies, and Kernel Tuner is not installed here: pip install '.[kt]'")
     selected = [s for s in args.landscapes.split(",") if s] or None

@@ -52,6 +52,7 @@ def test_each_side_is_the_strategys_own_runs_on_the_same_seeds() -> None:
     (["--variant", "nope=1"], "has no option 'nope'"),
     (["--variant", "patience"], "expected NAME=VALUE"),
     ([], "at least one option that differs"),
+    (["--base", "patience=4", "--variant", "patience=4"], "at least one option that differs"),
     (["--variant", "patience=4", "--seeds", "1"], "at least 2"),
     (["--variant", "patience=4", "--strategy", "random", "--constrained"], "agents only"),
     (["--variant", "patience=4", "--landscapes", "no-such-landscape"], "no landscape matches"),
@@ -75,14 +76,40 @@ def test_the_constrained_cases_are_built_again_with_the_options_of_each_call(mon
     assert objective.METHODS["agents"] == ("agents", {})
 
 
+def _fake_landscape(monkeypatch, tmp_path: Path) -> None:
+    """The constrained benchmark over one made-up recorded landscape (its 4 cases), loaded at once."""
+    land = strategies._probe_landscape()
+    records = {}
+    for k, config in enumerate(land.space):
+        latency = land.latency[config.id]
+        records[config.id] = None if latency is None else {
+            "latency_ms": latency, "compile_time_ms": 100.0 + (k * 37) % 50, "time_spread": 0.01 * (k % 7)}
+    fake = objective.Landscape("fake_GPU", land.space, records, simulated=False)
+    monkeypatch.setattr(objective, "SIM_TEMPLATES", ())
+    monkeypatch.setattr(objective.glob, "glob", lambda pattern: ["fake.json"])
+    monkeypatch.setattr(objective, "load_kt", lambda path: fake)
+
+
+def test_a_case_name_with_its_comma_selects_that_case_only(monkeypatch, tmp_path: Path) -> None:
+    _fake_landscape(monkeypatch, tmp_path)
+    objective._init(None)
+    names = list(objective._CASES)
+    limit = next(n for n in names if ", compile_time_ms <=" in n)
+    assert len(names) == 4 and "min latency," in limit
+    objective._init(objective.case_filters([limit]))
+    assert list(objective._CASES) == [limit]  # split at its comma it picked every "min latency" case
+    objective._init(objective.case_filters(["compile_time,time_spread"]))
+    assert len(objective._CASES) == 4
+    assert objective.case_filters([]) is None
+
+
 @pytest.mark.parametrize("argv, said", [
     (["--cases", "sim_sgemm"], "no case name contains any of these"),
     (["--methods", "agents,tpe"], "no method tpe"),
 ])
 def test_the_constrained_benchmark_refuses_a_selection_of_nothing_instead_of_an_empty_table(
         argv: list[str], said: str, monkeypatch, tmp_path: Path, capsys) -> None:
-    monkeypatch.setattr(objective, "SIM_TEMPLATES", ())
-    monkeypatch.setattr(objective, "LANDSCAPE_DIR", str(tmp_path))
+    _fake_landscape(monkeypatch, tmp_path)  # cases exist; the selection names none of them
     with pytest.raises(SystemExit) as exit_:
         objective.main(argv)
     assert exit_.value.code == 2 and said in capsys.readouterr().err

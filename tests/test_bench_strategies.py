@@ -272,6 +272,7 @@ def test_values_the_records_hold_but_tune_params_does_not_declare_join_the_param
 @pytest.mark.parametrize("argv, said", [
     (["--seeds", "1"], "at least 2"),
     (["--kt", "--kt-seeds", "1"], "at least 2"),
+    (["--kt", "--kt-seeds-of", "bayes_opt+fail=1"], "at least 2"),
 ])
 def test_one_seed_is_refused_before_any_run_rather_than_tabulated_as_nan(argv, said, capsys) -> None:
     with pytest.raises(SystemExit) as exit_:
