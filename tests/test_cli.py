@@ -192,6 +192,27 @@ def test_import_kt_then_replay_tune(cli, tmp_path: Path, landscape) -> None:
     assert replayed["trials"] == 20 and replayed["device"].get("replayed") is True
 
 
+def test_show_says_how_the_trials_were_searched(cli, tmp_path: Path) -> None:
+    """A session records its strategy, seed, options, pruning and stop rule; show named none of
+    them, so repeating a run meant reading the file."""
+    out = tmp_path / "g.json"
+    result = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--strategy", "genetic",
+                 "--option", "population=6", "--seed", "3", "--patience", "20", "--prune", "0.5", "--budget", "4",
+                 "--executor", "inline", "--quiet", "--out", out)
+    assert result.returncode == 0, result.stderr
+    search = show_json(out, cli=cli)["search"]
+    assert search["strategy"] == "genetic" and search["seed"] == 3 and search["options_changed"] == {"population": 6}
+    assert search["options"]["population"] == 6 and len(search["options"]) > 1  # every option, as recorded
+    assert (search["prune_keep"], search["patience"], search["budget"]) == (0.5, 20, 4)
+    line = next(x for x in cli("show", out).stdout.splitlines() if x.startswith("search"))
+    assert line == ("search   genetic (seed 3, population=6, pruned to 0.5 by the cost model, "
+                    "stop after 20 evaluations without progress)")
+    imported = tmp_path / "kt.json"  # an imported recording was searched by nobody here
+    assert cli("import-kt", FIXTURES / "kt_cache_small.json", "--out", imported).returncode == 0
+    assert show_json(imported, cli=cli)["search"]["strategy"] is None
+    assert not any(x.startswith("search") for x in cli("show", imported).stdout.splitlines())
+
+
 def test_tune_labels_replayed_timings_in_its_summary_as_it_labels_simulated_ones(cli, tmp_path: Path) -> None:
     out = tmp_path / "replayed.json"
     result = cli("tune", "--replay", FIXTURES / "kt_cache_small.json", "--budget", "3", "--executor", "inline",

@@ -836,6 +836,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         "device": device,
         "simulated": bool(device.get("simulated", False)),
         "backend": session.backend.get("kind") if isinstance(session.backend, dict) else None,
+        "search": _search_of(session),
         "trials": len(trials),
         "by_status": by_status,
         # (with no size ranked, how many trials meet the constraints at any size)
@@ -975,6 +976,45 @@ def _direction_word(metric: str, weights: Any) -> str | None:
     return direction_word(direction) if direction is not None else None
 
 
+def _search_of(session: Any) -> dict[str, Any]:
+    """How the session's trials were searched, as its last run recorded it: the strategy, its seed
+    and the options set (the rest at their defaults), and the run's pruning and stop rules (None:
+    not used). What a person needs to repeat or continue the run the same way."""
+    from workbench.search.base import STRATEGIES, strategy_class
+
+    strategy = session.strategy if isinstance(session.strategy, dict) else {}
+    name = strategy.get("name")
+    options = dict(strategy.get("options") or {})
+    defaults = {o.name: o.default for o in strategy_class(name).OPTIONS} if name in STRATEGIES else {}
+    run = session.run
+    return {
+        "strategy": name,
+        "seed": strategy.get("seed"),
+        "options": options,
+        # the options this session set away from the strategy's defaults (all of them for a
+        # strategy this version does not have)
+        "options_changed": {k: v for k, v in options.items() if k not in defaults or defaults[k] != v},
+        "prune_keep": run.prune_keep,
+        "patience": run.patience,
+        "budget": run.budget,
+        "time_limit_s": run.time_limit_s,
+    }
+
+
+def _search_line(search: Mapping[str, Any]) -> str | None:
+    """``search`` of :func:`summarise` in one line (None when the session records no strategy)."""
+    if not search.get("strategy"):
+        return None
+    parts = [f"seed {search['seed']}" if search.get("seed") is not None else ""]
+    parts += [f"{k}={v}" for k, v in sorted(search["options_changed"].items())]
+    if search.get("prune_keep") is not None:
+        parts.append(f"pruned to {search['prune_keep']:g} by the cost model")
+    if search.get("patience") is not None:
+        parts.append(f"stop after {search['patience']} evaluations without progress")
+    shown = ", ".join(p for p in parts if p)
+    return f"{search['strategy']}" + (f" ({shown})" if shown else "")
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     from workbench.core.domain.session import load_session
 
@@ -1003,6 +1043,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"kernel   {summary['kernel']}")
     print(f"device   {device}{label}")
     print(f"trials   {summary['trials']}  " + "  ".join(f"{k}={v}" for k, v in sorted(summary["by_status"].items())))
+    searched = _search_line(summary["search"])
+    if searched:
+        print(f"search   {searched}")
     answered = summary.get("answered")
     size = f" at {', '.join(f'{k}={v}' for k, v in answered.items())}" if answered else ""
     over = "  (over all sizes)" if "answered" in summary and answered is None else size
