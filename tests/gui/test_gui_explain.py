@@ -132,7 +132,10 @@ def test_constraint_boxes_say_off_and_min_quality_stays_at_or_below_one(shown):
     quality.enabled.setChecked(False)
     assert quality.spin.text() == "off" and shown.model.constraints.min_quality is None
     memory = panel.limits["max_memory_mb"]
-    memory.spin.setValue(-0.5)  # typed between "off" and 0: a limit of 0, never a refused negative one
+    memory.spin.setValue(-0.5)  # typed between "off" and 0 (or one Up press): on at its loosest, never negative
+    assert memory.enabled.isChecked() and shown.model.constraints.max_memory_mb > 0
+    assert shown.model.ranking.n_feasible == shown.model.n
+    memory.spin.setValue(-0.5)  # once on, the same value is a limit of 0
     assert memory.enabled.isChecked() and shown.model.constraints.max_memory_mb == 0.0
     memory.spin.setValue(-1.0)
     assert not memory.enabled.isChecked() and shown.model.constraints.max_memory_mb is None
@@ -173,6 +176,15 @@ def test_table_puts_the_outcome_first_names_violations_and_the_card_names_the_ex
     shown.model.set_constraints(max_latency_ms=0.15)
     slow = 5  # latency 0.2
     assert table.data(table.index(slow, table.column_of("feasible"))) == "latency_ms 0.2 > 0.15"
+    shown.model.set_constraints(max_latency_ms=0.1999)  # a limit just under the value: told apart
+    assert table.data(table.index(slow, table.column_of("feasible"))) == "latency_ms 0.2 > 0.1999"
+    shown.model.set_constraints(max_latency_ms=0.19999)  # not "0.2 > 0.2" (3 digits each)
+    assert table.data(table.index(slow, table.column_of("feasible"))) == "latency_ms 0.2 > 0.19999"
+    shown.model.set_constraints(max_latency_ms=0.15)
+    from workbench.gui.results_table import _apart
+
+    assert _apart(4.1312, 4.131) == ("4.1312", "4.131")  # "4.13 > 4.131" read as a contradiction
+    assert _apart(1234567.0, 1234566.0) == ("1234567", "1234566") and _apart(0.2, 0.15) == ("0.2", "0.15")
     assert table.data(table.index(0, table.column_of("feasible"))) == "yes"
     assert table.data(table.index(0, table.column_of("spread"))) == "2.5"
     # trial 0 (0.1 ms) holds 16 KB per SM: a floor of 20 KB excludes the fastest config

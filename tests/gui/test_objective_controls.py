@@ -307,6 +307,47 @@ def test_min_quality_cannot_be_typed_above_one(window, tmp_path):
     assert window.objective_panel.limits["max_latency_ms"].spin.maximum() > 1.0  # only quality has a ceiling
 
 
+def test_no_limit_box_sets_a_limit_nothing_could_meet(window, tmp_path):
+    """One Up press on a box reading "off" set a limit of 0: max latency 0 aborted every later
+    candidate of a run and was saved into a session the command line refuses; max memory 0
+    excluded every trial. Stepping up from "off" now ticks the box (its loosest limit), a typed
+    latency of 0 becomes the smallest limit shown, and a line dragged past 0 stops above it."""
+    window.open_session(_sim_session(tmp_path / "z.json"))
+    model, limits = window.model, window.objective_panel.limits
+    for field in ("max_latency_ms", "max_memory_mb"):
+        control = limits[field]
+        assert not control.enabled.isChecked()
+        control.spin.stepUp()
+        ticked = getattr(model.constraints, field)
+        assert control.enabled.isChecked() and ticked is not None and ticked > 0
+        assert ticked == pytest.approx(control.value_at(1000), rel=1e-3)  # as ticking the box: the loosest limit
+    limits["max_latency_ms"].spin.setValue(0.0)
+    assert limits["max_latency_ms"].floor() > 0
+    assert model.constraints.max_latency_ms == pytest.approx(limits["max_latency_ms"].floor())
+    model.constraints.check_possible()  # what the command line would accept
+    chart = window.tradeoff_chart
+    chart.log_x = False
+    chart.latency_line.setValue(-3.0)
+    chart._on_latency_dragged(chart.latency_line)
+    assert 0 < model.constraints.max_latency_ms <= 1e-3
+    limits["max_memory_mb"].spin.setValue(0.0)  # a memory limit of 0 is one a config could meet
+    assert model.constraints.max_memory_mb == 0.0
+
+
+def test_a_refusal_under_the_constraint_field_goes_when_the_field_no_longer_shows_the_refused_text(window, tmp_path):
+    window.open_session(_sim_session(tmp_path / "r.json"))
+    panel = window.objective_panel
+    panel.extra_edit.setText("latency <= 5")
+    panel._on_extra_edited()  # what Enter does
+    assert "did you mean 'latency_ms'" in panel.extra_error.toolTip()
+    panel.limits["max_memory_mb"].enabled.setChecked(True)  # another control: the field shows what is in force
+    assert panel.extra_edit.text() == "" and panel.extra_error.toolTip() == ""
+    panel.extra_edit.setText("latency <= 5")
+    panel._on_extra_edited()
+    window.open_session(_sim_session(tmp_path / "s.json"))  # another session: nothing said of its text
+    assert panel.extra_error.toolTip() == ""
+
+
 def test_a_typed_constraint_on_a_metric_nothing_reports_is_refused_with_the_command_lines_words(window, qtbot, tmp_path):
     """The CLI refuses `nonexistent >= 3` (a typo would make every trial infeasible); the window says
     the same line and keeps the constraints it had."""

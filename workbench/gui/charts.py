@@ -59,6 +59,9 @@ def _scatter(brush: Any, symbol: str = "o", size: float = 6, pen: Any = NO_PEN, 
     return FastScatter(symbol=symbol, size=size, pen=pen, brush=brush, tip=hover, marker=marker)
 
 
+#: The tightest latency limit a dragged line sets (ms): positive, below any kernel's latency.
+MIN_LATENCY_LIMIT_MS = 1e-4
+
 class _ChartBase(QWidget):
     """A plot widget bound to the model, refreshed by :meth:`refresh` when the model changed."""
 
@@ -395,7 +398,9 @@ class TradeoffChart(_ChartBase):
 
     def _on_latency_dragged(self, line: pg.InfiniteLine) -> None:
         value = float(line.value())
-        self.model.set_constraints(max_latency_ms=10**value if self.log_x else max(value, 0.0))
+        # a limit of 0 ms or less would exclude every config that could exist (and the command
+        # line refuses it): dragged past 0, the line stops at the smallest positive limit shown
+        self.model.set_constraints(max_latency_ms=10**value if self.log_x else max(value, MIN_LATENCY_LIMIT_MS))
 
     def _on_memory_dragged(self, line: pg.InfiniteLine) -> None:
         self.model.set_constraints(max_memory_mb=max(float(line.value()), 0.0))

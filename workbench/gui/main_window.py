@@ -582,6 +582,7 @@ class MainWindow(QMainWindow):
         engine = self.engine_thread.engine
         running = engine.objective.objectives if engine.objective is not None else ()  # a Pareto run stays one
         try:
+            self.model.constraints.check_possible()  # a limit no measurement could meet is not searched for
             objective = Objective(self.model.constraints, self.model.weights, running)
         except WorkbenchError as exc:
             self.statusBar().showMessage(f"the run keeps its objective: {window_message(exc)}", 8000)
@@ -590,9 +591,13 @@ class MainWindow(QMainWindow):
         # said, so a change mid-run is not taken for a re-ranking of what was measured alone
         described = objective.describe()
         bounds = ", ".join(described["constraints"]) or "no constraints"
-        terms = ", ".join(f"{metric} {term['share']:.0%}" for metric, term in described["terms"].items())
+        if running:  # a Pareto search follows the bounds; the weights rank only the views
+            steer = f"the Pareto front of {', '.join(running)} (the weights rank the views, not this search)"
+        else:
+            terms = ", ".join(f"{metric} {term['share']:.0%}" for metric, term in described["terms"].items())
+            steer = f"score {terms or 'latency'}"
         self.statusBar().showMessage(f"the running search follows the new objective from its next proposal: "
-                                     f"{bounds}; score {terms or 'latency'}", 8000)
+                                     f"{bounds}; {steer}", 8000)
 
     def _fill_size_picker(self) -> None:
         """List the session's sizes (shown only for a sweep) with the size shown selected."""

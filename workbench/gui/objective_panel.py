@@ -166,11 +166,22 @@ class LimitControl:
         self.enabled.blockSignals(False)
         self.panel.model.set_constraints(**{self.field: value})  # the exact value, not the rounded text
 
+    def floor(self) -> float:
+        """The tightest limit the box takes: a latency above 0 (the box's smallest step; a limit of
+        0 ms, which one Up press from "off" gave, aborted every later candidate of a run and wrote
+        a session the command line refuses), a memory or quality of 0."""
+        return 10.0 ** -self.spin.decimals() if self.field == "max_latency_ms" else 0.0
+
     def _on_spin(self, *_: Any) -> None:
-        """Typing a limit turns the constraint on; stepping down to "off" turns it off."""
-        if OFF < self.spin.value() < 0:  # between the sentinel and 0: no limit here is negative
+        """Typing a limit turns the constraint on; stepping down to "off" turns it off. Stepping
+        up from "off" (to 0 or below) turns it on as ticking the box does, at the loosest limit."""
+        value = self.spin.value()
+        if OFF < value <= 0 and not self.enabled.isChecked():
+            self.enabled.setChecked(True)  # -> _on_toggled: the loosest limit of the data
+            return
+        if OFF < value < self.floor():  # no limit here is negative, and no latency limit is 0
             self.spin.blockSignals(True)
-            self.spin.setValue(0.0)
+            self.spin.setValue(self.floor())
             self.spin.blockSignals(False)
         self.enabled.blockSignals(True)
         self.enabled.setChecked(self.spin.value() > OFF)
@@ -312,6 +323,7 @@ class ObjectivePanel(QWidget):
 
     # --- model -> widgets -------------------------------------------------------------------
     def _on_session_changed(self) -> None:
+        self._show_extra_error("")  # what was said of the previous session's constraint text
         self._drop_extra_rows()
         self.weight_scale = weight_scale(self.model.weights.values.values())
         self._update_weight_rows()
@@ -493,8 +505,11 @@ class ObjectivePanel(QWidget):
         constraints = self.model.constraints
         for field, control in self.limits.items():
             control.show(getattr(constraints, field))
-        if not self.extra_edit.hasFocus():
-            self.extra_edit.setText(", ".join(bound.label for bound in constraints.extra))
+        in_force = ", ".join(bound.label for bound in constraints.extra)
+        if not self.extra_edit.hasFocus() and self.extra_edit.text() != in_force:
+            # the field no longer shows the text a refusal or warning under it was about
+            self.extra_edit.setText(in_force)
+            self._show_extra_error("")
         self._update_weight_rows()  # a metric just weighted or given a direction gets its row
         self._update_remeasure()
 

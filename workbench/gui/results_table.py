@@ -115,12 +115,24 @@ def feasibility_text(model: SessionModel, row: int) -> str:
     for bound in model.constraints.bounds():
         value = trial.metric(bound.metric)
         if not bound.check(value):
-            shown = "not reported" if math.isnan(value) else f"{value:.3g}"
-            worse = ">" if bound.op == "<=" else "<"
-            broken.append(f"{bound.metric} {shown} {worse} {bound.value:g}" if not math.isnan(value) else f"{bound.metric} {shown}")
+            if math.isnan(value):
+                broken.append(f"{bound.metric} not reported")
+                continue
+            shown, limit = _apart(value, bound.value)
+            broken.append(f"{bound.metric} {shown} {'>' if bound.op == '<=' else '<'} {limit}")
     if not broken and ranking.unscored[row]:  # within the constraints, but nothing to score it on
         return "no score: reports no weighted metric"
     return "; ".join(broken) or "no"
+
+
+def _apart(value: float, limit: float) -> tuple[str, str]:
+    """``value`` and ``limit`` with the fewest significant digits (3 at least) that tell them apart:
+    at 3 digits a latency of 4.1312 over a limit of 4.131 read "4.13 > 4.131"."""
+    for digits in range(3, 18):
+        shown, bound = f"{value:.{digits}g}", f"{limit:.{digits}g}"
+        if shown != bound:
+            return shown, bound
+    return repr(value), repr(limit)
 
 
 def latency_spread_percent(trial: Trial) -> float:
