@@ -475,6 +475,31 @@ def test_a_first_run_refused_over_a_metric_set_in_the_panel_says_the_panel_set_i
 
     cache = Path(__file__).resolve().parents[1] / "fixtures" / "kt_cache_small.json"
     window.model.set_weights({"latency_ms": 1.0, "memory_mb": 0.5})
-    with pytest.raises(WorkbenchError, match="memory_mb.*set under Constraints or Score weights before this run"):
+    with pytest.raises(WorkbenchError, match="memory_mb.*set before this run under Constraints or Score weights"):
         window.start_run({"backend": "replay", "replay": str(cache), "budget": 3})
     assert not window.running
+
+
+def test_a_new_session_keeps_the_objective_in_force_not_the_old_kernels_own_metrics(window, qtbot, tmp_path):
+    """A new run of another kernel took the shown session's weights and directions whole: a zero
+    weight and a direction on the old benchmark's own metric became rows (and file entries) of a
+    kernel that never reports it; a weight in force on it was refused with no word of where it
+    came from."""
+    from workbench.core.domain.objective import Weights
+    from workbench.core.errors import WorkbenchError
+
+    merit = Path(__file__).resolve().parents[1] / "fixtures" / "merit_bench.py"
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": str(merit), "backend": "python", "strategy": "random", "budget": 4})
+    model = window.model
+    model.session.weights = Weights(values={"latency_ms": 1.0, "merit": 2.0}, directions={"merit": 1})
+    with pytest.raises(WorkbenchError, match="merit.*kept from the session shown under Constraints or Score weights"):
+        window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 2,
+                          "options": {"compile": "estimate"}})
+    model.session.weights = Weights(values={"latency_ms": 1.0, "merit": 0.0}, directions={"merit": 1})
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 2,
+                          "options": {"compile": "estimate"}})
+    weights = window.model.session.weights
+    assert "merit" not in weights.values and "merit" not in weights.directions
+    assert "merit" not in window.objective_panel.weight_sliders

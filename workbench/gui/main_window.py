@@ -24,6 +24,7 @@ from workbench.backends.base import PACED_BACKENDS
 from workbench.core.fs import resolved
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.records import provenance
+from workbench.core.domain.objective import DEFAULT_WEIGHTS, Constraints, Weights
 from workbench.core.io.session_lock import SessionLock
 from workbench.gui import compat  # noqa: F401 - applied on import, before any widget exists
 from workbench.gui.background import Background
@@ -104,16 +105,28 @@ def _path_forms(name: str) -> set[Path]:
     return {resolved(name), Path(os.path.abspath(name))}
 
 
-def _panel_objective_named(error: WorkbenchError, request: Any) -> WorkbenchError:
-    """``error`` of a first run, saying that a metric it names was set in the window's objective
-    panel before the run (a weight on memory, say, which a replay of a recording cannot report):
-    the refusal named the metric, and nothing said the panel had put it there."""
+def _carried_weights(weights: Weights, constraints: Constraints) -> Weights:
+    """The weights a new session takes from the one shown: those in force and the standard rows;
+    a weight of 0 or a direction on a metric of the old kernel alone (a benchmark's own ``margin``)
+    gave the new session a row for a metric it never reports, and went into its file."""
+    bounded = {bound.metric for bound in constraints.bounds()}
+    values = {m: w for m, w in weights.values.items() if w > 0 or m in DEFAULT_WEIGHTS}
+    directions = {m: d for m, d in weights.directions.items() if values.get(m, 0) > 0 or m in bounded}
+    return Weights(values=values, directions=directions)
+
+
+def _panel_objective_named(error: WorkbenchError, request: Any, kept: bool = False) -> WorkbenchError:
+    """``error`` of a run that starts a session, saying that a metric it names was set in the
+    window's objective panel before the run (a weight on memory, say, which a replay of a
+    recording cannot report), or kept from the session shown (``kept``): the refusal named the
+    metric, and nothing said the panel had put it there."""
     named = {bound.metric for bound in request.constraints.bounds()} if request.constraints is not None else set()
     named |= set(request.weights.active()) - {"latency_ms"} if request.weights is not None else set()
     text = str(error)
     if not any(f"'{metric}'" in text or f"{metric} " in text for metric in named):
         return error
-    return WorkbenchError(f"{text} (set under Constraints or Score weights before this run: clear it there)")
+    where = "kept from the session shown" if kept else "set before this run"
+    return WorkbenchError(f"{text} ({where} under Constraints or Score weights: clear it there)")
 
 
 def _continued_note(n: int, before: str, strategy: str) -> str:
@@ -826,7 +839,8 @@ class MainWindow(QMainWindow):
             raise WorkbenchError("run not started: the current session has unsaved trials")
         else:
             # the objective in force: the shown session's, or what the panel set before any run
-            request = dataclasses.replace(request, constraints=self.model.constraints, weights=self.model.weights)
+            request = dataclasses.replace(request, constraints=self.model.constraints,
+                                          weights=_carried_weights(self.model.weights, self.model.constraints))
         if continuing and current is not None:
             output, held = self._run_output(current.kernel)
         else:
@@ -841,8 +855,8 @@ class MainWindow(QMainWindow):
         except WorkbenchError as exc:
             if held is not None and held is not self._autosave_lock:  # taken for this run only
                 held.release()
-            if current is None:  # an objective set in the panel before any run: say where it came from
-                raise _panel_objective_named(exc, request) from None
+            if not continuing:  # an objective set in the panel, or kept from the session shown: say so
+                raise _panel_objective_named(exc, request, kept=current is not None) from None
             raise
         except BaseException:
             if held is not None and held is not self._autosave_lock:  # taken for this run only
