@@ -866,3 +866,16 @@ def test_explore_starts_a_slot_that_grows_by_a_factor_on_a_log_axis_until_the_pe
     chart.refresh()
     for box in (chart.x_log, chart.y_log):
         assert not box.isEnabled() and not box.isChecked()
+
+
+def test_the_card_shows_the_figures_the_recommendation_was_ranked_and_constrained_on(own_metrics_window):
+    """With a weight or a bound on a benchmark's own metric the card said "lowest merit" beside
+    latency alone: the figures it chose by were not on it."""
+    from workbench.gui.text import metric_label
+
+    window = own_metrics_window
+    window.model.set_constraints(extra=("energy_j <= 0.6",))
+    window.model.set_weights({"latency_ms": 1.0, "tflops": 1.0})
+    text = window.best_card.text()
+    assert f"{metric_label('energy_j')}:" in text and f"{metric_label('tflops')}:" in text
+    assert f"{metric_label('merit')}:" not in text  # reported, but nothing ranks or limits by it

@@ -84,9 +84,15 @@ class BestCard(QFrame):
         # estimated resources (the estimated mode for demos, or a compile not landed) make estimated
         # registers and occupancy: said beside each, where they read as a compile's facts before
         estimated = trial.measurement.resources_estimated
+        # the figures the recommendation was ranked or constrained on come too, whatever they are
+        # (a benchmark's own margin, an error in dB): "lowest margin" beside latency alone said
+        # nothing of the margin it chose
+        ranked_on = [m for m in (*model.weights.active(), *(b.metric for b in model.constraints.bounds()))
+                     if m not in CARD_METRICS]
+        listed = [*CARD_METRICS, *dict.fromkeys(ranked_on)]
         shown = "<br>".join(f"{html.escape(metric_label(k))}: {fmt(metrics[k])}{_metric_note(k, metrics[k], source)}"
                             + (" <i>(estimated, not compiled)</i>" if estimated and k in _FROM_RESOURCES else "")
-                            for k in CARD_METRICS if k in metrics and not (k in _RATES and not metrics[k]))
+                            for k in listed if k in metrics and not (k in _RATES and not metrics[k]))
         # The reason comes first: it is the card's one sentence, and below the config and its figures
         # it was out of sight wherever the card scrolls (presentation mode's fonts at 1440x900).
         parts = [f"<i>Why: {html.escape(ranking.explain(best))}</i>",
