@@ -4,6 +4,7 @@ on text slots, limit lines only while on, the violated constraint named, the exc
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import pytest
@@ -879,3 +880,24 @@ def test_the_card_shows_the_figures_the_recommendation_was_ranked_and_constraine
     text = window.best_card.text()
     assert f"{metric_label('energy_j')}:" in text and f"{metric_label('tflops')}:" in text
     assert f"{metric_label('merit')}:" not in text  # reported, but nothing ranks or limits by it
+
+
+def test_a_front_of_other_metrics_than_latency_is_named_and_its_metrics_can_be_plotted(window, cli, tmp_path):
+    """A session that searched the front of registers and occupancy showed latency against memory
+    and recommended "lowest latency" with nothing naming the search, and registers and occupancy
+    were not offered on the trade-off chart's axis."""
+    from workbench.gui.text import metric_label
+
+    path = tmp_path / "front.json"
+    done = cli("tune", "sgemm", "--backend", "sim", "--resources", "estimated", "--budget", "20",
+               "--objectives", "registers,occupancy", "--executor", "inline", "--quiet", "--out", path)
+    assert done.returncode == 0, done.stderr
+    window.open_session(path)
+    text = window.best_card.text()
+    assert f"Pareto front of <b>{metric_label('registers')}, {metric_label('occupancy')}</b>" in text
+    shown = json.loads(cli("show", path, "--json").stdout)
+    assert f": {len(shown['pareto'])} feasible config" in text  # the front show lists
+    chart = window.tradeoff_chart
+    chart.refresh()
+    offered = [chart.y_combo.itemData(i) for i in range(chart.y_combo.count())]
+    assert "registers" in offered and "occupancy" in offered, offered

@@ -49,12 +49,23 @@ def tradeoff_metrics(model: Any) -> list[str]:
     partner = pareto_partner(model)
     if partner is not None and partner not in memory:
         memory.append(partner)
+    for name in session_objectives(model):  # a front of other metrics: each can be put on the axis
+        if name != "latency_ms" and name not in memory and has_data(model, name):
+            memory.append(name)
     if memory or model.n == 0:
         return memory
     directions = getattr(getattr(model, "weights", None), "directions", None)
     return [name for name in model.metric_names() if not name.startswith(("slot:", "latency"))
             and name not in OTHER_LATENCY_READINGS
             and known_direction(name, directions) is not None and has_data(model, name)]
+
+
+def session_objectives(model: Any) -> list[str]:
+    """The metrics a session searched the Pareto front of (``tune --objectives``); empty for a
+    session that searched one score."""
+    strategy = getattr(getattr(model, "session", None), "strategy", None)
+    objectives = strategy.get("objectives") if isinstance(strategy, dict) else None
+    return [str(m) for m in objectives] if isinstance(objectives, list) else []
 
 
 def pareto_partner(model: Any) -> str | None:

@@ -10,6 +10,7 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from workbench.core.errors import WorkbenchError
 from workbench.core.model.quality import EMULATION, FLOAT32_DIGITS, ROUNDED_REFERENCE
 from workbench.gui.model import SessionModel
 from workbench.gui.text import fmt, metric_label
@@ -39,6 +40,7 @@ class BestCard(QFrame):
         self.body.setTextFormat(Qt.TextFormat.RichText)
         self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.body.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self._front: tuple[object, int | None] = (None, None)  # (what it was counted for, feasible configs on the front)
         self.select_button = QPushButton("Show in table")
         self.select_button.clicked.connect(self._on_select_clicked)
         layout = QVBoxLayout(self)
@@ -101,6 +103,9 @@ class BestCard(QFrame):
             parts.append("<b>Resources estimated</b>: its compile had not landed, so its registers and shared "
                          "memory are an estimate; Start (it continues the session and refines them first) can change these figures or "
                          "refuse its launch.")
+        searched = self._front_text()
+        if searched:
+            parts.insert(1, searched)
         baseline = self._baseline_text(trial.metric("latency_ms"))
         if baseline:
             parts.append(baseline)
@@ -109,6 +114,31 @@ class BestCard(QFrame):
             parts.append(fastest)
         parts.append(f"trial {trial.index} &middot; id {trial.config.id}")
         return "<br>".join(parts)
+
+    def _front_text(self) -> str:
+        """For a session that searched a Pareto front: of which metrics, and how many feasible
+        configs are on it; the card's recommendation is by the score, which is not what that
+        search looked for (a front of registers and occupancy was shown as "lowest latency")."""
+        from workbench.core.domain.search_objective import Objective
+        from workbench.gui.axes import session_objectives
+
+        objectives = session_objectives(self.model)
+        if len(objectives) < 2:
+            return ""
+        key = (id(self.model.session), self.model.data_version, self.model.constraints, self.model.weights.directions)
+        if self._front[0] != key:  # a front is quadratic in the trials: counted once per change
+            try:
+                objective = Objective(self.model.constraints, self.model.weights, tuple(objectives))
+                self._front = (key, len(objective.pareto(self.model.trials)))
+            except WorkbenchError:  # a metric without a direction: the front cannot be drawn up
+                self._front = (key, None)
+        on_front = self._front[1]
+        if on_front is None:
+            return ""
+        names = ", ".join(metric_label(m) for m in objectives)
+        return (f"This session searched the Pareto front of <b>{html.escape(names)}</b>: {on_front} feasible "
+                f"config{'s' if on_front != 1 else ''} on it (<i>show --json</i> lists them); the config "
+                "below is the best by the score weights.")
 
     def _fastest_text(self, best: int) -> str:
         """When the recommendation is not the fastest successful config: what kept the fastest out."""
