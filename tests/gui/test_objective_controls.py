@@ -510,3 +510,30 @@ def test_a_typed_bound_nothing_can_meet_is_refused_as_on_the_command_line(window
     assert not panel.extra_error.isHidden()
     window.save_to(str(tmp_path / "saved.json"))
     assert cli("show", str(tmp_path / "saved.json")).returncode == 0
+
+
+def test_a_weight_row_added_for_a_metric_is_reached_with_the_keyboard(own_metrics_window, qtbot):
+    """A row added for a benchmark's own metric sat at the end of the window's focus chain, behind
+    the results table (which keeps Tab): its direction toggle, needed before it can be weighted,
+    was out of the keyboard's reach, and picking it in the list sent the focus elsewhere."""
+    from PySide6.QtCore import Qt
+
+    def tabbed_after(widget, n):  # the next n widgets Tab moves to, as Qt walks its focus chain
+        out = []
+        while len(out) < n:
+            widget = widget.nextInFocusChain()
+            if widget.isVisible() and widget.isEnabled() and widget.focusPolicy() & Qt.FocusPolicy.TabFocus:
+                out.append(widget)
+        return out
+
+    panel = own_metrics_window.objective_panel
+    box = panel.more_metrics
+    box.setCurrentIndex(box.findText("merit"))
+    box.activated.emit(box.findText("merit"))  # what picking it in the list does
+    toggle, slider = panel.direction_buttons["merit"], panel.weight_sliders["merit"]
+    qtbot.wait(10)  # the new row's widgets are shown by the layout
+    last_fixed = panel.weight_sliders[list(panel.WEIGHTED)[-1]]
+    assert not slider.isEnabled()  # no weight without a direction: Tab skips it, as it should
+    assert tabbed_after(last_fixed, 1) == [toggle]
+    toggle.click()  # a direction: the slider takes part
+    assert tabbed_after(last_fixed, 2) == [slider, toggle]

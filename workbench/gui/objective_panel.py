@@ -375,7 +375,11 @@ class ObjectivePanel(QWidget):
 
     def _on_more_metric(self, index: int) -> None:
         if index > 0:
-            self.show_metric(self.more_metrics.itemText(index))
+            metric = self.more_metrics.itemText(index)
+            self.show_metric(metric)
+            row = self.weight_rows.get(metric)
+            if row is not None:  # the keyboard goes on where the new row is (its direction first)
+                (row.toggle or row.slider).setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _add_row(self, metric: str) -> None:
         row = WeightRow(self, metric, toggle=metric not in self.WEIGHTED and _takes_direction(metric))
@@ -430,6 +434,12 @@ class ObjectivePanel(QWidget):
         self.weights_grid.removeWidget(self.more_metrics)
         self.weights_grid.addWidget(self.more_metrics, self._grid_lines, 0, 1, 3)
         self.more_metrics.setVisible(bool(others))
+        # Tab goes through the rows in the order they are shown: a row added later (a metric of the
+        # benchmark's own, with its direction toggle) was at the end of the window's focus chain,
+        # behind the results table, out of reach of the keyboard
+        chain: list[QWidget] = [w for row in self.weight_rows.values() for w in (row.slider, row.toggle) if w is not None]
+        for before, after in zip(chain, [*chain[1:], self.more_metrics]):
+            QWidget.setTabOrder(before, after)
         reported = self.reported_metrics()
         for metric, row in self.weight_rows.items():
             row.available = (reported is None or metric in reported or weights.get(metric) > 0
