@@ -133,10 +133,7 @@ def test_constraint_boxes_say_off_and_min_quality_stays_at_or_below_one(shown):
     quality.enabled.setChecked(False)
     assert quality.spin.text() == "off" and shown.model.constraints.min_quality is None
     memory = panel.limits["max_memory_mb"]
-    memory.spin.setValue(-0.5)  # typed between "off" and 0 (or one Up press): on at its loosest, never negative
-    assert memory.enabled.isChecked() and shown.model.constraints.max_memory_mb > 0
-    assert shown.model.ranking.n_feasible == shown.model.n
-    memory.spin.setValue(-0.5)  # once on, the same value is a limit of 0
+    memory.spin.setValue(-0.5)  # typed between "off" and 0: a limit of 0, never a refused negative one
     assert memory.enabled.isChecked() and shown.model.constraints.max_memory_mb == 0.0
     memory.spin.setValue(-1.0)
     assert not memory.enabled.isChecked() and shown.model.constraints.max_memory_mb is None
@@ -901,3 +898,38 @@ def test_a_front_of_other_metrics_than_latency_is_named_and_its_metrics_can_be_p
     chart.refresh()
     offered = [chart.y_combo.itemData(i) for i in range(chart.y_combo.count())]
     assert "registers" in offered and "occupancy" in offered, offered
+
+
+def test_a_front_of_a_benchmarks_own_metrics_keeps_every_other_metric_on_offer(window, cli, tmp_path):
+    """Offering the front's metrics on the trade-off axis must not take away the other metrics a
+    session without memory figures offers there (energy, beside merit and tflops)."""
+    from tests.gui.conftest import OWN_METRICS_BENCH
+
+    bench = tmp_path / "own.py"
+    bench.write_text(OWN_METRICS_BENCH)
+    path = tmp_path / "own.json"
+    done = cli("tune", bench, "--objectives", "merit,tflops", "--maximize", "merit", "--budget", "12",
+               "--strategy", "tpe", "--quiet", "--out", path)
+    assert done.returncode == 0, done.stderr
+    window.trusted_code.add(bench.resolve())
+    window.open_session(path)
+    from workbench.gui.axes import tradeoff_metrics
+
+    offered = tradeoff_metrics(window.model)
+    assert {"energy_j", "merit", "tflops"} <= set(offered), offered
+    assert ": " in window.best_card.text() and "Pareto front of" in window.best_card.text()
+
+
+def test_the_size_of_a_front_is_counted_without_comparing_every_pair():
+    import numpy as np
+
+    from workbench.core.domain.pareto import front_size
+
+    rng = np.random.default_rng(1)
+    for columns in (2, 3):
+        for _ in range(200):
+            points = rng.integers(0, 6, size=(int(rng.integers(1, 30)), columns)).astype(float)
+            distinct = np.unique(points, axis=0)
+            expected = sum(not any(np.all(o <= p) and np.any(o < p) for o in distinct) for p in distinct)
+            assert front_size(points) == expected
+    assert front_size(np.array([[1.0, np.nan], [2.0, 2.0]])) == 1 and front_size(np.zeros((0, 2))) == 0

@@ -321,17 +321,24 @@ def test_no_limit_box_sets_a_limit_nothing_could_meet(window, tmp_path):
         ticked = getattr(model.constraints, field)
         assert control.enabled.isChecked() and ticked is not None and ticked > 0
         assert ticked == pytest.approx(control.value_at(1000), rel=1e-3)  # as ticking the box: the loosest limit
-    limits["max_latency_ms"].spin.setValue(0.0)
-    assert limits["max_latency_ms"].floor() > 0
-    assert model.constraints.max_latency_ms == pytest.approx(limits["max_latency_ms"].floor())
+    latency = limits["max_latency_ms"]
+    latency.spin.setValue(0.0)  # typed
+    assert latency.floor() > 0
+    assert model.constraints.max_latency_ms == pytest.approx(latency.floor())
     model.constraints.check_possible()  # what the command line would accept
+    latency.spin.setSingleStep(1.0)  # a step larger than the tightest limit: Down still reaches "off"
+    latency.spin.stepDown()
+    assert not latency.enabled.isChecked() and model.constraints.max_latency_ms is None
     chart = window.tradeoff_chart
     chart.log_x = False
     chart.latency_line.setValue(-3.0)
     chart._on_latency_dragged(chart.latency_line)
-    assert 0 < model.constraints.max_latency_ms <= 1e-3
-    limits["max_memory_mb"].spin.setValue(0.0)  # a memory limit of 0 is one a config could meet
-    assert model.constraints.max_memory_mb == 0.0
+    fastest = min(t.metric("latency_ms") for t in model.trials if t.ok)
+    assert model.constraints.max_latency_ms == pytest.approx(fastest / 2)  # positive, and shown with its digits
+    memory = limits["max_memory_mb"]
+    memory.enabled.setChecked(False)
+    memory.spin.setValue(0.0)  # typed into a box reading "off": a memory limit of 0 is one a config could meet
+    assert memory.enabled.isChecked() and model.constraints.max_memory_mb == 0.0
 
 
 def test_a_refusal_under_the_constraint_field_goes_when_the_field_no_longer_shows_the_refused_text(window, tmp_path):
@@ -346,6 +353,19 @@ def test_a_refusal_under_the_constraint_field_goes_when_the_field_no_longer_show
     panel._on_extra_edited()
     window.open_session(_sim_session(tmp_path / "s.json"))  # another session: nothing said of its text
     assert panel.extra_error.toolTip() == ""
+
+
+
+def test_a_warning_about_the_constraint_in_force_stays_when_the_field_is_respelled(window):
+    """Before any run a bound on a metric nothing reports yet applies with a warning; committed by
+    leaving the field, its spelling (merit>=1) was rewritten (merit >= 1) and the warning erased."""
+    panel = window.objective_panel
+    panel.extra_edit.setText("merit>=1")
+    panel._on_extra_edited()  # what leaving the field does
+    warning = panel.extra_error.toolTip()
+    assert "merit" in warning
+    panel._on_objective_changed()
+    assert panel.extra_edit.text() == "merit >= 1" and panel.extra_error.toolTip() == warning
 
 
 def test_a_typed_constraint_on_a_metric_nothing_reports_is_refused_with_the_command_lines_words(window, qtbot, tmp_path):

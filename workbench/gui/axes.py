@@ -49,15 +49,14 @@ def tradeoff_metrics(model: Any) -> list[str]:
     partner = pareto_partner(model)
     if partner is not None and partner not in memory:
         memory.append(partner)
-    for name in session_objectives(model):  # a front of other metrics: each can be put on the axis
-        if name != "latency_ms" and name not in memory and has_data(model, name):
-            memory.append(name)
-    if memory or model.n == 0:
-        return memory
-    directions = getattr(getattr(model, "weights", None), "directions", None)
-    return [name for name in model.metric_names() if not name.startswith(("slot:", "latency"))
-            and name not in OTHER_LATENCY_READINGS
-            and known_direction(name, directions) is not None and has_data(model, name)]
+    if not memory and model.n:
+        directions = getattr(getattr(model, "weights", None), "directions", None)
+        memory = [name for name in model.metric_names() if not name.startswith(("slot:", "latency"))
+                  and name not in OTHER_LATENCY_READINGS
+                  and known_direction(name, directions) is not None and has_data(model, name)]
+    # a front of other metrics than latency and one more: each of them can be put on the axis
+    return memory + [name for name in session_objectives(model)
+                     if name != "latency_ms" and name not in memory and has_data(model, name)]
 
 
 def session_objectives(model: Any) -> list[str]:

@@ -10,7 +10,6 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from workbench.core.errors import WorkbenchError
 from workbench.core.model.quality import EMULATION, FLOAT32_DIGITS, ROUNDED_REFERENCE
 from workbench.gui.model import SessionModel
 from workbench.gui.text import fmt, metric_label
@@ -119,19 +118,23 @@ class BestCard(QFrame):
         """For a session that searched a Pareto front: of which metrics, and how many feasible
         configs are on it; the card's recommendation is by the score, which is not what that
         search looked for (a front of registers and occupancy was shown as "lowest latency")."""
-        from workbench.core.domain.search_objective import Objective
+        from workbench.core.domain.metrics import known_direction
+        from workbench.core.domain.pareto import front_size
         from workbench.gui.axes import session_objectives
 
-        objectives = session_objectives(self.model)
-        if len(objectives) < 2:
+        model = self.model
+        objectives = session_objectives(model)
+        if len(objectives) < 2 or model.ranking is None:
             return ""
-        key = (id(self.model.session), self.model.data_version, self.model.constraints, self.model.weights.directions)
-        if self._front[0] != key:  # a front is quadratic in the trials: counted once per change
-            try:
-                objective = Objective(self.model.constraints, self.model.weights, tuple(objectives))
-                self._front = (key, len(objective.pareto(self.model.trials)))
-            except WorkbenchError:  # a metric without a direction: the front cannot be drawn up
+        key = (id(model.session), model.data_version, model.constraints, dict(model.weights.directions))
+        if self._front[0] != key:  # counted once per change of the trials, constraints or directions
+            directions = [known_direction(m, model.weights.directions) for m in objectives]
+            if any(d is None for d in directions):  # a metric without a direction: no front to count
                 self._front = (key, None)
+            else:
+                points = np.column_stack([-float(d or 0) * model.metric(m) for m, d in zip(objectives, directions)])
+                feasible = np.asarray(model.ranking.feasible, dtype=bool) & ~model.failed_mask()
+                self._front = (key, front_size(points[feasible]))
         on_front = self._front[1]
         if on_front is None:
             return ""

@@ -59,8 +59,8 @@ def _scatter(brush: Any, symbol: str = "o", size: float = 6, pen: Any = NO_PEN, 
     return FastScatter(symbol=symbol, size=size, pen=pen, brush=brush, tip=hover, marker=marker)
 
 
-#: The tightest latency limit a dragged line sets (ms): positive, below any kernel's latency.
-MIN_LATENCY_LIMIT_MS = 1e-4
+#: The tightest latency limit a dragged line sets (ms) while no trial has a latency: positive.
+MIN_LATENCY_LIMIT_MS = 1e-3
 
 class _ChartBase(QWidget):
     """A plot widget bound to the model, refreshed by :meth:`refresh` when the model changed."""
@@ -399,8 +399,12 @@ class TradeoffChart(_ChartBase):
     def _on_latency_dragged(self, line: pg.InfiniteLine) -> None:
         value = float(line.value())
         # a limit of 0 ms or less would exclude every config that could exist (and the command
-        # line refuses it): dragged past 0, the line stops at the smallest positive limit shown
-        self.model.set_constraints(max_latency_ms=10**value if self.log_x else max(value, MIN_LATENCY_LIMIT_MS))
+        # line refuses it): dragged past 0, the line stops at half the fastest latency measured, a
+        # limit that excludes every trial and that the limit box shows with its digits
+        latency = self.model.metric("latency_ms")
+        measured = latency[np.isfinite(latency) & (latency > 0)] if self.model.n else latency[:0]
+        floor = 0.5 * float(measured.min()) if measured.size else MIN_LATENCY_LIMIT_MS
+        self.model.set_constraints(max_latency_ms=10**value if self.log_x else max(value, floor))
 
     def _on_memory_dragged(self, line: pg.InfiniteLine) -> None:
         self.model.set_constraints(max_memory_mb=max(float(line.value()), 0.0))

@@ -106,9 +106,10 @@ def _path_forms(name: str) -> set[Path]:
 
 
 def _carried_weights(weights: Weights, constraints: Constraints) -> Weights:
-    """The weights a new session takes from the one shown: those in force and the standard rows;
-    a weight of 0 or a direction on a metric of the old kernel alone (a benchmark's own ``margin``)
-    gave the new session a row for a metric it never reports, and went into its file."""
+    """The weights a new session of another kernel takes from the one shown: those in force and
+    the standard rows; a weight of 0 or a direction on a metric of the old kernel alone (a
+    benchmark's own ``margin``) gave the new session a row for a metric it never reports, and went
+    into its file. (A new session of the same kernel keeps them all: its metrics are the same.)"""
     bounded = {bound.metric for bound in constraints.bounds()}
     values = {m: w for m, w in weights.values.items() if w > 0 or m in DEFAULT_WEIGHTS}
     directions = {m: d for m, d in weights.directions.items() if values.get(m, 0) > 0 or m in bounded}
@@ -839,8 +840,10 @@ class MainWindow(QMainWindow):
             raise WorkbenchError("run not started: the current session has unsaved trials")
         else:
             # the objective in force: the shown session's, or what the panel set before any run
-            request = dataclasses.replace(request, constraints=self.model.constraints,
-                                          weights=_carried_weights(self.model.weights, self.model.constraints))
+            same_kernel = current is not None and str(run.get("kernel") or "") == current.kernel
+            weights = self.model.weights if same_kernel or current is None else \
+                _carried_weights(self.model.weights, self.model.constraints)
+            request = dataclasses.replace(request, constraints=self.model.constraints, weights=weights)
         if continuing and current is not None:
             output, held = self._run_output(current.kernel)
         else:

@@ -39,6 +39,16 @@ WEIGHT_SCALE = 10.0
 ERROR_LINES = 3
 
 
+
+def _labels(text: str) -> list[str] | None:
+    """The bounds a constraint text states, as sorted labels (None: it does not read): the field's
+    text and what is in force are compared as bounds, not as spellings (``merit>=1`` is
+    ``merit >= 1``)."""
+    try:
+        return sorted(Bound.parse(part).label for part in (p.strip() for p in text.split(",")) if part)
+    except WorkbenchError:
+        return None
+
 class LimitSpinBox(QDoubleSpinBox):
     """A limit's entry box, as wide as the values its slider spans.
 
@@ -47,10 +57,27 @@ class LimitSpinBox(QDoubleSpinBox):
     its slider a stub, worst in presentation mode's fonts. A longer typed value scrolls in the box.
     """
 
+    #: Up (arrow, wheel, Page Up) on a box that reads "off": its owner turns the limit on.
+    stepped_on = Signal()
+
     def __init__(self) -> None:
         super().__init__()
         #: The ends of the slider's range, set with it (:meth:`LimitControl.set_range`).
         self.shown_range = (0.0, 1.0)
+        #: The tightest limit the box takes (:meth:`LimitControl.floor`): a step down past it is "off".
+        self.floor = 0.0
+
+    def stepBy(self, steps: int) -> None:  # Qt override
+        """Up from "off" turns the limit on (at its loosest, as ticking the box does; it stepped
+        to a limit of 0 that excluded everything), and Down past the tightest limit turns it off
+        (it stopped at the tightest limit where a step is larger than it)."""
+        if steps > 0 and self.value() <= self.minimum():
+            self.stepped_on.emit()
+            return
+        if steps < 0 and self.value() > self.minimum() and self.value() + steps * self.singleStep() < self.floor:
+            self.setValue(self.minimum())
+            return
+        super().stepBy(steps)
 
     def _text_width(self, values: tuple[float, float]) -> int:
         """The room Qt's size hint gives the texts of ``values``: each cut to 18 characters, with a
@@ -83,6 +110,7 @@ class LimitControl:
         self.ceiling: float | None = 1.0 if metric == "quality" else None
         self.spin = LimitSpinBox()
         self.spin.setDecimals(4)
+        self.spin.floor = self.floor()
         # While the constraint is off the box reads "off", never a value nobody set: its minimum
         # is a sentinel below every real limit, shown as the special text. Its maximum is the
         # metric's ceiling (quality 1), so no typed limit excludes every trial that could exist.
@@ -94,6 +122,7 @@ class LimitControl:
         self.enabled.toggled.connect(self._on_toggled)
         self.slider.valueChanged.connect(self._on_slider)
         self.spin.valueChanged.connect(self._on_spin)
+        self.spin.stepped_on.connect(lambda: self.enabled.setChecked(True))
 
     def can_show(self, value: float) -> bool:
         """Whether the box can hold ``value`` as this limit: a latency above 0, a memory of 0 or
@@ -119,6 +148,7 @@ class LimitControl:
         self.spin.setSingleStep(_nice_step(hi - lo))
         smallest = max(min(abs(lo), abs(hi)) if lo > 0 else (hi - lo) / 100, 1e-9)
         self.spin.setDecimals(int(min(8, max(2, 3 - math.floor(math.log10(smallest))))))
+        self.spin.floor = self.floor()
         self.spin.shown_range = (lo, hi)
         self.spin.updateGeometry()
         self.spin.blockSignals(False)
@@ -173,12 +203,11 @@ class LimitControl:
         return 10.0 ** -self.spin.decimals() if self.field == "max_latency_ms" else 0.0
 
     def _on_spin(self, *_: Any) -> None:
-        """Typing a limit turns the constraint on; stepping down to "off" turns it off. Stepping
-        up from "off" (to 0 or below) turns it on as ticking the box does, at the loosest limit."""
+        """Typing a limit turns the constraint on (a value below the tightest limit is that limit);
+        stepping down to "off" turns it off; stepping up from "off" turns it on at its loosest
+        limit (:meth:`LimitSpinBox.stepBy`)."""
         value = self.spin.value()
-        if OFF < value <= 0 and not self.enabled.isChecked():
-            self.enabled.setChecked(True)  # -> _on_toggled: the loosest limit of the data
-            return
+        self.spin.floor = self.floor()
         if OFF < value < self.floor():  # no limit here is negative, and no latency limit is 0
             self.spin.blockSignals(True)
             self.spin.setValue(self.floor())
@@ -517,9 +546,10 @@ class ObjectivePanel(QWidget):
             control.show(getattr(constraints, field))
         in_force = ", ".join(bound.label for bound in constraints.extra)
         if not self.extra_edit.hasFocus() and self.extra_edit.text() != in_force:
-            # the field no longer shows the text a refusal or warning under it was about
+            typed = _labels(self.extra_edit.text())
             self.extra_edit.setText(in_force)
-            self._show_extra_error("")
+            if typed != sorted(bound.label for bound in constraints.extra):
+                self._show_extra_error("")  # the refused text (or what a warning was about) is gone
         self._update_weight_rows()  # a metric just weighted or given a direction gets its row
         self._update_remeasure()
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from workbench.core.domain.measurement import LATENCY, Measurement, Status, Trial
 from workbench.core.domain.objective import Bound
+from workbench.core.domain.pareto import pareto_ranks
 from workbench.core.domain.search_objective import INFEASIBLE, Objective
 from workbench.core.domain.space import Config
 from workbench.search.base import Strategy
@@ -162,21 +163,6 @@ class Pruned(Strategy):
 
     def state(self) -> dict[str, Any]:
         return {"inner": self.inner.name, "inner_state": self.inner.state(), "pruned": self.pruned}
-
-
-def pareto_ranks(values: np.ndarray, chunk: int = 256) -> list[int]:
-    """Each row's Pareto rank as the number of rows that dominate it (0: on the front; Fonseca and
-    Fleming's ranking), every column smaller-is-better, NaN worst. Computed in blocks of ``chunk``
-    rows, so memory stays ``chunk x rows`` when a tiny keep fraction ranks a whole large space."""
-    values = np.where(np.isnan(values), np.inf, np.asarray(values, dtype=float))
-    n = len(values)
-    dominated_by = np.zeros(n, dtype=np.int64)
-    for start in range(0, n, chunk):
-        block = values[start:start + chunk]
-        no_worse = np.all(block[:, None, :] <= values[None, :, :], axis=2)
-        better = np.any(block[:, None, :] < values[None, :, :], axis=2)
-        dominated_by += (no_worse & better).sum(axis=0)
-    return [int(r) for r in dominated_by]
 
 
 def with_pruning(strategy: Strategy, predictor: Predictor | None, keep_fraction: float = 0.25) -> Strategy:

@@ -1,0 +1,47 @@
+"""Pareto ranks and fronts of points whose every column is smaller-is-better (NaN worst), vectorised.
+
+Shared by what ranks predictions (cost-model pruning) and what counts a session's front in the
+window; :meth:`Objective.pareto` keeps the positions of the feasible trials on it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def pareto_ranks(values: np.ndarray, chunk: int = 256) -> list[int]:
+    """Each row's Pareto rank as the number of rows that dominate it (0: on the front; Fonseca and
+    Fleming's ranking), every column smaller-is-better, NaN worst. Computed in blocks of ``chunk``
+    rows, so memory stays ``chunk x rows`` when a tiny keep fraction ranks a whole large space."""
+    values = np.where(np.isnan(values), np.inf, np.asarray(values, dtype=float))
+    n = len(values)
+    dominated_by = np.zeros(n, dtype=np.int64)
+    for start in range(0, n, chunk):
+        block = values[start:start + chunk]
+        no_worse = np.all(block[:, None, :] <= values[None, :, :], axis=2)
+        better = np.any(block[:, None, :] < values[None, :, :], axis=2)
+        dominated_by += (no_worse & better).sum(axis=0)
+    return [int(r) for r in dominated_by]
+
+
+def front_size(values: np.ndarray) -> int:
+    """How many distinct rows no other row dominates. Two columns: one sort and a running minimum,
+    so a front of 20,000 trials is counted while a slider moves; more columns: :func:`pareto_ranks`."""
+    values = np.asarray(values, dtype=float)
+    if not values.size:
+        return 0
+    values = values.reshape(len(values), -1)
+    values = values[np.all(np.isfinite(values), axis=1)]
+    if not len(values):
+        return 0
+    unique = np.unique(values, axis=0)  # sorted by the first column, then the second
+    if unique.shape[1] == 1:
+        return 1
+    if unique.shape[1] == 2:
+        second = unique[:, 1]
+        earlier = np.minimum.accumulate(np.concatenate([[np.inf], second[:-1]]))
+        # a row is dominated by an earlier one (no larger first value) with no larger second
+        # value; among rows of one first value only the first, of the smallest second, survives
+        first_of_value = np.concatenate([[True], unique[1:, 0] != unique[:-1, 0]])
+        return int(np.sum((second < earlier) & first_of_value))
+    return int(sum(rank == 0 for rank in pareto_ranks(unique)))
