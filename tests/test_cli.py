@@ -207,6 +207,18 @@ def test_show_says_how_the_trials_were_searched(cli, tmp_path: Path) -> None:
     line = next(x for x in cli("show", out).stdout.splitlines() if x.startswith("search"))
     assert line == ("search   genetic (seed 3, population=6, pruned to 0.5 by the cost model, "
                     "stop after 20 evaluations without progress)")
+    doc = json.loads(out.read_text())  # options a continued run could not use are said to be ignored
+    doc["strategy"]["options"].update(bogus=1, mutation="lots")
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc))
+    search = show_json(edited, cli=cli)["search"]
+    assert set(search["options_ignored"]) == {"bogus", "mutation"} and "bogus" not in search["options_changed"]
+    line = next(x for x in cli("show", edited).stdout.splitlines() if x.startswith("search"))
+    assert "ignored (a run takes the default): bogus=1, mutation='lots'" in line
+    doc["strategy"]["name"] = "nosuch"
+    edited.write_text(json.dumps(doc))
+    assert "not a strategy of this version" in next(
+        x for x in cli("show", edited).stdout.splitlines() if x.startswith("search"))
     imported = tmp_path / "kt.json"  # an imported recording was searched by nobody here
     assert cli("import-kt", FIXTURES / "kt_cache_small.json", "--out", imported).returncode == 0
     assert show_json(imported, cli=cli)["search"]["strategy"] is None

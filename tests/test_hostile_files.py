@@ -130,7 +130,20 @@ def test_error_messages_quoting_a_file_stay_one_line(tmp_path: Path) -> None:
                                          ("backend", {"kind": "sim", "options": {"seed": [1]}}),
                                          ("backend", {"kind": "sim", "options": {"noise": "yes"}}),
                                          ("backend", {"kind": "sim", "options": {"compile_wait_s": -1}}),
-                                         ("backend", {"kind": "sim", "options": {"arch": 80}})])
+                                         ("backend", {"kind": "sim", "options": {"arch": 80}}),
+                                         # what show prints on its search line: never a forged line
+                                         ("strategy.name", {"name": "tpe\nfeasible 999"}),
+                                         ("strategy.name", {"name": "tpe\x1b[2J"}),
+                                         ("strategy.options", {"name": "tpe", "options": {"x\nbest 0.001 ms": 1}}),
+                                         ("strategy.options", {"name": "tpe", "options": {"startup": "4\nsearch agents"}}),
+                                         # a Pareto search's metrics (a string was dropped, and resume lost them)
+                                         ("strategy.objectives", {"name": "tpe", "objectives": "latency_ms,registers"}),
+                                         ("strategy.objectives", {"name": "tpe", "objectives": ["latency_ms"]}),
+                                         ("strategy.objectives", {"name": "tpe", "objectives": ["latency_ms", "latency_ms"]}),
+                                         ("strategy.objectives", {"name": "tpe", "objectives": [1, {"a": 1}]}),
+                                         # numbers stored as text were read as numbers
+                                         ("constraints", {"max_latency_ms": "5"}),
+                                         ("weights", {"occupancy": "1"})])
 def test_run_settings_a_reopened_session_restores_have_their_types(field: str, value: Any, tmp_path: Path) -> None:
     key = field.split(".")[0].replace("\\", "")
     with pytest.raises(SessionFormatError, match=field):

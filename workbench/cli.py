@@ -985,15 +985,29 @@ def _search_of(session: Any) -> dict[str, Any]:
     strategy = session.strategy if isinstance(session.strategy, dict) else {}
     name = strategy.get("name")
     options = dict(strategy.get("options") or {})
-    defaults = {o.name: o.default for o in strategy_class(name).OPTIONS} if name in STRATEGIES else {}
+    known = isinstance(name, str) and name in STRATEGIES
+    declared = {o.name: o for o in strategy_class(str(name)).OPTIONS} if known else {}
+    defaults = {key: option.default for key, option in declared.items()}
+    ignored: dict[str, str] = {}
+    for key, value in options.items() if known else ():  # what a continued run would not use (it warns
+        if key not in declared:                             # and takes the default)
+            ignored[key] = f"{name} has no option {key!r}"
+            continue
+        try:
+            declared[key].check(value)
+        except ValueError as exc:
+            ignored[key] = f"{key} must be {exc}"
     run = session.run
     return {
         "strategy": name,
+        # false for a strategy this version does not have: a continued run refuses it
+        "strategy_known": known if name else None,
         "seed": strategy.get("seed"),
         "options": options,
-        # the options this session set away from the strategy's defaults (all of them for a
-        # strategy this version does not have)
-        "options_changed": {k: v for k, v in options.items() if k not in defaults or defaults[k] != v},
+        # the options this session set away from the strategy's defaults, and those a run could not
+        # use (an unknown name, a value out of its range), with why
+        "options_changed": {k: v for k, v in options.items() if k not in ignored and (k not in defaults or defaults[k] != v)},
+        "options_ignored": ignored,
         "prune_keep": run.prune_keep,
         "patience": run.patience,
         "budget": run.budget,
@@ -1006,7 +1020,12 @@ def _search_line(search: Mapping[str, Any]) -> str | None:
     if not search.get("strategy"):
         return None
     parts = [f"seed {search['seed']}" if search.get("seed") is not None else ""]
+    if search.get("strategy_known") is False:
+        parts.append("not a strategy of this version: a continued run refuses it")
     parts += [f"{k}={v}" for k, v in sorted(search["options_changed"].items())]
+    if search.get("options_ignored"):
+        parts.append("ignored (a run takes the default): " + ", ".join(
+            f"{k}={search['options'][k]!r}" for k in sorted(search["options_ignored"])))
     if search.get("prune_keep") is not None:
         parts.append(f"pruned to {search['prune_keep']:g} by the cost model")
     if search.get("patience") is not None:

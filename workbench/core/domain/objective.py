@@ -299,6 +299,10 @@ class Constraints:
         extra = data.get("extra", ())
         if isinstance(extra, str) or not isinstance(extra, (list, tuple)):
             raise WorkbenchError("constraints.extra must be a list of bounds like 'latency_ms <= 2'")
+        for name in ("max_latency_ms", "max_memory_mb", "min_quality"):  # a file holds numbers, not text
+            value = data.get(name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise WorkbenchError(f"{name}: {value!r} is not a number")
         return Constraints(
             max_latency_ms=data.get("max_latency_ms"),
             max_memory_mb=data.get("max_memory_mb"),
@@ -385,6 +389,9 @@ class Weights:
             return Weights(directions=kept)
         if not isinstance(data, Mapping):
             raise WorkbenchError(f"weights must be an object, got {type(data).__name__}")
+        for name, value in data.items():  # a file holds numbers, not text ("1" read as 1 before)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise WorkbenchError(f"weight of {name}: {value!r} is not a number")
         return Weights(dict(data), kept)
 
 

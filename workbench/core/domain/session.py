@@ -900,13 +900,27 @@ def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fai
     for key in ("kernel_dirs",):
         if key in options and not (type(options[key]) is list and all(type(d) is str for d in options[key])):
             fail(f"backend.options.{key}", "expected a list of folder names")
-    if "name" in strategy and type(strategy["name"]) is not str:
-        fail("strategy.name", f"expected text, got {_type_name(strategy['name'])}")
+    if "name" in strategy:  # shown by show and the window: one printable line, as a kernel name
+        if type(strategy["name"]) is not str:
+            fail("strategy.name", f"expected text, got {_type_name(strategy['name'])}")
+        _check_name(strategy["name"], "strategy.name", fail)
     seed = strategy.get("seed")
     if seed is not None and not (type(seed) is int and 0 <= seed < 2**63):
         fail("strategy.seed", f"{_short(seed)} is not a seed (an integer from 0 to 2**63-1)")
     if "options" in strategy and type(strategy["options"]) is not dict:
         fail("strategy.options", f"expected an object, got {_type_name(strategy['options'])}")
+    for name, value in (strategy.get("options") or {}).items():  # show prints each name and value
+        _check_name(name, f"strategy.options.{_short(name)}", fail)
+        if type(value) is str:  # (a value the option does not take is replaced by its default on resume)
+            _check_name(value, f"strategy.options.{_short(name)}", fail)
+    if "objectives" in strategy:  # the metrics of a Pareto search: two or more distinct names
+        objectives = strategy["objectives"]
+        if not (type(objectives) is list and all(type(m) is str for m in objectives)):
+            fail("strategy.objectives", f"expected a list of metric names, got {_short(objectives)}")
+        for metric in objectives:
+            _check_name(metric, "strategy.objectives", fail)
+        if len(objectives) < 2 or len(set(objectives)) != len(objectives):
+            fail("strategy.objectives", f"{_short(objectives)}: a Pareto search has two or more different metrics")
     earlier = strategy.get("earlier_options", {})
     if type(earlier) is not dict:
         fail("strategy.earlier_options", f"expected an object, got {_type_name(earlier)}")
