@@ -26,6 +26,7 @@ from workbench.cli import main as cli_main
 from workbench.core.model.compiler import compile_cuda
 from workbench.core.io.dispatch import dispatch_c, dispatch_py, plan_dispatch, set_cover
 from workbench.core.errors import WorkbenchError
+from workbench.core.domain.objective import Constraints, Weights
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.session import Session, save_session
 from workbench.core.domain.space import SearchSpace, Slot
@@ -154,6 +155,28 @@ def test_a_dispatch_of_estimated_figures_says_they_may_move() -> None:
     # ...at 5% 32 is 5.26% slower than 64 there, still three; at 6% it is within, two again
     assert len(plan_dispatch([sweep_recording(changed)], tolerance=0.05).configs) == 3
     assert len(plan_dispatch([sweep_recording(changed)], tolerance=0.06).configs) == 2
+
+
+def test_the_dispatch_says_which_objective_picked_its_configs(tmp_path: Path) -> None:
+    """The header and json exports state the constraints and weights that decided the pick; the
+    dispatch exports did not, though they honour them."""
+    from workbench.core.io.dispatch import dispatch_c, dispatch_py
+
+    limited = plan_dispatch([sweep_recording(SWEEP)], tolerance=0.05,
+                            constraints=Constraints(max_latency_ms=100.0), weights=Weights({"latency_ms": 2.0}))
+    for text in (dispatch_c(limited), dispatch_py(limited)):
+        assert "constraints: latency_ms <= 100" in text and "score weights: latency_ms=2" in text
+    plain = dispatch_c(plan_dispatch([sweep_recording(SWEEP)], tolerance=0.05))
+    assert "constraints: none" in plain and "score weights: latency_ms=1" in plain
+    # a dispatch written before these lines is still recognised as an export (replaced without --force)
+    from workbench.core.io.export import is_export_file
+
+    for text, name in ((plain, "old.h"), (dispatch_py(limited), "old.py")):
+        older = "\n".join(line for line in text.splitlines()
+                           if not line.lstrip("/ ").startswith(("constraints: ", "score weights: ")))
+        path = tmp_path / name
+        path.write_text(older + "\n")
+        assert is_export_file(path)
 
 
 def test_sizes_outside_and_between_the_measured_ones_follow_the_stated_rule() -> None:

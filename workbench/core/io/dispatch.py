@@ -40,6 +40,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.fs import atomic_write
 from workbench.core.io.export import (
     ExportPlan,
+    _objective_text,
     _one_line,
     find_template,
     reads_recorded_names,
@@ -462,6 +463,7 @@ def _figure_text(plan: DispatchPlan, figure: SizeFigure) -> str:
 
 def _comments(plan: DispatchPlan, prefix: str) -> list[str]:
     k = len(plan.figures)
+    bounds, weights = _objective_text(plan.export)  # what "best" meant at each size, as the header export says
     lines = [
         f"{prefix}{_one_line(plan.kernel)}: per-size dispatch {MARKER}",
         f"{prefix}sessions: {_one_line('; '.join(plan.sessions))}",
@@ -470,6 +472,9 @@ def _comments(plan: DispatchPlan, prefix: str) -> list[str]:
         f"{prefix}size parameter: {_one_line(plan.parameter)}; other problem parameters: {_one_line(plan.fixed or 'none')}",
         f"{prefix}tolerance {100 * plan.tolerance:g}%: every measured size runs a config whose score is at least "
         f"1/(1+{plan.tolerance:g}) of that size's best (latency alone: at most {100 * plan.tolerance:g}% slower)",
+        # after the lines an export is recognised by (so files written before these lines still are)
+        f"{prefix}constraints: {_one_line(bounds)}",
+        f"{prefix}score weights: {_one_line(weights)}",
         f"{prefix}{len(plan.configs)} config{'' if len(plan.configs) == 1 else 's'} for {k} measured sizes: "
         + ("the fewest possible (exact set cover)" if plan.method == "exact" else
            f"greedy set cover (at most {_harmonic(k):.2f} times the fewest)"),
