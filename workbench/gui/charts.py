@@ -62,6 +62,7 @@ def _scatter(brush: Any, symbol: str = "o", size: float = 6, pen: Any = NO_PEN, 
 #: The tightest latency limit a dragged line sets (ms) while no trial has a latency: positive.
 MIN_LATENCY_LIMIT_MS = 1e-3
 
+
 class _ChartBase(QWidget):
     """A plot widget bound to the model, refreshed by :meth:`refresh` when the model changed."""
 

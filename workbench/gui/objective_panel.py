@@ -39,7 +39,6 @@ WEIGHT_SCALE = 10.0
 ERROR_LINES = 3
 
 
-
 def _labels(text: str) -> list[str] | None:
     """The bounds a constraint text states, as sorted labels (None: it does not read): the field's
     text and what is in force are compared as bounds, not as spellings (``merit>=1`` is
@@ -48,6 +47,7 @@ def _labels(text: str) -> list[str] | None:
         return sorted(Bound.parse(part).label for part in (p.strip() for p in text.split(",")) if part)
     except WorkbenchError:
         return None
+
 
 class LimitSpinBox(QDoubleSpinBox):
     """A limit's entry box, as wide as the values its slider spans.

@@ -21,7 +21,6 @@ from workbench.core.domain.measurement import LATENCY, Measurement, Status
 from workbench.core.domain.space import Config
 
 
-
 @dataclass(frozen=True)
 class SimPredictor:
     """The modelled GPU's predictions: ``measure`` the whole predicted measurement (what pruning

@@ -20,9 +20,9 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Sequence
 
-from workbench.core.errors import WorkbenchError
 import numpy as np
 
+from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import LATENCY, Measurement, Status, Trial
 from workbench.core.domain.objective import Bound
 from workbench.core.domain.pareto import pareto_ranks
@@ -77,8 +77,8 @@ class Pruned(Strategy):
         predicted = self._predictions.get(config.id)
         if predicted is None:
             said = self.predictor(config)
-            if isinstance(said, Measurement):  # its metrics and status (the model's explanations stay out)
-                predicted = Measurement(said.status, dict(said.metrics), said.message)
+            if isinstance(said, Measurement):
+                predicted = said
             else:
                 latency = float(said)
                 predicted = (Measurement(Status.OK, {LATENCY: latency}) if math.isfinite(latency)

@@ -34,6 +34,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import LATENCY, Status, Trial
 from workbench.core.domain.metrics import known_direction
 from workbench.core.domain.objective import Bound, Constraints, Weights
+from workbench.core.domain.pareto import pareto_ranks
 
 #: Cost of an infeasible trial that misses its bounds by nothing measurable; every feasible cost
 #: (a latency in ms, an inverse throughput, a count of cycles ...) is far below it, so that no
@@ -171,17 +172,12 @@ class Objective:
         rows = [(i, v) for i, v in rows if all(math.isfinite(x) for x in v)]
         if not rows:
             return []
-        index = np.array([i for i, _ in rows])
         points = np.array([v for _, v in rows], dtype=float)
-        front = []
-        for r in range(len(rows)):
-            no_worse = np.all(points <= points[r], axis=1)
-            better = np.any(points < points[r], axis=1) | (index < index[r])  # equal points: the first stays
-            no_worse[r] = False
-            if not np.any(no_worse & better):
-                front.append(r)
-        front.sort(key=lambda r: tuple(points[r]))
-        return [int(index[r]) for r in front]
+        front: dict[tuple[float, ...], int] = {}
+        for r, rank in enumerate(pareto_ranks(points)):
+            if rank == 0:
+                front.setdefault(tuple(points[r]), r)  # equal points: the first stays
+        return [rows[front[point]][0] for point in sorted(front)]
 
     # --- constraints ----------------------------------------------------------------------------
     @property
