@@ -207,7 +207,6 @@ class LimitControl:
         stepping down to "off" turns it off; stepping up from "off" turns it on at its loosest
         limit (:meth:`LimitSpinBox.stepBy`)."""
         value = self.spin.value()
-        self.spin.floor = self.floor()
         if OFF < value < self.floor():  # no limit here is negative, and no latency limit is 0
             self.spin.blockSignals(True)
             self.spin.setValue(self.floor())
