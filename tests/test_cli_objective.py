@@ -89,6 +89,28 @@ def test_tune_refuses_a_metric_the_simulator_never_reports(capsys, tmp_path: Pat
     assert not out.exists()
 
 
+def test_a_metric_a_continued_sessions_file_names_is_refused_naming_the_file(capsys, tmp_path: Path) -> None:
+    """A typo stored in the session (edited by hand, or from another version) is not one the
+    person just typed: the refusal says which file it came from, and the file is left as it was."""
+    out = tmp_path / "t.json"
+    assert main(["tune", "vector_add", "--backend", "sim", "--budget", "2", "--out", str(out), "--quiet",
+                 "--executor", "inline", "--constraint", "registers<=64"]) == 0
+    doc = json.loads(out.read_text())
+    doc["constraints"]["extra"] = ["registrs <= 64"]
+    typo = tmp_path / "typo.json"
+    typo.write_text(json.dumps(doc))
+    before = typo.read_bytes()
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(typo), "--budget", "2", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{typo}: the session's objective names metric 'registrs'" in err and "did you mean 'registers'" in err
+    assert typo.read_bytes() == before
+    # the same typo given on the command line alone is the person's, said as before
+    assert main(["tune", "--resume", str(out), "--budget", "2", "--quiet", "--constraint", "occupncy>=0.5"]) == 2
+    err = capsys.readouterr().err
+    assert "metric 'occupncy'" in err and "session's objective" not in err
+
+
 def test_a_direction_on_a_metric_nobody_reports_is_said_not_passed_over(capsys, session: Path, tmp_path: Path) -> None:
     """A direction alone weighs nothing, so a typo in it would otherwise go unnoticed."""
     doc = show(capsys, session, "--maximize", "gflops_ww")

@@ -723,6 +723,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     else:
         cost_model = None
 
+    stored_named: dict[str, None] = {}
     if session is None:
         session = new_session(spec, target, strategy=strategy_name, seed=seed, strategy_options=options,
                               constraints=request.constraints, weights=request.weights)
@@ -730,6 +731,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         if session.default_config is not None and not space.in_domains(session.default_config):
             session.default_config = None  # edited out of the domains: no point of comparison to keep
     else:
+        stored_named = _named_metrics(session, objectives if request.objectives is None else ())
         _update_continued(session, request, spec, target, space, strategy_name, seed, options)
         if size is not None:  # the session's backend keeps its own problem; the size is the trials'
             session.backend = {**spec.to_dict(), "options": {**spec.options, "problem": dict(session.problem)}}
@@ -743,6 +745,9 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         available = available | {name for trial in session.trials for name in trial.measurement.metrics}
     # a metric nothing reports is said before one without a direction: asking for a direction of
     # a typo led to a second refusal
+    if continued and output is not None:  # a name the file brought, not the command line: said naming the file
+        check_metrics([m for m in named if m in stored_named], available, session.weights.directions,
+                      what=f"{output}: the session's objective names metric")
     warnings = check_metrics(named, available, session.weights.directions)
     warnings += idle_directions(session.weights.directions, named, available)
     objective = Objective(session.constraints, session.weights, objectives)
