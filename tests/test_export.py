@@ -471,6 +471,31 @@ def test_cli_export_has_no_objectives_flag(sessions: dict[str, Session], tmp_pat
     assert not (tmp_path / "x.json").exists()
 
 
+def test_an_export_of_a_session_that_searched_a_pareto_front_says_so(sessions: dict[str, Session]) -> None:
+    """One config is written, the best by the score weights; the trade-off the search looked for is
+    said, with the size of the front, so the reader knows other configs were as good on it."""
+    import copy
+
+    from workbench.core.domain.search_objective import Objective
+
+    session = copy.deepcopy(sessions["sgemm"])
+    assert not any("Pareto" in n for n in plan_export([session]).notes)
+    session.strategy = {**session.strategy, "objectives": ["latency_ms", "registers"]}
+    on_front = len(Objective(session.constraints, session.weights, ("latency_ms", "registers")).pareto(session.trials))
+    assert on_front >= 2  # a trade-off to leave out, or the test says nothing
+    note = f"the session searched the Pareto front of latency_ms, registers (feasible configs on it: {on_front};"
+    plan = plan_export([session], templates=TEMPLATES)
+    assert any(n.startswith(note) for n in plan.notes)
+    assert f"// note: {note}" in export_text(plan, "header")
+    assert any(n.startswith(note) for n in json.loads(export_text(plan, "json"))["notes"])
+    # a bound on one objective shrinks the front it counts: the export's objective decides, as for the pick
+    front = Objective(session.constraints, session.weights, ("latency_ms", "registers")).pareto(session.trials)
+    bound = Constraints(extra=(Bound("registers", "<=", min(session.trials[i].metric("registers") for i in front)),))
+    fewer = len(Objective(bound, session.weights, ("latency_ms", "registers")).pareto(session.trials))
+    assert fewer < on_front
+    assert any(f"(feasible configs on it: {fewer};" in n for n in plan_export([session], bound).notes)
+
+
 def test_cuda_export_of_a_template_from_a_folder_names_the_kernel_dir_to_give(sessions: dict[str, Session],
                                                                              tmp_path: Path,
                                                                              capsys: pytest.CaptureFixture[str]) -> None:
