@@ -38,7 +38,7 @@ class Coder:
         self.ordered = np.array([bool(s.ordered) for s in space.slots])
         self._lookup = tuple({v: i for i, v in enumerate(vals)} for vals in self.values)
         # Per-slot scale so that a full sweep of any slot costs 1 (categorical: any change costs 1).
-        self._scale = np.where(self.ordered, 1.0 / np.maximum(self.sizes - 1, 1), 1.0)
+        self.scale = np.where(self.ordered, 1.0 / np.maximum(self.sizes - 1, 1), 1.0)
 
     def encode(self, config: Mapping[str, Any]) -> Index:
         return tuple(self._lookup[k][config[name]] for k, name in enumerate(self.names))
@@ -49,15 +49,15 @@ class Coder:
     def distance(self, a: Sequence[int], b: Sequence[int]) -> float:
         """Distance between two index vectors: ordered slots by normalised step, others by mismatch."""
         diff = np.abs(np.asarray(a) - np.asarray(b))
-        return float(np.sum(np.where(self.ordered, diff * self._scale, diff > 0)))
+        return float(np.sum(np.where(self.ordered, diff * self.scale, diff > 0)))
 
     def distances(self, points: np.ndarray, b: Sequence[int]) -> np.ndarray:
         """:meth:`distance` from each row of ``points`` (index vectors) to ``b``, vectorised."""
         diff = np.abs(np.asarray(points) - np.asarray(b))
-        return np.where(self.ordered, diff * self._scale, diff > 0).sum(axis=1)
+        return np.where(self.ordered, diff * self.scale, diff > 0).sum(axis=1)
 
     def step_cost(self, slot: int, frm: int, to: int) -> float:
-        return abs(to - frm) * self._scale[slot] if self.ordered[slot] else 1.0
+        return abs(to - frm) * self.scale[slot] if self.ordered[slot] else 1.0
 
 
 def latency_rank(values: Sequence[float]) -> np.ndarray:
@@ -210,23 +210,18 @@ class IndexedStrategy(Strategy):
         found = check(index)
         if found is not None:
             return found
-        moves: list[tuple[float, float, int, int]] = []
-        noise = self.rng.random(int(self.coder.sizes.sum()))
-        for k in range(len(index)):
-            for j in self._repair_targets(k, index[k]):
-                if j != index[k]:
-                    moves.append((self.coder.step_cost(k, index[k], j), float(noise[len(moves)]), k, j))
-        moves.sort()
-        for _, _, k, j in moves:
+        costs, slots, values = self._one_slot_moves(index)
+        for k, j in zip(slots.tolist(), values.tolist()):
             found = check(index[:k] + (j,) + index[k + 1 :])
             if found is not None:
                 return found
-        if len(index) > 1 and len(moves) > 1:
-            picks = self.rng.integers(0, len(moves), size=(4 * len(moves), 2))
+        if len(index) > 1 and len(costs) > 1:
+            picks = self.rng.integers(0, len(costs), size=(4 * len(costs), 2))
+            moves = list(zip(costs.tolist(), slots.tolist(), values.tolist()))
             pairs = sorted(
-                (moves[a][0] + moves[b][0], moves[a][2], moves[a][3], moves[b][2], moves[b][3])
+                (moves[a][0] + moves[b][0], moves[a][1], moves[a][2], moves[b][1], moves[b][2])
                 for a, b in picks.tolist()
-                if moves[a][2] != moves[b][2]
+                if moves[a][1] != moves[b][1]
             )
             for _, ka, ja, kb, jb in pairs[:64]:
                 cand = list(index)
@@ -239,6 +234,25 @@ class IndexedStrategy(Strategy):
             return None
         dist = [self.coder.distance(index, self.coder.encode(c)) for c in candidates]
         return candidates[int(np.argmin(dist))]
+
+    def _one_slot_moves(self, index: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Repair's one-slot moves from ``index`` nearest first (step cost, ties in random order):
+        their costs, slots and new value indices. Built as arrays: a repair runs for most
+        proposals, and a list of tuples of every slot value, sorted in Python, was most of the
+        strategy's time on spaces with long slots."""
+        noise = self.rng.random(int(self.coder.sizes.sum()))
+        slots, values = [], []
+        for k in range(len(index)):
+            targets = np.asarray(self._repair_targets(k, index[k]), dtype=np.int64)
+            targets = targets[targets != index[k]]
+            slots.append(np.full(len(targets), k, dtype=np.int64))
+            values.append(targets)
+        slot = np.concatenate(slots) if slots else np.zeros(0, dtype=np.int64)
+        value = np.concatenate(values) if values else np.zeros(0, dtype=np.int64)
+        at = np.asarray(index, dtype=np.int64)[slot]
+        cost = np.where(self.coder.ordered[slot], np.abs(value - at) * self.coder.scale[slot], 1.0)
+        order = np.lexsort((value, slot, noise[: len(cost)], cost))
+        return cost[order], slot[order], value[order]
 
     def _repair_targets(self, k: int, at: int) -> Sequence[int]:
         """The values of slot ``k`` that repair's one-slot pass tries from value index ``at``: all of
