@@ -615,3 +615,38 @@ def test_value_pairs_beyond_the_fits_size_keep_the_smallest_and_leave_small_spac
     big = UtilityModel([60, 40, 3], [True, True, False], [[0, 1, 2]], max_dim=500)
     assert [(a, b) for a, b, _ in big.pairs] == [(0, 2), (1, 2)]  # 60 x 40 would not fit; the small ones do
     assert big.dim == 103 + 180 + 120 <= 500
+
+
+def test_value_pairs_stop_at_the_paired_budget_and_the_slot_values_alone_still_fit_beyond_it():
+    """The fit's cost is cubic in its features: pairs are added only within ``PAIRED_FEATURES``
+    (a dedicated, smaller budget than the slot values'), and a space whose values alone are past
+    it is still searched, without pairs."""
+    from workbench.search.utility import MAX_FEATURES, PAIRED_FEATURES, UtilityModel
+
+    assert PAIRED_FEATURES < MAX_FEATURES
+    paired = UtilityModel([32, 16, 8], [True, True, True], [[0, 1, 2]])  # 56 values, 512 + 256 + 128 in pairs
+    assert paired.dim <= PAIRED_FEATURES and [(a, b) for a, b, _ in paired.pairs] == [(0, 2), (1, 2)]
+    wide = UtilityModel([PAIRED_FEATURES, 4, 4], [True, True, False], [[0, 1, 2]])
+    assert wide.pairs == [] and wide.dim == PAIRED_FEATURES + 8
+    space = SearchSpace([Slot("i", tuple(range(PAIRED_FEATURES + 100))), Slot("j", (1, 2, 3))])
+    strategy = create_strategy("agents", space, seed=0)
+    assert len(strategy.ask(12)) == 12
+
+
+def test_a_draw_from_the_factored_posterior_is_the_draw_of_the_covariances_own_cholesky_factor():
+    """The fit factors the precision once; a draw must still be ``mean + chol(cov) @ z`` for the
+    same normal vector ``z`` (the three-pass fit's draw), so that a seed proposes what it did."""
+    from workbench.search.utility import UtilityModel
+
+    rng = np.random.default_rng(5)
+    model = UtilityModel([6, 5, 4], [True, False, True], [[0, 1], [2]])
+    for _ in range(4):
+        model.accumulate([[int(rng.integers(n)) for n in (6, 5, 4)] for _ in range(7)], rng.random(7))
+    precision = model.gram + model.prior
+    mean = np.linalg.solve(precision, model.xty)
+    sse = model.yy - 2.0 * float(mean @ model.xty) + float(mean @ model.gram @ mean)
+    covariance = np.linalg.inv(precision) * max(0.05, sse / model.n_rows)
+    z = np.random.default_rng(9).standard_normal(model.dim)
+    expected = mean + 0.7 * (np.linalg.cholesky(covariance) @ z)
+    assert np.allclose(model.mean(), mean, rtol=1e-9, atol=1e-12)
+    assert np.allclose(model.sample(np.random.default_rng(9), 0.7), expected, rtol=1e-9, atol=1e-12)

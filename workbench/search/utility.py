@@ -19,10 +19,15 @@ from typing import Sequence
 import numpy as np
 
 
-#: Most features (slot values plus value pairs) the utility fit takes: it solves a dense system of
-#: that size every round (2,048: about 32 MB and a tenth of a second), and the recorded tuning
-#: spaces need a few hundred.
+#: Most slot values the utility fit takes (one feature each). The fit factors a dense matrix of the
+#: features every round, at a cost cubic in their number: 2,048 take about 32 MB and 85 ms a fit
+#: on a 2-core development machine; the recorded tuning spaces need a few hundred.
 MAX_FEATURES = 2048
+#: Value pairs of interacting slots are added only while the features stay within this many (a
+#: fit of 512 takes about 5 ms, one of 1,024 20 ms, once a round of 4 to 8 configs): the pairs
+#: refine what the slot values already say, and beyond it their cost would be most of the
+#: search's own time per config. The recorded tuning spaces need up to about 300.
+PAIRED_FEATURES = 512
 
 
 def too_many_values(names: Sequence[str], sizes: Sequence[int]) -> str | None:
@@ -35,19 +40,51 @@ def too_many_values(names: Sequence[str], sizes: Sequence[int]) -> str | None:
             f"{MAX_FEATURES:,} whose utilities it fits")
 
 
+class Posterior:
+    """The Gaussian posterior of a ridge regression from its precision matrix, factored once.
+
+    Why one Cholesky factor: the fit runs every round, and its cost is cubic in the number of
+    features (slot values and value pairs, up to :data:`MAX_FEATURES`). Solving for the mean,
+    inverting the precision for the covariance and factoring that again took three cubic
+    passes (0.7 s at 2,048 features); the factor of the precision alone (a third of one) gives the
+    mean by two triangular solves and each draw by one. The precision is factored in reversed
+    order because the lower Cholesky factor of the covariance is then the reversed inverse
+    transpose of that factor: a draw is exactly ``mean + chol(covariance) @ z`` for the same ``z``,
+    the draw of the three-pass fit, so a seed proposes what it did.
+    """
+
+    def __init__(self, precision: np.ndarray, xty: np.ndarray, gram: np.ndarray, yy: float, n_rows: int) -> None:
+        from scipy.linalg import solve_triangular  # here: SciPy's import (~0.15 s) only once a model is fitted
+
+        self._factor = np.linalg.cholesky(precision[::-1, ::-1])  # L with J A J = L L^T
+        inner = solve_triangular(self._factor, xty[::-1], lower=True, check_finite=False)
+        self.mean = solve_triangular(self._factor, inner, lower=True, trans="T", check_finite=False)[::-1].copy()
+        sse = yy - 2.0 * float(self.mean @ xty) + float(self.mean @ gram @ self.mean)
+        self.noise = max(0.05, sse / n_rows) if n_rows else 0.25
+
+    def draw(self, z: np.ndarray, scale: float) -> np.ndarray:
+        """The mean plus ``scale`` times ``chol(covariance) @ z``: with A = J L L^T J, the
+        covariance noise * A^-1 has the lower factor sqrt(noise) * J L^-T J."""
+        from scipy.linalg import solve_triangular
+
+        spread = solve_triangular(self._factor, z[::-1], lower=True, trans="T", check_finite=False)[::-1]
+        return self.mean + (scale * np.sqrt(self.noise)) * spread
+
+
 class UtilityModel:
     """Per-value utilities of a space's slots (and of value pairs within each clique of slots)."""
 
     def __init__(self, sizes: Sequence[int] | np.ndarray, ordered: Sequence[bool] | np.ndarray,
                  cliques: Sequence[Sequence[int]],
-                 interactions: bool = True, max_dim: int = MAX_FEATURES) -> None:
+                 interactions: bool = True, max_dim: int = PAIRED_FEATURES) -> None:
         """``sizes``/``ordered``: per slot; ``cliques``: groups of slots whose value pairs get their
         own utilities when ``interactions`` is on (across cliques utilities only add up).
 
         The fit is dense in the number of features (one per slot value and value pair): when the
         pairs would take it past ``max_dim``, only the pairs with fewest value combinations that
-        fit are kept (the others' slots still add up). The slot values alone must fit
-        (:func:`too_many_values` says so first)."""
+        fit are kept (the others' slots still add up). The slot values alone must fit within
+        :data:`MAX_FEATURES` (:func:`too_many_values` says so first); past ``max_dim`` they get no
+        pairs."""
         self.sizes = np.asarray(sizes, dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).astype(int)
         self.pairs: list[tuple[int, int, int]] = []  # (slot, other slot, first feature column)
@@ -74,7 +111,7 @@ class UtilityModel:
                 diff = np.diff(np.eye(int(size)), axis=0)
                 lo, hi = self.offsets[k], self.offsets[k + 1]
                 self.prior[lo:hi, lo:hi] += 4.0 * diff.T @ diff
-        self._posterior: tuple[np.ndarray, np.ndarray] | None = None
+        self._posterior: tuple[np.ndarray, Posterior] | None = None
 
     def features(self, vec: Sequence[int]) -> np.ndarray:
         """Columns set for a config: one per slot value, one per value pair of interacting slots."""
@@ -99,19 +136,14 @@ class UtilityModel:
         self.n_rows += len(idx)
         self._posterior = None
 
-    def fit(self) -> tuple[np.ndarray, np.ndarray]:
-        """The posterior mean of the utilities and a Cholesky factor of its covariance.
+    def fit(self) -> tuple[np.ndarray, Posterior]:
+        """The posterior mean of the utilities, and the posterior to draw from.
 
         Rewards are compared only within their round (round means are removed from rewards and
         features alike), so a round of strong configs and a round of weak ones teach the same thing.
         """
-        a = self.gram + self.prior
-        mean = np.linalg.solve(a, self.xty)
-        sse = self.yy - 2.0 * float(mean @ self.xty) + float(mean @ self.gram @ mean)
-        noise = max(0.05, sse / self.n_rows) if self.n_rows else 0.25
-        cov = np.linalg.inv(a) * noise
-        chol = np.linalg.cholesky(0.5 * (cov + cov.T) + 1e-12 * np.eye(len(mean)))
-        return mean, chol
+        posterior = Posterior(self.gram + self.prior, self.xty, self.gram, self.yy, self.n_rows)
+        return posterior.mean, posterior
 
     def mean(self) -> np.ndarray:
         """The fitted utilities (zero before any round was fed in)."""
@@ -121,9 +153,7 @@ class UtilityModel:
         """One Thompson draw of every utility, the posterior's spread times ``scale`` (cached fit)."""
         if self._posterior is None:
             self._posterior = self.fit()
-        mean, chol = self._posterior
-        z = rng.standard_normal(len(mean))
-        return mean + scale * (chol @ z)
+        return self._posterior[1].draw(rng.standard_normal(self.dim), scale)
 
     def value(self, draw: np.ndarray, vec: Sequence[int]) -> float:
         """What a config is worth under a utility vector: the sum of its features' utilities."""

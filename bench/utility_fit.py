@@ -1,0 +1,117 @@
+"""What the default strategy's utility fit costs as its feature count grows.
+
+The fit (``workbench.search.utility``) runs once a round and is cubic in the number of features
+(one per slot value, plus value pairs of interacting slots). Two tables:
+
+1. the fit alone, ``UtilityModel.fit`` against the three dense passes it replaced (solve for the
+   mean, invert the precision, factor the covariance), median of ``--repeats`` fits each;
+2. the agents' own time (ask + tell) per config over ``--evaluations`` evaluations of a synthetic
+   space of two slots (an ordered one of ``features - 8`` values and one of 8), a smooth landscape
+   with 5 % noise, seed 0: what a long run pays per config where a space has that many values.
+
+    python bench/utility_fit.py [--features 309,512,1024,2048] [--evaluations 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from workbench.core.domain.measurement import LATENCY, Measurement, Status, Trial
+from workbench.core.domain.space import SearchSpace, Slot
+from workbench.search.base import create_strategy
+from workbench.search.utility import UtilityModel
+
+
+def fed_model(features: int, rows: int = 200, seed: int = 0) -> UtilityModel:
+    """A model of one ordered slot of ``features`` values, fed ``rows`` random rows in rounds of 8."""
+    rng = np.random.default_rng(seed)
+    model = UtilityModel([features], [True], [[0]])
+    for _ in range(rows // 8):
+        model.accumulate([[int(rng.integers(features))] for _ in range(8)], rng.random(8))
+    return model
+
+
+def three_pass_fit(model: UtilityModel) -> tuple[np.ndarray, np.ndarray]:
+    """The fit as it was: a solve, an inverse and a second factorisation, each cubic."""
+    a = model.gram + model.prior
+    mean = np.linalg.solve(a, model.xty)
+    sse = model.yy - 2.0 * float(mean @ model.xty) + float(mean @ model.gram @ mean)
+    cov = np.linalg.inv(a) * max(0.05, sse / model.n_rows)
+    return mean, np.linalg.cholesky(0.5 * (cov + cov.T) + 1e-12 * np.eye(len(mean)))
+
+
+def median_seconds(call, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def per_config_ms(features: int, evaluations: int, seed: int = 0) -> float:
+    """The agents' ask + tell time per config over ``evaluations`` distinct evaluations."""
+    wide = features - 8
+    space = SearchSpace([Slot("x", tuple(range(wide))), Slot("y", tuple(range(8)))])
+    noise = np.random.default_rng(seed)
+    strategy = create_strategy("agents", space, seed=seed)
+    seen: set[str] = set()
+    spent, index = 0.0, 0
+    while index < evaluations:
+        start = time.perf_counter()
+        configs = strategy.ask(1)
+        spent += time.perf_counter() - start
+        if not configs:
+            break
+        trials = []
+        for config in configs:
+            if config.id in seen:
+                continue
+            seen.add(config.id)
+            x, y = config["x"], config["y"]
+            latency = (1.0 + ((x - 0.6 * wide) / (0.25 * wide)) ** 2 + abs(y - 5) / 8) * (1.0 + 0.05 * noise.random())
+            trials.append(Trial(index, config, Measurement(Status.OK, {LATENCY: latency})))
+            index += 1
+        start = time.perf_counter()
+        strategy.tell(trials)
+        spent += time.perf_counter() - start
+    return 1000.0 * spent / max(index, 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--features", default="309,512,1024,2048", help="comma-separated feature counts")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--evaluations", type=int, default=1000, help="0: skip the per-config table")
+    args = parser.parse_args(argv)
+    counts = [int(x) for x in args.features.split(",") if x.strip()]
+    if any(n < 16 for n in counts):
+        parser.error("--features: each count must be at least 16")
+    print("| features | three passes ms | one factorisation ms | ratio |")
+    print("|---|---|---|---|")
+    for n in counts:
+        model = fed_model(n)
+        before = median_seconds(lambda: three_pass_fit(model), args.repeats)
+        after = median_seconds(model.fit, args.repeats)
+        print(f"| {n:,} | {1000 * before:.1f} | {1000 * after:.1f} | {before / after:.1f}x |")
+    if args.evaluations > 0:
+        print()
+        print(f"| features | agents ms per config over {args.evaluations:,} evaluations |")
+        print("|---|---|")
+        for n in counts:
+            value = per_config_ms(n, args.evaluations)
+            print(f"| {n:,} | {value:.2f} |" if math.isfinite(value) else f"| {n:,} | - |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
