@@ -99,6 +99,8 @@ class IndexedStrategy(Strategy):
         self.n_told = 0
         self._count: int | None = None
         self._all: list[Config] | None = None  # enumeration of a small restricted space (see _fallback)
+        #: every (slot, value index) pair in slot order, for repair where no slot is cut short (built once)
+        self._every_value: tuple[np.ndarray, np.ndarray] | None = None
         #: index vectors handed out or told (a fast pre-check; ``measured`` ids stay authoritative)
         self.seen_index: set[tuple[int, ...]] = set()
         #: configs planned but not handed out yet, next one last (see :meth:`ask_from_queue`)
@@ -216,14 +218,15 @@ class IndexedStrategy(Strategy):
             if found is not None:
                 return found
         if len(index) > 1 and len(costs) > 1:
+            # random pairs of one-slot moves of two different slots, the 64 nearest (ties by slot and value)
             picks = self.rng.integers(0, len(costs), size=(4 * len(costs), 2))
-            moves = list(zip(costs.tolist(), slots.tolist(), values.tolist()))
-            pairs = sorted(
-                (moves[a][0] + moves[b][0], moves[a][1], moves[a][2], moves[b][1], moves[b][2])
-                for a, b in picks.tolist()
-                if moves[a][1] != moves[b][1]
-            )
-            for _, ka, ja, kb, jb in pairs[:64]:
+            first, second = picks[:, 0], picks[:, 1]
+            apart = slots[first] != slots[second]
+            first, second = first[apart], second[apart]
+            order = np.lexsort((values[second], slots[second], values[first], slots[first],
+                                costs[first] + costs[second]))[:64]
+            for ka, ja, kb, jb in zip(slots[first[order]].tolist(), values[first[order]].tolist(),
+                                      slots[second[order]].tolist(), values[second[order]].tolist()):
                 cand = list(index)
                 cand[ka], cand[kb] = ja, jb
                 found = check(tuple(cand))
@@ -241,15 +244,26 @@ class IndexedStrategy(Strategy):
         proposals, and a list of tuples of every slot value, sorted in Python, was most of the
         strategy's time on spaces with long slots."""
         noise = self.rng.random(int(self.coder.sizes.sum()))
-        slots, values = [], []
-        for k in range(len(index)):
-            targets = np.asarray(self._repair_targets(k, index[k]), dtype=np.int64)
-            targets = targets[targets != index[k]]
-            slots.append(np.full(len(targets), k, dtype=np.int64))
-            values.append(targets)
-        slot = np.concatenate(slots) if slots else np.zeros(0, dtype=np.int64)
-        value = np.concatenate(values) if values else np.zeros(0, dtype=np.int64)
-        at = np.asarray(index, dtype=np.int64)[slot]
+        at_index = np.asarray(index, dtype=np.int64)
+        if int(self.coder.sizes.max(initial=0)) <= REPAIR_VALUES_PER_SLOT + 1:  # every value of every slot
+            if self._every_value is None:
+                sizes = self.coder.sizes
+                self._every_value = (np.repeat(np.arange(len(sizes), dtype=np.int64), sizes),
+                                     np.concatenate([np.arange(n, dtype=np.int64) for n in sizes.tolist()] or
+                                                    [np.zeros(0, dtype=np.int64)]))
+            slot, value = self._every_value
+            moved = value != at_index[slot]
+            slot, value = slot[moved], value[moved]
+        else:
+            slots, values = [], []
+            for k in range(len(index)):
+                targets = np.asarray(self._repair_targets(k, index[k]), dtype=np.int64)
+                targets = targets[targets != index[k]]
+                slots.append(np.full(len(targets), k, dtype=np.int64))
+                values.append(targets)
+            slot = np.concatenate(slots) if slots else np.zeros(0, dtype=np.int64)
+            value = np.concatenate(values) if values else np.zeros(0, dtype=np.int64)
+        at = at_index[slot]
         cost = np.where(self.coder.ordered[slot], np.abs(value - at) * self.coder.scale[slot], 1.0)
         order = np.lexsort((value, slot, noise[: len(cost)], cost))
         return cost[order], slot[order], value[order]

@@ -49,6 +49,7 @@ A space whose slots all share one group has a single concern; then each slot act
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
@@ -649,14 +650,24 @@ class Agents(IndexedStrategy):
     def _away_from_optima(self) -> Iterator[tuple[float, tuple[int, ...]]]:
         """Measured, working configs, best first, at distance ``diverse`` or more from every known
         local optimum (:meth:`Coder.distance`; the optima themselves are never among them)."""
+        ranked = sorted(self.history, key=lambda item: item[0])
         optima = np.asarray(self.swept)
+        if not len(optima):
+            yield from itertools.takewhile(lambda item: math.isfinite(item[0]), ranked)
+            return
+        swept = set(map(tuple, self.swept))
         need = self.opt.diverse
-        for score, vec in sorted(self.history, key=lambda item: item[0]):
-            if not math.isfinite(score):
-                return
-            if len(optima) and (tuple(vec) in self.swept or float(self.coder.distances(optima, vec).min()) < need):
-                continue
-            yield score, vec
+        chunk = 256  # configs whose distances to every optimum are taken at once: most calls stop early
+        for start in range(0, len(ranked), chunk):
+            part = ranked[start : start + chunk]
+            diff = np.abs(np.asarray([vec for _, vec in part])[:, None, :] - optima[None, :, :])
+            nearest = np.where(self.coder.ordered, diff * self.coder.scale, diff > 0).sum(axis=2).min(axis=1)
+            for (score, vec), distance in zip(part, nearest.tolist()):
+                if not math.isfinite(score):
+                    return
+                if tuple(vec) in swept or distance < need:
+                    continue
+                yield score, vec
 
     def _trend_probes(self, ranked: list[tuple[float, tuple[int, ...]]], size: int, batch: set[str]) -> list[Config]:
         """Extrapolate once, after the random start: the best ``probes`` configs with every ordered
@@ -667,7 +678,7 @@ class Agents(IndexedStrategy):
         utilities of unmeasured values are pulled towards their neighbours' by the smoothness
         prior, so the model alone reaches an end only after several rounds; a probe asks at once.
         """
-        mean = self.model.fit()[0]
+        mean = self.model.mean()
         target: dict[int, int] = {}
         for k, n in enumerate(self.coder.sizes):
             if not self.coder.ordered[k] or n < 3:

@@ -20,8 +20,9 @@ import numpy as np
 
 
 #: Most slot values the utility fit takes (one feature each). The fit factors a dense matrix of the
-#: features every round, at a cost cubic in their number: 2,048 take about 32 MB and 85 ms a fit
-#: on a 2-core development machine; the recorded tuning spaces need a few hundred.
+#: features every round, at a cost cubic in their number: 2,048 take about 32 MB and 130 ms a fit
+#: on a 2-core development machine (``bench/utility_fit.py``); the recorded tuning spaces need a
+#: few hundred.
 MAX_FEATURES = 2048
 #: Value pairs of interacting slots are added only while the features stay within this many (a
 #: fit of 512 takes about 5 ms, one of 1,024 20 ms, once a round of 4 to 8 configs): the pairs
@@ -146,8 +147,12 @@ class UtilityModel:
         return posterior.mean, posterior
 
     def mean(self) -> np.ndarray:
-        """The fitted utilities (zero before any round was fed in)."""
-        return self.fit()[0] if self.n_rows else np.zeros(self.dim)
+        """The fitted utilities (zero before any round was fed in; the fit is kept for the draws)."""
+        if not self.n_rows:
+            return np.zeros(self.dim)
+        if self._posterior is None:
+            self._posterior = self.fit()
+        return self._posterior[0]
 
     def sample(self, rng: np.random.Generator, scale: float) -> np.ndarray:
         """One Thompson draw of every utility, the posterior's spread times ``scale`` (cached fit)."""
