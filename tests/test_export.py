@@ -494,6 +494,13 @@ def test_an_export_of_a_session_that_searched_a_pareto_front_says_so(sessions: d
     fewer = len(Objective(bound, session.weights, ("latency_ms", "registers")).pareto(session.trials))
     assert fewer < on_front
     assert any(f"(feasible configs on it: {fewer};" in n for n in plan_export([session], bound).notes)
+    # of several sessions, the ones that searched the front are named, and their trials alone counted
+    other = sim_session("sgemm", n=12, seed=1)
+    both = plan_export([other, session], sources=["one.json", "front.json"]).notes
+    searched = [n for n in both if "Pareto front" in n]
+    mine = len(Objective(session.constraints, session.weights, ("latency_ms", "registers")).pareto(session.trials))
+    assert searched == [f"front.json searched the Pareto front of latency_ms, registers (feasible configs on it: {mine}; "
+                        "show lists them); this export holds what the score weights rank first"]
 
 
 def test_cuda_export_of_a_template_from_a_folder_names_the_kernel_dir_to_give(sessions: dict[str, Session],

@@ -259,7 +259,7 @@ def plan_export(
             raise WorkbenchError(f"devices {other!r} and {choice.device!r} would share the guard macro "
                                  f"{target_macro(choice.device)}; export them separately")
     portable = choices[0] if len(choices) == 1 else _portable(choices, per_device_scores, groups)
-    notes += _front_notes(first, constraints, weights, groups)
+    notes += _front_notes(sessions, labels, constraints, weights, groups)
     simulated = any(bool(s.device.get("simulated")) for s in sessions)
     space = first.space
     domains = {s.name: list(s.values) for s in space.slots} if space is not None else {}
@@ -646,24 +646,32 @@ def target_macro(device: str) -> str:
     return TARGET_PREFIX + core
 
 
-def _front_notes(session: Session, constraints: Constraints, weights: Weights,
+def _front_notes(sessions: Sequence[Session], labels: Sequence[str], constraints: Constraints, weights: Weights,
                  groups: Mapping[str, Sequence[tuple[Trial, str]]]) -> list[str]:
-    """For a session that searched a Pareto front: of which metrics, and how many feasible configs
-    are on it per device. An export writes one config, the best by the score weights, which is
-    not what that search looked for; the reader of the file should know a trade-off was left out."""
+    """For sessions that searched a Pareto front: of which metrics, and how many feasible points
+    are on it per device (counted over those sessions' trials, as ``show`` counts them). An
+    export writes what the score weights rank first, which is not what that search looked for;
+    the reader of the file should know a trade-off was left out."""
     from workbench.core.domain.search_objective import Objective
 
-    objectives = session.strategy.get("objectives") if isinstance(session.strategy, dict) else None
-    if not objectives or len(objectives) < 2:
-        return []
-    try:
-        objective = Objective(constraints, weights, tuple(objectives))
-    except WorkbenchError:  # an objective without a known direction: there is no front to count
-        return []
-    counts = {device: len(objective.pareto([t for t, _ in pairs])) for device, pairs in groups.items()}
-    on = "; ".join(f"{n} on {device}" if len(counts) > 1 else str(n) for device, n in sorted(counts.items()))
-    return [f"the session searched the Pareto front of {', '.join(objectives)} (feasible configs on it: {on}; "
-            "show lists them); this export holds the one config the score weights rank first"]
+    searched: dict[tuple[str, ...], list[str]] = {}
+    for session, label in zip(sessions, labels):
+        stored = session.strategy.get("objectives") if isinstance(session.strategy, dict) else None
+        if stored and len(stored) >= 2:
+            searched.setdefault(tuple(stored), []).append(label)
+    notes = []
+    for objectives, searchers in searched.items():
+        try:
+            objective = Objective(constraints, weights, objectives)
+        except WorkbenchError:  # an objective without a known direction: there is no front to count
+            continue
+        counts = {device: len(objective.pareto([t for t, label in pairs if label in searchers]))
+                  for device, pairs in groups.items()}
+        on = "; ".join(f"{n} on {device}" if len(counts) > 1 else str(n) for device, n in sorted(counts.items()))
+        who = "the session" if len(sessions) == 1 else ", ".join(searchers)
+        notes.append(f"{who} searched the Pareto front of {', '.join(objectives)} (feasible configs on it: {on}; "
+                     "show lists them); this export holds what the score weights rank first")
+    return notes
 
 
 def _deciding_metrics(plan: ExportPlan) -> list[str]:
