@@ -26,7 +26,8 @@ def pareto_ranks(values: np.ndarray, chunk: int = 256) -> list[int]:
 
 def front_size(values: np.ndarray) -> int:
     """How many distinct rows no other row dominates. Two columns: one sort and a running minimum,
-    so a front of 20,000 trials is counted while a slider moves; more columns: :func:`pareto_ranks`."""
+    so a front of 20,000 trials is counted while a slider moves; more columns: one pass in sorted
+    order against the front so far."""
     values = np.asarray(values, dtype=float)
     if not values.size:
         return 0
@@ -44,4 +45,11 @@ def front_size(values: np.ndarray) -> int:
         # value; among rows of one first value only the first, of the smallest second, survives
         first_of_value = np.concatenate([[True], unique[1:, 0] != unique[:-1, 0]])
         return int(np.sum((second < earlier) & first_of_value))
-    return int(sum(rank == 0 for rank in pareto_ranks(unique)))
+    # More columns: in lexicographic order a row can be dominated only by an earlier one, and by
+    # one on the front if by any (dominance is transitive), so each row is checked against the
+    # front found so far: time grows with rows x front, not rows squared.
+    front = np.empty((0, unique.shape[1]))
+    for row in unique:
+        if not np.any(np.all(front <= row, axis=1)):
+            front = np.vstack([front, row])
+    return len(front)
