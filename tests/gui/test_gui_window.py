@@ -503,3 +503,23 @@ def test_a_new_session_keeps_the_objective_in_force_not_the_old_kernels_own_metr
     weights = window.model.session.weights
     assert "merit" not in weights.values and "merit" not in weights.directions
     assert "merit" not in window.objective_panel.weight_sliders
+
+
+def test_a_new_session_of_the_same_kernel_keeps_every_weight_and_direction(window, qtbot):
+    """Another GPU model is a new session of the same kernel: its metrics are the old one's, so
+    the weights shown carry over whole, a zero weight's row and a stated direction included
+    (only another kernel's session drops what its metrics cannot mean)."""
+    from workbench.core.domain.objective import Weights
+
+    run = {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 2, "options": {"compile": "estimate"}}
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({**run, "gpu_model": "H200"})
+    first = window.model.session
+    first.weights = Weights(values={"latency_ms": 1.0, "occupancy": 0.0, "registers": 0.5},
+                            directions={"occupancy": 1, "registers": -1})
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({**run, "gpu_model": "A100"})
+    assert window.model.session is not first and window.model.session.trials
+    weights = window.model.session.weights
+    assert weights.values["occupancy"] == 0.0 and weights.values["registers"] == 0.5
+    assert weights.directions == {"occupancy": 1, "registers": -1}

@@ -22,7 +22,7 @@ def _offered(panel) -> list[str]:
     return [box.itemText(i) for i in range(1, box.count())]
 
 
-def test_a_recording_weighted_on_kernel_tuner_time_shows_that_weight(window, tmp_path):
+def test_a_recording_weighted_on_kernel_tuner_time_shows_that_weight(window, qtbot, tmp_path):
     path = tmp_path / "kt.json"
     run_to_end(RunRequest(replay=KT_CACHE, budget=6, seed=0, workers=1, executor="inline",
                           weights=Weights({"kt_time_ms": 1.0, "latency_ms": 0.0})), path)
@@ -46,6 +46,8 @@ def test_a_recording_weighted_on_kernel_tuner_time_shows_that_weight(window, tmp
     box = panel.more_metrics
     box.activated.emit(box.findText("gflops"))
     assert "gflops" in panel.weight_sliders and "gflops" not in panel.direction_buttons
+    qtbot.wait(50)
+    assert window.focusWidget() is panel.weight_sliders["gflops"]  # the keyboard goes on at the new row
     panel.weight_sliders["kt_time_ms"].setValue(0)
     panel.weight_sliders["gflops"].setValue(10)
     ok = [t for t in model.trials if t.ok]
