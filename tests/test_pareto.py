@@ -23,9 +23,10 @@ def test_the_front_count_is_the_number_of_distinct_finite_rows_of_rank_zero(rows
 
 
 def test_a_large_three_objective_front_is_counted_right() -> None:
-    """20,000 points: those on a simplex's face are all on the front (none dominates another), and
-    nine copies of the face shifted up by positive amounts are all dominated by the face."""
+    """Every one of 20,000 points on a simplex's face is on the front (none dominates another),
+    and copies of some of them shifted up by positive amounts are all dominated by the face."""
     rng = np.random.default_rng(0)
-    face = rng.dirichlet(np.ones(3), size=2_000)
-    above = [face + 0.001 + rng.random(face.shape) * 0.1 for _ in range(9)]
-    assert front_size(np.vstack([face, *above])) == len(np.unique(face, axis=0))
+    face = rng.dirichlet(np.ones(3), size=20_000)
+    above = face[:5_000] + 0.001 + rng.random((5_000, 3)) * 0.1
+    assert front_size(np.vstack([face, above])) == len(np.unique(face, axis=0))
+    assert front_size(np.vstack([above, face])[:, [2, 0, 1]]) == len(np.unique(face, axis=0))  # any order of columns
