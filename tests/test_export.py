@@ -501,6 +501,16 @@ def test_an_export_of_a_session_that_searched_a_pareto_front_says_so(sessions: d
     mine = len(Objective(session.constraints, session.weights, ("latency_ms", "registers")).pareto(session.trials))
     assert searched == [f"front.json searched the Pareto front of latency_ms, registers (feasible configs on it: {mine}; "
                         "show lists them); this export holds what the score weights rank first"]
+    # sessions named alike (no file names, created the same minute) are still told apart
+    other.created_at = session.created_at
+    alike = [n for n in plan_export([other, session]).notes if "Pareto front" in n]
+    assert len(alike) == 1 and f"(feasible configs on it: {mine};" in alike[0]
+    # a device only the other session measured gets no count of a front nobody searched there
+    elsewhere = sim_session("sgemm", n=12, gpu="A100", seed=2)
+    devices = [n for n in plan_export([elsewhere, session], sources=["a100.json", "front.json"]).notes
+               if "Pareto front" in n]
+    assert len(devices) == 1 and f"(feasible configs on it: {mine} on Simulated NVIDIA H200;" in devices[0]
+    assert "A100" not in devices[0]
 
 
 def test_cuda_export_of_a_template_from_a_folder_names_the_kernel_dir_to_give(sessions: dict[str, Session],

@@ -259,7 +259,7 @@ def plan_export(
             raise WorkbenchError(f"devices {other!r} and {choice.device!r} would share the guard macro "
                                  f"{target_macro(choice.device)}; export them separately")
     portable = choices[0] if len(choices) == 1 else _portable(choices, per_device_scores, groups)
-    notes += _front_notes(sessions, labels, constraints, weights, groups)
+    notes += _front_notes(sessions, labels, [own for _problem, own in picked], constraints, weights)
     simulated = any(bool(s.device.get("simulated")) for s in sessions)
     space = first.space
     domains = {s.name: list(s.values) for s in space.slots} if space is not None else {}
@@ -646,31 +646,37 @@ def target_macro(device: str) -> str:
     return TARGET_PREFIX + core
 
 
-def _front_notes(sessions: Sequence[Session], labels: Sequence[str], constraints: Constraints, weights: Weights,
-                 groups: Mapping[str, Sequence[tuple[Trial, str]]]) -> list[str]:
+def _front_notes(sessions: Sequence[Session], labels: Sequence[str], measured: Sequence[Sequence[Trial]],
+                 constraints: Constraints, weights: Weights) -> list[str]:
     """For sessions that searched a Pareto front: of which metrics, and how many feasible points
-    are on it per device (counted over those sessions' trials, as ``show`` counts them). An
-    export writes what the score weights rank first, which is not what that search looked for;
-    the reader of the file should know a trade-off was left out."""
+    are on it on each device they measured (counted over their own exported trials, ``measured``
+    by position, as ``show`` counts them). An export writes what the score weights rank first,
+    which is not what that search looked for; the reader of the file should know a trade-off was
+    left out."""
     from workbench.core.domain.search_objective import Objective
 
-    searched: dict[tuple[str, ...], list[str]] = {}
-    for session, label in zip(sessions, labels):
+    searched: dict[tuple[str, ...], list[int]] = {}
+    for position, session in enumerate(sessions):
         stored = session.strategy.get("objectives") if isinstance(session.strategy, dict) else None
         if stored and len(stored) >= 2:
-            searched.setdefault(tuple(stored), []).append(label)
+            searched.setdefault(tuple(stored), []).append(position)
+    devices = {_device_of(session, trial) for session, own in zip(sessions, measured) for trial in own}
     notes = []
     for objectives, searchers in searched.items():
         try:
             objective = Objective(constraints, weights, objectives)
         except WorkbenchError:  # an objective without a known direction: there is no front to count
             continue
-        counts = {device: len(objective.pareto([t for t, label in pairs if label in searchers]))
-                  for device, pairs in groups.items()}
-        on = "; ".join(f"{n} on {device}" if len(counts) > 1 else str(n) for device, n in sorted(counts.items()))
-        who = "the session" if len(sessions) == 1 else ", ".join(searchers)
-        notes.append(f"{who} searched the Pareto front of {', '.join(objectives)} (feasible configs on it: {on}; "
-                     "show lists them); this export holds what the score weights rank first")
+        by_device: dict[str, list[Trial]] = {}
+        for position in searchers:
+            for trial in measured[position]:
+                by_device.setdefault(_device_of(sessions[position], trial), []).append(trial)
+        counts = {device: len(objective.pareto(trials)) for device, trials in sorted(by_device.items())}
+        named = len(devices) > 1  # an export of several devices says which one each count is of
+        on = "; ".join(f"{n} on {device}" if named else str(n) for device, n in counts.items())
+        who = "the session" if len(sessions) == 1 else ", ".join(labels[position] for position in searchers)
+        notes.append(f"{who} searched the Pareto front of {', '.join(objectives)} (feasible configs on it: "
+                     f"{on or 0}; show lists them); this export holds what the score weights rank first")
     return notes
 
 
