@@ -657,9 +657,14 @@ class Agents(IndexedStrategy):
             return
         swept = set(map(tuple, self.swept))
         need = self.opt.diverse
-        chunk = 256  # configs whose distances to every optimum are taken at once: most calls stop early
-        for start in range(0, len(ranked), chunk):
-            part = ranked[start : start + chunk]
+        # configs whose distances to every optimum are taken at once: few at first (most calls take
+        # the first that qualifies), more as the walk goes on, at most about a million slot differences
+        cap = max(1, 1_000_000 // (len(optima) * max(1, optima.shape[1])))
+        start, chunk = 0, 64
+        while start < len(ranked):
+            part = ranked[start : start + min(chunk, cap)]
+            start += len(part)
+            chunk *= 4
             diff = np.abs(np.asarray([vec for _, vec in part])[:, None, :] - optima[None, :, :])
             nearest = np.where(self.coder.ordered, diff * self.coder.scale, diff > 0).sum(axis=2).min(axis=1)
             for (score, vec), distance in zip(part, nearest.tolist()):

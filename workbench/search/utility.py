@@ -60,6 +60,7 @@ class Posterior:
         self._factor = np.linalg.cholesky(precision[::-1, ::-1])  # L with J A J = L L^T
         inner = solve_triangular(self._factor, xty[::-1], lower=True, check_finite=False)
         self.mean = solve_triangular(self._factor, inner, lower=True, trans="T", check_finite=False)[::-1].copy()
+        self.mean.setflags(write=False)  # handed out by UtilityModel.mean(), and every later draw adds to it
         sse = yy - 2.0 * float(self.mean @ xty) + float(self.mean @ gram @ self.mean)
         self.noise = max(0.05, sse / n_rows) if n_rows else 0.25
 
