@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from workbench.core.domain.measurement import LATENCY, Measurement, Status, Trial
+from strategies import Landscape, run_once
 from workbench.core.domain.space import SearchSpace, Slot
-from workbench.search.base import create_strategy
 from workbench.search.utility import UtilityModel
 
 
@@ -59,32 +59,17 @@ def median_seconds(call, repeats: int) -> float:
 
 
 def per_config_ms(features: int, evaluations: int, seed: int = 0) -> float:
-    """The agents' ask + tell time per config over ``evaluations`` distinct evaluations."""
+    """The agents' ask + tell time per config over ``evaluations`` distinct evaluations
+    (``bench/strategies.py``'s ``run_once`` on the synthetic landscape)."""
     wide = features - 8
     space = SearchSpace([Slot("x", tuple(range(wide))), Slot("y", tuple(range(8)))])
     noise = np.random.default_rng(seed)
-    strategy = create_strategy("agents", space, seed=seed)
-    seen: set[str] = set()
-    spent, index = 0.0, 0
-    while index < evaluations:
-        start = time.perf_counter()
-        configs = strategy.ask(1)
-        spent += time.perf_counter() - start
-        if not configs:
-            break
-        trials = []
-        for config in configs:
-            if config.id in seen:
-                continue
-            seen.add(config.id)
-            x, y = config["x"], config["y"]
-            latency = (1.0 + ((x - 0.6 * wide) / (0.25 * wide)) ** 2 + abs(y - 5) / 8) * (1.0 + 0.05 * noise.random())
-            trials.append(Trial(index, config, Measurement(Status.OK, {LATENCY: latency})))
-            index += 1
-        start = time.perf_counter()
-        strategy.tell(trials)
-        spent += time.perf_counter() - start
-    return 1000.0 * spent / max(index, 1)
+    latency: dict[str, float | None] = {}
+    for config in space:
+        x, y = config["x"], config["y"]
+        latency[config.id] = (1.0 + ((x - 0.6 * wide) / (0.25 * wide)) ** 2 + abs(y - 5) / 8) * (1.0 + 0.05 * noise.random())
+    values, spent = run_once(Landscape(f"synthetic_{features}", space, latency, {}), "agents", seed, evaluations, {})
+    return 1000.0 * spent / max(len(values), 1)
 
 
 def main(argv: list[str] | None = None) -> int:
