@@ -10,6 +10,9 @@ The fit (``workbench.search.utility``) runs once a round and is cubic in the num
    with 5 % noise, seed 0: what a long run pays per config where a space has that many values.
 
     python bench/utility_fit.py [--features 309,512,1024,2048] [--evaluations 1000]
+
+Wall-clock times, with the BLAS threads NumPy starts by default (as a run has them; NumPy is
+imported before ``bench/strategies.py`` could ask for one thread).
 """
 
 from __future__ import annotations
