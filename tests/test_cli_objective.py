@@ -49,6 +49,23 @@ def test_efficiency_metric_from_kernel_tuner_is_maximised(capsys, session: Path)
     assert doc["weights"]["latency_ms"]["direction"] == "minimize"
 
 
+def test_show_states_the_limits_and_weights_its_feasible_count_and_best_are_under(capsys, session: Path) -> None:
+    """"feasible 3" and the best config mean something only under the objective in force, which
+    the exports state and the text of ``show`` did not: said in a line each, whenever they are not
+    the plain "latency alone, no limits"."""
+    def lines(*flags: str) -> dict[str, str]:
+        capsys.readouterr()
+        assert main(["show", str(session), *flags]) == 0
+        return {line[:9].strip(): line[9:] for line in capsys.readouterr().out.splitlines()}
+
+    plain = lines()
+    assert "limits" not in plain and "weights" not in plain
+    shown = lines("--constraint", "gflops_w>=10", "--weight", "score_x=1", "--maximize", "score_x")
+    assert shown["limits"] == "gflops_w >= 10"
+    assert shown["weights"] == "latency_ms=1, score_x=1 (maximized)"
+    assert shown["feasible"] == "3"  # the 256-thread config's 8 GFLOPS/W is below the limit
+
+
 def test_unknown_direction_needs_the_users_word(capsys, session: Path) -> None:
     capsys.readouterr()
     assert main(["show", str(session), "--weight", "score_x=1"]) == 2

@@ -1069,6 +1069,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     size = f" at {', '.join(f'{k}={v}' for k, v in answered.items())}" if answered else ""
     over = "  (over all sizes)" if "answered" in summary and answered is None else size
     print(f"feasible {summary['feasible']}{over}")
+    # what "feasible" and "best" below are under, as an export states it (the session's own, or the flags')
+    from workbench.core.domain.objective import objective_text
+
+    bounds, weighted = objective_text(constraints, weights)
+    if constraints.bounds():
+        print(f"limits   {printable(bounds)}")
+    if weights.active() != {"latency_ms": 1.0} or weights.directions:
+        print(f"weights  {printable(weighted)}")
     if summary["resources_pending"]:
         print(f"estimate {_pending_line(summary['resources_pending'], str(args.file))}")
     if summary["resources_estimated"]:

@@ -395,6 +395,17 @@ class Weights:
         return Weights(dict(data), kept)
 
 
+def objective_text(constraints: Constraints, weights: Weights) -> tuple[str, str]:
+    """The constraints and the weights in force as text ("none" for no bounds). A weighted metric
+    whose direction the person gave says it (``myscore=1 (maximized)``): for a metric the
+    workbench does not know, that direction decided which config won."""
+    bounds = ", ".join(str(b) for b in constraints.bounds()) or "none"
+    chosen = weights.directions_dict()
+    weighted = ", ".join(f"{k}={v:g}" + (f" ({chosen[k]}d)" if k in chosen else "")
+                         for k, v in weights.active().items()) or "none"
+    return bounds, weighted
+
+
 def direction_problem(name: str, direction: int) -> str | None:
     """Why a user may not state ``direction`` for ``name``, or None.
 

@@ -41,7 +41,7 @@ from workbench.core.domain.macros import reserved_macro
 from workbench.core.domain.records import is_arch_name
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.sizes import problems_of, size_parameters, typed_like
-from workbench.core.domain.objective import Constraints, Weights, rank
+from workbench.core.domain.objective import Constraints, Weights, objective_text, rank
 from workbench.core.domain.portability import max_min_pick
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config
@@ -527,14 +527,8 @@ def estimate_note(trial: Trial) -> str:
 
 
 def _objective_text(plan: ExportPlan) -> tuple[str, str]:
-    """The constraints and the weights as comment text; a weighted metric whose direction the
-    person gave says it (``myscore=1 (maximized)``): for a metric the workbench does not know,
-    that direction decided which config won."""
-    bounds = ", ".join(str(b) for b in plan.constraints.bounds()) or "none"
-    chosen = plan.weights.directions_dict()
-    weights = ", ".join(f"{k}={v:g}" + (f" ({chosen[k]}d)" if k in chosen else "")
-                        for k, v in plan.weights.active().items()) or "none"
-    return bounds, weights
+    """The constraints and the weights as comment text (:func:`objective_text`)."""
+    return objective_text(plan.constraints, plan.weights)
 
 
 def _c_value(value: Any, name: str) -> str:
