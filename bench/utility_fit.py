@@ -11,8 +11,8 @@ The fit (``workbench.search.utility``) runs once a round and is cubic in the num
 
     python bench/utility_fit.py [--features 309,512,1024,2048] [--evaluations 1000]
 
-Wall-clock times, with the BLAS threads NumPy starts by default (as a run has them; NumPy is
-imported before ``bench/strategies.py`` could ask for one thread).
+Wall-clock times with one BLAS thread, as the other benchmarks (``bench/strategies.py``, imported
+first, asks for it before NumPy and SciPy load their BLAS).
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from strategies import Landscape, run_once
+from strategies import Landscape, run_once  # first: it sets the BLAS threads before NumPy loads
+
+import numpy as np
 from workbench.core.domain.space import SearchSpace, Slot
 from workbench.search.utility import UtilityModel
 

@@ -60,6 +60,8 @@ def test_show_states_the_limits_and_weights_its_feasible_count_and_best_are_unde
 
     plain = lines()
     assert "limits" not in plain and "weights" not in plain
+    alone = lines("--weight", "latency_ms=2", "--maximize", "gflops_w")  # ranks as latency alone
+    assert "limits" not in alone and "weights" not in alone
     shown = lines("--constraint", "gflops_w>=10", "--weight", "score_x=1", "--maximize", "score_x")
     assert shown["limits"] == "gflops_w >= 10"
     assert shown["weights"] == "latency_ms=1, score_x=1 (maximized)"

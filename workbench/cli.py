@@ -1075,7 +1075,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     bounds, weighted = objective_text(constraints, weights)
     if constraints.bounds():
         print(f"limits   {printable(bounds)}")
-    if weights.active() != {"latency_ms": 1.0} or weights.directions:
+    if set(weights.active()) != {"latency_ms"}:  # latency alone ranks the same at any weight
         print(f"weights  {printable(weighted)}")
     if summary["resources_pending"]:
         print(f"estimate {_pending_line(summary['resources_pending'], str(args.file))}")

@@ -20,12 +20,12 @@ import numpy as np
 
 
 #: Most slot values the utility fit takes (one feature each). The fit factors a dense matrix of the
-#: features every round, at a cost cubic in their number: 2,048 take about 32 MB and 130 ms a fit
+#: features every round, at a cost cubic in their number: 2,048 take about 32 MB and 130 to 170 ms a fit
 #: on a 2-core development machine (``bench/utility_fit.py``); the recorded tuning spaces need a
 #: few hundred.
 MAX_FEATURES = 2048
 #: Value pairs of interacting slots are added only while the features stay within this many (a
-#: fit of 512 takes about 5 ms, one of 1,024 20 ms, once a round of 4 to 8 configs): the pairs
+#: fit of 512 takes about 5 ms, one of 1,024 20 to 25 ms, once a round of 4 to 8 configs): the pairs
 #: refine what the slot values already say, and beyond it their cost would be most of the
 #: search's own time per config. The recorded tuning spaces need up to about 300.
 PAIRED_FEATURES = 512
