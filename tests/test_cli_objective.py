@@ -108,6 +108,22 @@ def test_tune_refuses_a_metric_the_simulator_never_reports(capsys, tmp_path: Pat
     assert not out.exists()
 
 
+def test_tunes_last_line_says_the_limits_its_feasible_count_is_under(capsys, tmp_path: Path) -> None:
+    """A continued session's limits come from its file, which the person may not have in mind:
+    the count of feasible trials says what it counts under (and nothing more without limits)."""
+    out = tmp_path / "t.json"
+    assert main(["tune", "vector_add", "--backend", "sim", "--budget", "3", "--out", str(out), "--executor", "inline",
+                 "--resources", "estimated", "--constraint", "registers<=64"]) == 0
+    assert " feasible under registers <= 64 (simulated); best " in capsys.readouterr().out
+    assert main(["tune", "--resume", str(out), "--budget", "2", "--executor", "inline"]) == 0
+    last = next(line for line in capsys.readouterr().out.splitlines() if "5 trials (continued)" in line)
+    assert " feasible under registers <= 64 (simulated); best " in last
+    plain = tmp_path / "p.json"
+    assert main(["tune", "vector_add", "--backend", "sim", "--budget", "2", "--out", str(plain), "--executor", "inline",
+                 "--resources", "estimated"]) == 0
+    assert "2 feasible (simulated); best " in capsys.readouterr().out
+
+
 def test_a_metric_a_continued_sessions_file_names_is_refused_naming_the_file(capsys, tmp_path: Path) -> None:
     """A typo stored in the session (edited by hand, or from another version) is not one the
     person just typed: the refusal says which file it came from, and the file is left as it was."""

@@ -613,9 +613,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
         count = len(problems_of(session))
         best_text = f"{count} size" + ("" if count == 1 else "s")
     # a sweep's summary ranks one size; the line counts every size's feasible trials
-    feasible = _feasible_count(session) if "answered" in summary else summary["feasible"]
-    print(f"{session.kernel}: {summary['trials']} trials ({verb}), {feasible} feasible{sim}; "
-          f"{best_text} -> {out}")
+    counted = _feasible_count(session) if "answered" in summary else summary["feasible"]
+    feasible = f"{counted} feasible"
+    if session.constraints.bounds():  # a continued session's limits come from its file: said, as show says them
+        from workbench.core.domain.objective import objective_text
+
+        feasible += f" under {printable(objective_text(session.constraints, session.weights)[0])}"
+    print(f"{session.kernel}: {summary['trials']} trials ({verb}), {feasible}{sim}; {best_text} -> {out}")
     checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
     if checks:
         print(f"{session.kernel}: {printable(checks)}")
