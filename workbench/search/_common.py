@@ -38,7 +38,7 @@ class Coder:
         self.ordered = np.array([bool(s.ordered) for s in space.slots])
         self._lookup = tuple({v: i for i, v in enumerate(vals)} for vals in self.values)
         # Per-slot scale so that a full sweep of any slot costs 1 (categorical: any change costs 1).
-        self.scale = np.where(self.ordered, 1.0 / np.maximum(self.sizes - 1, 1), 1.0)
+        self._scale = np.where(self.ordered, 1.0 / np.maximum(self.sizes - 1, 1), 1.0)
 
     def encode(self, config: Mapping[str, Any]) -> Index:
         return tuple(self._lookup[k][config[name]] for k, name in enumerate(self.names))
@@ -49,15 +49,25 @@ class Coder:
     def distance(self, a: Sequence[int], b: Sequence[int]) -> float:
         """Distance between two index vectors: ordered slots by normalised step, others by mismatch."""
         diff = np.abs(np.asarray(a) - np.asarray(b))
-        return float(np.sum(np.where(self.ordered, diff * self.scale, diff > 0)))
+        return float(np.sum(np.where(self.ordered, diff * self._scale, diff > 0)))
 
     def distances(self, points: np.ndarray, b: Sequence[int]) -> np.ndarray:
         """:meth:`distance` from each row of ``points`` (index vectors) to ``b``, vectorised."""
         diff = np.abs(np.asarray(points) - np.asarray(b))
-        return np.where(self.ordered, diff * self.scale, diff > 0).sum(axis=1)
+        return np.where(self.ordered, diff * self._scale, diff > 0).sum(axis=1)
+
+    def nearest_distances(self, points: np.ndarray, others: np.ndarray) -> np.ndarray:
+        """Each row of ``points``' :meth:`distance` to the nearest row of ``others`` (both index
+        vectors), all pairs at once: the same sums as :meth:`distances`, row for row."""
+        diff = np.abs(np.asarray(points)[:, None, :] - np.asarray(others)[None, :, :])
+        return np.where(self.ordered, diff * self._scale, diff > 0).sum(axis=2).min(axis=1)
 
     def step_cost(self, slot: int, frm: int, to: int) -> float:
-        return abs(to - frm) * self.scale[slot] if self.ordered[slot] else 1.0
+        return abs(to - frm) * self._scale[slot] if self.ordered[slot] else 1.0
+
+    def step_costs(self, slots: np.ndarray, frm: np.ndarray, to: np.ndarray) -> np.ndarray:
+        """:meth:`step_cost` of many one-slot moves at once (the same products)."""
+        return np.where(self.ordered[slots], np.abs(to - frm) * self._scale[slots], 1.0)
 
 
 def latency_rank(values: Sequence[float]) -> np.ndarray:
@@ -263,8 +273,7 @@ class IndexedStrategy(Strategy):
                 values.append(targets)
             slot = np.concatenate(slots) if slots else np.zeros(0, dtype=np.int64)
             value = np.concatenate(values) if values else np.zeros(0, dtype=np.int64)
-        at = at_index[slot]
-        cost = np.where(self.coder.ordered[slot], np.abs(value - at) * self.coder.scale[slot], 1.0)
+        cost = self.coder.step_costs(slot, at_index[slot], value)
         order = np.lexsort((value, slot, noise[: len(cost)], cost))
         return cost[order], slot[order], value[order]
 

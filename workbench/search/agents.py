@@ -665,8 +665,7 @@ class Agents(IndexedStrategy):
             part = ranked[start : start + min(chunk, cap)]
             start += len(part)
             chunk *= 4
-            diff = np.abs(np.asarray([vec for _, vec in part])[:, None, :] - optima[None, :, :])
-            nearest = np.where(self.coder.ordered, diff * self.coder.scale, diff > 0).sum(axis=2).min(axis=1)
+            nearest = self.coder.nearest_distances(np.asarray([vec for _, vec in part]), optima)
             for (score, vec), distance in zip(part, nearest.tolist()):
                 if not math.isfinite(score):
                     return
