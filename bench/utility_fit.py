@@ -31,7 +31,7 @@ from strategies import Landscape, run_once  # first: it sets the BLAS threads be
 
 import numpy as np
 from workbench.core.domain.space import SearchSpace, Slot
-from workbench.search.utility import UtilityModel
+from workbench.search.utility import Posterior, UtilityModel
 
 
 def fed_model(features: int, rows: int = 200, seed: int = 0) -> UtilityModel:
@@ -88,9 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|")
     for n in counts:
         model = fed_model(n)
-        model.fit()  # warm: the first fit also imports SciPy's solvers, which a run pays once
+        def fresh(model: UtilityModel = model) -> Posterior:  # model.fit() keeps its fit: timed again, it costs nothing
+            return Posterior(model.gram + model.prior, model.xty, model.gram, model.yy, model.n_rows)
+
+        fresh()  # warm: the first fit also imports SciPy's solvers, which a run pays once
         before = median_seconds(lambda: three_pass_fit(model), args.repeats)
-        after = median_seconds(model.fit, args.repeats)
+        after = median_seconds(fresh, args.repeats)
         print(f"| {n:,} | {1000 * before:.1f} | {1000 * after:.1f} | {before / after:.1f}x |")
     if args.evaluations > 0:
         print()

@@ -17,7 +17,7 @@ def test_the_three_pass_reference_computes_the_fits_mean() -> None:
     """The timing compares like with like: the old computation's mean is the model's."""
     model = utility_fit.fed_model(40, rows=64)
     mean, chol = utility_fit.three_pass_fit(model)
-    assert np.allclose(mean, model.fit()[0], rtol=1e-9, atol=1e-12) and chol.shape == (40, 40)
+    assert np.allclose(mean, model.fit().mean, rtol=1e-9, atol=1e-12) and chol.shape == (40, 40)
 
 
 def test_it_prints_a_row_per_feature_count_in_both_tables(capsys: pytest.CaptureFixture[str]) -> None:

@@ -57,6 +57,7 @@ class Posterior:
     def __init__(self, precision: np.ndarray, xty: np.ndarray, gram: np.ndarray, yy: float, n_rows: int) -> None:
         from scipy.linalg import solve_triangular  # here: SciPy's import (~0.15 s) only once a model is fitted
 
+        self._solve = solve_triangular
         self._factor = np.linalg.cholesky(precision[::-1, ::-1])  # L with J A J = L L^T
         inner = solve_triangular(self._factor, xty[::-1], lower=True, check_finite=False)
         self.mean = solve_triangular(self._factor, inner, lower=True, trans="T", check_finite=False)[::-1].copy()
@@ -67,9 +68,7 @@ class Posterior:
     def draw(self, z: np.ndarray, scale: float) -> np.ndarray:
         """The mean plus ``scale`` times ``chol(covariance) @ z``: with A = J L L^T J, the
         covariance noise * A^-1 has the lower factor sqrt(noise) * J L^-T J."""
-        from scipy.linalg import solve_triangular
-
-        spread = solve_triangular(self._factor, z[::-1], lower=True, trans="T", check_finite=False)[::-1]
+        spread = self._solve(self._factor, z[::-1], lower=True, trans="T", check_finite=False)[::-1]
         return self.mean + (scale * np.sqrt(self.noise)) * spread
 
 
@@ -113,7 +112,7 @@ class UtilityModel:
                 diff = np.diff(np.eye(int(size)), axis=0)
                 lo, hi = self.offsets[k], self.offsets[k + 1]
                 self.prior[lo:hi, lo:hi] += 4.0 * diff.T @ diff
-        self._posterior: tuple[np.ndarray, Posterior] | None = None
+        self._posterior: Posterior | None = None  # the fit of the rounds fed in so far
 
     def features(self, vec: Sequence[int]) -> np.ndarray:
         """Columns set for a config: one per slot value, one per value pair of interacting slots."""
@@ -138,28 +137,23 @@ class UtilityModel:
         self.n_rows += len(idx)
         self._posterior = None
 
-    def fit(self) -> tuple[np.ndarray, Posterior]:
-        """The posterior mean of the utilities, and the posterior to draw from.
+    def fit(self) -> Posterior:
+        """The posterior of the utilities given the rounds fed in so far (kept until the next round).
 
         Rewards are compared only within their round (round means are removed from rewards and
         features alike), so a round of strong configs and a round of weak ones teach the same thing.
         """
-        posterior = Posterior(self.gram + self.prior, self.xty, self.gram, self.yy, self.n_rows)
-        return posterior.mean, posterior
+        if self._posterior is None:
+            self._posterior = Posterior(self.gram + self.prior, self.xty, self.gram, self.yy, self.n_rows)
+        return self._posterior
 
     def mean(self) -> np.ndarray:
-        """The fitted utilities (zero before any round was fed in; the fit is kept for the draws)."""
-        if not self.n_rows:
-            return np.zeros(self.dim)
-        if self._posterior is None:
-            self._posterior = self.fit()
-        return self._posterior[0]
+        """The fitted utilities (zero before any round was fed in)."""
+        return self.fit().mean if self.n_rows else np.zeros(self.dim)
 
     def sample(self, rng: np.random.Generator, scale: float) -> np.ndarray:
-        """One Thompson draw of every utility, the posterior's spread times ``scale`` (cached fit)."""
-        if self._posterior is None:
-            self._posterior = self.fit()
-        return self._posterior[1].draw(rng.standard_normal(self.dim), scale)
+        """One Thompson draw of every utility, the posterior's spread times ``scale``."""
+        return self.fit().draw(rng.standard_normal(self.dim), scale)
 
     def value(self, draw: np.ndarray, vec: Sequence[int]) -> float:
         """What a config is worth under a utility vector: the sum of its features' utilities."""
