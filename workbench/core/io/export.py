@@ -259,7 +259,8 @@ def plan_export(
             raise WorkbenchError(f"devices {other!r} and {choice.device!r} would share the guard macro "
                                  f"{target_macro(choice.device)}; export them separately")
     portable = choices[0] if len(choices) == 1 else _portable(choices, per_device_scores, groups)
-    notes += _front_notes(sessions, labels, [own for _problem, own in picked], constraints, weights)
+    notes += _front_notes(sessions, labels, [own for _problem, own in picked], constraints, weights,
+                          several_devices=len(groups) > 1)
     simulated = any(bool(s.device.get("simulated")) for s in sessions)
     space = first.space
     domains = {s.name: list(s.values) for s in space.slots} if space is not None else {}
@@ -641,10 +642,11 @@ def target_macro(device: str) -> str:
 
 
 def _front_notes(sessions: Sequence[Session], labels: Sequence[str], measured: Sequence[Sequence[Trial]],
-                 constraints: Constraints, weights: Weights) -> list[str]:
+                 constraints: Constraints, weights: Weights, several_devices: bool) -> list[str]:
     """For sessions that searched a Pareto front: of which metrics, and how many feasible points
     are on it on each device they measured (counted over their own exported trials, ``measured``
-    by position, as ``show`` counts them). An export writes what the score weights rank first,
+    by position, as ``show`` counts them; ``several_devices``: the export has more than one, so
+    each count names its device). An export writes what the score weights rank first,
     which is not what that search looked for; the reader of the file should know a trade-off was
     left out."""
     from workbench.core.domain.search_objective import Objective
@@ -654,7 +656,6 @@ def _front_notes(sessions: Sequence[Session], labels: Sequence[str], measured: S
         stored = session.strategy.get("objectives") if isinstance(session.strategy, dict) else None
         if stored and len(stored) >= 2:
             searched.setdefault(tuple(stored), []).append(position)
-    devices = {_device_of(session, trial) for session, own in zip(sessions, measured) for trial in own}
     notes = []
     for objectives, searchers in searched.items():
         try:
@@ -666,8 +667,8 @@ def _front_notes(sessions: Sequence[Session], labels: Sequence[str], measured: S
             for trial in measured[position]:
                 by_device.setdefault(_device_of(sessions[position], trial), []).append(trial)
         counts = {device: len(objective.pareto(trials)) for device, trials in sorted(by_device.items())}
-        named = len(devices) > 1  # an export of several devices says which one each count is of
-        on = "; ".join(f"{n} on {device}" if named else str(n) for device, n in counts.items())
+        # an export of several devices says which one each count is of
+        on = "; ".join(f"{n} on {device}" if several_devices else str(n) for device, n in counts.items())
         who = "the session" if len(sessions) == 1 else ", ".join(labels[position] for position in searchers)
         notes.append(f"{who} searched the Pareto front of {', '.join(objectives)} (feasible configs on it: "
                      f"{on or 0}; show lists them); this export holds what the score weights rank first")
