@@ -23,8 +23,12 @@ from cupy.cuda import driver, function, runtime  # noqa: E402
 
 from workbench.backends import cuda as backend  # noqa: E402
 from workbench.backends.cuda_env import REQUIRED_HEADERS, find_header_dir, probe  # noqa: E402
+from workbench.core.io import cupy_script  # noqa: E402
+from workbench.core.model import cuda_module  # noqa: E402
 
-SOURCE = Path(backend.__file__).read_text()
+#: Every file that calls CuPy's CUDA API: the backend, the module loading it shares with the
+#: exported script, and the script.
+SOURCE = "\n".join(Path(module.__file__).read_text() for module in (backend, cuda_module, cupy_script))
 _SIGNATURE = re.compile(r"^[\w.]+\((?P<params>[^)]*)\)(?:\s*->\s*(?P<returns>[\w ]+))?")
 
 
@@ -122,7 +126,6 @@ def test_constant_upload_calls_cudamemcpy_as_cupy_declares_it() -> None:
 def test_function_has_no_dynamic_shared_memory_property_and_the_driver_call_exists() -> None:
     assert not hasattr(function.Function, "max_dynamic_shared_size_bytes")
     assert hasattr(cupy.RawKernel, "max_dynamic_shared_size_bytes")  # the property lives here
-    assert hasattr(cupy.RawKernel, "shared_size_bytes")  # static shared memory, used by the cupy export
     params, _ = signature(driver.funcSetAttribute)
     assert params == [("intptr_t", "f"), ("int", "attribute"), ("int", "value")]
     assert "ptr" in dir(function.Function)

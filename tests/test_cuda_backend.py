@@ -24,16 +24,20 @@ import numpy as np
 import pytest
 
 from workbench.backends.cuda import (
-    DEFAULT_SMEM_PER_BLOCK,
+    MAX_SAMPLES,
+    MIN_SAMPLES,
+    SAMPLE_TIME_BUDGET_S,
+    TARGET_MEDIAN_ERROR,
+    median_error,
+    timed_enough,
     device_limits,
     error_metrics,
     is_sticky,
     nvml_handle,
-    opt_in_shared_memory,
     read_probe_cache,
     store_json,
-    upload_constant,
 )
+from workbench.core.model.cuda_module import DEFAULT_SMEM_PER_BLOCK, opt_in_shared_memory, upload_constant
 from workbench.backends.cuda_env import CudaEnvironment, probe
 from workbench.core.model.perfmodel import launch_check
 from workbench.core.domain.templates import load_templates
@@ -350,6 +354,38 @@ def test_install_script_adds_the_cuda_extra_when_nvidia_smi_lists_a_gpu_or_when_
     assert _install_extras(tmp_path, "--test", gpu_listing=gpu) == "extras: [test,cuda12]"
     assert _install_extras(tmp_path, "--cuda", gpu_listing=None) == "extras: [cuda12]"
     assert _install_extras(tmp_path, gpu_listing=None) == "extras: none"
+
+
+# --- how many launches a measurement takes --------------------------------------------------------------
+
+
+def _samples_until_enough(spread: float, seconds_per_sample: float = 0.0, seed: int = 0) -> list[float]:
+    rng = np.random.default_rng(seed)
+    samples: list[float] = []
+    while not timed_enough(samples, len(samples) * seconds_per_sample):
+        samples.append(float(1.0 + spread * rng.standard_normal()))
+    return samples
+
+
+def test_a_steady_kernel_is_timed_with_the_fewest_launches() -> None:
+    assert len(_samples_until_enough(0.0005)) == MIN_SAMPLES
+
+
+def test_a_scattered_kernel_is_timed_until_its_median_is_known_to_the_target() -> None:
+    samples = _samples_until_enough(0.015)  # launches scattering by 1.5%, as short kernels do
+    assert 100 < len(samples) < MAX_SAMPLES
+    assert median_error(samples) <= TARGET_MEDIAN_ERROR < median_error(samples[:-8])
+
+
+def test_timing_stops_at_the_time_budget_and_at_the_sample_cap() -> None:
+    slow = _samples_until_enough(0.05, seconds_per_sample=0.01)
+    assert len(slow) == int(SAMPLE_TIME_BUDGET_S / 0.01) + 1
+    assert len(_samples_until_enough(0.5)) == MAX_SAMPLES
+
+
+def test_a_few_slow_outliers_do_not_keep_a_steady_kernel_sampling() -> None:
+    samples = [1.0] * 40 + [3.0] * 3  # a clock change, another process: the IQR ignores them
+    assert median_error(samples) == 0.0
 
 
 # --- gelu's fast-math tolerance (item 7) ------------------------------------------------------------------

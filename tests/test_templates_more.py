@@ -302,7 +302,7 @@ def test_stencil_five_point_on_cpu(templates: dict[str, KernelTemplate], tmp_pat
 def test_kernels_compute_the_reference_on_gpu(templates: dict[str, KernelTemplate], name: str, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     cupy = pytest.importorskip("cupy")
-    from workbench.backends.cuda import upload_constant
+    from workbench.core.model.cuda_module import upload_constant
     from workbench.core.model.compiler import compile_cuda
 
     monkeypatch.setenv("KERNEL_WORKBENCH_CACHE_DIR", str(tmp_path))

@@ -16,7 +16,8 @@ Measurement protocol (why each step exists):
    computes garbage is ``wrong_result``, never a fast "success".
 4. Time with CUDA events: warm-up, then repeated launches, each preceded by a write over a buffer
    twice the size of L2 so the cache holds no inputs (the flush is outside the timed region).
-   Median and p20/p80 are reported. When the first samples already exceed ``max_latency_ms`` by 50%
+   Median and p20/p80 are reported; sampling stops once the median is known to 0.1% (relative
+   standard error), or after 0.5 s or 2,000 launches. When the first samples already exceed ``max_latency_ms`` by 50%
    the candidate is ``aborted`` with the fastest of them kept as ``latency_bound_ms`` (saves time
    on hopeless configs; counted as an evaluation; re-measurable when the constraint is relaxed).
 5. A sticky CUDA error (illegal or misaligned address, launch failure...) poisons the context: the
@@ -40,6 +41,7 @@ import numpy as np
 from workbench.backends.templated import load_template_for, template_target
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.errors import WorkbenchError
+from workbench.core.model.cuda_module import opt_in_shared_memory, upload_constant
 from workbench.core.model.gpus import GpuSpec
 from workbench.core.model.footprint import device_memory_mb, onchip_figures
 from workbench.core.domain.measurement import Measurement, Status
@@ -50,11 +52,15 @@ from workbench.core.domain.templates import reset_buffers
 from workbench.core.model.verify import AdoptedReference, Verdict, adopt_reference, reference_details, verify_outputs
 
 EARLY_ABORT_FACTOR = 1.5
-MIN_SAMPLES, MAX_SAMPLES = 7, 100
+#: Timing stops once the median latency is known to this relative standard error (0.1%), after at
+#: least MIN_SAMPLES launches, or when the time budget or MAX_SAMPLES is spent, whichever comes
+#: first: a steady multi-millisecond kernel is done after a few launches, while a microsecond
+#: kernel whose launches scatter by a few percent gets the hundreds of samples that tell it from a
+#: neighbour 0.5% slower (a fixed count either wastes the time of the first or ranks the second by
+#: noise).
+TARGET_MEDIAN_ERROR = 0.001
+MIN_SAMPLES, MAX_SAMPLES = 10, 2000
 SAMPLE_TIME_BUDGET_S = 0.5
-
-#: Shared memory per block (static + dynamic) a kernel gets without opting in.
-DEFAULT_SMEM_PER_BLOCK = 48 * 1024
 
 #: CUDA errors that leave the context unusable: every later call returns them again, so the worker
 #: must be replaced (CUDA runtime API, cudaError enum: "the process is left in an inconsistent
@@ -93,6 +99,30 @@ def _upload(buffer: Any, host: np.ndarray) -> None:
 
 def _percentile(samples: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(samples), q))
+
+
+def median_error(samples: list[float]) -> float:
+    """Relative standard error of the samples' median: 1.2533 sigma / sqrt(n) / median, the large-n
+    standard error of a normal sample's median, with sigma read from the interquartile range so a
+    few slow outliers (a clock change, another process) do not inflate it."""
+    q25, q50, q75 = np.percentile(np.asarray(samples), (25, 50, 75))
+    if q50 <= 0:
+        return math.inf
+    return float(1.2533 * (q75 - q25) / 1.349 / math.sqrt(len(samples)) / q50)
+
+
+def timed_enough(samples: list[float], elapsed_s: float) -> bool:
+    """Whether a measurement has enough samples (see ``TARGET_MEDIAN_ERROR``). The error is looked
+    at every eighth sample past the minimum: it changes slowly, and a percentile per launch would
+    cost more than a microsecond kernel."""
+    count = len(samples)
+    if count >= MAX_SAMPLES:
+        return True
+    if count < MIN_SAMPLES:
+        return False
+    if elapsed_s > SAMPLE_TIME_BUDGET_S:
+        return True
+    return (count - MIN_SAMPLES) % 8 == 0 and median_error(samples) <= TARGET_MEDIAN_ERROR
 
 
 class CudaBackend(Backend):
@@ -198,7 +228,7 @@ class CudaBackend(Backend):
             if limits and limits.max_latency_ms and len(samples) == 3:
                 if min(samples) > EARLY_ABORT_FACTOR * limits.max_latency_ms:
                     raise _EarlyAbort(min(samples), limits.max_latency_ms)
-            if len(samples) >= MIN_SAMPLES and time.perf_counter() - began > SAMPLE_TIME_BUDGET_S:
+            if timed_enough(samples, time.perf_counter() - began):
                 break
         return samples
 
@@ -374,31 +404,6 @@ def device_limits(name: str, attributes: dict[str, int]) -> GpuSpec:
         shared_per_block_default=attributes["cudaDevAttrMaxSharedMemoryPerBlock"],
         shared_per_block_optin=attributes["cudaDevAttrMaxSharedMemoryPerBlockOptin"],
     )
-
-
-def upload_constant(runtime: Any, module: Any, name: str, value: Any) -> None:
-    """Copy a host array into the module's ``__constant__`` symbol ``name``.
-
-    ``cupy.cuda.function.Module.get_global_var`` returns the symbol's bare device address (an int
-    from ``cuModuleGetGlobal``), not a ``MemoryPointer`` (only ``RawModule.get_global`` wraps it),
-    so the copy goes through ``cudaMemcpy`` to that address.
-    """
-    host = np.ascontiguousarray(value, dtype=np.float32)
-    address = int(module.get_global_var(name))
-    runtime.memcpy(address, host.ctypes.data, host.nbytes, runtime.memcpyHostToDevice)
-
-
-def opt_in_shared_memory(driver: Any, function: Any, static: int, dynamic: int) -> bool:
-    """Allow ``dynamic`` bytes of dynamic shared memory when static + dynamic exceeds the 48 KB a
-    launch gets by default (the launch check has already compared the sum with the opt-in maximum).
-
-    The low-level ``Function`` has no ``max_dynamic_shared_size_bytes`` property (that is
-    ``RawKernel``'s); the driver call is what the property does.
-    """
-    if static + dynamic <= DEFAULT_SMEM_PER_BLOCK:
-        return False
-    driver.funcSetAttribute(function.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(dynamic))
-    return True
 
 
 def is_sticky(exc: BaseException) -> bool:
