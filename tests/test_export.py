@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -124,7 +125,7 @@ def test_every_format_round_trips(name: str, sessions: dict[str, Session], tmp_p
     assert constants["GRID"] == tuple(grid) and constants["BLOCK"] == tuple(block)
     assert constants["CONFIG"] == best.to_dict() and constants["ENTRY"] == template.entry
     assert constants["PROBLEM"] == dict(problem)
-    assert "cp.RawModule(code=SOURCE" in script
+    assert "compile_cuda(SOURCE" in script and "module.load(compiled.cubin)" in script
     from workbench.core.io import cupy_script  # the exported constants are exactly the module's placeholders
 
     placeholders = {n.target.id for n in ast.parse(Path(cupy_script.__file__).read_text()).body
@@ -834,6 +835,59 @@ def test_cupy_script_without_a_usable_gpu_or_cupy_says_so_in_one_line(case: str,
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in done.stderr, done.stderr
     assert ("cannot be imported" if case == "no CuPy" else "CuPy cannot use a GPU here") in lines[0]
+
+
+# --- the script's kernel fits the device ----------------------------------------------------------------
+
+
+def _exported_module(session: Session, path: Path) -> Any:
+    """The exported script, imported (importing it runs nothing: ``main`` does)."""
+    import importlib.util
+
+    export_sessions([session], "cupy", path)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _block_registers(registers: int, threads: int) -> int:
+    """Registers a block takes: 8 per thread at a time, for whole warps."""
+    return -(-registers // 8) * 8 * -(-threads // 32) * 32
+
+
+@pytest.mark.parametrize("name", ["conv2d", "sgemm"])
+def test_the_exported_script_compiles_as_the_tuner_did_with_a_block_that_fits(name: str, sessions: dict[str, Session],
+                                                                              tmp_path: Path) -> None:
+    """A simulated session's best (estimated resources) once failed on an H200 with "too many
+    resources requested for launch": the script now compiles with the workbench's compiler and a
+    register cap that makes the block fit, as ``__launch_bounds__`` would."""
+    module = _exported_module(sessions[name], tmp_path / f"{name}_tuned.py")
+    threads = math.prod(module.BLOCK)
+    options = module.with_register_cap(module.OPTIONS, threads, 65536)
+    compiled = compile_cuda(module.SOURCE, arch=ARCH, options=options, entry=module.ENTRY)
+    assert compiled.ok, compiled.error
+    assert _block_registers(compiled.registers, threads) <= 65536
+    assert "compile_cuda(SOURCE" in Path(tmp_path / f"{name}_tuned.py").read_text()
+
+
+def test_the_register_cap_makes_a_register_hungry_kernel_fit_and_leaves_others_alone() -> None:
+    from workbench.core.io.cupy_script import with_register_cap
+
+    template = TEMPLATES["conv2d"]
+    problem = template.resolve_problem(None)
+    hungry = template.space(problem).config({"block_size_x": 112, "block_size_y": 2, "tile_size_x": 3,
+                                             "tile_size_y": 4, "read_only": 0, "use_padding": 1, "use_shmem": 1})
+    source = template.render(hungry, problem)
+    assert compile_cuda(source, arch=ARCH).registers > 64
+    for threads in (1024, 288, 96, 33):
+        options = with_register_cap((), threads, 65536)
+        capped = compile_cuda(source, arch=ARCH, options=options)
+        assert capped.ok and _block_registers(capped.registers, threads) <= 65536, (threads, capped.registers)
+    assert with_register_cap((), 32, 65536) == ("--maxrregcount=255",)  # the ISA's most
+    assert with_register_cap(("--maxrregcount=40",), 1024, 65536) == ("--maxrregcount=40",)  # the template's own
+    assert with_register_cap((), 1024, 1024) == ()  # no cap that still compiles: CUDA says why at launch
 
 
 # --- on a GPU ------------------------------------------------------------------------------------------

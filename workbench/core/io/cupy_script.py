@@ -54,6 +54,22 @@ def start_cupy() -> Any:
     return cp
 
 
+def with_register_cap(options: tuple[str, ...], threads: int, registers_per_block: int) -> tuple[str, ...]:
+    """The compile options plus ``--maxrregcount``: the most registers per thread with which a block
+    of ``threads`` still launches (registers are given out per warp, 8 per thread at a time).
+
+    What ``__launch_bounds__`` would do. A config tuned on this device used fewer (the tuner
+    refuses a launch that does not fit), so its code is unchanged; one tuned on another GPU, or on
+    the simulator with estimated resources, would otherwise stop with "too many resources
+    requested for launch" instead of running with a few spills.
+    """
+    if any(option.startswith(("--maxrregcount", "-maxrregcount")) for option in options):
+        return options  # the template's own cap wins
+    warps = max(1, -(-threads // 32))
+    cap = min(255, registers_per_block // (warps * 32) // 8 * 8)
+    return (*options, f"--maxrregcount={cap}") if cap >= 8 else options
+
+
 def main() -> int:
     cp = start_cupy()
 
@@ -71,14 +87,24 @@ def main() -> int:
         print(f"note: {KERNEL} has no reference: the workbench checked each config against the first valid "
               "config's outputs; this script checks nothing", file=sys.stderr)
 
-    module = cp.RawModule(code=SOURCE, options=OPTIONS)  # NVRTC, through CuPy
+    # The tuner's own path: the same compiler and options (a CUBIN for this device, registers capped
+    # so the block fits), loaded and launched as the CUDA backend did while measuring.
+    from workbench.core.model.compiler import compile_cuda
+    from workbench.core.model.cuda_module import opt_in_shared_memory, upload_constant
+
+    device = cp.cuda.Device()
+    arch = f"sm_{device.compute_capability}"
+    per_block = cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrMaxRegistersPerBlock, device.id)
+    compiled = compile_cuda(SOURCE, arch=arch, options=with_register_cap(OPTIONS, BLOCK[0] * BLOCK[1] * BLOCK[2],
+                                                                          per_block))
+    if not compiled.ok:
+        raise SystemExit(f"error: the kernel does not compile for {arch}: {compiled.error}")
+    module = cp.cuda.function.Module()
+    module.load(compiled.cubin)
     kernel = module.get_function(ENTRY)
-    if kernel.shared_size_bytes + SMEM > 48 * 1024:  # static + dynamic above the default: opt in
-        kernel.max_dynamic_shared_size_bytes = SMEM
     for name in template.constants:  # __constant__ inputs go to the module's symbol
-        data = np.ascontiguousarray(host[name], dtype=np.float32)
-        symbol = cp.ndarray(data.shape, cp.float32, module.get_global(name))
-        symbol.set(data)
+        upload_constant(cp.cuda.runtime, module, name, host[name])
+    opt_in_shared_memory(cp.cuda.driver, kernel, compiled.smem_bytes, SMEM)  # above 48 KB: opt in
 
     buffers: dict[str, Any] = {}
     args: list[Any] = []

@@ -879,7 +879,8 @@ _CUPY_INTRO = (
     "",
     "The input factory and the float64 reference are Python functions of the template spec, so this",
     "script imports the workbench package to get them (run it where `workbench` is importable); the",
-    "kernel itself is the exported, rendered source below, compiled by CuPy's RawModule (NVRTC).",
+    "kernel itself is the exported, rendered source below, compiled and loaded as the workbench's CUDA",
+    "backend did while tuning (its NVRTC, a CUBIN for this GPU, registers capped so the block fits).",
     "",
 )
 
