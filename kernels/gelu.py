@@ -2,13 +2,15 @@
 
 Same memory-side slots as vector_add (block size, loads in flight, vector width, grid-stride),
 plus ``fast_math``: the precise path calls ``tanhf``; the fast path uses the hardware
-``tanh.approx.f32`` instruction (relative error about 2^-11). ``emulate`` reproduces both in
-float32 NumPy so the simulator's quality metric shows what fast math costs (about 7 digits
-against 3.5); the tolerance accepts both, so the trade is the tuner's to make.
+``tanh.approx.f32`` instruction (documented relative error 2^-11, measured 2^-16.5 on sm_90).
+``emulate`` reproduces both in float32 NumPy so the simulator's quality metric shows what fast
+math costs (about 7 correct digits against 6 on the default problem, as measured); the tolerance
+accepts the documented bound, so the trade is the tuner's to make on any device.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 import numpy as np
@@ -19,8 +21,18 @@ from workbench.core.domain.templates import Arg, KernelTemplate, Problem, WorkPr
 K0 = 0.7978845608028654  # sqrt(2 / pi)
 K1 = 0.044715
 
-#: Maximum relative error of ``tanh.approx.f32`` (PTX ISA, "Floating point instructions: tanh").
+#: Maximum relative error of ``tanh.approx.f32`` (PTX ISA, "Floating point instructions: tanh"):
+#: the documented bound, which the tolerance below must accept on any device.
 TANH_APPROX_REL_ERR = 2.0**-10.987
+#: What the instruction does on a device: the largest absolute error over every float32 input in
+#: each band of |u| (band upper edge, error), and the largest relative error over all of them,
+#: measured on an NVIDIA H200 (sm_90) with ``bench/fast_math_probe.py`` (docs/gpu-results.md).
+#: About 2^-16.5 where the documented bound says 2^-11; near saturation the result is within a
+#: few float32 ulps. Other architectures are modelled with these figures until measured.
+TANH_APPROX_ABS_ERR = ((0.0625, 2.02e-7), (0.25, 5.31e-7), (0.5, 2.49e-6), (1.0, 7.15e-6), (2.0, 7.98e-6),
+                       (3.0, 2.65e-6), (4.0, 4.22e-7), (5.0, 2.27e-6), (6.0, 4.59e-7), (8.0, 1.59e-7),
+                       (math.inf, 2.25e-7))
+TANH_APPROX_MEASURED_REL_ERR = 1.11e-5
 #: Inputs are N(0, 2): |x| <= 16 (8 sigma; exceeded once in ~10^15 draws) bounds the error below.
 X_BOUND = 16.0
 #: y = 0.5 x (1 + t) with |t| <= 1, so an error of TANH_APPROX_REL_ERR in t moves y by at most
@@ -69,13 +81,22 @@ def _f32(values: Any) -> np.ndarray:
 
 
 def _tanh_approx(u: np.ndarray) -> np.ndarray:
-    """tanh.approx.f32: modelled as the exact tanh with its mantissa cut to 11 bits.
+    """tanh.approx.f32 as measured: the exact tanh moved by the largest error the device showed
+    for that band of |u| (``TANH_APPROX_ABS_ERR``, never more than ``TANH_APPROX_MEASURED_REL_ERR``
+    of |tanh|), alternately up and down, then rounded to float32.
 
-    The PTX ISA bounds the instruction's relative error by about 2^-11; truncating the
-    significand to 11 bits gives errors of exactly that size and sign pattern (towards zero).
+    Every result carries its band's worst error, so the emulated quality (the worst element of a
+    large array decides it) is the device's, not the documented bound's, which is about 60 times
+    looser and would have the simulator refuse fast math under quality limits a GPU meets.
     """
-    mantissa, exponent = np.frexp(np.tanh(u.astype(np.float64)))
-    return _f32(np.ldexp(np.trunc(mantissa * 2.0**11) / 2.0**11, exponent))
+    exact = np.tanh(u.astype(np.float64))
+    magnitude = np.abs(u)
+    edges = np.array([edge for edge, _ in TANH_APPROX_ABS_ERR])
+    errors = np.array([error for _, error in TANH_APPROX_ABS_ERR])
+    band = np.minimum(np.searchsorted(edges, magnitude, side="right"), len(errors) - 1)
+    error = np.minimum(errors[band], TANH_APPROX_MEASURED_REL_ERR * np.abs(exact))
+    sign = np.where(np.arange(exact.size).reshape(exact.shape) % 2 == 0, 1.0, -1.0)
+    return _f32(np.clip(exact + sign * error, -1.0, 1.0))
 
 
 def emulate(inputs: Mapping[str, Any], problem: Problem, config: Config) -> dict[str, np.ndarray]:

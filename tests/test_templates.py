@@ -421,7 +421,7 @@ def test_emulation_shows_the_trades(shipped: dict[str, KernelTemplate]) -> None:
     gelu = shipped["gelu"]
     precise = _emulation_error(gelu, gelu.default_config())[1]
     fast = _emulation_error(gelu, gelu.default_config().replace(fast_math=True))[1]
-    assert precise > 0.9 and fast < precise - 0.2
+    assert precise > 0.9 and fast < precise - 0.1
     red = shipped["reduce_sum"]
     atomic = _emulation_error(red, red.default_config().replace(strategy="atomic"))[1]
     two_pass = _emulation_error(red, red.default_config().replace(strategy="two_pass"))[1]
@@ -430,6 +430,18 @@ def test_emulation_shows_the_trades(shipped: dict[str, KernelTemplate]) -> None:
     welford = _emulation_error(ln, ln.default_config().replace(algorithm="welford"))[1]
     sum_squares = _emulation_error(ln, ln.default_config().replace(algorithm="sum_squares"))[1]
     assert welford > sum_squares
+
+
+def test_gelu_fast_path_quality_is_what_an_h200_measured(shipped: dict[str, KernelTemplate]) -> None:
+    """The GPU check measured the fast path's quality on the default problem at 0.8685 on an H200
+    (docs/gpu-results.md); the emulation, built on the measured tanh.approx errors rather than the
+    PTX bound (which gave 0.50), must tell a quality limit the same thing the device does."""
+    gelu = shipped["gelu"]
+    problem = gelu.resolve_problem(None)
+    inputs = gelu.make_inputs(problem, np.random.default_rng(0))
+    config = gelu.space(problem).default_config().replace(fast_math=True)
+    quality = quality_of(gelu.emulate(inputs, problem, config), gelu.reference(inputs, problem))
+    assert abs(quality - 0.8685) < 0.05, quality
 
 
 def test_reduce_sum_emulation_is_the_kernel_order(shipped: dict[str, KernelTemplate]) -> None:
