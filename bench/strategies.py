@@ -73,6 +73,9 @@ LANDSCAPE_DIR = os.path.join(ROOT, "..", "shared", "landscapes")
 KT_FILE_PATTERNS = ("*.json", "*.json.gz", "more/*.json", "more/*.json.gz")
 SESSION_DIR = os.path.join(ROOT, "resources", "sessions")
 BUDGETS = (25, 50, 100, 200)
+#: A recorded session is a landscape only with at least this many configs: twice the largest
+#: budget, so that a strategy still chooses (a GPU check's short runs are not landscapes).
+MIN_SESSION_CONFIGS = 2 * max(BUDGETS)
 #: Templates whose simulated landscapes are in the default run: the ones where random search does not
 #: find the optimum at once (sim H200, random B=25: sgemm 0.79, conv2d 0.89, transpose 0.97; the other
 #: templates are 0.98-1.0, too flat to separate strategies).
@@ -225,6 +228,10 @@ def load_session_landscape(path: str) -> Landscape | None:
         latency[trial.config.id] = value if math.isfinite(value) and value > 0 else None  # no latency: a failure here
         metrics[trial.config.id] = {k: float(v) for k, v in trial.measurement.metrics.items() if k != LATENCY}
     if not any(v is not None for v in latency.values()):
+        return None
+    if len(points) < MIN_SESSION_CONFIGS:
+        print(f"skipping {path}: {len(points)} configs, fewer than {MIN_SESSION_CONFIGS} (every strategy would "
+              "see most of it)", file=sys.stderr)
         return None
     space = SearchSpace.explicit(session.space.slots, points)
     return Landscape(os.path.splitext(os.path.basename(path))[0], space, latency, metrics)

@@ -162,7 +162,9 @@ def test_tables_summarise_the_measured_landscapes_and_list_the_missed_targets(la
     assert "all measured landscapes, B=25: agents 0.800 vs best Kernel Tuner kt:x 0.800: +0.000" in text
 
 
-def test_a_recorded_session_whose_ok_trial_lacks_a_latency_counts_it_as_a_failure(tmp_path: Path) -> None:
+def test_a_recorded_session_whose_ok_trial_lacks_a_latency_counts_it_as_a_failure(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(strategies, "MIN_SESSION_CONFIGS", 2)
     from workbench.core.domain.measurement import Trial
     from workbench.core.domain.session import Session, save_session
     from workbench.core.domain.space import SearchSpace, Slot
@@ -176,6 +178,26 @@ def test_a_recorded_session_whose_ok_trial_lacks_a_latency_counts_it_as_a_failur
     land = strategies.load_session_landscape(str(path))
     assert land is not None and sorted(land.latency.values(), key=str) == [1.5, None]
     assert strategies.landscape_key(land).startswith("recorded/2/1/1.5/")  # keyed, not a crash on NaN
+
+
+def test_a_short_recorded_run_is_not_a_landscape_and_a_long_one_is(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A GPU check records 24 configs per template: every strategy would see most of them, so
+    such a session would only add ties to the strategy tables."""
+    from workbench.core.domain.measurement import Trial
+    from workbench.core.domain.session import Session, save_session
+    from workbench.core.domain.space import SearchSpace, Slot
+
+    space = SearchSpace([Slot("block", tuple(range(1, 1001)))])
+    for count in (24, strategies.MIN_SESSION_CONFIGS):
+        session = Session(kernel="k", space=space, device={"name": "Some GPU", "simulated": False})
+        for i in range(count):
+            session.add(Trial(i, space.config({"block": i + 1}), Measurement(Status.OK, {"latency_ms": 1.0 + i})))
+        path = tmp_path / f"recorded_{count}.json"
+        save_session(session, path)
+        land = strategies.load_session_landscape(str(path))
+        assert (land is None) == (count == 24)
+    assert "recorded_24.json: 24 configs, fewer than 400" in capsys.readouterr().err
 
 
 def test_the_run_cache_makes_its_folder_rather_than_failing_at_the_first_finished_run(tmp_path: Path) -> None:

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The GPU check in one command on a CUDA machine, inside about eight minutes:
+#   1. what the machine has (nvidia-smi, driver, CUDA runtime, CuPy and its wheel, NVRTC);
+#   2. bench/gpu_check.py: every template tuned, measured again and held against the simulator,
+#      sessions in OUT/sessions/ and the table in OUT/gpu-results.md (GPU_CHECK_SECONDS, default 300);
+#   3. every test marked `gpu` (GPU_TESTS_SECONDS, default 150).
+# Each step has its own time limit and its own log in OUT, so a step that fails or hangs leaves the
+# others' results. Exit status: the first failing step's, else 0.
+#
+#   bash scripts/gpu_check.sh [OUT]          # OUT defaults to a new folder under /tmp
+#   PYTHON=.venv/bin/python bash scripts/gpu_check.sh results/
+#
+# Run it after `bash scripts/install.sh --cuda` (or with a Python that has CuPy and this project's
+# dependencies on its path). It writes nowhere but OUT and the compiler cache.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$(mktemp -d /tmp/gpu-check.XXXXXX)}
+py=${PYTHON:-python3}
+mkdir -p "$out/sessions" || exit 2
+out=$(cd "$out" && pwd)
+cd "$here" || exit 2
+export PYTHONUNBUFFERED=1
+status=0
+note() { echo "== $* ($(date -u +%H:%M:%S))"; }
+
+note "machine" | tee "$out/versions.txt"
+{
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem,power.limit \
+        --format=csv 2>&1 || echo "nvidia-smi: not usable"
+    "$py" - <<'EOF'
+import importlib.metadata as md
+import platform
+print("python", platform.python_version())
+for name in ("cupy-cuda13x", "cupy-cuda12x", "cuda-bindings", "cuda-pathfinder", "nvidia-cuda-nvrtc",
+             "nvidia-cuda-nvrtc-cu12", "nvidia-cuda-runtime", "nvidia-cuda-runtime-cu12", "nvidia-ml-py",
+             "numpy", "scipy", "optuna"):
+    try:
+        print(name, md.version(name))
+    except md.PackageNotFoundError:
+        pass
+from workbench.backends.cuda_env import probe
+print("cuda environment:", probe().summary())
+EOF
+} 2>&1 | tee -a "$out/versions.txt"
+
+note "bench/gpu_check.py" | tee "$out/gpu-check.log"
+set -o pipefail
+timeout -k 10 $((${GPU_CHECK_SECONDS:-300} + 60)) "$py" bench/gpu_check.py --out "$out/sessions" \
+    --report "$out/gpu-results.md" --time-limit "${GPU_CHECK_SECONDS:-300}" ${GPU_CHECK_ARGS:-} 2>&1 \
+    | tee -a "$out/gpu-check.log"
+step=$?
+[ $status -eq 0 ] && status=$step
+
+note "tests marked gpu" | tee "$out/gpu-tests.log"
+mapfile -t files < <(grep -l "pytest.mark.gpu" tests/*.py tests/*/*.py 2>/dev/null)
+timeout -k 10 "${GPU_TESTS_SECONDS:-150}" "$py" -m pytest -m gpu -p no:cacheprovider -q --timeout 120 \
+    "${files[@]}" 2>&1 | tee -a "$out/gpu-tests.log"
+step=$?
+[ $status -eq 0 ] && status=$step
+
+note "done, status $status" | tee -a "$out/versions.txt"
+exit $status
