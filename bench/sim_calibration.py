@@ -1,9 +1,10 @@
 """How close is the simulator to real GPUs? Hold the model against recorded landscapes, config by config.
 
 A landscape is a Kernel Tuner cache file (``.json`` or ``.json.gz``, read in place) of a kernel that
-a template mirrors: same slot names and domains. Each recorded config is modelled with the
-template on the GPU model matched from the cache's device name (or ``--gpu-model``), and the
-model's ranking is compared with the real one:
+a template mirrors (same slot names and domains), or a session of one of our templates measured on
+a GPU (``scripts/gpu_check.sh`` with ``GPU_SWEEP`` records every config). Each recorded config is
+modelled with the template on the GPU model matched from the recording's device name (or
+``--gpu-model``), and the model's ranking is compared with the real one:
 
 - ``spearman``: rank correlation of modelled and real latency over the configs both ran;
 - ``pick_fraction``: real optimum / real latency of the model's best config (1.0 = it picks the
@@ -158,19 +159,23 @@ def model_evaluations(template: str, gpu: str, configs: Sequence[dict[str, Any]]
 
 def compare(path: str, template: str | None = None, gpu_model: str | None = None, fix: dict[str, Any] | None = None,
             compile_mode: str = "estimate", sample: int = 0, seed: int = 0, refine: int = 0) -> Comparison:
-    """Model ``template`` on the matched GPU for every config of the Kernel Tuner cache at ``path``.
+    """Model ``template`` on the matched GPU for every config of the Kernel Tuner cache at ``path``,
+    or of a workbench session measured on a GPU (``tune --backend cuda``, ``scripts/gpu_check.sh``).
 
     ``refine``: compile the model's ``refine`` best configs with NVRTC and model them again with
     the compiled registers and shared memory (how a pruned run then measures on the sim backend).
     """
+    from workbench.core.domain.session import is_session_file, load_session
     from workbench.core.domain.templates import load_templates
 
-    session = import_kt_cache(path)
+    session = load_session(path) if is_session_file(path) else import_kt_cache(path)
+    if session.device.get("simulated"):
+        raise WorkbenchError(f"{path}: a simulated session; the model is held against measurements only")
     kernel = session.kernel
-    name = template or TEMPLATE_OF_KERNEL.get(kernel)
+    templates = load_templates()
+    name = template or TEMPLATE_OF_KERNEL.get(kernel) or (kernel if kernel in templates else None)
     if name is None:
         raise WorkbenchError(f"{path}: no template is known to mirror kernel {kernel!r}; give --template")
-    templates = load_templates()
     if name not in templates:
         raise WorkbenchError(f"unknown template {name!r}; choose one of: {', '.join(sorted(templates))}")
     tpl = templates[name]
@@ -187,7 +192,7 @@ def compare(path: str, template: str | None = None, gpu_model: str | None = None
     if missing:
         raise WorkbenchError(f"{path}: the recording has no slot {missing[0]!r} of template {name}; "
                              f"set it with --fix {missing[0]}=VALUE")
-    problem = tpl.resolve_problem(None)
+    problem = tpl.resolve_problem(session.problem or None)
     for extra in sorted(set(recorded) - slots):  # recorded parameters that are not slots: problem or constant
         values = set(session.space.slot(extra).values)
         if extra in problem and values != {problem[extra]}:
@@ -206,7 +211,7 @@ def compare(path: str, template: str | None = None, gpu_model: str | None = None
     # quoted; the import's latency_ms is the median of the repetitions, which can rank differently
     real = np.array([_kt_time(t) if t.measurement.ok else math.nan for t in trials], float)
     began = time.perf_counter()
-    model, bounds = model_evaluations(name, match.spec.name, configs, compile_mode)
+    model, bounds = model_evaluations(name, match.spec.name, configs, compile_mode, session.problem or None)
     if refine and compile_mode != "nvrtc":
         best = np.argsort(np.where(np.isfinite(model), model, np.inf), kind="stable")[:refine]
         model[best], refined = model_evaluations(name, match.spec.name, [configs[i] for i in best], "nvrtc")

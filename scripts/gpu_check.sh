@@ -3,7 +3,8 @@
 #   1. what the machine has (nvidia-smi, driver, CUDA runtime, CuPy and its wheel, NVRTC);
 #   2. bench/gpu_check.py: every template tuned, measured again and held against the simulator,
 #      sessions in OUT/sessions/ and the table in OUT/gpu-results.md (GPU_CHECK_SECONDS, default 300);
-#   3. every test marked `gpu` (GPU_TESTS_SECONDS, default 150).
+#   3. every test marked `gpu` (GPU_TESTS_SECONDS, default 150);
+#   4. with GPU_SWEEP="template ...", every valid config of those templates (see below).
 # Each step has its own time limit and its own log in OUT, so a step that fails or hangs leaves the
 # others' results. Exit status: the first failing step's, else 0.
 #
@@ -57,6 +58,22 @@ timeout -k 10 "${GPU_TESTS_SECONDS:-150}" "$py" -m pytest -m gpu -p no:cacheprov
     "${files[@]}" 2>&1 | tee -a "$out/gpu-tests.log"
 step=$?
 [ $status -eq 0 ] && status=$step
+
+# 4. Optional: every valid config of the templates named in GPU_SWEEP (e.g. "vector_add transpose"),
+#    GPU_SWEEP_SECONDS each (default 180): real landscapes of our own templates, for the strategy
+#    benchmark (bench/strategies.py reads resources/sessions/*.json of 400 configs or more) and for
+#    holding the simulator against every config (bench/sim_calibration.py takes a session too).
+if [ -n "${GPU_SWEEP:-}" ]; then
+    mkdir -p "$out/sweeps"
+    for template in $GPU_SWEEP; do
+        note "sweep $template" | tee -a "$out/gpu-sweeps.log"
+        timeout -k 10 $((${GPU_SWEEP_SECONDS:-180} + 60)) "$py" main.py tune "$template" --backend cuda \
+            --strategy grid --budget 1000000 --time-limit "${GPU_SWEEP_SECONDS:-180}" \
+            --out "$out/sweeps/$template.json" 2>&1 | tail -n 5 | tee -a "$out/gpu-sweeps.log"
+        step=$?
+        [ $status -eq 0 ] && status=$step
+    done
+fi
 
 note "done, status $status" | tee -a "$out/versions.txt"
 exit $status

@@ -7,6 +7,7 @@ import gzip
 import math
 import json
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -138,6 +139,21 @@ def test_calibration_bench_refuses_bad_input_in_one_line(tmp_path, capsys) -> No
     assert "--fix only sets slots it lacks" in capsys.readouterr().err
     assert bench.main(["--landscape", str(cache), "--gpu-model", "NoSuchGPU"]) == 2
     assert bench.main(["--landscape", str(tmp_path / "missing.json")]) == 2
+
+
+def test_calibration_bench_holds_the_model_against_a_session_measured_on_a_gpu(tmp_path, capsys) -> None:
+    """The GPU check's sessions (resources/sessions/) are landscapes too: the template is the
+    session's kernel, the GPU its device; a simulated session is refused (nothing measured)."""
+    bench = _bench()
+    recorded = os.path.join(ROOT, "resources", "sessions", "sgemm_NVIDIA_H200.json")
+    assert bench.main(["--landscape", recorded, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["configs"] == 24 and out["gpu_model"] == "H200" and -1.0 <= out["spearman"] <= 1.0
+    simulated = tmp_path / "sim.json"
+    assert subprocess.run([sys.executable, os.path.join(ROOT, "main.py"), "tune", "vector_add", "--backend", "sim",
+                           "--budget", "3", "--out", str(simulated), "--quiet"], capture_output=True).returncode == 0
+    assert bench.main(["--landscape", str(simulated)]) == 2
+    assert "simulated session" in capsys.readouterr().err
 
 
 def test_a_pruned_run_records_which_gpu_its_cost_model_stands_for(tmp_path) -> None:
