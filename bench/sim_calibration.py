@@ -168,7 +168,8 @@ def compare(path: str, template: str | None = None, gpu_model: str | None = None
     from workbench.core.domain.session import is_session_file, load_session
     from workbench.core.domain.templates import load_templates
 
-    session = load_session(path) if is_session_file(path) else import_kt_cache(path)
+    measured_here = is_session_file(path)  # ours: its problem is the template's; a cache's is Kernel Tuner's
+    session = load_session(path) if measured_here else import_kt_cache(path)
     if session.device.get("simulated"):
         raise WorkbenchError(f"{path}: a simulated session; the model is held against measurements only")
     kernel = session.kernel
@@ -192,7 +193,8 @@ def compare(path: str, template: str | None = None, gpu_model: str | None = None
     if missing:
         raise WorkbenchError(f"{path}: the recording has no slot {missing[0]!r} of template {name}; "
                              f"set it with --fix {missing[0]}=VALUE")
-    problem = tpl.resolve_problem(session.problem or None)
+    own_problem = dict(session.problem) if measured_here and session.problem else None
+    problem = tpl.resolve_problem(own_problem)
     for extra in sorted(set(recorded) - slots):  # recorded parameters that are not slots: problem or constant
         values = set(session.space.slot(extra).values)
         if extra in problem and values != {problem[extra]}:
@@ -211,7 +213,7 @@ def compare(path: str, template: str | None = None, gpu_model: str | None = None
     # quoted; the import's latency_ms is the median of the repetitions, which can rank differently
     real = np.array([_kt_time(t) if t.measurement.ok else math.nan for t in trials], float)
     began = time.perf_counter()
-    model, bounds = model_evaluations(name, match.spec.name, configs, compile_mode, session.problem or None)
+    model, bounds = model_evaluations(name, match.spec.name, configs, compile_mode, own_problem)
     if refine and compile_mode != "nvrtc":
         best = np.argsort(np.where(np.isfinite(model), model, np.inf), kind="stable")[:refine]
         model[best], refined = model_evaluations(name, match.spec.name, [configs[i] for i in best], "nvrtc")

@@ -437,7 +437,9 @@ def test_gelu_fast_path_quality_is_what_an_h200_measured(shipped: dict[str, Kern
     (docs/gpu-results.md); the emulation, built on the measured tanh.approx errors rather than the
     PTX bound (which gave 0.50), must tell a quality limit the same thing the device does."""
     gelu = shipped["gelu"]
-    problem = gelu.resolve_problem(None)
+    # A million of the default problem's N(0, 2) inputs already reach every band of |u| (0.840,
+    # against 0.844 on all 16 million): the worst element decides, and it is in both.
+    problem = gelu.resolve_problem({"n": 1 << 20})
     inputs = gelu.make_inputs(problem, np.random.default_rng(0))
     config = gelu.space(problem).default_config().replace(fast_math=True)
     quality = quality_of(gelu.emulate(inputs, problem, config), gelu.reference(inputs, problem))
