@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import types
 from pathlib import Path
 from typing import Any
@@ -26,10 +27,12 @@ import pytest
 from workbench.backends.cuda import (
     MAX_SAMPLES,
     MIN_SAMPLES,
+    PRECISION_MIN_SAMPLES,
     SAMPLE_TIME_BUDGET_S,
     TARGET_MEDIAN_ERROR,
     median_error,
     timed_enough,
+    warm_up,
     device_limits,
     error_metrics,
     is_sticky,
@@ -367,8 +370,8 @@ def _samples_until_enough(spread: float, seconds_per_sample: float = 0.0, seed: 
     return samples
 
 
-def test_a_steady_kernel_is_timed_with_the_fewest_launches() -> None:
-    assert len(_samples_until_enough(0.0005)) == MIN_SAMPLES
+def test_a_steady_kernel_is_timed_until_its_precision_is_first_judged() -> None:
+    assert len(_samples_until_enough(0.0005)) == PRECISION_MIN_SAMPLES
 
 
 def test_a_scattered_kernel_is_timed_until_its_median_is_known_to_the_target() -> None:
@@ -380,12 +383,48 @@ def test_a_scattered_kernel_is_timed_until_its_median_is_known_to_the_target() -
 def test_timing_stops_at_the_time_budget_and_at_the_sample_cap() -> None:
     slow = _samples_until_enough(0.05, seconds_per_sample=0.01)
     assert len(slow) == int(SAMPLE_TIME_BUDGET_S / 0.01) + 1
+    assert len(_samples_until_enough(0.05, seconds_per_sample=0.2)) == MIN_SAMPLES  # a 200 ms kernel
     assert len(_samples_until_enough(0.5)) == MAX_SAMPLES
 
 
 def test_a_few_slow_outliers_do_not_keep_a_steady_kernel_sampling() -> None:
     samples = [1.0] * 40 + [3.0] * 3  # a clock change, another process: the IQR ignores them
-    assert median_error(samples) == 0.0
+    assert median_error(samples) == pytest.approx(median_error([1.0] * 43))
+    assert timed_enough(samples + [1.0] * 3, 0.0)
+
+
+def test_identical_readings_of_a_short_kernel_are_not_taken_as_exact() -> None:
+    """Event timings come in steps of about 0.5 us: a 25 us kernel whose every reading falls on
+    the same step is known to no better than that step's rounding, not to 0 (which would stop
+    the timing at the first look)."""
+    readings = [0.025] * PRECISION_MIN_SAMPLES
+    assert median_error(readings) > TARGET_MEDIAN_ERROR and not timed_enough(readings, 0.0)
+    count = PRECISION_MIN_SAMPLES
+    while not timed_enough([0.025] * count, 0.0):
+        count += 1
+    assert 40 < count < 100 and median_error([0.025] * count) <= TARGET_MEDIAN_ERROR
+    assert timed_enough([1.0] * PRECISION_MIN_SAMPLES, 0.0)  # a millisecond kernel: one step is 0.05%
+
+
+def test_warm_up_keeps_the_device_busy_one_fill_at_a_time_for_its_time() -> None:
+    """Each fill is waited for, so the device works the whole time (queued fills would let the
+    loop end while the GPU still idles at low clocks)."""
+    events: list[str] = []
+
+    class Device:
+        def synchronize(self) -> None:
+            events.append("sync")
+
+    class Buffer:
+        def fill(self, value: int) -> None:
+            assert 0 <= value <= 255
+            events.append("fill")
+
+    cp = types.SimpleNamespace(cuda=types.SimpleNamespace(Device=Device))
+    began = time.perf_counter()
+    fills = warm_up(cp, Buffer(), seconds=0.05)
+    assert time.perf_counter() - began >= 0.05 and fills > 0
+    assert events == ["fill", "sync"] * fills
 
 
 # --- gelu's fast-math tolerance (item 7) ------------------------------------------------------------------

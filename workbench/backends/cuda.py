@@ -5,6 +5,8 @@ so the rest of the workbench never needs it.
 
 Measurement protocol (why each step exists):
 
+0. Once per worker: keep the device busy for ``WARM_UP_S`` so that its clocks have risen before
+   the copy probe, the library baseline and the first candidate are timed.
 1. Render + compile through :func:`workbench.core.model.compiler.compile_cuda` for the device's own
    architecture (shared on-disk cache; registers / shared memory / spills from the ptxas log).
 2. Refuse, before loading, a launch the device would refuse (threads, registers x threads, static +
@@ -17,7 +19,8 @@ Measurement protocol (why each step exists):
 4. Time with CUDA events: warm-up, then repeated launches, each preceded by a write over a buffer
    twice the size of L2 so the cache holds no inputs (the flush is outside the timed region).
    Median and p20/p80 are reported; sampling stops once the median is known to 0.1% (relative
-   standard error), or after 0.5 s or 2,000 launches. When the first samples already exceed ``max_latency_ms`` by 50%
+   standard error, judged from 30 launches on), or after 0.5 s (and at least 10 launches) or
+   2,000 launches. When the first samples already exceed ``max_latency_ms`` by 50%
    the candidate is ``aborted`` with the fastest of them kept as ``latency_bound_ms`` (saves time
    on hopeless configs; counted as an evaluation; re-measurable when the constraint is relaxed).
 5. A sticky CUDA error (illegal or misaligned address, launch failure...) poisons the context: the
@@ -61,6 +64,13 @@ EARLY_ABORT_FACTOR = 1.5
 TARGET_MEDIAN_ERROR = 0.001
 MIN_SAMPLES, MAX_SAMPLES = 10, 2000
 SAMPLE_TIME_BUDGET_S = 0.5
+#: The precision is first judged at this many samples: below it each quartile rests on a handful
+#: of samples, and a scatter that happens to look small would stop the timing early.
+PRECISION_MIN_SAMPLES = 30
+#: Resolution of CUDA event timings (about 0.5 us, CUDA runtime API, cudaEventElapsedTime): samples
+#: of a short kernel fall on a few steps of it, so their spread is never taken as less than one
+#: step's rounding error (resolution / sqrt(12)), or identical readings would claim no error at all.
+TIMER_RESOLUTION_MS = 0.0005
 
 #: CUDA errors that leave the context unusable: every later call returns them again, so the worker
 #: must be replaced (CUDA runtime API, cudaError enum: "the process is left in an inconsistent
@@ -104,17 +114,20 @@ def _percentile(samples: list[float], q: float) -> float:
 def median_error(samples: list[float]) -> float:
     """Relative standard error of the samples' median: 1.2533 sigma / sqrt(n) / median, the large-n
     standard error of a normal sample's median, with sigma read from the interquartile range so a
-    few slow outliers (a clock change, another process) do not inflate it."""
+    few slow outliers (a clock change, another process) do not inflate it, and never below the
+    timer's rounding (``TIMER_RESOLUTION_MS``)."""
     q25, q50, q75 = np.percentile(np.asarray(samples), (25, 50, 75))
     if q50 <= 0:
         return math.inf
-    return float(1.2533 * (q75 - q25) / 1.349 / math.sqrt(len(samples)) / q50)
+    sigma = max((q75 - q25) / 1.349, TIMER_RESOLUTION_MS / math.sqrt(12.0))
+    return float(1.2533 * sigma / math.sqrt(len(samples)) / q50)
 
 
 def timed_enough(samples: list[float], elapsed_s: float) -> bool:
-    """Whether a measurement has enough samples (see ``TARGET_MEDIAN_ERROR``). The error is looked
-    at every eighth sample past the minimum: it changes slowly, and a percentile per launch would
-    cost more than a microsecond kernel."""
+    """Whether a measurement has enough samples (see ``TARGET_MEDIAN_ERROR``): at least
+    ``MIN_SAMPLES``, then until the time budget is spent or, from ``PRECISION_MIN_SAMPLES`` on, the
+    median is known well enough. The error is looked at every eighth sample: it changes slowly, and
+    a percentile per launch would cost more than a microsecond kernel."""
     count = len(samples)
     if count >= MAX_SAMPLES:
         return True
@@ -122,7 +135,9 @@ def timed_enough(samples: list[float], elapsed_s: float) -> bool:
         return False
     if elapsed_s > SAMPLE_TIME_BUDGET_S:
         return True
-    return (count - MIN_SAMPLES) % 8 == 0 and median_error(samples) <= TARGET_MEDIAN_ERROR
+    if count < PRECISION_MIN_SAMPLES:
+        return False
+    return (count - PRECISION_MIN_SAMPLES) % 8 == 0 and median_error(samples) <= TARGET_MEDIAN_ERROR
 
 
 class CudaBackend(Backend):
@@ -167,6 +182,7 @@ class CudaBackend(Backend):
             self.expected = dict(self.adopted.expected) if self.adopted is not None else {}
         l2 = int(cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrL2CacheSize, self.device_index))
         self._flush = cp.empty(max(2 * l2, 1 << 20), dtype=cp.uint8)
+        warm_up(cp, self._flush)
         self.copy_bandwidth_gbs = copy_probe(cp, self.device["name"])
         self.baseline = self._measure_baseline()
         self._nvml = nvml_handle(cp.cuda.runtime, self.device_index)
@@ -462,6 +478,26 @@ def describe_device(index: int) -> dict[str, Any]:
         "driver_version": rt.driverGetVersion(),
         "runtime_version": rt.runtimeGetVersion(),
     }
+
+
+#: Seconds of memory traffic before the first measurement of a worker.
+WARM_UP_S = 0.25
+
+
+def warm_up(cp: Any, buffer: Any, seconds: float = WARM_UP_S) -> int:
+    """Keep the device busy for ``seconds`` (fills of ``buffer``) and return the fills made.
+
+    An idle GPU waits at low clocks (an H200 at 345 MHz on the SM, 1,980 under load) and takes a
+    while to rise: without this the copy probe and the first candidates of a run are timed on a
+    GPU still speeding up, which makes the copy bandwidth, every percentage of it, and the first
+    candidates' latencies depend on what the GPU did before the run.
+    """
+    began, fills = time.perf_counter(), 0
+    while time.perf_counter() - began < seconds:
+        buffer.fill(fills & 0xFF)
+        cp.cuda.Device().synchronize()
+        fills += 1
+    return fills
 
 
 def copy_probe(cp: Any, device_name: str) -> float:
