@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The GPU check: tune every template on the GPU with a small budget, measure the same configs a
 second time, hold the simulator's model against the measurements, and print one table. Headless
-(no Qt), one command, inside ``--time-limit`` seconds (default 330) on one GPU.
+(no Qt), one command, inside ``--time-limit`` seconds (default 300) on one GPU.
 
     python bench/gpu_check.py --report docs/gpu-results.md   # on a CUDA machine: sessions in resources/sessions/
     python bench/gpu_check.py --backend sim --out /tmp/check # a dry run on the simulator (labelled)
@@ -97,13 +97,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="folder for sessions (default resources/sessions/)")
     parser.add_argument("--force", action="store_true", help="replace sessions already in --out (kept as .bak)")
     parser.add_argument("--report", default=None, help="also write the table, versions and targets as Markdown here")
-    parser.add_argument("--time-limit", type=float, default=330.0, help="seconds for the whole check (default 330)")
+    parser.add_argument("--time-limit", type=float, default=300.0, help="seconds for the whole check (default 300)")
     parser.add_argument("--repeat", type=int, default=10,
                         help="measured configs per template timed again for repeatability (0: none)")
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds a candidate may run")
     parser.add_argument("--dry-run", action="store_true",
                         help="no GPU: compile each default config, build inputs and references, time the verification")
-    parser.add_argument("--arch", default="sm_90", help="architecture the dry run compiles for")
+    parser.add_argument("--arch", default="sm_90",
+                        help="architecture the dry run compiles for, and the order of the templates is timed on")
     args = parser.parse_args(argv)
 
     templates = load_templates(str(kernels_dir()))
@@ -114,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.dry_run:
         return dry_run([templates[n] for n in (args.kernel or sorted(templates))], args.arch, args.seed)
-    names = args.kernel or sorted(templates)
+    names = quickest_first(args.kernel or sorted(templates), templates, args.arch)
     simulated = args.backend == "sim"
     versions = environment() if not simulated else {"python": platform.python_version()}
     for key, value in versions.items():
@@ -127,28 +128,58 @@ def main(argv: list[str] | None = None) -> int:
     device: Mapping[str, Any] = {}
     for position, name in enumerate(names):
         left = deadline - time.monotonic()
-        share = max(MIN_RUN_S, left / (len(names) - position) - AFTER_RUN_RESERVE_S)
-        spec = make_backend_spec(name, args.backend, seed=args.seed, noise=True)
+        if left < 1.0:
+            results.append(TemplateResult(name, 0, 0.0, False, finish="not run: the time limit was spent"))
+            continue
+        share = min(left, max(MIN_RUN_S, left / (len(names) - position) - AFTER_RUN_RESERVE_S))
         t0 = time.monotonic()
         try:
+            spec = make_backend_spec(name, args.backend, seed=args.seed, noise=True)
             result, session = check_template(name, spec, args, share, folder)
-        except WorkbenchError as exc:  # e.g. an existing session without --force: this template only
+        except WorkbenchError as exc:  # e.g. a session already there without --force: this template only
             print(f"  {name}: {exc}", file=sys.stderr, flush=True)
-            results.append(TemplateResult(name, 0, time.monotonic() - t0, False, note=str(exc)))
+            results.append(TemplateResult(name, 0, time.monotonic() - t0, False, finish=f"not run: {exc}"))
+            continue
+        except Exception as exc:  # noqa: BLE001 - one template's breakage must not lose the others' report
+            print(f"  {name}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+            results.append(TemplateResult(name, 0, time.monotonic() - t0, False,
+                                          finish=f"error: {type(exc).__name__}: {exc}"))
             continue
         device = session.device or device
         if args.repeat > 0 and deadline - time.monotonic() > 1.0:
             measure_again(result, spec, session, args.repeat, deadline)
-        model_agreement(result, name, session)
+        if deadline - time.monotonic() > 1.0:
+            model_agreement(result, name, session)
         result.seconds = time.monotonic() - t0
         results.append(result)
         print(f"  {name}: {result.trials} trials in {result.seconds:.1f}s ({result.finish})", file=sys.stderr,
               flush=True)
+        if args.report:  # after every template: a check stopped from outside still leaves its report
+            Path(args.report).write_text(format_report(results, device, versions, args,
+                                                       time.monotonic() - started, simulated))
     text = format_report(results, device, versions, args, time.monotonic() - started, simulated)
     print(text, end="")
-    if args.report:
+    if args.report and any(r.trials for r in results):  # never replace a report with one that measured nothing
         Path(args.report).write_text(text)
     return 0 if results and all(r.default_ok for r in results) else 1
+
+
+def quickest_first(names: list[str], templates: Mapping[str, Any], arch: str) -> list[str]:
+    """The templates in order of their default config's compile time, quickest first: the time
+    limit is shared among the templates still to run, so those whose every candidate takes
+    seconds to compile (unrolled loops) come last and inherit what the quick ones leave."""
+    from workbench.core.model.compiler import compile_cuda
+
+    seconds = {}
+    for name in names:
+        template = templates[name]
+        problem = template.resolve_problem(None)
+        space = template.space(problem)
+        config = space.config(template.default) if template.default else space.default_config()
+        began = time.perf_counter()
+        compile_cuda(template.render(config, problem), arch=arch, options=template.compile_options, use_cache=False)
+        seconds[name] = time.perf_counter() - began
+    return sorted(names, key=lambda name: (seconds[name], name))
 
 
 def environment() -> dict[str, str]:
@@ -251,9 +282,10 @@ def measure_again(result: TemplateResult, spec: BackendSpec, session: Session, c
         result.note = "too few valid configs to compare rankings"
         return
     picks = sorted(set(np.linspace(0, len(measured) - 1, min(count, len(measured))).round().astype(int).tolist()))
-    backend = backend_class(spec.kind)(spec)
+    backend = None
     first, second = [], []
     try:
+        backend = backend_class(spec.kind)(spec)
         backend.prepare()
         for index in picks:
             if time.monotonic() > deadline:
@@ -266,7 +298,8 @@ def measure_again(result: TemplateResult, spec: BackendSpec, session: Session, c
     except Exception as exc:  # noqa: BLE001 - the check reports it and goes on with the next template
         result.note = f"repeat stopped: {type(exc).__name__}: {exc}"
     finally:
-        _release(backend)
+        if backend is not None:
+            _release(backend)
     from sim_calibration import spearman
 
     result.repeat_pairs = len(first)
@@ -277,7 +310,10 @@ def measure_again(result: TemplateResult, spec: BackendSpec, session: Session, c
 
 def _release(backend: Any) -> None:
     """Drop a backend's device buffers now, so the next template's worker has the memory."""
-    backend.close()
+    try:
+        backend.close()
+    except Exception:  # noqa: BLE001 - the buffers below are dropped all the same
+        pass
     cupy = getattr(backend, "cp", None)
     for name in ("buffers", "expected", "launch_args", "_flush", "host_inputs"):
         if hasattr(backend, name):
@@ -340,8 +376,13 @@ def target_lines(results: list[TemplateResult]) -> list[str]:
         lines.append(f"repeatability: lowest Spearman {_cell(worst.repeat_spearman, '.3f')} ({worst.name}; target "
                      f">= {REPEAT_TARGET}): {'met' if met else 'MISSED'}")
     crashed = [r.name for r in results if r.finish.startswith("error")]
-    lines.append("every run ended by its budget or time limit" if not crashed
-                 else f"runs that ended on an error: {', '.join(crashed)}")
+    skipped = [r.name for r in results if r.finish.startswith("not run")]
+    if crashed:
+        lines.append(f"runs that ended on an error: {', '.join(crashed)}")
+    if skipped:
+        lines.append(f"not run: {', '.join(skipped)}")
+    if not crashed and not skipped:
+        lines.append("every run ended by its budget or time limit")
     return lines
 
 
@@ -378,7 +419,7 @@ def format_report(results: list[TemplateResult], device: Mapping[str, Any], vers
               "vs default", "repeat Spearman", "model Spearman", "failures", "ended"]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "---|" * len(header))
-    for r in results:
+    for r in sorted(results, key=lambda r: r.name):
         m = r.best
         vs_library = "-"
         if r.baseline and r.baseline.get("latency_ms") and m.get("latency_ms"):

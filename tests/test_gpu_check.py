@@ -35,16 +35,33 @@ def test_gpu_check_dry_run_on_the_simulator_labels_and_records(tmp_path: Path) -
 
 
 def test_gpu_check_keeps_a_session_already_there_unless_forced(tmp_path: Path) -> None:
-    first = _run("--backend", "sim", "--budget", "3", "--kernel", "vector_add", "--out", str(tmp_path), "--repeat", "0")
+    report = tmp_path / "report.md"
+    first = _run("--backend", "sim", "--budget", "3", "--kernel", "vector_add", "--out", str(tmp_path), "--repeat", "0",
+                 "--report", str(report))
     assert first.returncode == 0, first.stderr
-    kept = (tmp_path / "vector_add_H200.json").read_bytes()
-    again = _run("--backend", "sim", "--budget", "4", "--kernel", "vector_add", "--out", str(tmp_path), "--repeat", "0")
+    kept, reported = (tmp_path / "vector_add_H200.json").read_bytes(), report.read_text()
+    again = _run("--backend", "sim", "--budget", "4", "--kernel", "vector_add", "--out", str(tmp_path), "--repeat", "0",
+                 "--report", str(report))
     assert again.returncode == 1 and "vector_add:" in again.stderr and "Traceback" not in again.stderr
     assert (tmp_path / "vector_add_H200.json").read_bytes() == kept
+    assert report.read_text() == reported  # a check that measured nothing leaves the last report alone
+    assert "- not run: vector_add" in again.stdout and "every run ended" not in again.stdout
     forced = _run("--backend", "sim", "--budget", "4", "--kernel", "vector_add", "--out", str(tmp_path), "--repeat", "0",
                   "--force")
     assert forced.returncode == 0, forced.stderr
     assert "| vector_add | yes | 4 |" in forced.stdout
+
+
+def test_gpu_check_runs_templates_slow_to_compile_last(tmp_path: Path) -> None:
+    """The time limit is shared among the templates still to run: conv2d's unrolled configs
+    compile for seconds each, so it runs after vector_add and inherits what that one leaves."""
+    result = _run("--backend", "sim", "--budget", "2", "--kernel", "conv2d", "--kernel", "vector_add",
+                  "--out", str(tmp_path), "--repeat", "0")
+    assert result.returncode == 0, result.stderr
+    ran = [line.split(":")[0].strip() for line in result.stderr.splitlines() if " trials in " in line]
+    assert ran == ["vector_add", "conv2d"]
+    rows = [line.split("|")[1].strip() for line in result.stdout.splitlines() if line.startswith("| ")][1:]
+    assert rows == ["conv2d", "vector_add"]  # the report reads in name order
 
 
 def test_gpu_check_refuses_an_unknown_template_in_one_line(tmp_path: Path) -> None:
