@@ -11,6 +11,7 @@ import dataclasses
 import math
 import textwrap
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -444,6 +445,31 @@ def test_gelu_fast_path_quality_is_what_an_h200_measured(shipped: dict[str, Kern
     config = gelu.space(problem).default_config().replace(fast_math=True)
     quality = quality_of(gelu.emulate(inputs, problem, config), gelu.reference(inputs, problem))
     assert abs(quality - 0.8685) < 0.05, quality
+
+
+def test_gelu_fast_tanh_carries_each_bands_measured_error() -> None:
+    """Inside every band of |u| the emulated tanh.approx is off by that band's measured error (the
+    worst the device showed there), capped by the measured relative error: a lookup that took a
+    neighbouring band's figure would move the quality by a few hundredths, within the quality
+    test's margin, but not past this."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "kernels"))
+    try:
+        import gelu
+    finally:
+        sys.path.pop(0)
+    low = 2.0**-10
+    for high, error in gelu.TANH_APPROX_ABS_ERR:
+        top = min(high, 12.0)
+        u = np.linspace(low, top, 1001, endpoint=False, dtype=np.float32)
+        exact = np.tanh(u.astype(np.float64))
+        emulated = gelu._tanh_approx(u).astype(np.float64)
+        expected = np.minimum(error, gelu.TANH_APPROX_MEASURED_REL_ERR * np.abs(exact))
+        expected = np.where(np.abs(emulated) == 1.0, 1.0 - np.abs(exact), expected)  # moved up past 1: clipped
+        # float32 rounding of the result adds at most half an ulp (2^-25 near 1)
+        assert np.all(np.abs(np.abs(emulated - exact) - expected) <= 2.0**-24 * np.maximum(np.abs(exact), 2.0**-10)), high
+        assert np.array_equal(gelu._tanh_approx(-u), -gelu._tanh_approx(u))  # odd, as measured
+        low = top
+    assert gelu._tanh_approx(np.array([12.0, np.inf], np.float32)).tolist() == [1.0, 1.0]
 
 
 def test_reduce_sum_emulation_is_the_kernel_order(shipped: dict[str, KernelTemplate]) -> None:
