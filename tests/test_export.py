@@ -887,6 +887,7 @@ def test_the_register_cap_makes_a_register_hungry_kernel_fit_and_leaves_others_a
         assert capped.ok and _block_registers(capped.registers, threads) <= 65536, (threads, capped.registers)
     assert with_register_cap((), 32, 65536) == ("--maxrregcount=255",)  # the ISA's most
     assert with_register_cap(("--maxrregcount=40",), 1024, 65536) == ("--maxrregcount=40",)  # the template's own
+    assert with_register_cap(("-O3", "--maxrregcount=128"), 1024, 65536) == ("-O3", "--maxrregcount=64")  # too many
     assert with_register_cap((), 1024, 1024) == ()  # no cap that still compiles: CUDA says why at launch
 
 

@@ -63,11 +63,15 @@ def with_register_cap(options: tuple[str, ...], threads: int, registers_per_bloc
     the simulator with estimated resources, would otherwise stop with "too many resources
     requested for launch" instead of running with a few spills.
     """
-    if any(option.startswith(("--maxrregcount", "-maxrregcount")) for option in options):
-        return options  # the template's own cap wins
     warps = max(1, -(-threads // 32))
-    cap = min(255, registers_per_block // (warps * 32) // 8 * 8)
-    return (*options, f"--maxrregcount={cap}") if cap >= 8 else options
+    fits = min(255, registers_per_block // (warps * 32) // 8 * 8)
+    own = [option for option in options if option.lstrip("-").startswith("maxrregcount")]
+    caps = [int(value) for value in (option.partition("=")[2] for option in own) if value.isdigit()]
+    caps += [fits] if fits >= 8 else []  # below 8 no cap lets the block launch: CUDA says so at the launch
+    if not caps:
+        return options
+    rest = tuple(option for option in options if option not in own)
+    return (*rest, f"--maxrregcount={min(caps)}")  # the template's own cap stands where it is tighter
 
 
 def main() -> int:
@@ -148,7 +152,7 @@ def main() -> int:
         print("FAILED: the result does not match the float64 reference")
         return 1
 
-    l2 = cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrL2CacheSize, 0)
+    l2 = cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrL2CacheSize, device.id)
     flush = cp.empty(max(2 * l2, 1 << 20), cp.uint8)
     start, end = cp.cuda.Event(), cp.cuda.Event()
     launch()
