@@ -436,8 +436,10 @@ def is_sticky(exc: BaseException) -> bool:
 
 
 def error_metrics(verdict: Verdict, rtol: float) -> dict[str, float]:
-    """The verification's errors as metrics: worst absolute and relative error, and the quality."""
-    quality = quality_from_error(verdict.max_rel_err, rtol) if math.isfinite(verdict.max_rel_err) else 0.0
+    """The verification's errors as metrics: the worst absolute and element-wise relative error,
+    and the quality, counted from the worst output's normwise error as the simulator counts it
+    (``quality_of``), so a quality limit means the same on both."""
+    quality = quality_from_error(verdict.normwise_err, rtol)  # 0 for an infinite or NaN error
     return {"max_abs_err": verdict.max_abs_err, "max_rel_err": verdict.max_rel_err, "quality": quality}
 
 

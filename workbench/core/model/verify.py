@@ -30,6 +30,9 @@ class Verdict:
     max_abs_err: float
     max_rel_err: float
     message: str
+    #: The worst output's normwise relative error, max|got - want| / max|want| (what ``quality``
+    #: counts digits of, as :func:`workbench.core.model.quality.quality_of` does on the host).
+    normwise_err: float = math.inf
 
     @property
     def wrong(self) -> bool:
@@ -45,7 +48,7 @@ def verify_outputs(xp: Any, outputs: Mapping[str, Any], expected: Mapping[str, A
     an output not in it is checked with ``rtol`` and ``atol``.
     """
     bad = checked = 0
-    worst_abs = worst_rel = 0.0
+    worst_abs = worst_rel = worst_normwise = 0.0
     message = ""
     first_tolerance: tuple[float, float] | None = None
     for name, want_all in expected.items():
@@ -54,10 +57,11 @@ def verify_outputs(xp: Any, outputs: Mapping[str, Any], expected: Mapping[str, A
         got_all, want_all = outputs[name].reshape(-1), want_all.reshape(-1)
         if got_all.size != want_all.size:
             bad += max(want_all.size, 1)
-            worst_abs = worst_rel = math.inf
+            worst_abs = worst_rel = worst_normwise = math.inf
             message = message or f"{name} has {got_all.size} elements, expected {want_all.size}"
             continue
         checked += want_all.size
+        output_abs = output_scale = 0.0
         for start in range(0, want_all.size, chunk):
             got = got_all[start:start + chunk].astype(xp.float64)
             want = want_all[start:start + chunk].astype(xp.float64, copy=False)
@@ -72,10 +76,15 @@ def verify_outputs(xp: Any, outputs: Mapping[str, Any], expected: Mapping[str, A
             bad += count
             worst_abs = max(worst_abs, float(err.max()))
             worst_rel = max(worst_rel, float((err / xp.maximum(xp.abs(want), floor)).max()))
+            output_abs = max(output_abs, float(err.max()))
+            output_scale = max(output_scale, float(xp.abs(want).max()))
+        if want_all.size:
+            normwise = output_abs / output_scale if output_scale > 0 else (0.0 if output_abs == 0 else math.inf)
+            worst_normwise = max(worst_normwise, normwise)
     if bad and checked:
         shown_rtol, shown_atol = first_tolerance or (rtol, atol)
         message += f"; {bad} of {checked} elements outside rtol={shown_rtol:g} atol={shown_atol:g}"
-    return Verdict(bad, checked, worst_abs, worst_rel, message)
+    return Verdict(bad, checked, worst_abs, worst_rel, message, worst_normwise)
 
 
 # --- a template without a reference ---------------------------------------------------------------
