@@ -139,6 +139,25 @@ def test_function_has_no_dynamic_shared_memory_property_and_the_driver_call_exis
                                                    16 * 1024))]
 
 
+def test_loaded_kernel_resources_are_asked_of_the_driver_as_cupy_declares_it() -> None:
+    assert signature(driver.funcGetAttribute) == ([("int", "attribute"), ("intptr_t", "f")], "int")
+    asked: list[tuple[int, int]] = []
+
+    class Driver:  # the real constants; the call checked against the signature above, answered here
+        CU_FUNC_ATTRIBUTE_NUM_REGS = driver.CU_FUNC_ATTRIBUTE_NUM_REGS
+        CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = driver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+
+        def funcGetAttribute(self, attribute: int, f: int) -> int:
+            asked.append((attribute, f))
+            return {driver.CU_FUNC_ATTRIBUTE_NUM_REGS: 47, driver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: 4224}[attribute]
+
+    class Function:
+        ptr = 0x7F00
+
+    assert cuda_module.function_resources(Driver(), Function()) == (47, 4224)
+    assert asked == [(driver.CU_FUNC_ATTRIBUTE_NUM_REGS, 0x7F00), (driver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, 0x7F00)]
+
+
 def test_pci_bus_id_lookup_exists_on_both_sides() -> None:
     assert signature(runtime.deviceGetPCIBusId) == ([("int", "device")], "str")
     pynvml = pytest.importorskip("pynvml", reason="nvidia-ml-py is not installed")

@@ -43,6 +43,7 @@ from workbench.backends.cuda import (
 from workbench.core.model.cuda_module import DEFAULT_SMEM_PER_BLOCK, opt_in_shared_memory, upload_constant
 from workbench.backends.cuda_env import CudaEnvironment, probe
 from workbench.core.model.perfmodel import launch_check
+from workbench.core.domain.measurement import Status
 from workbench.core.domain.templates import load_templates
 from workbench.core.model.quality import quality_of
 from workbench.core.model.verify import verify_outputs
@@ -107,6 +108,50 @@ def test_register_hungry_configs_are_refused_before_launch_from_the_device_limit
     assert launch_check(gpu, (256, 3, 1), 4096, 80) is None  # 80 x 768 fits in 64 K registers
     refusal = launch_check(gpu, (1024, 1, 1), 4096, 128)  # an exact product needs no second figure
     assert refusal is not None and "128 registers x 1024 threads = 131072 > 65536" in refusal
+
+
+def _backend_loading_with(registers: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A CUDA backend of vector_add whose modules load (no device here) into a kernel the driver
+    says uses ``registers``, whatever ptxas reported: the compile is real (NVRTC)."""
+    from workbench.backends.cuda import CudaBackend
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_CACHE_DIR", str(tmp_path))
+
+    class Function:
+        ptr = 0x7F00
+
+    class Module:
+        def load(self, cubin: bytes) -> None:
+            assert cubin
+
+        def get_function(self, name: str) -> Function:
+            return Function()
+
+    class Driver:
+        CU_FUNC_ATTRIBUTE_NUM_REGS, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 4, 1
+
+        def funcGetAttribute(self, attribute: int, f: int) -> int:
+            return registers if attribute == self.CU_FUNC_ATTRIBUTE_NUM_REGS else 0
+
+    backend = CudaBackend.__new__(CudaBackend)
+    backend.cp = types.SimpleNamespace(cuda=types.SimpleNamespace(function=types.SimpleNamespace(Module=Module),
+                                                                  driver=Driver()))
+    backend.template = load_templates()["vector_add"]
+    backend.problem = backend.template.resolve_problem(None)
+    backend.arch, backend.needs_restart = "sm_90", False
+    backend.gpu_limits = device_limits("H100", H100_ATTRIBUTES)
+    return backend
+
+
+def test_the_loaded_kernels_registers_are_checked_when_the_compilers_report_differs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ptxas's report read 0 registers for a few gelu configs on an H200: the launch check passed
+    on that, and the session recorded 0. The driver's figure for the loaded kernel now decides."""
+    backend = _backend_loading_with(255, tmp_path, monkeypatch)
+    config = backend.template.space(backend.problem).default_config().replace(block_size=1024)
+    ran = backend._launched(config, lambda phase: None)
+    assert ran.status is Status.LAUNCH_ERROR and ran.metric("registers") == 255
+    assert "255 registers x 1024 threads" in ran.message
 
 
 def test_static_plus_dynamic_shared_memory_is_compared_with_the_opt_in_limit() -> None:

@@ -36,7 +36,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
@@ -44,7 +44,7 @@ import numpy as np
 from workbench.backends.templated import load_template_for, template_target
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.errors import WorkbenchError
-from workbench.core.model.cuda_module import opt_in_shared_memory, upload_constant
+from workbench.core.model.cuda_module import function_resources, opt_in_shared_memory, upload_constant
 from workbench.core.model.gpus import GpuSpec
 from workbench.core.model.footprint import device_memory_mb, onchip_figures
 from workbench.core.domain.measurement import Measurement, Status
@@ -272,6 +272,19 @@ class CudaBackend(Backend):
             module = cp.cuda.function.Module()
             module.load(compiled.cubin)
             function = module.get_function(self.template.entry)
+            registers, static_smem = function_resources(cp.cuda.driver, function)
+        except Exception as exc:  # noqa: BLE001
+            return self._cuda_failure(Status.LAUNCH_ERROR, "loading the module failed", exc, resources)
+        if (registers, static_smem) != (compiled.registers, compiled.smem_bytes):
+            # The loaded binary's own figures: ptxas's report read 0 registers for a few gelu
+            # configs on an H200 (NVRTC 13.0), which the launch check and the occupancy took as true.
+            compiled = replace(compiled, registers=registers, smem_bytes=static_smem)
+            resources = {**resources, "registers": registers, "smem_bytes": static_smem}
+            refusal = launch_check(self.gpu_limits, block, static_smem + smem, registers, grid=grid)
+            if refusal is not None:
+                return Measurement(Status.LAUNCH_ERROR, metrics={**resources, "smem_bytes": static_smem + smem},
+                                   message=refusal, log=refusal)
+        try:
             for name in getattr(self.template, "constants", ()):
                 upload_constant(cp.cuda.runtime, module, name, self.host_inputs[name])
             opt_in_shared_memory(cp.cuda.driver, function, compiled.smem_bytes, smem)

@@ -38,3 +38,12 @@ def opt_in_shared_memory(driver: Any, function: Any, static: int, dynamic: int) 
         return False
     driver.funcSetAttribute(function.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(dynamic))
     return True
+
+
+def function_resources(driver: Any, function: Any) -> tuple[int, int]:
+    """(registers per thread, static shared memory bytes) of a loaded kernel, as the driver has them
+    (``cuFuncGetAttribute``): the figures of the binary that will run, whatever the compiler's
+    report said or failed to say."""
+    registers = int(driver.funcGetAttribute(driver.CU_FUNC_ATTRIBUTE_NUM_REGS, function.ptr))
+    static_smem = int(driver.funcGetAttribute(driver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function.ptr))
+    return registers, static_smem
