@@ -42,6 +42,7 @@ from workbench.backends.cuda import (
 )
 from workbench.core.model.cuda_module import DEFAULT_SMEM_PER_BLOCK, opt_in_shared_memory, upload_constant
 from workbench.backends.cuda_env import CudaEnvironment, probe
+from workbench.core.model.compiler import compile_cuda
 from workbench.core.model.perfmodel import launch_check
 from workbench.core.domain.measurement import Status
 from workbench.core.domain.templates import load_templates
@@ -120,6 +121,9 @@ def _backend_loading_with(registers: int, tmp_path: Path, monkeypatch: pytest.Mo
     class Function:
         ptr = 0x7F00
 
+        def __call__(self, grid: Any, block: Any, args: Any, shared_mem: int = 0) -> None:
+            launched.append((grid, block))
+
     class Module:
         def load(self, cubin: bytes) -> None:
             assert cubin
@@ -133,9 +137,15 @@ def _backend_loading_with(registers: int, tmp_path: Path, monkeypatch: pytest.Mo
         def funcGetAttribute(self, attribute: int, f: int) -> int:
             return registers if attribute == self.CU_FUNC_ATTRIBUTE_NUM_REGS else 0
 
+    class Device:
+        def synchronize(self) -> None:
+            pass
+
+    launched: list[Any] = []
     backend = CudaBackend.__new__(CudaBackend)
     backend.cp = types.SimpleNamespace(cuda=types.SimpleNamespace(function=types.SimpleNamespace(Module=Module),
-                                                                  driver=Driver()))
+                                                                  driver=Driver(), Device=Device))
+    backend.resets, backend.buffers, backend.host_inputs, backend.launch_args = [], {}, {}, []
     backend.template = load_templates()["vector_add"]
     backend.problem = backend.template.resolve_problem(None)
     backend.arch, backend.needs_restart = "sm_90", False
@@ -151,7 +161,25 @@ def test_the_loaded_kernels_registers_are_checked_when_the_compilers_report_diff
     config = backend.template.space(backend.problem).default_config().replace(block_size=1024)
     ran = backend._launched(config, lambda phase: None)
     assert ran.status is Status.LAUNCH_ERROR and ran.metric("registers") == 255
-    assert "255 registers x 1024 threads" in ran.message
+    assert "255 registers x 1024 threads" in ran.message and "driver" in ran.details["resources_from"]
+    fits = _backend_loading_with(40, tmp_path, monkeypatch)._launched(config, lambda phase: None)
+    assert fits.corrected and fits.compiled.registers == 40 and fits.resources["registers"] == 40
+    same = _backend_loading_with(0, tmp_path, monkeypatch)  # what the report says here, as the driver would
+    report = compile_cuda(same.template.render(config, same.problem), arch="sm_90").registers
+    assert not _backend_loading_with(report, tmp_path, monkeypatch)._launched(config, lambda phase: None).corrected
+
+
+def test_a_driver_that_will_not_give_the_figures_leaves_the_compilers(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    backend = _backend_loading_with(40, tmp_path, monkeypatch)
+
+    def refuse(attribute: int, f: int) -> int:
+        raise RuntimeError("not supported")
+
+    backend.cp.cuda.driver.funcGetAttribute = refuse
+    config = backend.template.space(backend.problem).default_config()
+    ran = backend._launched(config, lambda phase: None)
+    assert not ran.corrected and ran.compiled.registers > 0
 
 
 def test_static_plus_dynamic_shared_memory_is_compared_with_the_opt_in_limit() -> None:
@@ -428,6 +456,17 @@ def test_the_worst_output_decides_the_normwise_error() -> None:
     verdict = verify_outputs(np, got, want, 1.0, 1.0)
     assert verdict.normwise_err == pytest.approx(max(0.004 / 4.0, 0.001 / 0.5))
     assert verify_outputs(np, {"a": np.zeros(3)}, {"a": np.zeros(3)}, 0.0, 0.0).normwise_err == 0.0
+
+
+@pytest.mark.parametrize("want", [[1.0, np.inf], [1.0, np.nan], [np.nan, 1.0]])
+@pytest.mark.parametrize("chunk", [1, 1000])
+def test_a_reference_that_is_not_finite_has_no_quality_in_any_chunking(want: list[float], chunk: int) -> None:
+    """Python's max() drops a NaN: a NaN or infinite reference once scored quality 1.0 on the GPU
+    (0 with quality_of on the host), or 0 or 1 depending on the chunk it fell in."""
+    got, expected = {"a": np.array([1.0, 3.0])}, {"a": np.array(want)}
+    verdict = verify_outputs(np, got, expected, 1e-3, 1e-3, chunk=chunk)
+    assert verdict.normwise_err == math.inf and verdict.max_abs_err == math.inf
+    assert error_metrics(verdict, 1e-3)["quality"] == quality_of(got, expected) == 0.0
 
 
 # --- how many launches a measurement takes --------------------------------------------------------------

@@ -11,7 +11,9 @@ Measurement protocol (why each step exists):
    architecture (shared on-disk cache; registers / shared memory / spills from the ptxas log).
 2. Refuse, before loading, a launch the device would refuse (threads, registers x threads, static +
    dynamic shared memory against the device's own limits): ``launch_error``, and the worker carries
-   on. Load the CUBIN, copy ``__constant__`` inputs, opt in to more than 48 KB of shared memory.
+   on. Load the CUBIN and read the kernel's registers and static shared memory from the driver;
+   where they differ from the ptxas log they replace it and the launch is checked again. Copy
+   ``__constant__`` inputs, opt in to more than 48 KB of shared memory.
 3. Poison every output (NaN / 0xFF..), launch once, synchronise, and compare every element with the
    template's float64 reference under its tolerance, on the device, in its own ``verify`` phase
    (its own timeout, so the run timeout measures the kernel): a kernel that skips elements or
@@ -98,6 +100,10 @@ DEVICE_ATTRIBUTES = (
     "cudaDevAttrMaxSharedMemoryPerBlockOptin",
     "cudaDevAttrMaxSharedMemoryPerMultiprocessor",
 )
+
+#: Trial ``details`` of a kernel whose registers and static shared memory are the driver's, not
+#: those of the compiler's report (which disagreed).
+RESOURCES_FROM_DRIVER = {"resources_from": "driver (the compiler's report differed)"}
 
 #: FP32 lanes per SM by compute capability major/minor (CUDA programming guide, arithmetic throughput table).
 _FP32_LANES = {(7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128, (9, 0): 128}
@@ -272,10 +278,14 @@ class CudaBackend(Backend):
             module = cp.cuda.function.Module()
             module.load(compiled.cubin)
             function = module.get_function(self.template.entry)
-            registers, static_smem = function_resources(cp.cuda.driver, function)
         except Exception as exc:  # noqa: BLE001
             return self._cuda_failure(Status.LAUNCH_ERROR, "loading the module failed", exc, resources)
-        if (registers, static_smem) != (compiled.registers, compiled.smem_bytes):
+        try:
+            registers, static_smem = function_resources(cp.cuda.driver, function)
+        except Exception:  # noqa: BLE001 - a driver that will not say: the compiler's report stands
+            registers, static_smem = compiled.registers, compiled.smem_bytes
+        corrected = (registers, static_smem) != (compiled.registers, compiled.smem_bytes)
+        if corrected:
             # The loaded binary's own figures: ptxas's report read 0 registers for a few gelu
             # configs on an H200 (NVRTC 13.0), which the launch check and the occupancy took as true.
             compiled = replace(compiled, registers=registers, smem_bytes=static_smem)
@@ -283,7 +293,7 @@ class CudaBackend(Backend):
             refusal = launch_check(self.gpu_limits, block, static_smem + smem, registers, grid=grid)
             if refusal is not None:
                 return Measurement(Status.LAUNCH_ERROR, metrics={**resources, "smem_bytes": static_smem + smem},
-                                   message=refusal, log=refusal)
+                                   message=refusal, log=refusal, details=dict(RESOURCES_FROM_DRIVER))
         try:
             for name in getattr(self.template, "constants", ()):
                 upload_constant(cp.cuda.runtime, module, name, self.host_inputs[name])
@@ -303,7 +313,7 @@ class CudaBackend(Backend):
             cp.cuda.Device().synchronize()
         except Exception as exc:  # noqa: BLE001 - illegal address etc.: the context is gone
             return self._cuda_failure(Status.RUNTIME_ERROR, "kernel failed", exc, resources)
-        return _Launched(launch, resources, compiled, grid, block, smem)
+        return _Launched(launch, resources, compiled, grid, block, smem, corrected)
 
     def _outputs_of(self, config: Config) -> dict[str, Any] | None:
         """The checked outputs of one launch of ``config`` (device arrays), None when it fails."""
@@ -338,9 +348,10 @@ class CudaBackend(Backend):
                                message=str(abort))
         except Exception as exc:  # noqa: BLE001
             return self._cuda_failure(Status.RUNTIME_ERROR, "kernel failed while timing", exc, resources)
+        corrected = dict(RESOURCES_FROM_DRIVER) if ran.corrected else {}
         return Measurement(Status.OK, metrics=self._metrics(samples, resources, errors, block, grid, smem,
                                                              compiled, config),
-                           details={**self._details(compiled), **reference})
+                           details={**self._details(compiled), **reference, **corrected})
 
     def _cuda_failure(self, status: Status, what: str, exc: BaseException, resources: dict[str, Any]) -> Measurement:
         """Record a CUDA failure; replace the worker only when the error poisoned the context."""
@@ -401,6 +412,8 @@ class _Launched:
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
     smem: int
+    #: The driver's register and shared-memory figures replaced the compiler's report.
+    corrected: bool = False
 
 
 class _EarlyAbort(Exception):

@@ -12,6 +12,7 @@ own ``rtol`` and ``atol``) or when it is not finite. The worst errors feed the q
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
@@ -37,6 +38,16 @@ class Verdict:
     @property
     def wrong(self) -> bool:
         return self.bad > 0
+
+
+def _finite_or_inf(value: float) -> float:
+    return value if math.isfinite(value) else math.inf
+
+
+def _quiet(xp: Any) -> Any:
+    """NumPy's floating-point warnings off for a block (CuPy raises none: nothing to silence)."""
+    errstate = getattr(xp, "errstate", None)
+    return errstate(invalid="ignore", divide="ignore") if errstate is not None else contextlib.nullcontext()
 
 
 def verify_outputs(xp: Any, outputs: Mapping[str, Any], expected: Mapping[str, Any], rtol: float, atol: float,
@@ -67,19 +78,31 @@ def verify_outputs(xp: Any, outputs: Mapping[str, Any], expected: Mapping[str, A
             want = want_all[start:start + chunk].astype(xp.float64, copy=False)
             err = xp.abs(got - want)
             err[~xp.isfinite(got)] = xp.inf
-            wrong = err > out_atol + out_rtol * xp.abs(want)
+            size = xp.abs(want)
+            wrong = err > out_atol + out_rtol * size
             count = int(xp.count_nonzero(wrong))
             if count and not message:
                 i = int(xp.argmax(wrong))
                 message = f"{name}[{start + i}] = {float(got[i]):.6g}, expected {float(want[i]):.6g}"
                 first_tolerance = (out_rtol, out_atol)
             bad += count
-            worst_abs = max(worst_abs, float(err.max()))
-            worst_rel = max(worst_rel, float((err / xp.maximum(xp.abs(want), floor)).max()))
-            output_abs = max(output_abs, float(err.max()))
-            output_scale = max(output_scale, float(xp.abs(want).max()))
+            # max() in Python drops a NaN: a reference that is not finite makes every error infinite,
+            # as quality_of on the host has it, whatever the chunk it falls in
+            chunk_abs = _finite_or_inf(float(err.max()))
+            if not bool(xp.isfinite(want).all()):
+                chunk_abs = math.inf
+            worst_abs = max(worst_abs, chunk_abs)
+            with _quiet(xp):  # inf / inf where the reference is infinite: taken as inf just above
+                worst_rel = max(worst_rel, _finite_or_inf(float((err / xp.maximum(size, floor)).max())))
+            output_abs = max(output_abs, chunk_abs)
+            output_scale = max(output_scale, _finite_or_inf(float(size.max())))
         if want_all.size:
-            normwise = output_abs / output_scale if output_scale > 0 else (0.0 if output_abs == 0 else math.inf)
+            if output_abs == math.inf:
+                normwise = math.inf
+            elif output_scale > 0:
+                normwise = output_abs / output_scale
+            else:
+                normwise = 0.0 if output_abs == 0 else math.inf
             worst_normwise = max(worst_normwise, normwise)
     if bad and checked:
         shown_rtol, shown_atol = first_tolerance or (rtol, atol)
