@@ -17,6 +17,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from workbench.core.model.quality import normwise_error
+
 #: Elements per chunk: 32 MiB of float64 per temporary.
 CHUNK_ELEMENTS = 1 << 22
 
@@ -97,13 +99,7 @@ def verify_outputs(xp: Any, outputs: Mapping[str, Any], expected: Mapping[str, A
             output_abs = max(output_abs, chunk_abs)
             output_scale = max(output_scale, _finite_or_inf(float(size.max())))
         if want_all.size:
-            if output_abs == math.inf:
-                normwise = math.inf
-            elif output_scale > 0:
-                normwise = output_abs / output_scale
-            else:
-                normwise = 0.0 if output_abs == 0 else math.inf
-            worst_normwise = max(worst_normwise, normwise)
+            worst_normwise = max(worst_normwise, normwise_error(output_abs, output_scale))
     if bad and checked:
         shown_rtol, shown_atol = first_tolerance or (rtol, atol)
         message += f"; {bad} of {checked} elements outside rtol={shown_rtol:g} atol={shown_atol:g}"
