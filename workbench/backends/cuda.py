@@ -269,10 +269,9 @@ class CudaBackend(Backend):
         grid = self.template.grid(self.problem, config)
         block = self.template.block(self.problem, config)
         smem = int(self.template.dynamic_smem(self.problem, config))
-        refusal = launch_check(self.gpu_limits, block, compiled.smem_bytes + smem, compiled.registers, grid=grid)
-        if refusal is not None:  # CUDA would refuse it too; nothing ran, the context is intact
-            return Measurement(Status.LAUNCH_ERROR, metrics={**resources, "smem_bytes": compiled.smem_bytes + smem},
-                               message=refusal, log=refusal)
+        refused = self._refused(block, grid, smem, compiled.registers, compiled.smem_bytes, resources)
+        if refused is not None:  # CUDA would refuse it too; nothing ran, the context is intact
+            return refused
         phase("run")
         try:
             module = cp.cuda.function.Module()
@@ -290,10 +289,9 @@ class CudaBackend(Backend):
             # configs on an H200 (NVRTC 13.0), which the launch check and the occupancy took as true.
             compiled = replace(compiled, registers=registers, smem_bytes=static_smem)
             resources = {**resources, "registers": registers, "smem_bytes": static_smem}
-            refusal = launch_check(self.gpu_limits, block, static_smem + smem, registers, grid=grid)
-            if refusal is not None:
-                return Measurement(Status.LAUNCH_ERROR, metrics={**resources, "smem_bytes": static_smem + smem},
-                                   message=refusal, log=refusal, details=dict(RESOURCES_FROM_DRIVER))
+            refused = self._refused(block, grid, smem, registers, static_smem, resources, dict(RESOURCES_FROM_DRIVER))
+            if refused is not None:
+                return refused
         try:
             for name in getattr(self.template, "constants", ()):
                 upload_constant(cp.cuda.runtime, module, name, self.host_inputs[name])
@@ -314,6 +312,16 @@ class CudaBackend(Backend):
         except Exception as exc:  # noqa: BLE001 - illegal address etc.: the context is gone
             return self._cuda_failure(Status.RUNTIME_ERROR, "kernel failed", exc, resources)
         return _Launched(launch, resources, compiled, grid, block, smem, corrected)
+
+    def _refused(self, block: tuple[int, int, int], grid: tuple[int, int, int], dynamic_smem: int, registers: int,
+                 static_smem: int, resources: dict[str, Any], details: dict[str, Any] | None = None,
+                 ) -> Measurement | None:
+        """The ``launch_error`` of a launch the device's limits refuse (``launch_check``), or None."""
+        refusal = launch_check(self.gpu_limits, block, static_smem + dynamic_smem, registers, grid=grid)
+        if refusal is None:
+            return None
+        return Measurement(Status.LAUNCH_ERROR, metrics={**resources, "smem_bytes": static_smem + dynamic_smem},
+                           message=refusal, log=refusal, details=details or {})
 
     def _outputs_of(self, config: Config) -> dict[str, Any] | None:
         """The checked outputs of one launch of ``config`` (device arrays), None when it fails."""
