@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.repeat > 0 and deadline - time.monotonic() > 1.0:
             measure_again(result, spec, session, args.repeat, deadline)
         if deadline - time.monotonic() > 1.0:
-            model_agreement(result, name, session)
+            model_agreement(result, name, spec, session)
         result.seconds = time.monotonic() - t0
         results.append(result)
         print(f"  {name}: {result.trials} trials in {result.seconds:.1f}s ({result.finish})", file=sys.stderr,
@@ -323,21 +323,22 @@ def _release(backend: Any) -> None:
         cupy.get_default_memory_pool().free_all_blocks()
 
 
-def model_agreement(result: TemplateResult, name: str, session: Session) -> None:
-    """Spearman of the simulator's latency (the GPU description matched from the device's name,
-    resources from the same compiler) against the measured latency, over the valid configs."""
+def model_agreement(result: TemplateResult, name: str, spec: BackendSpec, session: Session) -> None:
+    """Spearman of the simulator's latency (the GPU description a pruned run on this device would
+    model, resources from the same compiler) against the measured latency, over the valid configs."""
     import numpy as np
 
     from sim_calibration import model_evaluations, spearman
+    from workbench.runner.costmodel import gpu_model_for
 
     measured = [t for t in session.trials if t.ok]
     if len(measured) < 3:
         return
     problem = dict(session.problem) if session.problem else None
     try:
-        gpu = session.device.get("model") or model_for(session.device)
-        result.model_gpu = str(gpu)
-        modelled, _ = model_evaluations(name, str(gpu), [dict(t.config) for t in measured], "nvrtc", problem)
+        gpu = gpu_model_for(spec, session.device.get("name"), session.device.get("compute_capability")).spec.name
+        result.model_gpu = gpu
+        modelled, _ = model_evaluations(name, gpu, [dict(t.config) for t in measured], "nvrtc", problem)
     except Exception as exc:  # noqa: BLE001
         result.note = (result.note + "; " if result.note else "") + f"model: {type(exc).__name__}: {exc}"
         return
@@ -384,16 +385,6 @@ def target_lines(results: list[TemplateResult]) -> list[str]:
     if not crashed and not skipped:
         lines.append("every run ended by its budget or time limit")
     return lines
-
-
-def model_for(device: Mapping[str, Any]) -> str:
-    """The GPU description the simulator would model this device with (its own, or the nearest)."""
-    from workbench.core.model.gpus import match_gpu
-
-    capability = str(device.get("compute_capability", ""))
-    major, _, minor = capability.partition(".")
-    cc = (int(major), int(minor)) if major.isdigit() and minor.isdigit() else None
-    return match_gpu(str(device.get("name", "")), cc).spec.name
 
 
 def _cell(value: float, fmt: str) -> str:
