@@ -24,11 +24,11 @@ from cupy.cuda import driver, function, runtime  # noqa: E402
 from workbench.backends import cuda as backend  # noqa: E402
 from workbench.backends.cuda_env import REQUIRED_HEADERS, find_header_dir, probe  # noqa: E402
 from workbench.core.io import cupy_script  # noqa: E402
-from workbench.core.model import cuda_module  # noqa: E402
+from workbench.core.model import cuda_module, gpus  # noqa: E402
 
 #: Every file that calls CuPy's CUDA API: the backend, the module loading it shares with the
-#: exported script, and the script.
-SOURCE = "\n".join(Path(module.__file__).read_text() for module in (backend, cuda_module, cupy_script))
+#: exported script, the script, and the device limits both read from the driver.
+SOURCE = "\n".join(Path(module.__file__).read_text() for module in (backend, cuda_module, cupy_script, gpus))
 _SIGNATURE = re.compile(r"^[\w.]+\((?P<params>[^)]*)\)(?:\s*->\s*(?P<returns>[\w ]+))?")
 
 
@@ -98,7 +98,7 @@ def test_every_cupy_name_the_backend_uses_exists() -> None:
         except AttributeError:
             missing.append(f"{root}.{chain}")
     assert not missing, missing
-    for name in backend.DEVICE_ATTRIBUTES:
+    for name in gpus.DEVICE_ATTRIBUTES:
         assert isinstance(getattr(runtime, name), int), name
 
 

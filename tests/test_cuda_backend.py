@@ -33,7 +33,6 @@ from workbench.backends.cuda import (
     median_error,
     timed_enough,
     warm_up,
-    device_limits,
     error_metrics,
     is_sticky,
     nvml_handle,
@@ -43,6 +42,7 @@ from workbench.backends.cuda import (
 from workbench.core.model.cuda_module import DEFAULT_SMEM_PER_BLOCK, opt_in_shared_memory, upload_constant
 from workbench.backends.cuda_env import CudaEnvironment, probe
 from workbench.core.model.compiler import compile_cuda
+from workbench.core.model.gpus import device_limits
 from workbench.core.model.perfmodel import launch_check
 from workbench.core.domain.measurement import Status
 from workbench.core.domain.templates import load_templates

@@ -23,6 +23,8 @@ import pytest
 from workbench.backends.base import EvalLimits, backend_class
 from workbench.cli import main as cli_main
 from workbench.core.model.compiler import compile_cuda
+from workbench.core.model.gpus import list_gpus, load_gpu
+from workbench.core.model.perfmodel import launch_check, register_cap
 from workbench.core.errors import WorkbenchError
 from workbench.core.io.export import (
     FORMATS,
@@ -852,9 +854,12 @@ def _exported_module(session: Session, path: Path) -> Any:
     return module
 
 
-def _block_registers(registers: int, threads: int) -> int:
-    """Registers a block takes: 8 per thread at a time, for whole warps."""
-    return -(-registers // 8) * 8 * -(-threads // 32) * 32
+#: The launch limits the scripts are checked against: an H200's, as its driver reports them.
+LIMITS = load_gpu("H200")
+
+
+def _launches(registers: int, threads: int) -> bool:
+    return launch_check(LIMITS, (threads, 1, 1), 0, registers) is None
 
 
 @pytest.mark.parametrize("name", ["conv2d", "sgemm"])
@@ -865,11 +870,12 @@ def test_the_exported_script_compiles_as_the_tuner_did_with_a_block_that_fits(na
     register cap that makes the block fit, as ``__launch_bounds__`` would."""
     module = _exported_module(sessions[name], tmp_path / f"{name}_tuned.py")
     threads = math.prod(module.BLOCK)
-    options = module.with_register_cap(module.OPTIONS, threads, 65536)
+    options = module.with_register_cap(module.OPTIONS, register_cap(LIMITS, threads))
     compiled = compile_cuda(module.SOURCE, arch=ARCH, options=options, entry=module.ENTRY)
     assert compiled.ok, compiled.error
-    assert _block_registers(compiled.registers, threads) <= 65536
-    assert "compile_cuda(SOURCE" in Path(tmp_path / f"{name}_tuned.py").read_text()
+    assert _launches(compiled.registers, threads)
+    text = Path(tmp_path / f"{name}_tuned.py").read_text()
+    assert "compile_cuda(SOURCE" in text and "register_cap(limits" in text
 
 
 def test_the_register_cap_makes_a_register_hungry_kernel_fit_and_leaves_others_alone() -> None:
@@ -882,13 +888,29 @@ def test_the_register_cap_makes_a_register_hungry_kernel_fit_and_leaves_others_a
     source = template.render(hungry, problem)
     assert compile_cuda(source, arch=ARCH).registers > 64
     for threads in (1024, 288, 96, 33):
-        options = with_register_cap((), threads, 65536)
+        options = with_register_cap((), register_cap(LIMITS, threads))
         capped = compile_cuda(source, arch=ARCH, options=options)
-        assert capped.ok and _block_registers(capped.registers, threads) <= 65536, (threads, capped.registers)
-    assert with_register_cap((), 32, 65536) == ("--maxrregcount=255",)  # the ISA's most
-    assert with_register_cap(("--maxrregcount=40",), 1024, 65536) == ("--maxrregcount=40",)  # the template's own
-    assert with_register_cap(("-O3", "--maxrregcount=128"), 1024, 65536) == ("-O3", "--maxrregcount=64")  # too many
-    assert with_register_cap((), 1024, 1024) == ()  # no cap that still compiles: CUDA says why at launch
+        assert capped.ok and _launches(capped.registers, threads), (threads, capped.registers)
+    assert with_register_cap((), 255) == ("--maxrregcount=255",)
+    assert with_register_cap(("--maxrregcount=40",), 64) == ("--maxrregcount=40",)  # the template's own
+    assert with_register_cap(("-O3", "--maxrregcount=128"), 64) == ("-O3", "--maxrregcount=64")  # too many
+    assert with_register_cap(("-O3",), None) == ("-O3",)  # no cap that launches: CUDA says why at launch
+
+
+@pytest.mark.parametrize("gpu", list_gpus())
+def test_the_register_cap_is_the_most_registers_every_block_size_launches_with(gpu: str) -> None:
+    """For every block size a device takes, the cap launches and 8 more per thread (the allocation
+    step) would not: the per-block total alone allowed 224 registers for 288 threads, which the
+    register file cannot place in its groups of warps."""
+    spec = load_gpu(gpu)
+    for threads in range(1, spec.max_threads_per_block + 1):
+        cap = register_cap(spec, threads)
+        assert cap is not None and 8 <= cap <= spec.max_registers_per_thread, (threads, cap)
+        assert launch_check(spec, (threads, 1, 1), 0, cap) is None, (threads, cap)
+        if cap < spec.max_registers_per_thread:
+            assert launch_check(spec, (threads, 1, 1), 0, cap + 8) is not None, (threads, cap)
+    assert register_cap(spec, 32) == spec.max_registers_per_thread  # one warp: the ISA's most
+    assert register_cap(spec, spec.max_threads_per_block + 1) is None  # nothing launches
 
 
 # --- on a GPU ------------------------------------------------------------------------------------------

@@ -47,7 +47,7 @@ from workbench.backends.templated import load_template_for, template_target
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.errors import WorkbenchError
 from workbench.core.model.cuda_module import function_resources, opt_in_shared_memory, upload_constant
-from workbench.core.model.gpus import GpuSpec
+from workbench.core.model.gpus import device_attributes, device_limits
 from workbench.core.model.footprint import device_memory_mb, onchip_figures
 from workbench.core.domain.measurement import Measurement, Status
 from workbench.core.model.perfmodel import launch_check, occupancy
@@ -89,17 +89,6 @@ STICKY_CUDA_ERRORS: dict[int, str] = {
     719: "launch failure",
     999: "unknown error",
 }
-
-#: Device attributes the launch check and the occupancy need (``cudaDevAttr*`` names in CuPy's runtime).
-DEVICE_ATTRIBUTES = (
-    "cudaDevAttrMaxThreadsPerBlock",
-    "cudaDevAttrMaxThreadsPerMultiProcessor",
-    "cudaDevAttrMaxRegistersPerBlock",
-    "cudaDevAttrMaxRegistersPerMultiprocessor",
-    "cudaDevAttrMaxSharedMemoryPerBlock",
-    "cudaDevAttrMaxSharedMemoryPerBlockOptin",
-    "cudaDevAttrMaxSharedMemoryPerMultiprocessor",
-)
 
 #: Trial ``details`` of a kernel whose registers and static shared memory are the driver's, not
 #: those of the compiler's report (which disagreed).
@@ -435,25 +424,6 @@ def _first_error(log: str) -> str:
         if "error" in line.lower():
             return line.strip()
     return log.strip().splitlines()[0] if log.strip() else "compilation failed"
-
-
-def device_attributes(runtime: Any, index: int) -> dict[str, int]:
-    """The device limits the launch check needs, read from the driver (``DEVICE_ATTRIBUTES``)."""
-    return {name: int(runtime.deviceGetAttribute(getattr(runtime, name), index)) for name in DEVICE_ATTRIBUTES}
-
-
-def device_limits(name: str, attributes: dict[str, int]) -> GpuSpec:
-    """A GPU description carrying the device's own launch limits, for :func:`launch_check` and the occupancy."""
-    return GpuSpec.from_limits(
-        name=name,
-        max_threads_per_sm=attributes["cudaDevAttrMaxThreadsPerMultiProcessor"],
-        registers_per_sm=attributes["cudaDevAttrMaxRegistersPerMultiprocessor"],
-        smem_per_sm=attributes["cudaDevAttrMaxSharedMemoryPerMultiprocessor"],
-        max_threads_per_block=attributes["cudaDevAttrMaxThreadsPerBlock"],
-        max_registers_per_block=attributes["cudaDevAttrMaxRegistersPerBlock"],
-        shared_per_block_default=attributes["cudaDevAttrMaxSharedMemoryPerBlock"],
-        shared_per_block_optin=attributes["cudaDevAttrMaxSharedMemoryPerBlockOptin"],
-    )
 
 
 def is_sticky(exc: BaseException) -> bool:

@@ -54,20 +54,19 @@ def start_cupy() -> Any:
     return cp
 
 
-def with_register_cap(options: tuple[str, ...], threads: int, registers_per_block: int) -> tuple[str, ...]:
-    """The compile options plus ``--maxrregcount``: the most registers per thread with which a block
-    of ``threads`` still launches (registers are given out per warp, 8 per thread at a time).
+def with_register_cap(options: tuple[str, ...], cap: int | None) -> tuple[str, ...]:
+    """The compile options plus ``--maxrregcount=cap`` (:func:`register_cap`: the most registers
+    per thread with which the block launches on this device), or the template's own cap where it
+    is tighter; ``cap`` None: no cap lets the block launch, and CUDA says why at the launch.
 
     What ``__launch_bounds__`` would do. A config tuned on this device used fewer (the tuner
     refuses a launch that does not fit), so its code is unchanged; one tuned on another GPU, or on
     the simulator with estimated resources, would otherwise stop with "too many resources
     requested for launch" instead of running with a few spills.
     """
-    warps = max(1, -(-threads // 32))
-    fits = min(255, registers_per_block // (warps * 32) // 8 * 8)
     own = [option for option in options if option.lstrip("-").startswith("maxrregcount")]
     caps = [int(value) for value in (option.partition("=")[2] for option in own) if value.isdigit()]
-    caps += [fits] if fits >= 8 else []  # below 8 no cap lets the block launch: CUDA says so at the launch
+    caps += [cap] if cap is not None else []
     if not caps:
         return options
     rest = tuple(option for option in options if option not in own)
@@ -95,12 +94,14 @@ def main() -> int:
     # so the block fits), loaded and launched as the CUDA backend did while measuring.
     from workbench.core.model.compiler import compile_cuda
     from workbench.core.model.cuda_module import opt_in_shared_memory, upload_constant
+    from workbench.core.model.gpus import device_attributes, device_limits
+    from workbench.core.model.perfmodel import register_cap
 
     device = cp.cuda.Device()
     arch = f"sm_{device.compute_capability}"
-    per_block = cp.cuda.runtime.deviceGetAttribute(cp.cuda.runtime.cudaDevAttrMaxRegistersPerBlock, device.id)
-    compiled = compile_cuda(SOURCE, arch=arch, options=with_register_cap(OPTIONS, BLOCK[0] * BLOCK[1] * BLOCK[2],
-                                                                          per_block))
+    limits = device_limits(f"device {device.id}", device_attributes(cp.cuda.runtime, device.id))
+    cap = register_cap(limits, BLOCK[0] * BLOCK[1] * BLOCK[2])
+    compiled = compile_cuda(SOURCE, arch=arch, options=with_register_cap(OPTIONS, cap))
     if not compiled.ok:
         raise SystemExit(f"error: the kernel does not compile for {arch}: {compiled.error}")
     module = cp.cuda.function.Module()

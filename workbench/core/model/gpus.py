@@ -144,6 +144,41 @@ class GpuSpec:
         return out
 
 
+#: Device attributes the launch check and the occupancy need (``cudaDevAttr*`` names in CuPy's
+#: runtime): what a real device's description takes from its driver (:func:`device_limits`).
+DEVICE_ATTRIBUTES = (
+    "cudaDevAttrMaxThreadsPerBlock",
+    "cudaDevAttrMaxThreadsPerMultiProcessor",
+    "cudaDevAttrMaxRegistersPerBlock",
+    "cudaDevAttrMaxRegistersPerMultiprocessor",
+    "cudaDevAttrMaxSharedMemoryPerBlock",
+    "cudaDevAttrMaxSharedMemoryPerBlockOptin",
+    "cudaDevAttrMaxSharedMemoryPerMultiprocessor",
+)
+
+
+def device_attributes(runtime: Any, index: int) -> dict[str, int]:
+    """``DEVICE_ATTRIBUTES`` of device ``index``, read through CuPy's runtime module ``runtime``
+    (passed in: CuPy is not imported here)."""
+    return {name: int(runtime.deviceGetAttribute(getattr(runtime, name), index)) for name in DEVICE_ATTRIBUTES}
+
+
+def device_limits(name: str, attributes: dict[str, int]) -> GpuSpec:
+    """A GPU description carrying the device's own launch limits (:func:`device_attributes`), for
+    the launch check, the register cap and the occupancy. Shared by the CUDA backend and the
+    exported CuPy script, so both judge a launch by the same limits."""
+    return GpuSpec.from_limits(
+        name=name,
+        max_threads_per_sm=attributes["cudaDevAttrMaxThreadsPerMultiProcessor"],
+        registers_per_sm=attributes["cudaDevAttrMaxRegistersPerMultiprocessor"],
+        smem_per_sm=attributes["cudaDevAttrMaxSharedMemoryPerMultiprocessor"],
+        max_threads_per_block=attributes["cudaDevAttrMaxThreadsPerBlock"],
+        max_registers_per_block=attributes["cudaDevAttrMaxRegistersPerBlock"],
+        shared_per_block_default=attributes["cudaDevAttrMaxSharedMemoryPerBlock"],
+        shared_per_block_optin=attributes["cudaDevAttrMaxSharedMemoryPerBlockOptin"],
+    )
+
+
 _INT_FIELDS = {f.name for f in fields(GpuSpec) if f.type in ("int", int)}
 #: Fields a description may leave out (added after descriptions were written), with their defaults.
 _OPTIONAL_FIELDS: dict[str, Any] = {f.name: f.default for f in fields(GpuSpec) if f.default is not MISSING}

@@ -233,6 +233,24 @@ def launch_check(
     return None
 
 
+def register_cap(gpu: GpuSpec, threads: int) -> int | None:
+    """The most registers per thread with which a block of ``threads`` launches on ``gpu`` (by
+    :func:`launch_check`'s rules: the per-block total as allocated per warp, and room for the
+    block's warps in the register file's groups), in the steps the hardware allocates (8 per
+    thread) below the ISA's most; None when not even 8 fit (the launch fails whatever the code).
+
+    What ``__launch_bounds__`` makes the compiler do. The per-block total alone allowed 224
+    registers for 288 threads, which the register file cannot place (9 warps of 7,168 registers in
+    groups of 4), so a kernel capped there was still refused.
+    """
+    dims = (max(1, int(threads)), 1, 1)
+    top = int(gpu.max_registers_per_thread)
+    for registers in (top, *range(top // 8 * 8, 7, -8)):
+        if launch_check(gpu, dims, 0, registers) is None:
+            return registers
+    return None
+
+
 def _fmt_bytes(n: float) -> str:
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
         if n >= scale:
