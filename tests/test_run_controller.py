@@ -19,7 +19,7 @@ from cli_errors import one_line_error
 from workbench.core.domain.assignments import parse_assignment_list, parse_assignments
 from workbench.core.errors import SessionFormatError, WorkbenchError
 from workbench.core.domain.measurement import Measurement, Status, Trial
-from workbench.core.domain.session import Journal, Session, journal_path, load_session
+from workbench.core.domain.session import Journal, Session, journal_path, load_session, save_session
 from workbench.core.io.session_lock import SessionInUse, SessionLock, lock_path
 from workbench.runner.controller import RunRequest, continues, resume_run, run_to_end, start_run
 
@@ -951,6 +951,64 @@ def test_a_templates_own_restriction_cannot_be_dropped(tmp_path: Path) -> None:
                                               restrictions=[*VECTOR_ADD_RESTRICTIONS, "block_size == 128"],
                                               backend_options={"compile": "estimate"}), out)
     assert finished.reason == "exhausted" and all(t.ok for t in session.trials), finished.message
+
+
+def _stored_vector_add(out: Path) -> Session:
+    run_to_end(RunRequest(kernel="vector_add", backend="sim", budget=3, backend_options={"compile": "estimate"}), out)
+    return load_session(out)
+
+
+def test_a_session_whose_slots_are_not_its_templates_is_refused_before_anything_is_measured(tmp_path: Path) -> None:
+    """An edited file (or a template changed since the save) with a slot the template lacks was
+    measured against the template's space, then could not be saved: the new trials were lost and
+    the journal left behind made the session unopenable until deleted by hand."""
+    import dataclasses
+
+    from workbench.core.domain.space import Config, SearchSpace, Slot
+
+    out = tmp_path / "s.json"
+    session = _stored_vector_add(out)
+    space = session.space
+    session.space = SearchSpace([*space.slots, Slot("zz", (0, 1), "launch")], list(space.restrictions), dict(space.params))
+    session.trials = [dataclasses.replace(t, config=Config({**t.config.to_dict(), "zz": 0})) for t in session.trials]
+    save_session(session, out)
+    before = out.read_bytes()
+    with pytest.raises(WorkbenchError, match=r"^the session's slots \(block_size, .*, zz\) are not vector_add's "):
+        resume_run(out, RunRequest(budget=3))
+    assert out.read_bytes() == before and not journal_path(out).exists()
+    assert len(load_session(out).trials) == 3
+
+
+@pytest.mark.parametrize("edit, message", [
+    ({"domains": {"block_size": [32, 33, 64]}}, r"the session's space: block_size=33 is not among the values vector_add "
+                                                r"declares \(32, 64, 128, 256, 512, 1024\)"),
+    ({"restrictions": [VECTOR_ADD_RESTRICTIONS[1]]}, r"the session's space: restriction 'grid_stride or grid_blocks == 264' "
+                                                    r"is vector_add's own"),
+])
+def test_a_session_space_beyond_its_templates_values_or_restrictions_is_refused(tmp_path: Path, edit: dict,
+                                                                                message: str) -> None:
+    """The window refuses such edits; a session file carried them past it, and every config outside
+    the template's declared values or restrictions became a failed trial of the run."""
+    out = tmp_path / "s.json"
+    session = _stored_vector_add(out)
+    kept = {name: sorted({t.config[name] for t in session.trials}) for name in session.space.names}
+    if "domains" in edit:
+        domain = sorted(set(edit["domains"]["block_size"]) | set(kept["block_size"]))
+        session.space = session.space.with_domains({"block_size": domain})
+    else:
+        session.space = session.space.with_restrictions(edit["restrictions"])
+    save_session(session, out)
+    with pytest.raises(WorkbenchError, match=message):
+        resume_run(out, RunRequest(budget=3))
+    assert len(load_session(out).trials) == 3 and not journal_path(out).exists()
+
+
+def test_an_edited_domain_with_a_value_the_template_does_not_declare_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    with pytest.raises(WorkbenchError, match=r"^the edited space: block_size=48 is not among the values vector_add declares"):
+        start_run(RunRequest(kernel="vector_add", backend="sim", budget=3,
+                             domains=dict(VECTOR_ADD_DOMAINS, block_size=[32, 48, 64])), out)
+    assert not out.exists()
 
 
 def test_the_cost_model_predicts_failure_for_a_config_its_template_refuses() -> None:

@@ -1215,12 +1215,22 @@ def _edited_space(target: Target, request: RunRequest, session: Session | None =
     edits of an earlier run hold until the person changes them), else the target's. A stored space
     is taken at the target's problem parameters: its restrictions may read them (``threads *
     width <= cols``), and a sweep's session stores the space at its first size, so each other size
-    searched the first size's valid configs instead of its own."""
+    searched the first size's valid configs instead of its own.
+
+    Checked before anything is measured, whether it comes from the request or the session file: a
+    stored space must have the target's slots (a session saved before its template changed, or an
+    edited file, measured the run and then could not be saved, leaving a journal that no longer
+    opened), and over a template only its declared values and with its own restrictions (it
+    renders nothing else, so every config outside them was a failed trial)."""
     space = target.space
     stored = session.space if session is not None else None
-    if (stored is not None and not stored.is_explicit and not space.is_explicit
-            and list(stored.names) == list(space.names)):
+    if stored is not None and not stored.is_explicit and not space.is_explicit:
+        if list(stored.names) != list(space.names):
+            raise WorkbenchError(f"the session's slots ({', '.join(stored.names)}) are not {target.kernel}'s "
+                                 f"({', '.join(space.names)}): it changed since the session was saved, or the "
+                                 "file was edited; start a new session of it")
         space = stored.with_params(space.params)
+        _check_within_template(space, target, "the session's space")
     if request.domains is None and request.restrictions is None:
         return space
     if space.is_explicit:
@@ -1231,15 +1241,29 @@ def _edited_space(target: Target, request: RunRequest, session: Session | None =
                                  f"{target.kernel}'s slots ({', '.join(space.names)})")
         space = space.with_domains({k: list(v) for k, v in request.domains.items()})
     if request.restrictions is not None:
-        edited = space.with_restrictions(list(request.restrictions))
-        if target.kind == "template":  # its backend renders only configs that meet its own
-            dropped = [r for r in target.space.restrictions if r not in edited.restrictions]
-            if dropped:
-                raise WorkbenchError(f"restriction {dropped[0]!r} is {target.kernel}'s own: the template renders only "
-                                     "configs that meet it, so it cannot be dropped (add restrictions to narrow the "
-                                     "space)")
-        space = edited
+        space = space.with_restrictions(list(request.restrictions))
+    _check_within_template(space, target, "the edited space")
     return space
+
+
+def _check_within_template(space: Any, target: Target, what: str) -> None:
+    """Over a template, ``space`` may narrow its domains and add restrictions, nothing else: its
+    backend renders only the values the template declares and only configs that meet its own
+    restrictions (a python benchmark's space may grow: its code decides)."""
+    if target.kind != "template":
+        return
+    own = target.space
+    for slot in space.slots:
+        declared = own.slot(slot.name).values
+        extra = [v for v in slot.values if not any(v == d and type(v) is type(d) for d in declared)]
+        if extra:
+            shown = ", ".join(map(repr, declared[:12])) + (", ..." if len(declared) > 12 else "")
+            raise WorkbenchError(f"{what}: {slot.name}={extra[0]!r} is not among the values {target.kernel} "
+                                 f"declares ({shown}); the template renders only those")
+    dropped = [r for r in own.restrictions if r not in space.restrictions]
+    if dropped:
+        raise WorkbenchError(f"{what}: restriction {dropped[0]!r} is {target.kernel}'s own: the template renders only "
+                             "configs that meet it, so it cannot be dropped (add restrictions to narrow the space)")
 
 
 def _update_continued(session: Session, request: RunRequest, spec: BackendSpec, target: Target, space: Any,
