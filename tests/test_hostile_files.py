@@ -406,6 +406,40 @@ def test_show_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     assert err == ""
 
 
+def test_tune_whose_progress_nobody_reads_any_more_still_finishes_and_saves(tmp_path: Path) -> None:
+    """``tune ... 2>&1 | head -1``: the closed pipe raised out of the progress line and ended the
+    run, exit status 0 and no session file (only its journal)."""
+    out = tmp_path / "s.json"
+    proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "tune", "reduce_sum", "--backend", "sim",
+                             "--resources", "estimated", "--budget", "30", "--delay", "0.1", "--executor", "inline",
+                             "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+    assert proc.stderr is not None
+    assert proc.stderr.readline().startswith(b"[0/30]")
+    proc.stderr.close()  # like `2>&1 | head -1`
+    assert proc.wait(timeout=120) == 0
+    assert len(load_session(out).trials) == 30
+
+
+@pytest.mark.parametrize("closed", [1, 2])
+def test_commands_started_with_a_closed_stdout_or_stderr_work(tmp_path: Path, closed: int) -> None:
+    """Started with ``2>&-`` (or ``>&-``), every message raised AttributeError on None, and the
+    worker processes, which inherit the descriptors, exited at once: no session, exit status 1."""
+    out = tmp_path / "s.json"
+
+    def close() -> None:
+        os.close(closed)
+
+    def run(*args: str) -> int:
+        return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], cwd=ROOT, timeout=120,
+                              preexec_fn=close, stdout=subprocess.DEVNULL if closed == 2 else None,
+                              stderr=subprocess.DEVNULL if closed == 1 else None).returncode
+
+    assert run("tune", "reduce_sum", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+               "--workers", "1", "--out", str(out)) == 0
+    assert len(load_session(out).trials) == 4
+    assert run("show", str(out)) == 0
+
+
 # --- safe file names --------------------------------------------------------------------------------------
 
 

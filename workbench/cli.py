@@ -424,6 +424,18 @@ class _ProgressLine:
         self.tty = sys.stderr.isatty()
         self.last = 0.0
 
+    def _say(self, text: str) -> None:
+        """Write to stderr; where nobody reads it any more (``2>&1 | head -1``, a closed terminal),
+        stop saying anything and point stderr at /dev/null. The progress is the run's commentary,
+        not the run: a closed pipe raised out of the engine's event and ended the run before its
+        session was saved, with exit status 0."""
+        try:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            self.quiet = True
+            _silence(sys.stderr)
+
     def __call__(self, event: Any) -> None:
         from workbench.runner.events import Progress, RunFinished
 
@@ -440,16 +452,15 @@ class _ProgressLine:
                     f"elapsed {event.elapsed_s:.0f}s  ETA {eta}")
             if event.compiles_pending or event.refined:  # the simulator's background compiles
                 line += f"  compiles: {event.compiles_pending} pending (estimated meanwhile), {event.refined} refined"
-            sys.stderr.write(("\r" + line + "\x1b[K") if self.tty else line + "\n")
-            sys.stderr.flush()
+            self._say(("\r" + line + "\x1b[K") if self.tty else line + "\n")
         elif isinstance(event, RunFinished):
             end = "\n" if self.tty else ""
             if not self.quiet and self.says_end:
                 why = FINISH_REASONS.get(event.reason)
-                sys.stderr.write(f"{end}finished ({event.reason}{': ' + why if why else ''}) "
-                                 f"after {event.evaluations} evaluations\n")
+                self._say(f"{end}finished ({event.reason}{': ' + why if why else ''}) "
+                          f"after {event.evaluations} evaluations\n")
             if event.reason == "error":  # the cause, said even with --quiet: the exit status alone explains nothing
-                sys.stderr.write(f"error: {_first_line(event.message) or 'the run failed'}\n")
+                self._say(f"error: {_first_line(event.message) or 'the run failed'}\n")
 
 
 def _objective_flags_given(args: argparse.Namespace) -> bool:
@@ -1560,12 +1571,36 @@ COMMANDS = {
 
 def _silence_stdout() -> None:
     """Point stdout at /dev/null so that the interpreter's final flush does not fail again."""
+    _silence(sys.stdout)
+
+
+def _silence(stream: Any) -> None:
+    """Point ``stream``'s file descriptor at /dev/null: nobody reads it any more, and every later
+    write (and the interpreter's final flush) would fail again."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, stream.fileno())
         os.close(devnull)
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):
         pass
+
+
+def _closed_streams_to_devnull() -> None:
+    """A program started with stdout or stderr closed (``2>&-``, a daemon) finds None there:
+    every message then raised AttributeError, a run ended before saving and ``show`` printed a
+    traceback. What it writes there goes nowhere instead, as to a terminal nobody reads."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is not None:
+            continue
+        try:  # the descriptor too: the worker processes inherit it, and died on a closed one
+            os.fstat(fd)
+        except OSError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+            os.set_inheritable(fd, True)  # os.open's descriptors are not: the workers found it closed again
+        setattr(sys, name, open(fd, "w", encoding="utf-8", closefd=False))
 
 
 class Terminated(KeyboardInterrupt):
@@ -1643,6 +1678,7 @@ INSTALLED_COMMAND = "kernel-workbench"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    _closed_streams_to_devnull()
     parser = build_parser(INSTALLED_COMMAND if Path(sys.argv[0]).name == INSTALLED_COMMAND else "main.py")
     args, extra = parser.parse_known_args(argv)
     if extra:  # said by the subcommand's parser, so that its hint names that command's --help
