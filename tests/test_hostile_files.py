@@ -374,6 +374,42 @@ def test_a_gzip_bomb_is_refused(tmp_path: Path, monkeypatch) -> None:
         import_kt_cache(path)
 
 
+def test_a_small_gzip_file_that_unpacks_to_megabytes_of_numbers_is_refused_before_parsing(tmp_path: Path) -> None:
+    """A 484 KB cache of one record whose ``times`` held 250 million zeros unpacked within the
+    general 512 MiB limit, and parsing it took 15 GB: a cache may unpack to 100 times its packed
+    size (Kernel Tuner's pack 3 to 5 times), at least 16 MB."""
+    import gzip
+
+    from workbench.core.io.interop import ALWAYS_UNPACKED_BYTES, unpacked_limit
+
+    zeros = ",".join(["0"] * 10_000_000)
+    text = ('{"tune_params_keys": ["b"], "tune_params": {"b": [64]}, "cache": {"64": {"b": 64, "time": 0.5, '
+            f'"times": [{zeros}]}}}}}}')
+    path = tmp_path / "c.json.gz"
+    path.write_bytes(gzip.compress(text.encode()))
+    assert path.stat().st_size < 100_000 and len(text) > ALWAYS_UNPACKED_BYTES
+    with pytest.raises(SessionFormatError, match=r"decompresses to more than 16,777,216 bytes .* refused as a "
+                                                 r"decompression bomb"):
+        import_kt_cache(path)
+    assert unpacked_limit(3_460_375) == 346_037_500  # the 17,956-config GEMM cache (16.5 MB unpacked) fits
+
+
+def test_running_out_of_memory_on_a_file_is_one_line(tmp_path: Path, cli, monkeypatch) -> None:
+    """A file within every limit can still need more memory than the machine has (the limits are
+    generous for real caches): that is one line and exit 2, not a MemoryError traceback."""
+    import workbench.core.io.interop as interop
+
+    def exhausted(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    path = tmp_path / "c.json"
+    path.write_text('{"tune_params_keys": ["b"], "tune_params": {"b": [64]}, "cache": {}}')
+    monkeypatch.setattr(interop, "_read_cache_json", exhausted)
+    result = cli("import-kt", str(path), "--out", str(tmp_path / "s.json"))
+    assert result.returncode == 2 and result.stderr == ("error: import-kt: not enough memory for what it was given "
+                                                        "(a file or problem too large for this machine)\n")
+
+
 # --- 13, 14: modes and pipes ---------------------------------------------------------------------------
 
 

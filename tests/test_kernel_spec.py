@@ -382,10 +382,25 @@ def test_a_reference_that_cannot_be_computed_names_its_field_when_checked_and_wh
 def test_the_editors_check_does_not_compute_a_reference_over_a_small_problem_that_is_not_small():
     """The check runs in the window's process after every pause in typing: a small problem of
     millions of values took seconds and gigabytes there (or ended in a MemoryError traceback)."""
-    problem = {**SPEC["problem"], "n": {**SPEC["problem"]["n"], "small": 50_000_000}}
+    problem = {**SPEC["problem"], "n": {**SPEC["problem"]["n"], "small": 5_000_000}}
     report = check_draft(dict(SPEC, problem=problem), SOURCE, compile_default=False)
     assert [(d.severity, d.field) for d in report.diagnostics] == [("warning", "reference")]
-    assert "150,000,000 values" in report.diagnostics[0].message and report.ok
+    assert "15,000,000 values" in report.diagnostics[0].message and report.ok
+
+
+def test_a_small_problem_of_gigabytes_is_refused_when_the_spec_loads(tmp_path, cli):
+    """The simulator makes the small problem's buffers, runs the reference and emulates every
+    config on them in the tuner's process: 2**28 elements took 11.6 GB three trials into a run,
+    and check-kernels passed the spec."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["problem"]["n"]["small"] = 2**28
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec, indent=2))
+    with pytest.raises(SpecError, match=r"the small problem's buffers take 3,072 MiB; .* at most 256 MiB") as caught:
+        load_declarative(tmp_path / f"saxpy{SPEC_SUFFIX}")
+    assert caught.value.field == "problem"
+    result = cli("check-kernels", "--kernel-dir", str(tmp_path))
+    assert result.returncode != 0 and "at most 256 MiB" in result.stderr
 
 
 def test_template_from_spec_matches_the_loaded_one():

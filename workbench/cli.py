@@ -1703,6 +1703,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, json.JSONDecodeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except MemoryError:  # a file or a problem beyond this machine: one line, not a traceback
+        print(f"error: {args.command or 'the command'}: not enough memory for what it was given (a file or "
+              "problem too large for this machine)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except Terminated as exc:
         print("terminated", file=sys.stderr)
         return 128 + exc.signum

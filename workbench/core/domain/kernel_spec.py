@@ -187,6 +187,10 @@ def _value_over_problem(e: Restriction) -> Callable[[Mapping[str, Any]], Any]:
 
 #: Largest buffer an argument may describe, in bytes: sizes are counted as int64 (see ``_nbytes``).
 MAX_BUFFER_BYTES = 2**63 - 1
+#: Most bytes the buffers of the small problem may take together: the simulator makes them, runs
+#: the reference and emulates every config on them in the tuner's own process (a spec whose small
+#: problem asked for gigabytes filled the machine's memory three trials into a run).
+MAX_SMALL_PROBLEM_BYTES = 256 * 2**20
 
 
 def _shape_over_problem(dims: tuple[Restriction, ...]) -> Callable[[Mapping[str, Any]], tuple[int, ...]]:
@@ -499,6 +503,7 @@ class _Builder:
             raise self.fail("args", "the kernel needs at least one argument")
         args: list[Arg] = []
         params = list(problem)
+        small_bytes = 0
         for i, entry in enumerate(raw):
             field = f"args[{i}]"
             if not isinstance(entry, Mapping):
@@ -542,6 +547,12 @@ class _Builder:
             self.check_size(dims, dtype, {"default": problem, "small": small}, f"{field}.shape")
             args.append(Arg(name, kind, dtype, shape=_shape_over_problem(tuple(dims)),
                             reset=str(entry.get("reset") or ("poison" if kind != "inout" else "input"))))
+            small_bytes += np.dtype(dtype).itemsize * math.prod(int(e.evaluate(small)) for e in dims)
+        if small_bytes > MAX_SMALL_PROBLEM_BYTES:
+            raise self.fail("problem", f"the small problem's buffers take {small_bytes / 2**20:,.0f} MiB; the simulator "
+                                       "makes them, runs the reference on them and emulates every config on them, in "
+                                       f"this process: at most {MAX_SMALL_PROBLEM_BYTES // 2**20} MiB (lower the "
+                                       "parameters' \"small\" values)", "small")
         return args
 
     def dtype(self, entry: Mapping[str, Any], field: str) -> str:

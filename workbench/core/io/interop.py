@@ -143,17 +143,36 @@ def guess_group(name: str) -> str:
 CLOSED, CUT = "closed", "cut"
 
 
+#: How many times its packed size a gzipped cache may unpack to (Kernel Tuner's caches pack 3 to 5
+#: times; a file of repeated records, such as all failures, some tens), and the unpacked size
+#: always allowed. Parsing holds every JSON number as a Python object, 16 or more times the two
+#: bytes "0," takes as text, so a half-megabyte file of zeros that unpacks to the general limit
+#: took 15 GB of memory; capped by the packed size, such a file is refused after reading 16 MB.
+MAX_PACK_RATIO = 100
+ALWAYS_UNPACKED_BYTES = 16 * 1024 * 1024
+
+
+def unpacked_limit(packed_bytes: int) -> int:
+    """The most bytes a gzipped cache of ``packed_bytes`` may unpack to (see :data:`MAX_PACK_RATIO`)."""
+    return min(MAX_FILE_BYTES, max(ALWAYS_UNPACKED_BYTES, MAX_PACK_RATIO * packed_bytes))
+
+
 def _read_cache_json(path: Path, raw: bytes) -> tuple[Any, str | None]:
     """Parse a (possibly gzipped, possibly unfinished) Kernel Tuner cache file (``raw``: its bytes);
     the second value says how an unfinished file was repaired (:data:`CLOSED`, :data:`CUT`) or is None."""
     if raw[:2] == b"\x1f\x8b":
+        limit = unpacked_limit(len(raw))
         try:  # read at most the limit: a small gzip file can expand without bound
             with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unzipped:
-                raw = unzipped.read(MAX_FILE_BYTES + 1)
+                unpacked = unzipped.read(limit + 1)
         except (OSError, EOFError, zlib.error) as exc:
             raise SessionFormatError(f"{path}: damaged gzip file ({exc})") from None
-        if len(raw) > MAX_FILE_BYTES:
-            raise SessionFormatError(f"{path}: decompresses to more than the {MAX_FILE_BYTES:,}-byte limit")
+        if len(unpacked) > limit:
+            raise SessionFormatError(
+                f"{path}: decompresses to more than {limit:,} bytes ({limit // max(len(raw), 1):,} times its "
+                f"{len(raw):,}; a Kernel Tuner cache packs 3 to 5 times): refused as a decompression bomb"
+            )
+        raw = unpacked
     try:
         text = raw.decode("utf-8-sig")  # a byte order mark (an editor's save) is no part of the JSON
     except UnicodeDecodeError:
