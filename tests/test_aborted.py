@@ -74,6 +74,27 @@ def test_remeasure_aborted_refuses_a_session_of_other_code(tmp_path: Path, capsy
     assert out.read_bytes() == before
 
 
+def test_a_replays_aborted_candidates_are_not_re_measured_in_a_loop(tmp_path: Path, capsys) -> None:
+    """A recording holds only where an aborted candidate stopped: re-measuring a replay of it
+    replayed the same stop, added it beside the first and advised re-measuring again, for ever."""
+    from workbench.runner.controller import nothing_to_remeasure
+
+    recorded, replayed = tmp_path / "rec.json", tmp_path / "rep.json"
+    assert main(["tune", "transpose", "--backend", "sim", "--budget", "12", "--seed", "1", "--quiet",
+                 "--executor", "inline", "--max-latency-ms", "0.06", "--out", str(recorded)]) == 0
+    assert main(["tune", "--replay", str(recorded), "--budget", "12", "--quiet", "--executor", "inline",
+                 "--max-latency-ms", "100", "--out", str(replayed)]) == 0
+    session = load_session(replayed)
+    assert any(t.status is Status.ABORTED for t in session.trials)
+    before = replayed.read_bytes()
+    capsys.readouterr()
+    assert main(["tune", "--remeasure-aborted", "--out", str(replayed), "--quiet"]) == 2
+    said = capsys.readouterr().err
+    assert said.startswith("error: nothing to re-measure: this session replays a recording"), said
+    assert replayed.read_bytes() == before
+    assert (nothing_to_remeasure(session) or "").startswith("nothing to re-measure: this session replays")  # the window's button
+
+
 def test_remeasure_aborted_needs_an_existing_session(tmp_path: Path, capsys) -> None:
     assert main(["tune", "--remeasure-aborted", "--out", str(tmp_path / "none.json")]) == 2
     assert "existing session" in capsys.readouterr().err

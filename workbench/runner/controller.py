@@ -852,8 +852,22 @@ def nothing_to_remeasure(session: Session, request: RunRequest = RunRequest()) -
     takes no lock, so a front end can answer "nothing" before it asks anything of the person (such
     as whether to run a python benchmark's code), with the same rule the run then follows.
     """
+    replayed = _replay_cannot_remeasure(session)
+    if replayed is not None:
+        return replayed
     objective = Objective(request.constraints or session.constraints, request.weights or session.weights)
     return None if remeasurable(session, objective.worth_remeasuring) else _nothing_to_remeasure(session)
+
+
+def _replay_cannot_remeasure(session: Session) -> str | None:
+    """Why a replay's aborted trials cannot be measured again: a recording holds only where each
+    stopped, so re-measuring replayed the same stop, added it beside the first, and advised
+    re-measuring again, for ever. None for any other backend (or no aborted trial)."""
+    backend = session.backend if isinstance(session.backend, dict) else {}
+    if backend.get("kind") != "replay" or not any(t.status is Status.ABORTED for t in session.trials):
+        return None
+    return ("nothing to re-measure: this session replays a recording, which holds only the latency bound each "
+            "aborted candidate stopped at; re-measure them in the session that recorded them")
 
 
 def _nothing_to_remeasure(session: Session) -> str:
@@ -899,6 +913,9 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
         assert taken is not None  # (a path was given)
         lock = taken
     try:
+        replayed = _replay_cannot_remeasure(session)
+        if replayed is not None:
+            raise WorkbenchError(replayed)
         check_stored_constraints(request.constraints or session.constraints, out)
         objective = Objective(request.constraints or session.constraints, request.weights or session.weights)
         groups = remeasurable(session, objective.worth_remeasuring)
