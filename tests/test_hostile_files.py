@@ -476,6 +476,24 @@ def test_commands_started_with_a_closed_stdout_or_stderr_work(tmp_path: Path, cl
     assert run("show", str(out)) == 0
 
 
+def test_a_name_too_long_for_the_files_beside_it_is_refused_and_one_that_exists_opens(tmp_path: Path, cli) -> None:
+    """A legal name of 245 to 255 bytes left no room for FILE.journal: a run was refused with a raw
+    "File name too long" about its journal, and show (or the window) of such a session failed."""
+    long_out = tmp_path / ("a" * 229 + ".json")  # 234 bytes: its journal's temporary file would take 256
+    result = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "2",
+                 "--executor", "inline", "--out", str(long_out))
+    assert result.returncode == 2 and result.stderr.startswith("error: --out: the file name is 234 bytes long; ")
+    assert "at most 233" in result.stderr and not long_out.exists()
+    fits = tmp_path / ("a" * 228 + ".json")
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "2",
+               "--executor", "inline", "--out", str(fits)).returncode == 0
+    existing = tmp_path / ("b" * 249 + ".json")  # copied there by hand: no journal can exist beside it
+    existing.write_bytes(fits.read_bytes())
+    shown = cli("show", str(existing))
+    assert shown.returncode == 0 and "trials   2" in shown.stdout
+    assert len(load_session(existing).trials) == 2
+
+
 # --- safe file names --------------------------------------------------------------------------------------
 
 

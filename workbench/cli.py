@@ -472,13 +472,13 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
     """The run request the flags make. Continuing the session at ``continued``, objective flags are
     layered over its own objective (it is read for that only when such flags are given); otherwise
     the session keeps its own."""
-    from workbench.core.domain.session import journal_path, load_session
+    from workbench.core.domain.session import has_journal, load_session
     from workbench.runner.controller import RunRequest
     from workbench.runner.executors import parse_devices
 
     if continued is None:
         constraints, weights = _objective_from_args(args)
-    elif _objective_flags_given(args) and (Path(continued).exists() or journal_path(continued).is_file()):
+    elif _objective_flags_given(args) and (Path(continued).exists() or has_journal(continued)):
         constraints, weights = _objective_from_args(args, load_session(continued), continued)
     else:
         constraints, weights = None, None
@@ -766,9 +766,9 @@ def _remeasure_aborted(args: argparse.Namespace) -> int:
     if given:  # a device, a problem or a budget of its own would be ignored, or measure something else
         raise WorkbenchError(f"--remeasure-aborted re-measures with the session's own backend and settings under "
                              f"the objective given; drop {given[0]}")
-    from workbench.core.domain.session import journal_path
+    from workbench.core.domain.session import has_journal
 
-    if not Path(args.out).is_file() and not journal_path(args.out).is_file():
+    if not Path(args.out).is_file() and not has_journal(args.out):
         raise WorkbenchError(f"--remeasure-aborted: --out {args.out} must be an existing session file")
     base = load_session(args.out)
     constraints, weights = _objective_from_args(args, base, args.out)
@@ -1252,9 +1252,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     kept: list[Path] = []
 
     def check_output(path: Path) -> None:
-        from workbench.core.domain.session import journal_path
+        from workbench.core.domain.session import has_journal, journal_path
 
-        if journal_path(path).is_file():  # a killed run's trials live there until a run takes them in
+        if has_journal(path):  # a killed run's trials live there until a run takes them in
             raise WorkbenchError(f"--out {path}: the journal of a run is beside it ({journal_path(path).name}); an "
                                  "export there would leave those trials unreadable; tune --resume recovers them first, "
                                  "or choose another name")
@@ -1363,7 +1363,7 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
         check_session_name,
         prepare_output,
     )
-    from workbench.core.domain.session import journal_path, save_session
+    from workbench.core.domain.session import has_journal, journal_path, save_session
     from workbench.core.io.session_lock import SessionLock
 
     _file_out(args.out)
@@ -1374,7 +1374,7 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
     notes: list[str] = []
     session = import_kt_cache(args.cache, notes)  # a bad cache is reported before anything at --out is touched
     with SessionLock(out):  # not while a run writes that file
-        if journal_path(out).is_file() and not args.force:
+        if has_journal(out) and not args.force:
             raise WorkbenchError(f"--out {out}: the journal of a run is beside it ({journal_path(out).name}); "
                                  "tune --resume recovers it, --force replaces it")
         from workbench.core.io.output_files import backup_path, keep_backup
@@ -1386,7 +1386,7 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
         refuse_autosave_folder(out)
         prepare_output(out, force=args.force, inputs=[args.cache], replaceable=_is_imported_recording,
                        what="session imported from a Kernel Tuner cache")
-        if backup is not None and journal_path(out).is_file():  # kept beside the backup, never dropped
+        if backup is not None and has_journal(out):  # kept beside the backup, never dropped
             if out.exists() and not backup.exists():  # an earlier import is replaced without one: its journal needs it
                 keep_backup(out)
             os.replace(journal_path(out), journal_path(backup))

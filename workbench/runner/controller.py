@@ -40,6 +40,7 @@ from workbench.core.domain.session import (
     Session,
     clean_stale_temporaries,
     disk_key,
+    has_journal,
     journal_path,
     load_session,
     new_session_id,
@@ -248,7 +249,7 @@ def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, res
     lock = SessionLock(out).acquire()
     try:
         clean_stale_temporaries(out)
-        existing = out.exists() or journal_path(out).is_file()
+        existing = out.exists() or has_journal(out)
         if existing and resume:
             session = load_session(out)
             check_stored_constraints(request.constraints or session.constraints, out)
@@ -343,7 +344,7 @@ def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
     lock = SessionLock(out).acquire()
     try:
         clean_stale_temporaries(out)
-        existing = out.exists() or journal_path(out).is_file()
+        existing = out.exists() or has_journal(out)
         if existing and not force:
             raise WorkbenchError(_why_not_replaced(out))
         run = _prepare_any(request, session, out, lock)
@@ -445,7 +446,7 @@ def catch_up(session: Session, path: Path, replace: bool = False) -> None:
     ``replace`` (the person chose this path to save to and confirmed replacing it) it is kept as
     ``.bak`` instead, as ``--force`` does. The caller holds the session's lock, so the file cannot
     change while this runs."""
-    if not path.exists() and not journal_path(path).is_file():
+    if not path.exists() and not has_journal(path):
         return
     disk: Session | None
     try:
@@ -456,7 +457,7 @@ def catch_up(session: Session, path: Path, replace: bool = False) -> None:
     else:
         what = f"another session ({disk.kernel!r}, {len(disk.trials)} trials)"
     if disk is None or disk.id != session.id:
-        if replace and (path.exists() or journal_path(path).is_file()):
+        if replace and (path.exists() or has_journal(path)):
             # as --force keeps it: the file with the journal a killed run left beside it, or the two
             # apart; a copy of the file alone left that journal beside the saved session, which then
             # would not open, and the run's trials in no file that does. A file made read-only is
@@ -834,7 +835,7 @@ def _open_locked(out: Path, flag: str, held: SessionLock | None = None) -> tuple
     or lent by its holder ``held``), which the caller then holds: one writer at a time, and what a
     killed run left is cleaned first."""
     check_regular_or_absent(out)
-    if not out.is_file() and not journal_path(out).is_file():
+    if not out.is_file() and not has_journal(out):
         raise WorkbenchError(f"{flag}: --out {out} must be an existing session file")
     _check_writable(out, None)  # its own trials are added to it: no other file will do
     lock = _lock(out, held)

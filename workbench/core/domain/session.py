@@ -982,6 +982,16 @@ def journal_path(path: str | os.PathLike[str]) -> Path:
     return p if p.name.endswith(JOURNAL_SUFFIX) else p.with_name(p.name + JOURNAL_SUFFIX)
 
 
+def has_journal(path: str | os.PathLike[str]) -> bool:
+    """Whether the session at ``path`` has a journal beside it (a killed run's newest trials). A
+    name too long for a journal beside it (a session named with 250 characters: the journal adds
+    8) has none, rather than an error from every command that looks."""
+    try:
+        return journal_path(path).is_file()
+    except OSError:
+        return False
+
+
 def session_path_of(path: str | os.PathLike[str]) -> Path:
     """The session file a path stands for: ``out.json.journal`` (the journal a killed run left)
     stands for ``out.json``, which it is read with and continued into; any other path for itself."""
@@ -1189,7 +1199,7 @@ def load_session(path: str | os.PathLike[str]) -> Session:
 def _load_session(path: str | os.PathLike[str]) -> Session:
     p = session_path_of(path)
     jp = journal_path(p)
-    header, journalled = read_journal(jp) if jp.is_file() else (None, None)
+    header, journalled = read_journal(jp) if has_journal(p) else (None, None)
     if p.exists() or p.is_symlink():
         session = Session.from_dict(_parse_json(_read_text(p), str(p)), source=str(p))
     elif journalled is not None:

@@ -84,10 +84,35 @@ def check_session_name(path: Path, flag: str = "--out") -> None:
                              "Python benchmark or template spec), and a session is a JSON file; choose another name")
 
 
+#: Bytes the longest name written beside an output adds to its name: the temporary file the
+#: journal is started through, ``.NAME.journal.XXXXXXXX.tmp`` (the output's own adds 14, the lock 5,
+#: a backup 4).
+SIBLING_NAME_EXTRA = 22
+
+
+def check_name_fits(path: Path, flag: str = "--out") -> None:
+    """Refuse a name that fits the file system but leaves no room for the files written beside it
+    (its temporary file, journal, lock, backup): a session named with 250 characters was measured
+    for, then could not be journalled or saved, in a raw "File name too long" line."""
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        most = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        most = 255
+    length = len(os.fsencode(path.name))
+    if length + SIBLING_NAME_EXTRA > most:
+        raise WorkbenchError(f"{flag}: the file name is {length} bytes long; the files written beside it "
+                             f"(NAME.journal, NAME.lock and their temporary files) need up to "
+                             f"{SIBLING_NAME_EXTRA} bytes more, and this file system allows {most} per name: at most "
+                             f"{most - SIBLING_NAME_EXTRA}")
+
+
 def check_regular_or_absent(path: Path, flag: str = "--out") -> bool:
     """True when ``path`` exists as a regular file, False when absent; an error for anything else,
-    and for the names of a session's journal and lock (:func:`check_not_sidecar`)."""
+    for the names of a session's journal and lock (:func:`check_not_sidecar`), and for a name that
+    leaves no room for those (:func:`check_name_fits`)."""
     check_not_sidecar(Path(path), flag)
+    check_name_fits(Path(path), flag)
     try:
         info = os.lstat(path)
     except FileNotFoundError:
