@@ -104,6 +104,8 @@ def test_constraints_bounds_and_round_trip() -> None:
         (Constraints(max_memory_mb=-5), "max memory"),
         (Constraints(max_latency_ms=1, extra=("latency_ms >= 2",)), "cannot both hold"),
         (Constraints(extra=("registers <= -1",)), "cannot be negative"),
+        # a share of a whole, as quality is: a bound above 1 was accepted and made nothing feasible
+        (Constraints(extra=("occupancy >= 1.5",)), r"^constraint occupancy >= 1.5: occupancy is a share, at most 1, "),
     ],
 )
 def test_impossible_constraints(constraints: Constraints, fragment: str) -> None:

@@ -62,6 +62,9 @@ METRICS: dict[str, MetricInfo] = dict(
     )
 )
 
+#: Metrics of the registry that are shares of a whole, 1 at most (a bound asking for more can never hold).
+SHARES = frozenset({"occupancy", "quality"})
+
 #: Kernel Tuner's metric names (units as names) -> ours.
 KT_METRICS: dict[str, str] = {"GFLOP/s": "gflops", "GB/s": "throughput_gbs", "TFLOP/s": "tflops"}
 

@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.domain.metrics import METRICS, direction_word, not_a_metric_name, parse_direction
+from workbench.core.domain.metrics import METRICS, SHARES, direction_word, not_a_metric_name, parse_direction
 from workbench.core.domain.measurement import (
     LATENCY,
     MEMORY,
@@ -270,6 +270,11 @@ class Constraints:
                 if bound.metric not in high or bound.value < high[bound.metric].value:
                     high[bound.metric] = bound
             else:
+                # (quality's bounds are the named min quality's, checked above where given as
+                # one; a file's typed bound keeps opening, as it always has)
+                if bound.metric in SHARES and bound.metric != "quality" and bound.value > 1:
+                    raise WorkbenchError(f"constraint {bound.label}: {bound.metric} is a share, at most 1, so it "
+                                         "cannot hold")
                 if bound.metric not in low or bound.value > low[bound.metric].value:
                     low[bound.metric] = bound
         for metric, lower in low.items():
