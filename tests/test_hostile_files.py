@@ -494,6 +494,22 @@ def test_a_name_too_long_for_the_files_beside_it_is_refused_and_one_that_exists_
     assert len(load_session(existing).trials) == 2
 
 
+@pytest.mark.parametrize("name", ["s.json.gz", "s.JSON.GZ", "s.json.xz", "s.zip"])
+def test_a_session_is_not_written_under_a_compressed_files_name(tmp_path: Path, cli, name: str) -> None:
+    """``--out x.json.gz`` wrote plain JSON under it: a program that unpacks it failed, and the
+    workbench itself reads sessions uncompressed."""
+    out = tmp_path / name
+    tuned = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "2",
+                "--executor", "inline", "--out", str(out))
+    assert tuned.returncode == 2 and "a session is written as plain JSON" in tuned.stderr
+    cache = tmp_path / "c.json"
+    cache.write_text('{"tune_params_keys": ["b"], "tune_params": {"b": [64]}, '
+                     '"cache": {"64": {"b": 64, "time": 0.5}}}')
+    imported = cli("import-kt", str(cache), "--out", str(out))
+    assert imported.returncode == 2 and "name it .json" in imported.stderr
+    assert not out.exists()
+
+
 # --- safe file names --------------------------------------------------------------------------------------
 
 

@@ -82,6 +82,15 @@ def check_session_name(path: Path, flag: str = "--out") -> None:
     if suffix is not None:
         raise WorkbenchError(f"{flag} {path}: a name ending in {suffix} is code's (a kernel source, a header, a "
                              "Python benchmark or template spec), and a session is a JSON file; choose another name")
+    packed = next((s for s in PACKED_SUFFIXES if Path(path).name.lower().endswith(s)), None)
+    if packed is not None:
+        raise WorkbenchError(f"{flag} {path}: a session is written as plain JSON, and a name ending in {packed} "
+                             "says it is compressed (a program that unpacks it fails, and a session is read "
+                             "uncompressed); name it .json")
+
+
+#: Names of compressed files: a session (plain JSON) is not written under one.
+PACKED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zip")
 
 
 #: Bytes the longest name written beside an output adds to its name: the temporary file the
