@@ -77,13 +77,14 @@ def check_session_name(path: Path, flag: str = "--out") -> None:
     """Refuse a code file's name for a session file (JSON), existing or not: written into a
     template folder, a session named ``run.py`` or ``k.cu`` is taken for a template's code by every
     later run of that folder (a spec that does not load), and an existing source is the code a run
-    reads (``--force`` moved it to ``.bak`` and the run then failed to read it)."""
+    reads (``--force`` moved it to ``.bak`` and the run then failed to read it). Nor, for a new
+    file, a compressed file's name: a session is plain JSON."""
     suffix = next((s for s in CODE_SUFFIXES if Path(path).name.endswith(s)), None)
     if suffix is not None:
         raise WorkbenchError(f"{flag} {path}: a name ending in {suffix} is code's (a kernel source, a header, a "
                              "Python benchmark or template spec), and a session is a JSON file; choose another name")
     packed = next((s for s in PACKED_SUFFIXES if Path(path).name.lower().endswith(s)), None)
-    if packed is not None:
+    if packed is not None and not os.path.lexists(path):  # (one written so before is continued as it is)
         raise WorkbenchError(f"{flag} {path}: a session is written as plain JSON, and a name ending in {packed} "
                              "says it is compressed (a program that unpacks it fails, and a session is read "
                              "uncompressed); name it .json")
