@@ -17,6 +17,7 @@ from cli_errors import one_line_error
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ROOT = FIXTURES.parents[1]
+EXAMPLES = ROOT / "docs" / "examples"
 
 
 @pytest.fixture
@@ -401,6 +402,25 @@ def test_a_journal_name_taken_by_a_folder_or_a_pipe_is_refused_before_the_run(cl
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert "its journal's name, s.json.journal, is taken by" in result.stderr and not out.exists()
     assert os.path.lexists(tmp_path / "s.json.journal")
+
+
+@pytest.mark.parametrize("args, said", [
+    (["tune", "saxpy", "--kernel-dir", "", "--backend", "sim"], "--kernel-dir: an empty name names no folder"),
+    (["kernels", "--kernel-dir", " "], "--kernel-dir: an empty name names no folder"),
+    (["tune", "vector_add", "--backend", "sim", "--gpu-model", ""], "--gpu-model: an empty name names no GPU model"),
+    (["tune", "vector_add", "--backend", "sim", "--strategy", ""], "--strategy: an empty name names no strategy"),
+])
+def test_an_empty_name_is_refused_not_taken_for_the_default(cli, tmp_path: Path, monkeypatch, args: list[str],
+                                                           said: str) -> None:
+    """``--kernel-dir ''`` resolved to the current folder, whose code a run then loaded (a saxpy
+    there ran); an empty ``--gpu-model`` or ``--strategy`` ran the default without a word."""
+    (tmp_path / "saxpy.cu").write_text((EXAMPLES / "saxpy" / "saxpy.cu").read_text())
+    (tmp_path / "saxpy.kernel.json").write_text((EXAMPLES / "saxpy" / "saxpy.kernel.json").read_text())
+    monkeypatch.chdir(tmp_path)
+    result = cli(*args, "--budget", "2", "--out", str(tmp_path / "s.json")) if args[0] == "tune" else cli(*args)
+    assert result.returncode == 2 and result.stderr == f"error: {said}" + (
+        " (. for the current one)\n" if "kernel-dir" in said else "\n")
+    assert not (tmp_path / "s.json").exists()
 
 
 @pytest.mark.parametrize("args", [

@@ -508,7 +508,8 @@ _FILE_ARGUMENTS = (("out", "--out"), ("file", "session"), ("sessions", "session"
 def _check_file_names(args: argparse.Namespace) -> None:
     """A file argument that names a folder by its form (``''``, ``.``, ``..``, ``/``, ``dir/``) is
     refused before anything reads or writes: ``--out sub/`` wrote a file called ``sub``, since a
-    path object drops the slash, and ``show .`` was a traceback."""
+    path object drops the slash, and ``show .`` was a traceback. So is an empty folder, strategy
+    or GPU model name."""
     for name, flag in _FILE_ARGUMENTS:
         given = getattr(args, name, None)
         for value in given if isinstance(given, list) else [given]:
@@ -518,6 +519,13 @@ def _check_file_names(args: argparse.Namespace) -> None:
                 raise WorkbenchError(f"{flag}: an empty name names no file")
             if os.path.basename(value) in ("", ".", ".."):  # (Path("sub/.").name is "sub")
                 raise WorkbenchError(f"{flag} {value}: names a folder; name a file")
+    for folder in getattr(args, "kernel_dir", None) or []:
+        if not folder.strip():  # resolved, '' was the current folder, whose code a run then loaded
+            raise WorkbenchError("--kernel-dir: an empty name names no folder (. for the current one)")
+    for name, flag, what in (("strategy", "--strategy", "strategy"), ("gpu_model", "--gpu-model", "GPU model")):
+        value = getattr(args, name, None)
+        if isinstance(value, str) and not value.strip():  # it was taken for "not given": the default ran unsaid
+            raise WorkbenchError(f"{flag}: an empty name names no {what}")
 
 
 def _file_out(out: str | None, flag: str = "--out") -> None:
