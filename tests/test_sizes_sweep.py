@@ -207,6 +207,20 @@ def test_a_sweeps_running_time_and_eta_count_the_time_between_its_sizes(tmp_path
     assert first_of_second_size.eta_s is not None and first_of_second_size.eta_s >= 2 * prepare_s * 7 / 8
 
 
+def test_continuing_a_sweep_with_set_at_one_of_its_sizes_says_a_sweep_goes_on_at_every_size(cli, tmp_path: Path) -> None:
+    """``--set n=4096`` on a sweep measured at n=4096 was refused as "another problem; start a new
+    session", which the sweep's own size is not: a continued sweep goes on at all its sizes."""
+    out = tmp_path / "sw.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--set", "n=1024",
+               "--sizes", "n=1024,4096", "--budget", "2", "--quiet", "--out", str(out)).returncode == 0
+    before = out.read_bytes()
+    result = cli("tune", "--resume", str(out), "--set", "n=4096", "--budget", "3", "--quiet")
+    assert result.returncode == 2 and result.stderr == (
+        "error: --set n=4096: this session is a size sweep, and a continued run goes on at every one of its 2 sizes "
+        "(--budget per size, --sizes to add sizes), so --set cannot pick one; drop it\n")
+    assert out.read_bytes() == before
+
+
 def test_a_killed_sweep_resumes_from_its_journal(cli, tmp_path: Path) -> None:
     out = tmp_path / "killed.json"
     budget = 20  # per size: a wide window for the kill to land inside the 2nd size on a loaded machine

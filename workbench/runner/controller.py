@@ -1159,6 +1159,14 @@ def _continued_target(spec: BackendSpec, session: Session, problem: Mapping[str,
     or device would mix figures of two kernels in one session."""
     target = _open_continued_target(spec, session)
     mismatch = _same_target(session, target, spec, problem)
+    asked = spec.options.get("problem") if problem is None else None
+    sizes = trials_by_problem(session)
+    if (mismatch and isinstance(asked, Mapping) and len(sizes) > 1
+            and problem_key({**session.problem, **asked}) in sizes):
+        changed = [f"{k}={v}" for k, v in asked.items() if v != session.problem.get(k)]
+        raise WorkbenchError(f"--set {' '.join(changed)}: this session is a size sweep, and a continued run goes on "
+                             f"at every one of its {len(sizes)} sizes (--budget per size, --sizes to add sizes), "
+                             "so --set cannot pick one; drop it")
     if mismatch:
         said = quoted(f"cannot continue the session of {session.kernel!r}: {mismatch}")
         folders = _folders_hint(spec, session)
