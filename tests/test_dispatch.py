@@ -512,3 +512,15 @@ def test_kernel_tuner_recordings_dispatch_with_the_names_their_kernel_reads(tmp_
     header = dispatch_c(plan_dispatch(sessions))
     assert "#define block_size_x 32" in header and "#define block_size_x 64" in header
     assert "BLOCK_SIZE_X" not in header
+
+
+def test_a_size_parameter_the_sizes_do_not_vary_in_is_named_as_such() -> None:
+    """``--size-param alpha`` on a sweep over n said "the measured sizes also vary in n", as if
+    alpha varied too."""
+    from workbench.core.io.dispatch import _size_parameter
+
+    problems = [{"n": 1024, "alpha": 2.0}, {"n": 4096, "alpha": 2.0}]
+    with pytest.raises(WorkbenchError, match=r"^--size-param 'alpha': the measured sizes do not vary in it "
+                                             r"\(they vary in n\)$"):
+        _size_parameter(problems, "alpha")
+    assert _size_parameter(problems, "n") == "n" and _size_parameter(problems, None) == "n"

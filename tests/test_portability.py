@@ -385,3 +385,17 @@ def test_sweeps_compare_at_a_chosen_size() -> None:
         portability_report([a, b], at={"n": 9})
     with pytest.raises(WorkbenchError, match="--at m: not a problem parameter"):
         portability_report([a, b], at={"m": 9})
+
+
+def test_two_sweeps_started_at_different_sizes_are_pointed_to_a_size_both_measured(cli, tmp_path: Path) -> None:
+    """Two sweeps over the same sizes, each started at another of them, were refused as "compare
+    sessions of one problem" without a word of --at, which compares them at a shared size."""
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    for out, own, gpu in ((first, "n=1024", "H200"), (second, "n=4096", "A100")):
+        assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--gpu-model", gpu,
+                   "--set", own, "--sizes", "n=1024,4096", "--budget", "2", "--quiet", "--executor", "inline",
+                   "--out", str(out)).returncode == 0
+    refused = cli("show", "--portability", str(first), str(second))
+    assert refused.returncode == 2 and refused.stderr.endswith(
+        "compare sessions of one problem, or one size both measured with --at n=1024\n"), refused.stderr
+    assert cli("show", "--portability", str(first), str(second), "--at", "n=1024").returncode == 0

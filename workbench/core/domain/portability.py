@@ -226,8 +226,24 @@ def check_compatible(sessions: Sequence[Session], labels: Sequence[str], at: Map
             raise WorkbenchError(f"{label}: its slots ({', '.join(sorted(other)) or 'none'}) differ from "
                                  f"{labels[0]}'s ({', '.join(sorted(names)) or 'none'}); not the same space")
         if _problem_of(session, at) != _problem_of(first, at):
-            raise WorkbenchError(f"{label}: problem {_problem_of(session, at)} differs from {labels[0]}'s "
-                                 f"{_problem_of(first, at)}; compare sessions of one problem")
+            # sweeps started at different sizes may share others: one of those is picked with --at
+            shared = [p for p in _problems(session) if p in _problems(first)] if not at else []
+            differ = [k for k in first.problem if session.problem.get(k) != first.problem.get(k)]
+            pick = " ".join(quoted(f"{k}={shared[0][k]}") for k in differ) if shared else ""
+            hint = f", or one size both measured with {{at:{pick}}}" if pick else ""
+            raise WorkbenchError(template=quoted(f"{label}: problem {_problem_of(session, at)} differs from "
+                                                 f"{labels[0]}'s {_problem_of(first, at)}; compare sessions of one "
+                                                 "problem") + hint)
+
+
+def _problems(session: Session) -> list[dict[str, Any]]:
+    """Every problem a session measured at (a sweep's sizes; its own problem otherwise)."""
+    seen: list[dict[str, Any]] = []
+    for trial in session.trials:
+        problem = session.problem_of(trial)
+        if problem not in seen:
+            seen.append(problem)
+    return seen or [dict(session.problem)]
 
 
 @dataclass

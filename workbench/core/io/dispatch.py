@@ -125,6 +125,10 @@ def _size_parameter(problems: list[dict[str, Any]], parameter: str | None) -> st
     if parameter is not None:
         if parameter not in names:
             raise WorkbenchError(f"--size-param {parameter!r}: not a problem parameter (these are: {', '.join(names) or 'none'})")
+        if parameter not in varying:
+            raise WorkbenchError(f"--size-param {parameter!r}: the measured sizes do not vary in it"
+                                 + (f" (they vary in {', '.join(varying)})" if varying else
+                                    "; the session holds one problem size"))
         if [n for n in varying if n != parameter]:
             other = ", ".join(n for n in varying if n != parameter)
             raise WorkbenchError(f"the measured sizes also vary in {other}; a dispatch picks by one size parameter: "
