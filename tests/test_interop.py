@@ -740,3 +740,20 @@ def test_the_objective_note_suggests_only_weights_that_work(tmp_path: Path, obje
     (note,) = notes
     assert "the recommendation ranks by latency" in note
     assert (hint in note) if hint else "--weight" not in note, note
+
+
+def test_repetition_times_that_are_no_time_are_left_out_and_said(tmp_path: Path) -> None:
+    """Text, negative or boolean entries of a record's ``times`` were dropped without a word, and
+    the median of what was left became the trial's latency."""
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"tune_params_keys": ["b"], "tune_params": {"b": [64, 128]}, "cache": {
+        "64": {"b": 64, "time": 0.5, "times": ["x", 1.0, 0.4]},
+        "128": {"b": 128, "time": 0.7, "times": [-5, 1, 2, True]}}}))
+    notes: list[str] = []
+    session = import_kt_cache(path, notes=notes)
+    assert [t.metric("latency_ms") for t in session.trials] == [0.7, 1.5]
+    assert notes == [f"{path}: left out 3 recorded repetition times that are no kernel time (cache['64'].times "
+                     "holds 'x'); the medians are of the others"]
+    clean: list[str] = []
+    import_kt_cache(Path(__file__).parent / "fixtures" / "kt_cache_small.json", notes=clean)
+    assert not any("repetition time" in note for note in clean)

@@ -261,6 +261,27 @@ def _repeated_times(record: Mapping[str, Any]) -> list[float]:
     return [float(t) for t in times if type(t) in (int, float) and finite(t) and t >= 0]
 
 
+def _unread_times_note(source: str, cache_keys: list[str], records: list[Mapping[str, Any]]) -> list[str]:
+    """A line on the repetition times left out of the medians (text, booleans, negative or
+    infinite numbers: none is a kernel time), naming the first record that held one; none when
+    every entry was a time. Said, since a median over what is left differs from the record's."""
+    unread, first = 0, None
+    for cache_key, record in zip(cache_keys, records):
+        times = record.get("times")
+        if not isinstance(times, list):
+            continue
+        kept = len(_repeated_times(record))
+        if kept < len(times):
+            unread += len(times) - kept
+            if first is None:
+                first = (cache_key, next(t for t in times if not (type(t) in (int, float) and math.isfinite(t) and t >= 0)))
+    if first is None:
+        return []
+    return [f"{source}: left out {unread} recorded repetition time{'s' if unread > 1 else ''} that "
+            f"{'are' if unread > 1 else 'is'} no kernel time (cache[{first[0]!r}].times holds {first[1]!r}); the "
+            "medians are of the others"]
+
+
 #: A record's repetitions summarised: (median, 20th percentile, 80th percentile) in ms; the
 #: percentiles are None under two repetitions, the whole is None without any.
 Spread = tuple[float, float | None, float | None]
@@ -596,6 +617,7 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
 
     if notes is not None:
         notes.extend(_objective_note(source, data.get("objective"), trials))
+        notes.extend(_unread_times_note(source, cache_keys, records))
     device_name = data.get("device_name")
     kernel_name = data.get("kernel_name")
     fail = _failer(source)
