@@ -131,13 +131,28 @@ def test_value_distributions_per_slot_value() -> None:
     for stats in blocks:
         rows = [t for t in trials if t.config["block"] == stats.value]
         assert stats.n_trials == len(rows)
-        assert stats.n_failed == sum(not t.ok for t in rows)
+        assert stats.n_failed == sum(t.status.is_failure for t in rows)
         lat = np.array([t.metric("latency_ms") for t in rows if t.ok])
         assert stats.n_ok == lat.size
         if lat.size:
             assert stats.quartiles() == pytest.approx(tuple(np.percentile(lat, [25, 50, 75])))
     best = min((s for s in blocks if s.n_ok), key=lambda s: s.quartiles()[1])
     assert best.value == 256
+
+
+def test_aborted_trials_are_counted_apart_from_failures_per_value() -> None:
+    """The box plot's labels said "3 failed" for candidates only stopped early under the latency
+    limit, beside a Failures tab that said 0 failed."""
+    trials = make_trials(60, seed=8, fail=lambda c: c["vec"] == 4)
+    for i, t in enumerate(trials):
+        if t.ok and t.config["block"] == 1024:
+            trials[i] = Trial(t.index, t.config, Measurement(Status.ABORTED, {"latency_bound_ms": 9.0}, "aborted above 9 ms"))
+    for stats in value_distributions(trials, NAMES, DOMAINS)["block"]:
+        rows = [t for t in trials if t.config["block"] == stats.value]
+        assert stats.n_aborted == sum(t.status is Status.ABORTED for t in rows)
+        assert stats.n_failed == sum(t.status.is_failure for t in rows)
+        assert stats.n_ok + stats.n_failed + stats.n_aborted == stats.n_trials
+    assert any(s.n_aborted for s in value_distributions(trials, NAMES, DOMAINS)["block"])
 
 
 def test_session_importance_covers_every_slot() -> None:

@@ -368,7 +368,8 @@ class ImportanceView(QWidget):
         xs, y0, heights, med, px, py, ticks = [], [], [], [], [], [], []
         jitter = np.random.default_rng(0)  # fixed jitter: the strip does not dance on refresh
         for i, s in enumerate(stats):
-            label = str(s.value) + (f"\n{s.n_failed} failed" if s.n_failed else "")
+            label = str(s.value) + (f"\n{s.n_failed} failed" if s.n_failed else "") + (
+                f"\n{s.n_aborted} aborted" if s.n_aborted else "")
             ticks.append((i, label))
             if s.n_ok == 0:
                 continue

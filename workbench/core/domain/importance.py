@@ -38,7 +38,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.domain.measurement import LATENCY, Trial
+from workbench.core.domain.measurement import LATENCY, Status, Trial
 from workbench.core.domain.objective import Constraints, Weights, rank
 from workbench.core.domain.session import Session
 
@@ -75,12 +75,15 @@ class Importance:
 
 @dataclass(frozen=True)
 class ValueStats:
-    """Latencies of the ok trials that gave a slot one value, plus how many trials with it failed."""
+    """Latencies of the ok trials that gave a slot one value, plus how many trials with it failed
+    and how many were stopped early under the latency limit (aborted: not a failure, a candidate
+    the limit ruled out, so a view says them apart)."""
 
     value: Any
     latencies: np.ndarray
     n_trials: int
     n_failed: int
+    n_aborted: int = 0
 
     @property
     def n_ok(self) -> int:
@@ -203,7 +206,8 @@ def value_distributions(
     domains: Mapping[str, Sequence[Any]] | None = None,
     metric: str = LATENCY,
 ) -> dict[str, list[ValueStats]]:
-    """For each slot, per value (domain order): the ok trials' ``metric`` and the failure count.
+    """For each slot, per value (domain order): the ok trials' ``metric``, the failure count and the
+    count of aborted trials.
 
     Values of the domain that no trial tried are left out (an empty box says nothing).
     """
@@ -222,8 +226,9 @@ def value_distributions(
             if not rows:
                 continue
             column = lat[rows]
-            ok = np.array([trials[i].ok for i in rows])
-            stats.append(ValueStats(value, column[np.isfinite(column)], len(rows), int((~ok).sum())))
+            failed = sum(trials[i].status.is_failure for i in rows)
+            aborted = sum(trials[i].status is Status.ABORTED for i in rows)
+            stats.append(ValueStats(value, column[np.isfinite(column)], len(rows), failed, aborted))
         out[name] = stats
     return out
 
