@@ -235,7 +235,8 @@ def test_an_open_sweep_is_compared_at_the_size_the_window_shows(window, tmp_path
     window.bottom_tabs.setCurrentWidget(view)
     view.add_sessions([str(tmp_path / "b.json")])
     assert view.report is not None and view.report.problem["n"] == shown["n"]
-    assert view.at.placeholderText() == "at size: n=99"  # the session's own parameter, not a made-up one
+    # the size compared while the field is empty: the one shown, not the session's own (never measured)
+    assert view.at.placeholderText() == f"at size: n={shown['n']}"
 
 
 def test_an_added_file_opened_later_is_counted_once_and_a_link_loop_is_one_line(window, tmp_path: Path) -> None:

@@ -155,6 +155,8 @@ def test_start_on_a_reopened_unfinished_sweep_finishes_its_sizes(window, qtbot, 
     assert [len(g) for g in trials_by_problem(load_session(path)).values()][0] == 3
     window.open_session(str(path))
     assert window.toolbar.sizes.text() == "n=4096,1048576,67108864" and window.toolbar.budget.value() == 3
+    # the swept n is the sizes field's: the session's own n (the template's default) read as a size shown
+    assert "n=" not in window.toolbar.problem.text()
     with qtbot.waitSignal(window.run_done, timeout=120_000):
         window.start_run(window.toolbar.request())
     assert [len(g) for g in trials_by_problem(window.model.session).values()] == [3, 3, 3]
@@ -456,3 +458,13 @@ def test_cells_no_measurement_can_fill_are_not_counted_as_missing(window, tmp_pa
     view.refresh()
     assert len(view.rows) == 3 and int(np.isnan(view.matrix).sum()) == 5
     assert not view.missing and view.status.text().endswith("0 cells not measured")
+
+
+def test_start_on_a_reopened_sweep_says_the_charts_show_one_size() -> None:
+    """It said "the charts show them all" of a sweep, whose charts show the trials of one size."""
+    from workbench.gui.main_window import _continued_note
+
+    assert _continued_note(45, "agents", "agents", 3) == (
+        "continuing this session: 45 trials so far; the charts show every run's trials at the size shown (of 3); "
+        "File > New session starts a fresh one")
+    assert "the charts show them all" in _continued_note(10, "agents", "agents")

@@ -25,6 +25,7 @@ from workbench.core.fs import resolved
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.records import provenance
 from workbench.core.domain.objective import DEFAULT_WEIGHTS, Constraints, Weights
+from workbench.core.domain.sizes import problems_of
 from workbench.core.io.session_lock import SessionLock
 from workbench.gui import compat  # noqa: F401 - applied on import, before any widget exists
 from workbench.gui.background import Background
@@ -130,12 +131,14 @@ def _panel_objective_named(error: WorkbenchError, request: Any, kept: bool = Fal
     return WorkbenchError(f"{text} ({where} under Constraints or Score weights: clear it there)")
 
 
-def _continued_note(n: int, before: str, strategy: str) -> str:
+def _continued_note(n: int, before: str, strategy: str, sizes: int = 1) -> str:
     """What Start says when it adds to the open session (``n`` trials so far, by strategy ``before``)
     rather than starting one: the charts then show every run of it together, and a person comparing
-    strategies expected a fresh session."""
+    strategies expected a fresh session. A sweep of ``sizes`` sizes shows one size at a time."""
     switch = f" with {strategy} (its earlier trials: {before})" if strategy and before and strategy != before else ""
-    return (f"continuing this session: {n} trial{'s' if n != 1 else ''} so far{switch}; the charts show them all; "
+    shown = ("the charts show them all" if sizes <= 1 else
+             f"the charts show every run's trials at the size shown (of {sizes})")
+    return (f"continuing this session: {n} trial{'s' if n != 1 else ''} so far{switch}; {shown}; "
             "File > New session starts a fresh one")
 
 
@@ -884,8 +887,8 @@ class MainWindow(QMainWindow):
             # beside the run it no longer applied to: the run's warnings (a strategy it fell back from,
             # a weight on a metric nothing reports ...), and which GPU pruning models
             # counted now: the trials another run added to the file were taken in as the run was prepared
-            continued_note = (_continued_note(len(prepared.session.trials), before, str(run.get("strategy") or ""))
-                              if continuing else "")
+            continued_note = (_continued_note(len(prepared.session.trials), before, str(run.get("strategy") or ""),
+                                              len(problems_of(prepared.session))) if continuing else "")
             said = ([continued_note] if continued_note else []) + [f"warning: {w}" for w in prepared.warnings]
             cost_model_note = (prepared.session.extra.get("cost_model") or {}).get("note")
             if cost_model_note:
@@ -1426,6 +1429,9 @@ class MainWindow(QMainWindow):
         run["sizes"] = {k: list(v) for k, v in plan.sizes.items()} if plan is not None else {}
         if plan is not None:
             run["budget"] = plan.budget
+            # the swept parameters are the sizes field's: the session's own value of one (the
+            # template's default when the sweep set none) read as a size it shows, which it is not
+            run["problem"] = {k: v for k, v in run["problem"].items() if k not in plan.sizes}
         # the file shown because the session names it is no yes to run its code (see _confirm_code)
         # (any backend's: a session of another kind can name a .py file as its kernel too)
         if kernel and str(kernel).endswith(".py"):

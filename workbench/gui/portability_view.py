@@ -283,7 +283,9 @@ class PortabilityView(QWidget):
         made by :meth:`add_sessions`' check (a report over recorded landscapes takes seconds)."""
         self._dirty = False
         sessions, labels = self._compared()
-        problem = dict(sessions[0].problem) if sessions else {}
+        # the size compared when the field is empty: the one the window shows of an open sweep
+        shown = self.model.shown_problem()
+        problem = dict(shown) if shown is not None else dict(sessions[0].problem) if sessions else {}
         self.at.setPlaceholderText("at size: " + (", ".join(f"{k}={v}" for k, v in list(problem.items())[:1])
                                                    or "NAME=VALUE"))
         self.files.clear()
