@@ -896,3 +896,26 @@ def test_a_persons_window_reads_the_session_it_was_started_with_on_a_thread(qapp
     QTimer.singleShot(1500, look)
     assert main(str(session), None, None, False) == 0
     assert shown == [len(_session().trials)] and readers and threading.main_thread().name not in readers
+
+
+def test_a_chart_of_no_successful_trial_keeps_its_limit_label_off_the_message_and_its_axis_true(window):
+    """Every candidate aborted under a tight limit: the limit line's label was drawn over the
+    plot's "no successful trial" message, and the axis said "memory (not reported)" of a kernel
+    that reports memory once a trial succeeds."""
+    from workbench.core.domain.objective import Constraints
+    from workbench.gui.charts import LIMIT_LABEL_AT, LIMIT_LABEL_EMPTY
+
+    trials = [Trial(i, config, Measurement(Status.ABORTED, {"latency_bound_ms": 3.0 + i}, "aborted above 3 ms"))
+              for i, config in enumerate(_space())]
+    window.model.set_session(Session(kernel="toy", space=_space(), trials=trials,
+                                     constraints=Constraints(max_latency_ms=0.01),
+                                     device={"name": "toy", "simulated": True}))
+    window.refresh()
+    chart = window.tradeoff_chart
+    assert chart.no_data.isVisible() and "no successful trial" in chart.no_data.textItem.toPlainText()
+    assert chart.latency_line.isVisible() and chart.latency_line.label.orthoPos == LIMIT_LABEL_EMPTY
+    assert left_title(chart.plot) == "memory"
+    window.model.set_session(_session())
+    window.model.set_constraints(max_latency_ms=100.0)
+    window.refresh()
+    assert not chart.no_data.isVisible() and chart.latency_line.label.orthoPos == LIMIT_LABEL_AT

@@ -330,7 +330,7 @@ class TradeoffChart(_ChartBase):
         for item in (self.infeasible, self.feasible, self.best, self.default):
             item.sigClicked.connect(self._clicked)
         self.plot.addItem(self.selected_item, ignoreBounds=True)  # a selection must not move the axes
-        label_opts = {"position": 0.55, "color": (213, 94, 0), "fill": (255, 255, 255, 200), "movable": True}
+        label_opts = {"position": LIMIT_LABEL_AT, "color": (213, 94, 0), "fill": (255, 255, 255, 200), "movable": True}
         self.latency_line = pg.InfiniteLine(angle=90, movable=True, pen=LIMIT_PEN, hoverPen=LIMIT_HOVER_PEN,
                                             label="max latency {value:.4g} ms", labelOpts=label_opts)
         self.memory_line = pg.InfiniteLine(angle=0, movable=True, pen=LIMIT_PEN, hoverPen=LIMIT_HOVER_PEN,
@@ -381,9 +381,12 @@ class TradeoffChart(_ChartBase):
             self.y_combo.blockSignals(True)
             self.y_combo.setCurrentIndex(self.y_combo.findData(wanted))
             self.y_combo.blockSignals(False)
-        # before any trial there is nothing to report yet: "not reported" would say the session lacks it
+        # before any trial succeeded there is nothing to report yet: "not reported" would say the
+        # session lacks it (the plot's middle says that no trial succeeded)
+        ranking = self.model.ranking
+        succeeded = self.model.n > 0 and ranking is not None and ranking.n_ok > 0
         label = metric_label(self.y_name) if wanted is not None else (
-            "memory" if self.model.n == 0 else "memory (not reported)")
+            "memory (not reported)" if succeeded else "memory")
         if left_title(self.plot) != label:
             set_left_title(self.plot, label)
         # the title names what is plotted: memory, or the figure a session without memory offers instead
@@ -489,6 +492,8 @@ class TradeoffChart(_ChartBase):
                 continue
             if line is self.latency_line:
                 line.label.format = f"max latency {value:.4g} ms"
+                # near the top while the plot's middle says why it is empty: drawn over that line there
+                line.label.setPosition(LIMIT_LABEL_EMPTY if self.no_data.isVisible() else LIMIT_LABEL_AT)
                 if self.log_x:
                     value = math.log10(value) if value > 0 else 0.0
             else:
@@ -500,6 +505,11 @@ class TradeoffChart(_ChartBase):
 
     def _xy(self, index: int) -> tuple[float, float] | None:
         return float(self.model.metric("latency_ms")[index]), float(self.model.metric(self.y_name)[index])
+
+
+#: Where the latency limit's label sits along its line (0 bottom, 1 top), and where while the plot's
+#: middle says why it is empty.
+LIMIT_LABEL_AT, LIMIT_LABEL_EMPTY = 0.55, 0.92
 
 
 #: Width (in categories) over which the trials of one value of a text slot are spread.
