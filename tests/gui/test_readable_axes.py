@@ -208,6 +208,26 @@ def test_left_titles_stay_whole_in_presentation_mode_at_1440x900(window, qtbot, 
     assert axis.labelText == whole  # room again: one line
 
 
+def test_the_importance_share_axis_title_stays_whole_in_a_narrow_plot(window, qtbot, reduce_run) -> None:
+    """Beside the per-value plot in presentation mode at 1440x900 the share axis read "share of
+    importanc": a bottom title wraps as a left one does."""
+    from PySide6.QtGui import QFontMetricsF
+
+    window.open_session(reduce_run)
+    window.resize(1440, 900)
+    window.zoom.presentation_action.setChecked(True)
+    view = window.importance
+    window.bottom_tabs.setCurrentWidget(view)
+    view.bar_plot.setFixedWidth(170)  # as narrow as a sweep's per-value plot beside it left it
+    _settle(qtbot, window)
+    plot = view.bar_plot.getPlotItem()
+    axis = plot.getAxis("bottom")
+    lines = axis.labelText.split("<br>")
+    metrics = QFontMetricsF(axis.label.font())
+    assert " ".join(lines) == "share of importance"
+    assert all(metrics.horizontalAdvance(line) <= plot.getViewBox().width() for line in lines), (lines, plot.getViewBox().width())
+
+
 def test_compare_labels_a_latency_range_under_a_decade_in_plain_ms(window, qtbot, reduce_run) -> None:
     window.open_session(reduce_run)
     window.bottom_tabs.setCurrentWidget(window.compare)

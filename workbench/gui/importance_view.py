@@ -33,7 +33,7 @@ from workbench.core.domain.importance import SCORE, Importance, ValueStats, slot
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.errors import WorkbenchError
 from workbench.gui.background import Background
-from workbench.gui.plot_axes import ReadableAxis, ShareAxis, bar_figures_extent, set_left_title
+from workbench.gui.plot_axes import ReadableAxis, ShareAxis, bar_figures_extent, set_bottom_title, set_left_title
 
 _log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ class ImportanceView(QWidget):
         self.bar_plot.setMenuEnabled(False)
         self.bar_plot.setMouseEnabled(x=False, y=False)
         self.bar_plot.hideButtons()
-        self.bar_plot.setLabel("bottom", "share of importance")
+        set_bottom_title(self.bar_plot.getPlotItem(), "share of importance")
         self.bar_plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.bar_plot.setMinimumHeight(140)
         self.bars = pg.BarGraphItem(x0=[], y=[], height=0.7, width=[], brushes=[], pens=[NO_PEN])

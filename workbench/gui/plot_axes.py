@@ -226,26 +226,39 @@ def set_plot_font(plot_item: Any, font: QFont) -> None:
         axis.picture = None
         axis.update()
     _fit_left_title(plot_item)
+    _fit_title(plot_item, "bottom")
 
 
 def set_left_title(plot_item: Any, title: str) -> None:
     """The left axis's title, kept whole: on two or three lines while one is longer than the axis
     (in the zoom in force, at the plot's height), refitted as the plot is resized. Cut, a short plot in
     presentation mode showed "modelled GFLOP/s (simulate" and "best latency (m"."""
-    axis = plot_item.getAxis("left")
+    _set_whole_title(plot_item, "left", title)
+
+
+def set_bottom_title(plot_item: Any, title: str) -> None:
+    """The bottom axis's title, kept whole as :func:`set_left_title` keeps the left one: on more
+    lines while one is wider than the plot. A narrow plot in presentation mode showed "share of
+    importanc"."""
+    _set_whole_title(plot_item, "bottom", title)
+
+
+def _set_whole_title(plot_item: Any, side: str, title: str) -> None:
+    axis = plot_item.getAxis(side)
     axis.whole_title = title
     if not getattr(axis, "fits_title", False):
         axis.fits_title = True
         # (a weak reference: the connection must not keep a closed plot alive)
-        plot_item.getViewBox().sigResized.connect(functools.partial(_refit_left_title, weakref.ref(plot_item)))
-    _fit_left_title(plot_item)
+        plot_item.getViewBox().sigResized.connect(functools.partial(_refit_titles, weakref.ref(plot_item)))
+    _fit_title(plot_item, side)
 
 
-def _refit_left_title(plot: "weakref.ref[Any]", *_: Any) -> None:
+def _refit_titles(plot: "weakref.ref[Any]", *_: Any) -> None:
     plot_item = plot()
     if plot_item is not None:
         try:
             _fit_left_title(plot_item)
+            _fit_title(plot_item, "bottom")
         except RuntimeError:  # its Qt side already deleted
             pass
 
@@ -257,12 +270,20 @@ def left_title(plot_item: Any) -> str:
 
 
 def _fit_left_title(plot_item: Any) -> None:
-    axis = plot_item.getAxis("left")
+    _fit_title(plot_item, "left")
+
+
+def _fit_title(plot_item: Any, side: str) -> None:
+    """Set the ``side`` axis's title on as many lines as its whole title needs at the plot's
+    extent along that axis (its height for the left axis, its width for the bottom one)."""
+    axis = plot_item.getAxis(side)
     title = getattr(axis, "whole_title", None)
     if title is None:
         return
     metrics = QFontMetricsF(axis.label.font())
-    room = plot_item.getViewBox().height() - 2 * axis.label.document().documentMargin()
+    view = plot_item.getViewBox()
+    extent = view.height() if side == "left" else view.width()
+    room = extent - 2 * axis.label.document().documentMargin()
     lines = title_lines(title, room, metrics.horizontalAdvance)
     shown = "<br>".join(html.escape(line, quote=False) for line in lines)
     if shown != axis.labelText:
