@@ -388,6 +388,24 @@ def test_the_editors_check_does_not_compute_a_reference_over_a_small_problem_tha
     assert "15,000,000 values" in report.diagnostics[0].message and report.ok
 
 
+def test_check_kernels_checks_a_template_without_defaults_and_names_a_space_with_no_config(tmp_path, cli):
+    """Slots without defaults are allowed (tune starts from its strategy's picks), but check-kernels
+    failed every such template as "the default config is missing or invalid", also one whose
+    restrictions left no config at all."""
+    spec = json.loads(json.dumps(SPEC))
+    for slot in spec["slots"]:
+        slot.pop("default", None)
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec, indent=2))
+    result = cli("check-kernels", "--kernel-dir", str(tmp_path), "--kernel", "saxpy")
+    assert result.returncode == 0 and re.search(r"^saxpy .* ok$", result.stdout, re.M), result.stdout + result.stderr
+    spec["restrictions"] = ["block_size > 4096"]
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec, indent=2))
+    result = cli("check-kernels", "--kernel-dir", str(tmp_path), "--kernel", "saxpy")
+    assert result.returncode != 0 and "no config of the space meets its restrictions (block_size > 4096)" in (
+        result.stdout + result.stderr)
+
+
 def test_a_small_problem_of_gigabytes_is_refused_when_the_spec_loads(tmp_path, cli):
     """The simulator makes the small problem's buffers, runs the reference and emulates every
     config on them in the tuner's process: 2**28 elements took 11.6 GB three trials into a run,

@@ -159,11 +159,18 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
         problem = template.resolve_problem()
         space = template.space(problem)
         count = space.count()
+        if count == 0:
+            return CheckResult(template.name, 0, problem="no config of the space meets its restrictions ("
+                                                         + "; ".join(space.restrictions) + ")")
         default = space.default_config()
-        if default is None:
+        declared = any(slot.default is not None for slot in space.slots)
+        if default is None and declared:
             return CheckResult(template.name, count, problem="the default config is missing or invalid")
         rng = np.random.default_rng(seed)
-        configs: list[Config] = [default, *space.sample(rng, sample, exclude={default.id})]
+        # a template without defaults (allowed: the run then starts from its strategy's picks) is
+        # checked on a sample alone
+        configs: list[Config] = ([default, *space.sample(rng, sample, exclude={default.id})] if default is not None
+                                 else space.sample(rng, sample + 1))
         sources = [template.render(c, problem) for c in configs]
     except WorkbenchError as exc:
         return CheckResult(template.name, 0, problem=str(exc))
