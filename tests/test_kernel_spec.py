@@ -157,6 +157,8 @@ def test_a_template_with_an_emulation_has_its_simulated_outputs_compared(cli, tm
     (lambda s: s["problem"]["n"].update({"min": 10, "max": 1}), "problem.n.max", '"n"'),
     (lambda s: s["problem"]["n"].update({"min": 1, "max": 100}), "problem.n.default", '"n"'),
     (lambda s: s["problem"]["n"].update({"min": "one"}), "problem.n.min", '"n"'),
+    # an integer parameter without a min is a size (at least 1): a default of 0 loaded and never ran
+    (lambda s: s["problem"].__setitem__("shift", {"default": 0}), "problem.shift", '"shift"'),
     # a launch CUDA refuses at the default config loaded, passed check-kernels and failed every trial
     (lambda s: s.__setitem__("block", ["0"]), "block", '"0"'),
     (lambda s: s.__setitem__("block", ["block_size", "8"]), "block", '"block_size"'),  # 1,024 threads at most

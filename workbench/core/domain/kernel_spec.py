@@ -405,6 +405,13 @@ class _Builder:
                 docs[name] = str(entry["doc"])
             if "min" in entry or "max" in entry:
                 limits[name] = self.limits(entry, field, name, default, small_value)
+            elif type(default) is int and min(default, small_value) < 1:
+                # without a min an integer parameter is taken as a size, at least 1 (a run refuses
+                # n=0): said here, or the template loaded and could never run at its own default
+                low = min(default, small_value)
+                raise self.fail(field, f"an integer parameter without \"min\" is a size, at least 1, and its "
+                                       f"{'default' if default == low else 'small value'} is {low}; give its range "
+                                       f"(\"min\": {low})", name)
         return problem, small, docs, limits
 
     def limits(self, entry: Mapping[str, Any], field: str, name: str, default: Any, small: Any) -> tuple[float, float]:
