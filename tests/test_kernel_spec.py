@@ -157,6 +157,14 @@ def test_a_template_with_an_emulation_has_its_simulated_outputs_compared(cli, tm
     (lambda s: s["problem"]["n"].update({"min": 10, "max": 1}), "problem.n.max", '"n"'),
     (lambda s: s["problem"]["n"].update({"min": 1, "max": 100}), "problem.n.default", '"n"'),
     (lambda s: s["problem"]["n"].update({"min": "one"}), "problem.n.min", '"n"'),
+    # a misspelt field inside an object was dropped and its default taken without a word
+    (lambda s: s["args"][1].__setitem__("rtoll", 1e-3), "args[1].rtoll", '"rtoll"'),
+    (lambda s: s["problem"]["n"].__setitem__("smal", 10), "problem.n.smal", '"smal"'),
+    (lambda s: s["cost"].__setitem__("flop", "2*n"), "cost.flop", '"flop"'),
+    (lambda s: s["slots"][0].__setitem__("description", "x"), "slots[0].description", '"description"'),
+    (lambda s: s.__setitem__("reference", {"kind": "python", "file": "ref.py", "fn": "f"}), "reference.fn", '"fn"'),
+    # a reference file is named with a leading _: any other .py of the folder is read as a spec
+    (lambda s: s.__setitem__("reference", {"kind": "python", "file": "ref.py"}), "reference.file", '"ref.py"'),
     # an integer parameter without a min is a size (at least 1): a default of 0 loaded and never ran
     (lambda s: s["problem"].__setitem__("shift", {"default": 0}), "problem.shift", '"shift"'),
     # a launch CUDA refuses at the default config loaded, passed check-kernels and failed every trial
@@ -982,3 +990,26 @@ def test_a_slot_whose_macro_c_or_its_headers_keep_is_refused(name):
     spec["slots"].append({"name": name, "values": [0, 1], "default": 0})
     with pytest.raises(SpecError, match=f"slot {name} would define {name.upper()}, a name C, C\\+\\+ or the standard"):
         template_from_spec(spec, SOURCE)
+
+
+def test_a_declarative_spec_takes_a_scratch_argument_as_the_docs_say(tmp_path):
+    """own-kernel.md lists ``scratch`` among the argument kinds (a device workspace, not checked),
+    as the Python template API has it, but the loader refused it."""
+    import cpu_cuda
+
+    spec = json.loads(json.dumps(SPEC))
+    spec["args"].append({"name": "work", "kind": "scratch", "dtype": "float32", "shape": ["n"]})
+    source = SOURCE.replace("float* __restrict__ out, float a)", "float* __restrict__ out, float a, float* __restrict__ work)")
+    source = source.replace("out[i] = ", "work[i] = 1.0f; out[i] = ")
+    assert source.count("work") >= 2
+    template = template_from_spec(spec, source)
+    assert [a.kind for a in template.args][-1] == "scratch"
+    problem = template.resolve_problem({"n": 1000})
+    inputs = template.make_inputs(problem, np.random.default_rng(0))
+    expected = template.reference(inputs, problem)
+    assert set(expected) == {"out"}  # a workspace is no output the reference answers for
+    if shutil.which("g++") is None:
+        pytest.skip("needs g++ to run the kernel on the CPU")
+    space = template.space(problem)
+    [outputs] = cpu_cuda.run_configs(template, problem, [space.default_config()], inputs, tmp_path / "run")
+    np.testing.assert_allclose(outputs["out"], expected["out"], rtol=1e-5, atol=1e-6)

@@ -463,17 +463,17 @@ def test_a_python_reference_backed_out_of_is_neither_saved_nor_copied(editor, qt
 def test_saving_an_opened_template_elsewhere_takes_its_python_reference_along(editor, tmp_path):
     """Save to another folder wrote the spec naming the reference but not the file: every run of
     the saved template failed with "reference file not found"."""
-    folder = _saxpy_folder_with_python_reference(tmp_path / "opened", "ref.py")
-    (folder / "ref.py").write_text("def reference(inputs, problem):\n    return {'out': inputs['a'] * inputs['x'] + inputs['y']}\n")
+    folder = _saxpy_folder_with_python_reference(tmp_path / "opened", "_ref.py")
+    (folder / "_ref.py").write_text("def reference(inputs, problem):\n    return {'out': inputs['a'] * inputs['x'] + inputs['y']}\n")
     editor.open_folder(folder)
     saved = editor.save(tmp_path / "copy")
     spec = json.loads(saved.read_text())
     assert spec["reference"]["file"] == "_saxpy_reference.py"
-    assert (tmp_path / "copy" / "_saxpy_reference.py").read_text() == (folder / "ref.py").read_text()
+    assert (tmp_path / "copy" / "_saxpy_reference.py").read_text() == (folder / "_ref.py").read_text()
     assert "_saxpy_reference.py (in the template folder)" in editor.ref_file_label.text()
     # saved where it came from, the spec keeps naming its own file and nothing is copied
     editor.open_folder(folder)
-    assert json.loads(editor.save().read_text())["reference"]["file"] == "ref.py"
+    assert json.loads(editor.save().read_text())["reference"]["file"] == "_ref.py"
     assert not (folder / "_saxpy_reference.py").exists()
 
 
@@ -524,8 +524,8 @@ def test_links_neither_carry_a_file_from_elsewhere_nor_redirect_a_draft(editor, 
     was saved to; a link in the drafts folder made Tune delete the specs where it pointed."""
     secret = tmp_path / "secret.txt"
     secret.write_text("def reference(inputs, problem):\n    return {'out': inputs['x']}\n")
-    folder = _saxpy_folder_with_python_reference(tmp_path / "opened", "ref.py")
-    (folder / "ref.py").symlink_to(secret)
+    folder = _saxpy_folder_with_python_reference(tmp_path / "opened", "_ref.py")
+    (folder / "_ref.py").symlink_to(secret)
     editor.open_folder(folder)
     editor._guard(lambda: editor.save(tmp_path / "copy"))
     assert "reference.file links to a file outside the template's folder" in editor.last_error

@@ -54,6 +54,14 @@ PROFILE_FIELDS = ("bytes_read", "bytes_written", "flops", "access_bytes", "coale
                   "transcendentals", "atomics", "atomic_targets", "smem_accesses", "bank_conflict_ways",
                   "syncs_per_block", "serial_fraction", "l2_reuse", "read_only_path")
 REFERENCE_KINDS = ("expression", "python", "none")
+#: The fields of each object inside a spec: a misspelt one (``rtoll``, ``smal``) was dropped without
+#: a word and its default taken (a tolerance of 1e-5, a small problem as large as the default).
+SLOT_FIELDS = ("name", "values", "group", "default", "doc")
+PROBLEM_FIELDS = ("default", "small", "doc", "min", "max")
+ARG_FIELDS = ("name", "kind", "dtype", "shape", "value", "range", "reset", "rtol", "atol")
+COST_FIELDS = ("bytes_moved", "flops")
+REFERENCE_FIELDS = ("kind", "file", "function", "outputs")
+
 #: An output's tolerance when its argument gives none (``args[i].rtol`` / ``.atol``).
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-5, 1e-6
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -61,7 +69,8 @@ _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: (a Python reference is ``_<name>_reference.py``) under such names, and lookups skip them.
 HIDDEN_NAME = "must not start with '_' (names starting with '_' are a template folder's private files)"
 #: What a Python reference file's name must be: the loader's rule, and the editor's before it copies.
-REFERENCE_FILE_RULE = "must be a .py file name in the template's folder"
+REFERENCE_FILE_RULE = ("must be a .py file name in the template's folder starting with _ (every other .py file of "
+                       "a template folder is read as a Python spec), e.g. _saxpy_reference.py")
 
 
 def _name_problem(name: str) -> str | None:
@@ -73,14 +82,16 @@ def _name_problem(name: str) -> str | None:
 
 
 def _plain_reference_file(file: str) -> bool:
-    """Whether ``file`` names a ``.py`` file in the template's own folder (no path, no NUL)."""
-    return Path(file).name == file and file.endswith(".py") and "\x00" not in file
+    """Whether ``file`` names a ``.py`` file in the template's own folder (no path, no NUL) whose
+    name starts with ``_``: the folder's other ``.py`` files are read as Python specs, and a
+    reference file named otherwise loaded here and then broke the listing of the folder."""
+    return Path(file).name == file and file.endswith(".py") and file.startswith("_") and "\x00" not in file
 _COL = re.compile(r"\(col (\d+): ")
 
 
 
 #: What an argument is to the kernel: read, written, both, or a scalar passed by value.
-ARG_KINDS = ("in", "out", "inout", "scalar")
+ARG_KINDS = ("in", "out", "inout", "scratch", "scalar")
 
 #: C type names that NumPy reads as another width ("float" and "int" are 8 bytes to NumPy, 4 to C):
 #: the width the kernel reads is said instead of guessed.
@@ -255,6 +266,15 @@ class _Builder:
     def fail(self, field: str, message: str, needle: Any = None) -> SpecError:
         return SpecError(message, field, _line_of(self.text, field, needle), self.path)
 
+    def known(self, mapping: Mapping[str, Any], fields: Sequence[str], field: str, what: str) -> None:
+        """Refuse a key of ``mapping`` (the object at ``field``) that is none of ``fields``, with the
+        nearest name: a misspelt one would otherwise be dropped and its default taken unsaid."""
+        for key in mapping:
+            if key not in fields:
+                close = difflib.get_close_matches(str(key), fields, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(fields)})"
+                raise self.fail(f"{field}.{key}", f"is not a field of {what}{hint}", key)
+
     def get(self, mapping: Mapping[str, Any], key: str, kind: type | tuple[type, ...], field: str, default: Any = None) -> Any:
         value = mapping.get(key, default)
         if value is None and default is None:
@@ -312,6 +332,7 @@ class _Builder:
             self.check_launch(grid, block, smem, {"default": {**problem, **defaults}, "small": {**small, **defaults}})
         arrays = [a for a in args if a.kind != "scalar"]
         cost = self.get(spec, "cost", dict, "cost", {})
+        self.known(cost, COST_FIELDS, "cost", "the cost")
         moved_text = cost.get("bytes_moved")
         moved = self.expr(str(moved_text), list(problem), "cost.bytes_moved") if moved_text else None
         flops = self.expr(str(cost.get("flops", "0")), list(problem), "cost.flops")
@@ -349,6 +370,7 @@ class _Builder:
             field = f"slots[{i}]"
             if not isinstance(entry, Mapping):
                 raise self.fail(field, "must be an object with name and values", entry)
+            self.known(entry, SLOT_FIELDS, field, "a slot")
             name = self.get(entry, "name", str, f"{field}.name")
             values = self.get(entry, "values", list, f"slots[{i}].values")
             if len(values) > MAX_TEMPLATE_SLOT_VALUES:  # refused before a million values are checked one by one
@@ -390,6 +412,7 @@ class _Builder:
                                 f"parameter, e.g. {name}_", name)
             if not isinstance(entry, Mapping):
                 entry = {"default": entry}
+            self.known(entry, PROBLEM_FIELDS, field, "a problem parameter")
             default = entry.get("default")
             if isinstance(default, str) or not isinstance(default, (int, float, bool)):
                 raise self.fail(field, "default must be a number or true/false", name)
@@ -515,6 +538,7 @@ class _Builder:
             field = f"args[{i}]"
             if not isinstance(entry, Mapping):
                 raise self.fail(field, "must be an object with name, kind, dtype", entry)
+            self.known(entry, ARG_FIELDS, field, "an argument")
             name = self.get(entry, "name", str, f"{field}.name")
             if not _C_IDENTIFIER.match(name):  # the name the shapes, values and reference use for it
                 raise self.fail(f"{field}.name", f"{name!r} must be a C identifier", name)
@@ -621,6 +645,7 @@ class _Builder:
 
     def reference(self, args: list[Arg], problem: Mapping[str, Any]) -> Callable[..., dict[str, np.ndarray]]:
         raw = self.get(self.spec, "reference", dict, "reference", {"kind": "none"})
+        self.known(raw, REFERENCE_FIELDS, "reference", "the reference")
         kind = raw.get("kind", "expression")
         outputs = {a.name: a for a in args if a.kind in ("out", "inout")}
         if kind not in REFERENCE_KINDS:
