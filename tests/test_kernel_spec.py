@@ -1013,3 +1013,18 @@ def test_a_declarative_spec_takes_a_scratch_argument_as_the_docs_say(tmp_path):
     space = template.space(problem)
     [outputs] = cpu_cuda.run_configs(template, problem, [space.default_config()], inputs, tmp_path / "run")
     np.testing.assert_allclose(outputs["out"], expected["out"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("expression, said", [
+    ("x[1:]", "the reference on the small problem: "),
+    ("x / 0", "values of output 'out' that are not finite"),
+])
+def test_check_kernels_computes_the_reference_a_run_would(tmp_path, cli, expression, said):
+    """A reference of the wrong shape passed check-kernels ("ok") and stopped every tune at its
+    start; one of infinities passed too, and on a GPU every config would have failed verification."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["reference"] = {"kind": "expression", "outputs": {"out": expression}}
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec, indent=2))
+    result = cli("check-kernels", "--kernel-dir", str(tmp_path), "--kernel", "saxpy")
+    assert result.returncode != 0 and said in result.stdout + result.stderr, result.stdout + result.stderr

@@ -166,6 +166,9 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
         declared = any(slot.default is not None for slot in space.slots)
         if default is None and declared:
             return CheckResult(template.name, count, problem="the default config is missing or invalid")
+        reference = _reference_problem(template)
+        if reference is not None:
+            return CheckResult(template.name, count, problem=reference)
         rng = np.random.default_rng(seed)
         # a template without defaults (allowed: the run then starts from its strategy's picks) is
         # checked on a sample alone
@@ -197,6 +200,27 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
         seconds=time.perf_counter() - started,
         configs=tuple(c.id for c in configs),
     )
+
+
+def _reference_problem(template: KernelTemplate) -> str | None:
+    """What is wrong with the template's reference on its small problem (it cannot be computed,
+    gives an output of another shape, or values that are not finite, which no kernel's output
+    could match), or None. A run computes it before its first trial, so a template that passed
+    this check was refused at the start of every run, or failed every trial's verification."""
+    if not template.has_reference:
+        return None
+    problem = dict(template.small_problem)
+    try:
+        expected = template.reference(template.make_inputs(problem, np.random.default_rng(0)), problem)
+    except WorkbenchError as exc:
+        return f"the reference on the small problem: {exc}"
+    for name, values in expected.items():
+        array = np.asarray(values, dtype=np.float64)
+        if not np.isfinite(array).all():
+            bad = int(np.size(array) - np.count_nonzero(np.isfinite(array)))
+            return (f"the reference gives {bad} values of output {name!r} that are not finite (NaN or infinite) on "
+                    "the small problem; no kernel's output can match them")
+    return None
 
 
 def format_check_table(results: Iterable[CheckResult]) -> str:
