@@ -70,6 +70,20 @@ def test_python_benchmark_failures_are_recorded_with_reasons(cli, tmp_path: Path
     assert by_mode["ok"]["status"] == "ok"
 
 
+def test_a_python_benchmarks_name_names_its_session_and_its_file_continues_it(cli, tmp_path: Path) -> None:
+    """``NAME`` is documented as what the benchmark is called, but the file name given on the
+    command line always won; continued by naming the file, a session of another NAME was refused."""
+    bench = tmp_path / "bench_named.py"
+    bench.write_text('NAME = "my_bench"\nSPACE = {"x": [1, 2, 3, 4, 5, 6]}\n\n'
+                     'def measure(config):\n    return {"latency_ms": 1.0 + config["x"]}\n')
+    out = tmp_path / "s.json"
+    assert cli("tune", str(bench), "--budget", "2", "--quiet", "--out", str(out)).returncode == 0
+    assert show_json(out, cli=cli)["kernel"] == "my_bench"
+    result = cli("tune", str(bench), "--resume", "--budget", "2", "--quiet", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert len(show_json(out, "--trials", cli=cli)["trial_list"]) == 4
+
+
 @pytest.mark.parametrize(
     "args, expected",
     [

@@ -34,6 +34,7 @@ from workbench.core.io.output_files import (
     check_session_name,
     check_writable,
     keep_backup,
+    same_file,
 )
 from workbench.core.domain.run_settings import MAX_COUNT, RunSettings
 from workbench.core.domain.session import (
@@ -1382,8 +1383,14 @@ def _back_up_session(out: Path, keep_file: bool = False) -> None:
 
 
 def _names_kernel(request: RunRequest, session: Session) -> bool:
+    """Whether the request's kernel names the session's: its name, or the python benchmark file the
+    session ran (whose NAME may differ from the file's)."""
     kernel = request.kernel or ""
-    return kernel == session.kernel or (kernel.endswith(".py") and Path(kernel).stem == session.kernel)
+    if kernel == session.kernel or (kernel.endswith(".py") and Path(kernel).stem == session.kernel):
+        return True
+    backend = session.backend if isinstance(session.backend, dict) else {}
+    path = (backend.get("options") or {}).get("path") if backend.get("kind") == "python" else None
+    return bool(kernel.endswith(".py") and isinstance(path, str) and same_file(kernel, path))
 
 
 def _not_a_file(path: Path) -> str | None:

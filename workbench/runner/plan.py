@@ -191,6 +191,9 @@ def make_backend_spec(
                                           f"not {{backend:{quoted(backend)}}}")
         check_no_problem(kernel, problem)
         options["path"] = str(location.path)
+        # its name is the benchmark's own NAME, else the file's: the file name given here always
+        # won, so NAME was never used
+        options.pop("kernel")
         return BackendSpec("python", backend_options(options))
     if backend == "python":
         raise WorkbenchError(template=f"{quoted(kernel)} is a CUDA template; {{backend:python}} runs python benchmark files")
