@@ -84,6 +84,19 @@ def test_a_python_benchmarks_name_names_its_session_and_its_file_continues_it(cl
     assert len(show_json(out, "--trials", cli=cli)["trial_list"]) == 4
 
 
+@pytest.mark.parametrize("default, said", [
+    ('{"x": 1, "y": 1}', 'DEFAULT: config x=1, y=1 violates restriction "x > 1"'),
+    ('{"x": 2}', "DEFAULT: missing slot 'y'"),
+])
+def test_a_python_benchmarks_bad_default_is_named_as_such(cli, tmp_path: Path, default: str, said: str) -> None:
+    """The refusal read as a fault of SPACE ("missing slot 'y'"), not of DEFAULT."""
+    bench = tmp_path / "bd.py"
+    bench.write_text(f'SPACE = {{"x": [1, 2], "y": [1, 2]}}\nRESTRICTIONS = ["x > 1"]\nDEFAULT = {default}\n\n'
+                     'def measure(config):\n    return {"latency_ms": 1.0}\n')
+    result = cli("tune", str(bench), "--budget", "2", "--out", str(tmp_path / "s.json"))
+    assert result.returncode == 2 and f"python benchmark {bench}: {said}" in result.stderr, result.stderr
+
+
 @pytest.mark.parametrize(
     "args, expected",
     [

@@ -289,11 +289,14 @@ class PythonBackend(Backend):
         module = load_module(path)
         try:
             space = _space_of(module, path)
-            default = getattr(module, "DEFAULT", None)
-            default_config = space.config(default) if default else None
         except WorkbenchError as exc:  # the space's own checks name a slot, not the file it is in
             message = str(exc)
             raise WorkbenchError(message if path in message else f"python benchmark {path}: {message}") from None
+        default = getattr(module, "DEFAULT", None)
+        try:
+            default_config = space.config(default) if default else None
+        except WorkbenchError as exc:  # named, or "missing slot 'y'" read as a fault of SPACE
+            raise WorkbenchError(f"python benchmark {path}: DEFAULT: {exc}") from None
         if not callable(getattr(module, "measure", None)):
             raise WorkbenchError(f"python benchmark {path} must define measure(config) -> dict")
         with open(path, "rb") as handle:
