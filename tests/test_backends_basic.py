@@ -108,6 +108,19 @@ def test_python_zero_latency_is_a_failure_saying_why(tmp_path):
     assert backend.evaluate(Config({"i": 1}), EvalLimits()).status is Status.OK
 
 
+def test_sys_exit_in_measure_is_the_configs_failure_saying_so(tmp_path):
+    """``sys.exit(0)`` in measure() ended the worker: "crashed: worker exited with code 0"."""
+    bench = tmp_path / "exits.py"
+    bench.write_text('import sys\nSPACE = {"i": [0, 1]}\n\ndef measure(config):\n'
+                     '    if config["i"] == 0:\n        sys.exit(0)\n    return {"latency_ms": 0.5}\n')
+    backend = create_backend(_python(bench))
+    backend.prepare()
+    ended = backend.evaluate(Config({"i": 0}), EvalLimits())
+    assert ended.status is Status.RUNTIME_ERROR
+    assert ended.message == "measure() called sys.exit(0) instead of returning its metrics"
+    assert backend.evaluate(Config({"i": 1}), EvalLimits()).status is Status.OK
+
+
 def _recording(tmp_path: Path) -> tuple[Path, list[Trial]]:
     """A small recorded session of the faulty benchmark, with ok and failed trials."""
     spec = _python(FAULTY)

@@ -338,6 +338,9 @@ class PythonBackend(Backend):
             result = self._measure(dict(config))
         except MemoryError:
             raise  # the worker retires: its memory state cannot be trusted
+        except SystemExit as exc:  # sys.exit() in measure: the worker ended "with code 0", unexplained
+            return Measurement.failure(Status.RUNTIME_ERROR, f"measure() called sys.exit({exc.code!r}) instead of "
+                                                             "returning its metrics")
         except Exception as exc:  # noqa: BLE001 - the user's code failing is a recorded outcome
             import traceback
 
