@@ -97,6 +97,17 @@ def test_a_python_benchmarks_bad_default_is_named_as_such(cli, tmp_path: Path, d
     assert result.returncode == 2 and f"python benchmark {bench}: {said}" in result.stderr, result.stderr
 
 
+def test_failures_that_all_differ_are_not_summed_up_as_most_often_one(cli, tmp_path: Path) -> None:
+    """Three different errors were summed up as "most often runtime_error (1)"."""
+    bench = tmp_path / "fails.py"
+    bench.write_text('SPACE = {"x": [1, 2, 3]}\n\ndef measure(config):\n'
+                     '    raise ValueError(f"bad {config[\'x\']}")\n')
+    out = tmp_path / "s.json"
+    result = cli("tune", str(bench), "--strategy", "grid", "--budget", "3", "--quiet", "--out", str(out))
+    assert "3 different failures, the first runtime_error: ValueError: bad 1" in result.stdout, result.stdout
+    assert "most often" not in result.stdout
+
+
 @pytest.mark.parametrize(
     "args, expected",
     [

@@ -942,6 +942,8 @@ def _why_none(ranking: Any, trials: Sequence[Trial]) -> str:
     if not reasons:
         return why
     (status, message), count = max(reasons.items(), key=lambda item: item[1])
+    if count == 1 and len(reasons) > 1:  # every failure its own: "most often (1)" said nothing true
+        return f"{why}; {len(reasons)} different failures, the first {status}: {printable(message)}"
     return f"{why}; most often {status} ({count}): {printable(message)}"
 
 
