@@ -163,6 +163,13 @@ def test_a_template_with_an_emulation_has_its_simulated_outputs_compared(cli, tm
     (lambda s: s["cost"].__setitem__("flop", "2*n"), "cost.flop", '"flop"'),
     (lambda s: s["slots"][0].__setitem__("description", "x"), "slots[0].description", '"description"'),
     (lambda s: s.__setitem__("reference", {"kind": "python", "file": "ref.py", "fn": "f"}), "reference.fn", '"fn"'),
+    # a profile that cannot be computed at the default config, or out of its field's range, was
+    # clamped by the model or failed every simulated trial of that config with no field named
+    (lambda s: s["profile"].__setitem__("work_per_thread", "items / (block_size - 256)"), "profile.work_per_thread",
+     "items / (block_size - 256)"),
+    (lambda s: s["profile"].__setitem__("coalescing", "5"), "profile.coalescing", '"coalescing": "5"'),
+    (lambda s: s["profile"].__setitem__("coalescing", "0"), "profile.coalescing", '"coalescing": "0"'),
+    (lambda s: s["profile"].__setitem__("work_per_thread", "-3"), "profile.work_per_thread", '"-3"'),
     # a reference file is named with a leading _: any other .py of the folder is read as a spec
     (lambda s: s.__setitem__("reference", {"kind": "python", "file": "ref.py"}), "reference.file", '"ref.py"'),
     # an integer parameter without a min is a size (at least 1): a default of 0 loaded and never ran

@@ -53,6 +53,16 @@ USER_TEMPLATES = "templates"
 PROFILE_FIELDS = ("bytes_read", "bytes_written", "flops", "access_bytes", "coalescing", "work_per_thread",
                   "transcendentals", "atomics", "atomic_targets", "smem_accesses", "bank_conflict_ways",
                   "syncs_per_block", "serial_fraction", "l2_reuse", "read_only_path")
+#: Each profile field's range (low, high, as said); a field not listed is a count or amount, >= 0.
+PROFILE_RANGES: dict[str, tuple[float, float, str]] = {
+    "coalescing": (0.0, 1.0, "a share of each memory transaction used, above 0 and at most 1"),
+    "serial_fraction": (0.0, 1.0, "a share from 0 to 1"),
+    "l2_reuse": (0.0, 1.0, "a share from 0 to 1"),
+    "read_only_path": (0.0, 1.0, "0 or 1 (false or true)"),
+    "work_per_thread": (1.0, math.inf, "at least 1 (a thread's share of the work)"),
+    "access_bytes": (1.0, math.inf, "at least 1 byte"),
+    "bank_conflict_ways": (1.0, math.inf, "at least 1 (1: no conflict)"),
+}
 REFERENCE_KINDS = ("expression", "python", "none")
 #: The fields of each object inside a spec: a misspelt one (``rtoll``, ``smal``) was dropped without
 #: a word and its default taken (a tolerance of 1e-5, a small problem as large as the default).
@@ -340,6 +350,8 @@ class _Builder:
             if e is not None:
                 self.check_count(e, {"default": problem, "small": small}, f"cost.{key}", "a cost")
         profile = self.profile(arrays, both, problem, flops)
+        if defaults is not None:
+            self.check_profile({"default": {**problem, **defaults}, "small": {**small, **defaults}})
         reference = self.reference(args, problem)
         args, tolerance = self.tolerance(args)
         default = {s.name: s.default for s in slots if s.default is not None}
@@ -626,6 +638,7 @@ class _Builder:
         if unknown:
             raise self.fail("profile", f"unknown field {sorted(unknown)[0]!r} (known: {', '.join(PROFILE_FIELDS)})", sorted(unknown)[0])
         exprs = {key: self.expr(str(text), names, f"profile.{key}") for key, text in raw.items()}
+        self.profile_exprs = exprs
         reads = [a for a in arrays if a.kind in ("in", "inout")]
         writes = [a for a in arrays if a.kind in ("out", "inout")]
         item = np.dtype(arrays[0].dtype).itemsize if arrays else 4
@@ -642,6 +655,24 @@ class _Builder:
             return WorkProfile(**fields)
 
         return profile
+
+    def check_profile(self, envs: Mapping[str, Mapping[str, Any]]) -> None:
+        """Each profile expression at the default config (with the default and the small problem)
+        must compute, to a number in its field's range: one that failed there loaded and failed
+        every simulated trial of that config with no field named, and one out of range (a
+        coalescing of 5, -3 work per thread) was clamped by the model without a word."""
+        for key, e in getattr(self, "profile_exprs", {}).items():
+            low, high, rule = PROFILE_RANGES.get(key, (0.0, math.inf, "a number >= 0"))
+            for label, env in envs.items():
+                try:
+                    value = e.evaluate(env)
+                except (WorkbenchError, ArithmeticError, ValueError) as exc:
+                    raise self.fail(f"profile.{key}", f"{e.text!r} cannot be computed at the default config with the "
+                                                      f"{label} problem ({exc})", e.text) from None
+                number = float(value) if isinstance(value, (int, float)) else math.nan
+                if not (math.isfinite(number) and low <= number <= high and (key != "coalescing" or number > 0)):
+                    raise self.fail(f"profile.{key}", f"{e.text!r} is {value!r} at the default config with the {label} "
+                                                      f"problem; {key} must be {rule}", e.text)
 
     def reference(self, args: list[Arg], problem: Mapping[str, Any]) -> Callable[..., dict[str, np.ndarray]]:
         raw = self.get(self.spec, "reference", dict, "reference", {"kind": "none"})
