@@ -82,7 +82,7 @@ def test_a_whole_default_of_a_slot_with_fractional_values_is_that_value(values, 
     the slot's values", the very list it is in."""
     spec = json.loads(json.dumps(SPEC))
     spec["slots"].append({"name": "scale", "values": values, "group": "compute", "default": default})
-    template = template_from_spec(spec, SOURCE)
+    template = template_from_spec(spec, SOURCE.replace("a * x[i]", "(a * SCALE) * x[i]"))
     assert template.default["scale"] == taken and type(template.default["scale"]) is float
 
 def test_a_launch_that_is_fractional_at_another_size_is_refused_never_rounded_down(cli, tmp_path):
@@ -1035,3 +1035,17 @@ def test_check_kernels_computes_the_reference_a_run_would(tmp_path, cli, express
     (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec, indent=2))
     result = cli("check-kernels", "--kernel-dir", str(tmp_path), "--kernel", "saxpy")
     assert result.returncode != 0 and said in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+def test_a_slot_that_reaches_nothing_is_refused_and_one_the_launch_reads_is_not():
+    """``#if VCE == 2`` for a slot ``vec``: the unknown macro reads as 0, the space doubled with
+    configs that all ran the same code, and a run recommended vec=2 as if it mattered."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["slots"].append({"name": "vec", "values": [1, 2], "group": "memory", "default": 1})
+    typo = SOURCE.replace("{\n", "{\n#if VCE == 2\n#endif\n", 1)
+    with pytest.raises(SpecError, match=r"^slots\[2\]\.name: slot 'vec' reaches nothing: VEC appears nowhere") as caught:
+        template_from_spec(spec, typo)
+    assert caught.value.field == "slots[2].name"
+    template_from_spec(spec, typo.replace("VCE", "VEC"))  # read by the source
+    spec["grid"] = ["(n + block_size * items - 1) // (block_size * items) * vec", "1", "1"]
+    template_from_spec(spec, SOURCE)  # read by the launch alone (grid blocks per row, say)

@@ -357,7 +357,7 @@ class _Builder:
         default = {s.name: s.default for s in slots if s.default is not None}
         compile_options = self.compile_options()
         try:
-            return KernelTemplate(
+            template = KernelTemplate(
                 name=name, title=str(spec.get("title") or name), description=str(spec.get("description") or ""),
                 source=self.source, entry=entry, slots=tuple(slots), restrictions=tuple(restrictions),
                 args=tuple(args),
@@ -374,6 +374,8 @@ class _Builder:
         except TemplateError as exc:
             message = str(exc).split(": ", 1)[-1]
             raise self.fail("", message, _needle_of(message)) from None
+        self.check_slots_used(slots)  # after the template's own checks of each slot's macro
+        return template
 
     def slots(self) -> list[Slot]:
         raw = self.get(self.spec, "slots", list, "slots", [])
@@ -655,6 +657,24 @@ class _Builder:
             return WorkProfile(**fields)
 
         return profile
+
+    def check_slots_used(self, slots: Sequence[Slot]) -> None:
+        """Every slot must reach the kernel: its macro in the source (``BLOCK_SIZE``, or a text
+        slot's ``STRATEGY_...``) or its name in the launch geometry or the work profile. A slot the
+        source never reads (``#if VCE == 2`` for a slot ``vec``: the preprocessor takes the unknown
+        macro as 0) multiplied the space by configs that all ran the same code, and a run
+        recommended a value of it as if it mattered."""
+        from workbench.core.domain.macros import strip_comments
+
+        code = strip_comments(self.source)
+        geometry = json.dumps([self.spec.get(key) for key in ("grid", "block", "dynamic_smem", "profile")])
+        for i, slot in enumerate(slots):
+            macro = slot.name.upper()
+            if re.search(rf"\b{re.escape(macro)}(?:_\w+)?\b", code) or re.search(rf"\b{re.escape(slot.name)}\b", geometry):
+                continue
+            raise self.fail(f"slots[{i}].name", f"slot {slot.name!r} reaches nothing: {macro} appears nowhere in the "
+                                                f"source, nor {slot.name} in grid, block, dynamic_smem or profile (a "
+                                                "misspelt macro reads as 0); use it or remove the slot", slot.name)
 
     def check_profile(self, envs: Mapping[str, Mapping[str, Any]]) -> None:
         """Each profile expression at the default config (with the default and the small problem)
