@@ -908,6 +908,11 @@ def test_a_source_that_cannot_compile_stops_the_run_after_a_few_configs(cli, tmp
                "--out", out)
     assert done.returncode == 1, done.stderr
     assert "the template's default config and" in done.stderr and "all failed to compile with the same error" in done.stderr
+    assert done.stderr.rstrip().endswith("fix the source and run again")
+    bogus = save_template_folder(tmp_path / "bogus", dict(spec, compile_options=["-bogus-flag"]), SOURCE).parent
+    said = cli("tune", "saxpy", "--kernel-dir", bogus, "--backend", "sim", "--executor", "inline", "--budget", "20",
+               "--out", tmp_path / "o.json")
+    assert said.returncode == 1 and said.stderr.rstrip().endswith("fix the template's compile options and run again")
     shown = json.loads(cli("show", out, "--json").stdout)
     assert list(shown["by_status"]) == ["compile_error"] and BROKEN_SOURCE_AFTER <= shown["trials"] < 20
     no_default = json.loads(json.dumps(spec))

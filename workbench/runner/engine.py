@@ -494,8 +494,11 @@ class Engine:
             if len(slot.values) > 1 and len({repr(t.config.get(slot.name)) for t in trials}) < 2:
                 return None  # every failure shares this slot's value: the value may be the cause
         self._broken_checked = True
+        message = messages.pop()
+        # an option NVRTC does not know fails every config alike: the source is not what to fix then
+        what = "the template's compile options" if "option" in message.lower() else "the source"
         return (f"the template's default config and {len(trials) - 1} other configs all failed to compile with the "
-                f"same error ({messages.pop()}): fix the source and run again")
+                f"same error ({message}): fix {what} and run again")
 
     def _keep_replaced_output(self) -> Path | None:
         """The lock on the output keeps other runs of this program away, not a copy or an editor:
