@@ -218,9 +218,14 @@ def test_the_importance_share_axis_title_stays_whole_in_a_narrow_plot(window, qt
     window.zoom.presentation_action.setChecked(True)
     view = window.importance
     window.bottom_tabs.setCurrentWidget(view)
-    view.bar_plot.setFixedWidth(170)  # as narrow as a sweep's per-value plot beside it left it
-    _settle(qtbot, window)
+    # the result in (its slot names widen the left axis), then the plot's view made about 130 px
+    # wide, as narrow as a sweep's per-value plot beside it left it
+    qtbot.waitUntil(lambda: not view.computing, timeout=30_000)
     plot = view.bar_plot.getPlotItem()
+    _settle(qtbot, window)
+    view.bar_plot.setFixedWidth(int(view.bar_plot.width() - plot.getViewBox().width()) + 130)
+    qtbot.waitUntil(lambda: 110 < plot.getViewBox().width() < 150, timeout=10_000)
+    _settle(qtbot, window)
     axis = plot.getAxis("bottom")
     lines = axis.labelText.split("<br>")
     metrics = QFontMetricsF(axis.label.font())
