@@ -208,29 +208,35 @@ def test_left_titles_stay_whole_in_presentation_mode_at_1440x900(window, qtbot, 
     assert axis.labelText == whole  # room again: one line
 
 
-def test_the_importance_share_axis_title_stays_whole_in_a_narrow_plot(window, qtbot, reduce_run) -> None:
+def test_a_bottom_title_wider_than_its_plot_wraps_and_the_share_axis_uses_it(qtbot, window) -> None:
     """Beside the per-value plot in presentation mode at 1440x900 the share axis read "share of
-    importanc": a bottom title wraps as a left one does."""
-    from PySide6.QtGui import QFontMetricsF
+    importanc": a bottom title wraps as a left one does, and unwraps when there is room again."""
+    import pyqtgraph as pg
+    from PySide6.QtGui import QFont, QFontMetricsF
 
-    window.open_session(reduce_run)
-    window.resize(1440, 900)
-    window.zoom.presentation_action.setChecked(True)
-    view = window.importance
-    window.bottom_tabs.setCurrentWidget(view)
-    # the result in (its slot names widen the left axis), then the plot's view made about 130 px
-    # wide, as narrow as a sweep's per-value plot beside it left it
-    qtbot.waitUntil(lambda: not view.computing, timeout=30_000)
-    plot = view.bar_plot.getPlotItem()
-    _settle(qtbot, window)
-    view.bar_plot.setFixedWidth(int(view.bar_plot.width() - plot.getViewBox().width()) + 130)
-    qtbot.waitUntil(lambda: 110 < plot.getViewBox().width() < 150, timeout=10_000)
-    _settle(qtbot, window)
+    from workbench.gui.plot_axes import set_bottom_title, set_plot_font
+
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    plot = widget.getPlotItem()
+    font = QFont(widget.font())
+    font.setPointSizeF(font.pointSizeF() * 1.5)  # presentation mode's zoom
+    set_plot_font(plot, font)
+    set_bottom_title(plot, "share of importance")
     axis = plot.getAxis("bottom")
-    lines = axis.labelText.split("<br>")
     metrics = QFontMetricsF(axis.label.font())
+    whole = metrics.horizontalAdvance("share of importance")
+    widget.resize(int(whole * 0.8) + 60, 300)
+    widget.show()
+    qtbot.waitUntil(lambda: 0 < plot.getViewBox().width() < whole, timeout=10_000)
+    qtbot.waitUntil(lambda: "<br>" in axis.labelText, timeout=10_000)
+    lines = axis.labelText.split("<br>")
     assert " ".join(lines) == "share of importance"
-    assert all(metrics.horizontalAdvance(line) <= plot.getViewBox().width() for line in lines), (lines, plot.getViewBox().width())
+    assert all(metrics.horizontalAdvance(line) <= plot.getViewBox().width() for line in lines)
+    widget.resize(int(whole * 2) + 60, 300)
+    qtbot.waitUntil(lambda: axis.labelText == "share of importance", timeout=10_000)  # room again: one line
+    window.bottom_tabs.setCurrentWidget(window.importance)  # the share axis is titled this way
+    assert window.importance.bar_plot.getPlotItem().getAxis("bottom").whole_title == "share of importance"
 
 
 def test_compare_labels_a_latency_range_under_a_decade_in_plain_ms(window, qtbot, reduce_run) -> None:
