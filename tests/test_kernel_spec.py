@@ -1054,3 +1054,20 @@ def test_a_slot_that_reaches_nothing_is_refused_and_one_the_launch_reads_is_not(
     template_from_spec(spec, typo.replace("VCE", "VEC"))  # read by the source
     spec["grid"] = ["(n + block_size * items - 1) // (block_size * items) * vec", "1", "1"]
     template_from_spec(spec, SOURCE)  # read by the launch alone (grid blocks per row, say)
+
+
+def test_check_kernels_does_not_run_a_reference_file(tmp_path, cli):
+    """A reference in a Python file the author chose runs only in a run's worker: check-kernels
+    imported it in its own process, where a sys.exit(0) in it ended the check with exit 0 and no
+    output (a CI gate passed)."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["reference"] = {"kind": "python", "file": "_saxpy_reference.py"}
+    marker = tmp_path / "ran"
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec, indent=2))
+    (tmp_path / "_saxpy_reference.py").write_text(
+        f"import pathlib, sys\npathlib.Path({str(marker)!r}).write_text('x')\n\n"
+        "def reference(inputs, problem):\n    sys.exit(0)\n")
+    result = cli("check-kernels", "--kernel-dir", str(tmp_path), "--kernel", "saxpy")
+    assert result.returncode == 0 and re.search(r"^saxpy .* ok$", result.stdout, re.M), result.stdout + result.stderr
+    assert not marker.exists()

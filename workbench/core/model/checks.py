@@ -7,6 +7,7 @@ under a minute (NVRTC from pip, with the compile cache making reruns near-instan
 
 from __future__ import annotations
 
+import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -15,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, TextIO
 import numpy as np
 
 from workbench.core.model.compiler import CompileResult, compile_cuda
+from workbench.core.model.kernel_draft import MAX_CHECKED_BYTES
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.space import Config
 from workbench.core.domain.templates import KernelTemplate
@@ -207,13 +209,20 @@ def _reference_problem(template: KernelTemplate) -> str | None:
     gives an output of another shape, or values that are not finite, which no kernel's output
     could match), or None. A run computes it before its first trial, so a template that passed
     this check was refused at the start of every run, or failed every trial's verification."""
-    if not template.has_reference:
-        return None
+    if not template.has_reference or template.reference_runs_a_file:
+        return None  # a reference in a Python file the author chose runs only in a run's worker
     problem = dict(template.small_problem)
+    size = sum(math.prod(arg.shape(problem)) for arg in template.args if arg.shape is not None)
+    if size * 8 > MAX_CHECKED_BYTES:  # computed in float64 in this process: left to the run
+        return None
     try:
         expected = template.reference(template.make_inputs(problem, np.random.default_rng(0)), problem)
     except WorkbenchError as exc:
         return f"the reference on the small problem: {exc}"
+    except MemoryError:
+        return None
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a Python spec's own reference code failing
+        return f"the reference on the small problem raised {type(exc).__name__}: {exc}"
     for name, values in expected.items():
         array = np.asarray(values, dtype=np.float64)
         if not np.isfinite(array).all():
