@@ -170,6 +170,7 @@ def test_a_template_with_an_emulation_has_its_simulated_outputs_compared(cli, tm
     (lambda s: s["profile"].__setitem__("coalescing", "5"), "profile.coalescing", '"coalescing": "5"'),
     (lambda s: s["profile"].__setitem__("coalescing", "0"), "profile.coalescing", '"coalescing": "0"'),
     (lambda s: s["profile"].__setitem__("work_per_thread", "-3"), "profile.work_per_thread", '"-3"'),
+    (lambda s: s["profile"].__setitem__("work_per_thread", "0"), "profile.work_per_thread", '"0"'),
     # a reference file is named with a leading _: any other .py of the folder is read as a spec
     (lambda s: s.__setitem__("reference", {"kind": "python", "file": "ref.py"}), "reference.file", '"ref.py"'),
     # an integer parameter without a min is a size (at least 1): a default of 0 loaded and never ran
@@ -1052,6 +1053,10 @@ def test_a_slot_that_reaches_nothing_is_refused_and_one_the_launch_reads_is_not(
         template_from_spec(spec, typo)
     assert caught.value.field == "slots[2].name"
     template_from_spec(spec, typo.replace("VCE", "VEC"))  # read by the source
+    # read by a header of the template's own: the source alone does not tell, so it is not refused
+    template_from_spec(spec, '#include "body.cuh"\n' + typo)
+    with pytest.raises(SpecError, match="reaches nothing"):  # a system header reads no slot
+        template_from_spec(spec, "#include <cuda_fp16.h>\n" + typo)
     spec["grid"] = ["(n + block_size * items - 1) // (block_size * items) * vec", "1", "1"]
     template_from_spec(spec, SOURCE)  # read by the launch alone (grid blocks per row, say)
 
@@ -1071,3 +1076,26 @@ def test_check_kernels_does_not_run_a_reference_file(tmp_path, cli):
     result = cli("check-kernels", "--kernel-dir", str(tmp_path), "--kernel", "saxpy")
     assert result.returncode == 0 and re.search(r"^saxpy .* ok$", result.stdout, re.M), result.stdout + result.stderr
     assert not marker.exists()
+
+
+def test_a_large_default_without_a_small_value_loads_and_the_simulator_refuses_it(tmp_path, cli):
+    """A GPU-sized default problem with no "small" value is an ordinary spec for a CUDA run, which
+    never builds the small problem: the loader took it for a small problem of 384 MiB and refused
+    it. The simulator, which would build it, refuses it when it starts."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["problem"]["n"] = {"default": 33554432, "doc": "elements"}
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec, indent=2))
+    assert load_declarative(tmp_path / f"saxpy{SPEC_SUFFIX}").problem["n"] == 33554432
+    result = cli("tune", "saxpy", "--kernel-dir", str(tmp_path), "--backend", "sim", "--resources", "estimated",
+                 "--executor", "inline", "--budget", "2", "--out", str(tmp_path / "s.json"))
+    assert result.returncode != 0 and "the small problem's buffers take 384 MiB" in result.stderr
+    assert 'give the problem parameters "small" values' in result.stderr
+
+
+def test_a_fractional_average_work_per_thread_loads():
+    """An average such as n / threads is below 1 at a small problem (0.94 at n=4099): refused as
+    "at least 1", though the model counts a thread's work as at least 1 anyway."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["profile"]["work_per_thread"] = "n / (block_size * items * 65536)"
+    template_from_spec(spec, SOURCE)

@@ -37,6 +37,7 @@ from workbench.backends.templated import load_template_for, template_target
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.model.compiler import cached_compile, compile_cuda, max_threads  # NVRTC itself loads at the first compile
 from workbench.core.errors import WorkbenchError
+from workbench.core.domain.kernel_spec import MAX_SMALL_PROBLEM_BYTES
 from workbench.core.model.gpus import GpuSpec, load_gpu
 from workbench.core.domain.measurement import Measurement, Status
 from workbench.core.domain.records import SIM_COMPILE_MODES, is_arch_name
@@ -184,6 +185,13 @@ class SimBackend(Backend):
         self.bytes_moved = float(self.template.bytes_moved(self.problem))
         self.flops = float(self.template.flops(self.problem))
         self.small = dict(self.template.small_problem or self.problem)
+        small_bytes = sum(np.dtype(arg.dtype).itemsize * math.prod(arg.shape(self.small))
+                          for arg in self.template.args if arg.shape is not None)
+        if small_bytes > MAX_SMALL_PROBLEM_BYTES:  # made here, in this process, and emulated per config
+            raise WorkbenchError(
+                f"{self.template.name}: the small problem's buffers take {small_bytes / 2**20:,.0f} MiB; the simulator "
+                f"makes them and emulates every config on them, at most {MAX_SMALL_PROBLEM_BYTES // 2**20} MiB: give "
+                "the problem parameters \"small\" values (a GPU run measures the full problem)")
         rng = np.random.default_rng(self.seed)
         self.small_inputs: dict[str, Any] = self.template.make_inputs(self.small, rng)
         self.adopted: AdoptedReference | None = None

@@ -15,6 +15,7 @@ import logging
 import math
 import os
 import queue
+import re
 import threading
 import time
 from pathlib import Path
@@ -46,6 +47,8 @@ REFINE_AFTER = ("budget", "exhausted", "plateau")
 #: that cannot compile, whatever the config: a syntax error spent a whole budget on compiles that all
 #: said the same line, and the run ended as if it had searched.
 BROKEN_SOURCE_AFTER = 8
+#: NVRTC's words for an option it does not take (as its log and its error code say them).
+_OPTION_ERROR = re.compile(r"unrecognized option|invalid option|NVRTC_ERROR_INVALID_OPTION", re.IGNORECASE)
 #: The backends that compile the source they are given (a recording's failed compiles are facts of
 #: another run, and a python benchmark compiles nothing of ours).
 COMPILING_BACKENDS = ("sim", "cuda")
@@ -496,7 +499,7 @@ class Engine:
         self._broken_checked = True
         message = messages.pop()
         # an option NVRTC does not know fails every config alike: the source is not what to fix then
-        what = "the template's compile options" if "option" in message.lower() else "the source"
+        what = "the template's compile options" if _OPTION_ERROR.search(message) else "the source"
         return (f"the template's default config and {len(trials) - 1} other configs all failed to compile with the "
                 f"same error ({message}): fix {what} and run again")
 

@@ -53,16 +53,22 @@ USER_TEMPLATES = "templates"
 PROFILE_FIELDS = ("bytes_read", "bytes_written", "flops", "access_bytes", "coalescing", "work_per_thread",
                   "transcendentals", "atomics", "atomic_targets", "smem_accesses", "bank_conflict_ways",
                   "syncs_per_block", "serial_fraction", "l2_reuse", "read_only_path")
+#: Headers of CUDA and C that read no slot's macro: a source including only these is all the code.
+_SYSTEM_HEADERS = frozenset({"cuda_runtime.h", "cuda_fp16.h", "cuda_bf16.h", "math.h", "cmath", "stdint.h",
+                             "cstdint", "float.h", "cfloat", "limits.h", "climits", "cuda/std/cstdint"})
+
 #: Each profile field's range (low, high, as said); a field not listed is a count or amount, >= 0.
 PROFILE_RANGES: dict[str, tuple[float, float, str]] = {
     "coalescing": (0.0, 1.0, "a share of each memory transaction used, above 0 and at most 1"),
     "serial_fraction": (0.0, 1.0, "a share from 0 to 1"),
     "l2_reuse": (0.0, 1.0, "a share from 0 to 1"),
     "read_only_path": (0.0, 1.0, "0 or 1 (false or true)"),
-    "work_per_thread": (1.0, math.inf, "at least 1 (a thread's share of the work)"),
-    "access_bytes": (1.0, math.inf, "at least 1 byte"),
-    "bank_conflict_ways": (1.0, math.inf, "at least 1 (1: no conflict)"),
+    "work_per_thread": (0.0, math.inf, "above 0 (a thread's share of the work; the model counts at least 1)"),
+    "access_bytes": (0.0, math.inf, "above 0 bytes"),
+    "bank_conflict_ways": (0.0, math.inf, "above 0 (1: no conflict)"),
 }
+#: Profile fields whose range excludes its low end: a share or a count of 0 means nothing there.
+PROFILE_POSITIVE = frozenset({"coalescing", "work_per_thread", "access_bytes", "bank_conflict_ways"})
 REFERENCE_KINDS = ("expression", "python", "none")
 #: The fields of each object inside a spec: a misspelt one (``rtoll``, ``smal``) was dropped without
 #: a word and its default taken (a tolerance of 1e-5, a small problem as large as the default).
@@ -593,7 +599,11 @@ class _Builder:
             args.append(Arg(name, kind, dtype, shape=_shape_over_problem(tuple(dims)),
                             reset=str(entry.get("reset") or ("poison" if kind != "inout" else "input"))))
             small_bytes += np.dtype(dtype).itemsize * math.prod(int(e.evaluate(small)) for e in dims)
-        if small_bytes > MAX_SMALL_PROBLEM_BYTES:
+        # (a spec that makes no problem parameter smaller runs its default problem there too; a
+        # GPU run never builds it, so such a spec loads and the simulator refuses it when it starts)
+        given_small = any(isinstance(e, Mapping) and "small" in e and e["small"] != e.get("default")
+                          for e in self.get(self.spec, "problem", dict, "problem", {}).values())
+        if given_small and small_bytes > MAX_SMALL_PROBLEM_BYTES:
             raise self.fail("problem", f"the small problem's buffers take {small_bytes / 2**20:,.0f} MiB; the simulator "
                                        "makes them, runs the reference on them and emulates every config on them, in "
                                        f"this process: at most {MAX_SMALL_PROBLEM_BYTES // 2**20} MiB (lower the "
@@ -667,6 +677,11 @@ class _Builder:
         from workbench.core.domain.macros import strip_comments
 
         code = strip_comments(self.source)
+        options = self.spec.get("compile_options")
+        if re.search(r'^\s*#\s*include\s*[<"]', code, re.M) and not all(
+                name in _SYSTEM_HEADERS for name in re.findall(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', code, re.M)) \
+                or (isinstance(options, list) and any(str(o).startswith("-include") for o in options)):
+            return  # a header of its own may read the macro: the source alone does not tell
         geometry = json.dumps([self.spec.get(key) for key in ("grid", "block", "dynamic_smem", "profile")])
         for i, slot in enumerate(slots):
             macro = slot.name.upper()
@@ -690,7 +705,7 @@ class _Builder:
                     raise self.fail(f"profile.{key}", f"{e.text!r} cannot be computed at the default config with the "
                                                       f"{label} problem ({exc})", e.text) from None
                 number = float(value) if isinstance(value, (int, float)) else math.nan
-                if not (math.isfinite(number) and low <= number <= high and (key != "coalescing" or number > 0)):
+                if not (math.isfinite(number) and low <= number <= high and (key not in PROFILE_POSITIVE or number > low)):
                     raise self.fail(f"profile.{key}", f"{e.text!r} is {value!r} at the default config with the {label} "
                                                       f"problem; {key} must be {rule}", e.text)
 

@@ -78,7 +78,9 @@ def check_session_name(path: Path, flag: str = "--out") -> None:
     template folder, a session named ``run.py`` or ``k.cu`` is taken for a template's code by every
     later run of that folder (a spec that does not load), and an existing source is the code a run
     reads (``--force`` moved it to ``.bak`` and the run then failed to read it). Nor, for a new
-    file, a compressed file's name: a session is plain JSON."""
+    file, a compressed file's name: a session is plain JSON; nor a name that leaves no room for
+    the journal and lock kept beside a session (:func:`check_name_fits`)."""
+    check_name_fits(Path(path), flag)
     suffix = next((s for s in CODE_SUFFIXES if Path(path).name.endswith(s)), None)
     if suffix is not None:
         raise WorkbenchError(f"{flag} {path}: a name ending in {suffix} is code's (a kernel source, a header, a "
@@ -119,10 +121,8 @@ def check_name_fits(path: Path, flag: str = "--out") -> None:
 
 def check_regular_or_absent(path: Path, flag: str = "--out") -> bool:
     """True when ``path`` exists as a regular file, False when absent; an error for anything else,
-    for the names of a session's journal and lock (:func:`check_not_sidecar`), and for a name that
-    leaves no room for those (:func:`check_name_fits`)."""
+    and for the names of a session's journal and lock (:func:`check_not_sidecar`)."""
     check_not_sidecar(Path(path), flag)
-    check_name_fits(Path(path), flag)
     try:
         info = os.lstat(path)
     except FileNotFoundError:
