@@ -157,6 +157,10 @@ def test_a_template_with_an_emulation_has_its_simulated_outputs_compared(cli, tm
     (lambda s: s["problem"]["n"].update({"min": 10, "max": 1}), "problem.n.max", '"n"'),
     (lambda s: s["problem"]["n"].update({"min": 1, "max": 100}), "problem.n.default", '"n"'),
     (lambda s: s["problem"]["n"].update({"min": "one"}), "problem.n.min", '"n"'),
+    # two dimensions in one string were read as a tuple: "tuples are only allowed after 'in'"
+    (lambda s: s["args"][0].__setitem__("shape", ["n, 1"]), "args[0].shape", '"n, 1"'),
+    # a slot declared twice was refused by the space, without the line
+    (lambda s: s["slots"].append(dict(s["slots"][0])), "slots[2].name", '"block_size"'),
     # a misspelt field inside an object was dropped and its default taken without a word
     (lambda s: s["args"][1].__setitem__("rtoll", 1e-3), "args[1].rtoll", '"rtoll"'),
     (lambda s: s["problem"]["n"].__setitem__("smal", 10), "problem.n.smal", '"smal"'),

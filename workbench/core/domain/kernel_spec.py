@@ -385,13 +385,15 @@ class _Builder:
 
     def slots(self) -> list[Slot]:
         raw = self.get(self.spec, "slots", list, "slots", [])
-        slots = []
+        slots: list[Slot] = []
         for i, entry in enumerate(raw):
             field = f"slots[{i}]"
             if not isinstance(entry, Mapping):
                 raise self.fail(field, "must be an object with name and values", entry)
             self.known(entry, SLOT_FIELDS, field, "a slot")
             name = self.get(entry, "name", str, f"{field}.name")
+            if name in (s.name for s in slots):  # said at its line, not by the space without one
+                raise self.fail(f"{field}.name", f"slot {name!r} is declared twice", name)
             values = self.get(entry, "values", list, f"slots[{i}].values")
             if len(values) > MAX_TEMPLATE_SLOT_VALUES:  # refused before a million values are checked one by one
                 raise self.fail(f"{field}.values", f"has {len(values):,} values; a template slot may have at most "
@@ -592,6 +594,11 @@ class _Builder:
                 shape = [shape]
             if not isinstance(shape, list) or not shape:
                 raise self.fail(f"{field}.shape", "must be a list of expressions, e.g. [\"n\"]", name)
+            for text in shape:  # "rows, cols" as one string read as a tuple: "tuples are only allowed after 'in'"
+                parts = split_expressions(str(text))
+                if len(parts) > 1:
+                    raise self.fail(f"{field}.shape", "one expression per dimension: write "
+                                    f"{json.dumps(parts)}, not {json.dumps([str(text)])}", str(text))
             dims = [self.expr(str(s), params, f"{field}.shape") for s in shape]
             for e in dims:
                 self.check_count(e, {"default": problem, "small": small}, f"{field}.shape", "a dimension")
