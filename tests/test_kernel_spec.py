@@ -1032,11 +1032,11 @@ def test_a_declarative_spec_takes_a_scratch_argument_as_the_docs_say(tmp_path):
     np.testing.assert_allclose(outputs["out"], expected["out"], rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("expression, said", [
-    ("x[1:]", "the reference on the small problem: "),
-    ("x / 0", "values of output 'out' that are not finite"),
+@pytest.mark.parametrize("expression, said, run_said", [
+    ("x[1:]", "the reference on the small problem: ", "gives shape (4098,), but output 'out' has shape (4099,)"),
+    ("x / 0", "values of output 'out' that are not finite", "values of output 'out' that are not finite"),
 ])
-def test_check_kernels_computes_the_reference_a_run_would(tmp_path, cli, expression, said):
+def test_check_kernels_computes_the_reference_a_run_would(tmp_path, cli, expression, said, run_said):
     """A reference of the wrong shape passed check-kernels ("ok") and stopped every tune at its
     start; one of infinities passed too, and on a GPU every config would have failed verification."""
     spec = json.loads(json.dumps(SPEC))
@@ -1045,6 +1045,9 @@ def test_check_kernels_computes_the_reference_a_run_would(tmp_path, cli, express
     (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec, indent=2))
     result = cli("check-kernels", "--kernel-dir", str(tmp_path), "--kernel", "saxpy")
     assert result.returncode != 0 and said in result.stdout + result.stderr, result.stdout + result.stderr
+    run = cli("tune", "saxpy", "--kernel-dir", str(tmp_path), "--backend", "sim", "--resources", "estimated",
+              "--executor", "inline", "--budget", "2", "--out", str(tmp_path / "s.json"))
+    assert run.returncode != 0 and run_said in run.stderr, run.stderr  # and a run says why before measuring
 
 
 def test_a_slot_that_reaches_nothing_is_refused_and_one_the_launch_reads_is_not():

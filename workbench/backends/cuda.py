@@ -53,7 +53,7 @@ from workbench.core.domain.measurement import Measurement, Status
 from workbench.core.model.perfmodel import launch_check, occupancy
 from workbench.core.model.quality import quality_from_error
 from workbench.core.domain.space import Config
-from workbench.core.domain.templates import reset_buffers
+from workbench.core.domain.templates import non_finite_reference, reset_buffers
 from workbench.core.model.verify import AdoptedReference, Verdict, adopt_reference, reference_details, verify_outputs
 
 EARLY_ABORT_FACTOR = 1.5
@@ -167,8 +167,11 @@ class CudaBackend(Backend):
         rng = np.random.default_rng(int(self.spec.options.get("seed", 0)))
         self.host_inputs = self.template.make_inputs(self.problem, rng)
         # The reference lives on the device, so a candidate's verification never copies outputs back.
-        self.expected = {name: cp.asarray(np.asarray(ref, dtype=np.float64))
-                         for name, ref in self.template.reference(self.host_inputs, self.problem).items()}
+        reference = self.template.reference(self.host_inputs, self.problem)
+        unmatchable = non_finite_reference(reference, "the problem measured")
+        if unmatchable is not None:  # every config would fail its verification: said once, before any runs
+            raise WorkbenchError(f"{self.template.name}: {unmatchable}")
+        self.expected = {name: cp.asarray(np.asarray(ref, dtype=np.float64)) for name, ref in reference.items()}
         self.resets = self.template.output_resets()
         self._allocate()
         self.adopted: AdoptedReference | None = None

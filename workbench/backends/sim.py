@@ -46,7 +46,7 @@ from workbench.core.model.quality import EMULATION, ROUNDED_REFERENCE, quality_o
 from workbench.core.model.resource_table import TemplateFigures, figures_for, nearest_figures
 from workbench.core.domain.space import Config
 from workbench.core.model.footprint import device_memory_mb, onchip_figures
-from workbench.core.domain.templates import KernelTemplate, WorkProfile
+from workbench.core.domain.templates import KernelTemplate, WorkProfile, non_finite_reference
 from workbench.core.model.verify import AdoptedReference, adopt_reference, reference_details
 
 DEFAULT_GPU = "H200"
@@ -198,6 +198,9 @@ class SimBackend(Backend):
         self.small_expected: dict[str, np.ndarray] = {}
         if self.spec.options.get("run_reference_file", True) or not self.template.reference_runs_a_file:
             self.small_expected = self.template.reference(self.small_inputs, self.small)
+            unmatchable = non_finite_reference(self.small_expected, "the small problem")
+            if unmatchable is not None:  # on a GPU every config would fail its verification
+                raise WorkbenchError(f"{self.template.name}: {unmatchable}")
         if not self.template.has_reference and self.template.emulate is not None:
             # Outputs are checked through the emulation: the first valid config's stand in for the reference.
             self.adopted = adopt_reference(np, self.template.reference_candidates(self.problem), self._emulate)

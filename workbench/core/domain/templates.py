@@ -81,6 +81,19 @@ class Arg:
     tolerance: tuple[float, float] | None = None
 
 
+def non_finite_reference(expected: Mapping[str, Any], where: str) -> str | None:
+    """Why a reference's outputs (``expected``, computed on the problem ``where`` names) cannot be
+    checked against: values that are not finite (NaN or infinite), which no kernel's output can
+    match, so every config would fail its verification. None when every value is finite."""
+    for name, values in expected.items():
+        array = np.asarray(values, dtype=np.float64)
+        bad = int(array.size - np.count_nonzero(np.isfinite(array)))
+        if bad:
+            return (f"the reference gives {bad} values of output {name!r} that are not finite (NaN or infinite) on "
+                    f"{where}; no kernel's output can match them")
+    return None
+
+
 def no_reference(inputs: Mapping[str, Any], problem: Problem) -> dict[str, np.ndarray]:
     """The reference of a template that has none: nothing to compare with up front.
 

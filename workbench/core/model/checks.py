@@ -19,7 +19,7 @@ from workbench.core.model.compiler import CompileResult, compile_cuda
 from workbench.core.model.kernel_draft import MAX_CHECKED_BYTES
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.space import Config
-from workbench.core.domain.templates import KernelTemplate
+from workbench.core.domain.templates import KernelTemplate, non_finite_reference
 
 #: Configs sampled per template besides the default: enough to catch a broken slot combination,
 #: few enough that ten templates compile in CI in well under a minute on two cores.
@@ -223,13 +223,7 @@ def _reference_problem(template: KernelTemplate) -> str | None:
         return None
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - a Python spec's own reference code failing
         return f"the reference on the small problem raised {type(exc).__name__}: {exc}"
-    for name, values in expected.items():
-        array = np.asarray(values, dtype=np.float64)
-        if not np.isfinite(array).all():
-            bad = int(np.size(array) - np.count_nonzero(np.isfinite(array)))
-            return (f"the reference gives {bad} values of output {name!r} that are not finite (NaN or infinite) on "
-                    "the small problem; no kernel's output can match them")
-    return None
+    return non_finite_reference(expected, "the small problem")
 
 
 def format_check_table(results: Iterable[CheckResult]) -> str:
