@@ -334,6 +334,14 @@ def test_export_workbench_session_maps_statuses(tmp_path: Path) -> None:
     assert cache["128,atomic"]["time"] == "RuntimeFailedConfig"
     back = import_kt_cache(tmp_path / "kt.json")
     assert [t.status for t in back.trials] == [Status.OK, Status.OK, Status.RUNTIME_ERROR]
+    # a simulated session's figures stay labelled as a model's, and its other metrics come back
+    # (only time, GFLOP/s and GB/s were written: memory, registers, quality were lost on the trip)
+    assert data["workbench_simulated"] is True and back.device["simulated"] is True
+    assert back.trials[0].metric("memory_mb") == 8.0
+    session.device = {"name": "A100", "simulated": False}
+    export_kt_cache(session, tmp_path / "measured.json")
+    assert "workbench_simulated" not in json.loads((tmp_path / "measured.json").read_text())
+    assert import_kt_cache(tmp_path / "measured.json").device["simulated"] is False
 
 
 def test_export_csv(tmp_path: Path) -> None:

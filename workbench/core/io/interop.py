@@ -138,6 +138,10 @@ def guess_group(name: str) -> str:
 # ------------------------------------------------------------------------------------------------
 
 
+#: Top-level field of a cache this workbench wrote from a simulated session (Kernel Tuner ignores
+#: fields it does not know): its timings are a model's, and an import says so again.
+SIMULATED_KEY = "workbench_simulated"
+
 #: How :func:`_read_cache_json` repaired a file Kernel Tuner left unfinished: closed after its last
 #: record, or closed after the last whole record when the file ends inside one (a write cut short).
 CLOSED, CUT = "closed", "cut"
@@ -633,7 +637,8 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
         problem=problem,
         space=space,
         backend={"kind": "replay", "options": {"path": str(p.resolve())}},
-        device={"name": device, "simulated": False, "recorded": True, KT_READING_KEY: KT_READING},
+        device={"name": device, "simulated": data.get(SIMULATED_KEY) is True, "recorded": True,
+                KT_READING_KEY: KT_READING},
         trials=trials,
         notes=import_note(p.name),
         extra={
@@ -751,10 +756,13 @@ def export_kt_cache(session: Session, path: str | os.PathLike[str]) -> int:
             if ours in trial.timings:
                 record[kt_name] = _finite(float(trial.timings[ours]) * 1000.0)
         if trial.ok:
-            for ours, kt_name in inverse.items():
-                value = trial.metric(ours)
-                if math.isfinite(value):
-                    record[kt_name] = value
+            # every figure of the trial, under Kernel Tuner's name where it has one: an import reads
+            # numeric record fields back as metrics, so memory, registers or quality survive the trip
+            for ours, value in trial.measurement.metrics.items():
+                kt_name = inverse.get(ours, ours)
+                if ours in DERIVED_METRICS or kt_name in record or not math.isfinite(float(value)):
+                    continue
+                record[kt_name] = float(value)
         if trial.finished_at:
             record["timestamp"] = str(datetime.fromtimestamp(trial.finished_at, tz=timezone.utc))
         cache[key] = record
@@ -765,6 +773,8 @@ def export_kt_cache(session: Session, path: str | os.PathLike[str]) -> int:
         "tune_params_keys": names,
         "tune_params": tune_params,
         "objective": "time",
+        # the simulator's figures are a model's, not a measurement: the mark survives an import
+        **({SIMULATED_KEY: True} if session.device.get("simulated") else {}),
         "cache": cache,
     }
     try:
