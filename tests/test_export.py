@@ -983,3 +983,16 @@ def test_the_exports_why_compares_with_the_default_config_as_show_does(sessions:
     assert plan.choices[0].why == why
     assert f"why: {why}" in export_text(plan, "header")
     assert json.loads(export_text(plan, "json"))["why"] == why
+
+
+def test_the_include_guard_has_no_run_of_underscores(tmp_path: Path) -> None:
+    """A kernel named "evil*/kern??/" gave the guard WORKBENCH_TUNED_EVIL__KERN____H: two
+    underscores in a row make a name reserved to the implementation."""
+    from workbench.core.io.interop import import_kt_cache
+
+    cache = {"device_name": "GPU X", "kernel_name": "evil*/kern??/", "problem_size": 64,
+             "tune_params_keys": ["block_size_x"], "tune_params": {"block_size_x": [32, 64]},
+             "cache": {"32": {"block_size_x": 32, "time": 2.0}, "64": {"block_size_x": 64, "time": 1.0}}}
+    (tmp_path / "kt.json").write_text(json.dumps(cache))
+    header = export_text(plan_export([import_kt_cache(tmp_path / "kt.json")]), "header")
+    assert "#ifndef WORKBENCH_TUNED_EVIL_KERN_H" in header and "__" not in header.split("#ifndef ")[1].split()[0]

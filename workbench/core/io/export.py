@@ -710,7 +710,8 @@ def _preamble(plan: ExportPlan, prefix: str = "// ") -> list[str]:
 
 
 def _header(plan: ExportPlan) -> str:
-    guard = f"WORKBENCH_TUNED_{_macro(plan.kernel)}_H"
+    # one underscore between words: a name reserved to the implementation has two in a row
+    guard = "WORKBENCH_TUNED_" + (re.sub(r"_+", "_", _macro(plan.kernel)).strip("_") or "KERNEL") + "_H"
     out = [f"#ifndef {guard}", f"#define {guard}", ""]
     out += _preamble(plan)
     if len(plan.choices) == 1:
