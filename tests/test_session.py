@@ -340,6 +340,29 @@ def test_save_keeps_a_live_journal_holding_a_trial_the_file_lacks(tmp_path: Path
     journal.close()
 
 
+def test_a_killed_continuation_comes_back_with_its_own_settings_not_the_files_older_ones(tmp_path: Path) -> None:
+    """A continuation given a latency limit, another strategy and a larger budget, killed before its
+    final save, came back with the file's older settings: its trials ranked without the limit, and
+    resuming said "22 of its 10 evaluations" were done. The journal's header is the newer."""
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.run_settings import RunSettings
+
+    out = tmp_path / "out.json"
+    session = make_session(3)
+    save_session(session, out)
+    session.constraints = Constraints(max_latency_ms=5.0)
+    session.strategy = {"name": "random", "seed": 1}
+    session.run = RunSettings(budget=60)
+    journal = Journal(out, fsync=False)
+    journal.start(session)  # what a continuation writes first
+    late = make_session(4).trials[3]
+    journal.append(late)
+    journal.close()  # killed: no final save
+    loaded = load_session(out)
+    assert loaded.constraints.max_latency_ms == 5.0 and loaded.strategy["name"] == "random"
+    assert loaded.run.budget == 60 and [t.index for t in loaded.trials] == [0, 1, 2, 3]
+
+
 def test_killed_process_loses_nothing(tmp_path: Path) -> None:
     """A real process appends trials and is SIGKILLed; every acknowledged trial is recovered."""
     out = tmp_path / "killed.json"

@@ -1211,6 +1211,15 @@ def _load_session(path: str | os.PathLike[str]) -> Session:
     if journalled:
         if p.exists():
             _check_journal_belongs(header, session, jp, p)
+            # The journal's header is the newer: a run writes it when it starts (and again after
+            # a save in its middle), so it holds what that run was given (budget, strategy,
+            # constraints, weights, an edited space). A continuation killed before its final save
+            # came back with the file's older settings: its trials, searched under a latency
+            # limit, ranked without it, and "22 of its 10 evaluations" done.
+            assert header is not None  # (checked above)
+            saved = session.trials
+            session = Session.from_dict({**header, "trials": []}, source=str(jp))
+            session.trials = saved
         session.trials = _merge_trials(session.trials, journalled, jp)
         _check_trials(session, str(jp))
     session.objective_on_disk[disk_key(p)] = (session.constraints, session.weights)
