@@ -406,6 +406,12 @@ def test_new_open_recent_and_import_wait_for_the_run_and_say_so(window, qtbot, t
     qtbot.keyClick(window, Qt.Key.Key_O, Qt.KeyboardModifier.ControlModifier)  # the disabled action's shortcut
     assert window.statusBar().currentMessage().startswith("Open: a run is going; stop it first")
     assert dialogs == [] and window.path is None and window.running
+    # a script's open_session (or recover) swapped the window to another file while the run went
+    # on writing its own
+    shown = window.model.session
+    with pytest.raises(WorkbenchError, match="a run is going; stop it first"):
+        window.open_session(other)
+    assert window.model.session is shown and window.path is None
     with qtbot.waitSignal(window.run_done, timeout=30_000):
         window.stop_run()
     assert all(action.isEnabled() for action in actions) and window.recent_menu.isEnabled()

@@ -1321,7 +1321,13 @@ class MainWindow(QMainWindow):
 
         Any exception while the window switches (a view that cannot show the file's data is a bug,
         but must not leave the window half-switched or lose what was open) puts the previous
-        session, file, selection and run controls back and is raised as one WorkbenchError line."""
+        session, file, selection and run controls back and is raised as one WorkbenchError line.
+
+        Refused while a run writes into the shown session, as New, Open and Import are (a script's
+        ``open_session`` or ``recover`` swapped the window to another file while the run went on
+        writing its own)."""
+        if self.running:
+            raise WorkbenchError("a run is going; stop it first (its trials go to its session)")
         before = (self.model.session, self.model.shown_problem(), self.model.selected, self.model.dirty,
                   self.path, self.autosave_path, self._shown_request)
         try:
