@@ -185,8 +185,7 @@ class SimBackend(Backend):
         self.bytes_moved = float(self.template.bytes_moved(self.problem))
         self.flops = float(self.template.flops(self.problem))
         self.small = dict(self.template.small_problem or self.problem)
-        small_bytes = sum(np.dtype(arg.dtype).itemsize * math.prod(arg.shape(self.small))
-                          for arg in self.template.args if arg.shape is not None)
+        small_bytes = device_memory_mb(self.template, self.small) * 1e6
         if small_bytes > MAX_SMALL_PROBLEM_BYTES:  # made here, in this process, and emulated per config
             raise WorkbenchError(
                 f"{self.template.name}: the small problem's buffers take {small_bytes / 2**20:,.0f} MiB; the simulator "

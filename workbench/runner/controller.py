@@ -1282,7 +1282,8 @@ def _check_within_template(space: Any, target: Target, what: str) -> None:
     own = target.space
     for slot in space.slots:
         declared = own.slot(slot.name).values
-        extra = [v for v in slot.values if not any(v == d and type(v) is type(d) for d in declared)]
+        known = {(type(d), d) for d in declared}  # 1 and True are different values of a slot
+        extra = [v for v in slot.values if (type(v), v) not in known]
         if extra:
             shown = ", ".join(map(repr, declared[:12])) + (", ..." if len(declared) > 12 else "")
             raise WorkbenchError(f"{what}: {slot.name}={extra[0]!r} is not among the values {target.kernel} "

@@ -605,7 +605,7 @@ class _Builder:
             self.check_size(dims, dtype, {"default": problem, "small": small}, f"{field}.shape")
             args.append(Arg(name, kind, dtype, shape=_shape_over_problem(tuple(dims)),
                             reset=str(entry.get("reset") or ("poison" if kind != "inout" else "input"))))
-            small_bytes += np.dtype(dtype).itemsize * math.prod(int(e.evaluate(small)) for e in dims)
+            small_bytes += _nbytes(args[-1], small)
         # (a spec that makes no problem parameter smaller runs its default problem there too; a
         # GPU run never builds it, so such a spec loads and the simulator refuses it when it starts)
         given_small = any(isinstance(e, Mapping) and "small" in e and e["small"] != e.get("default")

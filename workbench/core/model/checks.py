@@ -7,7 +7,6 @@ under a minute (NVRTC from pip, with the compile cache making reruns near-instan
 
 from __future__ import annotations
 
-import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -16,7 +15,7 @@ from typing import Any, Callable, Iterable, Mapping, TextIO
 import numpy as np
 
 from workbench.core.model.compiler import CompileResult, compile_cuda
-from workbench.core.model.kernel_draft import MAX_CHECKED_BYTES
+from workbench.core.model.kernel_draft import MAX_CHECKED_BYTES, small_problem_values
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.space import Config
 from workbench.core.domain.templates import KernelTemplate, non_finite_reference
@@ -212,8 +211,7 @@ def _reference_problem(template: KernelTemplate) -> str | None:
     if not template.has_reference or template.reference_runs_a_file:
         return None  # a reference in a Python file the author chose runs only in a run's worker
     problem = dict(template.small_problem)
-    size = sum(math.prod(arg.shape(problem)) for arg in template.args if arg.shape is not None)
-    if size * 8 > MAX_CHECKED_BYTES:  # computed in float64 in this process: left to the run
+    if small_problem_values(template) * 8 > MAX_CHECKED_BYTES:  # computed in float64 in this process: left to the run
         return None
     try:
         expected = template.reference(template.make_inputs(problem, np.random.default_rng(0)), problem)

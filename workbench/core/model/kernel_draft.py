@@ -139,6 +139,13 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
 MAX_CHECKED_BYTES = 64 << 20
 
 
+def small_problem_values(template: KernelTemplate) -> int:
+    """How many values the template's buffers hold at its small problem: what computing its
+    reference there takes, in float64 (compared with :data:`MAX_CHECKED_BYTES` by the editor's
+    check and by ``check-kernels``, which both compute it in their own process)."""
+    return sum(math.prod(arg.shape(template.small_problem)) for arg in template.args if arg.shape is not None)
+
+
 def _reference_problem(template: KernelTemplate) -> Diagnostic | None:
     """The reference expressions computed once on the small problem: whether they can be depends on
     the inputs' shapes (a zero slice step, shapes that do not broadcast), so only computing them
@@ -146,7 +153,7 @@ def _reference_problem(template: KernelTemplate) -> Diagnostic | None:
     file is not run here: its code runs only in a run's worker."""
     if template.reference is no_reference or template.reference_runs_a_file:
         return None
-    size = sum(math.prod(arg.shape(template.small_problem)) for arg in template.args if arg.shape is not None)
+    size = small_problem_values(template)
     if size * 8 > MAX_CHECKED_BYTES:  # computed in float64, in the window's own process
         return Diagnostic("spec", "warning", f"the reference was not computed on the small problem: its buffers hold "
                           f"{size:,} values, more than the check computes (make the small problem smaller)",
