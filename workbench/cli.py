@@ -1579,11 +1579,6 @@ COMMANDS = {
 }
 
 
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null so that the interpreter's final flush does not fail again."""
-    _silence(sys.stdout)
-
-
 def _silence(stream: Any) -> None:
     """Point ``stream``'s file descriptor at /dev/null: nobody reads it any more, and every later
     write (and the interpreter's final flush) would fail again."""
@@ -1708,7 +1703,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # `show ... | head`: the reader has all it wanted
-        _silence_stdout()
+        _silence(sys.stdout)  # the interpreter's final flush must not fail again
         return 0
     except (OSError, json.JSONDecodeError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -261,8 +261,13 @@ def _repeated_times(record: Mapping[str, Any]) -> list[float]:
     times = record.get("times")
     if not isinstance(times, list):
         return []
-    finite = math.isfinite
-    return [float(t) for t in times if type(t) in (int, float) and finite(t) and t >= 0]
+    return [float(t) for t in times if _is_time(t)]
+
+
+def _is_time(value: Any) -> bool:
+    """Whether one entry of a record's ``times`` is a kernel time: a finite number >= 0 (not text,
+    not a boolean)."""
+    return type(value) in (int, float) and math.isfinite(value) and value >= 0
 
 
 def _unread_times_note(source: str, cache_keys: list[str], records: list[Mapping[str, Any]]) -> list[str]:
@@ -274,11 +279,11 @@ def _unread_times_note(source: str, cache_keys: list[str], records: list[Mapping
         times = record.get("times")
         if not isinstance(times, list):
             continue
-        kept = len(_repeated_times(record))
-        if kept < len(times):
-            unread += len(times) - kept
+        bad = [t for t in times if not _is_time(t)]
+        if bad:
+            unread += len(bad)
             if first is None:
-                first = (cache_key, next(t for t in times if not (type(t) in (int, float) and math.isfinite(t) and t >= 0)))
+                first = (cache_key, bad[0])
     if first is None:
         return []
     return [f"{source}: left out {unread} recorded repetition time{'s' if unread > 1 else ''} that "
