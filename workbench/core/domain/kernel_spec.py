@@ -289,7 +289,7 @@ class _Builder:
             if key not in fields:
                 close = difflib.get_close_matches(str(key), fields, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(fields)})"
-                raise self.fail(f"{field}.{key}", f"is not a field of {what}{hint}", key)
+                raise self.fail(f"{field}.{key}" if field else str(key), f"is not a field of {what}{hint}", key)
 
     def get(self, mapping: Mapping[str, Any], key: str, kind: type | tuple[type, ...], field: str, default: Any = None) -> Any:
         value = mapping.get(key, default)
@@ -305,11 +305,7 @@ class _Builder:
             raise self.fail("", "the spec must be a JSON object")
         if spec.get("format", SPEC_FORMAT) != SPEC_FORMAT:
             raise self.fail("format", f"must be {SPEC_FORMAT!r}", spec.get("format"))
-        for key in spec:  # a misspelt field would otherwise be dropped (a restriction, a cost) unsaid
-            if key not in SPEC_FIELDS:
-                close = difflib.get_close_matches(str(key), SPEC_FIELDS, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(SPEC_FIELDS)})"
-                raise self.fail(str(key), f"is not a field of a template spec{hint}", key)
+        self.known(spec, SPEC_FIELDS, "", "a template spec")  # a misspelt restriction or cost, dropped unsaid
         version = spec.get("version", SPEC_VERSION)
         if version != SPEC_VERSION:
             raise self.fail("version", f"version {version!r} is not supported (this workbench reads {SPEC_VERSION})", version)
