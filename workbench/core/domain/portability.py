@@ -32,6 +32,7 @@ from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.objective import Constraints, Weights, rank
 from workbench.core.domain.session import Session
+from workbench.core.domain.sizes import problems_of
 from workbench.core.domain.space import Config
 
 #: A predictor of one device's latency (ms) for a config; ``inf`` or NaN when it expects a failure.
@@ -227,7 +228,8 @@ def check_compatible(sessions: Sequence[Session], labels: Sequence[str], at: Map
                                  f"{labels[0]}'s ({', '.join(sorted(names)) or 'none'}); not the same space")
         if _problem_of(session, at) != _problem_of(first, at):
             # sweeps started at different sizes may share others: one of those is picked with --at
-            shared = [p for p in _problems(session) if p in _problems(first)] if not at else []
+            theirs = problems_of(first) or [dict(first.problem)]
+            shared = [p for p in problems_of(session) or [dict(session.problem)] if p in theirs] if not at else []
             differ = [k for k in first.problem if session.problem.get(k) != first.problem.get(k)]
             pick = " ".join(quoted(f"{k}={shared[0][k]}") for k in differ) if shared else ""
             hint = f", or one size both measured with {{at:{pick}}}" if pick else ""
@@ -235,15 +237,6 @@ def check_compatible(sessions: Sequence[Session], labels: Sequence[str], at: Map
                                                  f"{labels[0]}'s {_problem_of(first, at)}; compare sessions of one "
                                                  "problem") + hint)
 
-
-def _problems(session: Session) -> list[dict[str, Any]]:
-    """Every problem a session measured at (a sweep's sizes; its own problem otherwise)."""
-    seen: list[dict[str, Any]] = []
-    for trial in session.trials:
-        problem = session.problem_of(trial)
-        if problem not in seen:
-            seen.append(problem)
-    return seen or [dict(session.problem)]
 
 
 @dataclass
