@@ -175,7 +175,7 @@ def quickest_first(names: list[str], templates: Mapping[str, Any], arch: str) ->
         template = templates[name]
         problem = template.resolve_problem(None)
         space = template.space(problem)
-        config = space.config(template.default) if template.default else space.default_config()
+        config = space.default_config() or next(iter(space))  # a template without defaults: its first config
         began = time.perf_counter()
         compile_cuda(template.render(config, problem), arch=arch, options=template.compile_options, use_cache=False)
         seconds[name] = time.perf_counter() - began
