@@ -73,7 +73,10 @@ class _ChartBase(QWidget):
         super().__init__(parent)
         self.model = model
         self.dirty = True
-        self.plot = pg.PlotWidget(axisItems={"bottom": ReadableAxis("bottom"), "left": ReadableAxis("left")})
+        # enableMenu=False at construction: pyqtgraph builds a view-box menu otherwise (2 ms a plot),
+        # which these charts never show
+        self.plot = pg.PlotWidget(axisItems={"bottom": ReadableAxis("bottom"), "left": ReadableAxis("left")},
+                                  enableMenu=False)
         self.plot.setMinimumHeight(160)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         for axis in ("bottom", "left"):  # major and first minor level only: the finest grid costs ~4 ms a paint
@@ -97,7 +100,6 @@ class _ChartBase(QWidget):
         layout.addWidget(self.header)
         layout.addWidget(self.legend)
         layout.addWidget(self.plot, 1)
-        self.plot.setMenuEnabled(False)
         model.ranking_changed.connect(self._on_ranking_changed)
         model.objective_changed.connect(self._on_objective_changed)
         model.session_changed.connect(self._on_session_changed)

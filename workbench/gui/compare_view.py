@@ -81,8 +81,7 @@ class CompareView(QWidget):
         font.setStyleHint(QFont.StyleHint.Monospace)
         self.diff.setFont(font)
         self.diff.setPlaceholderText(PICK_TWO)
-        self.plot = pg.PlotWidget(background="w", axisItems={"left": ReadableAxis("left")})
-        self.plot.setMenuEnabled(False)
+        self.plot = pg.PlotWidget(background="w", axisItems={"left": ReadableAxis("left")}, enableMenu=False)
         self.plot.setLabel("bottom", "evaluation")
         set_left_title(self.plot, "best latency (ms)")  # short: the plot is short in presentation mode
         self.plot.setLogMode(y=True)

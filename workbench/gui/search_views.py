@@ -97,8 +97,7 @@ class ParallelCoordinates(_HiddenUntilShown):
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(model, parent)
         self.names_axis = CategoryAxis("bottom", title="axes")
-        self.plot = pg.PlotWidget(background="w", axisItems={"bottom": self.names_axis})
-        self.plot.setMenuEnabled(False)
+        self.plot = pg.PlotWidget(background="w", axisItems={"bottom": self.names_axis}, enableMenu=False)
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
         self.plot.getAxis("left").setLabel("value on each axis")
@@ -327,8 +326,7 @@ class SlicePlots(_HiddenUntilShown):
         self.columns = self._columns(len(names))
         for i, name in enumerate(names):
             plot = self.canvas.addPlot(row=i // self.columns, col=i % self.columns,
-                                       axisItems={"bottom": CategoryAxis("bottom", title=name)})
-            plot.setMenuEnabled(False)
+                                       axisItems={"bottom": CategoryAxis("bottom", title=name)}, enableMenu=False)
             plot.setMouseEnabled(x=False, y=False)
             plot.hideButtons()
             plot.setLabel("bottom", name)

@@ -121,10 +121,13 @@ class SizeView(QWidget):
         header.addWidget(self.status, 1)
         header.addWidget(self.measure_button)
 
+        # No context menus, as on the window's other plots: pyqtgraph's plot options (log or FFT
+        # axes) redraw a category axis out of line with its labels; the "A" button still resets a zoom.
         # Titles are labels above the plots, not pyqtgraph titles: a plot title never wraps, and a
         # long one widened its plot past the pane, cutting off the matrix's last columns.
         self.latency_axis = CategoryAxis("bottom")
-        self.latency_plot = pg.PlotWidget(axisItems={"bottom": self.latency_axis, "left": ReadableAxis("left")})
+        self.latency_plot = pg.PlotWidget(axisItems={"bottom": self.latency_axis, "left": ReadableAxis("left")},
+                                         enableMenu=False)
         self.latency_plot.setBackground("w")
         self.latency_plot.setLogMode(x=False, y=True)
         set_left_title(self.latency_plot, "ms")  # the title says what: a short plot has no room for more
@@ -132,7 +135,8 @@ class SizeView(QWidget):
         self.latency_title = _title("Best latency per size (log-log)")
         self.band_axis = CategoryAxis("bottom")
         self.band_rows_axis = CategoryAxis("left")
-        self.band_plot = pg.PlotWidget(axisItems={"bottom": self.band_axis, "left": self.band_rows_axis})
+        self.band_plot = pg.PlotWidget(axisItems={"bottom": self.band_axis, "left": self.band_rows_axis},
+                                      enableMenu=False)
         self.band_plot.setBackground("w")
         self.band_plot.setMouseEnabled(x=True, y=False)
         self.band_plot.setXLink(self.latency_plot)
@@ -159,7 +163,7 @@ class SizeView(QWidget):
 
         self.matrix_x = CategoryAxis("bottom")
         self.matrix_y = CategoryAxis("left")
-        self.matrix_plot = pg.PlotWidget(axisItems={"bottom": self.matrix_x, "left": self.matrix_y})
+        self.matrix_plot = pg.PlotWidget(axisItems={"bottom": self.matrix_x, "left": self.matrix_y}, enableMenu=False)
         self.matrix_plot.setBackground("w")
         self.matrix_title = _title("Each size's best config at every size (% of that size's optimum)")
         self.matrix_plot.setLabel("bottom", "measured at")
