@@ -419,7 +419,7 @@ def test_check_kernels_rejects_unknown_names() -> None:
 def test_format_check_table() -> None:
     rows = [
         CheckResult("a_kernel", 1200, compiled=4, registers=(20, 40), smem_bytes=(0, 4096),
-                    spill_bytes=(0, 0), seconds=0.5),
+                    spill_bytes=(0, 0), seconds=0.5, configs=("c1", "c2", "c3", "c4")),
         CheckResult("b", 0, problem="the default config is missing or invalid"),
     ]
     table = format_check_table(rows).splitlines()

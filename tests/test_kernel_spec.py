@@ -428,6 +428,25 @@ def test_check_kernels_checks_a_template_without_defaults_and_names_a_space_with
         result.stdout + result.stderr)
 
 
+def test_check_kernels_fails_a_config_its_launch_bounds_forbid(tmp_path, cli):
+    """A kernel whose ``__launch_bounds__`` is tighter than some block sizes its space allows:
+    those configs compile, and every trial of them is a launch error on any GPU (and in the
+    simulator). check-kernels compiled them and said ok; it now names them and the bound."""
+    (tmp_path / "saxpy.cu").write_text(SOURCE.replace("__launch_bounds__(BLOCK_SIZE)", "__launch_bounds__(128)"))
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(SPEC, indent=2))
+    result = cli("check-kernels", "--kernel-dir", str(tmp_path), "--kernel", "saxpy", "--sample", "26")
+    assert result.returncode != 0 and re.search(r"^saxpy .* FAIL$", result.stdout, re.M), result.stdout
+    lines = [line for line in result.stdout.splitlines() if "__launch_bounds__ allows 128" in line]
+    configs = list(load_declarative(tmp_path / f"saxpy{SPEC_SUFFIX}").space())
+    too_big = [c for c in configs if c["block_size"] > 128]
+    assert 0 < len(too_big) < len(configs) == 27
+    assert sorted(line.split()[2].rstrip(":") for line in lines) == sorted(c.id for c in too_big), result.stdout
+    assert re.search(rf"^saxpy +27 +27/27 +{len(too_big)} ", result.stdout, re.M), result.stdout  # all compiled
+    (tmp_path / "saxpy.cu").write_text(SOURCE)  # the bound follows the block size: all launch
+    result = cli("check-kernels", "--kernel-dir", str(tmp_path), "--kernel", "saxpy", "--sample", "26")
+    assert result.returncode == 0 and re.search(r"^saxpy .* ok$", result.stdout, re.M), result.stdout
+
+
 def test_a_small_problem_of_gigabytes_is_refused_when_the_spec_loads(tmp_path, cli):
     """The simulator makes the small problem's buffers, runs the reference and emulates every
     config on them in the tuner's process: 2**28 elements took 11.6 GB three trials into a run,

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Mapping, TextIO
 
 import numpy as np
 
-from workbench.core.model.compiler import CompileResult, compile_cuda
+from workbench.core.model.compiler import CompileResult, compile_cuda, max_threads
 from workbench.core.model.kernel_draft import MAX_CHECKED_BYTES, small_problem_values
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.space import Config
@@ -31,7 +31,7 @@ class CheckResult:
 
     kernel: str
     valid_configs: int
-    compiled: int = 0
+    compiled: int = 0  # configs that compiled (one can still fail: see failures)
     failures: tuple[tuple[str, str], ...] = ()  # (config id, first error line)
     # (min, max) over compiled configs; None when none compiled (no figure, not a figure of 0)
     registers: tuple[int, int] | None = None
@@ -92,7 +92,7 @@ def check_kernels(
             results.append(result)
             if progress is not None:
                 elapsed = time.perf_counter() - started
-                compiled = sum(r.compiled + len(r.failures) - r.cached for r in results)
+                compiled = sum(len(r.configs) - r.cached for r in results)
                 left = (len(ordered) - number) * per_template
                 # Cached configs cost nothing; the rest cost what the uncached ones cost so far.
                 eta = elapsed / compiled * left if compiled else (0.0 if number == len(ordered) else None)
@@ -131,7 +131,7 @@ def print_progress(stream: TextIO) -> Callable[[CheckProgress], None]:
             print(f"[{p.number}/{p.templates}] {p.kernel}: compiling...", file=stream, flush=True)
             return
         r = p.result
-        print(f"[{p.number}/{p.templates}] {p.kernel}: {r.compiled}/{r.compiled + len(r.failures)} configs compiled "
+        print(f"[{p.number}/{p.templates}] {p.kernel}: {r.compiled}/{len(r.configs)} configs compiled "
               f"({r.cached} cached) in {r.seconds:.1f} s; elapsed {_duration(p.elapsed_s)}, ETA {_duration(p.eta_s)}",
               file=stream, flush=True)
 
@@ -183,7 +183,11 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
         pool.map(lambda src: compile_cuda(src, arch=arch, options=options, name=f"{template.name}.cu", entry=template.entry), sources)
     )
     good = [r for r in results if r.ok]
-    failures = tuple((c.id, r.error) for c, r in zip(configs, results) if not r.ok)
+    failures: list[tuple[str, str]] = []
+    for config, result in zip(configs, results):
+        why = result.error if not result.ok else _unlaunchable(template, problem, config, result)
+        if why:
+            failures.append((config.id, why))
 
     def span(values: list[int]) -> tuple[int, int] | None:
         return (min(values), max(values)) if values else None
@@ -192,7 +196,7 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
         kernel=template.name,
         valid_configs=count,
         compiled=len(good),
-        failures=failures,
+        failures=tuple(failures),
         registers=span([r.registers for r in good]),
         smem_bytes=span([r.smem_bytes for r in good]),
         spill_bytes=span([r.spill_bytes for r in good]),
@@ -201,6 +205,33 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
         seconds=time.perf_counter() - started,
         configs=tuple(c.id for c in configs),
     )
+
+
+#: What every CUDA GPU allows a block (compute capability 2.0 on): the threads, and each dimension.
+BLOCK_LIMITS = (1024, (1024, 1024, 64))
+
+
+def _unlaunchable(template: KernelTemplate, problem: Mapping[str, Any], config: Config, compiled: CompileResult) -> str | None:
+    """Why a config that compiled can never launch, on any GPU, or None: its block breaks the
+    limits every CUDA device has, or has more threads than the kernel's ``__launch_bounds__``
+    allows (read from the cubin). The simulator refuses such a launch too, so a run shows it as a
+    launch error on every trial that meets it; the check says so before any run, as a hint that
+    the space's restrictions let the config through."""
+    try:
+        dims = [int(d) for d in template.block(problem, config)]
+    except Exception as exc:  # noqa: BLE001 - a spec's own block function failing is that config's problem
+        return f"its block size cannot be computed: {type(exc).__name__}: {exc}"
+    dims += [1] * (3 - len(dims))
+    threads = int(np.prod(dims))
+    most, per_dimension = BLOCK_LIMITS
+    if threads <= 0 or threads > most or any(d > limit for d, limit in zip(dims, per_dimension)):
+        return (f"cannot launch on any GPU: a block of {dims[0]}x{dims[1]}x{dims[2]} = {threads} threads "
+                f"(at most {most}, and z at most {per_dimension[2]}); a restriction on its slots would leave it out")
+    bound = max_threads(compiled.cubin, template.entry)
+    if bound and threads > bound:
+        return (f"cannot launch: a block of {threads} threads, and the kernel's __launch_bounds__ allows {bound}; "
+                f"a restriction on its slots would leave it out")
+    return None
 
 
 def _reference_problem(template: KernelTemplate) -> str | None:
@@ -230,7 +261,7 @@ def format_check_table(results: Iterable[CheckResult]) -> str:
     header = ("kernel", "valid", "compiled", "failed", "registers", "smem B", "spill B", "time s", "status")
     rows = []
     for r in results:
-        attempted = r.compiled + len(r.failures)
+        attempted = len(r.configs)  # a config can compile and still fail (one that cannot launch)
         rows.append(
             (
                 r.kernel,
