@@ -765,3 +765,43 @@ def test_repetition_times_that_are_no_time_are_left_out_and_said(tmp_path: Path)
     clean: list[str] = []
     import_kt_cache(Path(__file__).parent / "fixtures" / "kt_cache_small.json", notes=clean)
     assert not any("repetition time" in note for note in clean)
+
+
+def test_export_writes_every_trial_as_csv_or_a_kernel_tuner_cache_from_the_command_line(tmp_path: Path, cli) -> None:
+    """The trial tables were reachable from the window (CSV) or the Python API alone (the cache)."""
+    import csv as csv_module
+
+    session = tmp_path / "run.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "6",
+               "--executor", "inline", "--quiet", "--out", session).returncode == 0
+    trials = json.loads(session.read_text())["trials"]
+    table = tmp_path / "trials.csv"
+    done = cli("export", session, "--format", "csv", "--out", table)
+    assert done.returncode == 0 and done.stdout.strip() == f"vector_add: exported csv (6 trials) -> {table}", done.stderr
+    rows = list(csv_module.DictReader(table.open()))
+    assert [row["id"] for row in rows] == [t["id"] for t in trials]
+    assert [float(row["latency_ms"]) for row in rows] == [t["metrics"]["latency_ms"] for t in trials]
+    printed = cli("export", session, "--format", "csv", "--out", "-")
+    assert printed.returncode == 0 and printed.stdout == table.read_text()
+    assert "exported csv (6 trials) -> standard output" in printed.stderr
+
+    cache = tmp_path / "run.kt.json"
+    done = cli("export", session, "--format", "kt-cache", "--out", cache)
+    assert done.returncode == 0 and "exported kt-cache (" in done.stdout, done.stderr
+    back = tmp_path / "back.json"
+    assert cli("import-kt", cache, "--out", back).returncode == 0
+    replayed = {t["id"]: t["metrics"]["latency_ms"] for t in json.loads(back.read_text())["trials"]}
+    assert replayed == {t["id"]: t["metrics"]["latency_ms"] for t in trials}
+
+    # a file there is replaced only with --force, and kept; the objective and a second session are refused
+    before = table.read_bytes()
+    refused = cli("export", session, "--format", "csv", "--out", table)
+    assert refused.returncode == 2 and "--force" in refused.stderr and table.read_bytes() == before
+    assert cli("export", session, "--format", "csv", "--out", table, "--force").returncode == 0
+    assert (tmp_path / "trials.csv.bak").read_bytes() == before
+    for extra in (["--max-latency-ms", "1"], ["--weight", "memory_mb=1"], ["--at", "n=4096"]):
+        refused = cli("export", session, "--format", "kt-cache", "--out", tmp_path / "x.json", *extra)
+        assert refused.returncode == 2 and extra[0] in refused.stderr and not (tmp_path / "x.json").exists()
+        assert len(refused.stderr.strip().splitlines()) == 1
+    refused = cli("export", session, back, "--format", "csv", "--out", tmp_path / "two.csv")
+    assert refused.returncode == 2 and "one session" in refused.stderr

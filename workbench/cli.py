@@ -28,7 +28,7 @@ from workbench.core.domain.sizes import parse_sizes, problems_of, typed_like
 from workbench.core.errors import WorkbenchError, printable
 from workbench.core.domain.measurement import Status
 from workbench.core.model.quality import outputs_compared, unchecked_outputs_note
-from workbench.core.fs import silence_hung_up_output
+from workbench.core.fs import atomic_write, silence_hung_up_output
 
 if TYPE_CHECKING:  # imported where used: the CLI starts without loading the session module
     from workbench.core.domain.session import Session
@@ -206,9 +206,11 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
 
     export = sub.add_parser("export", help="write the recommended config as a header, .cu, JSON or CuPy script")
     export.add_argument("sessions", nargs="+", metavar="SESSION", help="session file(s): one per device for a portable header")
-    export.add_argument("--format", required=True, choices=("header", "cuda", "json", "cupy", "dispatch", "dispatch-py"),
+    export.add_argument("--format", required=True,
+                        choices=("header", "cuda", "json", "cupy", "dispatch", "dispatch-py", *TRIAL_FORMATS),
                         help="dispatch / dispatch-py: a C header / Python module picking the config by problem size "
-                             "(a session tuned at several sizes)")
+                             "(a session tuned at several sizes); csv / kt-cache: every trial of one session, "
+                             "as a table or a Kernel Tuner cache file")
     export.add_argument("--tolerance", type=float, default=None, metavar="FRACTION",
                         help="dispatch: every measured size within this of its optimum (default 0.05 = 5%%)")
     export.add_argument("--at", action="append", default=[], metavar="NAME=VALUE",
@@ -1247,6 +1249,10 @@ def _check_distinct(paths: Sequence[str]) -> None:
             contents[digest] = path
 
 
+#: Export formats that write a session's trials, not a recommendation.
+TRIAL_FORMATS = ("csv", "kt-cache")
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from workbench.core.io.dispatch import DEFAULT_TOLERANCE, export_dispatch, render_dispatch
     from workbench.core.io.export import export_sessions, is_export_file, render_export
@@ -1255,6 +1261,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     from workbench.core.domain.session import load_session
 
     _check_distinct(args.sessions)
+    if args.format in TRIAL_FORMATS:
+        return _export_trials(args)
     sessions = [load_session(path) for path in args.sessions]
     constraints, weights = _objective_from_args(args, sessions[0], args.sessions[0])
     _check_objective_on(constraints, weights, sessions)
@@ -1321,6 +1329,54 @@ def cmd_export(args: argparse.Namespace) -> int:
         for backup in kept:
             print(f"kept the file that was there as {backup} (an export edited since it was written, or "
                   "one of an earlier version)" if is_export_file(backup) else f"kept the file that was there as {backup}")
+    return 0
+
+
+def _export_trials(args: argparse.Namespace) -> int:
+    """``export --format csv|kt-cache``: every trial of one session, whatever the objective (the
+    table has every metric; feasibility and score are views a reader recomputes). A file already
+    at ``--out`` is replaced only with ``--force``, which keeps it as ``.bak``: neither format
+    carries a seal telling an untouched earlier export from a table someone edited."""
+    from workbench.core.domain.session import has_journal, journal_path, load_session
+    from workbench.core.io.interop import render_csv, render_kt_cache
+    from workbench.core.io.output_files import prepare_output
+    from workbench.runner.autosave import refuse_autosave_folder
+
+    if len(args.sessions) > 1:
+        raise WorkbenchError(f"--format {args.format} writes the trials of one session; got {len(args.sessions)}")
+    given = [flag for flag, value in (("--at", args.at), ("--tolerance", args.tolerance),
+                                      ("--size-param", args.size_param), ("--max-latency-ms", args.max_latency_ms),
+                                      ("--max-memory-mb", args.max_memory_mb), ("--min-quality", args.min_quality),
+                                      ("--constraint", args.constraint), ("--weight", args.weight),
+                                      ("--maximize", args.maximize), ("--minimize", args.minimize))
+             if value not in (None, [])]
+    if given:
+        raise WorkbenchError(f"{', '.join(given)}: --format {args.format} writes every trial with every metric, "
+                             "whatever the objective; drop them")
+    source = args.sessions[0]
+    session = load_session(source)
+    if args.format == "csv":
+        text, what = render_csv(session), f"{len(session.trials)} trials"
+    else:
+        text, records = render_kt_cache(session)
+        what = f"{records} records"
+    summary = f"{session.kernel}: exported {args.format} ({what})"
+    if args.out == STDOUT:
+        sys.stdout.write(text)
+        print(summary + " -> standard output", file=sys.stderr)
+        return 0
+    out = Path(args.out)
+    if has_journal(out):
+        raise WorkbenchError(f"--out {out}: the journal of a run is beside it ({journal_path(out).name}); choose another name")
+    refuse_autosave_folder(out)
+    backup = prepare_output(out, force=args.force, inputs=[source], what=f"file a {args.format} export replaces unasked")
+    try:
+        atomic_write(out, lambda f: f.write(text))
+    except OSError as exc:
+        raise WorkbenchError(f"--out {out}: cannot write ({exc.strerror or exc})") from None
+    print(f"{summary} -> {out}")
+    if backup is not None:
+        print(f"kept the file that was there as {backup}")
     return 0
 
 

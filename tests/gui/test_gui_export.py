@@ -242,3 +242,20 @@ def test_a_screenshot_the_window_saves_is_recognised_as_its_own(qtbot, tmp_path)
     target = tmp_path / "shot.png"
     assert _save_picture(pixmap, target) and is_own_screenshot(target)
     assert pixmap.save(str(tmp_path / "plain.png"), "PNG") and not is_own_screenshot(tmp_path / "plain.png")
+
+
+def test_file_menu_exports_the_session_as_a_kernel_tuner_cache_that_imports_again(window, cli, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    session = tmp_path / "run.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "5",
+               "--executor", "inline", "--quiet", "--out", session).returncode == 0
+    window.open_session(session)
+    target = tmp_path / "cache.json"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
+    action = next(a for a in window.menuBar().actions()[0].menu().actions() if a.text() == "Export as Kernel &Tuner cache...")
+    action.trigger()
+    assert target.exists(), window.statusBar().currentMessage()
+    assert cli("import-kt", target, "--out", tmp_path / "back.json").returncode == 0
+    ids = lambda path: sorted(t["id"] for t in json.loads(path.read_text())["trials"])  # noqa: E731
+    assert ids(tmp_path / "back.json") == ids(session)

@@ -377,6 +377,7 @@ class MainWindow(QMainWindow):
         menu.addSeparator()
         add("import_kt", "&Import Kernel Tuner cache...", self._on_import_kt)
         add("export_csv", "Export &CSV...", self._on_export_csv)
+        add("export_kt", "Export as Kernel &Tuner cache...", self._on_export_kt_cache)
         add("export_best", "Export &best config...", self._on_export_best)
         export = menu.addMenu("Export &chart")
         from workbench.gui.why_view import RooflineChart
@@ -1604,6 +1605,26 @@ class MainWindow(QMainWindow):
             raise WorkbenchError("no session to export")
         target = self._export_target(path)
         export_csv(self.model.session, target)
+        self._exported(target)
+
+    def _on_export_kt_cache(self) -> None:
+        if self.model.session is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export as Kernel Tuner cache",
+                                              str(Path(self._last_dir()) / "cache.json"), "JSON (*.json)")
+        if path:
+            self._remember_dir(path)
+            self._guarded(lambda: self.export_kt_cache(path), "Cannot export a Kernel Tuner cache")
+
+    def export_kt_cache(self, path: str) -> None:
+        """The session as a Kernel Tuner cache file, one record per config (``tune --replay`` and
+        Kernel Tuner read it back; see :meth:`_export_target` for what may be replaced)."""
+        from workbench.core.io.interop import export_kt_cache
+
+        if self.model.session is None:
+            raise WorkbenchError("no session to export")
+        target = self._export_target(path)
+        export_kt_cache(self.model.session, target)
         self._exported(target)
 
     def _export_target(self, path: str) -> Path:

@@ -26,6 +26,7 @@ Public API:
 - ``read_kt_cache_data(path) -> dict`` (the parsed file, gzipped or unfinished ones included)
 - ``export_kt_cache(session, path) -> int`` (records written)
 - ``export_csv(session, path) -> int`` (rows written)
+- ``render_kt_cache(session) -> (text, records)`` and ``render_csv(session) -> text``: the same, as text
 - ``guess_group(name) -> str`` (the slot group a Kernel Tuner parameter most likely belongs to)
 """
 
@@ -724,12 +725,23 @@ def _problem_size(session: Session) -> Any:
 
 
 def export_kt_cache(session: Session, path: str | os.PathLike[str]) -> int:
-    """Write the session as a Kernel Tuner cache file (errors in ``time``, as Kernel Tuner <= 1.3).
+    """Write the session as a Kernel Tuner cache file (see :func:`render_kt_cache`); returns the
+    number of records written."""
+    text, records = render_kt_cache(session)
+    try:
+        atomic_write(Path(path), lambda f: f.write(text))
+    except OSError as exc:
+        raise WorkbenchError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    return records
+
+
+def render_kt_cache(session: Session) -> tuple[str, int]:
+    """The session as the text of a Kernel Tuner cache file (errors in ``time``, as Kernel Tuner <= 1.3).
 
     ``time`` is a trial's ``kt_time_ms`` when it has one (it came from a Kernel Tuner cache), else
     its ``latency_ms``. One record per distinct config: an ok trial wins over failed ones of the same config. Ok
-    trials without a latency cannot be expressed in that format and are left out. Returns the
-    number of records written. A session measured at several problem sizes is refused (a cache
+    trials without a latency cannot be expressed in that format and are left out. Returns the text
+    and the number of records. A session measured at several problem sizes is refused (a cache
     holds one problem, and its records are keyed by config alone).
     """
     problems = problems_of(session)
@@ -782,11 +794,7 @@ def export_kt_cache(session: Session, path: str | os.PathLike[str]) -> int:
         **({SIMULATED_KEY: True} if session.device.get("simulated") else {}),
         "cache": cache,
     }
-    try:
-        atomic_write(Path(path), lambda f: f.write(json.dumps(document, indent=1, default=str) + "\n"))
-    except OSError as exc:
-        raise WorkbenchError(f"{path}: cannot write ({exc.strerror or exc})") from None
-    return len(cache)
+    return json.dumps(document, indent=1, default=str) + "\n", len(cache)
 
 
 #: What a spreadsheet reads as the start of a formula in a cell (OWASP's list).
@@ -802,8 +810,18 @@ def _inert_cell(text: str) -> str:
 
 
 def export_csv(session: Session, path: str | os.PathLike[str]) -> int:
+    """Write the session's trials as CSV (see :func:`render_csv`); returns the row count."""
+    text = render_csv(session)
+    try:
+        atomic_write(Path(path), lambda f: f.write(text))
+    except OSError as exc:
+        raise WorkbenchError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    return len(session.trials)
+
+
+def render_csv(session: Session) -> str:
     """One row per trial: index, id, status, each slot, each metric, message (never a formula: see
-    :func:`_inert_cell`). Returns the row count.
+    :func:`_inert_cell`).
 
     Metrics the workbench knows come first in its canonical order, then any others alphabetically;
     a metric a trial did not report is an empty cell. A session measured at several problem sizes
@@ -832,8 +850,4 @@ def export_csv(session: Session, path: str | os.PathLike[str]) -> int:
             cells.append(repr(value) if math.isfinite(value) else "")
         cells.append(_inert_cell(trial.measurement.message))
         writer.writerow(cells)
-    try:
-        atomic_write(Path(path), lambda f: f.write(buffer.getvalue()))
-    except OSError as exc:
-        raise WorkbenchError(f"{path}: cannot write ({exc.strerror or exc})") from None
-    return len(session.trials)
+    return buffer.getvalue()
