@@ -18,7 +18,7 @@ modelled with the template on the GPU model matched from the recording's device 
 Without ``--landscape`` it runs every recorded NVIDIA landscape of a shipped template under
 ``../shared/landscapes`` and prints the table of ``docs/simulator.md``.
 
-    python bench/sim_calibration.py --landscape CACHE.json[.gz] --template conv2d --gpu-model NAME [--fix use_shmem=1] [--json]
+    python bench/sim_calibration.py --landscape CACHE.json[.gz] --template conv2d --gpu-model NAME [--fix SLOT=VALUE] [--json]
 
 ``--pairs SLOT [--by SLOT2] [--where SLOT=VALUE]`` prints, for configs that differ in SLOT only, the
 median time ratio between neighbouring values, real and modelled (split by SLOT2's values, among
