@@ -113,6 +113,23 @@ def test_budget_counts_failures_and_eta_is_reported():
     assert progress[1].eta_s is not None and progress[1].eta_s > 0
 
 
+def test_the_eta_leaves_out_the_time_the_workers_took_to_start():
+    """With Ray the workers took 10 s to start and the first line said "ETA 598s" for a run that
+    ended 3 s later: the start was counted as part of every evaluation's time."""
+    spec, target, session, search = _setup("trivial")
+
+    def slow_to_start(*args, **kwargs):
+        time.sleep(1.0)
+        return InlinePool(*args, **kwargs)
+
+    engine = Engine(session, search, spec, budget=6, pool_factory=slow_to_start)
+    progress = []
+    engine.subscribe(lambda e: progress.append(e) if isinstance(e, Progress) else None)
+    engine.run()
+    first = next(p for p in progress if p.done == 1)
+    assert first.elapsed_s >= 1.0 and first.eta_s is not None and first.eta_s < 0.5 * 5
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_engine_records_every_fault_exactly_once(workers):
     spec, target, session, search = _setup("faulty")

@@ -358,6 +358,7 @@ class Engine:
 
         self._t0 = time.monotonic()
         self._paused_s = 0.0
+        self._startup_s: float | None = None  # until the first candidate started: workers booting
         own = self._own_trials()
         self._reset_progress(own)
         self._find_shown_best()
@@ -370,6 +371,8 @@ class Engine:
         message = ""
 
         def on_start(config: Config, worker: str) -> None:
+            if self._startup_s is None:
+                self._startup_s = self._elapsed()
             if self.pace_s:  # the pace counts from when a worker starts a candidate (one may boot first)
                 self._next_paced = max(self._next_paced, time.monotonic() + self.pace_s)
             self._emit(TrialStarted(config, worker))
@@ -750,7 +753,11 @@ class Engine:
         done = self.evaluations
         eta: float | None = None
         if self.budget is not None and done > 0:
-            eta = max(elapsed / done, self.pace_s) * max(0, self.budget - done)
+            # the rate since the first candidate started: the workers' start (seconds for Ray, a
+            # CUDA context or a recording to read) is paid once, and counted per evaluation it made
+            # the first estimates of a short run ten times too long
+            working = elapsed - (self._startup_s or 0.0)
+            eta = max(working / done, self.pace_s) * max(0, self.budget - done)
         if self.time_limit_s is not None:
             left = max(0.0, self.time_limit_s - elapsed)
             eta = left if eta is None else min(eta, left)
