@@ -254,6 +254,22 @@ def test_pruning_a_front_keeps_predictions_across_it_and_ignores_bounds_the_mode
     assert [order[c.id] for c in unjudged.ask(3)] == [0]  # by predicted latency, as without the bound
 
 
+def test_pruning_a_front_where_no_prediction_meets_the_bounds_ranks_by_the_miss(space):
+    """``tune --prune 0.5 --objectives latency_ms,registers --max-latency-ms 5`` ended in a
+    traceback after one trial: a batch with no prediction under the bound had no row to rank, and
+    shaping the empty array by its values raised."""
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.search_objective import Objective
+    order = {c.id: k for k, c in enumerate(space)}
+
+    def predicted(config: Config) -> Measurement:  # all slower than the bound, by how much: the index
+        return Measurement(Status.OK, {"latency_ms": 10.0 + order[config.id], "registers": 64.0})
+
+    pruned = Pruned(create_strategy("random", space, seed=0), predicted, keep_fraction=1e-9)
+    pruned.set_objective(Objective(Constraints(max_latency_ms=5.0), objectives=("latency_ms", "registers")))
+    assert [order[c.id] for c in pruned.ask(1)] == [0]  # the nearest miss first
+
+
 def test_a_prediction_is_ranked_by_how_many_others_dominate_it_in_memory_bounded_blocks():
     from workbench.search.pruning import pareto_ranks
 

@@ -107,7 +107,10 @@ class Pruned(Strategy):
         objective = self.objective
         if len(getattr(objective, "objectives", ())) >= 2 and isinstance(objective, Objective):
             front = [k for k, c in enumerate(costs) if c < INFEASIBLE]
-            ranks = pareto_ranks(np.array([objective.values(trials[k]) for k in front], dtype=float).reshape(len(front), -1))
+            # shaped by the objectives, not the values: a batch none of whose predictions meets the
+            # bounds has no row, and reshape(0, -1) raised
+            values = np.array([objective.values(trials[k]) for k in front], dtype=float)
+            ranks = pareto_ranks(values.reshape(len(front), len(objective.objectives)))
             tier = [INFEASIBLE if c < INFEASIBLE else c for c in costs]  # feasible: one tier, split by rank
             rank = dict(zip(front, ranks))
             shuffle = self.rng.permutation(len(configs))
