@@ -517,3 +517,21 @@ def test_a_session_written_with_a_benchmarks_own_metric_names_is_read_under_the_
 def test_a_negative_limit_on_an_amount_the_registry_knows_is_refused(cli, session: Path, bound: str) -> None:
     result = cli("show", session, "--constraint", bound)
     assert result.returncode == 2 and "cannot be negative" in result.stderr
+
+
+@pytest.mark.parametrize("flags", [["--constraint", "latency_bound_ms<=1"], ["--weight", "latency_bound_ms=1"],
+                                   ["--objectives", "latency_ms,latency_bound_ms"]])
+def test_the_bound_an_aborted_candidate_keeps_is_no_metric_to_rank_by(cli, tmp_path: Path, flags) -> None:
+    """Only an aborted trial, never feasible, carries it: a limit on it made every trial
+    infeasible, a weight on it ranked nothing, and the simulator listed it among its metrics."""
+    out = tmp_path / "s.json"
+    refused = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+                  "--executor", "inline", "--out", out, *flags)
+    assert refused.returncode == 2 and not out.exists()
+    assert refused.stderr.strip() == ("error: metric 'latency_bound_ms': the bound an aborted candidate's latency was "
+                                      "stopped above, which no feasible trial carries; constrain or weigh latency_ms")
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+               "--executor", "inline", "--quiet", "--out", out).returncode == 0
+    assert cli("show", out, *flags).returncode == 2
+    typo = cli("show", out, "--constraint", "latncy<=1")
+    assert "did you mean 'latency_ms'" in typo.stderr and "latency_bound_ms" not in typo.stderr

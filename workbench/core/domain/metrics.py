@@ -159,6 +159,11 @@ def parse_direction(value: object, what: str) -> int:
 #: The one metric every successful measurement reports (``measurement.LATENCY``).
 ALWAYS_REPORTED = "latency_ms"
 
+#: Figures only a trial that is never feasible carries, which no objective can rank by: the
+#: latency an aborted candidate was stopped above (a bound on it ranked nothing, and was taken).
+NOT_RANKABLE = {"latency_bound_ms": "the bound an aborted candidate's latency was stopped above, which "
+                                    "no feasible trial carries; constrain or weigh latency_ms"}
+
 
 def check_metrics(
     metrics: Iterable[str],
@@ -175,8 +180,10 @@ def check_metrics(
     warnings: list[str] = []
     # Every successful measurement reports its latency (the engine's contract), so it is never a
     # typo, also in a session none of whose trials has succeeded yet.
-    names = sorted(set(available) | {ALWAYS_REPORTED}) if available is not None else None
+    names = sorted((set(available) | {ALWAYS_REPORTED}) - set(NOT_RANKABLE)) if available is not None else None
     for metric in metrics:
+        if metric in NOT_RANKABLE:
+            raise WorkbenchError(f"{what} {metric!r}: {NOT_RANKABLE[metric]}")
         if names is not None and metric not in names:
             close = difflib.get_close_matches(metric, names, n=1, cutoff=0.6) or [
                 name for name in names if name.startswith(metric + "_")][:1]  # latency -> latency_ms
