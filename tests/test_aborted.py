@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -200,7 +202,8 @@ def test_a_failed_remeasurement_is_not_counted_as_measured_again(tmp_path: Path)
     session = load_session(out)
     first = session.trials[0]
     session.trials.append(dataclasses.replace(first, index=3, measurement=Measurement(Status.RUNTIME_ERROR, message="x")))
-    assert nothing_to_remeasure(session) == "nothing to re-measure: 3 aborted trials, none below the latency limit in force"
+    assert nothing_to_remeasure(session) == ("nothing to re-measure: 3 aborted trials, none below the latency limit in "
+                                             "force (0.01 ms); relax it to re-measure them")
     session.trials.append(dataclasses.replace(first, index=4, measurement=Measurement(Status.OK, {"latency_ms": 5.0})))
     assert nothing_to_remeasure(session) == ("nothing to re-measure: 3 aborted trials, 1 of them measured again in full "
                                              "since, the other 2 still over the latency limit in force")
@@ -218,3 +221,26 @@ def test_remeasure_aborted_refuses_flags_it_would_ignore(cli, tmp_path, flag) ->
     result = cli("tune", "--remeasure-aborted", "--out", out, "--max-latency-ms", "0.06", *flag)
     assert result.returncode == 2 and "drop " in result.stderr and result.stderr.count("\n") == 1
     assert out.read_bytes() == before
+
+
+def test_the_way_back_to_aborted_candidates_is_a_command_that_works_as_written(tmp_path: Path, cli) -> None:
+    """show under a relaxed limit said "re-measure them (tune --remeasure-aborted)": run as
+    written, that re-measured nothing (the file keeps the old limit). And where some trials
+    succeeded, "nothing feasible" never mentioned the ones stopped early at all."""
+    out = tmp_path / "ab.json"
+    assert cli("tune", "sgemm", "--backend", "sim", "--budget", "12", "--resources", "estimated",
+               "--max-latency-ms", "0.5", "--executor", "inline", "--quiet", "--out", out).returncode == 0
+    shown = cli("show", out, "--max-latency-ms", "5").stdout
+    command = re.search(r"re-measure them \((tune --remeasure-aborted [^)]*)\)", shown)
+    assert command is not None and command.group(1) == f"tune --remeasure-aborted --out {out} --max-latency-ms 5", shown
+    refused = cli("tune", "--remeasure-aborted", "--out", out)
+    assert "none below the latency limit in force (0.5 ms); relax it" in refused.stdout
+    done = cli(*shlex.split(command.group(1)))
+    assert done.returncode == 0 and "re-measured" in done.stdout, done.stdout + done.stderr
+    mixed = tmp_path / "mixed.json"
+    finished = cli("tune", "sgemm", "--backend", "sim", "--budget", "15", "--resources", "estimated",
+                   "--constraint", "latency_ms<=3", "--executor", "inline", "--quiet", "--out", mixed)
+    session = load_session(mixed)
+    assert any(t.ok for t in session.trials) and any(t.status is Status.ABORTED for t in session.trials)
+    assert not any(t.ok and t.metric("latency_ms") <= 3 for t in session.trials)  # nothing feasible
+    assert "stopped early as hopeless under the latency limit" in finished.stdout, finished.stdout

@@ -616,7 +616,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
               f"compiles had not finished {wait:g} s after the last evaluation; a run continuing the "
               f"session refines them (all of them, nothing new measured: tune --resume --out {out} --refine-only)",
               file=sys.stderr)
-    summary = summarise(session)
+    summary = summarise(session, remeasure=remeasure_command(str(out), session.constraints, session) if out else
+                        "tune --remeasure-aborted")
     best = summary["best"]
     best_text = (f"best {best['latency_ms']:.4g} ms {best['config']}" if best
                  else f"no feasible config ({summary['why_none']})" if summary.get("why_none") else "no feasible config")
@@ -810,8 +811,12 @@ def _finite(value: float) -> float | None:
 
 def summarise(session: Session, constraints: Any = None, weights: Any = None, with_trials: bool = False,
               objectives: tuple[str, ...] = (), with_importance: bool = False,
-              at: Mapping[str, Any] | None = None, label: str = "the session") -> dict[str, Any]:
+              at: Mapping[str, Any] | None = None, label: str = "the session",
+              remeasure: str = "tune --remeasure-aborted") -> dict[str, Any]:
     """The ``show --json`` object: a contract (see docs/cli.md).
+
+    ``remeasure``: the command that re-measures the session's aborted candidates under the
+    objective in force, which a "nothing feasible" reason names (see :func:`remeasure_command`).
 
     ``importance`` and ``importance_note`` are computed only ``with_importance`` (``show --json``):
     importing Optuna's importance module imports scikit-learn, about a second of start-up that the
@@ -872,7 +877,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         "directions": {m: _direction_word(m, weights) for m in sorted(weights.directions)},
         "best": best,
         "most_excluding_constraint": ranking.most_excluding if ranking.n_feasible == 0 and ranked else None,
-        "why_none": _why_none(ranking, ranked) if ranking.n_feasible == 0 and ranked else None,
+        "why_none": _why_none(ranking, ranked, remeasure) if ranking.n_feasible == 0 and ranked else None,
         "resources_pending": sum(_pending(t) for t in trials),
         # simulated with estimated resources for good: the run chose them, or had no compiler
         "resources_estimated": sum(t.measurement.resources_estimated and not _pending(t) for t in trials),
@@ -924,16 +929,27 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
             }
             for t in trials
         ]
-    sizes = _sizes_summary(session, constraints, weights)
+    sizes = _sizes_summary(session, constraints, weights, remeasure)
     if sizes:
         out["sizes"] = sizes
     return out
 
 
-def _why_none(ranking: Any, trials: Sequence[Trial]) -> str:
+def remeasure_command(path: str, constraints: Any, session: Session) -> str:
+    """The command that re-measures ``session``'s aborted candidates (saved at ``path``) under
+    ``constraints``: with the latency limit they are ranked under when it is not the one the file
+    keeps (a limit relaxed on ``show``'s command line re-measured nothing when left out)."""
+    command = f"tune --remeasure-aborted --out {shlex.quote(str(path))}"
+    limit = constraints.max_latency_ms
+    if limit is not None and limit != session.constraints.max_latency_ms:
+        command += f" --max-latency-ms {limit:g}"
+    return command
+
+
+def _why_none(ranking: Any, trials: Sequence[Trial], remeasure: str = "tune --remeasure-aborted") -> str:
     """Why nothing is recommended; when nothing succeeded, with the failure most trials share (a
     template every config of which fails to compile said only "no successful trials")."""
-    why = str(ranking.why_none())
+    why = str(ranking.why_none(remeasure))
     if ranking.n_ok:
         return why
     reasons: dict[tuple[str, str], int] = {}
@@ -955,7 +971,8 @@ def _pending(trial: Trial) -> bool:
     return trial.measurement.resources_pending
 
 
-def _sizes_summary(session: Session, constraints: Any, weights: Any) -> list[dict[str, Any]]:
+def _sizes_summary(session: Session, constraints: Any, weights: Any,
+                   remeasure: str = "tune --remeasure-aborted") -> list[dict[str, Any]]:
     """``show --json``'s ``sizes`` (a session measured at several problems): each size's problem,
     trial count and best trial under the objective in force, smallest size first."""
     from workbench.core.domain.search_objective import Objective
@@ -978,7 +995,7 @@ def _sizes_summary(session: Session, constraints: Any, weights: Any) -> list[dic
                                                 "latency_ms": _finite(r.best.metric("latency_ms")),
                                                 "resources_pending": _pending(r.best)},
             # why a size has no best: failures only, or successes the constraints exclude (and which)
-            "why_none": ranking.why_none() if r.best is None else None,
+            "why_none": ranking.why_none(remeasure) if r.best is None else None,
         })
     return out
 
@@ -1078,7 +1095,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     _check_objective(constraints, weights, session_metrics(session), objectives, session=session)
     at = parse_assignments(args.at, "--at") if args.at else None
     summary = summarise(session, constraints, weights, with_trials=args.trials, objectives=objectives,
-                        with_importance=args.json, at=at, label=str(args.file))
+                        with_importance=args.json, at=at, label=str(args.file),
+                        remeasure=remeasure_command(args.file, constraints, session))
     if args.json:
         _print_json(summary)
         return 0

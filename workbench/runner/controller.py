@@ -884,7 +884,9 @@ def _nothing_to_remeasure(session: Session) -> str:
     again = sum(measured.get((problem_key(session.problem_of(t)), t.config.id), -1) > t.index for t in aborted)
     left = len(aborted) - again
     if not again:
-        return f"nothing to re-measure: {len(aborted)} aborted trials, none below the latency limit in force"
+        limit = session.constraints.max_latency_ms
+        shown = f" ({limit:g} ms); relax it to re-measure them" if limit is not None else ""
+        return f"nothing to re-measure: {len(aborted)} aborted trials, none below the latency limit in force{shown}"
     return (f"nothing to re-measure: {len(aborted)} aborted trials, {again} of them measured again in full "
             f"since" + (f", the other {left} still over the latency limit in force" if left else ""))
 

@@ -712,16 +712,18 @@ class Ranking:
             return f"recommended: {self.table.ids[self.best]} ({self.explain(self.best)})"
         return self.why_none()
 
-    def why_none(self) -> str:
+    def why_none(self, how: str = "tune --remeasure-aborted") -> str:
         """Why there is no recommendation, in one line.
 
         Two things keep a successful trial out of the ranking: a constraint it violates, and having
         no score because it reports none of the weighted metrics (a benchmark that measures latency
         only while only quality is weighted, a weight on a metric nothing reports). Both are said,
-        with counts, so the line is true whichever applies.
+        with counts, so the line is true whichever applies; so are candidates stopped early under
+        the latency limit, with the way to measure them (``how``, as for :meth:`aborted_note`):
+        they may be what a relaxed limit would recommend.
         """
+        note = self.aborted_note(how)
         if self.n_ok == 0:
-            note = self.aborted_note()
             return f"no successful trials among {len(self.table)}" + (f": {note}" if note else "")
         if self.n_feasible:  # asked while there is a recommendation: nothing to explain away
             return f"{self.n_feasible} feasible configs among {self.n_ok} successful trials"
@@ -734,6 +736,8 @@ class Ranking:
             within = " within the constraints" if label is not None else ""
             verb = "reports" if unscored == 1 else "report"
             reasons.append(f"{unscored}{within} {verb} none of the weighted metrics ({self._weighted_names()})")
+        if note:
+            reasons.append(f"and {note}")
         return f"no feasible config among {self.n_ok} successful trials; " + "; ".join(reasons)
 
     def aborted_count(self) -> int:
