@@ -576,6 +576,27 @@ def test_import_kt_says_on_stderr_what_it_repaired_or_added(tmp_path: Path, caps
     assert "added 2 parameter values" in err[1] and "block_size_x: 256, 512" in err[1]
 
 
+def test_fields_left_out_of_the_metrics_are_named_on_import_and_on_replay(cli, tmp_path: Path) -> None:
+    """Two fields that are one metric (``GFLOP/s`` and ``gflops``) kept the first and dropped the
+    other without a word, as did a negative amount; a python benchmark refuses the first outright."""
+    data = synthetic(True)
+    for number, record in enumerate(data["cache"].values()):
+        if isinstance(record.get("time"), (int, float)):
+            record.update({"GFLOP/s": 100.0 + number, "gflops": 1.0, "registers": -3})
+    cache = write(tmp_path, data, "both.json")
+    done = cli("import-kt", cache, "--out", tmp_path / "s.json")
+    assert done.returncode == 0
+    (note,) = done.stderr.splitlines()
+    assert note.startswith("note: ") and "'gflops': the field 'GFLOP/s' is the metric gflops already" in note
+    assert "'registers': negative (-3), which registers cannot be" in note
+    session = json.loads((tmp_path / "s.json").read_text())
+    ok = [t for t in session["trials"] if t["status"] == "ok"]
+    assert ok and all(t["metrics"]["gflops"] >= 100 and "registers" not in t["metrics"] for t in ok)
+    replayed = cli("tune", "--replay", cache, "--budget", "1", "--quiet", "--out", tmp_path / "r.json")
+    assert replayed.returncode == 0 and "warning: recording " in replayed.stderr
+    assert "'gflops': the field 'GFLOP/s'" in replayed.stderr
+
+
 def test_the_recorded_compile_time_is_a_metric_to_constrain_too(cli, tmp_path: Path) -> None:
     """It was kept as a timing only, so `--constraint compile_s<=...` on a recording was refused as
     a metric no trial reports."""

@@ -102,9 +102,9 @@ def load_recording(path: str) -> Any:
     if is_kt_cache(path):
         from workbench.core.io.interop import import_kt_cache
 
-        repairs: list[str] = []  # (each line names the file)
-        recording = import_kt_cache(path, repairs=repairs)
-        recording.extra[IMPORT_NOTES] = [f"recording {note}" for note in repairs]
+        notes: list[str] = []  # what the import repaired, added or left out (each line names the file)
+        recording = import_kt_cache(path, notes)
+        recording.extra[IMPORT_NOTES] = [f"recording {note}" for note in notes]
     else:
         recording = load_session(path)  # a session, or neither: then the session loader says what is wrong
     with _RECENT_LOCK:

@@ -48,7 +48,7 @@ from typing import Any, Final, Mapping, TypeGuard
 
 import numpy as np
 
-from workbench.core.errors import SessionFormatError, WorkbenchError
+from workbench.core.errors import SessionFormatError, WorkbenchError, printable
 from workbench.core.domain.measurement import LATENCY, METRIC_DIRECTION, Measurement, Status, Trial
 from workbench.core.domain.metrics import KT_METRICS, identifier_of, known_direction
 from workbench.core.fs import MAX_FILE_BYTES, atomic_write, read_capped
@@ -321,10 +321,12 @@ def _measurement(
     not_metrics: frozenset[str] | set[str],
     where: str,
     spread: Spread | None,
+    unread: dict[str, str] | None = None,
 ) -> tuple[Measurement, dict[str, float]]:
     """Status, metrics and timings of one cache record; ``spread`` is its repetitions' median and
     20th/80th percentile, ``not_metrics`` the fields never read as metrics (record fields and
-    parameters)."""
+    parameters). ``unread`` gets each numeric field left out of the metrics and why (another
+    field is that metric already, or a negative amount), for the import's notes."""
     timings: dict[str, float] = {}
     for kt_name, ours in KT_TIMINGS.items():
         value = record.get(kt_name)
@@ -376,14 +378,23 @@ def _measurement(
         metrics["compile_s"] = timings["compile_s"]
     if median is not None and spread is not None and spread[1] is not None and spread[2] is not None:
         metrics["latency_p20_ms"], metrics["latency_p80_ms"] = spread[1], spread[2]
+    field_of: dict[str, str] = {}
     for name, value in record.items():
         if name in not_metrics or not _is_number(value):
             continue
         ours = KT_METRICS.get(name) or identifier_of(name)  # (an import lower-cases every other name)
-        if ours in DERIVED_METRICS or ours in metrics:  # the first field of a name wins
+        if ours in DERIVED_METRICS:
             continue
-        if math.isfinite(value) and not (value < 0 and ours in NON_NEGATIVE_METRICS):
+        if ours in metrics:  # the first field of a name wins
+            if unread is not None and ours in field_of:
+                unread.setdefault(name, f"the field {field_of[ours]!r} is the metric {ours} already")
+            continue
+        if math.isfinite(value) and value < 0 and ours in NON_NEGATIVE_METRICS:
+            if unread is not None:
+                unread.setdefault(name, f"negative ({value:g}), which {ours} cannot be")
+        elif math.isfinite(value):
             metrics[ours] = float(value)
+            field_of[ours] = name
     return Measurement(Status.OK, metrics), timings
 
 
@@ -618,9 +629,10 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
     not_metrics = _RECORD_FIELDS | set(keys) | set(tune_params)  # a parameter is never a metric, declared or not
     configs = space.points  # the space holds each (now distinct) point once, in file order
     trials: list[Trial] = []
+    unread: dict[str, str] = {}
     for index, (cache_key, record, config, spread) in enumerate(zip(cache_keys, records, configs, _spreads(records))):
         where = f"{source}: cache[{cache_key!r}]"
-        measurement, timings = _measurement(record, not_metrics, where, spread)
+        measurement, timings = _measurement(record, not_metrics, where, spread, unread)
         finished = _timestamp(record.get("timestamp"))
         started = finished - timings.get("total_s", 0.0) if finished else 0.0
         trials.append(Trial(index, config, measurement, started, finished, timings, ""))
@@ -628,6 +640,11 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
     if notes is not None:
         notes.extend(_objective_note(source, data.get("objective"), trials))
         notes.extend(_unread_times_note(source, cache_keys, records))
+        if unread:
+            fields = "; ".join(f"{name!r}: {why}" for name, why in list(unread.items())[:4])
+            more = f"; and {len(unread) - 4} more" if len(unread) > 4 else ""
+            notes.append(f"{source}: record field{'s' if len(unread) > 1 else ''} not read as a metric "
+                         f"(in some or all records): {printable(fields)}{more}")
     device_name = data.get("device_name")
     kernel_name = data.get("kernel_name")
     fail = _failer(source)
