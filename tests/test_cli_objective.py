@@ -535,3 +535,19 @@ def test_the_bound_an_aborted_candidate_keeps_is_no_metric_to_rank_by(cli, tmp_p
     assert cli("show", out, *flags).returncode == 2
     typo = cli("show", out, "--constraint", "latncy<=1")
     assert "did you mean 'latency_ms'" in typo.stderr and "latency_bound_ms" not in typo.stderr
+
+
+def test_a_metric_given_twice_is_one_bound_the_tighter_and_a_weight_given_twice_differently_is_refused(cli, tmp_path):
+    out = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+               "--executor", "inline", "--quiet", "--out", out).returncode == 0
+    shown = cli("show", out, "--constraint", "registers<=32", "--constraint", "registers<=64",
+                "--constraint", "occupancy>=0.5", "--constraint", "occupancy>=0.25")
+    assert "limits   registers <= 32, occupancy >= 0.5\n" in shown.stdout, shown.stdout
+    refused = cli("show", out, "--weight", "latency_ms=1", "--weight", "latency_ms=2")
+    assert refused.returncode == 2 and refused.stderr.strip() == (
+        "error: --weight latency_ms given twice (1 and 2); give it once")
+    assert cli("show", out, "--weight", "latency_ms=1", "--weight", "latency_ms=1").returncode == 0
+    refused = cli("tune", "vector_add", "--backend", "sim", "--budget", "2", "--max-latency-ms", "-1",
+                  "--out", tmp_path / "x.json")
+    assert refused.returncode == 2 and "must be a finite number > 0" in refused.stderr

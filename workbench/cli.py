@@ -68,10 +68,12 @@ def _check_run_flags(args: argparse.Namespace) -> None:
     refine_wait = getattr(args, "refine_wait", None)
     if refine_wait is not None and not (math.isfinite(refine_wait) and 0 <= refine_wait <= MAX_SECONDS):
         raise WorkbenchError(f"--refine-wait {refine_wait}: must be a number of seconds in [0, {MAX_SECONDS:g}]")
-    for flag in ("max_latency_ms", "max_memory_mb", "min_quality"):
+    # what each limit can be: no kernel takes no time, so a latency limit of 0 is refused as -1 is
+    for flag, positive in (("max_latency_ms", True), ("max_memory_mb", False), ("min_quality", False)):
         value = getattr(args, flag, None)
-        if value is not None and not (math.isfinite(value) and value >= 0):
-            raise WorkbenchError(f"--{flag.replace('_', '-')} {value}: must be a finite number >= 0")
+        if value is not None and not (math.isfinite(value) and (value > 0 if positive else value >= 0)):
+            raise WorkbenchError(f"--{flag.replace('_', '-')} {value}: must be a finite number "
+                                 f"{'> 0' if positive else '>= 0'}")
     if getattr(args, "executor", None) == "inline":
         for flag in ("timeout", "compile_timeout"):
             if getattr(args, flag, None) is not None:
@@ -326,11 +328,14 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None, source: str
         raise
     if args.weight or args.maximize or args.minimize:
         values = dict(weights.values)
+        given: dict[str, Any] = {}
         for text in args.weight:
             name, value = parse_assignment(text, "--weight", identifier=False)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
                 raise WorkbenchError(f"--weight {text!r}: the weight must be a number >= 0")
-            values[name] = value  # Weights checks it is a finite number
+            if name in given and given[name] != value:  # the last one silently won
+                raise WorkbenchError(f"--weight {name} given twice ({given[name]:g} and {value:g}); give it once")
+            given[name] = values[name] = value  # Weights checks it is a finite number
         both = sorted(set(args.maximize) & set(args.minimize))
         if both:
             raise WorkbenchError(f"--maximize and --minimize both name {both[0]!r}")

@@ -200,13 +200,18 @@ def fold_named_limits(bounds: Iterable[Bound], start: Mapping[str, float | None]
     stating it and its ``start`` value. A bound ``accept(field, value)`` refuses stays among the
     others (the window keeps a value its box cannot show in the typed field). Only the limits some
     bound states are returned. The command line and the window fold with this one rule, so a
-    bound means the same limit in both."""
+    bound means the same limit in both. Two of the others on one metric and side are one bound too,
+    the tighter (``registers <= 32`` and ``registers <= 64`` were both kept and both shown)."""
     named: dict[str, float] = {}
     rest: list[Bound] = []
     for bound in bounds:
         field = NAMED_LIMITS.get((bound.metric, bound.op))
         if field is None or (accept is not None and not accept(field, bound.value)):
-            rest.append(bound)
+            same = next((k for k, kept in enumerate(rest) if (kept.metric, kept.op) == (bound.metric, bound.op)), None)
+            if same is None:
+                rest.append(bound)
+            elif (bound.value < rest[same].value) == (bound.op == "<="):
+                rest[same] = bound
             continue
         current = named.get(field, (start or {}).get(field))
         tighter = min if bound.op == "<=" else max
