@@ -328,14 +328,14 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None, source: str
         raise
     if args.weight or args.maximize or args.minimize:
         values = dict(weights.values)
-        given: dict[str, Any] = {}
+        weighed: dict[str, Any] = {}
         for text in args.weight:
             name, value = parse_assignment(text, "--weight", identifier=False)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
                 raise WorkbenchError(f"--weight {text!r}: the weight must be a number >= 0")
-            if name in given and given[name] != value:  # the last one silently won
-                raise WorkbenchError(f"--weight {name} given twice ({given[name]:g} and {value:g}); give it once")
-            given[name] = values[name] = value  # Weights checks it is a finite number
+            if name in weighed and weighed[name] != value:  # the last one silently won
+                raise WorkbenchError(f"--weight {name} given twice ({weighed[name]:g} and {value:g}); give it once")
+            weighed[name] = values[name] = value  # Weights checks it is a finite number
         both = sorted(set(args.maximize) & set(args.minimize))
         if both:
             raise WorkbenchError(f"--maximize and --minimize both name {both[0]!r}")
