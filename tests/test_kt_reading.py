@@ -172,6 +172,20 @@ def test_a_replay_whose_recording_changed_says_so_not_that_code_changed(tmp_path
     assert "code" not in str(refused.value)
 
 
+def test_continuing_a_replay_with_another_gpus_recording_names_the_device(tmp_path: Path) -> None:
+    """It said "the recording changed since the session replayed it", which nothing had."""
+    cache = _cache(tmp_path)
+    out = tmp_path / "s.json"
+    run_to_end(RunRequest(replay=str(cache), strategy="random", budget=2, seed=1), out)
+    other = tmp_path / "other_gpu.json"
+    data = json.loads(cache.read_text())
+    data["device_name"] = "Another GPU"
+    other.write_text(json.dumps(data))
+    with pytest.raises(WorkbenchError, match="the device is 'Another GPU' instead of ") as refused:
+        resume_run(out, RunRequest(budget=1, replay=str(other)))
+    assert "changed" not in str(refused.value)
+
+
 @pytest.mark.parametrize("where, reason", [
     ("gone.json", "which is not there any more"),
     ("folder", "which is not a regular file"),

@@ -29,6 +29,10 @@ from workbench.core.errors import WorkbenchError, printable
 from workbench.core.domain.measurement import Status
 from workbench.core.model.quality import outputs_compared, unchecked_outputs_note
 from workbench.core.fs import atomic_write, silence_hung_up_output
+from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES
+
+#: What --help says of --strategy: every name, the default marked (chosen by benchmark, docs/strategies.md).
+STRATEGY_CHOICES = ", ".join(f"{name} (default)" if name == DEFAULT_STRATEGY else name for name in sorted(STRATEGIES))
 
 if TYPE_CHECKING:  # imported where used: the CLI starts without loading the session module
     from workbench.core.domain.session import Session
@@ -125,7 +129,7 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
     tune = sub.add_parser("tune", help="tune a kernel headless and write a session file")
     tune.add_argument("kernel", nargs="?", help="template or python benchmark name (omit with --replay)")
     tune.add_argument("--backend", default=None, choices=BACKEND_CHOICES, help="default: auto (cuda, else sim)")
-    tune.add_argument("--strategy", default=None, help="search strategy (default: the benchmarked default)")
+    tune.add_argument("--strategy", default=None, help=f"search strategy: {STRATEGY_CHOICES}")
     tune.add_argument("--budget", type=int, default=None,
                       help="evaluations in this run, failures count (default 100; with --resume: what the "
                            "session has left of its budget); with --sizes: evaluations PER SIZE, each size "
@@ -260,7 +264,7 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
                      help="start tuning KERNEL (a template name or a python benchmark file) when the window opens")
     # None when not given, so that a run flag without --run (which no run would use) is refused
     gui.add_argument("--backend", default=None, choices=BACKEND_CHOICES, help="with --run: default auto")
-    gui.add_argument("--strategy", default=None, help="with --run or --replay: search strategy (default: the benchmarked default)")
+    gui.add_argument("--strategy", default=None, help=f"with --run or --replay: search strategy: {STRATEGY_CHOICES}")
     gui.add_argument("--budget", type=int, default=None, help="with --run or --replay: default 100")
     gui.add_argument("--seed", type=int, default=None, help="with --run or --replay: default 0")
     gui.add_argument("--kernel-dir", action="append", default=[], metavar="DIR",

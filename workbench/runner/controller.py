@@ -1219,19 +1219,21 @@ def _same_target(session: Session, target: Target, spec: BackendSpec,
     sweep the target should be at (default: the session's problem)."""
     if target.kernel != session.kernel:
         return f"the kernel is {target.kernel!r}"
-    if session.source_hash and session.source_hash not in {target.source_hash, *target.earlier_hashes}:
-        if spec.kind == "replay":  # a replay's identity is its recording's bytes, not kernel code
-            return "the recording changed since the session replayed it"
-        return "the kernel's code changed since the session was measured"
-    expected = dict(session.problem if problem is None else problem)
-    if dict(target.problem) != expected:
-        return f"the problem is {dict(target.problem)} instead of {expected}"
+    # the plainest difference first: another GPU's recording of the same kernel also has other
+    # bytes, and was called "the recording changed"
     theirs = session.backend.get("kind") if isinstance(session.backend, dict) else None
     if theirs and theirs != spec.kind:
         return f"the backend is {spec.kind} instead of {theirs}"
     device = str(session.device.get("name", ""))
     if device and str(target.device.get("name", "")) != device:
         return f"the device is {target.device.get('name')!r} instead of {device!r}"
+    expected = dict(session.problem if problem is None else problem)
+    if dict(target.problem) != expected:
+        return f"the problem is {dict(target.problem)} instead of {expected}"
+    if session.source_hash and session.source_hash not in {target.source_hash, *target.earlier_hashes}:
+        if spec.kind == "replay":  # a replay's identity is its recording's bytes, not kernel code
+            return "the recording changed since the session replayed it"
+        return "the kernel's code changed since the session was measured"
     return None
 
 
