@@ -1336,7 +1336,8 @@ def cmd_export(args: argparse.Namespace) -> int:
             plan = export_sessions(sessions, args.format, args.out, constraints, weights, sources=args.sessions,
                                    check_output=check_output, kernel_dirs=args.kernel_dir, at=at)
         picks = ", ".join(f"{c.device}: {c.trial.config.id}" for c in plan.choices)
-        portable = (f"; portable {plan.portable.trial.config.id}"
+        portable = (f"; portable {plan.portable.trial.config.id}: worst case {plan.portable.score:.3f} of each "
+                    f"device's optimum, of {plan.portable.candidates} configs measured feasible on every device"
                     if plan.portable is not None and len(plan.choices) > 1 else "")
         summary = f"{plan.kernel}: exported {args.format} ({picks}{portable})"
         pending = [c for c in plan.choices if c.trial.measurement.resources_pending]

@@ -395,8 +395,9 @@ def portability_report(
     unmeasured = sum(1 for row in matrix for c in row if c.source == MISSING)
     if unmeasured:
         cells = "1 cell is" if unmeasured == 1 else f"{unmeasured} cells are"
-        notes.append(f"{cells} missing: the config was never measured there "
-                     "(a simulated device predicts them; a recording cannot)")
+        notes.append(f"{cells} missing: the config was never measured there (a simulated device predicts "
+                     "them; a session cannot: for a replay, compare the recordings themselves, imported with "
+                     "import-kt, which hold every recorded config)")
     predicted = [c for row in matrix for c in row if c.source == PREDICTED]
     if predicted:
         # every cell of a simulated GPU is modelled; a predicted one is of a config its run never tried

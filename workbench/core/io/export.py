@@ -73,6 +73,7 @@ class Choice:
     why: str
     session: str  # label of the session the trial came from
     devices: tuple[str, ...] = ()  # for the portable pick: the devices it is feasible on (its trial is the first's)
+    candidates: int = 0  # for the portable pick: the configs measured feasible on every device it was chosen from
 
 
 @dataclass
@@ -374,9 +375,12 @@ def _portable(choices: list[Choice], scores: dict[str, dict[str, tuple[float, in
     row = scores[devices[0]][best_id][1]
     trial, label = groups[devices[0]][row]
     per = ", ".join(f"{d} {fractions[i][best_id]:.3f}" for i, d in enumerate(devices))
+    # how many it was chosen from: sessions that measured few configs in common (short runs, or
+    # replays whose recordings hold far more) leave few, and a poor pick says why
+    common = len(set.intersection(*(set(f) for f in fractions)))
     why = (f"feasible on all {len(devices)} devices with the best worst case {worst:.3f} of each device's "
-           f"optimum (mean {mean:.3f}; {per})")
-    return Choice("portable", trial, worst, why, label, tuple(devices))
+           f"optimum (mean {mean:.3f}; {per}), of the {common} configs measured feasible on every device")
+    return Choice("portable", trial, worst, why, label, tuple(devices), common)
 
 
 # ------------------------------------------------------------------------------------------------
