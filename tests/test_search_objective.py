@@ -256,3 +256,13 @@ def test_tiny_positive_values_never_rank_past_zero() -> None:
     objective = Objective(weights=Weights({"latency_ms": 0.0, "err": 1.0}, directions={"err": -1}))
     costs = [objective(trial(i, latency_ms=1.0, err=v)) for i, v in enumerate((1e-40, 0.0, -1.0))]
     assert costs[2] < costs[1] <= costs[0]  # 1e-40 ties with the floor instead of beating 0
+
+
+def test_a_misspelt_known_metric_is_named_before_a_direction_is_asked_for():
+    """``--weight qualty=1`` on a python benchmark asked for --maximize qualty: following the
+    advice made the typo the objective."""
+    with pytest.raises(WorkbenchError, match=r"'qualty' has no known direction \(did you mean 'quality'\?\)"):
+        Objective(weights=Weights(values={"qualty": 1.0}))
+    with pytest.raises(WorkbenchError) as own:  # a name of the user's own is asked for plainly
+        Objective(weights=Weights(values={"my_score": 1.0}))
+    assert "did you mean" not in str(own.value)

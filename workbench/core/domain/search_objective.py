@@ -24,6 +24,7 @@ building a new one and handing it to the engine (``Engine.set_objective``).
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -32,7 +33,7 @@ import numpy as np
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import LATENCY, Status, Trial
-from workbench.core.domain.metrics import known_direction
+from workbench.core.domain.metrics import METRICS, known_direction
 from workbench.core.domain.objective import Bound, Constraints, Weights
 from workbench.core.domain.pareto import pareto_ranks
 
@@ -99,8 +100,12 @@ class Objective:
         for metric in (*active, *self.objectives):
             direction = known_direction(metric, self.weights.directions)
             if direction is None:
+                # a misspelt known metric is far likelier than a new one: say so before asking for
+                # a direction, which would confirm the typo
+                close = difflib.get_close_matches(metric.lower(), METRICS, n=1, cutoff=0.75)
+                guess = f" (did you mean {close[0]!r}?)" if close else ""
                 raise WorkbenchError(
-                    f"metric {metric!r} has no known direction: say --maximize {metric} or --minimize {metric}"
+                    f"metric {metric!r} has no known direction{guess}: say --maximize {metric} or --minimize {metric}"
                 )
             directions[metric] = direction
         top = max(active.values(), default=0.0)  # weights are relative: summing them as given can overflow
