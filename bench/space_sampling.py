@@ -5,7 +5,12 @@ time to draw 100 distinct valid configs (fresh space, so nothing is cached), tim
 while excluding 10,000 already-measured ids (``got``: how many were left to return), and time to list the neighbours of one config.
 The aim: 100 configs from a 10^7-point space in well under a second.
 
-Run: ``python bench/space_sampling.py``
+A second table draws a space to exhaustion one config at a time, as a random search proposes
+(the exclusions grow by one each draw), and prints the milliseconds per draw over the first and
+the last tenth: equal when a draw's cost does not grow with what was taken before it.
+``--exhaust-only`` prints that table alone.
+
+Run: ``python bench/space_sampling.py [--exhaust-only]``
 """
 
 from __future__ import annotations
@@ -63,9 +68,49 @@ def _timed(fn: Callable[[], object]) -> tuple[float, object]:
     return time.perf_counter() - start, result
 
 
+def _recorded(points: int) -> SearchSpace:
+    """A recorded space of ``points`` configs (a Kernel Tuner cache's shape: 4 slots, holes)."""
+    rng = np.random.default_rng(0)
+    grid = [(a, b, c, d) for a in range(12) for b in range(12) for c in range(12) for d in range(12)]
+    chosen = sorted(rng.choice(len(grid), size=points, replace=False).tolist())
+    slots = [Slot(name, tuple(range(12))) for name in "abcd"]
+    return SearchSpace.explicit(slots, [dict(zip("abcd", grid[i])) for i in chosen])
+
+
+EXHAUSTED: dict[str, Callable[[], SearchSpace]] = {
+    "recorded, 18,000 configs": lambda: _recorded(18_000),
+    "product, 5,000 of 10,000 valid": lambda: SearchSpace(
+        [Slot("x", tuple(range(100))), Slot("y", tuple(range(100)))], ["x + y < 100 or x == y"]),
+}
+
+
+def exhaust_table() -> None:
+    header = f"{'space (drawn to exhaustion, one at a time)':46} {'configs':>8} {'first 10% ms/draw':>18} {'last 10% ms/draw':>17} {'total s':>8}"
+    print(header)
+    print("-" * len(header))
+    for title, build in EXHAUSTED.items():
+        space = build()
+        total = space.count()
+        rng = np.random.default_rng(0)
+        taken: set[str] = set()
+        stamps = [time.perf_counter()]
+        for _ in range(total):
+            (config,) = space.sample(rng, 1, exclude=taken)
+            taken.add(config.id)
+            stamps.append(time.perf_counter())
+        tenth = max(1, total // 10)
+        first = (stamps[tenth] - stamps[0]) / tenth * 1000
+        last = (stamps[-1] - stamps[-1 - tenth]) / tenth * 1000
+        print(f"{title:46} {total:>8} {first:>18.3f} {last:>17.3f} {stamps[-1] - stamps[0]:>8.2f}")
+
+
 def main(argv: list[str] | None = None) -> int:
-    # no options, but --help must print this help rather than start the measurement
-    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args(argv)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--exhaust-only", action="store_true", help="only the table of draws to exhaustion")
+    args = parser.parse_args(argv)
+    if args.exhaust_only:
+        exhaust_table()
+        return 0
     header = f"{'space':46} {'cartesian':>10} {'valid':>10} {'count s':>8} {'sample100 s':>11} {'excl10k s':>10} {'got':>4} {'neigh s':>8}"
     print(header)
     print("-" * len(header))
@@ -84,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{title:46} {space.cartesian_size:>10.1e} {valid:>10} {t_count:>8.3f} {t_sample:>11.3f} "
             f"{t_excl:>10.3f} {len(more):>4} {t_neigh:>8.4f}"
         )
+    print()
+    exhaust_table()
     return 0
 
 

@@ -570,14 +570,18 @@ class SearchSpace(ABC):
         """Exact number of valid configs (cached)."""
 
     def sample(self, rng: np.random.Generator, n: int, exclude: Iterable[str] = ()) -> list[Config]:
-        """Up to ``n`` distinct valid configs, uniformly at random, none whose id is in ``exclude``.
+        """Up to ``n`` distinct valid configs, uniformly at random, none whose id is in ``exclude``
+        (ids; an iterable other than a set may also hold configs).
 
         Returns fewer than ``n`` only when fewer remain (see :mod:`workbench.core.domain.space_sampling`).
         """
         n = int(n)
         if n <= 0:
             return []
-        taken = {e.id if isinstance(e, Config) else e for e in exclude}  # ids; configs tolerated
+        # a set is of ids (every caller's): copied in C, where a comprehension over it was most of
+        # a random search's time once thousands were measured; other iterables may hold configs
+        taken = (set(exclude) if isinstance(exclude, (set, frozenset))
+                 else {e.id if isinstance(e, Config) else e for e in exclude})
         return self._sample(rng, n, taken)
 
     @abstractmethod
@@ -691,6 +695,7 @@ class ProductSpace(SearchSpace):
     ) -> None:
         self._setup(slots, restrictions, params)
         self._counter = Counter(self._slots, self._linked, self._params)
+        self._enumerated: list[Config] | None = None  # see enumerated()
 
     def _size_text(self) -> str:
         return f"cartesian {self.cartesian_size}"
@@ -758,6 +763,14 @@ class ProductSpace(SearchSpace):
             return
         for indices in self._counter.assignments():
             yield self.config_at(indices)
+
+    def enumerated(self) -> list[Config]:
+        """:meth:`enumerate_unordered` as a list, made once and kept: for callers that list what is
+        left of a space already mostly taken (so it is at most a few times what they hold)."""
+        listed = self._enumerated
+        if listed is None:
+            listed = self._enumerated = list(self.enumerate_unordered())
+        return listed
 
     def _sample(self, rng: np.random.Generator, n: int, taken: set[str]) -> list[Config]:
         if self._false_constant is not None:
