@@ -153,6 +153,19 @@ def main() -> int:
     if window.zoom.presentation_action.isChecked():
         presentation(0)
 
+    from PySide6.QtCore import Qt
+
+    view = window.results.view
+    sort_columns = [window.results.table_model.column_of(key) for key in ("score", "metric:latency_ms", "status")]
+
+    def sort_table(k: int) -> None:
+        order = Qt.SortOrder.DescendingOrder if k % 2 else Qt.SortOrder.AscendingOrder
+        view.horizontalHeader().setSortIndicator(sort_columns[k % 3], order)  # a header click
+        app.processEvents()
+
+    rows.append(("sort the results table (header click) + events", timed(sort_table, args.repeat), None))
+    view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+
     extra = synthetic_session(100 * args.repeat, seed=1).trials
     base = len(session.trials)
 
