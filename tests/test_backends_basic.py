@@ -199,6 +199,55 @@ def test_a_recording_is_read_once_per_process_until_it_changes(tmp_path):
     assert len(load_recording(str(path)).trials) == len(trials) + 2
 
 
+def test_a_recording_read_by_two_threads_at_once_is_read_once(tmp_path, monkeypatch):
+    """The window's Start, while its read-ahead of the same recording was still going, read the
+    file a second time on the GUI thread (4 s frozen for an 18,000-config cache): it now waits for
+    the read under way. A read that fails is tried again by the next caller."""
+    import threading
+
+    from workbench.backends import replay
+    from workbench.core.domain import session as session_module
+
+    path, _ = _recording(tmp_path)
+    reads, started, release = [], threading.Event(), threading.Event()
+    original = session_module.load_session
+
+    def slow(name, *args, **kwargs):
+        reads.append(name)
+        started.set()
+        release.wait(10)
+        return original(name, *args, **kwargs)
+
+    monkeypatch.setattr(session_module, "load_session", slow)
+    got = []
+    first = threading.Thread(target=lambda: got.append(replay.load_recording(str(path))))
+    first.start()
+    assert started.wait(10)
+    second = threading.Thread(target=lambda: got.append(replay.load_recording(str(path))))
+    second.start()
+    second.join(0.3)
+    assert second.is_alive()  # waiting for the first read, not reading beside it
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert len(reads) == 1 and len(got) == 2 and got[0] is got[1]
+
+    # a read that fails leaves the next caller to read the file itself
+    path.write_text(path.read_text() + " ")  # another stamp: not the reading kept above
+    calls = []
+
+    def failing_once(name, *args, **kwargs):
+        calls.append(name)
+        if len(calls) == 1:
+            raise OSError("the disk hiccuped")
+        return original(name, *args, **kwargs)
+
+    monkeypatch.setattr(session_module, "load_session", failing_once)
+    with pytest.raises(OSError):
+        replay.load_recording(str(path))
+    assert replay.load_recording(str(path)).trials and len(calls) == 2 and not replay._READING
+
+
 def test_replay_of_a_journal_only_recording(tmp_path):
     path, trials = _recording(tmp_path)
     from workbench.core.domain.session import load_session

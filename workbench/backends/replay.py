@@ -68,6 +68,10 @@ def reading_now(path: str) -> str | None:
 _RECENT: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 _RECENT_MAX = 2
 _RECENT_LOCK = threading.Lock()
+#: Reads under way, by the same key: a second caller waits for the first's instead of reading the
+#: file again beside it (the window's Start, half a second after choosing an 18,000-config cache
+#: whose read-ahead was still going, read it a second time on the GUI thread: 4 s frozen).
+_READING: dict[tuple[Any, ...], threading.Event] = {}
 
 
 def _stamp(path: str) -> tuple[Any, ...]:
@@ -95,23 +99,34 @@ def load_recording(path: str) -> Any:
     from workbench.core.domain.session import load_session
 
     key = _stamp(path)
-    with _RECENT_LOCK:
-        if key in _RECENT:
-            _RECENT.move_to_end(key)
-            return _RECENT[key]
-    if is_kt_cache(path):
-        from workbench.core.io.interop import import_kt_cache
+    while True:
+        with _RECENT_LOCK:
+            if key in _RECENT:
+                _RECENT.move_to_end(key)
+                return _RECENT[key]
+            reading = _READING.get(key)
+            if reading is None:  # this caller reads it
+                done = _READING[key] = threading.Event()
+                break
+        reading.wait()  # then looks again: the other read is cached, or failed and is tried here
+    try:
+        if is_kt_cache(path):
+            from workbench.core.io.interop import import_kt_cache
 
-        notes: list[str] = []  # what the import repaired, added or left out (each line names the file)
-        recording = import_kt_cache(path, notes)
-        recording.extra[IMPORT_NOTES] = [f"recording {note}" for note in notes]
-    else:
-        recording = load_session(path)  # a session, or neither: then the session loader says what is wrong
-    with _RECENT_LOCK:
-        _RECENT[key] = recording
-        while len(_RECENT) > _RECENT_MAX:
-            _RECENT.popitem(last=False)
-    return recording
+            notes: list[str] = []  # what the import repaired, added or left out (each line names the file)
+            recording = import_kt_cache(path, notes)
+            recording.extra[IMPORT_NOTES] = [f"recording {note}" for note in notes]
+        else:
+            recording = load_session(path)  # a session, or neither: then the session loader says what is wrong
+        with _RECENT_LOCK:
+            _RECENT[key] = recording
+            while len(_RECENT) > _RECENT_MAX:
+                _RECENT.popitem(last=False)
+        return recording
+    finally:
+        with _RECENT_LOCK:
+            del _READING[key]
+        done.set()
 
 
 def _slots_of(recording: Any, configs: list[Config]) -> tuple[Slot, ...]:
