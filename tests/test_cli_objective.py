@@ -551,3 +551,13 @@ def test_a_metric_given_twice_is_one_bound_the_tighter_and_a_weight_given_twice_
     refused = cli("tune", "vector_add", "--backend", "sim", "--budget", "2", "--max-latency-ms", "-1",
                   "--out", tmp_path / "x.json")
     assert refused.returncode == 2 and "must be a finite number > 0" in refused.stderr
+
+
+def test_show_json_says_what_the_score_ranks_by_also_when_every_weight_is_zero(cli, tmp_path):
+    out = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+               "--executor", "inline", "--quiet", "--out", out).returncode == 0
+    zero = json.loads(cli("show", out, "--json", "--weight", "latency_ms=0", "--weight", "occupancy=0").stdout)
+    assert zero["score_metrics"] == ["latency_ms"] and {w["weight"] for w in zero["weights"].values()} == {0}
+    mixed = json.loads(cli("show", out, "--json", "--weight", "occupancy=2").stdout)
+    assert mixed["score_metrics"] == ["latency_ms", "occupancy"]

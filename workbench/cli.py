@@ -882,6 +882,9 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         "feasible": int(ranking.n_feasible if ranked or not trials else rank(trials, constraints, weights).n_feasible),
         "constraints": shown_constraints,
         "weights": shown_weights,
+        # what the score ranks by: the positive weights, or latency alone when none is (every
+        # weight 0 said nothing of the fallback)
+        "score_metrics": sorted(weights.active()),
         # every direction given (--maximize / --minimize, the window's toggle), weighted or not
         "directions": {m: _direction_word(m, weights) for m in sorted(weights.directions)},
         "best": best,
