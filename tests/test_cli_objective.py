@@ -561,3 +561,21 @@ def test_show_json_says_what_the_score_ranks_by_also_when_every_weight_is_zero(c
     assert zero["score_metrics"] == ["latency_ms"] and {w["weight"] for w in zero["weights"].values()} == {0}
     mixed = json.loads(cli("show", out, "--json", "--weight", "occupancy=2").stdout)
     assert mixed["score_metrics"] == ["latency_ms", "occupancy"]
+
+
+def test_a_weight_the_file_stores_without_a_direction_is_named_with_the_file(cli, tmp_path):
+    """A hand-edited weight on a metric of no known direction was refused as if a flag had named
+    it; the line now says which file weighs it, and --maximize there still answers it."""
+    out = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+               "--executor", "inline", "--quiet", "--out", out).returncode == 0
+    doc = json.loads(out.read_text())
+    doc["weights"] = {"latency_ms": 1, "foo": 1}
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc))
+    refused = cli("show", edited)
+    assert refused.returncode == 2 and refused.stderr.strip() == (
+        f"error: {edited}: the session weighs metric 'foo', which has no known direction: "
+        "say --maximize foo or --minimize foo")
+    answered = cli("show", edited, "--maximize", "foo")
+    assert answered.returncode == 0 and "latency_bound_ms" not in answered.stderr

@@ -345,6 +345,14 @@ def _objective_from_args(args: argparse.Namespace, base: Any = None, source: str
             raise WorkbenchError(f"--maximize and --minimize both name {both[0]!r}")
         directions = {**weights.directions, **{m: +1 for m in args.maximize}, **{m: -1 for m in args.minimize}}
         weights = Weights(values=values, directions=directions)
+    if base is not None and source:  # a weight the file stores, no flag replaced, and no direction known
+        from workbench.core.domain.metrics import known_direction
+
+        flagged = {parse_assignment(text, "--weight", identifier=False)[0] for text in args.weight}
+        for metric, weight in base.weights.values.items():
+            if weight > 0 and metric not in flagged and known_direction(metric, weights.directions) is None:
+                raise WorkbenchError(f"{source}: the session weighs metric {metric!r}, which has no known direction: "
+                                     f"say --maximize {metric} or --minimize {metric}")
     return constraints, weights
 
 
@@ -398,7 +406,7 @@ def _objective_warnings(constraints: Any, weights: Any, available: Any, objectiv
     A metric the session's own objective names (a python benchmark's run weighted a metric the
     benchmark never returned, which the run allowed and said) is not refused when that session is
     opened: it is said, and ranks nothing. A name only the command line gives is checked in full."""
-    from workbench.core.domain.metrics import ALWAYS_REPORTED, check_metrics, idle_directions
+    from workbench.core.domain.metrics import ALWAYS_REPORTED, NOT_RANKABLE, check_metrics, idle_directions
     from workbench.core.domain.search_objective import Objective
 
     named = [m for m, w in weights.values.items() if w > 0] + [b.metric for b in constraints.bounds()] + list(objectives)
@@ -409,7 +417,8 @@ def _objective_warnings(constraints: Any, weights: Any, available: Any, objectiv
                                                if m in own and m not in available and m != ALWAYS_REPORTED]
     warnings = check_metrics(dict.fromkeys(m for m in named if m not in unreported), available, weights.directions)
     warnings += [f"metric {m!r} of the session's own objective: no trial reports it, so it ranks nothing "
-                 f"(known metrics: {', '.join(sorted(set(available) | {ALWAYS_REPORTED}))})" for m in unreported]
+                 f"(known metrics: {', '.join(sorted((set(available) | {ALWAYS_REPORTED}) - set(NOT_RANKABLE)))})"
+                 for m in unreported]
     Objective(constraints, weights, objectives)  # a weighted metric without a direction is an error here
     return warnings + idle_directions(weights.directions, named, available)
 
