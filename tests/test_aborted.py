@@ -237,6 +237,11 @@ def test_the_way_back_to_aborted_candidates_is_a_command_that_works_as_written(t
     assert "none below the latency limit in force (0.5 ms); relax it" in refused.stdout
     done = cli(*shlex.split(command.group(1)))
     assert done.returncode == 0 and "re-measured" in done.stdout, done.stdout + done.stderr
+    # a limit tighter than the file's is no way back (it re-measures nothing), and a limit is named exactly
+    tighter = cli("show", out, "--max-latency-ms", "0.001").stdout
+    assert "--remeasure-aborted --out" not in tighter or "--max-latency-ms 0.001" not in tighter
+    exact = cli("show", out, "--max-latency-ms", "1234567.8").stdout
+    assert "--max-latency-ms 1.23457e+06" not in exact
     mixed = tmp_path / "mixed.json"
     finished = cli("tune", "sgemm", "--backend", "sim", "--budget", "15", "--resources", "estimated",
                    "--constraint", "latency_ms<=3", "--executor", "inline", "--quiet", "--out", mixed)

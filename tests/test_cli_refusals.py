@@ -519,8 +519,9 @@ def test_sessions_and_exports_into_the_autosave_folder_are_refused(cli, tmp_path
 
 def test_tune_help_lists_every_strategy_and_marks_the_default(cli) -> None:
     """It said "the benchmarked default", naming neither it nor the others; only a wrong name listed them."""
-    from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES
+    from workbench.search.base import DEFAULT_PARETO_STRATEGY, DEFAULT_STRATEGY, STRATEGIES
 
     for command in ("tune", "gui"):
         shown = " ".join(cli(command, "--help").stdout.split())
-        assert f"{DEFAULT_STRATEGY} (default)" in shown and all(name in shown for name in STRATEGIES), shown
+        assert f"{DEFAULT_STRATEGY} (default; {DEFAULT_PARETO_STRATEGY} with --objectives)" in shown, shown
+        assert all(name in shown for name in STRATEGIES), shown

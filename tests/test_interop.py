@@ -582,13 +582,14 @@ def test_fields_left_out_of_the_metrics_are_named_on_import_and_on_replay(cli, t
     data = synthetic(True)
     for number, record in enumerate(data["cache"].values()):
         if isinstance(record.get("time"), (int, float)):
-            record.update({"GFLOP/s": 100.0 + number, "gflops": 1.0, "registers": -3})
+            record.update({"GFLOP/s": 100.0 + number, "gflops": 1.0, "registers": -3, "latency_ms": 99.0})
     cache = write(tmp_path, data, "both.json")
     done = cli("import-kt", cache, "--out", tmp_path / "s.json")
     assert done.returncode == 0
     (note,) = done.stderr.splitlines()
     assert note.startswith("note: ") and "'gflops': the field 'GFLOP/s' is the metric gflops already" in note
     assert "'registers': negative (-3), which registers cannot be" in note
+    assert "'latency_ms': latency_ms is computed from the record's times" in note
     session = json.loads((tmp_path / "s.json").read_text())
     ok = [t for t in session["trials"] if t["status"] == "ok"]
     assert ok and all(t["metrics"]["gflops"] >= 100 and "registers" not in t["metrics"] for t in ok)

@@ -29,10 +29,11 @@ from workbench.core.errors import WorkbenchError, printable
 from workbench.core.domain.measurement import Status
 from workbench.core.model.quality import outputs_compared, unchecked_outputs_note
 from workbench.core.fs import atomic_write, silence_hung_up_output
-from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES
+from workbench.search.base import DEFAULT_PARETO_STRATEGY, DEFAULT_STRATEGY, STRATEGIES
 
 #: What --help says of --strategy: every name, the default marked (chosen by benchmark, docs/strategies.md).
-STRATEGY_CHOICES = ", ".join(f"{name} (default)" if name == DEFAULT_STRATEGY else name for name in sorted(STRATEGIES))
+STRATEGY_CHOICES = ", ".join(f"{name} (default; {DEFAULT_PARETO_STRATEGY} with --objectives)" if name == DEFAULT_STRATEGY else name
+                             for name in sorted(STRATEGIES))
 
 if TYPE_CHECKING:  # imported where used: the CLI starts without loading the session module
     from workbench.core.domain.session import Session
@@ -961,9 +962,11 @@ def remeasure_command(path: str, constraints: Any, session: Session) -> str:
     ``constraints``: with the latency limit they are ranked under when it is not the one the file
     keeps (a limit relaxed on ``show``'s command line re-measured nothing when left out)."""
     command = f"tune --remeasure-aborted --out {shlex.quote(str(path))}"
-    limit = constraints.max_latency_ms
-    if limit is not None and limit != session.constraints.max_latency_ms:
-        command += f" --max-latency-ms {limit:g}"
+    limit, stored = constraints.max_latency_ms, session.constraints.max_latency_ms
+    if limit is not None and stored is not None and limit > stored:  # relaxed: the limit re-measured under
+        shown = f"{limit:g}"
+        command += f" --max-latency-ms {shown if float(shown) == limit else repr(limit)}"  # exact: a rounded
+        # limit can rule a candidate out again
     return command
 
 

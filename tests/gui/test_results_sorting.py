@@ -79,3 +79,24 @@ def test_a_metric_a_trial_did_not_report_sorts_below_every_number(own_metrics_wi
     assert table.sort_key(0, "metric:late_score") == -math.inf  # reported from the seventh trial on
     assert table.sort_key(8, "metric:late_score") == 8.0
     assert own_metrics_window.results.proxy.mapFromSource(QModelIndex()).isValid() is False
+
+
+def test_the_sort_arrow_follows_the_sorted_column_to_another_sessions_columns(window, cli, tmp_path):
+    """The proxy keeps its sort by column key across sessions; the header kept its arrow on the old
+    column number, over another column, or over rows no longer sorted at all."""
+    sessions = {}
+    for kernel in ("vector_add", "sgemm"):
+        sessions[kernel] = tmp_path / f"{kernel}.json"
+        assert cli("tune", kernel, "--backend", "sim", "--resources", "estimated", "--budget", "6",
+                   "--executor", "inline", "--quiet", "--out", sessions[kernel]).returncode == 0
+    results, table, header = window.results, window.results.table_model, window.results.view.horizontalHeader()
+    window.open_session(sessions["vector_add"])
+    results.view.sortByColumn(table.column_of("metric:registers"), Qt.SortOrder.DescendingOrder)
+    window.open_session(sessions["sgemm"])
+    registers = table.column_of("metric:registers")
+    assert header.sortIndicatorSection() == results.proxy.sortColumn() == registers
+    assert header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
+    results.view.sortByColumn(table.column_of("slot:block_m"), Qt.SortOrder.AscendingOrder)
+    window.open_session(sessions["vector_add"])  # no block_m there: no sort, and no arrow
+    assert header.sortIndicatorSection() == results.proxy.sortColumn() == -1
+    assert _shown(results) == list(range(table.rowCount()))

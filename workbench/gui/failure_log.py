@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 from workbench.core.domain.measurement import Status
 from workbench.gui.analysis import STATUSES, concentrations_from_columns, failure_reasons, status_counts_from_codes
 from workbench.gui.model import SessionModel
-from workbench.gui.results_table import TrialFilterProxy, TrialTableModel
+from workbench.gui.results_table import TrialFilterProxy, TrialTableModel, follow_sort
 
 
 #: Distinct failure reasons named per status in the summary (the rest are counted).
@@ -53,6 +53,7 @@ class FailureLog(QWidget):
         self.proxy.set_status_filter("failed")
         self.view = QTableView()
         self.view.setModel(self.proxy)
+        follow_sort(self.view, self.proxy)
         self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.view.setSortingEnabled(True)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

@@ -300,6 +300,24 @@ class TrialTableModel(QAbstractTableModel):
         return None
 
 
+def follow_sort(view: QTableView, proxy: "TrialFilterProxy") -> None:
+    """Keep ``view``'s sort arrow on the column ``proxy`` sorts by: after another session's columns
+    the proxy keeps its sort by column key (on that column's new place, or none when the session
+    has no such column), where the header kept the arrow on the old column number."""
+
+    def follow() -> None:
+        header = view.horizontalHeader()
+        column, order = proxy.sortColumn(), proxy.sortOrder()
+        if header.sortIndicatorSection() != column or (column >= 0 and header.sortIndicatorOrder() != order):
+            blocked = header.blockSignals(True)  # the rows are in that order already: no sort again
+            try:
+                header.setSortIndicator(column, order)
+            finally:
+                header.blockSignals(blocked)
+
+    proxy.modelReset.connect(follow)
+
+
 def _comparable(value: Any) -> tuple[int, Any]:
     """A sort key every cell's value compares with: numbers by value, then text, then nothing
     (a slot a recorded trial lacks); one column holds one kind but for those."""
@@ -539,6 +557,7 @@ class ResultsTable(QWidget):
         self.proxy = TrialFilterProxy(self.table_model)
         self.view = QTableView()
         self.view.setModel(self.proxy)
+        follow_sort(self.view, self.proxy)
         self._shown_metrics: set[str] = set()
         self.columns = ColumnChoice(self.view, self.table_model, settings, self.SETTINGS_GROUP, self._hidden_by_rule)
         # No sort until the user clicks a header: rows arrive in evaluation order, and sorting

@@ -75,7 +75,7 @@ from workbench.runner.plan import (
     replacement_note,
 )
 from workbench.runner.sweep import SizeRun, SweepRun
-from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, Strategy, create_strategy, shown_value, strategy_class
+from workbench.search.base import DEFAULT_PARETO_STRATEGY, DEFAULT_STRATEGY, STRATEGIES, Strategy, create_strategy, shown_value, strategy_class
 from workbench.search.listed import Listed
 from workbench.search.pruning import with_pruning
 from workbench.search.seeded import with_seeds
@@ -812,7 +812,7 @@ def usable_stored_options(strategy_name: str, stored: Mapping[str, Any]) -> tupl
 def _unnamed_strategy(objectives: Sequence[str]) -> str:
     """The strategy of a run that names none: the default, or ``tpe`` (Optuna's multi-objective
     TPE) for a Pareto front, which the default does not search."""
-    return "tpe" if objectives else DEFAULT_STRATEGY
+    return DEFAULT_PARETO_STRATEGY if objectives else DEFAULT_STRATEGY
 
 
 def _objectives(request: RunRequest, strategy_info: Mapping[str, Any]) -> tuple[str, ...]:

@@ -298,6 +298,8 @@ STRATEGIES: dict[str, str] = {
 }
 
 DEFAULT_STRATEGY = "agents"  # chosen from bench/strategies.py, see docs/strategies.md
+#: The default of a run that searches a Pareto front (--objectives): the default above searches one score.
+DEFAULT_PARETO_STRATEGY = "tpe"
 
 
 def strategy_class(name: str) -> type[Strategy]:

@@ -41,7 +41,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.domain.metrics import METRICS, SHARES, direction_word, not_a_metric_name, parse_direction
+from workbench.core.domain.metrics import (METRICS, NOT_RANKABLE, SHARES, direction_word, not_a_metric_name,
+                                           parse_direction)
 from workbench.core.domain.measurement import (
     LATENCY,
     MEMORY,
@@ -267,6 +268,8 @@ class Constraints:
         low: dict[str, Bound] = {}
         high: dict[str, Bound] = {}
         for bound in self.bounds():
+            if bound.metric in NOT_RANKABLE:  # no trial that could be feasible carries it
+                raise WorkbenchError(f"constraint {bound.label}: {NOT_RANKABLE[bound.metric]}")
             if bound.op == "<=":
                 # every metric of the registry is an amount (a time, energy, size, count, rate or
                 # share); a metric it does not know may be negative (an error in dB, a margin)

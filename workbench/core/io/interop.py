@@ -383,11 +383,10 @@ def _measurement(
         if name in not_metrics or not _is_number(value):
             continue
         ours = KT_METRICS.get(name) or identifier_of(name)  # (an import lower-cases every other name)
-        if ours in DERIVED_METRICS:
-            continue
-        if ours in metrics:  # the first field of a name wins
-            if unread is not None and ours in field_of:
-                unread.setdefault(name, f"the field {field_of[ours]!r} is the metric {ours} already")
+        if ours in DERIVED_METRICS or ours in metrics:  # the first field of a name wins
+            if unread is not None:
+                unread.setdefault(name, f"the field {field_of[ours]!r} is the metric {ours} already" if ours in field_of
+                                  else f"{ours} is computed from the record's times")
             continue
         if math.isfinite(value) and value < 0 and ours in NON_NEGATIVE_METRICS:
             if unread is not None:
