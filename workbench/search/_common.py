@@ -17,6 +17,7 @@ import numpy as np
 
 from workbench.core.domain.measurement import Trial
 from workbench.core.domain.space import Config, SearchSpace
+from workbench.core.domain.space_sampling import RecordedSampler
 from workbench.search.base import Strategy
 
 Index = tuple[int, ...]
@@ -108,7 +109,7 @@ class IndexedStrategy(Strategy):
         self.best_score = math.inf
         self.n_told = 0
         self._count: int | None = None
-        self._all: list[Config] | None = None  # enumeration of a small restricted space (see _fallback)
+        self._all: RecordedSampler | None = None  # draws from a small restricted space, listed once (see _fallback)
         #: every (slot, value index) pair in slot order, for repair where no slot is cut short (built once)
         self._every_value: tuple[np.ndarray, np.ndarray] | None = None
         #: index vectors handed out or told (a fast pre-check; ``measured`` ids stay authoritative)
@@ -301,12 +302,10 @@ class IndexedStrategy(Strategy):
         if getattr(self.space, "is_explicit", True) or self.space_count() > SMALL_SPACE:
             return self.sample(n, batch)
         if self._all is None:
-            self._all = list(self.space)
-        rest = [c for c in self._all if c.id not in batch and c.id not in self.proposed and c.id not in self.measured]
-        if not rest:
-            return []
-        picks = self.rng.choice(len(rest), size=min(n, len(rest)), replace=False)
-        return [rest[int(i)] for i in picks]
+            self._all = RecordedSampler(list(self.space))
+        # the draws of rng.choice over the configs left, in listed order, as when they were listed
+        # afresh for every call (a scan of the whole space, most of repair's time late in a run)
+        return self._all.sample(self.rng, n, self.proposed | self.measured | set(batch))
 
     def state(self) -> dict[str, Any]:
         return {"told": self.n_told, "best_id": self.best_id}
