@@ -505,7 +505,8 @@ def test_an_export_of_a_session_that_searched_a_pareto_front_says_so(sessions: d
     searched = [n for n in both if "Pareto front" in n]
     mine = len(Objective(session.constraints, session.weights, ("latency_ms", "registers")).pareto(session.trials))
     assert searched == [f"front.json searched the Pareto front of latency_ms, registers (feasible configs on it: {mine}; "
-                        "show lists them); this export holds what the score weights rank first"]
+                        "show under the same constraints lists them); this export holds what the score weights "
+                        "rank first"]
     # sessions named alike (no file names, created the same minute) are still told apart
     other.created_at = session.created_at
     alike = [n for n in plan_export([other, session]).notes if "Pareto front" in n]

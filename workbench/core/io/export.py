@@ -675,7 +675,8 @@ def _front_notes(sessions: Sequence[Session], labels: Sequence[str], measured: S
         on = "; ".join(f"{n} on {device}" if several_devices else str(n) for device, n in counts.items())
         who = "the session" if len(sessions) == 1 else ", ".join(labels[position] for position in searchers)
         notes.append(f"{who} searched the Pareto front of {', '.join(objectives)} (feasible configs on it: "
-                     f"{on or 0}; show lists them); this export holds what the score weights rank first")
+                     f"{on or 0}; show under the same constraints lists them); this export holds what the score "
+                     "weights rank first")
     return notes
 
 
