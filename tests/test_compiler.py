@@ -507,3 +507,20 @@ def test_the_launch_bounds_a_kernel_sets_are_read_from_its_cubin() -> None:
     assert max_threads(compiled.cubin, "bounded") == 128 and max_threads(compiled.cubin, "free_") == 0
     assert max_threads(compiled.cubin) == 128  # no entry named: the tightest bound
     assert max_threads(b"\x7fELF" + b"\0" * 10) == max_threads(compiled.cubin[:200]) == max_threads(b"") == 0
+
+
+def test_a_kernel_that_includes_the_cuda_half_precision_header_compiles_offline() -> None:
+    """NVRTC carries none of the CUDA runtime's headers: cuda_fp16.h was "could not open source
+    file" in the editor and in check-kernels. The pip package's header folder is searched last, for
+    a source that includes anything; a self-contained source's options (and cache key) are as before."""
+    from workbench.core.model.compiler import compile_cuda, toolkit_include_dir, with_toolkit_headers
+
+    folder = toolkit_include_dir()
+    assert folder is not None  # a dependency of the package
+    source = ('#include <cuda_fp16.h>\nextern "C" __global__ void twice(const __half* x, __half* y, int n) '
+              "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = __hadd(x[i], x[i]); }\n")
+    compiled = compile_cuda(source, entry="twice", use_cache=False)
+    assert compiled.ok, compiled.log
+    plain = 'extern "C" __global__ void k(float* x) { x[0] = 1.0f; }\n'
+    assert with_toolkit_headers(plain, ["-O3"]) == ["-O3"]
+    assert with_toolkit_headers(source, ["-O3"]) == ("-O3", f"--include-path={folder}")

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import functools
+import importlib.util
 import json
 import os
 import re
@@ -209,6 +211,7 @@ def compile_cuda(
     ``entry`` selects which kernel's figures to report when the source holds several.
     """
     started = time.perf_counter()
+    options = with_toolkit_headers(source, options)
     included = included_files(source, options)
     if isinstance(included, str):  # refused before NVRTC opens anything
         version = nvrtc_version()
@@ -235,6 +238,7 @@ def cached_compile(
 ) -> CompileResult | None:
     """What :func:`compile_cuda` would return from its caches (memory, then disk), or None: never
     compiles, so a caller can take a cached figure at once and queue only the real compiles."""
+    options = with_toolkit_headers(source, options)
     included = included_files(source, options)
     if isinstance(included, str):
         return None
@@ -357,6 +361,30 @@ def _defined_by_options(options: Sequence[str]) -> dict[str, str]:
 MAX_INCLUDED_FILES = 4096
 #: The most bytes an included file may have (the size limit of a template's own source).
 MAX_INCLUDED_BYTES = 16 * 1024 * 1024
+
+
+@functools.lru_cache(maxsize=1)
+def toolkit_include_dir() -> str | None:
+    """The CUDA runtime's headers from pip (``nvidia-cuda-runtime-cu12``: ``cuda_fp16.h``,
+    ``cuda_bf16.h``, ``vector_types.h``...), or None where that package is missing. NVRTC knows
+    none of them by itself: a kernel of half-precision types failed with "could not open source
+    file cuda_fp16.h" in the editor and in check-kernels, while CuPy finds them on a GPU."""
+    spec = importlib.util.find_spec("nvidia.cuda_runtime") if importlib.util.find_spec("nvidia") else None
+    for location in (spec.submodule_search_locations or []) if spec is not None else []:
+        folder = os.path.join(location, "include")
+        if os.path.isfile(os.path.join(folder, "cuda_fp16.h")):
+            return folder
+    return None
+
+
+def with_toolkit_headers(source: str, options: Sequence[str]) -> Sequence[str]:
+    """``options`` with the CUDA runtime's header folder searched last, for a source that includes
+    anything (the folder is part of a compile's options and key only then: every self-contained
+    template compiles, and is cached and tabled, exactly as before)."""
+    folder = toolkit_include_dir()
+    if folder is None or "#include" not in source and not any("include" in o for o in options):
+        return options
+    return (*options, f"--include-path={folder}")
 
 
 def _include_dirs(options: Sequence[str]) -> tuple[list[str], list[str]]:
