@@ -546,3 +546,25 @@ def test_links_neither_carry_a_file_from_elsewhere_nor_redirect_a_draft(editor, 
         assert (elsewhere / "precious.kernel.json").exists()
     finally:
         link.unlink()
+
+
+def test_a_folder_of_several_templates_opens_the_one_chosen_not_the_first(editor, tmp_path, monkeypatch):
+    """Templates are saved side by side in one folder, and Open kernel folder... took a folder and
+    opened its first template: every other saved template was out of the window's reach."""
+    from PySide6.QtWidgets import QFileDialog
+
+    from workbench.core.errors import WorkbenchError
+
+    spec = json.loads((EXAMPLE / f"saxpy{SPEC_SUFFIX}").read_text())
+    for name in ("alpha", "beta"):
+        (tmp_path / f"{name}.cu").write_text(SAXPY_CU.replace("saxpy(", f"{name}("))
+        (tmp_path / f"{name}{SPEC_SUFFIX}").write_text(json.dumps({**spec, "name": name, "entry": name,
+                                                                   "source": f"{name}.cu"}, indent=2))
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(tmp_path / f"beta{SPEC_SUFFIX}"), ""))
+    editor.choose_and_open()
+    assert editor.spec_file == tmp_path / f"beta{SPEC_SUFFIX}"
+    with pytest.raises(WorkbenchError, match=r"holds 2 templates \(alpha.kernel.json, beta.kernel.json\): open one"):
+        editor.open_folder(tmp_path)
+    # a .cu chosen in that folder starts a new template from it, not from the folder's first source
+    editor.open_path(tmp_path / "beta.cu")
+    assert "beta.cu" in editor.windowTitle() and editor.spec_file != tmp_path / f"alpha{SPEC_SUFFIX}"

@@ -690,13 +690,31 @@ class KernelEditor(QMainWindow):
         self.statusBar().showMessage(f"saved {path}", 8000)
         return path
 
-    def open_folder(self, folder: str | Path, name: str | None = None) -> None:
-        """Open the declarative template in ``folder`` (reads JSON and .cu only; runs nothing), or a
-        lone ``.cu`` file there as a new draft."""
+    def open_path(self, path: str | Path) -> None:
+        """Open what the person chose: a template's spec (``NAME.kernel.json``), a ``.cu`` file as a
+        new draft, or a folder holding one template or one source."""
+        path = Path(path)
+        if path.is_dir():
+            self.open_folder(path)
+        elif path.name.endswith(SPEC_SUFFIX):
+            self.open_folder(path.parent, name=path.name[: -len(SPEC_SUFFIX)])
+        else:
+            self.open_folder(path.parent, source=path.name)
+
+    def open_folder(self, folder: str | Path, name: str | None = None, source: str | None = None) -> None:
+        """Open the declarative template ``name`` in ``folder`` (reads JSON and .cu only; runs
+        nothing), or the ``.cu`` file ``source`` there as a new draft. Without either, the folder's
+        one template (or one source): of several, naming none is refused with their names (the
+        first of them was opened, and the others could not be reached from the window)."""
         folder = Path(folder)
-        specs = sorted(folder.glob("*" + SPEC_SUFFIX))
+        specs = [] if source is not None else sorted(folder.glob("*" + SPEC_SUFFIX))
         if name is not None:
             specs = [p for p in specs if p.name == name + SPEC_SUFFIX]
+            if not specs:
+                raise WorkbenchError(f"{folder}: no template {name}{SPEC_SUFFIX}")
+        if len(specs) > 1:
+            names = ", ".join(p.name for p in specs[:8]) + (", ..." if len(specs) > 8 else "")
+            raise WorkbenchError(f"{folder} holds {len(specs)} templates ({names}): open one of them")
         if specs:
             path = specs[0]
             spec, _ = read_spec(path)  # as the loader reads it: a FIFO, a 5,000-digit integer are one line
@@ -722,9 +740,12 @@ class KernelEditor(QMainWindow):
                 if loaded:
                     self.folder_opened(loaded, folder)
             return
-        sources = sorted(folder.glob("*.cu"))
+        sources = sorted(folder.glob("*.cu")) if source is None else [folder / source]
         if not sources:
             raise WorkbenchError(f"{folder}: no {SPEC_SUFFIX} template and no .cu file")
+        if len(sources) > 1:
+            names = ", ".join(p.name for p in sources[:8]) + (", ..." if len(sources) > 8 else "")
+            raise WorkbenchError(f"{folder} holds {len(sources)} .cu files ({names}): open one of them")
         stem = sources[0].stem
         source = read_cuda_file(sources[0])  # before the form changes: a file it refuses leaves the draft as it was
         self.set_spec({"name": stem, "entry": stem, "grid": ["1"], "block": ["block_size"], "args": []}, source, None)
@@ -732,9 +753,12 @@ class KernelEditor(QMainWindow):
         self.detect_slots()  # may refuse a source of thousands of macros: the source still shows, titled
 
     def choose_and_open(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Open kernel folder", str(user_templates_dir()))
-        if folder:
-            self._guard(lambda: self.open_folder(folder))
+        """A template (its ``.kernel.json``) or a CUDA source to open: a file, not a folder, since
+        templates are saved side by side in one folder."""
+        path, _ = QFileDialog.getOpenFileName(self, "Open kernel template or CUDA source", str(user_templates_dir()),
+                                              f"Kernel templates and CUDA sources (*{SPEC_SUFFIX} *.cu)")
+        if path:
+            self._guard(lambda: self.open_path(path))
 
     def _on_save_as(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Save template into folder", str(self.folder or user_templates_dir()))
