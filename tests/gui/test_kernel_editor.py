@@ -568,3 +568,35 @@ def test_a_folder_of_several_templates_opens_the_one_chosen_not_the_first(editor
     # a .cu chosen in that folder starts a new template from it, not from the folder's first source
     editor.open_path(tmp_path / "beta.cu")
     assert "beta.cu" in editor.windowTitle() and editor.spec_file != tmp_path / f"alpha{SPEC_SUFFIX}"
+
+
+def test_edits_not_saved_are_asked_about_before_another_template_or_closing_drops_them(editor, tmp_path, monkeypatch):
+    """Opening another template or closing the editor threw the form's edits away without a word,
+    and nothing showed that there were any."""
+    from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+    editor.open_folder(EXAMPLE)
+    assert not editor.modified() and not editor.isWindowModified()
+    editor.title_edit.setText("my edit, not saved")
+    assert editor.modified() and editor.isWindowModified()
+    editor.interactive = True  # a person at the editor
+    asked: list[str] = []
+    answer = [QMessageBox.StandardButton.Cancel]
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: asked.append(a[2]) or answer[0])
+    chosen: list[int] = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileName",
+                        lambda *a, **k: chosen.append(1) or (str(EXAMPLE / f"saxpy{SPEC_SUFFIX}"), ""))
+    editor.choose_and_open()
+    assert len(asked) == 1 and "not saved" in asked[0] and not chosen
+    assert editor.title_edit.text() == "my edit, not saved"
+    editor.close()
+    assert editor.isVisible() and len(asked) == 2  # Cancel keeps it open with the edit
+    answer[0] = QMessageBox.StandardButton.Discard
+    editor.choose_and_open()
+    assert chosen and editor.title_edit.text() != "my edit, not saved" and not editor.modified()
+    editor.save(tmp_path)
+    editor.title_edit.setText("edited after the save")
+    editor.save(tmp_path)
+    assert not editor.modified() and not editor.isWindowModified()
+    editor.close()
+    assert not editor.isVisible() and len(asked) == 3  # nothing unsaved: closed without a question

@@ -147,7 +147,8 @@ class KernelEditor(QMainWindow):
         super().__init__(parent)
         self.interactive = interactive  # False: errors go to the status bar only (automation, tests)
         self.last_error = ""
-        self.setWindowTitle("Kernel template editor")
+        self.setWindowTitle("Kernel template editor[*]")
+        self._saved_state: tuple[str, str] | None = None  # the form as last opened or saved (see modified)
         install_status_bar(self)
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
         self.start_run_callback = start_run
@@ -389,6 +390,7 @@ class KernelEditor(QMainWindow):
                 edit.setText(str(profile.get(key, "")))
         finally:
             self._loading = False
+        self._saved_state = self._state()
         self.check_restrictions()
         self._changed()
 
@@ -500,9 +502,33 @@ class KernelEditor(QMainWindow):
         return keep_unedited_fields(getattr(self, "_opened", {}), spec)
 
     # --- live checks --------------------------------------------------------------------------------
+    def _state(self) -> tuple[str, str]:
+        """What saving would write, to tell an edited form from the one opened or saved."""
+        try:
+            spec = json.dumps(self.spec(), sort_keys=True, default=str)
+        except Exception as exc:  # noqa: BLE001 - a form half typed: whatever it is, it is not the saved one
+            spec = f"unreadable: {exc}"
+        return spec, self.source.toPlainText()
+
+    def modified(self) -> bool:
+        """Whether the form holds edits since it was opened (a starter draft, a .cu with its slots
+        detected, a saved template) or saved."""
+        return self._saved_state != self._state()
+
+    def may_drop_edits(self, doing: str) -> bool:
+        """Whether to go on with ``doing`` (opening another template, closing), which drops the
+        form's unsaved edits: asked of a person; automation goes on, as a script asked for it."""
+        if not self.interactive or not self.modified():
+            return True
+        answer = QMessageBox.question(
+            self, "Kernel template", f"The template has edits that are not saved. {doing} and drop them?",
+            QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+        return answer == QMessageBox.StandardButton.Discard
+
     def _changed(self, *_: Any) -> None:
         if self._loading:
             return
+        self.setWindowModified(self.modified())
         self._sync_reference_rows()
         self.status_label.setText("checking after the pause in typing...")
         self.timer.start()
@@ -684,6 +710,8 @@ class KernelEditor(QMainWindow):
         self.spec_file = path
         self.folder = target
         self.reference_file = None
+        self._saved_state = self._state()
+        self.setWindowModified(False)
         self._ref_spec = dict(json.loads(path.read_text()).get("reference", {}))
         if self._ref_spec.get("file"):  # the copy is the template's now
             self.ref_file_label.setText(f"{self._ref_spec['file']} (in the template folder)")
@@ -728,7 +756,7 @@ class KernelEditor(QMainWindow):
                 raise SpecError(f"is not a template spec this editor can show ({type(exc).__name__}: {exc}); "
                                 "fix it in a text editor", path=str(path)) from None
             self.spec_file = path
-            self.setWindowTitle(f"Kernel template editor - {path}")
+            self.setWindowTitle(f"Kernel template editor - {path}[*]")
             if self.folder_opened is not None:
                 # The window offers the template to run and export only when it loads, under the
                 # name the loader checked: the raw "name" of a spec being fixed here (a newline, an
@@ -749,12 +777,18 @@ class KernelEditor(QMainWindow):
         stem = sources[0].stem
         source = read_cuda_file(sources[0])  # before the form changes: a file it refuses leaves the draft as it was
         self.set_spec({"name": stem, "entry": stem, "grid": ["1"], "block": ["block_size"], "args": []}, source, None)
-        self.setWindowTitle(f"Kernel template editor - {sources[0]} (new template)")
-        self.detect_slots()  # may refuse a source of thousands of macros: the source still shows, titled
+        self.setWindowTitle(f"Kernel template editor - {sources[0]} (new template)[*]")
+        try:
+            self.detect_slots()  # may refuse a source of thousands of macros: the source still shows, titled
+        finally:
+            self._saved_state = self._state()  # what was detected is the opened state, not an edit
+            self.setWindowModified(False)
 
     def choose_and_open(self) -> None:
         """A template (its ``.kernel.json``) or a CUDA source to open: a file, not a folder, since
         templates are saved side by side in one folder."""
+        if not self.may_drop_edits("Open another"):
+            return
         path, _ = QFileDialog.getOpenFileName(self, "Open kernel template or CUDA source", str(user_templates_dir()),
                                               f"Kernel templates and CUDA sources (*{SPEC_SUFFIX} *.cu)")
         if path:
@@ -842,6 +876,9 @@ class KernelEditor(QMainWindow):
             QMessageBox.warning(self, "Kernel template", text)
 
     def closeEvent(self, event: Any) -> None:  # Qt override
+        if not self.may_drop_edits("Close the editor"):
+            event.ignore()
+            return
         self.timer.stop()
         self._pending = False  # a closed editor starts no further check when the running one ends
         self.wait_for_check()
