@@ -600,3 +600,13 @@ def test_edits_not_saved_are_asked_about_before_another_template_or_closing_drop
     assert not editor.modified() and not editor.isWindowModified()
     editor.close()
     assert not editor.isVisible() and len(asked) == 3  # nothing unsaved: closed without a question
+
+
+def test_tune_is_offered_only_while_the_draft_checks_clean(editor, qtbot):
+    """Tune stayed enabled under "problems: the default config does not compile", and the run then
+    recorded a compile error for every config."""
+    type_saxpy(editor, qtbot)
+    assert checked(editor, qtbot).ok and editor.tune_button.isEnabled()
+    editor.source.setPlainText(editor.source.toPlainText().replace("out[i] = a * x[i] + y[i];", "out[i] = a * x[i] +;"))
+    report = checked(editor, qtbot)
+    assert not report.ok and not editor.tune_button.isEnabled() and "fix the problems" in editor.tune_button.toolTip()

@@ -650,6 +650,9 @@ class KernelEditor(QMainWindow):
         ok = report.ok and not self.form_problems
         self.status_label.setText(("ok: " if ok else "problems: ") + report.note)
         self.status_label.setStyleSheet("color: #1a7f37" if ok else "color: #b00020")
+        # a run of a draft whose check failed measures nothing but that failure, config after config
+        self.tune_button.setEnabled(ok)
+        self.tune_button.setToolTip("" if ok else f"fix the problems first: {report.note}")
 
     def wait_for_check(self, timeout_ms: int = 30_000) -> None:
         """Block until the running check finishes (tests and closing)."""
