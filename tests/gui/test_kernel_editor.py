@@ -610,3 +610,23 @@ def test_tune_is_offered_only_while_the_draft_checks_clean(editor, qtbot):
     editor.source.setPlainText(editor.source.toPlainText().replace("out[i] = a * x[i] + y[i];", "out[i] = a * x[i] +;"))
     report = checked(editor, qtbot)
     assert not report.ok and not editor.tune_button.isEnabled() and "fix the problems" in editor.tune_button.toolTip()
+
+
+def test_a_cu_of_several_kernels_opens_on_its_first_kernel_and_a_wrong_entry_lists_them(editor, tmp_path):
+    """The entry was the file's name (``multi``), which named no kernel, and the error did not say
+    which kernels the file has."""
+    from workbench.core.domain.templates import global_functions
+
+    source = ('extern "C" __global__ void __launch_bounds__(256) scale_kernel(float* x) { x[threadIdx.x] *= 2.0f; }\n'
+              'extern "C" __global__ void add_kernel(float* x) { x[threadIdx.x] += 1.0f; }\n')
+    (tmp_path / "multi.cu").write_text(source)
+    assert global_functions(source) == ["scale_kernel", "add_kernel"]
+    editor.open_path(tmp_path / "multi.cu")
+    assert editor.spec()["entry"] == "scale_kernel"
+    from workbench.core.domain.kernel_spec import template_from_spec
+    from workbench.core.errors import WorkbenchError
+
+    spec = json.loads((EXAMPLE / f"saxpy{SPEC_SUFFIX}").read_text())
+    with pytest.raises(WorkbenchError, match=r"entry function 'multi' does not appear in the source \(its kernels: "
+                                             r"saxpy\)"):
+        template_from_spec({**spec, "entry": "multi"}, SAXPY_CU)

@@ -32,6 +32,7 @@ from workbench.core.domain.kernel_spec import (
 )
 from workbench.core.fs import resolved
 from workbench.core.domain.macros import scan_macros
+from workbench.core.domain.templates import global_functions
 from workbench.gui.text import plain_tip, window_message
 from workbench.gui.status_bar import install_status_bar
 
@@ -779,7 +780,9 @@ class KernelEditor(QMainWindow):
             raise WorkbenchError(f"{folder} holds {len(sources)} .cu files ({names}): open one of them")
         stem = sources[0].stem
         source = read_cuda_file(sources[0])  # before the form changes: a file it refuses leaves the draft as it was
-        self.set_spec({"name": stem, "entry": stem, "grid": ["1"], "block": ["block_size"], "args": []}, source, None)
+        # the entry is the source's first kernel (the file's name is a guess only where it has none)
+        entry = next(iter(global_functions(source)), stem)
+        self.set_spec({"name": stem, "entry": entry, "grid": ["1"], "block": ["block_size"], "args": []}, source, None)
         self.setWindowTitle(f"Kernel template editor - {sources[0]} (new template)[*]")
         try:
             self.detect_slots()  # may refuse a source of thousands of macros: the source still shows, titled

@@ -820,6 +820,17 @@ def _spec_line(exc: BaseException, path: Path) -> str:
     return line
 
 
+
+#: A ``__global__`` function's name where it is defined (qualifiers and ``__launch_bounds__`` between).
+_GLOBAL_FUNCTION = re.compile(r"__global__\s+(?:[A-Za-z_]\w*\s+)*?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?"
+                              r"([A-Za-z_]\w*)\s*\(")
+
+
+def global_functions(source: str) -> list[str]:
+    """The names of the kernels (``__global__`` functions) ``source`` defines, in order: what an
+    entry can name, for a message or a first guess."""
+    return list(dict.fromkeys(_GLOBAL_FUNCTION.findall(source)))
+
 def _validate_static(t: KernelTemplate) -> None:
     """Checks that need no search space: names, macro collisions, args, problem keys."""
 
@@ -835,7 +846,9 @@ def _validate_static(t: KernelTemplate) -> None:
     if not _C_IDENTIFIER.match(t.entry or ""):
         fail(f"entry {t.entry!r} must be a C identifier")
     if not re.search(r"\b" + re.escape(t.entry) + r"\s*\(", t.source):
-        fail(f"entry function {t.entry!r} does not appear in the source")
+        kernels = global_functions(t.source)
+        found = f" (its kernels: {', '.join(kernels[:8])})" if kernels else ""
+        fail(f"entry function {t.entry!r} does not appear in the source{found}")
     macros: dict[str, str] = {}
 
     def claim(macro: str, owner: str) -> None:
