@@ -630,3 +630,16 @@ def test_a_cu_of_several_kernels_opens_on_its_first_kernel_and_a_wrong_entry_lis
     with pytest.raises(WorkbenchError, match=r"entry function 'multi' does not appear in the source \(its kernels: "
                                              r"saxpy\)"):
         template_from_spec({**spec, "entry": "multi"}, SAXPY_CU)
+
+
+def test_saving_under_a_shipped_templates_name_says_which_one_the_kernel_list_keeps(editor, qtbot, tmp_path):
+    """Saved as ``stencil`` in the template folder, the person's template was absent from the
+    kernel list (the shipped one keeps the name, as on the command line) without a word."""
+    type_saxpy(editor, qtbot)
+    editor.name_edit.setText("stencil")
+    editor.save(tmp_path)
+    assert "a shipped template is named stencil too" in editor.last_note
+    assert f"tune --kernel-dir {tmp_path}" in editor.last_note
+    editor.name_edit.setText("my_saxpy")
+    editor.save(tmp_path)
+    assert editor.last_note == f"saved {tmp_path / 'my_saxpy.kernel.json'}"

@@ -148,6 +148,7 @@ class KernelEditor(QMainWindow):
         super().__init__(parent)
         self.interactive = interactive  # False: errors go to the status bar only (automation, tests)
         self.last_error = ""
+        self.last_note = ""  # what the last save said (also in the status bar)
         self.setWindowTitle("Kernel template editor[*]")
         self._saved_state: tuple[str, str] | None = None  # the form as last opened or saved (see modified)
         install_status_bar(self)
@@ -719,7 +720,15 @@ class KernelEditor(QMainWindow):
         self._ref_spec = dict(json.loads(path.read_text()).get("reference", {}))
         if self._ref_spec.get("file"):  # the copy is the template's now
             self.ref_file_label.setText(f"{self._ref_spec['file']} (in the template folder)")
-        self.statusBar().showMessage(f"saved {path}", 8000)
+        from workbench.gui.run_panel import available_kernels
+
+        if str(spec["name"]) in available_kernels():  # the kernel list keeps the shipped one under that name
+            self.last_note = (f"saved {path}; a shipped template is named {spec['name']} too, and the kernel list and "
+                              f"tune {spec['name']} keep that one: open this one with File > Open kernel folder... "
+                              f"(tune --kernel-dir {target}), or give it another name")
+        else:
+            self.last_note = f"saved {path}"
+        self.statusBar().showMessage(self.last_note, 15000)
         return path
 
     def open_path(self, path: str | Path) -> None:
