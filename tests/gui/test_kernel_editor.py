@@ -54,6 +54,8 @@ def type_saxpy(editor, qtbot):
     editor.slots_table.setRowCount(0)
     editor.problem_table.setRowCount(0)
     assert editor.detect_slots() == ["block_size", "items"]
+    # its first use, not its fallback's #define (line 4), which the note claimed to be
+    assert editor.slots_table.item(0, 4).text() == "#define BLOCK_SIZE: first used on line 7"
     set_row(editor.slots_table, 0, (None, "32..1024 *2", "launch", "256", "threads per block"))
     set_row(editor.slots_table, 1, (None, "1, 2, 4, 8, 16", "launch", "1", "elements per thread"))
     editor.restrictions.setPlainText("block_size * items <= 4096")
