@@ -447,6 +447,20 @@ def test_check_kernels_fails_a_config_its_launch_bounds_forbid(tmp_path, cli):
     assert result.returncode == 0 and re.search(r"^saxpy .* ok$", result.stdout, re.M), result.stdout
 
 
+def test_the_editors_check_warns_of_blocks_over_a_fixed_launch_bound_and_not_of_one_that_follows_the_block():
+    """The check compiles the default config only, and said ok for a kernel whose fixed
+    __launch_bounds__(128) every larger block size of its space exceeds (their trials all fail to
+    launch); a bound written from the block slot is the kernel's own and is not warned of."""
+    from workbench.core.model.kernel_draft import check_draft
+
+    fixed = check_draft(SPEC, SOURCE.replace("__launch_bounds__(BLOCK_SIZE)", "__launch_bounds__(256)"))
+    warned = [d for d in fixed.diagnostics if "__launch_bounds__ allows 256" in d.message]
+    assert fixed.ok and len(warned) == 1 and warned[0].severity == "warning"
+    assert "launch blocks of 1024 threads" in warned[0].message
+    following = check_draft(SPEC, SOURCE)
+    assert following.ok and not any("__launch_bounds__" in d.message for d in following.diagnostics)
+
+
 def test_a_small_problem_of_gigabytes_is_refused_when_the_spec_loads(tmp_path, cli):
     """The simulator makes the small problem's buffers, runs the reference and emulates every
     config on them in the tuner's process: 2**28 elements took 11.6 GB three trials into a run,

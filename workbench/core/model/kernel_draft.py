@@ -129,8 +129,49 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
     if result.ok:
         resources = {"registers": result.registers, "smem_bytes": result.smem_bytes,
                      "spill_bytes": result.spill_bytes, "stack_bytes": result.stack_bytes}
+        bounded = _over_launch_bounds(template, space, result, arch, name)
+        if bounded is not None:
+            diagnostics.append(bounded)
     return DraftReport(tuple(diagnostics), size, valid, default.to_dict(), result.ok, resources, result.compile_s,
                        note=f"default config compiled for {arch}" if result.ok else "the default config does not compile")
+
+
+#: How many valid configs the check looks at for blocks over the kernel's ``__launch_bounds__``.
+LAUNCH_BOUNDS_SAMPLE = 256
+
+
+def _over_launch_bounds(template: KernelTemplate, space: Any, compiled: Any, arch: str, name: str) -> Diagnostic | None:
+    """A warning when configs the space allows launch more threads than the kernel's
+    ``__launch_bounds__`` (every trial of them fails to launch), or None. The check compiles the
+    default config only; its bound is read from the cubin, and the largest block among a sample
+    of valid configs is compiled too, so a bound written from a slot (``__launch_bounds__(BLOCK)``),
+    which follows the block, is not taken for a fixed one."""
+    from workbench.core.model.compiler import compile_cuda, max_threads
+
+    bound = max_threads(compiled.cubin, template.entry)
+    if not bound:
+        return None
+    problem = template.resolve_problem()
+    configs = space.sample(np.random.default_rng(0), LAUNCH_BOUNDS_SAMPLE)
+    largest, threads = None, 0
+    for config in configs:
+        try:
+            count = math.prod(int(d) for d in template.block(problem, config))
+        except Exception:  # noqa: BLE001 - a block that cannot be computed is a run's failure, said there
+            continue
+        if count > threads:
+            largest, threads = config, count
+    if largest is None or threads <= bound:
+        return None
+    other = compile_cuda(template.render(largest), arch=arch, options=template.compile_options, name=f"{name}.cu",
+                         entry=template.entry)
+    their_bound = max_threads(other.cubin, template.entry) if other.ok else 0
+    if not their_bound or threads <= their_bound:
+        return None
+    return Diagnostic("source", "warning",
+                      f"configs such as {largest.to_dict()} launch blocks of {threads} threads, and the kernel's "
+                      f"__launch_bounds__ allows {their_bound}: every trial of them fails to launch; restrict the "
+                      f"slots, or write the bound from the block slot")
 
 
 #: The most the editor's check computes a reference over (float64 bytes of the small problem's
