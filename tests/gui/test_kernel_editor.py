@@ -625,6 +625,11 @@ def test_a_cu_of_several_kernels_opens_on_its_first_kernel_and_a_wrong_entry_lis
     assert global_functions(source) == ["scale_kernel", "add_kernel"]
     editor.open_path(tmp_path / "multi.cu")
     assert editor.spec()["entry"] == "scale_kernel"
+    assert editor.spec()["block"][0] == "1"  # no slot of the source is a block size: not a name it lacks
+    (tmp_path / "tiles.cu").write_text('#ifndef THREADS_X\n#define THREADS_X 16\n#endif\n'
+                                       'extern "C" __global__ void tiles(float* x) { x[threadIdx.x % THREADS_X] = 1.0f; }\n')
+    editor.open_path(tmp_path / "tiles.cu")
+    assert editor.spec()["block"][0] == "threads_x"
     from workbench.core.domain.kernel_spec import template_from_spec
     from workbench.core.errors import WorkbenchError
 

@@ -794,7 +794,10 @@ class KernelEditor(QMainWindow):
         self.set_spec({"name": stem, "entry": entry, "grid": ["1"], "block": ["block_size"], "args": []}, source, None)
         self.setWindowTitle(f"Kernel template editor - {sources[0]} (new template)[*]")
         try:
-            self.detect_slots()  # may refuse a source of thousands of macros: the source still shows, titled
+            detected = self.detect_slots()  # may refuse a source of thousands of macros: the source still shows, titled
+            if "block_size" not in detected:  # the block guess names a slot the source has, or none
+                guess = next((slot for slot in detected if "block" in slot or "thread" in slot), "1")
+                self.block_edits[0].setText(guess)
         finally:
             self._saved_state = self._state()  # what was detected is the opened state, not an edit
             self.setWindowModified(False)
