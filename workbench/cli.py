@@ -1299,7 +1299,6 @@ def cmd_export(args: argparse.Namespace) -> int:
     from workbench.core.io.dispatch import DEFAULT_TOLERANCE, export_dispatch, render_dispatch
     from workbench.core.io.export import export_sessions, is_export_file, render_export
     from workbench.core.io.export_seal import unchanged_export
-    from workbench.core.io.output_files import prepare_output
     from workbench.core.domain.session import load_session
 
     _check_distinct(args.sessions)
@@ -1312,17 +1311,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     kept: list[Path] = []
 
     def check_output(path: Path) -> None:
-        from workbench.core.domain.session import has_journal, journal_path
-
-        if has_journal(path):  # a killed run's trials live there until a run takes them in
-            raise WorkbenchError(f"--out {path}: the journal of a run is beside it ({journal_path(path).name}); an "
-                                 "export there would leave those trials unreadable; tune --resume recovers them first, "
-                                 "or choose another name")
-        from workbench.runner.autosave import refuse_autosave_folder
-
-        refuse_autosave_folder(path)
-        backup = prepare_output(path, force=args.force, inputs=args.sessions, replaceable=is_export_file,
-                                pristine=unchanged_export, what="file exported by this workbench")
+        backup = _check_export_output(path, args, replaceable=is_export_file, pristine=unchanged_export,
+                                      what="file exported by this workbench")
         kept.extend([backup] if backup is not None else [])
 
     if args.format in ("dispatch", "dispatch-py"):
@@ -1375,15 +1365,29 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_export_output(path: Path, args: argparse.Namespace, **rules: Any) -> Path | None:
+    """Where an export may write: not where a killed run's journal waits, not into the autosave
+    folder, and over a file there only as :func:`prepare_output` allows (``rules``: its
+    ``replaceable``, ``pristine`` and ``what``). Returns the backup it kept, if any."""
+    from workbench.core.domain.session import has_journal, journal_path
+    from workbench.core.io.output_files import prepare_output
+    from workbench.runner.autosave import refuse_autosave_folder
+
+    if has_journal(path):  # a killed run's trials live there until a run takes them in
+        raise WorkbenchError(f"--out {path}: the journal of a run is beside it ({journal_path(path).name}); an "
+                             "export there would leave those trials unreadable; tune --resume recovers them first, "
+                             "or choose another name")
+    refuse_autosave_folder(path)
+    return prepare_output(path, force=args.force, inputs=args.sessions, **rules)
+
+
 def _export_trials(args: argparse.Namespace) -> int:
     """``export --format csv|kt-cache``: every trial of one session, whatever the objective (the
     table has every metric; feasibility and score are views a reader recomputes). A file already
     at ``--out`` is replaced only with ``--force``, which keeps it as ``.bak``: neither format
     carries a seal telling an untouched earlier export from a table someone edited."""
-    from workbench.core.domain.session import has_journal, journal_path, load_session
+    from workbench.core.domain.session import load_session
     from workbench.core.io.interop import render_csv, render_kt_cache
-    from workbench.core.io.output_files import prepare_output
-    from workbench.runner.autosave import refuse_autosave_folder
 
     if len(args.sessions) > 1:
         raise WorkbenchError(f"--format {args.format} writes the trials of one session; got {len(args.sessions)}")
@@ -1409,10 +1413,7 @@ def _export_trials(args: argparse.Namespace) -> int:
         print(summary + " -> standard output", file=sys.stderr)
         return 0
     out = Path(args.out)
-    if has_journal(out):
-        raise WorkbenchError(f"--out {out}: the journal of a run is beside it ({journal_path(out).name}); choose another name")
-    refuse_autosave_folder(out)
-    backup = prepare_output(out, force=args.force, inputs=[source], what=f"file a {args.format} export replaces unasked")
+    backup = _check_export_output(out, args, what=f"file a {args.format} export replaces unasked")
     try:
         atomic_write(out, lambda f: f.write(text))
     except OSError as exc:
