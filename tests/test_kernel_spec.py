@@ -447,7 +447,8 @@ def test_check_kernels_fails_a_config_its_launch_bounds_forbid(tmp_path, cli):
     assert result.returncode == 0 and re.search(r"^saxpy .* ok$", result.stdout, re.M), result.stdout
 
 
-def test_the_editors_check_warns_of_blocks_over_a_fixed_launch_bound_and_not_of_one_that_follows_the_block():
+def test_the_editors_check_warns_of_blocks_over_a_fixed_launch_bound_and_not_of_one_that_follows_the_block(
+        monkeypatch):
     """The check compiles the default config only, and said ok for a kernel whose fixed
     __launch_bounds__(128) every larger block size of its space exceeds (their trials all fail to
     launch); a bound written from the block slot is the kernel's own and is not warned of."""
@@ -457,8 +458,13 @@ def test_the_editors_check_warns_of_blocks_over_a_fixed_launch_bound_and_not_of_
     warned = [d for d in fixed.diagnostics if "__launch_bounds__ allows 256" in d.message]
     assert fixed.ok and len(warned) == 1 and warned[0].severity == "warning"
     assert "launch blocks of 1024 threads" in warned[0].message
+    from workbench.core.model import compiler
+
+    compiles, original = [], compiler.compile_cuda
+    monkeypatch.setattr(compiler, "compile_cuda", lambda *a, **k: compiles.append(1) or original(*a, **k))
     following = check_draft(SPEC, SOURCE)
     assert following.ok and not any("__launch_bounds__" in d.message for d in following.diagnostics)
+    assert len(compiles) == 1  # a bound written from the slot: nothing compiled besides the default
 
 
 def test_a_small_problem_of_gigabytes_is_refused_when_the_spec_loads(tmp_path, cli):

@@ -143,14 +143,19 @@ LAUNCH_BOUNDS_SAMPLE = 256
 def _over_launch_bounds(template: KernelTemplate, space: Any, compiled: Any, arch: str, name: str) -> Diagnostic | None:
     """A warning when configs the space allows launch more threads than the kernel's
     ``__launch_bounds__`` (every trial of them fails to launch), or None. The check compiles the
-    default config only; its bound is read from the cubin, and the largest block among a sample
-    of valid configs is compiled too, so a bound written from a slot (``__launch_bounds__(BLOCK)``),
-    which follows the block, is not taken for a fixed one."""
+    default config only; its bound is read from the cubin. A bound written from a slot's macro
+    (``__launch_bounds__(BLOCK_SIZE)``) follows the block and is left alone without compiling
+    anything more; any other is confirmed on the largest block of a sample of valid configs,
+    compiled too (a macro may stand for a slot's through another)."""
     from workbench.core.model.compiler import compile_cuda, max_threads
 
     bound = max_threads(compiled.cubin, template.entry)
     if not bound:
         return None
+    macros = {slot.name.upper() for slot in template.slots}
+    written = re.findall(r"__launch_bounds__\s*\(([^)]*)\)", template.source)
+    if written and all(macros & set(re.findall(r"[A-Za-z_]\w*", text)) for text in written):
+        return None  # (the check runs after every pause in typing: one compile, not two)
     problem = template.resolve_problem()
     configs = space.sample(np.random.default_rng(0), LAUNCH_BOUNDS_SAMPLE)
     largest, threads = None, 0
