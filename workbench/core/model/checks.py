@@ -17,6 +17,7 @@ import numpy as np
 from workbench.core.model.compiler import CompileResult, compile_cuda, max_threads
 from workbench.core.model.kernel_draft import MAX_CHECKED_BYTES, small_problem_values
 from workbench.core.errors import WorkbenchError
+from workbench.core.domain.kernel_spec import BLOCK_LIMITS, MAX_BLOCK_THREADS
 from workbench.core.domain.space import Config
 from workbench.core.domain.templates import KernelTemplate, non_finite_reference
 
@@ -207,10 +208,6 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
     )
 
 
-#: What every CUDA GPU allows a block (compute capability 2.0 on): the threads, and each dimension.
-BLOCK_LIMITS = (1024, (1024, 1024, 64))
-
-
 def _unlaunchable(template: KernelTemplate, problem: Mapping[str, Any], config: Config, compiled: CompileResult) -> str | None:
     """Why a config that compiled can never launch, on any GPU, or None: its block breaks the
     limits every CUDA device has, or has more threads than the kernel's ``__launch_bounds__``
@@ -223,10 +220,10 @@ def _unlaunchable(template: KernelTemplate, problem: Mapping[str, Any], config: 
         return f"its block size cannot be computed: {type(exc).__name__}: {exc}"
     dims += [1] * (3 - len(dims))
     threads = int(np.prod(dims))
-    most, per_dimension = BLOCK_LIMITS
-    if threads <= 0 or threads > most or any(d > limit for d, limit in zip(dims, per_dimension)):
+    if threads <= 0 or threads > MAX_BLOCK_THREADS or any(d > limit for d, limit in zip(dims, BLOCK_LIMITS)):
         return (f"cannot launch on any GPU: a block of {dims[0]}x{dims[1]}x{dims[2]} = {threads} threads "
-                f"(at most {most}, and z at most {per_dimension[2]}); a restriction on its slots would leave it out")
+                f"(at most {MAX_BLOCK_THREADS}, and z at most {BLOCK_LIMITS[2]}); a restriction on its slots would "
+                "leave it out")
     bound = max_threads(compiled.cubin, template.entry)
     if bound and threads > bound:
         return (f"cannot launch: a block of {threads} threads, and the kernel's __launch_bounds__ allows {bound}; "
