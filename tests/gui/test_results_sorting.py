@@ -11,7 +11,7 @@ import math
 
 from PySide6.QtCore import QModelIndex, Qt
 
-from workbench.gui.results_table import TrialTableModel
+from workbench.gui.results_table import TrialTableModel, _comparable
 
 
 def _shown(results) -> list[int]:
@@ -100,3 +100,44 @@ def test_the_sort_arrow_follows_the_sorted_column_to_another_sessions_columns(wi
     window.open_session(sessions["vector_add"])  # no block_m there: no sort, and no arrow
     assert header.sortIndicatorSection() == results.proxy.sortColumn() == -1
     assert _shown(results) == list(range(table.rowCount()))
+
+
+def test_a_re_rank_re_sorts_a_table_sorted_by_score_and_later_trials_take_their_place(own_metrics_window):
+    """Sorted by score, the rows follow a change of the objective; the keys the arriving trials
+    are placed among were the last sort's, and a stale order put them in the wrong place."""
+    import dataclasses
+
+    model, results, table = own_metrics_window.model, own_metrics_window.results, own_metrics_window.results.table_model
+    trials = list(model.session.trials)
+    growing = dataclasses.replace(model.session, trials=trials[:8])
+    model.set_session(growing)
+    results.view.sortByColumn(table.column_of("score"), Qt.SortOrder.DescendingOrder)
+
+    def by_score() -> list[int]:
+        return sorted(range(table.rowCount()), key=lambda row: -table.sort_key(row, "score"))
+
+    assert _shown(results) == by_score()
+    model.set_direction("merit", +1)
+    model.set_weights({"latency_ms": 0.0, "merit": 1.0})  # the best is now the highest merit, not the fastest
+    assert _shown(results) == by_score() != sorted(range(8))
+    growing.trials.extend(trials[8:])
+    assert model.sync()
+    assert _shown(results) == by_score()
+    rows = list(range(table.rowCount()))  # the scores read at once are the keys read one by one
+    assert table.sort_keys(rows, "score") == [_comparable(table.sort_key(row, "score")) for row in rows]
+    model.set_constraints(max_latency_ms=1.45)
+    assert table.sort_keys(rows, "score") == [_comparable(table.sort_key(row, "score")) for row in rows]
+    assert _shown(results) == by_score()
+
+
+def test_a_re_rank_refilters_the_feasible_rows_and_leaves_another_sort_alone(own_metrics_window):
+    model, results, table = own_metrics_window.model, own_metrics_window.results, own_metrics_window.results.table_model
+    results.view.sortByColumn(table.column_of("metric:merit"), Qt.SortOrder.DescendingOrder)
+    order = _shown(results)
+    model.set_constraints(max_latency_ms=1.45)  # trials 0..4 meet it
+    assert _shown(results) == order  # merit did not change: the same order
+    results.status_combo.setCurrentText("feasible")
+    assert sorted(_shown(results)) == [0, 1, 2, 3, 4]
+    model.set_constraints(max_latency_ms=1.25)
+    assert sorted(_shown(results)) == [0, 1, 2]
+    assert [table.raw(r, "metric:merit") for r in _shown(results)] == [2.0, 1.0, 0.0]
