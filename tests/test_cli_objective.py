@@ -146,6 +146,29 @@ def test_a_metric_a_continued_sessions_file_names_is_refused_naming_the_file(cap
     assert "metric 'occupncy'" in err and "session's objective" not in err
 
 
+def test_show_says_which_file_a_stored_pareto_objective_typo_is_from_and_shows_the_rest(capsys, tmp_path: Path) -> None:
+    """``show`` of a session whose saved ``--objectives`` names a metric no trial reports: a warning
+    naming the file, and the summary without the front, not an error that named neither."""
+    out = tmp_path / "s.json"
+    assert main(["tune", "vector_add", "--backend", "sim", "--budget", "3", "--out", str(out), "--quiet",
+                 "--executor", "inline", "--resources", "estimated", "--objectives", "latency_ms,registers"]) == 0
+    doc = json.loads(out.read_text())
+    doc["strategy"]["objectives"] = ["latency_ms", "registrs"]
+    typo = tmp_path / "typo.json"
+    typo.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["show", str(typo), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert f"{typo}: the session's objectives: metric 'registrs'" in captured.err and "did you mean 'registers'" in captured.err
+    summary = json.loads(captured.out)
+    assert summary["best"] is not None and not summary.get("objectives")
+    # the person's own --objectives on the command line is checked as theirs, and the good file keeps its front
+    assert main(["show", str(typo), "--objectives", "latency_ms,occupncy"]) == 2
+    assert "metric 'occupncy'" in capsys.readouterr().err
+    assert main(["show", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["objectives"] == ["latency_ms", "registers"]
+
+
 def test_a_direction_on_a_metric_nobody_reports_is_said_not_passed_over(capsys, session: Path, tmp_path: Path) -> None:
     """A direction alone weighs nothing, so a typo in it would otherwise go unnoticed."""
     doc = show(capsys, session, "--maximize", "gflops_ww")

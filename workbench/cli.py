@@ -378,6 +378,22 @@ def _objectives_from_args(args: argparse.Namespace, base: Any = None) -> tuple[s
     return tuple(str(m) for m in stored) if isinstance(stored, list) else None
 
 
+def _stored_objectives_to_show(objectives: tuple[str, ...], available: Any, path: Path) -> tuple[str, ...]:
+    """A saved session's Pareto objectives as ``show`` can use them. One naming a metric no trial
+    reports (a file edited by hand) is said, naming the file, and the summary is shown without
+    the front, as a stored weight on such a metric is said and ranks nothing: the error named
+    neither the file nor where the name came from, and showed nothing of the session."""
+    from workbench.core.domain.metrics import check_metrics
+
+    try:
+        check_metrics(objectives, available)
+    except WorkbenchError as exc:
+        print(f"warning: {printable(str(path))}: the session's objectives: {printable(str(exc))}; "
+              "shown without its Pareto front", file=sys.stderr)
+        return ()
+    return objectives
+
+
 def _check_objective(constraints: Any, weights: Any, available: Any, objectives: tuple[str, ...] = (),
                      session: Session | None = None) -> None:
     """Refuse a weight or constraint on a metric nothing reports (a typo), or a weighted metric
@@ -1116,6 +1132,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     session = load_session(args.file)
     constraints, weights = _objective_from_args(args, session, args.file)
     objectives = _objectives_from_args(args, session) or ()
+    if args.objectives is None:
+        objectives = _stored_objectives_to_show(objectives, session_metrics(session), args.file)
     _check_objective(constraints, weights, session_metrics(session), objectives, session=session)
     at = parse_assignments(args.at, "--at") if args.at else None
     summary = summarise(session, constraints, weights, with_trials=args.trials, objectives=objectives,
