@@ -478,7 +478,7 @@ def test_a_small_problem_of_gigabytes_is_refused_when_the_spec_loads(tmp_path, c
     with pytest.raises(SpecError, match=r"the small problem's buffers take 3,072 MiB; .* at most 256 MiB") as caught:
         load_declarative(tmp_path / f"saxpy{SPEC_SUFFIX}")
     assert caught.value.field == "problem"
-    result = cli("check-kernels", "--kernel-dir", str(tmp_path))
+    result = cli("check-kernels", "--kernel-dir", str(tmp_path), "--kernel", "saxpy")
     assert result.returncode != 0 and "at most 256 MiB" in result.stderr
 
 
