@@ -471,3 +471,20 @@ def test_a_pareto_front_from_the_tables_sort_is_the_one_sorted_anew() -> None:
         mask = rng.random(n) < 0.7
         assert pareto_front(latency, memory, mask, table.pareto_order()).tolist() == \
             pareto_front(latency, memory, mask).tolist()
+
+
+def test_a_weighted_metric_without_a_direction_is_left_out_of_the_score_and_said() -> None:
+    """A file's weight whose direction is missing: ranked as smaller-is-better, the window
+    recommended the config with the least merit without anyone having said that is good."""
+    trials = [ok(0, latency_ms=1.0, merit=0.0), ok(1, latency_ms=1.1, merit=9.0), ok(2, latency_ms=1.2, merit=4.0)]
+    r = rank(trials, weights=Weights({"latency_ms": 1.0, "merit": 5.0}))
+    assert r.undirected == ("merit",) and list(r.weights) == ["latency_ms"]
+    assert list(r.order) == [0, 1, 2]  # by latency alone
+    assert "merit is weighted but has no direction, so it does not count" in r.explain(0)
+    chosen = rank(trials, weights=Weights({"latency_ms": 1.0, "merit": 5.0}, {"merit": 1}))
+    assert chosen.undirected == () and chosen.best == 1 and "direction" not in chosen.explain(1)
+    alone = rank(trials, weights=Weights({"latency_ms": 0.0, "merit": 1.0}))
+    assert alone.best is None and "merit is weighted but has no direction" in alone.why_none()
+    assert "merit is weighted but has no direction" in alone.explain(0)
+    # a direction the naming conventions give counts as given
+    assert rank([ok(0, latency_ms=1.0, gflops_w=2.0)], weights=Weights({"gflops_w": 1.0})).undirected == ()

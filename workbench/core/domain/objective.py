@@ -41,8 +41,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.domain.metrics import (METRICS, NOT_RANKABLE, SHARES, direction_word, not_a_metric_name,
-                                           parse_direction)
+from workbench.core.domain.metrics import (METRICS, NOT_RANKABLE, SHARES, direction_word, known_direction,
+                                           not_a_metric_name, parse_direction)
 from workbench.core.domain.measurement import (
     LATENCY,
     MEMORY,
@@ -683,6 +683,10 @@ class Ranking:
     #: reports any weighted metric (why nothing may be feasible with no constraint at all; a trial
     #: missing a weighted metric that others report scores 0 for it instead)
     unscored: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    #: weighted metrics trials report, left out of the score because nobody said which way is better
+    #: (a file's weight whose direction is missing): a guess would rank the worst first half the time, and
+    #: a run refuses such a weight outright (:class:`~workbench.core.domain.search_objective.Objective`)
+    undirected: tuple[str, ...] = ()
 
     @property
     def n_ok(self) -> int:
@@ -740,7 +744,9 @@ class Ranking:
         if label is not None:
             reasons.append(f"{self.shown(label)} excludes {self.excluded_by[label]}")
         unscored = int(np.count_nonzero(self.unscored))
-        if unscored:
+        if unscored and not self.weights and self.undirected:
+            reasons.append(self.undirected_note())
+        elif unscored:
             within = " within the constraints" if label is not None else ""
             verb = "reports" if unscored == 1 else "report"
             reasons.append(f"{unscored}{within} {verb} none of the weighted metrics ({self._weighted_names()})")
@@ -780,6 +786,15 @@ class Ranking:
     def _weighted_names(self) -> str:
         return ", ".join(self.weights) or LATENCY
 
+    def undirected_note(self) -> str:
+        """What the weights on metrics without a direction do (nothing), and what to do ('' when none)."""
+        if not self.undirected:
+            return ""
+        names = ", ".join(self.undirected)
+        one = len(self.undirected) == 1
+        return (f"{names} {'is' if one else 'are'} weighted but {'has' if one else 'have'} no direction, so "
+                f"{'it does' if one else 'they do'} not count: say whether higher or lower is better")
+
     def explain(self, i: int) -> str:
         """One line saying why row ``i`` is where it is."""
         i = int(i)
@@ -795,7 +810,9 @@ class Ranking:
                 if not bound.check(value):
                     shown = "not reported" if math.isnan(value) else shown_number(float(value))
                     reasons.append(f"{bound.metric} {shown} violates {bound.shown}")
-            if not reasons:  # meets every constraint, but there is nothing to score it on
+            if not reasons and not self.weights and self.undirected:
+                reasons.append(self.undirected_note())
+            elif not reasons:  # meets every constraint, but there is nothing to score it on
                 reasons.append(f"reports none of the weighted metrics ({self._weighted_names()}), so it has no score")
             return "infeasible: " + "; ".join(reasons)
         n = self.n_feasible
@@ -825,7 +842,8 @@ class Ranking:
             word = "highest score" if position == 1 else f"{_ordinal(position)} highest score"
             text = f"{word} {self.score[i]:.3f} among {n} feasible configs"
             text += f" ({parts} of best)" if parts else " (it reports none of the weighted metrics)"
-        return text + self._versus_default(i)
+        note = self.undirected_note()
+        return text + self._versus_default(i) + (f"; {note}" if note else "")
 
     def _ratio(self, metric: str, a: int, b: int) -> float | None:
         """How many times better row ``a`` is than row ``b`` on ``metric`` (None if unknown)."""
@@ -884,6 +902,11 @@ def rank(
         feasible &= passes
 
     active = weights.active()
+    # (one no successful trial reports is left out below anyway, and said as unreported: a
+    # direction chosen for it would change nothing)
+    undirected = tuple(m for m in active if known_direction(m, weights.directions) is None
+                       and bool((ok & np.isfinite(table.column(m))).any()))
+    active = {m: w for m, w in active.items() if m not in undirected}
     normalised: dict[str, np.ndarray] = {}
     total = np.zeros(n)
     weight_sum = 0.0
@@ -928,6 +951,7 @@ def rank(
         default_row=default_row,
         directions=dict(weights.directions),
         unscored=unscored,
+        undirected=undirected,
     )
 
 
