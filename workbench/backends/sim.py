@@ -35,7 +35,7 @@ import numpy as np
 from workbench.backends.compile_jobs import URGENT, CompileJobs
 from workbench.backends.templated import load_template_for, template_target
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
-from workbench.core.model.compiler import cached_compile, compile_cuda, max_threads  # NVRTC itself loads at the first compile
+from workbench.core.model.compiler import cached_compile, compile_cuda, max_threads, over_launch_bounds  # NVRTC itself loads at the first compile
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.kernel_spec import MAX_SMALL_PROBLEM_BYTES
 from workbench.core.model.gpus import GpuSpec, load_gpu
@@ -432,10 +432,9 @@ class SimBackend(Backend):
         if resources.get("resources_pending"):
             marks["resources_pending"] = True
         refusal = launch_check(self.gpu, block, smem_total, int(resources["registers"]), grid=grid)
-        bound = int(resources.get("max_threads") or 0)
-        if not refusal and bound and threads > bound:
-            refusal = (f"too many resources requested for launch: a block of {threads} threads, and the kernel's "
-                       f"__launch_bounds__ allows {bound}")
+        over = over_launch_bounds(threads, int(resources.get("max_threads") or 0))
+        if not refusal and over:
+            refusal = f"too many resources requested for launch: {over}"
         if refusal:
             return Measurement(Status.LAUNCH_ERROR, metrics=used, message=refusal, log=refusal, details=marks)
         prediction = predict(self.gpu, profile, grid, block, {**resources, "smem_bytes": smem_total})

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Mapping, TextIO
 
 import numpy as np
 
-from workbench.core.model.compiler import CompileResult, compile_cuda, max_threads
+from workbench.core.model.compiler import CompileResult, compile_cuda, max_threads, over_launch_bounds
 from workbench.core.model.kernel_draft import MAX_CHECKED_BYTES, small_problem_values
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.kernel_spec import BLOCK_LIMITS, MAX_BLOCK_THREADS
@@ -224,10 +224,9 @@ def _unlaunchable(template: KernelTemplate, problem: Mapping[str, Any], config: 
         return (f"cannot launch on any GPU: a block of {dims[0]}x{dims[1]}x{dims[2]} = {threads} threads "
                 f"(at most {MAX_BLOCK_THREADS}, and z at most {BLOCK_LIMITS[2]}); a restriction on its slots would "
                 "leave it out")
-    bound = max_threads(compiled.cubin, template.entry)
-    if bound and threads > bound:
-        return (f"cannot launch: a block of {threads} threads, and the kernel's __launch_bounds__ allows {bound}; "
-                f"a restriction on its slots would leave it out")
+    over = over_launch_bounds(threads, max_threads(compiled.cubin, template.entry))
+    if over:
+        return f"cannot launch: {over}; a restriction on its slots would leave it out"
     return None
 
 

@@ -598,6 +598,15 @@ _EIATTR_MAX_THREADS = 0x05
 _EIFMT_SVAL = 0x04
 
 
+def over_launch_bounds(threads: int, bound: int) -> str | None:
+    """Why a block of ``threads`` cannot launch under a ``__launch_bounds__`` of ``bound`` threads
+    (:func:`max_threads`; 0: none), or None: the one wording of the simulator's launch refusal
+    and the offline check's."""
+    if bound and threads > bound:
+        return f"a block of {threads} threads, and the kernel's __launch_bounds__ allows {bound}"
+    return None
+
+
 def max_threads(cubin: bytes, entry: str = "") -> int:
     """The most threads a block of ``entry`` may have by its ``__launch_bounds__`` (0 when it sets
     none, or the CUBIN cannot be read): the product of the maximum the compiler records in the

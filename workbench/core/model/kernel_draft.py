@@ -129,7 +129,7 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
     if result.ok:
         resources = {"registers": result.registers, "smem_bytes": result.smem_bytes,
                      "spill_bytes": result.spill_bytes, "stack_bytes": result.stack_bytes}
-        bounded = _over_launch_bounds(template, space, result, arch, name)
+        bounded = _launch_bounds_warning(template, space, result, arch, name)
         if bounded is not None:
             diagnostics.append(bounded)
     return DraftReport(tuple(diagnostics), size, valid, default.to_dict(), result.ok, resources, result.compile_s,
@@ -140,7 +140,7 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
 LAUNCH_BOUNDS_SAMPLE = 256
 
 
-def _over_launch_bounds(template: KernelTemplate, space: Any, compiled: Any, arch: str, name: str) -> Diagnostic | None:
+def _launch_bounds_warning(template: KernelTemplate, space: Any, compiled: Any, arch: str, name: str) -> Diagnostic | None:
     """A warning when configs the space allows launch more threads than the kernel's
     ``__launch_bounds__`` (every trial of them fails to launch), or None. The check compiles the
     default config only; its bound is read from the cubin. A bound written from a slot's macro
