@@ -531,6 +531,20 @@ def test_csv_of_a_sweep_says_each_trials_size_and_a_kt_cache_refuses_it(tmp_path
     assert not (tmp_path / "s.kt.json").exists()
 
 
+def test_a_kt_cache_of_a_sweep_measured_at_one_size_names_that_size(tmp_path: Path) -> None:
+    """Its problem_size is the size the trials ran at, not the template's default that the
+    session keeps as its own problem (16,777,216 for a sweep of n=4096 alone, read back as such)."""
+    from workbench.core.io.interop import export_kt_cache, import_kt_cache
+
+    out = tmp_path / "s.json"
+    sweep(out, budget=2, sizes={"n": [4096]})
+    session = load_session(out)
+    assert session.problem["n"] != 4096  # the session's own problem is the default
+    export_kt_cache(session, tmp_path / "s.kt.json")
+    assert json.loads((tmp_path / "s.kt.json").read_text())["problem_size"] == 4096
+    assert import_kt_cache(tmp_path / "s.kt.json").problem == {"problem_size": 4096}
+
+
 def test_flags_that_would_be_ignored_are_refused_in_one_line(cli, tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     sweep(out, budget=2, sizes={"n": [4096]})

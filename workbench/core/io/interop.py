@@ -724,11 +724,13 @@ def _finite(value: Any) -> Any:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-def _problem_size(session: Session) -> Any:
+def _problem_size(session: Session, problem: Mapping[str, Any]) -> Any:
+    """Kernel Tuner's ``problem_size`` of ``problem``, the one the trials ran at (a sweep measured
+    at one size has the template's default as its own problem), or the recorded one of a session
+    imported from a cache."""
     kt = session.extra.get("kernel_tuner") if isinstance(session.extra, dict) else None
     if isinstance(kt, dict) and kt.get("problem_size") is not None:
         return kt["problem_size"]
-    problem = session.problem
     if "problem_size" in problem:
         return problem["problem_size"]
     axes = [problem[k] for k in ("problem_size_x", "problem_size_y", "problem_size_z") if k in problem]
@@ -802,7 +804,7 @@ def render_kt_cache(session: Session) -> tuple[str, int]:
     document = {
         "device_name": str(session.device.get("name", "unknown")),
         "kernel_name": session.kernel,
-        "problem_size": _problem_size(session),
+        "problem_size": _problem_size(session, problems[0] if problems else session.problem),
         "tune_params_keys": names,
         "tune_params": tune_params,
         "objective": "time",
