@@ -531,6 +531,20 @@ def test_csv_of_a_sweep_says_each_trials_size_and_a_kt_cache_refuses_it(tmp_path
     assert not (tmp_path / "s.kt.json").exists()
 
 
+def test_a_one_size_session_continued_as_a_sweep_keeps_its_size_in_the_plan(cli, tmp_path: Path) -> None:
+    """Its size leads the plan, so ``--resume --budget N`` later brings it to N evaluations as it
+    does the added sizes (left out of the plan, it stayed at the evaluations it had)."""
+    out = tmp_path / "s.json"
+    base = ("--backend", "sim", "--resources", "estimated", "--quiet", "--executor", "inline")
+    assert cli("tune", "vector_add", *base, "--set", "n=4096", "--budget", "3", "--out", out).returncode == 0
+    assert cli("tune", "--out", out, "--resume", "--sizes", "n=65536", "--budget", "3", "--quiet").returncode == 0
+    session = load_session(out)
+    assert sweep_plan(session).sizes == {"n": (4096, 65536)}
+    assert cli("tune", "--out", out, "--resume", "--budget", "4", "--quiet").returncode == 0
+    counts = {key: len(trials) for key, trials in trials_by_problem(load_session(out)).items()}
+    assert sorted(counts.values()) == [4, 4], counts
+
+
 def test_a_kt_cache_of_a_sweep_measured_at_one_size_names_that_size(tmp_path: Path) -> None:
     """Its problem_size is the size the trials ran at, not the template's default that the
     session keeps as its own problem (16,777,216 for a sweep of n=4096 alone, read back as such)."""

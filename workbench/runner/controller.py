@@ -54,6 +54,7 @@ from workbench.core.domain.sizes import (
     SWEEP_KEY,
     SweepPlan,
     problem_key,
+    problems_of,
     remeasurable,
     set_sweep_plan,
     size_grid,
@@ -608,8 +609,7 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
     base = _prepare(base_request, session, output, None, resolved)
     session, spec = base.session, base.spec
     if plan is None:
-        plan = SweepPlan({k: tuple(v) for k, v in (request.sizes or {}).items()},
-                         request.budget or DEFAULT_BUDGET,
+        plan = SweepPlan(_with_measured_sizes(session, request.sizes or {}), request.budget or DEFAULT_BUDGET,
                          True if request.warm_start is None else request.warm_start)
     else:
         if request.sizes:
@@ -640,6 +640,16 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
         return _prepare(sized, session, output, None, size=problem, warm=plan.warm_start)
 
     return SweepRun(session, todo, prepare_size, output, lock, base.continued, spec, base.warnings)
+
+
+def _with_measured_sizes(session: Session, sizes: Mapping[str, Sequence[Any]]) -> dict[str, tuple[Any, ...]]:
+    """``sizes`` to sweep, each parameter's values led by those the session's trials already ran
+    at: a session measured at one size and continued as a sweep keeps that size in it, so a later
+    ``--resume --budget N`` brings it to N evaluations as it does the others (it was left out of
+    the plan, and skipped)."""
+    measured = problems_of(session)
+    return {name: tuple(dict.fromkeys([*(p[name] for p in measured if name in p), *values]))
+            for name, values in sizes.items()}
 
 
 def _check_pace(spec: BackendSpec) -> None:
