@@ -545,6 +545,29 @@ def test_a_one_size_session_continued_as_a_sweep_keeps_its_size_in_the_plan(cli,
     assert sorted(counts.values()) == [4, 4], counts
 
 
+def test_an_unfinished_sweep_is_said_by_show_and_by_a_dispatch_built_from_it(cli, tmp_path: Path) -> None:
+    """A killed sweep's summary and dispatch read as the whole sweep: nothing said which of the
+    planned sizes were never measured or are short of their evaluations, nor how to finish them."""
+    out = tmp_path / "s.json"
+    sweep(out, budget=3, sizes={"n": [4096, 65536]})
+    doc = json.loads(out.read_text())
+    doc["extra"]["sweep"]["sizes"]["n"] = [4096, 65536, 1048576]  # as a sweep killed before its third size
+    doc["extra"]["sweep"]["budget"] = 4
+    out.write_text(json.dumps(doc))
+    shown = json.loads(cli("show", out, "--json").stdout)["sweep"]
+    assert shown["sizes"] == 3 and shown["budget"] == 4
+    assert [(u["problem"]["n"], u["trials"]) for u in shown["unfinished"]] == [(4096, 3), (65536, 3), (1048576, 0)]
+    assert shown["note"] == "3 of 3 planned sizes lack evaluations (4 each): n=4096 has 3, n=65536 has 3, n=1048576 none"
+    text = cli("show", out).stdout
+    assert f"sweep    {shown['note']}; tune --out {out} --resume finishes them" in text
+    exported = cli("export", out, "--format", "dispatch", "--out", tmp_path / "d.h")
+    assert exported.returncode == 0 and "the sweep is unfinished, 3 of 3 planned sizes" in exported.stderr
+    assert "the sweep is unfinished" in (tmp_path / "d.h").read_text()
+    assert cli("tune", "--out", out, "--resume", "--quiet", "--executor", "inline").returncode == 0
+    assert not json.loads(cli("show", out, "--json").stdout)["sweep"]["unfinished"]  # finished: nothing said
+    assert "sweep " not in cli("show", out).stdout
+
+
 def test_a_kt_cache_of_a_sweep_measured_at_one_size_names_that_size(tmp_path: Path) -> None:
     """Its problem_size is the size the trials ran at, not the template's default that the
     session keeps as its own problem (16,777,216 for a sweep of n=4096 alone, read back as such)."""

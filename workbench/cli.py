@@ -862,7 +862,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
     is ranked and ``best`` is None: configs of different sizes are never ranked together.
     """
     from workbench.core.domain.objective import rank
-    from workbench.core.domain.sizes import problems_of
+    from workbench.core.domain.sizes import problems_of, sweep_progress
     from workbench.core.io.export import answered_problem
 
     constraints = constraints or session.constraints
@@ -970,6 +970,11 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
     sizes = _sizes_summary(session, constraints, weights, remeasure)
     if sizes:
         out["sizes"] = sizes
+    progress = sweep_progress(session)
+    if progress is not None:  # a killed or stopped sweep: the sizes above are not all it planned
+        out["sweep"] = {"sizes": progress.planned, "budget": progress.plan.budget,
+                        "unfinished": [{"problem": dict(p), "trials": n} for p, n in progress.unfinished],
+                        "note": progress.text() or None}
     return out
 
 
@@ -1201,6 +1206,8 @@ def cmd_show(args: argparse.Namespace) -> int:
                   else f"nothing feasible: {size['why_none']}" if size.get("why_none") else "nothing succeeded")
         label = ", ".join(f"{k}={size['problem'].get(k)}" for k in varying)
         print(f"size     {label}: {size['trials']} trials, {figure}")
+    if summary.get("sweep", {}).get("note"):
+        print(f"sweep    {summary['sweep']['note']}; tune --out {shlex.quote(str(args.file))} --resume finishes them")
     if args.trials:
         # a sweep's trials say their size (by the parameters that differ), as its size lines do
         sized = bool(sizes)
@@ -1345,6 +1352,8 @@ def cmd_export(args: argparse.Namespace) -> int:
             dispatch = export_dispatch(sessions, args.format, args.out, tolerance, constraints, weights,
                                        parameter=args.size_param, sources=args.sessions,
                                        check_output=check_output, kernel_dirs=args.kernel_dir)
+        for note in dispatch.notes:  # in the file's header too; said here, where it is made
+            print(f"note: {printable(note)}", file=sys.stderr)
         configs = f"{len(dispatch.configs)} config" + ("" if len(dispatch.configs) == 1 else "s")
         summary = (f"{dispatch.kernel}: exported {args.format} ({configs} for {len(dispatch.figures)} sizes of "
                    f"{dispatch.parameter}, {dispatch.method} set cover, tolerance {100 * tolerance:g}%)")

@@ -155,12 +155,17 @@ def test_start_on_a_reopened_unfinished_sweep_finishes_its_sizes(window, qtbot, 
     assert [len(g) for g in trials_by_problem(load_session(path)).values()][0] == 3
     window.open_session(str(path))
     assert window.toolbar.sizes.text() == "n=4096,1048576,67108864" and window.toolbar.budget.value() == 3
+    window.size_view.refresh()  # the sizes a stopped sweep lacks are said, not only those it has
+    assert window.size_view.status.text().endswith(
+        "2 of 3 planned sizes lack evaluations (3 each): n=1048576 has 1, n=67108864 none"), window.size_view.status.text()
     # the swept n is the sizes field's: the session's own n (the template's default) read as a size shown
     assert "n=" not in window.toolbar.problem.text()
     with qtbot.waitSignal(window.run_done, timeout=120_000):
         window.start_run(window.toolbar.request())
     assert [len(g) for g in trials_by_problem(window.model.session).values()] == [3, 3, 3]
     assert [len(g) for g in trials_by_problem(load_session(path)).values()] == [3, 3, 3]
+    window.size_view.refresh()
+    assert "lack evaluations" not in window.size_view.status.text()
 
 
 def test_the_window_ranks_one_size_at_a_time_and_follows_a_running_sweep(tmp_path):

@@ -26,7 +26,7 @@ from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.domain.sizes import sweep_plan
+from workbench.core.domain.sizes import sweep_progress
 from workbench.core.domain.size_analysis import (
     invalid_cells,
     SizeLayout,
@@ -259,11 +259,9 @@ class SizeView(QWidget):
         self.winners = distinct_winners(self.rows)
         self.missing = missing_cells(self.rows, session.space)
         self.invalid = invalid_cells(self.rows, session.space)
-        try:
-            plan = sweep_plan(session)
-        except WorkbenchError:  # a hand-edited plan: said where the file is opened
-            plan = None
-        planned = len(plan.problems(session.problem)) if plan is not None else 0
+        progress = sweep_progress(session)  # (None also for a hand-edited plan: said where the file is opened)
+        planned = progress.planned if progress is not None else 0
+        unfinished = progress.text() if progress is not None else ""
         if len(self.rows) < 2 and planned > 1:  # a sweep whose second size has no trial yet (running)
             self.status.setText(f"a sweep of {planned} sizes, {len(self.rows)} of them {self.verb}: the plots appear "
                                 "once a second size has trials")
@@ -277,8 +275,10 @@ class SizeView(QWidget):
             worst = np.nanmin(np.where(np.eye(len(self.rows), dtype=bool), np.nan, self.matrix)) \
                 if np.isfinite(self.matrix).sum() > len(self.rows) else math.nan
             note = f"; worst cross-size fraction {worst:.0%}" if math.isfinite(worst) else ""
+            # a stopped sweep's sizes are not all it planned (Start on the session continues it)
+            rest = f"; {unfinished}" if unfinished else ""
             self.status.setText(f"{len(self.rows)} sizes, {len(self.winners)} distinct winning "
-                                f"config{'s' if len(self.winners) != 1 else ''}{note}; {self._missing_text()}")
+                                f"config{'s' if len(self.winners) != 1 else ''}{note}; {self._missing_text()}{rest}")
         self._draw()
 
     def _missing_text(self) -> str:

@@ -33,7 +33,7 @@ from workbench.core.domain.space import Config, Value
 
 __all__ = ["problem_key", "problems_of", "trials_by_problem", "SweepPlan", "parse_sizes", "parse_sizes_text",
            "size_grid", "typed_like", "sweep_plan", "set_sweep_plan", "size_distance", "nearest_problems", "best_configs",
-           "warm_start_configs", "size_parameters", "remeasurable"]
+           "warm_start_configs", "size_parameters", "remeasurable", "SweepProgress", "sweep_progress"]
 
 
 def _keyed(session: Session) -> list[tuple[str, Mapping[str, Any], Trial]]:
@@ -255,6 +255,50 @@ def sweep_plan(session: Session) -> SweepPlan | None:
     if math.prod(len(v) for v in out.values()) > MAX_SWEEP_PROBLEMS:
         raise WorkbenchError(f"{where}.sizes: more than {MAX_SWEEP_PROBLEMS} sizes")
     return SweepPlan(out, budget, warm)
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    """How far a session's sweep is: its plan, and each planned size still short of the plan's
+    evaluations per size, with the evaluations it has (0: never measured). What a killed or
+    stopped sweep lacks, for every view that reports on the sizes measured: a summary or a
+    dispatch built from two of four planned sizes otherwise read as the whole sweep."""
+
+    plan: SweepPlan
+    planned: int
+    unfinished: tuple[tuple[dict[str, Any], int], ...]
+
+    def text(self) -> str:
+        """``2 of 4 planned sizes lack evaluations (10 each): rows=512 has 3, rows=4096 and
+        rows=32768 none`` ('' when every size has its evaluations)."""
+        if not self.unfinished:
+            return ""
+
+        def named(problem: Mapping[str, Any]) -> str:
+            return ", ".join(f"{k}={_text(problem[k])}" for k in self.plan.sizes if k in problem)
+
+        started = [f"{named(p)} has {n}" for p, n in self.unfinished if n]
+        never = [named(p) for p, n in self.unfinished if not n]
+        parts = started + ([f"{' and '.join(never) if len(never) < 3 else f'{len(never)} sizes'} none"] if never else [])
+        count = len(self.unfinished)
+        verb = "lacks" if count == 1 else "lack"
+        return (f"{count} of {self.planned} planned size{'s' if self.planned != 1 else ''} {verb} evaluations "
+                f"({self.plan.budget} each): {'; '.join(parts) if len(started) > 2 else ', '.join(parts)}")
+
+
+def sweep_progress(session: Session) -> SweepProgress | None:
+    """The session's sweep and the sizes it has not finished (None: not a sweep, or a plan in
+    the file that does not read, which opening the file says)."""
+    try:
+        plan = sweep_plan(session)
+    except WorkbenchError:
+        return None
+    if plan is None:
+        return None
+    groups = trials_by_problem(session)
+    problems = plan.problems(session.problem)
+    counts = [(p, len(groups.get(problem_key(p), ()))) for p in problems]
+    return SweepProgress(plan, len(problems), tuple((p, n) for p, n in counts if n < plan.budget))
 
 
 def set_sweep_plan(session: Session, plan: SweepPlan) -> None:

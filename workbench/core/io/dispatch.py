@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -49,6 +50,7 @@ from workbench.core.io.export import (
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.objective import Constraints, Weights, rank
 from workbench.core.domain.session import Session, problem_key
+from workbench.core.domain.sizes import sweep_progress
 from workbench.core.domain.space import Config
 from workbench.core.io.export_seal import seal_text
 
@@ -276,6 +278,11 @@ def plan_dispatch(
         notes.append(f"{pending} trial{'s' if pending != 1 else ''} of these sessions hold resource figures estimated "
                      "while their compiles were pending: refine them (tune --resume --out SESSION --refine-only) "
                      "and export again before relying on the ranges")
+    for session, label in zip(sessions, labels):
+        progress = sweep_progress(session)
+        if progress is not None and progress.unfinished:  # ranges drawn over the sizes a killed sweep reached
+            notes.append(f"{label}: the sweep is unfinished, {progress.text()}; these ranges rest on the sizes "
+                         f"measured (tune --out {shlex.quote(str(label))} --resume finishes it, then export again)")
     if method == "greedy":
         notes.append(f"the exact set cover took over {node_limit} search nodes; this greedy cover uses at most "
                      f"H({len(sizes)}) = {_harmonic(len(sizes)):.2f} times the fewest configs")
