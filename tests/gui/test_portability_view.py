@@ -133,6 +133,9 @@ def test_sweeps_are_compared_at_the_size_typed(window, tmp_path: Path) -> None:
     view.at.setText("m=3")
     view.refresh()
     assert "m in the at-size field: not a problem parameter" in view.heading.text() and "--at" not in view.heading.text()
+    view.at.setText("n=abc")  # what is wrong with it, as --at says: not "no trials at problem {'n': 'abc'}"
+    view.refresh()
+    assert "at size n=abc: n is a number" in view.heading.text() and "no trials" not in view.heading.text()
 
 
 @pytest.fixture

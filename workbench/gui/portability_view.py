@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from workbench.core.domain.assignments import parse_assignment_list
 from workbench.core.errors import WorkbenchError
 from workbench.core.io.output_files import FileKey, file_key
+from workbench.core.io.export import typed_problem_values
 from workbench.core.domain.portability import (
     FAILED,
     INFEASIBLE,
@@ -213,7 +214,10 @@ class PortabilityView(QWidget):
         is one of its sizes, which need not be the open session's), else None (each session's own)."""
         typed = parse_assignment_list(self.at.text(), "at size")
         if typed:
-            return dict(typed)
+            sessions = [s for s in (self._current(), *self.sessions, *adding) if s is not None]
+            # typed as the compared problem's values (a number where it has one), as --at is
+            return typed_problem_values(sessions[0].problem, dict(typed), "these sessions", "at size") \
+                if sessions else dict(typed)
         shown = self.model.shown_problem()
         if shown is not None:
             return dict(shown)

@@ -302,6 +302,20 @@ def _export_problem(session: Any, label: str, at: Mapping[str, Any] | None) -> t
                          "or export them all with --format dispatch")
 
 
+def typed_problem_values(problem: Mapping[str, Any], given: Mapping[str, Any], label: str,
+                         flag: str = "--at") -> dict[str, Any]:
+    """``given`` problem values typed as ``problem``'s are (``4096`` a number where it has one),
+    refusing in one line a value that is not a number where ``problem``'s is: "no trials at
+    n='abc'" did not say what was wrong with it. ``flag`` names the field in the message."""
+    typed = typed_like(problem, given)
+    for name, value in typed.items():
+        own = problem.get(name)
+        if _number(own) and not _number(value):
+            shown = str(value).lower() if isinstance(value, bool) else value  # as typed: true, not True
+            raise WorkbenchError(f"{flag} {name}={shown}: {name} is a number in {label} (its problem has {name}={own})")
+    return typed
+
+
 def answered_problem(session: Any, label: str, at: Mapping[str, Any] | None) -> tuple[dict[str, Any], list[Trial]] | None:
     """The problem a recommendation of ``session`` answers for, and its trials there: ``at`` over
     the session's problem (an error in one line when it is not a parameter or has no trials);
@@ -313,13 +327,7 @@ def answered_problem(session: Any, label: str, at: Mapping[str, Any] | None) -> 
         if unknown:
             raise WorkbenchError(f"--at {unknown[0]}: not a problem parameter of {label} "
                                  f"(these are: {', '.join(session.problem) or 'none'})")
-        typed = typed_like(session.problem, at)
-        for name, value in typed.items():  # "no trials at n='abc'" did not say what was wrong with it
-            own = session.problem[name]
-            if _number(own) and not _number(value):
-                given = str(value).lower() if isinstance(value, bool) else value  # as typed: true, not True
-                raise WorkbenchError(f"--at {name}={given}: {name} is a number in {label} (its problem has "
-                                     f"{name}={own})")
+        typed = typed_problem_values(session.problem, at, label)
         problem = {**session.problem, **typed}
         trials = session.trials_at(problem)
         if not trials:
