@@ -155,6 +155,7 @@ def test_start_on_a_reopened_unfinished_sweep_finishes_its_sizes(window, qtbot, 
     assert [len(g) for g in trials_by_problem(load_session(path)).values()][0] == 3
     window.open_session(str(path))
     assert window.toolbar.sizes.text() == "n=4096,1048576,67108864" and window.toolbar.budget.value() == 3
+    assert window.toolbar.sizes.cursorPosition() == 0  # shown from its name, not its tail cut mid-number
     window.size_view.refresh()  # the sizes a stopped sweep lacks are said, not only those it has
     assert window.size_view.status.text().endswith(
         "2 of 3 planned sizes lack evaluations (3 each): n=1048576 has 1, n=67108864 none"), window.size_view.status.text()

@@ -359,8 +359,12 @@ class RunToolbar(QToolBar):
                 self.kernel_folders[run["kernel"]] = str(run["kernel_dirs"][0])
         if "problem" in run:
             self.problem.setText(", ".join(f"{k}={v}" for k, v in (run["problem"] or {}).items()))
+            self.problem.setCursorPosition(0)
         if "sizes" in run:
             self.sizes.setText(format_sizes(run["sizes"]) if run["sizes"] else "")
+            # from the start: a field too narrow for a sweep's sizes showed their tail, cut mid-number,
+            # with the parameter's name out of sight
+            self.sizes.setCursorPosition(0)
         if run.get("gpu_model"):
             if self.gpu.findText(run["gpu_model"]) < 0:
                 self.gpu.addItem(run["gpu_model"])
