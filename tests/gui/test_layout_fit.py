@@ -493,6 +493,8 @@ def test_a_charts_no_data_message_grows_in_presentation_mode(window, qtbot):
     normal = chart.no_data.textItem.font().pointSizeF()
     _present(window, qtbot)
     assert chart.no_data.textItem.font().pointSizeF() == pytest.approx(normal * 1.5)
+    # and a limit line's label, the line's child rather than the plot's item
+    assert chart.latency_line.label.textItem.font().pointSizeF() == pytest.approx(normal * 1.5)
 
 
 def _slices_of_eight_slots_presented(window, qtbot):

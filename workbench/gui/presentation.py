@@ -49,6 +49,11 @@ def zoom_axes(plot_item: Any, factor: float, base_point_size: float) -> None:
     for item in {id(i): i for i in [*plot_item.items, *plot_item.getViewBox().addedItems]}.values():
         if isinstance(item, pg.TextItem):
             item.setFont(font)
+        # a limit line's label ("max latency 8 ms") is the line's child, not an item of the plot:
+        # it stayed at half the tick labels' height on a projector
+        label = getattr(item, "label", None) if isinstance(item, pg.InfiniteLine) else None
+        if isinstance(label, pg.TextItem):
+            label.setFont(font)
 
 
 #: point sizes the application style sheet gives some widgets (``resources/styles/workbench.qss``)

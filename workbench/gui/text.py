@@ -29,6 +29,7 @@ METRIC_LABELS: dict[str, str] = {
     "onchip_kb_per_block": "on-chip per block (KB)",
     "threads_per_block": "threads / block",
     "power_w": "power (W)",
+    "latency_bound_ms": "aborted above (ms)",
 }
 
 
