@@ -247,6 +247,28 @@ def test_a_run_into_a_session_file_that_does_not_exist_yet_is_saved_there(tmp_pa
     assert len(load_session(target).trials) == 6
     code = tmp_path / "demo.py"
     assert main(str(code), dict(run), None, True) == 2 and not code.exists()
+    # names the save would refuse after the run, losing what it measured, are refused before it
+    for refused in (tmp_path / "x.json.journal", tmp_path / "x.json.lock", tmp_path / "autosave" / "mine.json"):
+        (tmp_path / "autosave").mkdir(exist_ok=True)
+        assert main(str(refused), dict(run), None, True) == 2
+        assert not list(refused.parent.glob(refused.name.split(".")[0] + "*")), refused
+
+
+def test_a_run_into_a_file_of_which_only_a_killed_runs_journal_is_there_continues_it(tmp_path, monkeypatch, capsys):
+    """Taken for a new file, ``gui FILE --run`` replaced a killed run's trials (kept only as a
+    backup, unsaid); it continues them, as Open and ``tune --resume`` do."""
+    from workbench.core.domain.session import Journal, journal_path, load_session
+    from workbench.gui.app import main
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(tmp_path / "autosave"))
+    run = {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 3, "options": {"compile": "estimate"}}
+    done = tmp_path / "done.json"
+    assert main(str(done), dict(run), None, True) == 0
+    killed = tmp_path / "killed.json"  # as a run killed before its first save leaves it: the journal alone
+    Journal(journal_path(killed)).start(load_session(done))
+    assert not killed.exists()
+    assert main(str(killed), dict(run), None, True) == 0
+    assert len(load_session(killed).trials) == 6 and not list(tmp_path.glob("killed.json*.bak"))
 
 
 def test_an_automated_run_that_would_not_continue_its_session_file_is_refused(tmp_path, monkeypatch, capsys):

@@ -249,6 +249,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
     from PySide6.QtCore import QEvent, QTimer
     from PySide6.QtWidgets import QDialog
 
+    from workbench.core.domain.session import journal_path
     from workbench.core.errors import WorkbenchError
     from workbench.gui.main_window import MainWindow
     from workbench.gui.settings_store import JsonSettings
@@ -325,11 +326,19 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                 # a person's window: up at once, the file read on a thread (a busy note after 0.4 s,
                 # with Cancel), as File > Open reads it; a refusal is said as a start's is (exit 2)
                 window.open_session_in_background(session_path, failed=lambda exc: fail(printable(str(exc))))
-            elif session_path and run and not os.path.lexists(session_path):
-                from workbench.core.io.output_files import check_folder, check_session_name
+            elif session_path and run and not os.path.lexists(session_path) \
+                    and not os.path.lexists(journal_path(session_path)):
+                # (with only its journal there, a killed run's trials, the file is opened and
+                # continued below, as Open and tune --resume do: taken for a new file, the run
+                # replaced them, kept as a backup, and said nothing)
+                from workbench.core.io.output_files import check_folder, check_not_sidecar, check_session_name
+                from workbench.runner.autosave import refuse_autosave_folder
 
-                check_folder(Path(session_path), "SESSION")  # refused before the run, not after it
+                # refused before the run, not after it: a name the save refuses lost every trial measured
+                check_folder(Path(session_path), "SESSION")
                 check_session_name(Path(session_path), "SESSION")
+                check_not_sidecar(Path(session_path), "SESSION")
+                refuse_autosave_folder(session_path, "SESSION")
                 new_file.append(Path(session_path))
             elif session_path:
                 window.open_session(session_path)
