@@ -126,21 +126,47 @@ def test_an_unexpected_error_reading_a_file_is_one_line_and_switches_nothing(win
     assert window.path == first and window.model.session is session
 
 
-def test_failed_recovery_leaves_the_window_and_autosave_alone(window, tmp_path, monkeypatch, qtbot):
-    broken = tmp_path / "autosave" / "broken.json"
-    broken.parent.mkdir(parents=True, exist_ok=True)
-    broken.write_text("{not json")
+def test_failed_recovery_leaves_the_window_alone_and_sets_the_autosave_aside(window, tmp_path, monkeypatch, qtbot):
+    """An autosave that does not read is kept, moved into the damaged folder, so that it no longer
+    stands before the older autosaves: only the newest is offered, and a damaged newest one kept
+    every older, readable one from being offered at every start."""
+    import os
+    import shutil
+
     first = _golden(tmp_path, "first")
+    folder = tmp_path / "autosave"  # the tests' autosave folder (the gui conftest)
+    folder.mkdir(parents=True, exist_ok=True)
+    older = folder / "older.json"
+    shutil.copy(first, older)
+    os.utime(older, (1_000_000, 1_000_000))
+    broken = folder / "broken.json"
+    broken.write_text("{not json")
     window.open_session(first)
-    monkeypatch.setattr(window, "recoverable", lambda: [broken])
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    asked: list[str] = []
+    answers = iter([QMessageBox.StandardButton.Yes, QMessageBox.StandardButton.No])
+    monkeypatch.setattr(QMessageBox, "question", lambda _w, _t, text, *a, **k: asked.append(text) or next(answers))
     monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: QMessageBox.StandardButton.Ok)
     window.interactive = True
     window.offer_recovery()
-    qtbot.waitUntil(lambda: window.opening is None, timeout=30_000)  # read on a thread
-    assert window.statusBar().currentMessage().startswith("Cannot recover: ")
+    qtbot.waitUntil(lambda: window.opening is None and len(asked) == 2, timeout=30_000)  # read on a thread
+    assert "(broken.json; 1 older one after it)" in asked[0] and "(older.json)" in asked[1]
     assert window.path == first and window.autosave_path is None and not window.model.dirty
-    assert broken.read_text() == "{not json"
+    assert not broken.exists() and (folder / "damaged" / "broken.json").read_text() == "{not json"
+    assert window.recoverable() == [older]
+
+
+def test_a_damaged_journal_line_says_how_to_open_the_file_as_last_saved(tmp_path):
+    from workbench.core.domain.session import Journal, journal_path, load_session
+    from workbench.core.errors import SessionFormatError
+
+    first = _golden(tmp_path, "first")
+    Journal(journal_path(first)).start(load_session(first))
+    lines = journal_path(first).read_text().splitlines(keepends=True)
+    assert len(lines) == 3  # the header and two trials
+    journal_path(first).write_text("".join([lines[0], "{not json\n", *lines[2:]]))  # a damaged line amid good ones
+    with pytest.raises(SessionFormatError, match=r"line 2: not valid JSON; move the journal away \(to keep it\) "
+                                                 r"to open first.json as last saved"):
+        load_session(first)
 
 
 def test_failures_spread_evenly_still_show_their_reasons(window):

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from workbench.backends.base import PACED_BACKENDS
 from workbench.core.fs import resolved
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import SessionFormatError, WorkbenchError
 from workbench.core.domain.records import provenance
 from workbench.core.domain.objective import DEFAULT_WEIGHTS, Constraints, Weights
 from workbench.core.domain.sizes import problems_of
@@ -1803,8 +1803,10 @@ class MainWindow(QMainWindow):
         if not candidates or not self.interactive:
             return
         session_file = candidates[0]
+        more = f"; {len(candidates) - 1} older one{'s' if len(candidates) > 2 else ''} after it" \
+            if len(candidates) > 1 else ""
         answer = QMessageBox.question(self, "Recover unsaved session",
-                                      f"A run did not end cleanly ({session_file.name}). Recover its trials?")
+                                      f"A run did not end cleanly ({session_file.name}{more}). Recover its trials?")
         if answer == QMessageBox.StandardButton.Yes:
             self.recover_in_background(session_file)
 
@@ -1844,7 +1846,18 @@ class MainWindow(QMainWindow):
 
         def failed(error: BaseException) -> None:
             lock.release()
-            self._error("Cannot recover", window_message(error))
+            if not isinstance(error, SessionFormatError):  # e.g. busy, or out of memory: offered again
+                self._error("Cannot recover", window_message(error))
+                return
+            # a file that does not read stays unreadable: set aside (kept), so it no longer stands
+            # before the older autosaves, which are offered next
+            from workbench.runner.autosave import set_aside
+
+            folder = set_aside(session_file)
+            kept = f"; it was moved to {folder} (kept, not offered again)" if folder is not None else ""
+            self._error("Cannot recover", window_message(error) + kept)
+            if folder is not None:
+                self.offer_recovery()
 
         try:
             self._file_reading.start(session_file, lambda: _loaded(session_file, load_session), shown, failed,

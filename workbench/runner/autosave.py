@@ -117,6 +117,37 @@ def discard(path: Path, held: SessionLock | None = None) -> str | None:
     return None
 
 
+#: Where an autosave that cannot be read is moved (inside the autosave folder, not offered again).
+DAMAGED_FOLDER = "damaged"
+
+
+def set_aside(path: Path) -> Path | None:
+    """Move an autosave that cannot be read (with its journal) into the ``damaged`` folder beside
+    it, so that the next start offers the next one: the window offers the newest only, and a
+    damaged newest one stood before every older, readable one at every start. Kept, never
+    removed: what it holds may still be read by hand. Returns the folder, or None when it could
+    not be moved (another process holds it, or the move failed: it is then offered again)."""
+    lock = SessionLock(path)
+    try:
+        lock.acquire()
+    except WorkbenchError:
+        return None
+    folder = path.parent / DAMAGED_FOLDER
+    try:
+        folder.mkdir(exist_ok=True)
+        for part in (journal_path(path), path):
+            if part.exists() or part.is_symlink():
+                target = folder / part.name
+                if target.exists() or target.is_symlink():  # an earlier one of that name: kept too
+                    target = folder / f"{part.name}.{int(time.time() * 1000)}"
+                os.replace(part, target)
+    except OSError:
+        return None
+    finally:
+        lock.release()
+    return folder
+
+
 def _mtime(path: Path) -> float:
     for candidate in (path, journal_path(path)):
         try:

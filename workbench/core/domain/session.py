@@ -53,7 +53,7 @@ try:  # optional speed-up: parses and writes large sessions several times faster
 except ImportError:  # pragma: no cover - the json module does the same work, slower
     orjson = None  # type: ignore[assignment]
 
-from workbench.core.errors import SessionFormatError, WorkbenchError, quoted
+from workbench.core.errors import SessionFormatError, UnreadableFile, WorkbenchError, quoted
 from workbench.core.domain.assignments import parse_assignment_list, parse_value
 from workbench.core.fs import MAX_FILE_BYTES, atomic_write, open_regular, read_capped, read_only, resolved
 from workbench.core.domain.measurement import NON_NEGATIVE_METRICS, Measurement, Status, Trial
@@ -1199,7 +1199,14 @@ def load_session(path: str | os.PathLike[str]) -> Session:
 def _load_session(path: str | os.PathLike[str]) -> Session:
     p = session_path_of(path)
     jp = journal_path(p)
-    header, journalled = read_journal(jp) if has_journal(p) else (None, None)
+    try:
+        header, journalled = read_journal(jp) if has_journal(p) else (None, None)
+    except SessionFormatError as exc:
+        if isinstance(exc, UnreadableFile) or not (p.exists() or p.is_symlink()):
+            raise
+        # the way forward, as for a journal of another session: the file as last saved opens
+        # without it (a damaged line stopped show, export, --resume and the window alike)
+        raise SessionFormatError(f"{exc}; move the journal away (to keep it) to open {p.name} as last saved") from None
     if p.exists() or p.is_symlink():
         session = Session.from_dict(_parse_json(_read_text(p), str(p)), source=str(p))
     elif journalled is not None:
