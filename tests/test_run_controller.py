@@ -1133,3 +1133,20 @@ def test_force_over_a_file_beside_another_sessions_journal_keeps_each_openable(t
     run_to_end(RunRequest(kernel="vector_add", backend="sim", budget=2, seed=5, backend_options={"compile": "estimate"}),
                tmp_path / "c.json", force=True)
     assert len(load_session(tmp_path / "c.journal-only.json.bak").trials) == 5
+
+
+def test_force_over_a_file_beside_a_damaged_journal_keeps_it_without_promising_it_opens(tmp_path: Path, caplog) -> None:
+    """The warning said "show X opens it" of a journal that opens nowhere (a damaged line)."""
+    import logging
+
+    d = tmp_path / "d.json"
+    request = RunRequest(kernel="vector_add", backend="sim", budget=2, backend_options={"compile": "estimate"})
+    run_to_end(request, d)
+    journal_path(d).write_text("garbage that is no journal\n{}\n")
+    with caplog.at_level(logging.WARNING):
+        run_to_end(request, d, force=True)
+    kept = journal_path(tmp_path / "d.journal-only.json.bak")
+    assert kept.read_text() == "garbage that is no journal\n{}\n"
+    said = " ".join(record.getMessage() for record in caplog.records)
+    assert "kept as d.journal-only.json.bak.journal (it does not open on its own either: " in said
+    assert "opens it" not in said

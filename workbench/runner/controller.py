@@ -1391,8 +1391,13 @@ def _back_up_session(out: Path, keep_file: bool = False) -> None:
             except WorkbenchError:
                 alone = backup_path(out.with_name(f"{out.stem}.journal-only{out.suffix}"))
                 os.replace(paired, journal_path(alone))
-                log.warning("%s does not open with %s: kept as %s (show %s opens it)",
-                            jp.name, out.name, journal_path(alone).name, alone.name)
+                try:  # the way to read it, only where there is one: a damaged journal opens nowhere
+                    load_session(alone)
+                    how = f"show {alone.name} opens it"
+                except WorkbenchError as exc:
+                    how = f"it does not open on its own either: {exc}"
+                log.warning("%s does not open with %s: kept as %s (%s)",
+                            jp.name, out.name, journal_path(alone).name, how)
     if out.exists() and not keep_file:
         out.unlink()
 
