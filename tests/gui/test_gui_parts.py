@@ -254,6 +254,28 @@ def test_a_run_into_a_session_file_that_does_not_exist_yet_is_saved_there(tmp_pa
         assert not list(refused.parent.glob(refused.name.split(".")[0] + "*")), refused
 
 
+def test_a_new_session_file_written_by_another_program_during_the_run_is_kept_and_said(tmp_path, monkeypatch, capsys):
+    """``gui NEW.json --run``: a ``tune --out NEW.json`` that wrote the file meanwhile saw its
+    session moved to a backup without a word; it is kept as NEW.json.bak, and a warning says so."""
+    from workbench.core.domain.session import load_session
+    from workbench.gui.app import main
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(tmp_path / "autosave"))
+    other = tmp_path / "other.json"
+    assert main(str(other), {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 2,
+                             "options": {"compile": "estimate"}}, None, True) == 0
+    target = tmp_path / "new.json"
+    bench = tmp_path / "writes_meanwhile.py"  # the other program, writing the file mid-run
+    bench.write_text(f"import shutil\nSPACE = {{'i': [0, 1, 2]}}\n\n\ndef measure(config):\n"
+                     f"    if config['i'] == 1:\n        shutil.copy({str(other)!r}, {str(target)!r})\n"
+                     "    return {'latency_ms': 1.0 + config['i']}\n")
+    capsys.readouterr()
+    assert main(str(target), {"kernel": str(bench), "backend": "python", "strategy": "grid", "budget": 3}, None, True) == 0
+    assert f"warning: SESSION {target} was written by another program during the run; what it held is kept as " \
+           f"{target}.bak" in capsys.readouterr().err
+    assert len(load_session(target).trials) == 3 and load_session(tmp_path / "new.json.bak").kernel == "vector_add"
+
+
 def test_a_run_into_a_file_of_which_only_a_killed_runs_journal_is_there_continues_it(tmp_path, monkeypatch, capsys):
     """Taken for a new file, ``gui FILE --run`` replaced a killed run's trials (kept only as a
     backup, unsaid); it continues them, as Open and ``tune --resume`` do."""

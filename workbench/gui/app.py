@@ -287,9 +287,18 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             status["code"] = 1
         if new_file and window.model.session is not None and window.path != new_file[0]:
             target = new_file.pop()  # the --run's session only: a later run of the window stays unsaved
+            # written by another program since the start, when it did not exist: the save keeps it
+            # as a backup, which is said, as tune says it (the window replaced it without a word)
+            from workbench.core.domain.session import has_journal
+            from workbench.core.io.output_files import backup_path
+
+            taken = backup_path(target) if target.exists() or has_journal(target) else None
             if not window.save_to(target):
                 print(f"error: {printable(window.statusBar().currentMessage())}", file=sys.stderr)
                 status["code"] = 1
+            elif taken is not None:
+                print(f"warning: SESSION {printable(str(target))} was written by another program during the run; "
+                      f"what it held is kept as {printable(str(taken))}", file=sys.stderr)
         window.refresh()
         window.failures.refresh()
         if screenshot:
