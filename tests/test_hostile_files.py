@@ -362,6 +362,25 @@ def test_a_file_over_the_size_limit_is_refused_before_parsing(tmp_path: Path, mo
         load_session(path)
 
 
+def test_a_compressed_session_says_to_decompress_it_where_opened_and_where_imported(tmp_path: Path) -> None:
+    """Each command named the other: show "if it is a Kernel Tuner cache file, import it",
+    import-kt "this is a workbench session; open it instead". A bomb unpacks a few kilobytes only."""
+    import gzip
+
+    plain = tmp_path / "s.json"
+    save_session(plain_session(), plain)
+    packed = tmp_path / "s.json.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    with pytest.raises(SessionFormatError, match=r"a gzip-compressed session; .* decompress it \(gunzip -k "):
+        load_session(packed)
+    with pytest.raises(SessionFormatError, match=r"this is a workbench session, compressed: decompress it"):
+        import_kt_cache(packed)
+    bomb = tmp_path / "b.json"
+    bomb.write_bytes(gzip.compress(b" " * 50_000_000))
+    with pytest.raises(SessionFormatError, match="if it is a Kernel Tuner cache file"):
+        load_session(bomb)
+
+
 def test_a_gzip_bomb_is_refused(tmp_path: Path, monkeypatch) -> None:
     import gzip
 

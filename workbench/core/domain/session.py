@@ -42,6 +42,7 @@ import threading
 import time
 import uuid
 import weakref
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Mapping, NoReturn, cast
@@ -1120,6 +1121,16 @@ def _parse_json(text: str, source: str) -> Any:
         raise SessionFormatError(f"{source}: JSON nested too deeply") from None
 
 
+def _compressed_session(data: bytes) -> bool:
+    """Whether gzip ``data`` starts as a session file does (its format key): only the first
+    kilobytes are decompressed, whatever the file's size or what it expands to."""
+    try:
+        head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, 4096)
+    except zlib.error:
+        return False
+    return FORMAT_NAME.encode() in head
+
+
 def _read_text(path: Path) -> str:
     """The file as text: a regular file of at most :data:`MAX_FILE_BYTES`, UTF-8.
 
@@ -1128,6 +1139,9 @@ def _read_text(path: Path) -> str:
     """
     data = read_capped(path, "session file", MAX_FILE_BYTES)
     if data[:2] == b"\x1f\x8b":
+        if _compressed_session(data):  # import-kt, which the other hint names, refuses a session
+            raise SessionFormatError(f"{path}: a gzip-compressed session; sessions are read as plain JSON: "
+                                     f"decompress it (gunzip -k {path}) and open the file that gives")
         raise SessionFormatError(template=f"{quoted(path)}: a gzip-compressed file, not a session; if it is a "
                                           "Kernel Tuner cache file, {import_cache}")
     try:

@@ -521,7 +521,9 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
         raise SessionFormatError(f"{source}: expected a JSON object at the top, got {type(data).__name__}")
     for key in ("tune_params_keys", "tune_params", "cache"):
         if key not in data:
-            hint = " (this is a workbench session; open it instead)" if "trials" in data else ""
+            compressed = raw_bytes[:2] == b"\x1f\x8b"  # opened only once decompressed
+            hint = ((" (this is a workbench session, compressed: decompress it, gunzip -k FILE, and open that)"
+                     if compressed else " (this is a workbench session; open it instead)") if "trials" in data else "")
             raise SessionFormatError(f"{source}: {key}: missing, not a Kernel Tuner cache file{hint}")
     keys = data["tune_params_keys"]
     if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
