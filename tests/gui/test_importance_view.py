@@ -337,3 +337,36 @@ def test_a_slot_of_many_values_labels_every_kth_so_the_values_stand_apart(qtbot,
     metrics = QFontMetricsF(axis.style.get("tickFont") or axis.font())
     widest = max(metrics.horizontalAdvance(line) for _, text in labelled for line in text.split("\n"))
     assert spacing * per >= widest  # neighbouring labels do not run together
+
+
+def test_every_value_keeps_its_label_and_failure_count_when_only_the_words_do_not_fit(qtbot, computed) -> None:
+    """Values whose "N failed" lines were too wide lost every other label, and with it the count of
+    the value that failed most; the counts become marks the axis title explains."""
+    values = tuple(range(1, 9))
+    space = SearchSpace([Slot("tile", values, "compute"), Slot("vec", (1, 2), "memory")])
+    made = []
+    for i in range(240):
+        config = space.config({"tile": 1 + i % 8, "vec": 1 + (i // 8) % 2})
+        failing = i % 7 == 0 or (config["tile"] == 8 and i % 3 == 0)
+        m = (Measurement.failure(Status.RUNTIME_ERROR, "boom") if failing
+             else Measurement(Status.OK, {"latency_ms": 1.0 + config["tile"] / 10 + (i % 5) / 100}))
+        made.append(Trial(i, config, m))
+    widget = ImportanceView(lambda: made, objective=lambda: (Constraints(), Weights()),
+                            domains={s.name: list(s.values) for s in space.slots})
+    qtbot.addWidget(widget)
+    widget.resize(480, 420)  # about 55 px a value: room for "8", not for "11 failed"
+    widget.show()
+    qtbot.waitExposed(widget)
+    computed(widget)
+    widget.select_slot("tile")
+    qtbot.wait(50)
+    axis = widget.value_plot.getAxis("bottom")
+    labelled, unlabelled = axis._tickLevels
+    failures = {v: sum(1 for t in made if not t.ok and t.config["tile"] == v) for v in values}
+    assert not unlabelled and [text.split("\n") for _, text in labelled] == [[str(v), f"✕{failures[v]}"] for v in values]
+    assert axis.labelText == "tile  (✕ failed)"
+    widget.resize(1600, 420)  # room for the words: the counts in words, the title plain
+    qtbot.wait(50)
+    labelled, _ = axis._tickLevels
+    assert [text.split("\n")[1] for _, text in labelled] == [f"{failures[v]} failed" for v in values]
+    assert axis.labelText == "tile"

@@ -366,9 +366,7 @@ class ImportanceView(QWidget):
         xs, y0, heights, med, px, py, ticks = [], [], [], [], [], [], []
         jitter = np.random.default_rng(0)  # fixed jitter: the strip does not dance on refresh
         for i, s in enumerate(stats):
-            label = str(s.value) + (f"\n{s.n_failed} failed" if s.n_failed else "") + (
-                f"\n{s.n_aborted} aborted" if s.n_aborted else "")
-            ticks.append((i, label))
+            ticks.append((i, str(s.value), s.n_failed, s.n_aborted))
             if s.n_ok == 0:
                 continue
             logs = np.log10(np.clip(s.latencies, 1e-12, None))
@@ -387,23 +385,41 @@ class ImportanceView(QWidget):
             self.points.setData([], [])
         self._value_ticks = ticks
         self._fit_value_ticks()
-        self.value_plot.setLabel("bottom", self.selected_slot or "")
         if stats:
             self.value_plot.setXRange(-0.6, len(stats) - 0.4, padding=0)
 
     def _fit_value_ticks(self) -> None:
         """Label every k-th value of the slot, k as small as lets the labels stand apart in the
         plot's width and the axis's font (the others keep an unlabelled tick): a slot of 31 block
-        sizes ran its values together ("6416283238...") and stacked its "N failed" lines."""
+        sizes ran its values together ("6416283238...") and stacked its "N failed" lines.
+
+        Under each value, its failures and aborted candidates: in words ("5 failed") where they
+        fit, else as marks (``✕5``, ``⊘3``) that the axis title explains. Thinned for the words,
+        four values lost every other label, and with it the count of the value that failed most."""
         ticks = getattr(self, "_value_ticks", [])
         axis = self.value_plot.getAxis("bottom")
         metrics = QFontMetricsF(axis.style.get("tickFont") or axis.font())
         per = self.value_plot.getPlotItem().vb.width() / max(len(ticks), 1)
-        widest = max((metrics.horizontalAdvance(line) for _, label in ticks for line in label.split("\n")), default=0.0)
-        need = widest + metrics.horizontalAdvance("  ")
-        step = max(1, math.ceil(need / per)) if per > 0 else 1
-        axis.setTicks([[t for k, t in enumerate(ticks) if k % step == 0],
-                       [(p, "") for k, (p, _) in enumerate(ticks) if k % step]])
+        room = metrics.horizontalAdvance("  ")
+
+        def labels(words: bool) -> list[tuple[float, str]]:
+            return [(p, value + (f"\n{failed} failed" if words else f"\n✕{failed}") * bool(failed)
+                     + (f"\n{aborted} aborted" if words else f"\n⊘{aborted}") * bool(aborted))
+                    for p, value, failed, aborted in ticks]
+
+        def widest(shown: list[tuple[float, str]]) -> float:
+            return max((metrics.horizontalAdvance(line) for _, label in shown for line in label.split("\n")),
+                       default=0.0)
+
+        words = labels(True)
+        shown = words if per > 0 and widest(words) + room <= per else labels(False)
+        step = max(1, math.ceil((widest(shown) + room) / per)) if per > 0 else 1
+        axis.setTicks([[t for k, t in enumerate(shown) if k % step == 0],
+                       [(p, "") for k, (p, _) in enumerate(shown) if k % step]])
+        marks = [text for used, text in ((any(t[2] for t in ticks), "✕ failed"), (any(t[3] for t in ticks), "⊘ aborted"))
+                 if used and shown is not words]
+        title = self.selected_slot or ""
+        self.value_plot.setLabel("bottom", f"{title}  ({', '.join(marks)})" if marks and title else title)
 
     # --- events ----------------------------------------------------------------------------------
     def _on_target_changed(self, _index: int) -> None:
