@@ -680,6 +680,9 @@ def test_a_simulated_quality_that_compared_nothing_says_so() -> None:
     emulated = _metric_note("quality", 0.9, "emulation")  # the simulator's NumPy emulation of the config
     assert "against a float64 reference" in emulated and "simulated: the config's arithmetic emulated" in emulated
     assert "no kernel ran" in emulated and "simulated" not in _metric_note("quality", 0.9, None)  # a GPU's
+    # a quality below 1 never reads as every digit: "7.2 of the 7.2" was said of 0.9904
+    assert "7.16 of the 7.22 correct digits" in _metric_note("quality", 0.9904, "emulation")
+    assert "7.2 of the 7.2 correct digits" in _metric_note("quality", 1.0, None)
 
 
 def _sized(problem: dict, latencies: list[float], problems: list[dict] | None = None) -> Session:

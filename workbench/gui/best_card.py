@@ -180,14 +180,25 @@ def _metric_note(name: str, value: float, quality_source: object = None) -> str:
     simulated quality that is the reference's own float32 rounding says that nothing was run or
     compared: a wrong kernel gets the same figure."""
     if name == "quality" and isinstance(value, (int, float)) and math.isfinite(value):
-        digits = value * FLOAT32_DIGITS
+        digits, most = _digits_of(float(value))
         if quality_source == ROUNDED_REFERENCE:
-            return (f" <span style='color:#555'>(modelled: the reference rounded to float32, {digits:.1f} of "
-                    f"{FLOAT32_DIGITS:.1f} digits; the simulator runs no kernel, so no output was compared)</span>")
+            return (f" <span style='color:#555'>(modelled: the reference rounded to float32, {digits} of "
+                    f"{most} digits; the simulator runs no kernel, so no output was compared)</span>")
         if quality_source == EMULATION:
-            return (f" <span style='color:#555'>(simulated: the config's arithmetic emulated in NumPy, {digits:.1f} "
-                    f"of the {FLOAT32_DIGITS:.1f} correct digits float32 can carry, against a float64 "
+            return (f" <span style='color:#555'>(simulated: the config's arithmetic emulated in NumPy, {digits} "
+                    f"of the {most} correct digits float32 can carry, against a float64 "
                     "reference; no kernel ran)</span>")
-        return (f" <span style='color:#555'>({digits:.1f} of the {FLOAT32_DIGITS:.1f} correct digits float32 "
+        return (f" <span style='color:#555'>({digits} of the {most} correct digits float32 "
                 f"can carry, against a float64 reference)</span>")
     return ""
+
+
+def _digits_of(quality: float) -> tuple[str, str]:
+    """A quality's correct digits and float32's most, as texts: to one decimal, or two where one
+    would read a quality below 1 as every digit ("7.2 of the 7.2" for 0.9904)."""
+    digits = quality * FLOAT32_DIGITS
+    for places in (1, 2, 3):
+        shown, most = f"{digits:.{places}f}", f"{FLOAT32_DIGITS:.{places}f}"
+        if quality >= 1.0 or shown != most:
+            return shown, most
+    return f"{digits:.3f}", f"{FLOAT32_DIGITS:.3f}"
