@@ -79,20 +79,22 @@ def pareto_partner(model: Any) -> str | None:
     return other if has_data(model, other) else None
 
 
-#: How many times more another metric must differ between configs than the one on show before the
-#: default moves to it (see :func:`default_tradeoff_metric`).
+#: How many times more a metric must differ between configs than one before it in the chooser's
+#: order to be the default instead (see :func:`default_tradeoff_metric`).
 SWITCH_FACTOR = 2.0
 
 
-def default_tradeoff_metric(model: Any, offered: list[str], shown: str | None = None) -> str | None:
+def default_tradeoff_metric(model: Any, offered: list[str]) -> str | None:
     """Of ``offered`` (:func:`tradeoff_metrics`), the run's other objective (:func:`pareto_partner`)
-    when it is one, else the metric whose values differ most between successful trials (None:
-    nothing offered).
+    when it is one, else the first, in the chooser's order, of the metrics whose values differ
+    between successful trials within :data:`SWITCH_FACTOR` of the most (None: nothing offered).
 
-    ``shown`` is the default already on the axis: it stays unless another metric differs
-    :data:`SWITCH_FACTOR` times as much. The spreads of a running session drift with every
-    trial, and near-ties would otherwise flip the axis back and forth in front of an audience;
-    a metric that was constant in the first trials and varies later still takes over.
+    A function of the trials alone, not of what was shown before: a session reopened, or
+    replayed, gets the axis the run ended with (remembering the axis on show made a run end on
+    on-chip storage and the same trials reopen on shared memory, a prepared demonstration that
+    looked different when shown). Near-ties do not flip the axis as a run's spreads drift, since
+    among metrics that differ alike the order decides; only a metric that comes to differ twice
+    as much takes over.
     """
     if not offered:
         return None
@@ -105,10 +107,8 @@ def default_tradeoff_metric(model: Any, offered: list[str], shown: str | None = 
     running = [name for name in offered if "compile" not in name] or offered
     ok = ~model.failed_mask()
     spreads = [relative_spread(model.metric(name)[ok]) for name in running]
-    best = int(np.argmax(spreads))  # ties: the first offered (device memory)
-    if shown in running and spreads[best] <= SWITCH_FACTOR * spreads[running.index(shown)]:
-        return shown
-    return running[best]
+    top = max(spreads)
+    return next(name for name, spread in zip(running, spreads) if spread * SWITCH_FACTOR >= top)
 
 
 def default_rate_metric(model: Any) -> str:

@@ -369,7 +369,7 @@ class TradeoffChart(_ChartBase):
         key = (n if n < 1000 else n // 1000, id(self.model.session))
         if self._default_y[0] != key:
             offered = tradeoff_metrics(self.model)
-            self._default_y = (key, (offered, default_tradeoff_metric(self.model, offered, self._default_y[1][1])))
+            self._default_y = (key, (offered, default_tradeoff_metric(self.model, offered)))
         offered, default = self._default_y[1]
         if [self.y_combo.itemData(i) for i in range(self.y_combo.count())] != offered:
             self.y_combo.blockSignals(True)
