@@ -488,3 +488,15 @@ def test_a_weighted_metric_without_a_direction_is_left_out_of_the_score_and_said
     assert "merit is weighted but has no direction" in alone.explain(0)
     # a direction the naming conventions give counts as given
     assert rank([ok(0, latency_ms=1.0, gflops_w=2.0)], weights=Weights({"gflops_w": 1.0})).undirected == ()
+
+
+def test_a_weight_on_a_metric_every_trial_reports_alike_is_said_to_rank_nothing() -> None:
+    """A memory weight on configs of one footprint moved every score and no ranking, unexplained."""
+    trials = [ok(0, latency_ms=1.0, memory_mb=134.2), ok(1, latency_ms=2.0, memory_mb=134.2)]
+    r = rank(trials, weights=Weights({"latency_ms": 1.0, "memory_mb": 0.5}))
+    assert r.constant == ("memory_mb",) and list(r.order) == [0, 1]
+    assert r.explain(0).endswith("; memory_mb is the same for every successful trial, so its weight ranks nothing")
+    varied = rank([*trials, ok(2, latency_ms=3.0, memory_mb=50.0)], weights=Weights({"latency_ms": 1.0, "memory_mb": 0.5}))
+    assert varied.constant == () and "ranks nothing" not in varied.explain(0)
+    alone = rank(trials, weights=Weights({"memory_mb": 1.0}))  # the only weight: latency decides ties, nothing to say
+    assert alone.constant == ()

@@ -687,6 +687,10 @@ class Ranking:
     #: (a file's weight whose direction is missing): a guess would rank the worst first half the time, and
     #: a run refuses such a weight outright (:class:`~workbench.core.domain.search_objective.Objective`)
     undirected: tuple[str, ...] = ()
+    #: weighted metrics every successful trial reports alike: they rank nothing, though their
+    #: weight lifts every score towards 1 (said by :meth:`explain`, so a weight that moves every
+    #: score and no ranking is not a puzzle)
+    constant: tuple[str, ...] = ()
 
     @property
     def n_ok(self) -> int:
@@ -795,6 +799,14 @@ class Ranking:
         return (f"{names} {'is' if one else 'are'} weighted but {'has' if one else 'have'} no direction, so "
                 f"{'it does' if one else 'they do'} not count: say whether higher or lower is better")
 
+    def constant_note(self) -> str:
+        """That the weights on metrics every trial reports alike rank nothing ('' when none)."""
+        if not self.constant:
+            return ""
+        one = len(self.constant) == 1
+        return (f"{', '.join(self.constant)} {'is' if one else 'are'} the same for every successful trial, so "
+                f"{'its weight ranks' if one else 'their weights rank'} nothing")
+
     def explain(self, i: int) -> str:
         """One line saying why row ``i`` is where it is."""
         i = int(i)
@@ -842,8 +854,8 @@ class Ranking:
             word = "highest score" if position == 1 else f"{_ordinal(position)} highest score"
             text = f"{word} {self.score[i]:.3f} among {n} feasible configs"
             text += f" ({parts} of best)" if parts else " (it reports none of the weighted metrics)"
-        note = self.undirected_note()
-        return text + self._versus_default(i) + (f"; {note}" if note else "")
+        notes = [note for note in (self.undirected_note(), self.constant_note()) if note]
+        return text + self._versus_default(i) + "".join(f"; {note}" for note in notes)
 
     def _ratio(self, metric: str, a: int, b: int) -> float | None:
         """How many times better row ``a`` is than row ``b`` on ``metric`` (None if unknown)."""
@@ -911,11 +923,17 @@ def rank(
     total = np.zeros(n)
     weight_sum = 0.0
     top = max(active.values(), default=0.0)  # weights are relative: summing them as given can overflow
+    constant: list[str] = []
     for metric, w in ((m, w / top) for m, w in active.items()):
         norm = normalise(table.column(metric), ok, weights.direction(metric))
         normalised[metric] = norm
         if np.isnan(norm).all():
             continue  # nobody reports it: the term cannot discriminate, so it is left out
+        if len(active) > 1 and bool(np.all(norm[ok] == 1.0)):
+            # every successful trial reports the same value: the term ranks nothing, though its
+            # weight lifts every score towards 1 (a memory weight on configs of one footprint),
+            # which the score's definition keeps and the explanation says
+            constant.append(metric)
         total += w * np.nan_to_num(norm, nan=0.0)
         weight_sum += w
     if weight_sum > 0:
@@ -952,6 +970,7 @@ def rank(
         directions=dict(weights.directions),
         unscored=unscored,
         undirected=undirected,
+        constant=tuple(constant),
     )
 
 
