@@ -26,7 +26,7 @@ from workbench.gui.elided_label import ElidedCombo
 from workbench.gui.fast_scatter import FastScatter
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import ReadableAxis, left_title, set_left_title
-from workbench.gui.text import describe_trial, metric_label
+from workbench.gui.text import REMEASURE_HERE, describe_trial, metric_label
 
 # --- the palette: created once, reused by every item (colour-blind-safe Okabe-Ito hues) ----------
 FEASIBLE = pg.mkBrush(0, 114, 178, 170)
@@ -263,7 +263,9 @@ class ScoreChart(_ChartBase):
             self.plot.setXRange(0, 10, padding=0.05)  # trial numbers, not "0.2, 0.4, ..." of an empty axis
             self._say_no_data("no trials yet")
             return
-        if self.no_data.isVisible():
+        if ranking.n_feasible == 0:  # every point grey or a cross at 0: why, as the card says it
+            self._say_no_data(ranking.why_none(REMEASURE_HERE))
+        elif self.no_data.isVisible():
             self.no_data.setVisible(False)
             self.plot.enableAutoRange(axis="x")
         score = np.asarray(ranking.score, dtype=float)
@@ -434,7 +436,7 @@ class TradeoffChart(_ChartBase):
         feasible = np.asarray(ranking.feasible, dtype=bool)
         f, i = shown & feasible, shown & ~feasible
         if ranking.n_feasible == 0:  # every point grey: say which constraint did it (a limit on a
-            self._say_no_data(ranking.why_none())  # metric off these axes has no line of its own)
+            self._say_no_data(ranking.why_none(REMEASURE_HERE))  # metric off these axes has no line of its own)
         elif not f.any():
             feasible_ones = "the feasible trial reports" if ranking.n_feasible == 1 else \
                 f"the {ranking.n_feasible} feasible trials report"

@@ -44,6 +44,11 @@ def plain_tip(text: str) -> str:
     return "<p>" + html.escape(text).replace("\n", "<br>") + "</p>"
 
 
+#: How the window re-measures candidates stopped early under the latency limit, for the texts that
+#: say so (the command line's ``tune --remeasure-aborted`` means nothing on a window's chart).
+REMEASURE_HERE = "the Re-measure aborted button under the constraints"
+
+
 def metric_label(name: str) -> str:
     if name.startswith("slot:"):
         return f"{name[5:]} (slot)"
