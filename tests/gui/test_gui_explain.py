@@ -190,6 +190,8 @@ def test_table_puts_the_outcome_first_names_violations_and_the_card_names_the_ex
     card = shown.best_card.text()
     assert "The fastest config overall (trial 0, 0.1 ms, 1.20x faster) is excluded by" in card
     assert "onchip_kb_per_sm 16 &lt; 20" in card
+    # right after the reason, before the config and its figures (out of sight below them on a projector)
+    assert card.index("Why: ") < card.index("The fastest config overall") < card.index("<big>")
     assert "6.9 of the 7.2 correct digits" in card  # quality explained
 
 

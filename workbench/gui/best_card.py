@@ -96,23 +96,17 @@ class BestCard(QFrame):
                             for k in listed if k in metrics and not (k in _RATES and not metrics[k]))
         # The reason comes first: it is the card's one sentence, and below the config and its figures
         # it was out of sight wherever the card scrolls (presentation mode's fonts at 1440x900).
-        parts = [f"<i>Why: {html.escape(ranking.explain(best))}</i>",
-                 f"<big>{config}</big>", shown]  # <big> is relative: it grows with the zoom
+        # What qualifies the recommendation follows the reason, before the config: below its
+        # figures, "the fastest config is excluded by ..." and "its resources are an estimate" were
+        # out of sight in presentation mode, while the chart showed a grey point left of the star.
+        parts = [f"<i>Why: {html.escape(ranking.explain(best))}</i>", self._front_text(), self._fastest_text(best)]
         if trial.measurement.resources_pending:
             parts.append("<b>Resources estimated</b>: its compile had not landed, so its registers and shared "
                          "memory are an estimate; Start (it continues the session and refines them first) can change these figures or "
                          "refuse its launch.")
-        searched = self._front_text()
-        if searched:
-            parts.insert(1, searched)
-        baseline = self._baseline_text(trial.metric("latency_ms"))
-        if baseline:
-            parts.append(baseline)
-        fastest = self._fastest_text(best)
-        if fastest:
-            parts.append(fastest)
-        parts.append(f"trial {trial.index} &middot; id {trial.config.id}")
-        return "<br>".join(parts)
+        parts += [f"<big>{config}</big>", shown,  # <big> is relative: it grows with the zoom
+                  self._baseline_text(trial.metric("latency_ms")), f"trial {trial.index} &middot; id {trial.config.id}"]
+        return "<br>".join(part for part in parts if part)
 
     def _front_text(self) -> str:
         """For a session that searched a Pareto front: of which metrics, and how many feasible
