@@ -225,3 +225,22 @@ def test_candidates_stopped_under_the_latency_limit_are_not_shown_as_failures(wi
         assert chart.no_data.isVisible() and "6 stopped early under the latency limit" in chart.no_data.textItem.toPlainText()
     lo, hi = window.model.data_range("latency_ms")
     assert hi == max(t.metric("latency_bound_ms") for t in window.model.trials)
+
+
+def test_the_failure_log_sits_beside_the_table_in_a_wide_short_pane_and_under_it_in_a_tall_one(window, qtbot):
+    """Stacked in the short bottom pane of a 1440 x 900 window in presentation mode, the counts,
+    the concentration lines and the log left the table one row of seventeen failures."""
+    from PySide6.QtCore import Qt
+
+    from workbench.gui.failure_log import FailureLog
+
+    failures = FailureLog(window.model, window.results.table_model)
+    qtbot.addWidget(failures)
+    failures.resize(700, 300)
+    failures.show()
+    qtbot.waitExposed(failures)
+    assert failures.splitter.orientation() == Qt.Orientation.Horizontal
+    assert failures.view.height() > failures.height() // 2  # the table has the splitter's height
+    failures.resize(500, 800)
+    qtbot.waitUntil(lambda: failures.splitter.orientation() == Qt.Orientation.Vertical, timeout=2_000)
+    assert failures.view.width() > 400 and failures.log.width() > 400  # stacked: each the pane's width

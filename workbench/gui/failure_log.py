@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QModelIndex, Qt
@@ -79,25 +80,35 @@ class FailureLog(QWidget):
         bar.addWidget(QLabel("status"))
         bar.addWidget(self.status_combo)
         bar.addWidget(self.counts, 1)
-        top = QWidget()
-        top_layout = QVBoxLayout(top)
-        top_layout.setContentsMargins(0, 0, 0, 0)
-        top_layout.addLayout(bar)
-        top_layout.addWidget(self.concentration)
-        top_layout.addWidget(self.view, 1)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(top)
+        # the counts and where failures concentrate span the pane; the table and the selected
+        # failure's log share what is left (see resizeEvent)
+        self.splitter = splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.view)
         splitter.addWidget(self.log)
         splitter.setSizes([300, 140])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(splitter)
+        layout.addLayout(bar)
+        layout.addWidget(self.concentration)
+        layout.addWidget(splitter, 1)
         self.view.selectionModel().currentRowChanged.connect(self._on_row_changed)
         model.trials_added.connect(self._on_trials_changed)
         model.session_changed.connect(self._on_session_changed)
         table_model.modelReset.connect(self._hide_columns)
         table_model.columnsInserted.connect(self._hide_inserted)
         self._hide_columns()
+
+    def resizeEvent(self, event: Any) -> None:  # Qt override
+        """The log beside the table when the pane is wide and short (the bottom tabs of a 1440 x
+        900 window in presentation mode), under it otherwise: stacked there, the counts, the
+        concentration lines and the log left the table one row of seventeen failures."""
+        super().resizeEvent(event)
+        wide = self.width() >= 1.6 * self.height()
+        orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+        if self.splitter.orientation() != orientation:
+            self.splitter.setOrientation(orientation)
+            extent = self.width() if wide else self.splitter.height()
+            self.splitter.setSizes([extent * 3 // 5, extent * 2 // 5] if wide else [extent * 2 // 3, extent // 3])
 
     def _hide_inserted(self, _parent: object, first: int, last: int) -> None:
         """A metric first reported mid-run arrives as an inserted column of the shared table
