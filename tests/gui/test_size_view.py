@@ -443,6 +443,8 @@ def test_sizes_sharing_a_best_config_count_its_missing_cells_and_what_fills_them
     assert int(np.isnan(view.matrix).sum()) == 2 and len(view.missing) == 1
     assert view.status.text().endswith("2 distinct winning configs; worst cross-size fraction 50%; "
                                        "2 cells not measured; 1 to measure (sizes with the same best config share it)")
+    # across the pane under the title and the button: squeezed between them it wrapped to four lines
+    assert view.status.width() > 0.9 * view.width() and view.status.y() > view.measure_button.y()
 
 
 def test_cells_no_measurement_can_fill_are_not_counted_as_missing(window, tmp_path):

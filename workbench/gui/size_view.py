@@ -115,11 +115,17 @@ class SizeView(QWidget):
         self.status.setWordWrap(True)
         self.measure_button = QPushButton("Measure missing")  # its words follow the session (_update_button)
         self.measure_button.clicked.connect(self._on_measure)
-        header = QHBoxLayout()
+        # the title and the button on one line, the status across the pane under them: squeezed
+        # between them it wrapped to four lines in presentation mode, pushing the plots out of sight
+        top = QHBoxLayout()
+        top.addWidget(QLabel("<b>Problem sizes</b>"))
+        top.addStretch(1)
+        top.addWidget(self.measure_button)
+        header = QVBoxLayout()
         header.setContentsMargins(6, 2, 6, 0)
-        header.addWidget(QLabel("<b>Problem sizes</b>"))
-        header.addWidget(self.status, 1)
-        header.addWidget(self.measure_button)
+        header.setSpacing(0)
+        header.addLayout(top)
+        header.addWidget(self.status)
 
         # No context menus, as on the window's other plots: pyqtgraph's plot options (log or FFT
         # axes) redraw a category axis out of line with its labels; the "A" button still resets a zoom.
@@ -167,7 +173,7 @@ class SizeView(QWidget):
         self.matrix_plot.setBackground("w")
         self.matrix_title = _title("Each size's best config at every size (% of that size's optimum)")
         self.matrix_plot.setLabel("bottom", "measured at")
-        set_left_title(self.matrix_plot, "best config of")
+        set_left_title(self.matrix_plot, "best of")  # one line: "best config of" wrapped to three
         self.matrix_plot.invertY(True)
         self.matrix_plot.setMouseEnabled(x=False, y=False)
         self.image = pg.ImageItem()
@@ -424,7 +430,7 @@ class SizeView(QWidget):
             axis.title = which
             axis.set_categories(positions, labels)
         self.matrix_plot.setLabel("bottom", f"{self.verb} at ({which})")
-        set_left_title(self.matrix_plot, "best config of")
+        set_left_title(self.matrix_plot, "best of")  # one line: "best config of" wrapped to three
         self.matrix_plot.setXRange(0, n, padding=0.02)
         self.matrix_plot.setYRange(0, n, padding=0.02)
         self._fit_cell_text()
