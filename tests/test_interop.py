@@ -679,6 +679,13 @@ def test_export_does_not_write_where_a_killed_runs_journal_waits(tmp_path: Path,
     journal_path(waiting).write_text("")
     refused = cli("export", str(session), "--format", "json", "--out", str(waiting))
     assert refused.returncode != 0 and "journal of a run is beside it" in refused.stderr and not waiting.exists()
+    assert "tune --resume recovers them first" in refused.stderr
+    # a run still writing it: said as such, not sent to a --resume that its lock would refuse
+    from workbench.core.io.session_lock import SessionLock
+
+    with SessionLock(waiting):
+        refused = cli("export", str(session), "--format", "json", "--out", str(waiting), "--force")
+    assert "a run writing that session is going" in refused.stderr and "tune --resume" not in refused.stderr
 
 
 def test_a_negative_recorded_duration_is_left_out_not_imported(tmp_path: Path) -> None:

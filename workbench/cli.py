@@ -1400,10 +1400,15 @@ def _check_export_output(path: Path, args: argparse.Namespace, **rules: Any) -> 
     from workbench.core.io.output_files import prepare_output
     from workbench.runner.autosave import refuse_autosave_folder
 
-    if has_journal(path):  # a killed run's trials live there until a run takes them in
+    if has_journal(path):  # a run's trials live there until a run takes them in
+        from workbench.core.io.session_lock import locked_by_other
+
+        # a run still writing it is said as such: "tune --resume recovers them" sent the person
+        # to a command that the run's lock then refused
+        what = ("a run writing that session is going (its lock is held)" if locked_by_other(path)
+                else "tune --resume recovers them first")
         raise WorkbenchError(f"--out {path}: the journal of a run is beside it ({journal_path(path).name}); an "
-                             "export there would leave those trials unreadable; tune --resume recovers them first, "
-                             "or choose another name")
+                             f"export there would leave those trials unreadable; {what}, or choose another name")
     refuse_autosave_folder(path)
     return prepare_output(path, force=args.force, inputs=args.sessions, **rules)
 
