@@ -244,3 +244,40 @@ def test_the_failure_log_sits_beside_the_table_in_a_wide_short_pane_and_under_it
     failures.resize(500, 800)
     qtbot.waitUntil(lambda: failures.splitter.orientation() == Qt.Orientation.Vertical, timeout=2_000)
     assert failures.view.width() > 400 and failures.log.width() > 400  # stacked: each the pane's width
+
+
+def test_recovery_sets_aside_a_damaged_journal_alone_and_never_a_file_it_could_not_read_now(window, tmp_path,
+                                                                                           monkeypatch, qtbot):
+    """A damaged journal beside a file that reads: only the journal goes (the file is offered
+    again, as last saved). A file too large to read now, or one a newer version wrote, is not
+    damaged: it stays where it is, to be offered again."""
+    import shutil
+
+    import workbench.core.domain.session as session_module
+    from workbench.core.domain.session import Journal, journal_path, load_session
+
+    first = _golden(tmp_path, "first")
+    folder = tmp_path / "autosave"
+    folder.mkdir(parents=True, exist_ok=True)
+    saved = folder / "saved.json"
+    shutil.copy(first, saved)
+    Journal(journal_path(saved)).start(load_session(saved))
+    lines = journal_path(saved).read_text().splitlines(keepends=True)
+    journal_path(saved).write_text("".join([lines[0], "{not json\n", *lines[2:]]))
+    asked: list[str] = []
+    answers = iter([QMessageBox.StandardButton.Yes, QMessageBox.StandardButton.No])
+    monkeypatch.setattr(QMessageBox, "question", lambda _w, _t, text, *a, **k: asked.append(text) or next(answers))
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: QMessageBox.StandardButton.Ok)
+    window.interactive = True
+    window.offer_recovery()
+    qtbot.waitUntil(lambda: window.opening is None and len(asked) == 2, timeout=30_000)
+    assert "(saved.json)" in asked[1]  # the file again, as last saved
+    assert saved.exists() and not journal_path(saved).exists()
+    assert (folder / "damaged" / "saved.json.journal").exists() and not (folder / "damaged" / "saved.json").exists()
+    assert "its journal was moved to" in window.statusBar().currentMessage()
+    monkeypatch.setattr(session_module, "MAX_FILE_BYTES", 100)  # too large to read now: not damaged
+    answers = iter([QMessageBox.StandardButton.Yes])
+    window.offer_recovery()
+    qtbot.waitUntil(lambda: window.opening is None and len(asked) == 3, timeout=30_000)
+    qtbot.wait(50)
+    assert saved.exists() and window.recoverable() == [saved] and len(asked) == 3

@@ -146,6 +146,15 @@ class SessionFormatError(WorkbenchError):
     """A session or cache file cannot be read: names the file, the field and the problem."""
 
 
+class NewerFormat(SessionFormatError):
+    """A session written by a newer workbench: not damaged, only not readable by this version."""
+
+
+class DamagedJournal(SessionFormatError):
+    """A session's journal does not read beside a saved file that does: the file opens, as last
+    saved, once the journal is moved away."""
+
+
 class UnreadableFile(SessionFormatError):
     """A file could not be read at all (missing, a folder or a pipe, too large, an I/O error):
     ``"<path>: <reason>"``, with both kept apart so that a caller that names the file its own way

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from workbench.backends.base import PACED_BACKENDS
 from workbench.core.fs import resolved
-from workbench.core.errors import SessionFormatError, WorkbenchError
+from workbench.core.errors import DamagedJournal, NewerFormat, SessionFormatError, UnreadableFile, WorkbenchError
 from workbench.core.domain.records import provenance
 from workbench.core.domain.objective import DEFAULT_WEIGHTS, Constraints, Weights
 from workbench.core.domain.sizes import problems_of
@@ -1846,15 +1846,20 @@ class MainWindow(QMainWindow):
 
         def failed(error: BaseException) -> None:
             lock.release()
-            if not isinstance(error, SessionFormatError):  # e.g. busy, or out of memory: offered again
+            # what does not read stays unreadable: set aside (kept), so that it no longer stands
+            # before what can be recovered, which is offered next: a damaged journal alone (the
+            # file then offered as last saved), or an autosave damaged itself. Not a file that
+            # could not be read now (busy, too large, an I/O error) or one a newer version wrote.
+            damaged = isinstance(error, SessionFormatError) and not isinstance(error, (UnreadableFile, NewerFormat))
+            if not damaged:
                 self._error("Cannot recover", window_message(error))
                 return
-            # a file that does not read stays unreadable: set aside (kept), so it no longer stands
-            # before the older autosaves, which are offered next
             from workbench.runner.autosave import set_aside
 
-            folder = set_aside(session_file)
-            kept = f"; it was moved to {folder} (kept, not offered again)" if folder is not None else ""
+            journal_only = isinstance(error, DamagedJournal)
+            folder = set_aside(session_file, journal_only=journal_only)
+            what = "its journal" if journal_only else "it"
+            kept = f"; {what} was moved to {folder} (kept, not offered again)" if folder is not None else ""
             self._error("Cannot recover", window_message(error) + kept)
             if folder is not None:
                 self.offer_recovery()

@@ -121,31 +121,43 @@ def discard(path: Path, held: SessionLock | None = None) -> str | None:
 DAMAGED_FOLDER = "damaged"
 
 
-def set_aside(path: Path) -> Path | None:
-    """Move an autosave that cannot be read (with its journal) into the ``damaged`` folder beside
-    it, so that the next start offers the next one: the window offers the newest only, and a
-    damaged newest one stood before every older, readable one at every start. Kept, never
-    removed: what it holds may still be read by hand. Returns the folder, or None when it could
-    not be moved (another process holds it, or the move failed: it is then offered again)."""
+def set_aside(path: Path, journal_only: bool = False) -> Path | None:
+    """Move an autosave that cannot be read (with its journal), or only its journal
+    (``journal_only``: a damaged journal beside a file that reads as last saved), into the
+    ``damaged`` folder beside it, so that the next offer is of what can be read: the window offers
+    the newest autosave only, and a damaged newest one stood before every older, readable one at
+    every start. Kept, never removed: what it holds may still be read by hand. The file and its
+    journal keep one name there, so they still open together; the file moves first, and a journal
+    that cannot follow brings it back. Returns the folder, or None when nothing could be moved
+    (another process holds it, or the move failed: it is then offered again, as it was)."""
     lock = SessionLock(path)
     try:
         lock.acquire()
     except WorkbenchError:
         return None
     folder = path.parent / DAMAGED_FOLDER
+    parts = [p for p in ([] if journal_only else [path]) + [journal_path(path)] if p.exists() or p.is_symlink()]
     try:
         folder.mkdir(exist_ok=True)
-        for part in (journal_path(path), path):
-            if part.exists() or part.is_symlink():
-                target = folder / part.name
-                if target.exists() or target.is_symlink():  # an earlier one of that name: kept too
-                    target = folder / f"{part.name}.{int(time.time() * 1000)}"
-                os.replace(part, target)
+        name = path.name
+        if any((folder / n).exists() or (folder / n).is_symlink() for n in (name, journal_path(Path(name)).name)):
+            name = f"{path.stem}.{int(time.time() * 1000)}{path.suffix}"  # an earlier one of that name: kept too
+        target = folder / name
+        moved: list[tuple[Path, Path]] = []
+        try:
+            for part in parts:
+                to = journal_path(target) if part != path else target
+                os.replace(part, to)
+                moved.append((part, to))
+        except OSError:
+            for back, to in reversed(moved):  # all or nothing: a file without its journal loses trials
+                os.replace(to, back)
+            raise
     except OSError:
         return None
     finally:
         lock.release()
-    return folder
+    return folder if parts else None
 
 
 def _mtime(path: Path) -> float:

@@ -54,7 +54,7 @@ try:  # optional speed-up: parses and writes large sessions several times faster
 except ImportError:  # pragma: no cover - the json module does the same work, slower
     orjson = None  # type: ignore[assignment]
 
-from workbench.core.errors import SessionFormatError, UnreadableFile, WorkbenchError, quoted
+from workbench.core.errors import DamagedJournal, NewerFormat, SessionFormatError, UnreadableFile, WorkbenchError, quoted
 from workbench.core.domain.assignments import parse_assignment_list, parse_value
 from workbench.core.fs import MAX_FILE_BYTES, atomic_write, open_regular, read_capped, read_only, resolved
 from workbench.core.domain.measurement import NON_NEGATIVE_METRICS, Measurement, Status, Trial
@@ -643,7 +643,7 @@ def _check_version(data: Mapping[str, Any], source: str) -> None:
     if type(version) is not int or version < 1:
         fail("version", f"{version!r} is not a format version (a positive integer)")
     if version > FORMAT_VERSION:
-        raise SessionFormatError(
+        raise NewerFormat(
             f"{source} was written by format version {version}; this workbench reads up to {FORMAT_VERSION}"
         )
 
@@ -1216,11 +1216,15 @@ def _load_session(path: str | os.PathLike[str]) -> Session:
     try:
         header, journalled = read_journal(jp) if has_journal(p) else (None, None)
     except SessionFormatError as exc:
-        if isinstance(exc, UnreadableFile) or not (p.exists() or p.is_symlink()):
+        if isinstance(exc, (UnreadableFile, NewerFormat)):
             raise
         # the way forward, as for a journal of another session: the file as last saved opens
-        # without it (a damaged line stopped show, export, --resume and the window alike)
-        raise SessionFormatError(f"{exc}; move the journal away (to keep it) to open {p.name} as last saved") from None
+        # without it (a damaged line stopped show, export, --resume and the window alike); with
+        # no file, the name takes a new session once the journal is out of the way
+        if not (p.exists() or p.is_symlink()):
+            raise SessionFormatError(f"{exc}; move the journal away (to keep it) to use {p.name} for a new "
+                                     "session") from None
+        raise DamagedJournal(f"{exc}; move the journal away (to keep it) to open {p.name} as last saved") from None
     if p.exists() or p.is_symlink():
         session = Session.from_dict(_parse_json(_read_text(p), str(p)), source=str(p))
     elif journalled is not None:
