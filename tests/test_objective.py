@@ -498,5 +498,10 @@ def test_a_weight_on_a_metric_every_trial_reports_alike_is_said_to_rank_nothing(
     assert r.explain(0).endswith("; memory_mb is the same for every successful trial, so its weight ranks nothing")
     varied = rank([*trials, ok(2, latency_ms=3.0, memory_mb=50.0)], weights=Weights({"latency_ms": 1.0, "memory_mb": 0.5}))
     assert varied.constant == () and "ranks nothing" not in varied.explain(0)
-    alone = rank(trials, weights=Weights({"memory_mb": 1.0}))  # the only weight: latency decides ties, nothing to say
+    alone = rank(trials, weights=Weights({"memory_mb": 1.0}))  # the only weight: nothing beside it to say it of
     assert alone.constant == ()
+    # one successful trial, or every weighted metric alike: nothing ranks, and saying that one of
+    # them "ranks nothing" would be said at the first trial of every run
+    assert rank(trials[:1], weights=Weights({"latency_ms": 1.0, "memory_mb": 0.5})).constant == ()
+    same = [ok(0, latency_ms=1.0, memory_mb=8.0), ok(1, latency_ms=1.0, memory_mb=8.0)]
+    assert rank(same, weights=Weights({"latency_ms": 1.0, "memory_mb": 0.5})).constant == ()

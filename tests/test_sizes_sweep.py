@@ -543,6 +543,14 @@ def test_a_one_size_session_continued_as_a_sweep_keeps_its_size_in_the_plan(cli,
     assert cli("tune", "--out", out, "--resume", "--budget", "4", "--quiet").returncode == 0
     counts = {key: len(trials) for key, trials in trials_by_problem(load_session(out)).items()}
     assert sorted(counts.values()) == [4, 4], counts
+    # a grid of two parameters is swept as asked: the measured point crossed with every value asked
+    # for made 9 sizes of a grid of 4
+    grid = tmp_path / "g.json"
+    assert cli("tune", "sgemm", *base, "--set", "m=512", "--set", "n=512", "--budget", "1", "--out", grid).returncode == 0
+    assert cli("tune", "--out", grid, "--resume", "--sizes", "m=1024,2048", "--sizes", "n=1024,2048", "--budget", "1",
+               "--quiet", "--executor", "inline").returncode == 0
+    assert sweep_plan(load_session(grid)).sizes == {"m": (1024, 2048), "n": (1024, 2048)}
+    assert len(trials_by_problem(load_session(grid))) == 5  # the 4 asked for and the one measured before
 
 
 def test_an_unfinished_sweep_is_said_by_show_and_by_a_dispatch_built_from_it(cli, tmp_path: Path) -> None:

@@ -530,6 +530,10 @@ def test_the_tradeoff_default_stays_on_a_near_tie_and_moves_for_a_clear_differen
     assert default_tradeoff_metric(flat, offered) == "onchip_kb_per_sm"
     assert default_tradeoff_metric(near, ["onchip_kb_per_sm"]) == "onchip_kb_per_sm"
     assert SWITCH_FACTOR > 1
+    # values near the float maximum (a hostile file) spread as their ratios do: no overflow, no
+    # NaN spread that left no metric to choose (StopIteration)
+    huge = _Metrics(memory_mb=[1e308, 1.5e308], onchip_kb_per_sm=[1, 2])
+    assert default_tradeoff_metric(huge, offered) == default_tradeoff_metric(_Metrics(memory_mb=[2, 3], onchip_kb_per_sm=[1, 2]), offered)
     # a recording's compile time is a build cost, not a run-time trade-off: a run-time figure first,
     # however much more the compile time differs; alone, it is still shown
     recorded = _Metrics(compile_time_ms=[100, 900, 5000], gflops=[10, 11, 12])

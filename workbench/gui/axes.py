@@ -29,6 +29,8 @@ def relative_spread(values: np.ndarray) -> float:
     values = values[np.isfinite(values)]
     if values.size < 2:
         return 0.0
+    scale = float(np.max(np.abs(values)))
+    values = values / scale if scale > 0 else values  # a ratio: the same unscaled, without overflow near 1e308
     mean = float(np.mean(np.abs(values)))
     return float(np.std(values)) / mean if mean > 0 else 0.0
 
@@ -106,9 +108,11 @@ def default_tradeoff_metric(model: Any, offered: list[str]) -> str | None:
     # (the chooser still offers it)
     running = [name for name in offered if "compile" not in name] or offered
     ok = ~model.failed_mask()
-    spreads = [relative_spread(model.metric(name)[ok]) for name in running]
+    # (a spread that does not compute, values near the float maximum in a hostile file, is none)
+    spreads = [spread if math.isfinite(spread) else 0.0
+               for spread in (relative_spread(model.metric(name)[ok]) for name in running)]
     top = max(spreads)
-    return next(name for name, spread in zip(running, spreads) if spread * SWITCH_FACTOR >= top)
+    return next((name for name, spread in zip(running, spreads) if spread * SWITCH_FACTOR >= top), running[0])
 
 
 def default_rate_metric(model: Any) -> str:

@@ -643,10 +643,14 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
 
 
 def _with_measured_sizes(session: Session, sizes: Mapping[str, Sequence[Any]]) -> dict[str, tuple[Any, ...]]:
-    """``sizes`` to sweep, each parameter's values led by those the session's trials already ran
-    at: a session measured at one size and continued as a sweep keeps that size in it, so a later
-    ``--resume --budget N`` brings it to N evaluations as it does the others (it was left out of
-    the plan, and skipped)."""
+    """``sizes`` to sweep, led by the value the session's trials already ran at when it sweeps one
+    parameter: a session measured at one size and continued as a sweep keeps that size in it, so
+    a later ``--resume --budget N`` brings it to N evaluations as it does the others (it was left
+    out of the plan, and skipped). A grid of several parameters is left as asked: its plan is
+    every combination, and the measured values added to each parameter crossed the measured
+    point with every value asked for (9 sizes for a grid of 4)."""
+    if len(sizes) != 1:
+        return {name: tuple(values) for name, values in sizes.items()}
     measured = problems_of(session)
     return {name: tuple(dict.fromkeys([*(p[name] for p in measured if name in p), *values]))
             for name, values in sizes.items()}

@@ -929,7 +929,7 @@ def rank(
         normalised[metric] = norm
         if np.isnan(norm).all():
             continue  # nobody reports it: the term cannot discriminate, so it is left out
-        if len(active) > 1 and bool(np.all(norm[ok] == 1.0)):
+        if len(active) > 1 and int(np.count_nonzero(ok)) > 1 and bool(np.all(norm[ok] == 1.0)):
             # every successful trial reports the same value: the term ranks nothing, though its
             # weight lifts every score towards 1 (a memory weight on configs of one footprint),
             # which the score's definition keeps and the explanation says
@@ -970,7 +970,9 @@ def rank(
         directions=dict(weights.directions),
         unscored=unscored,
         undirected=undirected,
-        constant=tuple(constant),
+        # said only beside a term that does rank: with every term alike there is nothing to rank
+        constant=tuple(constant) if len(constant) < len([m for m in active if m in normalised
+                                                         and not np.isnan(normalised[m]).all()]) else (),
     )
 
 
