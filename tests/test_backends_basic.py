@@ -492,3 +492,28 @@ def test_what_a_module_writes_into_the_reading_processs_pipe_is_never_run_in_the
     with pytest.raises(WorkbenchError, match="its answer was unreadable"):
         PythonBackend.target(_python(bench))
     assert not ran.exists() or ran.read_text() != str(os.getpid())
+
+
+def test_a_benchmarks_huge_reason_log_and_detail_are_kept_bounded(tmp_path, cli):
+    """A benchmark raising with a 30-million-character text made each failed trial 60 MB (message
+    and log) and its session 420 MB; a detail of that size, a 30 MB successful trial."""
+    import json
+
+    from workbench.core.domain.measurement import MAX_LOG_CHARS, MAX_MESSAGE_CHARS, bounded_text
+    from workbench.core.domain.session import load_session
+
+    bench = tmp_path / "bloat.py"
+    bench.write_text("SPACE = {'x': [0, 1, 2]}\n\n\ndef measure(config):\n    if config['x'] == 0:\n"
+                     "        return {'latency_ms': 1.0, 'note': 'n' * 3_000_000}\n"
+                     "    raise ValueError('boom ' + 'x' * 3_000_000 + ' the end')\n")
+    out = tmp_path / "s.json"
+    assert cli("tune", bench, "--backend", "python", "--strategy", "grid", "--budget", "3", "--out", out,
+               "--quiet").returncode == 0  # worker processes: bounded before it crosses the pipe too
+    assert out.stat().st_size < 3 * (MAX_LOG_CHARS + MAX_MESSAGE_CHARS) + 100_000
+    session = load_session(out)
+    failed = [t for t in session.trials if not t.ok]
+    assert len(failed) == 2 and all(len(t.measurement.message) <= MAX_MESSAGE_CHARS + 60 for t in failed)
+    assert all("characters left out" in t.measurement.log and "the end" in t.measurement.log for t in failed)
+    note = next(t for t in session.trials if t.ok).measurement.details["note"]
+    assert len(note) < 10_100 and "characters left out" in note
+    assert bounded_text("short", 10) == "short" and json.dumps(bounded_text("a" * 100, 20)).count("left out") == 1

@@ -41,7 +41,7 @@ from workbench.core.child_processes import children_ignore_interrupts
 from workbench.core.errors import WorkbenchError
 from workbench.core.restricted_pickle import restricted_loads
 from workbench.core.domain.pysyntax import file_module_spec
-from workbench.core.domain.measurement import LATENCY, NON_NEGATIVE_METRICS, Measurement, Status
+from workbench.core.domain.measurement import LATENCY, NON_NEGATIVE_METRICS, Measurement, Status, bounded_text
 from workbench.core.domain.metrics import metric_name
 from workbench.core.domain.session import MAX_NAME_CHARS
 from workbench.core.domain.space import GROUPS, Config, ProductSpace, SearchSpace, Slot
@@ -115,6 +115,10 @@ def _space_of(module: ModuleType, path: str) -> SearchSpace:
     return ProductSpace(slots, restrictions=tuple(restrictions), params=dict(problem))
 
 
+#: The most characters a benchmark's non-numeric detail keeps (its start and end).
+MAX_DETAIL_CHARS = 10_000
+
+
 def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
     """Split ``measure``'s dict into numeric metrics and other details, or say what is wrong."""
     if not isinstance(result, Mapping):
@@ -152,7 +156,10 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
         elif isinstance(value, np.bool_):
             details[str(key)] = bool(value)
         else:
-            details[str(key)] = value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+            # as text at most MAX_DETAIL_CHARS long: a detail of 30 million characters made a
+            # successful trial 30 MB in the session
+            kept = value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+            details[str(key)] = bounded_text(kept, MAX_DETAIL_CHARS) if isinstance(kept, str) else kept
     if non_finite:
         notes = details.get("notes")
         details["notes"] = [*(notes if isinstance(notes, list) else [notes] if notes is not None else []), *non_finite]

@@ -65,11 +65,27 @@ def metric_direction(name: str, overrides: Mapping[str, int] | None = None) -> i
     return -1 if direction is None else direction
 
 
+#: The most characters a measurement's one-line ``message`` keeps, and its ``log``: a benchmark
+#: that raised with a 30-million-character text made each failed trial 60 MB, its session 420 MB.
+MAX_MESSAGE_CHARS = 2_000
+MAX_LOG_CHARS = 256 * 1024
+
+
+def bounded_text(text: str, limit: int) -> str:
+    """``text`` when it has at most ``limit`` characters, else its start and its end (where a log
+    says what went wrong) around a note of how much was left out."""
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 3 // 4, limit // 4
+    return f"{text[:head]}\n[... {len(text) - head - tail:,} characters left out ...]\n{text[len(text) - tail:]}"
+
+
 @dataclass(frozen=True)
 class Measurement:
     """Status plus raw metrics of one evaluation, and for failures the reason and full log.
 
-    ``message`` is one line (shown in tables); ``log`` is the full compiler or runtime output.
+    ``message`` is one line (shown in tables); ``log`` is the full compiler or runtime output,
+    both bounded (:data:`MAX_MESSAGE_CHARS`, :data:`MAX_LOG_CHARS`) whatever wrote them.
     ``details`` holds structured, non-numeric facts (occupancy limiter, model terms, device).
     """
 
@@ -78,6 +94,12 @@ class Measurement:
     message: str = ""
     log: str = ""
     details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if len(self.message) > MAX_MESSAGE_CHARS:
+            object.__setattr__(self, "message", bounded_text(self.message, MAX_MESSAGE_CHARS).replace("\n", " "))
+        if len(self.log) > MAX_LOG_CHARS:
+            object.__setattr__(self, "log", bounded_text(self.log, MAX_LOG_CHARS))
 
     @property
     def resources_pending(self) -> bool:
