@@ -517,3 +517,22 @@ def test_a_benchmarks_huge_reason_log_and_detail_are_kept_bounded(tmp_path, cli)
     note = next(t for t in session.trials if t.ok).measurement.details["note"]
     assert len(note) < 10_100 and "characters left out" in note
     assert bounded_text("short", 10) == "short" and json.dumps(bounded_text("a" * 100, 20)).count("left out") == 1
+
+
+def test_an_interrupt_or_base_exception_raised_by_measure_is_that_candidates_failure_with_its_name(tmp_path, cli):
+    """KeyboardInterrupt, a BaseException subclass, or an exception whose __str__ raises, from
+    measure(): each killed the worker, recorded as 'worker exited with code 1', naming nothing."""
+    from workbench.core.domain.session import load_session
+
+    bench = tmp_path / "base.py"
+    bench.write_text("SPACE = {'x': [1, 2, 3, 4]}\n\n\nclass E(BaseException):\n    pass\n\n\n"
+                     "class S(Exception):\n    def __str__(self):\n        raise self\n\n\n"
+                     "def measure(config):\n    x = config['x']\n    if x == 1:\n        raise KeyboardInterrupt\n"
+                     "    if x == 2:\n        raise E('custom base')\n    if x == 3:\n        raise S()\n"
+                     "    return {'latency_ms': 1.0}\n")
+    out = tmp_path / "s.json"
+    assert cli("tune", bench, "--backend", "python", "--strategy", "grid", "--budget", "4", "--out", out,
+               "--quiet").returncode == 0
+    said = [(t.status.value, t.measurement.message) for t in load_session(out).trials]
+    assert said == [("runtime_error", "KeyboardInterrupt"), ("runtime_error", "E: custom base"),
+                    ("runtime_error", "S (its message could not be formatted)"), ("ok", "")]

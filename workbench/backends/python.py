@@ -38,7 +38,7 @@ import numpy as np
 
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
 from workbench.core.child_processes import children_ignore_interrupts
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, exception_line
 from workbench.core.restricted_pickle import restricted_loads
 from workbench.core.domain.pysyntax import file_module_spec
 from workbench.core.domain.measurement import LATENCY, NON_NEGATIVE_METRICS, Measurement, Status, bounded_text
@@ -113,6 +113,17 @@ def _space_of(module: ModuleType, path: str) -> SearchSpace:
     if not isinstance(problem, Mapping):
         raise WorkbenchError(f"python benchmark {path}: PROBLEM must be a dict")
     return ProductSpace(slots, restrictions=tuple(restrictions), params=dict(problem))
+
+
+def _traceback_text() -> str:
+    """The traceback being handled, or why it could not be written (a frame's repr may be the
+    user's and fail too)."""
+    import traceback
+
+    try:
+        return traceback.format_exc()
+    except BaseException as exc:  # noqa: BLE001 - as exception_line: never escapes the handler
+        return f"(the traceback could not be written: {type(exc).__name__})"
 
 
 #: The most characters a benchmark's non-numeric detail keeps (its start and end).
@@ -348,10 +359,11 @@ class PythonBackend(Backend):
         except SystemExit as exc:  # sys.exit() in measure: the worker ended "with code 0", unexplained
             return Measurement.failure(Status.RUNTIME_ERROR, f"measure() called sys.exit({exc.code!r}) instead of "
                                                              "returning its metrics")
-        except Exception as exc:  # noqa: BLE001 - the user's code failing is a recorded outcome
-            import traceback
-
-            return Measurement.failure(Status.RUNTIME_ERROR, f"{type(exc).__name__}: {exc}", log=traceback.format_exc())
+        except BaseException as exc:  # noqa: BLE001 - the user's code failing is a recorded outcome
+            # (BaseException too: a KeyboardInterrupt or a BaseException subclass raised by measure()
+            # killed the worker, "worker exited with code 1"; the worker ignores SIGINT, so such an
+            # interrupt is the benchmark's own raise)
+            return Measurement.failure(Status.RUNTIME_ERROR, exception_line(exc), log=_traceback_text())
         parsed = _metrics_of(result)
         if isinstance(parsed, str):
             return Measurement.failure(Status.RUNTIME_ERROR, parsed)

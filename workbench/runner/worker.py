@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 
 from workbench.backends.base import BackendSpec, EvalLimits, create_backend
 from workbench.core.domain.measurement import Measurement, Status
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, exception_line
 from workbench.runner.messages import MAX_MESSAGE_BYTES, Evaluate, PhaseStarted, Ready, Reply, StartupError
 
 #: phase name -> key of the trial timings dict it accumulates into.
@@ -238,8 +238,7 @@ def evaluate_candidate(backend: Any, config: Any, limits: EvalLimits, clock: Pha
         text = f"worker ran out of memory (MemoryError{': ' + str(exc) if str(exc) else ''})"
         return True, Measurement.failure(Status.CRASHED, text, log=traceback.format_exc())
     except Exception as exc:  # noqa: BLE001 - any backend bug becomes a recorded runtime error
-        text = f"{type(exc).__name__}: {exc}"
-        return False, Measurement.failure(Status.RUNTIME_ERROR, text, log=traceback.format_exc())
+        return False, Measurement.failure(Status.RUNTIME_ERROR, exception_line(exc), log=traceback.format_exc())
 
 
 def startup_reason(exc: BaseException) -> str:
