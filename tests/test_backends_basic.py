@@ -64,6 +64,8 @@ def test_python_source_hash_follows_the_file(tmp_path):
         # materialised whole: a MemoryError traceback, and itertools.count() never ended
         ("SPACE = {'a': range(10**12)}\ndef measure(c): pass\n", r"SPACE\['a'\] has more than 1,000,000 values"),
         ("import itertools\nSPACE = {'a': itertools.count()}\ndef measure(c): pass\n", "more than 1,000,000"),
+        # a value of 100,000 characters: named by its start and length (it was echoed whole, a 100 KB line)
+        ("SPACE = {'s': ['a' * 100000, 'b']}\ndef measure(c): pass\n", r"'aaaa.*\.\.\. \(100,002 characters\) is not a short"),
     ],
 )
 def test_python_declaration_errors_are_one_line(tmp_path, source, complaint):
@@ -71,7 +73,7 @@ def test_python_declaration_errors_are_one_line(tmp_path, source, complaint):
     bench.write_text(source)
     with pytest.raises(WorkbenchError, match=complaint) as info:
         PythonBackend.target(_python(bench))
-    assert "\n" not in str(info.value)
+    assert "\n" not in str(info.value) and len(str(info.value)) < 1_000
 
 
 def test_python_missing_path():

@@ -155,6 +155,13 @@ def _kind(value: Any) -> str | None:
     return None
 
 
+def _brief(value: Any, limit: int = 60) -> str:
+    """A value as an error line shows it: its repr, cut at ``limit`` characters with the length
+    said (a string of 100,000 characters in a SPACE made a 100 KB error "line")."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
 def _shown(values: Sequence[Value], limit: int = 16) -> str:
     """Domain values as a user reads them, shortened for very long domains."""
     parts = [json.dumps(v) if isinstance(v, str) else repr(v) for v in values[:limit]]
@@ -188,7 +195,7 @@ class Slot:
             raise SpaceError(f"slot name {name!r} is not a valid identifier (letters, digits, _; not a keyword)")
         raw = self.values
         if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable):
-            raise SpaceError(f"slot {name}: values must be a list of values, got {raw!r}")
+            raise SpaceError(f"slot {name}: values must be a list of values, got {_brief(raw)}")
         values = tuple(_plain(v) for v in raw)
         if not values:
             raise SpaceError(f"slot {name}: the domain is empty")
@@ -196,7 +203,7 @@ class Slot:
         for v in values:
             kind = _kind(v)
             if kind is None:
-                raise SpaceError(f"slot {name}: {v!r} is not an int, float, bool or identifier")
+                raise SpaceError(f"slot {name}: {_brief(v)} is not an int, float, bool or identifier")
             kinds.add(kind)
         if kinds == {"int", "float"}:
             values = tuple(float(v) for v in values)
@@ -210,7 +217,7 @@ class Slot:
             if kind == "int" and not int_in_range(v):
                 raise SpaceError(f"slot {name}: an integer of {v.bit_length()} bits does not fit 64 bits")
             if kind == "str" and (not v.isidentifier() or len(v) > MAX_IDENT_LEN):
-                raise SpaceError(f"slot {name}: {v!r} is not a short identifier (letters, digits, _)")
+                raise SpaceError(f"slot {name}: {_brief(v)} is not a short identifier (letters, digits, _)")
         if len(set(values)) != len(values):
             seen: set[Value] = set()
             dup = next(v for v in values if v in seen or seen.add(v))  # type: ignore[func-returns-value]
@@ -252,7 +259,7 @@ class Slot:
         if self.kind == "float" and _kind(value) == "int":
             value = float(value)
         if _kind(value) != self.kind or value not in self._positions:  # type: ignore[attr-defined]
-            raise SpaceError(f"slot {self.name}: {what} {value!r} is not allowed; allowed: {_shown(self.values)}")
+            raise SpaceError(f"slot {self.name}: {what} {_brief(value)} is not allowed; allowed: {_shown(self.values)}")
         return value
 
     def index(self, value: Any) -> int:
@@ -350,7 +357,7 @@ class SearchSpace(ABC):
             if key in names:
                 raise SpaceError(f"problem parameter {key!r} has the same name as a slot")
             if _kind(value) is None:
-                raise SpaceError(f"problem parameter {key}={value!r} is not a number, bool or text")
+                raise SpaceError(f"problem parameter {key}={_brief(value)} is not a number, bool or text")
             if _kind(value) == "float" and not math.isfinite(value):
                 raise SpaceError(f"problem parameter {key}={value!r} is not a finite number")
             if _kind(value) == "int" and not int_in_range(value):
