@@ -142,6 +142,36 @@ def test_an_actor_that_stops_answering_is_killed_and_replaced():
         assert results[2].ok and one.started_workers == 2 and one.error is None
 
 
+def test_what_a_candidate_started_ends_with_the_pool_as_on_the_local_executor():
+    """Killed with its actor, the worker left a process its candidate started running after the run
+    (the local pool ends the worker's whole process group): the actors close their pools first."""
+    import time
+
+    marker = _marker(901)
+    if os.path.exists(marker):
+        os.unlink(marker)
+    with RayPool(HOST_FAULTS, 1, EvalLimits(compile_timeout_s=5.0, run_timeout_s=5.0)) as one:
+        one.submit(Config({"mode": "spawn", "ms": 0, "tag": 901}))
+        assert list(_drain(one).values())[0][1].ok
+        child = int(Path(marker).read_text())
+        os.kill(child, 0)  # running while the pool is
+    def gone() -> bool:  # ended: no such process, or a zombie no one has reaped yet
+        try:
+            return Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if gone():
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(child, 9)
+        pytest.fail(f"process {child}, started by a candidate, outlived the pool")
+    os.unlink(marker)
+
+
 def test_a_sim_run_through_the_engine_streams_every_trial_into_the_session(tmp_path):
     spec = BackendSpec("sim", {"kernel": "vector_add", "gpu_model": "H200", "seed": 1})
     out = tmp_path / "ray.json"

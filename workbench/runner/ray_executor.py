@@ -114,6 +114,10 @@ def cluster_workers(spec: BackendSpec, address: str | None = None) -> int:
     return max(1, int(resources.get("GPU" if spec.kind == "cuda" else "CPU", 1)))
 
 
+#: How long closing waits for the actors to close their pools before it kills them.
+SHUTDOWN_WAIT_S = 5.0
+
+
 class CandidateHost:
     """The body of one Ray actor: a one-worker local pool measuring one candidate at a time."""
 
@@ -125,6 +129,12 @@ class CandidateHost:
         self.name = f"ray-{slot}@{node}" + (f"/gpu{','.join(gpus)}" if gpus else "")
         self.info = {"executor": "ray", "node": node, **({"gpu_ids": ",".join(gpus)} if gpus else {})}
         self.pool = WorkerPool(spec, 1, limits, start_timeout_s=start_timeout_s)
+
+    def shutdown(self) -> None:
+        """Close the actor's pool: its worker's whole process group goes with it, whatever the
+        candidates started there (killed with the actor instead, the worker left such processes
+        running after the run, as the local executor never does)."""
+        self.pool.close()
 
     def describe(self) -> dict[str, Any]:
         """The actor's name (node, GPU) and process id; its first call, so it also says "I am up"."""
@@ -263,10 +273,24 @@ class RayPool(ResultQueue):
         return any(s.job for s in self._slots)
 
     def close(self) -> None:
-        """Kill every actor (their worker subprocesses die with them). Running candidates are abandoned."""
+        """Close every actor's pool, then kill the actor. An idle actor's worker ends with its whole
+        process group, as a local pool's does; an actor still measuring a candidate (a run stopped
+        mid-way) does not take the call within :data:`SHUTDOWN_WAIT_S` and is killed with its
+        worker, whose candidate's own processes may then outlive it. Running candidates are abandoned."""
         if self._closed:
             return
         self._closed = True
+        calls = []
+        for slot in self._slots:
+            try:
+                calls.append(slot.actor.shutdown.remote())
+            except Exception:  # noqa: BLE001 - an actor already gone
+                pass
+        if calls:
+            try:
+                self._ray.wait(calls, num_returns=len(calls), timeout=SHUTDOWN_WAIT_S)
+            except Exception:  # noqa: BLE001 - a lost actor answers nothing: killed below all the same
+                pass
         for slot in self._slots:
             self._kill(slot.actor)
         self._slots.clear()
