@@ -571,6 +571,12 @@ def test_an_unfinished_sweep_is_said_by_show_and_by_a_dispatch_built_from_it(cli
     exported = cli("export", out, "--format", "dispatch", "--out", tmp_path / "d.h")
     assert exported.returncode == 0 and "the sweep is unfinished, 3 of 3 planned sizes" in exported.stderr
     assert "the sweep is unfinished" in (tmp_path / "d.h").read_text()
+    from workbench.core.io.session_lock import SessionLock
+
+    with SessionLock(out):  # a sweep still running: not sent to a --resume its lock would refuse
+        assert "; a run of it is going" in cli("show", out).stdout
+        going = cli("export", out, "--format", "dispatch", "--out", tmp_path / "d2.h").stderr
+        assert "a run of it is going" in going and "--resume" not in going
     assert cli("tune", "--out", out, "--resume", "--quiet", "--executor", "inline").returncode == 0
     assert not json.loads(cli("show", out, "--json").stdout)["sweep"]["unfinished"]  # finished: nothing said
     assert "sweep " not in cli("show", out).stdout

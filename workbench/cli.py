@@ -1207,7 +1207,12 @@ def cmd_show(args: argparse.Namespace) -> int:
         label = ", ".join(f"{k}={size['problem'].get(k)}" for k in varying)
         print(f"size     {label}: {size['trials']} trials, {figure}")
     if summary.get("sweep", {}).get("note"):
-        print(f"sweep    {summary['sweep']['note']}; tune --out {shlex.quote(str(args.file))} --resume finishes them")
+        from workbench.core.io.session_lock import locked_by_other
+
+        # a sweep still running is said as such: its lock would refuse the --resume
+        finish = ("a run of it is going" if locked_by_other(args.file)
+                  else f"tune --out {shlex.quote(str(args.file))} --resume finishes them")
+        print(f"sweep    {summary['sweep']['note']}; {finish}")
     if args.trials:
         # a sweep's trials say their size (by the parameters that differ), as its size lines do
         sized = bool(sizes)

@@ -53,6 +53,7 @@ from workbench.core.domain.session import Session, problem_key
 from workbench.core.domain.sizes import sweep_progress
 from workbench.core.domain.space import Config
 from workbench.core.io.export_seal import seal_text
+from workbench.core.io.session_lock import locked_by_other
 
 DISPATCH_FORMATS: tuple[str, ...] = ("dispatch", "dispatch-py")
 DEFAULT_TOLERANCE = 0.05
@@ -281,8 +282,11 @@ def plan_dispatch(
     for session, label in zip(sessions, labels):
         progress = sweep_progress(session)
         if progress is not None and progress.unfinished:  # ranges drawn over the sizes a killed sweep reached
+            going = locked_by_other(label)  # still running: its lock would refuse the --resume
+            finish = ("a run of it is going: export again when it ends" if going
+                      else f"tune --out {shlex.quote(str(label))} --resume finishes it, then export again")
             notes.append(f"{label}: the sweep is unfinished, {progress.text()}; these ranges rest on the sizes "
-                         f"measured (tune --out {shlex.quote(str(label))} --resume finishes it, then export again)")
+                         f"measured ({finish})")
     if method == "greedy":
         notes.append(f"the exact set cover took over {node_limit} search nodes; this greedy cover uses at most "
                      f"H({len(sizes)}) = {_harmonic(len(sizes)):.2f} times the fewest configs")
