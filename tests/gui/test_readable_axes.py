@@ -532,6 +532,11 @@ def test_the_tradeoff_default_stays_on_a_near_tie_and_moves_for_a_clear_differen
     assert SWITCH_FACTOR > 1
     # values near the float maximum (a hostile file) spread as their ratios do: no overflow, no
     # NaN spread that left no metric to choose (StopIteration)
+    # of the first trials only, where the chart asks so (past 1,000 trials, the last multiple of
+    # 1,000): the same for a run that reached 1,999 and for its session reopened
+    later = _Metrics(memory_mb=[10, 20, 10, 10], onchip_kb_per_sm=[10, 10, 10, 90])
+    assert default_tradeoff_metric(later, offered, upto=2) == "memory_mb"
+    assert default_tradeoff_metric(later, offered) == "onchip_kb_per_sm"
     huge = _Metrics(memory_mb=[1e308, 1.5e308], onchip_kb_per_sm=[1, 2])
     assert default_tradeoff_metric(huge, offered) == default_tradeoff_metric(_Metrics(memory_mb=[2, 3], onchip_kb_per_sm=[1, 2]), offered)
     # a recording's compile time is a build cost, not a run-time trade-off: a run-time figure first,

@@ -86,7 +86,7 @@ def pareto_partner(model: Any) -> str | None:
 SWITCH_FACTOR = 2.0
 
 
-def default_tradeoff_metric(model: Any, offered: list[str]) -> str | None:
+def default_tradeoff_metric(model: Any, offered: list[str], upto: int | None = None) -> str | None:
     """Of ``offered`` (:func:`tradeoff_metrics`), the run's other objective (:func:`pareto_partner`)
     when it is one, else the first, in the chooser's order, of the metrics whose values differ
     between successful trials within :data:`SWITCH_FACTOR` of the most (None: nothing offered).
@@ -107,10 +107,10 @@ def default_tradeoff_metric(model: Any, offered: list[str]) -> str | None:
     # drew a "Pareto front" of compile seconds against latency, a trade-off nobody makes at run time
     # (the chooser still offers it)
     running = [name for name in offered if "compile" not in name] or offered
-    ok = ~model.failed_mask()
+    ok = ~model.failed_mask()[:upto]  # ``upto``: the first trials only (the chart's cadence on big sessions)
     # (a spread that does not compute, values near the float maximum in a hostile file, is none)
     spreads = [spread if math.isfinite(spread) else 0.0
-               for spread in (relative_spread(model.metric(name)[ok]) for name in running)]
+               for spread in (relative_spread(model.metric(name)[:upto][ok]) for name in running)]
     top = max(spreads)
     return next((name for name, spread in zip(running, spreads) if spread * SWITCH_FACTOR >= top), running[0])
 

@@ -367,11 +367,15 @@ class TradeoffChart(_ChartBase):
         """Offer the memory-like metrics some trial reports; pick the user's, else the default."""
         # the data decides, not a slider move; past 1,000 trials a few more trials will not change the
         # spread ranking, so it is re-evaluated every 1,000 (a run tick must stay cheap)
+        # Past 1,000 trials the default is of the first thousands only (a multiple of 1,000): a
+        # function of the trials still, so a reopened session of 1,999 trials gets the axis its
+        # run had, decided at 1,000, rather than one of all 1,999
         n = self.model.n
-        key = (n if n < 1000 else n // 1000, id(self.model.session))
+        upto = n if n < 1000 else n // 1000 * 1000
+        key = (upto, id(self.model.session))
         if self._default_y[0] != key:
             offered = tradeoff_metrics(self.model)
-            self._default_y = (key, (offered, default_tradeoff_metric(self.model, offered)))
+            self._default_y = (key, (offered, default_tradeoff_metric(self.model, offered, upto)))
         offered, default = self._default_y[1]
         if [self.y_combo.itemData(i) for i in range(self.y_combo.count())] != offered:
             self.y_combo.blockSignals(True)
