@@ -271,8 +271,8 @@ def test_a_new_session_file_written_by_another_program_during_the_run_is_kept_an
                      "    return {'latency_ms': 1.0 + config['i']}\n")
     capsys.readouterr()
     assert main(str(target), {"kernel": str(bench), "backend": "python", "strategy": "grid", "budget": 3}, None, True) == 0
-    assert f"warning: SESSION {target} was written by another program during the run; what it held is kept as " \
-           f"{target}.bak" in capsys.readouterr().err
+    assert f"warning: SESSION {target} held another session when the run ended; it is kept as {target}.bak\n" \
+        in capsys.readouterr().err
     assert len(load_session(target).trials) == 3 and load_session(tmp_path / "new.json.bak").kernel == "vector_add"
 
 

@@ -234,6 +234,18 @@ def _close_on_signal(window: Any) -> None:
         window.save_settings()
 
 
+def _backups_of(path: Path) -> set[Path]:
+    """The backups beside ``path`` (``FILE.bak``, ``FILE.2.bak``, a journal kept apart as
+    ``STEM.journal-only...``): what a save that replaced it kept, by comparing before and after."""
+    import glob
+
+    try:
+        folder = path.parent
+        return {*folder.glob(glob.escape(path.name) + "*.bak*"), *folder.glob(glob.escape(path.stem) + ".journal-only*")}
+    except OSError:
+        return set()
+
+
 def main(session_path: str | None, run: dict | None, screenshot: str | None, quit_when_done: bool,
          presentation: bool = False, kernel_dirs: Sequence[str] = ()) -> int:
     """Open the window; optionally load ``session_path`` and/or start ``run`` (keys: kernel, backend,
@@ -288,17 +300,17 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
         if new_file and window.model.session is not None and window.path != new_file[0]:
             target = new_file.pop()  # the --run's session only: a later run of the window stays unsaved
             # written by another program since the start, when it did not exist: the save keeps it
-            # as a backup, which is said, as tune says it (the window replaced it without a word)
-            from workbench.core.domain.session import has_journal
-            from workbench.core.io.output_files import backup_path
-
-            taken = backup_path(target) if target.exists() or has_journal(target) else None
+            # as a backup, which is said, as tune says it (the window replaced it without a word);
+            # the backups named are the ones the save made, found beside the file afterwards
+            before = _backups_of(target)
             if not window.save_to(target):
                 print(f"error: {printable(window.statusBar().currentMessage())}", file=sys.stderr)
                 status["code"] = 1
-            elif taken is not None:
-                print(f"warning: SESSION {printable(str(target))} was written by another program during the run; "
-                      f"what it held is kept as {printable(str(taken))}", file=sys.stderr)
+            else:
+                made = sorted(_backups_of(target) - before)
+                if made:
+                    print(f"warning: SESSION {printable(str(target))} held another session when the run ended; "
+                          f"it is kept as {', '.join(printable(str(p)) for p in made)}", file=sys.stderr)
         window.refresh()
         window.failures.refresh()
         if screenshot:
