@@ -103,7 +103,10 @@ class FailureLog(QWidget):
         900 window in presentation mode), under it otherwise: stacked there, the counts, the
         concentration lines and the log left the table one row of seventeen failures."""
         super().resizeEvent(event)
-        wide = self.width() >= 1.6 * self.height()
+        # apart around the ratio 1.6, so a pane resized about it does not flip back and forth (each
+        # flip sets the splitter's shares anew, over what the person dragged)
+        beside = self.splitter.orientation() == Qt.Orientation.Horizontal
+        wide = self.width() >= (1.5 if beside else 1.7) * self.height()
         orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
         if self.splitter.orientation() != orientation:
             self.splitter.setOrientation(orientation)

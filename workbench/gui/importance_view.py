@@ -395,7 +395,8 @@ class ImportanceView(QWidget):
 
         Under each value, its failures and aborted candidates: in words ("5 failed") where they
         fit, else as marks (``✕5``, ``⊘3``) that the axis title explains. Thinned for the words,
-        four values lost every other label, and with it the count of the value that failed most."""
+        four values lost every other label, and with it the count of the value that failed most;
+        a slot of more values than even the marks leave room for is still thinned, marks and all."""
         ticks = getattr(self, "_value_ticks", [])
         axis = self.value_plot.getAxis("bottom")
         metrics = QFontMetricsF(axis.style.get("tickFont") or axis.font())
