@@ -796,6 +796,25 @@ def test_compare_says_what_each_side_is(shown):
     assert view.heading.text().startswith(f"<b>A</b>: trial {shown.model.trials[other].index}")
 
 
+def test_the_compare_pair_follows_the_ranking_until_the_person_picks_one(shown, qtbot):
+    """After a constraint excluded the recommendation, the heading still called it "the recommended
+    config" while the card, the status bar and every chart had moved on."""
+    view = shown.compare
+    shown.bottom_tabs.setCurrentWidget(view)
+    qtbot.waitUntil(view.isVisible, timeout=2_000)
+    model = shown.model
+    first = model.ranking.best
+    latency = model.metric("latency_ms")
+    model.set_constraints(extra=(f"latency_ms >= {float(latency[first]) * 1.0001:.9g}",))  # the best is out
+    best = model.ranking.best
+    assert best is not None and best != first
+    assert view.a == best and f"<b>A</b>: the recommended config, trial {model.trials[best].index}" in view.heading.text()
+    view.pick(first, best)  # the person's pair stays; its roles are said anew
+    model.set_constraints(extra=())
+    assert (view.a, view.b) == (first, best)
+    assert f"<b>A</b>: the recommended config, trial {model.trials[first].index}" in view.heading.text()
+
+
 def test_the_card_marks_registers_and_occupancy_of_an_estimate(shown):
     """The estimated mode for demos (nothing compiled) gave a card saying 'occupancy: 1, registers /
     thread: 32' as facts, where a compile said 0.25 and 128: each such figure now says it is estimated."""

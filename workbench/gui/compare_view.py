@@ -59,6 +59,8 @@ class CompareView(QWidget):
         self.session_path = session_path  # the open session's file (None: unsaved)
         self.a: int | None = None
         self.b: int | None = None
+        #: whether the person picked the pair (A / B = selected): then it stays as the ranking moves
+        self.chosen = False
         self.others: list[Any] = []  # sessions overlaid on the current one
         self.other_paths: list[Path] = []  # their files, resolved
         self._overlay_cache: dict[tuple[int, str | None], tuple[np.ndarray, dict[str, Any] | None]] = {}
@@ -67,8 +69,8 @@ class CompareView(QWidget):
         self.heading.setTextFormat(Qt.TextFormat.RichText)
         self.heading.setWordWrap(True)
         self.pick_a, self.pick_b = QPushButton("A = selected"), QPushButton("B = selected")
-        self.pick_a.clicked.connect(lambda: self.set_pair(self.model.selected, self.b))
-        self.pick_b.clicked.connect(lambda: self.set_pair(self.a, self.model.selected))
+        self.pick_a.clicked.connect(lambda: self.pick(self.model.selected, self.b))
+        self.pick_b.clicked.connect(lambda: self.pick(self.a, self.model.selected))
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels(["", "A", "B", "B / A"])
         self.table.verticalHeader().setVisible(False)
@@ -165,18 +167,35 @@ class CompareView(QWidget):
     # --- the pair ----------------------------------------------------------------------------------
     def _on_session_changed(self) -> None:
         self.a = self.b = None
+        self.chosen = False
         self._curves_dirty = True
         if self.isVisible():
             self._on_ranking_changed()
             self._draw_curves()
 
     def _on_ranking_changed(self) -> None:
-        if (self.a is None or self.b is None) and self.isVisible():
-            ranking = self.model.ranking
-            best = ranking.best if ranking is not None else None
-            default = self.model.default_index
-            second = int(ranking.order[1]) if ranking is not None and ranking.order.size > 1 else None
-            self.set_pair(best, default if default is not None and default != best else second)
+        """The pair a run starts with (the recommendation against the default config) follows the
+        ranking until the person picks a side; a pair they picked stays, its roles said anew (the
+        heading kept calling a trial the constraints had since excluded "the recommended config")."""
+        if not self.isVisible():
+            return
+        if self.chosen and self.a is not None and self.b is not None:
+            self._show_heading()
+            return
+        ranking = self.model.ranking
+        best = ranking.best if ranking is not None else None
+        default = self.model.default_index
+        second = int(ranking.order[1]) if ranking is not None and ranking.order.size > 1 else None
+        pair = (best, default if default is not None and default != best else second)
+        if pair != (self.a, self.b):
+            self.set_pair(*pair)
+        else:
+            self._show_heading()
+
+    def pick(self, a: int | None, b: int | None) -> None:
+        """The person's pair (the A = selected / B = selected buttons): kept whatever the ranking does."""
+        self.chosen = True
+        self.set_pair(a, b)
 
     def resizeEvent(self, event: Any) -> None:  # Qt override
         super().resizeEvent(event)
@@ -194,6 +213,14 @@ class CompareView(QWidget):
         self.a = a if a is not None and 0 <= a < n else None
         self.b = b if b is not None and 0 <= b < n else None
         self._show_pair()
+
+    def _show_heading(self) -> None:
+        if self.a is None or self.b is None:
+            return
+        a, b = self.model.trials[self.a], self.model.trials[self.b]
+        self.heading.setText(f"<b>A</b>: {self._role(self.a)}trial {a.index} [{a.config.id}] &nbsp; vs &nbsp; "
+                             f"<b>B</b>: {self._role(self.b)}trial {b.index} [{b.config.id}] &nbsp; "
+                             "(rows that differ are marked)")
 
     def _role(self, row: int) -> str:
         """What a side is, said before its trial number: the recommendation, the template's default
@@ -218,9 +245,7 @@ class CompareView(QWidget):
             self._name_diff_tab(DIFF_TAB)
             return
         a, b = trials[self.a], trials[self.b]
-        self.heading.setText(f"<b>A</b>: {self._role(self.a)}trial {a.index} [{a.config.id}] &nbsp; vs &nbsp; "
-                             f"<b>B</b>: {self._role(self.b)}trial {b.index} [{b.config.id}] &nbsp; "
-                             "(rows that differ are marked)")
+        self._show_heading()
         rows = compare_trials(a, b)
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
