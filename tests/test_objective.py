@@ -505,3 +505,12 @@ def test_a_weight_on_a_metric_every_trial_reports_alike_is_said_to_rank_nothing(
     assert rank(trials[:1], weights=Weights({"latency_ms": 1.0, "memory_mb": 0.5})).constant == ()
     same = [ok(0, latency_ms=1.0, memory_mb=8.0), ok(1, latency_ms=1.0, memory_mb=8.0)]
     assert rank(same, weights=Weights({"latency_ms": 1.0, "memory_mb": 0.5})).constant == ()
+
+
+def test_the_comparison_with_the_default_says_when_the_constraints_exclude_it() -> None:
+    """"0.7% slower than the default" read as if the tuned pick were worse than a usable default."""
+    trials = [ok(0, latency_ms=1.0, registers=144.0), ok(1, latency_ms=1.007, registers=96.0)]
+    default = trials[0].config.id
+    r = rank(trials, Constraints(extra=("registers <= 128",)), default=default)
+    assert r.explain(1).endswith("; 0.7% slower than the default, which the constraints exclude")
+    assert rank(trials, default=trials[1].config.id).explain(0).endswith("; 0.7% faster than the default")
