@@ -427,6 +427,8 @@ def test_parallel_coordinates_and_slices_draw_every_trial_across_slots_and_score
     _, feasible, best_item = slices.points["strategy"]
     assert sorted(feasible.ys.tolist()) == sorted(model.ranking.score.tolist())
     assert best_item.data.tolist() == [best]
+    # on the best's own jittered point: at the value's centre it drew the best twice
+    assert best_item.xs.tolist() == [feasible.xs[feasible.data.tolist().index(best)]]
     assert not view.sample_note.isVisible()  # every trial drawn
 
 
@@ -957,3 +959,13 @@ def test_the_size_of_a_front_is_counted_without_comparing_every_pair():
             expected = sum(not any(np.all(o <= p) and np.any(o < p) for o in distinct) for p in distinct)
             assert front_size(points) == expected
     assert front_size(np.array([[1.0, np.nan], [2.0, 2.0]])) == 1 and front_size(np.zeros((0, 2))) == 0
+
+
+def test_why_fast_says_nothing_is_feasible_rather_than_to_run_a_trial(shown):
+    """With trials there and none feasible, it asked the person to 'select a trial (or run one)'."""
+    view = shown.why_view
+    shown.model.select(None)
+    shown.model.set_constraints(max_latency_ms=1e-6)
+    view.refresh()
+    title = view.title.text()
+    assert "No feasible config to explain: no feasible config among" in title and "run one" not in title

@@ -378,7 +378,8 @@ class SlicePlots(_HiddenUntilShown):
             feasible_items.setData(x=x[f], y=score[f], data=index[f])
             infeasible_items.setData(x=x[i], y=score[i], data=index[i])
             best = ranking.best
-            best_item.setData(x=[rank[codes[best]]], y=[score[best]], data=[best]) if best is not None else best_item.setData([], [])
+            # on its own point, jittered as it is (at the value's centre it drew the best twice)
+            best_item.setData(x=[x[best]], y=[score[best]], data=[best]) if best is not None else best_item.setData([], [])
             plot = self.plots[name]
             plot.getAxis("bottom").set_categories(range(len(domain)), [str(v) for v in domain])
             plot.setXRange(-0.5, len(domain) - 0.5, padding=0)  # half a value's room beside the outer labels
