@@ -291,8 +291,13 @@ class RooflineChart(_ChartBase):
         # a simulated GPU's rates are modelled, not achieved by anything that ran
         simulated = bool(model.session is not None and model.session.device.get("simulated"))
         set_left_title(self.plot, "modelled GFLOP/s (simulated)" if simulated else "achieved GFLOP/s")
-        self.note.setText("intensity from each config's modelled traffic" if data.per_config
+        # the rate here counts the config's own work (its extra arithmetic too), where the card and
+        # the table give the problem's useful GFLOP/s: said, so the two figures are not read as one
+        # (short: the header's width is the window's; the rest in its tool tip)
+        self.note.setText("each config's own modelled traffic and work" if data.per_config
                           else "intensity from the operation's minimum bytes and flops")
+        self.note.setToolTip("the rate counts the config's own arithmetic, redundant work included: at or above "
+                             "the useful GFLOP/s the card and the table show for it" if data.per_config else "")
         shown = np.isfinite(data.intensity) & np.isfinite(data.gflops)
         feasible = np.asarray(ranking.feasible, dtype=bool)
         index = np.arange(model.n)
