@@ -969,3 +969,24 @@ def test_why_fast_says_nothing_is_feasible_rather_than_to_run_a_trial(shown):
     view.refresh()
     title = view.title.text()
     assert "No feasible config to explain: no feasible config among" in title and "run one" not in title
+
+
+def test_a_row_the_window_picked_follows_the_recommendation_when_the_objective_moves_it(window, cli, tmp_path):
+    """Opening a file selects its best trial; Why fast? and the source view kept showing it after a
+    constraint excluded it (the card and the charts had moved on). A row the person picks stays."""
+    out = tmp_path / "s.json"
+    assert cli("tune", "sgemm", "--backend", "sim", "--resources", "estimated", "--budget", "12",
+               "--executor", "inline", "--quiet", "--out", out).returncode == 0
+    window.open_session(out)
+    model = window.model
+    first = model.ranking.best
+    assert model.selected == first
+    latency = model.metric("latency_ms")
+    model.set_constraints(extra=(f"latency_ms >= {float(latency[first]) * 1.0001:.9g}",))
+    assert model.ranking.best not in (None, first) and model.selected == model.ranking.best
+    window.why_view.refresh()
+    assert window.why_view.trial_index == model.ranking.best
+    model.select(first)  # the person's pick stays whatever the objective does
+    model.set_constraints(extra=())
+    model.set_constraints(extra=(f"latency_ms >= {float(latency[first]) * 1.0001:.9g}",))
+    assert model.selected == first

@@ -203,6 +203,9 @@ class MainWindow(QMainWindow):
         self.model.ranking_changed.connect(self._on_ranking_changed)
         self.model.objective_changed.connect(self._update_title)
         self.model.objective_changed.connect(self.retarget_run)
+        # a row the window picked itself follows the recommendation when the objective moves it
+        # (Why fast? kept explaining a config the constraints had since excluded)
+        self.model.objective_changed.connect(self._select_best_if_none)
         self.toolbar.kernel_changed.connect(self._on_kernel_changed)
         self._restore_settings()
         self.zoom.fit_to_screen()
@@ -1241,9 +1244,9 @@ class MainWindow(QMainWindow):
 
     def _select_best_if_none(self) -> None:
         """Show the recommendation in the source view and table when the user has picked nothing:
-        a row the window picked itself (the best when the last run ended) is nobody's choice, so it
-        follows the recommendation when a continued run finds a better one; a row the person
-        picked stays."""
+        a row the window picked itself (the best when the last run ended, or when a file opened) is
+        nobody's choice, so it follows the recommendation when a continued run finds a better one
+        or the objective changes; a row the person picked stays."""
         ranking = self.model.ranking
         if ranking is None or ranking.best is None:
             return
