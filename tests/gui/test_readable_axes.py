@@ -69,7 +69,8 @@ def test_a_log_axis_labels_a_bare_end_with_half_a_step() -> None:
     """From 3.2 to 10 the labels were 4, 5 ... 9: the lowest points, often the best latencies,
     sat below the last label with nothing to read them by. Half a step (3.5) labels that end
     where it fits; an end a label of the set is near keeps what it had, and decades or 1-2-5
-    labels, whose half step is no round value, get none."""
+    labels, whose half step is no round value, get a one-digit value at their low end only (the
+    best latencies of a window's chart sat below 0.5, 1, 2 unlabelled), none at the top (9000)."""
     line = 14.0
     labelled, minor = choose_log_ticks(math.log10(3.2), math.log10(10), 250, lambda _t: line, line * 0.8)
     assert labelled == [3.5, 4, 5, 6, 7, 8, 9] and 3.5 not in minor
@@ -82,6 +83,8 @@ def test_a_log_axis_labels_a_bare_end_with_half_a_step() -> None:
     assert labelled == [0.01, 0.1, 1, 10, 100, 1000]  # no 9000 beside the decades
     labelled, _ = choose_log_ticks(math.log10(0.9), math.log10(45), 300, lambda t: 7.0 * len(t), 8)
     assert labelled == [1, 2, 5, 10, 20]  # no 40 after 1-2-5
+    labelled, _ = choose_log_ticks(math.log10(0.21), math.log10(3.1), 330, lambda t: 7.0 * len(t), 8)
+    assert labelled == [0.3, 0.5, 1, 2]  # points from 0.21 ms: a label among them
     # too short an axis for another label: none is squeezed in
     labelled, _ = choose_log_ticks(math.log10(3.2), math.log10(10), 130, lambda _t: line, line * 0.8)
     assert 3.5 not in labelled and fits([130 * (math.log10(v) - math.log10(3.2)) / math.log10(10 / 3.2) for v in labelled],

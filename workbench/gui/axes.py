@@ -344,18 +344,20 @@ def _with_edge_labels(best: list[float], pixels: Callable[[Sequence[float]], lis
     """Evenly spaced labels ``best`` with one more label at either end where one fits on the axis:
     a one-digit value (3 below 5, 10, 15; the one nearest the axis's end), else half a step (3.5
     below 4, 5 ... 9; 0.053 below 0.054, 0.056). Sets that are not evenly spaced (decades, 1-2-5)
-    are left as they are: half their step is no round value.
+    get a one-digit value below their lowest label only (0.2 below 0.5, 1, 2).
 
     Why: a set is chosen for its spacing, and a log axis from 3.2 to 10 got 4, 5 ... 9, leaving its
     lowest points, often the best latencies, below the last label with nothing to read them by."""
     if len(best) < 2:
         return best
     steps = [b - a for a, b in zip(best, best[1:])]
-    if not all(math.isclose(step, steps[0], rel_tol=1e-6) for step in steps):
-        return best
+    # A set that is not evenly spaced (decades, 1-2-5) gets a one-digit value at its low end only,
+    # where the best latencies are (0.2 below 0.5, 1, 2 over points at 0.24 ms): half its step is no
+    # round value, and 9,000 beside 1,000 at the top end reads as a misprint.
+    even = all(math.isclose(step, steps[0], rel_tol=1e-6) for step in steps)
     half = steps[0] / 2
     digits = max(_significant_digits(v) for v in best)
-    for low_end in (True, False):
+    for low_end in (True, False) if even else (True,):
         end = best[0] if low_end else best[-1]
         # a one-digit value first (3 below 5, 10, 15), the one nearest the axis's end; else half a
         # step, when it has at most one digit more than the labels (3.5 beside 4, 5; not 1.25 beside 0.5, 1)
@@ -363,7 +365,7 @@ def _with_edge_labels(best: list[float], pixels: Callable[[Sequence[float]], lis
         ones = [float(f"{m * scale:.12g}") for scale in (digit / 10, digit) for m in range(1, 10)]
         beyond = sorted((v for v in ones if (v < end if low_end else v > end)), reverse=not low_end)
         step = float(f"{end - half if low_end else end + half:.12g}")  # 3.5, not 3.4999999999999996
-        if step > 0 and _significant_digits(step) <= digits + 1:
+        if even and step > 0 and _significant_digits(step) <= digits + 1:
             beyond.append(step)
         for value in beyond:
             if value <= 0 or value in best:
