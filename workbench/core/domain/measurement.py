@@ -71,12 +71,19 @@ MAX_MESSAGE_CHARS = 2_000
 MAX_LOG_CHARS = 256 * 1024
 
 
+#: Room kept within a bound for the note of what was left out.
+_NOTE_ROOM = 64
+
+
 def bounded_text(text: str, limit: int) -> str:
     """``text`` when it has at most ``limit`` characters, else its start and its end (where a log
-    says what went wrong) around a note of how much was left out."""
+    says what went wrong) around a note of how much was left out, ``limit`` characters in all: so
+    bounding again (a measurement copied, a session reopened) changes nothing, where a note on top
+    of the limit was cut out and counted anew ("41 characters left out" of three million)."""
     if len(text) <= limit:
         return text
-    head, tail = limit * 3 // 4, limit // 4
+    kept = max(limit - _NOTE_ROOM, 0)
+    head, tail = kept * 3 // 4, kept - kept * 3 // 4
     return f"{text[:head]}\n[... {len(text) - head - tail:,} characters left out ...]\n{text[len(text) - tail:]}"
 
 
