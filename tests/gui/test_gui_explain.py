@@ -815,6 +815,17 @@ def test_the_compare_pair_follows_the_ranking_until_the_person_picks_one(shown, 
     model.set_constraints(extra=())
     assert (view.a, view.b) == (first, best)
     assert f"<b>A</b>: the recommended config, trial {model.trials[first].index}" in view.heading.text()
+    # a ranking that moves while the tab is hidden is followed when it shows again
+    view.chosen = False
+    shown.bottom_tabs.setCurrentWidget(shown.results)
+    model.set_constraints(extra=(f"latency_ms >= {float(latency[first]) * 1.0001:.9g}",))
+    shown.bottom_tabs.setCurrentWidget(view)
+    qtbot.waitUntil(view.isVisible, timeout=2_000)
+    assert view.a == model.ranking.best != first
+    # "A = selected" with nothing selected changes nothing, and does not hold the pair
+    model.select(None)
+    view.pick_a.click()
+    assert not view.chosen and view.a == model.ranking.best
 
 
 def test_the_card_marks_registers_and_occupancy_of_an_estimate(shown):
@@ -986,7 +997,14 @@ def test_a_row_the_window_picked_follows_the_recommendation_when_the_objective_m
     assert model.ranking.best not in (None, first) and model.selected == model.ranking.best
     window.why_view.refresh()
     assert window.why_view.trial_index == model.ranking.best
+    model.set_constraints(max_latency_ms=1e-6)  # nothing feasible: the window's own pick goes
+    assert model.selected is None
+    model.set_constraints(max_latency_ms=None)  # and comes back with the recommendation
+    assert model.selected == model.ranking.best
     model.select(first)  # the person's pick stays whatever the objective does
     model.set_constraints(extra=())
     model.set_constraints(extra=(f"latency_ms >= {float(latency[first]) * 1.0001:.9g}",))
     assert model.selected == first
+    model.select(None)  # and so does no selection, which the person chose
+    model.set_constraints(extra=())
+    assert model.selected is None

@@ -69,8 +69,8 @@ class CompareView(QWidget):
         self.heading.setTextFormat(Qt.TextFormat.RichText)
         self.heading.setWordWrap(True)
         self.pick_a, self.pick_b = QPushButton("A = selected"), QPushButton("B = selected")
-        self.pick_a.clicked.connect(lambda: self.pick(self.model.selected, self.b))
-        self.pick_b.clicked.connect(lambda: self.pick(self.a, self.model.selected))
+        self.pick_a.clicked.connect(lambda: self.pick(self.model.selected, self.b) if self.model.selected is not None else None)
+        self.pick_b.clicked.connect(lambda: self.pick(self.a, self.model.selected) if self.model.selected is not None else None)
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels(["", "A", "B", "B / A"])
         self.table.verticalHeader().setVisible(False)
@@ -159,8 +159,7 @@ class CompareView(QWidget):
 
     def showEvent(self, event: Any) -> None:  # Qt override
         super().showEvent(event)
-        if self.a is None or self.b is None:
-            self._on_ranking_changed()
+        self._on_ranking_changed()  # a ranking moved while the tab was hidden: its pair and roles follow
         if self._curves_dirty:
             self._draw_curves()
 
@@ -193,8 +192,9 @@ class CompareView(QWidget):
             self._show_heading()
 
     def pick(self, a: int | None, b: int | None) -> None:
-        """The person's pair (the A = selected / B = selected buttons): kept whatever the ranking does."""
-        self.chosen = True
+        """The person's pair (the A = selected / B = selected buttons, which do nothing with no
+        trial selected): kept whatever the ranking does."""
+        self.chosen = a is not None or b is not None
         self.set_pair(a, b)
 
     def resizeEvent(self, event: Any) -> None:  # Qt override

@@ -205,7 +205,7 @@ class MainWindow(QMainWindow):
         self.model.objective_changed.connect(self.retarget_run)
         # a row the window picked itself follows the recommendation when the objective moves it
         # (Why fast? kept explaining a config the constraints had since excluded)
-        self.model.objective_changed.connect(self._select_best_if_none)
+        self.model.objective_changed.connect(self._follow_recommendation)
         self.toolbar.kernel_changed.connect(self._on_kernel_changed)
         self._restore_settings()
         self.zoom.fit_to_screen()
@@ -1241,6 +1241,20 @@ class MainWindow(QMainWindow):
         if result.reason == "error":
             self._error("The run ended with an error", result.message.splitlines()[0] if result.message else "error")
         self.run_done.emit(result)
+
+    def _follow_recommendation(self) -> None:
+        """After a change of the objective, a row the window selected itself (the best when a file
+        opened or a run ended) moves to the new recommendation, or to none when nothing is
+        feasible; a row the person picked, and no selection, stay as they are (also during a run:
+        only the window's own pick moves, as the card does)."""
+        ranking = self.model.ranking
+        session, row = self._picked_best
+        if ranking is None or session is None or session is not self.model.session or row != self.model.selected:
+            return
+        if row is None and ranking.best is None:
+            return
+        self.model.select(ranking.best)
+        self._picked_best = (self.model.session, ranking.best)
 
     def _select_best_if_none(self) -> None:
         """Show the recommendation in the source view and table when the user has picked nothing:
