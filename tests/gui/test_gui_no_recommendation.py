@@ -167,6 +167,16 @@ def test_a_damaged_journal_line_says_how_to_open_the_file_as_last_saved(tmp_path
     with pytest.raises(SessionFormatError, match=r"line 2: not valid JSON; move the journal away \(to keep it\) "
                                                  r"to open first.json as last saved"):
         load_session(first)
+    # a journal of another session beside it: the same case (the file opens without it), which
+    # recovering an autosave sets aside alone, as a damaged one
+    import dataclasses
+
+    from workbench.core.errors import DamagedJournal
+
+    other = dataclasses.replace(load_session(_golden(tmp_path, "second")), id="another0001")
+    Journal(journal_path(first)).start(other)
+    with pytest.raises(DamagedJournal, match="journal of another session"):
+        load_session(first)
 
 
 def test_failures_spread_evenly_still_show_their_reasons(window):

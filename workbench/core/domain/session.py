@@ -1262,11 +1262,12 @@ def _check_journal_belongs(header: dict[str, Any] | None, session: Session, jp: 
 
     Sessions carry an ``id`` since format 2; older ones are matched by kernel and creation time.
     """
+    # (DamagedJournal: the file opens once the journal is moved away, which recovering an autosave does)
     if header is None:
-        raise SessionFormatError(f"{jp}: journal has no header line, so it cannot be matched to {p.name}; move it away to open {p.name}")
+        raise DamagedJournal(f"{jp}: journal has no header line, so it cannot be matched to {p.name}; move it away to open {p.name}")
     theirs = header.get("id") or ""
     if not _journal_matches(header, session):
-        raise SessionFormatError(
+        raise DamagedJournal(
             f"{jp}: journal of another session (kernel {header.get('kernel')!r}, id {theirs or 'none'}), "
             f"not of {p.name}; move it away to open {p.name}"
         )
@@ -1293,7 +1294,7 @@ def _merge_trials(saved: list[Trial], journalled: list[Trial], source: Path | No
     for trial in journalled:
         earlier = by_index.get(trial.index)
         if earlier is not None and earlier.config.id != trial.config.id:
-            raise SessionFormatError(
+            raise DamagedJournal(
                 f"{source or 'journal'}: a record of trial {trial.index} holds config {trial.config.id}, where the "
                 f"session's trial {trial.index} is config {earlier.config.id}; a journal only adds trials or re-records "
                 "one; move it away to open the session")
