@@ -172,6 +172,25 @@ def test_what_a_candidate_started_ends_with_the_pool_as_on_the_local_executor():
     os.unlink(marker)
 
 
+def test_closing_a_pool_whose_actor_still_measures_does_not_wait_for_it():
+    """A run stopped mid-candidate waited the whole shutdown allowance for a busy actor, which
+    takes no call before its candidate ends: only idle actors are asked to close their pools."""
+    import time
+
+    from workbench.runner.ray_executor import SHUTDOWN_WAIT_S
+
+    one = RayPool(HOST_FAULTS, 1, EvalLimits(compile_timeout_s=30.0, run_timeout_s=30.0))
+    try:
+        one.submit(Config({"mode": "ok", "ms": 0, "tag": 0}))
+        assert list(_drain(one).values())[0][1].ok  # up, and idle
+        one.submit(Config({"mode": "hang", "ms": 0, "tag": 1}))
+        time.sleep(0.5)  # dispatched: the actor is measuring it
+    finally:
+        started = time.monotonic()
+        one.close()
+    assert time.monotonic() - started < SHUTDOWN_WAIT_S / 2
+
+
 def test_a_sim_run_through_the_engine_streams_every_trial_into_the_session(tmp_path):
     spec = BackendSpec("sim", {"kernel": "vector_add", "gpu_model": "H200", "seed": 1})
     out = tmp_path / "ray.json"

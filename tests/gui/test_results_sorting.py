@@ -166,7 +166,12 @@ def test_a_runs_re_ranks_re_sort_a_table_sorted_by_score_once_after_a_delay_not_
         assert model.sync()
     assert sorts == [] and sorted(_shown(results)) == list(range(8))  # placed, not sorted again
     qtbot.waitUntil(lambda: sorts == [8], timeout=3 * TrialFilterProxy.RESORT_DELAY_MS)
+    growing.trials[:] = trials[:9]
+    assert model.sync() and results.proxy._resort.isActive()
+    model.set_session(dataclasses.replace(growing, trials=trials[:9]))  # another session: the re-sort due goes
+    assert not results.proxy._resort.isActive()  # laid out by the new session's ranking: nothing due
+    sorts.clear()
     model.set_constraints(max_latency_ms=1.35)  # the objective: at once
-    assert sorts == [8, 8]
+    assert sorts == [9]
     keys = [table.sort_key(row, "feasible") for row in _shown(results)]
     assert keys == sorted(keys)

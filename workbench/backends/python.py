@@ -363,7 +363,11 @@ class PythonBackend(Backend):
             # (BaseException too: a KeyboardInterrupt or a BaseException subclass raised by measure()
             # killed the worker, "worker exited with code 1"; the worker ignores SIGINT, so such an
             # interrupt is the benchmark's own raise)
-            return Measurement.failure(Status.RUNTIME_ERROR, exception_line(exc), log=_traceback_text())
+            try:
+                reason = exception_line(exc)
+            except BaseException:  # noqa: BLE001 - its text raised an interrupt of its own: the type says enough
+                reason = type(exc).__name__
+            return Measurement.failure(Status.RUNTIME_ERROR, reason, log=_traceback_text())
         parsed = _metrics_of(result)
         if isinstance(parsed, str):
             return Measurement.failure(Status.RUNTIME_ERROR, parsed)

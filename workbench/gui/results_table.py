@@ -356,8 +356,10 @@ class TrialFilterProxy(QAbstractProxyModel):
     session (sorting 20,000 rows on every 10 Hz tick kept the window busy and reshuffled the rows
     under the person). A re-rank leaves a table sorted by anything else alone. A trial that
     arrives in a sorted table takes its place by its key (a binary search among the keys of the
-    last sort), so the best new trial of a run sorted by latency shows at the top. A sort keeps
-    the selection; a filter change keeps it on the rows still shown."""
+    last sort), so the best new trial of a run sorted by latency shows at the top; sorted by
+    score, where a new best changes the other rows' scores, that place is approximate until the
+    re-sort due within the delay. A sort keeps the selection; a filter change keeps it on the
+    rows still shown."""
 
     #: The longest a table sorted by score stays in the order of the previous ranking while a run
     #: goes (its new trials take their places at once; a new best changes the others' scores).
@@ -376,6 +378,7 @@ class TrialFilterProxy(QAbstractProxyModel):
         self._resort.setSingleShot(True)
         self._resort.setInterval(self.RESORT_DELAY_MS)
         self._resort.timeout.connect(self.refilter)
+        self._laid_out_by: Any = None  # the ranking the rows were last ordered and filtered by
         self.setSourceModel(source)
         source.modelAboutToBeReset.connect(self.beginResetModel)
         source.modelReset.connect(self._after_source_reset)
@@ -454,6 +457,7 @@ class TrialFilterProxy(QAbstractProxyModel):
 
     def _show(self, rows: list[int]) -> None:
         """Show source ``rows``: in evaluation order, or sorted (ties in evaluation order)."""
+        self._laid_out_by = self._source().model.ranking
         rows = sorted(rows)
         if self._sort is None:
             self._rows, self._keys = rows, []
@@ -484,6 +488,7 @@ class TrialFilterProxy(QAbstractProxyModel):
 
     # ------------------------------------------------------------------ the source's changes
     def _after_source_reset(self) -> None:
+        self._resort.stop()  # the rows are laid out anew below: a re-sort due for the old ones is not
         if self._sort is not None and self._sort[0] not in self._source().column_keys():
             self._sort = None  # another session, without that column
         self._show(self._accepted(range(self._source().rowCount())))
@@ -525,8 +530,11 @@ class TrialFilterProxy(QAbstractProxyModel):
 
     def _on_data_changed(self, top_left: Index, bottom_right: Index, roles: Any = ()) -> None:
         changed = {self._source().column_key(c) for c in range(top_left.column(), bottom_right.column() + 1)}
-        if self._ranked_by(changed) and not self._resort.isActive():
-            self._resort.start()  # a re-rank moved what the rows are ordered or chosen by: soon, once
+        # a re-rank moved what the rows are ordered or chosen by: soon, once (not for the ranking the
+        # rows were last laid out by, which a new session's first re-rank is)
+        if self._ranked_by(changed) and self._source().model.ranking is not self._laid_out_by \
+                and not self._resort.isActive():
+            self._resort.start()
         if self._rows:  # the rows changed may be anywhere in this order: the columns, every row
             self.dataChanged.emit(self.index(0, top_left.column()),
                                   self.index(len(self._rows) - 1, bottom_right.column()), roles)

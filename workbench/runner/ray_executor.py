@@ -273,28 +273,33 @@ class RayPool(ResultQueue):
         return any(s.job for s in self._slots)
 
     def close(self) -> None:
-        """Close every actor's pool, then kill the actor. An idle actor's worker ends with its whole
-        process group, as a local pool's does; an actor still measuring a candidate (a run stopped
-        mid-way) does not take the call within :data:`SHUTDOWN_WAIT_S` and is killed with its
-        worker, whose candidate's own processes may then outlive it. Running candidates are abandoned."""
+        """Close every idle actor's pool (waiting at most :data:`SHUTDOWN_WAIT_S`), then kill every
+        actor. An idle actor's worker ends with its whole process group, as a local pool's does; an
+        actor still measuring a candidate (a run stopped mid-way) is killed at once, and what its
+        candidate started may then outlive it. Running candidates are abandoned."""
         if self._closed:
             return
         self._closed = True
-        calls = []
-        for slot in self._slots:
-            try:
-                calls.append(slot.actor.shutdown.remote())
-            except Exception:  # noqa: BLE001 - an actor already gone
-                pass
-        if calls:
-            try:
-                self._ray.wait(calls, num_returns=len(calls), timeout=SHUTDOWN_WAIT_S)
-            except Exception:  # noqa: BLE001 - a lost actor answers nothing: killed below all the same
-                pass
-        for slot in self._slots:
-            self._kill(slot.actor)
-        self._slots.clear()
-        self._pending.clear()
+        try:
+            # only idle actors that came up take the call: a busy one would answer after its
+            # candidate (a Stop waited the whole allowance for it), one not up never
+            calls = []
+            for slot in self._slots:
+                if slot.job is None and self._actor_started(slot):
+                    try:
+                        calls.append(slot.actor.shutdown.remote())
+                    except Exception:  # noqa: BLE001 - an actor already gone
+                        pass
+            if calls:
+                try:
+                    self._ray.wait(calls, num_returns=len(calls), timeout=SHUTDOWN_WAIT_S)
+                except Exception:  # noqa: BLE001 - a lost actor answers nothing: killed below all the same
+                    pass
+        finally:  # whatever interrupts the wait (Ctrl-C), no actor is left running
+            for slot in self._slots:
+                self._kill(slot.actor)
+            self._slots.clear()
+            self._pending.clear()
 
     # --- internals -----------------------------------------------------------------------------
     def _new_slot(self, index: int) -> _Slot:

@@ -883,7 +883,9 @@ class Ranking:
         word, times = ("faster", ratio) if ratio >= 1 else ("slower", 1 / ratio)
         # a default the constraints exclude is no alternative: "0.7% slower than the default" read
         # as if the tuned pick were worse than a config one could use
-        excluded = "" if self.feasible[d] else ", which the constraints exclude"
+        excluded = "" if self.feasible[d] else (", which has no score (it reports none of the weighted metrics)"
+                                                if self.unscored.size > d and self.unscored[d]
+                                                else ", which the constraints exclude")
         if times < 1.1:  # "1.0x faster" says nothing: small gains in percent
             return f"; {(times - 1) * 100:.1f}% {word} than the default{excluded}"
         return f"; {times:.1f}x {word} than the default{excluded}"
