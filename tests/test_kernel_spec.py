@@ -1145,3 +1145,25 @@ def test_a_fractional_average_work_per_thread_loads():
     spec = json.loads(json.dumps(SPEC))
     spec["profile"]["work_per_thread"] = "n / (block_size * items * 65536)"
     template_from_spec(spec, SOURCE)
+
+
+def test_check_kernels_of_a_folder_checks_its_templates_and_refuses_a_folder_without_any(tmp_path, cli, monkeypatch):
+    """A folder named is what the person came to check: the ten shipped templates besides it cost
+    17 s of compiles and a table around the one result; with --shipped they are checked too. An
+    empty folder (the wrong one) gave an empty table and exit 0."""
+    import workbench.core.model.checks as checks_module
+
+    (tmp_path / "k").mkdir()
+    (tmp_path / "k" / "saxpy.cu").write_text(SOURCE)
+    (tmp_path / "k" / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(SPEC))
+    checked = cli("check-kernels", "--kernel-dir", tmp_path / "k", "--sample", "0", "--quiet", "--json")
+    assert checked.returncode == 0, checked.stderr
+    assert [row["kernel"] for row in json.loads(checked.stdout)] == ["saxpy"]
+    seen: list[list[str]] = []
+    real = checks_module.check_kernels
+    monkeypatch.setattr(checks_module, "check_kernels", lambda templates, **kw: seen.append(sorted(templates)) or real({}, **kw))
+    cli("check-kernels", "--kernel-dir", tmp_path / "k", "--shipped", "--quiet")
+    assert "saxpy" in seen[0] and "vector_add" in seen[0] and "sgemm" in seen[0]
+    (tmp_path / "empty").mkdir()
+    refused = cli("check-kernels", "--kernel-dir", tmp_path / "empty", "--quiet")
+    assert refused.returncode == 2 and "no templates there" in refused.stderr
