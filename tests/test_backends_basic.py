@@ -547,3 +547,21 @@ def test_an_interrupt_or_base_exception_raised_by_measure_is_that_candidates_fai
     said = [(t.status.value, t.measurement.message) for t in load_session(out).trials]
     assert said == [("runtime_error", "KeyboardInterrupt"), ("runtime_error", "E: custom base"),
                     ("runtime_error", "S (its message could not be formatted)"), ("ok", "")]
+
+
+def test_a_run_whose_workers_are_slow_to_start_says_it_waits_for_them(tmp_path, cli, monkeypatch):
+    """A benchmark whose module takes long to load in a worker held the run silent for the whole
+    start allowance (120 s), whatever --timeout said: the run says it waits, and for how long."""
+    import workbench.runner.engine as engine_module
+
+    monkeypatch.setattr(engine_module, "STARTING_NOTE_EVERY_S", 0.3)
+    flag = tmp_path / "declared"
+    bench = tmp_path / "slow_start.py"  # quick when its declarations are read, slow in each worker
+    bench.write_text(f"import os, time\nif os.path.exists({str(flag)!r}):\n    time.sleep(1.5)\n"
+                     f"open({str(flag)!r}, 'w').close()\nSPACE = {{'x': [1, 2]}}\n\n\n"
+                     "def measure(config):\n    return {'latency_ms': 1.0}\n")
+    done = cli("tune", bench, "--backend", "python", "--strategy", "grid", "--budget", "2",
+               "--out", tmp_path / "s.json", "--workers", "1")
+    assert done.returncode == 0, done.stderr
+    waits = [line for line in done.stderr.splitlines() if "for the workers to start" in line]
+    assert waits and waits[0].startswith("[0/2] waiting ") and "python benchmark's module" in waits[0]

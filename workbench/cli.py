@@ -479,7 +479,13 @@ class _ProgressLine:
     def __call__(self, event: Any) -> None:
         from workbench.runner.events import Progress, RunFinished
 
-        if isinstance(event, Progress) and not self.quiet:
+        if isinstance(event, Progress) and not self.quiet and event.starting_s is not None:
+            self.last = time.monotonic()
+            line = (f"[{event.done}{f'/{event.total}' if event.total else ''}] waiting {event.starting_s:.0f}s for "
+                    "the workers to start (each loads the kernel's own code: a python benchmark's module, a "
+                    "template's reference; a start that never ends is given up, and the run says why)")
+            self._say(("\r" + line + "\x1b[K") if self.tty else line + "\n")
+        elif isinstance(event, Progress) and not self.quiet:
             now = time.monotonic()
             if not self.tty and now - self.last < 2.0 and (event.done != event.total or event.compiles_pending):
                 return

@@ -1180,7 +1180,9 @@ class MainWindow(QMainWindow):
 
     def _show_progress(self) -> None:
         event, self._progress = self._progress, None
-        if event is not None:
+        if event is not None and getattr(event, "starting_s", None) is not None:
+            self.toolbar.show_state(f"waiting {event.starting_s:.0f}s for the workers to start")
+        elif event is not None:
             self.toolbar.show_progress(event.done, event.total, event.failures, event.eta_s, event.aborted)
             self.toolbar.show_compiles(event.compiles_pending, event.refined)
 

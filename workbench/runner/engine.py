@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 
 #: How often (seconds) the loop looks at pause / stop / time limit while candidates run.
 POLL_S = 0.05
+#: How long workers start, with none ready, before the run says so, and how often it says it again.
+STARTING_NOTE_EVERY_S = 5.0
 #: Consecutive ``ask`` rounds that propose only already-measured configs before giving up.
 MAX_DUPLICATE_ROUNDS = 50
 #: Longest time (seconds) a journaled trial may sit in the OS page cache before an fsync.
@@ -359,6 +361,7 @@ class Engine:
         self._t0 = time.monotonic()
         self._paused_s = 0.0
         self._startup_s: float | None = None  # until the first candidate started: workers booting
+        self._starting_said = 0.0  # when the run last said its workers were still starting
         own = self._own_trials()
         self._reset_progress(own)
         self._find_shown_best()
@@ -448,6 +451,8 @@ class Engine:
                     self._record(results, measured, in_flight, journal)
                     if reason is None and (broken := self._broken_source()) is not None:
                         reason, message = "error", broken
+                else:
+                    self._say_starting(pool)
             if reason in REFINE_AFTER:
                 self._refine(pool, wait_s=self.refine_wait_s)
         self._save_strategy_state()
@@ -747,6 +752,19 @@ class Engine:
         self.aborted += aborted if ours else max(aborted, 0)
         self._note_best(refined, replaced=before)
         self._emit(TrialRefined(before, refined))
+
+    def _say_starting(self, pool: Pool) -> None:
+        """While the workers start with none ready, a progress event every
+        :data:`STARTING_NOTE_EVERY_S` seconds from that long on, saying so: a benchmark whose
+        module hangs as a worker imports it held a run silent for the whole start allowance."""
+        starting = pool.starting_s
+        if starting is None or starting < STARTING_NOTE_EVERY_S:
+            return
+        now = time.monotonic()
+        if now - self._starting_said < STARTING_NOTE_EVERY_S:
+            return
+        self._starting_said = now
+        self._emit(dataclasses.replace(self._progress(), starting_s=starting))
 
     def _progress(self) -> Progress:
         elapsed = self._elapsed()

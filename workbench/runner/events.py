@@ -37,6 +37,10 @@ class Progress:
     #: facts with a latency bound, re-measurable when the limit is relaxed; not counted in
     #: ``failures``, which are candidates that could not be measured.
     aborted: int = 0
+    #: Seconds the workers have been starting with none ready yet (None once one is, or before a
+    #: start is worth saying): a python benchmark's module loads in each, and a start that hangs
+    #: is given up only after the pool's start allowance, whatever the per-candidate timeout.
+    starting_s: float | None = None
 
 
 @dataclass(frozen=True)

@@ -135,6 +135,11 @@ class InlinePool(ResultQueue):
     def error(self) -> WorkerStartupError | None:
         return self._error
 
+    @property
+    def starting_s(self) -> float | None:
+        """None: this process is the worker, started already."""
+        return None
+
     def close(self) -> None:
         """Close the backend; candidates still queued are abandoned."""
         if self._closed:

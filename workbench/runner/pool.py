@@ -278,6 +278,9 @@ class Pool(Protocol):
     @property
     def error(self) -> WorkerStartupError | None: ...
 
+    @property
+    def starting_s(self) -> float | None: ...
+
     def set_abort_threshold(self, max_latency_ms: float | None) -> None: ...
 
     def close(self) -> None: ...
@@ -439,6 +442,15 @@ class WorkerPool(ResultQueue):
     @property
     def error(self) -> WorkerStartupError | None:
         return self._error
+
+    @property
+    def starting_s(self) -> float | None:
+        """Seconds since the first worker still starting began, while no worker is ready (None
+        once one is): what a run waits on before its first candidate."""
+        if any(worker.ready for worker in self._workers):
+            return None
+        starting = [worker.started for worker in self._workers if not worker.failed_startup]
+        return time.monotonic() - min(starting) if starting else None
 
     def _running(self) -> bool:
         return any(w.job for w in self._workers) or any(d.job for d in self._dying)

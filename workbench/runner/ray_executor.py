@@ -269,6 +269,15 @@ class RayPool(ResultQueue):
     def error(self) -> WorkerStartupError | None:
         return self._error
 
+    @property
+    def starting_s(self) -> float | None:
+        """Seconds since the first actor still starting was created, while none has answered
+        (None once one has)."""
+        if any(slot.answered for slot in self._slots):
+            return None
+        starting = [slot.created for slot in self._slots if not slot.failed]
+        return time.monotonic() - min(starting) if starting else None
+
     def _running(self) -> bool:
         return any(s.job for s in self._slots)
 
