@@ -273,8 +273,8 @@ class TrialTableModel(QAbstractTableModel):
             scores = np.asarray(ranking.score, dtype=float)[np.asarray(rows, dtype=np.intp)]
             return [(0, value) for value in np.where(np.isnan(scores), -math.inf, scores).tolist()]
         if key == "feasible" and ranking is not None:  # the verdict worded for the infeasible rows only
-            feasible = np.asarray(ranking.feasible, dtype=bool)
-            return [(1, "yes") if feasible[row] else _comparable(self.sort_key(row, key)) for row in rows]
+            feasible, yes = np.asarray(ranking.feasible, dtype=bool), _comparable("yes")
+            return [yes if feasible[row] else _comparable(self.sort_key(row, key)) for row in rows]
         return [_comparable(self.sort_key(row, key)) for row in rows]
 
     def _latency_bound(self, row: int, key: str, value: Any) -> float | None:
@@ -525,8 +525,7 @@ class TrialFilterProxy(QAbstractProxyModel):
         """The objective changed (a slider, a weight, a direction): rows ordered or chosen by the
         ranking follow it at once."""
         if self._ranked_by({"score", "feasible"}):
-            self._resort.stop()
-            self.refilter()
+            self.refilter()  # (which stops a re-sort that was due)
 
     def _on_data_changed(self, top_left: Index, bottom_right: Index, roles: Any = ()) -> None:
         changed = {self._source().column_key(c) for c in range(top_left.column(), bottom_right.column() + 1)}

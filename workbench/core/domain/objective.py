@@ -929,18 +929,21 @@ def rank(
     weight_sum = 0.0
     top = max(active.values(), default=0.0)  # weights are relative: summing them as given can overflow
     constant: list[str] = []
+    counted = 0
+    several_ok = int(np.count_nonzero(ok)) > 1
     for metric, w in ((m, w / top) for m, w in active.items()):
         norm = normalise(table.column(metric), ok, weights.direction(metric))
         normalised[metric] = norm
         if np.isnan(norm).all():
             continue  # nobody reports it: the term cannot discriminate, so it is left out
-        if len(active) > 1 and int(np.count_nonzero(ok)) > 1 and bool(np.all(norm[ok] == 1.0)):
+        if several_ok and bool(np.all(norm[ok] == 1.0)):
             # every successful trial reports the same value: the term ranks nothing, though its
             # weight lifts every score towards 1 (a memory weight on configs of one footprint),
             # which the score's definition keeps and the explanation says
             constant.append(metric)
         total += w * np.nan_to_num(norm, nan=0.0)
         weight_sum += w
+        counted += 1
     if weight_sum > 0:
         score = np.where(ok, total / weight_sum, np.nan)
     else:
@@ -976,8 +979,7 @@ def rank(
         unscored=unscored,
         undirected=undirected,
         # said only beside a term that does rank: with every term alike there is nothing to rank
-        constant=tuple(constant) if len(constant) < len([m for m in active if m in normalised
-                                                         and not np.isnan(normalised[m]).all()]) else (),
+        constant=tuple(constant) if len(constant) < counted else (),
     )
 
 
