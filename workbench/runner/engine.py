@@ -757,6 +757,8 @@ class Engine:
         """While the workers start with none ready, a progress event every
         :data:`STARTING_NOTE_EVERY_S` seconds from that long on, saying so: a benchmark whose
         module hangs as a worker imports it held a run silent for the whole start allowance."""
+        if self._startup_s is not None:  # a candidate has started: whatever the wait is now, it is not this
+            return
         starting = pool.starting_s
         if starting is None or starting < STARTING_NOTE_EVERY_S:
             return

@@ -271,8 +271,8 @@ class RayPool(ResultQueue):
 
     @property
     def starting_s(self) -> float | None:
-        """Seconds since the first actor still starting was created, while none has answered
-        (None once one has)."""
+        """Seconds since the first actor was created, while none has returned a candidate (None
+        once one has; the engine asks only until a candidate has started)."""
         if any(slot.answered for slot in self._slots):
             return None
         starting = [slot.created for slot in self._slots if not slot.failed]
