@@ -341,6 +341,25 @@ def test_a_zero_latency_of_a_successful_trial_opens_as_the_failure_it_is(tmp_pat
     assert load_session(write(tmp_path / "f.json", doc)).trials[0].metric("latency_ms") == 0.0
 
 
+@pytest.mark.parametrize("latency", [None, "NaN", "missing"])
+def test_a_successful_trial_without_a_latency_opens_as_a_failure_not_as_feasible(tmp_path: Path, latency) -> None:
+    """No backend records an ok trial without a latency; one in a file (null, a NaN literal, left
+    out) was counted feasible and ranked nowhere. It opens as a failure saying why."""
+    doc = session_doc()
+    if latency == "missing":
+        del doc["trials"][0]["metrics"]["latency_ms"]
+    else:
+        doc["trials"][0]["metrics"]["latency_ms"] = None
+    path = write(tmp_path / "s.json", doc)
+    if latency == "NaN":
+        path.write_text(path.read_text().replace('"latency_ms": null', '"latency_ms": NaN'))
+        assert "NaN" in path.read_text()
+    session = load_session(path)
+    assert session.trials[0].status is Status.RUNTIME_ERROR
+    assert session.trials[0].measurement.message == "recorded no latency: not a measurement"
+    assert all(t.ok for t in session.trials[1:])
+
+
 # --- 8: what is read -----------------------------------------------------------------------------------
 
 

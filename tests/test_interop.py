@@ -413,6 +413,35 @@ def test_import_real_pnpoly_and_export_round_trip(tmp_path: Path, landscape) -> 
     assert [t.metric("latency_ms") for t in back.trials if t.ok] == kt_times
 
 
+def test_an_export_of_imported_trials_says_that_a_file_read_back_ranks_by_kernel_tuners_mean(tmp_path: Path) -> None:
+    """The session ranks by the repetitions' median, which the format cannot hold: the export says
+    so, naming the config a file read back puts first where it differs; it writes no ``compile_s``
+    of its own (the record's ``compile_time`` is that figure), which a re-import called
+    "computed from the record's times"."""
+    data = synthetic(False)
+    records = list(data["cache"].values())
+    records[0]["times"], records[0]["time"] = [1.0, 1.0, 1.0, 7.0], 2.5  # median 1.0, mean 2.5
+    records[1]["times"], records[1]["time"] = [2.0, 2.0, 2.0], 2.0
+    for record in records:
+        record["compile_time"] = 120.0
+    session = import_kt_cache(write(tmp_path, data))
+    notes: list[str] = []
+    assert export_kt_cache(session, tmp_path / "out.json", notes) == len(records)
+    assert len(notes) == 1 and notes[0].startswith("1 of ") and "ranks by `time`" in notes[0]
+    first, second = (session.trials[i].config for i in (0, 1))
+    changed = [f"{n}={second[n]} instead of {first[n]}" for n in first if first[n] != second[n]]
+    assert f"the fastest config is another ({', '.join(changed)}: 2 ms by `time`" in notes[0]
+    assert all("compile_s" not in record for record in json.loads((tmp_path / "out.json").read_text())["cache"].values())
+    read_notes: list[str] = []
+    back = import_kt_cache(tmp_path / "out.json", read_notes)
+    assert not any("compile_s" in note for note in read_notes)
+    assert back.trials[0].metric("compile_s") == pytest.approx(0.12)
+    plain = import_kt_cache(write(tmp_path, synthetic(False)))  # time = the only figure: nothing to say
+    notes.clear()
+    export_kt_cache(plain, tmp_path / "plain.json", notes)
+    assert notes == []
+
+
 def test_a_cache_whose_session_could_not_be_opened_again_is_refused(tmp_path: Path) -> None:
     data = synthetic(False)
     data["problem_size"] = list(range(1, 1001))  # load_session allows 64 problem parameters
@@ -589,7 +618,7 @@ def test_fields_left_out_of_the_metrics_are_named_on_import_and_on_replay(cli, t
     (note,) = done.stderr.splitlines()
     assert note.startswith("note: ") and "'gflops': the field 'GFLOP/s' is the metric gflops already" in note
     assert "'registers': negative (-3), which registers cannot be" in note
-    assert "'latency_ms': latency_ms is computed from the record's times" in note
+    assert "'latency_ms': latency_ms is computed from the record's time and times" in note
     session = json.loads((tmp_path / "s.json").read_text())
     ok = [t for t in session["trials"] if t["status"] == "ok"]
     assert ok and all(t["metrics"]["gflops"] >= 100 and "registers" not in t["metrics"] for t in ok)
@@ -821,6 +850,14 @@ def test_export_writes_every_trial_as_csv_or_a_kernel_tuner_cache_from_the_comma
     assert cli("import-kt", cache, "--out", back).returncode == 0
     replayed = {t["id"]: t["metrics"]["latency_ms"] for t in json.loads(back.read_text())["trials"]}
     assert replayed == {t["id"]: t["metrics"]["latency_ms"] for t in trials}
+    assert "note:" not in done.stderr  # measured here: `time` is the median, nothing lost
+    data = synthetic(False)  # imported: Kernel Tuner's mean goes back as `time`, which the note says
+    data["cache"]["32,1,0"]["times"] = [1.0, 1.0, 1.0, 9.0]
+    imported = tmp_path / "imported.json"
+    assert cli("import-kt", write(tmp_path, data), "--out", imported).returncode == 0
+    for out in (tmp_path / "imported.kt.json", "-"):
+        done = cli("export", imported, "--format", "kt-cache", "--out", out)
+        assert done.returncode == 0 and "note: 1 of 5 records: `time` is Kernel Tuner's own figure" in done.stderr
 
     # a file there is replaced only with --force, and kept; the objective and a second session are refused
     before = table.read_bytes()

@@ -1448,15 +1448,18 @@ def _export_trials(args: argparse.Namespace) -> int:
                              "whatever the objective; drop them")
     source = args.sessions[0]
     session = load_session(source)
+    notes: list[str] = []
     if args.format == "csv":
         text, what = render_csv(session), f"{len(session.trials)} trials"
     else:
-        text, records = render_kt_cache(session)
+        text, records = render_kt_cache(session, notes)
         what = f"{records} records"
     summary = f"{session.kernel}: exported {args.format} ({what})"
     if args.out == STDOUT:
         sys.stdout.write(text)
         print(summary + " -> standard output", file=sys.stderr)
+        for note in notes:  # what the file cannot carry
+            print(f"note: {note}", file=sys.stderr)
         return 0
     out = Path(args.out)
     backup = _check_export_output(out, args, what=f"file a {args.format} export replaces unasked")
@@ -1467,6 +1470,8 @@ def _export_trials(args: argparse.Namespace) -> int:
     print(f"{summary} -> {out}")
     if backup is not None:
         print(f"kept the file that was there as {backup}")
+    for note in notes:  # what the file cannot carry
+        print(f"note: {note}", file=sys.stderr)
     return 0
 
 

@@ -259,3 +259,15 @@ def test_file_menu_exports_the_session_as_a_kernel_tuner_cache_that_imports_agai
     assert cli("import-kt", target, "--out", tmp_path / "back.json").returncode == 0
     ids = lambda path: sorted(t["id"] for t in json.loads(path.read_text())["trials"])  # noqa: E731
     assert ids(tmp_path / "back.json") == ids(session)
+
+
+def test_an_export_of_imported_trials_says_in_the_status_bar_what_the_cache_cannot_carry(window, tmp_path,
+                                                                                           monkeypatch):
+    """As ``export`` prints it: `time` goes back as Kernel Tuner's mean, the session ranked by the median."""
+    from tests.test_interop import synthetic, write
+
+    data = synthetic(False)
+    data["cache"]["32,1,0"]["times"] = [1.0, 1.0, 1.0, 9.0]
+    window.import_kt_cache(write(tmp_path, data))
+    window.export_kt_cache(str(tmp_path / "out.json"))
+    assert "note: 1 of 5 records: `time` is Kernel Tuner's own figure" in window.statusBar().currentMessage()

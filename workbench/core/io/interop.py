@@ -44,7 +44,7 @@ import zlib
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Final, Mapping, TypeGuard
+from typing import Any, Final, Mapping, Sequence, TypeGuard
 
 import numpy as np
 
@@ -96,6 +96,8 @@ KT_TIMINGS: dict[str, str] = {
     "framework_time": "framework_s",
 }
 _RECORD_FIELDS = frozenset({"time", "times", "timestamp", "__error__", *KT_TIMINGS})
+#: Our timing name -> the Kernel Tuner record field it is read from and written to.
+_TIMING_FIELD: dict[str, str] = {ours: kt for kt, ours in KT_TIMINGS.items()}
 #: Kernel Tuner's own ``time`` of a record, kept beside the median ``latency_ms`` (see the module
 #: docstring): what Kernel Tuner optimised, and what an export writes back as ``time``.
 KT_TIME = "kt_time_ms"
@@ -386,7 +388,8 @@ def _measurement(
         if ours in DERIVED_METRICS or ours in metrics:  # the first field of a name wins
             if unread is not None:
                 unread.setdefault(name, f"the field {field_of[ours]!r} is the metric {ours} already" if ours in field_of
-                                  else f"{ours} is computed from the record's times")
+                                  else f"{ours} is read from the record's {_TIMING_FIELD[ours]}" if ours in _TIMING_FIELD
+                                  else f"{ours} is computed from the record's time and times")
             continue
         if math.isfinite(value) and value < 0 and ours in NON_NEGATIVE_METRICS:
             if unread is not None:
@@ -744,10 +747,10 @@ def _problem_size(session: Session, problem: Mapping[str, Any]) -> Any:
     return sizes[0] if len(sizes) == 1 else sizes
 
 
-def export_kt_cache(session: Session, path: str | os.PathLike[str]) -> int:
-    """Write the session as a Kernel Tuner cache file (see :func:`render_kt_cache`); returns the
-    number of records written."""
-    text, records = render_kt_cache(session)
+def export_kt_cache(session: Session, path: str | os.PathLike[str], notes: list[str] | None = None) -> int:
+    """Write the session as a Kernel Tuner cache file (see :func:`render_kt_cache`, which appends
+    to ``notes``); returns the number of records written."""
+    text, records = render_kt_cache(session, notes)
     try:
         atomic_write(Path(path), lambda f: f.write(text))
     except OSError as exc:
@@ -755,14 +758,15 @@ def export_kt_cache(session: Session, path: str | os.PathLike[str]) -> int:
     return records
 
 
-def render_kt_cache(session: Session) -> tuple[str, int]:
+def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[str, int]:
     """The session as the text of a Kernel Tuner cache file (errors in ``time``, as Kernel Tuner <= 1.3).
 
     ``time`` is a trial's ``kt_time_ms`` when it has one (it came from a Kernel Tuner cache), else
     its ``latency_ms``. One record per distinct config: an ok trial wins over failed ones of the same config. Ok
     trials without a latency cannot be expressed in that format and are left out. Returns the text
     and the number of records. A session measured at several problem sizes is refused (a cache
-    holds one problem, and its records are keyed by config alone).
+    holds one problem, and its records are keyed by config alone). ``notes`` gets what the file
+    cannot carry (see :func:`_time_is_not_the_median`).
     """
     problems = problems_of(session)
     if len(problems) > 1:
@@ -775,6 +779,7 @@ def render_kt_cache(session: Session) -> tuple[str, int]:
         tune_params = {n: sorted({t.config[n] for t in session.trials if n in t.config}, key=str) for n in names}
     inverse = {ours: kt for kt, ours in KT_METRICS.items()}
     cache: dict[str, dict[str, Any]] = {}
+    written: dict[str, Trial] = {}
     for trial in session.trials:
         if not all(n in trial.config for n in names):
             continue
@@ -797,12 +802,14 @@ def render_kt_cache(session: Session) -> tuple[str, int]:
             # numeric record fields back as metrics, so memory, registers or quality survive the trip
             for ours, value in trial.measurement.metrics.items():
                 kt_name = inverse.get(ours, ours)
-                if ours in DERIVED_METRICS or kt_name in record or not math.isfinite(float(value)):
-                    continue
+                if (ours in DERIVED_METRICS or kt_name in record or _TIMING_FIELD.get(ours) in record
+                        or not math.isfinite(float(value))):
+                    continue  # (compile_s is the record's compile_time already, which an import reads back)
                 record[kt_name] = float(value)
         if trial.finished_at:
             record["timestamp"] = str(datetime.fromtimestamp(trial.finished_at, tz=timezone.utc))
         cache[key] = record
+        written[key] = trial
     document = {
         "device_name": str(session.device.get("name", "unknown")),
         "kernel_name": session.kernel,
@@ -814,7 +821,34 @@ def render_kt_cache(session: Session) -> tuple[str, int]:
         **({SIMULATED_KEY: True} if session.device.get("simulated") else {}),
         "cache": cache,
     }
+    if notes is not None:
+        notes.extend(_time_is_not_the_median(cache, written, names))
     return json.dumps(document, indent=1, default=str) + "\n", len(cache)
+
+
+def _time_is_not_the_median(cache: Mapping[str, Mapping[str, Any]], trials: Mapping[str, Trial],
+                            names: Sequence[str]) -> list[str]:
+    """What an export of trials imported from a Kernel Tuner cache cannot carry: their ``time`` is
+    Kernel Tuner's figure (the mean of the repetitions), the session ranks by the median, and the
+    repetitions are not in the session, so a file read back ranks by the mean. Said, with the
+    fastest config each way when they differ: that export then imported recommended another config
+    without a word."""
+    differ = [key for key, trial in trials.items()
+              if trial.ok and isinstance(cache[key]["time"], float) and cache[key]["time"] != trial.metric(LATENCY)]
+    if not differ:
+        return []
+    ok = [key for key, trial in trials.items() if trial.ok and isinstance(cache[key]["time"], float)]
+    by_median = min(ok, key=lambda key: trials[key].metric(LATENCY))
+    by_time = min(ok, key=lambda key: cache[key]["time"])
+    fastest = ""
+    if by_median != by_time:
+        first, read_back = trials[by_median].config, trials[by_time].config
+        changed = ", ".join(f"{n}={read_back[n]} instead of {first[n]}" for n in names if read_back[n] != first[n])
+        fastest = (f"; read back, the fastest config is another ({changed}: {cache[by_time]['time']:.4g} ms by `time`, "
+                   f"where this session's first by median has {trials[by_median].metric(LATENCY):.4g} ms)")
+    return [f"{len(differ)} of {len(cache)} records: `time` is Kernel Tuner's own figure, the mean of the "
+            "repetitions, while the session ranks by their median (latency_ms), which the format has no field "
+            f"for (the repetitions were not kept); an import of this file ranks by `time`{fastest}"]
 
 
 #: What a spreadsheet reads as the start of a formula in a cell (OWASP's list).
