@@ -553,6 +553,18 @@ def test_a_one_size_session_continued_as_a_sweep_keeps_its_size_in_the_plan(cli,
     assert len(trials_by_problem(load_session(grid))) == 5  # the 4 asked for and the one measured before
 
 
+def test_a_one_size_session_continued_as_a_sweep_measures_its_budget_at_each_size(cli, tmp_path: Path) -> None:
+    """Without --budget, the session's own budget is the evaluations per size: the default of 100
+    per size made a session of 4 evaluations measure 296 more, 96 of them at its own size."""
+    out = tmp_path / "s.json"
+    base = ("--backend", "sim", "--resources", "estimated", "--quiet", "--executor", "inline")
+    assert cli("tune", "vector_add", *base, "--set", "n=4096", "--budget", "3", "--out", out).returncode == 0
+    assert cli("tune", "--out", out, "--resume", "--sizes", "n=65536,1048576", "--quiet").returncode == 0
+    session = load_session(out)
+    assert sweep_plan(session).budget == 3
+    assert sorted(len(trials) for trials in trials_by_problem(session).values()) == [3, 3, 3]
+
+
 def test_an_unfinished_sweep_is_said_by_show_and_by_a_dispatch_built_from_it(cli, tmp_path: Path) -> None:
     """A killed sweep's summary and dispatch read as the whole sweep: nothing said which of the
     planned sizes were never measured or are short of their evaluations, nor how to finish them."""

@@ -601,6 +601,10 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
     # (a continued sweep's, with those the request adds); a continued session's own problem, named
     # again, is the one it was started with (a template's default need not be swept).
     swept = request.sizes if plan is None else (plan.merged(request.sizes) if request.sizes else plan).sizes
+    # A session measured at one size, continued as a sweep: its budget is the evaluations per size
+    # (read before the base run below records one of its own). The default of 100 per size made
+    # `--set n=4096 --budget 4` then `--resume --sizes n=65536,1048576` measure 296 configs.
+    recorded_budget = session.run.budget if session is not None and plan is None else None
     named = dict(request.problem or {})
     if session is not None:
         named = {k: v for k, v in named.items() if k not in session.problem or session.problem[k] != v}
@@ -609,7 +613,8 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
     base = _prepare(base_request, session, output, None, resolved)
     session, spec = base.session, base.spec
     if plan is None:
-        plan = SweepPlan(_with_measured_sizes(session, request.sizes or {}), request.budget or DEFAULT_BUDGET,
+        plan = SweepPlan(_with_measured_sizes(session, request.sizes or {}),
+                         request.budget or recorded_budget or DEFAULT_BUDGET,
                          True if request.warm_start is None else request.warm_start)
     else:
         if request.sizes:
