@@ -525,3 +525,11 @@ def test_tune_help_lists_every_strategy_and_marks_the_default(cli) -> None:
         shown = " ".join(cli(command, "--help").stdout.split())
         assert f"{DEFAULT_STRATEGY} (default; {DEFAULT_PARETO_STRATEGY} with --objectives)" in shown, shown
         assert all(name in shown for name in STRATEGIES), shown
+
+
+def test_a_negative_latency_is_refused_saying_what_a_latency_must_be() -> None:
+    """Said as for NaN: "must be >= 0" read as if 0 were a latency, which the next line refuses."""
+    from workbench.backends.python import _metrics_of
+
+    assert _metrics_of({"latency_ms": -1.0}) == "measure() returned latency_ms=-1.0; it must be a finite number > 0"
+    assert _metrics_of({"latency_ms": 1.0, "memory_mb": -1}) == "measure() returned memory_mb=-1.0; it must be >= 0"

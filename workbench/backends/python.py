@@ -151,8 +151,8 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
             # a name a weight, a bound or a direction can give (``GFLOP/s`` -> gflops, ``my score``
             # -> my_score): the one every list of known metrics then shows
             name = metric_name(str(key))
-            if number < 0 and name in NON_NEGATIVE_METRICS:
-                return f"measure() returned {key}={number!r}; it must be >= 0"
+            if number < 0 and name in NON_NEGATIVE_METRICS:  # (a latency must be above 0, said as below)
+                return f"measure() returned {key}={number!r}; it must be {'a finite number > 0' if name == LATENCY else '>= 0'}"
             if not math.isfinite(number) and name != LATENCY:  # (latency has its own line below)
                 # A session file holds finite numbers only (saved, inf became null and NaN on
                 # reopening), but the measurement is still one: the metric becomes a detail, as text.
