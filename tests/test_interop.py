@@ -509,7 +509,8 @@ def test_an_error_name_or_a_failure_mark_without_a_time_still_counts(tmp_path: P
     trials = import_kt_cache(write(tmp_path, data)).trials
     assert trials[0].status is Status.RUNTIME_ERROR and trials[0].measurement.message == "RuntimeFailedConfig"
     assert trials[1].status is Status.RUNTIME_ERROR and trials[1].measurement.message == "True"
-    assert trials[4].status is Status.RUNTIME_ERROR
+    assert trials[4].status is Status.RUNTIME_ERROR  # with a reason: an empty one left the log's line blank
+    assert trials[4].measurement.message == "Kernel Tuner recorded a failure without naming it (__error__ '')"
 
 
 def test_a_flag_and_a_number_in_one_parameter_are_named_as_mixed_types(tmp_path: Path) -> None:

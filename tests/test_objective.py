@@ -189,6 +189,16 @@ def test_weighted_score_trades_latency_for_memory() -> None:
     assert "highest score 0.900 among 2 feasible configs" in r.explain(1)
 
 
+def test_ranked_by_one_metric_other_than_latency_the_why_gives_its_value() -> None:
+    """The summaries print the latency beside the why; ranked by another figure (Kernel Tuner's
+    mean time, GFLOP/s) that alone did not say what decided."""
+    trials = [ok(0, latency_ms=1.0, kt_time_ms=3.5), ok(1, latency_ms=2.0, kt_time_ms=2.25)]
+    r = rank(trials, weights=Weights({"kt_time_ms": 1.0}))
+    assert r.explain(1) == "lowest kt_time_ms (2.25) among 2 feasible configs"
+    assert r.explain(0).startswith("2nd lowest kt_time_ms (3.5) among 2 feasible configs")
+    assert rank(trials).explain(0) == "lowest latency among 2 feasible configs"  # shown beside it already
+
+
 def test_trial_missing_a_weighted_metric_scores_zero_on_that_term() -> None:
     trials = [ok(0, latency_ms=1.0, quality=1.0), ok(1, latency_ms=1.0)]
     r = rank(trials, weights=Weights({"latency_ms": 1.0, "quality": 1.0}))

@@ -583,6 +583,19 @@ def test_a_read_only_session_is_refused_before_a_run_and_left_as_it_is(cli, tmp_
         cli("tune", TRIVIAL, "--resume", "--budget", "1", "--out", str(other)))
 
 
+def test_a_read_only_file_that_is_no_session_is_refused_for_what_it_is(cli, tmp_path: Path) -> None:
+    """``--resume`` of a read-only Kernel Tuner cache said "make it writable"; done, the next try
+    said it is no session. What it is comes first."""
+    import gzip
+
+    cache = tmp_path / "cache.json.gz"
+    cache.write_bytes(gzip.compress(b'{"cache": {}}'))
+    cache.chmod(0o444)
+    line = one_line_error(cli("tune", "--resume", str(cache), "--budget", "2"))
+    assert "a gzip-compressed file, not a session" in line and "read-only" not in line
+    assert cache.stat().st_mode & 0o777 == 0o444 and not lock_path(cache).exists()
+
+
 def test_a_lent_lock_stays_with_its_holder_after_the_run(tmp_path: Path) -> None:
     """The window lends its autosave's lock to each run: the run writes under it, and the file is
     still locked when the run ends (no moment another window could take it for a crashed run)."""

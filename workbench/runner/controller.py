@@ -243,8 +243,13 @@ def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, res
         return _prepare_any(request, None, None, None, resolved)
     check_folder(out)
     check_regular_or_absent(out)
-    _check_writable(out, "continue into another file with --out OTHER" if resume
-                    else "name another file with --out")
+    try:
+        _check_writable(out, "continue into another file with --out OTHER" if resume
+                        else "name another file with --out")
+    except WorkbenchError:
+        if resume and out.is_file():  # a file that is no session (a cache, a gzipped one) says so
+            load_session(out)         # first: making it writable would only lead to that refusal
+        raise
     _refuse_code_as_output(request, out, inputs)
     if not resume:  # (continuing an autosave, as recovering it does, stays allowed)
         refuse_autosave_folder(out)

@@ -834,11 +834,14 @@ class Ranking:
             metric = single[0]
             noun = _NOUNS.get(metric, metric)
             adjective = "highest" if metric_direction(metric, self.directions) > 0 else "lowest"
+            # the value that decided, unless it is the latency every summary shows beside it: ranked
+            # by Kernel Tuner's mean time, `show` printed the median next to "lowest kt_time_ms"
+            value = "" if metric == LATENCY else f" ({shown_number(float(table.column(metric)[i]))})"
             if position == 1:
-                text = f"{adjective} {noun} among {n} feasible configs"
+                text = f"{adjective} {noun}{value} among {n} feasible configs"
             else:
                 ratio = self._ratio(metric, self.best, i)  # type: ignore[arg-type]
-                text = f"{_ordinal(position)} {adjective} {noun} among {n} feasible configs"
+                text = f"{_ordinal(position)} {adjective} {noun}{value} among {n} feasible configs"
                 if ratio is not None:
                     word = "slower" if metric == LATENCY else "worse"
                     if ratio < 1.1:

@@ -358,7 +358,8 @@ def _measurement(
         # name there and no time at all. (A record with a time reads as it always did.)
         error = next((value for value in record.values() if isinstance(value, str) and value in KT_ERRORS), None)
     if error is not None:
-        error_text = str(error)
+        # (an empty mark is still a failure, and the failure log shows a reason for every one)
+        error_text = str(error).strip() or f"Kernel Tuner recorded a failure without naming it (__error__ {error!r})"
         status = KT_ERRORS.get(error_text, Status.RUNTIME_ERROR)
         return (
             Measurement(status, {}, error_text, error_text, {"kernel_tuner_error": error_text}),
