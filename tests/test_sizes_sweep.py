@@ -19,6 +19,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.domain.session import journal_path, load_session, problem_key, save_session
 from workbench.core.domain.size_analysis import cross_matrix, missing_cells, size_rows
 from workbench.core.domain.sizes import (
+    SweepPlan,
     best_configs,
     problems_of,
     size_distance,
@@ -882,3 +883,44 @@ def test_a_grid_sweeps_size_lines_follow_its_order_the_first_name_slowest(cli, t
     shown = [line.split(":")[0][len("size"):].strip() for line in cli("show", out).stdout.splitlines()
              if line.startswith("size ")]
     assert shown == lines
+
+
+def test_a_size_that_ended_by_its_own_rule_is_not_called_unfinished(cli, tmp_path: Path) -> None:
+    """Each size of a sweep run with --patience ends on its plateau, short of the plan's
+    evaluations: show, its JSON and a dispatch called the sweep unfinished and offered a --resume
+    to finish it. The plan now keeps how each size ended."""
+    out = tmp_path / "s.json"
+    assert cli("tune", "reduce_sum", "--backend", "sim", "--resources", "estimated", "--executor", "inline",
+               "--sizes", "n=4096,65536", "--budget", "30", "--patience", "3", "--quiet", "--out", out).returncode == 0
+    session = load_session(out)
+    plan = sweep_plan(session)
+    assert set(plan.ended.values()) == {"plateau"} and len(plan.ended) == 2
+    assert all(len(trials) < 30 for trials in trials_by_problem(session).values())
+    shown = json.loads(cli("show", out, "--json").stdout)
+    assert shown["sweep"]["unfinished"] == [] and shown["sweep"]["note"] is None
+    assert [e["reason"] for e in shown["sweep"]["ended"]] == ["plateau", "plateau"]
+    assert [size["ended"] for size in shown["sizes"]] == ["plateau", "plateau"]
+    text = cli("show", out).stdout
+    assert "sweep    " not in text and text.count("trials (ended: no improvement within --patience)") == 2
+    exported = cli("export", out, "--format", "dispatch", "--out", tmp_path / "d.h")
+    assert exported.returncode == 0 and "unfinished" not in exported.stderr
+    # a new number per size asks every size for more: the ends under the old one are forgotten
+    counts = sorted(len(trials) for trials in trials_by_problem(session).values())
+    assert cli("tune", "--out", out, "--resume", "--budget", str(counts[0] + 1), "--quiet").returncode == 0
+    assert sweep_plan(load_session(out)).ended == {}
+
+
+def test_a_plan_keeps_only_early_ends_and_a_file_cannot_claim_another() -> None:
+    plan = SweepPlan({"n": (1, 2)}, 10)
+    ended = plan.with_end({"n": 1}, "plateau").with_end({"n": 2}, "exhausted")
+    assert ended.ended == {problem_key({"n": 1}): "plateau", problem_key({"n": 2}): "exhausted"}
+    assert ended.with_end({"n": 1}, "budget").ended == {problem_key({"n": 2}): "exhausted"}  # measured again
+    assert ended.with_end({"n": 2}, "stopped").with_end({"n": 1}, "error").ended == {}
+    assert SweepPlan.merged(ended, {"n": [3]}).ended == ended.ended
+    from workbench.core.domain.session import Session
+
+    assert sweep_plan(Session(kernel="k", problem={"n": 1}, extra={"sweep": ended.to_dict()})) == ended
+    for bad in ("budget", "done", 3):
+        extra = {"sweep": {**ended.to_dict(), "ended": {'{"n":1}': bad}}}
+        with pytest.raises(WorkbenchError, match=r"extra\.sweep\.ended: .* is not an end \(one of plateau"):
+            sweep_plan(Session(kernel="k", problem={"n": 1}, extra=extra))

@@ -983,6 +983,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
     if progress is not None:  # a killed or stopped sweep: the sizes above are not all it planned
         out["sweep"] = {"sizes": progress.planned, "budget": progress.plan.budget,
                         "unfinished": [{"problem": dict(p), "trials": n} for p, n in progress.unfinished],
+                        "ended": [{"problem": dict(p), "trials": n, "reason": end} for p, n, end in progress.ended],
                         "note": progress.text() or None}
     return out
 
@@ -1025,6 +1026,11 @@ def _pending(trial: Trial) -> bool:
     return trial.measurement.resources_pending
 
 
+#: How a size's run ended short of a sweep's evaluations (:data:`workbench.core.domain.sizes.EARLY_ENDS`), in words.
+ENDED_WORDS = {"plateau": "no improvement within --patience", "time_limit": "its time limit",
+               "exhausted": "nothing left to measure"}
+
+
 def _sizes_summary(session: Session, constraints: Any, weights: Any,
                    remeasure: str = "tune --remeasure-aborted") -> list[dict[str, Any]]:
     """``show --json``'s ``sizes`` (a session measured at several problems): each size's problem,
@@ -1038,12 +1044,17 @@ def _sizes_summary(session: Session, constraints: Any, weights: Any,
     if len(rows) < 2 and not session.extra.get("sweep"):
         return []
     from workbench.core.domain.objective import rank
+    from workbench.core.domain.sizes import problem_key, sweep_progress
 
+    progress = sweep_progress(session)
+    ended = {problem_key(p): end for p, _n, end in progress.ended} if progress is not None else {}
     out = []
     for r in rows:
         ranking = rank(list(r.trials), constraints, weights)
         out.append({
             "problem": dict(r.problem), "trials": len(r.trials), "feasible": int(ranking.n_feasible),
+            # short of the sweep's evaluations by its own rule (plateau, time_limit, exhausted)
+            "ended": ended.get(problem_key(r.problem)),
             "best": None if r.best is None else {"index": r.best.index, "id": r.best.config.id,
                                                 "config": r.best.config.to_dict(),
                                                 "latency_ms": _finite(r.best.metric("latency_ms")),
@@ -1214,7 +1225,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         figure = (f"best {best['latency_ms']:.4g} ms{estimated}  {best['config']}" if best and best["latency_ms"] is not None
                   else f"nothing feasible: {size['why_none']}" if size.get("why_none") else "nothing succeeded")
         label = ", ".join(f"{k}={size['problem'].get(k)}" for k in varying)
-        print(f"size     {label}: {size['trials']} trials, {figure}")
+        early = f" (ended: {ENDED_WORDS.get(size['ended'], size['ended'])})" if size.get("ended") else ""
+        print(f"size     {label}: {size['trials']} trials{early}, {figure}")
     if summary.get("sweep", {}).get("note"):
         from workbench.core.io.session_lock import locked_by_other
 

@@ -624,8 +624,11 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
     else:
         if request.sizes:
             plan = plan.merged(request.sizes)
-        plan = dataclasses.replace(plan, budget=request.budget or plan.budget,
-                                   warm_start=plan.warm_start if request.warm_start is None else request.warm_start)
+        budget = request.budget or plan.budget
+        plan = dataclasses.replace(plan, budget=budget,
+                                   warm_start=plan.warm_start if request.warm_start is None else request.warm_start,
+                                   # a size that ended early under the old number is due more under a new one
+                                   ended=plan.ended if budget == plan.budget else {})
     # Sizes the person did not give come from the session file (its extra.sweep): say so.
     where = "{sizes}" if request.sizes else f"the session's size sweep (extra.{SWEEP_KEY} in its file)"
     plan = _resolved_plan(spec, plan, session.problem, where)

@@ -191,6 +191,9 @@ class Engine:
         self._output_seen: tuple[int, int, int] | None = None  # the output file as the run found it
         #: Whether the run's end wrote the session to ``output`` (a failed save leaves the journal).
         self.saved = False
+        #: Told how the run ended (its reason) just before the final save, so what it records in
+        #: the session is saved with it (a sweep notes each size that ended by its own rule).
+        self.on_end: Callable[[str], None] | None = None
         #: ``pool_factory(spec, workers, limits, on_start=...)`` makes the pool (default: local
         #: worker processes; see :mod:`workbench.runner.executors` for one per GPU and Ray).
         self.pool_factory: PoolFactory = pool_factory or WorkerPool
@@ -456,6 +459,8 @@ class Engine:
             if reason in REFINE_AFTER:
                 self._refine(pool, wait_s=self.refine_wait_s)
         self._save_strategy_state()
+        if self.on_end is not None:
+            self.on_end(reason)
         if self.output is not None:
             from workbench.core.domain.session import save_session
 

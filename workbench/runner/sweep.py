@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from workbench.core.domain.search_objective import Objective
 from workbench.core.domain.session import Session
+from workbench.core.domain.sizes import set_sweep_plan, sweep_plan
 from workbench.core.errors import WorkbenchError
 from workbench.core.io.session_lock import SessionLock
 from workbench.runner.events import Event, Progress, RunFinished, Subscribers
@@ -175,6 +176,7 @@ class SweepRun:
                     run.engine.refine_wait_s = self.refine_wait_s
                 if previous is not None:  # a demonstration's pace holds across sizes
                     run.engine.hand_pace_from(previous.engine)
+                run.engine.on_end = lambda end, problem=item.problem: self._note_end(problem, end)
                 if objective is not None:
                     run.set_objective(objective)
                 if paused:
@@ -214,6 +216,13 @@ class SweepRun:
         result = RunFinished(reason, self.evaluations, message or self._summary())
         self._emit(result)
         return result
+
+    def _note_end(self, problem: Mapping[str, Any], reason: str) -> None:
+        """Keep in the session's plan whether this size ended by its own rule (see
+        :attr:`SweepPlan.ended`), before its run saves the session."""
+        plan = sweep_plan(self.session)
+        if plan is not None:
+            set_sweep_plan(self.session, plan.with_end(problem, reason))
 
     def _summary(self, ends: Sequence[str] = ()) -> str:
         text = f"{len(self.todo)} sizes measured, {self.evaluations} evaluations"

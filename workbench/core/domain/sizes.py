@@ -20,9 +20,10 @@ magnitude), and the strategy, told those trials, goes on from there.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from workbench.core.domain.assignments import MAX_ASSIGNMENT_CHARS, parse_value
@@ -33,7 +34,11 @@ from workbench.core.domain.space import Config, Value
 
 __all__ = ["problem_key", "problems_of", "trials_by_problem", "SweepPlan", "parse_sizes", "parse_sizes_text",
            "size_grid", "typed_like", "sweep_plan", "set_sweep_plan", "size_distance", "nearest_problems", "best_configs",
-           "warm_start_configs", "size_parameters", "remeasurable", "SweepProgress", "sweep_progress"]
+           "warm_start_configs", "size_parameters", "remeasurable", "SweepProgress", "sweep_progress", "EARLY_ENDS"]
+
+#: How a size's run ends by its own rule before the plan's evaluations per size: no improvement in
+#: ``--patience`` evaluations, its time limit, or a space with nothing left to measure.
+EARLY_ENDS = ("plateau", "time_limit", "exhausted")
 
 
 def _keyed(session: Session) -> list[tuple[str, Mapping[str, Any], Trial]]:
@@ -198,13 +203,25 @@ class SweepPlan:
     sizes: Mapping[str, tuple[Value, ...]]
     budget: int
     warm_start: bool = True
+    #: Sizes whose last run ended by its own rule before the plan's evaluations (problem key ->
+    #: the end, one of :data:`EARLY_ENDS`): done as asked, not unfinished. Without it a sweep run
+    #: with --patience, or of a space smaller than its budget, read as unfinished for good.
+    ended: Mapping[str, str] = field(default_factory=dict)
 
     def problems(self, base: Mapping[str, Any]) -> list[dict[str, Any]]:
         return size_grid(base, self.sizes)
 
     def to_dict(self) -> dict[str, Any]:
         return {"sizes": {k: list(v) for k, v in self.sizes.items()}, "budget": self.budget,
-                "warm_start": self.warm_start}
+                "warm_start": self.warm_start, **({"ended": dict(self.ended)} if self.ended else {})}
+
+    def with_end(self, problem: Mapping[str, Any], reason: str) -> "SweepPlan":
+        """This plan with how the run of ``problem`` ended: kept when it is one of :data:`EARLY_ENDS`,
+        forgotten otherwise (reached its evaluations, stopped, or failed)."""
+        ended = {k: v for k, v in self.ended.items() if k != problem_key(problem)}
+        if reason in EARLY_ENDS:
+            ended[problem_key(problem)] = reason
+        return dataclasses.replace(self, ended=ended)
 
     def merged(self, sizes: Mapping[str, Sequence[Value]]) -> "SweepPlan":
         """This plan with more values (a continued sweep given ``--sizes``): new values of a swept
@@ -222,7 +239,7 @@ class SweepPlan:
         if count > MAX_SWEEP_PROBLEMS:
             raise WorkbenchError(template=f"{{sizes}}: a grid of {count:,} sizes is more than the "
                                           f"{MAX_SWEEP_PROBLEMS} a sweep may hold")
-        return SweepPlan({k: tuple(v) for k, v in out.items()}, self.budget, self.warm_start)
+        return SweepPlan({k: tuple(v) for k, v in out.items()}, self.budget, self.warm_start, self.ended)
 
 
 def sweep_plan(session: Session) -> SweepPlan | None:
@@ -254,7 +271,16 @@ def sweep_plan(session: Session) -> SweepPlan | None:
         out[name] = tuple(values)
     if math.prod(len(v) for v in out.values()) > MAX_SWEEP_PROBLEMS:
         raise WorkbenchError(f"{where}.sizes: more than {MAX_SWEEP_PROBLEMS} sizes")
-    return SweepPlan(out, budget, warm)
+    ended = raw.get("ended", {})
+    if type(ended) is not dict or len(ended) > MAX_SWEEP_PROBLEMS:
+        raise WorkbenchError(f"{where}.ended: expected an object of sizes and how their runs ended")
+    for key, reason in ended.items():
+        if len(key) > 10_000:
+            raise WorkbenchError(f"{where}.ended: a key of {len(key):,} characters is no size")
+        if reason not in EARLY_ENDS:
+            raise WorkbenchError(f"{where}.ended: {str(reason)[:40]!r} is not an end "
+                                 f"(one of {', '.join(EARLY_ENDS)})")
+    return SweepPlan(out, budget, warm, ended)
 
 
 @dataclass(frozen=True)
@@ -267,6 +293,10 @@ class SweepProgress:
     plan: SweepPlan
     planned: int
     unfinished: tuple[tuple[dict[str, Any], int], ...]
+    #: Sizes short of the plan's evaluations whose run ended by its own rule (``plan.ended``):
+    #: (problem, evaluations, how it ended). Not unfinished: ``--resume`` measures them further only
+    #: as a plain session's resume would, up to the plan's evaluations.
+    ended: tuple[tuple[dict[str, Any], int, str], ...] = ()
 
     def text(self) -> str:
         """``2 of 4 planned sizes lack evaluations (10 each): rows=512 has 3, rows=4096 and
@@ -297,8 +327,9 @@ def sweep_progress(session: Session) -> SweepProgress | None:
         return None
     groups = trials_by_problem(session)
     problems = plan.problems(session.problem)
-    counts = [(p, len(groups.get(problem_key(p), ()))) for p in problems]
-    return SweepProgress(plan, len(problems), tuple((p, n) for p, n in counts if n < plan.budget))
+    counts = [(p, len(groups.get(problem_key(p), ())), plan.ended.get(problem_key(p))) for p in problems]
+    return SweepProgress(plan, len(problems), tuple((p, n) for p, n, end in counts if n < plan.budget and end is None),
+                         tuple((p, n, end) for p, n, end in counts if n < plan.budget and end is not None))
 
 
 def set_sweep_plan(session: Session, plan: SweepPlan) -> None:
