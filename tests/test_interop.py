@@ -669,8 +669,11 @@ def test_import_kt_replaces_an_earlier_import_but_not_a_replayed_run(tmp_path: P
     run's own: import-kt replaced it silently, with no backup."""
     cache = write(tmp_path, synthetic(True))
     imported = tmp_path / "imported.json"
-    assert cli("import-kt", str(cache), "--out", str(imported)).returncode == 0
-    assert cli("import-kt", str(cache), "--out", str(imported)).returncode == 0  # an earlier import: replaced
+    first = cli("import-kt", str(cache), "--out", str(imported))
+    assert first.returncode == 0 and "replaced" not in first.stdout
+    again = cli("import-kt", str(cache), "--out", str(imported))  # an earlier import: replaced, and said
+    assert again.returncode == 0
+    assert again.stdout.splitlines()[-1] == "replaced the earlier import there (5 trials of vector_add on NVIDIA Test GPU)"
     replayed = tmp_path / "replayed.json"
     assert cli("tune", "--replay", str(imported), "--budget", "5", "--out", str(replayed)).returncode == 0
     before = replayed.read_bytes()
@@ -775,6 +778,13 @@ def test_a_failure_kernel_tuner_wrote_into_the_objectives_field_is_a_failure(tmp
     assert f"Kernel Tuner tuned this cache for {objective!r}; the recommendation ranks by latency" in note
     metric = {"GFLOP/s": "gflops", "GB/s": "throughput_gbs"}[objective]
     assert f"--weight {metric}=1 --weight latency_ms=0" in note
+    # exported, the file still names what Kernel Tuner tuned it for (it said "time"), and says so again
+    session = import_kt_cache(write(tmp_path, data))
+    export_kt_cache(session, tmp_path / "back.json")
+    assert json.loads((tmp_path / "back.json").read_text())["objective"] == objective
+    notes.clear()
+    import_kt_cache(tmp_path / "back.json", notes=notes)
+    assert any(f"Kernel Tuner tuned this cache for {objective!r}" in note for note in notes)
     notes.clear()
     data["objective"] = "time"
     import_kt_cache(write(tmp_path, data, "timed.json"), notes=notes)

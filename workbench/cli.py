@@ -1557,6 +1557,7 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
         from workbench.runner.autosave import refuse_autosave_folder
 
         refuse_autosave_folder(out)
+        replaced = _import_described(out) if not args.force else None  # (--force says where it kept it)
         prepare_output(out, force=args.force, inputs=[args.cache], replaceable=_is_imported_recording,
                        what="session imported from a Kernel Tuner cache")
         if backup is not None and has_journal(out):  # kept beside the backup, never dropped
@@ -1567,7 +1568,23 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
     for note in notes:  # after the save: a refused --out stays one line
         print(f"note: {note}", file=sys.stderr)
     print(f"imported {len(session.trials)} trials of {session.kernel} on {session.device.get('name', '?')} -> {args.out}")
+    if replaced is not None:  # an earlier import goes without a backup (its cache can make it again): said
+        print(f"replaced the earlier import there ({replaced})")
     return 0
+
+
+def _import_described(path: Path) -> str | None:
+    """``4362 trials of convolution_kernel on NVIDIA A100``: what an earlier import at ``path``
+    holds, for the line saying it was replaced (None: nothing readable there)."""
+    from workbench.core.domain.session import is_session_file, load_session
+
+    if not path.is_file() or not is_session_file(path):
+        return None
+    try:
+        earlier = load_session(path)
+    except WorkbenchError:
+        return None
+    return printable(f"{len(earlier.trials)} trials of {earlier.kernel} on {earlier.device.get('name', '?')}")
 
 
 def _is_imported_recording(path: Path) -> bool:

@@ -730,6 +730,16 @@ def _finite(value: Any) -> Any:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
+def _recorded_objective(session: Session) -> str:
+    """What Kernel Tuner tuned the imported cache for (``GFLOP/s``, an energy figure), else
+    ``time``: written back, a file read again still says so (and its import notes it again)."""
+    kt = session.extra.get("kernel_tuner") if isinstance(session.extra, dict) else None
+    objective = kt.get("objective") if isinstance(kt, dict) else None
+    if isinstance(objective, str) and objective.strip() and len(objective) <= 80 and objective.isprintable():
+        return objective
+    return "time"
+
+
 def _problem_size(session: Session, problem: Mapping[str, Any]) -> Any:
     """Kernel Tuner's ``problem_size`` of ``problem``, the one the trials ran at (a sweep measured
     at one size has the template's default as its own problem), or the recorded one of a session
@@ -817,7 +827,7 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
         "problem_size": _problem_size(session, problems[0] if problems else session.problem),
         "tune_params_keys": names,
         "tune_params": tune_params,
-        "objective": "time",
+        "objective": _recorded_objective(session),
         # the simulator's figures are a model's, not a measurement: the mark survives an import
         **({SIMULATED_KEY: True} if session.device.get("simulated") else {}),
         "cache": cache,
