@@ -882,3 +882,21 @@ def test_export_writes_every_trial_as_csv_or_a_kernel_tuner_cache_from_the_comma
         assert len(refused.stderr.strip().splitlines()) == 1
     refused = cli("export", session, back, "--format", "csv", "--out", tmp_path / "two.csv")
     assert refused.returncode == 2 and "one session" in refused.stderr
+
+
+def test_a_name_given_twice_in_one_object_is_said(tmp_path: Path) -> None:
+    """JSON keeps the last of a repeated name: a record given twice under one key, or a record's
+    time given twice, lost the first without a word."""
+    text = json.dumps(synthetic(False))
+    text = text.replace('"cache": {', '"cache": {"32,1,0": {"block_size_x": 32, "tile": 1, "use_shmem": 0, '
+                                      '"time": 0.001}, ', 1)
+    text = text.replace('"time": 1.0', '"time": 1.0, "time": 0.5', 1)
+    notes: list[str] = []
+    session = import_kt_cache(write(tmp_path, text), notes)
+    assert len(session.trials) == 5 and session.trials[0].metric("kt_time_ms") == 2.0  # the last record, its last time
+    assert session.trials[1].metric("kt_time_ms") == 0.5
+    (note,) = [n for n in notes if "given twice" in n]
+    assert "2 names given twice in one object (first 'time'" in note and "the last of each is read" in note
+    notes.clear()
+    import_kt_cache(write(tmp_path, synthetic(False)), notes)
+    assert not any("given twice" in n for n in notes)

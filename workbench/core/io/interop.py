@@ -164,9 +164,22 @@ def unpacked_limit(packed_bytes: int) -> int:
     return min(MAX_FILE_BYTES, max(ALWAYS_UNPACKED_BYTES, MAX_PACK_RATIO * packed_bytes))
 
 
-def _read_cache_json(path: Path, raw: bytes) -> tuple[Any, str | None]:
+def _read_cache_json(path: Path, raw: bytes, repeated: list[str] | None = None) -> tuple[Any, str | None]:
     """Parse a (possibly gzipped, possibly unfinished) Kernel Tuner cache file (``raw``: its bytes);
-    the second value says how an unfinished file was repaired (:data:`CLOSED`, :data:`CUT`) or is None."""
+    the second value says how an unfinished file was repaired (:data:`CLOSED`, :data:`CUT`) or is None.
+    ``repeated`` gets every name given twice in one object (a record's key in ``cache``, a field in
+    a record): JSON keeps the last, and the earlier record or figure went without a word."""
+    hook = None
+    if repeated is not None:
+        def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+            out = dict(pairs)
+            if len(out) < len(pairs):
+                seen: set[str] = set()
+                for name, _value in pairs:
+                    if name in seen:
+                        repeated.append(name)
+                    seen.add(name)
+            return out
     if raw[:2] == b"\x1f\x8b":
         limit = unpacked_limit(len(raw))
         try:  # read at most the limit: a small gzip file can expand without bound
@@ -187,7 +200,7 @@ def _read_cache_json(path: Path, raw: bytes) -> tuple[Any, str | None]:
     if not text.strip():
         raise SessionFormatError(f"{path}: the file is empty")
     try:
-        return loads_bounded(text), None
+        return loads_bounded(text, hook), None
     except json.JSONDecodeError as exc:
         first_error = exc
     except _IntTooLong as exc:
@@ -207,8 +220,10 @@ def _read_cache_json(path: Path, raw: bytes) -> tuple[Any, str | None]:
     for repair, closed in attempts:
         if not closed:
             continue
+        if repeated is not None:
+            del repeated[:]  # (the failed parse's names come again)
         try:
-            data = loads_bounded(closed)
+            data = loads_bounded(closed, hook)
         except _IntTooLong as exc:
             raise SessionFormatError(f"{path}: {exc}") from None
         except (json.JSONDecodeError, RecursionError):
@@ -520,7 +535,8 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
     p = Path(path)
     source = str(p)
     raw_bytes = read_capped(p, "Kernel Tuner cache file", MAX_FILE_BYTES)
-    data, unfinished = _read_cache_json(p, raw_bytes)
+    repeated: list[str] = []
+    data, unfinished = _read_cache_json(p, raw_bytes, repeated)
     if not isinstance(data, dict):
         raise SessionFormatError(f"{source}: expected a JSON object at the top, got {type(data).__name__}")
     for key in ("tune_params_keys", "tune_params", "cache"):
@@ -645,6 +661,11 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
     if notes is not None:
         notes.extend(_objective_note(source, data.get("objective"), trials))
         notes.extend(_unread_times_note(source, cache_keys, records))
+        if repeated:
+            count = len(repeated)
+            notes.append(f"{source}: {count} name{'s' if count > 1 else ''} given twice in one object (first "
+                         f"{printable(repeated[0][:80])!r}: a record's key in cache, or a field of a record); the "
+                         "last of each is read, as Kernel Tuner's own reader does, and the earlier one is not")
         if unread:
             fields = "; ".join(f"{name!r}: {why}" for name, why in list(unread.items())[:4])
             more = f"; and {len(unread) - 4} more" if len(unread) > 4 else ""
