@@ -476,3 +476,17 @@ def test_start_on_a_reopened_sweep_says_the_charts_show_one_size() -> None:
         "continuing this session: 45 trials so far; the charts show every run's trials at the size shown (of 3); "
         "File > New session starts a fresh one")
     assert "the charts show them all" in _continued_note(10, "agents", "agents")
+
+
+def test_the_sizes_status_says_which_sizes_ended_by_their_own_rule(window, tmp_path):
+    """A sweep run with --patience ends each size on its plateau: the tab said nothing of why they
+    are short of the plan's evaluations (and called them unfinished before the plan kept it)."""
+    path = tmp_path / "s.json"
+    run = start_run(RunRequest(kernel="reduce_sum", backend="sim", strategy="random", budget=40, patience=2,
+                               sizes={"n": [4096, 1 << 20]}, executor="inline"), path)
+    run.run()
+    window.open_session(path)
+    window.size_view.refresh()
+    text = window.size_view.status.text()
+    assert "2 sizes ended before their 40 evaluations, by their own rule: n=4096 at " in text, text
+    assert "(plateau)" in text and "lack evaluations" not in text

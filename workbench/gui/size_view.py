@@ -268,6 +268,8 @@ class SizeView(QWidget):
         progress = sweep_progress(session)  # (None also for a hand-edited plan: said where the file is opened)
         planned = progress.planned if progress is not None else 0
         unfinished = progress.text() if progress is not None else ""
+        if progress is not None and progress.ended_text():  # short of the plan by its rules: said, not unfinished
+            unfinished = "; ".join(part for part in (unfinished, progress.ended_text()) if part)
         if len(self.rows) < 2 and planned > 1:  # a sweep whose second size has no trial yet (running)
             self.status.setText(f"a sweep of {planned} sizes, {len(self.rows)} of them {self.verb}: the plots appear "
                                 "once a second size has trials")

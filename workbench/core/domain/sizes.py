@@ -316,6 +316,22 @@ class SweepProgress:
                 f"({self.plan.budget} each): {'; '.join(parts) if len(started) > 2 else ', '.join(parts)}")
 
 
+    def ended_text(self) -> str:
+        """``2 sizes ended before their 30 evaluations, by their own rule: n=4096 at 4 (plateau),
+        n=65536 at 9 (plateau)`` ('' when none did)."""
+        if not self.ended:
+            return ""
+
+        def named(problem: Mapping[str, Any]) -> str:
+            return ", ".join(f"{k}={_text(problem[k])}" for k in self.plan.sizes if k in problem)
+
+        count = len(self.ended)
+        shown = ", ".join(f"{named(p)} at {n} ({end})" for p, n, end in self.ended[:4])
+        more = f" and {count - 4} more" if count > 4 else ""
+        return (f"{count} size{'s' if count != 1 else ''} ended before {'their' if count != 1 else 'its'} "
+                f"{self.plan.budget} evaluations, by {'their' if count != 1 else 'its'} own rule: {shown}{more}")
+
+
 def sweep_progress(session: Session) -> SweepProgress | None:
     """The session's sweep and the sizes it has not finished (None: not a sweep, or a plan in
     the file that does not read, which opening the file says)."""
