@@ -427,7 +427,7 @@ def test_an_export_of_imported_trials_says_that_a_file_read_back_ranks_by_kernel
     session = import_kt_cache(write(tmp_path, data))
     notes: list[str] = []
     assert export_kt_cache(session, tmp_path / "out.json", notes) == len(records)
-    assert len(notes) == 1 and notes[0].startswith("1 of ") and "ranks by `time`" in notes[0]
+    assert len(notes) == 1 and notes[0].startswith("1 of ") and "has `time` as its latency" in notes[0]
     first, second = (session.trials[i].config for i in (0, 1))
     changed = [f"{n}={second[n]} instead of {first[n]}" for n in first if first[n] != second[n]]
     assert f"the fastest config is another ({', '.join(changed)}: 2 ms by `time`" in notes[0]
@@ -440,6 +440,22 @@ def test_an_export_of_imported_trials_says_that_a_file_read_back_ranks_by_kernel
     notes.clear()
     export_kt_cache(plain, tmp_path / "plain.json", notes)
     assert notes == []
+    data = synthetic(False)  # a mean differing from the median by rounding alone is no difference
+    data["cache"]["32,1,0"]["times"], data["cache"]["32,1,0"]["time"] = [0.1, 0.2, 0.3], 0.20000000000000004
+    export_kt_cache(import_kt_cache(write(tmp_path, data)), tmp_path / "rounded.json", notes)
+    assert notes == []
+
+
+def test_a_kt_cache_export_keeps_a_benchmarks_own_timing_named_metrics(tmp_path: Path) -> None:
+    """Only compile_s is written as a Kernel Tuner timing field alone (an import reads it back from
+    compile_time); a benchmark's own ``benchmark_s`` beside the worker's timing was dropped."""
+    session = Session(kernel="k", trials=[Trial(0, Config({"x": 1}), Measurement(
+        Status.OK, {"latency_ms": 1.0, "benchmark_s": 8.5, "compile_s": 0.25}), 0.0, 1.0,
+        {"benchmark_s": 0.5, "compile_s": 0.25})])
+    export_kt_cache(session, tmp_path / "out.json")
+    (record,) = json.loads((tmp_path / "out.json").read_text())["cache"].values()
+    assert record["benchmark_s"] == 8.5 and record["benchmark_time"] == 500.0
+    assert "compile_s" not in record and record["compile_time"] == 250.0
 
 
 def test_a_cache_whose_session_could_not_be_opened_again_is_refused(tmp_path: Path) -> None:
