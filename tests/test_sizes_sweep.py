@@ -894,8 +894,8 @@ def test_a_size_that_ended_by_its_own_rule_is_not_called_unfinished(cli, tmp_pat
                "--sizes", "n=4096,65536", "--budget", "30", "--patience", "3", "--quiet", "--out", out).returncode == 0
     session = load_session(out)
     plan = sweep_plan(session)
-    assert set(plan.ended.values()) == {"plateau"} and len(plan.ended) == 2
-    assert all(len(trials) < 30 for trials in trials_by_problem(session).values())
+    counts = {key: len(trials) for key, trials in trials_by_problem(session).items()}
+    assert plan.ended == {key: ("plateau", n) for key, n in counts.items()} and all(n < 30 for n in counts.values())
     shown = json.loads(cli("show", out, "--json").stdout)
     assert shown["sweep"]["unfinished"] == [] and shown["sweep"]["note"] is None
     assert [e["reason"] for e in shown["sweep"]["ended"]] == ["plateau", "plateau"]
@@ -905,22 +905,56 @@ def test_a_size_that_ended_by_its_own_rule_is_not_called_unfinished(cli, tmp_pat
     exported = cli("export", out, "--format", "dispatch", "--out", tmp_path / "d.h")
     assert exported.returncode == 0 and "unfinished" not in exported.stderr
     # a new number per size asks every size for more: the ends under the old one are forgotten
-    counts = sorted(len(trials) for trials in trials_by_problem(session).values())
-    assert cli("tune", "--out", out, "--resume", "--budget", str(counts[0] + 1), "--quiet").returncode == 0
+    fewest = min(counts.values())
+    assert cli("tune", "--out", out, "--resume", "--budget", str(fewest + 1), "--quiet").returncode == 0
     assert sweep_plan(load_session(out)).ended == {}
+
+
+def test_only_a_sizes_own_search_marks_how_it_ended_and_other_trials_there_unmark_it(cli, tmp_path: Path) -> None:
+    """A refinement ends "exhausted" (it has no configs to propose): it marked every size of an
+    unfinished sweep as ended, hiding what it lacked. A size measured again since its search ended
+    (a search killed, missing cells) is judged by its count again, and a plan that does not read
+    no longer stops the run from saving."""
+    out = tmp_path / "s.json"
+    base = ("--backend", "sim", "--resources", "estimated", "--executor", "inline", "--quiet")
+    assert cli("tune", "reduce_sum", *base, "--sizes", "n=4096,65536", "--budget", "3", "--out", out).returncode == 0
+    doc = json.loads(out.read_text())
+    doc["extra"]["sweep"]["budget"] = 6  # as a sweep killed halfway
+    out.write_text(json.dumps(doc))
+    assert cli("tune", "--out", out, "--resume", "--refine-only", "--quiet").returncode == 0
+    assert sweep_plan(load_session(out)).ended == {}
+    shown = json.loads(cli("show", out, "--json").stdout)["sweep"]
+    assert len(shown["unfinished"]) == 2 and shown["ended"] == []
+    doc = json.loads(out.read_text())  # a mark at fewer trials than the size has now: not an end any more
+    doc["extra"]["sweep"]["ended"] = {problem_key({**doc["problem"], "n": 4096}): {"reason": "plateau", "trials": 2}}
+    out.write_text(json.dumps(doc))
+    shown = json.loads(cli("show", out, "--json").stdout)["sweep"]
+    assert len(shown["unfinished"]) == 2 and shown["ended"] == []
+    doc["extra"]["sweep"]["budget"] = 0  # unreadable: the run's end still saves the session
+    out.write_text(json.dumps(doc))
+    from workbench.runner.sweep import SweepRun
+
+    session = load_session(out)
+    sweep = SweepRun(session, [], lambda p, b: None, None, None, True, None, searches=True)
+    sweep._note_end({**session.problem, "n": 4096}, "plateau")
+    assert session.extra["sweep"]["budget"] == 0
 
 
 def test_a_plan_keeps_only_early_ends_and_a_file_cannot_claim_another() -> None:
     plan = SweepPlan({"n": (1, 2)}, 10)
-    ended = plan.with_end({"n": 1}, "plateau").with_end({"n": 2}, "exhausted")
-    assert ended.ended == {problem_key({"n": 1}): "plateau", problem_key({"n": 2}): "exhausted"}
-    assert ended.with_end({"n": 1}, "budget").ended == {problem_key({"n": 2}): "exhausted"}  # measured again
-    assert ended.with_end({"n": 2}, "stopped").with_end({"n": 1}, "error").ended == {}
+    ended = plan.with_end({"n": 1}, "plateau", 4).with_end({"n": 2}, "exhausted", 7)
+    assert ended.ended == {problem_key({"n": 1}): ("plateau", 4), problem_key({"n": 2}): ("exhausted", 7)}
+    assert ended.ended_at({"n": 1}, 4) == "plateau"
+    assert ended.ended_at({"n": 1}, 5) is None  # other trials since (a search killed, a cell measured)
+    assert ended.with_end({"n": 1}, "budget", 10).ended == {problem_key({"n": 2}): ("exhausted", 7)}
+    assert ended.with_end({"n": 2}, "stopped", 8).with_end({"n": 1}, "error", 4).ended == {}
     assert SweepPlan.merged(ended, {"n": [3]}).ended == ended.ended
     from workbench.core.domain.session import Session
 
     assert sweep_plan(Session(kernel="k", problem={"n": 1}, extra={"sweep": ended.to_dict()})) == ended
-    for bad in ("budget", "done", 3):
+    for bad, match in (({"reason": "budget", "trials": 1}, "is not an end"), ("plateau", "is not an end"),
+                       ({"reason": "plateau", "trials": -1}, "is not a number of trials"),
+                       ({"reason": "plateau", "trials": 1.5}, "is not a number of trials")):
         extra = {"sweep": {**ended.to_dict(), "ended": {'{"n":1}': bad}}}
-        with pytest.raises(WorkbenchError, match=r"extra\.sweep\.ended: .* is not an end \(one of plateau"):
+        with pytest.raises(WorkbenchError, match=r"extra\.sweep\.ended: .* " + match):
             sweep_plan(Session(kernel="k", problem={"n": 1}, extra=extra))

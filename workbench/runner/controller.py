@@ -652,7 +652,7 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
         sized = dataclasses.replace(size_request, problem=dict(problem), budget=budget)
         return _prepare(sized, session, output, None, size=problem, warm=plan.warm_start)
 
-    return SweepRun(session, todo, prepare_size, output, lock, base.continued, spec, base.warnings)
+    return SweepRun(session, todo, prepare_size, output, lock, base.continued, spec, base.warnings, searches=True)
 
 
 def _with_measured_sizes(session: Session, sizes: Mapping[str, Sequence[Any]]) -> dict[str, tuple[Any, ...]]:

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from workbench.core.domain.search_objective import Objective
 from workbench.core.domain.session import Session
-from workbench.core.domain.sizes import set_sweep_plan, sweep_plan
+from workbench.core.domain.sizes import problem_key, set_sweep_plan, sweep_plan, trials_by_problem
 from workbench.core.errors import WorkbenchError
 from workbench.core.io.session_lock import SessionLock
 from workbench.runner.events import Event, Progress, RunFinished, Subscribers
@@ -41,8 +41,12 @@ class SweepRun:
     """The sizes of a sweep still to measure, run one after another under one lock."""
 
     def __init__(self, session: Session, todo: Sequence[SizeRun], prepare: PrepareSize, output: Path | None,
-                 lock: SessionLock | None, continued: bool, spec: Any, warnings: Sequence[str] = ()) -> None:
+                 lock: SessionLock | None, continued: bool, spec: Any, warnings: Sequence[str] = (),
+                 *, searches: bool = False) -> None:
         self.session = session
+        #: Whether each size's run is the sweep's own search (not a refinement, a re-measurement or
+        #: missing cells measured): only its end says whether the size ended by its own rule.
+        self.searches = searches
         self.todo = list(todo)
         self._prepare = prepare
         self.output = output
@@ -176,7 +180,8 @@ class SweepRun:
                     run.engine.refine_wait_s = self.refine_wait_s
                 if previous is not None:  # a demonstration's pace holds across sizes
                     run.engine.hand_pace_from(previous.engine)
-                run.engine.on_end = lambda end, problem=item.problem: self._note_end(problem, end)
+                if self.searches:
+                    run.engine.on_end = lambda end, problem=item.problem: self._note_end(problem, end)
                 if objective is not None:
                     run.set_objective(objective)
                 if paused:
@@ -218,11 +223,16 @@ class SweepRun:
         return result
 
     def _note_end(self, problem: Mapping[str, Any], reason: str) -> None:
-        """Keep in the session's plan whether this size ended by its own rule (see
-        :attr:`SweepPlan.ended`), before its run saves the session."""
-        plan = sweep_plan(self.session)
+        """Keep in the session's plan whether this size ended by its own rule, and at how many
+        trials (see :attr:`SweepPlan.ended`), before its run saves the session. A plan that does
+        not read (a hand-edited file, which opening it said) is left as it is: the save comes first."""
+        try:
+            plan = sweep_plan(self.session)
+        except WorkbenchError:
+            return
         if plan is not None:
-            set_sweep_plan(self.session, plan.with_end(problem, reason))
+            trials = len(trials_by_problem(self.session).get(problem_key(problem), ()))
+            set_sweep_plan(self.session, plan.with_end(problem, reason, trials))
 
     def _summary(self, ends: Sequence[str] = ()) -> str:
         text = f"{len(self.todo)} sizes measured, {self.evaluations} evaluations"

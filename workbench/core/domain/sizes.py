@@ -203,25 +203,33 @@ class SweepPlan:
     sizes: Mapping[str, tuple[Value, ...]]
     budget: int
     warm_start: bool = True
-    #: Sizes whose last run ended by its own rule before the plan's evaluations (problem key ->
-    #: the end, one of :data:`EARLY_ENDS`): done as asked, not unfinished. Without it a sweep run
-    #: with --patience, or of a space smaller than its budget, read as unfinished for good.
-    ended: Mapping[str, str] = field(default_factory=dict)
+    #: Sizes whose last search ended by its own rule before the plan's evaluations: problem key ->
+    #: (the end, one of :data:`EARLY_ENDS`; the size's trials then). Done as asked while the size
+    #: still has those trials, not unfinished: without it a sweep run with --patience, or of a space
+    #: smaller than its budget, read as unfinished for good. A size with other trials since (a
+    #: search of it killed, cells measured there) is judged by its count again.
+    ended: Mapping[str, tuple[str, int]] = field(default_factory=dict)
 
     def problems(self, base: Mapping[str, Any]) -> list[dict[str, Any]]:
         return size_grid(base, self.sizes)
 
     def to_dict(self) -> dict[str, Any]:
+        ended = {key: {"reason": reason, "trials": trials} for key, (reason, trials) in self.ended.items()}
         return {"sizes": {k: list(v) for k, v in self.sizes.items()}, "budget": self.budget,
-                "warm_start": self.warm_start, **({"ended": dict(self.ended)} if self.ended else {})}
+                "warm_start": self.warm_start, **({"ended": ended} if ended else {})}
 
-    def with_end(self, problem: Mapping[str, Any], reason: str) -> "SweepPlan":
-        """This plan with how the run of ``problem`` ended: kept when it is one of :data:`EARLY_ENDS`,
-        forgotten otherwise (reached its evaluations, stopped, or failed)."""
+    def with_end(self, problem: Mapping[str, Any], reason: str, trials: int) -> "SweepPlan":
+        """This plan with how the search of ``problem`` ended, at ``trials`` trials there: kept when
+        it is one of :data:`EARLY_ENDS`, forgotten otherwise (reached its evaluations, stopped, failed)."""
         ended = {k: v for k, v in self.ended.items() if k != problem_key(problem)}
         if reason in EARLY_ENDS:
-            ended[problem_key(problem)] = reason
+            ended[problem_key(problem)] = (reason, trials)
         return dataclasses.replace(self, ended=ended)
+
+    def ended_at(self, problem: Mapping[str, Any], trials: int) -> str | None:
+        """How ``problem``'s search ended by its own rule, if it did with the ``trials`` it has now."""
+        mark = self.ended.get(problem_key(problem))
+        return mark[0] if mark is not None and mark[1] == trials else None
 
     def merged(self, sizes: Mapping[str, Sequence[Value]]) -> "SweepPlan":
         """This plan with more values (a continued sweep given ``--sizes``): new values of a swept
@@ -271,15 +279,21 @@ def sweep_plan(session: Session) -> SweepPlan | None:
         out[name] = tuple(values)
     if math.prod(len(v) for v in out.values()) > MAX_SWEEP_PROBLEMS:
         raise WorkbenchError(f"{where}.sizes: more than {MAX_SWEEP_PROBLEMS} sizes")
-    ended = raw.get("ended", {})
-    if type(ended) is not dict or len(ended) > MAX_SWEEP_PROBLEMS:
+    raw_ended = raw.get("ended", {})
+    if type(raw_ended) is not dict or len(raw_ended) > MAX_SWEEP_PROBLEMS:
         raise WorkbenchError(f"{where}.ended: expected an object of sizes and how their runs ended")
-    for key, reason in ended.items():
+    ended: dict[str, tuple[str, int]] = {}
+    for key, mark in raw_ended.items():
         if len(key) > 10_000:
             raise WorkbenchError(f"{where}.ended: a key of {len(key):,} characters is no size")
+        reason = mark.get("reason") if type(mark) is dict else None
+        trials = mark.get("trials") if type(mark) is dict else None
         if reason not in EARLY_ENDS:
             raise WorkbenchError(f"{where}.ended: {str(reason)[:40]!r} is not an end "
                                  f"(one of {', '.join(EARLY_ENDS)})")
+        if type(trials) is not int or not 0 <= trials < 2**63:
+            raise WorkbenchError(f"{where}.ended: {str(trials)[:40]!r} is not a number of trials")
+        ended[key] = (reason, trials)
     return SweepPlan(out, budget, warm, ended)
 
 
@@ -343,7 +357,7 @@ def sweep_progress(session: Session) -> SweepProgress | None:
         return None
     groups = trials_by_problem(session)
     problems = plan.problems(session.problem)
-    counts = [(p, len(groups.get(problem_key(p), ())), plan.ended.get(problem_key(p))) for p in problems]
+    counts = [(p, n, plan.ended_at(p, n)) for p in problems for n in [len(groups.get(problem_key(p), ()))]]
     return SweepProgress(plan, len(problems), tuple((p, n) for p, n, end in counts if n < plan.budget and end is None),
                          tuple((p, n, end) for p, n, end in counts if n < plan.budget and end is not None))
 
