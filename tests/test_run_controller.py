@@ -594,6 +594,10 @@ def test_a_read_only_file_that_is_no_session_is_refused_for_what_it_is(cli, tmp_
     line = one_line_error(cli("tune", "--resume", str(cache), "--budget", "2"))
     assert "a gzip-compressed file, not a session" in line and "read-only" not in line
     assert cache.stat().st_mode & 0o777 == 0o444 and not lock_path(cache).exists()
+    large = tmp_path / "large.json"  # past the size read to say what it is: refused as read-only, unread
+    large.write_text('{"cache": {}, "pad": "' + "x" * (16 * 1024 * 1024) + '"}')
+    large.chmod(0o444)
+    assert "is read-only" in one_line_error(cli("tune", "--resume", str(large), "--budget", "2"))
 
 
 def test_a_lent_lock_stays_with_its_holder_after_the_run(tmp_path: Path) -> None:

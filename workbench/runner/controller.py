@@ -42,6 +42,7 @@ from workbench.core.domain.session import (
     clean_stale_temporaries,
     disk_key,
     has_journal,
+    is_session_file,
     journal_path,
     load_session,
     new_session_id,
@@ -247,8 +248,11 @@ def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, res
         _check_writable(out, "continue into another file with --out OTHER" if resume
                         else "name another file with --out")
     except WorkbenchError:
-        if resume and out.is_file():  # a file that is no session (a cache, a gzipped one) says so
-            load_session(out)         # first: making it writable would only lead to that refusal
+        # A file that is no session (a cache, a gzipped one) says so first: making it writable would
+        # only lead to that refusal. Read only when it is small: parsing a large file that is no
+        # session took seconds and gigabytes to refuse it, and a session is refused as read-only.
+        if resume and out.is_file() and out.stat().st_size <= _SNIFFED_BYTES and not is_session_file(out):
+            load_session(out)
         raise
     _refuse_code_as_output(request, out, inputs)
     if not resume:  # (continuing an autosave, as recovering it does, stays allowed)
@@ -272,6 +276,10 @@ def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, res
     except BaseException:
         lock.release()
         raise
+
+
+#: Largest read-only file ``--resume`` reads to say what it is instead of that it is read-only.
+_SNIFFED_BYTES = 16 * 1024 * 1024
 
 
 def _lock(out: Path, held: SessionLock | None) -> SessionLock:
