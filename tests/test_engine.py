@@ -230,6 +230,28 @@ def test_pause_resume_and_stop_from_another_thread(monkeypatch):
     assert len(session.trials) < target.space.count()
 
 
+def test_a_run_paused_before_it_starts_measures_nothing_until_resumed(monkeypatch):
+    """The default config went to a worker without a look at the pause: a sweep paused during one
+    size measured the next size's first candidate with the button reading "Resume"."""
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.01")
+    spec, target, session, search = _setup("slow")
+    session.default_config = next(iter(target.space))
+    engine = Engine(session, search, spec, budget=3, pool_factory=InlinePool)
+    started: list = []
+    engine.subscribe(lambda e: started.append(e) if isinstance(e, TrialStarted) else None)
+    engine.pause()
+    result: list[RunFinished] = []
+    thread = threading.Thread(target=lambda: result.append(engine.run()))
+    thread.start()
+    time.sleep(0.5)
+    seen, measured = len(started), len(session.trials)
+    engine.resume()  # (before asserting: a failed test must not leave the run paused for ever)
+    thread.join(20)
+    assert seen == 0 and measured == 0
+    assert result[0].reason == "budget" and len(session.trials) == 3
+    assert session.trials[0].config == session.default_config
+
+
 def test_output_file_is_saved_and_journal_removed(tmp_path):
     spec, target, session, search = _setup("trivial")
     out = tmp_path / "run.json"

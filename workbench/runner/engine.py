@@ -404,7 +404,11 @@ class Engine:
                     if self.time_limit_s is not None and self._elapsed() >= self.time_limit_s:
                         break
                     self._stop.wait(min(POLL_S, max(0.0, self._next_paced - time.monotonic())))
-                if self.budget is None or self.budget > 0:
+                # nor while paused: a run paused as it started (a sweep's next size) measured its
+                # default config all the same, with the button reading "Resume"
+                while self.paused and not self._stop.is_set():
+                    self._wait_paused()
+                if (self.budget is None or self.budget > 0) and not self._stop.is_set():
                     in_flight[default.id] = default
                     strategy.exclude((default.id,))
                     pool.submit(default)
