@@ -223,6 +223,7 @@ def test_a_chart_never_shown_exports_with_its_axes_laid_out(window, qtbot, tmp_p
     chart = window.roofline_chart
     assert not chart.isVisible()
     window.export_chart("roofline", str(tmp_path / "roofline.png"))
+    assert window.statusBar().currentMessage() == f"exported {tmp_path / 'roofline.png'}"  # said, as a save is
     left = chart.plot.getAxis("left")
     top = max(value for level in left.tickValues(*left.range, left.height()) for value in level[1])
     widest = QFontMetrics(left.style.get("tickFont") or left.font()).horizontalAdvance(f"{10 ** top:.0f}")

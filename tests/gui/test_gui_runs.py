@@ -120,6 +120,21 @@ def test_start_after_stop_goes_on_to_the_budget_as_after_reopening(window, qtbot
     assert window.toolbar.budget.value() == 40  # all measured: the recorded budget again, as on reopening
 
 
+def test_pause_and_stop_are_off_once_a_stop_is_asked_for(window, qtbot, monkeypatch):
+    """Stopped while paused, the window said "stopping..." beside an enabled Resume."""
+    merit = str(Path(__file__).parents[1] / "fixtures" / "merit_bench.py")
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
+    window.trusted_code.add(Path(merit).resolve())
+    window.start_run({"kernel": merit, "backend": "python", "strategy": "random", "budget": 40, "seed": 1})
+    qtbot.waitUntil(lambda: window.model.n >= 2, timeout=30_000)
+    window._on_pause()
+    assert window.toolbar.pause.text() == "Resume" and window.toolbar.pause.isEnabled()
+    with qtbot.waitSignal(window.run_done, timeout=30_000):
+        window.stop_run()
+        assert not window.toolbar.pause.isEnabled() and not window.toolbar.stop.isEnabled()
+    assert window.toolbar.start.isEnabled()
+
+
 def test_the_row_the_window_picked_follows_the_new_best_and_the_persons_pick_stays(window, qtbot, tmp_path):
     """The window selects the best when a run ends; a continued run that found a better one left
     the table, source view and chart ring on the old one while the card named the new one."""

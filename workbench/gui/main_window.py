@@ -171,6 +171,8 @@ class MainWindow(QMainWindow):
         #: counts as going even when its thread has returned: a run started in that gap would be
         #: taken for the one whose end is still queued.
         self._run_closed = True
+        #: The status bar's last word on a change of objective mid-run, cleared when the run ends.
+        self._retargeted = ""
         self.last_result: Any = None
         self._progress: Any = None  # the run's latest progress, shown on the next refresh tick
         #: The toolbar's request right after a session was shown: Start with these same choices
@@ -611,14 +613,16 @@ class MainWindow(QMainWindow):
         engine.set_objective(objective)
         # said, so a change mid-run is not taken for a re-ranking of what was measured alone
         described = objective.describe()
-        bounds = ", ".join(described["constraints"]) or "no constraints"
+        # as the views write a limit (latency_ms <= 0.610487), not a slider position's every digit
+        bounds = ", ".join(b.shown for b in self.model.constraints.bounds()) or "no constraints"
         if running:  # a Pareto search follows the bounds; the weights rank only the views
             steer = f"the Pareto front of {', '.join(running)} (the weights rank the views, not this search)"
         else:
             terms = ", ".join(f"{metric} {term['share']:.0%}" for metric, term in described["terms"].items())
             steer = f"score {terms or 'latency'}"
-        self.statusBar().showMessage(f"the running search follows the new objective from its next proposal: "
-                                     f"{bounds}; {steer}", 8000)
+        self._retargeted = (f"the running search follows the new objective from its next proposal: "
+                            f"{bounds}; {steer}")
+        self.statusBar().showMessage(self._retargeted, 8000)
 
     def _fill_size_picker(self) -> None:
         """List the session's sizes (shown only for a sweep) with the size shown selected."""
@@ -1202,6 +1206,9 @@ class MainWindow(QMainWindow):
         if self.running and self.engine_thread is not None:
             self.engine_thread.stop()
             self.toolbar.show_state("stopping...")
+            # nothing left to pause or stop: Pause stayed enabled, reading "Resume", while it stopped
+            self.toolbar.pause.setEnabled(False)
+            self.toolbar.stop.setEnabled(False)
 
     def wait_for_run(self, timeout_s: float = 60.0) -> bool:
         """Block (GUI thread) until the engine thread ends; used when closing."""
@@ -1212,6 +1219,9 @@ class MainWindow(QMainWindow):
     def _on_run_finished(self, result: Any) -> None:
         if self.sender() is not self.engine_thread or self._run_closed:  # closing showed this end already
             return
+        if self._retargeted and self.statusBar().currentMessage() == self._retargeted:
+            self.statusBar().clearMessage()  # it spoke of a search that is no longer running
+        self._retargeted = ""
         assert self.engine_thread is not None  # it sent this
         self.engine_thread.wait()  # it emitted as its last act: returns at once
         self._run_closed = True
@@ -1676,8 +1686,10 @@ class MainWindow(QMainWindow):
         return target
 
     def _exported(self, target: Path) -> None:
-        """Note a file this window has just written (with its size and time, so a file put there
-        since is not taken for it)."""
+        """Say where an export went, and note the file this window has just written (with its size
+        and time, so a file put there since is not taken for it). A chart exported for a slide
+        gave no sign that it was written."""
+        self.statusBar().showMessage(f"exported {target}", 8000)
         try:
             info = target.stat()
         except OSError:
