@@ -601,3 +601,25 @@ def test_the_score_axis_says_what_a_score_is_relative_to(window) -> None:
     """A score is a fraction of the best trial seen, so a new best moves every earlier point down and
     the best-so-far line always ends at 1: 'score' alone read as convergence to a perfect score."""
     assert left_title(window.charts["score"].plot) == "score (1 = best seen)"
+
+
+@pytest.mark.parametrize("span", [(0, 1), (-0.05, 1.05), (6, 8), (0, 3000)])
+def test_the_score_charts_trial_axis_is_labelled_with_whole_numbers_only(qapp, span) -> None:
+    """A run's first two trials read "0 0.5 1" on the score chart, and one size of a sweep
+    "6 6.5 7 7.5 8": trials are counted, not measured."""
+    from workbench.gui.plot_axes import ReadableAxis
+
+    axis = ReadableAxis("bottom")
+    axis.integers = True
+    levels = axis.tickValues(span[0], span[1], 400)
+    values = [v for _spacing, level in levels for v in level]
+    assert values and all(float(v).is_integer() for v in values)
+    assert all(spacing >= 1 for spacing, _level in levels)
+    assert set(values) >= {float(v) for v in range(math.ceil(span[0]), math.floor(span[1]) + 1)
+                           if span[1] - span[0] < 10}
+    plain = ReadableAxis("bottom")  # other axes keep pyqtgraph's steps
+    assert any(not float(v).is_integer() for _s, level in plain.tickValues(0, 1, 400) for v in level)
+
+
+def test_the_score_chart_counts_trials_on_a_whole_number_axis(window) -> None:
+    assert window.charts["score"].plot.getAxis("bottom").integers

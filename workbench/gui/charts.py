@@ -236,6 +236,7 @@ class ScoreChart(_ChartBase):
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(model, parent)
         self.plot.setLabel("bottom", "trial")
+        self.plot.getAxis("bottom").integers = True  # trial numbers: never "6.5"
         set_left_title(self.plot, "score (1 = best seen)")  # relative: a new best moves every point down
         # scores are fractions of the best (1.0 = best seen): never "score (x0.001)" over a flat axis
         self.plot.getAxis("left").enableAutoSIPrefix(False)

@@ -170,6 +170,8 @@ class ReadableAxis(CategoryAxis):
         #: ordinary numbers, since no label at all would leave the axis unreadable.
         self.values_only = False
         self._by_category = False  # how the last paint labelled the axis
+        #: Whole numbers only (trial numbers): a run's first two trials read "0 0.5 1".
+        self.integers = False
 
     def set_categories(self, positions: Sequence[float], labels: Sequence[str], values_only: bool = False) -> None:
         self.values_only = values_only
@@ -185,6 +187,12 @@ class ReadableAxis(CategoryAxis):
         if self._by_category:
             return super().tickValues(minVal, maxVal, size)
         self.setToolTip("")
+        if not self.logMode and self.integers:
+            levels = [(spacing, [v for v in values if float(v).is_integer()])
+                      for spacing, values in pg.AxisItem.tickValues(self, minVal, maxVal, size) if spacing >= 1]
+            if not any(values for _spacing, values in levels):  # a span of a unit or less
+                levels = [(1.0, [float(v) for v in range(math.ceil(low), math.floor(high) + 1)])]
+            return levels
         if not self.logMode:
             return pg.AxisItem.tickValues(self, minVal, maxVal, size)
         measure, gap = self.measure()
