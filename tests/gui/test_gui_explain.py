@@ -1008,3 +1008,19 @@ def test_a_row_the_window_picked_follows_the_recommendation_when_the_objective_m
     model.select(None)  # and so does no selection, which the person chose
     model.set_constraints(extra=())
     assert model.selected is None
+
+
+@pytest.mark.parametrize("how", ["replayed", "recorded"])
+def test_why_fast_says_a_recordings_latency_was_recorded_earlier(window, cli, tmp_path, landscape, how):
+    """The badge said REPLAY, and the panel beside it "measured"."""
+    path = tmp_path / "s.json"
+    if how == "replayed":
+        assert cli("tune", "--replay", landscape("pnpoly_RTX_3090.json"), "--budget", "3", "--executor", "inline",
+                   "--quiet", "--out", path).returncode == 0
+    else:
+        assert cli("import-kt", landscape("pnpoly_RTX_3090.json"), "--out", path).returncode == 0
+    window.open_session(path)
+    window.model.select(window.model.ranking.best)
+    window.why_view.refresh()
+    title = window.why_view.title.text()  # as the badge names it (an import opened here is replayed)
+    assert " ms, recorded earlier (" in title and "measured" not in title, title

@@ -19,6 +19,7 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
+from workbench.core.domain.records import provenance
 from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, LABEL_FILL, LABEL_Z, OUTLINE, _ChartBase, _scatter
 from workbench.gui.explain import breakdown, roofline
 from workbench.gui.model import SessionModel
@@ -127,7 +128,11 @@ class WhyView(QWidget):
             self.facts.setText(html.escape(trial.measurement.message))
             return
         info = breakdown(trial, model.session.device or {})
-        where = "modelled by the simulator" if info.simulated else "measured"
+        # as the badge says where the numbers come from: a replay's were measured, but earlier
+        origin = provenance(model.session.device or {}, model.session.backend.get("kind"))
+        where = ("modelled by the simulator" if info.simulated else
+                 {"replayed": "recorded earlier (replayed)", "recorded": "recorded earlier (imported)"}.get(origin,
+                                                                                                           "measured"))
         self.title.setText(f"{head} {fmt(info.latency_ms)} ms, {where}")
         names = [t[0] for t in info.time_terms]
         values = [t[1] for t in info.time_terms]
