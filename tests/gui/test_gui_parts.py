@@ -963,3 +963,33 @@ def test_a_chart_of_no_successful_trial_keeps_its_limit_label_off_the_message_an
     window.model.set_constraints(max_latency_ms=100.0)
     window.refresh()
     assert not chart.no_data.isVisible() and chart.latency_line.label.orthoPos == LIMIT_LABEL_AT
+
+
+@pytest.mark.parametrize("limit", [1.6, 3.5, 5.4])
+def test_the_latency_limits_label_stays_inside_the_plot_shortened_where_needed(window, qtbot, limit):
+    """pyqtgraph put the label on the side of the view's middle whatever its width: a limit a
+    little right of the middle had it run under the left axis ("x latency 0.6105 ms") in
+    presentation mode and in exported charts. It goes to the side with room, shortened to
+    "≤ 1.6 ms" where neither side has room for the whole; and it reads the line's value as the
+    line is dragged (a text fixed when the limit was set showed the old one meanwhile)."""
+    window.model.set_session(_session())
+    window.model.set_constraints(max_latency_ms=limit)
+    window.refresh()
+    chart = window.tradeoff_chart
+    chart.resize(260, 300)  # narrow: the whole label fits on neither side somewhere
+    qtbot.wait(50)
+    label = chart.latency_line.label
+    label.updatePosition()
+    view = chart.plot.getViewBox().sceneBoundingRect()
+    box = label.sceneBoundingRect()
+    assert view.left() - 1 <= box.left() and box.right() <= view.right() + 1, (box, view)
+    text = label.textItem.toPlainText()
+    assert text in (f"max latency {limit:.4g} ms", f"\u2264 {limit:.4g} ms")
+    chart.resize(1200, 600)  # room again: the whole label
+    qtbot.wait(50)
+    label.updatePosition()
+    assert label.textItem.toPlainText() == f"max latency {limit:.4g} ms"
+    position = chart.latency_line.value()
+    chart.latency_line.setValue(position + 0.1)  # as a drag moves it (on the log axis, in decades)
+    shown = 10 ** (position + 0.1) if chart.log_x else position + 0.1
+    assert label.textItem.toPlainText() in (f"max latency {shown:.4g} ms", f"\u2264 {shown:.4g} ms")

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.domain.metrics import known_direction
@@ -336,8 +337,10 @@ class TradeoffChart(_ChartBase):
             item.sigClicked.connect(self._clicked)
         self.plot.addItem(self.selected_item, ignoreBounds=True)  # a selection must not move the axes
         label_opts = {"position": LIMIT_LABEL_AT, "color": (213, 94, 0), "fill": (255, 255, 255, 200), "movable": True}
-        self.latency_line = pg.InfiniteLine(angle=90, movable=True, pen=LIMIT_PEN, hoverPen=LIMIT_HOVER_PEN,
-                                            label="max latency {value:.4g} ms", labelOpts=label_opts)
+        self.latency_line = pg.InfiniteLine(angle=90, movable=True, pen=LIMIT_PEN, hoverPen=LIMIT_HOVER_PEN)
+        self.latency_line.label = FittingLineLabel(self.latency_line, **label_opts)
+        self.latency_line.label.formatter = self._latency_label
+        self.latency_line.label.short_formatter = lambda position: self._latency_label(position, short=True)
         self.memory_line = pg.InfiniteLine(angle=0, movable=True, pen=LIMIT_PEN, hoverPen=LIMIT_HOVER_PEN,
                                            label="max memory {value:.4g} MB", labelOpts={**label_opts, "position": 0.2, "anchors": [(0, 0), (0, 0)]})
         for line in (self.latency_line, self.memory_line):
@@ -500,7 +503,6 @@ class TradeoffChart(_ChartBase):
             if value is None:
                 continue
             if line is self.latency_line:
-                line.label.format = f"max latency {value:.4g} ms"
                 # near the top while the plot's middle says why it is empty: drawn over that line there
                 line.label.setPosition(LIMIT_LABEL_EMPTY if self.no_data.isVisible() else LIMIT_LABEL_AT)
                 if self.log_x:
@@ -514,6 +516,57 @@ class TradeoffChart(_ChartBase):
 
     def _xy(self, index: int) -> tuple[float, float] | None:
         return float(self.model.metric("latency_ms")[index]), float(self.model.metric(self.y_name)[index])
+
+    def _latency_label(self, position: float, short: bool = False) -> str:
+        """The latency limit's label at the line's ``position`` (its logarithm on a log axis): read
+        as it is dragged, where a text fixed when the limit was set showed the old limit meanwhile."""
+        value = 10 ** position if self.log_x else position
+        return f"≤ {value:.4g} ms" if short else f"max latency {value:.4g} ms"
+
+
+class FittingLineLabel(pg.InfLineLabel):
+    """A vertical line's label on the side of the line that has room for it, shortened when
+    neither side has. pyqtgraph puts it on the side of the view's middle, whatever its width: a
+    limit a little right of the middle had its label run under the left axis ("x latency 0.6105
+    ms") in presentation mode and in exported charts. ``formatter`` (the line's position -> the
+    text), when set, writes the text as the line moves; ``short_formatter`` the text used where
+    the whole one fits on neither side."""
+
+    formatter: Any = None
+    short_formatter: Any = None
+
+    def valueChanged(self) -> None:  # pyqtgraph override
+        if self.formatter is None:
+            super().valueChanged()
+        elif self.isVisible():
+            self.setText(self.formatter(self.line.value()))
+            self.updatePosition()
+
+    def updatePosition(self) -> None:  # pyqtgraph override
+        super().updatePosition()
+        view = self.getViewBox()
+        if view is None or self.line.angle % 180 != 90:
+            return
+        (low, high), width = view.viewRange()[0], view.width()
+        if not high > low or width <= 0:
+            return
+        left = (self.line.value() - low) / (high - low) * width  # pixels left of the line
+        right = width - left
+        if self.formatter is not None and self.short_formatter is not None:
+            metrics = QFontMetricsF(self.textItem.font())
+            shown = self.textItem.toPlainText()
+            pad = self.textItem.boundingRect().width() - metrics.horizontalAdvance(shown)  # the margins
+            whole = self.formatter(self.line.value())
+            wanted = whole if metrics.horizontalAdvance(whole) + pad <= max(left, right) \
+                else self.short_formatter(self.line.value())
+            if wanted != shown:
+                self.setText(wanted)
+        text = self.textItem.boundingRect().width()
+        on_left = self.anchor.x() >= 0.5  # anchored by its right end: drawn left of the line
+        if on_left and text > left and right > left:
+            self.setAnchor(pg.Point(0, 0.5))
+        elif not on_left and text > right and left > right:
+            self.setAnchor(pg.Point(1, 0.5))
 
 
 #: Where the latency limit's label sits along its line (0 bottom, 1 top), and where while the plot's
