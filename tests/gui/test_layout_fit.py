@@ -640,3 +640,26 @@ def test_a_new_width_keeps_the_slice_plot_in_view_that_the_person_scrolled_to(wi
         return bar.value() > 0 and abs(plot.top() - bar.value()) < plot.height() / 4
 
     qtbot.waitUntil(starts_the_view, timeout=5_000)
+
+
+def test_zoomed_past_presentation_mode_on_a_wide_screen_the_left_column_wraps_and_elides(ran, qtbot):
+    """At 1920x1080 the zoom went to 228 %, and the card, as wide as its unwrapped title, was cut
+    at the column's edge on every line ("Recommended confi"); the tabs above it read "Search sp"."""
+    from PySide6.QtCore import Qt
+
+    ran.model.set_constraints(max_memory_mb=0.5)  # nothing feasible: the card's longest text
+    _present(ran, qtbot)
+    ran.resize(1920, 1080)
+    qtbot.wait(50)
+    for _ in range(3):
+        ran.zoom.zoom_in()
+        QApplication.processEvents()
+    assert ran.zoom.factor > 2
+    card = ran.best_card
+    viewport = card.parentWidget()
+    assert card.width() <= viewport.width(), (card.width(), viewport.width())
+    assert card.title.wordWrap()
+    tabs = ran.left_tabs
+    assert tabs.elideMode() == Qt.TextElideMode.ElideRight and not tabs.usesScrollButtons()
+    bar = tabs.tabBar()
+    assert sum(bar.tabRect(i).width() for i in range(bar.count())) <= tabs.width()

@@ -34,6 +34,9 @@ class BestCard(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.title = QLabel("Recommended config")
         self.title.setObjectName("cardTitle")
+        # wrapped: unwrapped, its width was the card's least, and a zoom past presentation mode
+        # made the card wider than its column, cutting every line at the column's edge
+        self.title.setWordWrap(True)
         self.body = QLabel()
         self.body.setWordWrap(True)
         self.body.setTextFormat(Qt.TextFormat.RichText)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QLabel, QMainWindow, QMessageBox, QScrollArea, QSplitter, QTabWidget, QVBoxLayout,
+    QComboBox, QFileDialog, QLabel, QMainWindow, QMessageBox, QScrollArea, QSplitter, QVBoxLayout,
     QWidget,
 )
 
@@ -244,7 +244,7 @@ class MainWindow(QMainWindow):
         self._reading_benchmark: str | None = None
         self._file_reading = FileReading(self)  # Open, Open recent and Import read off the GUI thread
         self._remeasure_message = ""  # "re-measuring N aborted candidates" while they are
-        left_tabs = QTabWidget()
+        left_tabs = ElidedTabs()  # a zoom past presentation mode cut "Search space" to "Search sp"
         # In a scroll area: the card's wrapped text asks a height for each width, which a column
         # layout grants before anything else, and the objective panel above was squeezed below its
         # own minimum (rows drawn over each other) whenever the card's text was long.
