@@ -365,9 +365,11 @@ def test_the_recommendation_line_keeps_its_config_in_presentation_mode(ran, qtbo
     now names the device alone (the rest in its tool tip)."""
     _present(ran, qtbot)
     summary = ran.summary_label
-    assert summary.text().startswith("recommended: ")
-    config_id = summary.text().split()[1]
+    assert summary.text().startswith("recommended: trial ")
+    config_id = summary.text().split()[3]  # "[d94fe2c62f6e]": by its number as the table names it, and its id
     assert config_id in summary.shown_text() and summary.shown_text() != summary.text()[: len("recommended: ") + 4]
+    number = int(summary.text().split()[2])
+    assert ran.model.trial_numbers()[ran.model.ranking.best] == number
     assert len(summary.shown_text()) >= 30
     assert "backend: sim" in ran.device_label.toolTip() and "conv2d" in ran.device_label.toolTip()
     assert ran.device_label.text() == "Simulated NVIDIA H200"

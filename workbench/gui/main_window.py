@@ -690,7 +690,12 @@ class MainWindow(QMainWindow):
 
     def _on_ranking_changed(self) -> None:
         ranking = self.model.ranking
-        self.summary_label.setText(ranking.summary() if ranking is not None and self.model.n else "")
+        text = ranking.summary() if ranking is not None and self.model.n else ""
+        if ranking is not None and ranking.best is not None and self.model.n:
+            # by its number as the table, the charts and the card name it, its id beside it
+            number = int(self.model.trial_numbers()[ranking.best])
+            text = f"recommended: trial {number} [{ranking.table.ids[ranking.best]}] ({ranking.explain(ranking.best)})"
+        self.summary_label.setText(text)
         self._update_title()
 
     def _update_title(self) -> None:
