@@ -916,3 +916,19 @@ def test_a_name_given_twice_in_one_object_is_said(tmp_path: Path) -> None:
     notes.clear()
     import_kt_cache(write(tmp_path, synthetic(False)), notes)
     assert not any("given twice" in n for n in notes)
+
+
+@pytest.mark.parametrize("time", [float("nan"), -1.0, 0.0])
+def test_a_failed_record_that_holds_repetitions_is_said(tmp_path: Path, time: float) -> None:
+    """A time that is no measurement makes the record a failure: its repetitions went unused
+    without a word, the failure log saying only "Kernel Tuner recorded time nan"."""
+    data = synthetic(False)
+    data["cache"]["32,1,0"]["time"] = time
+    notes: list[str] = []
+    session = import_kt_cache(write(tmp_path, json.dumps(data, allow_nan=True)), notes)
+    assert not session.trials[0].ok
+    (note,) = [n for n in notes if "repetition times" in n and "read as failed" in n]
+    assert "1 record read as failed" in note and "cache['32,1,0'] has 5" in note
+    notes.clear()
+    import_kt_cache(write(tmp_path, synthetic(False)), notes)
+    assert not any("read as failed" in n for n in notes)

@@ -134,7 +134,8 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
     tune.add_argument("--budget", type=int, default=None,
                       help="evaluations in this run, failures count (default 100; with --resume: what the "
                            "session has left of its budget); with --sizes: evaluations PER SIZE, each size "
-                           "is measured up to this (a continued sweep skips sizes that have it)")
+                           "is measured up to this (a continued sweep skips sizes that have it; a one-size "
+                           "session continued as a sweep takes its own budget per size)")
     tune.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
     tune.add_argument("--timeout", type=float, default=None, help="per-candidate run timeout (s, default 10)")
     tune.add_argument("--compile-timeout", type=float, default=None, help="per-candidate compile timeout (s, default 60)")

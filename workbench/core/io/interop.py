@@ -288,6 +288,22 @@ def _is_time(value: Any) -> bool:
     return type(value) in (int, float) and math.isfinite(value) and value >= 0
 
 
+def _failed_with_times_note(source: str, cache_keys: list[str], records: list[Mapping[str, Any]],
+                            trials: list[Trial]) -> list[str]:
+    """A line on the records read as failures because their ``time`` is no measurement (NaN,
+    infinite, 0 or below) although they hold repetition times: those are not used, and the
+    failure log alone did not say that figures were there."""
+    held = [(key, len(_repeated_times(record))) for key, record, trial in zip(cache_keys, records, trials)
+            if not trial.ok and _is_number(record.get("time")) and _repeated_times(record)]
+    if not held:
+        return []
+    key, count = held[0]
+    return [f"{source}: {len(held)} record{'s' if len(held) > 1 else ''} read as failed, "
+            f"{'their' if len(held) > 1 else 'its'} time being no measurement, though holding repetition times "
+            f"(cache[{key!r}] has {count}); they are not used: Kernel Tuner's own time is what says a record "
+            "succeeded"]
+
+
 def _unread_times_note(source: str, cache_keys: list[str], records: list[Mapping[str, Any]]) -> list[str]:
     """A line on the repetition times left out of the medians (text, booleans, negative or
     infinite numbers: none is a kernel time), naming the first record that held one; none when
@@ -661,6 +677,7 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
     if notes is not None:
         notes.extend(_objective_note(source, data.get("objective"), trials))
         notes.extend(_unread_times_note(source, cache_keys, records))
+        notes.extend(_failed_with_times_note(source, cache_keys, records, trials))
         if repeated:
             count = len(repeated)
             notes.append(f"{source}: {count} name{'s' if count > 1 else ''} given twice in one object (first "
