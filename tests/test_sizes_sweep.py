@@ -952,7 +952,8 @@ def test_a_plan_keeps_only_early_ends_and_a_file_cannot_claim_another() -> None:
     from workbench.core.domain.session import Session
 
     assert sweep_plan(Session(kernel="k", problem={"n": 1}, extra={"sweep": ended.to_dict()})) == ended
-    for bad, match in (({"reason": "budget", "trials": 1}, "is not an end"), ("plateau", "is not an end"),
+    for bad, match in (({"reason": "budget", "trials": 1}, "is not an end"),
+                       ("plateau", "is not an object of a reason and a number of trials"),
                        ({"reason": "plateau", "trials": -1}, "is not a number of trials"),
                        ({"reason": "plateau", "trials": 1.5}, "is not a number of trials")):
         extra = {"sweep": {**ended.to_dict(), "ended": {'{"n":1}': bad}}}

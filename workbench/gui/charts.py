@@ -520,7 +520,9 @@ class TradeoffChart(_ChartBase):
     def _latency_label(self, position: float, short: bool = False) -> str:
         """The latency limit's label at the line's ``position`` (its logarithm on a log axis): read
         as it is dragged, where a text fixed when the limit was set showed the old limit meanwhile."""
-        value = 10 ** position if self.log_x else position
+        # (bounded: as the axis turns logarithmic the line still holds its linear value for a moment,
+        # 1500 ms read as 10 ** 1500, until the refresh moves it)
+        value = 10 ** min(position, 300.0) if self.log_x else position
         return f"≤ {value:.4g} ms" if short else f"max latency {value:.4g} ms"
 
 
@@ -544,6 +546,8 @@ class FittingLineLabel(pg.InfLineLabel):
 
     def updatePosition(self) -> None:  # pyqtgraph override
         super().updatePosition()
+        if not self.isVisible():  # placed and written when shown (setVisible calls valueChanged)
+            return
         view = self.getViewBox()
         if view is None or self.line.angle % 180 != 90:
             return

@@ -1661,8 +1661,8 @@ class MainWindow(QMainWindow):
         notes: list[str] = []
         export_kt_cache(self.model.session, target, notes)
         self._exported(target)
-        if notes:  # what the file cannot carry, said as export says it
-            self.statusBar().showMessage("; ".join(f"note: {note}" for note in notes), 30000)
+        if notes:  # what the file cannot carry, said as export says it, after where it went
+            self.statusBar().showMessage("; ".join([f"exported {target}", *(f"note: {note}" for note in notes)]), 30000)
 
     def _export_target(self, path: str) -> Path:
         """Where an export may write: never over the open session's file, its autosave or a running

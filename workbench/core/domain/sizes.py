@@ -286,8 +286,10 @@ def sweep_plan(session: Session) -> SweepPlan | None:
     for key, mark in raw_ended.items():
         if len(key) > 10_000:
             raise WorkbenchError(f"{where}.ended: a key of {len(key):,} characters is no size")
-        reason = mark.get("reason") if type(mark) is dict else None
-        trials = mark.get("trials") if type(mark) is dict else None
+        if type(mark) is not dict:
+            raise WorkbenchError(f"{where}.ended: {str(mark)[:40]!r} is not an object of a reason and a number "
+                                 "of trials")
+        reason, trials = mark.get("reason"), mark.get("trials")
         if reason not in EARLY_ENDS:
             raise WorkbenchError(f"{where}.ended: {str(reason)[:40]!r} is not an end "
                                  f"(one of {', '.join(EARLY_ENDS)})")
