@@ -1379,6 +1379,9 @@ class MainWindow(QMainWindow):
             # opened, so Start continues it (into an autosave) instead of reading the kernel's name
             # as a template left in the kernel field of a backend it was never measured on
             self._restore_run_controls(session)
+            # the bar and label of a run shown before are not this file's (a sweep's budget is per size)
+            sweep = session.extra.get("sweep") is not None
+            self.toolbar.show_opened(len(session.trials), None if sweep else session.run.budget)
             if then is not None:
                 then()
             self._set_autosave(self.autosave_path)  # the earlier autosave's lock: let go only now

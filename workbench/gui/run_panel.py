@@ -408,6 +408,15 @@ class RunToolbar(QToolBar):
         stopped = f", {aborted} aborted over the latency limit" if aborted else ""
         self.show_state(f"{done} done, {failures} failed{stopped}", progress=True)
 
+    def show_opened(self, done: int, budget: int | None) -> None:
+        """A session just opened: its evaluations against its recorded budget (a bar and a label
+        the last run had left, "finished: budget, 40 evaluations", read as the opened file's)."""
+        self.progress.setMaximum(max(budget or 0, done, 1))  # (a maximum of 0 is Qt's busy bar)
+        self.progress.setValue(done)
+        self._compiles_pending, self.compile_text, self._eta = False, "", ""
+        of = f" of {budget}" if budget and budget >= done else ""
+        self.show_state(f"opened: {done}{of} evaluation{'s' if (budget or done) != 1 else ''}")
+
     def show_state(self, text: str, progress: bool = False) -> None:
         """The run's state in the progress label with what the compiles are doing: first while they
         are pending (the bar beside it already counts the evaluations, and a narrow label elides
