@@ -559,3 +559,29 @@ def test_replace_keeps_a_working_template(shipped: dict[str, KernelTemplate]) ->
     t = dataclasses.replace(shipped["vector_add"], title="copy")
     assert t.space().count() == shipped["vector_add"].space().count()
     assert textwrap.dedent(t.render(t.default_config())).count("#define") >= 7
+
+
+def test_a_declarative_specs_identity_is_its_data_not_its_layout(tmp_path: Path) -> None:
+    """Its bytes were its identity: the editor, which writes specs in a layout of its own, made a
+    session tuned from a spec saved unchanged a session of another template (refused when
+    continued, its export saying the template had changed). An earlier session, hashed from the
+    bytes, still belongs to the file it was measured from."""
+    import json
+    import shutil
+
+    folder = tmp_path / "saxpy"
+    shutil.copytree(Path(__file__).parents[1] / "docs" / "examples" / "saxpy", folder)
+    spec = folder / "saxpy.kernel.json"
+    original = spec.read_bytes()
+    before = load_templates(folder)["saxpy"]
+    first = before.source_hash()  # (the template hashes its file as it is on disk when asked)
+    assert before._hash_with(original) in before.earlier_hashes()  # the hash a session made before kept
+    data = json.loads(original)
+    slots = [dict(reversed(list(slot.items()))) for slot in data["slots"]]  # another order inside, and layout
+    spec.write_text(json.dumps({**data, "slots": slots}, indent=4) + "\n")
+    assert load_templates(folder)["saxpy"].source_hash() == first
+    spec.write_text(json.dumps({**data, "title": "Reworded", "description": "said otherwise"}))
+    assert load_templates(folder)["saxpy"].source_hash() == first  # prose, as a Python spec's
+    data["slots"][1]["values"] = [1, 2, 4]
+    spec.write_text(json.dumps(data))
+    assert load_templates(folder)["saxpy"].source_hash() != first

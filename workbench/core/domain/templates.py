@@ -26,6 +26,7 @@ import ast
 import dataclasses
 import hashlib
 import importlib.util
+import json
 import math
 import os
 import re
@@ -367,10 +368,12 @@ class KernelTemplate:
         """Hash of the template's CUDA source and of what its spec file says, so cached results,
         continued sessions and shipped compiler figures die with edits that change the template,
         and survive edits that do not (see :func:`spec_identity`)."""
+        return self._hash_with(spec_identity(Path(self.path)) if self.path and os.path.isfile(self.path) else b"")
+
+    def _hash_with(self, identity: bytes) -> str:
         digest = hashlib.sha256(self.source.encode())
         digest.update(b"\0spec\0")
-        if self.path and os.path.isfile(self.path):
-            digest.update(spec_identity(Path(self.path)))
+        digest.update(identity)
         return digest.hexdigest()[:16]
 
     def earlier_hashes(self) -> frozenset[str]:
@@ -380,6 +383,12 @@ class KernelTemplate:
         ``kernels/previous_hashes.json``; empty for templates outside the shipped library."""
         if not self.path:
             return frozenset()
+        if Path(self.path).suffix == ".json" and os.path.isfile(self.path):
+            # a declarative spec was hashed as its bytes: a session measured then is still this one's
+            try:
+                return frozenset({self._hash_with(Path(self.path).read_bytes())})
+            except OSError:
+                return frozenset()
         try:
             folder = kernels_dir().resolve()
         except TemplateError:
@@ -512,9 +521,35 @@ def spec_identity(path: Path) -> bytes:
     its bytes (loading it fails anyway).
     """
     data = path.read_bytes()
-    if path.suffix != ".py":
+    if path.suffix == ".py":
+        return _python_spec_identity(data)
+    return _declarative_spec_identity(data)
+
+
+#: Keys of a declarative spec people read and the template does not depend on: its title and
+#: description texts, as the arguments a Python spec's identity leaves out (:data:`_PROSE_ARGUMENTS`).
+_PROSE_KEYS = frozenset({"title", "description"})
+
+
+def _declarative_spec_identity(data: bytes) -> bytes:
+    """:func:`spec_identity` of a JSON spec: its data with sorted keys and no layout or prose. Its
+    bytes were the identity, and the window's editor, which writes specs in a layout of its own,
+    made every session tuned from a spec it saved unchanged a session of another template (one
+    that could not be continued, and whose export said the template had changed). A file that
+    does not parse is its bytes."""
+    try:
+        parsed = json.loads(data)
+    except (ValueError, RecursionError):
         return data
-    return _python_spec_identity(data)
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items() if not (k in _PROSE_KEYS and isinstance(v, str))}
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        return value
+
+    return json.dumps(plain(parsed), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 @pysyntax.per_content
