@@ -542,6 +542,7 @@ def test_cuda_export_of_a_template_from_a_folder_names_the_kernel_dir_to_give(se
     assert "\n" not in err and err.endswith(f"use --kernel-dir {folder}") and not out.exists()
     assert cli_main(["export", str(path), "--format", "cuda", "--out", str(out), "--kernel-dir", str(folder)]) == 0
     assert "BLOCK_SIZE" in out.read_text()
+    capsys.readouterr()  # (a warning that the renamed template is not the code tuned: not the next command's)
     # the header and the json need it too (the problem macros, the launch): they came out without
     # them, a header that did not compile, with no word
     for fmt in ("header", "json"):
@@ -550,6 +551,7 @@ def test_cuda_export_of_a_template_from_a_folder_names_the_kernel_dir_to_give(se
         err = capsys.readouterr().err.strip()
         assert "\n" not in err and err.endswith(f"use --kernel-dir {folder}") and not target.exists()
         assert cli_main(["export", str(path), "--format", fmt, "--out", str(target), "--kernel-dir", str(folder)]) == 0
+        capsys.readouterr()
     assert "#define PROBLEM_N " in (tmp_path / "my_add.header").read_text()
     macros = json.loads((tmp_path / "my_add.json").read_text())["macros"]
     # the problem's defines too: a build with the slots' alone failed on PROBLEM_N
@@ -1001,3 +1003,20 @@ def test_the_include_guard_has_no_run_of_underscores(tmp_path: Path) -> None:
     (tmp_path / "kt.json").write_text(json.dumps(cache))
     header = export_text(plan_export([import_kt_cache(tmp_path / "kt.json")]), "header")
     assert "#ifndef WORKBENCH_TUNED_EVIL_KERN_H" in header and "__" not in header.split("#ifndef ")[1].split()[0]
+
+
+def test_an_export_of_a_session_tuned_on_other_code_warns_where_it_is_made(cli, tmp_path: Path) -> None:
+    """The note that the template changed since the session was tuned went only into the file's
+    comments: the rendered kernel is then another one than was measured, and the command said nothing."""
+    session_path = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "3",
+               "--executor", "inline", "--quiet", "--out", session_path).returncode == 0
+    fresh = cli("export", session_path, "--format", "cuda", "--out", tmp_path / "a.cu")
+    assert fresh.returncode == 0 and "warning" not in fresh.stderr
+    doc = json.loads(session_path.read_text())
+    doc["source_hash"] = "0" * 16  # tuned on an earlier version of the code
+    session_path.write_text(json.dumps(doc))
+    done = cli("export", session_path, "--format", "cuda", "--out", tmp_path / "b.cu")
+    assert done.returncode == 0
+    assert "warning: the template (" in done.stderr and f"changed since {session_path} was tuned" in done.stderr
+    assert "// note: the template" in (tmp_path / "b.cu").read_text()

@@ -273,3 +273,18 @@ def test_an_export_of_imported_trials_says_in_the_status_bar_what_the_cache_cann
     window.export_kt_cache(str(tmp_path / "out.json"))
     said = window.statusBar().currentMessage()
     assert said.startswith(f"exported {tmp_path / 'out.json'}; note: 1 of 5 records: `time` is Kernel Tuner's own")
+
+
+def test_the_windows_export_warns_when_the_template_is_not_the_code_tuned(window, cli, tmp_path):
+    """As ``export`` now says it: only the file's comments said that the kernel rendered is
+    another one than the session measured."""
+    session_path = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "3",
+               "--executor", "inline", "--quiet", "--out", session_path).returncode == 0
+    doc = json.loads(session_path.read_text())
+    doc["source_hash"] = "0" * 16
+    session_path.write_text(json.dumps(doc))
+    window.open_session(session_path)
+    window.export_best(str(tmp_path / "best.cu"))
+    said = window.statusBar().currentMessage()
+    assert said.startswith(f"exported {tmp_path / 'best.cu'}; warning: the template (") and "changed since" in said

@@ -1738,10 +1738,12 @@ class MainWindow(QMainWindow):
         sources = [str(self.path)] if self.path is not None and not self.model.dirty else None
         # a sweep: the recommendation at the size the window shows (the header says how many
         # trials of other sizes it leaves out, as the command line's --at does)
-        export_sessions([session], fmt, path, self.model.constraints, self.model.weights, sources=sources,
-                        templates=templates, kernel_dirs=[folder] if folder is not None else (),
-                        at=self.model.shown_problem())
+        plan = export_sessions([session], fmt, path, self.model.constraints, self.model.weights, sources=sources,
+                               templates=templates, kernel_dirs=[folder] if folder is not None else (),
+                               at=self.model.shown_problem())
         self._exported(target)
+        if plan.template_changed:  # a rendered kernel is then not the one measured: said, not only in the file
+            self.statusBar().showMessage(f"exported {target}; warning: {plan.template_changed}", 30000)
 
     def _export_templates(self, kernel: str) -> tuple[dict[str, Any] | None, Path | None]:
         """The templates an export may render: the shipped library plus, for a template made in the

@@ -101,6 +101,10 @@ class ExportPlan:
     #: Slot macros keep the slots' own names (a Kernel Tuner recording without a template) instead
     #: of upper-casing them.
     names_as_recorded: bool = False
+    #: The note, when the template found on disk is not the code the sessions were tuned on (also
+    #: in ``notes``): said where the export is made, not only in the file's comments, since a
+    #: rendered kernel is then another one than was measured.
+    template_changed: str = ""
 
     @property
     def recommended(self) -> Choice:
@@ -212,12 +216,15 @@ def plan_export(
     if template is not None and any(find_template(s, {template.name: template}) is None for s in sessions[1:]):
         template = None
     notes: list[str] = []
+    changed = ""
     if template is not None:
         current = {template.source_hash(), *template.earlier_hashes()}
         stale = [lab for s, lab in zip(sessions, labels) if s.kind == "template" and s.source_hash not in current]
         if stale:
-            notes.append(f"the template changed since {', '.join(stale)} was tuned "
-                         f"(source hash {template.source_hash()} now); re-tune to be sure the config still wins")
+            where = f" ({template.path})" if template.path else ""
+            changed = (f"the template{where} changed since {', '.join(stale)} was tuned "
+                       f"(source hash {template.source_hash()} now); re-tune to be sure the config still wins")
+            notes.append(changed)
 
     # group trials by device, across sessions
     groups: dict[str, list[tuple[Trial, str]]] = {}
@@ -272,7 +279,7 @@ def plan_export(
         source_hash=first.source_hash, sessions=labels, simulated=simulated, notes=notes,
         slot_domains=domains, kernel_dirs=[os.path.abspath(d) for d in kernel_dirs],
         seed=_seed(options.get("seed")), unloaded_dirs=unloaded_dirs(options, kernel_dirs),
-        names_as_recorded=template is None and reads_recorded_names(first),
+        names_as_recorded=template is None and reads_recorded_names(first), template_changed=changed,
     )
 
 
