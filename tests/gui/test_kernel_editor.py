@@ -169,9 +169,15 @@ def test_bad_cells_and_specs_are_problems_not_crashes(editor, qtbot, tmp_path):
     assert checked(editor, qtbot).ok is False  # the draft still shows (and still has its grid typo)
     assert editor.grid_edits[0].toolTip().startswith('restriction "n // block_sise"')  # marked as typed
     (folder / f"k{SPEC_SUFFIX}").write_text('{"name": "k", "slots": [1], "problem": []}')
+    source, title = editor.source.toPlainText(), editor.windowTitle()
     editor._guard(lambda: editor.open_folder(folder))
     assert f"k{SPEC_SUFFIX}:1: slots[0]: must be an object" in editor.last_error and editor.isVisible()
     assert "main.py" not in editor.last_error  # the window names the line itself
+    # the form it failed to replace is still there, edits and all: a starter draft took its place,
+    # marked unedited, under the old file's title
+    assert editor.name_edit.text() == "saxpy" and editor.source.toPlainText() == source
+    assert editor.grid_edits[0].text() == "n // block_sise" and editor.windowTitle() == title
+    assert editor.modified()
 
 
 def test_a_check_asked_for_while_the_last_thread_winds_down_still_reports(editor, qtbot, monkeypatch):

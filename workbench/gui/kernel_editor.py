@@ -396,6 +396,26 @@ class KernelEditor(QMainWindow):
         self.check_restrictions()
         self._changed()
 
+    def _snapshot(self) -> tuple[Any, ...] | None:
+        """The form as it is, to put back when opening another template fails half-way (None: a
+        form half typed that does not make a spec; a starter draft then replaces it)."""
+        try:
+            spec = self.spec()
+        except Exception:  # noqa: BLE001 - whatever a half-typed form raises, it cannot be put back
+            return None
+        return (spec, self.source.toPlainText(), self.folder, self.spec_file, self._saved_state, self.windowTitle(),
+                self._opened, self.reference_file)
+
+    def _restore(self, snapshot: tuple[Any, ...] | None) -> None:
+        if snapshot is None:
+            self.new_kernel()
+            return
+        spec, source, folder, spec_file, saved_state, title, opened, reference_file = snapshot
+        self.set_spec(spec, source, folder)
+        self.spec_file, self._saved_state, self._opened, self.reference_file = spec_file, saved_state, opened, reference_file
+        self.setWindowTitle(title)
+        self._changed()
+
     @staticmethod
     def _fill(table: QTableWidget, rows: list[tuple[Any, ...]]) -> None:
         table.blockSignals(True)
@@ -761,10 +781,13 @@ class KernelEditor(QMainWindow):
             spec, _ = read_spec(path)  # as the loader reads it: a FIFO, a 5,000-digit integer are one line
             source_name = str(spec.get("source") or path.name[: -len(SPEC_SUFFIX)] + ".cu")
             source = read_spec_source(folder, source_name)
+            before = self._snapshot()
             try:
                 self.set_spec(spec, source, folder)
             except (AttributeError, TypeError, KeyError, ValueError) as exc:
-                self.new_kernel()  # a half-filled form would be worse than a fresh one
+                # the form as it was, its edits and its title with it: a fresh starter draft took
+                # its place, marked unedited, and closing no longer asked about the edits lost
+                self._restore(before)
                 load_declarative(path)  # the loader's own error names the field and its line (reads JSON only)
                 raise SpecError(f"is not a template spec this editor can show ({type(exc).__name__}: {exc}); "
                                 "fix it in a text editor", path=str(path)) from None
