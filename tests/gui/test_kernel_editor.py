@@ -656,3 +656,17 @@ def test_saving_under_a_shipped_templates_name_says_which_one_the_kernel_list_ke
     editor.name_edit.setText("my_saxpy")
     editor.save(tmp_path)
     assert editor.last_note == f"saved {tmp_path / 'my_saxpy.kernel.json'}"
+
+
+def test_a_spec_whose_source_file_is_missing_says_so(editor, qtbot, tmp_path):
+    """It opened with an empty source and no word, and the check blamed a missing entry function."""
+    folder = tmp_path / "k"
+    folder.mkdir()
+    (folder / f"k{SPEC_SUFFIX}").write_text(json.dumps({
+        "format": "kernel-workbench-template", "version": 1, "name": "k", "source": "k.cu",
+        "slots": [{"name": "block_size", "values": [64, 128], "default": 64}],
+        "grid": ["1"], "block": ["block_size"], "args": [{"name": "x", "kind": "out", "dtype": "float32", "shape": ["1"]}]}))
+    editor.open_folder(folder)
+    assert editor.statusBar().currentMessage().startswith("k.cu: no such file beside the spec; the source starts empty")
+    report = checked(editor, qtbot)
+    assert not report.ok and any("the source is empty" in d.message for d in report.diagnostics)

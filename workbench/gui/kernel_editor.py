@@ -793,6 +793,10 @@ class KernelEditor(QMainWindow):
                                 "fix it in a text editor", path=str(path)) from None
             self.spec_file = path
             self.setWindowTitle(f"Kernel template editor - {path}[*]")
+            if not (folder / Path(source_name).name).is_file():  # the check then says the source is empty
+                self.statusBar().showMessage(f"{Path(source_name).name}: no such file beside the spec; the source "
+                                             "starts empty (write it here, or put the file there and open again)",
+                                             30000)
             if self.folder_opened is not None:
                 # The window offers the template to run and export only when it loads, under the
                 # name the loader checked: the raw "name" of a spec being fixed here (a newline, an

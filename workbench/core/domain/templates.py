@@ -883,6 +883,8 @@ def _validate_static(t: KernelTemplate) -> None:
     if not re.search(r"\b" + re.escape(t.entry) + r"\s*\(", t.source):
         kernels = global_functions(t.source)
         found = f" (its kernels: {', '.join(kernels[:8])})" if kernels else ""
+        if not t.source.strip():  # (a spec opened in the editor without its .cu file beside it)
+            fail(f"the source is empty: write the kernel {t.entry!r}, or put the spec's .cu file beside it")
         fail(f"entry function {t.entry!r} does not appear in the source{found}")
     macros: dict[str, str] = {}
 
