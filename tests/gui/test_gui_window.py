@@ -526,3 +526,35 @@ def test_a_new_session_of_the_same_kernel_keeps_every_weight_and_direction(windo
     weights = window.model.session.weights
     assert weights.values["occupancy"] == 0.0 and weights.values["registers"] == 0.5
     assert weights.directions == {"occupancy": 1, "registers": -1}
+
+
+def test_a_keyboard_user_can_run_stop_and_leave_the_results_table(window, qtbot, monkeypatch):
+    """Tab went from cell to cell of the results table for ever; Start pressed from the keyboard
+    gave the focus to an invisible scroll area, and Enter on it did nothing; a typo in the kernel
+    box became an entry of its list; Save with nothing shown did nothing, silently; two File menu
+    entries shared the access key C."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    assert not window.results.view.tabKeyNavigation()
+    toolbar = window.toolbar
+    count = toolbar.kernel.count()
+    toolbar.kernel.setFocus()
+    toolbar.kernel.lineEdit().setText("reduce_summ")
+    qtbot.keyClick(toolbar.kernel.lineEdit(), Qt.Key.Key_Return)
+    assert toolbar.kernel.count() == count
+    toolbar.kernel.setCurrentText("vector_add")
+    assert window.save() is False and window.statusBar().currentMessage().startswith("nothing to save yet")
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
+    window.trusted_code.add(Path(SLOW).resolve())
+    window.toolbar.apply({"kernel": SLOW, "backend": "python", "strategy": "random", "budget": 400})
+    toolbar.start.setFocus()
+    qtbot.keyClick(toolbar.start, Qt.Key.Key_Return)  # Enter, as Space, presses it
+    qtbot.waitUntil(lambda: window.running, timeout=10_000)
+    assert QApplication.focusWidget() is toolbar.stop
+    with qtbot.waitSignal(window.run_done, timeout=30_000):
+        qtbot.keyClick(toolbar.stop, Qt.Key.Key_Space)
+    assert QApplication.focusWidget() is toolbar.start
+    keys = [a.text().split("&")[1][0].lower() for a in window.menuBar().actions()[0].menu().actions()
+            if "&" in a.text()]
+    assert len(keys) == len(set(keys)), keys

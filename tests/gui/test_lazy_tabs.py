@@ -51,7 +51,7 @@ def test_a_page_built_after_a_zoom_takes_it(window):
 
 
 def test_every_chart_is_listed_and_exportable_before_its_tab_was_shown(window, tmp_path):
-    export_menu = next(a.menu() for a in window.menuBar().actions()[0].menu().actions() if a.text() == "Export &chart")
+    export_menu = next(a.menu() for a in window.menuBar().actions()[0].menu().actions() if a.text() == "Export c&hart")
     assert [a.text() for a in export_menu.actions()][-2:] == ["Roofline chart as PNG...", "Roofline chart as SVG..."]
     assert not window.pages.is_built("roofline")
     window.export_chart("roofline", str(tmp_path / "roofline.png"))

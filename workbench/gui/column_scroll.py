@@ -25,6 +25,9 @@ class ColumnScroll(QScrollArea):
         self.setWidgetResizable(True)
         self.setFrameShape(QScrollArea.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # no Tab stop of its own (it showed nothing): the controls inside it take the focus, and the
+        # area scrolls to the one that has it
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         column.installEventFilter(self)
 
     def _column_width(self, hint: QSize) -> int:

@@ -384,7 +384,7 @@ class MainWindow(QMainWindow):
         add("export_csv", "Export &CSV...", self._on_export_csv)
         add("export_kt", "Export as Kernel &Tuner cache...", self._on_export_kt_cache)
         add("export_best", "Export &best config...", self._on_export_best)
-        export = menu.addMenu("Export &chart")
+        export = menu.addMenu("Export c&hart")  # (&C is Export CSV's)
         from workbench.gui.why_view import RooflineChart
 
         titles = {**{key: chart.title for key, chart in self.built_charts.items()}, "roofline": RooflineChart.title}
@@ -1212,6 +1212,7 @@ class MainWindow(QMainWindow):
             self.engine_thread.stop()
             self.toolbar.show_state("stopping...")
             # nothing left to pause or stop: Pause stayed enabled, reading "Resume", while it stopped
+            self.toolbar.note_stopping()
             self.toolbar.pause.setEnabled(False)
             self.toolbar.stop.setEnabled(False)
 
@@ -1488,7 +1489,7 @@ class MainWindow(QMainWindow):
 
     def save(self) -> bool:
         if self.model.session is None:
-            return False
+            return self._nothing_yet("save")
         if self.path is None:
             return self._on_save_as()
         return self.save_to(self.path)
@@ -1590,7 +1591,7 @@ class MainWindow(QMainWindow):
 
     def _on_save_as(self) -> bool:
         if self.model.session is None:
-            return False
+            return self._nothing_yet("save")
         suggested = str(Path(self._last_dir()) / f"{self.model.session.kernel}.json")
         path, _ = QFileDialog.getSaveFileName(self, "Save session as", suggested, SESSION_FILTER)
         if not path:
@@ -1628,6 +1629,7 @@ class MainWindow(QMainWindow):
 
     def _on_export_csv(self) -> None:
         if self.model.session is None:
+            self._nothing_yet("export")
             return
         path, _ = QFileDialog.getSaveFileName(self, "Export CSV", str(Path(self._last_dir()) / "trials.csv"), "CSV (*.csv)")
         if path:
@@ -1646,6 +1648,7 @@ class MainWindow(QMainWindow):
 
     def _on_export_kt_cache(self) -> None:
         if self.model.session is None:
+            self._nothing_yet("export")
             return
         path, _ = QFileDialog.getSaveFileName(self, "Export as Kernel Tuner cache",
                                               str(Path(self._last_dir()) / "cache.json"), "JSON (*.json)")
@@ -1782,6 +1785,7 @@ class MainWindow(QMainWindow):
 
     def _on_export_best(self) -> None:
         if self.model.session is None:
+            self._nothing_yet("export")
             return
         filters = "C header (*.h);;CUDA source (*.cu);;JSON (*.json);;CuPy script (*.py)"
         suggested = str(Path(self._last_dir()) / f"{self.model.session.kernel}_tuned.h")
@@ -1806,6 +1810,11 @@ class MainWindow(QMainWindow):
         if path:
             self._remember_dir(path)
             self._guarded(lambda: self.export_chart(key, path), "Cannot export the chart")
+
+    def _nothing_yet(self, what: str) -> bool:
+        """Said when File > Save or an export is chosen with no session shown (it did nothing, silently)."""
+        self.statusBar().showMessage(f"nothing to {what} yet: run a kernel or open a session first", 8000)
+        return False
 
     def _guarded(self, action: Any, title: str) -> bool:
         """Run ``action``; a WorkbenchError or OSError is shown as one line. True when it succeeded."""

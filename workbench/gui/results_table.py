@@ -604,6 +604,7 @@ class ResultsTable(QWidget):
         self.table_model = TrialTableModel(model)
         self.proxy = TrialFilterProxy(self.table_model)
         self.view = QTableView()
+        self.view.setTabKeyNavigation(False)  # Tab leaves the table (it went from cell to cell for ever); arrows move in it
         self.view.setModel(self.proxy)
         follow_sort(self.view, self.proxy)
         self._shown_metrics: set[str] = set()

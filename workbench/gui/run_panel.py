@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QLabel, QLineEdit, QMenu, QProgressBar, QPushButton, QSpinBox, QDoubleSpinBox,
+    QApplication, QComboBox, QFileDialog, QLabel, QLineEdit, QMenu, QProgressBar, QPushButton, QSpinBox, QDoubleSpinBox,
     QToolBar, QToolButton, QWidget, QWidgetAction,
 )
 
@@ -99,6 +99,9 @@ class RunToolbar(QToolBar):
         self.setMovable(False)
         self.kernel = QComboBox()
         self.kernel.setEditable(True)  # a template name, or the path of a python benchmark file
+        # Enter keeps what was typed in the field only: a typo ("reduce_summ") became an entry of
+        # the list for good
+        self.kernel.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.kernel.setMinimumContentsLength(14)
         self.kernel.addItems(available_kernels())
         # the editor's saved templates run from their folder; one saved under a shipped template's
@@ -201,6 +204,11 @@ class RunToolbar(QToolBar):
         self.start.clicked.connect(self.start_requested)
         self.pause.clicked.connect(self.pause_requested)
         self.stop.clicked.connect(self.stop_requested)
+        for button, tip in ((self.start, "start the run (or continue the session shown)"),
+                            (self.pause, "pause: nothing new starts until Resume; running candidates finish"),
+                            (self.stop, "stop: nothing new starts; running candidates finish and are kept")):
+            button.setAutoDefault(True)  # Enter presses a focused button too, not only Space
+            button.setToolTip(tip)
         self.progress = QProgressBar()
         self.progress.setMinimumWidth(140)
         self.progress.setFormat("%v / %m")
@@ -211,6 +219,8 @@ class RunToolbar(QToolBar):
         # run's state: a label of its own here went into the overflow menu at 1440 px, so a run
         # waiting for its compiles showed nothing but a full bar and a greyed Start.
         self._run_text = "idle"
+        #: Whether Stop or Pause had the focus when a stop was asked for: Start gets it back at the end.
+        self._focus_to_start = False
         self.compile_text = ""
         self._compiles_pending = False
         self._paused = False
@@ -291,10 +301,21 @@ class RunToolbar(QToolBar):
                     return action
         return None
 
+    def note_stopping(self) -> None:
+        """A stop was asked for: Start takes the focus at the end if one of the run's buttons had it."""
+        self._focus_to_start = QApplication.focusWidget() in (self.pause, self.stop)
+
     def set_running(self, running: bool, paused: bool = False) -> None:
+        # Focus stays with the run's buttons: a disabled Start passed it to an invisible scroll
+        # area, and a keyboard user pressing Start found Stop nowhere
+        focused = QApplication.focusWidget()
+        ours = focused in (self.start, self.pause, self.stop) or (not running and self._focus_to_start)
         self.start.setEnabled(not running)
         self.pause.setEnabled(running)
         self.stop.setEnabled(running)
+        if ours:
+            (self.stop if running else self.start).setFocus()
+        self._focus_to_start = False
         self.pause.setText("Resume" if paused else "Pause")
         if paused != self._paused:  # said in the label at once: no progress arrives while paused
             self._paused = paused
