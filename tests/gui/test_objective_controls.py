@@ -558,3 +558,21 @@ def test_a_weight_row_added_for_a_metric_is_reached_with_the_keyboard(own_metric
     assert tabbed_after(last_fixed, 1) == [toggle]
     toggle.click()  # a direction: the slider takes part
     assert tabbed_after(last_fixed, 2) == [slider, toggle]
+
+
+def test_a_typed_bound_on_an_empty_window_is_checked_against_the_chosen_backend(window):
+    """With no session shown the field checked against no metric list: a typo was applied, said
+    in a python benchmark's words, and refused only when Start was pressed. The simulator
+    declares its metrics: the typo is refused at once, with the suggestion the command line gives."""
+    from workbench.core.errors import WorkbenchError
+
+    panel = window.objective_panel
+    assert window.model.session is None and window.toolbar.backend.currentData() == "sim"
+    with pytest.raises(WorkbenchError, match=r"metric 'registrs': .*\(did you mean 'registers'\?\)"):
+        panel.set_extra_text("registrs <= 64")
+    assert window.model.constraints.extra == ()
+    panel.set_extra_text("registers <= 64")
+    assert [b.label for b in window.model.constraints.extra] == ["registers <= 64"]
+    window.toolbar.backend.setCurrentIndex(window.toolbar.backend.findData("python"))
+    panel.set_extra_text("my_score >= 2")  # a benchmark's own metric: known once it reports it, so applied
+    assert [b.label for b in window.model.constraints.extra] == ["my_score >= 2"]

@@ -233,6 +233,7 @@ class MainWindow(QMainWindow):
         self.toolbar.stop_requested.connect(self.stop_run)
 
         self.objective_panel = ObjectivePanel(model)
+        self.objective_panel.declared_metrics = self._declared_metrics
         self.objective_panel.remeasure_requested.connect(
             lambda: self._guarded(self.remeasure_aborted, "Cannot re-measure"))
         self.best_card = BestCard(model)
@@ -1810,6 +1811,19 @@ class MainWindow(QMainWindow):
         if path:
             self._remember_dir(path)
             self._guarded(lambda: self.export_chart(key, path), "Cannot export the chart")
+
+    def _declared_metrics(self) -> frozenset[str] | None:
+        """What the backend chosen in the tool bar declares it reports (the simulator's, a GPU's);
+        None for a python benchmark or a recording, whose metrics are known from their file only."""
+        from workbench.runner.plan import backend_class
+
+        kind = self.toolbar.backend.currentData()
+        if kind not in ("sim", "cuda"):
+            return None
+        try:
+            return backend_class(kind).metrics
+        except WorkbenchError:
+            return None
 
     def _nothing_yet(self, what: str) -> bool:
         """Said when File > Save or an export is chosen with no session shown (it did nothing, silently)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -278,6 +278,11 @@ class ObjectivePanel(QWidget):
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = model
+        #: The metrics the backend chosen for the next run declares, while no session is shown
+        #: (None: they cannot be known before trials report them). Set by the window; without it
+        #: a typo in the field was applied on an empty window, with a python benchmark's wording,
+        #: and refused only by Start.
+        self.declared_metrics: Callable[[], frozenset[str] | None] = lambda: None
         self.limits = {
             "max_latency_ms": LimitControl(self, "max_latency_ms", "latency_ms", "max latency (ms)", log=True),
             "max_memory_mb": LimitControl(self, "max_memory_mb", "memory_mb", "max memory (MB)", log=True),
@@ -593,7 +598,7 @@ class ObjectivePanel(QWidget):
 
         bounds = tuple(Bound.parse(part) for part in (p.strip() for p in text.split(",")) if part)
         session = self.model.session
-        available = session_metrics(session) if session is not None else None
+        available = session_metrics(session) if session is not None else self.declared_metrics()
         warnings = check_metrics(dict.fromkeys(b.metric for b in bounds), available, self.model.weights.directions)
         named, rest = self._named_limits(bounds)
         # what the command line refuses (registers <= -5, occupancy >= 0.9 with <= 0.1) is refused
