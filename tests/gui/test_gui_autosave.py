@@ -17,6 +17,8 @@ from workbench.core.io.session_lock import lock_path, locked_by_other
 from workbench.core.errors import WorkbenchError
 from workbench.runner.autosave import discard
 
+SLOW = str(Path(__file__).parents[1] / "fixtures" / "slow_bench.py")
+
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = str(Path(__file__).with_name("gui_bench.py"))
 RUN = {"kernel": BENCH, "backend": "python", "strategy": "random", "budget": 4}
@@ -276,3 +278,40 @@ def test_an_objective_changed_here_is_no_change_elsewhere_whichever_files_the_se
     assert window.save_to(tmp_path / "copy.json")
     assert window.save_to(mid), window.statusBar().currentMessage()  # back onto the earlier file
     assert load_session(mid).constraints.max_latency_ms == 2.0
+
+
+@pytest.mark.parametrize("then", ["save", "discard", "cancel"])
+def test_closing_during_an_unsaved_run_asks_where_to_save_as_promised(window, qtbot, monkeypatch, tmp_path, then):
+    """Yes to "stop the run and save its trials" saved nothing: the trials went to an autosave,
+    and the next start offered them as a run that did not end cleanly."""
+    from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
+    window.interactive = True
+    asked: list[str] = []
+    answers = {"Save the current session first?": {"save": QMessageBox.StandardButton.Save,
+                                                   "discard": QMessageBox.StandardButton.Discard,
+                                                   "cancel": QMessageBox.StandardButton.Cancel}[then]}
+
+    def question(_parent, _title, text, *_a, **_k):
+        asked.append(text)
+        return answers.get(text, QMessageBox.StandardButton.Yes)
+
+    monkeypatch.setattr(QMessageBox, "question", question)
+    target = tmp_path / "kept.json"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
+    window.trusted_code.add(Path(SLOW).resolve())
+    window.start_run({"kernel": SLOW, "backend": "python", "strategy": "random", "budget": 400})
+    qtbot.waitUntil(lambda: window.model.n >= 2, timeout=30_000)
+    autosave = window.autosave_path
+    closed = window.close()
+    assert asked[0] == "Stop the run before closing? You are asked next whether to save its trials."
+    assert asked[1] == "Save the current session first?"
+    if then == "cancel":  # the window stays, its run stopped and its end shown
+        assert not closed and window.isVisible()
+        qtbot.waitUntil(lambda: not window.running and window.toolbar.start.isEnabled(), timeout=10_000)
+        window.interactive = False
+        return
+    assert closed
+    assert target.exists() == (then == "save")
+    assert autosave is None or not autosave.exists()  # nothing left for the next start to call a crash

@@ -2020,8 +2020,9 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt override
         if self.running:
             if self.interactive:
-                answer = QMessageBox.question(self, "A run is going",
-                                              "Stop the run and save its trials before closing?",
+                text = (f"Stop the run and save its trials to {self.path.name} before closing?" if self.path is not None
+                        else "Stop the run before closing? You are asked next whether to save its trials.")
+                answer = QMessageBox.question(self, "A run is going", text,
                                               QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel)
                 if answer != QMessageBox.StandardButton.Yes:
                     event.ignore()
@@ -2032,6 +2033,15 @@ class MainWindow(QMainWindow):
             self.model.sync()
             if self.path is not None:
                 self.save_to(self.path)
+            elif self.interactive and self.model.session is not None:
+                # The question promised a save: where to is asked now, as closing after a run asks
+                # (the trials went to an autosave alone, and the next start called it a run that
+                # did not end cleanly). Cancel keeps the window, its run stopped, its end shown.
+                if not self._maybe_save():
+                    self._run_closed = False
+                    event.ignore()
+                    return
+                self._drop_autosave()  # saved, or discarded by the person: nothing to recover
             elif self.autosave_path is not None and self.model.session is not None:  # unsaved run: kept whole
                 from workbench.core.domain.session import save_session  # for the next start to recover
 
