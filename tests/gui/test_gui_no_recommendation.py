@@ -294,3 +294,26 @@ def test_recovery_sets_aside_a_damaged_journal_alone_and_never_a_file_it_could_n
     qtbot.waitUntil(lambda: window.opening is None and len(again) == 1, timeout=30_000)
     qtbot.wait(50)
     assert saved.exists() and window.recoverable() == [saved] and len(again) == 1
+
+
+@pytest.mark.parametrize("answer", ["no", "discard"])
+def test_a_recovery_declined_says_where_the_trials_are_and_discard_deletes_them(window, tmp_path, monkeypatch, answer):
+    """No changed nothing and said nothing, and the same question came at every start with no way
+    to drop the trials."""
+    import shutil
+
+    first = _golden(tmp_path, "first")
+    folder = tmp_path / "autosave"
+    folder.mkdir(parents=True, exist_ok=True)
+    kept = folder / "kept.json"
+    shutil.copy(first, kept)
+    reply = QMessageBox.StandardButton.No if answer == "no" else QMessageBox.StandardButton.Discard
+    asked = _answering(window, monkeypatch, [reply])
+    window.offer_recovery()
+    assert "No keeps them for the next start; Discard deletes them." in asked[0]
+    if answer == "no":
+        assert kept.exists() and window.recoverable() == [kept]
+        assert window.statusBar().currentMessage() == f"kept {kept} for the next start (Discard there deletes it)"
+    else:
+        assert not kept.exists() and window.recoverable() == []
+        assert window.statusBar().currentMessage() == "discarded the unsaved trials of kept.json"

@@ -1873,9 +1873,21 @@ class MainWindow(QMainWindow):
         more = f"; {len(candidates) - 1} older one{'s' if len(candidates) > 2 else ''} after it" \
             if len(candidates) > 1 else ""
         answer = QMessageBox.question(self, "Recover unsaved session",
-                                      f"A run did not end cleanly ({session_file.name}{more}). Recover its trials?")
+                                      f"A run did not end cleanly ({session_file.name}{more}). Recover its trials?\n"
+                                      "No keeps them for the next start; Discard deletes them.",
+                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No
+                                      | QMessageBox.StandardButton.Discard)
         if answer == QMessageBox.StandardButton.Yes:
             self.recover_in_background(session_file)
+        elif answer == QMessageBox.StandardButton.Discard:  # No alone left it to be asked at every start
+            from workbench.runner.autosave import discard
+
+            kept = discard(session_file)
+            self.statusBar().showMessage(kept or f"discarded the unsaved trials of {session_file.name}", 15000)
+        else:  # after what a failed recovery said just before, when it did
+            said = self.statusBar().currentMessage()
+            kept = f"kept {session_file} for the next start (Discard there deletes it)"
+            self.statusBar().showMessage(f"{said}; {kept}" if said else kept, 15000)
 
     def recover(self, session_file: Path) -> bool:
         """Show a crashed run's autosave as this window's unsaved session, holding its lock from
