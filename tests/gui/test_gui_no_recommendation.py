@@ -317,3 +317,21 @@ def test_a_recovery_declined_says_where_the_trials_are_and_discard_deletes_them(
     else:
         assert not kept.exists() and window.recoverable() == []
         assert window.statusBar().currentMessage() == "discarded the unsaved trials of kept.json"
+
+
+def test_cancelling_starts_question_says_so_without_a_second_warning(window, tmp_path, monkeypatch):
+    """Cancel at "Save the current session first?" was followed by a modal "Cannot start the run"."""
+    first = _golden(tmp_path, "first")
+    window.open_session(first)
+    window.model.dirty = True
+    warned: list[str] = []
+    asked = _answering(window, monkeypatch, [QMessageBox.StandardButton.Cancel])
+    monkeypatch.setattr(QMessageBox, "warning", lambda _w, title, *a, **k: warned.append(title))
+    window.toolbar.kernel.setCurrentText("sgemm")  # another kernel: a new session, after the question
+    try:
+        window._on_start()
+    finally:
+        said, running = window.statusBar().currentMessage(), window.running
+        window.interactive, window.model.dirty = False, False  # (closing at teardown asks nothing more)
+    assert asked == ["Save the current session first?"] and warned == [] and not running
+    assert said == "run not started: the current session has unsaved trials"

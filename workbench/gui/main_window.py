@@ -68,6 +68,11 @@ SESSION_FILTER = "Workbench sessions (*.json);;All files (*)"
 START_REFUSED = "Cannot start the run"
 
 
+class StartCancelled(WorkbenchError):
+    """The person cancelled at Start's question (save the trials shown first?): not an error to
+    warn of a second time."""
+
+
 def app_settings() -> JsonSettings:
     """The window's settings (:mod:`settings_store`): ``settings.json`` in
     ``KERNEL_WORKBENCH_CONFIG_DIR`` when that is set (tests and automated runs never touch the
@@ -787,6 +792,8 @@ class MainWindow(QMainWindow):
     def _on_start(self) -> None:
         try:
             self.start_run(self.toolbar.request())
+        except StartCancelled as exc:
+            self.statusBar().showMessage(window_message(exc), 8000)
         except WorkbenchError as exc:
             self._error(START_REFUSED, window_message(exc))
 
@@ -854,7 +861,7 @@ class MainWindow(QMainWindow):
             # (or, for a sweep, one no swept size measures) rather than the run ignoring it
             request = dataclasses.replace(self._continue_request(run, current), problem=run.get("problem") or None)
         elif current is not None and not self._maybe_save():
-            raise WorkbenchError("run not started: the current session has unsaved trials")
+            raise StartCancelled("run not started: the current session has unsaved trials")
         else:
             # the objective in force: the shown session's, or what the panel set before any run
             same_kernel = current is not None and str(run.get("kernel") or "") == current.kernel
