@@ -124,7 +124,10 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
     ``kernel-workbench``), which usage and error hints repeat."""
     from workbench.runner.plan import BACKEND_CHOICES
 
+    from workbench import __version__
+
     parser = _Parser(prog=prog, description="Kernel Tuning Workbench (no subcommand: open the GUI)")
+    parser.add_argument("--version", action="version", version=f"Kernel Tuning Workbench {__version__}")
     sub = parser.add_subparsers(dest="command")
 
     tune = sub.add_parser("tune", help="tune a kernel headless and write a session file")

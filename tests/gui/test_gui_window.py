@@ -558,3 +558,20 @@ def test_a_keyboard_user_can_run_stop_and_leave_the_results_table(window, qtbot,
     keys = [a.text().split("&")[1][0].lower() for a in window.menuBar().actions()[0].menu().actions()
             if "&" in a.text()]
     assert len(keys) == len(set(keys)), keys
+
+
+def test_the_help_menu_says_the_version_and_where_the_guides_are(window, cli):
+    """There was no Help menu, no About and no --version: a new user found neither."""
+    from workbench import __version__
+
+    menus = [a.text() for a in window.menuBar().actions()]
+    assert menus[-1] == "&Help"
+    about = window.actions_by_name["about"]
+    assert about.shortcut().toString() == "F1"
+    text = window.about_text()
+    assert text.startswith(f"Kernel Tuning Workbench {__version__}") and "gui.md" in text
+    assert str(Path(__file__).resolve().parents[2] / "docs") in text  # the checkout's own guides
+    about.trigger()  # (an automated window says it in the status bar)
+    assert window.statusBar().currentMessage() == f"Kernel Tuning Workbench {__version__}"
+    done = cli("--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"Kernel Tuning Workbench {__version__}"

@@ -201,6 +201,10 @@ class MainWindow(QMainWindow):
         self.zoom.menu.addSeparator()
         columns_menu = self.zoom.menu.addMenu("Results &columns")  # the Results header's menu, by keyboard too
         columns_menu.aboutToShow.connect(lambda: self.results.columns.fill(columns_menu))
+        help_menu = self.menuBar().addMenu("&Help")  # (there was none: no version, no pointer to the docs)
+        about = help_menu.addAction("&About Kernel Tuning Workbench", self.show_about)
+        about.setShortcut(QKeySequence.StandardKey.HelpContents)
+        self.actions_by_name["about"] = about
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
         self._timer.timeout.connect(self.refresh)
@@ -1831,6 +1835,30 @@ class MainWindow(QMainWindow):
             return backend_class(kind).metrics
         except WorkbenchError:
             return None
+
+    def about_text(self) -> str:
+        """The version, what the window shows its numbers from, and where the guides are."""
+        import platform
+
+        import PySide6
+
+        from workbench import __version__
+
+        docs = Path(__file__).resolve().parents[2] / "docs"
+        guides = (f"The guides are in {docs}: gui.md (this window), cli.md (the command line), own-kernel.md "
+                  "(your own kernel), objective.md, strategies.md." if docs.is_dir()
+                  else "The guides are the docs folder of the project's source (gui.md for this window).")
+        return (f"Kernel Tuning Workbench {__version__}\nPython {platform.python_version()}, "
+                f"Qt (PySide6) {PySide6.__version__}\n\n"
+                "Kernels compile for real (NVRTC); without a GPU the timings are the simulator's, labelled "
+                "SIMULATED, or a recording's, labelled REPLAY.\n\n" + guides)
+
+    def show_about(self) -> None:
+        text = self.about_text()
+        if self.interactive:
+            QMessageBox.about(self, "About Kernel Tuning Workbench", text)
+        else:
+            self.statusBar().showMessage(text.splitlines()[0], 8000)
 
     def _nothing_yet(self, what: str) -> bool:
         """Said when File > Save or an export is chosen with no session shown (it did nothing, silently)."""
