@@ -238,21 +238,22 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
     _add_objective_flags(export, objectives=False)
 
     kernels = sub.add_parser("kernels", help="list the available templates and their slots")
-    kernels.add_argument("--json", action="store_true")
-    kernels.add_argument("--kernel-dir", action="append", default=[])
+    kernels.add_argument("--json", action="store_true", help="one JSON document: each template with its slots and problem")
+    kernels.add_argument("--kernel-dir", action="append", default=[], metavar="DIR",
+                         help="a folder of your own templates, listed with the shipped ones (one of a shipped name replaces it; repeatable)")
 
     imp = sub.add_parser("import-kt", help="convert a Kernel Tuner cache file to a session")
-    imp.add_argument("cache")
+    imp.add_argument("cache", help="the Kernel Tuner cache file (.json, or .json.gz as published)")
     imp.add_argument("--out", required=True, help="session file to write")
     imp.add_argument("--force", action="store_true",
                      help="write over a file that is not a session (or over the cache), keeping it as FILE.bak")
 
     check = sub.add_parser("check-kernels", help="compile every template offline (NVRTC) and report resources")
     check.add_argument("--arch", default=None, help="GPU architecture (default sm_90; --check-table alone: every shipped table)")
-    check.add_argument("--json", action="store_true")
-    check.add_argument("--kernel", default=None)
+    check.add_argument("--json", action="store_true", help="the report as one JSON document")
+    check.add_argument("--kernel", default=None, help="check this template alone (default: every one)")
     check.add_argument("--sample", type=int, default=3, help="sampled configs per template besides the default")
-    check.add_argument("--seed", type=int, default=0)
+    check.add_argument("--seed", type=int, default=0, help="seed of the sampled configs (default 0)")
     check.add_argument("--kernel-dir", action="append", default=[], metavar="DIR",
                        help="check the templates of DIR (repeatable); the shipped ones too only with --shipped")
     check.add_argument("--shipped", action="store_true",
