@@ -463,7 +463,14 @@ def test_show_ranks_a_sweep_at_the_size_export_answers_for_never_across_sizes(cl
         assert picked["answered"]["n"] == n and picked["feasible"] == 5 and picked["best"]["id"] == per_size[n]
         exported = json.loads(cli("export", str(out), "--format", "json", "--at", f"n={n}", "--out", "-").stdout)
         assert exported["config_id"] == picked["best"]["id"]
-    assert "no trials at problem" in one_line_error(cli("show", str(out), "--at", "n=12"))
+    refused = one_line_error(cli("show", str(out), "--at", "n=12"))
+    assert "no trials at problem" in refused and "its trials are at n=" in refused  # the sizes named
+    one = tmp_path / "one.json"  # show lists no size of a one-size session: the refusal names it
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "2",
+               "--executor", "inline", "--quiet", "--out", one).returncode == 0
+    refused = one_line_error(cli("show", str(one), "--at", "n=5"))
+    n = load_session(one).problem["n"]
+    assert refused.endswith(f"its trials are at n={n}, alpha=2.0: name one of them with --at"), refused
 
     own = tmp_path / "own.json"  # a sweep that includes its own problem answers for it, as export does
     done = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--strategy", "random",

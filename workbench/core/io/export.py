@@ -350,8 +350,12 @@ def answered_problem(session: Any, label: str, at: Mapping[str, Any] | None) -> 
                 raise WorkbenchError(f"--at {given}: {len(sizes)} measured sizes of {label} have it; name "
                                      f"{' and '.join(left)} too ({choices})")
         if not trials:
-            raise WorkbenchError(f"{label}: no trials at problem {problem}; name a measured size with --at "
-                                 "(show FILE lists them)")
+            measured = problems_of(session)
+            # named here: show lists sizes only for a session of several, and printed none for one
+            sizes = "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in measured[:6])
+            more = f" and {len(measured) - 6} more" if len(measured) > 6 else ""
+            raise WorkbenchError(f"{label}: no trials at problem {problem}; its trials are at "
+                                 f"{sizes or 'no size'}{more}: name one of them with --at")
         return problem, trials
     own = session.trials_at()
     if own or not session.trials:
