@@ -358,7 +358,9 @@ def test_a_refusal_under_the_constraint_field_goes_when_the_field_no_longer_show
 
 def test_a_warning_about_the_constraint_in_force_stays_when_the_field_is_respelled(window):
     """Before any run a bound on a metric nothing reports yet applies with a warning; committed by
-    leaving the field, its spelling (merit>=1) was rewritten (merit >= 1) and the warning erased."""
+    leaving the field, its spelling (merit>=1) was rewritten (merit >= 1) and the warning erased.
+    (A python benchmark's metric: the simulator, which declares its metrics, refuses the name.)"""
+    window.toolbar.backend.setCurrentIndex(window.toolbar.backend.findData("python"))
     panel = window.objective_panel
     panel.extra_edit.setText("merit>=1")
     panel._on_extra_edited()  # what leaving the field does
