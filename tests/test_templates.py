@@ -585,3 +585,41 @@ def test_a_declarative_specs_identity_is_its_data_not_its_layout(tmp_path: Path)
     data["slots"][1]["values"] = [1, 2, 4]
     spec.write_text(json.dumps(data))
     assert load_templates(folder)["saxpy"].source_hash() != first
+    # a key named like the prose deeper down is data (an output argument called "title"): two
+    # references differing there are two templates
+    from workbench.core.domain.templates import spec_identity
+
+    identities = set()
+    for expression in ("a * x + y", "a * x - y"):
+        spec.write_text(json.dumps({**data, "reference": {"kind": "expression", "outputs": {"title": expression}}}))
+        identities.add(spec_identity(spec))
+    assert len(identities) == 2
+
+    spec.write_text(json.dumps({**data, "description": "\ud800"}))  # a lone surrogate: no traceback
+    assert spec_identity(spec)
+
+
+def test_a_session_of_a_specs_bytes_hash_continues_as_the_specs_current_one(cli, tmp_path: Path) -> None:
+    """Accepted by its earlier (bytes) hash, a continued session kept it: the next rewrite of the
+    spec in another layout lost it again. Continued, it takes the current hash."""
+    import json
+    import shutil
+
+    from workbench.core.domain.session import load_session
+
+    folder = tmp_path / "saxpy"
+    shutil.copytree(Path(__file__).parents[1] / "docs" / "examples" / "saxpy", folder)
+    out = tmp_path / "s.json"
+    base = ("--kernel-dir", folder, "--backend", "sim", "--resources", "estimated", "--executor", "inline", "--quiet")
+    assert cli("tune", "saxpy", *base, "--budget", "2", "--out", out).returncode == 0
+    template = load_templates(folder)["saxpy"]
+    current, old = template.source_hash(), template._hash_with((folder / "saxpy.kernel.json").read_bytes())
+    doc = json.loads(out.read_text())
+    doc["source_hash"] = old  # as measured before the identity was the spec's data
+    out.write_text(json.dumps(doc))
+    assert cli("tune", "saxpy", "--resume", *base, "--budget", "1", "--out", out).returncode == 0
+    assert load_session(out).source_hash == current
+    spec = folder / "saxpy.kernel.json"
+    spec.write_text(json.dumps(json.loads(spec.read_text()), indent=4))  # another layout, the same template
+    done = cli("tune", "saxpy", "--resume", *base, "--budget", "1", "--out", out)
+    assert done.returncode == 0, done.stderr

@@ -1210,6 +1210,11 @@ def _continued_target(spec: BackendSpec, session: Session, problem: Mapping[str,
         folders = _folders_hint(spec, session)
         # a template of the same name elsewhere (the shipped library) was found instead of the session's own
         raise WorkbenchError(template=f"{said}{folders}" if folders else f"{said}; start a new session instead")
+    if spec.kind != "replay" and session.source_hash in target.earlier_hashes and target.source_hash:
+        # an earlier hash of the same code (a declarative spec's bytes, a shipped template's older
+        # version): the session continues as the code's current one, so a later change that keeps
+        # the code (a spec saved in another layout) does not lose it
+        session.source_hash = target.source_hash
     return target
 
 

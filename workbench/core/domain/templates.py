@@ -541,15 +541,11 @@ def _declarative_spec_identity(data: bytes) -> bytes:
         parsed = json.loads(data)
     except (ValueError, RecursionError):
         return data
-
-    def plain(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: plain(v) for k, v in value.items() if not (k in _PROSE_KEYS and isinstance(v, str))}
-        if isinstance(value, list):
-            return [plain(v) for v in value]
-        return value
-
-    return json.dumps(plain(parsed), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    if isinstance(parsed, dict):  # the spec's own title and description only: a key of that name
+        # deeper down (an output argument called "title" in the reference) is the template's data
+        parsed = {k: v for k, v in parsed.items() if not (k in _PROSE_KEYS and isinstance(v, str))}
+    # (surrogatepass: a lone surrogate the loader accepts in a text must not end a run in a traceback)
+    return json.dumps(parsed, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
 @pysyntax.per_content
