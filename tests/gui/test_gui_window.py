@@ -552,9 +552,23 @@ def test_a_keyboard_user_can_run_stop_and_leave_the_results_table(window, qtbot,
     qtbot.keyClick(toolbar.start, Qt.Key.Key_Return)  # Enter, as Space, presses it
     qtbot.waitUntil(lambda: window.running, timeout=10_000)
     assert QApplication.focusWidget() is toolbar.stop
+    toolbar.pause.setFocus()
+    qtbot.keyClick(toolbar.pause, Qt.Key.Key_Space)  # Pause keeps the focus (a second Space resumes,
+    assert toolbar.pause.text() == "Resume" and QApplication.focusWidget() is toolbar.pause  # not stops)
+    qtbot.keyClick(toolbar.pause, Qt.Key.Key_Space)
+    assert toolbar.pause.text() == "Pause"
     with qtbot.waitSignal(window.run_done, timeout=30_000):
         qtbot.keyClick(toolbar.stop, Qt.Key.Key_Space)
     assert QApplication.focusWidget() is toolbar.start
+    # the focus a person moved elsewhere while the run wound down stays there
+    window.toolbar.apply({"kernel": SLOW, "backend": "python", "strategy": "random", "budget": 400})
+    window._on_start()
+    qtbot.waitUntil(lambda: window.running, timeout=10_000)
+    toolbar.stop.setFocus()
+    with qtbot.waitSignal(window.run_done, timeout=30_000):
+        qtbot.keyClick(toolbar.stop, Qt.Key.Key_Space)
+        window.results.slot_edit.setFocus()
+    assert QApplication.focusWidget() is window.results.slot_edit
     keys = [a.text().split("&")[1][0].lower() for a in window.menuBar().actions()[0].menu().actions()
             if "&" in a.text()]
     assert len(keys) == len(set(keys)), keys

@@ -1225,8 +1225,6 @@ class MainWindow(QMainWindow):
             self.toolbar.show_state("stopping...")
             # nothing left to pause or stop: Pause stayed enabled, reading "Resume", while it stopped
             self.toolbar.note_stopping()
-            self.toolbar.pause.setEnabled(False)
-            self.toolbar.stop.setEnabled(False)
 
     def wait_for_run(self, timeout_s: float = 60.0) -> bool:
         """Block (GUI thread) until the engine thread ends; used when closing."""

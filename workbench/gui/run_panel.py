@@ -219,8 +219,10 @@ class RunToolbar(QToolBar):
         # run's state: a label of its own here went into the overflow menu at 1440 px, so a run
         # waiting for its compiles showed nothing but a full bar and a greyed Start.
         self._run_text = "idle"
-        #: Whether Stop or Pause had the focus when a stop was asked for: Start gets it back at the end.
+        #: Whether Stop or Pause had the focus when a stop was asked for, and the widget Qt then
+        #: moved it to: Start gets it back at the end if it is still there.
         self._focus_to_start = False
+        self._parked: QWidget | None = None
         self.compile_text = ""
         self._compiles_pending = False
         self._paused = False
@@ -302,20 +304,27 @@ class RunToolbar(QToolBar):
         return None
 
     def note_stopping(self) -> None:
-        """A stop was asked for: Start takes the focus at the end if one of the run's buttons had it."""
+        """A stop was asked for: Pause and Stop go off. Start takes the focus at the end if one of
+        them had it and it has stayed where Qt moved it meanwhile."""
         self._focus_to_start = QApplication.focusWidget() in (self.pause, self.stop)
+        self.pause.setEnabled(False)
+        self.stop.setEnabled(False)
+        self._parked = QApplication.focusWidget() if self._focus_to_start else None
 
     def set_running(self, running: bool, paused: bool = False) -> None:
         # Focus stays with the run's buttons: a disabled Start passed it to an invisible scroll
         # area, and a keyboard user pressing Start found Stop nowhere
         focused = QApplication.focusWidget()
-        ours = focused in (self.start, self.pause, self.stop) or (not running and self._focus_to_start)
+        # only from a button being switched off (Pause keeps the focus as it turns into Resume), and at
+        # the end only when the focus is still where the stop parked it, not where a person put it since
+        moved = (focused is self.start if running
+                 else focused in (self.pause, self.stop) or (self._focus_to_start and focused is self._parked))
         self.start.setEnabled(not running)
         self.pause.setEnabled(running)
         self.stop.setEnabled(running)
-        if ours:
+        if moved:
             (self.stop if running else self.start).setFocus()
-        self._focus_to_start = False
+        self._focus_to_start, self._parked = False, None
         self.pause.setText("Resume" if paused else "Pause")
         if paused != self._paused:  # said in the label at once: no progress arrives while paused
             self._paused = paused
