@@ -670,3 +670,30 @@ def test_a_spec_whose_source_file_is_missing_says_so(editor, qtbot, tmp_path):
     assert editor.statusBar().currentMessage().startswith("k.cu: no such file beside the spec; the source starts empty")
     report = checked(editor, qtbot)
     assert not report.ok and any("the source is empty" in d.message for d in report.diagnostics)
+
+
+def test_tune_cancelled_at_the_save_question_gives_no_second_warning(window, editor, qtbot, tmp_path, monkeypatch):
+    """Cancel at "Save the current session first?" when Tune starts a run was followed by a modal
+    warning from the editor, as Start's was from the window."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.session import Session
+    from workbench.core.domain.space import Config, SearchSpace, Slot
+
+    type_saxpy(editor, qtbot)
+    space = SearchSpace([Slot("x", (1, 2))])
+    window.model.set_session(Session(kernel="other", space=space, trials=[
+        Trial(0, Config({"x": 1}), Measurement(Status.OK, {"latency_ms": 1.0}))]))
+    window.model.dirty = True
+    warned: list[str] = []
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Cancel)
+    monkeypatch.setattr(QMessageBox, "warning", lambda _w, title, text, *a, **k: warned.append(text))
+    window.interactive = editor.interactive = True
+    try:
+        editor._guard(lambda: editor.tune(budget=4))
+    finally:
+        window.interactive = editor.interactive = False
+        window.model.dirty = False
+    assert warned == [] and not window.running
+    assert editor.statusBar().currentMessage() == "run not started: the current session has unsaved trials"

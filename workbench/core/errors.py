@@ -134,6 +134,11 @@ class WorkbenchError(Exception):
         return kind(template=template)
 
 
+class Cancelled(WorkbenchError):
+    """The person cancelled at a question the action asked (save the trials shown first?): said
+    where the action was asked for, not warned of a second time."""
+
+
 class SpaceError(WorkbenchError):
     """A slot, a config or a restriction does not fit the search space."""
 

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QTextEdit, QVBoxLayout, QWidget,
 )
 
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import Cancelled, WorkbenchError
 from workbench.core.model.kernel_draft import Diagnostic, DraftReport, check_draft
 from workbench.core.domain.kernel_spec import (
     DEFAULT_ATOL, DEFAULT_RTOL, SPEC_SUFFIX, SpecError, expression_problem, format_values, load_declarative, parse_values,
@@ -909,6 +909,8 @@ class KernelEditor(QMainWindow):
         """Run a menu/button action; a failure is one message, never an exception out of the window."""
         try:
             action()
+        except Cancelled as exc:  # (Tune's start asked to save the trials shown, and was cancelled)
+            self.statusBar().showMessage(window_message(exc), 8000)
         except WorkbenchError as exc:
             self._error(window_message(exc))
         except OSError as exc:

@@ -22,7 +22,8 @@ from PySide6.QtWidgets import (
 
 from workbench.backends.base import PACED_BACKENDS
 from workbench.core.fs import resolved
-from workbench.core.errors import DamagedJournal, NewerFormat, SessionFormatError, UnreadableFile, WorkbenchError
+from workbench.core.errors import (Cancelled, DamagedJournal, NewerFormat, SessionFormatError, UnreadableFile,
+                                   WorkbenchError)
 from workbench.core.domain.records import provenance
 from workbench.core.domain.objective import DEFAULT_WEIGHTS, Constraints, Weights
 from workbench.core.domain.sizes import problems_of
@@ -68,9 +69,6 @@ SESSION_FILTER = "Workbench sessions (*.json);;All files (*)"
 START_REFUSED = "Cannot start the run"
 
 
-class StartCancelled(WorkbenchError):
-    """The person cancelled at Start's question (save the trials shown first?): not an error to
-    warn of a second time."""
 
 
 def app_settings() -> JsonSettings:
@@ -796,7 +794,7 @@ class MainWindow(QMainWindow):
     def _on_start(self) -> None:
         try:
             self.start_run(self.toolbar.request())
-        except StartCancelled as exc:
+        except Cancelled as exc:
             self.statusBar().showMessage(window_message(exc), 8000)
         except WorkbenchError as exc:
             self._error(START_REFUSED, window_message(exc))
@@ -865,7 +863,7 @@ class MainWindow(QMainWindow):
             # (or, for a sweep, one no swept size measures) rather than the run ignoring it
             request = dataclasses.replace(self._continue_request(run, current), problem=run.get("problem") or None)
         elif current is not None and not self._maybe_save():
-            raise StartCancelled("run not started: the current session has unsaved trials")
+            raise Cancelled("run not started: the current session has unsaved trials")
         else:
             # the objective in force: the shown session's, or what the panel set before any run
             same_kernel = current is not None and str(run.get("kernel") or "") == current.kernel
