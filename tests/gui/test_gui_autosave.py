@@ -284,7 +284,7 @@ def test_an_objective_changed_here_is_no_change_elsewhere_whichever_files_the_se
 def test_closing_during_an_unsaved_run_asks_where_to_save_as_promised(window, qtbot, monkeypatch, tmp_path, then):
     """Yes to "stop the run and save its trials" saved nothing: the trials went to an autosave,
     and the next start offered them as a run that did not end cleanly."""
-    from PySide6.QtWidgets import QFileDialog, QMessageBox
+    from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
     monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
     window.interactive = True
@@ -295,6 +295,7 @@ def test_closing_during_an_unsaved_run_asks_where_to_save_as_promised(window, qt
 
     def question(_parent, _title, text, *_a, **_k):
         asked.append(text)
+        QApplication.processEvents()  # a modal question runs an event loop of its own
         return answers.get(text, QMessageBox.StandardButton.Yes)
 
     monkeypatch.setattr(QMessageBox, "question", question)

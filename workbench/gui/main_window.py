@@ -2080,10 +2080,14 @@ class MainWindow(QMainWindow):
                 # The question promised a save: where to is asked now, as closing after a run asks
                 # (the trials went to an autosave alone, and the next start called it a run that
                 # did not end cleanly). Cancel keeps the window, its run stopped, its end shown.
+                # the run's end, queued, is shown as usual (by the question's own event loop, or
+                # after it): the window may stay (Cancel, a save that failed), and a window whose
+                # end was taken as shown stayed "running" for good, Start off
+                self._run_closed = False
                 if not self._maybe_save():
-                    self._run_closed = False
                     event.ignore()
                     return
+                self._run_closed = True  # closing after all: its end is not shown
                 self._drop_autosave()  # saved, or discarded by the person: nothing to recover
             elif self.autosave_path is not None and self.model.session is not None:  # unsaved run: kept whole
                 from workbench.core.domain.session import save_session  # for the next start to recover
