@@ -169,6 +169,7 @@ def test_bad_cells_and_specs_are_problems_not_crashes(editor, qtbot, tmp_path):
     assert checked(editor, qtbot).ok is False  # the draft still shows (and still has its grid typo)
     assert editor.grid_edits[0].toolTip().startswith('restriction "n // block_sise"')  # marked as typed
     (folder / f"k{SPEC_SUFFIX}").write_text('{"name": "k", "slots": [1], "problem": []}')
+    set_row(editor.slots_table, 1, (None, "1, 2x6", None, None, None))  # half typed: no spec reads it
     source, title = editor.source.toPlainText(), editor.windowTitle()
     editor._guard(lambda: editor.open_folder(folder))
     assert f"k{SPEC_SUFFIX}:1: slots[0]: must be an object" in editor.last_error and editor.isVisible()
@@ -177,6 +178,7 @@ def test_bad_cells_and_specs_are_problems_not_crashes(editor, qtbot, tmp_path):
     # marked unedited, under the old file's title
     assert editor.name_edit.text() == "saxpy" and editor.source.toPlainText() == source
     assert editor.grid_edits[0].text() == "n // block_sise" and editor.windowTitle() == title
+    assert editor.slots_table.item(1, 1).text() == "1, 2x6"  # the cell a spec() of the form drops
     assert editor.modified()
 
 

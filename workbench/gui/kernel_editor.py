@@ -346,74 +346,65 @@ class KernelEditor(QMainWindow):
         }, NEW_SOURCE, folder=None)
 
     def set_spec(self, spec: Mapping[str, Any], source: str, folder: Path | None) -> None:
-        """Fill the form from a spec mapping (never runs anything it names)."""
+        """Fill the form from a spec mapping (never runs anything it names).
+
+        Everything is read from the spec before the form changes: a spec this form cannot show
+        raises with the form as it was, half-typed cells included (a form filled half-way, then
+        replaced by a starter draft, lost the person's edits)."""
+        opened = json.loads(json.dumps(spec))  # a deep copy: what the form does not edit is kept from it
+        slots = [(s.get("name"), format_values(s.get("values", [])), s.get("group", "launch"),
+                  format_values([s["default"]]) if s.get("default") is not None else "", s.get("doc", ""))
+                 for s in spec.get("slots", [])]
+        restrictions = "\n".join(spec.get("restrictions", []))
+        problem = [(name, format_values([e["default"] if isinstance(e, Mapping) else e]),
+                    format_values([e.get("small", e["default"])]) if isinstance(e, Mapping) else "",
+                    e.get("doc", "") if isinstance(e, Mapping) else "")
+                   for name, e in spec.get("problem", {}).items()]
+        launch = {key: [str(v) for v in (list(spec.get(key, [])) + ["1"] * 3)[:3]] for key in ("grid", "block")}
+        args = [(a.get("name"), a.get("kind", "in"), a.get("dtype", "float32"),
+                 a.get("value", "") if a.get("kind") == "scalar" else ", ".join(map(str, a.get("shape", []))),
+                 a.get("rtol", "") if a.get("kind") in ("out", "inout") else "",
+                 a.get("atol", "") if a.get("kind") in ("out", "inout") else "")
+                for a in spec.get("args", [])]
+        reference = spec.get("reference", {"kind": "none"})
+        ref_kind = self.ref_kind.findData(reference.get("kind", "expression"))
+        outputs = list((reference.get("outputs") or {}).items())
+        ref_label = f"{reference['file']} (in the template folder)" if reference.get("file") else "no file chosen"
+        cost, profile = spec.get("cost", {}), spec.get("profile", {})
+        texts = (str(spec.get("name", "")), str(spec.get("entry", "")) if spec.get("entry") != spec.get("name") else "",
+                 str(spec.get("title", "")), str(spec.get("dynamic_smem", "0")), str(cost.get("bytes_moved", "")),
+                 str(cost.get("flops", "0")), {key: str(profile.get(key, "")) for key in self.profile_edits})
         self._loading = True
         try:
             self.folder = folder
             self.spec_file = None  # (open_folder names it once the form is filled)
-            self._opened = json.loads(json.dumps(spec))  # a deep copy: what the form does not edit is kept from it
+            self._opened = opened
             self.reference_file = None
-            self.name_edit.setText(str(spec.get("name", "")))
-            self.entry_edit.setText(str(spec.get("entry", "")) if spec.get("entry") != spec.get("name") else "")
-            self.title_edit.setText(str(spec.get("title", "")))
+            name, entry, title, smem, moved, flops, profiled = texts
+            self.name_edit.setText(name)
+            self.entry_edit.setText(entry)
+            self.title_edit.setText(title)
             self.source.setPlainText(source)
-            self._fill(self.slots_table, [
-                (s.get("name"), format_values(s.get("values", [])), s.get("group", "launch"),
-                 format_values([s["default"]]) if s.get("default") is not None else "", s.get("doc", ""))
-                for s in spec.get("slots", [])])
-            self.restrictions.setPlainText("\n".join(spec.get("restrictions", [])))
-            problem = spec.get("problem", {})
-            self._fill(self.problem_table, [
-                (name, format_values([e["default"] if isinstance(e, Mapping) else e]),
-                 format_values([e.get("small", e["default"])]) if isinstance(e, Mapping) else "",
-                 e.get("doc", "") if isinstance(e, Mapping) else "")
-                for name, e in problem.items()])
+            self._fill(self.slots_table, slots)
+            self.restrictions.setPlainText(restrictions)
+            self._fill(self.problem_table, problem)
             for edits, key in ((self.grid_edits, "grid"), (self.block_edits, "block")):
-                values = list(spec.get(key, [])) + ["1"] * 3
-                for edit, value in zip(edits, values):
-                    edit.setText(str(value))
-            self.smem_edit.setText(str(spec.get("dynamic_smem", "0")))
-            self._fill(self.args_table, [
-                (a.get("name"), a.get("kind", "in"), a.get("dtype", "float32"),
-                 a.get("value", "") if a.get("kind") == "scalar" else ", ".join(map(str, a.get("shape", []))),
-                 a.get("rtol", "") if a.get("kind") in ("out", "inout") else "",
-                 a.get("atol", "") if a.get("kind") in ("out", "inout") else "")
-                for a in spec.get("args", [])])
-            reference = spec.get("reference", {"kind": "none"})
-            self.ref_kind.setCurrentIndex(max(0, self.ref_kind.findData(reference.get("kind", "expression"))))
-            self._fill(self.ref_table, list((reference.get("outputs") or {}).items()))
-            self.ref_file_label.setText(f"{reference['file']} (in the template folder)" if reference.get("file") else "no file chosen")
+                for edit, value in zip(edits, launch[key]):
+                    edit.setText(value)
+            self.smem_edit.setText(smem)
+            self._fill(self.args_table, args)
+            self.ref_kind.setCurrentIndex(max(0, ref_kind))
+            self._fill(self.ref_table, outputs)
+            self.ref_file_label.setText(ref_label)
             self._ref_spec = dict(reference)
-            cost = spec.get("cost", {})
-            self.bytes_edit.setText(str(cost.get("bytes_moved", "")))
-            self.flops_edit.setText(str(cost.get("flops", "0")))
-            profile = spec.get("profile", {})
+            self.bytes_edit.setText(moved)
+            self.flops_edit.setText(flops)
             for key, edit in self.profile_edits.items():
-                edit.setText(str(profile.get(key, "")))
+                edit.setText(profiled[key])
         finally:
             self._loading = False
         self._saved_state = self._state()
         self.check_restrictions()
-        self._changed()
-
-    def _snapshot(self) -> tuple[Any, ...] | None:
-        """The form as it is, to put back when opening another template fails half-way (None: a
-        form half typed that does not make a spec; a starter draft then replaces it)."""
-        try:
-            spec = self.spec()
-        except Exception:  # noqa: BLE001 - whatever a half-typed form raises, it cannot be put back
-            return None
-        return (spec, self.source.toPlainText(), self.folder, self.spec_file, self._saved_state, self.windowTitle(),
-                self._opened, self.reference_file)
-
-    def _restore(self, snapshot: tuple[Any, ...] | None) -> None:
-        if snapshot is None:
-            self.new_kernel()
-            return
-        spec, source, folder, spec_file, saved_state, title, opened, reference_file = snapshot
-        self.set_spec(spec, source, folder)
-        self.spec_file, self._saved_state, self._opened, self.reference_file = spec_file, saved_state, opened, reference_file
-        self.setWindowTitle(title)
         self._changed()
 
     @staticmethod
@@ -781,13 +772,11 @@ class KernelEditor(QMainWindow):
             spec, _ = read_spec(path)  # as the loader reads it: a FIFO, a 5,000-digit integer are one line
             source_name = str(spec.get("source") or path.name[: -len(SPEC_SUFFIX)] + ".cu")
             source = read_spec_source(folder, source_name)
-            before = self._snapshot()
             try:
-                self.set_spec(spec, source, folder)
+                self.set_spec(spec, source, folder)  # (reads the spec whole before the form changes)
             except (AttributeError, TypeError, KeyError, ValueError) as exc:
-                # the form as it was, its edits and its title with it: a fresh starter draft took
-                # its place, marked unedited, and closing no longer asked about the edits lost
-                self._restore(before)
+                # the form stays as it was, its edits and its title with it: a fresh starter draft
+                # took its place, marked unedited, and closing no longer asked about the edits lost
                 load_declarative(path)  # the loader's own error names the field and its line (reads JSON only)
                 raise SpecError(f"is not a template spec this editor can show ({type(exc).__name__}: {exc}); "
                                 "fix it in a text editor", path=str(path)) from None
