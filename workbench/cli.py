@@ -1404,7 +1404,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                     if plan.portable is not None and len(plan.choices) > 1 else "")
         summary = f"{plan.kernel}: exported {args.format} ({picks}{portable})"
         if plan.template_changed:  # in the file's comments too; said here, where the export is made
-            print(f"warning: {plan.template_changed}", file=sys.stderr)
+            print(f"warning: {printable(plan.template_changed)}", file=sys.stderr)
         pending = [c for c in plan.choices if c.trial.measurement.resources_pending]
         if pending:
             holders = [str(path) for session, path in zip(sessions, args.sessions)

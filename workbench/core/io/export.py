@@ -354,8 +354,10 @@ def answered_problem(session: Any, label: str, at: Mapping[str, Any] | None) -> 
             # named here: show lists sizes only for a session of several, and printed none for one
             named = "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in measured[:6])
             more = f" and {len(measured) - 6} more" if len(measured) > 6 else ""
+            if not named:
+                raise WorkbenchError(f"{label}: no trials at problem {problem}; the session has no trials")
             raise WorkbenchError(f"{label}: no trials at problem {problem}; its trials are at "
-                                 f"{named or 'no size'}{more}: name one of them with --at")
+                                 f"{named}{more}: name one of them with --at")
         return problem, trials
     own = session.trials_at()
     if own or not session.trials:
