@@ -69,8 +69,6 @@ SESSION_FILTER = "Workbench sessions (*.json);;All files (*)"
 START_REFUSED = "Cannot start the run"
 
 
-
-
 def app_settings() -> JsonSettings:
     """The window's settings (:mod:`settings_store`): ``settings.json`` in
     ``KERNEL_WORKBENCH_CONFIG_DIR`` when that is set (tests and automated runs never touch the
@@ -698,11 +696,11 @@ class MainWindow(QMainWindow):
 
     def _on_ranking_changed(self) -> None:
         ranking = self.model.ranking
-        text = ranking.summary() if ranking is not None and self.model.n else ""
-        if ranking is not None and ranking.best is not None and self.model.n:
+        text = ""
+        if ranking is not None and self.model.n:
             # by its number as the table, the charts and the card name it, its id beside it
-            number = int(self.model.trial_numbers()[ranking.best])
-            text = f"recommended: trial {number} [{ranking.table.ids[ranking.best]}] ({ranking.explain(ranking.best)})"
+            best = ranking.best
+            text = ranking.summary(None if best is None else int(self.model.trial_numbers()[best]))
         self.summary_label.setText(text)
         self._update_title()
 
@@ -1674,9 +1672,7 @@ class MainWindow(QMainWindow):
         target = self._export_target(path)
         notes: list[str] = []
         export_kt_cache(self.model.session, target, notes)
-        self._exported(target)
-        if notes:  # what the file cannot carry, said as export says it, after where it went
-            self.statusBar().showMessage("; ".join([f"exported {target}", *(f"note: {note}" for note in notes)]), 30000)
+        self._exported(target, *(f"note: {note}" for note in notes))  # what the file cannot carry, as export says it
 
     def _export_target(self, path: str) -> Path:
         """Where an export may write: never over the open session's file, its autosave or a running
@@ -1704,11 +1700,12 @@ class MainWindow(QMainWindow):
                 keep_backup(target, "export")
         return target
 
-    def _exported(self, target: Path) -> None:
-        """Say where an export went, and note the file this window has just written (with its size
-        and time, so a file put there since is not taken for it). A chart exported for a slide
-        gave no sign that it was written."""
-        self.statusBar().showMessage(f"exported {target}", 8000)
+    def _exported(self, target: Path, *said: str) -> None:
+        """Say where an export went, with what else there is to say of it (``said``: a note, a
+        warning), and note the file this window has just written (with its size and time, so a
+        file put there since is not taken for it). A chart exported for a slide gave no sign that
+        it was written."""
+        self.statusBar().showMessage("; ".join([f"exported {target}", *said]), 30000 if said else 8000)
         try:
             info = target.stat()
         except OSError:
@@ -1752,9 +1749,8 @@ class MainWindow(QMainWindow):
         plan = export_sessions([session], fmt, path, self.model.constraints, self.model.weights, sources=sources,
                                templates=templates, kernel_dirs=[folder] if folder is not None else (),
                                at=self.model.shown_problem())
-        self._exported(target)
-        if plan.template_changed:  # a rendered kernel is then not the one measured: said, not only in the file
-            self.statusBar().showMessage(f"exported {target}; warning: {plan.template_changed}", 30000)
+        # a rendered kernel not the one measured is said here, not only in the file
+        self._exported(target, *([f"warning: {plan.template_changed}"] if plan.template_changed else []))
 
     def _export_templates(self, kernel: str) -> tuple[dict[str, Any] | None, Path | None]:
         """The templates an export may render: the shipped library plus, for a template made in the
@@ -1820,8 +1816,8 @@ class MainWindow(QMainWindow):
             self._guarded(lambda: self.export_chart(key, path), "Cannot export the chart")
 
     def _declared_metrics(self) -> frozenset[str] | None:
-        """What the backend chosen in the tool bar declares it reports (the simulator's, a GPU's);
-        None for a python benchmark or a recording, whose metrics are known from their file only."""
+        """What the backend chosen in the tool bar declares it reports (the simulator's); None where
+        it declares nothing in advance (a python benchmark, a recording, a GPU)."""
         from workbench.runner.plan import backend_class
 
         kind = self.toolbar.backend.currentData()

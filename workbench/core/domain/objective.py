@@ -722,10 +722,12 @@ class Ranking:
             return None
         return int(np.count_nonzero(self.score[self.order] > self.score[i])) + 1
 
-    def summary(self) -> str:
-        """One line for a status bar: the recommendation, or why there is none."""
+    def summary(self, number: int | None = None) -> str:
+        """One line for a status bar: the recommendation, or why there is none. ``number``: the
+        recommended trial's number as the caller's views show it, named before its config id."""
         if self.best is not None:
-            return f"recommended: {self.table.ids[self.best]} ({self.explain(self.best)})"
+            named = self.table.ids[self.best] if number is None else f"trial {number} [{self.table.ids[self.best]}]"
+            return f"recommended: {named} ({self.explain(self.best)})"
         return self.why_none()
 
     def why_none(self, how: str = "tune --remeasure-aborted") -> str:
