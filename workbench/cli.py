@@ -1564,9 +1564,14 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
         from workbench.runner.autosave import refuse_autosave_folder
 
         refuse_autosave_folder(out)
-        replaced = _import_described(out) if not args.force else None  # (--force says where it kept it)
-        prepare_output(out, force=args.force, inputs=[args.cache], replaceable=_is_imported_recording,
+        earlier = _session_there(out)  # read once: whether it may be replaced, and what it held
+        from workbench.core.io.interop import is_as_imported
+
+        prepare_output(out, force=args.force, inputs=[args.cache],
+                       replaceable=lambda _path: earlier is not None and is_as_imported(earlier),
                        what="session imported from a Kernel Tuner cache")
+        replaced = None if args.force or earlier is None else printable(  # (--force says where it kept it)
+            f"{len(earlier.trials)} trials of {earlier.kernel} on {earlier.device.get('name', '?')}")
         if backup is not None and has_journal(out):  # kept beside the backup, never dropped
             if out.exists() and not backup.exists():  # an earlier import is replaced without one: its journal needs it
                 keep_backup(out)
@@ -1580,34 +1585,20 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
     return 0
 
 
-def _import_described(path: Path) -> str | None:
-    """``4362 trials of convolution_kernel on NVIDIA A100``: what an earlier import at ``path``
-    holds, for the line saying it was replaced (None: nothing readable there)."""
+def _session_there(path: Path) -> Session | None:
+    """The session at ``path``, read when it looks like one (None: nothing, or something else).
+    An earlier import, as imported, may be replaced by a new one, and the line saying so names what
+    it held; a session of measured trials, or an import a person has since given notes,
+    constraints or weights, may not without --force (which keeps it as FILE.bak): replacing it
+    silently lost their work."""
     from workbench.core.domain.session import is_session_file, load_session
 
     if not path.is_file() or not is_session_file(path):
         return None
     try:
-        earlier = load_session(path)
+        return load_session(path)
     except WorkbenchError:
         return None
-    return printable(f"{len(earlier.trials)} trials of {earlier.kernel} on {earlier.device.get('name', '?')}")
-
-
-def _is_imported_recording(path: Path) -> bool:
-    """An earlier import, as imported, may be replaced by a new one; a session of measured trials,
-    or an import a person has since given notes, constraints or weights, may not without --force
-    (which keeps it as FILE.bak): replacing it silently lost their work."""
-    from workbench.core.domain.session import is_session_file, load_session
-    from workbench.core.io.interop import is_as_imported
-
-    if not is_session_file(path):
-        return False
-    try:
-        # an import, not a replayed run (whose strategy, budget and flags are a run's own)
-        return is_as_imported(load_session(path))
-    except WorkbenchError:
-        return False
 
 
 def cmd_check_kernels(args: argparse.Namespace) -> int:
