@@ -571,7 +571,7 @@ def trial_from_dict(rec: Any, where: str, fail: Fail, names: frozenset[str] | No
         # the failure it is, rather than becoming unreadable with every other trial in it.
         status, message = Status.RUNTIME_ERROR, "recorded 0 ms: not a measurement (nothing was timed)"
         log = message if not log else f"{message}\n{log}"
-    elif status is Status.OK and metrics.get("latency_ms", math.nan) != metrics.get("latency_ms", math.nan):
+    elif status is Status.OK and math.isnan(metrics.get("latency_ms", math.nan)):  # (null reads as NaN)
         # An ok trial always has a latency (every backend refuses to record one without): a file
         # with none (null, NaN, left out) was edited. It counted as feasible and ranked nowhere.
         status, message = Status.RUNTIME_ERROR, "recorded no latency: not a measurement"

@@ -314,15 +314,16 @@ class SweepProgress:
     #: as a plain session's resume would, up to the plan's evaluations.
     ended: tuple[tuple[dict[str, Any], int, str], ...] = ()
 
+    def _named(self, problem: Mapping[str, Any]) -> str:
+        """A size by the parameters the plan sweeps (``rows=512``)."""
+        return ", ".join(f"{k}={_text(problem[k])}" for k in self.plan.sizes if k in problem)
+
     def text(self) -> str:
         """``2 of 4 planned sizes lack evaluations (10 each): rows=512 has 3, rows=4096 and
         rows=32768 none`` ('' when every size has its evaluations)."""
         if not self.unfinished:
             return ""
-
-        def named(problem: Mapping[str, Any]) -> str:
-            return ", ".join(f"{k}={_text(problem[k])}" for k in self.plan.sizes if k in problem)
-
+        named = self._named
         started = [f"{named(p)} has {n}" for p, n in self.unfinished if n]
         never = [named(p) for p, n in self.unfinished if not n]
         parts = started + ([f"{' and '.join(never) if len(never) < 3 else f'{len(never)} sizes'} none"] if never else [])
@@ -331,18 +332,13 @@ class SweepProgress:
         return (f"{count} of {self.planned} planned size{'s' if self.planned != 1 else ''} {verb} evaluations "
                 f"({self.plan.budget} each): {'; '.join(parts) if len(started) > 2 else ', '.join(parts)}")
 
-
     def ended_text(self) -> str:
         """``2 sizes ended before their 30 evaluations, by their own rule: n=4096 at 4 (plateau),
         n=65536 at 9 (plateau)`` ('' when none did)."""
         if not self.ended:
             return ""
-
-        def named(problem: Mapping[str, Any]) -> str:
-            return ", ".join(f"{k}={_text(problem[k])}" for k in self.plan.sizes if k in problem)
-
         count = len(self.ended)
-        shown = ", ".join(f"{named(p)} at {n} ({end})" for p, n, end in self.ended[:4])
+        shown = ", ".join(f"{self._named(p)} at {n} ({end})" for p, n, end in self.ended[:4])
         more = f" and {count - 4} more" if count > 4 else ""
         return (f"{count} size{'s' if count != 1 else ''} ended before {'their' if count != 1 else 'its'} "
                 f"{self.plan.budget} evaluations, by {'their' if count != 1 else 'its'} own rule: {shown}{more}")

@@ -293,8 +293,8 @@ def _failed_with_times_note(source: str, cache_keys: list[str], records: list[Ma
     """A line on the records read as failures because their ``time`` is no measurement (NaN,
     infinite, 0 or below) although they hold repetition times: those are not used, and the
     failure log alone did not say that figures were there."""
-    held = [(key, len(_repeated_times(record))) for key, record, trial in zip(cache_keys, records, trials)
-            if not trial.ok and _is_number(record.get("time")) and _repeated_times(record)]
+    held = [(key, count) for key, record, trial in zip(cache_keys, records, trials)
+            if not trial.ok and _is_number(record.get("time")) and (count := len(_repeated_times(record)))]
     if not held:
         return []
     key, count = held[0]
