@@ -371,16 +371,16 @@ class KernelEditor(QMainWindow):
         outputs = list((reference.get("outputs") or {}).items())
         ref_label = f"{reference['file']} (in the template folder)" if reference.get("file") else "no file chosen"
         cost, profile = spec.get("cost", {}), spec.get("profile", {})
-        texts = (str(spec.get("name", "")), str(spec.get("entry", "")) if spec.get("entry") != spec.get("name") else "",
-                 str(spec.get("title", "")), str(spec.get("dynamic_smem", "0")), str(cost.get("bytes_moved", "")),
-                 str(cost.get("flops", "0")), {key: str(profile.get(key, "")) for key in self.profile_edits})
+        name, title, smem = str(spec.get("name", "")), str(spec.get("title", "")), str(spec.get("dynamic_smem", "0"))
+        entry = str(spec.get("entry", "")) if spec.get("entry") != spec.get("name") else ""
+        moved, flops = str(cost.get("bytes_moved", "")), str(cost.get("flops", "0"))
+        profiled = {key: str(profile.get(key, "")) for key in self.profile_edits}
         self._loading = True
         try:
             self.folder = folder
             self.spec_file = None  # (open_folder names it once the form is filled)
             self._opened = opened
             self.reference_file = None
-            name, entry, title, smem, moved, flops, profiled = texts
             self.name_edit.setText(name)
             self.entry_edit.setText(entry)
             self.title_edit.setText(title)
