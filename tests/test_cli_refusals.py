@@ -274,6 +274,27 @@ def test_usage_errors_are_one_line_naming_the_help_that_shows_the_usage(cli, arg
     assert line.endswith("--help)")
 
 
+@pytest.mark.parametrize(
+    "args, guess",
+    [
+        (["tune", "vector_add", "--budegt", "5"], "unrecognized arguments: --budegt 5; did you mean --budget? "),
+        (["tune", "vector_add", "--max-latency-mss=3"], "; did you mean --max-latency-ms? "),
+        (["show", "a.json", "--jsno"], "unrecognized arguments: --jsno; did you mean --json? "),
+        (["tune", "vector_add", "--backend", "smi"], "; did you mean 'sim'? "),
+        (["tnue"], "invalid choice: 'tnue' (choose from 'tune', "),
+        (["tnue"], "; did you mean 'tune'? (python main.py --help)"),
+    ],
+)
+def test_a_misspelt_flag_or_choice_names_the_close_one(cli, args: list[str], guess: str) -> None:
+    """A person who mistyped a flag should not have to read the whole --help to find its spelling."""
+    assert guess in one_line_error(cli(*args))
+
+
+def test_nothing_is_guessed_when_nothing_is_close(cli) -> None:
+    assert "did you mean" not in one_line_error(cli("tune", "vector_add", "--bogus"))
+    assert "did you mean" not in one_line_error(cli("frobnicate"))
+
+
 def test_help_still_prints_the_usage(cli) -> None:
     result = cli("tune", "--help")
     assert result.returncode == 0 and result.stdout.startswith("usage: main.py tune") and "--budget" in result.stdout

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import json
 import math
 import os
+import re
 import shlex
 import signal
 import sys
@@ -114,9 +116,29 @@ class _Parser(argparse.ArgumentParser):
     usage stays one ``--help`` away, named on that line."""
 
     def error(self, message: str) -> NoReturn:
-        text = " ".join(message.split())
+        text = " ".join(message.split()) + self._guess(message)
         command = f"python {self.prog}" if self.prog.split()[0].endswith(".py") else self.prog
         self.exit(EXIT_BAD_INPUT, f"error: {text} ({command} --help)\n")
+
+    def _guess(self, message: str) -> str:
+        """``; did you mean ...?`` for a misspelt flag or choice (``--budegt``, ``tnue``): argparse
+        names what it refused, and a person looking for the right spelling otherwise reads the
+        whole ``--help``. Empty when nothing known is close."""
+        choice = re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)", message)
+        if choice:
+            known = re.findall(r"'(.*?)'", choice.group(2))
+            close = difflib.get_close_matches(choice.group(1), known, n=1)
+            return f"; did you mean {close[0]!r}?" if close else ""
+        if not message.startswith("unrecognized arguments:"):
+            return ""
+        # compared without the dashes every flag shares, which would make any two look alike
+        names = [s[2:] for s in self._option_string_actions if s.startswith("--")]
+        guesses = []
+        for word in message.split(":", 1)[1].split():
+            flag = word.split("=", 1)[0]
+            if flag.startswith("--") and flag[2:] not in names:
+                guesses += [f"--{name}" for name in difflib.get_close_matches(flag[2:], names, n=1)]
+        return f"; did you mean {' '.join(guesses)}?" if guesses else ""
 
 
 def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
