@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QTableWidgetItem
 
 from workbench.core.domain.kernel_spec import SPEC_SUFFIX, SpecError, user_templates_dir
 from workbench.core.domain.templates import load_templates
+from workbench.core.model.template_drafts import save_draft
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "saxpy"
 SAXPY_CU = (EXAMPLE / "saxpy.cu").read_text()
@@ -84,6 +85,7 @@ def test_type_detect_compile_tune_save_and_reopen(window, editor, qtbot, tmp_pat
     with qtbot.waitSignal(window.run_done, timeout=120_000) as blocker:
         run = editor.tune(20)
     assert run["kernel_dirs"] and Path(run["kernel_dirs"][0]).is_relative_to(editor.drafts_dir())
+    assert Path(run["kernel_dirs"][0]).name.startswith("saxpy-")  # a folder of this draft's own
     session = window.model.session
     assert session.kernel == "saxpy" and len(session.trials) == 20
     assert sum(t.ok for t in session.trials) == 20  # every config of the example launches
@@ -450,8 +452,8 @@ def test_an_opened_spec_cannot_point_tune_or_save_at_a_python_file_outside_its_f
     editor._guard(lambda: editor.save(tmp_path / "saved"))
     assert "reference.file" in editor.last_error
     assert not window.running and not marker.exists()
-    copied = editor.drafts_dir() / "saxpy" / "_saxpy_reference.py"  # (the drafts folder outlives a test)
-    assert not (copied.exists() and copied.read_text() == outside.read_text()) and not (tmp_path / "saved").exists()
+    copies = list(editor.drafts_dir().glob("*/_saxpy_reference.py"))  # (the drafts folder outlives a test)
+    assert not any(c.read_text() == outside.read_text() for c in copies) and not (tmp_path / "saved").exists()
 
 
 @pytest.mark.parametrize("kind", ["expression", "none"])
@@ -545,11 +547,13 @@ def test_links_neither_carry_a_file_from_elsewhere_nor_redirect_a_draft(editor, 
     elsewhere.mkdir()
     (elsewhere / "precious.kernel.json").write_text("{}")
     editor.drafts_dir().mkdir(parents=True, exist_ok=True)
-    link = editor.drafts_dir() / "saxpy"
+    # where Tune would put this draft (a draft's folder is named by what it holds)
+    link = editor.drafts_dir() / save_draft(tmp_path / "probe", editor.spec(), editor.source.toPlainText()).name
     if link.exists():
         import shutil
         shutil.rmtree(link)
     link.symlink_to(elsewhere)
+    editor.last_error = ""
     try:
         editor._guard(lambda: editor.tune(2))
         assert "a link, not a drafts folder of the editor's" in editor.last_error

@@ -31,6 +31,7 @@ from workbench.core.domain.kernel_spec import (
     spec_path, split_expressions, user_templates_dir,
 )
 from workbench.core.fs import resolved
+from workbench.core.model.template_drafts import save_draft
 from workbench.core.domain.macros import scan_macros
 from workbench.core.domain.templates import global_functions
 from workbench.gui.text import plain_tip, window_message
@@ -858,17 +859,9 @@ class KernelEditor(QMainWindow):
         spec = self.spec()
         if self.form_problems:
             raise WorkbenchError(str(self.form_problems[0]))
-        name = str(spec.get("name") or "")
-        check_template_name(name)  # the draft's folder is named by it: checked before anything is touched
-        folder = self.drafts_dir() / name
-        reference = self._reference_to_copy(spec, folder)
-        if folder.is_symlink():  # the drafts are the editor's own folders: it never makes links there
-            raise WorkbenchError(f"{folder}: a link, not a drafts folder of the editor's; remove it to tune {name}")
-        folder.mkdir(parents=True, exist_ok=True)
-        for stale in folder.glob("*" + SPEC_SUFFIX):  # one draft per folder: the current one
-            if stale.name != f"{name}{SPEC_SUFFIX}":
-                stale.unlink()
-        save_template_folder(folder, spec, self.source.toPlainText(), reference_file=reference)
+        check_template_name(str(spec.get("name") or ""))  # before anything is read or written
+        reference = self._reference_to_copy(spec, self.drafts_dir())
+        folder = save_draft(self.drafts_dir(), spec, self.source.toPlainText(), reference_file=reference)
         run = {"kernel": spec["name"], "kernel_dirs": [str(folder)], "backend": "sim",
                "budget": int(budget or self.budget.value()), "seed": 0}
         self.start_run_callback(run)

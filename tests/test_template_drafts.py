@@ -1,0 +1,77 @@
+"""The editor's drafts: each distinct draft in a folder of its own, never written over."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.domain.kernel_spec import SpecError
+from workbench.core.domain.templates import load_templates
+from workbench.core.model.template_drafts import save_draft
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "saxpy"
+
+
+def _example() -> tuple[dict, str]:
+    spec = json.loads((EXAMPLE / "saxpy.kernel.json").read_text())
+    return spec, (EXAMPLE / spec["source"]).read_text()
+
+
+def test_a_changed_draft_goes_to_a_new_folder_and_the_earlier_one_keeps_its_source(tmp_path: Path) -> None:
+    """The next Tune of a name wrote over the previous draft: a session tuned from it then pointed
+    at source it was not measured with, and the code it measured was gone."""
+    spec, source = _example()
+    first = save_draft(tmp_path, spec, source)
+    first_hash = load_templates(first)["saxpy"].source_hash()
+    second = save_draft(tmp_path, spec, source + "// faster, perhaps\n")
+    assert second != first and second.parent == first.parent == tmp_path
+    assert first.name.startswith("saxpy-") and second.name.startswith("saxpy-")
+    assert load_templates(first)["saxpy"].source_hash() == first_hash  # what the first session measured
+    assert (second / "saxpy.cu").read_text().endswith("// faster, perhaps\n")
+    assert not (first / "saxpy.cu").read_text().endswith("// faster, perhaps\n")
+
+
+def test_the_same_draft_tuned_again_reuses_its_folder_and_leaves_nothing_else(tmp_path: Path) -> None:
+    spec, source = _example()
+    folder = save_draft(tmp_path, spec, source)
+    assert save_draft(tmp_path, dict(spec), source) == folder
+    assert sorted(p.name for p in tmp_path.iterdir()) == [folder.name]  # no staging folder left behind
+    assert folder.stat().st_mode & 0o777 != 0o700  # not mkdtemp's private mode: a template folder as any other
+
+
+def test_a_draft_that_does_not_load_writes_nothing(tmp_path: Path) -> None:
+    spec, source = _example()
+    with pytest.raises(SpecError):
+        save_draft(tmp_path, dict(spec, restrictions=["block_size >"]), source)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["../victim", "", "_hidden"])
+def test_a_name_that_is_no_template_name_is_refused_before_anything_is_made(tmp_path: Path, name: str) -> None:
+    spec, source = _example()
+    drafts = tmp_path / "drafts"
+    with pytest.raises(WorkbenchError, match="name: must"):
+        save_draft(drafts, dict(spec, name=name), source)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_links_in_the_drafts_folder_are_refused_and_left_alone(tmp_path: Path) -> None:
+    spec, source = _example()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "precious.kernel.json").write_text("{}")
+    drafts = tmp_path / "drafts"
+    drafts.symlink_to(elsewhere)
+    with pytest.raises(WorkbenchError, match="a link, not the editor's drafts folder"):
+        save_draft(drafts, spec, source)
+    drafts.unlink()
+    name = save_draft(tmp_path / "probe", spec, source).name
+    drafts.mkdir()
+    (drafts / name).symlink_to(elsewhere)
+    with pytest.raises(WorkbenchError, match="a link, not a drafts folder of the editor's"):
+        save_draft(drafts, spec, source)
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["precious.kernel.json"]
+    assert sorted(p.name for p in drafts.iterdir()) == [name]

@@ -1,0 +1,64 @@
+"""The editor's drafts: one folder per distinct draft a person tuned, never written over.
+
+A run of a draft records the folder it was tuned from (``kernel_dirs``) and the template's hash. If
+the next Tune of the same name wrote into the same folder, the earlier session would point at
+source it was not measured with: continuing or exporting it would say the template changed, and
+the code it measured would be gone. So each draft goes into ``<name>-<digest>/``, named by what
+was written there (spec, source, copied reference), and a draft tuned again unchanged reuses its
+folder. Drafts are a few kilobytes each.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+from workbench.core.errors import WorkbenchError
+from workbench.core.fs import current_umask
+from workbench.core.domain.kernel_spec import check_template_name, save_template_folder
+
+#: Hex digits of the digest in a draft folder's name: enough that two drafts of one name never meet.
+DIGEST_CHARS = 12
+
+
+def folder_digest(folder: Path) -> str:
+    """A digest of the regular files directly in ``folder`` (names and bytes, in name order)."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.iterdir(), key=lambda p: p.name):
+        if path.is_file() and not path.is_symlink():
+            digest.update(path.name.encode("utf-8", "surrogatepass") + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:DIGEST_CHARS]
+
+
+def save_draft(drafts: Path, spec: Mapping[str, Any], source: str,
+               reference_file: str | os.PathLike[str] | None = None) -> Path:
+    """Write a draft as a template folder under ``drafts`` and return that folder.
+
+    The draft is saved (and checked, by :func:`save_template_folder`) into a fresh staging folder
+    first, then renamed to ``<name>-<digest>``; where that folder exists already (the same draft
+    tuned before) it is used as it is. A link in its place is refused: the drafts are the editor's
+    own folders and it never makes links there.
+    """
+    name = str(spec.get("name") or "")
+    check_template_name(name)  # the folder is named by it: checked before anything is touched
+    if drafts.is_symlink():
+        raise WorkbenchError(f"{drafts}: a link, not the editor's drafts folder; remove it to tune {name}")
+    drafts.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=drafts))
+    try:
+        save_template_folder(staging, spec, source, reference_file=reference_file)
+        folder = drafts / f"{name}-{folder_digest(staging)}"
+        if folder.is_symlink():
+            raise WorkbenchError(f"{folder}: a link, not a drafts folder of the editor's; remove it to tune {name}")
+        if not folder.exists():
+            staging.chmod(0o777 & ~current_umask())  # mkdtemp's folder is private; a saved template is not
+            staging.rename(folder)
+        return folder
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
