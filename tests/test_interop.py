@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workbench.core.errors import SessionFormatError
+from workbench.core.errors import SessionFormatError, WorkbenchError
 from workbench.core.io.interop import KT_READING, export_csv, export_kt_cache, guess_group, import_kt_cache
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.session import Session, load_session, save_session
@@ -456,6 +456,72 @@ def test_a_kt_cache_export_keeps_a_benchmarks_own_timing_named_metrics(tmp_path:
     (record,) = json.loads((tmp_path / "out.json").read_text())["cache"].values()
     assert record["benchmark_s"] == 8.5 and record["benchmark_time"] == 500.0
     assert "compile_s" not in record and record["compile_time"] == 250.0
+
+
+def _named_like_fields_session(slots: dict[str, tuple], metrics: dict[str, float]) -> Session:
+    space = SearchSpace([Slot(name, values, "launch") for name, values in slots.items()])
+    session = Session(kernel="k", space=space, device={"name": "A100", "simulated": False})
+    for i, values in enumerate(zip(*slots.values())):
+        config = space.config(dict(zip(slots, values)))
+        session.add(Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + i, **metrics}), 0.0, 1.0))
+    return session
+
+
+@pytest.mark.parametrize("slot", ["time", "timestamp", "compile_time"])
+def test_a_kt_cache_export_refuses_a_slot_named_like_a_record_field(tmp_path: Path, slot: str) -> None:
+    """Slot values and measurements share a record: a slot named ``time`` had its values replaced
+    by the latencies (read back, ``time`` took values it never had), ``compile_time`` came back as
+    a compile timing, ``timestamp`` made the file unreadable."""
+    session = _named_like_fields_session({slot: (5, 6), "block": (1, 2)}, {})
+    with pytest.raises(WorkbenchError, match=f"slot '{slot}' has the name of a field of every Kernel Tuner record"):
+        export_kt_cache(session, tmp_path / "out.json")
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_a_kt_cache_export_says_which_metrics_have_no_field_of_their_own(tmp_path: Path) -> None:
+    """A metric named like a slot was dropped without a word (and one named ``times`` or
+    ``timestamp`` took that field's place)."""
+    session = _named_like_fields_session({"mode": (1, 2)}, {"mode": 7.0, "times": 3.0, "energy_j": 2.0})
+    notes: list[str] = []
+    export_kt_cache(session, tmp_path / "out.json", notes)
+    record = json.loads((tmp_path / "out.json").read_text())["cache"]["1"]
+    assert record["mode"] == 1 and "times" not in record and record["energy_j"] == 2.0
+    assert notes == ["metric 'mode' is not in the file: its name is a slot's",
+                     "metric 'times' is not in the file: its name is a Kernel Tuner record field's"]
+    back = import_kt_cache(tmp_path / "out.json")
+    assert sorted(t.config["mode"] for t in back.trials) == [1, 2]
+
+
+def test_every_csv_heading_is_different_and_renames_are_said(tmp_path: Path) -> None:
+    """A slot or metric named like a fixed column, or a slot and a metric of one name, gave two
+    columns of one heading, and a reader keying rows by heading kept only one of them."""
+    session = _named_like_fields_session({"status": (1, 2), "id": (7, 8), "mode": (0, 1)},
+                                         {"index": 99.0, "message": 5.0, "mode": 3.0})
+    notes: list[str] = []
+    export_csv(session, tmp_path / "t.csv", notes)
+    with open(tmp_path / "t.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0]) == ["index", "id", "status", "slot.status", "slot.id", "slot.mode", "latency_ms",
+                             "metric.index", "metric.message", "metric.mode", "message"]
+    assert rows[0]["index"] == "0" and rows[0]["status"] == "ok" and rows[0]["slot.status"] == "1"
+    assert rows[1]["slot.id"] == "8" and rows[1]["metric.index"] == "99.0" and rows[1]["message"] == ""
+    assert rows[0]["slot.mode"] == "0" and rows[0]["metric.mode"] == "3.0"
+    assert notes[0] == "column 'slot.status' is the slot 'status' (its name is another column's)"
+    assert len(notes) == 6
+
+
+def test_export_says_a_renamed_column_and_a_refused_slot_in_one_line_each(tmp_path: Path, cli) -> None:
+    session = _named_like_fields_session({"time": (1, 2)}, {})
+    save_session(session, tmp_path / "s.json")
+    result = cli("export", tmp_path / "s.json", "--format", "csv", "--out", tmp_path / "t.csv")
+    assert result.returncode == 0 and "note: column 'slot.time' is the slot 'time'" not in result.stderr
+    session = _named_like_fields_session({"status": (1, 2)}, {})
+    save_session(session, tmp_path / "s2.json")
+    result = cli("export", tmp_path / "s2.json", "--format", "csv", "--out", tmp_path / "t2.csv")
+    assert result.returncode == 0 and "note: column 'slot.status' is the slot 'status'" in result.stderr
+    result = cli("export", tmp_path / "s.json", "--format", "kt-cache", "--out", tmp_path / "c.json")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "slot 'time' has the name" in result.stderr
+    assert not (tmp_path / "c.json").exists()
 
 
 def test_a_cache_whose_session_could_not_be_opened_again_is_refused(tmp_path: Path) -> None:

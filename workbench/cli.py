@@ -1491,7 +1491,7 @@ def _export_trials(args: argparse.Namespace) -> int:
     session = load_session(source)
     notes: list[str] = []
     if args.format == "csv":
-        text, what = render_csv(session), f"{len(session.trials)} trials"
+        text, what = render_csv(session, notes), f"{len(session.trials)} trials"
     else:
         text, records = render_kt_cache(session, notes)
         what = f"{records} records"

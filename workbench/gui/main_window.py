@@ -1649,8 +1649,9 @@ class MainWindow(QMainWindow):
         if self.model.session is None:
             raise WorkbenchError("no session to export")
         target = self._export_target(path)
-        export_csv(self.model.session, target)
-        self._exported(target)
+        notes: list[str] = []
+        export_csv(self.model.session, target, notes)
+        self._exported(target, *(f"note: {note}" for note in notes))  # a column renamed, as export says it
 
     def _on_export_kt_cache(self) -> None:
         if self.model.session is None:

@@ -822,6 +822,11 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
         raise WorkbenchError(f"{session.kernel}: a Kernel Tuner cache holds one problem and this session has trials "
                              f"at {len(problems)} sizes; export CSV (a row per trial with its size) instead")
     names = _slot_names(session)
+    clash = [n for n in names if n in _RECORD_FIELDS]
+    if clash:
+        raise WorkbenchError(f"{session.kernel}: slot {clash[0]!r} has the name of a field of every Kernel Tuner "
+                             f"record ({', '.join(sorted(_RECORD_FIELDS))}), so its values and the measurements "
+                             "would overwrite each other in the cache; export CSV instead")
     if session.space is not None:
         tune_params = {s.name: list(s.values) for s in session.space.slots}
     else:
@@ -829,6 +834,9 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
     inverse = {ours: kt for kt, ours in KT_METRICS.items()}
     cache: dict[str, dict[str, Any]] = {}
     written: dict[str, Trial] = {}
+    # a metric named like a slot or a record field has no field of its own: left out, and said
+    unwritable = set(names) | _RECORD_FIELDS
+    left_out: dict[str, str] = {}
     for trial in session.trials:
         if not all(n in trial.config for n in names):
             continue
@@ -851,11 +859,14 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
             # numeric record fields back as metrics, so memory, registers or quality survive the trip
             for ours, value in trial.measurement.metrics.items():
                 kt_name = inverse.get(ours, ours)
-                if (ours in DERIVED_METRICS or kt_name in record or (ours == "compile_s" and "compile_time" in record)
-                        or not math.isfinite(float(value))):
+                if ours in DERIVED_METRICS or (ours == "compile_s" and "compile_time" in record):
                     continue  # (compile_s is the record's compile_time, which an import reads back as it: the
                     # only timing it makes a metric; a benchmark's own benchmark_s is a metric to keep)
-                record[kt_name] = float(value)
+                if kt_name in unwritable:
+                    left_out[ours] = "a slot's" if kt_name in names else "a Kernel Tuner record field's"
+                    continue
+                if math.isfinite(float(value)):
+                    record[kt_name] = float(value)
         if trial.finished_at:
             record["timestamp"] = str(datetime.fromtimestamp(trial.finished_at, tz=timezone.utc))
         cache[key] = record
@@ -873,6 +884,7 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
     }
     if notes is not None:
         notes.extend(_time_is_not_the_median(cache, written, names))
+        notes.extend(f"metric {name!r} is not in the file: its name is {whose}" for name, whose in left_out.items())
     return json.dumps(document, indent=1, default=str) + "\n", len(cache)
 
 
@@ -914,9 +926,10 @@ def _inert_cell(text: str) -> str:
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
-def export_csv(session: Session, path: str | os.PathLike[str]) -> int:
-    """Write the session's trials as CSV (see :func:`render_csv`); returns the row count."""
-    text = render_csv(session)
+def export_csv(session: Session, path: str | os.PathLike[str], notes: list[str] | None = None) -> int:
+    """Write the session's trials as CSV (see :func:`render_csv`, which appends to ``notes``);
+    returns the row count."""
+    text = render_csv(session, notes)
     try:
         atomic_write(Path(path), lambda f: f.write(text))
     except OSError as exc:
@@ -924,14 +937,38 @@ def export_csv(session: Session, path: str | os.PathLike[str]) -> int:
     return len(session.trials)
 
 
-def render_csv(session: Session) -> str:
+def _unique_headings(fixed: Sequence[str], slots: Sequence[str], metrics: Sequence[str]) -> list[str]:
+    """The headings of the fixed columns, the slots and the metrics, each different from every other.
+
+    A slot or metric named like a fixed column (``status``, ``id``), or a slot and a metric of one
+    name, gave two columns of that heading, and a reader that keys a row by heading (every
+    spreadsheet lookup, ``csv.DictReader``) kept one of them. Such a slot becomes ``slot.NAME``, such
+    a metric ``metric.NAME`` (as a sweep's problem parameters are ``problem.NAME``), with a number
+    added in the unlikely case that this is taken too."""
+    metric_set, slot_set = set(metrics), set(slots)
+    wanted = [*fixed,
+              *(f"slot.{n}" if n in fixed or n in metric_set else n for n in slots),
+              *(f"metric.{n}" if n in fixed or n in slot_set else n for n in metrics)]
+    out: list[str] = []
+    taken: set[str] = set()
+    for name in wanted:
+        heading, number = name, 2
+        while heading in taken or (heading != name and heading in wanted):
+            heading, number = f"{name}.{number}", number + 1
+        taken.add(heading)
+        out.append(heading)
+    return out
+
+
+def render_csv(session: Session, notes: list[str] | None = None) -> str:
     """One row per trial: index, id, status, each slot, each metric, message (never a formula: see
     :func:`_inert_cell`).
 
     Metrics the workbench knows come first in its canonical order, then any others alphabetically;
     a metric a trial did not report is an empty cell. A session measured at several problem sizes
     (a sweep) gets a ``problem.NAME`` column after the status for each parameter that differs
-    between them, so every row says which size it ran at.
+    between them, so every row says which size it ran at. Every heading is different
+    (:func:`_unique_headings`); ``notes`` gets each one renamed so.
     """
     names = _slot_names(session)
     problems = problems_of(session)
@@ -943,7 +980,14 @@ def render_csv(session: Session) -> str:
     metrics = [m for m in METRIC_DIRECTION if m in seen] + sorted(seen - set(METRIC_DIRECTION))
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["index", "id", "status", *(f"problem.{n}" for n in varying), *names, *metrics, "message"])
+    fixed = ["index", "id", "status", *(f"problem.{n}" for n in varying), "message"]
+    headings = _unique_headings(fixed, names, metrics)
+    if notes is not None:
+        plain = [*names, *metrics]
+        notes.extend(f"column {heading!r} is the {'slot' if i < len(names) else 'metric'} {name!r} (its name "
+                     "is another column's)" for i, (name, heading) in enumerate(zip(plain, headings[len(fixed):]))
+                     if heading != name)
+    writer.writerow([*fixed[:-1], *headings[len(fixed):], fixed[-1]])  # (the message last)
     for trial in session.trials:
         cells: list[Any] = [trial.index, trial.config.id, trial.status.value]
         if varying:
