@@ -524,6 +524,19 @@ def test_export_says_a_renamed_column_and_a_refused_slot_in_one_line_each(tmp_pa
     assert not (tmp_path / "c.json").exists()
 
 
+def test_the_line_naming_where_an_export_went_sends_no_control_characters(tmp_path: Path, cli) -> None:
+    """Error lines escaped a path's control characters, the success line printed them raw: a
+    newline broke it, an escape sequence reached the terminal."""
+    save_session(_named_like_fields_session({"x": (1, 2)}, {}), tmp_path / "s.json")
+    for fmt in ("csv", "kt-cache"):
+        out = tmp_path / f"o\nut\x1b[1m.{fmt}"
+        result = cli("export", tmp_path / "s.json", "--format", fmt, "--out", out)
+        assert result.returncode == 0 and out.exists()
+        assert result.stdout.count("\n") == 1 and "\x1b" not in result.stdout and "o\\nut\\x1b[1m" in result.stdout
+    result = cli("import-kt", tmp_path / "o\nut\x1b[1m.kt-cache", "--out", tmp_path / "i\x1b.json")
+    assert result.returncode == 0 and "\x1b" not in result.stdout and "i\\x1b.json" in result.stdout
+
+
 def test_a_cache_whose_session_could_not_be_opened_again_is_refused(tmp_path: Path) -> None:
     data = synthetic(False)
     data["problem_size"] = list(range(1, 1001))  # load_session allows 64 problem parameters

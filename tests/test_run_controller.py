@@ -395,6 +395,24 @@ def test_a_session_named_by_the_journal_a_killed_run_left_is_continued_into_its_
     assert done.returncode == 0 and "nothing to re-measure" in done.stdout, done.stderr
 
 
+@pytest.mark.parametrize("journal", ["of a killed run", "damaged"])
+def test_the_refusal_of_a_journal_at_out_names_the_file_force_keeps_it_as(cli, tmp_path: Path, journal: str) -> None:
+    """It promised ``n.json.bak`` whatever the journal: --force keeps a journal that opens as that
+    session file, but one that opens with nothing as ``n.journal-only.json.bak.journal``."""
+    out = tmp_path / "n.json"
+    if journal == "damaged":
+        journal_path(out).write_text("junk\n")
+        expected = "n.journal-only.json.bak.journal"
+    else:
+        journal_only(out)
+        expected = "n.json.bak"
+    refused = cli("tune", TRIVIAL, "--budget", "1", "--out", str(out), "--quiet")
+    assert refused.returncode == 2 and f"--force replaces it (keeping it as {expected})" in refused.stderr
+    done = cli("tune", TRIVIAL, "--budget", "1", "--out", str(out), "--quiet", "--force")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / expected).exists()
+
+
 # --- one writer per session -----------------------------------------------------------------------
 
 
@@ -800,8 +818,15 @@ def test_the_owner_removes_only_its_own_leftover_temporaries(tmp_path: Path) -> 
     leftover.write_text("{")
     other = tmp_path / ".s.json.bak.ab12cd_9.tmp"  # another file's write in progress
     other.write_text("{")
+    empty = tmp_path / ".s.json.journal.x0000000.tmp"  # a journal's start killed before it wrote
+    empty.write_text("")
+    notes = tmp_path / ".s.json.mynotes1.tmp"  # a person's file that only has the shape of the name
+    notes.write_text("my notes")
+    fifo = tmp_path / ".s.json.fifo0000.tmp"
+    os.mkfifo(fifo)
     start_run(RunRequest(kernel=TRIVIAL, budget=1), out, resume=True).release()
-    assert not leftover.exists() and other.exists()
+    assert not leftover.exists() and not empty.exists() and other.exists()
+    assert notes.read_text() == "my notes" and fifo.exists()
 
 
 def test_narrowing_a_domain_when_continuing_keeps_the_earlier_trials_loadable(tmp_path: Path) -> None:

@@ -712,7 +712,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         from workbench.core.domain.objective import objective_text
 
         feasible += f" under {printable(objective_text(session.constraints, session.weights)[0])}"
-    print(f"{session.kernel}: {summary['trials']} trials ({verb}), {feasible}{sim}; {best_text} -> {out}")
+    print(f"{session.kernel}: {summary['trials']} trials ({verb}), {feasible}{sim}; {best_text} -> {printable(str(out))}")
     checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
     if checks:
         print(f"{session.kernel}: {printable(checks)}")
@@ -812,7 +812,7 @@ def _refine_only(args: argparse.Namespace) -> int:
                          compile_timeout_s=args.compile_timeout, run_timeout_s=args.timeout)
     run, message = refine_pending(out, request)
     if run is None:
-        print(f"{message} in {out}")
+        print(f"{message} in {printable(str(out))}")
         from workbench.core.domain.session import load_session
 
         session = load_session(out)
@@ -828,7 +828,7 @@ def _refine_only(args: argparse.Namespace) -> int:
     left = run.engine.unrefined
     kept = (f"; {left} still estimated after {time.monotonic() - started:.0f} s (a --refine-wait of {wait:g} s; "
             "run it again)" if left else "")
-    print(f"{run.session.kernel}: refined {run.refined} trials{kept} -> {out}")
+    print(f"{run.session.kernel}: refined {run.refined} trials{kept} -> {printable(str(out))}")
     return 0 if finished.reason != "error" else 1
 
 
@@ -864,7 +864,7 @@ def _remeasure_aborted(args: argparse.Namespace) -> int:
     run.subscribe(_ProgressLine(args.quiet))
     finished = run.run()
     print(f"{run.session.kernel}: {message.replace('re-measuring', 're-measured')}; "
-          f"{_feasible_count(run.session)} feasible -> {args.out}")
+          f"{_feasible_count(run.session)} feasible -> {printable(str(args.out))}")
     return 0 if finished.reason != "error" else 1
 
 
@@ -1440,10 +1440,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         print(summary + " -> standard output", file=sys.stderr)
     else:
-        print(f"{summary} -> {args.out}")
+        print(f"{summary} -> {printable(str(args.out))}")
         for backup in kept:
-            print(f"kept the file that was there as {backup} (an export edited since it was written, or "
-                  "one of an earlier version)" if is_export_file(backup) else f"kept the file that was there as {backup}")
+            print(f"kept the file that was there as {printable(str(backup))} (an export edited since it was written, or "
+                  "one of an earlier version)" if is_export_file(backup) else f"kept the file that was there as {printable(str(backup))}")
     return 0
 
 
@@ -1500,7 +1500,7 @@ def _export_trials(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         print(summary + " -> standard output", file=sys.stderr)
         for note in notes:  # what the file cannot carry
-            print(f"note: {note}", file=sys.stderr)
+            print(f"note: {printable(note)}", file=sys.stderr)
         return 0
     out = Path(args.out)
     backup = _check_export_output(out, args, what=f"file a {args.format} export replaces unasked")
@@ -1508,11 +1508,11 @@ def _export_trials(args: argparse.Namespace) -> int:
         atomic_write(out, lambda f: f.write(text))
     except OSError as exc:
         raise WorkbenchError(f"--out {out}: cannot write ({exc.strerror or exc})") from None
-    print(f"{summary} -> {out}")
+    print(f"{summary} -> {printable(str(out))}")
     if backup is not None:
-        print(f"kept the file that was there as {backup}")
+        print(f"kept the file that was there as {printable(str(backup))}")
     for note in notes:  # what the file cannot carry
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {printable(note)}", file=sys.stderr)
     return 0
 
 
@@ -1552,7 +1552,8 @@ def _report_library(library: Any) -> None:
     """Say on standard error which templates replace another of the same name (a user folder's
     over the shipped one) and which specs do not load, after the listing of those that do."""
     for name, hidden in sorted(library.shadowed.items()):
-        print(f"note: {name} is {library.templates[name].path}, which replaces {hidden}", file=sys.stderr)
+        print(f"note: {name} is {printable(str(library.templates[name].path))}, which replaces {printable(str(hidden))}",
+              file=sys.stderr)
     for reason in library.broken.values():
         print(f"error: {printable(reason)}", file=sys.stderr)
 
@@ -1600,8 +1601,8 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
             os.replace(journal_path(out), journal_path(backup))
         save_session(session, out)
     for note in notes:  # after the save: a refused --out stays one line
-        print(f"note: {note}", file=sys.stderr)
-    print(f"imported {len(session.trials)} trials of {session.kernel} on {session.device.get('name', '?')} -> {args.out}")
+        print(f"note: {printable(note)}", file=sys.stderr)
+    print(f"imported {len(session.trials)} trials of {printable(session.kernel)} on {printable(str(session.device.get('name', '?')))} -> {printable(str(args.out))}")
     if replaced is not None:  # an earlier import goes without a backup (its cache can make it again): said
         print(f"replaced the earlier import there ({replaced})")
     return 0

@@ -316,11 +316,22 @@ def _refuse_code_as_output(request: RunRequest, out: Path, inputs: Iterable[str 
     check_session_name(out)
 
 
+def _journal_alone(out: Path) -> Path:
+    """The session name under which ``--force`` keeps a journal at ``out`` that opens with no
+    session (the journal itself is that name's :func:`journal_path`; see :func:`_back_up_session`)."""
+    return backup_path(out.with_name(f"{out.stem}.journal-only{out.suffix}"))
+
+
 def _why_not_replaced(out: Path) -> str:
     keep = f"keeping it as {backup_path(out).name}"
     if not out.exists():
+        try:
+            load_session(out)  # the journal alone, kept as a session file
+            kept = backup_path(out)
+        except WorkbenchError:
+            kept = journal_path(_journal_alone(out))
         return (f"--out {out}: the journal of an unsaved run is there ({journal_path(out).name}); "
-                f"--resume recovers and continues it, --force replaces it ({keep})")
+                f"--resume recovers and continues it, --force replaces it (keeping it as {kept.name})")
     try:
         session = load_session(out)
     except WorkbenchError:
@@ -1419,7 +1430,7 @@ def _back_up_session(out: Path, keep_file: bool = False) -> None:
             try:
                 load_session(backup)
             except WorkbenchError:
-                alone = backup_path(out.with_name(f"{out.stem}.journal-only{out.suffix}"))
+                alone = _journal_alone(out)
                 os.replace(paired, journal_path(alone))
                 try:  # the way to read it, only where there is one: a damaged journal opens nowhere
                     load_session(alone)

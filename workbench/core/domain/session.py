@@ -38,6 +38,7 @@ import json
 import math
 import os
 import re
+import stat
 import threading
 import time
 import uuid
@@ -1316,7 +1317,9 @@ def clean_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
 
     Atomic writes go through ``.NAME.XXXX.tmp`` beside the target and are renamed at the end, so a
     kill in between leaves one behind. Only the owner of the session's lock may call this (another
-    live writer's temporary file would otherwise be removed under it).
+    live writer's temporary file would otherwise be removed under it). A file of that name is
+    removed only when it could be such a leftover: a regular file, empty or starting as a session
+    or a journal does (``{``); a person's own file that merely has the shape of the name is kept.
     """
     p = session_path_of(path)
     removed: list[Path] = []
@@ -1326,7 +1329,7 @@ def clean_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
         # between them), so another file's temporaries (".NAME.bak.XXXX.tmp") are never matched
         shape = re.compile(rf"\.{re.escape(name)}\.[a-z0-9_]{{8}}\.tmp")
         for leftover in folder.glob(f".{glob_escape(name)}.*.tmp"):
-            if not shape.fullmatch(leftover.name):
+            if not shape.fullmatch(leftover.name) or not _could_be_our_temporary(leftover):
                 continue
             try:
                 leftover.unlink()
@@ -1334,6 +1337,20 @@ def clean_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
             except OSError:
                 pass
     return removed
+
+
+def _could_be_our_temporary(path: Path) -> bool:
+    """Whether ``path`` is a regular file that is empty or starts as the JSON a save or a journal writes."""
+    try:  # (non-blocking and not through a link: a FIFO or a link put there is not read)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, 1) in (b"", b"{")
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 #: Journals open in this process, by absolute path, so that a save can check what they hold.
