@@ -117,6 +117,7 @@ def test_failures_that_all_differ_are_not_summed_up_as_most_often_one(cli, tmp_p
         (["tune", "vector_add", "--strategy", "nope", "--out", "{tmp}/x.json"], "unknown strategy"),
         (["tune", "vector_add", "--min-quality", "2", "--out", "{tmp}/x.json"], "quality"),
         (["tune", "vector_add", "--out", "{tmp}/missing/dir/x.json"], "does not exist"),
+        (["tune", "vector_add", "--out", "{tmp}/garbage.json/x.json"], "garbage.json is not a folder"),
         (["show", "{tmp}/does-not-exist.json"], "does-not-exist.json"),
         (["show", "{tmp}/garbage.json"], "garbage.json"),
         (["show", "{tmp}/newer.json"], "version"),

@@ -427,6 +427,26 @@ def test_cli_export_every_format_and_show_importance(sessions: dict[str, Session
     assert "importance" in shown and isinstance(shown["importance"], dict)
 
 
+def test_an_export_that_cannot_be_written_names_the_file_asked_for(sessions: dict[str, Session], tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    """A full disk gave a bare "[Errno 28] No space left on device", a read-only mount the name of
+    the hidden temporary file beside the one asked for."""
+    import errno
+
+    import workbench.core.io.export as export_module
+
+    def full(path: Path, write) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(path.with_name(f".{path.name}.x1y2z3a4.tmp")))
+
+    path = tmp_path / "softmax.json"
+    save_session(sessions["softmax"], path)
+    monkeypatch.setattr(export_module, "atomic_write", full)
+    out = tmp_path / "e.json"
+    assert cli_main(["export", str(path), "--format", "json", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == f"error: --out {out}: cannot write (No space left on device)\n"
+    assert not out.exists()
+
+
 def test_cli_export_to_standard_output_writes_the_same_text_and_no_file(
         sessions: dict[str, Session], tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -408,6 +408,9 @@ def test_the_refusal_of_a_journal_at_out_names_the_file_force_keeps_it_as(cli, t
         expected = "n.json.bak"
     refused = cli("tune", TRIVIAL, "--budget", "1", "--out", str(out), "--quiet")
     assert refused.returncode == 2 and f"--force replaces it (keeping it as {expected})" in refused.stderr
+    # a file that is no journal is not called one, nor offered to --resume, which cannot read it
+    assert ("--resume recovers" in refused.stderr) == (journal != "damaged")
+    assert ("does not open as a session's journal" in refused.stderr) == (journal == "damaged")
     done = cli("tune", TRIVIAL, "--budget", "1", "--out", str(out), "--quiet", "--force")
     assert done.returncode == 0, done.stderr
     assert (tmp_path / expected).exists()
@@ -572,6 +575,23 @@ def test_counts_beyond_64_bits_are_refused_before_a_session_is_written(cli, tmp_
     new_trivial(out, 2)
     line = one_line_error(cli("tune", TRIVIAL, "--resume", "--budget", str(2**63 - 2), "--out", str(out)))
     assert str(2**63 - 2) in line and len(load_session(out).trials) == 2
+
+
+def test_a_session_on_a_read_only_file_system_is_not_blamed_on_its_mode(cli, tmp_path: Path, monkeypatch) -> None:
+    """On a read-only mount the refusal said "make it writable", which no chmod can do."""
+    import os as _os
+    from types import SimpleNamespace
+
+    import workbench.core.fs as fs
+
+    out = tmp_path / "s.json"
+    new_trivial(out, 3)
+    out.chmod(0o444)  # (what the mount does to every file, as this test cannot mount)
+    monkeypatch.setattr(fs.os, "statvfs", lambda path: SimpleNamespace(f_flag=_os.ST_RDONLY))
+    line = one_line_error(cli("tune", TRIVIAL, "--resume", "--budget", "2", "--out", str(out)))
+    assert line == f"error: {out} is on a read-only file system; continue into another file with --out OTHER"
+    with pytest.raises(WorkbenchError, match="is on a read-only file system; save to another file$"):
+        save_session(load_session(out), out)
 
 
 def test_a_read_only_session_is_refused_before_a_run_and_left_as_it_is(cli, tmp_path: Path) -> None:

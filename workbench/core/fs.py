@@ -182,6 +182,18 @@ def read_only(path: str | os.PathLike[str]) -> bool:
     return not os.access(path, os.W_OK)
 
 
+def read_only_text(path: str | os.PathLike[str], instead: str | None) -> str:
+    """What to say of the read-only file at ``path`` (see :func:`read_only`), with what to do
+    ``instead`` of making it writable: on a read-only file system no change of the file's mode
+    helps, and "make it writable" sent people to chmod."""
+    try:
+        if os.statvfs(path).f_flag & getattr(os, "ST_RDONLY", 1):
+            return "is on a read-only file system" + (f"; {instead}" if instead else "")
+    except (OSError, AttributeError):  # (no statvfs on some systems: the file's own mode is what is known)
+        pass
+    return "is read-only; make it writable" + (f" or {instead}" if instead else "")
+
+
 def safe_file_stem(text: str, fallback: str = "untitled") -> str:
     """A file-name stem from arbitrary text: ASCII letters, digits, ``.``, ``_`` and ``-`` only.
 

@@ -327,11 +327,11 @@ def _why_not_replaced(out: Path) -> str:
     if not out.exists():
         try:
             load_session(out)  # the journal alone, kept as a session file
-            kept = backup_path(out)
-        except WorkbenchError:
-            kept = journal_path(_journal_alone(out))
+        except WorkbenchError as exc:
+            return (f"--out {out}: {journal_path(out).name} is there and does not open as a session's journal "
+                    f"({exc}); --force replaces it (keeping it as {journal_path(_journal_alone(out)).name})")
         return (f"--out {out}: the journal of an unsaved run is there ({journal_path(out).name}); "
-                f"--resume recovers and continues it, --force replaces it (keeping it as {kept.name})")
+                f"--resume recovers and continues it, --force replaces it (keeping it as {backup_path(out).name})")
     try:
         session = load_session(out)
     except WorkbenchError:

@@ -33,7 +33,7 @@ import numpy as np
 from workbench.core.domain.array_expr import compile_array_expression
 from workbench.core.domain.assignments import flushed_to_zero
 from workbench.core.errors import SpaceError, TemplateError, UnreadableFile, WorkbenchError
-from workbench.core.fs import atomic_write, read_only, read_utf8, resolved
+from workbench.core.fs import atomic_write, read_only, read_only_text, read_utf8, resolved
 from workbench.core.domain.pysyntax import file_module_spec
 from workbench.core.domain.expr import Restriction, compile_restriction
 from workbench.core.domain.session import loads_bounded
@@ -1103,7 +1103,7 @@ def save_template_folder(folder: str | os.PathLike[str], spec: Mapping[str, Any]
         if (path.exists() or path.is_symlink()) and path.name not in owned and path != target:
             raise TemplateError(f"{path}: exists and is not part of a saved template; choose another name or folder")
         if read_only(path):  # made read-only: refused as a session or an export is
-            raise TemplateError(f"{path}: is read-only; make it writable to save over it, or save elsewhere")
+            raise TemplateError(f"{path}: {read_only_text(path, 'save elsewhere')}")
     for path, text in written:
         _write_text(path, text)
     _write_text(target, json.dumps(spec, indent=2) + "\n")

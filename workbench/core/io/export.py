@@ -490,7 +490,10 @@ def export_sessions(
                                kernel_dirs=kernel_dirs, at=at)
     if check_output is not None:
         check_output(path)
-    atomic_write(path, lambda handle: handle.write(text))
+    try:
+        atomic_write(path, lambda handle: handle.write(text))
+    except OSError as exc:  # (a full disk, a read-only mount: named by the file asked for, not the temporary one)
+        raise WorkbenchError(f"--out {path}: cannot write ({exc.strerror or exc})") from None
     return plan
 
 

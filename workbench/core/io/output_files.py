@@ -17,7 +17,7 @@ from typing import Callable, Iterable
 
 from workbench.core.domain.session import JOURNAL_SUFFIX, journal_path
 from workbench.core.errors import WorkbenchError
-from workbench.core.fs import read_only, resolved
+from workbench.core.fs import read_only, read_only_text, resolved
 from workbench.core.io.session_lock import LOCK_SUFFIX
 
 BACKUP_SUFFIX = ".bak"
@@ -47,6 +47,8 @@ def check_folder(path: Path, flag: str = "--out") -> None:
     """The folder the file goes into must exist: a typo in a path is an error, not a new tree."""
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
+        if os.path.lexists(folder):  # (a file, or a link to nothing)
+            raise WorkbenchError(f"{flag} {path}: {folder} is not a folder")
         raise WorkbenchError(f"{flag} {path}: folder {folder} does not exist")
 
 
@@ -141,7 +143,7 @@ def check_writable(path: Path, instead: str | None = "continue into another file
     read-only (see :func:`workbench.core.fs.read_only`): runs check it before they start, so they
     never measure for a session they cannot save, nor replace the file by renaming over it."""
     if read_only(path):
-        raise WorkbenchError(f"{path} is read-only; make it writable" + (f" or {instead}" if instead else ""))
+        raise WorkbenchError(f"{path} {read_only_text(path, instead)}")
 
 
 #: What names one file however it is reached (see :func:`file_key`).
