@@ -419,6 +419,23 @@ def test_the_refusal_of_a_journal_at_out_names_the_file_force_keeps_it_as(cli, t
 # --- one writer per session -----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("linked", ["file", "journal"])
+def test_a_session_with_another_name_is_refused_before_anything_runs(cli, tmp_path: Path, linked: str) -> None:
+    """The lock goes by the name: two runs of one file under two hard-linked names both ran, and
+    each save renamed a new file over its own name, so the names parted with half the trials each."""
+    out = tmp_path / "a.json"
+    new_trivial(out, 3)
+    if linked == "journal":
+        out.unlink()
+        journal_only(out)
+    source = out if linked == "file" else journal_path(out)
+    os.link(source, tmp_path / "b.json")
+    before = source.read_bytes()
+    line = one_line_error(cli("tune", TRIVIAL, "--resume", "--budget", "2", "--out", str(out)))
+    assert f"{source}: the file has 2 names (hard links)" in line and "copy it" in line
+    assert source.read_bytes() == before and source.stat().st_nlink == 2 and not lock_path(out).exists()
+
+
 def test_a_second_writer_stops_at_once_naming_the_first(cli, tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     first = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "tune", SLOW, "--budget", "400", "--out",
@@ -997,9 +1014,39 @@ def test_a_session_saved_during_its_own_run_is_no_replacement(tmp_path: Path, mo
     monkeypatch.setenv("WORKBENCH_SLOW_S", "0.01")
     out = tmp_path / "s.json"
     run = start_run(RunRequest(kernel=SLOW, budget=6), out)
-    run.subscribe(lambda e: save_session(run.session, out, keep_journal=True) if isinstance(e, TrialFinished) else None)
+    run.subscribe(lambda e: run.engine.save_output(lambda: save_session(run.session, out, keep_journal=True))
+                  if isinstance(e, TrialFinished) else None)
     assert run.run().reason == "budget"
     assert not (tmp_path / "s.json.bak").exists() and len(load_session(out).trials) == 6
+
+
+def test_another_programs_edit_of_the_session_during_its_run_is_kept(tmp_path: Path, monkeypatch) -> None:
+    """A file rewritten under the run with the same session in it (its notes edited by a script or
+    an editor) was written over by the final save: the edit was gone, with no backup or word."""
+    import json
+    import threading
+
+    from workbench.runner.events import TrialFinished
+
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.01")
+    out = tmp_path / "s.json"
+    run_to_end(RunRequest(kernel=SLOW, budget=2), out)
+    run = start_run(RunRequest(kernel=SLOW, budget=4), out, resume=True)
+    edited = threading.Event()
+
+    def edit(event) -> None:
+        if isinstance(event, TrialFinished) and not edited.is_set():
+            doc = json.loads(out.read_text())
+            doc["notes"] = "IMPORTANT NOTE"
+            (tmp_path / "new.json").write_text(json.dumps(doc))
+            os.replace(tmp_path / "new.json", out)
+            edited.set()
+
+    run.subscribe(edit)
+    finished = run.run()
+    assert edited.is_set() and "was replaced by something else during the run" in finished.message
+    assert load_session(tmp_path / "s.json.bak").notes == "IMPORTANT NOTE"
+    assert len(load_session(out).trials) == 6
 
 
 def test_a_templates_own_restriction_cannot_be_dropped(tmp_path: Path) -> None:

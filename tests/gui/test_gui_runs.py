@@ -267,6 +267,24 @@ def test_continuing_in_the_window_keeps_trials_another_run_added_to_the_file(win
     assert window.model.n == 10
 
 
+def test_saving_the_session_while_its_run_writes_the_same_file_keeps_no_backup(window, qtbot, tmp_path, monkeypatch):
+    """A Save of the window's own run output is this program's own write: the run's final save
+    keeps a file changed under it as .bak, and must not take the window's Save for such a change."""
+    slow = str(Path(__file__).parent.parent / "fixtures" / "slow_bench.py")
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.1")
+    path = tmp_path / "s.json"
+    run_to_end(RunRequest(kernel=slow, strategy="random", budget=3, seed=2), path)
+    window.open_session(path)
+    window.trusted_code.add(Path(slow).resolve())
+    window.toolbar.budget.setValue(6)
+    with qtbot.waitSignal(window.run_done, timeout=60_000) as done:
+        window.start_run(window.toolbar.request())
+        qtbot.waitUntil(lambda: window.model.n >= 5, timeout=30_000)
+        assert window.running and window.save()
+    assert done.args[0].reason == "budget" and "replaced by something else" not in done.args[0].message
+    assert not (tmp_path / "s.json.bak").exists() and len(load_session(path).trials) == 9
+
+
 def _replaced_by_another_session(window, tmp_path) -> tuple[Path, bytes]:
     """The window shows the session of ``s.json``; a `tune --force` then writes another one there."""
     path = tmp_path / "s.json"

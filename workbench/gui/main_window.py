@@ -1521,8 +1521,9 @@ class MainWindow(QMainWindow):
                 return False
         # One writer per session file: a file another process (a `tune`, another window) is writing
         # is refused; the run of this window already holds the lock of its own output.
-        own = self.engine_thread is not None and self.running and getattr(self.engine_thread.engine, "output",
-                                                                          None) == Path(path)
+        engine = self.engine_thread.engine if self.engine_thread is not None and self.running else None
+        run_output = engine is not None and getattr(engine, "output", None) == Path(path)
+        own = run_output
         # nor the autosave this window holds the lock of while it shows that unsaved session
         own = own or (self._autosave_lock is not None and self._autosave_lock.held
                       and self.autosave_path is not None and Path(path) == self.autosave_path)
@@ -1539,7 +1540,12 @@ class MainWindow(QMainWindow):
                 # refused at the session's own path, kept as .bak where Save As chose to replace it
                 catch_up(self.model.session, Path(path), replace=self.path is None or Path(path) != self.path)
                 self.model.sync()
-            save_session(self.model.session, path, keep_journal=self.running)
+            session = self.model.session
+            if run_output and engine is not None:
+                # the run's own output: saved so that its final save knows the file for its own
+                engine.save_output(lambda: save_session(session, path, keep_journal=True))
+            else:
+                save_session(session, path, keep_journal=self.running)
         except WorkbenchError as exc:
             self._error("Cannot save", window_message(exc))
             return False

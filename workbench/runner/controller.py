@@ -185,6 +185,11 @@ class Run:
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         return self.engine.subscribe(callback)
 
+    def save_output(self, save: Callable[[], object]) -> None:
+        """Run ``save``, a save of this run's output made elsewhere in this process (see
+        :meth:`Engine.save_output`)."""
+        self.engine.save_output(save)
+
     def pause(self) -> None:
         self.engine.pause()
 

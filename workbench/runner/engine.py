@@ -189,6 +189,7 @@ class Engine:
         self.patience = patience
         self.output = Path(output) if output is not None else None
         self._output_seen: tuple[int, int, int] | None = None  # the output file as the run found it
+        self._output_lock = threading.Lock()  # the final save and a save through save_output take turns
         #: Whether the run's end wrote the session to ``output`` (a failed save leaves the journal).
         self.saved = False
         #: Told how the run ended (its reason) just before the final save, so what it records in
@@ -474,8 +475,9 @@ class Engine:
                 # (With --force the session that was at the output is already its .bak copy.)
                 journal.discard_if_empty()
             else:
-                kept = self._keep_replaced_output()
-                save_session(session, self.output)
+                with self._output_lock:
+                    kept = self._keep_replaced_output()
+                    save_session(session, self.output)
                 self.saved = True
                 if kept is not None:
                     note = (f"{self.output} was replaced by something else during the run; that is kept as "
@@ -520,22 +522,30 @@ class Engine:
         return (f"the template's default config and {len(trials) - 1} other configs all failed to compile with the "
                 f"same error ({message}): fix {what} and run again")
 
+    def save_output(self, save: Callable[[], object]) -> None:
+        """Run ``save``, a save of this run's output made elsewhere in this process (the window's
+        Save while the run goes on), so that the run's final save knows the file for its own.
+
+        Why: the final save keeps a file that changed under the run as ``.bak`` (see
+        :meth:`_keep_replaced_output`); a save of this program's own must not count as such a change,
+        and one made as the final save looks at the file must not slip between its look and its write."""
+        with self._output_lock:
+            save()
+            if self.output is not None:
+                self._output_seen = _file_identity(self.output)
+
     def _keep_replaced_output(self) -> Path | None:
         """The lock on the output keeps other runs of this program away, not a copy or an editor:
-        when the file changed since the run started and no longer holds this session, keep it as
-        ``.bak`` before the final save writes over it (its path, or None when nothing was kept)."""
+        when the file changed since the run started (or since this process last saved it, see
+        :meth:`save_output`), keep it as ``.bak`` before the final save writes over it (its path, or
+        None when nothing was kept). Also when it still holds this session: another program's edit
+        of it (its notes, a trial taken out) is the person's work, and the final save would drop it."""
         assert self.output is not None
         now = _file_identity(self.output)
         if now is None or now == self._output_seen:
             return None
-        from workbench.core.domain.session import load_session
         from workbench.core.io.output_files import keep_backup
 
-        try:
-            if load_session(self.output).id == self.session.id:  # saved meanwhile, e.g. the window's Save
-                return None
-        except WorkbenchError:
-            pass
         return keep_backup(self.output)
 
     def _stop_reason(self, exhausted: bool, started: bool = True) -> str | None:

@@ -114,6 +114,17 @@ class SweepRun:
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         return self._subscribers.subscribe(callback)
 
+    def save_output(self, save: Callable[[], object]) -> None:
+        """Run ``save``, a save of the sweep's output made elsewhere in this process, through the
+        size's run measuring now (see :meth:`Engine.save_output`); between sizes, the next size's
+        run takes the file as it finds it."""
+        with self._lock:
+            current = self.current
+        if current is not None:
+            current.save_output(save)
+        else:
+            save()
+
     def pause(self) -> None:
         with self._lock:
             self._paused = True
