@@ -103,6 +103,9 @@ class IndexedStrategy(Strategy):
         super().__init__(space, seed=seed, **options)
         self.coder = Coder(space)
         self.proposed: set[str] = set()
+        #: ``proposed | measured``, kept as both grow (they only ever grow): the union, made anew on
+        #: every ask, cost time in proportion to the trials, per proposal, late in a long run
+        self._taken: set[str] = set()
         self.scores: dict[str, float] = {}
         self.best_id: str | None = None
         self.best_config: Config | None = None
@@ -120,6 +123,7 @@ class IndexedStrategy(Strategy):
     # --- bookkeeping ------------------------------------------------------------------------
     def tell(self, trials: Sequence[Trial]) -> None:
         super().tell(trials)
+        self._taken.update(t.config.id for t in trials if t.config.id in self.measured)
         for trial in trials:
             score = float(self.objective(trial))
             if math.isnan(score):
@@ -140,6 +144,12 @@ class IndexedStrategy(Strategy):
         super()._restore_state(kept)
         self.proposed |= kept["proposed"]
         self.seen_index |= kept["seen_index"]
+        self._taken = self.proposed | self.measured
+
+    def exclude(self, ids: Iterable[str]) -> None:
+        ids = set(ids)
+        super().exclude(ids)
+        self._taken |= ids
 
     def _rescore(self) -> None:
         """Costs and incumbent of everything told, under the objective now in force."""
@@ -152,7 +162,8 @@ class IndexedStrategy(Strategy):
                 self.best_score, self.best_id, self.best_config = score, trial.config.id, trial.config
 
     def taken(self) -> set[str]:
-        return self.proposed | self.measured
+        """Ids handed out or measured (the set itself, kept up to date: callers read it, never change it)."""
+        return self._taken
 
     def space_count(self) -> int:
         if self._count is None:
@@ -171,6 +182,7 @@ class IndexedStrategy(Strategy):
         """Mark configs as handed out and return them (every ``ask`` ends here)."""
         for config in configs:
             self.proposed.add(config.id)
+            self._taken.add(config.id)
             self.seen_index.add(self.coder.encode(config))
         return list(configs)
 
@@ -217,8 +229,11 @@ class IndexedStrategy(Strategy):
         def check(cand: tuple[int, ...]) -> Config | None:
             if cand in self.seen_index:
                 return None
-            config = self.coder.decode(cand)
-            return config if self.fresh(config, batch) else None
+            config = self.space.valid_config_at(cand)
+            if config is None:
+                return None
+            cid = config.id
+            return None if cid in self.proposed or cid in self.measured or cid in batch else config
 
         found = check(index)
         if found is not None:
@@ -246,7 +261,7 @@ class IndexedStrategy(Strategy):
         candidates = self._fallback(pool, batch)
         if not candidates:
             return None
-        dist = [self.coder.distance(index, self.coder.encode(c)) for c in candidates]
+        dist = self.coder.distances(np.asarray([self.coder.encode(c) for c in candidates]), index)
         return candidates[int(np.argmin(dist))]
 
     def _one_slot_moves(self, index: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -305,7 +320,7 @@ class IndexedStrategy(Strategy):
             self._all = RecordedSampler(list(self.space))
         # the draws of rng.choice over the configs left, in listed order, as when they were listed
         # afresh for every call (a scan of the whole space, most of repair's time late in a run)
-        return self._all.sample(self.rng, n, self.proposed | self.measured | set(batch))
+        return self._all.sample(self.rng, n, self._taken | set(batch))
 
     def state(self) -> dict[str, Any]:
         return {"told": self.n_told, "best_id": self.best_id}

@@ -49,7 +49,6 @@ A space whose slots all share one group has a single concern; then each slot act
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
@@ -63,6 +62,7 @@ from workbench.search._common import Index, IndexedStrategy, latency_rank
 from workbench.search.base import Option
 from workbench.search.descent import Descent, changed_slot, coupled_moves, one_slot_moves
 from workbench.search.feasibility import FeasibilityModel
+from workbench.search.measured import MeasuredIndex
 from workbench.search.utility import UtilityModel, too_many_values
 
 #: Value subtracted from a proposal the feasibility model finds unlikely (see ``Agents._unlikely``):
@@ -271,6 +271,7 @@ class Agents(IndexedStrategy):
         #: per agent: its sub-config (values of its slots) -> best score measured with it
         self.sub_best: list[dict[tuple[int, ...], float]] = [{} for _ in self.agents]
         self.history: list[tuple[float, tuple[int, ...]]] = []
+        self.measured_index = MeasuredIndex(self.coder, len(self.coder.sizes))  # (see _measured)
         self.round: dict[str, tuple[int, float]] = {}  # id -> (active agent or -1, score of its base)
         #: id -> (cost, the objective's value regardless of the constraints, own metrics)
         self.outcomes: dict[str, tuple[float, float, dict[str, float]]] = {}
@@ -557,6 +558,11 @@ class Agents(IndexedStrategy):
         """The fresh one-slot moves of ``base`` in the descent's three passes (:func:`one_slot_moves`)."""
         return one_slot_moves(self.space, self.coder, base, lambda c: self.fresh(c, batch), self.opt.short)
 
+    def _measured(self) -> MeasuredIndex:
+        """The history as arrays, with each config's distance to the nearest known local optimum."""
+        self.measured_index.sync(self.history, self.swept)
+        return self.measured_index
+
     @property
     def swept(self) -> list[Index]:
         """Local optima found so far: descent bases whose neighbourhood is used up."""
@@ -650,28 +656,16 @@ class Agents(IndexedStrategy):
     def _away_from_optima(self) -> Iterator[tuple[float, tuple[int, ...]]]:
         """Measured, working configs, best first, at distance ``diverse`` or more from every known
         local optimum (:meth:`Coder.distance`; the optima themselves are never among them)."""
-        ranked = sorted(self.history, key=lambda item: item[0])
-        optima = np.asarray(self.swept)
-        if not len(optima):
-            yield from itertools.takewhile(lambda item: math.isfinite(item[0]), ranked)
-            return
+        measured = self._measured()
+        order = measured.ranked()
+        order = order[np.isfinite(measured.scores[order])]
+        if self.swept:
+            order = order[measured.near[order] >= self.opt.diverse]
         swept = set(map(tuple, self.swept))
-        need = self.opt.diverse
-        # configs whose distances to every optimum are taken at once: few at first (most calls take
-        # the first that qualifies), more as the walk goes on, at most about a million slot differences
-        cap = max(1, 1_000_000 // (len(optima) * max(1, optima.shape[1])))
-        start, chunk = 0, 64
-        while start < len(ranked):
-            part = ranked[start : start + min(chunk, cap)]
-            start += len(part)
-            chunk *= 4
-            nearest = self.coder.nearest_distances(np.asarray([vec for _, vec in part]), optima)
-            for (score, vec), distance in zip(part, nearest.tolist()):
-                if not math.isfinite(score):
-                    return
-                if tuple(vec) in swept or distance < need:
-                    continue
-                yield score, vec
+        for i in order.tolist():
+            item = self.history[i]
+            if tuple(item[1]) not in swept:
+                yield item
 
     def _trend_probes(self, ranked: list[tuple[float, tuple[int, ...]]], size: int, batch: set[str]) -> list[Config]:
         """Extrapolate once, after the random start: the best ``probes`` configs with every ordered
@@ -840,7 +834,7 @@ class Agents(IndexedStrategy):
             self.focus = self.focus_cycle % len(self.agents)
             self.focus_cycle += 1
             self.since_improvement = 0
-        ranked = sorted(self.history, key=lambda item: item[0])[: self.opt.elite]
+        ranked = [self.history[i] for i in self._measured().ranked()[: self.opt.elite].tolist()]
         ranked = [r for r in ranked if math.isfinite(r[0])] or ranked
         out: list[Config] = []
         self.round = {}

@@ -567,6 +567,12 @@ class SearchSpace(ABC):
             parts.append(part)
         return Config.from_canonical(values, "{" + ",".join([parts[p] for p in self._canonical_order]) + "}")
 
+    def valid_config_at(self, indices: Sequence[int]) -> Config | None:
+        """The config at domain positions known to be in range when it is valid, else None (the
+        repair of a proposal asks this of dozens of nearby positions, most of them ruled out)."""
+        config = self.config_at(indices)
+        return config if self.is_valid(config) else None
+
     # ------------------------------------------------------------------ the kind's own answers
     @abstractmethod
     def __iter__(self) -> Iterator[Config]:
@@ -585,15 +591,17 @@ class SearchSpace(ABC):
         n = int(n)
         if n <= 0:
             return []
-        # a set is of ids (every caller's): copied in C, where a comprehension over it was most of
-        # a random search's time once thousands were measured; other iterables may hold configs
-        taken = (set(exclude) if isinstance(exclude, (set, frozenset))
+        # a set is of ids (every caller's) and is passed on as it is: a space that adds to it copies
+        # it first (in C), where a comprehension over it was most of a random search's time once
+        # thousands were measured; other iterables may hold configs
+        taken = (exclude if isinstance(exclude, (set, frozenset))
                  else {e.id if isinstance(e, Config) else e for e in exclude})
         return self._sample(rng, n, taken)
 
     @abstractmethod
-    def _sample(self, rng: np.random.Generator, n: int, taken: set[str]) -> list[Config]:
-        """:meth:`sample` once ``n`` is positive and the exclusions are a set of ids (it may grow)."""
+    def _sample(self, rng: np.random.Generator, n: int, taken: set[str] | frozenset[str]) -> list[Config]:
+        """:meth:`sample` once ``n`` is positive and the exclusions are a set of ids (the caller's:
+        read, never changed)."""
 
     def neighbours(self, config: Mapping[str, Value], adjacent_only: bool = False) -> list[Config]:
         """Valid configs that differ from ``config`` in exactly one slot.
@@ -779,10 +787,10 @@ class ProductSpace(SearchSpace):
             listed = self._enumerated = list(self.enumerate_unordered())
         return listed
 
-    def _sample(self, rng: np.random.Generator, n: int, taken: set[str]) -> list[Config]:
+    def _sample(self, rng: np.random.Generator, n: int, taken: set[str] | frozenset[str]) -> list[Config]:
         if self._false_constant is not None:
             return []
-        return sample_product(self, rng, n, taken)
+        return sample_product(self, rng, n, set(taken))  # (which adds what it draws)
 
     def _neighbours(self, origin: tuple[int, ...], adjacent_only: bool) -> list[Config]:
         out: list[Config] = []
@@ -871,19 +879,27 @@ class RecordedSpace(SearchSpace):
     def count(self) -> int:
         return len(self._points)
 
-    def _sample(self, rng: np.random.Generator, n: int, taken: set[str]) -> list[Config]:
+    def _sample(self, rng: np.random.Generator, n: int, taken: set[str] | frozenset[str]) -> list[Config]:
         if self._sampler is None:
             self._sampler = RecordedSampler(self._points)
         return self._sampler.sample(rng, n, taken)
 
-    def _neighbours(self, origin: tuple[int, ...], adjacent_only: bool) -> list[Config]:
-        """Recorded points one slot away, found by looking up each changed index vector."""
+    def _point_index(self) -> dict[tuple[int, ...], Config]:
+        """Each recorded point by its index vector (made at the first lookup)."""
         if self._neighbour_index is None:
             positions = [s._positions for s in self._slots]  # type: ignore[attr-defined]
             self._neighbour_index = {
                 tuple(pos[point[name]] for pos, name in zip(positions, self._names)): point for point in self._points
             }
-        index = self._neighbour_index
+        return self._neighbour_index
+
+    def valid_config_at(self, indices: Sequence[int]) -> Config | None:
+        """A dictionary lookup: no config is built for a position that was not recorded."""
+        return self._point_index().get(tuple(indices))
+
+    def _neighbours(self, origin: tuple[int, ...], adjacent_only: bool) -> list[Config]:
+        """Recorded points one slot away, found by looking up each changed index vector."""
+        index = self._point_index()
         out: list[Config] = []
         for p, slot in enumerate(self._slots):
             here = origin[p]

@@ -71,7 +71,7 @@ class RecordedSampler:
             step >>= 1
         return position
 
-    def sample(self, rng: np.random.Generator, n: int, taken: set[str]) -> list[Config]:
+    def sample(self, rng: np.random.Generator, n: int, taken: set[str] | frozenset[str]) -> list[Config]:
         with self._lock:
             position = self._position
             for cid in self._excluded_ids - taken:  # excluded last time, free again
