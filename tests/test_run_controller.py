@@ -21,7 +21,7 @@ from workbench.core.errors import SessionFormatError, WorkbenchError
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.session import Journal, Session, journal_path, load_session, save_session
 from workbench.core.io.session_lock import SessionInUse, SessionLock, lock_path
-from workbench.runner.controller import RunRequest, continues, resume_run, run_to_end, start_run
+from workbench.runner.controller import RunRequest, continues, prepare_run, resume_run, run_to_end, start_run
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -434,6 +434,14 @@ def test_a_session_with_another_name_is_refused_before_anything_runs(cli, tmp_pa
     line = one_line_error(cli("tune", TRIVIAL, "--resume", "--budget", "2", "--out", str(out)))
     assert f"{source}: the file has 2 names (hard links)" in line and "copy it" in line
     assert source.read_bytes() == before and source.stat().st_nlink == 2 and not lock_path(out).exists()
+    assert "2 names" in one_line_error(cli("tune", "--remeasure-aborted", "--out", str(out)))
+    with pytest.raises(WorkbenchError, match="2 names"):  # the window continuing the session it shows
+        prepare_run(RunRequest(kernel=TRIVIAL, budget=1), load_session(out), out)
+    assert not lock_path(out).exists()
+    # replacing it is another matter: the old content stays under the other name, and as the backup
+    done = cli("tune", TRIVIAL, "--force", "--budget", "2", "--out", str(out), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "b.json").read_bytes() == before and len(load_session(out).trials) == 2
 
 
 def test_a_second_writer_stops_at_once_naming_the_first(cli, tmp_path: Path) -> None:
@@ -659,7 +667,6 @@ def test_a_lent_lock_stays_with_its_holder_after_the_run(tmp_path: Path) -> None
     """The window lends its autosave's lock to each run: the run writes under it, and the file is
     still locked when the run ends (no moment another window could take it for a crashed run)."""
     from workbench.core.io.session_lock import locked_by_other
-    from workbench.runner.controller import prepare_run
 
     out = tmp_path / "auto.json"
     held = SessionLock(out).acquire()
@@ -1017,6 +1024,39 @@ def test_a_session_saved_during_its_own_run_is_no_replacement(tmp_path: Path, mo
     run.subscribe(lambda e: run.engine.save_output(lambda: save_session(run.session, out, keep_journal=True))
                   if isinstance(e, TrialFinished) else None)
     assert run.run().reason == "budget"
+    assert not (tmp_path / "s.json.bak").exists() and len(load_session(out).trials) == 6
+
+
+def test_a_save_between_a_sweeps_sizes_is_no_replacement_either(tmp_path: Path) -> None:
+    """Between sizes no size's run was there to take the window's Save through: a save still
+    writing when the next size's run first looked at the file was kept as .bak at its end."""
+    import threading
+    import time
+
+    from workbench.core.domain.session import save_session
+
+    out = tmp_path / "s.json"
+    sweep = start_run(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=3,
+                                 sizes={"n": [4096, 1 << 16]},
+                                 backend_options={"compile": "estimate", "delay_s": 0.25}), out)
+    prepare, calls, saves = sweep._prepare, [], []
+
+    def slow_save() -> None:
+        time.sleep(0.3)  # a large session takes a while to write
+        save_session(sweep.session, out, keep_journal=True)
+
+    def prepare_next(problem, budget):
+        calls.append(problem)
+        if len(calls) == 2:  # between the sizes: the window's Save starts now
+            saves.append(threading.Thread(target=sweep.save_output, args=(slow_save,)))
+            saves[0].start()
+            time.sleep(0.05)
+        return prepare(problem, budget)
+
+    sweep._prepare = prepare_next
+    finished = sweep.run()
+    saves[0].join()
+    assert finished.reason == "budget", finished.message
     assert not (tmp_path / "s.json.bak").exists() and len(load_session(out).trials) == 6
 
 

@@ -30,6 +30,7 @@ from workbench.core.domain.records import StrategyInfo, backend_options
 from workbench.core.io.output_files import (
     backup_path,
     check_folder,
+    check_one_name,
     check_regular_or_absent,
     check_session_name,
     check_writable,
@@ -249,6 +250,8 @@ def start_run(request: RunRequest, output: str | os.PathLike[str] | None, *, res
         return _prepare_any(request, None, None, None, resolved)
     check_folder(out)
     check_regular_or_absent(out)
+    if resume:
+        check_one_name(out)
     try:
         _check_writable(out, "continue into another file with --out OTHER" if resume
                         else "name another file with --out")
@@ -417,6 +420,8 @@ def _take_output(out: Path | None, session: Session | None, held: SessionLock | 
     check_folder(out)
     check_regular_or_absent(out)
     check_session_name(out)
+    if session is not None:
+        check_one_name(out)
     _check_writable(out, "save the session under another name (Save As) to continue there")
     lock = _lock(out, held)
     try:
@@ -889,6 +894,7 @@ def _open_locked(out: Path, flag: str, held: SessionLock | None = None) -> tuple
     check_regular_or_absent(out)
     if not out.is_file() and not has_journal(out):
         raise WorkbenchError(f"{flag}: --out {out} must be an existing session file")
+    check_one_name(out)
     _check_writable(out, None)  # its own trials are added to it: no other file will do
     lock = _lock(out, held)
     try:

@@ -189,7 +189,9 @@ class Engine:
         self.patience = patience
         self.output = Path(output) if output is not None else None
         self._output_seen: tuple[int, int, int] | None = None  # the output file as the run found it
-        self._output_lock = threading.Lock()  # the final save and a save through save_output take turns
+        #: The final save, a save through save_output and the run's first look at its output take
+        #: turns (reentrant: a sweep shares one among its sizes' runs, see share_output_lock)
+        self._output_lock: threading.RLock = threading.RLock()
         #: Whether the run's end wrote the session to ``output`` (a failed save leaves the journal).
         self.saved = False
         #: Told how the run ended (its reason) just before the final save, so what it records in
@@ -348,7 +350,8 @@ class Engine:
                           if trial.config.id in measured and space.is_valid(trial.config)})
         journal = None
         if self.output is not None:  # the journal alone is enough to recover a killed run
-            self._output_seen = _file_identity(self.output)
+            with self._output_lock:  # (not in the middle of a save through save_output)
+                self._output_seen = _file_identity(self.output)
             journal = _journal_for(self.output)
             journal.start(session)
         self._journal = journal
@@ -533,6 +536,11 @@ class Engine:
             save()
             if self.output is not None:
                 self._output_seen = _file_identity(self.output)
+
+    def share_output_lock(self, lock: threading.RLock) -> None:
+        """Take turns on the output under ``lock``, shared with whoever else saves it in this
+        process (a sweep, between its sizes' runs), instead of this run's own."""
+        self._output_lock = lock
 
     def _keep_replaced_output(self) -> Path | None:
         """The lock on the output keeps other runs of this program away, not a copy or an editor:

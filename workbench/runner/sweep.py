@@ -61,6 +61,8 @@ class SweepRun:
         self.refined_total = 0
         self._subscribers = Subscribers()
         self._lock = threading.Lock()
+        #: Shared by the sizes' runs and save_output: see Engine.share_output_lock.
+        self._output_lock = threading.RLock()
         self._stopped = False
         self._paused = False
         self._objective: Objective | None = None
@@ -116,14 +118,15 @@ class SweepRun:
 
     def save_output(self, save: Callable[[], object]) -> None:
         """Run ``save``, a save of the sweep's output made elsewhere in this process, through the
-        size's run measuring now (see :meth:`Engine.save_output`); between sizes, the next size's
-        run takes the file as it finds it."""
-        with self._lock:
-            current = self.current
-        if current is not None:
-            current.save_output(save)
-        else:
-            save()
+        size's run measuring now (see :meth:`Engine.save_output`), under the lock the sizes' runs
+        share: a save between sizes ends before the next size's run first looks at the file."""
+        with self._output_lock:
+            with self._lock:
+                current = self.current
+            if current is not None:
+                current.save_output(save)
+            else:
+                save()
 
     def pause(self) -> None:
         with self._lock:
@@ -184,6 +187,7 @@ class SweepRun:
                     self.position = position
                 offset = self.evaluations
                 run = self._prepare(item.problem, item.budget)
+                run.engine.share_output_lock(self._output_lock)
                 with self._lock:
                     self.current = run
                     objective, paused, stopped = self._objective, self._paused, self._stopped

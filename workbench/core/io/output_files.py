@@ -138,6 +138,24 @@ def check_regular_or_absent(path: Path, flag: str = "--out") -> bool:
     return True
 
 
+def check_one_name(session_path: Path) -> None:
+    """Refuse to continue a session whose file (or journal) has other names, hard links elsewhere:
+    the lock goes by the name, so a run under another name would not see this one and both would
+    write one file; and a save renames a new file over this name alone, so the names would part,
+    each with some of the trials. (Replacing such a file is another matter: its old content stays
+    under the other names, as a backup is kept of it here.)"""
+    name = session_path.name[: -len(JOURNAL_SUFFIX)] if session_path.name.endswith(JOURNAL_SUFFIX) else session_path.name
+    for path in (session_path.with_name(name), session_path.with_name(name + JOURNAL_SUFFIX)):
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+            raise WorkbenchError(f"{path}: the file has {info.st_nlink} names (hard links); a run continuing it under "
+                                 "one of them would part it from the others and would not see a run under another; "
+                                 "copy it (cp) and continue the copy")
+
+
 def check_writable(path: Path, instead: str | None = "continue into another file with --out OTHER") -> None:
     """Refuse, in one line (with what to do ``instead``), to write a file the person made
     read-only (see :func:`workbench.core.fs.read_only`): runs check it before they start, so they

@@ -97,7 +97,6 @@ class SessionLock:
         """Take the lock or raise :class:`SessionInUse` naming the owner's pid."""
         if self._fd is not None or fcntl is None:
             return self
-        _check_one_name(self.session_path)
         while True:
             try:
                 fd, created = _open_lock_file(self.path)
@@ -186,23 +185,6 @@ class _LentLock(SessionLock):
 
     def release(self) -> None:
         """The holder keeps the lock."""
-
-
-def _check_one_name(session_path: Path) -> None:
-    """Refuse a session file (or journal) that has other names, hard links elsewhere: the lock goes
-    by the name, so a run under another name would not see it and two runs would write one file;
-    and a save renames a new file over this name alone, so the names would part, each with half the
-    trials."""
-    name = session_path.name[: -len(".journal")] if session_path.name.endswith(".journal") else session_path.name
-    for path in (session_path.with_name(name), session_path.with_name(name + ".journal")):
-        try:
-            info = os.lstat(path)
-        except OSError:
-            continue
-        if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
-            raise WorkbenchError(f"{path}: the file has {info.st_nlink} names (hard links); a run writing it under "
-                                 "one of them would part it from the others and would not see a run under another; "
-                                 "copy it (cp) and use the copy")
 
 
 def locked_by_other(session_path: str | os.PathLike[str]) -> bool:
