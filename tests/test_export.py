@@ -443,7 +443,7 @@ def test_an_export_that_cannot_be_written_names_the_file_asked_for(sessions: dic
     monkeypatch.setattr(export_module, "atomic_write", full)
     out = tmp_path / "e.json"
     assert cli_main(["export", str(path), "--format", "json", "--out", str(out)]) == 2
-    assert capsys.readouterr().err == f"error: --out {out}: cannot write (No space left on device)\n"
+    assert capsys.readouterr().err == f"error: {out}: cannot write (No space left on device)\n"
     assert not out.exists()
 
 

@@ -39,7 +39,9 @@ def test_the_same_draft_tuned_again_reuses_its_folder_and_leaves_nothing_else(tm
     folder = save_draft(tmp_path, spec, source)
     assert save_draft(tmp_path, dict(spec), source) == folder
     assert sorted(p.name for p in tmp_path.iterdir()) == [folder.name]  # no staging folder left behind
-    assert folder.stat().st_mode & 0o777 != 0o700  # not mkdtemp's private mode: a template folder as any other
+    made = tmp_path / "made"
+    made.mkdir()  # as a plain folder is made under the umask in force (not mkdtemp's private 0700)
+    assert folder.stat().st_mode & 0o777 == made.stat().st_mode & 0o777
 
 
 def test_a_draft_that_does_not_load_writes_nothing(tmp_path: Path) -> None:
@@ -75,3 +77,8 @@ def test_links_in_the_drafts_folder_are_refused_and_left_alone(tmp_path: Path) -
         save_draft(drafts, spec, source)
     assert sorted(p.name for p in elsewhere.iterdir()) == ["precious.kernel.json"]
     assert sorted(p.name for p in drafts.iterdir()) == [name]
+    (drafts / name).unlink()
+    (drafts / name).write_text("a file in the draft's place")
+    with pytest.raises(WorkbenchError, match="not a drafts folder of the editor's"):
+        save_draft(drafts, spec, source)
+    assert (drafts / name).read_text() == "a file in the draft's place"

@@ -126,7 +126,9 @@ class _Parser(argparse.ArgumentParser):
         whole ``--help``. Empty when nothing known is close."""
         choice = re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)", message)
         if choice:
-            known = re.findall(r"'(.*?)'", choice.group(2))
+            # Python 3.11 quotes each choice ('tune', 'show'); 3.12.8+ and 3.13.1+ list them bare
+            listed = choice.group(2)
+            known = re.findall(r"'(.*?)'", listed) if listed.startswith("'") else [c.strip() for c in listed.split(",")]
             close = difflib.get_close_matches(choice.group(1), known, n=1)
             return f"; did you mean {close[0]!r}?" if close else ""
         if not message.startswith("unrecognized arguments:"):

@@ -493,7 +493,7 @@ def export_sessions(
     try:
         atomic_write(path, lambda handle: handle.write(text))
     except OSError as exc:  # (a full disk, a read-only mount: named by the file asked for, not the temporary one)
-        raise WorkbenchError(f"--out {path}: cannot write ({exc.strerror or exc})") from None
+        raise WorkbenchError(f"{path}: cannot write ({exc.strerror or exc})") from None
     return plan
 
 

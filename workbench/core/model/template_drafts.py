@@ -55,9 +55,15 @@ def save_draft(drafts: Path, spec: Mapping[str, Any], source: str,
         folder = drafts / f"{name}-{folder_digest(staging)}"
         if folder.is_symlink():
             raise WorkbenchError(f"{folder}: a link, not a drafts folder of the editor's; remove it to tune {name}")
+        if folder.exists() and not folder.is_dir():
+            raise WorkbenchError(f"{folder}: not a drafts folder of the editor's; remove it to tune {name}")
         if not folder.exists():
             staging.chmod(0o777 & ~current_umask())  # mkdtemp's folder is private; a saved template is not
-            staging.rename(folder)
+            try:
+                staging.rename(folder)
+            except OSError:
+                if not folder.is_dir() or folder.is_symlink():  # (made meanwhile by another editor: the same draft)
+                    raise
         return folder
     finally:
         if staging.exists():
