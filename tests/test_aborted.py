@@ -160,7 +160,8 @@ def test_a_limit_that_aborts_every_candidate_is_named_as_the_cause(tmp_path: Pat
     main(["show", str(out)])
     line = capsys.readouterr().out.splitlines()[-1]
     assert "6 stopped early as hopeless under the latency limit (limit 0.01 ms), the fastest at least" in line
-    assert "tune --remeasure-aborted" in line
+    # no command named: as written it would measure nothing under this limit
+    assert line.endswith("; relax it to re-measure them") and "tune --remeasure-aborted" not in line
     assert main(["export", str(out), "--format", "json", "--out", str(tmp_path / "e.json")]) == 2
     assert "stopped early as hopeless under the latency limit" in capsys.readouterr().err
     ranking = rank(session.trials, session.constraints, session.weights)
@@ -177,6 +178,29 @@ def test_a_limit_that_aborts_every_candidate_is_named_as_the_cause(tmp_path: Pat
     assert (f"6 stopped early as hopeless under an earlier latency limit; 2 of them may meet the limit in force "
             f"({limit:g} ms): re-measure them (tune --remeasure-aborted); the other 4 are at least {bounds[2]:.4g} ms"
             ) in partly.why_none()
+
+
+def test_candidates_measured_again_in_full_are_not_offered_for_re_measuring_again(tmp_path: Path) -> None:
+    """After a re-measure, the reason still counted the re-measured candidates as ones the limit in
+    force admits and named the command, which then said there was nothing to re-measure."""
+    import dataclasses
+
+    from workbench.core.domain.measurement import Measurement
+    from workbench.core.domain.objective import Constraints, rank
+
+    out = tmp_path / "s.json"
+    assert main(["tune", "sgemm", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+                 "--max-latency-ms", "0.01", "--out", str(out), "--quiet"]) == 0
+    session = load_session(out)
+    trials = list(session.trials)
+    for i, first in enumerate(trials[:3]):  # three of the four measured again in full, over any limit below 50 ms
+        trials.append(dataclasses.replace(first, index=4 + i, measurement=Measurement(Status.OK, {"latency_ms": 50.0})))
+    loose = rank(trials, Constraints(max_latency_ms=1000.0), session.weights)
+    assert loose.aborted_note() == ("4 stopped early as hopeless under an earlier latency limit (3 of them measured "
+                                    "again in full since); re-measure the other 1 (tune --remeasure-aborted)")
+    trials.append(dataclasses.replace(trials[3], index=7, measurement=Measurement(Status.OK, {"latency_ms": 50.0})))
+    assert rank(trials, Constraints(max_latency_ms=1000.0), session.weights).aborted_note() == (
+        "4 stopped early as hopeless under an earlier latency limit, all measured again in full since")
 
 
 def test_a_sweeps_size_whose_candidates_were_all_stopped_says_so(tmp_path: Path, capsys) -> None:

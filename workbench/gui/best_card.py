@@ -72,7 +72,7 @@ class BestCard(QFrame):
         if best is None:
             if ranking.n_ok == 0:
                 if ranking.aborted_count():  # stopped under the latency limit: not failures
-                    note = ranking.aborted_note(how=REMEASURE_HERE)
+                    note = ranking.aborted_note(how=REMEASURE_HERE, waits_for_relaxing=True)
                     return f"<b>No successful trial</b> among {model.n}: {html.escape(note)}."
                 return f"<b>No successful trial</b> among {model.n}. See the failure log."
             label = ranking.most_excluding

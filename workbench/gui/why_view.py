@@ -112,7 +112,7 @@ class WhyView(QWidget):
             # trials there but none feasible: why, as the card says it, not "run one"
             ranking = model.ranking
             if model.n and ranking is not None and ranking.best is None:
-                self.title.setText(f"<i>No feasible config to explain: {html.escape(ranking.why_none(REMEASURE_HERE))}. "
+                self.title.setText(f"<i>No feasible config to explain: {html.escape(ranking.why_none(REMEASURE_HERE, waits_for_relaxing=True))}. "
                                    "Select a trial to see why it is as fast as it is.</i>")
             else:
                 self.title.setText("<i>Select a trial (or run one) to see why it is as fast as it is.</i>")

@@ -730,7 +730,7 @@ class Ranking:
             return f"recommended: {named} ({self.explain(self.best)})"
         return self.why_none()
 
-    def why_none(self, how: str = "tune --remeasure-aborted") -> str:
+    def why_none(self, how: str = "tune --remeasure-aborted", waits_for_relaxing: bool = False) -> str:
         """Why there is no recommendation, in one line.
 
         Two things keep a successful trial out of the ranking: a constraint it violates, and having
@@ -740,7 +740,7 @@ class Ranking:
         the latency limit, with the way to measure them (``how``, as for :meth:`aborted_note`):
         they may be what a relaxed limit would recommend.
         """
-        note = self.aborted_note(how)
+        note = self.aborted_note(how, waits_for_relaxing)
         if self.n_ok == 0:
             return f"no successful trials among {len(self.table)}" + (f": {note}" if note else "")
         if self.n_feasible:  # asked while there is a recommendation: nothing to explain away
@@ -764,15 +764,30 @@ class Ranking:
         """Rows stopped early as hopeless under the latency limit (status ``aborted``)."""
         return sum(status is Status.ABORTED for status in self.table.statuses)
 
-    def aborted_note(self, how: str = "tune --remeasure-aborted") -> str:
+    def aborted_note(self, how: str = "tune --remeasure-aborted", waits_for_relaxing: bool = False) -> str:
         """When candidates were stopped early under the latency limit, that the limit is why, with
         the fastest lower bound seen, how many the limit in force no longer rules out (the rule
         re-measuring follows: a bound at most the limit, or no limit) and the way back, ``how``
-        ('' when none was stopped)."""
-        aborted = self.aborted_count()
-        if not aborted:
+        ('' when none was stopped). While the limit admits none of them, ``how`` is named only when
+        it ``waits_for_relaxing`` (a button enabled once the limit is relaxed), not a command, which
+        as written would measure nothing."""
+        total = self.aborted_count()
+        if not total:
             return ""
         stopped = np.array([status is Status.ABORTED for status in self.table.statuses], dtype=bool)
+        # an aborted config measured in full since (a re-measure) is not one to re-measure again
+        latest_ok: dict[str, int] = {}
+        for row in np.flatnonzero(self.table.ok).tolist():
+            cid = self.table.ids[row]
+            latest_ok[cid] = max(latest_ok.get(cid, -1), int(self.table.index[row]))
+        again = np.array([stopped[row] and latest_ok.get(cid, -1) > int(self.table.index[row])
+                          for row, cid in enumerate(self.table.ids)], dtype=bool)
+        done = int(np.count_nonzero(again))
+        since = f" ({done} of them measured again in full since)" if done else ""
+        if done == total:
+            return f"{total} stopped early as hopeless under an earlier latency limit, all measured again in full since"
+        stopped &= ~again
+        aborted = total - done
         bounds = self.table.column("latency_bound_ms")[stopped]
         known = bounds[np.isfinite(bounds)]
         fastest = float(known.min()) if known.size else None
@@ -780,14 +795,15 @@ class Ranking:
         worth = aborted if limit is None else int(np.count_nonzero(~np.isfinite(bounds) | (bounds <= limit)))
         if not worth:
             seen = f", the fastest at least {fastest:.4g} ms" if fastest is not None else ""
-            return (f"{aborted} stopped early as hopeless under the latency limit (limit {limit:g} ms){seen}; relax "
-                    f"it and re-measure them ({how})")
+            way = f"relax it, then re-measure them ({how})" if waits_for_relaxing else "relax it to re-measure them"
+            return f"{total} stopped early as hopeless under the latency limit (limit {limit:g} ms){since}{seen}; {way}"
         if worth == aborted:  # relaxed since (or no limit now): measuring is what is left
-            return f"{aborted} stopped early as hopeless under an earlier latency limit; re-measure them ({how})"
+            what = "re-measure them" if not done else f"re-measure the other {aborted}"
+            return f"{total} stopped early as hopeless under an earlier latency limit{since}; {what} ({how})"
         over = bounds[np.isfinite(bounds) & (bounds > limit)]
-        return (f"{aborted} stopped early as hopeless under an earlier latency limit; {worth} of them may meet the "
-                f"limit in force ({limit:g} ms): re-measure them ({how}); the other {aborted - worth} are at least "
-                f"{float(over.min()):.4g} ms")
+        return (f"{total} stopped early as hopeless under an earlier latency limit{since}; {worth} of "
+                f"{'them' if not done else f'the other {aborted}'} may meet the limit in force ({limit:g} ms): "
+                f"re-measure them ({how}); the other {aborted - worth} are at least {float(over.min()):.4g} ms")
 
     def _weighted_names(self) -> str:
         return ", ".join(self.weights) or LATENCY
