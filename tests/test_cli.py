@@ -115,6 +115,8 @@ def test_failures_that_all_differ_are_not_summed_up_as_most_often_one(cli, tmp_p
         (["tune", "vector_add", "--backend", "sim", "--set", "bogus=3", "--out", "{tmp}/x.json"], "bogus"),
         (["tune", "vector_add", "--backend", "sim", "--budget", "0", "--out", "{tmp}/x.json"], "--budget"),
         (["tune", "vector_add", "--strategy", "nope", "--out", "{tmp}/x.json"], "unknown strategy"),
+        (["tune", "vector_add", "--strategy", "agnets", "--out", "{tmp}/x.json"],
+         "unknown strategy 'agnets' (did you mean 'agents'?); choose one of: agents, "),
         (["tune", "vector_add", "--min-quality", "2", "--out", "{tmp}/x.json"], "quality"),
         (["tune", "vector_add", "--out", "{tmp}/missing/dir/x.json"], "does not exist"),
         (["tune", "vector_add", "--out", "{tmp}/garbage.json/x.json"], "garbage.json is not a folder"),

@@ -44,6 +44,7 @@ def failed(index: int, status: Status = Status.COMPILE_ERROR, message: str = "nv
         ("memory_mb =< 1e3", Bound("memory_mb", "<=", 1000.0)),
         ("memory_mb <= 512 MB", Bound("memory_mb", "<=", 512.0)),
         ("throughput_gbs >= 900 GB/s", Bound("throughput_gbs", ">=", 900.0)),
+        ("gflops >= 5000 GFLOP/s", Bound("gflops", ">=", 5000.0)),  # the registry's unit, Kernel Tuner's name
         ("power_w<=-.5", Bound("power_w", "<=", -0.5)),
     ],
 )
@@ -61,6 +62,8 @@ def test_bound_parse(text: str, expected: Bound) -> None:
         ("2 >= latency_ms", "not of the form"),
         ("latency_ms <= fast", "not of the form"),
         ("memory_mb <= 2 GB", "unit 'GB' does not match"),
+        ("latency_ms <= 1 s", "unit 's' does not match latency_ms, whose unit is ms (give the value in its own unit)"),
+        ("occupancy >= 50%", "unit '%' does not match occupancy, a share from 0 to 1 (give 0.5 for 50%)"),
         ("__import__('os') <= 1", "not of the form"),
         ("", "not of the form"),
         ("GFLOP/s >= 300", "metric 'GFLOP/s': not a metric name (metrics are recorded under names like 'gflops')"),
@@ -524,3 +527,13 @@ def test_the_comparison_with_the_default_says_when_the_constraints_exclude_it() 
     r = rank(trials, Constraints(extra=("registers <= 128",)), default=default)
     assert r.explain(1).endswith("; 0.7% slower than the default, which the constraints exclude")
     assert rank(trials, default=trials[1].config.id).explain(0).endswith("; 0.7% faster than the default")
+
+
+def test_a_metric_named_as_kernel_tuner_records_it_is_told_our_name() -> None:
+    """``--objectives latency_ms,GFLOP/s`` got the generic "no trial reports it", where a weight or
+    a constraint so named was told the name the figures are recorded under."""
+    from workbench.core.domain.metrics import check_metrics
+
+    with pytest.raises(WorkbenchError, match=r"metric 'GFLOP/s': no trial reports it .* \(metrics are recorded under "
+                                             r"names like 'gflops'\)"):
+        check_metrics(["latency_ms", "GFLOP/s"], ["latency_ms", "gflops"])

@@ -9,6 +9,8 @@ the CLI help, the docs and the GUI's settings form.
 
 from __future__ import annotations
 
+import difflib
+
 import importlib
 import math
 from abc import ABC, abstractmethod
@@ -304,7 +306,9 @@ DEFAULT_PARETO_STRATEGY = "tpe"
 
 def strategy_class(name: str) -> type[Strategy]:
     if name not in STRATEGIES:
-        raise WorkbenchError(f"unknown strategy {name!r}; choose one of: {', '.join(sorted(STRATEGIES))}")
+        close = difflib.get_close_matches(str(name), list(STRATEGIES), n=1)
+        guess = f" (did you mean {close[0]!r}?)" if close else ""
+        raise WorkbenchError(f"unknown strategy {name!r}{guess}; choose one of: {', '.join(sorted(STRATEGIES))}")
     module_name, _, class_name = STRATEGIES[name].partition(":")
     return getattr(importlib.import_module(module_name), class_name)
 

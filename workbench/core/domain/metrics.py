@@ -188,6 +188,8 @@ def check_metrics(
             close = difflib.get_close_matches(metric, names, n=1, cutoff=0.6) or [
                 name for name in names if name.startswith(metric + "_")][:1]  # latency -> latency_ms
             guess = f" (did you mean {close[0]!r}?)" if close else ""
+            if metric_name(metric) != metric and metric_name(metric) in names:  # GFLOP/s: recorded as gflops
+                guess = f" (metrics are recorded under names like {metric_name(metric)!r})"
             raise WorkbenchError(
                 f"{what} {metric!r}: no trial reports it and the backend does not declare it{guess}; "
                 f"known metrics: {', '.join(names) or 'none'}"

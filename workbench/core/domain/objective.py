@@ -119,9 +119,9 @@ class Bound:
     def parse(text: str) -> "Bound":
         """Parse ``"latency_ms <= 2"`` or ``"occupancy>=0.5"``.
 
-        A unit after the number is allowed only when it is the metric's own suffix
-        (``"memory_mb <= 512 MB"``, ``"throughput_gbs >= 900 GB/s"``); any other unit is refused
-        rather than silently ignored.
+        A unit after the number is allowed only when it is the metric's own (its name's suffix, as
+        ``"memory_mb <= 512 MB"``, ``"throughput_gbs >= 900 GB/s"``, or the registry's unit, as
+        ``"gflops >= 5000 GFLOP/s"``); any other unit is refused rather than silently ignored.
 
         Only ``<=`` and ``>=`` are accepted (``=<`` and ``=>`` are read as those): a strict ``<``
         means nothing different for measured floats, and saying so is clearer than guessing.
@@ -143,10 +143,13 @@ class Bound:
         if op not in OPS:
             raise WorkbenchError(f"constraint {text.strip()!r}: use <= or >= (not {match['op']})")
         metric, unit = match["metric"], match["unit"]
-        if unit and not metric.lower().endswith("_" + unit.lower().replace("/", "")):
-            raise WorkbenchError(
-                f"constraint {text.strip()!r}: unit {unit!r} does not match {metric} (give the value in its own unit)"
-            )
+        own = METRICS[metric].unit if metric in METRICS else ""  # (gflops: GFLOP/s, as Kernel Tuner names it)
+        if unit and not metric.lower().endswith("_" + unit.lower().replace("/", "")) and unit.lower() != own.lower():
+            if metric in SHARES:
+                how = ", a share from 0 to 1 (give 0.5 for 50%)"
+            else:
+                how = (f", whose unit is {own}" if own else "") + " (give the value in its own unit)"
+            raise WorkbenchError(f"constraint {text.strip()!r}: unit {unit!r} does not match {metric}{how}")
         return Bound(metric, op, float(match["value"]))
 
     @property
