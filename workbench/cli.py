@@ -305,7 +305,9 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
                           "(as File > Open kernel folder..., and as tune --kernel-dir; repeatable)")
     gui.add_argument("--replay", default=None, metavar="FILE",
                      help="start replaying recorded timings (a session or a Kernel Tuner cache) when the window opens")
-    gui.add_argument("--gpu-model", default=None, help="with --run: simulated GPU model (sim backend), e.g. H200, A100, T4")
+    gui.add_argument("--gpu-model", default=None,
+                     help="with --run: simulated GPU model (sim backend), e.g. H200, A100, T4 (conv2d off the H100/H200 "
+                          "compiles most configs before 'finished'; --resources estimated is instant)")
     gui.add_argument("--resources", choices=sorted(RESOURCE_MODES), default=None,
                      help="with --run: where the simulated GPU takes registers and shared memory from, as tune "
                           "--resources ('estimated' compiles nothing: the quickest start for a demo; selects the "
