@@ -54,8 +54,8 @@ def test_aborted_candidates_keep_a_bound_and_come_back_when_the_limit_is_relaxed
     capsys.readouterr()
     assert main(["tune", "--remeasure-aborted", "--out", str(out), "--max-latency-ms", str(limit), "--quiet"]) == 0
     said = capsys.readouterr().out
-    assert (f"{len(aborted)} aborted trials, {len(back)} of them measured again in full since, "
-            f"the other {len(aborted) - len(back)} still over the latency limit in force") in said, said
+    assert (f"{len(aborted)} candidates stopped early, {len(back)} of them measured again in full since, "
+            f"the other {len(aborted) - len(back)} still over the latency limit in force ({limit:g} ms)") in said, said
 
 
 def test_remeasure_aborted_refuses_a_session_of_other_code(tmp_path: Path, capsys) -> None:
@@ -180,27 +180,39 @@ def test_a_limit_that_aborts_every_candidate_is_named_as_the_cause(tmp_path: Pat
             ) in partly.why_none()
 
 
-def test_candidates_measured_again_in_full_are_not_offered_for_re_measuring_again(tmp_path: Path) -> None:
+def test_candidates_measured_again_since_are_not_offered_for_re_measuring_again(tmp_path: Path) -> None:
     """After a re-measure, the reason still counted the re-measured candidates as ones the limit in
-    force admits and named the command, which then said there was nothing to re-measure."""
+    force admits and named the command, which then said there was nothing to re-measure; so did a
+    re-measure that failed, or that stopped early again over the new limit. Each config's latest
+    trial decides, as it does for re-measuring."""
     import dataclasses
 
     from workbench.core.domain.measurement import Measurement
     from workbench.core.domain.objective import Constraints, rank
+    from workbench.runner.controller import RunRequest, nothing_to_remeasure
 
     out = tmp_path / "s.json"
     assert main(["tune", "sgemm", "--backend", "sim", "--resources", "estimated", "--budget", "4",
                  "--max-latency-ms", "0.01", "--out", str(out), "--quiet"]) == 0
     session = load_session(out)
-    trials = list(session.trials)
-    for i, first in enumerate(trials[:3]):  # three of the four measured again in full, over any limit below 50 ms
-        trials.append(dataclasses.replace(first, index=4 + i, measurement=Measurement(Status.OK, {"latency_ms": 50.0})))
-    loose = rank(trials, Constraints(max_latency_ms=1000.0), session.weights)
-    assert loose.aborted_note() == ("4 stopped early as hopeless under an earlier latency limit (3 of them measured "
-                                    "again in full since); re-measure the other 1 (tune --remeasure-aborted)")
-    trials.append(dataclasses.replace(trials[3], index=7, measurement=Measurement(Status.OK, {"latency_ms": 50.0})))
-    assert rank(trials, Constraints(max_latency_ms=1000.0), session.weights).aborted_note() == (
-        "4 stopped early as hopeless under an earlier latency limit, all measured again in full since")
+    first = list(session.trials)
+    later = [dataclasses.replace(first[0], index=4, measurement=Measurement(Status.OK, {"latency_ms": 50.0})),
+             dataclasses.replace(first[1], index=5, measurement=Measurement(Status.TIMEOUT, message="timed out")),
+             dataclasses.replace(first[2], index=6, measurement=Measurement(Status.ABORTED, {"latency_bound_ms": 100.0},
+                                                                            message="over the limit"))]
+    loose = Constraints(max_latency_ms=60.0)
+    note = rank(first + later, loose, session.weights).aborted_note()
+    assert note == ("4 stopped early as hopeless under an earlier latency limit (2 of them measured again since); "
+                    "1 of the other 2 may meet the limit in force (60 ms): re-measure them (tune --remeasure-aborted); "
+                    "the other 1 is at least 100 ms"), note  # (the one stopped again, over the new limit too)
+    session.trials = first + later
+    assert nothing_to_remeasure(session, RunRequest(constraints=loose)) is None  # the other 1, as offered
+    session.trials = first + later + [
+        dataclasses.replace(first[k], index=7 + i, measurement=Measurement(Status.OK, {"latency_ms": 50.0}))
+        for i, k in enumerate((2, 3))]
+    assert rank(session.trials, loose, session.weights).aborted_note() == (
+        "4 stopped early as hopeless under a latency limit, all measured again since")
+    assert nothing_to_remeasure(session, RunRequest(constraints=loose)) is not None
 
 
 def test_a_sweeps_size_whose_candidates_were_all_stopped_says_so(tmp_path: Path, capsys) -> None:
@@ -218,7 +230,7 @@ def test_a_failed_remeasurement_is_not_counted_as_measured_again(tmp_path: Path)
     import dataclasses
 
     from workbench.core.domain.measurement import Measurement
-    from workbench.runner.controller import nothing_to_remeasure
+    from workbench.runner.controller import RunRequest, nothing_to_remeasure
 
     out = tmp_path / "s.json"
     assert main(["tune", "sgemm", "--backend", "sim", "--resources", "estimated", "--budget", "3",
@@ -226,11 +238,16 @@ def test_a_failed_remeasurement_is_not_counted_as_measured_again(tmp_path: Path)
     session = load_session(out)
     first = session.trials[0]
     session.trials.append(dataclasses.replace(first, index=3, measurement=Measurement(Status.RUNTIME_ERROR, message="x")))
-    assert nothing_to_remeasure(session) == ("nothing to re-measure: 3 aborted trials, none below the latency limit in "
-                                             "force (0.01 ms); relax it to re-measure them")
+    assert nothing_to_remeasure(session) == ("nothing to re-measure: 3 candidates stopped early, 1 measured again "
+                                             "since and failed, the other 2 still over the latency limit in force "
+                                             "(0.01 ms)")
     session.trials.append(dataclasses.replace(first, index=4, measurement=Measurement(Status.OK, {"latency_ms": 5.0})))
-    assert nothing_to_remeasure(session) == ("nothing to re-measure: 3 aborted trials, 1 of them measured again in full "
-                                             "since, the other 2 still over the latency limit in force")
+    assert nothing_to_remeasure(session) == ("nothing to re-measure: 3 candidates stopped early, 1 of them measured "
+                                             "again in full since, the other 2 still over the latency limit in force "
+                                             "(0.01 ms)")
+    # the limit given, not the file's: a relaxed limit under which the failed one is still not offered
+    relaxed = RunRequest(constraints=session.constraints.__class__(max_latency_ms=0.02))
+    assert "in force (0.02 ms)" in str(nothing_to_remeasure(session, relaxed))
 
 
 @pytest.mark.parametrize("flag", [["--gpu-model", "A100"], ["--set", "n=4096"], ["--no-noise"], ["--budget", "5"],

@@ -499,7 +499,7 @@ def test_remeasure_on_a_python_session_says_nothing_to_re_measure_before_asking_
     window._guarded(window.remeasure_aborted, "Cannot re-measure")
     message = window.statusBar().currentMessage()
     assert asked == [] and not window.running, asked
-    assert message == (f"nothing to re-measure: 1 aborted trials, none below the latency limit in force "
+    assert message == (f"nothing to re-measure: 1 candidate stopped early, none below the latency limit in force "
                        f"({first.metric('latency_ms'):g} ms); relax it to re-measure them"), message
     window.model.set_constraints(max_latency_ms=first.metric("latency_ms") * 4)  # now it would be measured
     window._guarded(window.remeasure_aborted, "Cannot re-measure")

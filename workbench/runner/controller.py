@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 from workbench.backends.base import PACED_BACKENDS, BackendSpec, EvalLimits, Target, pace_option
 from workbench.backends.replay import load_recording, reading_now
 from workbench.core.errors import WorkbenchError, quoted
-from workbench.core.domain.measurement import Status
+from workbench.core.domain.measurement import Status, Trial
 from workbench.core.domain.metrics import check_metrics, idle_directions
 from workbench.core.domain.objective import Constraints, Weights, check_stored_constraints
 from workbench.core.domain.records import StrategyInfo, backend_options
@@ -915,7 +915,8 @@ def nothing_to_remeasure(session: Session, request: RunRequest = RunRequest()) -
     if replayed is not None:
         return replayed
     objective = Objective(request.constraints or session.constraints, request.weights or session.weights)
-    return None if remeasurable(session, objective.worth_remeasuring) else _nothing_to_remeasure(session)
+    return (None if remeasurable(session, objective.worth_remeasuring)
+            else _nothing_to_remeasure(session, objective.constraints.max_latency_ms))
 
 
 def _replay_cannot_remeasure(session: Session) -> str | None:
@@ -929,23 +930,30 @@ def _replay_cannot_remeasure(session: Session) -> str | None:
             "aborted candidate stopped at; re-measure them in the session that recorded them")
 
 
-def _nothing_to_remeasure(session: Session) -> str:
-    aborted = [t for t in session.trials if t.status is Status.ABORTED]
-    if not aborted:
-        return "nothing to re-measure: no aborted trials"
-    measured: dict[tuple[str, str], int] = {}  # (size, config) -> index of its latest full measurement
+def _nothing_to_remeasure(session: Session, limit: float | None) -> str:
+    """Why nothing is re-measured, by the rule :func:`remeasurable` follows: per size, a config
+    stopped early whose latest trial there stopped early too, with its bound within ``limit`` (the
+    latency limit in force). Counts are of configs (a config stopped early twice is one)."""
+    latest: dict[tuple[str, str], Trial] = {}
+    stopped: set[tuple[str, str]] = set()
     for t in session.trials:
-        if t.ok:
-            key = (problem_key(session.problem_of(t)), t.config.id)
-            measured[key] = max(measured.get(key, -1), t.index)
-    again = sum(measured.get((problem_key(session.problem_of(t)), t.config.id), -1) > t.index for t in aborted)
-    left = len(aborted) - again
-    if not again:
-        limit = session.constraints.max_latency_ms
-        shown = f" ({limit:g} ms); relax it to re-measure them" if limit is not None else ""
-        return f"nothing to re-measure: {len(aborted)} aborted trials, none below the latency limit in force{shown}"
-    return (f"nothing to re-measure: {len(aborted)} aborted trials, {again} of them measured again in full "
-            f"since" + (f", the other {left} still over the latency limit in force" if left else ""))
+        key = (problem_key(session.problem_of(t)), t.config.id)
+        latest[key] = t
+        if t.status is Status.ABORTED:
+            stopped.add(key)
+    if not stopped:
+        return "nothing to re-measure: no aborted trials"
+    full = sum(latest[key].ok for key in stopped)
+    failed = sum(latest[key].status is not Status.ABORTED and not latest[key].ok for key in stopped)
+    left = len(stopped) - full - failed
+    in_force = f" ({limit:g} ms)" if limit is not None else ""
+    head = f"nothing to re-measure: {len(stopped)} candidate{'s' if len(stopped) != 1 else ''} stopped early"
+    if not full and not failed:
+        return f"{head}, none below the latency limit in force{in_force}; relax it to re-measure them"
+    parts = [f"{full} of them measured again in full since"] if full else []
+    parts += [f"{failed} measured again since and failed"] if failed else []
+    parts += [f"the other {left} still over the latency limit in force{in_force}"] if left else []
+    return f"{head}, " + ", ".join(parts)
 
 
 def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunRequest(), *,
@@ -982,7 +990,7 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
         groups = remeasurable(session, objective.worth_remeasuring)
         if not groups:
             lock.release()
-            return None, _nothing_to_remeasure(session)
+            return None, _nothing_to_remeasure(session, objective.constraints.max_latency_ms)
         spec = _spec_for_continue(request, session)
         _check_continues(spec, session, [problem for problem, _configs in groups])
         session.constraints, session.weights = objective.constraints, objective.weights

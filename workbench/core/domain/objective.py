@@ -769,29 +769,26 @@ class Ranking:
 
     def aborted_note(self, how: str = "tune --remeasure-aborted", waits_for_relaxing: bool = False) -> str:
         """When candidates were stopped early under the latency limit, that the limit is why, with
-        the fastest lower bound seen, how many the limit in force no longer rules out (the rule
-        re-measuring follows: a bound at most the limit, or no limit) and the way back, ``how``
-        ('' when none was stopped). While the limit admits none of them, ``how`` is named only when
+        the fastest lower bound seen, how many the limit in force no longer rules out and the way
+        back, ``how`` ('' when none was stopped), by the rule re-measuring follows: a config whose
+        latest trial stopped early with a bound at most the limit (or under no limit); one measured
+        again since, in full or not, is counted apart. Counts are of configs. While the limit admits none of them, ``how`` is named only when
         it ``waits_for_relaxing`` (a button enabled once the limit is relaxed), not a command, which
         as written would measure nothing."""
-        total = self.aborted_count()
-        if not total:
+        if not self.aborted_count():
             return ""
-        stopped = np.array([status is Status.ABORTED for status in self.table.statuses], dtype=bool)
-        # an aborted config measured in full since (a re-measure) is not one to re-measure again
-        latest_ok: dict[str, int] = {}
-        for row in np.flatnonzero(self.table.ok).tolist():
-            cid = self.table.ids[row]
-            latest_ok[cid] = max(latest_ok.get(cid, -1), int(self.table.index[row]))
-        again = np.array([stopped[row] and latest_ok.get(cid, -1) > int(self.table.index[row])
-                          for row, cid in enumerate(self.table.ids)], dtype=bool)
-        done = int(np.count_nonzero(again))
-        since = f" ({done} of them measured again in full since)" if done else ""
-        if done == total:
-            return f"{total} stopped early as hopeless under an earlier latency limit, all measured again in full since"
-        stopped &= ~again
-        aborted = total - done
-        bounds = self.table.column("latency_bound_ms")[stopped]
+        # per config stopped early, its latest row decides, as for re-measuring (sizes.remeasurable):
+        # stopped again, it may be re-measured; measured since (in full, or failed), it is not offered
+        statuses, ids = self.table.statuses, self.table.ids
+        latest = {cid: row for row, cid in enumerate(ids)}
+        stopped_ids = {ids[row] for row, status in enumerate(statuses) if status is Status.ABORTED}
+        pending = sorted(latest[cid] for cid in stopped_ids if statuses[latest[cid]] is Status.ABORTED)
+        total, done = len(stopped_ids), len(stopped_ids) - len(pending)
+        if not pending:
+            return f"{total} stopped early as hopeless under a latency limit, all measured again since"
+        since = f" ({done} of them measured again since)" if done else ""
+        aborted = len(pending)
+        bounds = self.table.column("latency_bound_ms")[pending]
         known = bounds[np.isfinite(bounds)]
         fastest = float(known.min()) if known.size else None
         limit = self.constraints.max_latency_ms
@@ -806,7 +803,8 @@ class Ranking:
         over = bounds[np.isfinite(bounds) & (bounds > limit)]
         return (f"{total} stopped early as hopeless under an earlier latency limit{since}; {worth} of "
                 f"{'them' if not done else f'the other {aborted}'} may meet the limit in force ({limit:g} ms): "
-                f"re-measure them ({how}); the other {aborted - worth} are at least {float(over.min()):.4g} ms")
+                f"re-measure them ({how}); the other {aborted - worth} {'is' if aborted - worth == 1 else 'are'} at "
+                f"least {float(over.min()):.4g} ms")
 
     def _weighted_names(self) -> str:
         return ", ".join(self.weights) or LATENCY
