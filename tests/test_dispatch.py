@@ -227,11 +227,22 @@ def run_c(header: str, function: str, sizes: list[Any], tmp_path: Path, parse: s
         f'  for (int i = 1; i < argc; ++i) printf("%d\\n", {function}({parse}(argv[i])));\n'
         "  return 0;\n}\n")
     exe = tmp_path / "probe"
-    done = subprocess.run([CC, "-std=c99", "-Wall", "-Werror", "-o", str(exe), str(tmp_path / "main.c")],
+    done = subprocess.run([CC, "-std=c99", "-Wall", "-Wextra", "-Werror", "-o", str(exe), str(tmp_path / "main.c")],
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     out = subprocess.run([str(exe), *map(str, sizes)], capture_output=True, text=True, timeout=60, check=True)
     return [int(v) for v in out.stdout.split()]
+
+
+@pytest.mark.skipif(CC is None, reason="no host C compiler to run the header's decision logic")
+def test_a_dispatch_of_one_config_builds_without_warnings(tmp_path: Path) -> None:
+    """One config for every size never read its size: -Wextra warned of the unused parameter,
+    which a build with -Werror refused."""
+    from workbench.core.io.dispatch import dispatch_c
+
+    plan = plan_dispatch([sweep_recording(SWEEP)], tolerance=1.0)
+    assert len(plan.ranges) == 1
+    assert run_c(dispatch_c(plan), "workbench_dispatch_k", [1, 4000, 10**9], tmp_path) == [0, 0, 0]
 
 
 @pytest.mark.skipif(CC is None, reason="no host C compiler to run the header's decision logic")

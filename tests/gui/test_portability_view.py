@@ -324,3 +324,26 @@ def test_a_sweep_added_beside_a_single_size_session_is_compared_at_its_size(wind
     view.add_sessions([str(sweep)])
     assert view.report is not None and view.report.problem == {"n": 64}
     assert [r[:2] for r in view.table_texts()] == [["100.0%", "50.0%"], ["50.0%", "100.0%"]]
+
+
+def test_every_gpus_row_is_in_sight_in_the_windows_lower_half(window, tmp_path: Path, qtbot) -> None:
+    """At 1440 x 900 the file list sat above the report and the table was a 28-pixel sliver showing
+    one GPU's row of three; the row headers, named in full, took the table's width from its cells."""
+    paths = []
+    for name, latencies in (("Simulated NVIDIA H200", {32: 1.0, 64: 1.25, 128: 2.0}),
+                            ("Simulated NVIDIA A100 SXM4 40GB", {32: 4.0, 64: 2.5, 128: 2.0}),
+                            ("NVIDIA Tesla T4", {32: 3.0, 64: 2.0, 128: 2.5})):
+        paths.append(tmp_path / f"{len(paths)}.json")
+        save_session(recording(name, latencies), paths[-1])
+    window.open_session(paths[0])
+    view = window.portability
+    window.bottom_tabs.setCurrentWidget(view)
+    view.add_sessions([str(p) for p in paths[1:]])
+    QApplication.processEvents()
+    table = view.table
+    shown = table.viewport().height()
+    assert shown >= sum(table.rowHeight(r) for r in range(3))  # every row, no scrolling inside the table
+    assert [table.verticalHeaderItem(r).text() for r in range(3)] == [
+        "[1] best of H200", "[2] best of A100 SXM4 40GB", "[3] best of Tesla T4"]
+    assert table.verticalHeader().width() < table.width() / 2  # the cells keep most of it
+    assert "Simulated NVIDIA A100 SXM4 40GB" in table.verticalHeaderItem(1).toolTip()

@@ -490,3 +490,12 @@ def test_the_sizes_status_says_which_sizes_ended_by_their_own_rule(window, tmp_p
     text = window.size_view.status.text()
     assert "2 sizes ended before their 40 evaluations, by their own rule: n=4096 at " in text, text
     assert "(plateau)" in text and "lack evaluations" not in text
+
+
+@pytest.mark.parametrize("size, shown", [("1000000", "1M"), ("999500", "1M"), ("1033975", "1.03M"), ("5000000", "5M"),
+                                         ("100000", "100k"), ("5000", "5000"), ("65536", "2¹⁶"), ("2500000000", "2.5G")])
+def test_a_size_tick_reads_as_a_person_writes_the_size(size, shown):
+    """Sizes around a million read "1e+03k": a number was put in k while it was under ten millions."""
+    from workbench.gui.size_view import tick_label
+
+    assert tick_label(size) == shown

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -62,6 +63,10 @@ def heat_rgb(fraction: float | None) -> tuple[int, int, int]:
     return (int(244 - t * (244 - 102)), int(220 - t * (220 - 189)), int(100 + t * (99 - 100)))
 
 
+#: Rows of the comparison table shown without its own scroll bar (one per GPU compared).
+TABLE_ROWS_SHOWN = 8
+
+
 class PortabilityView(QWidget):
     def __init__(self, model: SessionModel, parent: QWidget | None = None,
                  templates: Callable[[str], dict[str, Any]] = lambda kernel: {},
@@ -81,7 +86,6 @@ class PortabilityView(QWidget):
         self.heading.setTextFormat(Qt.TextFormat.RichText)
         self.heading.setWordWrap(True)
         self.files = QListWidget()
-        self.files.setMaximumHeight(110)
         self.add_button = QPushButton("Add sessions...")
         self.add_button.setToolTip("sessions of the same kernel on other GPUs: recorded, imported from Kernel Tuner, "
                                    "or simulated (pick several files at once)")
@@ -109,32 +113,40 @@ class PortabilityView(QWidget):
         self.notes.setWordWrap(True)
         self.notes.setStyleSheet("font-size: 8pt; color: #555")
 
-        buttons = QVBoxLayout()
-        for button in (self.add_button, self.remove_button, self.clear_button):
+        buttons = QHBoxLayout()  # (Add on a row of its own: the files' column stays narrow)
+        for button in (self.remove_button, self.clear_button):
             buttons.addWidget(button)
-        buttons.addWidget(self.at)
-        buttons.addStretch(1)
-        top = QHBoxLayout()
-        top.addWidget(self.files, 1)
-        top.addLayout(buttons)
-        upper = QWidget()
-        upper_layout = QVBoxLayout(upper)
-        upper_layout.setContentsMargins(0, 0, 0, 0)
-        upper_layout.addWidget(self.heading)
-        upper_layout.addLayout(top)
-        upper_layout.addStretch(1)
+        # The sessions compared on the left, the report beside them: the tab shares the window's
+        # lower half, a few hundred pixels tall, and with the list above the report the table
+        # showed one GPU's row of three at 1440 x 900.
+        files_pane = QWidget()
+        files_layout = QVBoxLayout(files_pane)
+        files_layout.setContentsMargins(0, 0, 0, 0)
+        files_layout.addWidget(self.heading)
+        files_layout.addWidget(self.files, 1)
+        files_layout.addWidget(self.add_button)
+        files_layout.addLayout(buttons)
+        files_layout.addWidget(self.at)
         #: The report (table, portable pick, notes): hidden while there is none, when it was an
-        #: empty table that took half the pane and cut the heading that says what to do short.
+        #: empty table that took half the pane and cut the heading that says what to do short. It
+        #: scrolls as a whole, its table as tall as its rows, so no part of it is a sliver.
         self.report_pane = QWidget()
         lower_layout = QVBoxLayout(self.report_pane)
         lower_layout.setContentsMargins(0, 0, 0, 0)
-        lower_layout.addWidget(self.table, 1)
+        lower_layout.addWidget(self.table)
         lower_layout.addWidget(self.portable)
         lower_layout.addWidget(self.notes)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(upper)
-        splitter.addWidget(self.report_pane)
-        splitter.setStretchFactor(1, 1)
+        lower_layout.addStretch(1)
+        self.report_scroll = QScrollArea()
+        self.report_scroll.setWidgetResizable(True)
+        self.report_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.report_scroll.setWidget(self.report_pane)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(files_pane)
+        splitter.addWidget(self.report_scroll)
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 3)
+        splitter.setSizes([200, 600])  # a quarter for the files (their long names elide), until the person drags it
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
@@ -305,7 +317,7 @@ class PortabilityView(QWidget):
             self.files.addItem(f"{label}: {session.kernel} on {device}{sim}, {len(session.trials)} trials")
         self._enable_buttons()
         self.report = None
-        self.report_pane.setVisible(False)
+        self._show_report(False)
         self.table.setRowCount(0)
         self.table.setColumnCount(0)
         self.portable.setText("")
@@ -325,7 +337,11 @@ class PortabilityView(QWidget):
                              f"{_escape(_config_text(report.problem))}: each GPU's best config as a fraction of "
                              f"every GPU's optimum ({_escape(report.objective)})")
         self._fill_table(report)
-        self.report_pane.setVisible(True)
+        self._show_report(True)
+
+    def _show_report(self, shown: bool) -> None:
+        self.report_scroll.setVisible(shown)
+        self.report_pane.setVisible(shown)
 
     def _show_error(self, text: str) -> None:
         self.heading.setText(f"<span style='color:{WARN}'>{_escape(text)}</span>")
@@ -340,7 +356,11 @@ class PortabilityView(QWidget):
             header = self.table.horizontalHeaderItem(j)
             if header is not None:
                 header.setToolTip(plain_tip(device))
-        self.table.setVerticalHeaderLabels([f"[{i + 1}] best of {d}" for i, d in enumerate(report.devices)])
+        self.table.setVerticalHeaderLabels([f"[{i + 1}] best of {_short_device(d)}" for i, d in enumerate(report.devices)])
+        for i, device in enumerate(report.devices):
+            header = self.table.verticalHeaderItem(i)
+            if header is not None:
+                header.setToolTip(plain_tip(f"the best config measured on {device}"))
         for i, (best, row) in enumerate(zip(report.bests, report.matrix)):
             for j, cell in enumerate(row):
                 self.table.setItem(i, j, self._cell_item(cell))
@@ -349,6 +369,7 @@ class PortabilityView(QWidget):
             self.table.setItem(i, n, self._cell_item(Cell(worst, "measured") if worst is not None else Cell(None, "missing")))
             self.table.setItem(i, n + 1, QTableWidgetItem(_config_text(best.config.to_dict())))
         self.table.resizeColumnsToContents()
+        self._fit_table_height()
         pick = report.portable
         if pick is None:
             self.portable.setText(f"<b>Portable</b>: <span style='color:{WARN}'>no config is known to work on every GPU"
@@ -360,6 +381,20 @@ class PortabilityView(QWidget):
                 f"mean {100 * pick.mean:.1f}% (best of {pick.candidates} configs that work on every GPU): {per}<br>"
                 f"{_escape(_config_text(pick.config.to_dict()))}")
         self.notes.setText("\n".join(report.notes))
+
+    def _fit_table_height(self) -> None:
+        """The table as tall as its header and rows (up to :data:`TABLE_ROWS_SHOWN`, past which it
+        scrolls), with room for its horizontal scroll bar: the report scrolls as a whole instead."""
+        rows = min(self.table.rowCount(), TABLE_ROWS_SHOWN)
+        height = (self.table.horizontalHeader().sizeHint().height()
+                  + sum(self.table.rowHeight(r) for r in range(rows))
+                  + self.table.horizontalScrollBar().sizeHint().height() + 2 * self.table.frameWidth())
+        self.table.setFixedHeight(height)
+
+    def changeEvent(self, event: Any) -> None:  # Qt override: a new font (the window's zoom) changes row heights
+        super().changeEvent(event)
+        if event.type() == event.Type.FontChange and self.table.rowCount():
+            self._fit_table_height()
 
     @staticmethod
     def _cell_item(cell: Cell) -> QTableWidgetItem:
@@ -379,6 +414,15 @@ class PortabilityView(QWidget):
         """The table as shown (tests)."""
         return [[item.text() if (item := self.table.item(r, c)) is not None else ""
                  for c in range(self.table.columnCount())] for r in range(self.table.rowCount())]
+
+
+def _short_device(name: str) -> str:
+    """A device's name without the words every row would repeat ("Simulated NVIDIA A100 SXM4 40GB"
+    is "A100 SXM4 40GB"): the row headers named in full took the table's width from its cells."""
+    words = name.split()
+    while len(words) > 1 and words[0] in ("Simulated", "NVIDIA", "AMD", "GeForce", "Radeon"):
+        words = words[1:]
+    return " ".join(words)
 
 
 def _config_text(config: dict[str, Any]) -> str:

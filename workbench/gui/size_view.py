@@ -84,10 +84,13 @@ def tick_label(text: str) -> str:
         return text
     if value.is_integer() and value >= 1024 and int(value) & (int(value) - 1) == 0:
         return "2" + str(int(value).bit_length() - 1).translate(_SUPERSCRIPT)
-    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= 10 * scale:
-            return f"{value / scale:.3g}{suffix}"
-    return f"{value:g}"
+    if abs(value) < 1e4:
+        return f"{value:g}"
+    # the largest unit that leaves at least 1 once rounded to three digits (999,500 is 1M, not 1e+03k)
+    scale, suffix = next((scale, suffix) for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k"))
+                         if abs(float(f"{value / scale:.3g}")) >= 1)
+    text = f"{value / scale:.3g}"
+    return (text if "e" not in text else f"{value / scale:.0f}") + suffix  # (past 999G: all digits of G)
 
 
 class SizeView(QWidget):

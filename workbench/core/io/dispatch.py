@@ -528,6 +528,8 @@ def dispatch_c(plan: DispatchPlan) -> str:
     ]
     if not plan.integer:  # every comparison with NaN is false: it would get the last range's config
         out.append("    if (size != size) return -1;")
+    elif len(plan.ranges) == 1:  # one config for every size: the size is not read (-Wunused-parameter)
+        out.append("    (void)size;")
     for index, r in enumerate(plan.ranges):
         out.append(f"    // range {index + 1}: {_range_text(plan, index)} -> config {r.config}; measured:")
         out += [f"    //   {_figure_text(plan, f)}" for f in r.sizes]
