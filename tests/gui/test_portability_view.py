@@ -347,3 +347,29 @@ def test_every_gpus_row_is_in_sight_in_the_windows_lower_half(window, tmp_path: 
         "[1] best of H200", "[2] best of A100 SXM4 40GB", "[3] best of Tesla T4"]
     assert table.verticalHeader().width() < table.width() / 2  # the cells keep most of it
     assert "Simulated NVIDIA A100 SXM4 40GB" in table.verticalHeaderItem(1).toolTip()
+
+
+@pytest.mark.app_style_sheet  # (the header takes its size from the application's style sheet, as in the program)
+def test_the_table_follows_a_zoom_and_names_alike_gpus_in_full(window, tmp_path: Path, qtbot) -> None:
+    """A zoom refitted the table with the previous zoom's header (the window sets its font before
+    the style sheet the header takes its size from): the last row was cut. Short names dropped
+    "Simulated" even where that was all that told a recorded GPU from a simulated one."""
+    paths = []
+    for name, latencies in (("NVIDIA H200", {32: 1.0, 64: 1.25, 128: 2.0}),
+                            ("Simulated NVIDIA H200", {32: 4.0, 64: 2.5, 128: 2.0}),
+                            ("NVIDIA Tesla T4", {32: 3.0, 64: 2.0, 128: 2.5})):
+        paths.append(tmp_path / f"{len(paths)}.json")
+        save_session(recording(name, latencies), paths[-1])
+    window.open_session(paths[0])
+    view = window.portability
+    window.bottom_tabs.setCurrentWidget(view)
+    view.add_sessions([str(p) for p in paths[1:]])
+    table = view.table
+    assert [table.verticalHeaderItem(r).text() for r in range(3)] == [
+        "[1] best of NVIDIA H200", "[2] best of Simulated NVIDIA H200", "[3] best of NVIDIA Tesla T4"]
+    for factor in (1.5, 1.0):
+        window.zoom.set_factor(factor)
+        qtbot.waitUntil(lambda: table.viewport().height() >= sum(table.rowHeight(r) for r in range(3))
+                        and table.horizontalHeader().font().pointSizeF() == view.font().pointSizeF(), timeout=5000)
+        QApplication.processEvents()
+        assert not table.verticalScrollBar().isVisible()

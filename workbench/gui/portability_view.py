@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QTimer, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -122,7 +122,6 @@ class PortabilityView(QWidget):
         files_pane = QWidget()
         files_layout = QVBoxLayout(files_pane)
         files_layout.setContentsMargins(0, 0, 0, 0)
-        files_layout.addWidget(self.heading)
         files_layout.addWidget(self.files, 1)
         files_layout.addWidget(self.add_button)
         files_layout.addLayout(buttons)
@@ -149,7 +148,8 @@ class PortabilityView(QWidget):
         splitter.setSizes([200, 600])  # a quarter for the files (their long names elide), until the person drags it
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(splitter)
+        layout.addWidget(self.heading)  # across the tab: what is compared, or a refusal, read whole
+        layout.addWidget(splitter, 1)
 
         model.session_changed.connect(self._mark_dirty)
         model.objective_changed.connect(self._mark_dirty)
@@ -356,7 +356,7 @@ class PortabilityView(QWidget):
             header = self.table.horizontalHeaderItem(j)
             if header is not None:
                 header.setToolTip(plain_tip(device))
-        self.table.setVerticalHeaderLabels([f"[{i + 1}] best of {_short_device(d)}" for i, d in enumerate(report.devices)])
+        self.table.setVerticalHeaderLabels([f"[{i + 1}] best of {d}" for i, d in enumerate(_short_devices(report.devices))])
         for i, device in enumerate(report.devices):
             header = self.table.verticalHeaderItem(i)
             if header is not None:
@@ -392,9 +392,12 @@ class PortabilityView(QWidget):
         self.table.setFixedHeight(height)
 
     def changeEvent(self, event: Any) -> None:  # Qt override: a new font (the window's zoom) changes row heights
+        """Refit from the event loop: the window's zoom sets its font before its style sheet, from
+        which the table's header takes the new size only afterwards, so a fit made now used the
+        previous zoom's header and cut the last row (or left a gap)."""
         super().changeEvent(event)
         if event.type() == event.Type.FontChange and self.table.rowCount():
-            self._fit_table_height()
+            QTimer.singleShot(0, self, self._fit_table_height)
 
     @staticmethod
     def _cell_item(cell: Cell) -> QTableWidgetItem:
@@ -416,13 +419,18 @@ class PortabilityView(QWidget):
                  for c in range(self.table.columnCount())] for r in range(self.table.rowCount())]
 
 
-def _short_device(name: str) -> str:
-    """A device's name without the words every row would repeat ("Simulated NVIDIA A100 SXM4 40GB"
-    is "A100 SXM4 40GB"): the row headers named in full took the table's width from its cells."""
-    words = name.split()
-    while len(words) > 1 and words[0] in ("Simulated", "NVIDIA", "AMD", "GeForce", "Radeon"):
-        words = words[1:]
-    return " ".join(words)
+def _short_devices(names: Sequence[str]) -> list[str]:
+    """The devices' names without their leading vendor and "Simulated" words ("Simulated NVIDIA
+    A100 SXM4 40GB" is "A100 SXM4 40GB"): the row headers named in full took the table's width from
+    its cells. The full names when shortening would make two of them alike (a recorded and a
+    simulated H200)."""
+    short = []
+    for name in names:
+        words = name.split()
+        while len(words) > 1 and words[0] in ("Simulated", "NVIDIA", "AMD", "GeForce", "Radeon"):
+            words = words[1:]
+        short.append(" ".join(words))
+    return short if len(set(short)) == len(set(names)) else list(names)
 
 
 def _config_text(config: dict[str, Any]) -> str:

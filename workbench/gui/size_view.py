@@ -84,7 +84,7 @@ def tick_label(text: str) -> str:
         return text
     if value.is_integer() and value >= 1024 and int(value) & (int(value) - 1) == 0:
         return "2" + str(int(value).bit_length() - 1).translate(_SUPERSCRIPT)
-    if abs(value) < 1e4:
+    if abs(value) < 1e4 or not math.isfinite(value):
         return f"{value:g}"
     # the largest unit that leaves at least 1 once rounded to three digits (999,500 is 1M, not 1e+03k)
     scale, suffix = next((scale, suffix) for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k"))
