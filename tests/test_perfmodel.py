@@ -514,3 +514,16 @@ def test_spill_traffic_in_flight_lengthens_the_queue_a_staging_round_trip_can_fi
     assert math.isfinite(staging(1024)) and staging(1024) < 100.0
     # a thread has at most 32 requests in flight: beyond 32 spilled words the queue stops growing
     assert staging(4096) == pytest.approx(staging(1024), rel=0.02)
+
+
+def test_the_dram_traffic_a_config_reports_counts_what_its_memory_term_counts() -> None:
+    """The simulator's dram_mb (the roofline's traffic) was the template's bytes alone: a config
+    spilling 12 GB of local-memory traffic, or fetching whole sectors for scattered accesses, sat
+    on the roofline where the config without them does, far on the compute side of the ridge."""
+    plain = predict(H200, STREAM, _grid(N, 256), (256, 1, 1), REGS)
+    assert plain.dram_bytes == pytest.approx(STREAM.bytes_read + STREAM.bytes_written)
+    spilled = predict(H200, STREAM, _grid(N, 256), (256, 1, 1), {**REGS, "spill_store_bytes": 64, "spill_load_bytes": 64})
+    assert spilled.dram_bytes > plain.dram_bytes * 1.5  # a share of the spill traffic reaches DRAM
+    scattered = predict(H200, replace(STREAM, coalescing=0.25), _grid(N, 256), (256, 1, 1), REGS)
+    assert scattered.dram_bytes == pytest.approx(4 * plain.dram_bytes)  # whole sectors for a quarter used
+    assert math.isnan(predict(H200, STREAM, _grid(N, 256), (256, 1, 1), {"registers": 255, "smem_bytes": 10**7}).dram_bytes)

@@ -481,9 +481,10 @@ class SimBackend(Backend):
             "pct_of_peak": pct,
             "memory_mb": needed_mb,
             "onchip_kb_per_sm": used["onchip_kb_per_block"] * prediction.occupancy.active_blocks_per_sm,
-            # what this config really moves and computes (re-reads, padding, extra passes included),
-            # for its arithmetic intensity on a roofline
-            "dram_mb": (profile.bytes_read * (1.0 - min(max(profile.l2_reuse, 0.0), 1.0)) + profile.bytes_written) / 1e6,
+            # what this config really moves and computes (re-reads, padding, extra passes, whole
+            # sectors of poorly coalesced accesses and spill traffic included), for its arithmetic
+            # intensity on a roofline: the model's own DRAM traffic, as the memory term counts it
+            "dram_mb": prediction.dram_bytes / 1e6,
             "work_gflop": profile.flops / 1e9,
             "occupancy": prediction.occupancy.fraction,
             "quality": quality,

@@ -101,6 +101,11 @@ class Prediction:
     terms: tuple[Term, ...]
     bound: str
     occupancy: Occupancy
+    #: Bytes the launch moves to and from DRAM with cold caches: what the template reads and writes
+    #: in whole sectors (a poorly coalesced access fetches more than it uses), less what L2 serves
+    #: again, plus the spill traffic that misses L1 and L2; the memory term's figure before L2 keeps a
+    #: small working set between repeated launches (NaN when no block is resident).
+    dram_bytes: float = math.nan
 
     def term(self, name: str) -> Term | None:
         for term in self.terms:
@@ -585,7 +590,8 @@ def predict(
         terms.append(Term("estimated", 1.0, f"registers and shared memory are estimates ({source}, {when})", "flag"))
 
     bound = _bound(totals, t_atomic + t_shared_atomic, t_launch, t_serial, kernel, main)
-    return Prediction(total * ms, tuple(terms), bound, occ)
+    cold_dram_bytes = read_sectors * (1.0 - reuse) + write_sectors + spill_bytes * _SPILL_DRAM_FRACTION
+    return Prediction(total * ms, tuple(terms), bound, occ, cold_dram_bytes)
 
 
 def issue_binds(wave: _Wave) -> bool:
