@@ -316,3 +316,16 @@ def test_closing_during_an_unsaved_run_asks_where_to_save_as_promised(window, qt
     assert closed
     assert target.exists() == (then == "save")
     assert autosave is None or not autosave.exists()  # nothing left for the next start to call a crash
+
+
+def test_an_autosave_folder_that_is_a_file_refuses_start_in_one_line(window, qtbot, tmp_path, monkeypatch):
+    """Start raised FileExistsError out of its slot (a traceback on the terminal, nothing in the
+    window) when a file stood where the autosave folder goes."""
+    blocked = tmp_path / "autosave-file"
+    blocked.write_text("x")
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(blocked))
+    window.toolbar.budget.setValue(2)
+    window._on_start()
+    said = window.statusBar().currentMessage()
+    assert f"autosave folder {blocked}: is not a folder" in said and not window.running, said
+    assert blocked.read_text() == "x"

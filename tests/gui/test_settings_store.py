@@ -146,3 +146,42 @@ def test_qt_settings_folders_of_processes_that_are_gone_are_removed(tmp_path, mo
         (folder / "QtProject").mkdir(parents=True)
     remove_orphaned_qt_folders()
     assert not dead.exists() and alive.exists() and unnamed.exists()
+
+
+def test_a_stored_pane_layout_out_of_range_is_refused_before_qt_sees_it(tmp_path: Path, qtbot) -> None:
+    """Qt restores a splitter from its saved bytes unchecked: a settings file giving a handle
+    100,000 pixels wide crashed the window at every start (SIGSEGV). The window checks the bytes
+    and keeps its default layout, saying so; it runs in a child process here, so that a crash
+    fails this test instead of ending the suite."""
+    from PySide6.QtWidgets import QLabel, QSplitter
+
+    from workbench.gui.layout_state import splitter_state_ok
+
+    splitter = QSplitter()
+    for _ in range(3):
+        splitter.addWidget(QLabel("pane"))
+    qtbot.addWidget(splitter)
+    saved = bytes(splitter.saveState().data())
+    assert splitter_state_ok(saved, 3) and not splitter_state_ok(saved, 2) and not splitter_state_ok(saved[:20], 3)
+    crashing = bytes.fromhex("000000ff000000010000000300000bb80000070800000bb801000186a0010000000100")
+    assert not splitter_state_ok(crashing, 3)
+    assert not splitter_state_ok(saved.replace(b"\x00\x00\x00\x03", b"\x7f\xff\xff\xff", 1), 3)
+
+    import base64
+
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"format": FORMAT, "version": 1, "values": {
+        "splitter/charts-2": {"base64": base64.b64encode(crashing).decode()},
+        "state": {"base64": base64.b64encode(b"\x00\x00\x00\xff" + b"\x7f" * 64).decode()}}}))
+    script = ("import os, sys\n"
+              "from workbench.gui.app import application\n"
+              "from workbench.gui.main_window import MainWindow\n"
+              "from workbench.gui.settings_store import JsonSettings\n"
+              "app = application()\n"
+              f"window = MainWindow(interactive=False, settings=JsonSettings({str(settings)!r}))\n"
+              "window.show(); app.processEvents()\n"
+              "print(window.statusBar().currentMessage()); sys.stdout.flush(); os._exit(0)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, cwd=ROOT, check=False)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert "the stored sizes of the charts panes were not valid; the default layout is used" in done.stdout

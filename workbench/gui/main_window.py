@@ -29,6 +29,7 @@ from workbench.core.domain.objective import DEFAULT_WEIGHTS, Constraints, Weight
 from workbench.core.domain.sizes import problems_of
 from workbench.core.io.session_lock import SessionLock
 from workbench.gui import compat  # noqa: F401 - applied on import, before any widget exists
+from workbench.gui.layout_state import splitter_state_ok
 from workbench.gui.background import Background
 from workbench.gui.best_card import BestCard
 from workbench.gui.bridge import EngineThread
@@ -214,15 +215,16 @@ class MainWindow(QMainWindow):
         # (Why fast? kept explaining a config the constraints had since excluded)
         self.model.objective_changed.connect(self._follow_recommendation)
         self.toolbar.kernel_changed.connect(self._on_kernel_changed)
-        self._restore_settings()
+        layout_note = self._restore_settings()
         self.zoom.fit_to_screen()
         self._fitted_when_shown = False
         self._on_session_changed()
         if not self.model.session:
             self._on_kernel_changed(self.toolbar.kernel.currentText())
-        if settings_note:  # a settings file set aside unread: said where the person looks, and in the log
-            _log.warning("%s", settings_note)
-            self.statusBar().showMessage(settings_note, 60000)
+        for note in (settings_note, layout_note):  # said where the person looks, and in the log
+            if note:
+                _log.warning("%s", note)
+                self.statusBar().showMessage(note, 60000)
 
     # --- construction --------------------------------------------------------------------------
     def _build(self) -> None:
@@ -2026,27 +2028,36 @@ class MainWindow(QMainWindow):
             action.triggered.connect(lambda _=False, p=path: self._open_recent(p))
         self.recent_menu.setEnabled(bool(self.recent_files()) and not self.running)
 
-    def _restore_settings(self) -> None:
+    def _restore_settings(self) -> str:
+        """Restore the window's geometry, pane sizes, chart axes and template from the settings;
+        returns a note when a stored pane layout was not valid and the default was kept (Qt takes
+        such bytes unchecked: a handle 100,000 pixels wide crashed the window at every start).
+        The main window's own state (where its tool bars are) is not restored: they cannot be
+        moved, and a crafted one held the window for minutes before it appeared."""
         geometry = self.settings.value("geometry")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
-        state = self.settings.value("state")
-        if isinstance(state, QByteArray):
-            self.restoreState(state)
+        refused = []
         for name, splitter in self.splitters.items():
             value = self.settings.value(_splitter_key(name))
             if isinstance(value, QByteArray):
-                splitter.restoreState(value)
+                if splitter_state_ok(bytes(value.data()), splitter.count()):
+                    splitter.restoreState(value)
+                else:
+                    refused.append(name)
         axes = self.settings.value("metric_axes")
         if isinstance(axes, list) and len(axes) == 2:
             self.metric_chart.set_axes(str(axes[0]), str(axes[1]))
         kernel = self.settings.value("kernel")
         if isinstance(kernel, str) and self.toolbar.kernel.findText(kernel) >= 0:
             self.toolbar.kernel.setCurrentIndex(self.toolbar.kernel.findText(kernel))  # the last used template
+        if refused:
+            return (f"settings: the stored sizes of the {', '.join(refused)} panes were not valid; the default "
+                    "layout is used")
+        return ""
 
     def save_settings(self) -> None:
         self.settings.setValue("geometry", self.saveGeometry())
-        self.settings.setValue("state", self.saveState())
         for name, splitter in self.splitters.items():
             self.settings.setValue(_splitter_key(name), splitter.saveState())
         self.settings.setValue("metric_axes", list(self.metric_chart.chosen_axes()))

@@ -49,7 +49,12 @@ def file_stem(name: str) -> str:
 def new_autosave_path(kernel: str) -> Path:
     """A fresh autosave file for a run of ``kernel`` (the folder is created)."""
     folder = autosave_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file in its place, a loop of links, a read-only parent: one line, no traceback
+        what = "is not a folder" if os.path.lexists(folder) and not folder.is_dir() else (exc.strerror or str(exc))
+        raise WorkbenchError(f"autosave folder {folder}: {what}; move it away (or set "
+                             "KERNEL_WORKBENCH_AUTOSAVE_DIR) to run unsaved sessions") from None
     stamp = time.strftime("%Y%m%d-%H%M%S")
     path = folder / f"{file_stem(kernel)}-{stamp}-{os.getpid()}.json"
     counter = 1
