@@ -1299,3 +1299,19 @@ def test_force_over_a_file_beside_a_damaged_journal_keeps_it_without_promising_i
     said = " ".join(record.getMessage() for record in caplog.records)
     assert "kept as d.journal-only.json.bak.journal (it does not open on its own either: " in said
     assert "opens it" not in said
+
+
+def test_a_damaged_autosave_is_never_carried_out_of_the_autosave_folder(tmp_path: Path) -> None:
+    """A link planted as the ``damaged`` folder took the damaged autosave to where it pointed."""
+    from workbench.runner.autosave import DAMAGED_FOLDER, set_aside
+
+    folder, outside = tmp_path / "autosave", tmp_path / "outside"
+    folder.mkdir()
+    outside.mkdir()
+    bad = folder / "bad-2.json"
+    bad.write_bytes(b"\x00garbage")
+    (folder / DAMAGED_FOLDER).symlink_to(outside)
+    assert set_aside(bad) is None
+    assert bad.read_bytes() == b"\x00garbage" and list(outside.iterdir()) == []
+    (folder / DAMAGED_FOLDER).unlink()
+    assert set_aside(bad) == folder / DAMAGED_FOLDER and (folder / DAMAGED_FOLDER / "bad-2.json").exists()

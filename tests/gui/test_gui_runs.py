@@ -666,3 +666,10 @@ def test_an_opened_session_shows_its_own_evaluations_not_the_last_runs(window, q
     window.open_session(other)
     assert window.toolbar.progress_label.text() == "opened: 5 of 8 evaluations"
     assert (window.toolbar.progress.value(), window.toolbar.progress.maximum()) == (5, 8)
+
+
+def test_a_recent_file_named_with_control_characters_is_listed_inert(window):
+    """The settings file's recent list reached the File menu with its BEL and newline raw."""
+    window.settings.setValue("recent", ["/tmp/a\u0007b\nc.json"])
+    window._update_recent_menu()
+    assert [a.text() for a in window.recent_menu.actions()] == ["/tmp/a\\x07b\\nc.json"]

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from workbench.backends.base import PACED_BACKENDS
 from workbench.core.fs import resolved
 from workbench.core.errors import (Cancelled, DamagedJournal, NewerFormat, SessionFormatError, UnreadableFile,
-                                   WorkbenchError)
+                                   WorkbenchError, printable)
 from workbench.core.domain.records import provenance
 from workbench.core.domain.objective import DEFAULT_WEIGHTS, Constraints, Weights
 from workbench.core.domain.sizes import problems_of
@@ -2024,7 +2024,7 @@ class MainWindow(QMainWindow):
     def _update_recent_menu(self) -> None:
         self.recent_menu.clear()
         for path in self.recent_files():
-            action = self.recent_menu.addAction(path)
+            action = self.recent_menu.addAction(printable(path))  # (a name from the settings file: shown inert)
             action.triggered.connect(lambda _=False, p=path: self._open_recent(p))
         self.recent_menu.setEnabled(bool(self.recent_files()) and not self.running)
 

@@ -144,6 +144,8 @@ def set_aside(path: Path, journal_only: bool = False) -> Path | None:
     parts = [p for p in ([] if journal_only else [path]) + [journal_path(path)] if p.exists() or p.is_symlink()]
     try:
         folder.mkdir(exist_ok=True)
+        if folder.is_symlink() or not folder.is_dir():  # a link planted there would carry them out of the folder
+            return None  # (kept where it is, offered again)
         name = path.name
         if any((folder / n).exists() or (folder / n).is_symlink() for n in (name, journal_path(Path(name)).name)):
             name = f"{path.stem}.{int(time.time() * 1000)}{path.suffix}"  # an earlier one of that name: kept too
