@@ -1315,3 +1315,21 @@ def test_a_damaged_autosave_is_never_carried_out_of_the_autosave_folder(tmp_path
     assert bad.read_bytes() == b"\x00garbage" and list(outside.iterdir()) == []
     (folder / DAMAGED_FOLDER).unlink()
     assert set_aside(bad) == folder / DAMAGED_FOLDER and (folder / DAMAGED_FOLDER / "bad-2.json").exists()
+
+
+def test_a_folder_named_like_an_autosave_is_not_offered_before_the_real_ones(tmp_path: Path, monkeypatch) -> None:
+    """A folder ``dir-2.json`` in the autosave folder, the newest entry, was offered at every start
+    and refused, and the older, readable autosave behind it was never offered."""
+    import os as _os
+
+    from workbench.runner.autosave import recoverable
+
+    folder = tmp_path / "autosave"
+    folder.mkdir()
+    good = folder / "good-1.json"
+    new_trivial(tmp_path / "made.json", 2)
+    (tmp_path / "made.json").rename(good)  # (what a crashed window's run leaves there)
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(folder))
+    (folder / "dir-2.json").mkdir()
+    _os.mkfifo(folder / "fifo-3.json.journal")
+    assert recoverable() == [good]

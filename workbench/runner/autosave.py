@@ -88,8 +88,10 @@ def recoverable(exclude: Path | None = None) -> list[Path]:
     folder = autosave_dir()
     if not folder.is_dir():
         return []
-    found = set(folder.glob("*.json"))
-    found |= {Path(str(p)[: -len(".journal")]) for p in folder.glob("*.json.journal")}
+    # (regular files only: a folder or a device named like one is no autosave, and offering it, the
+    # newest, stood before every older autosave at every start)
+    found = {p for p in folder.glob("*.json") if p.is_file()}
+    found |= {Path(str(p)[: -len(".journal")]) for p in folder.glob("*.json.journal") if p.is_file()}
     if exclude is not None:
         found.discard(exclude)
     alive = [p for p in found if not locked_by_other(p)]
