@@ -1333,3 +1333,31 @@ def test_a_folder_named_like_an_autosave_is_not_offered_before_the_real_ones(tmp
     (folder / "dir-2.json").mkdir()
     _os.mkfifo(folder / "fifo-3.json.journal")
     assert recoverable() == [good]
+
+
+@pytest.mark.parametrize("lock", ["link", "pid"])
+def test_an_autosave_whose_lock_is_not_ours_is_said_and_not_offered_before_the_others(tmp_path: Path, monkeypatch,
+                                                                                       lock: str) -> None:
+    """Its recovery was refused at every start and, the newest, it stood before every older one."""
+    import os as _os
+    import time as _time
+
+    from workbench.core.io.session_lock import lock_path
+    from workbench.runner.autosave import recoverable
+
+    folder = tmp_path / "autosave"
+    folder.mkdir()
+    for name in ("good-1.json", "bad-2.json"):
+        new_trivial(tmp_path / "made.json", 2)
+        (tmp_path / "made.json").rename(folder / name)
+        _time.sleep(0.01)
+    bad = folder / "bad-2.json"
+    if lock == "link":
+        lock_path(bad).symlink_to(tmp_path / "elsewhere")
+    else:
+        lock_path(bad).write_text(f"{_os.getpid()}\n")  # another program's pid file of a live process
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(folder))
+    skipped: list[str] = []
+    assert recoverable(skipped=skipped) == [folder / "good-1.json"]
+    assert len(skipped) == 1 and skipped[0].startswith("autosave bad-2.json not offered: its lock file bad-2.json.lock ")
+    assert bad.exists()

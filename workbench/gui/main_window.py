@@ -1902,7 +1902,12 @@ class MainWindow(QMainWindow):
         return recoverable(exclude=self.autosave_path)
 
     def offer_recovery(self) -> None:
-        candidates = self.recoverable()
+        from workbench.runner.autosave import recoverable
+
+        skipped: list[str] = []
+        candidates = recoverable(exclude=self.autosave_path, skipped=skipped)
+        if skipped:  # kept where they are, and said: never offered, they would be forgotten
+            self.statusBar().showMessage("; ".join(skipped), 30000)
         if not candidates or not self.interactive:
             return
         session_file = candidates[0]

@@ -22,7 +22,7 @@ from pathlib import Path
 from workbench.core.fs import safe_file_stem
 from workbench.core.domain.session import journal_path
 from workbench.core.errors import WorkbenchError
-from workbench.core.io.session_lock import SessionLock, lock_path, locked_by_other
+from workbench.core.io.session_lock import SessionLock, foreign_lock, lock_path, locked_by_other
 
 def data_dir() -> Path:
     """The workbench's user data folder (``KERNEL_WORKBENCH_DATA_DIR`` overrides)."""
@@ -82,9 +82,12 @@ def refuse_autosave_folder(path: str | os.PathLike[str], flag: str = "--out") ->
                              "crashed runs to recover (and removed once recovered); name a file in another folder")
 
 
-def recoverable(exclude: Path | None = None) -> list[Path]:
+def recoverable(exclude: Path | None = None, skipped: list[str] | None = None) -> list[Path]:
     """Autosaves of runs that did not end cleanly (a journal alone counts: killed before its
-    first save), newest first; those another live process still writes are left out."""
+    first save), newest first; those another live process still writes are left out, and so are
+    those whose lock file is not this program's (a link, another program's pid file), which could
+    never be recovered and, offered first, stood before every older autosave: ``skipped`` gets a
+    line for each of those."""
     folder = autosave_dir()
     if not folder.is_dir():
         return []
@@ -94,7 +97,15 @@ def recoverable(exclude: Path | None = None) -> list[Path]:
     found |= {Path(str(p)[: -len(".journal")]) for p in folder.glob("*.json.journal") if p.is_file()}
     if exclude is not None:
         found.discard(exclude)
-    alive = [p for p in found if not locked_by_other(p)]
+    alive = []
+    for path in found:
+        reason = foreign_lock(path)
+        if reason:
+            if skipped is not None:
+                skipped.append(f"autosave {path.name} not offered: its lock file {lock_path(path).name} {reason}; "
+                               "remove that file to recover it")
+        elif not locked_by_other(path):
+            alive.append(path)
     return sorted(alive, key=_mtime, reverse=True)
 
 

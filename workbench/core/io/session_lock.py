@@ -187,6 +187,26 @@ class _LentLock(SessionLock):
         """The holder keeps the lock."""
 
 
+def foreign_lock(session_path: str | os.PathLike[str]) -> str:
+    """Why the file at the session's lock name is no lock of this program's ('' when it is one, or
+    when there is none), said as the end of a sentence: a link, something not a regular file, or
+    content of another program (see :func:`_foreign_content`). Only reads; takes no lock."""
+    path = lock_path(session_path)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        return "is a symbolic link" if exc.errno == errno.ELOOP else f"cannot be opened ({exc.strerror or exc})"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "is not a regular file"
+        return _foreign_content(fd)
+    finally:
+        os.close(fd)
+
+
 def locked_by_other(session_path: str | os.PathLike[str]) -> bool:
     """True while another live process (or another lock in this one) holds the session's lock:
     tells a crashed run's autosave from one a running window still writes. Only probes: it writes
