@@ -388,10 +388,14 @@ def test_a_full_disk_is_one_error_line_and_no_claim_that_the_session_was_written
     def small_files() -> None:  # what a full disk does to the journal (Python ignores SIGXFSZ)
         resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
 
+    # no bytecode written under the limit: a module compiled there (its source changed since the
+    # last run) left a truncated .pyc that broke every later start ("marshal data too short")
+    limited = {**os.environ, "WORKBENCH_SLOW_S": "0.001", "PYTHONDONTWRITEBYTECODE": "1"}
+
     out = tmp_path / "s.json"
     done = subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", str(FIXTURES / "slow_bench.py"), "--budget",
                            "300", "--quiet", "--out", str(out)], capture_output=True, text=True, timeout=120,
-                          preexec_fn=small_files, env={**os.environ, "WORKBENCH_SLOW_S": "0.001"})
+                          preexec_fn=small_files, env=limited)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert lines[0].startswith("error: ") and "cannot append to journal" in lines[0], lines
@@ -406,7 +410,7 @@ def test_a_full_disk_is_one_error_line_and_no_claim_that_the_session_was_written
                           env={**os.environ, "WORKBENCH_SLOW_S": "0.001"}).returncode == 0
     done = subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", str(FIXTURES / "slow_bench.py"), "--resume",
                            "--budget", "300", "--quiet", "--out", str(kept)], capture_output=True, text=True,
-                          timeout=120, preexec_fn=small_files, env={**os.environ, "WORKBENCH_SLOW_S": "0.001"})
+                          timeout=120, preexec_fn=small_files, env=limited)
     counted = re.search(r"(\d+) trials? measured by this run \((\d+) in the session\) not saved", done.stderr)
     assert done.returncode == 1 and counted, done.stderr
     assert int(counted.group(2)) == int(counted.group(1)) + 3
