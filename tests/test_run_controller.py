@@ -1361,3 +1361,34 @@ def test_an_autosave_whose_lock_is_not_ours_is_said_and_not_offered_before_the_o
     assert recoverable(skipped=skipped) == [folder / "good-1.json"]
     assert len(skipped) == 1 and skipped[0].startswith("autosave bad-2.json not offered: its lock file bad-2.json.lock ")
     assert bad.exists()
+
+
+def test_an_autosave_a_live_earlier_version_holds_is_left_alone_not_called_foreign(tmp_path: Path, monkeypatch) -> None:
+    """A running window of an earlier version holds its autosave's lock with a bare pid in it: that
+    is a lock in use, to be left out quietly, not another program's file to be removed."""
+    import subprocess
+    import sys
+
+    from workbench.core.io.session_lock import lock_path
+    from workbench.runner.autosave import recoverable
+
+    folder = tmp_path / "autosave"
+    folder.mkdir()
+    held = folder / "live-1.json"
+    new_trivial(tmp_path / "made.json", 2)
+    (tmp_path / "made.json").rename(held)
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time\n"
+        f"fd = os.open({str(lock_path(held))!r}, os.O_RDWR | os.O_CREAT)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+        "os.write(fd, str(os.getpid()).encode())\n"
+        "print('held', flush=True)\n"
+        "time.sleep(60)\n")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(folder))
+        skipped: list[str] = []
+        assert recoverable(skipped=skipped) == [] and skipped == []
+    finally:
+        holder.kill()
+        holder.wait()

@@ -1906,8 +1906,11 @@ class MainWindow(QMainWindow):
 
         skipped: list[str] = []
         candidates = recoverable(exclude=self.autosave_path, skipped=skipped)
-        if skipped:  # kept where they are, and said: never offered, they would be forgotten
-            self.statusBar().showMessage("; ".join(skipped), 30000)
+        if skipped:  # kept where they are, and said (and logged): never offered, they would be forgotten
+            for line in skipped:
+                _log.warning("%s", line)
+            said = self.statusBar().currentMessage()
+            self.statusBar().showMessage("; ".join([said, *skipped] if said else skipped), 60000)
         if not candidates or not self.interactive:
             return
         session_file = candidates[0]
@@ -1979,7 +1982,9 @@ class MainWindow(QMainWindow):
             journal_only = isinstance(error, DamagedJournal)
             folder = set_aside(session_file, journal_only=journal_only)
             what = "its journal" if journal_only else "it"
-            kept = f"; {what} was moved to {folder} (kept, not offered again)" if folder is not None else ""
+            kept = (f"; {what} was moved to {folder} (kept, not offered again)" if folder is not None else
+                    f"; {what} could not be moved into {session_file.parent / 'damaged'} and stays where it is "
+                    "(Discard at the next start deletes it)")
             self._error("Cannot recover", window_message(error) + kept)
             if folder is not None:
                 self.offer_recovery()
@@ -2063,6 +2068,7 @@ class MainWindow(QMainWindow):
 
     def save_settings(self) -> None:
         self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.remove("state")  # (an earlier version's main-window state: never read again)
         for name, splitter in self.splitters.items():
             self.settings.setValue(_splitter_key(name), splitter.saveState())
         self.settings.setValue("metric_axes", list(self.metric_chart.chosen_axes()))

@@ -99,12 +99,14 @@ def recoverable(exclude: Path | None = None, skipped: list[str] | None = None) -
         found.discard(exclude)
     alive = []
     for path in found:
+        if locked_by_other(path):  # (first: a live holder's lock of an earlier version holds a bare pid)
+            continue
         reason = foreign_lock(path)
         if reason:
             if skipped is not None:
                 skipped.append(f"autosave {path.name} not offered: its lock file {lock_path(path).name} {reason}; "
                                "remove that file to recover it")
-        elif not locked_by_other(path):
+        else:
             alive.append(path)
     return sorted(alive, key=_mtime, reverse=True)
 
