@@ -568,3 +568,10 @@ def test_a_negative_latency_is_refused_saying_what_a_latency_must_be() -> None:
 
     assert _metrics_of({"latency_ms": -1.0}) == "measure() returned latency_ms=-1.0; it must be a finite number > 0"
     assert _metrics_of({"latency_ms": 1.0, "memory_mb": -1}) == "measure() returned memory_mb=-1.0; it must be >= 0"
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**63)])
+def test_check_kernels_refuses_a_seed_out_of_range_in_one_line(cli, seed: str) -> None:
+    """A negative seed reached NumPy's generator and ended in a traceback."""
+    line = one_line_error(cli("check-kernels", "--kernel", "vector_add", "--seed", seed))
+    assert line == f"error: --seed {seed}: a seed is an integer from 0 to 2**63-1"

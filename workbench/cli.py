@@ -1636,6 +1636,8 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
 
     if args.workers is not None and args.workers < 1:
         raise WorkbenchError(f"--workers must be at least 1, got {args.workers}")
+    if not 0 <= args.seed <= MAX_SEED:  # (NumPy's generator raised it as a traceback)
+        raise WorkbenchError(f"--seed {args.seed}: a seed is an integer from 0 to 2**63-1")
     if args.arch is not None and (args.write_table or not args.check_table):
         from workbench.core.model.compiler import check_arch
 
