@@ -575,3 +575,9 @@ def test_check_kernels_refuses_a_seed_out_of_range_in_one_line(cli, seed: str) -
     """A negative seed reached NumPy's generator and ended in a traceback."""
     line = one_line_error(cli("check-kernels", "--kernel", "vector_add", "--seed", seed))
     assert line == f"error: --seed {seed}: a seed is an integer from 0 to 2**63-1"
+
+
+def test_check_kernels_refuses_a_table_time_limit_without_a_table_to_write(cli) -> None:
+    """It was accepted and ignored, where every other flag that would be ignored is refused."""
+    line = one_line_error(cli("check-kernels", "--kernel", "vector_add", "--table-time-limit", "5"))
+    assert line == "error: --table-time-limit bounds --write-table; give that too, or drop it"

@@ -1638,6 +1638,8 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
         raise WorkbenchError(f"--workers must be at least 1, got {args.workers}")
     if not 0 <= args.seed <= MAX_SEED:  # (NumPy's generator raised it as a traceback)
         raise WorkbenchError(f"--seed {args.seed}: a seed is an integer from 0 to 2**63-1")
+    if args.table_time_limit is not None and not args.write_table:  # a flag that would be ignored is refused
+        raise WorkbenchError("--table-time-limit bounds --write-table; give that too, or drop it")
     if args.arch is not None and (args.write_table or not args.check_table):
         from workbench.core.model.compiler import check_arch
 
