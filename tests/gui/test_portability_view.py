@@ -326,19 +326,25 @@ def test_a_sweep_added_beside_a_single_size_session_is_compared_at_its_size(wind
     assert [r[:2] for r in view.table_texts()] == [["100.0%", "50.0%"], ["50.0%", "100.0%"]]
 
 
-def test_every_gpus_row_is_in_sight_in_the_windows_lower_half(window, tmp_path: Path, qtbot) -> None:
-    """At 1440 x 900 the file list sat above the report and the table was a 28-pixel sliver showing
-    one GPU's row of three; the row headers, named in full, took the table's width from its cells."""
+def _three_gpus_compared(window, tmp_path: Path, *devices: str):
+    """The Portability tab in front, comparing recordings on ``devices`` (the first one opened)."""
     paths = []
-    for name, latencies in (("Simulated NVIDIA H200", {32: 1.0, 64: 1.25, 128: 2.0}),
-                            ("Simulated NVIDIA A100 SXM4 40GB", {32: 4.0, 64: 2.5, 128: 2.0}),
-                            ("NVIDIA Tesla T4", {32: 3.0, 64: 2.0, 128: 2.5})):
+    for name, latencies in zip(devices, ({32: 1.0, 64: 1.25, 128: 2.0}, {32: 4.0, 64: 2.5, 128: 2.0},
+                                         {32: 3.0, 64: 2.0, 128: 2.5})):
         paths.append(tmp_path / f"{len(paths)}.json")
         save_session(recording(name, latencies), paths[-1])
     window.open_session(paths[0])
     view = window.portability
     window.bottom_tabs.setCurrentWidget(view)
     view.add_sessions([str(p) for p in paths[1:]])
+    return view
+
+
+def test_every_gpus_row_is_in_sight_in_the_windows_lower_half(window, tmp_path: Path, qtbot) -> None:
+    """At 1440 x 900 the file list sat above the report and the table was a 28-pixel sliver showing
+    one GPU's row of three; the row headers, named in full, took the table's width from its cells."""
+    view = _three_gpus_compared(window, tmp_path, "Simulated NVIDIA H200", "Simulated NVIDIA A100 SXM4 40GB",
+                                "NVIDIA Tesla T4")
     QApplication.processEvents()
     table = view.table
     shown = table.viewport().height()
@@ -354,16 +360,7 @@ def test_the_table_follows_a_zoom_and_names_alike_gpus_in_full(window, tmp_path:
     """A zoom refitted the table with the previous zoom's header (the window sets its font before
     the style sheet the header takes its size from): the last row was cut. Short names dropped
     "Simulated" even where that was all that told a recorded GPU from a simulated one."""
-    paths = []
-    for name, latencies in (("NVIDIA H200", {32: 1.0, 64: 1.25, 128: 2.0}),
-                            ("Simulated NVIDIA H200", {32: 4.0, 64: 2.5, 128: 2.0}),
-                            ("NVIDIA Tesla T4", {32: 3.0, 64: 2.0, 128: 2.5})):
-        paths.append(tmp_path / f"{len(paths)}.json")
-        save_session(recording(name, latencies), paths[-1])
-    window.open_session(paths[0])
-    view = window.portability
-    window.bottom_tabs.setCurrentWidget(view)
-    view.add_sessions([str(p) for p in paths[1:]])
+    view = _three_gpus_compared(window, tmp_path, "NVIDIA H200", "Simulated NVIDIA H200", "NVIDIA Tesla T4")
     table = view.table
     assert [table.verticalHeaderItem(r).text() for r in range(3)] == [
         "[1] best of NVIDIA H200", "[2] best of Simulated NVIDIA H200", "[3] best of NVIDIA Tesla T4"]

@@ -1525,9 +1525,8 @@ class MainWindow(QMainWindow):
         # is refused; the run of this window already holds the lock of its own output.
         engine = self.engine_thread.engine if self.engine_thread is not None and self.running else None
         run_output = engine is not None and getattr(engine, "output", None) == Path(path)
-        own = run_output
         # nor the autosave this window holds the lock of while it shows that unsaved session
-        own = own or (self._autosave_lock is not None and self._autosave_lock.held
+        own = run_output or (self._autosave_lock is not None and self._autosave_lock.held
                       and self.autosave_path is not None and Path(path) == self.autosave_path)
         lock = None if own else SessionLock(path)
         try:
@@ -1895,17 +1894,16 @@ class MainWindow(QMainWindow):
         return True
 
     # --- recovery ------------------------------------------------------------------------------
-    def recoverable(self) -> list[Path]:
-        """Autosaves of runs that did not end cleanly, newest first (see :mod:`workbench.runner.autosave`)."""
+    def recoverable(self, skipped: list[str] | None = None) -> list[Path]:
+        """Autosaves of runs that did not end cleanly, newest first (see :mod:`workbench.runner.autosave`;
+        ``skipped`` gets a line for each passed over)."""
         from workbench.runner.autosave import recoverable
 
-        return recoverable(exclude=self.autosave_path)
+        return recoverable(exclude=self.autosave_path, skipped=skipped)
 
     def offer_recovery(self) -> None:
-        from workbench.runner.autosave import recoverable
-
         skipped: list[str] = []
-        candidates = recoverable(exclude=self.autosave_path, skipped=skipped)
+        candidates = self.recoverable(skipped)
         if skipped:  # kept where they are, and said (and logged): never offered, they would be forgotten
             for line in skipped:
                 _log.warning("%s", line)

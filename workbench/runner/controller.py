@@ -339,7 +339,7 @@ def _why_not_replaced(out: Path) -> str:
             return (f"--out {out}: {journal_path(out).name} is there and does not open as a session's journal "
                     f"({exc}); --force replaces it (keeping it as {journal_path(_journal_alone(out)).name})")
         return (f"--out {out}: the journal of an unsaved run is there ({journal_path(out).name}); "
-                f"--resume recovers and continues it, --force replaces it (keeping it as {backup_path(out).name})")
+                f"--resume recovers and continues it, --force replaces it ({keep})")
     try:
         session = load_session(out)
     except WorkbenchError:

@@ -176,7 +176,7 @@ class IndexedStrategy(Strategy):
     def fresh(self, config: Config, batch: Iterable[str] = ()) -> bool:
         """Valid, never proposed or measured, and not already in the batch being built."""
         cid = config.id
-        return cid not in self.proposed and cid not in self.measured and cid not in batch and self.space.is_valid(config)
+        return cid not in self._taken and cid not in batch and self.space.is_valid(config)
 
     def take(self, configs: Sequence[Config]) -> list[Config]:
         """Mark configs as handed out and return them (every ``ask`` ends here)."""
@@ -232,8 +232,7 @@ class IndexedStrategy(Strategy):
             config = self.space.valid_config_at(cand)
             if config is None:
                 return None
-            cid = config.id
-            return None if cid in self.proposed or cid in self.measured or cid in batch else config
+            return None if config.id in self._taken or config.id in batch else config
 
         found = check(index)
         if found is not None:

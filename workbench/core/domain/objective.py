@@ -772,9 +772,9 @@ class Ranking:
         the fastest lower bound seen, how many the limit in force no longer rules out and the way
         back, ``how`` ('' when none was stopped), by the rule re-measuring follows: a config whose
         latest trial stopped early with a bound at most the limit (or under no limit); one measured
-        again since, in full or not, is counted apart. Counts are of configs. While the limit admits none of them, ``how`` is named only when
-        it ``waits_for_relaxing`` (a button enabled once the limit is relaxed), not a command, which
-        as written would measure nothing."""
+        again since, in full or not, is counted apart. Counts are of configs. While the limit admits
+        none of them, ``how`` is named only when it ``waits_for_relaxing`` (a button enabled once the
+        limit is relaxed), not a command, which as written would measure nothing."""
         if not self.aborted_count():
             return ""
         # per config stopped early, its latest row decides, as for re-measuring (sizes.remeasurable):

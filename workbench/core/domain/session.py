@@ -38,7 +38,6 @@ import json
 import math
 import os
 import re
-import stat
 import threading
 import time
 import uuid
@@ -1340,17 +1339,16 @@ def clean_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
 
 
 def _could_be_our_temporary(path: Path) -> bool:
-    """Whether ``path`` is a regular file that is empty or starts as the JSON a save or a journal writes."""
-    try:  # (non-blocking and not through a link: a FIFO or a link put there is not read)
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+    """Whether ``path`` is a regular file (not a link: a save never makes one) that is empty or
+    starts as the JSON a save or a journal writes; read as :func:`open_regular` reads, never
+    waiting on a FIFO put there."""
+    if path.is_symlink():
         return False
     try:
-        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, 1) in (b"", b"{")
+        with open_regular(path) as handle:
+            return handle.read(1) in (b"", b"{")
     except OSError:
         return False
-    finally:
-        os.close(fd)
 
 
 #: Journals open in this process, by absolute path, so that a save can check what they hold.

@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 from typing import Callable, Iterable
 
-from workbench.core.domain.session import JOURNAL_SUFFIX, journal_path
+from workbench.core.domain.session import JOURNAL_SUFFIX, journal_path, session_path_of
 from workbench.core.errors import WorkbenchError
 from workbench.core.fs import read_only, read_only_text, resolved
 from workbench.core.io.session_lock import LOCK_SUFFIX
@@ -144,8 +144,8 @@ def check_one_name(session_path: Path) -> None:
     write one file; and a save renames a new file over this name alone, so the names would part,
     each with some of the trials. (Replacing such a file is another matter: its old content stays
     under the other names, as a backup is kept of it here.)"""
-    name = session_path.name[: -len(JOURNAL_SUFFIX)] if session_path.name.endswith(JOURNAL_SUFFIX) else session_path.name
-    for path in (session_path.with_name(name), session_path.with_name(name + JOURNAL_SUFFIX)):
+    session = session_path_of(session_path)
+    for path in (session, journal_path(session)):
         try:
             info = os.lstat(path)
         except OSError:

@@ -187,14 +187,19 @@ class _LentLock(SessionLock):
         """The holder keeps the lock."""
 
 
+def _open_probe(path: Path) -> int:
+    """A read-only descriptor of ``path`` for looking at a lock file without taking it: never through
+    a link (ELOOP), and without blocking, since a FIFO planted at the lock's name would hold a plain
+    open until some writer came (the window's start, listing autosaves, hung there)."""
+    return os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+
+
 def foreign_lock(session_path: str | os.PathLike[str]) -> str:
     """Why the file at the session's lock name is no lock of this program's ('' when it is one, or
     when there is none), said as the end of a sentence: a link, something not a regular file, or
     content of another program (see :func:`_foreign_content`). Only reads; takes no lock."""
-    path = lock_path(session_path)
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags)
+        fd = _open_probe(lock_path(session_path))
     except FileNotFoundError:
         return ""
     except OSError as exc:
@@ -211,14 +216,10 @@ def locked_by_other(session_path: str | os.PathLike[str]) -> bool:
     """True while another live process (or another lock in this one) holds the session's lock:
     tells a crashed run's autosave from one a running window still writes. Only probes: it writes
     nothing and removes nothing, so a writer taking the lock meanwhile is never disturbed."""
-    path = lock_path(session_path)
     if fcntl is None:
         return False
-    # O_NONBLOCK: a FIFO planted at the lock's name would block a plain read-only open until some
-    # writer came (the window's start, listing autosaves, hung there); it is no lock of ours
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags)
+        fd = _open_probe(lock_path(session_path))
     except OSError:
         return False
     try:
