@@ -177,7 +177,7 @@ def quickest_first(names: list[str], templates: Mapping[str, Any], arch: str) ->
         space = template.space(problem)
         config = space.default_config() or next(iter(space))  # a template without defaults: its first config
         began = time.perf_counter()
-        compile_cuda(template.render(config, problem), arch=arch, options=template.compile_options, use_cache=False)
+        compile_cuda(template.render(config, problem), arch=arch, options=template.nvrtc_options, use_cache=False)
         seconds[name] = time.perf_counter() - began
     return sorted(names, key=lambda name: (seconds[name], name))
 
@@ -458,7 +458,7 @@ def dry_run(templates: list, arch: str, seed: int) -> int:
         problem = template.resolve_problem(None)
         config = template.space(problem).config(template.default) if template.default else template.space(problem).default_config()
         t0 = time.perf_counter()
-        compiled = compile_cuda(template.render(config, problem), arch=arch, options=template.compile_options)
+        compiled = compile_cuda(template.render(config, problem), arch=arch, options=template.nvrtc_options)
         t1 = time.perf_counter()
         inputs = template.make_inputs(problem, np.random.default_rng(seed))
         t2 = time.perf_counter()

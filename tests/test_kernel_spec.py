@@ -76,6 +76,29 @@ def test_tuning_a_saved_template_with_the_command_line(cli, tmp_path):
     assert json.loads(cli("show", out, "--json").stdout)["outputs_unchecked"] == 6
 
 
+def test_a_header_beside_the_template_is_found_from_any_working_folder(cli, tmp_path):
+    """NVRTC looks for a quoted include in the working folder; the run is started from the
+    checkout (the ``cli`` fixture's folder), not from the template's, and still finds it."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "axpy.h").write_text("__device__ __forceinline__ float axpy1(float a, float x, float y) { return a * x + y; }\n")
+    source = '#include "axpy.h"\n' + SOURCE.replace("out[i] = a * x[i] + y[i]", "out[i] = axpy1(a, x[i], y[i])")
+    assert "axpy1(a, x[i]" in source
+    (folder / "saxpy.cu").write_text(source)
+    (folder / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(SPEC))
+    template = load_templates(folder)["saxpy"]
+    assert template.nvrtc_options == (f"--include-path={folder.resolve()}",) and template.compile_options == ()
+    assert load_templates(EXAMPLE)["saxpy"].nvrtc_options == ()  # a self-contained source: as before
+    out = tmp_path / "s.json"
+    done = cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--executor", "inline", "--budget", "4",
+               "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    trials = json.loads(out.read_text())["trials"]
+    assert [t["status"] for t in trials] == ["ok"] * 4, trials[0].get("error")
+    checked = cli("check-kernels", "--kernel-dir", folder, "--kernel", "saxpy", "--json")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
 @pytest.mark.parametrize("values, default, taken", [([0.5, 1.5, 2], 2, 2.0), ([32.0, 64.0, 128.0], 128, 128.0)])
 def test_a_whole_default_of_a_slot_with_fractional_values_is_that_value(values, default, taken, tmp_path):
     """A slot of [0.5, 1.5, 2] is a float slot (2 is 2.0): a default of 2 was refused as "not one of

@@ -253,7 +253,7 @@ class CudaBackend(Backend):
         cp = self.cp
         phase("compile")
         source = self.template.render(config, self.problem)
-        compiled = compile_cuda(source, arch=self.arch, options=self.template.compile_options)
+        compiled = compile_cuda(source, arch=self.arch, options=self.template.nvrtc_options)
         resources = {"registers": compiled.registers, "smem_bytes": compiled.smem_bytes,
                      "spill_bytes": compiled.spill_store_bytes + compiled.spill_load_bytes}
         if not compiled.ok:

@@ -228,7 +228,7 @@ class SimBackend(Backend):
             return _RESOURCE_CACHE[known]
         source = self.template.render(config, self.problem)
         key = hashlib.sha256(
-            "\0".join((source, self.arch, self.compile_mode, *self.template.compile_options)).encode()
+            "\0".join((source, self.arch, self.compile_mode, *self.template.nvrtc_options)).encode()
         ).hexdigest()
         self._keys[config.id] = key
         cached = _RESOURCE_CACHE.get(key)
@@ -240,7 +240,7 @@ class SimBackend(Backend):
             result = self.table.get(config.id) if self.table is not None else None
             if result is None:
                 try:
-                    result = _cached_figures(source, self.arch, self.template.compile_options, self.template.entry)
+                    result = _cached_figures(source, self.arch, self.template.nvrtc_options, self.template.entry)
                 except WorkbenchError:  # no NVRTC to name the cache entry: estimated, as below
                     result = None
             if result is None:  # not kept: a compile later in this process (a run) is known next time
@@ -249,13 +249,13 @@ class SimBackend(Backend):
             result = self.table.get(config.id) if self.table is not None else None
             if result is None:
                 try:
-                    result = _cached_figures(source, self.arch, self.template.compile_options, self.template.entry)
+                    result = _cached_figures(source, self.arch, self.template.nvrtc_options, self.template.entry)
                 except WorkbenchError as exc:  # NVRTC missing or arch unsupported: say so, estimate instead
                     fallback_reason = str(exc)
             if result is None and not fallback_reason:
                 wait = self._wait_for(config, limits)
                 job = _jobs().submit(key, lambda: _compiled_figures(
-                    source, self.arch, self.template.compile_options, self.template.entry),
+                    source, self.arch, self.template.nvrtc_options, self.template.entry),
                     priority=URGENT if config.id in self._estimated_once else self._promise(config))
                 try:
                     result = job.result(timeout=wait)

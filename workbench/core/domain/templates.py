@@ -398,6 +398,20 @@ class KernelTemplate:
         return frozenset(_previous_hashes(folder).get(self.name, ()))
 
     @property
+    def nvrtc_options(self) -> tuple[str, ...]:
+        """The options every compile of this template hands NVRTC: ``compile_options`` and, for a
+        source that includes anything, the folder of its ``.cu`` (or spec) searched first, as nvcc
+        searches the folder of the file it compiles. NVRTC compiles a string and looks for its
+        quoted includes in the working folder, so a header beside the template was found only by a
+        run started from that folder. ``compile_options`` stays what the author wrote (resource
+        tables and exports compare and print it); a self-contained source compiles, and is cached,
+        exactly as without the folder."""
+        home = self.source_path or self.path
+        if not home or "#include" not in self.source:
+            return self.compile_options
+        return (f"--include-path={Path(home).resolve().parent}", *self.compile_options)
+
+    @property
     def has_reference(self) -> bool:
         """Whether the author gave a reference (else the first valid config's outputs serve as one)."""
         return self.reference is not no_reference

@@ -179,7 +179,7 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
         sources = [template.render(c, problem) for c in configs]
     except WorkbenchError as exc:
         return CheckResult(template.name, 0, problem=str(exc))
-    options = template.compile_options
+    options = template.nvrtc_options
     results: list[CompileResult] = list(
         pool.map(lambda src: compile_cuda(src, arch=arch, options=options, name=f"{template.name}.cu", entry=template.entry), sources)
     )

@@ -118,7 +118,7 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
         rendered = template.render(default)
         from workbench.core.model.compiler import compile_cuda  # NVRTC loads lazily
 
-        result = compile_cuda(rendered, arch=arch, options=template.compile_options, name=f"{name}.cu", entry=template.entry)
+        result = compile_cuda(rendered, arch=arch, options=template.nvrtc_options, name=f"{name}.cu", entry=template.entry)
     except WorkbenchError as exc:
         return DraftReport((*diagnostics, Diagnostic("source", "warning", f"not compiled: {exc}")), size, valid,
                            default.to_dict(), note="NVRTC unavailable")
@@ -168,7 +168,7 @@ def _launch_bounds_warning(template: KernelTemplate, space: Any, compiled: Any, 
             largest, threads = config, count
     if largest is None or threads <= bound:
         return None
-    other = compile_cuda(template.render(largest), arch=arch, options=template.compile_options, name=f"{name}.cu",
+    other = compile_cuda(template.render(largest), arch=arch, options=template.nvrtc_options, name=f"{name}.cu",
                          entry=template.entry)
     their_bound = max_threads(other.cubin, template.entry) if other.ok else 0
     if not their_bound or threads <= their_bound:

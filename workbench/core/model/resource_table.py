@@ -364,7 +364,7 @@ def write_table(
                 if config is None:
                     return False
                 source = template.render(config, problem)
-                future = pool.submit(compile_cuda, source, arch=arch, options=template.compile_options,
+                future = pool.submit(compile_cuda, source, arch=arch, options=template.nvrtc_options,
                                      name=f"{template.name}.cu", entry=template.entry, use_cache=False)
                 pending[future] = config.id
                 return True
