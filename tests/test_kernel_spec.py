@@ -20,7 +20,7 @@ from workbench.core.domain.kernel_spec import (
     split_expressions, template_from_spec,
 )
 from workbench.core.domain.macros import scan_macros
-from workbench.core.domain.templates import kernels_dir, load_templates
+from workbench.core.domain.templates import find_template, kernels_dir, load_templates, scan_templates
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "saxpy"
 SPEC = json.loads((EXAMPLE / f"saxpy{SPEC_SUFFIX}").read_text())
@@ -97,6 +97,27 @@ def test_a_header_beside_the_template_is_found_from_any_working_folder(cli, tmp_
     assert [t["status"] for t in trials] == ["ok"] * 4, trials[0].get("error")
     checked = cli("check-kernels", "--kernel-dir", folder, "--kernel", "saxpy", "--json")
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_a_python_spec_beside_a_json_spec_of_the_same_template_is_refused_not_picked(cli, tmp_path):
+    folder = save_template_folder(tmp_path / "mine", SPEC, SOURCE).parent
+    (folder / "saxpy.py").write_text(
+        "import json, pathlib\nfrom workbench.core.domain.kernel_spec import template_from_spec\n"
+        "_here = pathlib.Path(__file__).parent\n"
+        "TEMPLATE = template_from_spec(json.loads((_here / 'saxpy.kernel.json').read_text()), "
+        "(_here / 'saxpy.cu').read_text().replace('256', '128'))\n")
+    said = f"saxpy.py and saxpy{SPEC_SUFFIX} both define template 'saxpy'"
+    with pytest.raises(TemplateError, match=re.escape(said)):
+        find_template("saxpy", folder)
+    library = scan_templates(folder, kernels_dir())
+    assert "saxpy" not in library.templates and "vector_add" in library.templates
+    assert sorted(p.name for p in library.broken) == ["saxpy.kernel.json", "saxpy.py"]
+    assert all(said in reason for reason in library.broken.values())
+    done = cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--budget", "2", "--out", tmp_path / "s.json")
+    assert done.returncode == 2 and said in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "s.json").exists()
+    (folder / "saxpy.py").unlink()
+    assert find_template("saxpy", folder).name == "saxpy"
 
 
 @pytest.mark.parametrize("values, default, taken", [([0.5, 1.5, 2], 2, 2.0), ([32.0, 64.0, 128.0], 128, 128.0)])

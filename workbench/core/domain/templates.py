@@ -639,6 +639,7 @@ def scan_templates(*dirs: str | os.PathLike[str]) -> TemplateLibrary:
     templates: dict[str, KernelTemplate] = {}
     broken: dict[Path, str] = {}
     shadowed: dict[str, Path] = {}
+    taken_from: dict[str, Path] = {}  # template name -> the spec file that defines it (or first did)
     for spec_file in _spec_files(dirs):
         try:
             template = _load_spec(spec_file)
@@ -647,11 +648,23 @@ def scan_templates(*dirs: str | os.PathLike[str]) -> TemplateLibrary:
             continue
         if template is None:
             continue
-        if template.name in templates:
-            shadowed.setdefault(template.name, spec_file)
-        else:
+        first = taken_from.get(template.name)
+        if first is None:
             templates[template.name] = template
+            taken_from[template.name] = spec_file
+        elif first.parent == spec_file.parent:  # NAME.py beside NAME.kernel.json: neither is taken
+            templates.pop(template.name, None)
+            broken[first] = broken[spec_file] = _two_specs(spec_file.parent, template.name)
+        else:
+            shadowed.setdefault(template.name, spec_file)
     return TemplateLibrary(templates, broken, shadowed)
+
+
+def _two_specs(folder: Path, name: str) -> str:
+    """Why neither of a folder's two specs of one template is used: a run finds a template by its
+    file name, and taking one of them silently would tune the other's author's kernel by surprise."""
+    return (f"{folder}: {name}.py and {name}{DECLARATIVE_SUFFIX} both define template {name!r}; "
+            "rename or remove one of them")
 
 
 def load_templates(*dirs: str | os.PathLike[str]) -> dict[str, KernelTemplate]:
@@ -669,17 +682,19 @@ def find_template(name: str, *dirs: str | os.PathLike[str]) -> KernelTemplate | 
 
     A template is found by its file name (``NAME.py`` or ``NAME.kernel.json``), so only that spec
     is read: another spec of the folder that does not load is not this run's or export's business.
-    Its own spec that does not load raises :class:`TemplateError`.
+    Its own spec that does not load raises :class:`TemplateError`, and so does a folder where both
+    files define it.
     """
     folders = _folders(dirs)  # (checked first: a bad folder is said whatever the name)
     if not name.isidentifier() or name.startswith("_"):
         return None
     for folder in folders:
-        for spec_file in (folder / f"{name}.py", folder / f"{name}{DECLARATIVE_SUFFIX}"):
-            if spec_file.is_file():
-                template = _load_spec(spec_file)
-                if template is not None:
-                    return template
+        found = [template for spec_file in (folder / f"{name}.py", folder / f"{name}{DECLARATIVE_SUFFIX}")
+                 if spec_file.is_file() and (template := _load_spec(spec_file)) is not None]
+        if len(found) > 1:
+            raise TemplateError(_two_specs(folder, name))
+        if found:
+            return found[0]
     return None
 
 
