@@ -296,6 +296,28 @@ def test_recovery_sets_aside_a_damaged_journal_alone_and_never_a_file_it_could_n
     assert saved.exists() and window.recoverable() == [saved] and len(again) == 1
 
 
+def test_an_autosave_that_cannot_be_read_now_is_kept_and_the_older_one_offered_after_it(window, tmp_path,
+                                                                                        monkeypatch, qtbot):
+    """A newer version's autosave (or one too large to read now) is not damaged, so it stays where
+    it is; it was offered first at every start and no older autosave was ever offered."""
+    import os
+    import shutil
+
+    folder = tmp_path / "autosave"
+    folder.mkdir(parents=True, exist_ok=True)
+    older = folder / "older.json"
+    shutil.copy(_golden(tmp_path, "first"), older)
+    os.utime(older, (1_000_000, 1_000_000))
+    newer = folder / "newer.json"
+    shutil.copy(_golden(tmp_path, "second", version=999), newer)
+    asked = _answering(window, monkeypatch, [QMessageBox.StandardButton.Yes, QMessageBox.StandardButton.No])
+    window.offer_recovery()
+    qtbot.waitUntil(lambda: window.opening is None and len(asked) == 2, timeout=30_000)
+    assert "(newer.json; 1 older one after it)" in asked[0] and "(older.json)" in asked[1]
+    assert newer.exists() and older.exists() and not (folder / "damaged").exists()
+    assert sorted(window.recoverable()) == [newer, older]  # both again at the next start
+
+
 @pytest.mark.parametrize("answer", ["no", "discard"])
 def test_a_recovery_declined_says_where_the_trials_are_and_discard_deletes_them(window, tmp_path, monkeypatch, answer):
     """No changed nothing and said nothing, and the same question came at every start with no way

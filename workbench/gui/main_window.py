@@ -251,6 +251,9 @@ class MainWindow(QMainWindow):
         self._benchmark_reader.done.connect(self._on_benchmark_read)
         self._reading_benchmark: str | None = None
         self._file_reading = FileReading(self)  # Open, Open recent and Import read off the GUI thread
+        # autosaves that could not be read now (too large, busy, a newer version's): passed over
+        # until the next start, so that each older one is still offered after them
+        self._recovery_passed_over: set[Path] = set()
         self._remeasure_message = ""  # "re-measuring N aborted candidates" while they are
         left_tabs = ElidedTabs()  # a zoom past presentation mode cut "Search space" to "Search sp"
         # In a scroll area: the card's wrapped text asks a height for each width, which a column
@@ -1909,6 +1912,7 @@ class MainWindow(QMainWindow):
                 _log.warning("%s", line)
             said = self.statusBar().currentMessage()
             self.statusBar().showMessage("; ".join([said, *skipped] if said else skipped), 60000)
+        candidates = [c for c in candidates if c not in self._recovery_passed_over]
         if not candidates or not self.interactive:
             return
         session_file = candidates[0]
@@ -1972,8 +1976,10 @@ class MainWindow(QMainWindow):
             # file then offered as last saved), or an autosave damaged itself. Not a file that
             # could not be read now (busy, too large, an I/O error) or one a newer version wrote.
             damaged = isinstance(error, SessionFormatError) and not isinstance(error, (UnreadableFile, NewerFormat))
-            if not damaged:
-                self._error("Cannot recover", window_message(error))
+            if not damaged:  # kept where it is; an older autosave is offered next, as after a damaged one
+                self._recovery_passed_over.add(session_file)
+                self._error("Cannot recover", window_message(error) + f"; {session_file.name} is kept for the next start")
+                self.offer_recovery()
                 return
             from workbench.runner.autosave import set_aside
 
