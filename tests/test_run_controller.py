@@ -307,6 +307,19 @@ def test_no_command_replaces_what_is_not_a_regular_file_or_writes_into_a_missing
     assert not (tmp_path / "missing").exists()
 
 
+def test_the_windows_refusal_of_its_session_file_names_no_command_line_flag(tmp_path: Path) -> None:
+    """A window's run writes its session file or an autosave; "--out" there named a flag the
+    person never typed."""
+    link = tmp_path / "link.json"
+    link.symlink_to(tmp_path / "elsewhere.json")
+    with pytest.raises(WorkbenchError) as refused:
+        prepare_run(RunRequest(kernel=TRIVIAL, budget=1), None, link)
+    assert str(refused.value) == f"session file {link}: is a symbolic link; name the file it points to"
+    assert not (tmp_path / "elsewhere.json").exists()
+    with pytest.raises(WorkbenchError, match=r"^session file .*missing.*does not exist"):
+        prepare_run(RunRequest(kernel=TRIVIAL, budget=1), None, tmp_path / "missing" / "x.json")
+
+
 def test_import_and_export_replace_their_own_kind_of_file_and_refuse_others(cli, tmp_path: Path) -> None:
     session = tmp_path / "s.json"
     new_trivial(session, 3)

@@ -417,9 +417,10 @@ def _take_output(out: Path | None, session: Session | None, held: SessionLock | 
     without a file)."""
     if out is None:
         return None
-    check_folder(out)
-    check_regular_or_absent(out)
-    check_session_name(out)
+    # named as the window's session file: --out is the command line's, and no control of the window
+    check_folder(out, "session file")
+    check_regular_or_absent(out, "session file")
+    check_session_name(out, "session file")
     if session is not None:
         check_one_name(out)
     _check_writable(out, "save the session under another name (Save As) to continue there")
