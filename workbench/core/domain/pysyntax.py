@@ -14,6 +14,7 @@ import ast
 import functools
 import importlib.machinery
 import importlib.util
+import json
 import os
 import threading
 from types import CodeType
@@ -90,3 +91,75 @@ def file_module_spec(name: str, path: str | os.PathLike[str]) -> importlib.machi
     spec, a benchmark, a reference function): imported from its source, leaving its folder as it was."""
     location = os.fspath(path)
     return importlib.util.spec_from_file_location(name, location, loader=_SourceOnlyLoader(name, location))
+
+
+def _joined_text(values: list[ast.expr]) -> list[ast.expr]:
+    """An f-string's parts with adjacent text joined and empty text left out: 3.12's parser (PEP
+    701) splits and pads the text around a nested format spec (``f"{x:<{w}}"``) where 3.11's does
+    not, for the same string."""
+    out: list[ast.expr] = []
+    for value in values:
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            if not value.value:
+                continue
+            if out and isinstance(out[-1], ast.Constant) and isinstance(out[-1].value, str):
+                out[-1] = ast.Constant(value=out[-1].value + value.value)
+                continue
+            value = ast.Constant(value=value.value)
+        out.append(value)
+    return out
+
+
+class _Text(str):
+    """Text :func:`stable_dump` writes as it is (a node's name, a field's name, punctuation)."""
+
+
+def stable_dump(tree: ast.AST) -> str:
+    """``tree`` as text that is the same on every Python version this package runs on, for
+    identities that must outlive an upgrade of the interpreter (a session measured with a template
+    continues under another Python; a shipped compiler table stays the template's).
+
+    ``ast.dump`` is not that: 3.12 added fields (``type_params``) that it writes even where they
+    are empty, and 3.13 stopped writing empty fields at all, so one file dumped three ways. Here a
+    node is its class name and the fields that hold something (an empty list or a missing optional
+    part is left out, whichever version has the field); a constant is written as no version changes
+    it (:func:`_constant_text`); an f-string's
+    text parts are joined as 3.11 parses them; positions are not part of it. Built with a stack of its own, so a deeply nested expression (a long chain of
+    ``+``) is no recursion error."""
+    parts: list[str] = []
+    stack: list[object] = [tree]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Text):
+            parts.append(item)
+        elif isinstance(item, ast.AST):
+            pending: list[object] = [_Text(type(item).__name__ + "(")]
+            for name, value in ast.iter_fields(item):
+                if isinstance(item, ast.JoinedStr) and name == "values":
+                    value = _joined_text(value)
+                absent = value is None and not isinstance(item, (ast.Constant, ast.MatchSingleton))
+                if absent or (isinstance(value, list) and not value):
+                    continue
+                pending += [_Text(name + "="), value, _Text(",")]
+            pending.append(_Text(")"))
+            stack.extend(reversed(pending))
+        elif isinstance(item, list):
+            pending = [_Text("[")]
+            for element in item:
+                pending += [element, _Text(",")]
+            pending.append(_Text("]"))
+            stack.extend(reversed(pending))
+        else:
+            parts.append(_constant_text(item))
+    return "".join(parts)
+
+
+def _constant_text(value: object) -> str:
+    """A constant as text that no version changes: ``repr`` of a string escapes the characters
+    its Unicode database calls unprintable, a set that grows with every Unicode version, so text
+    is written with every character past ASCII escaped; integers in hex, which has no digit limit."""
+    if isinstance(value, str):
+        return "s" + json.dumps(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return hex(value)
+    return repr(value)

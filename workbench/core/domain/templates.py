@@ -383,19 +383,28 @@ class KernelTemplate:
         ``kernels/previous_hashes.json``; empty for templates outside the shipped library."""
         if not self.path:
             return frozenset()
-        if Path(self.path).suffix == ".json" and os.path.isfile(self.path):
+        suffix = Path(self.path).suffix
+        if suffix == ".json" and os.path.isfile(self.path):
             # a declarative spec was hashed as its bytes: a session measured then is still this one's
             try:
                 return frozenset({self._hash_with(Path(self.path).read_bytes())})
             except OSError:
                 return frozenset()
+        earlier: set[str] = set()
+        if suffix == ".py" and os.path.isfile(self.path):
+            # hashed as this Python version's ast.dump of the same code, before the stable dump
+            try:
+                earlier.add(self._hash_with(_python_spec_identity_dumped(Path(self.path).read_bytes())))
+            except OSError:
+                pass
         try:
             folder = kernels_dir().resolve()
         except TemplateError:
-            return frozenset()
-        if Path(self.path).resolve().parent != folder:
-            return frozenset()
-        return frozenset(_previous_hashes(folder).get(self.name, ()))
+            folder = None
+        if folder is not None and Path(self.path).resolve().parent == folder:
+            earlier.update(_previous_hashes(folder).get(self.name, ()))
+        earlier.discard(self.source_hash())
+        return frozenset(earlier)
 
     @property
     def nvrtc_options(self) -> tuple[str, ...]:
@@ -566,10 +575,29 @@ def _declarative_spec_identity(data: bytes) -> bytes:
 def _python_spec_identity(data: bytes) -> bytes:
     """:func:`spec_identity` of a Python spec's bytes. Kept per content: every session opened and
     every listing hashes each template again, and parsing was most of that work."""
+    code = _spec_code(data)
+    return data if code is None else pysyntax.stable_dump(code).encode()
+
+
+@pysyntax.per_content
+def _python_spec_identity_dumped(data: bytes) -> bytes:
+    """The identity a Python spec had before :func:`pysyntax.stable_dump`: ``ast.dump`` of the same
+    code, which differs between Python versions (a session measured under one is still the
+    template's under this one only through ``previous_hashes.json`` or this)."""
+    code = _spec_code(data)
+    try:
+        return data if code is None else ast.dump(code, include_attributes=False).encode()
+    except RecursionError:  # (deeply nested code: no session can have been measured under this identity)
+        return data
+
+
+def _spec_code(data: bytes) -> ast.Module | None:
+    """A Python spec's AST without imports, docstrings and prose arguments (see
+    :func:`spec_identity`); None for a file that does not parse."""
     try:
         tree = pysyntax.parse(data)
-    except (SyntaxError, ValueError):
-        return data
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             node.keywords = [k for k in node.keywords if k.arg not in _PROSE_ARGUMENTS]
@@ -582,7 +610,7 @@ def _python_spec_identity(data: bytes) -> bytes:
                 and isinstance(kept[0].value.value, str)):
             kept = kept[1:]  # the docstring
         node.body = kept  # type: ignore[attr-defined]
-    return ast.dump(tree, include_attributes=False).encode()
+    return tree
 
 
 #: Keyword arguments of a spec that are text for people, not part of what the template computes.
