@@ -89,9 +89,17 @@ def test_every_format_round_trips(name: str, sessions: dict[str, Session], tmp_p
     cuda = export_text(plan, "cuda")
     grid, block = template.grid(problem, best), template.block(problem, best)
     assert f"dim3({grid[0]}, {grid[1]}, {grid[2]}), dim3({block[0]}, {block[1]}, {block[2]})" in cuda
-    assert template.render(best, problem) in cuda
+    assert template.render(best, problem, line_directive=False) in cuda and "#line" not in cuda
     compiled = compile_cuda(cuda, arch=ARCH, options=template.compile_options, entry=template.entry, use_cache=False)
     assert compiled.ok, compiled.error
+    # a compiler's message names the exported file's own line (a #line kept from the template put
+    # it some thirty lines off, at the template file's line)
+    lines = cuda.splitlines()
+    last = max(i for i, text in enumerate(lines) if text.strip() == "}")
+    lines.insert(last, "    undefined_in_export = 1;")
+    broken = compile_cuda("\n".join(lines), arch=ARCH, options=template.compile_options, name="mine.cu",
+                          use_cache=False)
+    assert not broken.ok and f"mine.cu({last + 1}): error" in broken.log, broken.log
 
     # header: the template's own source compiles with the header included instead of rendered defines,
     # and gives the same machine code figures as the rendered config
@@ -123,7 +131,7 @@ def test_every_format_round_trips(name: str, sessions: dict[str, Session], tmp_p
         for node in tree.body
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.isupper()
     }
-    assert constants["SOURCE"] == template.render(best, problem)
+    assert constants["SOURCE"] == template.render(best, problem, line_directive=False)
     assert constants["GRID"] == tuple(grid) and constants["BLOCK"] == tuple(block)
     assert constants["CONFIG"] == best.to_dict() and constants["ENTRY"] == template.entry
     assert constants["PROBLEM"] == dict(problem)

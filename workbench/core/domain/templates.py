@@ -351,17 +351,22 @@ class KernelTemplate:
             lines.append(f"#define PROBLEM_{name.upper()} {c_literal(value, name)}")
         return lines
 
-    def render(self, config: Config | Mapping[str, Value], problem: Problem | None = None) -> str:
+    def render(self, config: Config | Mapping[str, Value], problem: Problem | None = None, *,
+               line_directive: bool = True) -> str:
         """The complete CUDA source for a config: ``#define`` block + template source.
 
         The config is validated against the space first (domain and restrictions), so a value
-        outside the declared domain never reaches the compiler.
+        outside the declared domain never reaches the compiler. ``line_directive``: a ``#line``
+        before the template's source, so compiler messages name the template file's own lines;
+        left out of a source that becomes a file of its own (an export), whose messages must name
+        that file's lines.
         """
         params = self.resolve_problem(problem)
         valid = self.space(params).config(config)
         head = [f"// {self.name}: config {valid.id}", *self.defines(valid, params)]
-        location = Path(self.source_path).name if self.source_path else f"{self.name}.cu"
-        head.append(f'#line 1 "{c_string_body(location)}"')
+        if line_directive:
+            location = Path(self.source_path).name if self.source_path else f"{self.name}.cu"
+            head.append(f'#line 1 "{c_string_body(location)}"')
         return "\n".join(head) + "\n" + self.source
 
     def source_hash(self) -> str:

@@ -808,7 +808,7 @@ def _cuda(plan: ExportPlan) -> str:
         head.append(f"//   (__constant__ {_one_line(name)}: copied to the module's symbol before launching)")
     if template.compile_options:
         head.append(f"// compile options: {_one_line(' '.join(template.compile_options))}")
-    return "\n".join(head) + "\n" + template.render(config, problem)
+    return "\n".join(head) + "\n" + template.render(config, problem, line_directive=False)
 
 
 # --- json ---------------------------------------------------------------------------------------
@@ -948,7 +948,7 @@ def _cupy(plan: ExportPlan) -> str:
         "REPEATS = 50",
         f"RECORDED_LATENCY_MS = {latency if math.isfinite(latency) else None!r}",
         f"RECORDED_DEVICE = {recorded_device!r}",
-        f"SOURCE = {_py_text(template.render(config, problem))}",
+        f"SOURCE = {_py_text(template.render(config, problem, line_directive=False))}",
     ]
     return "\n".join(lines) + "\n" + body
 
