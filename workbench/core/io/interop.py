@@ -778,22 +778,25 @@ def _recorded_objective(session: Session) -> str:
     return "time"
 
 
-def _problem_size(session: Session, problem: Mapping[str, Any]) -> Any:
+def _problem_size(session: Session, problem: Mapping[str, Any]) -> tuple[Any, list[str]]:
     """Kernel Tuner's ``problem_size`` of ``problem``, the one the trials ran at (a sweep measured
     at one size has the template's default as its own problem), or the recorded one of a session
-    imported from a cache."""
+    imported from a cache; and the problem parameters it leaves out (a cache has no other place
+    for them: a tolerance, a fraction), for the export's notes."""
     kt = session.extra.get("kernel_tuner") if isinstance(session.extra, dict) else None
     if isinstance(kt, dict) and kt.get("problem_size") is not None:
-        return kt["problem_size"]
+        return kt["problem_size"], []
     if "problem_size" in problem:
-        return problem["problem_size"]
-    axes = [problem[k] for k in ("problem_size_x", "problem_size_y", "problem_size_z") if k in problem]
-    if axes:
-        return axes
-    sizes = [v for v in problem.values() if isinstance(v, int) and not isinstance(v, bool)]
-    if not sizes:
-        return None
-    return sizes[0] if len(sizes) == 1 else sizes
+        return problem["problem_size"], [k for k in problem if k != "problem_size"]
+    named = [k for k in ("problem_size_x", "problem_size_y", "problem_size_z") if k in problem]
+    if not named:
+        named = [k for k, v in problem.items() if isinstance(v, int) and not isinstance(v, bool)]
+    left = [k for k in problem if k not in named]
+    if not named:
+        return None, left
+    if named[0].startswith("problem_size_"):
+        return [problem[k] for k in named], left
+    return (problem[named[0]] if len(named) == 1 else [problem[k] for k in named]), left
 
 
 def export_kt_cache(session: Session, path: str | os.PathLike[str], notes: list[str] | None = None) -> int:
@@ -821,6 +824,8 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
     if len(problems) > 1:
         raise WorkbenchError(f"{session.kernel}: a Kernel Tuner cache holds one problem and this session has trials "
                              f"at {len(problems)} sizes; export CSV (a row per trial with its size) instead")
+    problem_of_file = problems[0] if problems else session.problem
+    problem_size, problem_left_out = _problem_size(session, problem_of_file)
     names = _slot_names(session)
     clash = [n for n in names if n in _RECORD_FIELDS]
     if clash:
@@ -874,7 +879,7 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
     document = {
         "device_name": str(session.device.get("name", "unknown")),
         "kernel_name": session.kernel,
-        "problem_size": _problem_size(session, problems[0] if problems else session.problem),
+        "problem_size": problem_size,
         "tune_params_keys": names,
         "tune_params": tune_params,
         "objective": _recorded_objective(session),
@@ -884,6 +889,11 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
     }
     if notes is not None:
         notes.extend(_time_is_not_the_median(cache, written, names))
+        if problem_left_out:
+            shown = ", ".join(f"{k}={problem_of_file[k]!r}" for k in problem_left_out)
+            notes.append(f"problem parameter{'s' if len(problem_left_out) > 1 else ''} {shown} "
+                         f"{'are' if len(problem_left_out) > 1 else 'is'} not in the file: Kernel Tuner's "
+                         "problem_size holds sizes only")
         notes.extend(f"metric {name!r} is not in the file: its name is {whose}" for name, whose in left_out.items())
     return json.dumps(document, indent=1, default=str) + "\n", len(cache)
 
