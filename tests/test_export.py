@@ -872,6 +872,28 @@ def test_cupy_script_without_a_usable_gpu_or_cupy_says_so_in_one_line(case: str,
     assert ("cannot be imported" if case == "no CuPy" else "CuPy cannot use a GPU here") in lines[0]
 
 
+def test_cupy_script_without_the_workbench_says_how_to_run_it(sessions: dict[str, Session], tmp_path: Path) -> None:
+    """Copied into a project of its own, where CuPy works and the workbench is not installed, the
+    script ended in a ModuleNotFoundError traceback."""
+    script = tmp_path / "vector_add_tuned.py"
+    export_sessions([sessions["vector_add"]], "cupy", script)
+    fake = tmp_path / "fake"
+    (fake / "cupy").mkdir(parents=True)
+    (fake / "cupy" / "__init__.py").write_text(  # a CuPy that sees one GPU
+        "class _Runtime:\n    class CUDARuntimeError(Exception): pass\n"
+        "    @staticmethod\n    def getDeviceCount(): return 1\n"
+        "class _Driver:\n    class CUDADriverError(Exception): pass\n"
+        "class cuda:\n    runtime = _Runtime\n    driver = _Driver\n")
+    (fake / "workbench").mkdir()
+    (fake / "workbench" / "__init__.py").write_text("raise ImportError('No module named workbench')\n")
+    env = {**os.environ, "PYTHONPATH": str(fake)}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("error: this script builds the kernel's inputs and reference with the Kernel Tuning "
+                           "Workbench, which cannot be imported here") and "PYTHONPATH" in line
+
+
 # --- the script's kernel fits the device ----------------------------------------------------------------
 
 

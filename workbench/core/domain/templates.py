@@ -413,17 +413,22 @@ class KernelTemplate:
 
     @property
     def nvrtc_options(self) -> tuple[str, ...]:
-        """The options every compile of this template hands NVRTC: ``compile_options`` and, for a
-        source that includes anything, the folder of its ``.cu`` (or spec) searched first, as nvcc
-        searches the folder of the file it compiles. NVRTC compiles a string and looks for its
-        quoted includes in the working folder, so a header beside the template was found only by a
-        run started from that folder. ``compile_options`` stays what the author wrote (resource
-        tables and exports compare and print it); a self-contained source compiles, and is cached,
-        exactly as without the folder."""
+        """The options every compile of this template hands NVRTC: :attr:`include_options`, then
+        ``compile_options``, which stays what the author wrote (resource tables and exports compare
+        and print it)."""
+        return (*self.include_options, *self.compile_options)
+
+    @property
+    def include_options(self) -> tuple[str, ...]:
+        """For a source that includes anything, the folder of its ``.cu`` (or spec), searched first
+        as nvcc searches the folder of the file it compiles: NVRTC compiles a string and looks for
+        its quoted includes in the working folder, so a header beside the template was found only
+        by a run started from that folder. Empty for a self-contained source, which compiles, and
+        is cached, exactly as without it."""
         home = self.source_path or self.path
         if not home or "#include" not in self.source:
-            return self.compile_options
-        return (f"--include-path={Path(home).resolve().parent}", *self.compile_options)
+            return ()
+        return (f"--include-path={Path(home).resolve().parent}",)
 
     @property
     def has_reference(self) -> bool:

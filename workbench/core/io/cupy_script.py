@@ -75,8 +75,12 @@ def with_register_cap(options: tuple[str, ...], cap: int | None) -> tuple[str, .
 
 def main() -> int:
     cp = start_cupy()
-
-    from workbench.core.domain.templates import find_template, kernels_dir, reset_buffers
+    try:
+        from workbench.core.domain.templates import find_template, kernels_dir, reset_buffers
+    except ImportError as exc:
+        raise SystemExit("error: this script builds the kernel's inputs and reference with the Kernel Tuning "
+                         f"Workbench, which cannot be imported here ({exc}); run it with the workbench's Python, "
+                         "or with PYTHONPATH naming the workbench's folder") from None
 
     template = find_template(KERNEL, *[d for d in KERNEL_DIRS if os.path.isdir(d)], str(kernels_dir()))
     if template is None:
@@ -101,7 +105,8 @@ def main() -> int:
     arch = f"sm_{device.compute_capability}"
     limits = device_limits(f"device {device.id}", device_attributes(cp.cuda.runtime, device.id))
     cap = register_cap(limits, BLOCK[0] * BLOCK[1] * BLOCK[2])
-    compiled = compile_cuda(SOURCE, arch=arch, options=with_register_cap(OPTIONS, cap))
+    # (a header beside the template is found in its folder, as the tuner found it)
+    compiled = compile_cuda(SOURCE, arch=arch, options=with_register_cap((*template.include_options, *OPTIONS), cap))
     if not compiled.ok:
         raise SystemExit(f"error: the kernel does not compile for {arch}: {compiled.error}")
     module = cp.cuda.function.Module()
