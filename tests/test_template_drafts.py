@@ -82,3 +82,32 @@ def test_links_in_the_drafts_folder_are_refused_and_left_alone(tmp_path: Path) -
     with pytest.raises(WorkbenchError, match="not a drafts folder of the editor's"):
         save_draft(drafts, spec, source)
     assert (drafts / name).read_text() == "a file in the draft's place"
+
+
+def test_a_drafts_headers_are_part_of_its_folder_and_a_header_outside_stays_where_it_is(tmp_path: Path) -> None:
+    """Two drafts differing only in a header they include went into one folder, so the second
+    tuned the first's header; a flat draft keeps the folder name it had before headers counted."""
+    from workbench.core.model.template_drafts import folder_digest
+    from workbench.core.model.template_headers import copy_headers, own_headers
+
+    spec, source = _example()
+    flat = save_draft(tmp_path / "drafts", spec, source)
+    assert flat.name == f"saxpy-{folder_digest(flat)}"
+    opened = tmp_path / "opened"
+    (opened / "inc").mkdir(parents=True)
+    (tmp_path / "shared.h").write_text("#pragma once\n")
+    (opened / "inc" / "a.h").write_text('#pragma once\n#include "../../shared.h"\n#define SCALE 1\n')
+    with_header = '#include "inc/a.h"\n' + source
+    assert own_headers(with_header, opened) == [Path("inc/a.h")]  # ../shared.h lies outside the folder
+    first = save_draft(tmp_path / "drafts", spec, with_header, headers_from=opened)
+    (opened / "inc" / "a.h").write_text('#pragma once\n#include "../../shared.h"\n#define SCALE 2\n')
+    second = save_draft(tmp_path / "drafts", spec, with_header, headers_from=opened)
+    assert first != second and (first / "inc" / "a.h").read_text().endswith("SCALE 1\n")
+    assert (second / "inc" / "a.h").read_text().endswith("SCALE 2\n") and not (second / "shared.h").exists()
+    assert copy_headers(with_header, opened, opened) == []  # one folder: nothing to copy
+    target = tmp_path / "target"
+    (target / "inc").mkdir(parents=True)
+    (target / "inc" / "a.h").symlink_to(tmp_path / "shared.h")
+    with pytest.raises(WorkbenchError, match="is not a regular file"):
+        copy_headers(with_header, opened, target)
+    assert (target / "inc" / "a.h").is_symlink()

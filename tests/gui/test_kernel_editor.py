@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTableWidgetItem
 
+from workbench.core.errors import WorkbenchError
 from workbench.core.domain.kernel_spec import SPEC_SUFFIX, SpecError, user_templates_dir
 from workbench.core.domain.templates import load_templates
 from workbench.core.model.template_drafts import save_draft
@@ -487,6 +488,45 @@ def test_saving_an_opened_template_elsewhere_takes_its_python_reference_along(ed
     editor.open_folder(folder)
     assert json.loads(editor.save().read_text())["reference"]["file"] == "_ref.py"
     assert not (folder / "_saxpy_reference.py").exists()
+
+
+def _saxpy_folder_with_headers(folder: Path) -> Path:
+    """The example with its arithmetic in ``inc/axpy.h``, included through ``common.h`` beside it."""
+    (folder / "inc").mkdir(parents=True)
+    (folder / "common.h").write_text('#pragma once\n#include "inc/axpy.h"\n')
+    (folder / "inc" / "axpy.h").write_text("#pragma once\n__device__ __forceinline__ float axpy1(float a, float x, "
+                                          "float y) { return a * x + y; }\n")
+    (folder / "saxpy.cu").write_text('#include "common.h"\n' + SAXPY_CU.replace("out[i] = a * x[i] + y[i]",
+                                                                                 "out[i] = axpy1(a, x[i], y[i])"))
+    (folder / f"saxpy{SPEC_SUFFIX}").write_text((EXAMPLE / f"saxpy{SPEC_SUFFIX}").read_text())
+    return folder
+
+
+def test_headers_beside_an_opened_template_are_checked_saved_and_tuned_with_it(window, editor, qtbot, tmp_path):
+    """The check compiled the source from the working folder ("cannot open source file" and Tune
+    disabled), and Save to folder and Tune wrote the spec and the source without the headers, so
+    every candidate of the copy failed to compile."""
+    folder = _saxpy_folder_with_headers(tmp_path / "mine")
+    editor.open_folder(folder)
+    report = checked(editor, qtbot)
+    assert report.ok and report.compiled, [str(d) for d in report.diagnostics]
+    saved = editor.save(tmp_path / "copy")
+    assert (tmp_path / "copy" / "common.h").read_text() == (folder / "common.h").read_text()
+    assert (tmp_path / "copy" / "inc" / "axpy.h").read_text() == (folder / "inc" / "axpy.h").read_text()
+    assert load_templates(saved.parent)["saxpy"].include_options == (f"--include-path={saved.parent.resolve()}",)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "common.h").write_text("// someone else's\n")
+    with pytest.raises(WorkbenchError, match="exists with other content than the header common.h"):
+        editor.save(tmp_path / "other")
+    assert (tmp_path / "other" / "common.h").read_text() == "// someone else's\n"
+    assert not (tmp_path / "other" / f"saxpy{SPEC_SUFFIX}").exists()
+    editor.open_folder(folder)
+    run = editor.tune(budget=4)
+    draft = Path(run["kernel_dirs"][0])
+    assert (draft / "inc" / "axpy.h").is_file() and (draft / "common.h").is_file()
+    qtbot.waitUntil(lambda: not window.running, timeout=60_000)
+    statuses = {t.status.value for t in window.model.session.trials}
+    assert statuses == {"ok"}, [t.measurement.error for t in window.model.session.trials]
 
 
 def test_a_python_reference_without_a_file_says_to_choose_one(editor):

@@ -32,6 +32,7 @@ from workbench.core.domain.kernel_spec import (
 )
 from workbench.core.fs import resolved
 from workbench.core.model.template_drafts import save_draft
+from workbench.core.model.template_headers import copy_headers
 from workbench.core.domain.macros import scan_macros
 from workbench.core.domain.templates import global_functions
 from workbench.gui.text import plain_tip, window_message
@@ -62,13 +63,14 @@ class _CheckThread(QThread):
 
     checked = Signal(int, object)
 
-    def __init__(self, generation: int, spec: dict[str, Any], source: str, parent: QWidget) -> None:
+    def __init__(self, generation: int, spec: dict[str, Any], source: str, folder: Path | None,
+                 parent: QWidget) -> None:
         super().__init__(parent)
-        self.generation, self.spec, self.source = generation, spec, source
+        self.generation, self.spec, self.source, self.folder = generation, spec, source, folder
 
     def run(self) -> None:
         try:
-            report = check_draft(self.spec, self.source)
+            report = check_draft(self.spec, self.source, folder=self.folder)
         except Exception as exc:  # noqa: BLE001 - a checker bug must show as a problem, not kill the window
             report = DraftReport((Diagnostic("spec", "error", f"{type(exc).__name__}: {exc}"),))
         self.checked.emit(self.generation, report)
@@ -608,7 +610,7 @@ class KernelEditor(QMainWindow):
             self._pending = True
             return
         self._pending = False
-        thread = self._thread = _CheckThread(self._generation, spec, self.source.toPlainText(), self)
+        thread = self._thread = _CheckThread(self._generation, spec, self.source.toPlainText(), self.folder, self)
         thread.checked.connect(self._on_checked)
         thread.finished.connect(lambda: self._on_thread_finished(thread))
         thread.start()
@@ -722,6 +724,8 @@ class KernelEditor(QMainWindow):
                 self.spec_file is None or resolved(existing) != resolved(self.spec_file)):
             raise WorkbenchError(f"{existing}: another template of that name is there; open it to change it, "
                                  "or choose another name or folder")
+        if self.folder is not None:  # headers the source includes from where it was opened go with it
+            copy_headers(self.source.toPlainText(), self.folder, target)
         path = save_template_folder(target, spec, self.source.toPlainText(),
                                     reference_file=self._reference_to_copy(spec, target))
         self.spec_file = path
@@ -861,7 +865,8 @@ class KernelEditor(QMainWindow):
             raise WorkbenchError(str(self.form_problems[0]))
         check_template_name(str(spec.get("name") or ""))  # before anything is read or written
         reference = self._reference_to_copy(spec, self.drafts_dir())
-        folder = save_draft(self.drafts_dir(), spec, self.source.toPlainText(), reference_file=reference)
+        folder = save_draft(self.drafts_dir(), spec, self.source.toPlainText(), reference_file=reference,
+                            headers_from=self.folder)
         run = {"kernel": spec["name"], "kernel_dirs": [str(folder)], "backend": "sim",
                "budget": int(budget or self.budget.value()), "seed": 0}
         self.start_run_callback(run)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
@@ -73,16 +74,20 @@ def parse_compiler_log(log: str, source_name: str) -> list[Diagnostic]:
     return found
 
 
-def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", compile_default: bool = True) -> DraftReport:
-    """Build the template, count its space, compile its default config (see the module docstring)."""
+def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", compile_default: bool = True,
+                folder: Path | None = None) -> DraftReport:
+    """Build the template, count its space, compile its default config (see the module docstring).
+    ``folder``: where the draft's source lies (the template opened from there), whose headers the
+    source may include; None for a draft of no folder yet."""
     name = str(spec.get("name") or "kernel")
     try:
-        template = template_from_spec(spec, source)
+        template = template_from_spec(spec, source, source_path=str(folder / f"{name}.cu") if folder else "")
     except SpecError as exc:
         problem = Diagnostic("spec", "error", exc.message, field=exc.field)
         if exc.field.startswith("restrictions") and spec.get("restrictions"):
             # A restriction being typed should not hide the source's own errors: check the rest without them.
-            rest = check_draft({**spec, "restrictions": []}, source, arch=arch, compile_default=compile_default)
+            rest = check_draft({**spec, "restrictions": []}, source, arch=arch, compile_default=compile_default,
+                               folder=folder)
             return DraftReport((problem, *rest.diagnostics), rest.space_size, None, rest.default_config, rest.compiled,
                                rest.resources, rest.compile_s, note="a restriction does not hold; "
                                "the source was checked without the restrictions")

@@ -20,24 +20,29 @@ from typing import Any, Mapping
 from workbench.core.errors import WorkbenchError
 from workbench.core.fs import current_umask
 from workbench.core.domain.kernel_spec import check_template_name, save_template_folder
+from workbench.core.model.template_headers import copy_headers
 
 #: Hex digits of the digest in a draft folder's name: enough that two drafts of one name never meet.
 DIGEST_CHARS = 12
 
 
 def folder_digest(folder: Path) -> str:
-    """A digest of the regular files directly in ``folder`` (names and bytes, in name order)."""
+    """A digest of the regular files in ``folder`` and its subfolders (the headers a source
+    includes may lie there): paths relative to it and bytes, in path order. A folder of files
+    alone has the digest it had when only those were read."""
     digest = hashlib.sha256()
-    for path in sorted(folder.iterdir(), key=lambda p: p.name):
-        if path.is_file() and not path.is_symlink():
-            digest.update(path.name.encode("utf-8", "surrogatepass") + b"\0")
-            digest.update(path.read_bytes() + b"\0")
+    files = [p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()]
+    for path in sorted(files, key=lambda p: p.relative_to(folder).as_posix()):
+        digest.update(path.relative_to(folder).as_posix().encode("utf-8", "surrogatepass") + b"\0")
+        digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()[:DIGEST_CHARS]
 
 
 def save_draft(drafts: Path, spec: Mapping[str, Any], source: str,
-               reference_file: str | os.PathLike[str] | None = None) -> Path:
-    """Write a draft as a template folder under ``drafts`` and return that folder.
+               reference_file: str | os.PathLike[str] | None = None, headers_from: Path | None = None) -> Path:
+    """Write a draft as a template folder under ``drafts`` and return that folder, with the headers
+    its source includes from ``headers_from`` (the folder the template was opened from; see
+    :mod:`workbench.core.model.template_headers`).
 
     The draft is saved (and checked, by :func:`save_template_folder`) into a fresh staging folder
     first, then renamed to ``<name>-<digest>``; where that folder exists already (the same draft
@@ -52,6 +57,8 @@ def save_draft(drafts: Path, spec: Mapping[str, Any], source: str,
     staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=drafts))
     try:
         save_template_folder(staging, spec, source, reference_file=reference_file)
+        if headers_from is not None:
+            copy_headers(source, headers_from, staging)
         folder = drafts / f"{name}-{folder_digest(staging)}"
         if folder.is_symlink():
             raise WorkbenchError(f"{folder}: a link, not a drafts folder of the editor's; remove it to tune {name}")
