@@ -548,6 +548,15 @@ def test_a_name_starting_with_an_underscore_is_refused_by_tune_and_save(editor, 
     assert not (editor.drafts_dir() / "_hidden").exists() and not (tmp_path / "lib").exists()
 
 
+def test_renaming_an_opened_template_keeps_its_entry_function(editor):
+    """An entry equal to the name was shown empty ("same as the name"), so a rename took the
+    entry along and the renamed template named a function its source does not have."""
+    editor.open_folder(EXAMPLE)
+    assert editor.entry_edit.text() == "saxpy"
+    editor.name_edit.setText("axpy")
+    assert editor.spec()["entry"] == "saxpy" and editor.spec()["name"] == "axpy"
+
+
 def test_save_never_writes_over_another_template_of_the_same_name(editor, tmp_path):
     """Renaming an opened template to the name of another in its folder, or saving it into a folder
     with a template of its name, wrote over that template's spec and source without a word."""
@@ -558,8 +567,7 @@ def test_save_never_writes_over_another_template_of_the_same_name(editor, tmp_pa
     other = tmp_path / "other"
     other.mkdir()
     editor.open_folder(EXAMPLE)
-    editor.entry_edit.setText("saxpy")  # the kernel's function keeps its name
-    editor.name_edit.setText("axpy")
+    editor.name_edit.setText("axpy")  # (the kernel's function keeps its name)
     editor.save(other)  # a new name in a new folder: saved
     editor.name_edit.setText("saxpy")
     editor._guard(lambda: editor.save(folder))  # into the folder holding another saxpy

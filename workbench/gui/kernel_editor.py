@@ -375,7 +375,9 @@ class KernelEditor(QMainWindow):
         ref_label = f"{reference['file']} (in the template folder)" if reference.get("file") else "no file chosen"
         cost, profile = spec.get("cost", {}), spec.get("profile", {})
         name, title, smem = str(spec.get("name", "")), str(spec.get("title", "")), str(spec.get("dynamic_smem", "0"))
-        entry = str(spec.get("entry", "")) if spec.get("entry") != spec.get("name") else ""
+        # shown even where it equals the name: left empty it followed a rename, and the renamed
+        # template named a kernel function its source does not have
+        entry = str(spec.get("entry") or "")
         moved, flops = str(cost.get("bytes_moved", "")), str(cost.get("flops", "0"))
         profiled = {key: str(profile.get(key, "")) for key in self.profile_edits}
         self._loading = True
