@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QTableWidgetItem
 
 from workbench.core.errors import WorkbenchError
@@ -555,6 +556,33 @@ def test_renaming_an_opened_template_keeps_its_entry_function(editor):
     assert editor.entry_edit.text() == "saxpy"
     editor.name_edit.setText("axpy")
     assert editor.spec()["entry"] == "saxpy" and editor.spec()["name"] == "axpy"
+
+
+def test_the_editor_is_usable_from_the_keyboard(editor, qtbot, tmp_path):
+    """Tab stayed in the source (it inserts a tab) and in each table, so the form's other half
+    was out of reach; and the editor had no keys for its actions (Ctrl+S did nothing)."""
+    import shutil
+
+    folder = tmp_path / "mine"
+    shutil.copytree(EXAMPLE, folder)
+    editor.open_folder(folder)
+    editor.show()
+    editor.activateWindow()
+    qtbot.waitExposed(editor)
+    editor.source.setFocus()
+    qtbot.keyClick(editor.source, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+    assert not editor.source.hasFocus() and "\t" not in editor.source.toPlainText()
+    assert editor.restrictions.tabChangesFocus()
+    assert not any(t.tabKeyNavigation() for t in (editor.slots_table, editor.problem_table, editor.args_table,
+                                                  editor.ref_table))
+    editor.source.setFocus()
+    qtbot.keyClicks(editor.source, "// edited")
+    assert editor.isWindowModified()
+    qtbot.keyClick(editor.source, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: not editor.isWindowModified(), timeout=5_000)
+    assert "// edited" in (folder / "saxpy.cu").read_text()
+    assert editor.save_button.toolTip() == QKeySequence(QKeySequence.StandardKey.Save).toString(
+        QKeySequence.SequenceFormat.NativeText)
 
 
 def test_save_never_writes_over_another_template_of_the_same_name(editor, tmp_path):

@@ -12,8 +12,8 @@ from typing import Iterable
 
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import (
-    QColor, QFont, QPainter, QPaintEvent, QResizeEvent, QSyntaxHighlighter, QTextCharFormat, QTextCursor, QTextDocument,
-    QTextFormat,
+    QColor, QFont, QKeyEvent, QPainter, QPaintEvent, QResizeEvent, QSyntaxHighlighter, QTextCharFormat, QTextCursor,
+    QTextDocument, QTextFormat,
 )
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
@@ -119,6 +119,18 @@ class CodeEditor(QPlainTextEdit):
         self.blockCountChanged.connect(lambda _n: self.setViewportMargins(self.gutter_width(), 0, 0, 0))
         self.updateRequest.connect(self._scroll_gutter)
         self.setViewportMargins(self.gutter_width(), 0, 0, 0)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Tab indents, as in any code editor; Ctrl+Tab and Ctrl+Shift+Tab move the focus on and
+        back, so the rest of the window stays reachable from the keyboard (a source editor that
+        takes every Tab is otherwise a trap)."""
+        if event.modifiers() & Qt.KeyboardModifier.ControlModifier and event.key() in (Qt.Key.Key_Tab,
+                                                                                       Qt.Key.Key_Backtab):
+            backwards = event.key() == Qt.Key.Key_Backtab or bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+            # (QWidget's: QPlainTextEdit's own refuses to move the focus out of an editable text)
+            QWidget.focusNextPrevChild(self, not backwards)
+            return
+        super().keyPressEvent(event)
 
     def gutter_width(self) -> int:
         digits = max(3, len(str(self.blockCount())))

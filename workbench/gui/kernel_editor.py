@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from PySide6.QtCore import QThread, QTimer, Qt, Signal
-from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QKeySequence, QShortcut, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QMainWindow,
     QMessageBox, QPlainTextEdit, QPushButton, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QTabWidget,
@@ -200,6 +200,7 @@ class KernelEditor(QMainWindow):
         self.detect_button.clicked.connect(lambda: self._guard(self.detect_slots))
         self.tabs.addTab(self._with_buttons(self.slots_table, self.detect_button), "Slots")
         self.restrictions = QPlainTextEdit()
+        self.restrictions.setTabChangesFocus(True)  # (an expression has no use for a tab character)
         self.restrictions.setPlaceholderText("one restriction per line, e.g. block_size * items <= 4096")
         self.restriction_status = QLabel("")
         self.restriction_status.setWordWrap(True)
@@ -286,6 +287,13 @@ class KernelEditor(QMainWindow):
         buttons = QHBoxLayout()
         for widget in (self.compile_button, self.save_button, self.save_as_button, self.budget, self.tune_button):
             buttons.addWidget(widget)
+        # the editor has no menu: its actions have their keys here (a disabled button's key does nothing)
+        for keys, button in ((QKeySequence.StandardKey.Save, self.save_button), ("Ctrl+Shift+S", self.save_as_button),
+                             ("Ctrl+Return", self.compile_button), ("F5", self.tune_button)):
+            shortcut = QShortcut(QKeySequence(keys), self)
+            shortcut.activated.connect(button.click)
+            if button is not self.tune_button:  # (Tune's tool tip says what to fix while it is off)
+                button.setToolTip(QKeySequence(keys).toString(QKeySequence.SequenceFormat.NativeText))
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.addWidget(self.tabs, 3)
@@ -318,6 +326,7 @@ class KernelEditor(QMainWindow):
         table.setHorizontalHeaderLabels(list(columns))
         table.horizontalHeader().setStretchLastSection(True)
         table.verticalHeader().setVisible(False)
+        table.setTabKeyNavigation(False)  # Tab leaves the table (arrows move between cells): no keyboard trap
         return table
 
     def _with_buttons(self, table: QTableWidget, *extra: QWidget) -> QWidget:
