@@ -585,6 +585,29 @@ def test_the_editor_is_usable_from_the_keyboard(editor, qtbot, tmp_path):
         QKeySequence.SequenceFormat.NativeText)
 
 
+def test_closing_the_main_window_asks_about_each_editors_unsaved_edits_and_closes_them(window, qtbot, monkeypatch):
+    """The editors outlived the main window without a word about their edits, kept the program
+    going alone, and their Tune started runs in the hidden window."""
+    from PySide6.QtWidgets import QMessageBox
+
+    window.interactive = True
+    window.show()
+    first, second = window.open_kernel_editor(EXAMPLE), window.open_kernel_editor()
+    qtbot.addWidget(first)
+    qtbot.addWidget(second)
+    first.source.setPlainText(SAXPY_CU + "// not saved\n")
+    asked: list[str] = []
+    answers = iter([QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Discard])
+    monkeypatch.setattr(QMessageBox, "question", lambda _w, _t, text, *a, **k: asked.append(text) or next(answers))
+    assert not window.close()
+    assert window.isVisible() and first.isVisible() and second.isVisible() and len(asked) == 1
+    assert "edits that are not saved" in asked[0]
+    assert window.close()
+    assert not window.isVisible() and not first.isVisible() and not second.isVisible() and len(asked) == 2
+    first.wait_for_check()
+    second.wait_for_check()
+
+
 def test_save_never_writes_over_another_template_of_the_same_name(editor, tmp_path):
     """Renaming an opened template to the name of another in its folder, or saving it into a folder
     with a template of its name, wrote over that template's spec and source without a word."""

@@ -153,6 +153,9 @@ class MainWindow(QMainWindow):
     def __init__(self, interactive: bool = True, settings: SettingsStore | None = None) -> None:
         super().__init__()
         self.interactive = interactive
+        # every editor this window opened: each is closed (asking about its unsaved edits) before
+        # the window closes, since its Tune starts runs here and it kept the program going alone
+        self._kernel_editors: list[Any] = []
         if settings is None:
             settings = app_settings()
         settings_note = getattr(settings, "note", "")
@@ -424,6 +427,7 @@ class MainWindow(QMainWindow):
         editor = KernelEditor(self, start_run=self.start_run, interactive=self.interactive)
         editor.folder_opened = self._kernel_folder_opened
         self.kernel_editor = editor
+        self._kernel_editors.append(editor)
         if folder is not None:
             editor.open_folder(Path(folder))
         editor.show()
@@ -2090,6 +2094,11 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self, self.zoom.fit_to_screen)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt override
+        for editor in list(self._kernel_editors):
+            if editor.isVisible() and not editor.close():  # its unsaved edits kept: the window stays
+                event.ignore()
+                return
+            self._kernel_editors.remove(editor)
         if self.running:
             if self.interactive:
                 text = (f"Stop the run and save its trials to {self.path.name} before closing?" if self.path is not None
