@@ -424,6 +424,23 @@ def test_draft_check_reports_space_resources_and_compiler_errors_at_their_lines(
     assert check_draft(no_defaults, SOURCE).diagnostics[0].field == "restrictions"  # no valid config at all
 
 
+def test_draft_check_warns_of_configs_no_gpu_can_launch():
+    """Only the default config's launch was checked: block sizes past 1,024 threads, or a slot
+    value that makes the grid a division by zero, checked clean and failed every trial of them."""
+    assert not [d for d in check_draft(SPEC, SOURCE, compile_default=False).diagnostics if "cannot launch" in d.message]
+    wide = json.loads(json.dumps(SPEC))
+    wide["slots"][0]["values"] = [256, 512, 1024, 2048, 4096]
+    wide["restrictions"] = []
+    (warning,) = [d for d in check_draft(wide, SOURCE, compile_default=False).diagnostics if "cannot launch" in d.message]
+    assert warning.severity == "warning" and warning.field == "restrictions"
+    assert warning.message.startswith("10 of 25 valid configs cannot launch on any GPU, e.g. {'block_size': 2048, ")
+    assert "a block of 2048x1x1 = 2048 threads (at least 1, at most 1024, z at most 64)" in warning.message
+    zero = json.loads(json.dumps(SPEC))
+    zero["slots"][1]["values"] = [0, 1, 2]
+    (warning,) = [d for d in check_draft(zero, SOURCE, compile_default=False).diagnostics if "cannot launch" in d.message]
+    assert warning.message.startswith("6 of 18 valid configs cannot launch") and "cannot be computed" in warning.message
+
+
 @pytest.mark.parametrize("expression, said", [
     ("zeros_like(x)[::0]", 'expression "zeros_like(x)[::0]": cannot be computed: slice step cannot be zero'),
     ("x[1:]", "gives shape (4098,), but output 'out' has shape (4099,)"),

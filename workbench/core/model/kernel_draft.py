@@ -19,7 +19,9 @@ from typing import Any, Mapping
 import numpy as np
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.domain.kernel_spec import SpecError, template_from_spec
+from workbench.core.domain.kernel_spec import (
+    BLOCK_LIMITS, GRID_LIMITS, MAX_BLOCK_THREADS, SpecError, template_from_spec,
+)
 from workbench.core.domain.templates import KernelTemplate, no_reference
 
 #: One NVRTC diagnostic: `file(line): error|warning[ #code-D]: text`.
@@ -117,6 +119,9 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
     if not template.default:
         diagnostics.append(Diagnostic("spec", "warning", f"no defaults set: the first valid config {default.to_dict()} is used",
                                       field="slots"))
+    unlaunchable = _launch_warning(template, space, valid)
+    if unlaunchable is not None:
+        diagnostics.append(unlaunchable)
     if not compile_default:
         return DraftReport(tuple(diagnostics), size, valid, default.to_dict(), note="not compiled")
     try:
@@ -139,6 +144,47 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
             diagnostics.append(bounded)
     return DraftReport(tuple(diagnostics), size, valid, default.to_dict(), result.ok, resources, result.compile_s,
                        note=f"default config compiled for {arch}" if result.ok else "the default config does not compile")
+
+
+#: How many valid configs the check computes the launch of: all of a smaller space, a fixed sample
+#: of a larger one (each is two expressions evaluated, no compile).
+LAUNCH_SAMPLE = 4096
+
+
+def _launch_warning(template: KernelTemplate, space: Any, valid: int) -> Diagnostic | None:
+    """A warning when configs the space allows have a launch no GPU takes (a block over CUDA's
+    limits, a block or grid without threads, a grid that cannot be computed), at the template's
+    own problem: every trial of them fails to launch, so a run spends its budget on them, and the
+    editor's check, which compiles only the default config, said nothing of them."""
+    problem = template.resolve_problem()
+    sampled = valid > LAUNCH_SAMPLE
+    configs = space.sample(np.random.default_rng(0), LAUNCH_SAMPLE) if sampled else list(space)
+    failing = [(config, why) for config in configs if (why := _launch_problem(template, problem, config))]
+    if not failing:
+        return None
+    config, why = failing[0]
+    counted = f"{len(failing)} of {len(configs)}{' sampled' if sampled else ''} valid configs"
+    return Diagnostic("spec", "warning", f"{counted} cannot launch on any GPU, e.g. {config.to_dict()}: {why}; every "
+                      "trial of them fails, and a restriction on their slots would leave them out", field="restrictions")
+
+
+def _launch_problem(template: KernelTemplate, problem: Mapping[str, Any], config: Any) -> str | None:
+    """Why no GPU launches ``config`` at ``problem`` (CUDA's limits, the same on every device), or None."""
+    try:
+        block = [int(d) for d in template.block(problem, config)]
+        grid = [int(d) for d in template.grid(problem, config)]
+    except WorkbenchError as exc:
+        return str(exc)
+    block += [1] * (3 - len(block))
+    grid += [1] * (3 - len(grid))
+    threads = math.prod(block)
+    if min(block) <= 0 or threads > MAX_BLOCK_THREADS or any(d > limit for d, limit in zip(block, BLOCK_LIMITS)):
+        return (f"a block of {block[0]}x{block[1]}x{block[2]} = {threads} threads (at least 1, at most "
+                f"{MAX_BLOCK_THREADS}, z at most {BLOCK_LIMITS[2]})")
+    if min(grid) <= 0 or any(d > limit for d, limit in zip(grid, GRID_LIMITS)):
+        return (f"a grid of {grid[0]}x{grid[1]}x{grid[2]} blocks (each at least 1, at most "
+                f"{GRID_LIMITS[0]}x{GRID_LIMITS[1]}x{GRID_LIMITS[2]})")
+    return None
 
 
 #: How many valid configs the check looks at for blocks over the kernel's ``__launch_bounds__``.
