@@ -424,6 +424,20 @@ def test_draft_check_reports_space_resources_and_compiler_errors_at_their_lines(
     assert check_draft(no_defaults, SOURCE).diagnostics[0].field == "restrictions"  # no valid config at all
 
 
+def test_draft_check_warns_of_a_condition_on_a_misspelt_slot_macro():
+    """``#if ITMES > 1`` reads as ``#if 0 > 1`` for every config, without a word from the compiler."""
+    lines = SOURCE.splitlines()
+    at = next(i for i, text in enumerate(lines) if text.strip() == "#pragma unroll")
+    typo = "\n".join([*lines[:at], "#if ITMES > 1 && defined(FAST_PATH) || PROBLEM_NN > 0 || OTHER_THING", "#endif",
+                      *lines[at:]]) + "\n"
+    warnings = [d for d in check_draft(SPEC, typo, compile_default=False).diagnostics if "defined nowhere" in d.message]
+    assert [(d.line, d.message) for d in warnings] == [
+        (at + 1, "ITMES in #if is defined nowhere and reads as 0 for every config; did you mean ITEMS (slot items)?"),
+        (at + 1, "PROBLEM_NN in #if is defined nowhere and reads as 0 for every config; did you mean PROBLEM_N "
+                 "(problem parameter n)?")]
+    assert not [d for d in check_draft(SPEC, SOURCE, compile_default=False).diagnostics if "defined nowhere" in d.message]
+
+
 def test_draft_check_warns_of_configs_no_gpu_can_launch():
     """Only the default config's launch was checked: block sizes past 1,024 threads, or a slot
     value that makes the grid a division by zero, checked clean and failed every trial of them."""

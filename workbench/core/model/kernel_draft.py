@@ -10,6 +10,7 @@ the spec (``restrictions[0]``), so the editor can mark it.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.domain.kernel_spec import (
     BLOCK_LIMITS, GRID_LIMITS, MAX_BLOCK_THREADS, SpecError, template_from_spec,
 )
+from workbench.core.domain.macros import KNOWN_MACROS, strip_comments
 from workbench.core.domain.templates import KernelTemplate, no_reference
 
 #: One NVRTC diagnostic: `file(line): error|warning[ #code-D]: text`.
@@ -122,6 +124,7 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
     unlaunchable = _launch_warning(template, space, valid)
     if unlaunchable is not None:
         diagnostics.append(unlaunchable)
+    diagnostics.extend(_misspelt_condition_macros(template))
     if not compile_default:
         return DraftReport(tuple(diagnostics), size, valid, default.to_dict(), note="not compiled")
     try:
@@ -144,6 +147,44 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
             diagnostics.append(bounded)
     return DraftReport(tuple(diagnostics), size, valid, default.to_dict(), result.ok, resources, result.compile_s,
                        note=f"default config compiled for {arch}" if result.ok else "the default config does not compile")
+
+
+_CONDITION = re.compile(r"^\s*#\s*(if|elif)\b(.*)$")
+_DEFINED_TEST = re.compile(r"\bdefined\s*(\(\s*\w+\s*\)|\w+)")
+_DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)", re.M)
+
+
+def _misspelt_condition_macros(template: KernelTemplate) -> list[Diagnostic]:
+    """Warnings for a name in an ``#if`` / ``#elif`` that nothing defines and that is spelt nearly
+    like a slot's or a problem parameter's macro (``#if ITMES > 1`` for ``ITEMS``): the
+    preprocessor reads an undefined name as 0 without a word, so the branch was decided by the typo
+    for every config. Only near misses are said: a name a header defines is none of the check's
+    business."""
+    macros: dict[str, str] = {}
+    for slot in template.slots:
+        macros[slot.name.upper()] = f"slot {slot.name}"
+        for value in slot.values:
+            if isinstance(value, str):  # an identifier slot's values are macros too (STRATEGY_ATOMIC)
+                macros[f"{slot.name.upper()}_{value.upper()}"] = f"a value of slot {slot.name}"
+    for name in template.problem:
+        macros[f"PROBLEM_{name.upper()}"] = f"problem parameter {name}"
+    text = strip_comments(template.source)
+    defined = set(_DEFINE.findall(text)) | {option[2:].split("=")[0] for option in template.compile_options
+                                             if option.startswith("-D")}
+    found: list[Diagnostic] = []
+    for number, line in enumerate(text.split("\n"), 1):
+        match = _CONDITION.match(line)
+        if match is None:
+            continue
+        for name in dict.fromkeys(re.findall(r"\b[A-Za-z_]\w*\b", _DEFINED_TEST.sub(" ", match.group(2)))):
+            if name in macros or name in defined or name.startswith("__") or name in KNOWN_MACROS:
+                continue
+            near = difflib.get_close_matches(name, list(macros), n=1, cutoff=0.75)
+            if near:
+                found.append(Diagnostic("source", "warning", f"{name} in #{match.group(1)} is defined nowhere and "
+                                        f"reads as 0 for every config; did you mean {near[0]} ({macros[near[0]]})?",
+                                        number))
+    return found
 
 
 #: How many valid configs the check computes the launch of: all of a smaller space, a fixed sample
