@@ -97,6 +97,26 @@ def test_a_replays_aborted_candidates_are_not_re_measured_in_a_loop(tmp_path: Pa
     assert (nothing_to_remeasure(session) or "").startswith("nothing to re-measure: this session replays")  # the window's button
 
 
+def test_a_replay_with_nothing_feasible_does_not_advise_re_measuring_it(tmp_path: Path, capsys) -> None:
+    """The tune summary and show of a replay whose candidates all stopped early said "relax it to
+    re-measure them", pointing at a command that a replay refuses."""
+    recorded, replayed = tmp_path / "rec.json", tmp_path / "rep.json"
+    assert main(["tune", "transpose", "--backend", "sim", "--budget", "12", "--seed", "1", "--quiet",
+                 "--executor", "inline", "--max-latency-ms", "0.001", "--out", str(recorded)]) == 0
+    capsys.readouterr()
+    assert main(["tune", "--replay", str(recorded), "--budget", "12", "--executor", "inline",
+                 "--max-latency-ms", "0.001", "--out", str(replayed)]) == 0
+    said = capsys.readouterr().out
+    assert "stopped early as hopeless under a latency limit; the recording holds only the bound each stopped " \
+           "at: re-measure them in the session that recorded them" in said, said
+    assert "re-measure them (" not in said and "relax it to re-measure" not in said
+    assert main(["show", str(replayed), "--json"]) == 0
+    why = json.loads(capsys.readouterr().out)["why_none"]
+    assert "re-measure them in the session that recorded them" in why and "--remeasure-aborted" not in why
+    assert main(["show", str(recorded), "--json"]) == 0  # the recording's own session says how
+    assert "relax it to re-measure them" in json.loads(capsys.readouterr().out)["why_none"]
+
+
 def test_remeasure_aborted_needs_an_existing_session(tmp_path: Path, capsys) -> None:
     assert main(["tune", "--remeasure-aborted", "--out", str(tmp_path / "none.json")]) == 2
     assert "existing session" in capsys.readouterr().err

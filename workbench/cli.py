@@ -691,8 +691,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
               f"compiles had not finished {wait:g} s after the last evaluation; a run continuing the "
               f"session refines them (all of them, nothing new measured: tune --resume --out {out} --refine-only)",
               file=sys.stderr)
-    summary = summarise(session, remeasure=remeasure_command(str(out), session.constraints, session) if out else
-                        "tune --remeasure-aborted")
+    summary = summarise(session, remeasure=remeasure_command(str(out) if out else None, session.constraints, session))
     best = summary["best"]
     best_text = (f"best {best['latency_ms']:.4g} ms {best['config']}" if best
                  else f"no feasible config ({summary['why_none']})" if summary.get("why_none") else "no feasible config")
@@ -887,7 +886,7 @@ def _finite(value: float) -> float | None:
 def summarise(session: Session, constraints: Any = None, weights: Any = None, with_trials: bool = False,
               objectives: tuple[str, ...] = (), with_importance: bool = False,
               at: Mapping[str, Any] | None = None, label: str = "the session",
-              remeasure: str = "tune --remeasure-aborted") -> dict[str, Any]:
+              remeasure: str | None = "tune --remeasure-aborted") -> dict[str, Any]:
     """The ``show --json`` object: a contract (see docs/cli.md).
 
     ``remeasure``: the command that re-measures the session's aborted candidates under the
@@ -1019,10 +1018,17 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
     return out
 
 
-def remeasure_command(path: str, constraints: Any, session: Session) -> str:
+def remeasure_command(path: str | None, constraints: Any, session: Session) -> str | None:
     """The command that re-measures ``session``'s aborted candidates (saved at ``path``) under
     ``constraints``: with the latency limit they are ranked under when it is not the one the file
-    keeps (a limit relaxed on ``show``'s command line re-measured nothing when left out)."""
+    keeps (a limit relaxed on ``show``'s command line re-measured nothing when left out). None for
+    a replay, which cannot measure them again (the command is refused there: a recording holds only
+    where each stopped)."""
+    backend = session.backend if isinstance(session.backend, dict) else {}
+    if backend.get("kind") == "replay":
+        return None
+    if path is None:
+        return "tune --remeasure-aborted"
     command = f"tune --remeasure-aborted --out {shlex.quote(str(path))}"
     limit, stored = constraints.max_latency_ms, session.constraints.max_latency_ms
     if limit is not None and stored is not None and limit > stored:  # relaxed: the limit re-measured under
@@ -1032,7 +1038,7 @@ def remeasure_command(path: str, constraints: Any, session: Session) -> str:
     return command
 
 
-def _why_none(ranking: Any, trials: Sequence[Trial], remeasure: str = "tune --remeasure-aborted") -> str:
+def _why_none(ranking: Any, trials: Sequence[Trial], remeasure: str | None = "tune --remeasure-aborted") -> str:
     """Why nothing is recommended; when nothing succeeded, with the failure most trials share (a
     template every config of which fails to compile said only "no successful trials")."""
     why = str(ranking.why_none(remeasure))
@@ -1063,7 +1069,7 @@ ENDED_WORDS = {"plateau": "no improvement within --patience", "time_limit": "its
 
 
 def _sizes_summary(session: Session, constraints: Any, weights: Any,
-                   remeasure: str = "tune --remeasure-aborted") -> list[dict[str, Any]]:
+                   remeasure: str | None = "tune --remeasure-aborted") -> list[dict[str, Any]]:
     """``show --json``'s ``sizes`` (a session measured at several problems): each size's problem,
     trial count and best trial under the objective in force, smallest size first."""
     from workbench.core.domain.search_objective import Objective

@@ -733,7 +733,7 @@ class Ranking:
             return f"recommended: {named} ({self.explain(self.best)})"
         return self.why_none()
 
-    def why_none(self, how: str = "tune --remeasure-aborted", waits_for_relaxing: bool = False) -> str:
+    def why_none(self, how: str | None = "tune --remeasure-aborted", waits_for_relaxing: bool = False) -> str:
         """Why there is no recommendation, in one line.
 
         Two things keep a successful trial out of the ranking: a constraint it violates, and having
@@ -767,16 +767,20 @@ class Ranking:
         """Rows stopped early as hopeless under the latency limit (status ``aborted``)."""
         return sum(status is Status.ABORTED for status in self.table.statuses)
 
-    def aborted_note(self, how: str = "tune --remeasure-aborted", waits_for_relaxing: bool = False) -> str:
+    def aborted_note(self, how: str | None = "tune --remeasure-aborted", waits_for_relaxing: bool = False) -> str:
         """When candidates were stopped early under the latency limit, that the limit is why, with
         the fastest lower bound seen, how many the limit in force no longer rules out and the way
         back, ``how`` ('' when none was stopped), by the rule re-measuring follows: a config whose
         latest trial stopped early with a bound at most the limit (or under no limit); one measured
         again since, in full or not, is counted apart. Counts are of configs. While the limit admits
         none of them, ``how`` is named only when it ``waits_for_relaxing`` (a button enabled once the
-        limit is relaxed), not a command, which as written would measure nothing."""
+        limit is relaxed), not a command, which as written would measure nothing. ``how`` None: they
+        cannot be measured again here (a replay holds only where each stopped), said as such."""
         if not self.aborted_count():
             return ""
+        if how is None:
+            return (f"{self.aborted_count()} stopped early as hopeless under a latency limit; the recording holds "
+                    "only the bound each stopped at: re-measure them in the session that recorded them")
         # per config stopped early, its latest row decides, as for re-measuring (sizes.remeasurable):
         # stopped again, it may be re-measured; measured since (in full, or failed), it is not offered
         statuses, ids = self.table.statuses, self.table.ids
