@@ -120,6 +120,20 @@ def test_a_python_spec_beside_a_json_spec_of_the_same_template_is_refused_not_pi
     assert find_template("saxpy", folder).name == "saxpy"
 
 
+def test_show_says_what_a_template_without_a_reference_checked_as_tune_does(cli, tmp_path):
+    """show called the simulated quality "the reference rounded to float32" for a template that
+    has no reference (its trials have no quality at all), disagreeing with tune's line."""
+    folder = save_template_folder(tmp_path / "mine", dict(SPEC, reference={"kind": "none"}), SOURCE).parent
+    out = tmp_path / "s.json"
+    done = cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--executor", "inline", "--budget", "3",
+               "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    said = "no reference given, and the simulator checks no outputs of this kernel (it has no emulation)"
+    assert f"saxpy: {said}" in done.stdout
+    shown = cli("show", out).stdout
+    assert f"outputs  {said}" in shown and "rounded to float32" not in shown
+
+
 @pytest.mark.parametrize("values, default, taken", [([0.5, 1.5, 2], 2, 2.0), ([32.0, 64.0, 128.0], 128, 128.0)])
 def test_a_whole_default_of_a_slot_with_fractional_values_is_that_value(values, default, taken, tmp_path):
     """A slot of [0.5, 1.5, 2] is a float slot (2 is 2.0): a default of 2 was refused as "not one of

@@ -1182,6 +1182,7 @@ def _search_line(search: Mapping[str, Any]) -> str | None:
 
 def cmd_show(args: argparse.Namespace) -> int:
     from workbench.core.domain.session import load_session
+    from workbench.core.model.verify import reference_summary
 
     if args.portability is not None:
         return _show_portability(args)
@@ -1230,7 +1231,12 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"estimate {_pending_line(summary['resources_pending'], str(args.file))}")
     if summary["resources_estimated"]:
         print(f"estimate {_estimated_line(session, summary['resources_estimated'])}")
-    if summary["outputs_unchecked"]:
+    # as tune says it: a template without a reference says what was checked (its trials have no
+    # quality figure, which the note on unchecked outputs would have called the reference's)
+    checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
+    if checks:
+        print(f"outputs  {printable(checks)}")
+    elif summary["outputs_unchecked"]:
         print(f"outputs  {unchecked_outputs_note(summary['outputs_unchecked'])}")
     if summary["best"]:
         b = summary["best"]
