@@ -9,6 +9,7 @@ import json
 import os
 
 import shutil
+import struct
 from pathlib import Path
 
 import pytest
@@ -107,12 +108,26 @@ def test_an_earlier_screenshot_is_replaced_without_force_a_persons_picture_is_no
     assert no_window and not (tmp_path / "shot.png.bak").exists()
     photo = tmp_path / "photo.png"
     drawn_on = seal(_png()).replace(b"IDAT" + b"\0" * 8, b"IDAT" + b"\1" * 8)  # a screenshot someone drew on
+    note = struct.pack(">I", 9) + b"tEXt" + b"Comment\0x" + b"\0" * 4
+    annotated = seal(_png()).replace(b"\0\0\0\x04IDAT", note + b"\0\0\0\x04IDAT")  # a text chunk of theirs
     for data in (_png(), _png(b"Software\0another program"), _png(b"Software\0" + SCREENSHOT_MARK.encode()),
-                 drawn_on):
+                 drawn_on, seal(_png()) + b"appended", annotated):
         photo.write_bytes(data)
         line = one_line_error(cli("gui", "--screenshot", photo, "--quit-when-done"))
         assert "not a screenshot of this program" in line and photo.read_bytes() == data
     assert len(no_window) == 1
+
+
+def test_a_screenshot_sealed_by_its_image_data_alone_is_ours_while_nothing_follows_its_end(tmp_path) -> None:
+    import hashlib
+
+    from workbench.core.io.screenshots import SCREENSHOT_MARK, is_own_screenshot
+
+    end = struct.pack(">I", 0) + b"IEND" + b"\0" * 4
+    earlier = _png(b"Software\0" + f"{SCREENSHOT_MARK} sha256:{hashlib.sha256(bytes(4)).hexdigest()}".encode()) + end
+    (tmp_path / "a.png").write_bytes(earlier)
+    (tmp_path / "b.png").write_bytes(earlier + b"appended")
+    assert is_own_screenshot(tmp_path / "a.png") and not is_own_screenshot(tmp_path / "b.png")
 
 
 def test_a_failed_picture_write_leaves_the_file_there(tmp_path) -> None:

@@ -1,10 +1,13 @@
 """Which PNG pictures are this program's own screenshots, so ``gui --screenshot`` replaces only those.
 
 A picture the window saves carries a PNG text chunk (``Software``: :data:`SCREENSHOT_MARK` and the
-SHA-256 of its image data). An existing file is replaced without ``--force`` only when it carries
-that mark and its image data still has that hash: a person's own picture named like the
-screenshot (``photo.png``) was replaced silently, with no copy kept, when any PNG signature was
-taken for one of ours; and a screenshot someone drew on since is theirs.
+SHA-256 of every other byte of the file). An existing file is replaced without ``--force`` only
+when it carries that mark and the rest of it still has that hash: a person's own picture named
+like the screenshot (``photo.png``) was replaced silently, with no copy kept, when any PNG
+signature was taken for one of ours; and a screenshot someone drew on, annotated (a text chunk
+of their own) or appended to since is theirs. (Pictures sealed before the whole file counted
+carry the hash of their image data alone, ``sha256:``; they count as ours while nothing follows
+their end.)
 """
 
 from __future__ import annotations
@@ -43,10 +46,10 @@ def _image_hash(chunks: list[tuple[bytes, bytes, int]]) -> str:
 
 
 def seal(data: bytes) -> bytes:
-    """``data`` (a PNG file the window wrote) with the mark chunk, carrying the hash of its image
-    data, placed before the first image data chunk."""
+    """``data`` (a PNG file the window wrote) with the mark chunk, carrying the hash of ``data``,
+    placed before the first image data chunk."""
     chunks = _chunks(data)
-    text = b"Software\0" + f"{SCREENSHOT_MARK} sha256:{_image_hash(chunks)}".encode("latin-1")
+    text = b"Software\0" + f"{SCREENSHOT_MARK} sha256-file:{hashlib.sha256(data).hexdigest()}".encode("latin-1")
     chunk = struct.pack(">I", len(text)) + b"tEXt" + text + struct.pack(">I", zlib.crc32(b"tEXt" + text))
     first = next((at for kind, _body, at in chunks if kind == b"IDAT"), None)
     if first is None:
@@ -65,10 +68,15 @@ def is_own_screenshot(path: str | os.PathLike[str]) -> bool:
         chunks = _chunks(data)
     except (OSError, ValueError, struct.error):
         return False
-    image = _image_hash(chunks)
-    for kind, body, _at in chunks:
-        if kind == b"tEXt":
-            key, _, text = body.partition(b"\0")
-            if key == b"Software" and text == f"{SCREENSHOT_MARK} sha256:{image}".encode("latin-1"):
-                return True
+    for kind, body, at in chunks:
+        key, _, text = body.partition(b"\0")
+        if kind != b"tEXt" or key != b"Software":
+            continue
+        rest = data[:at] + data[at + 12 + len(body):]  # the file as it was before the mark went in
+        if text == f"{SCREENSHOT_MARK} sha256-file:{hashlib.sha256(rest).hexdigest()}".encode("latin-1"):
+            return True
+        end = chunks[-1][2] + 12 + len(chunks[-1][1])
+        if (chunks[-1][0] == b"IEND" and end == len(data)
+                and text == f"{SCREENSHOT_MARK} sha256:{_image_hash(chunks)}".encode("latin-1")):
+            return True
     return False
