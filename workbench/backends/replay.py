@@ -161,11 +161,15 @@ def recorded_trials(recording: Any, path: str, chosen: Mapping[str, Any] | None 
     if len(matching) == 1:
         return groups[matching[0]], problems[matching[0]]
     names = size_parameters(problems)
-    sizes = ", ".join(size_label(p, names) for p in problems[:8]) + (", ..." if len(problems) > 8 else "")
+    labels = [size_label(p, names) for p in problems[:8]]
+    # (a size of several parameters is itself "a=1, b=2": sizes are then told apart by ";")
+    between = "; " if any(", " in label for label in labels) else ", "
+    sizes = between.join(labels) + (f"{between}..." if len(problems) > 8 else "")
     first = names[0] if names else "NAME"
     if not matching:
         given = ", ".join(f"{k}={v}" for k, v in chosen.items()) if chosen else ""
-        raise WorkbenchError(f"recording {path} has no trials at {given}; its sizes: {sizes}")
+        held = f"its one size: {sizes}" if len(problems) == 1 else f"its sizes: {sizes}"
+        raise WorkbenchError(f"recording {path} has no trials at {given}; {held}")
     # a template: the window names its problem field where the command line says --set
     raise WorkbenchError(template=f"recording {quoted(path)} holds a size sweep ({len(problems)} sizes: {quoted(sizes)}); "
                                   f"a replay replays one: choose it with {{problem:{quoted(first)}=VALUE}}")
