@@ -608,6 +608,30 @@ def test_closing_the_main_window_asks_about_each_editors_unsaved_edits_and_close
     second.wait_for_check()
 
 
+def test_the_restrictions_tab_and_the_problems_list_agree_and_a_problem_leads_to_its_line(editor, qtbot):
+    """The tab said "restrictions: ok" beside a listed error of a restriction (one that excludes
+    the default config), numbered it otherwise (line 3 against restrictions[1]) and did not look
+    again when a slot was renamed; clicking the listed problem did nothing."""
+    editor.open_folder(EXAMPLE)
+    editor.restrictions.setPlainText("block_size * items <= 4096\n\nblock_size > 4096")
+    report = checked(editor, qtbot)
+    assert not report.ok
+    (item,) = [editor.problems.item(i) for i in range(editor.problems.count())
+               if editor.problems.item(i).text().startswith("restrictions, line 3: error:")]
+    assert "excludes the default config" in item.text() and item.toolTip()
+    status = editor.restriction_status.text()
+    assert status.startswith("line 3: ") and "excludes the default config" in status
+    editor.tabs.setCurrentIndex(0)
+    editor._on_problem_activated(item)
+    assert editor.tabs.currentWidget() is editor.restrictions_tab
+    assert editor.restrictions.textCursor().blockNumber() == 2
+    editor.restrictions.setPlainText("block_size * items <= 4096")
+    checked(editor, qtbot)
+    assert editor.restriction_status.text() == "restrictions: ok"
+    editor.slots_table.item(1, 0).setText("itemz")  # a slot renamed: the restriction names it no more
+    assert "unknown name 'items'" in editor.restriction_status.text()
+
+
 def test_save_never_writes_over_another_template_of_the_same_name(editor, tmp_path):
     """Renaming an opened template to the name of another in its folder, or saving it into a folder
     with a template of its name, wrote over that template's spec and source without a word."""

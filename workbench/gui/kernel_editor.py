@@ -12,6 +12,7 @@ window, i.e. the run controller, like any other run.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -56,6 +57,10 @@ extern "C" __global__ void kernel_name(const float* __restrict__ x, float* __res
     if (i < PROBLEM_N) y[i] = a * x[i] + y[i];
 }
 """
+
+
+#: Where a problems-list entry keeps the line of the restriction it is about (0: none).
+_RESTRICTION_LINE = Qt.ItemDataRole.UserRole + 1
 
 
 class _CheckThread(QThread):
@@ -164,6 +169,7 @@ class KernelEditor(QMainWindow):
         self.spec_file: Path | None = None  # the spec file opened or saved last (None: a new draft)
         self.reference_file: Path | None = None  # a python reference the person chose in this dialog
         self.report: DraftReport | None = None
+        self._typed_restriction_problems: list[str] = []  # the Restrictions tab's, as typed
         self.form_problems: list[Diagnostic] = []
         self._generation = 0
         self._thread: _CheckThread | None = None
@@ -208,6 +214,7 @@ class KernelEditor(QMainWindow):
         layout = QVBoxLayout(box)
         layout.addWidget(self.restrictions, 1)
         layout.addWidget(self.restriction_status)
+        self.restrictions_tab = box
         self.tabs.addTab(box, "Restrictions")
         self.problem_table = self._table(PROBLEM_COLUMNS)
         self.tabs.addTab(self._with_buttons(self.problem_table), "Problem")
@@ -319,6 +326,9 @@ class KernelEditor(QMainWindow):
         self.restrictions.textChanged.connect(self.check_restrictions)
         for table in (self.slots_table, self.problem_table, self.args_table, self.ref_table):
             table.itemChanged.connect(self._changed)
+        # a renamed slot or problem parameter is a name the restrictions may (no longer) use
+        self.slots_table.itemChanged.connect(self.check_restrictions)
+        self.problem_table.itemChanged.connect(self.check_restrictions)
         self.ref_kind.currentIndexChanged.connect(self._changed)
 
     def _table(self, columns: tuple[str, ...]) -> QTableWidget:
@@ -602,9 +612,30 @@ class KernelEditor(QMainWindow):
             selection.cursor = cursor
             selections.append(selection)
         self.restrictions.setExtraSelections(selections)
+        self._typed_restriction_problems = messages
+        self._show_restriction_status()
+        return messages
+
+    def _restriction_line(self, field: str) -> int:
+        """The editor line (1-based) of a spec field ``restrictions[i]`` (the i-th line that is not
+        blank, as :meth:`spec` numbers them), or 0."""
+        match = re.fullmatch(r"restrictions\[(\d+)\]", field)
+        if match is None:
+            return 0
+        filled = [n for n, line in enumerate(self.restrictions.toPlainText().splitlines(), 1) if line.strip()]
+        index = int(match.group(1))
+        return filled[index] if index < len(filled) else 0
+
+    def _show_restriction_status(self) -> None:
+        """The Restrictions tab's own line: what parsing as typed found, then what the last check
+        found of the restrictions (excluding the default config, leaving no valid config), so the tab
+        never says "ok" while the problems list has an error of them."""
+        checked = [f"line {line}: {d.message}" if (line := self._restriction_line(d.field)) else d.message
+                   for d in (self.report.diagnostics if self.report is not None else ())
+                   if d.where == "spec" and d.field.startswith("restrictions") and d.severity == "error"]
+        messages = list(dict.fromkeys([*self._typed_restriction_problems, *checked]))
         self.restriction_status.setText("\n".join(messages) if messages else "restrictions: ok")
         self.restriction_status.setStyleSheet("color: #b00020" if messages else "color: #1a7f37")
-        return messages
 
     def _check_expression_field(self, edit: QLineEdit) -> None:
         """Launch geometry is checked as typed too: a red field whose tooltip says what is wrong."""
@@ -653,14 +684,20 @@ class KernelEditor(QMainWindow):
         self.problems.clear()
         marks: dict[int, str] = {}
         for diagnostic in diagnostics:
-            item = QListWidgetItem(str(diagnostic))
+            restriction = self._restriction_line(diagnostic.field) if diagnostic.where == "spec" else 0
+            text = (f"restrictions, line {restriction}: {diagnostic.severity}: {diagnostic.message}" if restriction
+                    else str(diagnostic))
+            item = QListWidgetItem(text)
+            item.setToolTip(plain_tip(text))  # (a long entry is cut at the list's edge)
             item.setData(Qt.ItemDataRole.UserRole, diagnostic.line)
+            item.setData(_RESTRICTION_LINE, restriction)
             item.setForeground(QColor("#b00020" if diagnostic.severity == "error" else "#8a6d00"))
             self.problems.addItem(item)
             if diagnostic.where == "source" and diagnostic.line:
                 if marks.get(diagnostic.line) != "error":
                     marks[diagnostic.line] = diagnostic.severity
         self.source.mark_lines(marks)
+        self._show_restriction_status()
         if report.valid_configs is None and report.space_size is not None:
             self.space_label.setText(f"space: {report.space_size:,} configs; valid configs: fix the restrictions first")
         elif report.valid_configs is not None:
@@ -688,8 +725,14 @@ class KernelEditor(QMainWindow):
 
     def _on_problem_activated(self, item: QListWidgetItem) -> None:
         line = item.data(Qt.ItemDataRole.UserRole)
+        restriction = item.data(_RESTRICTION_LINE)
         if line:
             self.source.go_to_line(int(line))
+        elif restriction:  # a restriction's problem: its tab, its line
+            self.tabs.setCurrentWidget(self.restrictions_tab)
+            block = self.restrictions.document().findBlockByNumber(int(restriction) - 1)
+            self.restrictions.setTextCursor(QTextCursor(block))
+            self.restrictions.setFocus()
 
     def detect_slots(self) -> list[str]:
         """Add a row for every slot macro the source uses that the table lacks (and problem parameters)."""

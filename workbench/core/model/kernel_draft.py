@@ -93,7 +93,7 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
             rest = check_draft({**spec, "restrictions": []}, source, arch=arch, compile_default=compile_default,
                                folder=folder)
             return DraftReport((problem, *rest.diagnostics), rest.space_size, None, rest.default_config, rest.compiled,
-                               rest.resources, rest.compile_s, note="a restriction does not hold; "
+                               rest.resources, rest.compile_s, note="a restriction is refused (its problem is listed); "
                                "the source was checked without the restrictions")
         return DraftReport((problem,), note="the spec does not hold yet")
     except WorkbenchError as exc:
