@@ -780,7 +780,12 @@ def test_the_l1_pipe_term_is_not_called_shared_memory():
                                                              details={"terms": terms, "bound": "shared memory"}))
     shown = breakdown(trial, {"name": "toy GPU", "simulated": True})
     assert [name for name, _ms, _why in shown.time_terms] == ["L1 / shared memory", "memory"]
-    assert shown.facts[0] == "L1 / shared memory-bound: L1 / shared memory is the largest term"
+    assert shown.facts[0] == "L1 / shared memory-bound (also the largest term)"
+    spilled = [{"name": "spills", "value": 0.3, "unit": "ms", "explanation": "local-memory traffic"}, *terms]
+    trial = Trial(1, Config({"block_size": 64}), Measurement(Status.OK, {"latency_ms": 0.5},
+                                                             details={"terms": spilled, "bound": "memory"}))
+    assert breakdown(trial, {"name": "toy GPU", "simulated": True}).facts[0] == \
+        "memory-bound; the largest term is spills"  # not "memory-bound: spills is the largest term"
 
 
 def test_compare_says_what_each_side_is(shown):

@@ -64,8 +64,11 @@ def breakdown(trial: Trial, device: Mapping[str, Any]) -> Breakdown:
     facts: list[str] = []
     bound = _shown(str(details.get("bound", "")))
     if bound:
-        facts.append(f"{bound}-bound" + (f": {time_terms[int(np.argmax([t[1] for t in time_terms]))][0]} is the largest term"
-                                         if time_terms else ""))
+        largest = time_terms[int(np.argmax([t[1] for t in time_terms]))][0] if time_terms else ""
+        # ("memory-bound: spills is the largest term" read as if spills were what bound it; the
+        # bound is the main loop's dominant pipe, and the largest term may be another cost)
+        facts.append(f"{bound}-bound" + ("" if not largest else " (also the largest term)" if largest == bound
+                                         else f"; the largest term is {largest}"))
     occupancy = details.get("occupancy") or (f"occupancy {metrics['occupancy']:.0%}" if "occupancy" in metrics else "")
     if occupancy:
         facts.append(str(occupancy))
