@@ -1004,6 +1004,20 @@ def test_a_cupy_script_names_template_folders_by_absolute_path(tmp_path, cli) ->
     dirs = next(ast.literal_eval(node.value) for node in tree.body
                 if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "KERNEL_DIRS")
     assert dirs == [str(tmp_path / "mykernels")]
+    # a spec that no longer loads there (the folder now defines the template twice): one line
+    fake = tmp_path / "fake"
+    (fake / "cupy").mkdir(parents=True)
+    (fake / "cupy" / "__init__.py").write_text(
+        "class _Runtime:\n    class CUDARuntimeError(Exception): pass\n"
+        "    @staticmethod\n    def getDeviceCount(): return 1\n"
+        "class _Driver:\n    class CUDADriverError(Exception): pass\n"
+        "class cuda:\n    runtime = _Runtime\n    driver = _Driver\n")
+    (tmp_path / "mykernels" / "saxpy.py").write_text("TEMPLATE = None\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(fake), str(root)])}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("error: ") and "saxpy.py" in line, line
 
 
 @pytest.mark.parametrize("name", ["defined", "__FILE__", "int", "WORKBENCH_TUNED_MY_KERNEL_H",

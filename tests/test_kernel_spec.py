@@ -97,6 +97,21 @@ def test_a_header_beside_the_template_is_found_from_any_working_folder(cli, tmp_
     assert [t["status"] for t in trials] == ["ok"] * 4, trials[0].get("error")
     checked = cli("check-kernels", "--kernel-dir", folder, "--kernel", "saxpy", "--json")
     assert checked.returncode == 0, checked.stdout + checked.stderr
+    # a folder named in bytes that are not UTF-8, and an include spaced as the preprocessor allows
+    odd = tmp_path / os.fsdecode(b"non\xffutf")
+    odd.mkdir()
+    (odd / "axpy.h").write_text((folder / "axpy.h").read_text())
+    (odd / "saxpy.cu").write_text(source.replace('#include "axpy.h"', '#  include "axpy.h"'))
+    (odd / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(SPEC))
+    assert load_templates(odd)["saxpy"].include_options == (f"--include-path={odd.resolve()}",)
+    checked = cli("check-kernels", "--kernel-dir", odd, "--kernel", "saxpy", "--json")
+    assert checked.returncode == 0 and "Traceback" not in checked.stderr, checked.stdout + checked.stderr
+    # the exported .cu says which headers it needs beside it
+    from workbench.core.io.export import export_text, plan_export
+    from workbench.core.domain.session import load_session
+
+    text = export_text(plan_export([load_session(out)], templates={"saxpy": template}), "cuda")
+    assert f"// includes headers of the template's folder ({folder.resolve()}): axpy.h; keep them beside this file" in text
 
 
 def test_a_python_spec_beside_a_json_spec_of_the_same_template_is_refused_not_picked(cli, tmp_path):

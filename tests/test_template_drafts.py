@@ -111,3 +111,34 @@ def test_a_drafts_headers_are_part_of_its_folder_and_a_header_outside_stays_wher
     with pytest.raises(WorkbenchError, match="is not a regular file"):
         copy_headers(with_header, opened, target)
     assert (target / "inc" / "a.h").is_symlink()
+
+
+def test_headers_named_by_compile_options_or_through_links_are_copied_by_the_names_included(tmp_path: Path) -> None:
+    """A header named by a -D macro could not be resolved (the template's options were not used),
+    so Save As and Tune refused a template that compiles; a header reached through a link in the
+    folder was copied under its target's name, which the copy does not include."""
+    import os
+
+    from workbench.core.model.template_headers import copy_headers, own_headers
+
+    spec, source = _example()
+    opened = tmp_path / "opened"
+    (opened / "real").mkdir(parents=True)
+    (opened / "h.h").write_text("#pragma once\n")
+    (opened / "real" / "a.h").write_text("#pragma once\n#define FROM_A 1\n")
+    (opened / "inc").symlink_to(opened / "real")
+    spec = dict(spec, compile_options=['-DHDR="h.h"'])
+    with_headers = '#include HDR\n#include "inc/a.h"\n' + source
+    options = spec["compile_options"]
+    assert own_headers(with_headers, opened, options) == [Path("h.h"), Path("inc/a.h")]
+    draft = save_draft(tmp_path / "drafts", spec, with_headers, headers_from=opened)
+    assert (draft / "h.h").is_file() and (draft / "inc" / "a.h").read_text().endswith("FROM_A 1\n")
+    assert not (draft / "real").exists() and not (draft / "inc").is_symlink()
+    # a link on the way in the destination is not followed out of it
+    target, outside = tmp_path / "target", tmp_path / "outside"
+    target.mkdir()
+    outside.mkdir()
+    (target / "inc").symlink_to(outside)
+    with pytest.raises(WorkbenchError, match="is a link or a file, not a folder"):
+        copy_headers(with_headers, opened, target, options)
+    assert os.listdir(outside) == [] and not (target / "h.h").exists()  # checked before anything is written

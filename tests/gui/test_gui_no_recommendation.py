@@ -242,6 +242,14 @@ def test_candidates_stopped_under_the_latency_limit_are_not_shown_as_failures(wi
         assert chart.no_data.isVisible() and "6 stopped early under the latency limit" in chart.no_data.textItem.toPlainText()
     lo, hi = window.model.data_range("latency_ms")
     assert hi == max(t.metric("latency_bound_ms") for t in window.model.trials)
+    # a replay of it cannot re-measure them: the window does not send the person to its button
+    replayed = tmp_path / "replayed.json"
+    assert cli("tune", "--replay", str(out), "--budget", "6", "--max-latency-ms", "0.01", "--out", str(replayed),
+               "--quiet").returncode == 0
+    window.open_session(replayed)
+    window.score_chart.refresh()
+    for said in (window.best_card.text(), window.score_chart.no_data.textItem.toPlainText()):
+        assert "re-measure them in the session that recorded them" in said and "Re-measure aborted" not in said
 
 
 def test_the_failure_log_sits_beside_the_table_in_a_wide_short_pane_and_under_it_in_a_tall_one(window, qtbot):

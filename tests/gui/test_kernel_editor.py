@@ -521,6 +521,12 @@ def test_headers_beside_an_opened_template_are_checked_saved_and_tuned_with_it(w
         editor.save(tmp_path / "other")
     assert (tmp_path / "other" / "common.h").read_text() == "// someone else's\n"
     assert not (tmp_path / "other" / f"saxpy{SPEC_SUFFIX}").exists()
+    editor.restrictions.setPlainText("block_size > 100000")  # a spec the save refuses: no header left behind
+    with pytest.raises(SpecError):
+        editor.save(tmp_path / "refused")
+    assert not (tmp_path / "refused" / "common.h").exists()
+    editor.open_folder(folder, source="saxpy.cu")  # the .cu alone, as a new draft: its headers are beside it
+    assert editor.folder is None and editor.headers_folder() == folder  # (checked and tuned with them, as above)
     editor.open_folder(folder)
     run = editor.tune(budget=4)
     draft = Path(run["kernel_dirs"][0])
@@ -556,6 +562,12 @@ def test_renaming_an_opened_template_keeps_its_entry_function(editor):
     assert editor.entry_edit.text() == "saxpy"
     editor.name_edit.setText("axpy")
     assert editor.spec()["entry"] == "saxpy" and editor.spec()["name"] == "axpy"
+    spec = json.loads((EXAMPLE / f"saxpy{SPEC_SUFFIX}").read_text())
+    del spec["entry"]  # the loader takes the name for it
+    editor.set_spec(spec, SAXPY_CU, None)
+    assert editor.entry_edit.text() == "saxpy"
+    editor.name_edit.setText("axpy")
+    assert editor.spec()["entry"] == "saxpy"
 
 
 def test_the_editor_is_usable_from_the_keyboard(editor, qtbot, tmp_path):
@@ -602,8 +614,14 @@ def test_closing_the_main_window_asks_about_each_editors_unsaved_edits_and_close
     assert not window.close()
     assert window.isVisible() and first.isVisible() and second.isVisible() and len(asked) == 1
     assert "edits that are not saved" in asked[0]
+    answers = iter([QMessageBox.StandardButton.Discard])
+    with monkeypatch.context() as patch:  # the window's own question follows: Cancel there keeps the editors
+        patch.setattr(window, "_maybe_save", lambda: False)
+        assert not window.close()
+    assert first.isVisible() and second.isVisible() and "not saved" in first.source.toPlainText()
+    answers = iter([QMessageBox.StandardButton.Discard])
     assert window.close()
-    assert not window.isVisible() and not first.isVisible() and not second.isVisible() and len(asked) == 2
+    assert not window.isVisible() and not first.isVisible() and not second.isVisible() and len(asked) == 3
     first.wait_for_check()
     second.wait_for_check()
 
@@ -625,6 +643,8 @@ def test_the_restrictions_tab_and_the_problems_list_agree_and_a_problem_leads_to
     editor._on_problem_activated(item)
     assert editor.tabs.currentWidget() is editor.restrictions_tab
     assert editor.restrictions.textCursor().blockNumber() == 2
+    editor.restrictions.setPlainText("block_size * items <= 4096\n\n\nblock_size > 4096")  # edited, not checked yet
+    assert editor.restriction_status.text() == "restrictions: ok"  # the last check's line 3 is not this text's
     editor.restrictions.setPlainText("block_size * items <= 4096")
     checked(editor, qtbot)
     assert editor.restriction_status.text() == "restrictions: ok"

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from workbench.core.model.quality import EMULATION, FLOAT32_DIGITS, ROUNDED_REFERENCE
 from workbench.gui.model import SessionModel
-from workbench.gui.text import REMEASURE_HERE, fmt, metric_label
+from workbench.gui.text import fmt, metric_label, remeasure_way
 
 CARD_METRICS = ("latency_ms", "memory_mb", "onchip_kb_per_sm", "throughput_gbs", "gflops", "quality", "occupancy", "registers")
 #: Rates that are 0 for every config of a kernel that does no such work (a histogram's GFLOP/s): not shown.
@@ -72,7 +72,7 @@ class BestCard(QFrame):
         if best is None:
             if ranking.n_ok == 0:
                 if ranking.aborted_count():  # stopped under the latency limit: not failures
-                    note = ranking.aborted_note(how=REMEASURE_HERE, waits_for_relaxing=True)
+                    note = ranking.aborted_note(how=remeasure_way(model.session), waits_for_relaxing=True)
                     return f"<b>No successful trial</b> among {model.n}: {html.escape(note)}."
                 return f"<b>No successful trial</b> among {model.n}. See the failure log."
             label = ranking.most_excluding

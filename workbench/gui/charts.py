@@ -27,7 +27,7 @@ from workbench.gui.elided_label import ElidedCombo
 from workbench.gui.fast_scatter import FastScatter
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import ReadableAxis, left_title, set_left_title
-from workbench.gui.text import REMEASURE_HERE, describe_trial, metric_label
+from workbench.gui.text import describe_trial, metric_label, remeasure_way
 
 # --- the palette: created once, reused by every item (colour-blind-safe Okabe-Ito hues) ----------
 FEASIBLE = pg.mkBrush(0, 114, 178, 170)
@@ -266,7 +266,7 @@ class ScoreChart(_ChartBase):
             self._say_no_data("no trials yet")
             return
         if ranking.n_feasible == 0:  # every point grey or a cross at 0: why, as the card says it
-            self._say_no_data(ranking.why_none(REMEASURE_HERE, waits_for_relaxing=True))
+            self._say_no_data(ranking.why_none(remeasure_way(self.model.session), waits_for_relaxing=True))
         elif self.no_data.isVisible():
             self.no_data.setVisible(False)
             self.plot.enableAutoRange(axis="x")
@@ -444,7 +444,7 @@ class TradeoffChart(_ChartBase):
         feasible = np.asarray(ranking.feasible, dtype=bool)
         f, i = shown & feasible, shown & ~feasible
         if ranking.n_feasible == 0:  # every point grey: say which constraint did it (a limit on a
-            self._say_no_data(ranking.why_none(REMEASURE_HERE, waits_for_relaxing=True))  # metric off these axes has no line of its own)
+            self._say_no_data(ranking.why_none(remeasure_way(self.model.session), waits_for_relaxing=True))  # metric off these axes has no line of its own)
         elif not f.any():
             feasible_ones = "the feasible trial reports" if ranking.n_feasible == 1 else \
                 f"the {ranking.n_feasible} feasible trials report"

@@ -33,7 +33,7 @@ from workbench.core.domain.kernel_spec import (
 )
 from workbench.core.fs import resolved
 from workbench.core.model.template_drafts import save_draft
-from workbench.core.model.template_headers import copy_headers
+from workbench.core.model.template_headers import header_copies, write_headers
 from workbench.core.domain.macros import scan_macros
 from workbench.core.domain.templates import global_functions
 from workbench.gui.text import plain_tip, window_message
@@ -166,10 +166,14 @@ class KernelEditor(QMainWindow):
         #: folder, so the main window may run and export the template from it (``--kernel-dir``)
         self.folder_opened: Callable[[str, Path], None] | None = None
         self.folder: Path | None = None  # where the template was opened from / saved to
+        self._lone_source_folder: Path | None = None  # where a .cu opened as a new draft lies
+        self._drop_asked = False  # (close_asked: the question about unsaved edits was asked already)
         self.spec_file: Path | None = None  # the spec file opened or saved last (None: a new draft)
         self.reference_file: Path | None = None  # a python reference the person chose in this dialog
         self.report: DraftReport | None = None
         self._typed_restriction_problems: list[str] = []  # the Restrictions tab's, as typed
+        self._report_restrictions = ""  # the restrictions text the report was made for
+        self._checking_restrictions: dict[int, str] = {}  # check generation -> the text it checks
         self.form_problems: list[Diagnostic] = []
         self._generation = 0
         self._thread: _CheckThread | None = None
@@ -396,12 +400,13 @@ class KernelEditor(QMainWindow):
         name, title, smem = str(spec.get("name", "")), str(spec.get("title", "")), str(spec.get("dynamic_smem", "0"))
         # shown even where it equals the name: left empty it followed a rename, and the renamed
         # template named a kernel function its source does not have
-        entry = str(spec.get("entry") or "")
+        entry = str(spec.get("entry") or spec.get("name") or "")  # (a spec without one: its name, as it loads)
         moved, flops = str(cost.get("bytes_moved", "")), str(cost.get("flops", "0"))
         profiled = {key: str(profile.get(key, "")) for key in self.profile_edits}
         self._loading = True
         try:
             self.folder = folder
+            self._lone_source_folder = None  # (open_folder sets it for a .cu opened as a new draft)
             self.spec_file = None  # (open_folder names it once the form is filled)
             self._opened = opened
             self.reference_file = None
@@ -588,6 +593,8 @@ class KernelEditor(QMainWindow):
 
     def check_restrictions(self) -> list[str]:
         """Parse every restriction line now; underline the offending part; return the messages."""
+        if self._loading:  # (once when the form is filled, not once per cell filled)
+            return self._typed_restriction_problems
         names = self.names()
         messages, selections = [], []
         document = self.restrictions.document()
@@ -630,8 +637,11 @@ class KernelEditor(QMainWindow):
         """The Restrictions tab's own line: what parsing as typed found, then what the last check
         found of the restrictions (excluding the default config, leaving no valid config), so the tab
         never says "ok" while the problems list has an error of them."""
+        # the last check's, while the restrictions are the text it checked (after an edit its lines
+        # would be mapped onto other text until the next check reports)
+        current = self.report is not None and self._report_restrictions == self.restrictions.toPlainText()
         checked = [f"line {line}: {d.message}" if (line := self._restriction_line(d.field)) else d.message
-                   for d in (self.report.diagnostics if self.report is not None else ())
+                   for d in (self.report.diagnostics if self.report is not None and current else ())
                    if d.where == "spec" and d.field.startswith("restrictions") and d.severity == "error"]
         messages = list(dict.fromkeys([*self._typed_restriction_problems, *checked]))
         self.restriction_status.setText("\n".join(messages) if messages else "restrictions: ok")
@@ -648,11 +658,13 @@ class KernelEditor(QMainWindow):
         self.timer.stop()
         spec = self.spec()
         self._generation += 1
+        self._checking_restrictions = {self._generation: self.restrictions.toPlainText()}
         if self._thread is not None and self._thread.isRunning():
             self._pending = True
             return
         self._pending = False
-        thread = self._thread = _CheckThread(self._generation, spec, self.source.toPlainText(), self.folder, self)
+        thread = self._thread = _CheckThread(self._generation, spec, self.source.toPlainText(), self.headers_folder(),
+                                             self)
         thread.checked.connect(self._on_checked)
         thread.finished.connect(lambda: self._on_thread_finished(thread))
         thread.start()
@@ -674,6 +686,7 @@ class KernelEditor(QMainWindow):
         if generation != self._generation:
             return
         self.report = report
+        self._report_restrictions = self._checking_restrictions.get(generation, "")
         self.source.highlighter.set_slots([_cell(self.slots_table, r, 0).upper() for r in range(self.slots_table.rowCount())
                                            if _cell(self.slots_table, r, 0)])
         self._show_report(report)
@@ -766,6 +779,11 @@ class KernelEditor(QMainWindow):
         return added
 
     # --- files and runs -----------------------------------------------------------------------------
+    def headers_folder(self) -> Path | None:
+        """Where the headers the source includes lie: the folder the template was opened from (or
+        saved to), or that of a ``.cu`` opened as a new draft; None for a draft of no folder."""
+        return self.folder if self.folder is not None else self._lone_source_folder
+
     def save(self, folder: str | Path | None = None) -> Path:
         """Save to ``folder`` (default: where it came from, else the user's template folder)."""
         target = Path(folder) if folder is not None else (self.folder or user_templates_dir())
@@ -778,10 +796,14 @@ class KernelEditor(QMainWindow):
                 self.spec_file is None or resolved(existing) != resolved(self.spec_file)):
             raise WorkbenchError(f"{existing}: another template of that name is there; open it to change it, "
                                  "or choose another name or folder")
-        if self.folder is not None:  # headers the source includes from where it was opened go with it
-            copy_headers(self.source.toPlainText(), self.folder, target)
+        headers = self.headers_folder()
+        # headers the source includes from where it was opened go with it: checked before anything
+        # is written, written once the spec is (a spec refused leaves no header behind)
+        copies = (header_copies(self.source.toPlainText(), headers, target,
+                                [str(o) for o in spec.get("compile_options") or ()]) if headers is not None else [])
         path = save_template_folder(target, spec, self.source.toPlainText(),
                                     reference_file=self._reference_to_copy(spec, target))
+        write_headers(copies)
         self.spec_file = path
         self.folder = target
         self.reference_file = None
@@ -867,6 +889,7 @@ class KernelEditor(QMainWindow):
         # the entry is the source's first kernel (the file's name is a guess only where it has none)
         entry = next(iter(global_functions(source)), stem)
         self.set_spec({"name": stem, "entry": entry, "grid": ["1"], "block": ["block_size"], "args": []}, source, None)
+        self._lone_source_folder = folder  # its headers are beside it; the template is saved elsewhere
         self.setWindowTitle(f"Kernel template editor - {sources[0]} (new template)[*]")
         try:
             detected = self.detect_slots()  # may refuse a source of thousands of macros: the source still shows, titled
@@ -920,7 +943,7 @@ class KernelEditor(QMainWindow):
         check_template_name(str(spec.get("name") or ""))  # before anything is read or written
         reference = self._reference_to_copy(spec, self.drafts_dir())
         folder = save_draft(self.drafts_dir(), spec, self.source.toPlainText(), reference_file=reference,
-                            headers_from=self.folder)
+                            headers_from=self.headers_folder())
         run = {"kernel": spec["name"], "kernel_dirs": [str(folder)], "backend": "sim",
                "budget": int(budget or self.budget.value()), "seed": 0}
         self.start_run_callback(run)
@@ -963,8 +986,16 @@ class KernelEditor(QMainWindow):
         if self.interactive:
             QMessageBox.warning(self, "Kernel template", text)
 
+    def close_asked(self) -> None:
+        """Close without asking again: whoever calls this asked :meth:`may_drop_edits` already."""
+        self._drop_asked = True
+        try:
+            self.close()
+        finally:
+            self._drop_asked = False
+
     def closeEvent(self, event: Any) -> None:  # Qt override
-        if not self.may_drop_edits("Close the editor"):
+        if not self._drop_asked and not self.may_drop_edits("Close the editor"):
             event.ignore()
             return
         self.timer.stop()

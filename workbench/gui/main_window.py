@@ -2094,11 +2094,11 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(0, self, self.zoom.fit_to_screen)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt override
-        for editor in list(self._kernel_editors):
-            if editor.isVisible() and not editor.close():  # its unsaved edits kept: the window stays
-                event.ignore()
-                return
-            self._kernel_editors.remove(editor)
+        editors = [editor for editor in self._kernel_editors if editor.isVisible()]
+        # asked first, closed last: a question of this window's answered Cancel leaves them open
+        if not all(editor.may_drop_edits("Close the main window") for editor in editors):
+            event.ignore()  # its unsaved edits kept: the window stays
+            return
         if self.running:
             if self.interactive:
                 text = (f"Stop the run and save its trials to {self.path.name} before closing?" if self.path is not None
@@ -2153,6 +2153,9 @@ class MainWindow(QMainWindow):
         self._timer.stop()
         if self.interactive:  # an automated run's window size is not the person's layout
             self.save_settings()
+        for editor in editors:
+            editor.close_asked()
+        self._kernel_editors.clear()
         event.accept()
 
 

@@ -49,6 +49,14 @@ def plain_tip(text: str) -> str:
 REMEASURE_HERE = "the Re-measure aborted button under the constraints"
 
 
+def remeasure_way(session: Any) -> str | None:
+    """How the window re-measures ``session``'s aborted candidates (:data:`REMEASURE_HERE`), or
+    None for a replay, whose recording holds only where each stopped: the button refuses it, and
+    the notes then say to re-measure them in the session that recorded them."""
+    backend = getattr(session, "backend", None)
+    return None if isinstance(backend, dict) and backend.get("kind") == "replay" else REMEASURE_HERE
+
+
 def metric_label(name: str) -> str:
     if name.startswith("slot:"):
         return f"{name[5:]} (slot)"

@@ -24,7 +24,7 @@ from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, LABEL_FILL, LABEL_Z
 from workbench.gui.explain import breakdown, roofline
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import bar_figures_extent, set_left_title
-from workbench.gui.text import REMEASURE_HERE, fmt
+from workbench.gui.text import fmt, remeasure_way
 
 TERM_BRUSH = pg.mkBrush(0, 114, 178, 200)
 LARGEST_BRUSH = pg.mkBrush(213, 94, 0, 220)
@@ -112,7 +112,7 @@ class WhyView(QWidget):
             # trials there but none feasible: why, as the card says it, not "run one"
             ranking = model.ranking
             if model.n and ranking is not None and ranking.best is None:
-                self.title.setText(f"<i>No feasible config to explain: {html.escape(ranking.why_none(REMEASURE_HERE, waits_for_relaxing=True))}. "
+                self.title.setText(f"<i>No feasible config to explain: {html.escape(ranking.why_none(remeasure_way(model.session), waits_for_relaxing=True))}. "
                                    "Select a trial to see why it is as fast as it is.</i>")
             else:
                 self.title.setText("<i>Select a trial (or run one) to see why it is as fast as it is.</i>")

@@ -211,6 +211,10 @@ class WorkProfile:
     notes: tuple[str, ...] = ()  # human-readable remarks the model and GUI can show
 
 
+#: An ``#include`` directive, spaced as the preprocessor allows (``#  include``).
+_INCLUDE_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*include\b", re.M)
+
+
 @dataclass(frozen=True)
 class KernelTemplate:
     """A tunable CUDA kernel: source, slots, problem, launch geometry, reference and cost facts.
@@ -420,13 +424,14 @@ class KernelTemplate:
 
     @property
     def include_options(self) -> tuple[str, ...]:
-        """For a source that includes anything, the folder of its ``.cu`` (or spec), searched first
-        as nvcc searches the folder of the file it compiles: NVRTC compiles a string and looks for
-        its quoted includes in the working folder, so a header beside the template was found only
-        by a run started from that folder. Empty for a self-contained source, which compiles, and
-        is cached, exactly as without it."""
+        """For a source that includes anything, the folder of its ``.cu`` (or spec), searched
+        before the ``-I`` folders of its options, as nvcc searches the folder of the file it
+        compiles: NVRTC compiles a string and looks for its quoted includes in the working folder
+        (which it still searches first), so a header beside the template was found only by a run
+        started from that folder. Empty for a self-contained source, which compiles, and is
+        cached, exactly as without it."""
         home = self.source_path or self.path
-        if not home or "#include" not in self.source:
+        if not home or not _INCLUDE_DIRECTIVE.search(self.source):
             return ()
         return (f"--include-path={Path(home).resolve().parent}",)
 

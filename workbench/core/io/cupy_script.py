@@ -77,12 +77,16 @@ def main() -> int:
     cp = start_cupy()
     try:
         from workbench.core.domain.templates import find_template, kernels_dir, reset_buffers
+        from workbench.core.errors import WorkbenchError
     except ImportError as exc:
         raise SystemExit("error: this script builds the kernel's inputs and reference with the Kernel Tuning "
                          f"Workbench, which cannot be imported here ({exc}); run it with the workbench's Python, "
                          "or with PYTHONPATH naming the workbench's folder") from None
 
-    template = find_template(KERNEL, *[d for d in KERNEL_DIRS if os.path.isdir(d)], str(kernels_dir()))
+    try:  # (a spec that no longer loads, or a folder defining the template twice: one line)
+        template = find_template(KERNEL, *[d for d in KERNEL_DIRS if os.path.isdir(d)], str(kernels_dir()))
+    except WorkbenchError as exc:
+        raise SystemExit(f"error: {exc}") from None
     if template is None:
         raise SystemExit(f"error: no template {KERNEL} in {', '.join(KERNEL_DIRS) or 'the workbench library'}")
     if template.source_hash() != TEMPLATE_HASH:

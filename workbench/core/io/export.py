@@ -808,7 +808,24 @@ def _cuda(plan: ExportPlan) -> str:
         head.append(f"//   (__constant__ {_one_line(name)}: copied to the module's symbol before launching)")
     if template.compile_options:
         head.append(f"// compile options: {_one_line(' '.join(template.compile_options))}")
+    headers = _own_headers(template)
+    if headers:
+        head.append(f"// includes headers of the template's folder ({_one_line(str(Path(template.source_path).parent))}): "
+                    f"{_one_line(', '.join(h.as_posix() for h in headers))}; keep them beside this file")
     return "\n".join(head) + "\n" + template.render(config, problem, line_directive=False)
+
+
+def _own_headers(template: Any) -> list[Path]:
+    """The headers the template's source includes from its own folder (none when it has no folder,
+    or when they cannot be resolved now: the export says nothing rather than something wrong)."""
+    if not template.source_path or not template.include_options:
+        return []
+    from workbench.core.model.template_headers import own_headers
+
+    try:
+        return own_headers(template.source, Path(template.source_path).parent, template.compile_options)
+    except (WorkbenchError, OSError):
+        return []
 
 
 # --- json ---------------------------------------------------------------------------------------

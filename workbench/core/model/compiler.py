@@ -566,7 +566,8 @@ def _compile(source: str, arch: str, opts: list[str], name: str, version: str, k
         raise WorkbenchError(f"NVRTC could not be loaded: {exc}") from None
     _check(nvrtc, result, "nvrtcCreateProgram")
     try:
-        (status,) = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
+        # (surrogateescape: a folder named in bytes that are not UTF-8, an include path, gets its own bytes back)
+        (status,) = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode("utf-8", "surrogateescape") for o in opts])
         log = _program_log(nvrtc, prog)
         ok = status == nvrtc.nvrtcResult.NVRTC_SUCCESS
         if not ok and status not in (

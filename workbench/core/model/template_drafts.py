@@ -58,7 +58,7 @@ def save_draft(drafts: Path, spec: Mapping[str, Any], source: str,
     try:
         save_template_folder(staging, spec, source, reference_file=reference_file)
         if headers_from is not None:
-            copy_headers(source, headers_from, staging)
+            copy_headers(source, headers_from, staging, [str(o) for o in spec.get("compile_options") or ()])
         folder = drafts / f"{name}-{folder_digest(staging)}"
         if folder.is_symlink():
             raise WorkbenchError(f"{folder}: a link, not a drafts folder of the editor's; remove it to tune {name}")

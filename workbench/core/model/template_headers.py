@@ -16,44 +16,52 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import IO, TextIO, cast
+from typing import IO, Sequence, TextIO, cast
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.fs import atomic_write
 from workbench.core.model.compiler import included_files
 
 
-def own_headers(source: str, folder: Path) -> list[Path]:
+def own_headers(source: str, folder: Path, options: Sequence[str] = ()) -> list[Path]:
     """The files ``source`` includes from ``folder`` or a folder under it, as paths relative to
-    ``folder``, in the order the compile first meets them (a name the source cannot have resolved
-    before compiling is a :class:`WorkbenchError`, the line a compile would fail with)."""
+    ``folder`` by the names the source reaches them as (a link in the folder is copied under its own
+    name), in the order the compile first meets them. ``options``: the template's compile options
+    (its ``-D`` macros may name a header, its ``-I`` folders hold others). A name the source cannot
+    have resolved before compiling is a :class:`WorkbenchError`, the line a compile would fail with."""
     if "include" not in source:
         return []
     root = folder.resolve()
-    found = included_files(source, (f"--include-path={root}",))
+    found = included_files(source, (f"--include-path={root}", *options))
     if isinstance(found, str):
         raise WorkbenchError(found)
     inside: list[Path] = []
     for path, _ in found:
-        real = Path(path).resolve()
-        if real.is_relative_to(root) and real != root:
-            inside.append(real.relative_to(root))
+        relative = Path(os.path.relpath(path, root))
+        if relative.parts and relative.parts[0] != os.pardir and not relative.is_absolute():
+            inside.append(relative)
     return inside
 
 
-def copy_headers(source: str, from_folder: Path, to_folder: Path) -> list[Path]:
-    """Copy :func:`own_headers` of ``source`` from ``from_folder`` into ``to_folder`` (the same
-    relative paths); returns the paths written there. Nothing happens when the two folders are one.
+def header_copies(source: str, from_folder: Path, to_folder: Path,
+                  options: Sequence[str] = ()) -> list[tuple[Path, bytes]]:
+    """What copying :func:`own_headers` of ``source`` from ``from_folder`` into ``to_folder`` writes
+    (the place in ``to_folder``, the bytes), checked and nothing written yet: empty when the two
+    folders are one, or when each header is there already with the same bytes.
 
-    A file already at a header's place with the same bytes is left as it is; one with other bytes,
-    or anything there that is not a regular file (a link, a folder), is not the program's to
-    replace and stops the copy with one line before anything is written."""
+    One with other bytes there, anything there that is not a regular file, or a link on the way to
+    it inside ``to_folder`` (a header copied through it would land outside the folder chosen), is
+    not the program's to replace or follow and is a :class:`WorkbenchError` in one line."""
     if from_folder.resolve() == to_folder.resolve():
         return []
     plan: list[tuple[Path, bytes]] = []
-    for relative in own_headers(source, from_folder):
+    for relative in own_headers(source, from_folder, options):
         data = (from_folder.resolve() / relative).read_bytes()  # (checked a regular file of bounded size)
         target = to_folder / relative
+        for step in [to_folder / Path(*relative.parts[:i]) for i in range(1, len(relative.parts))]:
+            if step.is_symlink() or (step.exists() and not step.is_dir()):
+                raise WorkbenchError(f"{step}: is a link or a file, not a folder, so the header {relative} the source "
+                                     "includes cannot be copied there; choose another folder")
         try:
             info = os.lstat(target)
         except FileNotFoundError:
@@ -65,9 +73,19 @@ def copy_headers(source: str, from_folder: Path, to_folder: Path) -> list[Path]:
         if target.read_bytes() != data:
             raise WorkbenchError(f"{target}: exists with other content than the header {relative} the source "
                                  "includes; choose another folder, or remove that file")
+    return plan
+
+
+def write_headers(plan: Sequence[tuple[Path, bytes]]) -> list[Path]:
+    """Write what :func:`header_copies` planned; returns the paths written."""
     for target, data in plan:
         _write_bytes(target, data)
     return [target for target, _ in plan]
+
+
+def copy_headers(source: str, from_folder: Path, to_folder: Path, options: Sequence[str] = ()) -> list[Path]:
+    """:func:`header_copies` written: every check before anything is written."""
+    return write_headers(header_copies(source, from_folder, to_folder, options))
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
@@ -78,4 +96,4 @@ def _write_bytes(path: Path, data: bytes) -> None:
     atomic_write(path, write)
 
 
-__all__ = ["copy_headers", "own_headers"]
+__all__ = ["copy_headers", "header_copies", "own_headers", "write_headers"]
