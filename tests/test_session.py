@@ -103,6 +103,34 @@ def test_save_load_round_trip_keeps_everything(tmp_path: Path) -> None:
     assert not list(tmp_path.glob(".*.tmp"))
 
 
+@pytest.mark.parametrize("nan", [False, True])  # orjson reads the file; a NaN literal sends it to the json module
+def test_how_deep_a_session_may_nest_is_the_same_on_every_python(tmp_path: Path, nan: bool) -> None:
+    """The json module's depth was the interpreter's (about 1,000 levels on 3.11, 10,000 on 3.13):
+    a file 3.13 opened and saved again was refused on 3.11. Both readings now keep to one limit,
+    below what any version can read."""
+    from workbench.core.domain.session import MAX_JSON_DEPTH
+
+    path = tmp_path / "session.json"
+    save_session(make_session(2), path)
+    data = json.loads(path.read_text())
+    data["extra"] = {"deep": "DEEP"}
+    if nan:
+        data["trials"][0]["metrics"]["odd"] = "NAN"
+    base = json.dumps(data)
+
+    def nested(levels: int) -> str:  # the document and "extra" are two levels, "deep" the rest
+        return base.replace('"DEEP"', "[" * (levels - 2) + "]" * (levels - 2)).replace('"NAN"', "NaN")
+
+    deepest = MAX_JSON_DEPTH if nan else 1_024  # (orjson's own limit, the same on every version)
+    path.write_text(nested(deepest))
+    assert '"deep"' in path.read_text() and ("NaN" in path.read_text()) == nan
+    assert len(load_session(path).trials) == 2
+    for levels in (deepest + 1, 1_200, 5_000):
+        path.write_text(nested(levels))
+        with pytest.raises(SessionFormatError, match="JSON nested too deeply"):
+            load_session(path)
+
+
 def test_save_refuses_a_header_that_would_not_load_again_and_keeps_the_old_file(tmp_path: Path) -> None:
     """Whatever a header field holds, save never writes a file load_session refuses: the saved file
     stays as it was and the refusal is one line naming the field."""

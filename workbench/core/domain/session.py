@@ -328,7 +328,7 @@ def _loads(text: str) -> Any:
             return orjson.loads(text)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(text, parse_int=_bounded_int)
+    return _within_depth(json.loads(text, parse_int=_bounded_int))
 
 
 def loads_bounded(text: str, object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None) -> Any:
@@ -336,8 +336,30 @@ def loads_bounded(text: str, object_pairs_hook: Callable[[list[tuple[str, Any]]]
     With ``object_pairs_hook`` (a reader that sees every object's keys, to refuse one given twice)
     the json module reads it, in one pass; orjson has no such hook."""
     if object_pairs_hook is not None:
-        return json.loads(text, parse_int=_bounded_int, object_pairs_hook=object_pairs_hook)
+        return _within_depth(json.loads(text, parse_int=_bounded_int, object_pairs_hook=object_pairs_hook))
     return _loads(text)
+
+
+#: The deepest nesting of arrays and objects the json module's readings keep. How deep it can read
+#: at all is the interpreter's (about 1,000 levels on Python 3.11, 1,500 on 3.12, 10,000 on 3.13,
+#: as a RecursionError), so a file one version read, and saved again, another refused; under this
+#: limit every version reads the same files. (orjson, which reads most sessions, stops at 1,024 on
+#: every version; a file it cannot read goes to the json module and this limit.)
+MAX_JSON_DEPTH = 900
+
+
+def _within_depth(value: Any) -> Any:
+    """``value`` (parsed JSON) when it nests at most :data:`MAX_JSON_DEPTH` levels, else the
+    RecursionError every reader reports as "nested too deeply" (walked without recursion, only into
+    the arrays and objects)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise RecursionError("JSON nested too deeply")
+        children = item.values() if type(item) is dict else item if type(item) is list else ()
+        stack.extend((child, depth + 1) for child in children if type(child) is dict or type(child) is list)
+    return value
 
 
 def problem_key(problem: Mapping[str, Any]) -> str:
