@@ -527,3 +527,12 @@ def test_the_dram_traffic_a_config_reports_counts_what_its_memory_term_counts() 
     scattered = predict(H200, replace(STREAM, coalescing=0.25), _grid(N, 256), (256, 1, 1), REGS)
     assert scattered.dram_bytes == pytest.approx(4 * plain.dram_bytes)  # whole sectors for a quarter used
     assert math.isnan(predict(H200, STREAM, _grid(N, 256), (256, 1, 1), {"registers": 255, "smem_bytes": 10**7}).dram_bytes)
+
+
+def test_the_model_adds_its_terms_left_to_right_on_every_python() -> None:
+    """Python 3.12's sum() of floats is compensated, so the model's latencies differed from 3.11's
+    in their last digits and a simulated run repeated exactly on one version only."""
+    from workbench.core.model.perfmodel import _sum_in_order
+
+    assert _sum_in_order([1e16, 1.0, -1e16]) == 0.0  # (compensated: 1.0)
+    assert _sum_in_order([0.1, 0.2, 0.3]) == (0.1 + 0.2) + 0.3

@@ -412,7 +412,7 @@ def predict(
         # DRAM traffic streams through L2: the two are one memory pipe, bounded by the slower.
         merged = [max(w.dram, w.l2), w.compute, w.sfu, w.smem]
         slowest = max(merged)
-        body += count * (slowest + _OVERLAP * (sum(merged) - slowest))
+        body += count * (slowest + _OVERLAP * (_sum_in_order(merged) - slowest))
         for p, t in zip(pipes, times):
             totals[p] += count * t
     main = waves_list[0][1]
@@ -467,7 +467,7 @@ def predict(
             t_staging = blocks / gpu.sm_count * max(0.0, period - per_block)
         body += t_staging
     kernel_times = [body, t_atomic, t_shared_atomic]
-    kernel = max(kernel_times) + _OVERLAP * (sum(kernel_times) - max(kernel_times))
+    kernel = max(kernel_times) + _OVERLAP * (_sum_in_order(kernel_times) - max(kernel_times))
 
     # --- additive costs -------------------------------------------------------------------------
     sync_cycles = profile.syncs_per_block * (_SYNC_BASE_CYCLES + _SYNC_PER_WARP_CYCLES * warps_per_block)
@@ -603,11 +603,21 @@ def issue_binds(wave: _Wave) -> bool:
     return wave.compute > 0.0 and wave.compute >= max(wave.dram, wave.l2, wave.sfu, wave.smem)
 
 
+def _sum_in_order(values: Sequence[float]) -> float:
+    """The values added left to right, as ``sum`` did before Python 3.12, which adds floats with a
+    compensated sum: the model's figures then differed in their last digits between versions, and
+    a simulated run repeated exactly only on one of them."""
+    total = 0.0
+    for value in values:
+        total += value
+    return total
+
+
 def memory_utilisation(wave: _Wave) -> float:
     """Share of a wave's time the L2/DRAM pipe is busy: its time over the wave's (slowest pipe plus overlap)."""
     merged = [max(wave.dram, wave.l2), wave.compute, wave.sfu, wave.smem]
     slowest = max(merged)
-    elapsed = slowest + _OVERLAP * (sum(merged) - slowest)
+    elapsed = slowest + _OVERLAP * (_sum_in_order(merged) - slowest)
     return merged[0] / elapsed if elapsed > 0.0 else 0.0
 
 
