@@ -462,7 +462,7 @@ class SessionModel:
         values = values[np.isfinite(values)]
         if values.size == 0:
             return None
-        return float(values.min()), float(values.max())
+        return float(np.min(values)), float(np.max(values))
 
 
 def _as_float(value: Any) -> float:

@@ -71,7 +71,7 @@ class Coder:
         return np.where(self.ordered[slots], np.abs(to - frm) * self._scale[slots], 1.0)
 
 
-def latency_rank(values: Sequence[float]) -> np.ndarray:
+def latency_rank(values: Sequence[float] | np.ndarray) -> np.ndarray:
     """Centred ranks in [-1, 1], +1 for the lowest value; ties share their mean rank; NaN/inf rank last.
 
     Ranks instead of raw latencies make rewards robust to timing noise and to the scale of a kernel.
@@ -270,7 +270,7 @@ class IndexedStrategy(Strategy):
         strategy's time on spaces with long slots."""
         noise = self.rng.random(int(self.coder.sizes.sum()))
         at_index = np.asarray(index, dtype=np.int64)
-        if int(self.coder.sizes.max(initial=0)) <= REPAIR_VALUES_PER_SLOT + 1:  # every value of every slot
+        if int(np.max(self.coder.sizes, initial=0)) <= REPAIR_VALUES_PER_SLOT + 1:  # every value of every slot
             if self._every_value is None:
                 sizes = self.coder.sizes
                 self._every_value = (np.repeat(np.arange(len(sizes), dtype=np.int64), sizes),

@@ -542,7 +542,7 @@ def _v_pow(a: np.ndarray, b: np.ndarray) -> VResult:
     fa, fb = a.astype(np.float64), b.astype(np.float64)
     if _is_int(a) and _is_int(b):
         if (b >= 0).all():
-            if (np.abs(fa) ** fb).max(initial=0) >= SAFE_INT:
+            if np.max(np.abs(fa) ** fb, initial=0) >= SAFE_INT:
                 raise _Unvectorisable  # exact big integers (and the size guard) are Python's job
             return a**b, None
         if (b >= 0).any():

@@ -68,7 +68,7 @@ def bank_conflict_ways(word_addresses: np.ndarray, words_per_access: int = 1, ma
             if lanes.size == 0:
                 continue
             words = np.unique((lanes[:, None] + np.arange(words_per_access)).ravel())
-            wavefronts += int(np.bincount(words % BANKS, minlength=BANKS).max())
+            wavefronts += int(np.max(np.bincount(words % BANKS, minlength=BANKS)))
             ideal += 1
     return wavefronts / ideal if ideal else 1.0
 
