@@ -142,3 +142,25 @@ def test_headers_named_by_compile_options_or_through_links_are_copied_by_the_nam
     with pytest.raises(WorkbenchError, match="is a link or a file, not a folder"):
         copy_headers(with_headers, opened, target, options)
     assert os.listdir(outside) == [] and not (target / "h.h").exists()  # checked before anything is written
+
+
+def test_a_header_named_like_the_templates_own_files_is_refused_and_odd_names_are_no_traceback(tmp_path: Path) -> None:
+    """A header named like the file the template is saved as (its source saxpy.cu, when the spec
+    names main.cu) was copied over the saved source: the save said it worked and the template
+    did not load. A NUL byte in an included name ended in a ValueError traceback."""
+    from workbench.core.model.compiler import included_files
+
+    spec, source = _example()
+    opened = tmp_path / "opened"
+    opened.mkdir()
+    (opened / "saxpy.cu").write_text("#pragma once\n")  # a helper, named like the saved source
+    spec = dict(spec, source="main.cu")
+    with pytest.raises(WorkbenchError, match="includes saxpy.cu, the name of a file the template itself is saved as"):
+        save_draft(tmp_path / "drafts", spec, '#include "saxpy.cu"\n' + source, headers_from=opened)
+    assert not (tmp_path / "drafts").exists() or not any((tmp_path / "drafts").glob("saxpy-*"))
+    (opened / "h.h").write_bytes(b'#include "x\x00y.h"\n')
+    found = included_files('#include "h.h"\n', (f"--include-path={opened}",))
+    assert [Path(p).name for p, _ in found] == ["h.h"]  # the odd name is the compiler's to refuse
+    # an include after a comment on its line is one too
+    template = load_templates(save_draft(tmp_path / "d2", _example()[0], "/* x */ #include <cuda_fp16.h>\n" + source))["saxpy"]
+    assert template.include_options

@@ -33,7 +33,7 @@ from workbench.core.domain.kernel_spec import (
 )
 from workbench.core.fs import resolved
 from workbench.core.model.template_drafts import save_draft
-from workbench.core.model.template_headers import header_copies, write_headers
+from workbench.core.model.template_headers import header_copies, template_file_names, write_headers
 from workbench.core.domain.macros import scan_macros
 from workbench.core.domain.templates import global_functions
 from workbench.gui.text import plain_tip, window_message
@@ -799,8 +799,8 @@ class KernelEditor(QMainWindow):
         headers = self.headers_folder()
         # headers the source includes from where it was opened go with it: checked before anything
         # is written, written once the spec is (a spec refused leaves no header behind)
-        copies = (header_copies(self.source.toPlainText(), headers, target,
-                                [str(o) for o in spec.get("compile_options") or ()]) if headers is not None else [])
+        copies = (header_copies(self.source.toPlainText(), headers, target, [str(o) for o in spec.get("compile_options")
+                                or ()], template_file_names(spec)) if headers is not None else [])
         path = save_template_folder(target, spec, self.source.toPlainText(),
                                     reference_file=self._reference_to_copy(spec, target))
         write_headers(copies)

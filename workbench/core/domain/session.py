@@ -342,10 +342,11 @@ def loads_bounded(text: str, object_pairs_hook: Callable[[list[tuple[str, Any]]]
 
 #: The deepest nesting of arrays and objects the json module's readings keep. How deep it can read
 #: at all is the interpreter's (about 1,000 levels on Python 3.11, 1,500 on 3.12, 10,000 on 3.13,
-#: as a RecursionError), so a file one version read, and saved again, another refused; under this
-#: limit every version reads the same files. (orjson, which reads most sessions, stops at 1,024 on
+#: as a RecursionError, fewer when the reader is itself called deep in a stack), so a file one
+#: version read, and saved again, another refused; under this limit every version reads the same
+#: files, from any caller. (orjson, which reads most sessions, stops at 1,024 on
 #: every version; a file it cannot read goes to the json module and this limit.)
-MAX_JSON_DEPTH = 900
+MAX_JSON_DEPTH = 512
 
 
 def _within_depth(value: Any) -> Any:

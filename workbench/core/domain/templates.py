@@ -211,8 +211,10 @@ class WorkProfile:
     notes: tuple[str, ...] = ()  # human-readable remarks the model and GUI can show
 
 
-#: An ``#include`` directive, spaced as the preprocessor allows (``#  include``).
-_INCLUDE_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*include\b", re.M)
+#: An ``#include`` directive, spaced as the preprocessor allows (``#  include``), wherever it stands
+#: (after a comment on its line too); one in a comment or a string only adds the folder to the
+#: search, which changes nothing the compile finds.
+_INCLUDE_DIRECTIVE = re.compile(r"#[ \t]*include\b")
 
 
 @dataclass(frozen=True)

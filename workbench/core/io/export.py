@@ -824,7 +824,7 @@ def _own_headers(template: Any) -> list[Path]:
 
     try:
         return own_headers(template.source, Path(template.source_path).parent, template.compile_options)
-    except (WorkbenchError, OSError):
+    except (WorkbenchError, OSError, ValueError):
         return []
 
 

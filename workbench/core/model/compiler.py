@@ -455,7 +455,7 @@ def included_files(source: str, options: Sequence[str] = ()) -> list[tuple[str, 
                 watched[parent] = _identity(parent)  # a file made there later changes its modification time
             try:
                 info = os.stat(candidate)
-            except OSError:
+            except (OSError, ValueError):  # (ValueError: a NUL in the name; left to NVRTC, which cannot open it)
                 continue
             if stat.S_ISDIR(info.st_mode):
                 continue  # not a header: the search goes on, as the compiler's does
@@ -521,7 +521,7 @@ def _scanned_header(named: str, info: os.stat_result, defined: Mapping[str, str]
         if hit is not None:
             _SCANNED.move_to_end(key)
             return hit
-    data = read_capped(Path(named), "included file", MAX_INCLUDED_BYTES)
+    data = read_capped(Path(named), "header", MAX_INCLUDED_BYTES)
     names, _ = _included_names(data.decode("utf-8", errors="replace"), defined)
     entry = (hashlib.sha256(data).hexdigest(), names)
     with _SCANNED_LOCK:

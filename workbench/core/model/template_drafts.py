@@ -20,7 +20,7 @@ from typing import Any, Mapping
 from workbench.core.errors import WorkbenchError
 from workbench.core.fs import current_umask
 from workbench.core.domain.kernel_spec import check_template_name, save_template_folder
-from workbench.core.model.template_headers import copy_headers
+from workbench.core.model.template_headers import header_copies, template_file_names, write_headers
 
 #: Hex digits of the digest in a draft folder's name: enough that two drafts of one name never meet.
 DIGEST_CHARS = 12
@@ -56,9 +56,12 @@ def save_draft(drafts: Path, spec: Mapping[str, Any], source: str,
     drafts.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=drafts))
     try:
+        # (checked before the draft is written: a header named like the template's own source
+        # would be written over it)
+        headers = [] if headers_from is None else header_copies(
+            source, headers_from, staging, [str(o) for o in spec.get("compile_options") or ()], template_file_names(spec))
         save_template_folder(staging, spec, source, reference_file=reference_file)
-        if headers_from is not None:
-            copy_headers(source, headers_from, staging, [str(o) for o in spec.get("compile_options") or ()])
+        write_headers(headers)
         folder = drafts / f"{name}-{folder_digest(staging)}"
         if folder.is_symlink():
             raise WorkbenchError(f"{folder}: a link, not a drafts folder of the editor's; remove it to tune {name}")

@@ -16,11 +16,12 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import IO, Sequence, TextIO, cast
+from typing import IO, Any, Collection, Mapping, Sequence, TextIO, cast
 
+from workbench.core.domain.kernel_spec import SPEC_SUFFIX
 from workbench.core.errors import WorkbenchError
-from workbench.core.fs import atomic_write
-from workbench.core.model.compiler import included_files
+from workbench.core.fs import atomic_write, read_capped
+from workbench.core.model.compiler import MAX_INCLUDED_BYTES, included_files
 
 
 def own_headers(source: str, folder: Path, options: Sequence[str] = ()) -> list[Path]:
@@ -29,7 +30,7 @@ def own_headers(source: str, folder: Path, options: Sequence[str] = ()) -> list[
     name), in the order the compile first meets them. ``options``: the template's compile options
     (its ``-D`` macros may name a header, its ``-I`` folders hold others). A name the source cannot
     have resolved before compiling is a :class:`WorkbenchError`, the line a compile would fail with."""
-    if "include" not in source:
+    if "include" not in source and not any("include" in option for option in options):
         return []
     root = folder.resolve()
     found = included_files(source, (f"--include-path={root}", *options))
@@ -43,20 +44,25 @@ def own_headers(source: str, folder: Path, options: Sequence[str] = ()) -> list[
     return inside
 
 
-def header_copies(source: str, from_folder: Path, to_folder: Path,
-                  options: Sequence[str] = ()) -> list[tuple[Path, bytes]]:
+def header_copies(source: str, from_folder: Path, to_folder: Path, options: Sequence[str] = (),
+                  reserved: Collection[str] = ()) -> list[tuple[Path, bytes]]:
     """What copying :func:`own_headers` of ``source`` from ``from_folder`` into ``to_folder`` writes
     (the place in ``to_folder``, the bytes), checked and nothing written yet: empty when the two
     folders are one, or when each header is there already with the same bytes.
 
     One with other bytes there, anything there that is not a regular file, or a link on the way to
     it inside ``to_folder`` (a header copied through it would land outside the folder chosen), is
-    not the program's to replace or follow and is a :class:`WorkbenchError` in one line."""
+    not the program's to replace or follow and is a :class:`WorkbenchError` in one line; so is a
+    header named like a file the save itself writes there (``reserved``: the template's own
+    source, spec or reference, which the copy would replace)."""
     if from_folder.resolve() == to_folder.resolve():
         return []
     plan: list[tuple[Path, bytes]] = []
     for relative in own_headers(source, from_folder, options):
-        data = (from_folder.resolve() / relative).read_bytes()  # (checked a regular file of bounded size)
+        if relative.as_posix() in reserved:
+            raise WorkbenchError(f"the source includes {relative.as_posix()}, the name of a file the template itself "
+                                 "is saved as; rename that header (or the template)")
+        data = read_capped(from_folder.resolve() / relative, "header", MAX_INCLUDED_BYTES)
         target = to_folder / relative
         for step in [to_folder / Path(*relative.parts[:i]) for i in range(1, len(relative.parts))]:
             if step.is_symlink() or (step.exists() and not step.is_dir()):
@@ -70,7 +76,7 @@ def header_copies(source: str, from_folder: Path, to_folder: Path,
         if not stat.S_ISREG(info.st_mode):
             raise WorkbenchError(f"{target}: is not a regular file, so the header {relative} the source includes "
                                  "cannot be copied there; choose another folder")
-        if target.read_bytes() != data:
+        if info.st_size != len(data) or target.read_bytes() != data:  # (sizes first: a huge file is not read)
             raise WorkbenchError(f"{target}: exists with other content than the header {relative} the source "
                                  "includes; choose another folder, or remove that file")
     return plan
@@ -83,9 +89,17 @@ def write_headers(plan: Sequence[tuple[Path, bytes]]) -> list[Path]:
     return [target for target, _ in plan]
 
 
-def copy_headers(source: str, from_folder: Path, to_folder: Path, options: Sequence[str] = ()) -> list[Path]:
+def copy_headers(source: str, from_folder: Path, to_folder: Path, options: Sequence[str] = (),
+                 reserved: Collection[str] = ()) -> list[Path]:
     """:func:`header_copies` written: every check before anything is written."""
-    return write_headers(header_copies(source, from_folder, to_folder, options))
+    return write_headers(header_copies(source, from_folder, to_folder, options, reserved))
+
+
+def template_file_names(spec: Mapping[str, Any]) -> set[str]:
+    """The files a save of ``spec`` writes into its folder (its source, under its own name and the
+    default one, its spec and its copied Python reference): no header may be copied over them."""
+    name = str(spec.get("name") or "")
+    return {f"{name}.cu", f"{name}{SPEC_SUFFIX}", f"_{name}_reference.py", str(spec.get("source") or f"{name}.cu")}
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
@@ -96,4 +110,4 @@ def _write_bytes(path: Path, data: bytes) -> None:
     atomic_write(path, write)
 
 
-__all__ = ["copy_headers", "header_copies", "own_headers", "write_headers"]
+__all__ = ["copy_headers", "header_copies", "own_headers", "template_file_names", "write_headers"]
