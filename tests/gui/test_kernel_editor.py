@@ -652,6 +652,30 @@ def test_the_restrictions_tab_and_the_problems_list_agree_and_a_problem_leads_to
     assert "unknown name 'items'" in editor.restriction_status.text()
 
 
+def test_a_session_whose_template_changed_since_says_so_when_opened_and_in_its_source(window, editor, qtbot,
+                                                                                     tmp_path, cli):
+    """A session measured before its template was edited and saved opened without a word, and its
+    source view showed the new code as the config's; only Start then refused to continue it."""
+    import shutil
+
+    folder = tmp_path / "mine"
+    shutil.copytree(EXAMPLE, folder)
+    out = tmp_path / "s.json"
+    assert cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--budget", "3", "--out", out,
+               "--quiet").returncode == 0
+    editor.open_folder(folder)  # the window runs and shows the template from there now
+    window.open_session(out)
+    window.source_view.show_trial(0)
+    assert "changed" not in window.statusBar().currentMessage()
+    assert "changed since" not in window.source_view.header.text()
+    editor.source.setPlainText(SAXPY_CU.replace("#pragma unroll", "#pragma unroll 2"))
+    editor.save()
+    window.open_session(out)
+    assert "the template saxpy changed since this session was measured" in window.statusBar().currentMessage()
+    window.source_view.show_trial(0)
+    assert "this is not the code its trials ran" in window.source_view.header.text()
+
+
 def test_save_never_writes_over_another_template_of_the_same_name(editor, tmp_path):
     """Renaming an opened template to the name of another in its folder, or saving it into a folder
     with a template of its name, wrote over that template's spec and source without a word."""

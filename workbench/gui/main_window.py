@@ -1366,6 +1366,12 @@ class MainWindow(QMainWindow):
 
         path = session_path_of(path)  # a killed run's journal opens as the session it continues
         self._show_loaded(session, path, lambda: self._add_recent(str(path.resolve())))
+        from workbench.gui.source_view import changed_template_note
+
+        changed = changed_template_note(session, self.toolbar.kernel_folders)
+        if changed:  # said now, not only when Start is refused
+            said = self.statusBar().currentMessage()
+            self.statusBar().showMessage(f"{said}; {changed}" if said else changed, 30000)
 
     def _show_loaded(self, session: Session, path: Path | None, then: Callable[[], None] | None = None) -> None:
         """Show a freshly loaded ``session`` as the one at ``path`` (None: unsaved, e.g. an import).

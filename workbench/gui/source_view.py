@@ -8,6 +8,7 @@ highlighted, so a reader sees at once where each tuned decision acts.
 from __future__ import annotations
 
 import functools
+import os
 import html
 import re
 from collections.abc import Mapping
@@ -31,11 +32,27 @@ _DEFINE_COLOUR = QColor(255, 236, 160)
 _USE_COLOUR = QColor(220, 236, 255)
 
 
-@functools.lru_cache(maxsize=8)
 def _template(name: str, dirs: tuple[str, ...]) -> Any:
-    from workbench.core.domain.templates import find_template, kernels_dir
+    """The template ``name`` from ``dirs`` or the shipped library, read again once its files change
+    (a template edited in the editor and saved: the source view showed the code it had before)."""
+    from workbench.core.domain.templates import kernels_dir
 
-    return find_template(name, *dirs, str(kernels_dir()))
+    folders = (*dirs, str(kernels_dir()))
+    stamps = []
+    for folder in folders:
+        for suffix in (".py", ".kernel.json", ".cu"):
+            try:
+                stamps.append(os.stat(os.path.join(folder, name + suffix)).st_mtime_ns)
+            except (OSError, ValueError):
+                stamps.append(0)
+    return _found_template(name, folders, tuple(stamps))
+
+
+@functools.lru_cache(maxsize=8)
+def _found_template(name: str, folders: tuple[str, ...], _stamps: tuple[int, ...]) -> Any:
+    from workbench.core.domain.templates import find_template
+
+    return find_template(name, *folders)
 
 
 def render_source(session: Session, config: Config, problem: Mapping[str, Any] | None = None,
@@ -66,11 +83,39 @@ def render_source(session: Session, config: Config, problem: Mapping[str, Any] |
     if slots != {slot.name for slot in template.slots}:  # a recording of another kernel of that name
         return "", (f"the template named {session.kernel!r} on this machine has other slots than this session "
                     "(a recording of another kernel of that name has no source here)")
+    changed = " (the template changed since this session was measured: this is not the code its trials ran)" \
+        if code_changed(session, template) else ""
     try:
         return (template.render(config, session.problem if problem is None else dict(problem)),
-                f"{template.name}.cu rendered for this config")
+                f"{template.name}.cu rendered for this config{changed}")
     except WorkbenchError as exc:
         return "", f"cannot render: {exc}"
+
+
+def code_changed(session: Session, template: Any) -> bool:
+    """Whether ``template`` (found on this machine under the session's kernel name) is no longer
+    the code ``session`` measured: its source hash is neither the session's nor an earlier hash of
+    the same code. A session of another backend (a recording, a python benchmark) is never so."""
+    backend = session.backend if isinstance(session.backend, dict) else {}
+    if backend.get("kind") not in ("sim", "cuda") or not session.source_hash:
+        return False
+    return session.source_hash not in {template.source_hash(), *template.earlier_hashes()}
+
+
+def changed_template_note(session: Session, opened: Mapping[str, str] | None = None) -> str:
+    """One line for the status bar when the session shown was measured with code its template no
+    longer has (a template edited and saved since): continuing it is then refused, and its source
+    view shows code its trials did not run. "" otherwise, or when the template is not loaded here
+    (looked up as the source view does: the shipped library and the folders the person opened)."""
+    folder = (opened or {}).get(session.kernel)
+    try:
+        template = _template(session.kernel, (folder,) if folder else ())
+    except WorkbenchError:
+        return ""
+    if template is None or not code_changed(session, template):
+        return ""
+    return (f"the template {session.kernel} changed since this session was measured: its trials ran other code, "
+            "and continuing it is refused (File > New session, then Start, tunes the template as it is now)")
 
 
 class SourceView(QWidget):
