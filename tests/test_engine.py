@@ -46,6 +46,32 @@ def _setup(name: str, strategy=GridSearch, seed: int = 0):
     return spec, target, session_for_target(target, spec, search), search
 
 
+def test_under_several_weights_the_progress_best_is_the_one_the_summary_recommends(tmp_path):
+    """The search's cost (a weighted geometric mean) and the ranking's score (relative to the best
+    seen of each metric) can order two trials otherwise: the line said 10.01 ms while the summary
+    recommended 0.63 ms."""
+    from workbench.core.domain.objective import Weights, rank
+    from workbench.core.domain.search_objective import Objective
+
+    bench = tmp_path / "tradeoff.py"
+    bench.write_text('SPACE = {"t": [1, 2, 4, 8, 16, 32, 64, 128]}\nDEFAULT = {"t": 1}\n'
+                     "def measure(c):\n    t = c['t']\n"
+                     "    return {'latency_ms': 10.0 / t + 0.01 * t, 'memory_mb': float(t * t)}\n")
+    spec = BackendSpec("python", {"path": str(bench)})
+    target = PythonBackend.target(spec)
+    search = GridSearch(target.space, seed=0)
+    session = session_for_target(target, spec, search)
+    objective = Objective(weights=Weights({"latency_ms": 2.0, "memory_mb": 1.0}))
+    engine = Engine(session, search, spec, workers=1, pool_factory=InlinePool, objective=objective)
+    progress: list[Progress] = []
+    engine.subscribe(lambda e: progress.append(e) if isinstance(e, Progress) else None)
+    engine.run()
+    recommended = session.trials[rank(session.trials, weights=objective.weights).best]
+    cheapest = min((t for t in session.trials if t.ok), key=objective)
+    assert recommended.config["t"] == 32 and cheapest.config["t"] != 32  # the two orders differ here
+    assert progress[-1].best_latency_ms == recommended.metric("latency_ms")
+
+
 def test_grid_run_measures_every_valid_config_once_default_first():
     spec, target, session, search = _setup("trivial")
     engine = Engine(session, search, spec, workers=2, pool_factory=InlinePool)

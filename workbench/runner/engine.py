@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from workbench.backends.base import PACED_BACKENDS, BackendSpec, EvalLimits, Target, pace_option
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Status, Trial
+from workbench.core.domain.objective import rank
 from workbench.core.domain.search_objective import INFEASIBLE, Objective
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config
@@ -42,6 +43,10 @@ STARTING_NOTE_EVERY_S = 5.0
 MAX_DUPLICATE_ROUNDS = 50
 #: Longest time (seconds) a journaled trial may sit in the OS page cache before an fsync.
 JOURNAL_SYNC_S = 0.2
+#: Under several weights the progress line's best is the ranking's (see Engine._progress_best):
+#: worked out after every trial up to this many, beyond them at most every RANKED_BEST_EVERY_S.
+RANKED_BEST_ALWAYS = 2000
+RANKED_BEST_EVERY_S = 0.5
 #: Ends of a run after which trials simulated with estimated resources are refined (not after a
 #: stop request, a time limit or an error: the user asked for the run to end).
 REFINE_AFTER = ("budget", "exhausted", "plateau")
@@ -233,6 +238,9 @@ class Engine:
         self.refined = 0
         #: The best feasible trial under the objective (its cost, the trial): the progress line's best.
         self._shown_best: tuple[float, Trial] | None = None
+        # under several weights, the ranking's best (see _progress_best): when it was last worked
+        # out, over how many trials, and the trial
+        self._ranked_best: tuple[float, int, Trial | None] | None = None
         #: Longest time (s) the end-of-run refinement waits for compiles (None: until they land).
         #: Trials still estimated then keep their mark; a later run continuing the session
         #: refines them (see :meth:`_loop`).
@@ -808,14 +816,37 @@ class Engine:
         if self.time_limit_s is not None:
             left = max(0.0, self.time_limit_s - elapsed)
             eta = left if eta is None else min(eta, left)
-        best = self._shown_best[1].metric("latency_ms") if self._shown_best is not None else None
+        shown = self._progress_best()
+        best = shown.metric("latency_ms") if shown is not None else None
         return Progress(done, self.budget, self.failures, elapsed, eta, best, len(self._pending), self.refined,
                         aborted=self.aborted)
+
+    def _progress_best(self) -> Trial | None:
+        """The trial the progress line calls best: the one the summary will recommend.
+
+        The search's cost is that trial's under latency alone, one weight, or constraints. Under
+        several weights the recommendation is the ranking's score, relative to the best seen of
+        each metric, which can order two trials otherwise than the search's fixed cost (the line
+        said 10.01 ms while the summary recommended 0.63 ms): the ranking is worked out again,
+        after every trial while there are few, at most every :data:`RANKED_BEST_EVERY_S` seconds
+        beyond :data:`RANKED_BEST_ALWAYS` trials (it costs a pass over them)."""
+        objective = self.objective
+        if objective is None or len(objective.weights.active()) < 2 or objective.objectives:
+            return self._shown_best[1] if self._shown_best is not None else None
+        trials = self._own_trials()
+        now = time.monotonic()
+        known = self._ranked_best
+        if known is None or (known[1] != len(trials) and (len(trials) <= RANKED_BEST_ALWAYS
+                                                          or now - known[0] >= RANKED_BEST_EVERY_S)):
+            ranking = rank(trials, objective.constraints, objective.weights)
+            known = self._ranked_best = (now, len(trials), trials[ranking.best] if ranking.best is not None else None)
+        return known[2]
 
     def _find_shown_best(self) -> None:
         """The best feasible trial at this run's problem under the objective in force (what the
         progress line reports), from scratch: at the start and when the objective changes."""
         self._shown_best = None
+        self._ranked_best = None
         for trial in self._own_trials():
             self._note_best(trial)
 
