@@ -973,6 +973,32 @@ def test_a_space_whose_restrictions_exclude_every_config_is_refused_before_the_r
     assert not out.exists() and not journal_path(out).exists()
 
 
+def test_a_space_too_sparse_to_search_is_refused_after_a_bounded_search_not_a_silent_minute(tmp_path: Path,
+                                                                                            monkeypatch) -> None:
+    """One restriction over every slot is checked only at the walk's last level: in 16.7 million
+    configs none of which met it, the check took 54 s before saying anything."""
+    import time
+
+    from workbench.runner import controller
+
+    bench = tmp_path / "sparse.py"
+    bench.write_text('SPACE = {n: [1, 2, 4, 8, 16, 32, 64, 128] for n in "abcdefgh"}\n'
+                     'RESTRICTIONS = ["a * b * c * d * e * f * g * h > 2 ** 60"]\n'
+                     "def measure(c):\n    return {'latency_ms': 1.0}\n")
+    monkeypatch.setattr(controller, "FIRST_VALID_SEARCH_S", 0.5)
+    out = tmp_path / "s.json"
+    started = time.monotonic()
+    with pytest.raises(WorkbenchError, match=r"^sparse: no config meeting the restrictions \(a \* b .*\) was found "
+                                             r"in 0\.5 s \([\d,]+ steps of a walk over 16,777,216 configs\): .*split "
+                                             "it into restrictions of fewer slots"):
+        start_run(RunRequest(kernel=str(bench), budget=3), out)
+    assert time.monotonic() - started < 20 and not out.exists() and not journal_path(out).exists()
+    # a valid config the walk meets in time is found, the defaults first
+    bench.write_text(bench.read_text().replace("> 2 ** 60", ">= 2 ** 20"))
+    run = start_run(RunRequest(kernel=str(bench), budget=1, workers=1, strategy="random"), out)
+    assert run.run().evaluations == 1
+
+
 def test_an_objective_set_during_a_run_is_the_one_saved_with_the_session(tmp_path: Path, monkeypatch) -> None:
     """A re-targeted run saved the objective it started with, so ``--resume`` went back to it."""
     import threading

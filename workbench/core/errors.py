@@ -143,6 +143,11 @@ class SpaceError(WorkbenchError):
     """A slot, a config or a restriction does not fit the search space."""
 
 
+class SpaceSearchTooLong(SpaceError):
+    """A search for one valid config gave up at its time limit: whether the space holds any is
+    not known (its restrictions are checked only once every slot they name has a value)."""
+
+
 class RestrictionError(SpaceError):
     """A restriction expression is malformed or uses something the safe language refuses."""
 

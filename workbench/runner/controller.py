@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
 from workbench.backends.base import PACED_BACKENDS, BackendSpec, EvalLimits, Target, pace_option
 from workbench.backends.replay import load_recording, reading_now
-from workbench.core.errors import WorkbenchError, quoted
+from workbench.core.errors import SpaceSearchTooLong, WorkbenchError, quoted
 from workbench.core.domain.measurement import Status, Trial
 from workbench.core.domain.metrics import check_metrics, idle_directions
 from workbench.core.domain.objective import Constraints, Weights, check_stored_constraints
@@ -87,6 +87,9 @@ log = logging.getLogger(__name__)
 
 #: Evaluations of a run when neither the person nor the session says how many.
 DEFAULT_BUDGET = 100
+#: How long a run looks for one valid config before it starts (see SearchSpace.first_valid): a
+#: space whose restrictions leave none is refused then, not after a run that ends at once.
+FIRST_VALID_SEARCH_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -722,8 +725,15 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         target = _continued_target(spec, session, size)
 
     space = _edited_space(target, request, session)
-    if next(iter(space), None) is None:  # said before anything starts, rather than a run that ends at once
-        rules = "; ".join(space.restrictions)
+    rules = "; ".join(space.restrictions)
+    try:
+        first = space.first_valid(FIRST_VALID_SEARCH_S)
+    except SpaceSearchTooLong as exc:  # (a minute and more of silence before: refused, as a search would find none)
+        raise WorkbenchError(f"{target.kernel}: no config meeting the restrictions ({rules}) was found in "
+                             f"{FIRST_VALID_SEARCH_S:g} s ({exc}): a restriction over every slot is checked only "
+                             "once all of them have values, so the walk meets few valid configs early; split it "
+                             "into restrictions of fewer slots, loosen it or narrow the domains") from None
+    if first is None:  # said before anything starts, rather than a run that ends at once
         raise WorkbenchError(f"{target.kernel}: no config of the search space meets its restrictions ({rules}); "
                              "loosen them or widen the domains")
     strategy_info = StrategyInfo(**session.strategy) if session is not None else StrategyInfo()

@@ -24,6 +24,7 @@ import hashlib
 import json
 import keyword
 import math
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -32,7 +33,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence, Union
 
 import numpy as np
 
-from workbench.core.errors import SpaceError
+from workbench.core.errors import SpaceError, SpaceSearchTooLong
 from workbench.core.domain.expr import Restriction, compile_restriction, kind_of
 from workbench.core.domain.space_count import Counter
 from workbench.core.domain.space_sampling import RecordedSampler, sample_product
@@ -578,6 +579,12 @@ class SearchSpace(ABC):
     def __iter__(self) -> Iterator[Config]:
         """Every valid config, lazily, in a stable order."""
 
+    def first_valid(self, time_limit_s: float) -> Config | None:
+        """A valid config (the slot defaults when they are one), None when the space holds none;
+        :class:`SpaceSearchTooLong` when ``time_limit_s`` of search decided neither. Kinds whose
+        configs are listed answer at once."""
+        return self.default_config() or next(iter(self), None)
+
     @abstractmethod
     def count(self) -> int:
         """Exact number of valid configs (cached)."""
@@ -727,8 +734,22 @@ class ProductSpace(SearchSpace):
         return self.satisfies(config)
 
     # ------------------------------------------------------------------ enumeration and counting
-    def _iter_indices(self) -> Iterator[tuple[int, ...]]:
-        """Backtracking over slots, last slot fastest, checking each restriction at its last slot."""
+    def first_valid(self, time_limit_s: float) -> Config | None:
+        """As the base class says. The walk below checks a restriction only once every slot it
+        names has a value, so one restriction over every slot (a product of all of them over a
+        bound, a chain ``a > b > c > ...``) is checked only at the walk's last level: in a space of
+        10**7 configs or more none of which meets it, finding that out took a minute and more,
+        with nothing said; it is given up after ``time_limit_s``."""
+        default = self.default_config()
+        if default is not None:
+            return default
+        for indices in self._iter_indices(deadline=time.monotonic() + time_limit_s):
+            return self.config_at(indices)
+        return None
+
+    def _iter_indices(self, deadline: float | None = None) -> Iterator[tuple[int, ...]]:
+        """Backtracking over slots, last slot fastest, checking each restriction at its last slot
+        (:class:`SpaceSearchTooLong` once past ``deadline``, a ``time.monotonic()``, when given)."""
         n = len(self._slots)
         if self._false_constant is not None:
             return
@@ -741,7 +762,11 @@ class ProductSpace(SearchSpace):
         env: dict[str, Any] = dict(self._params)
         pos = [-1] * n
         d = 0
+        steps = 0
         while d >= 0:
+            steps += 1
+            if deadline is not None and not steps & 0xFFF and time.monotonic() > deadline:
+                raise SpaceSearchTooLong(f"{steps:,} steps of a walk over {self.cartesian_size:,} configs")
             pos[d] += 1
             if pos[d] >= sizes[d]:
                 pos[d] = -1
