@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from pathlib import Path
 
@@ -74,6 +75,24 @@ def test_python_declaration_errors_are_one_line(tmp_path, source, complaint):
     with pytest.raises(WorkbenchError, match=complaint) as info:
         PythonBackend.target(_python(bench))
     assert "\n" not in str(info.value) and len(str(info.value)) < 1_000
+
+
+def test_a_candidate_that_changes_folder_leaves_the_next_ones_where_the_worker_started(tmp_path, monkeypatch):
+    """A worker measures one candidate after another: one whose measure() called os.chdir made
+    every later candidate read its relative files elsewhere, and those configs failed, for good."""
+    (tmp_path / "data.txt").write_text("2.0")
+    bench = tmp_path / "cwd.py"
+    bench.write_text("import os\nSPACE = {'mode': ['read', 'cd'], 'k': [1, 2]}\n"
+                     "def measure(c):\n    if c['mode'] == 'cd':\n        os.chdir('/')\n"
+                     "        return {'latency_ms': 1.0}\n"
+                     "    return {'latency_ms': float(open('data.txt').read()) + c['k']}\n")
+    monkeypatch.chdir(tmp_path)
+    backend = create_backend(_python(bench))
+    backend.prepare()
+    assert backend.evaluate(Config({"mode": "cd", "k": 1}), EvalLimits()).status is Status.OK
+    after = backend.evaluate(Config({"mode": "read", "k": 2}), EvalLimits())
+    assert after.status is Status.OK and after.metrics["latency_ms"] == 4.0, after.message
+    assert os.getcwd() == str(tmp_path)
 
 
 def test_python_missing_path():

@@ -294,6 +294,7 @@ class PythonBackend(Backend):
     def __init__(self, spec: BackendSpec) -> None:
         super().__init__(spec)
         self._measure: Callable[[dict[str, Any]], Any] | None = None
+        self._cwd: str | None = None  # the folder the worker started in (see _restore_cwd)
 
     @classmethod
     def target(cls, spec: BackendSpec) -> Target:
@@ -341,6 +342,10 @@ class PythonBackend(Backend):
         )
 
     def prepare(self) -> None:
+        try:
+            self._cwd = os.getcwd()
+        except OSError:  # (started in a folder removed since)
+            self._cwd = None
         module = load_module(_path_of(self.spec))
         measure = getattr(module, "measure", None)
         if not callable(measure):
@@ -353,7 +358,10 @@ class PythonBackend(Backend):
         assert self._measure is not None
         phase("run")
         try:
-            result = self._measure(dict(config))
+            try:
+                result = self._measure(dict(config))
+            finally:
+                self._restore_cwd()
         except MemoryError:
             raise  # the worker retires: its memory state cannot be trusted
         except SystemExit as exc:  # sys.exit() in measure: the worker ended "with code 0", unexplained
@@ -373,3 +381,16 @@ class PythonBackend(Backend):
             return Measurement.failure(Status.RUNTIME_ERROR, parsed)
         metrics, details = parsed
         return Measurement(status=Status.OK, metrics=metrics, details=details)
+
+    def _restore_cwd(self) -> None:
+        """Back to the working folder the worker started in: a worker measures candidate after
+        candidate, and one whose measure() changed folder (os.chdir) made every later candidate
+        read its relative files elsewhere, failing configs that are fine, never measured again."""
+        start = self._cwd
+        if start is None:
+            return
+        try:
+            if os.getcwd() != start:
+                os.chdir(start)
+        except OSError:  # (the folder itself removed meanwhile: nothing to go back to)
+            pass
