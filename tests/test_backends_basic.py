@@ -37,7 +37,9 @@ def test_python_target_reads_the_declarations():
     assert target.space.restrictions == ("x * y <= 40",)
     assert dict(target.problem) == {"n": 1000}
     assert target.default_config == Config({"x": 0, "y": 1, "mode": "a"})
-    assert target.source_hash == hashlib.sha256(TRIVIAL.read_bytes()).hexdigest()[:16]
+    # its code's identity; the bytes' hash, the identity of sessions made before, is an earlier one
+    assert target.earlier_hashes == {hashlib.sha256(TRIVIAL.read_bytes()).hexdigest()[:16]}
+    assert len(target.source_hash) == 16 and target.source_hash not in target.earlier_hashes
     assert target.device["simulated"] is False and target.device["backend"] == "python"
 
 

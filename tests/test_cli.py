@@ -84,6 +84,36 @@ def test_a_python_benchmarks_name_names_its_session_and_its_file_continues_it(cl
     assert len(show_json(out, "--trials", cli=cli)["trial_list"]) == 4
 
 
+def test_a_python_benchmark_edited_in_comments_or_docstrings_continues_an_edit_of_its_code_does_not(
+        cli, tmp_path: Path) -> None:
+    """Its identity was the file's bytes: a comment added to measure() refused every --resume of a
+    session, with no way round it. A session hashed from the bytes still continues (and takes the
+    code's hash)."""
+    import json
+
+    bench = tmp_path / "edited.py"
+    code = ('SPACE = {"x": [1, 2, 3, 4, 5, 6]}\n\n'
+            'def measure(config):\n    return {"latency_ms": 1.0 + config["x"]}\n')
+    bench.write_text(code)
+    out = tmp_path / "s.json"
+    assert cli("tune", str(bench), "--budget", "2", "--quiet", "--out", str(out)).returncode == 0
+    bench.write_text('"""A docstring added."""\n# and a comment\n' + code.replace("config):", "config):  # x only"))
+    result = cli("tune", str(bench), "--resume", "--budget", "1", "--quiet", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    # a session from before, hashed from the bytes, continues while the bytes are the same
+    import hashlib
+
+    data = json.loads(out.read_text())
+    data["source_hash"] = hashlib.sha256(bench.read_bytes()).hexdigest()[:16]
+    out.write_text(json.dumps(data))
+    assert cli("tune", str(bench), "--resume", "--budget", "1", "--quiet", "--out", str(out)).returncode == 0
+    assert json.loads(out.read_text())["source_hash"] != data["source_hash"]  # the code's hash now
+    bench.write_text(code.replace("1.0 +", "2.0 +"))  # the code itself changed: another benchmark
+    refused = cli("tune", str(bench), "--resume", "--budget", "1", "--quiet", "--out", str(out))
+    assert refused.returncode == 2 and "the kernel's code changed since the session was measured" in refused.stderr
+    assert len(show_json(out, "--trials", cli=cli)["trial_list"]) == 4
+
+
 @pytest.mark.parametrize("default, said", [
     ('{"x": 1, "y": 1}', 'DEFAULT: config x=1, y=1 violates restriction "x > 1"'),
     ('{"x": 2}', "DEFAULT: missing slot 'y'"),

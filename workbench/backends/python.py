@@ -22,6 +22,7 @@ output, hangs or prints without end as it is imported is one line, never the tun
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import itertools
 import importlib.util
@@ -40,6 +41,7 @@ from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallb
 from workbench.core.child_processes import children_ignore_interrupts
 from workbench.core.errors import WorkbenchError, exception_line
 from workbench.core.restricted_pickle import restricted_loads
+from workbench.core.domain import pysyntax
 from workbench.core.domain.pysyntax import file_module_spec
 from workbench.core.domain.measurement import LATENCY, NON_NEGATIVE_METRICS, Measurement, Status, bounded_text
 from workbench.core.domain.metrics import metric_name
@@ -285,6 +287,28 @@ def read_target(spec: BackendSpec, timeout_s: float = IMPORT_TIMEOUT_S) -> Targe
     raise WorkbenchError(str(value) if isinstance(value, str) else f"python benchmark {path} failed to import")
 
 
+def _code_hash(data: bytes) -> str | None:
+    """The identity of a benchmark's code: its parsed statements written out as every Python
+    version writes them (:func:`pysyntax.stable_dump`), without docstrings, so a comment, a blank
+    line or a reworded docstring keeps a session continuable (its bytes were the identity, and a
+    comment added to measure() refused every --resume); imports and every statement count. None for
+    a file that does not parse as this Python reads it (its bytes are the identity then)."""
+    try:
+        tree = pysyntax.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and isinstance(body, list)
+                and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    try:
+        return hashlib.sha256(pysyntax.stable_dump(tree).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    except RecursionError:
+        return None
+
+
 class PythonBackend(Backend):
     """Measures configs by calling the benchmark module's ``measure(config)``."""
 
@@ -319,7 +343,9 @@ class PythonBackend(Backend):
         if not callable(getattr(module, "measure", None)):
             raise WorkbenchError(f"python benchmark {path} must define measure(config) -> dict")
         with open(path, "rb") as handle:
-            source_hash = hashlib.sha256(handle.read()).hexdigest()[:16]
+            data = handle.read()
+        byte_hash = hashlib.sha256(data).hexdigest()[:16]
+        source_hash = _code_hash(data) or byte_hash
         name = str(spec.options.get("kernel") or getattr(module, "NAME", "") or os.path.splitext(os.path.basename(path))[0])
         if len(name) > MAX_NAME_CHARS or not name.isprintable():  # the name reaches exports and file names
             raise WorkbenchError(f"python benchmark {path}: NAME must be one printable line of at most "
@@ -331,6 +357,8 @@ class PythonBackend(Backend):
             space=space,
             problem=dict(space.params),
             source_hash=source_hash,
+            # sessions measured when the identity was the file's bytes continue while those are the same
+            earlier_hashes=frozenset({byte_hash} - {source_hash}),
             device={
                 "name": f"python on {platform.node() or 'host'}",
                 "simulated": False,
