@@ -95,6 +95,24 @@ def test_a_candidate_that_changes_folder_leaves_the_next_ones_where_the_worker_s
     after = backend.evaluate(Config({"mode": "read", "k": 2}), EvalLimits())
     assert after.status is Status.OK and after.metrics["latency_ms"] == 4.0, after.message
     assert os.getcwd() == str(tmp_path)
+    # a module that moves to its own folder as it loads keeps it; a candidate that leaves the
+    # worker in a folder it removed is no one else's problem either
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "data.txt").write_text("5.0")
+    moving = own / "moving.py"
+    moving.write_text("import os, shutil, tempfile\nos.chdir(os.path.dirname(os.path.abspath(__file__)))\n"
+                      "SPACE = {'mode': ['read', 'cd', 'gone'], 'k': [1, 2]}\n"
+                      "def measure(c):\n    if c['mode'] == 'cd':\n        os.chdir('/')\n"
+                      "    elif c['mode'] == 'gone':\n        d = tempfile.mkdtemp()\n        os.chdir(d)\n"
+                      "        shutil.rmtree(d)\n"
+                      "    else:\n        return {'latency_ms': float(open('data.txt').read()) + c['k']}\n"
+                      "    return {'latency_ms': 1.0}\n")
+    backend = create_backend(_python(moving))
+    backend.prepare()
+    for mode in ("cd", "read", "gone", "read"):
+        done = backend.evaluate(Config({"mode": mode, "k": 1}), EvalLimits())
+        assert done.status is Status.OK and (mode != "read" or done.metrics["latency_ms"] == 6.0), done.message
 
 
 def test_python_missing_path():

@@ -70,6 +70,12 @@ def test_under_several_weights_the_progress_best_is_the_one_the_summary_recommen
     cheapest = min((t for t in session.trials if t.ok), key=objective)
     assert recommended.config["t"] == 32 and cheapest.config["t"] != 32  # the two orders differ here
     assert progress[-1].best_latency_ms == recommended.metric("latency_ms")
+    # a trial refined in place (the simulator's estimate replaced) is ranked again
+    from workbench.core.domain.measurement import Measurement
+
+    engine._replace(recommended, Measurement(Status.OK, {"latency_ms": 50.0, "memory_mb": 1024.0}), {}, "w")
+    again = session.trials[rank(session.trials, weights=objective.weights).best]
+    assert again.config["t"] != 32 and engine._progress().best_latency_ms == again.metric("latency_ms")
 
 
 def test_grid_run_measures_every_valid_config_once_default_first():

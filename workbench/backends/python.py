@@ -370,11 +370,11 @@ class PythonBackend(Backend):
         )
 
     def prepare(self) -> None:
-        try:
-            self._cwd = os.getcwd()
-        except OSError:  # (started in a folder removed since)
-            self._cwd = None
         module = load_module(_path_of(self.spec))
+        try:  # after the import: a module may move to its own folder as it loads (os.chdir(__file__'s))
+            self._cwd = os.getcwd()
+        except OSError:  # (a folder removed meanwhile)
+            self._cwd = None
         measure = getattr(module, "measure", None)
         if not callable(measure):
             raise WorkbenchError(f"python benchmark {module.__file__} must define measure(config) -> dict")
@@ -411,14 +411,14 @@ class PythonBackend(Backend):
         return Measurement(status=Status.OK, metrics=metrics, details=details)
 
     def _restore_cwd(self) -> None:
-        """Back to the working folder the worker started in: a worker measures candidate after
-        candidate, and one whose measure() changed folder (os.chdir) made every later candidate
-        read its relative files elsewhere, failing configs that are fine, never measured again."""
+        """Back to the working folder the worker had once the module was loaded: a worker measures
+        candidate after candidate, and one whose measure() changed folder (os.chdir) made every
+        later candidate read its relative files elsewhere, failing configs that are fine, never
+        measured again."""
         start = self._cwd
         if start is None:
             return
-        try:
-            if os.getcwd() != start:
-                os.chdir(start)
+        try:  # (not compared with getcwd() first: that fails in a folder measure() removed)
+            os.chdir(start)
         except OSError:  # (the folder itself removed meanwhile: nothing to go back to)
             pass

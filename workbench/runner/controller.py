@@ -726,8 +726,10 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
 
     space = _edited_space(target, request, session)
     rules = "; ".join(space.restrictions)
+    # configs known to be in the space answer at once: those to measure, those a session measured
+    known = [*(configs or ()), *(t.config for t in (session.trials if session is not None else ()))]
     try:
-        first = space.first_valid(FIRST_VALID_SEARCH_S)
+        first = space.first_valid(FIRST_VALID_SEARCH_S, known)
     except SpaceSearchTooLong as exc:  # (a minute and more of silence before: refused, as a search would find none)
         raise WorkbenchError(f"{target.kernel}: no config meeting the restrictions ({rules}) was found in "
                              f"{FIRST_VALID_SEARCH_S:g} s ({exc}): a restriction over every slot is checked only "

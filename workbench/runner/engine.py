@@ -768,6 +768,7 @@ class Engine:
             before, measurement=dataclasses.replace(measurement, details=details),
             timings={**before.timings, "refine_s": timings.get("total_s", 0.0)}, worker=worker,
             finished_at=time.time())
+        self._ranked_best = None  # (counted by trials, a trial replaced in place left it stale)
         trials = self.session.trials
         for position in range(len(trials) - 1, -1, -1):
             if trials[position] is before:

@@ -579,11 +579,22 @@ class SearchSpace(ABC):
     def __iter__(self) -> Iterator[Config]:
         """Every valid config, lazily, in a stable order."""
 
-    def first_valid(self, time_limit_s: float) -> Config | None:
-        """A valid config (the slot defaults when they are one), None when the space holds none;
+    def first_valid(self, time_limit_s: float, candidates: Iterable[Mapping[str, Value]] = ()) -> Config | None:
+        """A valid config (the slot defaults, or one of ``candidates``, such as the configs a
+        session measured, when one is valid), None when the space holds none;
         :class:`SpaceSearchTooLong` when ``time_limit_s`` of search decided neither. Kinds whose
         configs are listed answer at once."""
-        return self.default_config() or next(iter(self), None)
+        return self._known_valid(candidates) or next(iter(self), None)
+
+    def _known_valid(self, candidates: Iterable[Mapping[str, Value]]) -> Config | None:
+        """The slot defaults, else the first of ``candidates`` the space holds, as a config; or None."""
+        default = self.default_config()
+        if default is not None:
+            return default
+        for candidate in candidates:
+            if self.is_valid(candidate):
+                return Config(candidate)
+        return None
 
     @abstractmethod
     def count(self) -> int:
@@ -701,6 +712,11 @@ class SearchSpace(ABC):
         return hash((self._names, self._restrictions))
 
 
+#: Configs drawn uniformly from the product before :meth:`ProductSpace.first_valid` walks it (about
+#: 0.2 s): one in 10,000 valid configs is found so with a chance of 87 %.
+FIRST_VALID_DRAWS = 20_000
+
+
 class ProductSpace(SearchSpace):
     """The configs of the cartesian product of the slot domains that satisfy the restrictions.
 
@@ -734,16 +750,26 @@ class ProductSpace(SearchSpace):
         return self.satisfies(config)
 
     # ------------------------------------------------------------------ enumeration and counting
-    def first_valid(self, time_limit_s: float) -> Config | None:
+    def first_valid(self, time_limit_s: float, candidates: Iterable[Mapping[str, Value]] = ()) -> Config | None:
         """As the base class says. The walk below checks a restriction only once every slot it
         names has a value, so one restriction over every slot (a product of all of them over a
         bound, a chain ``a > b > c > ...``) is checked only at the walk's last level: in a space of
         10**7 configs or more none of which meets it, finding that out took a minute and more,
-        with nothing said; it is given up after ``time_limit_s``."""
-        default = self.default_config()
-        if default is not None:
-            return default
-        for indices in self._iter_indices(deadline=time.monotonic() + time_limit_s):
+        with nothing said; it is given up after ``time_limit_s``. Before it, configs drawn
+        uniformly from the product (:data:`FIRST_VALID_DRAWS`) find one of a sparse space's valid
+        configs wherever they lie, which the ordered walk may reach only late."""
+        deadline = time.monotonic() + time_limit_s
+        known = self._known_valid(candidates)
+        if known is not None:
+            return known
+        if self._false_constant is not None:
+            return None
+        rng = np.random.default_rng(0)
+        for _ in range(FIRST_VALID_DRAWS if self.cartesian_size > FIRST_VALID_DRAWS else 0):
+            drawn = self.config_at([int(rng.integers(len(s.values))) for s in self._slots])
+            if self.satisfies(drawn):
+                return drawn
+        for indices in self._iter_indices(deadline=deadline):
             return self.config_at(indices)
         return None
 
