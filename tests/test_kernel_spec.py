@@ -95,6 +95,16 @@ def test_a_header_beside_the_template_is_found_from_any_working_folder(cli, tmp_
     assert done.returncode == 0, done.stderr
     trials = json.loads(out.read_text())["trials"]
     assert [t["status"] for t in trials] == ["ok"] * 4, trials[0].get("error")
+    # the header is the template's code too: an edit of it is another template, whose session
+    # cannot continue this one (a comment in the .cu aside, nothing in a self-contained source moves)
+    before = template.source_hash()
+    (folder / "axpy.h").write_text((folder / "axpy.h").read_text().replace("a * x + y", "y + a * x"))
+    assert load_templates(folder)["saxpy"].source_hash() != before
+    refused = cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--executor", "inline", "--budget",
+                  "1", "--resume", "--out", out, "--quiet")
+    assert refused.returncode == 2 and "the kernel's code changed since the session was measured" in refused.stderr
+    (folder / "axpy.h").write_text((folder / "axpy.h").read_text().replace("y + a * x", "a * x + y"))
+    assert load_templates(folder)["saxpy"].source_hash() == before
     checked = cli("check-kernels", "--kernel-dir", folder, "--kernel", "saxpy", "--json")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     # a folder named in bytes that are not UTF-8, and an include spaced as the preprocessor allows

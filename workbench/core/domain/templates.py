@@ -38,6 +38,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 import numpy as np
 
 from workbench.core.domain import pysyntax
+from workbench.core.domain.includes import included_files
 from workbench.core.errors import SessionFormatError, TemplateError, UnknownTemplate, WorkbenchError, exception_line
 from workbench.core.fs import read_capped, read_utf8, resolved
 from workbench.core.domain.macros import reserved_macro
@@ -376,16 +377,38 @@ class KernelTemplate:
         return "\n".join(head) + "\n" + self.source
 
     def source_hash(self) -> str:
-        """Hash of the template's CUDA source and of what its spec file says, so cached results,
-        continued sessions and shipped compiler figures die with edits that change the template,
-        and survive edits that do not (see :func:`spec_identity`)."""
+        """Hash of the template's CUDA source, of the headers it includes from its own folder and
+        of what its spec file says, so cached results, continued sessions and shipped compiler
+        figures die with edits that change the template, and survive edits that do not (see
+        :func:`spec_identity`). A header of its folder is its code as much as the ``.cu`` is: an
+        edited one let a session continue, and its source view show code its trials did not run."""
         return self._hash_with(spec_identity(Path(self.path)) if self.path and os.path.isfile(self.path) else b"")
 
     def _hash_with(self, identity: bytes) -> str:
         digest = hashlib.sha256(self.source.encode())
         digest.update(b"\0spec\0")
         digest.update(identity)
+        for name, content in self._own_headers():  # (none: the hash of a self-contained source is as it was)
+            digest.update(b"\0header\0" + name.encode("utf-8", "surrogateescape") + b"\0" + content.encode())
         return digest.hexdigest()[:16]
+
+    def _own_headers(self) -> list[tuple[str, str]]:
+        """(path relative to the template's folder, content hash) of each header the source
+        includes from that folder, as a compile finds them; none when it includes none there (or
+        when they cannot be resolved: the compile says why)."""
+        options = self.include_options
+        if not options:
+            return []
+        found = included_files(self.source, (*options, *self.compile_options))
+        if isinstance(found, str):
+            return []
+        root = Path(self.source_path or self.path).resolve().parent
+        own = []
+        for path, content in found:
+            relative = os.path.relpath(path, root)
+            if not relative.startswith(os.pardir) and not os.path.isabs(relative):
+                own.append((Path(relative).as_posix(), content))
+        return own
 
     def earlier_hashes(self) -> frozenset[str]:
         """Source hashes earlier versions of a shipped template had while they described the same
