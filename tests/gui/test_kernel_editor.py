@@ -676,6 +676,35 @@ def test_a_session_whose_template_changed_since_says_so_when_opened_and_in_its_s
     assert "this is not the code its trials ran" in window.source_view.header.text()
 
 
+def test_save_does_not_replace_files_another_program_changed_since_they_were_opened(editor, tmp_path, monkeypatch):
+    """A Save after a change of the Title replaced an edit made meanwhile in another editor to the
+    .cu (or the spec), without a word."""
+    import shutil
+
+    from PySide6.QtWidgets import QMessageBox
+
+    folder = tmp_path / "mine"
+    shutil.copytree(EXAMPLE, folder)
+    editor.open_folder(folder)
+    (folder / "saxpy.cu").write_text((folder / "saxpy.cu").read_text() + "// theirs\n")
+    editor.title_edit.setText("a new title")
+    with pytest.raises(WorkbenchError, match="saxpy.cu changed on disk since it was opened here"):
+        editor.save()
+    assert (folder / "saxpy.cu").read_text().endswith("// theirs\n")
+    assert json.loads((folder / f"saxpy{SPEC_SUFFIX}").read_text())["title"] != "a new title"
+    editor.interactive = True  # a person is asked: Cancel keeps their file, Save replaces it
+    answers = iter([QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Save])
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: next(answers))
+    editor._guard(editor.save)
+    assert (folder / "saxpy.cu").read_text().endswith("// theirs\n") and "kept" in editor.statusBar().currentMessage()
+    editor.save()
+    assert not (folder / "saxpy.cu").read_text().endswith("// theirs\n")
+    assert json.loads((folder / f"saxpy{SPEC_SUFFIX}").read_text())["title"] == "a new title"
+    editor.title_edit.setText("again")  # saved here since: its own files, no question
+    editor.interactive = False
+    editor.save()
+
+
 def test_save_never_writes_over_another_template_of_the_same_name(editor, tmp_path):
     """Renaming an opened template to the name of another in its folder, or saving it into a folder
     with a template of its name, wrote over that template's spec and source without a word."""

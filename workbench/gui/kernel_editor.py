@@ -11,6 +11,7 @@ window, i.e. the run controller, like any other run.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -168,6 +169,9 @@ class KernelEditor(QMainWindow):
         self.folder: Path | None = None  # where the template was opened from / saved to
         self._lone_source_folder: Path | None = None  # where a .cu opened as a new draft lies
         self._drop_asked = False  # (close_asked: the question about unsaved edits was asked already)
+        #: the spec and source files as they were when opened or saved here (path -> content hash,
+        #: None: absent): Save over them asks first when another program changed them since
+        self._on_disk: dict[Path, str | None] = {}
         self.spec_file: Path | None = None  # the spec file opened or saved last (None: a new draft)
         self.reference_file: Path | None = None  # a python reference the person chose in this dialog
         self.report: DraftReport | None = None
@@ -779,6 +783,48 @@ class KernelEditor(QMainWindow):
         return added
 
     # --- files and runs -----------------------------------------------------------------------------
+    def _template_files(self) -> list[Path]:
+        """The spec file opened or saved last and the source file it names."""
+        if self.spec_file is None:
+            return []
+        files = [self.spec_file]
+        try:
+            named = json.loads(self.spec_file.read_text(encoding="utf-8")).get("source")
+        except (OSError, ValueError, AttributeError):
+            named = None
+        if isinstance(named, str) and named:
+            files.append(self.spec_file.parent / Path(named).name)
+        return files
+
+    @staticmethod
+    def _content_hash(path: Path) -> str | None:
+        try:
+            return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+        except OSError:
+            return None
+
+    def _remember_on_disk(self) -> None:
+        self._on_disk = {path: self._content_hash(path) for path in self._template_files()}
+
+    def _check_unchanged_on_disk(self) -> None:
+        """Before Save writes over the template's own files: one another program changed since it
+        was opened (or saved) here is not replaced without a word (asked of a person, refused to
+        automation): a Save after a change of the Title replaced an edit made in another editor."""
+        changed = [path for path, was in self._on_disk.items() if self._content_hash(path) != was]
+        if not changed:
+            return
+        names = ", ".join(path.name for path in changed)
+        if self.interactive:
+            answer = QMessageBox.question(
+                self, "Kernel template", f"{names} changed on disk since it was opened here. Replace "
+                f"{'them' if len(changed) > 1 else 'it'} with this editor's version?",
+                QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+            if answer == QMessageBox.StandardButton.Save:
+                return
+            raise Cancelled(f"not saved: {names} changed on disk and is kept")
+        raise WorkbenchError(f"{names} changed on disk since it was opened here; reopen it to edit that version, "
+                             "or save to another folder")
+
     def headers_folder(self) -> Path | None:
         """Where the headers the source includes lie: the folder the template was opened from (or
         saved to), or that of a ``.cu`` opened as a new draft; None for a draft of no folder."""
@@ -796,6 +842,8 @@ class KernelEditor(QMainWindow):
                 self.spec_file is None or resolved(existing) != resolved(self.spec_file)):
             raise WorkbenchError(f"{existing}: another template of that name is there; open it to change it, "
                                  "or choose another name or folder")
+        if self.spec_file is not None and resolved(existing) == resolved(self.spec_file):
+            self._check_unchanged_on_disk()
         headers = self.headers_folder()
         # headers the source includes from where it was opened go with it: checked before anything
         # is written, written once the spec is (a spec refused leaves no header behind)
@@ -806,6 +854,7 @@ class KernelEditor(QMainWindow):
         write_headers(copies)
         self.spec_file = path
         self.folder = target
+        self._remember_on_disk()
         self.reference_file = None
         self._saved_state = self._state()
         self.setWindowModified(False)
@@ -862,6 +911,7 @@ class KernelEditor(QMainWindow):
                 raise SpecError(f"is not a template spec this editor can show ({type(exc).__name__}: {exc}); "
                                 "fix it in a text editor", path=str(path)) from None
             self.spec_file = path
+            self._remember_on_disk()
             self.setWindowTitle(f"Kernel template editor - {path}[*]")
             if not (folder / Path(source_name).name).is_file():  # the check then says the source is empty
                 self.statusBar().showMessage(f"{Path(source_name).name}: no such file beside the spec; the source "

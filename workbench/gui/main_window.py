@@ -1369,9 +1369,8 @@ class MainWindow(QMainWindow):
         from workbench.gui.source_view import changed_template_note
 
         changed = changed_template_note(session, self.toolbar.kernel_folders)
-        if changed:  # said now, not only when Start is refused
-            said = self.statusBar().currentMessage()
-            self.statusBar().showMessage(f"{said}; {changed}" if said else changed, 30000)
+        if changed:  # said now, not only when Start is refused (alone: a message of before is another matter)
+            self.statusBar().showMessage(changed, 30000)
 
     def _show_loaded(self, session: Session, path: Path | None, then: Callable[[], None] | None = None) -> None:
         """Show a freshly loaded ``session`` as the one at ``path`` (None: unsaved, e.g. an import).
