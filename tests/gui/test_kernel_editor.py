@@ -674,6 +674,10 @@ def test_a_session_whose_template_changed_since_says_so_when_opened_and_in_its_s
     assert "the template saxpy changed since this session was measured" in window.statusBar().currentMessage()
     window.source_view.show_trial(0)
     assert "this is not the code its trials ran" in window.source_view.header.text()
+    compare = window.compare  # its source diff says it too
+    compare.pick(0, 1)
+    assert compare.diff.toPlainText().startswith("# the template changed since this session was measured")
+    assert compare.pair.tabText(compare.pair.indexOf(compare.diff)).endswith("(template changed)")
 
 
 def test_save_does_not_replace_files_another_program_changed_since_they_were_opened(editor, tmp_path, monkeypatch):

@@ -30,7 +30,7 @@ from workbench.gui.comparison import (
 )
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import ReadableAxis, set_left_title
-from workbench.gui.source_view import render_source
+from workbench.gui.source_view import TEMPLATE_CHANGED, render_source
 from workbench.gui.text import fmt, metric_label, window_message
 
 DIFFERS = QBrush(QColor(255, 236, 179))
@@ -268,11 +268,15 @@ class CompareView(QWidget):
         self.diff.setPlaceholderText("the rendered sources of A and B are the same" if source_a or source_b
                                      else f"no source to compare: {note}")
         lines = source_diff(source_a, source_b, f"A trial {a.index}", f"B trial {b.index}")
-        self.diff.setPlainText("\n".join(lines))
+        changed = TEMPLATE_CHANGED in note  # the template as it is now: said, as the source view says it
+        shown = [f"# {TEMPLATE_CHANGED}: these are its sources as it is now, not the code the trials ran"] \
+            if changed else []
+        self.diff.setPlainText("\n".join([*shown, *lines]))
         removed = sum(1 for line in lines[2:] if line.startswith("-"))  # after the two file names
         added = sum(1 for line in lines[2:] if line.startswith("+"))
-        self._name_diff_tab(f"{DIFF_TAB} (-{removed} +{added} lines)" if lines else
-                            f"{DIFF_TAB} (same)" if source_a or source_b else f"{DIFF_TAB} (none)")
+        self._name_diff_tab((f"{DIFF_TAB} (-{removed} +{added} lines)" if lines else
+                             f"{DIFF_TAB} (same)" if source_a or source_b else f"{DIFF_TAB} (none)")
+                            + (" (template changed)" if changed else ""))
 
     def _name_diff_tab(self, text: str) -> None:
         self.pair.setTabText(self.pair.indexOf(self.diff), text)

@@ -83,13 +83,16 @@ def render_source(session: Session, config: Config, problem: Mapping[str, Any] |
     if slots != {slot.name for slot in template.slots}:  # a recording of another kernel of that name
         return "", (f"the template named {session.kernel!r} on this machine has other slots than this session "
                     "(a recording of another kernel of that name has no source here)")
-    changed = " (the template changed since this session was measured: this is not the code its trials ran)" \
-        if code_changed(session, template) else ""
+    changed = f" ({TEMPLATE_CHANGED}: this is not the code its trials ran)" if code_changed(session, template) else ""
     try:
         return (template.render(config, session.problem if problem is None else dict(problem)),
                 f"{template.name}.cu rendered for this config{changed}")
     except WorkbenchError as exc:
         return "", f"cannot render: {exc}"
+
+
+#: What the source view's note (and Compare's diff) says of a template edited since the session.
+TEMPLATE_CHANGED = "the template changed since this session was measured"
 
 
 def code_changed(session: Session, template: Any) -> bool:
