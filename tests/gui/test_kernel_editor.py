@@ -709,6 +709,25 @@ def test_save_does_not_replace_files_another_program_changed_since_they_were_ope
     editor.save()
 
 
+def test_the_windows_export_refuses_a_folder_that_defines_the_template_twice(window, editor, tmp_path, cli):
+    """tune refused such a folder, but File > Export rendered its JSON spec for a session measured
+    with the Python one."""
+    import shutil
+
+    folder = tmp_path / "mine"
+    shutil.copytree(EXAMPLE, folder)
+    out = tmp_path / "s.json"
+    assert cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--budget", "2", "--out", out,
+               "--quiet").returncode == 0
+    editor.open_folder(folder)
+    window.open_session(out)
+    (folder / "saxpy.py").write_text("TEMPLATE = None\n")
+    with pytest.raises(WorkbenchError, match="saxpy.py and saxpy.kernel.json both define template 'saxpy'"):
+        window.export_best(tmp_path / "best.cu")
+    assert not (tmp_path / "best.cu").exists()
+    assert window._prediction_templates("saxpy") == {}
+
+
 def test_save_never_writes_over_another_template_of_the_same_name(editor, tmp_path):
     """Renaming an opened template to the name of another in its folder, or saving it into a folder
     with a template of its name, wrote over that template's spec and source without a word."""

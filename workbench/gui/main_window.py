@@ -501,7 +501,10 @@ class MainWindow(QMainWindow):
         spec: the Portability tab's simulated GPUs predict it from that template object. No folder is
         handed on (the folder can come from a reopened session's settings, and a lookup in it would
         import its Python specs)."""
-        template, _ = self._folder_template(kernel)
+        try:
+            template, _ = self._folder_template(kernel)
+        except WorkbenchError:  # (a folder defining it twice: no template of it to predict from)
+            return {}
         return {kernel: template} if template is not None else {}
 
     def _on_page_built(self, key: str, page: QWidget) -> None:
@@ -1793,11 +1796,15 @@ class MainWindow(QMainWindow):
         folder; (None, None) when it has none. Only declarative specs are read (reading one runs no
         code)."""
         from workbench.core.domain.kernel_spec import load_declarative
-        from workbench.core.domain.templates import DECLARATIVE_SUFFIX
+        from workbench.core.domain.templates import DECLARATIVE_SUFFIX, two_specs
+        from workbench.core.errors import TemplateError
 
         folder = self.toolbar.kernel_folders.get(kernel)
         if folder is None or not Path(folder).is_dir():
             return None, None
+        if (Path(folder) / f"{kernel}.py").is_file() and (Path(folder) / f"{kernel}{DECLARATIVE_SUFFIX}").is_file():
+            # which of the two a session was measured with cannot be told: refused, as tune refuses it
+            raise TemplateError(two_specs(Path(folder), kernel))
         for spec in sorted(Path(folder).glob("*" + DECLARATIVE_SUFFIX)):
             try:
                 template = load_declarative(spec)

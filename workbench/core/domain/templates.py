@@ -722,13 +722,13 @@ def scan_templates(*dirs: str | os.PathLike[str]) -> TemplateLibrary:
             taken_from[template.name] = spec_file
         elif first.parent == spec_file.parent:  # NAME.py beside NAME.kernel.json: neither is taken
             templates.pop(template.name, None)
-            broken[first] = broken[spec_file] = _two_specs(spec_file.parent, template.name)
+            broken[first] = broken[spec_file] = two_specs(spec_file.parent, template.name)
         else:
             shadowed.setdefault(template.name, spec_file)
     return TemplateLibrary(templates, broken, shadowed)
 
 
-def _two_specs(folder: Path, name: str) -> str:
+def two_specs(folder: Path, name: str) -> str:
     """Why neither of a folder's two specs of one template is used: a run finds a template by its
     file name, and taking one of them silently would tune the other's author's kernel by surprise."""
     return (f"{folder}: {name}.py and {name}{DECLARATIVE_SUFFIX} both define template {name!r}; "
@@ -760,7 +760,7 @@ def find_template(name: str, *dirs: str | os.PathLike[str]) -> KernelTemplate | 
         found = [template for spec_file in (folder / f"{name}.py", folder / f"{name}{DECLARATIVE_SUFFIX}")
                  if spec_file.is_file() and (template := _load_spec(spec_file)) is not None]
         if len(found) > 1:
-            raise TemplateError(_two_specs(folder, name))
+            raise TemplateError(two_specs(folder, name))
         if found:
             return found[0]
     return None
