@@ -582,6 +582,17 @@ def test_a_declarative_specs_identity_is_its_data_not_its_layout(tmp_path: Path)
     assert load_templates(folder)["saxpy"].source_hash() == first
     spec.write_text(json.dumps({**data, "title": "Reworded", "description": "said otherwise"}))
     assert load_templates(folder)["saxpy"].source_hash() == first  # prose, as a Python spec's
+    # so are the tool tips' doc texts of slots and problem parameters (they refused continuing)
+    from workbench.core.domain.templates import _declarative_spec_identity
+
+    documented = json.loads(original)
+    documented["slots"][0]["doc"] = "threads per block, reworded"
+    documented["problem"]["n"]["doc"] = "elements, reworded"
+    spec.write_text(json.dumps(documented))
+    reworded = load_templates(folder)["saxpy"]
+    assert reworded.source_hash() == first
+    spec.write_bytes(original)  # a session hashed with its doc texts (before) is still the file's
+    assert before._hash_with(_declarative_spec_identity(original, keep_docs=True)) in before.earlier_hashes()
     data["slots"][1]["values"] = [1, 2, 4]
     spec.write_text(json.dumps(data))
     assert load_templates(folder)["saxpy"].source_hash() != first

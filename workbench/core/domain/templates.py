@@ -419,11 +419,14 @@ class KernelTemplate:
             return frozenset()
         suffix = Path(self.path).suffix
         if suffix == ".json" and os.path.isfile(self.path):
-            # a declarative spec was hashed as its bytes: a session measured then is still this one's
+            # a declarative spec was hashed as its bytes, then with its slots' doc texts: a session
+            # measured then is still this one's
             try:
-                return frozenset({self._hash_with(Path(self.path).read_bytes())})
+                data = Path(self.path).read_bytes()
             except OSError:
                 return frozenset()
+            return frozenset({self._hash_with(data), self._hash_with(_declarative_spec_identity(data, keep_docs=True))}
+                             - {self.source_hash()})
         earlier: set[str] = set()
         if suffix == ".py" and os.path.isfile(self.path):
             # hashed as this Python version's ast.dump of the same code, before the stable dump
@@ -594,12 +597,14 @@ def spec_identity(path: Path) -> bytes:
 _PROSE_KEYS = frozenset({"title", "description"})
 
 
-def _declarative_spec_identity(data: bytes) -> bytes:
-    """:func:`spec_identity` of a JSON spec: its data with sorted keys and no layout or prose. Its
-    bytes were the identity, and the window's editor, which writes specs in a layout of its own,
-    made every session tuned from a spec it saved unchanged a session of another template (one
-    that could not be continued, and whose export said the template had changed). A file that
-    does not parse is its bytes."""
+def _declarative_spec_identity(data: bytes, keep_docs: bool = False) -> bytes:
+    """:func:`spec_identity` of a JSON spec: its data with sorted keys and no layout or prose (its
+    title and description, and the ``doc`` text of each slot and problem parameter, which only
+    tool tips show). Its bytes were the identity, and the window's editor, which writes specs in a
+    layout of its own, made every session tuned from a spec it saved unchanged a session of
+    another template (one that could not be continued, and whose export said the template had
+    changed). ``keep_docs``: the identity before the ``doc`` texts were left out, for the earlier
+    hashes. A file that does not parse is its bytes."""
     try:
         parsed = json.loads(data)
     except (ValueError, RecursionError):
@@ -607,8 +612,24 @@ def _declarative_spec_identity(data: bytes) -> bytes:
     if isinstance(parsed, dict):  # the spec's own title and description only: a key of that name
         # deeper down (an output argument called "title" in the reference) is the template's data
         parsed = {k: v for k, v in parsed.items() if not (k in _PROSE_KEYS and isinstance(v, str))}
+        if not keep_docs:
+            parsed = _without_docs(parsed)
     # (surrogatepass: a lone surrogate the loader accepts in a text must not end a run in a traceback)
     return json.dumps(parsed, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def _without_docs(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` without the ``doc`` text of its slots and problem parameters (only tool tips show it)."""
+    out = dict(spec)
+    slots = out.get("slots")
+    if isinstance(slots, list):
+        out["slots"] = [{k: v for k, v in s.items() if not (k == "doc" and isinstance(v, str))}
+                        if isinstance(s, dict) else s for s in slots]
+    problem = out.get("problem")
+    if isinstance(problem, dict):
+        out["problem"] = {name: {k: v for k, v in p.items() if not (k == "doc" and isinstance(v, str))}
+                          if isinstance(p, dict) else p for name, p in problem.items()}
+    return out
 
 
 @pysyntax.per_content
