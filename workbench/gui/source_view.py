@@ -96,13 +96,34 @@ TEMPLATE_CHANGED = "the template changed since this session was measured"
 
 
 def code_changed(session: Session, template: Any) -> bool:
-    """Whether ``template`` (found on this machine under the session's kernel name) is no longer
-    the code ``session`` measured: its source hash is neither the session's nor an earlier hash of
-    the same code. A session of another backend (a recording, a python benchmark) is never so."""
+    """Whether ``template`` (found on this machine under the session's kernel name) is the one
+    ``session`` measured, from the same folder, and no longer its code: its source hash is neither
+    the session's nor an earlier hash of the same code. A template of that name from another
+    folder is another template, of which nothing is claimed; a session of another backend (a
+    recording, a python benchmark) is never so."""
     backend = session.backend if isinstance(session.backend, dict) else {}
-    if backend.get("kind") not in ("sim", "cuda") or not session.source_hash:
+    if backend.get("kind") not in ("sim", "cuda") or not session.source_hash or not _same_home(session, template):
         return False
     return session.source_hash not in {template.source_hash(), *template.earlier_hashes()}
+
+
+def _same_home(session: Session, template: Any) -> bool:
+    """Whether ``template`` lies where ``session`` was measured from: one of its recorded template
+    folders, or the shipped library for a session that recorded none."""
+    from workbench.core.domain.templates import kernels_dir
+
+    where = template.source_path or template.path
+    if not where:
+        return False
+    home = Path(where).resolve().parent
+    options = session.backend.get("options") if isinstance(session.backend, dict) else None
+    folders = [d for d in ((options or {}).get("kernel_dirs") or ()) if isinstance(d, str)]
+    if not folders:
+        try:
+            return home == kernels_dir().resolve()
+        except WorkbenchError:
+            return False
+    return any(Path(folder).resolve() == home for folder in folders)
 
 
 def changed_template_note(session: Session, opened: Mapping[str, str] | None = None) -> str:
