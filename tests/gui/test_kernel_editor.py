@@ -512,6 +512,7 @@ def test_headers_beside_an_opened_template_are_checked_saved_and_tuned_with_it(w
     report = checked(editor, qtbot)
     assert report.ok and report.compiled, [str(d) for d in report.diagnostics]
     saved = editor.save(tmp_path / "copy")
+    assert window.toolbar.kernel_folders["saxpy"] == str(tmp_path / "copy")  # the window follows the copy
     assert (tmp_path / "copy" / "common.h").read_text() == (folder / "common.h").read_text()
     assert (tmp_path / "copy" / "inc" / "axpy.h").read_text() == (folder / "inc" / "axpy.h").read_text()
     assert load_templates(saved.parent)["saxpy"].include_options == (f"--include-path={saved.parent.resolve()}",)

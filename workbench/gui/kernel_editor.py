@@ -855,6 +855,12 @@ class KernelEditor(QMainWindow):
         self.spec_file = path
         self.folder = target
         self._remember_on_disk()
+        if self.folder_opened is not None:  # the window runs and exports it from where it now is, as
+            # when it is opened there (it kept the folder it was opened from after a Save to folder)
+            try:
+                self.folder_opened(load_declarative(path).name, target)
+            except WorkbenchError:
+                pass  # (saved, so it loads; a file changed meanwhile is the next open's to say)
         self.reference_file = None
         self._saved_state = self._state()
         self.setWindowModified(False)
