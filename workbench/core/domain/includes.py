@@ -284,3 +284,21 @@ def _scanned_header(named: str, info: os.stat_result, defined: Mapping[str, str]
         while len(_SCANNED) > _SCANNED_MAX:
             _SCANNED.popitem(last=False)
     return entry
+
+
+def headers_in_folder(source: str, folder: Path, options: Sequence[str] = ()) -> list[tuple[Path, str]]:
+    """(path relative to ``folder``, content hash) of each file ``source`` includes from ``folder``
+    or a folder under it, by the name it is reached as, in the order a compile first meets them;
+    ``folder`` is searched as an ``-I`` folder before ``options``. A name the source cannot have
+    resolved before compiling is a :class:`WorkbenchError`, the line a compile would fail with."""
+    root = folder.resolve()
+    found = included_files(source, (f"--include-path={root}", *options))
+    if isinstance(found, str):
+        raise WorkbenchError(found)
+    inside: list[tuple[Path, str]] = []
+    for path, content in found:
+        relative = Path(os.path.relpath(path, root))
+        if relative.parts and relative.parts[0] != os.pardir and not relative.is_absolute():
+            inside.append((relative, content))
+    return inside
+

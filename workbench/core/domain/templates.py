@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 import numpy as np
 
 from workbench.core.domain import pysyntax
-from workbench.core.domain.includes import included_files
+from workbench.core.domain.includes import headers_in_folder
 from workbench.core.errors import SessionFormatError, TemplateError, UnknownTemplate, WorkbenchError, exception_line
 from workbench.core.fs import read_capped, read_utf8, resolved
 from workbench.core.domain.macros import reserved_macro
@@ -399,16 +399,11 @@ class KernelTemplate:
         options = self.include_options
         if not options:
             return []
-        found = included_files(self.source, (*options, *self.compile_options))
-        if isinstance(found, str):
+        try:
+            found = headers_in_folder(self.source, Path(self.source_path or self.path).parent, self.compile_options)
+        except WorkbenchError:
             return []
-        root = Path(self.source_path or self.path).resolve().parent
-        own = []
-        for path, content in found:
-            relative = os.path.relpath(path, root)
-            if not relative.startswith(os.pardir) and not os.path.isabs(relative):
-                own.append((Path(relative).as_posix(), content))
-        return own
+        return [(relative.as_posix(), content) for relative, content in found]
 
     def earlier_hashes(self) -> frozenset[str]:
         """Source hashes earlier versions of a shipped template had while they described the same

@@ -21,7 +21,7 @@ from typing import IO, Any, Collection, Mapping, Sequence, TextIO, cast
 from workbench.core.domain.kernel_spec import SPEC_SUFFIX
 from workbench.core.errors import WorkbenchError
 from workbench.core.fs import atomic_write, read_capped
-from workbench.core.model.compiler import MAX_INCLUDED_BYTES, included_files
+from workbench.core.domain.includes import MAX_INCLUDED_BYTES, headers_in_folder
 
 
 def own_headers(source: str, folder: Path, options: Sequence[str] = ()) -> list[Path]:
@@ -32,16 +32,7 @@ def own_headers(source: str, folder: Path, options: Sequence[str] = ()) -> list[
     have resolved before compiling is a :class:`WorkbenchError`, the line a compile would fail with."""
     if "include" not in source and not any("include" in option for option in options):
         return []
-    root = folder.resolve()
-    found = included_files(source, (f"--include-path={root}", *options))
-    if isinstance(found, str):
-        raise WorkbenchError(found)
-    inside: list[Path] = []
-    for path, _ in found:
-        relative = Path(os.path.relpath(path, root))
-        if relative.parts and relative.parts[0] != os.pardir and not relative.is_absolute():
-            inside.append(relative)
-    return inside
+    return [relative for relative, _ in headers_in_folder(source, folder, options)]
 
 
 def header_copies(source: str, from_folder: Path, to_folder: Path, options: Sequence[str] = (),
