@@ -480,6 +480,39 @@ def test_show_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     assert err == ""
 
 
+def test_a_command_whose_output_nobody_reads_still_says_its_errors_and_exits_with_its_status(tmp_path: Path) -> None:
+    """``kernels --kernel-dir FOLDER | true``: the closed pipe ended the command at its first line
+    with status 0, before the line on stderr that said a spec was broken (status 2 otherwise)."""
+    folder = tmp_path / "kernels"
+    shutil.copytree(ROOT / "docs" / "examples" / "saxpy", folder)
+    (folder / "other.kernel.json").write_text("{ broken")
+    (folder / "other.cu").write_text("")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "kernels", "--kernel-dir", str(folder)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # like `| true`: nobody reads a line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 2
+    assert "other.kernel.json:1: not valid JSON" in err
+    assert "Traceback" not in err
+
+
+def test_a_character_the_output_encoding_lacks_is_escaped_not_a_traceback(tmp_path: Path, monkeypatch) -> None:
+    """Under ``PYTHONIOENCODING=ascii`` a slot value with an accent ended ``show`` with a traceback."""
+    import io
+
+    space = SearchSpace([Slot("mode", ("naïve", "fast"))])
+    session = Session(kernel="k", space=space)
+    for i, config in enumerate(space):
+        session.add(Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + i}, "")))
+    save_session(session, tmp_path / "s.json")
+    out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    monkeypatch.setattr(sys, "stdout", out)
+    assert cli_main(["show", str(tmp_path / "s.json"), "--trials"]) == 0
+    out.flush()
+    assert "na\\xefve" in out.buffer.getvalue().decode("ascii")  # type: ignore[attr-defined]
+
+
 def test_tune_whose_progress_nobody_reads_any_more_still_finishes_and_saves(tmp_path: Path) -> None:
     """``tune ... 2>&1 | head -1``: the closed pipe raised out of the progress line and ended the
     run, exit status 0 and no session file (only its journal)."""

@@ -1817,6 +1817,43 @@ def _silence(stream: Any) -> None:
         pass
 
 
+class _StdoutForScripts:
+    """``sys.stdout`` while a command runs: what it prints is output for a reader that may go away
+    or may not take every character, and neither is the command's failure.
+
+    - A reader that stopped reading (``kernels | true``, ``check-kernels | head -1``): the rest of
+      the output goes to /dev/null and the command carries on, so its errors still reach stderr
+      and its exit status is its own. The closed pipe used to end the command on the spot with
+      status 0, before the line on stderr that said a spec was broken, or a table stale.
+    - A character the stream's encoding lacks (``PYTHONIOENCODING=ascii``, a path or slot value
+      with an accent) is written as a backslash escape, as stderr writes it, instead of ending the
+      command with a traceback after its session was saved.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except UnicodeEncodeError:
+            encoding = getattr(self._stream, "encoding", None) or "ascii"
+            return self.write(text.encode(encoding, "backslashreplace").decode(encoding))
+        except BrokenPipeError:
+            _silence(self._stream)
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            _silence(self._stream)
+            self._stream.flush()  # what was left in its buffer goes to /dev/null now
+
+    def __getattr__(self, name: str) -> Any:  # fileno, isatty, encoding...: the stream's own
+        return getattr(self._stream, name)
+
+
 def _closed_streams_to_devnull() -> None:
     """A program started with stdout or stderr closed (``2>&-``, a daemon) finds None there:
     every message then raised AttributeError, a run ended before saving and ``show`` printed a
@@ -1919,6 +1956,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         owner.error(f"unrecognized arguments: {' '.join(extra)}")
     stop_signals = StopSignals()
     stop_signals.install()
+    stdout = sys.stdout
+    sys.stdout = _StdoutForScripts(stdout)  # a TextIO in all it is asked
     try:
         if args.command is None:
             return cmd_gui(None)
@@ -1946,4 +1985,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     finally:
+        sys.stdout = stdout
         stop_signals.restore()
