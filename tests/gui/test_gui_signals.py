@@ -118,6 +118,28 @@ def test_an_automated_run_interrupted_exits_with_the_signals_status(tmp_path: Pa
         proc.communicate()
 
 
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_run_into_a_new_session_file_interrupted_is_saved_there(tmp_path: Path, signum: int) -> None:
+    """``gui NEW.json --run ... --quit-when-done`` stopped by a signal: its trials went to an
+    autosave (which an automated window otherwise never leaves, and a person's next start offered
+    as a crashed run) and NEW.json was never written, where its end would have written it."""
+    from workbench.core.domain.session import load_session
+
+    target = tmp_path / "new.json"
+    proc, autosaves = _window(tmp_path, "--budget", "100000", "--quit-when-done", str(target))
+    try:
+        _wait_for(lambda: _journal_lines(autosaves) >= 3, proc, "trials journaled")
+        proc.send_signal(signum)
+        err = _ended(proc)
+        assert proc.returncode == 128 + signum, err
+        assert "Traceback" not in err, err
+        assert len(load_session(target).trials) >= 3
+        assert not list(autosaves.glob("*.json")) and not list(autosaves.glob("*.journal"))
+    finally:
+        proc.kill()
+        proc.communicate()
+
+
 def test_closing_the_terminal_of_a_window_with_a_run_going_stops_it_and_keeps_its_trials(tmp_path: Path) -> None:
     """The kernel hangs the terminal up and sends SIGHUP: the window closes as on SIGTERM, with
     SIGHUP's status, although its last line ("terminated") goes to a terminal that is gone (a

@@ -293,10 +293,8 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
     #: it ends, as ``tune --out`` writes a new file (before, the window refused "no such file").
     new_file: list[Path] = []
 
-    def finish(result: Any = None) -> None:
-        if result is not None and getattr(result, "reason", "") == "error":
-            print(f"error: run failed: {result.message.splitlines()[0] if result.message else 'error'}", file=sys.stderr)
-            status["code"] = 1
+    def save_new_file() -> None:
+        """The --run's session to SESSION, the new file named for it (once)."""
         if new_file and window.model.session is not None and window.path != new_file[0]:
             target = new_file.pop()  # the --run's session only: a later run of the window stays unsaved
             # written by another program since the start, when it did not exist: the save keeps it
@@ -311,6 +309,12 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                 if made:
                     print(f"warning: SESSION {printable(str(target))} held another session when the run ended; "
                           f"it is kept as {', '.join(printable(str(p)) for p in made)}", file=sys.stderr)
+
+    def finish(result: Any = None) -> None:
+        if result is not None and getattr(result, "reason", "") == "error":
+            print(f"error: run failed: {result.message.splitlines()[0] if result.message else 'error'}", file=sys.stderr)
+            status["code"] = 1
+        save_new_file()
         window.refresh()
         window.failures.refresh()
         if screenshot:
@@ -415,6 +419,9 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
         code = app.exec()
         if "signal" in status:
             print("interrupted" if status["signal"] == signal.SIGINT else "terminated", file=sys.stderr)
+            if new_file:  # the run's trials go to SESSION, as at its end (they went to an autosave)
+                window.stop_run_unshown()
+                save_new_file()
             _close_on_signal(window)
             code = 128 + status["signal"]
         else:

@@ -1240,6 +1240,15 @@ class MainWindow(QMainWindow):
             return True
         return self.engine_thread.wait(int(timeout_s * 1000))
 
+    def stop_run_unshown(self, timeout_s: float = 120.0) -> None:
+        """Stop the run going and wait for its end, which is not shown (the window is about to go):
+        its trials are then all in the model, for a save."""
+        if self.engine_thread is None or not self.running:
+            return
+        self.engine_thread.stop()
+        self._run_closed = self.wait_for_run(timeout_s)
+        self.model.sync()
+
     def _on_run_finished(self, result: Any) -> None:
         if self.sender() is not self.engine_thread or self._run_closed:  # closing showed this end already
             return
@@ -2120,10 +2129,7 @@ class MainWindow(QMainWindow):
                 if answer != QMessageBox.StandardButton.Yes:
                     event.ignore()
                     return
-            assert self.engine_thread is not None  # running
-            self.engine_thread.stop()
-            self._run_closed = self.wait_for_run(120.0)  # the window goes: its end is not shown
-            self.model.sync()
+            self.stop_run_unshown()
             if self.path is not None:
                 self.save_to(self.path)
             elif self.interactive and self.model.session is not None:
