@@ -472,6 +472,44 @@ def test_check_table_command_fails_on_a_stale_table_and_passes_on_a_fresh_one(cl
     stale = check()
     assert stale.returncode == 1
     assert "error: sm_90 vector_add: stale" in stale.stderr
+    as_json = cli("check-kernels", "--check-table", "--kernel", "vector_add", "--json",
+                  env={resource_table.TABLE_DIR_ENV: str(tmp_path)})
+    assert as_json.returncode == 1
+    document = json_.loads(as_json.stdout)  # --json printed the text lines
+    assert [(d["arch"], d["ok"], d["templates"]) for d in document] == [("sm_90", False, [])]
+    assert "stale" in document[0]["problems"][0] and "error: sm_90 vector_add: stale" in as_json.stderr
+
+
+def test_check_table_json_counts_each_templates_configs(cli, tmp_path) -> None:
+    import json as json_
+
+    from workbench.core.model import resource_table
+
+    template = load_templates()["vector_add"]
+    resource_table.write_table([template], "sm_90", folder=tmp_path, workers=1, time_limit_s=0.01)
+    result = cli("check-kernels", "--check-table", "--kernel", "vector_add", "--json",
+                 env={resource_table.TABLE_DIR_ENV: str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    [document] = json_.loads(result.stdout)
+    [entry] = document["templates"]
+    assert (document["arch"], document["ok"], document["problems"]) == ("sm_90", True, [])
+    assert entry["kernel"] == "vector_add" and entry["state"] == "partial"
+    assert 0 <= entry["tabulated"] < entry["valid"] == len(list(template.space(template.resolve_problem())))
+
+
+@pytest.mark.parametrize("flags, said", [
+    (("--check-table", "--sample", "5"), "--sample picks the configs"),
+    (("--write-table", "--sample", "5"), "--sample picks the configs"),
+    (("--check-table", "--seed", "3"), "--seed applies to the compile check and to --write-table"),
+    (("--check-table", "--workers", "2"), "--workers applies to the compile check and to --write-table"),
+    (("--shipped",), "--shipped adds the shipped templates to those of --kernel-dir"),
+    (("--sample", "-1"), "--sample must be 0 or more"),
+])
+def test_check_kernels_refuses_a_flag_it_would_ignore(cli, flags, said) -> None:
+    """A flag that changed nothing was taken without a word (--check-table --sample 5, --shipped alone)."""
+    result = cli("check-kernels", *flags)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("error: ") and said in result.stderr and result.stderr.count("\n") == 1
 
 
 def test_an_entry_the_module_lacks_is_a_compile_error_naming_extern_c() -> None:

@@ -276,8 +276,10 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
     check.add_argument("--arch", default=None, help="GPU architecture (default sm_90; --check-table alone: every shipped table)")
     check.add_argument("--json", action="store_true", help="the report as one JSON document")
     check.add_argument("--kernel", default=None, help="check this template alone (default: every one)")
-    check.add_argument("--sample", type=int, default=3, help="sampled configs per template besides the default")
-    check.add_argument("--seed", type=int, default=0, help="seed of the sampled configs (default 0)")
+    check.add_argument("--sample", type=int, default=None,
+                       help="sampled configs per template besides the default (default 3)")
+    check.add_argument("--seed", type=int, default=None,
+                       help="seed of the sampled configs, or of --write-table's order (default 0)")
     check.add_argument("--kernel-dir", action="append", default=[], metavar="DIR",
                        help="check the templates of DIR (repeatable); the shipped ones too only with --shipped")
     check.add_argument("--shipped", action="store_true",
@@ -1648,10 +1650,24 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
 
     if args.workers is not None and args.workers < 1:
         raise WorkbenchError(f"--workers must be at least 1, got {args.workers}")
-    if not 0 <= args.seed <= MAX_SEED:  # (NumPy's generator raised it as a traceback)
+    if args.seed is not None and not 0 <= args.seed <= MAX_SEED:  # (NumPy's generator raised it as a traceback)
         raise WorkbenchError(f"--seed {args.seed}: a seed is an integer from 0 to 2**63-1")
-    if args.table_time_limit is not None and not args.write_table:  # a flag that would be ignored is refused
+    # a flag that would be ignored is refused: a script that gives it expects something of it
+    if args.table_time_limit is not None and not args.write_table:
         raise WorkbenchError("--table-time-limit bounds --write-table; give that too, or drop it")
+    if args.shipped and not args.kernel_dir:
+        raise WorkbenchError("--shipped adds the shipped templates to those of --kernel-dir; without --kernel-dir "
+                             "they are checked anyway: drop it")
+    if args.sample is not None and (args.write_table or args.check_table):
+        raise WorkbenchError("--sample picks the configs the compile check compiles; the resource table "
+                             f"covers every valid config: drop it (or --{'write' if args.write_table else 'check'}-table)")
+    if args.check_table and not args.write_table:
+        for flag, value in (("--seed", args.seed), ("--workers", args.workers)):
+            if value is not None:
+                raise WorkbenchError(f"{flag} applies to the compile check and to --write-table; --check-table "
+                                     "compiles nothing: drop it")
+    if args.sample is not None and args.sample < 0:
+        raise WorkbenchError(f"--sample must be 0 or more, got {args.sample}")
     if args.arch is not None and (args.write_table or not args.check_table):
         from workbench.core.model.compiler import check_arch
 
@@ -1677,7 +1693,8 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
             raise WorkbenchError(f"--kernel-dir {' '.join(args.kernel_dir)}: no templates there (a NAME.kernel.json "
                                  "beside its source, or a NAME.py template beside NAME.cu)")
     progress = None if args.quiet else print_progress(sys.stderr)
-    results = check_kernels(templates, arch=args.arch or "sm_90", sample=args.sample, seed=args.seed, kernel=args.kernel,
+    results = check_kernels(templates, arch=args.arch or "sm_90", sample=3 if args.sample is None else args.sample,
+                            seed=args.seed or 0, kernel=args.kernel,
                             workers=args.workers or os.cpu_count() or 1, progress=progress)
     if args.json:
         _print_json([r.to_dict() for r in results])
@@ -1707,19 +1724,20 @@ def _check_kernels_table(args: argparse.Namespace) -> int:
             raise WorkbenchError(f"--table-time-limit must be positive, got {args.table_time_limit}")
         progress = None if args.quiet else print_table_progress(sys.stderr)
         resource_table.write_table(templates.values(), args.arch or "sm_90", workers=args.workers,
-                                   time_limit_s=args.table_time_limit, seed=args.seed, progress=progress)
+                                   time_limit_s=args.table_time_limit, seed=args.seed or 0, progress=progress)
     archs = [args.arch or "sm_90"] if args.arch or args.write_table else resource_table.shipped_archs()
     if not archs:
         raise WorkbenchError(f"no resource tables in {resource_table.table_dir()}; write one with check-kernels --write-table")
-    ok = True
-    for arch in archs:
-        report = resource_table.check_table(templates.values(), arch)
-        for line in report.summary:
-            print(line)
+    reports = [resource_table.check_table(templates.values(), arch) for arch in archs]
+    if args.json:
+        _print_json([report.to_dict() for report in reports])
+    for report in reports:
+        if not args.json:
+            for line in report.summary:
+                print(line)
         for line in report.problems:
             print(f"error: {line}", file=sys.stderr)
-        ok = ok and report.ok
-    return 0 if ok else 1
+    return 0 if all(report.ok for report in reports) else 1
 
 
 def _check_screenshot(args: argparse.Namespace) -> None:

@@ -228,15 +228,26 @@ def nearest_figures(template: KernelTemplate, problem: Mapping[str, Any], arch: 
 
 @dataclass(frozen=True)
 class TableCheck:
-    """How one arch's table compares with the templates: one line per problem found."""
+    """How one arch's table compares with the templates: one line per problem found, and per
+    template that matches, how many of its valid configs are tabulated."""
 
     arch: str
     problems: tuple[str, ...]
     summary: tuple[str, ...]
+    #: per matching template: (name, valid configs tabulated, valid configs, complete)
+    entries: tuple[tuple[str, int, int, bool], ...] = ()
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        """``check-kernels --check-table --json``: one document per arch."""
+        return {"arch": self.arch, "ok": self.ok,
+                "templates": [{"kernel": name, "tabulated": tabulated, "valid": valid,
+                               "state": "complete" if complete else "partial"}
+                              for name, tabulated, valid, complete in self.entries],
+                "problems": list(self.problems)}
 
 
 def check_table(templates: Iterable[KernelTemplate], arch: str, folder: Path | None = None) -> TableCheck:
@@ -248,6 +259,7 @@ def check_table(templates: Iterable[KernelTemplate], arch: str, folder: Path | N
     entries = table.get("templates", {})
     problems: list[str] = []
     summary: list[str] = []
+    counted: list[tuple[str, int, int, bool]] = []
     for template in sorted(templates, key=lambda t: t.name):
         entry = entries.get(template.name)
         if entry is None:
@@ -278,7 +290,8 @@ def check_table(templates: Iterable[KernelTemplate], arch: str, folder: Path | N
                             "rewrite the table with check-kernels --write-table")
         state = "complete" if entry.get("complete") else "partial"
         summary.append(f"{arch} {template.name}: {len(tabulated & valid)}/{len(valid)} configs ({state})")
-    return TableCheck(arch, tuple(problems), tuple(summary))
+        counted.append((template.name, len(tabulated & valid), len(valid), bool(entry.get("complete"))))
+    return TableCheck(arch, tuple(problems), tuple(summary), tuple(counted))
 
 
 # --- writing (compiles) -------------------------------------------------------------------------
