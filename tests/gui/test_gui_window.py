@@ -559,6 +559,9 @@ def test_a_keyboard_user_can_run_stop_and_leave_the_results_table(window, qtbot,
     assert toolbar.pause.text() == "Pause"
     with qtbot.waitSignal(window.run_done, timeout=30_000):
         qtbot.keyClick(toolbar.stop, Qt.Key.Key_Space)
+        # while it stops, on a widget no key changes (it went to a constraint's check box, which a
+        # second Space switched on)
+        assert QApplication.focusWidget() is toolbar.progress
     assert QApplication.focusWidget() is toolbar.start
     # the focus a person moved elsewhere while the run wound down stays there
     window.toolbar.apply({"kernel": SLOW, "backend": "python", "strategy": "random", "budget": 400})

@@ -491,8 +491,9 @@ def test_remeasure_on_a_python_session_says_nothing_to_re_measure_before_asking_
     session.trials[0] = dataclasses.replace(first, measurement=aborted)
     save_session(session, path)
     window.open_session(path)
-    asked = []
-    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: asked.append(a[1]) or QMessageBox.StandardButton.No)
+    asked, defaults = [], []
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: asked.append(a[1]) or defaults.append(a[4:5])
+                        or QMessageBox.StandardButton.No)
     monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: QMessageBox.StandardButton.Ok)
     window.interactive = True  # a person at the window: the code is asked about
     window.model.set_constraints(max_latency_ms=first.metric("latency_ms"))  # still rules the aborted one out
@@ -505,6 +506,7 @@ def test_remeasure_on_a_python_session_says_nothing_to_re_measure_before_asking_
     window._guarded(window.remeasure_aborted, "Cannot re-measure")
     window.interactive = False
     assert asked == ["Run the benchmark's code?"] and not window.running
+    assert defaults == [(QMessageBox.StandardButton.No,)]  # Enter must not run a file's code (Yes was the default)
     assert "the benchmark's code was not confirmed" in window.statusBar().currentMessage()
     assert len(load_session(path).trials) == 4  # nothing ran
 

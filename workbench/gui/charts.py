@@ -18,6 +18,7 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.domain.metrics import known_direction
+from workbench.gui.plot_widget import plot_widget
 from workbench.gui.axes import (
     MEMORY_METRICS, can_log, category_ticks, default_rate_metric, default_tradeoff_metric, geometric_slot, tradeoff_metrics,
     value_ticks,
@@ -76,7 +77,7 @@ class _ChartBase(QWidget):
         self.dirty = True
         # enableMenu=False at construction: pyqtgraph builds a view-box menu otherwise (2 ms a plot),
         # which these charts never show
-        self.plot = pg.PlotWidget(axisItems={"bottom": ReadableAxis("bottom"), "left": ReadableAxis("left")},
+        self.plot = plot_widget(axisItems={"bottom": ReadableAxis("bottom"), "left": ReadableAxis("left")},
                                   enableMenu=False)
         self.plot.setMinimumHeight(160)
         self.plot.showGrid(x=True, y=True, alpha=0.25)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from workbench.core.domain.session import problem_key
 from workbench.core.errors import WorkbenchError
 from workbench.core.fs import resolved
+from workbench.gui.plot_widget import plot_widget
 from workbench.gui.comparison import (
     best_latency_so_far, compare_trials, overlay_trials, running_min, session_label, source_diff,
 )
@@ -83,7 +84,7 @@ class CompareView(QWidget):
         font.setStyleHint(QFont.StyleHint.Monospace)
         self.diff.setFont(font)
         self.diff.setPlaceholderText(PICK_TWO)
-        self.plot = pg.PlotWidget(background="w", axisItems={"left": ReadableAxis("left")}, enableMenu=False)
+        self.plot = plot_widget(background="w", axisItems={"left": ReadableAxis("left")}, enableMenu=False)
         self.plot.setLabel("bottom", "evaluation")
         set_left_title(self.plot, "best latency (ms)")  # short: the plot is short in presentation mode
         self.plot.setLogMode(y=True)

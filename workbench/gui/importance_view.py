@@ -32,6 +32,7 @@ from PySide6.QtWidgets import QBoxLayout, QComboBox, QHBoxLayout, QLabel, QVBoxL
 from workbench.core.domain.importance import SCORE, Importance, ValueStats, slot_importance, value_distributions
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.errors import WorkbenchError
+from workbench.gui.plot_widget import plot_widget
 from workbench.gui.background import Background
 from workbench.gui.plot_axes import ReadableAxis, ShareAxis, bar_figures_extent, set_bottom_title, set_left_title
 
@@ -123,7 +124,7 @@ class ImportanceView(QWidget):
         header.addStretch(1)
         header.addWidget(self.target_box)
 
-        self.bar_plot = pg.PlotWidget(background="w", axisItems={"bottom": ShareAxis("bottom")}, enableMenu=False)
+        self.bar_plot = plot_widget(background="w", axisItems={"bottom": ShareAxis("bottom")}, enableMenu=False)
         self.bar_plot.setMouseEnabled(x=False, y=False)
         self.bar_plot.hideButtons()
         set_bottom_title(self.bar_plot.getPlotItem(), "share of importance")
@@ -136,7 +137,7 @@ class ImportanceView(QWidget):
 
         # the points are log10 of the latency; the axis says the latencies themselves (0.2, 0.5, 1),
         # not "latency (ms, log10) (x0.001)" over ticks of -600 to 200
-        self.value_plot = pg.PlotWidget(background="w", axisItems={"left": ReadableAxis("left")}, enableMenu=False)
+        self.value_plot = plot_widget(background="w", axisItems={"left": ReadableAxis("left")}, enableMenu=False)
         self.value_plot.getAxis("left").setLogMode(True)
         set_left_title(self.value_plot, "latency (ms, log)")  # short: "log scale" was cut in presentation mode
         self.value_plot.getPlotItem().vb.sigResized.connect(self._fit_value_ticks)

@@ -263,6 +263,7 @@ class MainWindow(QMainWindow):
         # layout grants before anything else, and the objective panel above was squeezed below its
         # own minimum (rows drawn over each other) whenever the card's text was long.
         card_scroll = QScrollArea()
+        card_scroll.setAccessibleName("Recommended config")  # a Tab stop (it scrolls a long card)
         card_scroll.setWidget(self.best_card)
         card_scroll.setWidgetResizable(True)
         card_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
@@ -271,6 +272,7 @@ class MainWindow(QMainWindow):
         card_scroll.setObjectName("cardScroll")
         card_scroll.viewport().setAutoFillBackground(False)
         self.best_card.setAutoFillBackground(False)  # setWidget turned it on
+        left_tabs.tabBar().setAccessibleName("Recommendation and search space")
         left_tabs.addTab(card_scroll, "Recommended")
         left_tabs.addTab(self.slots_panel, "Search space")
         self.left_tabs = left_tabs
@@ -302,6 +304,7 @@ class MainWindow(QMainWindow):
         self.failures = FailureLog(model, self.results.table_model)
         self.source_view = SourceView(model, opened=lambda: self.toolbar.kernel_folders)
         self.bottom_tabs = ElidedTabs()  # all ten in sight at 1440 px, not the last behind scroll arrows
+        self.bottom_tabs.tabBar().setAccessibleName("Result views")
         self.bottom_tabs.addTab(self.results, "Results")
         self.bottom_tabs.addTab(self.failures, "Failures")
         # The other tabs are built when first shown (or asked for, e.g. ``self.size_view``): most
@@ -989,6 +992,8 @@ class MainWindow(QMainWindow):
         shown, the row selected and scrolled to, filters that hide it cleared, and said so."""
         self.bottom_tabs.setCurrentWidget(self.results)
         cleared = self.results.show_row(row)
+        # the keyboard goes with it: it stayed on the button, a Tab stop away from the row shown
+        self.results.view.setFocus(Qt.FocusReason.OtherFocusReason)
         if cleared:
             self.statusBar().showMessage(f"trial {self.model.trials[row].index}: {cleared}", 8000)
 
@@ -1158,9 +1163,12 @@ class MainWindow(QMainWindow):
         if not self.interactive:
             raise WorkbenchError(f"the session runs the python benchmark {path}; running its code needs "
                                  "the person's yes in an interactive window")
+        # No is the default: Enter, or a key pressed as the question appears, must not run a file's code
         answer = QMessageBox.question(self, "Run the benchmark's code?",
                                       f"This session measures the python benchmark\n{path}\n\nContinuing runs that "
-                                      "file's code. Run it?")
+                                      "file's code. Run it?",
+                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                      QMessageBox.StandardButton.No)
         if answer != QMessageBox.StandardButton.Yes:
             raise WorkbenchError("run not started: the benchmark's code was not confirmed")
         self.trusted_code.add(path.resolve())

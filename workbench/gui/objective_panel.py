@@ -118,6 +118,9 @@ class LimitControl:
         self.spin.setSpecialValueText("off")
         self.spin.setMinimumWidth(96)
         self.spin.setKeyboardTracking(False)
+        # named for a screen reader, which said "slider" and "off" with nothing of what they limit
+        self.slider.setAccessibleName(f"{text.replace('&', '')}: slider")
+        self.spin.setAccessibleName(f"{text.replace('&', '')}: exact limit")
         self.lo, self.hi = 0.0, 1.0
         self.enabled.toggled.connect(self._on_toggled)
         self.slider.valueChanged.connect(self._on_slider)

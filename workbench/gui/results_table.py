@@ -605,6 +605,7 @@ class ResultsTable(QWidget):
         self.proxy = TrialFilterProxy(self.table_model)
         self.view = QTableView()
         self.view.setTabKeyNavigation(False)  # Tab leaves the table (it went from cell to cell for ever); arrows move in it
+        self.view.setAccessibleName("Trials")
         self.view.setModel(self.proxy)
         follow_sort(self.view, self.proxy)
         self._shown_metrics: set[str] = set()
@@ -623,8 +624,11 @@ class ResultsTable(QWidget):
         self.status_combo = QComboBox()
         self.status_combo.addItems(["all", "feasible", "failed"] + [s.value for s in STATUSES])
         self.status_combo.currentTextChanged.connect(self.proxy.set_status_filter)
+        self.status_combo.setAccessibleName("Show trials")
+        self.status_combo.setToolTip("which trials the table shows: all, feasible, failed, or one status")
         self.slot_edit = QLineEdit()
         self.slot_edit.setPlaceholderText("filter by slot value, e.g. block_size=256, unroll=4")
+        self.slot_edit.setAccessibleName("Filter by slot value")
         self.slot_edit.editingFinished.connect(self._on_slot_filter)
         # elided in the room the bar has (its tool tip the whole line): a refused filter of 10,000
         # characters, said in full, made the window 71,831 px wide, and it stayed that wide

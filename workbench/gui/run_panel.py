@@ -8,8 +8,8 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QApplication, QComboBox, QFileDialog, QLabel, QLineEdit, QMenu, QProgressBar, QPushButton, QSpinBox, QDoubleSpinBox,
-    QToolBar, QToolButton, QWidget, QWidgetAction,
+    QApplication, QComboBox, QFileDialog, QLabel, QLineEdit, QProgressBar, QPushButton, QSpinBox, QDoubleSpinBox,
+    QToolBar, QToolButton, QWidget,
 )
 
 from workbench.backends.base import PACED_BACKENDS
@@ -18,6 +18,7 @@ from workbench.core.domain.assignments import parse_assignment_list
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.sizes import format_sizes, parse_sizes_text
 from workbench.gui.elided_label import ElidedLabel
+from workbench.gui.options_popup import FormPopup
 from workbench.gui.strategy_options import StrategyOptionsForm
 from workbench.gui.text import BACKENDS
 from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, strategy_class
@@ -131,6 +132,9 @@ class RunToolbar(QToolBar):
         for key, label in BACKENDS:
             self.backend.addItem(label, key)
         self.backend.setCurrentIndex(self.backend.findData("sim"))
+        # (named and explained: a screen reader said only the value, "24 evals", "seed 0")
+        self.backend.setAccessibleName("Backend")
+        self.backend.setToolTip("what measures the candidates: a GPU, the simulated GPU, a recording or a python benchmark")
         self.backend.currentIndexChanged.connect(self._on_backend_changed)
         self._backend_kind = self.backend.currentData()  # the backend the problem field was last filled for
         self._problem_hint: str | None = None  # the shown kernel's problem in force (see show_problem_hint)
@@ -176,27 +180,29 @@ class RunToolbar(QToolBar):
         self.strategy_options = StrategyOptionsForm()
         self.strategy_options.set_strategy(self.strategy.currentText())
         self.strategy.currentTextChanged.connect(self.strategy_options.set_strategy)
-        self.options_menu = QMenu(parent)
-        form_action = QWidgetAction(self.options_menu)
-        form_action.setDefaultWidget(self.strategy_options)
-        self.options_menu.addAction(form_action)
         self.options_button = QToolButton()
         self.options_button.setText("Options")
         self.options_button.setToolTip("the strategy's options (hover a name for what it does)")
-        self.options_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.options_button.setMenu(self.options_menu)
+        self.options_button.setArrowType(Qt.ArrowType.NoArrow)
+        self.options_popup = FormPopup(self.strategy_options, self.options_button, "Strategy options")
         self.strategy_options.changed.connect(self._on_options_changed)
         self.budget = QSpinBox()
         self.budget.setRange(1, 1_000_000)
         self.budget.setValue(DEFAULT_BUDGET)
         self.budget.setSuffix(" evals")
+        self.budget.setAccessibleName("Budget")
+        self.budget.setToolTip("the most configs the run evaluates")
         self.minutes = QDoubleSpinBox()
         self.minutes.setRange(0.0, 10_000.0)
         self.minutes.setSpecialValueText("no time limit")
         self.minutes.setSuffix(" min")
+        self.minutes.setAccessibleName("Time limit")
+        self.minutes.setToolTip("the run stops after this many minutes (0: no time limit)")
         self.seed = QSpinBox()
         self.seed.setRange(0, 2**31 - 1)
         self.seed.setPrefix("seed ")
+        self.seed.setAccessibleName("Seed")
+        self.seed.setToolTip("the search's random seed: the same seed and choices propose the same configs")
         self.start = QPushButton("Start")
         self.start.setObjectName("startButton")
         self.pause = QPushButton("Pause")
@@ -307,6 +313,11 @@ class RunToolbar(QToolBar):
         """A stop was asked for: Pause and Stop go off. Start takes the focus at the end if one of
         them had it and it has stayed where Qt moved it meanwhile."""
         self._focus_to_start = QApplication.focusWidget() in (self.pause, self.stop)
+        if self._focus_to_start:
+            # parked on the progress bar, which answers no key, until Start takes it: left to Qt it
+            # went to the next Tab stop, a constraint's check box, and a second Space pressed while
+            # the run stopped switched that constraint on and re-ranked every trial
+            self.progress.setFocus(Qt.FocusReason.OtherFocusReason)
         self.pause.setEnabled(False)
         self.stop.setEnabled(False)
         self._parked = QApplication.focusWidget() if self._focus_to_start else None

@@ -17,6 +17,7 @@ from PySide6.QtCore import QEvent, QTimer
 from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
+from workbench.gui.plot_widget import plot_widget
 from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, LABEL_FILL, LABEL_Z, OUTLINE, _scatter
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import CategoryAxis, set_plot_font
@@ -97,7 +98,7 @@ class ParallelCoordinates(_HiddenUntilShown):
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(model, parent)
         self.names_axis = CategoryAxis("bottom", title="axes")
-        self.plot = pg.PlotWidget(background="w", axisItems={"bottom": self.names_axis}, enableMenu=False)
+        self.plot = plot_widget(background="w", axisItems={"bottom": self.names_axis}, enableMenu=False)
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
         self.plot.getAxis("left").setLabel("value on each axis")

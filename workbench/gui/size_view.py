@@ -39,6 +39,7 @@ from workbench.core.domain.size_analysis import (
     winner_bands,
 )
 from workbench.core.domain.space import Config
+from workbench.gui.plot_widget import plot_widget
 from workbench.gui.plot_axes import CategoryAxis, ReadableAxis, set_left_title
 from workbench.gui.text import plain_tip
 
@@ -135,7 +136,7 @@ class SizeView(QWidget):
         # Titles are labels above the plots, not pyqtgraph titles: a plot title never wraps, and a
         # long one widened its plot past the pane, cutting off the matrix's last columns.
         self.latency_axis = CategoryAxis("bottom")
-        self.latency_plot = pg.PlotWidget(axisItems={"bottom": self.latency_axis, "left": ReadableAxis("left")},
+        self.latency_plot = plot_widget(axisItems={"bottom": self.latency_axis, "left": ReadableAxis("left")},
                                          enableMenu=False)
         self.latency_plot.setBackground("w")
         self.latency_plot.setLogMode(x=False, y=True)
@@ -144,7 +145,7 @@ class SizeView(QWidget):
         self.latency_title = _title("Best latency per size (log-log)")
         self.band_axis = CategoryAxis("bottom")
         self.band_rows_axis = CategoryAxis("left")
-        self.band_plot = pg.PlotWidget(axisItems={"bottom": self.band_axis, "left": self.band_rows_axis},
+        self.band_plot = plot_widget(axisItems={"bottom": self.band_axis, "left": self.band_rows_axis},
                                       enableMenu=False)
         self.band_plot.setBackground("w")
         self.band_plot.setMouseEnabled(x=True, y=False)
@@ -172,7 +173,7 @@ class SizeView(QWidget):
 
         self.matrix_x = CategoryAxis("bottom")
         self.matrix_y = CategoryAxis("left")
-        self.matrix_plot = pg.PlotWidget(axisItems={"bottom": self.matrix_x, "left": self.matrix_y}, enableMenu=False)
+        self.matrix_plot = plot_widget(axisItems={"bottom": self.matrix_x, "left": self.matrix_y}, enableMenu=False)
         self.matrix_plot.setBackground("w")
         self.matrix_title = _title("Each size's best config at every size (% of that size's optimum)")
         self.matrix_plot.setLabel("bottom", "measured at")

@@ -155,6 +155,7 @@ class SourceView(QWidget):
         self.header.setTextFormat(Qt.TextFormat.RichText)
         self.editor = QPlainTextEdit()
         self.editor.setReadOnly(True)
+        self.editor.setAccessibleName("Source of the selected trial")
         self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         font = QFont("monospace", 9)
         font.setStyleHint(QFont.StyleHint.Monospace)

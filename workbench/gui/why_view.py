@@ -20,6 +20,7 @@ from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from workbench.core.domain.records import provenance
+from workbench.gui.plot_widget import plot_widget
 from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, LABEL_FILL, LABEL_Z, OUTLINE, _ChartBase, _scatter
 from workbench.gui.explain import breakdown, roofline
 from workbench.gui.model import SessionModel
@@ -50,7 +51,7 @@ class WhyView(QWidget):
         self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.title.setWordWrap(True)
-        self.plot = pg.PlotWidget(background="w", enableMenu=False)
+        self.plot = plot_widget(background="w", enableMenu=False)
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
         self.plot.setLabel("bottom", "modelled time (ms)")

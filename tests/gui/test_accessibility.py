@@ -1,0 +1,162 @@
+"""The window for a person who works from the keyboard, with a screen reader or a dark desktop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication
+
+ROOT = Path(__file__).resolve().parents[2]
+SESSION = ROOT / "resources" / "sessions" / "vector_add_NVIDIA_H200.json"
+
+pytestmark = pytest.mark.app_style_sheet
+
+
+def _luminance(rgb: np.ndarray) -> np.ndarray:
+    """WCAG relative luminance of sRGB pixels (..., 3) in 0..255."""
+    c = rgb.astype(float) / 255.0
+    linear = np.where(c <= 0.03928, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return linear @ np.array([0.2126, 0.7152, 0.0722])
+
+
+def _text_contrast(widget) -> float:
+    """Contrast between a one-colour text widget's most common colour (its background) and its
+    darkest or lightest pixel, whichever differs more: the text on it, as a reader sees it (drawn
+    inside its parent, whose style sheet paints the background)."""
+    image = widget.parentWidget().grab(widget.geometry()).toImage()
+    image = image.convertToFormat(image.Format.Format_RGB888)
+    width, height = image.width(), image.height()
+    data = np.frombuffer(image.constBits(), np.uint8, image.bytesPerLine() * height)
+    pixels = data.reshape(height, image.bytesPerLine())[:, : width * 3].reshape(-1, 3)
+    colours, counts = np.unique(pixels, axis=0, return_counts=True)
+    background = _luminance(colours[np.argmax(counts)])
+    lum = _luminance(colours)
+    extreme = lum.min() if background - lum.min() > lum.max() - background else lum.max()
+    high, low = max(background, extreme), min(background, extreme)
+    return float((high + 0.05) / (low + 0.05))
+
+
+@pytest.fixture
+def dark_desktop(qapp):
+    """The application palette a dark desktop theme gives (light text on dark), restored after."""
+    before = QPalette(qapp.palette())
+    dark = QPalette(QColor(45, 45, 45))
+    for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive):
+        for role, colour in ((QPalette.ColorRole.Window, QColor(45, 45, 45)), (QPalette.ColorRole.Base, QColor(30, 30, 30)),
+                             (QPalette.ColorRole.Text, QColor(230, 230, 230)),
+                             (QPalette.ColorRole.WindowText, QColor(230, 230, 230))):
+            dark.setColor(group, role, colour)
+    qapp.setPalette(dark)
+    hints = qapp.styleHints()
+    yield qapp
+    qapp.setPalette(before)
+    if hasattr(hints, "unsetColorScheme"):
+        hints.unsetColorScheme()
+
+
+def test_under_a_dark_desktop_theme_the_recommendation_card_stays_readable(dark_desktop, qtbot, tmp_path):
+    """The card has a fixed light background; its text took the dark theme's near-white (1.2:1)."""
+    from workbench.gui.app import keep_light_colours
+    from workbench.gui.main_window import MainWindow
+    from workbench.gui.settings_store import JsonSettings
+
+    keep_light_colours(dark_desktop)
+    window = MainWindow(interactive=False, settings=JsonSettings(str(tmp_path / "settings.json")))
+    qtbot.addWidget(window)
+    window.resize(1440, 900)
+    window.show()
+    window.open_session(str(SESSION))
+    QApplication.processEvents()
+    assert window.best_card.isVisible()
+    assert _text_contrast(window.best_card.title) >= 4.5
+    text = window.palette().color(QPalette.ColorRole.WindowText)
+    assert text.lightness() < 60  # dark text on the light window, as everywhere
+
+
+def test_the_strategy_options_are_worked_from_the_keyboard(window, qtbot):
+    """The options were a form in a menu, which kept the keyboard: no editor took focus, Tab moved
+    between menu entries and only a mouse reached an option."""
+    from PySide6.QtTest import QTest
+
+    toolbar = window.toolbar
+    toolbar.strategy.setCurrentText("agents")
+    button = toolbar.options_button
+    button.setFocus()
+    QTest.keyClick(button, Qt.Key.Key_Space)
+    popup = toolbar.options_popup
+    qtbot.waitUntil(popup.isVisible, timeout=2000)
+    form = toolbar.strategy_options
+    first = QApplication.focusWidget()
+    assert first is not None and form.isAncestorOf(first), first
+    QTest.keyClick(first, Qt.Key.Key_Tab)
+    second = QApplication.focusWidget()
+    assert second is not first and form.isAncestorOf(second), second
+    editors = [editor for _, editor in form.editors.values()]
+    assert second in editors or any(editor.isAncestorOf(second) for editor in editors)
+    QTest.keyClick(second, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: not popup.isVisible(), timeout=2000)
+    assert QApplication.focusWidget() is button
+
+
+def test_tab_passes_over_the_charts_which_answer_no_key(window, qtbot):
+    """Each plot was a Tab stop with no focus frame and no keys: invisible stops between controls."""
+    import pyqtgraph as pg
+
+    window.open_session(str(SESSION))
+    for index in range(window.bottom_tabs.count()):  # every tab built (some are built when first shown)
+        window.bottom_tabs.setCurrentIndex(index)
+        QApplication.processEvents()
+    plots = window.findChildren(pg.PlotWidget)
+    assert len(plots) >= 6
+    assert [plot for plot in plots if plot.focusPolicy() & Qt.FocusPolicy.TabFocus] == []
+
+
+def test_show_in_table_takes_the_keyboard_to_the_row(window, qtbot):
+    """The row was selected but the focus stayed on the button, a Tab stop away from it."""
+    from PySide6.QtTest import QTest
+
+    window.open_session(str(SESSION))
+    button = window.best_card.select_button
+    button.setFocus()
+    QTest.keyClick(button, Qt.Key.Key_Space)
+    assert QApplication.focusWidget() is window.results.view
+    assert window.results.selected_row() == window.model.ranking.best
+
+
+def _tab_stops(window) -> list:
+    """The widgets Tab reaches in the window, in order, as a keyboard user meets them."""
+    stops, widget = [], window.nextInFocusChain()
+    while widget is not window and len(stops) < 2000:
+        if (widget.focusPolicy() & Qt.FocusPolicy.TabFocus and widget.isVisible() and widget.isEnabled()
+                and widget.window() is window and widget.focusProxy() is None):
+            stops.append(widget)
+        widget = widget.nextInFocusChain()
+    return stops
+
+
+def _name(widget) -> str:
+    """What a screen reader says of a widget: its accessible name, else its text, else its tool tip."""
+    text = widget.text() if hasattr(widget, "text") and isinstance(widget.text(), str) else ""
+    return widget.accessibleName() or text.replace("&", "") or widget.toolTip()
+
+
+def test_every_tab_stop_of_the_window_has_a_name_a_screen_reader_can_say(window, qtbot):
+    """Sliders, spin boxes, the backend and filter combos, the results table, the source view and
+    the card's scroll area were nameless stops (a spin box said only "24 evals" or "off")."""
+    window.open_session(str(SESSION))
+    QApplication.processEvents()
+    from PySide6.QtWidgets import QAbstractSpinBox, QComboBox
+
+    nameless = []
+    for widget in _tab_stops(window):
+        name = widget.accessibleName() or widget.toolTip()
+        if not name and not isinstance(widget, (QAbstractSpinBox, QComboBox)):
+            name = _name(widget)  # a button's or check box's own text names it
+        if not name:
+            parent = widget.parentWidget()
+            nameless.append(f"{type(widget).__name__} {widget.objectName()!r} in {type(parent).__name__}")
+    assert not nameless, "\n".join(nameless)
