@@ -625,3 +625,10 @@ def test_a_run_that_measured_the_whole_space_says_so_where_it_says_exhausted(cli
     again = cli("tune", bench, "--backend", "python", "--resume", out, "--budget", "3", "--workers", "1")
     assert again.returncode == 0, again.stderr
     assert "finished (exhausted: no config left to measure" in again.stderr and "after 0 evaluations" in again.stderr
+
+
+def test_tunes_last_line_counts_one_trial_in_the_singular(cli, tmp_path):
+    result = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "1",
+                 "--executor", "inline", "--quiet", "--out", tmp_path / "one.json")
+    assert result.returncode == 0, result.stderr
+    assert "vector_add: 1 trial (new session), 1 feasible" in result.stdout, result.stdout

@@ -299,6 +299,36 @@ def test_an_interrupt_ends_the_run_as_interrupted_not_as_an_error() -> None:
     assert ends == [RunFinished("interrupted", 2, "interrupted")] and engine.finished == ends[0]
 
 
+@pytest.mark.parametrize("before", [0, 1])
+def test_a_run_interrupted_before_its_first_trial_leaves_no_journal_to_resume(tmp_path: Path, before: int) -> None:
+    """A journal of only its header was left, and the plain retry was refused ("the journal of an
+    unsaved run is there ... --resume"), where a failed start with nothing measured leaves nothing.
+    A run with trials (here, one before the interrupt) keeps its journal, as before."""
+    from workbench.core.domain.session import has_journal, load_session
+
+    spec = BackendSpec("python", {"path": str(ROOT / "tests" / "fixtures" / "trivial_bench.py")})
+    target = PythonBackend.target(spec)
+    search = GridSearch(target.space, seed=0)
+    out = tmp_path / "s.json"
+    engine = Engine(session_for_target(target, spec, search), search, spec, budget=10, pool_factory=InlinePool,
+                    output=out)
+    finished: list[Event] = []
+
+    def ctrl_c(event: Event) -> None:
+        if isinstance(event, TrialFinished):
+            finished.append(event)
+        if len(finished) >= before and event.__class__.__name__ in ("TrialStarted", "TrialFinished"):
+            raise KeyboardInterrupt
+
+    engine.subscribe(ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        engine.run()
+    assert not out.exists()
+    assert has_journal(out) is bool(before)
+    if before:
+        assert len(load_session(out).trials) == 1
+
+
 def test_an_interrupted_size_sweep_says_how_far_it_got(tmp_path: Path) -> None:
     """A sweep passes on no size's own end; interrupted, it said nothing at all, where one run says
     ``finished (interrupted) after N evaluations``."""

@@ -717,7 +717,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         from workbench.core.domain.objective import objective_text
 
         feasible += f" under {printable(objective_text(session.constraints, session.weights)[0])}"
-    print(f"{session.kernel}: {summary['trials']} trials ({verb}), {feasible}{sim}; {best_text} -> {printable(str(out))}")
+    trials = f"{summary['trials']} trial{'' if summary['trials'] == 1 else 's'}"
+    print(f"{session.kernel}: {trials} ({verb}), {feasible}{sim}; {best_text} -> {printable(str(out))}")
     checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
     if checks:
         print(f"{session.kernel}: {printable(checks)}")

@@ -365,6 +365,12 @@ class Engine:
         self._journal = journal
         try:
             return self._loop(journal, measured)
+        except KeyboardInterrupt:
+            if journal is not None and not session.trials:
+                # stopped before anything was measured, with nothing there before: as after a failed
+                # start, no journal of only a header, which made the plain retry need --resume
+                journal.discard_if_empty()
+            raise
         finally:
             self._journal = None
             if journal is not None:
