@@ -160,3 +160,49 @@ def test_every_tab_stop_of_the_window_has_a_name_a_screen_reader_can_say(window,
             parent = widget.parentWidget()
             nameless.append(f"{type(widget).__name__} {widget.objectName()!r} in {type(parent).__name__}")
     assert not nameless, "\n".join(nameless)
+
+
+def test_a_large_desktop_font_enlarges_the_sizes_the_style_sheet_fixes(qapp, qtbot, tmp_path):
+    """At a 14 pt application font the card's title stayed 11 pt, under 14 pt text, and the chart
+    legends 8 pt."""
+    from PySide6.QtGui import QFont
+
+    from workbench.gui.main_window import MainWindow
+    from workbench.gui.settings_store import JsonSettings
+
+    before = QFont(qapp.font())
+    large = QFont(before)
+    large.setPointSizeF(14.0)
+    qapp.setFont(large)
+    try:
+        window = MainWindow(interactive=False, settings=JsonSettings(str(tmp_path / "settings.json")))
+        qtbot.addWidget(window)
+        window.resize(1440, 900)
+        window.show()
+        QApplication.processEvents()
+        card = window.best_card
+        assert card.title.font().pointSizeF() > card.body.font().pointSizeF() >= 14.0
+        legends = [chart.legend for chart in window.built_charts.values() if hasattr(chart, "legend")]
+        assert legends and all("font-size: 12.4pt" in legend.styleSheet() for legend in legends)
+    finally:
+        qapp.setFont(before)
+
+
+def test_failed_and_infeasible_rows_are_drawn_in_colours_readable_on_white(window):
+    """Failed rows were orange at 3.9:1 on white and infeasible ones grey at 4.4:1 (WCAG AA: 4.5)."""
+    from workbench.gui.text import MUTED_TEXT, WARNING_TEXT
+
+    window.open_session(str(SESSION))
+    latencies = sorted(t.metric("latency_ms") for t in window.model.trials if t.ok)
+    window.model.set_constraints(max_latency_ms=latencies[len(latencies) // 2])  # half of them infeasible
+    model = window.results.table_model
+    seen = set()
+    for row in range(model.rowCount()):
+        brush = model.data(model.index(row, 0), Qt.ItemDataRole.ForegroundRole)
+        if brush is not None:
+            seen.add(brush.color().name())
+    assert seen, "no row of the session is drawn in a colour of its own"
+    for name in seen | {WARNING_TEXT, MUTED_TEXT}:
+        colour = QColor(name)
+        lum = float(_luminance(np.array([colour.red(), colour.green(), colour.blue()])))
+        assert 1.05 / (lum + 0.05) >= 4.5, name
