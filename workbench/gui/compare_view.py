@@ -32,7 +32,7 @@ from workbench.gui.comparison import (
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import ReadableAxis, set_left_title
 from workbench.gui.source_view import TEMPLATE_CHANGED, render_source
-from workbench.gui.text import fmt, metric_label, window_message
+from workbench.gui.text import WARNING_TEXT, fmt, metric_label, window_message
 
 DIFFERS = QBrush(QColor(255, 236, 179))
 CURVE_COLOURS = ((0, 114, 178), (213, 94, 0), (0, 158, 115), (204, 121, 167), (86, 180, 233), (230, 159, 0))
@@ -347,7 +347,7 @@ class CompareView(QWidget):
             other for other, where in zip(self.others, self.other_paths) if where != opened]
         shown = self.model.shown_problem()
         problem = shown if shown is not None else (self.model.session.problem if self.model.session is not None else None)
-        entries = [f"<span style='color:#d55e00'>{html.escape(self.add_error)}</span>"] if self.add_error else []
+        entries = [f"<span style='color:{WARNING_TEXT}'>{html.escape(self.add_error)}</span>"] if self.add_error else []
         for k, session in enumerate(sessions):
             elsewhere = None
             if session is self.model.session:  # from the model's columns: no walk over 20,000 trials
@@ -366,12 +366,12 @@ class CompareView(QWidget):
             entry = (f'<span style="color:rgb{colour}">{stroke}</span> {which}: '
                      f'{html.escape(session_label(session))} (best {final})')
             if sessions and session is not sessions[0] and session.kernel != sessions[0].kernel:
-                entry += " <span style='color:#d55e00'>(another kernel: its latencies measure other work)</span>"
+                entry += f" <span style='color:{WARNING_TEXT}'>(another kernel: its latencies measure other work)</span>"
             elif elsewhere is not None:
                 differs = ", ".join(f"{key}={value}" for key, value in elsewhere.items()
                                     if problem is None or problem_key({key: problem.get(key)}) != problem_key({key: value}))
                 differs = differs or ", ".join(f"{key}={value}" for key, value in elsewhere.items())
-                entry += (f" <span style='color:#d55e00'>(at another problem size, {html.escape(differs)}: "
+                entry += (f" <span style='color:{WARNING_TEXT}'>(at another problem size, {html.escape(differs)}: "
                           "its latencies measure other work)</span>")
             entries.append(entry)
         self.curve_legend.setText("<br>".join(entries))

@@ -27,7 +27,7 @@ from workbench.core.domain.objective import Bound, Weights, direction_problem, f
 from workbench.core.domain.search_objective import Objective
 
 from workbench.gui.model import BASE_METRICS, STATUS_CODES, SessionModel
-from workbench.gui.text import metric_label, plain_tip
+from workbench.gui.text import WARNING_TEXT, metric_label, plain_tip
 
 STEPS = 1000
 OFF = -1.0  # the spin boxes' "off" sentinel (every limit here is >= 0)
@@ -304,7 +304,7 @@ class ObjectivePanel(QWidget):
         self.extra_edit.setToolTip("constraints on any metric, 'metric <= value' or 'metric >= value', comma separated")
         self.extra_edit.editingFinished.connect(self._on_extra_edited)
         self.extra_error = QLabel("")
-        self.extra_error.setStyleSheet("color: #d55e00")
+        self.extra_error.setStyleSheet(f"color: {WARNING_TEXT}")
         self.extra_error.setVisible(False)
         row = 2 * len(self.limits)
         grid.addWidget(self.extra_edit, row, 0, 1, 2)

@@ -46,9 +46,9 @@ from workbench.core.domain.portability import (
     portability_report,
 )
 from workbench.gui.model import SessionModel
-from workbench.gui.text import plain_tip, window_message
+from workbench.gui.text import WARNING_TEXT, plain_tip, window_message
 
-WARN = "#d55e00"
+WARN = WARNING_TEXT
 
 
 def heat_rgb(fraction: float | None) -> tuple[int, int, int]:

@@ -28,7 +28,7 @@ from workbench.core.domain.metrics import METRICS, known_direction
 from workbench.gui.column_choice import ColumnChoice
 from workbench.gui.model import STATUS_CODES, STATUSES, SessionModel
 from workbench.gui.settings_store import SettingsStore
-from workbench.gui.text import fmt, metric_label, plain_tip
+from workbench.gui.text import MUTED_TEXT, WARNING_TEXT, fmt, metric_label, plain_tip
 from workbench.gui.elided_label import ElidedLabel
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -87,8 +87,8 @@ def _any_says_something(name: str, values: np.ndarray) -> bool:
     return bool(finite.size) and (name not in RATE_METRICS or bool(np.any(finite != 0.0)))
 
 
-_FAIL_COLOUR = QBrush(QColor(213, 94, 0))
-_INFEASIBLE_COLOUR = QBrush(QColor(120, 120, 120))
+_FAIL_COLOUR = QBrush(QColor(WARNING_TEXT))
+_INFEASIBLE_COLOUR = QBrush(QColor(MUTED_TEXT))
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -633,7 +633,7 @@ class ResultsTable(QWidget):
         # elided in the room the bar has (its tool tip the whole line): a refused filter of 10,000
         # characters, said in full, made the window 71,831 px wide, and it stayed that wide
         self.filter_error = ElidedLabel(minimum_chars=12)
-        self.filter_error.setStyleSheet("color: #d55e00")
+        self.filter_error.setStyleSheet(f"color: {WARNING_TEXT}")
         bar = QHBoxLayout()
         bar.addWidget(QLabel("status"))
         bar.addWidget(self.status_combo)

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.space import GROUPS, SearchSpace, Slot
 from workbench.gui.background import Background
-from workbench.gui.text import plain_tip
+from workbench.gui.text import WARNING_TEXT, plain_tip
 
 ROLE_SLOT = Qt.ItemDataRole.UserRole + 1
 ROLE_VALUE = Qt.ItemDataRole.UserRole + 2
@@ -60,7 +60,7 @@ class SlotsPanel(QWidget):
         self.count_label.setWordWrap(True)
         self.error_label = QLabel("")
         self.error_label.setWordWrap(True)
-        self.error_label.setStyleSheet("color: #d55e00")
+        self.error_label.setStyleSheet(f"color: {WARNING_TEXT}")
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(250)
