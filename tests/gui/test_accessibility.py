@@ -206,3 +206,23 @@ def test_failed_and_infeasible_rows_are_drawn_in_colours_readable_on_white(windo
         colour = QColor(name)
         lum = float(_luminance(np.array([colour.red(), colour.green(), colour.blue()])))
         assert 1.05 / (lum + 0.05) >= 4.5, name
+
+
+def test_the_run_menu_starts_pauses_and_stops_by_key(window, qtbot, monkeypatch):
+    """Start, Pause and Stop were reachable only by tabbing to them, ten stops into the window."""
+    from PySide6.QtTest import QTest
+
+    toolbar = window.toolbar
+    toolbar.apply({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 100000,
+                   "options": {"compile": "estimate"}})
+    QTest.keyClick(window, Qt.Key.Key_F5)
+    qtbot.waitUntil(lambda: window.running, timeout=10_000)
+    QTest.keyClick(window, Qt.Key.Key_F6)
+    assert toolbar.pause.text() == "Resume" and toolbar.pause.toolTip().startswith("resume")
+    QTest.keyClick(window, Qt.Key.Key_F6)
+    assert toolbar.pause.text() == "Pause" and toolbar.pause.toolTip().startswith("pause")
+    with qtbot.waitSignal(window.run_done, timeout=30_000):
+        QTest.keyClick(window, Qt.Key.Key_F5, Qt.KeyboardModifier.ShiftModifier)
+    assert not window.running
+    QTest.keyClick(window, Qt.Key.Key_F6)  # nothing to pause: said, not silently ignored
+    assert window.statusBar().currentMessage() == "Pause / Resume: no run is going"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QLabel, QMainWindow, QMessageBox, QScrollArea, QSplitter, QVBoxLayout,
+    QComboBox, QFileDialog, QLabel, QMainWindow, QMessageBox, QPushButton, QScrollArea, QSplitter, QVBoxLayout,
     QWidget,
 )
 
@@ -195,6 +195,7 @@ class MainWindow(QMainWindow):
         self.resize(1440, 900)
         self._build()
         self._build_menus()
+        self._build_run_menu()
         from workbench.gui.presentation import Zoom
 
         self.zoom = Zoom(self)  # View menu: presentation mode, Ctrl+/Ctrl- (remembered)
@@ -374,6 +375,40 @@ class MainWindow(QMainWindow):
         # itself only if they are visible when the message comes; one shown later (the window
         # laid out again for presentation mode) was drawn under the message, both unreadable.
         status.messageChanged.connect(lambda message: self.summary_label.setVisible(not message))
+
+    def _build_run_menu(self) -> None:
+        """Run > Start (F5), Pause/Resume (F6), Stop (Shift+F5): the run's buttons by key from
+        anywhere in the window (they were reachable only by tabbing to them, ten stops in). Each
+        entry presses its button; one whose button is off says why in the status bar."""
+        menu = self.menuBar().addMenu("&Run")
+        toolbar = self.toolbar
+        entries = (("start", "&Start", "F5", toolbar.start, "a run is going"),
+                   ("pause", "&Pause / Resume", "F6", toolbar.pause, "no run is going"),
+                   ("stop", "S&top", "Shift+F5", toolbar.stop, "no run is going"))
+        for name, text, keys, button, why_off in entries:
+            action = QAction(text, self)
+            action.setShortcut(QKeySequence(keys))
+
+            def press(_: bool = False, button: QPushButton = button, why_off: str = why_off, text: str = text) -> None:
+                if button.isEnabled():
+                    button.click()
+                else:
+                    self.statusBar().showMessage(f"{text.replace('&', '')}: {why_off}", 5000)
+
+            action.triggered.connect(press)
+            menu.addAction(action)
+            self.actions_by_name[f"run_{name}"] = action
+
+        def shown_as_buttons() -> None:  # the menu shows what a press would do now
+            for name, _, _, button, _ in entries:
+                self.actions_by_name[f"run_{name}"].setEnabled(button.isEnabled())
+
+        def all_on() -> None:  # a disabled action's key does nothing, silently: on again once closed
+            for name, *_ in entries:
+                self.actions_by_name[f"run_{name}"].setEnabled(True)
+
+        menu.aboutToShow.connect(shown_as_buttons)
+        menu.aboutToHide.connect(all_on)
 
     def _build_menus(self) -> None:
         menu = self.menuBar().addMenu("&File")

@@ -23,6 +23,9 @@ from workbench.gui.strategy_options import StrategyOptionsForm
 from workbench.gui.text import BACKENDS
 from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, strategy_class
 
+PAUSE_TIP = "pause: nothing new starts until Resume; running candidates finish (F6)"
+RESUME_TIP = "resume: new candidates start again (F6)"
+
 #: File dialog filters for recordings: Kernel Tuner caches are mostly kept gzipped (``.json.gz``,
 #: which replay and import read), and a ``*.json`` filter hid them under "All files".
 RECORDING_FILTER = "Sessions and Kernel Tuner caches (*.json *.json.gz);;All files (*)"
@@ -210,9 +213,9 @@ class RunToolbar(QToolBar):
         self.start.clicked.connect(self.start_requested)
         self.pause.clicked.connect(self.pause_requested)
         self.stop.clicked.connect(self.stop_requested)
-        for button, tip in ((self.start, "start the run (or continue the session shown)"),
-                            (self.pause, "pause: nothing new starts until Resume; running candidates finish"),
-                            (self.stop, "stop: nothing new starts; running candidates finish and are kept")):
+        for button, tip in ((self.start, "start the run (or continue the session shown) (F5)"),
+                            (self.pause, PAUSE_TIP),
+                            (self.stop, "stop: nothing new starts; running candidates finish and are kept (Shift+F5)")):
             button.setAutoDefault(True)  # Enter presses a focused button too, not only Space
             button.setToolTip(tip)
         self.progress = QProgressBar()
@@ -337,6 +340,7 @@ class RunToolbar(QToolBar):
             (self.stop if running else self.start).setFocus()
         self._focus_to_start, self._parked = False, None
         self.pause.setText("Resume" if paused else "Pause")
+        self.pause.setToolTip(RESUME_TIP if paused else PAUSE_TIP)
         if paused != self._paused:  # said in the label at once: no progress arrives while paused
             self._paused = paused
             self.show_state(self._run_text, self._is_progress)
