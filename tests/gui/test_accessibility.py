@@ -226,3 +226,28 @@ def test_the_run_menu_starts_pauses_and_stops_by_key(window, qtbot, monkeypatch)
     assert not window.running
     QTest.keyClick(window, Qt.Key.Key_F6)  # nothing to pause: said, not silently ignored
     assert window.statusBar().currentMessage() == "Pause / Resume: no run is going"
+
+
+def test_the_results_are_sorted_from_the_view_menu(window):
+    """Sorting needed a click on a header, which takes no focus."""
+    from PySide6.QtWidgets import QMenu
+
+    window.open_session(str(SESSION))
+    columns = window.results.columns
+    menu = QMenu()
+    columns.fill_sort(menu)
+    entries = {action.text(): action for action in menu.actions()}
+    entries["latency (ms)"].trigger()
+    view, model = window.results.view, window.results.view.model()
+    column = window.results.table_model.column_of("metric:latency_ms")
+
+    def latencies() -> list[float]:
+        return [float(model.data(model.index(row, column))) for row in range(model.rowCount())]
+
+    assert latencies() == sorted(latencies())
+    columns.fill_sort(menu)
+    again = {action.text(): action for action in menu.actions()}
+    assert again["latency (ms) (ascending)"].isChecked()
+    again["latency (ms) (ascending)"].trigger()  # chosen again: the other way round
+    assert latencies() == sorted(latencies(), reverse=True)
+    assert view.horizontalHeader().sortIndicatorOrder() == Qt.SortOrder.DescendingOrder

@@ -235,12 +235,9 @@ class ColumnChoice(QObject):
         rebuilt as it opens: the menu for keyboard users and for those who do not right-click.)"""
         menu.clear()
         shown = [key for key in self.keys() if self.is_shown(key)]
-        metrics = menu.fontMetrics()
-        limit = metrics.horizontalAdvance("M" * (MAX_MENU_CHARS // 2))
 
         def title(key: str) -> str:
-            text = str(self.table.headerData(self.table.column_of(key), Qt.Orientation.Horizontal))
-            return metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, limit).replace("&", "&&")  # '&': a shortcut
+            return self._menu_title(menu, key)
 
         if clicked is not None and clicked in shown:
             hide = menu.addAction(f"Hide “{title(clicked)}”")
@@ -264,6 +261,38 @@ class ColumnChoice(QObject):
         reset = menu.addAction("Default column order")
         reset.setEnabled(self.shown_order() != self.keys())
         reset.triggered.connect(self.default_order)
+
+    def _menu_title(self, menu: QMenu, key: str) -> str:
+        """Column ``key``'s header as a menu entry: elided in the middle past a menu's width."""
+        metrics = menu.fontMetrics()
+        limit = metrics.horizontalAdvance("M" * (MAX_MENU_CHARS // 2))
+        text = str(self.table.headerData(self.table.column_of(key), Qt.Orientation.Horizontal))
+        return metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, limit).replace("&", "&&")  # '&': a shortcut
+
+    def fill_sort(self, menu: QMenu) -> None:
+        """View > Sort results by: a header's click, by keyboard (sorting needed a mouse). An entry
+        per column shown, left to right; the one sorted by is ticked with its order, and choosing
+        it again reverses the order, as a second click on its header does."""
+        menu.clear()
+        header = self.view.horizontalHeader()
+        current, order = header.sortIndicatorSection(), header.sortIndicatorOrder()
+        for key in self.shown_order():
+            if not self.is_shown(key):
+                continue
+            column = self.table.column_of(key)
+            text = self._menu_title(menu, key)
+            if column == current:
+                text += " (descending)" if order == Qt.SortOrder.DescendingOrder else " (ascending)"
+            action = menu.addAction(text)
+            action.setCheckable(True)
+            action.setChecked(column == current)
+            action.triggered.connect(lambda _=False, c=column: self.sort_by(c))
+
+    def sort_by(self, column: int) -> None:
+        """Sort by ``column``, ascending; descending when it is sorted ascending already."""
+        header = self.view.horizontalHeader()
+        again = header.sortIndicatorSection() == column and header.sortIndicatorOrder() == Qt.SortOrder.AscendingOrder
+        header.setSortIndicator(column, Qt.SortOrder.DescendingOrder if again else Qt.SortOrder.AscendingOrder)
 
     def _on_menu_requested(self, pos: QPoint) -> None:
         column = self.view.horizontalHeader().logicalIndexAt(pos)

@@ -202,6 +202,8 @@ class MainWindow(QMainWindow):
         self.zoom.menu.addSeparator()
         columns_menu = self.zoom.menu.addMenu("Results &columns")  # the Results header's menu, by keyboard too
         columns_menu.aboutToShow.connect(lambda: self.results.columns.fill(columns_menu))
+        sort_menu = self.zoom.menu.addMenu("&Sort results by")  # a header's click, by keyboard
+        sort_menu.aboutToShow.connect(lambda: self.results.columns.fill_sort(sort_menu))
         help_menu = self.menuBar().addMenu("&Help")  # (there was none: no version, no pointer to the docs)
         about = help_menu.addAction("&About Kernel Tuning Workbench", self.show_about)
         about.setShortcut(QKeySequence.StandardKey.HelpContents)
