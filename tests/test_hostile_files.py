@@ -497,6 +497,45 @@ def test_a_command_whose_output_nobody_reads_still_says_its_errors_and_exits_wit
     assert "Traceback" not in err
 
 
+def test_a_command_ending_by_an_error_after_output_nobody_reads_exits_with_its_status(monkeypatch) -> None:
+    """What such a command left in stdout's buffer met the closed pipe at the interpreter's exit,
+    which then printed ``Exception ignored ... BrokenPipeError`` and exited 120."""
+    import workbench.cli as cli_module
+
+    def prints_then_fails(args):
+        for i in range(2000):
+            print(f"line {i}")
+        raise WorkbenchError("it went wrong")
+
+    read, write = os.pipe()
+    os.close(read)  # nobody reads
+    stream = open(write, "w", buffering=1 << 20)
+    monkeypatch.setattr(sys, "stdout", stream)
+    monkeypatch.setitem(cli_module.COMMANDS, "kernels", prints_then_fails)
+    try:
+        assert cli_main(["kernels"]) == 2
+        stream.flush()  # nothing left for the exit's flush to fail on
+    finally:
+        stream.close()
+
+
+def test_a_stdout_whose_write_returns_nothing_still_takes_a_commands_output(monkeypatch) -> None:
+    class Sink:
+        def __init__(self) -> None:
+            self.parts: list[str] = []
+
+        def write(self, text: str) -> None:
+            self.parts.append(text)
+
+        def flush(self) -> None:
+            pass
+
+    sink = Sink()
+    monkeypatch.setattr(sys, "stdout", sink)
+    assert cli_main(["kernels"]) == 0
+    assert "vector_add" in "".join(sink.parts)
+
+
 def test_a_character_the_output_encoding_lacks_is_escaped_not_a_traceback(tmp_path: Path, monkeypatch) -> None:
     """Under ``PYTHONIOENCODING=ascii`` a slot value with an accent ended ``show`` with a traceback."""
     import io

@@ -1661,7 +1661,7 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
                              "they are checked anyway: drop it")
     if args.sample is not None and (args.write_table or args.check_table):
         raise WorkbenchError("--sample picks the configs the compile check compiles; the resource table "
-                             f"covers every valid config: drop it (or --{'write' if args.write_table else 'check'}-table)")
+                             "covers every valid config: drop it, or the table flags")
     if args.check_table and not args.write_table:
         for flag, value in (("--seed", args.seed), ("--workers", args.workers)):
             if value is not None:
@@ -1854,7 +1854,8 @@ class _StdoutForScripts:
 
     def write(self, text: str) -> int:
         try:
-            return int(self._stream.write(text))
+            written = self._stream.write(text)
+            return len(text) if written is None else int(written)  # (a file-like sink may say nothing)
         except UnicodeEncodeError:
             encoding = getattr(self._stream, "encoding", None) or "ascii"
             return self.write(text.encode(encoding, "backslashreplace").decode(encoding))
@@ -2004,5 +2005,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     finally:
+        try:  # what an ending by an error left in the buffer: else the interpreter's exit flush met the closed pipe
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
         sys.stdout = stdout
         stop_signals.restore()
