@@ -107,11 +107,9 @@ def test_tab_passes_over_the_charts_which_answer_no_key(window, qtbot):
     import pyqtgraph as pg
 
     window.open_session(str(SESSION))
-    for index in range(window.bottom_tabs.count()):  # every tab built (some are built when first shown)
-        window.bottom_tabs.setCurrentIndex(index)
-        QApplication.processEvents()
-    plots = window.findChildren(pg.PlotWidget)
-    assert len(plots) >= 6
+    _every_tab_shown(window)
+    plots = window.findChildren(pg.PlotWidget) + window.findChildren(pg.GraphicsLayoutWidget)
+    assert len(plots) >= 7
     assert [plot for plot in plots if plot.focusPolicy() & Qt.FocusPolicy.TabFocus] == []
 
 
@@ -144,10 +142,22 @@ def _name(widget) -> str:
     return widget.accessibleName() or text.replace("&", "") or widget.toolTip()
 
 
-def test_every_tab_stop_of_the_window_has_a_name_a_screen_reader_can_say(window, qtbot):
-    """Sliders, spin boxes, the backend and filter combos, the results table, the source view and
-    the card's scroll area were nameless stops (a spin box said only "24 evals" or "off")."""
+def _every_tab_shown(window) -> None:
+    """Each bottom tab shown once (some are built when first shown), then the Results tab again."""
+    for index in range(window.bottom_tabs.count()):
+        window.bottom_tabs.setCurrentIndex(index)
+        QApplication.processEvents()
+
+
+@pytest.mark.parametrize("tab", ["Results", "Failures", "Importance", "Why fast?", "Roofline", "Parallel", "Slices",
+                                 "Compare", "Sizes", "Portability"])
+def test_every_tab_stop_of_the_window_has_a_name_a_screen_reader_can_say(window, qtbot, tab):
+    """Sliders, spin boxes, the backend and filter combos, the tables, the source view and the
+    scroll areas were nameless stops (a spin box said only "24 evals" or "off")."""
     window.open_session(str(SESSION))
+    _every_tab_shown(window)
+    tabs = window.bottom_tabs
+    tabs.setCurrentIndex(next(i for i in range(tabs.count()) if tabs.tabText(i) == tab))
     QApplication.processEvents()
     from PySide6.QtWidgets import QAbstractSpinBox, QComboBox
 

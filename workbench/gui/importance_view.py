@@ -109,6 +109,7 @@ class ImportanceView(QWidget):
         self._order: list[str] = []  # slots top to bottom in the bar chart
 
         self.target_box = QComboBox()
+        self.target_box.setAccessibleName("Importance for")
         for key, label in TARGET_LABELS.items():
             self.target_box.addItem(f"importance for {label}", key)
         self.target_box.currentIndexChanged.connect(self._on_target_changed)

@@ -496,6 +496,7 @@ class MainWindow(QMainWindow):
         )
         view.slot_selected.connect(self._on_importance_slot)
         scroll = QScrollArea()  # its two plots want more height than the tab may give
+        scroll.setAccessibleName("Importance of the slots")
         scroll.setWidget(view)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)

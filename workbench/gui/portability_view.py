@@ -86,6 +86,7 @@ class PortabilityView(QWidget):
         self.heading.setTextFormat(Qt.TextFormat.RichText)
         self.heading.setWordWrap(True)
         self.files = QListWidget()
+        self.files.setAccessibleName("Sessions on other GPUs")
         self.add_button = QPushButton("Add sessions...")
         self.add_button.setToolTip("sessions of the same kernel on other GPUs: recorded, imported from Kernel Tuner, "
                                    "or simulated (pick several files at once)")
@@ -103,6 +104,7 @@ class PortabilityView(QWidget):
                            "else each session's own problem)")
         self.at.editingFinished.connect(self.refresh)
         self.table = QTableWidget(0, 0)
+        self.table.setAccessibleName("Each config on each GPU")
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.portable = QLabel()
@@ -137,6 +139,7 @@ class PortabilityView(QWidget):
         lower_layout.addWidget(self.notes)
         lower_layout.addStretch(1)
         self.report_scroll = QScrollArea()
+        self.report_scroll.setAccessibleName("Portability report")
         self.report_scroll.setWidgetResizable(True)
         self.report_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         self.report_scroll.setWidget(self.report_pane)

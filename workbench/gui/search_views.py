@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
@@ -262,6 +262,7 @@ class SlicePlots(_HiddenUntilShown):
         # the plots keep a readable height and the tab scrolls: with eight slots in presentation
         # mode at 1440 px, each plot was about 10 px high, without ticks
         self.scroller = QScrollArea()
+        self.scroller.setAccessibleName("Slice plots")
         self.scroller.setWidgetResizable(True)
         self.scroller.setFrameShape(QFrame.Shape.NoFrame)
         self.scroller.setWidget(self.canvas)
@@ -270,6 +271,7 @@ class SlicePlots(_HiddenUntilShown):
     @staticmethod
     def _new_canvas() -> pg.GraphicsLayoutWidget:
         canvas = pg.GraphicsLayoutWidget()
+        canvas.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # no keys, no focus frame (see plot_widget)
         canvas.setBackground("w")
         return canvas
 

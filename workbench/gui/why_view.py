@@ -78,6 +78,7 @@ class WhyView(QWidget):
         self.facts.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.facts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         scroll = QScrollArea()
+        scroll.setAccessibleName("Why this config is fast")
         scroll.setWidget(self.facts)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
