@@ -923,3 +923,15 @@ def test_tune_cancelled_at_the_save_question_gives_no_second_warning(window, edi
         window.model.dirty = False
     assert warned == [] and not window.running
     assert editor.statusBar().currentMessage() == "run not started: the current session has unsaved trials"
+
+
+def test_enter_presses_the_focused_button_as_space_does(editor, qtbot):
+    """The editor's buttons took Space only: Enter on a focused button did nothing."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QPushButton
+
+    add = next(b for b in editor.findChildren(QPushButton) if b.text() == "Add row")
+    table = add.parentWidget().findChildren(type(editor.slots_table))[0]
+    rows = table.rowCount()
+    qtbot.keyClick(add, Qt.Key.Key_Return)
+    assert table.rowCount() == rows + 1

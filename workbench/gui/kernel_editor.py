@@ -188,6 +188,8 @@ class KernelEditor(QMainWindow):
         self.timer.setInterval(CHECK_DELAY_MS)
         self.timer.timeout.connect(self.check_now)
         self._build()
+        for button in self.findChildren(QPushButton):  # Enter presses a focused button, as Space does
+            button.setAutoDefault(True)
         self.new_kernel()
 
     # --- layout -------------------------------------------------------------------------------------
