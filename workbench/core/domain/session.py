@@ -15,7 +15,8 @@ Contract (implemented by the session module):
 - ``load_session(path) -> Session``: validates, one-line errors naming file/field/problem,
   refuses newer format versions, merges the journal ``<path>.journal`` if present.
 - ``Journal(path)``: ``.start(session)`` writes a header line, ``.append(trial)`` writes one JSON
-  line and flushes + fsyncs; a truncated last line (killed writer) is ignored on read.
+  line and flushes it (fsyncs too unless made with ``fsync=False``, as the engine's is: it fsyncs
+  in groups); a truncated last line (killed writer) is ignored on read.
 
 Additions: ``Session.extra`` (free-form JSON object kept across save/load, for views' settings),
 ``Session.next_index()``, ``Session.rank()``, ``Session.problem_of(trial)`` / ``trials_at(problem)``
