@@ -608,7 +608,7 @@ def test_a_time_limit_shorter_than_the_start_still_measures_one_config(cli, tmp_
     out = tmp_path / "t.json"
     result = cli("tune", *args, "--budget", "5", "--time-limit", "1e-9", "--executor", "inline", "--out", out)
     assert result.returncode == 0, result.stderr
-    assert "finished (time_limit) after 1 evaluations" in result.stderr
+    assert "finished (time_limit) after 1 evaluation\n" in result.stderr
     assert len(json.loads(out.read_text())["trials"]) == 1
 
 

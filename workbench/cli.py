@@ -537,7 +537,7 @@ class _ProgressLine:
             if not self.quiet and self.says_end:
                 why = FINISH_REASONS.get(event.reason)
                 self._say(f"{end}finished ({event.reason}{': ' + why if why else ''}) "
-                          f"after {event.evaluations} evaluations\n")
+                          f"after {event.evaluations} evaluation{'' if event.evaluations == 1 else 's'}\n")
             if event.reason == "error":  # the cause, said even with --quiet: the exit status alone explains nothing
                 self._say(f"error: {_first_line(event.message) or 'the run failed'}\n")
 
@@ -689,7 +689,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     for warning in _idle_directions_after(run):
         print(f"warning: {printable(warning)}", file=sys.stderr)
     if run.engine.unrefined:
-        print(f"note: {run.engine.unrefined} trials keep estimated resources (marked resources_pending): their "
+        unrefined = run.engine.unrefined
+        print(f"note: {unrefined} trial{'' if unrefined == 1 else 's'} keep{'s' if unrefined == 1 else ''} estimated resources (marked resources_pending): their "
               f"compiles had not finished {wait:g} s after the last evaluation; a run continuing the "
               f"session refines them (all of them, nothing new measured: tune --resume --out {out} --refine-only)",
               file=sys.stderr)
@@ -1613,7 +1614,7 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
                        replaceable=lambda _path: earlier is not None and is_as_imported(earlier),
                        what="session imported from a Kernel Tuner cache")
         replaced = None if args.force or earlier is None else printable(  # (--force says where it kept it)
-            f"{len(earlier.trials)} trials of {earlier.kernel} on {earlier.device.get('name', '?')}")
+            f"{len(earlier.trials)} trial{'' if len(earlier.trials) == 1 else 's'} of {earlier.kernel} on {earlier.device.get('name', '?')}")
         if backup is not None and has_journal(out):  # kept beside the backup, never dropped
             if out.exists() and not backup.exists():  # an earlier import is replaced without one: its journal needs it
                 keep_backup(out)
@@ -1621,7 +1622,7 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
         save_session(session, out)
     for note in notes:  # after the save: a refused --out stays one line
         print(f"note: {printable(note)}", file=sys.stderr)
-    print(f"imported {len(session.trials)} trials of {printable(session.kernel)} on {printable(str(session.device.get('name', '?')))} -> {printable(str(args.out))}")
+    print(f"imported {len(session.trials)} trial{'' if len(session.trials) == 1 else 's'} of {printable(session.kernel)} on {printable(str(session.device.get('name', '?')))} -> {printable(str(args.out))}")
     if replaced is not None:  # an earlier import goes without a backup (its cache can make it again): said
         print(f"replaced the earlier import there ({replaced})")
     return 0
