@@ -98,3 +98,28 @@ def test_the_installed_wheel_finds_its_kernels_and_resources_from_any_folder(tmp
     assert shown.returncode == 0, shown.stderr
     summary = json.loads(shown.stdout)
     assert summary["trials"] == 3 and summary["simulated"] is True and summary["best"] is not None
+
+
+def test_an_installed_command_names_itself_in_its_messages(cli, monkeypatch, tmp_path) -> None:
+    """A pip user was told to run `python main.py kernels`, a file they do not have."""
+    import sys
+
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/kernel-workbench", *sys.argv[1:]])
+    result = cli("tune", "--budget", "3", "--out", tmp_path / "s.json")
+    assert result.returncode == 2 and "`kernel-workbench kernels`" in result.stderr, result.stderr
+    monkeypatch.setattr(sys, "argv", ["main.py", *sys.argv[1:]])
+    assert "`python main.py kernels`" in cli("tune", "--budget", "3", "--out", tmp_path / "s.json").stderr
+
+
+def test_an_installed_package_says_how_pip_gets_cupy_and_keeps_its_tables(cli, monkeypatch) -> None:
+    """The CuPy hint named a checkout's `pip install -e '.[cuda12]'`; --write-table wrote into
+    site-packages, a file pip uninstall then left behind."""
+    from workbench.backends import cuda_env
+    from workbench.core.domain import shipped
+    from workbench.core.model import resource_table
+
+    monkeypatch.setattr(shipped, "source_root", lambda: None)
+    assert cuda_env.install_hint() == "pip install 'kernel-workbench[cuda12]'"
+    monkeypatch.delenv(resource_table.TABLE_DIR_ENV, raising=False)
+    result = cli("check-kernels", "--write-table", "--kernel", "vector_add", "--quiet")
+    assert result.returncode == 2 and f"set {resource_table.TABLE_DIR_ENV}=FOLDER" in result.stderr, result.stderr

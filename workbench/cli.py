@@ -27,7 +27,7 @@ from workbench.core.domain.records import MAX_PACE_S, is_pace, provenance
 from workbench.core.domain.assignments import parse_assignment, parse_assignments
 from workbench.core.domain.size_analysis import in_plan_order, size_lines
 from workbench.core.domain.sizes import parse_sizes, problems_of, typed_like
-from workbench.core.errors import WorkbenchError, printable
+from workbench.core.errors import INSTALLED_COMMAND, WorkbenchError, printable
 from workbench.core.domain.measurement import Status
 from workbench.core.model.quality import outputs_compared, unchecked_outputs_note
 from workbench.core.fs import atomic_write, silence_hung_up_output
@@ -1716,6 +1716,15 @@ def _check_kernels_table(args: argparse.Namespace) -> int:
 
     if args.kernel_dir:
         raise WorkbenchError("the resource table covers the shipped templates only; drop --kernel-dir")
+    if args.write_table:
+        from workbench.core.domain.shipped import source_root
+
+        if source_root() is None and not os.environ.get(resource_table.TABLE_DIR_ENV):
+            # the installed package's own files: written there, the table was not the package's
+            # (pip uninstall left it behind), and a system-wide install refused the write
+            raise WorkbenchError(f"--write-table writes the tables a checkout ships; this is an installed package: "
+                                 f"set {resource_table.TABLE_DIR_ENV}=FOLDER to write them in FOLDER "
+                                 "(runs then read them from there too)")
     templates = load_templates(str(kernels_dir()))
     if args.kernel is not None:
         if args.kernel not in templates:
@@ -1961,10 +1970,6 @@ class StopSignals:
         for signum, previous in self._previous.items():
             signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
         self._previous.clear()
-
-
-#: The installed command's name (``[project.scripts]``); any other start is ``python main.py``.
-INSTALLED_COMMAND = "kernel-workbench"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,8 +17,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-#: How to get what is missing, for messages.
-INSTALL_HINT = "pip install -e '.[cuda12]' (or scripts/install.sh --cuda)"
+def install_hint() -> str:
+    """How to get what is missing, for messages: from a checkout its own ways, else pip's."""
+    from workbench.core.domain.shipped import source_root
+
+    if source_root() is not None:
+        return "pip install -e '.[cuda12]' (or scripts/install.sh --cuda)"
+    return "pip install 'kernel-workbench[cuda12]'"
 #: Headers CuPy's own kernels include (cupy/carray.cuh includes cuda_fp16.h).
 REQUIRED_HEADERS = ("cuda_runtime.h", "cuda_fp16.h")
 
@@ -38,13 +43,13 @@ class CudaEnvironment:
     def missing(self) -> list[str]:
         """What stops GPU tuning, one phrase per missing piece (empty when nothing is missing)."""
         if self.cupy_version is None:
-            return [f"CuPy is not installed ({self.cupy_error}; {INSTALL_HINT})"]
+            return [f"CuPy is not installed ({self.cupy_error}; {install_hint()})"]
         problems = []
         if self.header_dir is None:
             problems.append(f"CUDA headers not found ({', '.join(REQUIRED_HEADERS)}: CuPy cannot compile its own "
-                            f"kernels; {INSTALL_HINT} pulls them from pip through cupy-cuda12x[ctk])")
+                            f"kernels; {install_hint()} pulls them from pip through cupy-cuda12x[ctk])")
         if self.nvrtc_path is None:
-            problems.append(f"NVRTC (libnvrtc.so.12) not found ({INSTALL_HINT})")
+            problems.append(f"NVRTC (libnvrtc.so.12) not found ({install_hint()})")
         if self.devices == 0:
             detail = f": {self.device_error}" if self.device_error else ""
             problems.append(f"no CUDA device visible to CuPy {self.cupy_version}{detail}")

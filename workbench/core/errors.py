@@ -15,7 +15,9 @@ so the window never tells someone to type a flag it has no place for.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 #: The command line's flag for each setting a message may name (``{key}``, or ``{key:value}`` for
 #: the setting with a value: ``{format:json}`` is ``--format json``).
@@ -66,12 +68,24 @@ def _flag(flag: str) -> Wording:
 #: settings the command line gives by a command rather than a flag: ``{benchmark_code:PATH}``, the
 #: person's yes to run a continued session's python benchmark (naming its file to ``tune``), and
 #: ``{new_session}``, a run that starts a session of its own.
+#: The command ``pip install`` puts on the path (``[project.scripts]``).
+INSTALLED_COMMAND = "kernel-workbench"
+
+
+def command_name() -> str:
+    """How this program was started, for messages that name a command to run: the installed
+    command, else ``python main.py`` (a checkout). A pip user told to run ``python main.py ...``
+    has no such file."""
+    started = sys.argv[0] if sys.argv else ""
+    return INSTALLED_COMMAND if Path(started).name == INSTALLED_COMMAND else "python main.py"
+
+
 FLAG_WORDING: dict[str, Wording] = {
     **{key: _flag(flag) for key, flag in SETTING_FLAGS.items()},
     "benchmark_code": lambda value: f"name it to run its code (tune {value or 'FILE'} --resume ...)",
     "new_session": lambda value: "a new run (tune KERNEL or tune --replay FILE)",
     # a Kernel Tuner cache given where a session is expected: the command that makes one of it
-    "import_cache": lambda value: "import it: python main.py import-kt FILE --out S.json",
+    "import_cache": lambda value: f"import it: {command_name()} import-kt FILE --out S.json",
 }
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from workbench.core.domain.shipped import shipped_path
-from workbench.core.errors import printable
+from workbench.core.errors import command_name, printable
 from workbench.core.fs import current_umask, silence_hung_up_output
 from workbench.core.io.screenshots import seal
 
@@ -298,7 +298,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
     if _needs_offscreen() and not os.environ.get("QT_QPA_PLATFORM"):
         if not (screenshot or quit_when_done):
             print("error: no display to open the window on (DISPLAY is not set); run the headless commands "
-                  "(python main.py --help), or set QT_QPA_PLATFORM=offscreen with --screenshot", file=sys.stderr)
+                  f"({command_name()} --help), or set QT_QPA_PLATFORM=offscreen with --screenshot", file=sys.stderr)
             return 2
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from pyqtgraph.util.garbage_collector import GarbageCollector

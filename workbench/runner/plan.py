@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from workbench.backends import cuda_env
 from workbench.backends.base import BackendSpec, Target, backend_class
-from workbench.core.errors import WorkbenchError, quoted
+from workbench.core.errors import WorkbenchError, command_name, quoted
 from workbench.core.domain.objective import Constraints, Weights
 from workbench.core.domain.records import DeviceInfo, backend_options
 from workbench.core.domain.session import Session
@@ -176,7 +176,7 @@ def make_backend_spec(
         return BackendSpec("replay", backend_options({"path": str(Path(replay).resolve()), "kernel": kernel, "seed": seed,
                                                       **chosen, **(extra or {})}))
     if not kernel:
-        raise WorkbenchError("name a kernel (see `python main.py kernels`), or give --replay FILE")
+        raise WorkbenchError(f"name a kernel (see `{command_name()} kernels`), or give --replay FILE")
     location = locate_kernel(kernel, kernel_dirs)
     options: dict[str, Any] = {
         "kernel": location.name,

@@ -21,6 +21,7 @@ is the part Optuna does not know: the space has restrictions and the session has
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Sequence
 
 import optuna
@@ -106,14 +107,18 @@ class TPE(IndexedStrategy):
         Optuna's ``constraints_func``, reading each trial's relative misses (<= 0 holds)."""
         if self._study is None:
             constrained = self._constrained()
-            sampler = optuna.samplers.TPESampler(
-                seed=int(self.seed) % (2**32),
-                n_startup_trials=int(self.options["startup"]),
-                multivariate=bool(self.options["multivariate"]),
-                constant_liar=True,  # pending trials count as bad, so a parallel batch spreads out
-                # Optuna >= 5 reads constraint values stored on each trial; older ones call this
-                constraints_func=_constraint_values if constrained and not _TRIAL_CONSTRAINTS else None,
-            )
+            with warnings.catch_warnings():
+                # Optuna before 4 calls multivariate and constant_liar experimental: four lines on
+                # stderr in every run, about the library, not the person's run
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                sampler = optuna.samplers.TPESampler(
+                    seed=int(self.seed) % (2**32),
+                    n_startup_trials=int(self.options["startup"]),
+                    multivariate=bool(self.options["multivariate"]),
+                    constant_liar=True,  # pending trials count as bad, so a parallel batch spreads out
+                    # Optuna >= 5 reads constraint values stored on each trial; older ones call this
+                    constraints_func=_constraint_values if constrained and not _TRIAL_CONSTRAINTS else None,
+                )
             objectives = self._objectives()
             if objectives:  # a Pareto front: Optuna's multi-objective TPE (MOTPE)
                 self._study = optuna.create_study(directions=["minimize"] * objectives, sampler=sampler)
