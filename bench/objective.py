@@ -63,7 +63,8 @@ from workbench.core.domain.measurement import LATENCY, Measurement, Status, Tria
 from workbench.core.domain.objective import Bound, Constraints, Weights  # noqa: E402
 from workbench.core.domain.search_objective import Objective  # noqa: E402
 from workbench.core.domain.space import Config, SearchSpace, Slot  # noqa: E402
-from workbench.search.base import create_strategy  # noqa: E402
+from workbench.core.errors import WorkbenchError  # noqa: E402
+from workbench.search.base import create_strategy, strategy_class  # noqa: E402
 
 LANDSCAPE_DIR = os.path.join(ROOT, "..", "shared", "landscapes")
 BUDGETS = (25, 50, 100)
@@ -357,7 +358,19 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         parser.error(f"--methods: no method {', '.join(unknown)} (there are: {', '.join(METHODS)})")
+    if args.seeds < 2 or args.jobs < 1:
+        parser.error("--seeds: at least 2 (a standard error needs two); --jobs: at least 1")
+    bad = [item for item in args.agents_option if "=" not in item]
+    if bad:
+        parser.error(f"--agents-option {bad[0]}: NAME=VALUE")
     variant = dict(item.split("=", 1) for item in args.agents_option)
+    try:  # said now, once, not as a traceback from every worker
+        strategy_class("agents").validate_options(variant)
+    except WorkbenchError as exc:
+        parser.error(f"--agents-option: {exc}")
+    if not os.path.isdir(LANDSCAPE_DIR):
+        print(f"warning: {os.path.normpath(LANDSCAPE_DIR)} is missing: only the simulated landscapes' cases run "
+              "(the recorded landscapes are read from ../shared/landscapes beside the checkout)", file=sys.stderr)
     _init(selected, variant)
     if not _CASES:
         parser.error(f"--cases {', '.join(args.cases)}: no case name contains any of these (names are like "

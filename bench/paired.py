@@ -177,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--variant NAME=VALUE: at least one option that differs from the base")
     if args.seeds < 2:
         ap.error("--seeds: at least 2 (a standard error needs two)")
+    if args.first_seed < 0 or args.jobs < 1:
+        ap.error("--first-seed: 0 or more; --jobs: at least 1")
     if args.constrained and args.strategy != "agents":
         ap.error("--constrained compares the agents only (bench/objective.py runs the others as baselines)")
     if args.strategy not in STRATEGIES:

@@ -63,6 +63,8 @@ sys.path.insert(0, ROOT)
 
 from workbench.core.domain.measurement import LATENCY, Measurement, Status, Trial  # noqa: E402
 from workbench.core.domain.space import Config, SearchSpace, Slot, SpaceError  # noqa: E402
+from workbench.core.domain.templates import load_templates  # noqa: E402
+from workbench.core.errors import WorkbenchError  # noqa: E402
 from workbench.search.base import STRATEGIES, create_strategy, strategy_class  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -392,14 +394,14 @@ def _job(args: tuple) -> list[tuple[str, list[float] | str]]:
     land = _LANDS[land_name]
     out: list[tuple[str, list[float] | str]] = []
     for seed, key in zip(seeds, keys):
-        try:
-            if kind == "ours":
-                values = run_once(land, strategy, seed, max(BUDGETS), options)[0]
-            else:
+        if kind == "ours":  # a failure of our own strategies is a defect: it ends the benchmark, never shrinks a row
+            values = run_once(land, strategy, seed, max(BUDGETS), options)[0]
+        else:
+            try:
                 values = run_kt(_KT_FILES[land_name], strategy, seed, max(BUDGETS))
-        except Exception as exc:  # noqa: BLE001 - Kernel Tuner 1.5.0 has seed-dependent crashes; counted, never hidden
-            out.append((key, f"{type(exc).__name__}: {exc}"))
-            continue
+            except Exception as exc:  # noqa: BLE001 - Kernel Tuner 1.5.0 has seed-dependent crashes; counted, never hidden
+                out.append((key, f"{type(exc).__name__}: {exc}"))
+                continue
         out.append((key, values))
     return out
 
@@ -672,13 +674,33 @@ def main(argv: list[str] | None = None) -> int:
     if args.seeds < 2 or (args.kt and args.kt_seeds == 1) or few:
         ap.error("--seeds, --kt-seeds, --kt-seeds-of: at least 2 (a standard error, and so the tables' comparisons, "
                  "need two)")
-    if args.kt and not args.cached_only and _kt_version() == "none":
+    if args.kt and _kt_version() == "none":  # (--cached-only too: the cached rows are keyed by its version)
         ap.error("--kt runs Kernel Tuner's strategies, and Kernel Tuner is not installed here: pip install '.[kt]'")
+    if args.first_seed < 0 or args.jobs < 1 or args.kt_seeds < 0:
+        ap.error("--first-seed and --kt-seeds are 0 or more, --jobs 1 or more")
     selected = [s for s in args.landscapes.split(",") if s] or None
     strategies = [s for s in args.strategies.split(",") if s]
     kt_strategies = [s for s in args.kt_strategies.split(",") if s] if args.kt else []
-    options = json.loads(args.options)
+    unknown = [s for s in strategies if s not in STRATEGIES] + [s for s in kt_strategies if s not in KT_STRATEGIES]
+    if unknown:
+        ap.error(f"unknown strategies {', '.join(unknown)}; ours: {', '.join(STRATEGIES)}; "
+                 f"Kernel Tuner's: {', '.join(KT_STRATEGIES)}")
+    try:
+        options = json.loads(args.options)
+        if not isinstance(options, dict):
+            raise ValueError("a JSON object of option names and values")
+        for strategy in strategies:
+            strategy_class(strategy).validate_options(options)
+    except (ValueError, WorkbenchError) as exc:
+        ap.error(f"--options {args.options}: {exc}")
     sim_templates = [t for t in args.sim.split(",") if t and t != "none"]
+    shipped = load_templates()
+    missing = [t for t in sim_templates if t not in shipped]
+    if missing:
+        ap.error(f"--sim: no template {', '.join(missing)}; the shipped ones: {', '.join(sorted(shipped))}")
+    if not os.path.isdir(LANDSCAPE_DIR):
+        print(f"warning: {os.path.normpath(LANDSCAPE_DIR)} is missing: only the simulated landscapes run "
+              "(the recorded ones are read from ../shared/landscapes beside the checkout)", file=sys.stderr)
     sims = []
     for template in sim_templates:  # built (or loaded from the cache) once, here; workers get them pickled
         if wanted(landscape_name(template, args.sim_gpu), selected):
@@ -689,6 +711,9 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
     _init(selected, sims)
     names = list(_LANDS)
+    if not names:
+        ap.error(f"--landscapes {args.landscapes}: no landscape matches (recorded ones in "
+                 f"{os.path.normpath(LANDSCAPE_DIR)}, simulated ones from --sim)")
     budget = max(BUDGETS)
     cache = RunCache(args.cache_dir)
     t0 = time.perf_counter()

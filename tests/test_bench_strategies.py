@@ -307,3 +307,31 @@ def test_kernel_tuner_rows_without_kernel_tuner_are_one_line_not_a_crash_per_see
     with pytest.raises(SystemExit) as exit_:
         strategies.main(["--kt", "--strategies", "", "--sim", "none"])
     assert exit_.value.code == 2 and "Kernel Tuner is not installed here: pip install '.[kt]'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--strategies", "nosuch"], "unknown strategies nosuch"),
+    (["--options", "{bad"], "--options {bad:"),
+    (["--options", '{"nosuch": 1}', "--strategies", "agents"], "has no option 'nosuch'"),
+    (["--sim", "nosuchtemplate"], "--sim: no template nosuchtemplate"),
+    (["--landscapes", "nosuchland", "--sim", "none"], "no landscape matches"),
+    (["--first-seed", "-1"], "0 or more"),
+    (["--jobs", "0"], "--jobs 1 or more"),
+])
+def test_bad_arguments_are_one_line_before_any_run(argv, said, capsys) -> None:
+    """They were tracebacks, an empty table with exit 0, or every seed 'crashed in Kernel Tuner'."""
+    with pytest.raises(SystemExit) as exit_:
+        strategies.main(["--seeds", "2", "--no-overhead", *argv])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and said in err and "Traceback" not in err, err
+
+
+def test_a_failure_of_our_own_strategy_is_a_failure_not_a_kernel_tuner_crash(monkeypatch) -> None:
+    """It was counted as 'seeds crashed in Kernel Tuner', and the row quietly had fewer seeds."""
+    def broken(*args, **kwargs):
+        raise RuntimeError("a defect in the strategy")
+
+    monkeypatch.setattr(strategies, "run_once", broken)
+    monkeypatch.setitem(strategies._LANDS, "tiny", None)  # (the broken run never reads it)
+    with pytest.raises(RuntimeError, match="a defect in the strategy"):
+        strategies._job(("ours", "tiny", "agents", [0], {}, ["key"]))
