@@ -665,3 +665,17 @@ def test_zoomed_past_presentation_mode_on_a_wide_screen_the_left_column_wraps_an
     assert tabs.elideMode() == Qt.TextElideMode.ElideRight and not tabs.usesScrollButtons()
     bar = tabs.tabBar()
     assert sum(bar.tabRect(i).width() for i in range(bar.count())) <= tabs.width()
+
+
+def test_presentation_mode_on_a_1280_px_projector_keeps_the_progress_in_sight_and_says_why(ran, qtbot):
+    """F11 set 150 % at once: at 1280 x 720 the progress bar and the run's state went into the tool
+    bar's overflow menu (a live run showed no progress), and nothing said why."""
+    ran.resize(1280, 720)
+    qtbot.wait(50)
+    ran.zoom.presentation_action.trigger()  # F11
+    qtbot.wait(50)
+    assert not ran.zoom._tool_bar_overflows()
+    assert ran.toolbar.progress.isVisible()
+    if ran.zoom.factor < 1.5:
+        assert "not 150%" in ran.statusBar().currentMessage()
+    assert ran.zoom.factor > 1.0  # as large as fits

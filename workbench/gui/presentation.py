@@ -124,9 +124,14 @@ class Zoom:
         room = self._room()
         # (tool bars are laid out only once the window is on screen: before, each seems to overflow)
         shown = self.window.isVisible()
+        before = self.factor
         while self.factor > 1.0 and (self.window.minimumSizeHint().width() > room
                                      or (shown and self._tool_bar_overflows())):
             self.set_factor(max(self.factor / ZOOM_STEP, 1.0), remember=False)
+        if self.factor < before and shown:  # said: the presenter asked for larger text than this
+            self.window.statusBar().showMessage(
+                f"zoom {self.factor:.0%}, not {before:.0%}: larger, the window's controls or the run's progress "
+                f"would not fit its {self.window.width()} px; a wider window or screen has room", 10000)
 
     def apply_to(self, root: Any) -> None:
         """The zoom in force on the charts and plots inside ``root`` (the window, or a view built
@@ -190,6 +195,10 @@ class Zoom:
 
     def _on_presentation(self, on: bool) -> None:
         self.set_factor(PRESENTATION_ZOOM if on else 1.0)
+        if on and self.window.isVisible():
+            # as a zoom step is taken back: at 1280 px, 150 % moved the progress bar and the run's
+            # state into the tool bar's overflow menu, and a live run showed no progress at all
+            self.fit_to_screen()
 
     def present_once(self) -> None:
         """Presentation mode for this window only (``gui --presentation``): the zoom the person
