@@ -261,7 +261,8 @@ def test_why_panel_draws_the_selected_trials_modelled_terms_and_its_peaks(window
     assert list(view.bars.opts["width"]) == [0.017, 0.0003, 0.003]
     # each value set apart from its bar, and no tick beside the names: at a bar too short to see,
     # tick and value read "-0.003 ms"
-    assert [label.toPlainText() for label in view.value_labels] == ["\u20020.017 ms", "\u20020.0003 ms", "\u20020.003 ms"]
+    # in the unit that keeps each a plain number (a sync term read "1.27e-05 ms")
+    assert [label.toPlainText() for label in view.value_labels] == ["\u200217 µs", "\u2002300 ns", "\u20023 µs"]
     assert view.plot.getAxis("left").style["tickLength"] == 0
     assert view.latency_line.isVisible() and view.latency_line.value() == pytest.approx(0.0279)
     facts = view.facts.text()

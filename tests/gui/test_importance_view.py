@@ -370,3 +370,14 @@ def test_every_value_keeps_its_label_and_failure_count_when_only_the_words_do_no
     labelled, _ = axis._tickLevels
     assert [text.split("\n")[1] for _, text in labelled] == [f"{failures[v]} failed" for v in values]
     assert axis.labelText == "tile"
+
+
+def test_a_share_of_minus_zero_is_labelled_0_percent(view, computed) -> None:
+    """A share of -0.0 (a slot the data says nothing about) was drawn as "-0%"."""
+    import dataclasses
+
+    computed(view)
+    last = view._order[-1]
+    view.importance = dataclasses.replace(view.importance, shares={**view.importance.shares, last: -0.0})
+    view._draw_bars()
+    assert view.bar_labels[-1].toPlainText() == "0%"

@@ -347,7 +347,8 @@ class ImportanceView(QWidget):
         self.bar_labels = []
         if self.importance.available:
             for row, width in zip(rows, widths):
-                label = pg.TextItem(f"{width:.0%}", color=(40, 40, 40), anchor=(0, 0.5))
+                # -0.0 + 0.0 is 0.0: a share of -0.0 was drawn as "-0%"
+                label = pg.TextItem(f"{max(width, 0.0) + 0.0:.0%}", color=(40, 40, 40), anchor=(0, 0.5))
                 label.setFont(QFont(self.font()))  # the window's zoom reaches the shares this way
                 label.setPos(width, row)
                 self.bar_plot.addItem(label)

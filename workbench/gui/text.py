@@ -90,6 +90,17 @@ def fmt(value: Any, digits: int = 4) -> str:
     return f"{number:.{digits}g}"
 
 
+def time_text(ms: float) -> str:
+    """A duration in the unit that keeps it a plain number: ``2.49 ms``, ``12.7 µs``, ``229 ns``
+    (``1.27e-05 ms`` and ``0.000229 ms`` were what a chart of a kernel's time terms said)."""
+    if not math.isfinite(ms):
+        return "-"
+    for scale, unit in ((1.0, "ms"), (1e-3, "µs")):
+        if abs(ms) >= scale or ms == 0:
+            return f"{fmt(ms / scale, 3)} {unit}"
+    return f"{fmt(ms / 1e-6, 3)} ns"
+
+
 def config_text(config: Any) -> str:
     return ", ".join(f"{k}={v}" for k, v in config.items())
 

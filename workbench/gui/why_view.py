@@ -25,7 +25,7 @@ from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, LABEL_FILL, LABEL_Z
 from workbench.gui.explain import breakdown, roofline
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import bar_figures_extent, set_left_title
-from workbench.gui.text import fmt, remeasure_way
+from workbench.gui.text import fmt, remeasure_way, time_text
 
 TERM_BRUSH = pg.mkBrush(0, 114, 178, 200)
 LARGEST_BRUSH = pg.mkBrush(213, 94, 0, 220)
@@ -141,7 +141,7 @@ class WhyView(QWidget):
         self._show_bars(names, values, info.latency_ms)
         for name, value, _ in info.time_terms:
             # apart from the bar; over the latency line, on white: the line struck the figure through
-            label = pg.TextItem(f"\u2002{value:.3g} ms", color=(40, 40, 40), anchor=(0, 0.5), fill=LABEL_FILL)
+            label = pg.TextItem(f"\u2002{time_text(value)}", color=(40, 40, 40), anchor=(0, 0.5), fill=LABEL_FILL)
             label.setZValue(max(LABEL_Z, self.latency_line.zValue() + 1))
             label.setFont(QFont(self.font()))  # the window's zoom reaches the values drawn on the plot this way
             label.setPos(value, len(names) - 1 - names.index(name))

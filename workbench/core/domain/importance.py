@@ -193,7 +193,7 @@ def _ped_anova(trials: Sequence[Trial], values: np.ndarray, names: Sequence[str]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ExperimentalWarning on older Optuna versions
         raw = evaluator.evaluate(study, params=list(names))
-    return {n: max(float(raw.get(n, 0.0)), 0.0) for n in names}
+    return {n: max(float(raw.get(n, 0.0)), 0.0) + 0.0 for n in names}  # (+ 0.0: never -0.0, said "-0%")
 
 
 def _plain(value: Any) -> Any:
