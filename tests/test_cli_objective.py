@@ -616,3 +616,14 @@ def test_a_stored_constraint_on_the_aborted_bound_is_refused_naming_the_file(cli
     refused = cli("show", edited)
     assert refused.returncode == 2 and refused.stderr.startswith(f"error: {edited}: ")
     assert "latency_bound_ms" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_show_says_a_slider_set_limit_to_six_digits_as_the_window_does(cli, tmp_path):
+    """A limit set with a slider is stored exact; show printed it so (latency_ms <= 0.0684916504792001)."""
+    out = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+               "--executor", "inline", "--quiet", "--out", out).returncode == 0
+    shown = cli("show", out, "--constraint", "latency_ms<=0.0684916504792001")
+    assert "limits   latency_ms <= 0.0684917\n" in shown.stdout, shown.stdout
+    as_json = json.loads(cli("show", out, "--json", "--constraint", "latency_ms<=0.0684916504792001").stdout)
+    assert "0.0684916504792001" in json.dumps(as_json["constraints"])  # a file's figure stays exact

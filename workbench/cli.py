@@ -717,7 +717,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if session.constraints.bounds():  # a continued session's limits come from its file: said, as show says them
         from workbench.core.domain.objective import objective_text
 
-        feasible += f" under {printable(objective_text(session.constraints, session.weights)[0])}"
+        feasible += f" under {printable(objective_text(session.constraints, session.weights, shown=True)[0])}"
     trials = f"{summary['trials']} trial{'' if summary['trials'] == 1 else 's'}"
     print(f"{session.kernel}: {trials} ({verb}), {feasible}{sim}; {best_text} -> {printable(str(out))}")
     checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
@@ -1226,7 +1226,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     # what "feasible" and "best" below are under, as an export states it (the session's own, or the flags')
     from workbench.core.domain.objective import objective_text
 
-    bounds, weighted = objective_text(constraints, weights)
+    bounds, weighted = objective_text(constraints, weights, shown=True)
     if constraints.bounds():
         print(f"limits   {printable(bounds)}")
     if set(weights.active()) != {"latency_ms"}:  # latency alone ranks the same at any weight

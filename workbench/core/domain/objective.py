@@ -411,11 +411,13 @@ class Weights:
         return Weights(dict(data), kept)
 
 
-def objective_text(constraints: Constraints, weights: Weights) -> tuple[str, str]:
+def objective_text(constraints: Constraints, weights: Weights, shown: bool = False) -> tuple[str, str]:
     """The constraints and the weights in force as text ("none" for no bounds). A weighted metric
     whose direction the person gave says it (``myscore=1 (maximized)``): for a metric the
-    workbench does not know, that direction decided which config won."""
-    bounds = ", ".join(str(b) for b in constraints.bounds()) or "none"
+    workbench does not know, that direction decided which config won. ``shown``: the bounds to
+    six significant digits (:attr:`Bound.shown`), for a sentence a person reads; else exact, as a
+    file states them (a limit set with a slider is ``0.0684916504792001``)."""
+    bounds = ", ".join(b.shown if shown else str(b) for b in constraints.bounds()) or "none"
     chosen = weights.directions_dict()
     weighted = ", ".join(f"{k}={v:g}" + (f" ({chosen[k]}d)" if k in chosen else "")
                          for k, v in weights.active().items()) or "none"
