@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QFontMetrics, QFontMetricsF
 from PySide6.QtWidgets import QBoxLayout, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
@@ -80,6 +80,15 @@ def _compute(request: _Request) -> tuple[Importance, dict[str, list[ValueStats]]
     importance = slot_importance(request.trials, request.names, target=request.target,
                                  constraints=constraints, weights=weights, domains=domains)
     return importance, value_distributions(request.trials, request.names, domains)
+
+
+def _is_number(text: str) -> bool:
+    """Whether a value's label is a number (thinned, never shortened: a cut number misleads)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 class ImportanceView(QWidget):
@@ -418,6 +427,16 @@ class ImportanceView(QWidget):
         words = labels(True)
         shown = words if per > 0 and widest(words) + room <= per else labels(False)
         step = max(1, math.ceil((widest(shown) + room) / per)) if per > 0 else 1
+        cut = False
+        if step > 1 and per > 0 and not all(_is_number(value) for _, value, _, _ in ticks):
+            # names are shortened before any is left out: thinned, a slot of four methods kept two
+            # labels, and nobody could tell which box was which (the tool tip has them whole)
+            width = per - room
+            short = [(p, metrics.elidedText(label.split("\n")[0], Qt.TextElideMode.ElideRight, width)
+                      + label[len(label.split("\n")[0]):]) for p, label in shown]
+            if all(label.split("\n")[0] not in ("", "…") for _, label in short) and widest(short) + room <= per:
+                cut, shown, step = short != shown, short, 1
+        axis.setToolTip("\n".join(value for _, value, _, _ in ticks) if cut or step > 1 else "")
         axis.setTicks([[t for k, t in enumerate(shown) if k % step == 0],
                        [(p, "") for k, (p, _) in enumerate(shown) if k % step]])
         marks = [text for used, text in ((any(t[2] for t in ticks), "✕ failed"), (any(t[3] for t in ticks), "⊘ aborted"))
