@@ -27,7 +27,7 @@ from workbench.core.domain.records import MAX_PACE_S, is_pace, provenance
 from workbench.core.domain.assignments import parse_assignment, parse_assignments
 from workbench.core.domain.size_analysis import in_plan_order, size_lines
 from workbench.core.domain.sizes import parse_sizes, problems_of, typed_like
-from workbench.core.errors import INSTALLED_COMMAND, WorkbenchError, printable
+from workbench.core.errors import INSTALLED_COMMAND, WorkbenchError, counted, printable
 from workbench.core.domain.measurement import Status
 from workbench.core.model.quality import outputs_compared, unchecked_outputs_note
 from workbench.core.fs import atomic_write, silence_hung_up_output
@@ -537,7 +537,7 @@ class _ProgressLine:
             if not self.quiet and self.says_end:
                 why = FINISH_REASONS.get(event.reason)
                 self._say(f"{end}finished ({event.reason}{': ' + why if why else ''}) "
-                          f"after {event.evaluations} evaluation{'' if event.evaluations == 1 else 's'}\n")
+                          f"after {counted(event.evaluations, 'evaluation')}\n")
             if event.reason == "error":  # the cause, said even with --quiet: the exit status alone explains nothing
                 self._say(f"error: {_first_line(event.message) or 'the run failed'}\n")
 
@@ -683,14 +683,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
         where = (f"the journal {journal} keeps what it could write, and tune --resume --out {out} recovers it "
                  "once the cause is fixed" if journal.is_file() else "nothing of them was written")
         new = len(session.trials) - before
-        print(f"{session.kernel}: {new} trial{'' if new == 1 else 's'} measured by this run "
+        print(f"{session.kernel}: {counted(new, 'trial')} measured by this run "
               f"({len(session.trials)} in the session) not saved to {out}; {where}", file=sys.stderr)
         return 1
     for warning in _idle_directions_after(run):
         print(f"warning: {printable(warning)}", file=sys.stderr)
     if run.engine.unrefined:
         unrefined = run.engine.unrefined
-        print(f"note: {unrefined} trial{'' if unrefined == 1 else 's'} keep{'s' if unrefined == 1 else ''} estimated resources (marked resources_pending): their "
+        print(f"note: {counted(unrefined, 'trial')} keep{'s' if unrefined == 1 else ''} estimated resources (marked resources_pending): their "
               f"compiles had not finished {wait:g} s after the last evaluation; a run continuing the "
               f"session refines them (all of them, nothing new measured: tune --resume --out {out} --refine-only)",
               file=sys.stderr)
@@ -712,14 +712,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
         count = len(problems_of(session))
         best_text = f"{count} size" + ("" if count == 1 else "s")
     # a sweep's summary ranks one size; the line counts every size's feasible trials
-    counted = _feasible_count(session) if "answered" in summary else summary["feasible"]
-    feasible = f"{counted} feasible"
+    feasible_count = _feasible_count(session) if "answered" in summary else summary["feasible"]
+    feasible = f"{feasible_count} feasible"
     if session.constraints.bounds():  # a continued session's limits come from its file: said, as show says them
         from workbench.core.domain.objective import objective_text
 
         feasible += f" under {printable(objective_text(session.constraints, session.weights, shown=True)[0])}"
-    trials = f"{summary['trials']} trial{'' if summary['trials'] == 1 else 's'}"
-    print(f"{session.kernel}: {trials} ({verb}), {feasible}{sim}; {best_text} -> {printable(str(out))}")
+    print(f"{session.kernel}: {counted(summary['trials'], 'trial')} ({verb}), {feasible}{sim}; {best_text} -> {printable(str(out))}")
     checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
     if checks:
         print(f"{session.kernel}: {printable(checks)}")
@@ -835,7 +834,7 @@ def _refine_only(args: argparse.Namespace) -> int:
     left = run.engine.unrefined
     kept = (f"; {left} still estimated after {time.monotonic() - started:.0f} s (a --refine-wait of {wait:g} s; "
             "run it again)" if left else "")
-    print(f"{run.session.kernel}: refined {run.refined} trials{kept} -> {printable(str(out))}")
+    print(f"{run.session.kernel}: refined {counted(run.refined, 'trial')}{kept} -> {printable(str(out))}")
     return 0 if finished.reason != "error" else 1
 
 
@@ -1273,7 +1272,7 @@ def cmd_show(args: argparse.Namespace) -> int:
                   else f"nothing feasible: {size['why_none']}" if size.get("why_none") else "nothing succeeded")
         label = ", ".join(f"{k}={size['problem'].get(k)}" for k in varying)
         early = f" (ended: {ENDED_WORDS.get(size['ended'], size['ended'])})" if size.get("ended") else ""
-        print(f"size     {label}: {size['trials']} trials{early}, {figure}")
+        print(f"size     {label}: {counted(size['trials'], 'trial')}{early}, {figure}")
     if summary.get("sweep", {}).get("note"):
         from workbench.core.io.session_lock import locked_by_other
 
@@ -1511,10 +1510,10 @@ def _export_trials(args: argparse.Namespace) -> int:
     session = load_session(source)
     notes: list[str] = []
     if args.format == "csv":
-        text, what = render_csv(session, notes), f"{len(session.trials)} trials"
+        text, what = render_csv(session, notes), counted(len(session.trials), "trial")
     else:
         text, records = render_kt_cache(session, notes)
-        what = f"{records} records"
+        what = counted(records, "record")
     summary = f"{session.kernel}: exported {args.format} ({what})"
     if args.out == STDOUT:
         sys.stdout.write(text)
@@ -1614,7 +1613,7 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
                        replaceable=lambda _path: earlier is not None and is_as_imported(earlier),
                        what="session imported from a Kernel Tuner cache")
         replaced = None if args.force or earlier is None else printable(  # (--force says where it kept it)
-            f"{len(earlier.trials)} trial{'' if len(earlier.trials) == 1 else 's'} of {earlier.kernel} on {earlier.device.get('name', '?')}")
+            f"{counted(len(earlier.trials), 'trial')} of {earlier.kernel} on {earlier.device.get('name', '?')}")
         if backup is not None and has_journal(out):  # kept beside the backup, never dropped
             if out.exists() and not backup.exists():  # an earlier import is replaced without one: its journal needs it
                 keep_backup(out)
@@ -1622,7 +1621,7 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
         save_session(session, out)
     for note in notes:  # after the save: a refused --out stays one line
         print(f"note: {printable(note)}", file=sys.stderr)
-    print(f"imported {len(session.trials)} trial{'' if len(session.trials) == 1 else 's'} of {printable(session.kernel)} on {printable(str(session.device.get('name', '?')))} -> {printable(str(args.out))}")
+    print(f"imported {counted(len(session.trials), 'trial')} of {printable(session.kernel)} on {printable(str(session.device.get('name', '?')))} -> {printable(str(args.out))}")
     if replaced is not None:  # an earlier import goes without a backup (its cache can make it again): said
         print(f"replaced the earlier import there ({replaced})")
     return 0

@@ -233,7 +233,12 @@ def test_the_run_menu_starts_pauses_and_stops_by_key(window, qtbot, monkeypatch)
     assert toolbar.pause.text() == "Pause" and toolbar.pause.toolTip().startswith("pause")
     with qtbot.waitSignal(window.run_done, timeout=30_000):
         QTest.keyClick(window, Qt.Key.Key_F5, Qt.KeyboardModifier.ShiftModifier)
+        # while the stop winds down (its end not yet shown): said so (it said "no run is going")
+        assert window.running
+        QTest.keyClick(window, Qt.Key.Key_F6)
+        assert window.statusBar().currentMessage() == "Pause / Resume: the run is stopping"
     assert not window.running
+    assert not window.actions_by_name["run_pause"].autoRepeat()  # a held F6 paused and resumed over and over
     QTest.keyClick(window, Qt.Key.Key_F6)  # nothing to pause: said, not silently ignored
     assert window.statusBar().currentMessage() == "Pause / Resume: no run is going"
 

@@ -263,6 +263,9 @@ def test_why_panel_draws_the_selected_trials_modelled_terms_and_its_peaks(window
     # tick and value read "-0.003 ms"
     # in the unit that keeps each a plain number (a sync term read "1.27e-05 ms")
     assert [label.toPlainText() for label in view.value_labels] == ["\u200217 µs", "\u2002300 ns", "\u20023 µs"]
+    from workbench.gui.text import time_text
+
+    assert [time_text(v) for v in (0.9996, 0.0009996, 0.9994)] == ["1 ms", "1 µs", "999 µs"]  # not "1e+03 µs"
     assert view.plot.getAxis("left").style["tickLength"] == 0
     assert view.latency_line.isVisible() and view.latency_line.value() == pytest.approx(0.0279)
     facts = view.facts.text()

@@ -405,3 +405,22 @@ def test_method_names_too_long_for_their_room_are_shortened_not_left_out(qtbot, 
     texts = [text for _, text in labelled]
     assert any(text.endswith("…") for text in texts) and len(set(texts)) == 4
     assert all(name in axis.toolTip() for name in names)
+
+
+def test_names_that_shortened_would_read_alike_are_not_shortened_to_the_same_text(qtbot, computed) -> None:
+    names = ("shared_memory_tree_a", "shared_memory_tree_b", "shared_memory_tree_c", "shared_memory_tree_d")
+    space = SearchSpace([Slot("strategy", names, "reduction"), Slot("vec", (1, 2), "memory")])
+    made = [Trial(i, space.config({"strategy": names[i % 4], "vec": 1 + (i // 4) % 2}),
+                  Measurement(Status.OK, {"latency_ms": 1.0 + (i % 4) / 10 + (i % 5) / 100})) for i in range(160)]
+    widget = ImportanceView(lambda: made, objective=lambda: (Constraints(), Weights()),
+                            domains={s.name: list(s.values) for s in space.slots})
+    qtbot.addWidget(widget)
+    widget.resize(420, 420)
+    widget.show()
+    qtbot.waitExposed(widget)
+    computed(widget)
+    widget.select_slot("strategy")
+    qtbot.wait(50)
+    labelled, _ = widget.value_plot.getAxis("bottom")._tickLevels
+    texts = [text for _, text in labelled]
+    assert len(set(texts)) == len(texts)  # each label names one box (middle-cut, or whole and thinned)

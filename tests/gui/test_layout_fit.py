@@ -679,3 +679,7 @@ def test_presentation_mode_on_a_1280_px_projector_keeps_the_progress_in_sight_an
     if ran.zoom.factor < 1.5:
         assert "not 150%" in ran.statusBar().currentMessage()
     assert ran.zoom.factor > 1.0  # as large as fits
+    # still presentation mode (ticked), so F11 again leaves it: unticked, each F11 turned it on again
+    assert ran.zoom.presentation_action.isChecked()
+    ran.zoom.presentation_action.trigger()
+    assert ran.zoom.factor == 1.0 and not ran.zoom.presentation_action.isChecked()

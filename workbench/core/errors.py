@@ -64,10 +64,6 @@ def _flag(flag: str) -> Wording:
     return lambda value: f"{flag} {value}" if value else flag
 
 
-#: :data:`SETTING_FLAGS` as wordings: the command line's, and every front end's fallback. A few
-#: settings the command line gives by a command rather than a flag: ``{benchmark_code:PATH}``, the
-#: person's yes to run a continued session's python benchmark (naming its file to ``tune``), and
-#: ``{new_session}``, a run that starts a session of its own.
 #: The command ``pip install`` puts on the path (``[project.scripts]``).
 INSTALLED_COMMAND = "kernel-workbench"
 
@@ -80,6 +76,10 @@ def command_name() -> str:
     return INSTALLED_COMMAND if Path(started).name == INSTALLED_COMMAND else "python main.py"
 
 
+#: :data:`SETTING_FLAGS` as wordings: the command line's, and every front end's fallback. A few
+#: settings the command line gives by a command rather than a flag: ``{benchmark_code:PATH}``, the
+#: person's yes to run a continued session's python benchmark (naming its file to ``tune``), and
+#: ``{new_session}``, a run that starts a session of its own.
 FLAG_WORDING: dict[str, Wording] = {
     **{key: _flag(flag) for key, flag in SETTING_FLAGS.items()},
     "benchmark_code": lambda value: f"name it to run its code (tune {value or 'FILE'} --resume ...)",
@@ -101,6 +101,11 @@ def word(template: str, names: Mapping[str, Wording]) -> str:
         return _unquoted(whole) if wording is None else wording(_unquoted(match.group(2) or ""))
 
     return _PLACEHOLDER.sub(one, template)
+
+
+def counted(number: int, noun: str) -> str:
+    """``1 trial``, ``2 trials``: a count in a message (``1 trials`` read as a typo)."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def printable(text: str) -> str:

@@ -432,10 +432,15 @@ class ImportanceView(QWidget):
             # names are shortened before any is left out: thinned, a slot of four methods kept two
             # labels, and nobody could tell which box was which (the tool tip has them whole)
             width = per - room
-            short = [(p, metrics.elidedText(label.split("\n")[0], Qt.TextElideMode.ElideRight, width)
-                      + label[len(label.split("\n")[0]):]) for p, label in shown]
-            if all(label.split("\n")[0] not in ("", "…") for _, label in short) and widest(short) + room <= per:
-                cut, shown, step = short != shown, short, 1
+            for mode in (Qt.TextElideMode.ElideRight, Qt.TextElideMode.ElideMiddle):
+                short = [(p, metrics.elidedText(label.split("\n")[0], mode, width)
+                          + label[len(label.split("\n")[0]):]) for p, label in shown]
+                names = [label.split("\n")[0] for _, label in short]
+                # (names cut to the same text tell the boxes apart no better than no names: thinned then)
+                if "" not in names and "…" not in names and len(set(names)) == len(names) \
+                        and widest(short) + room <= per:
+                    cut, shown, step = short != shown, short, 1
+                    break
         axis.setToolTip("\n".join(value for _, value, _, _ in ticks) if cut or step > 1 else "")
         axis.setTicks([[t for k, t in enumerate(shown) if k % step == 0],
                        [(p, "") for k, (p, _) in enumerate(shown) if k % step]])

@@ -390,12 +390,14 @@ class MainWindow(QMainWindow):
         for name, text, keys, button, why_off in entries:
             action = QAction(text, self)
             action.setShortcut(QKeySequence(keys))
+            action.setAutoRepeat(False)  # a held F6 paused and resumed over and over
 
             def press(_: bool = False, button: QPushButton = button, why_off: str = why_off, text: str = text) -> None:
                 if button.isEnabled():
                     button.click()
-                else:
-                    self.statusBar().showMessage(f"{text.replace('&', '')}: {why_off}", 5000)
+                else:  # (Pause and Stop are off while a stop winds down, with the run still going)
+                    why = "the run is stopping" if self.running and button is not toolbar.start else why_off
+                    self.statusBar().showMessage(f"{text.replace('&', '')}: {why}", 5000)
 
             action.triggered.connect(press)
             menu.addAction(action)

@@ -128,6 +128,12 @@ class Zoom:
         while self.factor > 1.0 and (self.window.minimumSizeHint().width() > room
                                      or (shown and self._tool_bar_overflows())):
             self.set_factor(max(self.factor / ZOOM_STEP, 1.0), remember=False)
+        if self.factor < before and before >= PRESENTATION_ZOOM - 1e-6:
+            # still presentation mode, as large as this window fits: ticked, so F11 turns it off
+            # (unticked, each F11 turned it "on" again at the same reduced zoom)
+            self.presentation_action.blockSignals(True)
+            self.presentation_action.setChecked(True)
+            self.presentation_action.blockSignals(False)
         if self.factor < before and shown:  # said: the presenter asked for larger text than this
             self.window.statusBar().showMessage(
                 f"zoom {self.factor:.0%}, not {before:.0%}: larger, the window's controls or the run's progress "

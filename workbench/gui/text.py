@@ -96,7 +96,8 @@ def time_text(ms: float) -> str:
     if not math.isfinite(ms):
         return "-"
     for scale, unit in ((1.0, "ms"), (1e-3, "µs")):
-        if abs(ms) >= scale or ms == 0:
+        # (0.9996 ms rounds to 1 ms at three digits: as 999.6 µs it read "1e+03 µs")
+        if abs(ms) >= 0.9995 * scale or ms == 0:
             return f"{fmt(ms / scale, 3)} {unit}"
     return f"{fmt(ms / 1e-6, 3)} ns"
 
