@@ -296,6 +296,10 @@ def _fit_title(plot_item: Any, side: str) -> None:
     shown = "<br>".join(html.escape(line, quote=False) for line in lines)
     if shown != axis.labelText:
         axis.setLabel(shown)
+        # pyqtgraph places the title only when the axis is resized: a longer title given to an
+        # axis of the same size (the y chooser's figure at a run's end) kept the place of the
+        # shorter one, centred too high, and its start was cut off ("on-chip per block (K")
+        axis.resizeEvent(None)
 
 
 def bar_figures_extent(values: Sequence[float], texts: Sequence[str], font: QFont, plot_width_px: float,
