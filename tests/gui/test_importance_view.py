@@ -383,32 +383,8 @@ def test_a_share_of_minus_zero_is_labelled_0_percent(view, computed) -> None:
     assert view.bar_labels[-1].toPlainText() == "0%"
 
 
-def test_method_names_too_long_for_their_room_are_shortened_not_left_out(qtbot, computed) -> None:
-    """A slot of four methods kept two labels in a narrow plot, and nobody could tell which box was
-    which; the names are shortened to their room, the tool tip has them whole."""
-    names = ("warp_shuffle_reduction", "shared_memory_tree", "two_pass_partials", "atomic_accumulate")
-    space = SearchSpace([Slot("strategy", names, "reduction"), Slot("vec", (1, 2), "memory")])
-    made = [Trial(i, space.config({"strategy": names[i % 4], "vec": 1 + (i // 4) % 2}),
-                  Measurement(Status.OK, {"latency_ms": 1.0 + (i % 4) / 10 + (i % 5) / 100})) for i in range(160)]
-    widget = ImportanceView(lambda: made, objective=lambda: (Constraints(), Weights()),
-                            domains={s.name: list(s.values) for s in space.slots})
-    qtbot.addWidget(widget)
-    widget.resize(420, 420)  # about 80 px a value: no room for the whole names
-    widget.show()
-    qtbot.waitExposed(widget)
-    computed(widget)
-    widget.select_slot("strategy")
-    qtbot.wait(50)
-    axis = widget.value_plot.getAxis("bottom")
-    labelled, unlabelled = axis._tickLevels
-    assert not unlabelled and len(labelled) == 4
-    texts = [text for _, text in labelled]
-    assert any(text.endswith("…") for text in texts) and len(set(texts)) == 4
-    assert all(name in axis.toolTip() for name in names)
-
-
-def test_names_that_shortened_would_read_alike_are_not_shortened_to_the_same_text(qtbot, computed) -> None:
-    names = ("shared_memory_tree_a", "shared_memory_tree_b", "shared_memory_tree_c", "shared_memory_tree_d")
+def _strategy_slot_view(qtbot, computed, names):
+    """A 420 px view of a slot of four method names (about 80 px a value), showing that slot."""
     space = SearchSpace([Slot("strategy", names, "reduction"), Slot("vec", (1, 2), "memory")])
     made = [Trial(i, space.config({"strategy": names[i % 4], "vec": 1 + (i // 4) % 2}),
                   Measurement(Status.OK, {"latency_ms": 1.0 + (i % 4) / 10 + (i % 5) / 100})) for i in range(160)]
@@ -421,6 +397,25 @@ def test_names_that_shortened_would_read_alike_are_not_shortened_to_the_same_tex
     computed(widget)
     widget.select_slot("strategy")
     qtbot.wait(50)
-    labelled, _ = widget.value_plot.getAxis("bottom")._tickLevels
+    return widget  # (held by the test: the axis alone went with the view)
+
+
+def test_method_names_too_long_for_their_room_are_shortened_not_left_out(qtbot, computed) -> None:
+    """A slot of four methods kept two labels in a narrow plot, and nobody could tell which box was
+    which; the names are shortened to their room, the tool tip has them whole."""
+    names = ("warp_shuffle_reduction", "shared_memory_tree", "two_pass_partials", "atomic_accumulate")
+    view = _strategy_slot_view(qtbot, computed, names)
+    axis = view.value_plot.getAxis("bottom")
+    labelled, unlabelled = axis._tickLevels
+    assert not unlabelled and len(labelled) == 4
+    texts = [text for _, text in labelled]
+    assert any(text.endswith("…") for text in texts) and len(set(texts)) == 4
+    assert all(name in axis.toolTip() for name in names)
+
+
+def test_names_that_shortened_would_read_alike_are_not_shortened_to_the_same_text(qtbot, computed) -> None:
+    names = ("shared_memory_tree_a", "shared_memory_tree_b", "shared_memory_tree_c", "shared_memory_tree_d")
+    view = _strategy_slot_view(qtbot, computed, names)
+    labelled, _ = view.value_plot.getAxis("bottom")._tickLevels
     texts = [text for _, text in labelled]
     assert len(set(texts)) == len(texts)  # each label names one box (middle-cut, or whole and thinned)
