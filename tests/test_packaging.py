@@ -123,3 +123,13 @@ def test_an_installed_package_says_how_pip_gets_cupy_and_keeps_its_tables(cli, m
     monkeypatch.delenv(resource_table.TABLE_DIR_ENV, raising=False)
     result = cli("check-kernels", "--write-table", "--kernel", "vector_add", "--quiet")
     assert result.returncode == 2 and f"set {resource_table.TABLE_DIR_ENV}=FOLDER" in result.stderr, result.stderr
+
+
+def test_the_compiler_wheels_are_left_out_where_they_have_no_build() -> None:
+    """cuda-bindings and the nvidia-cuda wheels have no macOS build: as plain dependencies they made
+    pip refuse the whole package on a Mac, where the simulator and replays need none of them."""
+    import tomllib
+
+    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    cuda = [d for d in dependencies if d.startswith(("cuda-bindings", "nvidia-cuda"))]
+    assert len(cuda) == 3 and all("sys_platform != 'darwin'" in d for d in cuda), cuda
