@@ -266,3 +266,14 @@ def test_the_results_are_sorted_from_the_view_menu(window):
     again["latency (ms) (ascending)"].trigger()  # chosen again: the other way round
     assert latencies() == sorted(latencies(), reverse=True)
     assert view.horizontalHeader().sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
+
+
+def test_the_portability_notes_grow_with_the_zoom(window, qtbot):
+    """A style sheet of their own kept them at 8 pt in presentation mode and beside a large font."""
+    window.bottom_tabs.setCurrentWidget(window.portability)
+    QApplication.processEvents()
+    notes = window.portability.notes
+    before = notes.font().pointSizeF()
+    window.zoom.set_factor(1.5, remember=False)
+    QApplication.processEvents()
+    assert notes.font().pointSizeF() == pytest.approx(before * 1.5, rel=0.05)

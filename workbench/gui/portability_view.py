@@ -113,7 +113,9 @@ class PortabilityView(QWidget):
         self.portable.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.notes = QLabel()
         self.notes.setWordWrap(True)
-        self.notes.setStyleSheet("font-size: 8pt; color: #555")
+        # sized by the application's style sheet (and so by the zoom and the person's font): a
+        # sheet of its own kept it at 8 pt in presentation mode and beside a 14 pt desktop font
+        self.notes.setObjectName("smallNote")
 
         buttons = QHBoxLayout()  # (Add on a row of its own: the files' column stays narrow)
         for button in (self.remove_button, self.clear_button):

@@ -57,7 +57,7 @@ def zoom_axes(plot_item: Any, factor: float, base_point_size: float) -> None:
 
 
 #: point sizes the application style sheet gives some widgets (``resources/styles/workbench.qss``)
-STYLED_POINT_SIZES = {"QLabel#cardTitle": 11.0, "QLabel#plotLegend": 8.0}
+STYLED_POINT_SIZES = {"QLabel#cardTitle": 11.0, "QLabel#plotLegend": 8.0, "QLabel#smallNote": 8.0}
 #: the application font those sizes were chosen beside (Qt's usual on a Linux desktop)
 DESIGN_POINT_SIZE = 9.0
 
