@@ -98,7 +98,8 @@ class Target:
 @dataclass(frozen=True)
 class EvalLimits:
     """Per-candidate limits. Timeouts are enforced by the pool; ``max_latency_ms`` lets a backend
-    abort timing early (status ``aborted``, kept with the bound it was seen to exceed) when the first samples already exceed it by a margin."""
+    abort timing early (status ``aborted``, kept with the bound it was seen to exceed) when the
+    first samples already exceed it by a margin."""
 
     compile_timeout_s: float = 60.0
     run_timeout_s: float = 10.0

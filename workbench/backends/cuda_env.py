@@ -24,6 +24,8 @@ def install_hint() -> str:
     if source_root() is not None:
         return "pip install -e '.[cuda12]' (or scripts/install.sh --cuda)"
     return "pip install 'kernel-workbench[cuda12]'"
+
+
 #: Headers CuPy's own kernels include (cupy/carray.cuh includes cuda_fp16.h).
 REQUIRED_HEADERS = ("cuda_runtime.h", "cuda_fp16.h")
 
