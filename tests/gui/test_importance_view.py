@@ -307,6 +307,21 @@ def test_the_latency_per_value_axis_reads_in_latencies(view, computed, qtbot) ->
     assert all(0.5 * latencies.min() <= v <= 2.0 * latencies.max() for v in axis.labelled), (axis.labelled, latencies)
 
 
+def _slot_shown(qtbot, computed, space, made, slot, size):
+    """A view of the trials ``made`` in ``space``, ``size`` px, computed and showing ``slot``
+    (returned to the test, which holds it: the axis alone went with the view)."""
+    widget = ImportanceView(lambda: made, objective=lambda: (Constraints(), Weights()),
+                            domains={s.name: list(s.values) for s in space.slots})
+    qtbot.addWidget(widget)
+    widget.resize(*size)
+    widget.show()
+    qtbot.waitExposed(widget)
+    computed(widget)
+    widget.select_slot(slot)
+    qtbot.wait(50)
+    return widget
+
+
 def test_a_slot_of_many_values_labels_every_kth_so_the_values_stand_apart(qtbot, computed) -> None:
     """31 block sizes ran their values together on the strip plot's axis ("6416283238...") and
     stacked their "N failed" lines; every k-th value is labelled, k as small as the width allows."""
@@ -318,15 +333,7 @@ def test_a_slot_of_many_values_labels_every_kth_so_the_values_stand_apart(qtbot,
         m = (Measurement.failure(Status.LAUNCH_ERROR, "too many") if config["block_size_x"] > 900 and config["vec"] == 2
              else Measurement(Status.OK, {"latency_ms": 1.0 + config["block_size_x"] / 1000 + rng.random() * 0.01}))
         made.append(Trial(i, config, m))
-    widget = ImportanceView(lambda: made, objective=lambda: (Constraints(), Weights()),
-                            domains={s.name: list(s.values) for s in space.slots})
-    qtbot.addWidget(widget)
-    widget.resize(700, 500)
-    widget.show()
-    qtbot.waitExposed(widget)
-    computed(widget)
-    widget.select_slot("block_size_x")
-    qtbot.wait(50)
+    widget = _slot_shown(qtbot, computed, space, made, "block_size_x", (700, 500))
     axis = widget.value_plot.getAxis("bottom")
     labelled, unlabelled = axis._tickLevels  # what setTicks was given: the labelled level, then the rest
     assert 2 <= len(labelled) < 31 and len(labelled) + len(unlabelled) == 31
@@ -351,15 +358,8 @@ def test_every_value_keeps_its_label_and_failure_count_when_only_the_words_do_no
         m = (Measurement.failure(Status.RUNTIME_ERROR, "boom") if failing
              else Measurement(Status.OK, {"latency_ms": 1.0 + config["tile"] / 10 + (i % 5) / 100}))
         made.append(Trial(i, config, m))
-    widget = ImportanceView(lambda: made, objective=lambda: (Constraints(), Weights()),
-                            domains={s.name: list(s.values) for s in space.slots})
-    qtbot.addWidget(widget)
-    widget.resize(480, 420)  # about 55 px a value: room for "8", not for "11 failed"
-    widget.show()
-    qtbot.waitExposed(widget)
-    computed(widget)
-    widget.select_slot("tile")
-    qtbot.wait(50)
+    # about 55 px a value: room for "8", not for "11 failed"
+    widget = _slot_shown(qtbot, computed, space, made, "tile", (480, 420))
     axis = widget.value_plot.getAxis("bottom")
     labelled, unlabelled = axis._tickLevels
     failures = {v: sum(1 for t in made if not t.ok and t.config["tile"] == v) for v in values}
@@ -388,16 +388,7 @@ def _strategy_slot_view(qtbot, computed, names):
     space = SearchSpace([Slot("strategy", names, "reduction"), Slot("vec", (1, 2), "memory")])
     made = [Trial(i, space.config({"strategy": names[i % 4], "vec": 1 + (i // 4) % 2}),
                   Measurement(Status.OK, {"latency_ms": 1.0 + (i % 4) / 10 + (i % 5) / 100})) for i in range(160)]
-    widget = ImportanceView(lambda: made, objective=lambda: (Constraints(), Weights()),
-                            domains={s.name: list(s.values) for s in space.slots})
-    qtbot.addWidget(widget)
-    widget.resize(420, 420)
-    widget.show()
-    qtbot.waitExposed(widget)
-    computed(widget)
-    widget.select_slot("strategy")
-    qtbot.wait(50)
-    return widget  # (held by the test: the axis alone went with the view)
+    return _slot_shown(qtbot, computed, space, made, "strategy", (420, 420))
 
 
 def test_method_names_too_long_for_their_room_are_shortened_not_left_out(qtbot, computed) -> None:
