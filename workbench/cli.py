@@ -710,7 +710,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         for line in size_lines(session, Objective(session.constraints, session.weights)):
             print(line)
         count = len(problems_of(session))
-        best_text = f"{count} size" + ("" if count == 1 else "s")
+        best_text = counted(count, "size")
     # a sweep's summary ranks one size; the line counts every size's feasible trials
     feasible_count = _feasible_count(session) if "answered" in summary else summary["feasible"]
     feasible = f"{feasible_count} feasible"
@@ -1253,7 +1253,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if summary.get("objectives"):
         sizes = {json.dumps(p["problem"], sort_keys=True) for p in summary["pareto"] if "problem" in p}
         per_size = " (one front per size)" if len(sizes) > 1 else ""
-        print(f"pareto   {len(summary['pareto'])} feasible config{'' if len(summary['pareto']) == 1 else 's'} "
+        print(f"pareto   {counted(len(summary['pareto']), 'feasible config')} "
               f"on the front of {', '.join(summary['objectives'])}"
               f"{per_size}")
         for point in summary["pareto"]:
@@ -1426,7 +1426,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                                        check_output=check_output, kernel_dirs=args.kernel_dir)
         for note in dispatch.notes:  # in the file's header too; said here, where it is made
             print(f"note: {printable(note)}", file=sys.stderr)
-        configs = f"{len(dispatch.configs)} config" + ("" if len(dispatch.configs) == 1 else "s")
+        configs = counted(len(dispatch.configs), "config")
         summary = (f"{dispatch.kernel}: exported {args.format} ({configs} for {len(dispatch.figures)} sizes of "
                    f"{dispatch.parameter}, {dispatch.method} set cover, tolerance {100 * tolerance:g}%)")
     else:

@@ -131,9 +131,7 @@ class Zoom:
         if self.factor < before and before >= PRESENTATION_ZOOM - 1e-6:
             # still presentation mode, as large as this window fits: ticked, so F11 turns it off
             # (unticked, each F11 turned it "on" again at the same reduced zoom)
-            self.presentation_action.blockSignals(True)
-            self.presentation_action.setChecked(True)
-            self.presentation_action.blockSignals(False)
+            self._tick_presentation(True)
         if self.factor < before and shown:  # said: the presenter asked for larger text than this
             self.window.statusBar().showMessage(
                 f"zoom {self.factor:.0%}, not {before:.0%}: larger, the window's controls or the run's progress "
@@ -206,12 +204,15 @@ class Zoom:
             # state into the tool bar's overflow menu, and a live run showed no progress at all
             self.fit_to_screen()
 
+    def _tick_presentation(self, on: bool) -> None:
+        """The View menu's tick, set without acting on it (the zoom is being set already)."""
+        self.presentation_action.blockSignals(True)
+        self.presentation_action.setChecked(on)
+        self.presentation_action.blockSignals(False)
+
     def present_once(self) -> None:
         """Presentation mode for this window only (``gui --presentation``): the zoom the person
         chose is what the next window opens with, not this one."""
-        self.presentation_action.blockSignals(True)
-        self.presentation_action.setChecked(True)
-        self.presentation_action.blockSignals(False)
         self.set_factor(PRESENTATION_ZOOM, remember=False)
 
     def set_factor(self, factor: float, remember: bool = True) -> None:
@@ -223,8 +224,6 @@ class Zoom:
         self.window.setFont(font)
         self.window.setStyleSheet(zoom_style_sheet(self.base_point_size, factor))
         self.apply_to(self.window)
-        self.presentation_action.blockSignals(True)
-        self.presentation_action.setChecked(factor >= PRESENTATION_ZOOM - 1e-6)
-        self.presentation_action.blockSignals(False)
+        self._tick_presentation(factor >= PRESENTATION_ZOOM - 1e-6)
         if remember:
             self.window.settings.setValue(SETTINGS_KEY, factor)
