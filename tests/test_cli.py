@@ -32,6 +32,20 @@ def show_json(path: Path, *extra: str, cli=run_cli) -> dict:
     return json.loads(result.stdout)
 
 
+def test_python_dash_m_workbench_cli_runs_the_command_line() -> None:
+    """``python -m workbench.cli`` is the command line as main.py starts it (it printed nothing and
+    exited 0 when the commands were one module with no ``__main__`` guard)."""
+    from workbench import __version__
+
+    result = subprocess.run([sys.executable, "-m", "workbench.cli", "--version"], capture_output=True, text=True,
+                            timeout=60, cwd=ROOT)
+    assert result.returncode == 0 and __version__ in result.stdout, result.stdout + result.stderr
+    refused = subprocess.run([sys.executable, "-m", "workbench.cli", "tnue"], capture_output=True, text=True,
+                             timeout=60, cwd=ROOT)
+    assert refused.returncode == 2 and "did you mean 'tune'" in refused.stderr
+    assert "(python -m workbench.cli --help)" in refused.stderr, refused.stderr
+
+
 def test_tune_sim_then_show_reports_a_simulated_best(tmp_path: Path) -> None:
     out = tmp_path / "va.json"
     result = run_cli("tune", "vector_add", "--backend", "auto", "--strategy", "random", "--budget", "12",

@@ -307,7 +307,7 @@ def test_a_misspelt_flag_or_choice_names_the_close_one(cli, args: list[str], gue
 
 def test_the_guess_reads_the_choices_as_every_python_lists_them() -> None:
     """Python 3.12.8+ and 3.13.1+ list the choices without quotes; the guess read only 3.11's."""
-    from workbench.cli import build_parser
+    from workbench.cli.parser import build_parser
 
     parser = build_parser()
     for listed in ("'tune', 'show', 'export'", "tune, show, export"):
@@ -433,7 +433,7 @@ def test_a_full_disk_is_one_error_line_and_no_claim_that_the_session_was_written
 
 def test_usage_errors_name_the_command_as_it_was_started(capsys) -> None:
     """The installed command's hint said 'python main.py', which that person does not have."""
-    from workbench.cli import build_parser
+    from workbench.cli.parser import build_parser
 
     for prog, hint in (("kernel-workbench", "(kernel-workbench tune --help)"), ("main.py", "(python main.py tune --help)")):
         with pytest.raises(SystemExit):

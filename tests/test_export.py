@@ -1045,7 +1045,7 @@ def test_a_recorded_parameter_named_as_a_header_cannot_define_it_is_refused_in_o
 def test_the_exports_why_compares_with_the_default_config_as_show_does(sessions: dict[str, Session]) -> None:
     """``show`` said "lowest latency among 13 feasible configs; 1.1x faster than the default" and
     the header of the same config only its first half."""
-    from workbench.cli import summarise
+    from workbench.cli.show import summarise
 
     session = sessions["vector_add"]
     why = summarise(session)["best"]["why"]

@@ -18,7 +18,8 @@ from processes import wait_gone as _wait_gone
 
 from workbench.backends.base import BackendSpec
 from workbench.backends.python import PythonBackend
-from workbench.cli import StopSignals, Terminated, _ProgressLine
+from workbench.cli.streams import StopSignals, Terminated
+from workbench.cli.tune import _ProgressLine
 from workbench.runner.engine import Engine, session_for_target
 from workbench.runner.events import Event, RunFinished, TrialFinished
 from workbench.runner.inline import InlinePool

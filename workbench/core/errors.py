@@ -70,10 +70,14 @@ INSTALLED_COMMAND = "kernel-workbench"
 
 def command_name() -> str:
     """How this program was started, for messages that name a command to run: the installed
-    command, else ``python main.py`` (a checkout). A pip user told to run ``python main.py ...``
-    has no such file."""
-    started = sys.argv[0] if sys.argv else ""
-    return INSTALLED_COMMAND if Path(started).name == INSTALLED_COMMAND else "python main.py"
+    command, ``python -m workbench.cli``, else ``python main.py`` (a checkout). A pip user told to
+    run ``python main.py ...`` has no such file."""
+    started = Path(sys.argv[0] if sys.argv else "")
+    if started.name == INSTALLED_COMMAND:
+        return INSTALLED_COMMAND
+    if started.name == "__main__.py" and started.parent.name == "cli":
+        return "python -m workbench.cli"
+    return "python main.py"
 
 
 #: :data:`SETTING_FLAGS` as wordings: the command line's, and every front end's fallback. A few

@@ -1,0 +1,138 @@
+"""``export``: the recommended config as a header, ``.cu``, JSON, CuPy script or per-size dispatch,
+or every trial as a table or a Kernel Tuner cache."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from workbench.cli.files import check_distinct, check_export_output
+from workbench.cli.objective_flags import check_objective_on, objective_from_args
+from workbench.cli.parser import STDOUT, TRIAL_FORMATS
+from workbench.core.domain.assignments import parse_assignments
+from workbench.core.errors import WorkbenchError, counted, printable
+from workbench.core.fs import atomic_write
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from workbench.core.domain.session import load_session
+    from workbench.core.io.dispatch import DEFAULT_TOLERANCE, export_dispatch, render_dispatch
+    from workbench.core.io.export import export_sessions, is_export_file, render_export
+    from workbench.core.io.export_seal import unchanged_export
+
+    check_distinct(args.sessions)
+    if args.format in TRIAL_FORMATS:
+        return _export_trials(args)
+    sessions = [load_session(path) for path in args.sessions]
+    constraints, weights = objective_from_args(args, sessions[0], args.sessions[0])
+    check_objective_on(constraints, weights, sessions)
+    to_stdout = args.out == STDOUT
+    kept: list[Path] = []
+
+    def check_output(path: Path) -> None:
+        backup = check_export_output(path, args, replaceable=is_export_file, pristine=unchanged_export,
+                                      what="file exported by this workbench")
+        kept.extend([backup] if backup is not None else [])
+
+    if args.format in ("dispatch", "dispatch-py"):
+        if args.at:
+            raise WorkbenchError(f"--at picks one size; --format {args.format} exports every size (drop --at)")
+        tolerance = DEFAULT_TOLERANCE if args.tolerance is None else args.tolerance
+        if to_stdout:
+            dispatch, text = render_dispatch(sessions, args.format, tolerance, constraints, weights,
+                                             parameter=args.size_param, sources=args.sessions,
+                                             kernel_dirs=args.kernel_dir)
+        else:
+            dispatch = export_dispatch(sessions, args.format, args.out, tolerance, constraints, weights,
+                                       parameter=args.size_param, sources=args.sessions,
+                                       check_output=check_output, kernel_dirs=args.kernel_dir)
+        for note in dispatch.notes:  # in the file's header too; said here, where it is made
+            print(f"note: {printable(note)}", file=sys.stderr)
+        configs = counted(len(dispatch.configs), "config")
+        summary = (f"{dispatch.kernel}: exported {args.format} ({configs} for {len(dispatch.figures)} sizes of "
+                   f"{dispatch.parameter}, {dispatch.method} set cover, tolerance {100 * tolerance:g}%)")
+    else:
+        if args.tolerance is not None or args.size_param is not None:
+            raise WorkbenchError("--tolerance and --size-param apply to --format dispatch or dispatch-py")
+        at = parse_assignments(args.at, "--at") if args.at else None
+        if to_stdout:
+            plan, text = render_export(sessions, args.format, constraints, weights, sources=args.sessions,
+                                       kernel_dirs=args.kernel_dir, at=at)
+        else:
+            plan = export_sessions(sessions, args.format, args.out, constraints, weights, sources=args.sessions,
+                                   check_output=check_output, kernel_dirs=args.kernel_dir, at=at)
+        picks = ", ".join(f"{c.device}: {c.trial.config.id}" for c in plan.choices)
+        portable = (f"; portable {plan.portable.trial.config.id}: worst case {plan.portable.score:.3f} of each "
+                    f"device's optimum, of {plan.portable.candidates} configs measured feasible on every device"
+                    if plan.portable is not None and len(plan.choices) > 1 else "")
+        summary = f"{plan.kernel}: exported {args.format} ({picks}{portable})"
+        if plan.template_changed:  # in the file's comments too; said here, where the export is made
+            print(f"warning: {printable(plan.template_changed)}", file=sys.stderr)
+        pending = [c for c in plan.choices if c.trial.measurement.resources_pending]
+        if pending:
+            holders = [str(path) for session, path in zip(sessions, args.sessions)
+                       if any(t is c.trial for c in pending for t in session.trials)]
+            refine = "; ".join(f"tune --resume --out {shlex.quote(path)} --refine-only" for path in holders)
+            print(f"warning: the exported config's resource figures on {', '.join(c.device for c in pending)} were "
+                  f"estimated while its compile was pending, and refining can change the pick: "
+                  f"{refine or 'refine the session (tune --resume --out SESSION --refine-only)'}, then export again",
+                  file=sys.stderr)
+    if to_stdout:  # the text alone on stdout, so a pipe or a redirect gets a clean file
+        sys.stdout.write(text)
+        print(summary + " -> standard output", file=sys.stderr)
+    else:
+        print(f"{summary} -> {printable(str(args.out))}")
+        for backup in kept:
+            print(f"kept the file that was there as {printable(str(backup))} (an export edited since it was written, or "
+                  "one of an earlier version)" if is_export_file(backup) else f"kept the file that was there as {printable(str(backup))}")
+    return 0
+
+
+def _export_trials(args: argparse.Namespace) -> int:
+    """``export --format csv|kt-cache``: every trial of one session, whatever the objective (the
+    table has every metric; feasibility and score are views a reader recomputes). A file already
+    at ``--out`` is replaced only with ``--force``, which keeps it as ``.bak``: neither format
+    carries a seal telling an untouched earlier export from a table someone edited."""
+    from workbench.core.domain.session import load_session
+    from workbench.core.io.interop import render_csv, render_kt_cache
+
+    if len(args.sessions) > 1:
+        raise WorkbenchError(f"--format {args.format} writes the trials of one session; got {len(args.sessions)}")
+    given = [flag for flag, value in (("--at", args.at), ("--tolerance", args.tolerance),
+                                      ("--size-param", args.size_param), ("--max-latency-ms", args.max_latency_ms),
+                                      ("--max-memory-mb", args.max_memory_mb), ("--min-quality", args.min_quality),
+                                      ("--constraint", args.constraint), ("--weight", args.weight),
+                                      ("--maximize", args.maximize), ("--minimize", args.minimize))
+             if value not in (None, [])]
+    if given:
+        raise WorkbenchError(f"{', '.join(given)}: --format {args.format} writes every trial with every metric, "
+                             "whatever the objective; drop them")
+    source = args.sessions[0]
+    session = load_session(source)
+    notes: list[str] = []
+    if args.format == "csv":
+        text, what = render_csv(session, notes), counted(len(session.trials), "trial")
+    else:
+        text, records = render_kt_cache(session, notes)
+        what = counted(records, "record")
+    summary = f"{session.kernel}: exported {args.format} ({what})"
+    if args.out == STDOUT:
+        sys.stdout.write(text)
+        print(summary + " -> standard output", file=sys.stderr)
+        for note in notes:  # what the file cannot carry
+            print(f"note: {printable(note)}", file=sys.stderr)
+        return 0
+    out = Path(args.out)
+    backup = check_export_output(out, args, what=f"file a {args.format} export replaces unasked")
+    try:
+        atomic_write(out, lambda f: f.write(text))
+    except OSError as exc:
+        raise WorkbenchError(f"--out {out}: cannot write ({exc.strerror or exc})") from None
+    print(f"{summary} -> {printable(str(out))}")
+    if backup is not None:
+        print(f"kept the file that was there as {printable(str(backup))}")
+    for note in notes:  # what the file cannot carry
+        print(f"note: {printable(note)}", file=sys.stderr)
+    return 0

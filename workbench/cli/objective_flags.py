@@ -1,0 +1,171 @@
+"""The objective flags (``--max-latency-ms``, ``--constraint``, ``--weight``, ``--maximize``,
+``--objectives``...) made into constraints and weights, layered over a session's own, and checked
+against the metrics there are: a misspelt metric is refused, not a run that ranks nothing."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.core.domain.assignments import parse_assignment
+from workbench.core.errors import WorkbenchError, printable
+
+if TYPE_CHECKING:  # imported where used: the CLI starts without loading the session module
+    from workbench.core.domain.session import Session
+
+
+def objective_from_args(args: argparse.Namespace, base: Any = None, source: str = "") -> tuple[Any, Any]:
+    """Constraints and weights from flags, layered over a session's own (``base``, read from the
+    file ``source``: named when what it stores is what cannot be met)."""
+    from workbench.core.domain.objective import (
+        NAMED_LIMITS,
+        Bound,
+        Constraints,
+        Weights,
+        check_stored_constraints,
+        fold_named_limits,
+    )
+
+    constraints = base.constraints if base is not None else Constraints()
+    weights = base.weights if base is not None else Weights()
+    changes: dict[str, Any] = {
+        name: getattr(args, name)
+        for name in ("max_latency_ms", "max_memory_mb", "min_quality")
+        if getattr(args, name) is not None
+    }
+    # A bound one of the named limits states (latency_ms <=, memory_mb <=, quality >=) is that limit,
+    # as in the window's boxes: in either spelling it replaces the stored limit in either spelling
+    # (the tightest, when both spellings are given), and a latency limit stops hopeless candidates.
+    parsed = [Bound.parse(text) for text in args.constraint]
+    asked = [changes.get("min_quality")] + [b.value for b in parsed if (b.metric, b.op) == ("quality", ">=")]
+    negative = next((value for value in asked if value is not None and value < 0), None)
+    if negative is not None:  # every trial meets it: a typo for something else
+        raise WorkbenchError(f"min quality is between 0 and 1 (1: exact result), got {negative:g}")
+    named, given = fold_named_limits(parsed, start=changes)
+    changes.update(named)
+    Constraints(**changes, extra=tuple(given)).check_possible()  # what the flags say alone
+    replaced = {(b.metric, b.op) for b in given} | {key for key, field in NAMED_LIMITS.items() if field in changes}
+    if replaced:  # a flag's bound replaces a stored one on the same metric and side, in either spelling
+        changes["extra"] = tuple(b for b in constraints.extra if (b.metric, b.op) not in replaced) + tuple(given)
+    constraints = dataclasses.replace(constraints, **changes)
+    try:
+        constraints.check_possible()
+    except WorkbenchError:
+        if base is not None:  # the stored ones at fault: said naming the file
+            check_stored_constraints(base.constraints, source)
+        raise
+    if args.weight or args.maximize or args.minimize:
+        values = dict(weights.values)
+        weighed: dict[str, Any] = {}
+        for text in args.weight:
+            name, value = parse_assignment(text, "--weight", identifier=False)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+                raise WorkbenchError(f"--weight {text!r}: the weight must be a number >= 0")
+            if name in weighed and weighed[name] != value:  # the last one silently won
+                raise WorkbenchError(f"--weight {name} given twice ({weighed[name]:g} and {value:g}); give it once")
+            weighed[name] = values[name] = value  # Weights checks it is a finite number
+        both = sorted(set(args.maximize) & set(args.minimize))
+        if both:
+            raise WorkbenchError(f"--maximize and --minimize both name {both[0]!r}")
+        directions = {**weights.directions, **{m: +1 for m in args.maximize}, **{m: -1 for m in args.minimize}}
+        weights = Weights(values=values, directions=directions)
+    if base is not None and source:  # a weight the file stores, no flag replaced, and no direction known
+        from workbench.core.domain.metrics import known_direction
+
+        flagged = {parse_assignment(text, "--weight", identifier=False)[0] for text in args.weight}
+        for metric, weight in base.weights.values.items():
+            if weight > 0 and metric not in flagged and known_direction(metric, weights.directions) is None:
+                raise WorkbenchError(f"{source}: the session weighs metric {metric!r}, which has no known direction: "
+                                     f"say --maximize {metric} or --minimize {metric}")
+    return constraints, weights
+
+
+#: ``--objectives none``: one score, also where the session searched a Pareto front (a continued
+#: multi-objective session otherwise keeps its objectives, and single-score strategies refuse it).
+NO_OBJECTIVES = "none"
+
+
+def objectives_from_args(args: argparse.Namespace, base: Any = None) -> tuple[str, ...] | None:
+    """``--objectives a,b`` as a tuple of metric names; ``--objectives none`` as ``()``. Not given:
+    the session's own (``base``, for show), else None (a continued run keeps the session's own)."""
+    given = getattr(args, "objectives", None)
+    if given is not None:
+        if given.strip().lower() == NO_OBJECTIVES:
+            return ()
+        names = tuple(part.strip() for part in given.split(",") if part.strip())
+        if len(names) < 2:
+            raise WorkbenchError(f"--objectives {given!r}: give two or more metrics, comma separated "
+                                 f"(or {NO_OBJECTIVES}: one score)")
+        return names
+    stored = base.strategy.get("objectives") if base is not None and isinstance(base.strategy, dict) else None
+    return tuple(str(m) for m in stored) if isinstance(stored, list) else None
+
+
+def stored_objectives_to_show(objectives: tuple[str, ...], available: Any, path: Path) -> tuple[str, ...]:
+    """A saved session's Pareto objectives as ``show`` can use them. One naming a metric no trial
+    reports (a file edited by hand) is said, naming the file, and the summary is shown without
+    the front, as a stored weight on such a metric is said and ranks nothing: the error named
+    neither the file nor where the name came from, and showed nothing of the session."""
+    from workbench.core.domain.metrics import check_metrics
+
+    try:
+        check_metrics(objectives, available)
+    except WorkbenchError as exc:
+        print(f"warning: {printable(str(path))}: the session's objectives: {printable(str(exc))}; "
+              "shown without its Pareto front", file=sys.stderr)
+        return ()
+    return objectives
+
+
+def check_objective(constraints: Any, weights: Any, available: Any, objectives: tuple[str, ...] = (),
+                     session: Session | None = None) -> None:
+    """Refuse a weight or constraint on a metric nothing reports (a typo), or a weighted metric
+    without a direction; warn only where the metric may still appear during the run, or where
+    the name is the session's own (``session``: what a run saved is opened, and said)."""
+    for warning in _objective_warnings(constraints, weights, available, objectives, session):
+        print(f"warning: {printable(warning)}", file=sys.stderr)
+
+
+def check_objective_on(constraints: Any, weights: Any, sessions: list[Session]) -> None:
+    """:func:`check_objective` for an objective applied to every one of ``sessions``: each must
+    have what it names; a warning true of several is said once."""
+    from workbench.runner.plan import session_metrics
+
+    warnings: dict[str, None] = {}
+    for session in sessions:
+        warnings.update(dict.fromkeys(_objective_warnings(constraints, weights, session_metrics(session),
+                                                          session=session)))
+    for warning in warnings:
+        print(f"warning: {printable(warning)}", file=sys.stderr)
+
+
+def _objective_warnings(constraints: Any, weights: Any, available: Any, objectives: tuple[str, ...] = (),
+                        session: Session | None = None) -> list[str]:
+    """The checks of :func:`check_objective`: refusals raised, warnings returned.
+
+    A metric the session's own objective names (a python benchmark's run weighted a metric the
+    benchmark never returned, which the run allowed and said) is not refused when that session is
+    opened: it is said, and ranks nothing. A name only the command line gives is checked in full."""
+    from workbench.core.domain.metrics import ALWAYS_REPORTED, NOT_RANKABLE, check_metrics, idle_directions
+    from workbench.core.domain.search_objective import Objective
+
+    named = [m for m, w in weights.values.items() if w > 0] + [b.metric for b in constraints.bounds()] + list(objectives)
+    own: set[str] = set()
+    if session is not None:
+        own = {m for m, w in session.weights.values.items() if w > 0} | {b.metric for b in session.constraints.bounds()}
+    unreported = [] if available is None else [m for m in dict.fromkeys(named)
+                                               if m in own and m not in available and m != ALWAYS_REPORTED]
+    warnings = check_metrics(dict.fromkeys(m for m in named if m not in unreported), available, weights.directions)
+    warnings += [f"metric {m!r} of the session's own objective: no trial reports it, so it ranks nothing "
+                 f"(known metrics: {', '.join(sorted((set(available) | {ALWAYS_REPORTED}) - set(NOT_RANKABLE)))})"
+                 for m in unreported]
+    Objective(constraints, weights, objectives)  # a weighted metric without a direction is an error here
+    return warnings + idle_directions(weights.directions, named, available)
+
+
+def objective_flags_given(args: argparse.Namespace) -> bool:
+    return any(getattr(args, name) is not None for name in ("max_latency_ms", "max_memory_mb", "min_quality")) \
+        or bool(args.constraint or args.weight or args.maximize or args.minimize)

@@ -1,0 +1,156 @@
+"""The command's standard streams and stop signals: output for a reader that may go away or lack
+characters, streams a daemon started closed, and SIGINT / SIGTERM / SIGHUP taken as Ctrl-C is."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+from typing import Any
+
+from workbench.core.fs import silence_hung_up_output
+
+
+def print_json(document: Any) -> None:
+    """``document`` as indented JSON on stdout in one write: ``json.dump`` writes piece by piece
+    (1.7 million writes for the trial list of an 18,000-trial session, most of ``show --json``'s time)."""
+    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+
+
+def silence(stream: Any) -> None:
+    """Point ``stream``'s file descriptor at /dev/null: nobody reads it any more, and every later
+    write (and the interpreter's final flush) would fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+class StdoutForScripts:
+    """``sys.stdout`` while a command runs: what it prints is output for a reader that may go away
+    or may not take every character, and neither is the command's failure.
+
+    - A reader that stopped reading (``kernels | true``, ``check-kernels | head -1``): the rest of
+      the output goes to /dev/null and the command carries on, so its errors still reach stderr
+      and its exit status is its own. The closed pipe used to end the command on the spot with
+      status 0, before the line on stderr that said a spec was broken, or a table stale.
+    - A character the stream's encoding lacks (``PYTHONIOENCODING=ascii``, a path or slot value
+      with an accent) is written as a backslash escape, as stderr writes it, instead of ending the
+      command with a traceback after its session was saved.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            written = self._stream.write(text)
+            return len(text) if written is None else int(written)  # (a file-like sink may say nothing)
+        except UnicodeEncodeError:
+            encoding = getattr(self._stream, "encoding", None) or "ascii"
+            return self.write(text.encode(encoding, "backslashreplace").decode(encoding))
+        except BrokenPipeError:
+            silence(self._stream)
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            silence(self._stream)
+            self._stream.flush()  # what was left in its buffer goes to /dev/null now
+
+    def __getattr__(self, name: str) -> Any:  # fileno, isatty, encoding...: the stream's own
+        return getattr(self._stream, name)
+
+
+def closed_streams_to_devnull() -> None:
+    """A program started with stdout or stderr closed (``2>&-``, a daemon) finds None there:
+    every message then raised AttributeError, a run ended before saving and ``show`` printed a
+    traceback. What it writes there goes nowhere instead, as to a terminal nobody reads."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is not None:
+            continue
+        try:  # the descriptor too: the worker processes inherit it, and died on a closed one
+            os.fstat(fd)
+        except OSError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+            os.set_inheritable(fd, True)  # os.open's descriptors are not: the workers found it closed again
+        setattr(sys, name, open(fd, "w", encoding="utf-8", closefd=False))
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, taken the way Ctrl-C is: the run stops at once, keeps its trials and stops its
+    workers with everything their candidates started (a KeyboardInterrupt, so that every layer
+    that cleans up after Ctrl-C cleans up after it too, and no ``except Exception`` swallows it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"terminated by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+#: The signals that stop a command as Ctrl-C does: SIGTERM (a kill) and, where there is one, SIGHUP
+#: (the terminal closed, the ssh connection dropped), whose default would end the process where it
+#: stands, with nothing saved and the workers left to notice their parent gone.
+STOP_SIGNALS: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM) + (
+    (signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ())
+
+
+class StopSignals:
+    """SIGINT, SIGTERM and SIGHUP while a command runs.
+
+    The first raises where the program is (KeyboardInterrupt, or :class:`Terminated`), which
+    stops a run as Ctrl-C always did. Later ones are ignored, said once: an interrupt raised in
+    the middle of that stop (workers being shut down, the journal closed, the lock released)
+    would cut it short and could leave workers behind that the interpreter's exit then waits for.
+    After SIGHUP, output to a terminal that hung up goes to /dev/null, so that the stop's last
+    lines cannot fail it.
+    """
+
+    SIGNALS = STOP_SIGNALS
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._said = False
+        self._previous: dict[int, Any] = {}
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if signum == getattr(signal, "SIGHUP", None):
+            silence_hung_up_output()
+        if self.received is None:
+            self.received = signum
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            raise Terminated(signum)
+        if not self._said:
+            self._said = True
+            try:  # not sys.stderr: the signal may have landed inside one of its writes
+                os.write(2, b"stopping...\n")
+            except OSError:
+                pass
+
+    def install(self) -> None:
+        """Handle the signals (from the main thread only; one ignored at start stays ignored,
+        as under ``nohup`` or in a shell's background job)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum in self.SIGNALS:
+            previous = signal.getsignal(signum)
+            if previous is not signal.SIG_IGN:
+                self._previous[signum] = previous
+                signal.signal(signum, self)
+
+    def restore(self) -> None:
+        """Put back the handlers from before; while a stop is under way they stay ignored until exit."""
+        if self.received is not None:
+            return
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+        self._previous.clear()
