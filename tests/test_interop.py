@@ -333,7 +333,8 @@ def test_export_workbench_session_maps_statuses(tmp_path: Path) -> None:
     assert cache["64,tree"]["time"] == 2.5  # the ok measurement wins over the earlier timeout
     assert cache["128,atomic"]["time"] == "RuntimeFailedConfig"
     back = import_kt_cache(tmp_path / "kt.json")
-    assert [t.status for t in back.trials] == [Status.OK, Status.OK, Status.RUNTIME_ERROR]
+    # (the record's own status, beside Kernel Tuner's nearest error name: see the test below)
+    assert [t.status for t in back.trials] == [Status.OK, Status.OK, Status.WRONG_RESULT]
     # a simulated session's figures stay labelled as a model's, and its other metrics come back
     # (only time, GFLOP/s and GB/s were written: memory, registers, quality were lost on the trip)
     assert data["workbench_simulated"] is True and back.device["simulated"] is True
@@ -349,10 +350,44 @@ def test_export_csv(tmp_path: Path) -> None:
     assert export_csv(session, tmp_path / "t.csv") == 5
     with open(tmp_path / "t.csv", newline="") as handle:
         rows = list(csv.reader(handle))
-    assert rows[0] == ["index", "id", "status", "block_size", "strategy", "latency_ms", "memory_mb", "quality", "message"]
-    assert rows[1] == ["0", session.trials[0].config.id, "ok", "64", "atomic", "1.5", "8.0", "", ""]
+    assert rows[0] == ["index", "id", "status", "timings", "block_size", "strategy", "latency_ms", "memory_mb", "quality",
+                       "message"]
+    # every row says where its figures come from, as every other view labels a simulated session
+    assert rows[1] == ["0", session.trials[0].config.id, "ok", "simulated", "64", "atomic", "1.5", "8.0", "", ""]
     assert rows[2][2] == "timeout" and rows[2][-1] == "exceeded run timeout, of 10 s"
     assert len(rows) == 6
+    session.device = {"name": "A100", "recorded": True}
+    export_csv(session, tmp_path / "r.csv")
+    assert {row[3] for row in list(csv.reader(open(tmp_path / "r.csv", newline="")))[1:]} == {"recorded"}
+
+
+def test_failures_keep_their_status_reason_and_latency_bound_through_a_kernel_tuner_cache(tmp_path: Path) -> None:
+    """Kernel Tuner's error names lose a failure's reason, and it has none for a timing aborted
+    above a latency limit: the export wrote such a candidate as InvalidConfig, which read back as
+    a skipped (invalid) config without its reason or bound, and said nothing of it."""
+    session = _workbench_session()
+    aborted = Measurement(Status.ABORTED, {"latency_bound_ms": 3.25}, "aborted above 3.25 ms: over 1.5 x the limit")
+    session.add(Trial(5, list(session.space)[3], aborted))
+    notes: list[str] = []
+    export_kt_cache(session, tmp_path / "kt.json", notes)
+    record = json.loads((tmp_path / "kt.json").read_text())["cache"]["128,tree"]
+    assert record["time"] == "InvalidConfig" and record["workbench_status"] == "aborted"
+    assert any("1 aborted trial is written as InvalidConfig" in note for note in notes), notes
+    back = {t.config.id: t for t in import_kt_cache(tmp_path / "kt.json").trials}
+    again = back[session.trials[5].config.id]
+    assert again.status is Status.ABORTED and again.measurement.message == aborted.message
+    assert again.metric("latency_bound_ms") == 3.25
+    wrong = back[session.trials[2].config.id]
+    assert wrong.status is Status.WRONG_RESULT and wrong.measurement.message == "max error 3e-2 > 1e-4"
+    # a record Kernel Tuner wrote (no such fields) reads as before
+    data = json.loads((tmp_path / "kt.json").read_text())
+    for record in data["cache"].values():
+        for field in ("workbench_status", "workbench_message", "latency_bound_ms"):
+            record.pop(field, None)
+    (tmp_path / "kt.json").write_text(json.dumps(data))
+    plain = {t.config.id: t for t in import_kt_cache(tmp_path / "kt.json").trials}
+    assert plain[session.trials[5].config.id].status is Status.SKIPPED
+    assert plain[session.trials[2].config.id].measurement.message == "RuntimeFailedConfig"
 
 
 
@@ -519,7 +554,7 @@ def test_every_csv_heading_is_different_and_renames_are_said(tmp_path: Path) -> 
     export_csv(session, tmp_path / "t.csv", notes)
     with open(tmp_path / "t.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert list(rows[0]) == ["index", "id", "status", "slot.status", "slot.id", "slot.mode", "latency_ms",
+    assert list(rows[0]) == ["index", "id", "status", "timings", "slot.status", "slot.id", "slot.mode", "latency_ms",
                              "metric.index", "metric.message", "metric.mode", "message"]
     assert rows[0]["index"] == "0" and rows[0]["status"] == "ok" and rows[0]["slot.status"] == "1"
     assert rows[1]["slot.id"] == "8" and rows[1]["metric.index"] == "99.0" and rows[1]["message"] == ""
@@ -870,6 +905,29 @@ def test_show_and_tune_label_an_imported_recording(tmp_path: Path, cli) -> None:
     assert "feasible (recorded); best" in resumed.stdout.strip().splitlines()[-1]
 
 
+def test_exports_of_a_recording_or_a_replay_say_where_their_timings_come_from(tmp_path: Path, cli) -> None:
+    """show labelled an imported recording [recorded] and a replay [replayed], but an export of
+    either read as this workbench's own measurement (only a simulated one was labelled)."""
+    cache = write(tmp_path, synthetic(False))
+    imported, replayed = tmp_path / "imported.json", tmp_path / "replayed.json"
+    assert cli("import-kt", str(cache), "--out", str(imported)).returncode == 0
+    assert cli("tune", "--replay", str(cache), "--budget", "4", "--out", str(replayed)).returncode == 0
+    for session, word, label in ((imported, "recorded", "RECORDED timings"), (replayed, "replayed", "REPLAYED timings")):
+        header = tmp_path / f"{word}.h"
+        done = cli("export", str(session), "--format", "header", "--out", str(header))
+        assert done.returncode == 0 and f"; {word} timings)" in done.stdout, done.stdout + done.stderr
+        devices = next(line for line in header.read_text().splitlines() if line.startswith("// devices:"))
+        assert label in devices
+        as_json = tmp_path / f"{word}.json.out"
+        assert cli("export", str(session), "--format", "json", "--out", str(as_json)).returncode == 0
+        document = json.loads(as_json.read_text())
+        assert document["provenance"] == word and document["simulated"] is False
+        table = tmp_path / f"{word}.csv"
+        done = cli("export", str(session), "--format", "csv", "--out", str(table))
+        assert done.returncode == 0 and f"; {word} timings)" in done.stdout
+        assert {row["timings"] for row in csv.DictReader(open(table, newline=""))} == {word}
+
+
 @pytest.mark.parametrize("objective", ["GFLOP/s", "GB/s"])
 def test_a_failure_kernel_tuner_wrote_into_the_objectives_field_is_a_failure(tmp_path: Path, objective: str) -> None:
     """Kernel Tuner up to 1.3 writes a failure as ``result[objective] = RuntimeFailedConfig()``: a
@@ -959,13 +1017,14 @@ def test_export_writes_every_trial_as_csv_or_a_kernel_tuner_cache_from_the_comma
     trials = json.loads(session.read_text())["trials"]
     table = tmp_path / "trials.csv"
     done = cli("export", session, "--format", "csv", "--out", table)
-    assert done.returncode == 0 and done.stdout.strip() == f"vector_add: exported csv (6 trials) -> {table}", done.stderr
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"vector_add: exported csv (6 trials; simulated timings) -> {table}"
     rows = list(csv_module.DictReader(table.open()))
     assert [row["id"] for row in rows] == [t["id"] for t in trials]
     assert [float(row["latency_ms"]) for row in rows] == [t["metrics"]["latency_ms"] for t in trials]
     printed = cli("export", session, "--format", "csv", "--out", "-")
     assert printed.returncode == 0 and printed.stdout == table.read_text()
-    assert "exported csv (6 trials) -> standard output" in printed.stderr
+    assert "exported csv (6 trials; simulated timings) -> standard output" in printed.stderr
 
     cache = tmp_path / "run.kt.json"
     done = cli("export", session, "--format", "kt-cache", "--out", cache)

@@ -12,6 +12,7 @@ from workbench.cli.files import check_distinct, check_export_output
 from workbench.cli.objective_flags import check_objective_on, objective_from_args
 from workbench.cli.parser import STDOUT, TRIAL_FORMATS
 from workbench.core.domain.assignments import parse_assignments
+from workbench.core.domain.records import Provenance, provenance
 from workbench.core.errors import WorkbenchError, counted, printable
 from workbench.core.fs import atomic_write
 
@@ -52,7 +53,8 @@ def cmd_export(args: argparse.Namespace) -> int:
             print(f"note: {printable(note)}", file=sys.stderr)
         configs = counted(len(dispatch.configs), "config")
         summary = (f"{dispatch.kernel}: exported {args.format} ({configs} for {len(dispatch.figures)} sizes of "
-                   f"{dispatch.parameter}, {dispatch.method} set cover, tolerance {100 * tolerance:g}%)")
+                   f"{dispatch.parameter}, {dispatch.method} set cover, tolerance {100 * tolerance:g}%"
+                   f"{timings_said(dispatch.provenance)})")
     else:
         if args.tolerance is not None or args.size_param is not None:
             raise WorkbenchError("--tolerance and --size-param apply to --format dispatch or dispatch-py")
@@ -67,7 +69,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         portable = (f"; portable {plan.portable.trial.config.id}: worst case {plan.portable.score:.3f} of each "
                     f"device's optimum, of {plan.portable.candidates} configs measured feasible on every device"
                     if plan.portable is not None and len(plan.choices) > 1 else "")
-        summary = f"{plan.kernel}: exported {args.format} ({picks}{portable})"
+        summary = f"{plan.kernel}: exported {args.format} ({picks}{portable}{timings_said(plan.provenance)})"
         if plan.template_changed:  # in the file's comments too; said here, where the export is made
             print(f"warning: {printable(plan.template_changed)}", file=sys.stderr)
         pending = [c for c in plan.choices if c.trial.measurement.resources_pending]
@@ -117,7 +119,7 @@ def _export_trials(args: argparse.Namespace) -> int:
     else:
         text, records = render_kt_cache(session, notes)
         what = counted(records, "record")
-    summary = f"{session.kernel}: exported {args.format} ({what})"
+    summary = f"{session.kernel}: exported {args.format} ({what}{timings_said(provenance(session.device))})"
     if args.out == STDOUT:
         sys.stdout.write(text)
         print(summary + " -> standard output", file=sys.stderr)
@@ -136,3 +138,9 @@ def _export_trials(args: argparse.Namespace) -> int:
     for note in notes:  # what the file cannot carry
         print(f"note: {printable(note)}", file=sys.stderr)
     return 0
+
+
+def timings_said(kind: Provenance) -> str:
+    """``; simulated timings`` and its kin in an export's summary line, as the file says it (nothing
+    for measurements)."""
+    return "" if kind == "measured" else f"; {kind} timings"

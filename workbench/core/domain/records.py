@@ -10,7 +10,7 @@ every reader may rely on. ``core/domain/session.py`` checks the types of those k
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, Mapping, TypedDict, cast
+from typing import Any, Iterable, Literal, Mapping, TypedDict, cast
 
 from workbench.core.domain.space import Value
 
@@ -128,6 +128,24 @@ def provenance(device: DeviceInfo, backend_kind: str | None = None) -> Provenanc
     if device.get("recorded"):
         return "recorded"
     return "measured"
+
+
+#: Provenances from the least to the most directly measured: a file pooling several sessions is
+#: labelled by the first of them it holds.
+PROVENANCE_ORDER: tuple[Provenance, ...] = ("simulated", "replayed", "recorded", "measured")
+
+#: How a file written from a session says where its timings come from (nothing for measurements).
+PROVENANCE_NOTES: dict[Provenance, str] = {
+    "simulated": "SIMULATED timings: a modelled GPU, not a measurement",
+    "replayed": "REPLAYED timings: read back from a recording, not measured by this run",
+    "recorded": "RECORDED timings: imported from another tool's recording, not measured by this workbench",
+    "measured": "",
+}
+
+
+def least_measured(kinds: Iterable[Provenance]) -> Provenance:
+    """The first of ``kinds`` in :data:`PROVENANCE_ORDER` ("measured" when there are none)."""
+    return min(kinds, key=PROVENANCE_ORDER.index, default="measured")
 
 
 def backend_options(values: Mapping[str, Any]) -> BackendOptions:

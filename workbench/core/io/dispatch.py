@@ -44,11 +44,14 @@ from workbench.core.io.export import (
     _objective_text,
     _one_line,
     find_template,
+    provenance_label,
     reads_recorded_names,
+    sessions_provenance,
     slot_defines,
 )
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.objective import Constraints, Weights, rank
+from workbench.core.domain.records import Provenance
 from workbench.core.domain.session import Session, problem_key
 from workbench.core.domain.sizes import sweep_progress
 from workbench.core.domain.space import Config
@@ -95,7 +98,7 @@ class DispatchPlan:
     fixed: dict[str, Any]  # the other problem parameters (the same at every size)
     devices: list[str]
     sessions: list[str]
-    simulated: bool
+    provenance: Provenance  # where the figures come from (see ExportPlan.provenance)
     export: ExportPlan  # for the slot macros (template or recording names)
     notes: list[str] = field(default_factory=list)
 
@@ -261,7 +264,7 @@ def plan_dispatch(
     export = ExportPlan(
         kernel=first.kernel, kind=first.kind, problem=dict(first.problem), constraints=constraints, weights=weights,
         choices=[], portable=None, template=template, source_hash=first.source_hash, sessions=labels,
-        simulated=any(bool(s.device.get("simulated")) for s in sessions),
+        provenance=sessions_provenance(sessions),
         slot_domains={s.name: list(s.values) for s in space.slots} if space is not None else {},
         # a recording's kernel reads its parameters by the names recorded, as the header export writes them
         names_as_recorded=template is None and reads_recorded_names(first),
@@ -293,7 +296,7 @@ def plan_dispatch(
     return DispatchPlan(
         kernel=first.kernel, parameter=name, integer=integer, configs=[configs[c] for c in picked], ranges=ranges,
         tolerance=tolerance, method=method, fixed=fixed, devices=devices, sessions=labels,
-        simulated=export.simulated, export=export, notes=notes,
+        provenance=export.provenance, export=export, notes=notes,
     )
 
 
@@ -483,7 +486,7 @@ def _comments(plan: DispatchPlan, prefix: str) -> list[str]:
         f"{prefix}{_one_line(plan.kernel)}: per-size dispatch {MARKER}",
         f"{prefix}sessions: {_one_line('; '.join(plan.sessions))}",
         f"{prefix}device: {_one_line(', '.join(plan.devices))}"
-        + (" (SIMULATED timings: a modelled GPU, not a measurement)" if plan.simulated else ""),
+        + provenance_label(plan.provenance),
         f"{prefix}size parameter: {_one_line(plan.parameter)}; other problem parameters: {_one_line(plan.fixed or 'none')}",
         f"{prefix}tolerance {100 * plan.tolerance:g}%: every measured size runs a config whose score is at least "
         f"1/(1+{plan.tolerance:g}) of that size's best (latency alone: at most {100 * plan.tolerance:g}% slower)",

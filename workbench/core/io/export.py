@@ -38,7 +38,7 @@ import numpy as np
 from workbench.core.errors import SpaceError, WorkbenchError, quoted
 from workbench.core.fs import atomic_write
 from workbench.core.domain.macros import reserved_macro
-from workbench.core.domain.records import is_arch_name
+from workbench.core.domain.records import PROVENANCE_NOTES, Provenance, is_arch_name, least_measured, provenance
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.sizes import problems_of, size_parameters, typed_like
 from workbench.core.domain.objective import Constraints, Weights, objective_text, rank
@@ -90,7 +90,9 @@ class ExportPlan:
     template: Any = None  # KernelTemplate when the sessions are of a template found on disk
     source_hash: str = ""
     sessions: list[str] = field(default_factory=list)
-    simulated: bool = False
+    #: Where the pick's timings come from: the least measured of the sessions' (a modelled GPU, a
+    #: replay, an imported recording), which every format states beside the devices.
+    provenance: Provenance = "measured"
     notes: list[str] = field(default_factory=list)
     slot_domains: dict[str, list[Any]] = field(default_factory=dict)
     kernel_dirs: list[str] = field(default_factory=list)
@@ -269,14 +271,13 @@ def plan_export(
     portable = choices[0] if len(choices) == 1 else _portable(choices, per_device_scores, groups)
     notes += _front_notes(sessions, labels, [own for _problem, own in picked], constraints, weights,
                           several_devices=len(groups) > 1)
-    simulated = any(bool(s.device.get("simulated")) for s in sessions)
     space = first.space
     domains = {s.name: list(s.values) for s in space.slots} if space is not None else {}
     options = first.backend.get("options", {}) if isinstance(first.backend, dict) else {}
     return ExportPlan(
         kernel=first.kernel, kind=first.kind, problem=dict(problem), constraints=constraints,
         weights=weights, choices=choices, portable=portable, template=template,
-        source_hash=first.source_hash, sessions=labels, simulated=simulated, notes=notes,
+        source_hash=first.source_hash, sessions=labels, provenance=sessions_provenance(sessions), notes=notes,
         slot_domains=domains, kernel_dirs=[os.path.abspath(d) for d in kernel_dirs],
         seed=_seed(options.get("seed")), unloaded_dirs=unloaded_dirs(options, kernel_dirs),
         names_as_recorded=template is None and reads_recorded_names(first), template_changed=changed,
@@ -718,13 +719,23 @@ def _choice_comments(plan: ExportPlan, choice: Choice, prefix: str = "// ") -> l
     return lines
 
 
+def sessions_provenance(sessions: Sequence[Session]) -> Provenance:
+    """Where the timings of ``sessions`` come from, taken together: the least measured of them."""
+    return least_measured(provenance(s.device) for s in sessions)
+
+
+def provenance_label(kind: Provenance) -> str:
+    """`` (SIMULATED timings: ...)`` and its kin after an export's devices line; nothing for measurements."""
+    return f" ({PROVENANCE_NOTES[kind]})" if PROVENANCE_NOTES[kind] else ""
+
+
 def _preamble(plan: ExportPlan, prefix: str = "// ") -> list[str]:
     bounds, weights = _objective_text(plan)
     lines = [
         f"{prefix}{_one_line(plan.kernel)}: tuned config {EXPORT_MARKER}",
         f"{prefix}sessions: {_one_line('; '.join(plan.sessions))}",
         f"{prefix}devices: {_one_line(', '.join(c.device for c in plan.choices))}"
-        + (" (SIMULATED timings: a modelled GPU, not a measurement)" if plan.simulated else ""),
+        + provenance_label(plan.provenance),
         f"{prefix}problem: {_one_line(plan.problem) if plan.problem else 'none'}",
         f"{prefix}constraints: {_one_line(bounds)}",
         f"{prefix}score weights: {_one_line(weights)}",
@@ -863,7 +874,8 @@ def _json(plan: ExportPlan) -> str:
         "constraints": plan.constraints.to_dict(),
         "weights": plan.weights.to_dict(),
         "directions": plan.weights.directions_dict(),  # the person's, for metrics the workbench does not know
-        "simulated": plan.simulated,
+        "simulated": plan.provenance == "simulated",
+        "provenance": plan.provenance,  # simulated, replayed, recorded or measured
         "template_hash": plan.template.source_hash() if plan.template is not None else None,
         "session_source_hash": plan.source_hash,
         "sessions": list(plan.sessions),

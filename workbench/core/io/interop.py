@@ -51,6 +51,8 @@ import numpy as np
 from workbench.core.errors import SessionFormatError, WorkbenchError, printable
 from workbench.core.domain.measurement import LATENCY, METRIC_DIRECTION, Measurement, Status, Trial
 from workbench.core.domain.metrics import KT_METRICS, identifier_of, known_direction
+from workbench.core.domain.records import provenance
+from workbench.core.domain.search_objective import LATENCY_BOUND
 from workbench.core.fs import MAX_FILE_BYTES, atomic_write, read_capped
 from workbench.core.domain.session import (
     NON_NEGATIVE_METRICS,
@@ -95,7 +97,10 @@ KT_TIMINGS: dict[str, str] = {
     "strategy_time": "strategy_s",
     "framework_time": "framework_s",
 }
-_RECORD_FIELDS = frozenset({"time", "times", "timestamp", "__error__", *KT_TIMINGS})
+_RECORD_FIELDS = frozenset({"time", "times", "timestamp", "__error__", "workbench_status", "workbench_message",
+                            *KT_TIMINGS})
+#: The statuses a record's ``workbench_status`` may name (an ok record's figures are its own).
+_FAILED_STATUSES = frozenset(status.value for status in Status if status is not Status.OK)
 #: Our timing name -> the Kernel Tuner record field it is read from and written to.
 _TIMING_FIELD: dict[str, str] = {ours: kt for kt, ours in KT_TIMINGS.items()}
 #: Kernel Tuner's own ``time`` of a record, kept beside the median ``latency_ms`` (see the module
@@ -144,6 +149,12 @@ def guess_group(name: str) -> str:
 #: Top-level field of a cache this workbench wrote from a simulated session (Kernel Tuner ignores
 #: fields it does not know): its timings are a model's, and an import says so again.
 SIMULATED_KEY = "workbench_simulated"
+#: Record fields of a failed trial this workbench wrote (Kernel Tuner ignores them): its own status
+#: and reason, which Kernel Tuner's error names cannot carry (a candidate aborted above a latency
+#: limit is no invalid config, and "RuntimeFailedConfig" says nothing of a wrong result's mismatch).
+#: An import reads them back, so a failure keeps its reason through the round trip.
+STATUS_KEY = "workbench_status"
+MESSAGE_KEY = "workbench_message"
 
 #: How :func:`_read_cache_json` repaired a file Kernel Tuner left unfinished: closed after its last
 #: record, or closed after the last whole record when the file ends inside one (a write cut short).
@@ -392,8 +403,17 @@ def _measurement(
         # (an empty mark is still a failure, and the failure log shows a reason for every one)
         error_text = str(error).strip() or f"Kernel Tuner recorded a failure without naming it (__error__ {error!r})"
         status = KT_ERRORS.get(error_text, Status.RUNTIME_ERROR)
+        message, failure_metrics = error_text, {}
+        own_status, own_message = record.get(STATUS_KEY), record.get(MESSAGE_KEY)
+        if own_status in _FAILED_STATUSES:  # written by this workbench: its own status and reason
+            status = Status(own_status)
+            if isinstance(own_message, str) and own_message.strip():
+                message = own_message
+            bound = record.get(LATENCY_BOUND)
+            if status is Status.ABORTED and _is_number(bound) and math.isfinite(bound) and bound > 0:
+                failure_metrics[LATENCY_BOUND] = float(bound)  # what an aborted timing saw, for re-measuring
         return (
-            Measurement(status, {}, error_text, error_text, {"kernel_tuner_error": error_text}),
+            Measurement(status, failure_metrics, message, message, {"kernel_tuner_error": error_text}),
             timings,
         )
     if "time" not in record:
@@ -856,6 +876,13 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
             continue
         record: dict[str, Any] = {n: trial.config[n] for n in names}
         record["time"] = latency if trial.ok else STATUS_TO_KT[trial.status]
+        if not trial.ok:  # the status and reason Kernel Tuner's error names lose (see STATUS_KEY)
+            record[STATUS_KEY] = trial.status.value
+            if trial.measurement.message:
+                record[MESSAGE_KEY] = trial.measurement.message
+            bound = trial.metric(LATENCY_BOUND)
+            if trial.status is Status.ABORTED and math.isfinite(bound):
+                record[LATENCY_BOUND] = bound
         for kt_name, ours in KT_TIMINGS.items():
             if ours in trial.timings:
                 record[kt_name] = _finite(float(trial.timings[ours]) * 1000.0)
@@ -895,6 +922,12 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
                          f"{'are' if len(problem_left_out) > 1 else 'is'} not in the file: Kernel Tuner's "
                          "problem_size holds sizes only")
         notes.extend(f"metric {name!r} is not in the file: its name is {whose}" for name, whose in left_out.items())
+        aborted = sum(trial.status is Status.ABORTED for trial in written.values())
+        if aborted:
+            notes.append(f"{aborted} aborted trial{'s are' if aborted != 1 else ' is'} written as InvalidConfig, "
+                         f"Kernel Tuner's nearest error name (it has none for a timing stopped above a latency "
+                         f"limit); the status, reason and latency bound stay in the record's {STATUS_KEY}, "
+                         f"{MESSAGE_KEY} and {LATENCY_BOUND} fields, which an import here reads back")
     return json.dumps(document, indent=1, default=str) + "\n", len(cache)
 
 
@@ -971,8 +1004,9 @@ def _unique_headings(fixed: Sequence[str], slots: Sequence[str], metrics: Sequen
 
 
 def render_csv(session: Session, notes: list[str] | None = None) -> str:
-    """One row per trial: index, id, status, each slot, each metric, message (never a formula: see
-    :func:`_inert_cell`).
+    """One row per trial: index, id, status, timings (where its figures come from: simulated,
+    replayed, recorded or measured, so a table passed on keeps the label every other view shows),
+    each slot, each metric, message (never a formula: see :func:`_inert_cell`).
 
     Metrics the workbench knows come first in its canonical order, then any others alphabetically;
     a metric a trial did not report is an empty cell. A session measured at several problem sizes
@@ -990,7 +1024,8 @@ def render_csv(session: Session, notes: list[str] | None = None) -> str:
     metrics = [m for m in METRIC_DIRECTION if m in seen] + sorted(seen - set(METRIC_DIRECTION))
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer, lineterminator="\n")
-    fixed = ["index", "id", "status", *(f"problem.{n}" for n in varying), "message"]
+    fixed = ["index", "id", "status", "timings", *(f"problem.{n}" for n in varying), "message"]
+    timings = provenance(session.device)
     headings = _unique_headings(fixed, names, metrics)
     if notes is not None:
         plain = [*names, *metrics]
@@ -999,7 +1034,7 @@ def render_csv(session: Session, notes: list[str] | None = None) -> str:
                      if heading != name)
     writer.writerow([*fixed[:-1], *headings[len(fixed):], fixed[-1]])  # (the message last)
     for trial in session.trials:
-        cells: list[Any] = [trial.index, trial.config.id, trial.status.value]
+        cells: list[Any] = [trial.index, trial.config.id, trial.status.value, timings]
         if varying:
             problem = session.problem_of(trial)
             cells += [problem.get(n, "") for n in varying]
