@@ -647,4 +647,4 @@ def test_tunes_last_line_counts_one_trial_in_the_singular(cli, tmp_path):
     assert result.returncode == 0, result.stderr
     assert "vector_add: 1 trial (new session), 1 feasible" in result.stdout, result.stdout
     exported = cli("export", tmp_path / "one.json", "--format", "csv", "--out", tmp_path / "one.csv")
-    assert "exported csv (1 trial)" in exported.stdout + exported.stderr, exported
+    assert "exported csv (1 trial;" in exported.stdout + exported.stderr, exported

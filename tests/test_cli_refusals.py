@@ -68,11 +68,22 @@ def test_force_never_writes_over_an_existing_backup(cli, tmp_path) -> None:
     assert (tmp_path / "x.json.bak").read_text() == "precious\n"
     assert (tmp_path / "x.json.3.bak").read_text() == "mine\n" and (tmp_path / "x.json.4.bak").read_text() == "mine 1\n"
     assert not (tmp_path / "x.json.2.bak").exists() and backup_path(target).name == "x.json.5.bak"
-    for n in (1, 2):  # a session replaced twice keeps both sessions that were there
-        assert cli("tune", "transpose", "--backend", "sim", "--budget", str(2 + n), "--out", session, "--force",
-                   "--quiet").returncode == 0
+    for n in (1, 2):  # a session replaced twice keeps both sessions that were there, and says where
+        done = cli("tune", "transpose", "--backend", "sim", "--budget", str(2 + n), "--out", session, "--force",
+                   "--quiet")
+        assert done.returncode == 0
+        kept = tmp_path / ("s.json.bak" if n == 1 else "s.json.2.bak")
+        assert f"kept the file that was there as {kept}" in done.stdout, done.stdout
     assert len(load_session(tmp_path / "s.json.bak").trials) == 2
     assert len(load_session(tmp_path / "s.json.2.bak").trials) == 3
+    # import-kt said nothing of where --force kept the file (the name FILE.bak was promised, and taken)
+    mine = tmp_path / "mine.txt"
+    mine.write_text("mine\n")
+    (tmp_path / "mine.txt.bak").write_text("precious\n")
+    done = cli("import-kt", Path(__file__).parent / "fixtures" / "kt_cache_small.json", "--out", mine, "--force")
+    assert done.returncode == 0, done.stderr
+    assert f"kept the file that was there as {tmp_path / 'mine.txt.2.bak'}" in done.stdout, done.stdout
+    assert (tmp_path / "mine.txt.2.bak").read_text() == "mine\n" and (tmp_path / "mine.txt.bak").read_text() == "precious\n"
 
 
 def test_screenshot_over_a_file_that_is_not_a_picture_needs_force(cli, tmp_path, no_window) -> None:

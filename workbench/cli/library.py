@@ -92,20 +92,22 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
         earlier = _session_there(out)  # read once: whether it may be replaced, and what it held
         from workbench.core.io.interop import is_as_imported
 
-        prepare_output(out, force=args.force, inputs=[args.cache],
-                       replaceable=lambda _path: earlier is not None and is_as_imported(earlier),
-                       what="session imported from a Kernel Tuner cache")
-        replaced = None if args.force or earlier is None else printable(  # (--force says where it kept it)
+        kept = prepare_output(out, force=args.force, inputs=[args.cache],
+                              replaceable=lambda _path: earlier is not None and is_as_imported(earlier),
+                              what="session imported from a Kernel Tuner cache")
+        replaced = None if kept is not None or earlier is None else printable(
             f"{counted(len(earlier.trials), 'trial')} of {earlier.kernel} on {earlier.device.get('name', '?')}")
         if backup is not None and has_journal(out):  # kept beside the backup, never dropped
             if out.exists() and not backup.exists():  # an earlier import is replaced without one: its journal needs it
-                keep_backup(out)
+                kept = keep_backup(out)
             os.replace(journal_path(out), journal_path(backup))
         save_session(session, out)
     for note in notes:  # after the save: a refused --out stays one line
         print(f"note: {printable(note)}", file=sys.stderr)
     print(f"imported {counted(len(session.trials), 'trial')} of {printable(session.kernel)} on {printable(str(session.device.get('name', '?')))} -> {printable(str(args.out))}")
-    if replaced is not None:  # an earlier import goes without a backup (its cache can make it again): said
+    if kept is not None:  # FILE.bak, or FILE.2.bak when that name was taken: said, as export says it
+        print(f"kept the file that was there as {printable(str(kept))}")
+    elif replaced is not None:  # an earlier import goes without a backup (its cache can make it again): said
         print(f"replaced the earlier import there ({replaced})")
     return 0
 

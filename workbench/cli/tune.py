@@ -130,6 +130,8 @@ def _continued_by_journal(args: argparse.Namespace) -> None:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    from workbench.core.domain.session import has_journal
+    from workbench.core.io.output_files import backup_path
     from workbench.core.model.verify import reference_summary
     from workbench.runner.controller import resume_run, start_run
 
@@ -152,6 +154,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
         _check_backend_flags(args, named)
     if args.prune is not None and not 0.0 < args.prune <= 1.0:
         raise WorkbenchError(f"--prune {args.prune:g}: the fraction measured must be in (0, 1]")
+    # where --force will keep what is at --out (FILE.bak, or FILE.2.bak when that is taken), named
+    # before the run takes the name, and said after the summary as export and import-kt say it
+    kept = backup_path(args.out) if args.force and args.out and (os.path.lexists(args.out) or has_journal(args.out)) \
+        else None
     if isinstance(args.resume, str):
         run = resume_run(args.resume, _request_from_args(args, args.resume), args.out, force=args.force)
     else:
@@ -219,6 +225,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
         feasible += f" under {printable(objective_text(session.constraints, session.weights, shown=True)[0])}"
     print(f"{session.kernel}: {counted(summary['trials'], 'trial')} ({verb}), {feasible}{sim}; {best_text} -> {printable(str(out))}")
+    if kept is not None and os.path.lexists(kept):
+        print(f"kept the file that was there as {printable(str(kept))}")
     checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
     if checks:
         print(f"{session.kernel}: {printable(checks)}")
