@@ -1045,8 +1045,15 @@ def test_a_template_named_by_its_files_or_saved_by_the_editor_says_how_to_run_it
     assert done.returncode == 2 and f"saved in the kernel editor's folder: add --kernel-dir {saved}" in done.stderr
     # another name: the list of kernels names the editor's templates too (the window offers them)
     done = cli("tune", "nosuch", "--backend", "sim", "--budget", "1", "--out", tmp_path / "o.json")
-    assert done.returncode == 2 and f"; saved with the kernel editor, in {saved}: saxpy (tune needs --kernel-dir " \
-        f"{saved})" in done.stderr, done.stderr
+    assert done.returncode == 2 and f"; saved with the kernel editor, in {saved}: saxpy (the window finds them; the " \
+        f"command line with --kernel-dir {saved})" in done.stderr, done.stderr
+    # a misspelt name gets the closest one, as a misspelt strategy, metric or flag does, saved ones too
+    for args in (("tune", "vectoradd", "--out", tmp_path / "o.json"), ("check-kernels", "--kernel", "vectoradd"),
+                 ("check-kernels", "--kernel", "vectoradd", "--check-table"), ("tune", "saxyp", "--out", tmp_path / "o.json")):
+        done = cli(*args)
+        wanted = "saxpy" if "saxyp" in args else "vector_add"
+        assert done.returncode == 2 and f"unknown kernel '{args[1 if args[0] == 'tune' else 2]}' (did you mean " \
+            f"'{wanted}'?); " in done.stderr, done.stderr
 
 
 def test_a_source_that_cannot_compile_stops_the_run_after_a_few_configs(cli, tmp_path):

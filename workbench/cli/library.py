@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.cli.files import file_out
 from workbench.cli.parser import MAX_SEED
 from workbench.cli.streams import print_json
-from workbench.core.errors import WorkbenchError, counted, printable
+from workbench.core.errors import WorkbenchError, counted, did_you_mean, printable
 
 if TYPE_CHECKING:  # imported where used: the CLI starts without loading the session module
     from workbench.core.domain.session import Session
@@ -212,7 +212,8 @@ def _check_kernels_table(args: argparse.Namespace) -> int:
     templates = load_templates(str(kernels_dir()))
     if args.kernel is not None:
         if args.kernel not in templates:
-            raise WorkbenchError(f"unknown kernel {args.kernel!r}; available: {', '.join(sorted(templates))}")
+            raise WorkbenchError(f"unknown kernel {args.kernel!r}{did_you_mean(args.kernel, templates)}; "
+                                 f"available: {', '.join(sorted(templates))}")
         templates = {args.kernel: templates[args.kernel]}
     if args.write_table:
         if args.table_time_limit is not None and not args.table_time_limit > 0:

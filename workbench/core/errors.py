@@ -14,9 +14,10 @@ so the window never tells someone to type a flag it has no place for.
 
 from __future__ import annotations
 
+import difflib
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 #: The command line's flag for each setting a message may name (``{key}``, or ``{key:value}`` for
@@ -110,6 +111,13 @@ def word(template: str, names: Mapping[str, Wording]) -> str:
 def counted(number: int, noun: str) -> str:
     """``1 trial``, ``2 trials``: a count in a message (``1 trials`` read as a typo)."""
     return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'vector_add'?)`` when one of ``known`` is close to a misspelt ``name``
+    (nothing otherwise): a list of every name leaves the person to spot the typo."""
+    close = difflib.get_close_matches(name, sorted(set(known)), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def printable(text: str) -> str:

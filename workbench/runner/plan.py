@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from workbench.backends import cuda_env
 from workbench.backends.base import BackendSpec, Target, backend_class
-from workbench.core.errors import WorkbenchError, command_name, quoted
+from workbench.core.errors import WorkbenchError, command_name, did_you_mean, quoted
 from workbench.core.domain.objective import Constraints, Weights
 from workbench.core.domain.records import DeviceInfo, backend_options
 from workbench.core.domain.session import Session
@@ -90,8 +90,9 @@ def locate_kernel(name: str, extra_dirs: Sequence[str | os.PathLike[str]] = ()) 
         raise WorkbenchError(f"{lone} is a CUDA source without a template spec: add {name}{DECLARATIVE_SUFFIX} "
                              "beside it (docs/own-kernel.md), or open the folder in the window's kernel editor, "
                              "which writes one")
-    raise WorkbenchError(f"unknown kernel {name!r}; available: {', '.join(available) or 'none'}"
-                         f"{saved_template_hint(name) or _editor_templates(set(available))}")
+    saved = _editor_templates(set(available))
+    raise WorkbenchError(f"unknown kernel {name!r}{did_you_mean(name, available + saved)}; available: "
+                         f"{', '.join(available) or 'none'}{saved_template_hint(name) or _editor_templates_said(saved)}")
 
 
 def _path_hint(path: Path) -> str:
@@ -104,20 +105,28 @@ def _path_hint(path: Path) -> str:
     return ""
 
 
-def _editor_templates(listed: set[str]) -> str:
+def _editor_templates(listed: set[str]) -> list[str]:
     """The templates saved with the window's kernel editor that a list of kernels left out: the
     window offers them too (``gui --run NAME`` finds them), and naming the kernels without them
     hid a person's own templates."""
     from workbench.core.domain.kernel_spec import user_templates_dir
 
-    folder = user_templates_dir()
     try:
-        saved = sorted({p.name[: -len(DECLARATIVE_SUFFIX)] for p in folder.glob("*" + DECLARATIVE_SUFFIX)} - listed)
+        return sorted({p.name[: -len(DECLARATIVE_SUFFIX)] for p in user_templates_dir().glob("*" + DECLARATIVE_SUFFIX)}
+                      - listed)
     except OSError:
-        return ""
+        return []
+
+
+def _editor_templates_said(saved: list[str]) -> str:
+    """:func:`_editor_templates` in words, with how each front end finds them."""
+    from workbench.core.domain.kernel_spec import user_templates_dir
+
     if not saved:
         return ""
-    return f"; saved with the kernel editor, in {folder}: {', '.join(saved)} (tune needs --kernel-dir {folder})"
+    folder = user_templates_dir()
+    return (f"; saved with the kernel editor, in {folder}: {', '.join(saved)} (the window finds them; the "
+            f"command line with --kernel-dir {folder})")
 
 
 def saved_template_hint(name: str) -> str:

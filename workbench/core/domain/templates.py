@@ -39,7 +39,8 @@ import numpy as np
 
 from workbench.core.domain import pysyntax
 from workbench.core.domain.includes import headers_in_folder
-from workbench.core.errors import SessionFormatError, TemplateError, UnknownTemplate, WorkbenchError, exception_line
+from workbench.core.errors import (SessionFormatError, TemplateError, UnknownTemplate, WorkbenchError, did_you_mean,
+                                   exception_line)
 from workbench.core.fs import read_capped, read_utf8, resolved
 from workbench.core.domain.macros import reserved_macro
 from workbench.core.domain.space import Config, ProductSpace, SearchSpace, Slot, Value
@@ -786,8 +787,8 @@ def require_template(name: str, *dirs: str | os.PathLike[str], what: str = "temp
     """:func:`find_template`, or an error naming the templates the folders do have."""
     template = find_template(name, *dirs)
     if template is None:
-        available = ", ".join(sorted(scan_templates(*dirs).templates))
-        raise UnknownTemplate(f"unknown {what} {name!r}; available: {available}")
+        available = sorted(scan_templates(*dirs).templates)
+        raise UnknownTemplate(f"unknown {what} {name!r}{did_you_mean(name, available)}; available: {', '.join(available)}")
     return template
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from workbench.core.model.compiler import CompileResult, compile_cuda, max_threads, over_launch_bounds
 from workbench.core.model.kernel_draft import MAX_CHECKED_BYTES, small_problem_values
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, did_you_mean
 from workbench.core.domain.kernel_spec import BLOCK_LIMITS, MAX_BLOCK_THREADS
 from workbench.core.domain.space import Config
 from workbench.core.domain.templates import KernelTemplate, non_finite_reference
@@ -79,8 +79,8 @@ def check_kernels(
     if kernel is not None:
         chosen = [t for t in chosen if t.name == kernel]
         if not chosen:
-            names = ", ".join(sorted(t.name for t in (templates.values() if isinstance(templates, Mapping) else templates)))
-            raise WorkbenchError(f"unknown kernel {kernel!r}; choose one of: {names}")
+            names = sorted(t.name for t in (templates.values() if isinstance(templates, Mapping) else templates))
+            raise WorkbenchError(f"unknown kernel {kernel!r}{did_you_mean(kernel, names)}; choose one of: {', '.join(names)}")
     ordered = sorted(chosen, key=lambda t: t.name)
     results: list[CheckResult] = []
     started = time.perf_counter()
