@@ -213,3 +213,29 @@ def test_cli_tune_with_the_ray_executor(tmp_path, capsys):
     assert "6 trials" in capsys.readouterr().out
     trials = json.loads(out.read_text())["trials"]
     assert all(t["worker"].startswith("ray-") for t in trials)
+
+
+def test_a_started_ray_instance_writes_its_log_lines_as_the_commands_warnings(monkeypatch):
+    """Ray printed its own timestamped INFO and WARNING lines on stderr ("Started a local Ray
+    instance"), even with --quiet, among lines that are otherwise all ``error:``, ``warning:`` or
+    ``note:``. Its warnings now come in that form and its progress chatter not at all."""
+    import logging
+
+    from workbench.runner import ray_executor
+
+    started: dict = {}
+
+    class NotStarted:
+        @staticmethod
+        def is_initialized() -> bool:
+            return False
+
+        @staticmethod
+        def init(**options) -> None:
+            started.update(options)
+
+    monkeypatch.setattr(ray_executor, "import_ray", lambda: NotStarted)
+    ray_executor.ensure_ray(None, num_cpus=1)
+    assert started["logging_level"] == logging.WARNING
+    record = logging.LogRecord("ray", logging.WARNING, __file__, 1, "token authentication is on", None, None)
+    assert logging.Formatter(started["logging_format"]).format(record) == "warning: ray: token authentication is on"

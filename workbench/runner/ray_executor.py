@@ -20,6 +20,7 @@ Ray is an optional extra (``pip install 'kernel-workbench[ray]'``); it is import
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import socket
 import time
@@ -78,7 +79,10 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> Any:
     """Connect to the cluster at ``address``, or start a local Ray instance; reuse one already up."""
     ray = import_ray()
     if not ray.is_initialized():
-        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        # Ray's own log lines in the command's form: its warnings as "warning: ray: ..." lines (what a
+        # script reading stderr expects of every line there), its progress chatter (INFO) not at all
+        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                                   "logging_level": logging.WARNING, "logging_format": "warning: ray: %(message)s"}
         if address is None:
             options["num_cpus"] = num_cpus
         else:
