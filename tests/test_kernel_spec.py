@@ -1288,3 +1288,33 @@ def test_check_kernels_of_a_folder_checks_its_templates_and_refuses_a_folder_wit
     (tmp_path / "empty").mkdir()
     refused = cli("check-kernels", "--kernel-dir", tmp_path / "empty", "--quiet")
     assert refused.returncode == 2 and "no templates there" in refused.stderr
+
+
+@pytest.mark.parametrize("source_change, says", [
+    # an unconditional #define of a slot's macro: every config compiled with the source's ITEMS
+    (lambda s: "#define ITEMS 4\n" + s, "slot items: line 1 of the source defines ITEMS itself"),
+    (lambda s: s.replace("#pragma unroll", "#undef ITEMS\n#define ITEMS 2\n#pragma unroll"),
+     "slot items: line 11 of the source undefines ITEMS"),
+    # existence tests of a macro every config defines: one answer for all of them
+    (lambda s: s.replace("#pragma unroll", "#ifdef ITEMS\n#pragma unroll\n#endif"),
+     "slot items: line 11 of the source tests whether ITEMS is defined (#ifdef ITEMS)"),
+    (lambda s: s.replace("#pragma unroll", "#if defined(BLOCK_SIZE) && 1\n#pragma unroll\n#endif"),
+     "slot block_size: line 11 of the source tests defined(BLOCK_SIZE)"),
+    (lambda s: s.replace("#pragma unroll", "#ifndef PROBLEM_N\n#error no size\n#endif\n#pragma unroll"),
+     "problem parameter n: line 11 of the source tests whether PROBLEM_N is defined (#ifndef PROBLEM_N)"),
+])
+def test_a_source_that_overrides_a_slot_or_only_tests_it_is_defined_is_refused(source_change, says):
+    """Such a slot runs the same code in every config, and a run recommended one of its values as if
+    it mattered: the compiler only warned of the redefinition, and an #ifdef is silent."""
+    with pytest.raises(WorkbenchError) as refused:
+        template_from_spec(SPEC, source_change(SOURCE))
+    assert says in str(refused.value), str(refused.value)
+
+
+def test_a_fallback_for_a_build_outside_the_workbench_is_no_override():
+    """``#ifndef M`` / ``#define M`` (or ``#if !defined(M)``, or an ``#ifdef M`` whose ``#else``
+    defines it) only gives a value where the workbench gives none."""
+    for fallback in ("#if !defined(ITEMS)\n#define ITEMS 1\n#endif\n", "#ifdef ITEMS\n#else\n#define ITEMS 1\n#endif\n",
+                     "#ifndef ITEMS\n#  define ITEMS \\\n  1\n#endif\n"):
+        template = template_from_spec(SPEC, fallback + SOURCE)
+        assert template.space().count() == 27

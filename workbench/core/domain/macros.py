@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any, Iterable
 
 #: Upper-case names that come from CUDA, the C library or the compiler, never from the tuner.
 KNOWN_MACROS = frozenset({
@@ -175,6 +176,97 @@ def scan_macros(source: str) -> MacroScan:
     return MacroScan(tuple(slots), problem, frozenset(defined))
 
 
+_DEFINED = re.compile(r"\bdefined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))")
+_NOT_DEFINED = re.compile(r"^!\s*defined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))\s*$")
+
+
+@dataclass(frozen=True)
+class MacroMisuse:
+    """A directive of the source that makes a macro the tuner defines (a slot's, a problem
+    parameter's) mean nothing: every config would compile the same code there."""
+
+    macro: str
+    line: int
+    problem: str
+
+
+def _directives(source: str) -> list[tuple[int, str, str]]:
+    """(line, directive word, rest) of each preprocessor directive, comments blanked and continued
+    lines joined (the line is the directive's first)."""
+    out: list[tuple[int, str, str]] = []
+    lines = strip_comments(source).splitlines()
+    number = 0
+    while number < len(lines):
+        first, text = number + 1, lines[number]
+        while text.endswith("\\") and number + 1 < len(lines):
+            number += 1
+            text = text[:-1] + " " + lines[number]
+        number += 1
+        directive = _DIRECTIVE.match(text)
+        if directive:
+            out.append((first, directive.group(1), directive.group(2).strip()))
+    return out
+
+
+def macro_misuses(source: str, macros: Iterable[str]) -> list[MacroMisuse]:
+    """Where ``source`` defeats the ``#define`` lines put in front of it for ``macros``.
+
+    - ``#define M`` or ``#undef M`` outside an ``#ifndef M`` (or ``#if !defined(M)``) block: the
+      source's own value wins over every config's (a redefinition is only a compiler warning).
+    - ``#ifdef M``, ``#ifndef M`` or ``defined(M)`` without a ``#define M`` in that conditional:
+      every config defines ``M`` (a switch to 0 or 1), so the test has the same answer for all of
+      them. A conditional that does define ``M`` is a fallback for a build outside the workbench,
+      and is fine.
+    """
+    wanted = set(macros)
+    found: list[MacroMisuse] = []
+    # one frame per open conditional: the macro its #ifdef / #ifndef tests (None for any other
+    # condition), where, how it tests it, and whether the block defines that macro
+    frames: list[dict[str, Any]] = []
+
+    def close(frame: dict[str, Any]) -> None:
+        macro = frame["macro"]
+        if macro is not None and not frame["defines"]:
+            found.append(MacroMisuse(macro, frame["line"],
+                                     f"tests whether {macro} is defined ({frame['test']}), which it is in every "
+                                     f"config (a switch as 0 or 1), so the test has one answer for all of them: "
+                                     f"test its value (#if {macro})"))
+
+    for line, word, rest in _directives(source):
+        name = rest.split()[0] if rest.split() else ""
+        if word in ("ifdef", "ifndef"):
+            tested = name if name in wanted else None
+            frames.append({"macro": tested, "line": line, "test": f"#{word} {name}", "defines": False})
+        elif word in ("if", "elif"):
+            negated = _NOT_DEFINED.match(rest)
+            guard = next((g for g in negated.groups() if g), None) if negated and word == "if" else None
+            if guard in wanted:
+                frames.append({"macro": guard, "line": line, "test": f"#if {rest}", "defines": False})
+                continue
+            if word == "if":
+                frames.append({"macro": None, "line": line, "test": "", "defines": False})
+            for match in _DEFINED.finditer(rest):
+                macro = match.group(1) or match.group(2)
+                if macro in wanted:
+                    found.append(MacroMisuse(macro, line, f"tests defined({macro}) (#{word} {rest}), which is true "
+                                                          f"in every config (a switch as 0 or 1): test its value"))
+        elif word == "endif" and frames:
+            close(frames.pop())
+        elif word in ("define", "undef") and name.split("(")[0] in wanted:
+            macro = name.split("(")[0]
+            guarding = [frame for frame in frames if frame["macro"] == macro]
+            if guarding:
+                guarding[-1]["defines"] = True
+            else:
+                found.append(MacroMisuse(macro, line, (
+                    f"defines {macro} itself, outside an #ifndef {macro} block, so every config compiles with the "
+                    f"source's value: remove it, or make it a fallback (#ifndef {macro} ... #endif)") if word == "define"
+                    else f"undefines {macro}, so no config compiles with the value it was given: remove it"))
+    for frame in frames:  # unterminated: the compiler says so; the test is said anyway
+        close(frame)
+    return sorted(found, key=lambda misuse: misuse.line)
+
+
 def _fallback_value(text: str | None) -> int | float | bool | str | None:
     if not text:
         return None
@@ -189,4 +281,4 @@ def _fallback_value(text: str | None) -> int | float | bool | str | None:
         return text if re.fullmatch(r"[A-Za-z_]\w*", text) else None
 
 
-__all__ = ["DetectedSlot", "MacroScan", "scan_macros", "strip_comments"]
+__all__ = ["DetectedSlot", "MacroMisuse", "MacroScan", "macro_misuses", "scan_macros", "strip_comments"]

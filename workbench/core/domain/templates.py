@@ -42,7 +42,7 @@ from workbench.core.domain.includes import headers_in_folder
 from workbench.core.errors import (SessionFormatError, TemplateError, UnknownTemplate, WorkbenchError, did_you_mean,
                                    exception_line)
 from workbench.core.fs import read_capped, read_utf8, resolved
-from workbench.core.domain.macros import reserved_macro
+from workbench.core.domain.macros import macro_misuses, reserved_macro
 from workbench.core.domain.space import Config, ProductSpace, SearchSpace, Slot, Value
 
 Dim3 = tuple[int, int, int]
@@ -1029,6 +1029,11 @@ def _validate_static(t: KernelTemplate) -> None:
         if isinstance(value, str) or not isinstance(value, (int, float, bool)):
             fail(f"problem parameter {name!r} must be a number or a bool")
         claim(f"PROBLEM_{name.upper()}", f"problem parameter {name}")
+    # a slot the source overrides or only tests for existence runs the same code in every config,
+    # and a run would recommend one of its values as if it mattered (the compiler only warns)
+    for misuse in macro_misuses(t.source, macros)[:1]:
+        owner = macros[misuse.macro].split(" value ")[0]
+        fail(f"{owner}: line {misuse.line} of the source {misuse.problem}")
     for option in t.compile_options:
         if not isinstance(option, str) or not option.isprintable():
             fail(f"compile option {option!r} must be one option on one line, without control characters")
