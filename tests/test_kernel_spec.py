@@ -1318,3 +1318,16 @@ def test_a_fallback_for_a_build_outside_the_workbench_is_no_override():
                      "#ifndef ITEMS\n#  define ITEMS \\\n  1\n#endif\n"):
         template = template_from_spec(SPEC, fallback + SOURCE)
         assert template.space().count() == 27
+
+
+def test_a_slot_of_integers_and_one_whole_float_is_refused_a_float_slot_is_not():
+    """``[1, 2.0, 4, 8]`` made every value a float (``#define ITEMS 8.0``): a loop bound or an
+    ``#if ITEMS > 1`` then failed to compile with an error about the source, not the spec."""
+    spec = json.loads(json.dumps(SPEC))
+    items = next(slot for slot in spec["slots"] if slot["name"] == "items")
+    items["values"] = [1, 2.0, 4]
+    with pytest.raises(SpecError, match=r"slot 'items' mixes integers and whole floats \(2.0\): write 2"):
+        template_from_spec(spec, SOURCE)
+    items["values"] = [0.5, 1, 2]  # a float slot whose whole values are written bare: as before
+    scale = template_from_spec(spec, SOURCE.replace("k < ITEMS", "k < (int)ITEMS"))
+    assert next(s for s in scale.slots if s.name == "items").values == (0.5, 1.0, 2.0)

@@ -395,6 +395,12 @@ class _Builder:
                 raise self.fail(f"{field}.values", f"has {len(values):,} values; a template slot may have at most "
                                 f"{MAX_TEMPLATE_SLOT_VALUES:,} (a problem size belongs in the problem, not in a slot)",
                                 name)
+            numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            whole = [v for v in numbers if isinstance(v, float) and v.is_integer()]
+            if whole and any(isinstance(v, int) for v in numbers) and len(whole) == sum(isinstance(v, float) for v in numbers):
+                # [1, 2.0, 4] made every value a float (#define ITEMS 4.0, a loop bound that no longer compiles)
+                raise self.fail(f"{field}.values", f"slot {name!r} mixes integers and whole floats ({whole[0]!r}): "
+                                f"write {int(whole[0])} for an integer slot, or every value as a float", name)
             group = str(entry.get("group") or "launch")
             if group not in GROUPS:
                 raise self.fail(f"{field}.group", f"must be one of {', '.join(GROUPS)}", group)
