@@ -575,6 +575,18 @@ def test_a_metric_given_twice_is_one_bound_the_tighter_and_a_weight_given_twice_
     refused = cli("tune", "vector_add", "--backend", "sim", "--budget", "2", "--max-latency-ms", "-1",
                   "--out", tmp_path / "x.json")
     assert refused.returncode == 2 and "must be a finite number > 0" in refused.stderr
+    refused = cli("tune", "vector_add", "--backend", "sim", "--budget", "2", "--max-latency-ms", "0",
+                  "--out", tmp_path / "x.json")  # as given, not as a float prints it ("0.0")
+    assert refused.returncode == 2 and "error: --max-latency-ms 0: must be" in refused.stderr
+
+
+def test_a_constraint_on_kernel_tuners_time_names_what_an_import_records_it_as(cli, tmp_path):
+    """``time`` is Kernel Tuner's field, which an import records as ``kt_time_ms`` (and the median of
+    the repetitions as ``latency_ms``): the refusal listed every metric and suggested none."""
+    imported = tmp_path / "imported.json"
+    assert cli("import-kt", Path(__file__).parent / "fixtures" / "kt_cache_small.json", "--out", imported).returncode == 0
+    refused = cli("show", imported, "--constraint", "time<=3")
+    assert refused.returncode == 2 and "is 'kt_time_ms', the median of its repetitions 'latency_ms'" in refused.stderr
 
 
 def test_show_json_says_what_the_score_ranks_by_also_when_every_weight_is_zero(cli, tmp_path):

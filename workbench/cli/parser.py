@@ -57,7 +57,7 @@ def check_run_flags(args: argparse.Namespace) -> None:
     for flag, positive in (("max_latency_ms", True), ("max_memory_mb", False), ("min_quality", False)):
         value = getattr(args, flag, None)
         if value is not None and not (math.isfinite(value) and (value > 0 if positive else value >= 0)):
-            raise WorkbenchError(f"--{flag.replace('_', '-')} {value}: must be a finite number "
+            raise WorkbenchError(f"--{flag.replace('_', '-')} {value:g}: must be a finite number "
                                  f"{'> 0' if positive else '>= 0'}")
     if getattr(args, "executor", None) == "inline":
         for flag in ("timeout", "compile_timeout"):
