@@ -100,6 +100,13 @@ def test_matrix_and_pick_on_made_up_recordings() -> None:
     assert report.portable.candidates == 3
     text = "\n".join(format_report(report))
     assert "80.0%" in text and "GPU B" in text
+    # recordings are labelled as such, as show labels them (only simulated devices were)
+    assert "[1]  GPU A [recorded]" in text and "[2]  GPU B [recorded]" in text
+    assert report.to_dict()["provenance"] == {"GPU A": "recorded", "GPU B": "recorded"}
+    b.device = {"name": "GPU B"}  # measured here: no label
+    again = portability_report([a, b], ["a.json", "b.json"])
+    assert again.to_dict()["provenance"] == {"GPU A": "recorded"}
+    assert "[2]  GPU B\n" in "\n".join(format_report(again)) + "\n"
 
 
 def test_trials_on_pending_estimates_are_noted() -> None:

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 from workbench.core.domain.assignments import parse_assignment_list
 from workbench.core.errors import WorkbenchError
 from workbench.core.io.output_files import FileKey, file_key
+from workbench.core.domain.records import provenance, provenance_tag
 from workbench.core.io.export import typed_problem_values
 from workbench.core.domain.portability import (
     FAILED,
@@ -318,7 +319,7 @@ class PortabilityView(QWidget):
                 self.files.addItem(f"{label}: the open session now, counted once")
                 continue
             device = session.device.get("name", "?")
-            sim = " [SIMULATED]" if session.device.get("simulated") else ""
+            sim = provenance_tag(provenance(session.device))
             self.files.addItem(f"{label}: {session.kernel} on {device}{sim}, {len(session.trials)} trials")
         self._enable_buttons()
         self.report = None

@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.objective import Constraints, Weights, rank
+from workbench.core.domain.records import Provenance, least_measured, provenance, provenance_tag
 from workbench.core.domain.session import Session
 from workbench.core.domain.sizes import problems_of
 from workbench.core.domain.space import Config
@@ -104,6 +105,9 @@ class PortabilityReport:
     matrix: list[list[Cell]]  # matrix[i][j]: device i's best config on device j
     portable: PortablePick | None
     simulated: list[str] = field(default_factory=list)  # devices whose timings are simulated
+    #: Where each device's timings come from, for the devices not measured by this workbench
+    #: (simulated, replayed, recorded by another tool): every line naming the device says so.
+    provenance: dict[str, Provenance] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     objective: str = ""
 
@@ -115,6 +119,7 @@ class PortabilityReport:
             "objective": self.objective,
             "devices": list(self.devices),
             "simulated": list(self.simulated),
+            "provenance": dict(self.provenance),  # simulated, replayed or recorded; a device not named: measured
             "bests": [
                 {
                     "device": b.device,
@@ -358,6 +363,7 @@ def portability_report(
 
     grouped: dict[str, tuple[str, list[Trial]]] = {}
     simulated: set[str] = set()
+    origins: dict[str, Provenance] = {}
     for session, label in zip(sessions, labels):
         trials = trials_at_problem(session, at)
         if not trials:
@@ -370,6 +376,9 @@ def portability_report(
             entry[1].append(trial)
             if session.device.get("simulated"):
                 simulated.add(device)
+            kind = provenance(session.device)
+            if kind != "measured":
+                origins[device] = least_measured((origins.get(device, kind), kind))
     if len(grouped) < 2:
         names = ", ".join(sorted(grouped)) or "none"
         raise WorkbenchError(f"portability needs trials on at least two GPUs; these sessions have {names}")
@@ -424,7 +433,7 @@ def portability_report(
                      "refine each such session (tune --resume --out SESSION --refine-only) before relying on the table")
     return PortabilityReport(
         kernel=first.kernel, problem=_problem_of(first, at), devices=[d.name for d in devices], bests=bests,
-        matrix=matrix, portable=portable, simulated=sorted(simulated), notes=notes,
+        matrix=matrix, portable=portable, simulated=sorted(simulated), provenance=origins, notes=notes,
         objective=_objective_text(constraints, weights),
     )
 
@@ -465,7 +474,8 @@ def format_report(report: PortabilityReport) -> list[str]:
     short = [f"[{i + 1}]" for i in range(len(report.devices))]
     lines = [f"kernel   {report.kernel}", f"problem  {report.problem or 'none'}", f"score    {report.objective}"]
     for tag, device in zip(short, report.devices):
-        sim = " [SIMULATED]" if device in report.simulated else ""
+        kind = report.provenance.get(device, "simulated" if device in report.simulated else "measured")
+        sim = provenance_tag(kind)
         lines.append(f"{tag:<4} {device}{sim}")
     lines.append("")
     lines.append("each GPU's best config as a fraction of every GPU's optimum:")

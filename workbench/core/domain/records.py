@@ -143,6 +143,12 @@ PROVENANCE_NOTES: dict[Provenance, str] = {
 }
 
 
+def provenance_tag(kind: Provenance) -> str:
+    """`` [SIMULATED]``, `` [replayed]``, `` [recorded]`` after a device's name in a list of
+    devices; nothing for a measured one."""
+    return {"simulated": " [SIMULATED]", "replayed": " [replayed]", "recorded": " [recorded]"}.get(kind, "")
+
+
 def least_measured(kinds: Iterable[Provenance]) -> Provenance:
     """The first of ``kinds`` in :data:`PROVENANCE_ORDER` ("measured" when there are none)."""
     return min(kinds, key=PROVENANCE_ORDER.index, default="measured")
