@@ -388,6 +388,17 @@ def test_failures_keep_their_status_reason_and_latency_bound_through_a_kernel_tu
     plain = {t.config.id: t for t in import_kt_cache(tmp_path / "kt.json").trials}
     assert plain[session.trials[5].config.id].status is Status.SKIPPED
     assert plain[session.trials[2].config.id].measurement.message == "RuntimeFailedConfig"
+    # what a file holds there is read as one inert line, and only beside an error name
+    records = list(data["cache"].values())
+    failed = next(r for r in records if isinstance(r["time"], str))
+    failed.update(workbench_status="wrong_result", workbench_message="line one\nline\x1b[31m two\u202e")
+    ok = next(r for r in records if not isinstance(r["time"], str))
+    ok.update(latency_bound_ms=3.0, workbench_status="aborted")
+    (tmp_path / "kt.json").write_text(json.dumps(data))
+    read = import_kt_cache(tmp_path / "kt.json").trials
+    message = next(t for t in read if t.status is Status.WRONG_RESULT).measurement.message
+    assert message.isprintable() and message.startswith("line one line")
+    assert all(t.status is Status.OK and math.isnan(t.metric("latency_bound_ms")) for t in read if t.ok)
 
 
 

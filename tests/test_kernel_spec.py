@@ -1300,8 +1300,13 @@ def test_check_kernels_of_a_folder_checks_its_templates_and_refuses_a_folder_wit
      "slot items: line 11 of the source tests whether ITEMS is defined (#ifdef ITEMS)"),
     (lambda s: s.replace("#pragma unroll", "#if defined(BLOCK_SIZE) && 1\n#pragma unroll\n#endif"),
      "slot block_size: line 11 of the source tests defined(BLOCK_SIZE)"),
-    (lambda s: s.replace("#pragma unroll", "#ifndef PROBLEM_N\n#error no size\n#endif\n#pragma unroll"),
+    (lambda s: s.replace("#pragma unroll", "#ifndef PROBLEM_N\n#pragma unroll\n#endif"),
      "problem parameter n: line 11 of the source tests whether PROBLEM_N is defined (#ifndef PROBLEM_N)"),
+    # an override in the branch where the macro IS defined is no fallback
+    (lambda s: "#ifndef ITEMS\n#define ITEMS 1\n#else\n#undef ITEMS\n#define ITEMS 4\n#endif\n" + s,
+     "slot items: line 4 of the source undefines ITEMS"),
+    (lambda s: s.replace("#pragma unroll", "#if defined(ITEMS) && PROBLEM_N > 2\n#pragma unroll\n#endif"),
+     "slot items: line 11 of the source tests defined(ITEMS) (#if defined(ITEMS) && PROBLEM_N > 2) and never its value"),
 ])
 def test_a_source_that_overrides_a_slot_or_only_tests_it_is_defined_is_refused(source_change, says):
     """Such a slot runs the same code in every config, and a run recommended one of its values as if
@@ -1313,9 +1318,14 @@ def test_a_source_that_overrides_a_slot_or_only_tests_it_is_defined_is_refused(s
 
 def test_a_fallback_for_a_build_outside_the_workbench_is_no_override():
     """``#ifndef M`` / ``#define M`` (or ``#if !defined(M)``, or an ``#ifdef M`` whose ``#else``
-    defines it) only gives a value where the workbench gives none."""
+    defines it) only gives a value where the workbench gives none; ``#error`` there stops a build
+    that gives none; ``defined(M)`` beside a test of M's value guards it; ``#if 0`` is not read."""
     for fallback in ("#if !defined(ITEMS)\n#define ITEMS 1\n#endif\n", "#ifdef ITEMS\n#else\n#define ITEMS 1\n#endif\n",
-                     "#ifndef ITEMS\n#  define ITEMS \\\n  1\n#endif\n"):
+                     "#ifndef ITEMS\n#  define ITEMS \\\n  1\n#endif\n", "#if (!defined(ITEMS))\n#define ITEMS 1\n#endif\n",
+                     # a guard that the value is given, a test beside a value test, and code that is not read
+                     "#ifndef ITEMS\n#error ITEMS must be given\n#endif\n", "#if defined(ITEMS) && ITEMS > 2\n#endif\n",
+                     "#if 0\n#define ITEMS 4\n#ifdef ITEMS\n#endif\n#endif\n",
+                     "#if PROBLEM_N > 4\n#elif !defined(ITEMS)\n#define ITEMS 4\n#endif\n"):
         template = template_from_spec(SPEC, fallback + SOURCE)
         assert template.space().count() == 27
 
@@ -1331,3 +1341,12 @@ def test_a_slot_of_integers_and_one_whole_float_is_refused_a_float_slot_is_not()
     items["values"] = [0.5, 1, 2]  # a float slot whose whole values are written bare: as before
     scale = template_from_spec(spec, SOURCE.replace("k < ITEMS", "k < (int)ITEMS"))
     assert next(s for s in scale.slots if s.name == "items").values == (0.5, 1.0, 2.0)
+
+
+def test_an_override_in_the_branch_where_the_macro_is_defined_is_said_beside_the_test():
+    from workbench.core.domain.macros import macro_misuses
+
+    said = [(m.line, m.problem.split(",")[0]) for m in
+            macro_misuses("#ifdef ITEMS\n#undef ITEMS\n#define ITEMS 4\n#endif\n", ["ITEMS"])]
+    assert said == [(1, "tests whether ITEMS is defined (#ifdef ITEMS)"), (2, "undefines ITEMS"),
+                    (3, "defines ITEMS itself")]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Iterable
 
 #: Upper-case names that come from CUDA, the C library or the compiler, never from the tuner.
 KNOWN_MACROS = frozenset({
@@ -208,55 +208,89 @@ def _directives(source: str) -> list[tuple[int, str, str]]:
     return out
 
 
+def _negated_test(condition: str) -> str | None:
+    """The macro of a condition that is exactly ``!defined(M)`` (outer parentheses allowed)."""
+    text = condition.strip()
+    while text.startswith("(") and text.endswith(")"):
+        text = text[1:-1].strip()
+    match = _NOT_DEFINED.match(text)
+    return next((g for g in match.groups() if g), None) if match else None
+
+
+@dataclass
+class _Conditional:
+    """An open ``#if`` / ``#ifdef`` / ``#ifndef`` of :func:`macro_misuses`: the macro whose existence
+    it tests (None: any other condition), where, whether the branch being read is the one where
+    that macro is *not* defined, and what that branch holds."""
+
+    macro: str | None
+    line: int
+    test: str
+    absent_branch: bool
+    dead: bool = False  # the branch being read is #if 0
+    fallback: bool = False  # the not-defined branch defines the macro, or stops the build (#error)
+
+
 def macro_misuses(source: str, macros: Iterable[str]) -> list[MacroMisuse]:
     """Where ``source`` defeats the ``#define`` lines put in front of it for ``macros``.
 
-    - ``#define M`` or ``#undef M`` outside an ``#ifndef M`` (or ``#if !defined(M)``) block: the
-      source's own value wins over every config's (a redefinition is only a compiler warning).
-    - ``#ifdef M``, ``#ifndef M`` or ``defined(M)`` without a ``#define M`` in that conditional:
-      every config defines ``M`` (a switch to 0 or 1), so the test has the same answer for all of
-      them. A conditional that does define ``M`` is a fallback for a build outside the workbench,
-      and is fine.
+    - ``#define M`` or ``#undef M`` anywhere but in the branch where ``M`` is not defined
+      (``#ifndef M``, ``#if !defined(M)``, or the ``#else`` of an ``#ifdef M``): the source's own
+      value wins over every config's (a redefinition is only a compiler warning).
+    - ``#ifdef M`` / ``#ifndef M`` whose not-defined branch neither defines ``M`` (a fallback for a
+      build outside the workbench) nor stops with ``#error`` (a guard that ``M`` is given), and
+      ``defined(M)`` in a condition that does not also read ``M``'s value: every config defines
+      ``M``, so the test has one answer for all of them.
+
+    Code under ``#if 0`` is not read.
     """
     wanted = set(macros)
     found: list[MacroMisuse] = []
-    # one frame per open conditional: the macro its #ifdef / #ifndef tests (None for any other
-    # condition), where, how it tests it, and whether the block defines that macro
-    frames: list[dict[str, Any]] = []
+    frames: list[_Conditional] = []
 
-    def close(frame: dict[str, Any]) -> None:
-        macro = frame["macro"]
-        if macro is not None and not frame["defines"]:
-            found.append(MacroMisuse(macro, frame["line"],
-                                     f"tests whether {macro} is defined ({frame['test']}), which it is in every "
-                                     f"config (a switch as 0 or 1), so the test has one answer for all of them: "
-                                     f"test its value (#if {macro})"))
+    def dead() -> bool:
+        return any(frame.dead for frame in frames)
+
+    def close(frame: _Conditional) -> None:
+        if frame.macro is not None and not frame.fallback:
+            found.append(MacroMisuse(frame.macro, frame.line, (
+                f"tests whether {frame.macro} is defined ({frame.test}), which every config defines (to its value), "
+                f"so the test has one answer for all of them: test its value (#if {frame.macro} ...)")))
 
     for line, word, rest in _directives(source):
         name = rest.split()[0] if rest.split() else ""
-        if word in ("ifdef", "ifndef"):
-            tested = name if name in wanted else None
-            frames.append({"macro": tested, "line": line, "test": f"#{word} {name}", "defines": False})
-        elif word in ("if", "elif"):
-            negated = _NOT_DEFINED.match(rest)
-            guard = next((g for g in negated.groups() if g), None) if negated and word == "if" else None
-            if guard in wanted:
-                frames.append({"macro": guard, "line": line, "test": f"#if {rest}", "defines": False})
+        if word in ("ifdef", "ifndef", "if"):
+            tested = name if word != "if" else _negated_test(rest)
+            if dead() or tested not in wanted:
+                frames.append(_Conditional(None, line, "", False, dead=word == "if" and rest.strip() == "0"))
+                if word == "if" and not dead():
+                    found.extend(_existence_only(rest, wanted, line, word))
                 continue
-            if word == "if":
-                frames.append({"macro": None, "line": line, "test": "", "defines": False})
-            for match in _DEFINED.finditer(rest):
-                macro = match.group(1) or match.group(2)
-                if macro in wanted:
-                    found.append(MacroMisuse(macro, line, f"tests defined({macro}) (#{word} {rest}), which is true "
-                                                          f"in every config (a switch as 0 or 1): test its value"))
+            frames.append(_Conditional(tested, line, f"#{word} {rest}", absent_branch=word != "ifdef"))
+        elif word in ("else", "elif") and frames:
+            frame = frames[-1]
+            frame.absent_branch = not frame.absent_branch if frame.macro is not None and word == "else" else False
+            frame.dead = word == "elif" and rest.strip() == "0"
+            if word == "elif" and not dead():
+                negated = _negated_test(rest)
+                if negated in wanted and frame.macro in (None, negated):
+                    frame.macro, frame.absent_branch = negated, True
+                    frame.test = frame.test or f"#elif {rest}"
+                else:
+                    found.extend(_existence_only(rest, wanted, line, word))
         elif word == "endif" and frames:
             close(frames.pop())
+        elif dead():
+            continue
+        elif word == "error":
+            for frame in frames:
+                if frame.absent_branch:
+                    frame.fallback = True
         elif word in ("define", "undef") and name.split("(")[0] in wanted:
             macro = name.split("(")[0]
-            guarding = [frame for frame in frames if frame["macro"] == macro]
+            guarding = [frame for frame in frames if frame.macro == macro and frame.absent_branch]
             if guarding:
-                guarding[-1]["defines"] = True
+                guarding[-1].fallback = True
             else:
                 found.append(MacroMisuse(macro, line, (
                     f"defines {macro} itself, outside an #ifndef {macro} block, so every config compiles with the "
@@ -265,6 +299,20 @@ def macro_misuses(source: str, macros: Iterable[str]) -> list[MacroMisuse]:
     for frame in frames:  # unterminated: the compiler says so; the test is said anyway
         close(frame)
     return sorted(found, key=lambda misuse: misuse.line)
+
+
+def _existence_only(condition: str, wanted: set[str], line: int, word: str) -> list[MacroMisuse]:
+    """``defined(M)`` in a condition that never reads ``M``'s value (``#if defined(FAST) && N > 2``):
+    true in every config. Beside a test of the value (``defined(B) && B > 2``) it is only a guard."""
+    out = []
+    for match in _DEFINED.finditer(condition):
+        macro = match.group(1) or match.group(2)
+        outside = _DEFINED.sub(" ", condition)
+        if macro in wanted and not re.search(rf"\b{re.escape(macro)}\b", outside):
+            out.append(MacroMisuse(macro, line, f"tests defined({macro}) (#{word} {condition}) and never its value; "
+                                                f"every config defines it, so the test is true for all of them: "
+                                                f"test its value"))
+    return out
 
 
 def _fallback_value(text: str | None) -> int | float | bool | str | None:

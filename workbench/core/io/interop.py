@@ -98,7 +98,7 @@ KT_TIMINGS: dict[str, str] = {
     "framework_time": "framework_s",
 }
 _RECORD_FIELDS = frozenset({"time", "times", "timestamp", "__error__", "workbench_status", "workbench_message",
-                            *KT_TIMINGS})
+                            "latency_bound_ms", *KT_TIMINGS})
 #: The statuses a record's ``workbench_status`` may name (an ok record's figures are its own).
 _FAILED_STATUSES = frozenset(status.value for status in Status if status is not Status.OK)
 #: Our timing name -> the Kernel Tuner record field it is read from and written to.
@@ -408,7 +408,7 @@ def _measurement(
         if own_status in _FAILED_STATUSES:  # written by this workbench: its own status and reason
             status = Status(own_status)
             if isinstance(own_message, str) and own_message.strip():
-                message = own_message
+                message = printable(" ".join(own_message.split()))  # one inert line, whatever the file holds
             bound = record.get(LATENCY_BOUND)
             if status is Status.ABORTED and _is_number(bound) and math.isfinite(bound) and bound > 0:
                 failure_metrics[LATENCY_BOUND] = float(bound)  # what an aborted timing saw, for re-measuring
