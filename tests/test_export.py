@@ -393,6 +393,23 @@ def test_multi_device_header_guards_each_device_and_falls_back_to_the_portable_c
     assert doc["metrics"] == plan.portable.trial.measurement.metrics
 
 
+def test_an_export_pooling_a_recording_and_a_simulated_gpu_tags_each_device_with_its_source() -> None:
+    """One label for the pool called a recorded GPU's figures a modelled GPU's."""
+    h200 = sim_session("vector_add", n=12, gpu="H200", seed=3)
+    t4 = sim_session("vector_add", n=12, gpu="T4", seed=3)
+    t4.device = {**t4.device, "name": "NVIDIA T4", "simulated": False, "recorded": True}
+    plan = plan_export([h200, t4], sources=["h200.json", "t4.json"])
+    devices = next(line for line in export_text(plan, "header").splitlines() if line.startswith("// devices:"))
+    assert "NVIDIA T4 [recorded]" in devices and f"{h200.device['name']} [SIMULATED]" in devices
+    assert "SIMULATED timings: a modelled GPU" in devices and "RECORDED timings" in devices
+    doc = json.loads(export_text(plan, "json"))
+    assert {d["device"]: d["provenance"] for d in doc["devices"]} == {"NVIDIA T4": "recorded",
+                                                                       h200.device["name"]: "simulated"}
+    assert doc["provenance"] == "simulated"  # the pool's least measured source
+    alone = next(line for line in export_text(plan_export([h200]), "header").splitlines() if line.startswith("// devices:"))
+    assert alone == f"// devices: {h200.device['name']} (SIMULATED timings: a modelled GPU, not a measurement)"
+
+
 def test_no_portable_config_makes_the_header_say_so(tmp_path: Path) -> None:
     a = sim_session("gelu", n=4, gpu="H200", seed=1)
     b = sim_session("gelu", n=4, gpu="T4", seed=2)

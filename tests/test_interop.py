@@ -350,15 +350,15 @@ def test_export_csv(tmp_path: Path) -> None:
     assert export_csv(session, tmp_path / "t.csv") == 5
     with open(tmp_path / "t.csv", newline="") as handle:
         rows = list(csv.reader(handle))
-    assert rows[0] == ["index", "id", "status", "timings", "block_size", "strategy", "latency_ms", "memory_mb", "quality",
-                       "message"]
+    assert rows[0] == ["index", "id", "status", "block_size", "strategy", "latency_ms", "memory_mb", "quality", "message",
+                       "provenance"]
     # every row says where its figures come from, as every other view labels a simulated session
-    assert rows[1] == ["0", session.trials[0].config.id, "ok", "simulated", "64", "atomic", "1.5", "8.0", "", ""]
-    assert rows[2][2] == "timeout" and rows[2][-1] == "exceeded run timeout, of 10 s"
+    assert rows[1] == ["0", session.trials[0].config.id, "ok", "64", "atomic", "1.5", "8.0", "", "", "simulated"]
+    assert rows[2][2] == "timeout" and rows[2][-2] == "exceeded run timeout, of 10 s"
     assert len(rows) == 6
     session.device = {"name": "A100", "recorded": True}
     export_csv(session, tmp_path / "r.csv")
-    assert {row[3] for row in list(csv.reader(open(tmp_path / "r.csv", newline="")))[1:]} == {"recorded"}
+    assert {row[-1] for row in list(csv.reader(open(tmp_path / "r.csv", newline="")))[1:]} == {"recorded"}
 
 
 def test_failures_keep_their_status_reason_and_latency_bound_through_a_kernel_tuner_cache(tmp_path: Path) -> None:
@@ -413,7 +413,7 @@ def test_a_csv_cell_never_becomes_a_spreadsheet_formula(tmp_path: Path) -> None:
         session.add(Trial(i, space.config({"block_size": 64}), Measurement.failure(Status.RUNTIME_ERROR, message)))
     export_csv(session, tmp_path / "t.csv")
     with open(tmp_path / "t.csv", newline="") as handle:
-        cells = [row[-1] for row in list(csv.reader(handle))[1:]]
+        cells = [row[-2] for row in list(csv.reader(handle))[1:]]
     assert cells[:5] == ["'" + m for m in hostile[:5]] and cells[5] == "a=b stays as it is"
 
 # --- the real recorded landscapes (read in place, never copied) -----------------------------------
@@ -565,8 +565,8 @@ def test_every_csv_heading_is_different_and_renames_are_said(tmp_path: Path) -> 
     export_csv(session, tmp_path / "t.csv", notes)
     with open(tmp_path / "t.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert list(rows[0]) == ["index", "id", "status", "timings", "slot.status", "slot.id", "slot.mode", "latency_ms",
-                             "metric.index", "metric.message", "metric.mode", "message"]
+    assert list(rows[0]) == ["index", "id", "status", "slot.status", "slot.id", "slot.mode", "latency_ms",
+                             "metric.index", "metric.message", "metric.mode", "message", "provenance"]
     assert rows[0]["index"] == "0" and rows[0]["status"] == "ok" and rows[0]["slot.status"] == "1"
     assert rows[1]["slot.id"] == "8" and rows[1]["metric.index"] == "99.0" and rows[1]["message"] == ""
     assert rows[0]["slot.mode"] == "0" and rows[0]["metric.mode"] == "3.0"
@@ -936,7 +936,7 @@ def test_exports_of_a_recording_or_a_replay_say_where_their_timings_come_from(tm
         table = tmp_path / f"{word}.csv"
         done = cli("export", str(session), "--format", "csv", "--out", str(table))
         assert done.returncode == 0 and f"; {word} timings)" in done.stdout
-        assert {row["timings"] for row in csv.DictReader(open(table, newline=""))} == {word}
+        assert {row["provenance"] for row in csv.DictReader(open(table, newline=""))} == {word}
 
 
 @pytest.mark.parametrize("objective", ["GFLOP/s", "GB/s"])

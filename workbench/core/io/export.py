@@ -38,7 +38,8 @@ import numpy as np
 from workbench.core.errors import SpaceError, WorkbenchError, quoted
 from workbench.core.fs import atomic_write
 from workbench.core.domain.macros import reserved_macro
-from workbench.core.domain.records import PROVENANCE_NOTES, Provenance, is_arch_name, least_measured, provenance
+from workbench.core.domain.records import (PROVENANCE_NOTES, PROVENANCE_ORDER, Provenance, is_arch_name, least_measured,
+                                           provenance, provenance_tag)
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.sizes import problems_of, size_parameters, typed_like
 from workbench.core.domain.objective import Constraints, Weights, objective_text, rank
@@ -93,6 +94,9 @@ class ExportPlan:
     #: Where the pick's timings come from: the least measured of the sessions' (a modelled GPU, a
     #: replay, an imported recording), which every format states beside the devices.
     provenance: Provenance = "measured"
+    #: Each device's own (the least measured of its sessions'): files pooling a recording and a
+    #: simulated GPU tag each device, so neither is labelled with the other's source.
+    device_provenance: dict[str, Provenance] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     slot_domains: dict[str, list[Any]] = field(default_factory=dict)
     kernel_dirs: list[str] = field(default_factory=list)
@@ -230,11 +234,15 @@ def plan_export(
 
     # group trials by device, across sessions
     groups: dict[str, list[tuple[Trial, str]]] = {}
+    origins: dict[str, Provenance] = {}
     other_sizes = 0
     for session, label, (_problem, own) in zip(sessions, labels, picked):
         other_sizes += len(session.trials) - len(own)  # a sweep's other sizes are not this header's problem
+        kind = provenance(session.device)
         for trial in own:
-            groups.setdefault(_device_of(session, trial), []).append((trial, label))
+            device = _device_of(session, trial)
+            groups.setdefault(device, []).append((trial, label))
+            origins[device] = least_measured((origins.get(device, kind), kind))
     if other_sizes:
         notes.append(f"{other_sizes} trials at other problem sizes were left out (this export serves "
                      f"{problem}); export --format dispatch picks a config by size")
@@ -277,7 +285,7 @@ def plan_export(
     return ExportPlan(
         kernel=first.kernel, kind=first.kind, problem=dict(problem), constraints=constraints,
         weights=weights, choices=choices, portable=portable, template=template,
-        source_hash=first.source_hash, sessions=labels, provenance=sessions_provenance(sessions), notes=notes,
+        source_hash=first.source_hash, sessions=labels, provenance=sessions_provenance(sessions), device_provenance=origins, notes=notes,
         slot_domains=domains, kernel_dirs=[os.path.abspath(d) for d in kernel_dirs],
         seed=_seed(options.get("seed")), unloaded_dirs=unloaded_dirs(options, kernel_dirs),
         names_as_recorded=template is None and reads_recorded_names(first), template_changed=changed,
@@ -729,13 +737,24 @@ def provenance_label(kind: Provenance) -> str:
     return f" ({PROVENANCE_NOTES[kind]})" if PROVENANCE_NOTES[kind] else ""
 
 
+def devices_line(plan: ExportPlan) -> str:
+    """The devices an export's picks are for, and where their timings come from: one note when
+    every device's come from the same place, else each device tagged and every note said."""
+    devices = [c.device for c in plan.choices]
+    kinds = {plan.device_provenance.get(d, plan.provenance) for d in devices}
+    if len(kinds) <= 1:
+        return ", ".join(devices) + provenance_label(plan.provenance)
+    tagged = ", ".join(d + provenance_tag(plan.device_provenance.get(d, plan.provenance)) for d in devices)
+    notes = "; ".join(PROVENANCE_NOTES[k] for k in PROVENANCE_ORDER if k in kinds and PROVENANCE_NOTES[k])
+    return f"{tagged} ({notes})"
+
+
 def _preamble(plan: ExportPlan, prefix: str = "// ") -> list[str]:
     bounds, weights = _objective_text(plan)
     lines = [
         f"{prefix}{_one_line(plan.kernel)}: tuned config {EXPORT_MARKER}",
         f"{prefix}sessions: {_one_line('; '.join(plan.sessions))}",
-        f"{prefix}devices: {_one_line(', '.join(c.device for c in plan.choices))}"
-        + provenance_label(plan.provenance),
+        f"{prefix}devices: {_one_line(devices_line(plan))}",
         f"{prefix}problem: {_one_line(plan.problem) if plan.problem else 'none'}",
         f"{prefix}constraints: {_one_line(bounds)}",
         f"{prefix}score weights: {_one_line(weights)}",
@@ -850,9 +869,10 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _choice_dict(choice: Choice) -> dict[str, Any]:
+def _choice_dict(choice: Choice, origin: Provenance) -> dict[str, Any]:
     return {
         "device": choice.device,
+        "provenance": origin,
         "config": choice.trial.config.to_dict(),
         "config_id": choice.trial.config.id,
         "metrics": {k: _finite(v) for k, v in choice.trial.measurement.metrics.items()},
@@ -888,7 +908,7 @@ def _json(plan: ExportPlan) -> str:
         "metrics_device": single.devices[0] if single.devices else single.device,
         "score": _finite(single.score),
         "why": single.why,
-        "devices": [_choice_dict(c) for c in plan.choices],
+        "devices": [_choice_dict(c, plan.device_provenance.get(c.device, plan.provenance)) for c in plan.choices],
         "notes": list(plan.notes),
     }
     for choice in plan.choices:

@@ -1004,9 +1004,10 @@ def _unique_headings(fixed: Sequence[str], slots: Sequence[str], metrics: Sequen
 
 
 def render_csv(session: Session, notes: list[str] | None = None) -> str:
-    """One row per trial: index, id, status, timings (where its figures come from: simulated,
-    replayed, recorded or measured, so a table passed on keeps the label every other view shows),
-    each slot, each metric, message (never a formula: see :func:`_inert_cell`).
+    """One row per trial: index, id, status, each slot, each metric, message (never a formula: see
+    :func:`_inert_cell`), provenance (where the session's figures come from: simulated, replayed,
+    recorded or measured, so a table passed on keeps the label every other view shows; last, so
+    the columns before it stay where readers of earlier tables found them).
 
     Metrics the workbench knows come first in its canonical order, then any others alphabetically;
     a metric a trial did not report is an empty cell. A session measured at several problem sizes
@@ -1024,17 +1025,17 @@ def render_csv(session: Session, notes: list[str] | None = None) -> str:
     metrics = [m for m in METRIC_DIRECTION if m in seen] + sorted(seen - set(METRIC_DIRECTION))
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer, lineterminator="\n")
-    fixed = ["index", "id", "status", "timings", *(f"problem.{n}" for n in varying), "message"]
-    timings = provenance(session.device)
+    fixed = ["index", "id", "status", *(f"problem.{n}" for n in varying), "message", "provenance"]
+    origin = provenance(session.device)
     headings = _unique_headings(fixed, names, metrics)
     if notes is not None:
         plain = [*names, *metrics]
         notes.extend(f"column {heading!r} is the {'slot' if i < len(names) else 'metric'} {name!r} (its name "
                      "is another column's)" for i, (name, heading) in enumerate(zip(plain, headings[len(fixed):]))
                      if heading != name)
-    writer.writerow([*fixed[:-1], *headings[len(fixed):], fixed[-1]])  # (the message last)
+    writer.writerow([*fixed[:-2], *headings[len(fixed):], *fixed[-2:]])  # (the message and provenance last)
     for trial in session.trials:
-        cells: list[Any] = [trial.index, trial.config.id, trial.status.value, timings]
+        cells: list[Any] = [trial.index, trial.config.id, trial.status.value]
         if varying:
             problem = session.problem_of(trial)
             cells += [problem.get(n, "") for n in varying]
@@ -1042,6 +1043,6 @@ def render_csv(session: Session, notes: list[str] | None = None) -> str:
         for m in metrics:
             value = trial.metric(m)
             cells.append(repr(value) if math.isfinite(value) else "")
-        cells.append(_inert_cell(trial.measurement.message))
+        cells += [_inert_cell(trial.measurement.message), origin]
         writer.writerow(cells)
     return buffer.getvalue()
