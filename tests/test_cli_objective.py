@@ -587,6 +587,14 @@ def test_a_constraint_on_kernel_tuners_time_names_what_an_import_records_it_as(c
     assert cli("import-kt", Path(__file__).parent / "fixtures" / "kt_cache_small.json", "--out", imported).returncode == 0
     refused = cli("show", imported, "--constraint", "time<=3")
     assert refused.returncode == 2 and "is 'kt_time_ms', the median of its repetitions 'latency_ms'" in refused.stderr
+    own = tmp_path / "own.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "2", "--quiet",
+               "--out", own).returncode == 0
+    refused = cli("show", own, "--constraint", "time<=3")
+    assert refused.returncode == 2 and "(a kernel's time is 'latency_ms')" in refused.stderr
+    refused = cli("tune", "vector_add", "--backend", "sim", "--budget", "2", "--max-memory-mb", "-1234567.25",
+                  "--out", tmp_path / "x.json")
+    assert "error: --max-memory-mb -1234567.25: must be" in refused.stderr
 
 
 def test_show_json_says_what_the_score_ranks_by_also_when_every_weight_is_zero(cli, tmp_path):

@@ -218,7 +218,7 @@ def test_cli_tune_with_the_ray_executor(tmp_path, capsys):
 def test_a_started_ray_instance_writes_its_log_lines_as_the_commands_warnings(monkeypatch):
     """Ray printed its own timestamped INFO and WARNING lines on stderr ("Started a local Ray
     instance"), even with --quiet, among lines that are otherwise all ``error:``, ``warning:`` or
-    ``note:``. Its warnings now come in that form and its progress chatter not at all."""
+    ``note:``. Its warnings and errors now come in that form and its progress chatter not at all."""
     import logging
 
     from workbench.runner import ray_executor
@@ -234,8 +234,16 @@ def test_a_started_ray_instance_writes_its_log_lines_as_the_commands_warnings(mo
         def init(**options) -> None:
             started.update(options)
 
+    logger = logging.getLogger("ray")
+    monkeypatch.setattr(logger, "handlers", [logging.StreamHandler()])
     monkeypatch.setattr(ray_executor, "import_ray", lambda: NotStarted)
     ray_executor.ensure_ray(None, num_cpus=1)
     assert started["logging_level"] == logging.WARNING
-    record = logging.LogRecord("ray", logging.WARNING, __file__, 1, "token authentication is on", None, None)
-    assert logging.Formatter(started["logging_format"]).format(record) == "warning: ray: token authentication is on"
+    handler = logger.handlers[0]
+    handler.setFormatter(logging.Formatter(started["logging_format"]))  # what ray.init does with it
+    lines = []
+    for level in (logging.WARNING, logging.ERROR):
+        record = logging.LogRecord("ray.x", level, __file__, 1, "token\nauth", None, None)
+        assert handler.filter(record)
+        lines.append(handler.format(record))
+    assert lines == ["warning: ray: token auth", "error: ray: token auth"]

@@ -427,6 +427,8 @@ def test_the_refusal_of_a_journal_at_out_names_the_file_force_keeps_it_as(cli, t
     done = cli("tune", TRIVIAL, "--budget", "1", "--out", str(out), "--quiet", "--force")
     assert done.returncode == 0, done.stderr
     assert (tmp_path / expected).exists()
+    if journal != "damaged":  # said, as for a file there (the journal alone is kept as that session)
+        assert f"kept the file that was there as {tmp_path / expected}" in done.stdout, done.stdout
 
 
 # --- one writer per session -----------------------------------------------------------------------

@@ -57,7 +57,8 @@ def check_run_flags(args: argparse.Namespace) -> None:
     for flag, positive in (("max_latency_ms", True), ("max_memory_mb", False), ("min_quality", False)):
         value = getattr(args, flag, None)
         if value is not None and not (math.isfinite(value) and (value > 0 if positive else value >= 0)):
-            raise WorkbenchError(f"--{flag.replace('_', '-')} {value:g}: must be a finite number "
+            shown = int(value) if math.isfinite(value) and value.is_integer() else value  # 0, not 0.0; 1e-07 as given
+            raise WorkbenchError(f"--{flag.replace('_', '-')} {shown}: must be a finite number "
                                  f"{'> 0' if positive else '>= 0'}")
     if getattr(args, "executor", None) == "inline":
         for flag in ("timeout", "compile_timeout"):

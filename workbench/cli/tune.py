@@ -225,7 +225,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
         feasible += f" under {printable(objective_text(session.constraints, session.weights, shown=True)[0])}"
     print(f"{session.kernel}: {counted(summary['trials'], 'trial')} ({verb}), {feasible}{sim}; {best_text} -> {printable(str(out))}")
-    if kept is not None and os.path.lexists(kept):
+    if kept is not None and (os.path.lexists(kept) or has_journal(kept)):  # (a journal alone is kept as one)
         print(f"kept the file that was there as {printable(str(kept))}")
     checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
     if checks:

@@ -79,10 +79,9 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> Any:
     """Connect to the cluster at ``address``, or start a local Ray instance; reuse one already up."""
     ray = import_ray()
     if not ray.is_initialized():
-        # Ray's own log lines in the command's form: its warnings as "warning: ray: ..." lines (what a
-        # script reading stderr expects of every line there), its progress chatter (INFO) not at all
+        _ray_lines_as_ours()
         options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                                   "logging_level": logging.WARNING, "logging_format": "warning: ray: %(message)s"}
+                                   "logging_level": logging.WARNING, "logging_format": RAY_LINE_FORMAT}
         if address is None:
             options["num_cpus"] = num_cpus
         else:
@@ -93,6 +92,36 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> Any:
             where = f"the Ray cluster at {address}" if address else "a local Ray instance"
             raise WorkbenchError(f"cannot connect to {where}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     return ray
+
+
+#: The format ``ray.init`` gives the handlers of Ray's logger: the line :class:`RayLines` made.
+RAY_LINE_FORMAT = "%(workbench_line)s"
+
+
+class RayLines(logging.Filter):
+    """A Ray log record as one of the command's own lines, ``warning: ray: ...`` or ``error: ray: ...``
+    (what a script reading stderr expects of every line there), instead of Ray's timestamped format.
+    A filter on the handlers Ray sets up when imported: ``ray.init`` replaces their formatters, with
+    :data:`RAY_LINE_FORMAT`, and keeps them and their filters."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        word = "error" if record.levelno >= logging.ERROR else "warning"
+        record.workbench_line = f"{word}: ray: {' '.join(record.getMessage().split())}"
+        return True
+
+
+def _ray_lines_as_ours() -> None:
+    """Ray's log records as :class:`RayLines`, at WARNING and above: its start-up chatter ("Started
+    a local Ray instance", INFO) is not the command's to say."""
+    logger = logging.getLogger("ray")
+    if not logger.handlers:  # (a Ray that sets none up when imported)
+        stream = logging.StreamHandler()
+        stream.setFormatter(logging.Formatter(RAY_LINE_FORMAT))
+        logger.addHandler(stream)
+        logger.propagate = False
+    for handler in logger.handlers:
+        if not any(isinstance(f, RayLines) for f in handler.filters):
+            handler.addFilter(RayLines())
 
 
 def ray_accelerator_type(resources: Mapping[str, float], allow_mixed: bool = False) -> str | None:

@@ -190,8 +190,9 @@ def check_metrics(
             guess = f" (did you mean {close[0]!r}?)" if close else ""
             if metric_name(metric) != metric and metric_name(metric) in names:  # GFLOP/s: recorded as gflops
                 guess = f" (metrics are recorded under names like {metric_name(metric)!r})"
-            if metric == "time" and "kt_time_ms" in names:  # a Kernel Tuner record's own field name
-                guess = " (an imported Kernel Tuner record's time is 'kt_time_ms', the median of its repetitions 'latency_ms')"
+            if metric == "time":  # a Kernel Tuner record's own field name
+                guess = (" (an imported Kernel Tuner record's time is 'kt_time_ms', the median of its repetitions "
+                         "'latency_ms')" if "kt_time_ms" in names else " (a kernel's time is 'latency_ms')")
             raise WorkbenchError(
                 f"{what} {metric!r}: no trial reports it and the backend does not declare it{guess}; "
                 f"known metrics: {', '.join(names) or 'none'}"
