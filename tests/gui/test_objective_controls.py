@@ -580,3 +580,29 @@ def test_a_typed_bound_on_an_empty_window_is_checked_against_the_chosen_backend(
     window.toolbar.backend.setCurrentIndex(window.toolbar.backend.findData("python"))
     panel.set_extra_text("my_score >= 2")  # a benchmark's own metric: known once it reports it, so applied
     assert [b.label for b in window.model.constraints.extra] == ["my_score >= 2"]
+
+
+def test_a_figure_every_trial_shares_offers_no_limit_and_no_weight_until_trials_differ(window, cli, tmp_path):
+    """Every config of a fixed problem allocates the same device memory: the max-memory slider,
+    spanning 5 % either side of that one value, kept all trials on its right half and none on its
+    left, and a weight on it moved every score alike while ranking nothing."""
+    import dataclasses
+
+    bench = tmp_path / "same_memory.py"
+    bench.write_text("SPACE = {'block': [32, 64, 128, 256]}\n"
+                     "def measure(config):\n"
+                     "    return {'latency_ms': 1.0 + abs(config['block'] - 128) / 128, 'memory_mb': 201.3}\n")
+    path = tmp_path / "same_memory.json"
+    assert cli("tune", bench, "--backend", "python", "--budget", "4", "--quiet", "--out", path).returncode == 0
+    window.open_session(path)
+    panel, model = window.objective_panel, window.model
+    limit, row = panel.limits["max_memory_mb"], panel.weight_rows["memory_mb"]
+    assert not limit.enabled.isEnabled() and "is 201.3 for every trial" in limit.enabled.toolTip()
+    assert not row.slider.isEnabled() and "is 201.3 for every successful trial" in row.name.toolTip()
+    assert panel.limits["max_latency_ms"].enabled.isEnabled() and panel.weight_rows["latency_ms"].slider.isEnabled()
+    last = model.session.trials[-1]  # a trial with another figure arrives (as from a running search)
+    metrics = {**last.measurement.metrics, "memory_mb": 150.0}
+    model.session.trials.append(dataclasses.replace(last, index=last.index + 1,
+                                                    measurement=dataclasses.replace(last.measurement, metrics=metrics)))
+    model.sync()
+    assert limit.enabled.isEnabled() and row.slider.isEnabled()

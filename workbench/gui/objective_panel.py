@@ -27,7 +27,7 @@ from workbench.core.domain.objective import Bound, Weights, direction_problem, f
 from workbench.core.domain.search_objective import Objective
 
 from workbench.gui.model import BASE_METRICS, STATUS_CODES, SessionModel
-from workbench.gui.text import WARNING_TEXT, metric_label, plain_tip
+from workbench.gui.text import WARNING_TEXT, fmt, metric_label, plain_tip
 
 STEPS = 1000
 OFF = -1.0  # the spin boxes' "off" sentinel (every limit here is >= 0)
@@ -156,11 +156,12 @@ class LimitControl:
         self.spin.updateGeometry()
         self.spin.blockSignals(False)
 
-    def set_available(self, available: bool) -> None:
+    def set_available(self, available: bool, why: str = "") -> None:
         """Offer the limit only where it can mean something: with trials measured and none
         reporting the metric, its range would be made up and any limit would exclude every trial
-        (a trial without the figure cannot be shown to meet it)."""
-        tip = "" if available else f"no trial reports {metric_label(self.metric)}: a limit on it would exclude every trial"
+        (a trial without the figure cannot be shown to meet it); with every trial reporting the
+        same figure, any limit keeps all of them or none (``why`` says so)."""
+        tip = "" if available else why or f"no trial reports {metric_label(self.metric)}: a limit on it would exclude every trial"
         for widget in (self.enabled, self.slider, self.spin):
             widget.setEnabled(available)
             widget.setToolTip(tip)
@@ -478,16 +479,30 @@ class ObjectivePanel(QWidget):
             QWidget.setTabOrder(before, after)
         reported = self.reported_metrics()
         for metric, row in self.weight_rows.items():
-            row.available = (reported is None or metric in reported or weights.get(metric) > 0
-                             or row.slider.isSliderDown())
+            same = self.constant_value(metric)
+            kept = weights.get(metric) > 0 or row.slider.isSliderDown()  # (one in force stays reachable)
+            row.available = kept or ((reported is None or metric in reported) and same is None)
             for widget in row.widgets():
                 if widget is not row.slider:  # the slider also needs a direction: _show_directions
                     widget.setEnabled(row.available)
             row.name.setToolTip(plain_tip(
                 f"{metric}: {_direction_words(metric, weights)}" if row.available else
+                f"{metric_label(metric)} is {fmt(same)} for every successful trial: a weight on it would rank "
+                "nothing (it would only move every score alike)" if same is not None else
                 f"no trial of this session reports {metric_label(metric)}: a weight on it would change nothing"))
         self._show_directions()
         self._show_weights()  # a row given to a weighted metric starts at its weight, not at 0
+
+    def constant_value(self, metric: str) -> float | None:
+        """The one value every successful trial (two or more) reports for ``metric``; None when the
+        figures differ, or there are too few to tell."""
+        if not self.model.n:
+            return None
+        values = self.model.metric(metric)[~self.model.failed_mask()]
+        values = values[np.isfinite(values)]
+        if values.size < 2 or not np.all(values == values[0]):
+            return None
+        return float(values[0])
 
     def toggle_direction(self, metric: str) -> None:
         """Flip the direction of ``metric``; a metric without one starts at higher-is-better."""
@@ -540,7 +555,14 @@ class ObjectivePanel(QWidget):
         for control in self.limits.values():
             span = self.model.data_range(control.metric)
             # a limit already in force stays reachable, so it can be turned off
-            control.set_available(span is not None or not measured or getattr(constraints, control.field) is not None)
+            in_force = getattr(constraints, control.field) is not None
+            same = self.constant_value(control.metric)
+            if same is not None and not in_force:
+                control.set_available(False, f"{metric_label(control.metric)} is {fmt(same)} for every trial: a limit "
+                                             "on it keeps all of them or none (a limit on another figure, e.g. "
+                                             "smem_bytes <= 49152, goes in the box below)")
+            else:
+                control.set_available(span is not None or not measured or in_force)
             if span is None:
                 span = (0.0, 1.0) if not control.log else (1e-3, 1.0)
             control.set_range(*span)
