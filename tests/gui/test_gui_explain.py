@@ -225,8 +225,9 @@ def test_exported_charts_carry_title_legend_and_the_simulated_label(shown, tmp_p
     text = svg.read_text()
     assert "Latency vs on-chip per SM (KB) · toy · toy GPU" in text
     assert "SIMULATED: timings are modelled, not measured" in text
-    for series in ("Pareto", "best", "default", "p20"):
+    for series in ("Pareto", "best", "p20"):
         assert series in text
+    assert "default" not in text  # this session measured no default config: nothing of it drawn or named
     png = tmp_path / "tradeoff.png"
     shown.export_chart("tradeoff", str(png))
     image = QImage(str(png))

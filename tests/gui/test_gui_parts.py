@@ -541,19 +541,30 @@ def test_imported_kernel_tuner_cache_is_shown_as_recorded(window, landscape):
     assert "throughput_gbs" not in model.metric_names()  # only metrics the recording has are offered
 
 
-def test_chart_legends_sit_above_the_plots_not_over_the_points(window):
+def test_chart_legends_sit_above_the_plots_not_over_the_points_and_name_what_is_drawn(window, qtbot):
     """Inside the plot a legend box covered the best points (top right of the score chart); each
-    chart now names its series in a line of text above the plot, in the series' colours."""
+    chart now names its series in a line of text above the plot, in the series' colours. It names
+    the series drawn: "Pareto front", "default config" and "latency p20–p80" listed over a
+    recording that had none of them explained nothing."""
     for chart in window.charts.values():
         assert chart.plot.plotItem.legend is None  # nothing drawn over the data
-        assert not chart.legend.isHidden()  # shown whenever its chart is (the roofline sits in a tab)
+        assert chart.legend.text() == "" and chart.legend.isHidden()  # nothing drawn yet: nothing named
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 12,
+                          "options": {"compile": "estimate"}})
+    for chart in window.built_charts.values():
+        chart.refresh()
     score = window.score_chart.legend.text()
-    assert "best&nbsp;so&nbsp;far" in score and "failed" in score
-    tradeoff = window.tradeoff_chart.legend.text()
-    for name in ("Pareto&nbsp;front", "best&nbsp;feasible", "default&nbsp;config"):
-        assert name in tradeoff
+    assert "best&nbsp;so&nbsp;far" in score and "feasible" in score and not window.score_chart.legend.isHidden()
+    assert "failed" not in score  # no trial failed: no cross to explain
+    tradeoff = window.tradeoff_chart
+    for name in ("best&nbsp;feasible", "default&nbsp;config"):
+        assert name in tradeoff.legend.text()
     # an entry never breaks inside: it wrapped as "latency p20–" / "p80" in presentation mode
-    assert "latency&nbsp;p20\u2060–\u2060p80" in tradeoff
+    drawn = {name: item.getData()[0] is not None and len(item.getData()[0]) > 0
+             for name, item in (("spread", tradeoff.spread), ("pareto", tradeoff.pareto))}
+    assert ("latency&nbsp;p20\u2060–\u2060p80" in tradeoff.legend.text()) == drawn["spread"]
+    assert ("Pareto&nbsp;front" in tradeoff.legend.text()) == drawn["pareto"]
     assert window.score_chart.layout().indexOf(window.score_chart.legend) < window.score_chart.layout().indexOf(window.score_chart.plot)
 
 

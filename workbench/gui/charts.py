@@ -98,7 +98,8 @@ class _ChartBase(QWidget):
         self.legend.setWordWrap(True)
         self.legend.setContentsMargins(8, 0, 6, 0)
         self.legend.setStyleSheet("font-size: 8pt; color: #333;")
-        self.legend_entries: list[str] = []
+        #: (item, entry) per series, in order; the legend names the series that draw something
+        self.legend_entries: list[tuple[Any, str]] = []
         layout.addWidget(self.header)
         layout.addWidget(self.legend)
         layout.addWidget(self.plot, 1)
@@ -157,8 +158,17 @@ class _ChartBase(QWidget):
         # one entry never breaks inside ("latency p20–" / "p80" did, at its dash: word joiners hold
         # it, as non-breaking spaces hold its words); the line breaks between entries
         kept = name.replace(" ", "&nbsp;").replace("–", "\u2060–\u2060")
-        self.legend_entries.append(f'<span style="color:{colour}">{glyph}</span>&nbsp;{kept}')
-        self.legend.setText(" &nbsp; ".join(self.legend_entries))
+        self.legend_entries.append((item, f'<span style="color:{colour}">{glyph}</span>&nbsp;{kept}'))
+        self._update_legend()
+
+    def _update_legend(self) -> None:
+        """Name only the series drawn now: "Pareto front", "default config" and "latency p20–p80"
+        listed over a recording that has none of them explained nothing on a projector."""
+        text = " &nbsp; ".join(entry for item, entry in self.legend_entries if _draws_something(item))
+        if text != self.legend.text():
+            self.legend.setText(text)
+        if self.legend.isHidden() == bool(text):
+            self.legend.setHidden(not text)
 
     def export_title(self) -> str:
         """The title an exported picture carries: what is plotted, for which kernel, on which device."""
@@ -212,6 +222,7 @@ class _ChartBase(QWidget):
         self.dirty = False
         self._refresh()
         self._show_selected(self.model.selected)
+        self._update_legend()
 
     def _refresh(self) -> None:
         raise NotImplementedError
@@ -855,3 +866,16 @@ def _log10(values: Any) -> np.ndarray:
 def _default_index(model: SessionModel) -> int | None:
     """Row of the session's default config (the reference): its latest successful trial, if measured."""
     return model.default_index
+
+
+def _draws_something(item: Any) -> bool:
+    """Whether a series shows anything: points (a scatter), a line (a curve), or is a shown item of
+    neither kind."""
+    if not item.isVisible():
+        return False
+    if isinstance(item, FastScatter):
+        return len(item) > 0
+    if isinstance(item, pg.PlotDataItem):
+        x, _y = item.getData()
+        return x is not None and len(x) > 0
+    return True
