@@ -607,8 +607,9 @@ def test_a_kernel_tuner_trial_is_explained_with_its_median_and_kernel_tuners_own
 
     session = _kt_recording(tmp_path)
     repeated, single = (breakdown(t, session.device).facts[0] for t in session.trials)
-    assert repeated == "measured: median latency (ms) 1, p20 1, p80 1, Kernel Tuner time (ms) 2"
-    assert single == "measured: latency (ms) 1.5, Kernel Tuner time (ms) 1.5"
+    # (recorded, not measured here: the window's badge says so, and the panel said "measured")
+    assert repeated == "recorded: median latency (ms) 1, p20 1, p80 1, Kernel Tuner time (ms) 2"
+    assert single == "recorded: latency (ms) 1.5, Kernel Tuner time (ms) 1.5"
 
 
 def test_the_table_shows_kernel_tuners_time_for_a_recording_only(window, tmp_path):
@@ -634,9 +635,9 @@ def test_a_recording_read_before_the_median_rule_calls_its_latency_kernel_tuners
     old = {"latency_ms": 2.0, "latency_p20_ms": 1.0, "latency_p80_ms": 1.0}  # what the old rule stored
     trial = dataclasses.replace(session.trials[0], measurement=Measurement(session.trials[0].measurement.status, old))
     device = {k: v for k, v in session.device.items() if k != "kt_reading"}
-    assert breakdown(trial, device).facts[0] == "measured: latency (ms, Kernel Tuner's time) 2, p20 1, p80 1"
+    assert breakdown(trial, device).facts[0] == "recorded: latency (ms, Kernel Tuner's time) 2, p20 1, p80 1"
     replayed = {**device, "replayed": True, "backend": "replay"}
-    assert breakdown(trial, replayed).facts[0].startswith("measured: latency (ms, Kernel Tuner's time) 2")
+    assert breakdown(trial, replayed).facts[0].startswith("recorded (replayed): latency (ms, Kernel Tuner's time) 2")
     measured = {"name": "GPU X", "simulated": False}  # the workbench's own measurement: its median
     assert breakdown(trial, measured).facts[0].startswith("measured: median latency (ms) 2")
 
@@ -1034,3 +1035,36 @@ def test_why_fast_says_a_recordings_latency_was_recorded_earlier(window, cli, tm
     window.why_view.refresh()
     title = window.why_view.title.text()  # as the badge names it (an import opened here is replayed)
     assert " ms, recorded earlier (" in title and "measured" not in title, title
+
+
+def test_a_recording_of_a_gpu_the_workbench_describes_is_explained_against_its_peaks(window, tmp_path):
+    """A Kernel Tuner recording names its GPU but not its peaks: the Why view said "No model
+    breakdown for a measured trial ... the session does not give this device's peak bandwidth and
+    FLOP/s, or the trial reports no GB/s or GFLOP/s" beside a trial reporting 13,638 GFLOP/s of an
+    A100, and the Roofline showed made-up axes under its message."""
+    import json
+
+    from workbench.core.io.interop import import_kt_cache
+    from workbench.gui.explain import roofline, with_known_peaks
+
+    cache = {"device_name": "NVIDIA A100-PCIE-40GB", "kernel_name": "k", "problem_size": 64,
+             "tune_params_keys": ["block_size_x"], "tune_params": {"block_size_x": [32, 64]},
+             "cache": {"32": {"block_size_x": 32, "time": 2.0, "GFLOP/s": 9000.0},
+                       "64": {"block_size_x": 64, "time": 1.5, "GFLOP/s": 12000.0}}}
+    (tmp_path / "kt.json").write_text(json.dumps(cache))
+    window.model.set_session(import_kt_cache(tmp_path / "kt.json"))
+    device, note = with_known_peaks(window.model.session.device)
+    assert device["peak_fp32_gflops"] > 12000.0 and "A100" in note
+    assert with_known_peaks({"name": "GPU X", "recorded": True}) == ({"name": "GPU X", "recorded": True}, "")
+    why = window.why_view
+    window.model.select(1)
+    why.refresh()
+    facts = why.facts.text()
+    assert "of the GPU's peak FP32 rate (12000 of" in facts and "No model breakdown for a recorded trial" in facts
+    assert "A100" in facts and "measured" not in facts
+    data = roofline(window.model)  # no bytes recorded: no intensity, and the message says why
+    assert data.reason.startswith("the trials report GFLOP/s but not the bytes they move")
+    chart = window.roofline_chart
+    window.bottom_tabs.setCurrentWidget(chart)
+    chart.refresh()
+    assert not chart.plot.getAxis("left").isVisible() and chart.no_data.isVisible()

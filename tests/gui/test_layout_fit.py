@@ -610,8 +610,8 @@ def test_the_recommended_card_gives_its_reason_first(ran, qtbot):
 
 
 def test_a_no_data_message_wraps_inside_its_plot(window, qtbot, landscape):
-    """A recording's Roofline said "the session does not record the device's peak bandwidth and
-    FLOP/s" on one line, cut at both edges of the plot in presentation mode at 1440 px."""
+    """A recording's Roofline said why it draws nothing on one line, cut at both edges of the plot
+    in presentation mode at 1440 px."""
     window.import_kt_cache(str(landscape("pnpoly_RTX_3090.json")))
     _present(window, qtbot)
     chart = window.roofline_chart
@@ -621,7 +621,7 @@ def test_a_no_data_message_wraps_inside_its_plot(window, qtbot, landscape):
     box = chart.plot.getPlotItem().vb.sceneBoundingRect()
     text = chart.no_data.sceneBoundingRect()
     assert box.left() <= text.left() and text.right() <= box.right(), (text, box)
-    assert "peak bandwidth" in chart.no_data.textItem.toPlainText()
+    assert "no trial reports floating-point work" in chart.no_data.textItem.toPlainText()
 
 
 def test_a_new_width_keeps_the_slice_plot_in_view_that_the_person_scrolled_to(window, qtbot):

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from workbench.core.domain.measurement import Trial
+from workbench.core.domain.records import device_info, provenance
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,28 @@ def _fraction(value: float, peak: Any) -> float:
     return value / peak if math.isfinite(value) and peak > 0 else math.nan
 
 
+def with_known_peaks(device: Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
+    """``device`` with its peak bandwidth and FP32 rate, and where they come from. A recording
+    (another tool's, or a replay of one) names its GPU but not its peaks: a GPU this workbench
+    ships a description of (by its exact name) gets that description's, said in the note; any
+    other device is returned as it is."""
+    if device.get("peak_bandwidth_gbs") and device.get("peak_fp32_gflops"):
+        return device, ""
+    if not (device.get("recorded") or device.get("replayed")) or not device.get("name"):
+        return device, ""
+    from workbench.core.model.gpus import match_gpu
+
+    try:
+        found = match_gpu(str(device["name"]))
+    except Exception:  # noqa: BLE001 - a description that does not load leaves the device without peaks
+        return device, ""
+    if not found.exact:
+        return device, ""
+    spec = found.spec
+    known = {**device, "peak_bandwidth_gbs": spec.memory_bandwidth_gbs, "peak_fp32_gflops": spec.peak_flops / 1e9}
+    return known, f"peaks from the shipped description of the {spec.full_name}"
+
+
 def breakdown(trial: Trial, device: Mapping[str, Any]) -> Breakdown:
     """The panel's content for ``trial`` on ``device`` (the session's device description)."""
     metrics = trial.measurement.metrics
@@ -81,6 +104,7 @@ def breakdown(trial: Trial, device: Mapping[str, Any]) -> Breakdown:
     facts += [f"{t['name']}: {t.get('explanation', '')}" for t in terms
               if t.get("unit") != "ms" and not (t.get("name") == "occupancy" and details.get("occupancy"))]
     if not simulated:
+        source = provenance(device_info(device))
         # A recording without repetitions has one figure, Kernel Tuner's own: no median to name. A
         # recording read before its latency became the median (no Kernel Tuner time kept beside
         # it) holds Kernel Tuner's time as its latency, repetitions or not.
@@ -95,7 +119,8 @@ def breakdown(trial: Trial, device: Mapping[str, Any]) -> Breakdown:
                      ("latency_p80_ms", "p80"), ("kt_time_ms", "Kernel Tuner time (ms)"))
                     if key in metrics]
         if measured:
-            facts.insert(0, "measured: " + ", ".join(measured))
+            said = {"replayed": "recorded (replayed)", "recorded": "recorded"}.get(source, "measured")
+            facts.insert(0, f"{said}: " + ", ".join(measured))
     return Breakdown(simulated=simulated, latency_ms=latency, time_terms=time_terms, facts=tuple(facts), bound=bound,
                      bandwidth_fraction=bandwidth, flops_fraction=flops, notes=tuple(details.get("notes", ()) or ()))
 
@@ -110,6 +135,7 @@ class Roofline:
     peak_gbs: float
     per_config: bool  # True: each config's own traffic and work; False: the operation's minimum for all
     reason: str = ""  # why nothing can be drawn, when nothing can
+    peaks_note: str = ""  # where the roofs come from when the session does not record them
 
     @property
     def ridge(self) -> float:
@@ -125,6 +151,7 @@ def roofline(model: Any) -> Roofline:
     them (``dram_mb``, ``work_gflop``), else from the operation's minimum bytes and flops
     (``gflops / throughput_gbs``, the same for every config, as a measured run knows no better)."""
     device = (getattr(model.session, "device", None) or {}) if model.session is not None else {}
+    device, peaks_note = with_known_peaks(device)
     peak_gflops = float(device.get("peak_fp32_gflops") or 0.0)
     peak_gbs = float(device.get("peak_bandwidth_gbs") or 0.0)
     n = model.n
@@ -139,6 +166,7 @@ def roofline(model: Any) -> Roofline:
         else:
             gflops = model.metric("gflops").copy()
             intensity = gflops / model.metric("throughput_gbs")
+    rated = bool((ok & np.isfinite(gflops) & (gflops > 0)).any()) if n else False
     usable = ok & np.isfinite(intensity) & np.isfinite(gflops) & (intensity > 0) & (gflops > 0)
     intensity = np.where(usable, intensity, np.nan)
     gflops = np.where(usable, gflops, np.nan)
@@ -147,6 +175,9 @@ def roofline(model: Any) -> Roofline:
         reason = "the session does not record the device's peak bandwidth and FLOP/s"
     elif n == 0:
         reason = "no trials yet"
+    elif not usable.any() and rated:
+        reason = ("the trials report GFLOP/s but not the bytes they move (GB/s), so their arithmetic intensity "
+                  "is not known")
     elif not usable.any():
         reason = "no trial reports floating-point work (a kernel without FLOPs sits on no roofline: see GB/s)"
-    return Roofline(intensity, gflops, peak_gflops, peak_gbs, per_config, reason)
+    return Roofline(intensity, gflops, peak_gflops, peak_gbs, per_config, reason, peaks_note)

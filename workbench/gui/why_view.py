@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWi
 from workbench.core.domain.records import provenance
 from workbench.gui.plot_widget import plot_widget
 from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, LABEL_FILL, LABEL_Z, OUTLINE, _ChartBase, _scatter
-from workbench.gui.explain import breakdown, roofline
+from workbench.gui.explain import breakdown, roofline, with_known_peaks
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import bar_figures_extent, set_left_title
 from workbench.gui.text import fmt, remeasure_way, time_text
@@ -129,7 +129,8 @@ class WhyView(QWidget):
             self.title.setText(f"{head} It failed ({html.escape(trial.status.value)}).")
             self.facts.setText(html.escape(trial.measurement.message))
             return
-        info = breakdown(trial, model.session.device or {})
+        device, peaks_note = with_known_peaks(model.session.device or {})
+        info = breakdown(trial, device)
         # as the badge says where the numbers come from: a replay's were measured, but earlier
         origin = provenance(model.session.device or {}, model.session.backend.get("kind"))
         where = ("modelled by the simulator" if info.simulated else
@@ -150,15 +151,18 @@ class WhyView(QWidget):
         self._fit_x_range()  # room for the figures just drawn
         lines = [f"&bull; {html.escape(line, quote=False)}" for line in info.facts]
         lines += [f"&bull; <i>{html.escape(note, quote=False)}</i>" for note in info.notes]
+        kind = "recorded" if origin in ("replayed", "recorded") else "measured"
         if info.time_terms:
             lines += ["<i>The terms overlap: the kernel takes the largest plus a share of the rest.</i>"]
         elif math.isfinite(info.bandwidth_fraction) or math.isfinite(info.flops_fraction):
-            lines += ["<i>No model breakdown for a measured trial: its share of the device's peaks above says "
-                      "how close it came.</i>"]
+            lines += [f"<i>No model breakdown for a {kind} trial: its share of the device's peaks above says "
+                      f"how close it came{' (' + html.escape(peaks_note) + ')' if peaks_note else ''}.</i>"]
         else:
-            lines += ["<i>No model breakdown for a measured trial, and no share of the device's peaks: the session "
-                      "does not give this device's peak bandwidth and FLOP/s, or the trial reports no GB/s or "
-                      "GFLOP/s (a recording keeps only what was recorded).</i>"]
+            reports = "throughput_gbs" in trial.measurement.metrics or "gflops" in trial.measurement.metrics
+            why = ("the session does not give this device's peak bandwidth and FLOP/s" if reports else
+                   "the trial reports no GB/s or GFLOP/s" + (" (a recording keeps only what was recorded)"
+                                                             if kind == "recorded" else ""))
+            lines += [f"<i>No model breakdown for a {kind} trial, and no share of the device's peaks: {why}.</i>"]
         self.plot.setVisible(bool(info.time_terms))  # an empty time axis explains nothing
         self.facts.setText("<br>".join(lines))
 
@@ -293,16 +297,19 @@ class RooflineChart(_ChartBase):
             self.note.setText("")
             self.compute_label.setText("")
             self.bandwidth_label.setText("")
+            self._show_axes(False)  # made-up ranges under the message read as data missing from them
             return
         self.no_data.setVisible(False)
+        self._show_axes(True)
         # a simulated GPU's rates are modelled, not achieved by anything that ran
         simulated = bool(model.session is not None and model.session.device.get("simulated"))
         set_left_title(self.plot, "modelled GFLOP/s (simulated)" if simulated else "achieved GFLOP/s")
         # the rate here counts the config's own work (its extra arithmetic too), where the card and
         # the table give the problem's useful GFLOP/s: said, so the two figures are not read as one
         # (short: the header's width is the window's; the rest in its tool tip)
-        self.note.setText("each config's own modelled traffic and work" if data.per_config
-                          else "intensity from the operation's minimum bytes and flops")
+        self.note.setText(("each config's own modelled traffic and work" if data.per_config
+                           else "intensity from the operation's minimum bytes and flops")
+                          + (f"; {data.peaks_note}" if data.peaks_note else ""))
         self.note.setToolTip("the rate counts the config's own arithmetic, redundant work included: at or above "
                              "the useful GFLOP/s the card and the table show for it" if data.per_config else "")
         shown = np.isfinite(data.intensity) & np.isfinite(data.gflops)
@@ -326,6 +333,11 @@ class RooflineChart(_ChartBase):
         self.compute_label.setPos(math.log10(high), math.log10(data.peak_gflops))
         self.bandwidth_label.setText(f"{data.peak_gbs:.0f} GB/s")
         self.bandwidth_label.setPos(math.log10(low), math.log10(low * data.peak_gbs))
+
+    def _show_axes(self, shown: bool) -> None:
+        for axis in ("left", "bottom"):
+            if self.plot.getAxis(axis).isVisible() != shown:
+                self.plot.showAxis(axis, shown)
 
     def _xy(self, index: int) -> tuple[float, float] | None:
         data = self.data
