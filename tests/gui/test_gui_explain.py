@@ -497,7 +497,8 @@ def test_compare_shows_two_configs_side_by_side_with_their_source_diff_and_overl
     save_session(alien, tmp_path / "alien.json")
     view.add_session(str(tmp_path / "alien.json"))
     third = view.curve_legend.text().split("<br>")[2]
-    assert "session 3: &lt;b&gt;conv&lt;/b&gt; · A100 · imported" in third  # shown as text, not markup
+    # shown as text, not markup; a recording tagged as one (a simulated GPU is named so: "Simulated ...")
+    assert "session 3: &lt;b&gt;conv&lt;/b&gt; · A100 [recorded] · imported" in third
     assert "(another kernel: its latencies measure other work)" in third
 
 

@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from workbench.core.domain.measurement import Trial
+from workbench.core.domain.records import device_info, provenance, provenance_tag
 from workbench.core.domain.session import Session, problem_key
 
 COMPARED_METRICS = ("latency_ms", "latency_p20_ms", "latency_p80_ms", "throughput_gbs", "gflops", "quality",
@@ -80,8 +81,12 @@ def running_min(latency: np.ndarray) -> np.ndarray:
 
 def session_label(session: Session) -> str:
     """``sgemm · Simulated NVIDIA H200 · agents`` for a legend; a session no strategy of ours
-    measured (an import of a recording) says so instead of a strategy's name."""
+    measured (an import of a recording) says so instead of a strategy's name, and a recording's
+    device is tagged as one (``A100 [replayed]``), as a simulated GPU's name says what it is."""
     device = (session.device or {}).get("name", "?")
+    kind = provenance(device_info(session.device or {}))
+    if kind in ("replayed", "recorded"):
+        device += provenance_tag(kind)
     strategy = (session.strategy or {}).get("name") if isinstance(session.strategy, dict) else None
     if not strategy:
         strategy = "imported" if (session.device or {}).get("recorded") else "?"
