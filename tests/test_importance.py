@@ -161,3 +161,15 @@ def test_session_importance_covers_every_slot() -> None:
     assert set(result) == {SCORE, "latency_ms"}
     assert set(result[SCORE].shares) == set(NAMES)
     assert result[SCORE].to_dict()["method"].startswith("PED-ANOVA")
+
+
+def test_a_slot_declared_with_one_value_is_left_out_not_shown_at_zero() -> None:
+    """A recording's parameter it never varied (tune_params ``[15]``) was a 0 % bar beside the
+    slots that were tuned, read as a finding about a slot nobody tuned."""
+    space = SearchSpace([*SPACE.slots, Slot("filter", (15,), "compute")])
+    trials = [Trial(t.index, space.config({**t.config.to_dict(), "filter": 15}), t.measurement)
+              for t in make_trials(200)]
+    session = Session(kernel="synthetic", space=space, trials=trials)
+    imp = session_importance(session)[SCORE]
+    assert imp.available and "filter" not in imp.shares and imp.fixed == ("filter",)
+    assert imp.to_dict()["fixed"] == ["filter"] and set(imp.shares) == set(NAMES)

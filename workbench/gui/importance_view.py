@@ -306,8 +306,10 @@ class ImportanceView(QWidget):
         names = request.names
         if self.importance.available:
             self._order = list(self.importance.shares)
+            fixed = self.importance.fixed
+            left_out = (f" Not shown, one value each: {', '.join(fixed)}." if fixed else "")
             self.status.setText(f"{self.importance.n_trials} trials, {self.importance.method}. "
-                                "Few trials or interacting slots make these shares rough; see docs/export.md.")
+                                f"Few trials or interacting slots make these shares rough; see docs/export.md.{left_out}")
         else:
             self._order = names
             self.status.setText(f"Importance not shown: {self.importance.reason}.")

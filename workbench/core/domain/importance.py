@@ -63,6 +63,9 @@ class Importance:
     n_trials: int = 0
     reason: str = ""
     method: str = METHOD
+    #: Slots whose declared domain holds one value (a recording's parameter it never varied):
+    #: left out of the shares, where a 0 % bar read as a finding about a slot nobody tuned.
+    fixed: tuple[str, ...] = ()
 
     @property
     def available(self) -> bool:
@@ -70,7 +73,7 @@ class Importance:
 
     def to_dict(self) -> dict[str, Any]:
         return {"target": self.target, "shares": dict(self.shares), "n_trials": self.n_trials,
-                "reason": self.reason, "method": self.method}
+                "reason": self.reason, "method": self.method, "fixed": list(self.fixed)}
 
 
 @dataclass(frozen=True)
@@ -140,21 +143,24 @@ def slot_importance(
     """Importance of each slot in ``names`` for ``target`` (``score`` or ``latency_ms``).
 
     ``domains`` (slot -> declared values) keeps the categories stable as trials arrive; without
-    it the values seen are used. Slots that took a single value in the trials analysed get 0.
+    it the values seen are used. Slots that took a single value in the trials analysed get 0;
+    slots whose declared domain has one value are left out (:attr:`Importance.fixed`).
     """
+    fixed = tuple(n for n in names if domains is not None and len(domains.get(n, ())) == 1)
+    names = [n for n in names if n not in fixed]
     trials = [t for t in trials if all(n in t.config for n in names)]
     values, usable, n_good, lower_better = _targets(trials, target, constraints, weights)
     rows = np.flatnonzero(usable)
     if rows.size < MIN_TRIALS:
         what = "trials" if target == SCORE else "successful trials with a latency"
         return Importance(target, n_trials=int(rows.size),
-                          reason=f"{rows.size} {what}; importance needs at least {MIN_TRIALS}")
+                          reason=f"{rows.size} {what}; importance needs at least {MIN_TRIALS}", fixed=fixed)
     if rows.size > max_trials:  # seeded subsample: deterministic and fast on huge recordings
         rows = np.sort(np.random.default_rng(seed).choice(rows, size=max_trials, replace=False))
         n_good = int(np.count_nonzero(values[rows] > 0)) if target == SCORE else rows.size
     if n_good < 2:
         return Importance(target, n_trials=int(rows.size),
-                          reason=f"{n_good} feasible trial(s); importance needs at least 2 to compare")
+                          reason=f"{n_good} feasible trial(s); importance needs at least 2 to compare", fixed=fixed)
     quantile = min(TOP_QUANTILE, n_good / rows.size)
     if math.ceil(quantile * rows.size) < 2:
         quantile = 2.0 / rows.size
@@ -167,9 +173,9 @@ def slot_importance(
     total = sum(shares.values())
     if not total > 0:
         return Importance(target, n_trials=int(rows.size),
-                          reason="no slot separates the best trials from the rest")
+                          reason="no slot separates the best trials from the rest", fixed=fixed)
     ordered = dict(sorted(((k, v / total) for k, v in shares.items()), key=lambda kv: -kv[1]))
-    return Importance(target, ordered, n_trials=int(rows.size))
+    return Importance(target, ordered, n_trials=int(rows.size), fixed=fixed)
 
 
 def _ped_anova(trials: Sequence[Trial], values: np.ndarray, names: Sequence[str],
