@@ -509,7 +509,7 @@ class _Metrics:
         self.session = None
 
     def metric(self, name: str) -> np.ndarray:
-        return self.metrics[name]
+        return self.metrics.get(name, np.full(self.n, np.nan))  # as the window's model: NaN where none
 
     def failed_mask(self) -> np.ndarray:
         return np.zeros(self.n, dtype=bool)
@@ -547,6 +547,14 @@ def test_the_tradeoff_default_stays_on_a_near_tie_and_moves_for_a_clear_differen
     recorded = _Metrics(compile_time_ms=[100, 900, 5000], gflops=[10, 11, 12])
     assert default_tradeoff_metric(recorded, ["compile_time_ms", "gflops"]) == "gflops"
     assert default_tradeoff_metric(recorded, ["compile_time_ms"]) == "compile_time_ms"
+    # but a rate of fixed work is the latency read again (every point on one hyperbola): a build
+    # cost says more; alone, the rate is still shown. Kernel Tuner computes its GFLOP/s from its own
+    # time, so that reading counts as one too
+    latency = np.array([1.0, 2.0, 4.0, 5.0])
+    rated = _Metrics(latency_ms=latency * [1.0, 1.02, 0.97, 1.01], kt_time_ms=latency, gflops=100.0 / latency,
+                     compile_time_ms=[100, 900, 5000, 70])
+    assert default_tradeoff_metric(rated, ["gflops", "compile_time_ms"]) == "compile_time_ms"
+    assert default_tradeoff_metric(rated, ["gflops"]) == "gflops"
 
 
 def test_a_run_and_its_session_reopened_plot_the_same_tradeoff_metric(window, qtbot, tmp_path) -> None:

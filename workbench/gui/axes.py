@@ -103,16 +103,31 @@ def default_tradeoff_metric(model: Any, offered: list[str], upto: int | None = N
     partner = pareto_partner(model)
     if partner in offered:
         return partner
-    # what a config costs when it runs, before what it cost to build: a recording's compile time
-    # drew a "Pareto front" of compile seconds against latency, a trade-off nobody makes at run time
-    # (the chooser still offers it)
-    running = [name for name in offered if "compile" not in name] or offered
     ok = ~model.failed_mask()[:upto]  # ``upto``: the first trials only (the chart's cadence on big sessions)
+    # a rate of fixed work (GFLOP/s of one problem) is the latency read again: every point on one
+    # hyperbola, no trade-off to show. What a config costs when it runs comes before what it cost
+    # to build: a recording's compile time drew a "Pareto front" of compile seconds against
+    # latency, a trade-off nobody makes at run time; it still beats a hyperbola (the chooser offers all)
+    readings = [model.metric(name)[:upto][ok] for name in ("latency_ms", *OTHER_LATENCY_READINGS)]
+    own = [name for name in offered
+           if not any(_reads_the_latency(model.metric(name)[:upto][ok], reading) for reading in readings)]
+    running = [name for name in own if "compile" not in name] or own or offered
     # (a spread that does not compute, values near the float maximum in a hostile file, is none)
     spreads = [spread if math.isfinite(spread) else 0.0
                for spread in (relative_spread(model.metric(name)[:upto][ok]) for name in running)]
     top = max(spreads)
     return next((name for name, spread in zip(running, spreads) if spread * SWITCH_FACTOR >= top), running[0])
+
+
+def _reads_the_latency(values: np.ndarray, latency: np.ndarray) -> bool:
+    """Whether ``values`` are the latency in other units: their product with it (a rate of fixed
+    work) or their ratio to it (a time) the same for every trial, within rounding."""
+    both = np.isfinite(values) & np.isfinite(latency) & (latency > 0) & (values > 0)
+    if np.count_nonzero(both) < 3:
+        return False
+    with np.errstate(all="ignore"):
+        return any(relative_spread(combined) < 1e-3 for combined in (values[both] * latency[both],
+                                                                      values[both] / latency[both]))
 
 
 def default_rate_metric(model: Any) -> str:

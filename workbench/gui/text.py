@@ -36,6 +36,7 @@ METRIC_LABELS: dict[str, str] = {
     "threads_per_block": "threads / block",
     "power_w": "power (W)",
     "latency_bound_ms": "aborted above (ms)",
+    "compile_s": "compile time (s)",
 }
 
 
