@@ -1069,3 +1069,13 @@ def test_a_recording_of_a_gpu_the_workbench_describes_is_explained_against_its_p
     window.bottom_tabs.setCurrentWidget(chart)
     chart.refresh()
     assert not chart.plot.getAxis("left").isVisible() and chart.no_data.isVisible()
+
+
+def test_the_recommendation_card_gives_the_figure_the_trade_off_chart_plots(shown):
+    """The card listed on-chip storage per SM beside a chart of on-chip storage per block, where
+    the star sat at another number: students asked which was right."""
+    chart, card = shown.tradeoff_chart, shown.best_card
+    assert "shared memory (B)" not in card.text()
+    chart.y_combo.setCurrentIndex(chart.y_combo.findData("smem_bytes"))
+    assert chart.y_name == "smem_bytes" and "shared memory (B): 1024" in card.text()
+    assert card.body.text() == card.text()  # shown, not only computed

@@ -43,6 +43,7 @@ class BestCard(QFrame):
         self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.body.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self._front: tuple[object, int | None] = (None, None)  # (what it was counted for, feasible configs on the front)
+        self.chart_metric = ""  # the trade-off chart's y axis (see show_also)
         self.select_button = QPushButton("Show in table")
         self.select_button.clicked.connect(self._on_select_clicked)
         layout = QVBoxLayout(self)
@@ -57,6 +58,12 @@ class BestCard(QFrame):
         if ranking is not None and ranking.best is not None:
             self.model.select(ranking.best)
             self.show_requested.emit(ranking.best)
+
+    def show_also(self, metric: str) -> None:
+        """List ``metric`` too (the trade-off chart's y axis), after the usual figures."""
+        if self.chart_metric != metric:
+            self.chart_metric = metric
+            self._on_ranking_changed()
 
     def _on_ranking_changed(self) -> None:
         self.body.setText(self.text())
@@ -93,7 +100,8 @@ class BestCard(QFrame):
         # nothing of the margin it chose
         ranked_on = [m for m in (*model.weights.active(), *(b.metric for b in model.constraints.bounds()))
                      if m not in CARD_METRICS]
-        listed = [*CARD_METRICS, *dict.fromkeys(ranked_on)]
+        charted = [self.chart_metric] if self.chart_metric and self.chart_metric not in CARD_METRICS else []
+        listed = [*CARD_METRICS, *dict.fromkeys([*charted, *ranked_on])]
         shown = "<br>".join(f"{html.escape(metric_label(k))}: {fmt(metrics[k])}{_metric_note(k, metrics[k], source)}"
                             + (" <i>(estimated, not compiled)</i>" if estimated and k in _FROM_RESOURCES else "")
                             for k in listed if k in metrics and not (k in _RATES and not metrics[k]))

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
@@ -321,6 +321,11 @@ class TradeoffChart(_ChartBase):
     The y metric is chosen in the header; by default the memory-like metric that differs most
     between configs (device memory is often the same for all of them: see :mod:`axes`)."""
 
+    #: The metric on the y axis, when it changes: the recommendation card lists its value, so the
+    #: star's height and the card's figure are one number (the card gave on-chip per SM beside a
+    #: chart of on-chip per block).
+    y_shown = Signal(str)
+
     title = "Latency vs memory"
     hint = "turn a constraint on to get its dashed line here; drag the line to move the limit"
 
@@ -400,7 +405,9 @@ class TradeoffChart(_ChartBase):
                 self.y_combo.addItem(metric_label(name), name)
             self.y_combo.blockSignals(False)
         wanted = self.y_chosen if self.y_chosen in offered else default
-        self.y_name = wanted or "memory_mb"
+        if (wanted or "memory_mb") != self.y_name:
+            self.y_name = wanted or "memory_mb"
+            self.y_shown.emit(self.y_name)
         if wanted is not None and self.y_combo.currentData() != wanted:
             self.y_combo.blockSignals(True)
             self.y_combo.setCurrentIndex(self.y_combo.findData(wanted))

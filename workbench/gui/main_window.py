@@ -292,6 +292,7 @@ class MainWindow(QMainWindow):
         #: The charts built so far (the roofline joins when its tab is first shown); see :attr:`charts`.
         self.built_charts: dict[str, _ChartBase] = {"score": self.score_chart, "tradeoff": self.tradeoff_chart,
                                                     "metric": self.metric_chart}
+        self.tradeoff_chart.y_shown.connect(self.best_card.show_also)
         chart_row = QSplitter(Qt.Orientation.Horizontal)
         chart_row.setObjectName("charts")
         for chart in (self.tradeoff_chart, self.score_chart, self.metric_chart):
