@@ -882,7 +882,7 @@ def _draws_something(item: Any) -> bool:
         return False
     if isinstance(item, FastScatter):
         return len(item) > 0
-    if isinstance(item, pg.PlotDataItem):
+    if isinstance(item, pg.PlotDataItem):  # a line of one point draws nothing, unless it has markers
         x, _y = item.getData()
-        return x is not None and len(x) > 0
+        return x is not None and len(x) > (0 if item.opts.get("symbol") is not None else 1)
     return True
