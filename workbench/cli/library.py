@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from workbench.cli.files import file_out
 from workbench.cli.parser import MAX_SEED
@@ -186,10 +186,25 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
         print_json([r.to_dict() for r in results])
     else:
         print(format_check_table(results))
+    _report_uncomputable(templates.values())
     if library is None:
         return 0 if all(r.ok for r in results) else 1
     _report_library(library)
     return 2 if library.broken else 0 if all(r.ok for r in results) else 1
+
+
+def _report_uncomputable(templates: Iterable[Any]) -> None:
+    """A warning per restriction that cannot be computed for some configs (they count as not valid:
+    the check's valid count is then smaller than its author expects, and nothing else says why)."""
+    from workbench.core.model.kernel_draft import restriction_note
+
+    for template in templates:
+        try:
+            found = template.space().uncomputable()
+        except WorkbenchError:  # a space that does not build is said by the check itself
+            continue
+        for text, assignment, why in found:
+            print(f"warning: {template.name}: {printable(restriction_note(text, assignment, why))}", file=sys.stderr)
 
 
 def _check_kernels_table(args: argparse.Namespace) -> int:

@@ -63,6 +63,13 @@ class DraftReport:
         return not any(d.severity == "error" for d in self.diagnostics)
 
 
+def restriction_note(text: str, assignment: Mapping[str, Any], why: str) -> str:
+    """A restriction that cannot be computed for some configs (:meth:`SearchSpace.uncomputable`), in words."""
+    shown = ", ".join(f"{k}={v}" for k, v in assignment.items())
+    return (f"restriction {text!r} cannot be computed for some configs, e.g. {shown} ({why}): they count as not "
+            "valid; if they should be, say when in the restriction itself")
+
+
 def parse_compiler_log(log: str, source_name: str) -> list[Diagnostic]:
     """Errors and warnings of an NVRTC log that point into ``source_name`` (others keep line 0)."""
     found = []
@@ -124,6 +131,8 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
     unlaunchable = _launch_warning(template, space, valid)
     if unlaunchable is not None:
         diagnostics.append(unlaunchable)
+    diagnostics.extend(Diagnostic("spec", "warning", restriction_note(text, assignment, why), field="restrictions")
+                       for text, assignment, why in space.uncomputable())
     diagnostics.extend(_misspelt_condition_macros(template))
     if not compile_default:
         return DraftReport(tuple(diagnostics), size, valid, default.to_dict(), note="not compiled")
