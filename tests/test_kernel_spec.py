@@ -1344,7 +1344,19 @@ def test_a_slot_of_integers_and_one_whole_float_is_refused_a_float_slot_is_not()
 
 
 def test_an_override_in_the_branch_where_the_macro_is_defined_is_said_beside_the_test():
+    """Each branch of a chain is read for what it knows: after ``#ifdef M`` the later branches run
+    where M is missing (a define there is a fallback), after ``#ifndef M`` where it is defined (a
+    define there overrides every config)."""
     from workbench.core.domain.macros import macro_misuses
+
+    def said(source: str) -> list[tuple[int, str]]:
+        return [(m.line, m.problem.split(" (")[0].split(",")[0]) for m in macro_misuses(source, ["M", "N"])]
+
+    assert said("#ifndef M\n#define M 2\n#elif X\nx\n#else\n#define M 8\n#endif\n") == [(6, "defines M itself")]
+    assert said("#ifdef M\nx\n#elif X\n#define M 3\n#endif\n") == []
+    assert said("#if defined(M)\nx\n#else\n#define M 4\n#endif\n") == []
+    assert said("#if !defined(M) && !defined(N)\n#define M 1\n#define N 2\n#endif\n") == []
+    assert said("#if (0)\n#define M 1\n#endif\n#if defined(M)\nx\n#endif\n") == [(4, "tests whether M is defined")]
 
     said = [(m.line, m.problem.split(",")[0]) for m in
             macro_misuses("#ifdef ITEMS\n#undef ITEMS\n#define ITEMS 4\n#endif\n", ["ITEMS"])]

@@ -177,7 +177,6 @@ def scan_macros(source: str) -> MacroScan:
 
 
 _DEFINED = re.compile(r"\bdefined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))")
-_NOT_DEFINED = re.compile(r"^!\s*defined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))\s*$")
 
 
 @dataclass(frozen=True)
@@ -208,39 +207,73 @@ def _directives(source: str) -> list[tuple[int, str, str]]:
     return out
 
 
-def _negated_test(condition: str) -> str | None:
-    """The macro of a condition that is exactly ``!defined(M)`` (outer parentheses allowed)."""
-    text = condition.strip()
-    while text.startswith("(") and text.endswith(")"):
+_DEFINED_TEST = re.compile(r"^(!?)\s*defined\s*(?:\(\s*([A-Za-z_]\w*)\s*\)|([A-Za-z_]\w*))$")
+
+
+def _unwrapped(text: str) -> str:
+    """``text`` without the parentheses around all of it."""
+    text = text.strip()
+    while text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
         text = text[1:-1].strip()
-    match = _NOT_DEFINED.match(text)
-    return next((g for g in match.groups() if g), None) if match else None
+    return text
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _existence_test(condition: str) -> tuple[bool, tuple[str, ...]] | None:
+    """A condition that only asks whether macros are defined: ``defined(M)`` (True, (M,)), or
+    ``!defined(A) && !defined(B)`` (False, (A, B)); None for any other condition."""
+    parts = [_unwrapped(part) for part in _unwrapped(condition).split("&&")]
+    tests = [_DEFINED_TEST.match(part) for part in parts]
+    if not all(tests):
+        return None
+    negated = {bool(t.group(1)) for t in tests if t}
+    names = tuple(t.group(2) or t.group(3) for t in tests if t)
+    if negated == {True}:
+        return False, names
+    if negated == {False} and len(names) == 1:
+        return True, names
+    return None
+
+
+def _dead(condition: str) -> bool:
+    """``#if 0``, ``#if (0)``: a branch never compiled."""
+    return _unwrapped(condition) == "0"
 
 
 @dataclass
 class _Conditional:
-    """An open ``#if`` / ``#ifdef`` / ``#ifndef`` of :func:`macro_misuses`: the macro whose existence
-    it tests (None: any other condition), where, whether the branch being read is the one where
-    that macro is *not* defined, and what that branch holds."""
+    """An open ``#if`` / ``#ifdef`` / ``#ifndef`` chain of :func:`macro_misuses`: the macros whose
+    existence its first branch tests, whether that branch is where they are defined, where it is,
+    the macros known not to be defined in the branch being read, and which of the tested macros a
+    branch where they are missing defines (a fallback) or stops on (``#error``, a guard)."""
 
-    macro: str | None
+    macros: tuple[str, ...]
+    present_first: bool
     line: int
     test: str
-    absent_branch: bool
-    dead: bool = False  # the branch being read is #if 0
-    fallback: bool = False  # the not-defined branch defines the macro, or stops the build (#error)
+    absent: frozenset[str] = frozenset()
+    dead: bool = False
+    covered: set[str] = field(default_factory=set)
 
 
 def macro_misuses(source: str, macros: Iterable[str]) -> list[MacroMisuse]:
     """Where ``source`` defeats the ``#define`` lines put in front of it for ``macros``.
 
-    - ``#define M`` or ``#undef M`` anywhere but in the branch where ``M`` is not defined
-      (``#ifndef M``, ``#if !defined(M)``, or the ``#else`` of an ``#ifdef M``): the source's own
-      value wins over every config's (a redefinition is only a compiler warning).
-    - ``#ifdef M`` / ``#ifndef M`` whose not-defined branch neither defines ``M`` (a fallback for a
-      build outside the workbench) nor stops with ``#error`` (a guard that ``M`` is given), and
-      ``defined(M)`` in a condition that does not also read ``M``'s value: every config defines
-      ``M``, so the test has one answer for all of them.
+    - ``#define M`` or ``#undef M`` anywhere but in a branch where ``M`` is known not to be defined
+      (``#ifndef M``, ``#if !defined(M)``, a branch after ``#ifdef M``): the source's own value wins
+      over every config's (a redefinition is only a compiler warning).
+    - ``#ifdef M``, ``#ifndef M``, ``#if defined(M)`` or ``#if !defined(M)`` whose branches where
+      ``M`` is missing neither define it (a fallback for a build outside the workbench) nor stop
+      with ``#error`` (a guard that ``M`` is given), and ``defined(M)`` in a condition that does not
+      also read ``M``'s value: every config defines ``M``, so the test has one answer for all of them.
 
     Code under ``#if 0`` is not read.
     """
@@ -252,45 +285,60 @@ def macro_misuses(source: str, macros: Iterable[str]) -> list[MacroMisuse]:
         return any(frame.dead for frame in frames)
 
     def close(frame: _Conditional) -> None:
-        if frame.macro is not None and not frame.fallback:
-            found.append(MacroMisuse(frame.macro, frame.line, (
-                f"tests whether {frame.macro} is defined ({frame.test}), which every config defines (to its value), "
-                f"so the test has one answer for all of them: test its value (#if {frame.macro} ...)")))
+        for macro in frame.macros:
+            if macro not in frame.covered:
+                found.append(MacroMisuse(macro, frame.line, (
+                    f"tests whether {macro} is defined ({frame.test}), which every config defines (to its value), "
+                    f"so the test has one answer for all of them: test its value (#if {macro} ...)")))
+
+    def open_chain(word: str, rest: str, line: int) -> None:
+        if dead():
+            frames.append(_Conditional((), True, line, ""))
+            return
+        if word in ("ifdef", "ifndef"):
+            test: tuple[bool, tuple[str, ...]] | None = (word == "ifdef", tuple(rest.split()[:1]))
+        else:
+            test = _existence_test(rest)
+        tested = tuple(m for m in test[1] if m in wanted) if test is not None else ()
+        present = test[0] if test is not None else True
+        frame = _Conditional(tested, present, line, f"#{word} {rest}", dead=word == "if" and _dead(rest))
+        frame.absent = frozenset(() if present else tested)
+        frames.append(frame)
+        if word == "if" and not tested:
+            found.extend(_existence_only(rest, wanted, line, word))
+
+    def next_branch(word: str, rest: str, line: int) -> None:
+        frame = frames[-1]
+        # past the first branch of a test for M: reached where M is missing after `#ifdef M`,
+        # where M is defined after `#ifndef M`
+        later = frozenset(frame.macros if frame.present_first else ())
+        frame.dead = word == "elif" and _dead(rest)
+        frame.absent = later
+        if word == "elif" and not dead():
+            test = _existence_test(rest)
+            if test is not None and not test[0]:
+                frame.absent = later | {m for m in test[1] if m in wanted}
+            else:
+                found.extend(_existence_only(rest, wanted, line, word))
 
     for line, word, rest in _directives(source):
         name = rest.split()[0] if rest.split() else ""
         if word in ("ifdef", "ifndef", "if"):
-            tested = name if word != "if" else _negated_test(rest)
-            if dead() or tested not in wanted:
-                frames.append(_Conditional(None, line, "", False, dead=word == "if" and rest.strip() == "0"))
-                if word == "if" and not dead():
-                    found.extend(_existence_only(rest, wanted, line, word))
-                continue
-            frames.append(_Conditional(tested, line, f"#{word} {rest}", absent_branch=word != "ifdef"))
+            open_chain(word, rest, line)
         elif word in ("else", "elif") and frames:
-            frame = frames[-1]
-            frame.absent_branch = not frame.absent_branch if frame.macro is not None and word == "else" else False
-            frame.dead = word == "elif" and rest.strip() == "0"
-            if word == "elif" and not dead():
-                negated = _negated_test(rest)
-                if negated in wanted and frame.macro in (None, negated):
-                    frame.macro, frame.absent_branch = negated, True
-                    frame.test = frame.test or f"#elif {rest}"
-                else:
-                    found.extend(_existence_only(rest, wanted, line, word))
+            next_branch(word, rest, line)
         elif word == "endif" and frames:
             close(frames.pop())
         elif dead():
             continue
         elif word == "error":
             for frame in frames:
-                if frame.absent_branch:
-                    frame.fallback = True
+                frame.covered |= frame.absent
         elif word in ("define", "undef") and name.split("(")[0] in wanted:
             macro = name.split("(")[0]
-            guarding = [frame for frame in frames if frame.macro == macro and frame.absent_branch]
+            guarding = [frame for frame in frames if macro in frame.absent]
             if guarding:
-                guarding[-1].fallback = True
+                guarding[-1].covered.add(macro)
             else:
                 found.append(MacroMisuse(macro, line, (
                     f"defines {macro} itself, outside an #ifndef {macro} block, so every config compiles with the "
@@ -303,15 +351,15 @@ def macro_misuses(source: str, macros: Iterable[str]) -> list[MacroMisuse]:
 
 def _existence_only(condition: str, wanted: set[str], line: int, word: str) -> list[MacroMisuse]:
     """``defined(M)`` in a condition that never reads ``M``'s value (``#if defined(FAST) && N > 2``):
-    true in every config. Beside a test of the value (``defined(B) && B > 2``) it is only a guard."""
+    the same answer in every config. Beside a test of the value (``defined(B) && B > 2``) it is only a guard."""
     out = []
+    outside = _DEFINED.sub(" ", condition)
     for match in _DEFINED.finditer(condition):
         macro = match.group(1) or match.group(2)
-        outside = _DEFINED.sub(" ", condition)
         if macro in wanted and not re.search(rf"\b{re.escape(macro)}\b", outside):
             out.append(MacroMisuse(macro, line, f"tests defined({macro}) (#{word} {condition}) and never its value; "
-                                                f"every config defines it, so the test is true for all of them: "
-                                                f"test its value"))
+                                                f"every config defines it, so the test has one answer for all of "
+                                                f"them: test its value"))
     return out
 
 
