@@ -212,6 +212,16 @@ def test_only_show_json_computes_slot_importance(cli, tmp_path: Path, monkeypatc
     assert calls == []
     shown = show_json(out, cli=cli)
     assert calls == [1] and shown["importance"] and shown["importance_note"].startswith("PED-ANOVA")
+    assert shown["importance_fixed"] == []
+    # a recording's parameter of one value has no share, and is named as such
+    cache = {"device_name": "GPU X", "kernel_name": "k", "problem_size": 64, "tune_params_keys": ["block", "filter"],
+             "tune_params": {"block": list(range(32, 32 * 31, 32)), "filter": [15]},
+             "cache": {f"{b},15": {"block": b, "filter": 15, "time": 1.0 + abs(b - 320) / 100}
+                       for b in range(32, 32 * 31, 32)}}
+    (tmp_path / "kt.json").write_text(json.dumps(cache))
+    assert cli("import-kt", tmp_path / "kt.json", "--out", tmp_path / "kt_session.json").returncode == 0
+    recorded = show_json(tmp_path / "kt_session.json", cli=cli)
+    assert recorded["importance_fixed"] == ["filter"] and set(recorded["importance"]) == {"block"}
 
 
 def test_unsafe_restriction_in_a_benchmark_is_refused(cli, tmp_path: Path) -> None:

@@ -1057,8 +1057,13 @@ def test_a_recording_of_a_gpu_the_workbench_describes_is_explained_against_its_p
     (tmp_path / "kt.json").write_text(json.dumps(cache))
     window.model.set_session(import_kt_cache(tmp_path / "kt.json"))
     device, note = with_known_peaks(window.model.session.device)
-    assert device["peak_fp32_gflops"] > 12000.0 and "A100" in note
+    assert device["peak_fp32_gflops"] > 12000.0 and note.startswith("peak bandwidth and peak FP32 rate from") and "A100" in note
     assert with_known_peaks({"name": "GPU X", "recorded": True}) == ({"name": "GPU X", "recorded": True}, "")
+    # a memory size the description does not have is another GPU (an A100 80GB's bandwidth is a
+    # quarter higher), and a peak the recording has is kept
+    assert with_known_peaks({"name": "NVIDIA A100-SXM4-80GB", "recorded": True})[1] == ""
+    kept, note = with_known_peaks({"name": "NVIDIA A100-PCIE-40GB", "recorded": True, "peak_bandwidth_gbs": 1000.0})
+    assert kept["peak_bandwidth_gbs"] == 1000.0 and note.startswith("peak FP32 rate from")
     why = window.why_view
     window.model.select(1)
     why.refresh()
@@ -1081,3 +1086,8 @@ def test_the_recommendation_card_gives_the_figure_the_trade_off_chart_plots(show
     chart.y_combo.setCurrentIndex(chart.y_combo.findData("smem_bytes"))
     assert chart.y_name == "smem_bytes" and "shared memory (B): 1024" in card.text()
     assert card.body.text() == card.text()  # shown, not only computed
+    card.show_also("throughput_gbs")  # a rate the card hides when it is 0 stays when the chart plots it
+    best = shown.model.trials[shown.model.ranking.best]
+    best.measurement.metrics["throughput_gbs"] = 0.0
+    card._on_ranking_changed()
+    assert "throughput (GB/s): 0" in card.text()

@@ -606,3 +606,10 @@ def test_a_figure_every_trial_shares_offers_no_limit_and_no_weight_until_trials_
                                                     measurement=dataclasses.replace(last.measurement, metrics=metrics)))
     model.sync()
     assert limit.enabled.isEnabled() and row.slider.isEnabled()
+    # a successful trial without the figure: not "the same for every successful trial"
+    bench.write_text(bench.read_text().replace("'memory_mb': 201.3}", "**({'memory_mb': 201.3} if config['block'] "
+                                                                      "!= 256 else {})}"))
+    path = tmp_path / "silent.json"
+    assert cli("tune", bench, "--backend", "python", "--budget", "4", "--quiet", "--out", path).returncode == 0
+    window.open_session(path)
+    assert panel.constant_value("memory_mb") is None and limit.enabled.isEnabled()

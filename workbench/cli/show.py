@@ -133,10 +133,12 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         if one_size and answered is None:  # "0 trials" would misread a sweep of hundreds
             out["importance"] = {}
             out["importance_note"] = "no size answered: the slots are explained at one size, picked with --at"
+            out["importance_fixed"] = []
         else:
             importance = session_importance(session, constraints, weights, targets=("score",), trials=ranked)["score"]
             out["importance"] = {k: round(v, 4) for k, v in importance.shares.items()}
             out["importance_note"] = importance.reason or importance.method
+            out["importance_fixed"] = list(importance.fixed)  # slots of one declared value: no share
     if objectives:
         from workbench.core.domain.search_objective import Objective
         from workbench.core.domain.sizes import trials_by_problem

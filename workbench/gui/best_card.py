@@ -104,7 +104,8 @@ class BestCard(QFrame):
         listed = [*CARD_METRICS, *dict.fromkeys([*charted, *ranked_on])]
         shown = "<br>".join(f"{html.escape(metric_label(k))}: {fmt(metrics[k])}{_metric_note(k, metrics[k], source)}"
                             + (" <i>(estimated, not compiled)</i>" if estimated and k in _FROM_RESOURCES else "")
-                            for k in listed if k in metrics and not (k in _RATES and not metrics[k]))
+                            for k in listed if k in metrics
+                            and not (k in _RATES and not metrics[k] and k != self.chart_metric))
         # The reason comes first: it is the card's one sentence, and below the config and its figures
         # it was out of sight wherever the card scrolls (presentation mode's fonts at 1440x900).
         # What qualifies the recommendation follows the reason, before the config: below its

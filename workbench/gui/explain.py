@@ -10,6 +10,7 @@ ratios against the device's peaks, so the two can be read side by side.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -51,26 +52,39 @@ def _fraction(value: float, peak: Any) -> float:
     return value / peak if math.isfinite(value) and peak > 0 else math.nan
 
 
+def _peak(value: Any) -> float:
+    """A recorded peak as a positive finite number, else NaN (missing, text, 0, negative)."""
+    try:
+        peak = float(value)
+    except (TypeError, ValueError):
+        return math.nan
+    return peak if math.isfinite(peak) and peak > 0 else math.nan
+
+
 def with_known_peaks(device: Mapping[str, Any]) -> tuple[Mapping[str, Any], str]:
-    """``device`` with its peak bandwidth and FP32 rate, and where they come from. A recording
-    (another tool's, or a replay of one) names its GPU but not its peaks: a GPU this workbench
-    ships a description of (by its exact name) gets that description's, said in the note; any
-    other device is returned as it is."""
-    if device.get("peak_bandwidth_gbs") and device.get("peak_fp32_gflops"):
-        return device, ""
-    if not (device.get("recorded") or device.get("replayed")) or not device.get("name"):
+    """``device`` with its peak bandwidth and FP32 rate, and where any it lacked come from. A
+    recording (another tool's, or a replay of one) names its GPU but not its peaks: a GPU this
+    workbench ships a description of, matched by its name with every memory size the name gives
+    (an A100 80GB is no A100 40GB: its bandwidth differs by a quarter), lends the peaks the
+    recording lacks, said in the note; a peak recorded is kept."""
+    missing = [key for key in ("peak_bandwidth_gbs", "peak_fp32_gflops") if math.isnan(_peak(device.get(key)))]
+    name = device.get("name")
+    if not missing or not (device.get("recorded") or device.get("replayed")) or not isinstance(name, str):
         return device, ""
     from workbench.core.model.gpus import match_gpu
 
     try:
-        found = match_gpu(str(device["name"]))
+        found = match_gpu(name)
     except Exception:  # noqa: BLE001 - a description that does not load leaves the device without peaks
         return device, ""
-    if not found.exact:
-        return device, ""
     spec = found.spec
-    known = {**device, "peak_bandwidth_gbs": spec.memory_bandwidth_gbs, "peak_fp32_gflops": spec.peak_flops / 1e9}
-    return known, f"peaks from the shipped description of the {spec.full_name}"
+    sizes = re.findall(r"(\d+)\s*GB", name, re.IGNORECASE)
+    if not found.exact or any(not re.search(rf"\b{size}\s*GB", spec.full_name, re.IGNORECASE) for size in sizes):
+        return device, ""
+    known = {"peak_bandwidth_gbs": spec.memory_bandwidth_gbs, "peak_fp32_gflops": spec.peak_flops / 1e9}
+    words = {"peak_bandwidth_gbs": "peak bandwidth", "peak_fp32_gflops": "peak FP32 rate"}
+    lent = " and ".join(words[key] for key in missing)
+    return {**device, **{key: known[key] for key in missing}}, f"{lent} from the shipped description of the {spec.full_name}"
 
 
 def breakdown(trial: Trial, device: Mapping[str, Any]) -> Breakdown:
@@ -152,8 +166,8 @@ def roofline(model: Any) -> Roofline:
     (``gflops / throughput_gbs``, the same for every config, as a measured run knows no better)."""
     device = (getattr(model.session, "device", None) or {}) if model.session is not None else {}
     device, peaks_note = with_known_peaks(device)
-    peak_gflops = float(device.get("peak_fp32_gflops") or 0.0)
-    peak_gbs = float(device.get("peak_bandwidth_gbs") or 0.0)
+    peak_gflops = float(np.nan_to_num(_peak(device.get("peak_fp32_gflops"))))  # (missing or unusable: 0, no roof)
+    peak_gbs = float(np.nan_to_num(_peak(device.get("peak_bandwidth_gbs"))))
     n = model.n
     latency_s = model.metric("latency_ms") / 1e3
     ok = ~model.failed_mask() if n else np.zeros(0, dtype=bool)

@@ -498,9 +498,9 @@ class ObjectivePanel(QWidget):
         figures differ, or there are too few to tell."""
         if not self.model.n:
             return None
-        values = self.model.metric(metric)[~self.model.failed_mask()]
-        values = values[np.isfinite(values)]
-        if values.size < 2 or not np.all(values == values[0]):
+        values = self.model.metric(metric)[self.model.status_codes() == STATUS_CODES[Status.OK]]
+        # every successful trial reports it (a trial without the figure is no trial "with the same one")
+        if values.size < 2 or not np.isfinite(values).all() or not np.all(values == values[0]):
             return None
         return float(values[0])
 
