@@ -448,8 +448,10 @@ def test_sizes_sharing_a_best_config_count_its_missing_cells_and_what_fills_them
 
 
 def test_cells_no_measurement_can_fill_are_not_counted_as_missing(window, tmp_path):
-    """A size whose every trial failed has no best config and no optimum: its row and column
-    cannot be filled, and counting them said "5 cells not measured" beside a disabled button."""
+    """A size whose every trial failed has no best config and no optimum: its row cannot be
+    filled, and counting it said "5 cells not measured" beside a disabled button. Its column can:
+    a config measured there failed there (0 %, not "never measured"), and another size's best not
+    yet measured there may work."""
     from workbench.core.domain.measurement import Measurement, Status, Trial
     from workbench.core.domain.session import Session
     from workbench.core.domain.space import SearchSpace, Slot
@@ -464,8 +466,13 @@ def test_cells_no_measurement_can_fill_are_not_counted_as_missing(window, tmp_pa
     view = window.size_view
     window.bottom_tabs.setCurrentWidget(view)
     view.refresh()
-    assert len(view.rows) == 3 and int(np.isnan(view.matrix).sum()) == 5
-    assert not view.missing and view.status.text().endswith("0 cells not measured")
+    assert len(view.rows) == 3 and int(np.isnan(view.matrix).sum()) == 4
+    assert view.matrix[0, 2] == 0.0  # block 32, n=1's best, failed at n=3
+    assert [(dict(p), c["block"]) for p, c in view.missing] == [({"n": 3}, 64)]
+    assert view.status.text().endswith("1 cell not measured")
+    texts = [item.textItem.toPlainText() for item in view._cell_text]
+    assert len(texts) == 9 and texts[6:] == ["", "", ""]  # the row of the size with no best is empty, not "?"
+    assert texts[2] == "0%" and texts[5] == "?"
 
 
 def test_start_on_a_reopened_sweep_says_the_charts_show_one_size() -> None:

@@ -297,11 +297,10 @@ class SizeView(QWidget):
         """How many cells of the matrix show "?", and, where sizes share a best config (so one
         measurement fills a cell in each of their rows), how many measurements fill them: "1 cells
         not simulated" stood under two "?" cells."""
-        # a row without a best config, or a column of a size without a success, cannot be filled:
-        # only cells a measurement could fill are counted (a sweep may have 256 sizes)
+        # a row without a best config cannot be filled: only cells a measurement could fill are
+        # counted (a sweep may have 256 sizes); a column of a size where nothing is feasible can
         fillable = np.array([row.best_config is not None for row in self.rows], dtype=bool)
-        measured = np.array([math.isfinite(row.best_latency) for row in self.rows], dtype=bool)
-        open_cells = np.outer(fillable, measured) & ~np.isfinite(np.asarray(self.matrix, dtype=float))
+        open_cells = fillable[:, None] & ~np.isfinite(np.asarray(self.matrix, dtype=float))
         unknown = int(open_cells.sum()) - sum(1 for i, j in self.invalid if open_cells[i, j])
         cells = f"{unknown} cell{'s' if unknown != 1 else ''} not {self.verb}"
         pairs = len(self.missing)
@@ -506,7 +505,9 @@ class SizeView(QWidget):
         for k, item in enumerate(self._cell_text):
             value = float(self.matrix[k // n, k % n])
             invalid = (k // n, k % n) in self.invalid
-            item.setText("\u2013" if invalid else "?" if not math.isfinite(value) else _cell_percent(value, percent))
+            no_best = self.rows[k // n].best_config is None  # nothing feasible there: no config to compare
+            item.setText("" if no_best else "\u2013" if invalid else "?" if not math.isfinite(value)
+                         else _cell_percent(value, percent))
             item.setFont(font)
 
 

@@ -201,9 +201,10 @@ def cross_matrix(rows: Sequence[SizeRow], cost: Cost | None = None) -> np.ndarra
     """``m[i, j]``: size j's best over size i's best config at size j, by latency, or by ``cost``
     (the objective's, lower is better, on a ratio scale: a weighted geometric mean of metrics; the
     rows' bests must be the cost's, as :func:`size_rows` gives them). 1 on the diagonal; 0 where
-    that config failed there (or misses the objective's constraints there); NaN where it was not
-    measured there or a size has no best. Why the cost: under weights a size's best is not its
-    fastest config, and latency ratios against it went above 100 %."""
+    that config failed there (or misses the objective's constraints there; at a size where nothing
+    is feasible, every config measured there does); NaN where it was not measured there, or in the
+    row of a size with no best. Why the cost: under weights a size's best is not its fastest
+    config, and latency ratios against it went above 100 %."""
     n = len(rows)
     out = np.full((n, n), np.nan)
     for i, source in enumerate(rows):
@@ -212,12 +213,10 @@ def cross_matrix(rows: Sequence[SizeRow], cost: Cost | None = None) -> np.ndarra
             continue
         for j, target in enumerate(rows):
             optimum = target.best_latency if cost is None or target.best is None else cost(target.best)
-            if not math.isfinite(optimum):
-                continue
             value = _cost_at(target.trials, config, cost)
             if value is None:
                 continue
-            if not math.isfinite(value):
+            if not math.isfinite(value) or not math.isfinite(optimum):
                 out[i, j] = 0.0
             else:  # 0 ms is refused when measured or loaded; one built in memory ties with the optimum
                 out[i, j] = optimum / value if value > 0 else 1.0
@@ -257,9 +256,7 @@ def missing_cells(rows: Sequence[SizeRow], space: SearchSpace | None = None) -> 
     out: list[tuple[Mapping[str, Any], Config]] = []
     valid = valid_at(space)
     winners = [r.best_config for r in rows if r.best_config is not None]
-    for target in rows:
-        if not math.isfinite(target.best_latency):
-            continue
+    for target in rows:  # (a size where nothing is feasible too: another size's best may be there)
         for config in dict.fromkeys(winners):
             if config is not None and _latency_at(target.trials, config) is None and valid(target.problem, config):
                 out.append((target.problem, config))
