@@ -212,6 +212,27 @@ def test_a_reopened_sweep_shows_the_size_show_and_export_answer_for(tmp_path):
     assert SessionModel(session).shown_problem() == dict(session.problem)
 
 
+def test_a_sweep_with_no_size_answered_opens_on_the_last_size_with_a_feasible_config(tmp_path):
+    """One whose last size had nothing feasible (every candidate stopped above a latency limit)
+    opened there: every chart empty and "No successful trial", while three sizes had results."""
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.session import Session
+    from workbench.core.domain.space import SearchSpace, Slot
+    from workbench.gui.model import SessionModel
+
+    space = SearchSpace([Slot("block", (32, 64))])
+    session = Session(kernel="k", kind="recording", space=space, device={"name": "GPU X"}, problem={"n": 1},
+                      constraints=Constraints(max_latency_ms=5.0))
+    for n, latency in ((2, 1.0), (3, 2.0), (4, 9.0)):  # n=4: only over the limit
+        for block in (32, 64):
+            session.add(Trial(len(session.trials), space.config({"block": block}),
+                              Measurement(Status.OK, {"latency_ms": latency}), problem={"n": n}))
+    assert SessionModel(session).shown_problem() == {"n": 3}
+    session.constraints = Constraints()  # all feasible: the last size added, as before
+    assert SessionModel(session).shown_problem() == {"n": 4}
+
+
 def test_the_size_picker_switches_what_the_window_recommends(window, qtbot, tmp_path):
     path = _sweep(tmp_path / "p.json", budget=4)
     window.open_session(str(path))

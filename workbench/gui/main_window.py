@@ -1476,7 +1476,8 @@ class MainWindow(QMainWindow):
             raise error from exc
 
     def _say_size_shown(self, session: Session) -> None:
-        """A sweep none of whose sizes is its own problem opens on the size it added last, where
+        """A sweep none of whose sizes is its own problem opens on the last size it added that has a
+        feasible config (else the last), where
         ``show`` and ``export`` name no size: the status bar says which size is shown and that the
         size box picks another, so a recommendation or an export is not taken for the sweep's."""
         from workbench.core.domain.session import problem_key
@@ -1487,8 +1488,10 @@ class MainWindow(QMainWindow):
         if shown is None or problem_key(session.problem) in {problem_key(p) for p in problems}:
             return
         label = size_label(shown, in_plan_order(session, size_parameters(problems)))
+        last = problem_key(shown) == problem_key(problems[-1])
+        which = "the size added last" if last else "the last size added that has a feasible config"
         self.statusBar().showMessage(f"a sweep of {len(problems)} sizes, none of them its own problem: showing "
-                                     f"{label}, the size added last; the size box picks another", 15000)
+                                     f"{label}, {which}; the size box picks another", 15000)
 
     def _put_back(self, before: tuple[Any, ...], controls: dict[str, Any] | None) -> None:
         """Undo a switch that failed half-way (see :meth:`_show_loaded`)."""

@@ -167,10 +167,11 @@ class SessionModel:
         if len(self._problems) < 2:
             self.problem_shown = None
         else:
-            # the size `show` and `export` answer for (the session's own problem), else the last measured
+            # the size `show` and `export` answer for (the session's own problem), else the last
+            # measured with a feasible config (one with none opened a sweep on empty charts)
             own = problem_key(session.problem) if session is not None else None
             self.problem_shown = (kept if kept in self._problems else own if own in self._problems
-                                  else next(reversed(self._problems)))
+                                  else self._last_with_a_best(trials))
         self._reset_columns()
         self._ingest(self._shown(trials))
         self.ranking = self._rank()
@@ -217,6 +218,18 @@ class SessionModel:
                 self._own_key = (own, problem_key(own))
             return self._own_key[1]
         return problem_key(trial.problem)
+
+    def _last_with_a_best(self, trials: Sequence[Trial]) -> str:
+        """The size measured last that has a feasible config under the session's objective, else
+        the size measured last."""
+        assert self.session is not None  # (sizes are the open session's)
+        by_size: dict[str, list[Trial]] = {}
+        for trial in trials:
+            by_size.setdefault(self._problem_of(trial), []).append(trial)
+        constraints, weights = self.session.constraints, self.session.weights
+        return next((key for key in reversed(self._problems)
+                     if rank(by_size.get(key, []), constraints, weights).best is not None),
+                    next(reversed(self._problems)))
 
     def _note_problems(self, trials: Sequence[Trial]) -> None:
         """Record the problems of newly seen trials and count them as looked at."""
