@@ -196,9 +196,15 @@ def test_inputs_a_dispatch_cannot_serve_are_refused() -> None:
         plan_dispatch([sweep_recording(SWEEP)], tolerance=-0.1)
     with pytest.raises(WorkbenchError, match="a size dispatch serves one GPU"):
         plan_dispatch([sweep_recording(SWEEP), sweep_recording(SWEEP, device="GPU Y")])
+    # a size where nothing is feasible is left out, said in the notes, so the others still ship;
+    # it refused the whole sweep, with no way around it
     failed = {**SWEEP, 4000: {k: None for k in SWEEP[4000]}}
-    with pytest.raises(WorkbenchError, match="n = 4000: nothing feasible"):
-        plan_dispatch([sweep_recording(failed)])
+    plan = plan_dispatch([sweep_recording(failed)])
+    assert 4000 not in [f.size for r in plan.ranges for f in r.sizes]
+    assert any(note.startswith("n = 4000: nothing feasible") and "left out" in note for note in plan.notes)
+    assert "n = 4000: nothing feasible" in dispatch_c(plan)
+    with pytest.raises(WorkbenchError, match="nothing feasible at any size: n = "):
+        plan_dispatch([sweep_recording({n: {k: None for k in SWEEP[n]} for n in SWEEP})])
     # a grid of sizes over two parameters: refused, saying what to export instead
     from workbench.core.io.dispatch import _size_parameter
 

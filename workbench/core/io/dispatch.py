@@ -203,11 +203,16 @@ def plan_dispatch(
     latency: list[dict[str, float]] = []
     best: list[tuple[str, float]] = []
     configs: dict[str, Config] = {}
-    for key in sizes:
+    # a size where nothing is feasible has no config to pick: it is left out of the cover (said
+    # in the notes), so the sizes that have one still ship; with none left there is nothing to export
+    left_out: list[str] = []
+    for key in list(sizes):
         problem, trials = by_problem[key]
         ranking = rank(trials, constraints, weights)
         if ranking.best is None:
-            raise WorkbenchError(f"{name} = {problem[name]}: nothing feasible ({ranking.summary()})")
+            left_out.append(f"{name} = {problem[name]}: nothing feasible ({ranking.summary()})")
+            sizes.remove(key)
+            continue
         top = float(ranking.score[ranking.best])
         table: dict[str, float] = {}
         lat: dict[str, float] = {}
@@ -221,6 +226,8 @@ def plan_dispatch(
         latency.append(lat)
         best.append((trials[ranking.best].config.id, trials[ranking.best].metric(LATENCY)))
 
+    if not sizes:
+        raise WorkbenchError(f"nothing feasible at any size: {left_out[0]}")
     need = 1.0 / (1.0 + tolerance)
     covers: dict[str, int] = {}
     order: list[str] = []
@@ -269,7 +276,8 @@ def plan_dispatch(
         # a recording's kernel reads its parameters by the names recorded, as the header export writes them
         names_as_recorded=template is None and reads_recorded_names(first),
     )
-    notes = []
+    notes = [f"{why}; left out: the range it falls in serves it with a config that misses the objective "
+             "there, as every config measured there does" for why in left_out]
     if template is not None:  # as the header notes it: a dispatch of an older template's figures
         current = {template.source_hash(), *template.earlier_hashes()}
         stale = [lab for s, lab in zip(sessions, labels) if s.kind == "template" and s.source_hash not in current]
