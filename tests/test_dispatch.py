@@ -268,6 +268,14 @@ def test_c_and_python_pick_the_same_config_and_every_measured_size_is_within_tol
         optimum = min(v for v in sweep[n].values() if v is not None)
         assert sweep[n][(config["block"], config["mode"])] == pytest.approx(optimum)
     assert module["config_for"](1000) == {"block": 32, "mode": "fast"}
+    # a size given as text, None or a flag is a caller's mistake, said as such (it raised "'<' not
+    # supported between str and int", or picked config 0 for True); NumPy's numbers are numbers
+    for wrong in ("4096", None, True):
+        with pytest.raises(TypeError, match="size must be a number"):
+            module["select"](wrong)
+        with pytest.raises(TypeError, match="size must be a number"):
+            plan.select(wrong)
+    assert module["select"](np.int64(1000)) == plan.select(1000)
     assert "per-size dispatch exported by Kernel Tuning Workbench" in header.splitlines()[3]
     # a NaN size is in no range (every comparison with it is false): refused, not the last config
     for select in (module["select"], plan.select):
@@ -359,7 +367,8 @@ def test_hostile_names_and_values_stay_inside_comments_and_literals(tmp_path: Pa
     text = dispatch_py(plan)
     tree = ast.parse(text)
     kinds = [type(node).__name__ for node in tree.body]
-    assert kinds == ["Expr"] + ["Assign"] * 6 + ["FunctionDef"] * 2
+    assert kinds == ["Expr", "Import"] + ["Assign"] * 6 + ["FunctionDef"] * 2  # (the one import: numbers)
+    assert [alias.name for alias in tree.body[1].names] == ["numbers"]
     module = python_module(text)
     assert module["KERNEL"] == HOSTILE and [c["label"] for c in module["CONFIGS"]] == ["safe", "safe"]
     assert "EVIL" not in module and "pwned" not in module

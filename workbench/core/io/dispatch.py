@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,6 +105,8 @@ class DispatchPlan:
 
     def select(self, size: float) -> int:
         """The config index the decision list picks for ``size`` (the generated code's rule)."""
+        if isinstance(size, bool) or not isinstance(size, numbers.Real):
+            raise TypeError(f"size must be a number, got {size!r}")
         if size != size:
             raise ValueError("size is NaN: no range holds it")
         for r in self.ranges:
@@ -581,6 +584,8 @@ def dispatch_py(plan: DispatchPlan) -> str:
         doc,
         '"""',
         "",
+        "import numbers",
+        "",
         f"KERNEL = {plan.kernel!r}",
         f"SIZE_PARAMETER = {plan.parameter!r}",
         f"TOLERANCE = {plan.tolerance!r}",
@@ -592,6 +597,8 @@ def dispatch_py(plan: DispatchPlan) -> str:
         "",
         "def select(size):",
         '    """The index into CONFIGS for ``size``."""',
+        "    if isinstance(size, bool) or not isinstance(size, numbers.Real):  # '4096' or None: a caller's mistake",
+        '        raise TypeError(f"size must be a number, got {size!r}")',
         "    if size != size:  # NaN compares false with every bound and would get the last range",
         '        raise ValueError("size is NaN: no range holds it")',
         "    for upper, index in RANGES:",
