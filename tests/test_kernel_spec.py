@@ -1357,6 +1357,11 @@ def test_an_override_in_the_branch_where_the_macro_is_defined_is_said_beside_the
     assert said("#if defined(M)\nx\n#else\n#define M 4\n#endif\n") == []
     assert said("#if !defined(M) && !defined(N)\n#define M 1\n#define N 2\n#endif\n") == []
     assert said("#if (0)\n#define M 1\n#endif\n#if defined(M)\nx\n#endif\n") == [(4, "tests whether M is defined")]
+    # a test in a later branch is read as one in the first; #elifdef / #elifndef are branches too
+    assert said("#ifdef X\nint a;\n#elif !defined(M)\nint b;\n#endif\n") == [(3, "tests whether M is defined")]
+    assert said("#if !(defined(M))\n#define M 128\n#endif\n") == []
+    assert said("#ifndef M\n#define M 1\n#elifdef X\n#define M 2\n#endif\n") == [(4, "defines M itself")]
+    assert said("#if X\n#elif defined(M)\n#else\n#define M 1\n#endif\n") == []
 
     said = [(m.line, m.problem.split(",")[0]) for m in
             macro_misuses("#ifdef ITEMS\n#undef ITEMS\n#define ITEMS 4\n#endif\n", ["ITEMS"])]
@@ -1373,6 +1378,9 @@ def test_a_restriction_that_cannot_be_computed_for_some_configs_is_said(cli, tmp
     (text, assignment, why), = space.uncomputable()
     assert text == spec["restrictions"][0] and assignment["items"] > 1 and "too large" in why
     assert template_from_spec(SPEC, SOURCE).space().uncomputable() == []  # computable everywhere: nothing said
+    guarded = json.loads(json.dumps(SPEC))  # another restriction rules the failing configs out: the author's guard
+    guarded["restrictions"] = ["items != 2", "block_size % (items - 2) == 0"]
+    assert template_from_spec(guarded, SOURCE).space().uncomputable() == []
     report = check_draft(spec, SOURCE, compile_default=False)
     warning = next(d for d in report.diagnostics if d.field == "restrictions")
     assert warning.severity == "warning" and "cannot be computed for some configs" in warning.message

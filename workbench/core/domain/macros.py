@@ -231,6 +231,7 @@ def _existence_test(condition: str) -> tuple[bool, tuple[str, ...]] | None:
     """A condition that only asks whether macros are defined: ``defined(M)`` (True, (M,)), or
     ``!defined(A) && !defined(B)`` (False, (A, B)); None for any other condition."""
     parts = [_unwrapped(part) for part in _unwrapped(condition).split("&&")]
+    parts = ["!" + _unwrapped(part[1:]) if part.startswith("!") else part for part in parts]  # !(defined(M))
     tests = [_DEFINED_TEST.match(part) for part in parts]
     if not all(tests):
         return None
@@ -250,16 +251,15 @@ def _dead(condition: str) -> bool:
 
 @dataclass
 class _Conditional:
-    """An open ``#if`` / ``#ifdef`` / ``#ifndef`` chain of :func:`macro_misuses`: the macros whose
-    existence its first branch tests, whether that branch is where they are defined, where it is,
-    the macros known not to be defined in the branch being read, and which of the tested macros a
-    branch where they are missing defines (a fallback) or stops on (``#error``, a guard)."""
+    """An open ``#if`` / ``#ifdef`` / ``#ifndef`` chain of :func:`macro_misuses`: each test of a
+    macro's existence in its branches (macro, line, test), the macros known not to be defined in
+    the branch being read and in every branch after those tested for it as defined, and which of
+    the tested macros a branch where they are missing defines (a fallback) or stops on (``#error``,
+    a guard)."""
 
-    macros: tuple[str, ...]
-    present_first: bool
-    line: int
-    test: str
+    tests: list[tuple[str, int, str]] = field(default_factory=list)
     absent: frozenset[str] = frozenset()
+    after: frozenset[str] = frozenset()
     dead: bool = False
     covered: set[str] = field(default_factory=set)
 
@@ -285,47 +285,50 @@ def macro_misuses(source: str, macros: Iterable[str]) -> list[MacroMisuse]:
         return any(frame.dead for frame in frames)
 
     def close(frame: _Conditional) -> None:
-        for macro in frame.macros:
+        for macro, line, test in frame.tests:
             if macro not in frame.covered:
-                found.append(MacroMisuse(macro, frame.line, (
-                    f"tests whether {macro} is defined ({frame.test}), which every config defines (to its value), "
+                found.append(MacroMisuse(macro, line, (
+                    f"tests whether {macro} is defined ({test}), which every config defines (to its value), "
                     f"so the test has one answer for all of them: test its value (#if {macro} ...)")))
 
-    def open_chain(word: str, rest: str, line: int) -> None:
-        if dead():
-            frames.append(_Conditional((), True, line, ""))
-            return
-        if word in ("ifdef", "ifndef"):
-            test: tuple[bool, tuple[str, ...]] | None = (word == "ifdef", tuple(rest.split()[:1]))
-        else:
+    def branch(frame: _Conditional, word: str, rest: str, line: int) -> None:
+        """Read a branch's condition: which macros it is known to lack, and which it tests."""
+        if word in ("ifdef", "ifndef", "elifdef", "elifndef"):
+            test: tuple[bool, tuple[str, ...]] | None = (word.endswith("def") and not word.endswith("ndef"),
+                                                         tuple(rest.split()[:1]))
+        elif word in ("if", "elif"):
             test = _existence_test(rest)
-        tested = tuple(m for m in test[1] if m in wanted) if test is not None else ()
-        present = test[0] if test is not None else True
-        frame = _Conditional(tested, present, line, f"#{word} {rest}", dead=word == "if" and _dead(rest))
-        frame.absent = frozenset(() if present else tested)
-        frames.append(frame)
-        if word == "if" and not tested:
+        else:  # else
+            test = None
+        tested = frozenset(m for m in test[1] if m in wanted) if test is not None else frozenset()
+        frame.tests += [(m, line, f"#{word} {rest}") for m in sorted(tested)]
+        # a branch runs where every earlier test for M as defined failed, and its own negated ones hold
+        frame.absent = frame.after | (tested if test is not None and not test[0] else frozenset())
+        if test is not None and test[0]:
+            frame.after |= tested
+        if word in ("if", "elif") and not tested:
             found.extend(_existence_only(rest, wanted, line, word))
+
+    def open_chain(word: str, rest: str, line: int) -> None:
+        frame = _Conditional(dead=word == "if" and _dead(rest))
+        alive = not dead()
+        frames.append(frame)
+        if alive:
+            branch(frame, word, rest, line)
 
     def next_branch(word: str, rest: str, line: int) -> None:
         frame = frames[-1]
-        # past the first branch of a test for M: reached where M is missing after `#ifdef M`,
-        # where M is defined after `#ifndef M`
-        later = frozenset(frame.macros if frame.present_first else ())
         frame.dead = word == "elif" and _dead(rest)
-        frame.absent = later
-        if word == "elif" and not dead():
-            test = _existence_test(rest)
-            if test is not None and not test[0]:
-                frame.absent = later | {m for m in test[1] if m in wanted}
-            else:
-                found.extend(_existence_only(rest, wanted, line, word))
+        if not dead():
+            branch(frame, word, rest, line)
+        else:
+            frame.absent = frozenset()
 
     for line, word, rest in _directives(source):
         name = rest.split()[0] if rest.split() else ""
         if word in ("ifdef", "ifndef", "if"):
             open_chain(word, rest, line)
-        elif word in ("else", "elif") and frames:
+        elif word in ("else", "elif", "elifdef", "elifndef") and frames:
             next_branch(word, rest, line)
         elif word == "endif" and frames:
             close(frames.pop())
