@@ -202,7 +202,13 @@ def test_inputs_a_dispatch_cannot_serve_are_refused() -> None:
     plan = plan_dispatch([sweep_recording(failed)])
     assert 4000 not in [f.size for r in plan.ranges for f in r.sizes]
     assert any(note.startswith("n = 4000: nothing feasible") and "left out" in note for note in plan.notes)
-    assert "n = 4000: nothing feasible" in dispatch_c(plan)
+    header = dispatch_c(plan)
+    assert "n = 4000: nothing feasible" in header and "for 3 of 4 measured sizes" in header
+    assert "every measured size with a feasible config runs" in header
+    # one feasible size left: no dispatch, and the refusal says how to export that size
+    alone = {n: ({k: None for k in SWEEP[n]} if n != 1000 else SWEEP[n]) for n in SWEEP}
+    with pytest.raises(WorkbenchError, match=r"only n = 1000 has a feasible config .*--at n=1000"):
+        plan_dispatch([sweep_recording(alone)])
     with pytest.raises(WorkbenchError, match="nothing feasible at any size: n = "):
         plan_dispatch([sweep_recording({n: {k: None for k in SWEEP[n]} for n in SWEEP})])
     # a grid of sizes over two parameters: refused, saying what to export instead
@@ -276,6 +282,9 @@ def test_c_and_python_pick_the_same_config_and_every_measured_size_is_within_tol
         with pytest.raises(TypeError, match="size must be a number"):
             plan.select(wrong)
     assert module["select"](np.int64(1000)) == plan.select(1000)
+    from decimal import Decimal
+
+    assert module["select"](Decimal("70000")) == plan.select(70000) == plan.select(Decimal("70000"))
     assert "per-size dispatch exported by Kernel Tuning Workbench" in header.splitlines()[3]
     # a NaN size is in no range (every comparison with it is false): refused, not the last config
     for select in (module["select"], plan.select):
@@ -367,8 +376,8 @@ def test_hostile_names_and_values_stay_inside_comments_and_literals(tmp_path: Pa
     text = dispatch_py(plan)
     tree = ast.parse(text)
     kinds = [type(node).__name__ for node in tree.body]
-    assert kinds == ["Expr", "Import"] + ["Assign"] * 6 + ["FunctionDef"] * 2  # (the one import: numbers)
-    assert [alias.name for alias in tree.body[1].names] == ["numbers"]
+    assert kinds == ["Expr", "Import", "Import"] + ["Assign"] * 6 + ["FunctionDef"] * 2  # (decimal and numbers)
+    assert [alias.name for node in tree.body[1:3] for alias in node.names] == ["decimal", "numbers"]
     module = python_module(text)
     assert module["KERNEL"] == HOSTILE and [c["label"] for c in module["CONFIGS"]] == ["safe", "safe"]
     assert "EVIL" not in module and "pwned" not in module

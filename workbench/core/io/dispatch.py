@@ -31,6 +31,7 @@ Sizes between ranges
 from __future__ import annotations
 
 import dataclasses
+import decimal
 import math
 import numbers
 import shlex
@@ -102,10 +103,12 @@ class DispatchPlan:
     provenance: Provenance  # where the figures come from (see ExportPlan.provenance)
     export: ExportPlan  # for the slot macros (template or recording names)
     notes: list[str] = field(default_factory=list)
+    #: Measured sizes where nothing is feasible: no config of the cover is for them (see the notes).
+    left_out: int = 0
 
     def select(self, size: float) -> int:
         """The config index the decision list picks for ``size`` (the generated code's rule)."""
-        if isinstance(size, bool) or not isinstance(size, numbers.Real):
+        if isinstance(size, bool) or not isinstance(size, (numbers.Real, decimal.Decimal)):
             raise TypeError(f"size must be a number, got {size!r}")
         if size != size:
             raise ValueError("size is NaN: no range holds it")
@@ -155,7 +158,9 @@ def _size_parameter(problems: list[dict[str, Any]], parameter: str | None) -> st
 def _one_size_way(varying: list[str]) -> str:
     """What to export instead from a sweep over several parameters (a grid of sizes)."""
     return (f"export one size's best config with --format header (or json, cuda, cupy) and --at, one per "
-            f"parameter ({' '.join(f'--at {name}=VALUE' for name in varying)}); show --json lists every size's best")
+            f"parameter ({' '.join(f'--at {name}=VALUE' for name in varying)}); show --json lists every size's best; "
+            f"for a dispatch, tune a sweep of one of them with the others fixed (--sizes {varying[0]}=... "
+            f"{' '.join(f'--set {name}=...' for name in varying[1:])})")
 
 
 def plan_dispatch(
@@ -231,6 +236,10 @@ def plan_dispatch(
 
     if not sizes:
         raise WorkbenchError(f"nothing feasible at any size: {left_out[0]}")
+    if len(sizes) == 1:  # one range: no dispatch, a size's config
+        only = by_problem[sizes[0]][0][name]
+        raise WorkbenchError(f"only {name} = {only} has a feasible config ({left_out[0]}); export that size's "
+                             f"config with --format header (or json, cuda, cupy) --at {name}={only}")
     need = 1.0 / (1.0 + tolerance)
     covers: dict[str, int] = {}
     order: list[str] = []
@@ -279,8 +288,8 @@ def plan_dispatch(
         # a recording's kernel reads its parameters by the names recorded, as the header export writes them
         names_as_recorded=template is None and reads_recorded_names(first),
     )
-    notes = [f"{why}; left out: the range it falls in serves it with a config that misses the objective "
-             "there, as every config measured there does" for why in left_out]
+    notes = [f"{why}; left out of the cover: the range it falls in serves it, and no config measured there "
+             "meets the objective" for why in left_out]
     if template is not None:  # as the header notes it: a dispatch of an older template's figures
         current = {template.source_hash(), *template.earlier_hashes()}
         stale = [lab for s, lab in zip(sessions, labels) if s.kind == "template" and s.source_hash not in current]
@@ -307,7 +316,7 @@ def plan_dispatch(
     return DispatchPlan(
         kernel=first.kernel, parameter=name, integer=integer, configs=[configs[c] for c in picked], ranges=ranges,
         tolerance=tolerance, method=method, fixed=fixed, devices=devices, sessions=labels,
-        provenance=export.provenance, export=export, notes=notes,
+        provenance=export.provenance, export=export, notes=notes, left_out=len(left_out),
     )
 
 
@@ -499,12 +508,14 @@ def _comments(plan: DispatchPlan, prefix: str) -> list[str]:
         f"{prefix}device: {_one_line(', '.join(plan.devices))}"
         + provenance_label(plan.provenance),
         f"{prefix}size parameter: {_one_line(plan.parameter)}; other problem parameters: {_one_line(plan.fixed or 'none')}",
-        f"{prefix}tolerance {100 * plan.tolerance:g}%: every measured size runs a config whose score is at least "
+        f"{prefix}tolerance {100 * plan.tolerance:g}%: every measured size"
+        + (" with a feasible config" if plan.left_out else "") + " runs a config whose score is at least "
         f"1/(1+{plan.tolerance:g}) of that size's best (latency alone: at most {100 * plan.tolerance:g}% slower)",
         # after the lines an export is recognised by (so files written before these lines still are)
         f"{prefix}constraints: {_one_line(bounds)}",
         f"{prefix}score weights: {_one_line(weights)}",
-        f"{prefix}{len(plan.configs)} config{'' if len(plan.configs) == 1 else 's'} for {k} measured sizes: "
+        f"{prefix}{len(plan.configs)} config{'' if len(plan.configs) == 1 else 's'} for {k} "
+        + (f"of {k + plan.left_out} " if plan.left_out else "") + "measured sizes: "
         + ("the fewest possible (exact set cover)" if plan.method == "exact" else
            f"greedy set cover (at most {_harmonic(k):.2f} times the fewest)"),
         f"{prefix}between measured sizes a < b with different configs the boundary is the geometric mean sqrt(a*b) "
@@ -584,6 +595,7 @@ def dispatch_py(plan: DispatchPlan) -> str:
         doc,
         '"""',
         "",
+        "import decimal",
         "import numbers",
         "",
         f"KERNEL = {plan.kernel!r}",
@@ -597,7 +609,7 @@ def dispatch_py(plan: DispatchPlan) -> str:
         "",
         "def select(size):",
         '    """The index into CONFIGS for ``size``."""',
-        "    if isinstance(size, bool) or not isinstance(size, numbers.Real):  # '4096' or None: a caller's mistake",
+        "    if isinstance(size, bool) or not isinstance(size, (numbers.Real, decimal.Decimal)):  # '4096', None",
         '        raise TypeError(f"size must be a number, got {size!r}")',
         "    if size != size:  # NaN compares false with every bound and would get the last range",
         '        raise ValueError("size is NaN: no range holds it")',
