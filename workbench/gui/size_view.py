@@ -284,8 +284,11 @@ class SizeView(QWidget):
             self.status.setText(f"one problem size in this session{measured}: nothing to compare across sizes; "
                                 "a sweep (the sizes field, or tune --sizes NAME=V1,V2,...) tunes several")
         else:
-            worst = np.nanmin(np.where(np.eye(len(self.rows), dtype=bool), np.nan, self.matrix)) \
-                if np.isfinite(self.matrix).sum() > len(self.rows) else math.nan
+            # between sizes that have a best: at a size where nothing is feasible every config is 0 %,
+            # which says nothing of how well one size's best serves another
+            has_best = np.array([row.best_config is not None for row in self.rows], dtype=bool)
+            compared = np.where(np.eye(len(self.rows), dtype=bool) | ~has_best[None, :], np.nan, self.matrix)
+            worst = float(np.nanmin(compared)) if np.isfinite(compared).any() else math.nan
             note = f"; worst cross-size fraction {worst:.0%}" if math.isfinite(worst) else ""
             # a stopped sweep's sizes are not all it planned (Start on the session continues it)
             rest = f"; {unfinished}" if unfinished else ""
