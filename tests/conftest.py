@@ -4,6 +4,7 @@ import atexit
 import os
 import shutil
 import signal
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +98,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _import_path_restored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A python benchmark loaded in the test process (an inline run, a backend prepared by a test)
+    puts its folder on the import path, as in the worker it would run in: put back after each test,
+    so no later test imports from a test's folder (a ``bench.py`` there shadowed the repository's
+    ``bench`` scripts)."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
 
 
 @pytest.fixture

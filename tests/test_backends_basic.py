@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from pathlib import Path
@@ -604,3 +605,24 @@ def test_a_run_whose_workers_are_slow_to_start_says_it_waits_for_them(tmp_path, 
     assert done.returncode == 0, done.stderr
     waits = [line for line in done.stderr.splitlines() if "for the workers to start" in line]
     assert waits and waits[0].startswith("[0/2] waiting ") and "python benchmark's module" in waits[0]
+
+
+def test_a_benchmark_imports_the_modules_beside_it_not_the_workbenchs_folders(cli, tmp_path: Path) -> None:
+    """``import helper`` beside the benchmark was not found (the workers' import path is the
+    workbench's), and ``import bench`` took the workbench checkout's own ``bench/`` folder instead of
+    the person's package of that name: code the person did not name ran."""
+    (tmp_path / "helper.py").write_text("def base():\n    return 1.5\n")
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "__init__.py").write_text("OWN = 'mine'\n")
+    (tmp_path / "uses_neighbours.py").write_text(
+        "import bench\nimport helper\n"
+        "SPACE = {'x': [1, 2]}\n"
+        "def measure(config):\n"
+        "    return {'latency_ms': helper.base() + config['x'], 'own': float(getattr(bench, 'OWN', '') == 'mine')}\n")
+    out = tmp_path / "n.json"
+    done = cli("tune", tmp_path / "uses_neighbours.py", "--backend", "python", "--strategy", "grid", "--budget", "2",
+               "--quiet", "--out", out)
+    assert done.returncode == 0, done.stderr
+    trials = json.loads(out.read_text())["trials"]
+    assert [t["metrics"]["latency_ms"] for t in trials] == [2.5, 3.5]
+    assert all(t["metrics"]["own"] == 1.0 for t in trials)

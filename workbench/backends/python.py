@@ -60,7 +60,16 @@ def _path_of(spec: BackendSpec) -> str:
 
 
 def load_module(path: str) -> ModuleType:
-    """Import a benchmark module from its file under a private name (never shadows real modules)."""
+    """Import a benchmark module from its file under a private name (never shadows real modules).
+
+    Its own folder goes first on the import path, as ``python bench.py`` puts it: a module beside
+    the benchmark (``import helper``) was not found, and one named like a folder of the workbench's
+    checkout (``import bench``) was taken from there instead of the person's own. Only the
+    processes that run benchmarks load them (workers, the declarations reader), never the
+    workbench's own process."""
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     digest = hashlib.sha1(path.encode()).hexdigest()[:10]
     name = f"_workbench_bench_{digest}"
     module_spec = file_module_spec(name, path)
