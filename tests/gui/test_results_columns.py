@@ -148,3 +148,23 @@ def test_the_verdict_columns_are_narrow_until_a_trial_fails_or_misses_a_constrai
     qtbot.wait(10)
     assert results.view.columnWidth(table.column_of("feasible")) >= wide
     assert results.view.columnWidth(table.column_of("status")) == widths["status"]  # every status still "ok"
+
+
+def test_a_metric_or_slot_named_like_another_column_gets_a_heading_of_its_own(window, cli, tmp_path):
+    """A benchmark reporting ``score``, ``status`` and a figure named like its slot made two columns
+    of one heading, one the workbench's: "feasible: yes" beside "feasible: 0"."""
+    bench = tmp_path / "collide.py"
+    bench.write_text("SPACE = {'block': [1, 2, 3], 'id': [0]}\n"
+                     "def measure(config):\n"
+                     "    return {'latency_ms': 1.0 + config['block'], 'block': 99.0, 'status': 5.0, 'score': 1e6,\n"
+                     "            'feasible': 0.0}\n")
+    path = tmp_path / "collide.json"
+    assert cli("tune", bench, "--backend", "python", "--budget", "3", "--quiet", "--out", path).returncode == 0
+    window.open_session(path)
+    table = window.results.table_model
+    titles = [table.headerData(c, Qt.Orientation.Horizontal) for c in range(table.columnCount())]
+    assert len(titles) == len(set(titles)), titles
+    for key, title in (("score", "score"), ("status", "status"), ("slot:id", "id (slot)"), ("slot:block", "block"),
+                       ("metric:block", "block (metric)"), ("metric:score", "score (metric)"),
+                       ("metric:status", "status (metric)"), ("metric:feasible", "feasible (metric)")):
+        assert table.headerData(table.column_of(key), Qt.Orientation.Horizontal) == title

@@ -56,6 +56,13 @@ def reported_metrics(trials: Iterable[Trial], known: Iterable[str] = ()) -> list
     return found
 
 
+def _distinct(title: str, taken: set[str], kind: str) -> str:
+    """``title``, or ``title (kind)`` when another column has it: a benchmark's own metric named
+    ``score`` or ``status``, or a slot named ``id``, made two columns of one heading, one of them
+    the workbench's ("feasible: yes" beside "feasible: 0")."""
+    return f"{title} ({kind})" if title in taken else title
+
+
 def metric_heading(name: str) -> str:
     """A metric's column title: its label, or its name with the unit the registry gives it."""
     label = metric_label(name)
@@ -174,14 +181,18 @@ class TrialTableModel(QAbstractTableModel):
     def _on_session_changed(self) -> None:
         self.beginResetModel()
         self._rows = self.model.n
-        columns = [("index", "#"), ("metric:latency_ms", metric_label("latency_ms")), ("score", "score"),
-                   ("feasible", "feasible"), ("status", "status")]
-        columns += [("slot:" + s, s) for s in self.model.slot_names]
+        fixed = [("index", "#"), ("metric:latency_ms", metric_label("latency_ms")), ("score", "score"),
+                 ("feasible", "feasible"), ("status", "status")]
+        ends = [("message", "message"), ("id", "id")]
+        taken = {title for _, title in fixed + ends}
+        columns = list(fixed)
+        columns += [("slot:" + s, _distinct(s, taken, "slot")) for s in self.model.slot_names]
         columns += [("spread", "noise ±%")]
         columns += [("metric:" + m, metric_label(m)) for m in TABLE_METRICS]
         self.own_metrics = reported_metrics(self.model.trials)
-        columns += [("metric:" + m, metric_heading(m)) for m in self.own_metrics]
-        columns += [("message", "message"), ("id", "id")]
+        taken = {title for _, title in columns + ends}
+        columns += [("metric:" + m, _distinct(metric_heading(m), taken, "metric")) for m in self.own_metrics]
+        columns += ends
         self._columns = columns
         self.endResetModel()
 
@@ -190,7 +201,8 @@ class TrialTableModel(QAbstractTableModel):
         if fresh:
             at = self.column_of("message")
             self.beginInsertColumns(QModelIndex(), at, at + len(fresh) - 1)
-            self._columns[at:at] = [("metric:" + m, metric_heading(m)) for m in fresh]
+            taken = {title for _, title in self._columns}
+            self._columns[at:at] = [("metric:" + m, _distinct(metric_heading(m), taken, "metric")) for m in fresh]
             self.own_metrics += fresh
             self.endInsertColumns()
         if stop <= self._rows:
