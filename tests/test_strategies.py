@@ -382,6 +382,23 @@ def test_tpe_is_told_feasible_then_infeasible_then_failed(space, mode):
         assert told[0] < told[2] and told[1] < told[2] == FAILURE_VALUE
 
 
+def test_constrained_tpe_is_told_a_failure_misses_every_bound_by_more_than_any_measurement(space):
+    """Optuna ranks infeasible trials by their summed violation: a failure told the violation of a
+    metric it did not report (1, a miss of 100 %) ranked ahead of every config more than 100 % over
+    a latency limit, and the search went where configs fail (22 of 60 failed on a recording)."""
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.search_objective import Objective
+
+    tpe = create_strategy("tpe", space, seed=0, constraints="optuna")
+    tpe.set_objective(Objective(Constraints(max_latency_ms=0.3)))
+    configs = list(space)[:2]
+    over = Trial(0, configs[0], Measurement(Status.OK, metrics={"latency_ms": 0.9}))  # 200 % over
+    failed = Trial(1, configs[1], Measurement(Status.RUNTIME_ERROR, message="launch failed"))
+    tpe.tell([over, failed])
+    (_, measured), (_, broken) = tpe._told_value(over), tpe._told_value(failed)
+    assert measured["constraints"] == [pytest.approx(2.0)] and broken["constraints"][0] > 1e90
+
+
 @pytest.mark.parametrize("mode", ["penalty", "optuna", "ignore"])
 def test_tpe_searching_a_front_is_told_its_constraints_in_every_mode_but_ignore(space, mode):
     """With several objectives 'penalty' told TPE the raw values and no constraint values, as
@@ -404,6 +421,9 @@ def test_tpe_searching_a_front_is_told_its_constraints_in_every_mode_but_ignore(
         assert max(near) < min(far) and max(far) < min(failed) == FAILURE_VALUE  # graded, failures last
     elif mode == "optuna":
         assert [attrs["constraints"][0] > 0 for _, attrs in told[:3]] == [False, True, True]
+        # a failure violates every bound by more than any measured miss (a miss of 100 % it was told
+        # looked nearer the feasible region than a config 100 % over the limit)
+        assert told[3][1]["constraints"][0] > 1e90 > max(attrs["constraints"][0] for _, attrs in told[:3])
     else:
         assert [values for values, _ in told[:3]] == [[3.0, 32.0], [1.0, 44.0], [0.5, 80.0]] and not told[0][1]
 

@@ -37,6 +37,11 @@ from workbench.search.base import Option
 #: What a failed evaluation is worth to TPE: worse than every feasible cost (below 1e99) and every
 #: infeasible one (``INFEASIBLE`` times one plus the miss), still a finite number.
 FAILURE_VALUE = INFEASIBLE * 1e100
+#: What a failed evaluation violates each bound by, for Optuna's constrained TPE (which ranks
+#: infeasible trials by their summed violation): more than any measured miss. A failure told the
+#: violation of a metric it did not report (1: a miss of 100 %) looked nearer the feasible region
+#: than every config missing a latency bound by more, and the search went where configs fail.
+FAILURE_VIOLATION = 1e100
 #: The most values a slot may have and still be a categorical distribution (see the module docstring).
 CATEGORICAL_LIMIT = 1024
 #: The user attribute holding a trial's constraint values for Optuna's ``constraints_func``.
@@ -154,7 +159,7 @@ class TPE(IndexedStrategy):
                 return values, {}
             if not self._constrained() or self.options["constraints"] == "ignore":
                 return values, {}
-            return values, {CONSTRAINTS_ATTR: [float(v) for v in full.violations(trial)]}
+            return values, {CONSTRAINTS_ATTR: self._violations(full, trial)}
         if not self._constrained():  # the graded cost: infeasible behind feasible, failures last
             score = self.scores[trial.config.id]
             return (FAILURE_VALUE if not math.isfinite(score) else score), {}
@@ -163,7 +168,15 @@ class TPE(IndexedStrategy):
         value = value if math.isfinite(value) else FAILURE_VALUE
         if self.options["constraints"] == "ignore":
             return value, {}  # constraints only filter the result afterwards
-        return value, {CONSTRAINTS_ATTR: [float(v) for v in full.violations(trial)]}
+        return value, {CONSTRAINTS_ATTR: self._violations(full, trial)}
+
+    @staticmethod
+    def _violations(full: Objective, trial: Trial) -> list[float]:
+        """A trial's constraint values for Optuna: its misses, or :data:`FAILURE_VIOLATION` on every
+        bound for a failure (an aborted candidate's latency bound is a measured miss)."""
+        if not trial.ok and trial.status is not Status.ABORTED:
+            return [FAILURE_VIOLATION] * len(full.violations(trial))
+        return [float(v) for v in full.violations(trial)]
 
     # --- translation -------------------------------------------------------------------------
     def _params(self, config: Config) -> dict[str, Any]:
