@@ -109,8 +109,12 @@ def test_switching_strategy_and_back_restores_the_options_it_had(tmp_path: Path)
     stored = load_session(out).strategy
     assert stored["name"] == "annealing" and stored["options"]["cooling"] == 0.8
     assert set(stored["earlier_options"]) == {"local"}  # annealing's moved back to the running strategy's place
-    resume_run(out, RunRequest(kernel=TRIVIAL, strategy="annealing", strategy_options={}, budget=1)).run()
-    assert load_session(out).strategy["options"]["cooling"] == 0.9  # named options (none) win over the kept ones
+    # options given are laid over the kept ones: one --option on a continued session dropped the
+    # others it had set, unsaid
+    resume_run(out, RunRequest(kernel=TRIVIAL, strategy="annealing", strategy_options={"t_start": 0.5},
+                               budget=1)).run()
+    options = load_session(out).strategy["options"]
+    assert options["cooling"] == 0.8 and options["t_start"] == 0.5
     assert len(load_session(out).trials) == 11
 
 
