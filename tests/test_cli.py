@@ -310,10 +310,23 @@ def test_show_says_how_the_trials_were_searched(cli, tmp_path: Path) -> None:
     assert set(search["options_ignored"]) == {"bogus", "mutation"} and "bogus" not in search["options_changed"]
     line = next(x for x in cli("show", edited).stdout.splitlines() if x.startswith("search"))
     assert "ignored (a run takes the default): bogus=1, mutation='lots'" in line
+    # values that clash with each other (tournament above population) were listed as changed,
+    # while a continued run takes their defaults
+    doc["strategy"]["options"] = {**{k: v for k, v in doc["strategy"]["options"].items() if k not in ("bogus", "mutation")},
+                                  "tournament": 17, "population": 16}
+    edited.write_text(json.dumps(doc))
+    search = show_json(edited, cli=cli)["search"]
+    assert {"tournament", "population"} & set(search["options_ignored"]) and "tournament" not in search["options_changed"]
+    assert "does not go together" in search["options_ignored"][next(iter({"tournament", "population"}
+                                                                          & set(search["options_ignored"])))]
     doc["strategy"]["name"] = "nosuch"
     edited.write_text(json.dumps(doc))
     assert "not a strategy of this version" in next(
         x for x in cli("show", edited).stdout.splitlines() if x.startswith("search"))
+    unpruned = tmp_path / "p1.json"  # a fraction of 1 prunes nothing: not said to be pruned
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--prune", "1", "--budget", "2",
+               "--executor", "inline", "--quiet", "--out", unpruned).returncode == 0
+    assert "pruned" not in next(x for x in cli("show", unpruned).stdout.splitlines() if x.startswith("search"))
     imported = tmp_path / "kt.json"  # an imported recording was searched by nobody here
     assert cli("import-kt", FIXTURES / "kt_cache_small.json", "--out", imported).returncode == 0
     assert show_json(imported, cli=cli)["search"]["strategy"] is None

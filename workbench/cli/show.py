@@ -308,6 +308,15 @@ def _search_of(session: Any) -> dict[str, Any]:
             declared[key].check(value)
         except ValueError as exc:
             ignored[key] = f"{key} must be {exc}"
+    if known:  # values that clash with each other: a continued run takes their defaults too
+        from workbench.runner.controller import usable_stored_options
+
+        usable, _notes = usable_stored_options(str(name), options)
+        cls = strategy_class(str(name))
+        conflict = cls.options_conflict({**defaults, **options}) if set(usable) != set(options) - set(ignored) else None
+        for key in sorted(set(options) - set(usable) - set(ignored)):
+            ignored[key] = f"does not go together with the others ({conflict.message})" if conflict else \
+                "does not go together with the others"
     run = session.run
     return {
         "strategy": name,
@@ -337,7 +346,7 @@ def _search_line(search: Mapping[str, Any]) -> str | None:
     if search.get("options_ignored"):
         parts.append("ignored (a run takes the default): " + ", ".join(
             f"{k}={search['options'][k]!r}" for k in sorted(search["options_ignored"])))
-    if search.get("prune_keep") is not None:
+    if search.get("prune_keep") is not None and search["prune_keep"] < 1:  # (a fraction of 1 prunes nothing)
         parts.append(f"pruned to {search['prune_keep']:g} by the cost model")
     if search.get("patience") is not None:
         parts.append(f"stop after {search['patience']} evaluations without progress")
