@@ -319,6 +319,10 @@ def test_show_says_how_the_trials_were_searched(cli, tmp_path: Path) -> None:
     assert {"tournament", "population"} & set(search["options_ignored"]) and "tournament" not in search["options_changed"]
     assert "does not go together" in search["options_ignored"][next(iter({"tournament", "population"}
                                                                           & set(search["options_ignored"])))]
+    doc["strategy"]["options"].update(population="lots")  # a wrong type beside a clash: said, no traceback
+    edited.write_text(json.dumps(doc))
+    shown = cli("show", edited)
+    assert shown.returncode == 0 and "population='lots'" in shown.stdout, shown.stderr
     doc["strategy"]["name"] = "nosuch"
     edited.write_text(json.dumps(doc))
     assert "not a strategy of this version" in next(

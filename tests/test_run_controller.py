@@ -109,13 +109,28 @@ def test_switching_strategy_and_back_restores_the_options_it_had(tmp_path: Path)
     stored = load_session(out).strategy
     assert stored["name"] == "annealing" and stored["options"]["cooling"] == 0.8
     assert set(stored["earlier_options"]) == {"local"}  # annealing's moved back to the running strategy's place
-    # options given are laid over the kept ones: one --option on a continued session dropped the
-    # others it had set, unsaid
-    resume_run(out, RunRequest(kernel=TRIVIAL, strategy="annealing", strategy_options={"t_start": 0.5},
-                               budget=1)).run()
-    options = load_session(out).strategy["options"]
-    assert options["cooling"] == 0.8 and options["t_start"] == 0.5
+    resume_run(out, RunRequest(kernel=TRIVIAL, strategy="annealing", strategy_options={}, budget=1)).run()
+    assert load_session(out).strategy["options"]["cooling"] == 0.9  # named options (none) win over the kept ones
     assert len(load_session(out).trials) == 11
+
+
+def test_resume_with_one_option_keeps_the_others_the_session_set(cli, tmp_path: Path) -> None:
+    """``tune --resume --option X=...`` ran with only X set: every other option the session had set
+    went back to its default, unsaid. A stored value that clashes with one given takes its default
+    and says so (the run refused the pair, blaming an option the person had not named)."""
+    out = tmp_path / "g.json"
+    assert cli("tune", TRIVIAL, "--strategy", "genetic", "--option", "population=4", "--option", "tournament=4",
+               "--option", "elite=1", "--budget", "2", "--quiet", "--out", out).returncode == 0
+    done = cli("tune", TRIVIAL, "--resume", out, "--option", "mutation=0.3", "--budget", "1", "--quiet")
+    assert done.returncode == 0, done.stderr
+    options = load_session(out).strategy["options"]
+    assert (options["population"], options["tournament"], options["elite"], options["mutation"]) == (4, 4, 1, 0.3)
+    done = cli("tune", TRIVIAL, "--resume", out, "--option", "population=3", "--budget", "1", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert "this session's tournament=4 of strategy 'genetic' does not go with the options given" in done.stderr
+    options = load_session(out).strategy["options"]
+    assert options["population"] == 3 and options["elite"] == 1 and options["mutation"] == 0.3
+    assert options["tournament"] <= 3
 
 
 def test_stored_options_this_version_cannot_take_fall_back_to_defaults_with_a_warning(cli, tmp_path: Path) -> None:

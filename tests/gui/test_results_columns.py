@@ -154,10 +154,10 @@ def test_a_metric_or_slot_named_like_another_column_gets_a_heading_of_its_own(wi
     """A benchmark reporting ``score``, ``status`` and a figure named like its slot made two columns
     of one heading, one the workbench's: "feasible: yes" beside "feasible: 0"."""
     bench = tmp_path / "collide.py"
-    bench.write_text("SPACE = {'block': [1, 2, 3], 'id': [0]}\n"
+    bench.write_text("SPACE = {'block': [1, 2, 3], 'id': [0], 'quality': [5]}\n"
                      "def measure(config):\n"
                      "    return {'latency_ms': 1.0 + config['block'], 'block': 99.0, 'status': 5.0, 'score': 1e6,\n"
-                     "            'feasible': 0.0}\n")
+                     "            'feasible': 0.0, 'quality': 0.9}\n")
     path = tmp_path / "collide.json"
     assert cli("tune", bench, "--backend", "python", "--budget", "3", "--quiet", "--out", path).returncode == 0
     window.open_session(path)
@@ -166,5 +166,6 @@ def test_a_metric_or_slot_named_like_another_column_gets_a_heading_of_its_own(wi
     assert len(titles) == len(set(titles)), titles
     for key, title in (("score", "score"), ("status", "status"), ("slot:id", "id (slot)"), ("slot:block", "block"),
                        ("metric:block", "block (metric)"), ("metric:score", "score (metric)"),
-                       ("metric:status", "status (metric)"), ("metric:feasible", "feasible (metric)")):
+                       ("metric:status", "status (metric)"), ("metric:feasible", "feasible (metric)"),
+                       ("slot:quality", "quality (slot)"), ("metric:quality", "quality")):
         assert table.headerData(table.column_of(key), Qt.Orientation.Horizontal) == title

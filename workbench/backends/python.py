@@ -68,7 +68,9 @@ def load_module(path: str) -> ModuleType:
     processes that run benchmarks load them (workers, the declarations reader), never the
     workbench's own process."""
     folder = os.path.dirname(path)
-    if folder not in sys.path:
+    if sys.path[:1] != [folder]:
+        if folder in sys.path:
+            sys.path.remove(folder)
         sys.path.insert(0, folder)
     digest = hashlib.sha1(path.encode()).hexdigest()[:10]
     name = f"_workbench_bench_{digest}"

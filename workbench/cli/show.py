@@ -311,11 +311,10 @@ def _search_of(session: Any) -> dict[str, Any]:
     if known:  # values that clash with each other: a continued run takes their defaults too
         from workbench.runner.controller import usable_stored_options
 
-        usable, _notes = usable_stored_options(str(name), options)
-        cls = strategy_class(str(name))
-        conflict = cls.options_conflict({**defaults, **options}) if set(usable) != set(options) - set(ignored) else None
+        usable, notes = usable_stored_options(str(name), options)  # (as the run reads them: checked first)
+        clash = next((note.split("(", 1)[1].rsplit(")", 1)[0] for note in notes if "do not go together" in note), "")
         for key in sorted(set(options) - set(usable) - set(ignored)):
-            ignored[key] = f"does not go together with the others ({conflict.message})" if conflict else \
+            ignored[key] = f"does not go together with the others ({clash})" if clash else \
                 "does not go together with the others"
     run = session.run
     return {

@@ -92,17 +92,25 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
     from workbench.runner.controller import RunRequest
     from workbench.runner.executors import parse_devices
 
+    there = continued is not None and (Path(continued).exists() or has_journal(continued))
+    base = load_session(continued) if continued is not None and there and (objective_flags_given(args) or args.option) \
+        else None
     if continued is None:
         constraints, weights = objective_from_args(args)
-    elif objective_flags_given(args) and (Path(continued).exists() or has_journal(continued)):
-        constraints, weights = objective_from_args(args, load_session(continued), continued)
+    elif base is not None and objective_flags_given(args):
+        constraints, weights = objective_from_args(args, base, continued)
     else:
         constraints, weights = None, None
+    options = parse_assignments(args.option, "--option") if args.option else None
+    if options is not None and base is not None:
+        options, notes = options_over_stored(options, base, args.strategy)
+        for note in notes:
+            print(f"warning: {printable(note)}", file=sys.stderr)
     return RunRequest(
         kernel=args.kernel, backend=args.backend, replay=args.replay, kernel_dirs=tuple(args.kernel_dir),
         problem=parse_assignments(args.set, "--set") if args.set else None, gpu_model=args.gpu_model,
         noise=args.noise, strategy=args.strategy,
-        strategy_options=parse_assignments(args.option, "--option") if args.option else None,
+        strategy_options=options,
         seed=args.seed, constraints=constraints, weights=weights, budget=args.budget,
         time_limit_s=args.time_limit, patience=args.patience, prune_keep=args.prune, workers=args.workers,
         executor=args.executor, ray_address=args.ray_address,
@@ -113,6 +121,40 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
         backend_options={**({"compile": RESOURCE_MODES[args.resources]} if args.resources else {}),
                          **({"delay_s": args.delay} if args.delay is not None else {})},
     )
+
+
+def options_over_stored(given: dict[str, Any], session: Any, strategy: str | None) -> tuple[dict[str, Any], list[str]]:
+    """``--option``s on a continued session, laid over the session's own options of that strategy
+    (its current one, or one it ran before and switches back to): one ``--option`` dropped the
+    others the session had set, unsaid. A stored value this version cannot take, or one that
+    clashes with an option given (``tournament=4`` kept beside ``--option population=3``), takes
+    its default, said in a note each; what the given ones are is checked by the run as ever."""
+    from workbench.runner.controller import usable_stored_options
+    from workbench.search.base import STRATEGIES, strategy_class
+
+    info = session.strategy if isinstance(session.strategy, dict) else {}
+    name = strategy or info.get("name")
+    if not isinstance(name, str) or name not in STRATEGIES:
+        return given, []
+    stored = info.get("options") if name == info.get("name") else (info.get("earlier_options") or {}).get(name)
+    usable, notes = usable_stored_options(name, {k: v for k, v in dict(stored or {}).items() if k not in given})
+    cls = strategy_class(name)
+    declared = {option.name: option for option in cls.OPTIONS}
+    try:
+        checked = {k: declared[k].check(v) for k, v in given.items()}
+    except (KeyError, ValueError):  # a given option the run refuses anyway: no clash to resolve
+        return {**usable, **given}, notes
+    defaults = {option.name: option.default for option in cls.OPTIONS}
+    while usable:
+        conflict = cls.options_conflict({**defaults, **usable, **checked})
+        clashing = sorted(n for n in conflict.options if n in usable) if conflict is not None else []
+        if not clashing:  # none, or the given options among themselves: the run's check says so
+            break
+        notes.append(f"this session's {', '.join(f'{n}={usable[n]!r}' for n in clashing)} of strategy {name!r} "
+                     f"does not go with the options given ({conflict.message if conflict else ''}); "
+                     f"{', '.join(clashing)} take{'s' if len(clashing) == 1 else ''} the default")
+        usable = {k: v for k, v in usable.items() if k not in clashing}
+    return {**usable, **given}, notes
 
 
 def _continued_by_journal(args: argparse.Namespace) -> None:

@@ -57,10 +57,13 @@ def reported_metrics(trials: Iterable[Trial], known: Iterable[str] = ()) -> list
 
 
 def _distinct(title: str, taken: set[str], kind: str) -> str:
-    """``title``, or ``title (kind)`` when another column has it: a benchmark's own metric named
-    ``score`` or ``status``, or a slot named ``id``, made two columns of one heading, one of them
-    the workbench's ("feasible: yes" beside "feasible: 0")."""
-    return f"{title} ({kind})" if title in taken else title
+    """``title``, or ``title (kind)`` when another column has it, taken for this column either way:
+    a benchmark's own metric named ``score`` or ``status``, or a slot named ``id`` or ``quality``,
+    made two columns of one heading, one of them the workbench's ("feasible: yes" beside
+    "feasible: 0")."""
+    shown = f"{title} ({kind})" if title in taken else title
+    taken.add(shown)
+    return shown
 
 
 def metric_heading(name: str) -> str:
@@ -183,17 +186,13 @@ class TrialTableModel(QAbstractTableModel):
         self._rows = self.model.n
         fixed = [("index", "#"), ("metric:latency_ms", metric_label("latency_ms")), ("score", "score"),
                  ("feasible", "feasible"), ("status", "status")]
+        middle = [("spread", "noise ±%")] + [("metric:" + m, metric_label(m)) for m in TABLE_METRICS]
         ends = [("message", "message"), ("id", "id")]
-        taken = {title for _, title in fixed + ends}
-        columns = list(fixed)
-        columns += [("slot:" + s, _distinct(s, taken, "slot")) for s in self.model.slot_names]
-        columns += [("spread", "noise ±%")]
-        columns += [("metric:" + m, metric_label(m)) for m in TABLE_METRICS]
+        taken = {title for _, title in fixed + middle + ends}  # the workbench's own columns keep their titles
+        slots = [("slot:" + s, _distinct(s, taken, "slot")) for s in self.model.slot_names]
         self.own_metrics = reported_metrics(self.model.trials)
-        taken = {title for _, title in columns + ends}
-        columns += [("metric:" + m, _distinct(metric_heading(m), taken, "metric")) for m in self.own_metrics]
-        columns += ends
-        self._columns = columns
+        own = [("metric:" + m, _distinct(metric_heading(m), taken, "metric")) for m in self.own_metrics]
+        self._columns = fixed + slots + middle + own + ends
         self.endResetModel()
 
     def _on_trials_added(self, start: int, stop: int) -> None:

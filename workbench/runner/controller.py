@@ -756,16 +756,15 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         raise WorkbenchError(template=f"{{objectives}}{stored}: strategy {quoted(repr(strategy_name))} searches one score; "
                                       f"use {{strategy:{', '.join(multi)}}}, or {{objectives:none}} to search one score")
     seed = request.seed if request.seed is not None else int(strategy_info.get("seed") or 0)
-    if strategy_name == strategy_info.get("name"):
-        raw_options: Mapping[str, Any] = dict(strategy_info.get("options") or {})
+    if request.strategy_options is not None:
+        raw_options: Mapping[str, Any] = request.strategy_options
+    elif strategy_name == strategy_info.get("name"):
+        raw_options = dict(strategy_info.get("options") or {})
     else:  # switching back to a strategy this session ran before restores its options
         raw_options = dict((strategy_info.get("earlier_options") or {}).get(strategy_name) or {})
-    # the session's own, but for those given: what this version cannot take falls back; the options
-    # given are laid over them (one --option on a continued session dropped the others it had set)
-    given = dict(request.strategy_options or {})
-    raw_options, dropped = usable_stored_options(strategy_name, {k: v for k, v in raw_options.items() if k not in given})
-    raw_options = {**raw_options, **given}
-    notes += dropped
+    if request.strategy_options is None:  # the session's own: what this version cannot take falls back
+        raw_options, dropped = usable_stored_options(strategy_name, raw_options)
+        notes += dropped
     options = strategy_class(strategy_name).validate_options(dict(raw_options))
 
     recorded = session.run if session is not None else RunSettings()
