@@ -137,23 +137,13 @@ def options_over_stored(given: dict[str, Any], session: Any, strategy: str | Non
     if not isinstance(name, str) or name not in STRATEGIES:
         return given, []
     stored = info.get("options") if name == info.get("name") else (info.get("earlier_options") or {}).get(name)
-    usable, notes = usable_stored_options(name, {k: v for k, v in dict(stored or {}).items() if k not in given})
-    cls = strategy_class(name)
-    declared = {option.name: option for option in cls.OPTIONS}
+    declared = {option.name: option for option in strategy_class(name).OPTIONS}
     try:
-        checked = {k: declared[k].check(v) for k, v in given.items()}
+        checked: dict[str, Any] | None = {k: declared[k].check(v) for k, v in given.items()}
     except (KeyError, ValueError):  # a given option the run refuses anyway: no clash to resolve
-        return {**usable, **given}, notes
-    defaults = {option.name: option.default for option in cls.OPTIONS}
-    while usable:
-        conflict = cls.options_conflict({**defaults, **usable, **checked})
-        clashing = sorted(n for n in conflict.options if n in usable) if conflict is not None else []
-        if not clashing:  # none, or the given options among themselves: the run's check says so
-            break
-        notes.append(f"this session's {', '.join(f'{n}={usable[n]!r}' for n in clashing)} of strategy {name!r} "
-                     f"does not go with the options given ({conflict.message if conflict else ''}); "
-                     f"{', '.join(clashing)} take{'s' if len(clashing) == 1 else ''} the default")
-        usable = {k: v for k, v in usable.items() if k not in clashing}
+        checked = None
+    usable, notes = usable_stored_options(name, {k: v for k, v in dict(stored or {}).items() if k not in given},
+                                          checked)
     return {**usable, **given}, notes
 
 

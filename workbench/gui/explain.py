@@ -45,11 +45,8 @@ def _shown(name: str) -> str:
 
 
 def _fraction(value: float, peak: Any) -> float:
-    try:
-        peak = float(peak)
-    except (TypeError, ValueError):
-        return math.nan
-    return value / peak if math.isfinite(value) and peak > 0 else math.nan
+    peak = _peak(peak)
+    return value / peak if math.isfinite(value) and math.isfinite(peak) else math.nan
 
 
 def _peak(value: Any) -> float:

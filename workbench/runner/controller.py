@@ -841,10 +841,12 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     return run
 
 
-def usable_stored_options(strategy_name: str, stored: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def usable_stored_options(strategy_name: str, stored: Mapping[str, Any],
+                          given: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], list[str]]:
     """The options a session recorded for ``strategy_name`` that this version's strategy takes,
     and a note for each one it does not (an option since removed or renamed, a value outside its
-    range now): those run with their default.
+    range now, one that clashes with another, or with one of ``given``: options a person gives
+    beside them, already checked, which win): those run with their default.
 
     Why: a session records every option's value, defaults included, so without this one option
     removed from a strategy would make every session saved before unable to continue. Options a
@@ -865,15 +867,23 @@ def usable_stored_options(strategy_name: str, stored: Mapping[str, Any]) -> tupl
         except ValueError as exc:
             notes.append(f"this session's option {name}={shown_value(value)} of strategy {strategy_name!r} must be {exc}; "
                          f"its default {option.default!r} is used")
+    given = dict(given or {})
     while usable:  # values that clash with each other: those the clash names take their defaults
-        resolved = {**{option.name: option.default for option in cls.OPTIONS}, **usable}
+        resolved = {**{option.name: option.default for option in cls.OPTIONS}, **usable, **given}
         conflict = cls.options_conflict(resolved)
         if conflict is None:
             break
-        dropped = sorted(name for name in conflict.options if name in usable) or sorted(usable)
-        notes.append(f"this session's options of strategy {strategy_name!r} do not go together "
-                     f"({conflict.message}); {', '.join(dropped)} take{'s' if len(dropped) == 1 else ''} "
-                     f"the default")
+        dropped = sorted(name for name in conflict.options if name in usable)
+        if not dropped and given:  # the given ones clash among themselves: the run's check says so
+            break
+        dropped = dropped or sorted(usable)
+        takes = f"{', '.join(dropped)} take{'s' if len(dropped) == 1 else ''} the default"
+        if given:
+            notes.append(f"this session's {', '.join(f'{n}={usable[n]!r}' for n in dropped)} of strategy "
+                         f"{strategy_name!r} does not go with the options given ({conflict.message}); {takes}")
+        else:
+            notes.append(f"this session's options of strategy {strategy_name!r} do not go together "
+                         f"({conflict.message}); {takes}")
         usable = {name: value for name, value in usable.items() if name not in dropped}
     return usable, notes
 
