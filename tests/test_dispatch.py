@@ -211,6 +211,12 @@ def test_inputs_a_dispatch_cannot_serve_are_refused() -> None:
         plan_dispatch([sweep_recording(alone)])
     with pytest.raises(WorkbenchError, match="nothing feasible at any size: n = "):
         plan_dispatch([sweep_recording({n: {k: None for k in SWEEP[n]} for n in SWEEP})])
+    # an integer size a C long long cannot hold: the header's literal was ill-formed C; the
+    # Python variant serves it
+    huge = sweep_recording({2**63 - 2: SWEEP[1000], 2**64 - 1: SWEEP[4000]})
+    with pytest.raises(WorkbenchError, match=r"n = 18446744073709551615 is outside a C long long .*dispatch-py"):
+        dispatch_c(plan_dispatch([huge]))
+    assert python_module(dispatch_py(plan_dispatch([huge])))["select"](2**64 - 1) == 0
     # a grid of sizes over two parameters: refused, saying what to export instead
     from workbench.core.io.dispatch import _size_parameter
 

@@ -108,6 +108,18 @@ def test_a_point_recorded_twice_keeps_its_last_record_and_says_so(tmp_path: Path
                      "the last record of each kept (cache['32,1,0'] gave way to cache['32,1,0.0'])"]
 
 
+def test_a_negative_zero_reads_as_zero(tmp_path: Path) -> None:
+    """``-0.0`` and ``0.0`` are one config: the kept record (the later ``0.0``) was labelled
+    ``-0.0``, the value of the record dropped, and a header export wrote ``#define a -0.0``."""
+    data = {"device_name": "x", "kernel_name": "k", "tune_params_keys": ["a"],
+            "tune_params": {"a": [-0.0, 0.0, 1.5]},
+            "cache": {"1": {"a": -0.0, "time": 1.0}, "2": {"a": 0.0, "time": 2.0}, "3": {"a": 1.5, "time": 3.0}}}
+    session = import_kt_cache(write(tmp_path, data))
+    assert [repr(t.config["a"]) for t in session.trials] == ["0.0", "1.5"]
+    assert session.trials[0].metric("latency_ms") == 2.0
+    assert session.space is not None and [repr(v) for v in session.space.slots[0].values] == ["0.0", "1.5"]
+
+
 def test_group_guesses() -> None:
     assert [guess_group(n) for n in ("block_size_x", "grid_div_y", "num_threads")] == ["launch"] * 3
     assert [guess_group(n) for n in ("tile_size_x", "use_shmem", "use_padding", "read_only", "vector_width")] == [
@@ -415,6 +427,24 @@ def test_a_csv_cell_never_becomes_a_spreadsheet_formula(tmp_path: Path) -> None:
     with open(tmp_path / "t.csv", newline="") as handle:
         cells = [row[-2] for row in list(csv.reader(handle))[1:]]
     assert cells[:5] == ["'" + m for m in hostile[:5]] and cells[5] == "a=b stays as it is"
+
+
+def test_a_sweeps_text_problem_values_never_become_formulas(tmp_path: Path) -> None:
+    """A sweep's ``problem.NAME`` columns hold what the session file says, text included: a mode of
+    ``=1+2`` was written as a live formula while the message beside it was made inert. Numbers,
+    negative ones too, stay numbers."""
+    space = SearchSpace([Slot("block_size", (64, 128), "launch")])
+    session = Session(kernel="reduce", space=space, device={"name": "A100", "simulated": True},
+                      problem={"n": 1024, "mode": "=1+2", "shift": -3})
+    for i, problem in enumerate([{"n": 1024, "mode": "=1+2", "shift": -3},
+                                 {"n": 4096, "mode": "@SUM(A1)", "shift": -4}]):
+        session.add(Trial(i, space.config({"block_size": 64}), Measurement(Status.OK, {"latency_ms": 1.0 + i}),
+                          problem=problem))
+    export_csv(session, tmp_path / "t.csv")
+    with open(tmp_path / "t.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["problem.mode"] for r in rows] == ["'=1+2", "'@SUM(A1)"]
+    assert [r["problem.shift"] for r in rows] == ["-3", "-4"] and [r["problem.n"] for r in rows] == ["1024", "4096"]
 
 # --- the real recorded landscapes (read in place, never copied) -----------------------------------
 

@@ -528,8 +528,22 @@ def _comments(plan: DispatchPlan, prefix: str) -> list[str]:
     return lines
 
 
+#: The sizes a C ``long long`` holds: the header's size parameter and its range literals.
+_LONG_LONG = (-(2**63), 2**63 - 1)
+
+
 def dispatch_c(plan: DispatchPlan) -> str:
-    """The C/CUDA header: ``<kernel>_dispatch(size)`` returns the config index; per-config slot macros."""
+    """The C/CUDA header: ``<kernel>_dispatch(size)`` returns the config index; per-config slot macros.
+
+    An integer size outside ``long long`` is refused: its literal is not a C constant of that type
+    (compilers warn, or refuse with ``-pedantic-errors``) and the function could not be called with
+    it. The Python variant takes any integer."""
+    if plan.integer and (outside := [f.size for f in plan.figures
+                                      if not _LONG_LONG[0] <= int(f.size) <= _LONG_LONG[1]]):
+        raise WorkbenchError(
+            f"{_one_line(plan.parameter)} = {int(outside[0])} is outside a C long long "
+            f"({_LONG_LONG[0]} to {_LONG_LONG[1]}), which the header's size parameter is; "
+            "export --format dispatch-py, which takes any integer")
     ident = _identifier(plan.kernel)
     macro = ident.upper()
     guard = f"WORKBENCH_DISPATCH_{macro}_H"

@@ -247,7 +247,12 @@ def _read_cache_json(path: Path, raw: bytes, repeated: list[str] | None = None) 
 
 
 def _plain_value(value: Any) -> Value | None:
-    """A slot value from JSON, or None when Kernel Tuner stored something we cannot tune over."""
+    """A slot value from JSON, or None when Kernel Tuner stored something we cannot tune over.
+
+    ``-0.0`` reads as ``0.0``: the two are one config (they compare equal), and the record kept of
+    the two was labelled with the value of the one dropped."""
+    if isinstance(value, float) and value == 0.0:
+        return 0.0
     if isinstance(value, (bool, int, float, str)):
         return value
     return None
@@ -1004,8 +1009,8 @@ def _unique_headings(fixed: Sequence[str], slots: Sequence[str], metrics: Sequen
 
 
 def render_csv(session: Session, notes: list[str] | None = None) -> str:
-    """One row per trial: index, id, status, each slot, each metric, message (never a formula: see
-    :func:`_inert_cell`), provenance (where the session's figures come from: simulated, replayed,
+    """One row per trial: index, id, status, each slot, each metric, message (text cells never a
+    formula: see :func:`_inert_cell`), provenance (where the session's figures come from: simulated, replayed,
     recorded or measured, so a table passed on keeps the label every other view shows; last, so
     the columns before it stay where readers of earlier tables found them).
 
@@ -1038,7 +1043,8 @@ def render_csv(session: Session, notes: list[str] | None = None) -> str:
         cells: list[Any] = [trial.index, trial.config.id, trial.status.value]
         if varying:
             problem = session.problem_of(trial)
-            cells += [problem.get(n, "") for n in varying]
+            # a problem value may be text the file wrote (a mode, a layout name): inert as a message is
+            cells += [_inert_cell(v) if isinstance(v, str) else v for v in (problem.get(n, "") for n in varying)]
         cells += [trial.config.get(n, "") for n in names]
         for m in metrics:
             value = trial.metric(m)
