@@ -186,6 +186,28 @@ def test_continuing_a_replay_with_another_gpus_recording_names_the_device(tmp_pa
     assert "changed" not in str(refused.value)
 
 
+def test_a_continued_run_refuses_a_replay_or_a_size_it_would_not_run(tmp_path: Path) -> None:
+    """``--replay`` on a simulated session, and ``--set`` on a replayed one, were dropped: the run
+    went on with the session's own backend and size, exit 0, where a new run and the window
+    refuse both."""
+    cache = _cache(tmp_path)
+    simulated = tmp_path / "sim.json"
+    _, finished = run_to_end(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=2, seed=1,
+                                        backend_options={"compile": "estimate"}), simulated)
+    assert finished.reason == "budget", finished.message
+    with pytest.raises(WorkbenchError, match="measured with the sim backend, not replay; start a new session"):
+        resume_run(simulated, RunRequest(budget=1, replay=str(cache)))
+    replayed = tmp_path / "replayed.json"
+    run_to_end(RunRequest(replay=str(cache), strategy="random", budget=2, seed=1), replayed)
+    before = replayed.read_bytes()
+    with pytest.raises(WorkbenchError, match="has no trials at bogus=7"):
+        resume_run(replayed, RunRequest(budget=1, problem={"bogus": 7}))
+    assert replayed.read_bytes() == before
+    own = dict(load_session(replayed).problem)  # its own size, said again, continues
+    assert resume_run(replayed, RunRequest(budget=1, problem=own)).run().reason == "budget"
+    assert len(load_session(replayed).trials) == 3
+
+
 @pytest.mark.parametrize("where, reason", [
     ("gone.json", "which is not there any more"),
     ("folder", "which is not a regular file"),

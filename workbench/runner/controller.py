@@ -1167,6 +1167,9 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
     if request.backend not in (None, "auto", kind):
         raise WorkbenchError(f"the session was measured with the {kind} backend, not {request.backend}; "
                              "start a new session for another backend")
+    if request.replay is not None and kind != "replay":  # (it was dropped, and the run went on with the session's own)
+        raise WorkbenchError(f"the session was measured with the {kind} backend, not replay; "
+                             "start a new session to replay a recording")
     if kind == "python":
         path = Path(str(options.get("path", "")))
         named = request.kernel is not None and Path(request.kernel).suffix == ".py" and _same(request.kernel, path)
@@ -1196,7 +1199,7 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         options["device"] = request.device
     if kind == "python":
         check_no_problem(session.kernel, request.problem)
-    if request.problem is not None and kind != "replay":
+    if request.problem is not None:  # a replay's too: a size it does not hold, or another one, is refused
         options["problem"] = dict(request.problem)
     options.pop("delay_s", None)  # a demonstration's pace is the run's choice, not the session's
     options.update(request.backend_options)
