@@ -392,6 +392,37 @@ def test_start_with_another_strategy_says_it_continues_the_open_session(window, 
                     "the charts show them all; File > New session starts a fresh one")
 
 
+def test_a_fresh_sessions_start_clears_the_previous_sessions_note(window, qtbot):
+    """After a continued run, New session and Start: the status bar kept "continuing this session:
+    6 trials so far" over the fresh session's run, which continued nothing."""
+    run_bench(window, qtbot, budget=3)
+    run_bench(window, qtbot, budget=3)  # continues: its note is on show
+    assert window.statusBar().currentMessage().startswith("continuing this session")
+    window.new_session()
+    run_bench(window, qtbot, budget=3)
+    assert len(window.model.trials) == 3
+    assert not window.statusBar().currentMessage().startswith("continuing this session")
+
+
+def test_a_run_continuing_a_saved_file_leaves_it_saved(window, qtbot, tmp_path):
+    """The run writes every trial, and the objective, into the session's own file; the title kept
+    its unsaved ``*`` after it, and closing would have asked to save what was saved. An objective
+    changed after the run ended is not in the file: the ``*`` comes back."""
+    from workbench.core.domain.session import load_session
+
+    run_bench(window, qtbot, budget=3)
+    path = tmp_path / "s.json"
+    assert window.save_to(path) and not window.windowTitle().endswith("*")
+    window.model.set_constraints(max_latency_ms=50.0)  # unsaved: the continuing run saves it
+    assert window.windowTitle().endswith(" *")
+    run_bench(window, qtbot, budget=2)
+    on_disk = load_session(path)
+    assert len(on_disk.trials) == 5 and on_disk.constraints.max_latency_ms == 50.0
+    assert not window.model.dirty and not window.windowTitle().endswith("*"), window.windowTitle()
+    window.model.set_constraints(max_latency_ms=40.0)
+    assert window.model.dirty and window.windowTitle().endswith(" *")
+
+
 def test_continuing_a_file_another_run_extended_counts_its_trials(window, qtbot, tmp_path):
     """The note counted the trials the window had loaded, not those another run had added to the
     file meanwhile (taken in as the run was prepared): "20 so far" where there were 30."""

@@ -864,6 +864,7 @@ class MainWindow(QMainWindow):
             raise WorkbenchError("a run is already going; stop it first")
         if self.opening is not None:  # it replaces the session this run would continue
             raise WorkbenchError(self._opening_refusal())
+        on_show = self.statusBar().currentMessage()  # what was said before this Start (see _start)
         folders = run.get("kernel_dirs") or ()
         name = str(run.get("kernel") or "")
         if not folders and name in self.toolbar.kernel_folders and name not in available_kernels():
@@ -892,7 +893,7 @@ class MainWindow(QMainWindow):
         except WorkbenchError:
             pass
         try:
-            self._start(run)
+            self._start(run, on_show)
         except BaseException:
             if shown is not None:  # a refused run leaves the controls as they were, not showing it
                 try:
@@ -901,8 +902,10 @@ class MainWindow(QMainWindow):
                     pass
             raise
 
-    def _start(self, run: dict[str, Any]) -> None:
-        """:meth:`start_run` once the controls show ``run``."""
+    def _start(self, run: dict[str, Any], on_show: str = "") -> None:
+        """:meth:`start_run` once the controls show ``run``; ``on_show``: the status bar's message
+        when Start was pressed, which a start with nothing to say clears (it was about what the
+        window showed before: the previous session's continue note stayed on a fresh session)."""
         from workbench.runner import autosave
         from workbench.runner.controller import prepare_run
 
@@ -972,8 +975,9 @@ class MainWindow(QMainWindow):
                 said.append(f"cost model: {cost_model_note}")
             if said:
                 self.statusBar().showMessage("; ".join(said), 15000)
-            elif self.statusBar().currentMessage().startswith(START_REFUSED):
-                self.statusBar().clearMessage()  # (a new session's own note, shown just now, stays)
+            elif (message := self.statusBar().currentMessage()).startswith(START_REFUSED) or (
+                    message and message == on_show):
+                self.statusBar().clearMessage()  # (a note this start showed, a new session's own, stays)
         except BaseException:
             prepared.release()
             if held is not None and held is not self._autosave_lock:
@@ -1314,6 +1318,9 @@ class MainWindow(QMainWindow):
         if self.engine_thread.engine.refined:  # trials replaced in place: rebuild the views' columns
             self.model.set_session(self.model.session)
         self.model.sync()
+        if self._run_saved_the_file():
+            self.model.dirty = False
+            self._update_title()
         self.refresh()
         self.failures.refresh()
         self.toolbar.set_running(False)
@@ -1335,6 +1342,23 @@ class MainWindow(QMainWindow):
         if result.reason == "error":
             self._error("The run ended with an error", result.message.splitlines()[0] if result.message else "error")
         self.run_done.emit(result)
+
+    def _run_saved_the_file(self) -> bool:
+        """Whether the run that ended left the session's file holding all of it: the run wrote into
+        that file (a continued saved session), its final save went through, and the objective the
+        file holds is the one shown (a slider moved after that save is not in it). Every trial
+        marks the session unsaved as it arrives, so a continued file kept its ``*`` though nothing
+        was left to save."""
+        from workbench.core.domain.session import disk_key
+
+        engine = self.engine_thread.engine if self.engine_thread is not None else None
+        session = self.model.session
+        output = getattr(engine, "output", None)
+        if session is None or self.path is None or output is None or not getattr(engine, "saved", False):
+            return False
+        if disk_key(output) != disk_key(self.path):
+            return False
+        return session.objective_on_disk.get(disk_key(self.path)) == (session.constraints, session.weights)
 
     def _follow_recommendation(self) -> None:
         """After a change of the objective, a row the window selected itself (the best when a file

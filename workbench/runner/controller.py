@@ -186,6 +186,11 @@ class Run:
         if self.lock is not None:
             self.lock.release()
 
+    @property
+    def saved(self) -> bool:
+        """Whether the run's end wrote the session to :attr:`output` (a failed save leaves the journal)."""
+        return self.engine.saved
+
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         return self.engine.subscribe(callback)
 
