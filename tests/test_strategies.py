@@ -333,6 +333,54 @@ def test_repair_tries_a_bounded_part_of_a_huge_slot_and_still_finds_a_valid_conf
     assert create_strategy("tpe", small, seed=0).repair((REPAIR_VALUES_PER_SLOT, 1)) == Config({"a": 0, "b": 2})
 
 
+def test_a_walks_neighbourhood_holds_a_huge_slot_to_the_values_repair_tries(space):
+    """Annealing and local search listed every one-slot move at each step: a slot of two million
+    values made each step build and check two million configs (15 s a proposal). A space without
+    such a slot gets the space's own neighbours, so runs on it are unchanged."""
+    from workbench.core.domain.space import ProductSpace
+    from workbench.search._common import REPAIR_VALUES_PER_SLOT
+
+    huge = ProductSpace([Slot("n", tuple(range(2_000_000))), Slot("b", (1, 2, 4), "memory"),
+                         Slot("mode", tuple(f"m{i}" for i in range(1000)), "compute")],
+                        restrictions=["n % 2 == 0 or b == 1"])
+    base = Config({"n": 1_000_000, "b": 2, "mode": "m5"})
+    for name in ("annealing", "local"):
+        strategy = create_strategy(name, huge, seed=0)
+        moves = strategy.neighbourhood(base)
+        assert all(huge.is_valid(m) and sum(m[k] != base[k] for k in base) == 1 for m in moves)
+        near = sorted(m["n"] for m in moves if m["n"] != base["n"])
+        assert near[0] >= 1_000_000 - REPAIR_VALUES_PER_SLOT and near[-1] <= 1_000_000 + REPAIR_VALUES_PER_SLOT
+        assert 999_998 in near and 1_000_002 in near and 999_999 not in near  # the restriction holds
+        drawn = len([m for m in moves if m["mode"] != "m5"])  # a categorical's are drawn, not all 999
+        assert REPAIR_VALUES_PER_SLOT <= drawn <= REPAIR_VALUES_PER_SLOT + 1
+        adjacent = strategy.neighbourhood(Config({**base, "b": 1}), adjacent_only=True)
+        assert {m["n"] for m in adjacent if m["n"] != base["n"]} == {999_999, 1_000_001}
+    plain = create_strategy("annealing", space, seed=0)
+    config = space.sample(np.random.default_rng(0), 1)[0]
+    assert plain.neighbourhood(config) == space.neighbours(config)
+
+
+def test_a_small_restricted_space_is_listed_from_its_counts_not_by_walking_the_product(monkeypatch):
+    """Repair's last resort listed a small restricted space by iterating it, which checks the
+    restrictions at every point of the product: 84 valid configs of ten million took 23 s before
+    the first proposal of every model-based strategy. The counts list it in the same order."""
+    from workbench.core.domain.space import ProductSpace
+
+    restricted = ProductSpace([Slot(f"s{i}", tuple(range(10)), ("launch", "memory")[i % 2]) for i in range(7)],
+                              restrictions=["s0 + s1 + s2 + s3 + s4 + s5 + s6 == 2"])
+    small = ProductSpace([Slot(f"s{i}", tuple(range(4))) for i in range(3)], restrictions=["s0 + s1 + s2 == 4"])
+    assert small.in_order() == list(small)
+    monkeypatch.setattr(ProductSpace, "__iter__", lambda self: pytest.fail("walked the whole product"))
+    assert len(restricted.in_order()) == restricted.count() == 28
+    strategy = create_strategy("local", restricted, seed=0)
+    proposed: list[Config] = []
+    while batch := strategy.ask(4):  # to the end, where repair's last resort draws from the listing
+        strategy.tell([Trial(len(proposed) + k, c, Measurement(Status.OK, {"latency_ms": 1.0 + c["s0"]}))
+                       for k, c in enumerate(batch)])
+        proposed += batch
+    assert sorted(c.id for c in proposed) == sorted(c.id for c in restricted.in_order())
+
+
 def test_tpe_searches_a_huge_slot_by_its_value_index():
     """A categorical of a million values made every proposal take seconds (Optuna copies and weighs
     every choice per trial); such a slot is an integer over its index, whatever ``ordinal`` says,
@@ -510,6 +558,7 @@ def test_documented_bounds_extremes_run(name, option, value, space):
     ("genetic", {"tournament": 0}),
     ("genetic", {"tournament": -1}),
     ("annealing", {"cooling": 1.5}),
+    ("annealing", {"t_start": 10**400}),  # past any float: an OverflowError escaped
 ])
 def test_out_of_range_or_mistyped_option_is_refused_in_one_line(name, options, space):
     with pytest.raises(WorkbenchError) as info:

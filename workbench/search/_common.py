@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.domain.measurement import Trial
-from workbench.core.domain.space import Config, SearchSpace
+from workbench.core.domain.space import Config, ProductSpace, SearchSpace
 from workbench.core.domain.space_sampling import RecordedSampler
 from workbench.search.base import Strategy
 
@@ -307,6 +307,34 @@ class IndexedStrategy(Strategy):
             return range(low, low + REPAIR_VALUES_PER_SLOT + 1)
         return sorted(int(j) for j in self.rng.choice(size, REPAIR_VALUES_PER_SLOT + 1, replace=False))
 
+    def neighbourhood(self, config: Config, adjacent_only: bool = False) -> list[Config]:
+        """The valid one-slot moves of ``config`` (:meth:`SearchSpace.neighbours`), with a long
+        slot's moves held to the values repair tries from there (:meth:`_repair_targets`: the
+        nearest :data:`REPAIR_VALUES_PER_SLOT` of an ordered slot, as many drawn of a categorical
+        one). Why: a walk lists its neighbourhood at every step, and a slot of two million values
+        made each step build and check two million configs (15 s a proposal); the values beyond
+        are still reached, by later steps and by repair's sampled pass. A space without such a slot
+        gets exactly the space's own list, so runs on it propose what they did."""
+        if self.space.is_explicit or int(np.max(self.coder.sizes, initial=0)) <= REPAIR_VALUES_PER_SLOT + 1:
+            return self.space.neighbours(config, adjacent_only=adjacent_only)
+        origin = self.coder.encode(config)
+        out: list[Config] = []
+        for k, size in enumerate(self.coder.sizes.tolist()):
+            at = origin[k]
+            if adjacent_only and self.coder.ordered[k]:
+                targets: Sequence[int] = [i for i in (at - 1, at + 1) if 0 <= i < size]
+            else:
+                targets = self._repair_targets(k, at)
+            for value in targets:
+                if value == at:
+                    continue
+                genes = list(origin)
+                genes[k] = int(value)
+                moved = self.coder.decode(genes)
+                if self.space.is_valid(moved):
+                    out.append(moved)
+        return out
+
     def _fallback(self, n: int, batch: set[str]) -> list[Config]:
         """Uniform fresh configs for repair's last resort.
 
@@ -316,7 +344,8 @@ class IndexedStrategy(Strategy):
         if getattr(self.space, "is_explicit", True) or self.space_count() > SMALL_SPACE:
             return self.sample(n, batch)
         if self._all is None:
-            self._all = RecordedSampler(list(self.space))
+            space = self.space
+            self._all = RecordedSampler(space.in_order() if isinstance(space, ProductSpace) else list(space))
         # the draws of rng.choice over the configs left, in listed order, as when they were listed
         # afresh for every call (a scan of the whole space, most of repair's time late in a run)
         return self._all.sample(self.rng, n, self._taken | set(batch))

@@ -81,7 +81,7 @@ class Annealing(IndexedStrategy):
             if jump is not None:
                 return jump
         for _ in range(32):  # free moves over already measured neighbours
-            nbrs = self.space.neighbours(self.current)
+            nbrs = self.neighbourhood(self.current)
             fresh = [c for c in nbrs if self.fresh(c, batch)]
             if fresh:
                 return fresh[int(self.rng.integers(len(fresh)))]

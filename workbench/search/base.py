@@ -133,7 +133,12 @@ def _number(value: Any, whole: bool) -> int | float | None:
             except ValueError:
                 return None
     if isinstance(value, int):
-        return value if whole else float(value)
+        if whole:
+            return value
+        try:
+            return float(value)
+        except OverflowError:  # past any float: no number a float option takes
+            return None
     if isinstance(value, float) and math.isfinite(value):
         if whole:
             return int(value) if value.is_integer() else None

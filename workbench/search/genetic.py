@@ -26,7 +26,7 @@ class Genetic(IndexedStrategy):
         Option("population", 16, "Individuals per generation", low=2, high=1000),
         Option("tournament", 3, "Contestants per tournament (selection pressure)", low=1, high=1000),
         Option("mutation", 0.15, "Chance per slot of moving to a neighbouring value", low=0, high=1),
-        Option("elite", 2, "Best configs that always parent the next generation", low=0, high=1000),
+        Option("elite", 2, "Best configs, each cloned (then mutated) into the next generation with even odds", low=0, high=1000),
     )
 
     @classmethod

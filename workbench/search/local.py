@@ -37,7 +37,7 @@ class LocalSearch(IndexedStrategy):
 
     def _set_current(self, config: Config, score: float) -> None:
         self.current, self.current_score = config, score
-        nbrs = list(self.space.neighbours(config, adjacent_only=self.options["adjacent_only"]))
+        nbrs = self.neighbourhood(config, adjacent_only=self.options["adjacent_only"])
         order = self.rng.permutation(len(nbrs))
         self.queue = [nbrs[i] for i in order]
 
@@ -58,7 +58,7 @@ class LocalSearch(IndexedStrategy):
             return sample[0] if sample else None
         walk = self.best_config
         for _ in range(max(1, int(self.options["perturbation"]))):
-            nbrs = self.space.neighbours(walk)
+            nbrs = self.neighbourhood(walk)
             if not nbrs:
                 break
             walk = nbrs[int(self.rng.integers(len(nbrs)))]
