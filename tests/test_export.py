@@ -307,6 +307,30 @@ def test_a_kernel_tuner_recording_exports_its_own_slot_names(tmp_path: Path) -> 
     assert str(refused.value).startswith("--format cuda needs") and "use --format header or --format json" in str(refused.value)
 
 
+@pytest.mark.parametrize("value, literal", [(2**64 - 1, "18446744073709551615ULL"), (2**63, "9223372036854775808ULL"),
+                                            (-(2**63), "(-9223372036854775807LL - 1)"), (2**63 - 1, "9223372036854775807"),
+                                            (-5, "-5")])
+def test_a_64_bit_slot_value_is_a_c_constant_of_a_type_that_holds_it(tmp_path: Path, value: int, literal: str) -> None:
+    """A recording may hold any 64-bit value; a header wrote ``#define X 18446744073709551615``,
+    which no signed type holds (``-pedantic-errors`` refuses it) and -9223372036854775808, the
+    negation of such a constant."""
+    import shutil
+
+    space = SearchSpace([Slot("x", (value, 1))])
+    session = Session(kernel="k", kind="recording", space=space, device={"name": "GPU X"})
+    session.add(Trial(0, space.config({"x": value}), Measurement(Status.OK, {"latency_ms": 1.0})))
+    session.add(Trial(1, space.config({"x": 1}), Measurement(Status.OK, {"latency_ms": 2.0})))
+    header = export_text(plan_export([session]), "header")
+    assert f"#define X {literal}\n" in header
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is not None:  # the header as a C compiler strict about the types of constants reads it
+        (tmp_path / "k.h").write_text(header)
+        (tmp_path / "main.c").write_text('#include "k.h"\nint main(void) { return X == 0; }\n')
+        built = subprocess.run([cc, "-std=c11", "-pedantic-errors", "-Werror", "-c", "main.c", "-o", "main.o"],
+                               cwd=tmp_path, capture_output=True, text=True)
+        assert built.returncode == 0, built.stderr
+
+
 def test_a_replay_of_a_kernel_tuner_recording_exports_the_names_as_recorded(tmp_path: Path) -> None:
     """A session replayed from a Kernel Tuner cache (``tune --replay``) is that kernel's too; text
     values keep their case as well, while a python benchmark's names stay upper-cased (above). A

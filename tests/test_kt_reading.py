@@ -200,12 +200,25 @@ def test_a_continued_run_refuses_a_replay_or_a_size_it_would_not_run(tmp_path: P
     replayed = tmp_path / "replayed.json"
     run_to_end(RunRequest(replay=str(cache), strategy="random", budget=2, seed=1), replayed)
     before = replayed.read_bytes()
-    with pytest.raises(WorkbenchError, match="has no trials at bogus=7"):
+    with pytest.raises(WorkbenchError, match="has no trials at problem_size=100, bogus=7"):
         resume_run(replayed, RunRequest(budget=1, problem={"bogus": 7}))
     assert replayed.read_bytes() == before
     own = dict(load_session(replayed).problem)  # its own size, said again, continues
     assert resume_run(replayed, RunRequest(budget=1, problem=own)).run().reason == "budget"
     assert len(load_session(replayed).trials) == 3
+
+
+def test_a_continued_runs_set_changes_the_sessions_own_problem(tmp_path: Path) -> None:
+    """``--set alpha=2.0`` on a session at n=4096 was read as the template's whole problem, so n
+    went back to its default and the run was refused as one of another problem."""
+    out = tmp_path / "s.json"
+    _, finished = run_to_end(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=2,
+                                        problem={"n": 4096}, backend_options={"compile": "estimate"}), out)
+    assert finished.reason == "budget", finished.message
+    assert resume_run(out, RunRequest(budget=1, problem={"alpha": 2.0})).run().reason == "budget"
+    assert len(load_session(out).trials) == 3 and load_session(out).problem == {"n": 4096, "alpha": 2.0}
+    with pytest.raises(WorkbenchError, match="the problem is"):
+        resume_run(out, RunRequest(budget=1, problem={"alpha": 3.0}))
 
 
 @pytest.mark.parametrize("where, reason", [

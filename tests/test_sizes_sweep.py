@@ -177,6 +177,25 @@ def test_a_sweeps_progress_counts_failures_and_time_over_every_size(tmp_path: Pa
         assert after.elapsed_s >= before.elapsed_s
 
 
+def test_a_sweep_whose_size_fails_to_start_is_not_saved(tmp_path: Path) -> None:
+    """``saved`` said True when a size's preparation failed after the first size's save (or
+    before any): the window took the file for holding every trial and dropped its ``*``."""
+    run = start_run(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=2, sizes=SIZES,
+                               backend_options={"compile": "estimate"}), tmp_path / "s.json")
+    build, calls = run._prepare, []
+
+    def failing_second(problem, budget):
+        calls.append(problem)
+        if len(calls) == 2:
+            raise WorkbenchError("the second size cannot start")
+        return build(problem, budget)
+
+    run._prepare = failing_second
+    with pytest.raises(WorkbenchError, match="second size"):
+        run.run()
+    assert len(calls) == 2 and not run.saved
+
+
 def test_a_sweeps_running_time_and_eta_count_the_time_between_its_sizes(tmp_path: Path) -> None:
     """Preparing a size (its target, its warm start) is part of what a sweep takes: each size's run
     clock starts after it, so a sweep that added those clocks up showed too little time gone and an

@@ -404,6 +404,26 @@ def test_a_fresh_sessions_start_clears_the_previous_sessions_note(window, qtbot)
     assert not window.statusBar().currentMessage().startswith("continuing this session")
 
 
+def test_a_fresh_sessions_own_note_stays_when_it_repeats_the_last_ones(window, qtbot, tmp_path):
+    """Clearing what was on show when Start was pressed also cleared the fresh session's own note
+    when it said the same ("no reference given", shown again by the same template's new session)."""
+    import copy
+    import json
+
+    from workbench.core.domain.kernel_spec import SPEC_SUFFIX, save_template_folder
+
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "saxpy"
+    spec = dict(json.loads((example / f"saxpy{SPEC_SUFFIX}").read_text()), reference={"kind": "none"})
+    folder = save_template_folder(tmp_path / "mine", copy.deepcopy(spec), (example / "saxpy.cu").read_text()).parent
+    run = {"kernel": "saxpy", "backend": "sim", "kernel_dirs": [str(folder)], "strategy": "random", "budget": 2,
+           "options": {"compile": "estimate"}}
+    for _ in range(2):
+        with qtbot.waitSignal(window.run_done, timeout=60_000):
+            window.start_run(run)
+        assert "no reference given" in window.statusBar().currentMessage()
+        window.new_session()
+
+
 def test_a_run_continuing_a_saved_file_leaves_it_saved(window, qtbot, tmp_path):
     """The run writes every trial, and the objective, into the session's own file; the title kept
     its unsaved ``*`` after it, and closing would have asked to save what was saved. An objective

@@ -864,7 +864,6 @@ class MainWindow(QMainWindow):
             raise WorkbenchError("a run is already going; stop it first")
         if self.opening is not None:  # it replaces the session this run would continue
             raise WorkbenchError(self._opening_refusal())
-        on_show = self.statusBar().currentMessage()  # what was said before this Start (see _start)
         folders = run.get("kernel_dirs") or ()
         name = str(run.get("kernel") or "")
         if not folders and name in self.toolbar.kernel_folders and name not in available_kernels():
@@ -893,7 +892,7 @@ class MainWindow(QMainWindow):
         except WorkbenchError:
             pass
         try:
-            self._start(run, on_show)
+            self._start(run)
         except BaseException:
             if shown is not None:  # a refused run leaves the controls as they were, not showing it
                 try:
@@ -902,10 +901,8 @@ class MainWindow(QMainWindow):
                     pass
             raise
 
-    def _start(self, run: dict[str, Any], on_show: str = "") -> None:
-        """:meth:`start_run` once the controls show ``run``; ``on_show``: the status bar's message
-        when Start was pressed, which a start with nothing to say clears (it was about what the
-        window showed before: the previous session's continue note stayed on a fresh session)."""
+    def _start(self, run: dict[str, Any]) -> None:
+        """:meth:`start_run` once the controls show ``run``."""
         from workbench.runner import autosave
         from workbench.runner.controller import prepare_run
 
@@ -958,6 +955,9 @@ class MainWindow(QMainWindow):
             if self.path is None:  # a new session's autosave replaces the previous one's, which stays for recovery
                 self._set_autosave(output, held)
             if not continuing:
+                # what the status bar said was about the session shown before (its continue note
+                # stayed over a fresh session's run); notes of the new one, shown from here, stay
+                self.statusBar().clearMessage()
                 self.model.set_session(prepared.session)
                 if "problem" not in run:  # a request without one runs the default problem: the field says so,
                     self.toolbar.apply({"problem": {}})  # not what was typed there before (the next Start reads it)
@@ -975,9 +975,8 @@ class MainWindow(QMainWindow):
                 said.append(f"cost model: {cost_model_note}")
             if said:
                 self.statusBar().showMessage("; ".join(said), 15000)
-            elif (message := self.statusBar().currentMessage()).startswith(START_REFUSED) or (
-                    message and message == on_show):
-                self.statusBar().clearMessage()  # (a note this start showed, a new session's own, stays)
+            elif self.statusBar().currentMessage().startswith(START_REFUSED):
+                self.statusBar().clearMessage()  # (a new session's own note, shown just now, stays)
         except BaseException:
             prepared.release()
             if held is not None and held is not self._autosave_lock:

@@ -1205,7 +1205,8 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
     if kind == "python":
         check_no_problem(session.kernel, request.problem)
     if request.problem is not None:  # a replay's too: a size it does not hold, or another one, is refused
-        options["problem"] = dict(request.problem)
+        # what is named changes the session's own problem (--set alpha=2 keeps its n), as a sweep's reads it
+        options["problem"] = {**session.problem, **request.problem}
     options.pop("delay_s", None)  # a demonstration's pace is the run's choice, not the session's
     options.update(request.backend_options)
     return BackendSpec(kind, backend_options(options))

@@ -78,7 +78,8 @@ class SweepRun:
         self._failures_done = self._aborted_done = 0
         self._paused_done = 0.0
         self._t0: float | None = None
-        #: Whether the last size's run wrote the session (a failed save leaves the journal).
+        #: Whether the last size's run wrote the session (a failed save leaves the journal, a
+        #: failed start of a size nothing); a sweep with no size to measure leaves its file as it was.
         self.saved = True
         self._started = False
 
@@ -186,6 +187,7 @@ class SweepRun:
                         break
                     self.position = position
                 offset = self.evaluations
+                self.saved = False  # until this size's run has written the session (its prepare may fail)
                 run = self._prepare(item.problem, item.budget)
                 run.engine.share_output_lock(self._output_lock)
                 with self._lock:

@@ -1074,7 +1074,17 @@ def c_literal(value: Value, name: str, template: str = "") -> str:
     if isinstance(value, (bool, np.bool_)):
         return "1" if value else "0"
     if isinstance(value, (int, np.integer)):
-        return str(int(value))
+        number = int(value)
+        # every 64-bit value as a C constant of a type that holds it: an unsuffixed decimal above
+        # LLONG_MAX has none (compilers warn, or refuse with -pedantic-errors), and -2**63 is the
+        # negation of a constant one past LLONG_MAX
+        if 2**63 <= number < 2**64:
+            return f"{number}ULL"
+        if number == -(2**63):
+            return "(-9223372036854775807LL - 1)"
+        if not -(2**63) < number < 2**63:
+            raise TemplateError(f"{where}{name}: value {number} does not fit a 64-bit C integer")
+        return str(number)
     if isinstance(value, (float, np.floating)):
         if not math.isfinite(value):
             raise TemplateError(f"{where}{name}: value {value!r} is not a finite number")
