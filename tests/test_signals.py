@@ -280,6 +280,26 @@ def test_an_interrupted_run_is_no_error_on_the_progress_line(quiet: bool, capsys
     assert err == ("" if quiet else "finished (interrupted) after 3 evaluations\n")
 
 
+@pytest.mark.parametrize("term, erases", [("xterm-256color", True), ("dumb", False)])
+def test_the_progress_line_erases_only_where_the_terminal_can(term: str, erases: bool, monkeypatch) -> None:
+    """On a terminal the line overwrites itself with an ANSI erase-line code, which a dumb
+    terminal prints as ``^[[K``; there it is a plain line, as in a file."""
+    import io
+
+    from workbench.runner.events import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setenv("TERM", term)
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    line = _ProgressLine(False)
+    line(Progress(done=8, total=8, failures=0, best_latency_ms=1.0, elapsed_s=1.0, eta_s=0.0))
+    said = sys.stderr.getvalue()
+    assert said.startswith("[8/8]" if not erases else "\r[8/8]") and ("\x1b[K" in said) is erases
+
+
 def test_an_interrupt_ends_the_run_as_interrupted_not_as_an_error() -> None:
     """Ctrl-C is the person's doing: the run's end says so, and nothing reports it as a failure."""
     spec = BackendSpec("python", {"path": str(ROOT / "tests" / "fixtures" / "trivial_bench.py")})

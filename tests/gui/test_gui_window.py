@@ -424,6 +424,26 @@ def test_a_fresh_sessions_own_note_stays_when_it_repeats_the_last_ones(window, q
         window.new_session()
 
 
+def test_what_the_save_question_said_stays_when_the_new_session_starts(window, qtbot, monkeypatch):
+    """Clearing the old session's note after the save question also cleared that question's own
+    warning: an autosave that could not be removed, which the person must remove by hand."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from workbench.runner import autosave
+
+    run = {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 2,
+           "options": {"compile": "estimate"}}
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run(run)
+    window.interactive = True  # asked about the unsaved trials, answered Discard
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Discard))
+    monkeypatch.setattr(autosave, "discard", lambda path, held=None: f"autosave {path.name} kept: remove it by hand")
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({**run, "kernel": "gelu"})
+    window.interactive = False
+    assert "kept: remove it by hand" in window.statusBar().currentMessage()
+
+
 def test_a_run_continuing_a_saved_file_leaves_it_saved(window, qtbot, tmp_path):
     """The run writes every trial, and the objective, into the session's own file; the title kept
     its unsaved ``*`` after it, and closing would have asked to save what was saved. An objective

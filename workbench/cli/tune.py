@@ -36,7 +36,9 @@ class _ProgressLine:
         #: Whether the run's end gets its "finished (...)" line (not where nothing new is measured
         #: on purpose, ``--refine-only``, whose own summary follows).
         self.says_end = says_end
-        self.tty = sys.stderr.isatty()
+        # a terminal that cannot erase a line (TERM=dumb: an editor's shell, a CI log viewer) gets
+        # the plain lines a file gets, not the ANSI erase-line code
+        self.tty = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
         self.last = 0.0
 
     def _say(self, text: str) -> None:

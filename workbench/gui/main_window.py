@@ -909,6 +909,11 @@ class MainWindow(QMainWindow):
         current = self.model.session
         request = self._run_request(run, current)
         continuing = self.continues_session(run)
+        if not continuing:
+            # what the status bar says is about the session shown (its continue note stayed over a
+            # fresh session's run); what is said from here (the save asked for, an autosave that
+            # could not be removed, the new session's own notes) stays
+            self.statusBar().clearMessage()
         named = str(run.get("kernel") or "")
         if not continuing and named.endswith(".py") and self._from_session(named):
             self._confirm_code(Path(named))  # a new run of the file a session put in the field: asked as a continued one is
@@ -955,9 +960,6 @@ class MainWindow(QMainWindow):
             if self.path is None:  # a new session's autosave replaces the previous one's, which stays for recovery
                 self._set_autosave(output, held)
             if not continuing:
-                # what the status bar said was about the session shown before (its continue note
-                # stayed over a fresh session's run); notes of the new one, shown from here, stay
-                self.statusBar().clearMessage()
                 self.model.set_session(prepared.session)
                 if "problem" not in run:  # a request without one runs the default problem: the field says so,
                     self.toolbar.apply({"problem": {}})  # not what was typed there before (the next Start reads it)
