@@ -515,6 +515,21 @@ def test_a_reference_that_cannot_be_computed_names_its_field_when_checked_and_wh
     assert f"saxpy{SPEC_SUFFIX}:" in error and "reference.outputs.out" in error and not (tmp_path / "s.json").exists()
 
 
+def test_the_editors_check_refuses_a_reference_no_output_can_match_as_check_kernels_does(tmp_path, cli):
+    """A reference of ``... / 0`` computes, to values that are not finite: check-kernels failed the
+    template and a run stopped before its first trial, while the editor's check said ok and
+    offered Tune."""
+    spec = dict(SPEC, reference={"kind": "expression", "outputs": {"out": "(a * x + y) / 0"}})
+    report = check_draft(spec, SOURCE, compile_default=False)
+    assert not report.ok and [(d.severity, d.field) for d in report.diagnostics] == [("error", "reference")]
+    said = report.diagnostics[0].message
+    assert "not finite" in said and "small problem" in said
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec, indent=1))
+    (tmp_path / "saxpy.cu").write_text(SOURCE)
+    result = cli("check-kernels", "--kernel-dir", tmp_path, "--kernel", "saxpy")
+    assert result.returncode == 1 and said in result.stdout + result.stderr
+
+
 def test_the_editors_check_does_not_compute_a_reference_over_a_small_problem_that_is_not_small():
     """The check runs in the window's process after every pause in typing: a small problem of
     millions of values took seconds and gigabytes there (or ended in a MemoryError traceback)."""

@@ -76,6 +76,18 @@ def type_saxpy(editor, qtbot):
     editor.profile_edits["work_per_thread"].setText("items")
 
 
+def test_a_cell_the_form_cannot_read_is_said_once_and_every_problem_wraps_in_full(editor, qtbot):
+    """A slot of 70,000 values was refused ("at most 65,536") and then also said to have an empty
+    domain, which it did not; and a problem's reason was cut at the list's edge behind a scroll bar."""
+    type_saxpy(editor, qtbot)
+    set_row(editor.slots_table, 1, (None, "1..70000", "launch", "1", "elements per thread"))
+    checked(editor, qtbot)
+    shown = [editor.problems.item(i).text() for i in range(editor.problems.count())]
+    assert any("65,536" in text for text in shown), shown
+    assert not any("domain is empty" in text for text in shown), shown
+    assert editor.problems.wordWrap() and editor.problems.horizontalScrollBarPolicy() == Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+
+
 def test_type_detect_compile_tune_save_and_reopen(window, editor, qtbot, tmp_path):
     type_saxpy(editor, qtbot)
     report = checked(editor, qtbot)

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping
 from PySide6.QtCore import QThread, QTimer, Qt, Signal
 from PySide6.QtGui import QColor, QKeySequence, QShortcut, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QMainWindow,
+    QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QListView, QListWidget, QListWidgetItem, QMainWindow,
     QMessageBox, QPlainTextEdit, QPushButton, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QTabWidget,
     QTextEdit, QVBoxLayout, QWidget,
 )
@@ -287,6 +287,10 @@ class KernelEditor(QMainWindow):
         self.resources_label = QLabel("")
         self.space_label = QLabel("")
         self.problems = QListWidget()
+        # an entry wraps at the list's width: its reason came after the cut, behind a scroll bar
+        self.problems.setWordWrap(True)
+        self.problems.setResizeMode(QListView.ResizeMode.Adjust)
+        self.problems.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.problems.itemActivated.connect(self._on_problem_activated)
         self.problems.itemClicked.connect(self._on_problem_activated)
         self.compile_button = QPushButton("Check now")
@@ -345,6 +349,8 @@ class KernelEditor(QMainWindow):
         table = QTableWidget(0, len(columns))
         table.setHorizontalHeaderLabels(list(columns))
         table.horizontalHeader().setStretchLastSection(True)
+        # the names in full (items_per_th... beside an empty description); the last column takes the rest
+        table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         table.verticalHeader().setVisible(False)
         table.setTabKeyNavigation(False)  # Tab leaves the table (arrows move between cells): no keyboard trap
         return table
@@ -699,7 +705,12 @@ class KernelEditor(QMainWindow):
         self.checked.emit(report)
 
     def _show_report(self, report: DraftReport) -> None:
-        diagnostics = list(self.form_problems) + list(report.diagnostics)
+        # a cell the form could not read is said once, not again as what the spec then lacks (a
+        # slot of 70,000 values was also "the domain is empty")
+        unread = [p.field for p in self.form_problems if p.field]
+        diagnostics = list(self.form_problems) + [
+            d for d in report.diagnostics
+            if not (d.field and any(f == d.field or f.startswith(d.field + ".") for f in unread))]
         self.problems.clear()
         marks: dict[int, str] = {}
         for diagnostic in diagnostics:

@@ -24,7 +24,7 @@ from workbench.core.domain.kernel_spec import (
     BLOCK_LIMITS, GRID_LIMITS, MAX_BLOCK_THREADS, SpecError, template_from_spec,
 )
 from workbench.core.domain.macros import KNOWN_MACROS, strip_comments
-from workbench.core.domain.templates import KernelTemplate, no_reference
+from workbench.core.domain.templates import KernelTemplate, no_reference, non_finite_reference
 
 #: One NVRTC diagnostic: `file(line): error|warning[ #code-D]: text`.
 _DIAGNOSTIC = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+)\): (?P<severity>error|warning|catastrophic error)[^:]*: (?P<text>.*)$")
@@ -306,7 +306,8 @@ def _reference_problem(template: KernelTemplate) -> Diagnostic | None:
                           f"{size:,} values, more than the check computes (make the small problem smaller)",
                           field="reference")
     try:
-        template.reference(template.make_inputs(template.small_problem, np.random.default_rng(0)), template.small_problem)
+        expected = template.reference(template.make_inputs(template.small_problem, np.random.default_rng(0)),
+                                      template.small_problem)
     except SpecError as exc:
         return Diagnostic("spec", "error", exc.message, field=exc.field)
     except WorkbenchError as exc:
@@ -314,7 +315,10 @@ def _reference_problem(template: KernelTemplate) -> Diagnostic | None:
     except MemoryError:
         return Diagnostic("spec", "warning", "the reference was not computed on the small problem: not enough memory",
                           field="reference")
-    return None
+    # values no kernel's output can match (x / 0): check-kernels fails the template and a run stops
+    # before its first trial, so the editor does not call it clean and offer Tune
+    unmatchable = non_finite_reference(expected, "the small problem")
+    return Diagnostic("spec", "error", unmatchable, field="reference") if unmatchable is not None else None
 
 
 __all__ = ["Diagnostic", "DraftReport", "check_draft", "parse_compiler_log"]
