@@ -86,6 +86,31 @@ def test_a_cell_the_form_cannot_read_is_said_once_and_every_problem_wraps_in_ful
     assert any("65,536" in text for text in shown), shown
     assert not any("domain is empty" in text for text in shown), shown
     assert editor.problems.wordWrap() and editor.problems.horizontalScrollBarPolicy() == Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+    # what the check finds about another cell of that slot is still said (a default the form
+    # could not read hid "values mix types")
+    set_row(editor.slots_table, 1, (None, "1, 2, x", "launch", "1..70000", "elements per thread"))
+    checked(editor, qtbot)
+    shown = [editor.problems.item(i).text() for i in range(editor.problems.count())]
+    assert any("default: 70,000 values" in text for text in shown) and any("mix types" in text for text in shown), shown
+
+
+def test_the_editors_tables_show_a_name_in_full_and_a_long_one_cut_but_resizable(editor, qtbot):
+    """The names column cut items_per_thread to items_per_th... beside an empty description; sized
+    to its contents for good, a long name pushed the other columns out of sight and could not be
+    narrowed by hand."""
+    from workbench.gui.kernel_editor import _fit_names
+
+    type_saxpy(editor, qtbot)
+    table = editor.slots_table
+    set_row(table, 1, ("items_per_thread", "1, 2", "launch", "1", "elements per thread"))
+    _fit_names(table)
+    width = table.horizontalHeader().sectionSize(0)
+    assert width >= table.fontMetrics().horizontalAdvance("items_per_thread")
+    set_row(table, 1, ("x" * 300, "1, 2", "launch", "1", "elements per thread"))
+    _fit_names(table)
+    assert table.horizontalHeader().sectionSize(0) == 260
+    table.horizontalHeader().resizeSection(0, 80)  # the person narrows it
+    assert table.horizontalHeader().sectionSize(0) == 80
 
 
 def test_type_detect_compile_tune_save_and_reopen(window, editor, qtbot, tmp_path):

@@ -20,8 +20,8 @@ from typing import Any, Callable, Mapping
 from PySide6.QtCore import QThread, QTimer, Qt, Signal
 from PySide6.QtGui import QColor, QKeySequence, QShortcut, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QListView, QListWidget, QListWidgetItem, QMainWindow,
-    QMessageBox, QPlainTextEdit, QPushButton, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QTabWidget,
+    QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListView, QListWidget, QListWidgetItem,
+    QMainWindow, QMessageBox, QPlainTextEdit, QPushButton, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QTabWidget,
     QTextEdit, QVBoxLayout, QWidget,
 )
 
@@ -125,6 +125,16 @@ def keep_unedited_fields(opened: Mapping[str, Any], edited: dict[str, Any]) -> d
         if kept or key in edited:
             merged[key] = {**kept, **edited.get(key, {})}
     return merged
+
+
+def _fit_names(table: QTableWidget, widest: int = 260) -> None:
+    """The first column (the names) as wide as its entries, up to ``widest`` pixels: the
+    default width cut a slot's name to items_per_th... beside an empty description, while a
+    column sized to its contents for good would push the others out of sight on a long name
+    and could not be narrowed by hand."""
+    table.resizeColumnToContents(0)
+    header = table.horizontalHeader()
+    header.resizeSection(0, min(header.sectionSize(0), widest))
 
 
 def _item(text: Any) -> QTableWidgetItem:
@@ -349,8 +359,6 @@ class KernelEditor(QMainWindow):
         table = QTableWidget(0, len(columns))
         table.setHorizontalHeaderLabels(list(columns))
         table.horizontalHeader().setStretchLastSection(True)
-        # the names in full (items_per_th... beside an empty description); the last column takes the rest
-        table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         table.verticalHeader().setVisible(False)
         table.setTabKeyNavigation(False)  # Tab leaves the table (arrows move between cells): no keyboard trap
         return table
@@ -458,6 +466,7 @@ class KernelEditor(QMainWindow):
             for column, value in enumerate(values):
                 table.setItem(row, column, _item(value))
         table.blockSignals(False)
+        _fit_names(table)
 
     def spec(self) -> dict[str, Any]:
         """The spec the form describes; cells that cannot be read become problems (``form_problems``)."""
@@ -705,12 +714,11 @@ class KernelEditor(QMainWindow):
         self.checked.emit(report)
 
     def _show_report(self, report: DraftReport) -> None:
-        # a cell the form could not read is said once, not again as what the spec then lacks (a
-        # slot of 70,000 values was also "the domain is empty")
-        unread = [p.field for p in self.form_problems if p.field]
+        # a domain the form could not read goes to the check empty: its "the domain is empty" only
+        # repeats the cell's own problem (a slot of 70,000 values), every other finding stays
+        unread = {p.field.removesuffix(".values") for p in self.form_problems if p.field.endswith(".values")}
         diagnostics = list(self.form_problems) + [
-            d for d in report.diagnostics
-            if not (d.field and any(f == d.field or f.startswith(d.field + ".") for f in unread))]
+            d for d in report.diagnostics if not (d.field in unread and d.message.endswith("the domain is empty"))]
         self.problems.clear()
         marks: dict[int, str] = {}
         for diagnostic in diagnostics:
@@ -793,6 +801,8 @@ class KernelEditor(QMainWindow):
                 self.problem_table.setItem(row, 0, _item(pname))
         self.source.highlighter.set_slots([s.macro for s in scan.slots])
         self._changed()
+        if added:
+            _fit_names(self.slots_table)
         return added
 
     # --- files and runs -----------------------------------------------------------------------------
