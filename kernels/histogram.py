@@ -122,6 +122,7 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
             smem_accesses=float(n + blocks * copies * (bins + 1) + blocks * copies * bins),
             bank_conflict_ways=ways,
             syncs_per_block=2.0,
+            static_smem_bytes=WORD * copies * (bins + 1),  # sh_hist[COPIES * COPY_STRIDE]
             notes=tuple(notes),
         )
     notes.append(f"{n} global atomics on {bins} addresses (as contended as {targets:.0f} equally used ones)")

@@ -201,6 +201,8 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         bank_conflict_ways=1.0,  # stat structs of 1-3 words: odd or 64-bit strides, conflict-free
         syncs_per_block=syncs,
         l2_reuse=reused / bytes_read,
+        # buf[TPR * RPB] of stat_t: float, float2 or the three-float Welford struct
+        static_smem_bytes=4 * values * lanes * per_block if config["reduction"] == "block" else 0,
         notes=tuple(notes),
     )
 

@@ -35,6 +35,19 @@ def _blocks(problem: Problem, config: Config) -> int:
     return max(1, ceil_div(vectors, int(config["block_size"]) * int(config["items_per_thread"])))
 
 
+def _static_smem(config: Config) -> int:
+    """Bytes of the shared arrays the source declares for the config's strategy: the tree's
+    ``buf[BLOCK_SIZE]``, a float per warp, and the two-pass ticket's ``bool last_block``."""
+    strategy, warps = config["strategy"], int(config["block_size"]) // 32
+    if strategy == "shared_tree":
+        return 4 * int(config["block_size"])
+    if strategy == "warp_shuffle":
+        return 4 * warps
+    if strategy == "two_pass":
+        return 4 * warps + 1
+    return 0
+
+
 def grid(problem: Problem, config: Config) -> tuple[int, int, int]:
     return (_blocks(problem, config), 1, 1)
 
@@ -173,6 +186,7 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         bank_conflict_ways=1.0,  # sequential addressing / one word per warp: conflict-free
         syncs_per_block=syncs,
         serial_fraction=serial,
+        static_smem_bytes=_static_smem(config),
         notes=tuple(notes),
     )
 

@@ -159,6 +159,8 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         bank_conflict_ways=ways,
         syncs_per_block=float(syncs),
         l2_reuse=1.0 - unique / read,
+        # As[STAGES][BLOCK_K][BLOCK_M] and Bs[STAGES][BLOCK_K][BLOCK_N]
+        static_smem_bytes=WORD * (2 if config["double_buffer"] else 1) * bk * (bm + bn),
         notes=(
             f"{bm}x{bn} block tile: A read {n // bn}x, B read {m // bm}x",
             f"{tm}x{tn} register tile: {tm * tn} FMAs per {tm + tn} shared loads",

@@ -165,6 +165,8 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         bank_conflict_ways=1.0,
         syncs_per_block=syncs,
         l2_reuse=reuse,
+        # buf_a[TPR * RPB], and buf_b beside it for the online merge
+        static_smem_bytes=4 * values * lanes * per_block if config["reduction"] == "block" else 0,
         notes=tuple(notes),
     )
 

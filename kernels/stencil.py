@@ -142,6 +142,7 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         bank_conflict_ways=ways,
         syncs_per_block=syncs,
         l2_reuse=max(0.0, 1.0 - WORD * n / read),
+        static_smem_bytes=WORD * (by + 2) * (bx + 2) if config["use_shared"] else 0,  # plane[BLOCK_Y + 2][BLOCK_X + 2]
         notes=tuple(notes),
     )
 

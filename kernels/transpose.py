@@ -112,6 +112,8 @@ def profile(problem: Problem, config: Config) -> WorkProfile:
         smem_accesses=smem_accesses,
         bank_conflict_ways=ways,
         syncs_per_block=syncs,
+        # tile[TILE_DIM][TILE_DIM + SMEM_PADDING]
+        static_smem_bytes=WORD * tile * (tile + int(config["smem_padding"])) if config["use_shared"] else 0,
         notes=tuple(notes),
     )
 

@@ -47,6 +47,22 @@ def test_the_example_loads_beside_the_shipped_library_and_describes_the_kernel()
     assert "#define ITEMS 4" in t.render(config)
 
 
+def test_a_spec_declares_its_static_shared_memory_for_estimated_resources():
+    """A spec's ``profile.static_smem_bytes`` is what estimated resources (no compile) count as the
+    block's shared memory; left out, it is none."""
+    from workbench.core.model.perfmodel import estimate_resources
+
+    spec = json.loads(json.dumps(SPEC))
+    spec["profile"]["static_smem_bytes"] = "4 * block_size"
+    t = template_from_spec(spec, SOURCE)
+    problem = t.resolve_problem()
+    config = t.space().config({"block_size": 128, "items": 4})
+    profile = t.profile(problem, config)
+    assert profile.static_smem_bytes == 512 and isinstance(profile.static_smem_bytes, int)
+    assert estimate_resources(profile, 128, 0)["smem_bytes"] == 512
+    assert template_from_spec(SPEC, SOURCE).profile(problem, config).static_smem_bytes == 0
+
+
 def test_a_python_reference_file_is_not_run_when_the_template_loads(tmp_path):
     marker = tmp_path / "ran"
     reference = tmp_path / "ref.py"

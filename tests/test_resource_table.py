@@ -328,3 +328,43 @@ def _saved(session: Any, folder: Path) -> str:
     save_session(session, path)
     session.backend = good
     return path.read_text()
+
+
+def test_estimated_shared_memory_is_what_the_compiler_reports() -> None:
+    """Without a compile (``--resources estimated``) a template's shared memory comes from its work
+    profile, which must declare what its source declares: shared tiles bound occupancy, and a
+    figure of 0 B showed a tiled kernel as if it used none. NVRTC's figures are the yardstick, on a
+    seeded sample of each template's tabulated configs."""
+    import random
+
+    from workbench.core.model.perfmodel import estimate_resources
+
+    table = resource_table.read_table("sm_90")
+    assert table is not None
+    column = table["columns"].index("smem_bytes")
+    rng = random.Random(0)
+    checked = 0
+    for name, template in sorted(TEMPLATES.items()):
+        problem = template.resolve_problem()
+        rows = table["templates"][name]["configs"]
+        configs = [c for c in template.space(problem) if isinstance(rows.get(c.id), list)]
+        for config in rng.sample(configs, min(len(configs), 150)):
+            threads = 1
+            for extent in template.block(problem, config):
+                threads *= int(extent)
+            estimate = estimate_resources(template.profile(problem, config), threads, 0)
+            assert estimate["smem_bytes"] == rows[config.id][column], (name, dict(config))
+            checked += 1
+    assert checked > 1000
+
+
+def test_a_run_with_estimated_resources_reports_a_tiled_kernels_shared_memory(tmp_path: Path) -> None:
+    from workbench.core.domain.session import load_session
+    from workbench.runner.controller import RunRequest, start_run
+
+    path = tmp_path / "s.json"
+    start_run(RunRequest(kernel="sgemm", backend="sim", strategy="random", budget=3, executor="inline",
+                         backend_options={"compile": "estimate"}), path).run()
+    trials = load_session(path).trials
+    ok = [t for t in trials if t.ok]
+    assert ok and all(t.measurement.metrics["smem_bytes"] >= 4 * 8 * 32 for t in ok)  # two 8-deep tiles at least

@@ -52,7 +52,9 @@ USER_TEMPLATES = "templates"
 #: Work-profile fields a spec may give as expressions of (problem, config).
 PROFILE_FIELDS = ("bytes_read", "bytes_written", "flops", "access_bytes", "coalescing", "work_per_thread",
                   "transcendentals", "atomics", "atomic_targets", "smem_accesses", "bank_conflict_ways",
-                  "syncs_per_block", "serial_fraction", "l2_reuse", "read_only_path")
+                  "syncs_per_block", "serial_fraction", "l2_reuse", "read_only_path", "static_smem_bytes")
+#: Profile fields that are whole numbers of bytes (the rest are read as floats).
+_PROFILE_BYTES = frozenset({"access_bytes", "static_smem_bytes"})
 #: Headers of CUDA and C that read no slot's macro: a source including only these is all the code.
 _SYSTEM_HEADERS = frozenset({"cuda_runtime.h", "cuda_fp16.h", "cuda_bf16.h", "math.h", "cmath", "stdint.h",
                              "cstdint", "float.h", "cfloat", "limits.h", "climits", "cuda/std/cstdint"})
@@ -671,8 +673,7 @@ class _Builder:
             values.setdefault("bytes_written", float(sum(_nbytes(a, p) for a in writes)))
             values.setdefault("flops", float(flops.evaluate(p)))
             values.setdefault("access_bytes", item)
-            values["access_bytes"] = int(values["access_bytes"])
-            fields: dict[str, Any] = {k: (float(v) if k != "access_bytes" else v) for k, v in values.items()}
+            fields: dict[str, Any] = {k: (int(v) if k in _PROFILE_BYTES else float(v)) for k, v in values.items()}
             return WorkProfile(**fields)
 
         return profile
