@@ -184,7 +184,7 @@ def test_table_puts_the_outcome_first_names_violations_and_the_card_names_the_ex
     assert _apart(4.1312, 4.131) == ("4.1312", "4.131")  # "4.13 > 4.131" read as a contradiction
     assert _apart(1234567.0, 1234566.0) == ("1234567", "1234566") and _apart(0.2, 0.15) == ("0.2", "0.15")
     assert table.data(table.index(0, table.column_of("feasible"))) == "yes"
-    assert table.data(table.index(0, table.column_of("spread"))) == "2.5"
+    assert table.data(table.index(0, table.column_of("spread"))) == "2.50"  # three digits, as the column's others
     # trial 0 (0.1 ms) holds 16 KB per SM: a floor of 20 KB excludes the fastest config
     shown.model.set_constraints(max_latency_ms=None, extra=("onchip_kb_per_sm >= 20",))
     card = shown.best_card.text()
@@ -261,16 +261,20 @@ def test_why_panel_draws_the_selected_trials_modelled_terms_and_its_peaks(window
     view = window.why_view
     ticks = [name for _, name in view.plot.getAxis("left")._tickLevels[0]]
     assert ticks == ["memory", "compute", "launch"]  # the ms terms, top to bottom; waves is a fact
-    assert list(view.bars.opts["width"]) == [0.017, 0.0003, 0.003]
+    # one unit for the chart, the largest time's (bars, figures, axis and latency line alike)
+    assert list(view.bars.opts["width"]) == pytest.approx([17.0, 0.3, 3.0])
+    assert view.plot.getAxis("bottom").labelText == "modelled time (µs)"
     # each value set apart from its bar, and no tick beside the names: at a bar too short to see,
     # tick and value read "-0.003 ms"
-    # in the unit that keeps each a plain number (a sync term read "1.27e-05 ms")
-    assert [label.toPlainText() for label in view.value_labels] == ["\u200217 µs", "\u2002300 ns", "\u20023 µs"]
-    from workbench.gui.text import time_text
+    # in the unit that keeps the largest a plain number (a sync term read "1.27e-05 ms"), the same
+    # for every term ("300 ns" between "17 µs" and "3 µs" read as another kind of figure)
+    assert [label.toPlainText() for label in view.value_labels] == ["\u200217 µs", "\u20020.3 µs", "\u20023 µs"]
+    from workbench.gui.text import time_unit
 
-    assert [time_text(v) for v in (0.9996, 0.0009996, 0.9994)] == ["1 ms", "1 µs", "999 µs"]  # not "1e+03 µs"
+    # 0.9996 ms at three digits is 1 ms, not "1e+03 µs"
+    assert [time_unit(v)[1] for v in (0.9996, 0.0009996, 0.9994, 0.0)] == ["ms", "µs", "µs", "ms"]
     assert view.plot.getAxis("left").style["tickLength"] == 0
-    assert view.latency_line.isVisible() and view.latency_line.value() == pytest.approx(0.0279)
+    assert view.latency_line.isVisible() and view.latency_line.value() == pytest.approx(27.9)
     facts = view.facts.text()
     assert "memory-bound" in facts and "limited by threads" in facts and "waves: 16384 blocks" in facts
     assert "50% of the GPU's peak bandwidth (2400 of 4800 GB/s" in facts
@@ -508,6 +512,22 @@ def test_large_rates_are_written_as_numbers_not_exponents():
     from workbench.gui.text import fmt
 
     assert fmt(46690.3) == "46690" and fmt(0.01951) == "0.01951" and fmt(3439.4) == "3439"
+
+
+def test_a_column_shows_its_numbers_at_one_precision(window):
+    """Digits that line up read as one precision: a latency of 0.0527 beside 0.05265 keeps its
+    trailing zero, and every score has three decimals, the best one's 1 too."""
+    from workbench.gui.text import fmt, score_text
+
+    assert fmt(0.0527, column=True) == "0.05270" and fmt(0.0527) == "0.0527"
+    assert fmt(2.5, 3, column=True) == "2.50" and fmt(32.0, column=True) == "32" and fmt(46690.3, column=True) == "46690"
+    assert score_text(1.0) == "1.000" and score_text(0.97) == "0.970" and score_text(float("nan")) == "-"
+    session = _session()
+    session.trials = [Trial(0, session.trials[0].config, Measurement(Status.OK, {"latency_ms": 0.0527}))]
+    window.model.set_session(session)
+    table = window.results.table_model
+    cell = table.index(0, table.column_of("metric:latency_ms"))
+    assert table.data(cell) == "0.05270" and table.data(table.index(0, table.column_of("score"))) == "1.000"
 
 
 def test_table_hides_metric_columns_that_say_nothing_until_a_trial_says_something(window):

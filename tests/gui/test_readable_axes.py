@@ -657,3 +657,44 @@ def test_a_longer_left_title_given_to_a_plot_of_the_same_size_is_centred_on_it(q
     label = item.getAxis("left").label.sceneBoundingRect()
     view = item.getViewBox().sceneBoundingRect()
     assert abs(label.center().y() - view.center().y()) < 3, (label, view)
+
+
+def test_an_axis_whose_points_share_one_value_gets_a_readable_range() -> None:
+    from workbench.gui.axes import single_value_range
+
+    assert single_value_range(np.array([7366.85, 7366.85])) == pytest.approx((6630.165, 8103.535))
+    assert single_value_range(np.array([0.0])) == (-1.0, 1.0)
+    assert single_value_range(np.array([0.01]), log=True) == pytest.approx((-0.09, 0.11))  # a fifth of a decade
+    # a slot's values as ticks: the neighbours on both sides, so two values are labelled
+    assert single_value_range(np.array([64.0]), ticks=[32.0, 64.0, 128.0]) == pytest.approx((17.6, 142.4))
+    assert single_value_range(np.array([32.0]), ticks=[32.0, 64.0]) == pytest.approx((-9.6, 73.6))
+    assert single_value_range(np.array([1.0, 2.0])) is None and single_value_range(np.array([np.nan])) is None
+
+
+def test_the_first_trial_is_drawn_on_axes_a_class_can_read(window, qtbot, tmp_path) -> None:
+    """One trial (what a class sees a second after Start): trial numbers from 0, not -4 to 4; the
+    slot axis at two of its values, not 15.6 ... 16.4; and the automatic range back once points
+    spread."""
+    path = tmp_path / "one.json"
+    start_run(RunRequest(kernel="conv2d", backend="sim", strategy="random", budget=1,
+                         backend_options={"compile": "estimate"}), path).run()
+    window.open_session(str(path))
+    for chart in (window.score_chart, window.tradeoff_chart, window.metric_chart):
+        chart.refresh()
+    (x0, x1), (y0, y1) = window.score_chart.plot.getPlotItem().vb.viewRange()
+    assert -1 < x0 < 0 and x1 >= 9 and y0 <= 0 and y1 >= 1
+    window.metric_chart.set_axes("slot:block_size_x", "gflops")
+    window.metric_chart.refresh()
+    (x0, x1), (y0, y1) = window.metric_chart.plot.getPlotItem().vb.viewRange()
+    value = window.model.session.trials[0].config["block_size_x"]
+    slot = next(s for s in window.model.session.space.slots if s.name == "block_size_x")
+    assert sum(x0 <= v <= x1 for v in slot.values) >= 2 and x0 <= value <= x1
+    gflops = window.model.session.trials[0].measurement.metrics["gflops"]
+    assert (y1 - y0) >= 0.1 * gflops
+    (_, _), (m0, m1) = window.tradeoff_chart.plot.getPlotItem().vb.viewRange()
+    assert m1 - m0 >= 0.1 * window.model.session.trials[0].measurement.metrics["memory_mb"]
+    start_run(RunRequest(kernel="conv2d", backend="sim", strategy="random", budget=30, seed=1,
+                         backend_options={"compile": "estimate"}), tmp_path / "more.json").run()
+    window.open_session(str(tmp_path / "more.json"))
+    window.score_chart.refresh()
+    assert not window.score_chart._held_open[0]  # handed back to the automatic range

@@ -494,3 +494,31 @@ def fit_category_labels(positions: Sequence[float], labels: Sequence[str], lengt
             return placed(shown, texts)
     first = order[0]  # not even one label in a few characters: the first, cut to the axis
     return placed([first], [elide(labels[first], length, measure)])
+
+
+def single_value_range(values: np.ndarray, ticks: Sequence[float] | None = None,
+                       log: bool = False) -> tuple[float, float] | None:
+    """A range for an axis whose points all sit at one value (``values`` in the axis's
+    coordinates), or None when they spread or there are none (the automatic range serves).
+
+    Why: pyqtgraph's automatic range around a single value is a hair's width, ticked in steps no
+    reader needs ("7366.4, 7366.6, ..." GFLOP/s; "15.6, 15.8, ..." of a slot whose values are
+    16 and 32), which is what a class sees a second after Start. The range reaches the
+    neighbouring tick values where the axis has them (a slot's values, so at least two are
+    labelled), else 10 % either side of the value (a tenth of a decade on a log axis, 1 around 0).
+    """
+    finite = np.asarray(values, dtype=float)
+    finite = finite[np.isfinite(finite)]
+    if finite.size == 0 or finite.max() != finite.min():
+        return None
+    value = float(finite[0])
+    positions = sorted(float(t) for t in ticks or ())
+    below = [t for t in positions if t < value]
+    above = [t for t in positions if t > value]
+    if below or above:
+        low = below[-1] if below else value - (above[0] - value)
+        high = above[0] if above else value + (value - below[-1])
+        margin = 0.15 * (high - low)
+        return low - margin, high + margin
+    step = 0.1 if log else (0.1 * abs(value) or 1.0)
+    return value - step, value + step

@@ -9,7 +9,7 @@ them; every point carries ``data=`` = its trial index so hover and click map bac
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import pyqtgraph as pg
@@ -20,8 +20,8 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 from workbench.core.domain.metrics import known_direction
 from workbench.gui.plot_widget import plot_widget
 from workbench.gui.axes import (
-    MEMORY_METRICS, can_log, category_ticks, default_rate_metric, default_tradeoff_metric, geometric_slot, tradeoff_metrics,
-    value_ticks,
+    MEMORY_METRICS, can_log, category_ticks, default_rate_metric, default_tradeoff_metric, geometric_slot,
+    single_value_range, tradeoff_metrics, value_ticks,
 )
 from workbench.gui.chart_header import ChartHeader
 from workbench.gui.elided_label import ElidedCombo
@@ -110,6 +110,8 @@ class _ChartBase(QWidget):
         self.selected_item = _scatter(pg.mkBrush(0, 0, 0, 0), size=16, pen=SELECT_PEN, marker=True)
         self.selected_item.setZValue(20)
         self.log_x = self.log_y = False
+        #: per axis (x, y): whether its range is held open around the one value its points share
+        self._held_open = [False, False]
         # why the plot is empty, in its middle: an empty frame says nothing to a new user
         # on white over the points (it also says why every point drawn is grey), under the limit
         # lines and the selection ring, which stay to be dragged and seen
@@ -142,6 +144,29 @@ class _ChartBase(QWidget):
             option.setAlignment(Qt.AlignmentFlag.AlignHCenter)
             text.document().setDefaultTextOption(option)
             self.no_data.setTextWidth(width)
+
+    def _open_single_values(self, xs: np.ndarray | None, ys: np.ndarray | None,
+                            ticks: Sequence[Sequence[float] | None] = (None, None),
+                            held: Sequence[tuple[float, float] | None] = (None, None)) -> None:
+        """Give an axis whose points share one value a readable range (:func:`single_value_range`,
+        or ``held``'s range for that axis), and hand it back to the automatic range once they
+        spread. Only on those changes, so a zoom the person made is not undone by every refresh.
+        None: the axis's range is set elsewhere (a text slot's categories), left as it is."""
+        view = self.plot.getPlotItem().getViewBox()
+        logs = (self.log_x, self.log_y)
+        for axis, (values, axis_ticks, fixed, which) in enumerate(zip((xs, ys), ticks, held, (view.XAxis, view.YAxis))):
+            if values is None:
+                self._held_open[axis] = False
+                continue
+            around = single_value_range(values, axis_ticks, logs[axis])
+            if around is not None and fixed is not None:
+                around = fixed
+            if around is not None:
+                view.setRange(**{"xRange" if axis == 0 else "yRange": around}, padding=0)
+                self._held_open[axis] = True
+            elif self._held_open[axis]:
+                self._held_open[axis] = False
+                view.enableAutoRange(axis=which)
 
     def _no_success_text(self) -> str:
         """Why no trial can be drawn when none succeeded: trials stopped early under the latency
@@ -284,8 +309,10 @@ class ScoreChart(_ChartBase):
             self.plot.enableAutoRange(axis="x")
         score = np.asarray(ranking.score, dtype=float)
         # without a single score (every trial failed) the failures alone at 0 would give a
-        # hair-thin automatic range around 0; the scale scores live on reads better
-        self._pin_y(not np.isfinite(score).any())
+        # hair-thin automatic range around 0, and so would one score (one trial); the scale scores
+        # live on reads better
+        scored = score[np.isfinite(score)]
+        self._pin_y(scored.size == 0 or scored.min() == scored.max())
         feasible = np.asarray(ranking.feasible, dtype=bool)
         failed = model.failed_mask() & ~model.aborted_mask()  # an aborted candidate is infeasible, not failed
         ok_infeasible = ~feasible & ~failed
@@ -295,6 +322,9 @@ class ScoreChart(_ChartBase):
         self.failed.setData(x=number[failed], y=np.zeros(int(failed.sum())), data=index[failed])
         rows, values = _steps(model.best_so_far())
         self.best_line.setData(number[rows.astype(np.int64)].astype(float), values)
+        # one trial (or one trial number): trial numbers 0 to 10 (half a trial left of 0, so its point and
+        # the 0 show whole), not -4 to 4
+        self._open_single_values(number.astype(float), None, held=((-0.5, 10.0), None))  # (y: _pin_y)
 
     def _pin_y(self, pinned: bool) -> None:
         """Show the score axis at 0..1, or hand it back to the automatic range once scores exist
@@ -486,6 +516,7 @@ class TradeoffChart(_ChartBase):
             self.default.setData(x=[x[default]], y=[memory[default]], data=[default])
         else:
             self.default.setData([], [])
+        self._open_single_values(x[shown], memory[shown])
         self._place_limits()
 
     def _pareto(self, latency: np.ndarray, memory: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -827,6 +858,9 @@ class MetricChart(_ChartBase):
             self.best.setData(x=[x[best]], y=[y[best]], data=[best])
         else:
             self.best.setData([], [])
+        # (a text slot's axis has its categories' range already)
+        xs, ys = (None if categorical else v for categorical, v in zip(self._categorical, (x[shown], y[shown])))
+        self._open_single_values(xs, ys, ticks=[[p for p, _ in t] if t else None for t in self._ticks])
 
     def _xy(self, index: int) -> tuple[float, float] | None:
         x_name, y_name = self.axes()

@@ -256,7 +256,7 @@ class CompareView(QWidget):
         for r, row in enumerate(rows):
             name = row.name if row.section == "slot" else metric_label(row.name)
             ratio = row.ratio if row.section != "slot" else math.nan
-            cells = [name, fmt(row.a), fmt(row.b), f"{ratio:.3g}x" if math.isfinite(ratio) and row.differs else ""]
+            cells = [name, fmt(row.a), fmt(row.b), f"{fmt(ratio, 3, column=True)}x" if math.isfinite(ratio) and row.differs else ""]
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if row.differs:

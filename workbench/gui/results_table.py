@@ -28,7 +28,7 @@ from workbench.core.domain.metrics import METRICS, known_direction
 from workbench.gui.column_choice import ColumnChoice
 from workbench.gui.model import STATUS_CODES, STATUSES, SessionModel
 from workbench.gui.settings_store import SettingsStore
-from workbench.gui.text import MUTED_TEXT, WARNING_TEXT, fmt, metric_label, plain_tip
+from workbench.gui.text import MUTED_TEXT, WARNING_TEXT, fmt, metric_label, plain_tip, score_text
 from workbench.gui.elided_label import ElidedLabel
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -302,12 +302,14 @@ class TrialTableModel(QAbstractTableModel):
         row, key = index.row(), self._columns[index.column()][0]
         if role == Qt.ItemDataRole.DisplayRole:
             value = self.raw(row, key)
-            if key in ("score", "spread"):
-                return fmt(value, 3)
+            if key == "score":
+                return score_text(value)
+            if key == "spread":
+                return fmt(value, 3, column=True)
             bound = self._latency_bound(row, key, value)
             if bound is not None:
                 return f"> {fmt(bound)}"
-            return fmt(value) if not isinstance(value, str) else value
+            return fmt(value, column=True) if not isinstance(value, str) else value
         if role == Qt.ItemDataRole.ToolTipRole and key in ("feasible", "message"):
             text = self.raw(row, key)  # whole, as written: the column is narrower than a long one
             return plain_tip(text) if text and text not in ("yes", "ok") else None

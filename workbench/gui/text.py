@@ -70,8 +70,12 @@ def metric_label(name: str) -> str:
     return METRIC_LABELS.get(name, name)
 
 
-def fmt(value: Any, digits: int = 4) -> str:
-    """A number for a person: 4 significant digits, '-' for missing, ints as ints."""
+def fmt(value: Any, digits: int = 4, column: bool = False) -> str:
+    """A number for a person: 4 significant digits, '-' for missing, ints as ints.
+
+    ``column``: the number stands in a column of its kind, so a fraction keeps its trailing zeros
+    (``0.05270`` under ``0.05265``, not ``0.0527``): digits that line up read as one precision.
+    """
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -88,19 +92,28 @@ def fmt(value: Any, digits: int = 4) -> str:
         return str(int(number))
     if 10**digits <= abs(number) < 1e9:  # 46690, not 4.669e+04: a rate a person reads aloud
         return f"{number:.0f}"
+    if column:
+        return f"{number:#.{digits}g}".rstrip(".")
     return f"{number:.{digits}g}"
 
 
-def time_text(ms: float) -> str:
-    """A duration in the unit that keeps it a plain number: ``2.49 ms``, ``12.7 µs``, ``229 ns``
-    (``1.27e-05 ms`` and ``0.000229 ms`` were what a chart of a kernel's time terms said)."""
-    if not math.isfinite(ms):
-        return "-"
-    for scale, unit in ((1.0, "ms"), (1e-3, "µs")):
-        # (0.9996 ms rounds to 1 ms at three digits: as 999.6 µs it read "1e+03 µs")
-        if abs(ms) >= 0.9995 * scale or ms == 0:
-            return f"{fmt(ms / scale, 3)} {unit}"
-    return f"{fmt(ms / 1e-6, 3)} ns"
+def score_text(value: Any) -> str:
+    """A score (0 to 1) in a column: three decimals always (``0.970``, ``1.000``), so the best
+    trial's 1 does not stand out as another kind of number beside ``0.973``."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return fmt(value)
+    return f"{number:.3f}" if math.isfinite(number) else "-"
+
+
+def time_unit(ms: float) -> tuple[float, str]:
+    """(milliseconds per unit, unit) that keeps ``ms`` a plain number: the one unit of a chart
+    whose largest time is ``ms``, so that its figures are read in one unit (``65.5 µs`` beside
+    ``0 ms`` and ``3 µs`` read as three kinds of number)."""
+    if not math.isfinite(ms) or ms == 0 or abs(ms) >= 0.9995:
+        return 1.0, "ms"
+    return (1e-3, "µs") if abs(ms) >= 0.9995e-3 else (1e-6, "ns")
 
 
 def config_text(config: Any) -> str:

@@ -25,13 +25,17 @@ from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, LABEL_FILL, LABEL_Z
 from workbench.gui.explain import breakdown, roofline, with_known_peaks
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import bar_figures_extent, set_left_title
-from workbench.gui.text import fmt, remeasure_way, time_text
+from workbench.gui.text import fmt, remeasure_way, time_unit
 
 TERM_BRUSH = pg.mkBrush(0, 114, 178, 200)
 LARGEST_BRUSH = pg.mkBrush(213, 94, 0, 220)
 LATENCY_PEN = pg.mkPen(40, 40, 40, 255, width=2, style=Qt.PenStyle.DashLine)
 ROOF_PEN = pg.mkPen(204, 121, 167, 255, width=2.5)
-LATENCY_LABEL = "latency {value:.4g} ms"
+
+
+def latency_label(unit: str) -> str:
+    """The latency line's label format (pyqtgraph fills in ``value``), in the chart's unit."""
+    return "latency {value:.4g} " + unit
 
 
 def _shown_trial(model: SessionModel) -> int | None:
@@ -54,6 +58,7 @@ class WhyView(QWidget):
         self.plot = plot_widget(background="w", enableMenu=False)
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
+        self.unit = "ms"  # the chart's one time unit (see _show_bars)
         self.plot.setLabel("bottom", "modelled time (ms)")
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         # no tick marks beside the term names: next to a bar too short to see, the tick and the
@@ -68,7 +73,7 @@ class WhyView(QWidget):
         self.plot.addItem(self.bars)
         # the line's label sits in a row of its own under the bars (see _show_bars): beside the
         # bottom bar it covered that bar's figure
-        self.latency_line = pg.InfiniteLine(angle=90, pen=LATENCY_PEN, label=LATENCY_LABEL,
+        self.latency_line = pg.InfiniteLine(angle=90, pen=LATENCY_PEN, label=latency_label("ms"),
                                             labelOpts={"position": 0.04, "color": (40, 40, 40), "fill": (255, 255, 255, 200)})
         self.plot.addItem(self.latency_line)
         self.value_labels: list[pg.TextItem] = []
@@ -138,11 +143,14 @@ class WhyView(QWidget):
                                                                                                            "measured"))
         self.title.setText(f"{head} {fmt(info.latency_ms)} ms, {where}")
         names = [t[0] for t in info.time_terms]
-        values = [t[1] for t in info.time_terms]
-        self._show_bars(names, values, info.latency_ms)
-        for name, value, _ in info.time_terms:
+        per_unit, self.unit = time_unit(max([t[1] for t in info.time_terms] + [info.latency_ms], default=math.nan))
+        values = [t[1] / per_unit for t in info.time_terms]
+        self.plot.setLabel("bottom", f"modelled time ({self.unit})")
+        self._show_bars(names, values, info.latency_ms / per_unit)
+        for name, value in zip(names, values):
             # apart from the bar; over the latency line, on white: the line struck the figure through
-            label = pg.TextItem(f"\u2002{time_text(value)}", color=(40, 40, 40), anchor=(0, 0.5), fill=LABEL_FILL)
+            label = pg.TextItem(f"\u2002{fmt(value, 3)} {self.unit}", color=(40, 40, 40), anchor=(0, 0.5),
+                                fill=LABEL_FILL)
             label.setZValue(max(LABEL_Z, self.latency_line.zValue() + 1))
             label.setFont(QFont(self.font()))  # the window's zoom reaches the values drawn on the plot this way
             label.setPos(value, len(names) - 1 - names.index(name))
@@ -198,10 +206,10 @@ class WhyView(QWidget):
         if math.isfinite(latency):
             # the line's label is centred on it: where "latency 3.351 ms" would run past the plot's
             # edge it says "latency" alone (the title gives the figure)
-            whole = QFontMetrics(self.font()).horizontalAdvance(f"latency {latency:.4g} ms")
+            whole = QFontMetrics(self.font()).horizontalAdvance(f"latency {latency:.4g} {self.unit}")
             at = latency / end * width if end > 0 else 0.0
             fits = at - whole / 2 >= 0 and at + whole / 2 <= width
-            self.latency_line.label.setFormat(LATENCY_LABEL if fits else "latency")
+            self.latency_line.label.setFormat(latency_label(self.unit) if fits else "latency")
 
     def _fit_term_axis(self) -> None:
         """The term axis as wide as the longest term name in the larger of the axis's tick font
