@@ -223,7 +223,7 @@ def test_exported_charts_carry_title_legend_and_the_simulated_label(shown, tmp_p
     svg = tmp_path / "tradeoff.svg"
     shown.export_chart("tradeoff", str(svg))
     text = svg.read_text()
-    assert "Latency vs on-chip per SM (KB) · toy · toy GPU" in text
+    assert "Latency vs on-chip per SM (KiB) · toy · toy GPU" in text
     assert "SIMULATED: timings are modelled, not measured" in text
     for series in ("best", "p20"):
         assert series in text

@@ -500,7 +500,7 @@ def test_a_replay_is_not_refused_for_a_template_problem_left_in_the_field(window
     toolbar.backend.setCurrentIndex(toolbar.backend.findData("replay"))
     toolbar.replay.setText(str(Path(__file__).parents[1] / "fixtures" / "kt_cache_small.json"))
     assert toolbar.problem.isEnabled() and toolbar.problem.text() == "" and not toolbar.sizes.isEnabled()
-    assert "for a recording of several sizes: the size to replay, e.g. n=65536" in toolbar.problem.toolTip()
+    assert "for a recording of several sizes: the size to replay, as NAME=VALUE" in toolbar.problem.toolTip()
     toolbar.set_running(False)  # a run's end re-applies the backend's state: it must not clear a typed size
     toolbar.problem.setText("n=4096")
     toolbar.set_running(False)
@@ -547,6 +547,20 @@ def test_a_sweep_recording_replays_the_size_typed_in_the_problem_field(window, q
     message = window.statusBar().currentMessage()
     assert not window.running and "holds a size sweep (2 sizes: n=1024, n=2048)" in message, message
     assert message.endswith("choose it with n=VALUE in the problem field") and "--set" not in message, message
+    # the field's placeholder names the recording's own sizes once it is read (an example such as
+    # n=65536 invited a size a recording without n does not have)
+    toolbar.recording_chosen.emit(str(recording))
+    qtbot.waitUntil(lambda: "n=1024" in toolbar.problem.placeholderText(), timeout=10_000)
+    assert toolbar.problem.placeholderText() == "size to replay: n=1024, n=2048"
+    single = tmp_path / "single.json"
+    run_to_end(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=2,
+                          backend_options={"compile": "estimate"}), single)
+    toolbar.replay.setText(str(single))
+    toolbar.recording_chosen.emit(str(single))
+    qtbot.waitUntil(lambda: toolbar.problem.placeholderText() == "(the recording's one size)", timeout=10_000)
+    assert "leave the field empty" in toolbar.problem.toolTip()
+    toolbar.replay.setText(str(recording))
+    toolbar.recording_chosen.emit(str(recording))
     toolbar.problem.setText("n=2048")
     toolbar.start.click()
     qtbot.waitUntil(lambda: not window.running, timeout=60_000)

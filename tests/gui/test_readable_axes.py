@@ -637,7 +637,7 @@ def test_the_score_chart_counts_trials_on_a_whole_number_axis(window) -> None:
 
 def test_a_longer_left_title_given_to_a_plot_of_the_same_size_is_centred_on_it(qtbot) -> None:
     """pyqtgraph places an axis title only when the axis is resized: the trade-off chart's figure,
-    set once a run had trials ("memory" -> "on-chip per block (KB)"), kept the short title's place,
+    set once a run had trials ("memory" -> "on-chip per block (KiB)"), kept the short title's place,
     centred too high, and in presentation mode at 1280 px the top of the long one was cut off."""
     import pyqtgraph as pg
     from PySide6.QtWidgets import QApplication
@@ -652,7 +652,7 @@ def test_a_longer_left_title_given_to_a_plot_of_the_same_size_is_centred_on_it(q
     item = plot.getPlotItem()
     set_left_title(item, "memory")
     QApplication.processEvents()
-    set_left_title(item, "on-chip per block (KB)")
+    set_left_title(item, "on-chip per block (KiB)")
     QApplication.processEvents()
     label = item.getAxis("left").label.sceneBoundingRect()
     view = item.getViewBox().sceneBoundingRect()

@@ -140,6 +140,19 @@ def _slots_of(recording: Any, configs: list[Config]) -> tuple[Slot, ...]:
     return tuple(slots)
 
 
+def recording_sizes(recording: Any) -> tuple[list[str], str]:
+    """The labels of the sizes ``recording`` was measured at (``n=4096``; a size of several
+    parameters ``a=1, b=2``), and the separator that tells them apart (``"; "`` where a label has
+    commas of its own)."""
+    from workbench.core.domain.size_analysis import size_label
+    from workbench.core.domain.sizes import size_parameters, trials_by_problem
+
+    problems = [dict(recording.problem_of(trials[0])) for trials in trials_by_problem(recording).values()]
+    names = size_parameters(problems)
+    labels = [size_label(p, names) for p in problems]
+    return labels, "; " if any(", " in label for label in labels) else ", "
+
+
 def recorded_trials(recording: Any, path: str, chosen: Mapping[str, Any] | None = None) -> tuple[list[Any], dict[str, Any]]:
     """The trials a replay replays and the problem they were measured at.
 
@@ -148,7 +161,6 @@ def recorded_trials(recording: Any, path: str, chosen: Mapping[str, Any] | None 
     that ``chosen`` (``--set NAME=VALUE``) names, and without it is refused in one line listing the
     sizes, rather than mixing them under a problem nobody measured.
     """
-    from workbench.core.domain.size_analysis import size_label
     from workbench.core.domain.sizes import size_parameters, trials_by_problem
 
     groups = list(trials_by_problem(recording).values())
@@ -161,10 +173,8 @@ def recorded_trials(recording: Any, path: str, chosen: Mapping[str, Any] | None 
     if len(matching) == 1:
         return groups[matching[0]], problems[matching[0]]
     names = size_parameters(problems)
-    labels = [size_label(p, names) for p in problems[:8]]
-    # (a size of several parameters is itself "a=1, b=2": sizes are then told apart by ";")
-    between = "; " if any(", " in label for label in labels) else ", "
-    sizes = between.join(labels) + (f"{between}..." if len(problems) > 8 else "")
+    labels, between = recording_sizes(recording)
+    sizes = between.join(labels[:8]) + (f"{between}..." if len(problems) > 8 else "")
     first = names[0] if names else "NAME"
     if not matching:
         given = ", ".join(f"{k}={v}" for k, v in chosen.items()) if chosen else ""

@@ -242,6 +242,7 @@ class MainWindow(QMainWindow):
         self.toolbar.start_requested.connect(self._on_start)
         self.toolbar.recording_chosen.connect(self._read_recording_ahead)
         self._recording_reader = Background()  # no parent: see Background
+        self._recording_reader.done.connect(self.toolbar.show_recording_sizes)
         self.toolbar.pause_requested.connect(self._on_pause)
         self.toolbar.stop_requested.connect(self.stop_run)
 
@@ -796,16 +797,18 @@ class MainWindow(QMainWindow):
     def _read_recording_ahead(self, path: str) -> None:
         """Read a recording chosen for a replay on a thread, before Start: the run's own reading
         finds it in the process's cache then (an 18,000-config Kernel Tuner cache held the window
-        2 s at Start). What cannot be read is said by Start, as before; nothing is shown from here."""
+        2 s at Start). What cannot be read is said by Start, as before; from here only the sizes it
+        holds are shown, in the problem field's placeholder."""
         if not path or not os.path.isfile(path):
+            self.toolbar.show_recording_sizes(path, None)
             return
-        from workbench.backends.replay import load_recording
+        from workbench.backends.replay import load_recording, recording_sizes
 
-        def read() -> None:
+        def read() -> tuple[list[str], str] | None:
             try:
-                load_recording(path)
+                return recording_sizes(load_recording(path))
             except (WorkbenchError, OSError):
-                pass
+                return None
 
         self._recording_reader.start("read-recording", path, read)
 

@@ -141,6 +141,8 @@ class RunToolbar(QToolBar):
         self.backend.currentIndexChanged.connect(self._on_backend_changed)
         self._backend_kind = self.backend.currentData()  # the backend the problem field was last filled for
         self._problem_hint: str | None = None  # the shown kernel's problem in force (see show_problem_hint)
+        #: the sizes of the recording in the replay field, once read (see show_recording_sizes)
+        self._recording_sizes: tuple[str, list[str], str] | None = None
         self.gpu = QComboBox()
         self.gpu.addItems(available_gpus())
         if self.gpu.findText(DEFAULT_GPU) >= 0:
@@ -283,9 +285,21 @@ class RunToolbar(QToolBar):
         """The problem field's placeholder and tool tip for the backend chosen (only those: the
         window sets them during a run, while the controls stay disabled)."""
         if self.backend.currentData() == "replay":
-            self.problem.setPlaceholderText("size to replay, e.g. n=65536")
-            self.problem.setToolTip("for a recording of several sizes: the size to replay, e.g. n=65536 "
-                                    "(empty for a recording of one size)")
+            read = self._recording_sizes
+            labels, between = (read[1], read[2]) if read and read[0] == self.replay.text().strip() else ([], "")
+            if len(labels) > 1:  # the recording's own sizes, not a made-up example
+                shown = between.join(labels[:4]) + (f"{between}..." if len(labels) > 4 else "")
+                self.problem.setPlaceholderText(f"size to replay: {shown}")
+                self.problem.setToolTip(f"this recording holds {len(labels)} sizes: type the one to replay "
+                                        f"({between.join(labels)})")
+            elif labels:
+                self.problem.setPlaceholderText("(the recording's one size)")
+                self.problem.setToolTip(f"this recording holds one size{': ' + labels[0] if labels[0] else ''}; "
+                                        "leave the field empty")
+            else:
+                self.problem.setPlaceholderText("size to replay (a recording of several)")
+                self.problem.setToolTip("for a recording of several sizes: the size to replay, as NAME=VALUE "
+                                        "(empty for a recording of one size)")
         elif self._problem_hint is not None:  # the shown kernel's parameters in force, from the window
             self.problem.setPlaceholderText(self._problem_hint or "no problem parameters")
             self.problem.setToolTip("problem parameters (name=value, comma separated); in force: "
@@ -293,6 +307,12 @@ class RunToolbar(QToolBar):
         else:
             self.problem.setPlaceholderText("problem, e.g. n=1048576")
             self.problem.setToolTip("problem parameters (name=value, comma separated); empty = the template's defaults")
+
+    def show_recording_sizes(self, path: str, sizes: tuple[list[str], str] | None) -> None:
+        """The sizes the recording at ``path`` holds (labels and their separator; None: it could
+        not be read), for the problem field's placeholder while ``path`` is the replay chosen."""
+        self._recording_sizes = (path, *sizes) if sizes is not None else None
+        self._show_problem_placeholder()
 
     def show_problem_hint(self, text: str) -> None:
         """The problem field's placeholder: the parameters in force for the shown kernel (``""``:

@@ -31,8 +31,10 @@ METRIC_LABELS: dict[str, str] = {
     "smem_bytes": "shared memory (B)",
     "spill_bytes": "spills (B)",
     "occupancy": "occupancy",
-    "onchip_kb_per_sm": "on-chip per SM (KB)",
-    "onchip_kb_per_block": "on-chip per block (KB)",
+    # (binary kilobytes, as a GPU's shared memory and register file are counted: 48 KiB = 49,152 B;
+    # device memory is in decimal MB, as memory_mb is computed)
+    "onchip_kb_per_sm": "on-chip per SM (KiB)",
+    "onchip_kb_per_block": "on-chip per block (KiB)",
     "threads_per_block": "threads / block",
     "power_w": "power (W)",
     "latency_bound_ms": "aborted above (ms)",
